@@ -1,0 +1,26 @@
+/**
+ * What main.ts hands every command: the process's streams and environment, and a signal that fires
+ * on SIGINT/SIGTERM. Commands never read process.argv/env or call process.exit themselves.
+ */
+export interface CommandContext {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** The environment, for ${VAR} expansion in plans. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Working directory that relative paths resolve against. */
+  cwd: string;
+  /** Aborted on the first SIGINT or SIGTERM. */
+  signal: AbortSignal;
+}
+
+/** Documented exit codes (README: Exit codes). */
+export const EXIT = {
+  ok: 0,
+  failed: 1,
+  invalid: 2,
+  quarantined: 3,
+  refused: 4,
+  interrupted: 130,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

@@ -1,0 +1,157 @@
+/**
+ * The entry point: parses argv, reads the environment, installs signal handlers, runs one command and
+ * maps its result or error to a documented exit code. The only module that calls process.exit.
+ */
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import type { CommandContext } from './context.js';
+import { EXIT } from './context.js';
+
+/** Errors carry stable `code`s; these map to exit codes. Anything else is an internal error (1). */
+const EXIT_BY_CODE: Record<string, number> = {
+  SHARDMOVE_PLAN_INVALID: EXIT.invalid,
+  SHARDMOVE_ARGS_INVALID: EXIT.invalid,
+  SHARDMOVE_SEED_INVALID: EXIT.invalid,
+  SHARDMOVE_LOCKED: EXIT.refused,
+  SHARDMOVE_PLAN_CHANGED: EXIT.refused,
+  SHARDMOVE_INTERRUPTED: EXIT.interrupted,
+};
+
+function number(name: string, min: number, max: number) {
+  return (raw: string): number => {
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
+    }
+    return n;
+  };
+}
+
+function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Command {
+  const program = new Command('shardmove')
+    .description('Move every Git repository off one or more repository storages, safely and resumably.')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => ctx.stdout.write(s),
+      writeErr: (s) => ctx.stderr.write(s),
+    });
+
+  program
+    .command('sandbox')
+    .description('Run the reference service (the spec\'s system) for demos, tests and rehearsals.')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <n>', 'port (0 picks a free one)', number('--port', 0, 65535), 0)
+    .option('--seed <file>', 'seed YAML (default: the built-in demo seed)')
+    .option('--db <file>', 'keep all state in this SQLite file (default: in memory)')
+    .option('--workers <n>', 'moves that run at once', number('--workers', 1, 10_000), 10)
+    .option('--speed <x>', 'move speed multiplier', number('--speed', 0.001, 1_000_000), 1)
+    .option('--move-duration <ms>', 'every move takes exactly this long (overrides size-based timing)', number('--move-duration', 0, 86_400_000))
+    .option('--latency <ms>', 'added latency per request', number('--latency', 0, 60_000), 0)
+    .option('--error-rate <p>', 'fraction of requests answered 503', number('--error-rate', 0, 1), 0)
+    .option('--reset-rate <p>', 'fraction of requests whose socket is destroyed', number('--reset-rate', 0, 1), 0)
+    .option('--rate-limit <n>', 'requests per minute before 429', number('--rate-limit', 1, 1e9))
+    .option('--move-fail-rate <p>', 'fraction of moves that fail', number('--move-fail-rate', 0, 1), 0)
+    .option('--broken-items <list>', 'kind:id,... whose moves always fail')
+    .option('--stuck-rate <p>', 'fraction of moves that never leave started', number('--stuck-rate', 0, 1), 0)
+    .option('--fault-seed <n>', 'seed for every random fault', number('--fault-seed', 0, 2 ** 31), 1)
+    .action(async (opts) => {
+      const { runSandboxCommand } = await import('./sandbox.js');
+      setExit(await runSandboxCommand(opts, ctx));
+    });
+
+  program
+    .command('validate')
+    .description('Check a plan file and report every problem with file:line:col.')
+    .argument('<plan>', 'plan YAML file')
+    .action(async (plan: string) => {
+      const { runValidateCommand } = await import('./validate.js');
+      setExit(await runValidateCommand({ plan }, ctx));
+    });
+
+  program
+    .command('run')
+    .description('Run a plan, or resume it from its checkpoint.')
+    .argument('<plan>', 'plan YAML file')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--dry-run', 'read-only rehearsal: nothing is changed on the instance', false)
+    .option('--accept-plan-change', 'resume even though the plan changed since the checkpoint', false)
+    .action(async (plan: string, opts) => {
+      const { runRunCommand } = await import('./run.js');
+      setExit(await runRunCommand({ plan, ...opts }, ctx));
+    });
+
+  program
+    .command('status')
+    .description('Show a run\'s progress from its checkpoint (works while the run goes on).')
+    .argument('<plan>', 'plan YAML file')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--json', 'machine-readable output', false)
+    .action(async (plan: string, opts) => {
+      const { runStatusCommand } = await import('./status.js');
+      setExit(await runStatusCommand({ plan, ...opts }, ctx));
+    });
+
+  program
+    .command('demo')
+    .description('The whole mission on the embedded sandbox: plans/demo.yaml, live progress, verified result.')
+    .option('--state <file>', 'checkpoint file (default: a fresh temporary file)')
+    .action(async (opts) => {
+      const { runDemoCommand } = await import('./demo.js');
+      setExit(await runDemoCommand(opts, ctx));
+    });
+
+  return program;
+}
+
+/** Runs the CLI with the given arguments and exits the process with the command's exit code. */
+export async function main(argv: string[]): Promise<void> {
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (name: NodeJS.Signals) => {
+    signals += 1;
+    // A second Ctrl-C means "now": the checkpoint is written transactionally, so nothing is half-written.
+    if (signals > 1) process.exit(EXIT.interrupted);
+    controller.abort(new Error(`received ${name}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const ctx: CommandContext = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+  };
+  let exitCode: number = EXIT.ok;
+  try {
+    await buildProgram(ctx, (c) => (exitCode = c)).parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    exitCode = exitCodeFor(err, ctx);
+  }
+  process.exitCode = exitCode;
+  // Pools, timers and servers are closed by the commands; exit explicitly so a stray handle cannot hang CI.
+  process.exit(exitCode);
+}
+
+function exitCodeFor(err: unknown, ctx: CommandContext): number {
+  if (err instanceof CommanderError) {
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return EXIT.ok;
+    return EXIT.invalid;
+  }
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
+  const message = err instanceof Error ? err.message : String(err);
+  const mapped = EXIT_BY_CODE[code];
+  if (mapped !== undefined) {
+    ctx.stderr.write(`shardmove: ${message}\n`);
+    return mapped;
+  }
+  if (code.startsWith('SHARDMOVE_')) {
+    ctx.stderr.write(`shardmove: ${message} (${code})\n`);
+    return EXIT.failed;
+  }
+  ctx.stderr.write(
+    `shardmove: internal error: ${message}\n` +
+      `This is a bug. Please report it with the log file and this stack:\n${err instanceof Error ? err.stack : ''}\n`,
+  );
+  return EXIT.failed;
+}

@@ -1,0 +1,70 @@
+/**
+ * `shardmove sandbox`: runs the reference service until SIGINT/SIGTERM. Prints exactly one JSON
+ * line to stdout when ready; logs (pino) go to stderr.
+ */
+import { resolve } from 'node:path';
+import pino from 'pino';
+import { startSandbox } from '../sandbox/index.js';
+import type { CommandContext } from './context.js';
+import { EXIT } from './context.js';
+
+export interface SandboxCommandOptions {
+  host: string;
+  port: number;
+  seed?: string;
+  db?: string;
+  workers: number;
+  speed: number;
+  moveDuration?: number;
+  latency: number;
+  errorRate: number;
+  resetRate: number;
+  rateLimit?: number;
+  moveFailRate: number;
+  brokenItems?: string;
+  stuckRate: number;
+  faultSeed: number;
+}
+
+/** Parses `project:1,snippet:2` into a list; throws SHARDMOVE_ARGS_INVALID on a bad entry. */
+export function parseBrokenItems(raw: string | undefined): string[] {
+  if (!raw) return [];
+  return raw.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
+    const m = /^(project|snippet|group)s?:(\d+)$/.exec(entry);
+    if (!m) throw Object.assign(new Error(`--broken-items: "${entry}" is not kind:id (kind is project, snippet or group)`), { code: 'SHARDMOVE_ARGS_INVALID' });
+    return `${m[1]}:${m[2]}`;
+  });
+}
+
+export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: CommandContext): Promise<number> {
+  const logger = pino({ level: ctx.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
+  const sandbox = await startSandbox({
+    host: opts.host,
+    port: opts.port,
+    ...(opts.seed ? { seed: resolve(ctx.cwd, opts.seed) } : {}),
+    ...(opts.db ? { db: resolve(ctx.cwd, opts.db) } : {}),
+    workers: opts.workers,
+    speed: opts.speed,
+    ...(opts.moveDuration !== undefined ? { moveDurationMs: opts.moveDuration } : {}),
+    faults: {
+      latencyMs: opts.latency,
+      errorRate: opts.errorRate,
+      resetRate: opts.resetRate,
+      ...(opts.rateLimit !== undefined ? { rateLimit: opts.rateLimit } : {}),
+      moveFailRate: opts.moveFailRate,
+      brokenItems: parseBrokenItems(opts.brokenItems),
+      stuckRate: opts.stuckRate,
+      seed: opts.faultSeed,
+    },
+    logger,
+  });
+  ctx.stdout.write(`${JSON.stringify({ event: 'ready', url: sandbox.url })}\n`);
+  await new Promise<void>((done) => {
+    if (ctx.signal.aborted) done();
+    else ctx.signal.addEventListener('abort', () => done(), { once: true });
+  });
+  logger.info('sandbox stopping');
+  await sandbox.close();
+  logger.flush();
+  return EXIT.ok;
+}

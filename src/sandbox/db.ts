@@ -1,0 +1,162 @@
+/**
+ * The sandbox's one SQLite database: schema, migrations (PRAGMA user_version) and the small
+ * key/value `meta` table. Everything the service knows lives here, so `--db FILE` restarts where
+ * it stopped; without a file it is `:memory:` through the same code path.
+ */
+import Database from 'better-sqlite3';
+
+export type Db = Database.Database;
+
+/** Item kinds in the singular, as the API's nested objects and error keys use them. */
+export type ItemKind = 'project' | 'snippet' | 'group';
+export const ITEM_KINDS: readonly ItemKind[] = ['project', 'snippet', 'group'];
+
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE users (
+    id INTEGER PRIMARY KEY,
+    username TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    name TEXT NOT NULL,
+    email TEXT NOT NULL,
+    admin INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL DEFAULT 'active',
+    bot INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE applications (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    uid TEXT NOT NULL UNIQUE,
+    secret TEXT NOT NULL UNIQUE,
+    redirect_uri TEXT NOT NULL,
+    confidential INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL
+  );
+  -- One row per credential of any type. value is the literal secret (OAuth: the access token).
+  CREATE TABLE credentials (
+    id INTEGER PRIMARY KEY,
+    type TEXT NOT NULL,
+    value TEXT NOT NULL UNIQUE,
+    refresh_token TEXT UNIQUE,
+    user_id INTEGER,
+    project_id INTEGER,
+    group_id INTEGER,
+    application_id INTEGER,
+    name TEXT,
+    scopes TEXT NOT NULL DEFAULT '[]',
+    expires_at TEXT,
+    expires_at_ms INTEGER,
+    revoked INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    last_used_at TEXT,
+    previous_id INTEGER,
+    extra TEXT NOT NULL DEFAULT '{}'
+  );
+  CREATE INDEX credentials_user ON credentials(user_id, type);
+  -- Projects, snippets and groups (a group's repository is its wiki) in one table.
+  CREATE TABLE items (
+    kind TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    path TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    visibility TEXT NOT NULL,
+    storage TEXT NOT NULL,
+    read_only INTEGER NOT NULL DEFAULT 0,
+    size_mb REAL NOT NULL,
+    checksum TEXT NOT NULL,
+    commit_count INTEGER NOT NULL DEFAULT 0,
+    owner_id INTEGER,
+    project_id INTEGER,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (kind, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX items_storage ON items(kind, storage, id);
+  CREATE TABLE commits (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    item_id INTEGER NOT NULL,
+    sha TEXT NOT NULL,
+    message TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX commits_item ON commits(kind, item_id);
+  -- fate is decided when the move is created (faults), so a restart replays the same outcome.
+  CREATE TABLE moves (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    item_id INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    source TEXT NOT NULL,
+    destination TEXT NOT NULL,
+    error_message TEXT,
+    fate TEXT NOT NULL DEFAULT 'ok',
+    duration_ms INTEGER NOT NULL DEFAULT 0,
+    due_at_ms INTEGER,
+    snapshot_checksum TEXT,
+    snapshot_commits INTEGER,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE INDEX moves_kind ON moves(kind, id);
+  CREATE INDEX moves_item ON moves(kind, item_id, id);
+  CREATE INDEX moves_active ON moves(state) WHERE state IN ('initial', 'scheduled', 'started', 'replicated');
+  -- Bulk schedule requests, processed in the background in batches; cursor makes them resumable.
+  CREATE TABLE bulk_jobs (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    source TEXT NOT NULL,
+    destination TEXT,
+    cursor_id INTEGER NOT NULL DEFAULT 0,
+    done INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+  );
+  CREATE TABLE features (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE geo_sites (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    url TEXT NOT NULL,
+    is_primary INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE geo_actions (
+    id INTEGER PRIMARY KEY,
+    registry_class TEXT NOT NULL,
+    action TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  `,
+];
+
+/** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */
+export function openDatabase(file?: string): Db {
+  const db = new Database(file ?? ':memory:');
+  if (file) db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = OFF');
+  const current = db.pragma('user_version', { simple: true }) as number;
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v] as string);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+  return db;
+}
+
+/** Reads a JSON value from `meta`, or undefined. */
+export function getMeta<T>(db: Db, key: string): T | undefined {
+  const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+  return row ? (JSON.parse(row.value) as T) : undefined;
+}
+
+export function setMeta(db: Db, key: string, value: unknown): void {
+  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, JSON.stringify(value));
+}
+
+/** ISO 8601 with milliseconds, UTC, as GitLab renders timestamps. */
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}

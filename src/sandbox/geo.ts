@@ -1,0 +1,9 @@
+/**
+ * Geo sites and the geoRegistriesBulkUpdate GraphQL mutation.
+ * TODO(#2): implementation.
+ */
+import type { Router } from './router.js';
+
+export function register(router: Router): void {
+  void router;
+}

@@ -1,0 +1,9 @@
+/**
+ * /-/health, /-/liveness, /-/readiness.
+ * TODO(#2): implementation.
+ */
+import type { Router } from './router.js';
+
+export function register(router: Router): void {
+  void router;
+}

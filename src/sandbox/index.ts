@@ -1,0 +1,117 @@
+/**
+ * The reference service, in-process: `startSandbox(options)` returns `{ url, close() }`.
+ * The `sandbox` command, the demo and the tests all start it through here.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import pino from 'pino';
+import type { Logger } from 'pino';
+import type { Clock, SandboxState } from './context.js';
+import { getMeta, openDatabase } from './db.js';
+import type { FaultOptions } from './faults.js';
+import { NO_FAULTS, createFaults } from './faults.js';
+import { createMoveEngine } from './moves-engine.js';
+import { Router } from './router.js';
+import type { InstanceConfig, Seed } from './seed.js';
+import { applySeed, loadSeed } from './seed.js';
+import { createRequestListener } from './server.js';
+import { register as registerAuthRoutes } from './users.js';
+import { register as registerTokenRoutes } from './tokens.js';
+import { register as registerOauthRoutes } from './oauth.js';
+import { register as registerMoveRoutes } from './moves.js';
+import { register as registerWriteRoutes } from './writes.js';
+import { register as registerInventoryRoutes } from './inventory.js';
+import { register as registerSettingsRoutes } from './settings.js';
+import { register as registerHealthRoutes } from './health.js';
+import { register as registerGeoRoutes } from './geo.js';
+
+export interface SandboxOptions {
+  host?: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** A seed file path or an already parsed seed; default: plans/sandbox.yaml. */
+  seed?: string | Seed;
+  /** SQLite file for all state; default: in memory. */
+  db?: string;
+  workers?: number;
+  speed?: number;
+  moveDurationMs?: number;
+  faults?: Partial<FaultOptions>;
+  clock?: Clock;
+  /** Defaults to a silent logger (the CLI passes one that writes to stderr). */
+  logger?: Logger;
+}
+
+export interface RunningSandbox {
+  url: string;
+  port: number;
+  state: SandboxState;
+  close(): Promise<void>;
+}
+
+export { ApiError } from './http.js';
+export type { SandboxState } from './context.js';
+
+/** Builds the router with every route of the service. */
+export function createRouter(): Router {
+  const router = new Router();
+  for (const register of [registerAuthRoutes, registerTokenRoutes, registerOauthRoutes, registerMoveRoutes, registerWriteRoutes,
+    registerInventoryRoutes, registerSettingsRoutes, registerHealthRoutes, registerGeoRoutes]) register(router);
+  return router;
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
+  const clock: Clock = options.clock ?? { now: () => Date.now() };
+  const log = options.logger ?? pino({ level: 'silent' });
+  const seed = typeof options.seed === 'object' ? options.seed : loadSeed(options.seed);
+  const db = openDatabase(options.db);
+  applySeed(db, seed, clock.now());
+  const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;
+  const faults = createFaults({ ...NO_FAULTS, ...options.faults });
+  const base = { db, config, clock, log, faults };
+  const engine = createMoveEngine(base, {
+    workers: options.workers ?? 10,
+    speed: options.speed ?? 1,
+    ...(options.moveDurationMs !== undefined ? { moveDurationMs: options.moveDurationMs } : {}),
+  });
+  const state: SandboxState = { ...base, engine };
+  const router = createRouter();
+  let origin = '';
+  const server = createServer({ keepAliveTimeout: 65_000 }, createRequestListener(state, router, () => origin));
+  const sockets = new Set<Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  // A malformed request line or header gets a plain 400 from Node; keep it from crashing anything.
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":"400 Bad Request"}');
+    else socket.destroy();
+  });
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  engine.start();
+  log.info({ url: origin }, 'sandbox listening');
+  let closed = false;
+  return {
+    url: origin,
+    port,
+    state,
+    async close() {
+      if (closed) return;
+      closed = true;
+      engine.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        for (const s of sockets) s.destroy();
+      });
+      db.close();
+    },
+  };
+}

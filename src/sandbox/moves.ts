@@ -1,0 +1,9 @@
+/**
+ * Repository storage move endpoints for projects, snippets and groups.
+ * TODO(#2): implementation.
+ */
+import type { Router } from './router.js';
+
+export function register(router: Router): void {
+  void router;
+}

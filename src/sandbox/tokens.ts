@@ -1,0 +1,9 @@
+/**
+ * POST and DELETE /admin/token.
+ * TODO(#2): implementation.
+ */
+import type { Router } from './router.js';
+
+export function register(router: Router): void {
+  void router;
+}
