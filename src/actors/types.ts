@@ -1,0 +1,30 @@
+/**
+ * What every effect (actor) receives from the runtime. Actors do one step's work, idempotently:
+ * after a crash the runtime restores the machine and re-invokes the step, which must pick up from
+ * the checkpoint (SQLite) rather than redo what is done.
+ */
+import type { Logger } from 'pino';
+import type { InstanceApi } from '../api/types.js';
+import type { Plan } from '../plan/types.js';
+import type { CheckpointStore } from '../store/types.js';
+
+/** Injected time: decisions never read Date.now() directly; tests move time. */
+export interface Clock {
+  now(): number;
+  /** Resolves after `ms`, or rejects with the signal's reason when aborted. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export interface ActorDeps {
+  api: InstanceApi;
+  store: CheckpointStore;
+  plan: Plan;
+  clock: Clock;
+  log: Logger;
+  /** Aborted on SIGINT/SIGTERM: stop scheduling, let the checkpoint be written, return/throw promptly. */
+  signal: AbortSignal;
+  /** Rehearsal: read everything, change nothing (the client also refuses mutating requests). */
+  dryRun: boolean;
+  /** Called when item-level progress changed, for the live progress line (cheap; may be throttled). */
+  onProgress?: () => void;
+}
