@@ -1,5 +1,6 @@
 // POST and DELETE /admin/token over real HTTP: all 14 credential types (each DELETE effect checked by
 // using or looking up the token afterwards), prefix rules, versions and feature flags, bad input.
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
@@ -407,5 +408,54 @@ describe('versions and feature flags', () => {
     } finally {
       await sb.close();
     }
+  });
+});
+
+describe('jobs that are not running', () => {
+  it('a finished job\'s token neither authenticates nor is found', async () => {
+    const sb = await startSandbox({ seed: seed() });
+    try {
+      sb.state.db.prepare("UPDATE credentials SET extra = '{\"status\":\"success\"}' WHERE value = ?").run(T.job);
+      expect(await get(sb, '/api/v4/job', { 'job-token': T.job })).toEqual({ status: 401, body: { message: '401 Unauthorized' } });
+      expect(await post(sb, T.job)).toEqual({ status: 404, body: NOT_FOUND });
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
+describe('arbitrary input never produces a 5xx', () => {
+  let sb: RunningSandbox;
+  beforeAll(async () => {
+    sb = await startSandbox({ seed: seed() });
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  const paths = ['/api/v4/admin/token', '/oauth/token', '/api/v4/features/some_flag', '/api/v4/user', '/api/v4/users', '/api/v4/job'];
+  const headerValue = fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom(ROOT, ALICE, T.job, 'Bearer x', 'Bearer sandbox-oauth-access-root-0001'))
+    .map((v) => v.replace(/[^\x20-\x7e]/g, ''));
+
+  it('answers every body, parameter and header combination with JSON below 500', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...paths),
+        fc.constantFrom('GET', 'POST', 'DELETE', 'PUT'),
+        fc.oneof(fc.json(), fc.string({ maxLength: 60 }), fc.constant('{"token":'), fc.constant('token=glpat-x&token[]=y')),
+        fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain'),
+        fc.record({ 'private-token': headerValue, sudo: headerValue, authorization: headerValue, cookie: headerValue, 'job-token': headerValue }, { requiredKeys: [] }),
+        fc.dictionary(fc.constantFrom('sudo', 'private_token', 'access_token', 'job_token', 'token', 'username', 'page', 'value'), fc.string({ maxLength: 20 })),
+        async (path, method, body, type, headers, query) => {
+          const url = new URL(path, sb.url);
+          for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+          const res = await fetch(url, { method, headers: { ...headers, 'content-type': type }, body: method === 'GET' ? undefined : body });
+          const text = await res.text();
+          expect(res.status, `${method} ${url.pathname} -> ${text}`).toBeLessThan(500);
+          if (res.status !== 204) expect(() => JSON.parse(text)).not.toThrow();
+        },
+      ),
+      { numRuns: 300, seed: 20261122 },
+    );
   });
 });
