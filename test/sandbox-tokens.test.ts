@@ -389,8 +389,11 @@ describe('versions and feature flags', () => {
         if (body !== undefined) expect(res.body).toEqual(body);
       }
       if (c.steps.some(([, , , body]) => body === ROUTE_NOT_FOUND)) {
-        // A missing endpoint answers like an unknown path even without credentials.
+        // A missing endpoint answers like an unknown path even without credentials, for any method.
         expect(await post(sb, T.personal, null)).toEqual({ status: 404, body: ROUTE_NOT_FOUND });
+        expect(await get(sb, '/api/v4/admin/token', {})).toEqual({ status: 404, body: ROUTE_NOT_FOUND });
+      } else {
+        expect(await get(sb, '/api/v4/admin/token', {})).toMatchObject({ status: 405 });
       }
     } finally {
       await sb.close();

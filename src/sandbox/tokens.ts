@@ -38,6 +38,15 @@ export const TOKEN_PATH = '/api/v4/admin/token';
 export function register(router: Router): void {
   router.post(TOKEN_PATH, { level: 'none' }, describeToken);
   router.delete(TOKEN_PATH, { level: 'none' }, revokeToken);
+  // Other methods are answered here too, so a release without the endpoint does not give its
+  // existence away through the router's 405.
+  for (const method of ['GET', 'PUT', 'PATCH']) router.add(method, TOKEN_PATH, { level: 'none' }, wrongMethod);
+}
+
+function wrongMethod(ctx: RequestContext): Reply {
+  const release = parseRelease(ctx.state.config.version);
+  if (!isTokenEndpointAvailable(ctx.state.db, release)) throw routeNotFound();
+  throw new ApiError(405, { error: '405 Method Not Allowed' }, { allow: atLeast(release, [17, 7]) ? 'POST, DELETE' : 'POST' });
 }
 
 /** The found record behind a token: a credential row or an OAuth application. */
