@@ -282,6 +282,10 @@ describe('users API and version', () => {
     expect((anon.body as object[])[0]).not.toHaveProperty('is_admin');
     const admin = await call(sb, { path: '/api/v4/users', via: 'header', token: ROOT, query: { page: '1' } });
     expect((admin.body as { is_admin: boolean }[])[0]?.is_admin).toBe(true);
+    const search = await call(sb, { path: '/api/v4/users', query: { search: 'BUILD' } });
+    expect((search.body as { username: string }[]).map((u) => u.username)).toEqual(['bob']);
+    expect(search.headers.get('x-total')).toBe('1');
+    expect((await call(sb, { path: '/api/v4/users', query: { search: '%' } })).body).toEqual([]);
     const bad = await call(sb, { path: '/api/v4/users', query: { page: 'x' } });
     expect(bad).toMatchObject({ status: 400, body: { error: 'page is invalid' } });
   });

@@ -448,7 +448,7 @@ describe('arbitrary input never produces a 5xx', () => {
         fc.oneof(fc.json(), fc.string({ maxLength: 60 }), fc.constant('{"token":'), fc.constant('token=glpat-x&token[]=y')),
         fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain'),
         fc.record({ 'private-token': headerValue, sudo: headerValue, authorization: headerValue, cookie: headerValue, 'job-token': headerValue }, { requiredKeys: [] }),
-        fc.dictionary(fc.constantFrom('sudo', 'private_token', 'access_token', 'job_token', 'token', 'username', 'page', 'value'), fc.string({ maxLength: 20 })),
+        fc.dictionary(fc.constantFrom('sudo', 'private_token', 'access_token', 'job_token', 'token', 'username', 'search', 'page', 'per_page', 'value', 'grant_type', 'refresh_token', 'client_id'), fc.string({ maxLength: 20 })),
         async (path, method, body, type, headers, query) => {
           const url = new URL(path, sb.url);
           for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);

@@ -35,8 +35,8 @@ export function register(router: Router): void {
 }
 
 interface UserStatements {
-  page: Database.Statement<[number, number], RawUserRow>;
-  count: Database.Statement<[], { n: number }>;
+  page: Database.Statement<[{ q: string; limit: number; offset: number }], RawUserRow>;
+  count: Database.Statement<[{ q: string }], { n: number }>;
   features: Database.Statement<[], { name: string; value: string }>;
   setFeature: Database.Statement<[string, string]>;
   removeFeature: Database.Statement<[string]>;
@@ -48,8 +48,10 @@ function userStatements(db: Db): UserStatements {
   let s = cache.get(db);
   if (!s) {
     s = {
-      page: db.prepare('SELECT * FROM users ORDER BY id LIMIT ? OFFSET ?'),
-      count: db.prepare('SELECT count(*) n FROM users'),
+      // `search` matches username, name or email, case-insensitively (SQLite LIKE is, for ASCII).
+      page: db.prepare(`SELECT * FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR email LIKE @q ESCAPE '\\')
+        ORDER BY id LIMIT @limit OFFSET @offset`),
+      count: db.prepare(`SELECT count(*) n FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR email LIKE @q ESCAPE '\\')`),
       features: db.prepare('SELECT name, value FROM features ORDER BY name'),
       setFeature: db.prepare('INSERT INTO features (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
       removeFeature: db.prepare('DELETE FROM features WHERE name = ?'),
@@ -88,11 +90,14 @@ function listUsers(ctx: RequestContext): Reply {
     const list = row ? [present(toUser(row))] : [];
     return { body: list, headers: pageHeaders(1, 20, list.length) };
   }
+  const search = ctx.input.search ?? '';
+  if (typeof search !== 'string') throw invalidParam('search is invalid');
+  const pattern = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const page = positiveInt(ctx, 'page', 1);
   const perPage = Math.min(positiveInt(ctx, 'per_page', 20), 100);
   const s = userStatements(db);
-  const total = s.count.get()?.n ?? 0;
-  const rows = (page - 1) * perPage > total ? [] : s.page.all(perPage, (page - 1) * perPage);
+  const total = s.count.get({ q: pattern })?.n ?? 0;
+  const rows = (page - 1) * perPage > total ? [] : s.page.all({ q: pattern, limit: perPage, offset: (page - 1) * perPage });
   return { body: rows.map((r) => present(toUser(r))), headers: pageHeaders(page, perPage, total) };
 }
 
