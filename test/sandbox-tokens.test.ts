@@ -189,9 +189,20 @@ describe('DELETE /admin/token: every credential type and its effect (17.11)', ()
     expect(await post(sb, T.agent)).toMatchObject({ status: 200, body: { status: 'revoked' } });
   });
 
+  it('resets a runner token: the runner can no longer verify with the old one', async () => {
+    const verify = (token: string) => request(sb, 'POST', '/api/v4/runners/verify', {}, JSON.stringify({ token }));
+    expect(await verify(T.runner)).toMatchObject({ status: 200, body: { token: T.runner } });
+    const id = credentialId(sb, T.runner);
+    expect((await del(sb, T.runner)).status).toBe(204);
+    expect(await verify(T.runner)).toEqual({ status: 403, body: { message: '403 Forbidden' } });
+    const fresh = credentialValue(sb, id) as string;
+    expect(fresh).toMatch(/^glrt-[0-9a-f]{40}$/);
+    expect((await verify(fresh)).status).toBe(200);
+    expect(await post(sb, T.runner)).toEqual({ status: 404, body: NOT_FOUND });
+  });
+
   it.each([
     ['feed', T.feed, 'glft-'],
-    ['runner', T.runner, 'glrt-'],
     ['incoming email', T.incomingEmail, 'glimt-'],
     ['feature flags client', T.ffClient, 'glffct-'],
   ])('resets a %s token: the old value is dead, a new one exists', async (_name, token, prefix) => {
@@ -231,11 +242,17 @@ describe('DELETE /admin/token: every credential type and its effect (17.11)', ()
   });
 
   it('expires a pipeline trigger token only with token_api_expire_pipeline_triggers', async () => {
+    const trigger = (token: string, project = 1) =>
+      request(sb, 'POST', `/api/v4/projects/${project}/trigger/pipeline`, {}, JSON.stringify({ token, ref: 'main' }));
+    expect(await trigger(T.trigger)).toMatchObject({ status: 201, body: { ref: 'main', source: 'trigger' } });
+    expect(await trigger(T.trigger, 2)).toEqual({ status: 404, body: { message: '404 Not Found' } });
     expect(await del(sb, T.trigger)).toEqual({ status: 422, body: NOT_SUPPORTED });
     expect(await post(sb, T.trigger)).toMatchObject({ body: { expired: false } });
+    expect((await trigger(T.trigger)).status).toBe(201);
     expect((await setFlag(sb, 'token_api_expire_pipeline_triggers', true)).status).toBe(201);
     expect((await del(sb, T.trigger)).status).toBe(204);
     expect(await post(sb, T.trigger)).toMatchObject({ status: 200, body: { expired: true } });
+    expect(await trigger(T.trigger)).toEqual({ status: 404, body: { message: '404 Not Found' } });
   });
 
   it('answers 404 for a token that does not exist and 422 for an unknown type', async () => {
@@ -436,7 +453,7 @@ describe('arbitrary input never produces a 5xx', () => {
     await sb.close();
   });
 
-  const paths = ['/api/v4/admin/token', '/oauth/token', '/api/v4/features/some_flag', '/api/v4/user', '/api/v4/users', '/api/v4/job'];
+  const paths = ['/api/v4/admin/token', '/oauth/token', '/api/v4/runners/verify', '/api/v4/projects/1/trigger/pipeline', '/api/v4/features/some_flag', '/api/v4/user', '/api/v4/users', '/api/v4/job'];
   const headerValue = fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom(ROOT, ALICE, T.job, 'Bearer x', 'Bearer sandbox-oauth-access-root-0001'))
     .map((v) => v.replace(/[^\x20-\x7e]/g, ''));
 

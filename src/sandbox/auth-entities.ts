@@ -20,7 +20,8 @@ export function userBasic(user: UserRow, origin: string): Record<string, unknown
     public_email: null,
     name: user.name,
     state: user.state,
-    locked: user.state === 'blocked',
+    // GitLab's locked means locked out after failed sign-ins, which the sandbox never does.
+    locked: false,
     avatar_url: null,
     web_url: `${origin}/${user.username}`,
   };

@@ -32,6 +32,7 @@ import type { Identified, Release } from './token-types.js';
 import { FINDER_FLAG, REVOKE_FLAG, atLeast, identifyToken, isDeletable, parseRelease } from './token-types.js';
 import type { Db } from './db.js';
 import { isoTime } from './db.js';
+import { registerTokenUse } from './token-use.js';
 
 export const TOKEN_PATH = '/api/v4/admin/token';
 
@@ -41,6 +42,7 @@ export function register(router: Router): void {
   // Other methods are answered here too, so a release without the endpoint does not give its
   // existence away through the router's 405.
   for (const method of ['GET', 'PUT', 'PATCH']) router.add(method, TOKEN_PATH, { level: 'none' }, wrongMethod);
+  registerTokenUse(router);
 }
 
 function wrongMethod(ctx: RequestContext): Reply {
