@@ -37,7 +37,9 @@ describe('readPresentedCredentials', () => {
     expect(readPresentedCredentials({}, { private_token: ['a'] })).toEqual({ privateToken: UNUSABLE });
     expect(readPresentedCredentials({}, { sudo: { id: 1 } })).toEqual({ sudo: UNUSABLE });
   });
-  it('prefers the header over the parameter', () => {
-    expect(readPresentedCredentials({ 'private-token': 'h' }, { private_token: 'p' })).toEqual({ privateToken: 'h' });
+  it('prefers the parameter over the header, as GitLab does', () => {
+    expect(readPresentedCredentials({ 'private-token': 'h' }, { private_token: 'p' })).toEqual({ privateToken: 'p' });
+    expect(readPresentedCredentials({ 'job-token': 'h' }, { job_token: 'p' })).toEqual({ jobToken: 'p' });
+    expect(readPresentedCredentials({ sudo: 'h' }, { sudo: 'p' })).toEqual({ sudo: 'p' });
   });
 });

@@ -69,10 +69,14 @@ export function parseCookies(header: string | string[] | undefined): Map<string,
   return out;
 }
 
-/** Reads every credential the request presents. */
+/**
+ * Reads every credential the request presents. A parameter wins over its header, as in GitLab's
+ * finders (`params[PRIVATE_TOKEN_PARAM].presence || env[PRIVATE_TOKEN_HEADER].presence`, and
+ * `params[SUDO_PARAM] || env[SUDO_HEADER]`).
+ */
 export function readPresentedCredentials(headers: IncomingHttpHeaders, input: Record<string, unknown>): PresentedCredentials {
   const out: PresentedCredentials = {};
-  const privateToken = header(headers, 'private-token') ?? param(input, 'private_token');
+  const privateToken = param(input, 'private_token') ?? header(headers, 'private-token');
   if (privateToken !== undefined) out.privateToken = privateToken;
   const auth = header(headers, 'authorization');
   if (auth) {
@@ -82,13 +86,13 @@ export function readPresentedCredentials(headers: IncomingHttpHeaders, input: Re
   }
   const accessToken = param(input, 'access_token');
   if (accessToken !== undefined) out.accessToken = accessToken;
-  const jobToken = header(headers, 'job-token') ?? param(input, 'job_token');
+  const jobToken = param(input, 'job_token') ?? header(headers, 'job-token');
   if (jobToken !== undefined) out.jobToken = jobToken;
   const session = parseCookies(headers.cookie).get(SESSION_COOKIE);
   if (session) out.session = session;
   const deployToken = header(headers, 'deploy-token');
   if (deployToken !== undefined) out.deployToken = deployToken;
-  const sudo = header(headers, 'sudo') ?? param(input, 'sudo');
+  const sudo = param(input, 'sudo') ?? header(headers, 'sudo');
   if (sudo !== undefined) out.sudo = sudo;
   return out;
 }
