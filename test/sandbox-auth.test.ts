@@ -299,6 +299,7 @@ describe('users API and version', () => {
     const res = await call(sb, { path: '/api/v4/version', via: 'header', token: ALICE });
     expect(res).toMatchObject({ status: 200, body: { version: '17.11.0', enterprise: true, kas: { enabled: false } } });
     expect((res.body as { revision: string }).revision).toMatch(/^[0-9a-f]{11}$/);
+    expect((await call(sb, { path: '/api/v4/metadata', via: 'header', token: ALICE })).body).toEqual(res.body);
   });
   it('describes the job behind a job token', async () => {
     const res = await call(sb, { path: JOB_ROUTE, via: 'job-header', token: JOB });

@@ -1,5 +1,5 @@
 /**
- * GET /user, /users, /users/:id, /version, /job and the Features API (GET/POST/DELETE /features).
+ * GET /user, /users, /users/:id, /version (and /metadata), /job and the Features API (GET/POST/DELETE /features).
  *
  * Choices where the spec and reference are silent:
  * - /user and /users accept the `read_user` scope for reads (GitLab's `allow_access_with_scope`);
@@ -27,7 +27,9 @@ export function register(router: Router): void {
   router.get('/api/v4/user', { level: 'none' }, currentUser);
   router.get('/api/v4/users', { level: 'none' }, listUsers);
   router.get('/api/v4/users/:id', { level: 'none' }, showUser);
+  // /metadata is the current name (GitLab 15.2+, what @gitbeaker's Metadata calls); /version the older one.
   router.get('/api/v4/version', { level: 'user' }, version);
+  router.get('/api/v4/metadata', { level: 'user' }, version);
   router.get('/api/v4/job', { level: 'user', jobToken: true }, currentJob);
   router.get('/api/v4/features', { level: 'admin' }, listFeatures);
   router.post('/api/v4/features/:name', { level: 'admin' }, setFeature);
