@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest';
+import { createActor, fromPromise, toPromise } from 'xstate';
+import type { AnyActorLogic, Snapshot } from 'xstate';
+import { MACHINE_VERSION, runMachine } from './machine.js';
+import type { DrainInput, DrainOutput, RunInput } from './types.js';
+
+const input: RunInput = {
+  sources: ['nfs-1', 'nfs-2'],
+  destination: 'cluster',
+  kinds: ['projects', 'snippets', 'groups'],
+  verify: true,
+  geoResync: true,
+  dryRun: false,
+};
+
+interface Fakes {
+  calls: string[];
+  drain?: (i: DrainInput) => Promise<DrainOutput>;
+  verifyOk?: boolean;
+  fail?: string;
+}
+
+function fakeActors(f: Fakes): Record<string, AnyActorLogic> {
+  const step = <T>(name: string, out: () => T) =>
+    fromPromise(async ({ input: i }: { input: unknown }) => {
+      f.calls.push(i && typeof i === 'object' && 'source' in i ? `${name}:${(i as DrainInput).source}/${(i as DrainInput).kind}` : name);
+      if (f.fail === name) throw Object.assign(new Error(`${name} broke`), { code: 'SHARDMOVE_TEST' });
+      return out();
+    });
+  return {
+    preflight: step('preflight', () => ({ version: '17.11.0', username: 'root', warnings: ['token expires soon'] })),
+    storages: step('storages', () => ({ warnings: [] })),
+    readWeights: step('readWeights', () => ({ default: 100 })),
+    weights: step('weights', () => ({ current: { default: 100, cluster: 100, 'nfs-1': 0 }, written: true, warnings: [] })),
+    drain: fromPromise(async ({ input: i }: { input: DrainInput }) => {
+      f.calls.push(`drain:${i.source}/${i.kind}`);
+      if (f.fail === 'drain') throw new Error('drain broke');
+      return f.drain ? f.drain(i) : { moved: 2, quarantined: 0, remaining: 0 };
+    }),
+    verify: step('verify', () => ({ ok: f.verifyOk ?? true, perKindAndSource: {}, problems: f.verifyOk === false ? ['3 projects left on nfs-1'] : [] })),
+    geo: step('geo', () => ({ results: [{ registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: ['geo is off'] }] })),
+  };
+}
+
+async function runToEnd(f: Fakes, runInput: RunInput = input) {
+  const actor = createActor(runMachine.provide({ actors: fakeActors(f) }), { input: runInput });
+  const values: string[] = [];
+  actor.subscribe((s) => values.push(JSON.stringify(s.value)));
+  actor.start();
+  await toPromise(actor).catch(() => undefined);
+  return { snapshot: actor.getSnapshot(), values };
+}
+
+describe('run machine', () => {
+  it('walks every step, draining each source and each kind in plan order', async () => {
+    const f: Fakes = { calls: [] };
+    const { snapshot } = await runToEnd(f);
+    expect(f.calls).toEqual([
+      'preflight', 'storages', 'readWeights', 'weights',
+      'drain:nfs-1/projects', 'drain:nfs-1/snippets', 'drain:nfs-1/groups',
+      'drain:nfs-2/projects', 'drain:nfs-2/snippets', 'drain:nfs-2/groups',
+      'verify', 'geo',
+    ]);
+    expect(snapshot.value).toBe('done');
+    expect(snapshot.context.previousWeights).toEqual({ default: 100 });
+    expect(snapshot.context.newWeights).toEqual({ default: 100, cluster: 100, 'nfs-1': 0 });
+    expect(Object.keys(snapshot.context.drains)).toHaveLength(6);
+    expect(snapshot.context.warnings).toEqual(['token expires soon', 'Geo resync of PROJECT_REPOSITORY_REGISTRY: geo is off']);
+    expect(snapshot.context.error).toBeNull();
+  });
+
+  it('ends in doneWithQuarantine when a drain quarantined items', async () => {
+    const f: Fakes = { calls: [], drain: async (i) => ({ moved: 1, quarantined: i.source === 'nfs-2' && i.kind === 'groups' ? 1 : 0, remaining: 0 }) };
+    const { snapshot } = await runToEnd(f);
+    expect(snapshot.value).toBe('doneWithQuarantine');
+    expect(snapshot.context.drains['nfs-2/groups']).toEqual({ source: 'nfs-2', kind: 'groups', moved: 1, quarantined: 1, remaining: 0 });
+  });
+
+  it.each(['preflight', 'storages', 'readWeights', 'weights', 'drain', 'verify', 'geo'])('fails with the step and the cause when %s throws', async (name) => {
+    const f: Fakes = { calls: [], fail: name };
+    const { snapshot } = await runToEnd(f);
+    expect(snapshot.value).toBe('failed');
+    const step = name === 'readWeights' ? 'weights' : name;
+    expect(snapshot.context.error?.step).toBe(step);
+    expect(snapshot.context.error?.message).toMatch(/broke/);
+    if (name !== 'drain') expect(snapshot.context.error?.code).toBe('SHARDMOVE_TEST');
+    else expect(snapshot.context.error?.code).toBe('SHARDMOVE_INTERNAL');
+    expect(f.calls.at(-1)).toMatch(new RegExp(`^${name}`));
+  });
+
+  it('fails at verify when verification is not ok, keeping the problems', async () => {
+    const f: Fakes = { calls: [], verifyOk: false };
+    const { snapshot } = await runToEnd(f);
+    expect(snapshot.value).toBe('failed');
+    expect(snapshot.context.error).toEqual({ step: 'verify', code: 'SHARDMOVE_VERIFY_FAILED', message: '3 projects left on nfs-1' });
+    expect(f.calls).not.toContain('geo');
+  });
+
+  it('skips verify and geo in a dry run', async () => {
+    const f: Fakes = { calls: [] };
+    const { snapshot } = await runToEnd(f, { ...input, dryRun: true });
+    expect(snapshot.value).toBe('done');
+    expect(f.calls).not.toContain('verify');
+    expect(f.calls).not.toContain('geo');
+    expect(f.calls.filter((c) => c.startsWith('drain'))).toHaveLength(6);
+  });
+
+  it('skips verify when the plan says so and geo when resync is off', async () => {
+    const f: Fakes = { calls: [] };
+    await runToEnd(f, { ...input, verify: false, geoResync: false, sources: ['nfs-1'], kinds: ['snippets'] });
+    expect(f.calls).toEqual(['preflight', 'storages', 'readWeights', 'weights', 'drain:nfs-1/snippets']);
+  });
+
+  it('keeps carried-over previous weights instead of reading them again', async () => {
+    const f: Fakes = { calls: [] };
+    const { snapshot } = await runToEnd(f, { ...input, previousWeights: { default: 100, 'nfs-1': 50 } });
+    expect(f.calls).not.toContain('readWeights');
+    expect(snapshot.context.previousWeights).toEqual({ default: 100, 'nfs-1': 50 });
+  });
+
+  it('restored from a snapshot taken mid-drain, re-invokes the same (source, kind) and nothing before it', async () => {
+    const first: Fakes = { calls: [] };
+    let release: (() => void) | undefined;
+    first.drain = (i) => {
+      if (i.source === 'nfs-2' && i.kind === 'snippets') return new Promise(() => { release = () => undefined; });
+      return Promise.resolve({ moved: 1, quarantined: 0, remaining: 0 });
+    };
+    const actor = createActor(runMachine.provide({ actors: fakeActors(first) }), { input });
+    actor.start();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(first.calls.at(-1)).toBe('drain:nfs-2/snippets');
+    const persisted: Snapshot<unknown> = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+    actor.stop();
+    void release;
+
+    const second: Fakes = { calls: [] };
+    const restored = createActor(runMachine.provide({ actors: fakeActors(second) }), { snapshot: persisted, input });
+    restored.start();
+    await toPromise(restored);
+    expect(second.calls).toEqual(['drain:nfs-2/snippets', 'drain:nfs-2/groups', 'verify', 'geo']);
+    const end = restored.getSnapshot();
+    expect(end.value).toBe('done');
+    expect(Object.keys(end.context.drains)).toHaveLength(6);
+    expect(end.context.previousWeights).toEqual({ default: 100 });
+  });
+
+  it('restored mid-write of the weights, keeps the weights seen before the write', async () => {
+    const first: Fakes = { calls: [] };
+    const actors = fakeActors(first);
+    actors.weights = fromPromise(() => new Promise<never>(() => undefined));
+    const actor = createActor(runMachine.provide({ actors }), { input });
+    actor.start();
+    await new Promise((r) => setTimeout(r, 20));
+    const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+    actor.stop();
+    const second: Fakes = { calls: [] };
+    const secondActors = fakeActors(second);
+    secondActors.readWeights = fromPromise(async () => ({ default: 0, cluster: 100 }));
+    const restored = createActor(runMachine.provide({ actors: secondActors }), { snapshot: persisted, input });
+    restored.start();
+    await toPromise(restored);
+    expect(second.calls[0]).toBe('weights');
+    expect(restored.getSnapshot().context.previousWeights).toEqual({ default: 100 });
+  });
+
+  it('has a version and a JSON-safe context with no secrets', async () => {
+    expect(MACHINE_VERSION).toBeGreaterThan(0);
+    const { snapshot } = await runToEnd({ calls: [] });
+    expect(JSON.parse(JSON.stringify(snapshot.context))).toEqual(snapshot.context);
+  });
+});

@@ -1,0 +1,241 @@
+/**
+ * The run as one XState machine: pre-flight -> storages -> weights -> drain (each source, each kind)
+ * -> verify -> geo -> done | doneWithQuarantine | failed. Pure: every effect is an actor named here
+ * and provided by the runtime (or by a test) with `.provide()`; the placeholders below only fail.
+ *
+ * Restores are not transitions: XState restarts in-flight invoked actors and re-runs no entry
+ * actions, so everything a step needs to resume (the drain indices, the previous weights) lives in
+ * the context, and the machine has no `after` timers (a restore would drop them); waits belong to
+ * the actors, which keep absolute deadlines in the checkpoint.
+ */
+import { assign, fromPromise, setup } from 'xstate';
+import type { DoneActorEvent } from 'xstate';
+import type {
+  DrainInput, DrainOutput, GeoOutput, PreflightOutput, RunContext, RunInput, StepError, StepName, StoragesOutput,
+  VerifyOutput, WeightsOutput,
+} from './types.js';
+
+/** Stored with every snapshot; a checkpoint written by another version is not restored blindly. */
+export const MACHINE_VERSION = 1;
+
+/** Final state values and what they mean. */
+export type FinalState = 'done' | 'doneWithQuarantine' | 'failed';
+
+function notProvided(name: string) {
+  return async (): Promise<never> => {
+    throw Object.assign(new Error(`actor "${name}" was not provided`), { code: 'SHARDMOVE_INTERNAL' });
+  };
+}
+
+/** Turns whatever an actor threw into plain, persistable data. */
+export function toStepError(step: StepName, error: unknown): StepError {
+  const code = typeof error === 'object' && error !== null && 'code' in error && typeof (error as { code: unknown }).code === 'string'
+    ? (error as { code: string }).code
+    : 'SHARDMOVE_INTERNAL';
+  const message = error instanceof Error ? error.message : String(error);
+  return { step, code, message };
+}
+
+function drainKey(source: string, kind: string): string {
+  return `${source}/${kind}`;
+}
+
+/** The (source, kind) the drain step is on, from the persisted indices. */
+export function currentDrain(context: RunContext): DrainInput {
+  const source = context.sources[context.sourceIndex];
+  const kind = context.kinds[context.kindIndex];
+  if (source === undefined || kind === undefined) throw new Error('drain indices out of range');
+  return { source, kind };
+}
+
+export const runMachine = setup({
+  types: {
+    context: {} as RunContext,
+    input: {} as RunInput,
+  },
+  actors: {
+    preflight: fromPromise<PreflightOutput, void>(notProvided('preflight')),
+    storages: fromPromise<StoragesOutput, void>(notProvided('storages')),
+    readWeights: fromPromise<Record<string, number>, void>(notProvided('readWeights')),
+    weights: fromPromise<WeightsOutput, { previous: Record<string, number> }>(notProvided('weights')),
+    drain: fromPromise<DrainOutput, DrainInput>(notProvided('drain')),
+    verify: fromPromise<VerifyOutput, void>(notProvided('verify')),
+    geo: fromPromise<GeoOutput, void>(notProvided('geo')),
+  },
+  guards: {
+    hasNoDrains: ({ context }) => context.sources.length === 0 || context.kinds.length === 0,
+    isLastDrain: ({ context }) => context.sourceIndex >= context.sources.length - 1 && context.kindIndex >= context.kinds.length - 1,
+    skipsVerify: ({ context }) => context.dryRun || !context.verify,
+    doesGeo: ({ context }) => context.geoResync && !context.dryRun,
+    hasQuarantine: ({ context }) => Object.values(context.drains).some((d) => d.quarantined > 0),
+    verifyFailed: ({ event }) => !(event as DoneActorEvent<VerifyOutput>).output.ok,
+  },
+}).createMachine({
+  id: 'run',
+  context: ({ input }) => ({
+    sources: input.sources,
+    destination: input.destination,
+    kinds: input.kinds,
+    verify: input.verify,
+    geoResync: input.geoResync,
+    dryRun: input.dryRun,
+    step: 'preflight',
+    sourceIndex: 0,
+    kindIndex: 0,
+    previousWeights: input.previousWeights ?? null,
+    newWeights: null,
+    weightsWritten: false,
+    instanceVersion: null,
+    warnings: [...(input.warnings ?? [])],
+    drains: {},
+    verification: null,
+    geo: null,
+    error: null,
+  }),
+  initial: 'preflight',
+  states: {
+    preflight: {
+      entry: assign({ step: 'preflight' }),
+      invoke: {
+        src: 'preflight',
+        onDone: {
+          target: 'storages',
+          actions: assign(({ context, event }) => ({
+            instanceVersion: event.output.version,
+            warnings: [...context.warnings, ...event.output.warnings],
+          })),
+        },
+        onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('preflight', event.error) }) },
+      },
+    },
+    storages: {
+      entry: assign({ step: 'storages' }),
+      invoke: {
+        src: 'storages',
+        onDone: { target: 'weights', actions: assign(({ context, event }) => ({ warnings: [...context.warnings, ...event.output.warnings] })) },
+        onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('storages', event.error) }) },
+      },
+    },
+    weights: {
+      entry: assign({ step: 'weights' }),
+      // Reading and writing are two states so the weights seen before any write are in the checkpoint
+      // before the write starts: a crash mid-write cannot make the new weights look like the old ones.
+      initial: 'choosing',
+      states: {
+        choosing: {
+          always: [{ guard: ({ context }) => context.previousWeights !== null, target: 'writing' }, { target: 'reading' }],
+        },
+        reading: {
+          invoke: {
+            src: 'readWeights',
+            onDone: { target: 'writing', actions: assign({ previousWeights: ({ event }) => event.output }) },
+            onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('weights', event.error) }) },
+          },
+        },
+        writing: {
+          invoke: {
+            src: 'weights',
+            input: ({ context }) => ({ previous: context.previousWeights ?? {} }),
+            onDone: {
+              target: '#run.beforeDrain',
+              actions: assign(({ context, event }) => ({
+                newWeights: event.output.current,
+                weightsWritten: context.weightsWritten || event.output.written,
+                warnings: [...context.warnings, ...event.output.warnings],
+              })),
+            },
+            onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('weights', event.error) }) },
+          },
+        },
+      },
+    },
+    beforeDrain: {
+      always: [{ guard: 'hasNoDrains', target: 'afterDrain' }, { target: 'drain' }],
+    },
+    drain: {
+      entry: assign({ step: 'drain' }),
+      invoke: {
+        src: 'drain',
+        input: ({ context }) => currentDrain(context),
+        onDone: [
+          {
+            guard: 'isLastDrain',
+            target: 'afterDrain',
+            actions: assign({ drains: ({ context, event }) => recordDrain(context, event.output) }),
+          },
+          {
+            // Re-entering re-invokes the drain actor with the next (source, kind).
+            target: 'drain',
+            reenter: true,
+            actions: assign(({ context, event }) => ({ drains: recordDrain(context, event.output), ...nextDrain(context) })),
+          },
+        ],
+        onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('drain', event.error) }) },
+      },
+    },
+    afterDrain: {
+      always: [{ guard: 'skipsVerify', target: 'afterVerify' }, { target: 'verify' }],
+    },
+    verify: {
+      entry: assign({ step: 'verify' }),
+      invoke: {
+        src: 'verify',
+        onDone: [
+          {
+            guard: 'verifyFailed',
+            target: 'failed',
+            actions: assign(({ event }) => ({
+              verification: event.output,
+              error: {
+                step: 'verify' as const,
+                code: 'SHARDMOVE_VERIFY_FAILED',
+                message: event.output.problems.length > 0 ? event.output.problems.join('; ') : 'verification failed',
+              },
+            })),
+          },
+          { target: 'afterVerify', actions: assign({ verification: ({ event }) => event.output }) },
+        ],
+        onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('verify', event.error) }) },
+      },
+    },
+    afterVerify: {
+      always: [{ guard: 'doesGeo', target: 'geo' }, { target: 'finishing' }],
+    },
+    geo: {
+      entry: assign({ step: 'geo' }),
+      invoke: {
+        src: 'geo',
+        onDone: {
+          target: 'finishing',
+          actions: assign(({ context, event }) => ({
+            geo: event.output,
+            warnings: [
+              ...context.warnings,
+              ...event.output.results.flatMap((r) => r.errors.map((e) => `Geo resync of ${r.registryClass}: ${e}`)),
+            ],
+          })),
+        },
+        onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('geo', event.error) }) },
+      },
+    },
+    finishing: {
+      always: [{ guard: 'hasQuarantine', target: 'doneWithQuarantine' }, { target: 'done' }],
+    },
+    done: { type: 'final', entry: assign({ step: 'done' }) },
+    doneWithQuarantine: { type: 'final', entry: assign({ step: 'done' }) },
+    failed: { type: 'final' },
+  },
+});
+
+function recordDrain(context: RunContext, output: DrainOutput): RunContext['drains'] {
+  const at = currentDrain(context);
+  return { ...context.drains, [drainKey(at.source, at.kind)]: { ...at, ...output } };
+}
+
+function nextDrain(context: RunContext): Pick<RunContext, 'sourceIndex' | 'kindIndex'> {
+  if (context.kindIndex < context.kinds.length - 1) return { sourceIndex: context.sourceIndex, kindIndex: context.kindIndex + 1 };
+  return { sourceIndex: context.sourceIndex + 1, kindIndex: 0 };
+}
+
+/** The machine's type, for the runtime and tests. */
+export type RunMachine = typeof runMachine;

@@ -1,0 +1,95 @@
+/**
+ * The run machine's vocabulary: its input, context, and what each named actor returns. Everything
+ * here is plain data (JSON-safe), because the context is persisted in the checkpoint: never put a
+ * secret, a function or a class instance in it.
+ */
+import type { Kind } from '../plan/types.js';
+
+/** The steps of the sequence, in order (spec: "What the service does", item 7). */
+export type StepName = 'preflight' | 'storages' | 'weights' | 'drain' | 'verify' | 'geo' | 'done';
+
+/** The machine's input: the shape of the run, derived from the plan, with no secrets. */
+export interface RunInput {
+  /** Source storages, drained in this order. */
+  sources: string[];
+  destination: string;
+  kinds: Kind[];
+  verify: boolean;
+  geoResync: boolean;
+  dryRun: boolean;
+  /** Warnings the runtime found before the machine started (e.g. OAuth tokens kept only in memory). */
+  warnings?: string[];
+  /** Weights seen before the first write, carried over when a changed plan restarts the machine. */
+  previousWeights?: Record<string, number> | null;
+}
+
+export interface PreflightOutput {
+  version: string;
+  username: string;
+  warnings: string[];
+}
+
+export interface StoragesOutput {
+  warnings: string[];
+}
+
+export interface WeightsOutput {
+  /** The weights as read back after the write (dry run: what would be written). */
+  current: Record<string, number>;
+  /** False when nothing was written (dry run, or the instance already had these weights). */
+  written: boolean;
+  warnings: string[];
+}
+
+export interface DrainInput {
+  source: string;
+  kind: Kind;
+}
+
+export interface DrainOutput {
+  moved: number;
+  quarantined: number;
+  /** Items still on the source after the drain (dry run: what would be moved). */
+  remaining: number;
+}
+
+export interface VerifyOutput {
+  ok: boolean;
+  perKindAndSource: unknown;
+  problems: string[];
+}
+
+export interface GeoOutput {
+  results: { registryClass: string; errors: string[] }[];
+}
+
+/** Why the run failed: the step and the cause, as a stable code and a message. */
+export interface StepError {
+  step: StepName;
+  code: string;
+  message: string;
+}
+
+export interface RunContext {
+  sources: string[];
+  destination: string;
+  kinds: Kind[];
+  verify: boolean;
+  geoResync: boolean;
+  dryRun: boolean;
+  step: StepName;
+  /** Which (source, kind) the drain step is on: persisted so a restore re-invokes the same drain. */
+  sourceIndex: number;
+  kindIndex: number;
+  /** The instance's weights before this run changed them (kept for the report and rollback advice). */
+  previousWeights: Record<string, number> | null;
+  newWeights: Record<string, number> | null;
+  weightsWritten: boolean;
+  instanceVersion: string | null;
+  warnings: string[];
+  /** Drain results keyed by `source/kind`; a re-run of a drain overwrites its own entry. */
+  drains: Record<string, DrainOutput & DrainInput>;
+  verification: VerifyOutput | null;
+  geo: GeoOutput | null;
+  error: StepError | null;
+}
