@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Gitlab } from '@gitbeaker/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
@@ -466,5 +467,28 @@ describe('impersonation disabled by the seed, applied at restart', () => {
     } finally {
       await third.close();
     }
+  });
+});
+
+describe('an independent client (@gitbeaker/rest)', () => {
+  let sb: RunningSandbox;
+  beforeAll(async () => {
+    sb = await startSandbox({ seed: seed() });
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  it('authenticates with a token, OAuth and sudo, and reads users and metadata', async () => {
+    const api = new Gitlab({ host: sb.url, token: ROOT });
+    expect((await api.Users.showCurrentUser()).username).toBe('root');
+    expect((await api.Users.showCurrentUser({ sudo: 'Alice' })).username).toBe('alice');
+    expect((await api.Users.all({ username: 'bob' })).map((u) => u.id)).toEqual([3]);
+    expect((await api.Users.show(3)).username).toBe('bob');
+    expect((await api.Metadata.show()).version).toBe('17.11.0');
+    const oauth = new Gitlab({ host: sb.url, oauthToken: OAUTH });
+    expect((await oauth.Users.showCurrentUser()).username).toBe('root');
+    await expect(api.Users.showCurrentUser({ sudo: 'nobody' })).rejects.toThrow("404 User with ID or username 'nobody' Not Found");
+    await expect(new Gitlab({ host: sb.url, token: 'glpat-bogus' }).Users.showCurrentUser()).rejects.toThrow('401 Unauthorized');
   });
 });
