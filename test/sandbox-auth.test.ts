@@ -202,9 +202,7 @@ describe('authentication matrix (default seed)', () => {
 describe('admin mode', () => {
   let sb: RunningSandbox;
   beforeAll(async () => {
-    sb = await startSandbox({ seed: seed() });
-    const settings = getMeta<Record<string, unknown>>(sb.state.db, 'settings') ?? {};
-    setMeta(sb.state.db, 'settings', { ...settings, admin_mode: true });
+    sb = await startSandbox({ seed: seed((s) => { s.instance.admin_mode = true; }) });
   });
   afterAll(async () => {
     await sb.close();
@@ -226,6 +224,17 @@ describe('admin mode', () => {
   it('hides is_admin without admin rights', async () => {
     const res = await call(sb, { path: USER, via: 'header', token: ROOT });
     expect(res.body).not.toHaveProperty('is_admin');
+  });
+
+  it('follows the setting when it changes at run time', async () => {
+    const settings = getMeta<Record<string, unknown>>(sb.state.db, 'settings') ?? {};
+    setMeta(sb.state.db, 'settings', { ...settings, admin_mode: false });
+    try {
+      expect((await call(sb, { path: ADMIN_READ, via: 'header', token: ROOT })).status).toBe(200);
+    } finally {
+      setMeta(sb.state.db, 'settings', { ...settings, admin_mode: true });
+    }
+    expect((await call(sb, { path: ADMIN_READ, via: 'header', token: ROOT })).status).toBe(403);
   });
 });
 
