@@ -11,8 +11,10 @@ export const SESSION_COOKIE = '_service_session';
  * matches a stored credential, so it ends in 401 like any other invalid token.
  */
 export const UNUSABLE = Symbol('unusable credential');
+/** A presented credential value, or the marker for an unusable one. */
 export type Presented = string | typeof UNUSABLE;
 
+/** Every credential a request carries, by the way it was passed. */
 export interface PresentedCredentials {
   /** PRIVATE-TOKEN header or private_token parameter: access tokens only. */
   privateToken?: Presented;

@@ -15,6 +15,7 @@ export interface RawUserRow extends Omit<UserRow, 'admin' | 'bot'> {
   bot: number;
 }
 
+/** A row of `applications` (OAuth applications). */
 export interface ApplicationRow {
   id: number;
   name: string;
@@ -25,6 +26,7 @@ export interface ApplicationRow {
   created_at: string;
 }
 
+/** The prepared statements of authentication and the token endpoint. */
 export interface AuthStatements {
   credentialByValue: Database.Statement<[string], CredentialRow>;
   credentialByRefresh: Database.Statement<[string], CredentialRow>;
@@ -78,6 +80,7 @@ export function toUser(row: RawUserRow): UserRow {
   return { ...row, admin: row.admin === 1, bot: row.bot === 1 };
 }
 
+/** The user with this id, or undefined. */
 export function findUserById(db: Db, id: number): UserRow | undefined {
   const row = statements(db).userById.get(id);
   return row ? toUser(row) : undefined;

@@ -33,6 +33,7 @@ import {
 } from './auth-store.js';
 import type { InstanceConfig } from './seed.js';
 
+/** GitLab's `invalid_token` descriptions (api_guard.rb), for expired, revoked and impersonation tokens. */
 export const TOKEN_EXPIRED = 'Token is expired. You can either do re-authorization or token refresh.';
 export const TOKEN_REVOKED = 'Token was revoked. You have to re-authorize from the user.';
 export const TOKEN_IMPERSONATION_DISABLED = 'Token is an impersonation token but impersonation was disabled.';
@@ -40,6 +41,7 @@ export const TOKEN_IMPERSONATION_DISABLED = 'Token is an impersonation token but
 /** last_used_at is written at most this often per credential: a write per request would cost throughput. */
 export const LAST_USED_INTERVAL_MS = 10 * 60 * 1000;
 
+/** Per-route extras that the router's AuthRule does not express. */
 export interface AuthOptions {
   /** Scopes that also allow reads on this route (GitLab's `allow_access_with_scope`, e.g. read_user). */
   readScopes?: string[];

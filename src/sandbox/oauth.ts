@@ -23,8 +23,10 @@ import { credentialScopes, statements } from './auth-store.js';
 import type { Db } from './db.js';
 import { isoTime } from './db.js';
 
+/** Doorkeeper's token path, outside /api/v4. */
 export const OAUTH_TOKEN_PATH = '/oauth/token';
 
+/** Adds POST /oauth/token to the router. */
 export function register(router: Router): void {
   router.post(OAUTH_TOKEN_PATH, { level: 'none' }, refreshGrant);
 }

@@ -15,6 +15,7 @@ export type TokenKind =
 /** What DELETE does (spec table; a pipeline trigger token is expired, which is GitLab's revoke for it). */
 export type DeleteAction = 'revoke' | 'reset' | 'delete' | 'expire';
 
+/** One token type: when POST and DELETE learned it, and what DELETE does. */
 export interface TokenTypeDef {
   kind: TokenKind;
   /** The release whose POST first identifies this type. */
@@ -26,12 +27,14 @@ export interface TokenTypeDef {
   deleteFlag?: string;
 }
 
+/** A session is passed to the endpoint as the cookie pair, `_service_session=<value>`. */
 export const SESSION_PREFIX = '_service_session=';
 
 /** The token endpoint exists from 17.5 behind this flag and is generally available from 17.8. */
 export const FINDER_FLAG = 'admin_agnostic_token_finder';
 /** DELETE came in 17.7 behind this flag (reference §6). */
 export const REVOKE_FLAG = 'api_admin_token_revoke';
+/** DELETE of pipeline trigger tokens needs this flag (17.10+, off by default). */
 export const TRIGGER_FLAG = 'token_api_expire_pipeline_triggers';
 
 /**
@@ -77,10 +80,12 @@ export function parseRelease(version: string): Release {
   return m ? [Number(m[1]), Number(m[2])] : [99, 0];
 }
 
+/** Whether release `v` is `since` or newer. */
 export function atLeast(v: Release, since: Release): boolean {
   return v[0] !== since[0] ? v[0] > since[0] : v[1] >= since[1];
 }
 
+/** The outcome of identification: the type and the prefix that matched. */
 export interface Identified {
   def: TokenTypeDef;
   /** The prefix that matched (a reset keeps it). */

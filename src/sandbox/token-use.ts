@@ -17,6 +17,7 @@ import { expiryMs, statements } from './auth-store.js';
 /** Pipeline ids per database: nothing stores pipelines, they only need to differ. */
 const pipelineIds = new WeakMap<object, number>();
 
+/** Adds the runner verify and pipeline trigger routes. */
 export function registerTokenUse(router: Router): void {
   router.post('/api/v4/runners/verify', { level: 'none' }, verifyRunner);
   router.post('/api/v4/projects/:id/trigger/pipeline', { level: 'none' }, triggerPipeline);

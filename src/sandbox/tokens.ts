@@ -34,8 +34,10 @@ import type { Db } from './db.js';
 import { isoTime } from './db.js';
 import { registerTokenUse } from './token-use.js';
 
+/** The endpoint's path; POST describes, DELETE acts. */
 export const TOKEN_PATH = '/api/v4/admin/token';
 
+/** Adds POST/DELETE /admin/token (and the token-use routes) to the router. */
 export function register(router: Router): void {
   router.post(TOKEN_PATH, { level: 'none' }, describeToken);
   router.delete(TOKEN_PATH, { level: 'none' }, revokeToken);

@@ -23,6 +23,7 @@ import type { Db } from './db.js';
 
 const READ_USER = { readScopes: ['read_user'] };
 
+/** Adds the users, version/metadata, job and Features API routes to the router. */
 export function register(router: Router): void {
   router.get('/api/v4/user', { level: 'none' }, currentUser);
   router.get('/api/v4/users', { level: 'none' }, listUsers);
