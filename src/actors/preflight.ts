@@ -1,0 +1,74 @@
+/**
+ * Step 1, pre-flight: who are we talking to, with what rights, and is anything on the sources
+ * already half-moved. Read-only, so it is safe to repeat after a restore and runs in a dry run too.
+ */
+import type { InstanceApi, MoveRecord } from '../api/types.js';
+import { TERMINAL_MOVE_STATES } from '../api/types.js';
+import type { PreflightOutput } from '../machine/types.js';
+import type { Kind } from '../plan/types.js';
+import type { ActorDeps } from './types.js';
+import { NOT_ADMIN, StepError, TOKEN_UNUSABLE } from './step-errors.js';
+
+const DAY_MS = 86_400_000;
+/** Moves scanned per kind by the read-only audit (newest first): enough for any live move. */
+const AUDIT_PAGES = 10;
+const AUDIT_PER_PAGE = 100;
+
+/** Runs the pre-flight checks; throws a StepError when the run must not start. */
+export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
+  const { api, plan, clock, log } = deps;
+  const warnings: string[] = [];
+  const { version } = await api.version();
+  const user = await api.currentUser();
+  if (!user.isAdmin) {
+    throw new StepError(NOT_ADMIN, `the token's user "${user.username}" is not an administrator; moves and storage filters need an admin token`);
+  }
+  log.info({ version, username: user.username }, 'instance identified');
+
+  if (plan.instance.credentials.type === 'token') {
+    const info = await api.inspectToken(plan.instance.credentials.token);
+    if (info === null) {
+      warnings.push('the instance has no token inspection endpoint (POST /admin/token): token scopes and expiry were not checked');
+    } else {
+      if (info.revoked) throw new StepError(TOKEN_UNUSABLE, 'the run\'s token is revoked');
+      if (!info.scopes.includes('api')) {
+        throw new StepError(TOKEN_UNUSABLE, `the run's token has scopes [${info.scopes.join(', ')}]; moves need the "api" scope`);
+      }
+      const expiry = expiryWarning(info.expiresAt, clock.now());
+      if (expiry) warnings.push(expiry);
+    }
+  }
+
+  for (const kind of plan.move.kinds) {
+    const busy = await auditInFlightMoves(api, kind, plan.move.from);
+    if (busy.length > 0) {
+      const ids = busy.slice(0, 20).map((m) => `${m.itemId} (move ${m.id}, ${m.state})`).join(', ');
+      warnings.push(`${busy.length} ${kind} on the sources already have a move in flight and are read-only: ${ids}${busy.length > 20 ? ', ...' : ''}`);
+    }
+  }
+  return { version, username: user.username, warnings };
+}
+
+/** A warning when the token expires within 7 days (GitLab tokens expire at the start of that day, UTC). */
+export function expiryWarning(expiresAt: string | null, now: number): string | null {
+  if (expiresAt === null) return null;
+  const at = Date.parse(`${expiresAt}T00:00:00Z`);
+  if (!Number.isFinite(at)) return `the run's token reports an unreadable expiry date "${expiresAt}"`;
+  if (at <= now) return `the run's token expired on ${expiresAt}`;
+  if (at - now < 7 * DAY_MS) return `the run's token expires on ${expiresAt}, within 7 days: a long run may stop before it ends`;
+  return null;
+}
+
+/** Non-terminal moves whose source is one of ours: their repositories are read-only right now. */
+async function auditInFlightMoves(api: InstanceApi, kind: Kind, sources: string[]): Promise<MoveRecord[]> {
+  const found: MoveRecord[] = [];
+  let page: number | null = 1;
+  for (let n = 0; page !== null && n < AUDIT_PAGES; n += 1) {
+    const result = await api.listMoves(kind, page, AUDIT_PER_PAGE);
+    for (const m of result.moves) {
+      if (!TERMINAL_MOVE_STATES.includes(m.state) && sources.includes(m.sourceStorage)) found.push(m);
+    }
+    page = result.nextPage;
+  }
+  return found;
+}

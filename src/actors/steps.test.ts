@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { createFakeApi, createManualClock, silentLogger, testPlan } from '../../test/support/fake-runtime-deps.js';
+import type { ActorDeps } from './types.js';
+import { expiryWarning, runPreflight } from './preflight.js';
+import { runStorageCheck } from './storages.js';
+import { applyWeights, readWeights } from './weights.js';
+import { registryClassesFor, runGeoResync } from './geo.js';
+import type { Plan } from '../plan/types.js';
+import type { MoveRecord } from '../api/types.js';
+
+function deps(api = createFakeApi(), plan: Plan = testPlan(), dryRun = false): ActorDeps {
+  return { api, plan, clock: createManualClock(), log: silentLogger, signal: new AbortController().signal, dryRun, store: undefined as never };
+}
+
+function move(id: number, itemId: number, state: MoveRecord['state'], source = 'nfs-1'): MoveRecord {
+  return { id, kind: 'projects', itemId, state, sourceStorage: source, destinationStorage: 'cluster', errorMessage: null, createdAt: '' };
+}
+
+describe('preflight', () => {
+  it('passes for an admin with an api token and reports the version', async () => {
+    const out = await runPreflight(deps());
+    expect(out).toEqual({ version: '17.11.0', username: 'root', warnings: [] });
+  });
+
+  it('refuses a non-admin token', async () => {
+    await expect(runPreflight(deps(createFakeApi({ user: { id: 2, username: 'alice', isAdmin: false } }))))
+      .rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_NOT_ADMIN', message: expect.stringContaining('alice') });
+  });
+
+  it('refuses a token without the api scope, and a revoked one', async () => {
+    const readOnly = createFakeApi({ token: { id: 2, userId: 1, name: 'ro', scopes: ['read_api'], revoked: false, expiresAt: null } });
+    await expect(runPreflight(deps(readOnly))).rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_TOKEN' });
+    const revoked = createFakeApi({ token: { id: 2, userId: 1, name: 'r', scopes: ['api'], revoked: true, expiresAt: null } });
+    await expect(runPreflight(deps(revoked))).rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_TOKEN' });
+  });
+
+  it('warns, without failing, when the token endpoint is absent', async () => {
+    const out = await runPreflight(deps(createFakeApi({ token: null })));
+    expect(out.warnings).toEqual([expect.stringContaining('not checked')]);
+  });
+
+  it('does not inspect OAuth credentials as a personal token', async () => {
+    const api = createFakeApi();
+    const plan = testPlan();
+    plan.instance.credentials = { type: 'oauth', accessToken: 'a', refreshToken: 'r', clientId: 'c', clientSecret: 's', redirectUri: 'http://x' };
+    await runPreflight(deps(api, plan));
+    expect(api.state.calls).not.toContain('inspectToken');
+  });
+
+  it('warns about a token expiring within 7 days', () => {
+    const now = Date.parse('2026-11-22T12:00:00Z');
+    expect(expiryWarning('2026-11-25', now)).toMatch(/within 7 days/);
+    expect(expiryWarning('2026-12-25', now)).toBeNull();
+    expect(expiryWarning('2026-11-01', now)).toMatch(/expired/);
+    expect(expiryWarning(null, now)).toBeNull();
+  });
+
+  it('reports items with a move in flight off the sources as read-only', async () => {
+    const moves = [move(9, 3, 'started'), move(8, 4, 'finished'), move(7, 5, 'scheduled', 'default'), move(6, 6, 'initial', 'nfs-2')];
+    const out = await runPreflight(deps(createFakeApi({ moves })));
+    expect(out.warnings).toHaveLength(1);
+    expect(out.warnings[0]).toMatch(/^2 projects .*read-only: 3 \(move 9, started\), 6 \(move 6, initial\)$/);
+  });
+});
+
+describe('storage check', () => {
+  it('passes when every planned storage is present and ok, ignoring the top-level status', async () => {
+    const api = createFakeApi();
+    api.state.readiness.status = 'failed';
+    const out = await runStorageCheck(deps(api));
+    expect(out.warnings).toEqual([expect.stringContaining('"failed"')]);
+  });
+
+  it('fails on an unhealthy source even when the top-level status is ok', async () => {
+    const api = createFakeApi();
+    api.state.readiness.gitaly[1] = { storage: 'nfs-1', ok: false, message: 'connection refused' };
+    await expect(runStorageCheck(deps(api))).rejects.toMatchObject({ code: 'SHARDMOVE_STORAGE_UNHEALTHY', message: expect.stringContaining('"nfs-1" (connection refused)') });
+  });
+
+  it('fails naming every unknown storage and listing the configured ones', async () => {
+    const plan = testPlan();
+    plan.move = { ...plan.move, from: ['nfs-9', 'nfs-1'], to: 'clustr' };
+    await expect(runStorageCheck(deps(createFakeApi(), plan))).rejects.toMatchObject({
+      code: 'SHARDMOVE_STORAGE_UNKNOWN',
+      message: 'storages "nfs-9", "clustr" not configured on the instance (configured: default, nfs-1, nfs-2, cluster)',
+    });
+  });
+
+  it('warns about unhealthy storages outside the plan', async () => {
+    const api = createFakeApi();
+    api.state.readiness.gitaly[0] = { storage: 'default', ok: false, message: null };
+    expect((await runStorageCheck(deps(api))).warnings).toEqual([expect.stringContaining('default')]);
+  });
+});
+
+describe('weights', () => {
+  it('reads, merges, writes and reads back', async () => {
+    const api = createFakeApi();
+    const d = deps(api);
+    expect(await readWeights(d)).toEqual({ default: 100 });
+    const out = await applyWeights(d, { previous: { default: 100 } });
+    expect(out).toEqual({ current: { default: 0, cluster: 100, 'nfs-1': 0, 'nfs-2': 0 }, written: true, warnings: [] });
+    expect(api.state.weights).toEqual(out.current);
+  });
+
+  it('writes nothing in a dry run and reports what it would write', async () => {
+    const api = createFakeApi();
+    const out = await applyWeights(deps(api, testPlan(), true), { previous: {} });
+    expect(out.written).toBe(false);
+    expect(out.current.cluster).toBe(100);
+    expect(api.state.calls).not.toContain('setWeights');
+    expect(api.state.weights).toEqual({ default: 100 });
+  });
+
+  it('does not write again when the weights are already merged (a repeat after restore)', async () => {
+    const api = createFakeApi({ weights: { default: 0, cluster: 100, 'nfs-1': 0, 'nfs-2': 0 } });
+    expect((await applyWeights(deps(api), { previous: {} })).written).toBe(false);
+    expect(api.state.mutating).toBe(0);
+  });
+
+  it('refuses merged weights that leave a source taking new repositories', async () => {
+    const plan = testPlan({ weights: { cluster: 100 } });
+    const api = createFakeApi({ weights: { default: 100, 'nfs-1': 50 } });
+    await expect(applyWeights(deps(api, plan), { previous: {} })).rejects.toMatchObject({ code: 'SHARDMOVE_WEIGHTS_INVALID', message: expect.stringContaining('"nfs-1"') });
+    expect(api.state.mutating).toBe(0);
+  });
+
+  it('fails when the read-back differs', async () => {
+    const api = createFakeApi({ brokenWeights: { default: 100 } });
+    await expect(applyWeights(deps(api), { previous: {} })).rejects.toMatchObject({ code: 'SHARDMOVE_WEIGHTS_MISMATCH' });
+  });
+});
+
+describe('geo', () => {
+  it('maps kinds to registry classes', () => {
+    expect(registryClassesFor(['snippets', 'groups'])).toEqual(['SNIPPET_REPOSITORY_REGISTRY', 'GROUP_WIKI_REPOSITORY_REGISTRY']);
+    expect(registryClassesFor(['projects'])).toHaveLength(3);
+  });
+
+  it('returns per-class errors instead of throwing', async () => {
+    const api = createFakeApi({ geoErrors: { SNIPPET_REPOSITORY_REGISTRY: ['Geo is not enabled'] } });
+    const out = await runGeoResync(deps(api));
+    expect(out.results).toHaveLength(5);
+    expect(out.results.find((r) => r.registryClass === 'SNIPPET_REPOSITORY_REGISTRY')?.errors).toEqual(['Geo is not enabled']);
+  });
+});

@@ -1,0 +1,39 @@
+/**
+ * Step 2, check storages: every source and the destination must be configured and healthy. Reads
+ * each `gitaly_check` entry of `/-/readiness?all=1`, never only the top-level status, which stays
+ * "ok" while any one storage answers.
+ */
+import type { StoragesOutput } from '../machine/types.js';
+import type { ActorDeps } from './types.js';
+import { STORAGE_UNHEALTHY, STORAGE_UNKNOWN, StepError } from './step-errors.js';
+
+/** Checks the plan's storages; throws a StepError naming every unknown or unhealthy one. */
+export async function runStorageCheck(deps: Pick<ActorDeps, 'api' | 'plan' | 'log'>): Promise<StoragesOutput> {
+  const { api, plan, log } = deps;
+  const readiness = await api.readiness();
+  const warnings: string[] = [];
+  const wanted = [...plan.move.from, plan.move.to];
+  if (readiness.gitaly.length === 0) {
+    throw new StepError(STORAGE_UNKNOWN, 'the readiness check reported no Gitaly storages (is this client allowed to read /-/readiness?all=1?)');
+  }
+  const known = new Map(readiness.gitaly.map((g) => [g.storage, g]));
+  const unknown = wanted.filter((s) => !known.has(s));
+  if (unknown.length > 0) {
+    throw new StepError(
+      STORAGE_UNKNOWN,
+      `storage${unknown.length > 1 ? 's' : ''} ${unknown.map((s) => `"${s}"`).join(', ')} not configured on the instance (configured: ${[...known.keys()].join(', ')})`,
+    );
+  }
+  const unhealthy = wanted.map((s) => known.get(s)).filter((g) => g !== undefined && !g.ok);
+  if (unhealthy.length > 0) {
+    throw new StepError(
+      STORAGE_UNHEALTHY,
+      `unhealthy storage${unhealthy.length > 1 ? 's' : ''}: ${unhealthy.map((g) => `"${g?.storage}"${g?.message ? ` (${g.message})` : ''}`).join(', ')}`,
+    );
+  }
+  const others = readiness.gitaly.filter((g) => !g.ok && !wanted.includes(g.storage));
+  if (others.length > 0) warnings.push(`storages outside the plan are unhealthy: ${others.map((g) => g.storage).join(', ')}`);
+  if (readiness.status !== 'ok') warnings.push(`the instance's readiness status is "${readiness.status}"`);
+  log.info({ storages: wanted }, 'storages healthy');
+  return { warnings };
+}

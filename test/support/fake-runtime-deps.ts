@@ -1,0 +1,132 @@
+/**
+ * Fakes for the runtime's and the step actors' unit tests (issue 3): an in-memory InstanceApi with
+ * just enough behaviour, an in-memory CheckpointStore, a silent logger and a manual clock.
+ */
+import pino from 'pino';
+import type { Logger } from 'pino';
+import type { InstanceApi, MoveRecord, Readiness, TokenInfo } from '../../src/api/types.js';
+import type { Clock } from '../../src/actors/types.js';
+import type { Plan } from '../../src/plan/types.js';
+import type { CheckpointStore, LockHolder, SavedRun, StatusSummary } from '../../src/store/types.js';
+
+export interface FakeApiState {
+  version: string;
+  user: { id: number; username: string; isAdmin: boolean };
+  token: TokenInfo | null;
+  readiness: Readiness;
+  weights: Record<string, number>;
+  /** Weights the server reports after a write, when it does not keep what it was sent. */
+  brokenWeights?: Record<string, number>;
+  moves: MoveRecord[];
+  geoErrors: Record<string, string[]>;
+  calls: string[];
+  mutating: number;
+}
+
+export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceApi & { state: FakeApiState } {
+  const state: FakeApiState = {
+    version: '17.11.0',
+    user: { id: 1, username: 'root', isAdmin: true },
+    token: { id: 1, userId: 1, name: 'ops', scopes: ['api', 'sudo'], revoked: false, expiresAt: '2099-01-01' },
+    readiness: {
+      status: 'ok',
+      gitaly: ['default', 'nfs-1', 'nfs-2', 'cluster'].map((storage) => ({ storage, ok: true, message: null })),
+    },
+    weights: { default: 100 },
+    moves: [],
+    geoErrors: {},
+    calls: [],
+    mutating: 0,
+    ...overrides,
+  };
+  const call = (name: string) => state.calls.push(name);
+  return {
+    state,
+    async version() { call('version'); return { version: state.version }; },
+    async currentUser() { call('currentUser'); return state.user; },
+    async inspectToken() { call('inspectToken'); return state.token; },
+    async readiness() { call('readiness'); return state.readiness; },
+    async getWeights() { call('getWeights'); return { ...state.weights }; },
+    async setWeights(w) {
+      call('setWeights');
+      state.mutating += 1;
+      state.weights = state.brokenWeights ? { ...state.brokenWeights } : { ...w };
+      return { ...state.weights };
+    },
+    // eslint-disable-next-line require-yield
+    async *listItemsOnStorage() { call('listItemsOnStorage'); },
+    async getItem() { call('getItem'); return null; },
+    async scheduleMove() { throw new Error('the fake api does not move'); },
+    async scheduleBulk() { throw new Error('the fake api does not move'); },
+    async listItemMoves() { return []; },
+    async listMoves(kind, page, perPage) {
+      call(`listMoves:${kind}:${page}`);
+      const all = state.moves.filter((m) => m.kind === kind);
+      const slice = all.slice((page - 1) * perPage, page * perPage);
+      return { moves: slice, nextPage: page * perPage < all.length ? page + 1 : null };
+    },
+    async getMove() { return null; },
+    async geoResync(classes) {
+      call('geoResync');
+      state.mutating += 1;
+      return classes.map((registryClass) => ({ registryClass, errors: state.geoErrors[registryClass] ?? [] }));
+    },
+    stats() { return { requests: state.calls.length, mutating: state.mutating }; },
+    async close() { call('close'); },
+  };
+}
+
+/** An in-memory CheckpointStore with the run-level behaviour the runtime relies on. */
+export function createFakeStore(file = ':memory:'): CheckpointStore & { events: { type: string; data: Record<string, unknown> }[]; lock: LockHolder | null; saved: SavedRun | null; closed: boolean } {
+  const store = {
+    file,
+    events: [] as { type: string; data: Record<string, unknown> }[],
+    lock: null as LockHolder | null,
+    saved: null as SavedRun | null,
+    closed: false,
+    acquireLock(holder: LockHolder, isAlive: (pid: number) => boolean) {
+      if (store.lock && store.lock.pid !== holder.pid && isAlive(store.lock.pid)) {
+        throw Object.assign(new Error(`the checkpoint is locked by pid ${store.lock.pid} on ${store.lock.host}`), { code: 'SHARDMOVE_LOCKED' });
+      }
+      store.lock = holder;
+    },
+    releaseLock() { store.lock = null; },
+    loadRun() { return store.saved ? JSON.parse(JSON.stringify(store.saved)) as SavedRun : null; },
+    saveRun(run: SavedRun) { store.saved = JSON.parse(JSON.stringify(run)) as SavedRun; },
+    appendEvent(type: string, data: Record<string, unknown>) { store.events.push({ type, data }); },
+    summary(): StatusSummary { return { counts: [], quarantined: [], movedLast10Min: 0, total: 0, stuck: [] }; },
+    close() { store.closed = true; },
+  };
+  return store;
+}
+
+/** A clock that tests move by hand; sleeps resolve at once (advancing time) unless aborted. */
+export function createManualClock(start = Date.parse('2026-11-22T12:00:00Z')): Clock & { advance(ms: number): void } {
+  let now = start;
+  return {
+    now: () => now,
+    advance(ms: number) { now += ms; },
+    async sleep(ms: number, signal?: AbortSignal) {
+      if (signal?.aborted) throw signal.reason;
+      now += ms;
+    },
+  };
+}
+
+export const silentLogger: Logger = pino({ level: 'silent' });
+
+/** A valid plan for tests (the token is a made-up value). */
+export function testPlan(overrides: Partial<Plan> = {}): Plan {
+  return {
+    version: 1,
+    name: 'test-plan',
+    instance: { url: 'http://127.0.0.1:1', credentials: { type: 'token', token: 'glpat-fake-test-token-000000001' }, sudo: null, timeoutMs: 5_000 },
+    move: { from: ['nfs-1', 'nfs-2'], to: 'cluster', kinds: ['projects', 'snippets', 'groups'], mode: 'throttled', concurrency: 4 },
+    weights: { cluster: 100, 'nfs-1': 0, 'nfs-2': 0, default: 0 },
+    poll: { intervalMs: 10, stuckAfterMs: 3_600_000 },
+    retry: { maxAttempts: 3, backoffMs: 10 },
+    verify: true,
+    geo: { resync: false },
+    ...overrides,
+  };
+}
