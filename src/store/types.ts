@@ -3,6 +3,7 @@
  * (lock, snapshot, events, summary); the drain and verify actors use the item-level part, which
  * the store module defines beside this (see ./items.ts once written).
  */
+import type { ItemRecord } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 
 export interface LockHolder {
@@ -48,4 +49,107 @@ export interface CheckpointStore {
   appendEvent(type: string, data: Record<string, unknown>, at: number): void;
   summary(now: number): StatusSummary;
   close(): void;
+}
+
+/**
+ * Item-level checkpoint (added by the drain/verify work; additive). One row per item, keyed by
+ * (kind, id). States:
+ * - `pending`: on the source, no move of ours in flight; eligible once `nextAttemptAt` has passed.
+ * - `scheduling`: intent recorded (attempts already counted), the POST may or may not have reached the
+ *   instance. Never re-POSTed blindly: reconciled from the item's moves and current storage first.
+ * - `in_flight`: a move id is known and the move was not terminal when last seen.
+ * - `moved`: the move ended `finished` or `cleanup failed` (the item points at the destination); the
+ *   end-of-source re-enumeration checks it independently and sends it back to `pending` if still listed.
+ * - `left`: no longer listed on the source although no move of ours finished (moved by a bulk job or by
+ *   someone else, or deleted).
+ * - `quarantined`: gave up (attempts exhausted, stuck move, permanent rejection); `lastError` says why.
+ */
+export type ItemState = 'pending' | 'scheduling' | 'in_flight' | 'moved' | 'left' | 'quarantined';
+
+export const ITEM_STATES: readonly ItemState[] = ['pending', 'scheduling', 'in_flight', 'moved', 'left', 'quarantined'];
+
+export interface ItemRow {
+  kind: Kind;
+  id: number;
+  source: string;
+  name: string;
+  sizeBytes: number | null;
+  state: ItemState;
+  /** Attempts started (intents recorded), the current one included. */
+  attempts: number;
+  moveId: number | null;
+  moveState: string | null;
+  lastError: string | null;
+  /** ms since epoch: not scheduled again before this (retry backoff). */
+  nextAttemptAt: number;
+  /** ms since epoch when the current attempt's intent was recorded. */
+  intentAt: number | null;
+  /** ms since epoch when the current move was first seen in flight (stuck timer base). */
+  scheduledAt: number | null;
+  movedAt: number | null;
+  /** Set when quarantined as stuck (ms since epoch). */
+  stuckAt: number | null;
+  /** The item's read-only flag when known (stuck reports). */
+  readOnly: boolean | null;
+  /** Last enumeration round that listed the item on its source. */
+  seenRound: number;
+}
+
+/** Where the enumeration of one (kind, source) stands. Round 1 is the first listing; later rounds re-check. */
+export interface EnumCursor {
+  round: number;
+  afterId: number;
+  done: boolean;
+}
+
+/** Bulk POST bookkeeping per (kind, source): intent before the POST, `posted` once it was accepted. */
+export interface BulkRow {
+  kind: Kind;
+  source: string;
+  state: 'intent' | 'posted';
+  intentAt: number;
+  /** Highest move id already attributed (discovery of new bulk moves starts above it). */
+  seenMaxMoveId: number;
+}
+
+/** The item-level part of the checkpoint, used by the drain and verify actors. */
+export interface ItemStore {
+  /** Runs `fn` in one transaction (nested calls join the outer one). */
+  batch<T>(fn: () => T): T;
+  getCursor(kind: Kind, source: string): EnumCursor | null;
+  /** Starts enumeration round `round` from the beginning (afterId 0). */
+  startRound(kind: Kind, source: string, round: number): void;
+  /**
+   * Records one listed page of round `round` in one transaction with the cursor: new items become
+   * `pending`; `moved` or `left` items still listed go back to `pending` with `reason` (GitLab 345591).
+   * Returns how many were new and how many came back.
+   */
+  recordPage(kind: Kind, source: string, round: number, items: readonly ItemRecord[], now: number): { added: number; back: ItemRow[] };
+  /** Ends round `round`: pending items it did not list become `left`. Returns how many. */
+  finishRound(kind: Kind, source: string, round: number, now: number): { left: number };
+  getItem(kind: Kind, id: number): ItemRow | null;
+  /** Pending items due at `now`, lowest id first. */
+  dueItems(kind: Kind, source: string, now: number, limit: number): ItemRow[];
+  /** Earliest `nextAttemptAt` among pending items, or null when none is pending. */
+  nextDueAt(kind: Kind, source: string): number | null;
+  /** Items in a state for one (kind, source), lowest id first, at most `limit`. */
+  itemsInState(kind: Kind, source: string | null, state: ItemState, limit: number): ItemRow[];
+  /** Items in `scheduling` or `in_flight` across the whole run (the concurrency cap counts these). */
+  countInFlight(): number;
+  /** Counts per state for one (kind, source). */
+  countStates(kind: Kind, source: string): Record<ItemState, number>;
+  /** pending -> scheduling, attempts + 1. False (and no change) unless the item was pending. */
+  markIntent(kind: Kind, id: number, now: number): boolean;
+  /** -> in_flight with the move; `since` starts the stuck timer (kept when the move id is unchanged). */
+  markInFlight(kind: Kind, id: number, moveId: number, moveState: string, since: number): void;
+  /** Updates the last seen state of the in-flight move. */
+  markMoveState(kind: Kind, id: number, moveState: string): void;
+  /** -> moved (finished or cleanup failed). */
+  markMoved(kind: Kind, id: number, moveId: number | null, moveState: string | null, now: number, note: string | null): void;
+  /** -> pending, not before `nextAttemptAt`. `refundAttempt` undoes the count of an attempt that never reached the instance. */
+  markPending(kind: Kind, id: number, nextAttemptAt: number, lastError: string | null, refundAttempt: boolean): void;
+  markLeft(kind: Kind, id: number, now: number, note: string | null): void;
+  markQuarantined(kind: Kind, id: number, reason: string, stuck: { at: number; readOnly: boolean | null } | null): void;
+  getBulk(kind: Kind, source: string): BulkRow | null;
+  setBulk(row: BulkRow): void;
 }

@@ -1,0 +1,140 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ItemRecord } from '../api/types.js';
+import { openCheckpoint } from './checkpoint.js';
+import { SCHEMA_VERSION } from './schema.js';
+
+const dirs: string[] = [];
+function tempFile(): string {
+  const d = mkdtempSync(join(tmpdir(), 'sm-store-'));
+  dirs.push(d);
+  return join(d, 'run.db');
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const item = (id: number): ItemRecord => ({ kind: 'projects', id, storage: 'nfs-1', name: `g/p${id}`, sizeBytes: null });
+
+describe('run-level checkpoint', () => {
+  it('saves and loads the run snapshot', () => {
+    const s = openCheckpoint(':memory:');
+    expect(s.loadRun()).toBeNull();
+    s.saveRun({ planName: 'x', planHash: 'h1', machineVersion: 1, snapshot: { value: 'drain', context: { a: [1] } } });
+    s.saveRun({ planName: 'x', planHash: 'h2', machineVersion: 2, snapshot: { value: 'verify' } });
+    expect(s.loadRun()).toEqual({ planName: 'x', planHash: 'h2', machineVersion: 2, snapshot: { value: 'verify' } });
+    s.close();
+  });
+
+  it('refuses a lock held by a live process and names the holder', () => {
+    const file = tempFile();
+    const a = openCheckpoint(file);
+    a.acquireLock({ pid: 111, host: 'h', startedAt: 1 }, () => true);
+    const b = openCheckpoint(file);
+    let err: unknown;
+    try {
+      b.acquireLock({ pid: 222, host: 'h', startedAt: 2 }, () => true);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: 'SHARDMOVE_LOCKED', holder: { pid: 111, host: 'h', startedAt: 1 } });
+    expect(String((err as Error).message)).toContain('111');
+    // A lock on another host is never taken over, even if that pid is dead here.
+    expect(() => b.acquireLock({ pid: 222, host: 'other', startedAt: 2 }, () => false)).toThrow(/locked by pid 111/);
+    b.close();
+    a.close();
+  });
+
+  it('takes over a stale lock from a dead process, and release lets the next run in', () => {
+    const file = tempFile();
+    const a = openCheckpoint(file);
+    a.acquireLock({ pid: 111, host: 'h', startedAt: 1 }, () => true);
+    // a is "killed": its lock row stays behind.
+    const b = openCheckpoint(file);
+    b.acquireLock({ pid: 222, host: 'h', startedAt: 2 }, (pid) => pid !== 111);
+    expect(b.readEvents().map((e) => e.type)).toContain('lock.takeover');
+    b.close();
+    const c = openCheckpoint(file);
+    c.acquireLock({ pid: 333, host: 'h', startedAt: 3 }, () => true);
+    c.close();
+    a.close();
+  });
+
+  it('migrates a fresh file to the current user_version and reopens without re-running migrations', () => {
+    const file = tempFile();
+    openCheckpoint(file).close();
+    const raw = new Database(file);
+    expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    raw.close();
+    const again = openCheckpoint(file);
+    again.saveRun({ planName: 'x', planHash: 'h', machineVersion: 1, snapshot: {} });
+    again.close();
+  });
+
+  it('refuses a file from a newer schema', () => {
+    const file = tempFile();
+    const raw = new Database(file);
+    raw.pragma(`user_version = ${SCHEMA_VERSION + 5}`);
+    raw.close();
+    expect(() => openCheckpoint(file)).toThrow(expect.objectContaining({ code: 'SHARDMOVE_STORE_VERSION' }) as Error);
+  });
+
+  it('lets a second connection read the summary while the writer holds an open transaction', () => {
+    const file = tempFile();
+    const w = openCheckpoint(file);
+    w.startRound('projects', 'nfs-1', 1);
+    w.recordPage('projects', 'nfs-1', 1, [item(1), item(2)], 0);
+    const r = openCheckpoint(file, { readOnly: true, busyTimeoutMs: 50 });
+    w.batch(() => {
+      w.recordPage('projects', 'nfs-1', 1, [item(3)], 0);
+      // Inside the writer's uncommitted transaction the reader sees the last committed state.
+      expect(r.summary(0).total).toBe(2);
+    });
+    expect(r.summary(0).total).toBe(3);
+    r.close();
+    w.close();
+  });
+
+  it('summarises counts, quarantined reasons, stuck moves and the recent rate', () => {
+    const s = openCheckpoint(':memory:');
+    s.startRound('projects', 'nfs-1', 1);
+    s.recordPage('projects', 'nfs-1', 1, [item(1), item(2), item(3), item(4)], 0);
+    s.markIntent('projects', 1, 1000);
+    s.markInFlight('projects', 1, 10, 'scheduled', 1000);
+    s.markMoved('projects', 1, 10, 'finished', 2000, null);
+    s.markIntent('projects', 2, 1000);
+    s.markQuarantined('projects', 2, 'checksum mismatch', null);
+    s.markIntent('projects', 3, 1000);
+    s.markInFlight('projects', 3, 11, 'started', 1000);
+    s.markQuarantined('projects', 3, 'stuck', { at: 9000, readOnly: true });
+    const sum = s.summary(2000 + 5 * 60_000);
+    expect(sum.total).toBe(4);
+    expect(sum.counts).toEqual(
+      expect.arrayContaining([
+        { kind: 'projects', source: 'nfs-1', state: 'moved', n: 1 },
+        { kind: 'projects', source: 'nfs-1', state: 'quarantined', n: 2 },
+        { kind: 'projects', source: 'nfs-1', state: 'pending', n: 1 },
+      ]),
+    );
+    expect(sum.quarantined.map((q) => q.reason).sort()).toEqual(['checksum mismatch', 'stuck']);
+    expect(sum.stuck).toEqual([{ kind: 'projects', id: 3, moveId: 11, moveState: 'started', since: 1000, readOnly: true }]);
+    expect(sum.movedLast10Min).toBe(1);
+    expect(s.summary(2000 + 11 * 60_000).movedLast10Min).toBe(0);
+    s.close();
+  });
+
+  it('appends events in order and never rewrites them', () => {
+    const s = openCheckpoint(':memory:');
+    s.appendEvent('move.intent', { kind: 'projects', id: 1 }, 5);
+    s.appendEvent('move.scheduled', { kind: 'projects', id: 1, moveId: 9 }, 6);
+    expect(s.readEvents().map((e) => [e.type, e.at, e.data])).toEqual([
+      ['move.intent', 5, { kind: 'projects', id: 1 }],
+      ['move.scheduled', 6, { kind: 'projects', id: 1, moveId: 9 }],
+    ]);
+    s.close();
+  });
+});

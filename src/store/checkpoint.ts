@@ -1,0 +1,155 @@
+/**
+ * The checkpoint: one SQLite file per plan. Run-level part (lock, machine snapshot, event log,
+ * status summary) here; the item-level part in ./items.ts. WAL so `status` reads while `run`
+ * writes; busy_timeout so short write locks wait instead of failing.
+ */
+import Database from 'better-sqlite3';
+import type { Kind } from '../plan/types.js';
+import { LockedError } from './errors.js';
+import { ItemTable } from './items.js';
+import { migrate } from './schema.js';
+import type { CheckpointStore, ItemStore, LockHolder, SavedRun, StatusSummary } from './types.js';
+
+const TEN_MINUTES = 10 * 60 * 1000;
+
+export interface OpenOptions {
+  /** Open an existing file for reading only (`status`): no migration, no writes. */
+  readOnly?: boolean;
+  /** How long a statement waits for another connection's write lock (ms). Default 5000. */
+  busyTimeoutMs?: number;
+}
+
+/** SQLite checkpoint implementing both the run-level and the item-level contracts. */
+export class Checkpoint extends ItemTable implements CheckpointStore {
+  private readonly r;
+  private lockHolder: LockHolder | null = null;
+
+  constructor(
+    readonly file: string,
+    db: Database.Database,
+  ) {
+    super(db);
+    const p = (sql: string) => db.prepare(sql);
+    this.r = {
+      getLock: p('SELECT pid, host, started_at FROM lock WHERE id = 1'),
+      putLock: p(
+        `INSERT INTO lock (id, pid, host, started_at) VALUES (1, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, host = excluded.host, started_at = excluded.started_at`,
+      ),
+      dropLock: p('DELETE FROM lock WHERE id = 1 AND pid = ? AND host = ?'),
+      getRun: p('SELECT plan_name, plan_hash, machine_version, snapshot FROM run WHERE id = 1'),
+      putRun: p(
+        `INSERT INTO run (id, plan_name, plan_hash, machine_version, snapshot) VALUES (1, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET plan_name = excluded.plan_name, plan_hash = excluded.plan_hash,
+           machine_version = excluded.machine_version, snapshot = excluded.snapshot`,
+      ),
+      event: p('INSERT INTO events (at, type, data) VALUES (?, ?, ?)'),
+      events: p('SELECT seq, at, type, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
+      counts: p('SELECT kind, source, state, COUNT(*) AS n FROM items GROUP BY kind, source, state'),
+      quarantined: p(
+        `SELECT kind, id, source, name, last_error, attempts FROM items WHERE state = 'quarantined' ORDER BY kind, id`,
+      ),
+      movedSince: p('SELECT COUNT(*) AS n FROM items WHERE moved_at >= ?'),
+      stuck: p(
+        `SELECT kind, id, move_id, move_state, scheduled_at, read_only FROM items
+         WHERE state = 'quarantined' AND stuck_at IS NOT NULL ORDER BY kind, id`,
+      ),
+    };
+  }
+
+  acquireLock(holder: LockHolder, isAlive: (pid: number) => boolean): void {
+    this.batch(() => {
+      const cur = this.r.getLock.get() as { pid: number; host: string; started_at: number } | undefined;
+      if (cur && !(cur.pid === holder.pid && cur.host === holder.host)) {
+        const existing = { pid: cur.pid, host: cur.host, startedAt: cur.started_at };
+        // A holder on another host cannot be probed: only the operator can declare it dead.
+        if (cur.host !== holder.host || isAlive(cur.pid)) throw new LockedError(this.file, existing);
+        this.appendEvent('lock.takeover', { previous: existing }, holder.startedAt);
+      }
+      this.r.putLock.run(holder.pid, holder.host, holder.startedAt);
+      this.appendEvent('lock.acquired', { pid: holder.pid, host: holder.host }, holder.startedAt);
+    });
+    this.lockHolder = holder;
+  }
+
+  releaseLock(): void {
+    if (!this.lockHolder) return;
+    this.r.dropLock.run(this.lockHolder.pid, this.lockHolder.host);
+    this.lockHolder = null;
+  }
+
+  loadRun(): SavedRun | null {
+    const r = this.r.getRun.get() as
+      | { plan_name: string; plan_hash: string; machine_version: number; snapshot: string }
+      | undefined;
+    if (!r) return null;
+    return { planName: r.plan_name, planHash: r.plan_hash, machineVersion: r.machine_version, snapshot: JSON.parse(r.snapshot) };
+  }
+
+  saveRun(run: SavedRun): void {
+    this.r.putRun.run(run.planName, run.planHash, run.machineVersion, JSON.stringify(run.snapshot));
+  }
+
+  appendEvent(type: string, data: Record<string, unknown>, at: number): void {
+    this.r.event.run(at, type, JSON.stringify(data));
+  }
+
+  /** Events after `afterSeq`, oldest first (for reports and tests). */
+  readEvents(afterSeq = 0, limit = 1000): { seq: number; at: number; type: string; data: Record<string, unknown> }[] {
+    return (this.r.events.all(afterSeq, limit) as { seq: number; at: number; type: string; data: string }[]).map((e) => ({
+      ...e,
+      data: JSON.parse(e.data) as Record<string, unknown>,
+    }));
+  }
+
+  summary(now: number): StatusSummary {
+    const counts = this.r.counts.all() as { kind: Kind; source: string; state: string; n: number }[];
+    const quarantined = (
+      this.r.quarantined.all() as { kind: Kind; id: number; source: string; name: string; last_error: string | null; attempts: number }[]
+    ).map((q) => ({ kind: q.kind, id: q.id, source: q.source, name: q.name, reason: q.last_error ?? 'unknown', attempts: q.attempts }));
+    const stuck = (
+      this.r.stuck.all() as { kind: Kind; id: number; move_id: number | null; move_state: string | null; scheduled_at: number | null; read_only: number | null }[]
+    ).map((s) => ({
+      kind: s.kind,
+      id: s.id,
+      moveId: s.move_id ?? 0,
+      moveState: s.move_state ?? 'unknown',
+      since: s.scheduled_at ?? 0,
+      readOnly: s.read_only === null ? null : s.read_only === 1,
+    }));
+    const movedLast10Min = (this.r.movedSince.get(now - TEN_MINUTES) as { n: number }).n;
+    const total = counts.reduce((a, c) => a + c.n, 0);
+    return { counts, quarantined, movedLast10Min, total, stuck };
+  }
+
+  close(): void {
+    if (!this.db.open) return;
+    try {
+      this.releaseLock();
+    } finally {
+      this.db.close();
+    }
+  }
+}
+
+/**
+ * Opens (creating and migrating when needed) the checkpoint at `file`; ":memory:" for tests.
+ * Files use WAL, so a `status` process can read while `run` writes.
+ */
+export function openCheckpoint(file: string, opts: OpenOptions = {}): Checkpoint & CheckpointStore & ItemStore {
+  const memory = file === ':memory:';
+  const db = new Database(file, opts.readOnly && !memory ? { readonly: true, fileMustExist: true } : {});
+  try {
+    db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
+    if (!opts.readOnly) {
+      if (!memory) db.pragma('journal_mode = WAL');
+      // NORMAL in WAL is durable against process crashes (kill -9); only an OS crash may lose the last commits.
+      db.pragma('synchronous = NORMAL');
+      migrate(db, file);
+    }
+    return new Checkpoint(file, db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * The item-level checkpoint: one row per item, enumeration cursors and bulk bookkeeping. Every
+ * statement is prepared once; callers group updates with `batch` so a page or a poll round is one
+ * transaction.
+ */
+import type Database from 'better-sqlite3';
+import type { ItemRecord } from '../api/types.js';
+import type { Kind } from '../plan/types.js';
+import { ITEM_STATES } from './types.js';
+import type { BulkRow, EnumCursor, ItemRow, ItemState, ItemStore } from './types.js';
+
+interface RawItem {
+  kind: Kind;
+  id: number;
+  source: string;
+  name: string;
+  size_bytes: number | null;
+  state: ItemState;
+  attempts: number;
+  move_id: number | null;
+  move_state: string | null;
+  last_error: string | null;
+  next_attempt_at: number;
+  intent_at: number | null;
+  scheduled_at: number | null;
+  moved_at: number | null;
+  stuck_at: number | null;
+  read_only: number | null;
+  seen_round: number;
+}
+
+function toRow(r: RawItem): ItemRow {
+  return {
+    kind: r.kind,
+    id: r.id,
+    source: r.source,
+    name: r.name,
+    sizeBytes: r.size_bytes,
+    state: r.state,
+    attempts: r.attempts,
+    moveId: r.move_id,
+    moveState: r.move_state,
+    lastError: r.last_error,
+    nextAttemptAt: r.next_attempt_at,
+    intentAt: r.intent_at,
+    scheduledAt: r.scheduled_at,
+    movedAt: r.moved_at,
+    stuckAt: r.stuck_at,
+    readOnly: r.read_only === null ? null : r.read_only === 1,
+    seenRound: r.seen_round,
+  };
+}
+
+/** Reason recorded when a moved item is still listed on its source (GitLab issue 345591). */
+export const STILL_ON_SOURCE = 'move finished but the item is still listed on the source (GitLab issue 345591)';
+
+/** SQLite-backed ItemStore over an open, migrated database. */
+export class ItemTable implements ItemStore {
+  private readonly s;
+  private readonly inTx: () => boolean;
+
+  constructor(protected readonly db: Database.Database) {
+    this.inTx = () => db.inTransaction;
+    const p = (sql: string) => db.prepare(sql);
+    this.s = {
+      getCursor: p('SELECT round, after_id, done FROM cursors WHERE kind = ? AND source = ?'),
+      putCursor: p(
+        `INSERT INTO cursors (kind, source, round, after_id, done) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (kind, source) DO UPDATE SET round = excluded.round, after_id = excluded.after_id, done = excluded.done`,
+      ),
+      getItem: p('SELECT * FROM items WHERE kind = ? AND id = ?'),
+      insertItem: p(
+        `INSERT INTO items (kind, id, source, name, size_bytes, state, seen_round) VALUES (?, ?, ?, ?, ?, 'pending', ?)
+         ON CONFLICT (kind, id) DO NOTHING`,
+      ),
+      seen: p(`UPDATE items SET seen_round = ?, name = ?, size_bytes = ? WHERE kind = ? AND id = ?`),
+      backToPending: p(
+        `UPDATE items SET state = 'pending', source = ?, last_error = ?, move_id = NULL, move_state = NULL,
+           moved_at = NULL, next_attempt_at = 0, seen_round = ? WHERE kind = ? AND id = ?`,
+      ),
+      finishRound: p(
+        `UPDATE items SET state = 'left', moved_at = ?, last_error = 'no longer listed on the source'
+         WHERE kind = ? AND source = ? AND state = 'pending' AND seen_round < ?`,
+      ),
+      due: p(
+        `SELECT * FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ?
+         ORDER BY next_attempt_at, id LIMIT ?`,
+      ),
+      nextDue: p(`SELECT MIN(next_attempt_at) AS t FROM items WHERE kind = ? AND source = ? AND state = 'pending'`),
+      inStateOf: p('SELECT * FROM items WHERE kind = ? AND source = ? AND state = ? ORDER BY id LIMIT ?'),
+      inStateAll: p('SELECT * FROM items WHERE kind = ? AND state = ? ORDER BY id LIMIT ?'),
+      countInFlight: p(`SELECT COUNT(*) AS n FROM items WHERE state IN ('scheduling', 'in_flight')`),
+      countStates: p('SELECT state, COUNT(*) AS n FROM items WHERE kind = ? AND source = ? GROUP BY state'),
+      intent: p(
+        `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_id = NULL,
+           move_state = NULL, scheduled_at = NULL WHERE kind = ? AND id = ? AND state = 'pending'`,
+      ),
+      inFlight: p(
+        `UPDATE items SET state = 'in_flight', scheduled_at = CASE WHEN move_id IS ? AND scheduled_at IS NOT NULL
+           THEN scheduled_at ELSE ? END, move_id = ?, move_state = ? WHERE kind = ? AND id = ?`,
+      ),
+      moveState: p('UPDATE items SET move_state = ? WHERE kind = ? AND id = ?'),
+      moved: p(
+        `UPDATE items SET state = 'moved', move_id = COALESCE(?, move_id), move_state = COALESCE(?, move_state),
+           moved_at = ?, last_error = ? WHERE kind = ? AND id = ?`,
+      ),
+      pending: p(
+        `UPDATE items SET state = 'pending', next_attempt_at = ?, last_error = COALESCE(?, last_error),
+           attempts = MAX(0, attempts - ?) WHERE kind = ? AND id = ?`,
+      ),
+      left: p(`UPDATE items SET state = 'left', moved_at = ?, last_error = ? WHERE kind = ? AND id = ?`),
+      quarantine: p(
+        `UPDATE items SET state = 'quarantined', last_error = ?, stuck_at = ?, read_only = ? WHERE kind = ? AND id = ?`,
+      ),
+      getBulk: p('SELECT state, intent_at, seen_max_move_id FROM bulk WHERE kind = ? AND source = ?'),
+      putBulk: p(
+        `INSERT INTO bulk (kind, source, state, intent_at, seen_max_move_id) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (kind, source) DO UPDATE SET state = excluded.state, intent_at = excluded.intent_at,
+           seen_max_move_id = excluded.seen_max_move_id`,
+      ),
+    };
+  }
+
+  batch<T>(fn: () => T): T {
+    if (this.inTx()) return fn();
+    return this.db.transaction(fn).immediate();
+  }
+
+  getCursor(kind: Kind, source: string): EnumCursor | null {
+    const r = this.s.getCursor.get(kind, source) as { round: number; after_id: number; done: number } | undefined;
+    return r ? { round: r.round, afterId: r.after_id, done: r.done === 1 } : null;
+  }
+
+  startRound(kind: Kind, source: string, round: number): void {
+    this.s.putCursor.run(kind, source, round, 0, 0);
+  }
+
+  recordPage(kind: Kind, source: string, round: number, items: readonly ItemRecord[], _now: number): { added: number; back: ItemRow[] } {
+    return this.batch(() => {
+      let added = 0;
+      const back: ItemRow[] = [];
+      let afterId = this.getCursor(kind, source)?.afterId ?? 0;
+      for (const it of items) {
+        afterId = Math.max(afterId, it.id);
+        if (this.s.insertItem.run(kind, it.id, source, it.name, it.sizeBytes, round).changes === 1) {
+          added++;
+          continue;
+        }
+        const row = this.getItem(kind, it.id);
+        if (!row) continue;
+        if (row.state === 'moved' || row.state === 'left') {
+          const reason = row.state === 'moved' ? STILL_ON_SOURCE : 'listed on the source again';
+          this.s.backToPending.run(source, reason, round, kind, it.id);
+          back.push({ ...row, state: 'pending', lastError: reason });
+        } else {
+          this.s.seen.run(round, it.name, it.sizeBytes, kind, it.id);
+        }
+      }
+      this.s.putCursor.run(kind, source, round, afterId, 0);
+      return { added, back };
+    });
+  }
+
+  finishRound(kind: Kind, source: string, round: number, now: number): { left: number } {
+    return this.batch(() => {
+      const left = this.s.finishRound.run(now, kind, source, round).changes;
+      const c = this.getCursor(kind, source);
+      this.s.putCursor.run(kind, source, round, c?.afterId ?? 0, 1);
+      return { left };
+    });
+  }
+
+  getItem(kind: Kind, id: number): ItemRow | null {
+    const r = this.s.getItem.get(kind, id) as RawItem | undefined;
+    return r ? toRow(r) : null;
+  }
+
+  dueItems(kind: Kind, source: string, now: number, limit: number): ItemRow[] {
+    return (this.s.due.all(kind, source, now, limit) as RawItem[]).map(toRow);
+  }
+
+  nextDueAt(kind: Kind, source: string): number | null {
+    return (this.s.nextDue.get(kind, source) as { t: number | null }).t;
+  }
+
+  itemsInState(kind: Kind, source: string | null, state: ItemState, limit: number): ItemRow[] {
+    const raw = source === null ? this.s.inStateAll.all(kind, state, limit) : this.s.inStateOf.all(kind, source, state, limit);
+    return (raw as RawItem[]).map(toRow);
+  }
+
+  countInFlight(): number {
+    return (this.s.countInFlight.get() as { n: number }).n;
+  }
+
+  countStates(kind: Kind, source: string): Record<ItemState, number> {
+    const out = Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>;
+    for (const r of this.s.countStates.all(kind, source) as { state: ItemState; n: number }[]) out[r.state] = r.n;
+    return out;
+  }
+
+  markIntent(kind: Kind, id: number, now: number): boolean {
+    return this.s.intent.run(now, kind, id).changes === 1;
+  }
+
+  markInFlight(kind: Kind, id: number, moveId: number, moveState: string, since: number): void {
+    this.s.inFlight.run(moveId, since, moveId, moveState, kind, id);
+  }
+
+  markMoveState(kind: Kind, id: number, moveState: string): void {
+    this.s.moveState.run(moveState, kind, id);
+  }
+
+  markMoved(kind: Kind, id: number, moveId: number | null, moveState: string | null, now: number, note: string | null): void {
+    this.s.moved.run(moveId, moveState, now, note, kind, id);
+  }
+
+  markPending(kind: Kind, id: number, nextAttemptAt: number, lastError: string | null, refundAttempt: boolean): void {
+    this.s.pending.run(nextAttemptAt, lastError, refundAttempt ? 1 : 0, kind, id);
+  }
+
+  markLeft(kind: Kind, id: number, now: number, note: string | null): void {
+    this.s.left.run(now, note, kind, id);
+  }
+
+  markQuarantined(kind: Kind, id: number, reason: string, stuck: { at: number; readOnly: boolean | null } | null): void {
+    const ro = stuck?.readOnly === undefined || stuck.readOnly === null ? null : stuck.readOnly ? 1 : 0;
+    this.s.quarantine.run(reason, stuck?.at ?? null, ro, kind, id);
+  }
+
+  getBulk(kind: Kind, source: string): BulkRow | null {
+    const r = this.s.getBulk.get(kind, source) as { state: BulkRow['state']; intent_at: number; seen_max_move_id: number } | undefined;
+    return r ? { kind, source, state: r.state, intentAt: r.intent_at, seenMaxMoveId: r.seen_max_move_id } : null;
+  }
+
+  setBulk(row: BulkRow): void {
+    this.s.putBulk.run(row.kind, row.source, row.state, row.intentAt, row.seenMaxMoveId);
+  }
+}
