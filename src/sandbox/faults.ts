@@ -1,8 +1,21 @@
 /**
  * Fault injection for rehearsals and robustness tests, deterministic under a seed.
- * TODO(#2): request faults (latency, 503, resets, rate limit) and move fates.
+ *
+ * Request faults run before routing, in this order: latency (every request waits `latencyMs`),
+ * rate limit (a fixed one-minute window over all clients, as Rack Attack's throttles count per
+ * period; 429 `Retry later` with GitLab's RateLimit-* headers), reset (the socket is destroyed
+ * without an answer), error (503). Health probes (`/-/...`) are exempt, as they are from Rack
+ * Attack. Request draws come from one PRNG seeded with `seed`, so the same request sequence meets
+ * the same faults.
+ *
+ * Move fates are decided when a move is created: listed broken items always fail; otherwise a
+ * draw keyed by (seed, kind, item, attempt) picks stuck, fail (a tenth of those `cleanup_fail`) or
+ * ok. Being keyed by the attempt, a rescheduled move draws anew and may succeed, independently of
+ * how requests interleave.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createRandom } from './seed.js';
 
 export interface FaultOptions {
   latencyMs: number;
@@ -30,11 +43,149 @@ export interface Faults {
   counts(): Record<string, number>;
 }
 
-export function createFaults(options: FaultOptions): Faults {
-  void options;
+/** Fault options that cannot be used (bad rate, malformed broken item). */
+export class FaultOptionsError extends Error {
+  readonly code = 'SHARDMOVE_SANDBOX_FAULTS_INVALID';
+  constructor(message: string) {
+    super(message);
+    this.name = 'FaultOptionsError';
+  }
+}
+
+/** Share of failing moves that fail in cleanup (`cleanup failed`) rather than in the copy. */
+export const CLEANUP_FAIL_SHARE = 0.1;
+/** The throttle GitLab names in RateLimit-Name for token-authenticated API requests. */
+export const RATE_LIMIT_NAME = 'throttle_authenticated_api';
+const WINDOW_MS = 60_000;
+
+const KINDS: Record<string, string> = { project: 'project', projects: 'project', snippet: 'snippet', snippets: 'snippet', group: 'group', groups: 'group' };
+
+/** Parses `kind:id` entries into normalised keys (`project:12`); throws FaultOptionsError. */
+export function parseBrokenItems(items: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const raw of items.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean)) {
+    const m = /^([a-z]+):(\d+)$/.exec(raw);
+    const kind = m ? KINDS[m[1] as string] : undefined;
+    if (!m || !kind) throw new FaultOptionsError(`broken item "${raw}" is not kind:id (kind: project, snippet or group)`);
+    out.add(`${kind}:${Number(m[2])}`);
+  }
+  return out;
+}
+
+function checkRate(name: string, v: number): void {
+  if (!Number.isFinite(v) || v < 0 || v > 1) throw new FaultOptionsError(`${name} must be between 0 and 1, got ${v}`);
+}
+
+/** A uniform draw in [0, 1) from integers, independent of any other draw. */
+function keyedDraw(...parts: number[]): number {
+  let h = 0x9e3779b9;
+  for (const p of parts) h = Math.imul(h ^ (p >>> 0), 0x85ebca6b) ^ (h >>> 13);
+  return createRandom(h)();
+}
+
+function kindCode(kind: string): number {
+  let h = 7;
+  for (let i = 0; i < kind.length; i++) h = Math.imul(h, 31) + kind.charCodeAt(i);
+  return h;
+}
+
+/** Builds the fault injector. `now` is the clock for the rate-limit window (default Date.now). */
+export function createFaults(options: FaultOptions, now: () => number = () => Date.now()): Faults {
+  for (const [name, v] of [['errorRate', options.errorRate], ['resetRate', options.resetRate], ['moveFailRate', options.moveFailRate], ['stuckRate', options.stuckRate]] as const) checkRate(name, v);
+  if (options.stuckRate + options.moveFailRate > 1) throw new FaultOptionsError('stuckRate + moveFailRate must not exceed 1');
+  if (!Number.isFinite(options.latencyMs) || options.latencyMs < 0) throw new FaultOptionsError(`latencyMs must be >= 0, got ${options.latencyMs}`);
+  if (options.rateLimit !== undefined && (!Number.isInteger(options.rateLimit) || options.rateLimit < 1)) {
+    throw new FaultOptionsError(`rateLimit must be a positive integer (requests per minute), got ${options.rateLimit}`);
+  }
+  const broken = parseBrokenItems(options.brokenItems);
+  const draw = createRandom(options.seed);
+  const attempts = new Map<string, number>();
+  const counts: Record<string, number> = {};
+  const bump = (k: string) => {
+    counts[k] = (counts[k] ?? 0) + 1;
+  };
+  let windowStart = -1;
+  let observed = 0;
+  const requestFaults = options.latencyMs > 0 || options.errorRate > 0 || options.resetRate > 0 || options.rateLimit !== undefined;
+
   return {
-    onRequest: async () => false,
-    moveFate: () => 'ok',
-    counts: () => ({}),
+    async onRequest(req, res) {
+      if (!requestFaults || (req.url ?? '').startsWith('/-/')) return false;
+      if (options.latencyMs > 0) {
+        bump('latency');
+        await sleep(options.latencyMs);
+      }
+      if (options.rateLimit !== undefined) {
+        const t = now();
+        const start = Math.floor(t / WINDOW_MS) * WINDOW_MS;
+        if (start !== windowStart) {
+          windowStart = start;
+          observed = 0;
+        }
+        observed++;
+        if (observed > options.rateLimit) {
+          bump('rate_limit');
+          const reset = start + WINDOW_MS;
+          const body = 'Retry later\n';
+          res.writeHead(429, {
+            'content-type': 'text/plain',
+            'content-length': String(Buffer.byteLength(body)),
+            'retry-after': String(Math.max(1, Math.ceil((reset - t) / 1000))),
+            'ratelimit-name': RATE_LIMIT_NAME,
+            'ratelimit-limit': String(options.rateLimit),
+            'ratelimit-observed': String(observed),
+            'ratelimit-remaining': '0',
+            'ratelimit-reset': String(Math.floor(reset / 1000)),
+            'ratelimit-resettime': new Date(reset).toUTCString(),
+          });
+          res.end(body);
+          return true;
+        }
+      }
+      // Both draws happen on every request so one option's rate does not shift the other's sequence.
+      const resetDraw = draw();
+      const errorDraw = draw();
+      if (resetDraw < options.resetRate) {
+        bump('reset');
+        req.socket.destroy();
+        return true;
+      }
+      if (errorDraw < options.errorRate) {
+        bump('error');
+        const body = JSON.stringify({ message: '503 Service Unavailable' });
+        res.writeHead(503, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+        res.end(body);
+        return true;
+      }
+      return false;
+    },
+
+    moveFate(kind, itemId) {
+      const k = KINDS[kind] ?? kind;
+      const key = `${k}:${itemId}`;
+      if (broken.has(key)) {
+        bump('move_broken');
+        return 'fail';
+      }
+      const attempt = (attempts.get(key) ?? 0) + 1;
+      attempts.set(key, attempt);
+      if (options.stuckRate === 0 && options.moveFailRate === 0) return 'ok';
+      const r = keyedDraw(options.seed, kindCode(k), itemId, attempt);
+      if (r < options.stuckRate) {
+        bump('move_stuck');
+        return 'stuck';
+      }
+      if (r < options.stuckRate + options.moveFailRate) {
+        if (keyedDraw(options.seed, kindCode(k), itemId, attempt, 1) < CLEANUP_FAIL_SHARE) {
+          bump('move_cleanup_fail');
+          return 'cleanup_fail';
+        }
+        bump('move_fail');
+        return 'fail';
+      }
+      return 'ok';
+    },
+
+    counts: () => ({ ...counts }),
   };
 }
