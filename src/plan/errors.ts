@@ -1,0 +1,56 @@
+/**
+ * The plan module's errors. Every problem carries the file, the 1-based line and column of the
+ * offending YAML node and the field's dotted path, so an operator can fix all of them in one pass.
+ */
+
+/** Errors stop the plan from loading; warnings are reported and the plan still loads. */
+export type ProblemSeverity = 'error' | 'warning';
+
+/** One finding about a plan, located at the YAML node it is about. */
+export interface PlanProblem {
+  file: string;
+  /** 1-based. */
+  line: number;
+  /** 1-based. */
+  col: number;
+  /** Dotted field path (`move.to`, `move.from[1]`, `weights.cluster`); empty for the whole file. */
+  path: string;
+  message: string;
+  severity: ProblemSeverity;
+  /** The named rule that produced the problem (rules.ts), when one did. */
+  rule?: string;
+}
+
+/** `file:line:col: path: message`, the one line format used on stderr and in PlanError messages. */
+export function formatProblem(p: PlanProblem): string {
+  const where = `${p.file}:${p.line}:${p.col}`;
+  const prefix = p.severity === 'warning' ? 'warning: ' : '';
+  const rule = p.rule ? ` [${p.rule}]` : '';
+  return p.path ? `${where}: ${prefix}${p.path}: ${p.message}${rule}` : `${where}: ${prefix}${p.message}${rule}`;
+}
+
+/** Orders problems by position so the output reads top to bottom like the file. */
+export function sortProblems(problems: readonly PlanProblem[]): PlanProblem[] {
+  return [...problems].sort((a, b) => a.line - b.line || a.col - b.col || a.path.localeCompare(b.path));
+}
+
+/**
+ * The plan cannot be used. `problems` holds every error (and, kept apart, the warnings found on the
+ * way); the message lists them all, one per line, errors first. Secret values never appear in it.
+ */
+export class PlanError extends Error {
+  readonly code = 'SHARDMOVE_PLAN_INVALID';
+  readonly problems: PlanProblem[];
+  readonly warnings: PlanProblem[];
+
+  constructor(file: string, problems: PlanProblem[], warnings: PlanProblem[] = []) {
+    const errors = sortProblems(problems);
+    const sortedWarnings = sortProblems(warnings);
+    const count = errors.length === 1 ? '1 problem' : `${errors.length} problems`;
+    const lines = [...errors, ...sortedWarnings].map(formatProblem);
+    super([`invalid plan ${file} (${count}):`, ...lines].join('\n'));
+    this.name = 'PlanError';
+    this.problems = errors;
+    this.warnings = sortedWarnings;
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * Loading a plan: read the file, parse the YAML keeping line:col, walk it with the schema, run the
+ * named rules, refuse anything that looks like a literal secret. Every problem is collected and
+ * reported at once as a PlanError; nothing else is ever thrown for a bad plan.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Document, Node } from 'yaml';
+import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
+import type { PlanProblem } from './errors.js';
+import { PlanError } from './errors.js';
+import { hashPlan } from './hash.js';
+import type { SecretFileReader } from './reader.js';
+import { Reader } from './reader.js';
+import { runRules } from './rules.js';
+import { readPlanTree } from './schema.js';
+import { findTokenLike, redact } from './secrets.js';
+import type { Plan } from './types.js';
+
+/** A plan ready to run. */
+export interface LoadedPlan {
+  plan: Plan;
+  /** sha256 hex over the plan without credentials (hash.ts). */
+  hash: string;
+  /** Warnings: the plan loads, but an operator should look. */
+  warnings: PlanProblem[];
+  /** The file as given (used in messages). */
+  file: string;
+  /** The `weights` mapping as the plan wrote it, before the default was merged in (for pre-flight). */
+  planWeights: Record<string, number>;
+}
+
+/** Options for parsing plan text. */
+export interface ParsePlanOptions {
+  /** Where ${VAR}s come from. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Directory that *_file paths are relative to (default: the plan file's directory). */
+  baseDir?: string;
+  /** Reads secret files (default: the file system, synchronously). */
+  readFile?: SecretFileReader;
+}
+
+/** Plans are small; anything bigger is not a plan and is refused before parsing. */
+const MAX_PLAN_BYTES = 1_000_000;
+
+/** Reads a secret file from disk; undefined when it does not exist. */
+export const readSecretFileFromDisk: SecretFileReader = (path) => {
+  try {
+    const st = statSync(path);
+    if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'ENOTFILE' });
+    return { text: readFileSync(path, 'utf8'), mode: st.mode };
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ENOENT') return undefined;
+    throw err;
+  }
+};
+
+/**
+ * Parses and validates plan text. Returns the loaded plan or throws PlanError with every problem;
+ * never throws anything else. Pure except for reading *_file secrets through `opts.readFile`.
+ */
+export function parsePlanText(text: string, file: string, opts: ParsePlanOptions): LoadedPlan {
+  const lineCounter = new LineCounter();
+  const r = new Reader(file, lineCounter, opts.env, opts.baseDir ?? dirname(resolve(file)), opts.readFile ?? readSecretFileFromDisk);
+  r.sourceText = text;
+  let result: ReturnType<typeof readPlanTree> | undefined;
+  try {
+    const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false });
+    for (const e of doc.errors) r.error('', r.posAt(e.pos[0]), yamlMessage(e.code, e.message));
+    for (const w of doc.warnings) r.error('', r.posAt(w.pos[0]), yamlMessage(w.code, w.message));
+    if (doc.errors.length === 0) {
+      result = readPlanTree(r, (doc.contents ?? null) as Node | null);
+      if (!result.invalid.has('*')) {
+        const findings = runRules({
+          plan: result.plan,
+          planWeights: result.planWeights,
+          at: (p) => r.at(p),
+          valid: (p) => isValid(result!.invalid, p),
+        });
+        for (const f of findings) (f.severity === 'error' ? r.error : r.warn).call(r, f.path, r.at(f.path), f.message, f.rule);
+      }
+    }
+    scanForTokens(r, text, doc);
+  } catch (err) {
+    // A bug in the walker must still come out as a plan problem, not a crash with a stack.
+    r.error('', { line: 1, col: 1 }, `could not read the plan (${err instanceof Error ? err.name : 'error'}); please report this`);
+  }
+  const clean = (p: PlanProblem): PlanProblem => ({ ...p, message: redact(p.message, r.secrets), path: redact(p.path, r.secrets) });
+  const warnings = r.warnings.map(clean);
+  if (r.errors.length > 0 || !result) throw new PlanError(file, r.errors.map(clean), warnings);
+  return { plan: result.plan, hash: hashPlan(result.plan), warnings, file, planWeights: result.planWeights };
+}
+
+/**
+ * Reads a plan file and validates it (parsePlanText). Relative paths resolve against `opts.cwd`;
+ * *_file secrets against the plan's directory. Throws PlanError only.
+ */
+export async function loadPlan(file: string, opts: { env: Readonly<Record<string, string | undefined>>; cwd: string; readFile?: SecretFileReader }): Promise<LoadedPlan> {
+  const abs = resolve(opts.cwd, file);
+  let text: string;
+  try {
+    const st = await stat(abs);
+    if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'ENOTFILE' });
+    if (st.size > MAX_PLAN_BYTES) throw Object.assign(new Error('too large'), { code: 'EFBIG' });
+    text = await readFile(abs, 'utf8');
+  } catch (err) {
+    const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : 'error';
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EFBIG' ? 'larger than 1 MB, not a plan' : `cannot read it (${code})`;
+    throw new PlanError(file, [{ file, line: 1, col: 1, path: '', message: why, severity: 'error' }]);
+  }
+  return parsePlanText(text, file, { env: opts.env, baseDir: dirname(abs), ...(opts.readFile ? { readFile: opts.readFile } : {}) });
+}
+
+function isValid(invalid: ReadonlySet<string>, path: string): boolean {
+  if (invalid.has('*')) return false;
+  for (const bad of invalid) if (path === bad || path.startsWith(`${bad}.`) || path.startsWith(`${bad}[`)) return false;
+  return true;
+}
+
+/** YAML parser messages, without the source excerpt (which could hold a secret). */
+function yamlMessage(code: string, message: string): string {
+  const first = message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+  return code === 'DUPLICATE_KEY' ? 'duplicate key: each field may appear once' : `YAML: ${first}`;
+}
+
+/**
+ * Refuses anything token-looking anywhere in the file: values, keys and comments. Scalars already
+ * reported as literal secrets are skipped so each secret is reported once.
+ */
+function scanForTokens(r: Reader, text: string, doc: Document): void {
+  for (const span of findTokenLike(text)) {
+    if (r.secretRanges.some(([s, e]) => span.start >= s && span.start < e)) continue;
+    const path = pathAt(doc.contents as Node | null, span.start, '');
+    r.error(path ?? '', r.posAt(span.start), 'text that looks like an access token: secrets come from the environment (${VAR}) or a file (*_file), never the plan text');
+  }
+}
+
+/** The dotted path of the deepest node whose source range holds `offset`; undefined outside all of them. */
+function pathAt(node: Node | null, offset: number, path: string): string | undefined {
+  if (!node?.range || offset < node.range[0] || offset >= node.range[2]) return undefined;
+  if (isMap(node)) {
+    for (const pair of node.items) {
+      if (!isPair(pair)) continue;
+      const key = pair.key as Node | null;
+      const name = isScalar(key) ? String(key.value) : '?';
+      const child = path ? `${path}.${name}` : name;
+      if (key?.range && offset >= key.range[0] && offset < key.range[2]) return child;
+      const found = pathAt(pair.value as Node | null, offset, child);
+      if (found !== undefined) return found;
+    }
+    return path;
+  }
+  if (isSeq(node)) {
+    for (const [i, item] of (node.items as Node[]).entries()) {
+      const found = pathAt(item, offset, `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    return path;
+  }
+  return path;
+}

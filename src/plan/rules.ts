@@ -1,0 +1,174 @@
+/**
+ * Cross-field rules over the normalised plan, each a small named function that reports with the
+ * position of the field it is about. Rules that need the instance (storages exist, current weights)
+ * run in pre-flight; `checkMergedWeights` is exported for it.
+ */
+import { formatDuration } from './durations.js';
+import type { Pos } from './reader.js';
+import type { Plan } from './types.js';
+
+/** Allowed ranges, documented in docs/plan.md. Durations in ms. */
+export const RANGES = {
+  timeoutMs: { min: 1_000, max: 600_000 },
+  pollIntervalMs: { min: 100, max: 3_600_000 },
+  stuckAfterMs: { min: 1_000, max: 7 * 86_400_000 },
+  /** Below this a stuck_after is allowed (rehearsals, tests) but warned about. */
+  stuckAfterUsualMinMs: 60_000,
+  backoffMs: { min: 0, max: 86_400_000 },
+  concurrency: { min: 1, max: 1000 },
+  maxAttempts: { min: 1, max: 100 },
+  weight: { min: 0, max: 100 },
+} as const;
+
+/** What a rule sees: the plan, where each field is, and which fields failed to parse (skip those). */
+export interface RuleContext {
+  plan: Plan;
+  /** The plan's own `weights` mapping, before the default was merged in. */
+  planWeights: Record<string, number>;
+  at(path: string): Pos;
+  /** False when the field (or an ancestor) could not be read; rules then stay silent about it. */
+  valid(path: string): boolean;
+}
+
+/** A rule's finding; the loader adds the file. */
+export interface RuleFinding {
+  path: string;
+  message: string;
+  severity: 'error' | 'warning';
+}
+
+/** A named rule: pure, reports every finding it has. */
+export interface PlanRule {
+  name: string;
+  check(ctx: RuleContext): RuleFinding[];
+}
+
+const error = (path: string, message: string): RuleFinding => ({ path, message, severity: 'error' });
+const warning = (path: string, message: string): RuleFinding => ({ path, message, severity: 'warning' });
+
+/** The destination is never one of the sources: a move onto the storage an item is on can lose data. */
+export const destinationNotASource: PlanRule = {
+  name: 'destination-not-a-source',
+  check({ plan, valid }) {
+    if (!valid('move.to') || !valid('move.from')) return [];
+    const i = plan.move.from.indexOf(plan.move.to);
+    return i < 0 ? [] : [error(`move.from[${i}]`, `the destination ${JSON.stringify(plan.move.to)} is also a source`)];
+  },
+};
+
+/** Every source is listed once: draining one twice would schedule its items twice. */
+export const sourcesUnique: PlanRule = {
+  name: 'sources-unique',
+  check({ plan, valid }) {
+    if (!valid('move.from')) return [];
+    const out: RuleFinding[] = [];
+    plan.move.from.forEach((s, i) => {
+      const first = plan.move.from.indexOf(s);
+      if (first !== i) out.push(error(`move.from[${i}]`, `${JSON.stringify(s)} is already listed as move.from[${first}]`));
+    });
+    return out;
+  },
+};
+
+/**
+ * Weights problems of a merged weight table: the destination must take new repositories and no source
+ * may, otherwise repositories created during the drain keep landing on the storage being emptied.
+ */
+export function weightsProblems(weights: Readonly<Record<string, number>>, from: readonly string[], to: string): Array<{ storage: string; message: string }> {
+  const out: Array<{ storage: string; message: string }> = [];
+  if (!((weights[to] ?? 0) > 0)) out.push({ storage: to, message: `the destination ${JSON.stringify(to)} needs a weight above 0, or new repositories cannot land on it` });
+  for (const s of new Set(from)) {
+    if (s === to) continue;
+    const w = weights[s] ?? 0;
+    if (w !== 0) out.push({ storage: s, message: `the source ${JSON.stringify(s)} must have weight 0 (has ${w}), or new repositories keep landing on it` });
+  }
+  return out;
+}
+
+/** After merging the plan's weights over the default, the destination is above 0 and every source is 0. */
+export const weightsDrainSources: PlanRule = {
+  name: 'weights-drain-sources',
+  check({ plan, valid }) {
+    if (!valid('move.to') || !valid('move.from') || !valid('weights')) return [];
+    return weightsProblems(plan.weights, plan.move.from, plan.move.to).map((p) => error(`weights.${p.storage}`, p.message));
+  },
+};
+
+/**
+ * For pre-flight: merges the plan's weights over the instance's current ones and checks the result
+ * with the same rule. `merged` is what the weights step writes.
+ */
+export function checkMergedWeights(
+  current: Readonly<Record<string, number>>,
+  planWeights: Readonly<Record<string, number>>,
+  plan: Pick<Plan, 'move'>,
+): { merged: Record<string, number>; problems: string[] } {
+  const merged = { ...current, ...planWeights };
+  return { merged, problems: weightsProblems(merged, plan.move.from, plan.move.to).map((p) => p.message) };
+}
+
+function rangeCheck(path: string, value: number, min: number, max: number, show: (n: number) => string): RuleFinding[] {
+  return value < min || value > max ? [error(path, `${show(value)} is out of range: allowed ${show(min)} to ${show(max)}`)] : [];
+}
+
+/** Durations stay within their documented ranges; a very short stuck_after is allowed but warned about. */
+export const durationsInRange: PlanRule = {
+  name: 'durations-in-range',
+  check({ plan, valid }) {
+    const out: RuleFinding[] = [];
+    const d = (path: string, v: number, range: { min: number; max: number }) => {
+      if (valid(path)) out.push(...rangeCheck(path, v, range.min, range.max, formatDuration));
+    };
+    d('instance.timeout', plan.instance.timeoutMs, RANGES.timeoutMs);
+    d('poll.interval', plan.poll.intervalMs, RANGES.pollIntervalMs);
+    d('poll.stuck_after', plan.poll.stuckAfterMs, RANGES.stuckAfterMs);
+    d('retry.backoff', plan.retry.backoffMs, RANGES.backoffMs);
+    const stuck = plan.poll.stuckAfterMs;
+    if (valid('poll.stuck_after') && stuck >= RANGES.stuckAfterMs.min && stuck < RANGES.stuckAfterUsualMinMs) {
+      out.push(warning('poll.stuck_after', `${formatDuration(stuck)} is shorter than a real move usually takes; fine for rehearsals, too short for production`));
+    }
+    if (valid('poll.stuck_after') && valid('poll.interval') && stuck <= plan.poll.intervalMs) {
+      out.push(warning('poll.stuck_after', `is not longer than poll.interval (${formatDuration(plan.poll.intervalMs)}): every move would look stuck at its first poll`));
+    }
+    return out;
+  },
+};
+
+/** Counts stay within their documented ranges. */
+export const countsInRange: PlanRule = {
+  name: 'counts-in-range',
+  check({ plan, planWeights, valid }) {
+    const out: RuleFinding[] = [];
+    const c = (path: string, v: number, range: { min: number; max: number }) => {
+      if (valid(path)) out.push(...rangeCheck(path, v, range.min, range.max, String));
+    };
+    c('move.concurrency', plan.move.concurrency, RANGES.concurrency);
+    c('retry.max_attempts', plan.retry.maxAttempts, RANGES.maxAttempts);
+    for (const [storage, w] of Object.entries(planWeights)) c(`weights.${storage}`, w, RANGES.weight);
+    return out;
+  },
+};
+
+/** Bulk mode enqueues every repository at once: say so, since the concurrency cap does not apply. */
+export const bulkModeNote: PlanRule = {
+  name: 'bulk-mode-note',
+  check({ plan, valid }) {
+    if (!valid('move.mode') || plan.move.mode !== 'bulk') return [];
+    return [warning('move.mode', 'bulk enqueues every repository of a kind and storage at once; move.concurrency does not apply and the instance sets the pace')];
+  },
+};
+
+/** Every rule, in the order their findings are reported. */
+export const PLAN_RULES: readonly PlanRule[] = [
+  destinationNotASource,
+  sourcesUnique,
+  weightsDrainSources,
+  durationsInRange,
+  countsInRange,
+  bulkModeNote,
+];
+
+/** Runs every rule; findings carry the rule's name. */
+export function runRules(ctx: RuleContext, rules: readonly PlanRule[] = PLAN_RULES): Array<RuleFinding & { rule: string }> {
+  return rules.flatMap((rule) => rule.check(ctx).map((f) => ({ ...f, rule: rule.name })));
+}

@@ -1,0 +1,374 @@
+/**
+ * Plan version 1: the fields, their types and defaults. Walks the YAML tree once, reports every type
+ * problem at its node, fills in defaults and produces the normalised Plan. Ranges and cross-field
+ * checks are the named rules in rules.ts; this file only decides what each field is.
+ */
+import type { Node } from 'yaml';
+import { isScalar } from 'yaml';
+import { parseDuration } from './durations.js';
+import { readCredentials } from './credentials.js';
+import type { Entry, Reader } from './reader.js';
+import { showValue } from './secrets.js';
+import type { Credentials, Kind, MoveMode, Plan } from './types.js';
+import { KINDS } from './types.js';
+
+/** Defaults for every optional field (durations in ms). */
+export const DEFAULTS = {
+  timeoutMs: 30_000,
+  kinds: KINDS,
+  mode: 'throttled' as MoveMode,
+  concurrency: 10,
+  pollIntervalMs: 5_000,
+  stuckAfterMs: 3_600_000,
+  maxAttempts: 3,
+  backoffMs: 30_000,
+  verify: true,
+  geoResync: false,
+} as const;
+
+const TOP = ['version', 'name', 'instance', 'move', 'weights', 'poll', 'retry', 'verify', 'geo'];
+const INSTANCE = ['url', 'token', 'token_file', 'oauth', 'sudo', 'timeout'];
+const MOVE = ['from', 'to', 'kinds', 'mode', 'concurrency'];
+const POLL = ['interval', 'stuck_after'];
+const RETRY = ['max_attempts', 'backoff'];
+const GEO = ['resync'];
+const NAME_RE = /^[a-z0-9][a-z0-9_-]*$/;
+
+/** The schema's output: the plan (defaults filled in), the weights as written, and fields that failed. */
+export interface SchemaResult {
+  plan: Plan;
+  /** The `weights` mapping exactly as the plan wrote it (before the default is merged in). */
+  planWeights: Record<string, number>;
+  /** Paths whose values could not be read; rules skip checks that involve them. */
+  invalid: Set<string>;
+}
+
+/** Reads the whole plan tree. Never throws: problems go to the reader. */
+export function readPlanTree(r: Reader, root: Node | null): SchemaResult {
+  const invalid = new Set<string>();
+  const fail = (path: string) => {
+    invalid.add(path);
+    return undefined;
+  };
+  r.mark('', r.posOf(root));
+  const top = root === null || r.isNull(root) ? undefined : r.map(root, '', TOP);
+  if (!top) {
+    if (root === null || r.isNull(root)) r.error('', { line: 1, col: 1 }, 'the plan is empty; start with "version: 1"');
+    return { plan: emptyPlan(), planWeights: {}, invalid: new Set(['*']) };
+  }
+  const get = (m: Map<string, Entry> | undefined, k: string): Node | null => m?.get(k)?.value ?? null;
+  const required = (m: Map<string, Entry> | undefined, k: string, path: string, parentPath: string): Node | null => {
+    const node = get(m, k);
+    if (m && r.isNull(node)) {
+      r.error(path, m.get(k) ? r.posOf(m.get(k)!.key) : r.at(parentPath), `missing required field ${k}`);
+      invalid.add(path);
+    }
+    return node;
+  };
+  const section = (k: string, known: string[]): Map<string, Entry> | undefined => {
+    const node = get(top, k);
+    if (node) r.mark(k, r.posOf(node));
+    const m = r.map(node, k, known);
+    if (node && !r.isNull(node) && !m) invalid.add(k);
+    return m ?? (r.isNull(node) ? new Map() : undefined);
+  };
+
+  // version
+  const versionNode = required(top, 'version', 'version', '');
+  if (versionNode && !r.isNull(versionNode)) {
+    r.mark('version', r.posOf(versionNode));
+    if (!isScalar(versionNode) || versionNode.value !== 1) r.error('version', r.posOf(versionNode), 'unsupported plan version; this shardmove reads version: 1');
+  }
+
+  // name
+  let name = '';
+  const nameNode = required(top, 'name', 'name', '');
+  if (nameNode && !r.isNull(nameNode)) {
+    r.mark('name', r.posOf(nameNode));
+    const s = r.string(nameNode, 'name');
+    if (!s) fail('name');
+    else if (!NAME_RE.test(s.value) || s.value.length > 100) {
+      r.error('name', r.posOf(nameNode), 'must match [a-z0-9][a-z0-9_-]* (at most 100 characters): it names the checkpoint file');
+      fail('name');
+    } else name = s.value;
+  }
+
+  // instance
+  const instNode = required(top, 'instance', 'instance', '');
+  const instance = section('instance', INSTANCE);
+  let url = '';
+  let credentials: Credentials | undefined;
+  let sudo: string | null = null;
+  let timeoutMs: number = DEFAULTS.timeoutMs;
+  if (instance && instNode && !r.isNull(instNode)) {
+    const urlNode = required(instance, 'url', 'instance.url', 'instance');
+    if (urlNode && !r.isNull(urlNode)) url = readUrl(r, urlNode) ?? (fail('instance.url') ?? '');
+    credentials = readCredentials(r, instance, r.posOf(instNode));
+    if (!credentials) invalid.add('instance.credentials');
+    const sudoNode = get(instance, 'sudo');
+    if (!r.isNull(sudoNode)) sudo = readSudo(r, sudoNode!) ?? null;
+    timeoutMs = duration(r, get(instance, 'timeout'), 'instance.timeout', DEFAULTS.timeoutMs, invalid);
+  } else invalid.add('instance');
+
+  // move
+  const moveNode = required(top, 'move', 'move', '');
+  const move = section('move', MOVE);
+  let from: string[] = [];
+  let to = '';
+  let kinds: Kind[] = [...DEFAULTS.kinds];
+  let mode: MoveMode = DEFAULTS.mode;
+  let concurrency: number = DEFAULTS.concurrency;
+  if (move && moveNode && !r.isNull(moveNode)) {
+    const fromNode = required(move, 'from', 'move.from', 'move');
+    if (fromNode && !r.isNull(fromNode)) from = readStorageList(r, fromNode, 'move.from') ?? (fail('move.from') ?? []);
+    const toNode = required(move, 'to', 'move.to', 'move');
+    if (toNode && !r.isNull(toNode)) to = readStorage(r, toNode, 'move.to') ?? (fail('move.to') ?? '');
+    const kindsNode = get(move, 'kinds');
+    if (!r.isNull(kindsNode)) kinds = readKinds(r, kindsNode!) ?? (fail('move.kinds') ?? kinds);
+    const modeNode = get(move, 'mode');
+    if (!r.isNull(modeNode)) mode = readEnum(r, modeNode!, 'move.mode', ['throttled', 'bulk'] as const) ?? (fail('move.mode') ?? mode);
+    concurrency = integer(r, get(move, 'concurrency'), 'move.concurrency', DEFAULTS.concurrency, invalid);
+  } else invalid.add('move');
+
+  // weights: the default (destination 100, every source 0) with the plan's own weights merged over it
+  const planWeights: Record<string, number> = {};
+  const weightsNode = get(top, 'weights');
+  if (!r.isNull(weightsNode)) {
+    r.mark('weights', r.posOf(weightsNode));
+    const entries = r.record(weightsNode, 'weights');
+    if (!entries) invalid.add('weights');
+    for (const e of entries ?? []) {
+      const path = `weights.${e.name}`;
+      r.mark(path, r.posOf(e.value, r.posOf(e.key)));
+      if (Object.prototype.hasOwnProperty.call(planWeights, e.name)) {
+        r.error(path, r.posOf(e.key), 'listed twice');
+        continue;
+      }
+      const w = integer(r, e.value, path, Number.NaN, invalid);
+      if (r.isNull(e.value)) r.error(path, r.posOf(e.key), 'expected a weight from 0 to 100');
+      else if (!Number.isNaN(w)) planWeights[e.name] = w;
+    }
+  }
+  const weights: Record<string, number> = {};
+  for (const s of from) weights[s] = 0;
+  if (to) weights[to] = 100;
+  Object.assign(weights, planWeights);
+
+  // poll, retry, verify, geo
+  const poll = section('poll', POLL);
+  const retry = section('retry', RETRY);
+  const geo = section('geo', GEO);
+  const plan: Plan = {
+    version: 1,
+    name,
+    instance: { url, credentials: credentials ?? { type: 'token', token: '' }, sudo, timeoutMs },
+    move: { from, to, kinds, mode, concurrency },
+    weights,
+    poll: {
+      intervalMs: duration(r, get(poll, 'interval'), 'poll.interval', DEFAULTS.pollIntervalMs, invalid),
+      stuckAfterMs: duration(r, get(poll, 'stuck_after'), 'poll.stuck_after', DEFAULTS.stuckAfterMs, invalid),
+    },
+    retry: {
+      maxAttempts: integer(r, get(retry, 'max_attempts'), 'retry.max_attempts', DEFAULTS.maxAttempts, invalid),
+      backoffMs: duration(r, get(retry, 'backoff'), 'retry.backoff', DEFAULTS.backoffMs, invalid),
+    },
+    verify: boolean(r, get(top, 'verify'), 'verify', DEFAULTS.verify, invalid),
+    geo: { resync: boolean(r, get(geo, 'resync'), 'geo.resync', DEFAULTS.geoResync, invalid) },
+  };
+  return { plan, planWeights, invalid };
+}
+
+function emptyPlan(): Plan {
+  return {
+    version: 1,
+    name: '',
+    instance: { url: '', credentials: { type: 'token', token: '' }, sudo: null, timeoutMs: DEFAULTS.timeoutMs },
+    move: { from: [], to: '', kinds: [...DEFAULTS.kinds], mode: DEFAULTS.mode, concurrency: DEFAULTS.concurrency },
+    weights: {},
+    poll: { intervalMs: DEFAULTS.pollIntervalMs, stuckAfterMs: DEFAULTS.stuckAfterMs },
+    retry: { maxAttempts: DEFAULTS.maxAttempts, backoffMs: DEFAULTS.backoffMs },
+    verify: DEFAULTS.verify,
+    geo: { resync: DEFAULTS.geoResync },
+  };
+}
+
+function readUrl(r: Reader, node: Node): string | undefined {
+  const at = r.posOf(node);
+  r.mark('instance.url', at);
+  const s = r.string(node, 'instance.url');
+  if (!s) return undefined;
+  let u: URL;
+  try {
+    u = new URL(s.value.trim());
+  } catch {
+    r.error('instance.url', at, 'not a valid URL; expected e.g. https://gitlab.example.com');
+    return undefined;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    r.error('instance.url', at, 'must be an http:// or https:// URL');
+    return undefined;
+  }
+  if (u.username || u.password) {
+    r.error('instance.url', at, 'must not contain credentials; use token, token_file or oauth');
+    return undefined;
+  }
+  if (u.search || u.hash) {
+    r.error('instance.url', at, 'must not have a query or fragment');
+    return undefined;
+  }
+  let path = u.pathname.replace(/\/+$/, '');
+  if (/\/api\/v4$/.test(path)) {
+    path = path.slice(0, -'/api/v4'.length);
+    r.warn('instance.url', at, 'write the instance\'s base URL; the /api/v4 suffix was removed');
+  }
+  return `${u.protocol}//${u.host}${path}`;
+}
+
+function readSudo(r: Reader, node: Node): string | undefined {
+  const at = r.posOf(node);
+  r.mark('instance.sudo', at);
+  if (isScalar(node) && typeof node.value === 'number') {
+    if (Number.isInteger(node.value) && node.value > 0) return String(node.value);
+    r.error('instance.sudo', at, 'expected a user id (positive integer) or a username');
+    return undefined;
+  }
+  const s = r.string(node, 'instance.sudo');
+  if (!s) return undefined;
+  const v = s.value.trim();
+  if (v === '' || /\s/.test(v)) {
+    r.error('instance.sudo', at, 'expected a user id or a username (no spaces), or null');
+    return undefined;
+  }
+  return v;
+}
+
+function readStorage(r: Reader, node: Node, path: string): string | undefined {
+  const at = r.posOf(node);
+  r.mark(path, at);
+  const s = r.string(node, path);
+  if (!s) return undefined;
+  if (s.value === '' || /[\s/\\]/.test(s.value) || s.value.length > 255) {
+    r.error(path, at, 'expected a storage name (no spaces or slashes)');
+    return undefined;
+  }
+  return s.value;
+}
+
+function readStorageList(r: Reader, node: Node, path: string): string[] | undefined {
+  r.mark(path, r.posOf(node));
+  const items = r.seq(node, path, 'storage names');
+  if (!items) return undefined;
+  if (items.length === 0) {
+    r.error(path, r.posOf(node), 'list at least one source storage');
+    return undefined;
+  }
+  const out: string[] = [];
+  let ok = true;
+  items.forEach((item, i) => {
+    const s = readStorage(r, item, `${path}[${i}]`);
+    if (s === undefined) ok = false;
+    else out.push(s);
+  });
+  return ok ? out : undefined;
+}
+
+function readKinds(r: Reader, node: Node): Kind[] | undefined {
+  r.mark('move.kinds', r.posOf(node));
+  const items = r.seq(node, 'move.kinds', KINDS.join(', '));
+  if (!items) return undefined;
+  if (items.length === 0) {
+    r.error('move.kinds', r.posOf(node), `list at least one of ${KINDS.join(', ')}`);
+    return undefined;
+  }
+  const out: Kind[] = [];
+  let ok = true;
+  items.forEach((item, i) => {
+    const path = `move.kinds[${i}]`;
+    const k = readEnum(r, item, path, KINDS);
+    if (k === undefined) ok = false;
+    else if (out.includes(k)) {
+      r.error(path, r.posOf(item), `${k} is listed twice`);
+      ok = false;
+    } else out.push(k);
+  });
+  return ok ? out : undefined;
+}
+
+function readEnum<T extends string>(r: Reader, node: Node, path: string, allowed: readonly T[]): T | undefined {
+  r.mark(path, r.posOf(node));
+  const s = r.string(node, path);
+  if (!s) return undefined;
+  if (!(allowed as readonly string[]).includes(s.value)) {
+    r.error(path, r.posOf(node), `${showValue(s.value)} is not one of ${allowed.join(', ')}`);
+    return undefined;
+  }
+  return s.value as T;
+}
+
+/** A duration field: a string like "30s" (after ${VAR} expansion); null or absent means the default. */
+function duration(r: Reader, node: Node | null, path: string, fallback: number, invalid: Set<string>): number {
+  if (r.isNull(node)) return fallback;
+  const at = r.posOf(node);
+  r.mark(path, at);
+  if (isScalar(node) && typeof node!.value === 'number') {
+    r.error(path, at, `a bare number is ambiguous; write a unit, e.g. "${node!.value}s" or "${node!.value}ms"`);
+    invalid.add(path);
+    return fallback;
+  }
+  const s = r.string(node, path);
+  if (!s) {
+    invalid.add(path);
+    return fallback;
+  }
+  const d = parseDuration(s.value);
+  if (!d.ok) {
+    r.error(path, at, d.reason);
+    invalid.add(path);
+    return fallback;
+  }
+  return d.ms;
+}
+
+/** An integer field; a string is accepted only when it comes from ${VAR} (environment values are text). */
+function integer(r: Reader, node: Node | null, path: string, fallback: number, invalid: Set<string>): number {
+  if (r.isNull(node)) return fallback;
+  const at = r.posOf(node);
+  r.mark(path, at);
+  let value: unknown = isScalar(node) ? node!.value : undefined;
+  if (typeof value === 'string') {
+    const s = r.string(node, path);
+    if (!s) {
+      invalid.add(path);
+      return fallback;
+    }
+    value = s.fromVars && /^\s*-?\d+\s*$/.test(s.value) ? Number(s.value) : s.value;
+  }
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
+    r.error(path, at, 'expected a whole number');
+    invalid.add(path);
+    return fallback;
+  }
+  return value;
+}
+
+/** A boolean field; "true"/"false" strings are accepted only from ${VAR}. */
+function boolean(r: Reader, node: Node | null, path: string, fallback: boolean, invalid: Set<string>): boolean {
+  if (r.isNull(node)) return fallback;
+  const at = r.posOf(node);
+  r.mark(path, at);
+  let value: unknown = isScalar(node) ? node!.value : undefined;
+  if (typeof value === 'string') {
+    const s = r.string(node, path);
+    if (!s) {
+      invalid.add(path);
+      return fallback;
+    }
+    value = s.fromVars && (s.value === 'true' || s.value === 'false') ? s.value === 'true' : s.value;
+  }
+  if (typeof value !== 'boolean') {
+    r.error(path, at, 'expected true or false');
+    invalid.add(path);
+    return fallback;
+  }
+  return value;
+}
