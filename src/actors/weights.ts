@@ -4,23 +4,13 @@
  * (a restore mid-write must not mistake the new weights for the old ones).
  */
 import type { WeightsOutput } from '../machine/types.js';
-import type { Plan } from '../plan/types.js';
+import { checkMergedWeights } from '../plan/rules.js';
 import type { ActorDeps } from './types.js';
 import { StepError, WEIGHTS_INVALID, WEIGHTS_MISMATCH } from './step-errors.js';
 
 /** Reads the instance's current weights (kept as the "previous" weights for the report and rollback). */
 export async function readWeights(deps: Pick<ActorDeps, 'api'>): Promise<Record<string, number>> {
   return deps.api.getWeights();
-}
-
-/** The plan's rules on merged weights: the destination takes new repositories, no source does. */
-export function mergedWeightProblems(merged: Record<string, number>, plan: Pick<Plan, 'move'>): string[] {
-  const problems: string[] = [];
-  if (!((merged[plan.move.to] ?? 0) > 0)) problems.push(`the destination "${plan.move.to}" would have weight ${merged[plan.move.to] ?? 0}; it must be above 0`);
-  for (const source of plan.move.from) {
-    if ((merged[source] ?? 0) !== 0) problems.push(`the source "${source}" would keep weight ${merged[source]}; new repositories would keep landing on it`);
-  }
-  return problems;
 }
 
 function sameWeights(a: Record<string, number>, b: Record<string, number>, keys: Iterable<string>): boolean {
@@ -32,8 +22,7 @@ function sameWeights(a: Record<string, number>, b: Record<string, number>, keys:
 export async function applyWeights(deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'dryRun'>, _input: { previous: Record<string, number> }): Promise<WeightsOutput> {
   const { api, plan, log } = deps;
   const current = await api.getWeights();
-  const merged = { ...current, ...plan.weights };
-  const problems = mergedWeightProblems(merged, plan);
+  const { merged, problems } = checkMergedWeights(current, plan.weights, plan);
   if (problems.length > 0) throw new StepError(WEIGHTS_INVALID, `the merged weights are unsafe: ${problems.join('; ')}`);
   const keys = new Set([...Object.keys(current), ...Object.keys(merged)]);
   if (sameWeights(current, merged, keys)) {

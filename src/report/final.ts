@@ -1,0 +1,83 @@
+/**
+ * The report printed when a run ends (or is found already ended): steps, counts per kind,
+ * quarantined items with reasons, verification, previous and new weights, warnings; in a dry run,
+ * the estimate and "nothing was changed". Pure text from data.
+ */
+import type { RunContext } from '../machine/types.js';
+import type { StatusSummary } from '../store/types.js';
+import { formatBytes, formatDuration, progressByKind } from './summary.js';
+
+export interface FinalReportInput {
+  /** The machine's final state value. */
+  state: 'done' | 'doneWithQuarantine' | 'failed' | string;
+  context: RunContext;
+  summary: StatusSummary;
+  elapsedMs: number;
+  /** Dry run only: known total size of the items that would move, and whether some sizes were unknown. */
+  estimate?: { bytes: number; unknownSizes: number; concurrency: number; perMoveMs: number };
+  logFile?: string;
+  checkpointFile?: string;
+}
+
+const HEADLINE: Record<string, string> = {
+  done: 'DONE: every repository moved and verified',
+  doneWithQuarantine: 'DONE WITH QUARANTINED ITEMS: everything else moved and verified',
+  failed: 'FAILED',
+};
+
+function weights(w: Record<string, number> | null): string {
+  if (!w) return 'unknown';
+  return Object.entries(w).map(([k, v]) => `${k}=${v}`).join(', ') || '(none)';
+}
+
+/** The final report as plain text lines. */
+export function renderFinalReport(input: FinalReportInput): string {
+  const { context: c, summary } = input;
+  const lines: string[] = [];
+  const dry = c.dryRun;
+  lines.push(dry ? `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance` : HEADLINE[input.state] ?? input.state);
+  if (c.error) lines.push(`  step: ${c.error.step}`, `  cause: ${c.error.message} (${c.error.code})`);
+  lines.push(`  took ${formatDuration(input.elapsedMs)}${c.instanceVersion ? `, instance version ${c.instanceVersion}` : ''}`);
+
+  const kinds = progressByKind(summary);
+  if (dry) {
+    lines.push('', 'Would move:');
+    for (const d of Object.values(c.drains)) lines.push(`  ${d.kind} on ${d.source}: ${d.remaining}`);
+    if (Object.keys(c.drains).length === 0) for (const p of kinds) lines.push(`  ${p.kind}: ${p.total}`);
+    const total = kinds.reduce((a, p) => a + p.total - p.done - p.quarantined, 0);
+    if (input.estimate) {
+      const e = input.estimate;
+      lines.push(`  total size: ${formatBytes(e.bytes)}${e.unknownSizes > 0 ? ` (+ ${e.unknownSizes} items of unknown size)` : ''}`);
+      const ms = Math.ceil(total / Math.max(1, e.concurrency)) * e.perMoveMs;
+      lines.push(`  estimated duration: ${formatDuration(ms)} at ${e.concurrency} moves in flight, assuming ~${formatDuration(e.perMoveMs)} per move`);
+    }
+    lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
+  } else {
+    lines.push('', 'Repositories:');
+    for (const p of kinds) {
+      lines.push(`  ${p.kind}: ${p.done} moved of ${p.total}, ${p.quarantined} quarantined${p.waiting + p.inFlight > 0 ? `, ${p.waiting + p.inFlight} not finished` : ''}`);
+    }
+    if (kinds.length === 0) lines.push('  (none enumerated)');
+    if (summary.quarantined.length > 0) {
+      lines.push('', `Quarantined (${summary.quarantined.length}):`);
+      for (const q of summary.quarantined) lines.push(`  ${q.kind} ${q.id} ${q.name} on ${q.source} after ${q.attempts} attempt(s): ${q.reason}`);
+    }
+    if (c.verification) {
+      lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
+      for (const p of c.verification.problems) lines.push(`  ${p}`);
+    } else if (!c.verify) {
+      lines.push('', 'Verification: skipped (plan: verify false)');
+    }
+    if (c.geo) lines.push(`Geo resync requested for ${c.geo.results.map((r) => r.registryClass).join(', ')}`);
+    lines.push('', `Weights before: ${weights(c.previousWeights)}`, `Weights now:    ${weights(c.newWeights)}`);
+    if (c.weightsWritten && c.previousWeights) lines.push(`  (to roll back, PUT repository_storages_weighted back to the "before" values)`);
+  }
+  if (c.warnings.length > 0) {
+    lines.push('', `Warnings (${c.warnings.length}):`);
+    for (const w of c.warnings) lines.push(`  - ${w}`);
+  }
+  if (input.checkpointFile) lines.push('', `Checkpoint: ${input.checkpointFile}`);
+  if (input.logFile) lines.push(`Log: ${input.logFile}`);
+  if (input.state === 'failed') lines.push('Fix the cause and run the same command again: the run resumes from its checkpoint.');
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,68 @@
+/**
+ * The live progress output: on a TTY one line redrawn in place (at most 4 times a second); otherwise
+ * a summary line every 10 seconds, so CI logs stay readable.
+ */
+import type { StatusSummary } from '../store/types.js';
+import { formatDuration, progressByKind, rateAndEta } from './summary.js';
+
+export interface ProgressView {
+  /** e.g. "drain nfs-1/projects". */
+  step: string;
+  summary: StatusSummary;
+  elapsedMs: number;
+}
+
+/** One line: the step, each kind's counts, the rate and the ETA. */
+export function renderProgressLine(view: ProgressView): string {
+  const kinds = progressByKind(view.summary)
+    .map((p) => `${p.kind} ${p.done}/${p.total} done, ${p.inFlight} in flight, ${p.waiting} waiting, ${p.quarantined} quarantined`)
+    .join(' | ');
+  const rate = rateAndEta(view.summary, view.elapsedMs);
+  return `[${formatDuration(view.elapsedMs)}] ${view.step}${kinds ? ` | ${kinds}` : ''} | ${rate.perMinute.toFixed(1)} moves/min | ETA ${formatDuration(rate.etaMs)}`;
+}
+
+export interface ProgressOutput {
+  /** Draws now if the throttle allows (call on every progress event). */
+  poke(): void;
+  /** Stops the timer and ends the line on a TTY. */
+  stop(): void;
+}
+
+/** Starts drawing `read()` to `stream` until `stop()`. `read` may throw (e.g. a busy database): that draw is skipped. */
+export function startProgress(stream: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }, read: () => ProgressView): ProgressOutput {
+  const tty = stream.isTTY === true;
+  const minGapMs = tty ? 250 : 10_000;
+  let last = 0;
+  let drawn = false;
+  const draw = () => {
+    const now = Date.now();
+    if (now - last < minGapMs) return;
+    last = now;
+    let line: string;
+    try {
+      line = renderProgressLine(read());
+    } catch {
+      return;
+    }
+    if (tty) {
+      const width = stream.columns ?? 160;
+      stream.write(`\r\x1b[2K${line.length > width - 1 ? `${line.slice(0, width - 2)}…` : line}`);
+      drawn = true;
+    } else {
+      stream.write(`${line}\n`);
+    }
+  };
+  // Non-TTY: the first line comes after one interval, so short runs stay quiet.
+  if (!tty) last = Date.now();
+  const timer = setInterval(draw, tty ? 250 : 1_000);
+  timer.unref();
+  return {
+    poke: () => {
+      if (tty) draw();
+    },
+    stop() {
+      clearInterval(timer);
+      if (tty && drawn) stream.write('\r\x1b[2K');
+    },
+  };
+}

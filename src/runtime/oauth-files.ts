@@ -1,0 +1,37 @@
+/**
+ * OAuth refresh write-back. A refresh invalidates the old pair, so when the plan read the tokens
+ * from files (`instance.oauth.access_token_file` / `refresh_token_file`, relative to the plan's
+ * directory) the new pair is written back there, atomically (temp file + rename, mode 0600):
+ * a crash after a refresh then resumes with tokens that still work.
+ */
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parse } from 'yaml';
+
+export interface OauthFiles {
+  accessTokenFile: string | null;
+  refreshTokenFile: string | null;
+}
+
+/** Which OAuth token fields of the plan came from files (absolute paths), read from the plan's YAML. */
+export function findOauthFiles(planFile: string): OauthFiles {
+  let doc: unknown;
+  try {
+    doc = parse(readFileSync(planFile, 'utf8'));
+  } catch {
+    return { accessTokenFile: null, refreshTokenFile: null };
+  }
+  const oauth = (doc as { instance?: { oauth?: Record<string, unknown> } } | null)?.instance?.oauth;
+  const pick = (key: string): string | null => {
+    const v = oauth?.[key];
+    return typeof v === 'string' && v.trim() !== '' ? resolve(dirname(planFile), v) : null;
+  };
+  return { accessTokenFile: pick('access_token_file'), refreshTokenFile: pick('refresh_token_file') };
+}
+
+/** Replaces `file`'s content atomically with `value` (owner-only permissions). */
+export function writeSecretFile(file: string, value: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${value}\n`, { mode: 0o600 });
+  renameSync(tmp, file);
+}

@@ -1,0 +1,194 @@
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createFakeApi, testPlan } from '../../test/support/fake-runtime-deps.js';
+import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
+import type { Plan } from '../plan/types.js';
+import { openCheckpoint } from '../store/checkpoint.js';
+import { systemClock } from './clock.js';
+import { executeRun } from './run.js';
+import type { RunOptions, RuntimeServices } from './types.js';
+
+const TOKEN = 'glpat-runtime-test-secret-value-0042';
+
+function sink() {
+  const chunks: string[] = [];
+  const stream = new Writable({ write(c, _e, cb) { chunks.push(String(c)); cb(); } }) as Writable & { isTTY?: boolean };
+  return { stream, text: () => chunks.join('') };
+}
+
+let dir: string;
+beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'shardmove-run-')); });
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Harness {
+  plan?: Plan;
+  hash?: string;
+  drain?: (i: DrainInput, signal: AbortSignal) => Promise<DrainOutput>;
+  verify?: () => Promise<VerifyOutput>;
+  pid?: number;
+  alive?: boolean;
+  signal?: AbortSignal;
+  acceptPlanChange?: boolean;
+  dryRun?: boolean;
+}
+
+async function run(h: Harness = {}) {
+  const out = sink();
+  const err = sink();
+  const api = createFakeApi();
+  const drains: string[] = [];
+  const plan = h.plan ?? testPlan({ instance: { url: 'http://x', credentials: { type: 'token', token: TOKEN }, sudo: null, timeoutMs: 1000 } });
+  const services: RuntimeServices = {
+    loadPlan: async () => ({ plan, hash: h.hash ?? 'hash-1', warnings: [], file: 'plan.yaml' }),
+    openCheckpoint: (file) => openCheckpoint(file),
+    createApi: () => api,
+    runDrain: async (deps, i) => {
+      drains.push(`${i.source}/${i.kind}`);
+      // A careless actor: the logger must still keep the token out of the file.
+      deps.log.info({ token: TOKEN, headers: { authorization: `Bearer ${TOKEN}` } }, `draining with ${TOKEN}`);
+      return h.drain ? h.drain(i, deps.signal) : { moved: 3, quarantined: 0, remaining: 0 };
+    },
+    runVerify: h.verify ?? (async () => ({ ok: true, perKindAndSource: {}, problems: [] })),
+    clock: systemClock,
+    isAlive: () => h.alive ?? false,
+    pid: h.pid ?? 1111,
+    host: 'test-host',
+  };
+  const opts: RunOptions = {
+    planFile: join(dir, 'plan.yaml'),
+    statePath: join(dir, 'run.db'),
+    dryRun: h.dryRun ?? false,
+    acceptPlanChange: h.acceptPlanChange ?? false,
+    env: {},
+    cwd: dir,
+    signal: h.signal ?? new AbortController().signal,
+    stdout: out.stream,
+    stderr: err.stream,
+  };
+  const code = await executeRun(opts, services);
+  return { code, stdout: out.text(), stderr: err.text(), api, drains };
+}
+
+function savedSnapshot() {
+  const store = openCheckpoint(join(dir, 'run.db'));
+  try {
+    return { run: store.loadRun(), events: store.readEvents() };
+  } finally {
+    store.close();
+  }
+}
+
+describe('executeRun', () => {
+  it('runs a fresh plan to done (exit 0), checkpointing the final snapshot and the step events', async () => {
+    const r = await run();
+    expect(r.code).toBe(0);
+    expect(r.drains).toHaveLength(6);
+    expect(r.stdout).toContain('DONE: every repository moved and verified');
+    expect(r.stdout).toContain('Weights before: default=100');
+    const { run: saved, events } = savedSnapshot();
+    expect(saved?.machineVersion).toBe(1);
+    expect((saved?.snapshot as { value: string }).value).toBe('done');
+    const steps = events.filter((e) => e.type === 'step.entered').map((e) => e.data.step);
+    expect(steps).toEqual(['preflight', 'storages', 'weights', 'drain nfs-1/projects', 'drain nfs-1/snippets', 'drain nfs-1/groups',
+      'drain nfs-2/projects', 'drain nfs-2/snippets', 'drain nfs-2/groups', 'verify', 'done']);
+    expect(r.api.state.weights.cluster).toBe(100);
+  });
+
+  it('exits 3 when items ended quarantined', async () => {
+    const r = await run({ drain: async (i) => ({ moved: 1, quarantined: i.kind === 'groups' ? 1 : 0, remaining: 0 }) });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain('DONE WITH QUARANTINED ITEMS');
+  });
+
+  it('exits 1 with the step and the cause, and a later run resumes from pre-flight', async () => {
+    const r = await run({ verify: async () => { throw Object.assign(new Error('listing returned garbage'), { code: 'SHARDMOVE_API_BAD_RESPONSE' }); } });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/FAILED\n {2}step: verify\n {2}cause: listing returned garbage \(SHARDMOVE_API_BAD_RESPONSE\)/);
+    const again = await run();
+    expect(again.code).toBe(0);
+    expect(savedSnapshot().events.some((e) => e.type === 'run.restart')).toBe(true);
+    // The previous weights survive the restart: the instance's weights had been changed already.
+    expect(again.stdout).toContain('Weights before: default=100');
+  });
+
+  it('on abort, lets the drain return, saves the checkpoint, exits 130; the next run re-invokes that drain', async () => {
+    const ctl = new AbortController();
+    const first = await run({
+      signal: ctl.signal,
+      drain: async (i, signal) => {
+        if (i.source === 'nfs-2' && i.kind === 'snippets') {
+          ctl.abort(new Error('SIGINT'));
+          await new Promise((r) => setTimeout(r, 20));
+          expect(signal.aborted).toBe(true);
+          return { moved: 0, quarantined: 0, remaining: 5 };
+        }
+        return { moved: 1, quarantined: 0, remaining: 0 };
+      },
+    });
+    expect(first.code).toBe(130);
+    expect(first.stderr).toContain('interrupted; run again to continue');
+    const saved = savedSnapshot();
+    const snap = saved.run?.snapshot as { value: unknown; context: { sourceIndex: number; kindIndex: number } };
+    expect(snap.value).toBe('drain');
+    expect([snap.context.sourceIndex, snap.context.kindIndex]).toEqual([1, 1]);
+    expect(saved.events.map((e) => e.type)).toContain('run.interrupted');
+
+    const second = await run();
+    expect(second.code).toBe(0);
+    expect(second.drains).toEqual(['nfs-2/snippets', 'nfs-2/groups']);
+    expect(second.api.state.calls).not.toContain('currentUser');
+  });
+
+  it('refuses a changed plan (PLAN_CHANGED) and resumes from pre-flight with --accept-plan-change', async () => {
+    const ctl = new AbortController();
+    await run({ signal: ctl.signal, drain: async () => { ctl.abort(); return { moved: 0, quarantined: 0, remaining: 0 }; } });
+    await expect(run({ hash: 'hash-2' })).rejects.toMatchObject({ code: 'SHARDMOVE_PLAN_CHANGED', message: expect.stringContaining('--accept-plan-change') });
+    const accepted = await run({ hash: 'hash-2', acceptPlanChange: true });
+    expect(accepted.code).toBe(0);
+    expect(accepted.api.state.calls).toContain('currentUser');
+    expect(accepted.drains).toHaveLength(6);
+    expect(savedSnapshot().run?.planHash).toBe('hash-2');
+  });
+
+  it('refuses while another live process holds the lock, and takes over a stale one', async () => {
+    const holder = openCheckpoint(join(dir, 'run.db'));
+    holder.acquireLock({ pid: 2222, host: 'test-host', startedAt: 1 }, () => false);
+    holder.close = () => undefined;
+    await expect(run({ alive: true })).rejects.toMatchObject({ code: 'SHARDMOVE_LOCKED', message: expect.stringContaining('pid 2222') });
+    const r = await run({ alive: false });
+    expect(r.code).toBe(0);
+    expect(savedSnapshot().events.map((e) => e.type)).toContain('lock.takeover');
+  });
+
+  it('never writes the token into the log file or the checkpoint', async () => {
+    const r = await run();
+    expect(r.code).toBe(0);
+    const files = readdirSync(dir);
+    expect(files).toContain('run.log');
+    const log = readFileSync(join(dir, 'run.log'), 'utf8');
+    expect(log).toContain('draining with [REDACTED]');
+    expect(log).toContain('"token":"[REDACTED]"');
+    for (const f of files) expect(readFileSync(join(dir, f)).includes(TOKEN), f).toBe(false);
+    expect(r.stdout + r.stderr).not.toContain(TOKEN);
+  });
+
+  it('dry run: no write reaches the api, verify is skipped, the report says nothing changed', async () => {
+    const r = await run({ dryRun: true, drain: async () => ({ moved: 0, quarantined: 0, remaining: 7 }) });
+    expect(r.code).toBe(0);
+    expect(r.api.state.mutating).toBe(0);
+    expect(r.stdout).toContain('nothing was changed');
+    expect(r.stdout).toContain('projects on nfs-1: 7');
+    expect(r.stdout).toContain('weights after: default=0, cluster=100');
+  });
+
+  it('a finished run run again reports the same result without doing anything', async () => {
+    expect((await run()).code).toBe(0);
+    const again = await run();
+    expect(again.code).toBe(0);
+    expect(again.drains).toEqual([]);
+    expect(again.api.state.calls).toEqual(['close']);
+  });
+});

@@ -1,0 +1,290 @@
+/**
+ * One `run`: load the plan, open and lock the checkpoint, create or restore the machine's actor
+ * with the real effects, save the persisted snapshot after every transition, and turn the final
+ * state into an exit code. On SIGINT/SIGTERM: stop scheduling, let the in-flight step return, save,
+ * exit 130. Restores are not transitions: the restored step's actor is simply invoked again, and
+ * every actor is safe to repeat because it resumes from the item rows in the same checkpoint.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Logger } from 'pino';
+import { createActor, fromPromise } from 'xstate';
+import type { AnyActorLogic, Snapshot } from 'xstate';
+import { runGeoResync } from '../actors/geo.js';
+import { runPreflight } from '../actors/preflight.js';
+import { runStorageCheck } from '../actors/storages.js';
+import type { ActorDeps } from '../actors/types.js';
+import { applyWeights, readWeights } from '../actors/weights.js';
+import type { InstanceApi } from '../api/types.js';
+import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
+import type { RunContext, RunInput } from '../machine/types.js';
+import type { Plan } from '../plan/types.js';
+import { renderFinalReport } from '../report/final.js';
+import type { FinalReportInput } from '../report/final.js';
+import { startProgress } from '../report/progress.js';
+import type { CheckpointStore, SavedRun } from '../store/types.js';
+import { INTERNAL, PLAN_CHANGED, RuntimeError } from './errors.js';
+import { createRunLogger, SecretSet } from './logger.js';
+import { findOauthFiles, writeSecretFile } from './oauth-files.js';
+import { checkpointPath, logPath } from './paths.js';
+import type { RefreshedTokens, RunOptions, RuntimeServices } from './types.js';
+
+export type { RunOptions, RuntimeServices } from './types.js';
+
+/** Exit codes of a run that got as far as the machine (README: Exit codes). */
+const EXIT_BY_STATE: Record<string, number> = { done: 0, doneWithQuarantine: 3, failed: 1 };
+const EXIT_INTERRUPTED = 130;
+/** Assumed duration of one move for the dry-run estimate, stated in the report. */
+const ASSUMED_MOVE_MS = 30_000;
+
+/**
+ * Runs or resumes the plan; resolves to the exit code. Throws (with a stable code) when the plan is
+ * invalid, the checkpoint is locked by a live process, or the plan changed without --accept-plan-change.
+ */
+export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServices> = {}): Promise<number> {
+  const services: RuntimeServices = isComplete(injected) ? injected : { ...(await import('./services.js')).defaultServices(), ...injected };
+  const { plan, hash, warnings: planWarnings } = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
+  const secrets = new SecretSet();
+  const creds = plan.instance.credentials;
+  if (creds.type === 'token') secrets.add(creds.token);
+  else secrets.add(creds.accessToken, creds.refreshToken, creds.clientSecret);
+
+  const file = checkpointPath({ planName: plan.name, statePath: opts.statePath, dryRun: opts.dryRun, cwd: opts.cwd });
+  mkdirSync(dirname(file), { recursive: true });
+  const logFile = logPath(file);
+  const log = createRunLogger(logFile, secrets, opts.env.LOG_LEVEL ?? 'info');
+  for (const w of planWarnings) opts.stderr.write(`warning: ${secrets.scrub(w.message)}\n`);
+
+  const store = services.openCheckpoint(file);
+  let api: InstanceApi | undefined;
+  try {
+    store.acquireLock({ pid: services.pid, host: services.host, startedAt: services.clock.now() }, services.isAlive);
+    const start = chooseStart(store.loadRun(), hash, opts);
+    if (start.kind === 'fresh' && start.reason) {
+      log.warn({ reason: start.reason }, 'starting the machine from pre-flight');
+      store.appendEvent('run.restart', { reason: start.reason }, services.clock.now());
+    }
+    const earlyWarnings: string[] = [];
+    const onRefresh = oauthRefreshHandler(opts.planFile, plan, secrets, log, earlyWarnings);
+    api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh });
+    const input: RunInput = {
+      sources: plan.move.from,
+      destination: plan.move.to,
+      kinds: plan.move.kinds,
+      verify: plan.verify,
+      geoResync: plan.geo.resync,
+      dryRun: opts.dryRun,
+      warnings: [...planWarnings.map((w) => w.message), ...earlyWarnings],
+      previousWeights: start.previousWeights,
+    };
+    return await driveMachine({ opts, services, plan, hash, store, api, log, logFile, secrets, input, snapshot: start.snapshot });
+  } finally {
+    await api?.close().catch(() => undefined);
+    store.releaseLock();
+    store.close();
+    log.flush();
+  }
+}
+
+function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {
+  return ['loadPlan', 'openCheckpoint', 'createApi', 'runDrain', 'runVerify', 'clock', 'isAlive', 'pid', 'host'].every((k) => k in s);
+}
+
+interface Start {
+  kind: 'fresh' | 'restore';
+  snapshot: Snapshot<unknown> | undefined;
+  previousWeights: Record<string, number> | null;
+  reason?: string;
+}
+
+/**
+ * Restore, start over, or refuse. A changed plan or machine version is refused unless accepted; an
+ * accepted change, a failed run and a finished rehearsal start the machine again from pre-flight
+ * (every step is idempotent and the item rows keep the progress), carrying the previous weights.
+ */
+function chooseStart(saved: SavedRun | null, hash: string, opts: Pick<RunOptions, 'acceptPlanChange' | 'dryRun'>): Start {
+  if (!saved) return { kind: 'fresh', snapshot: undefined, previousWeights: null };
+  const snap = saved.snapshot as { status?: string; value?: unknown; context?: Partial<RunContext> } | null;
+  const previousWeights = snap?.context?.previousWeights ?? null;
+  const changes: string[] = [];
+  if (saved.planHash !== hash) changes.push('the plan changed since the checkpoint was written');
+  if (saved.machineVersion !== MACHINE_VERSION) changes.push(`the checkpoint was written by machine version ${saved.machineVersion}, this is ${MACHINE_VERSION}`);
+  if (changes.length > 0) {
+    if (!opts.acceptPlanChange) {
+      throw new RuntimeError(PLAN_CHANGED, `refusing to resume: ${changes.join('; ')}. Run again with --accept-plan-change to resume with this plan, or use a new --state file`);
+    }
+    return { kind: 'fresh', snapshot: undefined, previousWeights, reason: `accepted: ${changes.join('; ')}` };
+  }
+  if (snap?.status === 'done' && snap.value === 'failed') return { kind: 'fresh', snapshot: undefined, previousWeights, reason: 'resuming a failed run' };
+  if (snap?.status === 'done' && opts.dryRun) return { kind: 'fresh', snapshot: undefined, previousWeights: null, reason: 'repeating a finished rehearsal' };
+  return { kind: 'restore', snapshot: saved.snapshot as Snapshot<unknown>, previousWeights };
+}
+
+function oauthRefreshHandler(planFile: string, plan: Plan, secrets: SecretSet, log: Logger, warnings: string[]): (t: RefreshedTokens) => void {
+  if (plan.instance.credentials.type !== 'oauth') return () => undefined;
+  const files = findOauthFiles(planFile);
+  if (!files.accessTokenFile || !files.refreshTokenFile) {
+    warnings.push('the OAuth tokens do not come from access_token_file/refresh_token_file: refreshed tokens are kept in memory only, so a crash or kill will need fresh tokens to resume');
+  }
+  return (tokens) => {
+    secrets.add(tokens.accessToken, tokens.refreshToken);
+    try {
+      if (files.accessTokenFile) writeSecretFile(files.accessTokenFile, tokens.accessToken);
+      if (files.refreshTokenFile) writeSecretFile(files.refreshTokenFile, tokens.refreshToken);
+      log.info({ written: Boolean(files.accessTokenFile && files.refreshTokenFile) }, 'oauth tokens refreshed');
+    } catch (err) {
+      log.error({ err }, 'could not write refreshed oauth tokens back to their files');
+    }
+  };
+}
+
+interface DriveArgs {
+  opts: RunOptions;
+  services: RuntimeServices;
+  plan: Plan;
+  hash: string;
+  store: CheckpointStore;
+  api: InstanceApi;
+  log: Logger;
+  logFile: string;
+  secrets: SecretSet;
+  input: RunInput;
+  snapshot: Snapshot<unknown> | undefined;
+}
+
+async function driveMachine(a: DriveArgs): Promise<number> {
+  const { opts, services, plan, store, log } = a;
+  const clock = services.clock;
+  const startedAt = clock.now();
+  let interrupted = opts.signal.aborted;
+  const inflight = new Set<Promise<unknown>>();
+  const deps: ActorDeps = { api: a.api, store, plan, clock, log, signal: opts.signal, dryRun: opts.dryRun };
+
+  // Each effect is wrapped so that, once interrupted, its result never reaches the machine: the
+  // snapshot keeps the step in flight and a restore invokes it again.
+  const never = () => new Promise<never>(() => undefined);
+  const effect = <I, O>(name: string, fn: (input: I) => Promise<O>) =>
+    fromPromise<O, I>(async ({ input }) => {
+      if (interrupted) return never();
+      log.info({ step: name, input }, 'step started');
+      const p = fn(input);
+      inflight.add(p);
+      let result: { ok: true; value: O } | { ok: false; error: unknown };
+      try {
+        result = { ok: true, value: await p };
+      } catch (error) {
+        result = { ok: false, error };
+      } finally {
+        inflight.delete(p);
+      }
+      if (interrupted) return never();
+      if (!result.ok) {
+        log.error({ step: name, err: result.error }, 'step failed');
+        throw result.error;
+      }
+      log.info({ step: name }, 'step finished');
+      return result.value;
+    });
+  const actors: Record<string, AnyActorLogic> = {
+    preflight: effect('preflight', () => runPreflight(deps)),
+    storages: effect('storages', () => runStorageCheck(deps)),
+    readWeights: effect('readWeights', () => readWeights(deps)),
+    weights: effect('weights', (i: { previous: Record<string, number> }) => applyWeights(deps, i)),
+    drain: effect('drain', (i: { source: string; kind: Plan['move']['kinds'][number] }) => services.runDrain(deps, i)),
+    verify: effect('verify', () => services.runVerify(deps)),
+    geo: effect('geo', () => runGeoResync(deps)),
+  };
+
+  const actor = createActor(runMachine.provide({ actors }), a.snapshot ? { snapshot: a.snapshot, input: a.input } : { input: a.input });
+  const stepLabel = (c: RunContext): string => (c.step === 'drain' && c.sources[c.sourceIndex] ? `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}` : c.step);
+  let lastLabel = '';
+  const persist = () => {
+    store.saveRun({ planName: plan.name, planHash: a.hash, machineVersion: MACHINE_VERSION, snapshot: actor.getPersistedSnapshot() });
+  };
+  const progress = startProgress(opts.stdout, () => ({ step: stepLabel(actor.getSnapshot().context), summary: store.summary(clock.now()), elapsedMs: clock.now() - startedAt }));
+  deps.onProgress = () => progress.poke();
+
+  let resolveFinal: (v: 'final') => void = () => undefined;
+  const finished = new Promise<'final'>((resolve, reject) => {
+    resolveFinal = resolve;
+    actor.subscribe({
+      next: (snap) => {
+        if (interrupted) return;
+        persist();
+        const label = snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
+        if (label !== lastLabel) {
+          lastLabel = label;
+          store.appendEvent('step.entered', { step: label }, clock.now());
+          log.info({ step: label }, 'step entered');
+        }
+        if (snap.status === 'done') resolve('final');
+      },
+      error: (err) => reject(err),
+    });
+  });
+  const stopped = new Promise<'interrupted'>((resolve) => {
+    const onAbort = async () => {
+      interrupted = true;
+      log.warn({ inFlight: inflight.size }, 'interrupted; waiting for the step in flight to return');
+      await Promise.allSettled([...inflight]);
+      resolve('interrupted');
+    };
+    if (opts.signal.aborted) void onAbort();
+    else opts.signal.addEventListener('abort', () => void onAbort(), { once: true });
+  });
+
+  store.appendEvent('run.started', { resumed: Boolean(a.snapshot), dryRun: opts.dryRun, pid: services.pid }, startedAt);
+  log.info({ plan: plan.name, resumed: Boolean(a.snapshot), dryRun: opts.dryRun, checkpoint: store.file }, 'run started');
+  actor.start();
+  // A restored run that had already ended emits nothing: it is final at once.
+  if (actor.getSnapshot().status === 'done') resolveFinal('final');
+  else persist();
+  let outcome: 'final' | 'interrupted';
+  try {
+    outcome = await Promise.race([finished, stopped]);
+  } finally {
+    progress.stop();
+  }
+  if (outcome === 'interrupted') {
+    persist();
+    actor.stop();
+    store.appendEvent('run.interrupted', { step: stepLabel(actor.getSnapshot().context) }, clock.now());
+    log.warn('checkpoint saved after interruption');
+    opts.stderr.write('interrupted; run again to continue\n');
+    return EXIT_INTERRUPTED;
+  }
+  const snap = actor.getSnapshot();
+  actor.stop();
+  const state = String(snap.value);
+  const code = EXIT_BY_STATE[state];
+  if (code === undefined) throw new RuntimeError(INTERNAL, `the run machine stopped in unexpected state ${state}`);
+  const summary = store.summary(clock.now());
+  store.appendEvent('run.finished', { state, error: snap.context.error, quarantined: summary.quarantined.length }, clock.now());
+  log.info({ state, error: snap.context.error, quarantined: summary.quarantined.length }, 'run finished');
+  const report: FinalReportInput = {
+    state,
+    context: snap.context,
+    summary,
+    elapsedMs: clock.now() - startedAt,
+    logFile: a.logFile,
+    checkpointFile: store.file,
+  };
+  if (opts.dryRun) report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency, perMoveMs: ASSUMED_MOVE_MS };
+  opts.stdout.write(a.secrets.scrub(renderFinalReport(report)));
+  return code;
+}
+
+/** Known total size of the pending items (bounded per (kind, source) to keep memory flat). */
+function estimateSizes(store: CheckpointStore, c: RunContext): { bytes: number; unknownSizes: number } {
+  const items = store as Partial<{ itemsInState(kind: string, source: string, state: string, limit: number): { sizeBytes: number | null }[] }>;
+  let bytes = 0;
+  let unknownSizes = 0;
+  if (typeof items.itemsInState !== 'function') return { bytes, unknownSizes };
+  for (const d of Object.values(c.drains)) {
+    for (const row of items.itemsInState(d.kind, d.source, 'pending', 200_000)) {
+      if (row.sizeBytes === null) unknownSizes += 1;
+      else bytes += row.sizeBytes;
+    }
+  }
+  return { bytes, unknownSizes };
+}

@@ -1,0 +1,45 @@
+/**
+ * The real implementations the runtime uses unless a test injects its own: the plan loader, the
+ * SQLite checkpoint, the undici client, the drain and verify actors. Loaded lazily by run.ts so
+ * unit tests with fakes never open a socket or a database.
+ */
+import { hostname } from 'node:os';
+import { loadPlan } from '../plan/load.js';
+import { openCheckpoint } from '../store/checkpoint.js';
+import { createInstanceApi } from '../api/instance.js';
+import { runDrain } from '../actors/drain.js';
+import { runVerify } from '../actors/verify.js';
+import { systemClock } from './clock.js';
+import type { RuntimeServices } from './types.js';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export function defaultServices(): RuntimeServices {
+  return {
+    loadPlan: (file, opts) => loadPlan(file, opts),
+    openCheckpoint: (file, opts) => openCheckpoint(file, opts),
+    createApi: (plan, opts) =>
+      createInstanceApi({
+        baseUrl: plan.instance.url,
+        credentials: plan.instance.credentials,
+        sudo: plan.instance.sudo,
+        timeoutMs: plan.instance.timeoutMs,
+        readOnly: opts.readOnly,
+        onRefresh: opts.onRefresh,
+      }),
+    runDrain: (deps, input) => runDrain(deps, input),
+    runVerify: (deps) => runVerify(deps),
+    clock: systemClock,
+    isAlive,
+    pid: process.pid,
+    host: hostname(),
+  };
+}

@@ -1,0 +1,46 @@
+/** What the runtime needs from the outside world; run.ts takes real ones by default, tests inject fakes. */
+import type { ActorDeps, Clock } from '../actors/types.js';
+import type { InstanceApi } from '../api/types.js';
+import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
+import type { Plan } from '../plan/types.js';
+import type { CheckpointStore } from '../store/types.js';
+
+export interface LoadedPlan {
+  plan: Plan;
+  /** Hash of the normalised plan: a different hash means a changed plan. */
+  hash: string;
+  warnings: readonly { message: string }[];
+  file: string;
+}
+
+/** A fresh OAuth pair after a refresh (secrets: memory and token files only). */
+export interface RefreshedTokens {
+  accessToken: string;
+  refreshToken: string;
+}
+
+export interface RuntimeServices {
+  loadPlan(file: string, opts: { env: Readonly<Record<string, string | undefined>>; cwd: string }): Promise<LoadedPlan>;
+  openCheckpoint(file: string, opts?: { readOnly?: boolean }): CheckpointStore;
+  createApi(plan: Plan, opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void }): InstanceApi;
+  runDrain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput>;
+  runVerify(deps: ActorDeps): Promise<VerifyOutput>;
+  clock: Clock;
+  /** Whether a process id is alive on this host (stale lock detection). */
+  isAlive(pid: number): boolean;
+  pid: number;
+  host: string;
+}
+
+/** Options of one `run` (the CLI's arguments and context). */
+export interface RunOptions {
+  planFile: string;
+  statePath?: string | undefined;
+  dryRun: boolean;
+  acceptPlanChange: boolean;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  signal: AbortSignal;
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+}
