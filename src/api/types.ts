@@ -33,6 +33,8 @@ export interface ItemRecord {
   name: string;
   /** Repository size in bytes when the instance reports it, else null. */
   sizeBytes: number | null;
+  /** `repository_read_only` when the instance reports it (a move may be running); absent otherwise. */
+  readOnly?: boolean;
 }
 
 export interface TokenInfo {

@@ -1,0 +1,324 @@
+/**
+ * The one HTTP client: undici with keep-alive, timeouts on every phase, credentials from a provider,
+ * and a retry policy given as data. GET and PUT (idempotent: PUT of the full settings object) are
+ * retried on network errors, 5xx and 429; POST and DELETE are sent once, and a failure that leaves
+ * their effect unknown becomes ApiAmbiguousError so the caller re-reads the server's state.
+ */
+import { Agent } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { CredentialProvider } from './auth.js';
+import {
+  ApiAmbiguousError,
+  ApiForbiddenError,
+  ApiHttpError,
+  ApiNetworkError,
+  ApiNotFoundError,
+  ApiRateLimitedError,
+  ApiTimeoutError,
+  ApiUnauthorizedError,
+  DryRunBlockedError,
+} from './errors.js';
+import type { ApiError, RequestRef } from './errors.js';
+
+export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
+
+/** How often and how patiently idempotent requests are repeated. */
+export interface RetryPolicy {
+  /** Attempts in all, the first included (1 = no retry). */
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** 0..1: the share of each delay that is randomised (0.5 = between 50% and 100% of it). */
+  jitter: number;
+  /** The longest Retry-After we honour; longer answers are waited for this long. */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 30_000, jitter: 0.5, maxRetryAfterMs: 300_000 };
+
+/** One attempt, as the event log and the stats see it. Never contains headers or token values. */
+export interface RequestEvent {
+  method: HttpMethod;
+  /** Path with the query, sensitive query parameters removed. */
+  path: string;
+  attempt: number;
+  mutating: boolean;
+  /** Response only: HTTP status, or null on a network error or timeout. */
+  status?: number | null;
+  durationMs?: number;
+  errorCode?: string | null;
+}
+
+export interface ClientOptions {
+  /** Instance base URL without /api/v4. */
+  baseUrl: string;
+  credentials: CredentialProvider;
+  sudo?: string | null;
+  /** Connect, headers and body timeout of each attempt. */
+  timeoutMs: number;
+  /** Dry run: refuse every mutating request before sending it. */
+  readOnly?: boolean;
+  retry?: Partial<RetryPolicy>;
+  /** Sizes the keep-alive pool (connections = concurrency + 4). */
+  concurrency?: number;
+  /** Use this dispatcher (tests: MockAgent) instead of a new Agent; it is not closed by close(). */
+  dispatcher?: Dispatcher;
+  userAgent?: string;
+  onRequest?: (e: RequestEvent) => void;
+  onResponse?: (e: RequestEvent) => void;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  now?: () => number;
+  random?: () => number;
+}
+
+export interface RequestOptions {
+  method: HttpMethod;
+  /** Relative to /api/v4, or to the base URL when `root` is set (/-/readiness, /oauth/token). */
+  path: string;
+  query?: Record<string, string | number | boolean | null | undefined>;
+  /** Sent as JSON. */
+  body?: unknown;
+  root?: boolean;
+  /** Send no credentials (health probes). */
+  anonymous?: boolean;
+  /** Non-2xx statuses whose body the caller wants instead of an error (readiness answers 503). */
+  acceptStatus?: number[];
+  /** A POST that changes nothing (POST /admin/token inspection): allowed in read-only mode. */
+  readOnlySafe?: boolean;
+  /** Extra secret values to scrub from errors (a token sent in the body). */
+  secrets?: string[];
+  signal?: AbortSignal;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON, or the text when the body is not JSON, or null when empty. */
+  body: unknown;
+}
+
+export interface ApiClient {
+  request(opts: RequestOptions): Promise<ApiResponse>;
+  /** Attempts sent so far, and how many of them were mutating. */
+  stats(): { requests: number; mutating: number };
+  close(): Promise<void>;
+  readonly dispatcher: Dispatcher;
+  readonly userAgent: string;
+}
+
+export const USER_AGENT = 'shardmove/0.1.0';
+const SENSITIVE_QUERY = new Set(['private_token', 'access_token', 'job_token', 'token', 'refresh_token', 'client_secret']);
+const TIMEOUT_PHASES: Record<string, string> = { UND_ERR_CONNECT_TIMEOUT: 'connect', UND_ERR_HEADERS_TIMEOUT: 'headers', UND_ERR_BODY_TIMEOUT: 'body' };
+/** Failures that happen before the request left: even a POST was certainly not performed. */
+const NOT_SENT = new Set(['UND_ERR_CONNECT_TIMEOUT', 'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** Creates the client. `close()` closes the pool it created (not an injected dispatcher). */
+export function createClient(opts: ClientOptions): ApiClient {
+  const base = new URL(opts.baseUrl);
+  const prefix = base.pathname.replace(/\/+$/, '');
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
+  const now = opts.now ?? Date.now;
+  const random = opts.random ?? Math.random;
+  const sleep = opts.sleep ?? defaultSleep;
+  const userAgent = opts.userAgent ?? USER_AGENT;
+  const owned = opts.dispatcher === undefined;
+  const dispatcher = opts.dispatcher ?? createPool(opts.timeoutMs, opts.concurrency ?? 10);
+  const counts = { requests: 0, mutating: 0 };
+
+  async function request(r: RequestOptions): Promise<ApiResponse> {
+    const fullPath = `${prefix}${r.root ? '' : '/api/v4'}${r.path}`;
+    const ref: RequestRef = { method: r.method, path: fullPath };
+    const mutating = r.method !== 'GET' && r.readOnlySafe !== true;
+    if (opts.readOnly && mutating) throw new DryRunBlockedError(ref);
+    const query = buildQuery(r.query);
+    const loggedPath = fullPath + buildQuery(r.query, SENSITIVE_QUERY);
+    const idempotent = r.method === 'GET' || r.method === 'PUT';
+    const payload = r.body === undefined ? undefined : JSON.stringify(r.body);
+    let refreshed = false;
+    let failures = 0;
+    for (let attempt = 1; ; attempt++) {
+      const auth = r.anonymous ? {} : await opts.credentials.headers();
+      const headers: Record<string, string> = { accept: 'application/json', 'user-agent': userAgent, ...auth };
+      if (payload !== undefined) headers['content-type'] = 'application/json';
+      if (opts.sudo && !r.anonymous) headers['sudo'] = opts.sudo;
+      const event: RequestEvent = { method: r.method, path: loggedPath, attempt, mutating };
+      counts.requests++;
+      if (mutating) counts.mutating++;
+      opts.onRequest?.(event);
+      const started = now();
+      let error: ApiError;
+      let retryAfterMs: number | null = null;
+      try {
+        const res = await dispatcher.request({
+          origin: base.origin,
+          path: fullPath + query,
+          method: r.method,
+          headers,
+          body: payload,
+          signal: r.signal,
+          headersTimeout: opts.timeoutMs,
+          bodyTimeout: opts.timeoutMs,
+        });
+        // Read the whole body on every path: an unread body holds the keep-alive socket.
+        const text = await res.body.text();
+        opts.onResponse?.({ ...event, status: res.statusCode, durationMs: now() - started, errorCode: null });
+        const body = parseBody(text, res.headers['content-type']);
+        if ((res.statusCode >= 200 && res.statusCode < 300) || r.acceptStatus?.includes(res.statusCode)) {
+          return { status: res.statusCode, headers: res.headers, body };
+        }
+        const secrets = [...opts.credentials.secrets(), ...(r.secrets ?? [])];
+        retryAfterMs = parseRetryAfter(res.headers['retry-after'], now());
+        error = httpError(ref, res.statusCode, body, retryAfterMs, secrets);
+      } catch (cause) {
+        if (r.signal?.aborted) throw r.signal.reason;
+        error = networkError(ref, cause, idempotent);
+        opts.onResponse?.({ ...event, status: null, durationMs: now() - started, errorCode: error.code });
+      }
+      if (error instanceof ApiUnauthorizedError && !refreshed && !r.anonymous) {
+        // A 401 is decided before the endpoint runs, so resending even a POST cannot double it.
+        refreshed = true;
+        if (await opts.credentials.onUnauthorized(error, auth)) continue;
+      }
+      if (!idempotent) throw ambiguousIfUnknown(ref, error);
+      if (!error.retryable || ++failures >= policy.maxAttempts) throw error;
+      await sleep(retryAfterMs !== null ? Math.min(retryAfterMs, policy.maxRetryAfterMs) : backoff(policy, failures, random), r.signal);
+    }
+  }
+
+  return {
+    request,
+    stats: () => ({ ...counts }),
+    async close() {
+      if (owned) await dispatcher.close();
+    },
+    dispatcher,
+    userAgent,
+  };
+}
+
+/** A keep-alive agent sized for `concurrency` requests in flight, with every timeout set. */
+export function createPool(timeoutMs: number, concurrency: number): Dispatcher {
+  return new Agent({
+    connections: concurrency + 4,
+    keepAliveTimeout: 30_000,
+    connectTimeout: timeoutMs,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+}
+
+/** Capped exponential backoff; `failures` counts from 1. */
+export function backoff(policy: RetryPolicy, failures: number, random: () => number): number {
+  const full = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (failures - 1));
+  return Math.round(full * (1 - policy.jitter + policy.jitter * random()));
+}
+
+/** Retry-After in seconds or as an HTTP date, as a wait in ms from `nowMs`; null if absent or bad. */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | null {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined || v.trim() === '') return null;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}
+
+/** GitLab's error body flattened to one line: `message` (string or field hash), or `error` + description. */
+export function gitlabMessage(body: unknown): string | null {
+  if (typeof body === 'string') return body.trim().slice(0, 300) || null;
+  if (typeof body !== 'object' || body === null) return null;
+  const b = body as Record<string, unknown>;
+  const parts: string[] = [];
+  if (typeof b['message'] === 'string') parts.push(b['message']);
+  else if (typeof b['message'] === 'object' && b['message'] !== null) {
+    for (const [k, v] of Object.entries(b['message'] as Record<string, unknown>)) parts.push(`${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`);
+  }
+  if (typeof b['error'] === 'string') parts.push(typeof b['error_description'] === 'string' ? `${b['error']}: ${b['error_description']}` : b['error']);
+  return parts.length ? parts.join('; ') : null;
+}
+
+function httpError(ref: RequestRef, status: number, body: unknown, retryAfterMs: number | null, secrets: string[]): ApiError {
+  const message = scrub(gitlabMessage(body), secrets);
+  const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  switch (status) {
+    case 401:
+      return new ApiUnauthorizedError(ref, message, body, {
+        invalidToken: b['error'] === 'invalid_token',
+        description: typeof b['error_description'] === 'string' ? scrub(b['error_description'], secrets) : null,
+      });
+    case 403:
+      return new ApiForbiddenError(ref, message, body, typeof b['scope'] === 'string' ? b['scope'] : null);
+    case 404:
+      return new ApiNotFoundError(ref, message, body);
+    case 429:
+      return new ApiRateLimitedError(ref, message, body, retryAfterMs);
+    default:
+      return new ApiHttpError(ref, status, message, body);
+  }
+}
+
+function networkError(ref: RequestRef, cause: unknown, idempotent: boolean): ApiError {
+  const code = errorCode(cause);
+  const phase = code ? TIMEOUT_PHASES[code] : undefined;
+  const err = phase ? new ApiTimeoutError(ref, phase, { cause }) : new ApiNetworkError(ref, code, { cause });
+  if (!idempotent && !(code && NOT_SENT.has(code))) return new ApiAmbiguousError(ref, null, err.message, { cause });
+  return err;
+}
+
+/** For a POST/DELETE: a 5xx leaves the effect unknown; anything else is a clear answer. */
+function ambiguousIfUnknown(ref: RequestRef, err: ApiError): ApiError {
+  if (err instanceof ApiHttpError && err.status >= 500) return new ApiAmbiguousError(ref, err.status, `HTTP ${err.status}`);
+  return err;
+}
+
+function errorCode(cause: unknown): string | null {
+  if (typeof cause !== 'object' || cause === null) return null;
+  const c = cause as { code?: unknown; cause?: unknown };
+  if (typeof c.code === 'string') return c.code;
+  return c.cause ? errorCode(c.cause) : null;
+}
+
+function scrub(text: string | null, secrets: string[]): string | null {
+  if (text === null) return null;
+  let out = text;
+  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('[REDACTED]');
+  return out;
+}
+
+function parseBody(text: string, contentType: string | string[] | undefined): unknown {
+  if (text === '') return null;
+  const ct = Array.isArray(contentType) ? contentType[0] : contentType;
+  if (ct?.includes('json') || /^\s*[[{]/.test(text)) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+function buildQuery(query: RequestOptions['query'], drop?: Set<string>): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined || v === null || drop?.has(k)) continue;
+    params.append(k, String(v));
+  }
+  const s = params.toString();
+  return s ? `?${s}` : '';
+}
+
+function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,147 @@
+/**
+ * Every error the HTTP client throws, with stable codes (match on `code`, not on the class or the
+ * message). `retryable` says whether repeating the same request could succeed; the orchestrator
+ * decides whether it does. Messages carry method, path (query stripped), status and GitLab's own
+ * message, never a header or a token value.
+ */
+
+export type ApiErrorCode =
+  | 'SHARDMOVE_API_TIMEOUT'
+  | 'SHARDMOVE_API_NETWORK'
+  | 'SHARDMOVE_API_AMBIGUOUS'
+  | 'SHARDMOVE_API_HTTP'
+  | 'SHARDMOVE_API_UNAUTHORIZED'
+  | 'SHARDMOVE_API_FORBIDDEN'
+  | 'SHARDMOVE_API_NOT_FOUND'
+  | 'SHARDMOVE_API_RATE_LIMITED'
+  | 'SHARDMOVE_API_INVALID_RESPONSE'
+  | 'SHARDMOVE_DRY_RUN_BLOCKED';
+
+/** Where a failed request went: enough to find it in the event log, nothing secret. */
+export interface RequestRef {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+}
+
+/** Base class of all client errors. */
+export class ApiError extends Error {
+  readonly code: ApiErrorCode;
+  readonly retryable: boolean;
+  readonly method: string;
+  readonly path: string;
+
+  constructor(code: ApiErrorCode, message: string, ref: RequestRef, retryable: boolean, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = retryable;
+    this.method = ref.method;
+    this.path = ref.path;
+  }
+}
+
+/** No response headers or body within the timeout. The request may have reached the server. */
+export class ApiTimeoutError extends ApiError {
+  constructor(ref: RequestRef, phase: string, options?: { cause?: unknown }) {
+    super('SHARDMOVE_API_TIMEOUT', `${ref.method} ${ref.path}: ${phase} timeout`, ref, true, options);
+  }
+}
+
+/** Connection refused, reset or closed. */
+export class ApiNetworkError extends ApiError {
+  /** Undici's or the OS's error code (ECONNRESET, UND_ERR_SOCKET ...), if any. */
+  readonly causeCode: string | null;
+  constructor(ref: RequestRef, causeCode: string | null, options?: { cause?: unknown }) {
+    super('SHARDMOVE_API_NETWORK', `${ref.method} ${ref.path}: network error${causeCode ? ` (${causeCode})` : ''}`, ref, true, options);
+    this.causeCode = causeCode;
+  }
+}
+
+/**
+ * A mutating request (POST/DELETE) failed in a way that leaves its effect unknown: network error or
+ * timeout after it may have been sent, or a 5xx. Never re-send it blindly: re-read the server's
+ * state (the item's moves, its storage) first. Not `retryable` for that reason.
+ */
+export class ApiAmbiguousError extends ApiError {
+  /** HTTP status when there was one (5xx), else null. */
+  readonly status: number | null;
+  constructor(ref: RequestRef, status: number | null, detail: string, options?: { cause?: unknown }) {
+    super('SHARDMOVE_API_AMBIGUOUS', `${ref.method} ${ref.path}: outcome unknown (${detail}); re-read the server's state before repeating`, ref, false, options);
+    this.status = status;
+  }
+}
+
+/** Any other non-2xx answer; `gitlabMessage` is GitLab's `message`/`error` body, flattened. */
+export class ApiHttpError extends ApiError {
+  readonly status: number;
+  readonly gitlabMessage: string | null;
+  /** The parsed JSON body, when there was one (for callers that need GitLab's error hash). */
+  readonly body: unknown;
+  constructor(ref: RequestRef, status: number, gitlabMessage: string | null, body: unknown, code: ApiErrorCode = 'SHARDMOVE_API_HTTP', retryable = status >= 500) {
+    super(code, `${ref.method} ${ref.path}: HTTP ${status}${gitlabMessage ? `: ${gitlabMessage}` : ''}`, ref, retryable);
+    this.status = status;
+    this.gitlabMessage = gitlabMessage;
+    this.body = body;
+  }
+}
+
+/** 401. `invalidToken` when GitLab said `invalid_token` (expired or revoked token, see `description`). */
+export class ApiUnauthorizedError extends ApiHttpError {
+  readonly invalidToken: boolean;
+  /** GitLab's `error_description` ("Token is expired. ...", "Token was revoked. ...") or null. */
+  readonly description: string | null;
+  /** True when the OAuth refresh that should have fixed the 401 failed itself. */
+  readonly refreshFailed: boolean;
+  constructor(ref: RequestRef, gitlabMessage: string | null, body: unknown, details: { invalidToken: boolean; description: string | null; refreshFailed?: boolean }) {
+    super(ref, 401, gitlabMessage, body, 'SHARDMOVE_API_UNAUTHORIZED', false);
+    this.invalidToken = details.invalidToken;
+    this.description = details.description;
+    this.refreshFailed = details.refreshFailed ?? false;
+  }
+}
+
+/** 403: not an admin, insufficient scope, sudo refused. */
+export class ApiForbiddenError extends ApiHttpError {
+  /** The `scope` GitLab asked for on `insufficient_scope`, else null. */
+  readonly scope: string | null;
+  constructor(ref: RequestRef, gitlabMessage: string | null, body: unknown, scope: string | null) {
+    super(ref, 403, gitlabMessage, body, 'SHARDMOVE_API_FORBIDDEN', false);
+    this.scope = scope;
+  }
+}
+
+export class ApiNotFoundError extends ApiHttpError {
+  constructor(ref: RequestRef, gitlabMessage: string | null, body: unknown) {
+    super(ref, 404, gitlabMessage, body, 'SHARDMOVE_API_NOT_FOUND', false);
+  }
+}
+
+/** 429 after the retries ran out (or at once for POST/DELETE, which a 429 did not perform). */
+export class ApiRateLimitedError extends ApiHttpError {
+  /** What Retry-After asked for, in ms, or null. */
+  readonly retryAfterMs: number | null;
+  constructor(ref: RequestRef, gitlabMessage: string | null, body: unknown, retryAfterMs: number | null) {
+    super(ref, 429, gitlabMessage, body, 'SHARDMOVE_API_RATE_LIMITED', true);
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** A 2xx whose body is not what the endpoint documents (not JSON, wrong shape). */
+export class ApiInvalidResponseError extends ApiError {
+  constructor(ref: RequestRef, detail: string) {
+    super('SHARDMOVE_API_INVALID_RESPONSE', `${ref.method} ${ref.path}: unexpected response (${detail})`, ref, false);
+  }
+}
+
+/** Dry run: a mutating request was refused before anything was sent. */
+export class DryRunBlockedError extends ApiError {
+  constructor(ref: RequestRef) {
+    super('SHARDMOVE_DRY_RUN_BLOCKED', `${ref.method} ${ref.path}: blocked, the client is read-only (dry run)`, ref, false);
+  }
+}
+
+/** True for any error this module throws. */
+export function isApiError(err: unknown): err is ApiError {
+  return err instanceof ApiError;
+}

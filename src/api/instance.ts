@@ -1,0 +1,242 @@
+/**
+ * `createInstanceApi`: the InstanceApi contract (./types.ts) over the one HTTP client, against
+ * GitLab's real endpoints (reference §1, §3, §4, §5, §6, §8, §9). Every method is one logical
+ * call; the client retries GETs and PUTs, never POSTs.
+ */
+import type { Dispatcher } from 'undici';
+import type { Credentials, Kind } from '../plan/types.js';
+import { createCredentialProvider } from './auth.js';
+import type { OAuthTokenPair } from './auth.js';
+import { createClient, createPool, USER_AGENT } from './client.js';
+import type { RequestEvent, RetryPolicy } from './client.js';
+import { ApiHttpError, ApiInvalidResponseError } from './errors.js';
+import { nextPageNumber, paginateKeyset, paginateOffset } from './pagination.js';
+import { parseItem, parseMove, singular } from './records.js';
+import type { CurrentUser, InstanceApi, ItemRecord, MovePage, MoveRecord, Readiness, ScheduleResult, StorageHealth, TokenInfo } from './types.js';
+
+export interface InstanceApiOptions {
+  /** Base URL without /api/v4. */
+  baseUrl: string;
+  credentials: Credentials;
+  sudo?: string | null;
+  timeoutMs: number;
+  /** Dry run: every mutating request fails with SHARDMOVE_DRY_RUN_BLOCKED before it is sent. */
+  readOnly?: boolean;
+  retry?: Partial<RetryPolicy>;
+  /** Moves in flight; sizes the keep-alive pool. */
+  concurrency?: number;
+  onRequest?: (e: RequestEvent) => void;
+  onResponse?: (e: RequestEvent) => void;
+  /** OAuth only: the new pair after each refresh, to be written back (refresh tokens are single use). */
+  onRefresh?: (pair: OAuthTokenPair) => void | Promise<void>;
+  /** OAuth only: refresh this long before expiry (default 60 s). */
+  oauthMarginMs?: number;
+  /** Tests: a MockAgent. */
+  dispatcher?: Dispatcher;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  now?: () => number;
+  random?: () => number;
+}
+
+type Json = Record<string, unknown>;
+
+const GEO_RESYNC_MUTATION =
+  'mutation($registryClass: GeoRegistryClass!) { geoRegistriesBulkUpdate(input: {registryClass: $registryClass, action: RESYNC_ALL}) { registryClass errors } }';
+
+/** The InstanceApi over HTTP. `close()` closes the connection pool. */
+export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
+  const now = opts.now ?? Date.now;
+  // One pool for the API and the OAuth refresh; an injected dispatcher (tests) is not ours to close.
+  const dispatcher = opts.dispatcher ?? createPool(opts.timeoutMs, opts.concurrency ?? 10);
+  const credentials = createCredentialProvider(opts.credentials, {
+    baseUrl: opts.baseUrl,
+    dispatcher,
+    timeoutMs: opts.timeoutMs,
+    userAgent: USER_AGENT,
+    now,
+    marginMs: opts.oauthMarginMs,
+    onRefresh: opts.onRefresh,
+  });
+  const c = createClient({
+    baseUrl: opts.baseUrl,
+    credentials,
+    sudo: opts.sudo,
+    timeoutMs: opts.timeoutMs,
+    readOnly: opts.readOnly,
+    retry: opts.retry,
+    dispatcher,
+    onRequest: opts.onRequest,
+    onResponse: opts.onResponse,
+    sleep: opts.sleep,
+    now,
+    random: opts.random,
+  });
+
+  const moveListPath = (kind: Kind) => `/${singular(kind)}_repository_storage_moves`;
+
+  async function getOrNull(path: string, query?: Json): Promise<unknown> {
+    try {
+      return (await c.request({ method: 'GET', path, query: query as Record<string, string> })).body;
+    } catch (err) {
+      if (err instanceof ApiHttpError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
+  return {
+    async version() {
+      const { body } = await c.request({ method: 'GET', path: '/version' });
+      const version = (body as Json | null)?.['version'];
+      if (typeof version !== 'string') throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/version' }, 'no version');
+      return { version };
+    },
+
+    async currentUser(): Promise<CurrentUser> {
+      const { body } = await c.request({ method: 'GET', path: '/user' });
+      const u = (body ?? {}) as Json;
+      if (typeof u['id'] !== 'number') throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/user' }, 'no user id');
+      return { id: u['id'], username: String(u['username'] ?? ''), isAdmin: u['is_admin'] === true };
+    },
+
+    async inspectToken(token): Promise<TokenInfo | null> {
+      try {
+        const { body } = await c.request({ method: 'POST', path: '/admin/token', body: { token }, readOnlySafe: true, secrets: [token] });
+        const t = (body ?? {}) as Json;
+        return {
+          id: typeof t['id'] === 'number' ? t['id'] : 0,
+          userId: typeof t['user_id'] === 'number' ? t['user_id'] : null,
+          name: typeof t['name'] === 'string' ? t['name'] : null,
+          scopes: Array.isArray(t['scopes']) ? t['scopes'].filter((s): s is string => typeof s === 'string') : [],
+          revoked: t['revoked'] === true,
+          expiresAt: typeof t['expires_at'] === 'string' ? t['expires_at'].slice(0, 10) : null,
+        };
+      } catch (err) {
+        // Older instances: no route (404/405); unknown token type (422): the endpoint cannot tell us.
+        if (err instanceof ApiHttpError && [404, 405, 422].includes(err.status)) return null;
+        throw err;
+      }
+    },
+
+    async readiness(): Promise<Readiness> {
+      // 503 still carries the per-check body; health probes need no token (IP allowlist).
+      const { body } = await c.request({ method: 'GET', path: '/-/readiness', root: true, anonymous: true, query: { all: 1 }, acceptStatus: [503] });
+      return parseReadiness(body);
+    },
+
+    async getWeights() {
+      const { body } = await c.request({ method: 'GET', path: '/application/settings' });
+      return parseWeights(body);
+    },
+
+    async setWeights(weights) {
+      const { body } = await c.request({ method: 'PUT', path: '/application/settings', body: { repository_storages_weighted: weights } });
+      return parseWeights(body);
+    },
+
+    listItemsOnStorage(kind, storage, o = {}): AsyncIterable<ItemRecord[]> {
+      const ref = { method: 'GET', path: `/api/v4/${kind}` };
+      const afterId = o.afterId ?? 0;
+      async function* pages(): AsyncGenerator<ItemRecord[]> {
+        const source =
+          kind === 'projects'
+            ? paginateKeyset(c, '/projects', { repository_storage: storage, statistics: true, ...(afterId > 0 ? { id_after: afterId } : {}) }, { perPage: o.perPage })
+            : paginateOffset(c, kind === 'snippets' ? '/snippets/all' : '/groups', { repository_storage: storage, order_by: 'id', sort: 'asc' }, { perPage: o.perPage });
+        for await (const raw of source) {
+          // Offset lists cannot start after an id: skip what the caller already has.
+          const items = raw.map((r) => parseItem(kind, r, ref)).filter((it) => it.id > afterId);
+          if (items.length > 0) yield items;
+        }
+      }
+      return pages();
+    },
+
+    async getItem(kind, id) {
+      const body = await getOrNull(`/${kind}/${id}`);
+      return body === null ? null : parseItem(kind, body, { method: 'GET', path: `/api/v4/${kind}/${id}` });
+    },
+
+    async scheduleMove(kind, itemId, destination): Promise<ScheduleResult> {
+      const path = `/${kind}/${itemId}/repository_storage_moves`;
+      try {
+        const { body } = await c.request({ method: 'POST', path, body: { destination_storage_name: destination } });
+        return { outcome: 'scheduled', move: parseMove(kind, body, { method: 'POST', path: `/api/v4${path}` }) };
+      } catch (err) {
+        // {"message":{"project":["is read-only"]}} (older: "is read only"): a move is already running.
+        if (err instanceof ApiHttpError && err.status === 400 && /read[- ]only/i.test(err.gitlabMessage ?? '')) return { outcome: 'read-only' };
+        throw err;
+      }
+    },
+
+    async scheduleBulk(kind, source, destination) {
+      await c.request({ method: 'POST', path: moveListPath(kind), body: { source_storage_name: source, destination_storage_name: destination } });
+    },
+
+    async listItemMoves(kind, itemId): Promise<MoveRecord[]> {
+      const path = `/${kind}/${itemId}/repository_storage_moves`;
+      const out: MoveRecord[] = [];
+      for await (const page of paginateOffset(c, path, {})) out.push(...page.map((m) => parseMove(kind, m, { method: 'GET', path: `/api/v4${path}` })));
+      return out;
+    },
+
+    async listMoves(kind, page, perPage): Promise<MovePage> {
+      const path = moveListPath(kind);
+      const res = await c.request({ method: 'GET', path, query: { page, per_page: perPage } });
+      if (!Array.isArray(res.body)) throw new ApiInvalidResponseError({ method: 'GET', path: `/api/v4${path}` }, 'expected a JSON array');
+      const moves = res.body.map((m) => parseMove(kind, m, { method: 'GET', path: `/api/v4${path}` }));
+      const next = nextPageNumber(res.headers);
+      return { moves, nextPage: next !== null && next > page && moves.length > 0 ? next : null };
+    },
+
+    async getMove(kind, moveId) {
+      const path = `${moveListPath(kind)}/${moveId}`;
+      const body = await getOrNull(path);
+      return body === null ? null : parseMove(kind, body, { method: 'GET', path: `/api/v4${path}` });
+    },
+
+    async geoResync(registryClasses) {
+      const out: { registryClass: string; errors: string[] }[] = [];
+      for (const registryClass of registryClasses) {
+        const { body } = await c.request({ method: 'POST', path: '/api/graphql', root: true, body: { query: GEO_RESYNC_MUTATION, variables: { registryClass } } });
+        out.push({ registryClass, errors: graphqlErrors(body) });
+      }
+      return out;
+    },
+
+    stats: () => c.stats(),
+    async close() {
+      if (!opts.dispatcher) await dispatcher.close();
+    },
+  };
+}
+
+/** Readiness body -> one entry per `gitaly_check` element with a shard label. */
+export function parseReadiness(body: unknown): Readiness {
+  const b = (typeof body === 'object' && body !== null ? body : {}) as Json;
+  const checks = Array.isArray(b['gitaly_check']) ? (b['gitaly_check'] as unknown[]) : [];
+  const gitaly: StorageHealth[] = [];
+  for (const raw of checks) {
+    const e = (raw ?? {}) as Json;
+    const shard = ((e['labels'] ?? {}) as Json)['shard'];
+    if (typeof shard !== 'string') continue;
+    gitaly.push({ storage: shard, ok: e['status'] === 'ok', message: typeof e['message'] === 'string' ? e['message'] : null });
+  }
+  return { status: typeof b['status'] === 'string' ? b['status'] : 'unknown', gitaly };
+}
+
+function parseWeights(body: unknown): Record<string, number> {
+  const w = ((body ?? {}) as Json)['repository_storages_weighted'];
+  if (typeof w !== 'object' || w === null) throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/application/settings' }, 'no repository_storages_weighted');
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(w as Json)) out[k] = Number(v);
+  return out;
+}
+
+/** Top-level GraphQL errors plus the mutation's own `errors` list. */
+function graphqlErrors(body: unknown): string[] {
+  const b = (body ?? {}) as Json;
+  const errors: string[] = [];
+  if (Array.isArray(b['errors'])) for (const e of b['errors'] as unknown[]) errors.push(String(((e ?? {}) as Json)['message'] ?? e));
+  const data = ((b['data'] ?? {}) as Json)['geoRegistriesBulkUpdate'] as Json | null | undefined;
+  if (Array.isArray(data?.['errors'])) for (const e of data['errors'] as unknown[]) errors.push(String(e));
+  return errors;
+}

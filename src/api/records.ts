@@ -1,0 +1,64 @@
+/**
+ * GitLab JSON -> the orchestrator's camelCase records. Parsing is tolerant of missing optional
+ * fields (older GitLab versions) and strict about the ones a decision depends on (ids, state).
+ */
+import type { Kind } from '../plan/types.js';
+import { ApiInvalidResponseError } from './errors.js';
+import type { RequestRef } from './errors.js';
+import type { ItemRecord, MoveRecord, MoveState } from './types.js';
+
+const MOVE_STATES: readonly string[] = ['initial', 'scheduled', 'started', 'replicated', 'finished', 'failed', 'cleanup failed'];
+
+/** `projects` -> `project`: the nested key of a move and the prefix of the move list path. */
+export function singular(kind: Kind): 'project' | 'snippet' | 'group' {
+  return kind === 'projects' ? 'project' : kind === 'snippets' ? 'snippet' : 'group';
+}
+
+type Json = Record<string, unknown>;
+
+function obj(v: unknown, ref: RequestRef, what: string): Json {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ApiInvalidResponseError(ref, `${what} is not an object`);
+  return v as Json;
+}
+
+function int(v: unknown, ref: RequestRef, what: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new ApiInvalidResponseError(ref, `${what} is not an integer`);
+  return v;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** One move record; the item id comes from the nested project/snippet/group. */
+export function parseMove(kind: Kind, raw: unknown, ref: RequestRef): MoveRecord {
+  const m = obj(raw, ref, 'move');
+  const state = str(m['state']);
+  if (state === null || !MOVE_STATES.includes(state)) throw new ApiInvalidResponseError(ref, `move state ${JSON.stringify(m['state'])}`);
+  const nested = obj(m[singular(kind)], ref, `move.${singular(kind)}`);
+  return {
+    id: int(m['id'], ref, 'move.id'),
+    kind,
+    itemId: int(nested['id'], ref, `move.${singular(kind)}.id`),
+    state: state as MoveState,
+    sourceStorage: str(m['source_storage_name']) ?? '',
+    destinationStorage: str(m['destination_storage_name']) ?? '',
+    errorMessage: str(m['error_message']),
+    createdAt: str(m['created_at']) ?? '',
+  };
+}
+
+/** One project, snippet or group as listed or shown. */
+export function parseItem(kind: Kind, raw: unknown, ref: RequestRef): ItemRecord {
+  const it = obj(raw, ref, 'item');
+  const name = kind === 'projects' ? it['path_with_namespace'] : kind === 'snippets' ? it['title'] : it['full_path'];
+  const stats = typeof it['statistics'] === 'object' && it['statistics'] !== null ? (it['statistics'] as Json) : null;
+  const size = stats?.['repository_size'];
+  const record: ItemRecord = {
+    kind,
+    id: int(it['id'], ref, 'item.id'),
+    storage: str(it['repository_storage']),
+    name: str(name) ?? str(it['name']) ?? '',
+    sizeBytes: typeof size === 'number' ? size : null,
+  };
+  if (typeof it['repository_read_only'] === 'boolean') record.readOnly = it['repository_read_only'];
+  return record;
+}
