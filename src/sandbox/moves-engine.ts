@@ -226,6 +226,13 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     return drain(now);
   });
 
+  /** Whether a tick would change anything (skips an empty transaction on every kick). */
+  function hasWork(now: number): boolean {
+    if (running.length < workers && head < queue.length) return true;
+    for (const r of running) if (r.due <= now) return true;
+    return false;
+  }
+
   function tick(): void {
     immediate = null;
     if (timer) clearTimeout(timer);
@@ -233,8 +240,9 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     timerAt = Number.POSITIVE_INFINITY;
     if (closed) return;
     let complete = true;
+    const now = clock.now();
     try {
-      complete = runTick(clock.now());
+      if (hasWork(now)) complete = runTick(now);
     } catch (err) {
       // The transaction rolled back: rebuild the in-memory view from the database.
       log.error({ err }, 'move engine tick failed');
