@@ -1,10 +1,25 @@
 /**
- * `shardmove validate`. TODO(#3): implementation.
+ * `shardmove validate PLAN`: loads the plan exactly as `run` would (environment, *_file secrets,
+ * named rules) and reports. Success prints "plan OK: <name>", a one-line summary and any warnings,
+ * and returns 0. An invalid plan throws the PlanError, which main.ts prints (every problem as
+ * file:line:col: path: message) and maps to exit code 2, the same as for `run` and `status`.
  */
+import { formatDuration } from '../plan/durations.js';
+import { formatProblem } from '../plan/errors.js';
+import { loadPlan } from '../plan/load.js';
 import type { CommandContext } from './context.js';
+import { EXIT } from './context.js';
 
+/** Validates a plan file; returns 0 or throws PlanError (code SHARDMOVE_PLAN_INVALID). */
 export async function runValidateCommand(opts: { plan: string }, ctx: CommandContext): Promise<number> {
-  void opts;
-  ctx.stderr.write('shardmove validate: not implemented yet\n');
-  return 1;
+  const { plan, warnings } = await loadPlan(opts.plan, { env: ctx.env, cwd: ctx.cwd });
+  const pace = plan.move.mode === 'bulk' ? 'bulk' : `throttled, at most ${plan.move.concurrency} in flight`;
+  const lines = [
+    `plan OK: ${plan.name}`,
+    `  moves ${plan.move.kinds.join(', ')} from ${plan.move.from.join(', ')} to ${plan.move.to} (${pace}), ` +
+      `polling every ${formatDuration(plan.poll.intervalMs)}, up to ${plan.retry.maxAttempts} attempts per item`,
+    ...warnings.map(formatProblem),
+  ];
+  ctx.stdout.write(`${lines.join('\n')}\n`);
+  return EXIT.ok;
 }

@@ -29,9 +29,9 @@ export function formatProblem(p: PlanProblem): string {
   return p.path ? `${where}: ${prefix}${p.path}: ${p.message}${rule}` : `${where}: ${prefix}${p.message}${rule}`;
 }
 
-/** Orders problems by position so the output reads top to bottom like the file. */
+/** Orders problems by position so the output reads top to bottom like the file (stable: ties keep field order). */
 export function sortProblems(problems: readonly PlanProblem[]): PlanProblem[] {
-  return [...problems].sort((a, b) => a.line - b.line || a.col - b.col || a.path.localeCompare(b.path));
+  return [...problems].sort((a, b) => a.line - b.line || a.col - b.col);
 }
 
 /**

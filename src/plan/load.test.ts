@@ -1,0 +1,265 @@
+import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PlanError } from './errors.js';
+import type { ParsePlanOptions } from './load.js';
+import { loadPlan, parsePlanText } from './load.js';
+
+const ENV = { GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 'glpat-Zx8Kd2mQpL0vZ7rT4yWnB' };
+
+const MINIMAL = `version: 1
+name: retire-nfs
+instance:
+  url: \${GITLAB_URL}
+  token: \${GITLAB_TOKEN}
+move:
+  from: [nfs-1, nfs-2]
+  to: cluster
+`;
+
+function parse(text: string, opts: Partial<ParsePlanOptions> = {}) {
+  return parsePlanText(text, 'plan.yaml', { env: ENV, baseDir: '/plans', readFile: () => undefined, ...opts });
+}
+
+/** The PlanError's problems as "line:col path message" strings. */
+function problems(text: string, opts: Partial<ParsePlanOptions> = {}): string[] {
+  try {
+    parse(text, opts);
+  } catch (err) {
+    expect(err).toBeInstanceOf(PlanError);
+    return (err as PlanError).problems.map((p) => `${p.line}:${p.col} ${p.path} ${p.message}`);
+  }
+  throw new Error('expected a PlanError');
+}
+
+describe('parsePlanText: defaults and normalisation', () => {
+  it('fills in every default', () => {
+    const { plan, warnings } = parse(MINIMAL);
+    expect(warnings).toEqual([]);
+    expect(plan).toEqual({
+      version: 1,
+      name: 'retire-nfs',
+      instance: { url: 'https://gitlab.example.com', credentials: { type: 'token', token: ENV.GITLAB_TOKEN }, sudo: null, timeoutMs: 30_000 },
+      move: { from: ['nfs-1', 'nfs-2'], to: 'cluster', kinds: ['projects', 'snippets', 'groups'], mode: 'throttled', concurrency: 10 },
+      weights: { cluster: 100, 'nfs-1': 0, 'nfs-2': 0 },
+      poll: { intervalMs: 5_000, stuckAfterMs: 3_600_000 },
+      retry: { maxAttempts: 3, backoffMs: 30_000 },
+      verify: true,
+      geo: { resync: false },
+    });
+  });
+
+  it('reads every field of the issue example', () => {
+    const text = `${MINIMAL}  kinds: [snippets]
+  mode: bulk
+  concurrency: 50
+weights: { cluster: 50, other: 10 }
+poll: { interval: 500ms, stuck_after: 2h }
+retry: { max_attempts: 5, backoff: 1m30s }
+verify: false
+geo: { resync: true }
+`.replace('instance:\n', 'instance:\n  sudo: 42\n  timeout: 1m\n');
+    const { plan, warnings, planWeights } = parse(text);
+    expect(plan.instance).toMatchObject({ sudo: '42', timeoutMs: 60_000 });
+    expect(plan.move).toMatchObject({ kinds: ['snippets'], mode: 'bulk', concurrency: 50 });
+    expect(plan.weights).toEqual({ cluster: 50, other: 10, 'nfs-1': 0, 'nfs-2': 0 });
+    expect(planWeights).toEqual({ cluster: 50, other: 10 });
+    expect(plan.poll).toEqual({ intervalMs: 500, stuckAfterMs: 7_200_000 });
+    expect(plan.retry).toEqual({ maxAttempts: 5, backoffMs: 90_000 });
+    expect(plan.verify).toBe(false);
+    expect(plan.geo.resync).toBe(true);
+    expect(warnings.map((w) => w.rule)).toEqual(['bulk-mode-note']);
+  });
+
+  it('normalises the URL and warns about an /api/v4 suffix', () => {
+    const { plan, warnings } = parse(MINIMAL, { env: { ...ENV, GITLAB_URL: 'https://gitlab.example.com/gitlab/api/v4/' } });
+    expect(plan.instance.url).toBe('https://gitlab.example.com/gitlab');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ path: 'instance.url', line: 4, col: 8, severity: 'warning' });
+  });
+
+  it('reads counts and booleans from variables', () => {
+    const text = MINIMAL.replace('to: cluster', 'to: cluster\n  concurrency: ${CONC}') + 'verify: ${VERIFY}\n';
+    const { plan } = parse(text, { env: { ...ENV, CONC: '25', VERIFY: 'false' } });
+    expect(plan.move.concurrency).toBe(25);
+    expect(plan.verify).toBe(false);
+  });
+
+  it('hash ignores formatting, comments and credentials, but not the fields', () => {
+    const a = parse(MINIMAL).hash;
+    expect(parse(`# a comment\n${MINIMAL.replace('[nfs-1, nfs-2]', '\n    - nfs-1\n    - nfs-2')}`).hash).toBe(a);
+    expect(parse(MINIMAL, { env: { ...ENV, GITLAB_TOKEN: 'glpat-rotatedRotated0123456789' } }).hash).toBe(a);
+    expect(parse(MINIMAL.replace('to: cluster', 'to: cluster-2')).hash).not.toBe(a);
+    expect(parse(MINIMAL.replace('[nfs-1, nfs-2]', '[nfs-2, nfs-1]')).hash).not.toBe(a);
+    expect(a).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('parsePlanText: every problem at once, with positions', () => {
+  it('reports YAML syntax errors and duplicate keys as PlanError with line:col', () => {
+    expect(problems('version: 1\nname: a\nname: b\n')).toContainEqual(expect.stringMatching(/^3:1 {2}duplicate key/));
+    expect(problems('version: 1\ninstance: [\n')[0]).toMatch(/^\d+:\d+ {2}YAML: /);
+    expect(problems('')).toEqual(['1:1  the plan is empty; start with "version: 1"']);
+    expect(problems('- a\n- b\n')[0]).toMatch(/^1:1 {2}expected a mapping/);
+  });
+
+  it('reports missing required fields', () => {
+    expect(problems('version: 1\n')).toEqual([
+      '1:1 name missing required field name',
+      '1:1 instance missing required field instance',
+      '1:1 move missing required field move',
+    ]);
+    expect(problems(MINIMAL.replace('  to: cluster\n', ''))).toEqual(['7:3 move.to missing required field to']);
+    expect(problems(MINIMAL.replace('version: 1', 'version: 2'))).toEqual(['1:10 version unsupported plan version; this shardmove reads version: 1']);
+  });
+
+  it('suggests the closest field for a typo, at any level', () => {
+    expect(problems(MINIMAL.replace('  to: cluster', '  to: cluster\n  concurency: 5'))).toEqual([
+      '9:3 move.concurency unknown field "concurency" (did you mean "concurrency"?)',
+    ]);
+    expect(problems(`${MINIMAL}retyr: {}\n`)).toEqual(['9:1 retyr unknown field "retyr" (did you mean "retry"?)']);
+  });
+
+  it('reports wrong types with the field path', () => {
+    const text = `${MINIMAL}  mode: fast\n  kinds: projects\npoll: { interval: 5 }\nverify: yes\nweights: { cluster: high }\n`;
+    expect(problems(text)).toEqual([
+      '9:9 move.mode "fast" is not one of throttled, bulk',
+      '10:10 move.kinds expected a list of projects, snippets, groups, e.g. [a, b]',
+      '11:19 poll.interval a bare number is ambiguous; write a unit, e.g. "5s" or "5ms"',
+      '12:9 verify expected true or false',
+      '13:21 weights.cluster expected a whole number',
+    ]);
+  });
+
+  it('names a missing variable at its reference', () => {
+    expect(problems(MINIMAL.replace('url: ${GITLAB_URL}', 'url: https://${HOST}/x'))).toEqual(['4:16 instance.url environment variable HOST is not set']);
+  });
+
+  it('refuses names that cannot name a file', () => {
+    expect(problems(MINIMAL.replace('retire-nfs', '../etc'))[0]).toMatch(/^2:7 name must match/);
+  });
+
+  it('refuses aliases', () => {
+    expect(problems(MINIMAL.replace('to: cluster', 'to: &c cluster') + 'weights: { x: 0 }\nname2: *c\n').join('\n')).toMatch(/unknown field "name2"/);
+    expect(problems(MINIMAL.replace('from: [nfs-1, nfs-2]', 'from: &s [nfs-1]\n  kinds: *s'))).toEqual([
+      '8:10 move.kinds aliases (*name) are not supported in plans; write the value out',
+    ]);
+  });
+
+  it('turns a PlanError message into one line per problem', () => {
+    try {
+      parse(`${MINIMAL}  mode: fast\nverify: yes\n`);
+      expect.unreachable();
+    } catch (err) {
+      expect((err as PlanError).code).toBe('SHARDMOVE_PLAN_INVALID');
+      expect((err as Error).message.split('\n')).toEqual([
+        'invalid plan plan.yaml (2 problems):',
+        'plan.yaml:9:9: move.mode: "fast" is not one of throttled, bulk',
+        'plan.yaml:10:9: verify: expected true or false',
+      ]);
+    }
+  });
+});
+
+describe('parsePlanText: secrets', () => {
+  const LEAK = 'glpat-Qw8Er7Ty6Ui5Op4As3Df';
+
+  it('refuses a literal token without repeating it', () => {
+    try {
+      parse(MINIMAL.replace('${GITLAB_TOKEN}', LEAK));
+      expect.unreachable();
+    } catch (err) {
+      const e = err as PlanError;
+      expect(e.problems.map((p) => `${p.line}:${p.col} ${p.path}`)).toEqual(['5:10 instance.token']);
+      expect(e.problems[0]!.message).toMatch(/secrets come from the environment or a file/);
+      expect(e.message).not.toContain('Qw8Er7');
+    }
+  });
+
+  it('refuses a literal secret even when it does not look like a token', () => {
+    expect(problems(MINIMAL.replace('${GITLAB_TOKEN}', 'hunter2'))[0]).toMatch(/^5:10 instance.token a literal secret/);
+    expect(problems(MINIMAL.replace('${GITLAB_TOKEN}', 'x${GITLAB_TOKEN}'))[0]).toMatch(/literal secret/);
+  });
+
+  it('refuses token-looking text anywhere: other fields, keys, comments', () => {
+    const text = `${MINIMAL}# old token: ${LEAK}\nweights: { ${LEAK}: 0 }\n`.replace('name: retire-nfs', 'name: retire-nfs\n');
+    const found = problems(text.replace('instance:', `instance:\n  sudo: "${LEAK}"`));
+    expect(found.map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual(['5:10 instance.sudo', '11:14 ', '12:12 weights.***']);
+    expect(found.join('\n')).not.toContain('Qw8Er7');
+  });
+
+  it('accepts a token from a variable and keeps it out of every message', () => {
+    const env = { ...ENV, GITLAB_TOKEN: LEAK };
+    expect(parse(MINIMAL, { env }).plan.instance.credentials).toEqual({ type: 'token', token: LEAK });
+    try {
+      parse(MINIMAL.replace('to: cluster', 'to: ${GITLAB_TOKEN}'), { env });
+    } catch (err) {
+      expect((err as Error).message).not.toContain('Qw8Er7');
+    }
+  });
+
+  it('reads token_file relative to the plan, trimmed, and warns when others can read it', () => {
+    const seen: string[] = [];
+    const readFile = (p: string) => (seen.push(p), { text: `  ${LEAK}\n`, mode: 0o100644 });
+    const { plan, warnings } = parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: secrets/token'), { readFile });
+    expect(seen).toEqual(['/plans/secrets/token']);
+    expect(plan.instance.credentials).toEqual({ type: 'token', token: LEAK });
+    expect(warnings.map((w) => `${w.line}:${w.col} ${w.path}`)).toEqual(['5:15 instance.token_file']);
+    expect(parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: t'), { readFile: () => ({ text: LEAK, mode: 0o100600 }) }).warnings).toEqual([]);
+  });
+
+  it('reports a missing or empty token file at the field', () => {
+    expect(problems(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: nope'))[0]).toMatch(/^5:15 instance.token_file file not found: \/plans\/nope/);
+    expect(problems(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: t'), { readFile: () => ({ text: ' \n', mode: 0o600 }) })[0]).toMatch(/^5:15 instance.token_file file is empty/);
+  });
+
+  it('wants exactly one of token, token_file, oauth', () => {
+    expect(problems(MINIMAL.replace('  token: ${GITLAB_TOKEN}\n', ''))).toEqual(['4:3 instance missing credentials: set one of token (${VAR}), token_file or oauth']);
+    expect(problems(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token: ${GITLAB_TOKEN}\n  token_file: t'))[0]).toMatch(/^6:3 instance.token_file set exactly one/);
+  });
+
+  it('reads OAuth credentials from variables and files; client id and redirect URI may be literal', () => {
+    const oauth = `  oauth:
+    access_token: \${AT}
+    refresh_token_file: refresh
+    client_id: sandbox-app-uid
+    client_secret: \${CS}
+    redirect_uri: http://localhost/cb
+`;
+    const env = { ...ENV, AT: 'access-value-1', CS: 'client-secret-1' };
+    const text = MINIMAL.replace('  token: ${GITLAB_TOKEN}\n', oauth);
+    const { plan } = parse(text, { env, readFile: () => ({ text: 'refresh-value-1\n', mode: 0o600 }) });
+    expect(plan.instance.credentials).toEqual({
+      type: 'oauth', accessToken: 'access-value-1', refreshToken: 'refresh-value-1', clientId: 'sandbox-app-uid', clientSecret: 'client-secret-1', redirectUri: 'http://localhost/cb',
+    });
+    expect(problems(text.replace('${CS}', 'literal-secret'), { env, readFile: () => ({ text: 'r', mode: 0o600 }) })).toEqual([
+      '9:20 instance.oauth.client_secret a literal secret is not allowed: secrets come from the environment or a file: write ${VAR} or use client_secret_file',
+    ]);
+    expect(problems(text.replace('    redirect_uri: http://localhost/cb\n', ''), { env, readFile: () => ({ text: 'r', mode: 0o600 }) })).toEqual([
+      '6:5 instance.oauth.redirect_uri missing: set redirect_uri or redirect_uri_file',
+    ]);
+  });
+});
+
+describe('loadPlan', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'shardmove-plan-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads the file and its token file from disk', async () => {
+    writeFileSync(join(dir, 'token'), 'glpat-FromFile0123456789abcd\n');
+    chmodSync(join(dir, 'token'), 0o600);
+    writeFileSync(join(dir, 'p.yaml'), MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: token'));
+    const loaded = await loadPlan('p.yaml', { env: ENV, cwd: dir });
+    expect(loaded.file).toBe('p.yaml');
+    expect(loaded.plan.instance.credentials).toEqual({ type: 'token', token: 'glpat-FromFile0123456789abcd' });
+    expect(loaded.warnings).toEqual([]);
+  });
+
+  it('a missing plan file is a PlanError too', async () => {
+    await expect(loadPlan('missing.yaml', { env: ENV, cwd: dir })).rejects.toMatchObject({
+      code: 'SHARDMOVE_PLAN_INVALID',
+      problems: [{ file: 'missing.yaml', line: 1, col: 1, message: 'no such file' }],
+    });
+  });
+});
