@@ -13,8 +13,9 @@ export function parseLinkNext(link: string | string[] | undefined): string | nul
   const value = Array.isArray(link) ? link.join(',') : link;
   if (!value) return null;
   for (const part of value.split(/,(?=\s*<)/)) {
-    const m = /^\s*<([^>]*)>(.*)$/.exec(part);
-    if (m && /;\s*rel="?([^";]*\s)?next(\s[^";]*)?"?\s*(;|$)/.test(m[2] ?? '')) return m[1] ?? null;
+    const m = /^\s*<([^>]*)>(.*)$/s.exec(part);
+    const rel = m ? /;\s*rel\s*=\s*"?([^";]*)"?/i.exec(m[2] ?? '') : null;
+    if (m && rel?.[1]?.split(/\s+/).includes('next')) return m[1] ?? null;
   }
   return null;
 }
