@@ -92,8 +92,8 @@ export class ItemTable implements ItemStore {
       countInFlight: p(`SELECT COUNT(*) AS n FROM items WHERE state IN ('scheduling', 'in_flight')`),
       countStates: p('SELECT state, COUNT(*) AS n FROM items WHERE kind = ? AND source = ? GROUP BY state'),
       intent: p(
-        `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_id = NULL,
-           move_state = NULL, scheduled_at = NULL WHERE kind = ? AND id = ? AND state = 'pending'`,
+        `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
+           scheduled_at = NULL WHERE kind = ? AND id = ? AND state = 'pending'`,
       ),
       inFlight: p(
         `UPDATE items SET state = 'in_flight', scheduled_at = CASE WHEN move_id IS ? AND scheduled_at IS NOT NULL

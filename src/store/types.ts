@@ -138,7 +138,10 @@ export interface ItemStore {
   countInFlight(): number;
   /** Counts per state for one (kind, source). */
   countStates(kind: Kind, source: string): Record<ItemState, number>;
-  /** pending -> scheduling, attempts + 1. False (and no change) unless the item was pending. */
+  /**
+   * pending -> scheduling, attempts + 1. False (and no change) unless the item was pending. `moveId`
+   * keeps the previous attempt's move, so reconciliation can tell a new move from an old one.
+   */
   markIntent(kind: Kind, id: number, now: number): boolean;
   /** -> in_flight with the move; `since` starts the stuck timer (kept when the move id is unchanged). */
   markInFlight(kind: Kind, id: number, moveId: number, moveState: string, since: number): void;

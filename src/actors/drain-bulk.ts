@@ -1,0 +1,107 @@
+/**
+ * Bulk mode's first phase for one (source, kind): one bulk POST with the explicit destination
+ * (intent recorded before; after an ambiguous failure, look for the moves it created before posting
+ * again), then follow the moves it creates through the move lists until none is in flight. Failed
+ * and untouched items are left pending: the throttled loop in ./drain.ts retries them per item.
+ */
+import type { MoveRecord } from '../api/types.js';
+import { event, throwIfAborted, waitUntil } from './drain-context.js';
+import type { DrainCtx } from './drain-context.js';
+import { BULK_UNCONFIRMED, DrainError, classifyPostError } from './drain-errors.js';
+import { applyMove } from './drain-outcome.js';
+import { pollInFlight } from './drain-poll.js';
+import { MOVES_PER_PAGE, pollMoves } from './track-moves.js';
+
+/** Polls without any new bulk move and nothing in flight before the bulk job is considered done. */
+const IDLE_POLLS = 2;
+
+/** Newest move id of the kind (the baseline above which moves belong to our bulk job). */
+async function newestMoveId(ctx: DrainCtx): Promise<number> {
+  const page = await ctx.deps.api.listMoves(ctx.kind, 1, 1);
+  return page.moves[0]?.id ?? 0;
+}
+
+/** Moves of our bulk job created above `above`, found on the first move-list page. */
+async function bulkMovesAppeared(ctx: DrainCtx, above: number): Promise<boolean> {
+  const page = await ctx.deps.api.listMoves(ctx.kind, 1, MOVES_PER_PAGE);
+  return page.moves.some((m) => m.id > above && m.sourceStorage === ctx.source);
+}
+
+async function postBulk(ctx: DrainCtx): Promise<void> {
+  const { deps, store, kind, source, destination } = ctx;
+  let bulk = store.getBulk(kind, source);
+  if (bulk?.state === 'posted') return;
+  if (bulk && (await bulkMovesAppeared(ctx, bulk.seenMaxMoveId))) {
+    store.setBulk({ ...bulk, state: 'posted' });
+    event(ctx, 'bulk.adopted', { above: bulk.seenMaxMoveId });
+    return;
+  }
+  if (!bulk) {
+    bulk = { kind, source, state: 'intent', intentAt: deps.clock.now(), seenMaxMoveId: await newestMoveId(ctx) };
+    store.setBulk(bulk);
+  }
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    event(ctx, 'bulk.intent', { destination, attempt });
+    try {
+      await deps.api.scheduleBulk(kind, source, destination);
+      store.setBulk({ ...bulk, state: 'posted' });
+      event(ctx, 'bulk.posted', { destination });
+      return;
+    } catch (err) {
+      const failure = classifyPostError(err);
+      event(ctx, 'bulk.post_failed', { failure: failure.kind, error: err instanceof Error ? err.message : String(err) });
+      if (failure.kind !== 'ambiguous') throw err;
+      // The job may have been enqueued: look before posting again.
+      if (await bulkMovesAppeared(ctx, bulk.seenMaxMoveId)) {
+        store.setBulk({ ...bulk, state: 'posted' });
+        event(ctx, 'bulk.adopted', { above: bulk.seenMaxMoveId });
+        return;
+      }
+    }
+  }
+  throw new DrainError(BULK_UNCONFIRMED, `bulk move of ${kind} off ${source} could not be confirmed`);
+}
+
+/** Attributes newly discovered bulk moves to their items (as attempts of ours). */
+function attribute(ctx: DrainCtx, moves: MoveRecord[]): number {
+  const { store, kind, source, deps } = ctx;
+  let n = 0;
+  store.batch(() => {
+    for (const m of moves) {
+      if (m.kind !== kind || m.sourceStorage !== source) continue;
+      const row = store.getItem(kind, m.itemId);
+      if (!row || row.state !== 'pending') continue;
+      const now = deps.clock.now();
+      if (!store.markIntent(kind, m.itemId, now)) continue;
+      event(ctx, 'bulk.move_seen', { id: m.itemId, moveId: m.id, moveState: m.state });
+      applyMove(ctx, { ...row, state: 'scheduling', attempts: row.attempts + 1, intentAt: now }, m, now);
+      n++;
+    }
+  });
+  return n;
+}
+
+/** Posts the bulk move (once) and follows it until nothing of it is in flight. */
+export async function runBulkPhase(ctx: DrainCtx): Promise<void> {
+  const { deps, store, kind, source } = ctx;
+  const c = store.countStates(kind, source);
+  if (c.pending === 0 && store.getBulk(kind, source)?.state !== 'posted') return;
+  await postBulk(ctx);
+  let idle = 0;
+  const interval = deps.plan.poll.intervalMs;
+  while (idle < IDLE_POLLS) {
+    throwIfAborted(ctx);
+    await waitUntil(ctx, deps.clock.now() + interval);
+    const bulk = store.getBulk(kind, source);
+    if (!bulk) return;
+    const { discovered } = await pollMoves(deps.api, kind, [], bulk.seenMaxMoveId);
+    const newest = discovered.reduce((a, m) => Math.max(a, m.id), bulk.seenMaxMoveId);
+    const found = attribute(ctx, discovered);
+    store.setBulk({ ...bulk, seenMaxMoveId: newest });
+    const inFlight = await pollInFlight(ctx);
+    deps.onProgress?.();
+    idle = found === 0 && inFlight === 0 ? idle + 1 : 0;
+    if (store.countStates(kind, source).pending === 0 && inFlight === 0) return;
+  }
+  event(ctx, 'bulk.settled', {});
+}

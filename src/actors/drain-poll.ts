@@ -1,0 +1,50 @@
+/**
+ * One poll of every move the run has in flight, through the move lists (./track-moves.ts), with
+ * the outcomes applied in one transaction.
+ */
+import { KINDS } from '../plan/types.js';
+import type { Kind } from '../plan/types.js';
+import type { ItemRow } from '../store/types.js';
+import type { DrainCtx } from './drain-context.js';
+import { applyMove } from './drain-outcome.js';
+import { reconcileItem } from './reconcile.js';
+import { pollMoves } from './track-moves.js';
+
+/** Upper bound on in-flight rows read per poll (bulk mode can have a whole storage in flight). */
+const MAX_TRACKED = 100_000;
+
+/** Kinds that may have rows in flight: the plan's, and this drain's. */
+export function trackedKinds(ctx: DrainCtx): Kind[] {
+  return KINDS.filter((k) => k === ctx.kind || ctx.deps.plan.move.kinds.includes(k));
+}
+
+/**
+ * One poll over every kind with moves in flight (the concurrency cap is run-wide, so moves of
+ * another kind left by an earlier interrupted drain are tracked too). Returns rows still in flight
+ * for this drain's (kind, source).
+ */
+export async function pollInFlight(ctx: DrainCtx): Promise<number> {
+  let mine = 0;
+  for (const kind of trackedKinds(ctx)) {
+    const rows = ctx.store.itemsInState(kind, null, 'in_flight', MAX_TRACKED);
+    if (rows.length === 0) continue;
+    const ids = rows.map((r) => r.moveId).filter((id): id is number => id !== null);
+    const { found, missing } = await pollMoves(ctx.deps.api, kind, ids);
+    const lost: ItemRow[] = [];
+    ctx.store.batch(() => {
+      for (const row of rows) {
+        const k = { ...ctx, kind, source: row.source };
+        const move = row.moveId === null ? undefined : found.get(row.moveId);
+        if (move) {
+          const done = applyMove(k, row, move, row.scheduledAt ?? ctx.deps.clock.now());
+          if (!done && kind === ctx.kind && row.source === ctx.source) mine++;
+        } else if (row.moveId === null || missing.includes(row.moveId)) lost.push(row);
+      }
+    });
+    for (const row of lost) {
+      await reconcileItem({ ...ctx, kind, source: row.source }, { ...row, moveId: null }, 'lost-move');
+    }
+  }
+  return mine;
+}
+

@@ -1,0 +1,73 @@
+/**
+ * Scheduling a batch of items in throttled mode: intents committed in one transaction before any
+ * POST, the POSTs sent together, their answers recorded in one transaction, ambiguous answers
+ * reconciled from the instance's state.
+ */
+import type { ScheduleResult } from '../api/types.js';
+import type { ItemRow } from '../store/types.js';
+import { event } from './drain-context.js';
+import type { DrainCtx } from './drain-context.js';
+import { classifyPostError } from './drain-errors.js';
+import { applyMove, recordFailure } from './drain-outcome.js';
+import { reconcileItem } from './reconcile.js';
+
+/** Items out of attempts are quarantined instead of scheduled; returns the rest. */
+function dropExhausted(ctx: DrainCtx, rows: ItemRow[]): ItemRow[] {
+  const max = ctx.deps.plan.retry.maxAttempts;
+  const keep: ItemRow[] = [];
+  ctx.store.batch(() => {
+    for (const row of rows) {
+      if (row.attempts < max) {
+        keep.push(row);
+        continue;
+      }
+      const reason = row.lastError ?? `no attempts left (${row.attempts})`;
+      ctx.store.markQuarantined(ctx.kind, row.id, reason, null);
+      event(ctx, 'item.quarantined', { id: row.id, attempts: row.attempts, reason });
+    }
+  });
+  return keep;
+}
+
+/** Schedules `rows` (pending, due); returns how many POSTs were sent. */
+export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promise<number> {
+  const { deps, store, kind, destination } = ctx;
+  const rows = dropExhausted(ctx, candidates);
+  if (rows.length === 0) return 0;
+  const now = deps.clock.now();
+  // Intent first, committed: a kill after this line leaves `scheduling` rows that are reconciled.
+  const claimed = store.batch(() =>
+    rows.filter((row) => {
+      if (!store.markIntent(kind, row.id, now)) return false;
+      event(ctx, 'move.intent', { id: row.id, attempt: row.attempts + 1, destination });
+      return true;
+    }),
+  );
+  const settled = await Promise.allSettled(claimed.map((row) => deps.api.scheduleMove(kind, row.id, destination)));
+  const followUp: { row: ItemRow; cause: 'ambiguous' | 'read-only' }[] = [];
+  store.batch(() => {
+    settled.forEach((res, i) => {
+      const row = { ...(claimed[i] as ItemRow), state: 'scheduling' as const, attempts: (claimed[i] as ItemRow).attempts + 1, intentAt: now };
+      if (res.status === 'fulfilled') {
+        const r: ScheduleResult = res.value;
+        if (r.outcome === 'scheduled') {
+          event(ctx, 'move.scheduled', { id: row.id, moveId: r.move.id, moveState: r.move.state });
+          applyMove(ctx, row, r.move, now);
+        } else {
+          event(ctx, 'move.read_only', { id: row.id });
+          followUp.push({ row, cause: 'read-only' });
+        }
+        return;
+      }
+      const failure = classifyPostError(res.reason);
+      const message = res.reason instanceof Error ? res.reason.message : String(res.reason);
+      event(ctx, 'move.post_failed', { id: row.id, failure: failure.kind, error: message });
+      if (failure.kind === 'ambiguous') followUp.push({ row, cause: 'ambiguous' });
+      else if (failure.kind === 'gone') {
+        store.markLeft(kind, row.id, deps.clock.now(), 'deleted from the instance');
+      } else recordFailure(ctx, row, `schedule rejected: ${failure.message}`);
+    });
+  });
+  for (const { row, cause } of followUp) await reconcileItem(ctx, row, cause);
+  return claimed.length;
+}

@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import { KINDS } from '../plan/types.js';
+import { createHarness, range, resumed, testPlan } from '../../test/support/drain-harness.js';
+import { runDrain } from './drain.js';
+
+describe('throttled drain', () => {
+  it('moves every item of every kind and verifies by re-listing the source', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 120));
+    h.fake.addItems('snippets', 'nfs-1', range(1, 30));
+    h.fake.addItems('groups', 'nfs-1', range(1, 12));
+    h.fake.addItems('projects', 'other', range(500, 510));
+    for (const kind of KINDS) {
+      const r = await runDrain(h.deps, { source: 'nfs-1', kind });
+      expect(r.quarantined).toBe(0);
+      expect(r.remaining).toBe(0);
+    }
+    for (const it of h.fake.items.values()) expect(it.storage).toBe(it.id >= 500 ? 'other' : 'cluster');
+    expect(h.fake.violations).toEqual([]);
+    expect(h.store.summary(h.clock.now()).counts.filter((c) => c.state === 'moved').reduce((a, c) => a + c.n, 0)).toBe(162);
+  });
+
+  it('never has more than `concurrency` moves in flight', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 7 } }));
+    h.fake.addItems('projects', 'nfs-1', range(1, 100));
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(h.fake.peakInFlight).toBe(7);
+    expect(h.fake.violations).toEqual([]);
+  });
+
+  it('retries a failed move after the backoff and then succeeds', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 5));
+    h.fake.script('projects', 3, 'fail', 'fail', 'ok');
+    const t0 = h.clock.now();
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 5, quarantined: 0, remaining: 0 });
+    expect(h.fake.movesOf('projects', 3).map((m) => m.state)).toEqual(['failed', 'failed', 'finished']);
+    const [m1, m2] = h.fake.movesOf('projects', 3);
+    expect(m2!.createdMs - m1!.createdMs).toBeGreaterThanOrEqual(30_000);
+    expect(h.clock.now() - t0).toBeGreaterThan(60_000);
+    expect(h.store.getItem('projects', 3)).toMatchObject({ state: 'moved', attempts: 3 });
+  });
+
+  it('quarantines a permanently failing item with GitLab error_message', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 4));
+    h.fake.script('projects', 2, 'fail');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 3, quarantined: 1, remaining: 0 });
+    expect(h.fake.movesOf('projects', 2)).toHaveLength(3);
+    const q = h.store.summary(h.clock.now()).quarantined;
+    expect(q).toEqual([expect.objectContaining({ id: 2, attempts: 3, reason: 'Failed to replicate projects 2: checksum mismatch' })]);
+  });
+
+  it('reports cleanup failed as moved with the source copy left behind', async () => {
+    const h = createHarness();
+    h.fake.addItems('snippets', 'nfs-1', [1, 2]);
+    h.fake.script('snippets', 1, 'cleanup-fail');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets' });
+    expect(r).toEqual({ moved: 2, quarantined: 0, remaining: 0 });
+    expect(h.store.getItem('snippets', 1)).toMatchObject({ state: 'moved', moveState: 'cleanup failed' });
+    expect(h.store.getItem('snippets', 1)?.lastError).toMatch(/source copy left behind/);
+    expect(h.fake.movesOf('snippets', 1)).toHaveLength(1);
+  });
+
+  it('adopts a move already running (read-only) instead of fighting it', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 3));
+    const foreign = h.fake.startForeignMove('projects', 2, 'cluster');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 3, quarantined: 0, remaining: 0 });
+    expect(h.fake.movesOf('projects', 2).map((m) => m.id)).toEqual([foreign.id]);
+    expect(h.fake.postsPerItem.get('projects:2')).toBe(1);
+    expect(h.store.getItem('projects', 2)).toMatchObject({ state: 'moved', moveId: foreign.id });
+    expect(h.fake.violations).toEqual([]);
+  });
+
+  it('reconciles an ambiguous POST that was applied, without a second POST', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 3));
+    h.fake.ambiguousApplied.add('projects:2');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 3, quarantined: 0, remaining: 0 });
+    expect(h.fake.postsPerItem.get('projects:2')).toBe(1);
+    expect(h.fake.movesOf('projects', 2)).toHaveLength(1);
+    expect(h.store.getItem('projects', 2)).toMatchObject({ state: 'moved', attempts: 1 });
+  });
+
+  it('re-schedules after an ambiguous POST only once the instance shows no move was created', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', [1]);
+    h.fake.ambiguousLost.add('projects:1');
+    const calls: string[] = [];
+    h.fake.onRequest = (name) => calls.push(name);
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    const first = calls.indexOf('scheduleMove');
+    const second = calls.indexOf('scheduleMove', first + 1);
+    expect(calls.slice(first + 1, second)).toEqual(['listItemMoves', 'getItem']);
+    expect(h.store.getItem('projects', 1)).toMatchObject({ state: 'moved', attempts: 1 });
+  });
+
+  it('quarantines a stuck move and never schedules the item again', async () => {
+    const h = createHarness(testPlan({ poll: { stuckAfterMs: 60_000 } }));
+    h.fake.addItems('projects', 'nfs-1', range(1, 3));
+    h.fake.script('projects', 1, 'stuck');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 2, quarantined: 1, remaining: 0 });
+    expect(h.fake.movesOf('projects', 1)).toHaveLength(1);
+    const s = h.store.summary(h.clock.now());
+    expect(s.stuck).toEqual([expect.objectContaining({ kind: 'projects', id: 1, moveState: 'started' })]);
+    expect(s.quarantined[0]?.reason).toMatch(/^stuck/);
+  });
+
+  it('sends an item that finished but is still listed on the source back for a new attempt', async () => {
+    const h = createHarness();
+    h.fake.addItems('groups', 'nfs-1', range(1, 3));
+    h.fake.script('groups', 2, 'finished-not-moved', 'ok');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'groups' });
+    expect(r).toEqual({ moved: 3, quarantined: 0, remaining: 0 });
+    expect(h.fake.movesOf('groups', 2).map((m) => m.state)).toEqual(['finished', 'finished']);
+    expect(h.fake.item('groups', 2)?.storage).toBe('cluster');
+    expect(h.store.readEvents(0, 10_000).some((e) => e.type === 'item.still_on_source')).toBe(true);
+  });
+
+  it('picks up items that appear on the source mid-run', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 20));
+    let added = false;
+    h.fake.onRequest = (name) => {
+      if (!added && name === 'scheduleMove') {
+        added = true;
+        h.fake.addItems('projects', 'nfs-1', [5000, 5001]);
+      }
+    };
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 22, quarantined: 0, remaining: 0 });
+    expect(h.fake.item('projects', 5001)?.storage).toBe('cluster');
+  });
+
+  it('resumes after an abort mid-drain without scheduling any item twice', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 5 } }));
+    h.fake.addItems('projects', 'nfs-1', range(1, 40));
+    let posts = 0;
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleMove' && ++posts === 12) h.abort.abort(new Error('SIGINT'));
+    };
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
+    const mid = h.store.summary(h.clock.now());
+    expect(mid.total).toBe(40);
+    h.fake.onRequest = null;
+    const again = resumed(h);
+    const r = await runDrain(again.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 40, quarantined: 0, remaining: 0 });
+    for (const id of range(1, 40)) expect(h.fake.movesOf('projects', id)).toHaveLength(1);
+    expect(h.fake.violations).toEqual([]);
+  });
+
+  it('reconciles items left in `scheduling` by a kill between intent and move id', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 4));
+    // Simulate the kill: listing done, intents committed, POSTs applied, answers never recorded.
+    h.store.startRound('projects', 'nfs-1', 1);
+    h.store.recordPage('projects', 'nfs-1', 1, [...range(1, 4)].map((id) => ({ kind: 'projects' as const, id, storage: 'nfs-1', name: `p${id}`, sizeBytes: null })), 0);
+    h.store.finishRound('projects', 'nfs-1', 1, 0);
+    for (const id of [1, 2]) {
+      h.store.markIntent('projects', id, h.clock.now());
+      await h.fake.scheduleMove('projects', id, 'cluster');
+    }
+    h.store.markIntent('projects', 3, h.clock.now()); // POST never sent
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 4, quarantined: 0, remaining: 0 });
+    for (const id of range(1, 4)) expect(h.fake.postsPerItem.get(`projects:${id}`)).toBe(1);
+    expect(h.store.getItem('projects', 3)?.attempts).toBe(1);
+  });
+
+  it('uses at most 1.5 requests per moved item on a 1,000-item run', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 50 } }), { startDelayMs: 200, durationMs: 2000 });
+    h.fake.addItems('projects', 'nfs-1', range(1, 1000));
+    for (const id of [10, 200, 444]) h.fake.script('projects', id, 'fail', 'ok');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r.moved).toBe(1000);
+    const perItem = h.fake.stats().requests / r.moved;
+    expect(perItem).toBeLessThanOrEqual(1.5);
+    expect(h.fake.violations).toEqual([]);
+  });
+});
+
+describe('dry run', () => {
+  it('enumerates and estimates without a single mutating request', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 250));
+    const r = await runDrain({ ...h.deps, dryRun: true }, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 0, quarantined: 0, remaining: 250 });
+    expect(h.fake.stats().mutating).toBe(0);
+    expect(h.fake.moves).toHaveLength(0);
+    expect(h.store.readEvents(0, 100).find((e) => e.type === 'drain.dry_run')?.data).toMatchObject({ wouldSchedule: 250 });
+  });
+});

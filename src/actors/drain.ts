@@ -1,0 +1,109 @@
+/**
+ * The drain step for one (source, kind): enumerate into the checkpoint, move every item with at
+ * most `plan.move.concurrency` moves in flight across the run, re-enumerate the source to verify
+ * independently, and repeat (bounded) until only quarantined items remain. Bulk mode starts with
+ * one bulk POST (./drain-bulk.ts) and then finishes the same way. Every step is safe to repeat
+ * after a kill: all progress lives in the checkpoint.
+ */
+import type { Kind } from '../plan/types.js';
+import { runBulkPhase } from './drain-bulk.js';
+import { createDrainCtx, event, throwIfAborted, waitUntil } from './drain-context.js';
+import type { DrainCtx } from './drain-context.js';
+import { pollInFlight, trackedKinds } from './drain-poll.js';
+import { scheduleBatch } from './drain-schedule.js';
+import { enumerateRound } from './enumerate.js';
+import { reconcileScheduling } from './reconcile.js';
+import type { ActorDeps } from './types.js';
+
+export interface DrainResult {
+  /** Items moved (including those that left the source by other means). */
+  moved: number;
+  quarantined: number;
+  /** Items still on the source and not quarantined (dry run: what would be scheduled). */
+  remaining: number;
+}
+
+/** Enumeration rounds after the first: each one re-checks the source after moves ended. */
+const MAX_EXTRA_ROUNDS = 5;
+
+function result(ctx: DrainCtx): DrainResult {
+  const c = ctx.store.countStates(ctx.kind, ctx.source);
+  return { moved: c.moved + c.left, quarantined: c.quarantined, remaining: c.pending + c.scheduling + c.in_flight };
+}
+
+/** Schedules and polls until this (kind, source) has nothing pending or in flight. */
+async function moveAll(ctx: DrainCtx): Promise<void> {
+  const { deps, store, kind, source } = ctx;
+  const interval = deps.plan.poll.intervalMs;
+  let nextPollAt = deps.clock.now() + interval;
+  for (;;) {
+    throwIfAborted(ctx);
+    const free = deps.plan.move.concurrency - store.countInFlight();
+    let sent = 0;
+    if (free > 0) {
+      const due = store.dueItems(kind, source, deps.clock.now(), free);
+      if (due.length > 0) {
+        const before = store.countInFlight();
+        sent = await scheduleBatch(ctx, due);
+        if (before === 0) nextPollAt = deps.clock.now() + interval;
+        deps.onProgress?.();
+      }
+    }
+    throwIfAborted(ctx);
+    if (store.countInFlight() === 0) {
+      if (sent > 0) continue;
+      const next = store.nextDueAt(kind, source);
+      if (next === null) return;
+      // Only items waiting out a retry backoff: sleep until the earliest absolute next-attempt time.
+      await waitUntil(ctx, next);
+      continue;
+    }
+    await waitUntil(ctx, nextPollAt);
+    await pollInFlight(ctx);
+    nextPollAt = deps.clock.now() + interval;
+    deps.onProgress?.();
+  }
+}
+
+/** Dry run: enumerate (read-only on the instance), record what would be scheduled, estimate. */
+async function dryRun(ctx: DrainCtx): Promise<DrainResult> {
+  const cur = ctx.store.getCursor(ctx.kind, ctx.source);
+  await enumerateRound(ctx, cur?.done ? cur.round + 1 : undefined);
+  const res = result(ctx);
+  const { concurrency } = ctx.deps.plan.move;
+  event(ctx, 'drain.dry_run', {
+    wouldSchedule: res.remaining,
+    concurrency,
+    // One POST per item plus about one move-list page per poll and one listing page per 100 items.
+    estimatedRequests: Math.ceil(res.remaining * 1.1 + res.remaining / 50),
+  });
+  ctx.deps.log.info({ kind: ctx.kind, source: ctx.source, wouldSchedule: res.remaining }, 'dry run: items that would be moved');
+  return res;
+}
+
+/**
+ * Drains one kind off one source storage (throttled or bulk per the plan). Resumable: call again
+ * with the same checkpoint after a crash or an abort. Throws DrainError SHARDMOVE_ABORTED when
+ * `deps.signal` aborts.
+ */
+export async function runDrain(deps: ActorDeps, input: { source: string; kind: Kind }): Promise<DrainResult> {
+  const ctx = createDrainCtx(deps, input.source, input.kind);
+  if (deps.dryRun) return dryRun(ctx);
+  event(ctx, 'drain.started', { mode: deps.plan.move.mode });
+  for (const kind of trackedKinds(ctx)) await reconcileScheduling({ ...ctx, kind });
+  let round = (await enumerateRound(ctx))?.round ?? ctx.store.getCursor(ctx.kind, ctx.source)?.round ?? 1;
+  if (deps.plan.move.mode === 'bulk') await runBulkPhase(ctx);
+  for (let extra = 0; ; extra++) {
+    await moveAll(ctx);
+    if (extra >= MAX_EXTRA_ROUNDS) break;
+    // Independent verification: a finished move whose item is still listed goes back to pending.
+    const r = await enumerateRound(ctx, round + 1);
+    round = r?.round ?? round + 1;
+    const c = ctx.store.countStates(ctx.kind, ctx.source);
+    if (c.pending + c.scheduling + c.in_flight === 0) break;
+  }
+  const res = result(ctx);
+  event(ctx, 'drain.finished', { ...res });
+  deps.log.info({ kind: ctx.kind, source: ctx.source, ...res }, 'drain finished');
+  return res;
+}

@@ -1,0 +1,51 @@
+/**
+ * Enumeration of the items on a source storage into the checkpoint, page by page: each page and the
+ * cursor are one transaction, so a kill resumes after the last committed page, and memory holds one
+ * page at a time however large the storage.
+ */
+import { event, throwIfAborted } from './drain-context.js';
+import type { DrainCtx } from './drain-context.js';
+
+export interface RoundResult {
+  round: number;
+  /** Items listed for the first time. */
+  added: number;
+  /** Items listed again although they had moved or left (sent back to pending). */
+  back: number;
+  /** Pending items this round no longer listed (now `left`). */
+  left: number;
+}
+
+/**
+ * Finishes the current enumeration round if it is open (resuming from its cursor), or starts and
+ * runs round `next` when `next` is given. Returns null when there was nothing to do.
+ */
+export async function enumerateRound(ctx: DrainCtx, next?: number): Promise<RoundResult | null> {
+  const { store, kind, source, deps } = ctx;
+  let cursor = store.getCursor(kind, source);
+  if (!cursor || (cursor.done && next !== undefined && next > cursor.round)) {
+    const round = next ?? 1;
+    store.startRound(kind, source, round);
+    cursor = { round, afterId: 0, done: false };
+  }
+  if (cursor.done) return null;
+  const round = cursor.round;
+  let added = 0;
+  let back = 0;
+  event(ctx, 'enumerate.started', { round, afterId: cursor.afterId });
+  const pages = deps.api.listItemsOnStorage(kind, source, cursor.afterId > 0 ? { afterId: cursor.afterId } : {});
+  for await (const page of pages) {
+    const res = store.recordPage(kind, source, round, page, deps.clock.now());
+    added += res.added;
+    back += res.back.length;
+    for (const b of res.back) {
+      event(ctx, 'item.still_on_source', { id: b.id, moveId: b.moveId, reason: b.lastError });
+      deps.log.warn({ kind, id: b.id, source, moveId: b.moveId }, 'item still on the source after its move');
+    }
+    deps.onProgress?.();
+    throwIfAborted(ctx);
+  }
+  const { left } = store.finishRound(kind, source, round, deps.clock.now());
+  event(ctx, 'enumerate.finished', { round, added, back, left });
+  return { round, added, back, left };
+}

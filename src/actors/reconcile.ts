@@ -1,0 +1,86 @@
+/**
+ * Reconciliation: what to do with an item whose POST may or may not have reached the instance
+ * (ambiguous error, or a kill between "intent recorded" and "move id recorded"), or that answered
+ * "is read-only". Never re-POST blindly: read the item's moves, then its storage, then decide.
+ */
+import type { MoveRecord } from '../api/types.js';
+import type { ItemRow } from '../store/types.js';
+import { event } from './drain-context.js';
+import type { DrainCtx } from './drain-context.js';
+import { applyMove, isTerminal, recordFailure } from './drain-outcome.js';
+
+/** Tolerated clock difference between this host and the instance when comparing creation times. */
+const SKEW_MS = 5 * 60 * 1000;
+
+export type ReconcileCause = 'ambiguous' | 'read-only' | 'resume' | 'lost-move';
+
+/** Start of the stuck timer for an adopted move: its creation time when readable, else now. */
+function adoptedSince(move: MoveRecord, now: number): number {
+  const t = Date.parse(move.createdAt);
+  return Number.isFinite(t) ? Math.min(t, now) : now;
+}
+
+/** True when `move` can only have come from the current attempt (or from someone else since). */
+function isNewSinceIntent(move: MoveRecord, row: ItemRow): boolean {
+  if (row.moveId !== null && move.id <= row.moveId) return false;
+  const created = Date.parse(move.createdAt);
+  return !Number.isFinite(created) || row.intentAt === null || created >= row.intentAt - SKEW_MS;
+}
+
+/**
+ * Settles one item in `scheduling` (or a lost in-flight move). Outcomes: a running move is adopted
+ * (whoever started it: never fight it); a move created since the intent is applied as if polled;
+ * otherwise the item's storage decides: on the destination -> moved, gone -> left, still on the
+ * source -> pending again (the attempt is refunded when the POST provably did nothing).
+ */
+export async function reconcileItem(ctx: DrainCtx, row: ItemRow, cause: ReconcileCause): Promise<void> {
+  const { deps, store, kind, destination } = ctx;
+  const moves = await deps.api.listItemMoves(kind, row.id);
+  const now = deps.clock.now();
+  const running = moves.find((m) => !isTerminal(m.state));
+  const fresh = running ?? moves.find((m) => isNewSinceIntent(m, row));
+  if (fresh) {
+    event(ctx, 'move.adopted', { id: row.id, moveId: fresh.id, moveState: fresh.state, cause });
+    const since = fresh.id === row.moveId && row.scheduledAt !== null ? row.scheduledAt : adoptedSince(fresh, now);
+    store.batch(() => applyMove(ctx, row, fresh, since));
+    return;
+  }
+  const item = await deps.api.getItem(kind, row.id);
+  if (item === null) {
+    store.markLeft(kind, row.id, deps.clock.now(), 'deleted from the instance');
+    event(ctx, 'item.gone', { id: row.id, cause });
+    return;
+  }
+  if (item.storage === destination) {
+    store.markMoved(kind, row.id, null, null, deps.clock.now(), 'already on the destination');
+    event(ctx, 'item.already_on_destination', { id: row.id, cause });
+    return;
+  }
+  if (item.storage !== null && item.storage !== ctx.source) {
+    store.markLeft(kind, row.id, deps.clock.now(), `now on ${item.storage}`);
+    event(ctx, 'item.elsewhere', { id: row.id, storage: item.storage, cause });
+    return;
+  }
+  if (cause === 'read-only') {
+    // Read-only with no move running: a flag left behind (e.g. by a scheduled move that failed). Retrying
+    // may clear it once GitLab resets the flag; otherwise the item ends quarantined with this reason.
+    recordFailure(ctx, row, 'repository is read-only but no move is running for it');
+    return;
+  }
+  store.markPending(kind, row.id, deps.clock.now(), `${cause}: no move was created; scheduling again`, true);
+  event(ctx, 'move.not_created', { id: row.id, cause });
+}
+
+/** Reconciles every item left in `scheduling` (by a kill or an ambiguous error) for the drain's kind. */
+export async function reconcileScheduling(ctx: DrainCtx): Promise<number> {
+  let n = 0;
+  for (;;) {
+    const rows = ctx.store.itemsInState(ctx.kind, null, 'scheduling', 100);
+    if (rows.length === 0) return n;
+    for (const row of rows) {
+      // Items of another source of the same kind are reconciled against their own source.
+      await reconcileItem({ ...ctx, source: row.source }, row, 'resume');
+      n++;
+    }
+  }
+}

@@ -1,0 +1,48 @@
+/** Builds ActorDeps around the fake instance, a fake clock and an in-memory checkpoint. */
+import { pino } from 'pino';
+import type { ActorDeps } from '../../src/actors/types.js';
+import type { Kind, Plan } from '../../src/plan/types.js';
+import { openCheckpoint } from '../../src/store/checkpoint.js';
+import { FakeClock, FakeInstance } from './fake-instance.js';
+import type { FakeOptions } from './fake-instance.js';
+
+export function testPlan(over: { move?: Partial<Plan['move']>; retry?: Partial<Plan['retry']>; poll?: Partial<Plan['poll']> } = {}): Plan {
+  return {
+    version: 1,
+    name: 'test',
+    instance: { url: 'http://fake', credentials: { type: 'token', token: 'x' }, sudo: null, timeoutMs: 1000 },
+    move: { from: ['nfs-1'], to: 'cluster', kinds: ['projects', 'snippets', 'groups'] as Kind[], mode: 'throttled', concurrency: 10, ...over.move },
+    weights: { cluster: 100, 'nfs-1': 0 },
+    poll: { intervalMs: 5000, stuckAfterMs: 3_600_000, ...over.poll },
+    retry: { maxAttempts: 3, backoffMs: 30_000, ...over.retry },
+    verify: true,
+    geo: { resync: false },
+  };
+}
+
+export interface Harness {
+  deps: ActorDeps;
+  fake: FakeInstance;
+  clock: FakeClock;
+  store: ReturnType<typeof openCheckpoint>;
+  abort: AbortController;
+}
+
+export function createHarness(plan: Plan = testPlan(), fakeOpts: Partial<FakeOptions> = {}, file = ':memory:'): Harness {
+  const clock = new FakeClock();
+  const fake = new FakeInstance({ clock, ...fakeOpts });
+  const store = openCheckpoint(file);
+  const abort = new AbortController();
+  const deps: ActorDeps = { api: fake, store, plan, clock, log: pino({ level: 'silent' }), signal: abort.signal, dryRun: false };
+  return { deps, fake, clock, store, abort };
+}
+
+/** Same instance and store, a fresh signal: what `run` again after an interrupt looks like. */
+export function resumed(h: Harness): Harness {
+  const abort = new AbortController();
+  return { ...h, abort, deps: { ...h.deps, signal: abort.signal } };
+}
+
+export function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}

@@ -1,0 +1,300 @@
+/**
+ * An in-memory InstanceApi with GitLab's move semantics, on a fake clock, for the drain and verify
+ * unit tests. Moves progress lazily when time is read: scheduled -> started -> (replicated) ->
+ * finished, flipping the item's read-only flag and storage as GitLab does (reference §2). Faults are
+ * scripted per item and attempt. It also checks the run's invariants and records every violation.
+ */
+import type { InstanceApi, ItemRecord, MovePage, MoveRecord, ScheduleResult } from '../../src/api/types.js';
+import type { Clock } from '../../src/actors/types.js';
+import type { Kind } from '../../src/plan/types.js';
+
+/** A clock whose sleeps complete at once by moving time forward (single-threaded drains only). */
+export class FakeClock implements Clock {
+  constructor(public t = 1_700_000_000_000) {}
+  now(): number {
+    return this.t;
+  }
+  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+    this.t += Math.max(0, ms);
+    await new Promise((r) => setImmediate(r));
+    if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+  }
+}
+
+/** What the instance does with one move of an item (per attempt, in order; the last one repeats). */
+export type MoveScript =
+  | 'ok'
+  /** The copy fails: move `failed` with an error message, item stays on the source, writable again. */
+  | 'fail'
+  /** Replicated then cleanup fails: item on the destination, move `cleanup failed`. */
+  | 'cleanup-fail'
+  /** Never leaves `started`; the item stays read-only. */
+  | 'stuck'
+  /** `finished` but the storage record never changed (GitLab issue 345591). */
+  | 'finished-not-moved';
+
+interface FakeItem {
+  kind: Kind;
+  id: number;
+  storage: string;
+  name: string;
+  readOnly: boolean;
+}
+
+interface FakeMove extends MoveRecord {
+  createdMs: number;
+  script: MoveScript;
+}
+
+export class FakeError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface FakeOptions {
+  clock: FakeClock;
+  /** Time in `scheduled` before `started` (ms). */
+  startDelayMs?: number;
+  /** Time in `started` before the outcome (ms). */
+  durationMs?: number;
+  /** Listings ignore the storage filter (a non-admin token). */
+  ignoreFilter?: boolean;
+  perPage?: number;
+}
+
+const key = (kind: Kind, id: number) => `${kind}:${id}`;
+
+export class FakeInstance implements InstanceApi {
+  readonly items = new Map<string, FakeItem>();
+  readonly moves: FakeMove[] = [];
+  readonly violations: string[] = [];
+  readonly scripts = new Map<string, MoveScript[]>();
+  /** Items whose next POST is applied but answered with a network error. */
+  readonly ambiguousApplied = new Set<string>();
+  /** Items whose next POST is lost (never applied) and answered with a network error. */
+  readonly ambiguousLost = new Set<string>();
+  /** Items whose next POST is answered 400 with this message (a permanent rejection). */
+  readonly rejections = new Map<string, string>();
+  /** Called before every request, with its name (tests abort, add items, count). */
+  onRequest: ((name: string, mutating: boolean) => void) | null = null;
+  readonly postsPerItem = new Map<string, number>();
+  bulkPosts = 0;
+  /** Most moves ever in flight at once. */
+  peakInFlight = 0;
+  private reqs = 0;
+  private muts = 0;
+  private nextMoveId = 1;
+  private readonly active = new Set<FakeMove>();
+  private readonly startDelay: number;
+  private readonly duration: number;
+
+  constructor(private readonly opts: FakeOptions) {
+    this.startDelay = opts.startDelayMs ?? 1000;
+    this.duration = opts.durationMs ?? 4000;
+  }
+
+  addItems(kind: Kind, storage: string, ids: Iterable<number>): void {
+    for (const id of ids) this.items.set(key(kind, id), { kind, id, storage, name: `${kind}/${id}`, readOnly: false });
+  }
+
+  script(kind: Kind, id: number, ...steps: MoveScript[]): void {
+    this.scripts.set(key(kind, id), steps);
+  }
+
+  item(kind: Kind, id: number): FakeItem | undefined {
+    return this.items.get(key(kind, id));
+  }
+
+  movesOf(kind: Kind, id: number): FakeMove[] {
+    return this.moves.filter((m) => m.kind === kind && m.itemId === id);
+  }
+
+  private req(name: string, mutating = false): void {
+    this.reqs++;
+    if (mutating) this.muts++;
+    this.onRequest?.(name, mutating);
+    this.advance();
+  }
+
+  /** Applies every transition due by now. */
+  advance(): void {
+    const now = this.opts.clock.now();
+    for (const m of [...this.active]) {
+      const it = this.items.get(key(m.kind, m.itemId));
+      if (!it) continue;
+      const age = now - m.createdMs;
+      if (m.state === 'scheduled' && age >= this.startDelay) m.state = 'started';
+      if (m.state !== 'started' || age < this.startDelay + this.duration || m.script === 'stuck') continue;
+      this.active.delete(m);
+      it.readOnly = false;
+      if (m.script === 'fail') {
+        m.state = 'failed';
+        m.errorMessage = `Failed to replicate ${m.kind} ${m.itemId}: checksum mismatch`;
+      } else if (m.script === 'cleanup-fail') {
+        it.storage = m.destinationStorage;
+        m.state = 'cleanup failed';
+        m.errorMessage = 'Failed to remove the source repository';
+      } else {
+        if (m.script === 'ok') it.storage = m.destinationStorage;
+        m.state = 'finished';
+      }
+    }
+  }
+
+  private createMove(it: FakeItem, destination: string): FakeMove {
+    if (it.storage === destination) this.violations.push(`move for ${key(it.kind, it.id)} already on ${destination}`);
+    if (this.movesOf(it.kind, it.id).some((m) => this.active.has(m)))
+      this.violations.push(`second move in flight for ${key(it.kind, it.id)}`);
+    const steps = this.scripts.get(key(it.kind, it.id)) ?? ['ok'];
+    const nth = this.movesOf(it.kind, it.id).length;
+    const m: FakeMove = {
+      id: this.nextMoveId++,
+      kind: it.kind,
+      itemId: it.id,
+      state: 'scheduled',
+      sourceStorage: it.storage,
+      destinationStorage: destination,
+      errorMessage: null,
+      createdAt: new Date(this.opts.clock.now()).toISOString(),
+      createdMs: this.opts.clock.now(),
+      script: steps[Math.min(nth, steps.length - 1)] as MoveScript,
+    };
+    it.readOnly = true;
+    this.moves.push(m);
+    this.active.add(m);
+    this.peakInFlight = Math.max(this.peakInFlight, this.active.size);
+    return m;
+  }
+
+  private view(m: FakeMove): MoveRecord {
+    const { createdMs: _c, script: _s, ...rec } = m;
+    return { ...rec };
+  }
+
+  private record(it: FakeItem): ItemRecord {
+    return { kind: it.kind, id: it.id, storage: it.storage, name: it.name, sizeBytes: null };
+  }
+
+  async version() {
+    this.req('version');
+    return { version: '17.11.0' };
+  }
+  async currentUser() {
+    this.req('currentUser');
+    return { id: 1, username: 'root', isAdmin: !this.opts.ignoreFilter };
+  }
+  async inspectToken() {
+    this.req('inspectToken');
+    return null;
+  }
+  async readiness() {
+    this.req('readiness');
+    return { status: 'ok', gitaly: [] };
+  }
+  async getWeights() {
+    this.req('getWeights');
+    return {};
+  }
+  async setWeights(w: Record<string, number>) {
+    this.req('setWeights', true);
+    return w;
+  }
+
+  async *listItemsOnStorage(kind: Kind, storage: string, opts: { afterId?: number; perPage?: number } = {}): AsyncIterable<ItemRecord[]> {
+    const perPage = opts.perPage ?? this.opts.perPage ?? 100;
+    let after = opts.afterId ?? 0;
+    for (;;) {
+      this.req('listItemsOnStorage');
+      // Evaluated page by page, so items added mid-listing show up as on a live instance.
+      const page = [...this.items.values()]
+        .filter((i) => i.kind === kind && i.id > after && (this.opts.ignoreFilter || i.storage === storage))
+        .sort((a, b) => a.id - b.id)
+        .slice(0, perPage)
+        .map((i) => this.record(i));
+      if (page.length === 0) return;
+      yield page;
+      after = (page[page.length - 1] as ItemRecord).id;
+      if (page.length < perPage) return;
+    }
+  }
+
+  async getItem(kind: Kind, id: number): Promise<ItemRecord | null> {
+    this.req('getItem');
+    const it = this.items.get(key(kind, id));
+    return it ? this.record(it) : null;
+  }
+
+  async scheduleMove(kind: Kind, itemId: number, destination: string): Promise<ScheduleResult> {
+    this.req('scheduleMove', true);
+    const k = key(kind, itemId);
+    this.postsPerItem.set(k, (this.postsPerItem.get(k) ?? 0) + 1);
+    const it = this.items.get(k);
+    if (!it) throw new FakeError(`404 ${kind} Not Found`, 'SHARDMOVE_API_NOT_FOUND', 404);
+    if (this.ambiguousLost.delete(k)) throw new FakeError('socket hang up', 'SHARDMOVE_API_AMBIGUOUS');
+    const rejection = this.rejections.get(k);
+    if (rejection) throw new FakeError(rejection, 'SHARDMOVE_API_REJECTED', 400);
+    if (it.readOnly) return { outcome: 'read-only' };
+    const m = this.createMove(it, destination);
+    if (this.ambiguousApplied.delete(k)) throw new FakeError('socket hang up', 'SHARDMOVE_API_AMBIGUOUS');
+    return { outcome: 'scheduled', move: this.view(m) };
+  }
+
+  /** Starts a move the way someone else would (another operator, the UI), outside the run. */
+  startForeignMove(kind: Kind, itemId: number, destination: string): MoveRecord {
+    const it = this.items.get(key(kind, itemId));
+    if (!it) throw new Error('no such item');
+    return this.view(this.createMove(it, destination));
+  }
+
+  async scheduleBulk(kind: Kind, source: string, destination: string): Promise<void> {
+    this.req('scheduleBulk', true);
+    this.bulkPosts++;
+    // The bulk worker skips read-only items (validation) and items no longer on the source.
+    for (const it of [...this.items.values()].sort((a, b) => a.id - b.id))
+      if (it.kind === kind && it.storage === source && !it.readOnly) this.createMove(it, destination);
+  }
+
+  async listItemMoves(kind: Kind, itemId: number): Promise<MoveRecord[]> {
+    this.req('listItemMoves');
+    return this.movesOf(kind, itemId)
+      .reverse()
+      .map((m) => this.view(m));
+  }
+
+  async listMoves(kind: Kind, page: number, perPage: number): Promise<MovePage> {
+    this.req('listMoves');
+    const all = this.moves.filter((m) => m.kind === kind);
+    const start = all.length - page * perPage;
+    const slice = all.slice(Math.max(0, start), start + perPage).reverse();
+    return { moves: slice.map((m) => this.view(m)), nextPage: start > 0 ? page + 1 : null };
+  }
+
+  async getMove(kind: Kind, moveId: number): Promise<MoveRecord | null> {
+    this.req('getMove');
+    const m = this.moves.find((x) => x.kind === kind && x.id === moveId);
+    return m ? this.view(m) : null;
+  }
+
+  async geoResync(classes: string[]) {
+    this.req('geoResync', true);
+    return classes.map((registryClass) => ({ registryClass, errors: [] }));
+  }
+
+  stats() {
+    return { requests: this.reqs, mutating: this.muts };
+  }
+
+  /** Number of moves currently not terminal (for concurrency assertions). */
+  inFlightCount(): number {
+    this.advance();
+    return this.active.size;
+  }
+
+  async close(): Promise<void> {}
+}
