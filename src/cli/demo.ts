@@ -1,10 +1,47 @@
 /**
- * `shardmove demo`. TODO(#3): implementation.
+ * `shardmove demo` (`npm start`): the whole mission on the embedded sandbox. Starts the reference
+ * service in-process with its default seed and seeded move failures (about one move in ten fails
+ * and is retried; with this fault seed none fails three times, so none ends quarantined), runs
+ * plans/demo.yaml through the same runtime as `run`, shows live progress and the verified result.
+ * The sandbox's address and admin token reach the plan through the env object handed to the
+ * runtime, never through process arguments.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { executeRun } from '../runtime/run.js';
+import { startSandbox } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
 
+/** The built-in seed's admin token with the `api` scope (a sandbox-only value). */
+const SANDBOX_ADMIN_TOKEN = 'glpat-sandbox-root-api-sudo-0001';
+/** Chosen so some moves fail and are retried, and none fails all three attempts. */
+export const DEMO_FAULTS = { moveFailRate: 0.1, seed: 7 } as const;
+/** Every move takes this long: 360 items at 10 in flight finish in well under a minute. */
+const DEMO_MOVE_MS = 150;
+
 export async function runDemoCommand(opts: { state?: string }, ctx: CommandContext): Promise<number> {
-  void opts;
-  ctx.stderr.write('shardmove demo: not implemented yet\n');
-  return 1;
+  const planFile = fileURLToPath(new URL('../../plans/demo.yaml', import.meta.url));
+  const statePath = opts.state ? resolve(ctx.cwd, opts.state) : join(mkdtempSync(join(tmpdir(), 'shardmove-demo-')), 'demo.db');
+  const sandbox = await startSandbox({ workers: 20, moveDurationMs: DEMO_MOVE_MS, faults: { ...DEMO_FAULTS } });
+  try {
+    ctx.stdout.write(
+      `shardmove demo: sandbox running at ${sandbox.url} (built-in seed; ${Math.round(DEMO_FAULTS.moveFailRate * 100)}% of moves fail and are retried)\n` +
+        `plan: ${planFile}\ncheckpoint: ${statePath}\n\n`,
+    );
+    return await executeRun({
+      planFile,
+      statePath,
+      dryRun: false,
+      acceptPlanChange: false,
+      env: { ...ctx.env, SHARDMOVE_URL: sandbox.url, SHARDMOVE_TOKEN: SANDBOX_ADMIN_TOKEN },
+      cwd: ctx.cwd,
+      signal: ctx.signal,
+      stdout: ctx.stdout,
+      stderr: ctx.stderr,
+    });
+  } finally {
+    await sandbox.close();
+  }
 }

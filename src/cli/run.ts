@@ -1,10 +1,21 @@
 /**
- * `shardmove run`. TODO(#3): implementation.
+ * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change]`: runs or resumes the plan.
+ * Exit codes: 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
+ * 4 refused (lock held, plan changed), 130 interrupted with the checkpoint saved.
  */
+import { executeRun } from '../runtime/run.js';
 import type { CommandContext } from './context.js';
 
 export async function runRunCommand(opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean }, ctx: CommandContext): Promise<number> {
-  void opts;
-  ctx.stderr.write('shardmove run: not implemented yet\n');
-  return 1;
+  return executeRun({
+    planFile: opts.plan,
+    statePath: opts.state,
+    dryRun: opts.dryRun,
+    acceptPlanChange: opts.acceptPlanChange,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    signal: ctx.signal,
+    stdout: ctx.stdout,
+    stderr: ctx.stderr,
+  });
 }

@@ -27,7 +27,7 @@ import { INTERNAL, PLAN_CHANGED, RuntimeError } from './errors.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { findOauthFiles, writeSecretFile } from './oauth-files.js';
 import { checkpointPath, logPath } from './paths.js';
-import type { RefreshedTokens, RunOptions, RuntimeServices } from './types.js';
+import type { HttpEvent, RefreshedTokens, RunOptions, RuntimeServices } from './types.js';
 
 export type { RunOptions, RuntimeServices } from './types.js';
 
@@ -66,7 +66,12 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     }
     const earlyWarnings: string[] = [];
     const onRefresh = oauthRefreshHandler(opts.planFile, plan, secrets, log, earlyWarnings);
-    api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh });
+    const onResponse = (e: HttpEvent) => {
+      log.debug({ http: e }, 'http');
+      // The event log keeps every mutating request (the audit trail), reads only in the debug log.
+      if (e.mutating) store.appendEvent('http.mutating', { ...e }, services.clock.now());
+    };
+    api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh, onResponse });
     const input: RunInput = {
       sources: plan.move.from,
       destination: plan.move.to,

@@ -22,7 +22,7 @@ export interface RefreshedTokens {
 export interface RuntimeServices {
   loadPlan(file: string, opts: { env: Readonly<Record<string, string | undefined>>; cwd: string }): Promise<LoadedPlan>;
   openCheckpoint(file: string, opts?: { readOnly?: boolean }): CheckpointStore;
-  createApi(plan: Plan, opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void }): InstanceApi;
+  createApi(plan: Plan, opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void; onResponse: (e: HttpEvent) => void }): InstanceApi;
   runDrain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput>;
   runVerify(deps: ActorDeps): Promise<VerifyOutput>;
   clock: Clock;
@@ -30,6 +30,17 @@ export interface RuntimeServices {
   isAlive(pid: number): boolean;
   pid: number;
   host: string;
+}
+
+/** One HTTP exchange as the client reports it (no secrets: sensitive query parameters are removed). */
+export interface HttpEvent {
+  method: string;
+  path: string;
+  attempt: number;
+  mutating: boolean;
+  status?: number | null;
+  durationMs?: number;
+  errorCode?: string | null;
 }
 
 /** Options of one `run` (the CLI's arguments and context). */
