@@ -31,7 +31,7 @@ function loadsOrPlanError(text: string): 'ok' | 'invalid' {
   }
 }
 
-const yamlish = fc.stringMatching(/^[ a-z0-9:\-\[\]{},#&*!|>'"\n${}_.]{0,120}$/);
+const yamlish = fc.stringMatching(/^[ a-z0-9:\-[\]{},#&*!|>'"\n${}_.]{0,120}$/);
 
 const scalar = fc.oneof(
   fc.constantFrom('nfs-1', 'cluster', 'throttled', 'bulk', '5s', '30', '${GITLAB_URL}', '${GITLAB_TOKEN}', '${MISSING}', '$${X}', 'projects', ''),

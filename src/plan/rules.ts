@@ -95,8 +95,9 @@ export const weightsDrainSources: PlanRule = {
 };
 
 /**
- * For pre-flight: merges the plan's weights over the instance's current ones and checks the result
- * with the same rule. `merged` is what the weights step writes.
+ * For pre-flight and the weights step: merges the plan's weights over the instance's current ones
+ * and checks the result with the same rule. Pass `plan.weights` (the default, destination 100 and
+ * every source 0, with the plan's own weights over it); `merged` is the table to write.
  */
 export function checkMergedWeights(
   current: Readonly<Record<string, number>>,
