@@ -1,0 +1,243 @@
+import { MockAgent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RequestEvent } from './client.js';
+import { createInstanceApi } from './instance.js';
+import type { InstanceApiOptions } from './instance.js';
+import type { ItemRecord } from './types.js';
+
+const ORIGIN = 'http://gitlab.test';
+const TOKEN = 'glpat-RUNTOKEN00000000000';
+const J = { headers: { 'content-type': 'application/json' } };
+let agent: MockAgent | undefined;
+
+function setup(extra: Partial<InstanceApiOptions> = {}) {
+  const mock = new MockAgent();
+  agent = mock;
+  mock.disableNetConnect();
+  const events: RequestEvent[] = [];
+  const api = createInstanceApi({
+    baseUrl: ORIGIN,
+    credentials: { type: 'token', token: TOKEN },
+    sudo: null,
+    timeoutMs: 1000,
+    dispatcher: mock,
+    sleep: () => Promise.resolve(),
+    onRequest: (e) => events.push(e),
+    ...extra,
+  });
+  return { pool: mock.get(ORIGIN), api, events };
+}
+
+const move = (id: number, state: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  created_at: '2026-11-22T10:00:00Z',
+  state,
+  source_storage_name: 'nfs-1',
+  destination_storage_name: 'cluster',
+  project: { id: 7, path_with_namespace: 'a/b' },
+  ...extra,
+});
+
+afterEach(async () => {
+  agent?.assertNoPendingInterceptors();
+  await agent?.close();
+  agent = undefined;
+});
+
+describe('pre-flight reads', () => {
+  it('reads version and the current user', async () => {
+    const { pool, api } = setup();
+    pool.intercept({ path: '/api/v4/version', method: 'GET' }).reply(200, { version: '17.9.1-ee', revision: 'x' }, J);
+    pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, { id: 1, username: 'root', is_admin: true }, J);
+    expect(await api.version()).toEqual({ version: '17.9.1-ee' });
+    expect(await api.currentUser()).toEqual({ id: 1, username: 'root', isAdmin: true });
+  });
+
+  it('inspects a token, and answers null where the endpoint is missing or cannot tell', async () => {
+    const { pool, api } = setup();
+    pool
+      .intercept({ path: '/api/v4/admin/token', method: 'POST', body: JSON.stringify({ token: TOKEN }) })
+      .reply(200, { id: 5, user_id: 1, name: 'mover', revoked: false, expires_at: '2027-01-01', scopes: ['api', 'admin_mode'] }, J);
+    pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(404, { message: '404 Not Found' }, J);
+    pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(422, { message: 'Token type not supported.' }, J);
+    pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(403, { message: '403 Forbidden' }, J);
+    expect(await api.inspectToken(TOKEN)).toEqual({ id: 5, userId: 1, name: 'mover', scopes: ['api', 'admin_mode'], revoked: false, expiresAt: '2027-01-01' });
+    expect(await api.inspectToken(TOKEN)).toBeNull();
+    expect(await api.inspectToken(TOKEN)).toBeNull();
+    await expect(api.inspectToken(TOKEN)).rejects.toMatchObject({ code: 'SHARDMOVE_API_FORBIDDEN' });
+    expect(api.stats()).toEqual({ requests: 4, mutating: 0 });
+  });
+
+  it('reports every gitaly shard, including a failed one under a top-level "ok"', async () => {
+    const { pool, api } = setup();
+    const body = {
+      status: 'ok',
+      master_check: [{ status: 'ok' }],
+      gitaly_check: [
+        { status: 'ok', labels: { shard: 'nfs-1' } },
+        { status: 'failed', message: 'UNAVAILABLE', labels: { shard: 'cluster' } },
+      ],
+    };
+    pool.intercept({ path: '/-/readiness?all=1', method: 'GET' }).reply(200, body, J);
+    pool.intercept({ path: '/-/readiness?all=1', method: 'GET' }).reply(503, { ...body, status: 'failed' }, J);
+    const expected = [
+      { storage: 'nfs-1', ok: true, message: null },
+      { storage: 'cluster', ok: false, message: 'UNAVAILABLE' },
+    ];
+    expect(await api.readiness()).toEqual({ status: 'ok', gitaly: expected });
+    expect(await api.readiness()).toEqual({ status: 'failed', gitaly: expected });
+  });
+
+  it('reads weights and PUTs the full object as JSON', async () => {
+    const { pool, api } = setup();
+    pool.intercept({ path: '/api/v4/application/settings', method: 'GET' }).reply(200, { repository_storages_weighted: { 'nfs-1': 100, cluster: 0 } }, J);
+    pool
+      .intercept({ path: '/api/v4/application/settings', method: 'PUT', body: JSON.stringify({ repository_storages_weighted: { 'nfs-1': 0, cluster: 100 } }) })
+      .reply(200, { repository_storages_weighted: { 'nfs-1': 0, cluster: 100 } }, J);
+    expect(await api.getWeights()).toEqual({ 'nfs-1': 100, cluster: 0 });
+    expect(await api.setWeights({ 'nfs-1': 0, cluster: 100 })).toEqual({ 'nfs-1': 0, cluster: 100 });
+  });
+});
+
+describe('items', () => {
+  it('lists projects on a storage by keyset from afterId, with storage, size and read-only flag', async () => {
+    const { pool, api } = setup();
+    const project = (id: number, ro = false) => ({
+      id,
+      path_with_namespace: `g/p${id}`,
+      repository_storage: 'nfs-1',
+      repository_read_only: ro,
+      statistics: { repository_size: id * 10 },
+    });
+    pool
+      .intercept({ path: '/api/v4/projects?repository_storage=nfs-1&statistics=true&id_after=10&pagination=keyset&order_by=id&sort=asc&per_page=2', method: 'GET' })
+      .reply(200, [project(11), project(12, true)], { headers: { link: `<${ORIGIN}/api/v4/projects?id_after=12&pagination=keyset&order_by=id&sort=asc&per_page=2&repository_storage=nfs-1&statistics=true>; rel="next"` } });
+    pool.intercept({ path: '/api/v4/projects?id_after=12&pagination=keyset&order_by=id&sort=asc&per_page=2&repository_storage=nfs-1&statistics=true', method: 'GET' }).reply(200, [], {});
+    const pages: ItemRecord[][] = [];
+    for await (const p of api.listItemsOnStorage('projects', 'nfs-1', { afterId: 10, perPage: 2 })) pages.push(p);
+    expect(pages).toEqual([
+      [
+        { kind: 'projects', id: 11, storage: 'nfs-1', name: 'g/p11', sizeBytes: 110, readOnly: false },
+        { kind: 'projects', id: 12, storage: 'nfs-1', name: 'g/p12', sizeBytes: 120, readOnly: true },
+      ],
+    ]);
+  });
+
+  it('lists snippets and groups by offset in id order, skipping ids up to afterId', async () => {
+    const { pool, api } = setup();
+    pool
+      .intercept({ path: '/api/v4/snippets/all?repository_storage=nfs-1&order_by=id&sort=asc&page=1&per_page=100', method: 'GET' })
+      .reply(200, [{ id: 1, title: 's1' }, { id: 2, title: 's2', repository_storage: 'nfs-1' }], { headers: { 'x-next-page': '' } });
+    pool
+      .intercept({ path: '/api/v4/groups?repository_storage=nfs-1&order_by=id&sort=asc&page=1&per_page=100', method: 'GET' })
+      .reply(200, [{ id: 3, full_path: 'g', repository_storage: 'nfs-1' }], { headers: { 'x-next-page': '' } });
+    const snippets: ItemRecord[] = [];
+    for await (const p of api.listItemsOnStorage('snippets', 'nfs-1', { afterId: 1 })) snippets.push(...p);
+    expect(snippets).toEqual([{ kind: 'snippets', id: 2, storage: 'nfs-1', name: 's2', sizeBytes: null }]);
+    const groups: ItemRecord[] = [];
+    for await (const p of api.listItemsOnStorage('groups', 'nfs-1')) groups.push(...p);
+    expect(groups).toEqual([{ kind: 'groups', id: 3, storage: 'nfs-1', name: 'g', sizeBytes: null }]);
+  });
+
+  it('gets one item, or null on 404', async () => {
+    const { pool, api } = setup();
+    pool.intercept({ path: '/api/v4/groups/3', method: 'GET' }).reply(200, { id: 3, full_path: 'g', repository_storage: 'cluster' }, J);
+    pool.intercept({ path: '/api/v4/snippets/4', method: 'GET' }).reply(404, { message: '404 Snippet Not Found' }, J);
+    expect(await api.getItem('groups', 3)).toMatchObject({ id: 3, storage: 'cluster' });
+    expect(await api.getItem('snippets', 4)).toBeNull();
+  });
+});
+
+describe('moves', () => {
+  it('schedules a move with an explicit destination', async () => {
+    const { pool, api } = setup();
+    pool
+      .intercept({ path: '/api/v4/projects/7/repository_storage_moves', method: 'POST', body: JSON.stringify({ destination_storage_name: 'cluster' }) })
+      .reply(201, move(99, 'scheduled'), J);
+    expect(await api.scheduleMove('projects', 7, 'cluster')).toEqual({
+      outcome: 'scheduled',
+      move: { id: 99, kind: 'projects', itemId: 7, state: 'scheduled', sourceStorage: 'nfs-1', destinationStorage: 'cluster', errorMessage: null, createdAt: '2026-11-22T10:00:00Z' },
+    });
+  });
+
+  it('answers read-only for "is read-only" and "is read only", throws other 400s and ambiguous 5xx', async () => {
+    const { pool, api } = setup();
+    const path = '/api/v4/snippets/3/repository_storage_moves';
+    pool.intercept({ path, method: 'POST' }).reply(400, { message: { snippet: ['is read-only'] } }, J);
+    pool.intercept({ path, method: 'POST' }).reply(400, { message: { snippet: ['is read only'] } }, J);
+    pool.intercept({ path, method: 'POST' }).reply(400, { message: { destination_storage_name: ['is not included in the list'] } }, J);
+    pool.intercept({ path, method: 'POST' }).reply(500, { message: '500 Internal Server Error' }, J);
+    expect(await api.scheduleMove('snippets', 3, 'cluster')).toEqual({ outcome: 'read-only' });
+    expect(await api.scheduleMove('snippets', 3, 'cluster')).toEqual({ outcome: 'read-only' });
+    await expect(api.scheduleMove('snippets', 3, 'x')).rejects.toMatchObject({ code: 'SHARDMOVE_API_HTTP', status: 400 });
+    await expect(api.scheduleMove('snippets', 3, 'cluster')).rejects.toMatchObject({ code: 'SHARDMOVE_API_AMBIGUOUS' });
+    expect(api.stats()).toEqual({ requests: 4, mutating: 4 });
+  });
+
+  it('schedules a bulk move per kind and storage', async () => {
+    const { pool, api } = setup();
+    pool
+      .intercept({ path: '/api/v4/group_repository_storage_moves', method: 'POST', body: JSON.stringify({ source_storage_name: 'nfs-1', destination_storage_name: 'cluster' }) })
+      .reply(202, { message: '202 Accepted' }, J);
+    await api.scheduleBulk('groups', 'nfs-1', 'cluster');
+  });
+
+  it('lists an item\'s moves across pages, a page of all moves, and one move', async () => {
+    const { pool, api } = setup();
+    const snip = (id: number, state: string) => move(id, state, { project: undefined, snippet: { id: 3 }, error_message: state === 'failed' ? 'boom' : undefined });
+    pool.intercept({ path: '/api/v4/snippets/3/repository_storage_moves?page=1&per_page=100', method: 'GET' }).reply(200, [snip(5, 'failed')], { headers: { 'x-next-page': '2' } });
+    pool.intercept({ path: '/api/v4/snippets/3/repository_storage_moves?page=2&per_page=100', method: 'GET' }).reply(200, [snip(4, 'cleanup failed')], { headers: { 'x-next-page': '' } });
+    const moves = await api.listItemMoves('snippets', 3);
+    expect(moves.map((m) => [m.id, m.itemId, m.state, m.errorMessage])).toEqual([
+      [5, 3, 'failed', 'boom'],
+      [4, 3, 'cleanup failed', null],
+    ]);
+    pool.intercept({ path: '/api/v4/project_repository_storage_moves?page=2&per_page=50', method: 'GET' }).reply(200, [move(9, 'started')], { headers: { 'x-next-page': '3' } });
+    pool.intercept({ path: '/api/v4/project_repository_storage_moves?page=3&per_page=50', method: 'GET' }).reply(200, [move(8, 'finished')], { headers: { 'x-next-page': '' } });
+    expect(await api.listMoves('projects', 2, 50)).toMatchObject({ moves: [{ id: 9, state: 'started' }], nextPage: 3 });
+    expect(await api.listMoves('projects', 3, 50)).toMatchObject({ nextPage: null });
+    pool.intercept({ path: '/api/v4/project_repository_storage_moves/9', method: 'GET' }).reply(200, move(9, 'replicated'), J);
+    pool.intercept({ path: '/api/v4/project_repository_storage_moves/10', method: 'GET' }).reply(404, { message: '404 Not found' }, J);
+    expect(await api.getMove('projects', 9)).toMatchObject({ id: 9, state: 'replicated', itemId: 7 });
+    expect(await api.getMove('projects', 10)).toBeNull();
+  });
+
+  it('rejects a move record with an unknown state', async () => {
+    const { pool, api } = setup();
+    pool.intercept({ path: '/api/v4/project_repository_storage_moves/9', method: 'GET' }).reply(200, move(9, 'teleported'), J);
+    await expect(api.getMove('projects', 9)).rejects.toMatchObject({ code: 'SHARDMOVE_API_INVALID_RESPONSE' });
+  });
+});
+
+describe('geo and dry run', () => {
+  it('sends RESYNC_ALL per registry class and returns GraphQL errors', async () => {
+    const { pool, api } = setup();
+    const body = (cls: string) => (b: string) => {
+      const parsed = JSON.parse(b) as { query: string; variables: { registryClass: string } };
+      return parsed.query.includes('geoRegistriesBulkUpdate') && parsed.query.includes('RESYNC_ALL') && parsed.variables.registryClass === cls;
+    };
+    pool
+      .intercept({ path: '/api/graphql', method: 'POST', body: body('PROJECT_REPOSITORY_REGISTRY') })
+      .reply(200, { data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] } } }, J);
+    pool
+      .intercept({ path: '/api/graphql', method: 'POST', body: body('GROUP_WIKI_REPOSITORY_REGISTRY') })
+      .reply(200, { data: { geoRegistriesBulkUpdate: null }, errors: [{ message: 'not a secondary' }] }, J);
+    expect(await api.geoResync(['PROJECT_REPOSITORY_REGISTRY', 'GROUP_WIKI_REPOSITORY_REGISTRY'])).toEqual([
+      { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] },
+      { registryClass: 'GROUP_WIKI_REPOSITORY_REGISTRY', errors: ['not a secondary'] },
+    ]);
+  });
+
+  it('sends nothing mutating in read-only mode but still inspects the token', async () => {
+    const { pool, api, events } = setup({ readOnly: true });
+    await expect(api.scheduleMove('projects', 7, 'cluster')).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
+    await expect(api.scheduleBulk('projects', 'nfs-1', 'cluster')).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
+    await expect(api.setWeights({ cluster: 100 })).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
+    await expect(api.geoResync(['PROJECT_REPOSITORY_REGISTRY'])).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
+    pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(422, { message: 'Token type not supported.' }, J);
+    expect(await api.inspectToken(TOKEN)).toBeNull();
+    expect(events.map((e) => `${e.method} ${e.path}`)).toEqual(['POST /api/v4/admin/token']);
+    expect(api.stats()).toEqual({ requests: 1, mutating: 0 });
+    expect(JSON.stringify(events)).not.toContain(TOKEN);
+  });
+});
