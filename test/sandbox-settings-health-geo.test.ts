@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningSandbox } from '../src/sandbox/index.js';
+import { startSandbox } from '../src/sandbox/index.js';
+import type { Seed } from '../src/sandbox/seed.js';
+import { loadSeed } from '../src/sandbox/seed.js';
+
+const ADMIN = 'glpat-sandbox-root-api-sudo-0001';
+const ALICE = 'glpat-sandbox-alice-api-00000006';
+
+function seedWith(change: (s: Seed) => void): Seed {
+  const seed = loadSeed();
+  change(seed);
+  return seed;
+}
+
+async function call(url: string, method: string, token?: string, body?: unknown, form = false) {
+  const headers: Record<string, string> = token ? { 'private-token': token } : {};
+  let payload: string | undefined;
+  if (body !== undefined) {
+    headers['content-type'] = form ? 'application/x-www-form-urlencoded' : 'application/json';
+    payload = form ? String(body) : JSON.stringify(body);
+  }
+  const res = await fetch(url, { method, headers, ...(payload !== undefined ? { body: payload } : {}) });
+  const text = await res.text();
+  let json: unknown = undefined;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, body: json as Record<string, unknown> };
+}
+
+describe('application settings', () => {
+  let sb: RunningSandbox;
+  const settings = (method: string, token?: string, body?: unknown, form = false) => call(`${sb.url}/api/v4/application/settings`, method, token, body, form);
+  beforeAll(async () => {
+    sb = await startSandbox();
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  it('shows the seeded weights to admins only', async () => {
+    const r = await settings('GET', ADMIN);
+    expect(r.status).toBe(200);
+    expect(r.body.repository_storages_weighted).toEqual({ default: 100 });
+    expect(r.body.admin_mode).toBe(false);
+    expect((await settings('GET', ALICE)).status).toBe(403);
+    expect((await settings('GET')).status).toBe(401);
+    expect((await settings('PUT', ALICE, { repository_storages_weighted: { cluster: 100 } })).status).toBe(403);
+  });
+
+  it('replaces the weights from JSON, coercing string numbers', async () => {
+    const r = await settings('PUT', ADMIN, { repository_storages_weighted: { cluster: '100', default: 0 } });
+    expect(r.status).toBe(200);
+    expect(r.body.repository_storages_weighted).toEqual({ cluster: 100, default: 0 });
+    const again = await settings('PUT', ADMIN, { repository_storages_weighted: { 'nfs-2': 5 } });
+    expect(again.body.repository_storages_weighted).toEqual({ 'nfs-2': 5 });
+    expect((await settings('GET', ADMIN)).body.repository_storages_weighted).toEqual({ 'nfs-2': 5 });
+  });
+
+  it('accepts the form-encoded hash', async () => {
+    const r = await settings('PUT', ADMIN, 'repository_storages_weighted[cluster]=70&repository_storages_weighted[default]=30', true);
+    expect(r.status).toBe(200);
+    expect(r.body.repository_storages_weighted).toEqual({ cluster: 70, default: 30 });
+  });
+
+  it("answers GitLab's validation errors and keeps the previous weights", async () => {
+    const bad = await settings('PUT', ADMIN, { repository_storages_weighted: { nope: 1, other: 2, default: 'x', cluster: 101, 'nfs-1': -1 } });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({
+      message: {
+        repository_storages_weighted: [
+          "can't include: nope, other",
+          "value for 'default' must be an integer",
+          "value for 'cluster' must be between 0 and 100",
+          "value for 'nfs-1' must be between 0 and 100",
+        ],
+      },
+    });
+    expect((await settings('PUT', ADMIN, { repository_storages_weighted: { default: 1.5 } })).body).toEqual({
+      message: { repository_storages_weighted: ["value for 'default' must be an integer"] },
+    });
+    expect((await settings('PUT', ADMIN, { repository_storages_weighted: 'default' })).status).toBe(400);
+    expect((await settings('GET', ADMIN)).body.repository_storages_weighted).toEqual({ cluster: 70, default: 30 });
+  });
+
+  it('toggles admin_mode, which then gates admin endpoints on the admin_mode scope', async () => {
+    expect((await settings('PUT', ADMIN, { admin_mode: 'maybe' })).status).toBe(400);
+    const on = await settings('PUT', ADMIN, { admin_mode: true });
+    expect(on.body.admin_mode).toBe(true);
+    expect((await settings('GET', ADMIN)).status).toBe(403);
+    const off = await settings('PUT', 'glpat-sandbox-root-admin-mode-03', { admin_mode: false });
+    expect(off.status).toBe(200);
+    expect((await settings('GET', ADMIN)).body.admin_mode).toBe(false);
+  });
+});
+
+describe('health probes', () => {
+  let sb: RunningSandbox;
+  beforeAll(async () => {
+    sb = await startSandbox({ seed: seedWith((s) => { s.instance.unreachable = ['nfs-2']; }), faults: { errorRate: 1, seed: 3 } });
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  it('answers /-/health and /-/liveness without credentials, despite faults', async () => {
+    const health = await call(`${sb.url}/-/health`, 'GET');
+    expect(health).toMatchObject({ status: 200, text: 'GitLab OK' });
+    expect((await call(`${sb.url}/-/liveness`, 'GET')).body).toEqual({ status: 'ok' });
+    // The API itself is down (error rate 1), the probes are exempt.
+    expect((await call(`${sb.url}/api/v4/version`, 'GET', ADMIN)).status).toBe(503);
+  });
+
+  it('runs only master_check by default', async () => {
+    expect((await call(`${sb.url}/-/readiness`, 'GET')).body).toEqual({ status: 'ok', master_check: [{ status: 'ok' }] });
+  });
+
+  it('reports one gitaly_check per storage with ?all=1; one failure keeps the top level ok', async () => {
+    const r = await call(`${sb.url}/-/readiness?all=1`, 'GET');
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe('ok');
+    expect(r.body.db_check).toEqual([{ status: 'ok' }]);
+    const gitaly = r.body.gitaly_check as { status: string; labels: { shard: string }; message?: string }[];
+    expect(gitaly.map((g) => g.labels.shard)).toEqual(['default', 'nfs-1', 'nfs-2', 'cluster']);
+    expect(gitaly.filter((g) => g.status === 'failed').map((g) => g.labels.shard)).toEqual(['nfs-2']);
+    expect(gitaly.find((g) => g.labels.shard === 'nfs-2')?.message).toMatch(/nfs-2/);
+  });
+
+  it('answers 503 failed when every storage is unreachable', async () => {
+    const down = await startSandbox({ seed: seedWith((s) => { s.instance.storages = ['a', 'b']; s.instance.unreachable = ['a', 'b']; s.instance.weights = { a: 100 }; s.inventory = {}; }) });
+    try {
+      const r = await call(`${down.url}/-/readiness?all=1`, 'GET');
+      expect(r.status).toBe(503);
+      expect(r.body.status).toBe('failed');
+      expect((await call(`${down.url}/-/readiness`, 'GET')).status).toBe(200);
+    } finally {
+      await down.close();
+    }
+  });
+});
+
+describe('Geo', () => {
+  let sb: RunningSandbox;
+  const gql = (body: unknown, token = ADMIN) => call(`${sb.url}/api/graphql`, 'POST', token, body);
+  const mutation = 'mutation($cls: GeoRegistryClass!, $action: GeoRegistriesBulkAction!) { geoRegistriesBulkUpdate(input: { registryClass: $cls, action: $action }) { registryClass errors } }';
+  beforeAll(async () => {
+    sb = await startSandbox();
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  it('lists sites and their status for admins', async () => {
+    const sites = await call(`${sb.url}/api/v4/geo_sites`, 'GET', ADMIN);
+    expect(sites.status).toBe(200);
+    expect((sites.body as unknown as { id: number; primary: boolean }[]).map((s) => [s.id, s.primary])).toEqual([[1, true], [2, false]]);
+    expect((await call(`${sb.url}/api/v4/geo_sites/2`, 'GET', ADMIN)).body).toMatchObject({ id: 2, name: 'secondary' });
+    expect((await call(`${sb.url}/api/v4/geo_sites/9`, 'GET', ADMIN)).status).toBe(404);
+    const status = await call(`${sb.url}/api/v4/geo_sites/2/status`, 'GET', ADMIN);
+    expect(status.body).toMatchObject({ geo_node_id: 2, healthy: true, project_repositories_count: 300, snippet_repositories_count: 40, group_wiki_repositories_count: 20, registry_bulk_actions: [] });
+    expect(((await call(`${sb.url}/api/v4/geo_sites/status`, 'GET', ADMIN)).body as unknown as unknown[]).length).toBe(2);
+    expect((await call(`${sb.url}/api/v4/geo_sites`, 'GET', ALICE)).status).toBe(403);
+  });
+
+  it('records RESYNC_ALL and REVERIFY_ALL (variables or literals) and shows them in status', async () => {
+    const r = await gql({ query: mutation, variables: { cls: 'PROJECT_REPOSITORY_REGISTRY', action: 'RESYNC_ALL' } });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] } } });
+    const literal = await gql({ query: 'mutation { geoRegistriesBulkUpdate(input: { registryClass: SNIPPET_REPOSITORY_REGISTRY, action: REVERIFY_ALL }) { errors } }' });
+    expect(literal.body).toMatchObject({ data: { geoRegistriesBulkUpdate: { registryClass: 'SNIPPET_REPOSITORY_REGISTRY', errors: [] } } });
+    const input = await gql({
+      query: 'mutation bulk($input: GeoRegistriesBulkUpdateInput!) { geoRegistriesBulkUpdate(input: $input) { registryClass errors } }',
+      variables: { input: { registryClass: 'GROUP_WIKI_REPOSITORY_REGISTRY', action: 'RESYNC_ALL' } },
+    });
+    expect(input.body).toMatchObject({ data: { geoRegistriesBulkUpdate: { registryClass: 'GROUP_WIKI_REPOSITORY_REGISTRY' } } });
+    const status = await call(`${sb.url}/api/v4/geo_sites/2/status`, 'GET', ADMIN);
+    expect((status.body.registry_bulk_actions as { registry_class: string; action: string; registries: number }[]).map((a) => [a.registry_class, a.action, a.registries])).toEqual([
+      ['PROJECT_REPOSITORY_REGISTRY', 'RESYNC_ALL', 300],
+      ['SNIPPET_REPOSITORY_REGISTRY', 'REVERIFY_ALL', 40],
+      ['GROUP_WIKI_REPOSITORY_REGISTRY', 'RESYNC_ALL', 20],
+    ]);
+  });
+
+  it('answers unknown classes and actions with GraphQL errors and status 200, recording nothing', async () => {
+    const before = (sb.state.db.prepare('SELECT count(*) n FROM geo_actions').get() as { n: number }).n;
+    const r = await gql({ query: mutation, variables: { cls: 'NOPE_REGISTRY', action: 'DELETE_ALL' } });
+    expect(r.status).toBe(200);
+    const errors = r.body.errors as { message: string }[];
+    expect(errors).toHaveLength(2);
+    expect(errors[0]?.message).toContain('registryClass');
+    expect(errors[1]?.message).toContain('action');
+    expect((await gql({ query: '{ currentUser { id } }' })).body.errors).toBeDefined();
+    expect((await gql({ query: 42 })).status).toBe(200);
+    const denied = await gql({ query: mutation, variables: { cls: 'PROJECT_REPOSITORY_REGISTRY', action: 'RESYNC_ALL' } }, ALICE);
+    expect(denied.body).toMatchObject({ data: { geoRegistriesBulkUpdate: null }, errors: [{ message: expect.stringContaining("don't have permission") }] });
+    expect((sb.state.db.prepare('SELECT count(*) n FROM geo_actions').get() as { n: number }).n).toBe(before);
+  });
+
+  it('accepts the mutation through the primary proxy', async () => {
+    const r = await call(`${sb.url}/api/v4/geo/node_proxy/2/graphql`, 'POST', ADMIN, { query: mutation, variables: { cls: 'PROJECT_WIKI_REPOSITORY_REGISTRY', action: 'REVERIFY_ALL' } });
+    expect(r.body).toMatchObject({ data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_WIKI_REPOSITORY_REGISTRY' } } });
+    expect(await call(`${sb.url}/api/v4/geo/node_proxy/9/graphql`, 'POST', ADMIN, { query: mutation })).toMatchObject({ status: 404, body: { message: '404 GeoNode Not Found' } });
+  });
+});
+
+describe('Geo on the free tier', () => {
+  it('does not exist', async () => {
+    const sb = await startSandbox({ seed: seedWith((s) => { s.instance.tier = 'free'; }) });
+    try {
+      expect((await call(`${sb.url}/api/v4/geo_sites`, 'GET', ADMIN)).status).toBe(404);
+      expect((await call(`${sb.url}/api/v4/geo_sites/1/status`, 'GET', ADMIN)).status).toBe(404);
+      const r = await call(`${sb.url}/api/graphql`, 'POST', ADMIN, { query: 'mutation { geoRegistriesBulkUpdate(input: { registryClass: PROJECT_REPOSITORY_REGISTRY, action: RESYNC_ALL }) { errors } }' });
+      expect(r.body).toMatchObject({ data: { geoRegistriesBulkUpdate: null } });
+    } finally {
+      await sb.close();
+    }
+  });
+});
