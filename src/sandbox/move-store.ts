@@ -66,6 +66,7 @@ export interface BulkItem {
 // better-sqlite3's Statement generics are awkward to spell; these narrow views are what we use.
 interface Get<P extends unknown[], R> { get(...params: P): R | undefined }
 interface All<P extends unknown[], R> { all(...params: P): R[] }
+interface Iterate<P extends unknown[], R> { iterate(...params: P): IterableIterator<R> }
 interface Run<P extends unknown[]> { run(...params: P): { changes: number; lastInsertRowid: number | bigint } }
 
 export interface MoveStatements {
@@ -83,7 +84,7 @@ export interface MoveStatements {
   startMove: Run<[number | null, string, number, string, number]>;
   listMoves: All<[ItemKind, number, number], MoveRow>;
   listItemMoves: All<[ItemKind, number, number, number], MoveRow>;
-  activeMoves: All<[], MoveRow>;
+  activeMoves: Iterate<[], MoveRow>;
   settings: Get<[], { value: string }>;
   insertBulk: Run<[ItemKind, string, string | null, string]>;
   activeBulk: All<[], BulkJobRow>;

@@ -79,6 +79,7 @@ export const MAX_LAG_MS = 50;
 /** Transitions per tick before yielding to the event loop. */
 const MAX_TRANSITIONS_PER_TICK = 5000;
 
+/** A move as the engine carries it (queue entries are only ids, so a million queued moves stay small). */
 interface Queued {
   id: number;
   kind: ItemKind;
@@ -103,7 +104,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   const workers = Math.max(1, Math.floor(options.workers));
   const random = options.random ?? Math.random;
   const batchSize = options.bulkBatchSize ?? 500;
-  let queue: Queued[] = [];
+  let queue: number[] = [];
   let head = 0;
   let running: Running[] = [];
   let timer: NodeJS.Timeout | null = null;
@@ -137,7 +138,19 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     return { id, kind, itemId, source, destination, fate, durationMs, readyAt: now };
   }
 
-  function startMove(q: Queued, at: number): void {
+  function toQueued(row: MoveRow, now: number): Queued {
+    return {
+      id: row.id, kind: row.kind, itemId: row.item_id, source: row.source, destination: row.destination,
+      fate: row.fate, durationMs: row.duration_ms, readyAt: Math.min(now, Date.parse(row.created_at) || now),
+    };
+  }
+
+  function startMove(id: number, at: number, now: number): void {
+    const row = s.moveById.get(id);
+    // Only a scheduled move starts (GitLab's service does nothing for any other state).
+    if (!row || row.state !== 'scheduled') return;
+    const q = toQueued(row, now);
+    at = Math.max(at, q.readyAt, now - MAX_LAG_MS);
     const iso = isoTime(at);
     const item = s.itemById.get(q.kind, q.itemId);
     if (!item) {
@@ -159,8 +172,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   /** Starts queued moves while workers are free; `at` is when the worker became free. */
   function fill(at: number, now: number): void {
     while (running.length < workers && head < queue.length) {
-      const q = queue[head++] as Queued;
-      startMove(q, Math.max(at, q.readyAt, now - MAX_LAG_MS));
+      startMove(queue[head++] as number, at, now);
     }
     if (head > 1024 && head * 2 > queue.length) {
       queue = queue.slice(head);
@@ -280,13 +292,15 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     head = 0;
     running = [];
     const now = clock.now();
-    for (const row of s.activeMoves.all()) {
-      const q: Queued = {
-        id: row.id, kind: row.kind, itemId: row.item_id, source: row.source, destination: row.destination,
-        fate: row.fate, durationMs: row.duration_ms, readyAt: Math.min(now, Date.parse(row.created_at) || now),
-      };
-      if (row.state === 'initial' || row.state === 'scheduled') queue.push(q);
-      else if (row.due_at_ms !== null) {
+    for (const row of s.activeMoves.iterate()) {
+      // `initial` moves were never scheduled (GitLab runs no job for them); the sandbox creates none.
+      if (row.state === 'initial') continue;
+      if (row.state === 'scheduled') {
+        queue.push(row.id);
+        continue;
+      }
+      const q = toQueued(row, now);
+      if (row.due_at_ms !== null) {
         running.push({
           ...q, phase: row.state === 'replicated' ? 'replicated' : 'started', due: row.due_at_ms,
           snapshotChecksum: row.snapshot_checksum ?? '', snapshotCommits: row.snapshot_commits ?? 0,
@@ -319,7 +333,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       log.error({ err, job: job.id }, 'bulk schedule batch failed');
       return;
     }
-    for (const q of created) queue.push(q);
+    for (const q of created) queue.push(q.id);
     if (created.length > 0) log.debug({ job: job.id, kind: job.kind, scheduled: created.length }, 'bulk batch scheduled');
     kick();
     kickBulk();
@@ -365,7 +379,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
         return createMove(item.kind, item.id, fresh.storage, fresh.size_mb, dest, now);
       })();
       if (!q) return { ok: false, errors: { [item.kind]: ['is read-only'] } };
-      queue.push(q);
+      queue.push(q.id);
       kick();
       const iso = isoTime(now);
       const move: MoveRow = {
