@@ -30,7 +30,9 @@ export async function pollMoves(
   const want = new Set(wanted);
   const found = new Map<number, MoveRecord>();
   const discovered: MoveRecord[] = [];
-  const minWanted = wanted.length > 0 ? Math.min(...wanted) : Infinity;
+  // A loop, not Math.min(...wanted): bulk mode can track more ids than a call's argument limit.
+  let minWanted = Infinity;
+  for (const id of wanted) if (id < minWanted) minWanted = id;
   if (want.size > 0 || discoverAbove !== null) {
     let page: number | null = 1;
     while (page !== null) {

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { createHarness, range, resumed, testPlan } from '../../test/support/drain-harness.js';
+import { FakeError } from '../../test/support/fake-instance.js';
+import { runDrain } from './drain.js';
+
+const bulkPlan = (concurrency = 10) => testPlan({ move: { mode: 'bulk', concurrency } });
+
+describe('bulk drain', () => {
+  it('posts once per kind and source, follows the moves, and retries failures per item', async () => {
+    const h = createHarness(bulkPlan());
+    h.fake.addItems('projects', 'nfs-1', range(1, 150));
+    h.fake.addItems('projects', 'nfs-2', range(1000, 1010));
+    h.fake.script('projects', 7, 'fail', 'ok');
+    h.fake.script('projects', 8, 'fail');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(h.fake.bulkPosts).toBe(1);
+    expect(r).toEqual({ moved: 149, quarantined: 1, remaining: 0 });
+    expect(h.fake.movesOf('projects', 7).map((m) => m.state)).toEqual(['failed', 'finished']);
+    expect(h.fake.movesOf('projects', 8)).toHaveLength(3);
+    expect(h.fake.item('projects', 1005)?.storage).toBe('nfs-2');
+    expect(h.fake.violations).toEqual([]);
+  });
+
+  it('does not post again after an ambiguous failure once the bulk moves appeared', async () => {
+    const h = createHarness(bulkPlan());
+    h.fake.addItems('snippets', 'nfs-1', range(1, 20));
+    const real = h.fake.scheduleBulk.bind(h.fake);
+    h.fake.scheduleBulk = async (kind, source, dest) => {
+      await real(kind, source, dest);
+      throw new FakeError('socket hang up', 'SHARDMOVE_API_AMBIGUOUS');
+    };
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets' });
+    expect(h.fake.bulkPosts).toBe(1);
+    expect(r).toEqual({ moved: 20, quarantined: 0, remaining: 0 });
+    for (const id of range(1, 20)) expect(h.fake.movesOf('snippets', id)).toHaveLength(1);
+  });
+
+  it('resumes after an abort while following the bulk job without posting it again', async () => {
+    const h = createHarness(bulkPlan(), { durationMs: 20_000 });
+    h.fake.addItems('groups', 'nfs-1', range(1, 30));
+    let polls = 0;
+    h.fake.onRequest = (name) => {
+      if (name === 'listMoves' && ++polls === 3) h.abort.abort(new Error('SIGTERM'));
+    };
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'groups' })).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
+    h.fake.onRequest = null;
+    const r = await runDrain(resumed(h).deps, { source: 'nfs-1', kind: 'groups' });
+    expect(r).toEqual({ moved: 30, quarantined: 0, remaining: 0 });
+    expect(h.fake.bulkPosts).toBe(1);
+    for (const id of range(1, 30)) expect(h.fake.movesOf('groups', id)).toHaveLength(1);
+  });
+
+  it('sends nothing mutating in a dry run', async () => {
+    const h = createHarness(bulkPlan());
+    h.fake.addItems('projects', 'nfs-1', range(1, 10));
+    const r = await runDrain({ ...h.deps, dryRun: true }, { source: 'nfs-1', kind: 'projects' });
+    expect(r.remaining).toBe(10);
+    expect(h.fake.stats().mutating).toBe(0);
+  });
+});
