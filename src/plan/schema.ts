@@ -5,10 +5,9 @@
  */
 import type { Node } from 'yaml';
 import { isScalar } from 'yaml';
-import { parseDuration } from './durations.js';
 import { readCredentials } from './credentials.js';
+import { boolean, duration, integer, readEnum } from './fields.js';
 import type { Entry, Reader } from './reader.js';
-import { showValue } from './secrets.js';
 import type { Credentials, Kind, MoveMode, Plan } from './types.js';
 import { KINDS } from './types.js';
 
@@ -292,83 +291,4 @@ function readKinds(r: Reader, node: Node): Kind[] | undefined {
     } else out.push(k);
   });
   return ok ? out : undefined;
-}
-
-function readEnum<T extends string>(r: Reader, node: Node, path: string, allowed: readonly T[]): T | undefined {
-  r.mark(path, r.posOf(node));
-  const s = r.string(node, path);
-  if (!s) return undefined;
-  if (!(allowed as readonly string[]).includes(s.value)) {
-    r.error(path, r.posOf(node), `${showValue(s.value)} is not one of ${allowed.join(', ')}`);
-    return undefined;
-  }
-  return s.value as T;
-}
-
-/** A duration field: a string like "30s" (after ${VAR} expansion); null or absent means the default. */
-function duration(r: Reader, node: Node | null, path: string, fallback: number, invalid: Set<string>): number {
-  if (r.isNull(node)) return fallback;
-  const at = r.posOf(node);
-  r.mark(path, at);
-  if (isScalar(node) && typeof node!.value === 'number') {
-    r.error(path, at, `a bare number is ambiguous; write a unit, e.g. "${node!.value}s" or "${node!.value}ms"`);
-    invalid.add(path);
-    return fallback;
-  }
-  const s = r.string(node, path);
-  if (!s) {
-    invalid.add(path);
-    return fallback;
-  }
-  const d = parseDuration(s.value);
-  if (!d.ok) {
-    r.error(path, at, d.reason);
-    invalid.add(path);
-    return fallback;
-  }
-  return d.ms;
-}
-
-/** An integer field; a string is accepted only when it comes from ${VAR} (environment values are text). */
-function integer(r: Reader, node: Node | null, path: string, fallback: number, invalid: Set<string>): number {
-  if (r.isNull(node)) return fallback;
-  const at = r.posOf(node);
-  r.mark(path, at);
-  let value: unknown = isScalar(node) ? node!.value : undefined;
-  if (typeof value === 'string') {
-    const s = r.string(node, path);
-    if (!s) {
-      invalid.add(path);
-      return fallback;
-    }
-    value = s.fromVars && /^\s*-?\d+\s*$/.test(s.value) ? Number(s.value) : s.value;
-  }
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-    r.error(path, at, 'expected a whole number');
-    invalid.add(path);
-    return fallback;
-  }
-  return value;
-}
-
-/** A boolean field; "true"/"false" strings are accepted only from ${VAR}. */
-function boolean(r: Reader, node: Node | null, path: string, fallback: boolean, invalid: Set<string>): boolean {
-  if (r.isNull(node)) return fallback;
-  const at = r.posOf(node);
-  r.mark(path, at);
-  let value: unknown = isScalar(node) ? node!.value : undefined;
-  if (typeof value === 'string') {
-    const s = r.string(node, path);
-    if (!s) {
-      invalid.add(path);
-      return fallback;
-    }
-    value = s.fromVars && (s.value === 'true' || s.value === 'false') ? s.value === 'true' : s.value;
-  }
-  if (typeof value !== 'boolean') {
-    r.error(path, at, 'expected true or false');
-    invalid.add(path);
-    return fallback;
-  }
-  return value;
 }
