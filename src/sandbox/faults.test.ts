@@ -1,0 +1,108 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import type { FaultOptions } from './faults.js';
+import { FaultOptionsError, NO_FAULTS, createFaults, parseBrokenItems } from './faults.js';
+
+const opts = (o: Partial<FaultOptions>): FaultOptions => ({ ...NO_FAULTS, ...o });
+
+/** A request/response pair that records what the injector did. */
+function exchange(url = '/api/v4/projects') {
+  const out = { status: 0, headers: {} as Record<string, string>, body: '', destroyed: false };
+  const req = { url, socket: { destroy: () => { out.destroyed = true; } } } as unknown as IncomingMessage;
+  const res = {
+    writeHead(status: number, headers: Record<string, string>) { out.status = status; out.headers = headers; },
+    end(body: string) { out.body = body; },
+  } as unknown as ServerResponse;
+  return { req, res, out };
+}
+
+describe('move fates', () => {
+  it('are deterministic under the seed and near the configured rates', () => {
+    const fates = (seed: number) => {
+      const f = createFaults(opts({ seed, moveFailRate: 0.2, stuckRate: 0.1 }));
+      return Array.from({ length: 2000 }, (_, i) => f.moveFate('project', i + 1));
+    };
+    const a = fates(7);
+    expect(fates(7)).toEqual(a);
+    expect(fates(8)).not.toEqual(a);
+    const n = (k: string) => a.filter((x) => x === k).length;
+    expect(n('stuck')).toBeGreaterThan(140);
+    expect(n('stuck')).toBeLessThan(260);
+    expect(n('fail') + n('cleanup_fail')).toBeGreaterThan(320);
+    expect(n('fail') + n('cleanup_fail')).toBeLessThan(480);
+    expect(n('cleanup_fail')).toBeGreaterThan(0);
+    expect(n('cleanup_fail')).toBeLessThan(n('fail'));
+  });
+
+  it('counts each fate and lets a rescheduled move draw again', () => {
+    const f = createFaults(opts({ seed: 3, moveFailRate: 0.5 }));
+    const attempts = Array.from({ length: 30 }, () => f.moveFate('snippet', 4));
+    expect(attempts).toContain('ok');
+    expect(attempts.some((x) => x !== 'ok')).toBe(true);
+    const c = f.counts();
+    expect((c.move_fail ?? 0) + (c.move_cleanup_fail ?? 0)).toBe(attempts.filter((x) => x !== 'ok').length);
+  });
+
+  it('always fails broken items, whatever the kind spelling', () => {
+    const f = createFaults(opts({ brokenItems: ['projects:12', 'group:3'] }));
+    expect([1, 2, 3].map(() => f.moveFate('project', 12))).toEqual(['fail', 'fail', 'fail']);
+    expect(f.moveFate('group', 3)).toBe('fail');
+    expect(f.moveFate('project', 13)).toBe('ok');
+    expect(f.moveFate('snippet', 12)).toBe('ok');
+    expect(f.counts()).toEqual({ move_broken: 4 });
+  });
+
+  it('refuses unusable options', () => {
+    expect(() => parseBrokenItems(['project-1'])).toThrow(FaultOptionsError);
+    expect(() => parseBrokenItems(['wiki:1'])).toThrow(/kind:id/);
+    for (const bad of [{ errorRate: 1.5 }, { resetRate: -0.1 }, { moveFailRate: 0.7, stuckRate: 0.5 }, { latencyMs: -1 }, { rateLimit: 0 }]) {
+      expect(() => createFaults(opts(bad))).toThrow(FaultOptionsError);
+    }
+  });
+});
+
+describe('request faults', () => {
+  it('rate-limits per fixed minute window with GitLab headers', async () => {
+    let t = Date.UTC(2026, 0, 1, 12, 0, 30);
+    const f = createFaults(opts({ rateLimit: 2 }), () => t);
+    const results = [];
+    for (let i = 0; i < 3; i++) {
+      const x = exchange();
+      results.push({ answered: await f.onRequest(x.req, x.res), ...x.out });
+    }
+    expect(results.map((r) => r.answered)).toEqual([false, false, true]);
+    const limited = results[2] as (typeof results)[number];
+    expect(limited.status).toBe(429);
+    expect(limited.body).toBe('Retry later\n');
+    expect(limited.headers).toMatchObject({
+      'retry-after': '30', 'ratelimit-limit': '2', 'ratelimit-observed': '3', 'ratelimit-remaining': '0',
+      'ratelimit-name': 'throttle_authenticated_api', 'ratelimit-reset': String(Date.UTC(2026, 0, 1, 12, 1, 0) / 1000),
+      'ratelimit-resettime': 'Thu, 01 Jan 2026 12:01:00 GMT',
+    });
+    // Health probes do not count, and the next window starts afresh.
+    const probe = exchange('/-/readiness');
+    expect(await f.onRequest(probe.req, probe.res)).toBe(false);
+    t += 30_000;
+    const later = exchange();
+    expect(await f.onRequest(later.req, later.res)).toBe(false);
+    expect(f.counts()).toEqual({ rate_limit: 1 });
+  });
+
+  it('draws resets and errors from the seeded sequence', async () => {
+    const run = async (seed: number) => {
+      const f = createFaults(opts({ seed, errorRate: 0.3, resetRate: 0.2 }));
+      const seen: string[] = [];
+      for (let i = 0; i < 200; i++) {
+        const x = exchange();
+        await f.onRequest(x.req, x.res);
+        seen.push(x.out.destroyed ? 'reset' : x.out.status === 503 ? 'error' : 'ok');
+      }
+      return { seen, counts: f.counts() };
+    };
+    const a = await run(11);
+    expect((await run(11)).seen).toEqual(a.seen);
+    expect(a.counts).toEqual({ reset: a.seen.filter((s) => s === 'reset').length, error: a.seen.filter((s) => s === 'error').length });
+    expect(a.counts.reset).toBeGreaterThan(20);
+    expect(a.counts.error).toBeGreaterThan(30);
+  });
+});
