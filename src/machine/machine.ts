@@ -80,6 +80,7 @@ export const runMachine = setup({
     geoResync: input.geoResync,
     dryRun: input.dryRun,
     step: 'preflight',
+    startedAt: input.startedAt ?? null,
     sourceIndex: 0,
     kindIndex: 0,
     previousWeights: input.previousWeights ?? null,

@@ -21,6 +21,8 @@ export interface RunInput {
   warnings?: string[];
   /** Weights seen before the first write, carried over when a changed plan restarts the machine. */
   previousWeights?: Record<string, number> | null;
+  /** When the run first started (ms since epoch), given by the runtime: the machine reads no clock. */
+  startedAt?: number | null;
 }
 
 export interface PreflightOutput {
@@ -78,6 +80,8 @@ export interface RunContext {
   geoResync: boolean;
   dryRun: boolean;
   step: StepName;
+  /** When the machine was first started (kept across restores; for rates in `status`). */
+  startedAt: number | null;
   /** Which (source, kind) the drain step is on: persisted so a restore re-invokes the same drain. */
   sourceIndex: number;
   kindIndex: number;

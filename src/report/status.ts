@@ -30,7 +30,7 @@ export interface StatusReport {
 }
 
 /** Builds the status from what the checkpoint holds (pure). */
-export function buildStatusReport(checkpoint: string, saved: SavedRun | null, summary: StatusSummary): StatusReport {
+export function buildStatusReport(checkpoint: string, saved: SavedRun | null, summary: StatusSummary, now: number): StatusReport {
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
   let state = 'not started';
@@ -38,7 +38,8 @@ export function buildStatusReport(checkpoint: string, saved: SavedRun | null, su
   else if (snap) state = 'running or interrupted';
   let step: string | null = c?.step ?? null;
   if (c && c.step === 'drain' && snap?.status !== 'done') step = `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
-  const rate = rateAndEta(summary);
+  // A run younger than the 10-minute window is measured over its own age.
+  const rate = rateAndEta(summary, c?.startedAt ? now - c.startedAt : undefined);
   return {
     checkpoint,
     plan: saved?.planName ?? null,

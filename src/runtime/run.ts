@@ -81,6 +81,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       dryRun: opts.dryRun,
       warnings: [...planWarnings.map((w) => w.message), ...earlyWarnings],
       previousWeights: start.previousWeights,
+      startedAt: services.clock.now(),
     };
     return await driveMachine({ opts, services, plan, hash, store, api, log, logFile, secrets, input, snapshot: start.snapshot });
   } finally {

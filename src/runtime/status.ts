@@ -18,7 +18,7 @@ export function readStatus(file: string, now: number): StatusReport {
   }
   const store = openCheckpoint(file, { readOnly: true, busyTimeoutMs: 10_000 });
   try {
-    return buildStatusReport(file, store.loadRun(), store.summary(now));
+    return buildStatusReport(file, store.loadRun(), store.summary(now), now);
   } finally {
     store.close();
   }

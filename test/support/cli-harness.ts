@@ -1,0 +1,123 @@
+/**
+ * For the CLI integration tests of issue 3: the sandbox and the CLI as separate processes, talking
+ * over real HTTP, plus small readers of the sandbox's own view (items by storage, move lists).
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const ROOT = resolve(import.meta.dirname, '..', '..');
+export const BIN = join(ROOT, 'bin', 'shardmove');
+export const ADMIN_TOKEN = 'glpat-sandbox-root-api-sudo-0001';
+
+export interface SandboxProcess {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `shardmove sandbox --port 0 ...args` and waits for its ready line. */
+export async function startSandboxProcess(args: string[]): Promise<SandboxProcess> {
+  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stderr?.resume();
+  const lines = createInterface({ input: child.stdout! });
+  const url = await new Promise<string>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error('sandbox did not start')), 20_000);
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      done((JSON.parse(line) as { url: string }).url);
+    });
+    child.once('exit', (code) => fail(new Error(`sandbox exited with ${code}`)));
+  });
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI to completion; `onStart` gets the child (e.g. to signal it). */
+export function runCli(args: string[], opts: { env?: Record<string, string>; cwd: string; onStart?: (c: ChildProcess) => void }): Promise<CliResult> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c) => (stdout += String(c)));
+  child.stderr?.on('data', (c) => (stderr += String(c)));
+  opts.onStart?.(child);
+  return new Promise((done) => child.on('exit', (code) => done({ code, stdout, stderr })));
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `shardmove-${prefix}-`));
+}
+
+/** Writes a plan for the sandbox (credentials from ${SHARDMOVE_URL} / ${SHARDMOVE_TOKEN}). */
+export function writePlan(dir: string, overrides: { name?: string; mode?: 'throttled' | 'bulk'; concurrency?: number; from?: string[] } = {}): string {
+  const file = join(dir, 'plan.yaml');
+  writeFileSync(
+    file,
+    [
+      'version: 1',
+      `name: ${overrides.name ?? 'it'}`,
+      'instance:',
+      '  url: ${SHARDMOVE_URL}',
+      '  token: ${SHARDMOVE_TOKEN}',
+      '  timeout: 10s',
+      'move:',
+      `  from: [${(overrides.from ?? ['nfs-1', 'nfs-2', 'default']).join(', ')}]`,
+      '  to: cluster',
+      '  kinds: [projects, snippets, groups]',
+      `  mode: ${overrides.mode ?? 'throttled'}`,
+      `  concurrency: ${overrides.concurrency ?? 20}`,
+      'weights: { cluster: 100, nfs-1: 0, nfs-2: 0, default: 0 }',
+      'poll: { interval: 100ms }',
+      'retry: { max_attempts: 2, backoff: 100ms }',
+      'verify: true',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+const PATHS = { projects: '/projects', snippets: '/snippets/all', groups: '/groups' } as const;
+
+/** Every item of a kind as the sandbox reports it: id -> repository_storage. */
+export async function storagesOf(url: string, kind: keyof typeof PATHS): Promise<Map<number, string>> {
+  const out = new Map<number, string>();
+  for (let page = 1; ; page += 1) {
+    const res = await fetch(`${url}/api/v4${PATHS[kind]}?per_page=100&page=${page}`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+    const body = (await res.json()) as { id: number; repository_storage: string }[];
+    if (!res.ok) throw new Error(`${kind}: ${res.status}`);
+    for (const it of body) out.set(it.id, it.repository_storage);
+    if (body.length < 100) return out;
+  }
+}
+
+/** Every move of a kind the sandbox recorded. */
+export async function movesOf(url: string, kind: 'project' | 'snippet' | 'group'): Promise<{ id: number; state: string }[]> {
+  const out: { id: number; state: string }[] = [];
+  for (let page = 1; ; page += 1) {
+    const res = await fetch(`${url}/api/v4/${kind}_repository_storage_moves?per_page=100&page=${page}`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+    const body = (await res.json()) as { id: number; state: string }[];
+    out.push(...body);
+    if (body.length < 100) return out;
+  }
+}
+
+export function sandboxEnv(url: string): Record<string, string> {
+  return { SHARDMOVE_URL: url, SHARDMOVE_TOKEN: ADMIN_TOKEN };
+}
