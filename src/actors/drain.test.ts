@@ -28,6 +28,24 @@ describe('throttled drain', () => {
     expect(h.fake.violations).toEqual([]);
   });
 
+  it('counts moves in flight across the whole run, not per kind', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 4 } }), { durationMs: 60_000 });
+    h.fake.addItems('projects', 'nfs-1', range(1, 10));
+    h.fake.addItems('snippets', 'nfs-1', range(1, 10));
+    let posts = 0;
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleMove' && ++posts === 4) h.abort.abort(new Error('SIGINT'));
+    };
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
+    expect(h.store.countInFlight()).toBe(4);
+    h.fake.onRequest = null;
+    // A drain of another kind still sees the 4 project moves in flight: no room until they end.
+    const r = await runDrain(resumed(h).deps, { source: 'nfs-1', kind: 'snippets' });
+    expect(r).toEqual({ moved: 10, quarantined: 0, remaining: 0 });
+    expect(h.fake.peakInFlight).toBe(4);
+    expect(h.store.countStates('projects', 'nfs-1')).toMatchObject({ moved: 4, in_flight: 0, pending: 6 });
+  });
+
   it('retries a failed move after the backoff and then succeeds', async () => {
     const h = createHarness();
     h.fake.addItems('projects', 'nfs-1', range(1, 5));

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import type { ItemRecord } from '../api/types.js';
+import { openCheckpoint } from './checkpoint.js';
+import { STILL_ON_SOURCE } from './items.js';
+
+const rec = (id: number): ItemRecord => ({ kind: 'snippets', id, storage: 'nfs-1', name: `s${id}`, sizeBytes: 10 });
+
+function seeded(ids: number[]) {
+  const s = openCheckpoint(':memory:');
+  s.startRound('snippets', 'nfs-1', 1);
+  s.recordPage('snippets', 'nfs-1', 1, ids.map(rec), 0);
+  s.finishRound('snippets', 'nfs-1', 1, 0);
+  return s;
+}
+
+describe('item checkpoint', () => {
+  it('records pages with the cursor in the same transaction and resumes after the last page', () => {
+    const s = openCheckpoint(':memory:');
+    s.startRound('snippets', 'nfs-1', 1);
+    expect(s.recordPage('snippets', 'nfs-1', 1, [rec(3), rec(7)], 0)).toEqual({ added: 2, back: [] });
+    expect(s.getCursor('snippets', 'nfs-1')).toEqual({ round: 1, afterId: 7, done: false });
+    // The same page again (a resume that re-read it) adds nothing.
+    expect(s.recordPage('snippets', 'nfs-1', 1, [rec(3), rec(7)], 0).added).toBe(0);
+    s.finishRound('snippets', 'nfs-1', 1, 0);
+    expect(s.getCursor('snippets', 'nfs-1')?.done).toBe(true);
+    expect(s.countStates('snippets', 'nfs-1').pending).toBe(2);
+  });
+
+  it('claims an item for scheduling only once', () => {
+    const s = seeded([1]);
+    expect(s.markIntent('snippets', 1, 100)).toBe(true);
+    expect(s.markIntent('snippets', 1, 101)).toBe(false);
+    expect(s.getItem('snippets', 1)).toMatchObject({ state: 'scheduling', attempts: 1, intentAt: 100 });
+    expect(s.countInFlight()).toBe(1);
+  });
+
+  it('keeps the stuck timer when the same move is seen again, restarts it for a new move', () => {
+    const s = seeded([1]);
+    s.markIntent('snippets', 1, 100);
+    s.markInFlight('snippets', 1, 9, 'scheduled', 100);
+    s.markInFlight('snippets', 1, 9, 'started', 500);
+    expect(s.getItem('snippets', 1)).toMatchObject({ moveId: 9, moveState: 'started', scheduledAt: 100 });
+  });
+
+  it('sends a moved item listed again back to pending, and marks unlisted pending items as left', () => {
+    const s = seeded([1, 2, 3]);
+    s.markIntent('snippets', 1, 100);
+    s.markMoved('snippets', 1, 5, 'finished', 200, null);
+    s.startRound('snippets', 'nfs-1', 2);
+    const { back } = s.recordPage('snippets', 'nfs-1', 2, [rec(1), rec(2)], 300);
+    expect(back.map((b) => b.id)).toEqual([1]);
+    expect(s.finishRound('snippets', 'nfs-1', 2, 300)).toEqual({ left: 1 });
+    expect(s.getItem('snippets', 1)).toMatchObject({ state: 'pending', lastError: STILL_ON_SOURCE, attempts: 1, movedAt: null });
+    expect(s.getItem('snippets', 3)?.state).toBe('left');
+  });
+
+  it('orders due items by next attempt time and refunds attempts that never reached the instance', () => {
+    const s = seeded([1, 2, 3]);
+    s.markIntent('snippets', 2, 0);
+    s.markPending('snippets', 2, 5000, 'boom', false);
+    s.markIntent('snippets', 3, 0);
+    s.markPending('snippets', 3, 0, null, true);
+    expect(s.dueItems('snippets', 'nfs-1', 1000, 10).map((r) => r.id)).toEqual([1, 3]);
+    expect(s.dueItems('snippets', 'nfs-1', 5000, 10).map((r) => r.id)).toEqual([1, 3, 2]);
+    expect(s.getItem('snippets', 3)?.attempts).toBe(0);
+    expect(s.nextDueAt('snippets', 'nfs-1')).toBe(0);
+  });
+});
