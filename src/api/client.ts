@@ -233,7 +233,8 @@ export function gitlabMessage(body: unknown): string | null {
     for (const [k, v] of Object.entries(b['message'] as Record<string, unknown>)) parts.push(`${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`);
   }
   if (typeof b['error'] === 'string') parts.push(typeof b['error_description'] === 'string' ? `${b['error']}: ${b['error_description']}` : b['error']);
-  return parts.length ? parts.join('; ') : null;
+  // Bounded: an error page or a huge validation hash must not flood logs and reports.
+  return parts.length ? parts.join('; ').slice(0, 500) : null;
 }
 
 function httpError(ref: RequestRef, status: number, body: unknown, retryAfterMs: number | null, secrets: string[]): ApiError {
