@@ -94,7 +94,7 @@ describe('shardmove run (separate processes, real HTTP)', () => {
     expect(r.stdout).toMatch(/projects on nfs-1: \d+/);
     expect(r.stdout).toContain('estimated duration');
     expect(await snapshotOf(sandbox.url)).toEqual(before);
-    const items = Object.values(before.storages.projects);
+    const items = Object.values(before.storages.projects as Record<number, string>);
     expect(items.some((s) => SOURCES.has(s))).toBe(true);
     expect(existsSync(join(dir, 'state', 'it.dry-run.db'))).toBe(true);
     expect(existsSync(join(dir, 'state', 'it.db'))).toBe(false);
