@@ -104,6 +104,14 @@ describe('parsePlanText: every problem at once, with positions', () => {
     expect(problems('- a\n- b\n')[0]).toMatch(/^1:1 {2}expected a mapping/);
   });
 
+  it('reports a broken line once, with a hint for unquoted ${VAR} in flow style, and never echoes source', () => {
+    expect(problems('version: 1\nname: a\ninstance: {url: ${U}, token: ${T}}\nmove: {from: [a], to: b}\n')).toEqual([
+      '3:18  YAML: Unexpected flow-map-start at node end (inside { } or [ ], quote references: "${VAR}")',
+      '4:1  YAML: Unexpected scalar token in YAML stream',
+    ]);
+    expect(problems('a: b: hunter2\n').join('\n')).not.toContain('hunter2');
+  });
+
   it('reports missing required fields', () => {
     expect(problems('version: 1\n')).toEqual([
       '1:1 name missing required field name',

@@ -67,8 +67,7 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
   let result: ReturnType<typeof readPlanTree> | undefined;
   try {
     const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false });
-    for (const e of doc.errors) r.error('', r.posAt(e.pos[0]), yamlMessage(e.code, e.message));
-    for (const w of doc.warnings) r.error('', r.posAt(w.pos[0]), yamlMessage(w.code, w.message));
+    reportYamlErrors(r, text, [...doc.errors, ...doc.warnings]);
     if (doc.errors.length === 0) {
       result = readPlanTree(r, (doc.contents ?? null) as Node | null);
       if (!result.invalid.has('*')) {
@@ -118,10 +117,41 @@ function isValid(invalid: ReadonlySet<string>, path: string): boolean {
   return true;
 }
 
-/** YAML parser messages, without the source excerpt (which could hold a secret). */
-function yamlMessage(code: string, message: string): string {
-  const first = message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
-  return code === 'DUPLICATE_KEY' ? 'duplicate key: each field may appear once' : `YAML: ${first}`;
+/** At most this many YAML syntax errors are shown: after the first few, the parser mostly reports its own confusion. */
+const MAX_YAML_ERRORS = 10;
+
+/**
+ * Reports YAML syntax errors, one per line (a broken line makes the parser report every token after
+ * it), without the parser's source excerpts, which could hold a secret.
+ */
+function reportYamlErrors(r: Reader, text: string, errors: ReadonlyArray<{ code: string; message: string; pos: [number, number] }>): void {
+  const seen = new Set<number>();
+  let shown = 0;
+  for (const e of errors) {
+    const at = r.posAt(e.pos[0]);
+    if (seen.has(at.line)) continue;
+    seen.add(at.line);
+    if (shown === MAX_YAML_ERRORS) {
+      r.error('', at, 'YAML: more syntax errors follow; fix the ones above first');
+      return;
+    }
+    shown += 1;
+    r.error('', at, yamlMessage(e.code, e.message, lineText(text, e.pos[0])));
+  }
+}
+
+function lineText(text: string, offset: number): string {
+  const start = text.lastIndexOf('\n', offset - 1) + 1;
+  const end = text.indexOf('\n', offset);
+  return text.slice(start, end < 0 ? text.length : end);
+}
+
+function yamlMessage(code: string, message: string, line: string): string {
+  if (code === 'DUPLICATE_KEY') return 'duplicate key: each field may appear once';
+  const first = message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '').replace(/: ".*"$/s, '');
+  // `{ url: ${X} }` is the classic trap: in flow style, `{` inside a plain scalar opens a mapping.
+  const hint = /[{[][^'"]*\$\{/.test(line) ? ' (inside { } or [ ], quote references: "${VAR}")' : '';
+  return `YAML: ${first}${hint}`;
 }
 
 /**

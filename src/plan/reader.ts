@@ -226,5 +226,6 @@ export function closest(name: string, known: readonly string[]): string | undefi
       best = k;
     }
   }
-  return best !== undefined && bestD <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined;
+  const allowed = name.length <= 4 ? 1 : Math.max(2, Math.floor(name.length / 3));
+  return best !== undefined && bestD <= allowed ? best : undefined;
 }

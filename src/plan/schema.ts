@@ -67,9 +67,10 @@ export function readPlanTree(r: Reader, root: Node | null): SchemaResult {
   const section = (k: string, known: string[]): Map<string, Entry> | undefined => {
     const node = get(top, k);
     if (node) r.mark(k, r.posOf(node));
+    if (r.isNull(node)) return new Map();
     const m = r.map(node, k, known);
-    if (node && !r.isNull(node) && !m) invalid.add(k);
-    return m ?? (r.isNull(node) ? new Map() : undefined);
+    if (!m) invalid.add(k);
+    return m;
   };
 
   // version
