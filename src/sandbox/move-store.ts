@@ -90,6 +90,9 @@ export interface MoveStatements {
   activeBulk: All<[], BulkJobRow>;
   bulkBatch: All<[ItemKind, string, number, number], BulkItem>;
   advanceBulk: Run<[number, number, number]>;
+  countKind: Get<[ItemKind], { n: number }>;
+  /** Moves per kind, counted once and then kept up to date by `noteMoveCreated` (list totals). */
+  counts: Map<ItemKind, number>;
 }
 
 const cache = new WeakMap<Db, MoveStatements>();
@@ -118,6 +121,8 @@ export function moveStatements(db: Db): MoveStatements {
     activeBulk: db.prepare('SELECT id, kind, source, destination, cursor_id, done FROM bulk_jobs WHERE done = 0 ORDER BY id'),
     bulkBatch: db.prepare('SELECT id, read_only, size_mb FROM items WHERE kind = ? AND storage = ? AND id > ? ORDER BY id LIMIT ?'),
     advanceBulk: db.prepare('UPDATE bulk_jobs SET cursor_id = ?, done = ? WHERE id = ?'),
+    countKind: db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ?'),
+    counts: new Map(),
   } as unknown as MoveStatements;
   cache.set(db, s);
   return s;
@@ -129,4 +134,25 @@ export function readWeights(db: Db): Record<string, number> {
   if (!row) return { default: 100 };
   const parsed = JSON.parse(row.value) as { repository_storages_weighted?: Record<string, number> };
   return parsed.repository_storages_weighted ?? { default: 100 };
+}
+
+/** Call after inserting a move, so cached totals stay exact. */
+export function noteMoveCreated(db: Db, kind: ItemKind): void {
+  const s = moveStatements(db);
+  const n = s.counts.get(kind);
+  if (n !== undefined) s.counts.set(kind, n + 1);
+}
+
+/**
+ * Number of moves of a kind, or null above `cap` (GitLab leaves totals out above 10,000). Counted
+ * once per process: a list request must not scan thousands of index entries every time.
+ */
+export function countMoves(db: Db, kind: ItemKind, cap: number): number | null {
+  const s = moveStatements(db);
+  let n = s.counts.get(kind);
+  if (n === undefined) {
+    n = s.countKind.get(kind)?.n ?? 0;
+    s.counts.set(kind, n);
+  }
+  return n > cap ? null : n;
 }

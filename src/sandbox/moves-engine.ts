@@ -26,7 +26,7 @@ import { ITEM_KINDS, isoTime } from './db.js';
 import type { Faults, MoveFate } from './faults.js';
 import type { InstanceConfig } from './seed.js';
 import type { ItemRow, MoveRow, MoveState } from './move-store.js';
-import { moveStatements, readWeights } from './move-store.js';
+import { moveStatements, noteMoveCreated, readWeights } from './move-store.js';
 import { MIN_MOVE_MS, moveDuration, pickStorage, splitDuration, truncateError } from './move-storage.js';
 
 export interface EngineOptions {
@@ -135,6 +135,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     const durationMs = moveDuration(sizeMb, options.speed, options.moveDurationMs);
     const id = Number(s.insertMove.run(kind, itemId, 'scheduled', source, destination, fate, durationMs, iso, iso).lastInsertRowid);
     s.setReadOnly.run(1, iso, kind, itemId);
+    noteMoveCreated(db, kind);
     return { id, kind, itemId, source, destination, fate, durationMs, readyAt: now };
   }
 
@@ -309,6 +310,13 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     }
   }
 
+  const scheduleTx = db.transaction((item: ItemRow, dest: string, now: number): Queued | null => {
+    // Re-read inside the transaction: the flag is the lock (GitLab's set_repository_read_only!).
+    const fresh = s.itemById.get(item.kind, item.id);
+    if (!fresh || fresh.read_only) return null;
+    return createMove(item.kind, item.id, fresh.storage, fresh.size_mb, dest, now);
+  });
+
   function processBulk(): void {
     bulkImmediate = null;
     if (closed) return;
@@ -372,12 +380,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       if (Object.keys(errors).length > 0) return { ok: false, errors };
       const dest = destination ?? pickStorage(readWeights(db), config.storages, random);
       const now = clock.now();
-      const q = db.transaction(() => {
-        // Re-read inside the transaction: the flag is the lock (GitLab's set_repository_read_only!).
-        const fresh = s.itemById.get(item.kind, item.id);
-        if (!fresh || fresh.read_only) return null;
-        return createMove(item.kind, item.id, fresh.storage, fresh.size_mb, dest, now);
-      })();
+      const q = scheduleTx(item, dest, now);
       if (!q) return { ok: false, errors: { [item.kind]: ['is read-only'] } };
       queue.push(q.id);
       kick();

@@ -13,10 +13,10 @@ import { ApiError, badRequest, invalidParam } from './http.js';
 import type { Reply } from './http.js';
 import type { Router } from './router.js';
 import type { OffsetPage } from './pagination.js';
-import { countCapped, offsetHeaders, parseOffset } from './pagination.js';
+import { TOTAL_COUNT_LIMIT, countCapped, offsetHeaders, parseOffset } from './pagination.js';
 import { createMoveRenderer, findItem, intParam, requireGroupTier } from './move-entities.js';
 import type { MoveRow } from './move-store.js';
-import { moveStatements } from './move-store.js';
+import { countMoves, moveStatements } from './move-store.js';
 
 const PLURAL: Record<ItemKind, string> = { project: 'projects', snippet: 'snippets', group: 'groups' };
 const MOVE_ID = 'repository_storage_move_id';
@@ -54,7 +54,7 @@ export function readStringParam(ctx: RequestContext, name: string): string | und
 function listAll(ctx: RequestContext, kind: ItemKind): Reply {
   const page = parseOffset(ctx);
   const rows = moveStatements(ctx.state.db).listMoves.all(kind, page.limit, page.offset);
-  const total = countCapped(ctx.state.db, 'moves WHERE kind = ?', [kind]);
+  const total = countMoves(ctx.state.db, kind, TOTAL_COUNT_LIMIT);
   return pageReply(ctx, page, rows, total);
 }
 
