@@ -245,6 +245,31 @@ describe('errors and secrets', () => {
   });
 });
 
+describe('hooks', () => {
+  it('reports each attempt with status, duration and error code', async () => {
+    const { pool, client, events } = setup();
+    pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(503, '');
+    pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, {}, JSON_HEADERS);
+    await client.request({ method: 'GET', path: '/user' });
+    expect(events).toEqual([
+      { method: 'GET', path: '/api/v4/user', attempt: 1, mutating: false },
+      { method: 'GET', path: '/api/v4/user', attempt: 1, mutating: false, status: 503, durationMs: 0, errorCode: 'SHARDMOVE_API_HTTP' },
+      { method: 'GET', path: '/api/v4/user', attempt: 2, mutating: false },
+      { method: 'GET', path: '/api/v4/user', attempt: 2, mutating: false, status: 200, durationMs: 0, errorCode: null },
+    ]);
+  });
+
+  it('lets a failing hook surface as itself, not as a network error', async () => {
+    const { pool, client } = setup({
+      onResponse: () => {
+        throw new Error('hook broke');
+      },
+    });
+    pool.intercept({ path: '/api/v4/x', method: 'POST' }).reply(201, {}, JSON_HEADERS);
+    await expect(client.request({ method: 'POST', path: '/x' })).rejects.toThrow('hook broke');
+  });
+});
+
 describe('helpers', () => {
   it('parses Retry-After', () => {
     const now = Date.parse('2026-11-22T12:00:00Z');

@@ -146,8 +146,8 @@ export function createClient(opts: ClientOptions): ApiClient {
       if (mutating) counts.mutating++;
       opts.onRequest?.(event);
       const started = now();
-      let error: ApiError;
-      let retryAfterMs: number | null = null;
+      let error: ApiError | null = null;
+      let answer: { status: number; headers: ApiResponse['headers']; text: string } | null = null;
       try {
         const res = await dispatcher.request({
           origin: base.origin,
@@ -160,20 +160,24 @@ export function createClient(opts: ClientOptions): ApiClient {
           bodyTimeout: opts.timeoutMs,
         });
         // Read the whole body on every path: an unread body holds the keep-alive socket.
-        const text = await res.body.text();
-        opts.onResponse?.({ ...event, status: res.statusCode, durationMs: now() - started, errorCode: null });
-        const body = parseBody(text, res.headers['content-type']);
-        if ((res.statusCode >= 200 && res.statusCode < 300) || r.acceptStatus?.includes(res.statusCode)) {
-          return { status: res.statusCode, headers: res.headers, body };
-        }
-        const secrets = [...opts.credentials.secrets(), ...(r.secrets ?? [])];
-        retryAfterMs = parseRetryAfter(res.headers['retry-after'], now());
-        error = httpError(ref, res.statusCode, body, retryAfterMs, secrets);
+        answer = { status: res.statusCode, headers: res.headers, text: await res.body.text() };
       } catch (cause) {
         if (r.signal?.aborted) throw r.signal.reason;
         error = networkError(ref, cause, idempotent);
-        opts.onResponse?.({ ...event, status: null, durationMs: now() - started, errorCode: error.code });
       }
+      let retryAfterMs: number | null = null;
+      let body: unknown = null;
+      if (answer) {
+        body = parseBody(answer.text, answer.headers['content-type']);
+        if ((answer.status < 200 || answer.status >= 300) && !r.acceptStatus?.includes(answer.status)) {
+          retryAfterMs = parseRetryAfter(answer.headers['retry-after'], now());
+          error = httpError(ref, answer.status, body, retryAfterMs, [...opts.credentials.secrets(), ...(r.secrets ?? [])]);
+        }
+      }
+      // Outside the try: a failing hook must not be mistaken for a network error.
+      opts.onResponse?.({ ...event, status: answer?.status ?? null, durationMs: now() - started, errorCode: error?.code ?? null });
+      if (answer && !error) return { status: answer.status, headers: answer.headers, body };
+      if (!error) throw new Error('unreachable: no answer and no error');
       if (error instanceof ApiUnauthorizedError && !refreshed && !r.anonymous) {
         // A 401 is decided before the endpoint runs, so resending even a POST cannot double it.
         refreshed = true;
