@@ -19,7 +19,7 @@ const SANDBOX_ADMIN_TOKEN = 'glpat-sandbox-root-api-sudo-0001';
 /** Chosen so some moves fail and are retried, and none fails all three attempts. */
 export const DEMO_FAULTS = { moveFailRate: 0.1, seed: 7 } as const;
 /** Every move takes this long: 360 items at 10 in flight finish in well under a minute. */
-const DEMO_MOVE_MS = 150;
+const DEMO_MOVE_MS = 80;
 
 export async function runDemoCommand(opts: { state?: string }, ctx: CommandContext): Promise<number> {
   const planFile = fileURLToPath(new URL('../../plans/demo.yaml', import.meta.url));

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import type { RunContext } from '../machine/types.js';
+import type { StatusSummary } from '../store/types.js';
+import { renderFinalReport } from './final.js';
+import { renderProgressLine } from './progress.js';
+import { buildStatusReport, renderStatus } from './status.js';
+import { formatDuration, progressByKind, rateAndEta } from './summary.js';
+
+const summary: StatusSummary = {
+  counts: [
+    { kind: 'projects', source: 'nfs-1', state: 'moved', n: 80 },
+    { kind: 'projects', source: 'nfs-1', state: 'left', n: 2 },
+    { kind: 'projects', source: 'nfs-1', state: 'in_flight', n: 8 },
+    { kind: 'projects', source: 'nfs-1', state: 'scheduling', n: 2 },
+    { kind: 'projects', source: 'nfs-2', state: 'pending', n: 7 },
+    { kind: 'projects', source: 'nfs-2', state: 'quarantined', n: 1 },
+    { kind: 'snippets', source: 'nfs-1', state: 'moved', n: 5 },
+  ],
+  quarantined: [{ kind: 'projects', id: 3, source: 'nfs-2', name: 'g/p3', reason: 'checksum mismatch', attempts: 3 }],
+  movedLast10Min: 50,
+  total: 105,
+  stuck: [],
+};
+
+const context: RunContext = {
+  sources: ['nfs-1', 'nfs-2'], destination: 'cluster', kinds: ['projects', 'snippets'], verify: true, geoResync: false, dryRun: false,
+  step: 'done', startedAt: 0, sourceIndex: 1, kindIndex: 1, previousWeights: { default: 100 }, newWeights: { default: 0, cluster: 100 },
+  weightsWritten: true, instanceVersion: '17.11.0', warnings: ['token expires soon'], drains: {},
+  verification: { ok: true, perKindAndSource: {}, problems: [] }, geo: null, error: null,
+};
+
+describe('summary', () => {
+  it('groups item states per kind', () => {
+    expect(progressByKind(summary)).toEqual([
+      { kind: 'projects', total: 100, done: 82, inFlight: 10, waiting: 7, quarantined: 1 },
+      { kind: 'snippets', total: 5, done: 5, inFlight: 0, waiting: 0, quarantined: 0 },
+    ]);
+  });
+
+  it('computes the rate over the window or the run age, and the ETA', () => {
+    expect(rateAndEta(summary)).toEqual({ perMinute: 5, etaMs: (17 / 5) * 60_000, remaining: 17 });
+    expect(rateAndEta(summary, 120_000).perMinute).toBe(25);
+    expect(rateAndEta({ ...summary, movedLast10Min: 0 }).etaMs).toBeNull();
+    expect(formatDuration(95_000)).toBe('1m35s');
+    expect(formatDuration(7_200_000)).toBe('2h00m');
+    expect(formatDuration(null)).toBe('unknown');
+  });
+});
+
+describe('renderers', () => {
+  it('progress line names the step and leaves zero counts out', () => {
+    expect(renderProgressLine({ step: 'drain nfs-2/projects', summary, elapsedMs: 120_000 }))
+      .toBe('[2m00s] drain nfs-2/projects | projects 82/100 (10 in flight, 1 quarantined), snippets 5/5 | 25/min, ETA 41s');
+  });
+
+  it('final report lists counts, quarantined items with reasons, verification, weights and warnings', () => {
+    const text = renderFinalReport({ state: 'doneWithQuarantine', context, summary, elapsedMs: 60_000 });
+    expect(text).toContain('DONE WITH QUARANTINED ITEMS');
+    expect(text).toContain('projects: 82 moved of 100, 1 quarantined, 17 not finished');
+    expect(text).toContain('projects 3 g/p3 on nfs-2 after 3 attempt(s): checksum mismatch');
+    expect(text).toContain('Verification: passed');
+    expect(text).toContain('Weights before: default=100');
+    expect(text).toContain('  - token expires soon');
+  });
+
+  it('a failed report gives the step and the cause', () => {
+    const text = renderFinalReport({ state: 'failed', context: { ...context, error: { step: 'storages', code: 'SHARDMOVE_STORAGE_UNKNOWN', message: 'storage "x" not configured' } }, summary, elapsedMs: 1 });
+    expect(text).toMatch(/^FAILED\n {2}step: storages\n {2}cause: storage "x" not configured \(SHARDMOVE_STORAGE_UNKNOWN\)/);
+  });
+
+  it('status shows the current drain, counts by storage and quarantine', () => {
+    const saved = { planName: 'p', planHash: 'h', machineVersion: 1, snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } } };
+    const report = buildStatusReport('/x.db', saved, summary, 600_000);
+    expect(report.state).toBe('running or interrupted');
+    expect(report.step).toBe('drain nfs-2/snippets');
+    expect(report.movesPerMinute).toBe(5);
+    const text = renderStatus(report);
+    expect(text).toContain('projects  nfs-2        quarantined  1');
+    expect(text).toContain('Quarantined (1):');
+    expect(buildStatusReport('/x.db', null, summary, 0).state).toBe('not started');
+  });
+});
