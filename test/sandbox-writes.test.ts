@@ -1,6 +1,7 @@
 // Writes that create commits (Commits API, snippet update, group wiki page) over real HTTP:
 // parameter validation, response shapes, content bookkeeping, permissions, tiers. Read-only
 // refusals during moves are covered in sandbox-moves.test.ts.
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
@@ -146,6 +147,33 @@ describe('group wikis on the free tier', () => {
     try {
       expect(await call(sb, 'POST', '/groups/1/wikis', { title: 'a', content: 'b' })).toEqual({ status: 404, body: { message: '404 Not found' } });
       expect((await call(sb, 'POST', '/projects/1/repository/commits', COMMIT)).status).toBe(201);
+    } finally {
+      await sb.close();
+    }
+  });
+});
+
+describe('arbitrary input to move and write routes', () => {
+  it('never answers 5xx', async () => {
+    const sb = await startSandbox({ seed: seed(), moveDurationMs: 0 });
+    const keys = ['branch', 'commit_message', 'actions', 'destination_storage_name', 'source_storage_name', 'content', 'files', 'title',
+      'visibility', 'format', 'file_name', 'page', 'per_page'];
+    const routes = [
+      ['POST', '/projects/ID/repository/commits'], ['PUT', '/snippets/ID'], ['POST', '/groups/ID/wikis'],
+      ['POST', '/projects/ID/repository_storage_moves'], ['POST', '/snippets/ID/repository_storage_moves'], ['POST', '/groups/ID/repository_storage_moves'],
+      ['POST', '/project_repository_storage_moves'], ['POST', '/snippet_repository_storage_moves'], ['POST', '/group_repository_storage_moves'],
+      ['GET', '/project_repository_storage_moves/ID'], ['GET', '/groups/ID/repository_storage_moves/ID'], ['GET', '/snippet_repository_storage_moves'],
+    ] as const;
+    const id = fc.oneof(fc.constantFrom('1', '2', '0', '-1', '1.5', 'group-1', 'group-1%2Fproject-1', '%00', '99999999999999999999', 'abc'), fc.nat().map(String));
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...routes), id, fc.dictionary(fc.constantFrom(...keys), fc.jsonValue()), async ([method, path], ref, body) => {
+          const res = await call(sb, method, path.replaceAll('ID', ref), method === 'GET' ? undefined : body);
+          expect(res.status).toBeGreaterThanOrEqual(200);
+          expect(res.status).toBeLessThan(500);
+        }),
+        { numRuns: 300 },
+      );
     } finally {
       await sb.close();
     }
