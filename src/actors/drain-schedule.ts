@@ -45,6 +45,7 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
   );
   const settled = await Promise.allSettled(claimed.map((row) => deps.api.scheduleMove(kind, row.id, destination)));
   const followUp: { row: ItemRow; cause: 'ambiguous' | 'read-only' }[] = [];
+  let fatal: unknown = null;
   store.batch(() => {
     settled.forEach((res, i) => {
       const row = { ...(claimed[i] as ItemRow), state: 'scheduling' as const, attempts: (claimed[i] as ItemRow).attempts + 1, intentAt: now };
@@ -63,11 +64,17 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
       const message = res.reason instanceof Error ? res.reason.message : String(res.reason);
       event(ctx, 'move.post_failed', { id: row.id, failure: failure.kind, error: message });
       if (failure.kind === 'ambiguous') followUp.push({ row, cause: 'ambiguous' });
-      else if (failure.kind === 'gone') {
-        store.markLeft(kind, row.id, deps.clock.now(), 'deleted from the instance');
-      } else recordFailure(ctx, row, `schedule rejected: ${failure.message}`);
+      else if (failure.kind === 'gone') store.markLeft(kind, row.id, deps.clock.now(), 'deleted from the instance');
+      else if (failure.kind === 'rejected') recordFailure(ctx, row, `schedule rejected: ${failure.message}`);
+      else {
+        // Certainly not applied: the attempt does not count.
+        const wait = failure.kind === 'throttled' ? (failure.retryAfterMs ?? deps.plan.poll.intervalMs) : 0;
+        store.markPending(kind, row.id, deps.clock.now() + wait, null, true);
+        if (failure.kind === 'fatal') fatal ??= res.reason;
+      }
     });
   });
+  if (fatal) throw fatal;
   for (const { row, cause } of followUp) await reconcileItem(ctx, row, cause);
   return claimed.length;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { KINDS } from '../plan/types.js';
 import { createHarness, range, resumed, testPlan } from '../../test/support/drain-harness.js';
+import { FakeError } from '../../test/support/fake-instance.js';
 import { runDrain } from './drain.js';
 
 describe('throttled drain', () => {
@@ -69,6 +70,40 @@ describe('throttled drain', () => {
     expect(h.fake.movesOf('projects', 2)).toHaveLength(3);
     const q = h.store.summary(h.clock.now()).quarantined;
     expect(q).toEqual([expect.objectContaining({ id: 2, attempts: 3, reason: 'Failed to replicate projects 2: checksum mismatch' })]);
+  });
+
+  it('quarantines an item the instance keeps rejecting, with the rejection as the reason', async () => {
+    const h = createHarness(testPlan({ retry: { maxAttempts: 2 } }));
+    h.fake.addItems('projects', 'nfs-1', [1, 2]);
+    h.fake.rejections.set('projects:1', 'destination_storage_name is not included in the list');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 1, quarantined: 1, remaining: 0 });
+    expect(h.fake.postsPerItem.get('projects:1')).toBe(2);
+    expect(h.store.getItem('projects', 1)?.lastError).toMatch(/not included in the list/);
+  });
+
+  it('stops on a revoked token without counting the attempt, and resumes with a new one', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 3));
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleMove') throw new FakeError('401 Unauthorized', 'SHARDMOVE_API_UNAUTHORIZED', 401);
+    };
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_API_UNAUTHORIZED' });
+    expect(h.store.getItem('projects', 1)).toMatchObject({ state: 'pending', attempts: 0 });
+    expect(h.store.summary(h.clock.now()).quarantined).toEqual([]);
+    h.fake.onRequest = null;
+    expect(await runDrain(resumed(h).deps, { source: 'nfs-1', kind: 'projects' })).toEqual({ moved: 3, quarantined: 0, remaining: 0 });
+  });
+
+  it('waits out a 429 on a POST without counting an attempt', async () => {
+    const h = createHarness(testPlan({ retry: { maxAttempts: 1 } }));
+    h.fake.addItems('projects', 'nfs-1', [1]);
+    let limited = 2;
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleMove' && limited-- > 0) throw Object.assign(new FakeError('429', 'SHARDMOVE_API_RATE_LIMITED', 429), { retryAfterMs: 7000 });
+    };
+    expect(await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).toEqual({ moved: 1, quarantined: 0, remaining: 0 });
+    expect(h.store.getItem('projects', 1)?.attempts).toBe(1);
   });
 
   it('reports cleanup failed as moved with the source copy left behind', async () => {
