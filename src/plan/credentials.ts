@@ -50,6 +50,7 @@ function readDirect(r: Reader, node: Node, path: string, field: string, secret: 
       return undefined;
     }
   }
+  if (!r.resolveSecrets) return '';
   const s = r.string(node, path);
   if (!s) return undefined;
   if (s.value.trim() === '') {
@@ -63,6 +64,7 @@ function readDirect(r: Reader, node: Node, path: string, field: string, secret: 
 function readFromFile(r: Reader, node: Node, path: string, secret: boolean): string | undefined {
   const at = r.posOf(node);
   r.mark(path, at);
+  if (!r.resolveSecrets) return '';
   const s = r.string(node, path);
   if (!s) return undefined;
   const abs = resolve(r.baseDir, s.value);

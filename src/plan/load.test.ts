@@ -222,6 +222,17 @@ describe('parsePlanText: secrets', () => {
     expect(problems(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: t'), { readFile: () => ({ text: ' \n', mode: 0o600 }) })[0]).toMatch(/^5:15 instance.token_file file is empty/);
   });
 
+  it('resolveSecrets: false checks the form of credentials without reading them, same hash', () => {
+    const loaded = parse(MINIMAL, { env: { GITLAB_URL: ENV.GITLAB_URL }, resolveSecrets: false });
+    expect(loaded.plan.instance.credentials).toEqual({ type: 'token', token: '' });
+    expect(loaded.hash).toBe(parse(MINIMAL).hash);
+    const noRead = () => {
+      throw new Error('must not read');
+    };
+    expect(parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: t'), { readFile: noRead, resolveSecrets: false }).plan.move.to).toBe('cluster');
+    expect(problems(MINIMAL.replace('${GITLAB_TOKEN}', LEAK), { resolveSecrets: false })[0]).toMatch(/^5:10 instance.token a literal secret/);
+  });
+
   it('wants exactly one of token, token_file, oauth', () => {
     expect(problems(MINIMAL.replace('  token: ${GITLAB_TOKEN}\n', ''))).toEqual(['4:3 instance missing credentials: set one of token (${VAR}), token_file or oauth']);
     expect(problems(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token: ${GITLAB_TOKEN}\n  token_file: t'))[0]).toMatch(/^6:3 instance.token_file set exactly one/);

@@ -39,6 +39,12 @@ export interface ParsePlanOptions {
   baseDir?: string;
   /** Reads secret files (default: the file system, synchronously). */
   readFile?: SecretFileReader;
+  /**
+   * Default true. False for commands that never contact the instance (`status`): credential fields
+   * are still checked for form (no literal secrets) but their variables and files are not read, and
+   * `plan.instance.credentials` holds empty values. The hash is the same either way.
+   */
+  resolveSecrets?: boolean;
 }
 
 /** Plans are small; anything bigger is not a plan and is refused before parsing. */
@@ -62,8 +68,7 @@ export const readSecretFileFromDisk: SecretFileReader = (path) => {
  */
 export function parsePlanText(text: string, file: string, opts: ParsePlanOptions): LoadedPlan {
   const lineCounter = new LineCounter();
-  const r = new Reader(file, lineCounter, opts.env, opts.baseDir ?? dirname(resolve(file)), opts.readFile ?? readSecretFileFromDisk);
-  r.sourceText = text;
+  const r = new Reader(file, text, lineCounter, opts.env, opts.baseDir ?? dirname(resolve(file)), opts.readFile ?? readSecretFileFromDisk, opts.resolveSecrets ?? true);
   let result: ReturnType<typeof readPlanTree> | undefined;
   try {
     const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false });
@@ -95,7 +100,10 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
  * Reads a plan file and validates it (parsePlanText). Relative paths resolve against `opts.cwd`;
  * *_file secrets against the plan's directory. Throws PlanError only.
  */
-export async function loadPlan(file: string, opts: { env: Readonly<Record<string, string | undefined>>; cwd: string; readFile?: SecretFileReader }): Promise<LoadedPlan> {
+export async function loadPlan(
+  file: string,
+  opts: { env: Readonly<Record<string, string | undefined>>; cwd: string; readFile?: SecretFileReader; resolveSecrets?: boolean },
+): Promise<LoadedPlan> {
   const abs = resolve(opts.cwd, file);
   let text: string;
   try {
@@ -108,7 +116,12 @@ export async function loadPlan(file: string, opts: { env: Readonly<Record<string
     const why = code === 'ENOENT' ? 'no such file' : code === 'EFBIG' ? 'larger than 1 MB, not a plan' : `cannot read it (${code})`;
     throw new PlanError(file, [{ file, line: 1, col: 1, path: '', message: why, severity: 'error' }]);
   }
-  return parsePlanText(text, file, { env: opts.env, baseDir: dirname(abs), ...(opts.readFile ? { readFile: opts.readFile } : {}) });
+  return parsePlanText(text, file, {
+    env: opts.env,
+    baseDir: dirname(abs),
+    ...(opts.readFile ? { readFile: opts.readFile } : {}),
+    ...(opts.resolveSecrets !== undefined ? { resolveSecrets: opts.resolveSecrets } : {}),
+  });
 }
 
 function isValid(invalid: ReadonlySet<string>, path: string): boolean {

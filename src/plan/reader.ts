@@ -36,10 +36,14 @@ export class Reader {
 
   constructor(
     readonly file: string,
+    /** The full plan text, to place ${VAR} references inside scalars. */
+    readonly sourceText: string,
     readonly lineCounter: LineCounter,
     readonly env: Readonly<Record<string, string | undefined>>,
     readonly baseDir: string,
     readonly readFile: SecretFileReader,
+    /** False: credential fields are checked for form (no literal secrets) but not read. */
+    readonly resolveSecrets = true,
   ) {}
 
   posAt(offset: number): Pos {
@@ -185,9 +189,6 @@ export class Reader {
       from = i + 1;
     }
   }
-
-  /** The full plan text (set by the loader; used to place references inside scalars). */
-  sourceText = '';
 }
 
 function countBefore(haystack: string, needle: string, index: number): number {
