@@ -91,6 +91,18 @@ describe('client over real HTTP', () => {
     expect(n).toBe(4);
   });
 
+  it('aborts an in-flight request at once when the client-wide signal fires', async () => {
+    const { url } = await start(() => undefined);
+    const controller = new AbortController();
+    const c = createClient({ baseUrl: url, credentials: createStaticTokenProvider('glpat-real'), timeoutMs: 10_000, signal: controller.signal });
+    open[open.length - 1]!.client = c;
+    const started = Date.now();
+    setTimeout(() => controller.abort(new Error('shutting down')), 50);
+    await expect(c.request({ method: 'GET', path: '/slow' })).rejects.toThrow('shutting down');
+    expect(Date.now() - started).toBeLessThan(2000);
+    await expect(c.request({ method: 'GET', path: '/slow' })).rejects.toThrow('shutting down');
+  });
+
   it('reports a refused connection on POST as a network error: nothing was sent', async () => {
     const { url, server } = await start(() => undefined);
     server.close();

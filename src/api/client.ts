@@ -66,6 +66,8 @@ export interface ClientOptions {
   userAgent?: string;
   onRequest?: (e: RequestEvent) => void;
   onResponse?: (e: RequestEvent) => void;
+  /** Aborts every request and backoff wait (shutdown); combined with each request's own signal. */
+  signal?: AbortSignal;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   now?: () => number;
   random?: () => number;
@@ -134,9 +136,11 @@ export function createClient(opts: ClientOptions): ApiClient {
     const loggedPath = fullPath + buildQuery(r.query, SENSITIVE_QUERY);
     const idempotent = r.method === 'GET' || r.method === 'PUT';
     const payload = r.body === undefined ? undefined : JSON.stringify(r.body);
+    const signal = r.signal && opts.signal ? AbortSignal.any([r.signal, opts.signal]) : (r.signal ?? opts.signal);
     let refreshed = false;
     let failures = 0;
     for (let attempt = 1; ; attempt++) {
+      signal?.throwIfAborted();
       const auth = r.anonymous ? {} : await opts.credentials.headers();
       const headers: Record<string, string> = { accept: 'application/json', 'user-agent': userAgent, ...auth };
       if (payload !== undefined) headers['content-type'] = 'application/json';
@@ -155,14 +159,14 @@ export function createClient(opts: ClientOptions): ApiClient {
           method: r.method,
           headers,
           body: payload,
-          signal: r.signal,
+          signal,
           headersTimeout: opts.timeoutMs,
           bodyTimeout: opts.timeoutMs,
         });
         // Read the whole body on every path: an unread body holds the keep-alive socket.
         answer = { status: res.statusCode, headers: res.headers, text: await res.body.text() };
       } catch (cause) {
-        if (r.signal?.aborted) throw r.signal.reason;
+        if (signal?.aborted) throw signal.reason;
         error = networkError(ref, cause, idempotent);
       }
       let retryAfterMs: number | null = null;
@@ -185,7 +189,7 @@ export function createClient(opts: ClientOptions): ApiClient {
       }
       if (!idempotent) throw ambiguousIfUnknown(ref, error);
       if (!error.retryable || ++failures >= policy.maxAttempts) throw error;
-      await sleep(retryAfterMs !== null ? Math.min(retryAfterMs, policy.maxRetryAfterMs) : backoff(policy, failures, random), r.signal);
+      await sleep(retryAfterMs !== null ? Math.min(retryAfterMs, policy.maxRetryAfterMs) : backoff(policy, failures, random), signal);
     }
   }
 

@@ -20,17 +20,27 @@ export interface InstanceApiOptions {
   credentials: Credentials;
   sudo?: string | null;
   timeoutMs: number;
-  /** Dry run: every mutating request fails with SHARDMOVE_DRY_RUN_BLOCKED before it is sent. */
+  /**
+   * Dry run: every mutating request fails with SHARDMOVE_DRY_RUN_BLOCKED before it is sent
+   * (POST /admin/token only reads and is allowed). An OAuth refresh still happens when the token
+   * expires: it changes no repository, and without it the rehearsal could not read at all.
+   */
   readOnly?: boolean;
   retry?: Partial<RetryPolicy>;
   /** Moves in flight; sizes the keep-alive pool. */
   concurrency?: number;
   onRequest?: (e: RequestEvent) => void;
   onResponse?: (e: RequestEvent) => void;
-  /** OAuth only: the new pair after each refresh, to be written back (refresh tokens are single use). */
+  /**
+   * OAuth only: the new pair after each refresh, to be written back (refresh tokens are single use).
+   * Awaited before the new token is used; if it throws, the request that triggered the refresh fails
+   * with that error (the pair in memory is already the new one, so later requests keep working).
+   */
   onRefresh?: (pair: OAuthTokenPair) => void | Promise<void>;
   /** OAuth only: refresh this long before expiry (default 60 s). */
   oauthMarginMs?: number;
+  /** Aborts in-flight requests and backoff waits (SIGINT/SIGTERM); rejects with the signal's reason. */
+  signal?: AbortSignal;
   /** Tests: a MockAgent. */
   dispatcher?: Dispatcher;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -67,6 +77,7 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     dispatcher,
     onRequest: opts.onRequest,
     onResponse: opts.onResponse,
+    signal: opts.signal,
     sleep: opts.sleep,
     now,
     random: opts.random,
