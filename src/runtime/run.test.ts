@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -33,6 +33,8 @@ interface Harness {
   signal?: AbortSignal;
   acceptPlanChange?: boolean;
   dryRun?: boolean;
+  /** Called with the api options' onRefresh when the drain runs (simulates an OAuth refresh). */
+  refresh?: (onRefresh: (t: { accessToken: string; refreshToken: string }) => void) => void;
 }
 
 async function run(h: Harness = {}) {
@@ -41,12 +43,17 @@ async function run(h: Harness = {}) {
   const api = createFakeApi();
   const drains: string[] = [];
   const plan = h.plan ?? testPlan({ instance: { url: 'http://x', credentials: { type: 'token', token: TOKEN }, sudo: null, timeoutMs: 1000 } });
+  let onRefresh: ((t: { accessToken: string; refreshToken: string }) => void) | undefined;
   const services: RuntimeServices = {
     loadPlan: async () => ({ plan, hash: h.hash ?? 'hash-1', warnings: [], file: 'plan.yaml' }),
     openCheckpoint: (file) => openCheckpoint(file),
-    createApi: () => api,
+    createApi: (_plan, o) => {
+      onRefresh = o.onRefresh;
+      return api;
+    },
     runDrain: async (deps, i) => {
       drains.push(`${i.source}/${i.kind}`);
+      if (h.refresh && onRefresh) h.refresh(onRefresh);
       // A careless actor: the logger must still keep the token out of the file.
       deps.log.info({ token: TOKEN, headers: { authorization: `Bearer ${TOKEN}` } }, `draining with ${TOKEN}`);
       return h.drain ? h.drain(i, deps.signal) : { moved: 3, quarantined: 0, remaining: 0 };
@@ -190,5 +197,33 @@ describe('executeRun', () => {
     expect(again.code).toBe(0);
     expect(again.drains).toEqual([]);
     expect(again.api.state.calls).toEqual(['close']);
+  });
+
+  it('OAuth from files: a refreshed pair is written back atomically (0600) and redacted from the log', async () => {
+    writeFileSync(join(dir, 'access'), 'oauth-access-old-000000000001\n');
+    writeFileSync(join(dir, 'refresh'), 'oauth-refresh-old-00000000001\n');
+    writeFileSync(join(dir, 'plan.yaml'), 'instance:\n  oauth:\n    access_token_file: access\n    refresh_token_file: refresh\n');
+    const plan = testPlan();
+    plan.instance.credentials = { type: 'oauth', accessToken: 'oauth-access-old-000000000001', refreshToken: 'oauth-refresh-old-00000000001', clientId: 'app', clientSecret: 'oauth-client-secret-0000001', redirectUri: 'http://localhost/cb' };
+    const r = await run({
+      plan,
+      refresh: (cb) => cb({ accessToken: 'oauth-access-new-000000000002', refreshToken: 'oauth-refresh-new-00000000002' }),
+      drain: async () => ({ moved: 1, quarantined: 0, remaining: 0 }),
+    });
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(dir, 'access'), 'utf8').trim()).toBe('oauth-access-new-000000000002');
+    expect(readFileSync(join(dir, 'refresh'), 'utf8').trim()).toBe('oauth-refresh-new-00000000002');
+    expect(statSync(join(dir, 'refresh')).mode & 0o777).toBe(0o600);
+    expect(r.stdout).not.toContain('kept in memory only');
+    const log = readFileSync(join(dir, 'run.log'), 'utf8');
+    for (const secret of ['oauth-access-new-000000000002', 'oauth-refresh-new-00000000002', 'oauth-client-secret-0000001']) expect(log).not.toContain(secret);
+  });
+
+  it('OAuth from the environment: warns that a crash will need fresh tokens', async () => {
+    const plan = testPlan();
+    plan.instance.credentials = { type: 'oauth', accessToken: 'oauth-access-env-000000000001', refreshToken: 'oauth-refresh-env-00000000001', clientId: 'app', clientSecret: 'oauth-client-secret-0000001', redirectUri: 'http://localhost/cb' };
+    const r = await run({ plan });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('kept in memory only');
   });
 });
