@@ -33,6 +33,13 @@ export interface EntityOptions {
   origin: string;
   /** The caller is an effective administrator: storage fields are shown. */
   admin: boolean;
+  /** Host name for SSH URLs; derived from `origin` when absent (lists pass it once per page). */
+  sshHost?: string;
+}
+
+/** The host name part of an origin, for `git@host:path.git` URLs. */
+export function sshHostOf(origin: string): string {
+  return new URL(origin).hostname;
 }
 
 /** A minimal author for snippets (the owner's public fields). */
@@ -57,7 +64,7 @@ function adminFields(row: ItemRow, opts: EntityOptions): Record<string, unknown>
 export function projectEntity(row: ItemRow, opts: EntityOptions, simple = false): Record<string, unknown> {
   const fullPath = row.namespace ? `${row.namespace}/${row.path}` : row.path;
   const webUrl = `${opts.origin}/${fullPath}`;
-  const host = new URL(opts.origin).host;
+  const host = opts.sshHost ?? sshHostOf(opts.origin);
   const nsId = namespaceId(row.namespace);
   const base: Record<string, unknown> = {
     id: row.id,
@@ -70,7 +77,7 @@ export function projectEntity(row: ItemRow, opts: EntityOptions, simple = false)
     default_branch: 'main',
     tag_list: [],
     topics: [],
-    ssh_url_to_repo: `git@${host.split(':')[0] ?? host}:${fullPath}.git`,
+    ssh_url_to_repo: `git@${host}:${fullPath}.git`,
     http_url_to_repo: `${webUrl}.git`,
     web_url: webUrl,
     readme_url: `${webUrl}/-/blob/main/README.md`,

@@ -16,7 +16,7 @@ import type Database from 'better-sqlite3';
 import type { Caller, RequestContext } from './context.js';
 import type { Db, ItemKind } from './db.js';
 import type { AuthorInfo, ItemRow } from './entities.js';
-import { ITEM_COLUMNS, groupEntity, projectEntity, snippetEntity } from './entities.js';
+import { ITEM_COLUMNS, groupEntity, projectEntity, snippetEntity, sshHostOf } from './entities.js';
 import type { Reply } from './http.js';
 import { invalidParam, notFound } from './http.js';
 import { isEffectiveAdmin } from './auth.js';
@@ -64,8 +64,9 @@ const PROJECTS: ListSpec = {
   render: (ctx, rows, admin) => {
     const simple = boolParam(ctx, 'simple');
     const statistics = admin && boolParam(ctx, 'statistics');
+    const opts = { origin: ctx.origin, admin, sshHost: sshHostOf(ctx.origin) };
     return rows.map((r) => {
-      const e = projectEntity(r, { origin: ctx.origin, admin }, simple);
+      const e = projectEntity(r, opts, simple);
       if (statistics) e.statistics = statisticsOf(r);
       return e;
     });

@@ -1,0 +1,161 @@
+/**
+ * `npm run bench:sandbox`: throughput and footprint of the reference service.
+ *
+ * The sandbox runs in a child process (this file, forked with `--serve`), so the load generator
+ * (undici Pool, keep-alive, 32 connections) does not share its event loop; on two cores each side
+ * gets one. The child seeds 1,000,000 projects in memory (the timed seeding), then the parent
+ * measures:
+ *   - keyset listing: GET /projects?pagination=keyset&order_by=id&sort=asc&repository_storage=nfs-1
+ *     from random id_after positions, as an admin, at per_page 20 (GitLab's default) and 100;
+ *   - scheduling per-item moves: POST /projects/:id/repository_storage_moves, each item once.
+ * It prints a table and ends by itself (about a minute). Targets: >= 2,000 req/s for listing and
+ * scheduling, seeding < 20 s, peak RSS < 600 MB.
+ */
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+
+const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 1_000_000);
+const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 10_000);
+const CONCURRENCY = 32;
+const TOKEN = 'glpat-sandbox-root-api-sudo-0001';
+/** Items handed to the scheduling phase: more than it can use at the target rate. */
+const SCHEDULE_POOL = 100_000;
+
+interface Ready {
+  type: 'ready';
+  url: string;
+  seedMs: number;
+  ids: number[];
+}
+interface Stats {
+  type: 'stats';
+  maxRssMb: number;
+  rssMb: number;
+}
+
+async function serve(): Promise<void> {
+  const { startSandbox } = await import('../src/sandbox/index.js');
+  const { loadSeed } = await import('../src/sandbox/seed.js');
+  const seed = loadSeed();
+  seed.inventory = { generate: { ...seed.inventory.generate!, projects: PROJECTS, snippets: 1000, groups: 1000 } };
+  const t0 = performance.now();
+  // Moves take a second each at most, so the engine works during the scheduling phase as it would in use.
+  const sb = await startSandbox({ seed, moveDurationMs: 1000, workers: 10 });
+  const seedMs = performance.now() - t0;
+  const ids = (sb.state.db.prepare("SELECT id FROM items WHERE kind = 'project' AND storage = 'nfs-1' ORDER BY id LIMIT ?").all(SCHEDULE_POOL) as { id: number }[]).map((r) => r.id);
+  process.send?.({ type: 'ready', url: sb.url, seedMs, ids } satisfies Ready);
+  process.on('message', (msg: { type: string }) => {
+    if (msg.type === 'stats') {
+      process.send?.({ type: 'stats', maxRssMb: process.resourceUsage().maxRSS / 1024, rssMb: process.memoryUsage().rss / 1e6 } satisfies Stats);
+    } else if (msg.type === 'stop') {
+      void sb.close().then(() => process.exit(0));
+    }
+  });
+}
+
+function nextMessage<T>(child: ChildProcess, type: string, timeoutMs: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "${type}" message from the sandbox within ${timeoutMs} ms`)), timeoutMs);
+    const onMessage = (msg: { type: string }) => {
+      if (msg.type !== type) return;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      resolve(msg as T);
+    };
+    child.on('message', onMessage);
+    child.once('exit', (code) => reject(new Error(`sandbox exited with ${code}`)));
+  });
+}
+
+interface PhaseResult {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  unexpected: number;
+}
+
+/** Runs `CONCURRENCY` loops issuing requests for `PHASE_MS`; a request counts when its status is `ok`. */
+async function phase(pool: Pool, ok: number, make: (i: number) => { method: 'GET' | 'POST'; path: string; body?: string } | null): Promise<PhaseResult> {
+  const latencies: number[] = [];
+  let issued = 0;
+  let unexpected = 0;
+  const start = performance.now();
+  const end = start + PHASE_MS;
+  const loop = async () => {
+    while (performance.now() < end) {
+      const req = make(issued++);
+      if (!req) return;
+      const t = performance.now();
+      const res = await pool.request({
+        method: req.method,
+        path: req.path,
+        headers: { 'private-token': TOKEN, ...(req.body ? { 'content-type': 'application/json' } : {}) },
+        ...(req.body ? { body: req.body } : {}),
+        headersTimeout: 10_000,
+        bodyTimeout: 10_000,
+      });
+      await res.body.text();
+      latencies.push(performance.now() - t);
+      if (res.statusCode !== ok) unexpected++;
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, loop));
+  const elapsed = (performance.now() - start) / 1000;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0;
+  return { requests: latencies.length, rps: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99), unexpected };
+}
+
+async function main(): Promise<void> {
+  const child = fork(fileURLToPath(import.meta.url), ['--serve'], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_PROJECTS: String(PROJECTS) } });
+  try {
+    process.stderr.write(`seeding ${PROJECTS.toLocaleString('en')} projects in the sandbox process...\n`);
+    const ready = await nextMessage<Ready>(child, 'ready', 120_000);
+    const pool = new Pool(ready.url, { connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30_000 });
+    const random = (n: number) => 1 + Math.floor(Math.random() * n);
+    const listing = (perPage: number) => () => ({
+      method: 'GET' as const,
+      path: `/api/v4/projects?pagination=keyset&order_by=id&sort=asc&per_page=${perPage}&repository_storage=nfs-1&id_after=${random(PROJECTS - 1000)}`,
+    });
+    process.stderr.write('keyset listing, per_page=20...\n');
+    const list20 = await phase(pool, 200, listing(20));
+    process.stderr.write('keyset listing, per_page=100...\n');
+    const list100 = await phase(pool, 200, listing(100));
+    process.stderr.write('scheduling per-item moves...\n');
+    const ids = ready.ids;
+    const schedule = await phase(pool, 201, (i) => {
+      const id = ids[i];
+      return id === undefined ? null : { method: 'POST', path: `/api/v4/projects/${id}/repository_storage_moves`, body: '{"destination_storage_name":"cluster"}' };
+    });
+    child.send({ type: 'stats' });
+    const stats = await nextMessage<Stats>(child, 'stats', 10_000);
+    await pool.close();
+    child.send({ type: 'stop' });
+
+    const row = (name: string, r: PhaseResult, target: string) =>
+      [name, `${Math.round(r.rps).toLocaleString('en')} req/s`, `p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.requests} requests${r.unexpected ? `, ${r.unexpected} unexpected statuses` : ''}`, target, r.rps >= 2000 && r.unexpected === 0 ? 'ok' : 'MISSED'];
+    const rows = [
+      ['measure', 'result', 'detail', 'target', ''],
+      row('keyset listing (per_page=20)', list20, '>= 2,000 req/s'),
+      row('keyset listing (per_page=100)', list100, '(informative)'),
+      row('schedule per-item moves', schedule, '>= 2,000 req/s'),
+      ['seed 1,000,000 projects', `${(ready.seedMs / 1000).toFixed(1)} s`, `${PROJECTS.toLocaleString('en')} projects + 2,000 other items, in memory`, '< 20 s', ready.seedMs < 20_000 ? 'ok' : 'MISSED'],
+      ['peak RSS (sandbox)', `${Math.round(stats.maxRssMb)} MB`, `current ${Math.round(stats.rssMb)} MB`, '< 600 MB', stats.maxRssMb < 600 ? 'ok' : 'MISSED'],
+    ];
+    rows[2]![4] = '';
+    const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
+    for (const r of rows) process.stdout.write(`${r.map((cell, c) => String(cell).padEnd(widths[c] ?? 0)).join('  ').trimEnd()}\n`);
+    process.stdout.write(`(concurrency ${CONCURRENCY}, ${PHASE_MS / 1000} s per phase, sandbox in a child process, node ${process.version})\n`);
+  } finally {
+    if (child.exitCode === null) {
+      await new Promise((r) => setTimeout(r, 2000));
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }
+}
+
+if (process.argv.includes('--serve')) await serve();
+else await main();
