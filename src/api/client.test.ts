@@ -60,7 +60,7 @@ describe('requests', () => {
       .intercept({
         path: '/gitlab/api/v4/application/settings',
         method: 'PUT',
-        headers: { 'private-token': TOKEN, sudo: 'root', 'user-agent': /^shardmove\//, 'content-type': 'application/json' },
+        headers: { 'private-token': TOKEN, sudo: 'root', 'user-agent': /^shardmove\/\d+\.\d+\.\d+/, 'content-type': 'application/json' },
         body: JSON.stringify({ a: 1 }),
       })
       .reply(200, { ok: true }, JSON_HEADERS);

@@ -4,6 +4,7 @@
  * retried on network errors, 5xx and 429; POST and DELETE are sent once, and a failure that leaves
  * their effect unknown becomes ApiAmbiguousError so the caller re-reads the server's state.
  */
+import { createRequire } from 'node:module';
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { CredentialProvider } from './auth.js';
@@ -108,7 +109,17 @@ export interface ApiClient {
   readonly userAgent: string;
 }
 
-export const USER_AGENT = 'shardmove/0.1.0';
+/** `shardmove/<version>`, so an instance's logs show which tool and release sent a request. */
+export const USER_AGENT = `shardmove/${readVersion()}`;
+
+function readVersion(): string {
+  try {
+    const pkg = createRequire(import.meta.url)('../../package.json') as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
 const SENSITIVE_QUERY = new Set(['private_token', 'access_token', 'job_token', 'token', 'refresh_token', 'client_secret']);
 const TIMEOUT_PHASES: Record<string, string> = { UND_ERR_CONNECT_TIMEOUT: 'connect', UND_ERR_HEADERS_TIMEOUT: 'headers', UND_ERR_BODY_TIMEOUT: 'body' };
 /** Failures that happen before the request left: even a POST was certainly not performed. */
@@ -204,7 +215,10 @@ export function createClient(opts: ClientOptions): ApiClient {
   };
 }
 
-/** A keep-alive agent sized for `concurrency` requests in flight, with every timeout set. */
+/**
+ * A keep-alive agent sized for `concurrency` requests in flight, with every timeout set. Undici
+ * checks headers/body timeouts on a coarse timer (about 1 s), so sub-second timeouts round up.
+ */
 export function createPool(timeoutMs: number, concurrency: number): Dispatcher {
   return new Agent({
     connections: concurrency + 4,
