@@ -31,10 +31,10 @@ export function register(router: Router): void {
       return handler(ctx);
     };
     router.get(collection, ADMIN, guard((ctx) => listAll(ctx, kind)));
-    router.get(`${collection}/:${MOVE_ID}`, ADMIN, guard((ctx) => showOne(ctx, kind, null)));
+    router.get(`${collection}/:${MOVE_ID}`, ADMIN, guard((ctx) => showOne(ctx, kind, false)));
     router.post(collection, ADMIN, guard((ctx) => scheduleBulk(ctx, kind)));
     router.get(perItem, ADMIN, guard((ctx) => listForItem(ctx, kind)));
-    router.get(`${perItem}/:${MOVE_ID}`, ADMIN, guard((ctx) => showOne(ctx, kind, findItem(ctx, kind, ctx.params.id).id)));
+    router.get(`${perItem}/:${MOVE_ID}`, ADMIN, guard((ctx) => showOne(ctx, kind, true)));
     router.post(perItem, ADMIN, guard((ctx) => scheduleOne(ctx, kind)));
   }
 }
@@ -74,9 +74,13 @@ function pageReply(ctx: RequestContext, page: OffsetPage, rows: MoveRow[], total
   };
 }
 
-/** One move by id; with `itemId`, it must belong to that item (else 404, as ActiveRecord's not found). */
-function showOne(ctx: RequestContext, kind: ItemKind, itemId: number | null): Reply {
+/**
+ * One move by id; `forItem`: it must belong to the item of `:id` (else 404, ActiveRecord's not
+ * found). Parameters are validated before the item is looked up, as Grape does.
+ */
+function showOne(ctx: RequestContext, kind: ItemKind, forItem: boolean): Reply {
   const id = intParam(ctx.params[MOVE_ID], MOVE_ID);
+  const itemId = forItem ? findItem(ctx, kind, ctx.params.id).id : null;
   const move = moveStatements(ctx.state.db).moveByKindId.get(kind, id);
   if (!move || (itemId !== null && move.item_id !== itemId)) throw new ApiError(404, { message: '404 Not found' });
   return { body: createMoveRenderer(ctx.state.db, ctx.origin)(move) };
