@@ -130,7 +130,7 @@ describe('health probes', () => {
   });
 
   it('answers 503 failed when every storage is unreachable', async () => {
-    const down = await startSandbox({ seed: seedWith((s) => { s.instance.storages = ['a', 'b']; s.instance.unreachable = ['a', 'b']; s.instance.weights = { a: 100 }; s.inventory = {}; }) });
+    const down = await startSandbox({ seed: seedWith((s) => { s.instance.storages = ['a', 'b']; s.instance.unreachable = ['a', 'b']; s.inventory = {}; }) });
     try {
       const r = await call(`${down.url}/-/readiness?all=1`, 'GET');
       expect(r.status).toBe(503);
