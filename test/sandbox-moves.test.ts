@@ -121,37 +121,6 @@ describe('repository storage moves', () => {
     expect((await call(sb, 'GET', '/groups/group-1/repository_storage_moves')).body).toHaveLength(1);
   });
 
-  it('refuses a second move and every write while the item is read-only; writes before and after are kept', async () => {
-    const before = item(sb, 'project', 2);
-    const commit = { branch: 'main', commit_message: 'edit', actions: [{ action: 'update', file_path: 'README.md', content: 'x' }] };
-    expect((await call(sb, 'POST', '/projects/2/repository/commits', commit)).status).toBe(201);
-    const move = await call(sb, 'POST', '/projects/2/repository_storage_moves', { destination_storage_name: 'nfs-2' });
-    expect(move.status).toBe(201);
-    const again = await call(sb, 'POST', '/projects/2/repository_storage_moves', { destination_storage_name: 'cluster' });
-    expect(again).toMatchObject({ status: 400, body: { message: { project: ['is read-only'] } } });
-    expect(await call(sb, 'POST', '/projects/2/repository/commits', commit)).toMatchObject({ status: 400, body: READ_ONLY });
-    await waitFor(() => moveState(sb, 'project', move.body.id as number), (s) => s === 'finished');
-    expect((await call(sb, 'POST', '/projects/2/repository/commits', commit)).status).toBe(201);
-    const after = item(sb, 'project', 2);
-    expect(after).toEqual({ storage: 'nfs-2', read_only: 0, commit_count: before.commit_count + 2, checksum: fakeChecksum('project', 2, before.commit_count + 2) });
-    const commits = sb.state.db.prepare("SELECT count(*) n FROM commits WHERE kind = 'project' AND item_id = 2").get() as { n: number };
-    expect(commits.n).toBe(2);
-  });
-
-  it('refuses snippet and group wiki writes during their moves', async () => {
-    const s = await call(sb, 'POST', '/snippets/2/repository_storage_moves', { destination_storage_name: 'nfs-2' });
-    const g = await call(sb, 'POST', '/groups/2/repository_storage_moves', { destination_storage_name: 'nfs-2' });
-    expect(await call(sb, 'POST', '/snippets/2/repository_storage_moves', {})).toMatchObject({ status: 400, body: { message: { snippet: ['is read-only'] } } });
-    expect(await call(sb, 'POST', '/groups/2/repository_storage_moves', {})).toMatchObject({ status: 400, body: { message: { group: ['is read-only'] } } });
-    expect(await call(sb, 'PUT', '/snippets/2', { content: 'new' })).toMatchObject({ status: 400, body: READ_ONLY });
-    expect(await call(sb, 'POST', '/groups/2/wikis', { title: 'Home', content: 'hi' })).toMatchObject({ status: 400, body: READ_ONLY });
-    await waitFor(() => moveState(sb, 'snippet', s.body.id as number), (st) => st === 'finished');
-    await waitFor(() => moveState(sb, 'group', g.body.id as number), (st) => st === 'finished');
-    expect((await call(sb, 'PUT', '/snippets/2', { content: 'new' })).status).toBe(200);
-    expect((await call(sb, 'POST', '/groups/2/wikis', { title: 'Home', content: 'hi' })).status).toBe(201);
-    expect(item(sb, 'group', 2)).toMatchObject({ storage: 'nfs-2', commit_count: 11 });
-  });
-
   it('validates storages, ids and body types with 4xx JSON', async () => {
     expect(await call(sb, 'POST', '/projects/3/repository_storage_moves', { destination_storage_name: 'mars' }))
       .toMatchObject({ status: 400, body: { message: { destination_storage_name: ['is not included in the list'] } } });
@@ -184,6 +153,57 @@ describe('repository storage moves', () => {
     expect((await call(sb, 'POST', '/group_repository_storage_moves', { source_storage_name: 'nfs-1' }, null)).status).toBe(401);
     expect(item(sb, 'project', 3).read_only).toBe(0);
   });
+});
+
+describe('read-only during a move', () => {
+  // Moves take a minute of sandbox time; the test moves the clock forward to finish them, so the
+  // refusals never race the move on a slow machine.
+  let sb: RunningSandbox;
+  let shift = 0;
+  const finishAll = () => {
+    shift += 61_000;
+    sb.state.engine.kick();
+  };
+  beforeAll(async () => {
+    sb = await startSandbox({ seed: seed(), moveDurationMs: 60_000, clock: { now: () => Date.now() + shift } });
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  it('refuses a second move and every write while the item is read-only; writes before and after are kept', async () => {
+    const before = item(sb, 'project', 2);
+    const commit = { branch: 'main', commit_message: 'edit', actions: [{ action: 'update', file_path: 'README.md', content: 'x' }] };
+    expect((await call(sb, 'POST', '/projects/2/repository/commits', commit)).status).toBe(201);
+    const move = await call(sb, 'POST', '/projects/2/repository_storage_moves', { destination_storage_name: 'nfs-2' });
+    expect(move.status).toBe(201);
+    const again = await call(sb, 'POST', '/projects/2/repository_storage_moves', { destination_storage_name: 'cluster' });
+    expect(again).toMatchObject({ status: 400, body: { message: { project: ['is read-only'] } } });
+    expect(await call(sb, 'POST', '/projects/2/repository/commits', commit)).toMatchObject({ status: 400, body: READ_ONLY });
+    finishAll();
+    await waitFor(() => moveState(sb, 'project', move.body.id as number), (s) => s === 'finished');
+    expect((await call(sb, 'POST', '/projects/2/repository/commits', commit)).status).toBe(201);
+    const after = item(sb, 'project', 2);
+    expect(after).toEqual({ storage: 'nfs-2', read_only: 0, commit_count: before.commit_count + 2, checksum: fakeChecksum('project', 2, before.commit_count + 2) });
+    const commits = sb.state.db.prepare("SELECT count(*) n FROM commits WHERE kind = 'project' AND item_id = 2").get() as { n: number };
+    expect(commits.n).toBe(2);
+  });
+
+  it('refuses snippet and group wiki writes during their moves', async () => {
+    const s = await call(sb, 'POST', '/snippets/2/repository_storage_moves', { destination_storage_name: 'nfs-2' });
+    const g = await call(sb, 'POST', '/groups/2/repository_storage_moves', { destination_storage_name: 'nfs-2' });
+    expect(await call(sb, 'POST', '/snippets/2/repository_storage_moves', {})).toMatchObject({ status: 400, body: { message: { snippet: ['is read-only'] } } });
+    expect(await call(sb, 'POST', '/groups/2/repository_storage_moves', {})).toMatchObject({ status: 400, body: { message: { group: ['is read-only'] } } });
+    expect(await call(sb, 'PUT', '/snippets/2', { content: 'new' })).toMatchObject({ status: 400, body: READ_ONLY });
+    expect(await call(sb, 'POST', '/groups/2/wikis', { title: 'Home', content: 'hi' })).toMatchObject({ status: 400, body: READ_ONLY });
+    finishAll();
+    await waitFor(() => moveState(sb, 'snippet', s.body.id as number), (st) => st === 'finished');
+    await waitFor(() => moveState(sb, 'group', g.body.id as number), (st) => st === 'finished');
+    expect((await call(sb, 'PUT', '/snippets/2', { content: 'new' })).status).toBe(200);
+    expect((await call(sb, 'POST', '/groups/2/wikis', { title: 'Home', content: 'hi' })).status).toBe(201);
+    expect(item(sb, 'group', 2)).toMatchObject({ storage: 'nfs-2', commit_count: 11 });
+  });
+
 });
 
 describe('bulk scheduling', () => {
