@@ -68,6 +68,7 @@ function readFromFile(r: Reader, node: Node, path: string, secret: boolean): str
   const s = r.string(node, path);
   if (!s) return undefined;
   const abs = resolve(r.baseDir, s.value);
+  r.secretFiles[path] = abs;
   let got: { text: string; mode: number } | undefined;
   try {
     got = r.readFile(abs);

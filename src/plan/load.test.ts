@@ -212,6 +212,7 @@ describe('parsePlanText: secrets', () => {
     const readFile = (p: string) => (seen.push(p), { text: `  ${LEAK}\n`, mode: 0o100644 });
     const { plan, warnings } = parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: secrets/token'), { readFile });
     expect(seen).toEqual(['/plans/secrets/token']);
+    expect(parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: secrets/token'), { readFile }).secretFiles).toEqual({ 'instance.token_file': '/plans/secrets/token' });
     expect(plan.instance.credentials).toEqual({ type: 'token', token: LEAK });
     expect(warnings.map((w) => `${w.line}:${w.col} ${w.path}`)).toEqual(['5:15 instance.token_file']);
     expect(parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: t'), { readFile: () => ({ text: LEAK, mode: 0o100600 }) }).warnings).toEqual([]);

@@ -27,8 +27,13 @@ export interface LoadedPlan {
   warnings: PlanProblem[];
   /** The file as given (used in messages). */
   file: string;
-  /** The `weights` mapping as the plan wrote it, before the default was merged in (for pre-flight). */
-  planWeights: Record<string, number>;
+  /** The `weights` mapping as the plan wrote it, before the default was merged in. */
+  planWeights?: Record<string, number>;
+  /**
+   * Absolute paths of the credential files the plan names, by field path (`instance.token_file`,
+   * `instance.oauth.refresh_token_file` ...), e.g. to write a refreshed OAuth token back. Paths only.
+   */
+  secretFiles?: Record<string, string>;
 }
 
 /** Options for parsing plan text. */
@@ -93,7 +98,7 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
   const clean = (p: PlanProblem): PlanProblem => ({ ...p, message: redact(p.message, r.secrets), path: redact(p.path, r.secrets) });
   const warnings = r.warnings.map(clean);
   if (r.errors.length > 0 || !result) throw new PlanError(file, r.errors.map(clean), warnings);
-  return { plan: result.plan, hash: hashPlan(result.plan), warnings, file, planWeights: result.planWeights };
+  return { plan: result.plan, hash: hashPlan(result.plan), warnings, file, planWeights: result.planWeights, secretFiles: { ...r.secretFiles } };
 }
 
 /**

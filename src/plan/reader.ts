@@ -33,6 +33,8 @@ export class Reader {
   /** Offsets ranges of scalars already reported as literal secrets (the token scan skips them). */
   readonly secretRanges: Array<[number, number]> = [];
   readonly positions = new Map<string, Pos>();
+  /** Credential field path (`instance.oauth.refresh_token_file`) -> absolute file path it names. */
+  readonly secretFiles: Record<string, string> = {};
 
   constructor(
     readonly file: string,
