@@ -67,7 +67,10 @@ export interface ClientOptions {
   userAgent?: string;
   onRequest?: (e: RequestEvent) => void;
   onResponse?: (e: RequestEvent) => void;
-  /** Aborts every request and backoff wait (shutdown); combined with each request's own signal. */
+  /**
+   * Aborts every request and backoff wait (shutdown); combined with each request's own signal. The
+   * request rejects with the signal's reason; an aborted POST may have been applied (reconcile).
+   */
   signal?: AbortSignal;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   now?: () => number;
@@ -86,7 +89,7 @@ export interface RequestOptions {
   anonymous?: boolean;
   /** Non-2xx statuses whose body the caller wants instead of an error (readiness answers 503). */
   acceptStatus?: number[];
-  /** A POST that changes nothing (POST /admin/token inspection): allowed in read-only mode. */
+  /** A POST that changes nothing (POST /admin/token inspection): allowed in read-only mode, retried like a GET. */
   readOnlySafe?: boolean;
   /** Extra secret values to scrub from errors (a token sent in the body). */
   secrets?: string[];
@@ -145,7 +148,8 @@ export function createClient(opts: ClientOptions): ApiClient {
     if (opts.readOnly && mutating) throw new DryRunBlockedError(ref);
     const query = buildQuery(r.query);
     const loggedPath = fullPath + buildQuery(r.query, SENSITIVE_QUERY);
-    const idempotent = r.method === 'GET' || r.method === 'PUT';
+    // A POST that only reads (token inspection) is as safe to repeat as a GET.
+    const idempotent = r.method === 'GET' || r.method === 'PUT' || r.readOnlySafe === true;
     const payload = r.body === undefined ? undefined : JSON.stringify(r.body);
     const signal = r.signal && opts.signal ? AbortSignal.any([r.signal, opts.signal]) : (r.signal ?? opts.signal);
     let refreshed = false;

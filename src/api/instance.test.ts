@@ -60,12 +60,14 @@ describe('pre-flight reads', () => {
       .reply(200, { id: 5, user_id: 1, name: 'mover', revoked: false, expires_at: '2027-01-01', scopes: ['api', 'admin_mode'] }, J);
     pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(404, { message: '404 Not Found' }, J);
     pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(422, { message: 'Token type not supported.' }, J);
+    pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(503, 'unavailable');
     pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(403, { message: '403 Forbidden' }, J);
     expect(await api.inspectToken(TOKEN)).toEqual({ id: 5, userId: 1, name: 'mover', scopes: ['api', 'admin_mode'], revoked: false, expiresAt: '2027-01-01' });
     expect(await api.inspectToken(TOKEN)).toBeNull();
     expect(await api.inspectToken(TOKEN)).toBeNull();
+    // A read-only POST is retried like a GET (503, then the 403).
     await expect(api.inspectToken(TOKEN)).rejects.toMatchObject({ code: 'SHARDMOVE_API_FORBIDDEN' });
-    expect(api.stats()).toEqual({ requests: 4, mutating: 0 });
+    expect(api.stats()).toEqual({ requests: 5, mutating: 0 });
   });
 
   it('reports every gitaly shard, including a failed one under a top-level "ok"', async () => {
