@@ -222,6 +222,7 @@ describe('errors and secrets', () => {
     expect(await caught(client.request({ method: 'GET', path: '/a' }))).toMatchObject({
       code: 'SHARDMOVE_API_UNAUTHORIZED',
       invalidToken: true,
+      tokenProblem: 'expired',
       description: expect.stringContaining('expired') as unknown,
     });
     expect(await caught(client.request({ method: 'GET', path: '/b' }))).toMatchObject({ code: 'SHARDMOVE_API_FORBIDDEN', scope: 'api' });

@@ -91,12 +91,16 @@ export class ApiUnauthorizedError extends ApiHttpError {
   readonly invalidToken: boolean;
   /** GitLab's `error_description` ("Token is expired. ...", "Token was revoked. ...") or null. */
   readonly description: string | null;
+  /** What GitLab's description says about the token, for operator messages. */
+  readonly tokenProblem: 'expired' | 'revoked' | 'other' | null;
   /** True when the OAuth refresh that should have fixed the 401 failed itself. */
   readonly refreshFailed: boolean;
   constructor(ref: RequestRef, gitlabMessage: string | null, body: unknown, details: { invalidToken: boolean; description: string | null; refreshFailed?: boolean }) {
     super(ref, 401, gitlabMessage, body, 'SHARDMOVE_API_UNAUTHORIZED', false);
     this.invalidToken = details.invalidToken;
     this.description = details.description;
+    const d = details.description ?? '';
+    this.tokenProblem = !details.invalidToken ? null : /expired/i.test(d) ? 'expired' : /revoked/i.test(d) ? 'revoked' : 'other';
     this.refreshFailed = details.refreshFailed ?? false;
   }
 }
