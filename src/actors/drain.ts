@@ -13,6 +13,7 @@ import { pollInFlight, trackedKinds } from './drain-poll.js';
 import { scheduleBatch } from './drain-schedule.js';
 import { enumerateRound } from './enumerate.js';
 import { reconcileScheduling } from './reconcile.js';
+import type { ItemRow } from '../store/types.js';
 import type { ActorDeps } from './types.js';
 
 export interface DrainResult {
@@ -31,37 +32,56 @@ function result(ctx: DrainCtx): DrainResult {
   return { moved: c.moved + c.left, quarantined: c.quarantined, remaining: c.pending + c.scheduling + c.in_flight };
 }
 
-/** Schedules and polls until this (kind, source) has nothing pending or in flight. */
+/**
+ * Schedules and polls until this (kind, source) has nothing pending or in flight. POST batches run
+ * in the background, so polling keeps its cadence while the instance answers them; the cap counts
+ * rows in `scheduling` too, so a batch's slots are taken from the moment its intents are committed.
+ */
 async function moveAll(ctx: DrainCtx): Promise<void> {
   const { deps, store, kind, source } = ctx;
   const interval = deps.plan.poll.intervalMs;
   let nextPollAt = deps.clock.now() + interval;
-  for (;;) {
-    throwIfAborted(ctx);
-    const free = deps.plan.move.concurrency - store.countInFlight();
-    let sent = 0;
-    if (free > 0) {
-      const due = store.dueItems(kind, source, deps.clock.now(), free);
-      if (due.length > 0) {
-        const before = store.countInFlight();
-        sent = await scheduleBatch(ctx, due);
-        if (before === 0) nextPollAt = deps.clock.now() + interval;
-        deps.onProgress?.();
+  const launched = new Set<Promise<void>>();
+  let failed: { err: unknown } | null = null;
+  const launch = (rows: ItemRow[]) => {
+    const p: Promise<void> = scheduleBatch(ctx, rows)
+      .then(
+        () => deps.onProgress?.(),
+        (err: unknown) => {
+          failed ??= { err };
+        },
+      )
+      .finally(() => launched.delete(p));
+    launched.add(p);
+  };
+  try {
+    for (;;) {
+      if (failed) throw (failed as { err: unknown }).err;
+      throwIfAborted(ctx);
+      const free = deps.plan.move.concurrency - store.countInFlight();
+      if (free > 0) {
+        const due = store.dueItems(kind, source, deps.clock.now(), free);
+        if (due.length > 0) {
+          if (store.countInFlight() === 0) nextPollAt = deps.clock.now() + interval;
+          // scheduleBatch commits its intents synchronously, before its first await.
+          launch(due);
+        }
       }
+      if (store.countInFlight() === 0 && launched.size === 0) {
+        const next = store.nextDueAt(kind, source);
+        if (next === null) return;
+        // Only items waiting out a retry backoff: sleep until the earliest absolute next-attempt time.
+        await waitUntil(ctx, next);
+        continue;
+      }
+      await waitUntil(ctx, nextPollAt);
+      await pollInFlight(ctx);
+      nextPollAt = deps.clock.now() + interval;
+      deps.onProgress?.();
     }
-    throwIfAborted(ctx);
-    if (store.countInFlight() === 0) {
-      if (sent > 0) continue;
-      const next = store.nextDueAt(kind, source);
-      if (next === null) return;
-      // Only items waiting out a retry backoff: sleep until the earliest absolute next-attempt time.
-      await waitUntil(ctx, next);
-      continue;
-    }
-    await waitUntil(ctx, nextPollAt);
-    await pollInFlight(ctx);
-    nextPollAt = deps.clock.now() + interval;
-    deps.onProgress?.();
+  } finally {
+    // Never return or throw with a POST unanswered: its outcome must be recorded first.
+    await Promise.allSettled([...launched]);
   }
 }
 
