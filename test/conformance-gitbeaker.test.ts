@@ -1,0 +1,137 @@
+// Conformance: the sandbox driven by an independent GitLab client from npm (@gitbeaker/rest).
+// A failure here is a bug in the sandbox, never a reason to special-case the client.
+import { Gitlab } from '@gitbeaker/rest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningSandbox } from '../src/sandbox/index.js';
+import { startSandbox } from '../src/sandbox/index.js';
+import type { Seed } from '../src/sandbox/seed.js';
+import { loadSeed } from '../src/sandbox/seed.js';
+
+const ADMIN = 'glpat-sandbox-root-api-sudo-0001';
+const ALICE = 'glpat-sandbox-alice-api-00000006';
+
+type Json = Record<string, unknown>;
+type Api = InstanceType<typeof Gitlab>;
+
+function seed(): Seed {
+  const s = loadSeed();
+  const ids = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+  s.inventory = {
+    projects: ids(12).map((id) => ({ id, storage: id <= 7 ? 'nfs-1' : 'nfs-2', visibility: id % 3 === 0 ? 'public' as const : 'private' as const })),
+    snippets: ids(4).map((id) => ({ id, storage: 'nfs-1' })),
+    groups: ids(4).map((id) => ({ id, storage: 'nfs-1' })),
+  };
+  return s;
+}
+
+const FINAL = ['finished', 'failed', 'cleanup failed'];
+
+async function until<T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 5000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (done(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('conformance with @gitbeaker/rest', () => {
+  let sb: RunningSandbox;
+  let api: Api;
+  beforeAll(async () => {
+    sb = await startSandbox({ seed: seed(), moveDurationMs: 30 });
+    api = new Gitlab({ host: sb.url, token: ADMIN });
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  describe('listing projects by storage', () => {
+    it('follows offset pages and sees repository_storage as an admin', async () => {
+      const projects = (await api.Projects.all({ repositoryStorage: 'nfs-1', perPage: 2 })) as Json[];
+      expect(projects.map((p) => p.id).sort((a, b) => Number(a) - Number(b))).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(projects.every((p) => p.repository_storage === 'nfs-1')).toBe(true);
+      const expanded = await api.Projects.all({ repositoryStorage: 'nfs-2', perPage: 2, page: 1, showExpanded: true });
+      expect(expanded.paginationInfo).toMatchObject({ total: 5, totalPages: 3, current: 1, next: 2, perPage: 2 });
+    });
+
+    it('follows keyset pages through Link rel="next"', async () => {
+      const projects = (await api.Projects.all({ pagination: 'keyset', orderBy: 'id', sort: 'asc', perPage: 3, repositoryStorage: 'nfs-2' })) as Json[];
+      expect(projects.map((p) => p.id)).toEqual([8, 9, 10, 11, 12]);
+    });
+
+    it('shows a non-admin the unfiltered list without storage fields', async () => {
+      const alice = new Gitlab({ host: sb.url, token: ALICE });
+      const projects = (await alice.Projects.all({ repositoryStorage: 'nfs-1', perPage: 100 })) as Json[];
+      expect(projects.map((p) => p.id).sort((a, b) => Number(a) - Number(b))).toEqual([3, 6, 9, 12]);
+      expect(projects.some((p) => 'repository_storage' in p)).toBe(false);
+      expect(await alice.Projects.show(9)).toMatchObject({ id: 9, path_with_namespace: 'group-1/project-9' });
+      await expect(alice.Projects.show(1)).rejects.toThrow('404 Project Not Found');
+    });
+  });
+
+  describe('repository storage moves', () => {
+    const kinds = [
+      { name: 'project', resource: () => api.ProjectRepositoryStorageMoves, idKey: 'projectId', nested: 'project' },
+      { name: 'snippet', resource: () => api.SnippetRepositoryStorageMoves, idKey: 'snippetId', nested: 'snippet' },
+      { name: 'group', resource: () => api.GroupRepositoryStorageMoves, idKey: 'groupId', nested: 'group' },
+    ] as const;
+
+    for (const kind of kinds) {
+      it(`schedules and reads a ${kind.name} move`, async () => {
+        const r = kind.resource() as unknown as {
+          schedule(source: string, o: Json): Promise<Json>;
+          show(id: number, o?: Json): Promise<Json>;
+          all(o?: Json): Promise<Json[]>;
+        };
+        const move = await r.schedule('nfs-1', { [kind.idKey]: 2, destinationStorageName: 'cluster' });
+        expect(move).toMatchObject({ source_storage_name: 'nfs-1', destination_storage_name: 'cluster' });
+        expect(move[kind.nested]).toMatchObject({ id: 2 });
+        const id = move.id as number;
+        const done = await until(() => r.show(id, { [kind.idKey]: 2 }), (m) => FINAL.includes(m.state as string));
+        expect(done.state).toBe('finished');
+        expect(await r.show(id)).toMatchObject({ id, state: 'finished' });
+        expect((await r.all({ [kind.idKey]: 2 })).map((m) => m.id)).toContain(id);
+        expect((await r.all()).map((m) => m.id)).toContain(id);
+      });
+    }
+
+    it('schedules a whole storage (202) and the moves appear', async () => {
+      const accepted = await api.SnippetRepositoryStorageMoves.schedule('nfs-1', { destinationStorageName: 'nfs-2', showExpanded: true });
+      expect(accepted).toMatchObject({ status: 202, data: { message: '202 Accepted' } });
+      const moves = await until(
+        async () => (await api.SnippetRepositoryStorageMoves.all({ perPage: 100 })) as Json[],
+        (all) => all.filter((m) => m.destination_storage_name === 'nfs-2').length >= 3,
+      );
+      // Snippet 2 went to cluster above; the other three were still on nfs-1.
+      expect(moves.filter((m) => m.destination_storage_name === 'nfs-2').map((m) => (m.snippet as Json).id).sort()).toEqual([1, 3, 4]);
+    });
+
+    it('reports scheduling errors as request errors', async () => {
+      await expect(api.ProjectRepositoryStorageMoves.schedule('nfs-1', { projectId: 3, destinationStorageName: 'nowhere' })).rejects.toThrow();
+      const alice = new Gitlab({ host: sb.url, token: ALICE });
+      await expect(alice.ProjectRepositoryStorageMoves.all()).rejects.toThrow('403 Forbidden');
+    });
+  });
+
+  describe('sudo', () => {
+    it('acts as another user with the sudo option, per client or per request', async () => {
+      const asAlice = new Gitlab({ host: sb.url, token: ADMIN, sudo: 'alice' });
+      expect(await asAlice.Users.showCurrentUser()).toMatchObject({ username: 'alice' });
+      expect(await api.Users.showCurrentUser({ sudo: 3 })).toMatchObject({ username: 'bob' });
+      const projects = (await asAlice.Projects.all({ repositoryStorage: 'nfs-1', perPage: 100 })) as Json[];
+      expect(projects.some((p) => 'repository_storage' in p)).toBe(false);
+      await expect(new Gitlab({ host: sb.url, token: ALICE, sudo: 'root' }).Users.showCurrentUser()).rejects.toThrow('403');
+    });
+  });
+
+  describe('application settings', () => {
+    it('shows and edits repository_storages_weighted', async () => {
+      expect(await api.ApplicationSettings.show()).toMatchObject({ repository_storages_weighted: { default: 100 } });
+      const edited = await api.ApplicationSettings.edit({ repositoryStoragesWeighted: { cluster: 100, default: 0 } } as never);
+      expect(edited).toMatchObject({ repository_storages_weighted: { cluster: 100, default: 0 } });
+      expect((await api.ApplicationSettings.show()).repository_storages_weighted).toEqual({ cluster: 100, default: 0 });
+      await expect(api.ApplicationSettings.edit({ repositoryStoragesWeighted: { nowhere: 5 } } as never)).rejects.toThrow("can't include: nowhere");
+    });
+  });
+});
