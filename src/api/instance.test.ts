@@ -242,4 +242,22 @@ describe('geo and dry run', () => {
     expect(api.stats()).toEqual({ requests: 1, mutating: 0 });
     expect(JSON.stringify(events)).not.toContain(TOKEN);
   });
+
+  it('refreshes an OAuth token through the same pool, also in read-only mode', async () => {
+    const pairs: string[] = [];
+    const { pool, api, events } = setup({
+      readOnly: true,
+      credentials: { type: 'oauth', accessToken: 'oauth-access-1', refreshToken: 'oauth-refresh-1', clientId: 'cid', clientSecret: 'csecret', redirectUri: 'http://localhost/cb' },
+      onRefresh: (p) => {
+        pairs.push(p.refreshToken);
+      },
+    });
+    pool.intercept({ path: '/api/v4/user', method: 'GET', headers: { authorization: 'Bearer oauth-access-1' } }).reply(401, { error: 'invalid_token', error_description: 'Token is expired.' }, J);
+    pool.intercept({ path: '/oauth/token', method: 'POST' }).reply(200, { access_token: 'oauth-access-2', refresh_token: 'oauth-refresh-2', expires_in: 7200 }, J);
+    pool.intercept({ path: '/api/v4/user', method: 'GET', headers: { authorization: 'Bearer oauth-access-2' } }).reply(200, { id: 1, username: 'root', is_admin: true }, J);
+    expect(await api.currentUser()).toMatchObject({ isAdmin: true });
+    expect(pairs).toEqual(['oauth-refresh-2']);
+    const logged = JSON.stringify(events);
+    for (const secret of ['oauth-access-1', 'oauth-access-2', 'oauth-refresh-1', 'oauth-refresh-2', 'csecret']) expect(logged).not.toContain(secret);
+  });
 });
