@@ -25,7 +25,7 @@ describe('bulk drain', () => {
     const h = createHarness(bulkPlan());
     h.fake.addItems('snippets', 'nfs-1', range(1, 20));
     const real = h.fake.scheduleBulk.bind(h.fake);
-    h.fake.scheduleBulk = async (kind, source, dest) => {
+    h.fake.scheduleBulk = async () => {
       await real(kind, source, dest);
       throw new FakeError('socket hang up', 'SHARDMOVE_API_AMBIGUOUS');
     };
@@ -56,5 +56,32 @@ describe('bulk drain', () => {
     const r = await runDrain({ ...h.deps, dryRun: true }, { source: 'nfs-1', kind: 'projects' });
     expect(r.remaining).toBe(10);
     expect(h.fake.stats().mutating).toBe(0);
+  });
+});
+
+describe('bulk drain with a slow bulk job', () => {
+  it('waits for the job to create its moves instead of racing it with per-item POSTs', async () => {
+    const h = createHarness(bulkPlan());
+    h.fake.addItems('projects', 'nfs-1', range(1, 10));
+    const real = h.fake.scheduleBulk.bind(h.fake);
+    const postedAt = { t: 0 };
+    // The job is accepted now but its moves only appear 40 s later (a busy Sidekiq).
+    h.fake.scheduleBulk = async () => {
+      h.fake.bulkPosts++;
+      postedAt.t = h.clock.now();
+    };
+    const listMoves = h.fake.listMoves.bind(h.fake);
+    h.fake.listMoves = async (...a) => {
+      if (postedAt.t > 0 && h.clock.now() >= postedAt.t + 40_000) {
+        postedAt.t = -1;
+        h.fake.bulkPosts--;
+        await real('projects', 'nfs-1', 'cluster');
+      }
+      return listMoves(...a);
+    };
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 10, quarantined: 0, remaining: 0 });
+    expect(h.fake.postsPerItem.size).toBe(0);
+    for (const id of range(1, 10)) expect(h.fake.movesOf('projects', id)).toHaveLength(1);
   });
 });

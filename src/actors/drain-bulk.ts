@@ -14,6 +14,11 @@ import { MOVES_PER_PAGE, pollMoves } from './track-moves.js';
 
 /** Polls without any new bulk move and nothing in flight before the bulk job is considered done. */
 const IDLE_POLLS = 2;
+/**
+ * How long the bulk job may take to create its first move (GitLab runs it as a Sidekiq job, which
+ * can queue) before idle polls count: falling back to per-item POSTs too early would race it.
+ */
+const BULK_START_GRACE_MS = 60_000;
 
 /** Newest move id of the kind (the baseline above which moves belong to our bulk job). */
 async function newestMoveId(ctx: DrainCtx): Promise<number> {
@@ -88,6 +93,7 @@ export async function runBulkPhase(ctx: DrainCtx): Promise<void> {
   if (c.pending === 0 && store.getBulk(kind, source)?.state !== 'posted') return;
   await postBulk(ctx);
   let idle = 0;
+  let seenAny = false;
   const interval = deps.plan.poll.intervalMs;
   while (idle < IDLE_POLLS) {
     throwIfAborted(ctx);
@@ -100,7 +106,9 @@ export async function runBulkPhase(ctx: DrainCtx): Promise<void> {
     store.setBulk({ ...bulk, seenMaxMoveId: newest });
     const inFlight = await pollInFlight(ctx);
     deps.onProgress?.();
-    idle = found === 0 && inFlight === 0 ? idle + 1 : 0;
+    seenAny ||= found > 0;
+    const started = seenAny || deps.clock.now() >= bulk.intentAt + BULK_START_GRACE_MS;
+    idle = found === 0 && inFlight === 0 && started ? idle + 1 : 0;
     if (store.countStates(kind, source).pending === 0 && inFlight === 0) return;
   }
   event(ctx, 'bulk.settled', {});
