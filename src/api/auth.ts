@@ -37,6 +37,7 @@ export function createStaticTokenProvider(token: string): CredentialProvider {
   };
 }
 
+/** Options of `createOAuthProvider`. */
 export interface OAuthProviderOptions {
   credentials: Extract<Credentials, { type: 'oauth' }>;
   /** Instance base URL (without /api/v4); the refresh goes to `<baseUrl>/oauth/token`. */

@@ -21,6 +21,7 @@ import {
 } from './errors.js';
 import type { ApiError, RequestRef } from './errors.js';
 
+/** The methods the client sends; GET and PUT are idempotent, POST and DELETE are not. */
 export type HttpMethod = 'GET' | 'PUT' | 'POST' | 'DELETE';
 
 /** How often and how patiently idempotent requests are repeated. */
@@ -50,6 +51,7 @@ export interface RequestEvent {
   errorCode?: string | null;
 }
 
+/** Options of `createClient`. */
 export interface ClientOptions {
   /** Instance base URL without /api/v4. */
   baseUrl: string;
@@ -77,6 +79,7 @@ export interface ClientOptions {
   random?: () => number;
 }
 
+/** One logical request (the client may send it several times, see the retry policy). */
 export interface RequestOptions {
   method: HttpMethod;
   /** Relative to /api/v4, or to the base URL when `root` is set (/-/readiness, /oauth/token). */
@@ -96,6 +99,7 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** A successful (2xx or accepted) answer, its body fully read. */
 export interface ApiResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -103,6 +107,7 @@ export interface ApiResponse {
   body: unknown;
 }
 
+/** The client: one request function over a shared keep-alive pool. */
 export interface ApiClient {
   request(opts: RequestOptions): Promise<ApiResponse>;
   /** Attempts sent so far, and how many of them were mutating. */

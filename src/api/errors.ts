@@ -5,6 +5,7 @@
  * message, never a header or a token value.
  */
 
+/** Stable codes, matched on across modules. */
 export type ApiErrorCode =
   | 'SHARDMOVE_API_TIMEOUT'
   | 'SHARDMOVE_API_NETWORK'
@@ -115,6 +116,7 @@ export class ApiForbiddenError extends ApiHttpError {
   }
 }
 
+/** 404: the item, move or route does not exist (or is invisible to the caller). */
 export class ApiNotFoundError extends ApiHttpError {
   constructor(ref: RequestRef, gitlabMessage: string | null, body: unknown) {
     super(ref, 404, gitlabMessage, body, 'SHARDMOVE_API_NOT_FOUND', false);

@@ -14,6 +14,7 @@ import { nextPageNumber, paginateKeyset, paginateOffset } from './pagination.js'
 import { parseItem, parseMove, singular } from './records.js';
 import type { CurrentUser, InstanceApi, ItemRecord, MovePage, MoveRecord, Readiness, ScheduleResult, StorageHealth, TokenInfo } from './types.js';
 
+/** Options of `createInstanceApi`; the plan's `instance` section plus runtime hooks. */
 export interface InstanceApiOptions {
   /** Base URL without /api/v4. */
   baseUrl: string;
