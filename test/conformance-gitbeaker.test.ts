@@ -51,7 +51,7 @@ describe('conformance with @gitbeaker/rest', () => {
       const projects = (await api.Projects.all({ repositoryStorage: 'nfs-1', perPage: 2 })) as Json[];
       expect(projects.map((p) => p.id).sort((a, b) => Number(a) - Number(b))).toEqual([1, 2, 3, 4, 5, 6, 7]);
       expect(projects.every((p) => p.repository_storage === 'nfs-1')).toBe(true);
-      const expanded = await api.Projects.all({ repositoryStorage: 'nfs-2', perPage: 2, page: 1, showExpanded: true });
+      const expanded = await api.Projects.all({ pagination: 'offset', repositoryStorage: 'nfs-2', perPage: 2, page: 1, showExpanded: true });
       expect(expanded.paginationInfo).toMatchObject({ total: 5, totalPages: 3, current: 1, next: 2, perPage: 2 });
     });
 
