@@ -25,7 +25,7 @@ describe('bulk drain', () => {
     const h = createHarness(bulkPlan());
     h.fake.addItems('snippets', 'nfs-1', range(1, 20));
     const real = h.fake.scheduleBulk.bind(h.fake);
-    h.fake.scheduleBulk = async () => {
+    h.fake.scheduleBulk = async (kind, source, dest) => {
       await real(kind, source, dest);
       throw new FakeError('socket hang up', 'SHARDMOVE_API_AMBIGUOUS');
     };
