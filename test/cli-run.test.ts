@@ -4,21 +4,45 @@
  */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { SandboxProcess } from './support/cli-harness.js';
-import { movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan } from './support/cli-harness.js';
+import { invariantViolations, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan } from './support/cli-harness.js';
 
 const KINDS = ['projects', 'snippets', 'groups'] as const;
 const SOURCES = new Set(['nfs-1', 'nfs-2', 'default']);
 
-let sandbox: SandboxProcess | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await sandbox?.stop();
-  sandbox = undefined;
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  dir = undefined;
-});
+/** A sandbox process and a working directory for one test, both removed when it ends. */
+async function setup(name: string, sandboxArgs: string[] | null): Promise<{ sandbox: SandboxProcess; dir: string }> {
+  const dir = tempDir(name);
+  const sandbox = sandboxArgs ? await startSandboxProcess(sandboxArgs) : (null as unknown as SandboxProcess);
+  onTestFinished(async () => {
+    await sandbox?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { sandbox, dir };
+}
+
+/** Waits until the run recorded entering a step starting with `prefix` in its checkpoint. */
+async function waitForStep(file: string, prefix: string, timeoutMs = 20_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (existsSync(file)) {
+      try {
+        const store = openCheckpoint(file, { readOnly: true });
+        try {
+          if (store.readEvents(0, 100_000).some((e) => e.type === 'step.entered' && String(e.data.step).startsWith(prefix))) return;
+        } finally {
+          store.close();
+        }
+      } catch {
+        // Not migrated yet: try again.
+      }
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`the run never entered ${prefix}`);
+}
 
 async function snapshotOf(url: string) {
   const storages = Object.fromEntries(await Promise.all(KINDS.map(async (k) => [k, Object.fromEntries(await storagesOf(url, k))] as const)));
@@ -34,14 +58,13 @@ async function expectAllOnCluster(url: string) {
   }
 }
 
-describe('shardmove run (separate processes, real HTTP)', () => {
+describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, () => {
   it('throttled: moves every project, snippet and group wiki, verifies, exits 0; a second run does nothing', async () => {
-    sandbox = await startSandboxProcess(['--move-duration', '30', '--workers', '20']);
-    dir = tempDir('run-throttled');
+    const { sandbox, dir } = await setup('run-throttled', ['--move-duration', '30', '--workers', '20']);
     const plan = writePlan(dir);
     const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
+    expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('DONE: every repository moved and verified');
     expect(r.stdout).toContain('Verification: passed');
     expect(existsSync(join(dir, 'state', 'it.db'))).toBe(true);
@@ -50,13 +73,12 @@ describe('shardmove run (separate processes, real HTTP)', () => {
     const before = await snapshotOf(sandbox.url);
 
     const again = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     expect((await snapshotOf(sandbox.url)).moves).toEqual(before.moves);
   });
 
   it('bulk: one POST per kind and storage, then polling; everything moves and verifies', async () => {
-    sandbox = await startSandboxProcess(['--move-duration', '30', '--workers', '50']);
-    dir = tempDir('run-bulk');
+    const { sandbox, dir } = await setup('run-bulk', ['--move-duration', '30', '--workers', '50']);
     const plan = writePlan(dir, { mode: 'bulk' });
     const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(r.code, r.stderr).toBe(0);
@@ -64,14 +86,13 @@ describe('shardmove run (separate processes, real HTTP)', () => {
   });
 
   it('broken items end quarantined (exit 3) with their reasons in status --json', async () => {
-    sandbox = await startSandboxProcess(['--move-duration', '20', '--workers', '20', '--broken-items', 'project:3,snippet:5']);
-    dir = tempDir('run-broken');
+    const { sandbox, dir } = await setup('run-broken', ['--move-duration', '20', '--workers', '20', '--broken-items', 'project:3,snippet:5']);
     const plan = writePlan(dir, { from: ['nfs-1', 'nfs-2', 'default'] });
     const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(r.code, r.stderr).toBe(3);
     expect(r.stdout).toContain('DONE WITH QUARANTINED ITEMS');
     const status = await runCli(['status', plan, '--json'], { cwd: dir });
-    expect(status.code).toBe(0);
+    expect(status.code, status.stderr).toBe(0);
     const report = JSON.parse(status.stdout) as { state: string; quarantined: { kind: string; id: number; reason: string; attempts: number }[] };
     expect(report.state).toBe('doneWithQuarantine');
     expect(report.quarantined.map((q) => `${q.kind}:${q.id}`).sort()).toEqual(['projects:3', 'snippets:5']);
@@ -84,8 +105,7 @@ describe('shardmove run (separate processes, real HTTP)', () => {
   });
 
   it('--dry-run changes nothing on the sandbox and reports an estimate', async () => {
-    sandbox = await startSandboxProcess(['--move-duration', '30']);
-    dir = tempDir('run-dry');
+    const { sandbox, dir } = await setup('run-dry', ['--move-duration', '30']);
     const plan = writePlan(dir);
     const before = await snapshotOf(sandbox.url);
     const r = await runCli(['run', plan, '--dry-run'], { cwd: dir, env: sandboxEnv(sandbox.url) });
@@ -100,30 +120,39 @@ describe('shardmove run (separate processes, real HTTP)', () => {
     expect(existsSync(join(dir, 'state', 'it.db'))).toBe(false);
   });
 
-  it('SIGINT: saves the checkpoint, exits 130; run again continues to done without a second move per item', async () => {
-    sandbox = await startSandboxProcess(['--move-duration', '50', '--workers', '10']);
-    dir = tempDir('run-sigint');
+  it('kill -9 and SIGINT at many moments, then run again: completes; the sandbox shows no double or pointless move', async () => {
+    const { sandbox, dir } = await setup('run-kill', ['--move-duration', '60', '--workers', '10']);
     const plan = writePlan(dir, { concurrency: 10 });
-    const first = await runCli(['run', plan], {
-      cwd: dir,
-      env: sandboxEnv(sandbox.url),
-      onStart: (child) => setTimeout(() => child.kill('SIGINT'), 2_500),
-    });
-    expect(first.code).toBe(130);
-    expect(first.stderr).toContain('interrupted; run again to continue');
-    const status = JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir })).stdout) as { state: string };
-    expect(status.state).toBe('running or interrupted');
+    const env = sandboxEnv(sandbox.url);
+    const checkpoint = join(dir, 'state', 'it.db');
+    const kill = (atMs: number) => runCli(['run', plan], { cwd: dir, env, onStart: (child) => setTimeout(() => child.kill('SIGKILL'), atMs) });
+    // Early moments: start-up and pre-flight, then storages, weights and the first enumeration and scheduling.
+    const early = [await kill(600), await kill(1_000), await kill(1_400)];
+    expect(early.every((r) => r.code === null || r.code === 0), JSON.stringify(early.map((r) => r.stderr))).toBe(true);
 
-    const second = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
-    expect(second.code, second.stderr).toBe(0);
+    const interrupted = await runCli(['run', plan], {
+      cwd: dir,
+      env,
+      onStart: (child) => void waitForStep(checkpoint, 'drain nfs-2').then(() => child.kill('SIGINT'), () => child.kill('SIGKILL')),
+    });
+    expect(interrupted.code, interrupted.stderr).toBe(130);
+    expect(interrupted.stderr).toContain('interrupted; run again to continue');
+    const status = JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir })).stdout) as { state: string; step: string };
+    expect(status).toMatchObject({ state: 'running or interrupted', step: 'drain nfs-2/projects' });
+
+    // Later moments: polling and scheduling on the other sources, the re-enumerations, verify.
+    const late = [await kill(1_200), await kill(1_800)];
+    expect(late.every((r) => r.code === null || r.code === 0)).toBe(true);
+    const last = await runCli(['run', plan], { cwd: dir, env });
+    expect(last.code, last.stderr).toBe(0);
     await expectAllOnCluster(sandbox.url);
-    const moves = await movesOf(sandbox.url, 'project');
-    const finished = moves.filter((m) => m.state === 'finished');
-    expect(finished.length).toBe((await storagesOf(sandbox.url, 'projects')).size);
+    for (const kind of ['project', 'snippet', 'group'] as const) {
+      expect(invariantViolations(await movesOf(sandbox.url, kind), 'cluster'), kind).toEqual([]);
+    }
   });
 
   it('status without a checkpoint says so and exits 1', async () => {
-    dir = tempDir('status-none');
+    const { dir } = await setup('status-none', null);
     const plan = writePlan(dir);
     const r = await runCli(['status', plan], { cwd: dir });
     expect(r.code).toBe(1);

@@ -107,15 +107,43 @@ export async function storagesOf(url: string, kind: keyof typeof PATHS): Promise
   }
 }
 
-/** Every move of a kind the sandbox recorded. */
-export async function movesOf(url: string, kind: 'project' | 'snippet' | 'group'): Promise<{ id: number; state: string }[]> {
-  const out: { id: number; state: string }[] = [];
+export interface SandboxMove {
+  id: number;
+  state: string;
+  itemId: number;
+  source: string;
+  destination: string;
+}
+
+/** Every move of a kind the sandbox recorded, oldest first. */
+export async function movesOf(url: string, kind: 'project' | 'snippet' | 'group'): Promise<SandboxMove[]> {
+  const out: SandboxMove[] = [];
   for (let page = 1; ; page += 1) {
     const res = await fetch(`${url}/api/v4/${kind}_repository_storage_moves?per_page=100&page=${page}`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
-    const body = (await res.json()) as { id: number; state: string }[];
-    out.push(...body);
-    if (body.length < 100) return out;
+    const body = (await res.json()) as ({ id: number; state: string; source_storage_name: string; destination_storage_name: string } & Record<string, { id: number }>)[];
+    for (const m of body) {
+      out.push({ id: m.id, state: m.state, itemId: (m.project ?? m.snippet ?? m.group)?.id ?? -1, source: m.source_storage_name, destination: m.destination_storage_name });
+    }
+    if (body.length < 100) return out.sort((a, b) => a.id - b.id);
   }
+}
+
+/**
+ * The scheduling invariants, from the sandbox's own records: no move for an item already on the
+ * destination, and per item every move but the last one failed (never two moves alive at once).
+ */
+export function invariantViolations(moves: readonly SandboxMove[], destination: string): string[] {
+  const problems: string[] = [];
+  const byItem = new Map<number, SandboxMove[]>();
+  for (const m of moves) {
+    if (m.source === destination) problems.push(`move ${m.id} of item ${m.itemId} starts on the destination`);
+    byItem.set(m.itemId, [...(byItem.get(m.itemId) ?? []), m]);
+  }
+  for (const [item, list] of byItem) {
+    const earlier = list.slice(0, -1).filter((m) => m.state !== 'failed');
+    if (earlier.length > 0) problems.push(`item ${item} has moves ${list.map((m) => `${m.id}:${m.state}`).join(', ')}`);
+  }
+  return problems;
 }
 
 export function sandboxEnv(url: string): Record<string, string> {
