@@ -50,7 +50,7 @@ interface Author {
 }
 
 /** Builds move JSON for one request (caches authors across rows of a page). */
-export function createMoveRenderer(db: Db, origin: string): (move: MoveRow) => Record<string, unknown> {
+export function createMoveRenderer(db: Db, origin: string): (move: MoveRow, knownItem?: ItemRow) => Record<string, unknown> {
   const s = moveStatements(db);
   const authors = new Map<number, Author | null>();
   const author = (id: number | null): Record<string, unknown> | null => {
@@ -79,8 +79,8 @@ export function createMoveRenderer(db: Db, origin: string): (move: MoveRow) => R
     }
     return { id: item.id, web_url: `${origin}/groups/${item.path}`, name: item.name };
   };
-  return (move) => {
-    const item = s.itemById.get(move.kind, move.item_id);
+  return (move, knownItem) => {
+    const item = knownItem ?? s.itemById.get(move.kind, move.item_id);
     return {
       id: move.id,
       created_at: move.created_at,

@@ -72,7 +72,8 @@ interface Run<P extends unknown[]> { run(...params: P): { changes: number; lastI
 export interface MoveStatements {
   itemById: Get<[ItemKind, number], ItemRow>;
   itemByPath: Get<[ItemKind, string, string], ItemRow>;
-  setReadOnly: Run<[number, string, ItemKind, number]>;
+  /** read_only, kind, id. GitLab sets the flag with update_column: updated_at does not change. */
+  setReadOnly: Run<[number, ItemKind, number]>;
   /** storage, checksum, commit_count, updated_at, kind, id: the item now lives on the destination. */
   replicateItem: Run<[string, string, number, string, ItemKind, number]>;
   insertMove: Run<[ItemKind, number, MoveState, string, string, string, number, string, string]>;
@@ -104,7 +105,7 @@ export function moveStatements(db: Db): MoveStatements {
   s = {
     itemById: db.prepare('SELECT * FROM items WHERE kind = ? AND id = ?'),
     itemByPath: db.prepare('SELECT * FROM items WHERE kind = ? AND namespace = ? AND path = ? LIMIT 1'),
-    setReadOnly: db.prepare('UPDATE items SET read_only = ?, updated_at = ? WHERE kind = ? AND id = ?'),
+    setReadOnly: db.prepare('UPDATE items SET read_only = ? WHERE kind = ? AND id = ?'),
     replicateItem: db.prepare('UPDATE items SET storage = ?, checksum = ?, commit_count = ?, read_only = 0, updated_at = ? WHERE kind = ? AND id = ?'),
     insertMove: db.prepare(`INSERT INTO moves (kind, item_id, state, source, destination, fate, duration_ms, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),

@@ -134,7 +134,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     const fate: MoveFate = faults.moveFate(kind, itemId);
     const durationMs = moveDuration(sizeMb, options.speed, options.moveDurationMs);
     const id = Number(s.insertMove.run(kind, itemId, 'scheduled', source, destination, fate, durationMs, iso, iso).lastInsertRowid);
-    s.setReadOnly.run(1, iso, kind, itemId);
+    s.setReadOnly.run(1, kind, itemId);
     noteMoveCreated(db, kind);
     return { id, kind, itemId, source, destination, fate, durationMs, readyAt: now };
   }
@@ -195,7 +195,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       const failure = copyFailure(r, r.snapshotChecksum);
       if (failure !== null) {
         s.setMoveState.run('failed', null, failure, iso, r.id);
-        s.setReadOnly.run(0, iso, r.kind, r.itemId);
+        s.setReadOnly.run(0, r.kind, r.itemId);
         release(index, now);
         return;
       }
@@ -209,7 +209,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     if (r.fate === 'cleanup_fail' && r.source !== r.destination) {
       const msg = truncateError(`Failed to remove ${r.kind} repository from source storage "${r.source}": 4:Deadline Exceeded. (GRPC::DeadlineExceeded)`);
       s.setMoveState.run('cleanup failed', null, msg, iso, r.id);
-      s.setReadOnly.run(0, iso, r.kind, r.itemId);
+      s.setReadOnly.run(0, r.kind, r.itemId);
     } else {
       s.setMoveState.run('finished', null, null, iso, r.id);
     }

@@ -69,7 +69,7 @@ function listForItem(ctx: RequestContext, kind: ItemKind): Reply {
 function pageReply(ctx: RequestContext, page: OffsetPage, rows: MoveRow[], total: number | null): Reply {
   const render = createMoveRenderer(ctx.state.db, ctx.origin);
   return {
-    body: rows.slice(0, page.perPage).map(render),
+    body: rows.slice(0, page.perPage).map((m) => render(m)),
     headers: offsetHeaders(ctx, { page: page.page, perPage: page.perPage, total, hasNext: rows.length > page.perPage }),
   };
 }
@@ -91,7 +91,8 @@ function scheduleOne(ctx: RequestContext, kind: ItemKind): Reply {
   const item = findItem(ctx, kind, ctx.params.id);
   const outcome = ctx.state.engine.schedule(item, destination);
   if (!outcome.ok) throw badRequest(outcome.errors);
-  return { status: 201, body: createMoveRenderer(ctx.state.db, ctx.origin)(outcome.move) };
+  // The item as read before scheduling: only its read-only flag changed, which the JSON omits.
+  return { status: 201, body: createMoveRenderer(ctx.state.db, ctx.origin)(outcome.move, item) };
 }
 
 /** GitLab validates both names against the configured storages (Grape `values:`), then enqueues. */
