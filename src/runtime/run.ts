@@ -18,6 +18,7 @@ import { applyWeights, readWeights } from '../actors/weights.js';
 import type { InstanceApi } from '../api/types.js';
 import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
 import type { RunContext, RunInput } from '../machine/types.js';
+import { formatProblem } from '../plan/errors.js';
 import type { Plan } from '../plan/types.js';
 import { renderFinalReport } from '../report/final.js';
 import type { FinalReportInput } from '../report/final.js';
@@ -53,7 +54,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   mkdirSync(dirname(file), { recursive: true });
   const logFile = logPath(file);
   const log = createRunLogger(logFile, secrets, opts.env.LOG_LEVEL ?? 'info');
-  for (const w of planWarnings) opts.stderr.write(`warning: ${secrets.scrub(w.message)}\n`);
+  for (const w of planWarnings) opts.stderr.write(`${secrets.scrub(formatProblem(w))}\n`);
 
   const store = services.openCheckpoint(file);
   let api: InstanceApi | undefined;
@@ -79,7 +80,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       verify: plan.verify,
       geoResync: plan.geo.resync,
       dryRun: opts.dryRun,
-      warnings: [...planWarnings.map((w) => w.message), ...earlyWarnings],
+      warnings: [...planWarnings.map((w) => (w.path ? `plan ${w.path}: ${w.message}` : `plan: ${w.message}`)), ...earlyWarnings],
       previousWeights: start.previousWeights,
       startedAt: services.clock.now(),
     };

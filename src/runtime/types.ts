@@ -2,6 +2,7 @@
 import type { ActorDeps, Clock } from '../actors/types.js';
 import type { InstanceApi } from '../api/types.js';
 import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
+import type { PlanProblem } from '../plan/errors.js';
 import type { Plan } from '../plan/types.js';
 import type { CheckpointStore } from '../store/types.js';
 
@@ -9,7 +10,7 @@ export interface LoadedPlan {
   plan: Plan;
   /** Hash of the normalised plan: a different hash means a changed plan. */
   hash: string;
-  warnings: readonly { message: string }[];
+  warnings: readonly PlanProblem[];
   file: string;
 }
 
