@@ -47,6 +47,17 @@ describe('throttled drain', () => {
     expect(h.store.countStates('projects', 'nfs-1')).toMatchObject({ moved: 4, in_flight: 0, pending: 6 });
   });
 
+  it('starts moving with the first listed page instead of after the whole listing', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 500));
+    const calls: string[] = [];
+    h.fake.onRequest = (name) => calls.push(name);
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    const pages = calls.flatMap((c, i) => (c === 'listItemsOnStorage' ? [i] : []));
+    // Pages 1-5 of round 1 (then the verification rounds): the first POST comes before page 5.
+    expect(calls.indexOf('scheduleMove')).toBeLessThan(pages[4]!);
+  });
+
   it('retries a failed move after the backoff and then succeeds', async () => {
     const h = createHarness();
     h.fake.addItems('projects', 'nfs-1', range(1, 5));

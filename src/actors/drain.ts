@@ -37,7 +37,7 @@ function result(ctx: DrainCtx): DrainResult {
  * in the background, so polling keeps its cadence while the instance answers them; the cap counts
  * rows in `scheduling` too, so a batch's slots are taken from the moment its intents are committed.
  */
-async function moveAll(ctx: DrainCtx): Promise<void> {
+async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<void> {
   const { deps, store, kind, source } = ctx;
   const interval = deps.plan.poll.intervalMs;
   let nextPollAt = deps.clock.now() + interval;
@@ -57,6 +57,7 @@ async function moveAll(ctx: DrainCtx): Promise<void> {
   try {
     for (;;) {
       if (failed) throw (failed as { err: unknown }).err;
+      listing?.check();
       throwIfAborted(ctx);
       const free = deps.plan.move.concurrency - store.countInFlight();
       if (free > 0) {
@@ -68,6 +69,11 @@ async function moveAll(ctx: DrainCtx): Promise<void> {
         }
       }
       if (store.countInFlight() === 0 && launched.size === 0) {
+        if (listing && !listing.done) {
+          // Nothing to do until the listing commits its next page.
+          await listing.nextPage();
+          continue;
+        }
         const next = store.nextDueAt(kind, source);
         if (next === null) return;
         // Only items waiting out a retry backoff: sleep until the earliest absolute next-attempt time.
@@ -82,7 +88,54 @@ async function moveAll(ctx: DrainCtx): Promise<void> {
   } finally {
     // Never return or throw with a POST unanswered: its outcome must be recorded first.
     await Promise.allSettled([...launched]);
+    await listing?.stop();
   }
+}
+
+/** The first enumeration round running beside the scheduler, so moves start with the first page. */
+interface Listing {
+  readonly done: boolean;
+  /** Resolves when the next page is committed or the listing ends. */
+  nextPage(): Promise<void>;
+  /** Throws the listing's error, if it failed. */
+  check(): void;
+  /** Stops the listing at its next page and waits for it. */
+  stop(): Promise<void>;
+}
+
+function startListing(ctx: DrainCtx): Listing {
+  let done = false;
+  let error: { err: unknown } | null = null;
+  let stopping = false;
+  let wake: (() => void) | null = null;
+  const poke = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  const run = enumerateRound(ctx, undefined, { onPage: poke, stop: () => stopping }).then(
+    () => undefined,
+    (err: unknown) => {
+      error = { err };
+    },
+  );
+  void run.finally(() => {
+    done = true;
+    poke();
+  });
+  return {
+    get done() {
+      return done;
+    },
+    nextPage: () => (done ? Promise.resolve() : new Promise<void>((r) => (wake = r))),
+    check() {
+      if (error) throw error.err;
+    },
+    async stop() {
+      stopping = true;
+      await run;
+    },
+  };
 }
 
 /** Dry run: enumerate (read-only on the instance), record what would be scheduled, estimate. */
@@ -111,14 +164,17 @@ export async function runDrain(deps: ActorDeps, input: { source: string; kind: K
   if (deps.dryRun) return dryRun(ctx);
   event(ctx, 'drain.started', { mode: deps.plan.move.mode });
   for (const kind of trackedKinds(ctx)) await reconcileScheduling({ ...ctx, kind });
-  let round = (await enumerateRound(ctx))?.round ?? ctx.store.getCursor(ctx.kind, ctx.source)?.round ?? 1;
+  const cursor = ctx.store.getCursor(ctx.kind, ctx.source);
+  const pipelined = deps.plan.move.mode === 'throttled' && !cursor?.done;
+  // Bulk attributes the job's moves to enumerated items, so it needs the whole listing first.
+  if (!pipelined) await enumerateRound(ctx);
   if (deps.plan.move.mode === 'bulk') await runBulkPhase(ctx);
   for (let extra = 0; ; extra++) {
-    await moveAll(ctx);
+    await moveAll(ctx, extra === 0 && pipelined ? startListing(ctx) : null);
+    const round = ctx.store.getCursor(ctx.kind, ctx.source)?.round ?? 1;
     if (extra >= MAX_EXTRA_ROUNDS) break;
     // Independent verification: a finished move whose item is still listed goes back to pending.
-    const r = await enumerateRound(ctx, round + 1);
-    round = r?.round ?? round + 1;
+    await enumerateRound(ctx, round + 1);
     const c = ctx.store.countStates(ctx.kind, ctx.source);
     if (c.pending + c.scheduling + c.in_flight === 0) break;
   }

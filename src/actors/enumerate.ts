@@ -16,11 +16,19 @@ export interface RoundResult {
   left: number;
 }
 
+export interface EnumerateHooks {
+  /** Called after each committed page (the drain schedules while the listing goes on). */
+  onPage?: () => void;
+  /** Checked between pages: true stops the listing early (the cursor keeps its place). */
+  stop?: () => boolean;
+}
+
 /**
  * Finishes the current enumeration round if it is open (resuming from its cursor), or starts and
- * runs round `next` when `next` is given. Returns null when there was nothing to do.
+ * runs round `next` when `next` is given. Returns null when there was nothing to do, or when
+ * `hooks.stop` ended it early.
  */
-export async function enumerateRound(ctx: DrainCtx, next?: number): Promise<RoundResult | null> {
+export async function enumerateRound(ctx: DrainCtx, next?: number, hooks: EnumerateHooks = {}): Promise<RoundResult | null> {
   const { store, kind, source, deps } = ctx;
   let cursor = store.getCursor(kind, source);
   if (!cursor || (cursor.done && next !== undefined && next > cursor.round)) {
@@ -43,7 +51,9 @@ export async function enumerateRound(ctx: DrainCtx, next?: number): Promise<Roun
       deps.log.warn({ kind, id: b.id, source, moveId: b.moveId }, 'item still on the source after its move');
     }
     deps.onProgress?.();
+    hooks.onPage?.();
     throwIfAborted(ctx);
+    if (hooks.stop?.()) return null;
   }
   const { left } = store.finishRound(kind, source, round, deps.clock.now());
   event(ctx, 'enumerate.finished', { round, added, back, left });
