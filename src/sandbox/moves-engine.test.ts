@@ -40,7 +40,7 @@ afterEach(() => {
   for (const d of dbs.splice(0)) d.close();
 });
 
-function setup(opts: { fates?: Record<string, MoveFate>; workers?: number; ms?: number; file?: string; db?: Db } = {}) {
+function setup(opts: { fates?: Record<string, MoveFate>; workers?: number; ms?: number; file?: string; db?: Db; batch?: number } = {}) {
   const db = opts.db ?? openDatabase(opts.file);
   if (!opts.db) {
     dbs.push(db);
@@ -49,7 +49,7 @@ function setup(opts: { fates?: Record<string, MoveFate>; workers?: number; ms?: 
   const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;
   const engine = createMoveEngine(
     { db, config, clock: { now: () => Date.now() }, log: pino({ level: 'silent' }), faults: fakeFaults(opts.fates) },
-    { workers: opts.workers ?? 10, speed: 1, moveDurationMs: opts.ms ?? 20 },
+    { workers: opts.workers ?? 10, speed: 1, moveDurationMs: opts.ms ?? 20, ...(opts.batch ? { bulkBatchSize: opts.batch } : {}) },
   );
   engines.push(engine);
   engine.start();
@@ -191,5 +191,18 @@ describe('move engine', () => {
     expect(created.map((r) => r.item_id)).toEqual([1, 3, 4]);
     await until(() => item('project', 4).storage === 'cluster');
     expect(move(before + 1).state).toBe('finished');
+  });
+
+  it('resumes a bulk job left unprocessed by a stopped engine, batch by batch', async () => {
+    const first = setup({ ms: 1, batch: 2 });
+    first.engine.scheduleBulk('project', 'nfs-1', 'cluster');
+    // Closed before the background batch ran: the job exists only in the database.
+    first.engine.close();
+    expect(first.engine.stats()).toMatchObject({ queued: 0, bulkJobs: 1 });
+    const second = setup({ db: first.db, ms: 1, batch: 2 });
+    await until(() => [1, 2, 3, 4].every((id) => second.item('project', id).storage === 'cluster'));
+    expect(second.engine.stats().bulkJobs).toBe(0);
+    const moves = first.db.prepare('SELECT count(*) n FROM moves').get() as { n: number };
+    expect(moves.n).toBe(4);
   });
 });
