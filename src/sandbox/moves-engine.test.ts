@@ -40,7 +40,7 @@ afterEach(() => {
   for (const d of dbs.splice(0)) d.close();
 });
 
-function setup(opts: { fates?: Record<string, MoveFate>; workers?: number; ms?: number; file?: string; db?: Db; batch?: number } = {}) {
+function setup(opts: { fates?: Record<string, MoveFate>; workers?: number; ms?: number; file?: string; db?: Db; batch?: number; now?: () => number } = {}) {
   const db = opts.db ?? openDatabase(opts.file);
   if (!opts.db) {
     dbs.push(db);
@@ -48,7 +48,7 @@ function setup(opts: { fates?: Record<string, MoveFate>; workers?: number; ms?: 
   }
   const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;
   const engine = createMoveEngine(
-    { db, config, clock: { now: () => Date.now() }, log: pino({ level: 'silent' }), faults: fakeFaults(opts.fates) },
+    { db, config, clock: { now: opts.now ?? (() => Date.now()) }, log: pino({ level: 'silent' }), faults: fakeFaults(opts.fates) },
     { workers: opts.workers ?? 10, speed: 1, moveDurationMs: opts.ms ?? 20, ...(opts.batch ? { bulkBatchSize: opts.batch } : {}) },
   );
   engines.push(engine);
@@ -204,5 +204,26 @@ describe('move engine', () => {
     expect(second.engine.stats().bulkJobs).toBe(0);
     const moves = first.db.prepare('SELECT count(*) n FROM moves').get() as { n: number };
     expect(moves.n).toBe(4);
+  });
+
+  it('starts the next move when a worker freed up, not when the timer fired, so lateness does not add up', async () => {
+    const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+    let now = t0;
+    const { engine, item, move } = setup({ workers: 2, ms: 10, now: () => now });
+    const items: [ItemKind, number][] = [['project', 1], ['project', 2], ['project', 3], ['project', 4], ['project', 5], ['snippet', 1], ['group', 1]];
+    const ids = items.map(([kind, id]) => scheduled(engine.schedule(item(kind, id), 'cluster')).id);
+    const tick = async (ms: number) => {
+      now += ms;
+      engine.kick();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    };
+    await tick(0);
+    expect(ids.map((id) => move(id).state)).toEqual(['started', 'started', 'scheduled', 'scheduled', 'scheduled', 'scheduled', 'scheduled']);
+    // The timer fires 20 ms late: moves 3 and 4 started when 1 and 2 ended (10 ms), so they are done too.
+    await tick(20);
+    // Then 200 ms late: a start is never more than MAX_LAG_MS (50) in the past, so move 7 starts at 170.
+    await tick(200);
+    expect(ids.map((id) => move(id).state)).toEqual(Array(7).fill('finished'));
+    expect(ids.map((id) => Date.parse(move(id).updated_at) - t0)).toEqual([10, 10, 20, 20, 30, 30, 180]);
   });
 });
