@@ -2,12 +2,13 @@
  * `shardmove run` and `status` end to end: the sandbox and the CLI as separate processes over real
  * HTTP, judged by the sandbox's own view of where every repository is and which moves it recorded.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { SandboxProcess } from './support/cli-harness.js';
-import { invariantViolations, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan } from './support/cli-harness.js';
+import { invariantViolations, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { OAUTH } from './support/cli-harness.js';
 
 const KINDS = ['projects', 'snippets', 'groups'] as const;
 const SOURCES = new Set(['nfs-1', 'nfs-2', 'default']);
@@ -15,7 +16,8 @@ const SOURCES = new Set(['nfs-1', 'nfs-2', 'default']);
 /** A sandbox process and a working directory for one test, both removed when it ends. */
 async function setup(name: string, sandboxArgs: string[] | null): Promise<{ sandbox: SandboxProcess; dir: string }> {
   const dir = tempDir(name);
-  const sandbox = sandboxArgs ? await startSandboxProcess(sandboxArgs) : (null as unknown as SandboxProcess);
+  const args = sandboxArgs && !sandboxArgs.includes('--seed') ? [...sandboxArgs, '--seed', writeSeed(dir)] : sandboxArgs;
+  const sandbox = args ? await startSandboxProcess(args) : (null as unknown as SandboxProcess);
   onTestFinished(async () => {
     await sandbox?.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -149,6 +151,26 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
     for (const kind of ['project', 'snippet', 'group'] as const) {
       expect(invariantViolations(await movesOf(sandbox.url, kind), 'cluster'), kind).toEqual([]);
     }
+  });
+
+  it('OAuth with a 5-second token lifetime: completes by refreshing, and writes the new pair back to the token files', async () => {
+    const dir = tempDir('run-oauth');
+    const seed = writeSeed(dir, { oauthTtlSeconds: 5, projects: 60 });
+    const { sandbox } = await setup('run-oauth-sb', ['--move-duration', '200', '--workers', '10', '--seed', seed]);
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const plan = writePlan(dir, { oauth: true, concurrency: 5 });
+    const started = Date.now();
+    const r = await runCli(['run', plan], { cwd: dir, env: { SHARDMOVE_URL: sandbox.url } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(Date.now() - started).toBeGreaterThan(6_000);
+    await expectAllOnCluster(sandbox.url);
+    const access = readFileSync(join(dir, 'access.txt'), 'utf8').trim();
+    const refresh = readFileSync(join(dir, 'refresh.txt'), 'utf8').trim();
+    expect(access).not.toBe(OAUTH.accessToken);
+    expect(refresh).not.toBe(OAUTH.refreshToken);
+    const log = readFileSync(join(dir, 'state', 'it.log'), 'utf8');
+    for (const secret of [access, refresh, OAUTH.accessToken, OAUTH.refreshToken, OAUTH.clientSecret]) expect(log).not.toContain(secret);
+    expect(log).toContain('oauth tokens refreshed');
   });
 
   it('status without a checkpoint says so and exits 1', async () => {

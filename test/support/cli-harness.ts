@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -12,6 +12,33 @@ import { createInterface } from 'node:readline';
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const BIN = join(ROOT, 'bin', 'shardmove');
 export const ADMIN_TOKEN = 'glpat-sandbox-root-api-sudo-0001';
+/** The built-in seed's OAuth pair for root and its application's secret (sandbox-only values). */
+export const OAUTH = {
+  accessToken: 'sandbox-oauth-access-root-0001',
+  refreshToken: 'sandbox-oauth-refresh-root-0001',
+  clientSecret: 'gloas-sandbox-application-secret-0001',
+};
+
+/**
+ * A copy of the built-in seed (plans/sandbox.yaml) with a smaller inventory, so a whole run takes a
+ * few seconds, and optionally a short OAuth token lifetime. Returns the seed file's path.
+ */
+export function writeSeed(dir: string, opts: { projects?: number; snippets?: number; groups?: number; oauthTtlSeconds?: number } = {}): string {
+  let text = readFileSync(join(ROOT, 'plans', 'sandbox.yaml'), 'utf8');
+  const set = (key: string, value: number | undefined) => {
+    if (value === undefined) return;
+    const re = new RegExp(`^(\\s*${key}:\\s*)\\d+`, 'm');
+    if (!re.test(text)) throw new Error(`seed has no ${key}`);
+    text = text.replace(re, `$1${value}`);
+  };
+  set('projects', opts.projects ?? 80);
+  set('snippets', opts.snippets ?? 15);
+  set('groups', opts.groups ?? 8);
+  set('oauth_ttl_seconds', opts.oauthTtlSeconds);
+  const file = join(dir, 'seed.yaml');
+  writeFileSync(file, text);
+  return file;
+}
 
 export interface SandboxProcess {
   url: string;
@@ -66,8 +93,18 @@ export function tempDir(prefix: string): string {
 }
 
 /** Writes a plan for the sandbox (credentials from ${SHARDMOVE_URL} / ${SHARDMOVE_TOKEN}). */
-export function writePlan(dir: string, overrides: { name?: string; mode?: 'throttled' | 'bulk'; concurrency?: number; from?: string[] } = {}): string {
+export function writePlan(dir: string, overrides: { name?: string; mode?: 'throttled' | 'bulk'; concurrency?: number; from?: string[]; oauth?: boolean } = {}): string {
   const file = join(dir, 'plan.yaml');
+  // OAuth: the seed's pair and application, from files next to the plan (written back on refresh).
+  const auth = overrides.oauth
+    ? ['  oauth:', '    access_token_file: access.txt', '    refresh_token_file: refresh.txt', '    client_id: sandbox-app-uid',
+      '    client_secret_file: client-secret.txt', '    redirect_uri: http://localhost/cb']
+    : ['  token: ${SHARDMOVE_TOKEN}'];
+  if (overrides.oauth) {
+    writeFileSync(join(dir, 'access.txt'), `${OAUTH.accessToken}\n`, { mode: 0o600 });
+    writeFileSync(join(dir, 'refresh.txt'), `${OAUTH.refreshToken}\n`, { mode: 0o600 });
+    writeFileSync(join(dir, 'client-secret.txt'), `${OAUTH.clientSecret}\n`, { mode: 0o600 });
+  }
   writeFileSync(
     file,
     [
@@ -75,7 +112,7 @@ export function writePlan(dir: string, overrides: { name?: string; mode?: 'throt
       `name: ${overrides.name ?? 'it'}`,
       'instance:',
       '  url: ${SHARDMOVE_URL}',
-      '  token: ${SHARDMOVE_TOKEN}',
+      ...auth,
       '  timeout: 10s',
       'move:',
       `  from: [${(overrides.from ?? ['nfs-1', 'nfs-2', 'default']).join(', ')}]`,
