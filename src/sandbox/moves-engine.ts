@@ -246,11 +246,19 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     return false;
   }
 
-  function tick(): void {
-    immediate = null;
-    if (timer) clearTimeout(timer);
+  function onTimer(): void {
     timer = null;
     timerAt = Number.POSITIVE_INFINITY;
+    tick();
+  }
+
+  function onImmediate(): void {
+    immediate = null;
+    tick();
+  }
+
+  /** One pass: start what can start, advance what is due, then wait for the next due time. */
+  function tick(): void {
     if (closed) return;
     let complete = true;
     const now = clock.now();
@@ -277,13 +285,13 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     if (timer && timerAt <= next) return;
     if (timer) clearTimeout(timer);
     timerAt = next;
-    timer = setTimeout(tick, Math.max(0, next - clock.now()));
+    timer = setTimeout(onTimer, Math.max(0, next - clock.now()));
     timer.unref();
   }
 
   function kick(): void {
     if (!started || closed || immediate) return;
-    immediate = setImmediate(tick);
+    immediate = setImmediate(onImmediate);
     immediate.unref();
   }
 
