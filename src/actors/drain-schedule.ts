@@ -29,6 +29,32 @@ function dropExhausted(ctx: DrainCtx, rows: ItemRow[]): ItemRow[] {
   return keep;
 }
 
+/**
+ * A retry's item is read again before its POST: a failed or unverified move may still have changed
+ * the item's storage, and a move onto the storage an item is already on is how data gets lost
+ * (gitaly#3752). First attempts rely on the fresh listing. Returns the rows still to POST.
+ */
+async function dropNotOnSource(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[]> {
+  const { deps, store, kind, source, destination } = ctx;
+  const retries = claimed.filter((r) => r.attempts > 0);
+  if (retries.length === 0) return claimed;
+  const seen = await Promise.all(retries.map((r) => deps.api.getItem(kind, r.id)));
+  const skip = new Set<number>();
+  store.batch(() => {
+    retries.forEach((row, i) => {
+      const item = seen[i];
+      if (item && (item.storage === source || item.storage === null)) return;
+      skip.add(row.id);
+      const now = deps.clock.now();
+      if (item === null || item === undefined) store.markLeft(kind, row.id, now, 'deleted from the instance');
+      else if (item.storage === destination) store.markMoved(kind, row.id, null, null, now, 'already on the destination');
+      else store.markLeft(kind, row.id, now, `now on ${item.storage}`);
+      event(ctx, 'item.not_on_source', { id: row.id, storage: item?.storage ?? null });
+    });
+  });
+  return claimed.filter((r) => !skip.has(r.id));
+}
+
 /** Schedules `rows` (pending, due); returns how many POSTs were sent. */
 export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promise<number> {
   const { deps, store, kind, destination } = ctx;
@@ -43,12 +69,13 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
       return true;
     }),
   );
-  const settled = await Promise.allSettled(claimed.map((row) => deps.api.scheduleMove(kind, row.id, destination)));
+  const toPost = await dropNotOnSource(ctx, claimed);
+  const settled = await Promise.allSettled(toPost.map((row) => deps.api.scheduleMove(kind, row.id, destination)));
   const followUp: { row: ItemRow; cause: 'ambiguous' | 'read-only' }[] = [];
   let fatal: unknown = null;
   store.batch(() => {
     settled.forEach((res, i) => {
-      const row = { ...(claimed[i] as ItemRow), state: 'scheduling' as const, attempts: (claimed[i] as ItemRow).attempts + 1, intentAt: now };
+      const row = { ...(toPost[i] as ItemRow), state: 'scheduling' as const, attempts: (toPost[i] as ItemRow).attempts + 1, intentAt: now };
       if (res.status === 'fulfilled') {
         const r: ScheduleResult = res.value;
         if (r.outcome === 'scheduled') {
@@ -76,5 +103,5 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
   });
   if (fatal) throw fatal;
   for (const { row, cause } of followUp) await reconcileItem(ctx, row, cause);
-  return claimed.length;
+  return toPost.length;
 }

@@ -72,6 +72,21 @@ describe('throttled drain', () => {
     expect(h.store.getItem('projects', 3)).toMatchObject({ state: 'moved', attempts: 3 });
   });
 
+  it('reads a retried item before its POST and never moves it onto the storage it is on', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', [1, 2]);
+    h.fake.script('projects', 1, 'fail');
+    // The failed move changed the storage record anyway (the kind of bug that loses data on a re-run).
+    h.fake.onRequest = (name) => {
+      if (name === 'getItem') h.fake.item('projects', 1)!.storage = 'cluster';
+    };
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 2, quarantined: 0, remaining: 0 });
+    expect(h.fake.movesOf('projects', 1)).toHaveLength(1);
+    expect(h.store.getItem('projects', 1)).toMatchObject({ state: 'moved', lastError: 'already on the destination' });
+    expect(h.fake.violations).toEqual([]);
+  });
+
   it('quarantines a permanently failing item with GitLab error_message', async () => {
     const h = createHarness();
     h.fake.addItems('projects', 'nfs-1', range(1, 4));

@@ -8,7 +8,11 @@ import type { InstanceApi, ItemRecord, MovePage, MoveRecord, ScheduleResult } fr
 import type { Clock } from '../../src/actors/types.js';
 import type { Kind } from '../../src/plan/types.js';
 
-/** A clock whose sleeps complete at once by moving time forward (single-threaded drains only). */
+/**
+ * A clock whose sleeps complete at once by moving time forward. Time moves only after the work
+ * already queued (promise chains such as POSTs in flight against the fake) has run, so that work
+ * happens at the instant it was started, as it would against a fast instance.
+ */
 export class FakeClock implements Clock {
   constructor(public t = 1_700_000_000_000) {}
   now(): number {
@@ -16,9 +20,10 @@ export class FakeClock implements Clock {
   }
   async sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) throw signal.reason ?? new Error('aborted');
-    this.t += Math.max(0, ms);
+    const until = this.t + Math.max(0, ms);
     await new Promise((r) => setImmediate(r));
     if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+    this.t = Math.max(this.t, until);
   }
 }
 
