@@ -5,7 +5,7 @@
  */
 import type { MoveRecord } from '../api/types.js';
 import type { ItemRow } from '../store/types.js';
-import { event } from './drain-context.js';
+import { event, throwIfAborted } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 import { applyMove, isTerminal, recordFailure } from './drain-outcome.js';
 
@@ -78,6 +78,7 @@ export async function reconcileScheduling(ctx: DrainCtx): Promise<number> {
     const rows = ctx.store.itemsInState(ctx.kind, null, 'scheduling', 100);
     if (rows.length === 0) return n;
     for (const row of rows) {
+      throwIfAborted(ctx);
       // Items of another source of the same kind are reconciled against their own source.
       await reconcileItem({ ...ctx, source: row.source }, row, 'resume');
       n++;
