@@ -27,6 +27,7 @@ describe('shardmove demo', () => {
     expect(r.stdout).toMatch(/projects: 300 moved of 300, 0 quarantined/);
     expect(r.stdout).toMatch(/snippets: 40 moved of 40/);
     expect(r.stdout).toMatch(/groups: 20 moved of 20/);
+    expect(r.stdout).toMatch(/Demo: [1-9]\d* failed moves were retried/);
 
     const store = openCheckpoint(state, { readOnly: true });
     try {

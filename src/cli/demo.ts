@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { executeRun } from '../runtime/run.js';
+import { countEvents } from '../runtime/status.js';
 import { startSandbox } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
 
@@ -30,7 +31,7 @@ export async function runDemoCommand(opts: { state?: string }, ctx: CommandConte
       `shardmove demo: sandbox running at ${sandbox.url} (built-in seed; ${Math.round(DEMO_FAULTS.moveFailRate * 100)}% of moves fail and are retried)\n` +
         `plan: ${planFile}\ncheckpoint: ${statePath}\n\n`,
     );
-    return await executeRun({
+    const code = await executeRun({
       planFile,
       statePath,
       dryRun: false,
@@ -41,6 +42,8 @@ export async function runDemoCommand(opts: { state?: string }, ctx: CommandConte
       stdout: ctx.stdout,
       stderr: ctx.stderr,
     });
+    if (code === 0 || code === 3) ctx.stdout.write(`\nDemo: ${countEvents(statePath, 'item.retry')} failed moves were retried along the way.\n`);
+    return code;
   } finally {
     await sandbox.close();
   }

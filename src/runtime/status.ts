@@ -28,3 +28,20 @@ export function readStatus(file: string, now: number): StatusReport {
 export function statusCheckpointPath(planName: string, statePath: string | undefined, cwd: string): string {
   return checkpointPath({ planName, statePath, dryRun: false, cwd });
 }
+
+/** How many events of `type` the checkpoint's log holds (e.g. `item.retry` for the demo's summary). */
+export function countEvents(file: string, type: string): number {
+  const store = openCheckpoint(file, { readOnly: true, busyTimeoutMs: 10_000 });
+  try {
+    let n = 0;
+    let after = 0;
+    for (;;) {
+      const page = store.readEvents(after, 10_000);
+      if (page.length === 0) return n;
+      n += page.filter((e) => e.type === type).length;
+      after = page[page.length - 1]!.seq;
+    }
+  } finally {
+    store.close();
+  }
+}
