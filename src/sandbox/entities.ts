@@ -29,6 +29,15 @@ export interface ItemRow {
 /** Columns to select for ItemRow (the table's own order). */
 export const ITEM_COLUMNS = 'kind, id, name, path, namespace, visibility, storage, read_only, size_mb, checksum, commit_count, owner_id, project_id, created_at, updated_at';
 
+/** What the entities read of a row. */
+export type EntityRow = Omit<ItemRow, 'kind' | 'checksum'>;
+
+/**
+ * Columns for EntityRow: lists select only these, since turning SQLite values into JavaScript
+ * strings is most of a page's query cost.
+ */
+export const ENTITY_COLUMNS = 'id, name, path, namespace, visibility, storage, read_only, size_mb, commit_count, owner_id, project_id, created_at, updated_at';
+
 export interface EntityOptions {
   origin: string;
   /** The caller is an effective administrator: storage fields are shown. */
@@ -56,12 +65,12 @@ export function namespaceId(namespace: string): number {
   return m ? Number(m[1]) : 0;
 }
 
-function adminFields(row: ItemRow, opts: EntityOptions): Record<string, unknown> {
+function adminFields(row: EntityRow, opts: EntityOptions): Record<string, unknown> {
   return opts.admin ? { repository_storage: row.storage, repository_read_only: row.read_only === 1 } : {};
 }
 
 /** GitLab's `Project` entity (the fields clients commonly read). */
-export function projectEntity(row: ItemRow, opts: EntityOptions, simple = false): Record<string, unknown> {
+export function projectEntity(row: EntityRow, opts: EntityOptions, simple = false): Record<string, unknown> {
   const fullPath = row.namespace ? `${row.namespace}/${row.path}` : row.path;
   const webUrl = `${opts.origin}/${fullPath}`;
   const host = opts.sshHost ?? sshHostOf(opts.origin);
@@ -105,7 +114,7 @@ export function projectEntity(row: ItemRow, opts: EntityOptions, simple = false)
 }
 
 /** GitLab's `Snippet` entity (personal snippets: project_id null). */
-export function snippetEntity(row: ItemRow, opts: EntityOptions, author: AuthorInfo | undefined): Record<string, unknown> {
+export function snippetEntity(row: EntityRow, opts: EntityOptions, author: AuthorInfo | undefined): Record<string, unknown> {
   const webUrl = row.project_id === null ? `${opts.origin}/-/snippets/${row.id}` : `${opts.origin}/${row.namespace}/-/snippets/${row.id}`;
   return {
     id: row.id,
@@ -129,7 +138,7 @@ export function snippetEntity(row: ItemRow, opts: EntityOptions, author: AuthorI
 }
 
 /** GitLab's `Group` entity. A group's repository is its wiki, on `repository_storage`. */
-export function groupEntity(row: ItemRow, opts: EntityOptions): Record<string, unknown> {
+export function groupEntity(row: EntityRow, opts: EntityOptions): Record<string, unknown> {
   return {
     id: row.id,
     web_url: `${opts.origin}/groups/${row.path}`,

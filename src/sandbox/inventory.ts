@@ -15,8 +15,8 @@
 import type Database from 'better-sqlite3';
 import type { Caller, RequestContext } from './context.js';
 import type { Db, ItemKind } from './db.js';
-import type { AuthorInfo, ItemRow } from './entities.js';
-import { ITEM_COLUMNS, groupEntity, projectEntity, snippetEntity, sshHostOf } from './entities.js';
+import type { AuthorInfo, EntityRow, ItemRow } from './entities.js';
+import { ENTITY_COLUMNS, ITEM_COLUMNS, groupEntity, projectEntity, snippetEntity, sshHostOf } from './entities.js';
 import type { Reply } from './http.js';
 import { invalidParam, notFound } from './http.js';
 import { isEffectiveAdmin } from './auth.js';
@@ -37,7 +37,7 @@ interface ListSpec {
   maxOffset: number;
   /** Whether the caller's `repository_storage` filter applies. */
   storageFilter(ctx: RequestContext, admin: boolean): boolean;
-  render(ctx: RequestContext, rows: ItemRow[], admin: boolean): unknown[];
+  render(ctx: RequestContext, rows: EntityRow[], admin: boolean): unknown[];
 }
 
 export function register(router: Router): void {
@@ -104,7 +104,7 @@ function boolParam(ctx: RequestContext, name: string): boolean {
   throw invalidParam(`${name} is invalid`);
 }
 
-function statisticsOf(r: ItemRow): Record<string, number> {
+function statisticsOf(r: EntityRow): Record<string, number> {
   const bytes = Math.round(r.size_mb * 1024 * 1024);
   return { commit_count: r.commit_count, storage_size: bytes, repository_size: bytes, wiki_size: 0, lfs_objects_size: 0, job_artifacts_size: 0, packages_size: 0, snippets_size: 0, uploads_size: 0 };
 }
@@ -194,8 +194,8 @@ function list(ctx: RequestContext, spec: ListSpec): Reply {
     const page = parseKeyset(ctx);
     const bound = keysetWhere(page);
     const all = bound.sql ? [...where, bound.sql] : where;
-    const sql = `SELECT ${ITEM_COLUMNS} FROM ${from} WHERE ${all.join(' AND ')} ORDER BY id ${page.sort === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`;
-    const rows = prepared(db, sql).all(...params, ...bound.params, page.limit) as ItemRow[];
+    const sql = `SELECT ${ENTITY_COLUMNS} FROM ${from} WHERE ${all.join(' AND ')} ORDER BY id ${page.sort === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`;
+    const rows = prepared(db, sql).all(...params, ...bound.params, page.limit) as EntityRow[];
     const pageRows = rows.slice(0, page.perPage);
     return { body: spec.render(ctx, pageRows, admin), headers: keysetHeaders(ctx, page, pageRows.at(-1)?.id, rows.length > page.perPage) };
   }
@@ -206,8 +206,8 @@ function list(ctx: RequestContext, spec: ListSpec): Reply {
   const col = orderColumn(orderBy);
   const order = col === 'id' ? `id ${dir}` : `${col} ${dir}, id ${dir}`;
   const whereSql = where.join(' AND ');
-  const rows = prepared(db, `SELECT ${ITEM_COLUMNS} FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ? OFFSET ?`)
-    .all(...params, page.limit, page.offset) as ItemRow[];
+  const rows = prepared(db, `SELECT ${ENTITY_COLUMNS} FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ? OFFSET ?`)
+    .all(...params, page.limit, page.offset) as EntityRow[];
   const total = countCapped(db, `${from} WHERE ${whereSql}`, params);
   const pageRows = rows.slice(0, page.perPage);
   return { body: spec.render(ctx, pageRows, admin), headers: offsetHeaders(ctx, { ...page, total, hasNext: rows.length > page.perPage }) };
