@@ -111,6 +111,22 @@ describe('run machine', () => {
     expect(f.calls).toEqual(['preflight', 'storages', 'readWeights', 'weights', 'drain:nfs-1/snippets']);
   });
 
+  it('goes through the expected state values, one snapshot per step (what the runtime checkpoints)', async () => {
+    const { values } = await runToEnd({ calls: [] }, { ...input, sources: ['nfs-1'], kinds: ['projects', 'groups'], geoResync: false });
+    expect([...new Set(values)]).toEqual([
+      '"preflight"', '"storages"', '{"weights":"reading"}', '{"weights":"writing"}', '"drain"', '"verify"', '"done"',
+    ]);
+    // The drain state is entered once per (source, kind): two snapshots with different indices.
+    expect(values.filter((v) => v === '"drain"')).toHaveLength(2);
+  });
+
+  it('with no sources or kinds, skips the drain step', async () => {
+    const f: Fakes = { calls: [] };
+    const { snapshot } = await runToEnd(f, { ...input, sources: [], geoResync: false });
+    expect(snapshot.value).toBe('done');
+    expect(f.calls.some((c) => c.startsWith('drain'))).toBe(false);
+  });
+
   it('keeps carried-over previous weights instead of reading them again', async () => {
     const f: Fakes = { calls: [] };
     const { snapshot } = await runToEnd(f, { ...input, previousWeights: { default: 100, 'nfs-1': 50 } });
