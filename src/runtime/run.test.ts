@@ -149,6 +149,17 @@ describe('executeRun', () => {
     expect(second.api.state.calls).not.toContain('currentUser');
   });
 
+  it('aborted before it starts: touches nothing, saves a pre-flight checkpoint, exits 130', async () => {
+    const ctl = new AbortController();
+    ctl.abort(new Error('SIGTERM'));
+    const r = await run({ signal: ctl.signal });
+    expect(r.code).toBe(130);
+    expect(r.api.state.calls).toEqual(['close']);
+    expect((savedSnapshot().run?.snapshot as { value: string }).value).toBe('preflight');
+    const again = await run();
+    expect(again.code).toBe(0);
+  });
+
   it('refuses a changed plan (PLAN_CHANGED) and resumes from pre-flight with --accept-plan-change', async () => {
     const ctl = new AbortController();
     await run({ signal: ctl.signal, drain: async () => { ctl.abort(); return { moved: 0, quarantined: 0, remaining: 0 }; } });
