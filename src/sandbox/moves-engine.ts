@@ -18,6 +18,13 @@
  *   (`moves.due_at_ms`), so a restart continues moves where they were.
  * - A `stuck` move stays in `started` (and its item read-only) forever. It does not keep a worker:
  *   GitLab's job would have given up its 30-minute lease long before anyone noticed.
+ * - Duration (./move-storage.ts): `moveDurationMs` when set, else 50 ms per MB divided by `speed`
+ *   (at least 10 ms); 90% copying (`started`), 10% removing the source copy (`replicated`). A move
+ *   to the same storage copies nothing and finishes at once; a move from or to an unreachable
+ *   storage fails within 10 ms with a Gitaly UNAVAILABLE message.
+ * - Bulk jobs (`bulk_jobs`) are processed one batch per event-loop turn, resuming from their
+ *   cursor after a restart; read-only items are skipped, as GitLab's `is read-only` validation
+ *   skips them.
  */
 import type { Logger } from 'pino';
 import type { Clock } from './context.js';
