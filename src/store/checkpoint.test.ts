@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ItemRecord } from '../api/types.js';
 import { openCheckpoint } from './checkpoint.js';
-import { SCHEMA_VERSION } from './schema.js';
+import { SCHEMA_VERSION, migrate } from './schema.js';
 
 const dirs: string[] = [];
 function tempFile(): string {
@@ -134,6 +134,47 @@ describe('run-level checkpoint', () => {
     expect(s.readEvents().map((e) => [e.type, e.at, e.data])).toEqual([
       ['move.intent', 5, { kind: 'projects', id: 1 }],
       ['move.scheduled', 6, { kind: 'projects', id: 1, moveId: 9 }],
+    ]);
+    s.close();
+  });
+});
+
+describe('maintained counts', () => {
+  it('match a full GROUP BY after inserts, state changes and source changes', () => {
+    const s = openCheckpoint(':memory:');
+    s.startRound('projects', 'nfs-1', 1);
+    s.recordPage('projects', 'nfs-1', 1, [1, 2, 3, 4, 5].map(item), 0);
+    s.markIntent('projects', 1, 0);
+    s.markInFlight('projects', 1, 7, 'scheduled', 0);
+    s.markMoved('projects', 1, 7, 'finished', 1, null);
+    s.markIntent('projects', 2, 0);
+    s.markQuarantined('projects', 2, 'x', null);
+    s.startRound('projects', 'nfs-2', 1);
+    // Item 1 listed on another source: back to pending there.
+    s.recordPage('projects', 'nfs-2', 1, [{ ...item(1), storage: 'nfs-2' }], 0);
+    s.finishRound('projects', 'nfs-1', 1, 0);
+    const expected = [
+      { kind: 'projects', source: 'nfs-1', state: 'pending', n: 3 },
+      { kind: 'projects', source: 'nfs-1', state: 'quarantined', n: 1 },
+      { kind: 'projects', source: 'nfs-2', state: 'pending', n: 1 },
+    ];
+    expect(s.summary(0).counts).toEqual(expected);
+    expect(s.countStates('projects', 'nfs-1')).toMatchObject({ pending: 3, quarantined: 1, moved: 0 });
+    s.close();
+  });
+});
+
+describe('migration 1 -> 2', () => {
+  it('fills the maintained counts from the items already in a version-1 file', () => {
+    const file = tempFile();
+    const raw = new Database(file);
+    migrate(raw, file, 1);
+    raw.prepare(`INSERT INTO items (kind, id, source, name, state) VALUES ('groups', 1, 'nfs-1', 'g', 'moved'), ('groups', 2, 'nfs-1', 'h', 'pending')`).run();
+    raw.close();
+    const s = openCheckpoint(file);
+    expect(s.summary(0).counts).toEqual([
+      { kind: 'groups', source: 'nfs-1', state: 'moved', n: 1 },
+      { kind: 'groups', source: 'nfs-1', state: 'pending', n: 1 },
     ]);
     s.close();
   });

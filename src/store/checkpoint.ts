@@ -45,7 +45,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       ),
       event: p('INSERT INTO events (at, type, data) VALUES (?, ?, ?)'),
       events: p('SELECT seq, at, type, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
-      counts: p('SELECT kind, source, state, COUNT(*) AS n FROM items GROUP BY kind, source, state'),
+      counts: p('SELECT kind, source, state, n FROM item_counts WHERE n > 0 ORDER BY kind, source, state'),
       quarantined: p(
         `SELECT kind, id, source, name, last_error, attempts FROM items WHERE state = 'quarantined' ORDER BY kind, id`,
       ),

@@ -90,7 +90,7 @@ export class ItemTable implements ItemStore {
       inStateOf: p('SELECT * FROM items WHERE kind = ? AND source = ? AND state = ? ORDER BY id LIMIT ?'),
       inStateAll: p('SELECT * FROM items WHERE kind = ? AND state = ? ORDER BY id LIMIT ?'),
       countInFlight: p(`SELECT COUNT(*) AS n FROM items WHERE state IN ('scheduling', 'in_flight')`),
-      countStates: p('SELECT state, COUNT(*) AS n FROM items WHERE kind = ? AND source = ? GROUP BY state'),
+      countStates: p('SELECT state, n FROM item_counts WHERE kind = ? AND source = ?'),
       intent: p(
         `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
            scheduled_at = NULL WHERE kind = ? AND id = ? AND state = 'pending'`,

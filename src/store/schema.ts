@@ -67,16 +67,41 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (kind, source)
   );
   `,
+  // 2: counts per (kind, source, state) kept by triggers, so `status` and progress lines stay cheap
+  // at a million items (a GROUP BY over the items index took ~0.5 s there).
+  `
+  CREATE TABLE item_counts (
+    kind TEXT NOT NULL,
+    source TEXT NOT NULL,
+    state TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (kind, source, state)
+  ) WITHOUT ROWID;
+  INSERT INTO item_counts (kind, source, state, n) SELECT kind, source, state, COUNT(*) FROM items GROUP BY kind, source, state;
+  CREATE TRIGGER item_counts_insert AFTER INSERT ON items BEGIN
+    INSERT INTO item_counts (kind, source, state, n) VALUES (NEW.kind, NEW.source, NEW.state, 1)
+      ON CONFLICT (kind, source, state) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER item_counts_update AFTER UPDATE OF state, source ON items
+    WHEN OLD.state IS NOT NEW.state OR OLD.source IS NOT NEW.source BEGIN
+    UPDATE item_counts SET n = n - 1 WHERE kind = OLD.kind AND source = OLD.source AND state = OLD.state;
+    INSERT INTO item_counts (kind, source, state, n) VALUES (NEW.kind, NEW.source, NEW.state, 1)
+      ON CONFLICT (kind, source, state) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER item_counts_delete AFTER DELETE ON items BEGIN
+    UPDATE item_counts SET n = n - 1 WHERE kind = OLD.kind AND source = OLD.source AND state = OLD.state;
+  END;
+  `,
 ];
 
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Brings the database up to SCHEMA_VERSION, each migration in its own transaction. */
-export function migrate(db: Database.Database, file: string): void {
+/** Brings the database up to `target` (default SCHEMA_VERSION), each migration in its own transaction. */
+export function migrate(db: Database.Database, file: string, target = SCHEMA_VERSION): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > SCHEMA_VERSION) throw new StoreVersionError(file, current, SCHEMA_VERSION);
-  for (let v = current; v < SCHEMA_VERSION; v++) {
+  for (let v = current; v < target; v++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[v] as string);
       db.pragma(`user_version = ${v + 1}`);
