@@ -262,6 +262,10 @@ describe('throttled drain', () => {
     const perItem = h.fake.stats().requests / r.moved;
     expect(perItem).toBeLessThanOrEqual(1.5);
     expect(h.fake.violations).toEqual([]);
+    // Every mutating request has its intent in the event log, written before it was sent.
+    const intents = h.store.readEvents(0, 100_000).filter((e) => e.type === 'move.intent').length;
+    expect(intents).toBe(h.fake.stats().mutating);
+    expect(intents).toBe(1003);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * The checkpoint contract: one SQLite file per plan (WAL). The runtime uses the run-level part
- * (lock, snapshot, events, summary); the drain and verify actors use the item-level part, which
- * the store module defines beside this (see ./items.ts once written).
+ * (lock, snapshot, events, summary); the drain and verify actors use the item-level part
+ * (ItemStore, below). `openCheckpoint` in ./checkpoint.ts implements both on one object.
  */
 import type { ItemRecord } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
