@@ -38,6 +38,18 @@ export type EntityRow = Omit<ItemRow, 'kind' | 'checksum'>;
  */
 export const ENTITY_COLUMNS = 'id, name, path, namespace, visibility, storage, read_only, size_mb, commit_count, owner_id, project_id, created_at, updated_at';
 
+/**
+ * An EntityRow from a raw (array) result of ENTITY_COLUMNS: better-sqlite3 builds row objects
+ * through slow property definitions, a literal is about a third cheaper per page.
+ */
+export function entityRowOf(a: unknown[]): EntityRow {
+  return {
+    id: a[0] as number, name: a[1] as string, path: a[2] as string, namespace: a[3] as string, visibility: a[4] as string,
+    storage: a[5] as string, read_only: a[6] as number, size_mb: a[7] as number, commit_count: a[8] as number,
+    owner_id: a[9] as number | null, project_id: a[10] as number | null, created_at: a[11] as string, updated_at: a[12] as string,
+  };
+}
+
 export interface EntityOptions {
   origin: string;
   /** The caller is an effective administrator: storage fields are shown. */

@@ -16,7 +16,7 @@ import type Database from 'better-sqlite3';
 import type { Caller, RequestContext } from './context.js';
 import type { Db, ItemKind } from './db.js';
 import type { AuthorInfo, EntityRow, ItemRow } from './entities.js';
-import { ENTITY_COLUMNS, ITEM_COLUMNS, groupEntity, projectEntity, snippetEntity, sshHostOf } from './entities.js';
+import { ENTITY_COLUMNS, ITEM_COLUMNS, entityRowOf, groupEntity, projectEntity, snippetEntity, sshHostOf } from './entities.js';
 import type { Reply } from './http.js';
 import { invalidParam, notFound } from './http.js';
 import { isEffectiveAdmin } from './auth.js';
@@ -112,16 +112,23 @@ function statisticsOf(r: EntityRow): Record<string, number> {
 /** Statements are prepared once per database and SQL text: listing is the hot path of the benchmark. */
 type Statement = Database.Statement<unknown[], unknown>;
 const statementCache = new WeakMap<Db, Map<string, Statement>>();
-function prepared(db: Db, sql: string): Statement {
+function prepared(db: Db, sql: string, raw = false): Statement {
   let cache = statementCache.get(db);
   if (!cache) statementCache.set(db, (cache = new Map()));
-  let stmt = cache.get(sql);
+  const key = raw ? `raw:${sql}` : sql;
+  let stmt = cache.get(key);
   if (!stmt) {
     stmt = db.prepare<unknown[], unknown>(sql);
+    if (raw) stmt.raw(true);
     if (cache.size > 500) cache.clear();
-    cache.set(sql, stmt);
+    cache.set(key, stmt);
   }
   return stmt;
+}
+
+/** Rows of a list query over ENTITY_COLUMNS. */
+function entityRows(db: Db, sql: string, params: unknown[]): EntityRow[] {
+  return (prepared(db, sql, true).all(...params) as unknown[][]).map(entityRowOf);
 }
 
 function authorLookup(db: Db): (id: number) => AuthorInfo | undefined {
@@ -195,7 +202,7 @@ function list(ctx: RequestContext, spec: ListSpec): Reply {
     const bound = keysetWhere(page);
     const all = bound.sql ? [...where, bound.sql] : where;
     const sql = `SELECT ${ENTITY_COLUMNS} FROM ${from} WHERE ${all.join(' AND ')} ORDER BY id ${page.sort === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`;
-    const rows = prepared(db, sql).all(...params, ...bound.params, page.limit) as EntityRow[];
+    const rows = entityRows(db, sql, [...params, ...bound.params, page.limit]);
     const pageRows = rows.slice(0, page.perPage);
     return { body: spec.render(ctx, pageRows, admin), headers: keysetHeaders(ctx, page, pageRows.at(-1)?.id, rows.length > page.perPage) };
   }
@@ -206,8 +213,7 @@ function list(ctx: RequestContext, spec: ListSpec): Reply {
   const col = orderColumn(orderBy);
   const order = col === 'id' ? `id ${dir}` : `${col} ${dir}, id ${dir}`;
   const whereSql = where.join(' AND ');
-  const rows = prepared(db, `SELECT ${ENTITY_COLUMNS} FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ? OFFSET ?`)
-    .all(...params, page.limit, page.offset) as EntityRow[];
+  const rows = entityRows(db, `SELECT ${ENTITY_COLUMNS} FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, page.limit, page.offset]);
   const total = countCapped(db, `${from} WHERE ${whereSql}`, params);
   const pageRows = rows.slice(0, page.perPage);
   return { body: spec.render(ctx, pageRows, admin), headers: offsetHeaders(ctx, { ...page, total, hasNext: rows.length > page.perPage }) };
