@@ -3,13 +3,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Db, ItemKind } from './db.js';
 import { getMeta, openDatabase } from './db.js';
 import type { Faults, MoveFate } from './faults.js';
 import type { InstanceConfig } from './seed.js';
-import { applySeed, parseSeed } from './seed.js';
+import { applySeed, fakeChecksum, parseSeed } from './seed.js';
 import type { MoveEngine } from './moves-engine.js';
 import { createMoveEngine } from './moves-engine.js';
 import type { ItemRow, MoveRow } from './move-store.js';
@@ -225,5 +226,78 @@ describe('move engine', () => {
     await tick(200);
     expect(ids.map((id) => move(id).state)).toEqual(Array(7).fill('finished'));
     expect(ids.map((id) => Date.parse(move(id).updated_at) - t0)).toEqual([10, 10, 20, 20, 30, 30, 180]);
+  });
+
+  it('keeps its invariants under any mix of schedules, fates, writes and time (property)', async () => {
+    const ITEMS: [ItemKind, number][] = [['project', 1], ['project', 2], ['project', 5], ['snippet', 1], ['group', 1]];
+    const STORAGES = ['default', 'nfs-1', 'nfs-2', 'cluster'];
+    const FATES: MoveFate[] = ['ok', 'ok', 'ok', 'fail', 'cleanup_fail', 'stuck'];
+    const command = fc.oneof(
+      fc.record({ op: fc.constant('schedule' as const), item: fc.nat(ITEMS.length - 1), dest: fc.nat(STORAGES.length), fate: fc.constantFrom(...FATES) }),
+      fc.record({ op: fc.constant('write' as const), item: fc.nat(ITEMS.length - 1) }),
+      fc.record({ op: fc.constant('time' as const), ms: fc.integer({ min: 0, max: 40 }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(command, { maxLength: 30 }), async (commands) => {
+        let now = Date.parse('2026-01-01T00:00:00.000Z');
+        const fates: Record<string, MoveFate> = {};
+        const db = openDatabase();
+        applySeed(db, parseSeed(SEED), now);
+        const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;
+        const engine = createMoveEngine(
+          { db, config, clock: { now: () => now }, log: pino({ level: 'silent' }), faults: fakeFaults(fates) },
+          { workers: 2, speed: 1, moveDurationMs: 20 },
+        );
+        engine.start();
+        const st = moveStatements(db);
+        const commits = new Map<string, number>(ITEMS.map(([k, id]) => [`${k}:${id}`, st.itemById.get(k, id)!.commit_count]));
+        const terminal = new Map<number, string>();
+        try {
+          for (const c of commands) {
+            if (c.op === 'schedule') {
+              const [kind, id] = ITEMS[c.item]!;
+              fates[`${kind}:${id}`] = c.fate;
+              const before = st.itemById.get(kind, id)!;
+              const out = engine.schedule(before, STORAGES[c.dest]);
+              expect(out.ok).toBe(before.read_only === 0);
+            } else if (c.op === 'write') {
+              const [kind, id] = ITEMS[c.item]!;
+              const row = st.itemById.get(kind, id)!;
+              if (row.read_only === 0) {
+                db.prepare('UPDATE items SET commit_count = ?, checksum = ? WHERE kind = ? AND id = ?')
+                  .run(row.commit_count + 1, fakeChecksum(kind, id, row.commit_count + 1), kind, id);
+                commits.set(`${kind}:${id}`, row.commit_count + 1);
+              }
+            } else {
+              now += c.ms;
+              engine.kick();
+            }
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            expect(engine.stats().running).toBeLessThanOrEqual(2);
+            const moves = db.prepare('SELECT * FROM moves ORDER BY id').all() as MoveRow[];
+            for (const m of moves) {
+              const seen = terminal.get(m.id);
+              if (seen !== undefined) expect(m.state).toBe(seen);
+              else if (['finished', 'failed', 'cleanup failed'].includes(m.state)) terminal.set(m.id, m.state);
+            }
+            for (const [kind, id] of ITEMS) {
+              const row = st.itemById.get(kind, id)!;
+              const mine = moves.filter((m) => m.kind === kind && m.item_id === id);
+              const blocking = mine.filter((m) => m.state === 'scheduled' || m.state === 'started');
+              expect(blocking.length).toBeLessThanOrEqual(1);
+              expect(row.read_only).toBe(blocking.length);
+              expect(row.commit_count).toBe(commits.get(`${kind}:${id}`));
+              expect(row.checksum).toBe(fakeChecksum(kind, id, row.commit_count));
+              const landed = mine.filter((m) => ['replicated', 'finished', 'cleanup failed'].includes(m.state)).at(-1);
+              if (landed) expect(row.storage).toBe(landed.destination);
+            }
+          }
+        } finally {
+          engine.close();
+          db.close();
+        }
+      }),
+      { numRuns: 60 },
+    );
   });
 });
