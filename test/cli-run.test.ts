@@ -14,9 +14,9 @@ const KINDS = ['projects', 'snippets', 'groups'] as const;
 const SOURCES = new Set(['nfs-1', 'nfs-2', 'default']);
 
 /** A sandbox process and a working directory for one test, both removed when it ends. */
-async function setup(name: string, sandboxArgs: string[] | null): Promise<{ sandbox: SandboxProcess; dir: string }> {
+async function setup(name: string, sandboxArgs: string[] | null, seed?: Parameters<typeof writeSeed>[1]): Promise<{ sandbox: SandboxProcess; dir: string }> {
   const dir = tempDir(name);
-  const args = sandboxArgs && !sandboxArgs.includes('--seed') ? [...sandboxArgs, '--seed', writeSeed(dir)] : sandboxArgs;
+  const args = sandboxArgs && !sandboxArgs.includes('--seed') ? [...sandboxArgs, '--seed', writeSeed(dir, seed)] : sandboxArgs;
   const sandbox = args ? await startSandboxProcess(args) : (null as unknown as SandboxProcess);
   onTestFinished(async () => {
     await sandbox?.stop();
@@ -25,25 +25,29 @@ async function setup(name: string, sandboxArgs: string[] | null): Promise<{ sand
   return { sandbox, dir };
 }
 
-/** Waits until the run recorded entering a step starting with `prefix` in its checkpoint. */
-async function waitForStep(file: string, prefix: string, timeoutMs = 20_000): Promise<void> {
+/** The checkpoint's events (empty when it does not exist yet or is not migrated yet). */
+function eventsOf(file: string): { seq: number; type: string; data: Record<string, unknown> }[] {
+  if (!existsSync(file)) return [];
+  try {
+    const store = openCheckpoint(file, { readOnly: true });
+    try {
+      return store.readEvents(0, 1_000_000);
+    } finally {
+      store.close();
+    }
+  } catch {
+    return [];
+  }
+}
+
+/** Waits for an event of `type` after sequence number `afterSeq`. */
+async function waitForEvent(file: string, type: string, afterSeq: number, timeoutMs = 20_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    if (existsSync(file)) {
-      try {
-        const store = openCheckpoint(file, { readOnly: true });
-        try {
-          if (store.readEvents(0, 100_000).some((e) => e.type === 'step.entered' && String(e.data.step).startsWith(prefix))) return;
-        } finally {
-          store.close();
-        }
-      } catch {
-        // Not migrated yet: try again.
-      }
-    }
+    if (eventsOf(file).some((e) => e.seq > afterSeq && e.type === type)) return;
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`the run never entered ${prefix}`);
+  throw new Error(`no ${type} event`);
 }
 
 async function snapshotOf(url: string) {
@@ -123,24 +127,30 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
   });
 
   it('kill -9 and SIGINT at many moments, then run again: completes; the sandbox shows no double or pointless move', async () => {
-    const { sandbox, dir } = await setup('run-kill', ['--move-duration', '60', '--workers', '10']);
+    const { sandbox, dir } = await setup('run-kill', ['--move-duration', '60', '--workers', '10'], { projects: 200 });
     const plan = writePlan(dir, { concurrency: 10 });
     const env = sandboxEnv(sandbox.url);
     const checkpoint = join(dir, 'state', 'it.db');
     const kill = (atMs: number) => runCli(['run', plan], { cwd: dir, env, onStart: (child) => setTimeout(() => child.kill('SIGKILL'), atMs) });
-    // Early moments: start-up and pre-flight, then storages, weights and the first enumeration and scheduling.
-    const early = [await kill(600), await kill(1_000), await kill(1_400)];
+    // Early moments: start-up and pre-flight, then storages, weights and the first enumerations and scheduling.
+    const early = [await kill(600), await kill(1_000), await kill(1_400), await kill(2_000)];
     expect(early.every((r) => r.code === null || r.code === 0), JSON.stringify(early.map((r) => r.stderr))).toBe(true);
 
+    // SIGINT half a second into a resumed run: the step in flight returns, the checkpoint is saved.
+    const seq = eventsOf(checkpoint).at(-1)?.seq ?? 0;
     const interrupted = await runCli(['run', plan], {
       cwd: dir,
       env,
-      onStart: (child) => void waitForStep(checkpoint, 'drain nfs-2').then(() => child.kill('SIGINT'), () => child.kill('SIGKILL')),
+      onStart: (child) => void waitForEvent(checkpoint, 'run.started', seq).then(
+        () => setTimeout(() => child.kill('SIGINT'), 500),
+        () => child.kill('SIGKILL'),
+      ),
     });
     expect(interrupted.code, interrupted.stderr).toBe(130);
     expect(interrupted.stderr).toContain('interrupted; run again to continue');
-    const status = JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir })).stdout) as { state: string; step: string };
-    expect(status).toMatchObject({ state: 'running or interrupted', step: 'drain nfs-2/projects' });
+    expect(eventsOf(checkpoint).filter((e) => e.seq > seq).map((e) => e.type)).toContain('run.interrupted');
+    const status = JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir })).stdout) as { state: string };
+    expect(status.state).toBe('running or interrupted');
 
     // Later moments: polling and scheduling on the other sources, the re-enumerations, verify.
     const late = [await kill(1_200), await kill(1_800)];
@@ -154,10 +164,7 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
   });
 
   it('OAuth with a 5-second token lifetime: completes by refreshing, and writes the new pair back to the token files', async () => {
-    const dir = tempDir('run-oauth');
-    const seed = writeSeed(dir, { oauthTtlSeconds: 5, projects: 60 });
-    const { sandbox } = await setup('run-oauth-sb', ['--move-duration', '200', '--workers', '10', '--seed', seed]);
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const { sandbox, dir } = await setup('run-oauth', ['--move-duration', '200', '--workers', '10'], { oauthTtlSeconds: 5, projects: 60 });
     const plan = writePlan(dir, { oauth: true, concurrency: 5 });
     const started = Date.now();
     const r = await runCli(['run', plan], { cwd: dir, env: { SHARDMOVE_URL: sandbox.url } });
