@@ -176,6 +176,30 @@ describe('inventory listings (12,000 projects)', () => {
       expect((await get('/api/v4/projects?visibility=secret', ADMIN)).status).toBe(400);
     });
 
+    it('serves storage-filtered lists from the items_storage index (a rare storage never scans the kind)', async () => {
+      const db = sandbox.state.db;
+      const seen: string[] = [];
+      const original = db.prepare.bind(db);
+      (db as { prepare: unknown }).prepare = (sql: string) => {
+        seen.push(sql);
+        return original(sql);
+      };
+      try {
+        for (const q of ['pagination=keyset&order_by=id&sort=desc&visibility=public', 'visibility=public&order_by=id&sort=asc&per_page=7']) {
+          expect((await get(`/api/v4/projects?repository_storage=cluster&${q}`, ADMIN)).body).toEqual([]);
+        }
+      } finally {
+        (db as { prepare: unknown }).prepare = original;
+      }
+      const lists = seen.filter((sql) => sql.includes('storage = ?'));
+      expect(lists.length).toBeGreaterThanOrEqual(3);
+      for (const sql of lists) {
+        const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
+        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('; ');
+        expect(plan).toContain('items_storage');
+      }
+    });
+
     it('shows the read-only flag to admins as repository_read_only', async () => {
       sandbox.state.db.prepare("UPDATE items SET read_only = 1 WHERE kind = 'project' AND id = 7").run();
       const r = await get('/api/v4/projects/7', ADMIN);
