@@ -35,18 +35,23 @@ export interface ProgressOutput {
 /** Starts drawing `read()` to `stream` until `stop()`. `read` may throw (e.g. a busy database): that draw is skipped. */
 export function startProgress(stream: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }, read: () => ProgressView): ProgressOutput {
   const tty = stream.isTTY === true;
-  const minGapMs = tty ? 250 : 10_000;
+  const baseGapMs = tty ? 250 : 10_000;
+  // Reading the counts is a synchronous query: on a huge checkpoint, draw less often so the
+  // progress line never takes more than ~5% of the event loop.
+  let gapMs = baseGapMs;
   let last = 0;
   let drawn = false;
   const draw = () => {
     const now = Date.now();
-    if (now - last < minGapMs) return;
+    if (now - last < gapMs) return;
     last = now;
     let line: string;
     try {
       line = renderProgressLine(read());
     } catch {
       return;
+    } finally {
+      gapMs = Math.max(baseGapMs, (Date.now() - now) * 20);
     }
     if (tty) {
       const width = stream.columns ?? 160;
