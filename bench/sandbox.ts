@@ -62,14 +62,16 @@ async function serve(): Promise<void> {
 function nextMessage<T>(child: ChildProcess, type: string, timeoutMs: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no "${type}" message from the sandbox within ${timeoutMs} ms`)), timeoutMs);
+    const onExit = (code: number | null) => reject(new Error(`sandbox exited with ${code}`));
     const onMessage = (msg: { type: string }) => {
       if (msg.type !== type) return;
       clearTimeout(timer);
       child.off('message', onMessage);
+      child.off('exit', onExit);
       resolve(msg as T);
     };
     child.on('message', onMessage);
-    child.once('exit', (code) => reject(new Error(`sandbox exited with ${code}`)));
+    child.once('exit', onExit);
   });
 }
 
