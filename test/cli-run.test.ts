@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { SandboxProcess } from './support/cli-harness.js';
-import { invariantViolations, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { ADMIN_TOKEN, invariantViolations, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
 import { OAUTH } from './support/cli-harness.js';
 
 const KINDS = ['projects', 'snippets', 'groups'] as const;
@@ -53,7 +53,9 @@ async function waitForEvent(file: string, type: string, afterSeq: number, timeou
 async function snapshotOf(url: string) {
   const storages = Object.fromEntries(await Promise.all(KINDS.map(async (k) => [k, Object.fromEntries(await storagesOf(url, k))] as const)));
   const moves = await Promise.all((['project', 'snippet', 'group'] as const).map((k) => movesOf(url, k)));
-  return { storages, moves };
+  const settings = await fetch(`${url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+  const weights = ((await settings.json()) as { repository_storages_weighted: Record<string, number> }).repository_storages_weighted;
+  return { storages, moves, weights };
 }
 
 async function expectAllOnCluster(url: string) {
