@@ -23,8 +23,9 @@ import type { Plan } from '../plan/types.js';
 import { renderFinalReport } from '../report/final.js';
 import type { FinalReportInput } from '../report/final.js';
 import { startProgress } from '../report/progress.js';
-import type { CheckpointStore, SavedRun } from '../store/types.js';
-import { INTERNAL, PLAN_CHANGED, RuntimeError } from './errors.js';
+import type { CheckpointStore } from '../store/types.js';
+import { INTERNAL, RuntimeError } from './errors.js';
+import { chooseStart } from './resume.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { findOauthFiles, writeSecretFile } from './oauth-files.js';
 import { checkpointPath, logPath } from './paths.js';
@@ -95,36 +96,6 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
 
 function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {
   return ['loadPlan', 'openCheckpoint', 'createApi', 'runDrain', 'runVerify', 'clock', 'isAlive', 'pid', 'host'].every((k) => k in s);
-}
-
-interface Start {
-  kind: 'fresh' | 'restore';
-  snapshot: Snapshot<unknown> | undefined;
-  previousWeights: Record<string, number> | null;
-  reason?: string;
-}
-
-/**
- * Restore, start over, or refuse. A changed plan or machine version is refused unless accepted; an
- * accepted change, a failed run and a finished rehearsal start the machine again from pre-flight
- * (every step is idempotent and the item rows keep the progress), carrying the previous weights.
- */
-function chooseStart(saved: SavedRun | null, hash: string, opts: Pick<RunOptions, 'acceptPlanChange' | 'dryRun'>): Start {
-  if (!saved) return { kind: 'fresh', snapshot: undefined, previousWeights: null };
-  const snap = saved.snapshot as { status?: string; value?: unknown; context?: Partial<RunContext> } | null;
-  const previousWeights = snap?.context?.previousWeights ?? null;
-  const changes: string[] = [];
-  if (saved.planHash !== hash) changes.push('the plan changed since the checkpoint was written');
-  if (saved.machineVersion !== MACHINE_VERSION) changes.push(`the checkpoint was written by machine version ${saved.machineVersion}, this is ${MACHINE_VERSION}`);
-  if (changes.length > 0) {
-    if (!opts.acceptPlanChange) {
-      throw new RuntimeError(PLAN_CHANGED, `refusing to resume: ${changes.join('; ')}. Run again with --accept-plan-change to resume with this plan, or use a new --state file`);
-    }
-    return { kind: 'fresh', snapshot: undefined, previousWeights, reason: `accepted: ${changes.join('; ')}` };
-  }
-  if (snap?.status === 'done' && snap.value === 'failed') return { kind: 'fresh', snapshot: undefined, previousWeights, reason: 'resuming a failed run' };
-  if (snap?.status === 'done' && opts.dryRun) return { kind: 'fresh', snapshot: undefined, previousWeights: null, reason: 'repeating a finished rehearsal' };
-  return { kind: 'restore', snapshot: saved.snapshot as Snapshot<unknown>, previousWeights };
 }
 
 function oauthRefreshHandler(planFile: string, plan: Plan, secrets: SecretSet, log: Logger, warnings: string[]): (t: RefreshedTokens) => void {
