@@ -18,6 +18,7 @@ const AUDIT_PER_PAGE = 100;
 export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
   const { api, plan, clock, log } = deps;
   const warnings: string[] = [];
+  let tokenExpiresAt: string | null = null;
   const { version } = await api.version();
   const user = await api.currentUser();
   if (!user.isAdmin) {
@@ -34,6 +35,7 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
       if (!info.scopes.includes('api')) {
         throw new StepError(TOKEN_UNUSABLE, `the run's token has scopes [${info.scopes.join(', ')}]; moves need the "api" scope`);
       }
+      tokenExpiresAt = info.expiresAt;
       const expiry = expiryWarning(info.expiresAt, clock.now());
       if (expiry) warnings.push(expiry);
     }
@@ -46,7 +48,7 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
       warnings.push(`${busy.length} ${kind} on the sources already have a move in flight and are read-only: ${ids}${busy.length > 20 ? ', ...' : ''}`);
     }
   }
-  return { version, username: user.username, warnings };
+  return { version, username: user.username, warnings, tokenExpiresAt };
 }
 
 /** A warning when the token expires within 7 days (GitLab tokens expire at the start of that day, UTC). */

@@ -87,6 +87,7 @@ export const runMachine = setup({
     newWeights: null,
     weightsWritten: false,
     instanceVersion: null,
+    tokenExpiresAt: null,
     warnings: [...(input.warnings ?? [])],
     drains: {},
     verification: null,
@@ -103,6 +104,7 @@ export const runMachine = setup({
           target: 'storages',
           actions: assign(({ context, event }) => ({
             instanceVersion: event.output.version,
+            tokenExpiresAt: event.output.tokenExpiresAt ?? null,
             warnings: [...context.warnings, ...event.output.warnings],
           })),
         },

@@ -29,6 +29,8 @@ export interface PreflightOutput {
   version: string;
   username: string;
   warnings: string[];
+  /** The run's token's expiry date (YYYY-MM-DD) when known, to compare with the estimated end. */
+  tokenExpiresAt?: string | null;
 }
 
 export interface StoragesOutput {
@@ -90,6 +92,7 @@ export interface RunContext {
   newWeights: Record<string, number> | null;
   weightsWritten: boolean;
   instanceVersion: string | null;
+  tokenExpiresAt: string | null;
   warnings: string[];
   /** Drain results keyed by `source/kind`; a re-run of a drain overwrites its own entry. */
   drains: Record<string, DrainOutput & DrainInput>;

@@ -17,6 +17,8 @@ export interface FinalReportInput {
   estimate?: { bytes: number; unknownSizes: number; concurrency: number; perMoveMs: number };
   logFile?: string;
   checkpointFile?: string;
+  /** Warnings the runtime raised while running (e.g. the token expiring before the estimated end). */
+  extraWarnings?: string[];
 }
 
 const HEADLINE: Record<string, string> = {
@@ -72,9 +74,10 @@ export function renderFinalReport(input: FinalReportInput): string {
     lines.push('', `Weights before: ${weights(c.previousWeights)}`, `Weights now:    ${weights(c.newWeights)}`);
     if (c.weightsWritten && c.previousWeights) lines.push(`  (to roll back, PUT repository_storages_weighted back to the "before" values)`);
   }
-  if (c.warnings.length > 0) {
-    lines.push('', `Warnings (${c.warnings.length}):`);
-    for (const w of c.warnings) lines.push(`  - ${w}`);
+  const warnings = [...c.warnings, ...(input.extraWarnings ?? [])];
+  if (warnings.length > 0) {
+    lines.push('', `Warnings (${warnings.length}):`);
+    for (const w of warnings) lines.push(`  - ${w}`);
   }
   if (input.checkpointFile) lines.push('', `Checkpoint: ${input.checkpointFile}`);
   if (input.logFile) lines.push(`Log: ${input.logFile}`);

@@ -24,7 +24,7 @@ const summary: StatusSummary = {
 
 const context: RunContext = {
   sources: ['nfs-1', 'nfs-2'], destination: 'cluster', kinds: ['projects', 'snippets'], verify: true, geoResync: false, dryRun: false,
-  step: 'done', startedAt: 0, sourceIndex: 1, kindIndex: 1, previousWeights: { default: 100 }, newWeights: { default: 0, cluster: 100 },
+  step: 'done', startedAt: 0, tokenExpiresAt: null, sourceIndex: 1, kindIndex: 1, previousWeights: { default: 100 }, newWeights: { default: 0, cluster: 100 },
   weightsWritten: true, instanceVersion: '17.11.0', warnings: ['token expires soon'], drains: {},
   verification: { ok: true, perKindAndSource: {}, problems: [] }, geo: null, error: null,
 };

@@ -23,9 +23,11 @@ import type { Plan } from '../plan/types.js';
 import { renderFinalReport } from '../report/final.js';
 import type { FinalReportInput } from '../report/final.js';
 import { startProgress } from '../report/progress.js';
+import { rateAndEta } from '../report/summary.js';
 import type { CheckpointStore } from '../store/types.js';
 import { INTERNAL, RuntimeError } from './errors.js';
 import { chooseStart } from './resume.js';
+import { tokenOutlivedWarning } from './token-deadline.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { findOauthFiles, writeSecretFile } from './oauth-files.js';
 import { checkpointPath, logPath } from './paths.js';
@@ -176,6 +178,17 @@ async function driveMachine(a: DriveArgs): Promise<number> {
   const actor = createActor(runMachine.provide({ actors }), a.snapshot ? { snapshot: a.snapshot, input: a.input } : { input: a.input });
   const stepLabel = (c: RunContext): string => (c.step === 'drain' && c.sources[c.sourceIndex] ? `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}` : c.step);
   let lastLabel = '';
+  const extraWarnings: string[] = [];
+  // Once per run, when a drain starts: does the token outlive the estimated end?
+  const checkTokenDeadline = (c: RunContext) => {
+    if (extraWarnings.length > 0 || !c.tokenExpiresAt) return;
+    const { etaMs } = rateAndEta(store.summary(clock.now()), clock.now() - startedAt);
+    const warning = tokenOutlivedWarning(c.tokenExpiresAt, clock.now(), etaMs);
+    if (!warning) return;
+    extraWarnings.push(warning);
+    log.warn({ tokenExpiresAt: c.tokenExpiresAt, etaMs }, 'token expires before the estimated end');
+    opts.stderr.write(`warning: ${warning}\n`);
+  };
   const persist = () => {
     store.saveRun({ planName: plan.name, planHash: a.hash, machineVersion: MACHINE_VERSION, snapshot: actor.getPersistedSnapshot() });
   };
@@ -194,6 +207,7 @@ async function driveMachine(a: DriveArgs): Promise<number> {
           lastLabel = label;
           store.appendEvent('step.entered', { step: label }, clock.now());
           log.info({ step: label }, 'step entered');
+          if (label.startsWith('drain ')) checkTokenDeadline(snap.context);
         }
         if (snap.status === 'done') resolve('final');
       },
@@ -246,6 +260,7 @@ async function driveMachine(a: DriveArgs): Promise<number> {
     elapsedMs: clock.now() - startedAt,
     logFile: a.logFile,
     checkpointFile: store.file,
+    extraWarnings,
   };
   if (opts.dryRun) report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency, perMoveMs: ASSUMED_MOVE_MS };
   opts.stdout.write(a.secrets.scrub(renderFinalReport(report)));
