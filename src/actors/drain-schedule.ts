@@ -43,7 +43,10 @@ async function dropNotOnSource(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemR
   store.batch(() => {
     retries.forEach((row, i) => {
       const item = seen[i];
-      if (item && (item.storage === source || item.storage === null)) return;
+      if (item && (item.storage === source || item.storage === null)) {
+        if (item.storage === source) store.touchListed(kind, source, [row.id], deps.clock.now());
+        return;
+      }
       skip.add(row.id);
       const now = deps.clock.now();
       if (item === null || item === undefined) store.markLeft(kind, row.id, now, 'deleted from the instance');
@@ -53,6 +56,48 @@ async function dropNotOnSource(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemR
     });
   });
   return claimed.filter((r) => !skip.has(r.id));
+}
+
+/** Items per freshness listing page. */
+const REFRESH_PAGE = 100;
+
+/**
+ * An item is POSTed only if a listing showed it on the source within the last poll interval: one
+ * run can take days, and an item moved by someone else since it was listed must not get a move
+ * onto the storage it is now on. Stale rows are re-listed a page at a time (keyset from the lowest
+ * stale id), so this costs about one request per hundred items. Rows no longer listed leave.
+ */
+async function dropUnlisted(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[]> {
+  const { deps, store, kind, source } = ctx;
+  const now = deps.clock.now();
+  const stale = claimed.filter((r) => now - r.listedAt >= deps.plan.poll.intervalMs).sort((a, b) => a.id - b.id);
+  if (stale.length === 0) return claimed;
+  const gone = new Set<number>();
+  let i = 0;
+  while (i < stale.length) {
+    const from = (stale[i] as ItemRow).id - 1;
+    let page: { id: number }[] = [];
+    for await (const p of deps.api.listItemsOnStorage(kind, source, { afterId: from, perPage: REFRESH_PAGE })) {
+      page = p;
+      break;
+    }
+    const listed = new Set(page.map((it) => it.id));
+    // The page covers ids up to its last one; an empty page covers everything after `from`.
+    const upTo = page.length === 0 ? Infinity : Math.max(...listed);
+    store.touchListed(kind, source, [...listed], deps.clock.now());
+    for (; i < stale.length && (stale[i] as ItemRow).id <= upTo; i++) {
+      const row = stale[i] as ItemRow;
+      if (!listed.has(row.id)) gone.add(row.id);
+    }
+  }
+  if (gone.size === 0) return claimed;
+  store.batch(() => {
+    for (const id of gone) {
+      store.markLeft(kind, id, deps.clock.now(), 'no longer listed on the source');
+      event(ctx, 'item.not_on_source', { id, storage: null });
+    }
+  });
+  return claimed.filter((r) => !gone.has(r.id));
 }
 
 /** Schedules `rows` (pending, due); returns how many POSTs were sent. */
@@ -69,7 +114,7 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
       return true;
     }),
   );
-  const toPost = await dropNotOnSource(ctx, claimed);
+  const toPost = await dropNotOnSource(ctx, await dropUnlisted(ctx, claimed));
   const settled = await Promise.allSettled(toPost.map((row) => deps.api.scheduleMove(kind, row.id, destination)));
   const followUp: { row: ItemRow; cause: 'ambiguous' | 'read-only' }[] = [];
   let fatal: unknown = null;

@@ -155,6 +155,18 @@ describe('throttled drain', () => {
     expect(h.fake.violations).toEqual([]);
   });
 
+  it('re-lists items before their POST when the listing is stale, and skips those that left', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 1 } }));
+    h.fake.addItems('projects', 'nfs-1', range(1, 3));
+    // Someone else moves item 3 while the run is busy with items 1 and 2.
+    h.fake.startForeignMove('projects', 3, 'cluster');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 3, quarantined: 0, remaining: 0 });
+    expect(h.fake.postsPerItem.get('projects:3')).toBeUndefined();
+    expect(h.store.getItem('projects', 3)).toMatchObject({ state: 'left', lastError: 'no longer listed on the source' });
+    expect(h.fake.violations).toEqual([]);
+  });
+
   it('reconciles an ambiguous POST that was applied, without a second POST', async () => {
     const h = createHarness();
     h.fake.addItems('projects', 'nfs-1', range(1, 3));
@@ -175,7 +187,8 @@ describe('throttled drain', () => {
     await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
     const first = calls.indexOf('scheduleMove');
     const second = calls.indexOf('scheduleMove', first + 1);
-    expect(calls.slice(first + 1, second)).toEqual(['listItemMoves', 'getItem']);
+    // In between: the item's moves and its storage are read (and maybe a freshness listing), nothing else.
+    expect(calls.slice(first + 1, second).filter((c) => c !== 'listItemsOnStorage')).toEqual(['listItemMoves', 'getItem']);
     expect(h.store.getItem('projects', 1)).toMatchObject({ state: 'moved', attempts: 1 });
   });
 

@@ -168,7 +168,13 @@ export async function runDrain(deps: ActorDeps, input: { source: string; kind: K
   const pipelined = deps.plan.move.mode === 'throttled' && !cursor?.done;
   // Bulk attributes the job's moves to enumerated items, so it needs the whole listing first.
   if (!pipelined) await enumerateRound(ctx);
-  if (deps.plan.move.mode === 'bulk') await runBulkPhase(ctx);
+  if (deps.plan.move.mode === 'bulk') {
+    await runBulkPhase(ctx);
+    // The listing is as old as the bulk job: list again before any per-item POST, so an item that
+    // left the source meanwhile (moved by someone else) is not moved onto its own storage.
+    const cur = ctx.store.getCursor(ctx.kind, ctx.source);
+    await enumerateRound(ctx, cur?.done ? cur.round + 1 : undefined);
+  }
   for (let extra = 0; ; extra++) {
     await moveAll(ctx, extra === 0 && pipelined ? startListing(ctx) : null);
     const round = ctx.store.getCursor(ctx.kind, ctx.source)?.round ?? 1;

@@ -67,7 +67,10 @@ export async function reconcileItem(ctx: DrainCtx, row: ItemRow, cause: Reconcil
     recordFailure(ctx, row, 'repository is read-only but no move is running for it');
     return;
   }
-  store.markPending(kind, row.id, deps.clock.now(), `${cause}: no move was created; scheduling again`, true);
+  store.batch(() => {
+    store.markPending(kind, row.id, deps.clock.now(), `${cause}: no move was created; scheduling again`, true);
+    if (item.storage === ctx.source) store.touchListed(kind, ctx.source, [row.id], deps.clock.now());
+  });
   event(ctx, 'move.not_created', { id: row.id, cause });
 }
 

@@ -27,6 +27,7 @@ interface RawItem {
   stuck_at: number | null;
   read_only: number | null;
   seen_round: number;
+  listed_at: number;
 }
 
 function toRow(r: RawItem): ItemRow {
@@ -48,6 +49,7 @@ function toRow(r: RawItem): ItemRow {
     stuckAt: r.stuck_at,
     readOnly: r.read_only === null ? null : r.read_only === 1,
     seenRound: r.seen_round,
+    listedAt: r.listed_at,
   };
 }
 
@@ -70,13 +72,14 @@ export class ItemTable implements ItemStore {
       ),
       getItem: p('SELECT * FROM items WHERE kind = ? AND id = ?'),
       insertItem: p(
-        `INSERT INTO items (kind, id, source, name, size_bytes, state, seen_round) VALUES (?, ?, ?, ?, ?, 'pending', ?)
+        `INSERT INTO items (kind, id, source, name, size_bytes, state, seen_round, listed_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)
          ON CONFLICT (kind, id) DO NOTHING`,
       ),
-      seen: p(`UPDATE items SET seen_round = ?, name = ?, size_bytes = ? WHERE kind = ? AND id = ?`),
+      seen: p(`UPDATE items SET seen_round = ?, name = ?, size_bytes = ?, listed_at = ? WHERE kind = ? AND id = ?`),
+      touchListed: p(`UPDATE items SET listed_at = ? WHERE kind = ? AND id = ? AND source = ?`),
       backToPending: p(
         `UPDATE items SET state = 'pending', source = ?, last_error = ?, move_id = NULL, move_state = NULL,
-           moved_at = NULL, next_attempt_at = 0, seen_round = ? WHERE kind = ? AND id = ?`,
+           moved_at = NULL, next_attempt_at = 0, seen_round = ?, listed_at = ? WHERE kind = ? AND id = ?`,
       ),
       finishRound: p(
         `UPDATE items SET state = 'left', moved_at = ?, last_error = 'no longer listed on the source'
@@ -135,14 +138,14 @@ export class ItemTable implements ItemStore {
     this.s.putCursor.run(kind, source, round, 0, 0);
   }
 
-  recordPage(kind: Kind, source: string, round: number, items: readonly ItemRecord[], _now: number): { added: number; back: ItemRow[] } {
+  recordPage(kind: Kind, source: string, round: number, items: readonly ItemRecord[], now: number): { added: number; back: ItemRow[] } {
     return this.batch(() => {
       let added = 0;
       const back: ItemRow[] = [];
       let afterId = this.getCursor(kind, source)?.afterId ?? 0;
       for (const it of items) {
         afterId = Math.max(afterId, it.id);
-        if (this.s.insertItem.run(kind, it.id, source, it.name, it.sizeBytes, round).changes === 1) {
+        if (this.s.insertItem.run(kind, it.id, source, it.name, it.sizeBytes, round, now).changes === 1) {
           added++;
           continue;
         }
@@ -150,14 +153,20 @@ export class ItemTable implements ItemStore {
         if (!row) continue;
         if (row.state === 'moved' || row.state === 'left') {
           const reason = row.state === 'moved' ? STILL_ON_SOURCE : 'listed on the source again';
-          this.s.backToPending.run(source, reason, round, kind, it.id);
+          this.s.backToPending.run(source, reason, round, now, kind, it.id);
           back.push({ ...row, state: 'pending', lastError: reason });
         } else {
-          this.s.seen.run(round, it.name, it.sizeBytes, kind, it.id);
+          this.s.seen.run(round, it.name, it.sizeBytes, now, kind, it.id);
         }
       }
       this.s.putCursor.run(kind, source, round, afterId, 0);
       return { added, back };
+    });
+  }
+
+  touchListed(kind: Kind, source: string, ids: readonly number[], now: number): void {
+    this.batch(() => {
+      for (const id of ids) this.s.touchListed.run(now, kind, id, source);
     });
   }
 

@@ -92,6 +92,10 @@ const MIGRATIONS: readonly string[] = [
     UPDATE item_counts SET n = n - 1 WHERE kind = OLD.kind AND source = OLD.source AND state = OLD.state;
   END;
   `,
+  // 3: when each item was last listed on its source, so a POST is sent only on fresh knowledge.
+  `
+  ALTER TABLE items ADD COLUMN listed_at INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** The schema version this build writes. */

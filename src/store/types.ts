@@ -93,6 +93,8 @@ export interface ItemRow {
   readOnly: boolean | null;
   /** Last enumeration round that listed the item on its source. */
   seenRound: number;
+  /** ms since epoch when a listing last showed the item on its source (0: unknown). */
+  listedAt: number;
 }
 
 /** Where the enumeration of one (kind, source) stands. Round 1 is the first listing; later rounds re-check. */
@@ -125,6 +127,8 @@ export interface ItemStore {
    * Returns how many were new and how many came back.
    */
   recordPage(kind: Kind, source: string, round: number, items: readonly ItemRecord[], now: number): { added: number; back: ItemRow[] };
+  /** Records that a fresh listing showed these items on `source` at `now`. */
+  touchListed(kind: Kind, source: string, ids: readonly number[], now: number): void;
   /** Ends round `round`: pending items it did not list become `left`. Returns how many. */
   finishRound(kind: Kind, source: string, round: number, now: number): { left: number };
   getItem(kind: Kind, id: number): ItemRow | null;
