@@ -6,9 +6,9 @@ import { FaultOptionsError, NO_FAULTS, createFaults, parseBrokenItems } from './
 const opts = (o: Partial<FaultOptions>): FaultOptions => ({ ...NO_FAULTS, ...o });
 
 /** A request/response pair that records what the injector did. */
-function exchange(url = '/api/v4/projects') {
+function exchange(url = '/api/v4/projects', headers: Record<string, string> = { 'private-token': 'x' }) {
   const out = { status: 0, headers: {} as Record<string, string>, body: '', destroyed: false };
-  const req = { url, socket: { destroy: () => { out.destroyed = true; } } } as unknown as IncomingMessage;
+  const req = { url, headers, socket: { destroy: () => { out.destroyed = true; } } } as unknown as IncomingMessage;
   const res = {
     writeHead(status: number, headers: Record<string, string>) { out.status = status; out.headers = headers; },
     end(body: string) { out.body = body; },
@@ -82,10 +82,13 @@ describe('request faults', () => {
     // Health probes do not count, and the next window starts afresh.
     const probe = exchange('/-/readiness');
     expect(await f.onRequest(probe.req, probe.res)).toBe(false);
+    const anonymous = exchange('/api/v4/projects', {});
+    expect(await f.onRequest(anonymous.req, anonymous.res)).toBe(true);
+    expect(anonymous.out.headers['ratelimit-name']).toBe('throttle_unauthenticated_api');
     t += 30_000;
     const later = exchange();
     expect(await f.onRequest(later.req, later.res)).toBe(false);
-    expect(f.counts()).toEqual({ rate_limit: 1 });
+    expect(f.counts()).toEqual({ rate_limit: 2 });
   });
 
   it('draws resets and errors from the seeded sequence', async () => {

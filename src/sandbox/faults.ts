@@ -2,8 +2,8 @@
  * Fault injection for rehearsals and robustness tests, deterministic under a seed.
  *
  * Request faults run before routing, in this order: latency (every request waits `latencyMs`),
- * rate limit (a fixed one-minute window over all clients, as Rack Attack's throttles count per
- * period; 429 `Retry later` with GitLab's RateLimit-* headers), reset (the socket is destroyed
+ * rate limit (one fixed one-minute window shared by all clients, where GitLab keeps one per user
+ * or IP and throttle; 429 `Retry later` with GitLab's RateLimit-* headers), reset (the socket is destroyed
  * without an answer), error (503). Health probes (`/-/...`) are exempt, as they are from Rack
  * Attack. Request draws come from one PRNG seeded with `seed`, so the same request sequence meets
  * the same faults.
@@ -54,8 +54,17 @@ export class FaultOptionsError extends Error {
 
 /** Share of failing moves that fail in cleanup (`cleanup failed`) rather than in the copy. */
 export const CLEANUP_FAIL_SHARE = 0.1;
-/** The throttle GitLab names in RateLimit-Name for token-authenticated API requests. */
+/** The throttles GitLab names in RateLimit-Name for API requests with and without credentials. */
 export const RATE_LIMIT_NAME = 'throttle_authenticated_api';
+export const RATE_LIMIT_NAME_ANONYMOUS = 'throttle_unauthenticated_api';
+
+/** Whether a request carries any credential (the throttle name depends on it; validity does not matter here). */
+function carriesCredentials(req: IncomingMessage): boolean {
+  const h = req.headers;
+  if (h['private-token'] !== undefined || h.authorization !== undefined || h['job-token'] !== undefined) return true;
+  if (typeof h.cookie === 'string' && h.cookie.includes('_service_session=')) return true;
+  return /[?&](private_token|access_token|job_token)=/.test(req.url ?? '');
+}
 const WINDOW_MS = 60_000;
 
 const KINDS: Record<string, string> = { project: 'project', projects: 'project', snippet: 'snippet', snippets: 'snippet', group: 'group', groups: 'group' };
@@ -131,7 +140,7 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
             'content-type': 'text/plain',
             'content-length': String(Buffer.byteLength(body)),
             'retry-after': String(Math.max(1, Math.ceil((reset - t) / 1000))),
-            'ratelimit-name': RATE_LIMIT_NAME,
+            'ratelimit-name': carriesCredentials(req) ? RATE_LIMIT_NAME : RATE_LIMIT_NAME_ANONYMOUS,
             'ratelimit-limit': String(options.rateLimit),
             'ratelimit-observed': String(observed),
             'ratelimit-remaining': '0',
