@@ -6,7 +6,7 @@
  * The sandbox's address and admin token reach the plan through the env object handed to the
  * runtime, never through process arguments.
  */
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,10 @@ const DEMO_MOVE_MS = 80;
 export async function runDemoCommand(opts: { state?: string }, ctx: CommandContext): Promise<number> {
   const planFile = fileURLToPath(new URL('../../plans/demo.yaml', import.meta.url));
   const statePath = opts.state ? resolve(ctx.cwd, opts.state) : join(mkdtempSync(join(tmpdir(), 'shardmove-demo-')), 'demo.db');
+  // The embedded sandbox starts from its seed every time: an old checkpoint would describe another world.
+  if (existsSync(statePath)) {
+    throw Object.assign(new Error(`demo --state: ${statePath} already exists; the demo's sandbox starts fresh, so give a new file`), { code: 'SHARDMOVE_ARGS_INVALID' });
+  }
   const sandbox = await startSandbox({ workers: 20, moveDurationMs: DEMO_MOVE_MS, faults: { ...DEMO_FAULTS } });
   try {
     ctx.stdout.write(
