@@ -26,7 +26,8 @@ describe('drain under arbitrary faults and crashes', () => {
         fc.array(fc.integer({ min: 1, max: 60 }), { maxLength: 3 }),
         async (items, mode, concurrency, crashes) => {
           const h = createHarness(
-            testPlan({ move: { mode, concurrency }, retry: { maxAttempts: 3, backoffMs: 10_000 }, poll: { stuckAfterMs: 120_000 } }),
+            // Polls 10 s apart: POSTs after the first happen on stale listings, which must be refreshed.
+            testPlan({ move: { mode, concurrency }, retry: { maxAttempts: 3, backoffMs: 10_000 }, poll: { intervalMs: 10_000, stuckAfterMs: 120_000 } }),
           );
           items.forEach((it, i) => {
             const id = i + 1;

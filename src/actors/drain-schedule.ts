@@ -60,17 +60,26 @@ async function dropNotOnSource(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemR
 
 /** Items per freshness listing page. */
 const REFRESH_PAGE = 100;
+/**
+ * Shortest age at which a listing counts as stale. Re-listing on every fast poll would put a
+ * listing before most POST batches (slower moves, more requests); an item moved by someone else
+ * within these seconds before its POST is the accepted race (current GitLab finishes a move onto
+ * the storage an item is already on as a no-op, reference §1.5).
+ */
+const FRESH_MIN_MS = 10_000;
 
 /**
- * An item is POSTed only if a listing showed it on the source within the last poll interval: one
- * run can take days, and an item moved by someone else since it was listed must not get a move
- * onto the storage it is now on. Stale rows are re-listed a page at a time (keyset from the lowest
- * stale id), so this costs about one request per hundred items. Rows no longer listed leave.
+ * An item is POSTed only if a listing showed it on the source recently (within the poll interval,
+ * at least FRESH_MIN_MS): one run can take days, and an item moved by someone else since it was
+ * listed must not get a move onto the storage it is now on. Stale rows are re-listed a page at a
+ * time (keyset from the lowest stale id), about one request per hundred items. Rows no longer
+ * listed leave.
  */
 async function dropUnlisted(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[]> {
   const { deps, store, kind, source } = ctx;
   const now = deps.clock.now();
-  const stale = claimed.filter((r) => now - r.listedAt >= deps.plan.poll.intervalMs).sort((a, b) => a.id - b.id);
+  const maxAge = Math.max(deps.plan.poll.intervalMs, FRESH_MIN_MS);
+  const stale = claimed.filter((r) => now - r.listedAt >= maxAge).sort((a, b) => a.id - b.id);
   if (stale.length === 0) return claimed;
   const gone = new Set<number>();
   let i = 0;
