@@ -38,6 +38,7 @@ const REPOSITORY_REGISTRIES: { cls: string; prefix: string; kind: ItemKind }[] =
 
 const NO_PERMISSION = "The resource that you are attempting to access does not exist or you don't have permission to perform this action";
 
+/** Adds the Geo sites API, its status and the GraphQL bulk mutation (and its proxy). */
 export function register(router: Router): void {
   router.get('/api/v4/geo_sites', { level: 'admin' }, (ctx) => ({ body: sites(ctx).map((s) => siteEntity(ctx, s)) }));
   router.get('/api/v4/geo_sites/status', { level: 'admin' }, (ctx) => ({ body: sites(ctx).map((s) => siteStatus(ctx, s)) }));

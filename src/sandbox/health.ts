@@ -10,6 +10,7 @@ import type { RequestContext } from './context.js';
 import type { Reply } from './http.js';
 import type { Router } from './router.js';
 
+/** Adds the health probes (no credentials). */
 export function register(router: Router): void {
   router.get('/-/health', { level: 'none' }, () => ({ text: 'GitLab OK' }));
   router.get('/-/liveness', { level: 'none' }, () => ({ body: { status: 'ok' } }));

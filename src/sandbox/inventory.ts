@@ -40,6 +40,7 @@ interface ListSpec {
   render(ctx: RequestContext, rows: EntityRow[], admin: boolean): unknown[];
 }
 
+/** Adds the inventory routes: project, snippet and group lists and single items. */
 export function register(router: Router): void {
   router.get('/api/v4/projects', { level: 'public' }, (ctx) => list(ctx, PROJECTS));
   router.get('/api/v4/projects/:id', { level: 'public' }, (ctx) => show(ctx, 'project'));

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { LineCounter, parseDocument, isMap, isSeq } from 'yaml';
+import { LineCounter, parseDocument, isMap } from 'yaml';
 import type { Db, ItemKind } from './db.js';
 import { getMeta, isoTime, setMeta } from './db.js';
 
@@ -121,7 +121,6 @@ export function parseSeed(text: string, file = '<seed>'): Seed {
   if (!isMap(doc.contents) || !raw) throw new SeedError([`${at(0)}: a seed is a YAML mapping`]);
   const seed = validate(raw, (path, message) => problems.push(`${where(path)}: ${path.join('.')}: ${message}`));
   if (problems.length) throw new SeedError(problems);
-  void isSeq;
   return seed;
 }
 

@@ -16,6 +16,7 @@ import { ApiError, invalidParam } from './http.js';
 import type { Router } from './router.js';
 import type { InstanceConfig, InstanceSettings } from './seed.js';
 
+/** Adds GET and PUT /application/settings (admin). */
 export function register(router: Router): void {
   router.get('/api/v4/application/settings', { level: 'admin' }, show);
   router.put('/api/v4/application/settings', { level: 'admin' }, update);
