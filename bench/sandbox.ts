@@ -8,7 +8,8 @@
  *   - keyset listing: GET /projects?pagination=keyset&order_by=id&sort=asc&repository_storage=nfs-1
  *     from random id_after positions, as an admin, at per_page 20 (GitLab's default) and 100;
  *   - scheduling per-item moves: POST /projects/:id/repository_storage_moves, each item once.
- * It prints a table and ends by itself (about a minute). Targets: >= 2,000 req/s for listing and
+ * It prints a table and ends by itself (about a minute; BENCH_PROJECTS and BENCH_PHASE_MS shrink it
+ * for a quick look). Targets: >= 2,000 req/s for listing and
  * scheduling, seeding < 20 s, peak RSS < 600 MB.
  */
 import { fork } from 'node:child_process';
