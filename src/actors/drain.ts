@@ -81,8 +81,9 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<v
         continue;
       }
       await waitUntil(ctx, nextPollAt);
-      await pollInFlight(ctx);
+      // The cadence counts from the start of a poll: its own duration is not added to the interval.
       nextPollAt = deps.clock.now() + interval;
+      await pollInFlight(ctx);
       deps.onProgress?.();
     }
   } finally {
