@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KINDS } from '../plan/types.js';
+import { openCheckpoint } from '../store/checkpoint.js';
 import { createHarness, range, resumed, testPlan } from '../../test/support/drain-harness.js';
 import { FakeError } from '../../test/support/fake-instance.js';
 import { runDrain } from './drain.js';
@@ -291,5 +295,30 @@ describe('dry run', () => {
     expect(h.fake.stats().mutating).toBe(0);
     expect(h.fake.moves).toHaveLength(0);
     expect(h.store.readEvents(0, 100).find((e) => e.type === 'drain.dry_run')?.data).toMatchObject({ wouldSchedule: 250 });
+  });
+});
+
+describe('status while a drain runs', () => {
+  it('reads consistent counts from a second connection on the same file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sm-drain-'));
+    try {
+      const h = createHarness(testPlan(), {}, join(dir, 'run.db'));
+      h.fake.addItems('projects', 'nfs-1', range(1, 300));
+      const reader = openCheckpoint(join(dir, 'run.db'), { readOnly: true, busyTimeoutMs: 100 });
+      const totals: number[] = [];
+      h.deps.onProgress = () => {
+        const s = reader.summary(h.clock.now());
+        expect(s.counts.reduce((a, c) => a + c.n, 0)).toBe(s.total);
+        totals.push(s.counts.filter((c) => c.state === 'moved').reduce((a, c) => a + c.n, 0));
+      };
+      await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+      expect(totals.length).toBeGreaterThan(10);
+      expect(totals.at(-1)).toBe(300);
+      expect([...totals].sort((a, b) => a - b)).toEqual(totals);
+      reader.close();
+      h.store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
