@@ -6,7 +6,8 @@ import { KINDS } from '../plan/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ItemRow } from '../store/types.js';
 import type { DrainCtx } from './drain-context.js';
-import { applyMove } from './drain-outcome.js';
+import { event } from './drain-context.js';
+import { applyMove, isTerminal } from './drain-outcome.js';
 import { reconcileItem } from './reconcile.js';
 import { pollMoves } from './track-moves.js';
 
@@ -48,3 +49,25 @@ export async function pollInFlight(ctx: DrainCtx): Promise<number> {
   return mine;
 }
 
+
+/**
+ * Items quarantined as stuck are looked at again when a drain starts: once the instance shows
+ * their move terminal, the outcome applies as if polled (moved, or back to pending when it
+ * failed, the item being writable again). While the move still runs they stay quarantined.
+ */
+export async function recheckStuck(ctx: DrainCtx): Promise<number> {
+  const { deps, store, kind, source } = ctx;
+  const rows = store.itemsInState(kind, source, 'quarantined', MAX_TRACKED).filter((r) => r.stuckAt !== null && r.moveId !== null);
+  let settled = 0;
+  for (const row of rows) {
+    const move = await deps.api.getMove(kind, row.moveId as number);
+    if (!move || !isTerminal(move.state)) continue;
+    event(ctx, 'move.unstuck', { id: row.id, moveId: move.id, moveState: move.state });
+    store.batch(() => {
+      if (move.state === 'failed') store.markPending(kind, row.id, deps.clock.now(), move.errorMessage ?? 'stuck move failed', true);
+      else applyMove(ctx, row, move, row.scheduledAt ?? deps.clock.now());
+    });
+    settled++;
+  }
+  return settled;
+}

@@ -208,6 +208,24 @@ describe('throttled drain', () => {
     expect(s.quarantined[0]?.reason).toMatch(/^stuck/);
   });
 
+  it('takes a stuck item out of quarantine on a later run once its move has ended', async () => {
+    const h = createHarness(testPlan({ poll: { stuckAfterMs: 60_000 } }));
+    h.fake.addItems('projects', 'nfs-1', [1, 2]);
+    h.fake.script('projects', 1, 'stuck');
+    h.fake.script('projects', 2, 'stuck');
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(h.store.summary(h.clock.now()).stuck).toHaveLength(2);
+    // An operator fixes item 1's move by hand; item 2's is still running.
+    const [m1] = h.fake.movesOf('projects', 1);
+    m1!.state = 'finished';
+    h.fake.item('projects', 1)!.storage = 'cluster';
+    h.fake.item('projects', 1)!.readOnly = false;
+    const r = await runDrain(resumed(h).deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 1, quarantined: 1, remaining: 0 });
+    expect(h.store.summary(h.clock.now()).stuck.map((s) => s.id)).toEqual([2]);
+    expect(h.fake.movesOf('projects', 2)).toHaveLength(1);
+  });
+
   it('sends an item that finished but is still listed on the source back for a new attempt', async () => {
     const h = createHarness();
     h.fake.addItems('groups', 'nfs-1', range(1, 3));

@@ -9,7 +9,7 @@ import type { Kind } from '../plan/types.js';
 import { runBulkPhase } from './drain-bulk.js';
 import { createDrainCtx, event, throwIfAborted, waitUntil } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
-import { pollInFlight, trackedKinds } from './drain-poll.js';
+import { pollInFlight, recheckStuck, trackedKinds } from './drain-poll.js';
 import { scheduleBatch } from './drain-schedule.js';
 import { enumerateRound } from './enumerate.js';
 import { reconcileScheduling } from './reconcile.js';
@@ -165,6 +165,7 @@ export async function runDrain(deps: ActorDeps, input: { source: string; kind: K
   if (deps.dryRun) return dryRun(ctx);
   event(ctx, 'drain.started', { mode: deps.plan.move.mode });
   for (const kind of trackedKinds(ctx)) await reconcileScheduling({ ...ctx, kind });
+  await recheckStuck(ctx);
   const cursor = ctx.store.getCursor(ctx.kind, ctx.source);
   const pipelined = deps.plan.move.mode === 'throttled' && !cursor?.done;
   // Bulk attributes the job's moves to enumerated items, so it needs the whole listing first.
