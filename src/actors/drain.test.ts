@@ -304,6 +304,16 @@ describe('throttled drain', () => {
   });
 });
 
+describe('a listing that ignores the storage filter', () => {
+  it('stops the drain before any POST', async () => {
+    const h = createHarness(testPlan(), { ignoreFilter: true });
+    h.fake.addItems('projects', 'nfs-1', [1, 2]);
+    h.fake.addItems('projects', 'cluster', [3]);
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_VERIFY_FILTER_IGNORED' });
+    expect(h.fake.stats().mutating).toBe(0);
+  });
+});
+
 describe('dry run', () => {
   it('enumerates and estimates without a single mutating request', async () => {
     const h = createHarness();

@@ -4,6 +4,7 @@
  * page at a time however large the storage.
  */
 import { event, throwIfAborted } from './drain-context.js';
+import { DrainError, VERIFY_FILTER_IGNORED } from './drain-errors.js';
 import type { DrainCtx } from './drain-context.js';
 
 export interface RoundResult {
@@ -43,6 +44,16 @@ export async function enumerateRound(ctx: DrainCtx, next?: number, hooks: Enumer
   event(ctx, 'enumerate.started', { round, afterId: cursor.afterId });
   const pages = deps.api.listItemsOnStorage(kind, source, cursor.afterId > 0 ? { afterId: cursor.afterId } : {});
   for await (const page of pages) {
+    // An item on another storage means the filter was ignored (non-admin token): scheduling from
+    // such a listing would move items that are not on the source, some already on the destination.
+    const foreign = page.find((it) => it.storage !== null && it.storage !== source);
+    if (foreign) {
+      event(ctx, 'enumerate.filter_ignored', { id: foreign.id, storage: foreign.storage });
+      throw new DrainError(
+        VERIFY_FILTER_IGNORED,
+        `listing ${kind} on ${source} returned ${kind} ${foreign.id} on ${foreign.storage}: the instance ignored the repository_storage filter`,
+      );
+    }
     const res = store.recordPage(kind, source, round, page, deps.clock.now());
     added += res.added;
     back += res.back.length;
