@@ -17,9 +17,10 @@ export interface PollResult {
 }
 
 /**
- * Reads move-list pages from the newest until every wanted id was seen, or the page reaches ids
- * below the smallest wanted one (and, when discovering, at or below `discoverAbove`). The few ids not
- * seen that way are fetched one by one.
+ * Reads move-list pages from the newest until every wanted id was seen, the page reaches ids
+ * below the smallest wanted one, or a page after the first holds none of them (and, when
+ * discovering, until at or below `discoverAbove`). The few ids not seen that way are fetched one
+ * by one.
  */
 export async function pollMoves(
   api: InstanceApi,
@@ -38,13 +39,18 @@ export async function pollMoves(
     while (page !== null) {
       const res = await api.listMoves(kind, page, MOVES_PER_PAGE);
       let lowest = Infinity;
+      let hits = 0;
       for (const m of res.moves) {
         lowest = Math.min(lowest, m.id);
-        if (want.has(m.id)) found.set(m.id, m);
+        if (want.has(m.id)) {
+          found.set(m.id, m);
+          hits++;
+        }
         if (discoverAbove !== null && m.id > discoverAbove && !want.has(m.id)) discovered.push(m);
       }
-      // Newest first: once a page reaches below an id, every newer move has been seen.
-      const wantedDone = found.size === want.size || lowest <= minWanted;
+      // Newest first: once a page reaches below an id, every newer move has been seen. A page with
+      // none of ours means the rest are old (long-running) moves: one GET each beats paging to them.
+      const wantedDone = found.size === want.size || lowest <= minWanted || (page > 1 && hits === 0);
       const discoveryDone = discoverAbove === null || lowest <= discoverAbove;
       if (res.moves.length === 0 || (wantedDone && discoveryDone)) break;
       page = res.nextPage;
