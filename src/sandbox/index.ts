@@ -13,7 +13,7 @@ import { NO_FAULTS, createFaults } from './faults.js';
 import { createMoveEngine } from './moves-engine.js';
 import { Router } from './router.js';
 import type { InstanceConfig, Seed } from './seed.js';
-import { applySeed, loadSeed } from './seed.js';
+import { applySeed, createRandom, loadSeed } from './seed.js';
 import { createRequestListener } from './server.js';
 import { register as registerAuthRoutes } from './users.js';
 import { register as registerTokenRoutes } from './tokens.js';
@@ -67,10 +67,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const db = openDatabase(options.db);
   applySeed(db, seed, clock.now());
   const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;
-  const faults = createFaults({ ...NO_FAULTS, ...options.faults });
+  const faultOptions = { ...NO_FAULTS, ...options.faults };
+  // Fault windows and rate limits follow the sandbox's clock, so an injected clock drives them too.
+  const faults = createFaults(faultOptions, () => clock.now());
   const base = { db, config, clock, log, faults };
   const engine = createMoveEngine(base, {
     workers: options.workers ?? 10,
+    // Destination picks by weight are reproducible under the fault seed.
+    random: createRandom(faultOptions.seed ^ 0x5eed),
     speed: options.speed ?? 1,
     ...(options.moveDurationMs !== undefined ? { moveDurationMs: options.moveDurationMs } : {}),
   });

@@ -34,7 +34,7 @@ async function handle(state: SandboxState, router: Router, origin: string, req: 
   } catch (err) {
     if (err instanceof ApiError) reply = { status: err.status, body: err.body, headers: err.headers };
     else {
-      state.log.error({ err, method, url: req.url }, 'handler failed');
+      state.log.error({ err, method, path: pathOnly(req.url) }, 'handler failed');
       reply = { status: 500, body: { message: '500 Internal Server Error' } };
     }
   }
@@ -168,4 +168,11 @@ export function parseParams(params: URLSearchParams): Record<string, unknown> {
 
 function isUnsafeKey(k: string): boolean {
   return k === '__proto__' || k === 'constructor' || k === 'prototype';
+}
+
+/** The request path without its query string: queries may carry private_token, access_token or job_token. */
+function pathOnly(url: string | undefined): string {
+  const raw = url ?? '/';
+  const q = raw.indexOf('?');
+  return q === -1 ? raw : raw.slice(0, q);
 }
