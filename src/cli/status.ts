@@ -15,9 +15,10 @@ import { EXIT } from './context.js';
 
 async function planName(file: string, ctx: CommandContext): Promise<string> {
   try {
-    return (await loadPlan(file, { env: ctx.env, cwd: ctx.cwd })).plan.name;
+    // Status needs no credentials: their ${VAR}s and files are not read.
+    return (await loadPlan(file, { env: ctx.env, cwd: ctx.cwd, resolveSecrets: false })).plan.name;
   } catch (err) {
-    // Credentials may be unset here (status needs none): fall back to the plan's `name` field.
+    // Other ${VAR}s (the URL) may be unset in this shell: fall back to the plan's `name` field.
     try {
       const doc = parse(readFileSync(resolve(ctx.cwd, file), 'utf8')) as { name?: unknown } | null;
       if (typeof doc?.name === 'string' && doc.name.trim() !== '') return doc.name;
