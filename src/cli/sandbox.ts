@@ -59,10 +59,23 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
     logger,
   });
   ctx.stdout.write(`${JSON.stringify({ event: 'ready', url: sandbox.url })}\n`);
+  // Fault counters live in memory: log them when they change, so a harness that kills the process
+  // (torture) still learns what was injected, give or take the last second.
+  let lastCounts = '{}';
+  const logCounts = () => {
+    const counts = sandbox.state.faults.counts();
+    const key = JSON.stringify(counts);
+    if (key !== lastCounts) logger.info({ faults: counts }, 'fault counts');
+    lastCounts = key;
+  };
+  const countsTimer = setInterval(logCounts, 1000);
+  countsTimer.unref();
   await new Promise<void>((done) => {
     if (ctx.signal.aborted) done();
     else ctx.signal.addEventListener('abort', () => done(), { once: true });
   });
+  clearInterval(countsTimer);
+  logCounts();
   logger.info('sandbox stopping');
   await sandbox.close();
   logger.flush();
