@@ -1,0 +1,290 @@
+// The authorization matrix (issue 4, "Bad input"): every route the sandbox's router knows, crossed
+// with every class of credential, gives the documented status (spec: Authentication, Errors;
+// reference §1.1, §6, §7). The route list comes from createRouter(), and a case table must cover
+// every route, so a new route cannot slip past. Non-admin cells must leave the database exactly as
+// it was and must not show admin-only fields.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningSandbox } from '../src/sandbox/index.js';
+import { createRouter, startSandbox } from '../src/sandbox/index.js';
+import { changedTables, snapshotSandbox } from './support/sandbox-snapshot.js';
+
+const ROOT = 'glpat-sandbox-root-api-sudo-0001';
+const ROOT_READ = 'glpat-sandbox-root-read-api-0002';
+const ROOT_ADMIN_MODE = 'glpat-sandbox-root-admin-mode-03';
+const EXPIRED = 'glpat-sandbox-root-expired-00004';
+const REVOKED = 'glpat-sandbox-root-revoked-00005';
+const ALICE = 'glpat-sandbox-alice-api-00000006';
+const JOB = 'glcbt-sandbox-job-project-1-0001';
+
+/** Credential classes of the issue, plus an unknown token and a CI job token. */
+const CLASSES = {
+  none: {},
+  invalid: { 'private-token': 'glpat-no-such-token-000000000' },
+  expired: { 'private-token': EXPIRED },
+  revoked: { 'private-token': REVOKED },
+  'non-admin': { 'private-token': ALICE },
+  'admin-read_api': { 'private-token': ROOT_READ },
+  admin: { 'private-token': ROOT },
+  'admin-sudo-admin': { 'private-token': ROOT, sudo: 'OPS-ADMIN' },
+  'admin-sudo-non-admin': { 'private-token': ROOT, sudo: '2' },
+  'non-admin-sudo': { 'private-token': ALICE, sudo: 'root' },
+  job: { 'job-token': JOB },
+} satisfies Record<string, Record<string, string>>;
+type Cls = keyof typeof CLASSES;
+const CLASS_NAMES = Object.keys(CLASSES) as Cls[];
+/** Classes that act with administrator rights; every other class must leave the state untouched. */
+const ADMIN_CLASSES: Cls[] = ['admin', 'admin-sudo-admin'];
+/** Classes that may read what administrators read; every other class must not see admin-only fields. */
+const ADMIN_READERS: Cls[] = [...ADMIN_CLASSES, 'admin-read_api'];
+
+const UNAUTHORIZED = { message: '401 Unauthorized' };
+const FORBIDDEN = { message: '403 Forbidden' };
+const EXPIRED_BODY = { error: 'invalid_token', error_description: 'Token is expired. You can either do re-authorization or token refresh.' };
+const REVOKED_BODY = { error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' };
+const SUDO_NOT_ADMIN = { message: '403 Forbidden - Must be admin to use sudo' };
+const SCOPE_API = {
+  error: 'insufficient_scope', error_description: 'The request requires higher privileges than provided by the access token.', scope: 'api',
+};
+/** Fields only an administrator may see (projects/snippets/groups, users). */
+const ADMIN_ONLY_KEYS = ['repository_storage', 'repository_read_only', 'is_admin', 'note', 'created_by', 'statistics'];
+
+/** Fresh ids for cells that change state, so every successful write has its own target. */
+let counter = 0;
+const next = () => ++counter;
+
+interface Case {
+  /** `METHOD pattern` of the router's route. */
+  route: string;
+  name?: string;
+  path: () => string;
+  body?: () => unknown;
+  /** How the route checks callers: from the router's rule unless the handler authenticates itself. */
+  level?: 'admin' | 'user' | 'public' | 'open';
+  /** Status for an authorized administrator. */
+  ok: number;
+  /** Status for an authenticated non-admin (and an admin acting as one through sudo), on user and public routes. */
+  nonAdmin?: number;
+  /** Status without credentials on public routes. */
+  anonymous?: number;
+  /** Status with a CI job token on a route that accepts job tokens. */
+  job?: number;
+  /** The route needs `api` (not `read_api`); default: any method but GET. */
+  write?: boolean;
+  /** The answer is not JSON (health). */
+  text?: boolean;
+}
+
+const commit = () => ({ branch: 'main', commit_message: 'matrix', actions: [{ action: 'create', file_path: `f${next()}.txt`, content: 'x' }] });
+const moveTo = () => ({ destination_storage_name: 'cluster' });
+const bulk = () => ({ source_storage_name: 'nfs-1', destination_storage_name: 'cluster' });
+const geoMutation = () => ({ query: 'mutation { geoRegistriesBulkUpdate(input: { registryClass: PROJECT_REPOSITORY_REGISTRY, action: RESYNC_ALL }) { errors } }' });
+
+/** Moves made before the matrix runs, one per kind, for the "get one" routes. */
+const MOVES = { project: 0, snippet: 0, group: 0 };
+/** Access tokens (of bob) that DELETE /admin/token cells may revoke, one per cell. */
+const spareTokens: string[] = [];
+
+const CASES: Case[] = [
+  { route: 'GET /api/v4/user', level: 'user', path: () => '/api/v4/user', ok: 200 },
+  { route: 'GET /api/v4/users', level: 'public', path: () => '/api/v4/users', ok: 200 },
+  { route: 'GET /api/v4/users/:id', level: 'public', path: () => '/api/v4/users/1', ok: 200 },
+  { route: 'GET /api/v4/version', path: () => '/api/v4/version', ok: 200 },
+  { route: 'GET /api/v4/metadata', path: () => '/api/v4/metadata', ok: 200 },
+  // Any credential but a job token: "404 Job Not Found" (GitLab's validate_current_authenticated_job).
+  { route: 'GET /api/v4/job', path: () => '/api/v4/job', ok: 404, nonAdmin: 404, job: 200 },
+  { route: 'GET /api/v4/features', path: () => '/api/v4/features', ok: 200 },
+  { route: 'POST /api/v4/features/:name', path: () => '/api/v4/features/matrix_flag', body: () => ({ value: true }), ok: 201 },
+  { route: 'DELETE /api/v4/features/:name', path: () => '/api/v4/features/matrix_flag', ok: 204 },
+  { route: 'POST /api/v4/admin/token', level: 'admin', path: () => '/api/v4/admin/token', body: () => ({ token: ROOT_READ }), ok: 200 },
+  { route: 'DELETE /api/v4/admin/token', level: 'admin', path: () => '/api/v4/admin/token', body: () => ({ token: spareTokens.pop() }), ok: 204 },
+  // Other methods on the token path answer 405 before authentication (the route's existence is public).
+  ...['GET', 'PUT', 'PATCH'].map((m): Case => ({ route: `${m} /api/v4/admin/token`, level: 'open', path: () => '/api/v4/admin/token', ok: 405 })),
+  // Routes that take their own credential in the body and ignore API credentials.
+  { route: 'POST /api/v4/runners/verify', level: 'open', path: () => '/api/v4/runners/verify', body: () => ({ token: 'glrt-sandbox-runner-0001' }), ok: 200 },
+  {
+    route: 'POST /api/v4/projects/:id/trigger/pipeline', level: 'open', path: () => '/api/v4/projects/1/trigger/pipeline',
+    body: () => ({ token: 'glptt-sandbox-trigger-0001', ref: 'main' }), ok: 201,
+  },
+  { route: 'POST /oauth/token', level: 'open', path: () => '/oauth/token', body: () => ({ grant_type: 'refresh_token', refresh_token: 'x' }), ok: 401 },
+  ...(['project', 'snippet', 'group'] as const).flatMap((kind): Case[] => {
+    const plural = `${kind}s`;
+    const collection = `/api/v4/${kind}_repository_storage_moves`;
+    // A fresh item per cell (ids 3 and up; none starts on cluster): only 20 groups exist.
+    let last = kind === 'project' ? 100 : 2;
+    const fresh = () => ++last;
+    return [
+      { route: `GET ${collection}`, path: () => collection, ok: 200 },
+      { route: `GET ${collection}/:repository_storage_move_id`, path: () => `${collection}/${MOVES[kind]}`, ok: 200 },
+      { route: `POST ${collection}`, path: () => collection, body: bulk, ok: 202 },
+      { route: `GET /api/v4/${plural}/:id/repository_storage_moves`, path: () => `/api/v4/${plural}/2/repository_storage_moves`, ok: 200 },
+      {
+        route: `GET /api/v4/${plural}/:id/repository_storage_moves/:repository_storage_move_id`,
+        path: () => `/api/v4/${plural}/2/repository_storage_moves/${MOVES[kind]}`, ok: 200,
+      },
+      { route: `POST /api/v4/${plural}/:id/repository_storage_moves`, path: () => `/api/v4/${plural}/${fresh()}/repository_storage_moves`, body: moveTo, ok: 201 },
+    ];
+  }),
+  // Writes: only admins and owners (root owns everything in the default seed). Others get 403 on
+  // public and internal items, 404 on private ones.
+  { route: 'POST /api/v4/projects/:id/repository/commits', path: () => '/api/v4/projects/1/repository/commits', body: commit, ok: 201, nonAdmin: 403 },
+  { route: 'PUT /api/v4/snippets/:id', path: () => '/api/v4/snippets/1', body: () => ({ content: `c${next()}` }), ok: 200, nonAdmin: 403 },
+  { route: 'POST /api/v4/groups/:id/wikis', path: () => '/api/v4/groups/1/wikis', body: () => ({ title: `t${next()}`, content: 'c' }), ok: 201, nonAdmin: 404 },
+  { route: 'GET /api/v4/projects', path: () => '/api/v4/projects?repository_storage=nfs-1&statistics=true', ok: 200 },
+  { route: 'GET /api/v4/projects/:id', name: 'public project', path: () => '/api/v4/projects/17?statistics=true', ok: 200 },
+  { route: 'GET /api/v4/projects/:id', name: 'internal project', path: () => '/api/v4/projects/1', ok: 200, anonymous: 404 },
+  { route: 'GET /api/v4/projects/:id', name: 'private project', path: () => '/api/v4/projects/3', ok: 200, nonAdmin: 404, anonymous: 404 },
+  { route: 'GET /api/v4/snippets/all', path: () => '/api/v4/snippets/all', ok: 200 },
+  { route: 'GET /api/v4/snippets/:id', name: 'public snippet', path: () => '/api/v4/snippets/1', ok: 200 },
+  { route: 'GET /api/v4/snippets/:id', name: 'private snippet', path: () => '/api/v4/snippets/3', ok: 200, nonAdmin: 404 },
+  { route: 'GET /api/v4/groups', path: () => '/api/v4/groups', ok: 200 },
+  { route: 'GET /api/v4/groups/:id', name: 'public group', path: () => '/api/v4/groups/5', ok: 200 },
+  { route: 'GET /api/v4/groups/:id', name: 'private group', path: () => '/api/v4/groups/1', ok: 200, nonAdmin: 404, anonymous: 404 },
+  { route: 'GET /api/v4/application/settings', path: () => '/api/v4/application/settings', ok: 200 },
+  { route: 'PUT /api/v4/application/settings', path: () => '/api/v4/application/settings', body: () => ({ repository_storages_weighted: { default: 100 } }), ok: 200 },
+  { route: 'GET /-/health', level: 'open', path: () => '/-/health', ok: 200, text: true },
+  { route: 'GET /-/liveness', level: 'open', path: () => '/-/liveness', ok: 200 },
+  { route: 'GET /-/readiness', level: 'open', path: () => '/-/readiness?all=1', ok: 200 },
+  { route: 'GET /api/v4/geo_sites', path: () => '/api/v4/geo_sites', ok: 200 },
+  { route: 'GET /api/v4/geo_sites/status', path: () => '/api/v4/geo_sites/status', ok: 200 },
+  { route: 'GET /api/v4/geo_sites/:id', path: () => '/api/v4/geo_sites/2', ok: 200 },
+  { route: 'GET /api/v4/geo_sites/:id/status', path: () => '/api/v4/geo_sites/2/status', ok: 200 },
+  // GraphQL answers 200 with `errors` to callers without the rights; the state check proves nothing was recorded.
+  { route: 'POST /api/graphql', path: () => '/api/graphql', body: geoMutation, ok: 200 },
+  { route: 'POST /api/v4/geo/node_proxy/:id/graphql', path: () => '/api/v4/geo/node_proxy/2/graphql', body: geoMutation, ok: 200 },
+];
+
+interface Expected {
+  status: number;
+  body?: unknown;
+}
+
+/** The documented answer for a case and a credential class. */
+function expected(c: Case, level: 'admin' | 'user' | 'public' | 'open', write: boolean, jobRoute: boolean, cls: Cls): Expected {
+  if (level === 'open') return { status: c.ok };
+  switch (cls) {
+    case 'none': return level === 'public' ? { status: c.anonymous ?? c.ok } : { status: 401, body: UNAUTHORIZED };
+    case 'invalid': return { status: 401, body: UNAUTHORIZED };
+    case 'expired': return { status: 401, body: EXPIRED_BODY };
+    case 'revoked': return { status: 401, body: REVOKED_BODY };
+    // A job token works only where the route accepts one; anywhere else it is an invalid credential.
+    case 'job': return jobRoute ? { status: c.job ?? c.ok } : { status: 401, body: UNAUTHORIZED };
+    case 'non-admin-sudo': return { status: 403, body: SUDO_NOT_ADMIN };
+    case 'admin-read_api': return write ? { status: 403, body: SCOPE_API } : { status: c.ok };
+    case 'admin': case 'admin-sudo-admin': return { status: c.ok };
+    case 'non-admin': case 'admin-sudo-non-admin':
+      return level === 'admin' ? { status: 403, body: FORBIDDEN } : { status: c.nonAdmin ?? c.ok };
+  }
+}
+
+function adminOnlyKeysIn(value: unknown, found: Set<string> = new Set()): Set<string> {
+  if (Array.isArray(value)) for (const v of value) adminOnlyKeysIn(v, found);
+  else if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) {
+      if (ADMIN_ONLY_KEYS.includes(k)) found.add(k);
+      adminOnlyKeysIn(v, found);
+    }
+  }
+  return found;
+}
+
+describe('authorization matrix: every route x every credential class', () => {
+  let sb: RunningSandbox;
+  const routes = createRouter().routes;
+
+  beforeAll(async () => {
+    sb = await startSandbox();
+    // Nothing may change the database behind the test's back: the engine only runs the moves the
+    // matrix schedules, and the snapshots must see requests' effects alone.
+    sb.state.engine.close();
+    for (const kind of ['project', 'snippet', 'group'] as const) {
+      const res = await fetch(`${sb.url}/api/v4/${kind}s/2/repository_storage_moves`, {
+        method: 'POST', headers: { 'private-token': ROOT, 'content-type': 'application/json' }, body: JSON.stringify(moveTo()),
+      });
+      expect(res.status).toBe(201);
+      MOVES[kind] = ((await res.json()) as { id: number }).id;
+    }
+    const now = new Date().toISOString();
+    const insert = sb.state.db.prepare(`INSERT INTO credentials (type, value, user_id, name, scopes, expires_at, created_at, updated_at)
+      VALUES ('personal', ?, 3, 'spare', '["api"]', '2099-01-01', ?, ?)`);
+    for (let i = 0; i < CLASS_NAMES.length; i++) {
+      const value = `glpat-matrix-spare-bob-${String(i).padStart(8, '0')}`;
+      insert.run(value, now, now);
+      spareTokens.push(value);
+    }
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  it('has a case for every route of the router, and no case for a route that does not exist', () => {
+    const known = new Set(routes.map((r) => `${r.method} ${r.pattern}`));
+    const covered = new Set(CASES.map((c) => c.route));
+    expect([...known].filter((k) => !covered.has(k))).toEqual([]);
+    expect([...covered].filter((k) => !known.has(k))).toEqual([]);
+  });
+
+  const cells = CASES.flatMap((c) => CLASS_NAMES.map((cls) => [`${c.route}${c.name ? ` (${c.name})` : ''} as ${cls}`, c, cls] as const));
+
+  it.each(cells)('%s', async (_label, c, cls) => {
+    const [method, pattern] = c.route.split(' ') as [string, string];
+    const route = routes.find((r) => r.method === method && r.pattern === pattern);
+    expect(route, c.route).toBeDefined();
+    const rule = route!.auth;
+    const level = c.level ?? (rule.level === 'none' ? 'open' : rule.level);
+    const write = c.write ?? rule.write ?? method !== 'GET';
+    const want = expected(c, level, write, rule.jobToken === true, cls);
+
+    const guarded = !ADMIN_CLASSES.includes(cls);
+    const before = guarded ? snapshotSandbox(sb.state) : {};
+    const body = c.body?.();
+    const headers: Record<string, string> = { ...CLASSES[cls] };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(`${sb.url}${c.path()}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    const after = guarded ? snapshotSandbox(sb.state) : {};
+
+    expect(res.status, `${c.route} as ${cls}: ${text.slice(0, 300)}`).toBe(want.status);
+    let parsed: unknown;
+    if (res.status !== 204 && !c.text) {
+      expect(res.headers.get('content-type'), text.slice(0, 200)).toMatch(/^application\/json/);
+      parsed = JSON.parse(text);
+    }
+    if (want.body !== undefined) expect(parsed).toEqual(want.body);
+    if (guarded) expect(changedTables(before, after), `${c.route} as ${cls} changed state`).toEqual([]);
+    if (!ADMIN_READERS.includes(cls)) expect([...adminOnlyKeysIn(parsed)], `${c.route} as ${cls} shows admin-only fields`).toEqual([]);
+    if (cls === 'non-admin' && c.route.startsWith('POST /api/graphql')) expect((parsed as { errors?: unknown[] }).errors).toBeDefined();
+  });
+});
+
+describe('authorization matrix under Admin Mode', () => {
+  let sb: RunningSandbox;
+  beforeAll(async () => {
+    sb = await startSandbox();
+    sb.state.engine.close();
+    const res = await fetch(`${sb.url}/api/v4/application/settings`, {
+      method: 'PUT', headers: { 'private-token': ROOT, 'content-type': 'application/json' }, body: '{"admin_mode":true}',
+    });
+    expect(res.status).toBe(200);
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  // Admin routes need a token with the admin_mode scope; without it an admin is a regular user.
+  const adminGets = createRouter().routes.filter((r) => r.auth.level === 'admin' && r.method === 'GET' && !r.pattern.includes(':'));
+
+  it.each(adminGets.map((r) => [r.pattern] as const))('GET %s: 403 without admin_mode scope, 200 with it', async (pattern) => {
+    const without = await fetch(`${sb.url}${pattern}`, { headers: { 'private-token': ROOT } });
+    expect(without.status).toBe(403);
+    expect(await without.json()).toEqual(FORBIDDEN);
+    const withScope = await fetch(`${sb.url}${pattern}`, { headers: { 'private-token': ROOT_ADMIN_MODE } });
+    expect(withScope.status).toBe(200);
+    await withScope.arrayBuffer();
+  });
+
+  it('hides admin-only fields from an admin without the admin_mode scope', async () => {
+    const res = await fetch(`${sb.url}/api/v4/projects?repository_storage=nfs-1`, { headers: { 'private-token': ROOT } });
+    expect(res.status).toBe(200);
+    expect([...adminOnlyKeysIn(await res.json())]).toEqual([]);
+  });
+});
