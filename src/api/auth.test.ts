@@ -166,4 +166,22 @@ describe('OAuth', () => {
     await client.request({ method: 'GET', path: '/user' });
     expect(refreshed.map((p) => p.refreshToken)).toEqual(['refresh-NEW-1', 'refresh-NEW-2']);
   });
+
+  it('a token that lives seconds is refreshed at three quarters of its life, not before every request', async () => {
+    const { pool, client, clock, refreshed } = setup({ marginMs: 60_000 });
+    pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(401, EXPIRED, JSON_HEADERS);
+    interceptRefresh(pool, OAUTH.refreshToken, 1, 4);
+    pool.intercept({ path: '/api/v4/user', method: 'GET', headers: bearer('access-NEW-1') }).reply(200, {}, JSON_HEADERS).times(3);
+    await client.request({ method: 'GET', path: '/user' });
+    clock.t += 1_000;
+    await client.request({ method: 'GET', path: '/user' });
+    clock.t += 1_900; // 2.9 s of 4: still fresh
+    await client.request({ method: 'GET', path: '/user' });
+    expect(refreshed).toHaveLength(1);
+    clock.t += 100; // 3 s of 4: refresh first
+    interceptRefresh(pool, 'refresh-NEW-1', 2, 4);
+    pool.intercept({ path: '/api/v4/user', method: 'GET', headers: bearer('access-NEW-2') }).reply(200, {}, JSON_HEADERS);
+    await client.request({ method: 'GET', path: '/user' });
+    expect(refreshed.map((p) => p.refreshToken)).toEqual(['refresh-NEW-1', 'refresh-NEW-2']);
+  });
 });

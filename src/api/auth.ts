@@ -47,7 +47,10 @@ export interface OAuthProviderOptions {
   userAgent: string;
   /** Injected clock (ms since epoch). */
   now: () => number;
-  /** Refresh this long before the known expiry (default 60 s). */
+  /**
+   * Refresh this long before the known expiry (default 60 s), but never more than a quarter of the
+   * token's lifetime: a token that lives only seconds would otherwise be refreshed before every request.
+   */
   marginMs?: number;
   /** Called after every successful refresh, before the new token is used. */
   onRefresh?: (pair: OAuthTokenPair) => void | Promise<void>;
@@ -56,7 +59,7 @@ export interface OAuthProviderOptions {
 /**
  * OAuth bearer token with refresh. The expiry of the token we start with is unknown (the plan holds
  * only the pair), so the first refresh happens on a 401 `invalid_token`; after that, `expires_in`
- * of each answer schedules the next refresh `marginMs` ahead of time. Refresh tokens are single use,
+ * of each answer schedules the next refresh `marginMs` (at most a quarter of the lifetime) ahead of time. Refresh tokens are single use,
  * so at most one refresh runs at a time and concurrent callers share it; the refresh POST itself is
  * never retried (a lost answer would mean a dead pair either way).
  */
@@ -64,7 +67,8 @@ export function createOAuthProvider(opts: OAuthProviderOptions): CredentialProvi
   const margin = opts.marginMs ?? 60_000;
   let accessToken = opts.credentials.accessToken;
   let refreshToken = opts.credentials.refreshToken;
-  let expiresAt: number | null = null;
+  /** When the next refresh is due: `marginMs` (or a quarter of the lifetime) before expiry; null = unknown. */
+  let refreshAt: number | null = null;
   let inFlight: Promise<void> | null = null;
 
   const refresh = (): Promise<void> => {
@@ -110,14 +114,17 @@ export function createOAuthProvider(opts: OAuthProviderOptions): CredentialProvi
     }
     accessToken = body.access_token;
     refreshToken = body.refresh_token;
-    expiresAt = typeof body.expires_in === 'number' ? opts.now() + body.expires_in * 1000 : null;
+    const now = opts.now();
+    const lifetimeMs = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in * 1000 : null;
+    const expiresAt = lifetimeMs === null ? null : now + lifetimeMs;
+    refreshAt = lifetimeMs === null ? null : now + lifetimeMs - Math.min(margin, lifetimeMs / 4);
     await opts.onRefresh?.({ accessToken, refreshToken, expiresAt });
   }
 
   return {
     async headers() {
       if (inFlight) await inFlight;
-      else if (expiresAt !== null && opts.now() >= expiresAt - margin) await refresh();
+      else if (refreshAt !== null && opts.now() >= refreshAt) await refresh();
       return { authorization: `Bearer ${accessToken}` };
     },
     async onUnauthorized(err, sentHeaders) {
