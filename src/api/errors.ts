@@ -103,6 +103,11 @@ export class ApiUnauthorizedError extends ApiHttpError {
     const d = details.description ?? '';
     this.tokenProblem = !details.invalidToken ? null : /expired/i.test(d) ? 'expired' : /revoked/i.test(d) ? 'revoked' : 'other';
     this.refreshFailed = details.refreshFailed ?? false;
+    // The operator's next step, named without the token: a refresh failure already says its own.
+    if (!this.refreshFailed) {
+      const what = this.tokenProblem === 'revoked' ? 'the token was revoked' : this.tokenProblem === 'expired' ? 'the token has expired' : 'the token was not accepted';
+      this.message = `${this.message} (${what}: give the run a new token through its environment variable or token file, then run the same command again)`;
+    }
   }
 }
 
