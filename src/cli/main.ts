@@ -5,6 +5,7 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
+import { redact } from '../plan/secrets.js';
 
 /** Errors carry stable `code`s; these map to exit codes. Anything else is an internal error (1). */
 const EXIT_BY_CODE: Record<string, number> = {
@@ -16,6 +17,14 @@ const EXIT_BY_CODE: Record<string, number> = {
   SHARDMOVE_PLAN_CHANGED: EXIT.refused,
   SHARDMOVE_INTERRUPTED: EXIT.interrupted,
 };
+
+/**
+ * Errors repeat what was typed: an unknown `--name=value` whole, a plan path. Either may be a token
+ * typed in the wrong place, so values of unknown options and token-looking text are masked.
+ */
+function scrubTyped(s: string): string {
+  return redact(s.replace(/(unknown option '[^'=]*=)[^']*'/g, "$1***'"));
+}
 
 function number(name: string, min: number, max: number) {
   return (raw: string): number => {
@@ -33,7 +42,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .exitOverride()
     .configureOutput({
       writeOut: (s) => ctx.stdout.write(s),
-      writeErr: (s) => ctx.stderr.write(s),
+      writeErr: (s) => ctx.stderr.write(scrubTyped(s)),
     });
 
   program
@@ -140,7 +149,7 @@ function exitCodeFor(err: unknown, ctx: CommandContext): number {
     return EXIT.invalid;
   }
   const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
-  const message = err instanceof Error ? err.message : String(err);
+  const message = scrubTyped(err instanceof Error ? err.message : String(err));
   const mapped = EXIT_BY_CODE[code];
   if (mapped !== undefined) {
     ctx.stderr.write(`shardmove: ${message}\n`);
@@ -152,7 +161,7 @@ function exitCodeFor(err: unknown, ctx: CommandContext): number {
   }
   ctx.stderr.write(
     `shardmove: internal error: ${message}\n` +
-      `This is a bug. Please report it with the log file and this stack:\n${err instanceof Error ? err.stack : ''}\n`,
+      `This is a bug. Please report it with the log file and this stack:\n${err instanceof Error ? scrubTyped(err.stack ?? '') : ''}\n`,
   );
   return EXIT.failed;
 }
