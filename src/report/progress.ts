@@ -12,17 +12,21 @@ export interface ProgressView {
   elapsedMs: number;
 }
 
-/** One line: the step, each kind's counts, the rate and the ETA. */
+/** One line: the step, each kind's done/total, in flight, failed and retrying, quarantined; the rate and the ETA. */
 export function renderProgressLine(view: ProgressView): string {
   // Zero counts are left out so the line fits a terminal.
   const kinds = progressByKind(view.summary)
     .map((p) => {
-      const extra = [p.inFlight > 0 ? `${p.inFlight} in flight` : '', p.quarantined > 0 ? `${p.quarantined} quarantined` : ''].filter(Boolean);
+      const extra = [
+        p.inFlight > 0 ? `${p.inFlight} in flight` : '',
+        p.retrying > 0 ? `${p.retrying} failed, retrying` : '',
+        p.quarantined > 0 ? `${p.quarantined} quarantined` : '',
+      ].filter(Boolean);
       return `${p.kind} ${p.done}/${p.total}${extra.length > 0 ? ` (${extra.join(', ')})` : ''}`;
     })
     .join(', ');
   const rate = rateAndEta(view.summary, view.elapsedMs);
-  return `[${formatDuration(view.elapsedMs)}] ${view.step}${kinds ? ` | ${kinds}` : ''} | ${Math.round(rate.perMinute)}/min, ETA ${formatDuration(rate.etaMs)}`;
+  return `[${formatDuration(view.elapsedMs)}] ${view.step}${kinds ? ` | ${kinds}` : ''} | ${Math.round(rate.perMinute)} moves/min, ETA ${formatDuration(rate.etaMs)}`;
 }
 
 export interface ProgressOutput {

@@ -20,6 +20,7 @@ const summary: StatusSummary = {
   movedLast10Min: 50,
   total: 105,
   stuck: [],
+  retrying: [{ kind: 'projects', source: 'nfs-2', n: 3 }],
 };
 
 const context: RunContext = {
@@ -32,8 +33,8 @@ const context: RunContext = {
 describe('summary', () => {
   it('groups item states per kind', () => {
     expect(progressByKind(summary)).toEqual([
-      { kind: 'projects', total: 100, done: 82, inFlight: 10, waiting: 7, quarantined: 1 },
-      { kind: 'snippets', total: 5, done: 5, inFlight: 0, waiting: 0, quarantined: 0 },
+      { kind: 'projects', total: 100, done: 82, inFlight: 10, waiting: 7, retrying: 3, quarantined: 1 },
+      { kind: 'snippets', total: 5, done: 5, inFlight: 0, waiting: 0, retrying: 0, quarantined: 0 },
     ]);
   });
 
@@ -48,9 +49,9 @@ describe('summary', () => {
 });
 
 describe('renderers', () => {
-  it('progress line names the step and leaves zero counts out', () => {
+  it('progress line names the step, per kind done, in flight, failed and retrying, quarantined; leaves zero counts out', () => {
     expect(renderProgressLine({ step: 'drain nfs-2/projects', summary, elapsedMs: 120_000 }))
-      .toBe('[2m00s] drain nfs-2/projects | projects 82/100 (10 in flight, 1 quarantined), snippets 5/5 | 25/min, ETA 41s');
+      .toBe('[2m00s] drain nfs-2/projects | projects 82/100 (10 in flight, 3 failed, retrying, 1 quarantined), snippets 5/5 | 25 moves/min, ETA 41s');
   });
 
   it('final report lists counts, quarantined items with reasons, verification, weights and warnings', () => {
@@ -71,12 +72,29 @@ describe('renderers', () => {
   it('status shows the current drain, counts by storage and quarantine', () => {
     const saved = { planName: 'p', planHash: 'h', machineVersion: 1, snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } } };
     const report = buildStatusReport('/x.db', saved, summary, 600_000);
-    expect(report.state).toBe('running or interrupted');
+    expect(report.state).toBe('interrupted');
     expect(report.step).toBe('drain nfs-2/snippets');
     expect(report.movesPerMinute).toBe(5);
     const text = renderStatus(report);
     expect(text).toContain('projects  nfs-2        quarantined  1');
     expect(text).toContain('Quarantined (1):');
+    expect(text).toContain('projects  82/100 done, 10 in flight, 7 waiting (3 failed, retrying), 1 quarantined');
+    expect(text).toContain('interrupted: no process is running it');
     expect(buildStatusReport('/x.db', null, summary, 0).state).toBe('not started');
+  });
+
+  it('status tells a live run from a killed one by the lock holder, and a live holder beats an old final snapshot', () => {
+    const active = { planName: 'p', planHash: 'h', machineVersion: 1, snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } } };
+    const failed = { ...active, snapshot: { status: 'done', value: 'failed', context } };
+    const holder = { pid: 77, host: 'h1', startedAt: 0 };
+    const live = buildStatusReport('/x.db', active, summary, 1, { ...holder, alive: true });
+    expect(live.state).toBe('running');
+    expect(renderStatus(live)).toContain('running as pid 77 on h1');
+    const killed = buildStatusReport('/x.db', active, summary, 1, { ...holder, alive: false });
+    expect(killed.state).toBe('interrupted');
+    expect(renderStatus(killed)).toContain('pid 77 on h1 died holding the lock');
+    expect(buildStatusReport('/x.db', active, summary, 1, { ...holder, alive: null }).state).toBe('running');
+    expect(buildStatusReport('/x.db', failed, summary, 1, { ...holder, alive: true }).state).toBe('running');
+    expect(buildStatusReport('/x.db', failed, summary, 1, null).state).toBe('failed');
   });
 });

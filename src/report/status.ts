@@ -8,11 +8,26 @@ import type { SavedRun, StatusSummary } from '../store/types.js';
 import type { KindProgress } from './summary.js';
 import { formatDuration, progressByKind, rateAndEta } from './summary.js';
 
+/** The run lock as `status` found it: who holds it and whether that process is alive. */
+export interface LockView {
+  pid: number;
+  host: string;
+  startedAt: number;
+  /** Alive on this host; null when the holder is on another host (it cannot be probed from here). */
+  alive: boolean | null;
+}
+
 export interface StatusReport {
   checkpoint: string;
   plan: string | null;
-  /** "not started", "running or interrupted", "done", "doneWithQuarantine" or "failed". */
+  /**
+   * "not started", "running" (a live process holds the lock), "interrupted" (no live holder and the
+   * machine did not reach a final state: killed, stopped by a signal, or crashed), or the final state:
+   * "done", "doneWithQuarantine", "failed".
+   */
   state: string;
+  /** The process holding the run lock, if any (a dead holder means the run was killed). */
+  lock: LockView | null;
   /** The step the run is in (or ended in), e.g. "drain nfs-1/projects". */
   step: string | null;
   dryRun: boolean;
@@ -29,13 +44,18 @@ export interface StatusReport {
   previousWeights: Record<string, number> | null;
 }
 
-/** Builds the status from what the checkpoint holds (pure). */
-export function buildStatusReport(checkpoint: string, saved: SavedRun | null, summary: StatusSummary, now: number): StatusReport {
+/** Live, interrupted or ended: a live lock holder wins (a resumed run starts from an old final snapshot). */
+function runState(snap: { status?: string; value?: unknown } | undefined, lock: LockView | null): string {
+  if (lock && lock.alive !== false) return 'running';
+  if (snap?.status === 'done') return String(snap.value);
+  return snap ? 'interrupted' : 'not started';
+}
+
+/** Builds the status from what the checkpoint holds (pure); `lock` is the lock row with its liveness. */
+export function buildStatusReport(checkpoint: string, saved: SavedRun | null, summary: StatusSummary, now: number, lock: LockView | null = null): StatusReport {
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
-  let state = 'not started';
-  if (snap?.status === 'done') state = String(snap.value);
-  else if (snap) state = 'running or interrupted';
+  const state = runState(snap, lock);
   let step: string | null = c?.step ?? null;
   if (c && c.step === 'drain' && snap?.status !== 'done') step = `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
   // A run younger than the 10-minute window is measured over its own age.
@@ -44,6 +64,7 @@ export function buildStatusReport(checkpoint: string, saved: SavedRun | null, su
     checkpoint,
     plan: saved?.planName ?? null,
     state,
+    lock,
     step,
     dryRun: c?.dryRun ?? false,
     error: c?.error ?? null,
@@ -64,11 +85,18 @@ export function buildStatusReport(checkpoint: string, saved: SavedRun | null, su
 export function renderStatus(r: StatusReport): string {
   const lines: string[] = [];
   lines.push(`Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${r.step ? `, step ${r.step}` : ''}`);
+  const l = r.lock;
+  if (l && l.alive === true) lines.push(`  running as pid ${l.pid} on ${l.host} since ${new Date(l.startedAt).toISOString()}`);
+  else if (l && l.alive === null) lines.push(`  locked by pid ${l.pid} on ${l.host} since ${new Date(l.startedAt).toISOString()} (another host: cannot tell from here whether it still runs)`);
+  else if (l) lines.push(`  interrupted: pid ${l.pid} on ${l.host} died holding the lock (killed or crashed); \`run\` again to continue`);
+  else if (r.state === 'interrupted') lines.push('  interrupted: no process is running it; `run` again to continue');
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
   lines.push(`  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${formatDuration(r.etaMs)}`);
   if (r.kinds.length > 0) {
     lines.push('', 'By kind:');
-    for (const k of r.kinds) lines.push(`  ${k.kind.padEnd(9)} ${k.done}/${k.total} done, ${k.inFlight} in flight, ${k.waiting} waiting, ${k.quarantined} quarantined`);
+    for (const k of r.kinds) {
+      lines.push(`  ${k.kind.padEnd(9)} ${k.done}/${k.total} done, ${k.inFlight} in flight, ${k.waiting} waiting (${k.retrying} failed, retrying), ${k.quarantined} quarantined`);
+    }
     lines.push('', 'By kind, storage and state:');
     for (const c of [...r.counts].sort((a, b) => `${a.kind}${a.source}${a.state}`.localeCompare(`${b.kind}${b.source}${b.state}`))) {
       lines.push(`  ${c.kind.padEnd(9)} ${c.source.padEnd(12)} ${c.state.padEnd(12)} ${c.n}`);

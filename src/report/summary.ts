@@ -13,6 +13,8 @@ export interface KindProgress {
   inFlight: number;
   /** Not started yet, or waiting for a retry after a failed attempt. */
   waiting: number;
+  /** Of `waiting`: those whose last attempt failed and that wait for their retry. */
+  retrying: number;
   quarantined: number;
 }
 
@@ -20,12 +22,12 @@ const DONE = new Set(['moved', 'left']);
 const IN_FLIGHT = new Set(['scheduling', 'in_flight']);
 
 /** Per-kind totals, in the order kinds first appear. */
-export function progressByKind(summary: Pick<StatusSummary, 'counts'>): KindProgress[] {
+export function progressByKind(summary: Pick<StatusSummary, 'counts' | 'retrying'>): KindProgress[] {
   const byKind = new Map<Kind, KindProgress>();
   for (const c of summary.counts) {
     let p = byKind.get(c.kind);
     if (!p) {
-      p = { kind: c.kind, total: 0, done: 0, inFlight: 0, waiting: 0, quarantined: 0 };
+      p = { kind: c.kind, total: 0, done: 0, inFlight: 0, waiting: 0, retrying: 0, quarantined: 0 };
       byKind.set(c.kind, p);
     }
     p.total += c.n;
@@ -33,6 +35,10 @@ export function progressByKind(summary: Pick<StatusSummary, 'counts'>): KindProg
     else if (IN_FLIGHT.has(c.state)) p.inFlight += c.n;
     else if (c.state === 'quarantined') p.quarantined += c.n;
     else p.waiting += c.n;
+  }
+  for (const r of summary.retrying ?? []) {
+    const p = byKind.get(r.kind);
+    if (p) p.retrying += r.n;
   }
   return [...byKind.values()];
 }
@@ -49,7 +55,7 @@ export interface Rate {
  * Rate over the last 10 minutes (or over `elapsedMs` when the run is younger), and the ETA for the
  * items neither done nor quarantined.
  */
-export function rateAndEta(summary: Pick<StatusSummary, 'counts' | 'movedLast10Min'>, elapsedMs?: number): Rate {
+export function rateAndEta(summary: Pick<StatusSummary, 'counts' | 'movedLast10Min' | 'retrying'>, elapsedMs?: number): Rate {
   const windowMin = Math.max(1 / 60, Math.min(10, (elapsedMs ?? 600_000) / 60_000));
   const perMinute = summary.movedLast10Min / windowMin;
   const remaining = progressByKind(summary).reduce((a, p) => a + p.waiting + p.inFlight, 0);

@@ -3,24 +3,14 @@
  * SQLite checkpoint, the undici client, the drain and verify actors. Loaded lazily by run.ts so
  * unit tests with fakes never open a socket or a database.
  */
-import { hostname } from 'node:os';
 import { loadPlan } from '../plan/load.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { createInstanceApi } from '../api/instance.js';
 import { runDrain } from '../actors/drain.js';
 import { runVerify } from '../actors/verify.js';
 import { systemClock } from './clock.js';
+import { isAlive, thisHost } from './process.js';
 import type { RuntimeServices } from './types.js';
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export function defaultServices(): RuntimeServices {
   return {
@@ -42,6 +32,6 @@ export function defaultServices(): RuntimeServices {
     clock: systemClock,
     isAlive,
     pid: process.pid,
-    host: hostname(),
+    host: thisHost(),
   };
 }

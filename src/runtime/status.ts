@@ -1,6 +1,7 @@
 /**
  * Reading a checkpoint for `status`, safely while a run writes it: read-only connection (WAL lets
- * readers in) with a busy timeout, no lock taken, nothing written.
+ * readers in) with a busy timeout, no lock taken, nothing written. The lock row tells a live run
+ * (its holder's pid is alive) from an interrupted one (no holder, or a dead one after kill -9).
  */
 import { existsSync } from 'node:fs';
 import { openCheckpoint } from '../store/checkpoint.js';
@@ -8,6 +9,7 @@ import { buildStatusReport } from '../report/status.js';
 import type { StatusReport } from '../report/status.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
 import { checkpointPath } from './paths.js';
+import { isAlive, thisHost } from './process.js';
 
 export { checkpointPath } from './paths.js';
 
@@ -18,7 +20,10 @@ export function readStatus(file: string, now: number): StatusReport {
   }
   const store = openCheckpoint(file, { readOnly: true, busyTimeoutMs: 10_000 });
   try {
-    return buildStatusReport(file, store.loadRun(), store.summary(now), now);
+    const holder = store.readLock();
+    // A holder on another host cannot be probed: its liveness stays unknown (null).
+    const lock = holder ? { ...holder, alive: holder.host === thisHost() ? isAlive(holder.pid) : null } : null;
+    return buildStatusReport(file, store.loadRun(), store.summary(now), now, lock);
   } finally {
     store.close();
   }

@@ -127,6 +127,35 @@ describe('run-level checkpoint', () => {
     s.close();
   });
 
+  it('counts items that failed and wait for their retry, apart from the ones never tried', () => {
+    const s = openCheckpoint(':memory:');
+    s.startRound('projects', 'nfs-1', 1);
+    s.recordPage('projects', 'nfs-1', 1, [item(1), item(2), item(3)], 0);
+    s.markIntent('projects', 1, 1000);
+    s.markInFlight('projects', 1, 10, 'started', 1000);
+    s.markPending('projects', 1, 5000, 'move failed', false);
+    // A refunded attempt (the POST never reached the instance) is no failure.
+    s.markIntent('projects', 2, 1000);
+    s.markPending('projects', 2, 1000, null, true);
+    expect(s.summary(0).retrying).toEqual([{ kind: 'projects', source: 'nfs-1', n: 1 }]);
+    s.markIntent('projects', 1, 6000);
+    expect(s.summary(0).retrying).toEqual([]);
+    s.close();
+  });
+
+  it('shows the lock holder read-only, also to a read-only connection, until it is released', () => {
+    const file = tempFile();
+    const w = openCheckpoint(file);
+    expect(w.readLock()).toBeNull();
+    w.acquireLock({ pid: 4242, host: 'h', startedAt: 7 }, () => true);
+    const r = openCheckpoint(file, { readOnly: true });
+    expect(r.readLock()).toEqual({ pid: 4242, host: 'h', startedAt: 7 });
+    w.releaseLock();
+    expect(r.readLock()).toBeNull();
+    r.close();
+    w.close();
+  });
+
   it('appends events in order and never rewrites them', () => {
     const s = openCheckpoint(':memory:');
     s.appendEvent('move.intent', { kind: 'projects', id: 1 }, 5);

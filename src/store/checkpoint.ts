@@ -50,6 +50,12 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
         `SELECT kind, id, source, name, last_error, attempts FROM items WHERE state = 'quarantined' ORDER BY kind, id`,
       ),
       movedSince: p('SELECT COUNT(*) AS n FROM items WHERE moved_at >= ?'),
+      // The partial index (schema 4) holds only retrying items; the planner prefers items_state
+      // unless told. A read-only `status` on an older, unmigrated file counts without it.
+      retrying: p(
+        `SELECT kind, source, COUNT(*) AS n FROM items ${hasIndex(db, 'items_retrying') ? 'INDEXED BY items_retrying' : ''}
+         WHERE state = 'pending' AND attempts > 0 GROUP BY kind, source ORDER BY kind, source`,
+      ),
       stuck: p(
         `SELECT kind, id, move_id, move_state, scheduled_at, read_only FROM items
          WHERE state = 'quarantined' AND stuck_at IS NOT NULL ORDER BY kind, id`,
@@ -70,6 +76,15 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       this.appendEvent('lock.acquired', { pid: holder.pid, host: holder.host }, holder.startedAt);
     });
     this.lockHolder = holder;
+  }
+
+  /**
+   * Who holds the run lock, without taking it (read-only connections too): `status` uses it to tell a
+   * live run from an interrupted one. Null when no process holds it.
+   */
+  readLock(): LockHolder | null {
+    const cur = this.r.getLock.get() as { pid: number; host: string; started_at: number } | undefined;
+    return cur ? { pid: cur.pid, host: cur.host, startedAt: cur.started_at } : null;
   }
 
   releaseLock(): void {
@@ -119,7 +134,8 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     }));
     const movedLast10Min = (this.r.movedSince.get(now - TEN_MINUTES) as { n: number }).n;
     const total = counts.reduce((a, c) => a + c.n, 0);
-    return { counts, quarantined, movedLast10Min, total, stuck };
+    const retrying = this.r.retrying.all() as { kind: Kind; source: string; n: number }[];
+    return { counts, quarantined, movedLast10Min, total, stuck, retrying };
   }
 
   close(): void {
@@ -130,6 +146,10 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       this.db.close();
     }
   }
+}
+
+function hasIndex(db: Database.Database, name: string): boolean {
+  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?`).get(name) !== undefined;
 }
 
 /**

@@ -96,6 +96,11 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE items ADD COLUMN listed_at INTEGER NOT NULL DEFAULT 0;
   `,
+  // 4: items waiting for a retry after a failed attempt, counted for progress lines and `status`
+  // without scanning every pending item (the partial index holds only the retrying ones).
+  `
+  CREATE INDEX items_retrying ON items (kind, source) WHERE state = 'pending' AND attempts > 0;
+  `,
 ];
 
 /** The schema version this build writes. */

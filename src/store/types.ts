@@ -31,6 +31,11 @@ export interface StatusSummary {
   total: number;
   /** Stuck moves currently reported (in flight past poll.stuck_after). */
   stuck: { kind: Kind; id: number; moveId: number; moveState: string; since: number; readOnly: boolean | null }[];
+  /**
+   * Pending items that already had a failed attempt and wait for their retry, per kind and source
+   * (a subset of the `pending` counts). Optional: stores that cannot tell leave it out.
+   */
+  retrying?: { kind: Kind; source: string; n: number }[];
 }
 
 export interface CheckpointStore {
