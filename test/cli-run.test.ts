@@ -152,7 +152,7 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
     expect(interrupted.stderr).toContain('interrupted; run again to continue');
     expect(eventsOf(checkpoint).filter((e) => e.seq > seq).map((e) => e.type)).toContain('run.interrupted');
     const status = JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir })).stdout) as { state: string };
-    expect(status.state).toBe('running or interrupted');
+    expect(status.state).toBe('interrupted');
 
     // Later moments: polling and scheduling on the other sources, the re-enumerations, verify.
     const late = [await kill(1_200), await kill(1_800)];
