@@ -1,0 +1,172 @@
+/**
+ * Processes the benchmark drives: the sandbox (`bin/shardmove sandbox`, with the request-counting
+ * preload), the orchestrator (`bin/shardmove run`, with the checkpoint-counting preload, its peak
+ * RSS read from /proc) and the files they read (a generated seed, a plan).
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parse, stringify } from 'yaml';
+import type { RequestCounts } from './bench-count.js';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'shardmove');
+/** The sandbox seed's admin token (a sandbox-only value); handed to plans through the environment. */
+export const BENCH_TOKEN = 'glpat-sandbox-root-api-sudo-0001';
+
+export interface Inventory {
+  projects: number;
+  snippets: number;
+  groups: number;
+  /** Fractions per source storage. */
+  storages: Record<string, number>;
+}
+
+/** Writes a seed: the built-in one (ultimate tier, so groups move) with a generated inventory. */
+export function writeSeed(dir: string, inv: Inventory): string {
+  const seed = parse(readFileSync(join(ROOT, 'plans', 'sandbox.yaml'), 'utf8')) as {
+    instance: { tier: string };
+    inventory: { generate: Record<string, unknown> };
+  };
+  seed.instance.tier = 'ultimate';
+  seed.inventory.generate = { ...seed.inventory.generate, projects: inv.projects, snippets: inv.snippets, groups: inv.groups, storages: inv.storages };
+  const file = join(dir, `seed-${inv.projects}-${inv.snippets}-${inv.groups}.yaml`);
+  writeFileSync(file, stringify(seed));
+  return file;
+}
+
+export interface SandboxProc {
+  url: string;
+  /** Counters since the previous call (or the start). */
+  counts(): Promise<RequestCounts>;
+  stop(): Promise<void>;
+}
+
+/** Starts `bin/shardmove sandbox` with `args` and the counting preload; resolves when it is ready. */
+export async function startSandboxProc(args: string[], readyTimeoutMs = 180_000): Promise<SandboxProc> {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', join(ROOT, 'bench', 'bench-count.ts'), BIN, 'sandbox', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const waiting: ((c: RequestCounts) => void)[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (line.startsWith('{"bench":"requests"')) waiting.shift()?.(JSON.parse(line) as RequestCounts);
+    else if (process.env.BENCH_VERBOSE) process.stderr.write(`[sandbox] ${line}\n`);
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('sandbox not ready in time')), readyTimeoutMs);
+    child.once('exit', (code) => reject(new Error(`sandbox exited with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { event?: string; url?: string };
+        if (msg.event === 'ready' && msg.url) {
+          clearTimeout(timer);
+          resolve(msg.url);
+        }
+      } catch {
+        // not the ready line
+      }
+    });
+  });
+  return {
+    url,
+    counts: () =>
+      new Promise((resolve) => {
+        waiting.push(resolve);
+        child.kill('SIGUSR2');
+      }),
+    stop: () => stopChild(child),
+  };
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export interface PlanOptions {
+  url: string;
+  from: string[];
+  kinds: string[];
+  concurrency: number;
+  pollInterval: string;
+  backoff: string;
+  mode?: 'throttled' | 'bulk';
+}
+
+export function writePlan(dir: string, name: string, o: PlanOptions): string {
+  const plan = {
+    version: 1,
+    name,
+    instance: { url: o.url, token: '${BENCH_TOKEN}', timeout: '30s' },
+    move: { from: o.from, to: 'cluster', kinds: o.kinds, mode: o.mode ?? 'throttled', concurrency: o.concurrency },
+    weights: Object.fromEntries([['cluster', 100], ...o.from.map((s) => [s, 0])]),
+    poll: { interval: o.pollInterval },
+    retry: { max_attempts: 3, backoff: o.backoff },
+    verify: true,
+  };
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, stringify(plan));
+  return file;
+}
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  wallMs: number;
+  /** VmHWM of the orchestrator process, last value read before it ended (MB). */
+  peakRssMb: number;
+  checkpoint: { commits: number; statements: number; firstAt: number; lastAt: number } | null;
+  stderr: string;
+}
+
+export interface RunHandle {
+  pid: number;
+  done: Promise<RunResult>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+/** Spawns `bin/shardmove run <plan> --state <state> [...extra]`, sampling its peak RSS every 50 ms. */
+export function spawnRun(plan: string, state: string, extra: string[] = []): RunHandle {
+  const counterFile = `${state}.bench-sqlite.json`;
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', join(ROOT, 'bench', 'bench-sqlite.ts'), BIN, 'run', plan, '--state', state, ...extra], {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_TOKEN, BENCH_SQLITE_FILE: counterFile },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
+  });
+  let peakKb = 0;
+  const sample = () => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      if (m) peakKb = Math.max(peakKb, Number(m[1]));
+    } catch {
+      // ended between samples
+    }
+  };
+  const timer = setInterval(sample, 50);
+  const done = new Promise<RunResult>((resolve) => {
+    child.once('exit', (code, signal) => {
+      clearInterval(timer);
+      const checkpoint = existsSync(counterFile) ? (JSON.parse(readFileSync(counterFile, 'utf8')) as RunResult['checkpoint']) : null;
+      resolve({ code, signal, wallMs: performance.now() - started, peakRssMb: peakKb / 1024, checkpoint, stderr });
+    });
+  });
+  return { pid: child.pid!, done, kill: (s) => child.kill(s) };
+}

@@ -1,0 +1,270 @@
+/**
+ * The four measurements of `npm run bench`, one function each. Every row starts its own sandbox
+ * process (`bin/shardmove sandbox`, counting requests) so rows do not share moves or load.
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { request } from 'undici';
+import { BENCH_TOKEN, ROOT, spawnRun, startSandboxProc, writePlan, writeSeed } from './bench-procs.js';
+import type { Inventory, RunResult, SandboxProc } from './bench-procs.js';
+import type { RequestCounts } from './bench-count.js';
+
+const run = promisify(execFile);
+
+export interface BenchConfig {
+  dir: string;
+  inventory: Inventory;
+  workers: number;
+  moveMs: number;
+  failRate: number;
+  faultSeed: number;
+  concurrency: number;
+  pollInterval: string;
+  backoff: string;
+  seqItems: number;
+  seqPollMs: number;
+  scaleProjects: number;
+}
+
+export interface Left {
+  projects: number;
+  snippets: number;
+  groups: number;
+}
+
+function sandboxArgs(c: BenchConfig, seed: string, failRate = c.failRate): string[] {
+  return ['--workers', String(c.workers), '--move-duration', String(c.moveMs), '--seed', seed, '--move-fail-rate', String(failRate), '--fault-seed', String(c.faultSeed)];
+}
+
+const total = (inv: Inventory) => inv.projects + inv.snippets + inv.groups;
+
+/** Items of each kind still on the sources, read page by page (outside any measured window). */
+export async function leftovers(url: string, sources: string[]): Promise<Left> {
+  const left: Left = { projects: 0, snippets: 0, groups: 0 };
+  const paths: [keyof Left, string][] = [['projects', '/projects'], ['snippets', '/snippets/all'], ['groups', '/groups']];
+  for (const src of sources) {
+    for (const [kind, path] of paths) {
+      for (let page = 1; ; page++) {
+        const res = await request(`${url}/api/v4${path}?repository_storage=${src}&per_page=100&page=${page}`, { headers: { 'private-token': BENCH_TOKEN } });
+        const body = (await res.body.json()) as unknown[];
+        left[kind] += body.length;
+        if (body.length < 100) break;
+      }
+    }
+  }
+  return left;
+}
+
+export interface ThrottledRow {
+  items: number;
+  idealMs: number;
+  /** First to last request the sandbox saw from the run. */
+  apiSpanMs: number;
+  run: RunResult;
+  requests: RequestCounts;
+  left: Left;
+}
+
+/** Row 1: shardmove, throttled, against a sandbox process with `workers` and fixed-length moves. */
+export async function throttledRow(c: BenchConfig): Promise<ThrottledRow> {
+  const sources = Object.keys(c.inventory.storages);
+  const sb = await startSandboxProc(sandboxArgs(c, writeSeed(c.dir, c.inventory)));
+  try {
+    const plan = writePlan(c.dir, 'bench-throttled', {
+      url: sb.url, from: sources, kinds: ['projects', 'snippets', 'groups'], concurrency: c.concurrency, pollInterval: c.pollInterval, backoff: c.backoff,
+    });
+    await sb.counts();
+    const r = await spawnRun(plan, join(c.dir, 'throttled.db')).done;
+    const requests = await sb.counts();
+    if (r.code !== 0) process.stderr.write(`shardmove run exited ${r.code}:\n${r.stderr.slice(-3000)}\n`);
+    const items = total(c.inventory);
+    return {
+      items,
+      idealMs: (items * c.moveMs) / c.workers,
+      apiSpanMs: (requests.lastAt ?? 0) - (requests.firstAt ?? 0),
+      run: r,
+      requests,
+      left: await leftovers(sb.url, sources),
+    };
+  } finally {
+    await sb.stop();
+  }
+}
+
+export interface BaselineRow {
+  outcome: string;
+  makespanMs: number;
+  scriptRequests: number;
+  requests: RequestCounts;
+  left: Left;
+  error?: string;
+}
+
+/** Row 2: bench/baseline-doc.sh (curl + jq) against the same inventory and sandbox settings. */
+export async function baselineRow(c: BenchConfig): Promise<BaselineRow> {
+  const sources = Object.keys(c.inventory.storages);
+  const sb = await startSandboxProc(sandboxArgs(c, writeSeed(c.dir, c.inventory)));
+  try {
+    await sb.counts();
+    let out: { outcome: string; makespanSeconds: number; requests: number; left: Left };
+    try {
+      const { stdout } = await run(join(ROOT, 'bench', 'baseline-doc.sh'), [], {
+        env: { ...process.env, GITLAB_URL: sb.url, GITLAB_TOKEN: BENCH_TOKEN, SOURCES: sources.join(' ') },
+        maxBuffer: 1 << 20,
+      });
+      out = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as typeof out;
+    } catch (err) {
+      const e = err as { stderr?: string; message: string };
+      return { outcome: 'error', makespanMs: 0, scriptRequests: 0, requests: await sb.counts(), left: await leftovers(sb.url, sources), error: (e.stderr || e.message).trim() };
+    }
+    const requests = await sb.counts();
+    return { outcome: out.outcome, makespanMs: out.makespanSeconds * 1000, scriptRequests: out.requests, requests, left: out.left };
+  } finally {
+    await sb.stop();
+  }
+}
+
+export interface SequentialRow {
+  items: number;
+  makespanMs: number;
+  requests: number;
+  extrapolatedMs: number;
+}
+
+/** Row 3: one move at a time (POST, poll its move every `seqPollMs` until finished, next). */
+export async function sequentialRow(c: BenchConfig): Promise<SequentialRow> {
+  const n = c.seqItems;
+  const all = total(c.inventory);
+  const inv: Inventory = {
+    projects: Math.round((n * c.inventory.projects) / all),
+    snippets: Math.round((n * c.inventory.snippets) / all),
+    groups: 0,
+    storages: c.inventory.storages,
+  };
+  inv.groups = n - inv.projects - inv.snippets;
+  const sb: SandboxProc = await startSandboxProc(sandboxArgs(c, writeSeed(c.dir, inv), 0));
+  const headers = { 'private-token': BENCH_TOKEN, 'content-type': 'application/json' };
+  try {
+    const items: [string, number][] = [];
+    for (const [kind, path] of [['projects', '/projects'], ['snippets', '/snippets/all'], ['groups', '/groups']] as const) {
+      for (const src of Object.keys(inv.storages)) {
+        for (let page = 1; ; page++) {
+          const res = await request(`${sb.url}/api/v4${path}?repository_storage=${src}&per_page=100&page=${page}`, { headers });
+          const body = (await res.body.json()) as { id: number }[];
+          for (const it of body) items.push([kind, it.id]);
+          if (body.length < 100) break;
+        }
+      }
+    }
+    await sb.counts();
+    const t0 = performance.now();
+    let requests = 0;
+    for (const [kind, id] of items) {
+      requests++;
+      const res = await request(`${sb.url}/api/v4/${kind}/${id}/repository_storage_moves`, { method: 'POST', headers, body: '{"destination_storage_name":"cluster"}' });
+      const move = (await res.body.json()) as { id: number; state: string };
+      let state = move.state;
+      while (state !== 'finished' && state !== 'failed' && state !== 'cleanup failed') {
+        await new Promise((r) => setTimeout(r, c.seqPollMs));
+        requests++;
+        const poll = await request(`${sb.url}/api/v4/${kind}/${id}/repository_storage_moves/${move.id}`, { headers });
+        state = ((await poll.body.json()) as { state: string }).state;
+      }
+    }
+    const makespanMs = performance.now() - t0;
+    return { items: items.length, makespanMs, requests, extrapolatedMs: (makespanMs / Math.max(1, items.length)) * all };
+  } finally {
+    await sb.stop();
+  }
+}
+
+export interface ScaleRow {
+  projects: number;
+  seedMs: number;
+  dryRun: RunResult;
+  dryRequests: RequestCounts;
+  killedAfterMs: number;
+  checkpointItems: number;
+  /** Spawn of the resumed process to the first request the sandbox saw from it. */
+  resumeFirstCallMs: number | null;
+  resumeFirstPostMs: number | null;
+}
+
+function checkpointState(file: string): { items: number; listed: boolean; inFlight: number } {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const items = (db.prepare('SELECT COUNT(*) AS n FROM items').get() as { n: number }).n;
+    const cur = db.prepare("SELECT done FROM cursors WHERE kind = 'projects' AND source = 'nfs-1'").get() as { done: number } | undefined;
+    const inFlight = (db.prepare("SELECT COUNT(*) AS n FROM items WHERE state IN ('scheduling', 'in_flight')").get() as { n: number }).n;
+    return { items, listed: cur?.done === 1, inFlight };
+  } catch {
+    return { items: 0, listed: false, inFlight: 0 };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Row 4: a dry run over `scaleProjects` projects (enumeration into the checkpoint), then a real run
+ * killed with SIGKILL once its listing is complete and moves are in flight, then the resume: the
+ * time from spawning the resumed process to the first request the sandbox receives.
+ */
+export async function scaleRow(c: BenchConfig): Promise<ScaleRow> {
+  const inv: Inventory = { projects: c.scaleProjects, snippets: 0, groups: 0, storages: { 'nfs-1': 1 } };
+  const seed = writeSeed(c.dir, inv);
+  const t0 = performance.now();
+  const sb = await startSandboxProc(sandboxArgs(c, seed, 0), 600_000);
+  const seedMs = performance.now() - t0;
+  try {
+    const plan = writePlan(c.dir, 'bench-scale', {
+      url: sb.url, from: ['nfs-1'], kinds: ['projects'], concurrency: c.concurrency, pollInterval: c.pollInterval, backoff: c.backoff,
+    });
+    await sb.counts();
+    const dryRun = await spawnRun(plan, join(c.dir, 'scale-dry.db'), ['--dry-run']).done;
+    const dryRequests = await sb.counts();
+    if (dryRun.code !== 0) process.stderr.write(`dry run exited ${dryRun.code}:\n${dryRun.stderr.slice(-3000)}\n`);
+
+    const state = join(c.dir, 'scale.db');
+    const started = performance.now();
+    const victim = spawnRun(plan, state);
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 250));
+      const s = checkpointState(state);
+      if (s.listed && s.inFlight > 0) break;
+      if (performance.now() - started > 600_000) throw new Error('the scale run did not finish listing in 10 minutes');
+    }
+    victim.kill('SIGKILL');
+    await victim.done;
+    const killedAfterMs = performance.now() - started;
+    const checkpointItems = checkpointState(state).items;
+    await sb.counts();
+    const spawnedAt = Date.now();
+    const resumed = spawnRun(plan, state);
+    let first: RequestCounts | null = null;
+    for (let i = 0; i < 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const w = await sb.counts();
+      first ??= w.firstAt !== null ? w : null;
+      if (first && (w.firstMutatingAt !== null || first.firstMutatingAt !== null)) {
+        if (first.firstMutatingAt === null) first = { ...first, firstMutatingAt: w.firstMutatingAt };
+        break;
+      }
+    }
+    resumed.kill('SIGTERM');
+    await resumed.done;
+    return {
+      projects: c.scaleProjects,
+      seedMs,
+      dryRun,
+      dryRequests,
+      killedAfterMs,
+      checkpointItems,
+      resumeFirstCallMs: first?.firstAt != null ? first.firstAt - spawnedAt : null,
+      resumeFirstPostMs: first?.firstMutatingAt != null ? first.firstMutatingAt - spawnedAt : null,
+    };
+  } finally {
+    await sb.stop();
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * `npm run bench`: shardmove against the documented sequence and a one-at-a-time script, on the
+ * same sandbox settings, plus the 1,000,000-project scale check. Prints one table. Each row starts
+ * its own `bin/shardmove sandbox` process; requests are counted on the sandbox side (a preload
+ * subscribed to Node's http.server.request.start channel, bench/bench-count.ts), the
+ * orchestrator's peak RSS is its VmHWM from /proc, checkpoint writes are counted by a preload
+ * wrapping better-sqlite3 (bench/bench-sqlite.ts).
+ *
+ * Knobs (env): BENCH_ROWS=1,2,3,4  BENCH_PROJECTS=20000 BENCH_SNIPPETS=2000 BENCH_GROUPS=500
+ * BENCH_WORKERS=50 BENCH_MOVE_MS=20 BENCH_FAIL_RATE=0.02 BENCH_CONCURRENCY BENCH_POLL=...
+ * BENCH_SEQ_ITEMS=1000 BENCH_SEQ_POLL_MS=20 BENCH_SCALE_PROJECTS=1000000 BENCH_VERBOSE=1.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BenchConfig, Left } from './bench-rows.js';
+import { baselineRow, scaleRow, sequentialRow, throttledRow } from './bench-rows.js';
+
+const env = process.env;
+const num = (name: string, dflt: number) => (env[name] !== undefined && env[name] !== '' ? Number(env[name]) : dflt);
+const rows = new Set((env.BENCH_ROWS ?? '1,2,3,4').split(',').map((s) => s.trim()));
+
+const dir = mkdtempSync(join(tmpdir(), 'shardmove-bench-'));
+const config: BenchConfig = {
+  dir,
+  inventory: {
+    projects: num('BENCH_PROJECTS', 20_000),
+    snippets: num('BENCH_SNIPPETS', 2_000),
+    groups: num('BENCH_GROUPS', 500),
+    storages: { 'nfs-1': 0.6, 'nfs-2': 0.4 },
+  },
+  workers: num('BENCH_WORKERS', 50),
+  moveMs: num('BENCH_MOVE_MS', 20),
+  failRate: num('BENCH_FAIL_RATE', 0.02),
+  faultSeed: num('BENCH_FAULT_SEED', 7),
+  concurrency: num('BENCH_CONCURRENCY', 1000),
+  pollInterval: env.BENCH_POLL ?? '250ms',
+  backoff: env.BENCH_BACKOFF ?? '1s',
+  seqItems: num('BENCH_SEQ_ITEMS', 1000),
+  seqPollMs: num('BENCH_SEQ_POLL_MS', 20),
+  scaleProjects: num('BENCH_SCALE_PROJECTS', 1_000_000),
+};
+
+const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const mb = (x: number) => `${x.toFixed(0)} MB`;
+const leftText = (l: Left) => `${l.projects} projects, ${l.snippets} snippets, ${l.groups} groups`;
+const lines: string[] = [];
+const row = (label: string, value: string, note = '') => lines.push(`  ${label.padEnd(34)} ${value.padEnd(24)} ${note}`);
+const section = (title: string) => lines.push(title);
+const inv = config.inventory;
+const items = inv.projects + inv.snippets + inv.groups;
+
+async function main(): Promise<void> {
+  const say = (m: string) => process.stderr.write(`bench: ${m}\n`);
+  say(`${items} items (${inv.projects}/${inv.snippets}/${inv.groups}), workers ${config.workers}, moves ${config.moveMs} ms, fail rate ${config.failRate}, ` +
+    `concurrency ${config.concurrency}, poll ${config.pollInterval}; scratch ${dir}`);
+  if (rows.has('1')) {
+    say('row 1: shardmove throttled...');
+    const r = await throttledRow(config);
+    const moved = items - r.left.projects - r.left.snippets - r.left.groups;
+    const wall = r.run.wallMs;
+    const ck = r.run.checkpoint;
+    section(`1. shardmove, throttled (concurrency ${config.concurrency}, poll ${config.pollInterval}, fail rate ${config.failRate}, retries after ${config.backoff})`);
+    row('makespan (first to last API call)', s(r.apiSpanMs), `${(r.apiSpanMs / r.idealMs).toFixed(2)}x ideal ${s(r.idealMs)} (target <= 1.15x)`);
+    row('makespan (process start to exit)', s(wall), `${(wall / r.idealMs).toFixed(2)}x ideal; exit ${r.run.code}`);
+    row('API requests per moved item', (r.requests.total / Math.max(1, moved)).toFixed(3), `${r.requests.total} requests for ${moved} items (target <= 1.5)`);
+    const b = r.requests.byClass;
+    row('  by class', '', `POST ${b.postItem}, move lists ${b.moveList}, move GETs ${b.moveGet}, listings ${b.listing}, item GETs ${b.itemGet}, other ${b.other}`);
+    row('peak RSS (orchestrator)', mb(r.run.peakRssMb));
+    if (ck) row('checkpoint writes per second', (ck.commits / (wall / 1000)).toFixed(0), `${ck.commits} commits, ${ck.statements} row writes in ${s(wall)}`);
+    row('left on the sources', leftText(r.left));
+  }
+  if (rows.has('2')) {
+    say('row 2: documented sequence (bench/baseline-doc.sh)...');
+    const r = await baselineRow(config);
+    section(`2. documented sequence, bench/baseline-doc.sh (curl + jq; same inventory, fail rate ${config.failRate})`);
+    if (r.error) row('did not run', '', r.error.split('\n')[0] ?? '');
+    else {
+      row('makespan', s(r.makespanMs), `${r.outcome}`);
+      row('API requests', String(r.requests.total), `script counted ${r.scriptRequests}; POST bulk ${r.requests.byClass.postBulk}, listings ${r.requests.byClass.listing}`);
+      row('left on the sources (never retried)', leftText(r.left));
+    }
+  }
+  if (rows.has('3')) {
+    say(`row 3: one at a time on ${config.seqItems} items...`);
+    const r = await sequentialRow(config);
+    section(`3. one at a time (POST, poll every ${config.seqPollMs} ms until finished, next; no failures)`);
+    row(`makespan, ${r.items} items`, s(r.makespanMs), `${r.requests} requests`);
+    row(`extrapolated to ${items} items`, s(r.extrapolatedMs), `${(r.extrapolatedMs / ((items * config.moveMs) / config.workers)).toFixed(1)}x ideal`);
+  }
+  if (rows.has('4')) {
+    say(`row 4: scale, ${config.scaleProjects} projects...`);
+    const r = await scaleRow(config);
+    section(`4. scale: ${r.projects} projects on one storage`);
+    row('sandbox seeding', s(r.seedMs));
+    row('dry run (enumeration + checkpoint)', s(r.dryRun.wallMs), `exit ${r.dryRun.code}, ${r.dryRequests.total} requests`);
+    row('peak RSS, dry run', mb(r.dryRun.peakRssMb), 'target < 250 MB');
+    row('real run SIGKILLed after', s(r.killedAfterMs), `listing complete, moves in flight; ${r.checkpointItems} items in the checkpoint`);
+    row('resume: spawn to first API call', r.resumeFirstCallMs === null ? 'none' : s(r.resumeFirstCallMs), 'target < 3 s (sandbox-side first request)');
+    row('resume: spawn to first POST', r.resumeFirstPostMs === null ? 'none' : s(r.resumeFirstPostMs));
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    if (!env.BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
+  });
