@@ -121,6 +121,7 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
     expect(r.stdout).toContain('nothing was changed');
     expect(r.stdout).toMatch(/projects on nfs-1: \d+/);
     expect(r.stdout).toContain('estimated duration');
+    expect(r.stdout).toMatch(/from repository sizes \(.*largest .*\), assuming/);
     expect(await snapshotOf(sandbox.url)).toEqual(before);
     const items = Object.values(before.storages.projects as Record<number, string>);
     expect(items.some((s) => SOURCES.has(s))).toBe(true);

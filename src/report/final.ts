@@ -5,6 +5,8 @@
  */
 import type { RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
+import { estimateDuration } from './estimate.js';
+import type { EstimateInput } from './estimate.js';
 import { formatBytes, formatDuration, progressByKind } from './summary.js';
 
 export interface FinalReportInput {
@@ -13,8 +15,8 @@ export interface FinalReportInput {
   context: RunContext;
   summary: StatusSummary;
   elapsedMs: number;
-  /** Dry run only: known total size of the items that would move, and whether some sizes were unknown. */
-  estimate?: { bytes: number; unknownSizes: number; concurrency: number; perMoveMs: number };
+  /** Dry run only: what is known about the sizes of the items that would move (see ./estimate.ts). */
+  estimate?: Omit<EstimateInput, 'items'>;
   logFile?: string;
   checkpointFile?: string;
   /** Warnings the runtime raised while running (e.g. the token expiring before the estimated end). */
@@ -49,9 +51,9 @@ export function renderFinalReport(input: FinalReportInput): string {
     const total = kinds.reduce((a, p) => a + p.total - p.done - p.quarantined, 0);
     if (input.estimate) {
       const e = input.estimate;
-      lines.push(`  total size: ${formatBytes(e.bytes)}${e.unknownSizes > 0 ? ` (+ ${e.unknownSizes} items of unknown size)` : ''}`);
-      const ms = Math.ceil(total / Math.max(1, e.concurrency)) * e.perMoveMs;
-      lines.push(`  estimated duration: ${formatDuration(ms)} at ${e.concurrency} moves in flight, assuming ~${formatDuration(e.perMoveMs)} per move`);
+      lines.push(`  known size: ${formatBytes(e.bytes)} in ${e.sized} of ${total} items`);
+      const est = estimateDuration({ ...e, items: total });
+      lines.push(`  estimated duration: ${formatDuration(est.ms)} at ${e.concurrency} moves in flight`, `    (${est.assumptions})`);
     }
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
   } else {

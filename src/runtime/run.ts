@@ -38,8 +38,6 @@ export type { RunOptions, RuntimeServices } from './types.js';
 /** Exit codes of a run that got as far as the machine (README: Exit codes). */
 const EXIT_BY_STATE: Record<string, number> = { done: 0, doneWithQuarantine: 3, failed: 1 };
 const EXIT_INTERRUPTED = 130;
-/** Assumed duration of one move for the dry-run estimate, stated in the report. */
-const ASSUMED_MOVE_MS = 30_000;
 
 /**
  * Runs or resumes the plan; resolves to the exit code. Throws (with a stable code) when the plan is
@@ -262,22 +260,23 @@ async function driveMachine(a: DriveArgs): Promise<number> {
     checkpointFile: store.file,
     extraWarnings,
   };
-  if (opts.dryRun) report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency, perMoveMs: ASSUMED_MOVE_MS };
+  if (opts.dryRun) report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency };
   opts.stdout.write(a.secrets.scrub(renderFinalReport(report)));
   return code;
 }
 
-/** Known total size of the pending items (bounded per (kind, source) to keep memory flat). */
-function estimateSizes(store: CheckpointStore, c: RunContext): { bytes: number; unknownSizes: number } {
+/** Known sizes of the pending items (bounded per (kind, source) to keep memory flat). */
+function estimateSizes(store: CheckpointStore, c: RunContext): { bytes: number; sized: number; maxBytes: number } {
   const items = store as Partial<{ itemsInState(kind: string, source: string, state: string, limit: number): { sizeBytes: number | null }[] }>;
-  let bytes = 0;
-  let unknownSizes = 0;
-  if (typeof items.itemsInState !== 'function') return { bytes, unknownSizes };
+  const out = { bytes: 0, sized: 0, maxBytes: 0 };
+  if (typeof items.itemsInState !== 'function') return out;
   for (const d of Object.values(c.drains)) {
     for (const row of items.itemsInState(d.kind, d.source, 'pending', 200_000)) {
-      if (row.sizeBytes === null) unknownSizes += 1;
-      else bytes += row.sizeBytes;
+      if (row.sizeBytes === null) continue;
+      out.bytes += row.sizeBytes;
+      out.sized += 1;
+      out.maxBytes = Math.max(out.maxBytes, row.sizeBytes);
     }
   }
-  return { bytes, unknownSizes };
+  return out;
 }
