@@ -1,35 +1,21 @@
 /**
- * A comparable picture of everything a sandbox stores, for tests that prove a request changed
- * nothing. `credentials.last_used_at` is left out: GitLab records a token's use on every
- * authenticated request, including ones a handler then refuses, so it is not "state" a refused
- * request may not touch.
+ * Proving that a request changed nothing in a sandbox's database, cheaply enough to check after
+ * every request of a property test: SQLite's `total_changes()` counts every row inserted, updated
+ * or deleted on the connection, so an unchanged count means an unchanged database.
+ *
+ * One write is not the request's doing: GitLab records a token's use (`last_used_at`) on every
+ * authenticated request, at most every 10 minutes per token. `markCredentialsUsed` stamps every
+ * credential as just used, so for the next ten minutes no request writes it and any change counted
+ * is a real one.
  */
-import { createHash } from 'node:crypto';
 import type { SandboxState } from '../../src/sandbox/index.js';
 
-/** Names of the sandbox's tables, read from the schema so a new table is covered without edits. */
-function tables(state: SandboxState): string[] {
-  return (state.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+/** Rows changed on the sandbox's connection since it opened. */
+export function changeCount(state: SandboxState): number {
+  return (state.db.prepare('SELECT total_changes() AS n').get() as { n: number }).n;
 }
 
-/** One digest per table: equal digests mean equal contents (row order included, which SQLite keeps stable). */
-export function snapshotSandbox(state: SandboxState): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of tables(state)) {
-    const rows = state.db.prepare(`SELECT * FROM "${name}"`).all() as Record<string, unknown>[];
-    const hash = createHash('sha1');
-    for (const row of rows) {
-      if (name === 'credentials') delete row.last_used_at;
-      hash.update(JSON.stringify(row));
-      hash.update('\n');
-    }
-    out[name] = `${rows.length}:${hash.digest('hex')}`;
-  }
-  return out;
-}
-
-/** Tables whose contents differ between two snapshots. */
-export function changedTables(before: Record<string, string>, after: Record<string, string>): string[] {
-  const names = new Set([...Object.keys(before), ...Object.keys(after)]);
-  return [...names].filter((n) => before[n] !== after[n]).sort();
+/** Marks every credential as used now, so `last_used_at` is not rewritten for the next ten minutes. */
+export function markCredentialsUsed(state: SandboxState): void {
+  state.db.prepare('UPDATE credentials SET last_used_at = ?').run(new Date(state.clock.now()).toISOString());
 }
