@@ -120,7 +120,7 @@ function planFor(s: Scenario, auth: AuthStyle, opts: Omit<Parameters<typeof writ
   return plan;
 }
 
-describe('no secret value in anything a run writes or prints', { timeout: 90_000 }, () => {
+describe('no secret value in anything a run writes or prints', { timeout: 120_000 }, () => {
   it('the scanner finds a secret raw, URL-encoded, base64 inside a larger blob and truncated', () => {
     const v = SECRETS.oauthAccess;
     expect(findLeaks('raw', `x${v}y`, [v])).toHaveLength(1);
