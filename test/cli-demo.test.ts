@@ -2,7 +2,7 @@
  * `npm start` (= `shardmove demo`): the embedded sandbox, plans/demo.yaml, seeded move failures that
  * are retried, live progress, a verified result and exit 0, well within a minute.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
@@ -39,5 +39,52 @@ describe('shardmove demo', () => {
     }
     for (const text of [r.stdout, r.stderr, readFileSync(join(dir, 'demo.log'), 'utf8')]) expect(text).not.toContain(ADMIN_TOKEN);
     expect(readFileSync(state).includes(ADMIN_TOKEN)).toBe(false);
+  });
+});
+
+describe('shardmove demo leaves nothing in the temporary directory', () => {
+  /** Runs the demo without --state under a private TMPDIR; signals it once its progress shows. */
+  async function interrupted(signals: number) {
+    dir = tempDir('demo-tmp');
+    const tmp = join(dir, 'tmp');
+    mkdirSync(tmp);
+    let sawProgress = false;
+    const r = await runCli(['demo'], {
+      cwd: ROOT,
+      env: { TMPDIR: tmp },
+      onStart: (child) => {
+        let out = '';
+        child.stdout?.on('data', (c) => {
+          out += String(c);
+          // The first progress line (non-TTY: after ~10 s) is too slow to wait for: the first drain step suffices.
+          if (sawProgress || !/checkpoint: .*temporary/.test(out)) return;
+          sawProgress = true;
+          const created = readdirSync(tmp);
+          expect(created.some((f) => f.startsWith('shardmove-demo-'))).toBe(true);
+          // Two different signals back to back: both are delivered (one kind is not queued), and the
+          // second one exits at once, before the first one's orderly stop could clean up.
+          setTimeout(() => {
+            child.kill('SIGINT');
+            if (signals > 1) child.kill('SIGTERM');
+          }, 1_500);
+        });
+      },
+    });
+    // tsx keeps its compile cache there too (tsx-<uid>): only the demo's own directory counts.
+    return { r, left: readdirSync(tmp).filter((f) => f.startsWith('shardmove-')), sawProgress };
+  }
+
+  it('on Ctrl-C: exits 130 and removes its checkpoint directory', async () => {
+    const { r, left, sawProgress } = await interrupted(1);
+    expect(sawProgress).toBe(true);
+    expect(r.code, r.stderr).toBe(130);
+    expect(r.stderr).toContain('temporary checkpoint is removed');
+    expect(left).toEqual([]);
+  });
+
+  it('on a second signal (immediate exit): still removes it', async () => {
+    const { r, left } = await interrupted(2);
+    expect(r.code, r.stderr).toBe(130);
+    expect(left).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@
  * The sandbox's address and admin token reach the plan through the env object handed to the
  * runtime, never through process arguments.
  */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,18 +22,42 @@ export const DEMO_FAULTS = { moveFailRate: 0.1, seed: 7 } as const;
 /** Every move takes this long: 360 items at 10 in flight finish in well under a minute. */
 const DEMO_MOVE_MS = 80;
 
+/**
+ * The demo's own temporary directory (checkpoint and log), removed when the demo ends: on return, on
+ * Ctrl-C (the run returns 130 and `finally` runs), and on a second Ctrl-C, which exits the process at
+ * once (the synchronous 'exit' listener still runs then). Only SIGKILL leaves it behind.
+ */
+function demoTempDir(): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'shardmove-demo-'));
+  const remove = () => {
+    process.removeListener('exit', remove);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', remove);
+  return { dir, remove };
+}
+
 export async function runDemoCommand(opts: { state?: string }, ctx: CommandContext): Promise<number> {
   const planFile = fileURLToPath(new URL('../../plans/demo.yaml', import.meta.url));
-  const statePath = opts.state ? resolve(ctx.cwd, opts.state) : join(mkdtempSync(join(tmpdir(), 'shardmove-demo-')), 'demo.db');
+  const statePath = opts.state ? resolve(ctx.cwd, opts.state) : undefined;
   // The embedded sandbox starts from its seed every time: an old checkpoint would describe another world.
-  if (existsSync(statePath)) {
+  if (statePath && existsSync(statePath)) {
     throw Object.assign(new Error(`demo --state: ${statePath} already exists; the demo's sandbox starts fresh, so give a new file`), { code: 'SHARDMOVE_ARGS_INVALID' });
   }
+  const temp = statePath ? null : demoTempDir();
+  try {
+    return await demo(planFile, statePath ?? join(temp!.dir, 'demo.db'), temp !== null, ctx);
+  } finally {
+    temp?.remove();
+  }
+}
+
+async function demo(planFile: string, statePath: string, temporary: boolean, ctx: CommandContext): Promise<number> {
   const sandbox = await startSandbox({ workers: 20, moveDurationMs: DEMO_MOVE_MS, faults: { ...DEMO_FAULTS } });
   try {
     ctx.stdout.write(
       `shardmove demo: sandbox running at ${sandbox.url} (built-in seed; ${Math.round(DEMO_FAULTS.moveFailRate * 100)}% of moves fail and are retried)\n` +
-        `plan: ${planFile}\ncheckpoint: ${statePath}\n\n`,
+        `plan: ${planFile}\ncheckpoint: ${statePath}${temporary ? ' (temporary, removed when the demo ends; keep one with --state FILE)' : ''}\n\n`,
     );
     const code = await executeRun({
       planFile,
@@ -47,6 +71,7 @@ export async function runDemoCommand(opts: { state?: string }, ctx: CommandConte
       stderr: ctx.stderr,
     });
     if (code === 0 || code === 3) ctx.stdout.write(`\nDemo: ${countEvents(statePath, 'item.retry')} failed moves were retried along the way.\n`);
+    if (code === 130 && temporary) ctx.stderr.write('demo: its temporary checkpoint is removed; the next demo starts fresh\n');
     return code;
   } finally {
     await sandbox.close();
