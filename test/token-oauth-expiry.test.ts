@@ -1,0 +1,52 @@
+/**
+ * A long run under an OAuth token that lives 2 seconds: the run spans several lifetimes and
+ * completes, and the sandbox's own credential records show the rotation: one refresh per lifetime
+ * or so, each after three quarters of the previous token's life, not a refresh before every request.
+ * (test/cli-run.test.ts shows that the refreshed pair is written back to the token files.)
+ */
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { invariantViolations, movesOf, runCli, storagesOf, tempDir } from './support/cli-harness.js';
+import { sandboxOauthTokens, startLoggedSandbox, writeSecretPlan, writeSecretSeed } from './support/secrets-harness.js';
+
+const TTL_S = 2;
+
+describe('OAuth token expiring every 2 s during a run of several lifetimes', { timeout: 90_000 }, () => {
+  it('completes, refreshing about once per lifetime (sandbox records), never in a storm', async () => {
+    const root = tempDir('token-oauth');
+    const work = join(root, 'work');
+    mkdirSync(work);
+    const sandboxDb = join(root, 'sandbox.db');
+    const sandbox = await startLoggedSandbox([
+      '--seed', writeSecretSeed(root, { projects: 50, snippets: 10, groups: 5, oauthTtlSeconds: TTL_S }),
+      '--db', sandboxDb, '--move-duration', '300', '--workers', '5',
+    ]);
+    onTestFinished(async () => {
+      await sandbox.stop();
+      rmSync(root, { recursive: true, force: true });
+    });
+    const { plan } = writeSecretPlan(work, { auth: 'oauth', concurrency: 5 });
+    const started = Date.now();
+    const r = await runCli(['run', plan], { cwd: work, env: { SHARDMOVE_URL: sandbox.url } });
+    const tookMs = Date.now() - started;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Verification: passed');
+    expect(tookMs).toBeGreaterThan(3 * TTL_S * 1000);
+    for (const kind of ['projects', 'snippets', 'groups'] as const) {
+      expect([...(await storagesOf(sandbox.url, kind)).values()].filter((s) => s !== 'cluster'), kind).toEqual([]);
+    }
+    for (const kind of ['project', 'snippet', 'group'] as const) expect(invariantViolations(await movesOf(sandbox.url, kind), 'cluster'), kind).toEqual([]);
+
+    const issued = sandboxOauthTokens(sandboxDb);
+    // The seeded token's expiry is unknown to the client: its first refresh comes on the first 401
+    // after the sandbox started; from then on one refresh per 3/4 lifetime while the run goes on.
+    expect(issued.refreshes).toBeGreaterThanOrEqual(Math.floor(tookMs / (TTL_S * 1000)) - 1);
+    expect(issued.refreshes).toBeLessThanOrEqual(Math.ceil(tookMs / (0.75 * TTL_S * 1000)) + 2);
+    const gaps = issued.createdMs.slice(1).map((t, i) => t - issued.createdMs[i]!);
+    expect(gaps.filter((g) => g < 0.6 * TTL_S * 1000), JSON.stringify(gaps)).toEqual([]);
+    // The token files hold the newest pair, so a later run starts from working tokens.
+    expect(readFileSync(join(work, 'access.txt'), 'utf8').trim()).toBe(issued.values.at(-2));
+    expect(readFileSync(join(work, 'refresh.txt'), 'utf8').trim()).toBe(issued.values.at(-1));
+  });
+});
