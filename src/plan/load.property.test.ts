@@ -174,7 +174,7 @@ describe('property: mutated valid plans', () => {
       section === 'instance' ? p.instance.timeoutMs : section === 'retry' ? p.retry.backoffMs : p.poll.intervalMs;
     fc.assert(
       fc.property(fc.constantFrom(...DURATION_FIELDS.filter(([, k]) => k !== 'stuck_after')), duration, ([section, key], d) => {
-        const plan = structuredClone(full) as Record<string, Record<string, unknown>>;
+        const plan = structuredClone(full) as unknown as Record<string, Record<string, unknown>>;
         (plan[section] as Record<string, unknown>)[key] = d;
         const text = stringify(plan);
         const outcome = loadsOrPlanError(text);
