@@ -26,6 +26,14 @@ describe('pollMoves', () => {
     expect(fake.stats().requests).toBe(4);
   });
 
+  it('pages past moves newer than all of ours (POSTs answered since) instead of GETting ours one by one', async () => {
+    const fake = instanceWithMoves(1000);
+    // Ours are 501..700; 701..1000 were created after them (three pages with none of ours).
+    const res = await pollMoves(fake, 'projects', range(501, 700));
+    expect(res.found.size).toBe(200);
+    expect(fake.stats().requests).toBe(5);
+  });
+
   it('reports ids the instance does not know as missing', async () => {
     const fake = instanceWithMoves(10);
     const res = await pollMoves(fake, 'projects', [9, 12345]);

@@ -33,15 +33,21 @@ export async function pollMoves(
   const discovered: MoveRecord[] = [];
   // A loop, not Math.min(...wanted): bulk mode can track more ids than a call's argument limit.
   let minWanted = Infinity;
-  for (const id of wanted) if (id < minWanted) minWanted = id;
+  let maxWanted = -Infinity;
+  for (const id of wanted) {
+    if (id < minWanted) minWanted = id;
+    if (id > maxWanted) maxWanted = id;
+  }
   if (want.size > 0 || discoverAbove !== null) {
     let page: number | null = 1;
     while (page !== null) {
       const res = await api.listMoves(kind, page, MOVES_PER_PAGE);
       let lowest = Infinity;
+      let highest = -Infinity;
       let hits = 0;
       for (const m of res.moves) {
         lowest = Math.min(lowest, m.id);
+        highest = Math.max(highest, m.id);
         if (want.has(m.id)) {
           found.set(m.id, m);
           hits++;
@@ -49,8 +55,10 @@ export async function pollMoves(
         if (discoverAbove !== null && m.id > discoverAbove && !want.has(m.id)) discovered.push(m);
       }
       // Newest first: once a page reaches below an id, every newer move has been seen. A page with
-      // none of ours means the rest are old (long-running) moves: one GET each beats paging to them.
-      const wantedDone = found.size === want.size || lowest <= minWanted || (page > 1 && hits === 0);
+      // none of ours, below our newest, means the rest are old (long-running) moves: one GET each
+      // beats paging to them. Pages above our newest hold moves created since (the run's own POSTs
+      // still unanswered, or someone else's): they say nothing about ours, so paging goes on.
+      const wantedDone = found.size === want.size || lowest <= minWanted || (page > 1 && hits === 0 && highest < maxWanted);
       const discoveryDone = discoverAbove === null || lowest <= discoverAbove;
       if (res.moves.length === 0 || (wantedDone && discoveryDone)) break;
       page = res.nextPage;
