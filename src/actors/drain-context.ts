@@ -49,3 +49,29 @@ export async function waitUntil(ctx: DrainCtx, deadline: number): Promise<void> 
     throw err;
   }
 }
+
+/**
+ * Waits until the absolute time `deadline` or until `wake` settles, whichever comes first; the
+ * timer is cancelled when `wake` wins. Returns which one ended the wait.
+ */
+export async function waitUntilOr(ctx: DrainCtx, deadline: number, wake: Promise<unknown>): Promise<'deadline' | 'event'> {
+  const ms = deadline - ctx.deps.clock.now();
+  if (ms <= 0) return 'deadline';
+  const cancel = new AbortController();
+  const signal = AbortSignal.any([ctx.deps.signal, cancel.signal]);
+  const timer = ctx.deps.clock.sleep(ms, signal).then(
+    () => 'deadline' as const,
+    (err: unknown) => {
+      if (ctx.deps.signal.aborted) throw abortError(ctx.deps.signal);
+      if (cancel.signal.aborted) return 'event' as const;
+      throw err;
+    },
+  );
+  const woken = wake.then(() => 'event' as const, () => 'event' as const);
+  const first = await Promise.race([timer, woken]);
+  if (first === 'event') {
+    cancel.abort();
+    await timer;
+  }
+  return first;
+}

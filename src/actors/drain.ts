@@ -7,7 +7,7 @@
  */
 import type { Kind } from '../plan/types.js';
 import { runBulkPhase } from './drain-bulk.js';
-import { createDrainCtx, event, throwIfAborted, waitUntil } from './drain-context.js';
+import { createDrainCtx, event, throwIfAborted, waitUntil, waitUntilOr } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 import { pollInFlight, recheckStuck, trackedKinds } from './drain-poll.js';
 import { scheduleBatch } from './drain-schedule.js';
@@ -26,6 +26,8 @@ export interface DrainResult {
 
 /** Enumeration rounds after the first: each one re-checks the source after moves ended. */
 const MAX_EXTRA_ROUNDS = 5;
+/** Items per scheduling chunk (one intent transaction, its POSTs, one outcome transaction). */
+const SCHEDULE_CHUNK = 50;
 
 function result(ctx: DrainCtx): DrainResult {
   const c = ctx.store.countStates(ctx.kind, ctx.source);
@@ -59,14 +61,15 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<v
       if (failed) throw (failed as { err: unknown }).err;
       listing?.check();
       throwIfAborted(ctx);
-      const free = deps.plan.move.concurrency - store.countInFlight();
+      let free = deps.plan.move.concurrency - store.countInFlight();
       if (free > 0) {
         const due = store.dueItems(kind, source, deps.clock.now(), free);
-        if (due.length > 0) {
-          if (store.countInFlight() === 0) nextPollAt = deps.clock.now() + interval;
-          // scheduleBatch commits its intents synchronously, before its first await.
-          launch(due);
-        }
+        if (due.length > 0 && store.countInFlight() === 0) nextPollAt = deps.clock.now() + interval;
+        // Chunks, each recorded when its own POSTs are answered: a move becomes pollable (and its
+        // slot reusable) without waiting for the slowest POST of a large batch. scheduleBatch
+        // commits its intents synchronously, before its first await.
+        for (let i = 0; i < due.length; i += SCHEDULE_CHUNK) launch(due.slice(i, i + SCHEDULE_CHUNK));
+        free -= due.length;
       }
       if (store.countInFlight() === 0 && launched.size === 0) {
         if (listing && !listing.done) {
@@ -80,7 +83,11 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<v
         await waitUntil(ctx, next);
         continue;
       }
-      await waitUntil(ctx, nextPollAt);
+      // With slots free and the listing still going, its next page is scheduled when it lands, not
+      // at the next poll: otherwise the start of a drain fills one page of slots per poll interval.
+      if (free > 0 && listing && !listing.done) {
+        if ((await waitUntilOr(ctx, nextPollAt, listing.nextPage())) === 'event') continue;
+      } else await waitUntil(ctx, nextPollAt);
       // The cadence counts from the start of a poll: its own duration is not added to the interval.
       nextPollAt = deps.clock.now() + interval;
       await pollInFlight(ctx);
