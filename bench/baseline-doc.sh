@@ -62,8 +62,8 @@ last_change=$(now)
 while :; do
   total=0
   for src in $SOURCES; do total=$((total + $(left_on /projects "$src"))); done
-  [ "$total" -eq 0 ] && break
   t=$(now)
+  [ "$total" -eq 0 ] && { last_change=$t; break; }
   if [ "$total" -ne "$last" ]; then last=$total; last_change=$t; fi
   if awk -v a="$t" -v b="$start" -v m="$TIMEOUT_SECONDS" 'BEGIN { exit !(a - b > m) }'; then outcome=timeout; break; fi
   if awk -v a="$t" -v b="$last_change" -v m="$STALL_SECONDS" 'BEGIN { exit !(a - b > m) }'; then outcome=stalled; break; fi
@@ -79,6 +79,6 @@ for src in $SOURCES; do
   snippets=$((snippets + $(left_on /snippets/all "$src")))
   groups=$((groups + $(left_on /groups "$src")))
 done
-jq -cn --arg outcome "$outcome" --argjson start "$start" --argjson end "$end" --argjson requests "$sent" \
+jq -cn --arg outcome "$outcome" --argjson start "$start" --argjson finish "$end" --argjson progress "$last_change" --argjson requests "$sent" \
   --argjson projects "$projects" --argjson snippets "$snippets" --argjson groups "$groups" \
-  '{outcome: $outcome, makespanSeconds: ($end - $start), requests: $requests, left: {projects: $projects, snippets: $snippets, groups: $groups}}'
+  '{outcome: $outcome, makespanSeconds: ($finish - $start), lastProgressSeconds: ($progress - $start), requests: $requests, left: {projects: $projects, snippets: $snippets, groups: $groups}}'

@@ -96,6 +96,8 @@ export async function throttledRow(c: BenchConfig): Promise<ThrottledRow> {
 export interface BaselineRow {
   outcome: string;
   makespanMs: number;
+  /** When the projects count last fell (the script's useful part; after it, it only waits). */
+  lastProgressMs: number;
   scriptRequests: number;
   requests: RequestCounts;
   left: Left;
@@ -108,7 +110,7 @@ export async function baselineRow(c: BenchConfig): Promise<BaselineRow> {
   const sb = await startSandboxProc(sandboxArgs(c, writeSeed(c.dir, c.inventory)));
   try {
     await sb.counts();
-    let out: { outcome: string; makespanSeconds: number; requests: number; left: Left };
+    let out: { outcome: string; makespanSeconds: number; lastProgressSeconds: number; requests: number; left: Left };
     try {
       const { stdout } = await run(join(ROOT, 'bench', 'baseline-doc.sh'), [], {
         env: { ...process.env, GITLAB_URL: sb.url, GITLAB_TOKEN: BENCH_TOKEN, SOURCES: sources.join(' ') },
@@ -117,10 +119,10 @@ export async function baselineRow(c: BenchConfig): Promise<BaselineRow> {
       out = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as typeof out;
     } catch (err) {
       const e = err as { stderr?: string; message: string };
-      return { outcome: 'error', makespanMs: 0, scriptRequests: 0, requests: await sb.counts(), left: await leftovers(sb.url, sources), error: (e.stderr || e.message).trim() };
+      return { outcome: 'error', makespanMs: 0, lastProgressMs: 0, scriptRequests: 0, requests: await sb.counts(), left: await leftovers(sb.url, sources), error: (e.stderr || e.message).trim() };
     }
     const requests = await sb.counts();
-    return { outcome: out.outcome, makespanMs: out.makespanSeconds * 1000, scriptRequests: out.requests, requests, left: out.left };
+    return { outcome: out.outcome, makespanMs: out.makespanSeconds * 1000, lastProgressMs: out.lastProgressSeconds * 1000, scriptRequests: out.requests, requests, left: out.left };
   } finally {
     await sb.stop();
   }
@@ -193,7 +195,13 @@ export interface ScaleRow {
 }
 
 function checkpointState(file: string): { items: number; listed: boolean; inFlight: number } {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+  let db: Database.Database;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+  } catch {
+    // Not created yet.
+    return { items: 0, listed: false, inFlight: 0 };
+  }
   try {
     const items = (db.prepare('SELECT COUNT(*) AS n FROM items').get() as { n: number }).n;
     const cur = db.prepare("SELECT done FROM cursors WHERE kind = 'projects' AND source = 'nfs-1'").get() as { done: number } | undefined;

@@ -44,9 +44,10 @@ const config: BenchConfig = {
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const mb = (x: number) => `${x.toFixed(0)} MB`;
 const leftText = (l: Left) => `${l.projects} projects, ${l.snippets} snippets, ${l.groups} groups`;
-const lines: string[] = [];
-const row = (label: string, value: string, note = '') => lines.push(`  ${label.padEnd(34)} ${value.padEnd(24)} ${note}`);
-const section = (title: string) => lines.push(title);
+/** The table goes to stdout line by line, so a row that fails later does not lose the ones before. */
+const print = (line: string) => process.stdout.write(`${line}\n`);
+const row = (label: string, value: string, note = '') => print(`  ${label.padEnd(34)} ${value.padEnd(24)} ${note}`.trimEnd());
+const section = (title: string) => print(title);
 const inv = config.inventory;
 const items = inv.projects + inv.snippets + inv.groups;
 
@@ -76,7 +77,8 @@ async function main(): Promise<void> {
     section(`2. documented sequence, bench/baseline-doc.sh (curl + jq; same inventory, fail rate ${config.failRate})`);
     if (r.error) row('did not run', '', r.error.split('\n')[0] ?? '');
     else {
-      row('makespan', s(r.makespanMs), `${r.outcome}`);
+      const why = r.outcome === 'drained' ? 'projects listing empty' : `${r.outcome}: gave up waiting; last progress at ${s(r.lastProgressMs)}`;
+      row('makespan', s(r.makespanMs), why);
       row('API requests', String(r.requests.total), `script counted ${r.scriptRequests}; POST bulk ${r.requests.byClass.postBulk}, listings ${r.requests.byClass.listing}`);
       row('left on the sources (never retried)', leftText(r.left));
     }
@@ -99,7 +101,6 @@ async function main(): Promise<void> {
     row('resume: spawn to first API call', r.resumeFirstCallMs === null ? 'none' : s(r.resumeFirstCallMs), 'target < 3 s (sandbox-side first request)');
     row('resume: spawn to first POST', r.resumeFirstPostMs === null ? 'none' : s(r.resumeFirstPostMs));
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 main()
