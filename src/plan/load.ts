@@ -55,11 +55,14 @@ export interface ParsePlanOptions {
 /** Plans are small; anything bigger is not a plan and is refused before parsing. */
 const MAX_PLAN_BYTES = 1_000_000;
 
-/** Reads a secret file from disk; undefined when it does not exist. */
+/**
+ * Reads a secret file from disk; undefined when it does not exist. A pipe is read too, so a token
+ * can come from stdin (`token_file: /dev/stdin` with `... | shardmove run`); a terminal or a device is not.
+ */
 export const readSecretFileFromDisk: SecretFileReader = (path) => {
   try {
     const st = statSync(path);
-    if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'ENOTFILE' });
+    if (!st.isFile() && !st.isFIFO()) throw Object.assign(new Error('not a file'), { code: 'ENOTFILE' });
     return { text: readFileSync(path, 'utf8'), mode: st.mode };
   } catch (err) {
     if ((err as { code?: unknown }).code === 'ENOENT') return undefined;
