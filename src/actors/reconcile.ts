@@ -42,7 +42,8 @@ export async function reconcileItem(ctx: DrainCtx, row: ItemRow, cause: Reconcil
   if (fresh) {
     event(ctx, 'move.adopted', { id: row.id, moveId: fresh.id, moveState: fresh.state, cause });
     const since = fresh.id === row.moveId && row.scheduledAt !== null ? row.scheduledAt : adoptedSince(fresh, now);
-    store.batch(() => applyMove(ctx, row, fresh, since));
+    const left = store.batch(() => applyMove(ctx, row, fresh, since));
+    if (left && !isTerminal(fresh.state)) await recordStuckState(ctx, [row.id]);
     return;
   }
   const item = await deps.api.getItem(kind, row.id);
@@ -72,6 +73,29 @@ export async function reconcileItem(ctx: DrainCtx, row: ItemRow, cause: Reconcil
     if (item.storage === ctx.source) store.touchListed(kind, ctx.source, [row.id], deps.clock.now());
   });
   event(ctx, 'move.not_created', { id: row.id, cause });
+}
+
+/**
+ * Completes the report of items just quarantined as stuck with what the instance says about the
+ * item now: its repository's read-only flag (an operator deciding whether to wait or to intervene
+ * needs to know whether users are locked out). Best effort: a failed read leaves the state unknown.
+ */
+export async function recordStuckState(ctx: DrainCtx, ids: readonly number[]): Promise<void> {
+  const { deps, store, kind } = ctx;
+  for (const id of ids) {
+    const row = store.getItem(kind, id);
+    if (!row || row.state !== 'quarantined' || row.stuckAt === null) continue;
+    let readOnly: boolean | null = null;
+    try {
+      readOnly = (await deps.api.getItem(kind, id))?.readOnly ?? null;
+    } catch (err) {
+      deps.log.warn({ kind, id, err }, 'could not read the stuck item');
+    }
+    if (readOnly !== null) store.markQuarantined(kind, id, row.lastError ?? 'stuck', { at: row.stuckAt, readOnly });
+    event(ctx, 'item.stuck_state', { id, moveId: row.moveId, moveState: row.moveState, readOnly });
+    deps.log.error({ kind, id, moveId: row.moveId, moveState: row.moveState, readOnly }, readOnly === null
+      ? 'stuck item: read-only state unknown' : readOnly ? 'stuck item: repository read-only' : 'stuck item: repository writable');
+  }
 }
 
 /** Reconciles every item left in `scheduling` (by a kill or an ambiguous error) for the drain's kind. */
