@@ -8,7 +8,7 @@ import type { ItemRow } from '../store/types.js';
 import type { DrainCtx } from './drain-context.js';
 import { event } from './drain-context.js';
 import { applyMove, isTerminal } from './drain-outcome.js';
-import { reconcileItem } from './reconcile.js';
+import { reconcileItem, recordStuckState } from './reconcile.js';
 import { pollMoves } from './track-moves.js';
 
 /** Upper bound on in-flight rows read per poll (bulk mode can have a whole storage in flight). */
@@ -32,16 +32,19 @@ export async function pollInFlight(ctx: DrainCtx): Promise<number> {
     const ids = rows.map((r) => r.moveId).filter((id): id is number => id !== null);
     const { found, missing } = await pollMoves(ctx.deps.api, kind, ids);
     const lost: ItemRow[] = [];
+    const stuck: ItemRow[] = [];
     ctx.store.batch(() => {
       for (const row of rows) {
         const k = { ...ctx, kind, source: row.source };
         const move = row.moveId === null ? undefined : found.get(row.moveId);
         if (move) {
           const done = applyMove(k, row, move, row.scheduledAt ?? ctx.deps.clock.now());
+          if (done && !isTerminal(move.state)) stuck.push(row);
           if (!done && kind === ctx.kind && row.source === ctx.source) mine++;
         } else if (row.moveId === null || missing.includes(row.moveId)) lost.push(row);
       }
     });
+    for (const row of stuck) await recordStuckState({ ...ctx, kind, source: row.source }, [row.id]);
     for (const row of lost) {
       await reconcileItem({ ...ctx, kind, source: row.source }, { ...row, moveId: null }, 'lost-move');
     }
