@@ -18,7 +18,7 @@ export interface Start {
 
 /**
  * Restore, start over, or refuse. A changed plan or machine version is refused unless accepted; an
- * accepted change, a failed run and a finished rehearsal start the machine again from pre-flight
+ * accepted change, a failed run, a run that ended with quarantined items and a finished rehearsal start the machine again from pre-flight
  * (every step is idempotent and the item rows keep the progress), carrying the previous weights.
  */
 export function chooseStart(saved: SavedRun | null, hash: string, opts: { acceptPlanChange: boolean; dryRun: boolean }): Start {
@@ -35,6 +35,10 @@ export function chooseStart(saved: SavedRun | null, hash: string, opts: { accept
     return { kind: 'fresh', snapshot: undefined, previousWeights, reason: `accepted: ${changes.join('; ')}` };
   }
   if (snap?.status === 'done' && snap.value === 'failed') return { kind: 'fresh', snapshot: undefined, previousWeights, reason: 'resuming a failed run' };
+  // Quarantined items may be released later (a stuck move ended): look again rather than replay the end.
+  if (snap?.status === 'done' && snap.value === 'doneWithQuarantine' && !opts.dryRun) {
+    return { kind: 'fresh', snapshot: undefined, previousWeights, reason: 'looking again at a run that ended with quarantined items' };
+  }
   if (snap?.status === 'done' && opts.dryRun) return { kind: 'fresh', snapshot: undefined, previousWeights: null, reason: 'repeating a finished rehearsal' };
   return { kind: 'restore', snapshot: saved.snapshot as Snapshot<unknown>, previousWeights };
 }
