@@ -4,7 +4,7 @@
  * directory) the new pair is written back there, atomically (temp file + rename, mode 0600):
  * a crash after a refresh then resumes with tokens that still work.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
 
@@ -24,9 +24,21 @@ export function findOauthFiles(planFile: string): OauthFiles {
   const oauth = (doc as { instance?: { oauth?: Record<string, unknown> } } | null)?.instance?.oauth;
   const pick = (key: string): string | null => {
     const v = oauth?.[key];
-    return typeof v === 'string' && v.trim() !== '' ? resolve(dirname(planFile), v) : null;
+    return typeof v === 'string' && v.trim() !== '' ? writableTarget(resolve(dirname(planFile), v)) : null;
   };
   return { accessTokenFile: pick('access_token_file'), refreshTokenFile: pick('refresh_token_file') };
+}
+
+/**
+ * Where a refreshed token may be written: the real path of a regular file (a symlinked token file
+ * is updated where it lives), never a pipe or device such as /dev/stdin, which a rename would replace.
+ */
+function writableTarget(file: string): string | null {
+  try {
+    return statSync(file).isFile() ? realpathSync(file) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Replaces `file`'s content atomically with `value` (owner-only permissions). */
