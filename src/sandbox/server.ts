@@ -60,7 +60,9 @@ async function dispatch(state: SandboxState, router: Router, origin: string, req
   }
   const body = await readBody(req);
   const input: Record<string, unknown> = { ...parseParams(url.searchParams) };
-  Object.assign(input, body);
+  // Not Object.assign: a JSON body's own "__proto__" key would become input's prototype, and its
+  // contents inherited parameters (even private_token). Such keys are skipped, as in the query.
+  for (const [k, v] of Object.entries(body)) if (!isUnsafeKey(k)) input[k] = v;
   const ctx: RequestContext = {
     method,
     path: url.pathname,
