@@ -80,7 +80,7 @@ const query = fc.oneof(
 /** Body keys any route reads, so the fuzzer reaches past parameter validation. `admin_mode` is left out: it would take the admin tokens' rights away for the rest of the run. */
 const BODY_KEYS = ['token', 'source_storage_name', 'destination_storage_name', 'value', 'repository_storages_weighted', 'branch', 'commit_message',
   'actions', 'content', 'title', 'files', 'visibility', 'format', 'query', 'variables', 'grant_type', 'refresh_token', 'client_id', 'ref',
-  'private_token', 'sudo', 'access_token', 'job_token'];
+  'private_token', 'sudo', 'access_token', 'job_token', '__proto__', 'constructor'];
 /** Tokens a body may name (revoke targets): not the ones the fuzzer authenticates with, so those keep working. */
 const TOKEN_TARGETS = OTHER_CREDENTIALS.filter((t) => !t.includes('alice-api') && !t.includes('read-api'));
 const bodyValue: fc.Arbitrary<unknown> = fc.oneof(
@@ -172,9 +172,25 @@ function send(base: string, m: string, target: string, h: Record<string, string 
   });
 }
 
-/** Whether any administrator credential appears anywhere in the request. */
-function carriesAdminCredential(...parts: unknown[]): boolean {
-  const text = JSON.stringify(parts);
+/**
+ * Whether an administrator credential is presented where the API reads credentials: the headers,
+ * the query string, or a top-level credential parameter of the body. A token buried anywhere else
+ * (say under `__proto__`) is not a credential, and a request carrying only such must change nothing.
+ */
+function carriesAdminCredential(url: string, h: Record<string, string | string[]>, payload: string | undefined): boolean {
+  const places: unknown[] = [url, h['private-token'], h.authorization, h['job-token'], h.cookie];
+  if (payload !== undefined) {
+    try {
+      const parsed: unknown = JSON.parse(payload);
+      if (typeof parsed === 'object' && parsed !== null) {
+        for (const k of ['private_token', 'access_token', 'job_token', 'refresh_token']) if (Object.hasOwn(parsed, k)) places.push((parsed as Record<string, unknown>)[k]);
+      }
+    } catch {
+      // A form body: its pairs are parameters like the query's.
+      places.push(payload);
+    }
+  }
+  const text = JSON.stringify(places);
   return ADMIN_CREDENTIALS.some((c) => text.includes(c));
 }
 
@@ -236,8 +252,20 @@ describe('arbitrary requests to the whole sandbox', () => {
         if (!carriesAdminCredential(url, h, payload)) expect(changed, `changed without admin credentials: ${what}`).toBe(0);
         checkInvariants(sb);
       }),
-      { numRuns: 300 },
+      { numRuns: 1000 },
     );
+  });
+
+  it('regression: parameters under a JSON "__proto__" key are not parameters (no credential, no effect)', async () => {
+    const before = changeCount(sb.state);
+    const res = await send(sb.url, 'POST', '/api/v4/project_repository_storage_moves', { 'content-type': 'application/json' },
+      JSON.stringify(JSON.parse(`{"__proto__": {"private_token": "${ROOT}", "source_storage_name": "nfs-1"}}`)));
+    expect(res.status, res.text).toBe(401);
+    expect(changeCount(sb.state)).toBe(before);
+    const described = await send(sb.url, 'POST', '/api/v4/admin/token', { 'content-type': 'application/json', 'private-token': ROOT },
+      '{"__proto__": {"token": "glpat-sandbox-root-read-api-0002"}}');
+    expect(described.status, described.text).toBe(400);
+    expect(JSON.parse(described.text)).toEqual({ error: 'token is missing' });
   });
 
   it('answers arbitrary bytes on the socket with a 4xx or a closed connection, and keeps serving', async () => {
@@ -266,7 +294,7 @@ describe('arbitrary requests to the whole sandbox', () => {
         const health = await send(sb.url, 'GET', '/-/liveness', {}, undefined);
         expect(health.status).toBe(200);
       }),
-      { numRuns: 150 },
+      { numRuns: 300 },
     );
   });
 });
