@@ -38,7 +38,11 @@ export type MoveFate = 'ok' | 'fail' | 'cleanup_fail' | 'stuck';
 export interface Faults {
   /** Runs before routing; returns true when it already answered (or destroyed) the request. */
   onRequest(req: IncomingMessage, res: ServerResponse): Promise<boolean>;
-  moveFate(kind: string, itemId: number): MoveFate;
+  /**
+   * `attempt` is which move of the item this is (1 for its first); without it, moves are counted in
+   * memory since this injector was made, which a restarted sandbox has forgotten.
+   */
+  moveFate(kind: string, itemId: number, attempt?: number): MoveFate;
   /** Counters of injected faults by kind. */
   counts(): Record<string, number>;
 }
@@ -169,14 +173,14 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
       return false;
     },
 
-    moveFate(kind, itemId) {
+    moveFate(kind, itemId, given) {
       const k = KINDS[kind] ?? kind;
       const key = `${k}:${itemId}`;
       if (broken.has(key)) {
         bump('move_broken');
         return 'fail';
       }
-      const attempt = (attempts.get(key) ?? 0) + 1;
+      const attempt = given ?? (attempts.get(key) ?? 0) + 1;
       attempts.set(key, attempt);
       if (options.stuckRate === 0 && options.moveFailRate === 0) return 'ok';
       const r = keyedDraw(options.seed, kindCode(k), itemId, attempt);
