@@ -108,6 +108,7 @@ interface Running extends Queued {
 export function createMoveEngine(deps: EngineDeps, options: EngineOptions): MoveEngine {
   const { db, config, clock, log, faults } = deps;
   const s = moveStatements(db);
+  const countItemMoves = db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ? AND item_id = ?');
   const workers = Math.max(1, Math.floor(options.workers));
   const random = options.random ?? Math.random;
   const batchSize = options.bulkBatchSize ?? 500;
@@ -138,7 +139,9 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
 
   function createMove(kind: ItemKind, itemId: number, source: string, sizeMb: number, destination: string, now: number): Queued {
     const iso = isoTime(now);
-    const fate: MoveFate = faults.moveFate(kind, itemId);
+    // The attempt comes from the records, so a restarted sandbox does not replay an item's first fate.
+    const previous = (countItemMoves.get(kind, itemId) as { n: number }).n;
+    const fate: MoveFate = faults.moveFate(kind, itemId, previous + 1);
     const durationMs = moveDuration(sizeMb, options.speed, options.moveDurationMs);
     const id = Number(s.insertMove.run(kind, itemId, 'scheduled', source, destination, fate, durationMs, iso, iso).lastInsertRowid);
     s.setReadOnly.run(1, kind, itemId);
