@@ -6,11 +6,12 @@
  * directory, stdout and stderr of every process, the sandbox's own log) and the command lines of
  * the CLI's process tree are searched for those values in raw and encoded forms: zero hits.
  */
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { CliResult } from './support/cli-harness.js';
-import { invariantViolations, movesOf, runCli, storagesOf, tempDir } from './support/cli-harness.js';
+import { BIN, invariantViolations, movesOf, runCli, storagesOf, tempDir } from './support/cli-harness.js';
 import type { AuthStyle, LoggedSandbox } from './support/secrets-harness.js';
 import {
   SECRETS, checkpointAndDump, commandLinesOfTree, filesUnder, findLeaks, sandboxOauthTokens, scanTree, startLoggedSandbox, writeSecretPlan,
@@ -167,6 +168,12 @@ describe('no secret value in anything a run writes or prints', { timeout: 120_00
     const s = await scenario('secrets-file', ['--move-duration', '30', '--workers', '50'], { projects: 40 });
     const plan = planFor(s, 'file', { mode: 'bulk' });
     expect((await s.run('validate', ['validate', plan])).code).toBe(0);
+    // token_file: /dev/stdin reads the token from a pipe (here the shell's, as an operator would type it).
+    const stdinPlan = join(s.work, 'stdin.yaml');
+    writeFileSync(stdinPlan, readFileSync(plan, 'utf8').replace('token_file: pat.txt', 'token_file: /dev/stdin').replace('name: it', 'name: stdin'));
+    const piped = spawnSync('sh', ['-c', `printf '%s\\n' "$T" | "${process.execPath}" "${BIN}" validate stdin.yaml`], { cwd: s.work, encoding: 'utf8', env: { ...process.env, T: SECRETS.pat, SHARDMOVE_URL: s.sandbox.url } });
+    expect(piped.status, piped.stderr).toBe(0);
+    s.outputs.push({ label: 'validate from stdin', text: piped.stdout + piped.stderr });
     const r = await s.run('run', ['run', plan]);
     expect(r.code, r.stderr).toBe(0);
     await expectCompleted(s.sandbox.url);

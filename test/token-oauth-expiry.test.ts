@@ -4,7 +4,7 @@
  * or so, each after three quarters of the previous token's life, not a refresh before every request.
  * (test/cli-run.test.ts shows that the refreshed pair is written back to the token files.)
  */
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { invariantViolations, movesOf, runCli, storagesOf, tempDir } from './support/cli-harness.js';
@@ -27,6 +27,11 @@ describe('OAuth token expiring every 2 s during a run of several lifetimes', { t
       rmSync(root, { recursive: true, force: true });
     });
     const { plan } = writeSecretPlan(work, { auth: 'oauth', concurrency: 5 });
+    // The refresh token lives elsewhere (a secrets directory) behind a symlink: it is updated there.
+    const vault = join(root, 'vault');
+    mkdirSync(vault);
+    renameSync(join(work, 'refresh.txt'), join(vault, 'refresh.txt'));
+    symlinkSync(join(vault, 'refresh.txt'), join(work, 'refresh.txt'));
     const started = Date.now();
     const r = await runCli(['run', plan], { cwd: work, env: { SHARDMOVE_URL: sandbox.url } });
     const tookMs = Date.now() - started;
@@ -47,6 +52,7 @@ describe('OAuth token expiring every 2 s during a run of several lifetimes', { t
     expect(gaps.filter((g) => g < 0.6 * TTL_S * 1000), JSON.stringify(gaps)).toEqual([]);
     // The token files hold the newest pair, so a later run starts from working tokens.
     expect(readFileSync(join(work, 'access.txt'), 'utf8').trim()).toBe(issued.values.at(-2));
-    expect(readFileSync(join(work, 'refresh.txt'), 'utf8').trim()).toBe(issued.values.at(-1));
+    expect(readFileSync(join(vault, 'refresh.txt'), 'utf8').trim()).toBe(issued.values.at(-1));
+    expect(lstatSync(join(work, 'refresh.txt')).isSymbolicLink()).toBe(true);
   });
 });
