@@ -144,6 +144,8 @@ const validBody = fc.constantFrom<unknown>(
   { query: 'mutation { geoRegistriesBulkUpdate(input: { registryClass: PROJECT_REPOSITORY_REGISTRY, action: RESYNC_ALL }) { errors } }' },
   { grant_type: 'refresh_token', refresh_token: ROOT_REFRESH, client_id: 'sandbox-app-uid', client_secret: 'gloas-sandbox-application-secret-0001' },
 ).map((o) => JSON.stringify(o));
+/** A valid body and an admin token hidden under `__proto__`: neither may count as parameters. */
+const protoBody = validBody.map((b) => `{"__proto__": ${b.replace(/^\{/, `{"private_token": "${ROOT}", `).replace(/, \}$/, '}')}}`);
 /** A JSON object of the keys routes read, sent as JSON: the shape most real requests have. */
 const jsonBody = fc.dictionary(fc.constantFrom(...BODY_KEYS), bodyValue, { maxKeys: 4 }).map((o) => JSON.stringify(o));
 
@@ -231,7 +233,7 @@ describe('arbitrary requests to the whole sandbox', () => {
   it('never answers 5xx, errors are JSON, refused or non-admin requests change nothing', async () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(
-        { weight: 3, arbitrary: fc.tuple(target, fc.option(query), fc.oneof({ weight: 2, arbitrary: validBody }, { weight: 1, arbitrary: jsonBody }, { weight: 1, arbitrary: body })) },
+        { weight: 3, arbitrary: fc.tuple(target, fc.option(query), fc.oneof({ weight: 4, arbitrary: validBody }, { weight: 2, arbitrary: jsonBody }, { weight: 2, arbitrary: body }, { weight: 1, arbitrary: protoBody })) },
         { weight: 1, arbitrary: validWrite.map((w) => [{ method: w.method, path: w.path }, null, JSON.stringify(w.body)] as const) },
       ), requestHeaders, async ([{ method: m, path: p }, q, b], h0) => {
         const url = q ? `${p}?${q}` : p;
