@@ -2,13 +2,18 @@
  * `shardmove run` and `status` end to end: the sandbox and the CLI as separate processes over real
  * HTTP, judged by the sandbox's own view of where every repository is and which moves it recorded.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { renderStatus } from '../src/report/status.js';
+import { readStatus } from '../src/runtime/status.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { SandboxProcess } from './support/cli-harness.js';
 import { ADMIN_TOKEN, invariantViolations, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
 import { OAUTH } from './support/cli-harness.js';
+import type { SeenRequest, Trap } from './support/hold-proxy.js';
+import { startHoldProxy } from './support/hold-proxy.js';
 
 const KINDS = ['projects', 'snippets', 'groups'] as const;
 const SOURCES = new Set(['nfs-1', 'nfs-2', 'default']);
@@ -49,6 +54,32 @@ async function waitForEvent(file: string, type: string, afterSeq: number, timeou
   }
   throw new Error(`no ${type} event`);
 }
+
+/** The step the checkpoint's saved snapshot is in (where a killed run died). */
+function savedStep(file: string): string | null {
+  const store = openCheckpoint(file, { readOnly: true });
+  try {
+    return (store.loadRun()?.snapshot as { context?: { step?: string } } | undefined)?.context?.step ?? null;
+  } finally {
+    store.close();
+  }
+}
+
+/** Item counts per state in the checkpoint (all kinds and sources). */
+function itemStates(file: string): Record<string, number> {
+  if (!existsSync(file)) return {};
+  const store = openCheckpoint(file, { readOnly: true });
+  try {
+    const out: Record<string, number> = { scheduling: 0, in_flight: 0 };
+    for (const c of store.summary(Date.now()).counts) out[c.state] = (out[c.state] ?? 0) + c.n;
+    return out;
+  } finally {
+    store.close();
+  }
+}
+
+const lastEnumerationRound = (file: string): number => Number(eventsOf(file).filter((e) => e.type === 'enumerate.started').at(-1)?.data['round'] ?? 0);
+const lastStep = (file: string): unknown => eventsOf(file).filter((e) => e.type === 'step.entered').at(-1)?.data['step'];
 
 async function snapshotOf(url: string) {
   const storages = Object.fromEntries(await Promise.all(KINDS.map(async (k) => [k, Object.fromEntries(await storagesOf(url, k))] as const)));
@@ -129,15 +160,66 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
     expect(existsSync(join(dir, 'state', 'it.db'))).toBe(false);
   });
 
-  it('kill -9 and SIGINT at many moments, then run again: completes; the sandbox shows no double or pointless move', async () => {
-    const { sandbox, dir } = await setup('run-kill', ['--move-duration', '60', '--workers', '10'], { projects: 200 });
-    const plan = writePlan(dir, { concurrency: 10 });
-    const env = sandboxEnv(sandbox.url);
+  it('kill -9 at nine named moments (pinned by a proxy) and SIGINT, then run again: completes; no double or pointless move', async () => {
+    const { sandbox, dir } = await setup('run-kill', ['--move-duration', '300', '--workers', '10'], { projects: 20, snippets: 5, groups: 3 });
+    const proxy = await startHoldProxy(sandbox.url);
+    onTestFinished(() => proxy.close());
+    const plan = writePlan(dir, { concurrency: 4 });
+    appendFileSync(plan, 'geo: { resync: true }\n');
+    const env = sandboxEnv(proxy.url);
     const checkpoint = join(dir, 'state', 'it.db');
-    const kill = (atMs: number) => runCli(['run', plan], { cwd: dir, env, onStart: (child) => setTimeout(() => child.kill('SIGKILL'), atMs) });
-    // Early moments: start-up and pre-flight, then storages, weights and the first enumerations and scheduling.
-    const early = [await kill(600), await kill(1_000), await kill(1_400), await kill(2_000)];
-    expect(early.every((r) => r.code === null || r.code === 0), JSON.stringify(early.map((r) => r.stderr))).toBe(true);
+    // In-process (what `status` prints as JSON) to spare process starts; the CLI itself runs once while live.
+    const status = () => readStatus(checkpoint, Date.now());
+    /** Runs until the proxy holds a request matching `trap`, runs `whileHeld`, then kill -9; checks where it died. */
+    const killAt = async (moment: string, trap: Trap, step: string, whileHeld?: (pid: number) => Promise<void>) => {
+      let child: ChildProcess | undefined;
+      const run = runCli(['run', plan], { cwd: dir, env, onStart: (c) => (child = c) });
+      void proxy.arm(trap).then(async () => {
+        await whileHeld?.(child!.pid!);
+        child!.kill('SIGKILL');
+      });
+      const r = await run;
+      proxy.release();
+      expect(r.code, `${moment}: the run ended on its own (${r.stderr}) instead of being killed`).toBeNull();
+      expect(savedStep(checkpoint), moment).toBe(step);
+    };
+    const api = (method: string, re: RegExp) => (r: SeenRequest) => r.method === method && re.test(r.url);
+    const MOVES = /^\/api\/v4\/(projects|snippets|groups)\/\d+\/repository_storage_moves/;
+    const LISTING = /^\/api\/v4\/(projects|snippets\/all|groups)\?.*repository_storage=/;
+
+    await killAt('pre-flight', { match: api('GET', /^\/api\/v4\/user\b/), forward: false }, 'preflight');
+    await killAt('storage check', { match: api('GET', /^\/-\/readiness/), forward: false }, 'storages');
+    // The weights reach the sandbox, the answer does not: the resume must still know the old ones.
+    await killAt('weights written, answer lost', { match: api('PUT', /^\/api\/v4\/application\/settings/), forward: true }, 'weights');
+    await killAt('first enumeration', { match: api('GET', LISTING), forward: false }, 'drain');
+    // The POST creates a move the checkpoint never hears of: the item stays in `scheduling` and the
+    // resume must find that move (reconcile) instead of sending a second one.
+    await killAt('scheduling: move created, id never recorded', { match: api('POST', MOVES), forward: true }, 'drain');
+    expect(itemStates(checkpoint).scheduling, 'an intent without a move id').toBeGreaterThan(0);
+    // Polling proper (our moves in flight, nothing left to reconcile); status sees the live run.
+    await killAt(
+      'polling',
+      {
+        match: (r) => {
+          if (r.method !== 'GET' || !/repository_storage_moves/.test(r.url)) return false;
+          const states = itemStates(checkpoint);
+          return states['scheduling'] === 0 && (states['in_flight'] ?? 0) > 0;
+        },
+        forward: false,
+      },
+      'drain',
+      async (pid) => {
+        const live = await runCli(['status', plan, '--json'], { cwd: dir });
+        const report = JSON.parse(live.stdout) as ReturnType<typeof readStatus>;
+        expect(report.state).toBe('running');
+        expect(report.lock).toMatchObject({ pid, alive: true });
+        expect(report.kinds.some((k) => k.inFlight > 0)).toBe(true);
+        expect(renderStatus(report)).toContain(`running as pid ${pid}`);
+      },
+    );
+    const killed = status();
+    expect(killed.state).toBe('interrupted');
+    expect(killed.lock).toMatchObject({ alive: false });
 
     // SIGINT half a second into a resumed run: the step in flight returns, the checkpoint is saved.
     const seq = eventsOf(checkpoint).at(-1)?.seq ?? 0;
@@ -152,14 +234,16 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
     expect(interrupted.code, interrupted.stderr).toBe(130);
     expect(interrupted.stderr).toContain('interrupted; run again to continue');
     expect(eventsOf(checkpoint).filter((e) => e.seq > seq).map((e) => e.type)).toContain('run.interrupted');
-    const status = JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir })).stdout) as { state: string };
-    expect(status.state).toBe('interrupted');
+    expect(status()).toMatchObject({ state: 'interrupted', lock: null });
 
-    // Later moments: polling and scheduling on the other sources, the re-enumerations, verify.
-    const late = [await kill(1_200), await kill(1_800)];
-    expect(late.every((r) => r.code === null || r.code === 0)).toBe(true);
+    await killAt('re-enumeration', { match: (r) => r.method === 'GET' && LISTING.test(r.url) && lastEnumerationRound(checkpoint) >= 2, forward: false }, 'drain');
+    await killAt('verify', { match: (r) => r.method === 'GET' && LISTING.test(r.url) && lastStep(checkpoint) === 'verify', forward: false }, 'verify');
+    await killAt('geo resync sent, answer lost', { match: api('POST', /^\/api\/graphql/), forward: true }, 'geo');
+
     const last = await runCli(['run', plan], { cwd: dir, env });
     expect(last.code, last.stderr).toBe(0);
+    expect(last.stdout).toContain('Weights before: default=100');
+    expect(status()).toMatchObject({ state: 'done', lock: null });
     await expectAllOnCluster(sandbox.url);
     for (const kind of ['project', 'snippet', 'group'] as const) {
       expect(invariantViolations(await movesOf(sandbox.url, kind), 'cluster'), kind).toEqual([]);
