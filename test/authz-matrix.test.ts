@@ -36,14 +36,32 @@ const CLASSES = {
   'non-admin-session': { cookie: `_service_session=${ALICE_SESSION}` },
   'admin-session-sudo': { cookie: `_service_session=${ROOT_SESSION}`, sudo: 'alice' },
   'admin-without-sudo-scope-sudo': { 'private-token': ROOT_ADMIN_MODE, sudo: 'alice' },
+  'admin-mode-scope': { 'private-token': ROOT_ADMIN_MODE },
   job: { 'job-token': JOB },
 } satisfies Record<string, Record<string, string>>;
 type Cls = keyof typeof CLASSES;
 const CLASS_NAMES = Object.keys(CLASSES) as Cls[];
-/** Classes that act with administrator rights; every other class must leave the state untouched. */
-const ADMIN_CLASSES: Cls[] = ['admin', 'admin-sudo-admin', 'admin-oauth', 'admin-session'];
+/**
+ * Admin Mode off: every credential of an administrator acts as one. On: only tokens with the
+ * `admin_mode` scope; root's other credentials are a regular user's, who owns every item of the
+ * default seed (so reads and writes of items still succeed, admin routes and sudo do not).
+ */
+type Mode = 'admin-mode-off' | 'admin-mode-on';
+/** Classes that act with administrator rights. */
+const ADMINS: Record<Mode, Cls[]> = {
+  'admin-mode-off': ['admin', 'admin-sudo-admin', 'admin-oauth', 'admin-session', 'admin-mode-scope'],
+  'admin-mode-on': ['admin-mode-scope'],
+};
+/** Classes allowed to change state: administrators, and with Admin Mode on root as the owner of every item. */
+const WRITERS: Record<Mode, Cls[]> = {
+  'admin-mode-off': ADMINS['admin-mode-off'],
+  'admin-mode-on': ['admin-mode-scope', 'admin', 'admin-oauth', 'admin-session'],
+};
 /** Classes that may read what administrators read; every other class must not see admin-only fields. */
-const ADMIN_READERS: Cls[] = [...ADMIN_CLASSES, 'admin-read_api'];
+const READERS: Record<Mode, Cls[]> = {
+  'admin-mode-off': [...ADMINS['admin-mode-off'], 'admin-read_api'],
+  'admin-mode-on': ADMINS['admin-mode-on'],
+};
 
 const UNAUTHORIZED = { message: '401 Unauthorized' };
 const FORBIDDEN = { message: '403 Forbidden' };
@@ -60,7 +78,7 @@ const SCOPE_API = {
 /** Fields only an administrator may see (projects/snippets/groups, users). */
 const ADMIN_ONLY_KEYS = ['repository_storage', 'repository_read_only', 'is_admin', 'note', 'created_by', 'statistics'];
 
-/** Fresh ids for cells that change state, so every successful write has its own target. */
+/** Unique names for what successful cells create. */
 let counter = 0;
 const next = () => ++counter;
 
@@ -96,7 +114,8 @@ const MOVES = { project: 0, snippet: 0, group: 0 };
 /** Access tokens (of bob) that DELETE /admin/token cells may revoke, one per cell. */
 const spareTokens: string[] = [];
 
-const CASES: Case[] = [
+/** The cases; built once per sandbox, since scheduling cells count through fresh items. */
+const buildCases = (): Case[] => [
   { route: 'GET /api/v4/user', level: 'user', path: () => '/api/v4/user', ok: 200 },
   { route: 'GET /api/v4/users', level: 'public', path: () => '/api/v4/users', ok: 200 },
   { route: 'GET /api/v4/users/:id', level: 'public', path: () => '/api/v4/users/1', ok: 200 },
@@ -171,8 +190,9 @@ interface Expected {
 }
 
 /** The documented answer for a case and a credential class. */
-function expected(c: Case, level: 'admin' | 'user' | 'public' | 'open', write: boolean, jobRoute: boolean, cls: Cls): Expected {
+function expected(c: Case, level: 'admin' | 'user' | 'public' | 'open', write: boolean, jobRoute: boolean, cls: Cls, mode: Mode): Expected {
   if (level === 'open') return { status: c.ok };
+  const adminModeOn = mode === 'admin-mode-on';
   switch (cls) {
     case 'none': return level === 'public' ? { status: c.anonymous ?? c.ok } : { status: 401, body: UNAUTHORIZED };
     case 'invalid': return { status: 401, body: UNAUTHORIZED };
@@ -181,11 +201,20 @@ function expected(c: Case, level: 'admin' | 'user' | 'public' | 'open', write: b
     // A job token works only where the route accepts one; anywhere else it is an invalid credential.
     case 'job': return jobRoute ? { status: c.job ?? c.ok } : { status: 401, body: UNAUTHORIZED };
     case 'non-admin-sudo': return { status: 403, body: SUDO_NOT_ADMIN };
-    case 'admin-read_api': return write ? { status: 403, body: SCOPE_API } : { status: c.ok };
-    case 'admin-session-sudo': return { status: 403, body: SUDO_NEEDS_TOKEN };
+    case 'admin-read_api':
+      if (write) return { status: 403, body: SCOPE_API };
+      return adminModeOn && level === 'admin' ? { status: 403, body: FORBIDDEN } : { status: c.ok };
+    // Sudo asks for an administrator first: with Admin Mode on, root without the admin_mode scope is none.
+    case 'admin-session-sudo': return { status: 403, body: adminModeOn ? SUDO_NOT_ADMIN : SUDO_NEEDS_TOKEN };
+    case 'admin-sudo-admin': case 'admin-sudo-non-admin':
+      if (adminModeOn) return { status: 403, body: SUDO_NOT_ADMIN };
+      if (cls === 'admin-sudo-admin') return { status: c.ok };
+      return level === 'admin' ? { status: 403, body: FORBIDDEN } : { status: c.nonAdmin ?? c.ok };
     case 'admin-without-sudo-scope-sudo': return { status: 403, body: SCOPE_SUDO };
-    case 'admin': case 'admin-sudo-admin': case 'admin-oauth': case 'admin-session': return { status: c.ok };
-    case 'non-admin': case 'admin-sudo-non-admin': case 'non-admin-session':
+    case 'admin-mode-scope': return { status: c.ok };
+    case 'admin': case 'admin-oauth': case 'admin-session':
+      return adminModeOn && level === 'admin' ? { status: 403, body: FORBIDDEN } : { status: c.ok };
+    case 'non-admin': case 'non-admin-session':
       return level === 'admin' ? { status: 403, body: FORBIDDEN } : { status: c.nonAdmin ?? c.ok };
   }
 }
@@ -201,108 +230,90 @@ function adminOnlyKeysIn(value: unknown, found: Set<string> = new Set()): Set<st
   return found;
 }
 
-describe('authorization matrix: every route x every credential class', () => {
-  let sb: RunningSandbox;
-  const routes = createRouter().routes;
+function describeMatrix(mode: Mode): void {
+  describe(`authorization matrix, ${mode}: every route x every credential class`, () => {
+    let sb: RunningSandbox;
+    const routes = createRouter().routes;
+    const cases = buildCases();
 
-  beforeAll(async () => {
-    sb = await startSandbox();
-    // Nothing may change the database behind the test's back: the engine only runs the moves the
-    // matrix schedules, and the change count must see requests' effects alone.
-    sb.state.engine.close();
-    for (const kind of ['project', 'snippet', 'group'] as const) {
-      const res = await fetch(`${sb.url}/api/v4/${kind}s/2/repository_storage_moves`, {
-        method: 'POST', headers: { 'private-token': ROOT, 'content-type': 'application/json' }, body: JSON.stringify(moveTo()),
-      });
-      expect(res.status).toBe(201);
-      MOVES[kind] = ((await res.json()) as { id: number }).id;
-    }
-    const now = new Date().toISOString();
-    const insert = sb.state.db.prepare(`INSERT INTO credentials (type, value, user_id, name, scopes, expires_at, created_at, updated_at)
-      VALUES ('personal', ?, 3, 'spare', '["api"]', '2099-01-01', ?, ?)`);
-    for (let i = 0; i < CLASS_NAMES.length; i++) {
-      const value = `glpat-matrix-spare-bob-${String(i).padStart(8, '0')}`;
-      insert.run(value, now, now);
-      spareTokens.push(value);
-    }
-    markCredentialsUsed(sb.state);
-  });
-  afterAll(async () => {
-    await sb.close();
-  });
-
-  it('has a case for every route of the router, and no case for a route that does not exist', () => {
-    const known = new Set(routes.map((r) => `${r.method} ${r.pattern}`));
-    const covered = new Set(CASES.map((c) => c.route));
-    expect([...known].filter((k) => !covered.has(k))).toEqual([]);
-    expect([...covered].filter((k) => !known.has(k))).toEqual([]);
-  });
-
-  const cells = CASES.flatMap((c) => CLASS_NAMES.map((cls) => [`${c.route}${c.name ? ` (${c.name})` : ''} as ${cls}`, c, cls] as const));
-
-  it.each(cells)('%s', async (_label, c, cls) => {
-    const [method, pattern] = c.route.split(' ') as [string, string];
-    const route = routes.find((r) => r.method === method && r.pattern === pattern);
-    expect(route, c.route).toBeDefined();
-    const rule = route!.auth;
-    const level = c.level ?? (rule.level === 'none' ? 'open' : rule.level);
-    const write = c.write ?? rule.write ?? method !== 'GET';
-    const want = expected(c, level, write, rule.jobToken === true, cls);
-
-    const before = changeCount(sb.state);
-    const body = c.body?.();
-    const headers: Record<string, string> = { ...CLASSES[cls] };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${sb.url}${c.path()}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    const changed = changeCount(sb.state) - before;
-
-    expect(res.status, `${c.route} as ${cls}: ${text.slice(0, 300)}`).toBe(want.status);
-    let parsed: unknown;
-    if (res.status !== 204 && !c.text) {
-      expect(res.headers.get('content-type'), text.slice(0, 200)).toMatch(/^application\/json/);
-      parsed = JSON.parse(text);
-    }
-    if (want.body !== undefined) expect(parsed).toEqual(want.body);
-    if (!ADMIN_CLASSES.includes(cls)) expect(changed, `${c.route} as ${cls} changed state`).toBe(0);
-    if (!ADMIN_READERS.includes(cls)) {
-      expect([...adminOnlyKeysIn(parsed)], `${c.route} as ${cls} shows admin-only fields`).toEqual([]);
-      // Only GET /user shows an email address: the caller's own.
-      if (c.route !== 'GET /api/v4/user') expect(text, `${c.route} as ${cls} shows an email address`).not.toMatch(/"(commit_)?email":/);
-    }
-    if (cls === 'non-admin' && c.route.startsWith('POST /api/graphql')) expect((parsed as { errors?: unknown[] }).errors).toBeDefined();
-  });
-});
-
-describe('authorization matrix under Admin Mode', () => {
-  let sb: RunningSandbox;
-  beforeAll(async () => {
-    sb = await startSandbox();
-    sb.state.engine.close();
-    const res = await fetch(`${sb.url}/api/v4/application/settings`, {
-      method: 'PUT', headers: { 'private-token': ROOT, 'content-type': 'application/json' }, body: '{"admin_mode":true}',
+    beforeAll(async () => {
+      sb = await startSandbox();
+      // Nothing may change the database behind the test's back: the engine only runs the moves the
+      // matrix schedules, and the change count must see requests' effects alone.
+      sb.state.engine.close();
+      for (const kind of ['project', 'snippet', 'group'] as const) {
+        const res = await fetch(`${sb.url}/api/v4/${kind}s/2/repository_storage_moves`, {
+          method: 'POST', headers: { 'private-token': ROOT, 'content-type': 'application/json' }, body: JSON.stringify(moveTo()),
+        });
+        expect(res.status).toBe(201);
+        MOVES[kind] = ((await res.json()) as { id: number }).id;
+      }
+      const now = new Date().toISOString();
+      const insert = sb.state.db.prepare(`INSERT INTO credentials (type, value, user_id, name, scopes, expires_at, created_at, updated_at)
+        VALUES ('personal', ?, 3, 'spare', '["api"]', '2099-01-01', ?, ?)`);
+      spareTokens.length = 0;
+      for (let i = 0; i < CLASS_NAMES.length; i++) {
+        const value = `glpat-matrix-spare-bob-${String(i).padStart(8, '0')}`;
+        insert.run(value, now, now);
+        spareTokens.push(value);
+      }
+      if (mode === 'admin-mode-on') {
+        const res = await fetch(`${sb.url}/api/v4/application/settings`, {
+          method: 'PUT', headers: { 'private-token': ROOT, 'content-type': 'application/json' }, body: '{"admin_mode":true}',
+        });
+        expect(res.status).toBe(200);
+      }
+      markCredentialsUsed(sb.state);
     });
-    expect(res.status).toBe(200);
-  });
-  afterAll(async () => {
-    await sb.close();
-  });
+    afterAll(async () => {
+      await sb.close();
+    });
 
-  // Admin routes need a token with the admin_mode scope; without it an admin is a regular user.
-  const adminGets = createRouter().routes.filter((r) => r.auth.level === 'admin' && r.method === 'GET' && !r.pattern.includes(':'));
+    it('has a case for every route of the router, and no case for a route that does not exist', () => {
+      const known = new Set(routes.map((r) => `${r.method} ${r.pattern}`));
+      const covered = new Set(cases.map((c) => c.route));
+      expect([...known].filter((k) => !covered.has(k))).toEqual([]);
+      expect([...covered].filter((k) => !known.has(k))).toEqual([]);
+    });
 
-  it.each(adminGets.map((r) => [r.pattern] as const))('GET %s: 403 without admin_mode scope, 200 with it', async (pattern) => {
-    const without = await fetch(`${sb.url}${pattern}`, { headers: { 'private-token': ROOT } });
-    expect(without.status).toBe(403);
-    expect(await without.json()).toEqual(FORBIDDEN);
-    const withScope = await fetch(`${sb.url}${pattern}`, { headers: { 'private-token': ROOT_ADMIN_MODE } });
-    expect(withScope.status).toBe(200);
-    await withScope.arrayBuffer();
-  });
+    const cells = cases.flatMap((c) => CLASS_NAMES.map((cls) => [`${c.route}${c.name ? ` (${c.name})` : ''} as ${cls}`, c, cls] as const));
 
-  it('hides admin-only fields from an admin without the admin_mode scope', async () => {
-    const res = await fetch(`${sb.url}/api/v4/projects?repository_storage=nfs-1`, { headers: { 'private-token': ROOT } });
-    expect(res.status).toBe(200);
-    expect([...adminOnlyKeysIn(await res.json())]).toEqual([]);
+    it.each(cells)('%s', async (_label, c, cls) => {
+      const [method, pattern] = c.route.split(' ') as [string, string];
+      const route = routes.find((r) => r.method === method && r.pattern === pattern);
+      expect(route, c.route).toBeDefined();
+      const rule = route!.auth;
+      const level = c.level ?? (rule.level === 'none' ? 'open' : rule.level);
+      const write = c.write ?? rule.write ?? method !== 'GET';
+      const want = expected(c, level, write, rule.jobToken === true, cls, mode);
+
+      const before = changeCount(sb.state);
+      const body = c.body?.();
+      const headers: Record<string, string> = { ...CLASSES[cls] };
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const res = await fetch(`${sb.url}${c.path()}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      const changed = changeCount(sb.state) - before;
+
+      expect(res.status, `${c.route} as ${cls}: ${text.slice(0, 300)}`).toBe(want.status);
+      let parsed: unknown;
+      if (res.status !== 204 && !c.text) {
+        expect(res.headers.get('content-type'), text.slice(0, 200)).toMatch(/^application\/json/);
+        parsed = JSON.parse(text);
+      }
+      if (want.body !== undefined) expect(parsed).toEqual(want.body);
+      if (!WRITERS[mode].includes(cls)) expect(changed, `${c.route} as ${cls} changed state`).toBe(0);
+      if (!READERS[mode].includes(cls)) {
+        expect([...adminOnlyKeysIn(parsed)], `${c.route} as ${cls} shows admin-only fields`).toEqual([]);
+        // Only GET /user shows an email address: the caller's own.
+        if (c.route !== 'GET /api/v4/user') expect(text, `${c.route} as ${cls} shows an email address`).not.toMatch(/"(commit_)?email":/);
+      }
+      if (!ADMINS[mode].includes(cls) && c.route === 'POST /api/graphql' && res.status === 200) {
+        expect((parsed as { errors?: unknown[] }).errors).toBeDefined();
+      }
+    });
   });
-});
+}
+
+describeMatrix('admin-mode-off');
+describeMatrix('admin-mode-on');
