@@ -26,7 +26,8 @@ export function renderProgressLine(view: ProgressView): string {
     })
     .join(', ');
   const rate = rateAndEta(view.summary, view.elapsedMs);
-  return `[${formatDuration(view.elapsedMs)}] ${view.step}${kinds ? ` | ${kinds}` : ''} | ${Math.round(rate.perMinute)} moves/min, ETA ${formatDuration(rate.etaMs)}`;
+  // Rate and ETA before the per-kind counts: a narrow terminal cuts the end of the line.
+  return `[${formatDuration(view.elapsedMs)}] ${view.step} | ${Math.round(rate.perMinute)} moves/min, ETA ${formatDuration(rate.etaMs)}${kinds ? ` | ${kinds}` : ''}`;
 }
 
 export interface ProgressOutput {

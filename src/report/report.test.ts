@@ -52,7 +52,7 @@ describe('summary', () => {
 describe('renderers', () => {
   it('progress line names the step, per kind done, in flight, failed and retrying, quarantined; leaves zero counts out', () => {
     expect(renderProgressLine({ step: 'drain nfs-2/projects', summary, elapsedMs: 120_000 }))
-      .toBe('[2m00s] drain nfs-2/projects | projects 82/100 (10 in flight, 3 failed, retrying, 1 quarantined), snippets 5/5 | 25 moves/min, ETA 41s');
+      .toBe('[2m00s] drain nfs-2/projects | 25 moves/min, ETA 41s | projects 82/100 (10 in flight, 3 failed, retrying, 1 quarantined), snippets 5/5');
   });
 
   it('final report lists counts, quarantined items with reasons, verification, weights and warnings', () => {
