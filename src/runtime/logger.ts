@@ -20,13 +20,11 @@ export class SecretSet {
     for (const v of values) if (v && v.length >= 6) this.#values.add(v);
   }
 
-  /** Replaces every known secret (raw or JSON-escaped) in `text`. */
+  /** Replaces every known secret (raw, JSON-escaped or URL-encoded) in `text`. */
   scrub(text: string): string {
     let out = text;
     for (const v of this.#values) {
-      out = out.split(v).join(REDACTED);
-      const escaped = JSON.stringify(v).slice(1, -1);
-      if (escaped !== v) out = out.split(escaped).join(REDACTED);
+      for (const form of new Set([v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v)])) out = out.split(form).join(REDACTED);
     }
     return out;
   }
@@ -36,6 +34,13 @@ function redactKeys(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => redactKeys(v, depth + 1));
   const out: Record<string, unknown> = {};
+  // An error's message, stack and cause are not enumerable: keep them, or the log loses the cause of a failure.
+  if (value instanceof Error) {
+    out['type'] = value.name;
+    out['message'] = value.message;
+    out['stack'] = value.stack;
+    if (value.cause !== undefined) out['cause'] = redactKeys(value.cause, depth + 1);
+  }
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     out[k] = SECRET_KEYS.test(k) && v !== null && v !== undefined ? REDACTED : redactKeys(v, depth + 1);
   }
@@ -49,6 +54,8 @@ export function createRunLogger(file: string, secrets: SecretSet, level = 'info'
     {
       level,
       base: { pid: process.pid },
+      // Errors are serialized by redactKeys (under any key); pino's own err serializer would run after it.
+      serializers: { err: (e: unknown) => e },
       formatters: { log: (obj) => redactKeys(obj) as Record<string, unknown> },
       hooks: { streamWrite: (s) => secrets.scrub(s) },
     },
