@@ -300,3 +300,53 @@ describe('arbitrary requests to the whole sandbox', () => {
     );
   });
 });
+
+describe('arbitrary requests under injected faults', () => {
+  let sb: RunningSandbox;
+  beforeAll(async () => {
+    sb = await startSandbox({ faults: { errorRate: 0.25, resetRate: 0.1, rateLimit: 150, seed: 4242 } });
+    sb.state.engine.close();
+    markCredentialsUsed(sb.state);
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  it('the only 5xx is the injected 503, and a faulted request (503, 429, reset) changes nothing', async () => {
+    const seen = { reset: 0, unavailable: 0, limited: 0 };
+    await fc.assert(
+      fc.asyncProperty(validWrite, requestHeaders, async (w, h) => {
+        const payload = JSON.stringify(w.body);
+        const before = changeCount(sb.state);
+        let res: Answer | undefined;
+        try {
+          // A fresh connection each time: a reset must not take a pooled socket of the next request with it.
+          res = await send(sb.url, w.method, w.path, { 'content-type': 'application/json', connection: 'close', ...h }, payload);
+        } catch {
+          seen.reset++;
+        }
+        const changed = changeCount(sb.state) - before;
+        if (res === undefined) {
+          expect(changed, `reset ${w.method} ${w.path}`).toBe(0);
+          return;
+        }
+        const what = `${w.method} ${w.path} -> ${res.status} ${res.text.slice(0, 120)}`;
+        if (res.status >= 500) {
+          seen.unavailable++;
+          expect(res.status, what).toBe(503);
+          expect(JSON.parse(res.text), what).toEqual({ message: '503 Service Unavailable' });
+        }
+        if (res.status === 429) {
+          seen.limited++;
+          expect(res.text, what).toBe('Retry later\n');
+        }
+        if (res.status >= 400) expect(changed, what).toBe(0);
+      }),
+      { numRuns: 300 },
+    );
+    // The run met every kind of fault, or it proved nothing about them.
+    expect(seen.reset).toBeGreaterThan(0);
+    expect(seen.unavailable).toBeGreaterThan(0);
+    expect(seen.limited).toBeGreaterThan(0);
+  });
+});
