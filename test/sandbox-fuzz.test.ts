@@ -1,8 +1,9 @@
 // Property tests over real HTTP (issue 4, "Bad input"): arbitrary paths (the router's own templates
 // with random segments and encodings, and free-form ones), methods, credential headers, Sudo,
 // cookies, content types, query strings and JSON, form or garbage bodies. Properties: never a 5xx
-// (no faults are injected here), every error is JSON, a refused request changes nothing, a request
-// without an administrator's credential changes nothing, and the stored state stays consistent.
+// (no faults are injected here), every error is JSON, a refused request or a read changes nothing,
+// a request without an administrator's credential changes nothing, and the stored state stays
+// consistent. Under injected faults, the only 5xx is the fault's 503 and no faulted request has an effect.
 // The per-route suites (sandbox-bad-input-inventory, sandbox-tokens, sandbox-writes) fuzz the
 // parameters of their routes; this file fuzzes everything at once, including the routing and
 // authentication layers.
@@ -251,6 +252,7 @@ describe('arbitrary requests to the whole sandbox', () => {
           expect(() => JSON.parse(res.text), what).not.toThrow();
         }
         if (res.status >= 400) expect(changed, `refused but changed: ${what}`).toBe(0);
+        if (m === 'GET' || m === 'HEAD') expect(changed, `a read changed state: ${what}`).toBe(0);
         if (!carriesAdminCredential(url, h, payload)) expect(changed, `changed without admin credentials: ${what}`).toBe(0);
         checkInvariants(sb);
       }),
