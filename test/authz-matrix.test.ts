@@ -317,3 +317,31 @@ function describeMatrix(mode: Mode): void {
 
 describeMatrix('admin-mode-off');
 describeMatrix('admin-mode-on');
+
+describe('admin-only data through search', () => {
+  let sb: RunningSandbox;
+  beforeAll(async () => {
+    sb = await startSandbox();
+    sb.state.engine.close();
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  const usernames = async (search: string, headers: Record<string, string>): Promise<string[]> => {
+    const res = await fetch(`${sb.url}/api/v4/users?search=${encodeURIComponent(search)}`, { headers });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { username: string }[]).map((u) => u.username);
+  };
+
+  // Regression: /users?search= matched part of anyone's private email, an oracle for addresses.
+  it.each([['none', {}], ['non-admin', { 'private-token': ALICE }], ['admin-read_api', { 'private-token': ROOT_READ }]] as const)(
+    'finds nobody by email address as %s unless an administrator asks, and then only by the whole address',
+    async (cls, headers) => {
+      const admin = cls === 'admin-read_api';
+      for (const q of ['example.com', 'alice@', 'noreply', '@']) expect(await usernames(q, headers), q).toEqual([]);
+      expect(await usernames('ALICE@example.com', headers)).toEqual(admin ? ['alice'] : []);
+      expect(await usernames('liddell', headers)).toEqual(['alice']);
+    },
+  );
+});

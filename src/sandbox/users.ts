@@ -7,6 +7,9 @@
  * - GET /job with a credential that is not a job token answers 404 "Job Not Found", as GitLab's
  *   `validate_current_authenticated_job` does.
  * - `enterprise` in /version is true for premium and ultimate (an EE build), false for free.
+ * - `search` on /users matches part of a username or name; only administrators also find a user
+ *   by the whole email address (GitLab searches private emails for admins only), so nobody else
+ *   can probe for addresses.
  * - The Features API stores booleans only (`value` true/false or "true"/"false"); percentage gates
  *   are refused with 400, since nothing in the sandbox evaluates them.
  */
@@ -37,9 +40,15 @@ export function register(router: Router): void {
   router.delete('/api/v4/features/:name', { level: 'admin' }, removeFeature);
 }
 
+/** `q`: a LIKE pattern for username and name; `email`: an exact address (admins only), or null. */
+interface SearchParams {
+  q: string;
+  email: string | null;
+}
+
 interface UserStatements {
-  page: Database.Statement<[{ q: string; limit: number; offset: number }], RawUserRow>;
-  count: Database.Statement<[{ q: string }], { n: number }>;
+  page: Database.Statement<[SearchParams & { limit: number; offset: number }], RawUserRow>;
+  count: Database.Statement<[SearchParams], { n: number }>;
   features: Database.Statement<[], { name: string; value: string }>;
   setFeature: Database.Statement<[string, string]>;
   removeFeature: Database.Statement<[string]>;
@@ -51,10 +60,12 @@ function userStatements(db: Db): UserStatements {
   let s = cache.get(db);
   if (!s) {
     s = {
-      // `search` matches username, name or email, case-insensitively (SQLite LIKE is, for ASCII).
-      page: db.prepare(`SELECT * FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR email LIKE @q ESCAPE '\\')
+      // `search` matches a part of the username or name, case-insensitively (SQLite LIKE is, for
+      // ASCII), or, for administrators only, the whole email address (GitLab's User.search with
+      // `with_private_emails`). Users have no public email here, so others never match on email.
+      page: db.prepare(`SELECT * FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR lower(email) = lower(@email))
         ORDER BY id LIMIT @limit OFFSET @offset`),
-      count: db.prepare(`SELECT count(*) n FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR email LIKE @q ESCAPE '\\')`),
+      count: db.prepare(`SELECT count(*) n FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR lower(email) = lower(@email))`),
       features: db.prepare('SELECT name, value FROM features ORDER BY name'),
       setFeature: db.prepare('INSERT INTO features (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
       removeFeature: db.prepare('DELETE FROM features WHERE name = ?'),
@@ -95,12 +106,12 @@ function listUsers(ctx: RequestContext): Reply {
   }
   const search = ctx.input.search ?? '';
   if (typeof search !== 'string') throw invalidParam('search is invalid');
-  const pattern = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const where: SearchParams = { q: `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`, email: admin && search !== '' ? search : null };
   const page = positiveInt(ctx, 'page', 1);
   const perPage = Math.min(positiveInt(ctx, 'per_page', 20), 100);
   const s = userStatements(db);
-  const total = s.count.get({ q: pattern })?.n ?? 0;
-  const rows = (page - 1) * perPage > total ? [] : s.page.all({ q: pattern, limit: perPage, offset: (page - 1) * perPage });
+  const total = s.count.get(where)?.n ?? 0;
+  const rows = (page - 1) * perPage > total ? [] : s.page.all({ ...where, limit: perPage, offset: (page - 1) * perPage });
   return { body: rows.map((r) => present(toUser(r))), headers: pageHeaders(page, perPage, total) };
 }
 
