@@ -306,7 +306,9 @@ describe('arbitrary requests to the whole sandbox', () => {
 describe('arbitrary requests under injected faults', () => {
   let sb: RunningSandbox;
   beforeAll(async () => {
-    sb = await startSandbox({ faults: { errorRate: 0.25, resetRate: 0.1, rateLimit: 150, seed: 4242 } });
+    // A stopped clock keeps the whole run in one rate-limit window, so the limit is always reached.
+    const at = Date.parse('2026-06-01T12:00:30Z');
+    sb = await startSandbox({ faults: { errorRate: 0.25, resetRate: 0.1, rateLimit: 150, seed: 4242 }, clock: { now: () => at } });
     sb.state.engine.close();
     markCredentialsUsed(sb.state);
   });
