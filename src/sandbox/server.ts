@@ -110,10 +110,15 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   const chunks: Buffer[] = [];
   let size = 0;
   let tooLarge = false;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) tooLarge = true;
-    else chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) tooLarge = true;
+      else chunks.push(chunk);
+    }
+  } catch {
+    // The client hung up mid-body: its input, not a handler failure (and no one is left to answer).
+    throw new ApiError(400, { error: 'request body was cut short' });
   }
   if (tooLarge) throw new ApiError(413, { error: `request body is larger than ${MAX_BODY_BYTES} bytes` });
   if (size === 0) return {};
