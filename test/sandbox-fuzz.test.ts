@@ -10,6 +10,7 @@
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import fc from 'fast-check';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { createRouter, startSandbox } from '../src/sandbox/index.js';
@@ -270,6 +271,46 @@ describe('arbitrary requests to the whole sandbox', () => {
       '{"__proto__": {"token": "glpat-sandbox-root-read-api-0002"}}');
     expect(described.status, described.text).toBe(400);
     expect(JSON.parse(described.text)).toEqual({ error: 'token is missing' });
+  });
+
+  it('refuses a body over 1 MB with a JSON 413', async () => {
+    const before = changeCount(sb.state);
+    const big = JSON.stringify({ source_storage_name: 'nfs-1', destination_storage_name: 'cluster', pad: 'x'.repeat(2 * 1024 * 1024) });
+    const res = await send(sb.url, 'POST', '/api/v4/project_repository_storage_moves', { 'content-type': 'application/json', 'private-token': ROOT }, big);
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.text)).toEqual({ error: 'request body is larger than 1048576 bytes' });
+    expect(changeCount(sb.state)).toBe(before);
+  });
+
+  // Regression: a client hanging up mid-body was logged as a failed handler (error level, with a
+  // stack) and answered 500; an orchestrator killed mid-request is client behaviour, not a fault.
+  it('takes a body cut short as the client\'s doing: no change, no error logged, still serving', async () => {
+    const lines: string[] = [];
+    const logged = await startSandbox({ logger: pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) }) });
+    try {
+      logged.state.engine.close();
+      const before = changeCount(logged.state);
+      const { hostname, port } = new URL(logged.url);
+      for (const hangUp of ['end', 'destroy'] as const) {
+        await new Promise<void>((resolve) => {
+          const socket = connect(Number(port), hostname, () => {
+            const head = `POST /api/v4/project_repository_storage_moves HTTP/1.1\r\nHost: x\r\nPRIVATE-TOKEN: ${ROOT}\r\n`
+              + 'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"source_s';
+            if (hangUp === 'end') socket.end(head);
+            else socket.write(head, () => setTimeout(() => socket.destroy(), 50));
+          });
+          socket.on('close', () => resolve());
+          socket.on('error', () => resolve());
+          socket.resume();
+        });
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      expect(changeCount(logged.state)).toBe(before);
+      expect(lines.filter((l) => (JSON.parse(l) as { level: number }).level >= 50)).toEqual([]);
+      expect((await send(logged.url, 'GET', '/-/liveness', {}, undefined)).status).toBe(200);
+    } finally {
+      await logged.close();
+    }
   });
 
   it('answers arbitrary bytes on the socket with a 4xx or a closed connection, and keeps serving', async () => {
