@@ -218,8 +218,9 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     }
     if (r.fate === 'cleanup_fail' && r.source !== r.destination) {
       const msg = truncateError(`Failed to remove ${r.kind} repository from source storage "${r.source}": 4:Deadline Exceeded. (GRPC::DeadlineExceeded)`);
+      // The item became writable at `replicated` (as in GitLab, where only started -> replicated
+      // and started -> failed set it writable); a newer move may hold the flag by now.
       s.setMoveState.run('cleanup failed', null, msg, iso, r.id);
-      s.setReadOnly.run(0, r.kind, r.itemId);
     } else {
       s.setMoveState.run('finished', null, null, iso, r.id);
     }
