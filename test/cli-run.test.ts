@@ -78,7 +78,15 @@ function itemStates(file: string): Record<string, number> {
   }
 }
 
-const lastEnumerationRound = (file: string): number => Number(eventsOf(file).filter((e) => e.type === 'enumerate.started').at(-1)?.data['round'] ?? 0);
+const LISTED_KIND: Record<string, string> = { projects: 'projects', 'snippets/all': 'snippets', groups: 'groups' };
+
+/** Whether a listing request belongs to a re-enumeration round (2+) that the checkpoint shows as running. */
+function isReEnumeration(file: string, url: string): boolean {
+  const m = /^\/api\/v4\/(projects|snippets\/all|groups)\?(.*)$/.exec(url);
+  const e = eventsOf(file).filter((x) => x.type === 'enumerate.started' || x.type === 'enumerate.finished').at(-1);
+  if (!m || !e || e.type !== 'enumerate.started' || Number(e.data['round']) < 2) return false;
+  return e.data['kind'] === LISTED_KIND[m[1]!] && new URLSearchParams(m[2]).get('repository_storage') === e.data['source'];
+}
 const lastStep = (file: string): unknown => eventsOf(file).filter((e) => e.type === 'step.entered').at(-1)?.data['step'];
 
 async function snapshotOf(url: string) {
@@ -236,7 +244,7 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
     expect(eventsOf(checkpoint).filter((e) => e.seq > seq).map((e) => e.type)).toContain('run.interrupted');
     expect(status()).toMatchObject({ state: 'interrupted', lock: null });
 
-    await killAt('re-enumeration', { match: (r) => r.method === 'GET' && LISTING.test(r.url) && lastEnumerationRound(checkpoint) >= 2, forward: false }, 'drain');
+    await killAt('re-enumeration', { match: (r) => r.method === 'GET' && isReEnumeration(checkpoint, r.url), forward: false }, 'drain');
     await killAt('verify', { match: (r) => r.method === 'GET' && LISTING.test(r.url) && lastStep(checkpoint) === 'verify', forward: false }, 'verify');
     await killAt('geo resync sent, answer lost', { match: api('POST', /^\/api\/graphql/), forward: true }, 'geo');
 
