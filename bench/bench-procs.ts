@@ -38,8 +38,20 @@ export function writeSeed(dir: string, inv: Inventory): string {
   return file;
 }
 
+/** CPU time (user + system) a live process has used, in ms; 0 once it is gone. */
+export function cpuMs(pid: number): number {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const rest = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return ((Number(rest[11]) + Number(rest[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 export interface SandboxProc {
   url: string;
+  pid: number;
   /** Counters since the previous call (or the start). */
   counts(): Promise<RequestCounts>;
   stop(): Promise<void>;
@@ -74,6 +86,7 @@ export async function startSandboxProc(args: string[], readyTimeoutMs = 180_000)
   });
   return {
     url,
+    pid: child.pid!,
     counts: () =>
       new Promise((resolve) => {
         waiting.push(resolve);
@@ -127,6 +140,8 @@ export interface RunResult {
   wallMs: number;
   /** VmHWM of the orchestrator process, last value read before it ended (MB). */
   peakRssMb: number;
+  /** CPU time of the orchestrator, last value read before it ended (ms). */
+  cpuMs: number;
   checkpoint: { commits: number; statements: number; firstAt: number; lastAt: number } | null;
   stderr: string;
 }
@@ -152,7 +167,9 @@ export function spawnRun(plan: string, state: string, extra: string[] = []): Run
     if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
   });
   let peakKb = 0;
+  let cpu = 0;
   const sample = () => {
+    cpu = Math.max(cpu, cpuMs(child.pid!));
     try {
       const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       if (m) peakKb = Math.max(peakKb, Number(m[1]));
@@ -165,7 +182,7 @@ export function spawnRun(plan: string, state: string, extra: string[] = []): Run
     child.once('exit', (code, signal) => {
       clearInterval(timer);
       const checkpoint = existsSync(counterFile) ? (JSON.parse(readFileSync(counterFile, 'utf8')) as RunResult['checkpoint']) : null;
-      resolve({ code, signal, wallMs: performance.now() - started, peakRssMb: peakKb / 1024, checkpoint, stderr });
+      resolve({ code, signal, wallMs: performance.now() - started, peakRssMb: peakKb / 1024, cpuMs: cpu, checkpoint, stderr });
     });
   });
   return { pid: child.pid!, done, kill: (s) => child.kill(s) };

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { request } from 'undici';
-import { BENCH_TOKEN, ROOT, spawnRun, startSandboxProc, writePlan, writeSeed } from './bench-procs.js';
+import { BENCH_TOKEN, ROOT, cpuMs, spawnRun, startSandboxProc, writePlan, writeSeed } from './bench-procs.js';
 import type { Inventory, RunResult, SandboxProc } from './bench-procs.js';
 import type { RequestCounts } from './bench-count.js';
 
@@ -64,6 +64,8 @@ export interface ThrottledRow {
   apiSpanMs: number;
   run: RunResult;
   requests: RequestCounts;
+  /** CPU the sandbox process used during the run (ms). */
+  sandboxCpuMs: number;
   left: Left;
 }
 
@@ -76,7 +78,9 @@ export async function throttledRow(c: BenchConfig): Promise<ThrottledRow> {
       url: sb.url, from: sources, kinds: ['projects', 'snippets', 'groups'], concurrency: c.concurrency, pollInterval: c.pollInterval, backoff: c.backoff,
     });
     await sb.counts();
+    const cpu0 = cpuMs(sb.pid);
     const r = await spawnRun(plan, join(c.dir, 'throttled.db')).done;
+    const sandboxCpuMs = cpuMs(sb.pid) - cpu0;
     const requests = await sb.counts();
     if (r.code !== 0) process.stderr.write(`shardmove run exited ${r.code}:\n${r.stderr.slice(-3000)}\n`);
     const items = total(c.inventory);
@@ -86,6 +90,7 @@ export async function throttledRow(c: BenchConfig): Promise<ThrottledRow> {
       apiSpanMs: (requests.lastAt ?? 0) - (requests.firstAt ?? 0),
       run: r,
       requests,
+      sandboxCpuMs,
       left: await leftovers(sb.url, sources),
     };
   } finally {

@@ -17,6 +17,9 @@ type Db = { prepare(sql: string): Stmt; transaction(fn: (...a: unknown[]) => unk
 const require = createRequire(import.meta.url);
 const Database = require('better-sqlite3') as { prototype: Db };
 const counts = { commits: 0, statements: 0, firstAt: 0, lastAt: 0 };
+/** BENCH_SQLITE_DEBUG=1: autocommitted statements by SQL, to find who writes outside a batch. */
+const alone = new Map<string, number>();
+const debug = process.env.BENCH_SQLITE_DEBUG === '1';
 const patched = new WeakSet<object>();
 
 function stamp(): void {
@@ -33,9 +36,17 @@ Database.prototype.prepare = function (this: Db, sql: string): Stmt {
     patched.add(proto);
     const run = proto.run;
     proto.run = function (this: Stmt, ...args: unknown[]) {
-      if (!this.reader) {
+      // better-sqlite3 runs BEGIN/COMMIT/SAVEPOINT as statements of its own: the transaction wrapper
+      // below counts those commits.
+      if (!this.reader && !/^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i.test((this as unknown as { source: string }).source)) {
         counts.statements++;
-        if (!this.database.inTransaction) counts.commits++;
+        if (!this.database.inTransaction) {
+          counts.commits++;
+          if (debug) {
+            const sql = (this as unknown as { source: string }).source.slice(0, 60);
+            alone.set(sql, (alone.get(sql) ?? 0) + 1);
+          }
+        }
         stamp();
       }
       return run.apply(this, args);
@@ -55,5 +66,5 @@ Database.prototype.transaction = function (this: Db, fn: (...a: unknown[]) => un
 
 process.on('exit', () => {
   const file = process.env.BENCH_SQLITE_FILE;
-  if (file) writeFileSync(file, JSON.stringify(counts));
+  if (file) writeFileSync(file, JSON.stringify(debug ? { ...counts, alone: Object.fromEntries(alone) } : counts));
 });

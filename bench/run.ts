@@ -11,7 +11,7 @@
  * BENCH_SEQ_ITEMS=1000 BENCH_SEQ_POLL_MS=20 BENCH_SCALE_PROJECTS=1000000 BENCH_VERBOSE=1.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchConfig, Left } from './bench-rows.js';
 import { baselineRow, scaleRow, sequentialRow, throttledRow } from './bench-rows.js';
@@ -68,6 +68,7 @@ async function main(): Promise<void> {
     const b = r.requests.byClass;
     row('  by class', '', `POST ${b.postItem}, move lists ${b.moveList}, move GETs ${b.moveGet}, listings ${b.listing}, item GETs ${b.itemGet}, other ${b.other}`);
     row('peak RSS (orchestrator)', mb(r.run.peakRssMb));
+    row('CPU: orchestrator / sandbox', `${s(r.run.cpuMs)} / ${s(r.sandboxCpuMs)}`, `2 cores shared; load average ${loadavg()[0]?.toFixed(1)} at the end`);
     if (ck) row('checkpoint writes per second', (ck.commits / (wall / 1000)).toFixed(0), `${ck.commits} commits, ${ck.statements} row writes in ${s(wall)}`);
     row('left on the sources', leftText(r.left));
   }

@@ -9,7 +9,7 @@
  *     from random id_after positions, as an admin, at per_page 20 (GitLab's default) and 100;
  *   - scheduling per-item moves: POST /projects/:id/repository_storage_moves, each item once.
  * It prints a table and ends by itself (about a minute; BENCH_PROJECTS and BENCH_PHASE_MS shrink it
- * for a quick look). Targets: >= 2,000 req/s for listing and
+ * for a quick look, BENCH_PHASES=list20,list100,schedule picks phases; BENCH_CHILD_ARGS adds node flags to the sandbox process, e.g. `--cpu-prof`). Targets: >= 2,000 req/s for listing and
  * scheduling, seeding < 20 s, peak RSS < 600 MB.
  */
 import { fork } from 'node:child_process';
@@ -21,6 +21,8 @@ import { Pool } from 'undici';
 const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 1_000_000);
 const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 10_000);
 const CONCURRENCY = 32;
+/** Phases to run (list20, list100, schedule), for profiling one of them; all by default. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'list20,list100,schedule').split(','));
 const TOKEN = 'glpat-sandbox-root-api-sudo-0001';
 /** Items handed to the scheduling phase: more than it can use at the target rate. */
 const SCHEDULE_POOL = 100_000;
@@ -120,7 +122,7 @@ async function phase(pool: Pool, ok: number, make: (i: number) => { method: 'GET
 }
 
 async function main(): Promise<void> {
-  const child = fork(fileURLToPath(import.meta.url), ['--serve'], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_PROJECTS: String(PROJECTS) } });
+  const child = fork(fileURLToPath(import.meta.url), ['--serve'], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean)], env: { ...process.env, BENCH_PROJECTS: String(PROJECTS) } });
   try {
     process.stderr.write(`seeding ${PROJECTS.toLocaleString('en')} projects in the sandbox process...\n`);
     const ready = await nextMessage<Ready>(child, 'ready', 120_000);
@@ -141,10 +143,11 @@ async function main(): Promise<void> {
       const after = await stats();
       return { ...r, serverCpuUs: (after.cpuMicros - before.cpuMicros) / Math.max(1, r.requests) };
     };
-    const list20 = await measured('keyset listing, per_page=20', 200, listing(20));
-    const list100 = await measured('keyset listing, per_page=100', 200, listing(100));
+    const skipped: PhaseResult = { requests: 0, rps: 0, p50: 0, p99: 0, unexpected: 0 };
+    const list20 = PHASES.has('list20') ? await measured('keyset listing, per_page=20', 200, listing(20)) : skipped;
+    const list100 = PHASES.has('list100') ? await measured('keyset listing, per_page=100', 200, listing(100)) : skipped;
     const ids = ready.ids;
-    const schedule = await measured('scheduling per-item moves', 201, (i) => {
+    const schedule = !PHASES.has('schedule') ? skipped : await measured('scheduling per-item moves', 201, (i) => {
       const id = ids[i];
       return id === undefined ? null : { method: 'POST', path: `/api/v4/projects/${id}/repository_storage_moves`, body: '{"destination_storage_name":"cluster"}' };
     });

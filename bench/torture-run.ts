@@ -50,7 +50,7 @@ export interface TortureConfig {
 
 export const FULL: TortureConfig = {
   seed: 20261122, kills: 55, sandboxRestarts: 4, projects: 700, snippets: 70, groups: 35,
-  workers: 6, moveDurationMs: 600, latencyMs: 5, rateLimit: 1500, errorRate: 0.05, resetRate: 0.02,
+  workers: 6, moveDurationMs: 600, latencyMs: 5, rateLimit: 1000, errorRate: 0.05, resetRate: 0.02,
   moveFailRate: 0.2, stuckRate: 0.01, brokenItems: 4, concurrency: 8, stuckAfter: '8s',
   killDelayMs: [300, 4000], commitIntervalMs: 150, finalRunTimeoutMs: 600_000,
 };
