@@ -96,10 +96,14 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   }
 }
 
+/** How long audit lines may wait to be written together. */
+const AUDIT_FLUSH_MS = 100;
+
 /**
- * Events written together, one transaction per event-loop turn: at thousands of POSTs a second, a
+ * Events written together, one transaction per AUDIT_FLUSH_MS: at thousands of POSTs a second, a
  * commit per request's audit line cost more CPU than the moves' own bookkeeping. A kill loses at
- * most the lines of the current turn; the move intents and outcomes are committed by the drain.
+ * most the last AUDIT_FLUSH_MS of these lines; the move intents and outcomes are committed by the
+ * drain itself.
  */
 function bufferedEvents(store: CheckpointStore): { add(type: string, data: Record<string, unknown>, at: number): void; flush(): void } {
   const queue: { type: string; data: Record<string, unknown>; at: number }[] = [];
@@ -118,7 +122,8 @@ function bufferedEvents(store: CheckpointStore): { add(type: string, data: Recor
       queue.push({ type, data, at });
       if (!scheduled) {
         scheduled = true;
-        setImmediate(flush);
+        // Unref'd: the run's end flushes explicitly, the timer must not keep the process alive.
+        setTimeout(flush, AUDIT_FLUSH_MS).unref();
       }
     },
     flush,
