@@ -3,7 +3,7 @@
  * HTTP, judged by the sandbox's own view of where every repository is and which moves it recorded.
  */
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { renderStatus } from '../src/report/status.js';
@@ -168,12 +168,14 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
     expect(existsSync(join(dir, 'state', 'it.db'))).toBe(false);
   });
 
-  it('kill -9 at nine named moments (pinned by a proxy) and SIGINT, then run again: completes; no double or pointless move', async () => {
+  // Eleven process starts in a row: generous on a loaded machine (about 13 s on an idle one).
+  it('kill -9 at nine named moments (pinned by a proxy) and SIGINT, then run again: completes; no double or pointless move', { timeout: 120_000 }, async () => {
     const { sandbox, dir } = await setup('run-kill', ['--move-duration', '300', '--workers', '10'], { projects: 20, snippets: 5, groups: 3 });
     const proxy = await startHoldProxy(sandbox.url);
     onTestFinished(() => proxy.close());
     const plan = writePlan(dir, { concurrency: 4 });
-    appendFileSync(plan, 'geo: { resync: true }\n');
+    // A held request must outlast a `status` process start on a loaded machine before its timeout.
+    writeFileSync(plan, `${readFileSync(plan, 'utf8').replace('timeout: 10s', 'timeout: 60s')}geo: { resync: true }\n`);
     const env = sandboxEnv(proxy.url);
     const checkpoint = join(dir, 'state', 'it.db');
     // In-process (what `status` prints as JSON) to spare process starts; the CLI itself runs once while live.
