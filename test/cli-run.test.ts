@@ -183,13 +183,26 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
     /** Runs until the proxy holds a request matching `trap`, runs `whileHeld`, then kill -9; checks where it died. */
     const killAt = async (moment: string, trap: Trap, step: string, whileHeld?: (pid: number) => Promise<void>) => {
       let child: ChildProcess | undefined;
+      let failure: unknown;
       const run = runCli(['run', plan], { cwd: dir, env, onStart: (c) => (child = c) });
+      // A watchdog names the moment that never came, instead of a bare test timeout.
+      const watchdog = setTimeout(() => {
+        failure = new Error(`${moment}: no matching request within 50 s`);
+        child?.kill('SIGKILL');
+      }, 50_000);
       void proxy.arm(trap).then(async () => {
-        await whileHeld?.(child!.pid!);
-        child!.kill('SIGKILL');
+        try {
+          await whileHeld?.(child!.pid!);
+        } catch (err) {
+          failure = err;
+        } finally {
+          child!.kill('SIGKILL');
+        }
       });
       const r = await run;
+      clearTimeout(watchdog);
       proxy.release();
+      if (failure) throw failure;
       expect(r.code, `${moment}: the run ended on its own (${r.stderr}) instead of being killed`).toBeNull();
       expect(savedStep(checkpoint), moment).toBe(step);
     };
