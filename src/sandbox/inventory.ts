@@ -16,7 +16,7 @@ import type Database from 'better-sqlite3';
 import type { Caller, RequestContext } from './context.js';
 import type { Db, ItemKind } from './db.js';
 import type { AuthorInfo, EntityRow, ItemRow } from './entities.js';
-import { ENTITY_COLUMNS, ITEM_COLUMNS, entityRowOf, groupEntity, projectEntity, snippetEntity, sshHostOf } from './entities.js';
+import { ENTITY_COLUMNS, ITEM_COLUMNS, entityRowOf, groupEntity, projectEntity, projectJson, snippetEntity, sshHostOf } from './entities.js';
 import type { Reply } from './http.js';
 import { invalidParam, notFound } from './http.js';
 import { isEffectiveAdmin } from './auth.js';
@@ -37,7 +37,8 @@ interface ListSpec {
   maxOffset: number;
   /** Whether the caller's `repository_storage` filter applies. */
   storageFilter(ctx: RequestContext, admin: boolean): boolean;
-  render(ctx: RequestContext, rows: EntityRow[], admin: boolean): unknown[];
+  /** The page's entities, or their JSON text where a direct serializer exists (the hot /projects list). */
+  render(ctx: RequestContext, rows: EntityRow[], admin: boolean): unknown[] | string;
 }
 
 /** Adds the inventory routes: project, snippet and group lists and single items. */
@@ -66,11 +67,11 @@ const PROJECTS: ListSpec = {
     const simple = boolParam(ctx, 'simple');
     const statistics = admin && boolParam(ctx, 'statistics');
     const opts = { origin: ctx.origin, admin, sshHost: sshHostOf(ctx.origin) };
-    return rows.map((r) => {
-      const e = projectEntity(r, opts, simple);
-      if (statistics) e.statistics = statisticsOf(r);
-      return e;
+    const parts = rows.map((r) => {
+      const json = projectJson(r, opts, simple);
+      return statistics ? `${json.slice(0, -1)},"statistics":${JSON.stringify(statisticsOf(r))}}` : json;
     });
+    return `[${parts.join(',')}]`;
   },
 };
 
@@ -205,7 +206,7 @@ function list(ctx: RequestContext, spec: ListSpec): Reply {
     const sql = `SELECT ${ENTITY_COLUMNS} FROM ${from} WHERE ${all.join(' AND ')} ORDER BY id ${page.sort === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`;
     const rows = entityRows(db, sql, [...params, ...bound.params, page.limit]);
     const pageRows = rows.slice(0, page.perPage);
-    return { body: spec.render(ctx, pageRows, admin), headers: keysetHeaders(ctx, page, pageRows.at(-1)?.id, rows.length > page.perPage) };
+    return pageReply(ctx, spec, pageRows, admin, keysetHeaders(ctx, page, pageRows.at(-1)?.id, rows.length > page.perPage));
   }
 
   const orderBy = readOrderBy(ctx, spec.defaultOrder);
@@ -217,7 +218,14 @@ function list(ctx: RequestContext, spec: ListSpec): Reply {
   const rows = entityRows(db, `SELECT ${ENTITY_COLUMNS} FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, page.limit, page.offset]);
   const total = countCapped(db, `${from} WHERE ${whereSql}`, params);
   const pageRows = rows.slice(0, page.perPage);
-  return { body: spec.render(ctx, pageRows, admin), headers: offsetHeaders(ctx, { ...page, total, hasNext: rows.length > page.perPage }) };
+  return pageReply(ctx, spec, pageRows, admin, offsetHeaders(ctx, { ...page, total, hasNext: rows.length > page.perPage }));
+}
+
+/** A list page: JSON text goes out as it is (with the JSON content type), entities are serialized by the server. */
+function pageReply(ctx: RequestContext, spec: ListSpec, rows: EntityRow[], admin: boolean, headers: Record<string, string>): Reply {
+  const rendered = spec.render(ctx, rows, admin);
+  if (typeof rendered === 'string') return { text: rendered, headers: { ...headers, 'content-type': 'application/json' } };
+  return { body: rendered, headers };
 }
 
 const NOT_FOUND_NAME: Record<ItemKind, string> = { project: 'Project', snippet: 'Snippet', group: 'Group' };
@@ -250,6 +258,6 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
     if (admin && boolParam(ctx, 'statistics')) e.statistics = statisticsOf(row);
     return { body: e };
   }
-  if (kind === 'snippet') return { body: SNIPPETS.render(ctx, [row], admin)[0] };
+  if (kind === 'snippet') return { body: snippetEntity(row, opts, row.owner_id === null ? undefined : authorLookup(ctx.state.db)(row.owner_id)) };
   return { body: { ...groupEntity(row, opts), projects: [], shared_projects: [] } };
 }
