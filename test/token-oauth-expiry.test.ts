@@ -2,7 +2,8 @@
  * A long run under an OAuth token that lives 2 seconds: the run spans several lifetimes and
  * completes, and the sandbox's own credential records show the rotation: one refresh per lifetime
  * or so, each after three quarters of the previous token's life, not a refresh before every request.
- * (test/cli-run.test.ts shows that the refreshed pair is written back to the token files.)
+ * Killed with SIGKILL just after refreshes (the old pair already dead), it resumes from the pair
+ * written back to the token files.
  */
 import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,5 +55,47 @@ describe('OAuth token expiring every 2 s during a run of several lifetimes', { t
     expect(readFileSync(join(work, 'access.txt'), 'utf8').trim()).toBe(issued.values.at(-2));
     expect(readFileSync(join(vault, 'refresh.txt'), 'utf8').trim()).toBe(issued.values.at(-1));
     expect(lstatSync(join(work, 'refresh.txt')).isSymbolicLink()).toBe(true);
+  });
+
+  it('killed with SIGKILL right after refreshes, it resumes with the pair written back and completes', async () => {
+    const root = tempDir('token-oauth-kill');
+    const work = join(root, 'work');
+    mkdirSync(work);
+    const sandboxDb = join(root, 'sandbox.db');
+    const sandbox = await startLoggedSandbox([
+      '--seed', writeSecretSeed(root, { projects: 50, snippets: 10, groups: 5, oauthTtlSeconds: TTL_S }),
+      '--db', sandboxDb, '--move-duration', '300', '--workers', '5',
+    ]);
+    onTestFinished(async () => {
+      await sandbox.stop();
+      rmSync(root, { recursive: true, force: true });
+    });
+    const { plan } = writeSecretPlan(work, { auth: 'oauth', concurrency: 5 });
+    const env = { SHARDMOVE_URL: sandbox.url };
+    // Each kill comes 300 ms after the sandbox issued a new pair: the old one is dead by then, so
+    // only the written-back files can carry the run on.
+    for (let kill = 0; kill < 2; kill += 1) {
+      const seen = sandboxOauthTokens(sandboxDb).refreshes;
+      const r = await runCli(['run', plan], {
+        cwd: work,
+        env,
+        onStart: (child) => {
+          void (async () => {
+            const until = Date.now() + 20_000;
+            while (Date.now() < until && sandboxOauthTokens(sandboxDb).refreshes === seen) await new Promise((w) => setTimeout(w, 50));
+            await new Promise((w) => setTimeout(w, 300));
+            child.kill('SIGKILL');
+          })();
+        },
+      });
+      expect(r.code, r.stdout).toBeNull();
+      expect(sandboxOauthTokens(sandboxDb).refreshes).toBeGreaterThan(seen);
+    }
+    const last = await runCli(['run', plan], { cwd: work, env });
+    expect(last.code, last.stdout).toBe(0);
+    for (const kind of ['project', 'snippet', 'group'] as const) expect(invariantViolations(await movesOf(sandbox.url, kind), 'cluster'), kind).toEqual([]);
+    for (const kind of ['projects', 'snippets', 'groups'] as const) {
+      expect([...(await storagesOf(sandbox.url, kind)).values()].filter((s) => s !== 'cluster'), kind).toEqual([]);
+    }
   });
 });
