@@ -117,3 +117,102 @@ describe('move lifecycles', () => {
     }
   });
 });
+
+type Action =
+  | { t: 'schedule'; kind: Kind; id: number; dest?: string }
+  | { t: 'bulk'; kind: Kind; source: string; dest?: string }
+  | { t: 'commit'; kind: Kind; id: number }
+  | { t: 'wait'; ms: number };
+
+const storage = fc.constantFrom('nfs-1', 'nfs-2', 'cluster', 'default');
+const kind = fc.constantFrom(...KINDS);
+const itemId = fc.integer({ min: 1, max: 3 });
+const action: fc.Arbitrary<Action> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('schedule' as const), kind, id: itemId, dest: fc.option(storage, { nil: undefined }) }, { requiredKeys: ['t', 'kind', 'id'] }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('bulk' as const), kind, source: storage, dest: fc.option(storage, { nil: undefined }) }, { requiredKeys: ['t', 'kind', 'source'] }) },
+  { weight: 4, arbitrary: fc.record({ t: fc.constant('commit' as const), kind, id: itemId }) },
+  // Steps around the copy (90% of a move) and cleanup (10%) boundaries.
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('wait' as const), ms: fc.constantFrom(0, 50, 100, 450, 899, 900, 950, 1000, 2000) }) },
+);
+/** Plain actions, and the sequence that overlaps two moves of one item: a new move scheduled during the old one's cleanup. */
+const step: fc.Arbitrary<Action[]> = fc.oneof(
+  { weight: 4, arbitrary: action.map((a) => [a]) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(kind, itemId, storage).map(([k, id, dest]): Action[] => [
+      { t: 'schedule', kind: k, id, dest: dest === 'cluster' ? 'nfs-2' : 'cluster' }, { t: 'wait', ms: 950 }, { t: 'schedule', kind: k, id, dest },
+      { t: 'wait', ms: 100 }, { t: 'commit', kind: k, id },
+    ]),
+  },
+);
+
+/**
+ * Fault seeds under which, with every move failing, at least three items' first move fails in its
+ * cleanup (a tenth of failures do): overlapping moves then meet the cleanup path often enough.
+ */
+function cleanupHeavySeeds(count: number): number[] {
+  const out: number[] = [];
+  for (let seed = 1; out.length < count; seed++) {
+    const faults = createFaults({ ...NO_FAULTS, moveFailRate: 1, seed }, () => 0);
+    let n = 0;
+    for (const k of KINDS) for (let id = 1; id <= 3; id++) if (faults.moveFate(k, id, 1) === 'cleanup_fail') n++;
+    if (n >= 3) out.push(seed);
+  }
+  return out;
+}
+
+const faultPlan = fc.oneof(
+  { weight: 1, arbitrary: fc.record({ moveFailRate: fc.constantFrom(0, 0.3, 1), seed: fc.integer({ min: 1, max: 1_000_000 }) }) },
+  { weight: 2, arbitrary: fc.record({ moveFailRate: fc.constant(1), seed: fc.constantFrom(...cleanupHeavySeeds(8)) }) },
+);
+
+describe('property: move lifecycles never lose a commit', () => {
+  it('random schedules, bulk moves, commits and time, with failing moves', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }).map((steps) => steps.flat()), faultPlan, async (actions, { moveFailRate, seed }) => {
+          const { sb, advance } = await startManual({ moveFailRate, seed });
+          try {
+            const accepted = new Map<string, number>();
+            const initial = new Map<string, number>();
+            for (const k of KINDS) for (let id = 1; id <= 3; id++) initial.set(`${k}:${id}`, item(sb, k, id).commit_count);
+            for (const a of actions) {
+              if (a.t === 'wait') await advance(a.ms);
+              else if (a.t === 'bulk') {
+                const body = a.dest === undefined ? { source_storage_name: a.source } : { source_storage_name: a.source, destination_storage_name: a.dest };
+                expect((await post(sb, `/api/v4/${a.kind}_repository_storage_moves`, body)).status).toBe(202);
+                await advance(0);
+              } else if (a.t === 'schedule') {
+                const wasReadOnly = item(sb, a.kind, a.id).read_only === 1;
+                const res = await post(sb, `/api/v4/${a.kind}s/${a.id}/repository_storage_moves`, a.dest === undefined ? {} : { destination_storage_name: a.dest });
+                expect(res.status, JSON.stringify(res.body)).toBe(wasReadOnly ? 400 : 201);
+                await advance(0);
+              } else {
+                const res = await commit(sb, a.kind, a.id);
+                const readOnly = item(sb, a.kind, a.id).read_only === 1;
+                expect(res.status, JSON.stringify(res.body)).toBe(readOnly ? 400 : a.kind === 'snippet' ? 200 : 201);
+                if (!readOnly) accepted.set(`${a.kind}:${a.id}`, (accepted.get(`${a.kind}:${a.id}`) ?? 0) + 1);
+              }
+              checkInvariants(sb);
+            }
+            // Let every move end (none is stuck here), then count.
+            for (let i = 0; i < 40 && (sb.state.db.prepare("SELECT count(*) n FROM moves WHERE state IN ('scheduled', 'started', 'replicated')").get() as { n: number }).n > 0; i++) {
+              await advance(MOVE_MS);
+            }
+            expect(sb.state.db.prepare("SELECT id, state FROM moves WHERE state NOT IN ('finished', 'failed', 'cleanup failed')").all()).toEqual([]);
+            for (const k of KINDS) {
+              for (let id = 1; id <= 3; id++) {
+                const now = item(sb, k, id);
+                const want = (initial.get(`${k}:${id}`) as number) + (accepted.get(`${k}:${id}`) ?? 0);
+                expect(now.commit_count, `${k} ${id}: commits`).toBe(want);
+                expect(now.checksum, `${k} ${id}: checksum`).toBe(fakeChecksum(k, id, want));
+                expect(now.read_only, `${k} ${id}: read-only after all moves ended`).toBe(0);
+              }
+            }
+          } finally {
+            await sb.close();
+          }
+        }),
+      { numRuns: 80 },
+    );
+  });
+});
