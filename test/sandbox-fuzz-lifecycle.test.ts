@@ -2,10 +2,15 @@
 // issue 2's "a commit accepted before or after a move is never lost by it"). The sandbox runs on a
 // manual clock, so a step of time is exact: the engine is woken after each advance.
 //
+// Steps include stopping and restarting the sandbox on its --db file.
+//
 // Invariants after every step: at most one move per item holds the read-only flag (scheduled or
 // started), and an item is read-only exactly then; a commit is accepted only while the item is
 // writable; at the end, every accepted commit is still counted and every item's checksum matches
 // its commits, wherever its moves took it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
@@ -27,22 +32,32 @@ function smallSeed(): Seed {
 }
 
 interface Manual {
-  sb: RunningSandbox;
+  readonly sb: RunningSandbox;
   /** Moves the clock and lets the engine do what became due. */
   advance(ms: number): Promise<void>;
+  /** Stops the sandbox and starts it again on the same database file (needs `db`). */
+  restart(): Promise<void>;
 }
 
-async function startManual(faults: { moveFailRate: number; seed: number }): Promise<Manual> {
+async function startManual(faults: { moveFailRate: number; seed: number }, db?: string): Promise<Manual> {
   let now = Date.parse('2026-06-01T00:00:00Z');
-  const sb = await startSandbox({ seed: smallSeed(), moveDurationMs: MOVE_MS, faults, clock: { now: () => now } });
+  const start = () => startSandbox({ seed: smallSeed(), moveDurationMs: MOVE_MS, faults, clock: { now: () => now }, ...(db ? { db } : {}) });
+  let sb = await start();
   const settle = async () => {
     for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
   };
   return {
-    sb,
+    get sb() {
+      return sb;
+    },
     async advance(ms) {
       now += ms;
       sb.state.engine.kick();
+      await settle();
+    },
+    async restart() {
+      await sb.close();
+      sb = await start();
       await settle();
     },
   };
@@ -93,7 +108,9 @@ describe('move lifecycles', () => {
     let seed = 1;
     while (!(createFaults({ ...NO_FAULTS, moveFailRate: 0.5, seed }, () => 0).moveFate('project', 1, 1) === 'cleanup_fail'
       && createFaults({ ...NO_FAULTS, moveFailRate: 0.5, seed }, () => 0).moveFate('project', 1, 2) === 'ok')) seed++;
-    const { sb, advance } = await startManual({ moveFailRate: 0.5, seed });
+    const m = await startManual({ moveFailRate: 0.5, seed });
+    const { sb } = m;
+    const advance = (ms: number) => m.advance(ms);
     try {
       expect((await post(sb, '/api/v4/projects/1/repository_storage_moves', { destination_storage_name: 'cluster' })).status).toBe(201);
       await advance(0);
@@ -122,7 +139,8 @@ type Action =
   | { t: 'schedule'; kind: Kind; id: number; dest?: string }
   | { t: 'bulk'; kind: Kind; source: string; dest?: string }
   | { t: 'commit'; kind: Kind; id: number }
-  | { t: 'wait'; ms: number };
+  | { t: 'wait'; ms: number }
+  | { t: 'restart' };
 
 const storage = fc.constantFrom('nfs-1', 'nfs-2', 'cluster', 'default');
 const kind = fc.constantFrom(...KINDS);
@@ -133,6 +151,8 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ t: fc.constant('commit' as const), kind, id: itemId }) },
   // Steps around the copy (90% of a move) and cleanup (10%) boundaries.
   { weight: 3, arbitrary: fc.record({ t: fc.constant('wait' as const), ms: fc.constantFrom(0, 50, 100, 450, 899, 900, 950, 1000, 2000) }) },
+  // A stop and start on the same --db file: running moves must go on where they were.
+  { weight: 1, arbitrary: fc.constant({ t: 'restart' as const }) },
 );
 /** Plain actions, and the sequence that overlaps two moves of one item: a new move scheduled during the old one's cleanup. */
 const step: fc.Arbitrary<Action[]> = fc.oneof(
@@ -170,38 +190,40 @@ describe('property: move lifecycles never lose a commit', () => {
   it('random schedules, bulk moves, commits and time, with failing moves', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }).map((steps) => steps.flat()), faultPlan, async (actions, { moveFailRate, seed }) => {
-          const { sb, advance } = await startManual({ moveFailRate, seed });
+          const dir = mkdtempSync(join(tmpdir(), 'sm-lifecycle-'));
+          const m = await startManual({ moveFailRate, seed }, join(dir, 'sandbox.db'));
           try {
             const accepted = new Map<string, number>();
             const initial = new Map<string, number>();
-            for (const k of KINDS) for (let id = 1; id <= 3; id++) initial.set(`${k}:${id}`, item(sb, k, id).commit_count);
+            for (const k of KINDS) for (let id = 1; id <= 3; id++) initial.set(`${k}:${id}`, item(m.sb, k, id).commit_count);
             for (const a of actions) {
-              if (a.t === 'wait') await advance(a.ms);
+              if (a.t === 'wait') await m.advance(a.ms);
+              else if (a.t === 'restart') await m.restart();
               else if (a.t === 'bulk') {
                 const body = a.dest === undefined ? { source_storage_name: a.source } : { source_storage_name: a.source, destination_storage_name: a.dest };
-                expect((await post(sb, `/api/v4/${a.kind}_repository_storage_moves`, body)).status).toBe(202);
-                await advance(0);
+                expect((await post(m.sb, `/api/v4/${a.kind}_repository_storage_moves`, body)).status).toBe(202);
+                await m.advance(0);
               } else if (a.t === 'schedule') {
-                const wasReadOnly = item(sb, a.kind, a.id).read_only === 1;
-                const res = await post(sb, `/api/v4/${a.kind}s/${a.id}/repository_storage_moves`, a.dest === undefined ? {} : { destination_storage_name: a.dest });
+                const wasReadOnly = item(m.sb, a.kind, a.id).read_only === 1;
+                const res = await post(m.sb, `/api/v4/${a.kind}s/${a.id}/repository_storage_moves`, a.dest === undefined ? {} : { destination_storage_name: a.dest });
                 expect(res.status, JSON.stringify(res.body)).toBe(wasReadOnly ? 400 : 201);
-                await advance(0);
+                await m.advance(0);
               } else {
-                const res = await commit(sb, a.kind, a.id);
-                const readOnly = item(sb, a.kind, a.id).read_only === 1;
+                const res = await commit(m.sb, a.kind, a.id);
+                const readOnly = item(m.sb, a.kind, a.id).read_only === 1;
                 expect(res.status, JSON.stringify(res.body)).toBe(readOnly ? 400 : a.kind === 'snippet' ? 200 : 201);
                 if (!readOnly) accepted.set(`${a.kind}:${a.id}`, (accepted.get(`${a.kind}:${a.id}`) ?? 0) + 1);
               }
-              checkInvariants(sb);
+              checkInvariants(m.sb);
             }
             // Let every move end (none is stuck here), then count.
-            for (let i = 0; i < 40 && (sb.state.db.prepare("SELECT count(*) n FROM moves WHERE state IN ('scheduled', 'started', 'replicated')").get() as { n: number }).n > 0; i++) {
-              await advance(MOVE_MS);
+            for (let i = 0; i < 40 && (m.sb.state.db.prepare("SELECT count(*) n FROM moves WHERE state IN ('scheduled', 'started', 'replicated')").get() as { n: number }).n > 0; i++) {
+              await m.advance(MOVE_MS);
             }
-            expect(sb.state.db.prepare("SELECT id, state FROM moves WHERE state NOT IN ('finished', 'failed', 'cleanup failed')").all()).toEqual([]);
+            expect(m.sb.state.db.prepare("SELECT id, state FROM moves WHERE state NOT IN ('finished', 'failed', 'cleanup failed')").all()).toEqual([]);
             for (const k of KINDS) {
               for (let id = 1; id <= 3; id++) {
-                const now = item(sb, k, id);
+                const now = item(m.sb, k, id);
                 const want = (initial.get(`${k}:${id}`) as number) + (accepted.get(`${k}:${id}`) ?? 0);
                 expect(now.commit_count, `${k} ${id}: commits`).toBe(want);
                 expect(now.checksum, `${k} ${id}: checksum`).toBe(fakeChecksum(k, id, want));
@@ -209,7 +231,8 @@ describe('property: move lifecycles never lose a commit', () => {
               }
             }
           } finally {
-            await sb.close();
+            await m.sb.close();
+            rmSync(dir, { recursive: true, force: true });
           }
         }),
       { numRuns: 80 },
