@@ -51,6 +51,21 @@ describe('throttled drain', () => {
     expect(h.store.countStates('projects', 'nfs-1')).toMatchObject({ moved: 4, in_flight: 0, pending: 6 });
   });
 
+  it('fills free slots from each listed page as it lands, not one page per poll interval', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 400 } }), { durationMs: 60_000 });
+    h.fake.addItems('projects', 'nfs-1', range(1, 500));
+    let posts = 0;
+    let postsBeforeFirstPoll: number | null = null;
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleMove') posts++;
+      if (name === 'listMoves') postsBeforeFirstPoll ??= posts;
+    };
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    // Pages of 100: the cap (400) is reached from the listing alone, before the first poll.
+    expect(postsBeforeFirstPoll).toBe(400);
+    expect(h.fake.violations).toEqual([]);
+  });
+
   it('starts moving with the first listed page instead of after the whole listing', async () => {
     const h = createHarness();
     h.fake.addItems('projects', 'nfs-1', range(1, 500));
