@@ -8,7 +8,8 @@
  *
  * Knobs (env): BENCH_ROWS=1,2,3,4  BENCH_PROJECTS=20000 BENCH_SNIPPETS=2000 BENCH_GROUPS=500
  * BENCH_WORKERS=50 BENCH_MOVE_MS=20 BENCH_FAIL_RATE=0.02 BENCH_CONCURRENCY BENCH_POLL=...
- * BENCH_SEQ_ITEMS=1000 BENCH_SEQ_POLL_MS=20 BENCH_SCALE_PROJECTS=1000000 BENCH_VERBOSE=1.
+ * BENCH_SEQ_ITEMS=1000 BENCH_SEQ_POLL_MS=20 BENCH_SCALE_PROJECTS=1000000 BENCH_SCALE_KILL_S=240
+ * BENCH_BACKOFF=250ms BENCH_KEEP=1 (keep the scratch directory) BENCH_VERBOSE=1.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -39,6 +40,7 @@ const config: BenchConfig = {
   seqItems: num('BENCH_SEQ_ITEMS', 1000),
   seqPollMs: num('BENCH_SEQ_POLL_MS', 20),
   scaleProjects: num('BENCH_SCALE_PROJECTS', 1_000_000),
+  scaleKillAfterMs: num('BENCH_SCALE_KILL_S', 240) * 1000,
 };
 
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
@@ -98,7 +100,7 @@ async function main(): Promise<void> {
     row('sandbox seeding', s(r.seedMs));
     row('dry run (enumeration + checkpoint)', s(r.dryRun.wallMs), `exit ${r.dryRun.code}, ${r.dryRequests.total} requests`);
     row('peak RSS, dry run', mb(r.dryRun.peakRssMb), 'target < 250 MB');
-    row('real run SIGKILLed after', s(r.killedAfterMs), `listing complete, moves in flight; ${r.checkpointItems} items in the checkpoint`);
+    row('real run SIGKILLed after', s(r.killedAfterMs), `${r.listed ? 'listing complete' : 'listing NOT complete (time limit)'}, moves in flight; ${r.checkpointItems} items in the checkpoint`);
     row('resume: spawn to first API call', r.resumeFirstCallMs === null ? 'none' : s(r.resumeFirstCallMs), 'target < 3 s (sandbox-side first request)');
     row('resume: spawn to first POST', r.resumeFirstPostMs === null ? 'none' : s(r.resumeFirstPostMs));
   }

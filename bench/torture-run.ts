@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import type { CommitLedger, Kind } from './torture-commits.js';
 import { startCommitInjector } from './torture-commits.js';
 import type { Verdict } from './torture-check.js';
@@ -39,8 +40,11 @@ export interface TortureConfig {
   concurrency: number;
   /** poll.stuck_after in the plan, e.g. `4s`. */
   stuckAfter: string;
-  /** A kill comes after a delay drawn uniformly from this range (ms) after the run started. */
+  /** Share of kills aimed at start-up and pre-flight: after a delay drawn from killDelayMs (ms) from the spawn. */
+  earlyKillShare: number;
   killDelayMs: [number, number];
+  /** The other kills come within this many ms after the run recorded `run.started` in its checkpoint. */
+  killAfterStartMs: number;
   commitIntervalMs: number;
   /** Limit for the last run. */
   finalRunTimeoutMs: number;
@@ -52,20 +56,22 @@ export const FULL: TortureConfig = {
   seed: 20261122, kills: 55, sandboxRestarts: 4, projects: 700, snippets: 70, groups: 35,
   workers: 6, moveDurationMs: 600, latencyMs: 5, rateLimit: 1000, errorRate: 0.05, resetRate: 0.02,
   moveFailRate: 0.2, stuckRate: 0.01, brokenItems: 4, concurrency: 8, stuckAfter: '8s',
-  killDelayMs: [300, 4000], commitIntervalMs: 150, finalRunTimeoutMs: 600_000,
+  earlyKillShare: 0.15, killDelayMs: [300, 2500], killAfterStartMs: 3000, commitIntervalMs: 150, finalRunTimeoutMs: 600_000,
 };
 
 export const SMALL: TortureConfig = {
-  seed: 7, kills: 9, sandboxRestarts: 1, projects: 30, snippets: 6, groups: 4,
-  workers: 6, moveDurationMs: 150, latencyMs: 2, rateLimit: 6000, errorRate: 0.05, resetRate: 0.02,
-  moveFailRate: 0.2, stuckRate: 0.04, brokenItems: 2, concurrency: 6, stuckAfter: '3s',
-  killDelayMs: [200, 1800], commitIntervalMs: 100, finalRunTimeoutMs: 40_000,
+  seed: 7, kills: 9, sandboxRestarts: 1, projects: 36, snippets: 8, groups: 6,
+  workers: 4, moveDurationMs: 300, latencyMs: 2, rateLimit: 6000, errorRate: 0.05, resetRate: 0.02,
+  moveFailRate: 0.2, stuckRate: 0.04, brokenItems: 2, concurrency: 4, stuckAfter: '3s',
+  earlyKillShare: 0.15, killDelayMs: [200, 1500], killAfterStartMs: 1500, commitIntervalMs: 100, finalRunTimeoutMs: 40_000,
 };
 
 export interface TortureResult {
   config: TortureConfig;
   dir: string;
   orchestratorKills: number;
+  /** Of those, kills aimed at start-up and pre-flight (the others came after `run.started`). */
+  earlyKills: number;
   /** Runs that ended on their own before their kill (exit code -> count). */
   earlyExits: Record<string, number>;
   sandboxKills: { SIGKILL: number; SIGTERM: number };
@@ -143,6 +149,34 @@ function pickBroken(c: TortureConfig, rand: () => number): string[] {
   return [...out];
 }
 
+/** The sequence number of the last `run.started` event (0 before there is one). */
+function runStarts(checkpoint: string): number {
+  try {
+    const db = new Database(checkpoint, { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare("SELECT coalesce(max(seq), 0) AS n FROM events WHERE type = 'run.started'").get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0;
+  }
+}
+
+/** Items the checkpoint counts as moved (0 before it exists): how far the kill phase got. */
+function movedSoFar(checkpoint: string): number {
+  try {
+    const db = new Database(checkpoint, { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare("SELECT count(*) AS n FROM items WHERE state = 'moved'").get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0;
+  }
+}
+
 function addCounts(into: Record<string, number>, from: Record<string, number>): void {
   for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
 }
@@ -177,6 +211,8 @@ export async function runTorture(c: TortureConfig, log: (line: string) => void =
   const sandboxKills = { SIGKILL: 0, SIGTERM: 0 };
   const earlyExits: Record<string, number> = {};
   let kills = 0;
+  let earlyKills = 0;
+  let lastStart = 0;
   let finishedEarly = false;
 
   /** Stops the sandbox with `signal` and brings it back on the same port (the plan's URL is in its hash). */
@@ -200,12 +236,27 @@ export async function runTorture(c: TortureConfig, log: (line: string) => void =
   try {
     for (let i = 0; i < c.kills; i++) {
       const run = startRun(plan, checkpoint, dir, env);
-      const delay = c.killDelayMs[0] + rand() * (c.killDelayMs[1] - c.killDelayMs[0]);
       let ended: RunResult | null = null;
       const race = async (ms: number) => {
         ended = await Promise.race([run.done, sleep(ms, null, { ref: false })]);
       };
-      if (restartAt.has(i)) {
+      // Most kills land after the run has taken its checkpoint (loading the code takes a second or
+      // two and a kill there proves little); a share hits start-up and pre-flight on purpose.
+      let delay: number;
+      const early = rand() < c.earlyKillShare;
+      if (early) delay = c.killDelayMs[0] + rand() * (c.killDelayMs[1] - c.killDelayMs[0]);
+      else {
+        const seen = lastStart;
+        for (let waited = 0; waited < 30_000 && !ended; waited += 50) {
+          lastStart = runStarts(checkpoint);
+          if (lastStart > seen) break;
+          await race(50);
+        }
+        delay = rand() * c.killAfterStartMs;
+      }
+      if (ended) {
+        // ended while starting: handled below
+      } else if (restartAt.has(i)) {
         await race(delay / 2);
         if (!ended) await bounceSandbox(sandboxKills.SIGKILL <= sandboxKills.SIGTERM ? 'SIGKILL' : 'SIGTERM');
         if (!ended) await race(delay / 2);
@@ -224,10 +275,13 @@ export async function runTorture(c: TortureConfig, log: (line: string) => void =
       }
       run.kill('SIGKILL');
       await run.done;
+      lastStart = runStarts(checkpoint);
       kills++;
+      if (early) earlyKills++;
       if (kills % 10 === 0) log(`${kills} kills`);
     }
 
+    log(`kill phase over: ${kills} kills (${earlyKills} aimed at start-up), ${movedSoFar(checkpoint)} items moved so far`);
     let finalRun: TortureResult['finalRun'] = { code: null, attempts: 0, verified: false, stdoutTail: '' };
     for (let attempt = 1; attempt <= 3; attempt++) {
       const run = startRun(plan, checkpoint, dir, env);
@@ -256,7 +310,7 @@ export async function runTorture(c: TortureConfig, log: (line: string) => void =
     failures.push(...verdict.lost.map((s) => `lost: ${s}`), ...verdict.duplicates.map((s) => `duplicate: ${s}`),
       ...verdict.movesOnDestination.map((s) => `on destination: ${s}`), ...verdict.commitsLost.map((s) => `commit: ${s}`));
     return {
-      config: c, dir, orchestratorKills: kills, earlyExits, sandboxKills, requestFaults, verdict,
+      config: c, dir, orchestratorKills: kills, earlyKills, earlyExits, sandboxKills, requestFaults, verdict,
       commits: { accepted: ledger.accepted.length, ambiguous: ledger.ambiguous.length, refusedReadOnly: ledger.refusedReadOnly, notApplied: ledger.notApplied },
       finalRun, finishedEarly, wallMs: performance.now() - t0, failures,
     };

@@ -51,7 +51,7 @@ export function formatResult(r: TortureResult): string {
   return [
     `shardmove torture: seed ${c.seed}, ${v.items} items (${c.projects} projects, ${c.snippets} snippets, ${c.groups} group wikis)`,
     `  sandbox: --error-rate ${c.errorRate} --reset-rate ${c.resetRate} --rate-limit ${c.rateLimit} --latency ${c.latencyMs} --move-fail-rate ${c.moveFailRate} --stuck-rate ${c.stuckRate} --workers ${c.workers} --move-duration ${c.moveDurationMs}, ${c.brokenItems} broken items`,
-    `Kills survived: orchestrator ${r.orchestratorKills} (SIGKILL), sandbox ${r.sandboxKills.SIGKILL + r.sandboxKills.SIGTERM} (SIGKILL ${r.sandboxKills.SIGKILL}, SIGTERM ${r.sandboxKills.SIGTERM})`,
+    `Kills survived: orchestrator ${r.orchestratorKills} (SIGKILL; ${r.orchestratorKills - r.earlyKills} after the run had started, ${r.earlyKills} aimed at start-up/pre-flight), sandbox ${r.sandboxKills.SIGKILL + r.sandboxKills.SIGTERM} (SIGKILL ${r.sandboxKills.SIGKILL}, SIGTERM ${r.sandboxKills.SIGTERM})`,
     `Runs that ended by themselves before their kill: ${kv(Object.fromEntries(Object.entries(r.earlyExits).map(([code, n]) => [`exit ${code}:`, n])))}`,
     `Request faults injected (sandbox counters): ${kv(Object.fromEntries(Object.entries(r.requestFaults).filter(([k]) => !k.startsWith('move_'))))}`,
     `Move fates (sandbox records): ${kv(fates)} of ${v.moves} moves`,
