@@ -228,6 +228,49 @@ describe('move engine', () => {
     expect(ids.map((id) => Date.parse(move(id).updated_at) - t0)).toEqual([10, 10, 20, 20, 30, 30, 180]);
   });
 
+  it('holds a move scheduled during an earlier move\'s cleanup until that one ends, also across a restart', async () => {
+    let now = Date.parse('2026-06-01T00:00:00Z');
+    const clock = () => now;
+    const { db, engine, item, move } = setup({ ms: 1000, now: clock });
+    const step = async (ms: number, e: MoveEngine) => {
+      now += ms;
+      e.kick();
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    };
+    const running = () => (db.prepare("SELECT count(*) AS n FROM moves WHERE kind = 'project' AND item_id = 1 AND state IN ('started', 'replicated')").get() as { n: number }).n;
+    const first = scheduled(engine.schedule(item('project', 1), 'cluster'));
+    await step(0, engine);
+    await step(950, engine);
+    expect(move(first.id).state).toBe('replicated');
+    // GitLab makes the item writable at replicated, so a new move passes validation...
+    expect(item('project', 1)).toMatchObject({ storage: 'cluster', read_only: 0 });
+    const second = scheduled(engine.schedule(item('project', 1), 'default'));
+    expect(second.source).toBe('cluster');
+    await step(0, engine);
+    // ...but does not run alongside the cleanup (GitLab's per-container lease), and holds the flag.
+    expect(move(second.id).state).toBe('scheduled');
+    expect(item('project', 1).read_only).toBe(1);
+    // Other items are not held up behind it.
+    const other = scheduled(engine.schedule(item('project', 2), 'cluster'));
+    await step(0, engine);
+    expect(move(other.id).state).toBe('started');
+    expect(engine.stats().queued).toBe(1);
+
+    // A restart keeps the order: the waiting move is still behind the replicated one.
+    engine.close();
+    const again = setup({ db, ms: 1000, now: clock }).engine;
+    await step(0, again);
+    expect(move(second.id).state).toBe('scheduled');
+    expect(running()).toBe(1);
+    await step(100, again);
+    expect(move(first.id).state).toBe('finished');
+    expect(move(second.id).state).toBe('started');
+    expect(running()).toBe(1);
+    await step(1000, again);
+    expect(move(second.id).state).toBe('finished');
+    expect(item('project', 1)).toMatchObject({ storage: 'default', read_only: 0, commit_count: 7 });
+  });
+
   it('keeps its invariants under any mix of schedules, fates, writes and time (property)', async () => {
     const ITEMS: [ItemKind, number][] = [['project', 1], ['project', 2], ['project', 5], ['snippet', 1], ['group', 1]];
     const STORAGES = ['default', 'nfs-1', 'nfs-2', 'cluster'];

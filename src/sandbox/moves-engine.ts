@@ -6,6 +6,10 @@
  * - Scheduling (here, from the routes and from bulk jobs) inserts the move as `scheduled` and sets
  *   the item read-only in one transaction; the move's fate (faults) and duration are fixed then,
  *   so a restart replays the same outcome.
+ * - One move per item runs at a time (GitLab's per-container exclusive lease). The item is writable
+ *   again at `replicated`, so a new move can be scheduled during an earlier one's cleanup; it waits,
+ *   `scheduled` and holding the read-only flag, until that one ends, and then goes first. (GitLab's
+ *   worker fails such a move outright and may leave the flag set; waiting keeps the item usable.)
  * - Moves run FIFO by id on at most `workers` at once. Starting snapshots the item's checksum and
  *   commit count; at `replicated` the item moves to the destination with that content and becomes
  *   writable again (no commit can land in between: it is read-only). `failed` leaves the item on
@@ -114,6 +118,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   const batchSize = options.bulkBatchSize ?? 500;
   let queue: number[] = [];
   let head = 0;
+  /** Moves waiting for an earlier move of the same item to end, by `kind:itemId`. */
+  let waiting = new Map<string, number[]>();
   let running: Running[] = [];
   let timer: NodeJS.Timeout | null = null;
   let timerAt = Number.POSITIVE_INFINITY;
@@ -156,10 +162,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     };
   }
 
-  function startMove(id: number, at: number, now: number): void {
-    const row = s.moveById.get(id);
-    // Only a scheduled move starts (GitLab's service does nothing for any other state).
-    if (!row || row.state !== 'scheduled') return;
+  function startMove(row: MoveRow, at: number, now: number): void {
     const q = toQueued(row, now);
     at = Math.max(at, q.readyAt, now - MAX_LAG_MS);
     const iso = isoTime(at);
@@ -180,10 +183,28 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     running.push({ ...q, phase: 'started', due, snapshotChecksum: item.checksum, snapshotCommits: item.commit_count });
   }
 
+  /** Whether an earlier move of this item is still running (started or replicated). */
+  function itemBusy(kind: ItemKind, itemId: number): boolean {
+    for (const r of running) if (r.itemId === itemId && r.kind === kind) return true;
+    return false;
+  }
+
   /** Starts queued moves while workers are free; `at` is when the worker became free. */
   function fill(at: number, now: number): void {
     while (running.length < workers && head < queue.length) {
-      startMove(queue[head++] as number, at, now);
+      const id = queue[head++] as number;
+      const row = s.moveById.get(id);
+      // Only a scheduled move starts (GitLab's service does nothing for any other state).
+      if (!row || row.state !== 'scheduled') continue;
+      // One move per item at a time, as GitLab's per-container exclusive lease: a move scheduled
+      // during an earlier one's cleanup (`replicated`, the item writable again) waits, scheduled
+      // and holding the read-only flag, until that one ends; then it is first in line.
+      if (itemBusy(row.kind, row.item_id)) {
+        const key = `${row.kind}:${row.item_id}`;
+        waiting.set(key, [...(waiting.get(key) ?? []), id]);
+        continue;
+      }
+      startMove(row, at, now);
     }
     if (head > 1024 && head * 2 > queue.length) {
       queue = queue.slice(head);
@@ -195,6 +216,19 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     const r = running[index] as Running;
     const last = running.pop() as Running;
     if (index < running.length) running[index] = last;
+    const key = `${r.kind}:${r.itemId}`;
+    const next = waiting.get(key);
+    if (next) {
+      waiting.delete(key);
+      // Back to the front of the queue, in their order (they were scheduled before anything behind them).
+      if (head >= next.length) {
+        head -= next.length;
+        for (let i = 0; i < next.length; i++) queue[head + i] = next[i] as number;
+      } else {
+        queue = [...next, ...queue.slice(head)];
+        head = 0;
+      }
+    }
     fill(r.due, now);
   }
 
@@ -310,6 +344,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   function load(): void {
     queue = [];
     head = 0;
+    waiting = new Map();
     running = [];
     const now = clock.now();
     for (const row of s.activeMoves.iterate()) {
@@ -416,7 +451,9 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       kickBulk();
     },
     stats() {
-      return { queued: queue.length - head, running: running.length, bulkJobs: s.activeBulk.all().length };
+      let waitingMoves = 0;
+      for (const ids of waiting.values()) waitingMoves += ids.length;
+      return { queued: queue.length - head + waitingMoves, running: running.length, bulkJobs: s.activeBulk.all().length };
     },
   };
 }
