@@ -60,10 +60,10 @@ export const FULL: TortureConfig = {
 };
 
 export const SMALL: TortureConfig = {
-  seed: 7, kills: 9, sandboxRestarts: 1, projects: 36, snippets: 8, groups: 6,
-  workers: 4, moveDurationMs: 300, latencyMs: 2, rateLimit: 6000, errorRate: 0.05, resetRate: 0.02,
-  moveFailRate: 0.2, stuckRate: 0.04, brokenItems: 2, concurrency: 4, stuckAfter: '3s',
-  earlyKillShare: 0.15, killDelayMs: [200, 1500], killAfterStartMs: 1500, commitIntervalMs: 100, finalRunTimeoutMs: 40_000,
+  seed: 7, kills: 8, sandboxRestarts: 1, projects: 36, snippets: 8, groups: 6,
+  workers: 6, moveDurationMs: 200, latencyMs: 2, rateLimit: 6000, errorRate: 0.05, resetRate: 0.02,
+  moveFailRate: 0.2, stuckRate: 0.04, brokenItems: 2, concurrency: 6, stuckAfter: '3s',
+  earlyKillShare: 0.15, killDelayMs: [200, 1500], killAfterStartMs: 1000, commitIntervalMs: 100, finalRunTimeoutMs: 40_000,
 };
 
 export interface TortureResult {
@@ -243,7 +243,8 @@ export async function runTorture(c: TortureConfig, log: (line: string) => void =
       // Most kills land after the run has taken its checkpoint (loading the code takes a second or
       // two and a kill there proves little); a share hits start-up and pre-flight on purpose.
       let delay: number;
-      const early = rand() < c.earlyKillShare;
+      // The very first run always dies young: a kill before the checkpoint even has a snapshot.
+      const early = i === 0 || rand() < c.earlyKillShare;
       if (early) delay = c.killDelayMs[0] + rand() * (c.killDelayMs[1] - c.killDelayMs[0]);
       else {
         const seen = lastStart;
