@@ -91,9 +91,12 @@ function send(res: ServerResponse, method: string, reply: Reply): void {
     payload = JSON.stringify(reply.body);
     headers['content-type'] = 'application/json';
   }
-  headers['content-length'] = String(Buffer.byteLength(payload));
+  // Encoded once here: a string body is measured, then encoded again by the socket's writev into
+  // a scratch buffer; a Buffer goes out as it is (listing pages are 20-100 KB, this is their hot path).
+  const bytes = Buffer.from(payload);
+  headers['content-length'] = String(bytes.length);
   res.writeHead(status, headers);
-  res.end(method === 'HEAD' ? undefined : payload);
+  res.end(method === 'HEAD' ? undefined : bytes);
 }
 
 async function drain(req: IncomingMessage): Promise<void> {
