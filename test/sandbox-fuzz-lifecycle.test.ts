@@ -235,7 +235,7 @@ describe('property: move lifecycles never lose a commit', () => {
             rmSync(dir, { recursive: true, force: true });
           }
         }),
-      { numRuns: 80 },
+      { numRuns: 50 },
     );
-  });
+  }, 90_000);
 });
