@@ -26,6 +26,14 @@ describe('item checkpoint', () => {
     expect(s.countStates('snippets', 'nfs-1').pending).toBe(2);
   });
 
+  it('sums the known sizes of items in a state without reading them', () => {
+    const s = seeded([1, 2, 3]);
+    s.recordPage('snippets', 'nfs-1', 1, [{ ...rec(4), sizeBytes: null }, { ...rec(5), sizeBytes: 90 }], 0);
+    s.markIntent('snippets', 1, 0);
+    expect(s.sizeStats('snippets', 'nfs-1', 'pending')).toEqual({ bytes: 110, sized: 3, maxBytes: 90 });
+    expect(s.sizeStats('snippets', 'nfs-2', 'pending')).toEqual({ bytes: 0, sized: 0, maxBytes: 0 });
+  });
+
   it('claims an item for scheduling only once', () => {
     const s = seeded([1]);
     expect(s.markIntent('snippets', 1, 100)).toBe(true);

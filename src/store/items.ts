@@ -93,6 +93,10 @@ export class ItemTable implements ItemStore {
       inStateOf: p('SELECT * FROM items WHERE kind = ? AND source = ? AND state = ? ORDER BY id LIMIT ?'),
       inStateAll: p('SELECT * FROM items WHERE kind = ? AND state = ? ORDER BY id LIMIT ?'),
       countInFlight: p(`SELECT COUNT(*) AS n FROM items WHERE state IN ('scheduling', 'in_flight')`),
+      sizeStats: p(
+        `SELECT SUM(size_bytes) AS bytes, COUNT(size_bytes) AS sized, MAX(size_bytes) AS max_bytes
+         FROM items WHERE kind = ? AND source = ? AND state = ?`,
+      ),
       countStates: p('SELECT state, n FROM item_counts WHERE kind = ? AND source = ?'),
       intent: p(
         `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
@@ -195,6 +199,15 @@ export class ItemTable implements ItemStore {
   itemsInState(kind: Kind, source: string | null, state: ItemState, limit: number): ItemRow[] {
     const raw = source === null ? this.s.inStateAll.all(kind, state, limit) : this.s.inStateOf.all(kind, source, state, limit);
     return (raw as RawItem[]).map(toRow);
+  }
+
+  /**
+   * Known sizes of the items in `state` on (kind, source), summed by SQLite: the dry-run estimate
+   * over a million items must not read a million rows into memory.
+   */
+  sizeStats(kind: Kind, source: string, state: ItemState): { bytes: number; sized: number; maxBytes: number } {
+    const r = this.s.sizeStats.get(kind, source, state) as { bytes: number | null; sized: number; max_bytes: number | null };
+    return { bytes: r.bytes ?? 0, sized: r.sized, maxBytes: r.max_bytes ?? 0 };
   }
 
   countInFlight(): number {
