@@ -301,10 +301,22 @@ async function driveMachine(a: DriveArgs): Promise<number> {
   return code;
 }
 
-/** Known sizes of the pending items (bounded per (kind, source) to keep memory flat). */
+/** Known sizes of the pending items, summed by the store when it can (memory stays flat at any size). */
 function estimateSizes(store: CheckpointStore, c: RunContext): { bytes: number; sized: number; maxBytes: number } {
-  const items = store as Partial<{ itemsInState(kind: string, source: string, state: string, limit: number): { sizeBytes: number | null }[] }>;
+  const items = store as Partial<{
+    itemsInState(kind: string, source: string, state: string, limit: number): { sizeBytes: number | null }[];
+    sizeStats(kind: string, source: string, state: string): { bytes: number; sized: number; maxBytes: number };
+  }>;
   const out = { bytes: 0, sized: 0, maxBytes: 0 };
+  if (typeof items.sizeStats === 'function') {
+    for (const d of Object.values(c.drains)) {
+      const s = items.sizeStats(d.kind, d.source, 'pending');
+      out.bytes += s.bytes;
+      out.sized += s.sized;
+      out.maxBytes = Math.max(out.maxBytes, s.maxBytes);
+    }
+    return out;
+  }
   if (typeof items.itemsInState !== 'function') return out;
   for (const d of Object.values(c.drains)) {
     for (const row of items.itemsInState(d.kind, d.source, 'pending', 200_000)) {
