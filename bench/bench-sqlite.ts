@@ -68,3 +68,12 @@ process.on('exit', () => {
   const file = process.env.BENCH_SQLITE_FILE;
   if (file) writeFileSync(file, JSON.stringify(debug ? { ...counts, alone: Object.fromEntries(alone) } : counts));
 });
+
+// BENCH_MEM=1: where the orchestrator's memory is (V8 heap, external, array buffers, RSS), every second.
+if (process.env.BENCH_MEM === '1') {
+  setInterval(() => {
+    const m = process.memoryUsage();
+    const mb = (n: number) => Math.round(n / 1048576);
+    process.stderr.write(`mem rss ${mb(m.rss)} heapTotal ${mb(m.heapTotal)} heapUsed ${mb(m.heapUsed)} external ${mb(m.external)} arrayBuffers ${mb(m.arrayBuffers)}\n`);
+  }, 1000).unref();
+}
