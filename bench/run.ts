@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     row('CPU: orchestrator / sandbox', `${s(r.run.cpuMs)} / ${s(r.sandboxCpuMs)}`, `${((r.run.cpuMs * 1000) / items).toFixed(0)} / ${((r.sandboxCpuMs * 1000) / items).toFixed(0)} µs per item; ${cpus().length} cores, load average ${loadavg()[0]?.toFixed(1)} at the end`);
     // Each process runs on one core at best: the busier one bounds the makespan on this machine.
     const floor = Math.max(r.run.cpuMs, r.sandboxCpuMs);
-    row('CPU floor (busier process)', s(floor), `${(floor / r.idealMs).toFixed(2)}x ideal: the makespan no scheduling can beat here`);
+    row('CPU floor (busier process)', s(floor), `${(floor / r.idealMs).toFixed(2)}x ideal: about the best makespan on this machine`);
     if (ck) row('checkpoint writes per second', (ck.commits / (wall / 1000)).toFixed(0), `${ck.commits} commits, ${ck.statements} row writes in ${s(wall)}`);
     row('left on the sources', leftText(r.left));
   }
