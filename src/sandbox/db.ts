@@ -128,6 +128,10 @@ const MIGRATIONS: string[] = [
     created_at TEXT NOT NULL
   );
   `,
+  // Lookups by full path (`/projects/group-1%2Fproject-1`), case-insensitive as GitLab's routes; a
+  // scan of a million projects took 150 ms per request. Queries name it (INDEXED BY): without
+  // statistics SQLite prefers the primary key's `kind` prefix.
+  'CREATE INDEX items_path ON items(kind, path COLLATE NOCASE);',
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */
