@@ -234,10 +234,10 @@ const NOT_FOUND_NAME: Record<ItemKind, string> = { project: 'Project', snippet: 
 export function findItem(db: Db, kind: ItemKind, ref: string): ItemRow | undefined {
   if (/^\d+$/.test(ref)) return prepared(db, `SELECT ${ITEM_COLUMNS} FROM items WHERE kind = ? AND id = ?`).get(kind, Number(ref)) as ItemRow | undefined;
   if (kind === 'snippet') return undefined;
-  if (kind === 'group') return prepared(db, `SELECT ${ITEM_COLUMNS} FROM items WHERE kind = 'group' AND path = ? COLLATE NOCASE LIMIT 1`).get(ref) as ItemRow | undefined;
+  if (kind === 'group') return prepared(db, `SELECT ${ITEM_COLUMNS} FROM items INDEXED BY items_path WHERE kind = 'group' AND path = ? COLLATE NOCASE LIMIT 1`).get(ref) as ItemRow | undefined;
   const slash = ref.lastIndexOf('/');
   if (slash <= 0) return undefined;
-  return prepared(db, `SELECT ${ITEM_COLUMNS} FROM items WHERE kind = 'project' AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1`)
+  return prepared(db, `SELECT ${ITEM_COLUMNS} FROM items INDEXED BY items_path WHERE kind = 'project' AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1`)
     .get(ref.slice(0, slash), ref.slice(slash + 1)) as ItemRow | undefined;
 }
 

@@ -104,7 +104,8 @@ export function moveStatements(db: Db): MoveStatements {
   if (s) return s;
   s = {
     itemById: db.prepare('SELECT * FROM items WHERE kind = ? AND id = ?'),
-    itemByPath: db.prepare('SELECT * FROM items WHERE kind = ? AND namespace = ? AND path = ? LIMIT 1'),
+    // Case-insensitive, as GitLab's find_by_full_path (and GET /projects/:id here).
+    itemByPath: db.prepare('SELECT * FROM items INDEXED BY items_path WHERE kind = ? AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1'),
     setReadOnly: db.prepare('UPDATE items SET read_only = ? WHERE kind = ? AND id = ?'),
     replicateItem: db.prepare('UPDATE items SET storage = ?, checksum = ?, commit_count = ?, read_only = 0, updated_at = ? WHERE kind = ? AND id = ?'),
     insertMove: db.prepare(`INSERT INTO moves (kind, item_id, state, source, destination, fate, duration_ms, created_at, updated_at)
