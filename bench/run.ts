@@ -74,7 +74,10 @@ async function main(): Promise<void> {
     // Each process runs on one core at best: the busier one bounds the makespan on this machine.
     const floor = Math.max(r.run.cpuMs, r.sandboxCpuMs);
     row('CPU floor (busier process)', s(floor), `${(floor / r.idealMs).toFixed(2)}x ideal: about the best makespan on this machine`);
-    if (ck) row('checkpoint writes per second', (ck.commits / (wall / 1000)).toFixed(0), `${ck.commits} commits, ${ck.statements} row writes in ${s(wall)}`);
+    if (ck) {
+      const perS = (n: number) => (n / (wall / 1000)).toFixed(0);
+      row('checkpoint writes per second', `${perS(ck.commits)} commits/s`, `${perS(ck.statements)} row writes/s (${ck.commits} transactions, ${ck.statements} rows in ${s(wall)})`);
+    }
     row('left on the sources', leftText(r.left));
   }
   if (rows.has('2')) {
