@@ -2,15 +2,20 @@
  * `npm run bench:sandbox`: throughput and footprint of the reference service.
  *
  * The sandbox runs in a child process (this file, forked with `--serve`), so the load generator
- * (undici Pool, keep-alive, 32 connections) does not share its event loop; on two cores each side
+ * (undici Pool, dispatch API, keep-alive, 32 connections) does not share its event loop; on two cores each side
  * gets one. The child seeds 1,000,000 projects in memory (the timed seeding), then the parent
  * measures:
  *   - keyset listing: GET /projects?pagination=keyset&order_by=id&sort=asc&repository_storage=nfs-1
  *     from random id_after positions, as an admin, at per_page 20 (GitLab's default) and 100;
  *   - scheduling per-item moves: POST /projects/:id/repository_storage_moves, each item once.
- * It prints a table and ends by itself (about a minute; BENCH_PROJECTS and BENCH_PHASE_MS shrink it
- * for a quick look, BENCH_PHASES=list20,list100,schedule picks phases; BENCH_CHILD_ARGS adds node flags to the sandbox process, e.g. `--cpu-prof`). Targets: >= 2,000 req/s for listing and
- * scheduling, seeding < 20 s, peak RSS < 600 MB.
+ * It prints a table and ends by itself (about a minute). Knobs: BENCH_PROJECTS and BENCH_PHASE_MS
+ * shrink it for a quick look; BENCH_PHASES=list20,list100,schedule picks phases; BENCH_CHILD_ARGS adds
+ * node flags to the sandbox process (`--cpu-prof --cpu-prof-dir=DIR` profiles the request path).
+ * Beside each rate it prints the CPU both processes spent per request: the sandbox is one thread,
+ * so its µs/request bounds the rate (1e6 / µs with a core to itself); the generator's must stay well
+ * below it, or the generator is what is measured. Other load on the machine lowers the rates, not
+ * the µs figures (much). Targets: >= 2,000 req/s for listing and scheduling, seeding < 20 s, peak
+ * RSS < 600 MB.
  */
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
