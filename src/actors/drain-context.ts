@@ -3,7 +3,7 @@
  * the item store behind the checkpoint, events, abort checks and absolute-deadline waits.
  */
 import type { Kind } from '../plan/types.js';
-import type { CheckpointStore, ItemStore } from '../store/types.js';
+import type { CheckpointStore, ItemStore, RunControl } from '../store/types.js';
 import { DrainError, STORE_NO_ITEMS, abortError } from './drain-errors.js';
 import type { ActorDeps } from './types.js';
 
@@ -74,4 +74,36 @@ export async function waitUntilOr(ctx: DrainCtx, deadline: number, wake: Promise
     await timer;
   }
   return first;
+}
+
+/**
+ * Moves allowed in flight right now: the operator's live override (`shardmove control`) or the
+ * plan's `move.concurrency`, and 0 while paused. Read from the checkpoint at every turn of the
+ * scheduling loop, so a change takes effect within one poll interval.
+ */
+export function currentCap(ctx: DrainCtx): { cap: number; control: RunControl } {
+  const control = ctx.store.readControl();
+  return { cap: control.paused ? 0 : (control.concurrency ?? ctx.deps.plan.move.concurrency), control };
+}
+
+/** Logs a live override when the loop first sees it (or sees it change); returns the new key. */
+export function noteControl(ctx: DrainCtx, control: RunControl, cap: number, seen: string | null): string {
+  const key = `${control.paused}:${control.concurrency}`;
+  if (key === seen || (seen === null && !control.paused && control.concurrency === null)) return key;
+  const fields = { kind: ctx.kind, source: ctx.source, paused: control.paused, concurrency: cap, planConcurrency: ctx.deps.plan.move.concurrency };
+  if (control.paused) ctx.deps.log.info(fields, 'paused: no new moves; moves in flight are followed to their end');
+  else ctx.deps.log.info(fields, 'concurrency cap in force');
+  return key;
+}
+
+/** Bulk mode: the one bulk POST waits while the run is paused (checked once per poll interval). */
+export async function waitWhilePaused(ctx: DrainCtx): Promise<void> {
+  let seen: string | null = null;
+  for (;;) {
+    const { cap, control } = currentCap(ctx);
+    seen = noteControl(ctx, control, cap, seen);
+    if (!control.paused) return;
+    throwIfAborted(ctx);
+    await waitUntil(ctx, ctx.deps.clock.now() + ctx.deps.plan.poll.intervalMs);
+  }
 }

@@ -365,3 +365,93 @@ describe('status while a drain runs', () => {
     }
   });
 });
+
+describe('live control (shardmove control)', () => {
+  /** Calls `hook` before every sleep of the drain (its poll and backoff waits). */
+  function onSleep(h: ReturnType<typeof createHarness>, hook: () => void): void {
+    const sleep = h.clock.sleep.bind(h.clock);
+    h.clock.sleep = (ms, signal) => {
+      hook();
+      return sleep(ms, signal);
+    };
+  }
+
+  it('a pause stops new moves while those in flight are followed to their end; unpausing moves the rest', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 5 } }), { durationMs: 20_000 });
+    h.fake.addItems('projects', 'nfs-1', range(1, 40));
+    let posts = 0;
+    let pausedAt: number | null = null;
+    let postsAtUnpause: number | null = null;
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleMove' && ++posts === 5) {
+        h.store.writeControl({ paused: true }, h.clock.now());
+        pausedAt = h.clock.now();
+      }
+    };
+    onSleep(h, () => {
+      // Two minutes paused: far longer than the five moves in flight take.
+      if (pausedAt !== null && postsAtUnpause === null && h.clock.now() - pausedAt > 120_000) {
+        expect(h.store.countInFlight()).toBe(0);
+        expect(h.store.countStates('projects', 'nfs-1')).toMatchObject({ moved: 5, pending: 35 });
+        postsAtUnpause = posts;
+        h.store.writeControl({ paused: false }, h.clock.now());
+      }
+    });
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(postsAtUnpause).toBe(5);
+    expect(r).toEqual({ moved: 40, quarantined: 0, remaining: 0 });
+    expect(posts).toBe(40);
+    expect(h.fake.violations).toEqual([]);
+  });
+
+  it('a lower cap set mid-run holds from the moment the moves above it have ended; "plan" restores the plan\'s', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 10 } }), { durationMs: 20_000 });
+    h.fake.addItems('projects', 'nfs-1', range(1, 80));
+    let posts = 0;
+    let phase: 'plan' | 'lowering' | 'low' | 'restored' = 'plan';
+    let peakLow = 0;
+    let peakRestored = 0;
+    h.fake.onRequest = (name) => {
+      if (name !== 'scheduleMove') return;
+      posts++;
+      const inFlight = h.store.countInFlight();
+      if (phase === 'low') peakLow = Math.max(peakLow, inFlight);
+      if (phase === 'restored') peakRestored = Math.max(peakRestored, inFlight);
+      if (posts === 10) {
+        h.store.writeControl({ concurrency: 3 }, h.clock.now());
+        phase = 'lowering';
+      }
+      if (posts === 40) {
+        h.store.writeControl({ concurrency: null }, h.clock.now());
+        phase = 'restored';
+      }
+    };
+    onSleep(h, () => {
+      if (phase === 'lowering' && h.store.countInFlight() <= 3) phase = 'low';
+    });
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 80, quarantined: 0, remaining: 0 });
+    expect(peakLow).toBeGreaterThan(0);
+    expect(peakLow).toBeLessThanOrEqual(3);
+    expect(peakRestored).toBe(10);
+    expect(h.fake.violations).toEqual([]);
+  });
+
+  it('bulk mode holds its bulk POST while paused', async () => {
+    const h = createHarness(testPlan({ move: { mode: 'bulk' } }));
+    h.fake.addItems('projects', 'nfs-1', range(1, 20));
+    h.store.writeControl({ paused: true }, h.clock.now());
+    const t0 = h.clock.now();
+    let bulkAt: number | null = null;
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleBulk') bulkAt ??= h.clock.now();
+    };
+    onSleep(h, () => {
+      if (h.clock.now() - t0 >= 60_000 && h.store.readControl().paused) h.store.writeControl({ paused: false }, h.clock.now());
+    });
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 20, quarantined: 0, remaining: 0 });
+    expect(bulkAt).not.toBeNull();
+    expect(bulkAt! - t0).toBeGreaterThanOrEqual(60_000);
+  });
+});

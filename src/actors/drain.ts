@@ -1,13 +1,14 @@
 /**
  * The drain step for one (source, kind): enumerate into the checkpoint, move every item with at
- * most `plan.move.concurrency` moves in flight across the run, re-enumerate the source to verify
+ * most `plan.move.concurrency` moves in flight across the run (or the operator's live override,
+ * none while paused), re-enumerate the source to verify
  * independently, and repeat (bounded) until only quarantined items remain. Bulk mode starts with
  * one bulk POST (./drain-bulk.ts) and then finishes the same way. Every step is safe to repeat
  * after a kill: all progress lives in the checkpoint.
  */
 import type { Kind } from '../plan/types.js';
 import { runBulkPhase } from './drain-bulk.js';
-import { createDrainCtx, event, throwIfAborted, waitUntil, waitUntilOr } from './drain-context.js';
+import { createDrainCtx, currentCap, event, noteControl, throwIfAborted, waitUntil, waitUntilOr, waitWhilePaused } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 import { pollInFlight, recheckStuck, trackedKinds } from './drain-poll.js';
 import { scheduleBatch } from './drain-schedule.js';
@@ -45,6 +46,7 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<v
   let nextPollAt = deps.clock.now() + interval;
   const launched = new Set<Promise<void>>();
   let failed: { err: unknown } | null = null;
+  let controlSeen: string | null = null;
   const launch = (rows: ItemRow[]) => {
     const p: Promise<void> = scheduleBatch(ctx, rows)
       .then(
@@ -61,7 +63,9 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<v
       if (failed) throw (failed as { err: unknown }).err;
       listing?.check();
       throwIfAborted(ctx);
-      let free = deps.plan.move.concurrency - store.countInFlight();
+      const { cap, control } = currentCap(ctx);
+      controlSeen = noteControl(ctx, control, cap, controlSeen);
+      let free = cap - store.countInFlight();
       if (free > 0) {
         const due = store.dueItems(kind, source, deps.clock.now(), free);
         if (due.length > 0 && store.countInFlight() === 0) nextPollAt = deps.clock.now() + interval;
@@ -79,6 +83,11 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<v
         }
         const next = store.nextDueAt(kind, source);
         if (next === null) return;
+        if (cap <= 0) {
+          // Paused with nothing in flight: look at the control again after a poll interval.
+          await waitUntil(ctx, deps.clock.now() + interval);
+          continue;
+        }
         // Only items waiting out a retry backoff: sleep until the earliest absolute next-attempt time.
         await waitUntil(ctx, next);
         continue;
@@ -178,6 +187,7 @@ export async function runDrain(deps: ActorDeps, input: { source: string; kind: K
   // Bulk attributes the job's moves to enumerated items, so it needs the whole listing first.
   if (!pipelined) await enumerateRound(ctx);
   if (deps.plan.move.mode === 'bulk') {
+    await waitWhilePaused(ctx);
     await runBulkPhase(ctx);
     // The listing is as old as the bulk job: list again before any per-item POST, so an item that
     // left the source meanwhile (moved by someone else) is not moved onto its own storage.

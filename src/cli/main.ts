@@ -101,6 +101,20 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     });
 
   program
+    .command('control')
+    .description('Steer a run while it goes on: change its concurrency cap, pause or unpause it (no restart).')
+    .argument('<plan>', 'plan YAML file')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--concurrency <n>', 'moves in flight from now on (1-1000), or "plan" for the plan\'s move.concurrency')
+    .option('--pause', 'schedule no new moves; moves in flight are followed to their end', false)
+    .option('--unpause', 'schedule again', false)
+    .option('--json', 'machine-readable output', false)
+    .action(async (plan: string, opts) => {
+      const { runControlCommand } = await import('./control.js');
+      setExit(await runControlCommand({ plan, ...opts }, ctx));
+    });
+
+  program
     .command('demo')
     .description('The whole mission on the embedded sandbox: plans/demo.yaml, live progress, verified result.')
     .option('--state <file>', 'checkpoint file (default: a fresh temporary file)')

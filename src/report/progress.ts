@@ -26,8 +26,10 @@ export function renderProgressLine(view: ProgressView): string {
     })
     .join(', ');
   const rate = rateAndEta(view.summary, view.elapsedMs);
+  const control = view.summary.control;
+  const override = control?.paused ? ' PAUSED' : control?.concurrency != null ? ` (cap ${control.concurrency})` : '';
   // Rate and ETA before the per-kind counts: a narrow terminal cuts the end of the line.
-  return `[${formatDuration(view.elapsedMs)}] ${view.step} | ${Math.round(rate.perMinute)} moves/min, ETA ${formatDuration(rate.etaMs)}${kinds ? ` | ${kinds}` : ''}`;
+  return `[${formatDuration(view.elapsedMs)}] ${view.step}${override} | ${Math.round(rate.perMinute)} moves/min, ETA ${formatDuration(rate.etaMs)}${kinds ? ` | ${kinds}` : ''}`;
 }
 
 export interface ProgressOutput {

@@ -4,7 +4,8 @@
  * its text rendering.
  */
 import type { RunContext } from '../machine/types.js';
-import type { SavedRun, StatusSummary } from '../store/types.js';
+import { NO_CONTROL } from '../store/types.js';
+import type { RunControl, SavedRun, StatusSummary } from '../store/types.js';
 import type { KindProgress } from './summary.js';
 import { formatDuration, progressByKind, rateAndEta } from './summary.js';
 
@@ -42,6 +43,8 @@ export interface StatusReport {
   quarantined: StatusSummary['quarantined'];
   warnings: string[];
   previousWeights: Record<string, number> | null;
+  /** The operator's live overrides (`shardmove control`) and the plan's own cap. */
+  control: RunControl & { planConcurrency: number | null };
 }
 
 /** Live, interrupted or ended: a live lock holder wins (a resumed run starts from an old final snapshot). */
@@ -52,7 +55,15 @@ function runState(snap: { status?: string; value?: unknown } | undefined, lock: 
 }
 
 /** Builds the status from what the checkpoint holds (pure); `lock` is the lock row with its liveness. */
-export function buildStatusReport(checkpoint: string, saved: SavedRun | null, summary: StatusSummary, now: number, lock: LockView | null = null): StatusReport {
+export function buildStatusReport(
+  checkpoint: string,
+  saved: SavedRun | null,
+  summary: StatusSummary,
+  now: number,
+  lock: LockView | null = null,
+  /** The plan's `move.concurrency`, when the caller loaded the plan (the checkpoint does not keep it). */
+  planConcurrency: number | null = null,
+): StatusReport {
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
   const state = runState(snap, lock);
@@ -78,7 +89,15 @@ export function buildStatusReport(checkpoint: string, saved: SavedRun | null, su
     quarantined: summary.quarantined,
     warnings: c?.warnings ?? [],
     previousWeights: c?.previousWeights ?? null,
+    control: { ...(summary.control ?? NO_CONTROL), planConcurrency },
   };
+}
+
+/** "concurrency 5 (plan: 10)", "concurrency 10 (the plan's)", or the same after "paused: ...". */
+export function describeControl(c: StatusReport['control']): string {
+  const planCap = c.planConcurrency === null ? "the plan's" : String(c.planConcurrency);
+  const cap = c.concurrency === null ? `concurrency ${planCap}${c.planConcurrency === null ? '' : " (the plan's)"}` : `concurrency ${c.concurrency} (plan: ${planCap})`;
+  return c.paused ? `paused: no new moves, moves in flight are followed to their end; ${cap} when unpaused` : cap;
 }
 
 /** The status as text for people. */
@@ -91,6 +110,7 @@ export function renderStatus(r: StatusReport): string {
   else if (l) lines.push(`  interrupted: pid ${l.pid} on ${l.host} died holding the lock (killed or crashed); \`run\` again to continue`);
   else if (r.state === 'interrupted') lines.push('  interrupted: no process is running it; `run` again to continue');
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
+  if (r.control.paused || r.control.concurrency !== null) lines.push(`  control: ${describeControl(r.control)}`);
   lines.push(`  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${formatDuration(r.etaMs)}`);
   if (r.kinds.length > 0) {
     lines.push('', 'By kind:');

@@ -24,7 +24,7 @@ import { renderFinalReport } from '../report/final.js';
 import type { FinalReportInput } from '../report/final.js';
 import { startProgress } from '../report/progress.js';
 import { rateAndEta } from '../report/summary.js';
-import type { CheckpointStore } from '../store/types.js';
+import type { CheckpointStore, RunControl } from '../store/types.js';
 import { INTERNAL, RuntimeError } from './errors.js';
 import { chooseStart } from './resume.js';
 import { tokenOutlivedWarning } from './token-deadline.js';
@@ -62,6 +62,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   let api: InstanceApi | undefined;
   try {
     store.acquireLock({ pid: services.pid, host: services.host, startedAt: services.clock.now() }, services.isAlive);
+    noteLiveControl(store.readControl(), opts, plan, log);
     const start = chooseStart(store.loadRun(), hash, opts);
     if (start.kind === 'fresh' && start.reason) {
       log.warn({ reason: start.reason }, 'starting the machine from pre-flight');
@@ -94,6 +95,20 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     store.close();
     log.flush();
   }
+}
+
+/**
+ * Overrides set with `shardmove control` outlive the process that was running: say so at the start,
+ * so that a run resumed after a pause does not sit there silently.
+ */
+function noteLiveControl(control: RunControl, opts: RunOptions, plan: Plan, log: Logger): void {
+  if (opts.dryRun || (!control.paused && control.concurrency === null)) return;
+  const cap = control.concurrency ?? plan.move.concurrency;
+  const note = control.paused
+    ? `this run is paused (shardmove control): it schedules no moves until \`shardmove control ${opts.planFile} --unpause\``
+    : `the concurrency cap is ${cap} (shardmove control; the plan says ${plan.move.concurrency}); \`--concurrency plan\` goes back to the plan's`;
+  log.info({ paused: control.paused, concurrency: cap }, 'live control in force at start');
+  opts.stderr.write(`note: ${note}\n`);
 }
 
 /** How long audit lines may wait to be written together. */

@@ -14,7 +14,7 @@ import { isAlive, thisHost } from './process.js';
 export { checkpointPath } from './paths.js';
 
 /** The status of the checkpoint at `file`; throws SHARDMOVE_NO_CHECKPOINT when there is none. */
-export function readStatus(file: string, now: number): StatusReport {
+export function readStatus(file: string, now: number, planConcurrency: number | null = null): StatusReport {
   if (!existsSync(file)) {
     throw new RuntimeError(NO_CHECKPOINT, `no checkpoint at ${file}: the plan has not run yet (or pass --state FILE)`);
   }
@@ -23,7 +23,7 @@ export function readStatus(file: string, now: number): StatusReport {
     const holder = store.readLock();
     // A holder on another host cannot be probed: its liveness stays unknown (null).
     const lock = holder ? { ...holder, alive: holder.host === thisHost() ? isAlive(holder.pid) : null } : null;
-    return buildStatusReport(file, store.loadRun(), store.summary(now), now, lock);
+    return buildStatusReport(file, store.loadRun(), store.summary(now), now, lock, planConcurrency);
   } finally {
     store.close();
   }

@@ -208,3 +208,49 @@ describe('migration 1 -> 2', () => {
     s.close();
   });
 });
+
+describe('live control (shardmove control)', () => {
+  it('has no overrides until written; a change keeps the fields it does not name and is logged', () => {
+    const s = openCheckpoint(':memory:');
+    expect(s.readControl()).toEqual({ concurrency: null, paused: false, updatedAt: null });
+    expect(s.writeControl({ concurrency: 3 }, 1000)).toEqual({ concurrency: 3, paused: false, updatedAt: 1000 });
+    expect(s.writeControl({ paused: true }, 2000)).toEqual({ concurrency: 3, paused: true, updatedAt: 2000 });
+    expect(s.writeControl({ concurrency: null, paused: false }, 3000)).toEqual({ concurrency: null, paused: false, updatedAt: 3000 });
+    const changes = s.readEvents().filter((e) => e.type === 'control.changed').map((e) => e.data);
+    expect(changes).toEqual([
+      { concurrency: 3, paused: false, previous: { concurrency: null, paused: false } },
+      { concurrency: 3, paused: true, previous: { concurrency: 3, paused: false } },
+      { concurrency: null, paused: false, previous: { concurrency: 3, paused: true } },
+    ]);
+    expect(s.summary(4000).control).toEqual({ concurrency: null, paused: false, updatedAt: 3000 });
+    s.close();
+  });
+
+  it('is written by a second connection while the run holds the lock, and the run sees it', () => {
+    const file = tempFile();
+    const run = openCheckpoint(file);
+    run.acquireLock({ pid: 111, host: 'h', startedAt: 1 }, () => true);
+    const operator = openCheckpoint(file);
+    operator.writeControl({ paused: true }, 5);
+    operator.close();
+    expect(run.readControl()).toMatchObject({ paused: true });
+    // The operator's connection took no lock: the run still holds it.
+    expect(run.readLock()).toMatchObject({ pid: 111 });
+    run.close();
+  });
+
+  it('reads as no overrides on a read-only open of a checkpoint from before the control table', () => {
+    const file = tempFile();
+    const db = new Database(file);
+    migrate(db, file, 4);
+    db.close();
+    const ro = openCheckpoint(file, { readOnly: true });
+    expect(ro.readControl()).toEqual({ concurrency: null, paused: false, updatedAt: null });
+    expect(ro.summary(0).control).toEqual({ concurrency: null, paused: false, updatedAt: null });
+    ro.close();
+    // A writable open migrates it, and the table is there.
+    const rw = openCheckpoint(file);
+    expect(rw.writeControl({ concurrency: 2 }, 9).concurrency).toBe(2);
+    rw.close();
+  });
+});

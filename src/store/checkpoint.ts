@@ -8,7 +8,8 @@ import type { Kind } from '../plan/types.js';
 import { LockedError } from './errors.js';
 import { ItemTable } from './items.js';
 import { migrate } from './schema.js';
-import type { CheckpointStore, ItemStore, LockHolder, SavedRun, StatusSummary } from './types.js';
+import { NO_CONTROL } from './types.js';
+import type { CheckpointStore, ItemStore, LockHolder, RunControl, SavedRun, StatusSummary } from './types.js';
 
 const TEN_MINUTES = 10 * 60 * 1000;
 
@@ -30,6 +31,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
   ) {
     super(db);
     const p = (sql: string) => db.prepare(sql);
+    const control = hasTable(db, 'control');
     this.r = {
       getLock: p('SELECT pid, host, started_at FROM lock WHERE id = 1'),
       putLock: p(
@@ -60,6 +62,14 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
         `SELECT kind, id, move_id, move_state, scheduled_at, read_only FROM items
          WHERE state = 'quarantined' AND stuck_at IS NOT NULL ORDER BY kind, id`,
       ),
+      // Schema 5; a read-only `status` on an older, unmigrated file has no overrides.
+      getControl: control ? p('SELECT concurrency, paused, updated_at FROM control WHERE id = 1') : null,
+      putControl: control
+        ? p(
+            `INSERT INTO control (id, concurrency, paused, updated_at) VALUES (1, ?, ?, ?)
+             ON CONFLICT (id) DO UPDATE SET concurrency = excluded.concurrency, paused = excluded.paused, updated_at = excluded.updated_at`,
+          )
+        : null,
     };
   }
 
@@ -135,7 +145,33 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     const movedLast10Min = (this.r.movedSince.get(now - TEN_MINUTES) as { n: number }).n;
     const total = counts.reduce((a, c) => a + c.n, 0);
     const retrying = this.r.retrying.all() as { kind: Kind; source: string; n: number }[];
-    return { counts, quarantined, movedLast10Min, total, stuck, retrying };
+    return { counts, quarantined, movedLast10Min, total, stuck, retrying, control: this.readControl() };
+  }
+
+  readControl(): RunControl {
+    const r = this.r.getControl?.get() as { concurrency: number | null; paused: number; updated_at: number } | undefined;
+    return r ? { concurrency: r.concurrency, paused: r.paused === 1, updatedAt: r.updated_at } : NO_CONTROL;
+  }
+
+  /**
+   * Sets the live overrides (fields left undefined keep their value; `concurrency: null` goes back
+   * to the plan's) and logs the change as a `control.changed` event, in one transaction. Safe while
+   * a run holds the lock: the lock is a row, and SQLite serializes the two writers.
+   */
+  writeControl(change: { concurrency?: number | null; paused?: boolean }, at: number): RunControl {
+    return this.batch(() => {
+      const cur = this.readControl();
+      const next: RunControl = {
+        concurrency: change.concurrency === undefined ? cur.concurrency : change.concurrency,
+        paused: change.paused ?? cur.paused,
+        updatedAt: at,
+      };
+      // Writable connections are migrated, so the table is there; only a read-only one lacks it.
+      if (!this.r.putControl) throw new Error(`${this.file}: the checkpoint has no control table (opened read-only?)`);
+      this.r.putControl.run(next.concurrency, next.paused ? 1 : 0, at);
+      this.appendEvent('control.changed', { concurrency: next.concurrency, paused: next.paused, previous: { concurrency: cur.concurrency, paused: cur.paused } }, at);
+      return next;
+    });
   }
 
   close(): void {
@@ -150,6 +186,10 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
 
 function hasIndex(db: Database.Database, name: string): boolean {
   return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?`).get(name) !== undefined;
+}
+
+function hasTable(db: Database.Database, name: string): boolean {
+  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
 }
 
 /**

@@ -101,6 +101,16 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX items_retrying ON items (kind, source) WHERE state = 'pending' AND attempts > 0;
   `,
+  // 5: the operator's live overrides (\`shardmove control\`): a concurrency cap other than the plan's,
+  // and a pause. Kept apart from the plan, so changing them mid-run is not a plan change.
+  `
+  CREATE TABLE control (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    concurrency INTEGER,
+    paused INTEGER NOT NULL DEFAULT 0,
+    updated_at INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -36,7 +36,23 @@ export interface StatusSummary {
    * (a subset of the `pending` counts). Optional: stores that cannot tell leave it out.
    */
   retrying?: { kind: Kind; source: string; n: number }[];
+  /** The live overrides in force. Optional: stores without them leave it out. */
+  control?: RunControl;
 }
+
+/**
+ * The operator's live overrides of a run (`shardmove control`), read by the drain at every turn of
+ * its loop. `concurrency` null means the plan's `move.concurrency`; `paused` stops new moves (moves
+ * in flight are still followed to their end).
+ */
+export interface RunControl {
+  concurrency: number | null;
+  paused: boolean;
+  /** ms since epoch of the last change; null when never set. */
+  updatedAt: number | null;
+}
+
+export const NO_CONTROL: RunControl = Object.freeze({ concurrency: null, paused: false, updatedAt: null });
 
 export interface CheckpointStore {
   readonly file: string;
@@ -53,6 +69,8 @@ export interface CheckpointStore {
   /** Append-only log of every mutating request and decision. Never pass secrets in `data`. */
   appendEvent(type: string, data: Record<string, unknown>, at: number): void;
   summary(now: number): StatusSummary;
+  /** The operator's live overrides (NO_CONTROL when none were set). Cheap: read on every drain loop turn. */
+  readControl(): RunControl;
   close(): void;
 }
 

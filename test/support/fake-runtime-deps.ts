@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { InstanceApi, MoveRecord, Readiness, TokenInfo } from '../../src/api/types.js';
 import type { Clock } from '../../src/actors/types.js';
 import type { Plan } from '../../src/plan/types.js';
+import { NO_CONTROL } from '../../src/store/types.js';
 import type { CheckpointStore, LockHolder, SavedRun, StatusSummary } from '../../src/store/types.js';
 
 export interface FakeApiState {
@@ -95,6 +96,7 @@ export function createFakeStore(file = ':memory:'): CheckpointStore & { events: 
     saveRun(run: SavedRun) { store.saved = JSON.parse(JSON.stringify(run)) as SavedRun; },
     appendEvent(type: string, data: Record<string, unknown>) { store.events.push({ type, data }); },
     summary(): StatusSummary { return { counts: [], quarantined: [], movedLast10Min: 0, total: 0, stuck: [] }; },
+    readControl: () => NO_CONTROL,
     close() { store.closed = true; },
   };
   return store;

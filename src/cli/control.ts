@@ -1,0 +1,71 @@
+/**
+ * `shardmove control PLAN [--state FILE] [--concurrency N|plan] [--pause | --unpause]`: steers a
+ * run while it goes on. The overrides live in the checkpoint; the running process picks them up
+ * within one poll interval, and a later `run` of the same checkpoint keeps them. Without options it
+ * prints the overrides in force. Exit 0 when read or written; 1 when there is no checkpoint; 2 for
+ * invalid options.
+ */
+import { applyControl } from '../runtime/control.js';
+import type { ControlChange } from '../runtime/control.js';
+import { RANGES } from '../plan/rules.js';
+import { describeControl } from '../report/status.js';
+import type { CommandContext } from './context.js';
+import { EXIT } from './context.js';
+import { resolveRunCheckpoint } from './plan-identity.js';
+
+export interface ControlOptions {
+  plan: string;
+  state?: string;
+  concurrency?: string;
+  pause: boolean;
+  unpause: boolean;
+  json: boolean;
+}
+
+function argsError(message: string): Error {
+  return Object.assign(new Error(message), { code: 'SHARDMOVE_ARGS_INVALID' });
+}
+
+/** Parses the options into a change (pure); throws SHARDMOVE_ARGS_INVALID naming the problem. */
+export function parseControlChange(opts: Pick<ControlOptions, 'concurrency' | 'pause' | 'unpause'>): ControlChange {
+  if (opts.pause && opts.unpause) throw argsError('control: --pause and --unpause together; give one');
+  const change: ControlChange = {};
+  if (opts.pause) change.paused = true;
+  if (opts.unpause) change.paused = false;
+  if (opts.concurrency !== undefined) {
+    const raw = opts.concurrency.trim();
+    const { min, max } = RANGES.concurrency;
+    if (raw === 'plan') change.concurrency = null;
+    else if (/^\d+$/.test(raw) && Number(raw) >= min && Number(raw) <= max) change.concurrency = Number(raw);
+    else throw argsError(`control: --concurrency must be a whole number from ${min} to ${max}, or "plan" for the plan's own; got "${raw}"`);
+  }
+  return change;
+}
+
+export async function runControlCommand(opts: ControlOptions, ctx: CommandContext): Promise<number> {
+  const change = parseControlChange(opts);
+  const { file, planConcurrency } = await resolveRunCheckpoint(opts, ctx);
+  let result;
+  try {
+    result = applyControl(file, change, Date.now());
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'SHARDMOVE_NO_CHECKPOINT') {
+      ctx.stderr.write(`shardmove control: ${(err as Error).message}\n`);
+      return EXIT.failed;
+    }
+    throw err;
+  }
+  const view = { ...result.control, planConcurrency };
+  if (opts.json) {
+    ctx.stdout.write(`${JSON.stringify({ checkpoint: file, control: view, runner: result.runner }, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  const changed = Object.keys(change).length > 0;
+  const r = result.runner;
+  let who: string;
+  if (r && r.alive === true) who = `the run (pid ${r.pid}) applies it within one poll interval`;
+  else if (r && r.alive === null) who = `the run holding it on ${r.host} (pid ${r.pid}) applies it within one poll interval, if it is alive`;
+  else who = 'no run is going: it applies when `run` continues this checkpoint';
+  ctx.stdout.write(`${describeControl(view)}\n${changed ? `${who}\n` : ''}checkpoint: ${file}\n`);
+  return EXIT.ok;
+}
