@@ -7,7 +7,7 @@ import { formatDuration } from './durations.js';
 import type { Pos } from './reader.js';
 import type { Plan } from './types.js';
 
-/** Allowed ranges, documented in docs/plan.md. Durations in ms. */
+/** Allowed ranges, documented in README.md, "The plan". Durations in ms. */
 export const RANGES = {
   timeoutMs: { min: 1_000, max: 600_000 },
   pollIntervalMs: { min: 100, max: 3_600_000 },
