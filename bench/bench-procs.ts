@@ -156,7 +156,9 @@ export interface RunHandle {
 export function spawnRun(plan: string, state: string, extra: string[] = []): RunHandle {
   const counterFile = `${state}.bench-sqlite.json`;
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', join(ROOT, 'bench', 'bench-sqlite.ts'), BIN, 'run', plan, '--state', state, ...extra], {
+  // BENCH_RUN_ARGS adds node flags to the orchestrator (`--cpu-prof --cpu-prof-dir=DIR` profiles it).
+  const nodeArgs = (process.env.BENCH_RUN_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', '--import', join(ROOT, 'bench', 'bench-sqlite.ts'), BIN, 'run', plan, '--state', state, ...extra], {
     cwd: ROOT,
     env: { ...process.env, BENCH_TOKEN, BENCH_SQLITE_FILE: counterFile },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -9,7 +9,8 @@
  * Knobs (env): BENCH_ROWS=1,2,3,4  BENCH_PROJECTS=20000 BENCH_SNIPPETS=2000 BENCH_GROUPS=500
  * BENCH_WORKERS=50 BENCH_MOVE_MS=20 BENCH_FAIL_RATE=0.02 BENCH_CONCURRENCY BENCH_POLL=...
  * BENCH_SEQ_ITEMS=1000 BENCH_SEQ_POLL_MS=20 BENCH_SCALE_PROJECTS=1000000 BENCH_SCALE_KILL_S=240
- * BENCH_BACKOFF=250ms BENCH_KEEP=1 (keep the scratch directory) BENCH_VERBOSE=1.
+ * BENCH_BACKOFF=250ms BENCH_KEEP=1 (keep the scratch directory) BENCH_VERBOSE=1
+ * BENCH_RUN_ARGS="--cpu-prof --cpu-prof-dir=DIR" (node flags for the orchestrator processes).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
