@@ -155,7 +155,7 @@ export const bulkModeNote: PlanRule = {
   name: 'bulk-mode-note',
   check({ plan, valid }) {
     if (!valid('move.mode') || plan.move.mode !== 'bulk') return [];
-    return [warning('move.mode', 'bulk enqueues every repository of a kind and storage at once; move.concurrency does not apply and the instance sets the pace')];
+    return [warning('move.mode', 'bulk enqueues every repository of a kind and storage at once; move.concurrency does not limit it (only the per-item retries after it), the instance sets the pace')];
   },
 };
 

@@ -7,14 +7,18 @@
 import { readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
+import { expandVars } from '../plan/expand.js';
 
 export interface OauthFiles {
   accessTokenFile: string | null;
   refreshTokenFile: string | null;
 }
 
-/** Which OAuth token fields of the plan came from files (absolute paths), read from the plan's YAML. */
-export function findOauthFiles(planFile: string): OauthFiles {
+/**
+ * Which OAuth token fields of the plan came from files (absolute paths), read from the plan's YAML.
+ * A path may use ${VAR}, as the loader allows: it is expanded from the same environment.
+ */
+export function findOauthFiles(planFile: string, env: Readonly<Record<string, string | undefined>>): OauthFiles {
   let doc: unknown;
   try {
     doc = parse(readFileSync(planFile, 'utf8'));
@@ -24,7 +28,9 @@ export function findOauthFiles(planFile: string): OauthFiles {
   const oauth = (doc as { instance?: { oauth?: Record<string, unknown> } } | null)?.instance?.oauth;
   const pick = (key: string): string | null => {
     const v = oauth?.[key];
-    return typeof v === 'string' && v.trim() !== '' ? writableTarget(resolve(dirname(planFile), v)) : null;
+    if (typeof v !== 'string') return null;
+    const path = expandVars(v, env);
+    return path.missing.length === 0 && path.value.trim() !== '' ? writableTarget(resolve(dirname(planFile), path.value.trim())) : null;
   };
   return { accessTokenFile: pick('access_token_file'), refreshTokenFile: pick('refresh_token_file') };
 }

@@ -69,7 +69,9 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       store.appendEvent('run.restart', { reason: start.reason }, services.clock.now());
     }
     const earlyWarnings: string[] = [];
-    const onRefresh = oauthRefreshHandler(opts.planFile, plan, secrets, log, earlyWarnings);
+    const onRefresh = oauthRefreshHandler(opts.planFile, opts.env, plan, secrets, log, earlyWarnings);
+    // Also said now, not only in the final report: the operator can still switch to token files.
+    for (const w of earlyWarnings) opts.stderr.write(`warning: ${w}\n`);
     const onResponse = (e: HttpEvent) => {
       log.debug({ http: e }, 'http');
       // The event log keeps every mutating request (the audit trail), reads only in the debug log.
@@ -149,9 +151,16 @@ function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {
   return ['loadPlan', 'openCheckpoint', 'createApi', 'runDrain', 'runVerify', 'clock', 'isAlive', 'pid', 'host'].every((k) => k in s);
 }
 
-function oauthRefreshHandler(planFile: string, plan: Plan, secrets: SecretSet, log: Logger, warnings: string[]): (t: RefreshedTokens) => void {
+function oauthRefreshHandler(
+  planFile: string,
+  env: Readonly<Record<string, string | undefined>>,
+  plan: Plan,
+  secrets: SecretSet,
+  log: Logger,
+  warnings: string[],
+): (t: RefreshedTokens) => void {
   if (plan.instance.credentials.type !== 'oauth') return () => undefined;
-  const files = findOauthFiles(planFile);
+  const files = findOauthFiles(planFile, env);
   if (!files.accessTokenFile || !files.refreshTokenFile) {
     warnings.push('the OAuth tokens do not come from access_token_file/refresh_token_file: refreshed tokens are kept in memory only, so a crash or kill will need fresh tokens to resume');
   }
