@@ -1,17 +1,25 @@
 /**
- * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change]`: runs or resumes the plan.
+ * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change] [--retry-quarantined]`: runs
+ * or resumes the plan.
  * Exit codes: 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
  * 4 refused (lock held, plan changed), 130 interrupted with the checkpoint saved.
  */
 import { executeRun } from '../runtime/run.js';
 import type { CommandContext } from './context.js';
 
-export async function runRunCommand(opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean }, ctx: CommandContext): Promise<number> {
+export async function runRunCommand(
+  opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean },
+  ctx: CommandContext,
+): Promise<number> {
+  if (opts.retryQuarantined && opts.dryRun) {
+    throw Object.assign(new Error('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them'), { code: 'SHARDMOVE_ARGS_INVALID' });
+  }
   return executeRun({
     planFile: opts.plan,
     statePath: opts.state,
     dryRun: opts.dryRun,
     acceptPlanChange: opts.acceptPlanChange,
+    retryQuarantined: opts.retryQuarantined,
     env: ctx.env,
     cwd: ctx.cwd,
     signal: ctx.signal,

@@ -21,7 +21,11 @@ export interface Start {
  * accepted change, a failed run, a run that ended with quarantined items and a finished rehearsal start the machine again from pre-flight
  * (every step is idempotent and the item rows keep the progress), carrying the previous weights.
  */
-export function chooseStart(saved: SavedRun | null, hash: string, opts: { acceptPlanChange: boolean; dryRun: boolean }): Start {
+export function chooseStart(
+  saved: SavedRun | null,
+  hash: string,
+  opts: { acceptPlanChange: boolean; dryRun: boolean; released?: number },
+): Start {
   if (!saved) return { kind: 'fresh', snapshot: undefined, previousWeights: null };
   const snap = saved.snapshot as { status?: string; value?: unknown; context?: Partial<RunContext> } | null;
   const previousWeights = snap?.context?.previousWeights ?? null;
@@ -34,6 +38,8 @@ export function chooseStart(saved: SavedRun | null, hash: string, opts: { accept
     }
     return { kind: 'fresh', snapshot: undefined, previousWeights, reason: `accepted: ${changes.join('; ')}` };
   }
+  // Released items may belong to a (kind, source) whose drain already ended: every drain runs again.
+  if (opts.released) return { kind: 'fresh', snapshot: undefined, previousWeights, reason: `retrying ${opts.released} quarantined item(s)` };
   if (snap?.status === 'done' && snap.value === 'failed') return { kind: 'fresh', snapshot: undefined, previousWeights, reason: 'resuming a failed run' };
   // Quarantined items may be released later (a stuck move ended): look again rather than replay the end.
   if (snap?.status === 'done' && snap.value === 'doneWithQuarantine' && !opts.dryRun) {

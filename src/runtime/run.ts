@@ -63,7 +63,11 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   try {
     store.acquireLock({ pid: services.pid, host: services.host, startedAt: services.clock.now() }, services.isAlive);
     noteLiveControl(store.readControl(), opts, plan, log);
-    const start = chooseStart(store.loadRun(), hash, opts);
+    const saved = store.loadRun();
+    // Refusals (a changed plan) come before anything is written.
+    let start = chooseStart(saved, hash, opts);
+    const released = opts.retryQuarantined ? releaseQuarantined(store, opts, services.clock.now(), log) : 0;
+    if (released > 0) start = chooseStart(saved, hash, { ...opts, released });
     if (start.kind === 'fresh' && start.reason) {
       log.warn({ reason: start.reason }, 'starting the machine from pre-flight');
       store.appendEvent('run.restart', { reason: start.reason }, services.clock.now());
@@ -97,6 +101,18 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     store.close();
     log.flush();
   }
+}
+
+/** `--retry-quarantined`: release the quarantined items and say how many. */
+function releaseQuarantined(store: CheckpointStore, opts: RunOptions, now: number, log: Logger): number {
+  const n = store.releaseQuarantined(now);
+  log.info({ released: n }, 'quarantined items released for another try');
+  opts.stderr.write(
+    n > 0
+      ? `note: ${n} quarantined item(s) get another try; items quarantined as stuck stay until their move has ended\n`
+      : 'note: --retry-quarantined: no quarantined item to release (items stuck on a running move stay until it ends)\n',
+  );
+  return n;
 }
 
 /**

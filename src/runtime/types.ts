@@ -50,6 +50,8 @@ export interface RunOptions {
   statePath?: string | undefined;
   dryRun: boolean;
   acceptPlanChange: boolean;
+  /** Give quarantined items (not those stuck on a running move) another retry.max_attempts tries. */
+  retryQuarantined?: boolean;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   signal: AbortSignal;

@@ -254,3 +254,23 @@ describe('live control (shardmove control)', () => {
     rw.close();
   });
 });
+
+describe('releaseQuarantined (run --retry-quarantined)', () => {
+  it('sends quarantined items back to pending with fresh attempts, but not those stuck on a running move', () => {
+    const s = openCheckpoint(':memory:');
+    s.startRound('projects', 'nfs-1', 1);
+    s.recordPage('projects', 'nfs-1', 1, [item(1), item(2), item(3)], 0);
+    for (const id of [1, 2, 3]) s.markIntent('projects', id, 0);
+    s.markQuarantined('projects', 1, 'checksum failed', null);
+    s.markQuarantined('projects', 2, 'stuck: move 7 still started', { at: 5, readOnly: true });
+    expect(s.releaseQuarantined(10)).toBe(1);
+    expect(s.getItem('projects', 1)).toMatchObject({ state: 'pending', attempts: 0, nextAttemptAt: 0 });
+    expect(s.getItem('projects', 2)).toMatchObject({ state: 'quarantined' });
+    expect(s.getItem('projects', 3)).toMatchObject({ state: 'scheduling' });
+    expect(s.readEvents().filter((e) => e.type === 'quarantine.released').map((e) => e.data)).toEqual([{ count: 1 }]);
+    // Nothing left to release: no event.
+    expect(s.releaseQuarantined(11)).toBe(0);
+    expect(s.readEvents().filter((e) => e.type === 'quarantine.released')).toHaveLength(1);
+    s.close();
+  });
+});

@@ -62,6 +62,10 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
         `SELECT kind, id, move_id, move_state, scheduled_at, read_only FROM items
          WHERE state = 'quarantined' AND stuck_at IS NOT NULL ORDER BY kind, id`,
       ),
+      release: p(
+        `UPDATE items SET state = 'pending', attempts = 0, next_attempt_at = 0
+         WHERE state = 'quarantined' AND stuck_at IS NULL`,
+      ),
       // Schema 5; a read-only `status` on an older, unmigrated file has no overrides.
       getControl: control ? p('SELECT concurrency, paused, updated_at FROM control WHERE id = 1') : null,
       putControl: control
@@ -171,6 +175,14 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       this.r.putControl.run(next.concurrency, next.paused ? 1 : 0, at);
       this.appendEvent('control.changed', { concurrency: next.concurrency, paused: next.paused, previous: { concurrency: cur.concurrency, paused: cur.paused } }, at);
       return next;
+    });
+  }
+
+  releaseQuarantined(at: number): number {
+    return this.batch(() => {
+      const n = this.r.release.run().changes;
+      if (n > 0) this.appendEvent('quarantine.released', { count: n }, at);
+      return n;
     });
   }
 

@@ -71,6 +71,12 @@ export interface CheckpointStore {
   summary(now: number): StatusSummary;
   /** The operator's live overrides (NO_CONTROL when none were set). Cheap: read on every drain loop turn. */
   readControl(): RunControl;
+  /**
+   * `run --retry-quarantined`: quarantined items go back to `pending` with their attempts reset,
+   * except those quarantined as stuck (their move may still run; a drain releases them once it
+   * ended). Logged as a `quarantine.released` event. Returns how many were released.
+   */
+  releaseQuarantined(at: number): number;
   close(): void;
 }
 

@@ -97,6 +97,7 @@ export function createFakeStore(file = ':memory:'): CheckpointStore & { events: 
     appendEvent(type: string, data: Record<string, unknown>) { store.events.push({ type, data }); },
     summary(): StatusSummary { return { counts: [], quarantined: [], movedLast10Min: 0, total: 0, stuck: [] }; },
     readControl: () => NO_CONTROL,
+    releaseQuarantined: () => 0,
     close() { store.closed = true; },
   };
   return store;

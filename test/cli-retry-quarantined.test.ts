@@ -1,0 +1,62 @@
+/**
+ * `run --retry-quarantined`: items quarantined by a finished run stay quarantined on a plain `run`
+ * (a known-failures list, not a crash loop), and get another try once the operator fixed them on
+ * the instance and asks for it. Sandbox and CLI as separate processes; the "fix" is a sandbox
+ * restarted on its database without the broken items.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { SandboxProcess } from './support/cli-harness.js';
+import { invariantViolations, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+
+describe('shardmove run --retry-quarantined (separate processes, real HTTP)', { timeout: 60_000 }, () => {
+  it('a plain run leaves quarantined items alone; after a fix, --retry-quarantined moves them', async () => {
+    const dir = tempDir('retry-quarantined');
+    const db = join(dir, 'sandbox.db');
+    const seed = writeSeed(dir, { projects: 30, snippets: 8, groups: 4 });
+    const common = ['--move-duration', '20', '--workers', '20', '--seed', seed, '--db', db];
+    let sandbox: SandboxProcess = await startSandboxProcess([...common, '--broken-items', 'project:3,snippet:5']);
+    onTestFinished(async () => {
+      await sandbox.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const plan = writePlan(dir);
+    const env = () => sandboxEnv(sandbox.url);
+
+    const first = await runCli(['run', plan], { cwd: dir, env: env() });
+    expect(first.code, first.stderr).toBe(3);
+    const movesOf3 = async () => (await movesOf(sandbox.url, 'project')).filter((m) => m.itemId === 3).length;
+    const triedBefore = await movesOf3();
+    expect(triedBefore).toBe(2);
+
+    // Run again without the flag: still exit 3, and not one more move of the broken items.
+    const again = await runCli(['run', plan], { cwd: dir, env: env() });
+    expect(again.code, again.stderr).toBe(3);
+    expect(await movesOf3()).toBe(triedBefore);
+
+    // The operator fixes the items: the same instance (same address, same data), no longer broken.
+    const port = new URL(sandbox.url).port;
+    await sandbox.stop();
+    sandbox = await startSandboxProcess([...common, '--port', port]);
+    expect(sandbox.url).toBe(`http://127.0.0.1:${port}`);
+
+    const dry = await runCli(['run', plan, '--retry-quarantined', '--dry-run'], { cwd: dir, env: env() });
+    expect(dry.code).toBe(2);
+    expect(dry.stderr).toContain('--retry-quarantined changes the checkpoint; a --dry-run never does');
+
+    const retried = await runCli(['run', plan, '--retry-quarantined'], { cwd: dir, env: env() });
+    expect(retried.code, retried.stderr).toBe(0);
+    expect(retried.stderr).toContain('note: 2 quarantined item(s) get another try');
+    expect(retried.stdout).toContain('DONE: every repository moved and verified');
+    expect((await storagesOf(sandbox.url, 'projects')).get(3)).toBe('cluster');
+    expect((await storagesOf(sandbox.url, 'snippets')).get(5)).toBe('cluster');
+    expect(await movesOf3()).toBe(triedBefore + 1);
+    for (const kind of ['project', 'snippet', 'group'] as const) {
+      expect(invariantViolations(await movesOf(sandbox.url, kind), 'cluster'), kind).toEqual([]);
+    }
+
+    const status = await runCli(['status', plan, '--json'], { cwd: dir });
+    expect((JSON.parse(status.stdout) as { state: string; quarantined: unknown[] }).quarantined).toEqual([]);
+  });
+});
