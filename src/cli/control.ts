@@ -10,7 +10,7 @@ import type { ControlChange } from '../runtime/control.js';
 import { RANGES } from '../plan/rules.js';
 import { describeControl } from '../report/status.js';
 import type { CommandContext } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, argsError } from './context.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 
 export interface ControlOptions {
@@ -20,10 +20,6 @@ export interface ControlOptions {
   pause: boolean;
   unpause: boolean;
   json: boolean;
-}
-
-function argsError(message: string): Error {
-  return Object.assign(new Error(message), { code: 'SHARDMOVE_ARGS_INVALID' });
 }
 
 /** Parses the options into a change (pure); throws SHARDMOVE_ARGS_INVALID naming the problem. */

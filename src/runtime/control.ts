@@ -3,11 +3,9 @@
  * the running process reads them at every turn of its scheduling loop (no restart, no plan change).
  * The run lock is not taken: the control is meant for a checkpoint that a live run holds.
  */
-import { existsSync } from 'node:fs';
-import { openCheckpoint } from '../store/checkpoint.js';
+import type { LockView } from '../report/status.js';
 import type { RunControl } from '../store/types.js';
-import { NO_CHECKPOINT, RuntimeError } from './errors.js';
-import { isAlive, thisHost } from './process.js';
+import { lockHolder, openExistingCheckpoint } from './status.js';
 
 export interface ControlChange {
   /** A cap other than the plan's; null goes back to the plan's `move.concurrency`. */
@@ -18,7 +16,7 @@ export interface ControlChange {
 export interface ControlResult {
   control: RunControl;
   /** The live process that will apply the change, if one holds the checkpoint. */
-  runner: { pid: number; host: string; alive: boolean | null } | null;
+  runner: LockView | null;
 }
 
 /**
@@ -27,16 +25,11 @@ export interface ControlResult {
  * and creating a checkpoint here would make `run` start from it.
  */
 export function applyControl(file: string, change: ControlChange, now: number): ControlResult {
-  if (!existsSync(file)) {
-    throw new RuntimeError(NO_CHECKPOINT, `no checkpoint at ${file}: the plan has not run yet (or pass --state FILE)`);
-  }
   const changing = change.concurrency !== undefined || change.paused !== undefined;
-  const store = openCheckpoint(file, { readOnly: !changing, busyTimeoutMs: 10_000 });
+  const store = openExistingCheckpoint(file, { readOnly: !changing });
   try {
     const control = changing ? store.writeControl(change, now) : store.readControl();
-    const holder = store.readLock();
-    const runner = holder ? { pid: holder.pid, host: holder.host, alive: holder.host === thisHost() ? isAlive(holder.pid) : null } : null;
-    return { control, runner };
+    return { control, runner: lockHolder(store) };
   } finally {
     store.close();
   }

@@ -5,25 +5,38 @@
  */
 import { existsSync } from 'node:fs';
 import { openCheckpoint } from '../store/checkpoint.js';
+import type { Checkpoint } from '../store/checkpoint.js';
 import { buildStatusReport } from '../report/status.js';
-import type { StatusReport } from '../report/status.js';
+import type { LockView, StatusReport } from '../report/status.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
 import { checkpointPath } from './paths.js';
 import { isAlive, thisHost } from './process.js';
 
 export { checkpointPath } from './paths.js';
 
-/** The status of the checkpoint at `file`; throws SHARDMOVE_NO_CHECKPOINT when there is none. */
-export function readStatus(file: string, now: number, planConcurrency: number | null = null): StatusReport {
+/**
+ * Opens the checkpoint at `file` beside a run that may hold it (no lock taken, busy timeout); throws
+ * SHARDMOVE_NO_CHECKPOINT when the file does not exist, rather than creating one that `run` would
+ * then start from.
+ */
+export function openExistingCheckpoint(file: string, opts: { readOnly: boolean }): Checkpoint {
   if (!existsSync(file)) {
     throw new RuntimeError(NO_CHECKPOINT, `no checkpoint at ${file}: the plan has not run yet (or pass --state FILE)`);
   }
-  const store = openCheckpoint(file, { readOnly: true, busyTimeoutMs: 10_000 });
+  return openCheckpoint(file, { readOnly: opts.readOnly, busyTimeoutMs: 10_000 });
+}
+
+/** The lock holder with its liveness; a holder on another host cannot be probed (alive: null). */
+export function lockHolder(store: Pick<Checkpoint, 'readLock'>): LockView | null {
+  const holder = store.readLock();
+  return holder ? { ...holder, alive: holder.host === thisHost() ? isAlive(holder.pid) : null } : null;
+}
+
+/** The status of the checkpoint at `file`; throws SHARDMOVE_NO_CHECKPOINT when there is none. */
+export function readStatus(file: string, now: number, planConcurrency: number | null = null): StatusReport {
+  const store = openExistingCheckpoint(file, { readOnly: true });
   try {
-    const holder = store.readLock();
-    // A holder on another host cannot be probed: its liveness stays unknown (null).
-    const lock = holder ? { ...holder, alive: holder.host === thisHost() ? isAlive(holder.pid) : null } : null;
-    return buildStatusReport(file, store.loadRun(), store.summary(now), now, lock, planConcurrency);
+    return buildStatusReport(file, store.loadRun(), store.summary(now), now, lockHolder(store), planConcurrency);
   } finally {
     store.close();
   }
