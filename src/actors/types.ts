@@ -7,13 +7,7 @@ import type { Logger } from 'pino';
 import type { InstanceApi } from '../api/types.js';
 import type { Plan } from '../plan/types.js';
 import type { CheckpointStore } from '../store/types.js';
-
-/** Injected time: decisions never read Date.now() directly; tests move time. */
-export interface Clock {
-  now(): number;
-  /** Resolves after `ms`, or rejects with the signal's reason when aborted. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+import type { Clock } from '../time/clock.js';
 
 export interface ActorDeps {
   api: InstanceApi;

@@ -7,7 +7,7 @@ import { createFakeApi, testPlan } from '../../test/support/fake-runtime-deps.js
 import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
 import type { Plan } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
-import { systemClock } from './clock.js';
+import { systemClock } from '../time/clock.js';
 import { executeRun } from './run.js';
 import type { RunOptions, RuntimeServices } from './types.js';
 

@@ -8,7 +8,7 @@ import { openCheckpoint } from '../store/checkpoint.js';
 import { createInstanceApi } from '../api/instance.js';
 import { runDrain } from '../actors/drain.js';
 import { runVerify } from '../actors/verify.js';
-import { systemClock } from './clock.js';
+import { systemClock } from '../time/clock.js';
 import { isAlive, thisHost } from './process.js';
 import type { RuntimeServices } from './types.js';
 

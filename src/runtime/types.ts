@@ -1,10 +1,11 @@
 /** What the runtime needs from the outside world; run.ts takes real ones by default, tests inject fakes. */
-import type { ActorDeps, Clock } from '../actors/types.js';
+import type { ActorDeps } from '../actors/types.js';
 import type { InstanceApi } from '../api/types.js';
 import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
 import type { PlanProblem } from '../plan/errors.js';
 import type { Plan } from '../plan/types.js';
 import type { CheckpointStore } from '../store/types.js';
+import type { Clock } from '../time/clock.js';
 
 export interface LoadedPlan {
   plan: Plan;

@@ -5,7 +5,7 @@
 import pino from 'pino';
 import type { Logger } from 'pino';
 import type { InstanceApi, MoveRecord, Readiness, TokenInfo } from '../../src/api/types.js';
-import type { Clock } from '../../src/actors/types.js';
+import type { Clock } from '../../src/time/clock.js';
 import type { Plan } from '../../src/plan/types.js';
 import { NO_CONTROL } from '../../src/store/types.js';
 import type { CheckpointStore, LockHolder, SavedRun, StatusSummary } from '../../src/store/types.js';
