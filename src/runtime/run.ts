@@ -15,6 +15,7 @@ import { runPreflight } from '../actors/preflight.js';
 import { runStorageCheck } from '../actors/storages.js';
 import type { ActorDeps } from '../actors/types.js';
 import { applyWeights, readWeights } from '../actors/weights.js';
+import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
 import type { RunContext, RunInput } from '../machine/types.js';
@@ -31,7 +32,7 @@ import { tokenOutlivedWarning } from './token-deadline.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { findOauthFiles, writeSecretFile } from './oauth-files.js';
 import { checkpointPath, logPath } from './paths.js';
-import type { HttpEvent, RefreshedTokens, RunOptions, RuntimeServices } from './types.js';
+import type { RefreshedTokens, RunOptions, RuntimeServices } from './types.js';
 
 export type { RunOptions, RuntimeServices } from './types.js';
 
@@ -76,7 +77,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     const onRefresh = oauthRefreshHandler(opts.planFile, opts.env, plan, secrets, log, earlyWarnings);
     // Also said now, not only in the final report: the operator can still switch to token files.
     for (const w of earlyWarnings) opts.stderr.write(`warning: ${w}\n`);
-    const onResponse = (e: HttpEvent) => {
+    const onResponse = (e: RequestEvent) => {
       log.debug({ http: e }, 'http');
       // The event log keeps every mutating request (the audit trail), reads only in the debug log.
       if (e.mutating) audit.add('http.mutating', { ...e }, services.clock.now());

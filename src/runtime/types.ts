@@ -1,19 +1,12 @@
 /** What the runtime needs from the outside world; run.ts takes real ones by default, tests inject fakes. */
 import type { ActorDeps } from '../actors/types.js';
+import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
-import type { PlanProblem } from '../plan/errors.js';
+import type { LoadedPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
 import type { CheckpointStore } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
-
-export interface LoadedPlan {
-  plan: Plan;
-  /** Hash of the normalised plan: a different hash means a changed plan. */
-  hash: string;
-  warnings: readonly PlanProblem[];
-  file: string;
-}
 
 /** A fresh OAuth pair after a refresh (secrets: memory and token files only). */
 export interface RefreshedTokens {
@@ -24,7 +17,7 @@ export interface RefreshedTokens {
 export interface RuntimeServices {
   loadPlan(file: string, opts: { env: Readonly<Record<string, string | undefined>>; cwd: string }): Promise<LoadedPlan>;
   openCheckpoint(file: string, opts?: { readOnly?: boolean }): CheckpointStore;
-  createApi(plan: Plan, opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void; onResponse: (e: HttpEvent) => void }): InstanceApi;
+  createApi(plan: Plan, opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void; onResponse: (e: RequestEvent) => void }): InstanceApi;
   runDrain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput>;
   runVerify(deps: ActorDeps): Promise<VerifyOutput>;
   clock: Clock;
@@ -32,17 +25,6 @@ export interface RuntimeServices {
   isAlive(pid: number): boolean;
   pid: number;
   host: string;
-}
-
-/** One HTTP exchange as the client reports it (no secrets: sensitive query parameters are removed). */
-export interface HttpEvent {
-  method: string;
-  path: string;
-  attempt: number;
-  mutating: boolean;
-  status?: number | null;
-  durationMs?: number;
-  errorCode?: string | null;
 }
 
 /** Options of one `run` (the CLI's arguments and context). */
