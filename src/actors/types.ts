@@ -6,12 +6,12 @@
 import type { Logger } from 'pino';
 import type { InstanceApi } from '../api/types.js';
 import type { Plan } from '../plan/types.js';
-import type { CheckpointStore } from '../store/types.js';
+import type { ActorStore } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 
 export interface ActorDeps {
   api: InstanceApi;
-  store: CheckpointStore;
+  store: ActorStore;
   plan: Plan;
   clock: Clock;
   log: Logger;

@@ -141,13 +141,12 @@ const AUDIT_FLUSH_MS = 100;
  */
 function bufferedEvents(store: CheckpointStore): { add(type: string, data: Record<string, unknown>, at: number): void; flush(): void } {
   const queue: { type: string; data: Record<string, unknown>; at: number }[] = [];
-  const batch = (store as Partial<{ batch(fn: () => void): void }>).batch?.bind(store) ?? ((fn: () => void) => fn());
   let scheduled = false;
   const flush = () => {
     scheduled = false;
     if (queue.length === 0) return;
     const events = queue.splice(0);
-    batch(() => {
+    store.batch(() => {
       for (const e of events) store.appendEvent(e.type, e.data, e.at);
     });
   };
@@ -342,30 +341,14 @@ async function driveMachine(a: DriveArgs): Promise<number> {
   return code;
 }
 
-/** Known sizes of the pending items, summed by the store when it can (memory stays flat at any size). */
+/** Known sizes of the pending items, summed by the store (memory stays flat at any size). */
 function estimateSizes(store: CheckpointStore, c: RunContext): { bytes: number; sized: number; maxBytes: number } {
-  const items = store as Partial<{
-    itemsInState(kind: string, source: string, state: string, limit: number): { sizeBytes: number | null }[];
-    sizeStats(kind: string, source: string, state: string): { bytes: number; sized: number; maxBytes: number };
-  }>;
   const out = { bytes: 0, sized: 0, maxBytes: 0 };
-  if (typeof items.sizeStats === 'function') {
-    for (const d of Object.values(c.drains)) {
-      const s = items.sizeStats(d.kind, d.source, 'pending');
-      out.bytes += s.bytes;
-      out.sized += s.sized;
-      out.maxBytes = Math.max(out.maxBytes, s.maxBytes);
-    }
-    return out;
-  }
-  if (typeof items.itemsInState !== 'function') return out;
   for (const d of Object.values(c.drains)) {
-    for (const row of items.itemsInState(d.kind, d.source, 'pending', 200_000)) {
-      if (row.sizeBytes === null) continue;
-      out.bytes += row.sizeBytes;
-      out.sized += 1;
-      out.maxBytes = Math.max(out.maxBytes, row.sizeBytes);
-    }
+    const s = store.sizeStats(d.kind, d.source, 'pending');
+    out.bytes += s.bytes;
+    out.sized += s.sized;
+    out.maxBytes = Math.max(out.maxBytes, s.maxBytes);
   }
   return out;
 }
