@@ -30,9 +30,10 @@ import { INTERNAL, RuntimeError } from './errors.js';
 import { chooseStart } from './resume.js';
 import { tokenOutlivedWarning } from './token-deadline.js';
 import { createRunLogger, SecretSet } from './logger.js';
-import { findOauthFiles, writeSecretFile } from './oauth-files.js';
+import { createOauthWriteback } from './oauth-writeback.js';
+import { createAuditBuffer } from './audit.js';
 import { checkpointPath, logPath } from './paths.js';
-import type { RefreshedTokens, RunOptions, RuntimeServices } from './types.js';
+import type { RunOptions, RuntimeServices } from './types.js';
 
 export type { RunOptions, RuntimeServices } from './types.js';
 
@@ -59,7 +60,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   for (const w of planWarnings) opts.stderr.write(`${secrets.scrub(formatProblem(w))}\n`);
 
   const store = services.openCheckpoint(file);
-  const audit = bufferedEvents(store);
+  const audit = createAuditBuffer(store);
   let api: InstanceApi | undefined;
   try {
     store.acquireLock({ pid: services.pid, host: services.host, startedAt: services.clock.now() }, services.isAlive);
@@ -73,8 +74,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       log.warn({ reason: start.reason }, 'starting the machine from pre-flight');
       store.appendEvent('run.restart', { reason: start.reason }, services.clock.now());
     }
-    const earlyWarnings: string[] = [];
-    const onRefresh = oauthRefreshHandler(opts.planFile, opts.env, plan, secrets, log, earlyWarnings);
+    const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
+    const earlyWarnings = oauth.warning ? [oauth.warning] : [];
     // Also said now, not only in the final report: the operator can still switch to token files.
     for (const w of earlyWarnings) opts.stderr.write(`warning: ${w}\n`);
     const onResponse = (e: RequestEvent) => {
@@ -82,7 +83,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       // The event log keeps every mutating request (the audit trail), reads only in the debug log.
       if (e.mutating) audit.add('http.mutating', { ...e }, services.clock.now());
     };
-    api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh, onResponse });
+    api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh: oauth.onRefresh, onResponse });
     const input: RunInput = {
       sources: plan.move.from,
       destination: plan.move.to,
@@ -130,66 +131,8 @@ function noteLiveControl(control: RunControl, opts: RunOptions, plan: Plan, log:
   opts.stderr.write(`note: ${note}\n`);
 }
 
-/** How long audit lines may wait to be written together. */
-const AUDIT_FLUSH_MS = 100;
-
-/**
- * Events written together, one transaction per AUDIT_FLUSH_MS: at thousands of POSTs a second, a
- * commit per request's audit line cost more CPU than the moves' own bookkeeping. A kill loses at
- * most the last AUDIT_FLUSH_MS of these lines; the move intents and outcomes are committed by the
- * drain itself.
- */
-function bufferedEvents(store: CheckpointStore): { add(type: string, data: Record<string, unknown>, at: number): void; flush(): void } {
-  const queue: { type: string; data: Record<string, unknown>; at: number }[] = [];
-  let scheduled = false;
-  const flush = () => {
-    scheduled = false;
-    if (queue.length === 0) return;
-    const events = queue.splice(0);
-    store.batch(() => {
-      for (const e of events) store.appendEvent(e.type, e.data, e.at);
-    });
-  };
-  return {
-    add(type, data, at) {
-      queue.push({ type, data, at });
-      if (!scheduled) {
-        scheduled = true;
-        // Unref'd: the run's end flushes explicitly, the timer must not keep the process alive.
-        setTimeout(flush, AUDIT_FLUSH_MS).unref();
-      }
-    },
-    flush,
-  };
-}
-
 function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {
   return ['loadPlan', 'openCheckpoint', 'createApi', 'runDrain', 'runVerify', 'clock', 'isAlive', 'pid', 'host'].every((k) => k in s);
-}
-
-function oauthRefreshHandler(
-  planFile: string,
-  env: Readonly<Record<string, string | undefined>>,
-  plan: Plan,
-  secrets: SecretSet,
-  log: Logger,
-  warnings: string[],
-): (t: RefreshedTokens) => void {
-  if (plan.instance.credentials.type !== 'oauth') return () => undefined;
-  const files = findOauthFiles(planFile, env);
-  if (!files.accessTokenFile || !files.refreshTokenFile) {
-    warnings.push('the OAuth tokens do not come from access_token_file/refresh_token_file: refreshed tokens are kept in memory only, so a crash or kill will need fresh tokens to resume');
-  }
-  return (tokens) => {
-    secrets.add(tokens.accessToken, tokens.refreshToken);
-    try {
-      if (files.accessTokenFile) writeSecretFile(files.accessTokenFile, tokens.accessToken);
-      if (files.refreshTokenFile) writeSecretFile(files.refreshTokenFile, tokens.refreshToken);
-      log.info({ written: Boolean(files.accessTokenFile && files.refreshTokenFile) }, 'oauth tokens refreshed');
-    } catch (err) {
-      log.error({ err }, 'could not write refreshed oauth tokens back to their files');
-    }
-  };
 }
 
 interface DriveArgs {
