@@ -9,6 +9,7 @@ import type { Plan } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { systemClock } from '../time/clock.js';
 import { executeRun } from './run.js';
+import { realActors } from './services.js';
 import type { RunOptions, RuntimeServices } from './types.js';
 
 const TOKEN = 'glpat-runtime-test-secret-value-0042';
@@ -51,14 +52,17 @@ async function run(h: Harness = {}) {
       onRefresh = o.onRefresh;
       return api;
     },
-    runDrain: async (deps, i) => {
-      drains.push(`${i.source}/${i.kind}`);
-      if (h.refresh && onRefresh) h.refresh(onRefresh);
-      // A careless actor: the logger must still keep the token out of the file.
-      deps.log.info({ token: TOKEN, headers: { authorization: `Bearer ${TOKEN}` } }, `draining with ${TOKEN}`);
-      return h.drain ? h.drain(i, deps.signal) : { moved: 3, quarantined: 0, remaining: 0 };
+    actors: {
+      ...realActors,
+      drain: async (deps, i) => {
+        drains.push(`${i.source}/${i.kind}`);
+        if (h.refresh && onRefresh) h.refresh(onRefresh);
+        // A careless actor: the logger must still keep the token out of the file.
+        deps.log.info({ token: TOKEN, headers: { authorization: `Bearer ${TOKEN}` } }, `draining with ${TOKEN}`);
+        return h.drain ? h.drain(i, deps.signal) : { moved: 3, quarantined: 0, remaining: 0 };
+      },
+      verify: h.verify ?? (async () => ({ ok: true, perKindAndSource: {}, problems: [] })),
     },
-    runVerify: h.verify ?? (async () => ({ ok: true, perKindAndSource: {}, problems: [] })),
     clock: systemClock,
     isAlive: () => h.alive ?? false,
     pid: h.pid ?? 1111,

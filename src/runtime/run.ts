@@ -8,13 +8,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
-import { createActor, fromPromise } from 'xstate';
-import type { AnyActorLogic, Snapshot } from 'xstate';
-import { runGeoResync } from '../actors/geo.js';
-import { runPreflight } from '../actors/preflight.js';
-import { runStorageCheck } from '../actors/storages.js';
+import { createActor } from 'xstate';
+import type { Snapshot } from 'xstate';
 import type { ActorDeps } from '../actors/types.js';
-import { applyWeights, readWeights } from '../actors/weights.js';
 import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
@@ -32,6 +28,7 @@ import { tokenOutlivedWarning } from './token-deadline.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { createAuditBuffer } from './audit.js';
+import { createEffects } from './effects.js';
 import { checkpointPath, logPath } from './paths.js';
 import type { RunOptions, RuntimeServices } from './types.js';
 
@@ -132,7 +129,7 @@ function noteLiveControl(control: RunControl, opts: RunOptions, plan: Plan, log:
 }
 
 function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {
-  return ['loadPlan', 'openCheckpoint', 'createApi', 'runDrain', 'runVerify', 'clock', 'isAlive', 'pid', 'host'].every((k) => k in s);
+  return ['loadPlan', 'openCheckpoint', 'createApi', 'actors', 'clock', 'isAlive', 'pid', 'host'].every((k) => k in s);
 }
 
 interface DriveArgs {
@@ -153,46 +150,10 @@ async function driveMachine(a: DriveArgs): Promise<number> {
   const { opts, services, plan, store, log } = a;
   const clock = services.clock;
   const startedAt = clock.now();
-  let interrupted = opts.signal.aborted;
-  const inflight = new Set<Promise<unknown>>();
   const deps: ActorDeps = { api: a.api, store, plan, clock, log, signal: opts.signal, dryRun: opts.dryRun };
+  const effects = createEffects(services.actors, deps, log);
 
-  // Each effect is wrapped so that, once interrupted, its result never reaches the machine: the
-  // snapshot keeps the step in flight and a restore invokes it again.
-  const never = () => new Promise<never>(() => undefined);
-  const effect = <I, O>(name: string, fn: (input: I) => Promise<O>) =>
-    fromPromise<O, I>(async ({ input }) => {
-      if (interrupted) return never();
-      log.info({ step: name, input }, 'step started');
-      const p = fn(input);
-      inflight.add(p);
-      let result: { ok: true; value: O } | { ok: false; error: unknown };
-      try {
-        result = { ok: true, value: await p };
-      } catch (error) {
-        result = { ok: false, error };
-      } finally {
-        inflight.delete(p);
-      }
-      if (interrupted) return never();
-      if (!result.ok) {
-        log.error({ step: name, err: result.error }, 'step failed');
-        throw result.error;
-      }
-      log.info({ step: name }, 'step finished');
-      return result.value;
-    });
-  const actors: Record<string, AnyActorLogic> = {
-    preflight: effect('preflight', () => runPreflight(deps)),
-    storages: effect('storages', () => runStorageCheck(deps)),
-    readWeights: effect('readWeights', () => readWeights(deps)),
-    weights: effect('weights', (i: { previous: Record<string, number> }) => applyWeights(deps, i)),
-    drain: effect('drain', (i: { source: string; kind: Plan['move']['kinds'][number] }) => services.runDrain(deps, i)),
-    verify: effect('verify', () => services.runVerify(deps)),
-    geo: effect('geo', () => runGeoResync(deps)),
-  };
-
-  const actor = createActor(runMachine.provide({ actors }), a.snapshot ? { snapshot: a.snapshot, input: a.input } : { input: a.input });
+  const actor = createActor(runMachine.provide({ actors: effects.logic }), a.snapshot ? { snapshot: a.snapshot, input: a.input } : { input: a.input });
   const stepLabel = (c: RunContext): string => (c.step === 'drain' && c.sources[c.sourceIndex] ? `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}` : c.step);
   let lastLabel = '';
   const extraWarnings: string[] = [];
@@ -217,7 +178,7 @@ async function driveMachine(a: DriveArgs): Promise<number> {
     resolveFinal = resolve;
     actor.subscribe({
       next: (snap) => {
-        if (interrupted) return;
+        if (effects.interrupted) return;
         persist();
         const label = snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
         if (label !== lastLabel) {
@@ -233,9 +194,7 @@ async function driveMachine(a: DriveArgs): Promise<number> {
   });
   const stopped = new Promise<'interrupted'>((resolve) => {
     const onAbort = async () => {
-      interrupted = true;
-      log.warn({ inFlight: inflight.size }, 'interrupted; waiting for the step in flight to return');
-      await Promise.allSettled([...inflight]);
+      await effects.interrupt();
       resolve('interrupted');
     };
     if (opts.signal.aborted) void onAbort();

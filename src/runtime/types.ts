@@ -1,12 +1,11 @@
 /** What the runtime needs from the outside world; run.ts takes real ones by default, tests inject fakes. */
-import type { ActorDeps } from '../actors/types.js';
 import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
-import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
 import type { LoadedPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
 import type { CheckpointStore } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
+import type { RunActors } from './effects.js';
 
 /** A fresh OAuth pair after a refresh (secrets: memory and token files only). */
 export interface RefreshedTokens {
@@ -14,12 +13,13 @@ export interface RefreshedTokens {
   refreshToken: string;
 }
 
+/** Everything a run reaches outside itself; `executeRun` fills in the real ones for what is not given. */
 export interface RuntimeServices {
   loadPlan(file: string, opts: { env: Readonly<Record<string, string | undefined>>; cwd: string }): Promise<LoadedPlan>;
   openCheckpoint(file: string, opts?: { readOnly?: boolean }): CheckpointStore;
   createApi(plan: Plan, opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void; onResponse: (e: RequestEvent) => void }): InstanceApi;
-  runDrain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput>;
-  runVerify(deps: ActorDeps): Promise<VerifyOutput>;
+  /** The machine's actors, all seven provided the same way. */
+  actors: RunActors;
   clock: Clock;
   /** Whether a process id is alive on this host (stale lock detection). */
   isAlive(pid: number): boolean;
