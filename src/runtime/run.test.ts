@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFakeApi, testPlan } from '../../test/support/fake-runtime-deps.js';
+import { reportOutcome } from '../cli/run.js';
 import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
 import type { Plan } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
@@ -79,7 +80,8 @@ async function run(h: Harness = {}) {
     stdout: out.stream,
     stderr: err.stream,
   };
-  const code = await executeRun(opts, services);
+  // The CLI's mapping of the outcome: these tests check the exit code and the printed report.
+  const code = reportOutcome(await executeRun(opts, services), { stdout: out.stream, stderr: err.stream });
   return { code, stdout: out.text(), stderr: err.text(), api, drains };
 }
 

@@ -3,6 +3,7 @@ import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import type { LoadedPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
+import type { FinalReportInput } from '../report/final.js';
 import type { CheckpointStore } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 import type { RunActors } from './effects.js';
@@ -26,6 +27,23 @@ export interface RuntimeServices {
   pid: number;
   host: string;
 }
+
+/** The machine's final states. */
+export type FinalState = 'done' | 'doneWithQuarantine' | 'failed';
+
+/**
+ * How a run that got as far as the machine ended: interrupted with the checkpoint saved, or in a
+ * final state with the report's data. The CLI turns it into an exit code and prints the report.
+ */
+export type RunOutcome =
+  | { kind: 'interrupted' }
+  | {
+      kind: 'final';
+      state: FinalState;
+      report: FinalReportInput;
+      /** Masks the run's secrets (refreshed OAuth tokens included) in text about to be printed. */
+      redact(text: string): string;
+    };
 
 /** Options of one `run` (the CLI's arguments and context). */
 export interface RunOptions {
