@@ -26,7 +26,7 @@ const DEMO_MOVE_MS = 80;
 
 /**
  * The demo's own temporary directory (checkpoint and log), removed when the demo ends: on return, on
- * Ctrl-C (the run returns 130 and `finally` runs), and on a second Ctrl-C, which exits the process at
+ * Ctrl-C (the run ends interrupted and `finally` runs), and on a second Ctrl-C, which exits the process at
  * once (the synchronous 'exit' listener still runs then). Only SIGKILL leaves it behind.
  */
 function demoTempDir(): { dir: string; remove(): void } {

@@ -1,4 +1,4 @@
-/** What the runtime needs from the outside world; run.ts takes real ones by default, tests inject fakes. */
+/** The runtime's contracts: what a run needs from the outside world (real by default, fakes in tests), its options and its outcome. */
 import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import type { LoadedPlan } from '../plan/load.js';
