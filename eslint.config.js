@@ -3,7 +3,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const orchestrator = ['cli', 'runtime', 'machine', 'actors', 'api', 'store', 'plan', 'report'];
+const orchestrator = ['cli', 'runtime', 'machine', 'actors', 'api', 'store', 'plan', 'report', 'time'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'state/**', 'dist/**', 'coverage/**'] },
@@ -26,7 +26,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*', 'undici', 'better-sqlite3', 'pino'], message: 'The machine is pure: effects live in actors/ and runtime/.' },
-            { group: ['../runtime/*', '../actors/*', '../api/*', '../store/*', '../sandbox/*', '../cli/*'], message: 'The machine imports nothing with effects.' },
+            { group: ['../runtime/*', '../actors/*', '../api/*', '../store/*', '../sandbox/*', '../cli/*', '../time/*'], message: 'The machine imports nothing with effects.' },
           ],
         },
       ],

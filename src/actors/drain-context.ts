@@ -1,32 +1,24 @@
 /**
  * What one drain of (source, kind) carries around, and the small helpers every drain file shares:
- * the item store behind the checkpoint, events, abort checks and absolute-deadline waits.
+ * events, abort checks, absolute-deadline waits and the live control.
  */
 import type { Kind } from '../plan/types.js';
-import type { CheckpointStore, ItemStore, RunControl } from '../store/types.js';
-import { DrainError, STORE_NO_ITEMS, abortError } from './drain-errors.js';
+import type { ActorStore, RunControl } from '../store/types.js';
+import { abortError } from './drain-errors.js';
 import type { ActorDeps } from './types.js';
 
-export type DrainStore = CheckpointStore & ItemStore;
-
+/** One drain's context; `store` is `deps.store`, kept beside it because every drain file uses it. */
 export interface DrainCtx {
   deps: ActorDeps;
-  store: DrainStore;
+  store: ActorStore;
   kind: Kind;
   source: string;
   destination: string;
 }
 
-/** The checkpoint's item-level part; openCheckpoint() provides both parts on one object. */
-export function itemStoreOf(store: CheckpointStore): DrainStore {
-  const s = store as Partial<ItemStore> & CheckpointStore;
-  if (typeof s.recordPage !== 'function' || typeof s.markIntent !== 'function')
-    throw new DrainError(STORE_NO_ITEMS, 'the checkpoint store has no item-level part (use openCheckpoint)');
-  return s as DrainStore;
-}
-
+/** The context of the drain of `kind` off `source`. */
 export function createDrainCtx(deps: ActorDeps, source: string, kind: Kind): DrainCtx {
-  return { deps, store: itemStoreOf(deps.store), kind, source, destination: deps.plan.move.to };
+  return { deps, store: deps.store, kind, source, destination: deps.plan.move.to };
 }
 
 /** Appends an event stamped with the injected clock. */

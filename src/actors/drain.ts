@@ -6,7 +6,7 @@
  * one bulk POST (./drain-bulk.ts) and then finishes the same way. Every step is safe to repeat
  * after a kill: all progress lives in the checkpoint.
  */
-import type { Kind } from '../plan/types.js';
+import type { DrainInput, DrainOutput } from '../machine/types.js';
 import { runBulkPhase } from './drain-bulk.js';
 import { createDrainCtx, currentCap, event, noteControl, throwIfAborted, waitUntil, waitUntilOr, waitWhilePaused } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
@@ -17,20 +17,12 @@ import { reconcileScheduling } from './reconcile.js';
 import type { ItemRow } from '../store/types.js';
 import type { ActorDeps } from './types.js';
 
-export interface DrainResult {
-  /** Items moved (including those that left the source by other means). */
-  moved: number;
-  quarantined: number;
-  /** Items still on the source and not quarantined (dry run: what would be scheduled). */
-  remaining: number;
-}
-
 /** Enumeration rounds after the first: each one re-checks the source after moves ended. */
 const MAX_EXTRA_ROUNDS = 5;
 /** Items per scheduling chunk (one intent transaction, its POSTs, one outcome transaction). */
 const SCHEDULE_CHUNK = 50;
 
-function result(ctx: DrainCtx): DrainResult {
+function result(ctx: DrainCtx): DrainOutput {
   const c = ctx.store.countStates(ctx.kind, ctx.source);
   return { moved: c.moved + c.left, quarantined: c.quarantined, remaining: c.pending + c.scheduling + c.in_flight };
 }
@@ -156,7 +148,7 @@ function startListing(ctx: DrainCtx): Listing {
 }
 
 /** Dry run: enumerate (read-only on the instance), record what would be scheduled, estimate. */
-async function dryRun(ctx: DrainCtx): Promise<DrainResult> {
+async function dryRun(ctx: DrainCtx): Promise<DrainOutput> {
   const cur = ctx.store.getCursor(ctx.kind, ctx.source);
   await enumerateRound(ctx, cur?.done ? cur.round + 1 : undefined);
   const res = result(ctx);
@@ -176,7 +168,7 @@ async function dryRun(ctx: DrainCtx): Promise<DrainResult> {
  * with the same checkpoint after a crash or an abort. Throws DrainError SHARDMOVE_ABORTED when
  * `deps.signal` aborts.
  */
-export async function runDrain(deps: ActorDeps, input: { source: string; kind: Kind }): Promise<DrainResult> {
+export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput> {
   const ctx = createDrainCtx(deps, input.source, input.kind);
   if (deps.dryRun) return dryRun(ctx);
   event(ctx, 'drain.started', { mode: deps.plan.move.mode });

@@ -6,18 +6,12 @@
 import type { Logger } from 'pino';
 import type { InstanceApi } from '../api/types.js';
 import type { Plan } from '../plan/types.js';
-import type { CheckpointStore } from '../store/types.js';
-
-/** Injected time: decisions never read Date.now() directly; tests move time. */
-export interface Clock {
-  now(): number;
-  /** Resolves after `ms`, or rejects with the signal's reason when aborted. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+import type { ActorStore } from '../store/types.js';
+import type { Clock } from '../time/clock.js';
 
 export interface ActorDeps {
   api: InstanceApi;
-  store: CheckpointStore;
+  store: ActorStore;
   plan: Plan;
   clock: Clock;
   log: Logger;

@@ -5,7 +5,6 @@
  * field) means the listing proves nothing: fail loudly rather than pass on garbage.
  */
 import type { Kind } from '../plan/types.js';
-import { itemStoreOf } from './drain-context.js';
 import { DrainError, VERIFY_FILTER_IGNORED, abortError } from './drain-errors.js';
 import type { ActorDeps } from './types.js';
 
@@ -31,7 +30,7 @@ const MAX_LISTED_PROBLEMS = 20;
 
 /** Lists every source for every kind and checks the leftovers. Throws SHARDMOVE_VERIFY_FILTER_IGNORED. */
 export async function runVerify(deps: ActorDeps): Promise<VerifyResult> {
-  const store = itemStoreOf(deps.store);
+  const { store } = deps;
   const perKindAndSource: VerifyEntry[] = [];
   const problems: string[] = [];
   for (const source of deps.plan.move.from) {

@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
+import { systemClock } from '../time/clock.js';
 import type { CredentialProvider } from './auth.js';
 import {
   ApiAmbiguousError,
@@ -138,9 +139,9 @@ export function createClient(opts: ClientOptions): ApiClient {
   const base = new URL(opts.baseUrl);
   const prefix = base.pathname.replace(/\/+$/, '');
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.retry };
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? systemClock.now;
   const random = opts.random ?? Math.random;
-  const sleep = opts.sleep ?? defaultSleep;
+  const sleep = opts.sleep ?? systemClock.sleep;
   const userAgent = opts.userAgent ?? USER_AGENT;
   const owned = opts.dispatcher === undefined;
   const dispatcher = opts.dispatcher ?? createPool(opts.timeoutMs, opts.concurrency ?? 10);
@@ -347,19 +348,4 @@ function buildQuery(query: RequestOptions['query'], drop?: Set<string>): string 
   }
   const s = params.toString();
   return s ? `?${s}` : '';
-}
-
-function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

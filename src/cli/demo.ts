@@ -15,6 +15,7 @@ import { countEvents } from '../runtime/status.js';
 import { startSandbox } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
 import { argsError } from './context.js';
+import { reportOutcome } from './run.js';
 
 /** The built-in seed's admin token with the `api` scope (a sandbox-only value). */
 const SANDBOX_ADMIN_TOKEN = 'glpat-sandbox-root-api-sudo-0001';
@@ -25,7 +26,7 @@ const DEMO_MOVE_MS = 80;
 
 /**
  * The demo's own temporary directory (checkpoint and log), removed when the demo ends: on return, on
- * Ctrl-C (the run returns 130 and `finally` runs), and on a second Ctrl-C, which exits the process at
+ * Ctrl-C (the run ends interrupted and `finally` runs), and on a second Ctrl-C, which exits the process at
  * once (the synchronous 'exit' listener still runs then). Only SIGKILL leaves it behind.
  */
 function demoTempDir(): { dir: string; remove(): void } {
@@ -60,7 +61,7 @@ async function demo(planFile: string, statePath: string, temporary: boolean, ctx
       `shardmove demo: sandbox running at ${sandbox.url} (built-in seed; ${Math.round(DEMO_FAULTS.moveFailRate * 100)}% of moves fail and are retried)\n` +
         `plan: ${planFile}\ncheckpoint: ${statePath}${temporary ? ' (temporary, removed when the demo ends; keep one with --state FILE)' : ''}\n\n`,
     );
-    const code = await executeRun({
+    const outcome = await executeRun({
       planFile,
       statePath,
       dryRun: false,
@@ -71,6 +72,7 @@ async function demo(planFile: string, statePath: string, temporary: boolean, ctx
       stdout: ctx.stdout,
       stderr: ctx.stderr,
     });
+    const code = reportOutcome(outcome, ctx);
     if (code === 0 || code === 3) ctx.stdout.write(`\nDemo: ${countEvents(statePath, 'item.retry')} failed moves were retried along the way.\n`);
     if (code === 130 && temporary) ctx.stderr.write('demo: its temporary checkpoint is removed; the next demo starts fresh\n');
     return code;

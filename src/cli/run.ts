@@ -1,12 +1,17 @@
 /**
  * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change] [--retry-quarantined]`: runs
- * or resumes the plan.
- * Exit codes: 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
+ * or resumes the plan, prints the final report and maps the run's outcome to an exit code:
+ * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
  * 4 refused (lock held, plan changed), 130 interrupted with the checkpoint saved.
  */
+import { renderFinalReport } from '../report/final.js';
 import { executeRun } from '../runtime/run.js';
-import type { CommandContext } from './context.js';
-import { argsError } from './context.js';
+import type { FinalState, RunOutcome } from '../runtime/types.js';
+import type { CommandContext, ExitCode } from './context.js';
+import { argsError, EXIT } from './context.js';
+
+/** Exit codes of a run that got as far as the machine (README: Exit codes). */
+const EXIT_BY_STATE: Record<FinalState, ExitCode> = { done: EXIT.ok, doneWithQuarantine: EXIT.quarantined, failed: EXIT.failed };
 
 export async function runRunCommand(
   opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean },
@@ -15,7 +20,7 @@ export async function runRunCommand(
   if (opts.retryQuarantined && opts.dryRun) {
     throw argsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
-  return executeRun({
+  const outcome = await executeRun({
     planFile: opts.plan,
     statePath: opts.state,
     dryRun: opts.dryRun,
@@ -27,4 +32,15 @@ export async function runRunCommand(
     stdout: ctx.stdout,
     stderr: ctx.stderr,
   });
+  return reportOutcome(outcome, ctx);
+}
+
+/** Prints how the run ended (the final report, or how to continue) and returns its exit code. */
+export function reportOutcome(outcome: RunOutcome, out: Pick<CommandContext, 'stdout' | 'stderr'>): ExitCode {
+  if (outcome.kind === 'interrupted') {
+    out.stderr.write('interrupted; run again to continue\n');
+    return EXIT.interrupted;
+  }
+  out.stdout.write(outcome.redact(renderFinalReport(outcome.report)));
+  return EXIT_BY_STATE[outcome.state];
 }

@@ -4,7 +4,7 @@
  * and returns 0. An invalid plan throws the PlanError, which main.ts prints (every problem as
  * file:line:col: path: message) and maps to exit code 2, the same as for `run` and `status`.
  */
-import { formatDuration } from '../plan/durations.js';
+import { formatPlanDuration } from '../plan/durations.js';
 import { formatProblem } from '../plan/errors.js';
 import { loadPlan } from '../plan/load.js';
 import type { CommandContext } from './context.js';
@@ -17,7 +17,7 @@ export async function runValidateCommand(opts: { plan: string }, ctx: CommandCon
   const lines = [
     `plan OK: ${plan.name}`,
     `  moves ${plan.move.kinds.join(', ')} from ${plan.move.from.join(', ')} to ${plan.move.to} (${pace}), ` +
-      `polling every ${formatDuration(plan.poll.intervalMs)}, up to ${plan.retry.maxAttempts} attempts per item`,
+      `polling every ${formatPlanDuration(plan.poll.intervalMs)}, up to ${plan.retry.maxAttempts} attempts per item`,
     ...warnings.map(formatProblem),
   ];
   ctx.stdout.write(`${lines.join('\n')}\n`);

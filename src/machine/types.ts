@@ -51,9 +51,10 @@ export interface DrainInput {
 }
 
 export interface DrainOutput {
+  /** Items moved (including those that left the source by other means). */
   moved: number;
   quarantined: number;
-  /** Items still on the source after the drain (dry run: what would be moved). */
+  /** Items still on the source and not quarantined (dry run: what would be moved). */
   remaining: number;
 }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from './durations.js';
+import { formatPlanDuration, parseDuration } from './durations.js';
 
 describe('parseDuration', () => {
   it.each([
@@ -25,10 +25,10 @@ describe('parseDuration', () => {
     expect(parseDuration(text).ok).toBe(false);
   });
 
-  it('round-trips through formatDuration for any whole number of ms', () => {
+  it('round-trips through formatPlanDuration for any whole number of ms', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 10 * 86_400_000 }), (ms) => {
-        expect(parseDuration(formatDuration(ms))).toEqual({ ok: true, ms });
+        expect(parseDuration(formatPlanDuration(ms))).toEqual({ ok: true, ms });
       }),
     );
   });

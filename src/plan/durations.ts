@@ -35,8 +35,8 @@ export function parseDuration(text: string): DurationResult {
   return { ok: true, ms: total };
 }
 
-/** Formats milliseconds the way plans write them, e.g. 5_400_000 -> "1h30m", 0 -> "0s". */
-export function formatDuration(ms: number): string {
+/** Formats milliseconds exactly the way plans write them (parseDuration reads it back), e.g. 5_400_000 -> "1h30m", 0 -> "0s". */
+export function formatPlanDuration(ms: number): string {
   if (ms === 0) return '0s';
   let rest = ms;
   let out = '';

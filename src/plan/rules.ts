@@ -3,7 +3,7 @@
  * position of the field it is about. Rules that need the instance (storages exist, current weights)
  * run in pre-flight; `checkMergedWeights` is exported for it.
  */
-import { formatDuration } from './durations.js';
+import { formatPlanDuration } from './durations.js';
 import type { Pos } from './reader.js';
 import type { Plan } from './types.js';
 
@@ -118,7 +118,7 @@ export const durationsInRange: PlanRule = {
   check({ plan, valid }) {
     const out: RuleFinding[] = [];
     const d = (path: string, v: number, range: { min: number; max: number }) => {
-      if (valid(path)) out.push(...rangeCheck(path, v, range.min, range.max, formatDuration));
+      if (valid(path)) out.push(...rangeCheck(path, v, range.min, range.max, formatPlanDuration));
     };
     d('instance.timeout', plan.instance.timeoutMs, RANGES.timeoutMs);
     d('poll.interval', plan.poll.intervalMs, RANGES.pollIntervalMs);
@@ -126,10 +126,10 @@ export const durationsInRange: PlanRule = {
     d('retry.backoff', plan.retry.backoffMs, RANGES.backoffMs);
     const stuck = plan.poll.stuckAfterMs;
     if (valid('poll.stuck_after') && stuck >= RANGES.stuckAfterMs.min && stuck < RANGES.stuckAfterUsualMinMs) {
-      out.push(warning('poll.stuck_after', `${formatDuration(stuck)} is shorter than a real move usually takes; fine for rehearsals, too short for production`));
+      out.push(warning('poll.stuck_after', `${formatPlanDuration(stuck)} is shorter than a real move usually takes; fine for rehearsals, too short for production`));
     }
     if (valid('poll.stuck_after') && valid('poll.interval') && stuck <= plan.poll.intervalMs) {
-      out.push(warning('poll.stuck_after', `is not longer than poll.interval (${formatDuration(plan.poll.intervalMs)}): every move would look stuck at its first poll`));
+      out.push(warning('poll.stuck_after', `is not longer than poll.interval (${formatPlanDuration(plan.poll.intervalMs)}): every move would look stuck at its first poll`));
     }
     return out;
   },

@@ -6,7 +6,7 @@
  * bounds the end from below. Without any size (snippets and wikis are not listed with one): a
  * count-only estimate at an assumed time per move, and it says so.
  */
-import { formatBytes, formatDuration } from './summary.js';
+import { formatBytes, formatApproxDuration } from './summary.js';
 
 /** What the dry run learnt about the items it would move. */
 export interface EstimateInput {
@@ -43,7 +43,7 @@ export function estimateDuration(e: EstimateInput): Estimate {
     return {
       ms: Math.ceil(e.items / lanes) * COUNT_ONLY_MOVE_MS,
       basis: 'count',
-      assumptions: `count-only estimate: no repository sizes were listed, so every move is assumed to take ~${formatDuration(COUNT_ONLY_MOVE_MS)}`,
+      assumptions: `count-only estimate: no repository sizes were listed, so every move is assumed to take ~${formatApproxDuration(COUNT_ONLY_MOVE_MS)}`,
     };
   }
   // Items without a size count as the average known one.
@@ -58,6 +58,6 @@ export function estimateDuration(e: EstimateInput): Estimate {
     basis: 'sizes',
     assumptions:
       `from repository sizes (${formatBytes(totalBytes)}${unknown > 0 ? `, ${unknown} items of unknown size counted as the average ${formatBytes(average)}` : ''}, largest ${formatBytes(e.maxBytes)}), ` +
-      `assuming ~${formatBytes(PER_MOVE_BYTES_PER_S)}/s per move plus ~${formatDuration(PER_MOVE_OVERHEAD_MS)} overhead each; a real run measures its own rate (status shows it)`,
+      `assuming ~${formatBytes(PER_MOVE_BYTES_PER_S)}/s per move plus ~${formatApproxDuration(PER_MOVE_OVERHEAD_MS)} overhead each; a real run measures its own rate (status shows it)`,
   };
 }

@@ -7,7 +7,7 @@ import type { RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
-import { formatBytes, formatDuration, progressByKind } from './summary.js';
+import { formatBytes, formatApproxDuration, progressByKind } from './summary.js';
 
 export interface FinalReportInput {
   /** The machine's final state value. */
@@ -41,7 +41,7 @@ export function renderFinalReport(input: FinalReportInput): string {
   const dry = c.dryRun;
   lines.push(dry ? `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance` : HEADLINE[input.state] ?? input.state);
   if (c.error) lines.push(`  step: ${c.error.step}`, `  cause: ${c.error.message} (${c.error.code})`);
-  lines.push(`  took ${formatDuration(input.elapsedMs)}${c.instanceVersion ? `, instance version ${c.instanceVersion}` : ''}`);
+  lines.push(`  took ${formatApproxDuration(input.elapsedMs)}${c.instanceVersion ? `, instance version ${c.instanceVersion}` : ''}`);
 
   const kinds = progressByKind(summary);
   if (dry) {
@@ -53,7 +53,7 @@ export function renderFinalReport(input: FinalReportInput): string {
       const e = input.estimate;
       lines.push(`  known size: ${formatBytes(e.bytes)} in ${e.sized} of ${total} items`);
       const est = estimateDuration({ ...e, items: total });
-      lines.push(`  estimated duration: ${formatDuration(est.ms)} at ${e.concurrency} moves in flight`, `    (${est.assumptions})`);
+      lines.push(`  estimated duration: ${formatApproxDuration(est.ms)} at ${e.concurrency} moves in flight`, `    (${est.assumptions})`);
     }
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
   } else {

@@ -3,7 +3,7 @@
  * a summary line every 10 seconds, so CI logs stay readable.
  */
 import type { StatusSummary } from '../store/types.js';
-import { formatDuration, progressByKind, rateAndEta } from './summary.js';
+import { formatApproxDuration, progressByKind, rateAndEta } from './summary.js';
 
 export interface ProgressView {
   /** e.g. "drain nfs-1/projects". */
@@ -29,7 +29,7 @@ export function renderProgressLine(view: ProgressView): string {
   const control = view.summary.control;
   const override = control?.paused ? ' PAUSED' : control?.concurrency != null ? ` (cap ${control.concurrency})` : '';
   // Rate and ETA before the per-kind counts: a narrow terminal cuts the end of the line.
-  return `[${formatDuration(view.elapsedMs)}] ${view.step}${override} | ${Math.round(rate.perMinute)} moves/min, ETA ${formatDuration(rate.etaMs)}${kinds ? ` | ${kinds}` : ''}`;
+  return `[${formatApproxDuration(view.elapsedMs)}] ${view.step}${override} | ${Math.round(rate.perMinute)} moves/min, ETA ${formatApproxDuration(rate.etaMs)}${kinds ? ` | ${kinds}` : ''}`;
 }
 
 export interface ProgressOutput {

@@ -5,7 +5,7 @@ import { COUNT_ONLY_MOVE_MS, PER_MOVE_OVERHEAD_MS, estimateDuration } from './es
 import { renderFinalReport } from './final.js';
 import { renderProgressLine, startProgress } from './progress.js';
 import { buildStatusReport, renderStatus } from './status.js';
-import { formatDuration, progressByKind, rateAndEta } from './summary.js';
+import { formatApproxDuration, progressByKind, rateAndEta } from './summary.js';
 
 const summary: StatusSummary = {
   counts: [
@@ -43,9 +43,9 @@ describe('summary', () => {
     expect(rateAndEta(summary)).toEqual({ perMinute: 5, etaMs: (17 / 5) * 60_000, remaining: 17 });
     expect(rateAndEta(summary, 120_000).perMinute).toBe(25);
     expect(rateAndEta({ ...summary, movedLast10Min: 0 }).etaMs).toBeNull();
-    expect(formatDuration(95_000)).toBe('1m35s');
-    expect(formatDuration(7_200_000)).toBe('2h00m');
-    expect(formatDuration(null)).toBe('unknown');
+    expect(formatApproxDuration(95_000)).toBe('1m35s');
+    expect(formatApproxDuration(7_200_000)).toBe('2h00m');
+    expect(formatApproxDuration(null)).toBe('unknown');
   });
 });
 

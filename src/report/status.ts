@@ -7,7 +7,7 @@ import type { RunContext } from '../machine/types.js';
 import { NO_CONTROL } from '../store/types.js';
 import type { RunControl, SavedRun, StatusSummary } from '../store/types.js';
 import type { KindProgress } from './summary.js';
-import { formatDuration, progressByKind, rateAndEta } from './summary.js';
+import { formatApproxDuration, progressByKind, rateAndEta } from './summary.js';
 
 /** The run lock as `status` found it: who holds it and whether that process is alive. */
 export interface LockView {
@@ -111,7 +111,7 @@ export function renderStatus(r: StatusReport): string {
   else if (r.state === 'interrupted') lines.push('  interrupted: no process is running it; `run` again to continue');
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
   if (r.control.paused || r.control.concurrency !== null) lines.push(`  control: ${describeControl(r.control)}`);
-  lines.push(`  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${formatDuration(r.etaMs)}`);
+  lines.push(`  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${formatApproxDuration(r.etaMs)}`);
   if (r.kinds.length > 0) {
     lines.push('', 'By kind:');
     for (const k of r.kinds) {

@@ -63,8 +63,11 @@ export function rateAndEta(summary: Pick<StatusSummary, 'counts' | 'movedLast10M
   return { perMinute, etaMs, remaining };
 }
 
-/** 95s -> "1m35s", 2h -> "2h00m". */
-export function formatDuration(ms: number | null): string {
+/**
+ * A duration for people to read, rounded to its two largest units: 95s -> "1m35s", 2h -> "2h00m",
+ * null -> "unknown". Lossy, for elapsed times and ETAs; plans write exact ones (formatPlanDuration).
+ */
+export function formatApproxDuration(ms: number | null): string {
   if (ms === null || !Number.isFinite(ms)) return 'unknown';
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;

@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFakeApi, testPlan } from '../../test/support/fake-runtime-deps.js';
+import { reportOutcome } from '../cli/run.js';
 import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
 import type { Plan } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
-import { systemClock } from './clock.js';
+import { systemClock } from '../time/clock.js';
 import { executeRun } from './run.js';
+import { realActors } from './services.js';
 import type { RunOptions, RuntimeServices } from './types.js';
 
 const TOKEN = 'glpat-runtime-test-secret-value-0042';
@@ -51,14 +53,17 @@ async function run(h: Harness = {}) {
       onRefresh = o.onRefresh;
       return api;
     },
-    runDrain: async (deps, i) => {
-      drains.push(`${i.source}/${i.kind}`);
-      if (h.refresh && onRefresh) h.refresh(onRefresh);
-      // A careless actor: the logger must still keep the token out of the file.
-      deps.log.info({ token: TOKEN, headers: { authorization: `Bearer ${TOKEN}` } }, `draining with ${TOKEN}`);
-      return h.drain ? h.drain(i, deps.signal) : { moved: 3, quarantined: 0, remaining: 0 };
+    actors: {
+      ...realActors,
+      drain: async (deps, i) => {
+        drains.push(`${i.source}/${i.kind}`);
+        if (h.refresh && onRefresh) h.refresh(onRefresh);
+        // A careless actor: the logger must still keep the token out of the file.
+        deps.log.info({ token: TOKEN, headers: { authorization: `Bearer ${TOKEN}` } }, `draining with ${TOKEN}`);
+        return h.drain ? h.drain(i, deps.signal) : { moved: 3, quarantined: 0, remaining: 0 };
+      },
+      verify: h.verify ?? (async () => ({ ok: true, perKindAndSource: {}, problems: [] })),
     },
-    runVerify: h.verify ?? (async () => ({ ok: true, perKindAndSource: {}, problems: [] })),
     clock: systemClock,
     isAlive: () => h.alive ?? false,
     pid: h.pid ?? 1111,
@@ -75,7 +80,8 @@ async function run(h: Harness = {}) {
     stdout: out.stream,
     stderr: err.stream,
   };
-  const code = await executeRun(opts, services);
+  // The CLI's mapping of the outcome: these tests check the exit code and the printed report.
+  const code = reportOutcome(await executeRun(opts, services), { stdout: out.stream, stderr: err.stream });
   return { code, stdout: out.text(), stderr: err.text(), api, drains };
 }
 

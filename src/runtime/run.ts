@@ -1,49 +1,34 @@
 /**
- * One `run`: load the plan, open and lock the checkpoint, create or restore the machine's actor
- * with the real effects, save the persisted snapshot after every transition, and turn the final
- * state into an exit code. On SIGINT/SIGTERM: stop scheduling, let the in-flight step return, save,
- * exit 130. Restores are not transitions: the restored step's actor is simply invoked again, and
- * every actor is safe to repeat because it resumes from the item rows in the same checkpoint.
+ * One `run`: load the plan, open and lock the checkpoint, decide between a fresh start and a
+ * restore, wire the client (audit trail, OAuth write-back), drive the machine (./drive.ts) and
+ * release everything. On SIGINT/SIGTERM the step in flight returns and the checkpoint is saved.
+ * Restores are not transitions: the restored step's actor is simply invoked again, and every actor
+ * is safe to repeat because it resumes from the item rows in the same checkpoint.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
-import { createActor, fromPromise } from 'xstate';
-import type { AnyActorLogic, Snapshot } from 'xstate';
-import { runGeoResync } from '../actors/geo.js';
-import { runPreflight } from '../actors/preflight.js';
-import { runStorageCheck } from '../actors/storages.js';
-import type { ActorDeps } from '../actors/types.js';
-import { applyWeights, readWeights } from '../actors/weights.js';
+import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
-import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
-import type { RunContext, RunInput } from '../machine/types.js';
+import type { RunInput } from '../machine/types.js';
 import { formatProblem } from '../plan/errors.js';
 import type { Plan } from '../plan/types.js';
-import { renderFinalReport } from '../report/final.js';
-import type { FinalReportInput } from '../report/final.js';
-import { startProgress } from '../report/progress.js';
-import { rateAndEta } from '../report/summary.js';
 import type { CheckpointStore, RunControl } from '../store/types.js';
-import { INTERNAL, RuntimeError } from './errors.js';
-import { chooseStart } from './resume.js';
-import { tokenOutlivedWarning } from './token-deadline.js';
+import { createAuditBuffer } from './audit.js';
+import { driveMachine } from './drive.js';
 import { createRunLogger, SecretSet } from './logger.js';
-import { findOauthFiles, writeSecretFile } from './oauth-files.js';
+import { createOauthWriteback } from './oauth-writeback.js';
 import { checkpointPath, logPath } from './paths.js';
-import type { HttpEvent, RefreshedTokens, RunOptions, RuntimeServices } from './types.js';
+import { chooseStart } from './resume.js';
+import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
-export type { RunOptions, RuntimeServices } from './types.js';
-
-/** Exit codes of a run that got as far as the machine (README: Exit codes). */
-const EXIT_BY_STATE: Record<string, number> = { done: 0, doneWithQuarantine: 3, failed: 1 };
-const EXIT_INTERRUPTED = 130;
+export type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
 /**
- * Runs or resumes the plan; resolves to the exit code. Throws (with a stable code) when the plan is
+ * Runs or resumes the plan; resolves to how it ended. Throws (with a stable code) when the plan is
  * invalid, the checkpoint is locked by a live process, or the plan changed without --accept-plan-change.
  */
-export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServices> = {}): Promise<number> {
+export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServices> = {}): Promise<RunOutcome> {
   const services: RuntimeServices = isComplete(injected) ? injected : { ...(await import('./services.js')).defaultServices(), ...injected };
   const { plan, hash, warnings: planWarnings } = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
   const secrets = new SecretSet();
@@ -58,7 +43,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   for (const w of planWarnings) opts.stderr.write(`${secrets.scrub(formatProblem(w))}\n`);
 
   const store = services.openCheckpoint(file);
-  const audit = bufferedEvents(store);
+  const audit = createAuditBuffer(store);
   let api: InstanceApi | undefined;
   try {
     store.acquireLock({ pid: services.pid, host: services.host, startedAt: services.clock.now() }, services.isAlive);
@@ -72,16 +57,16 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       log.warn({ reason: start.reason }, 'starting the machine from pre-flight');
       store.appendEvent('run.restart', { reason: start.reason }, services.clock.now());
     }
-    const earlyWarnings: string[] = [];
-    const onRefresh = oauthRefreshHandler(opts.planFile, opts.env, plan, secrets, log, earlyWarnings);
+    const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
+    const earlyWarnings = oauth.warning ? [oauth.warning] : [];
     // Also said now, not only in the final report: the operator can still switch to token files.
     for (const w of earlyWarnings) opts.stderr.write(`warning: ${w}\n`);
-    const onResponse = (e: HttpEvent) => {
+    const onResponse = (e: RequestEvent) => {
       log.debug({ http: e }, 'http');
       // The event log keeps every mutating request (the audit trail), reads only in the debug log.
       if (e.mutating) audit.add('http.mutating', { ...e }, services.clock.now());
     };
-    api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh, onResponse });
+    api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh: oauth.onRefresh, onResponse });
     const input: RunInput = {
       sources: plan.move.from,
       destination: plan.move.to,
@@ -101,6 +86,10 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     store.close();
     log.flush();
   }
+}
+
+function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {
+  return ['loadPlan', 'openCheckpoint', 'createApi', 'actors', 'clock', 'isAlive', 'pid', 'host'].every((k) => k in s);
 }
 
 /** `--retry-quarantined`: release the quarantined items and say how many. */
@@ -127,244 +116,4 @@ function noteLiveControl(control: RunControl, opts: RunOptions, plan: Plan, log:
     : `the concurrency cap is ${cap} (shardmove control; the plan says ${plan.move.concurrency}); \`--concurrency plan\` goes back to the plan's`;
   log.info({ paused: control.paused, concurrency: cap }, 'live control in force at start');
   opts.stderr.write(`note: ${note}\n`);
-}
-
-/** How long audit lines may wait to be written together. */
-const AUDIT_FLUSH_MS = 100;
-
-/**
- * Events written together, one transaction per AUDIT_FLUSH_MS: at thousands of POSTs a second, a
- * commit per request's audit line cost more CPU than the moves' own bookkeeping. A kill loses at
- * most the last AUDIT_FLUSH_MS of these lines; the move intents and outcomes are committed by the
- * drain itself.
- */
-function bufferedEvents(store: CheckpointStore): { add(type: string, data: Record<string, unknown>, at: number): void; flush(): void } {
-  const queue: { type: string; data: Record<string, unknown>; at: number }[] = [];
-  const batch = (store as Partial<{ batch(fn: () => void): void }>).batch?.bind(store) ?? ((fn: () => void) => fn());
-  let scheduled = false;
-  const flush = () => {
-    scheduled = false;
-    if (queue.length === 0) return;
-    const events = queue.splice(0);
-    batch(() => {
-      for (const e of events) store.appendEvent(e.type, e.data, e.at);
-    });
-  };
-  return {
-    add(type, data, at) {
-      queue.push({ type, data, at });
-      if (!scheduled) {
-        scheduled = true;
-        // Unref'd: the run's end flushes explicitly, the timer must not keep the process alive.
-        setTimeout(flush, AUDIT_FLUSH_MS).unref();
-      }
-    },
-    flush,
-  };
-}
-
-function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {
-  return ['loadPlan', 'openCheckpoint', 'createApi', 'runDrain', 'runVerify', 'clock', 'isAlive', 'pid', 'host'].every((k) => k in s);
-}
-
-function oauthRefreshHandler(
-  planFile: string,
-  env: Readonly<Record<string, string | undefined>>,
-  plan: Plan,
-  secrets: SecretSet,
-  log: Logger,
-  warnings: string[],
-): (t: RefreshedTokens) => void {
-  if (plan.instance.credentials.type !== 'oauth') return () => undefined;
-  const files = findOauthFiles(planFile, env);
-  if (!files.accessTokenFile || !files.refreshTokenFile) {
-    warnings.push('the OAuth tokens do not come from access_token_file/refresh_token_file: refreshed tokens are kept in memory only, so a crash or kill will need fresh tokens to resume');
-  }
-  return (tokens) => {
-    secrets.add(tokens.accessToken, tokens.refreshToken);
-    try {
-      if (files.accessTokenFile) writeSecretFile(files.accessTokenFile, tokens.accessToken);
-      if (files.refreshTokenFile) writeSecretFile(files.refreshTokenFile, tokens.refreshToken);
-      log.info({ written: Boolean(files.accessTokenFile && files.refreshTokenFile) }, 'oauth tokens refreshed');
-    } catch (err) {
-      log.error({ err }, 'could not write refreshed oauth tokens back to their files');
-    }
-  };
-}
-
-interface DriveArgs {
-  opts: RunOptions;
-  services: RuntimeServices;
-  plan: Plan;
-  hash: string;
-  store: CheckpointStore;
-  api: InstanceApi;
-  log: Logger;
-  logFile: string;
-  secrets: SecretSet;
-  input: RunInput;
-  snapshot: Snapshot<unknown> | undefined;
-}
-
-async function driveMachine(a: DriveArgs): Promise<number> {
-  const { opts, services, plan, store, log } = a;
-  const clock = services.clock;
-  const startedAt = clock.now();
-  let interrupted = opts.signal.aborted;
-  const inflight = new Set<Promise<unknown>>();
-  const deps: ActorDeps = { api: a.api, store, plan, clock, log, signal: opts.signal, dryRun: opts.dryRun };
-
-  // Each effect is wrapped so that, once interrupted, its result never reaches the machine: the
-  // snapshot keeps the step in flight and a restore invokes it again.
-  const never = () => new Promise<never>(() => undefined);
-  const effect = <I, O>(name: string, fn: (input: I) => Promise<O>) =>
-    fromPromise<O, I>(async ({ input }) => {
-      if (interrupted) return never();
-      log.info({ step: name, input }, 'step started');
-      const p = fn(input);
-      inflight.add(p);
-      let result: { ok: true; value: O } | { ok: false; error: unknown };
-      try {
-        result = { ok: true, value: await p };
-      } catch (error) {
-        result = { ok: false, error };
-      } finally {
-        inflight.delete(p);
-      }
-      if (interrupted) return never();
-      if (!result.ok) {
-        log.error({ step: name, err: result.error }, 'step failed');
-        throw result.error;
-      }
-      log.info({ step: name }, 'step finished');
-      return result.value;
-    });
-  const actors: Record<string, AnyActorLogic> = {
-    preflight: effect('preflight', () => runPreflight(deps)),
-    storages: effect('storages', () => runStorageCheck(deps)),
-    readWeights: effect('readWeights', () => readWeights(deps)),
-    weights: effect('weights', (i: { previous: Record<string, number> }) => applyWeights(deps, i)),
-    drain: effect('drain', (i: { source: string; kind: Plan['move']['kinds'][number] }) => services.runDrain(deps, i)),
-    verify: effect('verify', () => services.runVerify(deps)),
-    geo: effect('geo', () => runGeoResync(deps)),
-  };
-
-  const actor = createActor(runMachine.provide({ actors }), a.snapshot ? { snapshot: a.snapshot, input: a.input } : { input: a.input });
-  const stepLabel = (c: RunContext): string => (c.step === 'drain' && c.sources[c.sourceIndex] ? `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}` : c.step);
-  let lastLabel = '';
-  const extraWarnings: string[] = [];
-  // Once per run, when a drain starts: does the token outlive the estimated end?
-  const checkTokenDeadline = (c: RunContext) => {
-    if (extraWarnings.length > 0 || !c.tokenExpiresAt) return;
-    const { etaMs } = rateAndEta(store.summary(clock.now()), clock.now() - startedAt);
-    const warning = tokenOutlivedWarning(c.tokenExpiresAt, clock.now(), etaMs);
-    if (!warning) return;
-    extraWarnings.push(warning);
-    log.warn({ tokenExpiresAt: c.tokenExpiresAt, etaMs }, 'token expires before the estimated end');
-    opts.stderr.write(`warning: ${warning}\n`);
-  };
-  const persist = () => {
-    store.saveRun({ planName: plan.name, planHash: a.hash, machineVersion: MACHINE_VERSION, snapshot: actor.getPersistedSnapshot() });
-  };
-  const progress = startProgress(opts.stdout, () => ({ step: stepLabel(actor.getSnapshot().context), summary: store.summary(clock.now()), elapsedMs: clock.now() - startedAt }));
-  deps.onProgress = () => progress.poke();
-
-  let resolveFinal: (v: 'final') => void = () => undefined;
-  const finished = new Promise<'final'>((resolve, reject) => {
-    resolveFinal = resolve;
-    actor.subscribe({
-      next: (snap) => {
-        if (interrupted) return;
-        persist();
-        const label = snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
-        if (label !== lastLabel) {
-          lastLabel = label;
-          store.appendEvent('step.entered', { step: label }, clock.now());
-          log.info({ step: label }, 'step entered');
-          if (label.startsWith('drain ')) checkTokenDeadline(snap.context);
-        }
-        if (snap.status === 'done') resolve('final');
-      },
-      error: (err) => reject(err),
-    });
-  });
-  const stopped = new Promise<'interrupted'>((resolve) => {
-    const onAbort = async () => {
-      interrupted = true;
-      log.warn({ inFlight: inflight.size }, 'interrupted; waiting for the step in flight to return');
-      await Promise.allSettled([...inflight]);
-      resolve('interrupted');
-    };
-    if (opts.signal.aborted) void onAbort();
-    else opts.signal.addEventListener('abort', () => void onAbort(), { once: true });
-  });
-
-  store.appendEvent('run.started', { resumed: Boolean(a.snapshot), dryRun: opts.dryRun, pid: services.pid }, startedAt);
-  log.info({ plan: plan.name, resumed: Boolean(a.snapshot), dryRun: opts.dryRun, checkpoint: store.file }, 'run started');
-  actor.start();
-  // A restored run that had already ended emits nothing: it is final at once.
-  if (actor.getSnapshot().status === 'done') resolveFinal('final');
-  else persist();
-  let outcome: 'final' | 'interrupted';
-  try {
-    outcome = await Promise.race([finished, stopped]);
-  } finally {
-    progress.stop();
-  }
-  if (outcome === 'interrupted') {
-    persist();
-    actor.stop();
-    store.appendEvent('run.interrupted', { step: stepLabel(actor.getSnapshot().context) }, clock.now());
-    log.warn('checkpoint saved after interruption');
-    opts.stderr.write('interrupted; run again to continue\n');
-    return EXIT_INTERRUPTED;
-  }
-  const snap = actor.getSnapshot();
-  actor.stop();
-  const state = String(snap.value);
-  const code = EXIT_BY_STATE[state];
-  if (code === undefined) throw new RuntimeError(INTERNAL, `the run machine stopped in unexpected state ${state}`);
-  const summary = store.summary(clock.now());
-  store.appendEvent('run.finished', { state, error: snap.context.error, quarantined: summary.quarantined.length }, clock.now());
-  log.info({ state, error: snap.context.error, quarantined: summary.quarantined.length }, 'run finished');
-  const report: FinalReportInput = {
-    state,
-    context: snap.context,
-    summary,
-    elapsedMs: clock.now() - startedAt,
-    logFile: a.logFile,
-    checkpointFile: store.file,
-    extraWarnings,
-  };
-  if (opts.dryRun) report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency };
-  opts.stdout.write(a.secrets.scrub(renderFinalReport(report)));
-  return code;
-}
-
-/** Known sizes of the pending items, summed by the store when it can (memory stays flat at any size). */
-function estimateSizes(store: CheckpointStore, c: RunContext): { bytes: number; sized: number; maxBytes: number } {
-  const items = store as Partial<{
-    itemsInState(kind: string, source: string, state: string, limit: number): { sizeBytes: number | null }[];
-    sizeStats(kind: string, source: string, state: string): { bytes: number; sized: number; maxBytes: number };
-  }>;
-  const out = { bytes: 0, sized: 0, maxBytes: 0 };
-  if (typeof items.sizeStats === 'function') {
-    for (const d of Object.values(c.drains)) {
-      const s = items.sizeStats(d.kind, d.source, 'pending');
-      out.bytes += s.bytes;
-      out.sized += s.sized;
-      out.maxBytes = Math.max(out.maxBytes, s.maxBytes);
-    }
-    return out;
-  }
-  if (typeof items.itemsInState !== 'function') return out;
-  for (const d of Object.values(c.drains)) {
-    for (const row of items.itemsInState(d.kind, d.source, 'pending', 200_000)) {
-      if (row.sizeBytes === null) continue;
-      out.bytes += row.sizeBytes;
-      out.sized += 1;
-      out.maxBytes = Math.max(out.maxBytes, row.sizeBytes);
-    }
-  }
-  return out;
 }

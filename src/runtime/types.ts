@@ -1,18 +1,12 @@
-/** What the runtime needs from the outside world; run.ts takes real ones by default, tests inject fakes. */
-import type { ActorDeps, Clock } from '../actors/types.js';
+/** The runtime's contracts: what a run needs from the outside world (real by default, fakes in tests), its options and its outcome. */
+import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
-import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
-import type { PlanProblem } from '../plan/errors.js';
+import type { LoadedPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
+import type { FinalReportInput } from '../report/final.js';
 import type { CheckpointStore } from '../store/types.js';
-
-export interface LoadedPlan {
-  plan: Plan;
-  /** Hash of the normalised plan: a different hash means a changed plan. */
-  hash: string;
-  warnings: readonly PlanProblem[];
-  file: string;
-}
+import type { Clock } from '../time/clock.js';
+import type { RunActors } from './effects.js';
 
 /** A fresh OAuth pair after a refresh (secrets: memory and token files only). */
 export interface RefreshedTokens {
@@ -20,12 +14,13 @@ export interface RefreshedTokens {
   refreshToken: string;
 }
 
+/** Everything a run reaches outside itself; `executeRun` fills in the real ones for what is not given. */
 export interface RuntimeServices {
   loadPlan(file: string, opts: { env: Readonly<Record<string, string | undefined>>; cwd: string }): Promise<LoadedPlan>;
   openCheckpoint(file: string, opts?: { readOnly?: boolean }): CheckpointStore;
-  createApi(plan: Plan, opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void; onResponse: (e: HttpEvent) => void }): InstanceApi;
-  runDrain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput>;
-  runVerify(deps: ActorDeps): Promise<VerifyOutput>;
+  createApi(plan: Plan, opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void; onResponse: (e: RequestEvent) => void }): InstanceApi;
+  /** The machine's actors, all seven provided the same way. */
+  actors: RunActors;
   clock: Clock;
   /** Whether a process id is alive on this host (stale lock detection). */
   isAlive(pid: number): boolean;
@@ -33,16 +28,22 @@ export interface RuntimeServices {
   host: string;
 }
 
-/** One HTTP exchange as the client reports it (no secrets: sensitive query parameters are removed). */
-export interface HttpEvent {
-  method: string;
-  path: string;
-  attempt: number;
-  mutating: boolean;
-  status?: number | null;
-  durationMs?: number;
-  errorCode?: string | null;
-}
+/** The machine's final states. */
+export type FinalState = 'done' | 'doneWithQuarantine' | 'failed';
+
+/**
+ * How a run that got as far as the machine ended: interrupted with the checkpoint saved, or in a
+ * final state with the report's data. The CLI turns it into an exit code and prints the report.
+ */
+export type RunOutcome =
+  | { kind: 'interrupted' }
+  | {
+      kind: 'final';
+      state: FinalState;
+      report: FinalReportInput;
+      /** Masks the run's secrets (refreshed OAuth tokens included) in text about to be printed. */
+      redact(text: string): string;
+    };
 
 /** Options of one `run` (the CLI's arguments and context). */
 export interface RunOptions {

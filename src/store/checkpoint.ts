@@ -9,7 +9,7 @@ import { LockedError } from './errors.js';
 import { ItemTable } from './items.js';
 import { migrate } from './schema.js';
 import { NO_CONTROL } from './types.js';
-import type { CheckpointStore, ItemStore, LockHolder, RunControl, SavedRun, StatusSummary } from './types.js';
+import type { CheckpointStore, LockHolder, RunControl, SavedRun, StatusSummary } from './types.js';
 
 const TEN_MINUTES = 10 * 60 * 1000;
 
@@ -20,7 +20,7 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
 }
 
-/** SQLite checkpoint implementing both the run-level and the item-level contracts. */
+/** SQLite checkpoint: the runtime's CheckpointStore, which the actors see as an ActorStore. */
 export class Checkpoint extends ItemTable implements CheckpointStore {
   private readonly r;
   private lockHolder: LockHolder | null = null;
@@ -208,7 +208,7 @@ function hasTable(db: Database.Database, name: string): boolean {
  * Opens (creating and migrating when needed) the checkpoint at `file`; ":memory:" for tests.
  * Files use WAL, so a `status` process can read while `run` writes.
  */
-export function openCheckpoint(file: string, opts: OpenOptions = {}): Checkpoint & CheckpointStore & ItemStore {
+export function openCheckpoint(file: string, opts: OpenOptions = {}): Checkpoint {
   const memory = file === ':memory:';
   const db = new Database(file, opts.readOnly && !memory ? { readonly: true, fileMustExist: true } : {});
   try {

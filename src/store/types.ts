@@ -1,7 +1,8 @@
 /**
- * The checkpoint contract: one SQLite file per plan (WAL). The runtime uses the run-level part
- * (lock, snapshot, events, summary); the drain and verify actors use the item-level part
- * (ItemStore, below). `openCheckpoint` in ./checkpoint.ts implements both on one object.
+ * The checkpoint contract: one SQLite file per plan (WAL). Two views of the same object: the
+ * actors get an ActorStore (item rows, event log, live overrides), the runtime a CheckpointStore
+ * (that, plus the lock, the machine snapshot and the summary). `openCheckpoint` in ./checkpoint.ts
+ * implements both.
  */
 import type { ItemRecord } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
@@ -54,7 +55,20 @@ export interface RunControl {
 
 export const NO_CONTROL: RunControl = Object.freeze({ concurrency: null, paused: false, updatedAt: null });
 
-export interface CheckpointStore {
+/**
+ * What the actors may do with the checkpoint: read and write item rows, append to the event log,
+ * read the operator's live overrides. `ActorDeps.store` has this type: the lock, the snapshot and
+ * the summary belong to the runtime.
+ */
+export interface ActorStore extends ItemStore {
+  /** Append-only log of every mutating request and decision. Never pass secrets in `data`. */
+  appendEvent(type: string, data: Record<string, unknown>, at: number): void;
+  /** The operator's live overrides (NO_CONTROL when none were set). Cheap: read on every drain loop turn. */
+  readControl(): RunControl;
+}
+
+/** The whole checkpoint as the runtime holds it: what the actors may do, plus the run-level part. */
+export interface CheckpointStore extends ActorStore {
   readonly file: string;
   /**
    * Takes the run lock. Throws an error with code SHARDMOVE_LOCKED naming the holder when another
@@ -66,11 +80,7 @@ export interface CheckpointStore {
   loadRun(): SavedRun | null;
   /** Writes the machine snapshot atomically (one transaction). */
   saveRun(run: SavedRun): void;
-  /** Append-only log of every mutating request and decision. Never pass secrets in `data`. */
-  appendEvent(type: string, data: Record<string, unknown>, at: number): void;
   summary(now: number): StatusSummary;
-  /** The operator's live overrides (NO_CONTROL when none were set). Cheap: read on every drain loop turn. */
-  readControl(): RunControl;
   /**
    * `run --retry-quarantined`: quarantined items go back to `pending` with their attempts reset,
    * except those quarantined as stuck (their move may still run; a drain releases them once it
@@ -143,7 +153,7 @@ export interface BulkRow {
   seenMaxMoveId: number;
 }
 
-/** The item-level part of the checkpoint, used by the drain and verify actors. */
+/** The item-level part of the checkpoint: the drain and verify actors' rows (see ActorStore). */
 export interface ItemStore {
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   batch<T>(fn: () => T): T;
@@ -171,6 +181,8 @@ export interface ItemStore {
   countInFlight(): number;
   /** Counts per state for one (kind, source). */
   countStates(kind: Kind, source: string): Record<ItemState, number>;
+  /** Known sizes of the items in a state, summed in SQL (a dry run's estimate stays flat in memory at any size). */
+  sizeStats(kind: Kind, source: string, state: ItemState): { bytes: number; sized: number; maxBytes: number };
   /**
    * pending -> scheduling, attempts + 1. False (and no change) unless the item was pending. `moveId`
    * keeps the previous attempt's move, so reconciliation can tell a new move from an old one.

@@ -5,7 +5,7 @@
  * scripted per item and attempt. It also checks the run's invariants and records every violation.
  */
 import type { InstanceApi, ItemRecord, MovePage, MoveRecord, ScheduleResult } from '../../src/api/types.js';
-import type { Clock } from '../../src/actors/types.js';
+import type { Clock } from '../../src/time/clock.js';
 import type { Kind } from '../../src/plan/types.js';
 
 /**

@@ -1,14 +1,12 @@
 /**
  * Fakes for the runtime's and the step actors' unit tests (issue 3): an in-memory InstanceApi with
- * just enough behaviour, an in-memory CheckpointStore, a silent logger and a manual clock.
+ * just enough behaviour, a silent logger and a manual clock (tests use a real `:memory:` checkpoint).
  */
 import pino from 'pino';
 import type { Logger } from 'pino';
 import type { InstanceApi, MoveRecord, Readiness, TokenInfo } from '../../src/api/types.js';
-import type { Clock } from '../../src/actors/types.js';
+import type { Clock } from '../../src/time/clock.js';
 import type { Plan } from '../../src/plan/types.js';
-import { NO_CONTROL } from '../../src/store/types.js';
-import type { CheckpointStore, LockHolder, SavedRun, StatusSummary } from '../../src/store/types.js';
 
 export interface FakeApiState {
   version: string;
@@ -75,32 +73,6 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
     stats() { return { requests: state.calls.length, mutating: state.mutating }; },
     async close() { call('close'); },
   };
-}
-
-/** An in-memory CheckpointStore with the run-level behaviour the runtime relies on. */
-export function createFakeStore(file = ':memory:'): CheckpointStore & { events: { type: string; data: Record<string, unknown> }[]; lock: LockHolder | null; saved: SavedRun | null; closed: boolean } {
-  const store = {
-    file,
-    events: [] as { type: string; data: Record<string, unknown> }[],
-    lock: null as LockHolder | null,
-    saved: null as SavedRun | null,
-    closed: false,
-    acquireLock(holder: LockHolder, isAlive: (pid: number) => boolean) {
-      if (store.lock && store.lock.pid !== holder.pid && isAlive(store.lock.pid)) {
-        throw Object.assign(new Error(`the checkpoint is locked by pid ${store.lock.pid} on ${store.lock.host}`), { code: 'SHARDMOVE_LOCKED' });
-      }
-      store.lock = holder;
-    },
-    releaseLock() { store.lock = null; },
-    loadRun() { return store.saved ? JSON.parse(JSON.stringify(store.saved)) as SavedRun : null; },
-    saveRun(run: SavedRun) { store.saved = JSON.parse(JSON.stringify(run)) as SavedRun; },
-    appendEvent(type: string, data: Record<string, unknown>) { store.events.push({ type, data }); },
-    summary(): StatusSummary { return { counts: [], quarantined: [], movedLast10Min: 0, total: 0, stuck: [] }; },
-    readControl: () => NO_CONTROL,
-    releaseQuarantined: () => 0,
-    close() { store.closed = true; },
-  };
-  return store;
 }
 
 /** A clock that tests move by hand; sleeps resolve at once (advancing time) unless aborted. */

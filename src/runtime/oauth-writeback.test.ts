@@ -2,7 +2,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findOauthFiles } from './oauth-files.js';
+import { findOauthFiles } from './oauth-writeback.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,6 +1,17 @@
-/** The real clock: wall time and an abortable sleep. Only the runtime reads the time; it injects this. */
-import type { Clock } from '../actors/types.js';
+/**
+ * Injected time, at the bottom of the import graph so the HTTP client (its retry backoff) and the
+ * runtime (the run's clock) share one definition. Decisions never read Date.now() directly: the
+ * runtime injects `systemClock`, tests inject a clock they move by hand.
+ */
 
+/** Wall time and an abortable sleep. */
+export interface Clock {
+  now(): number;
+  /** Resolves after `ms`, or rejects with the signal's reason when aborted. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The real clock: wall time and a timer-based sleep. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep(ms: number, signal?: AbortSignal): Promise<void> {

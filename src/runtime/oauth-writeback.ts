@@ -6,9 +6,52 @@
  */
 import { readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import type { Logger } from 'pino';
 import { parse } from 'yaml';
 import { expandVars } from '../plan/expand.js';
+import type { Plan } from '../plan/types.js';
+import type { SecretSet } from './logger.js';
+import type { RefreshedTokens } from './types.js';
 
+/** What the run hands the client for refreshes, and the warning to give when nothing can be written back. */
+export interface OauthWriteback {
+  onRefresh(tokens: RefreshedTokens): void;
+  /** Set when the tokens do not come from files: a refreshed pair then lives in memory only. */
+  warning: string | null;
+}
+
+/**
+ * The refresh handler of a run: every new pair joins the secrets the logger redacts and, when the
+ * plan read the tokens from files, is written back there. A failed write is logged, not thrown: the
+ * run goes on with the pair in memory. Token credentials never refresh (no-op handler).
+ */
+export function createOauthWriteback(
+  planFile: string,
+  env: Readonly<Record<string, string | undefined>>,
+  plan: Plan,
+  secrets: SecretSet,
+  log: Logger,
+): OauthWriteback {
+  if (plan.instance.credentials.type !== 'oauth') return { onRefresh: () => undefined, warning: null };
+  const files = findOauthFiles(planFile, env);
+  const warning =
+    files.accessTokenFile && files.refreshTokenFile
+      ? null
+      : 'the OAuth tokens do not come from access_token_file/refresh_token_file: refreshed tokens are kept in memory only, so a crash or kill will need fresh tokens to resume';
+  const onRefresh = (tokens: RefreshedTokens) => {
+    secrets.add(tokens.accessToken, tokens.refreshToken);
+    try {
+      if (files.accessTokenFile) writeSecretFile(files.accessTokenFile, tokens.accessToken);
+      if (files.refreshTokenFile) writeSecretFile(files.refreshTokenFile, tokens.refreshToken);
+      log.info({ written: Boolean(files.accessTokenFile && files.refreshTokenFile) }, 'oauth tokens refreshed');
+    } catch (err) {
+      log.error({ err }, 'could not write refreshed oauth tokens back to their files');
+    }
+  };
+  return { onRefresh, warning };
+}
+
+/** The plan's OAuth token files (absolute paths), null where a token is not read from a file. */
 export interface OauthFiles {
   accessTokenFile: string | null;
   refreshTokenFile: string | null;

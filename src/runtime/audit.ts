@@ -1,0 +1,40 @@
+/**
+ * The audit trail of HTTP requests, written in batches: at thousands of POSTs a second, a commit
+ * per request's audit line cost more CPU than the moves' own bookkeeping. A kill loses at most the
+ * last AUDIT_FLUSH_MS of these lines; the move intents and outcomes are committed by the drain itself.
+ */
+import type { CheckpointStore } from '../store/types.js';
+
+/** How long audit lines may wait to be written together. */
+const AUDIT_FLUSH_MS = 100;
+
+/** Events queued for the checkpoint's log; `flush` writes the queue now (the run's end calls it). */
+export interface AuditBuffer {
+  add(type: string, data: Record<string, unknown>, at: number): void;
+  flush(): void;
+}
+
+/** Buffers events for `store`, one transaction per AUDIT_FLUSH_MS. */
+export function createAuditBuffer(store: Pick<CheckpointStore, 'appendEvent' | 'batch'>): AuditBuffer {
+  const queue: { type: string; data: Record<string, unknown>; at: number }[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (queue.length === 0) return;
+    const events = queue.splice(0);
+    store.batch(() => {
+      for (const e of events) store.appendEvent(e.type, e.data, e.at);
+    });
+  };
+  return {
+    add(type, data, at) {
+      queue.push({ type, data, at });
+      if (!scheduled) {
+        scheduled = true;
+        // Unref'd: the run's end flushes explicitly, the timer must not keep the process alive.
+        setTimeout(flush, AUDIT_FLUSH_MS).unref();
+      }
+    },
+    flush,
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * Drives the run machine from its start (or restored snapshot) to its end: provides the actors,
+ * saves the persisted snapshot after every transition, records the steps entered, draws progress,
+ * and on SIGINT/SIGTERM lets the step in flight return before saving. Returns the outcome; what it
+ * means for the exit code and how it is printed is the CLI's business.
+ */
+import type { Logger } from 'pino';
+import { createActor } from 'xstate';
+import type { Snapshot } from 'xstate';
+import type { ActorDeps } from '../actors/types.js';
+import type { InstanceApi } from '../api/types.js';
+import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
+import type { RunContext, RunInput } from '../machine/types.js';
+import type { Plan } from '../plan/types.js';
+import type { FinalReportInput } from '../report/final.js';
+import { startProgress } from '../report/progress.js';
+import { rateAndEta } from '../report/summary.js';
+import type { CheckpointStore } from '../store/types.js';
+import { createEffects } from './effects.js';
+import { INTERNAL, RuntimeError } from './errors.js';
+import type { SecretSet } from './logger.js';
+import { tokenOutlivedWarning } from './token-deadline.js';
+import type { FinalState, RunOptions, RunOutcome, RuntimeServices } from './types.js';
+
+const FINAL_STATES: ReadonlySet<string> = new Set<FinalState>(['done', 'doneWithQuarantine', 'failed']);
+const isFinalState = (state: string): state is FinalState => FINAL_STATES.has(state);
+
+/** What one drive needs: the run's options, its open resources and the machine's input or snapshot. */
+export interface DriveArgs {
+  opts: RunOptions;
+  services: RuntimeServices;
+  plan: Plan;
+  hash: string;
+  store: CheckpointStore;
+  api: InstanceApi;
+  log: Logger;
+  logFile: string;
+  secrets: SecretSet;
+  input: RunInput;
+  snapshot: Snapshot<unknown> | undefined;
+}
+
+/** Runs the machine until it is final or interrupted. Throws INTERNAL if it stops in a non-final state. */
+export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
+  const { opts, services, plan, store, log } = a;
+  const clock = services.clock;
+  const startedAt = clock.now();
+  const deps: ActorDeps = { api: a.api, store, plan, clock, log, signal: opts.signal, dryRun: opts.dryRun };
+  const effects = createEffects(services.actors, deps, log);
+
+  const actor = createActor(runMachine.provide({ actors: effects.logic }), a.snapshot ? { snapshot: a.snapshot, input: a.input } : { input: a.input });
+  const stepLabel = (c: RunContext): string => (c.step === 'drain' && c.sources[c.sourceIndex] ? `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}` : c.step);
+  let lastLabel = '';
+  const extraWarnings: string[] = [];
+  // Once per run, when a drain starts: does the token outlive the estimated end?
+  const checkTokenDeadline = (c: RunContext) => {
+    if (extraWarnings.length > 0 || !c.tokenExpiresAt) return;
+    const { etaMs } = rateAndEta(store.summary(clock.now()), clock.now() - startedAt);
+    const warning = tokenOutlivedWarning(c.tokenExpiresAt, clock.now(), etaMs);
+    if (!warning) return;
+    extraWarnings.push(warning);
+    log.warn({ tokenExpiresAt: c.tokenExpiresAt, etaMs }, 'token expires before the estimated end');
+    opts.stderr.write(`warning: ${warning}\n`);
+  };
+  const persist = () => {
+    store.saveRun({ planName: plan.name, planHash: a.hash, machineVersion: MACHINE_VERSION, snapshot: actor.getPersistedSnapshot() });
+  };
+  const progress = startProgress(opts.stdout, () => ({ step: stepLabel(actor.getSnapshot().context), summary: store.summary(clock.now()), elapsedMs: clock.now() - startedAt }));
+  deps.onProgress = () => progress.poke();
+
+  let resolveFinal: (v: 'final') => void = () => undefined;
+  const finished = new Promise<'final'>((resolve, reject) => {
+    resolveFinal = resolve;
+    actor.subscribe({
+      next: (snap) => {
+        if (effects.interrupted) return;
+        persist();
+        const label = snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
+        if (label !== lastLabel) {
+          lastLabel = label;
+          store.appendEvent('step.entered', { step: label }, clock.now());
+          log.info({ step: label }, 'step entered');
+          if (label.startsWith('drain ')) checkTokenDeadline(snap.context);
+        }
+        if (snap.status === 'done') resolve('final');
+      },
+      error: (err) => reject(err),
+    });
+  });
+  const stopped = new Promise<'interrupted'>((resolve) => {
+    const onAbort = async () => {
+      await effects.interrupt();
+      resolve('interrupted');
+    };
+    if (opts.signal.aborted) void onAbort();
+    else opts.signal.addEventListener('abort', () => void onAbort(), { once: true });
+  });
+
+  store.appendEvent('run.started', { resumed: Boolean(a.snapshot), dryRun: opts.dryRun, pid: services.pid }, startedAt);
+  log.info({ plan: plan.name, resumed: Boolean(a.snapshot), dryRun: opts.dryRun, checkpoint: store.file }, 'run started');
+  actor.start();
+  // A restored run that had already ended emits nothing: it is final at once.
+  if (actor.getSnapshot().status === 'done') resolveFinal('final');
+  else persist();
+  let ending: 'final' | 'interrupted';
+  try {
+    ending = await Promise.race([finished, stopped]);
+  } finally {
+    progress.stop();
+  }
+  if (ending === 'interrupted') {
+    persist();
+    actor.stop();
+    store.appendEvent('run.interrupted', { step: stepLabel(actor.getSnapshot().context) }, clock.now());
+    log.warn('checkpoint saved after interruption');
+    return { kind: 'interrupted' };
+  }
+  const snap = actor.getSnapshot();
+  actor.stop();
+  const state = String(snap.value);
+  if (!isFinalState(state)) throw new RuntimeError(INTERNAL, `the run machine stopped in unexpected state ${state}`);
+  const summary = store.summary(clock.now());
+  store.appendEvent('run.finished', { state, error: snap.context.error, quarantined: summary.quarantined.length }, clock.now());
+  log.info({ state, error: snap.context.error, quarantined: summary.quarantined.length }, 'run finished');
+  const report: FinalReportInput = {
+    state,
+    context: snap.context,
+    summary,
+    elapsedMs: clock.now() - startedAt,
+    logFile: a.logFile,
+    checkpointFile: store.file,
+    extraWarnings,
+  };
+  if (opts.dryRun) report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency };
+  return { kind: 'final', state, report, redact: (text) => a.secrets.scrub(text) };
+}
+
+/** Known sizes of the pending items, summed by the store (memory stays flat at any size). */
+function estimateSizes(store: CheckpointStore, c: RunContext): { bytes: number; sized: number; maxBytes: number } {
+  const out = { bytes: 0, sized: 0, maxBytes: 0 };
+  for (const d of Object.values(c.drains)) {
+    const s = store.sizeStats(d.kind, d.source, 'pending');
+    out.bytes += s.bytes;
+    out.sized += s.sized;
+    out.maxBytes = Math.max(out.maxBytes, s.maxBytes);
+  }
+  return out;
+}

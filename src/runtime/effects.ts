@@ -1,0 +1,81 @@
+/**
+ * The machine's seven named actors as one map of effects, and the wrapper that provides them to
+ * the machine. The runtime provides the real map (./services.ts), tests inject their own the same
+ * way. The wrapper keeps an interrupted run's results away from the machine: once interrupted, a
+ * step's result never arrives, so the saved snapshot keeps the step in flight and a restore
+ * invokes it again (every actor is safe to repeat).
+ */
+import type { Logger } from 'pino';
+import { fromPromise } from 'xstate';
+import type { AnyActorLogic } from 'xstate';
+import type { ActorDeps } from '../actors/types.js';
+import type { DrainInput, DrainOutput, GeoOutput, PreflightOutput, StoragesOutput, VerifyOutput, WeightsOutput } from '../machine/types.js';
+
+/** One function per actor the machine names, each taking the run's dependencies and the invoke input. */
+export interface RunActors {
+  preflight(deps: ActorDeps): Promise<PreflightOutput>;
+  storages(deps: ActorDeps): Promise<StoragesOutput>;
+  readWeights(deps: ActorDeps): Promise<Record<string, number>>;
+  weights(deps: ActorDeps, input: { previous: Record<string, number> }): Promise<WeightsOutput>;
+  drain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput>;
+  verify(deps: ActorDeps): Promise<VerifyOutput>;
+  geo(deps: ActorDeps): Promise<GeoOutput>;
+}
+
+/** The actors as XState logic for `runMachine.provide`, and the switch that interrupts them. */
+export interface Effects {
+  readonly logic: Record<keyof RunActors, AnyActorLogic>;
+  /** True once `interrupt` was called (or the signal was already aborted when the effects were made). */
+  readonly interrupted: boolean;
+  /** Stops results from reaching the machine and resolves when every step in flight has returned. */
+  interrupt(): Promise<void>;
+}
+
+/** Wraps `actors` around `deps`: each invocation is logged, tracked while in flight, and gated by `interrupt`. */
+export function createEffects(actors: RunActors, deps: ActorDeps, log: Logger): Effects {
+  let interrupted = deps.signal.aborted;
+  const inflight = new Set<Promise<unknown>>();
+  const never = () => new Promise<never>(() => undefined);
+  const effect = <I, O>(name: keyof RunActors, fn: (input: I) => Promise<O>) =>
+    fromPromise<O, I>(async ({ input }) => {
+      if (interrupted) return never();
+      log.info({ step: name, input }, 'step started');
+      const p = fn(input);
+      inflight.add(p);
+      let result: { ok: true; value: O } | { ok: false; error: unknown };
+      try {
+        result = { ok: true, value: await p };
+      } catch (error) {
+        result = { ok: false, error };
+      } finally {
+        inflight.delete(p);
+      }
+      if (interrupted) return never();
+      if (!result.ok) {
+        log.error({ step: name, err: result.error }, 'step failed');
+        throw result.error;
+      }
+      log.info({ step: name }, 'step finished');
+      return result.value;
+    });
+  const logic: Record<keyof RunActors, AnyActorLogic> = {
+    preflight: effect('preflight', () => actors.preflight(deps)),
+    storages: effect('storages', () => actors.storages(deps)),
+    readWeights: effect('readWeights', () => actors.readWeights(deps)),
+    weights: effect('weights', (i: { previous: Record<string, number> }) => actors.weights(deps, i)),
+    drain: effect('drain', (i: DrainInput) => actors.drain(deps, i)),
+    verify: effect('verify', () => actors.verify(deps)),
+    geo: effect('geo', () => actors.geo(deps)),
+  };
+  return {
+    logic,
+    get interrupted() {
+      return interrupted;
+    },
+    async interrupt() {
+      interrupted = true;
+      log.warn({ inFlight: inflight.size }, 'interrupted; waiting for the step in flight to return');
+      await Promise.allSettled([...inflight]);
+    },
+  };
+}
