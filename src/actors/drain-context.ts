@@ -4,7 +4,7 @@
  */
 import type { Kind } from '../plan/types.js';
 import type { CheckpointStore, ItemStore, RunControl } from '../store/types.js';
-import { DrainError, STORE_NO_ITEMS, abortError } from './drain-errors.js';
+import { DrainError, STORE_NO_ITEMS, abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
 
 export type DrainStore = CheckpointStore & ItemStore;

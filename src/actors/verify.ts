@@ -6,7 +6,7 @@
  */
 import type { Kind } from '../plan/types.js';
 import { itemStoreOf } from './drain-context.js';
-import { DrainError, VERIFY_FILTER_IGNORED, abortError } from './drain-errors.js';
+import { DrainError, VERIFY_FILTER_IGNORED, abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
 
 export interface VerifyEntry {
