@@ -6,14 +6,14 @@
  */
 import { executeRun } from '../runtime/run.js';
 import type { CommandContext } from './context.js';
-import { argsError } from './context.js';
+import { ArgsError } from './errors.js';
 
 export async function runRunCommand(
   opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean },
   ctx: CommandContext,
 ): Promise<number> {
   if (opts.retryQuarantined && opts.dryRun) {
-    throw argsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
+    throw new ArgsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
   return executeRun({
     planFile: opts.plan,

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { InstanceApi, MoveRecord, Readiness, TokenInfo } from '../../src/api/types.js';
 import type { Clock } from '../../src/actors/types.js';
 import type { Plan } from '../../src/plan/types.js';
+import { LockedError } from '../../src/store/errors.js';
 import { NO_CONTROL } from '../../src/store/types.js';
 import type { CheckpointStore, LockHolder, SavedRun, StatusSummary } from '../../src/store/types.js';
 
@@ -87,7 +88,7 @@ export function createFakeStore(file = ':memory:'): CheckpointStore & { events: 
     closed: false,
     acquireLock(holder: LockHolder, isAlive: (pid: number) => boolean) {
       if (store.lock && store.lock.pid !== holder.pid && isAlive(store.lock.pid)) {
-        throw Object.assign(new Error(`the checkpoint is locked by pid ${store.lock.pid} on ${store.lock.host}`), { code: 'SHARDMOVE_LOCKED' });
+        throw new LockedError(file, store.lock);
       }
       store.lock = holder;
     },
