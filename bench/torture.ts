@@ -11,8 +11,8 @@
  */
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { TortureConfig, TortureResult } from './torture-run.js';
-import { FULL, SMALL, runTorture } from './torture-run.js';
+import type { TortureConfig, TortureResult } from '../test/support/torture-run.js';
+import { FULL, SMALL, runTorture } from '../test/support/torture-run.js';
 
 function int(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;

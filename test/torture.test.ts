@@ -1,12 +1,12 @@
 /**
- * The torture's small configuration (bench/torture-run.ts, the same code as `npm run torture`):
+ * The torture's small configuration (test/support/torture-run.ts, the same code as `npm run torture`):
  * a few dozen items, about ten SIGKILLs of the run, one sandbox kill and restart on its --db,
  * commits all along; the invariants are judged from the sandbox's own records.
  */
 import { rmSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { moveViolations } from '../bench/torture-check.js';
-import { SMALL, runTorture } from '../bench/torture-run.js';
+import { moveViolations } from './support/torture-check.js';
+import { SMALL, runTorture } from './support/torture-run.js';
 
 describe('torture (small configuration)', () => {
   it('survives SIGKILLs of the run and a sandbox restart: nothing lost, no duplicate move, commits kept, verified', { timeout: 90_000 }, async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ApiAmbiguousError } from '../api/errors.js';
 import { createHarness, range, resumed, testPlan } from '../../test/support/drain-harness.js';
-import { FakeError } from '../../test/support/fake-instance.js';
 import { runDrain } from './drain.js';
 
 const bulkPlan = (concurrency = 10) => testPlan({ move: { mode: 'bulk', concurrency } });
@@ -27,7 +27,7 @@ describe('bulk drain', () => {
     const real = h.fake.scheduleBulk.bind(h.fake);
     h.fake.scheduleBulk = async (kind, source, dest) => {
       await real(kind, source, dest);
-      throw new FakeError('socket hang up', 'SHARDMOVE_API_AMBIGUOUS');
+      throw new ApiAmbiguousError({ method: 'POST', path: '/snippet_repository_storage_moves' }, null, 'socket hang up');
     };
     const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets' });
     expect(h.fake.bulkPosts).toBe(1);

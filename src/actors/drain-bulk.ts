@@ -7,7 +7,7 @@
 import type { MoveRecord } from '../api/types.js';
 import { event, throwIfAborted, waitUntil } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
-import { BULK_UNCONFIRMED, DrainError, classifyPostError } from './drain-errors.js';
+import { BULK_UNCONFIRMED, DrainError, classifyPostError } from './errors.js';
 import { applyMove } from './drain-outcome.js';
 import { pollInFlight } from './drain-poll.js';
 import { MOVES_PER_PAGE, pollMoves } from './track-moves.js';

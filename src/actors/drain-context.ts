@@ -4,7 +4,7 @@
  */
 import type { Kind } from '../plan/types.js';
 import type { ActorStore, RunControl } from '../store/types.js';
-import { abortError } from './drain-errors.js';
+import { abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
 
 /** One drain's context; `store` is `deps.store`, kept beside it because every drain file uses it. */

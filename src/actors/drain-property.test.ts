@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { CodedError } from '../../test/support/coded-error.js';
 import { createHarness, resumed, testPlan } from '../../test/support/drain-harness.js';
 import type { MoveScript } from '../../test/support/fake-instance.js';
 import { runDrain } from './drain.js';
@@ -43,7 +44,7 @@ describe('drain under arbitrary faults and crashes', () => {
           for (const at of crashes) {
             let n = 0;
             h.fake.onRequest = () => {
-              if (++n >= at) throw Object.assign(new Error('killed'), { code: 'TEST_CRASH' });
+              if (++n >= at) throw new CodedError('TEST_CRASH', 'killed');
             };
             await runDrain(run.deps, { source: 'nfs-1', kind: 'snippets' }).catch(() => undefined);
             h.fake.onRequest = null;

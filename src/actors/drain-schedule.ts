@@ -7,7 +7,7 @@ import type { ScheduleResult } from '../api/types.js';
 import type { ItemRow } from '../store/types.js';
 import { event } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
-import { classifyPostError } from './drain-errors.js';
+import { classifyPostError } from './errors.js';
 import { applyMove, recordFailure } from './drain-outcome.js';
 import { reconcileItem } from './reconcile.js';
 

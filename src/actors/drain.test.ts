@@ -2,11 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ApiRateLimitedError, ApiUnauthorizedError } from '../api/errors.js';
 import { KINDS } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { createHarness, range, resumed, testPlan } from '../../test/support/drain-harness.js';
-import { FakeError } from '../../test/support/fake-instance.js';
 import { runDrain } from './drain.js';
+
+/** Where the scripted POST failures claim to come from. */
+const POST = { method: 'POST', path: '/projects/1/repository_storage_moves' };
 
 describe('throttled drain', () => {
   it('moves every item of every kind and verifies by re-listing the source', async () => {
@@ -131,7 +134,7 @@ describe('throttled drain', () => {
     const h = createHarness();
     h.fake.addItems('projects', 'nfs-1', range(1, 3));
     h.fake.onRequest = (name) => {
-      if (name === 'scheduleMove') throw new FakeError('401 Unauthorized', 'SHARDMOVE_API_UNAUTHORIZED', 401);
+      if (name === 'scheduleMove') throw new ApiUnauthorizedError(POST, '401 Unauthorized', null, { invalidToken: true, description: 'Token was revoked.' });
     };
     await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_API_UNAUTHORIZED' });
     expect(h.store.getItem('projects', 1)).toMatchObject({ state: 'pending', attempts: 0 });
@@ -145,7 +148,7 @@ describe('throttled drain', () => {
     h.fake.addItems('projects', 'nfs-1', [1]);
     let limited = 2;
     h.fake.onRequest = (name) => {
-      if (name === 'scheduleMove' && limited-- > 0) throw Object.assign(new FakeError('429', 'SHARDMOVE_API_RATE_LIMITED', 429), { retryAfterMs: 7000 });
+      if (name === 'scheduleMove' && limited-- > 0) throw new ApiRateLimitedError(POST, null, null, 7000);
     };
     expect(await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).toEqual({ moved: 1, quarantined: 0, remaining: 0 });
     expect(h.store.getItem('projects', 1)?.attempts).toBe(1);

@@ -4,7 +4,7 @@
  * page at a time however large the storage.
  */
 import { event, throwIfAborted } from './drain-context.js';
-import { DrainError, VERIFY_FILTER_IGNORED } from './drain-errors.js';
+import { DrainError, VERIFY_FILTER_IGNORED } from './errors.js';
 import type { DrainCtx } from './drain-context.js';
 
 export interface RoundResult {

@@ -7,7 +7,7 @@ import { TERMINAL_MOVE_STATES } from '../api/types.js';
 import type { PreflightOutput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorDeps } from './types.js';
-import { NOT_ADMIN, StepError, TOKEN_UNUSABLE } from './step-errors.js';
+import { NOT_ADMIN, StepError, TOKEN_UNUSABLE } from './errors.js';
 
 const DAY_MS = 86_400_000;
 /** Moves scanned per kind by the read-only audit (newest first): enough for any live move. */

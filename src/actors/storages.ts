@@ -5,7 +5,7 @@
  */
 import type { StoragesOutput } from '../machine/types.js';
 import type { ActorDeps } from './types.js';
-import { STORAGE_UNHEALTHY, STORAGE_UNKNOWN, StepError } from './step-errors.js';
+import { STORAGE_UNHEALTHY, STORAGE_UNKNOWN, StepError } from './errors.js';
 
 /** Checks the plan's storages; throws a StepError naming every unknown or unhealthy one. */
 export async function runStorageCheck(deps: Pick<ActorDeps, 'api' | 'plan' | 'log'>): Promise<StoragesOutput> {

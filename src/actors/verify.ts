@@ -5,7 +5,7 @@
  * field) means the listing proves nothing: fail loudly rather than pass on garbage.
  */
 import type { Kind } from '../plan/types.js';
-import { DrainError, VERIFY_FILTER_IGNORED, abortError } from './drain-errors.js';
+import { DrainError, VERIFY_FILTER_IGNORED, abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
 
 export interface VerifyEntry {

@@ -6,7 +6,7 @@
 import type { WeightsOutput } from '../machine/types.js';
 import { checkMergedWeights } from '../plan/rules.js';
 import type { ActorDeps } from './types.js';
-import { StepError, WEIGHTS_INVALID, WEIGHTS_MISMATCH } from './step-errors.js';
+import { StepError, WEIGHTS_INVALID, WEIGHTS_MISMATCH } from './errors.js';
 
 /** Reads the instance's current weights (kept as the "previous" weights for the report and rollback). */
 export async function readWeights(deps: Pick<ActorDeps, 'api'>): Promise<Record<string, number>> {

@@ -24,8 +24,3 @@ export const EXIT = {
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
-
-/** Bad command-line options: main.ts prints the message and exits with EXIT.invalid (2). */
-export function argsError(message: string): Error {
-  return Object.assign(new Error(message), { code: 'SHARDMOVE_ARGS_INVALID' });
-}

@@ -7,10 +7,12 @@
  */
 import { applyControl } from '../runtime/control.js';
 import type { ControlChange } from '../runtime/control.js';
+import { NO_CHECKPOINT } from '../runtime/errors.js';
 import { RANGES } from '../plan/rules.js';
 import { describeControl } from '../report/status.js';
 import type { CommandContext } from './context.js';
-import { EXIT, argsError } from './context.js';
+import { EXIT } from './context.js';
+import { ArgsError } from './errors.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 
 export interface ControlOptions {
@@ -24,7 +26,7 @@ export interface ControlOptions {
 
 /** Parses the options into a change (pure); throws SHARDMOVE_ARGS_INVALID naming the problem. */
 export function parseControlChange(opts: Pick<ControlOptions, 'concurrency' | 'pause' | 'unpause'>): ControlChange {
-  if (opts.pause && opts.unpause) throw argsError('control: --pause and --unpause together; give one');
+  if (opts.pause && opts.unpause) throw new ArgsError('control: --pause and --unpause together; give one');
   const change: ControlChange = {};
   if (opts.pause) change.paused = true;
   if (opts.unpause) change.paused = false;
@@ -33,7 +35,7 @@ export function parseControlChange(opts: Pick<ControlOptions, 'concurrency' | 'p
     const { min, max } = RANGES.concurrency;
     if (raw === 'plan') change.concurrency = null;
     else if (/^\d+$/.test(raw) && Number(raw) >= min && Number(raw) <= max) change.concurrency = Number(raw);
-    else throw argsError(`control: --concurrency must be a whole number from ${min} to ${max}, or "plan" for the plan's own; got "${raw}"`);
+    else throw new ArgsError(`control: --concurrency must be a whole number from ${min} to ${max}, or "plan" for the plan's own; got "${raw}"`);
   }
   return change;
 }
@@ -45,7 +47,7 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
   try {
     result = applyControl(file, change, Date.now());
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'SHARDMOVE_NO_CHECKPOINT') {
+    if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
       ctx.stderr.write(`shardmove control: ${(err as Error).message}\n`);
       return EXIT.failed;
     }

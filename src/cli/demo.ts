@@ -14,7 +14,7 @@ import { executeRun } from '../runtime/run.js';
 import { countEvents } from '../runtime/status.js';
 import { startSandbox } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
-import { argsError } from './context.js';
+import { ArgsError } from './errors.js';
 import { reportOutcome } from './run.js';
 
 /** The built-in seed's admin token with the `api` scope (a sandbox-only value). */
@@ -44,7 +44,7 @@ export async function runDemoCommand(opts: { state?: string }, ctx: CommandConte
   const statePath = opts.state ? resolve(ctx.cwd, opts.state) : undefined;
   // The embedded sandbox starts from its seed every time: an old checkpoint would describe another world.
   if (statePath && existsSync(statePath)) {
-    throw argsError(`demo --state: ${statePath} already exists; the demo's sandbox starts fresh, so give a new file`);
+    throw new ArgsError(`demo --state: ${statePath} already exists; the demo's sandbox starts fresh, so give a new file`);
   }
   const temp = statePath ? null : demoTempDir();
   try {

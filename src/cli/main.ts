@@ -3,19 +3,26 @@
  * maps its result or error to a documented exit code. The only module that calls process.exit.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import type { CommandContext } from './context.js';
+import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
+import { ARGS_INVALID } from './errors.js';
+import { PLAN_INVALID } from '../plan/errors.js';
 import { redact } from '../plan/secrets.js';
+import { LOCKED, PLAN_CHANGED } from '../runtime/errors.js';
 
-/** Errors carry stable `code`s; these map to exit codes. Anything else is an internal error (1). */
-const EXIT_BY_CODE: Record<string, number> = {
-  SHARDMOVE_PLAN_INVALID: EXIT.invalid,
-  SHARDMOVE_ARGS_INVALID: EXIT.invalid,
+/**
+ * Errors carry stable `code`s; these map to exit codes. Other SHARDMOVE_* codes are failures (1);
+ * anything else is an internal error (1). The sandbox's two codes are spelled out: importing its
+ * modules here would load the sandbox on every command (main.ts loads each command lazily).
+ * src/cli/main.test.ts checks every code against the error class that throws it.
+ */
+export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
+  [PLAN_INVALID]: EXIT.invalid,
+  [ARGS_INVALID]: EXIT.invalid,
   SHARDMOVE_SEED_INVALID: EXIT.invalid,
   SHARDMOVE_SANDBOX_FAULTS_INVALID: EXIT.invalid,
-  SHARDMOVE_LOCKED: EXIT.refused,
-  SHARDMOVE_PLAN_CHANGED: EXIT.refused,
-  SHARDMOVE_INTERRUPTED: EXIT.interrupted,
+  [LOCKED]: EXIT.refused,
+  [PLAN_CHANGED]: EXIT.refused,
 };
 
 /**

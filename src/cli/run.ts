@@ -8,7 +8,8 @@ import { renderFinalReport } from '../report/final.js';
 import { executeRun } from '../runtime/run.js';
 import type { FinalState, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
-import { argsError, EXIT } from './context.js';
+import { EXIT } from './context.js';
+import { ArgsError } from './errors.js';
 
 /** Exit codes of a run that got as far as the machine (README: Exit codes). */
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = { done: EXIT.ok, doneWithQuarantine: EXIT.quarantined, failed: EXIT.failed };
@@ -18,7 +19,7 @@ export async function runRunCommand(
   ctx: CommandContext,
 ): Promise<number> {
   if (opts.retryQuarantined && opts.dryRun) {
-    throw argsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
+    throw new ArgsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
   const outcome = await executeRun({
     planFile: opts.plan,

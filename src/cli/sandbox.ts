@@ -6,7 +6,8 @@ import { resolve } from 'node:path';
 import pino from 'pino';
 import { startSandbox } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
-import { EXIT, argsError } from './context.js';
+import { EXIT } from './context.js';
+import { ArgsError } from './errors.js';
 
 export interface SandboxCommandOptions {
   host: string;
@@ -31,7 +32,7 @@ export function parseBrokenItems(raw: string | undefined): string[] {
   if (!raw) return [];
   return raw.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
     const m = /^(project|snippet|group)s?:(\d+)$/.exec(entry);
-    if (!m) throw argsError(`--broken-items: "${entry}" is not kind:id (kind is project, snippet or group)`);
+    if (!m) throw new ArgsError(`--broken-items: "${entry}" is not kind:id (kind is project, snippet or group)`);
     return `${m[1]}:${m[2]}`;
   });
 }

@@ -5,6 +5,7 @@
  * ${VAR}s are not set in this shell still names its checkpoint.
  */
 import { renderStatus } from '../report/status.js';
+import { NO_CHECKPOINT } from '../runtime/errors.js';
 import { readStatus } from '../runtime/status.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
@@ -16,7 +17,7 @@ export async function runStatusCommand(opts: { plan: string; state?: string; jso
   try {
     report = readStatus(file, Date.now(), planConcurrency);
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'SHARDMOVE_NO_CHECKPOINT') {
+    if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
       if (opts.json) ctx.stdout.write(`${JSON.stringify({ checkpoint: file, state: 'no checkpoint' })}\n`);
       ctx.stderr.write(`shardmove status: ${(err as Error).message}\n`);
       return EXIT.failed;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, toPromise } from 'xstate';
 import type { AnyActorLogic, Snapshot } from 'xstate';
+import { CodedError } from '../../test/support/coded-error.js';
 import { MACHINE_VERSION, runMachine } from './machine.js';
 import type { DrainInput, DrainOutput, RunInput } from './types.js';
 
@@ -24,7 +25,7 @@ function fakeActors(f: Fakes): Record<string, AnyActorLogic> {
   const step = <T>(name: string, out: () => T) =>
     fromPromise(async ({ input: i }: { input: unknown }) => {
       f.calls.push(i && typeof i === 'object' && 'source' in i ? `${name}:${(i as DrainInput).source}/${(i as DrainInput).kind}` : name);
-      if (f.fail === name) throw Object.assign(new Error(`${name} broke`), { code: 'SHARDMOVE_TEST' });
+      if (f.fail === name) throw new CodedError('SHARDMOVE_TEST', `${name} broke`);
       return out();
     });
   return {
@@ -86,6 +87,19 @@ describe('run machine', () => {
     if (name !== 'drain') expect(snapshot.context.error?.code).toBe('SHARDMOVE_TEST');
     else expect(snapshot.context.error?.code).toBe('SHARDMOVE_INTERNAL');
     expect(f.calls.at(-1)).toMatch(new RegExp(`^${name}`));
+  });
+
+  it('records a failure as plain data in the context, the shape the checkpoint stores', async () => {
+    const { snapshot } = await runToEnd({ calls: [], fail: 'storages' });
+    expect(snapshot.context.error).toEqual({ step: 'storages', code: 'SHARDMOVE_TEST', message: 'storages broke' });
+  });
+
+  it('fails with SHARDMOVE_INTERNAL when an actor was not provided', async () => {
+    const actor = createActor(runMachine, { input });
+    actor.start();
+    await toPromise(actor).catch(() => undefined);
+    expect(actor.getSnapshot().value).toBe('failed');
+    expect(actor.getSnapshot().context.error).toEqual({ step: 'preflight', code: 'SHARDMOVE_INTERNAL', message: 'actor "preflight" was not provided' });
   });
 
   it('fails at verify when verification is not ok, keeping the problems', async () => {

@@ -9,9 +9,10 @@
  * the actors, which keep absolute deadlines in the checkpoint.
  */
 import { assign, fromPromise, setup } from 'xstate';
-import type { DoneActorEvent } from 'xstate';
+import type { DoneActorEvent, ErrorActorEvent } from 'xstate';
+import { ActorNotProvidedError, INTERNAL, VERIFY_FAILED } from './errors.js';
 import type {
-  DrainInput, DrainOutput, GeoOutput, PreflightOutput, RunContext, RunInput, StepError, StepName, StoragesOutput,
+  DrainInput, DrainOutput, GeoOutput, PreflightOutput, RunContext, RunInput, StepFailure, StepName, StoragesOutput,
   VerifyOutput, WeightsOutput,
 } from './types.js';
 
@@ -23,15 +24,15 @@ export type FinalState = 'done' | 'doneWithQuarantine' | 'failed';
 
 function notProvided(name: string) {
   return async (): Promise<never> => {
-    throw Object.assign(new Error(`actor "${name}" was not provided`), { code: 'SHARDMOVE_INTERNAL' });
+    throw new ActorNotProvidedError(name);
   };
 }
 
 /** Turns whatever an actor threw into plain, persistable data. */
-export function toStepError(step: StepName, error: unknown): StepError {
+export function toStepFailure(step: StepName, error: unknown): StepFailure {
   const code = typeof error === 'object' && error !== null && 'code' in error && typeof (error as { code: unknown }).code === 'string'
     ? (error as { code: string }).code
-    : 'SHARDMOVE_INTERNAL';
+    : INTERNAL;
   const message = error instanceof Error ? error.message : String(error);
   return { step, code, message };
 }
@@ -48,6 +49,11 @@ export function currentDrain(context: RunContext): DrainInput {
   return { source, kind };
 }
 
+/** Where every step goes when its actor throws: `failed`, with the step and the cause recorded. */
+function failAt(step: StepName) {
+  return { target: '#run.failed', actions: { type: 'recordFailure', params: { step } } } as const;
+}
+
 export const runMachine = setup({
   types: {
     context: {} as RunContext,
@@ -62,7 +68,11 @@ export const runMachine = setup({
     verify: fromPromise<VerifyOutput, void>(notProvided('verify')),
     geo: fromPromise<GeoOutput, void>(notProvided('geo')),
   },
+  actions: {
+    recordFailure: assign({ error: ({ event }, params: { step: StepName }) => toStepFailure(params.step, (event as ErrorActorEvent).error) }),
+  },
   guards: {
+    hasPreviousWeights: ({ context }) => context.previousWeights !== null,
     hasNoDrains: ({ context }) => context.sources.length === 0 || context.kinds.length === 0,
     isLastDrain: ({ context }) => context.sourceIndex >= context.sources.length - 1 && context.kindIndex >= context.kinds.length - 1,
     skipsVerify: ({ context }) => context.dryRun || !context.verify,
@@ -108,7 +118,7 @@ export const runMachine = setup({
             warnings: [...context.warnings, ...event.output.warnings],
           })),
         },
-        onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('preflight', event.error) }) },
+        onError: failAt('preflight'),
       },
     },
     storages: {
@@ -116,7 +126,7 @@ export const runMachine = setup({
       invoke: {
         src: 'storages',
         onDone: { target: 'weights', actions: assign(({ context, event }) => ({ warnings: [...context.warnings, ...event.output.warnings] })) },
-        onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('storages', event.error) }) },
+        onError: failAt('storages'),
       },
     },
     weights: {
@@ -126,13 +136,13 @@ export const runMachine = setup({
       initial: 'choosing',
       states: {
         choosing: {
-          always: [{ guard: ({ context }) => context.previousWeights !== null, target: 'writing' }, { target: 'reading' }],
+          always: [{ guard: 'hasPreviousWeights', target: 'writing' }, { target: 'reading' }],
         },
         reading: {
           invoke: {
             src: 'readWeights',
             onDone: { target: 'writing', actions: assign({ previousWeights: ({ event }) => event.output }) },
-            onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('weights', event.error) }) },
+            onError: failAt('weights'),
           },
         },
         writing: {
@@ -147,7 +157,7 @@ export const runMachine = setup({
                 warnings: [...context.warnings, ...event.output.warnings],
               })),
             },
-            onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('weights', event.error) }) },
+            onError: failAt('weights'),
           },
         },
       },
@@ -173,7 +183,7 @@ export const runMachine = setup({
             actions: assign(({ context, event }) => ({ drains: recordDrain(context, event.output), ...nextDrain(context) })),
           },
         ],
-        onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('drain', event.error) }) },
+        onError: failAt('drain'),
       },
     },
     afterDrain: {
@@ -191,14 +201,14 @@ export const runMachine = setup({
               verification: event.output,
               error: {
                 step: 'verify' as const,
-                code: 'SHARDMOVE_VERIFY_FAILED',
+                code: VERIFY_FAILED,
                 message: event.output.problems.length > 0 ? event.output.problems.join('; ') : 'verification failed',
               },
             })),
           },
           { target: 'afterVerify', actions: assign({ verification: ({ event }) => event.output }) },
         ],
-        onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('verify', event.error) }) },
+        onError: failAt('verify'),
       },
     },
     afterVerify: {
@@ -218,7 +228,7 @@ export const runMachine = setup({
             ],
           })),
         },
-        onError: { target: '#run.failed', actions: assign({ error: ({ event }) => toStepError('geo', event.error) }) },
+        onError: failAt('geo'),
       },
     },
     finishing: {

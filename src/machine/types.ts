@@ -68,8 +68,11 @@ export interface GeoOutput {
   results: { registryClass: string; errors: string[] }[];
 }
 
-/** Why the run failed: the step and the cause, as a stable code and a message. */
-export interface StepError {
+/**
+ * Why the run failed: the step and the cause, as a stable code and a message. Data, not an Error:
+ * it is stored in the checkpoint (what an actor threw becomes one through toStepFailure).
+ */
+export interface StepFailure {
   step: StepName;
   code: string;
   message: string;
@@ -99,5 +102,5 @@ export interface RunContext {
   drains: Record<string, DrainOutput & DrainInput>;
   verification: VerifyOutput | null;
   geo: GeoOutput | null;
-  error: StepError | null;
+  error: StepFailure | null;
 }

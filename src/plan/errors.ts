@@ -34,12 +34,15 @@ export function sortProblems(problems: readonly PlanProblem[]): PlanProblem[] {
   return [...problems].sort((a, b) => a.line - b.line || a.col - b.col);
 }
 
+/** Code of PlanError. */
+export const PLAN_INVALID = 'SHARDMOVE_PLAN_INVALID';
+
 /**
  * The plan cannot be used. `problems` holds every error (and, kept apart, the warnings found on the
  * way); the message lists them all, one per line, errors first. Secret values never appear in it.
  */
 export class PlanError extends Error {
-  readonly code = 'SHARDMOVE_PLAN_INVALID';
+  readonly code = PLAN_INVALID;
   readonly problems: PlanProblem[];
   readonly warnings: PlanProblem[];
 
@@ -52,5 +55,21 @@ export class PlanError extends Error {
     this.name = 'PlanError';
     this.problems = errors;
     this.warnings = sortedWarnings;
+  }
+}
+
+/**
+ * A file the plan names (the plan itself, a `*_file` secret) is refused before it is read: a directory
+ * or a device (`ENOTFILE`), or a plan over the size limit (`EFBIG`). Caught inside this module and
+ * reported as a PlanProblem the way a failed read is, naming its code (`cannot read it (ENOTFILE)`),
+ * which is why the codes have the form of Node's errno codes.
+ */
+export class PlanFileError extends Error {
+  constructor(
+    readonly code: 'ENOTFILE' | 'EFBIG',
+    readonly file: string,
+  ) {
+    super(code === 'ENOTFILE' ? `${file}: not a file` : `${file}: too large`);
+    this.name = 'PlanFileError';
   }
 }

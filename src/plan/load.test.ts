@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -280,6 +280,22 @@ describe('loadPlan', () => {
     await expect(loadPlan('missing.yaml', { env: ENV, cwd: dir })).rejects.toMatchObject({
       code: 'SHARDMOVE_PLAN_INVALID',
       problems: [{ file: 'missing.yaml', line: 1, col: 1, message: 'no such file' }],
+    });
+  });
+
+  it('refuses a plan that is a directory or over 1 MB, and a token file that is a directory, before reading them', async () => {
+    mkdirSync(join(dir, 'a-dir'));
+    await expect(loadPlan('a-dir', { env: ENV, cwd: dir })).rejects.toMatchObject({
+      code: 'SHARDMOVE_PLAN_INVALID',
+      problems: [{ file: 'a-dir', line: 1, col: 1, message: 'cannot read it (ENOTFILE)' }],
+    });
+    writeFileSync(join(dir, 'big.yaml'), `${MINIMAL}#${'x'.repeat(1_000_000)}\n`);
+    await expect(loadPlan('big.yaml', { env: ENV, cwd: dir })).rejects.toMatchObject({
+      problems: [{ file: 'big.yaml', line: 1, col: 1, message: 'larger than 1 MB, not a plan' }],
+    });
+    writeFileSync(join(dir, 'dir-token.yaml'), MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: a-dir'));
+    await expect(loadPlan('dir-token.yaml', { env: ENV, cwd: dir })).rejects.toMatchObject({
+      problems: [{ line: 5, col: 15, path: 'instance.token_file', message: `cannot read ${join(dir, 'a-dir')} (ENOTFILE)` }],
     });
   });
 });

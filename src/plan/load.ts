@@ -9,7 +9,7 @@ import { dirname, resolve } from 'node:path';
 import type { Document, Node } from 'yaml';
 import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
 import type { PlanProblem } from './errors.js';
-import { PlanError } from './errors.js';
+import { PlanError, PlanFileError } from './errors.js';
 import { hashPlan } from './hash.js';
 import type { SecretFileReader } from './reader.js';
 import { Reader } from './reader.js';
@@ -62,7 +62,7 @@ const MAX_PLAN_BYTES = 1_000_000;
 export const readSecretFileFromDisk: SecretFileReader = (path) => {
   try {
     const st = statSync(path);
-    if (!st.isFile() && !st.isFIFO()) throw Object.assign(new Error('not a file'), { code: 'ENOTFILE' });
+    if (!st.isFile() && !st.isFIFO()) throw new PlanFileError('ENOTFILE', path);
     return { text: readFileSync(path, 'utf8'), mode: st.mode };
   } catch (err) {
     if ((err as { code?: unknown }).code === 'ENOENT') return undefined;
@@ -116,8 +116,8 @@ export async function loadPlan(
   let text: string;
   try {
     const st = await stat(abs);
-    if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'ENOTFILE' });
-    if (st.size > MAX_PLAN_BYTES) throw Object.assign(new Error('too large'), { code: 'EFBIG' });
+    if (!st.isFile()) throw new PlanFileError('ENOTFILE', abs);
+    if (st.size > MAX_PLAN_BYTES) throw new PlanFileError('EFBIG', abs);
     text = await readFile(abs, 'utf8');
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : 'error';

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CodedError } from '../../test/support/coded-error.js';
 import { createFakeApi, testPlan } from '../../test/support/fake-runtime-deps.js';
 import { reportOutcome } from '../cli/run.js';
 import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
@@ -117,7 +118,7 @@ describe('executeRun', () => {
   });
 
   it('exits 1 with the step and the cause, and a later run resumes from pre-flight', async () => {
-    const r = await run({ verify: async () => { throw Object.assign(new Error('listing returned garbage'), { code: 'SHARDMOVE_API_BAD_RESPONSE' }); } });
+    const r = await run({ verify: async () => { throw new CodedError('SHARDMOVE_API_BAD_RESPONSE', 'listing returned garbage'); } });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/FAILED\n {2}step: verify\n {2}cause: listing returned garbage \(SHARDMOVE_API_BAD_RESPONSE\)/);
     const again = await run();

@@ -1,9 +1,14 @@
 /** Errors of the checkpoint store, matched by `code` across modules. */
 import type { LockHolder } from './types.js';
 
+/** Code of LockedError. */
+export const LOCKED = 'SHARDMOVE_LOCKED';
+/** Code of StoreVersionError. */
+export const STORE_VERSION = 'SHARDMOVE_STORE_VERSION';
+
 /** Another live process holds the run lock of this checkpoint (exit 4). */
 export class LockedError extends Error {
-  readonly code = 'SHARDMOVE_LOCKED';
+  readonly code = LOCKED;
   constructor(
     readonly file: string,
     readonly holder: LockHolder,
@@ -17,7 +22,7 @@ export class LockedError extends Error {
 
 /** The checkpoint file was written by a newer shardmove (schema version above what this build knows). */
 export class StoreVersionError extends Error {
-  readonly code = 'SHARDMOVE_STORE_VERSION';
+  readonly code = STORE_VERSION;
   constructor(
     readonly file: string,
     readonly found: number,

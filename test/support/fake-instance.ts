@@ -4,6 +4,7 @@
  * finished, flipping the item's read-only flag and storage as GitLab does (reference §2). Faults are
  * scripted per item and attempt. It also checks the run's invariants and records every violation.
  */
+import { ApiAmbiguousError, ApiHttpError, ApiNotFoundError } from '../../src/api/errors.js';
 import type { InstanceApi, ItemRecord, MovePage, MoveRecord, ScheduleResult } from '../../src/api/types.js';
 import type { Clock } from '../../src/time/clock.js';
 import type { Kind } from '../../src/plan/types.js';
@@ -50,16 +51,6 @@ interface FakeItem {
 interface FakeMove extends MoveRecord {
   createdMs: number;
   script: MoveScript;
-}
-
-export class FakeError extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-    readonly status?: number,
-  ) {
-    super(message);
-  }
 }
 
 export interface FakeOptions {
@@ -240,13 +231,14 @@ export class FakeInstance implements InstanceApi {
     const k = key(kind, itemId);
     this.postsPerItem.set(k, (this.postsPerItem.get(k) ?? 0) + 1);
     const it = this.items.get(k);
-    if (!it) throw new FakeError(`404 ${kind} Not Found`, 'SHARDMOVE_API_NOT_FOUND', 404);
-    if (this.ambiguousLost.delete(k)) throw new FakeError('socket hang up', 'SHARDMOVE_API_AMBIGUOUS');
+    const ref = { method: 'POST', path: `/${kind}/${itemId}/repository_storage_moves` };
+    if (!it) throw new ApiNotFoundError(ref, `404 ${kind} Not Found`, null);
+    if (this.ambiguousLost.delete(k)) throw new ApiAmbiguousError(ref, null, 'socket hang up');
     const rejection = this.rejections.get(k);
-    if (rejection) throw new FakeError(rejection, 'SHARDMOVE_API_REJECTED', 400);
+    if (rejection) throw new ApiHttpError(ref, 400, rejection, { message: rejection });
     if (it.readOnly) return { outcome: 'read-only' };
     const m = this.createMove(it, destination);
-    if (this.ambiguousApplied.delete(k)) throw new FakeError('socket hang up', 'SHARDMOVE_API_AMBIGUOUS');
+    if (this.ambiguousApplied.delete(k)) throw new ApiAmbiguousError(ref, null, 'socket hang up');
     return { outcome: 'scheduled', move: this.view(m) };
   }
 

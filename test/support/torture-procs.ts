@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 
-export const ROOT = resolve(import.meta.dirname, '..');
+export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const BIN = join(ROOT, 'bin', 'shardmove');
 
 export interface SandboxProc {

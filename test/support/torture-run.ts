@@ -4,6 +4,8 @@
  * `shardmove run` killed with SIGKILL at random moments and restarted, the sandbox killed and
  * restarted a few times mid-run, commits written all along; then one last run to the end and the
  * verdict from the sandbox's own records (./torture-check.ts). Everything random is seeded.
+ * It lives in test/support so that the test suite depends on no benchmark code; bench/torture.ts
+ * imports it from here.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

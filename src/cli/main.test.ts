@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { PlanError } from '../plan/errors.js';
+import { PLAN_CHANGED, RuntimeError } from '../runtime/errors.js';
+import { FaultOptionsError } from '../sandbox/faults.js';
+import { SeedError } from '../sandbox/seed.js';
+import { LockedError } from '../store/errors.js';
+import { EXIT } from './context.js';
+import { ArgsError } from './errors.js';
+import { EXIT_BY_CODE } from './main.js';
+
+/** Every error whose code has its own exit code (README: Exit codes), built the way its module builds it. */
+const MAPPED: [Error & { code: string }, number][] = [
+  [new PlanError('plan.yaml', []), EXIT.invalid],
+  [new ArgsError('bad option'), EXIT.invalid],
+  [new SeedError(['seed.yaml:1:1: bad']), EXIT.invalid],
+  [new FaultOptionsError('bad rate'), EXIT.invalid],
+  [new LockedError('run.db', { pid: 1, host: 'h', startedAt: 0 }), EXIT.refused],
+  [new RuntimeError(PLAN_CHANGED, 'plan changed'), EXIT.refused],
+];
+
+describe('EXIT_BY_CODE', () => {
+  it.each(MAPPED.map(([err, exit]) => [err.name, err, exit] as const))('maps %s to its documented exit code', (_name, err, exit) => {
+    expect(EXIT_BY_CODE[err.code]).toBe(exit);
+  });
+
+  it('has no code that none of these errors carries', () => {
+    expect(Object.keys(EXIT_BY_CODE).sort()).toEqual(MAPPED.map(([err]) => err.code).sort());
+  });
+});
