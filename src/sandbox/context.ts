@@ -3,15 +3,11 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
+import type { Clock } from './clock.js';
 import type { Db } from './db.js';
 import type { InstanceConfig } from './seed.js';
 import type { MoveEngine } from './moves-engine.js';
 import type { Faults } from './faults.js';
-
-/** Time source; tests may replace it. */
-export interface Clock {
-  now(): number;
-}
 
 export interface UserRow {
   id: number;

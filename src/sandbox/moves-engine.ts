@@ -31,7 +31,7 @@
  *   skips them.
  */
 import type { Logger } from 'pino';
-import type { Clock } from './context.js';
+import type { Clock } from './clock.js';
 import type { Db, ItemKind } from './db.js';
 import { ITEM_KINDS, isoTime } from './db.js';
 import type { Faults, MoveFate } from './faults.js';
