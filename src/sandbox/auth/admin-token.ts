@@ -31,7 +31,7 @@ import {
 import type { Identified, Release } from './token-types.js';
 import { FINDER_FLAG, REVOKE_FLAG, atLeast, identifyToken, isDeletable, parseRelease } from './token-types.js';
 import type { Db } from '../db.js';
-import { isoTime } from '../db.js';
+import { isoTime, perDatabase } from '../db.js';
 import { registerTokenUse } from './token-use.js';
 
 /** The endpoint's path; POST describes, DELETE acts. */
@@ -144,29 +144,18 @@ function present(ctx: RequestContext, { def, prefix }: Identified, found: Found)
 }
 
 interface ActionStatements {
-  revoke: Database.Statement<[string, number]>;
   expire: Database.Statement<[number, string, string, number]>;
   reset: Database.Statement<[string, string, number]>;
   resetSecret: Database.Statement<[string, number]>;
   remove: Database.Statement<[number]>;
 }
 
-const actionCache = new WeakMap<Db, ActionStatements>();
-
-function actionStatements(db: Db): ActionStatements {
-  let s = actionCache.get(db);
-  if (!s) {
-    s = {
-      revoke: db.prepare('UPDATE credentials SET revoked = 1, updated_at = ? WHERE id = ?'),
-      expire: db.prepare('UPDATE credentials SET expires_at_ms = ?, expires_at = ?, updated_at = ? WHERE id = ?'),
-      reset: db.prepare('UPDATE credentials SET value = ?, updated_at = ? WHERE id = ?'),
-      resetSecret: db.prepare('UPDATE applications SET secret = ? WHERE id = ?'),
-      remove: db.prepare('DELETE FROM credentials WHERE id = ?'),
-    };
-    actionCache.set(db, s);
-  }
-  return s;
-}
+const actionStatements = perDatabase((db): ActionStatements => ({
+  expire: db.prepare('UPDATE credentials SET expires_at_ms = ?, expires_at = ?, updated_at = ? WHERE id = ?'),
+  reset: db.prepare('UPDATE credentials SET value = ?, updated_at = ? WHERE id = ?'),
+  resetSecret: db.prepare('UPDATE applications SET secret = ? WHERE id = ?'),
+  remove: db.prepare('DELETE FROM credentials WHERE id = ?'),
+}));
 
 /** A fresh secret under the same prefix; the old value stops existing. */
 function newSecret(prefix: string): string {
@@ -183,7 +172,7 @@ function act(ctx: RequestContext, { def, prefix }: Identified, found: Found): vo
   } else {
     const { cred } = found;
     switch (def.action) {
-      case 'revoke': s.revoke.run(now, cred.id); break;
+      case 'revoke': statements(db).revokeCredential.run(now, cred.id); break;
       case 'expire': s.expire.run(nowMs, now.slice(0, 10), now, cred.id); break;
       case 'reset': s.reset.run(newSecret(prefix), now, cred.id); break;
       case 'delete': s.remove.run(cred.id); break;

@@ -20,8 +20,7 @@ import { ApiError } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import type { ApplicationRow } from './store.js';
 import { credentialScopes, statements } from './store.js';
-import type { Db } from '../db.js';
-import { isoTime } from '../db.js';
+import { isoTime, perDatabase } from '../db.js';
 
 /** Doorkeeper's token path, outside /api/v4. */
 export const OAUTH_TOKEN_PATH = '/oauth/token';
@@ -87,25 +86,10 @@ function authenticateClient(ctx: RequestContext): ApplicationRow {
   return app;
 }
 
-interface OauthStatements {
-  revoke: Database.Statement<[string, number]>;
-  insert: Database.Statement<[string, string, number | null, number, string | null, string, number, string, string, number]>;
-}
-
-const cache = new WeakMap<Db, OauthStatements>();
-
-function oauthStatements(db: Db): OauthStatements {
-  let s = cache.get(db);
-  if (!s) {
-    s = {
-      revoke: db.prepare('UPDATE credentials SET revoked = 1, updated_at = ? WHERE id = ?'),
-      insert: db.prepare(`INSERT INTO credentials (type, value, refresh_token, user_id, application_id, name, scopes, expires_at_ms, created_at,
-        updated_at, previous_id) VALUES ('oauth', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    };
-    cache.set(db, s);
-  }
-  return s;
-}
+/** The refreshed pair: access_token, refresh_token, user_id, application_id, name, scopes, expires_at_ms, created_at, updated_at, previous_id. */
+const insertStatement = perDatabase((db): Database.Statement<[string, string, number | null, number, string | null, string, number, string, string, number]> =>
+  db.prepare(`INSERT INTO credentials (type, value, refresh_token, user_id, application_id, name, scopes, expires_at_ms, created_at,
+    updated_at, previous_id) VALUES ('oauth', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`));
 
 function refreshGrant(ctx: RequestContext): Reply {
   const grant = str(ctx, 'grant_type');
@@ -130,10 +114,9 @@ function refreshGrant(ctx: RequestContext): Reply {
   const ttl = config.oauth_ttl_seconds;
   const accessToken = randomBytes(32).toString('hex');
   const refreshToken = randomBytes(32).toString('hex');
-  const s = oauthStatements(db);
   db.transaction(() => {
-    s.revoke.run(now, old.id);
-    s.insert.run(accessToken, refreshToken, old.user_id, app.id, old.name, JSON.stringify(scopes), nowMs + ttl * 1000, now, now, old.id);
+    statements(db).revokeCredential.run(now, old.id);
+    insertStatement(db).run(accessToken, refreshToken, old.user_id, app.id, old.name, JSON.stringify(scopes), nowMs + ttl * 1000, now, now, old.id);
   })();
   ctx.state.log.info({ application: app.id, previous: old.id }, 'oauth token refreshed');
   return {

@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import type { CredentialRow, UserRow } from '../http/context.js';
 import type { Db } from '../db.js';
+import { perDatabase } from '../db.js';
 
 /** Types that authenticate like a personal access token (PRIVATE-TOKEN, private_token, Bearer). */
 export const ACCESS_TOKEN_TYPES: readonly string[] = ['personal', 'impersonation', 'project_access', 'group_access'];
@@ -34,6 +35,8 @@ export interface AuthStatements {
   userById: Database.Statement<[number], RawUserRow>;
   userByUsername: Database.Statement<[string], RawUserRow>;
   touch: Database.Statement<[string, number]>;
+  /** updated_at, id */
+  revokeCredential: Database.Statement<[string, number]>;
   feature: Database.Statement<[string], { value: string }>;
   settings: Database.Statement<[], { value: string }>;
   applicationBySecret: Database.Statement<[string], ApplicationRow>;
@@ -50,30 +53,22 @@ export interface ProjectRef {
   namespace: string;
 }
 
-const cache = new WeakMap<Db, AuthStatements>();
-
 /** The prepared statements for `db`, created on first use. */
-export function statements(db: Db): AuthStatements {
-  let s = cache.get(db);
-  if (!s) {
-    s = {
-      credentialByValue: db.prepare('SELECT * FROM credentials WHERE value = ?'),
-      credentialByRefresh: db.prepare("SELECT * FROM credentials WHERE refresh_token = ? AND type = 'oauth'"),
-      credentialById: db.prepare('SELECT * FROM credentials WHERE id = ?'),
-      userById: db.prepare('SELECT * FROM users WHERE id = ?'),
-      userByUsername: db.prepare('SELECT * FROM users WHERE username = ?'),
-      touch: db.prepare('UPDATE credentials SET last_used_at = ? WHERE id = ?'),
-      feature: db.prepare('SELECT value FROM features WHERE name = ?'),
-      settings: db.prepare("SELECT value FROM meta WHERE key = 'settings'"),
-      applicationBySecret: db.prepare('SELECT * FROM applications WHERE secret = ?'),
-      applicationByUid: db.prepare('SELECT * FROM applications WHERE uid = ?'),
-      applicationById: db.prepare('SELECT * FROM applications WHERE id = ?'),
-      projectById: db.prepare("SELECT id, name, path, namespace FROM items WHERE kind = 'project' AND id = ?"),
-    };
-    cache.set(db, s);
-  }
-  return s;
-}
+export const statements = perDatabase((db): AuthStatements => ({
+  credentialByValue: db.prepare('SELECT * FROM credentials WHERE value = ?'),
+  credentialByRefresh: db.prepare("SELECT * FROM credentials WHERE refresh_token = ? AND type = 'oauth'"),
+  credentialById: db.prepare('SELECT * FROM credentials WHERE id = ?'),
+  userById: db.prepare('SELECT * FROM users WHERE id = ?'),
+  userByUsername: db.prepare('SELECT * FROM users WHERE username = ?'),
+  touch: db.prepare('UPDATE credentials SET last_used_at = ? WHERE id = ?'),
+  revokeCredential: db.prepare('UPDATE credentials SET revoked = 1, updated_at = ? WHERE id = ?'),
+  feature: db.prepare('SELECT value FROM features WHERE name = ?'),
+  settings: db.prepare("SELECT value FROM meta WHERE key = 'settings'"),
+  applicationBySecret: db.prepare('SELECT * FROM applications WHERE secret = ?'),
+  applicationByUid: db.prepare('SELECT * FROM applications WHERE uid = ?'),
+  applicationById: db.prepare('SELECT * FROM applications WHERE id = ?'),
+  projectById: db.prepare("SELECT id, name, path, namespace FROM items WHERE kind = 'project' AND id = ?"),
+}));
 
 /** SQLite integers to booleans. */
 export function toUser(row: RawUserRow): UserRow {

@@ -22,7 +22,7 @@ import { authenticate, isEffectiveAdmin } from './authenticate.js';
 import type { RawUserRow } from './store.js';
 import { findUserById, statements, toUser } from './store.js';
 import { adminFields, jobRecord, userBasic, userEntity, userPublic } from './entities.js';
-import type { Db } from '../db.js';
+import { perDatabase } from '../db.js';
 
 const READ_USER = { readScopes: ['read_user'] };
 
@@ -54,26 +54,17 @@ interface UserStatements {
   removeFeature: Database.Statement<[string]>;
 }
 
-const cache = new WeakMap<Db, UserStatements>();
-
-function userStatements(db: Db): UserStatements {
-  let s = cache.get(db);
-  if (!s) {
-    s = {
-      // `search` matches a part of the username or name, case-insensitively (SQLite LIKE is, for
-      // ASCII), or, for administrators only, the whole email address (GitLab's User.search with
-      // `with_private_emails`). Users have no public email here, so others never match on email.
-      page: db.prepare(`SELECT * FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR lower(email) = lower(@email))
-        ORDER BY id LIMIT @limit OFFSET @offset`),
-      count: db.prepare(`SELECT count(*) n FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR lower(email) = lower(@email))`),
-      features: db.prepare('SELECT name, value FROM features ORDER BY name'),
-      setFeature: db.prepare('INSERT INTO features (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
-      removeFeature: db.prepare('DELETE FROM features WHERE name = ?'),
-    };
-    cache.set(db, s);
-  }
-  return s;
-}
+const userStatements = perDatabase((db): UserStatements => ({
+  // `search` matches a part of the username or name, case-insensitively (SQLite LIKE is, for
+  // ASCII), or, for administrators only, the whole email address (GitLab's User.search with
+  // `with_private_emails`). Users have no public email here, so others never match on email.
+  page: db.prepare(`SELECT * FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR lower(email) = lower(@email))
+    ORDER BY id LIMIT @limit OFFSET @offset`),
+  count: db.prepare(`SELECT count(*) n FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR lower(email) = lower(@email))`),
+  features: db.prepare('SELECT name, value FROM features ORDER BY name'),
+  setFeature: db.prepare('INSERT INTO features (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
+  removeFeature: db.prepare('DELETE FROM features WHERE name = ?'),
+}));
 
 function currentUser(ctx: RequestContext): Reply {
   const caller = authenticate(ctx, { level: 'user' }, READ_USER);

@@ -3,6 +3,7 @@
  * (the engine runs thousands of transitions a second, so nothing here is prepared per call).
  */
 import type { Db, ItemKind } from '../db.js';
+import { perDatabase } from '../db.js';
 
 /** GitLab's move states as the API spells them (`cleanup failed` has a space); stored verbatim. */
 export type MoveState = 'initial' | 'scheduled' | 'started' | 'replicated' | 'finished' | 'failed' | 'cleanup failed';
@@ -96,39 +97,31 @@ export interface MoveStatements {
   counts: Map<ItemKind, number>;
 }
 
-const cache = new WeakMap<Db, MoveStatements>();
-
 /** The move statements of `db`, prepared on first use. */
-export function moveStatements(db: Db): MoveStatements {
-  let s = cache.get(db);
-  if (s) return s;
-  s = {
-    itemById: db.prepare('SELECT * FROM items WHERE kind = ? AND id = ?'),
-    // Case-insensitive, as GitLab's find_by_full_path (and GET /projects/:id here).
-    itemByPath: db.prepare('SELECT * FROM items INDEXED BY items_path WHERE kind = ? AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1'),
-    setReadOnly: db.prepare('UPDATE items SET read_only = ? WHERE kind = ? AND id = ?'),
-    replicateItem: db.prepare('UPDATE items SET storage = ?, checksum = ?, commit_count = ?, read_only = 0, updated_at = ? WHERE kind = ? AND id = ?'),
-    insertMove: db.prepare(`INSERT INTO moves (kind, item_id, state, source, destination, fate, duration_ms, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    moveById: db.prepare('SELECT * FROM moves WHERE id = ?'),
-    moveByKindId: db.prepare('SELECT * FROM moves WHERE kind = ? AND id = ?'),
-    setMoveState: db.prepare('UPDATE moves SET state = ?, due_at_ms = ?, error_message = ?, updated_at = ? WHERE id = ?'),
-    startMove: db.prepare("UPDATE moves SET state = 'started', due_at_ms = ?, snapshot_checksum = ?, snapshot_commits = ?, updated_at = ? WHERE id = ?"),
-    // Ids grow with creation time, so id order is created_at order (and uses the (kind, id) index).
-    listMoves: db.prepare('SELECT * FROM moves WHERE kind = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
-    listItemMoves: db.prepare('SELECT * FROM moves WHERE kind = ? AND item_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
-    activeMoves: db.prepare("SELECT * FROM moves WHERE state IN ('initial', 'scheduled', 'started', 'replicated') ORDER BY id"),
-    settings: db.prepare("SELECT value FROM meta WHERE key = 'settings'"),
-    insertBulk: db.prepare('INSERT INTO bulk_jobs (kind, source, destination, created_at) VALUES (?, ?, ?, ?)'),
-    activeBulk: db.prepare('SELECT id, kind, source, destination, cursor_id, done FROM bulk_jobs WHERE done = 0 ORDER BY id'),
-    bulkBatch: db.prepare('SELECT id, read_only, size_mb FROM items WHERE kind = ? AND storage = ? AND id > ? ORDER BY id LIMIT ?'),
-    advanceBulk: db.prepare('UPDATE bulk_jobs SET cursor_id = ?, done = ? WHERE id = ?'),
-    countKind: db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ?'),
-    counts: new Map(),
-  } as unknown as MoveStatements;
-  cache.set(db, s);
-  return s;
-}
+export const moveStatements = perDatabase((db): MoveStatements => ({
+  itemById: db.prepare('SELECT * FROM items WHERE kind = ? AND id = ?'),
+  // Case-insensitive, as GitLab's find_by_full_path (and GET /projects/:id here).
+  itemByPath: db.prepare('SELECT * FROM items INDEXED BY items_path WHERE kind = ? AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1'),
+  setReadOnly: db.prepare('UPDATE items SET read_only = ? WHERE kind = ? AND id = ?'),
+  replicateItem: db.prepare('UPDATE items SET storage = ?, checksum = ?, commit_count = ?, read_only = 0, updated_at = ? WHERE kind = ? AND id = ?'),
+  insertMove: db.prepare(`INSERT INTO moves (kind, item_id, state, source, destination, fate, duration_ms, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+  moveById: db.prepare('SELECT * FROM moves WHERE id = ?'),
+  moveByKindId: db.prepare('SELECT * FROM moves WHERE kind = ? AND id = ?'),
+  setMoveState: db.prepare('UPDATE moves SET state = ?, due_at_ms = ?, error_message = ?, updated_at = ? WHERE id = ?'),
+  startMove: db.prepare("UPDATE moves SET state = 'started', due_at_ms = ?, snapshot_checksum = ?, snapshot_commits = ?, updated_at = ? WHERE id = ?"),
+  // Ids grow with creation time, so id order is created_at order (and uses the (kind, id) index).
+  listMoves: db.prepare('SELECT * FROM moves WHERE kind = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
+  listItemMoves: db.prepare('SELECT * FROM moves WHERE kind = ? AND item_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
+  activeMoves: db.prepare("SELECT * FROM moves WHERE state IN ('initial', 'scheduled', 'started', 'replicated') ORDER BY id"),
+  settings: db.prepare("SELECT value FROM meta WHERE key = 'settings'"),
+  insertBulk: db.prepare('INSERT INTO bulk_jobs (kind, source, destination, created_at) VALUES (?, ?, ?, ?)'),
+  activeBulk: db.prepare('SELECT id, kind, source, destination, cursor_id, done FROM bulk_jobs WHERE done = 0 ORDER BY id'),
+  bulkBatch: db.prepare('SELECT id, read_only, size_mb FROM items WHERE kind = ? AND storage = ? AND id > ? ORDER BY id LIMIT ?'),
+  advanceBulk: db.prepare('UPDATE bulk_jobs SET cursor_id = ?, done = ? WHERE id = ?'),
+  countKind: db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ?'),
+  counts: new Map(),
+}) as unknown as MoveStatements);
 
 /** The current `repository_storages_weighted` setting (GitLab's default when never set). */
 export function readWeights(db: Db): Record<string, number> {
