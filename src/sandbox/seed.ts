@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { LineCounter, parseDocument, isMap } from 'yaml';
 import type { Db, ItemKind } from './db.js';
 import { getMeta, isoTime, setMeta } from './db.js';
+import { ITEM_COLUMNS } from './inventory/items.js';
 
 export type Tier = 'free' | 'premium' | 'ultimate';
 
@@ -381,8 +382,6 @@ function defaultScopes(type: CredentialType): string[] {
 
 const KIND_OF: Record<'projects' | 'snippets' | 'groups', ItemKind> = { projects: 'project', snippets: 'snippet', groups: 'group' };
 
-const ITEM_COLUMNS = `kind, id, name, path, namespace, visibility, storage, read_only, size_mb, checksum, commit_count, owner_id, project_id,
-  created_at, updated_at`;
 const ITEM_VALUES = '(?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)';
 /** Parameters per generated row: id, visibility, storage, size_mb, commit_count, checksum. */
 const GENERATED_PARAMS = 6;

@@ -5,29 +5,7 @@
  * Admin-only fields: `repository_storage` (as GitLab) and `repository_read_only`, a sandbox
  * extension (GitLab keeps the flag internal) that the orchestrator's read-only audit reads.
  */
-import type { ItemKind } from '../db.js';
-
-/** One row of `items`. */
-export interface ItemRow {
-  kind: ItemKind;
-  id: number;
-  name: string;
-  path: string;
-  namespace: string;
-  visibility: string;
-  storage: string;
-  read_only: number;
-  size_mb: number;
-  checksum: string;
-  commit_count: number;
-  owner_id: number | null;
-  project_id: number | null;
-  created_at: string;
-  updated_at: string;
-}
-
-/** Columns to select for ItemRow (the table's own order). */
-export const ITEM_COLUMNS = 'kind, id, name, path, namespace, visibility, storage, read_only, size_mb, checksum, commit_count, owner_id, project_id, created_at, updated_at';
+import type { ItemRow } from './items.js';
 
 /** What the entities read of a row. */
 export type EntityRow = Omit<ItemRow, 'kind' | 'checksum'>;

@@ -15,8 +15,10 @@
 import type Database from 'better-sqlite3';
 import type { Caller, RequestContext } from '../http/context.js';
 import type { Db, ItemKind } from '../db.js';
-import type { AuthorInfo, EntityRow, ItemRow } from './entities.js';
-import { ENTITY_COLUMNS, ITEM_COLUMNS, entityRowOf, groupEntity, projectEntity, projectJson, snippetEntity, sshHostOf } from './entities.js';
+import type { AuthorInfo, EntityRow } from './entities.js';
+import { ENTITY_COLUMNS, entityRowOf, groupEntity, projectEntity, projectJson, snippetEntity, sshHostOf } from './entities.js';
+import type { ItemRow } from './items.js';
+import { KIND_LABEL, findItem } from './items.js';
 import type { Reply } from '../http/errors.js';
 import { invalidParam, notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
@@ -228,19 +230,6 @@ function pageReply(ctx: RequestContext, spec: ListSpec, rows: EntityRow[], admin
   return { body: rendered, headers };
 }
 
-const NOT_FOUND_NAME: Record<ItemKind, string> = { project: 'Project', snippet: 'Snippet', group: 'Group' };
-
-/** Finds an item by numeric id or, for projects and groups, by full path (URL-encoded in the route). */
-export function findItem(db: Db, kind: ItemKind, ref: string): ItemRow | undefined {
-  if (/^\d+$/.test(ref)) return prepared(db, `SELECT ${ITEM_COLUMNS} FROM items WHERE kind = ? AND id = ?`).get(kind, Number(ref)) as ItemRow | undefined;
-  if (kind === 'snippet') return undefined;
-  if (kind === 'group') return prepared(db, `SELECT ${ITEM_COLUMNS} FROM items INDEXED BY items_path WHERE kind = 'group' AND path = ? COLLATE NOCASE LIMIT 1`).get(ref) as ItemRow | undefined;
-  const slash = ref.lastIndexOf('/');
-  if (slash <= 0) return undefined;
-  return prepared(db, `SELECT ${ITEM_COLUMNS} FROM items INDEXED BY items_path WHERE kind = 'project' AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1`)
-    .get(ref.slice(0, slash), ref.slice(slash + 1)) as ItemRow | undefined;
-}
-
 function canSee(caller: Caller | null, admin: boolean, row: ItemRow): boolean {
   if (admin || row.visibility === 'public') return true;
   if (!caller) return false;
@@ -251,7 +240,7 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
   const admin = callerIsAdmin(ctx);
   const row = findItem(ctx.state.db, kind, ctx.params.id ?? '');
   // Invisible items are indistinguishable from missing ones, as in GitLab.
-  if (!row || !canSee(ctx.caller, admin, row)) throw notFound(NOT_FOUND_NAME[kind]);
+  if (!row || !canSee(ctx.caller, admin, row)) throw notFound(KIND_LABEL[kind]);
   const opts = { origin: ctx.origin, admin };
   if (kind === 'project') {
     const e = projectEntity(row, opts);

@@ -4,7 +4,7 @@
  */
 import type { Db } from '../db.js';
 import { invalidParam } from '../http/errors.js';
-import type { ItemRow } from '../moves/store.js';
+import type { ItemRow } from './items.js';
 
 type Input = Record<string, unknown>;
 

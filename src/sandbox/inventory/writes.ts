@@ -27,8 +27,9 @@ import { READ_ONLY_MESSAGE, badRequest, forbidden, notFound } from '../http/erro
 import type { Reply } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import { fakeChecksum } from '../seed.js';
-import { KIND_LABEL, findItem, requireGroupTier } from '../moves/entities.js';
-import type { ItemRow } from '../moves/store.js';
+import { requireGroupTier } from '../moves/entities.js';
+import type { ItemRow } from './items.js';
+import { KIND_LABEL, requireItem } from './items.js';
 import { moveStatements } from '../moves/store.js';
 import { commitEntity, parseCommitBody, parseSnippetBody, parseWikiBody, snippetEntity, wikiSlug } from './write-params.js';
 
@@ -94,7 +95,7 @@ function createWikiPage(ctx: RequestContext): Reply {
  * commit's transaction; this early one keeps the error order GitLab's (before any other effect).
  */
 function writableItem(ctx: RequestContext, kind: ItemKind, needsRepository = true): ItemRow {
-  const item = findItem(ctx, kind, ctx.params.id);
+  const item = requireItem(ctx.state.db, kind, ctx.params.id);
   const caller = ctx.caller;
   const admin = caller !== null && isEffectiveAdmin(ctx, caller);
   if (!admin && (caller === null || item.owner_id !== caller.user.id)) {

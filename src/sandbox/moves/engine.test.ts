@@ -13,7 +13,8 @@ import type { InstanceConfig } from '../seed.js';
 import { applySeed, fakeChecksum, parseSeed } from '../seed.js';
 import type { MoveEngine } from './engine.js';
 import { createMoveEngine } from './engine.js';
-import type { ItemRow, MoveRow } from './store.js';
+import type { ItemRow } from '../inventory/items.js';
+import type { MoveRow } from './store.js';
 import { moveStatements } from './store.js';
 
 const SEED = `

@@ -36,7 +36,8 @@ import type { Db, ItemKind } from '../db.js';
 import { ITEM_KINDS, isoTime } from '../db.js';
 import type { Faults, MoveFate } from '../faults.js';
 import type { InstanceConfig } from '../seed.js';
-import type { ItemRow, MoveRow, MoveState } from './store.js';
+import type { ItemRow } from '../inventory/items.js';
+import type { MoveRow, MoveState } from './store.js';
 import { moveStatements, noteMoveCreated, readWeights } from './store.js';
 import { MIN_MOVE_MS, moveDuration, pickStorage, splitDuration, truncateError } from './policy.js';
 

@@ -1,39 +1,18 @@
 /**
- * Item lookup for the move and write routes, and the move record JSON (reference §1.4):
+ * The move record JSON (reference §1.4):
  * `id, created_at, state, source_storage_name, destination_storage_name, error_message` and the
  * nested `project` (ProjectIdentity), `snippet` (BasicSnippet) or `group` (id, web_url, name).
  */
 import type { RequestContext } from '../http/context.js';
-import type { Db, ItemKind } from '../db.js';
-import { ApiError, invalidParam, notFound } from '../http/errors.js';
-import type { ItemRow, MoveRow } from './store.js';
+import type { Db } from '../db.js';
+import { ApiError, invalidParam } from '../http/errors.js';
+import type { ItemRow } from '../inventory/items.js';
+import type { MoveRow } from './store.js';
 import { moveStatements } from './store.js';
-
-/** GitLab's not-found names per kind (`404 Project Not Found`). */
-export const KIND_LABEL: Record<ItemKind, string> = { project: 'Project', snippet: 'Snippet', group: 'Group' };
 
 /** 404 for group routes on the free tier: group repository moves and wikis are Premium/Ultimate. */
 export function requireGroupTier(ctx: RequestContext): void {
   if (ctx.state.config.tier === 'free') throw new ApiError(404, { message: '404 Not found' });
-}
-
-/**
- * Finds an item by the `:id` path parameter. Projects and groups accept an id or a URL-encoded full
- * path (`group-1/project-1`, `group-1`); snippets only an integer id (Grape: `id is invalid`).
- */
-export function findItem(ctx: RequestContext, kind: ItemKind, ref: string | undefined): ItemRow {
-  const s = moveStatements(ctx.state.db);
-  const raw = ref ?? '';
-  let row: ItemRow | undefined;
-  if (/^\d{1,15}$/.test(raw)) row = s.itemById.get(kind, Number(raw));
-  else if (kind === 'snippet') throw invalidParam('id is invalid');
-  else if (kind === 'group') row = s.itemByPath.get(kind, '', raw);
-  else {
-    const slash = raw.lastIndexOf('/');
-    if (slash > 0) row = s.itemByPath.get(kind, raw.slice(0, slash), raw.slice(slash + 1));
-  }
-  if (!row) throw notFound(KIND_LABEL[kind]);
-  return row;
 }
 
 /** An integer path parameter (`repository_storage_move_id`); 400 `<name> is invalid` otherwise. */

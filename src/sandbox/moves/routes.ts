@@ -14,7 +14,8 @@ import type { Reply } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import type { OffsetPage } from '../http/pagination.js';
 import { TOTAL_COUNT_LIMIT, countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
-import { createMoveRenderer, findItem, intParam, requireGroupTier } from './entities.js';
+import { requireItem } from '../inventory/items.js';
+import { createMoveRenderer, intParam, requireGroupTier } from './entities.js';
 import type { MoveRow } from './store.js';
 import { countMoves, moveStatements } from './store.js';
 
@@ -59,7 +60,7 @@ function listAll(ctx: RequestContext, kind: ItemKind): Reply {
 }
 
 function listForItem(ctx: RequestContext, kind: ItemKind): Reply {
-  const item = findItem(ctx, kind, ctx.params.id);
+  const item = requireItem(ctx.state.db, kind, ctx.params.id);
   const page = parseOffset(ctx);
   const rows = moveStatements(ctx.state.db).listItemMoves.all(kind, item.id, page.limit, page.offset);
   const total = countCapped(ctx.state.db, 'moves WHERE kind = ? AND item_id = ?', [kind, item.id]);
@@ -80,7 +81,7 @@ function pageReply(ctx: RequestContext, page: OffsetPage, rows: MoveRow[], total
  */
 function showOne(ctx: RequestContext, kind: ItemKind, forItem: boolean): Reply {
   const id = intParam(ctx.params[MOVE_ID], MOVE_ID);
-  const itemId = forItem ? findItem(ctx, kind, ctx.params.id).id : null;
+  const itemId = forItem ? requireItem(ctx.state.db, kind, ctx.params.id).id : null;
   const move = moveStatements(ctx.state.db).moveByKindId.get(kind, id);
   if (!move || (itemId !== null && move.item_id !== itemId)) throw new ApiError(404, { message: '404 Not found' });
   return { body: createMoveRenderer(ctx.state.db, ctx.origin)(move) };
@@ -88,7 +89,7 @@ function showOne(ctx: RequestContext, kind: ItemKind, forItem: boolean): Reply {
 
 function scheduleOne(ctx: RequestContext, kind: ItemKind): Reply {
   const destination = readStringParam(ctx, 'destination_storage_name');
-  const item = findItem(ctx, kind, ctx.params.id);
+  const item = requireItem(ctx.state.db, kind, ctx.params.id);
   const outcome = ctx.state.engine.schedule(item, destination);
   if (!outcome.ok) throw badRequest(outcome.errors);
   // The item as read before scheduling: only its read-only flag changed, which the JSON omits.

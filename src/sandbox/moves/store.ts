@@ -4,31 +4,14 @@
  */
 import type { Db, ItemKind } from '../db.js';
 import { perDatabase } from '../db.js';
+import type { ItemRow } from '../inventory/items.js';
+import { itemStatements } from '../inventory/items.js';
 
 /** GitLab's move states as the API spells them (`cleanup failed` has a space); stored verbatim. */
 export type MoveState = 'initial' | 'scheduled' | 'started' | 'replicated' | 'finished' | 'failed' | 'cleanup failed';
 
 /** States no event leaves (reference §2.2). */
 export const TERMINAL_STATES: readonly MoveState[] = ['finished', 'failed', 'cleanup failed'];
-
-/** One row of `items` (projects, snippets, groups). */
-export interface ItemRow {
-  kind: ItemKind;
-  id: number;
-  name: string;
-  path: string;
-  namespace: string;
-  visibility: string;
-  storage: string;
-  read_only: number;
-  size_mb: number;
-  checksum: string;
-  commit_count: number;
-  owner_id: number | null;
-  project_id: number | null;
-  created_at: string;
-  updated_at: string;
-}
 
 /** One row of `moves`. */
 export interface MoveRow {
@@ -72,7 +55,6 @@ interface Run<P extends unknown[]> { run(...params: P): { changes: number; lastI
 
 export interface MoveStatements {
   itemById: Get<[ItemKind, number], ItemRow>;
-  itemByPath: Get<[ItemKind, string, string], ItemRow>;
   /** read_only, kind, id. GitLab sets the flag with update_column: updated_at does not change. */
   setReadOnly: Run<[number, ItemKind, number]>;
   /** storage, checksum, commit_count, updated_at, kind, id: the item now lives on the destination. */
@@ -99,9 +81,7 @@ export interface MoveStatements {
 
 /** The move statements of `db`, prepared on first use. */
 export const moveStatements = perDatabase((db): MoveStatements => ({
-  itemById: db.prepare('SELECT * FROM items WHERE kind = ? AND id = ?'),
-  // Case-insensitive, as GitLab's find_by_full_path (and GET /projects/:id here).
-  itemByPath: db.prepare('SELECT * FROM items INDEXED BY items_path WHERE kind = ? AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1'),
+  itemById: itemStatements(db).byId,
   setReadOnly: db.prepare('UPDATE items SET read_only = ? WHERE kind = ? AND id = ?'),
   replicateItem: db.prepare('UPDATE items SET storage = ?, checksum = ?, commit_count = ?, read_only = 0, updated_at = ? WHERE kind = ? AND id = ?'),
   insertMove: db.prepare(`INSERT INTO moves (kind, item_id, state, source, destination, fate, duration_ms, created_at, updated_at)

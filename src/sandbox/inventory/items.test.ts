@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../index.js';
 import { startSandbox } from '../index.js';
 import { loadSeed } from '../seed.js';
-import { findItem } from './routes.js';
-import { moveStatements } from '../moves/store.js';
+import { findItem, itemStatements } from './items.js';
 
 const ADMIN = { 'private-token': 'glpat-sandbox-root-api-sudo-0001' };
 
@@ -39,7 +38,7 @@ describe('items by full path', () => {
   it('searches the path index, not the primary key', () => {
     const db = sb.state.db;
     const plan = (sql: string, ...params: unknown[]) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(' ');
-    const byPath = (moveStatements(db).itemByPath as unknown as { source: string }).source;
+    const byPath = (itemStatements(db).byPath as unknown as { source: string }).source;
     expect(plan(byPath, 'project', 'a', 'b')).toMatch(/USING INDEX items_path \(kind=\? AND path=\?\)/);
     expect(findItem(db, 'project', full.toUpperCase())?.id).toBe(123);
     expect(findItem(db, 'group', 'NO-SUCH-GROUP')).toBeUndefined();
