@@ -5,7 +5,7 @@
  * Admin-only fields: `repository_storage` (as GitLab) and `repository_read_only`, a sandbox
  * extension (GitLab keeps the flag internal) that the orchestrator's read-only audit reads.
  */
-import type { ItemRow } from './items.js';
+import type { AuthorInfo, ItemRow } from './items.js';
 
 /** What the entities read of a row. */
 export type EntityRow = Omit<ItemRow, 'kind' | 'checksum'>;
@@ -41,14 +41,6 @@ export function sshHostOf(origin: string): string {
   return new URL(origin).hostname;
 }
 
-/** A minimal author for snippets (the owner's public fields). */
-export interface AuthorInfo {
-  id: number;
-  username: string;
-  name: string;
-  state: string;
-}
-
 /** Namespaces are `group-N` for generated items; N is the group's id (0 when not of that form). */
 export function namespaceId(namespace: string): number {
   const m = /^group-(\d+)$/.exec(namespace);
@@ -59,6 +51,19 @@ function adminFields(row: EntityRow, opts: EntityOptions): Record<string, unknow
   return opts.admin ? { repository_storage: row.storage, repository_read_only: row.read_only === 1 } : {};
 }
 
+/** GitLab's `ProjectIdentity` entity: what a move record nests, and how `Project` begins. */
+export function projectIdentity(row: EntityRow): Record<string, unknown> {
+  return {
+    id: row.id,
+    description: null,
+    name: row.name,
+    name_with_namespace: row.namespace ? `${row.namespace} / ${row.name}` : row.name,
+    path: row.path,
+    path_with_namespace: row.namespace ? `${row.namespace}/${row.path}` : row.path,
+    created_at: row.created_at,
+  };
+}
+
 /** GitLab's `Project` entity (the fields clients commonly read). */
 export function projectEntity(row: EntityRow, opts: EntityOptions, simple = false): Record<string, unknown> {
   const fullPath = row.namespace ? `${row.namespace}/${row.path}` : row.path;
@@ -66,13 +71,7 @@ export function projectEntity(row: EntityRow, opts: EntityOptions, simple = fals
   const host = opts.sshHost ?? sshHostOf(opts.origin);
   const nsId = namespaceId(row.namespace);
   const base: Record<string, unknown> = {
-    id: row.id,
-    description: null,
-    name: row.name,
-    name_with_namespace: row.namespace ? `${row.namespace} / ${row.name}` : row.name,
-    path: row.path,
-    path_with_namespace: fullPath,
-    created_at: row.created_at,
+    ...projectIdentity(row),
     default_branch: 'main',
     tag_list: [],
     topics: [],
@@ -142,22 +141,38 @@ export function projectJson(row: EntityRow, opts: EntityOptions, simple = false)
   return `${out}}`;
 }
 
-/** GitLab's `Snippet` entity (personal snippets: project_id null). */
-export function snippetEntity(row: EntityRow, opts: EntityOptions, author: AuthorInfo | undefined): Record<string, unknown> {
-  const webUrl = row.project_id === null ? `${opts.origin}/-/snippets/${row.id}` : `${opts.origin}/${row.namespace}/-/snippets/${row.id}`;
+/** Personal snippets live at `/-/snippets/:id`, project snippets under their project's path. */
+function snippetWebUrl(row: EntityRow, origin: string): string {
+  return row.project_id === null ? `${origin}/-/snippets/${row.id}` : `${origin}/${row.namespace}/-/snippets/${row.id}`;
+}
+
+/**
+ * GitLab's `BasicSnippet` entity: what a move record nests, and how `Snippet` begins. The sandbox
+ * stores no description; `description` is one a request just set (PUT /snippets/:id echoes it).
+ */
+export function basicSnippetEntity(row: EntityRow, origin: string, author: AuthorInfo | undefined, description: string | null = null): Record<string, unknown> {
+  const webUrl = snippetWebUrl(row, origin);
   return {
     id: row.id,
     title: row.name,
-    description: null,
+    description,
     visibility: row.visibility,
     author: author
-      ? { id: author.id, username: author.username, name: author.name, state: author.state, locked: false, avatar_url: null, web_url: `${opts.origin}/${author.username}` }
+      ? { id: author.id, username: author.username, name: author.name, state: author.state, locked: false, avatar_url: null, web_url: `${origin}/${author.username}` }
       : null,
     created_at: row.created_at,
     updated_at: row.updated_at,
     project_id: row.project_id,
     web_url: webUrl,
     raw_url: `${webUrl}/raw`,
+  };
+}
+
+/** GitLab's `Snippet` entity (personal snippets: project_id null). */
+export function snippetEntity(row: EntityRow, opts: EntityOptions, author: AuthorInfo | undefined, description: string | null = null): Record<string, unknown> {
+  const webUrl = snippetWebUrl(row, opts.origin);
+  return {
+    ...basicSnippetEntity(row, opts.origin, author, description),
     file_name: 'snippet.txt',
     files: [{ path: 'snippet.txt', raw_url: `${webUrl}/raw/main/snippet.txt` }],
     imported: false,

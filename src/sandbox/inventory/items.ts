@@ -32,6 +32,14 @@ export const ITEM_COLUMNS = 'kind, id, name, path, namespace, visibility, storag
 /** GitLab's not-found names per kind (`404 Project Not Found`). */
 export const KIND_LABEL: Record<ItemKind, string> = { project: 'Project', snippet: 'Snippet', group: 'Group' };
 
+/** A snippet's author: the owner's public fields. */
+export interface AuthorInfo {
+  id: number;
+  username: string;
+  name: string;
+  state: string;
+}
+
 // better-sqlite3's Statement generics are awkward to spell; this narrow view is what we use.
 interface Get<P extends unknown[], R> { get(...params: P): R | undefined }
 
@@ -39,6 +47,7 @@ export interface ItemStatements {
   byId: Get<[ItemKind, number], ItemRow>;
   /** kind, namespace, path. Case-insensitive, as GitLab's find_by_full_path. */
   byPath: Get<[ItemKind, string, string], ItemRow>;
+  authorById: Get<[number], AuthorInfo>;
 }
 
 /** The item lookups of `db`, prepared on first use. */
@@ -46,6 +55,7 @@ export const itemStatements = perDatabase((db): ItemStatements => ({
   byId: db.prepare(`SELECT ${ITEM_COLUMNS} FROM items WHERE kind = ? AND id = ?`),
   // Queries name the index: without statistics SQLite prefers the primary key's `kind` prefix.
   byPath: db.prepare(`SELECT ${ITEM_COLUMNS} FROM items INDEXED BY items_path WHERE kind = ? AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1`),
+  authorById: db.prepare('SELECT id, username, name, state FROM users WHERE id = ?'),
 }) as unknown as ItemStatements);
 
 /**
@@ -73,4 +83,15 @@ export function requireItem(db: Db, kind: ItemKind, ref: string | undefined): It
   const row = findItem(db, kind, raw);
   if (!row) throw notFound(KIND_LABEL[kind]);
   return row;
+}
+
+/** Looks up items' authors (owners) for one response, each user once however many rows they own. */
+export function createAuthorLookup(db: Db): (ownerId: number | null) => AuthorInfo | undefined {
+  const statement = itemStatements(db).authorById;
+  const seen = new Map<number, AuthorInfo | undefined>();
+  return (ownerId) => {
+    if (ownerId === null) return undefined;
+    if (!seen.has(ownerId)) seen.set(ownerId, statement.get(ownerId));
+    return seen.get(ownerId);
+  };
 }

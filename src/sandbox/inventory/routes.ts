@@ -15,10 +15,10 @@
 import type Database from 'better-sqlite3';
 import type { Caller, RequestContext } from '../http/context.js';
 import type { Db, ItemKind } from '../db.js';
-import type { AuthorInfo, EntityRow } from './entities.js';
+import type { EntityRow } from './entities.js';
 import { ENTITY_COLUMNS, entityRowOf, groupEntity, projectEntity, projectJson, snippetEntity, sshHostOf } from './entities.js';
 import type { ItemRow } from './items.js';
-import { KIND_LABEL, findItem } from './items.js';
+import { KIND_LABEL, createAuthorLookup, findItem } from './items.js';
 import type { Reply } from '../http/errors.js';
 import { invalidParam, notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
@@ -85,8 +85,8 @@ const SNIPPETS: ListSpec = {
   maxOffset: 0,
   storageFilter: (_ctx, admin) => admin,
   render: (ctx, rows, admin) => {
-    const authors = authorLookup(ctx.state.db);
-    return rows.map((r) => snippetEntity(r, { origin: ctx.origin, admin }, r.owner_id === null ? undefined : authors(r.owner_id)));
+    const authors = createAuthorLookup(ctx.state.db);
+    return rows.map((r) => snippetEntity(r, { origin: ctx.origin, admin }, authors(r.owner_id)));
   },
 };
 
@@ -133,17 +133,6 @@ function prepared(db: Db, sql: string, raw = false): Statement {
 /** Rows of a list query over ENTITY_COLUMNS. */
 function entityRows(db: Db, sql: string, params: unknown[]): EntityRow[] {
   return (prepared(db, sql, true).all(...params) as unknown[][]).map(entityRowOf);
-}
-
-function authorLookup(db: Db): (id: number) => AuthorInfo | undefined {
-  const seen = new Map<number, AuthorInfo | undefined>();
-  return (id) => {
-    if (!seen.has(id)) {
-      const row = prepared(db, 'SELECT id, username, name, state FROM users WHERE id = ?').get(id) as AuthorInfo | undefined;
-      seen.set(id, row);
-    }
-    return seen.get(id);
-  };
 }
 
 /** SQL that limits rows to what the caller may see (empty for administrators). */
@@ -247,6 +236,6 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
     if (admin && boolParam(ctx, 'statistics')) e.statistics = statisticsOf(row);
     return { body: e };
   }
-  if (kind === 'snippet') return { body: snippetEntity(row, opts, row.owner_id === null ? undefined : authorLookup(ctx.state.db)(row.owner_id)) };
+  if (kind === 'snippet') return { body: snippetEntity(row, opts, createAuthorLookup(ctx.state.db)(row.owner_id)) };
   return { body: { ...groupEntity(row, opts), projects: [], shared_projects: [] } };
 }

@@ -2,9 +2,7 @@
  * Parameter validation (Grape's messages: `<name> is missing`, `<name> is invalid`, `<name> does
  * not have a valid value`, joined with ", ") and response entities for the write routes.
  */
-import type { Db } from '../db.js';
 import { invalidParam } from '../http/errors.js';
-import type { ItemRow } from './items.js';
 
 type Input = Record<string, unknown>;
 
@@ -179,28 +177,5 @@ export function commitEntity(
     status: null,
     project_id: v.projectId,
     last_pipeline: null,
-  };
-}
-
-/** The Snippet entity returned by PUT /snippets/:id. */
-export function snippetEntity(db: Db, row: ItemRow, origin: string, description?: string): Record<string, unknown> {
-  const author = row.owner_id === null ? undefined
-    : (db.prepare('SELECT id, username, name, state FROM users WHERE id = ?').get(row.owner_id) as { id: number; username: string; name: string; state: string } | undefined);
-  const webUrl = `${origin}/-/snippets/${row.id}`;
-  return {
-    id: row.id,
-    title: row.name,
-    description: description ?? null,
-    visibility: row.visibility,
-    author: author ? { ...author, locked: false, avatar_url: null, web_url: `${origin}/${author.username}` } : null,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    project_id: row.project_id,
-    web_url: webUrl,
-    raw_url: `${webUrl}/raw`,
-    file_name: 'snippet.txt',
-    files: [{ path: 'snippet.txt', raw_url: `${webUrl}/raw/main/snippet.txt` }],
-    imported: false,
-    imported_from: 'none',
   };
 }

@@ -29,9 +29,10 @@ import type { Router } from '../http/router.js';
 import { fakeChecksum } from '../seed.js';
 import { requireGroupTier } from '../moves/entities.js';
 import type { ItemRow } from './items.js';
-import { KIND_LABEL, requireItem } from './items.js';
+import { KIND_LABEL, createAuthorLookup, requireItem } from './items.js';
 import { moveStatements } from '../moves/store.js';
-import { commitEntity, parseCommitBody, parseSnippetBody, parseWikiBody, snippetEntity, wikiSlug } from './write-params.js';
+import { commitEntity, parseCommitBody, parseSnippetBody, parseWikiBody, wikiSlug } from './write-params.js';
+import { snippetEntity } from './entities.js';
 
 const USER_WRITE = { level: 'user', write: true } as const;
 
@@ -79,7 +80,8 @@ function updateSnippet(ctx: RequestContext): Reply {
     if (params.changesContent) recordCommit(ctx, item, params.title ? `Update ${params.title}` : 'Update snippet');
   })();
   const fresh = moveStatements(db).itemById.get('snippet', item.id) as ItemRow;
-  return { body: snippetEntity(db, fresh, ctx.origin, params.description) };
+  // No admin fields here, unlike the lists: the sandbox's storage extension is only on reads.
+  return { body: snippetEntity(fresh, { origin: ctx.origin, admin: false }, createAuthorLookup(db)(fresh.owner_id), params.description ?? null) };
 }
 
 function createWikiPage(ctx: RequestContext): Reply {

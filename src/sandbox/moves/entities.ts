@@ -6,7 +6,9 @@
 import type { RequestContext } from '../http/context.js';
 import type { Db } from '../db.js';
 import { ApiError, invalidParam } from '../http/errors.js';
+import { basicSnippetEntity, projectIdentity } from '../inventory/entities.js';
 import type { ItemRow } from '../inventory/items.js';
+import { createAuthorLookup } from '../inventory/items.js';
 import type { MoveRow } from './store.js';
 import { moveStatements } from './store.js';
 
@@ -21,41 +23,13 @@ export function intParam(value: string | undefined, name: string): number {
   return Number(value);
 }
 
-interface Author {
-  id: number;
-  username: string;
-  name: string;
-  state: string;
-}
-
 /** Builds move JSON for one request (caches authors across rows of a page). */
 export function createMoveRenderer(db: Db, origin: string): (move: MoveRow, knownItem?: ItemRow) => Record<string, unknown> {
   const s = moveStatements(db);
-  const authors = new Map<number, Author | null>();
-  const author = (id: number | null): Record<string, unknown> | null => {
-    if (id === null) return null;
-    let a = authors.get(id);
-    if (a === undefined) {
-      a = (db.prepare('SELECT id, username, name, state FROM users WHERE id = ?').get(id) as Author | undefined) ?? null;
-      authors.set(id, a);
-    }
-    return a && { id: a.id, username: a.username, name: a.name, state: a.state, locked: false, avatar_url: null, web_url: `${origin}/${a.username}` };
-  };
+  const authors = createAuthorLookup(db);
   const nested = (item: ItemRow): Record<string, unknown> => {
-    if (item.kind === 'project') {
-      const fullPath = item.namespace ? `${item.namespace}/${item.path}` : item.path;
-      return {
-        id: item.id, description: null, name: item.name, name_with_namespace: item.namespace ? `${item.namespace} / ${item.name}` : item.name,
-        path: item.path, path_with_namespace: fullPath, created_at: item.created_at,
-      };
-    }
-    if (item.kind === 'snippet') {
-      const webUrl = `${origin}/-/snippets/${item.id}`;
-      return {
-        id: item.id, title: item.name, description: null, visibility: item.visibility, author: author(item.owner_id),
-        created_at: item.created_at, updated_at: item.updated_at, project_id: item.project_id, web_url: webUrl, raw_url: `${webUrl}/raw`,
-      };
-    }
+    if (item.kind === 'project') return projectIdentity(item);
+    if (item.kind === 'snippet') return basicSnippetEntity(item, origin, authors(item.owner_id));
     return { id: item.id, web_url: `${origin}/groups/${item.path}`, name: item.name };
   };
   return (move, knownItem) => {
