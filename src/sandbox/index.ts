@@ -50,7 +50,7 @@ export interface RunningSandbox {
   close(): Promise<void>;
 }
 
-export { ApiError } from './http/errors.js';
+export { SandboxHttpError } from './http/errors.js';
 export type { SandboxState } from './http/context.js';
 
 /** Builds the router with every route of the service. */

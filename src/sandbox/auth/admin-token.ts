@@ -17,9 +17,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import type { CredentialRow, RequestContext } from '../http/context.js';
-import type { Reply } from '../http/errors.js';
-import { ApiError, invalidParam } from '../http/errors.js';
+import type { CredentialRow, RequestContext, Reply } from '../http/context.js';
+import { SandboxHttpError, invalidParam } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import { authenticate } from './authenticate.js';
 import type { ApplicationRow } from './store.js';
@@ -50,15 +49,15 @@ export function register(router: Router): void {
 function wrongMethod(ctx: RequestContext): Reply {
   const release = parseRelease(ctx.state.config.version);
   if (!isTokenEndpointAvailable(ctx.state.db, release)) throw routeNotFound();
-  throw new ApiError(405, { error: '405 Method Not Allowed' }, { allow: atLeast(release, [17, 7]) ? 'POST, DELETE' : 'POST' });
+  throw new SandboxHttpError(405, { error: '405 Method Not Allowed' }, { allow: atLeast(release, [17, 7]) ? 'POST, DELETE' : 'POST' });
 }
 
 /** The found record behind a token: a credential row or an OAuth application. */
 type Found = { cred: CredentialRow; app?: undefined } | { app: ApplicationRow; cred?: undefined };
 
-const routeNotFound = () => new ApiError(404, { error: '404 Not Found' });
-const tokenNotFound = () => new ApiError(404, { message: { error: 'Not found' } });
-const typeNotSupported = () => new ApiError(422, { message: 'Token type not supported.' });
+const routeNotFound = () => new SandboxHttpError(404, { error: '404 Not Found' });
+const tokenNotFound = () => new SandboxHttpError(404, { message: { error: 'Not found' } });
+const typeNotSupported = () => new SandboxHttpError(422, { message: 'Token type not supported.' });
 
 /** Whether the endpoint exists at all at this release and flag state. */
 export function isTokenEndpointAvailable(db: Db, release: Release): boolean {
@@ -82,11 +81,11 @@ function revokeToken(ctx: RequestContext): Reply {
   const { db, config } = ctx.state;
   const release = parseRelease(config.version);
   if (!isTokenEndpointAvailable(db, release)) throw routeNotFound();
-  if (!atLeast(release, [17, 7])) throw new ApiError(405, { error: '405 Method Not Allowed' }, { allow: 'POST' });
+  if (!atLeast(release, [17, 7])) throw new SandboxHttpError(405, { error: '405 Method Not Allowed' }, { allow: 'POST' });
   ctx.caller = authenticate(ctx, { level: 'admin' });
   const token = tokenParam(ctx);
   if (!isFeatureEnabled(db, REVOKE_FLAG, atLeast(release, [17, 9]))) {
-    throw new ApiError(404, { message: `'${REVOKE_FLAG}' feature flag is disabled` });
+    throw new SandboxHttpError(404, { message: `'${REVOKE_FLAG}' feature flag is disabled` });
   }
   const identified = identifyToken(token, config, release);
   if (!identified) throw typeNotSupported();

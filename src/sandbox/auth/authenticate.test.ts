@@ -3,7 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RequestContext } from '../http/context.js';
-import { ApiError } from '../http/errors.js';
+import { SandboxHttpError } from '../http/errors.js';
 import type { RunningSandbox } from '../index.js';
 import { startSandbox } from '../index.js';
 import type { AuthRule } from '../http/router.js';
@@ -29,7 +29,7 @@ function run(method: string, rule: AuthRule, headers: IncomingHttpHeaders, input
     const caller = authenticate(ctx, rule);
     return caller ? `${caller.method}:${caller.user.username}${caller.sudo ? `(by ${caller.tokenOwner.username})` : ''}` : 'anonymous';
   } catch (err) {
-    if (err instanceof ApiError) return `${err.status}${(err.body as { scope?: string }).scope ? ` ${(err.body as { scope: string }).scope}` : ''}`;
+    if (err instanceof SandboxHttpError) return `${err.status}${(err.body as { scope?: string }).scope ? ` ${(err.body as { scope: string }).scope}` : ''}`;
     throw err;
   }
 }

@@ -25,7 +25,7 @@
  */
 import type { Caller, CredentialRow, RequestContext, UserRow } from '../http/context.js';
 import type { AuthRule } from '../http/router.js';
-import { ApiError, forbidden, insufficientScope, invalidToken, unauthorized } from '../http/errors.js';
+import { SandboxHttpError, forbidden, insufficientScope, invalidToken, unauthorized } from '../http/errors.js';
 import type { Presented, PresentedCredentials } from './presented-credentials.js';
 import { UNUSABLE, readPresentedCredentials } from './presented-credentials.js';
 import {
@@ -54,7 +54,7 @@ interface Resolved {
 
 /**
  * Resolves and checks the caller for a route. Returns null for anonymous requests to public routes
- * (and always for level 'none'); throws an ApiError (401/403/404) otherwise.
+ * (and always for level 'none'); throws an SandboxHttpError (401/403/404) otherwise.
  */
 export function authenticate(ctx: RequestContext, rule: AuthRule, options: AuthOptions = {}): Caller | null {
   if (rule.level === 'none') return null;
@@ -167,7 +167,7 @@ function applySudo(ctx: RequestContext, caller: Caller, ref: Presented): void {
   if (!caller.scopes.includes('sudo')) throw insufficientScope(['sudo']);
   const shown = ref === UNUSABLE ? '' : ref;
   const target = ref === UNUSABLE ? undefined : findUserByIdOrUsername(ctx.state.db, ref);
-  if (!target) throw new ApiError(404, { message: `404 User with ID or username '${shown}' Not Found` });
+  if (!target) throw new SandboxHttpError(404, { message: `404 User with ID or username '${shown}' Not Found` });
   caller.user = target;
   caller.sudo = true;
 }

@@ -14,9 +14,8 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import type { RequestContext } from '../http/context.js';
-import type { Reply } from '../http/errors.js';
-import { ApiError } from '../http/errors.js';
+import type { RequestContext, Reply } from '../http/context.js';
+import { SandboxHttpError } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import type { ApplicationRow } from './store.js';
 import { credentialScopes, statements } from './store.js';
@@ -32,10 +31,10 @@ export function register(router: Router): void {
 
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
-function oauthError(status: number, error: string, description: string): ApiError {
+function oauthError(status: number, error: string, description: string): SandboxHttpError {
   const headers: Record<string, string> = { ...NO_STORE };
   if (status === 401) headers['www-authenticate'] = `Basic realm="Doorkeeper", error="${error}", error_description="${description}"`;
-  return new ApiError(status, { error, error_description: description }, headers);
+  return new SandboxHttpError(status, { error, error_description: description }, headers);
 }
 
 const invalidClient = () => oauthError(401, 'invalid_client',

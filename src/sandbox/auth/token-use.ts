@@ -8,9 +8,8 @@
  * {"message":"404 Not Found"} (GitLab's `not_found!` when the trigger service finds nothing).
  * A triggered pipeline is recorded nowhere: the sandbox has no CI.
  */
-import type { RequestContext } from '../http/context.js';
-import type { Reply } from '../http/errors.js';
-import { ApiError, forbidden, invalidParam } from '../http/errors.js';
+import type { RequestContext, Reply } from '../http/context.js';
+import { SandboxHttpError, forbidden, invalidParam } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import { expiryMs, statements } from './store.js';
 
@@ -45,7 +44,7 @@ function triggerPipeline(ctx: RequestContext): Reply {
   const expires = cred ? expiryMs(cred) : null;
   const now = ctx.state.clock.now();
   if (!cred || cred.type !== 'pipeline_trigger' || cred.revoked || cred.project_id !== projectId || (expires !== null && now >= expires)) {
-    throw new ApiError(404, { message: '404 Not Found' });
+    throw new SandboxHttpError(404, { message: '404 Not Found' });
   }
   const at = new Date(now).toISOString();
   const id = (pipelineIds.get(ctx.state.db) ?? 0) + 1;

@@ -14,9 +14,8 @@
  *   are refused with 400, since nothing in the sandbox evaluates them.
  */
 import type Database from 'better-sqlite3';
-import type { RequestContext, UserRow } from '../http/context.js';
-import type { Reply } from '../http/errors.js';
-import { ApiError, invalidParam, notFound } from '../http/errors.js';
+import type { RequestContext, UserRow, Reply } from '../http/context.js';
+import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import { authenticate, isEffectiveAdmin } from './authenticate.js';
 import type { RawUserRow } from './store.js';
@@ -69,7 +68,7 @@ const userStatements = perDatabase((db): UserStatements => ({
 function currentUser(ctx: RequestContext): Reply {
   const caller = authenticate(ctx, { level: 'user' }, READ_USER);
   ctx.caller = caller;
-  if (!caller) throw new ApiError(401, { message: '401 Unauthorized' });
+  if (!caller) throw new SandboxHttpError(401, { message: '401 Unauthorized' });
   return { body: userPublic(caller.user, ctx.origin, isEffectiveAdmin(ctx, caller)) };
 }
 

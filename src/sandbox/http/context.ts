@@ -1,9 +1,11 @@
 /**
- * What a route handler sees: the parsed request, the resolved caller, and the service's state.
+ * What a route handler sees (the parsed request, the resolved caller, the service's state) and
+ * what it returns (a Reply).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
+import type { HeaderValue } from './errors.js';
 import type { Db } from '../db.js';
 import type { InstanceConfig } from '../seed.js';
 import type { MoveEngine } from '../moves/engine.js';
@@ -51,6 +53,16 @@ export interface Caller {
   method: 'private_token' | 'oauth' | 'job_token' | 'session';
   scopes: string[];
   sudo: boolean;
+}
+
+/** What a handler returns; the server serialises it. Errors are thrown as SandboxHttpError instead. */
+export interface Reply {
+  status?: number;
+  /** Serialised as JSON unless `text` is set. `undefined` with status 204 sends no body. */
+  body?: unknown;
+  /** Plain-text body (health, rate limit). */
+  text?: string;
+  headers?: Record<string, HeaderValue>;
 }
 
 export interface SandboxState {

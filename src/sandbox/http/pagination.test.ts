@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../db.js';
-import { ApiError } from './errors.js';
+import { SandboxHttpError } from './errors.js';
 import { countCapped, isKeyset, keysetHeaders, keysetWhere, offsetHeaders, parseKeyset, parseOffset } from './pagination.js';
 
 const ctxOf = (query: string) => {
@@ -12,7 +12,7 @@ const statusOf = (f: () => unknown): [number, unknown] => {
   try {
     f();
   } catch (err) {
-    if (err instanceof ApiError) return [err.status, err.body];
+    if (err instanceof SandboxHttpError) return [err.status, err.body];
     throw err;
   }
   return [0, null];

@@ -20,7 +20,7 @@
  */
 import type { RequestContext } from './context.js';
 import type { Db } from '../db.js';
-import { ApiError, invalidParam } from './errors.js';
+import { SandboxHttpError, invalidParam } from './errors.js';
 
 /** Above this many records, `x-total`, `x-total-pages` and `rel="last"` are omitted. */
 export const TOTAL_COUNT_LIMIT = 10_000;
@@ -76,7 +76,7 @@ export function parseOffset(ctx: Input, limit?: OffsetLimit): OffsetPage {
   const page = readPositiveInt(ctx, 'page') ?? 1;
   const perPage = readPerPage(ctx);
   if (limit && limit.maxOffset > 0 && page * perPage > limit.maxOffset) {
-    throw new ApiError(405, {
+    throw new SandboxHttpError(405, {
       error: `Offset pagination has a maximum allowed offset of ${limit.maxOffset} for requests that return objects of type ${limit.entity}. Remaining records can be retrieved using keyset pagination.`,
     });
   }
@@ -180,7 +180,7 @@ export function isKeyset(ctx: Input): boolean {
 export function parseKeyset(ctx: Input, supported = true): KeysetPage {
   const orderBy = readOrderBy(ctx, 'id');
   const sort = readSort(ctx);
-  if (!supported || orderBy !== 'id') throw new ApiError(405, { message: 'Keyset pagination is not yet available for this type of request' });
+  if (!supported || orderBy !== 'id') throw new SandboxHttpError(405, { message: 'Keyset pagination is not yet available for this type of request' });
   const perPage = readPerPage(ctx);
   const after = readIdBound(ctx, 'id_after');
   const before = readIdBound(ctx, 'id_before');

@@ -2,8 +2,7 @@
  * A small path router: `/api/v4/projects/:id/repository_storage_moves`. Params are decoded; a
  * path that matches with another method yields 405, none at all 404.
  */
-import type { RequestContext } from './context.js';
-import type { Reply } from './errors.js';
+import type { RequestContext, Reply } from './context.js';
 
 /** Who may call a route. `write` defaults to true for every method but GET/HEAD. */
 export interface AuthRule {

@@ -4,9 +4,8 @@
  * never produces a 500: every parse problem is a 4xx with a JSON body.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Caller, RequestContext, SandboxState } from './context.js';
-import type { Reply } from './errors.js';
-import { ApiError } from './errors.js';
+import type { Caller, RequestContext, SandboxState, Reply } from './context.js';
+import { SandboxHttpError } from './errors.js';
 import { authenticate } from '../auth/authenticate.js';
 import type { Router } from './router.js';
 
@@ -32,7 +31,7 @@ async function handle(state: SandboxState, router: Router, origin: string, req: 
   try {
     reply = await dispatch(state, router, origin, req, method);
   } catch (err) {
-    if (err instanceof ApiError) reply = { status: err.status, body: err.body, headers: err.headers };
+    if (err instanceof SandboxHttpError) reply = { status: err.status, body: err.body, headers: err.headers };
     else {
       state.log.error({ err, method, path: pathOnly(req.url) }, 'handler failed');
       reply = { status: 500, body: { message: '500 Internal Server Error' } };
@@ -47,16 +46,16 @@ async function dispatch(state: SandboxState, router: Router, origin: string, req
     url = new URL(req.url ?? '/', origin);
   } catch {
     await drain(req);
-    throw new ApiError(400, { error: 'malformed request URL' });
+    throw new SandboxHttpError(400, { error: 'malformed request URL' });
   }
   const match = router.match(method, url.pathname);
   if (match.kind === 'not-found') {
     await drain(req);
-    throw new ApiError(404, { error: '404 Not Found' });
+    throw new SandboxHttpError(404, { error: '404 Not Found' });
   }
   if (match.kind === 'method-not-allowed') {
     await drain(req);
-    throw new ApiError(405, { error: '405 Method Not Allowed' }, { allow: match.allowed.join(', ') });
+    throw new SandboxHttpError(405, { error: '405 Method Not Allowed' }, { allow: match.allowed.join(', ') });
   }
   const body = await readBody(req);
   const input: Record<string, unknown> = { ...parseParams(url.searchParams) };
@@ -121,9 +120,9 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
     }
   } catch {
     // The client hung up mid-body: its input, not a handler failure (and no one is left to answer).
-    throw new ApiError(400, { error: 'request body was cut short' });
+    throw new SandboxHttpError(400, { error: 'request body was cut short' });
   }
-  if (tooLarge) throw new ApiError(413, { error: `request body is larger than ${MAX_BODY_BYTES} bytes` });
+  if (tooLarge) throw new SandboxHttpError(413, { error: `request body is larger than ${MAX_BODY_BYTES} bytes` });
   if (size === 0) return {};
   const text = Buffer.concat(chunks).toString('utf8');
   const type = String(req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
@@ -134,14 +133,14 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
     try {
       parsed = JSON.parse(text);
     } catch (err) {
-      throw new ApiError(400, { error: `body is not valid JSON: ${(err as Error).message}` });
+      throw new SandboxHttpError(400, { error: `body is not valid JSON: ${(err as Error).message}` });
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw new ApiError(400, { error: 'body must be a JSON object' });
+      throw new SandboxHttpError(400, { error: 'body must be a JSON object' });
     }
     return parsed as Record<string, unknown>;
   }
-  if (type === 'multipart/form-data') throw new ApiError(415, { error: 'multipart bodies are not supported; send JSON' });
+  if (type === 'multipart/form-data') throw new SandboxHttpError(415, { error: 'multipart bodies are not supported; send JSON' });
   // Other types (text/plain ...) carry no parameters.
   return {};
 }

@@ -11,10 +11,9 @@
  * one mutation is implemented; the query is read with a small parser (field, `input:` object
  * literal or variable, enum values), not a full GraphQL implementation.
  */
-import type { RequestContext } from '../http/context.js';
+import type { RequestContext, Reply } from '../http/context.js';
 import type { Db, ItemKind } from '../db.js';
 import { isoTime } from '../db.js';
-import type { Reply } from '../http/errors.js';
 import { notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
 import type { Router } from '../http/router.js';

@@ -6,8 +6,7 @@
  * `ok` (HTTP 200) when every check name has at least one passing probe, else `failed` (503): one
  * bad storage among healthy ones still reports ok, exactly the caveat the reference warns about.
  */
-import type { RequestContext } from '../http/context.js';
-import type { Reply } from '../http/errors.js';
+import type { RequestContext, Reply } from '../http/context.js';
 import type { Router } from '../http/router.js';
 
 /** Adds the health probes (no credentials). */

@@ -8,11 +8,10 @@
  * integers), then validated with GitLab's model messages, all reported together:
  * 400 `{"message":{"repository_storages_weighted":["can't include: a, b", ...]}}`.
  */
-import type { RequestContext } from '../http/context.js';
+import type { RequestContext, Reply } from '../http/context.js';
 import type { Db } from '../db.js';
 import { getMeta, setMeta } from '../db.js';
-import type { Reply } from '../http/errors.js';
-import { ApiError, invalidParam } from '../http/errors.js';
+import { SandboxHttpError, invalidParam } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import type { InstanceConfig, InstanceSettings } from '../seed.js';
 
@@ -84,7 +83,7 @@ function update(ctx: RequestContext): Reply {
   if (ctx.input.admin_mode !== undefined) next.admin_mode = coerceBoolean('admin_mode', ctx.input.admin_mode);
   if (ctx.input.repository_storages_weighted !== undefined) {
     const { errors, weights } = validateWeights(ctx.input.repository_storages_weighted, config.storages);
-    if (errors.length > 0) throw new ApiError(400, { message: { repository_storages_weighted: errors } });
+    if (errors.length > 0) throw new SandboxHttpError(400, { message: { repository_storages_weighted: errors } });
     next.repository_storages_weighted = weights;
   }
   const stored = getMeta<Record<string, unknown>>(db, 'settings') ?? {};

@@ -13,13 +13,12 @@
  * `(kind, id)`, so keyset pages stay cheap at a million items.
  */
 import type Database from 'better-sqlite3';
-import type { Caller, RequestContext } from '../http/context.js';
+import type { Caller, RequestContext, Reply } from '../http/context.js';
 import type { Db, ItemKind } from '../db.js';
 import type { EntityRow } from './entities.js';
 import { ENTITY_COLUMNS, entityRowOf, groupEntity, projectEntity, projectJson, snippetEntity, sshHostOf } from './entities.js';
 import type { ItemRow } from './items.js';
 import { KIND_LABEL, createAuthorLookup, findItem } from './items.js';
-import type { Reply } from '../http/errors.js';
 import { invalidParam, notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
 import {

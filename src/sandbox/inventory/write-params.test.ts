@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../http/errors.js';
+import { SandboxHttpError } from '../http/errors.js';
 import { commitEntity, parseCommitBody, parseSnippetBody, parseWikiBody, wikiSlug } from './write-params.js';
 
 function errorOf(fn: () => unknown): unknown {
   try {
     fn();
   } catch (err) {
-    if (err instanceof ApiError) return { status: err.status, body: err.body };
+    if (err instanceof SandboxHttpError) return { status: err.status, body: err.body };
     throw err;
   }
   return undefined;

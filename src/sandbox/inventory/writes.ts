@@ -19,12 +19,11 @@
  * order: parameters, then the item, then permissions, then the read-only flag.
  */
 import { createHash } from 'node:crypto';
-import type { RequestContext } from '../http/context.js';
+import type { RequestContext, Reply } from '../http/context.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
 import type { Db, ItemKind } from '../db.js';
 import { isoTime } from '../db.js';
 import { READ_ONLY_MESSAGE, badRequest, forbidden, notFound } from '../http/errors.js';
-import type { Reply } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import { fakeChecksum } from '../seed.js';
 import { requireGroupTier } from '../moves/entities.js';

@@ -5,7 +5,7 @@
  */
 import type { RequestContext } from '../http/context.js';
 import type { Db } from '../db.js';
-import { ApiError, invalidParam } from '../http/errors.js';
+import { SandboxHttpError, invalidParam } from '../http/errors.js';
 import { basicSnippetEntity, projectIdentity } from '../inventory/entities.js';
 import type { ItemRow } from '../inventory/items.js';
 import { createAuthorLookup } from '../inventory/items.js';
@@ -14,7 +14,7 @@ import { moveStatements } from './store.js';
 
 /** 404 for group routes on the free tier: group repository moves and wikis are Premium/Ultimate. */
 export function requireGroupTier(ctx: RequestContext): void {
-  if (ctx.state.config.tier === 'free') throw new ApiError(404, { message: '404 Not found' });
+  if (ctx.state.config.tier === 'free') throw new SandboxHttpError(404, { message: '404 Not found' });
 }
 
 /** An integer path parameter (`repository_storage_move_id`); 400 `<name> is invalid` otherwise. */

@@ -7,10 +7,9 @@
  * parameter accepts a string or a number; arrays and objects are `<name> is invalid`; JSON null
  * counts as absent.
  */
-import type { RequestContext } from '../http/context.js';
+import type { RequestContext, Reply } from '../http/context.js';
 import type { ItemKind } from '../db.js';
-import { ApiError, badRequest, invalidParam } from '../http/errors.js';
-import type { Reply } from '../http/errors.js';
+import { SandboxHttpError, badRequest, invalidParam } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import type { OffsetPage } from '../http/pagination.js';
 import { TOTAL_COUNT_LIMIT, countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
@@ -83,7 +82,7 @@ function showOne(ctx: RequestContext, kind: ItemKind, forItem: boolean): Reply {
   const id = intParam(ctx.params[MOVE_ID], MOVE_ID);
   const itemId = forItem ? requireItem(ctx.state.db, kind, ctx.params.id).id : null;
   const move = moveStatements(ctx.state.db).moveByKindId.get(kind, id);
-  if (!move || (itemId !== null && move.item_id !== itemId)) throw new ApiError(404, { message: '404 Not found' });
+  if (!move || (itemId !== null && move.item_id !== itemId)) throw new SandboxHttpError(404, { message: '404 Not found' });
   return { body: createMoveRenderer(ctx.state.db, ctx.origin)(move) };
 }
 
@@ -107,14 +106,14 @@ function scheduleBulk(ctx: RequestContext, kind: ItemKind): Reply {
     if (source === undefined) errors.push('source_storage_name is missing');
     else if (!storages.includes(source)) errors.push('source_storage_name does not have a valid value');
   } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
+    if (!(err instanceof SandboxHttpError)) throw err;
     errors.push('source_storage_name is invalid');
   }
   try {
     destination = readStringParam(ctx, 'destination_storage_name');
     if (destination !== undefined && !storages.includes(destination)) errors.push('destination_storage_name does not have a valid value');
   } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
+    if (!(err instanceof SandboxHttpError)) throw err;
     errors.push('destination_storage_name is invalid');
   }
   if (errors.length > 0 || source === undefined) throw invalidParam(errors.join(', '));
