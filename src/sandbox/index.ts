@@ -64,13 +64,14 @@ export function createRouter(): Router {
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const clock: Clock = options.clock ?? { now: () => Date.now() };
   const log = options.logger ?? pino({ level: 'silent' });
+  const faultOptions = { ...NO_FAULTS, ...options.faults };
+  // Fault windows and rate limits follow the sandbox's clock, so an injected clock drives them too.
+  // Built first: invalid fault options (FaultOptionsError) leave the database untouched.
+  const faults = createFaults(faultOptions, () => clock.now());
   const seed = typeof options.seed === 'object' ? options.seed : loadSeed(options.seed);
   const db = openDatabase(options.db);
   applySeed(db, seed, clock.now());
   const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;
-  const faultOptions = { ...NO_FAULTS, ...options.faults };
-  // Fault windows and rate limits follow the sandbox's clock, so an injected clock drives them too.
-  const faults = createFaults(faultOptions, () => clock.now());
   const base = { db, config, clock, log, faults };
   const engine = createMoveEngine(base, {
     workers: options.workers ?? 10,
