@@ -13,7 +13,7 @@ import type { FaultOptions } from './faults.js';
 import { NO_FAULTS, createFaults } from './faults.js';
 import { createMoveEngine } from './moves/engine.js';
 import { Router } from './http/router.js';
-import type { InstanceConfig, Seed } from './seed.js';
+import type { InstanceConfig, Seed } from './seed-schema.js';
 import { applySeed, createRandom, loadSeed } from './seed.js';
 import { createRequestListener } from './http/server.js';
 import { register as registerAuthRoutes } from './auth/users.js';

@@ -31,7 +31,7 @@ import { UNUSABLE, readPresentedCredentials } from './presented-credentials.js';
 import {
   ACCESS_TOKEN_TYPES, credentialExtra, credentialScopes, expiryMs, findUserById, findUserByIdOrUsername, isAdminModeOn, statements,
 } from './store.js';
-import type { InstanceConfig } from '../seed.js';
+import type { InstanceConfig } from '../seed-schema.js';
 
 /** GitLab's `invalid_token` descriptions (api_guard.rb), for expired, revoked and impersonation tokens. */
 export const TOKEN_EXPIRED = 'Token is expired. You can either do re-authorization or token refresh.';

@@ -2,7 +2,7 @@
  * Which token a string is, by prefix, and what the admin token endpoint does with it at a given
  * instance version (spec: Supported token types, Versioning; reference §6). Pure: no lookups.
  */
-import type { InstanceConfig } from '../seed.js';
+import type { InstanceConfig } from '../seed-schema.js';
 
 /** A release as [major, minor]; patch levels never change behaviour here. */
 export type Release = readonly [number, number];

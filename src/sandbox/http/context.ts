@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { HeaderValue } from './errors.js';
 import type { Db } from '../db.js';
-import type { InstanceConfig } from '../seed.js';
+import type { InstanceConfig } from '../seed-schema.js';
 import type { MoveEngine } from '../moves/engine.js';
 import type { Faults } from '../faults.js';
 

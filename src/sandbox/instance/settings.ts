@@ -13,7 +13,7 @@ import type { Db } from '../db.js';
 import { getMeta, setMeta } from '../db.js';
 import { SandboxHttpError, invalidParam } from '../http/errors.js';
 import type { Router } from '../http/router.js';
-import type { InstanceConfig, InstanceSettings } from '../seed.js';
+import type { InstanceConfig, InstanceSettings } from '../seed-schema.js';
 
 /** Adds GET and PUT /application/settings (admin). */
 export function register(router: Router): void {

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Db, ItemKind } from '../db.js';
 import { getMeta, openDatabase } from '../db.js';
 import type { Faults, MoveFate } from '../faults.js';
-import type { InstanceConfig } from '../seed.js';
+import type { InstanceConfig } from '../seed-schema.js';
 import { applySeed, fakeChecksum, parseSeed } from '../seed.js';
 import type { MoveEngine } from './engine.js';
 import { createMoveEngine } from './engine.js';

@@ -35,7 +35,7 @@ import type { Clock } from '../clock.js';
 import type { Db, ItemKind } from '../db.js';
 import { ITEM_KINDS, isoTime } from '../db.js';
 import type { Faults, MoveFate } from '../faults.js';
-import type { InstanceConfig } from '../seed.js';
+import type { InstanceConfig } from '../seed-schema.js';
 import type { ItemRow } from '../inventory/items.js';
 import type { MoveRow, MoveState } from './store.js';
 import { moveStatements, noteMoveCreated, readWeights } from './store.js';
