@@ -5,7 +5,7 @@
  */
 import type { Db, ItemKind } from '../db.js';
 import { perDatabase } from '../db.js';
-import { invalidParam, notFound } from '../http/errors.js';
+import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
 
 /** One row of `items`. */
 export interface ItemRow {
@@ -71,6 +71,14 @@ export function findItem(db: Db, kind: ItemKind, ref: string): ItemRow | undefin
   if (kind === 'group') return s.byPath.get(kind, '', ref);
   const slash = ref.lastIndexOf('/');
   return slash > 0 ? s.byPath.get(kind, ref.slice(0, slash), ref.slice(slash + 1)) : undefined;
+}
+
+/**
+ * 404 for group routes on the free tier: group repository moves and wikis are Premium/Ultimate.
+ * Takes the instance configuration, not the request, so items.ts stays below the HTTP layer.
+ */
+export function requireGroupTier(config: { tier: string }): void {
+  if (config.tier === 'free') throw new SandboxHttpError(404, { message: '404 Not found' });
 }
 
 /**

@@ -26,10 +26,8 @@ import { isoTime } from '../db.js';
 import { READ_ONLY_MESSAGE, badRequest, forbidden, notFound } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import { fakeChecksum } from '../seed.js';
-import { requireGroupTier } from '../moves/entities.js';
 import type { ItemRow } from './items.js';
-import { KIND_LABEL, createAuthorLookup, requireItem } from './items.js';
-import { moveStatements } from '../moves/store.js';
+import { KIND_LABEL, createAuthorLookup, itemStatements, requireGroupTier, requireItem } from './items.js';
 import { commitEntity, parseCommitBody, parseSnippetBody, parseWikiBody, wikiSlug } from './write-params.js';
 import { snippetEntity } from './entities.js';
 
@@ -78,13 +76,13 @@ function updateSnippet(ctx: RequestContext): Reply {
     }
     if (params.changesContent) recordCommit(ctx, item, params.title ? `Update ${params.title}` : 'Update snippet');
   })();
-  const fresh = moveStatements(db).itemById.get('snippet', item.id) as ItemRow;
+  const fresh = itemStatements(db).byId.get('snippet', item.id) as ItemRow;
   // No admin fields here, unlike the lists: the sandbox's storage extension is only on reads.
   return { body: snippetEntity(fresh, { origin: ctx.origin, admin: false }, createAuthorLookup(db)(fresh.owner_id), params.description ?? null) };
 }
 
 function createWikiPage(ctx: RequestContext): Reply {
-  requireGroupTier(ctx);
+  requireGroupTier(ctx.state.config);
   const params = parseWikiBody(ctx.input);
   const item = writableItem(ctx, 'group');
   recordCommit(ctx, item, `Create ${params.title}`);
@@ -115,7 +113,7 @@ export function recordCommit(ctx: RequestContext, item: ItemRow, message: string
   const db = ctx.state.db;
   const nowMs = ctx.state.clock.now();
   return db.transaction((): CommitRecord => {
-    const fresh = moveStatements(db).itemById.get(item.kind, item.id);
+    const fresh = itemStatements(db).byId.get(item.kind, item.id);
     if (!fresh) throw notFound(KIND_LABEL[item.kind]);
     if (fresh.read_only) throw badRequest(READ_ONLY_MESSAGE);
     const parent = lastSha(db, item.kind, item.id);

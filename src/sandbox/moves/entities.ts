@@ -3,19 +3,13 @@
  * `id, created_at, state, source_storage_name, destination_storage_name, error_message` and the
  * nested `project` (ProjectIdentity), `snippet` (BasicSnippet) or `group` (id, web_url, name).
  */
-import type { RequestContext } from '../http/context.js';
 import type { Db } from '../db.js';
-import { SandboxHttpError, invalidParam } from '../http/errors.js';
+import { invalidParam } from '../http/errors.js';
 import { basicSnippetEntity, projectIdentity } from '../inventory/entities.js';
 import type { ItemRow } from '../inventory/items.js';
 import { createAuthorLookup } from '../inventory/items.js';
 import type { MoveRow } from './store.js';
 import { moveStatements } from './store.js';
-
-/** 404 for group routes on the free tier: group repository moves and wikis are Premium/Ultimate. */
-export function requireGroupTier(ctx: RequestContext): void {
-  if (ctx.state.config.tier === 'free') throw new SandboxHttpError(404, { message: '404 Not found' });
-}
 
 /** An integer path parameter (`repository_storage_move_id`); 400 `<name> is invalid` otherwise. */
 export function intParam(value: string | undefined, name: string): number {

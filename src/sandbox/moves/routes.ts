@@ -13,8 +13,8 @@ import { SandboxHttpError, badRequest, invalidParam } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import type { OffsetPage } from '../http/pagination.js';
 import { TOTAL_COUNT_LIMIT, countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
-import { requireItem } from '../inventory/items.js';
-import { createMoveRenderer, intParam, requireGroupTier } from './entities.js';
+import { requireGroupTier, requireItem } from '../inventory/items.js';
+import { createMoveRenderer, intParam } from './entities.js';
 import type { MoveRow } from './store.js';
 import { countMoves, moveStatements } from './store.js';
 
@@ -27,7 +27,7 @@ export function register(router: Router): void {
     const collection = `/api/v4/${kind}_repository_storage_moves`;
     const perItem = `/api/v4/${PLURAL[kind]}/:id/repository_storage_moves`;
     const guard = (handler: (ctx: RequestContext) => Reply) => (ctx: RequestContext): Reply => {
-      if (kind === 'group') requireGroupTier(ctx);
+      if (kind === 'group') requireGroupTier(ctx.state.config);
       return handler(ctx);
     };
     router.get(collection, ADMIN, guard((ctx) => listAll(ctx, kind)));
