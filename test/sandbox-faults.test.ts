@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningSandbox, SandboxOptions } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
-import type { Seed } from '../src/sandbox/seed.js';
+import type { Seed } from '../src/sandbox/seed-schema.js';
 import { loadSeed } from '../src/sandbox/seed.js';
 
 const ADMIN = 'glpat-sandbox-root-api-sudo-0001';

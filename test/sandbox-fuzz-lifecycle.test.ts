@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import { NO_FAULTS, createFaults } from '../src/sandbox/faults.js';
-import type { Seed } from '../src/sandbox/seed.js';
+import type { Seed } from '../src/sandbox/seed-schema.js';
 import { fakeChecksum, loadSeed } from '../src/sandbox/seed.js';
 
 const ROOT = { 'private-token': 'glpat-sandbox-root-api-sudo-0001', 'content-type': 'application/json' };

@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
-import type { Seed } from '../src/sandbox/seed.js';
+import type { Seed } from '../src/sandbox/seed-schema.js';
 import { fakeChecksum, loadSeed } from '../src/sandbox/seed.js';
 import { setMeta } from '../src/sandbox/db.js';
 import type { MoveFate } from '../src/sandbox/faults.js';
-import type { MoveEngine } from '../src/sandbox/moves-engine.js';
-import { createMoveEngine } from '../src/sandbox/moves-engine.js';
+import type { MoveEngine } from '../src/sandbox/moves/engine.js';
+import { createMoveEngine } from '../src/sandbox/moves/engine.js';
 
 const ROOT = 'glpat-sandbox-root-api-sudo-0001';
 const ALICE = 'glpat-sandbox-alice-api-00000006';

@@ -7,7 +7,6 @@ import pino from 'pino';
 import { startSandbox } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
-import { ArgsError } from './errors.js';
 
 export interface SandboxCommandOptions {
   host: string;
@@ -27,16 +26,6 @@ export interface SandboxCommandOptions {
   faultSeed: number;
 }
 
-/** Parses `project:1,snippet:2` into a list; throws SHARDMOVE_ARGS_INVALID on a bad entry. */
-export function parseBrokenItems(raw: string | undefined): string[] {
-  if (!raw) return [];
-  return raw.split(',').map((s) => s.trim()).filter(Boolean).map((entry) => {
-    const m = /^(project|snippet|group)s?:(\d+)$/.exec(entry);
-    if (!m) throw new ArgsError(`--broken-items: "${entry}" is not kind:id (kind is project, snippet or group)`);
-    return `${m[1]}:${m[2]}`;
-  });
-}
-
 export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: CommandContext): Promise<number> {
   const logger = pino({ level: ctx.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
   const sandbox = await startSandbox({
@@ -53,7 +42,9 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
       resetRate: opts.resetRate,
       ...(opts.rateLimit !== undefined ? { rateLimit: opts.rateLimit } : {}),
       moveFailRate: opts.moveFailRate,
-      brokenItems: parseBrokenItems(opts.brokenItems),
+      // `project:1,snippet:2` as typed: the sandbox's parseBrokenItems splits and checks it, and a
+      // bad entry is a FaultOptionsError (exit 2) before anything starts.
+      brokenItems: opts.brokenItems ? [opts.brokenItems] : [],
       stuckRate: opts.stuckRate,
       seed: opts.faultSeed,
     },

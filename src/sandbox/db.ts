@@ -164,3 +164,19 @@ export function setMeta(db: Db, key: string, value: unknown): void {
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }
+
+/**
+ * `build(db)` once per database, the same result afterwards: modules prepare their statements on
+ * first use and keep them, since preparing costs more than running most of them.
+ */
+export function perDatabase<T>(build: (db: Db) => T): (db: Db) => T {
+  const cache = new WeakMap<Db, T>();
+  return (db) => {
+    let value = cache.get(db);
+    if (value === undefined) {
+      value = build(db);
+      cache.set(db, value);
+    }
+    return value;
+  };
+}

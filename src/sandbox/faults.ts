@@ -73,7 +73,11 @@ const WINDOW_MS = 60_000;
 
 const KINDS: Record<string, string> = { project: 'project', projects: 'project', snippet: 'snippet', snippets: 'snippet', group: 'group', groups: 'group' };
 
-/** Parses `kind:id` entries into normalised keys (`project:12`); throws FaultOptionsError. */
+/**
+ * Parses `kind:id` entries, each possibly a comma-separated list as typed after `--broken-items`
+ * (`project:12,snippets:3`), into normalised keys (`project:12`, `snippet:3`); throws
+ * FaultOptionsError on a bad entry. The one parser of broken items: the CLI hands its text over.
+ */
 export function parseBrokenItems(items: readonly string[]): Set<string> {
   const out = new Set<string>();
   for (const raw of items.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean)) {

@@ -6,24 +6,25 @@ import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import pino from 'pino';
 import type { Logger } from 'pino';
-import type { Clock, SandboxState } from './context.js';
+import type { Clock } from './clock.js';
+import type { SandboxState } from './http/context.js';
 import { getMeta, openDatabase } from './db.js';
 import type { FaultOptions } from './faults.js';
 import { NO_FAULTS, createFaults } from './faults.js';
-import { createMoveEngine } from './moves-engine.js';
-import { Router } from './router.js';
-import type { InstanceConfig, Seed } from './seed.js';
+import { createMoveEngine } from './moves/engine.js';
+import { Router } from './http/router.js';
+import type { InstanceConfig, Seed } from './seed-schema.js';
 import { applySeed, createRandom, loadSeed } from './seed.js';
-import { createRequestListener } from './server.js';
-import { register as registerAuthRoutes } from './users.js';
-import { register as registerTokenRoutes } from './tokens.js';
-import { register as registerOauthRoutes } from './oauth.js';
-import { register as registerMoveRoutes } from './moves.js';
-import { register as registerWriteRoutes } from './writes.js';
-import { register as registerInventoryRoutes } from './inventory.js';
-import { register as registerSettingsRoutes } from './settings.js';
-import { register as registerHealthRoutes } from './health.js';
-import { register as registerGeoRoutes } from './geo.js';
+import { createRequestListener } from './http/server.js';
+import { register as registerAuthRoutes } from './auth/users.js';
+import { register as registerTokenRoutes } from './auth/admin-token.js';
+import { register as registerOauthRoutes } from './auth/oauth.js';
+import { register as registerMoveRoutes } from './moves/routes.js';
+import { register as registerWriteRoutes } from './inventory/writes.js';
+import { register as registerInventoryRoutes } from './inventory/routes.js';
+import { register as registerSettingsRoutes } from './instance/settings.js';
+import { register as registerHealthRoutes } from './instance/health.js';
+import { register as registerGeoRoutes } from './instance/geo.js';
 
 export interface SandboxOptions {
   host?: string;
@@ -49,8 +50,8 @@ export interface RunningSandbox {
   close(): Promise<void>;
 }
 
-export { ApiError } from './http.js';
-export type { SandboxState } from './context.js';
+export { SandboxHttpError } from './http/errors.js';
+export type { SandboxState } from './http/context.js';
 
 /** Builds the router with every route of the service. */
 export function createRouter(): Router {
@@ -63,13 +64,14 @@ export function createRouter(): Router {
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const clock: Clock = options.clock ?? { now: () => Date.now() };
   const log = options.logger ?? pino({ level: 'silent' });
+  const faultOptions = { ...NO_FAULTS, ...options.faults };
+  // Fault windows and rate limits follow the sandbox's clock, so an injected clock drives them too.
+  // Built first: invalid fault options (FaultOptionsError) leave the database untouched.
+  const faults = createFaults(faultOptions, () => clock.now());
   const seed = typeof options.seed === 'object' ? options.seed : loadSeed(options.seed);
   const db = openDatabase(options.db);
   applySeed(db, seed, clock.now());
   const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;
-  const faultOptions = { ...NO_FAULTS, ...options.faults };
-  // Fault windows and rate limits follow the sandbox's clock, so an injected clock drives them too.
-  const faults = createFaults(faultOptions, () => clock.now());
   const base = { db, config, clock, log, faults };
   const engine = createMoveEngine(base, {
     workers: options.workers ?? 10,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from './db.js';
-import { applySeed, fakeChecksum, loadSeed } from './seed.js';
+import { SeedError, applySeed, fakeChecksum, loadSeed, parseSeed } from './seed.js';
 
 function seeded(projects: number, extra: Partial<ReturnType<typeof loadSeed>['inventory']> = {}) {
   const seed = loadSeed();
@@ -46,5 +46,83 @@ describe('seeding the inventory', () => {
     expect(fakeChecksum('project', 1, 10)).toMatch(/^[0-9a-f]{40}$/);
     expect(fakeChecksum('project', 1, 10)).not.toBe(fakeChecksum('project', 1, 11));
     expect(fakeChecksum('project', 1, 10)).not.toBe(fakeChecksum('snippet', 1, 10));
+  });
+});
+
+/** The problems parseSeed reports for `text`, without the file name. */
+function problems(text: string): string[] {
+  try {
+    parseSeed(text, 'seed.yaml');
+  } catch (err) {
+    if (err instanceof SeedError) return err.problems.map((p) => p.replace(/^seed\.yaml:/, ''));
+    throw err;
+  }
+  return [];
+}
+
+describe('validating a seed', () => {
+  it('accepts the built-in seed and fills in the defaults', () => {
+    const seed = loadSeed();
+    expect(seed.instance).toMatchObject({ tier: 'ultimate', weights: { default: 100 }, admin_mode: false, feature_flags: {} });
+    const minimal = parseSeed('users: [{ id: 1, username: root }]\n');
+    expect(minimal.instance).toEqual({
+      version: '17.11.0', tier: 'ultimate', storages: ['default'], unreachable: [], personal_access_token_prefix: 'glpat-', previous_prefixes: [],
+      impersonation_enabled: true, oauth_ttl_seconds: 7200, admin_mode: false, feature_flags: {},
+    });
+    expect(minimal).toMatchObject({ applications: [], credentials: [], inventory: {} });
+    expect(parseSeed('inventory: { generate: {} }\n').inventory.generate).toEqual({
+      random_seed: 42, projects: 0, snippets: 0, groups: 0, public_fraction: 0.2, size_mb: { median: 40, max: 4000 },
+    });
+  });
+
+  it('rejects unknown fields at their key, naming the known ones', () => {
+    expect(problems('instance:\n  weigths: { default: 100 }\nusers:\n  - { id: 1, username: root, emial: x }\nextra: 1\n')).toEqual([
+      '2:3: instance.weigths: unknown field "weigths"; known fields: version, tier, storages, unreachable, personal_access_token_prefix, '
+        + 'previous_prefixes, impersonation_enabled, oauth_ttl_seconds, weights, admin_mode, feature_flags',
+      '4:30: users.0.emial: unknown field "emial"; known fields: id, username, admin, name, email, state',
+      '5:1: extra: unknown field "extra"; known fields: instance, users, applications, credentials, inventory, geo_sites',
+    ]);
+  });
+
+  it('reports every problem at once, in file order, at the field (or the mapping that lacks it)', () => {
+    const text = [
+      'instance:',
+      '  tier: gold',
+      '  storages: [default, nfs-1]',
+      '  unreachable: [nfs-9]',
+      '  weights: { nfs-1: 120 }',
+      'users:',
+      '  - { id: 0 }',
+      'credentials:',
+      '  - { type: personal, user: nobody, value: "glpat-x", expires_at: 2099-1-1 }',
+      '  - { type: oauth, user: root }',
+      '  - { type: magic, value: x }',
+      'inventory:',
+      '  generate: { storages: { nfs-3: 1 }, public_fraction: 2 }',
+      '  projects: [{ id: 1, storage: nope }]',
+    ].join('\n');
+    expect(problems(text)).toEqual([
+      '2:9: instance.tier: must be free, premium or ultimate',
+      '4:17: instance.unreachable.0: unknown storage "nfs-9"',
+      '5:21: instance.weights.nfs-1: must be between 0 and 100',
+      '7:5: users.0.username: must be a non-empty string',
+      '7:11: users.0.id: must be an integer >= 1',
+      '9:29: credentials.0.user: unknown user "nobody"',
+      '9:67: credentials.0.expires_at: must be a date YYYY-MM-DD (quote it in YAML)',
+      '10:5: credentials.1.access_token: must be a non-empty string',
+      '10:5: credentials.1.refresh_token: must be a non-empty string',
+      '10:5: credentials.1.application: must be an integer >= 1',
+      '10:26: credentials.1.user: unknown user "root"',
+      `11:13: credentials.2.type: must be one of personal, impersonation, project_access, group_access, oauth, session, job, deploy, cluster_agent, pipeline_trigger, feed, runner, incoming_email, feature_flags_client`,
+      '13:34: inventory.generate.storages.nfs-3: unknown storage "nfs-3"',
+      '13:56: inventory.generate.public_fraction: must be between 0 and 1',
+      '14:32: inventory.projects.0.storage: unknown storage "nope"',
+    ]);
+  });
+
+  it('reports YAML errors and a seed that is not a mapping with their position', () => {
+    expect(problems('users: [\n')[0]).toMatch(/^\d+:\d+: /);
+    expect(problems('- 1\n')).toEqual(['1:1: a seed is a YAML mapping']);
+    expect(problems('users: 3\n')).toEqual(['1:8: users: must be a list']);
   });
 });

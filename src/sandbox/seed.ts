@@ -5,79 +5,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { LineCounter, parseDocument, isMap } from 'yaml';
+import type { Document } from 'yaml';
+import { LineCounter, isMap, isScalar, parseDocument } from 'yaml';
 import type { Db, ItemKind } from './db.js';
 import { getMeta, isoTime, setMeta } from './db.js';
-
-export type Tier = 'free' | 'premium' | 'ultimate';
-
-/** Instance configuration: changes take effect at the next start. */
-export interface InstanceConfig {
-  version: string;
-  tier: Tier;
-  storages: string[];
-  unreachable: string[];
-  personal_access_token_prefix: string;
-  previous_prefixes: string[];
-  impersonation_enabled: boolean;
-  oauth_ttl_seconds: number;
-}
-
-/** Application settings: seeded once, then changed through the API and kept in the database. */
-export interface InstanceSettings {
-  repository_storages_weighted: Record<string, number>;
-  admin_mode: boolean;
-}
-
-export const CREDENTIAL_TYPES = [
-  'personal', 'impersonation', 'project_access', 'group_access', 'oauth', 'session', 'job', 'deploy',
-  'cluster_agent', 'pipeline_trigger', 'feed', 'runner', 'incoming_email', 'feature_flags_client',
-] as const;
-export type CredentialType = (typeof CREDENTIAL_TYPES)[number];
-
-export interface CredentialSeed {
-  type: CredentialType;
-  value?: string;
-  user?: string | number;
-  project?: number;
-  group?: number;
-  application?: number;
-  name?: string;
-  scopes?: string[];
-  expires_at?: string | null;
-  revoked?: boolean;
-  access_token?: string;
-  refresh_token?: string;
-}
-
-export interface ItemSeed {
-  id: number;
-  name?: string;
-  storage: string;
-  visibility?: 'public' | 'internal' | 'private';
-  size_mb?: number;
-  commit_count?: number;
-  namespace?: string;
-}
-
-export interface GenerateSpec {
-  random_seed: number;
-  projects: number;
-  snippets: number;
-  groups: number;
-  public_fraction: number;
-  storages: Record<string, number>;
-  size_mb: { median: number; max: number };
-}
-
-export interface Seed {
-  instance: InstanceConfig & Partial<InstanceSettings> & { feature_flags?: Record<string, boolean> };
-  users: { id: number; username: string; admin?: boolean; name?: string; email?: string; state?: string }[];
-  applications: { id: number; name: string; uid: string; secret: string; redirect_uri: string; confidential?: boolean }[];
-  credentials: CredentialSeed[];
-  inventory: { generate?: GenerateSpec; projects?: ItemSeed[]; snippets?: ItemSeed[]; groups?: ItemSeed[] };
-  geo_sites?: { id: number; name: string; url: string; primary?: boolean }[];
-}
+import { ITEM_COLUMNS } from './inventory/items.js';
+import type { CredentialType, InstanceConfig, InstanceSettings, Seed } from './seed-schema.js';
+import { seedSchema } from './seed-schema.js';
 
 /** A seed file that cannot be used; `problems` name file:line:col. */
 export class SeedError extends Error {
@@ -102,177 +36,82 @@ export function loadSeed(file: string = DEFAULT_SEED_PATH): Seed {
   return parseSeed(text, file);
 }
 
-/** Parses seed YAML text. */
+/**
+ * Parses and validates seed YAML text against seedSchema. Every problem names its place
+ * (`file:line:col: path: message`): YAML errors where the parser stopped, schema problems at the
+ * field, unknown fields at their key, missing ones at the mapping that lacks them.
+ */
 export function parseSeed(text: string, file = '<seed>'): Seed {
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
-  const problems: string[] = [];
   const at = (offset: number | undefined) => {
     const p = lc.linePos(offset ?? 0);
     return `${file}:${p.line}:${p.col}`;
   };
-  for (const e of doc.errors) problems.push(`${at(e.pos[0])}: ${e.message.split('\n')[0]}`);
-  if (problems.length) throw new SeedError(problems);
-  const where = (path: (string | number)[]) => {
-    const node = doc.getIn(path, true) as { range?: [number, number, number] } | undefined;
-    return at(node?.range?.[0]);
-  };
-  const raw = doc.toJS() as Record<string, unknown> | null;
-  if (!isMap(doc.contents) || !raw) throw new SeedError([`${at(0)}: a seed is a YAML mapping`]);
-  const seed = validate(raw, (path, message) => problems.push(`${where(path)}: ${path.join('.')}: ${message}`));
-  if (problems.length) throw new SeedError(problems);
-  return seed;
+  const yamlProblems = doc.errors.map((e) => `${at(e.pos[0])}: ${e.message.split('\n')[0]}`);
+  if (yamlProblems.length) throw new SeedError(yamlProblems);
+  if (!isMap(doc.contents)) throw new SeedError([`${at(0)}: a seed is a YAML mapping`]);
+  const result = seedSchema.safeParse(doc.toJS());
+  if (result.success) return result.data;
+  const problems = result.error.issues.flatMap((issue): [number, string][] => {
+    const path = issue.path.filter((k): k is string | number => typeof k !== 'symbol');
+    if (issue.code === 'unrecognized_keys') {
+      const known = knownFields(path);
+      return issue.keys.map((key) => {
+        const offset = keyOffset(doc, path, key);
+        return [offset, `${at(offset)}: ${[...path, key].join('.')}: unknown field "${key}"${known ? `; known fields: ${known}` : ''}`];
+      });
+    }
+    const offset = nodeOffset(doc, path);
+    return [[offset, `${at(offset)}: ${path.join('.')}: ${issue.message}`]];
+  });
+  // In file order (the sort is stable: problems at one place keep the schema's order).
+  throw new SeedError(problems.sort((a, b) => a[0] - b[0]).map(([, p]) => p));
 }
 
-type Report = (path: (string | number)[], message: string) => void;
+type Path = (string | number)[];
+interface Ranged { range?: [number, number, number] | null }
 
-function validate(raw: Record<string, unknown>, report: Report): Seed {
-  const inst = (raw.instance ?? {}) as Record<string, unknown>;
-  const str = (v: unknown, path: (string | number)[], dflt?: string): string => {
-    if (v === undefined && dflt !== undefined) return dflt;
-    if (typeof v !== 'string' || v === '') report(path, 'must be a non-empty string');
-    return String(v ?? '');
-  };
-  const strList = (v: unknown, path: (string | number)[], dflt: string[]): string[] => {
-    if (v === undefined) return dflt;
-    if (!Array.isArray(v) || v.some((s) => typeof s !== 'string')) {
-      report(path, 'must be a list of strings');
-      return dflt;
-    }
-    return v as string[];
-  };
-  const bool = (v: unknown, path: (string | number)[], dflt: boolean): boolean => {
-    if (v === undefined) return dflt;
-    if (typeof v !== 'boolean') report(path, 'must be true or false');
-    return v === true;
-  };
-  const int = (v: unknown, path: (string | number)[], dflt?: number, min = 0): number => {
-    if (v === undefined && dflt !== undefined) return dflt;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) report(path, `must be an integer >= ${min}`);
-    return Number(v);
-  };
+/** Where the node at `path` starts, or its nearest existing ancestor (a missing field's mapping). */
+function nodeOffset(doc: Document, path: Path): number {
+  for (let n = path.length; n >= 0; n--) {
+    const node = doc.getIn(path.slice(0, n), true) as Ranged | undefined;
+    if (node?.range) return node.range[0];
+  }
+  return 0;
+}
 
-  const storages = strList(inst.storages, ['instance', 'storages'], ['default']);
-  const version = str(inst.version, ['instance', 'version'], '17.11.0');
-  if (!/^\d+\.\d+(\.\d+)?/.test(version)) report(['instance', 'version'], 'must look like 17.11.0');
-  const tier = str(inst.tier, ['instance', 'tier'], 'ultimate') as Tier;
-  if (!['free', 'premium', 'ultimate'].includes(tier)) report(['instance', 'tier'], 'must be free, premium or ultimate');
-  const unreachable = strList(inst.unreachable, ['instance', 'unreachable'], []);
-  for (const [i, s] of unreachable.entries()) if (!storages.includes(s)) report(['instance', 'unreachable', i], `unknown storage "${s}"`);
-  let weights: Record<string, number> | undefined;
-  if (inst.weights !== undefined) {
-    if (typeof inst.weights !== 'object' || inst.weights === null || Array.isArray(inst.weights)) report(['instance', 'weights'], 'must be a mapping of storage to weight');
-    else {
-      weights = {};
-      for (const [k, v] of Object.entries(inst.weights)) {
-        if (!storages.includes(k)) report(['instance', 'weights', k], `unknown storage "${k}"`);
-        weights[k] = int(v, ['instance', 'weights', k]);
-        if (weights[k] > 100) report(['instance', 'weights', k], 'must be between 0 and 100');
-      }
-    }
+/** Where the key `key` of the mapping at `path` starts. */
+function keyOffset(doc: Document, path: Path, key: string): number {
+  const map = path.length === 0 ? doc.contents : doc.getIn(path, true);
+  if (isMap(map)) {
+    const pair = map.items.find((p) => isScalar(p.key) && String(p.key.value) === key);
+    const range = (pair?.key as Ranged | undefined)?.range;
+    if (range) return range[0];
   }
-  const flags: Record<string, boolean> = {};
-  if (inst.feature_flags !== undefined) {
-    if (typeof inst.feature_flags !== 'object' || inst.feature_flags === null) report(['instance', 'feature_flags'], 'must be a mapping');
-    else for (const [k, v] of Object.entries(inst.feature_flags)) flags[k] = bool(v, ['instance', 'feature_flags', k], false);
-  }
-  const instance: Seed['instance'] = {
-    version,
-    tier,
-    storages,
-    unreachable,
-    personal_access_token_prefix: str(inst.personal_access_token_prefix, ['instance', 'personal_access_token_prefix'], 'glpat-'),
-    previous_prefixes: strList(inst.previous_prefixes, ['instance', 'previous_prefixes'], []),
-    impersonation_enabled: bool(inst.impersonation_enabled, ['instance', 'impersonation_enabled'], true),
-    oauth_ttl_seconds: int(inst.oauth_ttl_seconds, ['instance', 'oauth_ttl_seconds'], 7200, 1),
-    admin_mode: bool(inst.admin_mode, ['instance', 'admin_mode'], false),
-    feature_flags: flags,
-    ...(weights ? { repository_storages_weighted: weights } : {}),
-  };
+  return nodeOffset(doc, path);
+}
 
-  const list = (key: string): Record<string, unknown>[] => {
-    const v = raw[key];
-    if (v === undefined || v === null) return [];
-    if (!Array.isArray(v)) {
-      report([key], 'must be a list');
-      return [];
+/** The fields the mapping at `path` allows, as the schema says (for the unknown-field message). */
+function knownFields(path: Path): string | undefined {
+  let schema: unknown = seedSchema;
+  for (const step of [...path, null]) {
+    // Through wrappers (optional, default, nullable, transform pipes, refinements) to the container.
+    for (;;) {
+      const def = (schema as { _zod?: { def?: Record<string, unknown> } })._zod?.def;
+      if (!def) return undefined;
+      if (def.innerType) schema = def.innerType;
+      else if (def.type === 'pipe') schema = def.in;
+      else break;
     }
-    return v as Record<string, unknown>[];
-  };
-  const users = list('users').map((u, i) => ({
-    id: int(u.id, ['users', i, 'id'], undefined, 1),
-    username: str(u.username, ['users', i, 'username']),
-    admin: bool(u.admin, ['users', i, 'admin'], false),
-    name: typeof u.name === 'string' ? u.name : undefined,
-    email: typeof u.email === 'string' ? u.email : undefined,
-    state: typeof u.state === 'string' ? u.state : undefined,
-  }));
-  const usernames = new Set(users.map((u) => u.username.toLowerCase()));
-  const applications = list('applications').map((a, i) => ({
-    id: int(a.id, ['applications', i, 'id'], undefined, 1),
-    name: str(a.name, ['applications', i, 'name']),
-    uid: str(a.uid, ['applications', i, 'uid']),
-    secret: str(a.secret, ['applications', i, 'secret']),
-    redirect_uri: str(a.redirect_uri, ['applications', i, 'redirect_uri']),
-    confidential: bool(a.confidential, ['applications', i, 'confidential'], true),
-  }));
-  const credentials = list('credentials').map((c, i): CredentialSeed => {
-    const type = c.type as CredentialType;
-    if (!CREDENTIAL_TYPES.includes(type)) report(['credentials', i, 'type'], `must be one of ${CREDENTIAL_TYPES.join(', ')}`);
-    if (type === 'oauth') {
-      str(c.access_token, ['credentials', i, 'access_token']);
-      str(c.refresh_token, ['credentials', i, 'refresh_token']);
-      int(c.application, ['credentials', i, 'application'], undefined, 1);
-    } else str(c.value, ['credentials', i, 'value']);
-    if (c.user !== undefined && typeof c.user === 'string' && !usernames.has(c.user.toLowerCase())) report(['credentials', i, 'user'], `unknown user "${c.user}"`);
-    if (c.scopes !== undefined) strList(c.scopes, ['credentials', i, 'scopes'], []);
-    if (c.expires_at !== undefined && c.expires_at !== null && (typeof c.expires_at !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(c.expires_at))) {
-      report(['credentials', i, 'expires_at'], 'must be a date YYYY-MM-DD (quote it in YAML)');
-    }
-    return c as unknown as CredentialSeed;
-  });
-
-  const inv = (raw.inventory ?? {}) as Record<string, unknown>;
-  const inventory: Seed['inventory'] = {};
-  if (inv.generate !== undefined) {
-    const g = inv.generate as Record<string, unknown>;
-    const p = ['inventory', 'generate'];
-    const fractions = (g.storages ?? { [storages[0] ?? 'default']: 1 }) as Record<string, number>;
-    for (const [k, v] of Object.entries(fractions)) {
-      if (!storages.includes(k)) report([...p, 'storages', k], `unknown storage "${k}"`);
-      if (typeof v !== 'number' || v < 0) report([...p, 'storages', k], 'must be a fraction >= 0');
-    }
-    const size = (g.size_mb ?? {}) as Record<string, unknown>;
-    inventory.generate = {
-      random_seed: int(g.random_seed, [...p, 'random_seed'], 42),
-      projects: int(g.projects, [...p, 'projects'], 0),
-      snippets: int(g.snippets, [...p, 'snippets'], 0),
-      groups: int(g.groups, [...p, 'groups'], 0),
-      public_fraction: typeof g.public_fraction === 'number' && g.public_fraction >= 0 && g.public_fraction <= 1 ? g.public_fraction : (g.public_fraction === undefined ? 0.2 : (report([...p, 'public_fraction'], 'must be between 0 and 1'), 0)),
-      storages: fractions,
-      size_mb: { median: typeof size.median === 'number' ? size.median : 40, max: typeof size.max === 'number' ? size.max : 4000 },
-    };
+    const def = (schema as { _zod: { def: Record<string, unknown> } })._zod.def;
+    if (step === null) return def.type === 'object' ? Object.keys(def.shape as object).join(', ') : undefined;
+    if (def.type === 'object') schema = (def.shape as Record<string, unknown>)[String(step)];
+    else if (def.type === 'array') schema = def.element;
+    else if (def.type === 'record') schema = def.valueType;
+    else return undefined;
   }
-  for (const kind of ['projects', 'snippets', 'groups'] as const) {
-    const items = inv[kind];
-    if (items === undefined) continue;
-    if (!Array.isArray(items)) {
-      report(['inventory', kind], 'must be a list');
-      continue;
-    }
-    inventory[kind] = (items as Record<string, unknown>[]).map((it, i) => {
-      const s = str(it.storage, ['inventory', kind, i, 'storage']);
-      if (!storages.includes(s)) report(['inventory', kind, i, 'storage'], `unknown storage "${s}"`);
-      return { ...(it as object), id: int(it.id, ['inventory', kind, i, 'id'], undefined, 1), storage: s } as ItemSeed;
-    });
-  }
-  const geo_sites = list('geo_sites').map((s, i) => ({
-    id: int(s.id, ['geo_sites', i, 'id'], undefined, 1),
-    name: str(s.name, ['geo_sites', i, 'name']),
-    url: str(s.url, ['geo_sites', i, 'url']),
-    primary: bool(s.primary, ['geo_sites', i, 'primary'], false),
-  }));
-  return { instance, users, applications, credentials, inventory, ...(raw.geo_sites !== undefined ? { geo_sites } : {}) };
+  return undefined;
 }
 
 /** A small, fast, seedable PRNG (mulberry32): the same seed gives the same inventory. */
@@ -311,13 +150,13 @@ export function fakeChecksum(kind: string, id: number, commits: number): string 
 
 /** Writes configuration every start; writes data only when the database has none yet. */
 export function applySeed(db: Db, seed: Seed, nowMs: number): { seeded: boolean } {
-  const { repository_storages_weighted, admin_mode, feature_flags, ...config } = seed.instance;
+  const { weights, admin_mode, feature_flags, ...config } = seed.instance;
   setMeta(db, 'config', config satisfies InstanceConfig);
   if (getMeta(db, 'seeded')) return { seeded: false };
   const now = isoTime(nowMs);
   db.transaction(() => {
     const settings: InstanceSettings = {
-      repository_storages_weighted: repository_storages_weighted ?? { [config.storages.includes('default') ? 'default' : (config.storages[0] ?? 'default')]: 100 },
+      repository_storages_weighted: weights ?? { [config.storages.includes('default') ? 'default' : (config.storages[0] ?? 'default')]: 100 },
       admin_mode: admin_mode ?? false,
     };
     setMeta(db, 'settings', settings);
@@ -381,8 +220,6 @@ function defaultScopes(type: CredentialType): string[] {
 
 const KIND_OF: Record<'projects' | 'snippets' | 'groups', ItemKind> = { projects: 'project', snippets: 'snippet', groups: 'group' };
 
-const ITEM_COLUMNS = `kind, id, name, path, namespace, visibility, storage, read_only, size_mb, checksum, commit_count, owner_id, project_id,
-  created_at, updated_at`;
 const ITEM_VALUES = '(?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)';
 /** Parameters per generated row: id, visibility, storage, size_mb, commit_count, checksum. */
 const GENERATED_PARAMS = 6;
@@ -427,7 +264,8 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
   if (reindex) db.exec('DROP INDEX IF EXISTS items_storage');
   if (g) {
     const rand = createRandom(g.random_seed);
-    const entries = Object.entries(g.storages);
+    // Without shares, everything lands on the first configured storage.
+    const entries = Object.entries(g.storages ?? { [seed.instance.storages[0] ?? 'default']: 1 });
     const total = entries.reduce((s, [, w]) => s + w, 0) || 1;
     const lastStorage = entries[entries.length - 1]?.[0] ?? 'default';
     const pickStorage = () => {

@@ -1,0 +1,94 @@
+/**
+ * What a route handler sees (the parsed request, the resolved caller, the service's state) and
+ * what it returns (a Reply).
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { HeaderValue } from './errors.js';
+import type { Db } from '../db.js';
+import type { InstanceConfig } from '../seed-schema.js';
+import type { MoveEngine } from '../moves/engine.js';
+import type { Faults } from '../faults.js';
+
+export interface UserRow {
+  id: number;
+  username: string;
+  name: string;
+  email: string;
+  admin: boolean;
+  state: string;
+  bot: boolean;
+  created_at: string;
+}
+
+export interface CredentialRow {
+  id: number;
+  type: string;
+  value: string;
+  refresh_token: string | null;
+  user_id: number | null;
+  project_id: number | null;
+  group_id: number | null;
+  application_id: number | null;
+  name: string | null;
+  scopes: string;
+  expires_at: string | null;
+  expires_at_ms: number | null;
+  revoked: number;
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+  previous_id: number | null;
+  extra: string;
+}
+
+/** The authenticated caller, after sudo. */
+export interface Caller {
+  /** The user the request acts as (the sudo target when sudo was used). */
+  user: UserRow;
+  /** The user the credential belongs to. */
+  tokenOwner: UserRow;
+  credential: CredentialRow | null;
+  method: 'private_token' | 'oauth' | 'job_token' | 'session';
+  scopes: string[];
+  sudo: boolean;
+}
+
+/** What a handler returns; the server serialises it. Errors are thrown as SandboxHttpError instead. */
+export interface Reply {
+  status?: number;
+  /** Serialised as JSON unless `text` is set. `undefined` with status 204 sends no body. */
+  body?: unknown;
+  /** Plain-text body (health, rate limit). */
+  text?: string;
+  headers?: Record<string, HeaderValue>;
+}
+
+export interface SandboxState {
+  db: Db;
+  /** Configuration from the seed's `instance` (re-read at every start). */
+  config: InstanceConfig;
+  clock: Clock;
+  log: Logger;
+  engine: MoveEngine;
+  faults: Faults;
+}
+
+export interface RequestContext {
+  method: string;
+  /** Path without query string. */
+  path: string;
+  url: URL;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  /** Query and body parameters merged the way Grape does (body wins). */
+  input: Record<string, unknown>;
+  /** Path parameters (`:id`). */
+  params: Record<string, string>;
+  /** The caller, or null for anonymous requests on public routes. */
+  caller: Caller | null;
+  /** Base URL of this server, e.g. http://127.0.0.1:4567, for Link headers. */
+  origin: string;
+  state: SandboxState;
+}

@@ -1,0 +1,82 @@
+/**
+ * A small path router: `/api/v4/projects/:id/repository_storage_moves`. Params are decoded; a
+ * path that matches with another method yields 405, none at all 404.
+ */
+import type { RequestContext, Reply } from './context.js';
+
+/** Who may call a route. `write` defaults to true for every method but GET/HEAD. */
+export interface AuthRule {
+  /** public: no credentials needed (but optional ones are resolved); user: any authenticated user; admin: administrators. */
+  level: 'public' | 'user' | 'admin' | 'none';
+  /** Needs the `api` scope rather than `read_api`. */
+  write?: boolean;
+  /** Job tokens are accepted here (and only on such routes). */
+  jobToken?: boolean;
+}
+
+export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
+
+export interface Route {
+  method: string;
+  pattern: string;
+  auth: AuthRule;
+  handler: Handler;
+  segments: string[];
+}
+
+export type Match =
+  | { kind: 'found'; route: Route; params: Record<string, string> }
+  | { kind: 'method-not-allowed'; allowed: string[] }
+  | { kind: 'not-found' };
+
+export class Router {
+  readonly routes: Route[] = [];
+
+  add(method: string, pattern: string, auth: AuthRule, handler: Handler): this {
+    this.routes.push({ method, pattern, auth, handler, segments: pattern.split('/').filter(Boolean) });
+    return this;
+  }
+
+  get(pattern: string, auth: AuthRule, handler: Handler): this {
+    return this.add('GET', pattern, auth, handler);
+  }
+  post(pattern: string, auth: AuthRule, handler: Handler): this {
+    return this.add('POST', pattern, auth, handler);
+  }
+  put(pattern: string, auth: AuthRule, handler: Handler): this {
+    return this.add('PUT', pattern, auth, handler);
+  }
+  delete(pattern: string, auth: AuthRule, handler: Handler): this {
+    return this.add('DELETE', pattern, auth, handler);
+  }
+
+  match(method: string, path: string): Match {
+    let parts: string[];
+    try {
+      parts = path.split('/').filter(Boolean).map((p) => decodeURIComponent(p));
+    } catch {
+      return { kind: 'not-found' };
+    }
+    const allowed: string[] = [];
+    for (const route of this.routes) {
+      const params = matchSegments(route.segments, parts);
+      if (!params) continue;
+      const wanted = method === 'HEAD' ? 'GET' : method;
+      if (route.method === wanted) return { kind: 'found', route, params };
+      allowed.push(route.method);
+    }
+    return allowed.length > 0 ? { kind: 'method-not-allowed', allowed } : { kind: 'not-found' };
+  }
+}
+
+function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {
+  if (pattern.length !== parts.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i] as string;
+    const v = parts[i] as string;
+    if (p.startsWith(':')) params[p.slice(1)] = v;
+    else if (p !== v) return null;
+  }
+  return params;
+}

@@ -1,0 +1,230 @@
+/**
+ * Geo (premium and ultimate only; 404 on free), reference §5: the Geo sites REST API (admin) and
+ * the `geoRegistriesBulkUpdate` GraphQL mutation at POST /api/graphql (and through the primary's
+ * proxy, POST /api/v4/geo/node_proxy/:id/graphql).
+ *
+ * The sandbox does not replicate anything: every registry counts as synced and verified. Bulk
+ * actions are recorded in `geo_actions` and shown in each site's status under
+ * `registry_bulk_actions` (a sandbox extension) with the count of registries they touched.
+ *
+ * GraphQL follows GraphQL's convention: problems are HTTP 200 with an `errors` array. Only this
+ * one mutation is implemented; the query is read with a small parser (field, `input:` object
+ * literal or variable, enum values), not a full GraphQL implementation.
+ */
+import type { RequestContext, Reply } from '../http/context.js';
+import type { Db, ItemKind } from '../db.js';
+import { isoTime } from '../db.js';
+import { notFound } from '../http/errors.js';
+import { isEffectiveAdmin } from '../auth/authenticate.js';
+import type { Router } from '../http/router.js';
+
+/** Registry classes of GitLab's GeoRegistryClass enum. */
+export const REGISTRY_CLASSES = [
+  'PROJECT_REPOSITORY_REGISTRY', 'PROJECT_WIKI_REPOSITORY_REGISTRY', 'SNIPPET_REPOSITORY_REGISTRY', 'GROUP_WIKI_REPOSITORY_REGISTRY',
+  'DESIGN_MANAGEMENT_REPOSITORY_REGISTRY', 'LFS_OBJECT_REGISTRY', 'UPLOAD_REGISTRY', 'PACKAGE_FILE_REGISTRY', 'JOB_ARTIFACT_REGISTRY',
+  'PIPELINE_ARTIFACT_REGISTRY', 'MERGE_REQUEST_DIFF_REGISTRY', 'TERRAFORM_STATE_VERSION_REGISTRY', 'CI_SECURE_FILE_REGISTRY',
+  'CONTAINER_REPOSITORY_REGISTRY', 'DEPENDENCY_PROXY_BLOB_REGISTRY', 'DEPENDENCY_PROXY_MANIFEST_REGISTRY', 'PAGES_DEPLOYMENT_REGISTRY',
+] as const;
+export const BULK_ACTIONS = ['RESYNC_ALL', 'REVERIFY_ALL'] as const;
+
+/** Registries backed by the sandbox's inventory: the status prefix and the item kind. */
+const REPOSITORY_REGISTRIES: { cls: string; prefix: string; kind: ItemKind }[] = [
+  { cls: 'PROJECT_REPOSITORY_REGISTRY', prefix: 'project_repositories', kind: 'project' },
+  { cls: 'PROJECT_WIKI_REPOSITORY_REGISTRY', prefix: 'project_wiki_repositories', kind: 'project' },
+  { cls: 'SNIPPET_REPOSITORY_REGISTRY', prefix: 'snippet_repositories', kind: 'snippet' },
+  { cls: 'GROUP_WIKI_REPOSITORY_REGISTRY', prefix: 'group_wiki_repositories', kind: 'group' },
+];
+
+const NO_PERMISSION = "The resource that you are attempting to access does not exist or you don't have permission to perform this action";
+
+/** Adds the Geo sites API, its status and the GraphQL bulk mutation (and its proxy). */
+export function register(router: Router): void {
+  router.get('/api/v4/geo_sites', { level: 'admin' }, (ctx) => ({ body: sites(ctx).map((s) => siteEntity(ctx, s)) }));
+  router.get('/api/v4/geo_sites/status', { level: 'admin' }, (ctx) => ({ body: sites(ctx).map((s) => siteStatus(ctx, s)) }));
+  router.get('/api/v4/geo_sites/:id', { level: 'admin' }, (ctx) => ({ body: siteEntity(ctx, oneSite(ctx)) }));
+  router.get('/api/v4/geo_sites/:id/status', { level: 'admin' }, (ctx) => ({ body: siteStatus(ctx, oneSite(ctx)) }));
+  router.post('/api/graphql', { level: 'public' }, graphql);
+  router.post('/api/v4/geo/node_proxy/:id/graphql', { level: 'admin' }, (ctx) => {
+    geoLicensed(ctx);
+    const site = findSite(ctx.state.db, ctx.params.id ?? '');
+    if (!site) throw notFound('GeoNode');
+    return graphql(ctx);
+  });
+}
+
+interface SiteRow {
+  id: number;
+  name: string;
+  url: string;
+  is_primary: number;
+}
+
+function geoLicensed(ctx: RequestContext): void {
+  if (ctx.state.config.tier === 'free') throw notFound();
+}
+
+function sites(ctx: RequestContext): SiteRow[] {
+  geoLicensed(ctx);
+  return ctx.state.db.prepare('SELECT id, name, url, is_primary FROM geo_sites ORDER BY id').all() as SiteRow[];
+}
+
+function findSite(db: Db, ref: string): SiteRow | undefined {
+  if (!/^\d+$/.test(ref)) return undefined;
+  return db.prepare('SELECT id, name, url, is_primary FROM geo_sites WHERE id = ?').get(Number(ref)) as SiteRow | undefined;
+}
+
+function oneSite(ctx: RequestContext): SiteRow {
+  geoLicensed(ctx);
+  const site = findSite(ctx.state.db, ctx.params.id ?? '');
+  if (!site) throw notFound('GeoNode');
+  return site;
+}
+
+function siteEntity(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
+  const api = `${ctx.origin}/api/v4/geo_sites/${s.id}`;
+  return {
+    id: s.id,
+    name: s.name,
+    url: s.url,
+    internal_url: s.url,
+    primary: s.is_primary === 1,
+    enabled: true,
+    current: s.is_primary === 1,
+    files_max_capacity: 10,
+    repos_max_capacity: 25,
+    verification_max_capacity: 100,
+    container_repositories_max_capacity: 10,
+    selective_sync_type: null,
+    selective_sync_shards: [],
+    selective_sync_namespace_ids: [],
+    minimum_reverification_interval: 7,
+    sync_object_storage: false,
+    web_edit_url: `${ctx.origin}/admin/geo/sites/${s.id}/edit`,
+    web_geo_replication_details_url: `${s.url.replace(/\/$/, '')}/admin/geo/sites/${s.id}/replication/project_repositories`,
+    _links: { self: api, status: `${api}/status`, repair: `${api}/repair` },
+  };
+}
+
+function siteStatus(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
+  const { db } = ctx.state;
+  const counts = new Map<string, number>();
+  for (const r of db.prepare('SELECT kind, count(*) AS n FROM items GROUP BY kind').all() as { kind: string; n: number }[]) counts.set(r.kind, r.n);
+  const out: Record<string, unknown> = {
+    geo_node_id: s.id,
+    healthy: true,
+    health: 'Healthy',
+    health_status: 'Healthy',
+    missing_oauth_application: false,
+    db_replication_lag_seconds: s.is_primary === 1 ? null : 0,
+    projects_count: counts.get('project') ?? 0,
+  };
+  for (const r of REPOSITORY_REGISTRIES) {
+    const n = counts.get(r.kind) ?? 0;
+    Object.assign(out, {
+      [`${r.prefix}_count`]: n,
+      [`${r.prefix}_checksum_total_count`]: n,
+      [`${r.prefix}_checksummed_count`]: n,
+      [`${r.prefix}_checksum_failed_count`]: 0,
+      [`${r.prefix}_synced_count`]: n,
+      [`${r.prefix}_failed_count`]: 0,
+      [`${r.prefix}_registry_count`]: n,
+      [`${r.prefix}_verification_total_count`]: n,
+      [`${r.prefix}_verified_count`]: n,
+      [`${r.prefix}_verification_failed_count`]: 0,
+      [`${r.prefix}_synced_in_percentage`]: n > 0 ? '100.00%' : '0.00%',
+      [`${r.prefix}_verified_in_percentage`]: n > 0 ? '100.00%' : '0.00%',
+    });
+  }
+  const actions = db.prepare('SELECT id, registry_class, action, created_at FROM geo_actions ORDER BY id').all() as
+    { id: number; registry_class: string; action: string; created_at: string }[];
+  out.registry_bulk_actions = actions.map((a) => {
+    const reg = REPOSITORY_REGISTRIES.find((r) => r.cls === a.registry_class);
+    return { id: a.id, registry_class: a.registry_class, action: a.action, created_at: a.created_at, registries: reg ? (counts.get(reg.kind) ?? 0) : 0 };
+  });
+  out.last_event_id = actions.at(-1)?.id ?? null;
+  out.last_successful_status_check_at = isoTime(ctx.state.clock.now());
+  out.updated_at = isoTime(ctx.state.clock.now());
+  out.version = ctx.state.config.version;
+  out.revision = 'sandbox';
+  out.storage_shards_match = true;
+  return out;
+}
+
+type GqlError = { message: string; locations?: { line: number; column: number }[]; path?: string[]; extensions?: Record<string, unknown> };
+const gqlErrors = (...errors: GqlError[]): Reply => ({ body: { errors } });
+
+/** Reads `registryClass` and `action` of the mutation, or explains why it cannot. */
+export function parseBulkUpdate(query: string, variables: Record<string, unknown>): { registryClass: unknown; action: unknown; clientMutationId?: unknown } | GqlError {
+  const at = query.indexOf('geoRegistriesBulkUpdate');
+  if (!/^\s*mutation\b/.test(query.replace(/^\s*#.*$/gm, '')) || at < 0) {
+    return { message: 'The sandbox implements only the geoRegistriesBulkUpdate mutation' };
+  }
+  const open = query.indexOf('(', at);
+  const args = open < 0 ? '' : balanced(query, open, '(', ')');
+  const inputVar = /\binput\s*:\s*\$(\w+)/.exec(args);
+  if (inputVar) {
+    const input = variables[inputVar[1] as string];
+    if (typeof input !== 'object' || input === null) return { message: `Variable $${inputVar[1]} of type GeoRegistriesBulkUpdateInput! was provided invalid value` };
+    const o = input as Record<string, unknown>;
+    return { registryClass: o.registryClass, action: o.action, ...(o.clientMutationId !== undefined ? { clientMutationId: o.clientMutationId } : {}) };
+  }
+  const value = (name: string): unknown => {
+    const m = new RegExp(`\\b${name}\\s*:\\s*(\\$\\w+|"[^"]*"|[A-Za-z_]\\w*)`).exec(args);
+    if (!m) return undefined;
+    const v = m[1] as string;
+    if (v.startsWith('$')) return variables[v.slice(1)];
+    if (v.startsWith('"')) return { quoted: v };
+    return v;
+  };
+  return { registryClass: value('registryClass'), action: value('action') };
+}
+
+function balanced(text: string, start: number, open: string, close: string): string {
+  let depth = 0;
+  for (let i = start; i < text.length; i++) {
+    if (text[i] === open) depth++;
+    else if (text[i] === close && --depth === 0) return text.slice(start + 1, i);
+  }
+  return text.slice(start + 1);
+}
+
+function enumError(arg: string, type: string, value: unknown, allowed: readonly string[]): GqlError | null {
+  if (typeof value === 'string' && allowed.includes(value)) return null;
+  const shown = typeof value === 'object' && value !== null && 'quoted' in value ? String((value as { quoted: string }).quoted) : JSON.stringify(value ?? null);
+  return {
+    message: `Argument '${arg}' on InputObject 'GeoRegistriesBulkUpdateInput' has an invalid value (${shown}). Expected type '${type}!'.`,
+    extensions: { code: 'argumentLiteralsIncompatible', typeName: 'InputObject', argumentName: arg },
+  };
+}
+
+function graphql(ctx: RequestContext): Reply {
+  const query = ctx.input.query;
+  if (typeof query !== 'string' || query.trim() === '') return gqlErrors({ message: 'No query string was present' });
+  let variables: unknown = ctx.input.variables ?? {};
+  if (typeof variables === 'string') {
+    try {
+      variables = variables.trim() === '' ? {} : (JSON.parse(variables) as unknown);
+    } catch {
+      return gqlErrors({ message: 'Variables are invalid JSON' });
+    }
+  }
+  if (typeof variables !== 'object' || variables === null || Array.isArray(variables)) return gqlErrors({ message: 'Variables must be an object' });
+  const parsed = parseBulkUpdate(query, variables as Record<string, unknown>);
+  if ('message' in parsed) return gqlErrors(parsed);
+  const problems = [
+    enumError('registryClass', 'GeoRegistryClass', parsed.registryClass, REGISTRY_CLASSES),
+    enumError('action', 'GeoRegistriesBulkAction', parsed.action, BULK_ACTIONS),
+  ].filter((e): e is GqlError => e !== null);
+  if (problems.length > 0) return gqlErrors(...problems);
+  // Geo needs a license and `read_all_geo` (admins); GraphQL answers 200 with a null field otherwise.
+  if (ctx.state.config.tier === 'free' || !ctx.caller || !isEffectiveAdmin(ctx, ctx.caller)) {
+    return { body: { data: { geoRegistriesBulkUpdate: null }, errors: [{ message: NO_PERMISSION, path: ['geoRegistriesBulkUpdate'] }] } };
+  }
+  const registryClass = parsed.registryClass as string;
+  ctx.state.db.prepare('INSERT INTO geo_actions (registry_class, action, created_at) VALUES (?, ?, ?)')
+    .run(registryClass, parsed.action as string, isoTime(ctx.state.clock.now()));
+  ctx.state.log.info({ registryClass, action: parsed.action }, 'geo registries bulk update');
+  const result: Record<string, unknown> = { registryClass, errors: [] };
+  if (parsed.clientMutationId !== undefined) result.clientMutationId = parsed.clientMutationId;
+  return { body: { data: { geoRegistriesBulkUpdate: result } } };
+}

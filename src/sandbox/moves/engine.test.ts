@@ -1,0 +1,347 @@
+// The engine against an in-memory database, without HTTP: transitions, fates, FIFO order and the
+// worker limit, restart from the database, and bulk jobs.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Db, ItemKind } from '../db.js';
+import { getMeta, openDatabase } from '../db.js';
+import type { Faults, MoveFate } from '../faults.js';
+import type { InstanceConfig } from '../seed-schema.js';
+import { applySeed, fakeChecksum, parseSeed } from '../seed.js';
+import type { MoveEngine } from './engine.js';
+import { createMoveEngine } from './engine.js';
+import type { ItemRow } from '../inventory/items.js';
+import type { MoveRow } from './store.js';
+import { moveStatements } from './store.js';
+
+const SEED = `
+instance: { storages: [default, nfs-1, nfs-2, cluster], unreachable: [nfs-2], weights: { cluster: 100 } }
+users: [{ id: 1, username: root, admin: true }]
+inventory:
+  projects:
+    - { id: 1, storage: nfs-1, commit_count: 7 }
+    - { id: 2, storage: nfs-1 }
+    - { id: 3, storage: nfs-1 }
+    - { id: 4, storage: nfs-1 }
+    - { id: 5, storage: default }
+  snippets: [{ id: 1, storage: nfs-1 }]
+  groups: [{ id: 1, storage: nfs-1 }]
+`;
+
+function fakeFaults(fates: Record<string, MoveFate> = {}): Faults {
+  return { onRequest: async () => false, moveFate: (kind, id) => fates[`${kind}:${id}`] ?? 'ok', counts: () => ({}) };
+}
+
+const engines: MoveEngine[] = [];
+const dbs: Db[] = [];
+afterEach(() => {
+  for (const e of engines.splice(0)) e.close();
+  for (const d of dbs.splice(0)) d.close();
+});
+
+function setup(opts: { fates?: Record<string, MoveFate>; workers?: number; ms?: number; file?: string; db?: Db; batch?: number; now?: () => number } = {}) {
+  const db = opts.db ?? openDatabase(opts.file);
+  if (!opts.db) {
+    dbs.push(db);
+    applySeed(db, parseSeed(SEED), Date.now());
+  }
+  const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;
+  const engine = createMoveEngine(
+    { db, config, clock: { now: opts.now ?? (() => Date.now()) }, log: pino({ level: 'silent' }), faults: fakeFaults(opts.fates) },
+    { workers: opts.workers ?? 10, speed: 1, moveDurationMs: opts.ms ?? 20, ...(opts.batch ? { bulkBatchSize: opts.batch } : {}) },
+  );
+  engines.push(engine);
+  engine.start();
+  const item = (kind: ItemKind, id: number) => moveStatements(db).itemById.get(kind, id) as ItemRow;
+  const move = (id: number) => moveStatements(db).moveById.get(id) as MoveRow;
+  return { db, engine, item, move };
+}
+
+async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function scheduled(outcome: ReturnType<MoveEngine['schedule']>): MoveRow {
+  if (!outcome.ok) throw new Error(JSON.stringify(outcome.errors));
+  return outcome.move;
+}
+
+describe('move engine', () => {
+  it('runs scheduled -> started -> replicated -> finished and moves the item with its content', async () => {
+    const { engine, item, move } = setup({ ms: 60 });
+    const before = item('project', 1);
+    const m = scheduled(engine.schedule(before, 'cluster'));
+    expect(m.state).toBe('scheduled');
+    expect(item('project', 1).read_only).toBe(1);
+    const seen = new Set<string>();
+    await until(() => {
+      seen.add(move(m.id).state);
+      return move(m.id).state === 'finished';
+    });
+    expect(seen.has('started')).toBe(true);
+    const after = item('project', 1);
+    expect(after).toMatchObject({ storage: 'cluster', read_only: 0, checksum: before.checksum, commit_count: 7 });
+    expect(move(m.id).snapshot_checksum).toBe(before.checksum);
+  });
+
+  it('refuses a second move while the item is read-only, and unknown destinations', () => {
+    const { engine, item } = setup({ ms: 1000 });
+    scheduled(engine.schedule(item('project', 1), 'cluster'));
+    expect(engine.schedule(item('project', 1), 'cluster')).toEqual({ ok: false, errors: { project: ['is read-only'] } });
+    expect(engine.schedule(item('project', 2), 'mars')).toEqual({ ok: false, errors: { destination_storage_name: ['is not included in the list'] } });
+  });
+
+  it('picks the destination by weight when none is given', () => {
+    const { engine, item } = setup({ ms: 1000 });
+    expect(scheduled(engine.schedule(item('snippet', 1))).destination).toBe('cluster');
+  });
+
+  it('fails with an error message and leaves the item writable on its source', async () => {
+    const { engine, item, move } = setup({ fates: { 'project:1': 'fail' } });
+    const m = scheduled(engine.schedule(item('project', 1), 'cluster'));
+    await until(() => move(m.id).state === 'failed');
+    expect(move(m.id).error_message).toMatch(/checksum/);
+    expect(item('project', 1)).toMatchObject({ storage: 'nfs-1', read_only: 0, commit_count: 7 });
+  });
+
+  it('ends in cleanup failed after replication, item on the destination and writable', async () => {
+    const { engine, item, move } = setup({ fates: { 'group:1': 'cleanup_fail' } });
+    const m = scheduled(engine.schedule(item('group', 1), 'cluster'));
+    await until(() => move(m.id).state === 'cleanup failed');
+    expect(move(m.id).error_message).toMatch(/remove/);
+    expect(item('group', 1)).toMatchObject({ storage: 'cluster', read_only: 0 });
+  });
+
+  it('leaves a stuck move in started with the item read-only, without holding a worker', async () => {
+    const { engine, item, move } = setup({ fates: { 'project:1': 'stuck' }, workers: 1 });
+    const stuck = scheduled(engine.schedule(item('project', 1), 'cluster'));
+    const next = scheduled(engine.schedule(item('project', 2), 'cluster'));
+    await until(() => move(next.id).state === 'finished');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(move(stuck.id).state).toBe('started');
+    expect(item('project', 1).read_only).toBe(1);
+  });
+
+  it('fails moves from or to an unreachable storage with a Gitaly error', async () => {
+    const { engine, item, move } = setup();
+    const m = scheduled(engine.schedule(item('project', 1), 'nfs-2'));
+    await until(() => move(m.id).state === 'failed');
+    expect(move(m.id).error_message).toMatch(/UNAVAILABLE.*nfs-2/);
+    expect(move(m.id).error_message!.length).toBeLessThanOrEqual(256);
+    expect(item('project', 1).read_only).toBe(0);
+  });
+
+  it('finishes a move to the same storage without copying', async () => {
+    const { engine, item, move } = setup({ ms: 5000 });
+    const m = scheduled(engine.schedule(item('project', 5), 'default'));
+    await until(() => move(m.id).state === 'finished', 500);
+    expect(item('project', 5)).toMatchObject({ storage: 'default', read_only: 0 });
+  });
+
+  it('runs FIFO with at most `workers` moves at once', async () => {
+    const { engine, item, move } = setup({ workers: 2, ms: 40 });
+    const ids = [1, 2, 3, 4].map((id) => scheduled(engine.schedule(item('project', id), 'cluster')).id);
+    let maxActive = 0;
+    await until(() => {
+      const active = ids.filter((id) => ['started', 'replicated'].includes(move(id).state)).length;
+      maxActive = Math.max(maxActive, active);
+      return ids.every((id) => move(id).state === 'finished');
+    });
+    expect(maxActive).toBeLessThanOrEqual(2);
+    const startOrder = [...ids].sort((a, b) => Date.parse(move(a).updated_at) - Date.parse(move(b).updated_at) || a - b);
+    expect(startOrder).toEqual(ids);
+  });
+
+  it('resumes moves from the database after a restart, keeping absolute due times', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engine-'));
+    try {
+      const file = join(dir, 'state.db');
+      const first = setup({ file, ms: 300, workers: 1 });
+      const a = scheduled(first.engine.schedule(first.item('project', 1), 'cluster'));
+      const b = scheduled(first.engine.schedule(first.item('project', 2), 'cluster'));
+      await until(() => first.move(a.id).state === 'started');
+      first.engine.close();
+      const due = first.move(a.id).due_at_ms;
+      first.db.close();
+      dbs.splice(dbs.indexOf(first.db), 1);
+      const db = openDatabase(file);
+      dbs.push(db);
+      const second = setup({ db, ms: 300, workers: 1 });
+      expect(second.move(a.id).due_at_ms).toBe(due);
+      await until(() => second.move(b.id).state === 'finished');
+      expect(second.move(a.id).state).toBe('finished');
+      expect(second.item('project', 1)).toMatchObject({ storage: 'cluster', read_only: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('bulk-schedules items on the source in batches, skipping read-only ones', async () => {
+    const { db, engine, item, move } = setup({ ms: 1 });
+    const before = (db.prepare('SELECT count(*) n FROM moves').get() as { n: number }).n;
+    db.prepare("UPDATE items SET read_only = 1 WHERE kind = 'project' AND id = 2").run();
+    engine.scheduleBulk('project', 'nfs-1', 'cluster');
+    await until(() => engine.stats().bulkJobs === 0 && engine.stats().queued === 0 && engine.stats().running === 0);
+    const created = db.prepare('SELECT item_id FROM moves WHERE id > ? ORDER BY item_id').all(before) as { item_id: number }[];
+    expect(created.map((r) => r.item_id)).toEqual([1, 3, 4]);
+    await until(() => item('project', 4).storage === 'cluster');
+    expect(move(before + 1).state).toBe('finished');
+  });
+
+  it('resumes a bulk job left unprocessed by a stopped engine, batch by batch', async () => {
+    const first = setup({ ms: 1, batch: 2 });
+    first.engine.scheduleBulk('project', 'nfs-1', 'cluster');
+    // Closed before the background batch ran: the job exists only in the database.
+    first.engine.close();
+    expect(first.engine.stats()).toMatchObject({ queued: 0, bulkJobs: 1 });
+    const second = setup({ db: first.db, ms: 1, batch: 2 });
+    await until(() => [1, 2, 3, 4].every((id) => second.item('project', id).storage === 'cluster'));
+    expect(second.engine.stats().bulkJobs).toBe(0);
+    const moves = first.db.prepare('SELECT count(*) n FROM moves').get() as { n: number };
+    expect(moves.n).toBe(4);
+  });
+
+  it('starts the next move when a worker freed up, not when the timer fired, so lateness does not add up', async () => {
+    const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+    let now = t0;
+    const { engine, item, move } = setup({ workers: 2, ms: 10, now: () => now });
+    const items: [ItemKind, number][] = [['project', 1], ['project', 2], ['project', 3], ['project', 4], ['project', 5], ['snippet', 1], ['group', 1]];
+    const ids = items.map(([kind, id]) => scheduled(engine.schedule(item(kind, id), 'cluster')).id);
+    const tick = async (ms: number) => {
+      now += ms;
+      engine.kick();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    };
+    await tick(0);
+    expect(ids.map((id) => move(id).state)).toEqual(['started', 'started', 'scheduled', 'scheduled', 'scheduled', 'scheduled', 'scheduled']);
+    // The timer fires 20 ms late: moves 3 and 4 started when 1 and 2 ended (10 ms), so they are done too.
+    await tick(20);
+    // Then 200 ms late: a start is never more than MAX_LAG_MS (50) in the past, so move 7 starts at 170.
+    await tick(200);
+    expect(ids.map((id) => move(id).state)).toEqual(Array(7).fill('finished'));
+    expect(ids.map((id) => Date.parse(move(id).updated_at) - t0)).toEqual([10, 10, 20, 20, 30, 30, 180]);
+  });
+
+  it('holds a move scheduled during an earlier move\'s cleanup until that one ends, also across a restart', async () => {
+    let now = Date.parse('2026-06-01T00:00:00Z');
+    const clock = () => now;
+    const { db, engine, item, move } = setup({ ms: 1000, now: clock });
+    const step = async (ms: number, e: MoveEngine) => {
+      now += ms;
+      e.kick();
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    };
+    const running = () => (db.prepare("SELECT count(*) AS n FROM moves WHERE kind = 'project' AND item_id = 1 AND state IN ('started', 'replicated')").get() as { n: number }).n;
+    const first = scheduled(engine.schedule(item('project', 1), 'cluster'));
+    await step(0, engine);
+    await step(950, engine);
+    expect(move(first.id).state).toBe('replicated');
+    // GitLab makes the item writable at replicated, so a new move passes validation...
+    expect(item('project', 1)).toMatchObject({ storage: 'cluster', read_only: 0 });
+    const second = scheduled(engine.schedule(item('project', 1), 'default'));
+    expect(second.source).toBe('cluster');
+    await step(0, engine);
+    // ...but does not run alongside the cleanup (GitLab's per-container lease), and holds the flag.
+    expect(move(second.id).state).toBe('scheduled');
+    expect(item('project', 1).read_only).toBe(1);
+    // Other items are not held up behind it.
+    const other = scheduled(engine.schedule(item('project', 2), 'cluster'));
+    await step(0, engine);
+    expect(move(other.id).state).toBe('started');
+    expect(engine.stats().queued).toBe(1);
+
+    // A restart keeps the order: the waiting move is still behind the replicated one.
+    engine.close();
+    const again = setup({ db, ms: 1000, now: clock }).engine;
+    await step(0, again);
+    expect(move(second.id).state).toBe('scheduled');
+    expect(running()).toBe(1);
+    await step(100, again);
+    expect(move(first.id).state).toBe('finished');
+    expect(move(second.id).state).toBe('started');
+    expect(running()).toBe(1);
+    await step(1000, again);
+    expect(move(second.id).state).toBe('finished');
+    expect(item('project', 1)).toMatchObject({ storage: 'default', read_only: 0, commit_count: 7 });
+  });
+
+  it('keeps its invariants under any mix of schedules, fates, writes and time (property)', async () => {
+    const ITEMS: [ItemKind, number][] = [['project', 1], ['project', 2], ['project', 5], ['snippet', 1], ['group', 1]];
+    const STORAGES = ['default', 'nfs-1', 'nfs-2', 'cluster'];
+    const FATES: MoveFate[] = ['ok', 'ok', 'ok', 'fail', 'cleanup_fail', 'stuck'];
+    const command = fc.oneof(
+      fc.record({ op: fc.constant('schedule' as const), item: fc.nat(ITEMS.length - 1), dest: fc.nat(STORAGES.length), fate: fc.constantFrom(...FATES) }),
+      fc.record({ op: fc.constant('write' as const), item: fc.nat(ITEMS.length - 1) }),
+      fc.record({ op: fc.constant('time' as const), ms: fc.integer({ min: 0, max: 40 }) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(command, { maxLength: 30 }), async (commands) => {
+        let now = Date.parse('2026-01-01T00:00:00.000Z');
+        const fates: Record<string, MoveFate> = {};
+        const db = openDatabase();
+        applySeed(db, parseSeed(SEED), now);
+        const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;
+        const engine = createMoveEngine(
+          { db, config, clock: { now: () => now }, log: pino({ level: 'silent' }), faults: fakeFaults(fates) },
+          { workers: 2, speed: 1, moveDurationMs: 20 },
+        );
+        engine.start();
+        const st = moveStatements(db);
+        const commits = new Map<string, number>(ITEMS.map(([k, id]) => [`${k}:${id}`, st.itemById.get(k, id)!.commit_count]));
+        const terminal = new Map<number, string>();
+        try {
+          for (const c of commands) {
+            if (c.op === 'schedule') {
+              const [kind, id] = ITEMS[c.item]!;
+              fates[`${kind}:${id}`] = c.fate;
+              const before = st.itemById.get(kind, id)!;
+              const out = engine.schedule(before, STORAGES[c.dest]);
+              expect(out.ok).toBe(before.read_only === 0);
+            } else if (c.op === 'write') {
+              const [kind, id] = ITEMS[c.item]!;
+              const row = st.itemById.get(kind, id)!;
+              if (row.read_only === 0) {
+                db.prepare('UPDATE items SET commit_count = ?, checksum = ? WHERE kind = ? AND id = ?')
+                  .run(row.commit_count + 1, fakeChecksum(kind, id, row.commit_count + 1), kind, id);
+                commits.set(`${kind}:${id}`, row.commit_count + 1);
+              }
+            } else {
+              now += c.ms;
+              engine.kick();
+            }
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            expect(engine.stats().running).toBeLessThanOrEqual(2);
+            const moves = db.prepare('SELECT * FROM moves ORDER BY id').all() as MoveRow[];
+            for (const m of moves) {
+              const seen = terminal.get(m.id);
+              if (seen !== undefined) expect(m.state).toBe(seen);
+              else if (['finished', 'failed', 'cleanup failed'].includes(m.state)) terminal.set(m.id, m.state);
+            }
+            for (const [kind, id] of ITEMS) {
+              const row = st.itemById.get(kind, id)!;
+              const mine = moves.filter((m) => m.kind === kind && m.item_id === id);
+              const blocking = mine.filter((m) => m.state === 'scheduled' || m.state === 'started');
+              expect(blocking.length).toBeLessThanOrEqual(1);
+              expect(row.read_only).toBe(blocking.length);
+              expect(row.commit_count).toBe(commits.get(`${kind}:${id}`));
+              expect(row.checksum).toBe(fakeChecksum(kind, id, row.commit_count));
+              const landed = mine.filter((m) => ['replicated', 'finished', 'cleanup failed'].includes(m.state)).at(-1);
+              if (landed) expect(row.storage).toBe(landed.destination);
+            }
+          }
+        } finally {
+          engine.close();
+          db.close();
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

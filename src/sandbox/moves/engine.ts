@@ -1,0 +1,460 @@
+/**
+ * The move engine: a pool of workers that carries moves through GitLab's states (reference §2):
+ * scheduled -> started -> replicated -> finished, or started -> failed and replicated ->
+ * cleanup failed. Terminal states never change.
+ *
+ * - Scheduling (here, from the routes and from bulk jobs) inserts the move as `scheduled` and sets
+ *   the item read-only in one transaction; the move's fate (faults) and duration are fixed then,
+ *   so a restart replays the same outcome.
+ * - One move per item runs at a time (GitLab's per-container exclusive lease). The item is writable
+ *   again at `replicated`, so a new move can be scheduled during an earlier one's cleanup; it waits,
+ *   `scheduled` and holding the read-only flag, until that one ends, and then goes first. (GitLab's
+ *   worker fails such a move outright and may leave the flag set; waiting keeps the item usable.)
+ * - Moves run FIFO by id on at most `workers` at once. Starting snapshots the item's checksum and
+ *   commit count; at `replicated` the item moves to the destination with that content and becomes
+ *   writable again (no commit can land in between: it is read-only). `failed` leaves the item on
+ *   its source, writable, with its content untouched; `cleanup failed` happens after replication.
+ * - Timing is simulated with ONE timer to the earliest due time. A worker that frees up takes the
+ *   next move at the moment it freed up (its due time, not the moment the timer fired), so timer
+ *   lateness does not accumulate over thousands of moves; the start is never more than
+ *   MAX_LAG_MS in the past, so time spent stopped or stalled is not replayed as work.
+ * - Every transition of a tick is written in one transaction; due times are absolute
+ *   (`moves.due_at_ms`), so a restart continues moves where they were.
+ * - A `stuck` move stays in `started` (and its item read-only) forever. It does not keep a worker:
+ *   GitLab's job would have given up its 30-minute lease long before anyone noticed.
+ * - Duration (./policy.ts): `moveDurationMs` when set, else 50 ms per MB divided by `speed`
+ *   (at least 10 ms); 90% copying (`started`), 10% removing the source copy (`replicated`). A move
+ *   to the same storage copies nothing and finishes at once; a move from or to an unreachable
+ *   storage fails within 10 ms with a Gitaly UNAVAILABLE message.
+ * - Bulk jobs (`bulk_jobs`) are processed one batch per event-loop turn, resuming from their
+ *   cursor after a restart; read-only items are skipped, as GitLab's `is read-only` validation
+ *   skips them.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
+import type { Db, ItemKind } from '../db.js';
+import { ITEM_KINDS, isoTime } from '../db.js';
+import type { Faults, MoveFate } from '../faults.js';
+import type { InstanceConfig } from '../seed-schema.js';
+import type { ItemRow } from '../inventory/items.js';
+import type { MoveRow, MoveState } from './store.js';
+import { moveStatements, noteMoveCreated, readWeights } from './store.js';
+import { MIN_MOVE_MS, moveDuration, pickStorage, splitDuration, truncateError } from './policy.js';
+
+export interface EngineOptions {
+  workers: number;
+  speed: number;
+  /** Fixed duration of every move in ms; when unset, duration follows repository size. */
+  moveDurationMs?: number;
+  /** Source of randomness for destination picks (default Math.random). */
+  random?: () => number;
+  /** Items per bulk-schedule batch (one transaction each); default 500. */
+  bulkBatchSize?: number;
+}
+
+/** Outcome of scheduling one item's move: the new record, or GitLab's validation errors. */
+export type ScheduleOutcome =
+  | { ok: true; move: MoveRow }
+  | { ok: false; errors: Record<string, string[]> };
+
+export interface MoveEngine {
+  /** Starts processing (resumes moves and bulk jobs left running by a previous process). */
+  start(): void;
+  /** Stops timers; state stays in the database. */
+  close(): void;
+  /** Wakes the engine after new moves were created. */
+  kick(): void;
+  /** For tests: the item kinds it handles. */
+  readonly kinds: readonly ItemKind[];
+  /**
+   * Schedules a move of `item` to `destination` (picked by weight when undefined). Fails with
+   * `destination_storage_name: is not included in the list` and/or `<kind>: is read-only`.
+   */
+  schedule(item: ItemRow, destination?: string): ScheduleOutcome;
+  /** Records a bulk job (processed in the background, in batches, resumable). */
+  scheduleBulk(kind: ItemKind, source: string, destination?: string): void;
+  /** Moves waiting for a worker, moves running, bulk jobs not done. */
+  stats(): { queued: number; running: number; bulkJobs: number };
+}
+
+/** Everything the engine needs from the service's state. */
+export interface EngineDeps {
+  db: Db;
+  config: InstanceConfig;
+  clock: Clock;
+  log: Logger;
+  faults: Faults;
+}
+
+/** How far in the past a freed worker may start its next move (see the module comment). */
+export const MAX_LAG_MS = 50;
+/** Transitions per tick before yielding to the event loop. */
+const MAX_TRANSITIONS_PER_TICK = 5000;
+
+/** A move as the engine carries it (queue entries are only ids, so a million queued moves stay small). */
+interface Queued {
+  id: number;
+  kind: ItemKind;
+  itemId: number;
+  source: string;
+  destination: string;
+  fate: string;
+  durationMs: number;
+  readyAt: number;
+}
+
+interface Running extends Queued {
+  phase: 'started' | 'replicated';
+  due: number;
+  snapshotChecksum: string;
+  snapshotCommits: number;
+}
+
+export function createMoveEngine(deps: EngineDeps, options: EngineOptions): MoveEngine {
+  const { db, config, clock, log, faults } = deps;
+  const s = moveStatements(db);
+  const countItemMoves = db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ? AND item_id = ?');
+  const workers = Math.max(1, Math.floor(options.workers));
+  const random = options.random ?? Math.random;
+  const batchSize = options.bulkBatchSize ?? 500;
+  let queue: number[] = [];
+  let head = 0;
+  /** Moves waiting for an earlier move of the same item to end, by `kind:itemId`. */
+  let waiting = new Map<string, number[]>();
+  let running: Running[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  let timerAt = Number.POSITIVE_INFINITY;
+  let immediate: NodeJS.Immediate | null = null;
+  let bulkImmediate: NodeJS.Immediate | null = null;
+  let started = false;
+  let closed = false;
+
+  const unreachable = (name: string) => config.unreachable.includes(name);
+
+  /** Why the copy fails, or null when it succeeds. */
+  function copyFailure(m: Queued, snapshotChecksum: string): string | null {
+    for (const storage of [m.source, m.destination]) {
+      if (unreachable(storage)) {
+        return truncateError(`14:connections to all backends failing; last error: UNAVAILABLE: ipv4:127.0.0.1:8075: Failed to connect to remote host: Connection refused (storage "${storage}"). (GRPC::Unavailable)`);
+      }
+    }
+    if (m.fate === 'fail') {
+      return truncateError(`Failed to verify ${m.kind} repository checksum from ${snapshotChecksum} to 0000000000000000000000000000000000000000`);
+    }
+    return null;
+  }
+
+  function createMove(kind: ItemKind, itemId: number, source: string, sizeMb: number, destination: string, now: number): Queued {
+    const iso = isoTime(now);
+    // The attempt comes from the records, so a restarted sandbox does not replay an item's first fate.
+    const previous = (countItemMoves.get(kind, itemId) as { n: number }).n;
+    const fate: MoveFate = faults.moveFate(kind, itemId, previous + 1);
+    const durationMs = moveDuration(sizeMb, options.speed, options.moveDurationMs);
+    const id = Number(s.insertMove.run(kind, itemId, 'scheduled', source, destination, fate, durationMs, iso, iso).lastInsertRowid);
+    s.setReadOnly.run(1, kind, itemId);
+    noteMoveCreated(db, kind);
+    return { id, kind, itemId, source, destination, fate, durationMs, readyAt: now };
+  }
+
+  function toQueued(row: MoveRow, now: number): Queued {
+    return {
+      id: row.id, kind: row.kind, itemId: row.item_id, source: row.source, destination: row.destination,
+      fate: row.fate, durationMs: row.duration_ms, readyAt: Math.min(now, Date.parse(row.created_at) || now),
+    };
+  }
+
+  function startMove(row: MoveRow, at: number, now: number): void {
+    const q = toQueued(row, now);
+    at = Math.max(at, q.readyAt, now - MAX_LAG_MS);
+    const iso = isoTime(at);
+    const item = s.itemById.get(q.kind, q.itemId);
+    if (!item) {
+      s.setMoveState.run('failed', null, truncateError(`${q.kind} ${q.itemId} no longer exists`), iso, q.id);
+      return;
+    }
+    const { copyMs } = splitDuration(q.durationMs);
+    const failure = copyFailure(q, item.checksum);
+    if (q.fate === 'stuck' && failure === null) {
+      s.startMove.run(null, item.checksum, item.commit_count, iso, q.id);
+      return;
+    }
+    // Same storage: nothing is copied (GitLab's same_filesystem?); unreachable storages fail fast.
+    const due = failure !== null ? at + Math.min(copyMs, MIN_MOVE_MS) : (q.source === q.destination ? at : at + copyMs);
+    s.startMove.run(due, item.checksum, item.commit_count, iso, q.id);
+    running.push({ ...q, phase: 'started', due, snapshotChecksum: item.checksum, snapshotCommits: item.commit_count });
+  }
+
+  /** Whether an earlier move of this item is still running (started or replicated). */
+  function itemBusy(kind: ItemKind, itemId: number): boolean {
+    for (const r of running) if (r.itemId === itemId && r.kind === kind) return true;
+    return false;
+  }
+
+  /** Starts queued moves while workers are free; `at` is when the worker became free. */
+  function fill(at: number, now: number): void {
+    while (running.length < workers && head < queue.length) {
+      const id = queue[head++] as number;
+      const row = s.moveById.get(id);
+      // Only a scheduled move starts (GitLab's service does nothing for any other state).
+      if (!row || row.state !== 'scheduled') continue;
+      // One move per item at a time, as GitLab's per-container exclusive lease: a move scheduled
+      // during an earlier one's cleanup (`replicated`, the item writable again) waits, scheduled
+      // and holding the read-only flag, until that one ends; then it is first in line.
+      if (itemBusy(row.kind, row.item_id)) {
+        const key = `${row.kind}:${row.item_id}`;
+        waiting.set(key, [...(waiting.get(key) ?? []), id]);
+        continue;
+      }
+      startMove(row, at, now);
+    }
+    if (head > 1024 && head * 2 > queue.length) {
+      queue = queue.slice(head);
+      head = 0;
+    }
+  }
+
+  function release(index: number, now: number): void {
+    const r = running[index] as Running;
+    const last = running.pop() as Running;
+    if (index < running.length) running[index] = last;
+    const key = `${r.kind}:${r.itemId}`;
+    const next = waiting.get(key);
+    if (next) {
+      waiting.delete(key);
+      // Back to the front of the queue, in their order (they were scheduled before anything behind them).
+      if (head >= next.length) {
+        head -= next.length;
+        for (let i = 0; i < next.length; i++) queue[head + i] = next[i] as number;
+      } else {
+        queue = [...next, ...queue.slice(head)];
+        head = 0;
+      }
+    }
+    fill(r.due, now);
+  }
+
+  function advance(index: number, now: number): void {
+    const r = running[index] as Running;
+    const iso = isoTime(r.due);
+    if (r.phase === 'started') {
+      const failure = copyFailure(r, r.snapshotChecksum);
+      if (failure !== null) {
+        s.setMoveState.run('failed', null, failure, iso, r.id);
+        s.setReadOnly.run(0, r.kind, r.itemId);
+        release(index, now);
+        return;
+      }
+      const cleanupMs = r.source === r.destination ? 0 : splitDuration(r.durationMs).cleanupMs;
+      r.phase = 'replicated';
+      r.due += cleanupMs;
+      s.setMoveState.run('replicated', r.due, null, iso, r.id);
+      s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
+      return;
+    }
+    if (r.fate === 'cleanup_fail' && r.source !== r.destination) {
+      const msg = truncateError(`Failed to remove ${r.kind} repository from source storage "${r.source}": 4:Deadline Exceeded. (GRPC::DeadlineExceeded)`);
+      // The item became writable at `replicated` (as in GitLab, where only started -> replicated
+      // and started -> failed set it writable); a newer move may hold the flag by now.
+      s.setMoveState.run('cleanup failed', null, msg, iso, r.id);
+    } else {
+      s.setMoveState.run('finished', null, null, iso, r.id);
+    }
+    release(index, now);
+  }
+
+  /** Advances every move due by `now`; returns false when it stopped early (more work left). */
+  function drain(now: number): boolean {
+    for (let n = 0; n < MAX_TRANSITIONS_PER_TICK; n++) {
+      let best = -1;
+      let bestDue = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < running.length; i++) {
+        const due = (running[i] as Running).due;
+        if (due < bestDue) {
+          bestDue = due;
+          best = i;
+        }
+      }
+      if (best < 0 || bestDue > now) return true;
+      advance(best, now);
+    }
+    return false;
+  }
+
+  const runTick = db.transaction((now: number): boolean => {
+    fill(now, now);
+    return drain(now);
+  });
+
+  /** Whether a tick would change anything (skips an empty transaction on every kick). */
+  function hasWork(now: number): boolean {
+    if (running.length < workers && head < queue.length) return true;
+    for (const r of running) if (r.due <= now) return true;
+    return false;
+  }
+
+  function onTimer(): void {
+    timer = null;
+    timerAt = Number.POSITIVE_INFINITY;
+    tick();
+  }
+
+  function onImmediate(): void {
+    immediate = null;
+    tick();
+  }
+
+  /** One pass: start what can start, advance what is due, then wait for the next due time. */
+  function tick(): void {
+    if (closed) return;
+    let complete = true;
+    const now = clock.now();
+    try {
+      if (hasWork(now)) complete = runTick(now);
+    } catch (err) {
+      // The transaction rolled back: rebuild the in-memory view from the database.
+      log.error({ err }, 'move engine tick failed');
+      load();
+    }
+    if (!complete) kick();
+    else arm();
+  }
+
+  function arm(): void {
+    if (closed || !started) return;
+    if (running.length < workers && head < queue.length) {
+      kick();
+      return;
+    }
+    let next = Number.POSITIVE_INFINITY;
+    for (const r of running) if (r.due < next) next = r.due;
+    if (next === Number.POSITIVE_INFINITY) return;
+    if (timer && timerAt <= next) return;
+    if (timer) clearTimeout(timer);
+    timerAt = next;
+    timer = setTimeout(onTimer, Math.max(0, next - clock.now()));
+    timer.unref();
+  }
+
+  function kick(): void {
+    if (!started || closed || immediate) return;
+    immediate = setImmediate(onImmediate);
+    immediate.unref();
+  }
+
+  /** Rebuilds the queue and the running set from the database (start and error recovery). */
+  function load(): void {
+    queue = [];
+    head = 0;
+    waiting = new Map();
+    running = [];
+    const now = clock.now();
+    for (const row of s.activeMoves.iterate()) {
+      // `initial` moves were never scheduled (GitLab runs no job for them); the sandbox creates none.
+      if (row.state === 'initial') continue;
+      if (row.state === 'scheduled') {
+        queue.push(row.id);
+        continue;
+      }
+      const q = toQueued(row, now);
+      if (row.due_at_ms !== null) {
+        running.push({
+          ...q, phase: row.state === 'replicated' ? 'replicated' : 'started', due: row.due_at_ms,
+          snapshotChecksum: row.snapshot_checksum ?? '', snapshotCommits: row.snapshot_commits ?? 0,
+        });
+      }
+    }
+  }
+
+  const scheduleTx = db.transaction((item: ItemRow, dest: string, now: number): Queued | null => {
+    // Re-read inside the transaction: the flag is the lock (GitLab's set_repository_read_only!).
+    const fresh = s.itemById.get(item.kind, item.id);
+    if (!fresh || fresh.read_only) return null;
+    return createMove(item.kind, item.id, fresh.storage, fresh.size_mb, dest, now);
+  });
+
+  function processBulk(): void {
+    bulkImmediate = null;
+    if (closed) return;
+    const job = s.activeBulk.all()[0];
+    if (!job) return;
+    const now = clock.now();
+    const created: Queued[] = [];
+    try {
+      db.transaction(() => {
+        const weights = job.destination === null ? readWeights(db) : {};
+        const rows = s.bulkBatch.all(job.kind, job.source, job.cursor_id, batchSize);
+        for (const it of rows) {
+          // Read-only items are being moved already: GitLab's `is read-only` validation skips them.
+          if (it.read_only) continue;
+          const destination = job.destination ?? pickStorage(weights, config.storages, random);
+          created.push(createMove(job.kind, it.id, job.source, it.size_mb, destination, now));
+        }
+        const last = rows.length > 0 ? (rows[rows.length - 1] as { id: number }).id : job.cursor_id;
+        s.advanceBulk.run(last, rows.length < batchSize ? 1 : 0, job.id);
+      })();
+    } catch (err) {
+      log.error({ err, job: job.id }, 'bulk schedule batch failed');
+      return;
+    }
+    for (const q of created) queue.push(q.id);
+    if (created.length > 0) log.debug({ job: job.id, kind: job.kind, scheduled: created.length }, 'bulk batch scheduled');
+    kick();
+    kickBulk();
+  }
+
+  function kickBulk(): void {
+    if (!started || closed || bulkImmediate) return;
+    bulkImmediate = setImmediate(processBulk);
+    bulkImmediate.unref();
+  }
+
+  return {
+    kinds: ITEM_KINDS,
+    start() {
+      if (started || closed) return;
+      started = true;
+      load();
+      log.debug({ queued: queue.length - head, running: running.length }, 'move engine started');
+      kick();
+      kickBulk();
+    },
+    close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      if (immediate) clearImmediate(immediate);
+      if (bulkImmediate) clearImmediate(bulkImmediate);
+      timer = null;
+      immediate = null;
+      bulkImmediate = null;
+    },
+    kick,
+    schedule(item, destination) {
+      const errors: Record<string, string[]> = {};
+      if (destination !== undefined && !config.storages.includes(destination)) errors.destination_storage_name = ['is not included in the list'];
+      if (item.read_only) errors[item.kind] = ['is read-only'];
+      if (Object.keys(errors).length > 0) return { ok: false, errors };
+      const dest = destination ?? pickStorage(readWeights(db), config.storages, random);
+      const now = clock.now();
+      const q = scheduleTx(item, dest, now);
+      if (!q) return { ok: false, errors: { [item.kind]: ['is read-only'] } };
+      queue.push(q.id);
+      kick();
+      const iso = isoTime(now);
+      const move: MoveRow = {
+        id: q.id, kind: q.kind, item_id: q.itemId, state: 'scheduled' satisfies MoveState, source: q.source, destination: q.destination,
+        error_message: null, fate: q.fate, duration_ms: q.durationMs, due_at_ms: null, snapshot_checksum: null, snapshot_commits: null,
+        created_at: iso, updated_at: iso,
+      };
+      return { ok: true, move };
+    },
+    scheduleBulk(kind, source, destination) {
+      s.insertBulk.run(kind, source, destination ?? null, isoTime(clock.now()));
+      kickBulk();
+    },
+    stats() {
+      let waitingMoves = 0;
+      for (const ids of waiting.values()) waitingMoves += ids.length;
+      return { queued: queue.length - head + waitingMoves, running: running.length, bulkJobs: s.activeBulk.all().length };
+    },
+  };
+}

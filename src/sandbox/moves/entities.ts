@@ -1,0 +1,41 @@
+/**
+ * The move record JSON (reference §1.4):
+ * `id, created_at, state, source_storage_name, destination_storage_name, error_message` and the
+ * nested `project` (ProjectIdentity), `snippet` (BasicSnippet) or `group` (id, web_url, name).
+ */
+import type { Db } from '../db.js';
+import { invalidParam } from '../http/errors.js';
+import { basicSnippetEntity, projectIdentity } from '../inventory/entities.js';
+import type { ItemRow } from '../inventory/items.js';
+import { createAuthorLookup } from '../inventory/items.js';
+import type { MoveRow } from './store.js';
+import { moveStatements } from './store.js';
+
+/** An integer path parameter (`repository_storage_move_id`); 400 `<name> is invalid` otherwise. */
+export function intParam(value: string | undefined, name: string): number {
+  if (value === undefined || !/^\d{1,15}$/.test(value)) throw invalidParam(`${name} is invalid`);
+  return Number(value);
+}
+
+/** Builds move JSON for one request (caches authors across rows of a page). */
+export function createMoveRenderer(db: Db, origin: string): (move: MoveRow, knownItem?: ItemRow) => Record<string, unknown> {
+  const s = moveStatements(db);
+  const authors = createAuthorLookup(db);
+  const nested = (item: ItemRow): Record<string, unknown> => {
+    if (item.kind === 'project') return projectIdentity(item);
+    if (item.kind === 'snippet') return basicSnippetEntity(item, origin, authors(item.owner_id));
+    return { id: item.id, web_url: `${origin}/groups/${item.path}`, name: item.name };
+  };
+  return (move, knownItem) => {
+    const item = knownItem ?? s.itemById.get(move.kind, move.item_id);
+    return {
+      id: move.id,
+      created_at: move.created_at,
+      state: move.state,
+      source_storage_name: move.source,
+      destination_storage_name: move.destination,
+      error_message: move.error_message,
+      [move.kind]: item ? nested(item) : null,
+    };
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * Repository storage move endpoints for projects, snippets and groups (reference §1.2): list all,
+ * get one, list for an item, get one for an item, schedule for an item (201), schedule for a whole
+ * storage (202). Admin only. Group routes answer 404 on the free tier (Premium/Ultimate feature).
+ *
+ * Lists are offset-paginated, newest first. Parameters follow Grape's coercion: a string
+ * parameter accepts a string or a number; arrays and objects are `<name> is invalid`; JSON null
+ * counts as absent.
+ */
+import type { RequestContext, Reply } from '../http/context.js';
+import type { ItemKind } from '../db.js';
+import { SandboxHttpError, badRequest, invalidParam } from '../http/errors.js';
+import type { Router } from '../http/router.js';
+import type { OffsetPage } from '../http/pagination.js';
+import { TOTAL_COUNT_LIMIT, countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
+import { requireGroupTier, requireItem } from '../inventory/items.js';
+import { createMoveRenderer, intParam } from './entities.js';
+import type { MoveRow } from './store.js';
+import { countMoves, moveStatements } from './store.js';
+
+const PLURAL: Record<ItemKind, string> = { project: 'projects', snippet: 'snippets', group: 'groups' };
+const MOVE_ID = 'repository_storage_move_id';
+const ADMIN = { level: 'admin' } as const;
+
+export function register(router: Router): void {
+  for (const kind of ['project', 'snippet', 'group'] as const) {
+    const collection = `/api/v4/${kind}_repository_storage_moves`;
+    const perItem = `/api/v4/${PLURAL[kind]}/:id/repository_storage_moves`;
+    const guard = (handler: (ctx: RequestContext) => Reply) => (ctx: RequestContext): Reply => {
+      if (kind === 'group') requireGroupTier(ctx.state.config);
+      return handler(ctx);
+    };
+    router.get(collection, ADMIN, guard((ctx) => listAll(ctx, kind)));
+    router.get(`${collection}/:${MOVE_ID}`, ADMIN, guard((ctx) => showOne(ctx, kind, false)));
+    router.post(collection, ADMIN, guard((ctx) => scheduleBulk(ctx, kind)));
+    router.get(perItem, ADMIN, guard((ctx) => listForItem(ctx, kind)));
+    router.get(`${perItem}/:${MOVE_ID}`, ADMIN, guard((ctx) => showOne(ctx, kind, true)));
+    router.post(perItem, ADMIN, guard((ctx) => scheduleOne(ctx, kind)));
+  }
+}
+
+/**
+ * Reads an optional string parameter the way Grape coerces `type: String`: numbers become strings,
+ * null or absence is undefined, anything else is 400 `<name> is invalid`.
+ */
+export function readStringParam(ctx: RequestContext, name: string): string | undefined {
+  const v = ctx.input[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  throw invalidParam(`${name} is invalid`);
+}
+
+function listAll(ctx: RequestContext, kind: ItemKind): Reply {
+  const page = parseOffset(ctx);
+  const rows = moveStatements(ctx.state.db).listMoves.all(kind, page.limit, page.offset);
+  const total = countMoves(ctx.state.db, kind, TOTAL_COUNT_LIMIT);
+  return pageReply(ctx, page, rows, total);
+}
+
+function listForItem(ctx: RequestContext, kind: ItemKind): Reply {
+  const item = requireItem(ctx.state.db, kind, ctx.params.id);
+  const page = parseOffset(ctx);
+  const rows = moveStatements(ctx.state.db).listItemMoves.all(kind, item.id, page.limit, page.offset);
+  const total = countCapped(ctx.state.db, 'moves WHERE kind = ? AND item_id = ?', [kind, item.id]);
+  return pageReply(ctx, page, rows, total);
+}
+
+function pageReply(ctx: RequestContext, page: OffsetPage, rows: MoveRow[], total: number | null): Reply {
+  const render = createMoveRenderer(ctx.state.db, ctx.origin);
+  return {
+    body: rows.slice(0, page.perPage).map((m) => render(m)),
+    headers: offsetHeaders(ctx, { page: page.page, perPage: page.perPage, total, hasNext: rows.length > page.perPage }),
+  };
+}
+
+/**
+ * One move by id; `forItem`: it must belong to the item of `:id` (else 404, ActiveRecord's not
+ * found). Parameters are validated before the item is looked up, as Grape does.
+ */
+function showOne(ctx: RequestContext, kind: ItemKind, forItem: boolean): Reply {
+  const id = intParam(ctx.params[MOVE_ID], MOVE_ID);
+  const itemId = forItem ? requireItem(ctx.state.db, kind, ctx.params.id).id : null;
+  const move = moveStatements(ctx.state.db).moveByKindId.get(kind, id);
+  if (!move || (itemId !== null && move.item_id !== itemId)) throw new SandboxHttpError(404, { message: '404 Not found' });
+  return { body: createMoveRenderer(ctx.state.db, ctx.origin)(move) };
+}
+
+function scheduleOne(ctx: RequestContext, kind: ItemKind): Reply {
+  const destination = readStringParam(ctx, 'destination_storage_name');
+  const item = requireItem(ctx.state.db, kind, ctx.params.id);
+  const outcome = ctx.state.engine.schedule(item, destination);
+  if (!outcome.ok) throw badRequest(outcome.errors);
+  // The item as read before scheduling: only its read-only flag changed, which the JSON omits.
+  return { status: 201, body: createMoveRenderer(ctx.state.db, ctx.origin)(outcome.move, item) };
+}
+
+/** GitLab validates both names against the configured storages (Grape `values:`), then enqueues. */
+function scheduleBulk(ctx: RequestContext, kind: ItemKind): Reply {
+  const storages = ctx.state.config.storages;
+  const errors: string[] = [];
+  let source: string | undefined;
+  let destination: string | undefined;
+  try {
+    source = readStringParam(ctx, 'source_storage_name');
+    if (source === undefined) errors.push('source_storage_name is missing');
+    else if (!storages.includes(source)) errors.push('source_storage_name does not have a valid value');
+  } catch (err) {
+    if (!(err instanceof SandboxHttpError)) throw err;
+    errors.push('source_storage_name is invalid');
+  }
+  try {
+    destination = readStringParam(ctx, 'destination_storage_name');
+    if (destination !== undefined && !storages.includes(destination)) errors.push('destination_storage_name does not have a valid value');
+  } catch (err) {
+    if (!(err instanceof SandboxHttpError)) throw err;
+    errors.push('destination_storage_name is invalid');
+  }
+  if (errors.length > 0 || source === undefined) throw invalidParam(errors.join(', '));
+  ctx.state.engine.scheduleBulk(kind, source, destination);
+  return { status: 202, body: { message: '202 Accepted' } };
+}

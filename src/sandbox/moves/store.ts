@@ -1,0 +1,133 @@
+/**
+ * The SQL side of repository storage moves: row types and statements prepared once per database
+ * (the engine runs thousands of transitions a second, so nothing here is prepared per call).
+ */
+import type { Db, ItemKind } from '../db.js';
+import { perDatabase } from '../db.js';
+import type { ItemRow } from '../inventory/items.js';
+import { itemStatements } from '../inventory/items.js';
+
+/** GitLab's move states as the API spells them (`cleanup failed` has a space); stored verbatim. */
+export type MoveState = 'initial' | 'scheduled' | 'started' | 'replicated' | 'finished' | 'failed' | 'cleanup failed';
+
+/** States no event leaves (reference §2.2). */
+export const TERMINAL_STATES: readonly MoveState[] = ['finished', 'failed', 'cleanup failed'];
+
+/** One row of `moves`. */
+export interface MoveRow {
+  id: number;
+  kind: ItemKind;
+  item_id: number;
+  state: MoveState;
+  source: string;
+  destination: string;
+  error_message: string | null;
+  fate: string;
+  duration_ms: number;
+  due_at_ms: number | null;
+  snapshot_checksum: string | null;
+  snapshot_commits: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BulkJobRow {
+  id: number;
+  kind: ItemKind;
+  source: string;
+  destination: string | null;
+  cursor_id: number;
+  done: number;
+}
+
+/** The few item columns a bulk batch needs. */
+export interface BulkItem {
+  id: number;
+  read_only: number;
+  size_mb: number;
+}
+
+// better-sqlite3's Statement generics are awkward to spell; these narrow views are what we use.
+interface Get<P extends unknown[], R> { get(...params: P): R | undefined }
+interface All<P extends unknown[], R> { all(...params: P): R[] }
+interface Iterate<P extends unknown[], R> { iterate(...params: P): IterableIterator<R> }
+interface Run<P extends unknown[]> { run(...params: P): { changes: number; lastInsertRowid: number | bigint } }
+
+export interface MoveStatements {
+  itemById: Get<[ItemKind, number], ItemRow>;
+  /** read_only, kind, id. GitLab sets the flag with update_column: updated_at does not change. */
+  setReadOnly: Run<[number, ItemKind, number]>;
+  /** storage, checksum, commit_count, updated_at, kind, id: the item now lives on the destination. */
+  replicateItem: Run<[string, string, number, string, ItemKind, number]>;
+  insertMove: Run<[ItemKind, number, MoveState, string, string, string, number, string, string]>;
+  moveById: Get<[number], MoveRow>;
+  moveByKindId: Get<[ItemKind, number], MoveRow>;
+  /** state, due_at_ms, error_message, updated_at, id */
+  setMoveState: Run<[MoveState, number | null, string | null, string, number]>;
+  /** due_at_ms, snapshot_checksum, snapshot_commits, updated_at, id */
+  startMove: Run<[number | null, string, number, string, number]>;
+  listMoves: All<[ItemKind, number, number], MoveRow>;
+  listItemMoves: All<[ItemKind, number, number, number], MoveRow>;
+  activeMoves: Iterate<[], MoveRow>;
+  settings: Get<[], { value: string }>;
+  insertBulk: Run<[ItemKind, string, string | null, string]>;
+  activeBulk: All<[], BulkJobRow>;
+  bulkBatch: All<[ItemKind, string, number, number], BulkItem>;
+  advanceBulk: Run<[number, number, number]>;
+  countKind: Get<[ItemKind], { n: number }>;
+  /** Moves per kind, counted once and then kept up to date by `noteMoveCreated` (list totals). */
+  counts: Map<ItemKind, number>;
+}
+
+/** The move statements of `db`, prepared on first use. */
+export const moveStatements = perDatabase((db): MoveStatements => ({
+  itemById: itemStatements(db).byId,
+  setReadOnly: db.prepare('UPDATE items SET read_only = ? WHERE kind = ? AND id = ?'),
+  replicateItem: db.prepare('UPDATE items SET storage = ?, checksum = ?, commit_count = ?, read_only = 0, updated_at = ? WHERE kind = ? AND id = ?'),
+  insertMove: db.prepare(`INSERT INTO moves (kind, item_id, state, source, destination, fate, duration_ms, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+  moveById: db.prepare('SELECT * FROM moves WHERE id = ?'),
+  moveByKindId: db.prepare('SELECT * FROM moves WHERE kind = ? AND id = ?'),
+  setMoveState: db.prepare('UPDATE moves SET state = ?, due_at_ms = ?, error_message = ?, updated_at = ? WHERE id = ?'),
+  startMove: db.prepare("UPDATE moves SET state = 'started', due_at_ms = ?, snapshot_checksum = ?, snapshot_commits = ?, updated_at = ? WHERE id = ?"),
+  // Ids grow with creation time, so id order is created_at order (and uses the (kind, id) index).
+  listMoves: db.prepare('SELECT * FROM moves WHERE kind = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
+  listItemMoves: db.prepare('SELECT * FROM moves WHERE kind = ? AND item_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
+  activeMoves: db.prepare("SELECT * FROM moves WHERE state IN ('initial', 'scheduled', 'started', 'replicated') ORDER BY id"),
+  settings: db.prepare("SELECT value FROM meta WHERE key = 'settings'"),
+  insertBulk: db.prepare('INSERT INTO bulk_jobs (kind, source, destination, created_at) VALUES (?, ?, ?, ?)'),
+  activeBulk: db.prepare('SELECT id, kind, source, destination, cursor_id, done FROM bulk_jobs WHERE done = 0 ORDER BY id'),
+  bulkBatch: db.prepare('SELECT id, read_only, size_mb FROM items WHERE kind = ? AND storage = ? AND id > ? ORDER BY id LIMIT ?'),
+  advanceBulk: db.prepare('UPDATE bulk_jobs SET cursor_id = ?, done = ? WHERE id = ?'),
+  countKind: db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ?'),
+  counts: new Map(),
+}) as unknown as MoveStatements);
+
+/** The current `repository_storages_weighted` setting (GitLab's default when never set). */
+export function readWeights(db: Db): Record<string, number> {
+  const row = moveStatements(db).settings.get();
+  if (!row) return { default: 100 };
+  const parsed = JSON.parse(row.value) as { repository_storages_weighted?: Record<string, number> };
+  return parsed.repository_storages_weighted ?? { default: 100 };
+}
+
+/** Call after inserting a move, so cached totals stay exact. */
+export function noteMoveCreated(db: Db, kind: ItemKind): void {
+  const s = moveStatements(db);
+  const n = s.counts.get(kind);
+  if (n !== undefined) s.counts.set(kind, n + 1);
+}
+
+/**
+ * Number of moves of a kind, or null above `cap` (GitLab leaves totals out above 10,000). Counted
+ * once per process: a list request must not scan thousands of index entries every time.
+ */
+export function countMoves(db: Db, kind: ItemKind, cap: number): number | null {
+  const s = moveStatements(db);
+  let n = s.counts.get(kind);
+  if (n === undefined) {
+    n = s.countKind.get(kind)?.n ?? 0;
+    s.counts.set(kind, n);
+  }
+  return n > cap ? null : n;
+}

@@ -1,0 +1,185 @@
+/**
+ * What a seed file may contain: the zod schema, the types derived from it, and the rules across
+ * fields (storages and users named elsewhere must exist; OAuth credentials carry a pair, others a
+ * value). Every mapping is strict: an unknown field is an error, not silently ignored. seed.ts
+ * reads the file and places each problem at its file:line:col.
+ */
+import { z } from 'zod';
+
+export const CREDENTIAL_TYPES = [
+  'personal', 'impersonation', 'project_access', 'group_access', 'oauth', 'session', 'job', 'deploy',
+  'cluster_agent', 'pipeline_trigger', 'feed', 'runner', 'incoming_email', 'feature_flags_client',
+] as const;
+export type CredentialType = (typeof CREDENTIAL_TYPES)[number];
+
+const TIERS = ['free', 'premium', 'ultimate'] as const;
+export type Tier = (typeof TIERS)[number];
+
+const text = z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' });
+const int = (min: number) => {
+  const error = `must be an integer >= ${min}`;
+  return z.number({ error }).int({ error }).min(min, { error });
+};
+const bool = z.boolean({ error: 'must be true or false' });
+const strings = z.array(z.string({ error: 'must be a string' }), { error: 'must be a list of strings' });
+/** A list that YAML may leave empty (`users:` with nothing after it). */
+const listOf = <T extends z.ZodType>(item: T) => z.array(item, { error: 'must be a list' }).nullish().transform((v) => v ?? []);
+
+const instanceSchema = z.strictObject({
+  version: text.regex(/^\d+\.\d+(\.\d+)?/, { error: 'must look like 17.11.0' }).default('17.11.0'),
+  tier: z.enum(TIERS, { error: 'must be free, premium or ultimate' }).default('ultimate'),
+  storages: strings.default(['default']),
+  unreachable: strings.default([]),
+  personal_access_token_prefix: text.default('glpat-'),
+  previous_prefixes: strings.default([]),
+  impersonation_enabled: bool.default(true),
+  oauth_ttl_seconds: int(1).default(7200),
+  // Initial data, not configuration: written only into an empty database.
+  weights: z.record(z.string(), int(0).max(100, { error: 'must be between 0 and 100' }), { error: 'must be a mapping of storage to weight' }).optional(),
+  admin_mode: bool.default(false),
+  feature_flags: z.record(z.string(), bool, { error: 'must be a mapping' }).default({}),
+}, { error: 'must be a mapping' });
+
+const userSchema = z.strictObject({
+  id: int(1),
+  username: text,
+  admin: bool.optional(),
+  name: z.string().optional(),
+  email: z.string().optional(),
+  state: z.string().optional(),
+});
+
+const applicationSchema = z.strictObject({
+  id: int(1),
+  name: text,
+  uid: text,
+  secret: text,
+  redirect_uri: text,
+  confidential: bool.optional(),
+});
+
+const EXPIRES_AT = 'must be a date YYYY-MM-DD (quote it in YAML)';
+
+const credentialSchema = z.strictObject({
+  type: z.enum(CREDENTIAL_TYPES, { error: `must be one of ${CREDENTIAL_TYPES.join(', ')}` }),
+  /** The literal secret; OAuth credentials have access_token and refresh_token instead. */
+  value: text.optional(),
+  /** A username or a user id. */
+  user: z.union([z.string(), z.number()], { error: 'must be a username or a user id' }).optional(),
+  project: int(1).optional(),
+  group: int(1).optional(),
+  application: int(1).optional(),
+  name: z.string().optional(),
+  scopes: strings.optional(),
+  expires_at: z.string({ error: EXPIRES_AT }).regex(/^\d{4}-\d{2}-\d{2}$/, { error: EXPIRES_AT }).nullable().optional(),
+  revoked: bool.optional(),
+  access_token: text.optional(),
+  refresh_token: text.optional(),
+});
+
+const itemSchema = z.strictObject({
+  id: int(1),
+  name: z.string().optional(),
+  storage: text,
+  visibility: z.enum(['public', 'internal', 'private'], { error: 'must be public, internal or private' }).optional(),
+  size_mb: z.number({ error: 'must be a number' }).nonnegative({ error: 'must be a number >= 0' }).optional(),
+  commit_count: int(0).optional(),
+  /** Projects only: the group path (default group-1). */
+  namespace: z.string().optional(),
+});
+
+const generateSchema = z.strictObject({
+  random_seed: int(0).default(42),
+  projects: int(0).default(0),
+  snippets: int(0).default(0),
+  groups: int(0).default(0),
+  public_fraction: z.number({ error: 'must be between 0 and 1' }).min(0, { error: 'must be between 0 and 1' }).max(1, { error: 'must be between 0 and 1' }).default(0.2),
+  /** Storage -> relative share; default: all on the first configured storage. */
+  storages: z.record(z.string(), z.number({ error: 'must be a fraction >= 0' }).min(0, { error: 'must be a fraction >= 0' }), { error: 'must be a mapping' }).optional(),
+  size_mb: z.strictObject({
+    median: z.number({ error: 'must be a number' }).default(40),
+    max: z.number({ error: 'must be a number' }).default(4000),
+  }, { error: 'must be a mapping' }).default({ median: 40, max: 4000 }),
+}, { error: 'must be a mapping' });
+
+const inventorySchema = z.strictObject({
+  generate: generateSchema.optional(),
+  projects: z.array(itemSchema, { error: 'must be a list' }).optional(),
+  snippets: z.array(itemSchema, { error: 'must be a list' }).optional(),
+  groups: z.array(itemSchema, { error: 'must be a list' }).optional(),
+}, { error: 'must be a mapping' });
+
+const geoSiteSchema = z.strictObject({
+  id: int(1),
+  name: text,
+  url: text,
+  primary: bool.optional(),
+});
+
+/** The seed file's top level, with the cross-field rules. */
+export const seedSchema = z.strictObject({
+  instance: instanceSchema.nullish().transform((v) => v ?? instanceSchema.parse({})),
+  users: listOf(userSchema),
+  applications: listOf(applicationSchema),
+  credentials: listOf(credentialSchema),
+  inventory: inventorySchema.nullish().transform((v) => v ?? {}),
+  geo_sites: z.array(geoSiteSchema, { error: 'must be a list' }).optional(),
+}, { error: 'a seed is a YAML mapping' }).superRefine((seed, ctx) => crossFieldRules(seed, (path, message) => ctx.addIssue({ code: 'custom', path, message })), {
+  // Also when a field has a problem of its own, so that one run reports every problem.
+  when: (payload) => typeof payload.value === 'object' && payload.value !== null,
+});
+
+/** A parsed seed: what `seed.yaml` says, with every default filled in. */
+export type Seed = z.output<typeof seedSchema>;
+export type CredentialSeed = Seed['credentials'][number];
+export type ItemSeed = z.output<typeof itemSchema>;
+export type GenerateSpec = z.output<typeof generateSchema>;
+
+/**
+ * Instance configuration (the seed's `instance` without the initial data): applied at every
+ * start, so changes take effect at the next one.
+ */
+export type InstanceConfig = Omit<Seed['instance'], 'weights' | 'admin_mode' | 'feature_flags'>;
+
+/** Application settings: seeded once, then changed through the API and kept in the database. */
+export interface InstanceSettings {
+  repository_storages_weighted: Record<string, number>;
+  admin_mode: boolean;
+}
+
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const fields = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : {});
+
+/**
+ * The rules across fields: storages that unreachable, weights, generated shares and explicit items
+ * name must be configured; a credential's user (by name) must exist; OAuth credentials need their
+ * pair and application, all others a value. They also run on a seed with other problems, so they
+ * read it defensively.
+ */
+function crossFieldRules(seed: unknown, problem: (path: (string | number)[], message: string) => void): void {
+  const instance = fields(fields(seed).instance);
+  const inventory = fields(fields(seed).inventory);
+  const storages = Array.isArray(instance.storages) ? instance.storages : ['default'];
+  const knownStorage = (name: unknown, path: (string | number)[]) => {
+    if (typeof name === 'string' && !storages.includes(name)) problem(path, `unknown storage "${name}"`);
+  };
+  for (const [i, s] of list(instance.unreachable).entries()) knownStorage(s, ['instance', 'unreachable', i]);
+  for (const k of Object.keys(fields(instance.weights))) knownStorage(k, ['instance', 'weights', k]);
+  for (const k of Object.keys(fields(fields(inventory.generate).storages))) knownStorage(k, ['inventory', 'generate', 'storages', k]);
+  for (const kind of ['projects', 'snippets', 'groups'] as const) {
+    for (const [i, item] of list(inventory[kind]).entries()) knownStorage(fields(item).storage, ['inventory', kind, i, 'storage']);
+  }
+  const usernames = new Set(list(fields(seed).users).map((u) => fields(u).username).filter((n) => typeof n === 'string').map((n) => n.toLowerCase()));
+  for (const [i, raw] of list(fields(seed).credentials).entries()) {
+    const c = fields(raw);
+    const missing = (field: string, message: string) => {
+      if (c[field] === undefined) problem(['credentials', i, field], message);
+    };
+    if (c.type === 'oauth') {
+      missing('access_token', 'must be a non-empty string');
+      missing('refresh_token', 'must be a non-empty string');
+      missing('application', 'must be an integer >= 1');
+    } else missing('value', 'must be a non-empty string');
+    if (typeof c.user === 'string' && !usernames.has(c.user.toLowerCase())) problem(['credentials', i, 'user'], `unknown user "${c.user}"`);
+  }
+}
