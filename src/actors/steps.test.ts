@@ -7,6 +7,7 @@ import { applyWeights, readWeights } from './weights.js';
 import { registryClassesFor, runGeoResync } from './geo.js';
 import type { Plan } from '../plan/types.js';
 import type { MoveRecord } from '../api/types.js';
+import { ApiForbiddenError, ApiNotFoundError } from '../api/errors.js';
 
 function deps(api = createFakeApi(), plan: Plan = testPlan(), dryRun = false): ActorDeps {
   return { api, plan, clock: createManualClock(), log: silentLogger, signal: new AbortController().signal, dryRun, store: undefined as never };
@@ -25,6 +26,31 @@ describe('preflight', () => {
   it('refuses a non-admin token', async () => {
     await expect(runPreflight(deps(createFakeApi({ user: { id: 2, username: 'alice', isAdmin: false } }))))
       .rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_NOT_ADMIN', message: expect.stringContaining('alice') });
+  });
+
+  it('catches Admin Mode without the admin_mode scope (is_admin true, admin API 403) before any write, naming the scope', async () => {
+    const forbidden = new ApiForbiddenError({ method: 'GET', path: '/api/v4/application/settings' }, '403 Forbidden', { message: '403 Forbidden' }, null);
+    const api = createFakeApi({ adminError: forbidden });
+    const err = await runPreflight(deps(api)).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_ADMIN_MODE' });
+    expect((err as Error).message).toMatch(/"root" is an administrator.*Admin Mode on and the token lacks the "admin_mode" scope\. Add the admin_mode scope/);
+    expect(api.state.calls).toEqual(['version', 'currentUser', 'getWeights']);
+    expect(api.state.mutating).toBe(0);
+  });
+
+  it('names the scope GitLab asks for on an insufficient_scope 403 from the admin API', async () => {
+    const forbidden = new ApiForbiddenError({ method: 'GET', path: '/api/v4/application/settings' }, 'insufficient_scope', { error: 'insufficient_scope', scope: 'api' }, 'api');
+    await expect(runPreflight(deps(createFakeApi({ adminError: forbidden })))).rejects.toMatchObject({
+      code: 'SHARDMOVE_PREFLIGHT_TOKEN',
+      message: expect.stringContaining('lacks the "api" scope'),
+    });
+  });
+
+  it('still refuses a plain non-admin as NOT_ADMIN, without probing the admin API', async () => {
+    const forbidden = new ApiForbiddenError({ method: 'GET', path: '/api/v4/application/settings' }, '403 Forbidden', null, null);
+    const api = createFakeApi({ user: { id: 2, username: 'alice', isAdmin: false }, adminError: forbidden });
+    await expect(runPreflight(deps(api))).rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_NOT_ADMIN' });
+    expect(api.state.calls).not.toContain('getWeights');
   });
 
   it('refuses a token without the api scope, and a revoked one', async () => {
@@ -84,6 +110,18 @@ describe('storage check', () => {
       code: 'SHARDMOVE_STORAGE_UNKNOWN',
       message: 'storages "nfs-9", "clustr" not configured on the instance (configured: default, nfs-1, nfs-2, cluster)',
     });
+  });
+
+  it('explains a readiness 404: the monitoring IP allowlist, what to do, and what the step checks', async () => {
+    const api = createFakeApi({ readinessError: new ApiNotFoundError({ method: 'GET', path: '/-/readiness' }, '<html>not found</html>', '<html>not found</html>') });
+    const err = await runStorageCheck(deps(api)).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'SHARDMOVE_STORAGE_READINESS_REFUSED' });
+    const message = (err as Error).message;
+    expect(message).toContain('monitoring IP allowlist');
+    expect(message).toContain("gitlab_rails['monitoring_whitelist']");
+    expect(message).toContain("add this host's address to the allowlist");
+    expect(message).toContain('every source and the destination is configured and its Gitaly is healthy');
+    expect(message).not.toContain('<html>');
   });
 
   it('warns about unhealthy storages outside the plan', async () => {

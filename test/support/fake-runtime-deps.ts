@@ -20,6 +20,10 @@ export interface FakeApiState {
   brokenWeights?: Record<string, number>;
   moves: MoveRecord[];
   geoErrors: Record<string, string[]>;
+  /** Thrown by every admin-only call (settings, token inspection), e.g. GitLab's 403 under Admin Mode. */
+  adminError?: Error;
+  /** Thrown by the readiness probe (e.g. a 404 outside the monitoring allowlist). */
+  readinessError?: Error;
   calls: string[];
   mutating: number;
 }
@@ -45,9 +49,21 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
     state,
     async version() { call('version'); return { version: state.version }; },
     async currentUser() { call('currentUser'); return state.user; },
-    async inspectToken() { call('inspectToken'); return state.token; },
-    async readiness() { call('readiness'); return state.readiness; },
-    async getWeights() { call('getWeights'); return { ...state.weights }; },
+    async inspectToken() {
+      call('inspectToken');
+      if (state.adminError) throw state.adminError;
+      return state.token;
+    },
+    async readiness() {
+      call('readiness');
+      if (state.readinessError) throw state.readinessError;
+      return state.readiness;
+    },
+    async getWeights() {
+      call('getWeights');
+      if (state.adminError) throw state.adminError;
+      return { ...state.weights };
+    },
     async setWeights(w) {
       call('setWeights');
       state.mutating += 1;
