@@ -90,6 +90,12 @@ describe('pre-flight reads', () => {
     expect(await api.readiness()).toEqual({ status: 'failed', gitaly: expected });
   });
 
+  it('rejects a readiness 404 (a client outside the monitoring allowlist gets an HTML page) as not found, unretried', async () => {
+    const { pool, api } = setup();
+    pool.intercept({ path: '/-/readiness?all=1', method: 'GET' }).reply(404, '<!DOCTYPE html><html>The page could not be found</html>', { headers: { 'content-type': 'text/html' } });
+    await expect(api.readiness()).rejects.toMatchObject({ code: 'SHARDMOVE_API_NOT_FOUND', status: 404 });
+  });
+
   it('reads weights and PUTs the full object as JSON', async () => {
     const { pool, api } = setup();
     pool.intercept({ path: '/api/v4/application/settings', method: 'GET' }).reply(200, { repository_storages_weighted: { 'nfs-1': 100, cluster: 0 } }, J);
@@ -182,6 +188,15 @@ describe('moves', () => {
       .intercept({ path: '/api/v4/group_repository_storage_moves', method: 'POST', body: JSON.stringify({ source_storage_name: 'nfs-1', destination_storage_name: 'cluster' }) })
       .reply(202, { message: '202 Accepted' }, J);
     await api.scheduleBulk('groups', 'nfs-1', 'cluster');
+  });
+
+  it('answers a 429 on the bulk POST at once, with Retry-After, without re-sending it (the drain decides)', async () => {
+    const { pool, api } = setup();
+    pool
+      .intercept({ path: '/api/v4/project_repository_storage_moves', method: 'POST' })
+      .reply(429, 'Retry later', { headers: { 'content-type': 'text/plain', 'retry-after': '30' } });
+    await expect(api.scheduleBulk('projects', 'nfs-1', 'cluster')).rejects.toMatchObject({ code: 'SHARDMOVE_API_RATE_LIMITED', status: 429, retryAfterMs: 30_000 });
+    expect(api.stats()).toEqual({ requests: 1, mutating: 1 });
   });
 
   it('lists an item\'s moves across pages, a page of all moves, and one move', async () => {
