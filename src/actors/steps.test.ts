@@ -175,10 +175,49 @@ describe('geo', () => {
     expect(registryClassesFor(['projects'])).toHaveLength(3);
   });
 
-  it('returns per-class errors instead of throwing', async () => {
-    const api = createFakeApi({ geoErrors: { SNIPPET_REPOSITORY_REGISTRY: ['Geo is not enabled'] } });
+  it('resyncs each secondary through the node proxy, not the primary, and reports per site', async () => {
+    const api = createFakeApi({
+      geoSites: [
+        { id: 1, name: 'primary', url: 'https://p.test', primary: true, enabled: true },
+        { id: 2, name: 'eu', url: 'https://eu.test', primary: false, enabled: true },
+        { id: 5, name: 'us', url: 'https://us.test', primary: false, enabled: true },
+      ],
+      geoErrors: { SNIPPET_REPOSITORY_REGISTRY: ['resource not available'] },
+    });
     const out = await runGeoResync(deps(api));
-    expect(out.results).toHaveLength(5);
-    expect(out.results.find((r) => r.registryClass === 'SNIPPET_REPOSITORY_REGISTRY')?.errors).toEqual(['Geo is not enabled']);
+    expect(api.state.calls.filter((c) => c.startsWith('geo'))).toEqual(['geoSites', 'geoResync:2', 'geoResync:5']);
+    expect(out.warnings).toEqual([]);
+    expect(out.sites.map((s) => [s.siteId, s.name, s.error, s.results.length])).toEqual([[2, 'eu', null, 5], [5, 'us', null, 5]]);
+    expect(out.sites[0]?.results.find((r) => r.registryClass === 'SNIPPET_REPOSITORY_REGISTRY')?.errors).toEqual(['resource not available']);
+  });
+
+  it('says plainly that there is no secondary (only a primary, or no Geo at all) instead of reporting success', async () => {
+    const onlyPrimary = createFakeApi({ geoSites: [{ id: 1, name: 'primary', url: 'https://p.test', primary: true, enabled: true }] });
+    const a = await runGeoResync(deps(onlyPrimary));
+    expect(a).toEqual({ sites: [], warnings: [expect.stringMatching(/^no Geo secondary: nothing to resync/)] });
+    expect(onlyPrimary.state.calls.some((c) => c.startsWith('geoResync'))).toBe(false);
+    const noGeo = createFakeApi({ geoSites: null });
+    const b = await runGeoResync(deps(noGeo));
+    expect(b).toEqual({ sites: [], warnings: [expect.stringMatching(/^no Geo secondary: nothing to resync \(GET \/geo_sites answered 404/)] });
+  });
+
+  it('records a failing site and goes on with the others; skips a disabled one with a warning', async () => {
+    const api = createFakeApi({
+      geoSites: [
+        { id: 1, name: 'primary', url: 'https://p.test', primary: true, enabled: true },
+        { id: 2, name: 'gone', url: 'https://gone.test', primary: false, enabled: true },
+        { id: 3, name: 'off', url: 'https://off.test', primary: false, enabled: false },
+        { id: 4, name: 'ok', url: 'https://ok.test', primary: false, enabled: true },
+      ],
+      geoSiteErrors: { 2: new ApiNotFoundError({ method: 'POST', path: '/api/v4/geo/node_proxy/2/graphql' }, '404 GeoNode Not Found', null) },
+    });
+    const out = await runGeoResync(deps(api));
+    expect(out.sites.map((s) => [s.siteId, s.error])).toEqual([[2, expect.stringContaining('404 GeoNode Not Found')], [4, null]]);
+    expect(out.warnings).toEqual([expect.stringContaining('"off" (id 3) is disabled')]);
+  });
+
+  it('still stops on a rejected token', async () => {
+    const unauthorized = Object.assign(new Error('401'), { code: 'SHARDMOVE_API_UNAUTHORIZED' });
+    await expect(runGeoResync(deps(createFakeApi({ geoSiteErrors: { 2: unauthorized } })))).rejects.toBe(unauthorized);
   });
 });

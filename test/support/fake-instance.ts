@@ -299,7 +299,15 @@ export class FakeInstance implements InstanceApi {
     return m ? this.view(m) : null;
   }
 
-  async geoResync(classes: string[]) {
+  async geoSites() {
+    this.req('geoSites');
+    return [
+      { id: 1, name: 'primary', url: 'http://primary.test', primary: true, enabled: true },
+      { id: 2, name: 'secondary', url: 'http://secondary.test', primary: false, enabled: true },
+    ];
+  }
+
+  async geoResync(_siteId: number, classes: string[]) {
     this.req('geoResync', true);
     return classes.map((registryClass) => ({ registryClass, errors: [] }));
   }

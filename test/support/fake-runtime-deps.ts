@@ -4,7 +4,7 @@
  */
 import pino from 'pino';
 import type { Logger } from 'pino';
-import type { InstanceApi, MoveRecord, Readiness, TokenInfo } from '../../src/api/types.js';
+import type { GeoSite, InstanceApi, MoveRecord, Readiness, TokenInfo } from '../../src/api/types.js';
 import type { Clock } from '../../src/actors/types.js';
 import type { Plan } from '../../src/plan/types.js';
 import { NO_CONTROL } from '../../src/store/types.js';
@@ -20,6 +20,10 @@ export interface FakeApiState {
   brokenWeights?: Record<string, number>;
   moves: MoveRecord[];
   geoErrors: Record<string, string[]>;
+  /** What GET /geo_sites lists (null: 404, no Geo). Default: a primary and one secondary. */
+  geoSites: GeoSite[] | null;
+  /** Thrown by the node proxy for these site ids (e.g. a 404 for an unknown site). */
+  geoSiteErrors: Record<number, Error>;
   /** Thrown by every admin-only call (settings, token inspection), e.g. GitLab's 403 under Admin Mode. */
   adminError?: Error;
   /** Thrown by the readiness probe (e.g. a 404 outside the monitoring allowlist). */
@@ -40,6 +44,11 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
     weights: { default: 100 },
     moves: [],
     geoErrors: {},
+    geoSites: [
+      { id: 1, name: 'primary', url: 'https://primary.test', primary: true, enabled: true },
+      { id: 2, name: 'secondary', url: 'https://secondary.test', primary: false, enabled: true },
+    ],
+    geoSiteErrors: {},
     calls: [],
     mutating: 0,
     ...overrides,
@@ -83,9 +92,15 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
       return { moves: slice, nextPage: page * perPage < all.length ? page + 1 : null };
     },
     async getMove() { return null; },
-    async geoResync(classes) {
-      call('geoResync');
+    async geoSites() {
+      call('geoSites');
+      return state.geoSites === null ? null : state.geoSites.map((site) => ({ ...site }));
+    },
+    async geoResync(siteId, classes) {
+      call(`geoResync:${siteId}`);
       state.mutating += 1;
+      const failure = state.geoSiteErrors[siteId];
+      if (failure) throw failure;
       return classes.map((registryClass) => ({ registryClass, errors: state.geoErrors[registryClass] ?? [] }));
     },
     stats() { return { requests: state.calls.length, mutating: state.mutating }; },
