@@ -261,7 +261,7 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
 
     await killAt('re-enumeration', { match: (r) => r.method === 'GET' && isReEnumeration(checkpoint, r.url), forward: false }, 'drain');
     await killAt('verify', { match: (r) => r.method === 'GET' && LISTING.test(r.url) && lastStep(checkpoint) === 'verify', forward: false }, 'verify');
-    await killAt('geo resync sent, answer lost', { match: api('POST', /^\/api\/graphql/), forward: true }, 'geo');
+    await killAt('geo resync sent, answer lost', { match: api('POST', /^\/api\/v4\/geo\/node_proxy\/\d+\/graphql/), forward: true }, 'geo');
 
     const last = await runCli(['run', plan], { cwd: dir, env });
     expect(last.code, last.stderr).toBe(0);

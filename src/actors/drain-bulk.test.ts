@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ApiAmbiguousError } from '../api/errors.js';
+import { ApiAmbiguousError, ApiRateLimitedError } from '../api/errors.js';
 import { createHarness, range, resumed, testPlan } from '../../test/support/drain-harness.js';
+import { bulkThrottleWaitMs } from './drain-bulk.js';
 import { runDrain } from './drain.js';
 
 const bulkPlan = (concurrency = 10) => testPlan({ move: { mode: 'bulk', concurrency } });
@@ -33,6 +34,45 @@ describe('bulk drain', () => {
     expect(h.fake.bulkPosts).toBe(1);
     expect(r).toEqual({ moved: 20, quarantined: 0, remaining: 0 });
     for (const id of range(1, 20)) expect(h.fake.movesOf('snippets', id)).toHaveLength(1);
+  });
+
+  it('waits Retry-After after a 429 on the bulk POST and posts again: two POSTs, no failed drain', async () => {
+    const h = createHarness(bulkPlan());
+    h.fake.addItems('projects', 'nfs-1', range(1, 20));
+    const real = h.fake.scheduleBulk.bind(h.fake);
+    const postedAt: number[] = [];
+    h.fake.scheduleBulk = async (kind, source, dest) => {
+      postedAt.push(h.clock.now());
+      if (postedAt.length === 1) {
+        throw new ApiRateLimitedError({ method: 'POST', path: '/api/v4/project_repository_storage_moves' }, 'Retry later', 'Retry later', 120_000);
+      }
+      await real(kind, source, dest);
+    };
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(postedAt).toHaveLength(2);
+    expect((postedAt[1] as number) - (postedAt[0] as number)).toBe(120_000);
+    expect(r).toEqual({ moved: 20, quarantined: 0, remaining: 0 });
+    expect(h.fake.postsPerItem.size).toBe(0);
+  });
+
+  it('stops waiting out a bulk 429 when the drain is aborted, without posting again', async () => {
+    const h = createHarness(bulkPlan());
+    h.fake.addItems('projects', 'nfs-1', range(1, 5));
+    let posts = 0;
+    h.fake.scheduleBulk = async () => {
+      posts++;
+      h.abort.abort(new Error('SIGINT'));
+      throw new ApiRateLimitedError({ method: 'POST', path: '/api/v4/project_repository_storage_moves' }, 'Retry later', 'Retry later', 60_000);
+    };
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
+    expect(posts).toBe(1);
+  });
+
+  it('caps a long Retry-After, waits a default without one, and never spins on Retry-After: 0', () => {
+    expect(bulkThrottleWaitMs(3_600_000)).toBe(300_000);
+    expect(bulkThrottleWaitMs(null)).toBe(60_000);
+    expect(bulkThrottleWaitMs(0)).toBe(1_000);
+    expect(bulkThrottleWaitMs(7_000)).toBe(7_000);
   });
 
   it('resumes after an abort while following the bulk job without posting it again', async () => {

@@ -1,8 +1,9 @@
 /**
  * Bulk mode's first phase for one (source, kind): one bulk POST with the explicit destination
  * (intent recorded before; after an ambiguous failure, look for the moves it created before posting
- * again), then follow the moves it creates through the move lists until none is in flight. Failed
- * and untouched items are left pending: the throttled loop in ./drain.ts retries them per item.
+ * again; after a 429, which proves it was not applied, wait for `Retry-After` and post again), then
+ * follow the moves it creates through the move lists until none is in flight. Failed and untouched
+ * items are left pending: the throttled loop in ./drain.ts retries them per item.
  */
 import type { MoveRecord } from '../api/types.js';
 import { event, throwIfAborted, waitUntil } from './drain-context.js';
@@ -19,6 +20,17 @@ const IDLE_POLLS = 2;
  * can queue) before idle polls count: falling back to per-item POSTs too early would race it.
  */
 const BULK_START_GRACE_MS = 60_000;
+
+/** The longest Retry-After a throttled bulk POST waits for, and the wait when the 429 names none. */
+const BULK_THROTTLE_MAX_WAIT_MS = 300_000;
+const BULK_THROTTLE_DEFAULT_WAIT_MS = 60_000;
+/** Shortest wait between two bulk POSTs answered 429 (a `Retry-After: 0` must not spin). */
+const BULK_THROTTLE_MIN_WAIT_MS = 1_000;
+
+/** How long to wait after a 429 on the bulk POST: `Retry-After`, capped, with a floor. */
+export function bulkThrottleWaitMs(retryAfterMs: number | null): number {
+  return Math.min(BULK_THROTTLE_MAX_WAIT_MS, Math.max(BULK_THROTTLE_MIN_WAIT_MS, retryAfterMs ?? BULK_THROTTLE_DEFAULT_WAIT_MS));
+}
 
 /** Newest move id of the kind (the baseline above which moves belong to our bulk job). */
 async function newestMoveId(ctx: DrainCtx): Promise<number> {
@@ -45,7 +57,8 @@ async function postBulk(ctx: DrainCtx): Promise<void> {
     bulk = { kind, source, state: 'intent', intentAt: deps.clock.now(), seenMaxMoveId: await newestMoveId(ctx) };
     store.setBulk(bulk);
   }
-  for (let attempt = 1; attempt <= 2; attempt++) {
+  let ambiguous = 0;
+  for (let attempt = 1; ; attempt++) {
     event(ctx, 'bulk.intent', { destination, attempt });
     try {
       await deps.api.scheduleBulk(kind, source, destination);
@@ -55,6 +68,14 @@ async function postBulk(ctx: DrainCtx): Promise<void> {
     } catch (err) {
       const failure = classifyPostError(err);
       event(ctx, 'bulk.post_failed', { failure: failure.kind, error: err instanceof Error ? err.message : String(err) });
+      if (failure.kind === 'throttled') {
+        // A 429 proves the POST was not applied: wait as the instance asks, then post again.
+        const waitMs = bulkThrottleWaitMs(failure.retryAfterMs);
+        event(ctx, 'bulk.throttled', { waitMs });
+        deps.log.warn({ kind, source, waitMs }, 'bulk move throttled (429): posting again after Retry-After');
+        await waitUntil(ctx, deps.clock.now() + waitMs);
+        continue;
+      }
       if (failure.kind !== 'ambiguous') throw err;
       // The job may have been enqueued: look before posting again.
       if (await bulkMovesAppeared(ctx, bulk.seenMaxMoveId)) {
@@ -62,6 +83,7 @@ async function postBulk(ctx: DrainCtx): Promise<void> {
         event(ctx, 'bulk.adopted', { above: bulk.seenMaxMoveId });
         return;
       }
+      if (++ambiguous >= 2) break;
     }
   }
   throw new DrainError(BULK_UNCONFIRMED, `bulk move of ${kind} off ${source} could not be confirmed`);

@@ -215,7 +215,7 @@ describe('throttled drain', () => {
   });
 
   it('quarantines a stuck move and never schedules the item again', async () => {
-    const h = createHarness(testPlan({ poll: { stuckAfterMs: 60_000 } }));
+    const h = createHarness(testPlan({ poll: { stuckRunningAfterMs: 60_000 } }));
     h.fake.addItems('projects', 'nfs-1', range(1, 3));
     h.fake.script('projects', 1, 'stuck');
     const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
@@ -227,7 +227,7 @@ describe('throttled drain', () => {
   });
 
   it('takes a stuck item out of quarantine on a later run once its move has ended', async () => {
-    const h = createHarness(testPlan({ poll: { stuckAfterMs: 60_000 } }));
+    const h = createHarness(testPlan({ poll: { stuckRunningAfterMs: 60_000 } }));
     h.fake.addItems('projects', 'nfs-1', [1, 2]);
     h.fake.script('projects', 1, 'stuck');
     h.fake.script('projects', 2, 'stuck');

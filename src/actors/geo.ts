@@ -1,8 +1,12 @@
 /**
  * Step 6, Geo resync: `RESYNC_ALL` for the registries of the kinds that moved, so secondaries fetch
- * the repositories from their new storage. Safe to repeat (a resync is idempotent).
+ * the repositories from their new storage. Registries live on the secondaries, so the secondaries
+ * are discovered (`GET /geo_sites`) and each is asked through the primary's node proxy; a primary's
+ * own answer would be "success" with nothing resynced. The result is per site. Safe to repeat (a
+ * resync is idempotent). Per-site failures are results, not errors: the machine turns them into
+ * warnings, as it always did for refused registry classes.
  */
-import type { GeoOutput } from '../machine/types.js';
+import type { GeoOutput, GeoSiteResult } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorDeps } from './types.js';
 
@@ -12,18 +16,49 @@ const REGISTRIES: Record<Kind, string[]> = {
   groups: ['GROUP_WIKI_REPOSITORY_REGISTRY'],
 };
 
+/** Errors that end the run however the Geo step would treat them (the token is gone). */
+const FATAL_CODES = new Set(['SHARDMOVE_API_UNAUTHORIZED']);
+
 /** The Geo registry classes holding the repositories of these kinds. */
 export function registryClassesFor(kinds: readonly Kind[]): string[] {
   return kinds.flatMap((k) => REGISTRIES[k]);
 }
 
-/** Asks for a resync of every registry of the moved kinds; per-class errors are returned, not thrown. */
-export async function runGeoResync(deps: Pick<ActorDeps, 'api' | 'plan' | 'log'>): Promise<GeoOutput> {
+/** Asks every enabled Geo secondary for a resync of the moved kinds' registries; per-site outcomes are returned. */
+export async function runGeoResync(deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'signal'>): Promise<GeoOutput> {
+  const { api, log } = deps;
   const classes = registryClassesFor(deps.plan.move.kinds);
-  const results = await deps.api.geoResync(classes);
-  for (const r of results) {
-    if (r.errors.length > 0) deps.log.warn({ registryClass: r.registryClass, errors: r.errors }, 'geo resync refused');
-    else deps.log.info({ registryClass: r.registryClass }, 'geo resync requested');
+  const all = await api.geoSites();
+  if (all === null) {
+    log.warn('geo resync: no Geo on the instance (GET /geo_sites answered 404)');
+    return { sites: [], warnings: ['no Geo secondary: nothing to resync (GET /geo_sites answered 404: Geo is not set up, or the instance is not Premium/Ultimate)'] };
   }
-  return { results };
+  const secondaries = all.filter((s) => !s.primary);
+  const warnings: string[] = [];
+  if (secondaries.length === 0) {
+    log.warn({ sites: all.length }, 'geo resync: no Geo secondary');
+    warnings.push(`no Geo secondary: nothing to resync (GET /geo_sites lists ${all.length === 0 ? 'no site' : 'only the primary'})`);
+  }
+  const sites: GeoSiteResult[] = [];
+  for (const site of secondaries) {
+    if (!site.enabled) {
+      warnings.push(`Geo site "${site.name}" (id ${site.id}) is disabled: not resynced; resync it once it is enabled`);
+      continue;
+    }
+    try {
+      const results = await api.geoResync(site.id, classes);
+      for (const r of results) {
+        if (r.errors.length > 0) log.warn({ site: site.id, registryClass: r.registryClass, errors: r.errors }, 'geo resync refused');
+        else log.info({ site: site.id, registryClass: r.registryClass }, 'geo resync requested');
+      }
+      sites.push({ siteId: site.id, name: site.name, results, error: null });
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code;
+      if (deps.signal.aborted || (typeof code === 'string' && FATAL_CODES.has(code))) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      log.warn({ site: site.id, error: message }, 'geo resync failed on a site');
+      sites.push({ siteId: site.id, name: site.name, results: [], error: message });
+    }
+  }
+  return { sites, warnings };
 }

@@ -7,7 +7,7 @@ import { TERMINAL_MOVE_STATES } from '../api/types.js';
 import type { PreflightOutput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorDeps } from './types.js';
-import { NOT_ADMIN, StepError, TOKEN_UNUSABLE } from './errors.js';
+import { ADMIN_MODE, NOT_ADMIN, StepError, TOKEN_UNUSABLE } from './errors.js';
 
 const DAY_MS = 86_400_000;
 /** Moves scanned per kind by the read-only audit (newest first): enough for any live move. */
@@ -24,6 +24,7 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
   if (!user.isAdmin) {
     throw new StepError(NOT_ADMIN, `the token's user "${user.username}" is not an administrator; moves and storage filters need an admin token`);
   }
+  await probeAdminApi(api, user.username);
   log.info({ version, username: user.username }, 'instance identified');
 
   if (plan.instance.credentials.type === 'token') {
@@ -49,6 +50,30 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
     }
   }
   return { version, username: user.username, warnings, tokenExpiresAt };
+}
+
+/**
+ * One admin-only read (`GET /application/settings`, which the weights step reads anyway) before
+ * anything else: `GET /user` reports `is_admin` even when Admin Mode is on and the token lacks the
+ * `admin_mode` scope, and then every admin endpoint answers a bare 403 while admin-only filters
+ * (`repository_storage`) are dropped silently. Pre-flight must say so before any write.
+ */
+async function probeAdminApi(api: InstanceApi, username: string): Promise<void> {
+  try {
+    await api.getWeights();
+  } catch (err) {
+    const e = (err ?? {}) as { code?: unknown; scope?: unknown };
+    if (e.code !== 'SHARDMOVE_API_FORBIDDEN') throw err;
+    if (typeof e.scope === 'string' && e.scope !== '') {
+      throw new StepError(TOKEN_UNUSABLE, `the run's token lacks the "${e.scope}" scope, which the instance requires for its admin API (GET /application/settings answered 403 insufficient_scope)`);
+    }
+    throw new StepError(
+      ADMIN_MODE,
+      `the token's user "${username}" is an administrator, but the admin API refuses the token (GET /application/settings answered 403): ` +
+        'the instance has Admin Mode on and the token lacks the "admin_mode" scope. Add the admin_mode scope to the token ' +
+        '(or create one with the api and admin_mode scopes) and run again (pre-flight stops the run before any write)',
+    );
+  }
 }
 
 /** A warning when the token expires within 7 days (GitLab tokens expire at the start of that day, UTC). */

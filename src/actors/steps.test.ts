@@ -7,6 +7,7 @@ import { applyWeights, readWeights } from './weights.js';
 import { registryClassesFor, runGeoResync } from './geo.js';
 import type { Plan } from '../plan/types.js';
 import type { MoveRecord } from '../api/types.js';
+import { ApiForbiddenError, ApiNotFoundError } from '../api/errors.js';
 
 function deps(api = createFakeApi(), plan: Plan = testPlan(), dryRun = false): ActorDeps {
   return { api, plan, clock: createManualClock(), log: silentLogger, signal: new AbortController().signal, dryRun, store: undefined as never };
@@ -25,6 +26,31 @@ describe('preflight', () => {
   it('refuses a non-admin token', async () => {
     await expect(runPreflight(deps(createFakeApi({ user: { id: 2, username: 'alice', isAdmin: false } }))))
       .rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_NOT_ADMIN', message: expect.stringContaining('alice') });
+  });
+
+  it('catches Admin Mode without the admin_mode scope (is_admin true, admin API 403) before any write, naming the scope', async () => {
+    const forbidden = new ApiForbiddenError({ method: 'GET', path: '/api/v4/application/settings' }, '403 Forbidden', { message: '403 Forbidden' }, null);
+    const api = createFakeApi({ adminError: forbidden });
+    const err = await runPreflight(deps(api)).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_ADMIN_MODE' });
+    expect((err as Error).message).toMatch(/"root" is an administrator.*Admin Mode on and the token lacks the "admin_mode" scope\. Add the admin_mode scope/);
+    expect(api.state.calls).toEqual(['version', 'currentUser', 'getWeights']);
+    expect(api.state.mutating).toBe(0);
+  });
+
+  it('names the scope GitLab asks for on an insufficient_scope 403 from the admin API', async () => {
+    const forbidden = new ApiForbiddenError({ method: 'GET', path: '/api/v4/application/settings' }, 'insufficient_scope', { error: 'insufficient_scope', scope: 'api' }, 'api');
+    await expect(runPreflight(deps(createFakeApi({ adminError: forbidden })))).rejects.toMatchObject({
+      code: 'SHARDMOVE_PREFLIGHT_TOKEN',
+      message: expect.stringContaining('lacks the "api" scope'),
+    });
+  });
+
+  it('still refuses a plain non-admin as NOT_ADMIN, without probing the admin API', async () => {
+    const forbidden = new ApiForbiddenError({ method: 'GET', path: '/api/v4/application/settings' }, '403 Forbidden', null, null);
+    const api = createFakeApi({ user: { id: 2, username: 'alice', isAdmin: false }, adminError: forbidden });
+    await expect(runPreflight(deps(api))).rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_NOT_ADMIN' });
+    expect(api.state.calls).not.toContain('getWeights');
   });
 
   it('refuses a token without the api scope, and a revoked one', async () => {
@@ -86,6 +112,18 @@ describe('storage check', () => {
     });
   });
 
+  it('explains a readiness 404: the monitoring IP allowlist, what to do, and what the step checks', async () => {
+    const api = createFakeApi({ readinessError: new ApiNotFoundError({ method: 'GET', path: '/-/readiness' }, '<html>not found</html>', '<html>not found</html>') });
+    const err = await runStorageCheck(deps(api)).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'SHARDMOVE_STORAGE_READINESS_REFUSED' });
+    const message = (err as Error).message;
+    expect(message).toContain('monitoring IP allowlist');
+    expect(message).toContain("gitlab_rails['monitoring_whitelist']");
+    expect(message).toContain("add this host's address to the allowlist");
+    expect(message).toContain('every source and the destination is configured and its Gitaly is healthy');
+    expect(message).not.toContain('<html>');
+  });
+
   it('warns about unhealthy storages outside the plan', async () => {
     const api = createFakeApi();
     api.state.readiness.gitaly[0] = { storage: 'default', ok: false, message: null };
@@ -137,10 +175,49 @@ describe('geo', () => {
     expect(registryClassesFor(['projects'])).toHaveLength(3);
   });
 
-  it('returns per-class errors instead of throwing', async () => {
-    const api = createFakeApi({ geoErrors: { SNIPPET_REPOSITORY_REGISTRY: ['Geo is not enabled'] } });
+  it('resyncs each secondary through the node proxy, not the primary, and reports per site', async () => {
+    const api = createFakeApi({
+      geoSites: [
+        { id: 1, name: 'primary', url: 'https://p.test', primary: true, enabled: true },
+        { id: 2, name: 'eu', url: 'https://eu.test', primary: false, enabled: true },
+        { id: 5, name: 'us', url: 'https://us.test', primary: false, enabled: true },
+      ],
+      geoErrors: { SNIPPET_REPOSITORY_REGISTRY: ['resource not available'] },
+    });
     const out = await runGeoResync(deps(api));
-    expect(out.results).toHaveLength(5);
-    expect(out.results.find((r) => r.registryClass === 'SNIPPET_REPOSITORY_REGISTRY')?.errors).toEqual(['Geo is not enabled']);
+    expect(api.state.calls.filter((c) => c.startsWith('geo'))).toEqual(['geoSites', 'geoResync:2', 'geoResync:5']);
+    expect(out.warnings).toEqual([]);
+    expect(out.sites.map((s) => [s.siteId, s.name, s.error, s.results.length])).toEqual([[2, 'eu', null, 5], [5, 'us', null, 5]]);
+    expect(out.sites[0]?.results.find((r) => r.registryClass === 'SNIPPET_REPOSITORY_REGISTRY')?.errors).toEqual(['resource not available']);
+  });
+
+  it('says plainly that there is no secondary (only a primary, or no Geo at all) instead of reporting success', async () => {
+    const onlyPrimary = createFakeApi({ geoSites: [{ id: 1, name: 'primary', url: 'https://p.test', primary: true, enabled: true }] });
+    const a = await runGeoResync(deps(onlyPrimary));
+    expect(a).toEqual({ sites: [], warnings: [expect.stringMatching(/^no Geo secondary: nothing to resync/)] });
+    expect(onlyPrimary.state.calls.some((c) => c.startsWith('geoResync'))).toBe(false);
+    const noGeo = createFakeApi({ geoSites: null });
+    const b = await runGeoResync(deps(noGeo));
+    expect(b).toEqual({ sites: [], warnings: [expect.stringMatching(/^no Geo secondary: nothing to resync \(GET \/geo_sites answered 404/)] });
+  });
+
+  it('records a failing site and goes on with the others; skips a disabled one with a warning', async () => {
+    const api = createFakeApi({
+      geoSites: [
+        { id: 1, name: 'primary', url: 'https://p.test', primary: true, enabled: true },
+        { id: 2, name: 'gone', url: 'https://gone.test', primary: false, enabled: true },
+        { id: 3, name: 'off', url: 'https://off.test', primary: false, enabled: false },
+        { id: 4, name: 'ok', url: 'https://ok.test', primary: false, enabled: true },
+      ],
+      geoSiteErrors: { 2: new ApiNotFoundError({ method: 'POST', path: '/api/v4/geo/node_proxy/2/graphql' }, '404 GeoNode Not Found', null) },
+    });
+    const out = await runGeoResync(deps(api));
+    expect(out.sites.map((s) => [s.siteId, s.error])).toEqual([[2, expect.stringContaining('404 GeoNode Not Found')], [4, null]]);
+    expect(out.warnings).toEqual([expect.stringContaining('"off" (id 3) is disabled')]);
+  });
+
+  it('still stops on a rejected token', async () => {
+    const unauthorized = Object.assign(new Error('401'), { code: 'SHARDMOVE_API_UNAUTHORIZED' });
+    await expect(runGeoResync(deps(createFakeApi({ geoSiteErrors: { 2: unauthorized } })))).rejects.toBe(unauthorized);
   });
 });

@@ -90,6 +90,12 @@ describe('pre-flight reads', () => {
     expect(await api.readiness()).toEqual({ status: 'failed', gitaly: expected });
   });
 
+  it('rejects a readiness 404 (a client outside the monitoring allowlist gets an HTML page) as not found, unretried', async () => {
+    const { pool, api } = setup();
+    pool.intercept({ path: '/-/readiness?all=1', method: 'GET' }).reply(404, '<!DOCTYPE html><html>The page could not be found</html>', { headers: { 'content-type': 'text/html' } });
+    await expect(api.readiness()).rejects.toMatchObject({ code: 'SHARDMOVE_API_NOT_FOUND', status: 404 });
+  });
+
   it('reads weights and PUTs the full object as JSON', async () => {
     const { pool, api } = setup();
     pool.intercept({ path: '/api/v4/application/settings', method: 'GET' }).reply(200, { repository_storages_weighted: { 'nfs-1': 100, cluster: 0 } }, J);
@@ -184,6 +190,15 @@ describe('moves', () => {
     await api.scheduleBulk('groups', 'nfs-1', 'cluster');
   });
 
+  it('answers a 429 on the bulk POST at once, with Retry-After, without re-sending it (the drain decides)', async () => {
+    const { pool, api } = setup();
+    pool
+      .intercept({ path: '/api/v4/project_repository_storage_moves', method: 'POST' })
+      .reply(429, 'Retry later', { headers: { 'content-type': 'text/plain', 'retry-after': '30' } });
+    await expect(api.scheduleBulk('projects', 'nfs-1', 'cluster')).rejects.toMatchObject({ code: 'SHARDMOVE_API_RATE_LIMITED', status: 429, retryAfterMs: 30_000 });
+    expect(api.stats()).toEqual({ requests: 1, mutating: 1 });
+  });
+
   it('lists an item\'s moves across pages, a page of all moves, and one move', async () => {
     const { pool, api } = setup();
     const snip = (id: number, state: string) => move(id, state, { project: undefined, snippet: { id: 3 }, error_message: state === 'failed' ? 'boom' : undefined });
@@ -212,22 +227,38 @@ describe('moves', () => {
 });
 
 describe('geo and dry run', () => {
-  it('sends RESYNC_ALL per registry class and returns GraphQL errors', async () => {
+  it('lists the Geo sites across pages, and answers null where GET /geo_sites is 404 (no Geo, Free tier)', async () => {
+    const { pool, api } = setup();
+    const site = (id: number, primary: boolean, extra: Record<string, unknown> = {}) => ({ id, name: `site-${id}`, url: `https://s${id}.test/`, primary, enabled: true, current: primary, ...extra });
+    pool.intercept({ path: '/api/v4/geo_sites?page=1&per_page=100', method: 'GET' }).reply(200, [site(1, true), site(2, false)], { headers: { 'x-next-page': '2' } });
+    pool.intercept({ path: '/api/v4/geo_sites?page=2&per_page=100', method: 'GET' }).reply(200, [site(3, false, { enabled: false })], { headers: { 'x-next-page': '' } });
+    expect(await api.geoSites()).toEqual([
+      { id: 1, name: 'site-1', url: 'https://s1.test/', primary: true, enabled: true },
+      { id: 2, name: 'site-2', url: 'https://s2.test/', primary: false, enabled: true },
+      { id: 3, name: 'site-3', url: 'https://s3.test/', primary: false, enabled: false },
+    ]);
+    pool.intercept({ path: '/api/v4/geo_sites?page=1&per_page=100', method: 'GET' }).reply(404, { message: '404 Not found' }, J);
+    expect(await api.geoSites()).toBeNull();
+  });
+
+  it('sends RESYNC_ALL per registry class to a secondary through the node proxy and returns GraphQL errors', async () => {
     const { pool, api } = setup();
     const body = (cls: string) => (b: string) => {
       const parsed = JSON.parse(b) as { query: string; variables: { registryClass: string } };
       return parsed.query.includes('geoRegistriesBulkUpdate') && parsed.query.includes('RESYNC_ALL') && parsed.variables.registryClass === cls;
     };
     pool
-      .intercept({ path: '/api/graphql', method: 'POST', body: body('PROJECT_REPOSITORY_REGISTRY') })
+      .intercept({ path: '/api/v4/geo/node_proxy/2/graphql', method: 'POST', body: body('PROJECT_REPOSITORY_REGISTRY') })
       .reply(200, { data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] } } }, J);
     pool
-      .intercept({ path: '/api/graphql', method: 'POST', body: body('GROUP_WIKI_REPOSITORY_REGISTRY') })
+      .intercept({ path: '/api/v4/geo/node_proxy/2/graphql', method: 'POST', body: body('GROUP_WIKI_REPOSITORY_REGISTRY') })
       .reply(200, { data: { geoRegistriesBulkUpdate: null }, errors: [{ message: 'not a secondary' }] }, J);
-    expect(await api.geoResync(['PROJECT_REPOSITORY_REGISTRY', 'GROUP_WIKI_REPOSITORY_REGISTRY'])).toEqual([
+    expect(await api.geoResync(2, ['PROJECT_REPOSITORY_REGISTRY', 'GROUP_WIKI_REPOSITORY_REGISTRY'])).toEqual([
       { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] },
       { registryClass: 'GROUP_WIKI_REPOSITORY_REGISTRY', errors: ['not a secondary'] },
     ]);
+    pool.intercept({ path: '/api/v4/geo/node_proxy/9/graphql', method: 'POST' }).reply(404, { message: '404 GeoNode Not Found' }, J);
+    await expect(api.geoResync(9, ['PROJECT_REPOSITORY_REGISTRY'])).rejects.toMatchObject({ code: 'SHARDMOVE_API_NOT_FOUND' });
   });
 
   it('sends nothing mutating in read-only mode but still inspects the token', async () => {
@@ -235,7 +266,7 @@ describe('geo and dry run', () => {
     await expect(api.scheduleMove('projects', 7, 'cluster')).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
     await expect(api.scheduleBulk('projects', 'nfs-1', 'cluster')).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
     await expect(api.setWeights({ cluster: 100 })).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
-    await expect(api.geoResync(['PROJECT_REPOSITORY_REGISTRY'])).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
+    await expect(api.geoResync(2, ['PROJECT_REPOSITORY_REGISTRY'])).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
     pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(422, { message: 'Token type not supported.' }, J);
     expect(await api.inspectToken(TOKEN)).toBeNull();
     expect(events.map((e) => `${e.method} ${e.path}`)).toEqual(['POST /api/v4/admin/token']);

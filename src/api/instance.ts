@@ -12,7 +12,7 @@ import type { RequestEvent, RetryPolicy } from './client.js';
 import { ApiHttpError, ApiInvalidResponseError } from './errors.js';
 import { nextPageNumber, paginateKeyset, paginateOffset } from './pagination.js';
 import { parseItem, parseMove, singular } from './records.js';
-import type { CurrentUser, InstanceApi, ItemRecord, MovePage, MoveRecord, Readiness, ScheduleResult, StorageHealth, TokenInfo } from './types.js';
+import type { CurrentUser, GeoSite, InstanceApi, ItemRecord, MovePage, MoveRecord, Readiness, ScheduleResult, StorageHealth, TokenInfo } from './types.js';
 
 /** Options of `createInstanceApi`; the plan's `instance` section plus runtime hooks. */
 export interface InstanceApiOptions {
@@ -205,10 +205,22 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       return body === null ? null : parseMove(kind, body, { method: 'GET', path: `/api/v4${path}` });
     },
 
-    async geoResync(registryClasses) {
+    async geoSites(): Promise<GeoSite[] | null> {
+      const out: GeoSite[] = [];
+      try {
+        for await (const page of paginateOffset(c, '/geo_sites', {})) for (const raw of page) out.push(parseGeoSite(raw));
+      } catch (err) {
+        if (err instanceof ApiHttpError && err.status === 404) return null;
+        throw err;
+      }
+      return out;
+    },
+
+    async geoResync(siteId, registryClasses) {
       const out: { registryClass: string; errors: string[] }[] = [];
+      const path = `/geo/node_proxy/${siteId}/graphql`;
       for (const registryClass of registryClasses) {
-        const { body } = await c.request({ method: 'POST', path: '/api/graphql', root: true, body: { query: GEO_RESYNC_MUTATION, variables: { registryClass } } });
+        const { body } = await c.request({ method: 'POST', path, body: { query: GEO_RESYNC_MUTATION, variables: { registryClass } } });
         out.push({ registryClass, errors: graphqlErrors(body) });
       }
       return out;
@@ -233,6 +245,19 @@ export function parseReadiness(body: unknown): Readiness {
     gitaly.push({ storage: shard, ok: e['status'] === 'ok', message: typeof e['message'] === 'string' ? e['message'] : null });
   }
   return { status: typeof b['status'] === 'string' ? b['status'] : 'unknown', gitaly };
+}
+
+function parseGeoSite(raw: unknown): GeoSite {
+  const s = (raw ?? {}) as Json;
+  if (typeof s['id'] !== 'number') throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/geo_sites' }, 'a site without an id');
+  return {
+    id: s['id'],
+    name: typeof s['name'] === 'string' ? s['name'] : `site ${s['id']}`,
+    url: typeof s['url'] === 'string' ? s['url'] : '',
+    primary: s['primary'] === true,
+    // GitLab always sends `enabled`; a missing field is taken as enabled rather than skip a site.
+    enabled: s['enabled'] !== false,
+  };
 }
 
 function parseWeights(body: unknown): Record<string, number> {

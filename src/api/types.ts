@@ -65,6 +65,15 @@ export interface CurrentUser {
   isAdmin: boolean;
 }
 
+/** A Geo site as `GET /geo_sites` lists it (the fields the resync needs). */
+export interface GeoSite {
+  id: number;
+  name: string;
+  url: string;
+  primary: boolean;
+  enabled: boolean;
+}
+
 /** Result of scheduling one item's move. */
 export type ScheduleResult =
   | { outcome: 'scheduled'; move: MoveRecord }
@@ -103,8 +112,15 @@ export interface InstanceApi {
   listMoves(kind: Kind, page: number, perPage: number): Promise<MovePage>;
   /** One move, or null on 404. */
   getMove(kind: Kind, moveId: number): Promise<MoveRecord | null>;
-  /** geoRegistriesBulkUpdate RESYNC_ALL for each registry class; returns GraphQL errors per class. */
-  geoResync(registryClasses: string[]): Promise<{ registryClass: string; errors: string[] }[]>;
+  /** GET /geo_sites (admin, Premium/Ultimate), every page; null on 404 (no Geo, or a Free/CE instance). */
+  geoSites(): Promise<GeoSite[] | null>;
+  /**
+   * geoRegistriesBulkUpdate RESYNC_ALL for each registry class on Geo site `siteId`, sent through
+   * the primary's node proxy (`POST /geo/node_proxy/:id/graphql`): registries live on the
+   * secondaries, so a primary's own GraphQL answer proves nothing. Returns GraphQL errors per class;
+   * HTTP failures (404 for an unknown site) throw.
+   */
+  geoResync(siteId: number, registryClasses: string[]): Promise<{ registryClass: string; errors: string[] }[]>;
   /** Count of requests sent so far by kind (mutating or not), for reports and benchmarks. */
   stats(): { requests: number; mutating: number };
   close(): Promise<void>;

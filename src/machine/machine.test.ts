@@ -39,7 +39,13 @@ function fakeActors(f: Fakes): Record<string, AnyActorLogic> {
       return f.drain ? f.drain(i) : { moved: 2, quarantined: 0, remaining: 0 };
     }),
     verify: step('verify', () => ({ ok: f.verifyOk ?? true, perKindAndSource: {}, problems: f.verifyOk === false ? ['3 projects left on nfs-1'] : [] })),
-    geo: step('geo', () => ({ results: [{ registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: ['geo is off'] }] })),
+    geo: step('geo', () => ({
+      sites: [
+        { siteId: 2, name: 'eu', results: [{ registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: ['geo is off'] }], error: null },
+        { siteId: 3, name: 'us', results: [], error: 'POST /api/v4/geo/node_proxy/3/graphql: HTTP 404' },
+      ],
+      warnings: ['a disabled site'],
+    })),
   };
 }
 
@@ -66,7 +72,12 @@ describe('run machine', () => {
     expect(snapshot.context.previousWeights).toEqual({ default: 100 });
     expect(snapshot.context.newWeights).toEqual({ default: 100, cluster: 100, 'nfs-1': 0 });
     expect(Object.keys(snapshot.context.drains)).toHaveLength(6);
-    expect(snapshot.context.warnings).toEqual(['token expires soon', 'Geo resync of PROJECT_REPOSITORY_REGISTRY: geo is off']);
+    expect(snapshot.context.warnings).toEqual([
+      'token expires soon',
+      'a disabled site',
+      'Geo resync of PROJECT_REPOSITORY_REGISTRY on site "eu" (id 2): geo is off',
+      'Geo resync on site "us" (id 3) failed: POST /api/v4/geo/node_proxy/3/graphql: HTTP 404',
+    ]);
     expect(snapshot.context.error).toBeNull();
   });
 

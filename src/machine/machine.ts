@@ -222,10 +222,7 @@ export const runMachine = setup({
           target: 'finishing',
           actions: assign(({ context, event }) => ({
             geo: event.output,
-            warnings: [
-              ...context.warnings,
-              ...event.output.results.flatMap((r) => r.errors.map((e) => `Geo resync of ${r.registryClass}: ${e}`)),
-            ],
+            warnings: [...context.warnings, ...event.output.warnings, ...geoSiteWarnings(event.output)],
           })),
         },
         onError: failAt('geo'),
@@ -239,6 +236,15 @@ export const runMachine = setup({
     failed: { type: 'final' },
   },
 });
+
+/** A site that could not be asked, or a registry class it refused: warnings, never a failed run. */
+function geoSiteWarnings(output: GeoOutput): string[] {
+  return output.sites.flatMap((s) => {
+    const site = `site "${s.name}" (id ${s.siteId})`;
+    if (s.error !== null) return [`Geo resync on ${site} failed: ${s.error}`];
+    return s.results.flatMap((r) => r.errors.map((e) => `Geo resync of ${r.registryClass} on ${site}: ${e}`));
+  });
+}
 
 function recordDrain(context: RunContext, output: DrainOutput): RunContext['drains'] {
   const at = currentDrain(context);

@@ -64,8 +64,24 @@ export interface VerifyOutput {
   problems: string[];
 }
 
-export interface GeoOutput {
+/** The resync asked of one Geo secondary. */
+export interface GeoSiteResult {
+  siteId: number;
+  name: string;
+  /** Per registry class, GraphQL's errors (empty: the resync was accepted). */
   results: { registryClass: string; errors: string[] }[];
+  /** Why the site could not be asked at all (node proxy 404, HTTP error), else null. */
+  error: string | null;
+}
+
+/**
+ * The Geo step's outcome, per secondary site. `warnings` say why nothing (or not everything) was
+ * resynced: no Geo, no secondary, a disabled site. Checkpoints written before issue 13 hold
+ * `{ results }` (one call to the primary) instead; readers must not assume `sites`.
+ */
+export interface GeoOutput {
+  sites: GeoSiteResult[];
+  warnings: string[];
 }
 
 /**

@@ -5,12 +5,29 @@
  * from ${VAR} to a file, is not a plan change. Every other field, defaults included, is in.
  */
 import { createHash } from 'node:crypto';
+import { DEFAULTS } from './schema.js';
 import type { Plan } from './types.js';
 
 /** The normalised plan without its credentials: what the hash covers. */
 export function planHashInput(plan: Plan): unknown {
   const { credentials: _credentials, ...instance } = plan.instance;
-  return { ...plan, instance };
+  return { ...plan, instance, poll: pollHashInput(plan.poll) };
+}
+
+/**
+ * The poll section in the form the hash had before issue 13 split the stuck limit, so upgrading
+ * shardmove does not make every checkpoint's plan a "changed plan": the running limit keeps the key
+ * of `stuck_after` (its deprecated name), and the later fields count only when they differ from what
+ * a plan gets without writing them (the default; for the size term also 0, which a plan still
+ * using `stuck_after` gets). A change between those two size terms alone is therefore not a plan
+ * change: it moves nothing, it only changes when a move is called stuck.
+ */
+function pollHashInput(poll: Plan['poll']): Record<string, number> {
+  const { stuckScheduledAfterMs, stuckRunningAfterMs, stuckRunningPerGbMs, ...rest } = poll;
+  const out: Record<string, number> = { ...rest, stuckAfterMs: stuckRunningAfterMs };
+  if (stuckScheduledAfterMs !== DEFAULTS.stuckScheduledAfterMs) out['stuckScheduledAfterMs'] = stuckScheduledAfterMs;
+  if (stuckRunningPerGbMs !== DEFAULTS.stuckRunningPerGbMs && stuckRunningPerGbMs !== 0) out['stuckRunningPerGbMs'] = stuckRunningPerGbMs;
+  return out;
 }
 
 /** JSON with object keys sorted at every level, so the hash ignores field order and formatting. */

@@ -43,7 +43,7 @@ describe('parsePlanText: defaults and normalisation', () => {
       instance: { url: 'https://gitlab.example.com', credentials: { type: 'token', token: ENV.GITLAB_TOKEN }, sudo: null, timeoutMs: 30_000 },
       move: { from: ['nfs-1', 'nfs-2'], to: 'cluster', kinds: ['projects', 'snippets', 'groups'], mode: 'throttled', concurrency: 10 },
       weights: { cluster: 100, 'nfs-1': 0, 'nfs-2': 0 },
-      poll: { intervalMs: 5_000, stuckAfterMs: 3_600_000 },
+      poll: { intervalMs: 5_000, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 3_600_000, stuckRunningPerGbMs: 1_800_000 },
       retry: { maxAttempts: 3, backoffMs: 30_000 },
       verify: true,
       geo: { resync: false },
@@ -55,7 +55,7 @@ describe('parsePlanText: defaults and normalisation', () => {
   mode: bulk
   concurrency: 50
 weights: { cluster: 50, other: 10 }
-poll: { interval: 500ms, stuck_after: 2h }
+poll: { interval: 500ms, stuck_scheduled_after: 12h, stuck_running_after: 2h, stuck_running_per_gb: 10m }
 retry: { max_attempts: 5, backoff: 1m30s }
 verify: false
 geo: { resync: true }
@@ -65,7 +65,7 @@ geo: { resync: true }
     expect(plan.move).toMatchObject({ kinds: ['snippets'], mode: 'bulk', concurrency: 50 });
     expect(plan.weights).toEqual({ cluster: 50, other: 10, 'nfs-1': 0, 'nfs-2': 0 });
     expect(planWeights).toEqual({ cluster: 50, other: 10 });
-    expect(plan.poll).toEqual({ intervalMs: 500, stuckAfterMs: 7_200_000 });
+    expect(plan.poll).toEqual({ intervalMs: 500, stuckScheduledAfterMs: 43_200_000, stuckRunningAfterMs: 7_200_000, stuckRunningPerGbMs: 600_000 });
     expect(plan.retry).toEqual({ maxAttempts: 5, backoffMs: 90_000 });
     expect(plan.verify).toBe(false);
     expect(plan.geo.resync).toBe(true);
@@ -93,6 +93,51 @@ geo: { resync: true }
     expect(parse(MINIMAL.replace('to: cluster', 'to: cluster-2')).hash).not.toBe(a);
     expect(parse(MINIMAL.replace('[nfs-1, nfs-2]', '[nfs-2, nfs-1]')).hash).not.toBe(a);
     expect(a).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('hash of a plan written before the stuck limit was split is unchanged, so its checkpoint resumes without --accept-plan-change', () => {
+    // Computed by the release before issue 13 (poll: { intervalMs, stuckAfterMs }).
+    expect(parse(MINIMAL).hash).toBe('379ad22bf77842cc210f613194c5f163502c55509d9f0aeb4b1e72ec12835806');
+    expect(parse(`${MINIMAL}poll: { interval: 10s, stuck_after: 2h }\n`).hash).toBe('54bd7532f1ff86301a8fee008f87b943e303fdbe07b548811a97ca221199b4f3');
+    // The same limits under the new names; and a new limit away from its default is a change.
+    expect(parse(`${MINIMAL}poll: { interval: 10s, stuck_running_after: 2h, stuck_running_per_gb: 0s }\n`).hash).toBe('54bd7532f1ff86301a8fee008f87b943e303fdbe07b548811a97ca221199b4f3');
+    expect(parse(`${MINIMAL}poll: { stuck_scheduled_after: 48h }\n`).hash).not.toBe(parse(MINIMAL).hash);
+    expect(parse(`${MINIMAL}poll: { stuck_running_per_gb: 1h }\n`).hash).not.toBe(parse(MINIMAL).hash);
+  });
+});
+
+describe('parsePlanText: stuck limits', () => {
+  it('reads stuck_after as the deprecated name of stuck_running_after, warns at its line:col, and adds no size term', () => {
+    const { plan, warnings } = parse(`${MINIMAL}poll:\n  interval: 10s\n  stuck_after: 2h\n`);
+    expect(plan.poll).toEqual({ intervalMs: 10_000, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 7_200_000, stuckRunningPerGbMs: 0 });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ path: 'poll.stuck_after', line: 11, col: 3, severity: 'warning' });
+    expect(warnings[0]?.message).toMatch(/^deprecated: write poll\.stuck_running_after\..*poll\.stuck_scheduled_after \(default 24h\)/);
+  });
+
+  it('keeps a size term the plan sets beside the deprecated stuck_after', () => {
+    const { plan } = parse(`${MINIMAL}poll: { stuck_after: 2h, stuck_running_per_gb: 20m }\n`);
+    expect(plan.poll).toMatchObject({ stuckRunningAfterMs: 7_200_000, stuckRunningPerGbMs: 1_200_000 });
+  });
+
+  it('refuses stuck_after beside stuck_running_after, at stuck_after', () => {
+    expect(problems(`${MINIMAL}poll:\n  stuck_running_after: 1h\n  stuck_after: 2h\n`)).toEqual([
+      '11:3 poll.stuck_after is the deprecated name of poll.stuck_running_after; write only stuck_running_after',
+    ]);
+  });
+
+  it('reports the new fields out of range or malformed at their line:col', () => {
+    expect(problems(`${MINIMAL}poll:\n  stuck_scheduled_after: 31d\n  stuck_running_after: 500ms\n  stuck_running_per_gb: 25h\n`)).toEqual([
+      expect.stringMatching(/^10:26 poll\.stuck_scheduled_after /),
+      expect.stringMatching(/^11:24 poll\.stuck_running_after 500ms is out of range/),
+      expect.stringMatching(/^12:25 poll\.stuck_running_per_gb 1d1h|^12:25 poll\.stuck_running_per_gb 25h/),
+    ]);
+  });
+
+  it('reports an out-of-range running limit written as stuck_after at the stuck_after value', () => {
+    expect(problems(`${MINIMAL}poll:\n  stuck_after: 500ms\n`)).toEqual([
+      expect.stringMatching(/^10:16 poll\.stuck_running_after 500ms is out of range: allowed 1s to/),
+    ]);
   });
 });
 

@@ -3,7 +3,7 @@ import type { RuleContext } from './rules.js';
 import { PLAN_RULES, checkMergedWeights, runRules } from './rules.js';
 import type { Plan } from './types.js';
 
-function plan(overrides: Partial<{ from: string[]; to: string; weights: Record<string, number>; mode: Plan['move']['mode']; concurrency: number; maxAttempts: number; intervalMs: number; stuckAfterMs: number; backoffMs: number; timeoutMs: number }> = {}): Plan {
+function plan(overrides: Partial<{ from: string[]; to: string; weights: Record<string, number>; mode: Plan['move']['mode']; concurrency: number; maxAttempts: number; intervalMs: number; stuckScheduledAfterMs: number; stuckRunningAfterMs: number; stuckRunningPerGbMs: number; backoffMs: number; timeoutMs: number }> = {}): Plan {
   const from = overrides.from ?? ['nfs-1', 'nfs-2'];
   const to = overrides.to ?? 'cluster';
   return {
@@ -12,7 +12,12 @@ function plan(overrides: Partial<{ from: string[]; to: string; weights: Record<s
     instance: { url: 'https://x', credentials: { type: 'token', token: 't' }, sudo: null, timeoutMs: overrides.timeoutMs ?? 30_000 },
     move: { from, to, kinds: ['projects'], mode: overrides.mode ?? 'throttled', concurrency: overrides.concurrency ?? 10 },
     weights: overrides.weights ?? { ...Object.fromEntries(from.map((s) => [s, 0])), [to]: 100 },
-    poll: { intervalMs: overrides.intervalMs ?? 5_000, stuckAfterMs: overrides.stuckAfterMs ?? 3_600_000 },
+    poll: {
+      intervalMs: overrides.intervalMs ?? 5_000,
+      stuckScheduledAfterMs: overrides.stuckScheduledAfterMs ?? 86_400_000,
+      stuckRunningAfterMs: overrides.stuckRunningAfterMs ?? 3_600_000,
+      stuckRunningPerGbMs: overrides.stuckRunningPerGbMs ?? 1_800_000,
+    },
     retry: { maxAttempts: overrides.maxAttempts ?? 3, backoffMs: overrides.backoffMs ?? 30_000 },
     verify: true,
     geo: { resync: false },
@@ -48,13 +53,21 @@ describe('named rules', () => {
     expect(check(plan({ weights: { cluster: 10, 'nfs-1': 0, 'nfs-2': 1 } }))).toEqual(['error weights-drain-sources weights.nfs-2']);
   });
 
-  it('durations-in-range, with warnings for a stuck_after that is short or not above the poll interval', () => {
+  it('durations-in-range, with warnings for a running limit that is short or not above the poll interval', () => {
     expect(check(plan({ intervalMs: 99 }))).toEqual(['error durations-in-range poll.interval']);
     expect(check(plan({ intervalMs: 100 }))).toEqual([]);
     expect(check(plan({ backoffMs: 86_400_001, timeoutMs: 500 }))).toEqual(['error durations-in-range instance.timeout', 'error durations-in-range retry.backoff']);
-    expect(check(plan({ stuckAfterMs: 999 }))).toEqual(['error durations-in-range poll.stuck_after', 'warning durations-in-range poll.stuck_after']);
-    expect(check(plan({ stuckAfterMs: 30_000 }))).toEqual(['warning durations-in-range poll.stuck_after']);
-    expect(check(plan({ stuckAfterMs: 120_000, intervalMs: 120_000 }))).toEqual(['warning durations-in-range poll.stuck_after']);
+    expect(check(plan({ stuckRunningAfterMs: 999 }))).toEqual(['error durations-in-range poll.stuck_running_after', 'warning durations-in-range poll.stuck_running_after']);
+    expect(check(plan({ stuckRunningAfterMs: 30_000 }))).toEqual(['warning durations-in-range poll.stuck_running_after']);
+    expect(check(plan({ stuckRunningAfterMs: 120_000, intervalMs: 120_000 }))).toEqual(['warning durations-in-range poll.stuck_running_after']);
+  });
+
+  it('durations-in-range for the queue limit and the size term', () => {
+    expect(check(plan({ stuckScheduledAfterMs: 999 }))).toEqual(['error durations-in-range poll.stuck_scheduled_after', 'warning durations-in-range poll.stuck_scheduled_after']);
+    expect(check(plan({ stuckScheduledAfterMs: 30 * 86_400_000 + 1 }))).toEqual(['error durations-in-range poll.stuck_scheduled_after']);
+    expect(check(plan({ stuckScheduledAfterMs: 60_000, intervalMs: 60_000 }))).toEqual(['warning durations-in-range poll.stuck_scheduled_after']);
+    expect(check(plan({ stuckRunningPerGbMs: 0 }))).toEqual([]);
+    expect(check(plan({ stuckRunningPerGbMs: 86_400_001 }))).toEqual(['error durations-in-range poll.stuck_running_per_gb']);
   });
 
   it('counts-in-range, weights included', () => {

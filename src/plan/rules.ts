@@ -11,8 +11,10 @@ import type { Plan } from './types.js';
 export const RANGES = {
   timeoutMs: { min: 1_000, max: 600_000 },
   pollIntervalMs: { min: 100, max: 3_600_000 },
-  stuckAfterMs: { min: 1_000, max: 7 * 86_400_000 },
-  /** Below this a stuck_after is allowed (rehearsals, tests) but warned about. */
+  stuckScheduledAfterMs: { min: 1_000, max: 30 * 86_400_000 },
+  stuckRunningAfterMs: { min: 1_000, max: 7 * 86_400_000 },
+  stuckRunningPerGbMs: { min: 0, max: 86_400_000 },
+  /** Below this a running limit is allowed (rehearsals, tests) but warned about. */
   stuckAfterUsualMinMs: 60_000,
   backoffMs: { min: 0, max: 86_400_000 },
   concurrency: { min: 1, max: 1000 },
@@ -112,7 +114,12 @@ function rangeCheck(path: string, value: number, min: number, max: number, show:
   return value < min || value > max ? [error(path, `${show(value)} is out of range: allowed ${show(min)} to ${show(max)}`)] : [];
 }
 
-/** Durations stay within their documented ranges; a very short stuck_after is allowed but warned about. */
+/**
+ * Durations stay within their documented ranges; a very short running limit is allowed but warned
+ * about, and so is a stuck limit that a move would reach at its first poll. The running limit is
+ * checked under `poll.stuck_running_after`, positioned at the deprecated `stuck_after` when that is
+ * what the plan writes.
+ */
 export const durationsInRange: PlanRule = {
   name: 'durations-in-range',
   check({ plan, valid }) {
@@ -120,16 +127,22 @@ export const durationsInRange: PlanRule = {
     const d = (path: string, v: number, range: { min: number; max: number }) => {
       if (valid(path)) out.push(...rangeCheck(path, v, range.min, range.max, formatPlanDuration));
     };
+    const { intervalMs, stuckScheduledAfterMs, stuckRunningAfterMs } = plan.poll;
     d('instance.timeout', plan.instance.timeoutMs, RANGES.timeoutMs);
-    d('poll.interval', plan.poll.intervalMs, RANGES.pollIntervalMs);
-    d('poll.stuck_after', plan.poll.stuckAfterMs, RANGES.stuckAfterMs);
+    d('poll.interval', intervalMs, RANGES.pollIntervalMs);
+    d('poll.stuck_scheduled_after', stuckScheduledAfterMs, RANGES.stuckScheduledAfterMs);
+    d('poll.stuck_running_after', stuckRunningAfterMs, RANGES.stuckRunningAfterMs);
+    d('poll.stuck_running_per_gb', plan.poll.stuckRunningPerGbMs, RANGES.stuckRunningPerGbMs);
     d('retry.backoff', plan.retry.backoffMs, RANGES.backoffMs);
-    const stuck = plan.poll.stuckAfterMs;
-    if (valid('poll.stuck_after') && stuck >= RANGES.stuckAfterMs.min && stuck < RANGES.stuckAfterUsualMinMs) {
-      out.push(warning('poll.stuck_after', `${formatPlanDuration(stuck)} is shorter than a real move usually takes; fine for rehearsals, too short for production`));
+    const running = 'poll.stuck_running_after';
+    if (valid(running) && stuckRunningAfterMs >= RANGES.stuckRunningAfterMs.min && stuckRunningAfterMs < RANGES.stuckAfterUsualMinMs) {
+      out.push(warning(running, `${formatPlanDuration(stuckRunningAfterMs)} is shorter than a real move usually takes; fine for rehearsals, too short for production`));
     }
-    if (valid('poll.stuck_after') && valid('poll.interval') && stuck <= plan.poll.intervalMs) {
-      out.push(warning('poll.stuck_after', `is not longer than poll.interval (${formatPlanDuration(plan.poll.intervalMs)}): every move would look stuck at its first poll`));
+    if (valid(running) && valid('poll.interval') && stuckRunningAfterMs <= intervalMs) {
+      out.push(warning(running, `is not longer than poll.interval (${formatPlanDuration(intervalMs)}): every running move would look stuck at its first poll`));
+    }
+    if (valid('poll.stuck_scheduled_after') && valid('poll.interval') && stuckScheduledAfterMs <= intervalMs) {
+      out.push(warning('poll.stuck_scheduled_after', `is not longer than poll.interval (${formatPlanDuration(intervalMs)}): every queued move would look stuck at its first poll`));
     }
     return out;
   },

@@ -6,6 +6,7 @@
 import type { Node } from 'yaml';
 import { isScalar } from 'yaml';
 import { readCredentials } from './credentials.js';
+import { formatPlanDuration } from './durations.js';
 import { boolean, duration, integer, readEnum } from './fields.js';
 import type { Entry, Reader } from './reader.js';
 import type { Credentials, Kind, MoveMode, Plan } from './types.js';
@@ -18,7 +19,9 @@ export const DEFAULTS = {
   mode: 'throttled' as MoveMode,
   concurrency: 10,
   pollIntervalMs: 5_000,
-  stuckAfterMs: 3_600_000,
+  stuckScheduledAfterMs: 86_400_000,
+  stuckRunningAfterMs: 3_600_000,
+  stuckRunningPerGbMs: 1_800_000,
   maxAttempts: 3,
   backoffMs: 30_000,
   verify: true,
@@ -28,7 +31,7 @@ export const DEFAULTS = {
 const TOP = ['version', 'name', 'instance', 'move', 'weights', 'poll', 'retry', 'verify', 'geo'];
 const INSTANCE = ['url', 'token', 'token_file', 'oauth', 'sudo', 'timeout'];
 const MOVE = ['from', 'to', 'kinds', 'mode', 'concurrency'];
-const POLL = ['interval', 'stuck_after'];
+const POLL = ['interval', 'stuck_scheduled_after', 'stuck_running_after', 'stuck_running_per_gb', 'stuck_after'];
 const RETRY = ['max_attempts', 'backoff'];
 const GEO = ['resync'];
 const NAME_RE = /^[a-z0-9][a-z0-9_-]*$/;
@@ -164,10 +167,7 @@ export function readPlanTree(r: Reader, root: Node | null): SchemaResult {
     instance: { url, credentials: credentials ?? { type: 'token', token: '' }, sudo, timeoutMs },
     move: { from, to, kinds, mode, concurrency },
     weights,
-    poll: {
-      intervalMs: duration(r, get(poll, 'interval'), 'poll.interval', DEFAULTS.pollIntervalMs, invalid),
-      stuckAfterMs: duration(r, get(poll, 'stuck_after'), 'poll.stuck_after', DEFAULTS.stuckAfterMs, invalid),
-    },
+    poll: readPoll(r, poll, invalid),
     retry: {
       maxAttempts: integer(r, get(retry, 'max_attempts'), 'retry.max_attempts', DEFAULTS.maxAttempts, invalid),
       backoffMs: duration(r, get(retry, 'backoff'), 'retry.backoff', DEFAULTS.backoffMs, invalid),
@@ -185,10 +185,56 @@ function emptyPlan(): Plan {
     instance: { url: '', credentials: { type: 'token', token: '' }, sudo: null, timeoutMs: DEFAULTS.timeoutMs },
     move: { from: [], to: '', kinds: [...DEFAULTS.kinds], mode: DEFAULTS.mode, concurrency: DEFAULTS.concurrency },
     weights: {},
-    poll: { intervalMs: DEFAULTS.pollIntervalMs, stuckAfterMs: DEFAULTS.stuckAfterMs },
+    poll: {
+      intervalMs: DEFAULTS.pollIntervalMs,
+      stuckScheduledAfterMs: DEFAULTS.stuckScheduledAfterMs,
+      stuckRunningAfterMs: DEFAULTS.stuckRunningAfterMs,
+      stuckRunningPerGbMs: DEFAULTS.stuckRunningPerGbMs,
+    },
     retry: { maxAttempts: DEFAULTS.maxAttempts, backoffMs: DEFAULTS.backoffMs },
     verify: DEFAULTS.verify,
     geo: { resync: DEFAULTS.geoResync },
+  };
+}
+
+/**
+ * The poll section. `stuck_after` was the one stuck limit before issue 13, counted from scheduling,
+ * so moves queued in `scheduled` on a busy instance were quarantined. It is now the deprecated name
+ * of `stuck_running_after` and still works, with a warning; a plan that uses it keeps its flat
+ * running limit (no allowance per GiB) unless it sets `stuck_running_per_gb`.
+ */
+function readPoll(r: Reader, poll: Map<string, Entry> | undefined, invalid: Set<string>): Plan['poll'] {
+  const get = (k: string): Node | null => poll?.get(k)?.value ?? null;
+  const intervalMs = duration(r, get('interval'), 'poll.interval', DEFAULTS.pollIntervalMs, invalid);
+  const stuckScheduledAfterMs = duration(r, get('stuck_scheduled_after'), 'poll.stuck_scheduled_after', DEFAULTS.stuckScheduledAfterMs, invalid);
+  const legacy = poll?.get('stuck_after');
+  const running = get('stuck_running_after');
+  let stuckRunningAfterMs = duration(r, running, 'poll.stuck_running_after', DEFAULTS.stuckRunningAfterMs, invalid);
+  let usesLegacy = false;
+  if (legacy && !r.isNull(legacy.value)) {
+    if (!r.isNull(running)) {
+      r.error('poll.stuck_after', r.posOf(legacy.key), 'is the deprecated name of poll.stuck_running_after; write only stuck_running_after');
+      invalid.add('poll.stuck_after');
+    } else {
+      usesLegacy = true;
+      stuckRunningAfterMs = duration(r, legacy.value, 'poll.stuck_after', DEFAULTS.stuckRunningAfterMs, invalid);
+      r.warn(
+        'poll.stuck_after',
+        r.posOf(legacy.key),
+        'deprecated: write poll.stuck_running_after. It limits only the time a move runs (started, replicated); time queued in scheduled ' +
+          `has its own limit, poll.stuck_scheduled_after (default ${formatPlanDuration(DEFAULTS.stuckScheduledAfterMs)}); ` +
+          'as before, no allowance per GiB of repository is added unless poll.stuck_running_per_gb is set',
+      );
+      // Rules about the running limit report where it is written.
+      r.mark('poll.stuck_running_after', r.posOf(legacy.value));
+      if (invalid.has('poll.stuck_after')) invalid.add('poll.stuck_running_after');
+    }
+  }
+  return {
+    intervalMs,
+    stuckScheduledAfterMs,
+    stuckRunningAfterMs,
+    stuckRunningPerGbMs: duration(r, get('stuck_running_per_gb'), 'poll.stuck_running_per_gb', usesLegacy ? 0 : DEFAULTS.stuckRunningPerGbMs, invalid),
   };
 }
 

@@ -48,8 +48,19 @@ export interface Plan {
   weights: Record<string, number>;
   poll: {
     intervalMs: number;
-    /** A move not terminal after this long is quarantined as stuck (default 1h). */
-    stuckAfterMs: number;
+    /**
+     * A move waiting in `initial`/`scheduled` (GitLab's throttled queue: busy, not broken) longer
+     * than this since it was first seen is quarantined as stuck (default 24h).
+     */
+    stuckScheduledAfterMs: number;
+    /**
+     * A move running (`started`/`replicated`) longer than this plus the size allowance, counted from
+     * when it was first seen running, is quarantined as stuck (default 1h; `stuck_after` is its
+     * deprecated name).
+     */
+    stuckRunningAfterMs: number;
+    /** Added to the running limit per GiB of repository, when the size is known (default 30m; 0 with `stuck_after`). */
+    stuckRunningPerGbMs: number;
   };
   retry: {
     /** Attempts per item, the first one included. */

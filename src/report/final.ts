@@ -3,7 +3,7 @@
  * quarantined items with reasons, verification, previous and new weights, warnings; in a dry run,
  * the estimate and "nothing was changed". Pure text from data.
  */
-import type { RunContext } from '../machine/types.js';
+import type { GeoOutput, RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
@@ -72,7 +72,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     } else if (!c.verify) {
       lines.push('', 'Verification: skipped (plan: verify false)');
     }
-    if (c.geo) lines.push(`Geo resync requested for ${c.geo.results.map((r) => r.registryClass).join(', ')}`);
+    if (c.geo) lines.push(...geoLines(c.geo));
     lines.push('', `Weights before: ${weights(c.previousWeights)}`, `Weights now:    ${weights(c.newWeights)}`);
     if (c.weightsWritten && c.previousWeights) lines.push(`  (to roll back, PUT repository_storages_weighted back to the "before" values)`);
   }
@@ -85,4 +85,29 @@ export function renderFinalReport(input: FinalReportInput): string {
   if (input.logFile) lines.push(`Log: ${input.logFile}`);
   if (input.state === 'failed') lines.push('Fix the cause and run the same command again: the run resumes from its checkpoint.');
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The Geo step per secondary site. A checkpoint written before issue 13 holds `{ results }` from
+ * one call to the primary instead of `sites`: it is shown as that, not as a per-site outcome.
+ */
+function geoLines(geo: GeoOutput): string[] {
+  const legacy = geo as unknown as { sites?: unknown; results?: { registryClass: string }[] };
+  if (!Array.isArray(legacy.sites)) {
+    return [`Geo resync requested from the primary only for ${(legacy.results ?? []).map((r) => r.registryClass).join(', ')} (before per-site resync)`];
+  }
+  const lines = ['', 'Geo resync:'];
+  if (geo.sites.length === 0) lines.push('  nothing requested: no Geo secondary');
+  for (const s of geo.sites) {
+    const site = `"${s.name}" (site ${s.siteId})`;
+    if (s.error !== null) {
+      lines.push(`  ${site}: FAILED: ${s.error}`);
+      continue;
+    }
+    const refused = s.results.filter((r) => r.errors.length > 0);
+    const accepted = s.results.filter((r) => r.errors.length === 0).map((r) => r.registryClass);
+    lines.push(`  ${site}: requested for ${accepted.length > 0 ? accepted.join(', ') : 'nothing'}`);
+    for (const r of refused) lines.push(`    refused ${r.registryClass}: ${r.errors.join('; ')}`);
+  }
+  return lines;
 }

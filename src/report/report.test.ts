@@ -55,6 +55,24 @@ describe('renderers', () => {
       .toBe('[2m00s] drain nfs-2/projects | 25 moves/min, ETA 41s | projects 82/100 (10 in flight, 3 failed, retrying, 1 quarantined), snippets 5/5');
   });
 
+  it('final report shows the Geo resync per secondary site, a failed site, and says when there was no secondary', () => {
+    const geo: RunContext['geo'] = {
+      sites: [
+        { siteId: 2, name: 'eu', results: [{ registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] }, { registryClass: 'SNIPPET_REPOSITORY_REGISTRY', errors: ['resource not available'] }], error: null },
+        { siteId: 3, name: 'us', results: [], error: 'POST /api/v4/geo/node_proxy/3/graphql: HTTP 404: 404 GeoNode Not Found' },
+      ],
+      warnings: [],
+    };
+    const text = renderFinalReport({ state: 'done', context: { ...context, geoResync: true, geo }, summary, elapsedMs: 60_000 });
+    expect(text).toContain('Geo resync:\n  "eu" (site 2): requested for PROJECT_REPOSITORY_REGISTRY\n    refused SNIPPET_REPOSITORY_REGISTRY: resource not available\n  "us" (site 3): FAILED: POST /api/v4/geo/node_proxy/3/graphql: HTTP 404');
+    const none = renderFinalReport({ state: 'done', context: { ...context, geoResync: true, geo: { sites: [], warnings: ['no Geo secondary: nothing to resync'] }, warnings: ['no Geo secondary: nothing to resync'] }, summary, elapsedMs: 60_000 });
+    expect(none).toContain('Geo resync:\n  nothing requested: no Geo secondary');
+    expect(none).toContain('  - no Geo secondary: nothing to resync');
+    // A checkpoint finished before per-site resync still renders.
+    const legacy = { results: [{ registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] }] } as unknown as RunContext['geo'];
+    expect(renderFinalReport({ state: 'done', context: { ...context, geo: legacy }, summary, elapsedMs: 60_000 })).toContain('Geo resync requested from the primary only for PROJECT_REPOSITORY_REGISTRY');
+  });
+
   it('final report lists counts, quarantined items with reasons, verification, weights and warnings', () => {
     const text = renderFinalReport({ state: 'doneWithQuarantine', context, summary, elapsedMs: 60_000 });
     expect(text).toContain('DONE WITH QUARANTINED ITEMS');

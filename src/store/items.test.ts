@@ -14,6 +14,23 @@ function seeded(ids: number[]) {
 }
 
 describe('item checkpoint', () => {
+  it('keeps when the current move was first seen running: set once per move, cleared by a new move or attempt', () => {
+    const s = seeded([1]);
+    s.markIntent('snippets', 1, 0);
+    s.markInFlight('snippets', 1, 7, 'scheduled', 100);
+    expect(s.getItem('snippets', 1)?.runningAt).toBeNull();
+    s.markRunning('snippets', 1, 500);
+    s.markRunning('snippets', 1, 900);
+    s.markInFlight('snippets', 1, 7, 'started', 100);
+    expect(s.getItem('snippets', 1)).toMatchObject({ scheduledAt: 100, runningAt: 500 });
+    s.markInFlight('snippets', 1, 8, 'scheduled', 1000);
+    expect(s.getItem('snippets', 1)).toMatchObject({ moveId: 8, scheduledAt: 1000, runningAt: null });
+    s.markRunning('snippets', 1, 1500);
+    s.markPending('snippets', 1, 0, 'failed', false);
+    s.markIntent('snippets', 1, 2000);
+    expect(s.getItem('snippets', 1)?.runningAt).toBeNull();
+  });
+
   it('records pages with the cursor in the same transaction and resumes after the last page', () => {
     const s = openCheckpoint(':memory:');
     s.startRound('snippets', 'nfs-1', 1);

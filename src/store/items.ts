@@ -28,6 +28,7 @@ interface RawItem {
   read_only: number | null;
   seen_round: number;
   listed_at: number;
+  running_at?: number | null;
 }
 
 function toRow(r: RawItem): ItemRow {
@@ -45,6 +46,7 @@ function toRow(r: RawItem): ItemRow {
     nextAttemptAt: r.next_attempt_at,
     intentAt: r.intent_at,
     scheduledAt: r.scheduled_at,
+    runningAt: r.running_at ?? null,
     movedAt: r.moved_at,
     stuckAt: r.stuck_at,
     readOnly: r.read_only === null ? null : r.read_only === 1,
@@ -64,6 +66,11 @@ export class ItemTable implements ItemStore {
   constructor(protected readonly db: Database.Database) {
     this.inTx = () => db.inTransaction;
     const p = (sql: string) => db.prepare(sql);
+    // A read-only open (`status`) of a checkpoint from before schema 6 is not migrated: it has no
+    // running_at column, and it never runs the statements that write it (placeholders, which
+    // would fail loudly if it did).
+    const hasRunningAt = (db.prepare('SELECT name FROM pragma_table_info(?)').all('items') as { name: string }[]).some((c) => c.name === 'running_at');
+    const w = (sql: string) => p(hasRunningAt ? sql : 'SELECT 1 WHERE 0');
     this.s = {
       getCursor: p('SELECT round, after_id, done FROM cursors WHERE kind = ? AND source = ?'),
       putCursor: p(
@@ -98,15 +105,17 @@ export class ItemTable implements ItemStore {
          FROM items WHERE kind = ? AND source = ? AND state = ?`,
       ),
       countStates: p('SELECT state, n FROM item_counts WHERE kind = ? AND source = ?'),
-      intent: p(
+      intent: w(
         `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
-           scheduled_at = NULL WHERE kind = ? AND id = ? AND state = 'pending'`,
+           scheduled_at = NULL, running_at = NULL WHERE kind = ? AND id = ? AND state = 'pending'`,
       ),
-      inFlight: p(
+      inFlight: w(
         `UPDATE items SET state = 'in_flight', scheduled_at = CASE WHEN move_id IS ? AND scheduled_at IS NOT NULL
-           THEN scheduled_at ELSE ? END, move_id = ?, move_state = ? WHERE kind = ? AND id = ?`,
+           THEN scheduled_at ELSE ? END, running_at = CASE WHEN move_id IS ? THEN running_at ELSE NULL END,
+           move_id = ?, move_state = ? WHERE kind = ? AND id = ?`,
       ),
       moveState: p('UPDATE items SET move_state = ? WHERE kind = ? AND id = ?'),
+      running: w('UPDATE items SET running_at = COALESCE(running_at, ?) WHERE kind = ? AND id = ?'),
       moved: p(
         `UPDATE items SET state = 'moved', move_id = COALESCE(?, move_id), move_state = COALESCE(?, move_state),
            moved_at = ?, last_error = ? WHERE kind = ? AND id = ?`,
@@ -225,11 +234,15 @@ export class ItemTable implements ItemStore {
   }
 
   markInFlight(kind: Kind, id: number, moveId: number, moveState: string, since: number): void {
-    this.s.inFlight.run(moveId, since, moveId, moveState, kind, id);
+    this.s.inFlight.run(moveId, since, moveId, moveId, moveState, kind, id);
   }
 
   markMoveState(kind: Kind, id: number, moveState: string): void {
     this.s.moveState.run(moveState, kind, id);
+  }
+
+  markRunning(kind: Kind, id: number, at: number): void {
+    this.s.running.run(at, kind, id);
   }
 
   markMoved(kind: Kind, id: number, moveId: number | null, moveState: string | null, now: number, note: string | null): void {

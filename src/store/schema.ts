@@ -111,6 +111,11 @@ const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
+  // 6: when the current move was first seen running (started or replicated), so the stuck limit for
+  // running moves does not count the time a move waited in GitLab's throttled queue (scheduled).
+  `
+  ALTER TABLE items ADD COLUMN running_at INTEGER;
+  `,
 ];
 
 /** The schema version this build writes. */

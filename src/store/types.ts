@@ -123,8 +123,13 @@ export interface ItemRow {
   nextAttemptAt: number;
   /** ms since epoch when the current attempt's intent was recorded. */
   intentAt: number | null;
-  /** ms since epoch when the current move was first seen in flight (stuck timer base). */
+  /** ms since epoch when the current move was first seen in flight (stuck timer base while queued). */
   scheduledAt: number | null;
+  /**
+   * ms since epoch when the current move was first seen running (`started`/`replicated`), the base
+   * of the running stuck limit; null while it is queued. Optional: stores without it leave it out.
+   */
+  runningAt?: number | null;
   movedAt: number | null;
   /** Set when quarantined as stuck (ms since epoch). */
   stuckAt: number | null;
@@ -192,6 +197,8 @@ export interface ItemStore {
   markInFlight(kind: Kind, id: number, moveId: number, moveState: string, since: number): void;
   /** Updates the last seen state of the in-flight move. */
   markMoveState(kind: Kind, id: number, moveState: string): void;
+  /** Records when the current move was first seen running (kept if already set for this move). */
+  markRunning(kind: Kind, id: number, at: number): void;
   /** -> moved (finished or cleanup failed). */
   markMoved(kind: Kind, id: number, moveId: number | null, moveState: string | null, now: number, note: string | null): void;
   /** -> pending, not before `nextAttemptAt`. `refundAttempt` undoes the count of an attempt that never reached the instance. */

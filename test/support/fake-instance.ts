@@ -46,6 +46,8 @@ interface FakeItem {
   storage: string;
   name: string;
   readOnly: boolean;
+  /** Reported as `statistics.repository_size` (null: unknown). */
+  sizeBytes: number | null;
 }
 
 interface FakeMove extends MoveRecord {
@@ -77,6 +79,8 @@ export class FakeInstance implements InstanceApi {
   readonly ambiguousLost = new Set<string>();
   /** Items whose next POST is answered 400 with this message (a permanent rejection). */
   readonly rejections = new Map<string, string>();
+  /** Time in `started` per item (ms), overriding `durationMs` (a large repository copies longer). */
+  readonly durations = new Map<string, number>();
   /** Called before every request, with its name (tests abort, add items, count). */
   onRequest: ((name: string, mutating: boolean) => void) | null = null;
   readonly postsPerItem = new Map<string, number>();
@@ -96,7 +100,15 @@ export class FakeInstance implements InstanceApi {
   }
 
   addItems(kind: Kind, storage: string, ids: Iterable<number>): void {
-    for (const id of ids) this.items.set(key(kind, id), { kind, id, storage, name: `${kind}/${id}`, readOnly: false });
+    for (const id of ids) this.items.set(key(kind, id), { kind, id, storage, name: `${kind}/${id}`, readOnly: false, sizeBytes: null });
+  }
+
+  /** Sets an item's reported repository size and, optionally, how long its moves run. */
+  setSize(kind: Kind, id: number, sizeBytes: number, runMs?: number): void {
+    const it = this.items.get(key(kind, id));
+    if (!it) throw new Error('no such item');
+    it.sizeBytes = sizeBytes;
+    if (runMs !== undefined) this.durations.set(key(kind, id), runMs);
   }
 
   script(kind: Kind, id: number, ...steps: MoveScript[]): void {
@@ -126,7 +138,8 @@ export class FakeInstance implements InstanceApi {
       if (!it) continue;
       const age = now - m.createdMs;
       if (m.state === 'scheduled' && age >= this.startDelay) m.state = 'started';
-      if (m.state !== 'started' || age < this.startDelay + this.duration || m.script === 'stuck') continue;
+      const duration = this.durations.get(key(m.kind, m.itemId)) ?? this.duration;
+      if (m.state !== 'started' || age < this.startDelay + duration || m.script === 'stuck') continue;
       this.active.delete(m);
       it.readOnly = false;
       if (m.script === 'fail') {
@@ -174,7 +187,7 @@ export class FakeInstance implements InstanceApi {
   }
 
   private record(it: FakeItem): ItemRecord {
-    return { kind: it.kind, id: it.id, storage: it.storage, name: it.name, sizeBytes: null };
+    return { kind: it.kind, id: it.id, storage: it.storage, name: it.name, sizeBytes: it.sizeBytes };
   }
 
   async version() {
@@ -278,7 +291,15 @@ export class FakeInstance implements InstanceApi {
     return m ? this.view(m) : null;
   }
 
-  async geoResync(classes: string[]) {
+  async geoSites() {
+    this.req('geoSites');
+    return [
+      { id: 1, name: 'primary', url: 'http://primary.test', primary: true, enabled: true },
+      { id: 2, name: 'secondary', url: 'http://secondary.test', primary: false, enabled: true },
+    ];
+  }
+
+  async geoResync(_siteId: number, classes: string[]) {
     this.req('geoResync', true);
     return classes.map((registryClass) => ({ registryClass, errors: [] }));
   }

@@ -4,7 +4,7 @@
  */
 import pino from 'pino';
 import type { Logger } from 'pino';
-import type { InstanceApi, MoveRecord, Readiness, TokenInfo } from '../../src/api/types.js';
+import type { GeoSite, InstanceApi, MoveRecord, Readiness, TokenInfo } from '../../src/api/types.js';
 import type { Clock } from '../../src/time/clock.js';
 import type { Plan } from '../../src/plan/types.js';
 
@@ -18,6 +18,14 @@ export interface FakeApiState {
   brokenWeights?: Record<string, number>;
   moves: MoveRecord[];
   geoErrors: Record<string, string[]>;
+  /** What GET /geo_sites lists (null: 404, no Geo). Default: a primary and one secondary. */
+  geoSites: GeoSite[] | null;
+  /** Thrown by the node proxy for these site ids (e.g. a 404 for an unknown site). */
+  geoSiteErrors: Record<number, Error>;
+  /** Thrown by every admin-only call (settings, token inspection), e.g. GitLab's 403 under Admin Mode. */
+  adminError?: Error;
+  /** Thrown by the readiness probe (e.g. a 404 outside the monitoring allowlist). */
+  readinessError?: Error;
   calls: string[];
   mutating: number;
 }
@@ -34,6 +42,11 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
     weights: { default: 100 },
     moves: [],
     geoErrors: {},
+    geoSites: [
+      { id: 1, name: 'primary', url: 'https://primary.test', primary: true, enabled: true },
+      { id: 2, name: 'secondary', url: 'https://secondary.test', primary: false, enabled: true },
+    ],
+    geoSiteErrors: {},
     calls: [],
     mutating: 0,
     ...overrides,
@@ -43,9 +56,21 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
     state,
     async version() { call('version'); return { version: state.version }; },
     async currentUser() { call('currentUser'); return state.user; },
-    async inspectToken() { call('inspectToken'); return state.token; },
-    async readiness() { call('readiness'); return state.readiness; },
-    async getWeights() { call('getWeights'); return { ...state.weights }; },
+    async inspectToken() {
+      call('inspectToken');
+      if (state.adminError) throw state.adminError;
+      return state.token;
+    },
+    async readiness() {
+      call('readiness');
+      if (state.readinessError) throw state.readinessError;
+      return state.readiness;
+    },
+    async getWeights() {
+      call('getWeights');
+      if (state.adminError) throw state.adminError;
+      return { ...state.weights };
+    },
     async setWeights(w) {
       call('setWeights');
       state.mutating += 1;
@@ -65,9 +90,15 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
       return { moves: slice, nextPage: page * perPage < all.length ? page + 1 : null };
     },
     async getMove() { return null; },
-    async geoResync(classes) {
-      call('geoResync');
+    async geoSites() {
+      call('geoSites');
+      return state.geoSites === null ? null : state.geoSites.map((site) => ({ ...site }));
+    },
+    async geoResync(siteId, classes) {
+      call(`geoResync:${siteId}`);
       state.mutating += 1;
+      const failure = state.geoSiteErrors[siteId];
+      if (failure) throw failure;
       return classes.map((registryClass) => ({ registryClass, errors: state.geoErrors[registryClass] ?? [] }));
     },
     stats() { return { requests: state.calls.length, mutating: state.mutating }; },
@@ -98,7 +129,7 @@ export function testPlan(overrides: Partial<Plan> = {}): Plan {
     instance: { url: 'http://127.0.0.1:1', credentials: { type: 'token', token: 'glpat-fake-test-token-000000001' }, sudo: null, timeoutMs: 5_000 },
     move: { from: ['nfs-1', 'nfs-2'], to: 'cluster', kinds: ['projects', 'snippets', 'groups'], mode: 'throttled', concurrency: 4 },
     weights: { cluster: 100, 'nfs-1': 0, 'nfs-2': 0, default: 0 },
-    poll: { intervalMs: 10, stuckAfterMs: 3_600_000 },
+    poll: { intervalMs: 10, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 3_600_000, stuckRunningPerGbMs: 1_800_000 },
     retry: { maxAttempts: 3, backoffMs: 10 },
     verify: true,
     geo: { resync: false },
