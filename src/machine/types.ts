@@ -94,13 +94,10 @@ export interface StepFailure {
   message: string;
 }
 
-export interface RunContext {
-  sources: string[];
-  destination: string;
-  kinds: Kind[];
-  verify: boolean;
-  geoResync: boolean;
-  dryRun: boolean;
+/** The run's shape, carried from the input into the context unchanged. */
+type RunShape = Pick<RunInput, 'sources' | 'destination' | 'kinds' | 'verify' | 'geoResync' | 'dryRun'>;
+
+export interface RunContext extends RunShape {
   step: StepName;
   /** When the machine was first started (kept across restores; for rates in `status`). */
   startedAt: number | null;

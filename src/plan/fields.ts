@@ -44,46 +44,50 @@ export function duration(r: Reader, node: Node | null, path: string, fallback: n
   return d.ms;
 }
 
-/** An integer field; a string is accepted only when it comes from ${VAR} (environment values are text). */
-export function integer(r: Reader, node: Node | null, path: string, fallback: number, invalid: Set<string>): number {
+/**
+ * A scalar's value for a typed field: YAML's own type, or for text that came from ${VAR} (environment
+ * values are always text) what `fromText` makes of it. Undefined when the node is not a usable
+ * scalar (the error is already recorded).
+ */
+function scalarValue(r: Reader, node: Node | null, path: string, fromText: (text: string) => unknown): { value: unknown } | undefined {
+  const value: unknown = isScalar(node) ? node!.value : undefined;
+  if (typeof value !== 'string') return { value };
+  const s = r.string(node, path);
+  if (!s) return undefined;
+  return { value: s.fromVars ? fromText(s.value) : s.value };
+}
+
+/** A typed scalar field: the fallback when absent; an error at its line:col when `accept` refuses it. */
+function typedField<T>(
+  r: Reader, node: Node | null, path: string, fallback: T, invalid: Set<string>,
+  fromText: (text: string) => unknown, accept: (v: unknown) => v is T, expected: string,
+): T {
   if (r.isNull(node)) return fallback;
   const at = r.posOf(node);
   r.mark(path, at);
-  let value: unknown = isScalar(node) ? node!.value : undefined;
-  if (typeof value === 'string') {
-    const s = r.string(node, path);
-    if (!s) {
-      invalid.add(path);
-      return fallback;
-    }
-    value = s.fromVars && /^\s*-?\d+\s*$/.test(s.value) ? Number(s.value) : s.value;
-  }
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-    r.error(path, at, 'expected a whole number');
+  const got = scalarValue(r, node, path, fromText);
+  if (!got) {
     invalid.add(path);
     return fallback;
   }
-  return value;
+  if (!accept(got.value)) {
+    r.error(path, at, expected);
+    invalid.add(path);
+    return fallback;
+  }
+  return got.value;
+}
+
+/** An integer field; a string is accepted only when it comes from ${VAR} (environment values are text). */
+export function integer(r: Reader, node: Node | null, path: string, fallback: number, invalid: Set<string>): number {
+  const fromText = (t: string) => (/^\s*-?\d+\s*$/.test(t) ? Number(t) : t);
+  const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
+  return typedField(r, node, path, fallback, invalid, fromText, isInt, 'expected a whole number');
 }
 
 /** A boolean field; "true"/"false" strings are accepted only from ${VAR}. */
 export function boolean(r: Reader, node: Node | null, path: string, fallback: boolean, invalid: Set<string>): boolean {
-  if (r.isNull(node)) return fallback;
-  const at = r.posOf(node);
-  r.mark(path, at);
-  let value: unknown = isScalar(node) ? node!.value : undefined;
-  if (typeof value === 'string') {
-    const s = r.string(node, path);
-    if (!s) {
-      invalid.add(path);
-      return fallback;
-    }
-    value = s.fromVars && (s.value === 'true' || s.value === 'false') ? s.value === 'true' : s.value;
-  }
-  if (typeof value !== 'boolean') {
-    r.error(path, at, 'expected true or false');
-    invalid.add(path);
-    return fallback;
-  }
-  return value;
+  const fromText = (t: string) => (t === 'true' || t === 'false' ? t === 'true' : t);
+  const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
+  return typedField(r, node, path, fallback, invalid, fromText, isBool, 'expected true or false');
 }
