@@ -3,7 +3,7 @@
  * exit codes and the file:line:col lines on stderr.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -72,6 +72,14 @@ describe('shardmove validate', () => {
       'bad.yaml:9:3: move.concurency: unknown field "concurency" (did you mean "concurrency"?)',
       'bad.yaml:10:19: poll.interval: a bare number is ambiguous; write a unit, e.g. "5s" or "5ms"',
     ]);
+  });
+
+  it('--version and -V print the version from package.json and exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(resolve(import.meta.dirname, '../package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const r = await cli([flag]);
+      expect([r.code, r.stdout.trim(), r.stderr]).toEqual([0, version, '']);
+    }
   });
 
   it('a missing plan file: exit 2', async () => {

@@ -4,10 +4,10 @@
  * retried on network errors, 5xx and 429; POST and DELETE are sent once, and a failure that leaves
  * their effect unknown becomes ApiAmbiguousError so the caller re-reads the server's state.
  */
-import { createRequire } from 'node:module';
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import { systemClock } from '../time/clock.js';
+import { SHARDMOVE_VERSION } from './version.js';
 import type { CredentialProvider } from './auth.js';
 import {
   ApiAmbiguousError,
@@ -119,16 +119,8 @@ export interface ApiClient {
 }
 
 /** `shardmove/<version>`, so an instance's logs show which tool and release sent a request. */
-export const USER_AGENT = `shardmove/${readVersion()}`;
+export const USER_AGENT = `shardmove/${SHARDMOVE_VERSION}`;
 
-function readVersion(): string {
-  try {
-    const pkg = createRequire(import.meta.url)('../../package.json') as { version?: unknown };
-    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 const SENSITIVE_QUERY = new Set(['private_token', 'access_token', 'job_token', 'token', 'refresh_token', 'client_secret']);
 const TIMEOUT_PHASES: Record<string, string> = { UND_ERR_CONNECT_TIMEOUT: 'connect', UND_ERR_HEADERS_TIMEOUT: 'headers', UND_ERR_BODY_TIMEOUT: 'body' };
 /** Failures that happen before the request left: even a POST was certainly not performed. */

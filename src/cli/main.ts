@@ -7,6 +7,7 @@ import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
 import { ARGS_INVALID } from './errors.js';
 import { PLAN_INVALID } from '../plan/errors.js';
+import { SHARDMOVE_VERSION } from '../api/version.js';
 import { redact } from '../plan/secrets.js';
 import { LOCKED, PLAN_CHANGED } from '../runtime/errors.js';
 
@@ -46,6 +47,7 @@ function number(name: string, min: number, max: number) {
 function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Command {
   const program = new Command('shardmove')
     .description('Move every Git repository off one or more repository storages, safely and resumably.')
+    .version(SHARDMOVE_VERSION, '-V, --version', 'print the version and exit')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => ctx.stdout.write(s),
