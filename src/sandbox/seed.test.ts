@@ -67,18 +67,19 @@ describe('validating a seed', () => {
     const minimal = parseSeed('users: [{ id: 1, username: root }]\n');
     expect(minimal.instance).toEqual({
       version: '17.11.0', tier: 'ultimate', storages: ['default'], unreachable: [], personal_access_token_prefix: 'glpat-', previous_prefixes: [],
-      impersonation_enabled: true, oauth_ttl_seconds: 7200, admin_mode: false, feature_flags: {},
+      impersonation_enabled: true, oauth_ttl_seconds: 7200, admin_mode: false, feature_flags: {}, edition: 'ee', unlistable: [],
     });
     expect(minimal).toMatchObject({ applications: [], credentials: [], inventory: {} });
     expect(parseSeed('inventory: { generate: {} }\n').inventory.generate).toEqual({
-      random_seed: 42, projects: 0, snippets: 0, groups: 0, public_fraction: 0.2, size_mb: { median: 40, max: 4000 },
+      random_seed: 42, projects: 0, snippets: 0, groups: 0, public_fraction: 0.2, hidden_fraction: 0, pending_delete_fraction: 0,
+      size_mb: { median: 40, max: 4000 },
     });
   });
 
   it('rejects unknown fields at their key, naming the known ones', () => {
     expect(problems('instance:\n  weigths: { default: 100 }\nusers:\n  - { id: 1, username: root, emial: x }\nextra: 1\n')).toEqual([
       '2:3: instance.weigths: unknown field "weigths"; known fields: version, tier, storages, unreachable, personal_access_token_prefix, '
-        + 'previous_prefixes, impersonation_enabled, oauth_ttl_seconds, weights, admin_mode, feature_flags',
+        + 'previous_prefixes, impersonation_enabled, oauth_ttl_seconds, weights, admin_mode, feature_flags, edition, unlistable',
       '4:30: users.0.emial: unknown field "emial"; known fields: id, username, admin, name, email, state',
       '5:1: extra: unknown field "extra"; known fields: instance, users, applications, credentials, inventory, geo_sites',
     ]);
