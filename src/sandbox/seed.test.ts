@@ -36,6 +36,22 @@ describe('seeding the inventory', () => {
     expect((db.prepare("SELECT count(*) n FROM items WHERE kind = 'project'").get() as { n: number }).n).toBe(11);
   });
 
+  it('marks generated projects hidden or pending deletion from a generator of their own', () => {
+    const plain = seeded(2000).prepare("SELECT kind, id, storage, visibility, size_mb, commit_count FROM items ORDER BY kind, id").all();
+    const seed = loadSeed();
+    seed.inventory = { generate: { ...seed.inventory.generate!, projects: 2000, snippets: 7, groups: 3, hidden_fraction: 0.1, pending_delete_fraction: 0.05 } };
+    const db = openDatabase();
+    applySeed(db, seed, Date.UTC(2026, 0, 1));
+    // The fractions leave every other draw as it was.
+    expect(db.prepare("SELECT kind, id, storage, visibility, size_mb, commit_count FROM items ORDER BY kind, id").all()).toEqual(plain);
+    const n = (sql: string) => (db.prepare(`SELECT count(*) n FROM items WHERE ${sql}`).get() as { n: number }).n;
+    expect(n("kind = 'project' AND hidden = 1")).toBeGreaterThan(150);
+    expect(n("kind = 'project' AND hidden = 1")).toBeLessThan(250);
+    expect(n("kind = 'project' AND pending_delete = 1")).toBeGreaterThan(60);
+    expect(n("kind = 'project' AND pending_delete = 1")).toBeLessThan(140);
+    expect(n("kind != 'project' AND (hidden = 1 OR pending_delete = 1)")).toBe(0);
+  });
+
   it('keeps the storage index after a large load (built once at the end)', () => {
     const db = seeded(60_000);
     const plan = db.prepare("EXPLAIN QUERY PLAN SELECT id FROM items WHERE kind = 'project' AND storage = 'nfs-1' AND id > 10 ORDER BY id LIMIT 20").all() as { detail: string }[];

@@ -33,7 +33,8 @@ import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
 import { atLeast, parseRelease } from '../auth/token-types.js';
 import {
-  DEFAULT_OFFSET_LIMIT, countCapped, isKeyset, keysetHeaders, keysetWhere, offsetHeaders, parseKeyset, parseOffset, readOrderBy, readSort,
+  DEFAULT_OFFSET_LIMIT, countCapped, isKeyset, keysetHeaders, keysetWhere, offsetHeaders, parseIdBounds, parseKeyset, parseOffset, readOrderBy,
+  readSort,
 } from '../http/pagination.js';
 import type { Router } from '../http/router.js';
 import { register as registerSandboxRoutes } from './sandbox-routes.js';
@@ -97,6 +98,14 @@ const PROJECTS: ListSpec = {
   filter: (ctx, admin, q) => {
     if (admin) storageFilter(ctx, q);
     commonFilters(ctx, q);
+    // ProjectsFinder#by_ids: plain filters, with offset pagination too (keyset applies them itself).
+    if (!isKeyset(ctx)) {
+      const bound = keysetWhere(parseIdBounds(ctx));
+      if (bound.sql) {
+        q.where.push(bound.sql);
+        q.params.push(...bound.params);
+      }
+    }
     // Grape validates both booleans for everyone; verify_project_filters! then drops them for
     // non-administrators. include_hidden is EE's (`EE::ProjectsFinder#by_hidden`), and its API
     // helper checks the administrator only, no licence (ee/lib/ee/api/projects.rb).
