@@ -76,7 +76,7 @@ const SCOPE_API = {
   error: 'insufficient_scope', error_description: 'The request requires higher privileges than provided by the access token.', scope: 'api',
 };
 /** Fields only an administrator may see (projects/snippets/groups, users). */
-const ADMIN_ONLY_KEYS = ['repository_storage', 'repository_read_only', 'is_admin', 'note', 'created_by', 'statistics'];
+const ADMIN_ONLY_KEYS = ['repository_storage', 'is_admin', 'note', 'created_by', 'statistics'];
 
 /** Unique names for what successful cells create. */
 let counter = 0;
@@ -179,6 +179,8 @@ const buildCases = (): Case[] => [
   { route: 'GET /-/health', level: 'open', path: () => '/-/health', ok: 200, text: true },
   { route: 'GET /-/liveness', level: 'open', path: () => '/-/liveness', ok: 200 },
   { route: 'GET /-/readiness', level: 'open', path: () => '/-/readiness?all=1', ok: 200 },
+  // Sandbox-only: the internal item state GitLab keeps out of its entities.
+  { route: 'GET /-/sandbox/items/:kind/:id', level: 'admin', path: () => '/-/sandbox/items/project/1', ok: 200 },
   { route: 'GET /api/v4/geo_sites', level: 'admin', path: () => '/api/v4/geo_sites', ok: 200 },
   { route: 'GET /api/v4/geo_sites/status', level: 'admin', path: () => '/api/v4/geo_sites/status', ok: 200 },
   { route: 'GET /api/v4/geo_sites/:id', level: 'admin', path: () => '/api/v4/geo_sites/2', ok: 200 },

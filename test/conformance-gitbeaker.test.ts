@@ -17,7 +17,12 @@ function seed(): Seed {
   const s = loadSeed();
   const ids = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
   s.inventory = {
-    projects: ids(12).map((id) => ({ id, storage: id <= 7 ? 'nfs-1' : 'nfs-2', visibility: id % 3 === 0 ? 'public' as const : 'private' as const })),
+    projects: [
+      ...ids(12).map((id) => ({ id, storage: id <= 7 ? 'nfs-1' : 'nfs-2', visibility: id % 3 === 0 ? 'public' as const : 'private' as const })),
+      // Issue 13: a hidden and a pending-delete project, which GitLab lists only on request.
+      { id: 13, storage: 'nfs-1', hidden: true },
+      { id: 14, storage: 'nfs-1', pending_delete: true },
+    ],
     snippets: ids(4).map((id) => ({ id, storage: 'nfs-1' })),
     groups: ids(4).map((id) => ({ id, storage: 'nfs-1' })),
   };
@@ -67,6 +72,29 @@ describe('conformance with @gitbeaker/rest', () => {
       expect(projects.some((p) => 'repository_storage' in p)).toBe(false);
       expect(await alice.Projects.show(9)).toMatchObject({ id: 9, path_with_namespace: 'group-1/project-9' });
       await expect(alice.Projects.show(1)).rejects.toThrow('404 Project Not Found');
+    });
+  });
+
+  describe('hidden and pending-delete projects (issue 13)', () => {
+    it('lists them only with includeHidden / includePendingDelete, and shows neither', async () => {
+      const byDefault = (await api.Projects.all({ repositoryStorage: 'nfs-1', perPage: 100 })) as Json[];
+      expect(byDefault.map((p) => p.id)).not.toContain(13);
+      expect(byDefault.map((p) => p.id)).not.toContain(14);
+      const all = (await api.Projects.all({ repositoryStorage: 'nfs-1', perPage: 100, includeHidden: true, includePendingDelete: true } as never)) as Json[];
+      expect(all.map((p) => p.id)).toEqual(expect.arrayContaining([13, 14]));
+      await expect(api.Projects.show(13)).rejects.toThrow('404 Project Not Found');
+      await expect(api.Projects.show(14)).rejects.toThrow('404 Project Not Found');
+    });
+
+    it('still moves them', async () => {
+      const move = await api.ProjectRepositoryStorageMoves.schedule('nfs-1', { projectId: 13, destinationStorageName: 'nfs-2' } as never) as Json;
+      expect(move).toMatchObject({ project: { id: 13 }, destination_storage_name: 'nfs-2' });
+    });
+
+    it('shows no repository_read_only on any entity (issue 13)', async () => {
+      expect(await api.Projects.show(1)).not.toHaveProperty('repository_read_only');
+      expect(await api.Snippets.show(1)).not.toHaveProperty('repository_read_only');
+      expect(await api.Groups.show(1)).not.toHaveProperty('repository_read_only');
     });
   });
 

@@ -11,10 +11,12 @@ const ALICE = 'glpat-sandbox-alice-api-00000006';
 const ADMIN_MODE = 'glpat-sandbox-root-admin-mode-03';
 
 const KEYS = ['page', 'per_page', 'pagination', 'order_by', 'sort', 'id_after', 'id_before', 'repository_storage', 'visibility', 'search',
-  'simple', 'statistics', 'owned', 'all', 'page[]', 'per_page[x]', 'repository_storage[]', 'sort[a]', 'search[]'];
+  'simple', 'statistics', 'owned', 'all', 'page[]', 'per_page[x]', 'repository_storage[]', 'sort[a]', 'search[]',
+  'include_hidden', 'include_pending_delete', 'created_after', 'created_before', 'created_after[]'];
 const value = fc.oneof(
   fc.string({ maxLength: 12 }),
-  fc.constantFrom('keyset', 'id', 'name', 'asc', 'desc', '0', '-1', '1e3', '99999999999999999999', 'nfs-1', 'public', 'true', '%', '_'),
+  fc.constantFrom('keyset', 'id', 'name', 'asc', 'desc', '0', '-1', '1e3', '99999999999999999999', 'nfs-1', 'public', 'true', '%', '_',
+    '2024-01-01T00:00:00Z', '2099-12-31', '+275760-09-14T00:00:00Z'),
   fc.integer({ min: -5, max: 200_000 }).map(String),
 );
 const query = fc.array(fc.tuple(fc.constantFrom(...KEYS), value), { maxLength: 6 }).map((pairs) => new URLSearchParams(pairs).toString());
@@ -31,7 +33,8 @@ describe('bad input on inventory, settings, health and Geo', () => {
 
   it('answers arbitrary list queries with 2xx or 4xx', async () => {
     const paths = ['/api/v4/projects', '/api/v4/snippets/all', '/api/v4/groups', '/api/v4/projects/1', '/api/v4/groups/1', '/api/v4/snippets/1',
-      '/api/v4/geo_sites', '/api/v4/geo_sites/status', '/api/v4/geo_sites/2/status', '/-/readiness', '/api/v4/application/settings'];
+      '/api/v4/geo_sites', '/api/v4/geo_sites/status', '/api/v4/geo_sites/2/status', '/-/readiness', '/api/v4/application/settings',
+      '/api/v4/snippets/x', '/-/sandbox/items/project/1', '/-/sandbox/items/snippet/x', '/-/sandbox/items/nope/1'];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...paths), query, fc.constantFrom(ADMIN, ALICE, ''), async (path, q, token) => {
         const res = await fetch(`${sb.url}${path}?${q}`, { headers: token ? { 'private-token': token } : {} });

@@ -27,7 +27,7 @@ type Kind = (typeof KINDS)[number];
 /** A small inventory: three of each kind, all on nfs-1, every move exactly MOVE_MS long. */
 function smallSeed(): Seed {
   const s = structuredClone(loadSeed());
-  s.inventory = { generate: { random_seed: 7, projects: 3, snippets: 3, groups: 3, public_fraction: 0, storages: { 'nfs-1': 1 }, size_mb: { median: 10, max: 10 } } };
+  s.inventory = { generate: { random_seed: 7, projects: 3, snippets: 3, groups: 3, public_fraction: 0, hidden_fraction: 0, pending_delete_fraction: 0, storages: { 'nfs-1': 1 }, size_mb: { median: 10, max: 10 } } };
   return s;
 }
 

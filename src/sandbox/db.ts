@@ -132,6 +132,10 @@ const MIGRATIONS: string[] = [
   // scan of a million projects took 150 ms per request. Queries name it (INDEXED BY): without
   // statistics SQLite prefers the primary key's `kind` prefix.
   'CREATE INDEX items_path ON items(kind, path COLLATE NOCASE);',
+  // Issue 13: projects GitLab hides from listings and from GET /projects/:id (but still moves):
+  // `hidden` (EE) and `pending_delete`; groups may be pending deletion too (and stay listed).
+  `ALTER TABLE items ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE items ADD COLUMN pending_delete INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */

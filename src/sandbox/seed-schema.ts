@@ -15,6 +15,10 @@ export type CredentialType = (typeof CREDENTIAL_TYPES)[number];
 const TIERS = ['free', 'premium', 'ultimate'] as const;
 export type Tier = (typeof TIERS)[number];
 
+/** `ee`: the Enterprise Edition build (with a licence tier); `ce`: the Community Edition, no `ee/` code. */
+const EDITIONS = ['ee', 'ce'] as const;
+export type Edition = (typeof EDITIONS)[number];
+
 const text = z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' });
 const int = (min: number) => {
   const error = `must be an integer >= ${min}`;
@@ -25,9 +29,12 @@ const strings = z.array(z.string({ error: 'must be a string' }), { error: 'must 
 /** A list that YAML may leave empty (`users:` with nothing after it). */
 const listOf = <T extends z.ZodType>(item: T) => z.array(item, { error: 'must be a list' }).nullish().transform((v) => v ?? []);
 
-const instanceSchema = z.strictObject({
+const fraction = z.number({ error: 'must be between 0 and 1' }).min(0, { error: 'must be between 0 and 1' }).max(1, { error: 'must be between 0 and 1' });
+
+const instanceFields = z.strictObject({
   version: text.regex(/^\d+\.\d+(\.\d+)?/, { error: 'must look like 17.11.0' }).default('17.11.0'),
-  tier: z.enum(TIERS, { error: 'must be free, premium or ultimate' }).default('ultimate'),
+  // Without a default here: the default depends on the edition (see instanceSchema).
+  tier: z.enum(TIERS, { error: 'must be free, premium or ultimate' }).optional(),
   storages: strings.default(['default']),
   unreachable: strings.default([]),
   personal_access_token_prefix: text.default('glpat-'),
@@ -38,7 +45,22 @@ const instanceSchema = z.strictObject({
   weights: z.record(z.string(), int(0).max(100, { error: 'must be between 0 and 100' }), { error: 'must be a mapping of storage to weight' }).optional(),
   admin_mode: bool.default(false),
   feature_flags: z.record(z.string(), bool, { error: 'must be a mapping' }).default({}),
+  // Issue 13 (inventory fidelity): the edition, and projects GitLab cannot render in a listing.
+  edition: z.enum(EDITIONS, { error: 'must be ee or ce' }).default('ee'),
+  /** Project ids whose listing pages answer 500 (an entity GitLab fails to serialise). */
+  unlistable: z.array(int(1), { error: 'must be a list of project ids' }).default([]),
 }, { error: 'must be a mapping' });
+
+/**
+ * The instance, with the tier defaulted by edition: an EE build defaults to ultimate; the Community
+ * Edition has no licence, so it is `free` (every licensed feature absent) and naming a paid tier is
+ * an error rather than a setting that silently does nothing.
+ */
+const instanceSchema = instanceFields.superRefine((i, ctx) => {
+  if (i.edition === 'ce' && i.tier !== undefined && i.tier !== 'free') {
+    ctx.addIssue({ code: 'custom', path: ['tier'], message: 'the community edition has no licence tier: leave tier out or set free' });
+  }
+}).transform((i) => ({ ...i, tier: i.tier ?? (i.edition === 'ce' ? 'free' : 'ultimate') as Tier }));
 
 const userSchema = z.strictObject({
   id: int(1),
@@ -88,12 +110,26 @@ const itemSchema = z.strictObject({
   namespace: z.string().optional(),
 });
 
+// Issue 13 (inventory fidelity): deletion and hiding states, per kind as GitLab has them.
+/** Projects may be hidden (EE) or pending deletion: left out of GET /projects, still movable. */
+const projectSchema = itemSchema.extend({
+  hidden: bool.optional(),
+  pending_delete: bool.optional(),
+});
+/** Groups may be pending deletion: GitLab still lists and shows them. Snippets have no such state. */
+const groupSchema = itemSchema.extend({
+  pending_delete: bool.optional(),
+});
+
 const generateSchema = z.strictObject({
   random_seed: int(0).default(42),
   projects: int(0).default(0),
   snippets: int(0).default(0),
   groups: int(0).default(0),
-  public_fraction: z.number({ error: 'must be between 0 and 1' }).min(0, { error: 'must be between 0 and 1' }).max(1, { error: 'must be between 0 and 1' }).default(0.2),
+  public_fraction: fraction.default(0.2),
+  /** Share of generated projects that are hidden (EE) / pending deletion; drawn apart from the rest. */
+  hidden_fraction: fraction.default(0),
+  pending_delete_fraction: fraction.default(0),
   /** Storage -> relative share; default: all on the first configured storage. */
   storages: z.record(z.string(), z.number({ error: 'must be a fraction >= 0' }).min(0, { error: 'must be a fraction >= 0' }), { error: 'must be a mapping' }).optional(),
   size_mb: z.strictObject({
@@ -104,9 +140,9 @@ const generateSchema = z.strictObject({
 
 const inventorySchema = z.strictObject({
   generate: generateSchema.optional(),
-  projects: z.array(itemSchema, { error: 'must be a list' }).optional(),
+  projects: z.array(projectSchema, { error: 'must be a list' }).optional(),
   snippets: z.array(itemSchema, { error: 'must be a list' }).optional(),
-  groups: z.array(itemSchema, { error: 'must be a list' }).optional(),
+  groups: z.array(groupSchema, { error: 'must be a list' }).optional(),
 }, { error: 'must be a mapping' });
 
 const geoSiteSchema = z.strictObject({
@@ -132,7 +168,7 @@ export const seedSchema = z.strictObject({
 /** A parsed seed: what `seed.yaml` says, with every default filled in. */
 export type Seed = z.output<typeof seedSchema>;
 export type CredentialSeed = Seed['credentials'][number];
-export type ItemSeed = z.output<typeof itemSchema>;
+export type ItemSeed = z.output<typeof itemSchema> & { hidden?: boolean; pending_delete?: boolean };
 export type GenerateSpec = z.output<typeof generateSchema>;
 
 /**
@@ -169,7 +205,9 @@ function crossFieldRules(seed: unknown, problem: (path: (string | number)[], mes
   for (const kind of ['projects', 'snippets', 'groups'] as const) {
     for (const [i, item] of list(inventory[kind]).entries()) knownStorage(fields(item).storage, ['inventory', kind, i, 'storage']);
   }
+  inventoryStateRules(instance, inventory, problem);
   const usernames = new Set(list(fields(seed).users).map((u) => fields(u).username).filter((n) => typeof n === 'string').map((n) => n.toLowerCase()));
+  const userIds = new Set(list(fields(seed).users).map((u) => fields(u).id).filter((n) => typeof n === 'number'));
   for (const [i, raw] of list(fields(seed).credentials).entries()) {
     const c = fields(raw);
     const missing = (field: string, message: string) => {
@@ -181,5 +219,41 @@ function crossFieldRules(seed: unknown, problem: (path: (string | number)[], mes
       missing('application', 'must be an integer >= 1');
     } else missing('value', 'must be a non-empty string');
     if (typeof c.user === 'string' && !usernames.has(c.user.toLowerCase())) problem(['credentials', i, 'user'], `unknown user "${c.user}"`);
+    if (typeof c.user === 'number' && !userIds.has(c.user)) problem(['credentials', i, 'user'], `unknown user id ${c.user}`);
+    // A credential without its owner would be accepted by the seed and then never authenticate.
+    const needs = typeof c.type === 'string' ? OWNER_NEEDED[c.type as CredentialType] : undefined;
+    for (const field of needs ?? []) {
+      if (c[field] === undefined) problem(['credentials', i, field], `a ${String(c.type)} credential needs ${field}: ${OWNER_REASON[field]}`);
+    }
+  }
+}
+
+/** What a credential must name to be usable (the README lists these in parentheses). */
+const OWNER_NEEDED: Partial<Record<CredentialType, ('user' | 'project' | 'group')[]>> = {
+  personal: ['user'], impersonation: ['user'], oauth: ['user'], session: ['user'], feed: ['user'], incoming_email: ['user'],
+  // A job token acts as the user who runs the job, in that job's project.
+  job: ['user', 'project'],
+  project_access: ['project'], group_access: ['group'],
+};
+const OWNER_REASON = {
+  user: 'the user it authenticates as',
+  project: 'the project it belongs to',
+  group: 'the group it belongs to',
+} as const;
+
+// Issue 13 (inventory fidelity): rules for hidden, pending-delete and unlistable projects.
+function inventoryStateRules(instance: Record<string, unknown>, inventory: Record<string, unknown>, problem: (path: (string | number)[], message: string) => void): void {
+  const ce = instance.edition === 'ce';
+  const CE_HIDDEN = 'hidden projects exist only in the enterprise edition (edition: ee)';
+  const generate = fields(inventory.generate);
+  if (ce && typeof generate.hidden_fraction === 'number' && generate.hidden_fraction > 0) problem(['inventory', 'generate', 'hidden_fraction'], CE_HIDDEN);
+  const projects = list(inventory.projects);
+  for (const [i, p] of projects.entries()) {
+    if (ce && fields(p).hidden === true) problem(['inventory', 'projects', i, 'hidden'], CE_HIDDEN);
+  }
+  const generated = typeof generate.projects === 'number' ? generate.projects : 0;
+  const explicit = new Set(projects.map((p) => fields(p).id));
+  for (const [i, id] of list(instance.unlistable).entries()) {
+    if (typeof id === 'number' && id > generated && !explicit.has(id)) problem(['instance', 'unlistable', i], `unknown project ${id}`);
   }
 }

@@ -36,6 +36,22 @@ describe('seeding the inventory', () => {
     expect((db.prepare("SELECT count(*) n FROM items WHERE kind = 'project'").get() as { n: number }).n).toBe(11);
   });
 
+  it('marks generated projects hidden or pending deletion from a generator of their own', () => {
+    const plain = seeded(2000).prepare("SELECT kind, id, storage, visibility, size_mb, commit_count FROM items ORDER BY kind, id").all();
+    const seed = loadSeed();
+    seed.inventory = { generate: { ...seed.inventory.generate!, projects: 2000, snippets: 7, groups: 3, hidden_fraction: 0.1, pending_delete_fraction: 0.05 } };
+    const db = openDatabase();
+    applySeed(db, seed, Date.UTC(2026, 0, 1));
+    // The fractions leave every other draw as it was.
+    expect(db.prepare("SELECT kind, id, storage, visibility, size_mb, commit_count FROM items ORDER BY kind, id").all()).toEqual(plain);
+    const n = (sql: string) => (db.prepare(`SELECT count(*) n FROM items WHERE ${sql}`).get() as { n: number }).n;
+    expect(n("kind = 'project' AND hidden = 1")).toBeGreaterThan(150);
+    expect(n("kind = 'project' AND hidden = 1")).toBeLessThan(250);
+    expect(n("kind = 'project' AND pending_delete = 1")).toBeGreaterThan(60);
+    expect(n("kind = 'project' AND pending_delete = 1")).toBeLessThan(140);
+    expect(n("kind != 'project' AND (hidden = 1 OR pending_delete = 1)")).toBe(0);
+  });
+
   it('keeps the storage index after a large load (built once at the end)', () => {
     const db = seeded(60_000);
     const plan = db.prepare("EXPLAIN QUERY PLAN SELECT id FROM items WHERE kind = 'project' AND storage = 'nfs-1' AND id > 10 ORDER BY id LIMIT 20").all() as { detail: string }[];
@@ -67,18 +83,19 @@ describe('validating a seed', () => {
     const minimal = parseSeed('users: [{ id: 1, username: root }]\n');
     expect(minimal.instance).toEqual({
       version: '17.11.0', tier: 'ultimate', storages: ['default'], unreachable: [], personal_access_token_prefix: 'glpat-', previous_prefixes: [],
-      impersonation_enabled: true, oauth_ttl_seconds: 7200, admin_mode: false, feature_flags: {},
+      impersonation_enabled: true, oauth_ttl_seconds: 7200, admin_mode: false, feature_flags: {}, edition: 'ee', unlistable: [],
     });
     expect(minimal).toMatchObject({ applications: [], credentials: [], inventory: {} });
     expect(parseSeed('inventory: { generate: {} }\n').inventory.generate).toEqual({
-      random_seed: 42, projects: 0, snippets: 0, groups: 0, public_fraction: 0.2, size_mb: { median: 40, max: 4000 },
+      random_seed: 42, projects: 0, snippets: 0, groups: 0, public_fraction: 0.2, hidden_fraction: 0, pending_delete_fraction: 0,
+      size_mb: { median: 40, max: 4000 },
     });
   });
 
   it('rejects unknown fields at their key, naming the known ones', () => {
     expect(problems('instance:\n  weigths: { default: 100 }\nusers:\n  - { id: 1, username: root, emial: x }\nextra: 1\n')).toEqual([
       '2:3: instance.weigths: unknown field "weigths"; known fields: version, tier, storages, unreachable, personal_access_token_prefix, '
-        + 'previous_prefixes, impersonation_enabled, oauth_ttl_seconds, weights, admin_mode, feature_flags',
+        + 'previous_prefixes, impersonation_enabled, oauth_ttl_seconds, weights, admin_mode, feature_flags, edition, unlistable',
       '4:30: users.0.emial: unknown field "emial"; known fields: id, username, admin, name, email, state',
       '5:1: extra: unknown field "extra"; known fields: instance, users, applications, credentials, inventory, geo_sites',
     ]);

@@ -10,7 +10,7 @@ import { LineCounter, isMap, isScalar, parseDocument } from 'yaml';
 import type { Db, ItemKind } from './db.js';
 import { getMeta, isoTime, setMeta } from './db.js';
 import { ITEM_COLUMNS } from './inventory/items.js';
-import type { CredentialType, InstanceConfig, InstanceSettings, Seed } from './seed-schema.js';
+import type { CredentialType, GenerateSpec, InstanceConfig, InstanceSettings, ItemSeed, Seed } from './seed-schema.js';
 import { seedSchema } from './seed-schema.js';
 
 /** A seed file that cannot be used; `problems` name file:line:col. */
@@ -256,6 +256,22 @@ function createItemWriter(db: Db, kind: ItemKind, groupCount: number, now: strin
   };
 }
 
+/**
+ * Marks generated projects hidden or pending deletion (`hidden_fraction`, `pending_delete_fraction`).
+ * The draws come from their own generator, derived from random_seed, so a seed without these
+ * fractions produces exactly the inventory it produced before they existed.
+ */
+function markProjectStates(db: Db, g: GenerateSpec): void {
+  if (g.hidden_fraction <= 0 && g.pending_delete_fraction <= 0) return;
+  const rand = createRandom(g.random_seed ^ 0x41d3e5);
+  const mark = db.prepare("UPDATE items SET hidden = ?, pending_delete = ? WHERE kind = 'project' AND id = ?");
+  for (let id = 1; id <= g.projects; id++) {
+    const hidden = rand() < g.hidden_fraction;
+    const pending = rand() < g.pending_delete_fraction;
+    if (hidden || pending) mark.run(hidden ? 1 : 0, pending ? 1 : 0, id);
+  }
+}
+
 function insertInventory(db: Db, seed: Seed, now: string): void {
   const g = seed.inventory.generate;
   const generated = g ? g.projects + g.snippets + g.groups : 0;
@@ -292,16 +308,20 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
       }
       writer.flush();
     }
+    markProjectStates(db, g);
   }
   // Explicit items replace generated ones with the same id.
   const upsert = db.prepare(`INSERT OR REPLACE INTO items (${ITEM_COLUMNS}) VALUES ${ITEM_VALUES}`);
+  const setState = db.prepare('UPDATE items SET hidden = ?, pending_delete = ? WHERE kind = ? AND id = ?');
   for (const key of ['projects', 'snippets', 'groups'] as const) {
     const kind = KIND_OF[key];
-    for (const it of seed.inventory[key] ?? []) {
+    const items: ItemSeed[] = seed.inventory[key] ?? [];
+    for (const it of items) {
       const commits = it.commit_count ?? 10;
       const name = it.name ?? `${kind}-${it.id}`;
       upsert.run(kind, it.id, name, name, kind === 'group' ? '' : (it.namespace ?? 'group-1'), it.visibility ?? 'private', it.storage,
         it.size_mb ?? 10, fakeChecksum(kind, it.id, commits), commits, 1, null, now, now);
+      if (it.hidden || it.pending_delete) setState.run(it.hidden ? 1 : 0, it.pending_delete ? 1 : 0, kind, it.id);
     }
   }
   if (reindex) db.exec('CREATE INDEX items_storage ON items(kind, storage, id)');

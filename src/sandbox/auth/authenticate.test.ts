@@ -82,5 +82,5 @@ describe('hasPreviousPrefix', () => {
 });
 
 function sbConfig() {
-  return { version: '17.11.0', tier: 'ultimate' as const, storages: ['default'], unreachable: [], personal_access_token_prefix: 'glpat-', previous_prefixes: [], impersonation_enabled: true, oauth_ttl_seconds: 7200 };
+  return { version: '17.11.0', tier: 'ultimate' as const, storages: ['default'], unreachable: [], personal_access_token_prefix: 'glpat-', previous_prefixes: [], impersonation_enabled: true, oauth_ttl_seconds: 7200, edition: 'ee' as const, unlistable: [] };
 }

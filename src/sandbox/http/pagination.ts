@@ -187,6 +187,16 @@ export function parseKeyset(ctx: Input, supported = true): KeysetPage {
   return { perPage, limit: perPage + 1, sort, ...(after !== undefined ? { after } : {}), ...(before !== undefined ? { before } : {}) };
 }
 
+/**
+ * `id_after` and `id_before` alone, for lists that filter by them under offset pagination too
+ * (GitLab's `ProjectsFinder#by_ids`); 400 `<name> is invalid` for a non-integer.
+ */
+export function parseIdBounds(ctx: Input): Pick<KeysetPage, 'after' | 'before'> {
+  const after = readIdBound(ctx, 'id_after');
+  const before = readIdBound(ctx, 'id_before');
+  return { ...(after !== undefined ? { after } : {}), ...(before !== undefined ? { before } : {}) };
+}
+
 function readIdBound(ctx: Input, name: string): number | undefined {
   const raw = ctx.input[name];
   if (raw === undefined || raw === '') return undefined;
@@ -196,7 +206,7 @@ function readIdBound(ctx: Input, name: string): number | undefined {
 }
 
 /** SQL condition and parameters for a keyset page over the column `col` (AND-joined, may be empty). */
-export function keysetWhere(page: KeysetPage, col = 'id'): { sql: string; params: number[] } {
+export function keysetWhere(page: Pick<KeysetPage, 'after' | 'before'>, col = 'id'): { sql: string; params: number[] } {
   const parts: string[] = [];
   const params: number[] = [];
   if (page.after !== undefined) {

@@ -2,8 +2,9 @@
  * JSON of inventory items as GitLab's REST entities show them (Project, Snippet, Group), built
  * from rows of the `items` table. Fields the sandbox has no data for carry GitLab's neutral values.
  *
- * Admin-only fields: `repository_storage` (as GitLab) and `repository_read_only`, a sandbox
- * extension (GitLab keeps the flag internal) that the orchestrator's read-only audit reads.
+ * The one admin-only field is `repository_storage`, as GitLab shows it. GitLab exposes no
+ * read-only flag on any entity; the sandbox serves its internal state on
+ * `GET /-/sandbox/items/:kind/:id` instead (inventory/sandbox-routes.ts).
  */
 import type { AuthorInfo, ItemRow } from './items.js';
 
@@ -30,7 +31,10 @@ export function entityRowOf(a: unknown[]): EntityRow {
 
 export interface EntityOptions {
   origin: string;
-  /** The caller is an effective administrator: storage fields are shown. */
+  /**
+   * `repository_storage` is shown: the caller is an effective administrator and the entity has the
+   * field in this edition and tier (the routes decide: snippets need EE, groups EE Premium+).
+   */
   admin: boolean;
   /** Host name for SSH URLs; derived from `origin` when absent (lists pass it once per page). */
   sshHost?: string;
@@ -48,7 +52,7 @@ export function namespaceId(namespace: string): number {
 }
 
 function adminFields(row: EntityRow, opts: EntityOptions): Record<string, unknown> {
-  return opts.admin ? { repository_storage: row.storage, repository_read_only: row.read_only === 1 } : {};
+  return opts.admin ? { repository_storage: row.storage } : {};
 }
 
 /** GitLab's `ProjectIdentity` entity: what a move record nests, and how `Project` begins. */
@@ -95,10 +99,7 @@ export function projectEntity(row: EntityRow, opts: EntityOptions, simple = fals
     base.updated_at = row.updated_at;
     base.repository_object_format = 'sha1';
   }
-  if (opts.admin) {
-    base.repository_storage = row.storage;
-    base.repository_read_only = row.read_only === 1;
-  }
+  if (opts.admin) base.repository_storage = row.storage;
   return base;
 }
 
@@ -137,7 +138,7 @@ export function projectJson(row: EntityRow, opts: EntityOptions, simple = false)
     out += `,"visibility":"${row.visibility}","archived":false,"empty_repo":${row.commit_count === 0},"creator_id":${jsonNumber(row.owner_id)}`
       + `,"open_issues_count":0,"updated_at":"${row.updated_at}","repository_object_format":"sha1"`;
   }
-  if (opts.admin) out += `,"repository_storage":"${row.storage}","repository_read_only":${row.read_only === 1}`;
+  if (opts.admin) out += `,"repository_storage":"${row.storage}"`;
   return `${out}}`;
 }
 

@@ -48,6 +48,14 @@ export interface ItemStatements {
   /** kind, namespace, path. Case-insensitive, as GitLab's find_by_full_path. */
   byPath: Get<[ItemKind, string, string], ItemRow>;
   authorById: Get<[number], AuthorInfo>;
+  /** kind, id: the states that hide a project from GitLab's default lookups. */
+  stateById: Get<[ItemKind, number], ItemState>;
+}
+
+/** States GitLab keeps outside the REST entities (see `GET /-/sandbox/items/:kind/:id`). */
+export interface ItemState {
+  hidden: number;
+  pending_delete: number;
 }
 
 /** The item lookups of `db`, prepared on first use. */
@@ -56,14 +64,37 @@ export const itemStatements = perDatabase((db): ItemStatements => ({
   // Queries name the index: without statistics SQLite prefers the primary key's `kind` prefix.
   byPath: db.prepare(`SELECT ${ITEM_COLUMNS} FROM items INDEXED BY items_path WHERE kind = ? AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1`),
   authorById: db.prepare('SELECT id, username, name, state FROM users WHERE id = ?'),
+  stateById: db.prepare('SELECT hidden, pending_delete FROM items WHERE kind = ? AND id = ?'),
 }) as unknown as ItemStatements);
+
+/**
+ * Which items a lookup may find. `all`: every row, as GitLab's move routes see projects (they
+ * override `find_project_scopes` with plain `Project`: "Allow to move projects in
+ * hidden/pending_delete state"), and so does the bulk move. `default`: GitLab's default
+ * `find_project_scopes`, `Project.without_deleted.not_hidden`, used by `GET /projects/:id` and the
+ * write routes: hidden and pending-delete projects are not found, even by administrators. Groups
+ * pending deletion stay findable, and snippets have no such states.
+ */
+export type FindScope = 'all' | 'default';
+
+export interface FindOptions {
+  /** Default `all`, so that the move routes and the engine find hidden and pending-delete projects. */
+  scope?: FindScope;
+}
 
 /**
  * Finds an item by the `:id` of a route: an integer id, or for projects and groups a full path
  * (`group-1/project-1`, `group-1`; URL-encoded in the route, decoded by the router). Snippets have
- * no path. Undefined when there is no such item.
+ * no path. Undefined when there is no such item, or it lies outside `options.scope`.
  */
-export function findItem(db: Db, kind: ItemKind, ref: string): ItemRow | undefined {
+export function findItem(db: Db, kind: ItemKind, ref: string, options: FindOptions = {}): ItemRow | undefined {
+  const row = lookup(db, kind, ref);
+  if (!row || options.scope !== 'default' || kind !== 'project') return row;
+  const state = itemStatements(db).stateById.get(kind, row.id);
+  return state && (state.hidden === 1 || state.pending_delete === 1) ? undefined : row;
+}
+
+function lookup(db: Db, kind: ItemKind, ref: string): ItemRow | undefined {
   const s = itemStatements(db);
   if (/^\d+$/.test(ref)) return s.byId.get(kind, Number(ref));
   if (kind === 'snippet') return undefined;
@@ -74,21 +105,30 @@ export function findItem(db: Db, kind: ItemKind, ref: string): ItemRow | undefin
 }
 
 /**
- * 404 for group routes on the free tier: group repository moves and wikis are Premium/Ultimate.
- * Takes the instance configuration, not the request, so items.ts stays below the HTTP layer.
+ * 404 for group routes without group wikis: group repository moves and wikis are EE
+ * Premium/Ultimate. On the free tier GitLab's licence check answers `404 Not found`; the Community
+ * Edition has no such route at all, so it answers the router's own 404 (`{"error":"404 Not Found"}`;
+ * the exact body there is unsettled, see docs/gitlab-behaviour.md §11). Takes the instance
+ * configuration, not the request, so items.ts stays below the HTTP layer.
  */
-export function requireGroupTier(config: { tier: string }): void {
+export function requireGroupTier(config: { tier: string; edition?: string }): void {
+  if (config.edition === 'ce') throw new SandboxHttpError(404, { error: '404 Not Found' });
   if (config.tier === 'free') throw new SandboxHttpError(404, { message: '404 Not found' });
+}
+
+/** Whether groups have wiki repositories: EE with the `group_wikis` licence feature (Premium/Ultimate). */
+export function hasGroupWikis(config: { tier: string; edition?: string }): boolean {
+  return config.edition !== 'ce' && config.tier !== 'free';
 }
 
 /**
  * findItem for the move and write routes, which declare `:id` as Grape does: a snippet `:id`
  * that is not an integer is 400 `id is invalid`; a missing item is 404 `<Kind> Not Found`.
  */
-export function requireItem(db: Db, kind: ItemKind, ref: string | undefined): ItemRow {
+export function requireItem(db: Db, kind: ItemKind, ref: string | undefined, options: FindOptions = {}): ItemRow {
   const raw = ref ?? '';
   if (kind === 'snippet' && !/^\d{1,15}$/.test(raw)) throw invalidParam('id is invalid');
-  const row = findItem(db, kind, raw);
+  const row = findItem(db, kind, raw, options);
   if (!row) throw notFound(KIND_LABEL[kind]);
   return row;
 }

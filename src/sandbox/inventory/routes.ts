@@ -1,14 +1,24 @@
 /**
  * GET /projects, /projects/:id, /snippets/all, /snippets/:id, /groups, /groups/:id: listings with
- * offset and keyset pagination (reference §8) and the `repository_storage` filter (reference §9).
+ * the parameters and pagination GitLab declares for each (docs/gitlab-behaviour.md §1, §2).
  *
  * Who sees what: anonymous callers see public items; authenticated users public and internal ones
  * plus their own; effective administrators everything. The `repository_storage` filter applies
  * only for administrators and is silently dropped for anyone else, as GitLab's
- * `verify_project_filters!` does (for groups it also needs premium or ultimate, being an EE feature).
+ * `verify_project_filters!` does.
  *
- * Sandbox choices where GitLab differs or the reference is silent: keyset pagination
- * (`order_by=id`) works on all three lists; only /projects has the 50,000 offset limit.
+ * Per list, as GitLab:
+ * - /projects: offset (50,000 offset cap) or keyset pagination, `order_by`/`sort`, `visibility`,
+ *   `search`, `owned`. Hidden (EE) and pending-delete projects are left out unless an administrator
+ *   passes `include_hidden` (EE) or `include_pending_delete`. A page holding an `unlistable` project
+ *   answers 500, as GitLab does when one entity of a page fails to render.
+ * - /snippets/all (16.3+): only `created_after`, `created_before`, `page`, `per_page` and (EE)
+ *   `repository_storage`; always id descending, offset only. Anything else is ignored.
+ * - /groups: `order_by`/`sort`, `visibility`, `search`, `owned`; the storage filter is EE (it
+ *   selects by wiki repository, and only Premium/Ultimate groups have wikis). Groups pending
+ *   deletion are listed. Keyset works here too (a sandbox choice: GitLab keeps it for anonymous
+ *   callers).
+ *
  * Lists are served from the `items_storage (kind, storage, id)` index or the primary key
  * `(kind, id)`, so keyset pages stay cheap at a million items.
  */
@@ -18,31 +28,48 @@ import type { Db, ItemKind } from '../db.js';
 import type { EntityRow } from './entities.js';
 import { ENTITY_COLUMNS, entityRowOf, groupEntity, projectEntity, projectJson, snippetEntity, sshHostOf } from './entities.js';
 import type { ItemRow } from './items.js';
-import { KIND_LABEL, createAuthorLookup, findItem } from './items.js';
-import { invalidParam, notFound } from '../http/errors.js';
+import { KIND_LABEL, createAuthorLookup, findItem, hasGroupWikis } from './items.js';
+import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
+import { atLeast, parseRelease } from '../auth/token-types.js';
 import {
-  DEFAULT_OFFSET_LIMIT, countCapped, isKeyset, keysetHeaders, keysetWhere, offsetHeaders, parseKeyset, parseOffset, readOrderBy, readSort,
+  DEFAULT_OFFSET_LIMIT, countCapped, isKeyset, keysetHeaders, keysetWhere, offsetHeaders, parseIdBounds, parseKeyset, parseOffset, readOrderBy,
+  readSort,
 } from '../http/pagination.js';
 import type { Router } from '../http/router.js';
+import { register as registerSandboxRoutes } from './sandbox-routes.js';
 
 const VISIBILITIES = ['public', 'internal', 'private'];
+
+/** The WHERE clause of a list being built, and the table (or index) it reads. */
+interface ListQuery {
+  where: string[];
+  params: unknown[];
+  from: string;
+}
 
 interface ListSpec {
   kind: ItemKind;
   /** GitLab class name in the offset-limit message. */
   entity: string;
-  defaultOrder: string;
-  defaultSort: 'asc' | 'desc';
+  /**
+   * The declared ordering, or null where GitLab declares none (/snippets/all: always id
+   * descending, `order_by`, `sort` and `pagination=keyset` ignored).
+   */
+  order: { by: string; sort: 'asc' | 'desc' } | null;
   /** Offset limit (0: none). */
   maxOffset: number;
-  /** Whether the caller's `repository_storage` filter applies. */
-  storageFilter(ctx: RequestContext, admin: boolean): boolean;
+  /** Adds the list's declared filters to the query (undeclared parameters are ignored). */
+  filter(ctx: RequestContext, admin: boolean, query: ListQuery): void;
+  /** Whether an administrator sees `repository_storage` on this kind in this edition and tier. */
+  showsStorage(ctx: RequestContext): boolean;
   /** The page's entities, or their JSON text where a direct serializer exists (the hot /projects list). */
-  render(ctx: RequestContext, rows: EntityRow[], admin: boolean): unknown[] | string;
+  render(ctx: RequestContext, rows: EntityRow[], storageShown: boolean): unknown[] | string;
+  /** Runs before anything else (the /snippets/all version gate). */
+  guard?(ctx: RequestContext): void;
 }
 
-/** Adds the inventory routes: project, snippet and group lists and single items. */
+/** Adds the inventory routes: project, snippet and group lists and single items, and the sandbox's own routes. */
 export function register(router: Router): void {
   router.get('/api/v4/projects', { level: 'public' }, (ctx) => list(ctx, PROJECTS));
   router.get('/api/v4/projects/:id', { level: 'public' }, (ctx) => show(ctx, 'project'));
@@ -50,6 +77,7 @@ export function register(router: Router): void {
   router.get('/api/v4/snippets/:id', { level: 'user' }, (ctx) => show(ctx, 'snippet'));
   router.get('/api/v4/groups', { level: 'public' }, (ctx) => list(ctx, GROUPS));
   router.get('/api/v4/groups/:id', { level: 'public' }, (ctx) => show(ctx, 'group'));
+  registerSandboxRoutes(router);
 }
 
 /** Whether the request acts as an effective administrator. */
@@ -57,17 +85,42 @@ export function callerIsAdmin(ctx: RequestContext): boolean {
   return ctx.caller !== null && isEffectiveAdmin(ctx, ctx.caller);
 }
 
+const isEnterprise = (ctx: RequestContext): boolean => ctx.state.config.edition !== 'ce';
+
+/** GitLab's answer when one entity of a page raises while rendering (Grape's `rescue_from :all`). */
+const UNRENDERABLE = (): SandboxHttpError => new SandboxHttpError(500, { message: '500 Internal Server Error' });
+
 const PROJECTS: ListSpec = {
   kind: 'project',
   entity: 'Project',
-  defaultOrder: 'created_at',
-  defaultSort: 'desc',
+  order: { by: 'created_at', sort: 'desc' },
   maxOffset: DEFAULT_OFFSET_LIMIT,
-  storageFilter: (_ctx, admin) => admin,
-  render: (ctx, rows, admin) => {
+  filter: (ctx, admin, q) => {
+    if (admin) storageFilter(ctx, q);
+    commonFilters(ctx, q);
+    // ProjectsFinder#by_ids: plain filters, with offset pagination too (keyset applies them itself).
+    if (!isKeyset(ctx)) {
+      const bound = keysetWhere(parseIdBounds(ctx));
+      if (bound.sql) {
+        q.where.push(bound.sql);
+        q.params.push(...bound.params);
+      }
+    }
+    // Grape validates both booleans for everyone; verify_project_filters! then drops them for
+    // non-administrators. include_hidden is EE's (`EE::ProjectsFinder#by_hidden`), and its API
+    // helper checks the administrator only, no licence (ee/lib/ee/api/projects.rb).
+    const pending = boolParam(ctx, 'include_pending_delete');
+    const hidden = isEnterprise(ctx) && boolParam(ctx, 'include_hidden');
+    if (isEnterprise(ctx) && !(admin && hidden)) q.where.push('hidden = 0');
+    if (!(admin && pending)) q.where.push('pending_delete = 0');
+  },
+  showsStorage: () => true,
+  render: (ctx, rows, storageShown) => {
+    const unlistable = ctx.state.config.unlistable;
+    if (unlistable && unlistable.length > 0 && rows.some((r) => unlistable.includes(r.id))) throw UNRENDERABLE();
     const simple = boolParam(ctx, 'simple');
-    const statistics = admin && boolParam(ctx, 'statistics');
-    const opts = { origin: ctx.origin, admin, sshHost: sshHostOf(ctx.origin) };
+    const statistics = storageShown && boolParam(ctx, 'statistics');
+    const opts = { origin: ctx.origin, admin: storageShown, sshHost: sshHostOf(ctx.origin) };
     const parts = rows.map((r) => {
       const json = projectJson(r, opts, simple);
       return statistics ? `${json.slice(0, -1)},"statistics":${JSON.stringify(statisticsOf(r))}}` : json;
@@ -76,27 +129,56 @@ const PROJECTS: ListSpec = {
   },
 };
 
+/** The release that added `GET /snippets/all` (issue 419640). */
+const SNIPPETS_ALL_SINCE = [16, 3] as const;
+
 const SNIPPETS: ListSpec = {
   kind: 'snippet',
   entity: 'Snippet',
-  defaultOrder: 'id',
-  defaultSort: 'desc',
+  order: null,
   maxOffset: 0,
-  storageFilter: (_ctx, admin) => admin,
-  render: (ctx, rows, admin) => {
+  // Before 16.3 `all` reaches `GET /snippets/:id`, whose Integer `id` fails validation.
+  guard: (ctx) => {
+    if (!atLeast(parseRelease(ctx.state.config.version), SNIPPETS_ALL_SINCE)) throw invalidParam('id is invalid');
+  },
+  filter: (ctx, admin, q) => {
+    // EE only (`EE::SnippetsFinder#by_repository_storage`); CE does not declare the parameter.
+    if (admin && isEnterprise(ctx)) storageFilter(ctx, q);
+    // CreatedAtFilterable: created_at >= created_after, <= created_before.
+    const after = dateTimeParam(ctx, 'created_after');
+    const before = dateTimeParam(ctx, 'created_before');
+    if (after !== undefined) {
+      q.where.push('created_at >= ?');
+      q.params.push(after);
+    }
+    if (before !== undefined) {
+      q.where.push('created_at <= ?');
+      q.params.push(before);
+    }
+  },
+  showsStorage: isEnterprise,
+  render: (ctx, rows, storageShown) => {
     const authors = createAuthorLookup(ctx.state.db);
-    return rows.map((r) => snippetEntity(r, { origin: ctx.origin, admin }, authors(r.owner_id)));
+    return rows.map((r) => snippetEntity(r, { origin: ctx.origin, admin: storageShown }, authors(r.owner_id)));
   },
 };
 
 const GROUPS: ListSpec = {
   kind: 'group',
   entity: 'Group',
-  defaultOrder: 'name',
-  defaultSort: 'asc',
+  order: { by: 'name', sort: 'asc' },
   maxOffset: 0,
-  storageFilter: (ctx, admin) => admin && ctx.state.config.tier !== 'free',
-  render: (ctx, rows, admin) => rows.map((r) => groupEntity(r, { origin: ctx.origin, admin })),
+  filter: (ctx, admin, q) => {
+    // EE::GroupsFinder selects groups by their wiki repository's shard, with no licence check; without
+    // group wikis (Free) no group has one, so an administrator's filter finds nothing.
+    if (admin && isEnterprise(ctx)) {
+      if (hasGroupWikis(ctx.state.config)) storageFilter(ctx, q);
+      else if (readStorage(ctx) !== undefined) q.where.push('0');
+    }
+    commonFilters(ctx, q);
+  },
+  showsStorage: (ctx) => hasGroupWikis(ctx.state.config),
+  render: (ctx, rows, storageShown) => rows.map((r) => groupEntity(r, { origin: ctx.origin, admin: storageShown })),
 };
 
 function boolParam(ctx: RequestContext, name: string): boolean {
@@ -105,6 +187,56 @@ function boolParam(ctx: RequestContext, name: string): boolean {
   if (v === true || v === 'true' || v === '1') return true;
   if (v === false || v === 'false' || v === '0') return false;
   throw invalidParam(`${name} is invalid`);
+}
+
+/** A Grape DateTime parameter as the ISO text the `items` table stores; 400 `<name> is invalid` otherwise. */
+function dateTimeParam(ctx: RequestContext, name: string): string | undefined {
+  const v = ctx.input[name];
+  if (v === undefined || v === null || v === '') return undefined;
+  const ms = typeof v === 'string' ? Date.parse(v) : Number.NaN;
+  if (Number.isNaN(ms)) throw invalidParam(`${name} is invalid`);
+  return new Date(ms).toISOString();
+}
+
+function readStorage(ctx: RequestContext): string | undefined {
+  const storage = ctx.input.repository_storage;
+  if (storage === undefined || storage === '') return undefined;
+  if (typeof storage !== 'string') throw invalidParam('repository_storage is invalid');
+  return storage;
+}
+
+/**
+ * `repository_storage = ?`. Without statistics SQLite prefers the primary key and filters storage
+ * row by row, which scans the whole kind for a rare storage; the storage index answers in index
+ * order instead.
+ */
+function storageFilter(ctx: RequestContext, q: ListQuery): void {
+  const storage = readStorage(ctx);
+  if (storage === undefined) return;
+  q.where.push('storage = ?');
+  q.params.push(storage);
+  q.from = 'items INDEXED BY items_storage';
+}
+
+/** `visibility`, `search` and `owned`, as /projects and /groups declare them. */
+function commonFilters(ctx: RequestContext, q: ListQuery): void {
+  const visibility = ctx.input.visibility;
+  if (visibility !== undefined && visibility !== '') {
+    if (typeof visibility !== 'string' || !VISIBILITIES.includes(visibility)) throw invalidParam('visibility does not have a valid value');
+    q.where.push('visibility = ?');
+    q.params.push(visibility);
+  }
+  const search = ctx.input.search;
+  if (search !== undefined && search !== '') {
+    if (typeof search !== 'string') throw invalidParam('search is invalid');
+    const like = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q.where.push("(name LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\')");
+    q.params.push(like, like);
+  }
+  if (ctx.caller && boolParam(ctx, 'owned')) {
+    q.where.push('owner_id = ?');
+    q.params.push(ctx.caller.user.id);
+  }
 }
 
 function statisticsOf(r: EntityRow): Record<string, number> {
@@ -152,55 +284,31 @@ function orderColumn(orderBy: string): string {
 }
 
 function list(ctx: RequestContext, spec: ListSpec): Reply {
+  spec.guard?.(ctx);
   const admin = callerIsAdmin(ctx);
-  const where: string[] = ['kind = ?'];
-  const params: unknown[] = [spec.kind];
-  const storage = ctx.input.repository_storage;
-  // Without statistics SQLite prefers the primary key and filters storage row by row, which scans
-  // the whole kind for a rare storage; the storage index answers in index order instead.
-  let from = 'items';
-  if (storage !== undefined && storage !== '' && spec.storageFilter(ctx, admin)) {
-    if (typeof storage !== 'string') throw invalidParam('repository_storage is invalid');
-    where.push('storage = ?');
-    params.push(storage);
-    from = 'items INDEXED BY items_storage';
-  }
-  const visibility = ctx.input.visibility;
-  if (visibility !== undefined && visibility !== '') {
-    if (typeof visibility !== 'string' || !VISIBILITIES.includes(visibility)) throw invalidParam('visibility does not have a valid value');
-    where.push('visibility = ?');
-    params.push(visibility);
-  }
-  const search = ctx.input.search;
-  if (search !== undefined && search !== '') {
-    if (typeof search !== 'string') throw invalidParam('search is invalid');
-    const like = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    where.push("(name LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\')");
-    params.push(like, like);
-  }
-  if (ctx.caller && boolParam(ctx, 'owned')) {
-    where.push('owner_id = ?');
-    params.push(ctx.caller.user.id);
-  }
+  const q: ListQuery = { where: ['kind = ?'], params: [spec.kind], from: 'items' };
+  spec.filter(ctx, admin, q);
   const vis = visibleTo(ctx.caller, admin);
   if (vis.sql) {
-    where.push(vis.sql);
-    params.push(...vis.params);
+    q.where.push(vis.sql);
+    q.params.push(...vis.params);
   }
+  const { where, params, from } = q;
+  const storageShown = admin && spec.showsStorage(ctx);
   const db = ctx.state.db;
 
-  if (isKeyset(ctx)) {
+  if (spec.order && isKeyset(ctx)) {
     const page = parseKeyset(ctx);
     const bound = keysetWhere(page);
     const all = bound.sql ? [...where, bound.sql] : where;
     const sql = `SELECT ${ENTITY_COLUMNS} FROM ${from} WHERE ${all.join(' AND ')} ORDER BY id ${page.sort === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`;
     const rows = entityRows(db, sql, [...params, ...bound.params, page.limit]);
     const pageRows = rows.slice(0, page.perPage);
-    return pageReply(ctx, spec, pageRows, admin, keysetHeaders(ctx, page, pageRows.at(-1)?.id, rows.length > page.perPage));
+    return pageReply(ctx, spec, pageRows, storageShown, keysetHeaders(ctx, page, pageRows.at(-1)?.id, rows.length > page.perPage));
   }
 
-  const orderBy = readOrderBy(ctx, spec.defaultOrder);
-  const dir = readSort(ctx, spec.defaultSort) === 'asc' ? 'ASC' : 'DESC';
+  const orderBy = spec.order ? readOrderBy(ctx, spec.order.by) : 'id';
+  const dir = (spec.order ? readSort(ctx, spec.order.sort) : 'desc') === 'asc' ? 'ASC' : 'DESC';
   const page = parseOffset(ctx, spec.maxOffset > 0 ? { maxOffset: spec.maxOffset, entity: spec.entity } : undefined);
   const col = orderColumn(orderBy);
   const order = col === 'id' ? `id ${dir}` : `${col} ${dir}, id ${dir}`;
@@ -208,12 +316,12 @@ function list(ctx: RequestContext, spec: ListSpec): Reply {
   const rows = entityRows(db, `SELECT ${ENTITY_COLUMNS} FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, page.limit, page.offset]);
   const total = countCapped(db, `${from} WHERE ${whereSql}`, params);
   const pageRows = rows.slice(0, page.perPage);
-  return pageReply(ctx, spec, pageRows, admin, offsetHeaders(ctx, { ...page, total, hasNext: rows.length > page.perPage }));
+  return pageReply(ctx, spec, pageRows, storageShown, offsetHeaders(ctx, { ...page, total, hasNext: rows.length > page.perPage }));
 }
 
 /** A list page: JSON text goes out as it is (with the JSON content type), entities are serialized by the server. */
-function pageReply(ctx: RequestContext, spec: ListSpec, rows: EntityRow[], admin: boolean, headers: Record<string, string>): Reply {
-  const rendered = spec.render(ctx, rows, admin);
+function pageReply(ctx: RequestContext, spec: ListSpec, rows: EntityRow[], storageShown: boolean, headers: Record<string, string>): Reply {
+  const rendered = spec.render(ctx, rows, storageShown);
   if (typeof rendered === 'string') return { text: rendered, headers: { ...headers, 'content-type': 'application/json' } };
   return { body: rendered, headers };
 }
@@ -224,13 +332,21 @@ function canSee(caller: Caller | null, admin: boolean, row: ItemRow): boolean {
   return row.visibility === 'internal' || row.owner_id === caller.user.id;
 }
 
+const SPECS: Record<ItemKind, ListSpec> = { project: PROJECTS, snippet: SNIPPETS, group: GROUPS };
+
 function show(ctx: RequestContext, kind: ItemKind): Reply {
   const admin = callerIsAdmin(ctx);
-  const row = findItem(ctx.state.db, kind, ctx.params.id ?? '');
+  const ref = ctx.params.id ?? '';
+  // Grape declares the snippet `id` as an Integer.
+  if (kind === 'snippet' && !/^\d{1,15}$/.test(ref)) throw invalidParam('id is invalid');
+  // GitLab's default project scopes: hidden and pending-delete projects are 404, even for admins.
+  const row = findItem(ctx.state.db, kind, ref, { scope: 'default' });
   // Invisible items are indistinguishable from missing ones, as in GitLab.
   if (!row || !canSee(ctx.caller, admin, row)) throw notFound(KIND_LABEL[kind]);
-  const opts = { origin: ctx.origin, admin };
+  const opts = { origin: ctx.origin, admin: admin && SPECS[kind].showsStorage(ctx) };
   if (kind === 'project') {
+    // The single project renders through the same entity that fails in a listing.
+    if (ctx.state.config.unlistable?.includes(row.id)) throw UNRENDERABLE();
     const e = projectEntity(row, opts);
     if (admin && boolParam(ctx, 'statistics')) e.statistics = statisticsOf(row);
     return { body: e };

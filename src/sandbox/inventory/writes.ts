@@ -94,7 +94,8 @@ function createWikiPage(ctx: RequestContext): Reply {
  * commit's transaction; this early one keeps the error order GitLab's (before any other effect).
  */
 function writableItem(ctx: RequestContext, kind: ItemKind, needsRepository = true): ItemRow {
-  const item = requireItem(ctx.state.db, kind, ctx.params.id);
+  // GitLab's default project scopes: hidden and pending-delete projects are not found here.
+  const item = requireItem(ctx.state.db, kind, ctx.params.id, { scope: 'default' });
   const caller = ctx.caller;
   const admin = caller !== null && isEffectiveAdmin(ctx, caller);
   if (!admin && (caller === null || item.owner_id !== caller.user.id)) {

@@ -1,0 +1,42 @@
+/**
+ * Sandbox-only routes under `/-/sandbox/`: what GitLab keeps internal and a rehearsal or a test may
+ * still want to see. GitLab has no such routes; nothing here is part of the API the orchestrator
+ * may rely on against a real instance.
+ *
+ * `GET /-/sandbox/items/:kind/:id` (kind `project`, `snippet` or `group`; id an integer or, for
+ * projects and groups, a full path), effective administrators only:
+ * `{ kind, id, storage, read_only, hidden, pending_delete, size_mb, commit_count, checksum }`.
+ * It finds every item, hidden and pending-delete projects included (the move routes' scope). Paths
+ * under `/-/` are exempt from request faults, like the health probes.
+ */
+import type { RequestContext, Reply } from '../http/context.js';
+import type { ItemKind } from '../db.js';
+import { ITEM_KINDS } from '../db.js';
+import { SandboxHttpError } from '../http/errors.js';
+import type { Router } from '../http/router.js';
+import { itemStatements, requireItem } from './items.js';
+
+/** Adds the `/-/sandbox/` routes. */
+export function register(router: Router): void {
+  router.get('/-/sandbox/items/:kind/:id', { level: 'admin' }, showItemState);
+}
+
+function showItemState(ctx: RequestContext): Reply {
+  const kind = ctx.params.kind as ItemKind;
+  if (!ITEM_KINDS.includes(kind)) throw new SandboxHttpError(404, { error: '404 Not Found' });
+  const item = requireItem(ctx.state.db, kind, ctx.params.id, { scope: 'all' });
+  const state = itemStatements(ctx.state.db).stateById.get(kind, item.id);
+  return {
+    body: {
+      kind,
+      id: item.id,
+      storage: item.storage,
+      read_only: item.read_only === 1,
+      hidden: state?.hidden === 1,
+      pending_delete: state?.pending_delete === 1,
+      size_mb: item.size_mb,
+      commit_count: item.commit_count,
+      checksum: item.checksum,
+    },
+  };
+}
