@@ -132,6 +132,16 @@ const MIGRATIONS: string[] = [
   // scan of a million projects took 150 ms per request. Queries name it (INDEXED BY): without
   // statistics SQLite prefers the primary key's `kind` prefix.
   'CREATE INDEX items_path ON items(kind, path COLLATE NOCASE);',
+  // Issue 13 (moves, health, Geo): move lists ordered by created_at as GitLab's
+  // `order_created_at_desc`; Geo sites that can be disabled; bulk actions recorded per site (the
+  // registries live on the secondaries), with the number of registries each one marked.
+  `
+  CREATE INDEX moves_kind_created ON moves(kind, created_at);
+  CREATE INDEX moves_item_created ON moves(kind, item_id, created_at);
+  ALTER TABLE geo_sites ADD COLUMN enabled INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE geo_actions ADD COLUMN site_id INTEGER;
+  ALTER TABLE geo_actions ADD COLUMN registries INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */
