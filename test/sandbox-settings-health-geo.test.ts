@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
-import { loadSeed } from '../src/sandbox/seed.js';
+import { loadSeed, parseSeed } from '../src/sandbox/seed.js';
+import { isAllowlisted, monitoringAllowlist } from '../src/sandbox/instance/health.js';
 
 const ADMIN = 'glpat-sandbox-root-api-sudo-0001';
 const ALICE = 'glpat-sandbox-alice-api-00000006';
@@ -139,6 +140,70 @@ describe('health probes', () => {
     } finally {
       await down.close();
     }
+  });
+});
+
+describe('health probes: the monitoring IP allowlist', () => {
+  it('answers 404 off the allowlist: GitLab\'s HTML not-found page for readiness and liveness, an empty text body for /-/health', async () => {
+    const sb = await startSandbox({ seed: seedWith((s) => { s.instance.monitoring_allowlist = ['10.0.0.0/8', '::1/128']; }) });
+    try {
+      for (const path of ['/-/readiness?all=1', '/-/readiness', '/-/liveness']) {
+        const r = await call(`${sb.url}${path}`, 'GET');
+        expect(r.status, path).toBe(404);
+        expect(r.headers.get('content-type'), path).toMatch(/^text\/html/);
+        expect(r.text, path).toContain('<title>Not Found</title>');
+        expect(r.body, path).toBeUndefined();
+      }
+      const health = await call(`${sb.url}/-/health`, 'GET');
+      expect(health).toMatchObject({ status: 404, text: '' });
+      expect(health.headers.get('content-type')).toMatch(/^text\/plain/);
+      // Credentials change nothing: the allowlist is about the client's address.
+      expect((await call(`${sb.url}/-/readiness`, 'GET', ADMIN)).status).toBe(404);
+      // The API itself is not behind the allowlist.
+      expect((await call(`${sb.url}/api/v4/version`, 'GET', ADMIN)).status).toBe(200);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('answers clients on the allowlist; an explicit list replaces the default', async () => {
+    const sb = await startSandbox({ seed: seedWith((s) => { s.instance.monitoring_allowlist = ['127.0.0.1']; }) });
+    try {
+      expect((await call(`${sb.url}/-/readiness?all=1`, 'GET')).status).toBe(200);
+      expect((await call(`${sb.url}/-/health`, 'GET')).text).toBe('GitLab OK');
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('matches IPv4 entries against IPv4-mapped IPv6 addresses, as Node reports them on a dual-stack socket', async () => {
+    const list = monitoringAllowlist({ ...loadSeed().instance, monitoring_allowlist: ['127.0.0.0/8', '2001:db8::/32'] });
+    expect(isAllowlisted(list, '127.0.0.1')).toBe(true);
+    expect(isAllowlisted(list, '::ffff:127.0.0.1')).toBe(true);
+    expect(isAllowlisted(list, '::ffff:10.0.0.1')).toBe(false);
+    expect(isAllowlisted(list, '2001:db8::5')).toBe(true);
+    expect(isAllowlisted(list, '::1')).toBe(false);
+    expect(isAllowlisted(list, undefined)).toBe(false);
+    expect(isAllowlisted(list, 'not-an-address')).toBe(false);
+    const byDefault = monitoringAllowlist({ ...loadSeed().instance, monitoring_allowlist: undefined });
+    expect(['127.0.0.1', '127.255.0.9', '::ffff:127.0.0.1', '::1'].map((a) => isAllowlisted(byDefault, a))).toEqual([true, true, true, true]);
+    expect(isAllowlisted(byDefault, '192.168.1.1')).toBe(false);
+    // A real dual-stack socket, when the host has IPv6: an IPv4 client arrives as ::ffff:127.0.0.1.
+    let sb: RunningSandbox | undefined;
+    try {
+      sb = await startSandbox({ host: '::', seed: seedWith((s) => { s.instance.monitoring_allowlist = ['127.0.0.1/32']; }) });
+    } catch {
+      return;
+    }
+    try {
+      expect((await call(`http://127.0.0.1:${sb.port}/-/readiness`, 'GET')).status).toBe(200);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('refuses a seed whose allowlist entry is not an address or CIDR', () => {
+    expect(() => parseSeed('instance: { monitoring_allowlist: ["127.0.0.0/8", "10.0.0.0/33", "localhost"] }')).toThrow(/monitoring_allowlist\.1: must be an IP address or a CIDR[\s\S]*monitoring_allowlist\.2/);
   });
 });
 
