@@ -221,9 +221,18 @@ describe('admin mode', () => {
     await check(sb, row);
   });
 
-  it('hides is_admin without admin rights', async () => {
+  it('shows is_admin (and UserWithAdmin\'s fields) to an administrator whose token lacks admin_mode, as GitLab\'s current_user.admin? does', async () => {
     const res = await call(sb, { path: USER, via: 'header', token: ROOT });
-    expect(res.body).not.toHaveProperty('is_admin');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ username: 'root', is_admin: true, note: null });
+    // ...while the admin API refuses the same token.
+    expect((await call(sb, { path: ADMIN_READ, via: 'header', token: ROOT })).status).toBe(403);
+    const scoped = await call(sb, { path: USER, via: 'header', token: ROOT_ADMIN_MODE });
+    expect(scoped.body).toMatchObject({ is_admin: true });
+    const session = await call(sb, { path: USER, via: 'cookie', token: SESSION_ROOT });
+    expect(session.body).toMatchObject({ is_admin: true });
+    const alice = await call(sb, { path: USER, via: 'header', token: ALICE });
+    expect(alice.body).not.toHaveProperty('is_admin');
   });
 
   it('follows the setting when it changes at run time', async () => {

@@ -5,9 +5,11 @@
 // Steps include stopping and restarting the sandbox on its --db file.
 //
 // Invariants after every step: at most one move per item holds the read-only flag (scheduled or
-// started), and an item is read-only exactly then; a commit is accepted only while the item is
-// writable; at the end, every accepted commit is still counted and every item's checksum matches
-// its commits, wherever its moves took it.
+// started), and an item is read-only exactly then, or after a lease conflict: a move scheduled
+// during an earlier one's cleanup fails (`scheduled -> failed`, no error_message, never started)
+// and leaves the flag set for good, as GitLab's worker does. A commit is accepted only while the
+// item is writable; at the end, every accepted commit is still counted and every item's checksum
+// matches its commits, wherever its moves took it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,16 +96,26 @@ function checkInvariants(sb: RunningSandbox): void {
     .all() as { kind: Kind; item_id: number; n: number }[];
   for (const h of holders) expect(h.n, `${h.kind} ${h.item_id} has ${h.n} moves holding it read-only`).toBe(1);
   const held = new Set(holders.map((h) => `${h.kind}:${h.item_id}`));
+  const stranded = strandedItems(sb);
   for (const row of db.prepare('SELECT kind, id, read_only FROM items').all() as { kind: Kind; id: number; read_only: number }[]) {
-    expect(row.read_only === 1, `${row.kind} ${row.id} read_only=${row.read_only} while held=${held.has(`${row.kind}:${row.id}`)}`)
-      .toBe(held.has(`${row.kind}:${row.id}`));
+    const key = `${row.kind}:${row.id}`;
+    expect(row.read_only === 1, `${row.kind} ${row.id} read_only=${row.read_only} while held=${held.has(key)} stranded=${stranded.has(key)}`)
+      .toBe(held.has(key) || stranded.has(key));
   }
+}
+
+/** Items a lease conflict left read-only: one of their moves failed before starting, without a message. */
+function strandedItems(sb: RunningSandbox): Set<string> {
+  const rows = sb.state.db.prepare("SELECT DISTINCT kind, item_id FROM moves WHERE state = 'failed' AND error_message IS NULL AND snapshot_checksum IS NULL")
+    .all() as { kind: Kind; item_id: number }[];
+  return new Set(rows.map((r) => `${r.kind}:${r.item_id}`));
 }
 
 describe('move lifecycles', () => {
   // Regression: a move that failed its cleanup cleared the read-only flag that a newer move of the
   // same item (scheduled once the first was replicated) held; a commit accepted then was lost when
-  // the newer move replicated its snapshot.
+  // the newer move replicated its snapshot. The newer move now fails on the lease, as in GitLab,
+  // and the flag it set stays: still no commit can land, and none is lost.
   it('a cleanup failure does not make a newer move\'s item writable, and no commit is lost', async () => {
     let seed = 1;
     while (!(createFaults({ ...NO_FAULTS, moveFailRate: 0.5, seed }, () => 0).moveFate('project', 1, 1) === 'cleanup_fail'
@@ -119,16 +131,18 @@ describe('move lifecycles', () => {
       expect((await post(sb, '/api/v4/projects/1/repository_storage_moves', { destination_storage_name: 'nfs-2' })).status).toBe(201);
       await advance(0);
       await advance(MOVE_MS * 0.1);
-      const states = sb.state.db.prepare('SELECT state FROM moves ORDER BY id').all().map((r) => (r as { state: string }).state);
-      expect(states).toEqual(['cleanup failed', 'started']);
+      const moves = sb.state.db.prepare('SELECT state, error_message FROM moves ORDER BY id').all();
+      expect(moves).toEqual([{ state: 'cleanup failed', error_message: expect.stringContaining('Failed to remove') }, { state: 'failed', error_message: null }]);
       checkInvariants(sb);
       const before = item(sb, 'project', 1).commit_count;
       const during = await commit(sb, 'project', 1);
       expect(during.status, JSON.stringify(during.body)).toBe(400);
       await advance(MOVE_MS * 2);
-      expect(item(sb, 'project', 1)).toMatchObject({ storage: 'nfs-2', read_only: 0, commit_count: before });
-      expect((await commit(sb, 'project', 1)).status).toBe(201);
-      expect(item(sb, 'project', 1).commit_count).toBe(before + 1);
+      expect(item(sb, 'project', 1)).toMatchObject({ storage: 'cluster', read_only: 1, commit_count: before });
+      expect((await commit(sb, 'project', 1)).status).toBe(400);
+      expect((await post(sb, '/api/v4/projects/1/repository_storage_moves', { destination_storage_name: 'nfs-2' })).body)
+        .toEqual({ message: { project: ['is read-only'] } });
+      expect(item(sb, 'project', 1).commit_count).toBe(before);
     } finally {
       await sb.close();
     }
@@ -227,7 +241,8 @@ describe('property: move lifecycles never lose a commit', () => {
                 const want = (initial.get(`${k}:${id}`) as number) + (accepted.get(`${k}:${id}`) ?? 0);
                 expect(now.commit_count, `${k} ${id}: commits`).toBe(want);
                 expect(now.checksum, `${k} ${id}: checksum`).toBe(fakeChecksum(k, id, want));
-                expect(now.read_only, `${k} ${id}: read-only after all moves ended`).toBe(0);
+                const stranded = strandedItems(m.sb).has(`${k}:${id}`);
+                expect(now.read_only, `${k} ${id}: read-only after all moves ended (stranded by a lease conflict: ${stranded})`).toBe(stranded ? 1 : 0);
               }
             }
           } finally {

@@ -1,8 +1,10 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
-import { loadSeed } from '../src/sandbox/seed.js';
+import { loadSeed, parseSeed } from '../src/sandbox/seed.js';
+import { isAllowlisted, monitoringAllowlist } from '../src/sandbox/instance/health.js';
 
 const ADMIN = 'glpat-sandbox-root-api-sudo-0001';
 const ALICE = 'glpat-sandbox-alice-api-00000006';
@@ -29,6 +31,23 @@ async function call(url: string, method: string, token?: string, body?: unknown,
     json = undefined;
   }
   return { status: res.status, headers: res.headers, text, body: json as Record<string, unknown> };
+}
+
+/** A request with its own `Host` header (fetch cannot set one): how a client reaches one Geo site of the sandbox. */
+function hostCall(sb: RunningSandbox, host: string, path: string, body?: unknown, method = 'POST'): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = httpRequest({
+      host: '127.0.0.1', port: sb.port, path, method,
+      headers: { host, 'private-token': ADMIN, ...(payload !== undefined ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
 
 describe('application settings', () => {
@@ -142,6 +161,70 @@ describe('health probes', () => {
   });
 });
 
+describe('health probes: the monitoring IP allowlist', () => {
+  it('answers 404 off the allowlist: GitLab\'s HTML not-found page for readiness and liveness, an empty text body for /-/health', async () => {
+    const sb = await startSandbox({ seed: seedWith((s) => { s.instance.monitoring_allowlist = ['10.0.0.0/8', '::1/128']; }) });
+    try {
+      for (const path of ['/-/readiness?all=1', '/-/readiness', '/-/liveness']) {
+        const r = await call(`${sb.url}${path}`, 'GET');
+        expect(r.status, path).toBe(404);
+        expect(r.headers.get('content-type'), path).toMatch(/^text\/html/);
+        expect(r.text, path).toContain('<title>Not Found</title>');
+        expect(r.body, path).toBeUndefined();
+      }
+      const health = await call(`${sb.url}/-/health`, 'GET');
+      expect(health).toMatchObject({ status: 404, text: '' });
+      expect(health.headers.get('content-type')).toMatch(/^text\/plain/);
+      // Credentials change nothing: the allowlist is about the client's address.
+      expect((await call(`${sb.url}/-/readiness`, 'GET', ADMIN)).status).toBe(404);
+      // The API itself is not behind the allowlist.
+      expect((await call(`${sb.url}/api/v4/version`, 'GET', ADMIN)).status).toBe(200);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('answers clients on the allowlist; an explicit list replaces the default', async () => {
+    const sb = await startSandbox({ seed: seedWith((s) => { s.instance.monitoring_allowlist = ['127.0.0.1']; }) });
+    try {
+      expect((await call(`${sb.url}/-/readiness?all=1`, 'GET')).status).toBe(200);
+      expect((await call(`${sb.url}/-/health`, 'GET')).text).toBe('GitLab OK');
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('matches IPv4 entries against IPv4-mapped IPv6 addresses, as Node reports them on a dual-stack socket', async () => {
+    const list = monitoringAllowlist({ ...loadSeed().instance, monitoring_allowlist: ['127.0.0.0/8', '2001:db8::/32'] });
+    expect(isAllowlisted(list, '127.0.0.1')).toBe(true);
+    expect(isAllowlisted(list, '::ffff:127.0.0.1')).toBe(true);
+    expect(isAllowlisted(list, '::ffff:10.0.0.1')).toBe(false);
+    expect(isAllowlisted(list, '2001:db8::5')).toBe(true);
+    expect(isAllowlisted(list, '::1')).toBe(false);
+    expect(isAllowlisted(list, undefined)).toBe(false);
+    expect(isAllowlisted(list, 'not-an-address')).toBe(false);
+    const byDefault = monitoringAllowlist({ ...loadSeed().instance, monitoring_allowlist: undefined });
+    expect(['127.0.0.1', '127.255.0.9', '::ffff:127.0.0.1', '::1'].map((a) => isAllowlisted(byDefault, a))).toEqual([true, true, true, true]);
+    expect(isAllowlisted(byDefault, '192.168.1.1')).toBe(false);
+    // A real dual-stack socket, when the host has IPv6: an IPv4 client arrives as ::ffff:127.0.0.1.
+    let sb: RunningSandbox | undefined;
+    try {
+      sb = await startSandbox({ host: '::', seed: seedWith((s) => { s.instance.monitoring_allowlist = ['127.0.0.1/32']; }) });
+    } catch {
+      return;
+    }
+    try {
+      expect((await call(`http://127.0.0.1:${sb.port}/-/readiness`, 'GET')).status).toBe(200);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('refuses a seed whose allowlist entry is not an address or CIDR', () => {
+    expect(() => parseSeed('instance: { monitoring_allowlist: ["127.0.0.0/8", "10.0.0.0/33", "localhost"] }')).toThrow(/monitoring_allowlist\.1: must be an IP address or a CIDR[\s\S]*monitoring_allowlist\.2/);
+  });
+});
+
 describe('Geo', () => {
   let sb: RunningSandbox;
   const gql = (body: unknown, token = ADMIN) => call(`${sb.url}/api/graphql`, 'POST', token, body);
@@ -165,7 +248,8 @@ describe('Geo', () => {
     expect((await call(`${sb.url}/api/v4/geo_sites`, 'GET', ALICE)).status).toBe(403);
   });
 
-  it('records RESYNC_ALL and REVERIFY_ALL (variables or literals) and shows them in status', async () => {
+  it('at the primary: answers success with errors [] (variables or literals) and marks no registry, as GitLab\'s enqueue-only service', async () => {
+    const before = (sb.state.db.prepare('SELECT count(*) n FROM geo_actions').get() as { n: number }).n;
     const r = await gql({ query: mutation, variables: { cls: 'PROJECT_REPOSITORY_REGISTRY', action: 'RESYNC_ALL' } });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] } } });
@@ -176,12 +260,32 @@ describe('Geo', () => {
       variables: { input: { registryClass: 'GROUP_WIKI_REPOSITORY_REGISTRY', action: 'RESYNC_ALL' } },
     });
     expect(input.body).toMatchObject({ data: { geoRegistriesBulkUpdate: { registryClass: 'GROUP_WIKI_REPOSITORY_REGISTRY' } } });
-    const status = await call(`${sb.url}/api/v4/geo_sites/2/status`, 'GET', ADMIN);
-    expect((status.body.registry_bulk_actions as { registry_class: string; action: string; registries: number }[]).map((a) => [a.registry_class, a.action, a.registries])).toEqual([
-      ['PROJECT_REPOSITORY_REGISTRY', 'RESYNC_ALL', 300],
-      ['SNIPPET_REPOSITORY_REGISTRY', 'REVERIFY_ALL', 40],
-      ['GROUP_WIKI_REPOSITORY_REGISTRY', 'RESYNC_ALL', 20],
+    // Through the proxy to the primary itself: the same.
+    expect((await call(`${sb.url}/api/v4/geo/node_proxy/1/graphql`, 'POST', ADMIN, { query: mutation, variables: { cls: 'PROJECT_REPOSITORY_REGISTRY', action: 'RESYNC_ALL' } })).body)
+      .toEqual({ data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] } } });
+    expect((sb.state.db.prepare('SELECT count(*) n FROM geo_actions').get() as { n: number }).n).toBe(before);
+    for (const id of [1, 2]) {
+      const status = await call(`${sb.url}/api/v4/geo_sites/${id}/status`, 'GET', ADMIN);
+      expect(status.body).toMatchObject({ registry_bulk_actions: [], project_repositories_synced_count: 300 });
+    }
+  });
+
+  it('at a secondary (its own host) or through the primary\'s proxy: marks that site\'s registries, visible in its status counters', async () => {
+    const atSecondary = await hostCall(sb, 'secondary.example.com', '/api/graphql', { query: mutation, variables: { cls: 'SNIPPET_REPOSITORY_REGISTRY', action: 'REVERIFY_ALL' } });
+    expect(atSecondary).toEqual({ status: 200, body: { data: { geoRegistriesBulkUpdate: { registryClass: 'SNIPPET_REPOSITORY_REGISTRY', errors: [] } } } });
+    const proxied = await call(`${sb.url}/api/v4/geo/node_proxy/2/graphql`, 'POST', ADMIN, { query: mutation, variables: { cls: 'PROJECT_REPOSITORY_REGISTRY', action: 'RESYNC_ALL' } });
+    expect(proxied.body).toEqual({ data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] } } });
+    expect(sb.state.db.prepare('SELECT site_id, registry_class, action, registries FROM geo_actions ORDER BY id').all()).toEqual([
+      { site_id: 2, registry_class: 'SNIPPET_REPOSITORY_REGISTRY', action: 'REVERIFY_ALL', registries: 40 },
+      { site_id: 2, registry_class: 'PROJECT_REPOSITORY_REGISTRY', action: 'RESYNC_ALL', registries: 300 },
     ]);
+    const status = (await call(`${sb.url}/api/v4/geo_sites/2/status`, 'GET', ADMIN)).body;
+    expect(status).toMatchObject({
+      project_repositories_registry_count: 300, project_repositories_synced_count: 0, project_repositories_synced_in_percentage: '0.00%',
+      snippet_repositories_synced_count: 40, snippet_repositories_verified_count: 0, group_wiki_repositories_synced_count: 20,
+    });
+    expect((status.registry_bulk_actions as { registry_class: string }[]).map((a) => a.registry_class)).toEqual(['SNIPPET_REPOSITORY_REGISTRY', 'PROJECT_REPOSITORY_REGISTRY']);
+    expect((await call(`${sb.url}/api/v4/geo_sites/1/status`, 'GET', ADMIN)).body).toMatchObject({ registry_bulk_actions: [], project_repositories_synced_count: 300 });
   });
 
   it('answers unknown classes and actions with GraphQL errors and status 200, recording nothing', async () => {
@@ -199,10 +303,69 @@ describe('Geo', () => {
     expect((sb.state.db.prepare('SELECT count(*) n FROM geo_actions').get() as { n: number }).n).toBe(before);
   });
 
-  it('accepts the mutation through the primary proxy', async () => {
+  it('accepts the mutation through the primary proxy; an unknown site is 404', async () => {
     const r = await call(`${sb.url}/api/v4/geo/node_proxy/2/graphql`, 'POST', ADMIN, { query: mutation, variables: { cls: 'PROJECT_WIKI_REPOSITORY_REGISTRY', action: 'REVERIFY_ALL' } });
     expect(r.body).toMatchObject({ data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_WIKI_REPOSITORY_REGISTRY' } } });
     expect(await call(`${sb.url}/api/v4/geo/node_proxy/9/graphql`, 'POST', ADMIN, { query: mutation })).toMatchObject({ status: 404, body: { message: '404 GeoNode Not Found' } });
+  });
+});
+
+describe('Geo: a primary with several secondaries', () => {
+  let sb: RunningSandbox;
+  beforeAll(async () => {
+    sb = await startSandbox({
+      seed: seedWith((s) => {
+        s.geo_sites = [
+          { id: 1, name: 'primary', url: 'https://gitlab.example.com/', primary: true },
+          { id: 2, name: 'eu', url: 'https://eu.gitlab.example.com/' },
+          { id: 3, name: 'asia', url: 'https://asia.gitlab.example.com/', enabled: false },
+        ];
+      }),
+    });
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  it('lists the sites (GitLab\'s GeoSite entity, offset-paginated): secondary-only fields on secondaries, `current` for the site asked', async () => {
+    const r = await call(`${sb.url}/api/v4/geo_sites`, 'GET', ADMIN);
+    expect(r.headers.get('x-total')).toBe('3');
+    const sites = r.body as unknown as Record<string, unknown>[];
+    expect(sites.map((s) => [s.id, s.name, s.url, s.primary, s.enabled, s.current])).toEqual([
+      [1, 'primary', 'https://gitlab.example.com/', true, true, true],
+      [2, 'eu', 'https://eu.gitlab.example.com/', false, true, false],
+      [3, 'asia', 'https://asia.gitlab.example.com/', false, false, false],
+    ]);
+    expect(Object.keys(sites[0] as object)).toEqual([
+      'id', 'name', 'url', 'internal_url', 'primary', 'enabled', 'current', 'files_max_capacity', 'repos_max_capacity', 'verification_max_capacity',
+      'container_repositories_max_capacity', 'selective_sync_type', 'selective_sync_shards', 'selective_sync_namespace_ids',
+      'minimum_reverification_interval', 'web_edit_url', '_links',
+    ]);
+    expect(sites[1]).toMatchObject({ sync_object_storage: false, web_geo_replication_details_url: 'https://eu.gitlab.example.com/admin/geo/sites/2/replication/project_repositories' });
+    const paged = await call(`${sb.url}/api/v4/geo_sites?per_page=2&page=2`, 'GET', ADMIN);
+    expect((paged.body as unknown as { id: number }[]).map((s) => s.id)).toEqual([3]);
+    const fromEu = await hostCall(sb, 'eu.gitlab.example.com', '/api/v4/geo_sites', undefined, 'GET');
+    expect((fromEu.body as { id: number; current: boolean }[]).map((s) => [s.id, s.current])).toEqual([[1, false], [2, true], [3, false]]);
+  });
+
+  it('keeps registry state per site', async () => {
+    const mutation = 'mutation($registryClass: GeoRegistryClass!) { geoRegistriesBulkUpdate(input: {registryClass: $registryClass, action: RESYNC_ALL}) { registryClass errors } }';
+    for (const id of [1, 2, 3]) {
+      const r = await call(`${sb.url}/api/v4/geo/node_proxy/${id}/graphql`, 'POST', ADMIN, { query: mutation, variables: { registryClass: 'GROUP_WIKI_REPOSITORY_REGISTRY' } });
+      expect(r.body).toEqual({ data: { geoRegistriesBulkUpdate: { registryClass: 'GROUP_WIKI_REPOSITORY_REGISTRY', errors: [] } } });
+    }
+    expect(sb.state.db.prepare('SELECT site_id FROM geo_actions ORDER BY id').all()).toEqual([{ site_id: 2 }, { site_id: 3 }]);
+    const counts = await Promise.all([1, 2, 3].map(async (id) => (await call(`${sb.url}/api/v4/geo_sites/${id}/status`, 'GET', ADMIN)).body.group_wiki_repositories_synced_count));
+    expect(counts).toEqual([20, 0, 0]);
+  });
+
+  it('refuses a seed with two primaries, duplicate ids or hosts, or a site URL that is not http(s)', () => {
+    const bad = `geo_sites:
+  - { id: 1, name: a, url: "https://a.example.com/", primary: true }
+  - { id: 1, name: b, url: "https://a.example.com/", primary: true }
+  - { id: 3, name: c, url: "ftp://c" }
+`;
+    expect(() => parseSeed(bad)).toThrow(/geo_sites\.1\.id: duplicate site id 1[\s\S]*geo_sites\.1\.url: another site has the host a\.example\.com[\s\S]*geo_sites\.1\.primary: only one site[\s\S]*geo_sites\.2\.url: must be an http\(s\) URL/);
   });
 });
 

@@ -136,6 +136,16 @@ const MIGRATIONS: string[] = [
   // `hidden` (EE) and `pending_delete`; groups may be pending deletion too (and stay listed).
   `ALTER TABLE items ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE items ADD COLUMN pending_delete INTEGER NOT NULL DEFAULT 0;`,
+  // Issue 13 (moves, health, Geo): move lists ordered by created_at as GitLab's
+  // `order_created_at_desc`; Geo sites that can be disabled; bulk actions recorded per site (the
+  // registries live on the secondaries), with the number of registries each one marked.
+  `
+  CREATE INDEX moves_kind_created ON moves(kind, created_at);
+  CREATE INDEX moves_item_created ON moves(kind, item_id, created_at);
+  ALTER TABLE geo_sites ADD COLUMN enabled INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE geo_actions ADD COLUMN site_id INTEGER;
+  ALTER TABLE geo_actions ADD COLUMN registries INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */

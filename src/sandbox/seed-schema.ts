@@ -4,6 +4,7 @@
  * value). Every mapping is strict: an unknown field is an error, not silently ignored. seed.ts
  * reads the file and places each problem at its file:line:col.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 export const CREDENTIAL_TYPES = [
@@ -31,6 +32,74 @@ const listOf = <T extends z.ZodType>(item: T) => z.array(item, { error: 'must be
 
 const fraction = z.number({ error: 'must be between 0 and 1' }).min(0, { error: 'must be between 0 and 1' }).max(1, { error: 'must be between 0 and 1' });
 
+// --- Issue 13, instance side (health allowlist, Geo): kept in one block to keep merges simple. ---
+
+/** GitLab's default `monitoring.ip_whitelist` (Omnibus `gitlab_rails['monitoring_whitelist']`). */
+export const DEFAULT_MONITORING_ALLOWLIST = ['127.0.0.0/8', '::1/128'];
+
+const CIDR = 'must be an IP address or a CIDR such as 10.0.0.0/8 or ::1/128';
+/** An address or subnet as GitLab's IPAddr.new accepts it: `a.b.c.d[/n]` or an IPv6 address[/n]. */
+const cidr = z.string({ error: CIDR }).refine((v) => parseCidr(v) !== null, { error: CIDR });
+
+/** Splits `10.0.0.0/8` into address, prefix and family (a bare address is /32 or /128), or null. */
+export function parseCidr(value: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
+  const [address = '', prefixText, extra] = value.trim().split('/');
+  if (extra !== undefined) return null;
+  const version = isIP(address);
+  if (version === 0) return null;
+  const family = version === 4 ? 'ipv4' : 'ipv6';
+  const max = version === 4 ? 32 : 128;
+  if (prefixText === undefined) return { address, prefix: max, family };
+  if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > max) return null;
+  return { address, prefix: Number(prefixText), family };
+}
+
+/** Fields of `instance` added for issue 13 (configuration, applied at every start). */
+const instanceIssue13Fields = {
+  /**
+   * Clients allowed to read /-/health, /-/liveness and /-/readiness (GitLab's monitoring IP
+   * allowlist); absent means DEFAULT_MONITORING_ALLOWLIST (optional in the type, so configs built
+   * by hand stay valid).
+   */
+  monitoring_allowlist: z.array(cidr, { error: 'must be a list of IP addresses or CIDRs' }).optional(),
+};
+
+const geoSiteSchema = z.strictObject({
+  id: int(1),
+  name: text,
+  url: text.refine((v) => /^https?:\/\/[^/\s]+/.test(v), { error: 'must be an http(s) URL' }),
+  primary: bool.optional(),
+  /** A disabled site does not replicate (GitLab's `enabled: false`); default true. */
+  enabled: bool.optional(),
+});
+
+/** Geo sites: unique ids, names and hosts (a request's Host picks the site it is sent to), one primary at most. */
+const geoSitesSchema = z.array(geoSiteSchema, { error: 'must be a list' }).superRefine((sites, ctx) => {
+  const seen = { id: new Set<number>(), name: new Set<string>(), host: new Set<string>() };
+  let primaries = 0;
+  for (const [i, site] of sites.entries()) {
+    const host = siteHost(site.url);
+    if (seen.id.has(site.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate site id ${site.id}` });
+    if (seen.name.has(site.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate site name "${site.name}"` });
+    if (host !== null && seen.host.has(host)) ctx.addIssue({ code: 'custom', path: [i, 'url'], message: `another site has the host ${host}` });
+    seen.id.add(site.id);
+    seen.name.add(site.name);
+    if (host !== null) seen.host.add(host);
+    if (site.primary && ++primaries > 1) ctx.addIssue({ code: 'custom', path: [i, 'primary'], message: 'only one site can be the primary' });
+  }
+});
+
+/** The `host[:port]` of a site URL, lower case, or null when it is not a URL. */
+export function siteHost(url: string): string | null {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return null;
+  }
+}
+
+// --- End of the issue 13 instance block. ---
+
 const instanceFields = z.strictObject({
   version: text.regex(/^\d+\.\d+(\.\d+)?/, { error: 'must look like 17.11.0' }).default('17.11.0'),
   // Without a default here: the default depends on the edition (see instanceSchema).
@@ -49,6 +118,7 @@ const instanceFields = z.strictObject({
   edition: z.enum(EDITIONS, { error: 'must be ee or ce' }).default('ee'),
   /** Project ids whose listing pages answer 500 (an entity GitLab fails to serialise). */
   unlistable: z.array(int(1), { error: 'must be a list of project ids' }).default([]),
+  ...instanceIssue13Fields,
 }, { error: 'must be a mapping' });
 
 /**
@@ -145,13 +215,6 @@ const inventorySchema = z.strictObject({
   groups: z.array(groupSchema, { error: 'must be a list' }).optional(),
 }, { error: 'must be a mapping' });
 
-const geoSiteSchema = z.strictObject({
-  id: int(1),
-  name: text,
-  url: text,
-  primary: bool.optional(),
-});
-
 /** The seed file's top level, with the cross-field rules. */
 export const seedSchema = z.strictObject({
   instance: instanceSchema.nullish().transform((v) => v ?? instanceSchema.parse({})),
@@ -159,7 +222,7 @@ export const seedSchema = z.strictObject({
   applications: listOf(applicationSchema),
   credentials: listOf(credentialSchema),
   inventory: inventorySchema.nullish().transform((v) => v ?? {}),
-  geo_sites: z.array(geoSiteSchema, { error: 'must be a list' }).optional(),
+  geo_sites: geoSitesSchema.optional(),
 }, { error: 'a seed is a YAML mapping' }).superRefine((seed, ctx) => crossFieldRules(seed, (path, message) => ctx.addIssue({ code: 'custom', path, message })), {
   // Also when a field has a problem of its own, so that one run reports every problem.
   when: (payload) => typeof payload.value === 'object' && payload.value !== null,

@@ -168,15 +168,23 @@ export function applySeed(db: Db, seed: Seed, nowMs: number): { seeded: boolean 
     for (const a of seed.applications) app.run(a.id, a.name, a.uid, a.secret, a.redirect_uri, a.confidential === false ? 0 : 1, now);
     insertCredentials(db, seed, nowMs);
     insertInventory(db, seed, now);
-    const site = db.prepare('INSERT INTO geo_sites (id, name, url, is_primary) VALUES (?, ?, ?, ?)');
-    const sites = seed.geo_sites ?? (config.tier === 'free' ? [] : [
-      { id: 1, name: 'primary', url: 'http://primary.example.com/', primary: true },
-      { id: 2, name: 'secondary', url: 'http://secondary.example.com/', primary: false },
-    ]);
-    for (const s of sites) site.run(s.id, s.name, s.url, s.primary ? 1 : 0);
+    insertGeoSites(db, seed);
     setMeta(db, 'seeded', true);
   })();
   return { seeded: true };
+}
+
+/**
+ * Geo sites (issue 13): the seed's `geo_sites`, or, where the tier has Geo, a primary and one
+ * secondary. Data, like the inventory: written into an empty database only.
+ */
+function insertGeoSites(db: Db, seed: Seed): void {
+  const site = db.prepare('INSERT INTO geo_sites (id, name, url, is_primary, enabled) VALUES (?, ?, ?, ?, ?)');
+  const sites = seed.geo_sites ?? (seed.instance.tier === 'free' ? [] : [
+    { id: 1, name: 'primary', url: 'http://primary.example.com/', primary: true },
+    { id: 2, name: 'secondary', url: 'http://secondary.example.com/', primary: false },
+  ]);
+  for (const s of sites) site.run(s.id, s.name, s.url, s.primary ? 1 : 0, 'enabled' in s && s.enabled === false ? 0 : 1);
 }
 
 function insertCredentials(db: Db, seed: Seed, nowMs: number): void {

@@ -6,6 +6,8 @@
  *   those routes therefore authenticate in the handler, with that option.
  * - GET /job with a credential that is not a job token answers 404 "Job Not Found", as GitLab's
  *   `validate_current_authenticated_job` does.
+ * - GET /user shows UserWithAdmin's fields (`is_admin` ...) to every administrator, Admin Mode or
+ *   not (GitLab's `current_user.admin?`); under sudo they follow the impersonated user.
  * - `enterprise` in /version is true for premium and ultimate (an EE build), false for free.
  * - `search` on /users matches part of a username or name; only administrators also find a user
  *   by the whole email address (GitLab searches private emails for admins only), so nobody else
@@ -69,7 +71,9 @@ function currentUser(ctx: RequestContext): Reply {
   const caller = authenticate(ctx, { level: 'user' }, READ_USER);
   ctx.caller = caller;
   if (!caller) throw new SandboxHttpError(401, { message: '401 Unauthorized' });
-  return { body: userPublic(caller.user, ctx.origin, isEffectiveAdmin(ctx, caller)) };
+  // GitLab picks UserWithAdmin by `current_user.admin?`, which ignores Admin Mode: an administrator
+  // whose token lacks `admin_mode` still sees `is_admin: true` here, and then 403 on admin routes.
+  return { body: userPublic(caller.user, ctx.origin, caller.user.admin) };
 }
 
 /** A positive integer query parameter (Grape's Integer coercion), or the default. */

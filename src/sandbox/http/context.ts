@@ -90,5 +90,10 @@ export interface RequestContext {
   caller: Caller | null;
   /** Base URL of this server, e.g. http://127.0.0.1:4567, for Link headers. */
   origin: string;
+  /**
+   * The client's address as Node reports it (`::ffff:127.0.0.1` on a dual-stack socket);
+   * undefined when the context was not built from a socket (unit tests).
+   */
+  remoteAddress?: string;
   state: SandboxState;
 }

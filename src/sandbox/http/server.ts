@@ -72,6 +72,7 @@ async function dispatch(state: SandboxState, router: Router, origin: string, req
     params: match.params,
     caller: null as Caller | null,
     origin,
+    ...(req.socket.remoteAddress !== undefined ? { remoteAddress: req.socket.remoteAddress } : {}),
     state,
   };
   ctx.caller = authenticate(ctx, match.route.auth);

@@ -1,11 +1,22 @@
 /**
- * Geo (premium and ultimate only; 404 on free), reference §5: the Geo sites REST API (admin) and
- * the `geoRegistriesBulkUpdate` GraphQL mutation at POST /api/graphql (and through the primary's
- * proxy, POST /api/v4/geo/node_proxy/:id/graphql).
+ * Geo (premium and ultimate only; 404 on free), reference §5: the Geo sites REST API (admin,
+ * offset-paginated lists) and the `geoRegistriesBulkUpdate` GraphQL mutation at POST /api/graphql
+ * and through the primary's proxy, POST /api/v4/geo/node_proxy/:id/graphql.
  *
- * The sandbox does not replicate anything: every registry counts as synced and verified. Bulk
- * actions are recorded in `geo_actions` and shown in each site's status under
- * `registry_bulk_actions` (a sandbox extension) with the count of registries they touched.
+ * Sites (the seed's `geo_sites`): one process plays the primary and every secondary. A request is
+ * at the site whose URL host matches its `Host` header, and at the primary otherwise (the
+ * sandbox's own address). The proxy sends the body on to site `:id`.
+ *
+ * Registries live in the secondaries' tracking databases, so only a secondary can resync or
+ * reverify them. A bulk update that reaches the primary answers exactly what GitLab's does
+ * (success, `errors: []`: the mutation only enqueues a job) and marks nothing. One that reaches a
+ * secondary is recorded in `geo_actions` with that `site_id` and the number of registries of the
+ * class it marked (the sandbox's inventory backs the repository registries; the other classes hold
+ * none). In the site's status, RESYNC_ALL makes the class's registries pending (not counted as
+ * synced) for GEO_RESYNC_MS of sandbox time, REVERIFY_ALL likewise for verification, as GitLab
+ * marks them pending until the sync workers catch up. The status also lists the site's own bulk
+ * actions under `registry_bulk_actions` (a sandbox extension). Nothing is replicated otherwise:
+ * every registry counts as synced and verified.
  *
  * GraphQL follows GraphQL's convention: problems are HTTP 200 with an `errors` array. Only this
  * one mutation is implemented; the query is read with a small parser (field, `input:` object
@@ -17,6 +28,8 @@ import { isoTime } from '../db.js';
 import { notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
 import type { Router } from '../http/router.js';
+import { countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
+import { siteHost } from '../seed-schema.js';
 
 /** Registry classes of GitLab's GeoRegistryClass enum. */
 export const REGISTRY_CLASSES = [
@@ -35,42 +48,65 @@ const REPOSITORY_REGISTRIES: { cls: string; prefix: string; kind: ItemKind }[] =
   { cls: 'GROUP_WIKI_REPOSITORY_REGISTRY', prefix: 'group_wiki_repositories', kind: 'group' },
 ];
 
+/** How long (sandbox clock) a class's registries stay pending on a site after a bulk resync or reverify. */
+export const GEO_RESYNC_MS = 1000;
+
 const NO_PERMISSION = "The resource that you are attempting to access does not exist or you don't have permission to perform this action";
 
 /** Adds the Geo sites API, its status and the GraphQL bulk mutation (and its proxy). */
 export function register(router: Router): void {
-  router.get('/api/v4/geo_sites', { level: 'admin' }, (ctx) => ({ body: sites(ctx).map((s) => siteEntity(ctx, s)) }));
-  router.get('/api/v4/geo_sites/status', { level: 'admin' }, (ctx) => ({ body: sites(ctx).map((s) => siteStatus(ctx, s)) }));
+  router.get('/api/v4/geo_sites', { level: 'admin' }, (ctx) => pagedSites(ctx, (s) => siteEntity(ctx, s)));
+  router.get('/api/v4/geo_sites/status', { level: 'admin' }, (ctx) => pagedSites(ctx, (s) => siteStatus(ctx, s)));
   router.get('/api/v4/geo_sites/:id', { level: 'admin' }, (ctx) => ({ body: siteEntity(ctx, oneSite(ctx)) }));
   router.get('/api/v4/geo_sites/:id/status', { level: 'admin' }, (ctx) => ({ body: siteStatus(ctx, oneSite(ctx)) }));
-  router.post('/api/graphql', { level: 'public' }, graphql);
+  router.post('/api/graphql', { level: 'public' }, (ctx) => graphql(ctx, currentSite(ctx)));
   router.post('/api/v4/geo/node_proxy/:id/graphql', { level: 'admin' }, (ctx) => {
     geoLicensed(ctx);
     const site = findSite(ctx.state.db, ctx.params.id ?? '');
     if (!site) throw notFound('GeoNode');
-    return graphql(ctx);
+    return graphql(ctx, site);
   });
 }
 
-interface SiteRow {
+/** One row of `geo_sites`. */
+export interface SiteRow {
   id: number;
   name: string;
   url: string;
   is_primary: number;
+  enabled: number;
 }
+
+const SITE_COLUMNS = 'id, name, url, is_primary, enabled';
 
 function geoLicensed(ctx: RequestContext): void {
   if (ctx.state.config.tier === 'free') throw notFound();
 }
 
-function sites(ctx: RequestContext): SiteRow[] {
+function pagedSites(ctx: RequestContext, render: (s: SiteRow) => Record<string, unknown>): Reply {
   geoLicensed(ctx);
-  return ctx.state.db.prepare('SELECT id, name, url, is_primary FROM geo_sites ORDER BY id').all() as SiteRow[];
+  const page = parseOffset(ctx);
+  const rows = ctx.state.db.prepare(`SELECT ${SITE_COLUMNS} FROM geo_sites ORDER BY id LIMIT ? OFFSET ?`).all(page.limit, page.offset) as SiteRow[];
+  const total = countCapped(ctx.state.db, 'geo_sites');
+  return {
+    body: rows.slice(0, page.perPage).map(render),
+    headers: offsetHeaders(ctx, { page: page.page, perPage: page.perPage, total, hasNext: rows.length > page.perPage }),
+  };
 }
 
 function findSite(db: Db, ref: string): SiteRow | undefined {
   if (!/^\d+$/.test(ref)) return undefined;
-  return db.prepare('SELECT id, name, url, is_primary FROM geo_sites WHERE id = ?').get(Number(ref)) as SiteRow | undefined;
+  return db.prepare(`SELECT ${SITE_COLUMNS} FROM geo_sites WHERE id = ?`).get(Number(ref)) as SiteRow | undefined;
+}
+
+/**
+ * The site a request reached: the one whose URL host is the request's `Host`, else the primary
+ * (undefined when the instance has no Geo site at all).
+ */
+export function currentSite(ctx: Pick<RequestContext, 'headers' | 'state'>): SiteRow | undefined {
+  const all = ctx.state.db.prepare(`SELECT ${SITE_COLUMNS} FROM geo_sites ORDER BY id`).all() as SiteRow[];
+  const host = typeof ctx.headers.host === 'string' ? ctx.headers.host.toLowerCase() : '';
+  return all.find((s) => host !== '' && siteHost(s.url) === host) ?? all.find((s) => s.is_primary === 1);
 }
 
 function oneSite(ctx: RequestContext): SiteRow {
@@ -80,16 +116,21 @@ function oneSite(ctx: RequestContext): SiteRow {
   return site;
 }
 
+/**
+ * GitLab's GeoSite entity. `current` is the site the request reached; `sync_object_storage` and
+ * `web_geo_replication_details_url` are exposed for secondaries only.
+ */
 function siteEntity(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
   const api = `${ctx.origin}/api/v4/geo_sites/${s.id}`;
+  const secondary = s.is_primary !== 1;
   return {
     id: s.id,
     name: s.name,
     url: s.url,
     internal_url: s.url,
-    primary: s.is_primary === 1,
-    enabled: true,
-    current: s.is_primary === 1,
+    primary: !secondary,
+    enabled: s.enabled === 1,
+    current: currentSite(ctx)?.id === s.id,
     files_max_capacity: 10,
     repos_max_capacity: 25,
     verification_max_capacity: 100,
@@ -98,11 +139,19 @@ function siteEntity(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
     selective_sync_shards: [],
     selective_sync_namespace_ids: [],
     minimum_reverification_interval: 7,
-    sync_object_storage: false,
+    ...(secondary ? { sync_object_storage: false } : {}),
     web_edit_url: `${ctx.origin}/admin/geo/sites/${s.id}/edit`,
-    web_geo_replication_details_url: `${s.url.replace(/\/$/, '')}/admin/geo/sites/${s.id}/replication/project_repositories`,
+    ...(secondary ? { web_geo_replication_details_url: `${s.url.replace(/\/$/, '')}/admin/geo/sites/${s.id}/replication/project_repositories` } : {}),
     _links: { self: api, status: `${api}/status`, repair: `${api}/repair` },
   };
+}
+
+interface ActionRow {
+  id: number;
+  registry_class: string;
+  action: string;
+  created_at: string;
+  registries: number;
 }
 
 function siteStatus(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
@@ -118,29 +167,31 @@ function siteStatus(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
     db_replication_lag_seconds: s.is_primary === 1 ? null : 0,
     projects_count: counts.get('project') ?? 0,
   };
+  // Only this site's own bulk actions: the primary never records any (it has no registries).
+  const actions = db.prepare('SELECT id, registry_class, action, created_at, registries FROM geo_actions WHERE site_id = ? ORDER BY id').all(s.id) as ActionRow[];
+  const now = ctx.state.clock.now();
+  const pending = (cls: string, action: string) => actions.some((a) => a.registry_class === cls && a.action === action && now - Date.parse(a.created_at) < GEO_RESYNC_MS);
+  const percent = (part: number, n: number) => `${n > 0 ? ((100 * part) / n).toFixed(2) : '0.00'}%`;
   for (const r of REPOSITORY_REGISTRIES) {
     const n = counts.get(r.kind) ?? 0;
+    const synced = pending(r.cls, 'RESYNC_ALL') ? 0 : n;
+    const verified = pending(r.cls, 'REVERIFY_ALL') || synced === 0 ? 0 : n;
     Object.assign(out, {
       [`${r.prefix}_count`]: n,
       [`${r.prefix}_checksum_total_count`]: n,
       [`${r.prefix}_checksummed_count`]: n,
       [`${r.prefix}_checksum_failed_count`]: 0,
-      [`${r.prefix}_synced_count`]: n,
+      [`${r.prefix}_synced_count`]: synced,
       [`${r.prefix}_failed_count`]: 0,
       [`${r.prefix}_registry_count`]: n,
       [`${r.prefix}_verification_total_count`]: n,
-      [`${r.prefix}_verified_count`]: n,
+      [`${r.prefix}_verified_count`]: verified,
       [`${r.prefix}_verification_failed_count`]: 0,
-      [`${r.prefix}_synced_in_percentage`]: n > 0 ? '100.00%' : '0.00%',
-      [`${r.prefix}_verified_in_percentage`]: n > 0 ? '100.00%' : '0.00%',
+      [`${r.prefix}_synced_in_percentage`]: n > 0 ? percent(synced, n) : '0.00%',
+      [`${r.prefix}_verified_in_percentage`]: n > 0 ? percent(verified, n) : '0.00%',
     });
   }
-  const actions = db.prepare('SELECT id, registry_class, action, created_at FROM geo_actions ORDER BY id').all() as
-    { id: number; registry_class: string; action: string; created_at: string }[];
-  out.registry_bulk_actions = actions.map((a) => {
-    const reg = REPOSITORY_REGISTRIES.find((r) => r.cls === a.registry_class);
-    return { id: a.id, registry_class: a.registry_class, action: a.action, created_at: a.created_at, registries: reg ? (counts.get(reg.kind) ?? 0) : 0 };
-  });
+  out.registry_bulk_actions = actions.map((a) => ({ id: a.id, registry_class: a.registry_class, action: a.action, created_at: a.created_at, registries: a.registries }));
   out.last_event_id = actions.at(-1)?.id ?? null;
   out.last_successful_status_check_at = isoTime(ctx.state.clock.now());
   out.updated_at = isoTime(ctx.state.clock.now());
@@ -197,7 +248,15 @@ function enumError(arg: string, type: string, value: unknown, allowed: readonly 
   };
 }
 
-function graphql(ctx: RequestContext): Reply {
+/** Registries of `registryClass` on a secondary: the inventory backs the repository classes, the others hold none. */
+function registryCount(ctx: RequestContext, registryClass: string): number {
+  const reg = REPOSITORY_REGISTRIES.find((r) => r.cls === registryClass);
+  if (!reg) return 0;
+  return (ctx.state.db.prepare('SELECT count(*) AS n FROM items WHERE kind = ?').get(reg.kind) as { n: number }).n;
+}
+
+/** The mutation, answered by `site` (the one the request reached, or the proxy's target). */
+function graphql(ctx: RequestContext, site: SiteRow | undefined): Reply {
   const query = ctx.input.query;
   if (typeof query !== 'string' || query.trim() === '') return gqlErrors({ message: 'No query string was present' });
   let variables: unknown = ctx.input.variables ?? {};
@@ -221,9 +280,15 @@ function graphql(ctx: RequestContext): Reply {
     return { body: { data: { geoRegistriesBulkUpdate: null }, errors: [{ message: NO_PERMISSION, path: ['geoRegistriesBulkUpdate'] }] } };
   }
   const registryClass = parsed.registryClass as string;
-  ctx.state.db.prepare('INSERT INTO geo_actions (registry_class, action, created_at) VALUES (?, ?, ?)')
-    .run(registryClass, parsed.action as string, isoTime(ctx.state.clock.now()));
-  ctx.state.log.info({ registryClass, action: parsed.action }, 'geo registries bulk update');
+  if (site === undefined || site.is_primary === 1) {
+    // GitLab's service only enqueues the job and answers success; on the primary it finds no registry.
+    ctx.state.log.info({ registryClass, action: parsed.action, site: site?.id ?? null }, 'geo registries bulk update on the primary: no registry to update');
+  } else {
+    const registries = registryCount(ctx, registryClass);
+    ctx.state.db.prepare('INSERT INTO geo_actions (site_id, registry_class, action, created_at, registries) VALUES (?, ?, ?, ?, ?)')
+      .run(site.id, registryClass, parsed.action as string, isoTime(ctx.state.clock.now()), registries);
+    ctx.state.log.info({ registryClass, action: parsed.action, site: site.id, registries }, 'geo registries bulk update');
+  }
   const result: Record<string, unknown> = { registryClass, errors: [] };
   if (parsed.clientMutationId !== undefined) result.clientMutationId = parsed.clientMutationId;
   return { body: { data: { geoRegistriesBulkUpdate: result } } };

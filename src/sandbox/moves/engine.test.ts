@@ -229,16 +229,15 @@ describe('move engine', () => {
     expect(ids.map((id) => Date.parse(move(id).updated_at) - t0)).toEqual([10, 10, 20, 20, 30, 30, 180]);
   });
 
-  it('holds a move scheduled during an earlier move\'s cleanup until that one ends, also across a restart', async () => {
+  it('fails a move whose worker finds the lease held, with no message, and leaves the item read-only (GitLab\'s do_fail!)', async () => {
     let now = Date.parse('2026-06-01T00:00:00Z');
     const clock = () => now;
-    const { db, engine, item, move } = setup({ ms: 1000, now: clock });
+    const { engine, item, move } = setup({ ms: 1000, now: clock });
     const step = async (ms: number, e: MoveEngine) => {
       now += ms;
       e.kick();
       for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
     };
-    const running = () => (db.prepare("SELECT count(*) AS n FROM moves WHERE kind = 'project' AND item_id = 1 AND state IN ('started', 'replicated')").get() as { n: number }).n;
     const first = scheduled(engine.schedule(item('project', 1), 'cluster'));
     await step(0, engine);
     await step(950, engine);
@@ -248,25 +247,45 @@ describe('move engine', () => {
     const second = scheduled(engine.schedule(item('project', 1), 'default'));
     expect(second.source).toBe('cluster');
     await step(0, engine);
-    // ...but does not run alongside the cleanup (GitLab's per-container lease), and holds the flag.
-    expect(move(second.id).state).toBe('scheduled');
+    // ...but its worker finds the first one's lease held: scheduled -> failed, error_message null,
+    // and the read-only flag it set at scheduling stays (scheduled -> failed has no callback).
+    expect(move(second.id)).toMatchObject({ state: 'failed', error_message: null, snapshot_checksum: null });
     expect(item('project', 1).read_only).toBe(1);
-    // Other items are not held up behind it.
+    // Other items are not held up.
     const other = scheduled(engine.schedule(item('project', 2), 'cluster'));
     await step(0, engine);
     expect(move(other.id).state).toBe('started');
-    expect(engine.stats().queued).toBe(1);
+    // The first move's cleanup ends (finish_cleanup has no callback): the item stays read-only,
+    // on the first move's destination with its content, and new moves are refused.
+    await step(100, engine);
+    expect(move(first.id).state).toBe('finished');
+    expect(item('project', 1)).toMatchObject({ storage: 'cluster', read_only: 1, commit_count: 7 });
+    expect(engine.schedule(item('project', 1), 'default')).toEqual({ ok: false, errors: { project: ['is read-only'] } });
+    expect(engine.stats()).toMatchObject({ queued: 0 });
+  });
 
-    // A restart keeps the order: the waiting move is still behind the replicated one.
+  it('runs a move that reaches a worker only after the earlier one ended (the lease is free again), also across a restart', async () => {
+    let now = Date.parse('2026-06-01T00:00:00Z');
+    const clock = () => now;
+    // One worker, busy with project 2 while project 1's second move is queued behind it.
+    const { db, engine, item, move } = setup({ ms: 1000, now: clock, workers: 1 });
+    const step = async (ms: number, e: MoveEngine) => {
+      now += ms;
+      e.kick();
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    };
+    const first = scheduled(engine.schedule(item('project', 1), 'cluster'));
+    await step(0, engine);
+    await step(950, engine);
+    expect(move(first.id).state).toBe('replicated');
+    const second = scheduled(engine.schedule(item('project', 1), 'default'));
     engine.close();
-    const again = setup({ db, ms: 1000, now: clock }).engine;
+    const again = setup({ db, ms: 1000, now: clock, workers: 1 }).engine;
     await step(0, again);
     expect(move(second.id).state).toBe('scheduled');
-    expect(running()).toBe(1);
     await step(100, again);
     expect(move(first.id).state).toBe('finished');
     expect(move(second.id).state).toBe('started');
-    expect(running()).toBe(1);
     await step(1000, again);
     expect(move(second.id).state).toBe('finished');
     expect(item('project', 1)).toMatchObject({ storage: 'default', read_only: 0, commit_count: 7 });
@@ -329,7 +348,9 @@ describe('move engine', () => {
               const mine = moves.filter((m) => m.kind === kind && m.item_id === id);
               const blocking = mine.filter((m) => m.state === 'scheduled' || m.state === 'started');
               expect(blocking.length).toBeLessThanOrEqual(1);
-              expect(row.read_only).toBe(blocking.length);
+              // A lease conflict (failed, never started, no message) leaves the flag set for good.
+              const stranded = mine.some((m) => m.state === 'failed' && m.error_message === null && m.snapshot_checksum === null);
+              expect(row.read_only).toBe(blocking.length > 0 || stranded ? 1 : 0);
               expect(row.commit_count).toBe(commits.get(`${kind}:${id}`));
               expect(row.checksum).toBe(fakeChecksum(kind, id, row.commit_count));
               const landed = mine.filter((m) => ['replicated', 'finished', 'cleanup failed'].includes(m.state)).at(-1);

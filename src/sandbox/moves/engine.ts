@@ -6,10 +6,15 @@
  * - Scheduling (here, from the routes and from bulk jobs) inserts the move as `scheduled` and sets
  *   the item read-only in one transaction; the move's fate (faults) and duration are fixed then,
  *   so a restart replays the same outcome.
- * - One move per item runs at a time (GitLab's per-container exclusive lease). The item is writable
- *   again at `replicated`, so a new move can be scheduled during an earlier one's cleanup; it waits,
- *   `scheduled` and holding the read-only flag, until that one ends, and then goes first. (GitLab's
- *   worker fails such a move outright and may leave the flag set; waiting keeps the item usable.)
+ * - One move per item runs at a time: GitLab's worker takes an exclusive lease on the container for
+ *   the whole service run (copy and cleanup). The item is writable again at `replicated`, so a new
+ *   move can be scheduled during an earlier one's cleanup. If a worker picks that move up while the
+ *   earlier one still runs (holds the lease), the new move fails at once, `scheduled -> failed` with
+ *   no error_message (GitLab's `do_fail!`). That transition has no callback, so the read-only flag
+ *   the new move set at scheduling stays set, and nothing later clears it (`finish_cleanup` of the
+ *   earlier move has no callback either): the item stays read-only, and every later move is refused
+ *   with `is read-only`, until an administrator clears the flag. A move that reaches a worker only
+ *   after the earlier one ended takes the lease and runs normally.
  * - Moves run FIFO by id on at most `workers` at once. Starting snapshots the item's checksum and
  *   commit count; at `replicated` the item moves to the destination with that content and becomes
  *   writable again (no commit can land in between: it is read-only). `failed` leaves the item on
@@ -119,8 +124,6 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   const batchSize = options.bulkBatchSize ?? 500;
   let queue: number[] = [];
   let head = 0;
-  /** Moves waiting for an earlier move of the same item to end, by `kind:itemId`. */
-  let waiting = new Map<string, number[]>();
   let running: Running[] = [];
   let timer: NodeJS.Timeout | null = null;
   let timerAt = Number.POSITIVE_INFINITY;
@@ -184,8 +187,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     running.push({ ...q, phase: 'started', due, snapshotChecksum: item.checksum, snapshotCommits: item.commit_count });
   }
 
-  /** Whether an earlier move of this item is still running (started or replicated). */
-  function itemBusy(kind: ItemKind, itemId: number): boolean {
+  /** Whether an earlier move of this item still runs (started or replicated): its worker holds the lease. */
+  function leaseHeld(kind: ItemKind, itemId: number): boolean {
     for (const r of running) if (r.itemId === itemId && r.kind === kind) return true;
     return false;
   }
@@ -197,12 +200,11 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       const row = s.moveById.get(id);
       // Only a scheduled move starts (GitLab's service does nothing for any other state).
       if (!row || row.state !== 'scheduled') continue;
-      // One move per item at a time, as GitLab's per-container exclusive lease: a move scheduled
-      // during an earlier one's cleanup (`replicated`, the item writable again) waits, scheduled
-      // and holding the read-only flag, until that one ends; then it is first in line.
-      if (itemBusy(row.kind, row.item_id)) {
-        const key = `${row.kind}:${row.item_id}`;
-        waiting.set(key, [...(waiting.get(key) ?? []), id]);
+      // GitLab's per-container exclusive lease: a move scheduled during an earlier one's cleanup
+      // fails without a message and leaves the read-only flag it set (see the module comment).
+      if (leaseHeld(row.kind, row.item_id)) {
+        s.setMoveState.run('failed', null, null, isoTime(Math.max(at, Date.parse(row.created_at) || at, now - MAX_LAG_MS)), id);
+        log.debug({ move: id, kind: row.kind, item: row.item_id }, 'move failed: the container lease is held by an earlier move');
         continue;
       }
       startMove(row, at, now);
@@ -217,19 +219,6 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     const r = running[index] as Running;
     const last = running.pop() as Running;
     if (index < running.length) running[index] = last;
-    const key = `${r.kind}:${r.itemId}`;
-    const next = waiting.get(key);
-    if (next) {
-      waiting.delete(key);
-      // Back to the front of the queue, in their order (they were scheduled before anything behind them).
-      if (head >= next.length) {
-        head -= next.length;
-        for (let i = 0; i < next.length; i++) queue[head + i] = next[i] as number;
-      } else {
-        queue = [...next, ...queue.slice(head)];
-        head = 0;
-      }
-    }
     fill(r.due, now);
   }
 
@@ -345,7 +334,6 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   function load(): void {
     queue = [];
     head = 0;
-    waiting = new Map();
     running = [];
     const now = clock.now();
     for (const row of s.activeMoves.iterate()) {
@@ -452,9 +440,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       kickBulk();
     },
     stats() {
-      let waitingMoves = 0;
-      for (const ids of waiting.values()) waitingMoves += ids.length;
-      return { queued: queue.length - head + waitingMoves, running: running.length, bulkJobs: s.activeBulk.all().length };
+      return { queued: queue.length - head, running: running.length, bulkJobs: s.activeBulk.all().length };
     },
   };
 }

@@ -90,9 +90,11 @@ export const moveStatements = perDatabase((db): MoveStatements => ({
   moveByKindId: db.prepare('SELECT * FROM moves WHERE kind = ? AND id = ?'),
   setMoveState: db.prepare('UPDATE moves SET state = ?, due_at_ms = ?, error_message = ?, updated_at = ? WHERE id = ?'),
   startMove: db.prepare("UPDATE moves SET state = 'started', due_at_ms = ?, snapshot_checksum = ?, snapshot_commits = ?, updated_at = ? WHERE id = ?"),
-  // Ids grow with creation time, so id order is created_at order (and uses the (kind, id) index).
-  listMoves: db.prepare('SELECT * FROM moves WHERE kind = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
-  listItemMoves: db.prepare('SELECT * FROM moves WHERE kind = ? AND item_id = ? ORDER BY id DESC LIMIT ? OFFSET ?'),
+  // GitLab's `order_created_at_desc`: created_at only, no tie-breaker. Moves created in the same
+  // millisecond (a bulk batch) come in whatever order the (kind[, item_id], created_at) index
+  // walks them backwards, which SQLite makes rowid-descending; nothing here promises it.
+  listMoves: db.prepare('SELECT * FROM moves WHERE kind = ? ORDER BY created_at DESC LIMIT ? OFFSET ?'),
+  listItemMoves: db.prepare('SELECT * FROM moves WHERE kind = ? AND item_id = ? ORDER BY created_at DESC LIMIT ? OFFSET ?'),
   activeMoves: db.prepare("SELECT * FROM moves WHERE state IN ('initial', 'scheduled', 'started', 'replicated') ORDER BY id"),
   settings: db.prepare("SELECT value FROM meta WHERE key = 'settings'"),
   insertBulk: db.prepare('INSERT INTO bulk_jobs (kind, source, destination, created_at) VALUES (?, ?, ?, ?)'),
