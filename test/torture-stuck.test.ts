@@ -37,11 +37,7 @@ function writeStuckPlan(dir: string): string {
 }
 
 describe('stuck moves (separate processes, real HTTP)', () => {
-  // issue 13: orchestrator fix pending (repository_read_only). The sandbox no longer puts GitLab's
-  // internal read-only flag on entities (GitLab never does), so the "started, read-only" status line
-  // and the log's readOnly: true cannot appear until the orchestrator derives read-only state from
-  // the move lists (or /-/sandbox/items in rehearsals).
-  it.skip('quarantines a move stuck in started, never reschedules it while it runs, releases it once it ended', { timeout: 60_000 }, async () => {
+  it('quarantines a move stuck in started, never reschedules it while it runs, releases it once it ended', { timeout: 60_000 }, async () => {
     const dir = tempDir('stuck');
     const db = join(dir, 'sandbox.db');
     const seed = writeSeed(dir, { projects: 3, snippets: 1, groups: 1 });

@@ -9,6 +9,8 @@ import { event } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 import { classifyPostError } from './errors.js';
 import { applyMove, recordFailure } from './drain-outcome.js';
+import { locate } from './locate.js';
+import type { Location } from './locate.js';
 import { reconcileItem } from './reconcile.js';
 
 /** Items out of attempts are quarantined instead of scheduled; returns the rest. */
@@ -32,29 +34,38 @@ function dropExhausted(ctx: DrainCtx, rows: ItemRow[]): ItemRow[] {
 }
 
 /**
+ * Applies a per-item read's answer to a claimed row: true when the item is to be POSTed (on the
+ * source, or unknown: the POST then decides, and a 404 on it means gone). Elsewhere or deleted:
+ * the row leaves (or counts as moved when it is on the destination) and is not POSTed.
+ */
+function keepLocated(ctx: DrainCtx, row: ItemRow, where: Location): boolean {
+  const { deps, store, kind, source, destination } = ctx;
+  const now = deps.clock.now();
+  if (where.at === 'source') {
+    store.touchListed(kind, source, [row.id], now);
+    return true;
+  }
+  if (where.at === 'unknown') return true;
+  if (where.at === 'gone') store.markLeft(kind, row.id, now, 'deleted from the instance');
+  else if (where.storage === destination) store.markMoved(kind, row.id, null, null, now, 'already on the destination');
+  else store.markLeft(kind, row.id, now, `now on ${where.storage}`);
+  event(ctx, 'item.not_on_source', { id: row.id, storage: where.at === 'gone' ? null : where.storage });
+  return false;
+}
+
+/**
  * A retry's item is read again before its POST: a failed or unverified move may still have changed
  * the item's storage, and a move onto the storage an item is already on is how data gets lost
  * (gitaly#3752). First attempts rely on the fresh listing. Returns the rows still to POST.
  */
 async function dropNotOnSource(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[]> {
-  const { deps, store, kind, source, destination } = ctx;
   const retries = claimed.filter((r) => r.attempts > 0);
   if (retries.length === 0) return claimed;
-  const seen = await Promise.all(retries.map((r) => deps.api.getItem(kind, r.id)));
+  const seen = await Promise.all(retries.map((r) => locate(ctx, r.id)));
   const skip = new Set<number>();
-  store.batch(() => {
+  ctx.store.batch(() => {
     retries.forEach((row, i) => {
-      const item = seen[i];
-      if (item && (item.storage === source || item.storage === null)) {
-        if (item.storage === source) store.touchListed(kind, source, [row.id], deps.clock.now());
-        return;
-      }
-      skip.add(row.id);
-      const now = deps.clock.now();
-      if (item === null || item === undefined) store.markLeft(kind, row.id, now, 'deleted from the instance');
-      else if (item.storage === destination) store.markMoved(kind, row.id, null, null, now, 'already on the destination');
-      else store.markLeft(kind, row.id, now, `now on ${item.storage}`);
-      event(ctx, 'item.not_on_source', { id: row.id, storage: item?.storage ?? null });
+      if (!keepLocated(ctx, row, seen[i] as Location)) skip.add(row.id);
     });
   });
   return claimed.filter((r) => !skip.has(r.id));
@@ -71,11 +82,13 @@ const REFRESH_PAGE = 100;
 const FRESH_MIN_MS = 10_000;
 
 /**
- * An item is POSTed only if a listing showed it on the source recently (within the poll interval,
- * at least FRESH_MIN_MS): one run can take days, and an item moved by someone else since it was
- * listed must not get a move onto the storage it is now on. Stale rows are re-listed a page at a
- * time (keyset from the lowest stale id), about one request per hundred items. Rows no longer
- * listed leave.
+ * An item is POSTed only if the instance showed it on the source recently (within the poll
+ * interval, at least FRESH_MIN_MS): one run can take days, and an item moved by someone else since
+ * it was listed must not get a move onto the storage it is now on. Projects: stale rows are
+ * re-listed a keyset page at a time (from the lowest stale id), about one request per hundred
+ * items. Snippets and groups have only offset pages (snippets newest first), which cannot start at
+ * an id: each stale row is read on its own. Absence from a page is never enough to drop a row: a
+ * row a page did not show is read on its own too (hidden projects, unreadable pages).
  */
 async function dropUnlisted(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[]> {
   const { deps, store, kind, source } = ctx;
@@ -83,9 +96,9 @@ async function dropUnlisted(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[
   const maxAge = Math.max(deps.plan.poll.intervalMs, FRESH_MIN_MS);
   const stale = claimed.filter((r) => now - r.listedAt >= maxAge).sort((a, b) => a.id - b.id);
   if (stale.length === 0) return claimed;
-  const gone = new Set<number>();
+  const unseen: ItemRow[] = kind === 'projects' ? [] : stale;
   let i = 0;
-  while (i < stale.length) {
+  while (kind === 'projects' && i < stale.length) {
     const from = (stale[i] as ItemRow).id - 1;
     let page: { id: number }[] = [];
     for await (const p of deps.api.listItemsOnStorage(kind, source, { afterId: from, perPage: REFRESH_PAGE })) {
@@ -98,17 +111,18 @@ async function dropUnlisted(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[
     store.touchListed(kind, source, [...listed], deps.clock.now());
     for (; i < stale.length && (stale[i] as ItemRow).id <= upTo; i++) {
       const row = stale[i] as ItemRow;
-      if (!listed.has(row.id)) gone.add(row.id);
+      if (!listed.has(row.id)) unseen.push(row);
     }
   }
-  if (gone.size === 0) return claimed;
+  if (unseen.length === 0) return claimed;
+  const seen = await Promise.all(unseen.map((r) => locate(ctx, r.id)));
+  const drop = new Set<number>();
   store.batch(() => {
-    for (const id of gone) {
-      store.markLeft(kind, id, deps.clock.now(), 'no longer listed on the source');
-      event(ctx, 'item.not_on_source', { id, storage: null });
-    }
+    unseen.forEach((row, n) => {
+      if (!keepLocated(ctx, row, seen[n] as Location)) drop.add(row.id);
+    });
   });
-  return claimed.filter((r) => !gone.has(r.id));
+  return claimed.filter((r) => !drop.has(r.id));
 }
 
 /** Schedules `rows` (pending, due); returns how many POSTs were sent. */

@@ -31,6 +31,12 @@ export const WEIGHTS_MISMATCH = 'SHARDMOVE_WEIGHTS_MISMATCH';
 export const ABORTED = 'SHARDMOVE_ABORTED';
 /** A storage listing returned items that are not on the filtered storage: the filter was ignored. */
 export const VERIFY_FILTER_IGNORED = 'SHARDMOVE_VERIFY_FILTER_IGNORED';
+/**
+ * A filtered listing returned items without `repository_storage` (CE, or a filter the instance does
+ * not have): it cannot prove where anything is. Pre-flight routes such a kind to move records; this
+ * is the guard for a listing that changes its answer mid-run.
+ */
+export const STORAGE_NOT_EXPOSED = 'SHARDMOVE_STORAGE_NOT_EXPOSED';
 /** The bulk POST failed ambiguously twice and no move appeared. */
 export const BULK_UNCONFIRMED = 'SHARDMOVE_BULK_UNCONFIRMED';
 
@@ -46,7 +52,7 @@ export type StepErrorCode =
   | typeof WEIGHTS_MISMATCH;
 
 /** Codes of DrainError: the drain and verify steps. */
-export type DrainErrorCode = typeof ABORTED | typeof VERIFY_FILTER_IGNORED | typeof BULK_UNCONFIRMED;
+export type DrainErrorCode = typeof ABORTED | typeof VERIFY_FILTER_IGNORED | typeof STORAGE_NOT_EXPOSED | typeof BULK_UNCONFIRMED;
 
 /** Base class of the actors' errors; match on `code`. */
 export class ActorError<Code extends string = StepErrorCode | DrainErrorCode> extends Error {

@@ -76,9 +76,11 @@ export async function reconcileItem(ctx: DrainCtx, row: ItemRow, cause: Reconcil
 }
 
 /**
- * Completes the report of items just quarantined as stuck with what the instance says about the
- * item now: its repository's read-only flag (an operator deciding whether to wait or to intervene
- * needs to know whether users are locked out). Best effort: a failed read leaves the state unknown.
+ * Completes the report of items just quarantined as stuck with whether their repository is
+ * read-only now (an operator deciding whether to wait or to intervene needs to know whether users
+ * are locked out). GitLab exposes no read-only field (docs/gitlab-behaviour.md §1.4); it shows only
+ * the moves: a move that is not terminal (scheduled, started) holds the repository read-only. No such
+ * move leaves the state unknown (a flag can outlive a failed move). Best effort: a failed read too.
  */
 export async function recordStuckState(ctx: DrainCtx, ids: readonly number[]): Promise<void> {
   const { deps, store, kind } = ctx;
@@ -87,14 +89,16 @@ export async function recordStuckState(ctx: DrainCtx, ids: readonly number[]): P
     if (!row || row.state !== 'quarantined' || row.stuckAt === null) continue;
     let readOnly: boolean | null = null;
     try {
-      readOnly = (await deps.api.getItem(kind, id))?.readOnly ?? null;
+      const moves = await deps.api.listItemMoves(kind, id);
+      // replicated: the container is writable again while the old copy is deleted.
+      if (moves.some((m) => m.state === 'scheduled' || m.state === 'started' || m.state === 'initial')) readOnly = true;
     } catch (err) {
-      deps.log.warn({ kind, id, err }, 'could not read the stuck item');
+      deps.log.warn({ kind, id, err }, 'could not read the stuck item\'s moves');
     }
     if (readOnly !== null) store.markQuarantined(kind, id, row.lastError ?? 'stuck', { at: row.stuckAt, readOnly });
     event(ctx, 'item.stuck_state', { id, moveId: row.moveId, moveState: row.moveState, readOnly });
     deps.log.error({ kind, id, moveId: row.moveId, moveState: row.moveState, readOnly }, readOnly === null
-      ? 'stuck item: read-only state unknown' : readOnly ? 'stuck item: repository read-only' : 'stuck item: repository writable');
+      ? 'stuck item: read-only state unknown' : 'stuck item: repository read-only');
   }
 }
 

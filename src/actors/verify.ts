@@ -2,8 +2,11 @@
  * The verify step: for every kind and source, the `repository_storage` listing must return nothing
  * but quarantined items, and every item it returns must really carry that storage. A non-admin
  * token makes GitLab drop the filter silently, so an item on another storage (or without the
- * field) means the listing proves nothing: fail loudly rather than pass on garbage.
+ * field) means the listing proves nothing: fail loudly rather than pass on garbage. A listing with
+ * unreadable parts, or one that misses items the checkpoint knows are still on the source, never
+ * passes as "empty": each is a problem.
  */
+import type { UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 import { DrainError, VERIFY_FILTER_IGNORED, abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
@@ -17,6 +20,10 @@ export interface VerifyEntry {
   quarantined: number;
   /** Of those, items not quarantined: the drain missed them, or they arrived since. */
   unexpected: number;
+  /** Parts of the listing that could not be read (pages answering 500 even one item at a time). */
+  unlistable: number;
+  /** Items the checkpoint knows on the source (not moved, left or quarantined) that the listing did not show. */
+  unlisted: number;
 }
 
 export interface VerifyResult {
@@ -35,8 +42,10 @@ export async function runVerify(deps: ActorDeps): Promise<VerifyResult> {
   const problems: string[] = [];
   for (const source of deps.plan.move.from) {
     for (const kind of deps.plan.move.kinds) {
-      const entry: VerifyEntry = { kind, source, listed: 0, quarantined: 0, unexpected: 0 };
-      for await (const page of deps.api.listItemsOnStorage(kind, source)) {
+      const entry: VerifyEntry = { kind, source, listed: 0, quarantined: 0, unexpected: 0, unlistable: 0, unlisted: 0 };
+      const gaps: UnlistableGap[] = [];
+      const listedIds = new Set<number>();
+      for await (const page of deps.api.listItemsOnStorage(kind, source, { onUnlistable: (g) => gaps.push(g) })) {
         if (deps.signal.aborted) throw abortError(deps.signal);
         for (const item of page) {
           if (item.storage !== source) {
@@ -49,12 +58,30 @@ export async function runVerify(deps: ActorDeps): Promise<VerifyResult> {
             );
           }
           entry.listed++;
+          listedIds.add(item.id);
           if (store.getItem(kind, item.id)?.state === 'quarantined') {
             entry.quarantined++;
             continue;
           }
           entry.unexpected++;
           if (entry.unexpected <= MAX_LISTED_PROBLEMS) problems.push(`${kind} ${item.id} (${item.name}) is still on ${source}`);
+        }
+      }
+      // A listing that could not be read in full proves nothing about what it did not show.
+      entry.unlistable = gaps.length;
+      for (const g of gaps.slice(0, MAX_LISTED_PROBLEMS)) {
+        const what = g.id !== null ? `${kind} ${g.id}` : `an item between ${kind} ${g.afterId ?? '(start)'} and ${g.beforeId ?? '(end)'}`;
+        problems.push(`${kind} on ${source} could not be fully listed: ${what} breaks the listing (${g.reason}); the storage is not proven empty`);
+      }
+      // Items the drain knows to be on the source but the listing did not show (hidden or
+      // pending-delete projects on an instance that does not list them, unreadable pages): still there.
+      for (const state of ['pending', 'scheduling', 'in_flight'] as const) {
+        for (const row of store.itemsInState(kind, source, state, 10_000)) {
+          if (listedIds.has(row.id)) continue;
+          entry.unlisted++;
+          if (entry.unlisted <= MAX_LISTED_PROBLEMS) {
+            problems.push(`${kind} ${row.id} (${row.name}) is still on ${source} (${state}) but the listing does not show it (hidden, pending deletion or unlistable)`);
+          }
         }
       }
       if (entry.unexpected > MAX_LISTED_PROBLEMS)

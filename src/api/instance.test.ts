@@ -47,10 +47,17 @@ afterEach(async () => {
 describe('pre-flight reads', () => {
   it('reads version and the current user', async () => {
     const { pool, api } = setup();
+    pool.intercept({ path: '/api/v4/metadata', method: 'GET' }).reply(404, { message: '404 Not Found' }, J);
     pool.intercept({ path: '/api/v4/version', method: 'GET' }).reply(200, { version: '17.9.1-ee', revision: 'x' }, J);
     pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, { id: 1, username: 'root', is_admin: true }, J);
-    expect(await api.version()).toEqual({ version: '17.9.1-ee' });
+    expect(await api.version()).toEqual({ version: '17.9.1-ee', enterprise: null });
     expect(await api.currentUser()).toEqual({ id: 1, username: 'root', isAdmin: true });
+  });
+
+  it('reads the edition from /metadata (15.2+)', async () => {
+    const { pool, api } = setup();
+    pool.intercept({ path: '/api/v4/metadata', method: 'GET' }).reply(200, { version: '17.11.0', revision: 'x', kas: {}, enterprise: false }, J);
+    expect(await api.version()).toEqual({ version: '17.11.0', enterprise: false });
   });
 
   it('inspects a token, and answers null where the endpoint is missing or cannot tell', async () => {
@@ -108,43 +115,75 @@ describe('pre-flight reads', () => {
 });
 
 describe('items', () => {
-  it('lists projects on a storage by keyset from afterId, with storage, size and read-only flag', async () => {
+  it('lists projects by keyset from afterId, hidden and pending-delete ones included, never reading repository_read_only', async () => {
     const { pool, api } = setup();
-    const project = (id: number, ro = false) => ({
+    const project = (id: number) => ({
       id,
       path_with_namespace: `g/p${id}`,
       repository_storage: 'nfs-1',
-      repository_read_only: ro,
+      repository_read_only: true,
       statistics: { repository_size: id * 10 },
     });
+    const q = 'repository_storage=nfs-1&statistics=true&include_hidden=true&include_pending_delete=true&pagination=keyset&order_by=id&sort=asc';
     pool
-      .intercept({ path: '/api/v4/projects?repository_storage=nfs-1&statistics=true&id_after=10&pagination=keyset&order_by=id&sort=asc&per_page=2', method: 'GET' })
-      .reply(200, [project(11), project(12, true)], { headers: { link: `<${ORIGIN}/api/v4/projects?id_after=12&pagination=keyset&order_by=id&sort=asc&per_page=2&repository_storage=nfs-1&statistics=true>; rel="next"` } });
-    pool.intercept({ path: '/api/v4/projects?id_after=12&pagination=keyset&order_by=id&sort=asc&per_page=2&repository_storage=nfs-1&statistics=true', method: 'GET' }).reply(200, [], {});
+      .intercept({ path: `/api/v4/projects?${q}&id_after=10&per_page=2`, method: 'GET' })
+      .reply(200, [project(11), project(12)], { headers: { link: `<${ORIGIN}/api/v4/projects?id_after=12&per_page=2>; rel="next"` } });
+    pool.intercept({ path: `/api/v4/projects?${q}&id_after=12&per_page=2`, method: 'GET' }).reply(200, [], {});
     const pages: ItemRecord[][] = [];
     for await (const p of api.listItemsOnStorage('projects', 'nfs-1', { afterId: 10, perPage: 2 })) pages.push(p);
     expect(pages).toEqual([
       [
-        { kind: 'projects', id: 11, storage: 'nfs-1', name: 'g/p11', sizeBytes: 110, readOnly: false },
-        { kind: 'projects', id: 12, storage: 'nfs-1', name: 'g/p12', sizeBytes: 120, readOnly: true },
+        { kind: 'projects', id: 11, storage: 'nfs-1', name: 'g/p11', sizeBytes: 110 },
+        { kind: 'projects', id: 12, storage: 'nfs-1', name: 'g/p12', sizeBytes: 120 },
       ],
     ]);
   });
 
-  it('lists snippets and groups by offset in id order, skipping ids up to afterId', async () => {
+  it('lists snippets by offset without order params (GitLab ignores them), groups by id, both from page 1', async () => {
     const { pool, api } = setup();
     pool
-      .intercept({ path: '/api/v4/snippets/all?repository_storage=nfs-1&order_by=id&sort=asc&page=1&per_page=100', method: 'GET' })
-      .reply(200, [{ id: 1, title: 's1' }, { id: 2, title: 's2', repository_storage: 'nfs-1' }], { headers: { 'x-next-page': '' } });
+      .intercept({ path: '/api/v4/snippets/all?repository_storage=nfs-1&page=1&per_page=100', method: 'GET' })
+      .reply(200, [{ id: 2, title: 's2', repository_storage: 'nfs-1' }, { id: 1, title: 's1' }], { headers: { 'x-next-page': '' } });
     pool
       .intercept({ path: '/api/v4/groups?repository_storage=nfs-1&order_by=id&sort=asc&page=1&per_page=100', method: 'GET' })
       .reply(200, [{ id: 3, full_path: 'g', repository_storage: 'nfs-1' }], { headers: { 'x-next-page': '' } });
     const snippets: ItemRecord[] = [];
     for await (const p of api.listItemsOnStorage('snippets', 'nfs-1', { afterId: 1 })) snippets.push(...p);
-    expect(snippets).toEqual([{ kind: 'snippets', id: 2, storage: 'nfs-1', name: 's2', sizeBytes: null }]);
+    // Newest first, as GitLab serves it; afterId means nothing to an offset listing.
+    expect(snippets).toEqual([
+      { kind: 'snippets', id: 2, storage: 'nfs-1', name: 's2', sizeBytes: null },
+      { kind: 'snippets', id: 1, storage: null, name: 's1', sizeBytes: null },
+    ]);
     const groups: ItemRecord[] = [];
     for await (const p of api.listItemsOnStorage('groups', 'nfs-1')) groups.push(...p);
     expect(groups).toEqual([{ kind: 'groups', id: 3, storage: 'nfs-1', name: 'g', sizeBytes: null }]);
+  });
+
+  it('narrows a page that keeps answering 500 down to the project that breaks it, and lists the rest', async () => {
+    const { pool, api } = setup({ retry: { maxAttempts: 1 } });
+    const project = (id: number) => ({ id, path_with_namespace: `g/p${id}`, repository_storage: 'nfs-1' });
+    const q = 'repository_storage=nfs-1&statistics=true&include_hidden=true&include_pending_delete=true&pagination=keyset&order_by=id&sort=asc';
+    const ids = [1, 2, 3, 5, 6];
+    const broken = 4;
+    // A live keyset listing over ids 1..6 where project 4 cannot be rendered.
+    pool
+      .intercept({ path: (p) => p.startsWith('/api/v4/projects?') && q.split('&').every((kv) => p.includes(kv)), method: 'GET' })
+      .reply<object>((o) => {
+        const u = new URL(String(o.path), ORIGIN);
+        const after = Number(u.searchParams.get('id_after'));
+        const before = Number(u.searchParams.get('id_before') ?? Infinity);
+        const per = Number(u.searchParams.get('per_page'));
+        const rest = [...ids, broken].sort((a, b) => a - b).filter((i) => i > after && i < before);
+        const page = rest.slice(0, per);
+        if (page.includes(broken)) return { statusCode: 500, data: { message: '500 Internal Server Error' } };
+        return { statusCode: 200, data: page.map(project), responseOptions: rest.length > per ? { headers: { link: `<${ORIGIN}/x>; rel="next"` } } : {} };
+      })
+      .persist();
+    const gaps: unknown[] = [];
+    const listed: number[] = [];
+    for await (const p of api.listItemsOnStorage('projects', 'nfs-1', { perPage: 100, onUnlistable: (g) => gaps.push(g) })) listed.push(...p.map((i) => i.id));
+    expect(listed).toEqual([1, 2, 3, 5, 6]);
+    expect(gaps).toEqual([{ kind: 'projects', id: 4, afterId: 3, beforeId: 5, reason: 'this item breaks the listing (HTTP 500)' }]);
   });
 
   it('gets one item, or null on 404', async () => {

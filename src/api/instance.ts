@@ -10,9 +10,10 @@ import type { OAuthTokenPair } from './auth.js';
 import { createClient, createPool, USER_AGENT } from './client.js';
 import type { RequestEvent, RetryPolicy } from './client.js';
 import { ApiHttpError, ApiInvalidResponseError } from './errors.js';
-import { nextPageNumber, paginateKeyset, paginateOffset } from './pagination.js';
+import { listKeysetIsolating, listOffsetIsolating } from './listing.js';
+import { nextPageNumber, paginateOffset, parseLinkNext } from './pagination.js';
 import { parseItem, parseMove, singular } from './records.js';
-import type { CurrentUser, GeoSite, InstanceApi, ItemRecord, MovePage, MoveRecord, Readiness, ScheduleResult, StorageHealth, TokenInfo } from './types.js';
+import type { CurrentUser, GeoSite, InstanceApi, InstanceVersion, ItemRecord, MovePage, MoveRecord, Readiness, ScheduleResult, StorageHealth, TokenInfo } from './types.js';
 
 /** Options of `createInstanceApi`; the plan's `instance` section plus runtime hooks. */
 export interface InstanceApiOptions {
@@ -96,11 +97,13 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
   }
 
   return {
-    async version() {
-      const { body } = await c.request({ method: 'GET', path: '/version' });
-      const version = (body as Json | null)?.['version'];
+    async version(): Promise<InstanceVersion> {
+      // /metadata (15.2+) always says `enterprise`; /version only on some versions.
+      const body = ((await getOrNull('/metadata')) ?? (await c.request({ method: 'GET', path: '/version' })).body) as Json | null;
+      const version = body?.['version'];
       if (typeof version !== 'string') throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/version' }, 'no version');
-      return { version };
+      const enterprise = body?.['enterprise'];
+      return { version, enterprise: typeof enterprise === 'boolean' ? enterprise : null };
     },
 
     async currentUser(): Promise<CurrentUser> {
@@ -146,20 +149,34 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     },
 
     listItemsOnStorage(kind, storage, o = {}): AsyncIterable<ItemRecord[]> {
-      const ref = { method: 'GET', path: `/api/v4/${kind}` };
-      const afterId = o.afterId ?? 0;
-      async function* pages(): AsyncGenerator<ItemRecord[]> {
-        const source =
-          kind === 'projects'
-            ? paginateKeyset(c, '/projects', { repository_storage: storage, statistics: true, ...(afterId > 0 ? { id_after: afterId } : {}) }, { perPage: o.perPage })
-            : paginateOffset(c, kind === 'snippets' ? '/snippets/all' : '/groups', { repository_storage: storage, order_by: 'id', sort: 'asc' }, { perPage: o.perPage });
-        for await (const raw of source) {
-          // Offset lists cannot start after an id: skip what the caller already has.
-          const items = raw.map((r) => parseItem(kind, r, ref)).filter((it) => it.id > afterId);
-          if (items.length > 0) yield items;
-        }
+      const path = kind === 'projects' ? '/projects' : kind === 'snippets' ? '/snippets/all' : '/groups';
+      const ref = { method: 'GET', path: `/api/v4${path}` };
+      const perPage = o.perPage ?? 100;
+      const base: Record<string, string | number | boolean> = { repository_storage: storage };
+      if (kind === 'projects') {
+        // Admin-only flags; include_hidden is EE. Elsewhere GitLab ignores them (docs/gitlab-behaviour.md §1.3).
+        Object.assign(base, { statistics: true, include_hidden: true, include_pending_delete: true, pagination: 'keyset', order_by: 'id', sort: 'asc' });
+        return listKeysetIsolating(
+          async (q) => {
+            const query = { ...base, id_after: q.idAfter, per_page: q.perPage, ...(q.idBefore !== undefined ? { id_before: q.idBefore } : {}) };
+            const res = await c.request({ method: 'GET', path, query });
+            const items = asItems(kind, res.body, ref);
+            return { items, hasNext: parseLinkNext(res.headers['link']) !== null };
+          },
+          { kind, perPage, afterId: o.afterId ?? 0, onUnlistable: o.onUnlistable },
+        );
       }
-      return pages();
+      // Groups honour order_by=id (stable order); /snippets/all declares no order and is newest first.
+      if (kind === 'groups') Object.assign(base, { order_by: 'id', sort: 'asc' });
+      return listOffsetIsolating(
+        async (page, size) => {
+          const res = await c.request({ method: 'GET', path, query: { ...base, page, per_page: size } });
+          const items = asItems(kind, res.body, ref);
+          const next = nextPageNumber(res.headers);
+          return { items, hasNext: next !== null && next > page };
+        },
+        { kind, perPage, onUnlistable: o.onUnlistable },
+      );
     },
 
     async getItem(kind, id) {
@@ -231,6 +248,11 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       if (!opts.dispatcher) await dispatcher.close();
     },
   };
+}
+
+function asItems(kind: Kind, body: unknown, ref: { method: string; path: string }): ItemRecord[] {
+  if (!Array.isArray(body)) throw new ApiInvalidResponseError(ref, 'expected a JSON array');
+  return body.map((r) => parseItem(kind, r, ref));
 }
 
 /** Readiness body -> one entry per `gitaly_check` element with a shard label. */

@@ -52,13 +52,12 @@ export function parseItem(kind: Kind, raw: unknown, ref: RequestRef): ItemRecord
   const name = kind === 'projects' ? it['path_with_namespace'] : kind === 'snippets' ? it['title'] : it['full_path'];
   const stats = typeof it['statistics'] === 'object' && it['statistics'] !== null ? (it['statistics'] as Json) : null;
   const size = stats?.['repository_size'];
-  const record: ItemRecord = {
+  // `repository_read_only` is not a GitLab API field (docs/gitlab-behaviour.md §1.4): never read it.
+  return {
     kind,
     id: int(it['id'], ref, 'item.id'),
     storage: str(it['repository_storage']),
     name: str(name) ?? str(it['name']) ?? '',
     sizeBytes: typeof size === 'number' ? size : null,
   };
-  if (typeof it['repository_read_only'] === 'boolean') record.readOnly = it['repository_read_only'];
-  return record;
 }

@@ -33,8 +33,36 @@ export interface ItemRecord {
   name: string;
   /** Repository size in bytes when the instance reports it, else null. */
   sizeBytes: number | null;
-  /** `repository_read_only` when the instance reports it (a move may be running); absent otherwise. */
-  readOnly?: boolean;
+}
+
+/**
+ * Something a listing could not read: a page kept answering 500 even one item at a time
+ * (./listing.ts). `id` is the item that breaks it when keyset narrowing could name it, else null;
+ * `afterId`/`beforeId` are the ids listed just before and just after it (null when unknown), in the
+ * listing's own order.
+ */
+export interface UnlistableGap {
+  kind: Kind;
+  id: number | null;
+  afterId: number | null;
+  beforeId: number | null;
+  reason: string;
+}
+
+/** Options of `listItemsOnStorage`. */
+export interface ListItemsOptions {
+  /** Keyset listings (projects) only: start after this id. Offset listings always start at page 1. */
+  afterId?: number;
+  perPage?: number;
+  /** Called for every part of the listing that could not be read (the rest is still listed). */
+  onUnlistable?: (gap: UnlistableGap) => void;
+}
+
+/** What `GET /metadata` (15.2+) or `GET /version` says about the instance. */
+export interface InstanceVersion {
+  version: string;
+  /** True for an EE build, false for CE; null when the instance does not say. */
+  enterprise: boolean | null;
 }
 
 export interface TokenInfo {
@@ -87,7 +115,7 @@ export interface MovePage {
 }
 
 export interface InstanceApi {
-  version(): Promise<{ version: string }>;
+  version(): Promise<InstanceVersion>;
   currentUser(): Promise<CurrentUser>;
   /** POST /admin/token on the given token; null when the instance has no such endpoint (404/405 route, or 422). */
   inspectToken(token: string): Promise<TokenInfo | null>;
@@ -96,17 +124,24 @@ export interface InstanceApi {
   /** PUT the full weights object; returns the weights the server now reports. */
   setWeights(weights: Record<string, number>): Promise<Record<string, number>>;
   /**
-   * Items of a kind whose repository is on `storage`, in ascending id order, page by page
-   * (keyset for projects, offset for snippets and groups), starting after `afterId`.
+   * Items of a kind whose repository is on `storage`, page by page. Projects: keyset by id
+   * ascending, from `afterId`, hidden and pending-delete projects included where the instance
+   * honours the flags. Snippets and groups: offset pages in the instance's own order (snippets come
+   * newest first whatever is asked), always from page 1; an offset listing over a set that changes
+   * while it is read can skip or repeat items, so callers must not take absence as proof.
+   * Pages that keep failing are narrowed down and reported through `onUnlistable`.
    */
-  listItemsOnStorage(kind: Kind, storage: string, opts?: { afterId?: number; perPage?: number }): AsyncIterable<ItemRecord[]>;
-  /** One item, or null on 404. */
+  listItemsOnStorage(kind: Kind, storage: string, opts?: ListItemsOptions): AsyncIterable<ItemRecord[]>;
+  /** One item, or null on 404 (hidden and pending-delete projects answer 404 too, even to admins). */
   getItem(kind: Kind, id: number): Promise<ItemRecord | null>;
   /** POST /<kind>/:id/repository_storage_moves with an explicit destination. Never retried. */
   scheduleMove(kind: Kind, itemId: number, destination: string): Promise<ScheduleResult>;
   /** POST /<kind>_repository_storage_moves for a whole storage (202). Never retried. */
   scheduleBulk(kind: Kind, source: string, destination: string): Promise<void>;
-  /** All moves of one item, newest first. */
+  /**
+   * All moves of one item, newest first; an item that does not exist throws (404). Works for hidden
+   * and pending-delete projects, which `getItem` cannot see.
+   */
   listItemMoves(kind: Kind, itemId: number): Promise<MoveRecord[]>;
   /** One page of all moves of a kind, newest first. */
   listMoves(kind: Kind, page: number, perPage: number): Promise<MovePage>;

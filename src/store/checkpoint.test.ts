@@ -181,7 +181,7 @@ describe('maintained counts', () => {
     s.startRound('projects', 'nfs-2', 1);
     // Item 1 listed on another source: back to pending there.
     s.recordPage('projects', 'nfs-2', 1, [{ ...item(1), storage: 'nfs-2' }], 0);
-    s.finishRound('projects', 'nfs-1', 1, 0);
+    s.finishRound('projects', 'nfs-1', 1);
     const expected = [
       { kind: 'projects', source: 'nfs-1', state: 'pending', n: 3 },
       { kind: 'projects', source: 'nfs-1', state: 'quarantined', n: 1 },

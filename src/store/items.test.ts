@@ -9,7 +9,7 @@ function seeded(ids: number[]) {
   const s = openCheckpoint(':memory:');
   s.startRound('snippets', 'nfs-1', 1);
   s.recordPage('snippets', 'nfs-1', 1, ids.map(rec), 0);
-  s.finishRound('snippets', 'nfs-1', 1, 0);
+  s.finishRound('snippets', 'nfs-1', 1);
   return s;
 }
 
@@ -38,7 +38,7 @@ describe('item checkpoint', () => {
     expect(s.getCursor('snippets', 'nfs-1')).toEqual({ round: 1, afterId: 7, done: false });
     // The same page again (a resume that re-read it) adds nothing.
     expect(s.recordPage('snippets', 'nfs-1', 1, [rec(3), rec(7)], 0).added).toBe(0);
-    s.finishRound('snippets', 'nfs-1', 1, 0);
+    s.finishRound('snippets', 'nfs-1', 1);
     expect(s.getCursor('snippets', 'nfs-1')?.done).toBe(true);
     expect(s.countStates('snippets', 'nfs-1').pending).toBe(2);
   });
@@ -67,16 +67,20 @@ describe('item checkpoint', () => {
     expect(s.getItem('snippets', 1)).toMatchObject({ moveId: 9, moveState: 'started', scheduledAt: 100 });
   });
 
-  it('sends a moved item listed again back to pending, and marks unlisted pending items as left', () => {
+  it('sends a moved item listed again back to pending, and leaves unlisted pending items for confirmation', () => {
     const s = seeded([1, 2, 3]);
     s.markIntent('snippets', 1, 100);
     s.markMoved('snippets', 1, 5, 'finished', 200, null);
     s.startRound('snippets', 'nfs-1', 2);
     const { back } = s.recordPage('snippets', 'nfs-1', 2, [rec(1), rec(2)], 300);
     expect(back.map((b) => b.id)).toEqual([1]);
-    expect(s.finishRound('snippets', 'nfs-1', 2, 300)).toEqual({ left: 1 });
+    // Absence proves nothing: item 3 stays pending until a per-item read decides (actors/enumerate.ts).
+    expect(s.absentItems('snippets', 'nfs-1', 2, 10).map((r) => r.id)).toEqual([3]);
+    s.finishRound('snippets', 'nfs-1', 2);
     expect(s.getItem('snippets', 1)).toMatchObject({ state: 'pending', lastError: STILL_ON_SOURCE, attempts: 1, movedAt: null });
-    expect(s.getItem('snippets', 3)?.state).toBe('left');
+    expect(s.getItem('snippets', 3)?.state).toBe('pending');
+    s.markSeen('snippets', 3, 2, 400);
+    expect(s.absentItems('snippets', 'nfs-1', 2, 10)).toEqual([]);
   });
 
   it('orders due items by next attempt time and refunds attempts that never reached the instance', () => {

@@ -4,7 +4,7 @@
  * transaction.
  */
 import type Database from 'better-sqlite3';
-import type { ItemRecord } from '../api/types.js';
+import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 import { ITEM_STATES } from './types.js';
 import type { BulkRow, EnumCursor, ItemRow, ItemState, ItemStore } from './types.js';
@@ -71,6 +71,9 @@ export class ItemTable implements ItemStore {
     // would fail loudly if it did).
     const hasRunningAt = (db.prepare('SELECT name FROM pragma_table_info(?)').all('items') as { name: string }[]).some((c) => c.name === 'running_at');
     const w = (sql: string) => p(hasRunningAt ? sql : 'SELECT 1 WHERE 0');
+    // Same for schema 7 (unlistable parts of listings, bulk confirmation).
+    const has7 = (db.prepare('SELECT name FROM sqlite_master WHERE type = ? AND name = ?').get('table', 'unlistable') as unknown) !== undefined;
+    const w7 = (sql: string) => p(has7 ? sql : 'SELECT NULL AS item_id, NULL AS after_id, NULL AS before_id, NULL AS reason WHERE 0');
     this.s = {
       getCursor: p('SELECT round, after_id, done FROM cursors WHERE kind = ? AND source = ?'),
       putCursor: p(
@@ -88,9 +91,15 @@ export class ItemTable implements ItemStore {
         `UPDATE items SET state = 'pending', source = ?, last_error = ?, move_id = NULL, move_state = NULL,
            moved_at = NULL, next_attempt_at = 0, seen_round = ?, listed_at = ? WHERE kind = ? AND id = ?`,
       ),
-      finishRound: p(
-        `UPDATE items SET state = 'left', moved_at = ?, last_error = 'no longer listed on the source'
-         WHERE kind = ? AND source = ? AND state = 'pending' AND seen_round < ?`,
+      absent: p(
+        `SELECT * FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND seen_round < ? ORDER BY id LIMIT ?`,
+      ),
+      markSeen: p(`UPDATE items SET seen_round = MAX(seen_round, ?), listed_at = ? WHERE kind = ? AND id = ?`),
+      addUnlistable: w7(
+        `INSERT INTO unlistable (kind, source, round, item_id, after_id, before_id, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      unlistable: w7(
+        `SELECT item_id, after_id, before_id, reason FROM unlistable WHERE kind = ? AND source = ? AND round = ? ORDER BY rowid`,
       ),
       due: p(
         `SELECT * FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ?
@@ -128,11 +137,11 @@ export class ItemTable implements ItemStore {
       quarantine: p(
         `UPDATE items SET state = 'quarantined', last_error = ?, stuck_at = ?, read_only = ? WHERE kind = ? AND id = ?`,
       ),
-      getBulk: p('SELECT state, intent_at, seen_max_move_id FROM bulk WHERE kind = ? AND source = ?'),
-      putBulk: p(
-        `INSERT INTO bulk (kind, source, state, intent_at, seen_max_move_id) VALUES (?, ?, ?, ?, ?)
+      getBulk: p(`SELECT state, intent_at, seen_max_move_id, ${has7 ? 'confirmed_at' : 'NULL AS confirmed_at'} FROM bulk WHERE kind = ? AND source = ?`),
+      putBulk: w7(
+        `INSERT INTO bulk (kind, source, state, intent_at, seen_max_move_id, confirmed_at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (kind, source) DO UPDATE SET state = excluded.state, intent_at = excluded.intent_at,
-           seen_max_move_id = excluded.seen_max_move_id`,
+           seen_max_move_id = excluded.seen_max_move_id, confirmed_at = excluded.confirmed_at`,
       ),
     };
   }
@@ -183,13 +192,26 @@ export class ItemTable implements ItemStore {
     });
   }
 
-  finishRound(kind: Kind, source: string, round: number, now: number): { left: number } {
-    return this.batch(() => {
-      const left = this.s.finishRound.run(now, kind, source, round).changes;
-      const c = this.getCursor(kind, source);
-      this.s.putCursor.run(kind, source, round, c?.afterId ?? 0, 1);
-      return { left };
-    });
+  absentItems(kind: Kind, source: string, round: number, limit: number): ItemRow[] {
+    return (this.s.absent.all(kind, source, round, limit) as RawItem[]).map(toRow);
+  }
+
+  markSeen(kind: Kind, id: number, round: number, now: number): void {
+    this.s.markSeen.run(round, now, kind, id);
+  }
+
+  finishRound(kind: Kind, source: string, round: number): void {
+    const c = this.getCursor(kind, source);
+    this.s.putCursor.run(kind, source, round, c?.afterId ?? 0, 1);
+  }
+
+  recordUnlistable(kind: Kind, source: string, round: number, gap: UnlistableGap, now: number): void {
+    this.s.addUnlistable.run(kind, source, round, gap.id, gap.afterId, gap.beforeId, gap.reason, now);
+  }
+
+  unlistable(kind: Kind, source: string, round: number): UnlistableGap[] {
+    const rows = this.s.unlistable.all(kind, source, round) as { item_id: number | null; after_id: number | null; before_id: number | null; reason: string }[];
+    return rows.map((r) => ({ kind, id: r.item_id, afterId: r.after_id, beforeId: r.before_id, reason: r.reason }));
   }
 
   getItem(kind: Kind, id: number): ItemRow | null {
@@ -263,11 +285,11 @@ export class ItemTable implements ItemStore {
   }
 
   getBulk(kind: Kind, source: string): BulkRow | null {
-    const r = this.s.getBulk.get(kind, source) as { state: BulkRow['state']; intent_at: number; seen_max_move_id: number } | undefined;
-    return r ? { kind, source, state: r.state, intentAt: r.intent_at, seenMaxMoveId: r.seen_max_move_id } : null;
+    const r = this.s.getBulk.get(kind, source) as { state: BulkRow['state']; intent_at: number; seen_max_move_id: number; confirmed_at: number | null } | undefined;
+    return r ? { kind, source, state: r.state, intentAt: r.intent_at, seenMaxMoveId: r.seen_max_move_id, confirmedAt: r.confirmed_at } : null;
   }
 
   setBulk(row: BulkRow): void {
-    this.s.putBulk.run(row.kind, row.source, row.state, row.intentAt, row.seenMaxMoveId);
+    this.s.putBulk.run(row.kind, row.source, row.state, row.intentAt, row.seenMaxMoveId, row.confirmedAt ?? null);
   }
 }

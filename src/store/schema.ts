@@ -116,6 +116,24 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE items ADD COLUMN running_at INTEGER;
   `,
+  // 7: parts of a listing that could not be read (a page that kept answering 500, narrowed down to
+  // an item or an id range), per enumeration round, so verification never calls such a storage
+  // empty; and when a bulk POST for a kind whose storage the instance does not expose was seen to
+  // create no new move (the move-records proof that nothing is left on the source).
+  `
+  CREATE TABLE unlistable (
+    kind TEXT NOT NULL,
+    source TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    item_id INTEGER,
+    after_id INTEGER,
+    before_id INTEGER,
+    reason TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
+  CREATE INDEX unlistable_by_round ON unlistable (kind, source, round);
+  ALTER TABLE bulk ADD COLUMN confirmed_at INTEGER;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -4,7 +4,7 @@
  * (that, plus the lock, the machine snapshot and the summary). `openCheckpoint` in ./checkpoint.ts
  * implements both.
  */
-import type { ItemRecord } from '../api/types.js';
+import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 
 export interface LockHolder {
@@ -156,6 +156,11 @@ export interface BulkRow {
   intentAt: number;
   /** Highest move id already attributed (discovery of new bulk moves starts above it). */
   seenMaxMoveId: number;
+  /**
+   * Move-records kinds (storage not exposed): when a later bulk POST for the source was seen to
+   * create no new move, i.e. nothing of the kind was left on it (ms since epoch). Null until then.
+   */
+  confirmedAt?: number | null;
 }
 
 /** The item-level part of the checkpoint: the drain and verify actors' rows (see ActorStore). */
@@ -173,8 +178,20 @@ export interface ItemStore {
   recordPage(kind: Kind, source: string, round: number, items: readonly ItemRecord[], now: number): { added: number; back: ItemRow[] };
   /** Records that a fresh listing showed these items on `source` at `now`. */
   touchListed(kind: Kind, source: string, ids: readonly number[], now: number): void;
-  /** Ends round `round`: pending items it did not list become `left`. Returns how many. */
-  finishRound(kind: Kind, source: string, round: number, now: number): { left: number };
+  /**
+   * Pending items that round `round` has not (yet) seen on the source, lowest id first. Absence from
+   * a listing proves nothing (offset pages over a changing set skip items; hidden projects may not
+   * be listed): the caller confirms each one with a per-item read before deciding.
+   */
+  absentItems(kind: Kind, source: string, round: number, limit: number): ItemRow[];
+  /** Counts an item as seen on the source in round `round` (a per-item read confirmed it). */
+  markSeen(kind: Kind, id: number, round: number, now: number): void;
+  /** Ends round `round` (its absent items must have been confirmed first). */
+  finishRound(kind: Kind, source: string, round: number): void;
+  /** Records a part of round `round`'s listing that could not be read. */
+  recordUnlistable(kind: Kind, source: string, round: number, gap: UnlistableGap, now: number): void;
+  /** What round `round` could not read, in the order found. */
+  unlistable(kind: Kind, source: string, round: number): UnlistableGap[];
   getItem(kind: Kind, id: number): ItemRow | null;
   /** Pending items due at `now`, lowest id first. */
   dueItems(kind: Kind, source: string, now: number, limit: number): ItemRow[];

@@ -5,7 +5,8 @@
  * scripted per item and attempt. It also checks the run's invariants and records every violation.
  */
 import { ApiAmbiguousError, ApiHttpError, ApiNotFoundError } from '../../src/api/errors.js';
-import type { InstanceApi, ItemRecord, MovePage, MoveRecord, ScheduleResult } from '../../src/api/types.js';
+import { listKeysetIsolating, listOffsetIsolating } from '../../src/api/listing.js';
+import type { InstanceApi, InstanceVersion, ItemRecord, ListItemsOptions, MovePage, MoveRecord, ScheduleResult } from '../../src/api/types.js';
 import type { Clock } from '../../src/time/clock.js';
 import type { Kind } from '../../src/plan/types.js';
 
@@ -48,6 +49,8 @@ interface FakeItem {
   readOnly: boolean;
   /** Reported as `statistics.repository_size` (null: unknown). */
   sizeBytes: number | null;
+  /** Projects only: hidden or pending deletion (left out of listings without the flags; GET 404s). */
+  hidden?: boolean;
 }
 
 interface FakeMove extends MoveRecord {
@@ -64,6 +67,17 @@ export interface FakeOptions {
   /** Listings ignore the storage filter (a non-admin token). */
   ignoreFilter?: boolean;
   perPage?: number;
+  /** `enterprise` in /metadata (default true: an EE build). */
+  enterprise?: boolean | null;
+  /**
+   * Kinds whose storage the instance does not expose (CE snippets and groups): listings ignore the
+   * filter and items carry no `repository_storage`, as GitLab CE does.
+   */
+  unexposed?: Kind[];
+  /** False: no group move API (CE, or EE without Premium): group move routes answer 404. */
+  groupMoves?: boolean;
+  /** False: hidden projects are left out of listings even with include_hidden (an instance that ignores it). */
+  listsHidden?: boolean;
 }
 
 const key = (kind: Kind, id: number) => `${kind}:${id}`;
@@ -81,6 +95,10 @@ export class FakeInstance implements InstanceApi {
   readonly rejections = new Map<string, string>();
   /** Time in `started` per item (ms), overriding `durationMs` (a large repository copies longer). */
   readonly durations = new Map<string, number>();
+  /** Items whose presence on a listing page turns the whole page into a persistent 500. */
+  readonly unrenderable = new Set<string>();
+  /** Listing requests (page, perPage or id_after) as sent, for assertions. */
+  readonly listings: string[] = [];
   /** Called before every request, with its name (tests abort, add items, count). */
   onRequest: ((name: string, mutating: boolean) => void) | null = null;
   readonly postsPerItem = new Map<string, number>();
@@ -187,12 +205,12 @@ export class FakeInstance implements InstanceApi {
   }
 
   private record(it: FakeItem): ItemRecord {
-    return { kind: it.kind, id: it.id, storage: it.storage, name: it.name, sizeBytes: it.sizeBytes };
+    return { kind: it.kind, id: it.id, storage: this.exposes(it.kind) ? it.storage : null, name: it.name, sizeBytes: it.sizeBytes };
   }
 
-  async version() {
+  async version(): Promise<InstanceVersion> {
     this.req('version');
-    return { version: '17.11.0' };
+    return { version: '17.11.0', enterprise: this.opts.enterprise === undefined ? true : this.opts.enterprise };
   }
   async currentUser() {
     this.req('currentUser');
@@ -215,28 +233,64 @@ export class FakeInstance implements InstanceApi {
     return w;
   }
 
-  async *listItemsOnStorage(kind: Kind, storage: string, opts: { afterId?: number; perPage?: number } = {}): AsyncIterable<ItemRecord[]> {
-    const perPage = opts.perPage ?? this.opts.perPage ?? 100;
-    let after = opts.afterId ?? 0;
-    for (;;) {
-      this.req('listItemsOnStorage');
-      // Evaluated page by page, so items added mid-listing show up as on a live instance.
-      const page = [...this.items.values()]
-        .filter((i) => i.kind === kind && i.id > after && (this.opts.ignoreFilter || i.storage === storage))
-        .sort((a, b) => a.id - b.id)
-        .slice(0, perPage)
-        .map((i) => this.record(i));
-      if (page.length === 0) return;
-      yield page;
-      after = (page[page.length - 1] as ItemRecord).id;
-      if (page.length < perPage) return;
+  /** Hides a project (or marks it pending deletion): GitLab's GET /projects/:id then answers 404. */
+  hide(id: number): void {
+    const it = this.items.get(key('projects', id));
+    if (!it) throw new Error('no such item');
+    it.hidden = true;
+  }
+
+  private exposes(kind: Kind): boolean {
+    return !(this.opts.unexposed ?? []).includes(kind);
+  }
+
+  /** What a filtered listing holds right now, in GitLab's order for the kind. */
+  private listable(kind: Kind, storage: string): FakeItem[] {
+    const filtered = !this.opts.ignoreFilter && this.exposes(kind);
+    const all = [...this.items.values()].filter(
+      (i) => i.kind === kind && (!filtered || i.storage === storage) && !(i.hidden && this.opts.listsHidden === false),
+    );
+    // /snippets/all: always newest first, order params ignored; projects (keyset) and groups: id ascending.
+    return all.sort((a, b) => (kind === 'snippets' ? b.id - a.id : a.id - b.id));
+  }
+
+  private page(kind: Kind, items: FakeItem[]): ItemRecord[] {
+    if (items.some((i) => this.unrenderable.has(key(kind, i.id)))) {
+      throw new ApiHttpError({ method: 'GET', path: `/api/v4/${kind}` }, 500, '500 Internal Server Error', { message: '500 Internal Server Error' });
     }
+    return items.map((i) => this.record(i));
+  }
+
+  listItemsOnStorage(kind: Kind, storage: string, opts: ListItemsOptions = {}): AsyncIterable<ItemRecord[]> {
+    const perPage = opts.perPage ?? this.opts.perPage ?? 100;
+    // The real client's isolation logic over pages computed live, so items added or moved
+    // mid-listing shift the pages as on a live instance.
+    if (kind === 'projects') {
+      return listKeysetIsolating(
+        async (q) => {
+          this.req('listItemsOnStorage');
+          this.listings.push(`id_after=${q.idAfter} per_page=${q.perPage}`);
+          const rest = this.listable(kind, storage).filter((i) => i.id > q.idAfter && (q.idBefore === undefined || i.id < q.idBefore));
+          return { items: this.page(kind, rest.slice(0, q.perPage)), hasNext: rest.length > q.perPage };
+        },
+        { kind, perPage, afterId: opts.afterId ?? 0, onUnlistable: opts.onUnlistable },
+      );
+    }
+    return listOffsetIsolating(
+      async (page, size) => {
+        this.req('listItemsOnStorage');
+        this.listings.push(`page=${page} per_page=${size}`);
+        const all = this.listable(kind, storage);
+        return { items: this.page(kind, all.slice((page - 1) * size, page * size)), hasNext: all.length > page * size };
+      },
+      { kind, perPage, onUnlistable: opts.onUnlistable },
+    );
   }
 
   async getItem(kind: Kind, id: number): Promise<ItemRecord | null> {
     this.req('getItem');
     const it = this.items.get(key(kind, id));
-    return it ? this.record(it) : null;
+    return it && !it.hidden ? this.record(it) : null;
   }
 
   async scheduleMove(kind: Kind, itemId: number, destination: string): Promise<ScheduleResult> {
@@ -264,6 +318,7 @@ export class FakeInstance implements InstanceApi {
 
   async scheduleBulk(kind: Kind, source: string, destination: string): Promise<void> {
     this.req('scheduleBulk', true);
+    this.noGroupMoves(kind);
     this.bulkPosts++;
     // The bulk worker skips read-only items (validation) and items no longer on the source.
     for (const it of [...this.items.values()].sort((a, b) => a.id - b.id))
@@ -272,13 +327,21 @@ export class FakeInstance implements InstanceApi {
 
   async listItemMoves(kind: Kind, itemId: number): Promise<MoveRecord[]> {
     this.req('listItemMoves');
+    this.noGroupMoves(kind);
+    // The move routes find hidden and pending-delete projects too; an unknown item is a 404.
+    if (!this.items.has(key(kind, itemId))) throw new ApiNotFoundError({ method: 'GET', path: `/api/v4/${kind}/${itemId}/repository_storage_moves` }, `404 ${kind} Not Found`, null);
     return this.movesOf(kind, itemId)
       .reverse()
       .map((m) => this.view(m));
   }
 
+  private noGroupMoves(kind: Kind): void {
+    if (kind === 'groups' && this.opts.groupMoves === false) throw new ApiNotFoundError({ method: 'GET', path: '/api/v4/group_repository_storage_moves' }, '404 Not Found', null);
+  }
+
   async listMoves(kind: Kind, page: number, perPage: number): Promise<MovePage> {
     this.req('listMoves');
+    this.noGroupMoves(kind);
     const all = this.moves.filter((m) => m.kind === kind);
     const start = all.length - page * perPage;
     const slice = all.slice(Math.max(0, start), start + perPage).reverse();

@@ -54,7 +54,7 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
   const call = (name: string) => state.calls.push(name);
   return {
     state,
-    async version() { call('version'); return { version: state.version }; },
+    async version() { call('version'); return { version: state.version, enterprise: true }; },
     async currentUser() { call('currentUser'); return state.user; },
     async inspectToken() {
       call('inspectToken');

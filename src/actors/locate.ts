@@ -1,0 +1,42 @@
+/**
+ * Where one item is, by per-item reads: what the drain asks before it concludes anything from an
+ * item's absence from a listing (offset pages over a changing set skip items; hidden and
+ * pending-delete projects may not be listed; a page may be unreadable).
+ */
+import { ApiHttpError } from '../api/errors.js';
+import type { DrainCtx } from './drain-context.js';
+
+/** Where an item is, asked one by one. */
+export type Location = { at: 'source' } | { at: 'elsewhere'; storage: string } | { at: 'gone' } | { at: 'unknown'; why: string };
+
+/**
+ * One item's storage by a per-item read. `GET /projects/:id` answers 404 for hidden and
+ * pending-delete projects even to admins, so a 404 project is looked up in its move list, which
+ * GitLab serves for them: a move list that 404s too means deleted; a newest finished move off the
+ * source means it is elsewhere; otherwise no move ever took it off the source, so it is still there.
+ */
+export async function locate(ctx: DrainCtx, id: number): Promise<Location> {
+  const { deps, kind, source } = ctx;
+  try {
+    const item = await deps.api.getItem(kind, id);
+    if (item !== null) {
+      if (item.storage === source) return { at: 'source' };
+      if (item.storage === null) return { at: 'unknown', why: 'no repository_storage field' };
+      return { at: 'elsewhere', storage: item.storage };
+    }
+    if (kind !== 'projects') return { at: 'gone' };
+    let moves;
+    try {
+      moves = await deps.api.listItemMoves(kind, id);
+    } catch (err) {
+      if (err instanceof ApiHttpError && err.status === 404) return { at: 'gone' };
+      throw err;
+    }
+    const last = moves.find((m) => m.state === 'finished' || m.state === 'cleanup failed');
+    if (last && last.destinationStorage !== source) return { at: 'elsewhere', storage: last.destinationStorage };
+    return { at: 'source' };
+  } catch (err) {
+    if (deps.signal.aborted) throw err;
+    return { at: 'unknown', why: err instanceof Error ? err.message : String(err) };
+  }
+}
