@@ -208,7 +208,9 @@ async function narrowOffset(fetch: OffsetFetch, start: number, count: number, be
     return false;
   };
   // Sub-pages of 10 at positions that are multiples of 10, then of 1: every size divides the page.
-  const end = await walk(start, count, NARROWING.filter((s) => s < count && count % s === 0));
+  // A page of one has nothing smaller: it is read once more at its own size, so it is reported.
+  const sizes = NARROWING.filter((s) => s < count && count % s === 0);
+  const end = await walk(start, count, sizes.length > 0 ? sizes : [count]);
   for (const g of gaps) opts.onUnlistable?.({ kind: opts.kind, id: null, afterId: prev?.id ?? null, beforeId: null, reason: `the item at listing position ${g} breaks the listing (HTTP 500)` });
   return { items, end };
 }
