@@ -3,13 +3,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
+import { callSandbox } from './support/sandbox-call.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { loadSeed } from '../src/sandbox/seed.js';
 
 const ROOT = 'glpat-sandbox-root-api-sudo-0001';
 const MOVE_MS = 1000;
 
-type Json = Record<string, unknown>;
 
 function seed(change: (s: Seed) => void = () => {}): Seed {
   const s = structuredClone(loadSeed());
@@ -22,12 +22,10 @@ function seed(change: (s: Seed) => void = () => {}): Seed {
   return s;
 }
 
+/** Status and body only: some cases compare the whole answer. */
 async function call(sb: RunningSandbox, method: string, path: string, body?: unknown, token: string | null = ROOT) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token) headers['private-token'] = token;
-  const res = await fetch(`${sb.url}/api/v4${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json & Json[] };
+  const { status, body: json } = await callSandbox(sb, method, path, body, token);
+  return { status, body: json };
 }
 
 const running: RunningSandbox[] = [];

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
+import { callSandbox } from './support/sandbox-call.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { fakeChecksum, loadSeed } from '../src/sandbox/seed.js';
 import { setMeta } from '../src/sandbox/db.js';
@@ -33,13 +34,7 @@ function seed(change: (s: Seed) => void = () => {}): Seed {
   return s;
 }
 
-async function call(sb: RunningSandbox, method: string, path: string, body?: unknown, token: string | null = ROOT) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token) headers['private-token'] = token;
-  const res = await fetch(`${sb.url}/api/v4${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as Json & Json[] };
-}
+const call = (sb: RunningSandbox, method: string, path: string, body?: unknown, token: string | null = ROOT) => callSandbox(sb, method, path, body, token);
 
 async function waitFor<T>(probe: () => Promise<T> | T, ok: (v: T) => boolean, timeoutMs = 4000): Promise<T> {
   const end = Date.now() + timeoutMs;

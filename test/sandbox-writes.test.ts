@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
+import { callSandbox } from './support/sandbox-call.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { fakeChecksum, loadSeed } from '../src/sandbox/seed.js';
 
@@ -13,7 +14,6 @@ const ROOT_READ = 'glpat-sandbox-root-read-api-0002';
 const ALICE = 'glpat-sandbox-alice-api-00000006';
 const READ_ONLY = { message: 'The repository is temporarily read-only. Please try again later.' };
 
-type Json = Record<string, unknown>;
 
 function seed(change: (s: Seed) => void = () => {}): Seed {
   const s = structuredClone(loadSeed());
@@ -30,12 +30,10 @@ function seed(change: (s: Seed) => void = () => {}): Seed {
   return s;
 }
 
+/** Status and body only: the cases compare the whole answer. */
 async function call(sb: RunningSandbox, method: string, path: string, body?: unknown, token: string | null = ROOT) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token) headers['private-token'] = token;
-  const res = await fetch(`${sb.url}/api/v4${path}`, { method, headers, ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}) });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
+  const { status, body: json } = await callSandbox(sb, method, path, body, token);
+  return { status, body: json };
 }
 
 const COMMIT = { branch: 'main', commit_message: 'Add file\n\nLonger body', actions: [{ action: 'create', file_path: 'a.txt', content: 'hello' }] };

@@ -53,6 +53,18 @@ function keepLocated(ctx: DrainCtx, row: ItemRow, where: Location): boolean {
   return false;
 }
 
+/** Reads each row's item on its own and applies the answers in one transaction; returns the ids not to POST. */
+async function dropLocatedOffSource(ctx: DrainCtx, rows: readonly ItemRow[]): Promise<Set<number>> {
+  const seen = await Promise.all(rows.map((r) => locate(ctx, r.id)));
+  const drop = new Set<number>();
+  ctx.store.batch(() => {
+    rows.forEach((row, i) => {
+      if (!keepLocated(ctx, row, seen[i] as Location)) drop.add(row.id);
+    });
+  });
+  return drop;
+}
+
 /**
  * A retry's item is read again before its POST: a failed or unverified move may still have changed
  * the item's storage, and a move onto the storage an item is already on is how data gets lost
@@ -61,13 +73,7 @@ function keepLocated(ctx: DrainCtx, row: ItemRow, where: Location): boolean {
 async function dropNotOnSource(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[]> {
   const retries = claimed.filter((r) => r.attempts > 0);
   if (retries.length === 0) return claimed;
-  const seen = await Promise.all(retries.map((r) => locate(ctx, r.id)));
-  const skip = new Set<number>();
-  ctx.store.batch(() => {
-    retries.forEach((row, i) => {
-      if (!keepLocated(ctx, row, seen[i] as Location)) skip.add(row.id);
-    });
-  });
+  const skip = await dropLocatedOffSource(ctx, retries);
   return claimed.filter((r) => !skip.has(r.id));
 }
 
@@ -115,13 +121,7 @@ async function dropUnlisted(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[
     }
   }
   if (unseen.length === 0) return claimed;
-  const seen = await Promise.all(unseen.map((r) => locate(ctx, r.id)));
-  const drop = new Set<number>();
-  store.batch(() => {
-    unseen.forEach((row, n) => {
-      if (!keepLocated(ctx, row, seen[n] as Location)) drop.add(row.id);
-    });
-  });
+  const drop = await dropLocatedOffSource(ctx, unseen);
   return claimed.filter((r) => !drop.has(r.id));
 }
 

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import { createRandom } from '../../src/sandbox/seed.js';
 import type { CommitLedger, Kind } from './torture-commits.js';
 import { startCommitInjector } from './torture-commits.js';
 import type { Verdict } from './torture-check.js';
@@ -91,18 +92,6 @@ export interface TortureResult {
 
 const TOKEN = 'glpat-sandbox-root-api-sudo-0001';
 const DESTINATION = 'cluster';
-
-/** mulberry32: small, fast, seeded. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function writeSeed(dir: string, c: TortureConfig): string {
   let text = readFileSync(join(ROOT, 'plans', 'sandbox.yaml'), 'utf8');
@@ -186,7 +175,7 @@ function addCounts(into: Record<string, number>, from: Record<string, number>): 
 /** Runs the torture; `log` gets one line per notable step. */
 export async function runTorture(c: TortureConfig, log: (line: string) => void = () => {}): Promise<TortureResult> {
   const t0 = performance.now();
-  const rand = prng(c.seed);
+  const rand = createRandom(c.seed);
   const dir = c.dir ?? mkdtempSync(join(tmpdir(), 'shardmove-torture-'));
   const sandboxDb = join(dir, 'sandbox.db');
   const checkpoint = join(dir, 'torture.db');
@@ -206,7 +195,7 @@ export async function runTorture(c: TortureConfig, log: (line: string) => void =
   const initialCommits = readCommitCounts(sandboxDb);
   const all = readItems(sandboxDb);
   const targets = Array.from({ length: Math.min(30, all.length) }, () => all[Math.floor(rand() * all.length)] as { kind: Kind; id: number });
-  const injector = startCommitInjector({ url: () => sandbox.url, token: TOKEN, targets, random: prng(c.seed ^ 0xc0ffee), intervalMs: c.commitIntervalMs, prefix: `torture-${c.seed}` });
+  const injector = startCommitInjector({ url: () => sandbox.url, token: TOKEN, targets, random: createRandom(c.seed ^ 0xc0ffee), intervalMs: c.commitIntervalMs, prefix: `torture-${c.seed}` });
   const env = { ...process.env, TORTURE_URL: sandbox.url, TORTURE_TOKEN: TOKEN };
 
   const restartAt = new Set(Array.from({ length: c.sandboxRestarts }, (_, j) => Math.floor(((j + 1) * c.kills) / (c.sandboxRestarts + 1))));
