@@ -17,9 +17,11 @@ import { MOVES_PER_PAGE, pollMoves } from './track-moves.js';
 const IDLE_POLLS = 2;
 /**
  * How long the bulk job may take to create its first move (GitLab runs it as a Sidekiq job, which
- * can queue) before idle polls count: falling back to per-item POSTs too early would race it.
+ * can queue) before idle polls count: falling back to per-item POSTs too early would race it. Twelve
+ * poll intervals, at most a minute (a minute at the default 5 s interval).
  */
-const BULK_START_GRACE_MS = 60_000;
+const BULK_START_GRACE_POLLS = 12;
+const BULK_START_GRACE_MAX_MS = 60_000;
 
 /** The longest Retry-After a throttled bulk POST waits for, and the wait when the 429 names none. */
 const BULK_THROTTLE_MAX_WAIT_MS = 300_000;
@@ -33,7 +35,7 @@ export function bulkThrottleWaitMs(retryAfterMs: number | null): number {
 }
 
 /** Newest move id of the kind (the baseline above which moves belong to our bulk job). */
-async function newestMoveId(ctx: DrainCtx): Promise<number> {
+export async function newestMoveId(ctx: DrainCtx): Promise<number> {
   const page = await ctx.deps.api.listMoves(ctx.kind, 1, 1);
   return page.moves[0]?.id ?? 0;
 }
@@ -89,30 +91,63 @@ async function postBulk(ctx: DrainCtx): Promise<void> {
   throw new DrainError(BULK_UNCONFIRMED, `bulk move of ${kind} off ${source} could not be confirmed`);
 }
 
-/** Attributes newly discovered bulk moves to their items (as attempts of ours). */
-function attribute(ctx: DrainCtx, moves: MoveRecord[]): number {
+/** What the follow loop learnt from a bulk job's move records. */
+export interface BulkPhaseResult {
+  /** Moves attributed to items not quarantined before (new items, pending ones, ones that came back). */
+  found: number;
+  /** Moves the job created for items already quarantined (left to the instance, not counted as new). */
+  quarantined: number;
+}
+
+/**
+ * Attributes newly discovered bulk moves to their items (as attempts of ours). With `learn` (the
+ * storage is not exposed, so nothing was enumerated), a move off the source is how an item becomes
+ * known: unknown items are recorded, and moved or left ones go back to pending (the job found them
+ * on the source again). Moves for quarantined items are counted, not adopted.
+ */
+function attribute(ctx: DrainCtx, moves: MoveRecord[], round: number, learn: boolean, acc: BulkPhaseResult): void {
   const { store, kind, source, deps } = ctx;
-  let n = 0;
   store.batch(() => {
     for (const m of moves) {
       if (m.kind !== kind || m.sourceStorage !== source) continue;
-      const row = store.getItem(kind, m.itemId);
-      if (!row || row.state !== 'pending') continue;
       const now = deps.clock.now();
+      if (learn) {
+        const name = m.itemName ?? `(${kind} ${m.itemId})`;
+        store.recordPage(kind, source, round, [{ kind, id: m.itemId, storage: source, name, sizeBytes: null }], now);
+      }
+      const row = store.getItem(kind, m.itemId);
+      if (row?.state === 'quarantined') {
+        acc.quarantined++;
+        event(ctx, 'bulk.move_for_quarantined', { id: m.itemId, moveId: m.id, moveState: m.state });
+        continue;
+      }
+      if (!row || row.state !== 'pending') continue;
       if (!store.markIntent(kind, m.itemId, now)) continue;
       event(ctx, 'bulk.move_seen', { id: m.itemId, moveId: m.id, moveState: m.state });
       applyMove(ctx, { ...row, state: 'scheduling', attempts: row.attempts + 1, intentAt: now }, m, now);
-      n++;
+      acc.found++;
     }
   });
-  return n;
 }
 
-/** Posts the bulk move (once) and follows it until nothing of it is in flight. */
-export async function runBulkPhase(ctx: DrainCtx): Promise<void> {
+/** Options of `runBulkPhase`. */
+export interface BulkPhaseOptions {
+  /** Learn items from the move records (storage not exposed): see `attribute`. */
+  learn?: boolean;
+  /** The enumeration round learnt items are recorded in. */
+  round?: number;
+}
+
+/**
+ * Posts the bulk move (once per bulk row) and follows it until nothing of it is in flight. Returns
+ * what the job's move records showed; after a restart only the moves discovered since.
+ */
+export async function runBulkPhase(ctx: DrainCtx, opts: BulkPhaseOptions = {}): Promise<BulkPhaseResult> {
   const { deps, store, kind, source } = ctx;
+  const learn = opts.learn ?? false;
+  const acc: BulkPhaseResult = { found: 0, quarantined: 0 };
   const c = store.countStates(kind, source);
-  if (c.pending === 0 && store.getBulk(kind, source)?.state !== 'posted') return;
+  if (!learn && c.pending === 0 && store.getBulk(kind, source)?.state !== 'posted') return acc;
   await postBulk(ctx);
   let idle = 0;
   let seenAny = false;
@@ -121,17 +156,21 @@ export async function runBulkPhase(ctx: DrainCtx): Promise<void> {
     throwIfAborted(ctx);
     await waitUntil(ctx, deps.clock.now() + interval);
     const bulk = store.getBulk(kind, source);
-    if (!bulk) return;
+    if (!bulk) return acc;
     const { discovered } = await pollMoves(deps.api, kind, [], bulk.seenMaxMoveId);
     const newest = discovered.reduce((a, m) => Math.max(a, m.id), bulk.seenMaxMoveId);
-    const found = attribute(ctx, discovered);
+    const before = acc.found + acc.quarantined;
+    attribute(ctx, discovered, opts.round ?? 1, learn, acc);
     store.setBulk({ ...bulk, seenMaxMoveId: newest });
     const inFlight = await pollInFlight(ctx);
     deps.onProgress?.();
+    const found = acc.found + acc.quarantined - before;
     seenAny ||= found > 0;
-    const started = seenAny || deps.clock.now() >= bulk.intentAt + BULK_START_GRACE_MS;
+    const started = seenAny || deps.clock.now() >= bulk.intentAt + Math.min(BULK_START_GRACE_MAX_MS, BULK_START_GRACE_POLLS * interval);
     idle = found === 0 && inFlight === 0 && started ? idle + 1 : 0;
-    if (store.countStates(kind, source).pending === 0 && inFlight === 0) return;
+    // Without `learn` the enumerated items are the whole job: done when none is left to see.
+    if (!learn && store.countStates(kind, source).pending === 0 && inFlight === 0) return acc;
   }
-  event(ctx, 'bulk.settled', {});
+  event(ctx, 'bulk.settled', { ...acc });
+  return acc;
 }

@@ -7,7 +7,7 @@
  * after a kill: all progress lives in the checkpoint.
  */
 import type { DrainInput, DrainOutput } from '../machine/types.js';
-import { runBulkPhase } from './drain-bulk.js';
+import { newestMoveId, runBulkPhase } from './drain-bulk.js';
 import { createDrainCtx, currentCap, event, noteControl, throwIfAborted, waitUntil, waitUntilOr, waitWhilePaused } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 import { pollInFlight, recheckStuck, trackedKinds } from './drain-poll.js';
@@ -147,6 +147,48 @@ function startListing(ctx: DrainCtx): Listing {
   };
 }
 
+/**
+ * A kind whose storage the instance does not expose (pre-flight's `records` mode): no listing can
+ * say what is on the source, so the instance's own bulk job does. Each sweep is one bulk POST for
+ * the source, followed through the move records it creates; those records are how items become
+ * known. Failed moves are retried per item by id. Then a new sweep asks again; a sweep whose job
+ * creates no move except for items already quarantined confirms that nothing else of the kind is on
+ * the source (`confirmedAt`, which verification reads). A sweep resumed after a restart may have
+ * missed its own count, so it never confirms: the next one does.
+ */
+async function drainByRecords(ctx: DrainCtx): Promise<void> {
+  const { store, kind, source, deps } = ctx;
+  for (let sweep = 1; sweep <= 1 + MAX_EXTRA_ROUNDS; sweep++) {
+    let bulk = store.getBulk(kind, source);
+    if (bulk?.confirmedAt) return;
+    // Only the first sweep of an invocation can be one a restart interrupted.
+    const resumed = sweep === 1 && bulk?.state === 'posted';
+    const round = (store.getCursor(kind, source)?.round ?? 0) + (resumed ? 0 : 1);
+    if (!resumed) {
+      store.startRound(kind, source, round);
+      // A new sweep: its job's moves are those above the newest move now (our own per-item retries
+      // of the last sweep are below it, and are not evidence that anything is on the source).
+      bulk = { kind, source, state: 'intent', intentAt: deps.clock.now(), seenMaxMoveId: await newestMoveId(ctx), confirmedAt: null };
+      store.setBulk(bulk);
+      event(ctx, 'records.sweep', { sweep: round, above: bulk.seenMaxMoveId });
+    }
+    await waitWhilePaused(ctx);
+    const seen = await runBulkPhase(ctx, { learn: true, round });
+    // Per-item retries of what failed, with the usual backoff and quarantine.
+    await moveAll(ctx);
+    store.finishRound(kind, source, round);
+    if (!resumed && seen.found === 0) {
+      const done = store.getBulk(kind, source);
+      if (done) store.setBulk({ ...done, confirmedAt: deps.clock.now() });
+      event(ctx, 'records.confirmed', { sweep: round, quarantined: seen.quarantined });
+      deps.log.info({ kind, source, sweep: round }, 'bulk move found nothing else on the source: verified by move records');
+      return;
+    }
+  }
+  event(ctx, 'records.unconfirmed', { sweeps: 1 + MAX_EXTRA_ROUNDS });
+  deps.log.warn({ kind, source }, 'every bulk move still found items on the source: not confirmed empty');
+}
+
 /** Dry run: enumerate (read-only on the instance), record what would be scheduled, estimate. */
 async function dryRun(ctx: DrainCtx): Promise<DrainOutput> {
   const cur = ctx.store.getCursor(ctx.kind, ctx.source);
@@ -163,6 +205,16 @@ async function dryRun(ctx: DrainCtx): Promise<DrainOutput> {
   return res;
 }
 
+/** Dry run of a `records` kind: nothing can be listed, so say what would be done and why. */
+function dryRunByRecords(ctx: DrainCtx): DrainOutput {
+  event(ctx, 'drain.dry_run', { wouldSchedule: null, by: 'records', bulkPosts: 1 });
+  ctx.deps.log.info(
+    { kind: ctx.kind, source: ctx.source },
+    'dry run: the instance does not expose the storage of this kind; one bulk move per source would move them, their number is unknown',
+  );
+  return { moved: 0, quarantined: 0, remaining: 0, byRecords: true };
+}
+
 /**
  * Drains one kind off one source storage (throttled or bulk per the plan). Resumable: call again
  * with the same checkpoint after a crash or an abort. Throws DrainError SHARDMOVE_ABORTED when
@@ -170,10 +222,18 @@ async function dryRun(ctx: DrainCtx): Promise<DrainOutput> {
  */
 export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput> {
   const ctx = createDrainCtx(deps, input.source, input.kind);
-  if (deps.dryRun) return dryRun(ctx);
-  event(ctx, 'drain.started', { mode: deps.plan.move.mode });
+  const byRecords = input.access === 'records';
+  if (deps.dryRun) return byRecords ? dryRunByRecords(ctx) : dryRun(ctx);
+  event(ctx, 'drain.started', { mode: byRecords ? 'records' : deps.plan.move.mode });
   for (const kind of trackedKinds(ctx)) await reconcileScheduling({ ...ctx, kind });
   await recheckStuck(ctx);
+  if (byRecords) {
+    await drainByRecords(ctx);
+    const res = { ...result(ctx), byRecords: true };
+    event(ctx, 'drain.finished', { ...res, by: 'records' });
+    deps.log.info({ kind: ctx.kind, source: ctx.source, ...res }, 'drain finished (by move records)');
+    return res;
+  }
   const cursor = ctx.store.getCursor(ctx.kind, ctx.source);
   const pipelined = deps.plan.move.mode === 'throttled' && !cursor?.done;
   // Bulk attributes the job's moves to enumerated items, so it needs the whole listing first.

@@ -19,7 +19,7 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
   const { api, plan, clock, log } = deps;
   const warnings: string[] = [];
   let tokenExpiresAt: string | null = null;
-  const { version } = await api.version();
+  const { version, enterprise } = await api.version();
   const user = await api.currentUser();
   if (!user.isAdmin) {
     throw new StepError(NOT_ADMIN, `the token's user "${user.username}" is not an administrator; moves and storage filters need an admin token`);
@@ -42,14 +42,30 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
     }
   }
 
+  const access: PreflightOutput['access'] = {};
   for (const kind of plan.move.kinds) {
+    const a = await api.kindAccess(kind, enterprise);
+    access[kind] = a.mode;
+    if (a.mode === 'records') {
+      warnings.push(
+        `${kind}: ${a.reason ?? 'the instance does not expose their storage'}. They are moved with one bulk move per source storage ` +
+          'and verified by the move records it creates, not by a listing',
+      );
+    } else if (a.mode === 'unsupported') {
+      warnings.push(`${kind} skipped: ${a.reason ?? 'the instance cannot move them'}`);
+      log.warn({ kind, reason: a.reason }, 'kind skipped: the instance has no move API for it');
+    }
+  }
+
+  for (const kind of plan.move.kinds) {
+    if (access[kind] === 'unsupported') continue;
     const busy = await auditInFlightMoves(api, kind, plan.move.from);
     if (busy.length > 0) {
       const ids = busy.slice(0, 20).map((m) => `${m.itemId} (move ${m.id}, ${m.state})`).join(', ');
       warnings.push(`${busy.length} ${kind} on the sources already have a move in flight and are read-only: ${ids}${busy.length > 20 ? ', ...' : ''}`);
     }
   }
-  return { version, username: user.username, warnings, tokenExpiresAt };
+  return { version, username: user.username, warnings, tokenExpiresAt, access };
 }
 
 /**

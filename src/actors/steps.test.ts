@@ -20,7 +20,7 @@ function move(id: number, itemId: number, state: MoveRecord['state'], source = '
 describe('preflight', () => {
   it('passes for an admin with an api token and reports the version', async () => {
     const out = await runPreflight(deps());
-    expect(out).toEqual({ version: '17.11.0', username: 'root', warnings: [], tokenExpiresAt: '2099-01-01' });
+    expect(out).toEqual({ version: '17.11.0', username: 'root', warnings: [], tokenExpiresAt: '2099-01-01', access: { projects: 'listing', snippets: 'listing', groups: 'listing' } });
   });
 
   it('refuses a non-admin token', async () => {

@@ -203,7 +203,7 @@ describe('moves', () => {
       .reply(201, move(99, 'scheduled'), J);
     expect(await api.scheduleMove('projects', 7, 'cluster')).toEqual({
       outcome: 'scheduled',
-      move: { id: 99, kind: 'projects', itemId: 7, state: 'scheduled', sourceStorage: 'nfs-1', destinationStorage: 'cluster', errorMessage: null, createdAt: '2026-11-22T10:00:00Z' },
+      move: { id: 99, kind: 'projects', itemId: 7, itemName: 'a/b', state: 'scheduled', sourceStorage: 'nfs-1', destinationStorage: 'cluster', errorMessage: null, createdAt: '2026-11-22T10:00:00Z' },
     });
   });
 

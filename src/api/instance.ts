@@ -13,7 +13,7 @@ import { ApiHttpError, ApiInvalidResponseError } from './errors.js';
 import { listKeysetIsolating, listOffsetIsolating } from './listing.js';
 import { nextPageNumber, paginateOffset, parseLinkNext } from './pagination.js';
 import { parseItem, parseMove, singular } from './records.js';
-import type { CurrentUser, GeoSite, InstanceApi, InstanceVersion, ItemRecord, MovePage, MoveRecord, Readiness, ScheduleResult, StorageHealth, TokenInfo } from './types.js';
+import type { CurrentUser, GeoSite, InstanceApi, InstanceVersion, ItemRecord, KindAccess, MovePage, MoveRecord, Readiness, ScheduleResult, StorageHealth, TokenInfo } from './types.js';
 
 /** Options of `createInstanceApi`; the plan's `instance` section plus runtime hooks. */
 export interface InstanceApiOptions {
@@ -51,6 +51,9 @@ export interface InstanceApiOptions {
 }
 
 type Json = Record<string, unknown>;
+
+/** A storage name no instance has: a filter on it that lists anything is being ignored. */
+const NO_SUCH_STORAGE = 'shardmove-probe-no-such-storage';
 
 const GEO_RESYNC_MUTATION =
   'mutation($registryClass: GeoRegistryClass!) { geoRegistriesBulkUpdate(input: {registryClass: $registryClass, action: RESYNC_ALL}) { registryClass errors } }';
@@ -177,6 +180,42 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
         },
         { kind, perPage, onUnlistable: o.onUnlistable },
       );
+    },
+
+    async kindAccess(kind, enterprise): Promise<KindAccess> {
+      if (kind === 'projects') return { mode: 'listing', reason: null };
+      const movesPath = moveListPath(kind);
+      if ((await getOrNull(movesPath, { per_page: 1 })) === null) {
+        const why = kind === 'groups' ? ' (group wiki moves are EE Premium/Ultimate; CE and EE Free have none)' : '';
+        return { mode: 'unsupported', reason: `the instance has no ${singular(kind)} repository storage moves: GET /api/v4${movesPath} answered 404${why}` };
+      }
+      const path = kind === 'snippets' ? '/snippets/all' : '/groups';
+      let sample: unknown[];
+      try {
+        const res = await c.request({ method: 'GET', path, query: { per_page: 1 } });
+        sample = Array.isArray(res.body) ? res.body : [];
+      } catch (err) {
+        // Before 16.3 `/snippets/all` is taken as snippet id "all" (400 "id is invalid").
+        if (err instanceof ApiHttpError && (err.status === 400 || err.status === 404)) {
+          return { mode: 'records', reason: `GET /api/v4${path} is not available (HTTP ${err.status}; /snippets/all exists from GitLab 16.3), so ${kind} cannot be listed by storage` };
+        }
+        throw err;
+      }
+      const first = sample[0];
+      if (first === undefined) {
+        if (enterprise === false) return { mode: 'records', reason: `the instance is the Community Edition, which does not expose the repository storage of ${kind}` };
+        return { mode: 'listing', reason: null };
+      }
+      // The field's presence decides (a group without a wiki repository shows it as null).
+      if (typeof first !== 'object' || first === null || !('repository_storage' in first)) {
+        return { mode: 'records', reason: `GET /api/v4${path} shows no repository_storage field for ${kind} (Community Edition, or a tier that does not expose it)` };
+      }
+      // A filter on a storage that cannot exist must list nothing; anything listed means it is ignored.
+      const probe = await c.request({ method: 'GET', path, query: { repository_storage: NO_SUCH_STORAGE, per_page: 1 } });
+      if (Array.isArray(probe.body) && probe.body.length > 0) {
+        return { mode: 'records', reason: `GET /api/v4${path} ignores the repository_storage filter on this instance, so a listing cannot tell what is on a storage` };
+      }
+      return { mode: 'listing', reason: null };
     },
 
     async getItem(kind, id) {

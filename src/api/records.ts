@@ -38,6 +38,7 @@ export function parseMove(kind: Kind, raw: unknown, ref: RequestRef): MoveRecord
     id: int(m['id'], ref, 'move.id'),
     kind,
     itemId: int(nested['id'], ref, `move.${singular(kind)}.id`),
+    itemName: str(kind === 'projects' ? nested['path_with_namespace'] : kind === 'snippets' ? nested['title'] : nested['full_path']) ?? str(nested['name']),
     state: state as MoveState,
     sourceStorage: str(m['source_storage_name']) ?? '',
     destinationStorage: str(m['destination_storage_name']) ?? '',

@@ -16,6 +16,8 @@ export interface MoveRecord {
   kind: Kind;
   /** The project, snippet or group id the move belongs to. */
   itemId: number;
+  /** Its name as the move record shows it (path_with_namespace, title or full_path), when shown. */
+  itemName?: string | null;
   state: MoveState;
   sourceStorage: string;
   destinationStorage: string;
@@ -63,6 +65,22 @@ export interface InstanceVersion {
   version: string;
   /** True for an EE build, false for CE; null when the instance does not say. */
   enterprise: boolean | null;
+}
+
+/**
+ * How the orchestrator can learn which items of a kind are on a storage:
+ * - `listing`: the storage-filtered listing works and shows `repository_storage` (EE, 16.3+ for snippets);
+ * - `records`: the move API exists but the instance does not expose storage for this kind (CE, a
+ *   version without `/snippets/all` or without the filter): move with the bulk POST and follow the
+ *   move records it creates;
+ * - `unsupported`: the instance has no move API for this kind (group moves on CE or EE Free).
+ */
+export type KindAccessMode = 'listing' | 'records' | 'unsupported';
+
+export interface KindAccess {
+  mode: KindAccessMode;
+  /** Why the mode is not `listing`, in words for the operator (null for `listing`). */
+  reason: string | null;
 }
 
 export interface TokenInfo {
@@ -132,6 +150,12 @@ export interface InstanceApi {
    * Pages that keep failing are narrowed down and reported through `onUnlistable`.
    */
   listItemsOnStorage(kind: Kind, storage: string, opts?: ListItemsOptions): AsyncIterable<ItemRecord[]>;
+  /**
+   * Read-only probe of how items of `kind` can be found by storage (pre-flight and dry run). An
+   * instance with no items of the kind shows nothing to judge by: `enterprise === false` (CE) then
+   * decides `records`, anything else `listing`.
+   */
+  kindAccess(kind: Kind, enterprise: boolean | null): Promise<KindAccess>;
   /** One item, or null on 404 (hidden and pending-delete projects answer 404 too, even to admins). */
   getItem(kind: Kind, id: number): Promise<ItemRecord | null>;
   /** POST /<kind>/:id/repository_storage_moves with an explicit destination. Never retried. */

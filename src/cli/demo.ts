@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { executeRun } from '../runtime/run.js';
 import { countEvents } from '../runtime/status.js';
 import { startSandbox } from '../sandbox/index.js';
+import { loadSeed } from '../sandbox/seed.js';
+import type { Seed } from '../sandbox/seed-schema.js';
 import type { CommandContext } from './context.js';
 import { ArgsError } from './errors.js';
 import { reportOutcome } from './run.js';
@@ -39,7 +41,9 @@ function demoTempDir(): { dir: string; remove(): void } {
   return { dir, remove };
 }
 
-export async function runDemoCommand(opts: { state?: string }, ctx: CommandContext): Promise<number> {
+export async function runDemoCommand(opts: { state?: string; edition?: string }, ctx: CommandContext): Promise<number> {
+  const edition = opts.edition ?? 'ee';
+  if (edition !== 'ee' && edition !== 'ce') throw new ArgsError(`demo --edition: "${edition}" is not an edition; use ee or ce`);
   const planFile = fileURLToPath(new URL('../../plans/demo.yaml', import.meta.url));
   const statePath = opts.state ? resolve(ctx.cwd, opts.state) : undefined;
   // The embedded sandbox starts from its seed every time: an old checkpoint would describe another world.
@@ -48,17 +52,25 @@ export async function runDemoCommand(opts: { state?: string }, ctx: CommandConte
   }
   const temp = statePath ? null : demoTempDir();
   try {
-    return await demo(planFile, statePath ?? join(temp!.dir, 'demo.db'), temp !== null, ctx);
+    return await demo(planFile, statePath ?? join(temp!.dir, 'demo.db'), temp !== null, edition, ctx);
   } finally {
     temp?.remove();
   }
 }
 
-async function demo(planFile: string, statePath: string, temporary: boolean, ctx: CommandContext): Promise<number> {
-  const sandbox = await startSandbox({ workers: 20, moveDurationMs: DEMO_MOVE_MS, faults: { ...DEMO_FAULTS } });
+/** The built-in seed as the Community Edition: no ee/ code, so no licence tier above Free. */
+function communitySeed(): Seed {
+  const seed = loadSeed();
+  return { ...seed, instance: { ...seed.instance, edition: 'ce', tier: 'free' } };
+}
+
+async function demo(planFile: string, statePath: string, temporary: boolean, edition: 'ee' | 'ce', ctx: CommandContext): Promise<number> {
+  const seed = edition === 'ce' ? communitySeed() : undefined;
+  const sandbox = await startSandbox({ workers: 20, moveDurationMs: DEMO_MOVE_MS, faults: { ...DEMO_FAULTS }, ...(seed ? { seed } : {}) });
   try {
+    const what = edition === 'ce' ? 'built-in seed as the Community Edition' : 'built-in seed';
     ctx.stdout.write(
-      `shardmove demo: sandbox running at ${sandbox.url} (built-in seed; ${Math.round(DEMO_FAULTS.moveFailRate * 100)}% of moves fail and are retried)\n` +
+      `shardmove demo: sandbox running at ${sandbox.url} (${what}; ${Math.round(DEMO_FAULTS.moveFailRate * 100)}% of moves fail and are retried)\n` +
         `plan: ${planFile}\ncheckpoint: ${statePath}${temporary ? ' (temporary, removed when the demo ends; keep one with --state FILE)' : ''}\n\n`,
     );
     const outcome = await executeRun({

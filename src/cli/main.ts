@@ -128,6 +128,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('demo')
     .description('The whole mission on the embedded sandbox: plans/demo.yaml, live progress, verified result.')
     .option('--state <file>', 'checkpoint file (default: a fresh temporary file)')
+    .option('--edition <ee|ce>', 'the sandbox\'s edition: ee (Ultimate, the default) or ce (Community Edition: snippets moved by bulk and verified by move records, groups skipped)', 'ee')
     .action(async (opts) => {
       const { runDemoCommand } = await import('./demo.js');
       setExit(await runDemoCommand(opts, ctx));

@@ -3,7 +3,7 @@ import { createActor, fromPromise, toPromise } from 'xstate';
 import type { AnyActorLogic, Snapshot } from 'xstate';
 import { CodedError } from '../../test/support/coded-error.js';
 import { MACHINE_VERSION, runMachine } from './machine.js';
-import type { DrainInput, DrainOutput, RunInput } from './types.js';
+import type { DrainInput, DrainOutput, PreflightOutput, RunInput } from './types.js';
 
 const input: RunInput = {
   sources: ['nfs-1', 'nfs-2'],
@@ -16,6 +16,9 @@ const input: RunInput = {
 
 interface Fakes {
   calls: string[];
+  access?: PreflightOutput['access'];
+  drainInputs?: DrainInput[];
+  verifyInputs?: unknown[];
   drain?: (i: DrainInput) => Promise<DrainOutput>;
   verifyOk?: boolean;
   fail?: string;
@@ -24,17 +27,19 @@ interface Fakes {
 function fakeActors(f: Fakes): Record<string, AnyActorLogic> {
   const step = <T>(name: string, out: () => T) =>
     fromPromise(async ({ input: i }: { input: unknown }) => {
+      if (name === 'verify') f.verifyInputs?.push(i);
       f.calls.push(i && typeof i === 'object' && 'source' in i ? `${name}:${(i as DrainInput).source}/${(i as DrainInput).kind}` : name);
       if (f.fail === name) throw new CodedError('SHARDMOVE_TEST', `${name} broke`);
       return out();
     });
   return {
-    preflight: step('preflight', () => ({ version: '17.11.0', username: 'root', warnings: ['token expires soon'] })),
+    preflight: step('preflight', () => ({ version: '17.11.0', username: 'root', warnings: ['token expires soon'], ...(f.access ? { access: f.access } : {}) })),
     storages: step('storages', () => ({ warnings: [] })),
     readWeights: step('readWeights', () => ({ default: 100 })),
     weights: step('weights', () => ({ current: { default: 100, cluster: 100, 'nfs-1': 0 }, written: true, warnings: [] })),
     drain: fromPromise(async ({ input: i }: { input: DrainInput }) => {
       f.calls.push(`drain:${i.source}/${i.kind}`);
+      f.drainInputs?.push(i);
       if (f.fail === 'drain') throw new Error('drain broke');
       return f.drain ? f.drain(i) : { moved: 2, quarantined: 0, remaining: 0 };
     }),
@@ -208,5 +213,24 @@ describe('run machine', () => {
     expect(MACHINE_VERSION).toBeGreaterThan(0);
     const { snapshot } = await runToEnd({ calls: [] });
     expect(JSON.parse(JSON.stringify(snapshot.context))).toEqual(snapshot.context);
+  });
+});
+
+describe('kinds the instance cannot list or move (issue 13, orchestrator item 3)', () => {
+  it('drops a kind pre-flight found unsupported, and passes each drain and verify how its kind is found', async () => {
+    const f: Fakes = { calls: [], access: { projects: 'listing', snippets: 'records', groups: 'unsupported' }, drainInputs: [], verifyInputs: [] };
+    const { snapshot } = await runToEnd(f);
+    expect(snapshot.value).toBe('done');
+    expect(snapshot.context.kinds).toEqual(['projects', 'snippets']);
+    expect(f.calls.filter((c) => c.startsWith('drain:'))).toEqual(['drain:nfs-1/projects', 'drain:nfs-1/snippets', 'drain:nfs-2/projects', 'drain:nfs-2/snippets']);
+    expect(f.drainInputs?.map((i) => i.access)).toEqual(['listing', 'records', 'listing', 'records']);
+    expect(f.verifyInputs).toEqual([{ kinds: ['projects', 'snippets'], access: { projects: 'listing', snippets: 'records', groups: 'unsupported' } }]);
+  });
+
+  it('with every kind unsupported, drains nothing and still verifies and finishes', async () => {
+    const f: Fakes = { calls: [], access: { groups: 'unsupported' } };
+    const { snapshot } = await runToEnd(f, { ...input, kinds: ['groups'] });
+    expect(snapshot.value).toBe('done');
+    expect(f.calls.some((c) => c.startsWith('drain:'))).toBe(false);
   });
 });

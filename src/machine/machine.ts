@@ -13,7 +13,7 @@ import type { DoneActorEvent, ErrorActorEvent } from 'xstate';
 import { ActorNotProvidedError, INTERNAL, VERIFY_FAILED } from './errors.js';
 import type {
   DrainInput, DrainOutput, GeoOutput, PreflightOutput, RunContext, RunInput, StepFailure, StepName, StoragesOutput,
-  VerifyOutput, WeightsOutput,
+  VerifyInput, VerifyOutput, WeightsOutput,
 } from './types.js';
 
 /** Stored with every snapshot; a checkpoint written by another version is not restored blindly. */
@@ -65,7 +65,7 @@ export const runMachine = setup({
     readWeights: fromPromise<Record<string, number>, void>(notProvided('readWeights')),
     weights: fromPromise<WeightsOutput, { previous: Record<string, number> }>(notProvided('weights')),
     drain: fromPromise<DrainOutput, DrainInput>(notProvided('drain')),
-    verify: fromPromise<VerifyOutput, void>(notProvided('verify')),
+    verify: fromPromise<VerifyOutput, VerifyInput>(notProvided('verify')),
     geo: fromPromise<GeoOutput, void>(notProvided('geo')),
   },
   actions: {
@@ -99,6 +99,7 @@ export const runMachine = setup({
     instanceVersion: null,
     tokenExpiresAt: null,
     warnings: [...(input.warnings ?? [])],
+    access: {},
     drains: {},
     verification: null,
     geo: null,
@@ -112,11 +113,17 @@ export const runMachine = setup({
         src: 'preflight',
         onDone: {
           target: 'storages',
-          actions: assign(({ context, event }) => ({
-            instanceVersion: event.output.version,
-            tokenExpiresAt: event.output.tokenExpiresAt ?? null,
-            warnings: [...context.warnings, ...event.output.warnings],
-          })),
+          actions: assign(({ context, event }) => {
+            const access = event.output.access ?? {};
+            return {
+              instanceVersion: event.output.version,
+              tokenExpiresAt: event.output.tokenExpiresAt ?? null,
+              warnings: [...context.warnings, ...event.output.warnings],
+              access,
+              // Kinds the instance cannot move at all are skipped (warned), not failed mid-run.
+              kinds: context.kinds.filter((k) => access[k] !== 'unsupported'),
+            };
+          }),
         },
         onError: failAt('preflight'),
       },
@@ -169,7 +176,10 @@ export const runMachine = setup({
       entry: assign({ step: 'drain' }),
       invoke: {
         src: 'drain',
-        input: ({ context }) => currentDrain(context),
+        input: ({ context }): DrainInput => {
+          const at = currentDrain(context);
+          return { ...at, access: context.access?.[at.kind] ?? 'listing' };
+        },
         onDone: [
           {
             guard: 'isLastDrain',
@@ -193,6 +203,7 @@ export const runMachine = setup({
       entry: assign({ step: 'verify' }),
       invoke: {
         src: 'verify',
+        input: ({ context }): VerifyInput => ({ kinds: context.kinds, access: context.access ?? {} }),
         onDone: [
           {
             guard: 'verifyFailed',

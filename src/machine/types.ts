@@ -3,7 +3,10 @@
  * here is plain data (JSON-safe), because the context is persisted in the checkpoint: never put a
  * secret, a function or a class instance in it.
  */
+import type { KindAccessMode } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
+
+export type { KindAccessMode };
 
 /** The steps of the sequence, in order (spec: "What the service does", item 7). */
 export type StepName = 'preflight' | 'storages' | 'weights' | 'drain' | 'verify' | 'geo' | 'done';
@@ -31,6 +34,12 @@ export interface PreflightOutput {
   warnings: string[];
   /** The run's token's expiry date (YYYY-MM-DD) when known, to compare with the estimated end. */
   tokenExpiresAt?: string | null;
+  /**
+   * How each kind's items can be found on a storage (absent kinds: `listing`). `unsupported` kinds
+   * are dropped from the run with a warning; `records` kinds are moved in bulk and verified by
+   * their move records.
+   */
+  access?: Partial<Record<Kind, KindAccessMode>>;
 }
 
 export interface StoragesOutput {
@@ -48,6 +57,14 @@ export interface WeightsOutput {
 export interface DrainInput {
   source: string;
   kind: Kind;
+  /** How the kind's items are found (pre-flight's probe); `listing` when absent. */
+  access?: KindAccessMode;
+}
+
+export interface VerifyInput {
+  /** The kinds the run drains (pre-flight drops those the instance cannot move). */
+  kinds: Kind[];
+  access: Partial<Record<Kind, KindAccessMode>>;
 }
 
 export interface DrainOutput {
@@ -56,6 +73,8 @@ export interface DrainOutput {
   quarantined: number;
   /** Items still on the source and not quarantined (dry run: what would be moved). */
   remaining: number;
+  /** The kind's storage is not exposed: moved in bulk and followed through its move records (dry run: count unknown). */
+  byRecords?: boolean;
 }
 
 export interface VerifyOutput {
@@ -111,6 +130,8 @@ export interface RunContext extends RunShape {
   instanceVersion: string | null;
   tokenExpiresAt: string | null;
   warnings: string[];
+  /** Pre-flight's probe per kind (checkpoints from before issue 13 have none: every kind `listing`). */
+  access?: Partial<Record<Kind, KindAccessMode>>;
   /** Drain results keyed by `source/kind`; a re-run of a drain overwrites its own entry. */
   drains: Record<string, DrainOutput & DrainInput>;
   verification: VerifyOutput | null;

@@ -46,7 +46,9 @@ export function renderFinalReport(input: FinalReportInput): string {
   const kinds = progressByKind(summary);
   if (dry) {
     lines.push('', 'Would move:');
-    for (const d of Object.values(c.drains)) lines.push(`  ${d.kind} on ${d.source}: ${d.remaining}`);
+    for (const d of Object.values(c.drains)) {
+      lines.push(`  ${d.kind} on ${d.source}: ${d.byRecords ? 'unknown number, by one bulk move (the instance does not expose their storage; verified by move records)' : d.remaining}`);
+    }
     if (Object.keys(c.drains).length === 0) for (const p of kinds) lines.push(`  ${p.kind}: ${p.total}`);
     const total = kinds.reduce((a, p) => a + p.total - p.done - p.quarantined, 0);
     if (input.estimate) {
@@ -68,6 +70,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     }
     if (c.verification) {
       lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
+      lines.push(...recordsLines(c.verification.perKindAndSource));
       for (const p of c.verification.problems) lines.push(`  ${p}`);
     } else if (!c.verify) {
       lines.push('', 'Verification: skipped (plan: verify false)');
@@ -85,6 +88,20 @@ export function renderFinalReport(input: FinalReportInput): string {
   if (input.logFile) lines.push(`Log: ${input.logFile}`);
   if (input.state === 'failed') lines.push('Fix the cause and run the same command again: the run resumes from its checkpoint.');
   return `${lines.join('\n')}\n`;
+}
+
+/** Entries verified by move records, said plainly: no listing proved them. */
+function recordsLines(perKindAndSource: unknown): string[] {
+  if (!Array.isArray(perKindAndSource)) return [];
+  const out: string[] = [];
+  for (const raw of perKindAndSource as { by?: string; kind?: string; source?: string; moved?: number; quarantined?: number }[]) {
+    if (raw?.by !== 'records') continue;
+    out.push(
+      `  ${raw.kind} on ${raw.source}: verified by move records, not by a listing, because the instance does not expose the storage of ${raw.kind} ` +
+        `(${raw.moved ?? 0} moved, ${raw.quarantined ?? 0} quarantined)`,
+    );
+  }
+  return out;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import type { AnyActorLogic } from 'xstate';
 import type { ActorDeps } from '../actors/types.js';
-import type { DrainInput, DrainOutput, GeoOutput, PreflightOutput, StoragesOutput, VerifyOutput, WeightsOutput } from '../machine/types.js';
+import type { DrainInput, DrainOutput, GeoOutput, PreflightOutput, StoragesOutput, VerifyInput, VerifyOutput, WeightsOutput } from '../machine/types.js';
 
 /** One function per actor the machine names, each taking the run's dependencies and the invoke input. */
 export interface RunActors {
@@ -18,7 +18,7 @@ export interface RunActors {
   readWeights(deps: ActorDeps): Promise<Record<string, number>>;
   weights(deps: ActorDeps, input: { previous: Record<string, number> }): Promise<WeightsOutput>;
   drain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput>;
-  verify(deps: ActorDeps): Promise<VerifyOutput>;
+  verify(deps: ActorDeps, input: VerifyInput): Promise<VerifyOutput>;
   geo(deps: ActorDeps): Promise<GeoOutput>;
 }
 
@@ -64,7 +64,7 @@ export function createEffects(actors: RunActors, deps: ActorDeps, log: Logger): 
     readWeights: effect('readWeights', () => actors.readWeights(deps)),
     weights: effect('weights', (i: { previous: Record<string, number> }) => actors.weights(deps, i)),
     drain: effect('drain', (i: DrainInput) => actors.drain(deps, i)),
-    verify: effect('verify', () => actors.verify(deps)),
+    verify: effect('verify', (i: VerifyInput) => actors.verify(deps, i)),
     geo: effect('geo', () => actors.geo(deps)),
   };
   return {

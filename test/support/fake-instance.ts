@@ -6,7 +6,7 @@
  */
 import { ApiAmbiguousError, ApiHttpError, ApiNotFoundError } from '../../src/api/errors.js';
 import { listKeysetIsolating, listOffsetIsolating } from '../../src/api/listing.js';
-import type { InstanceApi, InstanceVersion, ItemRecord, ListItemsOptions, MovePage, MoveRecord, ScheduleResult } from '../../src/api/types.js';
+import type { InstanceApi, InstanceVersion, ItemRecord, KindAccess, ListItemsOptions, MovePage, MoveRecord, ScheduleResult } from '../../src/api/types.js';
 import type { Clock } from '../../src/time/clock.js';
 import type { Kind } from '../../src/plan/types.js';
 
@@ -211,6 +211,15 @@ export class FakeInstance implements InstanceApi {
   async version(): Promise<InstanceVersion> {
     this.req('version');
     return { version: '17.11.0', enterprise: this.opts.enterprise === undefined ? true : this.opts.enterprise };
+  }
+  async kindAccess(kind: Kind, enterprise: boolean | null): Promise<KindAccess> {
+    this.req('kindAccess');
+    if (kind === 'projects') return { mode: 'listing', reason: null };
+    if (kind === 'groups' && this.opts.groupMoves === false) return { mode: 'unsupported', reason: 'no group repository storage moves (fake)' };
+    const any = [...this.items.values()].some((i) => i.kind === kind);
+    if (!any) return enterprise === false ? { mode: 'records', reason: 'Community Edition (fake)' } : { mode: 'listing', reason: null };
+    if (!this.exposes(kind) || this.opts.ignoreFilter) return { mode: 'records', reason: 'storage not exposed (fake)' };
+    return { mode: 'listing', reason: null };
   }
   async currentUser() {
     this.req('currentUser');

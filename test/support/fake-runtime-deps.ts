@@ -4,9 +4,9 @@
  */
 import pino from 'pino';
 import type { Logger } from 'pino';
-import type { GeoSite, InstanceApi, MoveRecord, Readiness, TokenInfo } from '../../src/api/types.js';
+import type { GeoSite, InstanceApi, KindAccessMode, MoveRecord, Readiness, TokenInfo } from '../../src/api/types.js';
 import type { Clock } from '../../src/time/clock.js';
-import type { Plan } from '../../src/plan/types.js';
+import type { Kind, Plan } from '../../src/plan/types.js';
 
 export interface FakeApiState {
   version: string;
@@ -26,6 +26,8 @@ export interface FakeApiState {
   adminError?: Error;
   /** Thrown by the readiness probe (e.g. a 404 outside the monitoring allowlist). */
   readinessError?: Error;
+  /** What the pre-flight probe says per kind (absent: listing). */
+  access?: Partial<Record<Kind, KindAccessMode>>;
   calls: string[];
   mutating: number;
 }
@@ -56,6 +58,7 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
     state,
     async version() { call('version'); return { version: state.version, enterprise: true }; },
     async currentUser() { call('currentUser'); return state.user; },
+    async kindAccess(kind) { call('kindAccess'); return { mode: state.access?.[kind] ?? 'listing', reason: state.access?.[kind] ? `${kind}: fake probe` : null }; },
     async inspectToken() {
       call('inspectToken');
       if (state.adminError) throw state.adminError;

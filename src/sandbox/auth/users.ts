@@ -8,7 +8,7 @@
  *   `validate_current_authenticated_job` does.
  * - GET /user shows UserWithAdmin's fields (`is_admin` ...) to every administrator, Admin Mode or
  *   not (GitLab's `current_user.admin?`); under sudo they follow the impersonated user.
- * - `enterprise` in /version is true for premium and ultimate (an EE build), false for free.
+ * - `enterprise` in /version and /metadata is GitLab's `Gitlab.ee?`: true for every EE build (licensed or not), false on CE.
  * - `search` on /users matches part of a username or name; only administrators also find a user
  *   by the whole email address (GitLab searches private emails for admins only), so nobody else
  *   can probe for addresses.
@@ -147,7 +147,7 @@ function version(ctx: RequestContext): Reply {
       version: config.version,
       revision: revisionOf(config.version),
       kas: { enabled: false, externalUrl: null, externalK8sProxyUrl: null, version: null },
-      enterprise: config.tier !== 'free',
+      enterprise: (config as { edition?: string }).edition !== 'ce',
     },
   };
 }
