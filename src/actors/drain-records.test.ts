@@ -88,6 +88,9 @@ describe('drain by move records (storage not exposed)', () => {
     for (const id of range(1, 20)) expect(h.fake.movesOf('snippets', id).filter((m) => m.state === 'finished')).toHaveLength(1);
     expect(h.fake.violations).toEqual([]);
     expect(h.store.getBulk('snippets', 'nfs-1')?.confirmedAt).not.toBeNull();
+    // The resumed invocation follows the interrupted job instead of posting again, and does not
+    // count that half-seen sweep as confirmation: one more bulk POST confirms.
+    expect(h.fake.bulkPosts).toBe(2);
   });
 
   it('verification fails while no sweep has confirmed the source', async () => {
