@@ -163,3 +163,45 @@ describe('conformance with @gitbeaker/rest', () => {
     });
   });
 });
+
+describe('conformance with @gitbeaker/rest: a Community Edition instance (issue 13)', () => {
+  let sb: RunningSandbox;
+  let api: Api;
+  beforeAll(async () => {
+    const s = seed();
+    s.instance = { ...s.instance, edition: 'ce', tier: 'free' };
+    // CE has no hidden projects: keep only the plain ones and a pending-delete project.
+    s.inventory.projects = (s.inventory.projects ?? []).filter((p) => !('hidden' in p));
+    sb = await startSandbox({ seed: s, moveDurationMs: 30 });
+    api = new Gitlab({ host: sb.url, token: ADMIN });
+  });
+  afterAll(async () => {
+    await sb.close();
+  });
+
+  it('says it is not enterprise in /metadata', async () => {
+    expect(await api.Metadata.show()).toMatchObject({ enterprise: false });
+  });
+
+  it('shows a snippet without repository_storage, even to an administrator', async () => {
+    // gitbeaker has no call for GET /snippets/all; the single snippet shows the same entity.
+    const snippet = (await api.Snippets.show(1)) as Json;
+    expect(snippet).toMatchObject({ id: 1 });
+    expect(snippet).not.toHaveProperty('repository_storage');
+  });
+
+  it('has no group repository storage moves', async () => {
+    await expect(api.GroupRepositoryStorageMoves.all()).rejects.toThrow('404');
+  });
+
+  it('moves a whole storage of snippets in bulk, and the move records name each snippet', async () => {
+    await api.SnippetRepositoryStorageMoves.schedule('nfs-1', { destinationStorageName: 'cluster' } as never);
+    const moves = await until(
+      async () => (await api.SnippetRepositoryStorageMoves.all()) as Json[],
+      (ms) => ms.length === 4 && ms.every((m) => FINAL.includes(String(m.state))),
+    );
+    expect(moves.map((m) => (m.snippet as Json).id).sort()).toEqual([1, 2, 3, 4]);
+    expect(moves.every((m) => m.source_storage_name === 'nfs-1' && m.destination_storage_name === 'cluster')).toBe(true);
+  });
+});
+
