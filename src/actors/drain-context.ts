@@ -78,6 +78,19 @@ export function currentCap(ctx: DrainCtx): { cap: number; control: RunControl } 
   return { cap: control.paused ? 0 : (control.concurrency ?? ctx.deps.plan.move.concurrency), control };
 }
 
+/**
+ * The cap for this turn of the scheduling loop: `currentCap` (the operator's ceiling), lowered by
+ * the gate (0 outside every maintenance window; the throttle's cap under load). Nothing in flight
+ * is affected: a cap below the moves in flight only stops new ones.
+ */
+export async function allowedCap(ctx: DrainCtx): Promise<{ cap: number; control: RunControl; waitingUntil: number | null }> {
+  const { cap: ceiling, control } = currentCap(ctx);
+  const gate = ctx.deps.gate;
+  if (!gate || ceiling <= 0) return { cap: ceiling, control, waitingUntil: null };
+  const d = await gate.decide(ceiling, ctx.deps.clock.now());
+  return { cap: d.cap, control, waitingUntil: d.waitingUntil };
+}
+
 /** Logs a live override when the loop first sees it (or sees it change); returns the new key. */
 export function noteControl(ctx: DrainCtx, control: RunControl, cap: number, seen: string | null): string {
   const key = `${control.paused}:${control.concurrency}`;
@@ -88,13 +101,16 @@ export function noteControl(ctx: DrainCtx, control: RunControl, cap: number, see
   return key;
 }
 
-/** Bulk mode: the one bulk POST waits while the run is paused (checked once per poll interval). */
+/**
+ * Bulk POSTs wait while the run is paused or outside every maintenance window (checked once per
+ * poll interval).
+ */
 export async function waitWhilePaused(ctx: DrainCtx): Promise<void> {
   let seen: string | null = null;
   for (;;) {
-    const { cap, control } = currentCap(ctx);
+    const { cap, control } = await allowedCap(ctx);
     seen = noteControl(ctx, control, cap, seen);
-    if (!control.paused) return;
+    if (!control.paused && cap > 0) return;
     throwIfAborted(ctx);
     await waitUntil(ctx, ctx.deps.clock.now() + ctx.deps.plan.poll.intervalMs);
   }

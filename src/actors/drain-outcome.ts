@@ -89,6 +89,9 @@ export function applyMove(ctx: DrainCtx, row: ItemRow, move: MoveRecord, since: 
     }
     return false;
   }
+  // The throttle learns from every ended move: failures, and durations drifting upwards.
+  const seenFrom = row.runningAt ?? row.scheduledAt;
+  deps.gate?.noteMove(move.state === 'failed', seenFrom !== null && seenFrom !== undefined ? now - seenFrom : null);
   if (move.state === 'finished') {
     store.markMoved(kind, row.id, move.id, move.state, now, null);
     event(ctx, 'move.finished', { id: row.id, moveId: move.id });

@@ -8,7 +8,7 @@
  */
 import type { DrainInput, DrainOutput } from '../machine/types.js';
 import { newestMoveId, runBulkPhase } from './drain-bulk.js';
-import { createDrainCtx, currentCap, event, noteControl, throwIfAborted, waitUntil, waitUntilOr, waitWhilePaused } from './drain-context.js';
+import { allowedCap, createDrainCtx, event, noteControl, throwIfAborted, waitUntil, waitUntilOr, waitWhilePaused } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 import { pollInFlight, recheckStuck, trackedKinds } from './drain-poll.js';
 import { scheduleBatch } from './drain-schedule.js';
@@ -55,7 +55,7 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<v
       if (failed) throw (failed as { err: unknown }).err;
       listing?.check();
       throwIfAborted(ctx);
-      const { cap, control } = currentCap(ctx);
+      const { cap, control } = await allowedCap(ctx);
       controlSeen = noteControl(ctx, control, cap, controlSeen);
       let free = cap - store.countInFlight();
       if (free > 0) {

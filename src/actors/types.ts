@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { InstanceApi } from '../api/types.js';
 import type { Plan } from '../plan/types.js';
+import type { SchedulingGate } from '../schedule/gate.js';
 import type { ActorStore } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 
@@ -21,4 +22,6 @@ export interface ActorDeps {
   dryRun: boolean;
   /** Called when item-level progress changed, for the live progress line (cheap; may be throttled). */
   onProgress?: () => void;
+  /** Maintenance windows and the load-aware throttle (absent: the operator's cap alone). */
+  gate?: SchedulingGate;
 }

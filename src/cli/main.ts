@@ -94,6 +94,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--dry-run', 'read-only rehearsal: nothing is changed on the instance', false)
     .option('--accept-plan-change', 'resume even though the plan changed since the checkpoint', false)
     .option('--retry-quarantined', 'give quarantined items another retry.max_attempts tries (after fixing them on the instance)', false)
+    .option('--ignore-schedule', 'emergencies: schedule outside the plan\'s maintenance windows (logged in the audit events)', false)
     .action(async (plan: string, opts) => {
       const { runRunCommand } = await import('./run.js');
       setExit(await runRunCommand({ plan, ...opts }, ctx));

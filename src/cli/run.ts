@@ -1,5 +1,5 @@
 /**
- * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change] [--retry-quarantined]`: runs
+ * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change] [--retry-quarantined] [--ignore-schedule]`: runs
  * or resumes the plan, prints the final report and maps the run's outcome to an exit code:
  * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
  * 4 refused (lock held, plan changed), 130 interrupted with the checkpoint saved.
@@ -15,7 +15,7 @@ import { ArgsError } from './errors.js';
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = { done: EXIT.ok, doneWithQuarantine: EXIT.quarantined, failed: EXIT.failed };
 
 export async function runRunCommand(
-  opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean },
+  opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean; ignoreSchedule?: boolean },
   ctx: CommandContext,
 ): Promise<number> {
   if (opts.retryQuarantined && opts.dryRun) {
@@ -27,6 +27,7 @@ export async function runRunCommand(
     dryRun: opts.dryRun,
     acceptPlanChange: opts.acceptPlanChange,
     retryQuarantined: opts.retryQuarantined,
+    ignoreSchedule: opts.ignoreSchedule ?? false,
     env: ctx.env,
     cwd: ctx.cwd,
     signal: ctx.signal,

@@ -8,6 +8,7 @@ import { isScalar } from 'yaml';
 import { readCredentials } from './credentials.js';
 import { formatPlanDuration } from './durations.js';
 import { boolean, duration, integer, readEnum } from './fields.js';
+import { readSchedule, readThrottle } from './schedule-fields.js';
 import type { Entry, Reader } from './reader.js';
 import type { Credentials, Kind, MoveMode, Plan } from './types.js';
 import { KINDS } from './types.js';
@@ -28,7 +29,7 @@ export const DEFAULTS = {
   geoResync: false,
 } as const;
 
-const TOP = ['version', 'name', 'instance', 'move', 'weights', 'poll', 'retry', 'verify', 'geo'];
+const TOP = ['version', 'name', 'instance', 'move', 'weights', 'poll', 'retry', 'verify', 'geo', 'schedule', 'throttle'];
 const INSTANCE = ['url', 'token', 'token_file', 'oauth', 'sudo', 'timeout'];
 const MOVE = ['from', 'to', 'kinds', 'mode', 'concurrency'];
 const POLL = ['interval', 'stuck_scheduled_after', 'stuck_running_after', 'stuck_running_per_gb', 'stuck_after'];
@@ -175,6 +176,11 @@ export function readPlanTree(r: Reader, root: Node | null): SchemaResult {
     verify: boolean(r, get(top, 'verify'), 'verify', DEFAULTS.verify, invalid),
     geo: { resync: boolean(r, get(geo, 'resync'), 'geo.resync', DEFAULTS.geoResync, invalid) },
   };
+  // Absent sections stay absent, so the hash of a plan without them is what it always was.
+  const schedule = readSchedule(r, get(top, 'schedule'), invalid);
+  if (schedule) plan.schedule = schedule;
+  const throttle = top.has('throttle') ? readThrottle(r, get(top, 'throttle'), invalid) : null;
+  if (throttle) plan.throttle = throttle;
   return { plan, planWeights, invalid };
 }
 

@@ -22,6 +22,31 @@ export type Credentials =
       redirectUri: string;
     };
 
+/** The plan's `throttle:` section, normalised (durations in ms); see src/schedule/gate.ts. */
+export interface ThrottlePlan {
+  /** p90 API latency above this lowers the cap. */
+  latencyP90Ms: number;
+  /** Failed moves / ended moves, over recent outcomes. */
+  maxFailureRate: number;
+  /** 429 answers / answers, over recent responses. */
+  max429Rate: number;
+  /** Median duration of recent moves over the median of the first ones: above this, Gitaly is slowing down. */
+  durationDrift: number;
+  /** How often `/-/readiness` is read for the sources' and the destination's health. */
+  healthEveryMs: number;
+  /** Time without a bad signal before the cap grows by one. */
+  increaseEveryMs: number;
+  /** The factor a bad signal multiplies the cap by. */
+  decrease: number;
+}
+
+/** `schedule:`: maintenance windows in an IANA zone (src/schedule/windows.ts). */
+export interface PlanSchedule {
+  timezone: string;
+  /** As written, each already checked by the loader. */
+  windows: string[];
+}
+
 export interface Plan {
   version: 1;
   /** Names the checkpoint: state/<name>.db unless --state. */
@@ -69,4 +94,8 @@ export interface Plan {
   };
   verify: boolean;
   geo: { resync: boolean };
+  /** Maintenance windows: nothing new is scheduled outside them (absent or null: always). */
+  schedule?: PlanSchedule | null;
+  /** Load-aware cap under the operator's (absent or null: off). */
+  throttle?: ThrottlePlan | null;
 }

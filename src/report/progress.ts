@@ -2,6 +2,8 @@
  * The live progress output: on a TTY one line redrawn in place (at most 4 times a second); otherwise
  * a summary line every 10 seconds, so CI logs stay readable.
  */
+import type { GateDecision } from '../schedule/gate.js';
+import { formatWindowTime } from '../schedule/windows.js';
 import type { StatusSummary } from '../store/types.js';
 import { formatApproxDuration, progressByKind, rateAndEta } from './summary.js';
 
@@ -10,6 +12,10 @@ export interface ProgressView {
   step: string;
   summary: StatusSummary;
   elapsedMs: number;
+  /** The scheduling gate's last decision (windows, throttle), when the plan has one. */
+  gate?: GateDecision | null;
+  /** The plan's schedule zone, for the next window's time. */
+  timezone?: string;
 }
 
 /** One line: the step, each kind's done/total, in flight, failed and retrying, quarantined; the rate and the ETA. */
@@ -27,7 +33,16 @@ export function renderProgressLine(view: ProgressView): string {
     .join(', ');
   const rate = rateAndEta(view.summary, view.elapsedMs);
   const control = view.summary.control;
-  const override = control?.paused ? ' PAUSED' : control?.concurrency != null ? ` (cap ${control.concurrency})` : '';
+  const g = view.gate;
+  const override = control?.paused
+    ? ' PAUSED'
+    : g?.waitingUntil != null
+      ? ` WAITING for the next window (${formatWindowTime(g.waitingUntil, view.timezone ?? 'UTC')})`
+      : g && g.reason !== null
+        ? ` (cap ${g.cap}: ${g.reason})`
+        : control?.concurrency != null
+          ? ` (cap ${control.concurrency})`
+          : '';
   // Rate and ETA before the per-kind counts: a narrow terminal cuts the end of the line.
   return `[${formatApproxDuration(view.elapsedMs)}] ${view.step}${override} | ${Math.round(rate.perMinute)} moves/min, ETA ${formatApproxDuration(rate.etaMs)}${kinds ? ` | ${kinds}` : ''}`;
 }

@@ -45,6 +45,41 @@ export interface StatusReport {
   previousWeights: Record<string, number> | null;
   /** The operator's live overrides (`shardmove control`) and the plan's own cap. */
   control: RunControl & { planConcurrency: number | null };
+  /**
+   * The scheduling gate's last change (maintenance windows, throttle), from the audit events: what
+   * caps the run now and why; null when the run has neither.
+   */
+  gate: GateView | null;
+}
+
+/** The last `window.opened`, `window.closed` or `throttle.cap` event. */
+export interface GateView {
+  type: string;
+  at: number;
+  cap: number | null;
+  ceiling: number | null;
+  reason: string | null;
+  /** window.closed: when the next window opens. */
+  nextOpenAt: number | null;
+}
+
+/** The audit events that describe the gate, newest wins. */
+export const GATE_EVENTS = ['window.opened', 'window.closed', 'throttle.cap'] as const;
+
+/** The gate view from its last event's data. */
+export function gateView(e: { type: string; at: number; data: Record<string, unknown> } | null): GateView | null {
+  if (!e) return null;
+  const num = (v: unknown) => (typeof v === 'number' ? v : null);
+  return { type: e.type, at: e.at, cap: num(e.data['cap']), ceiling: num(e.data['ceiling']), reason: typeof e.data['reason'] === 'string' ? e.data['reason'] : null, nextOpenAt: num(e.data['nextOpenAt']) };
+}
+
+function describeGate(g: GateView): string {
+  if (g.type === 'window.closed') {
+    const until = g.nextOpenAt === null ? 'a window opens' : new Date(g.nextOpenAt).toISOString();
+    return g.cap === 0 ? `WAITING: outside every maintenance window; nothing new is scheduled until ${until}` : `outside every maintenance window, scheduling anyway (${g.reason ?? ''})`;
+  }
+  if (g.type === 'window.opened') return `inside a maintenance window since ${new Date(g.at).toISOString()}`;
+  return `throttle: cap ${g.cap ?? '?'} of ${g.ceiling ?? '?'}${g.reason ? `: ${g.reason}` : ''} (since ${new Date(g.at).toISOString()})`;
 }
 
 /** Live, interrupted or ended: a live lock holder wins (a resumed run starts from an old final snapshot). */
@@ -63,6 +98,7 @@ export function buildStatusReport(
   lock: LockView | null = null,
   /** The plan's `move.concurrency`, when the caller loaded the plan (the checkpoint does not keep it). */
   planConcurrency: number | null = null,
+  gate: GateView | null = null,
 ): StatusReport {
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
@@ -90,6 +126,7 @@ export function buildStatusReport(
     warnings: c?.warnings ?? [],
     previousWeights: c?.previousWeights ?? null,
     control: { ...(summary.control ?? NO_CONTROL), planConcurrency },
+    gate,
   };
 }
 
@@ -111,6 +148,7 @@ export function renderStatus(r: StatusReport): string {
   else if (r.state === 'interrupted') lines.push('  interrupted: no process is running it; `run` again to continue');
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
   if (r.control.paused || r.control.concurrency !== null) lines.push(`  control: ${describeControl(r.control)}`);
+  if (r.gate && r.state === 'running') lines.push(`  ${describeGate(r.gate)}`);
   lines.push(`  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${formatApproxDuration(r.etaMs)}`);
   if (r.kinds.length > 0) {
     lines.push('', 'By kind:');

@@ -17,6 +17,7 @@ import { startProgress } from '../report/progress.js';
 import { rateAndEta } from '../report/summary.js';
 import type { CheckpointStore } from '../store/types.js';
 import { createEffects } from './effects.js';
+import type { SchedulingGate } from '../schedule/gate.js';
 import { INTERNAL, RuntimeError } from './errors.js';
 import type { SecretSet } from './logger.js';
 import { tokenOutlivedWarning } from './token-deadline.js';
@@ -38,6 +39,8 @@ export interface DriveArgs {
   secrets: SecretSet;
   input: RunInput;
   snapshot: Snapshot<unknown> | undefined;
+  /** Maintenance windows and throttle, when the plan has them. */
+  gate?: SchedulingGate | undefined;
 }
 
 /** Runs the machine until it is final or interrupted. Throws INTERNAL if it stops in a non-final state. */
@@ -45,7 +48,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const { opts, services, plan, store, log } = a;
   const clock = services.clock;
   const startedAt = clock.now();
-  const deps: ActorDeps = { api: a.api, store, plan, clock, log, signal: opts.signal, dryRun: opts.dryRun };
+  const deps: ActorDeps = { api: a.api, store, plan, clock, log, signal: opts.signal, dryRun: opts.dryRun, ...(a.gate ? { gate: a.gate } : {}) };
   const effects = createEffects(services.actors, deps, log);
 
   const actor = createActor(runMachine.provide({ actors: effects.logic }), a.snapshot ? { snapshot: a.snapshot, input: a.input } : { input: a.input });
@@ -65,7 +68,13 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const persist = () => {
     store.saveRun({ planName: plan.name, planHash: a.hash, machineVersion: MACHINE_VERSION, snapshot: actor.getPersistedSnapshot() });
   };
-  const progress = startProgress(opts.stdout, () => ({ step: stepLabel(actor.getSnapshot().context), summary: store.summary(clock.now()), elapsedMs: clock.now() - startedAt }));
+  const progress = startProgress(opts.stdout, () => ({
+    step: stepLabel(actor.getSnapshot().context),
+    summary: store.summary(clock.now()),
+    elapsedMs: clock.now() - startedAt,
+    gate: a.gate?.last() ?? null,
+    timezone: plan.schedule?.timezone ?? 'UTC',
+  }));
   deps.onProgress = () => progress.poke();
 
   let resolveFinal: (v: 'final') => void = () => undefined;

@@ -14,6 +14,10 @@ import type { RunInput } from '../machine/types.js';
 import { formatProblem } from '../plan/errors.js';
 import type { Plan } from '../plan/types.js';
 import type { CheckpointStore, RunControl } from '../store/types.js';
+import type { Clock } from '../time/clock.js';
+import { createGate, scheduleOf } from '../schedule/gate.js';
+import type { SchedulingGate } from '../schedule/gate.js';
+import { formatWindowTime, nextChange, openWindow } from '../schedule/windows.js';
 import { createAuditBuffer } from './audit.js';
 import { driveMachine } from './drive.js';
 import { createRunLogger, SecretSet } from './logger.js';
@@ -61,12 +65,15 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     const earlyWarnings = oauth.warning ? [oauth.warning] : [];
     // Also said now, not only in the final report: the operator can still switch to token files.
     for (const w of earlyWarnings) opts.stderr.write(`warning: ${w}\n`);
+    let gate: SchedulingGate | undefined;
     const onResponse = (e: RequestEvent) => {
       log.debug({ http: e }, 'http');
+      gate?.noteResponse(e.status, e.durationMs);
       // The event log keeps every mutating request (the audit trail), reads only in the debug log.
       if (e.mutating) audit.add('http.mutating', { ...e }, services.clock.now());
     };
     api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh: oauth.onRefresh, onResponse });
+    if (!opts.dryRun) gate = startGate(plan, api, store, opts, services.clock, log);
     const input: RunInput = {
       sources: plan.move.from,
       destination: plan.move.to,
@@ -78,7 +85,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       previousWeights: start.previousWeights,
       startedAt: services.clock.now(),
     };
-    return await driveMachine({ opts, services, plan, hash, store, api, log, logFile, secrets, input, snapshot: start.snapshot });
+    return await driveMachine({ opts, services, plan, hash, store, api, log, logFile, secrets, input, snapshot: start.snapshot, gate });
   } finally {
     await api?.close().catch(() => undefined);
     audit.flush();
@@ -86,6 +93,34 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     store.close();
     log.flush();
   }
+}
+
+/**
+ * The run's scheduling gate, when the plan has windows or a throttle. Every change of window or cap
+ * is an audit event with its reason; a run started outside every window says so at once.
+ */
+function startGate(plan: Plan, api: InstanceApi, store: CheckpointStore, opts: RunOptions, clock: Clock, log: Logger): SchedulingGate | undefined {
+  const schedule = scheduleOf(plan);
+  const now = clock.now();
+  if (!schedule && !plan.throttle) return undefined;
+  if (opts.ignoreSchedule && schedule) {
+    store.appendEvent('schedule.ignored', { windows: plan.schedule?.windows ?? [], timezone: schedule.timezone }, now);
+    log.warn({ windows: plan.schedule?.windows }, '--ignore-schedule: maintenance windows are not enforced');
+    opts.stderr.write('warning: --ignore-schedule: moves are scheduled outside the maintenance windows (logged in the audit events)\n');
+  } else if (schedule && openWindow(schedule, now) === null) {
+    const next = nextChange(schedule, now);
+    opts.stderr.write(`note: outside every maintenance window; nothing is scheduled until ${next === null ? 'a window opens' : formatWindowTime(next, schedule.timezone)}\n`);
+  }
+  return createGate({
+    plan,
+    api,
+    ignoreSchedule: opts.ignoreSchedule ?? false,
+    onChange: (c) => {
+      const at = clock.now();
+      store.appendEvent(c.type, { cap: c.cap, ceiling: c.ceiling, reason: c.reason, ...(c.nextOpenAt !== undefined ? { nextOpenAt: c.nextOpenAt } : {}) }, at);
+      log.info({ ...c }, c.type === 'throttle.cap' ? 'throttle changed the cap' : c.type === 'window.opened' ? 'maintenance window opened' : 'maintenance window closed');
+    },
+  });
 }
 
 function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {

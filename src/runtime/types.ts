@@ -53,6 +53,8 @@ export interface RunOptions {
   acceptPlanChange: boolean;
   /** Give quarantined items (not those stuck on a running move) another retry.max_attempts tries. */
   retryQuarantined?: boolean;
+  /** Schedule outside the plan's maintenance windows (emergencies; logged in the audit events). */
+  ignoreSchedule?: boolean;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   signal: AbortSignal;

@@ -131,6 +131,21 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     }));
   }
 
+  /**
+   * The newest event of one of `types` among the last `window` events (for `status`: the gate's
+   * state). Bounded, so a checkpoint with millions of events and none of these answers quickly.
+   */
+  lastEventOf(types: readonly string[], window = 1_000_000): { seq: number; at: number; type: string; data: Record<string, unknown> } | null {
+    if (types.length === 0) return null;
+    const row = this.db
+      .prepare(
+        `SELECT seq, at, type, data FROM events WHERE seq > (SELECT coalesce(max(seq), 0) FROM events) - ? AND type IN (${types.map(() => '?').join(', ')})
+         ORDER BY seq DESC LIMIT 1`,
+      )
+      .get(window, ...types) as { seq: number; at: number; type: string; data: string } | undefined;
+    return row ? { ...row, data: JSON.parse(row.data) as Record<string, unknown> } : null;
+  }
+
   summary(now: number): StatusSummary {
     const counts = this.r.counts.all() as { kind: Kind; source: string; state: string; n: number }[];
     const quarantined = (

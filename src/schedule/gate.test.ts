@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import { createFakeApi } from '../../test/support/fake-runtime-deps.js';
+import { testPlan } from '../../test/support/drain-harness.js';
+import { PlanError } from '../plan/errors.js';
+import { parsePlanText } from '../plan/load.js';
+import type { Plan } from '../plan/types.js';
+import { THROTTLE_DEFAULTS, createGate } from './gate.js';
+import type { GateChange } from './gate.js';
+
+const PLAN = `version: 1
+name: nightly
+instance:
+  url: https://gitlab.example.com
+  token: \${GITLAB_TOKEN}
+move:
+  from: [nfs-1]
+  to: cluster
+`;
+const parse = (extra: string) => parsePlanText(PLAN + extra, 'plan.yaml', { env: { GITLAB_TOKEN: 'glpat-Zx8Kd2mQpL0vZ7rT4yWnB' }, baseDir: '/p', readFile: () => undefined });
+function problems(extra: string): string[] {
+  try {
+    parse(extra);
+  } catch (err) {
+    expect(err).toBeInstanceOf(PlanError);
+    return (err as PlanError).problems.map((p) => `${p.line}:${p.col} ${p.path} ${p.message}`);
+  }
+  throw new Error('expected a PlanError');
+}
+
+describe('plan: schedule and throttle sections', () => {
+  it('reads windows in a zone, and a throttle with defaults filled in', () => {
+    const { plan } = parse('schedule:\n  timezone: Europe/Berlin\n  windows: ["Mon-Fri 22:00-06:00", "Sat 00:00-Mon 00:00"]\nthrottle:\n  latency_p90: 1500ms\n');
+    expect(plan.schedule).toEqual({ timezone: 'Europe/Berlin', windows: ['Mon-Fri 22:00-06:00', 'Sat 00:00-Mon 00:00'] });
+    expect(plan.throttle).toEqual({ ...THROTTLE_DEFAULTS, latencyP90Ms: 1500 });
+  });
+
+  it('leaves both absent when the plan has neither, and defaults UTC', () => {
+    expect(parse('').plan).not.toHaveProperty('schedule');
+    expect(parse('').plan).not.toHaveProperty('throttle');
+    expect(parse('schedule:\n  windows: ["daily 01:00-03:00"]\n').plan.schedule?.timezone).toBe('UTC');
+  });
+
+  it('names each bad window, zone and throttle value at its line:col', () => {
+    expect(problems('schedule:\n  timezone: Mars/Olympus\n  windows: ["Mon-Fri 22:00-06:00", "Weekdays 9-5"]\nthrottle:\n  decrease: 2\n  latency_p90: 3\n')).toEqual([
+      '10:13 schedule.timezone "Mars/Olympus" is not an IANA time zone this system knows (e.g. Europe/Berlin, America/New_York, UTC)',
+      expect.stringMatching(/^11:36 schedule\.windows\[1\] "Weekdays 9-5" is not a window: write "Mon-Fri 22:00-06:00"/),
+      '13:13 throttle.decrease expected a number from 0.05 to 0.95',
+      '14:16 throttle.latency_p90 a bare number is ambiguous; write a unit, e.g. "3s" or "3ms"',
+    ]);
+  });
+
+  it('refuses a schedule without windows and unknown fields', () => {
+    expect(problems('schedule:\n  timezone: UTC\n').join('\n')).toMatch(/schedule\.windows list at least one window/);
+    expect(problems('throttle:\n  latency: 2s\n').join('\n')).toMatch(/throttle\.latency/);
+  });
+});
+
+function throttled(over: Partial<Plan> = {}): Plan {
+  return { ...testPlan({ move: { concurrency: 16 }, poll: { intervalMs: 1000 } }), throttle: { ...THROTTLE_DEFAULTS, increaseEveryMs: 10_000 }, ...over };
+}
+
+describe('throttle: additive increase, multiplicative decrease', () => {
+  it('halves the cap on slow answers, at most once per poll interval, and grows it back by one per increase_every', async () => {
+    const changes: GateChange[] = [];
+    const gate = createGate({ plan: throttled(), api: createFakeApi(), onChange: (c) => changes.push(c) });
+    let now = 1_000_000;
+    expect((await gate.decide(16, now)).cap).toBe(16);
+    for (let i = 0; i < 20; i++) gate.noteResponse(200, 5_000);
+    expect((await gate.decide(16, (now += 100))).cap).toBe(8);
+    for (let i = 0; i < 20; i++) gate.noteResponse(200, 5_000);
+    // Within the same poll interval: no second cut.
+    expect((await gate.decide(16, (now += 100))).cap).toBe(8);
+    expect((await gate.decide(16, (now += 1_000))).cap).toBe(4);
+    expect(changes.at(-1)).toMatchObject({ type: 'throttle.cap', cap: 4, reason: expect.stringMatching(/latency p90 5000 ms above throttle.latency_p90 2000 ms/) });
+    // Healthy again: +1 per 10 s, never above the ceiling.
+    for (let i = 0; i < 50; i++) gate.noteResponse(200, 50);
+    const caps: number[] = [];
+    for (let i = 0; i < 30; i++) caps.push((await gate.decide(16, (now += 10_000))).cap);
+    expect(caps.slice(0, 3)).toEqual([5, 6, 7]);
+    expect(Math.max(...caps)).toBe(16);
+  });
+
+  it('never exceeds the operator ceiling, which can be lower than move.concurrency', async () => {
+    const gate = createGate({ plan: throttled(), api: createFakeApi() });
+    let now = 0;
+    for (let i = 0; i < 100; i++) expect((await gate.decide(3, (now += 60_000))).cap).toBeLessThanOrEqual(3);
+    expect((await gate.decide(16, (now += 60_000))).cap).toBeLessThanOrEqual(16);
+  });
+
+  it('pauses scheduling while a source or the destination is unhealthy in /-/readiness, and starts again at one', async () => {
+    const api = createFakeApi();
+    const gate = createGate({ plan: throttled(), api });
+    let now = 0;
+    expect((await gate.decide(16, now)).cap).toBe(16);
+    api.state.readiness = { status: 'ok', gitaly: [{ storage: 'cluster', ok: false, message: 'down' }, { storage: 'nfs-1', ok: true, message: null }] };
+    const paused = await gate.decide(16, (now += 31_000));
+    expect(paused).toMatchObject({ cap: 0, reason: expect.stringMatching(/Gitaly unhealthy in \/-\/readiness: cluster/) });
+    api.state.readiness = { status: 'ok', gitaly: [{ storage: 'cluster', ok: true, message: null }] };
+    expect((await gate.decide(16, (now += 31_000))).cap).toBe(1);
+  });
+
+  it('lowers the cap when moves fail or 429s pile up, and when moves slow down', async () => {
+    const fail = createGate({ plan: throttled(), api: createFakeApi() });
+    for (let i = 0; i < 20; i++) fail.noteMove(i % 2 === 0, 1000);
+    expect((await fail.decide(16, 0)).reason).toMatch(/50% of recent moves failed/);
+    const limited = createGate({ plan: throttled(), api: createFakeApi() });
+    for (let i = 0; i < 20; i++) limited.noteResponse(429, 10);
+    expect((await limited.decide(16, 0)).reason).toMatch(/answered 429/);
+    const slow = createGate({ plan: throttled(), api: createFakeApi() });
+    for (let i = 0; i < 50; i++) slow.noteMove(false, 1000);
+    for (let i = 0; i < 20; i++) slow.noteMove(false, 5000);
+    expect((await slow.decide(16, 0)).reason).toMatch(/5\.0x as long as the first ones/);
+  });
+
+  it('without a throttle or windows the cap is the ceiling and nothing is read', async () => {
+    const api = createFakeApi();
+    const gate = createGate({ plan: testPlan(), api });
+    expect(await gate.decide(7, 0)).toEqual({ cap: 7, reason: null, waitingUntil: null });
+    expect(api.state.calls).toEqual([]);
+  });
+});
+
+describe('windows in the gate', () => {
+  const plan = { ...testPlan(), schedule: { timezone: 'UTC', windows: ['Mon-Fri 22:00-06:00'] } };
+  it('is 0 outside every window and says when the next opens; full inside; events at each change', async () => {
+    const changes: GateChange[] = [];
+    const gate = createGate({ plan, api: createFakeApi(), onChange: (c) => changes.push(c) });
+    const sat = Date.parse('2026-11-28T12:00:00Z');
+    expect(await gate.decide(10, sat)).toEqual({ cap: 0, reason: 'outside every maintenance window', waitingUntil: Date.parse('2026-11-30T22:00:00Z') });
+    expect((await gate.decide(10, Date.parse('2026-11-30T22:00:00Z'))).cap).toBe(10);
+    expect(changes.map((c) => c.type)).toEqual(['window.closed', 'window.opened']);
+  });
+
+  it('--ignore-schedule schedules anyway and reports the window as ignored', async () => {
+    const changes: GateChange[] = [];
+    const gate = createGate({ plan, api: createFakeApi(), ignoreSchedule: true, onChange: (c) => changes.push(c) });
+    expect((await gate.decide(10, Date.parse('2026-11-28T12:00:00Z'))).cap).toBe(10);
+    expect(changes[0]).toMatchObject({ type: 'window.closed', reason: 'outside every window, but --ignore-schedule' });
+  });
+});
+
+describe('a drain under maintenance windows (fake clock)', () => {
+  it('schedules nothing outside a window, follows moves in flight to their end, and goes on when the next window opens', async () => {
+    const { createHarness, range } = await import('../../test/support/drain-harness.js');
+    const { runDrain } = await import('../actors/drain.js');
+    const plan = { ...testPlan({ move: { concurrency: 5, kinds: ['projects'] } }), schedule: { timezone: 'UTC', windows: ['Mon-Fri 22:00-06:00'] } };
+    const h = createHarness(plan);
+    h.clock.t = Date.parse('2026-12-01T05:59:45Z'); // Tuesday, 15 s before Monday night's window closes
+    h.fake.addItems('projects', 'nfs-1', range(1, 40));
+    const changes: GateChange[] = [];
+    h.deps.gate = createGate({ plan, api: h.fake, onChange: (c) => changes.push(c) });
+    const posts: number[] = [];
+    const pollsWhileClosed: number[] = [];
+    const closesAt = Date.parse('2026-12-01T06:00:00Z');
+    const opensAt = Date.parse('2026-12-01T22:00:00Z');
+    h.fake.onRequest = (name, mutating) => {
+      if (mutating && name === 'scheduleMove') posts.push(h.clock.now());
+      if (name === 'listMoves' && h.clock.now() >= closesAt && h.clock.now() < opensAt) pollsWhileClosed.push(h.clock.now());
+    };
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 40, quarantined: 0, remaining: 0 });
+    expect(posts.length).toBe(40);
+    // Every POST inside a window: before Tuesday 06:00, or from Tuesday 22:00 on.
+    expect(posts.filter((t) => t >= closesAt && t < opensAt)).toEqual([]);
+    expect(posts.some((t) => t < closesAt)).toBe(true);
+    expect(posts.some((t) => t >= opensAt)).toBe(true);
+    // The moves in flight at 06:00 were still polled to their end after the window closed.
+    expect(pollsWhileClosed.length).toBeGreaterThan(0);
+    expect(changes.map((c) => c.type)).toEqual(['window.opened', 'window.closed', 'window.opened']);
+    expect(h.fake.violations).toEqual([]);
+  });
+});
