@@ -7,6 +7,9 @@
 import { formatPlanDuration } from '../plan/durations.js';
 import { formatProblem } from '../plan/errors.js';
 import { loadPlan } from '../plan/load.js';
+import type { Plan } from '../plan/types.js';
+import { scheduleOf } from '../schedule/gate.js';
+import { formatWindowTime, openWindow, upcomingWindows } from '../schedule/windows.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 
@@ -18,8 +21,20 @@ export async function runValidateCommand(opts: { plan: string }, ctx: CommandCon
     `plan OK: ${plan.name}`,
     `  moves ${plan.move.kinds.join(', ')} from ${plan.move.from.join(', ')} to ${plan.move.to} (${pace}), ` +
       `polling every ${formatPlanDuration(plan.poll.intervalMs)}, up to ${plan.retry.maxAttempts} attempts per item`,
+    ...scheduleLines(plan, Date.now()),
+    ...(plan.throttle ? [`  throttle: on (cap lowered on Gitaly health, latency p90 above ${formatPlanDuration(plan.throttle.latencyP90Ms)}, failed moves, 429s, slowdowns)`] : []),
     ...warnings.map(formatProblem),
   ];
   ctx.stdout.write(`${lines.join('\n')}\n`);
   return EXIT.ok;
+}
+
+/** The plan's windows and when the next ones open (in the plan's zone). */
+export function scheduleLines(plan: Plan, now: number): string[] {
+  const schedule = scheduleOf(plan);
+  if (!schedule) return [];
+  const fmt = (ms: number | null) => (ms === null ? 'never' : formatWindowTime(ms, schedule.timezone));
+  const lines = [`  schedule: ${plan.schedule?.windows.join(', ')} (${schedule.timezone}); ${openWindow(schedule, now) ? 'inside a window now' : 'outside every window now'}`];
+  for (const w of upcomingWindows(schedule, now, 3)) lines.push(`    ${fmt(w.opens)} to ${fmt(w.closes)}`);
+  return lines;
 }

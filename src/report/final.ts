@@ -3,6 +3,8 @@
  * quarantined items with reasons, verification, previous and new weights, warnings; in a dry run,
  * the estimate and "nothing was changed". Pure text from data.
  */
+import type { Schedule } from '../schedule/windows.js';
+import { formatWindowTime, upcomingWindows } from '../schedule/windows.js';
 import type { GeoOutput, RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
@@ -21,6 +23,8 @@ export interface FinalReportInput {
   checkpointFile?: string;
   /** Warnings the runtime raised while running (e.g. the token expiring before the estimated end). */
   extraWarnings?: string[];
+  /** Dry run with maintenance windows: the windows and the moment the report is made. */
+  schedule?: { schedule: Schedule; now: number } | null;
 }
 
 const HEADLINE: Record<string, string> = {
@@ -56,6 +60,7 @@ export function renderFinalReport(input: FinalReportInput): string {
       lines.push(`  known size: ${formatBytes(e.bytes)} in ${e.sized} of ${total} items`);
       const est = estimateDuration({ ...e, items: total });
       lines.push(`  estimated duration: ${formatApproxDuration(est.ms)} at ${e.concurrency} moves in flight`, `    (${est.assumptions})`);
+      if (input.schedule) lines.push(...windowFit(input.schedule.schedule, input.schedule.now, est.ms));
     }
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
   } else {
@@ -88,6 +93,26 @@ export function renderFinalReport(input: FinalReportInput): string {
   if (input.logFile) lines.push(`Log: ${input.logFile}`);
   if (input.state === 'failed') lines.push('Fix the cause and run the same command again: the run resumes from its checkpoint.');
   return `${lines.join('\n')}\n`;
+}
+
+/** Whether the estimated work fits the maintenance windows, and in how many. */
+export function windowFit(schedule: Schedule, now: number, workMs: number): string[] {
+  const fmt = (ms: number) => formatWindowTime(ms, schedule.timezone);
+  let left = workMs;
+  const windows = upcomingWindows(schedule, now, 60);
+  for (const [i, w] of windows.entries()) {
+    const length = (w.closes ?? Number.POSITIVE_INFINITY) - w.opens;
+    if (left <= length) {
+      const end = w.opens + left;
+      const first = windows[0]!;
+      return [
+        `  maintenance windows: the work fits in ${i + 1} window(s), from ${fmt(first.opens)} to about ${fmt(end)}`,
+        ...(i === 0 ? [] : [`    (the first window, ${fmt(first.opens)} to ${fmt(first.closes ?? first.opens)}, is too short for all of it)`]),
+      ];
+    }
+    left -= length;
+  }
+  return [`  maintenance windows: the work does NOT fit in the next ${windows.length} windows (${formatApproxDuration(left)} left over); widen the windows or raise move.concurrency`];
 }
 
 /** Entries verified by move records, said plainly: no listing proved them. */

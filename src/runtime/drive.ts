@@ -17,6 +17,7 @@ import { startProgress } from '../report/progress.js';
 import { rateAndEta } from '../report/summary.js';
 import type { CheckpointStore } from '../store/types.js';
 import { createEffects } from './effects.js';
+import { scheduleOf } from '../schedule/gate.js';
 import type { SchedulingGate } from '../schedule/gate.js';
 import { INTERNAL, RuntimeError } from './errors.js';
 import type { SecretSet } from './logger.js';
@@ -140,7 +141,11 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     checkpointFile: store.file,
     extraWarnings,
   };
-  if (opts.dryRun) report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency };
+  if (opts.dryRun) {
+    report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency };
+    const schedule = scheduleOf(plan);
+    if (schedule) report.schedule = { schedule, now: clock.now() };
+  }
   return { kind: 'final', state, report, redact: (text) => a.secrets.scrub(text) };
 }
 

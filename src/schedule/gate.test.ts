@@ -170,3 +170,40 @@ describe('a drain under maintenance windows (fake clock)', () => {
     expect(h.fake.violations).toEqual([]);
   });
 });
+
+describe('a drain under the throttle (fake instance)', () => {
+  it('failing moves drive the cap down, recovery brings it back up, and it never passes the ceiling', async () => {
+    const { createHarness, range } = await import('../../test/support/drain-harness.js');
+    const { runDrain } = await import('../actors/drain.js');
+    const plan: Plan = {
+      ...testPlan({ move: { concurrency: 16, kinds: ['projects'] }, poll: { intervalMs: 1000 }, retry: { maxAttempts: 5, backoffMs: 1000 } }),
+      throttle: { ...THROTTLE_DEFAULTS, increaseEveryMs: 2000, healthEveryMs: 3_600_000 },
+    };
+    const h = createHarness(plan, { startDelayMs: 100, durationMs: 900 });
+    h.fake.addItems('projects', 'nfs-1', range(1, 300));
+    // The first 60 projects' first moves fail: a bad patch, then the instance recovers.
+    for (const id of range(1, 60)) h.fake.script('projects', id, 'fail', 'ok');
+    const caps: number[] = [];
+    h.deps.gate = createGate({ plan, api: h.fake, onChange: (c) => caps.push(c.cap) });
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 300, quarantined: 0, remaining: 0 });
+    const low = Math.min(...caps);
+    expect(low).toBeLessThan(16);
+    // After the lowest point the cap grows again.
+    expect(Math.max(...caps.slice(caps.indexOf(low)))).toBeGreaterThan(low);
+    expect(Math.max(...caps)).toBeLessThanOrEqual(16);
+    expect(h.fake.peakInFlight).toBeLessThanOrEqual(16);
+  });
+
+  it('the operator ceiling from `control` holds under the throttle', async () => {
+    const { createHarness, range } = await import('../../test/support/drain-harness.js');
+    const { runDrain } = await import('../actors/drain.js');
+    const plan: Plan = { ...testPlan({ move: { concurrency: 16, kinds: ['projects'] } }), throttle: { ...THROTTLE_DEFAULTS } };
+    const h = createHarness(plan);
+    h.fake.addItems('projects', 'nfs-1', range(1, 60));
+    h.store.writeControl({ concurrency: 3 }, h.clock.now());
+    h.deps.gate = createGate({ plan, api: h.fake });
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(h.fake.peakInFlight).toBeLessThanOrEqual(3);
+  });
+});

@@ -84,3 +84,14 @@ describe('daylight saving, Europe/Berlin', () => {
     expect(openWindow(tokyo, at('2026-11-30T09:30:00Z'))).toBeNull();
   });
 });
+
+describe('does the estimated work fit the windows (dry run)', () => {
+  it('says in how many windows the work ends, or that it does not fit', async () => {
+    const { windowFit } = await import('../report/final.js');
+    const s = schedule('UTC', 'Mon-Fri 22:00-06:00');
+    const mon = at('2026-11-30T12:00:00Z');
+    expect(windowFit(s, mon, 3 * 3_600_000)).toEqual(['  maintenance windows: the work fits in 1 window(s), from Mon 2026-11-30 22:00 UTC to about Tue 2026-12-01 01:00 UTC']);
+    expect(windowFit(s, mon, 10 * 3_600_000).join('\n')).toMatch(/fits in 2 window\(s\).*about Wed 2026-12-02 00:00 UTC\n.*first window.*too short/);
+    expect(windowFit(s, mon, 1000 * 3_600_000)[0]).toMatch(/does NOT fit in the next 60 windows/);
+  });
+});
