@@ -10,6 +10,7 @@ import { PLAN_INVALID } from '../plan/errors.js';
 import { SHARDMOVE_VERSION } from '../api/version.js';
 import { redact } from '../plan/secrets.js';
 import { LOCKED, PLAN_CHANGED } from '../runtime/errors.js';
+import { LEASE_LOST } from '../store/errors.js';
 
 /**
  * Errors carry stable `code`s; these map to exit codes. Other SHARDMOVE_* codes are failures (1);
@@ -24,6 +25,7 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   SHARDMOVE_SANDBOX_FAULTS_INVALID: EXIT.invalid,
   [LOCKED]: EXIT.refused,
   [PLAN_CHANGED]: EXIT.refused,
+  [LEASE_LOST]: EXIT.leaseLost,
 };
 
 /**
@@ -94,6 +96,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--dry-run', 'read-only rehearsal: nothing is changed on the instance', false)
     .option('--accept-plan-change', 'resume even though the plan changed since the checkpoint', false)
     .option('--retry-quarantined', 'give quarantined items another retry.max_attempts tries (after fixing them on the instance)', false)
+    .option('--lease <duration>', 'run lock lease: another runner may take the lock over once the heartbeat is older than this (10s to 24h)', '60s')
     .action(async (plan: string, opts) => {
       const { runRunCommand } = await import('./run.js');
       setExit(await runRunCommand({ plan, ...opts }, ctx));
@@ -125,6 +128,17 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     });
 
   program
+    .command('unlock')
+    .description('Remove a run lock whoever holds it (the operator\'s override); the old holder stops at its next write.')
+    .argument('<plan>', 'plan YAML file')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--yes', 'do not ask (automation); without a terminal it is required', false)
+    .action(async (plan: string, opts) => {
+      const { runUnlockCommand } = await import('./unlock.js');
+      setExit(await runUnlockCommand({ plan, ...opts }, ctx));
+    });
+
+  program
     .command('demo')
     .description('The whole mission on the embedded sandbox: plans/demo.yaml, live progress, verified result.')
     .option('--state <file>', 'checkpoint file (default: a fresh temporary file)')
@@ -152,6 +166,7 @@ export async function main(argv: string[]): Promise<void> {
   const ctx: CommandContext = {
     stdout: process.stdout,
     stderr: process.stderr,
+    stdin: process.stdin,
     env: process.env,
     cwd: process.cwd(),
     signal: controller.signal,

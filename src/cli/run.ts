@@ -2,9 +2,11 @@
  * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change] [--retry-quarantined]`: runs
  * or resumes the plan, prints the final report and maps the run's outcome to an exit code:
  * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
- * 4 refused (lock held, plan changed), 130 interrupted with the checkpoint saved.
+ * 4 refused (lock held, plan changed), 5 lost the run lock to another runner, 130 interrupted with the checkpoint saved.
  */
 import { renderFinalReport } from '../report/final.js';
+import { formatPlanDuration, parseDuration } from '../plan/durations.js';
+import { LEASE_RANGE_MS } from '../runtime/lease.js';
 import { executeRun } from '../runtime/run.js';
 import type { FinalState, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
@@ -15,18 +17,20 @@ import { ArgsError } from './errors.js';
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = { done: EXIT.ok, doneWithQuarantine: EXIT.quarantined, failed: EXIT.failed };
 
 export async function runRunCommand(
-  opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean },
+  opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean; lease?: string },
   ctx: CommandContext,
 ): Promise<number> {
   if (opts.retryQuarantined && opts.dryRun) {
     throw new ArgsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
+  const leaseMs = parseLease(opts.lease);
   const outcome = await executeRun({
     planFile: opts.plan,
     statePath: opts.state,
     dryRun: opts.dryRun,
     acceptPlanChange: opts.acceptPlanChange,
     retryQuarantined: opts.retryQuarantined,
+    leaseMs,
     env: ctx.env,
     cwd: ctx.cwd,
     signal: ctx.signal,
@@ -34,6 +38,16 @@ export async function runRunCommand(
     stderr: ctx.stderr,
   });
   return reportOutcome(outcome, ctx);
+}
+
+/** `--lease`: a plan duration within LEASE_RANGE_MS; absent means the default. */
+export function parseLease(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const d = parseDuration(raw);
+  const { min, max } = LEASE_RANGE_MS;
+  if (!d.ok) throw new ArgsError(`run: --lease "${raw}": ${d.reason}`);
+  if (d.ms < min || d.ms > max) throw new ArgsError(`run: --lease must be from ${formatPlanDuration(min)} to ${formatPlanDuration(max)}; got "${raw}"`);
+  return d.ms;
 }
 
 /** Prints how the run ended (the final report, or how to continue) and returns its exit code. */

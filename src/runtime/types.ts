@@ -53,6 +53,8 @@ export interface RunOptions {
   acceptPlanChange: boolean;
   /** Give quarantined items (not those stuck on a running move) another retry.max_attempts tries. */
   retryQuarantined?: boolean;
+  /** The run lock's lease period (ms); DEFAULT_LEASE_MS in ./lease.ts when absent. */
+  leaseMs?: number | undefined;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   signal: AbortSignal;
