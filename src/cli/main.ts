@@ -128,6 +128,19 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     });
 
   program
+    .command('weights')
+    .description('Storage weights: `weights restore` puts back what the run found before its first write.')
+    .command('restore')
+    .description('Put back the weights the checkpoint recorded before the run\'s first write (asks first).')
+    .argument('<plan>', 'plan YAML file')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--yes', 'do not ask (automation); without a terminal it is required', false)
+    .action(async (plan: string, opts) => {
+      const { runWeightsRestoreCommand } = await import('./weights.js');
+      setExit(await runWeightsRestoreCommand({ plan, ...opts }, ctx));
+    });
+
+  program
     .command('unlock')
     .description('Remove a run lock whoever holds it (the operator\'s override); the old holder stops at its next write.')
     .argument('<plan>', 'plan YAML file')
