@@ -3,30 +3,14 @@
  * maps its result or error to a documented exit code. The only module that calls process.exit.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import type { CommandContext, ExitCode } from './context.js';
+import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
-import { ARGS_INVALID } from './errors.js';
-import { PLAN_INVALID } from '../plan/errors.js';
 import { SHARDMOVE_VERSION } from '../api/version.js';
 import { redact } from '../plan/secrets.js';
-import { LOCKED, PLAN_CHANGED } from '../runtime/errors.js';
-import { LEASE_LOST } from '../store/errors.js';
+import { EXIT_BY_CODE } from './exit-codes.js';
 
-/**
- * Errors carry stable `code`s; these map to exit codes. Other SHARDMOVE_* codes are failures (1);
- * anything else is an internal error (1). The sandbox's two codes are spelled out: importing its
- * modules here would load the sandbox on every command (main.ts loads each command lazily).
- * src/cli/main.test.ts checks every code against the error class that throws it.
- */
-export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
-  [PLAN_INVALID]: EXIT.invalid,
-  [ARGS_INVALID]: EXIT.invalid,
-  SHARDMOVE_SEED_INVALID: EXIT.invalid,
-  SHARDMOVE_SANDBOX_FAULTS_INVALID: EXIT.invalid,
-  [LOCKED]: EXIT.refused,
-  [PLAN_CHANGED]: EXIT.refused,
-  [LEASE_LOST]: EXIT.leaseLost,
-};
+export { EXIT_BY_CODE } from './exit-codes.js';
+
 
 /**
  * Errors repeat what was typed: an unknown `--name=value` whole, a plan path. Either may be a token
@@ -96,6 +80,8 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--dry-run', 'read-only rehearsal: nothing is changed on the instance', false)
     .option('--accept-plan-change', 'resume even though the plan changed since the checkpoint', false)
     .option('--retry-quarantined', 'give quarantined items another retry.max_attempts tries (after fixing them on the instance)', false)
+    .option('--events <file>', 'write the run\'s events as JSON lines (docs/events.md) to this file (appended), or - for standard output')
+    .option('--events-interval <duration>', 'how often --events gets a progress event', '30s')
     .option('--lease <duration>', 'run lock lease: another runner may take the lock over once the heartbeat is older than this (10s to 24h)', '60s')
     .action(async (plan: string, opts) => {
       const { runRunCommand } = await import('./run.js');

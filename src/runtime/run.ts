@@ -46,7 +46,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   const log = createRunLogger(logFile, secrets, opts.env.LOG_LEVEL ?? 'info');
   for (const w of planWarnings) opts.stderr.write(`${secrets.scrub(formatProblem(w))}\n`);
 
-  const store = services.openCheckpoint(file);
+  const opened = services.openCheckpoint(file);
+  const store = opts.events ? opts.events.attach(opened, { plan: plan.name, checkpoint: file, host: services.host, planConcurrency: plan.move.concurrency }) : opened;
   const audit = createAuditBuffer(store);
   let api: InstanceApi | undefined;
   let lease: LeaseKeeper | undefined;
@@ -99,6 +100,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     if (lease.lost) throw new LeaseLostError(store.file, store.readLock());
     return outcome;
   } finally {
+    opts.events?.detach();
     lease?.stop();
     await api?.close().catch(() => undefined);
     flushAudit(audit, log);
