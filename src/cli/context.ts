@@ -5,6 +5,8 @@
 export interface CommandContext {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** For confirmations (`weights restore`, `unlock`); absent or not a TTY: nobody to ask. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   /** The environment, for ${VAR} expansion in plans. */
   env: Readonly<Record<string, string | undefined>>;
   /** Working directory that relative paths resolve against. */
@@ -20,6 +22,7 @@ export const EXIT = {
   invalid: 2,
   quarantined: 3,
   refused: 4,
+  leaseLost: 5,
   interrupted: 130,
 } as const;
 

@@ -3,7 +3,7 @@ import { PlanError } from '../plan/errors.js';
 import { PLAN_CHANGED, RuntimeError } from '../runtime/errors.js';
 import { FaultOptionsError } from '../sandbox/faults.js';
 import { SeedError } from '../sandbox/seed.js';
-import { LockedError } from '../store/errors.js';
+import { LeaseLostError, LockedError } from '../store/errors.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
 import { EXIT_BY_CODE } from './main.js';
@@ -16,6 +16,7 @@ const MAPPED: [Error & { code: string }, number][] = [
   [new FaultOptionsError('bad rate'), EXIT.invalid],
   [new LockedError('run.db', { pid: 1, host: 'h', startedAt: 0 }), EXIT.refused],
   [new RuntimeError(PLAN_CHANGED, 'plan changed'), EXIT.refused],
+  [new LeaseLostError('run.db', null), EXIT.leaseLost],
 ];
 
 describe('EXIT_BY_CODE', () => {

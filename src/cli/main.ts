@@ -3,28 +3,14 @@
  * maps its result or error to a documented exit code. The only module that calls process.exit.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import type { CommandContext, ExitCode } from './context.js';
+import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
-import { ARGS_INVALID } from './errors.js';
-import { PLAN_INVALID } from '../plan/errors.js';
 import { SHARDMOVE_VERSION } from '../api/version.js';
 import { redact } from '../plan/secrets.js';
-import { LOCKED, PLAN_CHANGED } from '../runtime/errors.js';
+import { EXIT_BY_CODE } from './exit-codes.js';
 
-/**
- * Errors carry stable `code`s; these map to exit codes. Other SHARDMOVE_* codes are failures (1);
- * anything else is an internal error (1). The sandbox's two codes are spelled out: importing its
- * modules here would load the sandbox on every command (main.ts loads each command lazily).
- * src/cli/main.test.ts checks every code against the error class that throws it.
- */
-export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
-  [PLAN_INVALID]: EXIT.invalid,
-  [ARGS_INVALID]: EXIT.invalid,
-  SHARDMOVE_SEED_INVALID: EXIT.invalid,
-  SHARDMOVE_SANDBOX_FAULTS_INVALID: EXIT.invalid,
-  [LOCKED]: EXIT.refused,
-  [PLAN_CHANGED]: EXIT.refused,
-};
+export { EXIT_BY_CODE } from './exit-codes.js';
+
 
 /**
  * Errors repeat what was typed: an unknown `--name=value` whole, a plan path. Either may be a token
@@ -95,6 +81,9 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--accept-plan-change', 'resume even though the plan changed since the checkpoint', false)
     .option('--retry-quarantined', 'give quarantined items another retry.max_attempts tries (after fixing them on the instance)', false)
     .option('--ignore-schedule', 'emergencies: schedule outside the plan\'s maintenance windows (logged in the audit events)', false)
+    .option('--events <file>', 'write the run\'s events as JSON lines (docs/events.md) to this file (appended), or - for standard output')
+    .option('--events-interval <duration>', 'how often --events gets a progress event', '30s')
+    .option('--lease <duration>', 'run lock lease: another runner may take the lock over once the heartbeat is older than this (10s to 24h)', '60s')
     .action(async (plan: string, opts) => {
       const { runRunCommand } = await import('./run.js');
       setExit(await runRunCommand({ plan, ...opts }, ctx));
@@ -126,6 +115,30 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     });
 
   program
+    .command('weights')
+    .description('Storage weights: `weights restore` puts back what the run found before its first write.')
+    .command('restore')
+    .description('Put back the weights the checkpoint recorded before the run\'s first write (asks first).')
+    .argument('<plan>', 'plan YAML file')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--yes', 'do not ask (automation); without a terminal it is required', false)
+    .action(async (plan: string, opts) => {
+      const { runWeightsRestoreCommand } = await import('./weights.js');
+      setExit(await runWeightsRestoreCommand({ plan, ...opts }, ctx));
+    });
+
+  program
+    .command('unlock')
+    .description('Remove a run lock whoever holds it (the operator\'s override); the old holder stops at its next write.')
+    .argument('<plan>', 'plan YAML file')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--yes', 'do not ask (automation); without a terminal it is required', false)
+    .action(async (plan: string, opts) => {
+      const { runUnlockCommand } = await import('./unlock.js');
+      setExit(await runUnlockCommand({ plan, ...opts }, ctx));
+    });
+
+  program
     .command('demo')
     .description('The whole mission on the embedded sandbox: plans/demo.yaml, live progress, verified result.')
     .option('--state <file>', 'checkpoint file (default: a fresh temporary file)')
@@ -154,6 +167,7 @@ export async function main(argv: string[]): Promise<void> {
   const ctx: CommandContext = {
     stdout: process.stdout,
     stderr: process.stderr,
+    stdin: process.stdin,
     env: process.env,
     cwd: process.cwd(),
     signal: controller.signal,

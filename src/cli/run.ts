@@ -2,39 +2,84 @@
  * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change] [--retry-quarantined] [--ignore-schedule]`: runs
  * or resumes the plan, prints the final report and maps the run's outcome to an exit code:
  * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
- * 4 refused (lock held, plan changed), 130 interrupted with the checkpoint saved.
+ * 4 refused (lock held, plan changed), 5 lost the run lock to another runner, 130 interrupted with the checkpoint saved.
  */
 import { renderFinalReport } from '../report/final.js';
+import { formatPlanDuration, parseDuration } from '../plan/durations.js';
+import { LEASE_RANGE_MS } from '../runtime/lease.js';
+import { redact } from '../plan/secrets.js';
+import type { RunEvents } from '../runtime/event-sink.js';
 import { executeRun } from '../runtime/run.js';
 import type { FinalState, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
+import { finishWithError, finishWithOutcome, openEvents, parseEventsInterval } from './events-file.js';
 
 /** Exit codes of a run that got as far as the machine (README: Exit codes). */
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = { done: EXIT.ok, doneWithQuarantine: EXIT.quarantined, failed: EXIT.failed };
 
 export async function runRunCommand(
-  opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean; ignoreSchedule?: boolean },
+  opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean; ignoreSchedule?: boolean; lease?: string; events?: string; eventsInterval?: string },
   ctx: CommandContext,
 ): Promise<number> {
   if (opts.retryQuarantined && opts.dryRun) {
     throw new ArgsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
-  const outcome = await executeRun({
+  const leaseMs = parseLease(opts.lease);
+  const progressMs = parseEventsInterval(opts.eventsInterval ?? '30s');
+  if (!opts.events) return reportOutcome(await startRun(opts, leaseMs, undefined, ctx), ctx);
+  // With events on standard output, the progress line and the report go to standard error.
+  const human = opts.events === '-' ? { ...ctx, stdout: ctx.stderr } : ctx;
+  const target = openEvents(opts.events, progressMs, ctx);
+  try {
+    let outcome: RunOutcome;
+    try {
+      outcome = await startRun(opts, leaseMs, target.events, human);
+    } catch (err) {
+      finishWithError(target.events, err, redact);
+      throw err;
+    }
+    const code = reportOutcome(outcome, human);
+    finishWithOutcome(target.events, outcome, code);
+    if (target.events.failure) ctx.stderr.write(`warning: --events: writing stopped: ${target.events.failure.message}\n`);
+    return code;
+  } finally {
+    target.close();
+  }
+}
+
+function startRun(
+  opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean; ignoreSchedule?: boolean },
+  leaseMs: number | undefined,
+  events: RunEvents | undefined,
+  ctx: CommandContext,
+): Promise<RunOutcome> {
+  return executeRun({
     planFile: opts.plan,
     statePath: opts.state,
     dryRun: opts.dryRun,
     acceptPlanChange: opts.acceptPlanChange,
     retryQuarantined: opts.retryQuarantined,
     ignoreSchedule: opts.ignoreSchedule ?? false,
+    leaseMs,
+    events,
     env: ctx.env,
     cwd: ctx.cwd,
     signal: ctx.signal,
     stdout: ctx.stdout,
     stderr: ctx.stderr,
   });
-  return reportOutcome(outcome, ctx);
+}
+
+/** `--lease`: a plan duration within LEASE_RANGE_MS; absent means the default. */
+export function parseLease(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const d = parseDuration(raw);
+  const { min, max } = LEASE_RANGE_MS;
+  if (!d.ok) throw new ArgsError(`run: --lease "${raw}": ${d.reason}`);
+  if (d.ms < min || d.ms > max) throw new ArgsError(`run: --lease must be from ${formatPlanDuration(min)} to ${formatPlanDuration(max)}; got "${raw}"`);
+  return d.ms;
 }
 
 /** Prints how the run ended (the final report, or how to continue) and returns its exit code. */

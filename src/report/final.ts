@@ -82,7 +82,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     }
     if (c.geo) lines.push(...geoLines(c.geo));
     lines.push('', `Weights before: ${weights(c.previousWeights)}`, `Weights now:    ${weights(c.newWeights)}`);
-    if (c.weightsWritten && c.previousWeights) lines.push(`  (to roll back, PUT repository_storages_weighted back to the "before" values)`);
+    if (c.weightsWritten && c.previousWeights) lines.push('  (to roll back: `shardmove weights restore PLAN` puts the "before" values back)');
   }
   const warnings = [...c.warnings, ...(input.extraWarnings ?? [])];
   if (warnings.length > 0) {

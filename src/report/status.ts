@@ -16,6 +16,10 @@ export interface LockView {
   startedAt: number;
   /** Alive on this host; null when the holder is on another host (it cannot be probed from here). */
   alive: boolean | null;
+  /** The holder's last heartbeat and lease period (run lock lease, schema 8); absent on older checkpoints. */
+  heartbeatAt?: number;
+  leaseMs?: number | null;
+  generation?: number;
 }
 
 export interface StatusReport {

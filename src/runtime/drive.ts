@@ -84,13 +84,20 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     actor.subscribe({
       next: (snap) => {
         if (effects.interrupted) return;
-        persist();
-        const label = snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
-        if (label !== lastLabel) {
-          lastLabel = label;
-          store.appendEvent('step.entered', { step: label }, clock.now());
-          log.info({ step: label }, 'step entered');
-          if (label.startsWith('drain ')) checkTokenDeadline(snap.context);
+        // An error thrown here would escape XState as an uncaught exception: end the drive with it
+        // instead (a write refused because the lease was lost, a full disk).
+        try {
+          persist();
+          const label = snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
+          if (label !== lastLabel) {
+            lastLabel = label;
+            store.appendEvent('step.entered', { step: label }, clock.now());
+            log.info({ step: label }, 'step entered');
+            if (label.startsWith('drain ')) checkTokenDeadline(snap.context);
+          }
+        } catch (err) {
+          reject(err);
+          return;
         }
         if (snap.status === 'done') resolve('final');
       },
@@ -115,6 +122,9 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   let ending: 'final' | 'interrupted';
   try {
     ending = await Promise.race([finished, stopped]);
+  } catch (err) {
+    actor.stop();
+    throw err;
   } finally {
     progress.stop();
   }

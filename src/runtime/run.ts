@@ -13,13 +13,17 @@ import type { InstanceApi } from '../api/types.js';
 import type { RunInput } from '../machine/types.js';
 import { formatProblem } from '../plan/errors.js';
 import type { Plan } from '../plan/types.js';
-import type { CheckpointStore, RunControl } from '../store/types.js';
-import type { Clock } from '../time/clock.js';
 import { createGate, scheduleOf } from '../schedule/gate.js';
 import type { SchedulingGate } from '../schedule/gate.js';
 import { formatWindowTime, nextChange, openWindow } from '../schedule/windows.js';
+import { LeaseLostError } from '../store/errors.js';
+import { isLeaseLostError } from '../store/lease.js';
+import type { CheckpointStore, LockHolder, RunControl } from '../store/types.js';
+import type { Clock } from '../time/clock.js';
 import { createAuditBuffer } from './audit.js';
 import { driveMachine } from './drive.js';
+import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
+import type { LeaseKeeper } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { checkpointPath, logPath } from './paths.js';
@@ -46,11 +50,18 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   const log = createRunLogger(logFile, secrets, opts.env.LOG_LEVEL ?? 'info');
   for (const w of planWarnings) opts.stderr.write(`${secrets.scrub(formatProblem(w))}\n`);
 
-  const store = services.openCheckpoint(file);
+  const opened = services.openCheckpoint(file);
+  const store = opts.events ? opts.events.attach(opened, { plan: plan.name, checkpoint: file, host: services.host, planConcurrency: plan.move.concurrency }) : opened;
   const audit = createAuditBuffer(store);
   let api: InstanceApi | undefined;
+  let lease: LeaseKeeper | undefined;
   try {
-    store.acquireLock({ pid: services.pid, host: services.host, startedAt: services.clock.now() }, services.isAlive);
+    const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+    const now = services.clock.now();
+    const got = store.acquireLock({ pid: services.pid, host: services.host, startedAt: now }, services.isAlive, { ms: leaseMs, now });
+    if (got.reason === 'stale' && got.previous) noteTakeover(got.previous, now, opts, log);
+    lease = keepLease(store, leaseMs, services.clock, log);
+    const signal = AbortSignal.any([opts.signal, lease.signal]);
     noteLiveControl(store.readControl(), opts, plan, log);
     const saved = store.loadRun();
     // Refusals (a changed plan) come before anything is written.
@@ -85,10 +96,21 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       previousWeights: start.previousWeights,
       startedAt: services.clock.now(),
     };
-    return await driveMachine({ opts, services, plan, hash, store, api, log, logFile, secrets, input, snapshot: start.snapshot, gate });
+    let outcome: RunOutcome;
+    try {
+      outcome = await driveMachine({ opts: { ...opts, signal }, services, plan, hash, store, api, log, logFile, secrets, input, snapshot: start.snapshot, gate });
+    } catch (err) {
+      // A fenced write may surface anywhere (an actor, a snapshot save): it means one thing.
+      if (lease.lost || isLeaseLostError(err)) throw new LeaseLostError(store.file, store.readLock());
+      throw err;
+    }
+    if (lease.lost) throw new LeaseLostError(store.file, store.readLock());
+    return outcome;
   } finally {
+    opts.events?.detach();
+    lease?.stop();
     await api?.close().catch(() => undefined);
-    audit.flush();
+    flushAudit(audit, log);
     store.releaseLock();
     store.close();
     log.flush();
@@ -117,7 +139,8 @@ function startGate(plan: Plan, api: InstanceApi, store: CheckpointStore, opts: R
     ignoreSchedule: opts.ignoreSchedule ?? false,
     onChange: (c) => {
       const at = clock.now();
-      store.appendEvent(c.type, { cap: c.cap, ceiling: c.ceiling, reason: c.reason, ...(c.nextOpenAt !== undefined ? { nextOpenAt: c.nextOpenAt } : {}) }, at);
+      const { type, ...data } = c;
+      store.appendEvent(type, data, at);
       log.info({ ...c }, c.type === 'throttle.cap' ? 'throttle changed the cap' : c.type === 'window.opened' ? 'maintenance window opened' : 'maintenance window closed');
     },
   });
@@ -125,6 +148,29 @@ function startGate(plan: Plan, api: InstanceApi, store: CheckpointStore, opts: R
 
 function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {
   return ['loadPlan', 'openCheckpoint', 'createApi', 'actors', 'clock', 'isAlive', 'pid', 'host'].every((k) => k in s);
+}
+
+/**
+ * The last audit lines. After a takeover they cannot be written any more (the new holder writes its
+ * own), and a failure here must not hide how the run ended: logged, not thrown.
+ */
+function flushAudit(audit: { flush(): void }, log: Logger): void {
+  try {
+    audit.flush();
+  } catch (err) {
+    log.warn({ err, leaseLost: isLeaseLostError(err) }, 'could not write the last audit lines');
+  }
+}
+
+/** A stale lock from another process was taken over: say so loudly (the audit event names it too). */
+function noteTakeover(previous: LockHolder, now: number, opts: RunOptions, log: Logger): void {
+  const ageS = Math.round((now - (previous.heartbeatAt ?? previous.startedAt)) / 1000);
+  const leaseS = Math.round((previous.leaseMs ?? 0) / 1000);
+  log.warn({ previous, heartbeatAgeS: ageS }, 'took over a stale run lock');
+  opts.stderr.write(
+    `warning: took over the run lock of pid ${previous.pid} on ${previous.host}: its last heartbeat was ${ageS}s ago (its lease: ${leaseS}s). ` +
+      'If that process still runs, it stops at its next checkpoint write\n',
+  );
 }
 
 /** `--retry-quarantined`: release the quarantined items and say how many. */

@@ -7,6 +7,7 @@ import type { FinalReportInput } from '../report/final.js';
 import type { CheckpointStore } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 import type { RunActors } from './effects.js';
+import type { RunEvents } from './event-sink.js';
 
 /** A fresh OAuth pair after a refresh (secrets: memory and token files only). */
 export interface RefreshedTokens {
@@ -55,6 +56,10 @@ export interface RunOptions {
   retryQuarantined?: boolean;
   /** Schedule outside the plan's maintenance windows (emergencies; logged in the audit events). */
   ignoreSchedule?: boolean;
+  /** The run lock's lease period (ms); DEFAULT_LEASE_MS in ./lease.ts when absent. */
+  leaseMs?: number | undefined;
+  /** `run --events`: the run's events for automation (./event-sink.ts); absent: none. */
+  events?: RunEvents | undefined;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   signal: AbortSignal;

@@ -49,6 +49,9 @@ export interface GateChange {
   reason: string | null;
   /** window.closed: when the next window opens. */
   nextOpenAt?: number | null;
+  /** window.opened: the window (as the plan writes it) and when the open time ends. */
+  window?: string | null;
+  closesAt?: number | null;
 }
 
 export interface GateOptions {
@@ -115,6 +118,7 @@ export function createGate(opts: GateOptions): SchedulingGate {
   let healthAt = -Infinity;
   let unhealthy: string | null = null;
   let windowOpen: boolean | null = null;
+  let openText: string | null = null;
   let stateOpen = false;
   let stateFrom = 0;
   let stateUntil: number | null = null;
@@ -172,9 +176,12 @@ export function createGate(opts: GateOptions): SchedulingGate {
         const nextOpenAt = open ? null : Number.isFinite(stateUntil) ? stateUntil : null;
         if (open !== windowOpen) {
           windowOpen = open;
+          const closesAt = Number.isFinite(stateUntil) ? stateUntil : null;
+          const closing = openText;
+          openText = open ? (openWindow(schedule, now)?.text ?? null) : null;
           change(open
-            ? { type: 'window.opened', cap: ceiling, ceiling, reason: opts.ignoreSchedule ? 'ignored (--ignore-schedule)' : null }
-            : { type: 'window.closed', cap: opts.ignoreSchedule ? ceiling : 0, ceiling, reason: opts.ignoreSchedule ? 'outside every window, but --ignore-schedule' : 'outside every maintenance window', nextOpenAt });
+            ? { type: 'window.opened', cap: ceiling, ceiling, reason: opts.ignoreSchedule ? 'ignored (--ignore-schedule)' : null, window: openText, closesAt }
+            : { type: 'window.closed', cap: opts.ignoreSchedule ? ceiling : 0, ceiling, reason: opts.ignoreSchedule ? 'outside every window, but --ignore-schedule' : 'outside every maintenance window', nextOpenAt, window: closing });
         }
         if (!open && !opts.ignoreSchedule) {
           last = { cap: 0, reason: 'outside every maintenance window', waitingUntil: nextOpenAt };

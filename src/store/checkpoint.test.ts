@@ -149,7 +149,7 @@ describe('run-level checkpoint', () => {
     expect(w.readLock()).toBeNull();
     w.acquireLock({ pid: 4242, host: 'h', startedAt: 7 }, () => true);
     const r = openCheckpoint(file, { readOnly: true });
-    expect(r.readLock()).toEqual({ pid: 4242, host: 'h', startedAt: 7 });
+    expect(r.readLock()).toMatchObject({ pid: 4242, host: 'h', startedAt: 7 });
     w.releaseLock();
     expect(r.readLock()).toBeNull();
     r.close();

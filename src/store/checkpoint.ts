@@ -5,11 +5,13 @@
  */
 import Database from 'better-sqlite3';
 import type { Kind } from '../plan/types.js';
-import { LockedError } from './errors.js';
+import { LeaseLostError, LockedError } from './errors.js';
 import { ItemTable } from './items.js';
+import { installFence, removeFence, takeoverReason, toHolder } from './lease.js';
+import type { LockRow } from './lease.js';
 import { migrate } from './schema.js';
 import { NO_CONTROL } from './types.js';
-import type { CheckpointStore, LockHolder, RunControl, SavedRun, StatusSummary } from './types.js';
+import type { CheckpointStore, LockAcquired, LockHolder, RunControl, SavedRun, StatusSummary } from './types.js';
 
 const TEN_MINUTES = 10 * 60 * 1000;
 
@@ -24,6 +26,8 @@ export interface OpenOptions {
 export class Checkpoint extends ItemTable implements CheckpointStore {
   private readonly r;
   private lockHolder: LockHolder | null = null;
+  /** The generation of the lock this store holds (null: none). */
+  private generation: number | null = null;
 
   constructor(
     readonly file: string,
@@ -32,13 +36,26 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     super(db);
     const p = (sql: string) => db.prepare(sql);
     const control = hasTable(db, 'control');
+    // Schema 8 (leases); a read-only `status` on an older, unmigrated file sees plain locks.
+    const leases = hasTable(db, 'lock_generation');
+    const w8 = (sql: string) => p(leases ? sql : 'SELECT 1 WHERE 0');
     this.r = {
-      getLock: p('SELECT pid, host, started_at FROM lock WHERE id = 1'),
-      putLock: p(
-        `INSERT INTO lock (id, pid, host, started_at) VALUES (1, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, host = excluded.host, started_at = excluded.started_at`,
+      getLock: p(
+        leases
+          ? 'SELECT pid, host, started_at, heartbeat_at, lease_ms, generation FROM lock WHERE id = 1'
+          : 'SELECT pid, host, started_at, NULL AS heartbeat_at, NULL AS lease_ms, 0 AS generation FROM lock WHERE id = 1',
       ),
-      dropLock: p('DELETE FROM lock WHERE id = 1 AND pid = ? AND host = ?'),
+      nextGeneration: w8(
+        `INSERT INTO lock_generation (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = n + 1 RETURNING n`,
+      ),
+      putLock: w8(
+        `INSERT INTO lock (id, pid, host, started_at, heartbeat_at, lease_ms, generation) VALUES (1, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, host = excluded.host, started_at = excluded.started_at,
+           heartbeat_at = excluded.heartbeat_at, lease_ms = excluded.lease_ms, generation = excluded.generation`,
+      ),
+      renewLock: w8('UPDATE lock SET heartbeat_at = ? WHERE id = 1 AND generation = ?'),
+      dropLock: w8('DELETE FROM lock WHERE id = 1 AND generation = ?'),
+      forceDropLock: p('DELETE FROM lock WHERE id = 1'),
       getRun: p('SELECT plan_name, plan_hash, machine_version, snapshot FROM run WHERE id = 1'),
       putRun: p(
         `INSERT INTO run (id, plan_name, plan_hash, machine_version, snapshot) VALUES (1, ?, ?, ?, ?)
@@ -77,19 +94,35 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     };
   }
 
-  acquireLock(holder: LockHolder, isAlive: (pid: number) => boolean): void {
-    this.batch(() => {
-      const cur = this.r.getLock.get() as { pid: number; host: string; started_at: number } | undefined;
+  acquireLock(holder: LockHolder, isAlive: (pid: number) => boolean, lease?: { ms: number; now: number }): LockAcquired {
+    const now = lease?.now ?? holder.startedAt;
+    // A lock taken again on this connection: the old fence would refuse the new generation's writes.
+    removeFence(this.db);
+    const acquired = this.batch((): LockAcquired => {
+      const cur = this.r.getLock.get() as LockRow | undefined;
+      let previous: LockHolder | null = null;
+      let reason: LockAcquired['reason'] = null;
       if (cur && !(cur.pid === holder.pid && cur.host === holder.host)) {
-        const existing = { pid: cur.pid, host: cur.host, startedAt: cur.started_at };
-        // A holder on another host cannot be probed: only the operator can declare it dead.
-        if (cur.host !== holder.host || isAlive(cur.pid)) throw new LockedError(this.file, existing);
-        this.appendEvent('lock.takeover', { previous: existing }, holder.startedAt);
+        previous = toHolder(cur);
+        // A holder on another host cannot be probed: only its lease (or the operator) declares it gone.
+        reason = takeoverReason(cur, holder, now, isAlive);
+        if (reason === null) throw new LockedError(this.file, previous, now);
+        this.appendEvent('lock.takeover', { previous, reason, heartbeatAgeMs: now - (previous.heartbeatAt ?? previous.startedAt) }, now);
       }
-      this.r.putLock.run(holder.pid, holder.host, holder.startedAt);
-      this.appendEvent('lock.acquired', { pid: holder.pid, host: holder.host }, holder.startedAt);
+      const { n } = this.r.nextGeneration.get() as { n: number };
+      this.r.putLock.run(holder.pid, holder.host, holder.startedAt, now, lease?.ms ?? null, n);
+      this.appendEvent('lock.acquired', { pid: holder.pid, host: holder.host, generation: n, leaseMs: lease?.ms ?? null }, now);
+      return { generation: n, previous, reason };
     });
+    installFence(this.db, acquired.generation);
     this.lockHolder = holder;
+    this.generation = acquired.generation;
+    return acquired;
+  }
+
+  renewLock(now: number): boolean {
+    if (this.generation === null) return false;
+    return this.r.renewLock.run(now, this.generation).changes === 1;
   }
 
   /**
@@ -97,14 +130,42 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
    * live run from an interrupted one. Null when no process holds it.
    */
   readLock(): LockHolder | null {
-    const cur = this.r.getLock.get() as { pid: number; host: string; started_at: number } | undefined;
-    return cur ? { pid: cur.pid, host: cur.host, startedAt: cur.started_at } : null;
+    const cur = this.r.getLock.get() as LockRow | undefined;
+    return cur ? toHolder(cur) : null;
+  }
+
+  /**
+   * Throws SHARDMOVE_LEASE_LOST when this store took the lock and no longer holds it (taken over,
+   * or removed by `shardmove unlock`); does nothing otherwise.
+   */
+  assertLease(): void {
+    if (this.generation === null) return;
+    const cur = this.readLock();
+    if (cur?.generation !== this.generation) throw new LeaseLostError(this.file, cur);
   }
 
   releaseLock(): void {
-    if (!this.lockHolder) return;
-    this.r.dropLock.run(this.lockHolder.pid, this.lockHolder.host);
+    if (!this.lockHolder || this.generation === null) return;
+    // Only our own generation: a lock taken over meanwhile belongs to its new holder.
+    this.r.dropLock.run(this.generation);
+    removeFence(this.db);
     this.lockHolder = null;
+    this.generation = null;
+  }
+
+  /**
+   * `shardmove unlock`: removes the lock whoever holds it, logged as `lock.unlocked` naming the old
+   * holder. The old holder, if it still runs, is fenced: its next write fails and it stops.
+   * Returns the holder that was removed (null: there was no lock).
+   */
+  forceUnlock(by: { pid: number; host: string }, now: number): LockHolder | null {
+    return this.batch(() => {
+      const cur = this.readLock();
+      if (!cur) return null;
+      this.r.forceDropLock.run();
+      this.appendEvent('lock.unlocked', { previous: cur, by }, now);
+      return cur;
+    });
   }
 
   loadRun(): SavedRun | null {

@@ -6,17 +6,45 @@ export const LOCKED = 'SHARDMOVE_LOCKED';
 /** Code of StoreVersionError. */
 export const STORE_VERSION = 'SHARDMOVE_STORE_VERSION';
 
+/** Code of LeaseLostError. */
+export const LEASE_LOST = 'SHARDMOVE_LEASE_LOST';
+
 /** Another live process holds the run lock of this checkpoint (exit 4). */
 export class LockedError extends Error {
   readonly code = LOCKED;
   constructor(
     readonly file: string,
     readonly holder: LockHolder,
+    now?: number,
+  ) {
+    super(`checkpoint ${file} is locked by pid ${holder.pid} on ${holder.host} since ${new Date(holder.startedAt).toISOString()}${leaseNote(holder, now)}`);
+    this.name = 'LockedError';
+  }
+}
+
+function leaseNote(holder: LockHolder, now: number | undefined): string {
+  if (now === undefined || holder.heartbeatAt === undefined) return '';
+  const age = Math.max(0, Math.round((now - holder.heartbeatAt) / 1000));
+  if (holder.leaseMs === null || holder.leaseMs === undefined) return ` (it sets no lease: only \`shardmove unlock\` removes it)`;
+  return ` (last heartbeat ${age}s ago; it may be taken over once that exceeds its lease of ${Math.round(holder.leaseMs / 1000)}s, or removed now with \`shardmove unlock\`)`;
+}
+
+/**
+ * This process held the run lock and lost it: another runner took it over after the lease expired
+ * (this process was paused, or its heartbeats did not reach the checkpoint), or an operator ran
+ * `shardmove unlock`. Nothing more was written (exit 5).
+ */
+export class LeaseLostError extends Error {
+  readonly code = LEASE_LOST;
+  constructor(
+    readonly file: string,
+    readonly holder: LockHolder | null,
   ) {
     super(
-      `checkpoint ${file} is locked by pid ${holder.pid} on ${holder.host} since ${new Date(holder.startedAt).toISOString()}`,
+      `lost the run lock of ${file}: ${holder ? `pid ${holder.pid} on ${holder.host} took it over` : 'it was removed (shardmove unlock)'}; ` +
+        'this process stopped without writing anything more. The run goes on wherever the lock now is',
     );
-    this.name = 'LockedError';
+    this.name = 'LeaseLostError';
   }
 }
 

@@ -134,6 +134,18 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX unlistable_by_round ON unlistable (kind, source, round);
   ALTER TABLE bulk ADD COLUMN confirmed_at INTEGER;
   `,
+  // 8: the run lock as a lease (issue 15): the holder renews heartbeat_at; a lock whose heartbeat is
+  // older than its holder's lease_ms may be taken over. Every acquisition raises the generation
+  // (kept in lock_generation, which outlives released locks), and the holder's writes are fenced on it.
+  `
+  ALTER TABLE lock ADD COLUMN heartbeat_at INTEGER;
+  ALTER TABLE lock ADD COLUMN lease_ms INTEGER;
+  ALTER TABLE lock ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE lock_generation (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    n INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -12,6 +12,20 @@ export interface LockHolder {
   host: string;
   /** ms since epoch. */
   startedAt: number;
+  /** ms since epoch of the holder's last renewal (its start until it renewed). Read from the lock row. */
+  heartbeatAt?: number;
+  /** The holder's lease period; null for a lock written without one (never expires). Read from the lock row. */
+  leaseMs?: number | null;
+  /** Raised by every acquisition; the holder's writes are fenced on it. Read from the lock row. */
+  generation?: number;
+}
+
+/** How `acquireLock` got the lock: its generation, and the holder it replaced (with why), if any. */
+export interface LockAcquired {
+  generation: number;
+  previous: LockHolder | null;
+  /** `dead`: the holder's process is gone (this host); `stale`: its heartbeat is older than its lease. */
+  reason: 'dead' | 'stale' | null;
 }
 
 export interface SavedRun {
@@ -72,9 +86,21 @@ export interface CheckpointStore extends ActorStore {
   readonly file: string;
   /**
    * Takes the run lock. Throws an error with code SHARDMOVE_LOCKED naming the holder when another
-   * live process holds it; takes over a lock whose holder process is dead (`isAlive` false).
+   * live process holds it; takes over a lock whose holder process is dead on this host (`isAlive`
+   * false) or, with `lease`, whose heartbeat is older than its holder's lease period (src/store/lease.ts).
+   * With `lease`, this store's writes are fenced from then on: once another process took the lock
+   * over, every write throws SHARDMOVE_LEASE_LOST.
    */
-  acquireLock(holder: LockHolder, isAlive: (pid: number) => boolean): void;
+  acquireLock(holder: LockHolder, isAlive: (pid: number) => boolean, lease?: { ms: number; now: number }): LockAcquired;
+  /**
+   * Renews the heartbeat of the lock this store holds. False when the lock is no longer ours (taken
+   * over or unlocked): the caller must stop, as every further write is refused.
+   */
+  renewLock(now: number): boolean;
+  /** Who holds the lock now (null: nobody). */
+  readLock(): LockHolder | null;
+  /** Throws SHARDMOVE_LEASE_LOST when this store took the lock and no longer holds it. */
+  assertLease(): void;
   releaseLock(): void;
   /** The saved run, or null for a fresh checkpoint. */
   loadRun(): SavedRun | null;

@@ -1,0 +1,84 @@
+/**
+ * Where `run --events` writes: a file, appended to with one write(2) per line (so `tail -f` and
+ * other readers never see half a line, and an earlier run's lines stay), or standard output for
+ * `-`. Also the run's last event: how it ended and the exit code the process is about to return.
+ */
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseDuration, formatPlanDuration } from '../plan/durations.js';
+import { createRunEvents } from '../runtime/event-sink.js';
+import type { RunEvents } from '../runtime/event-sink.js';
+import type { RUN_OUTCOMES } from '../runtime/events-schema.js';
+import type { RunOutcome } from '../runtime/types.js';
+import { systemClock } from '../time/clock.js';
+import type { CommandContext } from './context.js';
+import { EXIT } from './context.js';
+import { ArgsError } from './errors.js';
+import { exitCodeOf } from './exit-codes.js';
+
+/** Bounds of `--events-interval`. */
+const INTERVAL_RANGE_MS = { min: 1_000, max: 3_600_000 } as const;
+
+export interface EventsTarget {
+  events: RunEvents;
+  close(): void;
+}
+
+/** `--events-interval`: how often a progress event is written. */
+export function parseEventsInterval(raw: string): number {
+  const d = parseDuration(raw);
+  const { min, max } = INTERVAL_RANGE_MS;
+  if (!d.ok) throw new ArgsError(`run: --events-interval "${raw}": ${d.reason}`);
+  if (d.ms < min || d.ms > max) throw new ArgsError(`run: --events-interval must be from ${formatPlanDuration(min)} to ${formatPlanDuration(max)}; got "${raw}"`);
+  return d.ms;
+}
+
+/** Opens `--events FILE|-`; a file that cannot be opened for appending is refused (exit 2). */
+export function openEvents(target: string, progressMs: number, ctx: CommandContext): EventsTarget {
+  if (target === '-') return { events: createRunEvents((line) => ctx.stdout.write(line), systemClock, progressMs), close: () => undefined };
+  const file = resolve(ctx.cwd, target);
+  let fd: number;
+  try {
+    fd = openSync(file, 'a', 0o640);
+  } catch (err) {
+    throw new ArgsError(`run: --events ${target}: cannot open it for appending (${(err as Error).message})`);
+  }
+  return {
+    events: createRunEvents((line) => writeSync(fd, line), systemClock, progressMs),
+    close: () => closeSync(fd),
+  };
+}
+
+type Outcome = (typeof RUN_OUTCOMES)[number];
+
+/** The final event of a run that returned an outcome. */
+export function finishWithOutcome(events: RunEvents, outcome: RunOutcome, exitCode: number): void {
+  if (outcome.kind === 'interrupted') {
+    events.finish({ type: 'run.finished', outcome: 'interrupted', exitCode, error: null, quarantined: null });
+    return;
+  }
+  const e = outcome.report.context.error;
+  events.finish({
+    type: 'run.finished',
+    outcome: outcome.state,
+    exitCode,
+    error: e ? { code: e.code, message: outcome.redact(e.message) } : null,
+    quarantined: outcome.report.summary.quarantined.length,
+  });
+}
+
+/** The final event of a run that threw (refused, invalid, lost its lease, failed before the machine). */
+export function finishWithError(events: RunEvents, err: unknown, redact: (s: string) => string): number {
+  const exitCode = exitCodeOf(err);
+  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
+  const byExit: Partial<Record<number, Outcome>> = { [EXIT.invalid]: 'invalid', [EXIT.refused]: 'refused', [EXIT.leaseLost]: 'leaseLost' };
+  const outcome: Outcome = byExit[exitCode] ?? (code.startsWith('SHARDMOVE_') ? 'failed' : 'error');
+  events.finish({
+    type: 'run.finished',
+    outcome,
+    exitCode,
+    error: { code: code || 'SHARDMOVE_INTERNAL', message: redact(err instanceof Error ? err.message : String(err)) },
+    quarantined: null,
+  });
+  return exitCode;
+}
