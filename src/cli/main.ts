@@ -10,6 +10,7 @@ import { PLAN_INVALID } from '../plan/errors.js';
 import { SHARDMOVE_VERSION } from '../api/version.js';
 import { redact } from '../plan/secrets.js';
 import { LOCKED, PLAN_CHANGED } from '../runtime/errors.js';
+import { COPY_REFUSED } from '../copy/errors.js';
 
 /**
  * Errors carry stable `code`s; these map to exit codes. Other SHARDMOVE_* codes are failures (1);
@@ -24,6 +25,7 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   SHARDMOVE_SANDBOX_FAULTS_INVALID: EXIT.invalid,
   [LOCKED]: EXIT.refused,
   [PLAN_CHANGED]: EXIT.refused,
+  [COPY_REFUSED]: EXIT.refused,
 };
 
 /**
@@ -97,6 +99,19 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .action(async (plan: string, opts) => {
       const { runRunCommand } = await import('./run.js');
       setExit(await runRunCommand({ plan, ...opts }, ctx));
+    });
+
+  // Issue 12: copying a storage directory to a new environment (src/copy/).
+  program
+    .command('copy')
+    .description('Copy a storage directory to a new environment (rsync, tar or backup), with guardrails, checkpoint and verification.')
+    .argument('<plan>', 'copy plan YAML file')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.copy.db)')
+    .option('--dry-run', 'print the exact commands and what they would change; write nothing', false)
+    .option('--wipe-target', 'tar only: empty the target first (after safety checks), e.g. after an interrupted tar', false)
+    .action(async (plan: string, opts) => {
+      const { runCopyCommand } = await import('./copy.js');
+      setExit(await runCopyCommand({ plan, ...opts }, ctx));
     });
 
   program
