@@ -126,8 +126,11 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
     if (!resuming || (method === 'tar' && (prior.run!.phase !== 'verifying' || opts.wipeTarget))) cp.startRun(plan.name, hash, method, now());
     else cp.event('copy.resumed', { phase: prior.run!.phase }, now());
     cp.setTotals(repos.length, bytesTotal, now());
-    cp.addRepos(repos, now());
-    cp.retryFailed(now());
+    // Only backup works repository by repository; rsync and tar copy the tree in one command.
+    if (method === 'backup') {
+      cp.addRepos(repos, now());
+      cp.retryFailed(now());
+    }
     let step = method === 'backup' ? 'backing up' : method;
     const show = (reposDone: number, bytesDone: number, s?: string) => {
       if (s) step = s;
