@@ -50,7 +50,7 @@ copy:
       '4:11 copy.method: "scp" is not one of backup, tar, rsync',
       '5:19 copy.source.path: expected an absolute path (starting with /)',
       '6:29 copy.target.host: expected [user@]host for ssh (letters, digits, ".", "_", "-"); ssh options belong in your ssh configuration',
-      '6:50 copy.target.clustred: unknown field "clustred" (did you mean "clustered"?)',
+      '6:52 copy.target.clustred: unknown field "clustred" (did you mean "clustered"?)',
     ]);
   });
 
