@@ -1,4 +1,5 @@
 /** Which exit code an error means (README: Exit codes): main.ts exits with it, `run --events` reports it. */
+import { COPY_REFUSED } from '../copy/errors.js';
 import { PLAN_INVALID } from '../plan/errors.js';
 import { LOCKED, PLAN_CHANGED } from '../runtime/errors.js';
 import { LEASE_LOST } from '../store/errors.js';
@@ -20,6 +21,7 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   [LOCKED]: EXIT.refused,
   [PLAN_CHANGED]: EXIT.refused,
   [LEASE_LOST]: EXIT.leaseLost,
+  [COPY_REFUSED]: EXIT.refused,
 };
 
 /** The exit code of a thrown error: its own when it has one, else 1 (a failure, or an internal error). */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CopyRefusedError } from '../copy/errors.js';
 import { PlanError } from '../plan/errors.js';
 import { PLAN_CHANGED, RuntimeError } from '../runtime/errors.js';
 import { FaultOptionsError } from '../sandbox/faults.js';
@@ -17,6 +18,7 @@ const MAPPED: [Error & { code: string }, number][] = [
   [new LockedError('run.db', { pid: 1, host: 'h', startedAt: 0 }), EXIT.refused],
   [new RuntimeError(PLAN_CHANGED, 'plan changed'), EXIT.refused],
   [new LeaseLostError('run.db', null), EXIT.leaseLost],
+  [new CopyRefusedError('tar-empty-target', 'not empty'), EXIT.refused],
 ];
 
 describe('EXIT_BY_CODE', () => {

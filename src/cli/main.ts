@@ -89,6 +89,19 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       setExit(await runRunCommand({ plan, ...opts }, ctx));
     });
 
+  // Issue 12: copying a storage directory to a new environment (src/copy/).
+  program
+    .command('copy')
+    .description('Copy a storage directory to a new environment (rsync, tar or backup), with guardrails, checkpoint and verification.')
+    .argument('<plan>', 'copy plan YAML file')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.copy.db)')
+    .option('--dry-run', 'print the exact commands and what they would change; write nothing', false)
+    .option('--wipe-target', 'tar only: empty the target first (after safety checks), e.g. after an interrupted tar', false)
+    .action(async (plan: string, opts) => {
+      const { runCopyCommand } = await import('./copy.js');
+      setExit(await runCopyCommand({ plan, ...opts }, ctx));
+    });
+
   program
     .command('status')
     .description('Show a run\'s progress from its checkpoint (works while the run goes on).')

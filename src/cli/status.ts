@@ -9,9 +9,13 @@ import { NO_CHECKPOINT } from '../runtime/errors.js';
 import { readStatus } from '../runtime/status.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
+import { copyStatusFor } from './copy-status.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 
 export async function runStatusCommand(opts: { plan: string; state?: string; json: boolean }, ctx: CommandContext): Promise<number> {
+  // Issue 12: a copy plan (or a copy checkpoint given with --state) has its own status.
+  const copy = await copyStatusFor(opts, ctx);
+  if (copy !== undefined) return copy;
   const { file, planConcurrency } = await resolveRunCheckpoint(opts, ctx);
   let report;
   try {

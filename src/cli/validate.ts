@@ -10,11 +10,15 @@ import { loadPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
 import { scheduleOf } from '../schedule/gate.js';
 import { formatWindowTime, openWindow, upcomingWindows } from '../schedule/windows.js';
+import { isCopyPlanFile } from '../plan/copy-load.js';
+import { validateCopyPlan } from './copy-status.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 
 /** Validates a plan file; returns 0 or throws PlanError (code SHARDMOVE_PLAN_INVALID). */
 export async function runValidateCommand(opts: { plan: string }, ctx: CommandContext): Promise<number> {
+  // Issue 12: copy plans have their own loader and summary.
+  if (await isCopyPlanFile(opts.plan, ctx.cwd)) return validateCopyPlan(opts.plan, ctx);
   const { plan, warnings } = await loadPlan(opts.plan, { env: ctx.env, cwd: ctx.cwd });
   const pace = plan.move.mode === 'bulk' ? 'bulk' : `throttled, at most ${plan.move.concurrency} in flight`;
   const lines = [

@@ -81,7 +81,10 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
   try {
     const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false });
     reportYamlErrors(r, text, [...doc.errors, ...doc.warnings]);
-    if (doc.errors.length === 0) {
+    // A copy plan (issue 12) has its own loader (copy-load.ts); say so instead of listing its fields as unknown.
+    const copyKey = doc.errors.length === 0 ? topLevelKey(doc, 'copy') : undefined;
+    if (copyKey) r.error('copy', r.posOf(copyKey), 'this is a copy plan: run it with `shardmove copy PLAN`');
+    else if (doc.errors.length === 0) {
       result = readPlanTree(r, (doc.contents ?? null) as Node | null);
       if (!result.invalid.has('*')) {
         const findings = runRules({
@@ -112,24 +115,39 @@ export async function loadPlan(
   file: string,
   opts: { env: Readonly<Record<string, string | undefined>>; cwd: string; readFile?: SecretFileReader; resolveSecrets?: boolean },
 ): Promise<LoadedPlan> {
-  const abs = resolve(opts.cwd, file);
-  let text: string;
-  try {
-    const st = await stat(abs);
-    if (!st.isFile()) throw new PlanFileError('ENOTFILE', abs);
-    if (st.size > MAX_PLAN_BYTES) throw new PlanFileError('EFBIG', abs);
-    text = await readFile(abs, 'utf8');
-  } catch (err) {
-    const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : 'error';
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EFBIG' ? 'larger than 1 MB, not a plan' : `cannot read it (${code})`;
-    throw new PlanError(file, [{ file, line: 1, col: 1, path: '', message: why, severity: 'error' }]);
-  }
+  const { abs, text } = await readPlanFile(file, opts.cwd);
   return parsePlanText(text, file, {
     env: opts.env,
     baseDir: dirname(abs),
     ...(opts.readFile ? { readFile: opts.readFile } : {}),
     ...(opts.resolveSecrets !== undefined ? { resolveSecrets: opts.resolveSecrets } : {}),
   });
+}
+
+/**
+ * Reads a plan file's text (move or copy plan), refusing directories, devices and files over 1 MB.
+ * Throws PlanError only; `abs` is the path resolved against `cwd`.
+ */
+export async function readPlanFile(file: string, cwd: string): Promise<{ abs: string; text: string }> {
+  const abs = resolve(cwd, file);
+  try {
+    const st = await stat(abs);
+    if (!st.isFile()) throw new PlanFileError('ENOTFILE', abs);
+    if (st.size > MAX_PLAN_BYTES) throw new PlanFileError('EFBIG', abs);
+    return { abs, text: await readFile(abs, 'utf8') };
+  } catch (err) {
+    const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : 'error';
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EFBIG' ? 'larger than 1 MB, not a plan' : `cannot read it (${code})`;
+    throw new PlanError(file, [{ file, line: 1, col: 1, path: '', message: why, severity: 'error' }]);
+  }
+}
+
+/** The key node of a top-level field, when the document is a mapping that has it. */
+export function topLevelKey(doc: Document, name: string): Node | undefined {
+  const root = doc.contents as Node | null;
+  if (!isMap(root)) return undefined;
+  for (const pair of root.items) if (isPair(pair) && isScalar(pair.key) && pair.key.value === name) return pair.key as Node;
+  return undefined;
 }
 
 function isValid(invalid: ReadonlySet<string>, path: string): boolean {
@@ -145,7 +163,7 @@ const MAX_YAML_ERRORS = 10;
  * Reports YAML syntax errors, one per line (a broken line makes the parser report every token after
  * it), without the parser's source excerpts, which could hold a secret.
  */
-function reportYamlErrors(r: Reader, text: string, errors: ReadonlyArray<{ code: string; message: string; pos: [number, number] }>): void {
+export function reportYamlErrors(r: Reader, text: string, errors: ReadonlyArray<{ code: string; message: string; pos: [number, number] }>): void {
   const seen = new Set<number>();
   let shown = 0;
   for (const e of errors) {
@@ -179,7 +197,7 @@ function yamlMessage(code: string, message: string, line: string): string {
  * Refuses anything token-looking anywhere in the file: values, keys and comments. Scalars already
  * reported as literal secrets are skipped so each secret is reported once.
  */
-function scanForTokens(r: Reader, text: string, doc: Document): void {
+export function scanForTokens(r: Reader, text: string, doc: Document): void {
   for (const span of findTokenLike(text)) {
     if (r.secretRanges.some(([s, e]) => span.start >= s && span.start < e)) continue;
     const path = pathAt(doc.contents as Node | null, span.start, '');

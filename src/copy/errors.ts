@@ -1,0 +1,30 @@
+/** Errors of `shardmove copy`, with the stable codes src/cli/main.ts maps to exit codes. */
+
+/** Code of CopyRefusedError (exit 4). */
+export const COPY_REFUSED = 'SHARDMOVE_COPY_REFUSED';
+/** Code of CopyFailedError (exit 1). */
+export const COPY_FAILED = 'SHARDMOVE_COPY_FAILED';
+
+/**
+ * A guardrail refused the copy before anything was written. `rule` names the guardrail (README:
+ * "Copy guardrails"); the message says what to do.
+ */
+export class CopyRefusedError extends Error {
+  readonly code = COPY_REFUSED;
+  constructor(
+    readonly rule: string,
+    message: string,
+  ) {
+    super(`copy refused [${rule}]: ${message}`);
+    this.name = 'CopyRefusedError';
+  }
+}
+
+/** A command of the copy failed (rsync, tar, git, ssh): which one and its stderr's last lines. */
+export class CopyFailedError extends Error {
+  readonly code = COPY_FAILED;
+  constructor(message: string) {
+    super(message);
+    this.name = 'CopyFailedError';
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The copy guardrails that need the file system or the checkpoint (the plan-only ones are named
+ * rules in src/plan/copy-schema.ts and are checked again here with real paths). Each refusal is a
+ * CopyRefusedError naming its rule, thrown before anything is written.
+ */
+import { realpath, stat } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, basename, join, posix } from 'node:path';
+import { isSameOrInside } from '../plan/copy-schema.js';
+import type { CopyPlan } from '../plan/copy-types.js';
+import { CopyRefusedError } from './errors.js';
+import { runScript, shq } from './exec.js';
+
+/** The real path of `p`: symlinks resolved for the part that exists, the rest appended as written. */
+export async function realLocalPath(p: string): Promise<string> {
+  try {
+    return await realpath(p);
+  } catch {
+    const parent = dirname(p);
+    if (parent === p) return p;
+    return join(await realLocalPath(parent), basename(p));
+  }
+}
+
+/** The source exists and is a directory. */
+export async function checkSource(plan: CopyPlan): Promise<string> {
+  const src = plan.copy.source.path;
+  try {
+    if (!(await stat(src)).isDirectory()) throw new Error('not a directory');
+  } catch {
+    throw new CopyRefusedError('source-missing', `source ${src} is not an existing directory`);
+  }
+  return realLocalPath(src);
+}
+
+/** Plan-level rules, again at run time: a hand-edited checkpoint or --state cannot skip them. */
+export function checkClustered(plan: CopyPlan): void {
+  if (plan.copy.target.clustered && plan.copy.method !== 'backup') {
+    throw new CopyRefusedError('clustered-target-backup-only', `a clustered target accepts only backup and restore, not ${plan.copy.method}`);
+  }
+}
+
+/**
+ * Source, target and backup directory never overlap (same directory, or one inside another), compared
+ * by real path. A target on another host is another machine's file system; one on this machine
+ * (same machine id over ssh) is compared like a local one.
+ */
+export async function checkOverlap(plan: CopyPlan, sourceReal: string, targetOnThisMachine: boolean, backupDir: string | null): Promise<void> {
+  const target = plan.copy.target;
+  const targetReal = target.host === null ? await realLocalPath(target.path) : target.path;
+  if (targetOnThisMachine && (isSameOrInside(targetReal, sourceReal) || isSameOrInside(sourceReal, targetReal))) {
+    throw new CopyRefusedError('source-target-overlap', `source ${plan.copy.source.path} and target ${target.path} overlap (real paths ${sourceReal} and ${targetReal}); copying would overwrite the source`);
+  }
+  if (backupDir !== null) {
+    const b = await realLocalPath(backupDir);
+    for (const other of [sourceReal, ...(target.host === null ? [targetReal] : [])]) {
+      if (isSameOrInside(b, other) || isSameOrInside(other, b)) throw new CopyRefusedError('backup-path-overlap', `backup directory ${backupDir} overlaps ${other}`);
+    }
+  }
+}
+
+function localMachineId(): string | null {
+  for (const f of ['/etc/machine-id', '/var/lib/dbus/machine-id']) {
+    try {
+      const id = readFileSync(f, 'utf8').trim();
+      if (id) return id;
+    } catch {
+      // Try the next one.
+    }
+  }
+  return null;
+}
+
+/**
+ * Whether an ssh target is this very machine (same /etc/machine-id). When either side has no
+ * machine id, it is assumed to be, so the source checks apply: the cautious answer.
+ */
+export async function isThisMachine(host: string | null, signal?: AbortSignal): Promise<boolean> {
+  if (host === null) return true;
+  const local = localMachineId();
+  const remote = (await runScript(host, 'cat /etc/machine-id 2>/dev/null || cat /var/lib/dbus/machine-id 2>/dev/null || true', 'reading the target machine id', signal ? { signal } : {})).trim();
+  return local === null || remote === '' || local === remote;
+}
+
+/**
+ * Before --wipe-target empties the target: it is not `/` or a top-level directory, not a home
+ * directory (the user's $HOME or any account's in passwd, on the target's machine), and, when the
+ * target is on this machine, not the source, not inside it and not a parent of it.
+ */
+export async function checkWipeSafety(plan: CopyPlan, sourceReal: string, targetOnThisMachine: boolean, signal?: AbortSignal): Promise<void> {
+  const { host, path } = plan.copy.target;
+  const refuse = (why: string) => {
+    throw new CopyRefusedError('wipe-target-safety', `--wipe-target will not empty ${path}: ${why}`);
+  };
+  const opts = signal ? { signal } : {};
+  const real = host === null
+    ? await realLocalPath(path)
+    : (await runScript(host, `cd ${shq(path)} 2>/dev/null && pwd -P || echo ${shq(path)}`, 'resolving the target path', opts)).trim();
+  for (const p of [path, real]) {
+    if (p === '/' || posix.dirname(p) === '/') refuse(`${p} is / or a top-level directory`);
+  }
+  if (targetOnThisMachine) {
+    if (real === sourceReal) refuse('it is the source');
+    if (isSameOrInside(real, sourceReal)) refuse(`it is inside the source ${sourceReal}`);
+    if (isSameOrInside(sourceReal, real)) refuse(`it is a parent of the source ${sourceReal}`);
+  }
+  const homes = new Set<string>();
+  if (host === null) homes.add(homedir());
+  const listed = await runScript(host, `echo "$HOME"; (getent passwd 2>/dev/null || cat /etc/passwd) | cut -d: -f6`, 'listing home directories', opts);
+  for (const h of listed.split('\n')) if (h.trim().startsWith('/')) homes.add(posix.normalize(h.trim()).replace(/(.)\/+$/, '$1'));
+  if (homes.has(path) || homes.has(real)) refuse('it is a home directory');
+}
+
+/** Empties the target directory, keeping the directory itself. Only after checkWipeSafety. */
+export async function wipeTarget(host: string | null, path: string, signal?: AbortSignal): Promise<void> {
+  await runScript(host, `if [ -d ${shq(path)} ]; then find ${shq(path)} -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +; fi`, 'emptying the target', signal ? { signal } : {});
+}

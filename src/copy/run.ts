@@ -1,0 +1,202 @@
+/**
+ * `shardmove copy`: loads the copy plan, checks every guardrail before anything is written, runs the
+ * method (or prints what it would do), verifies the target against the source and records each step
+ * in the copy checkpoint, so an interrupted rsync or backup resumes and an interrupted tar is
+ * recognised as such.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, posix, resolve } from 'node:path';
+import { loadCopyPlan } from '../plan/copy-load.js';
+import type { CopyPlan } from '../plan/copy-types.js';
+import { isAlive, thisHost } from '../runtime/process.js';
+import type { CopyRepoRow, CopyRunRow } from '../store/copy-checkpoint.js';
+import { CopyCheckpoint } from '../store/copy-checkpoint.js';
+import { LockedError } from '../store/errors.js';
+import { dryRunBackup, runBackup } from './backup.js';
+import { CopyRefusedError } from './errors.js';
+import { checkClustered, checkOverlap, checkSource, checkWipeSafety, isThisMachine, wipeTarget } from './guard.js';
+import { createCopyProgress } from './progress.js';
+import type { RepoEntry } from './repos.js';
+import { findLocalRepos, findTargetRepos, listEntries } from './repos.js';
+import { readRefs } from './refs.js';
+import { dryRunRsync, runRsync } from './rsync.js';
+import { dryRunTar, runTar } from './tar.js';
+import type { MethodContext } from './types.js';
+import type { VerifyResult } from './verify.js';
+import { compareRefs, verifyCopy } from './verify.js';
+
+export interface CopyOptions {
+  planFile: string;
+  statePath?: string | undefined;
+  dryRun: boolean;
+  wipeTarget: boolean;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  signal: AbortSignal;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  now?: () => number;
+}
+
+export type CopyOutcome =
+  | { kind: 'interrupted'; checkpoint: string }
+  | { kind: 'dry-run'; plan: CopyPlan }
+  | { kind: 'finished'; plan: CopyPlan; checkpoint: string; repos: number; bytes: number; verify: VerifyResult; failed: CopyRepoRow[] };
+
+/** state/<name>.copy.db unless --state: never the move checkpoint of a plan with the same name. */
+export function copyCheckpointPath(planName: string, statePath: string | undefined, cwd: string): string {
+  return statePath ? resolve(cwd, statePath) : resolve(cwd, 'state', `${planName}.copy.db`);
+}
+
+/** The backup directory: the plan's, or <name>.backup next to the checkpoint. */
+export function backupDirFor(plan: CopyPlan, checkpoint: string): string {
+  return plan.copy.backupPath ?? join(dirname(checkpoint), `${plan.name}.backup`);
+}
+
+/** What an earlier run left in the checkpoint, read without writing anything. */
+function peekCheckpoint(file: string): { run: CopyRunRow | null; repos: CopyRepoRow[]; lock: ReturnType<CopyCheckpoint['readLock']> } {
+  if (!existsSync(file)) return { run: null, repos: [], lock: null };
+  const cp = CopyCheckpoint.openReadOnly(file);
+  try {
+    return { run: cp.readRun(), repos: cp.readRepos(), lock: cp.readLock() };
+  } finally {
+    cp.close();
+  }
+}
+
+export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
+  const now = opts.now ?? Date.now;
+  const { plan, hash } = await loadCopyPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
+  const file = copyCheckpointPath(plan.name, opts.statePath, opts.cwd);
+  const say = (line: string) => opts.stdout.write(`${line}\n`);
+  const { method, target } = plan.copy;
+  const backupDir = method === 'backup' ? backupDirFor(plan, file) : null;
+
+  // Every guardrail, before anything is written (the checkpoint included).
+  if (opts.wipeTarget && method !== 'tar') {
+    throw new CopyRefusedError('wipe-target-tar-only', `--wipe-target empties the target before a tar copy; method ${method} never needs it${method === 'rsync' ? ' (rsync --delete removes what the source does not have)' : ''}`);
+  }
+  const prior = peekCheckpoint(file);
+  if (prior.lock && prior.lock.host === thisHost() && prior.lock.pid !== process.pid && isAlive(prior.lock.pid)) throw new LockedError(file, prior.lock);
+  checkClustered(plan);
+  const sourceReal = await checkSource(plan);
+  const onThisMachine = await isThisMachine(target.host, opts.signal);
+  await checkOverlap(plan, sourceReal, onThisMachine, backupDir);
+  const resuming = prior.run !== null && prior.run.phase !== 'done' && prior.run.phase !== 'failed';
+  if (resuming && (prior.run!.planHash !== hash || prior.run!.method !== method)) {
+    throw new CopyRefusedError('plan-changed', `checkpoint ${file} belongs to an unfinished copy of another plan (or method); finish it with that plan, or use another --state`);
+  }
+  let wipe: string[] | null = null;
+  if (method === 'tar') {
+    const interrupted = resuming && prior.run!.phase === 'copying';
+    const verifying = resuming && prior.run!.phase === 'verifying';
+    if (interrupted && !opts.wipeTarget) {
+      throw new CopyRefusedError('tar-interrupted', `an earlier tar copy into ${target.path} was interrupted; tar cannot resume. Run again with --wipe-target to empty the target and start over`);
+    }
+    const entries = await listEntries(target.host, target.path, opts.signal);
+    // A tar that finished copying and was stopped while verifying only verifies again.
+    if (entries.length > 0 && !opts.wipeTarget && !verifying) {
+      throw new CopyRefusedError('tar-empty-target', `tar needs an empty target; ${target.path} holds ${entries.length} entries (${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', ...' : ''}). Empty it, or pass --wipe-target`);
+    }
+    if (opts.wipeTarget) {
+      await checkWipeSafety(plan, sourceReal, onThisMachine, opts.signal);
+      wipe = entries;
+    }
+  }
+  const repos = await findLocalRepos(plan.copy.source.path);
+  if (method === 'backup') await checkBackupTarget(plan, repos, resuming ? prior.repos : [], opts.signal);
+
+  const bytesTotal = repos.reduce((s, r) => s + r.bytes, 0);
+  const base = { plan, repos, signal: opts.signal, say, now };
+  if (opts.dryRun) {
+    say(`dry run of copy ${plan.name} (${method}): ${repos.length} repositories, ${bytesTotal} bytes; nothing is written`);
+    const ctx: MethodContext = { ...base, checkpoint: null, progress: () => {} };
+    if (method === 'rsync') await dryRunRsync(ctx);
+    else if (method === 'tar') dryRunTar(ctx, wipe);
+    else dryRunBackup(ctx, backupDir!, resuming ? prior.repos : []);
+    return { kind: 'dry-run', plan };
+  }
+
+  mkdirSync(dirname(file), { recursive: true });
+  const cp = CopyCheckpoint.open(file);
+  const progress = createCopyProgress(opts.stderr);
+  try {
+    cp.acquireLock({ pid: process.pid, host: thisHost(), startedAt: now() }, isAlive);
+    // tar never resumes: after --wipe-target it starts over; a finished copy run again starts over too.
+    if (!resuming || (method === 'tar' && (prior.run!.phase !== 'verifying' || opts.wipeTarget))) cp.startRun(plan.name, hash, method, now());
+    else cp.event('copy.resumed', { phase: prior.run!.phase }, now());
+    cp.setTotals(repos.length, bytesTotal, now());
+    // Only backup works repository by repository; rsync and tar copy the tree in one command.
+    if (method === 'backup') {
+      cp.addRepos(repos, now());
+      cp.retryFailed(now());
+    }
+    let step = method === 'backup' ? 'backing up' : method;
+    const show = (reposDone: number, bytesDone: number, s?: string) => {
+      if (s) step = s;
+      progress.update({ step, reposDone, reposTotal: repos.length, bytesDone, bytesTotal });
+    };
+    const ctx: MethodContext = { ...base, checkpoint: cp, progress: show };
+    const phase = cp.readRun()!.phase;
+    if (phase === 'started' || phase === 'copying') {
+      if (wipe !== null) {
+        say(`emptying ${target.path} (--wipe-target)`);
+        cp.event('target.wiped', { path: target.path, entries: wipe.length }, now());
+        await wipeTarget(target.host, target.path, opts.signal);
+      }
+      cp.setPhase('copying', now());
+      show(0, 0);
+      if (method === 'rsync') await runRsync(ctx);
+      else if (method === 'tar') await runTar(ctx);
+      else await runBackup(ctx, backupDir!);
+      cp.setDone(repos.length, bytesTotal, now());
+      cp.setPhase('verifying', now());
+    }
+    show(0, bytesTotal, 'verifying');
+    const verify = await verifyCopy({
+      sourceRoot: plan.copy.source.path,
+      target,
+      repos: repos.map((r) => r.rel),
+      signal: opts.signal,
+      onRepo: (n) => show(n, bytesTotal),
+    });
+    progress.stop();
+    cp.setDifferences(verify.differences.length, now());
+    const failed = cp.readRepos().filter((r) => r.state === 'failed');
+    cp.setPhase(verify.differences.length === 0 && failed.length === 0 ? 'done' : 'failed', now());
+    return { kind: 'finished', plan, checkpoint: file, repos: repos.length, bytes: bytesTotal, verify, failed };
+  } catch (err) {
+    progress.stop();
+    if (opts.signal.aborted) {
+      cp.event('copy.interrupted', {}, now());
+      return { kind: 'interrupted', checkpoint: file };
+    }
+    throw err;
+  } finally {
+    cp.close();
+  }
+}
+
+/**
+ * Backup restores only into places that hold no repository yet: a repository already on the target
+ * is refused, unless this copy restored it (its refs are the ones the checkpoint recorded).
+ */
+async function checkBackupTarget(plan: CopyPlan, repos: readonly RepoEntry[], prior: readonly CopyRepoRow[], signal: AbortSignal): Promise<void> {
+  const { host, path } = plan.copy.target;
+  const onTarget = new Set(await findTargetRepos(host, path, signal));
+  const byRel = new Map(prior.map((r) => [r.rel, r]));
+  const clashes: string[] = [];
+  for (const r of repos) {
+    if (!onTarget.has(r.rel)) continue;
+    const row = byRel.get(r.rel);
+    if (row?.state === 'restored') continue;
+    if (row?.refs) {
+      const present = await readRefs(host, posix.join(path, r.rel), signal);
+      if (present && compareRefs(r.rel, row.refs, present).length === 0) continue;
+    }
+    clashes.push(r.rel);
+  }
+  if (clashes.length > 0) {
+    throw new CopyRefusedError('backup-target-exists', `the target already holds ${clashes.length} of these repositories (${clashes.slice(0, 5).join(', ')}${clashes.length > 5 ? ', ...' : ''}); restore never overwrites a repository`);
+  }
+}

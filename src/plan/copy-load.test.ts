@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { parseCopyPlanText, isCopyPlanText } from './copy-load.js';
+import { PlanError } from './errors.js';
+import { parsePlanText } from './load.js';
+
+const ISSUE_EXAMPLE = `version: 1
+name: to-new-dc
+copy:
+  method: rsync            # rsync | tar | backup
+  source: { path: /var/opt/gitlab/git-data/repositories }
+  target: { path: /mnt/new/repositories, host: git@new-gitaly-1, clustered: false }
+`;
+
+function problems(text: string): string[] {
+  try {
+    parseCopyPlanText(text, 'c.yaml', { env: {} });
+  } catch (err) {
+    if (err instanceof PlanError) return err.problems.map((p) => `${p.line}:${p.col} ${p.path}: ${p.message}${p.rule ? ` [${p.rule}]` : ''}`);
+    throw err;
+  }
+  return [];
+}
+
+describe('copy plans', () => {
+  it("load the issue's example", () => {
+    const { plan } = parseCopyPlanText(ISSUE_EXAMPLE, 'c.yaml', { env: {} });
+    expect(plan.copy).toEqual({
+      method: 'rsync',
+      source: { path: '/var/opt/gitlab/git-data/repositories' },
+      target: { path: '/mnt/new/repositories', host: 'git@new-gitaly-1', clustered: false },
+      backupPath: null,
+    });
+    expect(isCopyPlanText(ISSUE_EXAMPLE)).toBe(true);
+  });
+
+  it('normalise a trailing slash or /. away (rsync adds its own /.)', () => {
+    const { plan } = parseCopyPlanText(ISSUE_EXAMPLE.replace('repositories }', 'repositories/. }'), 'c.yaml', { env: {} });
+    expect(plan.copy.source.path).toBe('/var/opt/gitlab/git-data/repositories');
+  });
+
+  it('report each problem at its line:col', () => {
+    const text = `version: 1
+name: x
+copy:
+  method: scp
+  source: { path: relative/dir }
+  target: { path: /t, host: "-oProxyCommand=evil", clustred: true }
+`;
+    expect(problems(text)).toEqual([
+      '4:11 copy.method: "scp" is not one of backup, tar, rsync',
+      '5:19 copy.source.path: expected an absolute path (starting with /)',
+      '6:29 copy.target.host: expected [user@]host for ssh (letters, digits, ".", "_", "-"); ssh options belong in your ssh configuration',
+      '6:52 copy.target.clustred: unknown field "clustred" (did you mean "clustered"?)',
+    ]);
+  });
+
+  it('name the rules a plan alone breaks', () => {
+    const base = `version: 1\nname: x\ncopy:\n  method: tar\n  source: { path: /a/b }\n`;
+    expect(problems(`${base}  target: { path: /a/b/c }\n`)).toEqual([expect.stringContaining('[source-target-overlap]')]);
+    expect(problems(`${base}  target: { path: /a }\n`)).toEqual([expect.stringContaining('[source-target-overlap]')]);
+    // On another host the same path is another directory.
+    expect(problems(`${base}  target: { path: /a/b, host: other }\n`)).toEqual([]);
+    expect(problems(`${base}  target: { path: /c, clustered: true }\n`)).toEqual([expect.stringMatching(/^4:11 copy\.method: .*\[clustered-target-backup-only\]$/)]);
+    expect(problems(`${base}  target: { path: /c }\n  backup: { path: /d }\n`)).toEqual([expect.stringContaining('[backup-path-backup-only]')]);
+  });
+
+  it('are refused by the move-plan loader with a pointer to `shardmove copy`', () => {
+    expect(() => parsePlanText(ISSUE_EXAMPLE, 'c.yaml', { env: {} })).toThrow(/3:1: copy: this is a copy plan: run it with `shardmove copy PLAN`/);
+  });
+});
