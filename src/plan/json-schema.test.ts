@@ -4,21 +4,13 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import Ajv from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { compilePlanSchema, PLAN_SCHEMA_FILE } from '../../test/support/plan-schema.js';
 import { renderPlanJsonSchema } from './schema.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const SCHEMA_FILE = join(ROOT, 'schema/plan.schema.json');
 const MODELINE = /^# yaml-language-server: \$schema=(\S+)$/m;
-
-/** The schema compiled by ajv in strict mode (editors' own keyword added). */
-export function compilePlanSchema(text = readFileSync(SCHEMA_FILE, 'utf8')) {
-  const ajv = new Ajv({ allErrors: true, strict: true });
-  ajv.addKeyword('deprecationMessage');
-  return ajv.compile(JSON.parse(text) as object);
-}
 
 /** Plans in plans/ (the sandbox's seed file lives there too and is not a plan). */
 function examplePlans(): Array<{ name: string; text: string }> {
@@ -38,7 +30,7 @@ function readmePlans(): Array<{ name: string; text: string }> {
 
 describe('schema/plan.schema.json', () => {
   it('is what the field table generates (run `npm run schema` after changing src/plan/plan-fields.ts)', () => {
-    const checkedIn = readFileSync(SCHEMA_FILE, 'utf8');
+    const checkedIn = readFileSync(PLAN_SCHEMA_FILE, 'utf8');
     expect(checkedIn === renderPlanJsonSchema(), 'schema/plan.schema.json is stale: run `npm run schema` and commit it').toBe(true);
   });
 

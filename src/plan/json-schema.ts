@@ -32,9 +32,9 @@ export function nullable(schema: JsonSchema): JsonSchema {
   return { anyOf: [schema, { type: 'null' }] };
 }
 
-/** The key is present and not null: "this one is set". */
+/** A mapping whose key is present and not null: "this one is set". */
 export function isSet(key: string): JsonSchema {
-  return { required: [key], properties: { [key]: { not: { type: 'null' } } } };
+  return { type: 'object', required: [key], properties: { [key]: { not: { type: 'null' } } } };
 }
 
 function show(value: unknown): string {
