@@ -11,6 +11,8 @@ export interface CommandContext {
   cwd: string;
   /** Aborted on the first SIGINT or SIGTERM. */
   signal: AbortSignal;
+  /** Standard input, for secrets piped in (`shardmove token`). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 /** Documented exit codes (README: Exit codes). */
