@@ -5,7 +5,10 @@
 export interface CommandContext {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  /** For confirmations (`weights restore`, `unlock`); absent or not a TTY: nobody to ask. */
+  /**
+   * Standard input: confirmations (`weights restore`, `unlock`; absent or not a TTY: nobody to ask)
+   * and secrets piped in (`shardmove token`).
+   */
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
   /** The environment, for ${VAR} expansion in plans. */
   env: Readonly<Record<string, string | undefined>>;

@@ -11,3 +11,19 @@ export class ArgsError extends Error {
     this.name = 'ArgsError';
   }
 }
+
+/**
+ * The admin token endpoint refused (`shardmove token`), with the reason the operator can act on.
+ * Codes: SHARDMOVE_TOKEN_NOT_FOUND (404), SHARDMOVE_TOKEN_UNSUPPORTED (422: type, release, flag or
+ * a previous custom prefix), SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE (release or feature flag),
+ * SHARDMOVE_TOKEN_FORBIDDEN (the admin credential is not an administrator's). Exit code 1.
+ */
+export class TokenCommandError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TokenCommandError';
+  }
+}

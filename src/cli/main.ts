@@ -127,6 +127,25 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       setExit(await runControlCommand({ plan, ...opts }, ctx));
     });
 
+  const token = program
+    .command('token')
+    .description('Inspect or revoke any token through the admin token endpoint (the token comes from stdin or --token-file, never argv).');
+  for (const action of ['inspect', 'revoke'] as const) {
+    const cmd = token
+      .command(action)
+      .description(action === 'inspect'
+        ? 'Show a token\'s type, owner, scopes, expiry, last use and state.'
+        : 'Revoke, reset or delete a token, as its type\'s DELETE does, and say which.')
+      .option('--plan <file>', 'take the admin credential from this plan\'s instance section (default: GITLAB_URL and GITLAB_TOKEN)')
+      .option('--token-file <file>', 'read the token to act on from this file (default: standard input)')
+      .option('--json', 'machine-readable output', false);
+    if (action === 'revoke') cmd.option('--show-new-value', 'print the new value after a reset, when the instance returns one', false);
+    cmd.action(async (opts) => {
+      const { runTokenCommand } = await import('./token.js');
+      setExit(await runTokenCommand({ action, ...opts }, ctx));
+    });
+  }
+
   program
     .command('weights')
     .description('Storage weights: `weights restore` puts back what the run found before its first write.')

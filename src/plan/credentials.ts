@@ -13,7 +13,7 @@ import type { Entry, Pos, Reader } from './reader.js';
 /** Fields of instance.oauth; each may also be written as <field>_file. */
 export const OAUTH_FIELDS = ['access_token', 'refresh_token', 'client_id', 'client_secret', 'redirect_uri'] as const;
 /** OAuth fields whose values are secrets (client_id and redirect_uri are public identifiers). */
-const OAUTH_SECRETS: ReadonlySet<string> = new Set(['access_token', 'refresh_token', 'client_secret']);
+export const OAUTH_SECRETS: ReadonlySet<string> = new Set(['access_token', 'refresh_token', 'client_secret']);
 
 export const OAUTH_KEYS: readonly string[] = OAUTH_FIELDS.flatMap((f) => [f, `${f}_file`]);
 

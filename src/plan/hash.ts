@@ -5,7 +5,7 @@
  * from ${VAR} to a file, is not a plan change. Every other field, defaults included, is in.
  */
 import { createHash } from 'node:crypto';
-import { DEFAULTS } from './schema.js';
+import { PLAN_DEFAULTS } from './schema.js';
 import type { Plan } from './types.js';
 
 /** The normalised plan without its credentials: what the hash covers. */
@@ -25,8 +25,8 @@ export function planHashInput(plan: Plan): unknown {
 function pollHashInput(poll: Plan['poll']): Record<string, number> {
   const { stuckScheduledAfterMs, stuckRunningAfterMs, stuckRunningPerGbMs, ...rest } = poll;
   const out: Record<string, number> = { ...rest, stuckAfterMs: stuckRunningAfterMs };
-  if (stuckScheduledAfterMs !== DEFAULTS.stuckScheduledAfterMs) out['stuckScheduledAfterMs'] = stuckScheduledAfterMs;
-  if (stuckRunningPerGbMs !== DEFAULTS.stuckRunningPerGbMs && stuckRunningPerGbMs !== 0) out['stuckRunningPerGbMs'] = stuckRunningPerGbMs;
+  if (stuckScheduledAfterMs !== PLAN_DEFAULTS.poll.stuckScheduledAfterMs) out['stuckScheduledAfterMs'] = stuckScheduledAfterMs;
+  if (stuckRunningPerGbMs !== PLAN_DEFAULTS.poll.stuckRunningPerGbMs && stuckRunningPerGbMs !== 0) out['stuckRunningPerGbMs'] = stuckRunningPerGbMs;
   return out;
 }
 

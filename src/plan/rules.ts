@@ -4,23 +4,33 @@
  * run in pre-flight; `checkMergedWeights` is exported for it.
  */
 import { formatPlanDuration } from './durations.js';
+import { flattenFields, rangeOf } from './field-table.js';
+import { PLAN_FIELDS, WEIGHT_RANGE } from './plan-fields.js';
 import type { Pos } from './reader.js';
 import type { Plan } from './types.js';
 
-/** Allowed ranges, documented in README.md, "The plan". Durations in ms. */
+/** Allowed ranges, from the field table (plan-fields.ts) and documented in README.md, "The plan". Durations in ms. */
 export const RANGES = {
-  timeoutMs: { min: 1_000, max: 600_000 },
-  pollIntervalMs: { min: 100, max: 3_600_000 },
-  stuckScheduledAfterMs: { min: 1_000, max: 30 * 86_400_000 },
-  stuckRunningAfterMs: { min: 1_000, max: 7 * 86_400_000 },
-  stuckRunningPerGbMs: { min: 0, max: 86_400_000 },
+  timeoutMs: rangeOf(PLAN_FIELDS, 'instance.timeout'),
+  pollIntervalMs: rangeOf(PLAN_FIELDS, 'poll.interval'),
+  stuckScheduledAfterMs: rangeOf(PLAN_FIELDS, 'poll.stuck_scheduled_after'),
+  stuckRunningAfterMs: rangeOf(PLAN_FIELDS, 'poll.stuck_running_after'),
+  stuckRunningPerGbMs: rangeOf(PLAN_FIELDS, 'poll.stuck_running_per_gb'),
   /** Below this a running limit is allowed (rehearsals, tests) but warned about. */
   stuckAfterUsualMinMs: 60_000,
-  backoffMs: { min: 0, max: 86_400_000 },
-  concurrency: { min: 1, max: 1000 },
-  maxAttempts: { min: 1, max: 100 },
-  weight: { min: 0, max: 100 },
+  backoffMs: rangeOf(PLAN_FIELDS, 'retry.backoff'),
+  concurrency: rangeOf(PLAN_FIELDS, 'move.concurrency'),
+  maxAttempts: rangeOf(PLAN_FIELDS, 'retry.max_attempts'),
+  weight: WEIGHT_RANGE,
 } as const;
+
+/** The table's fields of one type that fill a plan property, with a reader of that property. */
+function rangedFields(type: 'duration' | 'integer'): Array<{ path: string; min: number; max: number; value: (plan: Plan) => number }> {
+  return flattenFields(PLAN_FIELDS).flatMap(({ path, props, field }) =>
+    field.type === type && props.length > 0
+      ? [{ path, min: field.min, max: field.max, value: (plan: Plan) => props.reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], plan) as number }]
+      : []);
+}
 
 /** What a rule sees: the plan, where each field is, and which fields failed to parse (skip those). */
 export interface RuleContext {
@@ -128,12 +138,7 @@ export const durationsInRange: PlanRule = {
       if (valid(path)) out.push(...rangeCheck(path, v, range.min, range.max, formatPlanDuration));
     };
     const { intervalMs, stuckScheduledAfterMs, stuckRunningAfterMs } = plan.poll;
-    d('instance.timeout', plan.instance.timeoutMs, RANGES.timeoutMs);
-    d('poll.interval', intervalMs, RANGES.pollIntervalMs);
-    d('poll.stuck_scheduled_after', stuckScheduledAfterMs, RANGES.stuckScheduledAfterMs);
-    d('poll.stuck_running_after', stuckRunningAfterMs, RANGES.stuckRunningAfterMs);
-    d('poll.stuck_running_per_gb', plan.poll.stuckRunningPerGbMs, RANGES.stuckRunningPerGbMs);
-    d('retry.backoff', plan.retry.backoffMs, RANGES.backoffMs);
+    for (const f of rangedFields('duration')) d(f.path, f.value(plan), f);
     const running = 'poll.stuck_running_after';
     if (valid(running) && stuckRunningAfterMs >= RANGES.stuckRunningAfterMs.min && stuckRunningAfterMs < RANGES.stuckAfterUsualMinMs) {
       out.push(warning(running, `${formatPlanDuration(stuckRunningAfterMs)} is shorter than a real move usually takes; fine for rehearsals, too short for production`));
@@ -156,8 +161,7 @@ export const countsInRange: PlanRule = {
     const c = (path: string, v: number, range: { min: number; max: number }) => {
       if (valid(path)) out.push(...rangeCheck(path, v, range.min, range.max, String));
     };
-    c('move.concurrency', plan.move.concurrency, RANGES.concurrency);
-    c('retry.max_attempts', plan.retry.maxAttempts, RANGES.maxAttempts);
+    for (const f of rangedFields('integer')) c(f.path, f.value(plan), f);
     for (const [storage, w] of Object.entries(planWeights)) c(`weights.${storage}`, w, RANGES.weight);
     return out;
   },

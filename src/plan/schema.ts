@@ -1,41 +1,33 @@
 /**
- * Plan version 1: the fields, their types and defaults. Walks the YAML tree once, reports every type
- * problem at its node, fills in defaults and produces the normalised Plan. Ranges and cross-field
- * checks are the named rules in rules.ts; this file only decides what each field is.
+ * Plan version 1 read off the YAML tree by walking the field table (plan-fields.ts) once: every type
+ * problem is reported at its node, defaults are filled in, and the normalised Plan comes out.
+ * Ranges and cross-field checks are the named rules in rules.ts; this file only decides what each
+ * field is, and knows no field by name except `weights`, whose default depends on `move`.
  */
 import type { Node } from 'yaml';
-import { isScalar } from 'yaml';
-import { readCredentials } from './credentials.js';
-import { formatPlanDuration } from './durations.js';
+import type { Field, FieldTable, JsonSchema, SectionField } from './field-table.js';
+import { defaultsOf, knownKeys } from './field-table.js';
 import { boolean, duration, integer, readEnum } from './fields.js';
-import { readSchedule, readThrottle } from './schedule-fields.js';
+import { createJsonSchema } from './json-schema.js';
+import { PLAN_FIELDS } from './plan-fields.js';
 import type { Entry, Reader } from './reader.js';
-import type { Credentials, Kind, MoveMode, Plan } from './types.js';
-import { KINDS } from './types.js';
+import type { Plan } from './types.js';
 
-/** Defaults for every optional field (durations in ms). */
-export const DEFAULTS = {
-  timeoutMs: 30_000,
-  kinds: KINDS,
-  mode: 'throttled' as MoveMode,
-  concurrency: 10,
-  pollIntervalMs: 5_000,
-  stuckScheduledAfterMs: 86_400_000,
-  stuckRunningAfterMs: 3_600_000,
-  stuckRunningPerGbMs: 1_800_000,
-  maxAttempts: 3,
-  backoffMs: 30_000,
-  verify: true,
-  geoResync: false,
-} as const;
+/** Every default, as the normalised plan holds them (durations in ms). */
+export const PLAN_DEFAULTS: Readonly<Plan> = defaultsOf(PLAN_FIELDS) as unknown as Plan;
 
-const TOP = ['version', 'name', 'instance', 'move', 'weights', 'poll', 'retry', 'verify', 'geo', 'schedule', 'throttle'];
-const INSTANCE = ['url', 'token', 'token_file', 'oauth', 'sudo', 'timeout'];
-const MOVE = ['from', 'to', 'kinds', 'mode', 'concurrency'];
-const POLL = ['interval', 'stuck_scheduled_after', 'stuck_running_after', 'stuck_running_per_gb', 'stuck_after'];
-const RETRY = ['max_attempts', 'backoff'];
-const GEO = ['resync'];
-const NAME_RE = /^[a-z0-9][a-z0-9_-]*$/;
+/** The plan's JSON Schema. */
+export function createPlanJsonSchema(): JsonSchema {
+  return createJsonSchema(PLAN_FIELDS, {
+    title: 'shardmove plan',
+    description: 'A shardmove plan (version 1): which repository storages to empty, where to, and how carefully. See README.md, "The plan".',
+  });
+}
+
+/** The text of schema/plan.schema.json, which `npm run schema` writes and a test compares. */
+export function renderPlanJsonSchema(): string {
+  return `${JSON.stringify(createPlanJsonSchema(), null, 2)}\n`;
+}
 
 /** The schema's output: the plan (defaults filled in), the weights as written, and fields that failed. */
 export interface SchemaResult {
@@ -49,299 +41,80 @@ export interface SchemaResult {
 /** Reads the whole plan tree. Never throws: problems go to the reader. */
 export function readPlanTree(r: Reader, root: Node | null): SchemaResult {
   const invalid = new Set<string>();
-  const fail = (path: string) => {
-    invalid.add(path);
-    return undefined;
-  };
   r.mark('', r.posOf(root));
-  const top = root === null || r.isNull(root) ? undefined : r.map(root, '', TOP);
+  const top = root === null || r.isNull(root) ? undefined : r.map(root, '', knownKeys(PLAN_FIELDS));
   if (!top) {
     if (root === null || r.isNull(root)) r.error('', { line: 1, col: 1 }, 'the plan is empty; start with "version: 1"');
-    return { plan: emptyPlan(), planWeights: {}, invalid: new Set(['*']) };
+    return { plan: structuredClone(PLAN_DEFAULTS) as Plan, planWeights: {}, invalid: new Set(['*']) };
   }
-  const get = (m: Map<string, Entry> | undefined, k: string): Node | null => m?.get(k)?.value ?? null;
-  const required = (m: Map<string, Entry> | undefined, k: string, path: string, parentPath: string): Node | null => {
-    const node = get(m, k);
-    if (m && r.isNull(node)) {
-      r.error(path, m.get(k) ? r.posOf(m.get(k)!.key) : r.at(parentPath), `missing required field ${k}`);
-      invalid.add(path);
-    }
-    return node;
-  };
-  const section = (k: string, known: string[]): Map<string, Entry> | undefined => {
-    const node = get(top, k);
-    if (node) r.mark(k, r.posOf(node));
-    if (r.isNull(node)) return new Map();
-    const m = r.map(node, k, known);
-    if (!m) invalid.add(k);
-    return m;
-  };
-
-  // version
-  const versionNode = required(top, 'version', 'version', '');
-  if (versionNode && !r.isNull(versionNode)) {
-    r.mark('version', r.posOf(versionNode));
-    if (!isScalar(versionNode) || versionNode.value !== 1) r.error('version', r.posOf(versionNode), 'unsupported plan version; this shardmove reads version: 1');
-  }
-
-  // name
-  let name = '';
-  const nameNode = required(top, 'name', 'name', '');
-  if (nameNode && !r.isNull(nameNode)) {
-    r.mark('name', r.posOf(nameNode));
-    const s = r.string(nameNode, 'name');
-    if (!s) fail('name');
-    else if (!NAME_RE.test(s.value) || s.value.length > 100) {
-      r.error('name', r.posOf(nameNode), 'must match [a-z0-9][a-z0-9_-]* (at most 100 characters): it names the checkpoint file');
-      fail('name');
-    } else name = s.value;
-  }
-
-  // instance
-  const instNode = required(top, 'instance', 'instance', '');
-  const instance = section('instance', INSTANCE);
-  let url = '';
-  let credentials: Credentials | undefined;
-  let sudo: string | null = null;
-  let timeoutMs: number = DEFAULTS.timeoutMs;
-  if (instance && instNode && !r.isNull(instNode)) {
-    const urlNode = required(instance, 'url', 'instance.url', 'instance');
-    if (urlNode && !r.isNull(urlNode)) url = readUrl(r, urlNode) ?? (fail('instance.url') ?? '');
-    credentials = readCredentials(r, instance, r.posOf(instNode));
-    if (!credentials) invalid.add('instance.credentials');
-    const sudoNode = get(instance, 'sudo');
-    if (!r.isNull(sudoNode)) sudo = readSudo(r, sudoNode!) ?? null;
-    timeoutMs = duration(r, get(instance, 'timeout'), 'instance.timeout', DEFAULTS.timeoutMs, invalid);
-  } else invalid.add('instance');
-
-  // move
-  const moveNode = required(top, 'move', 'move', '');
-  const move = section('move', MOVE);
-  let from: string[] = [];
-  let to = '';
-  let kinds: Kind[] = [...DEFAULTS.kinds];
-  let mode: MoveMode = DEFAULTS.mode;
-  let concurrency: number = DEFAULTS.concurrency;
-  if (move && moveNode && !r.isNull(moveNode)) {
-    const fromNode = required(move, 'from', 'move.from', 'move');
-    if (fromNode && !r.isNull(fromNode)) from = readStorageList(r, fromNode, 'move.from') ?? (fail('move.from') ?? []);
-    const toNode = required(move, 'to', 'move.to', 'move');
-    if (toNode && !r.isNull(toNode)) to = readStorage(r, toNode, 'move.to') ?? (fail('move.to') ?? '');
-    const kindsNode = get(move, 'kinds');
-    if (!r.isNull(kindsNode)) kinds = readKinds(r, kindsNode!) ?? (fail('move.kinds') ?? kinds);
-    const modeNode = get(move, 'mode');
-    if (!r.isNull(modeNode)) mode = readEnum(r, modeNode!, 'move.mode', ['throttled', 'bulk'] as const) ?? (fail('move.mode') ?? mode);
-    concurrency = integer(r, get(move, 'concurrency'), 'move.concurrency', DEFAULTS.concurrency, invalid);
-  } else invalid.add('move');
-
+  const values = readFields(r, PLAN_FIELDS, top, '', invalid);
+  const plan = values as unknown as Plan;
   // weights: the default (destination 100, every source 0) with the plan's own weights merged over it
-  const planWeights: Record<string, number> = {};
-  const weightsNode = get(top, 'weights');
-  if (!r.isNull(weightsNode)) {
-    r.mark('weights', r.posOf(weightsNode));
-    const entries = r.record(weightsNode, 'weights');
-    if (!entries) invalid.add('weights');
-    for (const e of entries ?? []) {
-      const path = `weights.${e.name}`;
-      r.mark(path, r.posOf(e.value, r.posOf(e.key)));
-      if (Object.prototype.hasOwnProperty.call(planWeights, e.name)) {
-        r.error(path, r.posOf(e.key), 'listed twice');
-        continue;
-      }
-      const w = integer(r, e.value, path, Number.NaN, invalid);
-      if (r.isNull(e.value)) r.error(path, r.posOf(e.key), 'expected a weight from 0 to 100');
-      else if (!Number.isNaN(w)) planWeights[e.name] = w;
-    }
-  }
+  const planWeights = plan.weights;
   const weights: Record<string, number> = {};
-  for (const s of from) weights[s] = 0;
-  if (to) weights[to] = 100;
-  Object.assign(weights, planWeights);
-
-  // poll, retry, verify, geo
-  const poll = section('poll', POLL);
-  const retry = section('retry', RETRY);
-  const geo = section('geo', GEO);
-  const plan: Plan = {
-    version: 1,
-    name,
-    instance: { url, credentials: credentials ?? { type: 'token', token: '' }, sudo, timeoutMs },
-    move: { from, to, kinds, mode, concurrency },
-    weights,
-    poll: readPoll(r, poll, invalid),
-    retry: {
-      maxAttempts: integer(r, get(retry, 'max_attempts'), 'retry.max_attempts', DEFAULTS.maxAttempts, invalid),
-      backoffMs: duration(r, get(retry, 'backoff'), 'retry.backoff', DEFAULTS.backoffMs, invalid),
-    },
-    verify: boolean(r, get(top, 'verify'), 'verify', DEFAULTS.verify, invalid),
-    geo: { resync: boolean(r, get(geo, 'resync'), 'geo.resync', DEFAULTS.geoResync, invalid) },
-  };
-  // Absent sections stay absent, so the hash of a plan without them is what it always was.
-  const schedule = readSchedule(r, get(top, 'schedule'), invalid);
-  if (schedule) plan.schedule = schedule;
-  const throttle = top.has('throttle') ? readThrottle(r, get(top, 'throttle'), invalid) : null;
-  if (throttle) plan.throttle = throttle;
+  for (const s of plan.move.from) weights[s] = 0;
+  if (plan.move.to) weights[plan.move.to] = 100;
+  plan.weights = Object.assign(weights, planWeights);
   return { plan, planWeights, invalid };
 }
 
-function emptyPlan(): Plan {
-  return {
-    version: 1,
-    name: '',
-    instance: { url: '', credentials: { type: 'token', token: '' }, sudo: null, timeoutMs: DEFAULTS.timeoutMs },
-    move: { from: [], to: '', kinds: [...DEFAULTS.kinds], mode: DEFAULTS.mode, concurrency: DEFAULTS.concurrency },
-    weights: {},
-    poll: {
-      intervalMs: DEFAULTS.pollIntervalMs,
-      stuckScheduledAfterMs: DEFAULTS.stuckScheduledAfterMs,
-      stuckRunningAfterMs: DEFAULTS.stuckRunningAfterMs,
-      stuckRunningPerGbMs: DEFAULTS.stuckRunningPerGbMs,
-    },
-    retry: { maxAttempts: DEFAULTS.maxAttempts, backoffMs: DEFAULTS.backoffMs },
-    verify: DEFAULTS.verify,
-    geo: { resync: DEFAULTS.geoResync },
-  };
+/**
+ * Reads the fields of one mapping in table order. `entries` is undefined when the mapping itself
+ * could not be read: every field then takes its default without a word (the mapping's problem is
+ * already reported).
+ */
+function readFields(r: Reader, table: FieldTable, entries: Map<string, Entry> | undefined, path: string, invalid: Set<string>): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(table)) {
+    if (!field.prop) continue;
+    const p = path ? `${path}.${key}` : key;
+    values[field.prop] = readField(r, field, key, entries, p, path, invalid);
+  }
+  return values;
+}
+
+function readField(r: Reader, field: Field, key: string, entries: Map<string, Entry> | undefined, path: string, parent: string, invalid: Set<string>): unknown {
+  if (field.type === 'group') {
+    if (!entries) return structuredClone(field.default);
+    return field.read(r, entries, r.at(parent), invalid) ?? structuredClone(field.default);
+  }
+  const entry = entries?.get(key);
+  const node = entry?.value ?? null;
+  if (field.required && entries && r.isNull(node)) {
+    r.error(path, entry ? r.posOf(entry.key) : r.at(parent), `missing required field ${key}`);
+    invalid.add(path);
+  }
+  switch (field.type) {
+    case 'section': return readSection(r, field, node, path, invalid);
+    case 'duration': return duration(r, node, path, field.default, invalid);
+    case 'integer': return integer(r, node, path, field.default, invalid);
+    case 'boolean': return boolean(r, node, path, field.default, invalid);
+    case 'enum':
+    case 'custom': {
+      if (r.isNull(node)) return structuredClone(field.default);
+      const got = field.type === 'enum' ? readEnum(r, node!, path, field.values) : field.read(r, node!, path, invalid);
+      if (got === undefined) {
+        invalid.add(path);
+        return structuredClone(field.default);
+      }
+      return got;
+    }
+  }
 }
 
 /**
- * The poll section. `stuck_after` was the one stuck limit before issue 13, counted from scheduling,
- * so moves queued in `scheduled` on a busy instance were quarantined. It is now the deprecated name
- * of `stuck_running_after` and still works, with a warning; a plan that uses it keeps its flat
- * running limit (no allowance per GiB) unless it sets `stuck_running_per_gb`.
+ * A section: an optional one that is null or empty takes its defaults; one that is not a mapping is
+ * reported and its fields take their defaults; a required one must be a mapping to be read at all.
  */
-function readPoll(r: Reader, poll: Map<string, Entry> | undefined, invalid: Set<string>): Plan['poll'] {
-  const get = (k: string): Node | null => poll?.get(k)?.value ?? null;
-  const intervalMs = duration(r, get('interval'), 'poll.interval', DEFAULTS.pollIntervalMs, invalid);
-  const stuckScheduledAfterMs = duration(r, get('stuck_scheduled_after'), 'poll.stuck_scheduled_after', DEFAULTS.stuckScheduledAfterMs, invalid);
-  const legacy = poll?.get('stuck_after');
-  const running = get('stuck_running_after');
-  let stuckRunningAfterMs = duration(r, running, 'poll.stuck_running_after', DEFAULTS.stuckRunningAfterMs, invalid);
-  let usesLegacy = false;
-  if (legacy && !r.isNull(legacy.value)) {
-    if (!r.isNull(running)) {
-      r.error('poll.stuck_after', r.posOf(legacy.key), 'is the deprecated name of poll.stuck_running_after; write only stuck_running_after');
-      invalid.add('poll.stuck_after');
-    } else {
-      usesLegacy = true;
-      stuckRunningAfterMs = duration(r, legacy.value, 'poll.stuck_after', DEFAULTS.stuckRunningAfterMs, invalid);
-      r.warn(
-        'poll.stuck_after',
-        r.posOf(legacy.key),
-        'deprecated: write poll.stuck_running_after. It limits only the time a move runs (started, replicated); time queued in scheduled ' +
-          `has its own limit, poll.stuck_scheduled_after (default ${formatPlanDuration(DEFAULTS.stuckScheduledAfterMs)}); ` +
-          'as before, no allowance per GiB of repository is added unless poll.stuck_running_per_gb is set',
-      );
-      // Rules about the running limit report where it is written.
-      r.mark('poll.stuck_running_after', r.posOf(legacy.value));
-      if (invalid.has('poll.stuck_after')) invalid.add('poll.stuck_running_after');
-    }
+function readSection(r: Reader, field: SectionField, node: Node | null, path: string, invalid: Set<string>): Record<string, unknown> {
+  if (node) r.mark(path, r.posOf(node));
+  let entries = r.isNull(node) ? new Map<string, Entry>() : r.map(node, path, knownKeys(field.fields));
+  if (!entries) invalid.add(path);
+  if (field.required && (!entries || r.isNull(node))) {
+    invalid.add(path);
+    entries = undefined;
   }
-  return {
-    intervalMs,
-    stuckScheduledAfterMs,
-    stuckRunningAfterMs,
-    stuckRunningPerGbMs: duration(r, get('stuck_running_per_gb'), 'poll.stuck_running_per_gb', usesLegacy ? 0 : DEFAULTS.stuckRunningPerGbMs, invalid),
-  };
-}
-
-function readUrl(r: Reader, node: Node): string | undefined {
-  const at = r.posOf(node);
-  r.mark('instance.url', at);
-  const s = r.string(node, 'instance.url');
-  if (!s) return undefined;
-  let u: URL;
-  try {
-    u = new URL(s.value.trim());
-  } catch {
-    r.error('instance.url', at, 'not a valid URL; expected e.g. https://gitlab.example.com');
-    return undefined;
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
-    r.error('instance.url', at, 'must be an http:// or https:// URL');
-    return undefined;
-  }
-  if (u.username || u.password) {
-    r.error('instance.url', at, 'must not contain credentials; use token, token_file or oauth');
-    return undefined;
-  }
-  if (u.search || u.hash) {
-    r.error('instance.url', at, 'must not have a query or fragment');
-    return undefined;
-  }
-  let path = u.pathname.replace(/\/+$/, '');
-  if (/\/api\/v4$/.test(path)) {
-    path = path.slice(0, -'/api/v4'.length);
-    r.warn('instance.url', at, 'write the instance\'s base URL; the /api/v4 suffix was removed');
-  }
-  return `${u.protocol}//${u.host}${path}`;
-}
-
-function readSudo(r: Reader, node: Node): string | undefined {
-  const at = r.posOf(node);
-  r.mark('instance.sudo', at);
-  if (isScalar(node) && typeof node.value === 'number') {
-    if (Number.isInteger(node.value) && node.value > 0) return String(node.value);
-    r.error('instance.sudo', at, 'expected a user id (positive integer) or a username');
-    return undefined;
-  }
-  const s = r.string(node, 'instance.sudo');
-  if (!s) return undefined;
-  const v = s.value.trim();
-  if (v === '' || /\s/.test(v)) {
-    r.error('instance.sudo', at, 'expected a user id or a username (no spaces), or null');
-    return undefined;
-  }
-  return v;
-}
-
-function readStorage(r: Reader, node: Node, path: string): string | undefined {
-  const at = r.posOf(node);
-  r.mark(path, at);
-  const s = r.string(node, path);
-  if (!s) return undefined;
-  if (s.value === '' || /[\s/\\]/.test(s.value) || s.value.length > 255) {
-    r.error(path, at, 'expected a storage name (no spaces or slashes)');
-    return undefined;
-  }
-  return s.value;
-}
-
-function readStorageList(r: Reader, node: Node, path: string): string[] | undefined {
-  r.mark(path, r.posOf(node));
-  const items = r.seq(node, path, 'storage names');
-  if (!items) return undefined;
-  if (items.length === 0) {
-    r.error(path, r.posOf(node), 'list at least one source storage');
-    return undefined;
-  }
-  const out: string[] = [];
-  let ok = true;
-  items.forEach((item, i) => {
-    const s = readStorage(r, item, `${path}[${i}]`);
-    if (s === undefined) ok = false;
-    else out.push(s);
-  });
-  return ok ? out : undefined;
-}
-
-function readKinds(r: Reader, node: Node): Kind[] | undefined {
-  r.mark('move.kinds', r.posOf(node));
-  const items = r.seq(node, 'move.kinds', KINDS.join(', '));
-  if (!items) return undefined;
-  if (items.length === 0) {
-    r.error('move.kinds', r.posOf(node), `list at least one of ${KINDS.join(', ')}`);
-    return undefined;
-  }
-  const out: Kind[] = [];
-  let ok = true;
-  items.forEach((item, i) => {
-    const path = `move.kinds[${i}]`;
-    const k = readEnum(r, item, path, KINDS);
-    if (k === undefined) ok = false;
-    else if (out.includes(k)) {
-      r.error(path, r.posOf(item), `${k} is listed twice`);
-      ok = false;
-    } else out.push(k);
-  });
-  return ok ? out : undefined;
+  const values = readFields(r, field.fields, entries, path, invalid);
+  field.finish?.({ r, entries, values, invalid, path });
+  return values;
 }

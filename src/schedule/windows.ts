@@ -32,6 +32,9 @@ const DAILY = new RegExp(`^(?:${DAY_RE}(?:-${DAY_RE})?|daily) ${TIME_RE}-(?:${TI
 /** "Sat 00:00-Mon 00:00". */
 const SPAN = new RegExp(`^${DAY_RE} ${TIME_RE}-${DAY_RE} ${TIME_RE}$`);
 
+/** The same forms as a JSON Schema pattern (any run of blanks where one space is written). */
+export const WINDOW_PATTERN = `^\\s*(?:${DAILY.source.slice(1, -1)}|${SPAN.source.slice(1, -1)})\\s*$`.replace(/ /g, '\\s+');
+
 const dayIndex = (d: string) => DAYS.indexOf(d as (typeof DAYS)[number]);
 
 /** Parses one window; throws WindowSyntaxError with what is wrong. */

@@ -1,0 +1,379 @@
+/**
+ * Plan version 1, field by field: the one table the loader walks (schema.ts) and the JSON Schema is
+ * generated from (schema/plan.schema.json, `npm run schema`). Ranges live here too; the named rules
+ * (rules.ts) check them from this table. To add a field, add an entry here and its property to
+ * types.ts; the walker, the defaults, the range rule and the JSON Schema follow.
+ */
+import type { Node } from 'yaml';
+import { isScalar } from 'yaml';
+import { OAUTH_FIELDS, OAUTH_SECRETS, readCredentials } from './credentials.js';
+import { formatPlanDuration } from './durations.js';
+import type { FieldTable, JsonSchema, SectionContext } from './field-table.js';
+import { duration, integer, readEnum } from './fields.js';
+import { DURATION_PATTERN, ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-schema.js';
+import { WINDOW_PATTERN } from '../schedule/windows.js';
+import { readSchedule, readThrottle } from './schedule-fields.js';
+import type { Reader } from './reader.js';
+import type { Kind } from './types.js';
+import { KINDS } from './types.js';
+
+const NAME_RE = /^[a-z0-9][a-z0-9_-]*$/;
+const DAY = 86_400_000;
+/** A storage weight, as `repository_storages_weighted` takes it. */
+export const WEIGHT_RANGE = { min: 0, max: 100 } as const;
+
+const STORAGE_SCHEMA = textSchema({ pattern: '^[^\\s/\\\\]+$', maxLength: 255 });
+const WEIGHT_SCHEMA: JsonSchema = { anyOf: [{ type: 'integer', minimum: WEIGHT_RANGE.min, maximum: WEIGHT_RANGE.max }, VAR_STRING] };
+
+/** The fields of a plan, in reading (and documentation) order. */
+export const PLAN_FIELDS: FieldTable = {
+  version: {
+    type: 'custom', prop: 'version', required: true, default: 1,
+    description: 'Plan format version; this shardmove reads version 1.',
+    read: readVersion,
+    schema: { const: 1 },
+  },
+  name: {
+    type: 'custom', prop: 'name', required: true, default: '',
+    description: 'Names the checkpoint (state/<name>.db) and the log (state/<name>.log). [a-z0-9][a-z0-9_-]*, at most 100 characters.',
+    read: readName,
+    schema: textSchema({ pattern: NAME_RE.source, maxLength: 100 }),
+  },
+  instance: {
+    type: 'section', prop: 'instance', required: true,
+    description: 'The GitLab instance and how to authenticate to it.',
+    fields: {
+      url: {
+        type: 'custom', prop: 'url', required: true, default: '',
+        description: "The instance's base URL, e.g. https://gitlab.example.com (http:// or https://, no credentials, query or fragment).",
+        read: readUrl,
+        // new URL() decides in the loader; this is the same rule for the URLs people write.
+        schema: textSchema({ pattern: '^\\s*[hH][tT][tT][pP][sS]?://[^\\s/?#@\\\\:][^\\s/?#@\\\\]*(?:/[^?#]*)?\\s*$' }),
+      },
+      credentials: {
+        type: 'group', prop: 'credentials', default: { type: 'token', token: '' },
+        description: 'Exactly one of token, token_file, oauth.',
+        members: {
+          token: { description: 'An admin access token, written as ${VAR} only: never the token itself.', schema: { type: 'string', pattern: ONLY_VAR_REFS } },
+          token_file: { description: "A file holding the token (relative to the plan's directory); chmod 600.", schema: textSchema() },
+          oauth: { description: 'OAuth access and refresh tokens, refreshed automatically.', schema: oauthSchema() },
+        },
+        read: (r, entries, pos, invalid) => {
+          const c = readCredentials(r, entries, pos);
+          if (!c) invalid.add('instance.credentials');
+          return c;
+        },
+        schema: { oneOf: [isSet('token'), isSet('token_file'), isSet('oauth')] },
+      },
+      sudo: {
+        type: 'custom', prop: 'sudo', default: null,
+        description: 'A user id or username to act as (Sudo header), or null.',
+        read: (r, node) => readSudo(r, node) ?? null,
+        schema: { anyOf: [{ type: 'integer', minimum: 1 }, textSchema({ pattern: '^\\s*\\S+\\s*$' })] },
+      },
+      timeout: { type: 'duration', prop: 'timeoutMs', default: 30_000, min: 1_000, max: 600_000, description: 'Per-request timeout.' },
+    },
+  },
+  move: {
+    type: 'section', prop: 'move', required: true,
+    description: 'What moves where, and how fast.',
+    fields: {
+      from: {
+        type: 'custom', prop: 'from', required: true, default: [],
+        description: 'Source storages, drained in this order; each once, not the destination.',
+        read: (r, node, path) => readStorageList(r, node, path),
+        schema: { type: 'array', items: STORAGE_SCHEMA, minItems: 1, uniqueItems: true },
+      },
+      to: {
+        type: 'custom', prop: 'to', required: true, default: '',
+        description: 'Destination storage, sent explicitly with every move; not one of the sources.',
+        read: (r, node, path) => readStorage(r, node, path),
+        schema: STORAGE_SCHEMA,
+      },
+      kinds: {
+        type: 'custom', prop: 'kinds', default: KINDS,
+        description: 'Repository kinds to move (groups = group wikis), each at most once.',
+        read: (r, node) => readKinds(r, node),
+        schema: { type: 'array', items: textSchema({ enum: [...KINDS] }), minItems: 1, uniqueItems: true },
+      },
+      mode: {
+        type: 'enum', prop: 'mode', values: ['throttled', 'bulk'], default: 'throttled',
+        description: 'throttled: one move per item, at most `concurrency` in flight. bulk: one POST per kind and storage, paced by the instance.',
+      },
+      concurrency: { type: 'integer', prop: 'concurrency', default: 10, min: 1, max: 1000, description: 'Moves in flight in throttled mode.' },
+    },
+  },
+  weights: {
+    type: 'custom', prop: 'weights', default: {},
+    description: "Storage name to weight (0-100), merged into the instance's repository_storages_weighted. Default: destination 100, every source 0.",
+    read: readWeights,
+    schema: { type: 'object', additionalProperties: WEIGHT_SCHEMA },
+  },
+  poll: {
+    type: 'section', prop: 'poll',
+    description: 'How often moves are polled, and when a move counts as stuck.',
+    fields: {
+      interval: { type: 'duration', prop: 'intervalMs', default: 5_000, min: 100, max: 3_600_000, description: 'How often move states are polled.' },
+      stuck_scheduled_after: {
+        type: 'duration', prop: 'stuckScheduledAfterMs', default: DAY, min: 1_000, max: 30 * DAY,
+        description: 'A move still queued (initial/scheduled) this long after it was first seen is reported as stuck.',
+      },
+      stuck_running_after: {
+        type: 'duration', prop: 'stuckRunningAfterMs', default: 3_600_000, min: 1_000, max: 7 * DAY,
+        description: 'A move running longer than this plus the size allowance is reported as stuck.',
+      },
+      stuck_running_per_gb: {
+        type: 'duration', prop: 'stuckRunningPerGbMs', default: 1_800_000, min: 0, max: DAY,
+        description: 'Added to the running limit per GiB of repository, when the size is known.',
+      },
+      stuck_after: {
+        type: 'duration', default: 3_600_000, min: 1_000, max: 7 * DAY,
+        description: 'Old name of stuck_running_after (no size allowance unless stuck_running_per_gb is set).',
+        deprecated: 'write poll.stuck_running_after.',
+      },
+    },
+    finish: readLegacyStuckAfter,
+    schema: { not: { allOf: [isSet('stuck_after'), isSet('stuck_running_after')] } },
+  },
+  retry: {
+    type: 'section', prop: 'retry',
+    description: 'Retries of failed moves, per item.',
+    fields: {
+      max_attempts: { type: 'integer', prop: 'maxAttempts', default: 3, min: 1, max: 100, description: 'Attempts per item, the first included, before it is quarantined.' },
+      backoff: { type: 'duration', prop: 'backoffMs', default: 30_000, min: 0, max: DAY, description: 'Wait before retrying a failed move.' },
+    },
+  },
+  verify: { type: 'boolean', prop: 'verify', default: true, description: 'Check afterwards that every item really is on the destination.' },
+  geo: {
+    type: 'section', prop: 'geo',
+    description: 'Geo replication.',
+    fields: {
+      resync: { type: 'boolean', prop: 'resync', default: false, description: "After verify, resync the moved kinds' Geo registries (RESYNC_ALL)." },
+    },
+  },
+  // Absent stays absent (default undefined): a plan without them hashes as it always did.
+  schedule: {
+    type: 'custom', prop: 'schedule', default: undefined,
+    description: 'Maintenance windows: new moves are scheduled only inside them. {timezone: IANA name (UTC when absent), windows: ["Mon-Fri 22:00-06:00", "Sat 00:00-Mon 00:00", "daily 01:00-03:00"]}.',
+    read: (r, node, _path, invalid) => readSchedule(r, node, invalid) ?? undefined,
+    schema: scheduleSchema(),
+  },
+  throttle: {
+    type: 'custom', prop: 'throttle', default: undefined,
+    description: 'Load-aware cap under move.concurrency: cut on Gitaly health, latency, failed moves, 429s and slowdowns, grown back slowly. `throttle: {}` turns it on with the defaults.',
+    read: (r, node, _path, invalid) => readThrottle(r, node, invalid) ?? undefined,
+    schema: throttleSchema(),
+  },
+};
+
+function scheduleSchema(): JsonSchema {
+  return {
+    type: 'object',
+    properties: {
+      timezone: nullable(textSchema()),
+      windows: { type: 'array', minItems: 1, items: textSchema({ pattern: WINDOW_PATTERN }) },
+    },
+    required: ['windows'],
+    additionalProperties: false,
+  };
+}
+
+function throttleSchema(): JsonSchema {
+  const dur = nullable(textSchema({ pattern: DURATION_PATTERN }));
+  const num = (minimum: number, maximum: number) => nullable({ anyOf: [{ type: 'number', minimum, maximum }, VAR_STRING] });
+  return {
+    type: 'object',
+    properties: {
+      latency_p90: dur,
+      max_failure_rate: num(0, 1),
+      max_429_rate: num(0, 1),
+      duration_drift: num(1, 1000),
+      health_every: dur,
+      increase_every: dur,
+      decrease: num(0.05, 0.95),
+    },
+    additionalProperties: false,
+  };
+}
+
+function oauthSchema(): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  for (const f of OAUTH_FIELDS) {
+    properties[f] = nullable(OAUTH_SECRETS.has(f) ? { type: 'string', pattern: ONLY_VAR_REFS } : textSchema({ pattern: '\\S' }));
+    properties[`${f}_file`] = nullable(textSchema());
+  }
+  return {
+    type: 'object',
+    properties,
+    additionalProperties: false,
+    allOf: OAUTH_FIELDS.map((f) => ({ oneOf: [isSet(f), isSet(`${f}_file`)] })),
+  };
+}
+
+function readVersion(r: Reader, node: Node): number {
+  r.mark('version', r.posOf(node));
+  if (!isScalar(node) || node.value !== 1) r.error('version', r.posOf(node), 'unsupported plan version; this shardmove reads version: 1');
+  return 1;
+}
+
+function readName(r: Reader, node: Node): string | undefined {
+  r.mark('name', r.posOf(node));
+  const s = r.string(node, 'name');
+  if (!s) return undefined;
+  if (!NAME_RE.test(s.value) || s.value.length > 100) {
+    r.error('name', r.posOf(node), 'must match [a-z0-9][a-z0-9_-]* (at most 100 characters): it names the checkpoint file');
+    return undefined;
+  }
+  return s.value;
+}
+
+function readUrl(r: Reader, node: Node): string | undefined {
+  const at = r.posOf(node);
+  r.mark('instance.url', at);
+  const s = r.string(node, 'instance.url');
+  if (!s) return undefined;
+  let u: URL;
+  try {
+    u = new URL(s.value.trim());
+  } catch {
+    r.error('instance.url', at, 'not a valid URL; expected e.g. https://gitlab.example.com');
+    return undefined;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    r.error('instance.url', at, 'must be an http:// or https:// URL');
+    return undefined;
+  }
+  if (u.username || u.password) {
+    r.error('instance.url', at, 'must not contain credentials; use token, token_file or oauth');
+    return undefined;
+  }
+  if (u.search || u.hash) {
+    r.error('instance.url', at, 'must not have a query or fragment');
+    return undefined;
+  }
+  let path = u.pathname.replace(/\/+$/, '');
+  if (/\/api\/v4$/.test(path)) {
+    path = path.slice(0, -'/api/v4'.length);
+    r.warn('instance.url', at, 'write the instance\'s base URL; the /api/v4 suffix was removed');
+  }
+  return `${u.protocol}//${u.host}${path}`;
+}
+
+function readSudo(r: Reader, node: Node): string | undefined {
+  const at = r.posOf(node);
+  r.mark('instance.sudo', at);
+  if (isScalar(node) && typeof node.value === 'number') {
+    if (Number.isInteger(node.value) && node.value > 0) return String(node.value);
+    r.error('instance.sudo', at, 'expected a user id (positive integer) or a username');
+    return undefined;
+  }
+  const s = r.string(node, 'instance.sudo');
+  if (!s) return undefined;
+  const v = s.value.trim();
+  if (v === '' || /\s/.test(v)) {
+    r.error('instance.sudo', at, 'expected a user id or a username (no spaces), or null');
+    return undefined;
+  }
+  return v;
+}
+
+function readStorage(r: Reader, node: Node, path: string): string | undefined {
+  const at = r.posOf(node);
+  r.mark(path, at);
+  const s = r.string(node, path);
+  if (!s) return undefined;
+  if (s.value === '' || /[\s/\\]/.test(s.value) || s.value.length > 255) {
+    r.error(path, at, 'expected a storage name (no spaces or slashes)');
+    return undefined;
+  }
+  return s.value;
+}
+
+function readStorageList(r: Reader, node: Node, path: string): string[] | undefined {
+  r.mark(path, r.posOf(node));
+  const items = r.seq(node, path, 'storage names');
+  if (!items) return undefined;
+  if (items.length === 0) {
+    r.error(path, r.posOf(node), 'list at least one source storage');
+    return undefined;
+  }
+  const out: string[] = [];
+  let ok = true;
+  items.forEach((item, i) => {
+    const s = readStorage(r, item, `${path}[${i}]`);
+    if (s === undefined) ok = false;
+    else out.push(s);
+  });
+  return ok ? out : undefined;
+}
+
+function readKinds(r: Reader, node: Node): Kind[] | undefined {
+  r.mark('move.kinds', r.posOf(node));
+  const items = r.seq(node, 'move.kinds', KINDS.join(', '));
+  if (!items) return undefined;
+  if (items.length === 0) {
+    r.error('move.kinds', r.posOf(node), `list at least one of ${KINDS.join(', ')}`);
+    return undefined;
+  }
+  const out: Kind[] = [];
+  let ok = true;
+  items.forEach((item, i) => {
+    const path = `move.kinds[${i}]`;
+    const k = readEnum(r, item, path, KINDS);
+    if (k === undefined) ok = false;
+    else if (out.includes(k)) {
+      r.error(path, r.posOf(item), `${k} is listed twice`);
+      ok = false;
+    } else out.push(k);
+  });
+  return ok ? out : undefined;
+}
+
+/** The `weights` mapping exactly as the plan writes it; the default is merged in after the walk. */
+function readWeights(r: Reader, node: Node, path: string, invalid: Set<string>): Record<string, number> {
+  const planWeights: Record<string, number> = {};
+  r.mark(path, r.posOf(node));
+  const entries = r.record(node, path);
+  if (!entries) invalid.add(path);
+  for (const e of entries ?? []) {
+    const p = `${path}.${e.name}`;
+    r.mark(p, r.posOf(e.value, r.posOf(e.key)));
+    if (Object.prototype.hasOwnProperty.call(planWeights, e.name)) {
+      r.error(p, r.posOf(e.key), 'listed twice');
+      continue;
+    }
+    const w = integer(r, e.value, p, Number.NaN, invalid);
+    if (r.isNull(e.value)) r.error(p, r.posOf(e.key), 'expected a weight from 0 to 100');
+    else if (!Number.isNaN(w)) planWeights[e.name] = w;
+  }
+  return planWeights;
+}
+
+/**
+ * `stuck_after` was the one stuck limit before issue 13, counted from scheduling, so moves queued in
+ * `scheduled` on a busy instance were quarantined. It is now the deprecated name of
+ * `stuck_running_after` and still works, with a warning; a plan that uses it keeps its flat running
+ * limit (no allowance per GiB) unless it sets `stuck_running_per_gb`.
+ */
+function readLegacyStuckAfter({ r, entries, values, invalid }: SectionContext): void {
+  const legacy = entries?.get('stuck_after');
+  if (!legacy || r.isNull(legacy.value)) return;
+  const running = entries?.get('stuck_running_after')?.value ?? null;
+  if (!r.isNull(running)) {
+    r.error('poll.stuck_after', r.posOf(legacy.key), 'is the deprecated name of poll.stuck_running_after; write only stuck_running_after');
+    invalid.add('poll.stuck_after');
+    return;
+  }
+  values.stuckRunningAfterMs = duration(r, legacy.value, 'poll.stuck_after', values.stuckRunningAfterMs as number, invalid);
+  r.warn(
+    'poll.stuck_after',
+    r.posOf(legacy.key),
+    'deprecated: write poll.stuck_running_after. It limits only the time a move runs (started, replicated); time queued in scheduled ' +
+      `has its own limit, poll.stuck_scheduled_after (default ${formatPlanDuration(DAY)}); ` +
+      'as before, no allowance per GiB of repository is added unless poll.stuck_running_per_gb is set',
+  );
+  // Rules about the running limit report where it is written.
+  r.mark('poll.stuck_running_after', r.posOf(legacy.value));
+  if (invalid.has('poll.stuck_after')) invalid.add('poll.stuck_running_after');
+  if (r.isNull(entries?.get('stuck_running_per_gb')?.value ?? null)) values.stuckRunningPerGbMs = 0;
+}
