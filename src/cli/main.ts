@@ -94,6 +94,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--dry-run', 'read-only rehearsal: nothing is changed on the instance', false)
     .option('--accept-plan-change', 'resume even though the plan changed since the checkpoint', false)
     .option('--retry-quarantined', 'give quarantined items another retry.max_attempts tries (after fixing them on the instance)', false)
+    .option('--metrics-file <path>', 'keep Prometheus metrics in this file (node_exporter textfile format), rewritten atomically at every poll')
     .action(async (plan: string, opts) => {
       const { runRunCommand } = await import('./run.js');
       setExit(await runRunCommand({ plan, ...opts }, ctx));

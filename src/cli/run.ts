@@ -1,9 +1,12 @@
 /**
- * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change] [--retry-quarantined]`: runs
- * or resumes the plan, prints the final report and maps the run's outcome to an exit code:
+ * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change] [--retry-quarantined]
+ * [--metrics-file PATH]`: runs or resumes the plan, prints the final report and maps the run's
+ * outcome to an exit code:
  * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
  * 4 refused (lock held, plan changed), 130 interrupted with the checkpoint saved.
  */
+import { resolve } from 'node:path';
+import { createMetricsFileObserver } from '../metrics/metrics-file.js';
 import { renderFinalReport } from '../report/final.js';
 import { executeRun } from '../runtime/run.js';
 import type { FinalState, RunOutcome } from '../runtime/types.js';
@@ -15,12 +18,19 @@ import { ArgsError } from './errors.js';
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = { done: EXIT.ok, doneWithQuarantine: EXIT.quarantined, failed: EXIT.failed };
 
 export async function runRunCommand(
-  opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean },
+  opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean; metricsFile?: string },
   ctx: CommandContext,
 ): Promise<number> {
   if (opts.retryQuarantined && opts.dryRun) {
     throw new ArgsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
+  const observers = opts.metricsFile
+    ? [
+        createMetricsFileObserver(resolve(ctx.cwd, opts.metricsFile), {
+          onError: (err) => ctx.stderr.write(`warning: --metrics-file: cannot write ${opts.metricsFile}: ${err instanceof Error ? err.message : String(err)} (the run goes on)\n`),
+        }),
+      ]
+    : [];
   const outcome = await executeRun({
     planFile: opts.plan,
     statePath: opts.state,
@@ -32,6 +42,7 @@ export async function runRunCommand(
     signal: ctx.signal,
     stdout: ctx.stdout,
     stderr: ctx.stderr,
+    observers,
   });
   return reportOutcome(outcome, ctx);
 }

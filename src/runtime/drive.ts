@@ -18,6 +18,7 @@ import { rateAndEta } from '../report/summary.js';
 import type { CheckpointStore } from '../store/types.js';
 import { createEffects } from './effects.js';
 import { INTERNAL, RuntimeError } from './errors.js';
+import { notifyObservers } from './observer.js';
 import type { SecretSet } from './logger.js';
 import { tokenOutlivedWarning } from './token-deadline.js';
 import type { FinalState, RunOptions, RunOutcome, RuntimeServices } from './types.js';
@@ -66,7 +67,11 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     store.saveRun({ planName: plan.name, planHash: a.hash, machineVersion: MACHINE_VERSION, snapshot: actor.getPersistedSnapshot() });
   };
   const progress = startProgress(opts.stdout, () => ({ step: stepLabel(actor.getSnapshot().context), summary: store.summary(clock.now()), elapsedMs: clock.now() - startedAt }));
-  deps.onProgress = () => progress.poke();
+  const observers = opts.observers ?? [];
+  deps.onProgress = () => {
+    progress.poke();
+    notifyObservers(observers, log, 'progress');
+  };
 
   let resolveFinal: (v: 'final') => void = () => undefined;
   const finished = new Promise<'final'>((resolve, reject) => {
@@ -98,6 +103,11 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
 
   store.appendEvent('run.started', { resumed: Boolean(a.snapshot), dryRun: opts.dryRun, pid: services.pid }, startedAt);
   log.info({ plan: plan.name, resumed: Boolean(a.snapshot), dryRun: opts.dryRun, checkpoint: store.file }, 'run started');
+  const currentStep = () => {
+    const snap = actor.getSnapshot();
+    return snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
+  };
+  notifyObservers(observers, log, 'started', { plan, store, clock, startedAt, dryRun: opts.dryRun, step: currentStep });
   actor.start();
   // A restored run that had already ended emits nothing: it is final at once.
   if (actor.getSnapshot().status === 'done') resolveFinal('final');

@@ -17,6 +17,7 @@ import type { CheckpointStore, RunControl } from '../store/types.js';
 import { createAuditBuffer } from './audit.js';
 import { driveMachine } from './drive.js';
 import { createRunLogger, SecretSet } from './logger.js';
+import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { checkpointPath, logPath } from './paths.js';
 import { chooseStart } from './resume.js';
@@ -43,6 +44,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   for (const w of planWarnings) opts.stderr.write(`${secrets.scrub(formatProblem(w))}\n`);
 
   const store = services.openCheckpoint(file);
+  const observers = opts.observers ?? [];
   const audit = createAuditBuffer(store);
   let api: InstanceApi | undefined;
   try {
@@ -63,6 +65,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     for (const w of earlyWarnings) opts.stderr.write(`warning: ${w}\n`);
     const onResponse = (e: RequestEvent) => {
       log.debug({ http: e }, 'http');
+      notifyObservers(observers, log, 'response', e);
       // The event log keeps every mutating request (the audit trail), reads only in the debug log.
       if (e.mutating) audit.add('http.mutating', { ...e }, services.clock.now());
     };
@@ -82,6 +85,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   } finally {
     await api?.close().catch(() => undefined);
     audit.flush();
+    await stopObservers(observers, log);
     store.releaseLock();
     store.close();
     log.flush();

@@ -9,7 +9,7 @@ import { LockedError } from './errors.js';
 import { ItemTable } from './items.js';
 import { migrate } from './schema.js';
 import { NO_CONTROL } from './types.js';
-import type { CheckpointStore, LockHolder, RunControl, SavedRun, StatusSummary } from './types.js';
+import type { CheckpointStore, LockHolder, RunControl, SavedRun, StatusSummary, StoredEvent } from './types.js';
 
 const TEN_MINUTES = 10 * 60 * 1000;
 
@@ -47,6 +47,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       ),
       event: p('INSERT INTO events (at, type, data) VALUES (?, ?, ?)'),
       events: p('SELECT seq, at, type, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
+      lastSeq: p('SELECT COALESCE(MAX(seq), 0) AS seq FROM events'),
       counts: p('SELECT kind, source, state, n FROM item_counts WHERE n > 0 ORDER BY kind, source, state'),
       quarantined: p(
         `SELECT kind, id, source, name, last_error, attempts FROM items WHERE state = 'quarantined' ORDER BY kind, id`,
@@ -124,11 +125,15 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
   }
 
   /** Events after `afterSeq`, oldest first (for reports and tests). */
-  readEvents(afterSeq = 0, limit = 1000): { seq: number; at: number; type: string; data: Record<string, unknown> }[] {
+  readEvents(afterSeq = 0, limit = 1000): StoredEvent[] {
     return (this.r.events.all(afterSeq, limit) as { seq: number; at: number; type: string; data: string }[]).map((e) => ({
       ...e,
       data: JSON.parse(e.data) as Record<string, unknown>,
     }));
+  }
+
+  lastEventSeq(): number {
+    return (this.r.lastSeq.get() as { seq: number }).seq;
   }
 
   summary(now: number): StatusSummary {
