@@ -112,6 +112,18 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     });
 
   program
+    .command('report')
+    .description('Make a report of a run from its checkpoint: self-contained HTML with charts, or JSON (works while the run goes on).')
+    .argument('<plan>', 'plan YAML file')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--html <file>', 'write the report as one self-contained HTML file')
+    .option('--json', 'print the report\'s data as JSON', false)
+    .action(async (plan: string, opts) => {
+      const { runReportCommand } = await import('./report.js');
+      setExit(await runReportCommand({ plan, ...opts }, ctx));
+    });
+
+  program
     .command('control')
     .description('Steer a run while it goes on: change its concurrency cap, pause or unpause it (no restart).')
     .argument('<plan>', 'plan YAML file')
