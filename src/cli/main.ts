@@ -84,6 +84,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--events <file>', 'write the run\'s events as JSON lines (docs/events.md) to this file (appended), or - for standard output')
     .option('--events-interval <duration>', 'how often --events gets a progress event', '30s')
     .option('--lease <duration>', 'run lock lease: another runner may take the lock over once the heartbeat is older than this (10s to 24h)', '60s')
+    .option('--metrics-file <path>', 'keep Prometheus metrics in this file (node_exporter textfile format), rewritten atomically at every poll')
     .action(async (plan: string, opts) => {
       const { runRunCommand } = await import('./run.js');
       setExit(await runRunCommand({ plan, ...opts }, ctx));
@@ -111,6 +112,18 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .action(async (plan: string, opts) => {
       const { runStatusCommand } = await import('./status.js');
       setExit(await runStatusCommand({ plan, ...opts }, ctx));
+    });
+
+  program
+    .command('report')
+    .description('Make a report of a run from its checkpoint: self-contained HTML with charts, or JSON (works while the run goes on).')
+    .argument('<plan>', 'plan YAML file')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--html <file>', 'write the report as one self-contained HTML file')
+    .option('--json', 'print the report\'s data as JSON', false)
+    .action(async (plan: string, opts) => {
+      const { runReportCommand } = await import('./report.js');
+      setExit(await runReportCommand({ plan, ...opts }, ctx));
     });
 
   program

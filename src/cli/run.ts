@@ -1,9 +1,12 @@
 /**
- * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change] [--retry-quarantined] [--ignore-schedule]`: runs
- * or resumes the plan, prints the final report and maps the run's outcome to an exit code:
+ * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change] [--retry-quarantined]
+ * [--ignore-schedule] [--events FILE|-] [--lease DURATION] [--metrics-file PATH]`: runs or resumes
+ * the plan, prints the final report and maps the run's outcome to an exit code:
  * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
  * 4 refused (lock held, plan changed), 5 lost the run lock to another runner, 130 interrupted with the checkpoint saved.
  */
+import { resolve } from 'node:path';
+import { createMetricsFileObserver } from '../metrics/metrics-file.js';
 import { renderFinalReport } from '../report/final.js';
 import { formatPlanDuration, parseDuration } from '../plan/durations.js';
 import { LEASE_RANGE_MS } from '../runtime/lease.js';
@@ -20,7 +23,7 @@ import { finishWithError, finishWithOutcome, openEvents, parseEventsInterval } f
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = { done: EXIT.ok, doneWithQuarantine: EXIT.quarantined, failed: EXIT.failed };
 
 export async function runRunCommand(
-  opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean; ignoreSchedule?: boolean; lease?: string; events?: string; eventsInterval?: string },
+  opts: RunFlags,
   ctx: CommandContext,
 ): Promise<number> {
   if (opts.retryQuarantined && opts.dryRun) {
@@ -49,12 +52,25 @@ export async function runRunCommand(
   }
 }
 
+/** `run`'s options as commander parses them. */
+type RunFlags = {
+  plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean; ignoreSchedule?: boolean;
+  lease?: string; events?: string; eventsInterval?: string; metricsFile?: string;
+};
+
 function startRun(
-  opts: { plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean; ignoreSchedule?: boolean },
+  opts: RunFlags,
   leaseMs: number | undefined,
   events: RunEvents | undefined,
   ctx: CommandContext,
 ): Promise<RunOutcome> {
+  const observers = opts.metricsFile
+    ? [
+        createMetricsFileObserver(resolve(ctx.cwd, opts.metricsFile), {
+          onError: (err) => ctx.stderr.write(`warning: --metrics-file: cannot write ${opts.metricsFile}: ${err instanceof Error ? err.message : String(err)} (the run goes on)\n`),
+        }),
+      ]
+    : [];
   return executeRun({
     planFile: opts.plan,
     statePath: opts.state,
@@ -69,6 +85,7 @@ function startRun(
     signal: ctx.signal,
     stdout: ctx.stdout,
     stderr: ctx.stderr,
+    observers,
   });
 }
 

@@ -20,6 +20,7 @@ import { createEffects } from './effects.js';
 import { scheduleOf } from '../schedule/gate.js';
 import type { SchedulingGate } from '../schedule/gate.js';
 import { INTERNAL, RuntimeError } from './errors.js';
+import { notifyObservers } from './observer.js';
 import type { SecretSet } from './logger.js';
 import { tokenOutlivedWarning } from './token-deadline.js';
 import type { FinalState, RunOptions, RunOutcome, RuntimeServices } from './types.js';
@@ -76,7 +77,11 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     gate: a.gate?.last() ?? null,
     timezone: plan.schedule?.timezone ?? 'UTC',
   }));
-  deps.onProgress = () => progress.poke();
+  const observers = opts.observers ?? [];
+  deps.onProgress = () => {
+    progress.poke();
+    notifyObservers(observers, log, 'progress');
+  };
 
   let resolveFinal: (v: 'final') => void = () => undefined;
   const finished = new Promise<'final'>((resolve, reject) => {
@@ -115,6 +120,11 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
 
   store.appendEvent('run.started', { resumed: Boolean(a.snapshot), dryRun: opts.dryRun, pid: services.pid }, startedAt);
   log.info({ plan: plan.name, resumed: Boolean(a.snapshot), dryRun: opts.dryRun, checkpoint: store.file }, 'run started');
+  const currentStep = () => {
+    const snap = actor.getSnapshot();
+    return snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
+  };
+  notifyObservers(observers, log, 'started', { plan, store, clock, startedAt, dryRun: opts.dryRun, step: currentStep });
   actor.start();
   // A restored run that had already ended emits nothing: it is final at once.
   if (actor.getSnapshot().status === 'done') resolveFinal('final');

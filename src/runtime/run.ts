@@ -25,6 +25,7 @@ import { driveMachine } from './drive.js';
 import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import type { LeaseKeeper } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
+import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { checkpointPath, logPath } from './paths.js';
 import { chooseStart } from './resume.js';
@@ -52,6 +53,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
 
   const opened = services.openCheckpoint(file);
   const store = opts.events ? opts.events.attach(opened, { plan: plan.name, checkpoint: file, host: services.host, planConcurrency: plan.move.concurrency }) : opened;
+  const observers = opts.observers ?? [];
   const audit = createAuditBuffer(store);
   let api: InstanceApi | undefined;
   let lease: LeaseKeeper | undefined;
@@ -80,6 +82,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     const onResponse = (e: RequestEvent) => {
       log.debug({ http: e }, 'http');
       gate?.noteResponse(e.status, e.durationMs);
+      notifyObservers(observers, log, 'response', e);
       // The event log keeps every mutating request (the audit trail), reads only in the debug log.
       if (e.mutating) audit.add('http.mutating', { ...e }, services.clock.now());
     };
@@ -111,6 +114,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     lease?.stop();
     await api?.close().catch(() => undefined);
     flushAudit(audit, log);
+    await stopObservers(observers, log);
     store.releaseLock();
     store.close();
     log.flush();

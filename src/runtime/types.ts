@@ -8,6 +8,7 @@ import type { CheckpointStore } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 import type { RunActors } from './effects.js';
 import type { RunEvents } from './event-sink.js';
+import type { RunObserver } from './observer.js';
 
 /** A fresh OAuth pair after a refresh (secrets: memory and token files only). */
 export interface RefreshedTokens {
@@ -65,4 +66,6 @@ export interface RunOptions {
   signal: AbortSignal;
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Watchers of the run (e.g. the metrics file); see ./observer.ts. */
+  observers?: readonly RunObserver[];
 }

@@ -11,7 +11,7 @@ import { installFence, removeFence, takeoverReason, toHolder } from './lease.js'
 import type { LockRow } from './lease.js';
 import { migrate } from './schema.js';
 import { NO_CONTROL } from './types.js';
-import type { CheckpointStore, LockAcquired, LockHolder, RunControl, SavedRun, StatusSummary } from './types.js';
+import type { CheckpointStore, LockAcquired, LockHolder, RunControl, SavedRun, StatusSummary, StoredEvent } from './types.js';
 
 const TEN_MINUTES = 10 * 60 * 1000;
 
@@ -64,6 +64,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       ),
       event: p('INSERT INTO events (at, type, data) VALUES (?, ?, ?)'),
       events: p('SELECT seq, at, type, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
+      lastSeq: p('SELECT COALESCE(MAX(seq), 0) AS seq FROM events'),
       counts: p('SELECT kind, source, state, n FROM item_counts WHERE n > 0 ORDER BY kind, source, state'),
       quarantined: p(
         `SELECT kind, id, source, name, last_error, attempts FROM items WHERE state = 'quarantined' ORDER BY kind, id`,
@@ -185,7 +186,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
   }
 
   /** Events after `afterSeq`, oldest first (for reports and tests). */
-  readEvents(afterSeq = 0, limit = 1000): { seq: number; at: number; type: string; data: Record<string, unknown> }[] {
+  readEvents(afterSeq = 0, limit = 1000): StoredEvent[] {
     return (this.r.events.all(afterSeq, limit) as { seq: number; at: number; type: string; data: string }[]).map((e) => ({
       ...e,
       data: JSON.parse(e.data) as Record<string, unknown>,
@@ -205,6 +206,10 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       )
       .get(window, ...types) as { seq: number; at: number; type: string; data: string } | undefined;
     return row ? { ...row, data: JSON.parse(row.data) as Record<string, unknown> } : null;
+  }
+
+  lastEventSeq(): number {
+    return (this.r.lastSeq.get() as { seq: number }).seq;
   }
 
   summary(now: number): StatusSummary {

@@ -28,6 +28,15 @@ export interface LockAcquired {
   reason: 'dead' | 'stale' | null;
 }
 
+/** One row of the event log. */
+export interface StoredEvent {
+  seq: number;
+  /** ms since epoch. */
+  at: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
 export interface SavedRun {
   planName: string;
   planHash: string;
@@ -107,6 +116,10 @@ export interface CheckpointStore extends ActorStore {
   /** Writes the machine snapshot atomically (one transaction). */
   saveRun(run: SavedRun): void;
   summary(now: number): StatusSummary;
+  /** Events after `afterSeq`, oldest first, at most `limit` (reports, metrics). */
+  readEvents(afterSeq?: number, limit?: number): StoredEvent[];
+  /** The newest event's sequence number (0 when the log is empty). */
+  lastEventSeq(): number;
   /**
    * `run --retry-quarantined`: quarantined items go back to `pending` with their attempts reset,
    * except those quarantined as stuck (their move may still run; a drain releases them once it

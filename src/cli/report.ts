@@ -1,0 +1,69 @@
+/**
+ * `shardmove report PLAN [--state FILE] [--html FILE] [--json]`: the run's report from its
+ * checkpoint, as a self-contained HTML file (charts and tables, printable) and/or as JSON on stdout.
+ * Read-only like `status`: it works while the run goes on, and needs no credentials. Exit 0 when a
+ * report was made; 1 when there is no checkpoint; 2 for invalid options.
+ */
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { RunContext } from '../machine/types.js';
+import { buildReportData } from '../report/html/data.js';
+import type { ReportData } from '../report/html/data.js';
+import { renderHtmlReport } from '../report/html/render.js';
+import { buildStatusReport } from '../report/status.js';
+import { NO_CHECKPOINT } from '../runtime/errors.js';
+import { lockHolder, openExistingCheckpoint } from '../runtime/status.js';
+import type { Checkpoint } from '../store/checkpoint.js';
+import type { StoredEvent } from '../store/types.js';
+import type { CommandContext } from './context.js';
+import { EXIT } from './context.js';
+import { ArgsError } from './errors.js';
+import { resolveRunCheckpoint } from './plan-identity.js';
+
+/** The event log in pages, so a million-item checkpoint is not parsed into one array first. */
+function* allEvents(store: Checkpoint): Generator<StoredEvent> {
+  let after = 0;
+  for (;;) {
+    const page = store.readEvents(after, 10_000);
+    if (page.length === 0) return;
+    yield* page;
+    after = page[page.length - 1]!.seq;
+  }
+}
+
+/** The report's data from the checkpoint at `file` (read-only; throws SHARDMOVE_NO_CHECKPOINT when there is none). */
+export function readReportData(file: string, now: number, planConcurrency: number | null): ReportData {
+  const store = openExistingCheckpoint(file, { readOnly: true });
+  try {
+    // Read as `status` reads (no transaction, which would hold up the writer): while a run goes on,
+    // the events may run a few moments past the counts; the next report catches up.
+    const saved = store.loadRun();
+    const status = buildStatusReport(file, saved, store.summary(now), now, lockHolder(store), planConcurrency);
+    const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;
+    return buildReportData({ status, context, events: allEvents(store), now });
+  } finally {
+    store.close();
+  }
+}
+
+export async function runReportCommand(opts: { plan: string; state?: string; html?: string; json: boolean }, ctx: CommandContext): Promise<number> {
+  if (!opts.html && !opts.json) throw new ArgsError('report: say what to make: --html FILE, --json, or both');
+  const { file, planConcurrency } = await resolveRunCheckpoint(opts, ctx);
+  let data: ReportData;
+  try {
+    data = readReportData(file, Date.now(), planConcurrency);
+  } catch (err) {
+    if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
+      ctx.stderr.write(`shardmove report: ${(err as Error).message}\n`);
+      return EXIT.failed;
+    }
+    throw err;
+  }
+  if (opts.html) {
+    const out = resolve(ctx.cwd, opts.html);
+    writeFileSync(out, renderHtmlReport(data));
+    ctx.stderr.write(`report written to ${out}\n`);
+  }
+  if (opts.json) ctx.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+  return EXIT.ok;
+}

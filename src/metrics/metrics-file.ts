@@ -1,0 +1,132 @@
+/**
+ * `run --metrics-file PATH`: the run's metrics in node_exporter's textfile-collector format,
+ * rewritten after every poll (and at most every few hundred milliseconds), and once more at the end.
+ * Each write goes to a temporary file in the same directory, then is renamed over PATH, so the
+ * collector never reads half a file. The temporary name does not end in `.prom`, so the collector
+ * never picks it up either.
+ */
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { isMoveEvent, MoveLedger } from '../report/moves.js';
+import type { ObservedRun, RunObserver } from '../runtime/observer.js';
+import { RunMetrics } from './run-metrics.js';
+
+/** Events read per refresh: a resumed run with a long backlog catches up over a few refreshes. */
+const EVENTS_PER_REFRESH = 20_000;
+/** Rewritten at least this often even when nothing moves (paused, verifying), so the step and ETA stay current. */
+const KEEPALIVE_MS = 15_000;
+
+export interface MetricsFileOptions {
+  /** Told once about the first failed write (a full disk must not fail the migration). */
+  onError?: (err: unknown) => void;
+}
+
+/** Writes `text` to `file` atomically: a temporary file beside it, then a rename. */
+export function writeFileAtomic(file: string, text: string): void {
+  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
+  try {
+    writeFileSync(tmp, text, { mode: 0o644 });
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** The observer that keeps `file` current; see RunObserver. */
+export function createMetricsFileObserver(file: string, opts: MetricsFileOptions = {}): RunObserver & { readonly metrics: RunMetrics } {
+  const metrics = new RunMetrics();
+  const ledger = new MoveLedger();
+  let run: ObservedRun | null = null;
+  let afterSeq = 0;
+  let gapMs = 1000;
+  let lastWrite = 0;
+  let trailing: NodeJS.Timeout | null = null;
+  let keepalive: NodeJS.Timeout | null = null;
+  let writing: Promise<void> = Promise.resolve();
+  let reported = false;
+
+  /** Folds the new events and the current summary into the metrics. */
+  const refresh = (r: ObservedRun) => {
+    const events = r.store.readEvents(afterSeq, EVENTS_PER_REFRESH);
+    for (const e of events) {
+      afterSeq = e.seq;
+      if (!isMoveEvent(e.type)) continue;
+      const ended = ledger.add(e);
+      if (!ended) continue;
+      // A move that started before this process: its start is the item row's first sighting.
+      if (ended.startAt === null) ended.startAt = r.store.getItem(ended.kind, ended.itemId)?.scheduledAt ?? null;
+      metrics.moveEnded(ended);
+    }
+    ledger.dropEnded();
+    const now = r.clock.now();
+    metrics.setGauges({
+      summary: r.store.summary(now),
+      planConcurrency: r.plan.move.concurrency,
+      elapsedMs: now - r.startedAt,
+      step: r.step(),
+      plan: r.plan.name,
+      dryRun: r.dryRun,
+      startedAt: r.startedAt,
+    });
+  };
+
+  const write = (): Promise<void> => {
+    if (!run) return writing;
+    const r = run;
+    lastWrite = Date.now();
+    // One write at a time: the renames land in the order the snapshots were taken.
+    writing = writing.then(async () => {
+      try {
+        refresh(r);
+        writeFileAtomic(file, await metrics.render());
+      } catch (err) {
+        if (!reported) opts.onError?.(err);
+        reported = true;
+      }
+    });
+    return writing;
+  };
+
+  /** At most one write per gap; a call inside the gap schedules one at its end, so the last poll is never lost. */
+  const throttled = () => {
+    if (!run || trailing) return;
+    const wait = lastWrite + gapMs - Date.now();
+    if (wait <= 0) {
+      void write();
+      return;
+    }
+    trailing = setTimeout(() => {
+      trailing = null;
+      void write();
+    }, wait);
+    trailing.unref();
+  };
+
+  return {
+    metrics,
+    started(r) {
+      run = r;
+      // Counters count what happens from now on: moves that ended before this process are not replayed.
+      afterSeq = r.store.lastEventSeq();
+      gapMs = Math.max(250, Math.min(r.plan.poll.intervalMs, 5_000));
+      mkdirSync(dirname(file), { recursive: true });
+      void write();
+      keepalive = setInterval(() => {
+        if (Date.now() - lastWrite >= KEEPALIVE_MS) void write();
+      }, KEEPALIVE_MS);
+      keepalive.unref();
+    },
+    progress: throttled,
+    response(e) {
+      if (run) metrics.response(e, run.clock.now());
+    },
+    async stopped() {
+      if (trailing) clearTimeout(trailing);
+      if (keepalive) clearInterval(keepalive);
+      trailing = null;
+      await write();
+      run = null;
+    },
+  };
+}

@@ -1,0 +1,93 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { register } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import type { StatusSummary } from '../store/types.js';
+import { writeFileAtomic } from './metrics-file.js';
+import { RunMetrics } from './run-metrics.js';
+
+const summary = (over: Partial<StatusSummary> = {}): StatusSummary => ({
+  counts: [
+    { kind: 'projects', source: 'nfs-1', state: 'pending', n: 5 },
+    { kind: 'projects', source: 'nfs-1', state: 'in_flight', n: 2 },
+    { kind: 'projects', source: 'nfs-1', state: 'scheduling', n: 1 },
+  ],
+  quarantined: [],
+  movedLast10Min: 0,
+  total: 8,
+  stuck: [],
+  control: { concurrency: 3, paused: true, updatedAt: 1 },
+  ...over,
+});
+
+const gauges = { planConcurrency: 10, elapsedMs: 60_000, step: 'drain nfs-1/projects', plan: 'p', dryRun: false, startedAt: 1_700_000_000_000 };
+const value = (text: string, name: string, labels: Record<string, string> = {}) =>
+  parsePrometheusTextFormat(text)
+    .find((f) => f.name === name)
+    ?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value;
+
+describe('RunMetrics', () => {
+  it('sets the gauges from the summary: zeros for states left, the override cap, paused, NaN ETA without a rate', async () => {
+    const m = new RunMetrics();
+    m.setGauges({ ...gauges, summary: summary() });
+    let text = await m.render();
+    expect(value(text, 'shardmove_items', { state: 'pending' })).toBe('5');
+    expect(value(text, 'shardmove_items', { state: 'moved' })).toBe('0');
+    expect(value(text, 'shardmove_moves_in_flight')).toBe('3');
+    expect(value(text, 'shardmove_concurrency_cap')).toBe('3');
+    expect(value(text, 'shardmove_paused')).toBe('1');
+    // prom-client spells it "Nan"; Prometheus parses floats case-insensitively (Go's ParseFloat).
+    expect(value(text, 'shardmove_eta_seconds')?.toLowerCase()).toBe('nan');
+    // The next refresh: everything moved, no override: the old series drop to 0, the cap is the plan's.
+    m.setGauges({ ...gauges, step: 'verify', summary: summary({ counts: [{ kind: 'projects', source: 'nfs-1', state: 'moved', n: 8 }], control: undefined, movedLast10Min: 8 }) });
+    text = await m.render();
+    expect(value(text, 'shardmove_items', { state: 'pending' })).toBe('0');
+    expect(value(text, 'shardmove_items', { state: 'moved' })).toBe('8');
+    expect(value(text, 'shardmove_concurrency_cap')).toBe('10');
+    expect(value(text, 'shardmove_eta_seconds')).toBe('0');
+    expect(parsePrometheusTextFormat(text).find((f) => f.name === 'shardmove_run_info')?.metrics).toEqual([{ value: '1', labels: { plan: 'p', step: 'verify', dry_run: 'false' } }]);
+  });
+
+  it('counts ended moves and requests, and takes a poll time only from a successful read of the moves', async () => {
+    const m = new RunMetrics();
+    m.moveEnded({ kind: 'projects', source: 'a', itemId: 1, moveId: 1, startAt: 0, endAt: 3000, end: 'finished', error: null });
+    m.moveEnded({ kind: 'projects', source: 'a', itemId: 2, moveId: 2, startAt: null, endAt: 3000, end: 'failed', error: 'x' });
+    m.response({ method: 'POST', path: '/projects/1/repository_storage_moves', attempt: 1, mutating: true, status: 201 }, 5_000);
+    m.response({ method: 'GET', path: '/project_repository_storage_moves?page=1', attempt: 1, mutating: false, status: 503 }, 6_000);
+    m.response({ method: 'GET', path: '/projects?page=1', attempt: 1, mutating: false, status: 200 }, 7_000);
+    m.response({ method: 'GET', path: '/project_repository_storage_moves?page=1', attempt: 1, mutating: false, status: null }, 8_000);
+    let text = await m.render();
+    expect(value(text, 'shardmove_last_successful_poll_timestamp_seconds')).toBe('0');
+    m.response({ method: 'GET', path: '/project_repository_storage_moves?page=1', attempt: 2, mutating: false, status: 200 }, 9_000);
+    text = await m.render();
+    expect(value(text, 'shardmove_last_successful_poll_timestamp_seconds')).toBe('9');
+    expect(value(text, 'shardmove_moves_finished_total', { kind: 'projects', outcome: 'finished' })).toBe('1');
+    expect(value(text, 'shardmove_moves_failed_total', { kind: 'projects', outcome: 'failed' })).toBe('1');
+    expect(value(text, 'shardmove_http_requests_total', { method: 'GET', status: 'error' })).toBe('1');
+    expect(value(text, 'shardmove_http_requests_total', { method: 'GET', status: '503' })).toBe('1');
+    // Only the timed move is in the histogram (the failed one's start was never seen).
+    expect(text).toMatch(/^shardmove_move_duration_seconds_count\{kind="projects"\} 1$/m);
+    expect(text).toMatch(/^shardmove_move_duration_seconds_sum\{kind="projects"\} 3$/m);
+    // A private registry: nothing was added to prom-client's global one.
+    expect(await register.metrics()).not.toContain('shardmove_');
+  });
+});
+
+describe('writeFileAtomic', () => {
+  it('replaces the file whole and leaves no temporary file behind, also when the write fails', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shardmove-atomic-'));
+    try {
+      const file = join(dir, 'm.prom');
+      writeFileSync(file, 'old\n');
+      writeFileAtomic(file, 'new\n');
+      expect(readFileSync(file, 'utf8')).toBe('new\n');
+      expect(readdirSync(dir)).toEqual(['m.prom']);
+      expect(() => writeFileAtomic(join(dir, 'missing', 'm.prom'), 'x')).toThrow(/ENOENT/);
+      expect(readdirSync(dir)).toEqual(['m.prom']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { buildStatusReport } from '../status.js';
+import type { StoredEvent, StatusSummary } from '../../store/types.js';
+import { buildReportData, niceStep } from './data.js';
+import { escapeHtml, renderHtmlReport } from './render.js';
+
+const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
+let seq = 0;
+const ev = (s: number, type: string, data: Record<string, unknown>): StoredEvent => ({ seq: ++seq, at: T0 + s * 1000, type, data });
+
+const summary: StatusSummary = {
+  counts: [
+    { kind: 'projects', source: 'nfs-1', state: 'moved', n: 3 },
+    { kind: 'projects', source: 'nfs-1', state: 'quarantined', n: 1 },
+    { kind: 'snippets', source: 'nfs-2', state: 'moved', n: 1 },
+  ],
+  quarantined: [{ kind: 'projects', id: 4, source: 'nfs-1', name: 'g/<script>', reason: 'Failed to verify <checksum>', attempts: 2 }],
+  movedLast10Min: 4,
+  total: 5,
+  stuck: [],
+};
+
+/** Three project moves (one failed then retried), one snippet move, a cap change and a pause. */
+function events(): StoredEvent[] {
+  const p = (id: number, moveId: number) => ({ kind: 'projects', source: 'nfs-1', id, moveId });
+  return [
+    ev(0, 'run.started', { resumed: false, dryRun: false }),
+    ev(0, 'step.entered', { step: 'drain nfs-1/projects' }),
+    ev(1, 'move.scheduled', p(1, 1)),
+    ev(1, 'move.scheduled', p(2, 2)),
+    ev(2, 'move.scheduled', p(4, 3)),
+    ev(3, 'control.changed', { concurrency: 1, paused: false, previous: { concurrency: null, paused: false } }),
+    ev(11, 'move.finished', p(1, 1)),
+    ev(21, 'move.failed', { ...p(2, 2), error: 'boom' }),
+    ev(22, 'item.retry', { kind: 'projects', id: 2 }),
+    ev(30, 'control.changed', { concurrency: 1, paused: true, previous: { concurrency: 1, paused: false } }),
+    ev(40, 'control.changed', { concurrency: null, paused: false, previous: { concurrency: 1, paused: true } }),
+    ev(41, 'move.scheduled', p(2, 4)),
+    ev(51, 'move.finished', p(2, 4)),
+    ev(52, 'move.failed', { ...p(4, 3), error: 'Failed to verify <checksum>' }),
+    ev(55, 'bulk.move_seen', { kind: 'snippets', source: 'nfs-2', id: 9, moveId: 1 }),
+    ev(60, 'move.finished', { kind: 'snippets', source: 'nfs-2', id: 9, moveId: 1 }),
+    ev(60, 'run.finished', { state: 'doneWithQuarantine' }),
+  ];
+}
+
+function build() {
+  const snapshot = { status: 'done', value: 'doneWithQuarantine', context: { startedAt: T0, step: 'done', dryRun: false, verify: true, geoResync: false, verification: { ok: true, problems: [], perKindAndSource: null }, geo: null, previousWeights: { 'nfs-1': 100 }, newWeights: { 'nfs-1': 0, cluster: 100 }, weightsWritten: true, warnings: [], error: null, instanceVersion: '17.11.0' } };
+  const status = buildStatusReport('/x/it.db', { planName: 'it', planHash: 'h', machineVersion: 1, snapshot }, summary, T0 + 3_600_000, null, 10);
+  return buildReportData({ status, context: snapshot.context as never, events: events(), now: T0 + 3_600_000 });
+}
+
+describe('buildReportData', () => {
+  it('samples moves in flight at each bucket end, and the cap and pause in force then', () => {
+    const d = build();
+    expect(d.timeline.bucketSeconds).toBe(0.5);
+    const at = (s: number) => d.timeline.points.find((p) => p.t === s)!;
+    expect(at(1).inFlight).toBe(2);
+    expect(at(2).inFlight).toBe(3);
+    expect(at(2).cap).toBe(10);
+    expect(at(3).cap).toBe(1);
+    expect(at(11).inFlight).toBe(2);
+    expect(at(35)).toMatchObject({ inFlight: 1, paused: true, cap: 1 });
+    expect(at(45)).toMatchObject({ inFlight: 2, paused: false, cap: 10 });
+    expect(at(60).inFlight).toBe(0);
+    // Throughput over the last four buckets (2 s here): one finish is 30 a minute for 2 s.
+    expect([10.5, 11, 12.5, 13].map((s) => at(s).finishedPerMin)).toEqual([0, 30, 30, 0]);
+    expect(at(21).failedPerMin).toBe(30);
+  });
+
+  it('marks pauses, cap changes, restarts and steps, and counts moves, retries and durations per kind', () => {
+    const d = build();
+    expect(d.timeline.markers.map((m) => `${m.t}:${m.label}`)).toEqual([
+      '0:run started', '0:drain nfs-1/projects', '3:cap 1', '30:paused', '40:unpaused', "40:cap back to the plan's", '60:finished: doneWithQuarantine',
+    ]);
+    const projects = d.kinds.find((k) => k.kind === 'projects')!;
+    expect(projects).toMatchObject({ total: 4, moved: 3, quarantined: 1, movesFinished: 2, movesFailed: 2, retries: 1, medianSeconds: 10, maxSeconds: 10 });
+    // Durations 10 (finished), 20 and 50 (failed), 10 (finished): 5-second bins up to 50.
+    expect(d.durations.binSeconds).toBe(5);
+    expect(d.durations.byKind.projects?.reduce((a, n) => a + n, 0)).toBe(4);
+    expect(d.durations.byKind.projects?.[2]).toBe(2);
+    expect(d.durations.byKind.snippets?.[1]).toBe(1);
+    expect(d.storages.map((s) => [s.storage, s.total, s.quarantined])).toEqual([['nfs-1', 4, 1], ['nfs-2', 1, 0]]);
+    expect(d.outcome.averagePerMinute).toBe(3);
+  });
+
+  it('renders escaped text and refers to nothing outside the file', () => {
+    const html = renderHtmlReport(build());
+    expect(html).toContain('g/&#60;script&#62;');
+    expect(html).toContain('Failed to verify &#60;checksum&#62;');
+    expect(html).not.toMatch(/<(?:script|link|img|iframe)[^>]+(?:src|href)=/i);
+    expect(html).toContain("default-src 'none'");
+    // The data's own "<" cannot close its script element.
+    expect(html.split('<script type="application/json"')[1]!.split('</script>')[0]).not.toContain('<');
+    expect(escapeHtml(`a&"'`)).toBe('a&#38;&#34;&#39;');
+  });
+});
+
+describe('niceStep', () => {
+  it('rounds up to 1, 2 or 5 times a power of ten', () => {
+    expect([0, 0.3, 0.07, 1, 1.1, 3, 7, 42, 500].map(niceStep)).toEqual([1, 0.5, 0.1, 1, 2, 5, 10, 50, 500]);
+  });
+});

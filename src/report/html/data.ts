@@ -1,0 +1,339 @@
+/**
+ * Everything the HTML report shows, as one plain object (also what `report --json` prints), built
+ * from what the checkpoint holds: the status (./../status.ts), the machine's saved context and the
+ * event log. Pure: the caller reads the checkpoint and passes the time.
+ */
+import type { GeoOutput, RunContext, VerifyOutput } from '../../machine/types.js';
+import type { Kind } from '../../plan/types.js';
+import type { StoredEvent } from '../../store/types.js';
+import { isMoveEvent, MoveLedger, spanSeconds } from '../moves.js';
+import type { MoveSpan } from '../moves.js';
+import type { StatusReport } from '../status.js';
+
+/** One sample of the timeline, at the end of its bucket. */
+export interface TimelinePoint {
+  /** Seconds since the timeline's start. */
+  t: number;
+  /** Moves started and not yet seen to end. */
+  inFlight: number;
+  /** Moves that ended on the destination per minute, over the last few buckets. */
+  finishedPerMin: number;
+  /** Moves that failed (or were given up as stuck) per minute, over the last few buckets. */
+  failedPerMin: number;
+  /** The cap in force (null while the plan's cap is unknown and no override was set). */
+  cap: number | null;
+  paused: boolean;
+}
+
+/** Something worth a mark on the timeline. */
+export interface TimelineMarker {
+  /** Seconds since the timeline's start. */
+  t: number;
+  at: number;
+  type: 'run.started' | 'run.resumed' | 'run.interrupted' | 'run.finished' | 'paused' | 'unpaused' | 'cap' | 'step';
+  label: string;
+}
+
+export interface KindRow {
+  kind: Kind;
+  total: number;
+  moved: number;
+  left: number;
+  quarantined: number;
+  waiting: number;
+  inFlight: number;
+  /** Moves of ours that ended, by how. */
+  movesFinished: number;
+  movesFailed: number;
+  /** Failed attempts that were retried (`item.retry` events). */
+  retries: number;
+  /** Seconds, over the moves that ended on the destination and whose start is known. */
+  medianSeconds: number | null;
+  p95Seconds: number | null;
+  maxSeconds: number | null;
+}
+
+export interface StorageRow {
+  storage: string;
+  total: number;
+  moved: number;
+  left: number;
+  quarantined: number;
+  waiting: number;
+  inFlight: number;
+}
+
+export interface ReportData {
+  generatedAt: number;
+  checkpoint: string;
+  plan: string | null;
+  outcome: {
+    /** running, interrupted, done, doneWithQuarantine, failed, not started (as `status`). */
+    state: string;
+    headline: string;
+    step: string | null;
+    dryRun: boolean;
+    error: RunContext['error'];
+    startedAt: number | null;
+    /** When the last event was written (the end, for a run that ended). */
+    lastEventAt: number | null;
+    instanceVersion: string | null;
+    total: number;
+    remaining: number;
+    movesPerMinute: number;
+    /** Moves that ended on the destination per minute, from the start to the last event. */
+    averagePerMinute: number | null;
+    etaMs: number | null;
+  };
+  timeline: { start: number; bucketSeconds: number; points: TimelinePoint[]; markers: TimelineMarker[] };
+  durations: { binSeconds: number; /** Lower edges in seconds. */ bins: number[]; byKind: Partial<Record<Kind, number[]>> };
+  kinds: KindRow[];
+  storages: StorageRow[];
+  quarantined: StatusReport['quarantined'];
+  stuck: StatusReport['stuck'];
+  weights: { before: Record<string, number> | null; after: Record<string, number> | null; written: boolean };
+  verification: { planned: boolean; result: VerifyOutput | null };
+  geo: { planned: boolean; result: GeoOutput | null };
+  warnings: string[];
+  control: StatusReport['control'];
+}
+
+const HEADLINES: Record<string, string> = {
+  done: 'Done: every repository moved and verified',
+  doneWithQuarantine: 'Done with quarantined items: everything else moved and verified',
+  failed: 'Failed',
+  running: 'Running',
+  interrupted: 'Interrupted: run the plan again to continue',
+  'not started': 'Not started',
+};
+const DONE_STATES = new Set(['moved', 'left']);
+const IN_FLIGHT_STATES = new Set(['scheduling', 'in_flight']);
+/** At most this many points on the timeline, whatever the run's length. */
+const MAX_POINTS = 150;
+const BIN_TARGET = 20;
+/** Throughput is counted over this many buckets (a trailing window). */
+const SMOOTH_BUCKETS = 4;
+
+/** 1, 2 or 5 times a power of ten, at least `x`. */
+export function niceStep(x: number): number {
+  if (!(x > 0)) return 1;
+  const p = 10 ** Math.floor(Math.log10(x));
+  for (const m of [1, 2, 5, 10]) if (m * p >= x) return m * p;
+  return 10 * p;
+}
+
+function quantile(sorted: number[], q: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+}
+
+export interface ReportInput {
+  status: StatusReport;
+  context: RunContext | null;
+  /** The whole event log, oldest first (any iterable: the caller may page through the store). */
+  events: Iterable<StoredEvent>;
+  now: number;
+}
+
+/** Builds the report's data (pure). */
+export function buildReportData(input: ReportInput): ReportData {
+  const { status, context: c, now } = input;
+  const ledger = new MoveLedger();
+  const control: { at: number; concurrency: number | null; paused: boolean }[] = [];
+  const rawMarkers: Omit<TimelineMarker, 't'>[] = [];
+  const retries = new Map<string, number>();
+  let first: number | null = null;
+  let last: number | null = null;
+  for (const e of input.events) {
+    first ??= e.at;
+    last = e.at;
+    if (isMoveEvent(e.type)) {
+      ledger.add(e);
+      continue;
+    }
+    const d = e.data;
+    switch (e.type) {
+      case 'item.retry':
+        retries.set(String(d.kind), (retries.get(String(d.kind)) ?? 0) + 1);
+        break;
+      case 'control.changed': {
+        const prev = (d.previous ?? {}) as { concurrency?: number | null; paused?: boolean };
+        const next = { at: e.at, concurrency: (d.concurrency as number | null) ?? null, paused: d.paused === true };
+        control.push(next);
+        if (next.paused !== (prev.paused === true)) rawMarkers.push({ at: e.at, type: next.paused ? 'paused' : 'unpaused', label: next.paused ? 'paused' : 'unpaused' });
+        if (next.concurrency !== (prev.concurrency ?? null)) {
+          rawMarkers.push({ at: e.at, type: 'cap', label: next.concurrency === null ? "cap back to the plan's" : `cap ${next.concurrency}` });
+        }
+        break;
+      }
+      case 'run.started':
+        rawMarkers.push({ at: e.at, type: d.resumed ? 'run.resumed' : 'run.started', label: d.dryRun ? 'dry run started' : d.resumed ? 'run resumed' : 'run started' });
+        break;
+      case 'run.interrupted':
+        rawMarkers.push({ at: e.at, type: 'run.interrupted', label: 'interrupted' });
+        break;
+      case 'run.finished':
+        rawMarkers.push({ at: e.at, type: 'run.finished', label: `finished: ${String(d.state)}` });
+        break;
+      case 'step.entered':
+        rawMarkers.push({ at: e.at, type: 'step', label: String(d.step) });
+        break;
+      default:
+    }
+  }
+  const spans = ledger.spans();
+  const start = c?.startedAt ?? first ?? now;
+  const end = status.state === 'running' ? now : (last ?? now);
+  const planCap = status.control.planConcurrency;
+  const timeline = buildTimeline(spans, control, start, Math.max(end, start + 1000), planCap);
+  const markers = rawMarkers.map((m) => ({ ...m, t: (m.at - start) / 1000 }));
+  return {
+    generatedAt: now,
+    checkpoint: status.checkpoint,
+    plan: status.plan,
+    outcome: {
+      state: status.state,
+      headline: c?.dryRun && status.state !== 'running' ? `Dry run: ${status.state} (nothing was changed on the instance)` : (HEADLINES[status.state] ?? status.state),
+      step: status.step,
+      dryRun: status.dryRun,
+      error: status.error,
+      startedAt: c?.startedAt ?? first,
+      lastEventAt: last,
+      instanceVersion: c?.instanceVersion ?? null,
+      total: status.total,
+      remaining: status.remaining,
+      movesPerMinute: status.movesPerMinute,
+      averagePerMinute: last !== null && last > start ? Math.round((spans.filter((x) => x.end === 'finished' || x.end === 'cleanup_failed').length / ((last - start) / 60_000)) * 10) / 10 : null,
+      etaMs: status.etaMs,
+    },
+    timeline: { start, bucketSeconds: timeline.bucketMs / 1000, points: timeline.points, markers },
+    durations: durationHistogram(spans),
+    kinds: kindRows(status, spans, retries),
+    storages: storageRows(status),
+    quarantined: status.quarantined,
+    stuck: status.stuck,
+    weights: { before: c?.previousWeights ?? null, after: c?.newWeights ?? null, written: c?.weightsWritten ?? false },
+    verification: { planned: c?.verify ?? true, result: c?.verification ?? null },
+    geo: { planned: c?.geoResync ?? false, result: c?.geo ?? null },
+    warnings: status.warnings,
+    control: status.control,
+  };
+}
+
+/** Moves in flight sampled at each bucket's end, ends per minute within each bucket, the cap in force. */
+function buildTimeline(
+  spans: MoveSpan[],
+  control: { at: number; concurrency: number | null; paused: boolean }[],
+  start: number,
+  end: number,
+  planCap: number | null,
+): { bucketMs: number; points: TimelinePoint[] } {
+  const bucketMs = Math.max(250, niceStep((end - start) / MAX_POINTS));
+  const n = Math.max(1, Math.ceil((end - start) / bucketMs));
+  const delta = new Array<number>(n + 1).fill(0);
+  const finished = new Array<number>(n).fill(0);
+  const failed = new Array<number>(n).fill(0);
+  // A move counts in flight at a bucket's end when it started at or before it and had not ended.
+  const bucketOf = (at: number) => Math.min(n - 1, Math.max(0, Math.ceil((at - start) / bucketMs) - 1));
+  for (const s of spans) {
+    if (s.startAt !== null) delta[bucketOf(s.startAt)]! += 1;
+    if (s.endAt !== null) {
+      if (s.startAt !== null) delta[bucketOf(s.endAt)]! -= 1;
+      if (s.end === 'finished' || s.end === 'cleanup_failed') finished[bucketOf(s.endAt)]! += 1;
+      else failed[bucketOf(s.endAt)]! += 1;
+    }
+  }
+  // Throughput over a trailing window of a few buckets: one bucket's count is too spiky to read.
+  const window = Math.min(SMOOTH_BUCKETS, n);
+  const perMin = 60_000 / (bucketMs * window);
+  const trailing = (a: number[], i: number) => {
+    let sum = 0;
+    for (let j = Math.max(0, i - window + 1); j <= i; j++) sum += a[j]!;
+    return sum;
+  };
+  const points: TimelinePoint[] = [];
+  let inFlight = 0;
+  let ci = 0;
+  let cur = { concurrency: null as number | null, paused: false };
+  for (let i = 0; i < n; i++) {
+    const at = start + (i + 1) * bucketMs;
+    inFlight += delta[i]!;
+    while (ci < control.length && control[ci]!.at <= at) cur = control[ci++]!;
+    points.push({
+      t: ((i + 1) * bucketMs) / 1000,
+      inFlight,
+      finishedPerMin: trailing(finished, i) * perMin,
+      failedPerMin: trailing(failed, i) * perMin,
+      cap: cur.concurrency ?? planCap,
+      paused: cur.paused,
+    });
+  }
+  return { bucketMs, points };
+}
+
+function durationHistogram(spans: MoveSpan[]): ReportData['durations'] {
+  const byKind = new Map<Kind, number[]>();
+  let max = 0;
+  for (const s of spans) {
+    const sec = spanSeconds(s);
+    if (sec === null) continue;
+    max = Math.max(max, sec);
+    let list = byKind.get(s.kind);
+    if (!list) byKind.set(s.kind, (list = []));
+    list.push(sec);
+  }
+  const binSeconds = niceStep(max / BIN_TARGET);
+  const count = Math.max(1, Math.floor(max / binSeconds) + 1);
+  const bins = Array.from({ length: count }, (_, i) => i * binSeconds);
+  const out: Partial<Record<Kind, number[]>> = {};
+  for (const [kind, list] of byKind) {
+    const counts = new Array<number>(count).fill(0);
+    for (const sec of list) counts[Math.min(count - 1, Math.floor(sec / binSeconds))]! += 1;
+    out[kind] = counts;
+  }
+  return { binSeconds, bins, byKind: out };
+}
+
+function kindRows(status: StatusReport, spans: MoveSpan[], retries: Map<string, number>): KindRow[] {
+  const kinds = [...new Set(status.counts.map((c) => c.kind))];
+  return kinds.map((kind) => {
+    const counts = status.counts.filter((c) => c.kind === kind);
+    const n = (pred: (state: string) => boolean) => counts.filter((c) => pred(c.state)).reduce((a, c) => a + c.n, 0);
+    const own = spans.filter((s) => s.kind === kind);
+    const ok = own.filter((s) => s.end === 'finished' || s.end === 'cleanup_failed');
+    const secs = ok.map(spanSeconds).filter((x): x is number => x !== null).sort((a, b) => a - b);
+    return {
+      kind,
+      total: n(() => true),
+      moved: n((s) => s === 'moved'),
+      left: n((s) => s === 'left'),
+      quarantined: n((s) => s === 'quarantined'),
+      waiting: n((s) => s === 'pending'),
+      inFlight: n((s) => IN_FLIGHT_STATES.has(s)),
+      movesFinished: ok.length,
+      movesFailed: own.filter((s) => s.end === 'failed' || s.end === 'stuck').length,
+      retries: retries.get(kind) ?? 0,
+      medianSeconds: quantile(secs, 0.5),
+      p95Seconds: quantile(secs, 0.95),
+      maxSeconds: secs.length > 0 ? (secs[secs.length - 1] as number) : null,
+    };
+  });
+}
+
+function storageRows(status: StatusReport): StorageRow[] {
+  const rows = new Map<string, StorageRow>();
+  for (const c of status.counts) {
+    let r = rows.get(c.source);
+    if (!r) {
+      r = { storage: c.source, total: 0, moved: 0, left: 0, quarantined: 0, waiting: 0, inFlight: 0 };
+      rows.set(c.source, r);
+    }
+    r.total += c.n;
+    if (c.state === 'moved') r.moved += c.n;
+    else if (c.state === 'left') r.left += c.n;
+    else if (c.state === 'quarantined') r.quarantined += c.n;
+    else if (IN_FLIGHT_STATES.has(c.state)) r.inFlight += c.n;
+    else if (!DONE_STATES.has(c.state)) r.waiting += c.n;
+  }
+  return [...rows.values()].sort((a, b) => a.storage.localeCompare(b.storage));
+}

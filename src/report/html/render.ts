@@ -1,0 +1,187 @@
+/**
+ * The report as one self-contained HTML file: the tables and text are rendered here (readable
+ * without JavaScript, and when printed), the charts are drawn in the browser by Chart.js, whose UMD
+ * bundle is inlined with the report's data and ./client.js. Nothing is loaded over the network, and
+ * a Content-Security-Policy says so to the browser as well.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { formatApproxDuration } from '../summary.js';
+import type { ReportData } from './data.js';
+
+/** Chart.js's browser bundle; the package exports no path to it, so it is found beside its main file. */
+function readChartJs(): string {
+  const main = createRequire(import.meta.url).resolve('chart.js');
+  return readFileSync(join(dirname(main), 'chart.umd.js'), 'utf8');
+}
+
+function readClient(): string {
+  return readFileSync(new URL('./client.js', import.meta.url), 'utf8');
+}
+
+/** Text for HTML element content and attribute values. */
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A script element's content must not close it early. */
+function scriptText(code: string): string {
+  if (/<\/script/i.test(code)) throw new Error('an inlined script contains </script');
+  return code;
+}
+
+const time = (ms: number | null) => (ms === null ? 'unknown' : new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
+const num = (n: number | null, digits = 1) => (n === null ? '–' : Number.isInteger(n) ? String(n) : n.toFixed(digits));
+
+function table(id: string, headers: string[], rows: (string | number)[][], numeric: boolean[] = []): string {
+  const th = headers.map((h, i) => `<th${numeric[i] ? ' class="num"' : ''}>${escapeHtml(h)}</th>`).join('');
+  const body = rows
+    .map((r) => `<tr>${r.map((v, i) => `<td${numeric[i] ? ' class="num"' : ''}>${escapeHtml(String(v))}</td>`).join('')}</tr>`)
+    .join('\n');
+  return `<table id="${id}"><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table>`;
+}
+
+function section(id: string, title: string, body: string): string {
+  return `<section id="${id}"><h2>${escapeHtml(title)}</h2>\n${body}\n</section>`;
+}
+
+function outcome(d: ReportData): string {
+  const o = d.outcome;
+  const rows: [string, string][] = [
+    ['State', `${o.state}${o.step ? `, step ${o.step}` : ''}`],
+    ['Started', time(o.startedAt)],
+    [o.state === 'running' ? 'Last activity' : 'Ended', time(o.lastEventAt)],
+    ['Took', o.startedAt !== null && o.lastEventAt !== null ? formatApproxDuration(o.lastEventAt - o.startedAt) : 'unknown'],
+    ['Items', `${o.total} known, ${o.remaining} remaining`],
+    ['Rate', `${o.averagePerMinute ?? '–'} moves/min on average; ${o.movesPerMinute} over the last 10 minutes${o.state === 'running' ? `; ETA ${formatApproxDuration(o.etaMs)}` : ''}`],
+    ['Instance version', o.instanceVersion ?? 'unknown'],
+  ];
+  if (o.error) rows.push(['Failed at', `${o.error.step}: ${o.error.message} (${o.error.code})`]);
+  const dl = rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('');
+  return `<p class="headline state-${escapeHtml(o.state)}" id="headline">${escapeHtml(o.headline)}</p><dl>${dl}</dl>`;
+}
+
+function weights(d: ReportData): string {
+  const { before, after, written } = d.weights;
+  if (!before && !after) return '<p>Not known: the run did not get as far as the weights.</p>';
+  const names = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])].sort();
+  const rows = names.map((n) => [n, before?.[n] ?? '–', after?.[n] ?? '–']);
+  const note = written && before ? '<p class="note">To roll back, PUT <code>repository_storages_weighted</code> back to the "before" values.</p>' : '';
+  return table('weights', ['Storage', 'Before', 'After'], rows, [false, true, true]) + note;
+}
+
+function verification(d: ReportData): string {
+  const v = d.verification;
+  if (!v.planned) return '<p>Skipped (plan: <code>verify: false</code>).</p>';
+  if (!v.result) return '<p>Not run yet.</p>';
+  const problems = v.result.problems.map((p) => `<li>${escapeHtml(p)}</li>`).join('');
+  return `<p id="verification-result" class="${v.result.ok ? 'ok' : 'bad'}">${v.result.ok ? 'Passed: nothing of the moved kinds is left on the source storages.' : 'FAILED'}</p>${problems ? `<ul>${problems}</ul>` : ''}`;
+}
+
+function geo(d: ReportData): string {
+  const g = d.geo;
+  if (!g.planned) return '<p>Not requested (plan: <code>geo.resync: false</code>).</p>';
+  if (!g.result) return '<p>Not run yet.</p>';
+  const legacy = g.result as unknown as { sites?: unknown };
+  if (!Array.isArray(legacy.sites)) return '<p>Resync requested from the primary only (a checkpoint from before per-site resync).</p>';
+  const warnings = g.result.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('');
+  if (g.result.sites.length === 0) return `<p>Nothing requested: no Geo secondary.</p>${warnings ? `<ul>${warnings}</ul>` : ''}`;
+  const rows = g.result.sites.map((s) => [
+    `${s.name} (site ${s.siteId})`,
+    s.error ?? (s.results.filter((r) => r.errors.length === 0).map((r) => r.registryClass).join(', ') || 'nothing'),
+    s.error ? '' : s.results.filter((r) => r.errors.length > 0).map((r) => `${r.registryClass}: ${r.errors.join('; ')}`).join(' / '),
+  ]);
+  return table('geo-sites', ['Site', 'Resync requested for', 'Refused'], rows) + (warnings ? `<ul>${warnings}</ul>` : '');
+}
+
+const CSS = `
+:root { --ink: #1d2330; --muted: #5b6475; --line: #d9dde5; --ok: #1a7f37; --bad: #b42318; --warn: #9a6700; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); margin: 0 auto; max-width: 1100px; padding: 24px; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
+.meta, .note { color: var(--muted); font-size: 12px; }
+.headline { font-size: 18px; font-weight: 600; padding: 8px 12px; border-left: 5px solid var(--muted); background: #f5f6f8; }
+.state-done { border-color: var(--ok); } .state-failed { border-color: var(--bad); } .state-doneWithQuarantine, .state-interrupted { border-color: var(--warn); }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; } dt { color: var(--muted); } dd { margin: 0; }
+table { border-collapse: collapse; width: 100%; margin: 6px 0; font-size: 13px; }
+th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { background: #f5f6f8; } .num { text-align: right; font-variant-numeric: tabular-nums; }
+.chart { position: relative; height: 320px; }
+.ok { color: var(--ok); font-weight: 600; } .bad { color: var(--bad); font-weight: 600; }
+code { font-size: 12px; }
+@page { size: A4; margin: 14mm; }
+@media print {
+  body { max-width: none; padding: 0; font-size: 10pt; }
+  h2 { break-after: avoid; }
+  section, tr, .chart { break-inside: avoid; }
+  .chart { height: 260px; width: 100%; }
+  .headline, th { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+}
+`;
+
+/** The whole report as one HTML document. */
+export function renderHtmlReport(d: ReportData): string {
+  const kinds = table(
+    'kinds',
+    ['Kind', 'Items', 'Moved', 'Left', 'Quarantined', 'Waiting', 'In flight', 'Moves finished', 'Moves failed', 'Retries', 'Median s', 'p95 s', 'Max s'],
+    d.kinds.map((k) => [k.kind, k.total, k.moved, k.left, k.quarantined, k.waiting, k.inFlight, k.movesFinished, k.movesFailed, k.retries, num(k.medianSeconds), num(k.p95Seconds), num(k.maxSeconds)]),
+    [false, true, true, true, true, true, true, true, true, true, true, true, true],
+  );
+  const storages = table(
+    'storages',
+    ['Source storage', 'Items', 'Moved', 'Left', 'Quarantined', 'Waiting', 'In flight'],
+    d.storages.map((s) => [s.storage, s.total, s.moved, s.left, s.quarantined, s.waiting, s.inFlight]),
+    [false, true, true, true, true, true, true],
+  );
+  const quarantined =
+    d.quarantined.length === 0
+      ? '<p id="quarantined-none">None.</p>'
+      : table(
+          'quarantined',
+          ['Kind', 'Id', 'Name', 'Source', 'Attempts', 'Reason (GitLab\'s error_message)'],
+          d.quarantined.map((q) => [q.kind, q.id, q.name, q.source, q.attempts, q.reason]),
+          [false, true, false, false, true, false],
+        );
+  const stuck =
+    d.stuck.length === 0
+      ? ''
+      : section('stuck', `Stuck moves (${d.stuck.length})`, table('stuck-moves', ['Kind', 'Id', 'Move', 'Move state', 'Read-only'], d.stuck.map((s) => [s.kind, s.id, s.moveId, s.moveState, s.readOnly === null ? 'unknown' : s.readOnly ? 'yes' : 'no'])));
+  const markers = table(
+    'markers',
+    ['At', 'Since start', 'What'],
+    d.timeline.markers.map((m) => [time(m.at), formatApproxDuration(m.t * 1000), m.label]),
+  );
+  const warnings = d.warnings.length === 0 ? '' : section('warnings', `Warnings (${d.warnings.length})`, `<ul>${d.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>`);
+  const data = JSON.stringify(d).replace(/</g, '\\u003c');
+  const title = `shardmove report: ${d.plan ?? 'unknown plan'}`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<title>${escapeHtml(title)}</title>
+<style>${CSS}</style>
+</head>
+<body>
+<header><h1>${escapeHtml(title)}</h1><p class="meta">Generated ${escapeHtml(time(d.generatedAt))} from ${escapeHtml(d.checkpoint)}${d.outcome.dryRun ? ' (dry run)' : ''}</p></header>
+${section('outcome', 'Outcome', outcome(d))}
+${section('timeline-section', 'Timeline', `<p class="note">Moves in flight (left axis) and moves ended per minute (right axis), in ${num(d.timeline.bucketSeconds, 2)}-second steps; the cap in force, pauses, cap changes and restarts are marked.</p><div class="chart"><canvas id="timeline" role="img" aria-label="Moves in flight and throughput over time"></canvas></div>\n${markers}`)}
+${section('durations-section', 'Move durations', `<p class="note">From the POST's answer to the poll that saw the move end (accurate to about one poll interval), in ${num(d.durations.binSeconds, 2)}-second bins, per kind.</p><div class="chart"><canvas id="durations" role="img" aria-label="Histogram of move durations per kind"></canvas></div>`)}
+${section('kinds-section', 'By kind', kinds)}
+${section('storages-section', 'By source storage', storages)}
+${section('quarantined-section', `Quarantined (${d.quarantined.length})`, quarantined)}
+${stuck}
+${section('weights-section', 'Weights', weights(d))}
+${section('verification-section', 'Verification', verification(d))}
+${section('geo-section', 'Geo', geo(d))}
+${warnings}
+<footer class="meta"><p>Checkpoint: ${escapeHtml(d.checkpoint)}</p></footer>
+<script type="application/json" id="report-data">${data}</script>
+<script>${scriptText(readChartJs())}</script>
+<script>${scriptText(readClient())}</script>
+</body>
+</html>
+`;
+}

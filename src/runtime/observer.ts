@@ -1,0 +1,66 @@
+/**
+ * The one seam through which things outside the run watch it (the metrics file today): they are
+ * told when the run starts, when item-level progress changed (after every poll, scheduling batch and
+ * listing page), about every HTTP response, and when the run stops. Observers read; they never steer,
+ * and what they throw is logged and dropped, so a full disk under a metrics file cannot fail a
+ * migration. They derive what they show from the checkpoint (summary and event log), not from calls
+ * inside the actors.
+ */
+import type { Logger } from 'pino';
+import type { RequestEvent } from '../api/client.js';
+import type { Plan } from '../plan/types.js';
+import type { CheckpointStore } from '../store/types.js';
+import type { Clock } from '../time/clock.js';
+
+/** What an observer may look at while the run goes on. */
+export interface ObservedRun {
+  plan: Plan;
+  /** The run's own checkpoint connection: read it (summary, events); never write. */
+  store: Pick<CheckpointStore, 'summary' | 'readEvents' | 'lastEventSeq' | 'readControl' | 'getItem'>;
+  clock: Clock;
+  /** When this process started driving the run (ms since epoch). */
+  startedAt: number;
+  dryRun: boolean;
+  /** The step the run is in, e.g. "drain nfs-1/projects". */
+  step(): string;
+}
+
+/** Every hook is optional; each is called synchronously and must be cheap (or throttle itself). */
+export interface RunObserver {
+  /** The checkpoint is open and locked, the machine about to start. */
+  started?(run: ObservedRun): void;
+  /** Item-level progress changed: a poll, a scheduling batch or a listing page was recorded. */
+  progress?(): void;
+  /** One HTTP attempt was answered (or failed without an answer: `status` null). */
+  response?(e: RequestEvent): void;
+  /** The run stopped (final or interrupted), before the checkpoint is closed. May finish async work. */
+  stopped?(): Promise<void> | void;
+}
+
+/** Calls `hook` on every observer, logging and swallowing what they throw. */
+export function notifyObservers<K extends keyof RunObserver>(
+  observers: readonly RunObserver[],
+  log: Pick<Logger, 'warn'>,
+  hook: K,
+  ...args: Parameters<NonNullable<RunObserver[K]>>
+): void {
+  for (const o of observers) {
+    try {
+      const r = (o[hook] as ((...a: unknown[]) => unknown) | undefined)?.(...args);
+      if (r instanceof Promise) r.catch((err: unknown) => log.warn({ err, hook }, 'run observer failed'));
+    } catch (err) {
+      log.warn({ err, hook }, 'run observer failed');
+    }
+  }
+}
+
+/** Awaits every observer's `stopped`, logging and swallowing failures. */
+export async function stopObservers(observers: readonly RunObserver[], log: Pick<Logger, 'warn'>): Promise<void> {
+  for (const o of observers) {
+    try {
+      await o.stopped?.();
+    } catch (err) {
+      log.warn({ err, hook: 'stopped' }, 'run observer failed');
+    }
+  }
+}
