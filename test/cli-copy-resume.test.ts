@@ -30,12 +30,15 @@ function cli(args: string[], env: Record<string, string> = {}) {
 
 /** Starts the copy in its own process group, waits for `marker` (a wrapper hangs there), then SIGKILLs the group. */
 async function killAt(args: string[], env: Record<string, string>, marker: string): Promise<void> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: base, env: { ...process.env, ...env }, detached: true, stdio: 'ignore' });
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: base, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let said = '';
+  child.stdout?.on('data', (c) => (said += String(c)));
+  child.stderr?.on('data', (c) => (said += String(c)));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   let early: number | null | undefined;
   void exited.then((c) => (early = c));
   while (!existsSync(marker)) {
-    if (early !== undefined) throw new Error(`copy exited (${early}) before reaching ${marker}`);
+    if (early !== undefined) throw new Error(`copy exited (${early}) before reaching ${marker}:\n${said}`);
     await new Promise((r) => setTimeout(r, 50));
   }
   process.kill(-child.pid!, 'SIGKILL');

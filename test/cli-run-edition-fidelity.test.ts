@@ -5,41 +5,11 @@
  * snippet created on the source while the run lists them, and a project that breaks its listing
  * page. Every run is judged from the sandbox's own database, not only through its API.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { parseDocument } from 'yaml';
-import type { SandboxProcess } from './support/cli-harness.js';
-import { runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
-
-async function setup(
-  name: string,
-  counts: { projects: number; snippets: number; groups: number },
-  change: (seed: ReturnType<typeof parseDocument>) => void,
-): Promise<{ sandbox: SandboxProcess; dir: string; db: string }> {
-  const dir = tempDir(name);
-  const seedFile = writeSeed(dir, counts);
-  const doc = parseDocument(readFileSync(seedFile, 'utf8'));
-  change(doc);
-  writeFileSync(seedFile, doc.toString());
-  const db = join(dir, 'sandbox.db');
-  const sandbox = await startSandboxProcess(['--seed', seedFile, '--db', db, '--move-duration', '20', '--workers', '20']);
-  onTestFinished(async () => {
-    await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { sandbox, dir, db };
-}
-
-function fromDb<T>(file: string, query: string, ...params: unknown[]): T[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare(query).all(...params) as T[];
-  } finally {
-    db.close();
-  }
-}
+import { fromDb, runCli, sandboxEnv, startSeededSandbox, tempDir, writePlan } from './support/cli-harness.js';
 
 /** Items of a kind still off the destination, per the sandbox's own table. */
 const leftOf = (db: string, kind: 'project' | 'snippet' | 'group') =>
@@ -48,7 +18,7 @@ const countOf = (db: string, kind: string) => fromDb<{ n: number }>(db, 'SELECT 
 
 describe('shardmove run against editions and awkward inventories (separate processes)', { timeout: 120_000 }, () => {
   it('Community Edition: snippets moved by bulk and verified by move records, groups skipped with a warning, nothing left', async () => {
-    const { sandbox, dir, db } = await setup('ce', { projects: 30, snippets: 25, groups: 4 }, (seed) => {
+    const { sandbox, dir, db } = await startSeededSandbox('ce', { projects: 30, snippets: 25, groups: 4 }, (seed) => {
       seed.setIn(['instance', 'edition'], 'ce');
       seed.setIn(['instance', 'tier'], 'free');
     });
@@ -83,7 +53,7 @@ describe('shardmove run against editions and awkward inventories (separate proce
   });
 
   it('hidden and pending-delete projects, several pages of snippets with one created on the source mid-run, an unlistable project: nothing left', async () => {
-    const { sandbox, dir, db } = await setup('awkward', { projects: 60, snippets: 260, groups: 4 }, (seed) => {
+    const { sandbox, dir, db } = await startSeededSandbox('awkward', { projects: 60, snippets: 260, groups: 4 }, (seed) => {
       seed.setIn(['instance', 'tier'], 'premium');
       seed.setIn(['inventory', 'generate', 'hidden_fraction'], 0.1);
       seed.setIn(['inventory', 'generate', 'pending_delete_fraction'], 0.1);

@@ -3,45 +3,16 @@
  * GitLab does for Admin Mode, the monitoring IP allowlist and Geo. Each run's end state is judged
  * from the sandbox's own SQLite database (`--db`), not only through its API.
  */
-import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { parseDocument } from 'yaml';
-import type { SandboxProcess } from './support/cli-harness.js';
-import { runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { describe, expect, it } from 'vitest';
+import type { Document } from 'yaml';
+import { fromDb, runCli, sandboxEnv, startSeededSandbox, writePlan } from './support/cli-harness.js';
 
 /** The built-in seed's token of root with the `api` and `admin_mode` scopes (sandbox-only value). */
 const ROOT_ADMIN_MODE_TOKEN = 'glpat-sandbox-root-admin-mode-03';
 
-/**
- * A sandbox process on a database file, with the harness's small seed changed by `change` (a YAML
- * document), and a working directory; both removed when the test ends.
- */
-async function setup(name: string, change: (seed: ReturnType<typeof parseDocument>) => void): Promise<{ sandbox: SandboxProcess; dir: string; db: string }> {
-  const dir = tempDir(name);
-  const seedFile = writeSeed(dir, { projects: 20, snippets: 5, groups: 4 });
-  const doc = parseDocument(readFileSync(seedFile, 'utf8'));
-  change(doc);
-  writeFileSync(seedFile, doc.toString());
-  const db = join(dir, 'sandbox.db');
-  const sandbox = await startSandboxProcess(['--seed', seedFile, '--db', db, '--move-duration', '20', '--workers', '20']);
-  onTestFinished(async () => {
-    await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { sandbox, dir, db };
-}
-
-/** Runs `query` on the sandbox's database, read-only (the sandbox keeps running; WAL allows it). */
-function fromDb<T>(file: string, query: string): T[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare(query).all() as T[];
-  } finally {
-    db.close();
-  }
-}
+const setup20 = (name: string, change: (seed: Document) => void) => startSeededSandbox(name, { projects: 20, snippets: 5, groups: 4 }, change);
 
 const weightsIn = (db: string) => (JSON.parse(fromDb<{ value: string }>(db, "SELECT value FROM meta WHERE key = 'settings'")[0]?.value ?? '{}') as { repository_storages_weighted: Record<string, number> }).repository_storages_weighted;
 const moveCount = (db: string) => fromDb<{ n: number }>(db, 'SELECT count(*) AS n FROM moves')[0]?.n;
@@ -49,7 +20,7 @@ const notOnCluster = (db: string) => fromDb<{ n: number }>(db, "SELECT count(*) 
 
 describe('shardmove run against GitLab-faithful instance behaviour (separate processes)', { timeout: 60_000 }, () => {
   it('Admin Mode on, a Premium instance, a token without admin_mode: stops in pre-flight naming the scope, writes nothing; with the scope it completes', async () => {
-    const { sandbox, dir, db } = await setup('admin-mode', (seed) => {
+    const { sandbox, dir, db } = await setup20('admin-mode', (seed) => {
       seed.setIn(['instance', 'tier'], 'premium');
       seed.setIn(['instance', 'admin_mode'], true);
     });
@@ -75,7 +46,7 @@ describe('shardmove run against GitLab-faithful instance behaviour (separate pro
   });
 
   it('a monitoring allowlist without 127.0.0.1: stops at the storages step with the allowlist message, before any write', async () => {
-    const { sandbox, dir, db } = await setup('allowlist', (seed) => {
+    const { sandbox, dir, db } = await setup20('allowlist', (seed) => {
       seed.setIn(['instance', 'monitoring_allowlist'], ['10.0.0.0/8']);
     });
     const weightsBefore = weightsIn(db);
@@ -90,7 +61,7 @@ describe('shardmove run against GitLab-faithful instance behaviour (separate pro
   });
 
   it('a Geo primary with two secondaries: completes; each secondary\'s registries are resynced, the primary\'s are not; the report lists both', async () => {
-    const { sandbox, dir, db } = await setup('geo', (seed) => {
+    const { sandbox, dir, db } = await setup20('geo', (seed) => {
       seed.set('geo_sites', [
         { id: 1, name: 'primary', url: 'https://gitlab.example.com/', primary: true },
         { id: 2, name: 'eu', url: 'https://eu.gitlab.example.com/' },

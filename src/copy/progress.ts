@@ -11,17 +11,9 @@ export interface CopyProgressView {
   bytesTotal: number;
 }
 
-/** Bytes in binary units with one decimal: 1536 -> "1.5 KiB". */
-export function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i += 1;
-  }
-  return i === 0 ? `${v} B` : `${v.toFixed(1)} ${units[i]}`;
-}
+import { formatBytes } from '../report/summary.js';
+
+export { formatBytes };
 
 export function renderCopyProgress(v: CopyProgressView): string {
   return `copy ${v.step} | repositories ${v.reposDone}/${v.reposTotal} | ${formatBytes(v.bytesDone)} of ${formatBytes(v.bytesTotal)}`;

@@ -4,10 +4,14 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import Database from 'better-sqlite3';
+import { onTestFinished } from 'vitest';
+import type { Document } from 'yaml';
+import { parseDocument } from 'yaml';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const BIN = join(ROOT, 'bin', 'shardmove');
@@ -185,4 +189,37 @@ export function invariantViolations(moves: readonly SandboxMove[], destination: 
 
 export function sandboxEnv(url: string): Record<string, string> {
   return { SHARDMOVE_URL: url, SHARDMOVE_TOKEN: ADMIN_TOKEN };
+}
+
+/**
+ * A sandbox process on a database file, with the harness's small seed (`counts`) changed by
+ * `change` (a YAML document), and a working directory; both removed when the test ends.
+ */
+export async function startSeededSandbox(
+  name: string,
+  counts: { projects: number; snippets: number; groups: number },
+  change: (seed: Document) => void,
+): Promise<{ sandbox: SandboxProcess; dir: string; db: string }> {
+  const dir = tempDir(name);
+  const seedFile = writeSeed(dir, counts);
+  const doc = parseDocument(readFileSync(seedFile, 'utf8'));
+  change(doc);
+  writeFileSync(seedFile, doc.toString());
+  const db = join(dir, 'sandbox.db');
+  const sandbox = await startSandboxProcess(['--seed', seedFile, '--db', db, '--move-duration', '20', '--workers', '20']);
+  onTestFinished(async () => {
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { sandbox, dir, db };
+}
+
+/** Runs `query` on a sandbox's database, read-only (the sandbox keeps running; WAL allows it). */
+export function fromDb<T>(file: string, query: string, ...params: unknown[]): T[] {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(query).all(...params) as T[];
+  } finally {
+    db.close();
+  }
 }
