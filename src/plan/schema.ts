@@ -28,10 +28,13 @@ export const DEFAULTS = {
   geoResync: false,
 } as const;
 
+/** `poll.min_interval` when the plan does not set it (issue 11). */
+export const DEFAULT_MIN_INTERVAL_MS = 250;
+
 const TOP = ['version', 'name', 'instance', 'move', 'weights', 'poll', 'retry', 'verify', 'geo'];
 const INSTANCE = ['url', 'token', 'token_file', 'oauth', 'sudo', 'timeout'];
 const MOVE = ['from', 'to', 'kinds', 'mode', 'concurrency'];
-const POLL = ['interval', 'stuck_scheduled_after', 'stuck_running_after', 'stuck_running_per_gb', 'stuck_after'];
+const POLL = ['interval', 'min_interval', 'stuck_scheduled_after', 'stuck_running_after', 'stuck_running_per_gb', 'stuck_after'];
 const RETRY = ['max_attempts', 'backoff'];
 const GEO = ['resync'];
 const NAME_RE = /^[a-z0-9][a-z0-9_-]*$/;
@@ -187,6 +190,7 @@ function emptyPlan(): Plan {
     weights: {},
     poll: {
       intervalMs: DEFAULTS.pollIntervalMs,
+      minIntervalMs: DEFAULT_MIN_INTERVAL_MS,
       stuckScheduledAfterMs: DEFAULTS.stuckScheduledAfterMs,
       stuckRunningAfterMs: DEFAULTS.stuckRunningAfterMs,
       stuckRunningPerGbMs: DEFAULTS.stuckRunningPerGbMs,
@@ -206,6 +210,9 @@ function emptyPlan(): Plan {
 function readPoll(r: Reader, poll: Map<string, Entry> | undefined, invalid: Set<string>): Plan['poll'] {
   const get = (k: string): Node | null => poll?.get(k)?.value ?? null;
   const intervalMs = duration(r, get('interval'), 'poll.interval', DEFAULTS.pollIntervalMs, invalid);
+  // Issue 11: the shortest gap between two polls when completion prediction asks for an early one.
+  // Unset, it never exceeds poll.interval (rules.ts rejects a written one that does).
+  const minIntervalMs = duration(r, get('min_interval'), 'poll.min_interval', Math.min(DEFAULT_MIN_INTERVAL_MS, intervalMs), invalid);
   const stuckScheduledAfterMs = duration(r, get('stuck_scheduled_after'), 'poll.stuck_scheduled_after', DEFAULTS.stuckScheduledAfterMs, invalid);
   const legacy = poll?.get('stuck_after');
   const running = get('stuck_running_after');
@@ -232,6 +239,7 @@ function readPoll(r: Reader, poll: Map<string, Entry> | undefined, invalid: Set<
   }
   return {
     intervalMs,
+    minIntervalMs,
     stuckScheduledAfterMs,
     stuckRunningAfterMs,
     stuckRunningPerGbMs: duration(r, get('stuck_running_per_gb'), 'poll.stuck_running_per_gb', usesLegacy ? 0 : DEFAULTS.stuckRunningPerGbMs, invalid),
