@@ -38,14 +38,19 @@ export interface PollPlanner {
 
 /**
  * How long a finished move took, as well as polls can tell: it ended after it was last seen in
- * flight (the previous poll, or when it was scheduled if that was later) and before this poll; the
- * middle of that bracket is the observation. A move that ended before this process's first poll
- * (a restart) gives no bracket and teaches nothing.
+ * flight and before this poll. A move seen in flight at the previous poll gives its lower bound:
+ * a model learned from lower bounds polls a little early, finds the move still running, and looks
+ * again after a quarter of its age (`expectedEnd`), so the next bracket is narrow and the model
+ * stays just below the truth instead of drifting late (a late poll idles the slot; an early one
+ * costs one request). A move not seen since its POST gives only the middle of [POST, this poll]:
+ * that is how the model starts, and how it comes down when it expected moves to take longer. A
+ * move that ended before this process's first poll (a restart) teaches nothing.
  */
 function learn(planner: PollPlanner, kind: Kind, row: ItemRow, now: number): void {
   if (planner.lastPollAt === null || row.scheduledAt === null) return;
-  const lower = Math.max(row.scheduledAt, planner.lastPollAt);
-  planner.model.observe(kind, row.sizeBytes, (lower + now) / 2 - row.scheduledAt);
+  const seenAlive = planner.lastPollAt > row.scheduledAt;
+  const ms = seenAlive ? planner.lastPollAt - row.scheduledAt : (now - row.scheduledAt) / 2;
+  planner.model.observe(kind, row.sizeBytes, ms);
 }
 
 /**
