@@ -23,6 +23,8 @@ export interface Inventory {
   groups: number;
   /** Fractions per source storage. */
   storages: Record<string, number>;
+  /** Log-normal repository sizes (the seed's `size_mb`); the built-in seed's when absent. */
+  sizeMb?: { median: number; max: number };
 }
 
 /** Writes a seed: the built-in one (ultimate tier, so groups move) with a generated inventory. */
@@ -33,7 +35,9 @@ export function writeSeed(dir: string, inv: Inventory): string {
   };
   seed.instance.tier = 'ultimate';
   seed.inventory.generate = { ...seed.inventory.generate, projects: inv.projects, snippets: inv.snippets, groups: inv.groups, storages: inv.storages };
-  const file = join(dir, `seed-${inv.projects}-${inv.snippets}-${inv.groups}.yaml`);
+  if (inv.sizeMb) seed.inventory.generate['size_mb'] = inv.sizeMb;
+  const sized = inv.sizeMb ? `-size${inv.sizeMb.median}` : '';
+  const file = join(dir, `seed-${inv.projects}-${inv.snippets}-${inv.groups}${sized}.yaml`);
   writeFileSync(file, stringify(seed));
   return file;
 }
@@ -116,6 +120,8 @@ export interface PlanOptions {
   pollInterval: string;
   backoff: string;
   mode?: 'throttled' | 'bulk';
+  /** `poll.min_interval` (issue 11); the plan's default when absent. */
+  minInterval?: string;
 }
 
 export function writePlan(dir: string, name: string, o: PlanOptions): string {
@@ -125,7 +131,7 @@ export function writePlan(dir: string, name: string, o: PlanOptions): string {
     instance: { url: o.url, token: '${BENCH_TOKEN}', timeout: '30s' },
     move: { from: o.from, to: 'cluster', kinds: o.kinds, mode: o.mode ?? 'throttled', concurrency: o.concurrency },
     weights: Object.fromEntries([['cluster', 100], ...o.from.map((s) => [s, 0])]),
-    poll: { interval: o.pollInterval },
+    poll: { interval: o.pollInterval, ...(o.minInterval ? { min_interval: o.minInterval } : {}) },
     retry: { max_attempts: 3, backoff: o.backoff },
     verify: true,
   };

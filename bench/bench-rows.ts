@@ -289,3 +289,136 @@ export async function scaleRow(c: BenchConfig): Promise<ScaleRow> {
     await sb.stop();
   }
 }
+
+/** What the sandbox's own move records say about one run (issue 11): read from its SQLite file. */
+export interface MoveRecords {
+  moves: number;
+  /** Distinct items with a finished move. */
+  moved: number;
+  /** First move created to last move finished (ms). */
+  spanMs: number;
+  /** Sum over moves of created -> finished, over the sum of the moves' own durations. */
+  exposure: number;
+  /** Sum of the moves' own durations (ms). */
+  workMs: number;
+}
+
+export function readMoveRecords(file: string): MoveRecords {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare('SELECT item_id, kind, state, duration_ms, created_at, updated_at FROM moves').all() as {
+      item_id: number; kind: string; state: string; duration_ms: number; created_at: string; updated_at: string;
+    }[];
+    let first = Infinity;
+    let last = -Infinity;
+    let open = 0;
+    let work = 0;
+    const moved = new Set<string>();
+    for (const r of rows) {
+      const created = Date.parse(r.created_at);
+      const ended = Date.parse(r.updated_at);
+      first = Math.min(first, created);
+      last = Math.max(last, ended);
+      open += ended - created;
+      work += r.duration_ms;
+      if (r.state === 'finished') moved.add(`${r.kind}:${r.item_id}`);
+    }
+    return { moves: rows.length, moved: moved.size, spanMs: rows.length ? last - first : 0, exposure: work > 0 ? open / work : 0, workMs: work };
+  } finally {
+    db.close();
+  }
+}
+
+export interface SlotsSide {
+  records: MoveRecords;
+  requests: RequestCounts;
+  /** Orchestrator CPU (ms): shardmove's process, or the script's shell, curl and jq. */
+  cpuMs: number;
+  /** Orchestrator peak RSS (MB): shardmove's VmHWM, or the largest of the script's processes. */
+  peakRssMb: number;
+  exit: string;
+}
+
+export interface SlotsRow {
+  projects: number;
+  speed: number;
+  pollInterval: string;
+  minInterval: string;
+  bulk: SlotsSide;
+  shardmove: SlotsSide;
+  /** shardmove with `min_interval` = `interval` (the fixed cadence before issue 11), when asked for. */
+  fixed: SlotsSide | null;
+}
+
+/** `/usr/bin/time -f` output of the script's line: "elapsed user sys maxrss-kB". */
+function parseTime(stderr: string): { cpuMs: number; peakRssMb: number } {
+  const m = /^BENCHTIME (\S+) (\S+) (\d+)$/m.exec(stderr);
+  return m ? { cpuMs: (Number(m[1]) + Number(m[2])) * 1000, peakRssMb: Number(m[3]) / 1024 } : { cpuMs: NaN, peakRssMb: NaN };
+}
+
+/**
+ * Row 5 (issue 11): keep the server's move slots full. Long-tailed log-normal sizes (median
+ * `medianMb`), the sandbox's `--speed` scaling a median move to tens of ms, the operator's 5 s poll
+ * and 250 ms minimum scaled by the same factor, and the cap at the sandbox's workers. The
+ * documented bulk sequence and shardmove run on the same seed, each against its own sandbox, and
+ * both are read from the sandbox's move records.
+ */
+export async function slotsRow(c: BenchConfig, o: { projects: number; medianMb: number; maxMb: number; speed: number; fixed: boolean }): Promise<SlotsRow> {
+  const inv: Inventory = { projects: o.projects, snippets: 0, groups: 0, storages: { 'nfs-1': 1 }, sizeMb: { median: o.medianMb, max: o.maxMb } };
+  const seed = writeSeed(c.dir, inv);
+  // Speed 1 is 50 ms per MB (src/sandbox/moves/policy.ts); the same factor scales the poll.
+  const scale = 1 / o.speed;
+  const ms = (x: number) => `${Math.max(1, Math.round(x))}ms`;
+  const pollInterval = ms(Math.max(100, 5_000 * scale));
+  const minInterval = ms(250 * scale);
+  const args = (db: string) => ['--workers', String(c.workers), '--speed', String(o.speed), '--seed', seed, '--move-fail-rate', '0', '--db', db];
+
+  const bulkDb = join(c.dir, 'slots-bulk-sandbox.db');
+  let bulk: SlotsSide;
+  {
+    const sb = await startSandboxProc(args(bulkDb));
+    let exit = 'ok';
+    let stderr = '';
+    try {
+      await sb.counts();
+      try {
+        const r = await run('/usr/bin/time', ['-f', 'BENCHTIME %U %S %M', join(ROOT, 'bench', 'baseline-doc.sh')], {
+          env: { ...process.env, GITLAB_URL: sb.url, GITLAB_TOKEN: BENCH_TOKEN, SOURCES: 'nfs-1', POLL_SECONDS: String(Math.max(0.1, 5 * scale)), TIMEOUT_SECONDS: '600' },
+          maxBuffer: 1 << 20,
+        });
+        stderr = r.stderr;
+        exit = (JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { outcome?: string }).outcome ?? 'ok';
+      } catch (err) {
+        const e = err as { stderr?: string; message: string };
+        stderr = e.stderr ?? '';
+        exit = `error: ${(e.stderr || e.message).trim().split('\n')[0]}`;
+      }
+      bulk = { records: { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0 }, requests: await sb.counts(), ...parseTime(stderr), exit };
+    } finally {
+      await sb.stop();
+    }
+    bulk.records = readMoveRecords(bulkDb);
+  }
+
+  const runShardmove = async (name: string, min: string): Promise<SlotsSide> => {
+    const db = join(c.dir, `${name}-sandbox.db`);
+    let side: SlotsSide;
+    const sb = await startSandboxProc(args(db));
+    try {
+      const plan = writePlan(c.dir, name, {
+        url: sb.url, from: ['nfs-1'], kinds: ['projects'], concurrency: c.workers, pollInterval, minInterval: min, backoff: c.backoff,
+      });
+      await sb.counts();
+      const r = await spawnRun(plan, join(c.dir, `${name}.db`)).done;
+      if (r.code !== 0) process.stderr.write(`shardmove run exited ${r.code}:\n${r.stderr.slice(-3000)}\n`);
+      side = { records: { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0 }, requests: await sb.counts(), cpuMs: r.cpuMs, peakRssMb: r.peakRssMb, exit: `exit ${r.code}` };
+    } finally {
+      await sb.stop();
+    }
+    side.records = readMoveRecords(db);
+    return side;
+  };
+  const shardmove = await runShardmove('bench-slots', minInterval);
+  const fixed = o.fixed ? await runShardmove('bench-slots-fixed', pollInterval) : null;
+  return { projects: o.projects, speed: o.speed, pollInterval, minInterval, bulk, shardmove, fixed };
+}

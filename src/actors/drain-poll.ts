@@ -8,6 +8,8 @@ import type { ItemRow } from '../store/types.js';
 import type { DrainCtx } from './drain-context.js';
 import { event } from './drain-context.js';
 import { applyMove, isTerminal } from './drain-outcome.js';
+import { expectedEnd } from './move-model.js';
+import type { MoveModel } from './move-model.js';
 import { reconcileItem, recordStuckState } from './reconcile.js';
 import { pollMoves } from './track-moves.js';
 
@@ -20,13 +22,54 @@ export function trackedKinds(ctx: DrainCtx): Kind[] {
 }
 
 /**
+ * What the throttled loop carries from poll to poll for completion prediction (./move-model.ts).
+ * Bulk polling passes none: its moves wait in the instance's queue, which says nothing about how
+ * long a move runs.
+ */
+export interface PollPlanner {
+  model: MoveModel;
+  /** When the previous poll of this process started (null: none yet, so nothing is learned). */
+  lastPollAt: number | null;
+  /** The earliest expected end among moves in flight after the last poll (null: nothing predicted). */
+  earliestEnd: number | null;
+  /** `poll.min_interval`. */
+  minGapMs: number;
+}
+
+/**
+ * How long a finished move took, as well as polls can tell: it ended after it was last seen in
+ * flight and before this poll. A move seen in flight at the previous poll gives its lower bound:
+ * a model learned from lower bounds polls a little early, finds the move still running, and looks
+ * again after a quarter of its age (`expectedEnd`), so the next bracket is narrow and the model
+ * stays just below the truth instead of drifting late (a late poll idles the slot; an early one
+ * costs one request). A move not seen since its POST gives only the middle of [POST, this poll]:
+ * that is how the model starts, and how it comes down when it expected moves to take longer. A
+ * move that ended before this process's first poll (a restart) teaches nothing.
+ */
+function learn(planner: PollPlanner, kind: Kind, row: ItemRow, now: number): void {
+  if (planner.lastPollAt === null || row.scheduledAt === null) return;
+  const seenAlive = planner.lastPollAt > row.scheduledAt;
+  const ms = seenAlive ? planner.lastPollAt - row.scheduledAt : (now - row.scheduledAt) / 2;
+  planner.model.observe(kind, row.sizeBytes, ms);
+}
+
+/**
  * One poll over every kind with moves in flight (the concurrency cap is run-wide, so moves of
  * another kind left by an earlier interrupted drain are tracked too). Returns rows still in flight
- * for this drain's (kind, source).
+ * for this drain's (kind, source). With a planner, finished moves train the model (saved in the
+ * poll's transaction) and `planner.earliestEnd` becomes the earliest expected end of what is left.
  */
-export async function pollInFlight(ctx: DrainCtx): Promise<number> {
+export async function pollInFlight(ctx: DrainCtx, planner?: PollPlanner): Promise<number> {
   let mine = 0;
+  const now = ctx.deps.clock.now();
+  let earliest: number | null = null;
+  const expect = (kind: Kind, row: ItemRow) => {
+    if (!planner) return;
+    const end = expectedEnd(planner.model, kind, row, now, now, planner.minGapMs);
+    if (end !== null && (earliest === null || end < earliest)) earliest = end;
+  };
   for (const kind of trackedKinds(ctx)) {
+    if (planner) for (const row of ctx.store.itemsInState(kind, null, 'scheduling', MAX_TRACKED)) expect(kind, row);
     const rows = ctx.store.itemsInState(kind, null, 'in_flight', MAX_TRACKED);
     if (rows.length === 0) continue;
     const ids = rows.map((r) => r.moveId).filter((id): id is number => id !== null);
@@ -40,14 +83,21 @@ export async function pollInFlight(ctx: DrainCtx): Promise<number> {
         if (move) {
           const done = applyMove(k, row, move, row.scheduledAt ?? ctx.deps.clock.now());
           if (done && !isTerminal(move.state)) stuck.push(row);
+          if (done && move.state === 'finished' && planner) learn(planner, kind, row, now);
+          if (!done) expect(kind, row);
           if (!done && kind === ctx.kind && row.source === ctx.source) mine++;
         } else if (row.moveId === null || missing.includes(row.moveId)) lost.push(row);
       }
+      planner?.model.save(now);
     });
     for (const row of stuck) await recordStuckState({ ...ctx, kind, source: row.source }, [row.id]);
     for (const row of lost) {
       await reconcileItem({ ...ctx, kind, source: row.source }, { ...row, moveId: null }, 'lost-move');
     }
+  }
+  if (planner) {
+    planner.lastPollAt = now;
+    planner.earliestEnd = earliest;
   }
   return mine;
 }

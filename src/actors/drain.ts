@@ -11,8 +11,11 @@ import { newestMoveId, runBulkPhase } from './drain-bulk.js';
 import { allowedCap, createDrainCtx, event, noteControl, throwIfAborted, waitUntil, waitUntilOr, waitWhilePaused } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 import { pollInFlight, recheckStuck, trackedKinds } from './drain-poll.js';
+import type { PollPlanner } from './drain-poll.js';
 import { scheduleBatch } from './drain-schedule.js';
 import { enumerateRound } from './enumerate.js';
+import { MoveModel } from './move-model.js';
+import { DEFAULT_MIN_INTERVAL_MS } from '../plan/schema.js';
 import { reconcileScheduling } from './reconcile.js';
 import type { ItemRow } from '../store/types.js';
 import type { ActorDeps } from './types.js';
@@ -35,7 +38,29 @@ function result(ctx: DrainCtx): DrainOutput {
 async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<void> {
   const { deps, store, kind, source } = ctx;
   const interval = deps.plan.poll.intervalMs;
-  let nextPollAt = deps.clock.now() + interval;
+  // Completion prediction (issue 11): poll when the earliest move in flight is expected to end,
+  // never later than `poll.interval` after the last poll (or after scheduling into an empty run),
+  // never sooner than `poll.min_interval` after it.
+  const planner: PollPlanner = {
+    model: new MoveModel(store),
+    lastPollAt: null,
+    earliestEnd: null,
+    minGapMs: Math.min(deps.plan.poll.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS, interval),
+  };
+  let anchor = deps.clock.now();
+  const nextPollAt = () => {
+    const latest = anchor + interval;
+    if (planner.earliestEnd === null) return latest;
+    const soonest = planner.lastPollAt === null ? -Infinity : planner.lastPollAt + planner.minGapMs;
+    return Math.min(latest, Math.max(soonest, planner.earliestEnd));
+  };
+  const expectEnds = (rows: readonly ItemRow[]) => {
+    const now = deps.clock.now();
+    for (const row of rows) {
+      const d = planner.model.predict(kind, row.sizeBytes);
+      if (d !== null && (planner.earliestEnd === null || now + d < planner.earliestEnd)) planner.earliestEnd = now + d;
+    }
+  };
   const launched = new Set<Promise<void>>();
   let failed: { err: unknown } | null = null;
   let controlSeen: string | null = null;
@@ -60,7 +85,11 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<v
       let free = cap - store.countInFlight();
       if (free > 0) {
         const due = store.dueItems(kind, source, deps.clock.now(), free);
-        if (due.length > 0 && store.countInFlight() === 0) nextPollAt = deps.clock.now() + interval;
+        if (due.length > 0 && store.countInFlight() === 0) {
+          anchor = deps.clock.now();
+          planner.earliestEnd = null;
+        }
+        expectEnds(due);
         // Chunks, each recorded when its own POSTs are answered: a move becomes pollable (and its
         // slot reusable) without waiting for the slowest POST of a large batch. scheduleBatch
         // commits its intents synchronously, before its first await.
@@ -87,11 +116,11 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<v
       // With slots free and the listing still going, its next page is scheduled when it lands, not
       // at the next poll: otherwise the start of a drain fills one page of slots per poll interval.
       if (free > 0 && listing && !listing.done) {
-        if ((await waitUntilOr(ctx, nextPollAt, listing.nextPage())) === 'event') continue;
-      } else await waitUntil(ctx, nextPollAt);
+        if ((await waitUntilOr(ctx, nextPollAt(), listing.nextPage())) === 'event') continue;
+      } else await waitUntil(ctx, nextPollAt());
       // The cadence counts from the start of a poll: its own duration is not added to the interval.
-      nextPollAt = deps.clock.now() + interval;
-      await pollInFlight(ctx);
+      anchor = deps.clock.now();
+      await pollInFlight(ctx, planner);
       deps.onProgress?.();
     }
   } finally {

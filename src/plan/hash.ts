@@ -5,7 +5,7 @@
  * from ${VAR} to a file, is not a plan change. Every other field, defaults included, is in.
  */
 import { createHash } from 'node:crypto';
-import { PLAN_DEFAULTS } from './schema.js';
+import { DEFAULT_MIN_INTERVAL_MS, PLAN_DEFAULTS } from './schema.js';
 import type { Plan } from './types.js';
 
 /** The normalised plan without its credentials: what the hash covers. */
@@ -23,8 +23,10 @@ export function planHashInput(plan: Plan): unknown {
  * change: it moves nothing, it only changes when a move is called stuck.
  */
 function pollHashInput(poll: Plan['poll']): Record<string, number> {
-  const { stuckScheduledAfterMs, stuckRunningAfterMs, stuckRunningPerGbMs, ...rest } = poll;
+  const { stuckScheduledAfterMs, stuckRunningAfterMs, stuckRunningPerGbMs, minIntervalMs, ...rest } = poll;
   const out: Record<string, number> = { ...rest, stuckAfterMs: stuckRunningAfterMs };
+  // Issue 11, likewise: counts only away from the default a plan gets without writing it.
+  if (minIntervalMs !== undefined && minIntervalMs !== Math.min(DEFAULT_MIN_INTERVAL_MS, poll.intervalMs)) out['minIntervalMs'] = minIntervalMs;
   if (stuckScheduledAfterMs !== PLAN_DEFAULTS.poll.stuckScheduledAfterMs) out['stuckScheduledAfterMs'] = stuckScheduledAfterMs;
   if (stuckRunningPerGbMs !== PLAN_DEFAULTS.poll.stuckRunningPerGbMs && stuckRunningPerGbMs !== 0) out['stuckRunningPerGbMs'] = stuckRunningPerGbMs;
   return out;

@@ -43,7 +43,7 @@ describe('parsePlanText: defaults and normalisation', () => {
       instance: { url: 'https://gitlab.example.com', credentials: { type: 'token', token: ENV.GITLAB_TOKEN }, sudo: null, timeoutMs: 30_000 },
       move: { from: ['nfs-1', 'nfs-2'], to: 'cluster', kinds: ['projects', 'snippets', 'groups'], mode: 'throttled', concurrency: 10 },
       weights: { cluster: 100, 'nfs-1': 0, 'nfs-2': 0 },
-      poll: { intervalMs: 5_000, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 3_600_000, stuckRunningPerGbMs: 1_800_000 },
+      poll: { intervalMs: 5_000, minIntervalMs: 250, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 3_600_000, stuckRunningPerGbMs: 1_800_000 },
       retry: { maxAttempts: 3, backoffMs: 30_000 },
       verify: true,
       geo: { resync: false },
@@ -65,7 +65,7 @@ geo: { resync: true }
     expect(plan.move).toMatchObject({ kinds: ['snippets'], mode: 'bulk', concurrency: 50 });
     expect(plan.weights).toEqual({ cluster: 50, other: 10, 'nfs-1': 0, 'nfs-2': 0 });
     expect(planWeights).toEqual({ cluster: 50, other: 10 });
-    expect(plan.poll).toEqual({ intervalMs: 500, stuckScheduledAfterMs: 43_200_000, stuckRunningAfterMs: 7_200_000, stuckRunningPerGbMs: 600_000 });
+    expect(plan.poll).toEqual({ intervalMs: 500, minIntervalMs: 250, stuckScheduledAfterMs: 43_200_000, stuckRunningAfterMs: 7_200_000, stuckRunningPerGbMs: 600_000 });
     expect(plan.retry).toEqual({ maxAttempts: 5, backoffMs: 90_000 });
     expect(plan.verify).toBe(false);
     expect(plan.geo.resync).toBe(true);
@@ -103,13 +103,23 @@ geo: { resync: true }
     expect(parse(`${MINIMAL}poll: { interval: 10s, stuck_running_after: 2h, stuck_running_per_gb: 0s }\n`).hash).toBe('54bd7532f1ff86301a8fee008f87b943e303fdbe07b548811a97ca221199b4f3');
     expect(parse(`${MINIMAL}poll: { stuck_scheduled_after: 48h }\n`).hash).not.toBe(parse(MINIMAL).hash);
     expect(parse(`${MINIMAL}poll: { stuck_running_per_gb: 1h }\n`).hash).not.toBe(parse(MINIMAL).hash);
+    // Issue 11: poll.min_interval at its default is no change; away from it, it is.
+    expect(parse(`${MINIMAL}poll: { min_interval: 250ms }\n`).hash).toBe(parse(MINIMAL).hash);
+    expect(parse(`${MINIMAL}poll: { min_interval: 1s }\n`).hash).not.toBe(parse(MINIMAL).hash);
+  });
+
+  it('reads poll.min_interval (default 250ms, never above poll.interval) and rejects one above poll.interval', () => {
+    expect(parse(MINIMAL).plan.poll.minIntervalMs).toBe(250);
+    expect(parse(`${MINIMAL}poll: { min_interval: 2s }\n`).plan.poll.minIntervalMs).toBe(2000);
+    expect(parse(`${MINIMAL}poll: { interval: 100ms }\n`).plan.poll.minIntervalMs).toBe(100);
+    expect(() => parse(`${MINIMAL}poll:\n  interval: 1s\n  min_interval: 2s\n`)).toThrow(/poll\.min_interval.*must not exceed poll\.interval \(1s\)/s);
   });
 });
 
 describe('parsePlanText: stuck limits', () => {
   it('reads stuck_after as the deprecated name of stuck_running_after, warns at its line:col, and adds no size term', () => {
     const { plan, warnings } = parse(`${MINIMAL}poll:\n  interval: 10s\n  stuck_after: 2h\n`);
-    expect(plan.poll).toEqual({ intervalMs: 10_000, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 7_200_000, stuckRunningPerGbMs: 0 });
+    expect(plan.poll).toEqual({ intervalMs: 10_000, minIntervalMs: 250, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 7_200_000, stuckRunningPerGbMs: 0 });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ path: 'poll.stuck_after', line: 11, col: 3, severity: 'warning' });
     expect(warnings[0]?.message).toMatch(/^deprecated: write poll\.stuck_running_after\..*poll\.stuck_scheduled_after \(default 24h\)/);

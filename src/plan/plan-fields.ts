@@ -19,6 +19,8 @@ import { KINDS } from './types.js';
 
 const NAME_RE = /^[a-z0-9][a-z0-9_-]*$/;
 const DAY = 86_400_000;
+/** The shortest poll gap a plan gets without writing one: 250ms, or poll.interval if that is shorter. */
+export const DEFAULT_MIN_INTERVAL_MS = 250;
 /** A storage weight, as `repository_storages_weighted` takes it. */
 export const WEIGHT_RANGE = { min: 0, max: 100 } as const;
 
@@ -113,7 +115,11 @@ export const PLAN_FIELDS: FieldTable = {
     type: 'section', prop: 'poll',
     description: 'How often moves are polled, and when a move counts as stuck.',
     fields: {
-      interval: { type: 'duration', prop: 'intervalMs', default: 5_000, min: 100, max: 3_600_000, description: 'How often move states are polled.' },
+      interval: { type: 'duration', prop: 'intervalMs', default: 5_000, min: 100, max: 3_600_000, description: 'The longest wait between two polls while moves are in flight.' },
+      min_interval: {
+        type: 'duration', prop: 'minIntervalMs', default: DEFAULT_MIN_INTERVAL_MS, min: 10, max: 3_600_000,
+        description: 'The shortest wait between two polls, when the completion prediction expects a move to end sooner (default 250ms, or poll.interval if that is shorter). Must not exceed poll.interval.',
+      },
       stuck_scheduled_after: {
         type: 'duration', prop: 'stuckScheduledAfterMs', default: DAY, min: 1_000, max: 30 * DAY,
         description: 'A move still queued (initial/scheduled) this long after it was first seen is reported as stuck.',
@@ -132,7 +138,10 @@ export const PLAN_FIELDS: FieldTable = {
         deprecated: 'write poll.stuck_running_after.',
       },
     },
-    finish: readLegacyStuckAfter,
+    finish: (ctx) => {
+      readLegacyStuckAfter(ctx);
+      defaultMinInterval(ctx);
+    },
     schema: { not: { allOf: [isSet('stuck_after'), isSet('stuck_running_after')] } },
   },
   retry: {
@@ -355,6 +364,12 @@ function readWeights(r: Reader, node: Node, path: string, invalid: Set<string>):
  * `stuck_running_after` and still works, with a warning; a plan that uses it keeps its flat running
  * limit (no allowance per GiB) unless it sets `stuck_running_per_gb`.
  */
+/** An unwritten poll.min_interval never exceeds poll.interval (a 100ms interval gets a 100ms minimum). */
+function defaultMinInterval({ r, entries, values }: SectionContext): void {
+  if (!r.isNull(entries?.get('min_interval')?.value ?? null)) return;
+  values['minIntervalMs'] = Math.min(DEFAULT_MIN_INTERVAL_MS, Number(values['intervalMs']));
+}
+
 function readLegacyStuckAfter({ r, entries, values, invalid }: SectionContext): void {
   const legacy = entries?.get('stuck_after');
   if (!legacy || r.isNull(legacy.value)) return;

@@ -13,6 +13,8 @@ import { PLAN_FIELDS } from './plan-fields.js';
 import type { Entry, Reader } from './reader.js';
 import type { Plan } from './types.js';
 
+export { DEFAULT_MIN_INTERVAL_MS } from './plan-fields.js';
+
 /** Every default, as the normalised plan holds them (durations in ms). */
 export const PLAN_DEFAULTS: Readonly<Plan> = defaultsOf(PLAN_FIELDS) as unknown as Plan;
 

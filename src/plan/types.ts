@@ -74,6 +74,11 @@ export interface Plan {
   poll: {
     intervalMs: number;
     /**
+     * Shortest gap between two polls when completion prediction asks for an early one (default
+     * 250ms; never above `intervalMs`). Optional so plans built in code before issue 11 stay valid.
+     */
+    minIntervalMs?: number;
+    /**
      * A move waiting in `initial`/`scheduled` (GitLab's throttled queue: busy, not broken) longer
      * than this since it was first seen is quarantined as stuck (default 24h).
      */

@@ -83,15 +83,34 @@ describe('item checkpoint', () => {
     expect(s.absentItems('snippets', 'nfs-1', 2, 10)).toEqual([]);
   });
 
-  it('orders due items by next attempt time and refunds attempts that never reached the instance', () => {
+  it('offers only due items (a retry waits out its backoff) and refunds attempts that never reached the instance', () => {
     const s = seeded([1, 2, 3]);
     s.markIntent('snippets', 2, 0);
     s.markPending('snippets', 2, 5000, 'boom', false);
     s.markIntent('snippets', 3, 0);
     s.markPending('snippets', 3, 0, null, true);
     expect(s.dueItems('snippets', 'nfs-1', 1000, 10).map((r) => r.id)).toEqual([1, 3]);
-    expect(s.dueItems('snippets', 'nfs-1', 5000, 10).map((r) => r.id)).toEqual([1, 3, 2]);
+    expect(s.dueItems('snippets', 'nfs-1', 5000, 10).map((r) => r.id)).toEqual([1, 2, 3]);
     expect(s.getItem('snippets', 3)?.attempts).toBe(0);
     expect(s.nextDueAt('snippets', 'nfs-1')).toBe(0);
+  });
+
+  it('offers due items largest first, unknown sizes last, ties and unknowns by id; a retry keeps its backoff then takes its place by size', () => {
+    const s = openCheckpoint(':memory:');
+    s.startRound('snippets', 'nfs-1', 1);
+    const sizes: [number, number | null][] = [[1, 10], [2, null], [3, 500], [4, 10], [5, null], [6, 90], [7, 0]];
+    s.recordPage('snippets', 'nfs-1', 1, sizes.map(([id, sizeBytes]) => ({ ...rec(id), sizeBytes })), 0);
+    expect(s.dueItems('snippets', 'nfs-1', 0, 10).map((r) => r.id)).toEqual([3, 6, 1, 4, 7, 2, 5]);
+    expect(s.dueItems('snippets', 'nfs-1', 0, 3).map((r) => r.id)).toEqual([3, 6, 1]);
+    // The largest failed once: not offered before its backoff ends, then first again.
+    s.markIntent('snippets', 3, 0);
+    s.markPending('snippets', 3, 30_000, 'boom', false);
+    expect(s.dueItems('snippets', 'nfs-1', 29_999, 10).map((r) => r.id)).toEqual([6, 1, 4, 7, 2, 5]);
+    expect(s.dueItems('snippets', 'nfs-1', 30_000, 10).map((r) => r.id)).toEqual([3, 6, 1, 4, 7, 2, 5]);
+    // The order is read off the index (schema 8): no sort over every pending item per call.
+    const plan = (s as unknown as { db: { prepare(sql: string): { all(...a: unknown[]): { detail: string }[] } } }).db
+      .prepare(`EXPLAIN QUERY PLAN SELECT * FROM items INDEXED BY items_due_order WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ? ORDER BY size_bytes DESC, id LIMIT ?`)
+      .all('snippets', 'nfs-1', 0, 10);
+    expect(plan.map((r) => r.detail).join(' ')).not.toMatch(/TEMP B-TREE/);
   });
 });

@@ -74,6 +74,9 @@ export class ItemTable implements ItemStore {
     // Same for schema 7 (unlistable parts of listings, bulk confirmation).
     const has7 = (db.prepare('SELECT name FROM sqlite_master WHERE type = ? AND name = ?').get('table', 'unlistable') as unknown) !== undefined;
     const w7 = (sql: string) => p(has7 ? sql : 'SELECT NULL AS item_id, NULL AS after_id, NULL AS before_id, NULL AS reason WHERE 0');
+    // Same for schema 8 (move model, largest-first index): an old file reads no model.
+    const has9 = (db.prepare('SELECT name FROM sqlite_master WHERE type = ? AND name = ?').get('table', 'move_model') as unknown) !== undefined;
+    const w9 = (sql: string) => p(has9 ? sql : 'SELECT NULL AS data WHERE 0');
     this.s = {
       getCursor: p('SELECT round, after_id, done FROM cursors WHERE kind = ? AND source = ?'),
       putCursor: p(
@@ -101,9 +104,17 @@ export class ItemTable implements ItemStore {
       unlistable: w7(
         `SELECT item_id, after_id, before_id, reason FROM unlistable WHERE kind = ? AND source = ? AND round = ? ORDER BY rowid`,
       ),
+      // Largest first; SQLite sorts NULL below every number, so DESC puts unknown sizes last. The
+      // partial index (schema 8) walks pending items in exactly this order; items waiting out a
+      // retry backoff are skipped by the filter, and join the order once due.
       due: p(
-        `SELECT * FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ?
-         ORDER BY next_attempt_at, id LIMIT ?`,
+        `SELECT * FROM items ${has9 ? 'INDEXED BY items_due_order' : ''} WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ?
+         ORDER BY size_bytes DESC, id LIMIT ?`,
+      ),
+      getModel: w9('SELECT data FROM move_model WHERE kind = ?'),
+      putModel: w9(
+        `INSERT INTO move_model (kind, data, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (kind) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
       ),
       nextDue: p(`SELECT MIN(next_attempt_at) AS t FROM items WHERE kind = ? AND source = ? AND state = 'pending'`),
       inStateOf: p('SELECT * FROM items WHERE kind = ? AND source = ? AND state = ? ORDER BY id LIMIT ?'),
@@ -291,5 +302,13 @@ export class ItemTable implements ItemStore {
 
   setBulk(row: BulkRow): void {
     this.s.putBulk.run(row.kind, row.source, row.state, row.intentAt, row.seenMaxMoveId, row.confirmedAt ?? null);
+  }
+
+  getMoveModel(kind: Kind): string | null {
+    return (this.s.getModel.get(kind) as { data: string } | undefined)?.data ?? null;
+  }
+
+  setMoveModel(kind: Kind, data: string, now: number): void {
+    this.s.putModel.run(kind, data, now);
   }
 }

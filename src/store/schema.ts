@@ -146,6 +146,17 @@ const MIGRATIONS: readonly string[] = [
     n INTEGER NOT NULL
   );
   `,
+  // 9 (issue 11): the learned move-duration model per kind (a JSON window of recent observations),
+  // so a resumed run predicts completions from what it already watched; and the largest-first
+  // scheduling order (size descending, unknown sizes last, then id) read straight off an index.
+  `
+  CREATE TABLE move_model (
+    kind TEXT PRIMARY KEY,
+    data TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX items_due_order ON items (kind, source, size_bytes DESC, id) WHERE state = 'pending';
+  `,
 ];
 
 /** The schema version this build writes. */

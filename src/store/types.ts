@@ -232,7 +232,11 @@ export interface ItemStore {
   /** What round `round` could not read, in the order found. */
   unlistable(kind: Kind, source: string, round: number): UnlistableGap[];
   getItem(kind: Kind, id: number): ItemRow | null;
-  /** Pending items due at `now`, lowest id first. */
+  /**
+   * Pending items due at `now`, largest known `sizeBytes` first (longest processing time first),
+   * unknown sizes last, ties and unknowns by id: deterministic from the checkpoint, so a resumed run
+   * continues the same order.
+   */
   dueItems(kind: Kind, source: string, now: number, limit: number): ItemRow[];
   /** Earliest `nextAttemptAt` among pending items, or null when none is pending. */
   nextDueAt(kind: Kind, source: string): number | null;
@@ -263,4 +267,8 @@ export interface ItemStore {
   markQuarantined(kind: Kind, id: number, reason: string, stuck: { at: number; readOnly: boolean | null } | null): void;
   getBulk(kind: Kind, source: string): BulkRow | null;
   setBulk(row: BulkRow): void;
+  /** The saved move-duration model of a kind (JSON as written by setMoveModel), or null. */
+  getMoveModel(kind: Kind): string | null;
+  /** Saves the move-duration model of a kind (opaque JSON; see src/actors/move-model.ts). */
+  setMoveModel(kind: Kind, data: string, now: number): void;
 }
