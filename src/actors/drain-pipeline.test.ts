@@ -21,7 +21,7 @@ describe('one pipeline across drains', () => {
   it("fills the first drain's tail with the next drain's items, under the cap, and the next drain finishes them", async () => {
     const h = createHarness(plan(5), { startDelayMs: 0, durationMs: 2_000 });
     h.fake.addItems('projects', 'nfs-1', range(1, 10));
-    h.fake.addItems('projects', 'nfs-2', range(101, 130));
+    h.fake.addItems('projects', 'nfs-2', range(101, 400));
     // One huge repository on nfs-1: without the pipeline four slots idle while it moves alone.
     h.fake.setSize('projects', 1, 50 * 1024 ** 3, 60_000);
     const r1 = await runDrain(h.deps, first);
@@ -29,11 +29,13 @@ describe('one pipeline across drains', () => {
     const endOfFirst = h.clock.now();
     const earlyNext = h.fake.moves.filter((m) => m.itemId >= 101 && m.createdMs < endOfFirst);
     expect(earlyNext.length).toBeGreaterThan(10);
+    // The first drain stops once its own items are done: the rest of nfs-2 is the next drain's.
+    expect(h.store.countStates('projects', 'nfs-2').pending).toBeGreaterThan(0);
     const r2 = await runDrain(h.deps, second);
-    expect(r2).toMatchObject({ moved: 30, remaining: 0 });
+    expect(r2).toMatchObject({ moved: 300, remaining: 0 });
     expect(h.fake.peakInFlight).toBeLessThanOrEqual(5);
     expect(h.fake.violations).toEqual([]);
-    for (const id of [...range(1, 10), ...range(101, 130)]) expect(h.fake.movesOf('projects', id).filter((m) => m.state === 'finished')).toHaveLength(1);
+    for (const id of [...range(1, 10), ...range(101, 400)]) expect(h.fake.movesOf('projects', id).filter((m) => m.state === 'finished')).toHaveLength(1);
   });
 
   it('without the next drain named, the first drain behaves as before (nothing of nfs-2 moves early)', async () => {
