@@ -35,7 +35,7 @@ function result(ctx: DrainCtx): DrainOutput {
  * in the background, so polling keeps its cadence while the instance answers them; the cap counts
  * rows in `scheduling` too, so a batch's slots are taken from the moment its intents are committed.
  */
-async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<void> {
+async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: DrainCtx | null = null): Promise<void> {
   const { deps, store, kind, source } = ctx;
   const interval = deps.plan.poll.intervalMs;
   // Completion prediction (issue 11): poll when the earliest move in flight is expected to end,
@@ -62,18 +62,32 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<v
     }
   };
   const launched = new Set<Promise<void>>();
+  /** This drain's own batches (the rest fill its tail with the next drain's items). */
+  const launchedOwn = new Set<Promise<void>>();
   let failed: { err: unknown } | null = null;
   let controlSeen: string | null = null;
-  const launch = (rows: ItemRow[]) => {
-    const p: Promise<void> = scheduleBatch(ctx, rows)
+  let aheadListing: Listing | null = null;
+  const launch = (rows: ItemRow[], on: DrainCtx = ctx) => {
+    const p: Promise<void> = scheduleBatch(on, rows)
       .then(
         () => deps.onProgress?.(),
         (err: unknown) => {
           failed ??= { err };
         },
       )
-      .finally(() => launched.delete(p));
+      .finally(() => {
+        launched.delete(p);
+        launchedOwn.delete(p);
+      });
     launched.add(p);
+    if (on === ctx) launchedOwn.add(p);
+  };
+  const listed = () => !listing || listing.done;
+  /** This drain has nothing left to do: nothing in flight or being posted, nothing pending. */
+  const ownDone = () => {
+    if (launchedOwn.size > 0 || !listed()) return false;
+    const c = store.countStates(kind, source);
+    return c.scheduling + c.in_flight === 0 && store.nextDueAt(kind, source) === null;
   };
   try {
     for (;;) {
@@ -96,6 +110,22 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<v
         for (let i = 0; i < due.length; i += SCHEDULE_CHUNK) launch(due.slice(i, i + SCHEDULE_CHUNK));
         free -= due.length;
       }
+      // One pipeline across drains (issue 11): with this drain's listing done and nothing of its
+      // own due, free slots take the next drain's items (listed ahead in the background), so the
+      // cap stays full through this drain's tail. Its own retries still come first, each turn.
+      if (free > 0 && ahead && listed()) {
+        if (!aheadListing && !store.getCursor(ahead.kind, ahead.source)?.done) aheadListing = startListing(ahead);
+        aheadListing?.check();
+        const due = store.dueItems(ahead.kind, ahead.source, deps.clock.now(), free);
+        if (due.length > 0) {
+          event(ctx, 'drain.ahead', { kind: ahead.kind, source: ahead.source, items: due.length });
+          expectEnds(due);
+          for (let i = 0; i < due.length; i += SCHEDULE_CHUNK) launch(due.slice(i, i + SCHEDULE_CHUNK), ahead);
+          free -= due.length;
+        }
+      }
+      // Done with its own items: the next drain's moves in flight are that drain's to follow.
+      if (ahead && ownDone()) return;
       if (store.countInFlight() === 0 && launched.size === 0) {
         if (listing && !listing.done) {
           // Nothing to do until the listing commits its next page.
@@ -127,6 +157,7 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null): Promise<v
     // Never return or throw with a POST unanswered: its outcome must be recorded first.
     await Promise.allSettled([...launched]);
     await listing?.stop();
+    await aheadListing?.stop();
   }
 }
 
@@ -276,7 +307,9 @@ export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<Drai
     await enumerateRound(ctx, cur?.done ? cur.round + 1 : undefined);
   }
   for (let extra = 0; ; extra++) {
-    await moveAll(ctx, extra === 0 && pipelined ? startListing(ctx) : null);
+    // The next drain's items fill this one's tail only in throttled mode, into a listed kind.
+    const ahead = input.ahead && deps.plan.move.mode === 'throttled' && input.ahead.access !== 'records' ? createDrainCtx(deps, input.ahead.source, input.ahead.kind) : null;
+    await moveAll(ctx, extra === 0 && pipelined ? startListing(ctx) : null, ahead);
     const round = ctx.store.getCursor(ctx.kind, ctx.source)?.round ?? 1;
     if (extra >= MAX_EXTRA_ROUNDS) break;
     // Independent verification: a finished move whose item is still listed goes back to pending.

@@ -224,6 +224,10 @@ describe('kinds the instance cannot list or move (issue 13, orchestrator item 3)
     expect(snapshot.context.kinds).toEqual(['projects', 'snippets']);
     expect(f.calls.filter((c) => c.startsWith('drain:'))).toEqual(['drain:nfs-1/projects', 'drain:nfs-1/snippets', 'drain:nfs-2/projects', 'drain:nfs-2/snippets']);
     expect(f.drainInputs?.map((i) => i.access)).toEqual(['listing', 'records', 'listing', 'records']);
+    // Each drain names the next one of the sequence (whose items may fill its tail); the last none.
+    expect(f.drainInputs?.map((i) => (i.ahead ? `${i.ahead.source}/${i.ahead.kind}/${i.ahead.access}` : null))).toEqual([
+      'nfs-1/snippets/records', 'nfs-2/projects/listing', 'nfs-2/snippets/records', null,
+    ]);
     expect(f.verifyInputs).toEqual([{ kinds: ['projects', 'snippets'], access: { projects: 'listing', snippets: 'records', groups: 'unsupported' } }]);
   });
 

@@ -178,7 +178,10 @@ export const runMachine = setup({
         src: 'drain',
         input: ({ context }): DrainInput => {
           const at = currentDrain(context);
-          return { ...at, access: context.access?.[at.kind] ?? 'listing' };
+          const access = (kind: string) => context.access?.[kind as keyof typeof context.access] ?? 'listing';
+          const last = context.sourceIndex >= context.sources.length - 1 && context.kindIndex >= context.kinds.length - 1;
+          const next = last || context.dryRun ? null : currentDrain({ ...context, ...nextDrain(context) });
+          return { ...at, access: access(at.kind), ahead: next ? { ...next, access: access(next.kind) } : null };
         },
         onDone: [
           {

@@ -59,6 +59,8 @@ export interface DrainInput {
   kind: Kind;
   /** How the kind's items are found (pre-flight's probe); `listing` when absent. */
   access?: KindAccessMode;
+  /** The next drain of the sequence, whose items may fill this one's tail (absent for the last). */
+  ahead?: { source: string; kind: Kind; access: KindAccessMode } | null;
 }
 
 export interface VerifyInput {
