@@ -6,26 +6,15 @@
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { Checkpoint } from '../src/store/checkpoint.js';
 import type { CliResult } from './support/cli-harness.js';
 import { movesOf, runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { dumpCheckpoint } from './support/checkpoint-dump.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const LEASE_MS = 10_000;
-
-/** Every row of every table of the checkpoint (WAL included), for "nothing was written" comparisons. */
-function dump(file: string): string {
-  const db = new Database(file, { readonly: true });
-  try {
-    const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[]).map((t) => t.name);
-    return JSON.stringify(tables.map((t) => [t, db.prepare(`SELECT * FROM "${t}"`).all()]));
-  } finally {
-    db.close();
-  }
-}
 
 describe('the run lock as a lease (separate processes, real HTTP)', { timeout: 90_000 }, () => {
   it('a paused holder taken over by another host writes nothing when it resumes and exits 5; the checkpoint goes on', async () => {
@@ -71,14 +60,14 @@ describe('the run lock as a lease (separate processes, real HTTP)', { timeout: 9
     }
     const takeover = taker.readEvents(0, 100_000).filter((e) => e.type === 'lock.takeover');
     expect(takeover.at(-1)?.data).toMatchObject({ previous: { pid, leaseMs: LEASE_MS }, reason: 'stale' });
-    const before = dump(file);
+    const before = dumpCheckpoint(file);
 
     process.kill(pid, 'SIGCONT');
     const ended = await run;
     expect(ended.code, ended.stderr).toBe(5);
     expect(ended.stderr).toContain('lost the run lock');
     expect(ended.stderr).toContain('pid 4242 on rescheduled-pod took it over');
-    expect(dump(file)).toBe(before);
+    expect(dumpCheckpoint(file)).toBe(before);
 
     // The new holder lets go; a run continues the same checkpoint to the end.
     taker.close();

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openCheckpoint } from './checkpoint.js';
 import type { Checkpoint } from './checkpoint.js';
 import { migrate } from './schema.js';
+import { dumpCheckpoint } from '../../test/support/checkpoint-dump.js';
 
 const dirs: string[] = [];
 const open: Checkpoint[] = [];
@@ -27,17 +28,6 @@ afterEach(() => {
 const LEASE = 60_000;
 const T0 = 1_700_000_000_000;
 const alive = () => true;
-
-/** Every row of every checkpoint table, for "nothing was written" comparisons. */
-function dump(file: string): string {
-  const db = new Database(file, { readonly: true });
-  try {
-    const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[]).map((t) => t.name);
-    return JSON.stringify(tables.map((t) => [t, db.prepare(`SELECT * FROM "${t}"`).all()]));
-  } finally {
-    db.close();
-  }
-}
 
 describe('the run lock as a lease', () => {
   it('takes over a holder from another host whose heartbeat is older than its lease, naming it', () => {
@@ -89,7 +79,7 @@ describe('the run lock as a lease', () => {
     const b = connect(file);
     const second = b.acquireLock({ pid: 222, host: 'pod-b', startedAt: T0 + 120_000 }, alive, { ms: LEASE, now: T0 + 120_000 });
     expect(second.generation).toBeGreaterThan(first.generation);
-    const before = dump(file);
+    const before = dumpCheckpoint(file);
     // a resumes: whatever it tries to write is refused.
     const lost = /SHARDMOVE_LEASE_LOST/;
     expect(() => a.saveRun({ planName: 'p', planHash: 'h', machineVersion: 1, snapshot: { at: 'a again' } })).toThrow(lost);
@@ -101,7 +91,7 @@ describe('the run lock as a lease', () => {
     expect(() => a.assertLease()).toThrow(expect.objectContaining({ code: 'SHARDMOVE_LEASE_LOST', holder: expect.objectContaining({ pid: 222 }) }));
     // Its release leaves the new holder's lock alone.
     a.releaseLock();
-    expect(dump(file)).toBe(before);
+    expect(dumpCheckpoint(file)).toBe(before);
     expect(b.readLock()).toMatchObject({ pid: 222 });
     // The new holder writes as usual.
     b.saveRun({ planName: 'p', planHash: 'h', machineVersion: 1, snapshot: { at: 'b' } });
