@@ -44,9 +44,11 @@ describe('completion prediction', () => {
     const t0 = h.clock.now();
     const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
     expect(r).toEqual({ moved: 6, quarantined: 0, remaining: 0 });
-    // Largest first: items 6, 5, 4 start together; 4 (50 s) is expected to end first, and the first
-    // poll lands exactly then, not at the 5-minute interval.
-    expect(polls[0]).toBe(t0 + truth(4 * MB));
+    // Largest first by size class (powers of two: 5 and 6 MB, then 3 and 4 MB share a class): items
+    // 5, 6 and 3 start together; 3 (40 s) is expected to end first, and the first poll lands exactly
+    // then, not at the 5-minute interval.
+    expect(h.fake.moves.slice(0, 3).map((m) => m.itemId)).toEqual([5, 6, 3]);
+    expect(polls[0]).toBe(t0 + truth(3 * MB));
     // Every move's end is seen by a poll within a quarter of its duration (the fixed cadence would
     // take up to the whole 5-minute interval).
     for (const m of h.fake.moves) {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ItemRecord } from '../api/types.js';
 import { openCheckpoint } from './checkpoint.js';
 import { STILL_ON_SOURCE } from './items.js';
+import { SIZE_CLASS_SQL } from './schema.js';
 
 const rec = (id: number): ItemRecord => ({ kind: 'snippets', id, storage: 'nfs-1', name: `s${id}`, sizeBytes: 10 });
 
@@ -95,6 +96,15 @@ describe('item checkpoint', () => {
     expect(s.nextDueAt('snippets', 'nfs-1')).toBe(0);
   });
 
+  it('groups sizes by powers of two: within a class, by id (inserts append; the order is LPT to within 2x)', () => {
+    const s = openCheckpoint(':memory:');
+    s.startRound('snippets', 'nfs-1', 1);
+    const sizes: [number, number | null][] = [[1, 1000], [2, 1500], [3, 2047], [4, 2048], [5, 1], [6, 0], [7, null]];
+    s.recordPage('snippets', 'nfs-1', 1, sizes.map(([id, sizeBytes]) => ({ ...rec(id), sizeBytes })), 0);
+    // 2048 is class 11; 1000, 1500 and 2047 are class 9 or 10; 1 is class 0; 0 is below it; unknown last.
+    expect(s.dueItems('snippets', 'nfs-1', 0, 10).map((r) => r.id)).toEqual([4, 2, 3, 1, 5, 6, 7]);
+  });
+
   it('offers due items largest first, unknown sizes last, ties and unknowns by id; a retry keeps its backoff then takes its place by size', () => {
     const s = openCheckpoint(':memory:');
     s.startRound('snippets', 'nfs-1', 1);
@@ -107,9 +117,9 @@ describe('item checkpoint', () => {
     s.markPending('snippets', 3, 30_000, 'boom', false);
     expect(s.dueItems('snippets', 'nfs-1', 29_999, 10).map((r) => r.id)).toEqual([6, 1, 4, 7, 2, 5]);
     expect(s.dueItems('snippets', 'nfs-1', 30_000, 10).map((r) => r.id)).toEqual([3, 6, 1, 4, 7, 2, 5]);
-    // The order is read off the index (schema 8): no sort over every pending item per call.
+    // The order is read off the index (schema 10): no sort over every pending item per call.
     const plan = (s as unknown as { db: { prepare(sql: string): { all(...a: unknown[]): { detail: string }[] } } }).db
-      .prepare(`EXPLAIN QUERY PLAN SELECT * FROM items INDEXED BY items_due_order WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ? ORDER BY size_bytes DESC, id LIMIT ?`)
+      .prepare(`EXPLAIN QUERY PLAN SELECT * FROM items INDEXED BY items_due_order WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ? ORDER BY ${SIZE_CLASS_SQL} DESC, id LIMIT ?`)
       .all('snippets', 'nfs-1', 0, 10);
     expect(plan.map((r) => r.detail).join(' ')).not.toMatch(/TEMP B-TREE/);
   });

@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
+import { SIZE_CLASS_SQL } from './schema.js';
 import { ITEM_STATES } from './types.js';
 import type { BulkRow, EnumCursor, ItemRow, ItemState, ItemStore } from './types.js';
 
@@ -75,6 +76,7 @@ export class ItemTable implements ItemStore {
     const has7 = (db.prepare('SELECT name FROM sqlite_master WHERE type = ? AND name = ?').get('table', 'unlistable') as unknown) !== undefined;
     const w7 = (sql: string) => p(has7 ? sql : 'SELECT NULL AS item_id, NULL AS after_id, NULL AS before_id, NULL AS reason WHERE 0');
     // Same for schema 8 (move model, largest-first index): an old file reads no model.
+    const has10 = (db.pragma('user_version', { simple: true }) as number) >= 10;
     const has9 = (db.prepare('SELECT name FROM sqlite_master WHERE type = ? AND name = ?').get('table', 'move_model') as unknown) !== undefined;
     const w9 = (sql: string) => p(has9 ? sql : 'SELECT NULL AS data WHERE 0');
     this.s = {
@@ -104,12 +106,12 @@ export class ItemTable implements ItemStore {
       unlistable: w7(
         `SELECT item_id, after_id, before_id, reason FROM unlistable WHERE kind = ? AND source = ? AND round = ? ORDER BY rowid`,
       ),
-      // Largest first; SQLite sorts NULL below every number, so DESC puts unknown sizes last. The
-      // partial index (schema 8) walks pending items in exactly this order; items waiting out a
-      // retry backoff are skipped by the filter, and join the order once due.
+      // Largest first by size class (a power of two; unknown sizes last), then id. The partial
+      // index (schema 10) walks pending items in exactly this order; items waiting out a retry
+      // backoff are skipped by the filter, and join the order once due.
       due: p(
-        `SELECT * FROM items ${has9 ? 'INDEXED BY items_due_order' : ''} WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ?
-         ORDER BY size_bytes DESC, id LIMIT ?`,
+        `SELECT * FROM items ${has10 ? 'INDEXED BY items_due_order' : ''} WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ?
+         ORDER BY ${has10 ? SIZE_CLASS_SQL : 'size_bytes'} DESC, id LIMIT ?`,
       ),
       getModel: w9('SELECT data FROM move_model WHERE kind = ?'),
       putModel: w9(

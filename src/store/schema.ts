@@ -5,6 +5,16 @@
 import type Database from 'better-sqlite3';
 import { StoreVersionError } from './errors.js';
 
+/**
+ * An item's size class for largest-first scheduling: floor(log2(size_bytes)) for a known size of at
+ * least one byte, -1 for 0, -2 for an unknown size (so DESC puts unknown sizes last). Written as a
+ * CASE because SQLite's math functions are optional; the index (migration 10) and the query that
+ * walks it (items.ts, `due`) must use this exact text.
+ */
+export const SIZE_CLASS_SQL = `(CASE WHEN size_bytes IS NULL THEN -2 ${Array.from({ length: 51 }, (_, i) => 50 - i)
+  .map((b) => `WHEN size_bytes >= ${2 ** b} THEN ${b}`)
+  .join(' ')} ELSE -1 END)`;
+
 const MIGRATIONS: readonly string[] = [
   // 1: run snapshot, lock, event log, items, enumeration cursors, bulk bookkeeping.
   `
@@ -156,6 +166,14 @@ const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   CREATE INDEX items_due_order ON items (kind, source, size_bytes DESC, id) WHERE state = 'pending';
+  `,
+  // 10: largest first by size class (powers of two) instead of the exact size. An index in exact
+  // size order takes every new item at a random place, which made recording 100,000 listed items
+  // about 4x slower; within a class the order is by id, so inserts append at about 40 places. The
+  // order is still longest-processing-time first to within a factor of two.
+  `
+  DROP INDEX items_due_order;
+  CREATE INDEX items_due_order ON items (kind, source, ${SIZE_CLASS_SQL} DESC, id) WHERE state = 'pending';
   `,
 ];
 
