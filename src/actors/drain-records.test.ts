@@ -58,12 +58,15 @@ describe('drain by move records (storage not exposed)', () => {
   it('a snippet created on the source during the run is found by the next sweep and moved', async () => {
     const h = createHarness(testPlan(), ce);
     h.fake.addItems('snippets', 'nfs-1', range(1, 5));
+    // Right after the first bulk POST has created its moves (the next request is the first poll of
+    // its move list): a developer creates a snippet on the source. Only a later sweep can see it.
+    let posted = false;
     let added = false;
-    h.fake.onRequest = (name, mutating) => {
-      // Right after the first bulk POST: a developer creates a snippet on the source.
-      if (name === 'scheduleBulk' && mutating && !added) {
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleBulk') posted = true;
+      else if (posted && !added) {
         added = true;
-        setTimeout(() => h.fake.addItems('snippets', 'nfs-1', [6]), 0);
+        h.fake.addItems('snippets', 'nfs-1', [6]);
       }
     };
     const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets', access: 'records' });
