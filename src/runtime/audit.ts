@@ -14,8 +14,13 @@ export interface AuditBuffer {
   flush(): void;
 }
 
-/** Buffers events for `store`, one transaction per AUDIT_FLUSH_MS. */
-export function createAuditBuffer(store: Pick<CheckpointStore, 'appendEvent' | 'batch'>): AuditBuffer {
+/**
+ * Buffers events for `store`, one transaction per AUDIT_FLUSH_MS. A write that fails in the timer
+ * (the run lock was taken over and the fence refuses it, a busy disk) goes to `onError` and its lines
+ * are dropped: thrown from a timer it would crash the process before the run could report why.
+ * An explicit `flush` still throws, for the caller to decide.
+ */
+export function createAuditBuffer(store: Pick<CheckpointStore, 'appendEvent' | 'batch'>, onError: (err: unknown) => void = () => undefined): AuditBuffer {
   const queue: { type: string; data: Record<string, unknown>; at: number }[] = [];
   let scheduled = false;
   const flush = () => {
@@ -32,7 +37,13 @@ export function createAuditBuffer(store: Pick<CheckpointStore, 'appendEvent' | '
       if (!scheduled) {
         scheduled = true;
         // Unref'd: the run's end flushes explicitly, the timer must not keep the process alive.
-        setTimeout(flush, AUDIT_FLUSH_MS).unref();
+        setTimeout(() => {
+          try {
+            flush();
+          } catch (err) {
+            onError(err);
+          }
+        }, AUDIT_FLUSH_MS).unref();
       }
     },
     flush,

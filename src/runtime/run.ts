@@ -54,7 +54,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   const opened = services.openCheckpoint(file);
   const store = opts.events ? opts.events.attach(opened, { plan: plan.name, checkpoint: file, host: services.host, planConcurrency: plan.move.concurrency }) : opened;
   const observers = opts.observers ?? [];
-  const audit = createAuditBuffer(store);
+  const audit = createAuditBuffer(store, (err) => log.warn({ err, leaseLost: isLeaseLostError(err) }, 'audit lines could not be written and were dropped'));
   let api: InstanceApi | undefined;
   let lease: LeaseKeeper | undefined;
   try {

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { createAuditBuffer } from './audit.js';
+
+describe('audit buffer', () => {
+  it('writes queued lines in one batch after a short delay', async () => {
+    const written: string[] = [];
+    let batches = 0;
+    const buf = createAuditBuffer({ batch: <T>(fn: () => T) => (batches++, fn()), appendEvent: (type) => void written.push(type) });
+    buf.add('a', {}, 1);
+    buf.add('b', {}, 2);
+    expect(written).toEqual([]);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(written).toEqual(['a', 'b']);
+    expect(batches).toBe(1);
+  });
+
+  it('a write refused in the timer (a fenced checkpoint) goes to onError, never out of the timer', async () => {
+    const errors: unknown[] = [];
+    const fenced = new Error('SHARDMOVE_LEASE_LOST: the run lock was taken over');
+    const buf = createAuditBuffer(
+      { batch: () => { throw fenced; }, appendEvent: () => undefined },
+      (err) => errors.push(err),
+    );
+    buf.add('http.mutating', {}, 1);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(errors).toEqual([fenced]);
+    // An explicit flush still throws, for the caller to decide.
+    buf.add('http.mutating', {}, 2);
+    expect(() => buf.flush()).toThrow('SHARDMOVE_LEASE_LOST');
+  });
+});
