@@ -12,7 +12,7 @@ import { fromDb, runCli, sandboxEnv, startSeededSandbox, writePlan } from './sup
 /** The built-in seed's token of root with the `api` and `admin_mode` scopes (sandbox-only value). */
 const ROOT_ADMIN_MODE_TOKEN = 'glpat-sandbox-root-admin-mode-03';
 
-const setup20 = (name: string, change: (seed: Document) => void) => startSeededSandbox(name, { projects: 20, snippets: 5, groups: 4 }, change);
+const smallSandbox = (name: string, change: (seed: Document) => void) => startSeededSandbox(name, { projects: 20, snippets: 5, groups: 4 }, change);
 
 const weightsIn = (db: string) => (JSON.parse(fromDb<{ value: string }>(db, "SELECT value FROM meta WHERE key = 'settings'")[0]?.value ?? '{}') as { repository_storages_weighted: Record<string, number> }).repository_storages_weighted;
 const moveCount = (db: string) => fromDb<{ n: number }>(db, 'SELECT count(*) AS n FROM moves')[0]?.n;
@@ -20,7 +20,7 @@ const notOnCluster = (db: string) => fromDb<{ n: number }>(db, "SELECT count(*) 
 
 describe('shardmove run against GitLab-faithful instance behaviour (separate processes)', { timeout: 60_000 }, () => {
   it('Admin Mode on, a Premium instance, a token without admin_mode: stops in pre-flight naming the scope, writes nothing; with the scope it completes', async () => {
-    const { sandbox, dir, db } = await setup20('admin-mode', (seed) => {
+    const { sandbox, dir, db } = await smallSandbox('admin-mode', (seed) => {
       seed.setIn(['instance', 'tier'], 'premium');
       seed.setIn(['instance', 'admin_mode'], true);
     });
@@ -46,7 +46,7 @@ describe('shardmove run against GitLab-faithful instance behaviour (separate pro
   });
 
   it('a monitoring allowlist without 127.0.0.1: stops at the storages step with the allowlist message, before any write', async () => {
-    const { sandbox, dir, db } = await setup20('allowlist', (seed) => {
+    const { sandbox, dir, db } = await smallSandbox('allowlist', (seed) => {
       seed.setIn(['instance', 'monitoring_allowlist'], ['10.0.0.0/8']);
     });
     const weightsBefore = weightsIn(db);
@@ -61,7 +61,7 @@ describe('shardmove run against GitLab-faithful instance behaviour (separate pro
   });
 
   it('a Geo primary with two secondaries: completes; each secondary\'s registries are resynced, the primary\'s are not; the report lists both', async () => {
-    const { sandbox, dir, db } = await setup20('geo', (seed) => {
+    const { sandbox, dir, db } = await smallSandbox('geo', (seed) => {
       seed.set('geo_sites', [
         { id: 1, name: 'primary', url: 'https://gitlab.example.com/', primary: true },
         { id: 2, name: 'eu', url: 'https://eu.gitlab.example.com/' },

@@ -6,6 +6,7 @@ import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { loadSeed } from '../src/sandbox/seed.js';
+import { until } from './support/until.js';
 
 const ADMIN = 'glpat-sandbox-root-api-sudo-0001';
 const ALICE = 'glpat-sandbox-alice-api-00000006';
@@ -30,15 +31,6 @@ function seed(): Seed {
 }
 
 const FINAL = ['finished', 'failed', 'cleanup failed'];
-
-async function until<T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (done(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('conformance with @gitbeaker/rest', () => {
   let sb: RunningSandbox;

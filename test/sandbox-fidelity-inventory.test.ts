@@ -5,6 +5,7 @@ import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { SeedError, loadSeed, parseSeed } from '../src/sandbox/seed.js';
+import { until } from './support/until.js';
 
 const ADMIN = 'glpat-sandbox-root-api-sudo-0001';
 const ALICE = 'glpat-sandbox-alice-api-00000006';
@@ -55,15 +56,6 @@ function client(sb: () => RunningSandbox) {
 
 const ids = (body: unknown) => (body as { id: number }[]).map((p) => p.id);
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-
-async function until<T>(probe: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (done(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('GitLab fidelity of the inventory (EE ultimate)', () => {
   let sb: RunningSandbox;

@@ -6,7 +6,7 @@
  * a plan change, 130 interrupted with the checkpoint saved.
  */
 import { formatDifference } from '../copy/verify.js';
-import { formatBytes } from '../copy/progress.js';
+import { formatBytes } from '../report/summary.js';
 import type { CopyOutcome } from '../copy/run.js';
 import { executeCopy } from '../copy/run.js';
 import type { CommandContext, ExitCode } from './context.js';

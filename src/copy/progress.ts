@@ -2,6 +2,7 @@
  * The copy's progress line: step, repositories done/total and bytes done/total. On a terminal it is
  * redrawn in place (at most 4 times a second); otherwise a line every 10 seconds and at each step.
  */
+import { formatBytes } from '../report/summary.js';
 
 export interface CopyProgressView {
   step: string;
@@ -11,9 +12,6 @@ export interface CopyProgressView {
   bytesTotal: number;
 }
 
-import { formatBytes } from '../report/summary.js';
-
-export { formatBytes };
 
 export function renderCopyProgress(v: CopyProgressView): string {
   return `copy ${v.step} | repositories ${v.reposDone}/${v.reposTotal} | ${formatBytes(v.bytesDone)} of ${formatBytes(v.bytesTotal)}`;

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { isAlive, thisHost } from '../runtime/process.js';
 import { CopyCheckpoint } from '../store/copy-checkpoint.js';
-import { formatBytes } from './progress.js';
+import { formatBytes } from '../report/summary.js';
 
 export interface CopyStatus {
   checkpoint: string;

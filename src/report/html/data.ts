@@ -34,14 +34,18 @@ export interface TimelineMarker {
   label: string;
 }
 
-export interface KindRow {
-  kind: Kind;
+/** Items by state, as the per-kind and per-storage tables count them. */
+interface ItemTally {
   total: number;
   moved: number;
   left: number;
   quarantined: number;
   waiting: number;
   inFlight: number;
+}
+
+export interface KindRow extends ItemTally {
+  kind: Kind;
   /** Moves of ours that ended, by how. */
   movesFinished: number;
   movesFailed: number;
@@ -53,14 +57,8 @@ export interface KindRow {
   maxSeconds: number | null;
 }
 
-export interface StorageRow {
+export interface StorageRow extends ItemTally {
   storage: string;
-  total: number;
-  moved: number;
-  left: number;
-  quarantined: number;
-  waiting: number;
-  inFlight: number;
 }
 
 export interface ReportData {
@@ -298,18 +296,12 @@ function kindRows(status: StatusReport, spans: MoveSpan[], retries: Map<string, 
   const kinds = [...new Set(status.counts.map((c) => c.kind))];
   return kinds.map((kind) => {
     const counts = status.counts.filter((c) => c.kind === kind);
-    const n = (pred: (state: string) => boolean) => counts.filter((c) => pred(c.state)).reduce((a, c) => a + c.n, 0);
     const own = spans.filter((s) => s.kind === kind);
     const ok = own.filter((s) => s.end === 'finished' || s.end === 'cleanup_failed');
     const secs = ok.map(spanSeconds).filter((x): x is number => x !== null).sort((a, b) => a - b);
     return {
       kind,
-      total: n(() => true),
-      moved: n((s) => s === 'moved'),
-      left: n((s) => s === 'left'),
-      quarantined: n((s) => s === 'quarantined'),
-      waiting: n((s) => s === 'pending'),
-      inFlight: n((s) => IN_FLIGHT_STATES.has(s)),
+      ...tally(counts),
       movesFinished: ok.length,
       movesFailed: own.filter((s) => s.end === 'failed' || s.end === 'stuck').length,
       retries: retries.get(kind) ?? 0,
@@ -321,19 +313,20 @@ function kindRows(status: StatusReport, spans: MoveSpan[], retries: Map<string, 
 }
 
 function storageRows(status: StatusReport): StorageRow[] {
-  const rows = new Map<string, StorageRow>();
-  for (const c of status.counts) {
-    let r = rows.get(c.source);
-    if (!r) {
-      r = { storage: c.source, total: 0, moved: 0, left: 0, quarantined: 0, waiting: 0, inFlight: 0 };
-      rows.set(c.source, r);
-    }
-    r.total += c.n;
-    if (c.state === 'moved') r.moved += c.n;
-    else if (c.state === 'left') r.left += c.n;
-    else if (c.state === 'quarantined') r.quarantined += c.n;
-    else if (IN_FLIGHT_STATES.has(c.state)) r.inFlight += c.n;
-    else if (!DONE_STATES.has(c.state)) r.waiting += c.n;
+  const sources = [...new Set(status.counts.map((c) => c.source))].sort((x, y) => x.localeCompare(y));
+  return sources.map((storage) => ({ storage, ...tally(status.counts.filter((c) => c.source === storage)) }));
+}
+
+/** Items by state over some of the checkpoint's (kind, source, state) counts. */
+function tally(counts: readonly { state: string; n: number }[]): ItemTally {
+  const t: ItemTally = { total: 0, moved: 0, left: 0, quarantined: 0, waiting: 0, inFlight: 0 };
+  for (const c of counts) {
+    t.total += c.n;
+    if (c.state === 'moved') t.moved += c.n;
+    else if (c.state === 'left') t.left += c.n;
+    else if (c.state === 'quarantined') t.quarantined += c.n;
+    else if (IN_FLIGHT_STATES.has(c.state)) t.inFlight += c.n;
+    else if (!DONE_STATES.has(c.state)) t.waiting += c.n;
   }
-  return [...rows.values()].sort((a, b) => a.storage.localeCompare(b.storage));
+  return t;
 }

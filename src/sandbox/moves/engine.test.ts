@@ -60,6 +60,19 @@ function setup(opts: { fates?: Record<string, MoveFate>; workers?: number; ms?: 
   return { db, engine, item, move };
 }
 
+/** A clock moved by hand: `step(ms, engine)` advances it, wakes the engine and lets it run. */
+function manualClock(): { clock: () => number; step: (ms: number, e: MoveEngine) => Promise<void> } {
+  let now = Date.parse('2026-06-01T00:00:00Z');
+  return {
+    clock: () => now,
+    async step(ms, e) {
+      now += ms;
+      e.kick();
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    },
+  };
+}
+
 async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!check()) {
@@ -230,14 +243,8 @@ describe('move engine', () => {
   });
 
   it('fails a move whose worker finds the lease held, with no message, and leaves the item read-only (GitLab\'s do_fail!)', async () => {
-    let now = Date.parse('2026-06-01T00:00:00Z');
-    const clock = () => now;
+    const { clock, step } = manualClock();
     const { engine, item, move } = setup({ ms: 1000, now: clock });
-    const step = async (ms: number, e: MoveEngine) => {
-      now += ms;
-      e.kick();
-      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
-    };
     const first = scheduled(engine.schedule(item('project', 1), 'cluster'));
     await step(0, engine);
     await step(950, engine);
@@ -265,15 +272,9 @@ describe('move engine', () => {
   });
 
   it('runs a move that reaches a worker only after the earlier one ended (the lease is free again), also across a restart', async () => {
-    let now = Date.parse('2026-06-01T00:00:00Z');
-    const clock = () => now;
+    const { clock, step } = manualClock();
     // One worker, busy with project 2 while project 1's second move is queued behind it.
     const { db, engine, item, move } = setup({ ms: 1000, now: clock, workers: 1 });
-    const step = async (ms: number, e: MoveEngine) => {
-      now += ms;
-      e.kick();
-      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
-    };
     const first = scheduled(engine.schedule(item('project', 1), 'cluster'));
     await step(0, engine);
     await step(950, engine);
