@@ -1,7 +1,7 @@
 /** Which exit code an error means (README: Exit codes): main.ts exits with it, `run --events` reports it. */
 import { COPY_REFUSED } from '../copy/errors.js';
 import { PLAN_INVALID } from '../plan/errors.js';
-import { LOCKED, PLAN_CHANGED } from '../runtime/errors.js';
+import { CHECKPOINT_MODE, LOCKED, PLAN_CHANGED } from '../runtime/errors.js';
 import { LEASE_LOST } from '../store/errors.js';
 import type { ExitCode } from './context.js';
 import { EXIT } from './context.js';
@@ -20,6 +20,7 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   SHARDMOVE_SANDBOX_FAULTS_INVALID: EXIT.invalid,
   [LOCKED]: EXIT.refused,
   [PLAN_CHANGED]: EXIT.refused,
+  [CHECKPOINT_MODE]: EXIT.refused,
   [LEASE_LOST]: EXIT.leaseLost,
   [COPY_REFUSED]: EXIT.refused,
 };

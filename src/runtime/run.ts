@@ -25,6 +25,7 @@ import { driveMachine } from './drive.js';
 import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import type { LeaseKeeper } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
+import { assertMode } from './mode.js';
 import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { checkpointPath, logPath } from './paths.js';
@@ -58,6 +59,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   let api: InstanceApi | undefined;
   let lease: LeaseKeeper | undefined;
   try {
+    // Before the lock: a refused run leaves the other kind's checkpoint exactly as it was.
+    assertMode(store, file, opts.dryRun ? 'dry-run' : 'run');
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
     const now = services.clock.now();
     const got = store.acquireLock({ pid: services.pid, host: services.host, startedAt: now }, services.isAlive, { ms: leaseMs, now });

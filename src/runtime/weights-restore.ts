@@ -13,6 +13,7 @@ import type { RunContext } from '../machine/types.js';
 import { createAuditBuffer } from './audit.js';
 import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
+import { assertRealRun } from './mode.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { checkpointPath, logPath } from './paths.js';
 import { openExistingCheckpoint } from './status.js';
@@ -76,6 +77,7 @@ export async function restoreWeights(opts: RestoreOptions, injected: Partial<Run
   let api: InstanceApi | undefined;
   let lease: ReturnType<typeof keepLease> | undefined;
   try {
+    assertRealRun(store, file);
     const now = services.clock.now();
     store.acquireLock({ pid: services.pid, host: services.host, startedAt: now }, services.isAlive, { ms: DEFAULT_LEASE_MS, now });
     lease = keepLease(store, DEFAULT_LEASE_MS, services.clock, log);

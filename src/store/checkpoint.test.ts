@@ -209,6 +209,44 @@ describe('migration 1 -> 2', () => {
   });
 });
 
+describe('the kind of run a checkpoint holds (schema 11)', () => {
+  it('is claimed once: the first run fixes it and a later claim of the other kind gets the first', () => {
+    const s = openCheckpoint(':memory:');
+    expect(s.mode()).toBeNull();
+    expect(s.claimMode('dry-run')).toBe('dry-run');
+    expect(s.claimMode('run')).toBe('dry-run');
+    expect(s.mode()).toBe('dry-run');
+    s.close();
+  });
+
+  it.each([
+    [true, 'dry-run'],
+    [false, 'run'],
+  ] as const)('an older checkpoint takes the kind of its first run (dryRun %s: %s)', (dryRun, mode) => {
+    const file = tempFile();
+    const raw = new Database(file);
+    migrate(raw, file, 10);
+    const started = raw.prepare(`INSERT INTO events (at, type, data) VALUES (?, 'run.started', ?)`);
+    started.run(1, JSON.stringify({ resumed: false, dryRun, pid: 1 }));
+    started.run(2, JSON.stringify({ resumed: true, dryRun: !dryRun, pid: 2 }));
+    raw.close();
+    const s = openCheckpoint(file);
+    expect(s.mode()).toBe(mode);
+    s.close();
+  });
+
+  it('an older checkpoint on which no run started is claimed by the next one', () => {
+    const file = tempFile();
+    const raw = new Database(file);
+    migrate(raw, file, 10);
+    raw.close();
+    const s = openCheckpoint(file);
+    expect(s.mode()).toBeNull();
+    expect(s.claimMode('run')).toBe('run');
+    s.close();
+  });
+});
+
 describe('live control (shardmove control)', () => {
   it('has no overrides until written; a change keeps the fields it does not name and is logged', () => {
     const s = openCheckpoint(':memory:');

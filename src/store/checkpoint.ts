@@ -11,7 +11,7 @@ import { installFence, removeFence, takeoverReason, toHolder } from './lease.js'
 import type { LockRow } from './lease.js';
 import { migrate } from './schema.js';
 import { NO_CONTROL } from './types.js';
-import type { CheckpointStore, LockAcquired, LockHolder, RunControl, SavedRun, StatusSummary, StoredEvent } from './types.js';
+import type { CheckpointStore, LockAcquired, LockHolder, RunControl, RunMode, SavedRun, StatusSummary, StoredEvent } from './types.js';
 
 const TEN_MINUTES = 10 * 60 * 1000;
 
@@ -167,6 +167,19 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       this.appendEvent('lock.unlocked', { previous: cur, by }, now);
       return cur;
     });
+  }
+
+  claimMode(mode: RunMode): RunMode {
+    return this.batch(() => {
+      this.db.prepare('INSERT OR IGNORE INTO identity (id, mode) VALUES (1, ?)').run(mode);
+      return this.mode() ?? mode;
+    });
+  }
+
+  mode(): RunMode | null {
+    if (!hasTable(this.db, 'identity')) return null;
+    const r = this.db.prepare('SELECT mode FROM identity WHERE id = 1').get() as { mode: RunMode } | undefined;
+    return r?.mode ?? null;
   }
 
   loadRun(): SavedRun | null {

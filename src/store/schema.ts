@@ -175,6 +175,18 @@ const MIGRATIONS: readonly string[] = [
   DROP INDEX items_due_order;
   CREATE INDEX items_due_order ON items (kind, source, ${SIZE_CLASS_SQL} DESC, id) WHERE state = 'pending';
   `,
+  // 11 (issue 19): what kind of run the checkpoint holds, a real run or a dry run, fixed by the
+  // first run that claims it, so that neither can ever resume the other's snapshot. An older
+  // checkpoint takes the kind of the first run that started on it.
+  `
+  CREATE TABLE identity (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    mode TEXT NOT NULL CHECK (mode IN ('run', 'dry-run'))
+  );
+  INSERT INTO identity (id, mode)
+    SELECT 1, CASE WHEN json_extract(data, '$.dryRun') = 1 THEN 'dry-run' ELSE 'run' END
+    FROM events WHERE type = 'run.started' ORDER BY seq LIMIT 1;
+  `,
 ];
 
 /** The schema version this build writes. */

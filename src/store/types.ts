@@ -37,6 +37,9 @@ export interface StoredEvent {
   data: Record<string, unknown>;
 }
 
+/** A checkpoint holds either a real run or a dry run, never both (issue 19). */
+export type RunMode = 'run' | 'dry-run';
+
 export interface SavedRun {
   planName: string;
   planHash: string;
@@ -111,6 +114,13 @@ export interface CheckpointStore extends ActorStore {
   /** Throws SHARDMOVE_LEASE_LOST when this store took the lock and no longer holds it. */
   assertLease(): void;
   releaseLock(): void;
+  /**
+   * Fixes the kind of run this checkpoint holds if nothing has yet, and returns the kind it holds:
+   * a caller whose `mode` differs must not touch the checkpoint any further.
+   */
+  claimMode(mode: RunMode): RunMode;
+  /** The kind of run the checkpoint holds (null: none claimed yet, or a file older than schema 11). */
+  mode(): RunMode | null;
   /** The saved run, or null for a fresh checkpoint. */
   loadRun(): SavedRun | null;
   /** Writes the machine snapshot atomically (one transaction). */

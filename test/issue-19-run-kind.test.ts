@@ -1,0 +1,108 @@
+/**
+ * Issue 19, defect 1: a checkpoint holds one kind of run. A real run on a dry run's checkpoint said
+ * "DRY RUN COMPLETE" and exited 0 with nothing moved; a dry run on an interrupted real checkpoint
+ * restored the real snapshot and marked the real run failed. Both are now refused (exit 4) before
+ * anything is written, judged from the sandbox's own move records and the checkpoint's rows.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openCheckpoint } from '../src/store/checkpoint.js';
+import { fromDb, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { until } from './support/until.js';
+
+async function setup(name: string, sandboxArgs: string[]) {
+  const dir = tempDir(name);
+  const sandbox = await startSandboxProcess([...sandboxArgs, '--seed', writeSeed(dir, { projects: 12, snippets: 3, groups: 2 })]);
+  onTestFinished(async () => {
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { sandbox, dir, env: sandboxEnv(sandbox.url) };
+}
+
+/** Everything of the checkpoint a run could change: its snapshot, its event log, its item rows. */
+function checkpointRows(file: string) {
+  const store = openCheckpoint(file, { readOnly: true });
+  try {
+    return { run: store.loadRun(), events: store.readEvents(0, 1_000_000), mode: store.mode() };
+  } finally {
+    store.close();
+  }
+}
+
+/** Items with a move in flight (0 while the checkpoint is not written yet). */
+function inFlight(file: string): number {
+  try {
+    return fromDb<{ n: number }>(file, "SELECT COUNT(*) AS n FROM items WHERE state = 'in_flight'")[0]?.n ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function allMoves(url: string) {
+  return [...(await movesOf(url, 'project')), ...(await movesOf(url, 'snippet')), ...(await movesOf(url, 'group'))];
+}
+
+describe('one kind of run per checkpoint (issue 19 defect 1)', () => {
+  it('a real run on a finished dry run\'s --state refuses with exit 4, moves nothing and claims no success', async () => {
+    const { sandbox, dir, env } = await setup('kind-dry-real', ['--move-duration', '20']);
+    const plan = writePlan(dir);
+    const state = join(dir, 'my state.db');
+    const dry = await runCli(['run', plan, '--dry-run', '--state', state], { cwd: dir, env });
+    expect(dry.code, dry.stderr).toBe(0);
+    const before = checkpointRows(state);
+    expect(before.mode).toBe('dry-run');
+
+    const real = await runCli(['run', plan, '--state', state], { cwd: dir, env });
+    expect(real.code, real.stdout + real.stderr).toBe(4);
+    expect(real.stderr).toContain('holds a dry run');
+    expect(real.stdout).not.toContain('DRY RUN');
+    expect(await allMoves(sandbox.url)).toEqual([]);
+    expect(checkpointRows(state)).toEqual(before);
+
+    // The way out the message names: the real run's own checkpoint moves everything.
+    const own = await runCli(['run', plan], { cwd: dir, env });
+    expect(own.code, own.stderr).toBe(0);
+    const left = [...(await storagesOf(sandbox.url, 'projects')).values()].filter((s) => s !== 'cluster');
+    expect(left).toEqual([]);
+  });
+
+  it('a dry run on an interrupted real run\'s --state refuses with exit 4 and leaves it as it was; the real run then finishes', { timeout: 60_000 }, async () => {
+    const { sandbox, dir, env } = await setup('kind-real-dry', ['--move-duration', '400', '--workers', '4']);
+    const plan = writePlan(dir, { concurrency: 2 });
+    const state = join(dir, 'state.db');
+    const real = runCli(['run', plan, '--state', state], {
+      cwd: dir,
+      env,
+      onStart: (child) => {
+        // Interrupted once a move is in flight: the real run is mid-drain.
+        void until(async () => inFlight(state), (n) => n > 0, 30_000).then(() => child.kill('SIGINT'));
+      },
+    });
+    expect((await real).code).toBe(130);
+    const before = checkpointRows(state);
+    expect(before.mode).toBe('run');
+    const movesBefore = await allMoves(sandbox.url);
+
+    const dry = await runCli(['run', plan, '--dry-run', '--state', state], { cwd: dir, env });
+    expect(dry.code, dry.stdout + dry.stderr).toBe(4);
+    expect(dry.stderr).toContain('holds a real run');
+    expect(checkpointRows(state)).toEqual(before);
+    expect((await allMoves(sandbox.url)).length).toBe(movesBefore.length);
+
+    const resumed = await runCli(['run', plan, '--state', state], { cwd: dir, env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).not.toContain('DRY RUN');
+  });
+
+  it('weights restore refuses a dry run\'s checkpoint: a dry run changed no weights', async () => {
+    const { dir, env } = await setup('kind-weights', ['--move-duration', '20']);
+    const plan = writePlan(dir);
+    const state = join(dir, 'dry.db');
+    expect((await runCli(['run', plan, '--dry-run', '--state', state], { cwd: dir, env })).code).toBe(0);
+    const r = await runCli(['weights', 'restore', plan, '--state', state, '--yes'], { cwd: dir, env });
+    expect(r.code, r.stdout + r.stderr).toBe(4);
+    expect(r.stderr).toContain('holds a dry run');
+  });
+});
