@@ -8,6 +8,7 @@ import { EXIT } from './context.js';
 import { SHARDMOVE_VERSION } from '../api/version.js';
 import { redact } from '../plan/secrets.js';
 import { EXIT_BY_CODE } from './exit-codes.js';
+import { terminalSafe } from './terminal.js';
 
 export { EXIT_BY_CODE } from './exit-codes.js';
 
@@ -210,8 +211,9 @@ export async function main(argv: string[]): Promise<void> {
   process.on('SIGTERM', onSignal);
 
   const ctx: CommandContext = {
-    stdout: process.stdout,
-    stderr: process.stderr,
+    // Everything printed passes through one escape of control characters (names come from the instance).
+    stdout: terminalSafe(process.stdout),
+    stderr: terminalSafe(process.stderr),
     stdin: process.stdin,
     env: process.env,
     cwd: process.cwd(),
