@@ -1,12 +1,13 @@
 /**
  * `run --metrics-file PATH`: the run's metrics in node_exporter's textfile-collector format,
  * rewritten after every poll (and at most every few hundred milliseconds), and once more at the end.
- * Each write goes to a temporary file in the same directory, then is renamed over PATH, so the
+ * Each write goes to a new temporary file in the same directory (../files/atomic.ts), then is renamed over PATH, so the
  * collector never reads half a file. The temporary name does not end in `.prom`, so the collector
  * never picks it up either.
  */
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { writeFileAtomic } from '../files/atomic.js';
 import { isMoveEvent, MoveLedger } from '../report/moves.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
 import { RunMetrics } from './run-metrics.js';
@@ -19,18 +20,6 @@ const KEEPALIVE_MS = 15_000;
 export interface MetricsFileOptions {
   /** Told once about the first failed write (a full disk must not fail the migration). */
   onError?: (err: unknown) => void;
-}
-
-/** Writes `text` to `file` atomically: a temporary file beside it, then a rename. */
-export function writeFileAtomic(file: string, text: string): void {
-  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
-  try {
-    writeFileSync(tmp, text, { mode: 0o644 });
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
 }
 
 /** The observer that keeps `file` current; see RunObserver. */
@@ -79,7 +68,8 @@ export function createMetricsFileObserver(file: string, opts: MetricsFileOptions
     writing = writing.then(async () => {
       try {
         refresh(r);
-        writeFileAtomic(file, await metrics.render());
+        // Readable by node_exporter's textfile collector, which usually runs as another user.
+        writeFileAtomic(file, await metrics.render(), { mode: 0o644 });
       } catch (err) {
         if (!reported) opts.onError?.(err);
         reported = true;

@@ -1,11 +1,7 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { register } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { StatusSummary } from '../store/types.js';
-import { writeFileAtomic } from './metrics-file.js';
 import { RunMetrics } from './run-metrics.js';
 
 const summary = (over: Partial<StatusSummary> = {}): StatusSummary => ({
@@ -72,22 +68,5 @@ describe('RunMetrics', () => {
     expect(text).toMatch(/^shardmove_move_duration_seconds_sum\{kind="projects"\} 3$/m);
     // A private registry: nothing was added to prom-client's global one.
     expect(await register.metrics()).not.toContain('shardmove_');
-  });
-});
-
-describe('writeFileAtomic', () => {
-  it('replaces the file whole and leaves no temporary file behind, also when the write fails', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'shardmove-atomic-'));
-    try {
-      const file = join(dir, 'm.prom');
-      writeFileSync(file, 'old\n');
-      writeFileAtomic(file, 'new\n');
-      expect(readFileSync(file, 'utf8')).toBe('new\n');
-      expect(readdirSync(dir)).toEqual(['m.prom']);
-      expect(() => writeFileAtomic(join(dir, 'missing', 'm.prom'), 'x')).toThrow(/ENOENT/);
-      expect(readdirSync(dir)).toEqual(['m.prom']);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
   });
 });

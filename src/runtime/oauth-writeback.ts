@@ -4,7 +4,8 @@
  * directory) the new pair is written back there, atomically (temp file + rename, mode 0600):
  * a crash after a refresh then resumes with tokens that still work.
  */
-import { readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { writeFileAtomic } from '../files/atomic.js';
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { parse } from 'yaml';
@@ -92,7 +93,5 @@ function writableTarget(file: string): string | null {
 
 /** Replaces `file`'s content atomically with `value` (owner-only permissions). */
 export function writeSecretFile(file: string, value: string): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${value}\n`, { mode: 0o600 });
-  renameSync(tmp, file);
+  writeFileAtomic(file, `${value}\n`, { mode: 0o600 });
 }
