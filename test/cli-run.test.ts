@@ -9,6 +9,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { renderStatus } from '../src/report/status.js';
 import { readStatus } from '../src/runtime/status.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
+import type { StoredEvent } from '../src/store/types.js';
 import type { SandboxProcess } from './support/cli-harness.js';
 import { ADMIN_TOKEN, invariantViolations, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
 import { OAUTH } from './support/cli-harness.js';
@@ -31,7 +32,7 @@ async function setup(name: string, sandboxArgs: string[] | null, seed?: Paramete
 }
 
 /** The checkpoint's events (empty when it does not exist yet or is not migrated yet). */
-function eventsOf(file: string): { seq: number; type: string; data: Record<string, unknown> }[] {
+function eventsOf(file: string): StoredEvent[] {
   if (!existsSync(file)) return [];
   try {
     const store = openCheckpoint(file, { readOnly: true });

@@ -97,7 +97,7 @@ describe('the run lock as a lease (separate processes, real HTTP)', { timeout: 9
     expect(done.code, done.stderr).toBe(0);
     expect(done.stdout).toContain('unlocked: removed the lock of pid 77 on ci-runner-3');
     expect(holder.readLock()).toBeNull();
-    expect(() => holder.appendEvent('still.writing', {}, Date.now())).toThrow(/SHARDMOVE_LEASE_LOST/);
+    expect(() => holder.appendEvent('run.restart', { reason: 'still writing' }, Date.now())).toThrow(/SHARDMOVE_LEASE_LOST/);
     const again = await runCli(['unlock', plan, '--yes'], { cwd: dir, env });
     expect(again.stdout).toContain('not locked');
     holder.close();

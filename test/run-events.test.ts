@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RUN_EVENT_TYPES, RunEventSchema } from '../src/runtime/events-schema.js';
 import type { RunEvent } from '../src/runtime/events-schema.js';
-import { fromAudit } from '../src/runtime/event-sink.js';
+import { toRunEvents } from '../src/runtime/event-sink.js';
+import { auditEvent } from './support/audit-event.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
@@ -85,7 +86,7 @@ describe('run --events against the in-process sandbox', { timeout: 90_000 }, () 
     // Progress from the start, the cap in force, and the final counts.
     const progress = ofType(events, 'progress');
     expect(progress.length).toBeGreaterThanOrEqual(1);
-    expect(ofType(events, 'cap.changed')[0]).toMatchObject({ cap: 4, paused: false, previous: null, reason: 'start' });
+    expect(ofType(events, 'cap.changed')[0]).toMatchObject({ cap: 4, paused: false, previous: null, limit: 'plan' });
 
     // Arguments refused before the run opens anything leave the file as it was.
     const again = await runCli(['run', plan, '--events', file, '--state', join(dir, 'state', 'it.db'), '--lease', '5s'], { cwd: dir, env: sandboxEnv(sandbox.url) });
@@ -115,9 +116,10 @@ describe('run --events against the in-process sandbox', { timeout: 90_000 }, () 
   it('documents every event type in docs/events.md, and maps the audit events a runbook needs', () => {
     const doc = readFileSync(join(ROOT, 'docs', 'events.md'), 'utf8');
     for (const type of RUN_EVENT_TYPES) expect(doc, type).toContain(`\`${type}\``);
-    expect(fromAudit('move.stuck', { kind: 'projects', source: 'a', id: 1, moveId: 9, moveState: 'started' })).toEqual([
+    const state = { run: null as never, step: null };
+    expect(toRunEvents(auditEvent(1, 'move.stuck', { kind: 'projects', source: 'a', id: 1, moveId: 9, moveState: 'started', since: 0, phase: 'running', limitMs: 1 }), state)).toEqual([
       { type: 'move.quarantined', kind: 'projects', source: 'a', id: 1, reason: 'stuck: move 9 still started', attempts: null, stuck: true },
     ]);
-    expect(fromAudit('http.mutating', {})).toEqual([]);
+    expect(toRunEvents(auditEvent(1, 'http.mutating', { method: 'POST', path: '/x', attempt: 1, mutating: true }), state)).toEqual([]);
   });
 });

@@ -2,8 +2,10 @@
  * What one drain of (source, kind) carries around, and the small helpers every drain file shares:
  * events, abort checks, absolute-deadline waits and the live control.
  */
+import type { AuditEventMap, DrainEventType } from '../events/vocabulary.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorStore, RunControl } from '../store/types.js';
+import { capInForce } from './cap.js';
 import { abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
 
@@ -21,9 +23,14 @@ export function createDrainCtx(deps: ActorDeps, source: string, kind: Kind): Dra
   return { deps, store: deps.store, kind, source, destination: deps.plan.move.to };
 }
 
-/** Appends an event stamped with the injected clock. */
-export function event(ctx: DrainCtx, type: string, data: Record<string, unknown>): void {
-  ctx.store.appendEvent(type, { kind: ctx.kind, source: ctx.source, ...data }, ctx.deps.clock.now());
+/** A drain event's own fields: the drain's kind and source are added (or named, for another drain). */
+export type DrainEventData<K extends DrainEventType> = Omit<AuditEventMap[K], 'kind' | 'source'> & Partial<Pick<AuditEventMap[K], 'kind' | 'source'>>;
+
+/** Appends an event of this drain, stamped with the injected clock. */
+export function event<K extends DrainEventType>(ctx: DrainCtx, type: K, data: DrainEventData<K>): void {
+  // The drain's kind and source complete the data; TypeScript cannot see that through Omit on a generic.
+  const full = { kind: ctx.kind, source: ctx.source, ...data } as AuditEventMap[K];
+  ctx.store.appendEvent(type, full, ctx.deps.clock.now());
 }
 
 export function throwIfAborted(ctx: DrainCtx): void {
@@ -68,29 +75,6 @@ export async function waitUntilOr(ctx: DrainCtx, deadline: number, wake: Promise
   return first;
 }
 
-/**
- * Moves allowed in flight right now: the operator's live override (`shardmove control`) or the
- * plan's `move.concurrency`, and 0 while paused. Read from the checkpoint at every turn of the
- * scheduling loop, so a change takes effect within one poll interval.
- */
-export function currentCap(ctx: DrainCtx): { cap: number; control: RunControl } {
-  const control = ctx.store.readControl();
-  return { cap: control.paused ? 0 : (control.concurrency ?? ctx.deps.plan.move.concurrency), control };
-}
-
-/**
- * The cap for this turn of the scheduling loop: `currentCap` (the operator's ceiling), lowered by
- * the gate (0 outside every maintenance window; the throttle's cap under load). Nothing in flight
- * is affected: a cap below the moves in flight only stops new ones.
- */
-export async function allowedCap(ctx: DrainCtx): Promise<{ cap: number; control: RunControl; waitingUntil: number | null }> {
-  const { cap: ceiling, control } = currentCap(ctx);
-  const gate = ctx.deps.gate;
-  if (!gate || ceiling <= 0) return { cap: ceiling, control, waitingUntil: null };
-  const d = await gate.decide(ceiling, ctx.deps.clock.now());
-  return { cap: d.cap, control, waitingUntil: d.waitingUntil };
-}
-
 /** Logs a live override when the loop first sees it (or sees it change); returns the new key. */
 export function noteControl(ctx: DrainCtx, control: RunControl, cap: number, seen: string | null): string {
   const key = `${control.paused}:${control.concurrency}`;
@@ -108,7 +92,7 @@ export function noteControl(ctx: DrainCtx, control: RunControl, cap: number, see
 export async function waitWhilePaused(ctx: DrainCtx): Promise<void> {
   let seen: string | null = null;
   for (;;) {
-    const { cap, control } = await allowedCap(ctx);
+    const { cap, control } = await capInForce(ctx.deps);
     seen = noteControl(ctx, control, cap, seen);
     if (!control.paused && cap > 0) return;
     throwIfAborted(ctx);

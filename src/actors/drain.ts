@@ -8,7 +8,8 @@
  */
 import type { DrainInput, DrainOutput } from '../machine/types.js';
 import { newestMoveId, runBulkPhase } from './drain-bulk.js';
-import { allowedCap, createDrainCtx, event, noteControl, throwIfAborted, waitUntil, waitUntilOr, waitWhilePaused } from './drain-context.js';
+import { capInForce } from './cap.js';
+import { createDrainCtx, event, noteControl, throwIfAborted, waitUntil, waitUntilOr, waitWhilePaused } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 import { pollInFlight, recheckStuck, trackedKinds } from './drain-poll.js';
 import type { PollPlanner } from './drain-poll.js';
@@ -94,7 +95,7 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
       if (failed) throw (failed as { err: unknown }).err;
       listing?.check();
       throwIfAborted(ctx);
-      const { cap, control } = await allowedCap(ctx);
+      const { cap, control } = await capInForce(ctx.deps);
       controlSeen = noteControl(ctx, control, cap, controlSeen);
       let free = cap - store.countInFlight();
       if (free > 0) {

@@ -12,6 +12,7 @@ import { formatPlanDuration, parseDuration } from '../plan/durations.js';
 import { LEASE_RANGE_MS } from '../runtime/lease.js';
 import { redact } from '../plan/secrets.js';
 import type { RunEvents } from '../runtime/event-sink.js';
+import type { RunObserver } from '../runtime/observer.js';
 import { executeRun } from '../runtime/run.js';
 import type { FinalState, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
@@ -64,13 +65,15 @@ function startRun(
   events: RunEvents | undefined,
   ctx: CommandContext,
 ): Promise<RunOutcome> {
-  const observers = opts.metricsFile
-    ? [
-        createMetricsFileObserver(resolve(ctx.cwd, opts.metricsFile), {
-          onError: (err) => ctx.stderr.write(`warning: --metrics-file: cannot write ${opts.metricsFile}: ${err instanceof Error ? err.message : String(err)} (the run goes on)\n`),
-        }),
-      ]
-    : [];
+  // --events and the metrics file watch the run the same way: observers of its committed log.
+  const observers: RunObserver[] = events ? [events] : [];
+  if (opts.metricsFile) {
+    observers.push(
+      createMetricsFileObserver(resolve(ctx.cwd, opts.metricsFile), {
+        onError: (err) => ctx.stderr.write(`warning: --metrics-file: cannot write ${opts.metricsFile}: ${err instanceof Error ? err.message : String(err)} (the run goes on)\n`),
+      }),
+    );
+  }
   return executeRun({
     planFile: opts.plan,
     statePath: opts.state,
@@ -79,7 +82,6 @@ function startRun(
     retryQuarantined: opts.retryQuarantined,
     ignoreSchedule: opts.ignoreSchedule ?? false,
     leaseMs,
-    events,
     env: ctx.env,
     cwd: ctx.cwd,
     signal: ctx.signal,

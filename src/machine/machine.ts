@@ -20,7 +20,7 @@ import type {
 export const MACHINE_VERSION = 1;
 
 /** Final state values and what they mean. */
-export type FinalState = 'done' | 'doneWithQuarantine' | 'failed';
+export type { FinalState } from '../events/vocabulary.js';
 
 function notProvided(name: string) {
   return async (): Promise<never> => {

@@ -7,6 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { CapData } from '../events/vocabulary.js';
 import { writeFileAtomic } from '../files/atomic.js';
 import { isMoveEvent, MoveLedger } from '../report/moves.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
@@ -28,6 +29,7 @@ export function createMetricsFileObserver(file: string, opts: MetricsFileOptions
   const ledger = new MoveLedger();
   let run: ObservedRun | null = null;
   let afterSeq = 0;
+  let cap: CapData | null = null;
   let gapMs = 1000;
   let lastWrite = 0;
   let trailing: NodeJS.Timeout | null = null;
@@ -40,7 +42,8 @@ export function createMetricsFileObserver(file: string, opts: MetricsFileOptions
     const events = r.store.readEvents(afterSeq, EVENTS_PER_REFRESH);
     for (const e of events) {
       afterSeq = e.seq;
-      if (!isMoveEvent(e.type)) continue;
+      if (e.type === 'cap.changed') cap = e.data;
+      if (!isMoveEvent(e)) continue;
       const ended = ledger.add(e);
       if (!ended) continue;
       // A move that started before this process: its start is the item row's first sighting.
@@ -51,7 +54,7 @@ export function createMetricsFileObserver(file: string, opts: MetricsFileOptions
     const now = r.clock.now();
     metrics.setGauges({
       summary: r.store.summary(now),
-      planConcurrency: r.plan.move.concurrency,
+      cap,
       elapsedMs: now - r.startedAt,
       step: r.step(),
       plan: r.plan.name,
@@ -99,6 +102,8 @@ export function createMetricsFileObserver(file: string, opts: MetricsFileOptions
       run = r;
       // Counters count what happens from now on: moves that ended before this process are not replayed.
       afterSeq = r.store.lastEventSeq();
+      // The cap in force until this process records its own: the last one the checkpoint holds.
+      cap = r.store.lastEventOf(['cap.changed'])?.data ?? null;
       gapMs = Math.max(250, Math.min(r.plan.poll.intervalMs, 5_000));
       mkdirSync(dirname(file), { recursive: true });
       void write();

@@ -18,7 +18,7 @@ const summary = (over: Partial<StatusSummary> = {}): StatusSummary => ({
   ...over,
 });
 
-const gauges = { planConcurrency: 10, elapsedMs: 60_000, step: 'drain nfs-1/projects', plan: 'p', dryRun: false, startedAt: 1_700_000_000_000 };
+const gauges = { cap: { cap: 3, ceiling: 3, paused: true, limit: 'paused', reason: 'paused' } as const, elapsedMs: 60_000, step: 'drain nfs-1/projects', plan: 'p', dryRun: false, startedAt: 1_700_000_000_000 };
 const value = (text: string, name: string, labels: Record<string, string> = {}) =>
   parsePrometheusTextFormat(text)
     .find((f) => f.name === name)
@@ -37,7 +37,7 @@ describe('RunMetrics', () => {
     // prom-client spells it "Nan"; Prometheus parses floats case-insensitively (Go's ParseFloat).
     expect(value(text, 'shardmove_eta_seconds')?.toLowerCase()).toBe('nan');
     // The next refresh: everything moved, no override: the old series drop to 0, the cap is the plan's.
-    m.setGauges({ ...gauges, step: 'verify', summary: summary({ counts: [{ kind: 'projects', source: 'nfs-1', state: 'moved', n: 8 }], control: undefined, movedLast10Min: 8 }) });
+    m.setGauges({ ...gauges, step: 'verify', summary: summary({ counts: [{ kind: 'projects', source: 'nfs-1', state: 'moved', n: 8 }], control: undefined, movedLast10Min: 8 }), cap: { cap: 10, ceiling: 10, paused: false, limit: 'plan', reason: 'plan' } });
     text = await m.render();
     expect(value(text, 'shardmove_items', { state: 'pending' })).toBe('0');
     expect(value(text, 'shardmove_items', { state: 'moved' })).toBe('8');

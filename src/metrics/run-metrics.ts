@@ -5,6 +5,7 @@
  * process started), requests from the HTTP client's responses. Counters start at 0 in every
  * process, as Prometheus expects of a restarted target (`rate()` handles the reset).
  */
+import type { CapData } from '../events/vocabulary.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestEvent } from '../api/client.js';
 import type { MoveSpan } from '../report/moves.js';
@@ -19,8 +20,8 @@ export const MOVE_DURATION_BUCKETS = [0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300
 /** What one refresh of the gauges needs. */
 export interface GaugeInput {
   summary: StatusSummary;
-  /** The plan's `move.concurrency` (the cap when no override is in force). */
-  planConcurrency: number;
+  /** The cap in force the run recorded last (null: no drain has looked yet). */
+  cap: CapData | null;
   /** ms this process has been running the plan (the rate's window when shorter than 10 minutes). */
   elapsedMs: number;
   step: string;
@@ -33,7 +34,7 @@ export class RunMetrics {
   readonly registry = new Registry();
   private readonly items = this.gauge('shardmove_items', 'Items known to the run, by kind, source storage and item state.', ['kind', 'storage', 'state']);
   private readonly inFlight = this.gauge('shardmove_moves_in_flight', 'Moves scheduled or in flight (what the concurrency cap counts).');
-  private readonly cap = this.gauge('shardmove_concurrency_cap', 'The concurrency cap in force: a `shardmove control` override, else the plan\'s move.concurrency.');
+  private readonly cap = this.gauge('shardmove_concurrency_cap', 'The cap in force: moves allowed in flight (the operator\'s cap, lowered by maintenance windows and the throttle); NaN until the first drain looked.');
   private readonly paused = this.gauge('shardmove_paused', '1 while the run is paused with `shardmove control --pause`, else 0.');
   private readonly eta = this.gauge('shardmove_eta_seconds', 'Estimated seconds until every remaining item is moved, at the rate of the last 10 minutes; NaN when unknown.');
   private readonly remaining = this.gauge('shardmove_items_remaining', 'Items neither moved nor quarantined.');
@@ -85,7 +86,7 @@ export class RunMetrics {
       if (c.state === 'scheduling' || c.state === 'in_flight') inFlight += c.n;
     }
     this.inFlight.set(inFlight);
-    this.cap.set(g.summary.control?.concurrency ?? g.planConcurrency);
+    this.cap.set(g.cap?.cap ?? Number.NaN);
     this.paused.set(g.summary.control?.paused ? 1 : 0);
     const rate = rateAndEta(g.summary, g.elapsedMs);
     this.eta.set(rate.etaMs === null ? Number.NaN : rate.etaMs / 1000);

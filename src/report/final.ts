@@ -3,6 +3,7 @@
  * quarantined items with reasons, verification, previous and new weights, warnings; in a dry run,
  * the estimate and "nothing was changed". Pure text from data.
  */
+import type { FinalState } from '../events/vocabulary.js';
 import type { Schedule } from '../schedule/windows.js';
 import { formatWindowTime, upcomingWindows } from '../schedule/windows.js';
 import type { GeoOutput, RunContext } from '../machine/types.js';
@@ -13,7 +14,7 @@ import { formatBytes, formatApproxDuration, progressByKind } from './summary.js'
 
 export interface FinalReportInput {
   /** The machine's final state value. */
-  state: 'done' | 'doneWithQuarantine' | 'failed' | string;
+  state: FinalState;
   context: RunContext;
   summary: StatusSummary;
   elapsedMs: number;
@@ -27,7 +28,7 @@ export interface FinalReportInput {
   schedule?: { schedule: Schedule; now: number } | null;
 }
 
-const HEADLINE: Record<string, string> = {
+const HEADLINE: Record<FinalState, string> = {
   done: 'DONE: every repository moved and verified',
   doneWithQuarantine: 'DONE WITH QUARANTINED ITEMS: everything else moved and verified',
   failed: 'FAILED',
@@ -43,7 +44,7 @@ export function renderFinalReport(input: FinalReportInput): string {
   const { context: c, summary } = input;
   const lines: string[] = [];
   const dry = c.dryRun;
-  lines.push(dry ? `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance` : HEADLINE[input.state] ?? input.state);
+  lines.push(dry ? `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance` : HEADLINE[input.state]);
   if (c.error) lines.push(`  step: ${c.error.step}`, `  cause: ${c.error.message} (${c.error.code})`);
   lines.push(`  took ${formatApproxDuration(input.elapsedMs)}${c.instanceVersion ? `, instance version ${c.instanceVersion}` : ''}`);
 

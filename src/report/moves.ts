@@ -5,11 +5,12 @@
  * its counters and histogram. Durations are as shardmove saw them: from the POST's answer to the
  * poll that saw the end, so they are accurate to about one poll interval.
  */
+import { isMoveEnd, isMoveEvent, isMoveStart, MOVE_ENDS } from '../events/vocabulary.js';
+import type { AuditEvent, MoveEnd, MoveEvent } from '../events/vocabulary.js';
 import type { Kind } from '../plan/types.js';
-import type { StoredEvent } from '../store/types.js';
 
-/** How a move ended for us: `finished` and `cleanup_failed` leave the repository on the destination. */
-export type MoveEnd = 'finished' | 'cleanup_failed' | 'failed' | 'stuck';
+export type { MoveEnd } from '../events/vocabulary.js';
+export { isMoveEvent } from '../events/vocabulary.js';
 
 export interface MoveSpan {
   kind: Kind;
@@ -24,19 +25,6 @@ export interface MoveSpan {
   error: string | null;
 }
 
-const STARTS = new Set(['move.scheduled', 'bulk.move_seen', 'move.adopted']);
-const ENDS: Readonly<Record<string, MoveEnd>> = {
-  'move.finished': 'finished',
-  'move.cleanup_failed': 'cleanup_failed',
-  'move.failed': 'failed',
-  'move.stuck': 'stuck',
-};
-
-/** True for the event types a MoveLedger reads (callers may skip the rest). */
-export function isMoveEvent(type: string): boolean {
-  return STARTS.has(type) || type in ENDS;
-}
-
 /**
  * Folds move events, oldest first, into spans. `add` returns the span an end event closed, so a
  * caller can count and time moves as they end; `spans` holds every move seen, open ones included.
@@ -44,25 +32,25 @@ export function isMoveEvent(type: string): boolean {
 export class MoveLedger {
   private readonly byMove = new Map<string, MoveSpan>();
 
-  add(e: Pick<StoredEvent, 'at' | 'type' | 'data'>): MoveSpan | null {
-    const d = e.data;
-    if (typeof d.moveId !== 'number' || typeof d.kind !== 'string') return null;
+  /** Reads a move event (any other event is ignored). */
+  add(ev: AuditEvent): MoveSpan | null {
+    if (!isMoveEvent(ev)) return null;
+    const d = ev.data;
     const key = `${d.kind}:${d.moveId}`;
     let span = this.byMove.get(key);
-    if (STARTS.has(e.type)) {
-      if (!span) this.byMove.set(key, newSpan(d, e.at));
+    if (isMoveStart(ev)) {
+      if (!span) this.byMove.set(key, newSpan(ev, ev.at));
       return null;
     }
-    const end = ENDS[e.type];
-    if (!end) return null;
+    if (!isMoveEnd(ev)) return null;
     if (!span) {
-      span = newSpan(d, null);
+      span = newSpan(ev, null);
       this.byMove.set(key, span);
     }
     // A stuck move may still end later (move.unstuck, then its end): the last end wins.
-    span.endAt = e.at;
-    span.end = end;
-    span.error = typeof d.error === 'string' ? d.error : null;
+    span.endAt = ev.at;
+    span.end = MOVE_ENDS[ev.type];
+    span.error = 'error' in ev.data ? ev.data.error : null;
     return span;
   }
 
@@ -76,17 +64,8 @@ export class MoveLedger {
   }
 }
 
-function newSpan(d: Record<string, unknown>, startAt: number | null): MoveSpan {
-  return {
-    kind: d.kind as Kind,
-    source: typeof d.source === 'string' ? d.source : '',
-    itemId: typeof d.id === 'number' ? d.id : 0,
-    moveId: d.moveId as number,
-    startAt,
-    endAt: null,
-    end: null,
-    error: null,
-  };
+function newSpan(e: MoveEvent, startAt: number | null): MoveSpan {
+  return { kind: e.data.kind, source: e.data.source, itemId: e.data.id, moveId: e.data.moveId, startAt, endAt: null, end: null, error: null };
 }
 
 /** Seconds a span took, or null when its start or end is unknown. */

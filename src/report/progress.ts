@@ -2,7 +2,7 @@
  * The live progress output: on a TTY one line redrawn in place (at most 4 times a second); otherwise
  * a summary line every 10 seconds, so CI logs stay readable.
  */
-import type { GateDecision } from '../schedule/gate.js';
+import type { CapData } from '../events/vocabulary.js';
 import { formatWindowTime } from '../schedule/windows.js';
 import type { StatusSummary } from '../store/types.js';
 import { formatApproxDuration, progressByKind, rateAndEta } from './summary.js';
@@ -12,8 +12,8 @@ export interface ProgressView {
   step: string;
   summary: StatusSummary;
   elapsedMs: number;
-  /** The scheduling gate's last decision (windows, throttle), when the plan has one. */
-  gate?: GateDecision | null;
+  /** The cap in force the run recorded last (null before its first drain). */
+  cap?: CapData | null;
   /** The plan's schedule zone, for the next window's time. */
   timezone?: string;
 }
@@ -32,19 +32,26 @@ export function renderProgressLine(view: ProgressView): string {
     })
     .join(', ');
   const rate = rateAndEta(view.summary, view.elapsedMs);
-  const control = view.summary.control;
-  const g = view.gate;
-  const override = control?.paused
-    ? ' PAUSED'
-    : g?.waitingUntil != null
-      ? ` WAITING for the next window (${formatWindowTime(g.waitingUntil, view.timezone ?? 'UTC')})`
-      : g && g.reason !== null
-        ? ` (cap ${g.cap}: ${g.reason})`
-        : control?.concurrency != null
-          ? ` (cap ${control.concurrency})`
-          : '';
+  const override = describeCap(view.cap ?? null, view.timezone ?? 'UTC');
   // Rate and ETA before the per-kind counts: a narrow terminal cuts the end of the line.
   return `[${formatApproxDuration(view.elapsedMs)}] ${view.step}${override} | ${Math.round(rate.perMinute)} moves/min, ETA ${formatApproxDuration(rate.etaMs)}${kinds ? ` | ${kinds}` : ''}`;
+}
+
+/** The cap in force in a few words, when it is not simply the plan's. */
+function describeCap(c: CapData | null, timezone: string): string {
+  if (!c) return '';
+  switch (c.limit) {
+    case 'paused':
+      return ' PAUSED';
+    case 'window':
+      return c.until != null ? ` WAITING for the next window (${formatWindowTime(c.until, timezone)})` : ' WAITING: outside every maintenance window';
+    case 'throttle':
+      return ` (cap ${c.cap}: ${c.reason})`;
+    case 'control':
+      return ` (cap ${c.cap})`;
+    case 'plan':
+      return '';
+  }
 }
 
 export interface ProgressOutput {

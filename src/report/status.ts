@@ -3,6 +3,7 @@
  * kind, storage and state, rate and ETA, stuck and quarantined items. One object for `--json`, and
  * its text rendering.
  */
+import type { AuditEventOf, CapData } from '../events/vocabulary.js';
 import type { RunContext } from '../machine/types.js';
 import { NO_CONTROL } from '../store/types.js';
 import type { RunControl, SavedRun, StatusSummary } from '../store/types.js';
@@ -50,40 +51,40 @@ export interface StatusReport {
   /** The operator's live overrides (`shardmove control`) and the plan's own cap. */
   control: RunControl & { planConcurrency: number | null };
   /**
-   * The scheduling gate's last change (maintenance windows, throttle), from the audit events: what
-   * caps the run now and why; null when the run has neither.
+   * The cap in force as the run recorded it last (operator, pause, maintenance windows, throttle):
+   * what caps the run now and why; null before a drain looked.
    */
-  gate: GateView | null;
+  cap: CapView | null;
 }
 
-/** The last `window.opened`, `window.closed` or `throttle.cap` event. */
-export interface GateView {
-  type: string;
+/** The cap in force as the run last recorded it, and since when. */
+export interface CapView extends CapData {
+  /** When it was recorded (ms since epoch). */
   at: number;
-  cap: number | null;
-  ceiling: number | null;
-  reason: string | null;
-  /** window.closed: when the next window opens. */
-  nextOpenAt: number | null;
 }
 
-/** The audit events that describe the gate, newest wins. */
-export const GATE_EVENTS = ['window.opened', 'window.closed', 'throttle.cap'] as const;
-
-/** The gate view from its last event's data. */
-export function gateView(e: { type: string; at: number; data: Record<string, unknown> } | null): GateView | null {
+/** The cap view from the run's last `cap.changed` event. */
+export function capView(e: AuditEventOf<'cap.changed'> | null): CapView | null {
   if (!e) return null;
-  const num = (v: unknown) => (typeof v === 'number' ? v : null);
-  return { type: e.type, at: e.at, cap: num(e.data['cap']), ceiling: num(e.data['ceiling']), reason: typeof e.data['reason'] === 'string' ? e.data['reason'] : null, nextOpenAt: num(e.data['nextOpenAt']) };
+  const { previous: _previous, ...cap } = e.data;
+  return { ...cap, at: e.at };
 }
 
-function describeGate(g: GateView): string {
-  if (g.type === 'window.closed') {
-    const until = g.nextOpenAt === null ? 'a window opens' : new Date(g.nextOpenAt).toISOString();
-    return g.cap === 0 ? `WAITING: outside every maintenance window; nothing new is scheduled until ${until}` : `outside every maintenance window, scheduling anyway (${g.reason ?? ''})`;
+function describeCap(c: CapView): string {
+  const since = new Date(c.at).toISOString();
+  switch (c.limit) {
+    case 'window':
+      return c.cap === 0
+        ? `WAITING: outside every maintenance window; nothing new is scheduled until ${c.until == null ? 'a window opens' : new Date(c.until).toISOString()}`
+        : `cap ${c.cap} of ${c.ceiling}: ${c.reason} (since ${since})`;
+    case 'throttle':
+      return `throttle: cap ${c.cap} of ${c.ceiling}: ${c.reason} (since ${since})`;
+    case 'paused':
+      return `cap 0: ${c.reason} (since ${since})`;
+    case 'control':
+    case 'plan':
+      return `cap ${c.cap}: ${c.reason} (since ${since})`;
   }
-  if (g.type === 'window.opened') return `inside a maintenance window since ${new Date(g.at).toISOString()}`;
-  return `throttle: cap ${g.cap ?? '?'} of ${g.ceiling ?? '?'}${g.reason ? `: ${g.reason}` : ''} (since ${new Date(g.at).toISOString()})`;
 }
 
 /** Live, interrupted or ended: a live lock holder wins (a resumed run starts from an old final snapshot). */
@@ -102,7 +103,7 @@ export function buildStatusReport(
   lock: LockView | null = null,
   /** The plan's `move.concurrency`, when the caller loaded the plan (the checkpoint does not keep it). */
   planConcurrency: number | null = null,
-  gate: GateView | null = null,
+  cap: CapView | null = null,
 ): StatusReport {
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
@@ -130,7 +131,7 @@ export function buildStatusReport(
     warnings: c?.warnings ?? [],
     previousWeights: c?.previousWeights ?? null,
     control: { ...(summary.control ?? NO_CONTROL), planConcurrency },
-    gate,
+    cap,
   };
 }
 
@@ -152,7 +153,7 @@ export function renderStatus(r: StatusReport): string {
   else if (r.state === 'interrupted') lines.push('  interrupted: no process is running it; `run` again to continue');
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
   if (r.control.paused || r.control.concurrency !== null) lines.push(`  control: ${describeControl(r.control)}`);
-  if (r.gate && r.state === 'running') lines.push(`  ${describeGate(r.gate)}`);
+  if (r.cap && r.state === 'running' && (r.cap.limit === 'window' || r.cap.limit === 'throttle')) lines.push(`  ${describeCap(r.cap)}`);
   lines.push(`  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${formatApproxDuration(r.etaMs)}`);
   if (r.kinds.length > 0) {
     lines.push('', 'By kind:');

@@ -1,16 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { createAuditBuffer } from './audit.js';
 
+const request = (path: string) => ({ method: 'POST', path, attempt: 1, mutating: true, status: 201 });
+
 describe('audit buffer', () => {
   it('writes queued lines in one batch after a short delay', async () => {
     const written: string[] = [];
     let batches = 0;
-    const buf = createAuditBuffer({ batch: <T>(fn: () => T) => (batches++, fn()), appendEvent: (type) => void written.push(type) });
-    buf.add('a', {}, 1);
-    buf.add('b', {}, 2);
+    const buf = createAuditBuffer({ batch: <T>(fn: () => T) => (batches++, fn()), appendEvent: (_type, data) => void written.push((data as { path: string }).path) });
+    buf.add(request('/a'), 1);
+    buf.add(request('/b'), 2);
     expect(written).toEqual([]);
     await new Promise((r) => setTimeout(r, 150));
-    expect(written).toEqual(['a', 'b']);
+    expect(written).toEqual(['/a', '/b']);
     expect(batches).toBe(1);
   });
 
@@ -21,11 +23,11 @@ describe('audit buffer', () => {
       { batch: () => { throw fenced; }, appendEvent: () => undefined },
       (err) => errors.push(err),
     );
-    buf.add('http.mutating', {}, 1);
+    buf.add(request('/x'), 1);
     await new Promise((r) => setTimeout(r, 150));
     expect(errors).toEqual([fenced]);
     // An explicit flush still throws, for the caller to decide.
-    buf.add('http.mutating', {}, 2);
+    buf.add(request('/y'), 2);
     expect(() => buf.flush()).toThrow('SHARDMOVE_LEASE_LOST');
   });
 });

@@ -3,14 +3,17 @@
  * per request's audit line cost more CPU than the moves' own bookkeeping. A kill loses at most the
  * last AUDIT_FLUSH_MS of these lines; the move intents and outcomes are committed by the drain itself.
  */
+import type { AuditEventMap } from '../events/vocabulary.js';
 import type { CheckpointStore } from '../store/types.js';
+
+type MutatingRequest = AuditEventMap['http.mutating'];
 
 /** How long audit lines may wait to be written together. */
 const AUDIT_FLUSH_MS = 100;
 
-/** Events queued for the checkpoint's log; `flush` writes the queue now (the run's end calls it). */
+/** `http.mutating` events queued for the checkpoint's log; `flush` writes the queue now (the run's end calls it). */
 export interface AuditBuffer {
-  add(type: string, data: Record<string, unknown>, at: number): void;
+  add(request: MutatingRequest, at: number): void;
   flush(): void;
 }
 
@@ -21,19 +24,19 @@ export interface AuditBuffer {
  * An explicit `flush` still throws, for the caller to decide.
  */
 export function createAuditBuffer(store: Pick<CheckpointStore, 'appendEvent' | 'batch'>, onError: (err: unknown) => void = () => undefined): AuditBuffer {
-  const queue: { type: string; data: Record<string, unknown>; at: number }[] = [];
+  const queue: { request: MutatingRequest; at: number }[] = [];
   let scheduled = false;
   const flush = () => {
     scheduled = false;
     if (queue.length === 0) return;
     const events = queue.splice(0);
     store.batch(() => {
-      for (const e of events) store.appendEvent(e.type, e.data, e.at);
+      for (const e of events) store.appendEvent('http.mutating', e.request, e.at);
     });
   };
   return {
-    add(type, data, at) {
-      queue.push({ type, data, at });
+    add(request, at) {
+      queue.push({ request, at });
       if (!scheduled) {
         scheduled = true;
         // Unref'd: the run's end flushes explicitly, the timer must not keep the process alive.

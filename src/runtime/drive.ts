@@ -7,7 +7,9 @@
 import type { Logger } from 'pino';
 import { createActor } from 'xstate';
 import type { Snapshot } from 'xstate';
+import { lastCap } from '../actors/cap.js';
 import type { ActorDeps } from '../actors/types.js';
+import { isFinalState } from '../events/vocabulary.js';
 import type { InstanceApi } from '../api/types.js';
 import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
 import type { RunContext, RunInput } from '../machine/types.js';
@@ -23,10 +25,8 @@ import { INTERNAL, RuntimeError } from './errors.js';
 import { notifyObservers } from './observer.js';
 import type { SecretSet } from './logger.js';
 import { tokenOutlivedWarning } from './token-deadline.js';
-import type { FinalState, RunOptions, RunOutcome, RuntimeServices } from './types.js';
+import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
-const FINAL_STATES: ReadonlySet<string> = new Set<FinalState>(['done', 'doneWithQuarantine', 'failed']);
-const isFinalState = (state: string): state is FinalState => FINAL_STATES.has(state);
 
 /** What one drive needs: the run's options, its open resources and the machine's input or snapshot. */
 export interface DriveArgs {
@@ -43,6 +43,8 @@ export interface DriveArgs {
   snapshot: Snapshot<unknown> | undefined;
   /** Maintenance windows and throttle, when the plan has them. */
   gate?: SchedulingGate | undefined;
+  /** The log's last sequence number before this process took the lock (observers read on from it). */
+  fromSeq: number;
 }
 
 /** Runs the machine until it is final or interrupted. Throws INTERNAL if it stops in a non-final state. */
@@ -74,7 +76,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     step: stepLabel(actor.getSnapshot().context),
     summary: store.summary(clock.now()),
     elapsedMs: clock.now() - startedAt,
-    gate: a.gate?.last() ?? null,
+    cap: lastCap(deps),
     timezone: plan.schedule?.timezone ?? 'UTC',
   }));
   const observers = opts.observers ?? [];
@@ -124,7 +126,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     const snap = actor.getSnapshot();
     return snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
   };
-  notifyObservers(observers, log, 'started', { plan, store, clock, startedAt, dryRun: opts.dryRun, step: currentStep });
+  notifyObservers(observers, log, 'started', { plan, checkpoint: store.file, host: services.host, fromSeq: a.fromSeq, store, clock, startedAt, dryRun: opts.dryRun, step: currentStep });
   actor.start();
   // A restored run that had already ended emits nothing: it is final at once.
   if (actor.getSnapshot().status === 'done') resolveFinal('final');

@@ -1,99 +1,169 @@
 /**
  * `run --events FILE|-`: the run as JSON lines for automation (schema: ./events-schema.ts,
- * docs/events.md). The sink sees the checkpoint's audit trail as it is appended, through a thin
- * decorator of the store, and turns the audit events that matter to a runbook into documented
- * events: steps, moves, quarantine, lock takeovers. Events appended inside a transaction are
- * written once it commits (and dropped if it rolls back), so the file never announces what the
- * checkpoint does not hold. A ticker adds progress every interval and notices cap changes made
- * with `shardmove control`; the CLI adds the final event with the exit code.
+ * docs/events.md). A run observer like the metrics file: it reads the checkpoint's committed audit
+ * log (from where this process opened it) whenever the run reports progress, and every second
+ * besides, and turns the audit events that matter to a runbook into documented events: steps,
+ * moves, quarantine, the cap in force, windows, lock takeovers. Progress comes every interval; the
+ * CLI adds the final event with the exit code.
  */
-import type { CheckpointStore, RunControl } from '../store/types.js';
-import type { Clock } from '../time/clock.js';
+import { isFinalState } from '../events/vocabulary.js';
+import type { AuditEvent, CapData } from '../events/vocabulary.js';
 import { progressByKind, rateAndEta } from '../report/summary.js';
+import type { Clock } from '../time/clock.js';
 import { EVENTS_VERSION } from './events-schema.js';
 import type { RunEventBody } from './events-schema.js';
+import type { ObservedRun, RunObserver } from './observer.js';
 
-/** What the sink needs to know about the run it reports. */
-export interface RunEventInfo {
-  plan: string;
-  checkpoint: string;
-  host: string;
-  /** The plan's `move.concurrency` (the cap when no override is in force). */
-  planConcurrency: number;
-}
-
-/** The events of one run; `attach` is called by the runtime, `finish` by the CLI. */
-export interface RunEvents {
-  /** Wraps the run's checkpoint: the returned store is the same store, observed. */
-  attach(store: CheckpointStore, info: RunEventInfo): CheckpointStore;
-  /** Stops the ticker (the run's end; the store is about to close). */
-  detach(): void;
+/**
+ * The events of one run: a run observer (told of the start, of progress, of the stop), plus the
+ * last line, which the CLI writes with the exit code.
+ */
+export interface RunEvents extends RunObserver {
   /** The last line: how the run ended, with the exit code. Written once. */
   finish(end: Extract<RunEventBody, { type: 'run.finished' }>): void;
   /** Why lines could not be written (the sink stopped writing), or null. */
   readonly failure: Error | null;
 }
 
-const FINAL_LABELS: ReadonlySet<string> = new Set(['done', 'doneWithQuarantine', 'failed']);
-/** How often the ticker looks at the live control (cap changes) and whether progress is due. */
+/** How often the sink reads the log when nothing told it (verification, a paused run) and whether progress is due. */
 const TICK_MS = 1_000;
+/** Events read per page of the log. */
+const PAGE = 1_000;
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : String(v ?? ''));
-const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v ?? 0));
-const strOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const isoOrNull = (v: unknown): string | null => (typeof v === 'number' && Number.isFinite(v) ? new Date(v).toISOString() : strOrNull(v));
+/** What turning the log into lines remembers between events. */
+interface SinkState {
+  run: ObservedRun;
+  step: { label: string; since: number } | null;
+}
+
+const iso = (ms: number | null | undefined): string | null => (typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null);
+const control = (c: CapData | null) => (c ? { cap: c.cap, paused: c.paused } : null);
+
+function endStep(s: SinkState, outcome: 'ok' | 'failed' | 'interrupted', at: number): RunEventBody[] {
+  if (!s.step) return [];
+  const ended: RunEventBody = { type: 'step.ended', step: s.step.label, outcome, durationMs: Math.max(0, at - s.step.since) };
+  s.step = null;
+  return [ended];
+}
 
 /**
- * The documented events an audit event stands for (pure; none for most audit events). Moves of
- * every origin count as scheduled: a per-item POST, a bulk move attributed to an item, a move
- * adopted after an unanswered POST.
+ * The documented lines an audit event stands for (none for most). Exhaustive over the vocabulary:
+ * a new audit event must be given its lines here, or none, before the build passes. Moves of every
+ * origin count as scheduled: a per-item POST, a bulk move attributed to an item, a move adopted
+ * after an unanswered POST.
  */
-export function fromAudit(type: string, d: Record<string, unknown>): RunEventBody[] {
-  const it = { kind: d.kind as 'projects' | 'snippets' | 'groups', source: str(d.source), id: num(d.id) };
-  switch (type) {
+export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
+  switch (e.type) {
+    case 'run.started':
+      return [{ type: 'run.started', plan: s.run.plan.name, checkpoint: s.run.checkpoint, resumed: e.data.resumed, dryRun: e.data.dryRun, pid: e.data.pid, host: s.run.host }];
+    case 'step.entered': {
+      const label = e.data.step;
+      if (isFinalState(label)) return endStep(s, label === 'failed' ? 'failed' : 'ok', e.at);
+      const out = endStep(s, 'ok', e.at);
+      s.step = { label, since: e.at };
+      return [...out, { type: 'step.started', step: label }];
+    }
+    case 'run.interrupted':
+      return endStep(s, 'interrupted', e.at);
+    case 'run.finished':
+      return endStep(s, e.data.state === 'failed' ? 'failed' : 'ok', e.at);
     case 'move.scheduled':
     case 'move.adopted':
-    case 'bulk.move_seen':
-      return [{ type: 'move.scheduled', ...it, moveId: num(d.moveId), moveState: strOrNull(d.moveState), bulk: type === 'bulk.move_seen' }];
+    case 'bulk.move_seen': {
+      const d = e.data;
+      return [{ type: 'move.scheduled', kind: d.kind, source: d.source, id: d.id, moveId: d.moveId, moveState: d.moveState, bulk: e.type === 'bulk.move_seen' }];
+    }
     case 'move.finished':
-      return [{ type: 'move.finished', ...it, moveId: num(d.moveId), cleanupFailed: false, error: null }];
+      return [{ type: 'move.finished', kind: e.data.kind, source: e.data.source, id: e.data.id, moveId: e.data.moveId, cleanupFailed: false, error: null }];
     case 'move.cleanup_failed':
-      return [{ type: 'move.finished', ...it, moveId: num(d.moveId), cleanupFailed: true, error: strOrNull(d.error) }];
+      return [{ type: 'move.finished', kind: e.data.kind, source: e.data.source, id: e.data.id, moveId: e.data.moveId, cleanupFailed: true, error: e.data.error }];
     case 'move.failed':
-      return [{ type: 'move.failed', ...it, moveId: num(d.moveId), error: strOrNull(d.error) }];
+      return [{ type: 'move.failed', kind: e.data.kind, source: e.data.source, id: e.data.id, moveId: e.data.moveId, error: e.data.error }];
     case 'item.quarantined':
-      return [{ type: 'move.quarantined', ...it, reason: str(d.reason), attempts: typeof d.attempts === 'number' ? d.attempts : null, stuck: false }];
-    case 'move.stuck':
-      return [{ type: 'move.quarantined', ...it, reason: `stuck: move ${num(d.moveId)} still ${str(d.moveState)}`, attempts: null, stuck: true }];
-    // Written by the throttle and the maintenance windows (issue 15, items 1 and 2) when they land.
+      return [{ type: 'move.quarantined', kind: e.data.kind, source: e.data.source, id: e.data.id, reason: e.data.reason, attempts: e.data.attempts, stuck: false }];
+    case 'move.stuck': {
+      const d = e.data;
+      return [{ type: 'move.quarantined', kind: d.kind, source: d.source, id: d.id, reason: `stuck: move ${d.moveId} still ${d.moveState}`, attempts: null, stuck: true }];
+    }
     case 'cap.changed':
-      return [{ type: 'cap.changed', cap: num(d.cap), paused: d.paused === true, previous: (d.previous as { cap: number; paused: boolean } | null) ?? null, reason: str(d.reason) }];
-    // The scheduling gate (src/schedule/gate.ts): instants are ms in the audit trail, ISO here.
-    case 'throttle.cap':
-      return [{ type: 'cap.changed', cap: num(d.cap), paused: d.cap === 0, previous: null, reason: str(d.reason) }];
+      return [{ type: 'cap.changed', cap: e.data.cap, paused: e.data.paused, previous: control(e.data.previous), reason: e.data.reason, limit: e.data.limit }];
     case 'window.opened':
-      return [{ type: 'window.opened', window: str(d.window), closesAt: isoOrNull(d.closesAt) }];
+      return [{ type: 'window.opened', window: e.data.window ?? '', closesAt: iso(e.data.closesAt) }];
     case 'window.closed':
-      return [{ type: 'window.closed', window: str(d.window), nextOpensAt: isoOrNull(d.nextOpenAt) }];
-    default:
+      return [{ type: 'window.closed', window: e.data.window ?? '', nextOpensAt: iso(e.data.nextOpenAt) }];
+    case 'lock.takeover':
+      return e.data.reason ? [{ type: 'lock.taken_over', previous: { pid: e.data.previous.pid, host: e.data.previous.host }, reason: e.data.reason }] : [];
+    // The cap that throttle.cap and control.changed move reaches the file as cap.changed, recorded
+    // by the drain; the rest is bookkeeping a runbook does not act on (the checkpoint's log keeps it).
+    case 'throttle.cap':
+    case 'control.changed':
+    case 'run.restart':
+    case 'schedule.ignored':
+    case 'http.mutating':
+    case 'weights.restored':
+    case 'lock.acquired':
+    case 'lock.unlocked':
+    case 'quarantine.released':
+    case 'drain.started':
+    case 'drain.finished':
+    case 'drain.dry_run':
+    case 'drain.ahead':
+    case 'enumerate.started':
+    case 'enumerate.unlistable':
+    case 'enumerate.finished':
+    case 'enumerate.filter_ignored':
+    case 'item.not_on_source':
+    case 'item.still_on_source':
+    case 'item.absent_but_on_source':
+    case 'item.absent_unknown':
+    case 'item.elsewhere':
+    case 'item.gone':
+    case 'item.already_on_destination':
+    case 'item.stuck_state':
+    case 'item.retry':
+    case 'move.intent':
+    case 'move.read_only':
+    case 'move.post_failed':
+    case 'move.not_created':
+    case 'move.unstuck':
+    case 'bulk.intent':
+    case 'bulk.posted':
+    case 'bulk.post_failed':
+    case 'bulk.throttled':
+    case 'bulk.adopted':
+    case 'bulk.move_for_quarantined':
+    case 'bulk.settled':
+    case 'records.sweep':
+    case 'records.confirmed':
+    case 'records.unconfirmed':
+    case 'verify.checked':
+    case 'verify.filter_ignored':
       return [];
+    default:
+      return unknownEvent(e);
   }
 }
 
-/** The cap the drain applies under these overrides (0 while paused). */
-function capOf(control: RunControl, planConcurrency: number): { cap: number; paused: boolean } {
-  return { cap: control.paused ? 0 : (control.concurrency ?? planConcurrency), paused: control.paused };
+/** Reached only if a type of the vocabulary has no case above: the build fails first. */
+function unknownEvent(e: never): RunEventBody[] {
+  void e;
+  return [];
 }
 
 /**
  * Events written by `write`, one call per line (the CLI appends each to the file with one
- * write(2), so `tail -f` never sees half a line). `progressMs` is the progress interval.
+ * write(2), so `tail -f` never sees half a line). `progressMs` is the progress interval. The lines
+ * come from the checkpoint's committed log, read from where this process opened it: the file never
+ * announces what the checkpoint does not hold.
  */
 export function createRunEvents(write: (line: string) => void, clock: Clock, progressMs: number): RunEvents {
   let seq = 0;
   let failure: Error | null = null;
   let finished = false;
   let ticker: NodeJS.Timeout | undefined;
+  let state: SinkState | null = null;
+  let afterSeq = 0;
+  let lastProgress = 0;
   const emit = (body: RunEventBody) => {
     if (failure) return;
     try {
@@ -103,130 +173,69 @@ export function createRunEvents(write: (line: string) => void, clock: Clock, pro
       failure = err instanceof Error ? err : new Error(String(err));
     }
   };
+  /** Every event committed since the last read, in order. */
+  const readLog = () => {
+    if (!state) return;
+    for (;;) {
+      const page = state.run.store.readEvents(afterSeq, PAGE);
+      for (const e of page) {
+        afterSeq = e.seq;
+        for (const body of toRunEvents(e, state)) emit(body);
+      }
+      if (page.length < PAGE) return;
+    }
+  };
+  const progress = (force: boolean) => {
+    if (!state || finished) return;
+    const now = clock.now();
+    if (!force && now - lastProgress < progressMs) return;
+    lastProgress = now;
+    const summary = state.run.store.summary(now);
+    const kinds = progressByKind(summary);
+    const sum = (f: (k: (typeof kinds)[number]) => number) => kinds.reduce((a, k) => a + f(k), 0);
+    const elapsedMs = Math.max(0, now - state.run.startedAt);
+    const rate = rateAndEta(summary, elapsedMs);
+    emit({
+      type: 'progress',
+      step: state.step?.label ?? null,
+      total: summary.total,
+      done: sum((k) => k.done),
+      inFlight: sum((k) => k.inFlight),
+      waiting: sum((k) => k.waiting),
+      retrying: sum((k) => k.retrying),
+      quarantined: sum((k) => k.quarantined),
+      movesPerMinute: Math.round(rate.perMinute * 10) / 10,
+      etaMs: rate.etaMs === null ? null : Math.round(rate.etaMs),
+      elapsedMs: Math.round(elapsedMs),
+    });
+  };
+  const tick = () => {
+    try {
+      readLog();
+      progress(false);
+    } catch {
+      // A busy checkpoint: the next tick tries again.
+    }
+  };
 
   return {
     get failure() {
       return failure;
     },
-    attach(store, info) {
-      let depth = 0;
-      let queue: RunEventBody[] = [];
-      let step: { label: string; since: number } | null = null;
-      let startedAt: number | null = null;
-      let lastProgress = 0;
-      let cap: { cap: number; paused: boolean } | null = null;
-
-      const endStep = (outcome: 'ok' | 'failed' | 'interrupted', at: number): RunEventBody[] => {
-        if (!step) return [];
-        const ended: RunEventBody = { type: 'step.ended', step: step.label, outcome, durationMs: Math.max(0, at - step.since) };
-        step = null;
-        return [ended];
-      };
-      /** The run-level audit events: run start, steps, interruption and end. */
-      const fromRun = (type: string, d: Record<string, unknown>, at: number): RunEventBody[] => {
-        switch (type) {
-          case 'run.started':
-            startedAt = at;
-            return [{ type: 'run.started', plan: info.plan, checkpoint: info.checkpoint, resumed: d.resumed === true, dryRun: d.dryRun === true, pid: num(d.pid), host: info.host }];
-          case 'step.entered': {
-            const label = str(d.step);
-            if (FINAL_LABELS.has(label)) return endStep(label === 'failed' ? 'failed' : 'ok', at);
-            const out = endStep('ok', at);
-            step = { label, since: at };
-            return [...out, { type: 'step.started', step: label }];
-          }
-          case 'run.interrupted':
-            return endStep('interrupted', at);
-          case 'run.finished':
-            return endStep(d.state === 'failed' ? 'failed' : 'ok', at);
-          default:
-            return fromAudit(type, d);
-        }
-      };
-      const deliver = (events: RunEventBody[]) => {
-        if (depth > 0) queue.push(...events);
-        else for (const e of events) emit(e);
-      };
-      const tick = () => {
-        if (startedAt === null || finished) return;
-        try {
-          const next = capOf(store.readControl(), info.planConcurrency);
-          if (!cap || cap.cap !== next.cap || cap.paused !== next.paused) {
-            emit({ type: 'cap.changed', ...next, previous: cap, reason: cap ? 'control' : 'start' });
-            cap = next;
-          }
-          const now = clock.now();
-          if (now - lastProgress < progressMs) return;
-          lastProgress = now;
-          const summary = store.summary(now);
-          const kinds = progressByKind(summary);
-          const sum = (f: (k: (typeof kinds)[number]) => number) => kinds.reduce((a, k) => a + f(k), 0);
-          const elapsedMs = Math.max(0, now - startedAt);
-          const rate = rateAndEta(summary, elapsedMs);
-          emit({
-            type: 'progress',
-            step: step?.label ?? null,
-            total: summary.total,
-            done: sum((k) => k.done),
-            inFlight: sum((k) => k.inFlight),
-            waiting: sum((k) => k.waiting),
-            retrying: sum((k) => k.retrying),
-            quarantined: sum((k) => k.quarantined),
-            movesPerMinute: Math.round(rate.perMinute * 10) / 10,
-            etaMs: rate.etaMs === null ? null : Math.round(rate.etaMs),
-            elapsedMs: Math.round(elapsedMs),
-          });
-        } catch {
-          // A busy checkpoint: the next tick tries again.
-        }
-      };
-
-      const observed = new Proxy(store, {
-        get(target, prop, receiver) {
-          if (prop === 'appendEvent') {
-            return (type: string, data: Record<string, unknown>, at: number) => {
-              target.appendEvent(type, data, at);
-              deliver(fromRun(type, data, at));
-              // The first progress line comes with the start, then every interval.
-              if (type === 'run.started') tick();
-            };
-          }
-          if (prop === 'batch') {
-            return <T>(fn: () => T): T => {
-              depth++;
-              let ok = false;
-              try {
-                const r = target.batch(fn);
-                ok = true;
-                return r;
-              } finally {
-                depth--;
-                if (depth === 0) {
-                  const events = queue;
-                  queue = [];
-                  if (ok) for (const e of events) emit(e);
-                }
-              }
-            };
-          }
-          if (prop === 'acquireLock') {
-            return (...args: Parameters<CheckpointStore['acquireLock']>) => {
-              const got = target.acquireLock(...args);
-              if (got.previous && got.reason) emit({ type: 'lock.taken_over', previous: { pid: got.previous.pid, host: got.previous.host }, reason: got.reason });
-              return got;
-            };
-          }
-          const value: unknown = Reflect.get(target, prop, receiver);
-          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-        },
-      });
+    started(run) {
+      state = { run, step: null };
+      afterSeq = run.fromSeq;
+      readLog();
+      // The first progress line comes with the start, then every interval.
+      progress(true);
       ticker = setInterval(tick, TICK_MS);
       ticker.unref();
-      return observed;
     },
-    detach() {
+    progress: tick,
+    stopped() {
       if (ticker) clearInterval(ticker);
       ticker = undefined;
+      readLog();
     },
     finish(end) {
       if (finished) return;

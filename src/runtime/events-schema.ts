@@ -5,6 +5,7 @@
  * must ignore what they do not know); renaming, removing or retyping a field raises it.
  */
 import { z } from 'zod';
+import { FINAL_STATES } from '../events/vocabulary.js';
 
 /** The version every line carries in `v`. */
 export const EVENTS_VERSION = 1;
@@ -23,7 +24,7 @@ const base = {
 };
 
 /** How a run ended, with the process's exit code (README: Exit codes). */
-export const RUN_OUTCOMES = ['done', 'doneWithQuarantine', 'failed', 'interrupted', 'refused', 'invalid', 'leaseLost', 'error'] as const;
+export const RUN_OUTCOMES = [...FINAL_STATES, 'interrupted', 'refused', 'invalid', 'leaseLost', 'error'] as const;
 
 export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({
@@ -48,7 +49,15 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({ ...base, type: z.literal('move.finished'), ...item, moveId: z.number().int(), cleanupFailed: z.boolean(), error: z.string().nullable() }),
   z.object({ ...base, type: z.literal('move.failed'), ...item, moveId: z.number().int(), error: z.string().nullable() }),
   z.object({ ...base, type: z.literal('move.quarantined'), ...item, reason: z.string(), attempts: z.number().int().nullable(), stuck: z.boolean() }),
-  z.object({ ...base, type: z.literal('cap.changed'), ...control.shape, previous: control.nullable(), reason: z.string() }),
+  z.object({
+    ...base,
+    type: z.literal('cap.changed'),
+    ...control.shape,
+    previous: control.nullable(),
+    reason: z.string(),
+    /** What set the cap (added in version 1: readers of older lines see none). */
+    limit: z.enum(['plan', 'control', 'paused', 'window', 'throttle']).optional(),
+  }),
   // Reserved for maintenance windows (issue 15, item 1): the shapes may still gain fields.
   z.object({ ...base, type: z.literal('window.opened'), window: z.string(), closesAt: z.iso.datetime().nullable() }),
   z.object({ ...base, type: z.literal('window.closed'), window: z.string(), nextOpensAt: z.iso.datetime().nullable() }),

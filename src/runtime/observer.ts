@@ -1,5 +1,5 @@
 /**
- * The one seam through which things outside the run watch it (the metrics file today): they are
+ * The one seam through which things outside the run watch it (`--events`, the metrics file): they are
  * told when the run starts, when item-level progress changed (after every poll, scheduling batch and
  * listing page), about every HTTP response, and when the run stops. Observers read; they never steer,
  * and what they throw is logged and dropped, so a full disk under a metrics file cannot fail a
@@ -15,8 +15,13 @@ import type { Clock } from '../time/clock.js';
 /** What an observer may look at while the run goes on. */
 export interface ObservedRun {
   plan: Plan;
+  /** The checkpoint's path, and the host this process runs on. */
+  checkpoint: string;
+  host: string;
+  /** The log's last sequence number before this process took the lock: its own events come after. */
+  fromSeq: number;
   /** The run's own checkpoint connection: read it (summary, events); never write. */
-  store: Pick<CheckpointStore, 'summary' | 'readEvents' | 'lastEventSeq' | 'readControl' | 'getItem'>;
+  store: Pick<CheckpointStore, 'summary' | 'readEvents' | 'lastEventSeq' | 'lastEventOf' | 'readControl' | 'getItem'>;
   clock: Clock;
   /** When this process started driving the run (ms since epoch). */
   startedAt: number;

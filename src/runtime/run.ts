@@ -52,8 +52,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   const log = createRunLogger(logFile, secrets, opts.env.LOG_LEVEL ?? 'info');
   for (const w of planWarnings) opts.stderr.write(`${secrets.scrub(formatProblem(w))}\n`);
 
-  const opened = services.openCheckpoint(file);
-  const store = opts.events ? opts.events.attach(opened, { plan: plan.name, checkpoint: file, host: services.host, planConcurrency: plan.move.concurrency }) : opened;
+  const store = services.openCheckpoint(file);
   const observers = opts.observers ?? [];
   const audit = createAuditBuffer(store, (err) => log.warn({ err, leaseLost: isLeaseLostError(err) }, 'audit lines could not be written and were dropped'));
   let api: InstanceApi | undefined;
@@ -61,6 +60,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   try {
     // Before the lock: a refused run leaves the other kind's checkpoint exactly as it was.
     assertMode(store, file, opts.dryRun ? 'dry-run' : 'run');
+    // Observers read this process's events from here on: the lock it takes is the first.
+    const fromSeq = store.lastEventSeq();
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
     const now = services.clock.now();
     const got = store.acquireLock({ pid: services.pid, host: services.host, startedAt: now }, services.isAlive, { ms: leaseMs, now });
@@ -87,7 +88,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       gate?.noteResponse(e.status, e.durationMs);
       notifyObservers(observers, log, 'response', e);
       // The event log keeps every mutating request (the audit trail), reads only in the debug log.
-      if (e.mutating) audit.add('http.mutating', { ...e }, services.clock.now());
+      if (e.mutating) audit.add({ ...e }, services.clock.now());
     };
     api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh: oauth.onRefresh, onResponse });
     if (!opts.dryRun) gate = startGate(plan, api, store, opts, services.clock, log);
@@ -104,7 +105,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     };
     let outcome: RunOutcome;
     try {
-      outcome = await driveMachine({ opts: { ...opts, signal }, services, plan, hash, store, api, log, logFile, secrets, input, snapshot: start.snapshot, gate });
+      outcome = await driveMachine({ opts: { ...opts, signal }, services, plan, hash, store, api, log, logFile, secrets, input, snapshot: start.snapshot, gate, fromSeq });
     } catch (err) {
       // A fenced write may surface anywhere (an actor, a snapshot save): it means one thing.
       if (lease.lost || isLeaseLostError(err)) throw new LeaseLostError(store.file, store.readLock());
@@ -113,7 +114,6 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     if (lease.lost) throw new LeaseLostError(store.file, store.readLock());
     return outcome;
   } finally {
-    opts.events?.detach();
     lease?.stop();
     await api?.close().catch(() => undefined);
     flushAudit(audit, log);

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { openCheckpoint } from '../store/checkpoint.js';
 import type { Checkpoint } from '../store/checkpoint.js';
-import { GATE_EVENTS, buildStatusReport, gateView } from '../report/status.js';
+import { buildStatusReport, capView } from '../report/status.js';
 import type { LockView, StatusReport } from '../report/status.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
 import { checkpointPath } from './paths.js';
@@ -36,7 +36,7 @@ export function lockHolder(store: Pick<Checkpoint, 'readLock'>): LockView | null
 export function readStatus(file: string, now: number, planConcurrency: number | null = null): StatusReport {
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
-    return buildStatusReport(file, store.loadRun(), store.summary(now), now, lockHolder(store), planConcurrency, gateView(store.lastEventOf(GATE_EVENTS)));
+    return buildStatusReport(file, store.loadRun(), store.summary(now), now, lockHolder(store), planConcurrency, capView(store.lastEventOf(['cap.changed'])));
   } finally {
     store.close();
   }

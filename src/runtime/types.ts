@@ -7,7 +7,6 @@ import type { FinalReportInput } from '../report/final.js';
 import type { CheckpointStore } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 import type { RunActors } from './effects.js';
-import type { RunEvents } from './event-sink.js';
 import type { RunObserver } from './observer.js';
 
 /** A fresh OAuth pair after a refresh (secrets: memory and token files only). */
@@ -30,8 +29,9 @@ export interface RuntimeServices {
   host: string;
 }
 
-/** The machine's final states. */
-export type FinalState = 'done' | 'doneWithQuarantine' | 'failed';
+import type { FinalState } from '../events/vocabulary.js';
+
+export type { FinalState } from '../events/vocabulary.js';
 
 /**
  * How a run that got as far as the machine ended: interrupted with the checkpoint saved, or in a
@@ -59,8 +59,6 @@ export interface RunOptions {
   ignoreSchedule?: boolean;
   /** The run lock's lease period (ms); DEFAULT_LEASE_MS in ./lease.ts when absent. */
   leaseMs?: number | undefined;
-  /** `run --events`: the run's events for automation (./event-sink.ts); absent: none. */
-  events?: RunEvents | undefined;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   signal: AbortSignal;

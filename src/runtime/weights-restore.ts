@@ -86,7 +86,7 @@ export async function restoreWeights(opts: RestoreOptions, injected: Partial<Run
     if (!previous) return { kind: 'nothing-recorded', file };
     const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
     const onResponse = (e: RequestEvent) => {
-      if (e.mutating) audit.add('http.mutating', { ...e }, services.clock.now());
+      if (e.mutating) audit.add({ ...e }, services.clock.now());
     };
     api = services.createApi(plan, { readOnly: false, onRefresh: oauth.onRefresh, onResponse });
     const current = await api.getWeights();

@@ -116,7 +116,7 @@ describe('throttle: additive increase, multiplicative decrease', () => {
   it('without a throttle or windows the cap is the ceiling and nothing is read', async () => {
     const api = createFakeApi();
     const gate = createGate({ plan: testPlan(), api });
-    expect(await gate.decide(7, 0)).toEqual({ cap: 7, reason: null, waitingUntil: null });
+    expect(await gate.decide(7, 0)).toEqual({ cap: 7, limit: null, reason: null, waitingUntil: null });
     expect(api.state.calls).toEqual([]);
   });
 });
@@ -127,7 +127,7 @@ describe('windows in the gate', () => {
     const changes: GateChange[] = [];
     const gate = createGate({ plan, api: createFakeApi(), onChange: (c) => changes.push(c) });
     const sat = Date.parse('2026-11-28T12:00:00Z');
-    expect(await gate.decide(10, sat)).toEqual({ cap: 0, reason: 'outside every maintenance window', waitingUntil: Date.parse('2026-11-30T22:00:00Z') });
+    expect(await gate.decide(10, sat)).toEqual({ cap: 0, limit: 'window', reason: 'outside every maintenance window', waitingUntil: Date.parse('2026-11-30T22:00:00Z') });
     expect((await gate.decide(10, Date.parse('2026-11-30T22:00:00Z'))).cap).toBe(10);
     expect(changes.map((c) => c.type)).toEqual(['window.closed', 'window.opened']);
   });

@@ -36,6 +36,8 @@ const SAMPLES = 50;
 export interface GateDecision {
   /** Moves allowed in flight (0: schedule nothing). */
   cap: number;
+  /** What holds the cap under the ceiling: outside every window, or the throttle (null: nothing does). */
+  limit: 'window' | 'throttle' | null;
   /** Why the cap is below the ceiling (null when it is not). */
   reason: string | null;
   /** Outside every window: when the next one opens (ms since epoch), else null. */
@@ -70,8 +72,6 @@ export interface SchedulingGate {
   noteMove(failed: boolean, durationMs: number | null): void;
   /** An HTTP answer (from the client's onResponse). */
   noteResponse(status: number | null | undefined, durationMs: number | undefined): void;
-  /** The last decision, for the progress line. */
-  last(): GateDecision | null;
 }
 
 class Ring {
@@ -122,7 +122,6 @@ export function createGate(opts: GateOptions): SchedulingGate {
   let stateOpen = false;
   let stateFrom = 0;
   let stateUntil: number | null = null;
-  let last: GateDecision | null = null;
   const watched = new Set([...plan.move.from, plan.move.to]);
 
   async function readHealth(now: number): Promise<void> {
@@ -184,13 +183,11 @@ export function createGate(opts: GateOptions): SchedulingGate {
             : { type: 'window.closed', cap: opts.ignoreSchedule ? ceiling : 0, ceiling, reason: opts.ignoreSchedule ? 'outside every window, but --ignore-schedule' : 'outside every maintenance window', nextOpenAt, window: closing });
         }
         if (!open && !opts.ignoreSchedule) {
-          last = { cap: 0, reason: 'outside every maintenance window', waitingUntil: nextOpenAt };
-          return last;
+          return { cap: 0, limit: 'window', reason: 'outside every maintenance window', waitingUntil: nextOpenAt };
         }
       }
       if (!t) {
-        last = { cap: ceiling, reason: null, waitingUntil: null };
-        return last;
+        return { cap: ceiling, limit: null, reason: null, waitingUntil: null };
       }
       await readHealth(now);
       const before = cap ?? ceiling;
@@ -226,8 +223,7 @@ export function createGate(opts: GateOptions): SchedulingGate {
       if (cap === null) lastGood = now;
       if (next !== cap) change({ type: 'throttle.cap', cap: next, ceiling, reason: reason ?? 'at the ceiling' });
       cap = next;
-      last = { cap: next, reason: next < ceiling ? reason : null, waitingUntil: null };
-      return last;
+      return { cap: next, limit: next < ceiling ? 'throttle' : null, reason: next < ceiling ? reason : null, waitingUntil: null };
     },
     noteMove(failed, durationMs) {
       if (!t) return;
@@ -242,6 +238,5 @@ export function createGate(opts: GateOptions): SchedulingGate {
       if (typeof durationMs === 'number') latency.push(durationMs);
       limited.push(status === 429 ? 1 : 0);
     },
-    last: () => last,
   };
 }

@@ -158,11 +158,11 @@ describe('run-level checkpoint', () => {
 
   it('appends events in order and never rewrites them', () => {
     const s = openCheckpoint(':memory:');
-    s.appendEvent('move.intent', { kind: 'projects', id: 1 }, 5);
-    s.appendEvent('move.scheduled', { kind: 'projects', id: 1, moveId: 9 }, 6);
+    s.appendEvent('move.intent', { kind: 'projects', source: 'a', id: 1, attempt: 1, destination: 'b' }, 5);
+    s.appendEvent('move.scheduled', { kind: 'projects', source: 'a', id: 1, moveId: 9, moveState: 'scheduled' }, 6);
     expect(s.readEvents().map((e) => [e.type, e.at, e.data])).toEqual([
-      ['move.intent', 5, { kind: 'projects', id: 1 }],
-      ['move.scheduled', 6, { kind: 'projects', id: 1, moveId: 9 }],
+      ['move.intent', 5, { kind: 'projects', source: 'a', id: 1, attempt: 1, destination: 'b' }],
+      ['move.scheduled', 6, { kind: 'projects', source: 'a', id: 1, moveId: 9, moveState: 'scheduled' }],
     ]);
     s.close();
   });

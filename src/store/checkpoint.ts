@@ -11,6 +11,7 @@ import { installFence, removeFence, takeoverReason, toHolder } from './lease.js'
 import type { LockRow } from './lease.js';
 import { migrate } from './schema.js';
 import { NO_CONTROL } from './types.js';
+import type { AuditEventMap, AuditEventOf, AuditType } from '../events/vocabulary.js';
 import type { CheckpointStore, LockAcquired, LockHolder, RunControl, RunMode, SavedRun, StatusSummary, StoredEvent } from './types.js';
 
 const TEN_MINUTES = 10 * 60 * 1000;
@@ -194,31 +195,28 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     this.r.putRun.run(run.planName, run.planHash, run.machineVersion, JSON.stringify(run.snapshot));
   }
 
-  appendEvent(type: string, data: Record<string, unknown>, at: number): void {
+  appendEvent<K extends AuditType>(type: K, data: AuditEventMap[K], at: number): void {
     this.r.event.run(at, type, JSON.stringify(data));
   }
 
   /** Events after `afterSeq`, oldest first (for reports and tests). */
   readEvents(afterSeq = 0, limit = 1000): StoredEvent[] {
-    return (this.r.events.all(afterSeq, limit) as { seq: number; at: number; type: string; data: string }[]).map((e) => ({
-      ...e,
-      data: JSON.parse(e.data) as Record<string, unknown>,
-    }));
+    return (this.r.events.all(afterSeq, limit) as EventRow[]).map(toEvent);
   }
 
   /**
    * The newest event of one of `types` among the last `window` events (for `status`: the gate's
    * state). Bounded, so a checkpoint with millions of events and none of these answers quickly.
    */
-  lastEventOf(types: readonly string[], window = 1_000_000): { seq: number; at: number; type: string; data: Record<string, unknown> } | null {
+  lastEventOf<K extends AuditType>(types: readonly K[], window = 1_000_000): AuditEventOf<K> | null {
     if (types.length === 0) return null;
     const row = this.db
       .prepare(
         `SELECT seq, at, type, data FROM events WHERE seq > (SELECT coalesce(max(seq), 0) FROM events) - ? AND type IN (${types.map(() => '?').join(', ')})
          ORDER BY seq DESC LIMIT 1`,
       )
-      .get(window, ...types) as { seq: number; at: number; type: string; data: string } | undefined;
-    return row ? { ...row, data: JSON.parse(row.data) as Record<string, unknown> } : null;
+      .get(window, ...types) as EventRow | undefined;
+    return row ? (toEvent(row) as AuditEventOf<K>) : null;
   }
 
   lastEventSeq(): number {
@@ -288,6 +286,21 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       this.db.close();
     }
   }
+}
+
+interface EventRow {
+  seq: number;
+  at: number;
+  type: string;
+  data: string;
+}
+
+/**
+ * A row of the log as the vocabulary's event. The one place a stored event is trusted to be what
+ * its type says: only `appendEvent`, checked against the vocabulary, writes the log.
+ */
+function toEvent(row: EventRow): StoredEvent {
+  return { ...row, data: JSON.parse(row.data) as unknown } as StoredEvent;
 }
 
 function hasIndex(db: Database.Database, name: string): boolean {

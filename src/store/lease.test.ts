@@ -84,7 +84,7 @@ describe('the run lock as a lease', () => {
     const lost = /SHARDMOVE_LEASE_LOST/;
     expect(() => a.saveRun({ planName: 'p', planHash: 'h', machineVersion: 1, snapshot: { at: 'a again' } })).toThrow(lost);
     expect(() => a.markIntent('projects', 1, T0 + 121_000)).toThrow(lost);
-    expect(() => a.appendEvent('move.intent', { id: 1 }, T0 + 121_000)).toThrow(lost);
+    expect(() => a.appendEvent('move.intent', { kind: 'projects', source: 'nfs-1', id: 1, attempt: 1, destination: 'b' }, T0 + 121_000)).toThrow(lost);
     expect(() => a.batch(() => a.markPending('projects', 1, 0, 'x', false))).toThrow(lost);
     expect(() => a.recordPage('projects', 'nfs-1', 1, [{ kind: 'projects', id: 2, storage: 'nfs-1', name: 'g/p2', sizeBytes: null }], T0)).toThrow(lost);
     expect(a.renewLock(T0 + 121_000)).toBe(false);
@@ -107,7 +107,7 @@ describe('the run lock as a lease', () => {
     expect(op.readLock()).toBeNull();
     expect(op.readEvents().find((e) => e.type === 'lock.unlocked')?.data).toMatchObject({ previous: { pid: 111 }, by: { pid: 999, host: 'laptop' } });
     expect(op.forceUnlock({ pid: 999, host: 'laptop' }, T0 + 2000)).toBeNull();
-    expect(() => a.appendEvent('x', {}, T0)).toThrow(/SHARDMOVE_LEASE_LOST/);
+    expect(() => a.appendEvent('run.restart', { reason: 'x' }, T0)).toThrow(/SHARDMOVE_LEASE_LOST/);
     expect(() => a.assertLease()).toThrow(/removed \(shardmove unlock\)/);
   });
 
@@ -119,7 +119,7 @@ describe('the run lock as a lease', () => {
     const g2 = a.acquireLock({ pid: 1, host: 'h', startedAt: T0 }, alive, { ms: LEASE, now: T0 }).generation;
     expect(g2).toBe(g1 + 1);
     a.releaseLock();
-    a.appendEvent('after.release', {}, T0);
+    a.appendEvent('run.restart', { reason: 'after release' }, T0);
     const b = connect(file);
     expect(b.acquireLock({ pid: 2, host: 'h', startedAt: T0 }, alive, { ms: LEASE, now: T0 }).generation).toBe(g2 + 1);
   });

@@ -4,6 +4,7 @@
  * (that, plus the lock, the machine snapshot and the summary). `openCheckpoint` in ./checkpoint.ts
  * implements both.
  */
+import type { AuditEvent, AuditEventMap, AuditEventOf, AuditType } from '../events/vocabulary.js';
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 
@@ -28,14 +29,8 @@ export interface LockAcquired {
   reason: 'dead' | 'stale' | null;
 }
 
-/** One row of the event log. */
-export interface StoredEvent {
-  seq: number;
-  /** ms since epoch. */
-  at: number;
-  type: string;
-  data: Record<string, unknown>;
-}
+/** One row of the event log: an audit event of the one vocabulary (src/events/vocabulary.ts). */
+export type StoredEvent = AuditEvent;
 
 /** A checkpoint holds either a real run or a dry run, never both (issue 19). */
 export type RunMode = 'run' | 'dry-run';
@@ -87,8 +82,8 @@ export const NO_CONTROL: RunControl = Object.freeze({ concurrency: null, paused:
  * the summary belong to the runtime.
  */
 export interface ActorStore extends ItemStore {
-  /** Append-only log of every mutating request and decision. Never pass secrets in `data`. */
-  appendEvent(type: string, data: Record<string, unknown>, at: number): void;
+  /** Append-only log of every mutating request and decision, of the one vocabulary. Never pass secrets in `data`. */
+  appendEvent<K extends AuditType>(type: K, data: AuditEventMap[K], at: number): void;
   /** The operator's live overrides (NO_CONTROL when none were set). Cheap: read on every drain loop turn. */
   readControl(): RunControl;
 }
@@ -130,6 +125,8 @@ export interface CheckpointStore extends ActorStore {
   readEvents(afterSeq?: number, limit?: number): StoredEvent[];
   /** The newest event's sequence number (0 when the log is empty). */
   lastEventSeq(): number;
+  /** The newest event of one of `types` among the last `window` events (null: none there). */
+  lastEventOf<K extends AuditType>(types: readonly K[], window?: number): AuditEventOf<K> | null;
   /**
    * `run --retry-quarantined`: quarantined items go back to `pending` with their attempts reset,
    * except those quarantined as stuck (their move may still run; a drain releases them once it

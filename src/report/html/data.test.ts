@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { buildStatusReport } from '../status.js';
+import type { CapData } from '../../events/vocabulary.js';
 import type { StoredEvent, StatusSummary } from '../../store/types.js';
+import { auditEvent } from '../../../test/support/audit-event.js';
 import { buildReportData, niceStep } from './data.js';
 import { escapeHtml, renderHtmlReport } from './render.js';
 
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
-let seq = 0;
-const ev = (s: number, type: string, data: Record<string, unknown>): StoredEvent => ({ seq: ++seq, at: T0 + s * 1000, type, data });
+const ev: typeof auditEvent = (s, type, data) => auditEvent(T0 + s * 1000, type, data);
+const PLAN_CAP: CapData = { cap: 10, ceiling: 10, paused: false, limit: 'plan', reason: "the plan's move.concurrency" };
+const CONTROL_CAP: CapData = { cap: 1, ceiling: 1, paused: false, limit: 'control', reason: 'set with shardmove control' };
+const PAUSED_CAP: CapData = { cap: 0, ceiling: 0, paused: true, limit: 'paused', reason: 'paused with shardmove control' };
 
 const summary: StatusSummary = {
   counts: [
@@ -22,25 +26,29 @@ const summary: StatusSummary = {
 
 /** Three project moves (one failed then retried), one snippet move, a cap change and a pause. */
 function events(): StoredEvent[] {
-  const p = (id: number, moveId: number) => ({ kind: 'projects', source: 'nfs-1', id, moveId });
+  const p = (id: number, moveId: number) => ({ kind: 'projects', source: 'nfs-1', id, moveId }) as const;
   return [
-    ev(0, 'run.started', { resumed: false, dryRun: false }),
+    ev(0, 'run.started', { resumed: false, dryRun: false, pid: 1 }),
     ev(0, 'step.entered', { step: 'drain nfs-1/projects' }),
-    ev(1, 'move.scheduled', p(1, 1)),
-    ev(1, 'move.scheduled', p(2, 2)),
-    ev(2, 'move.scheduled', p(4, 3)),
+    ev(0, 'cap.changed', { ...PLAN_CAP, previous: null }),
+    ev(1, 'move.scheduled', { ...p(1, 1), moveState: 'scheduled' }),
+    ev(1, 'move.scheduled', { ...p(2, 2), moveState: 'scheduled' }),
+    ev(2, 'move.scheduled', { ...p(4, 3), moveState: 'scheduled' }),
     ev(3, 'control.changed', { concurrency: 1, paused: false, previous: { concurrency: null, paused: false } }),
+    ev(3, 'cap.changed', { ...CONTROL_CAP, previous: PLAN_CAP }),
     ev(11, 'move.finished', p(1, 1)),
     ev(21, 'move.failed', { ...p(2, 2), error: 'boom' }),
-    ev(22, 'item.retry', { kind: 'projects', id: 2 }),
+    ev(22, 'item.retry', { kind: 'projects', source: 'nfs-1', id: 2, attempts: 1, nextAttemptAt: T0 + 40_000, reason: 'boom' }),
     ev(30, 'control.changed', { concurrency: 1, paused: true, previous: { concurrency: 1, paused: false } }),
+    ev(30, 'cap.changed', { ...PAUSED_CAP, previous: CONTROL_CAP }),
     ev(40, 'control.changed', { concurrency: null, paused: false, previous: { concurrency: 1, paused: true } }),
-    ev(41, 'move.scheduled', p(2, 4)),
+    ev(40, 'cap.changed', { ...PLAN_CAP, previous: PAUSED_CAP }),
+    ev(41, 'move.scheduled', { ...p(2, 4), moveState: 'scheduled' }),
     ev(51, 'move.finished', p(2, 4)),
     ev(52, 'move.failed', { ...p(4, 3), error: 'Failed to verify <checksum>' }),
-    ev(55, 'bulk.move_seen', { kind: 'snippets', source: 'nfs-2', id: 9, moveId: 1 }),
+    ev(55, 'bulk.move_seen', { kind: 'snippets', source: 'nfs-2', id: 9, moveId: 1, moveState: 'started' }),
     ev(60, 'move.finished', { kind: 'snippets', source: 'nfs-2', id: 9, moveId: 1 }),
-    ev(60, 'run.finished', { state: 'doneWithQuarantine' }),
+    ev(60, 'run.finished', { state: 'doneWithQuarantine', error: null, quarantined: 1 }),
   ];
 }
 
@@ -60,7 +68,8 @@ describe('buildReportData', () => {
     expect(at(2).cap).toBe(10);
     expect(at(3).cap).toBe(1);
     expect(at(11).inFlight).toBe(2);
-    expect(at(35)).toMatchObject({ inFlight: 1, paused: true, cap: 1 });
+    // Paused: the cap in force is 0, as status, the metrics and --events say.
+    expect(at(35)).toMatchObject({ inFlight: 1, paused: true, cap: 0 });
     expect(at(45)).toMatchObject({ inFlight: 2, paused: false, cap: 10 });
     expect(at(60).inFlight).toBe(0);
     // Throughput over the last four buckets (2 s here): one finish is 30 a minute for 2 s.

@@ -125,6 +125,13 @@ function quantile(sorted: number[], q: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
 }
 
+/** The cap in force from a moment on (the run's `cap.changed` events). */
+interface CapPoint {
+  at: number;
+  cap: number;
+  paused: boolean;
+}
+
 export interface ReportInput {
   status: StatusReport;
   context: RunContext | null;
@@ -137,7 +144,7 @@ export interface ReportInput {
 export function buildReportData(input: ReportInput): ReportData {
   const { status, context: c, now } = input;
   const ledger = new MoveLedger();
-  const control: { at: number; concurrency: number | null; paused: boolean }[] = [];
+  const caps: CapPoint[] = [];
   const rawMarkers: Omit<TimelineMarker, 't'>[] = [];
   const retries = new Map<string, number>();
   let first: number | null = null;
@@ -145,36 +152,37 @@ export function buildReportData(input: ReportInput): ReportData {
   for (const e of input.events) {
     first ??= e.at;
     last = e.at;
-    if (isMoveEvent(e.type)) {
+    if (isMoveEvent(e)) {
       ledger.add(e);
       continue;
     }
-    const d = e.data;
     switch (e.type) {
       case 'item.retry':
-        retries.set(String(d.kind), (retries.get(String(d.kind)) ?? 0) + 1);
+        retries.set(e.data.kind, (retries.get(e.data.kind) ?? 0) + 1);
         break;
       case 'control.changed': {
-        const prev = (d.previous ?? {}) as { concurrency?: number | null; paused?: boolean };
-        const next = { at: e.at, concurrency: (d.concurrency as number | null) ?? null, paused: d.paused === true };
-        control.push(next);
-        if (next.paused !== (prev.paused === true)) rawMarkers.push({ at: e.at, type: next.paused ? 'paused' : 'unpaused', label: next.paused ? 'paused' : 'unpaused' });
-        if (next.concurrency !== (prev.concurrency ?? null)) {
+        const prev = e.data.previous;
+        const next = { concurrency: e.data.concurrency, paused: e.data.paused };
+        if (next.paused !== prev.paused) rawMarkers.push({ at: e.at, type: next.paused ? 'paused' : 'unpaused', label: next.paused ? 'paused' : 'unpaused' });
+        if (next.concurrency !== prev.concurrency) {
           rawMarkers.push({ at: e.at, type: 'cap', label: next.concurrency === null ? "cap back to the plan's" : `cap ${next.concurrency}` });
         }
         break;
       }
+      case 'cap.changed':
+        caps.push({ at: e.at, cap: e.data.cap, paused: e.data.paused });
+        break;
       case 'run.started':
-        rawMarkers.push({ at: e.at, type: d.resumed ? 'run.resumed' : 'run.started', label: d.dryRun ? 'dry run started' : d.resumed ? 'run resumed' : 'run started' });
+        rawMarkers.push({ at: e.at, type: e.data.resumed ? 'run.resumed' : 'run.started', label: e.data.dryRun ? 'dry run started' : e.data.resumed ? 'run resumed' : 'run started' });
         break;
       case 'run.interrupted':
         rawMarkers.push({ at: e.at, type: 'run.interrupted', label: 'interrupted' });
         break;
       case 'run.finished':
-        rawMarkers.push({ at: e.at, type: 'run.finished', label: `finished: ${String(d.state)}` });
+        rawMarkers.push({ at: e.at, type: 'run.finished', label: `finished: ${e.data.state}` });
         break;
       case 'step.entered':
-        rawMarkers.push({ at: e.at, type: 'step', label: String(d.step) });
+        rawMarkers.push({ at: e.at, type: 'step', label: e.data.step });
         break;
       default:
     }
@@ -182,8 +190,7 @@ export function buildReportData(input: ReportInput): ReportData {
   const spans = ledger.spans();
   const start = c?.startedAt ?? first ?? now;
   const end = status.state === 'running' ? now : (last ?? now);
-  const planCap = status.control.planConcurrency;
-  const timeline = buildTimeline(spans, control, start, Math.max(end, start + 1000), planCap);
+  const timeline = buildTimeline(spans, caps, start, Math.max(end, start + 1000));
   const markers = rawMarkers.map((m) => ({ ...m, t: (m.at - start) / 1000 }));
   return {
     generatedAt: now,
@@ -221,10 +228,9 @@ export function buildReportData(input: ReportInput): ReportData {
 /** Moves in flight sampled at each bucket's end, ends per minute within each bucket, the cap in force. */
 function buildTimeline(
   spans: MoveSpan[],
-  control: { at: number; concurrency: number | null; paused: boolean }[],
+  caps: CapPoint[],
   start: number,
   end: number,
-  planCap: number | null,
 ): { bucketMs: number; points: TimelinePoint[] } {
   const bucketMs = Math.max(250, niceStep((end - start) / MAX_POINTS));
   const n = Math.max(1, Math.ceil((end - start) / bucketMs));
@@ -252,17 +258,18 @@ function buildTimeline(
   const points: TimelinePoint[] = [];
   let inFlight = 0;
   let ci = 0;
-  let cur = { concurrency: null as number | null, paused: false };
+  // Before the run recorded its first cap, the cap is unknown (no drain had looked).
+  let cur: { cap: number | null; paused: boolean } = { cap: null, paused: false };
   for (let i = 0; i < n; i++) {
     const at = start + (i + 1) * bucketMs;
     inFlight += delta[i]!;
-    while (ci < control.length && control[ci]!.at <= at) cur = control[ci++]!;
+    while (ci < caps.length && caps[ci]!.at <= at) cur = caps[ci++]!;
     points.push({
       t: ((i + 1) * bucketMs) / 1000,
       inFlight,
       finishedPerMin: trailing(finished, i) * perMin,
       failedPerMin: trailing(failed, i) * perMin,
-      cap: cur.concurrency ?? planCap,
+      cap: cur.cap,
       paused: cur.paused,
     });
   }

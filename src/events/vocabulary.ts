@@ -1,0 +1,256 @@
+/**
+ * The run's audit events, declared once: every event the checkpoint's log holds, with the fields
+ * of its data. Writers (`appendEvent`) are checked against it, readers (`--events`, the metrics
+ * file, the report, `status`) get the data typed by the event's type, with no casts. The way undici
+ * declares its diagnostics channels and xstate its inspection events.
+ *
+ * The vocabulary only grows. A checkpoint written by an older release holds only types declared
+ * here, so a type is never renamed or removed, and its fields are only added (as optional when an
+ * older checkpoint may lack them).
+ *
+ * This module is at the bottom of the house: it imports nothing but the plan's `Kind`. The shapes of
+ * higher layers' values (a verification entry, a drain's result) are restated here as fields.
+ */
+import type { Kind } from '../plan/types.js';
+
+/** How a run machine ends: the run's final states, in the order the machine checks them. */
+export const FINAL_STATES = ['done', 'doneWithQuarantine', 'failed'] as const;
+export type FinalState = (typeof FINAL_STATES)[number];
+
+export function isFinalState(s: string): s is FinalState {
+  return (FINAL_STATES as readonly string[]).includes(s);
+}
+
+/** The drain an event belongs to. */
+interface OfDrain {
+  kind: Kind;
+  source: string;
+}
+
+/** One item of a drain. */
+interface OfItem extends OfDrain {
+  id: number;
+}
+
+/** A move of ours, as a poll or a POST saw it. */
+interface OfMove extends OfItem {
+  moveId: number;
+}
+
+/** Why the run reconciled an item with the instance (actors/reconcile.ts). */
+type ReconcileCause = 'ambiguous' | 'read-only' | 'resume' | 'lost-move';
+
+interface LockHolderData {
+  pid: number;
+  host: string;
+  startedAt: number;
+  heartbeatAt?: number;
+  leaseMs?: number | null;
+  generation?: number;
+}
+
+/** A change of the scheduling gate: a maintenance window opened or closed, or the throttle moved the cap. */
+export interface GateChangeData {
+  cap: number;
+  /** The operator's cap the gate worked under. */
+  ceiling: number;
+  reason: string | null;
+  /** window.closed: when the next window opens (ms since epoch). */
+  nextOpenAt?: number | null;
+  /** window.opened: the window as the plan writes it, and when it closes. */
+  window?: string | null;
+  closesAt?: number | null;
+}
+
+/** What limits the cap in force, most binding first. */
+export type CapLimit = 'plan' | 'control' | 'paused' | 'window' | 'throttle';
+
+/** The cap in force: moves allowed in flight, with what set it. */
+export interface CapData {
+  /** Moves allowed in flight now (0: none may start). */
+  cap: number;
+  /** The operator's cap: the plan's `move.concurrency`, or `shardmove control`'s override (0 while paused). */
+  ceiling: number;
+  /** True while `shardmove control --pause` holds the run. */
+  paused: boolean;
+  /** What set `cap`. */
+  limit: CapLimit;
+  /** In words, for people (the throttle's or the window's reason). */
+  reason: string;
+  /** Outside every maintenance window: when the next one opens (ms since epoch; null: none will). */
+  until?: number | null;
+}
+
+/** Every audit event and the fields of its data. */
+export interface AuditEventMap {
+  // The run (runtime/)
+  'run.started': { resumed: boolean; dryRun: boolean; pid: number };
+  'run.restart': { reason: string };
+  'run.interrupted': { step: string };
+  'run.finished': { state: FinalState; error: { step: string; code: string; message: string } | null; quarantined: number };
+  'step.entered': { step: string };
+  'schedule.ignored': { windows: string[]; timezone: string };
+  'http.mutating': { method: string; path: string; attempt: number; mutating: boolean; status?: number | null; durationMs?: number; errorCode?: string | null };
+  'weights.restored': { from: Record<string, number>; to: Record<string, number> };
+  // The lock and the live control (store/)
+  'lock.acquired': { pid: number; host: string; generation: number; leaseMs: number | null };
+  'lock.takeover': { previous: LockHolderData; reason: 'dead' | 'stale' | null; heartbeatAgeMs: number };
+  'lock.unlocked': { previous: LockHolderData; by: { pid: number; host: string } };
+  'control.changed': { concurrency: number | null; paused: boolean; previous: { concurrency: number | null; paused: boolean } };
+  'quarantine.released': { count: number };
+  // The cap in force and the gate under it (actors/drain-context.ts, schedule/gate.ts)
+  'cap.changed': CapData & { previous: CapData | null };
+  'window.opened': GateChangeData;
+  'window.closed': GateChangeData;
+  'throttle.cap': GateChangeData;
+  // Drains (actors/)
+  'drain.started': OfDrain & { mode: 'throttled' | 'bulk' | 'records' };
+  'drain.finished': OfDrain & { moved: number; quarantined: number; remaining: number; byRecords?: boolean; by?: 'records' };
+  'drain.dry_run': OfDrain & { wouldSchedule: number | null; concurrency?: number; estimatedRequests?: number; by?: 'records'; bulkPosts?: number };
+  /** The next drain's items fill this drain's free slots; kind and source are the next drain's. */
+  'drain.ahead': OfDrain & { items: number };
+  'enumerate.started': OfDrain & { round: number; afterId: number };
+  'enumerate.unlistable': OfDrain & { round: number; id: number | null; afterId: number | null; beforeId: number | null; reason: string };
+  'enumerate.finished': OfDrain & { round: number; added: number; back: number; left: number };
+  'enumerate.filter_ignored': OfItem & { storage: string | null };
+  'item.not_on_source': OfItem & { storage: string | null };
+  'item.still_on_source': OfItem & { moveId: number | null; reason: string | null };
+  'item.absent_but_on_source': OfItem & { round: number };
+  'item.absent_unknown': OfItem & { round: number; why: string };
+  'item.elsewhere': OfItem & { storage: string; cause: ReconcileCause | 'absent' };
+  'item.gone': OfItem & { cause: ReconcileCause | 'absent' };
+  'item.already_on_destination': OfItem & { cause: ReconcileCause };
+  'item.stuck_state': OfItem & { moveId: number | null; moveState: string | null; readOnly: boolean | null };
+  'item.retry': OfItem & { attempts: number; nextAttemptAt: number; reason: string };
+  'item.quarantined': OfItem & { attempts: number; reason: string };
+  'move.intent': OfItem & { attempt: number; destination: string };
+  'move.scheduled': OfMove & { moveState: string };
+  'move.read_only': OfItem;
+  'move.post_failed': OfItem & { failure: string; error: string };
+  'move.not_created': OfItem & { cause: ReconcileCause };
+  'move.adopted': OfMove & { moveState: string; cause: ReconcileCause };
+  'move.finished': OfMove;
+  'move.cleanup_failed': OfMove & { error: string | null };
+  'move.failed': OfMove & { error: string | null };
+  'move.stuck': OfMove & { moveState: string; since: number; phase: 'queued' | 'running'; limitMs: number };
+  'move.unstuck': OfMove & { moveState: string };
+  'bulk.intent': OfDrain & { destination: string; attempt: number };
+  'bulk.posted': OfDrain & { destination: string };
+  'bulk.post_failed': OfDrain & { failure: string; error: string };
+  'bulk.throttled': OfDrain & { waitMs: number };
+  'bulk.adopted': OfDrain & { above: number };
+  'bulk.move_seen': OfMove & { moveState: string };
+  'bulk.move_for_quarantined': OfMove & { moveState: string };
+  'bulk.settled': OfDrain & { found: number; quarantined: number };
+  'records.sweep': OfDrain & { sweep: number; above: number };
+  'records.confirmed': OfDrain & { sweep: number; quarantined: number };
+  'records.unconfirmed': OfDrain & { sweeps: number };
+  // Verification (actors/verify.ts)
+  'verify.checked': OfDrain & { listed: number; quarantined: number; unexpected: number; unlistable: number; unlisted: number; by?: 'listing' | 'records'; moved?: number };
+  'verify.filter_ignored': OfItem & { storage: string | null };
+}
+
+export type AuditType = keyof AuditEventMap;
+
+/** An event as the checkpoint's log holds it: its sequence number, time (ms since epoch), type and data. */
+export type AuditEvent = { [K in AuditType]: { seq: number; at: number; type: K; data: AuditEventMap[K] } }[AuditType];
+
+/** The events of one type (e.g. `AuditEventOf<'move.failed'>`). */
+export type AuditEventOf<K extends AuditType> = Extract<AuditEvent, { type: K }>;
+
+/** Events whose data names a drain (kind and source). */
+export type DrainEventType = { [K in AuditType]: AuditEventMap[K] extends OfDrain ? K : never }[AuditType];
+
+/** What each event says, in a line: the vocabulary's runtime list, and its documentation. */
+export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
+  'run.started': 'the run started or resumed in this process',
+  'run.restart': 'the machine starts again from pre-flight (why: a failed run, a changed plan, released items)',
+  'run.interrupted': 'SIGINT/SIGTERM: the step in flight returned, the checkpoint is saved',
+  'run.finished': 'the machine reached a final state',
+  'step.entered': 'the machine entered a step',
+  'schedule.ignored': '--ignore-schedule: maintenance windows are not enforced',
+  'http.mutating': 'a mutating request was answered (the audit trail of writes)',
+  'weights.restored': 'shardmove weights restore wrote the recorded weights back',
+  'lock.acquired': 'this process took the run lock',
+  'lock.takeover': 'the run lock of a dead or stale holder was taken over',
+  'lock.unlocked': 'shardmove unlock removed the run lock',
+  'control.changed': 'shardmove control changed the cap or paused/unpaused',
+  'quarantine.released': '--retry-quarantined released quarantined items',
+  'cap.changed': 'the cap in force changed (operator, pause, window or throttle)',
+  'window.opened': 'a maintenance window opened',
+  'window.closed': 'the last open maintenance window closed',
+  'throttle.cap': 'the throttle moved its cap under the ceiling',
+  'drain.started': 'a drain of one kind off one source started',
+  'drain.finished': 'a drain ended, with its counts',
+  'drain.dry_run': 'a dry run counted what a drain would schedule',
+  'drain.ahead': "the next drain's items fill free slots",
+  'enumerate.started': 'a listing round of a source started',
+  'enumerate.unlistable': 'part of a listing could not be read',
+  'enumerate.finished': 'a listing round ended',
+  'enumerate.filter_ignored': 'the instance ignored the repository_storage filter',
+  'item.not_on_source': 'an item was not on the source when its move was due',
+  'item.still_on_source': 'a moved item was listed on the source again',
+  'item.absent_but_on_source': 'an item missing from the listing is still on the source',
+  'item.absent_unknown': 'an item missing from the listing could not be located',
+  'item.elsewhere': 'an item is on another storage than the source or the destination',
+  'item.gone': 'an item no longer exists',
+  'item.already_on_destination': 'an item is already on the destination',
+  'item.stuck_state': 'the read-only state of a stuck item',
+  'item.retry': 'a failed item waits for another attempt',
+  'item.quarantined': 'an item is quarantined (attempts used up, or refused)',
+  'move.intent': 'a move POST is about to be sent',
+  'move.scheduled': 'a move POST was answered with a move',
+  'move.read_only': 'a move POST was refused: the repository is read-only',
+  'move.post_failed': 'a move POST failed',
+  'move.not_created': 'an unanswered POST created no move',
+  'move.adopted': 'a move the instance holds was adopted as ours',
+  'move.finished': 'a move ended finished',
+  'move.cleanup_failed': 'a move ended cleanup failed (source copy left behind)',
+  'move.failed': 'a move ended failed',
+  'move.stuck': 'a move stayed queued or running past its limit',
+  'move.unstuck': 'a stuck move moved on',
+  'bulk.intent': 'a bulk move POST is about to be sent',
+  'bulk.posted': 'a bulk move POST was answered',
+  'bulk.post_failed': 'a bulk move POST failed',
+  'bulk.throttled': 'a bulk move POST was rate limited',
+  'bulk.adopted': 'the moves of an unanswered bulk POST are looked for',
+  'bulk.move_seen': "a bulk job's move was attributed to an item",
+  'bulk.move_for_quarantined': "a bulk job's move for a quarantined item",
+  'bulk.settled': 'the moves of a bulk job were followed to their end',
+  'records.sweep': 'a sweep by move records started (kinds whose storage is not exposed)',
+  'records.confirmed': 'a sweep found nothing else on the source',
+  'records.unconfirmed': 'every sweep still found items on the source',
+  'verify.checked': 'a source was checked empty (or not) for one kind',
+  'verify.filter_ignored': 'verification saw the repository_storage filter ignored',
+};
+
+/** The events that start one of our moves: a POST's answer, a bulk job's move, an adopted move. */
+export const MOVE_STARTS = ['move.scheduled', 'bulk.move_seen', 'move.adopted'] as const satisfies readonly AuditType[];
+export type MoveStartType = (typeof MOVE_STARTS)[number];
+
+/** How a move ended for us: `finished` and `cleanup_failed` leave the repository on the destination. */
+export type MoveEnd = 'finished' | 'cleanup_failed' | 'failed' | 'stuck';
+
+/** The events that end one of our moves, and how each ends it. */
+export const MOVE_ENDS = {
+  'move.finished': 'finished',
+  'move.cleanup_failed': 'cleanup_failed',
+  'move.failed': 'failed',
+  'move.stuck': 'stuck',
+} as const satisfies Partial<Record<AuditType, MoveEnd>>;
+export type MoveEndType = keyof typeof MOVE_ENDS;
+
+export type MoveEvent = AuditEventOf<MoveStartType | MoveEndType>;
+
+export function isMoveStart(e: AuditEvent): e is AuditEventOf<MoveStartType> {
+  return (MOVE_STARTS as readonly string[]).includes(e.type);
+}
+
+export function isMoveEnd(e: AuditEvent): e is AuditEventOf<MoveEndType> {
+  return e.type in MOVE_ENDS;
+}
+
+/** True for the events that start or end one of our moves. */
+export function isMoveEvent(e: AuditEvent): e is MoveEvent {
+  return isMoveStart(e) || isMoveEnd(e);
+}
