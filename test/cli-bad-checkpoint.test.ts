@@ -2,7 +2,8 @@
  * Issue 19 item 6: a checkpoint that is no checkpoint (a text file, a database cut in half, a
  * directory), or one the command cannot write, is refused by every command with one line naming the
  * file and the problem and a documented exit code, never a stack trace; the file is left exactly as
- * it was and nothing is created beside it. The real CLI runs as a process.
+ * it was and nothing is created beside it. `status` and `report` read where the directory is not
+ * writable. The real CLI runs as a process.
  *
  * Permissions: as root chmod stops nothing, so there the CLI runs as uid/gid 65534 (nobody) over
  * files that root owns; otherwise chmod takes the write bits away from this user. Both take the same
@@ -10,7 +11,8 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -196,7 +198,7 @@ describe('a checkpoint this user cannot write', { timeout: 60_000 }, () => {
     expect(snapshot(dir)).toEqual(before);
   });
 
-  it.skipIf(!CAN_SWITCH)('run and control --pause refuse a checkpoint in a directory they cannot write', async () => {
+  it.skipIf(!CAN_SWITCH)('run and control --pause refuse a checkpoint in a directory they cannot write; unlock, with nothing to remove, reads it', async () => {
     const dir = join(base, 'ro-dir');
     mkdirSync(dir);
     const file = join(dir, 'state.db');
@@ -205,15 +207,69 @@ describe('a checkpoint this user cannot write', { timeout: 60_000 }, () => {
     chmodSync(dir, 0o555);
     const before = snapshot(dir);
     const why = `cannot write the shardmove checkpoint ${file}: its directory ${dir} is not writable (SQLite keeps its -wal and -shm files beside it)`;
-    const [run, control, fresh] = await Promise.all([
+    const [run, unlock, control, fresh] = await Promise.all([
       cli(['run', plan, '--state', file], { asOther: true }),
+      cli(['unlock', plan, '--yes', '--state', file], { asOther: true }),
       cli(['control', plan, '--pause', '--state', file], { asOther: true }),
       cli(['run', plan, '--state', join(dir, 'new.db')], { asOther: true }),
     ]);
     expectOneClearLine(run, 'run', why);
     expectOneClearLine(control, 'control --pause', why);
     expectOneClearLine(fresh, 'run (new checkpoint)', why.replaceAll(file, join(dir, 'new.db')));
+    // unlock reads first: there is no lock, so it has nothing to write.
+    expect(unlock.code, unlock.stderr).toBe(0);
     expect(snapshot(dir)).toEqual(before);
+  });
+});
+
+describe('status and report read where the checkpoint\'s directory is not writable', { timeout: 60_000 }, () => {
+  const leftovers = () => readdirSync(tmpdir()).filter((n) => n.startsWith('shardmove-read-'));
+
+  it.skipIf(!CAN_SWITCH)('after a clean stop (no -wal) and after kill -9 (a -wal with the last commits, no -shm)', async () => {
+    const clean = join(base, 'ro-read-clean');
+    mkdirSync(clean);
+    writeCheckpoint(join(clean, 'state.db'), 'cleanly-stopped');
+
+    // What kill -9 leaves: the last commits in the -wal, the main file without them, no -shm.
+    const crashed = join(base, 'ro-read-crashed');
+    mkdirSync(crashed);
+    const work = join(base, 'crash-work');
+    mkdirSync(work);
+    writeCheckpoint(join(work, 'state.db'), 'before-the-crash');
+    const writer = new Database(join(work, 'state.db'));
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.prepare(`UPDATE run SET plan_name = 'after-the-crash' WHERE id = 1`).run();
+    copyFileSync(join(work, 'state.db'), join(crashed, 'state.db'));
+    copyFileSync(join(work, 'state.db-wal'), join(crashed, 'state.db-wal'));
+    writer.close();
+
+    for (const dir of [clean, crashed]) {
+      for (const f of readdirSync(dir)) openUp(join(dir, f));
+      chmodSync(dir, 0o555);
+    }
+    const before = { clean: snapshot(clean), crashed: snapshot(crashed) };
+    const tmpBefore = leftovers();
+    const [status, report, statusAfterCrash, reportAfterCrash, control] = await Promise.all([
+      cli(['status', plan, '--state', join(clean, 'state.db')], { asOther: true }),
+      cli(['report', plan, '--json', '--state', join(clean, 'state.db')], { asOther: true }),
+      cli(['status', plan, '--json', '--state', join(crashed, 'state.db')], { asOther: true }),
+      cli(['report', plan, '--json', '--state', join(crashed, 'state.db')], { asOther: true }),
+      cli(['control', plan, '--state', join(clean, 'state.db')], { asOther: true }),
+    ]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^Plan cleanly-stopped: /);
+    expect(report.code, report.stderr).toBe(0);
+    expect((JSON.parse(report.stdout) as { plan: string }).plan).toBe('cleanly-stopped');
+    expect(control.code, control.stderr).toBe(0);
+    // The -wal's commits are read, not just the main file's older state.
+    expect(statusAfterCrash.code, statusAfterCrash.stderr).toBe(0);
+    expect((JSON.parse(statusAfterCrash.stdout) as { plan: string }).plan).toBe('after-the-crash');
+    expect(reportAfterCrash.code, reportAfterCrash.stderr).toBe(0);
+    expect((JSON.parse(reportAfterCrash.stdout) as { plan: string }).plan).toBe('after-the-crash');
+    expect(snapshot(clean)).toEqual(before.clean);
+    expect(snapshot(crashed)).toEqual(before.crashed);
+    // The private copies they read are gone.
+    expect(leftovers()).toEqual(tmpBefore);
   });
 });
 

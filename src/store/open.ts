@@ -5,9 +5,15 @@
  * another program's database, or one that a writing command cannot write: each throws a
  * CheckpointUnusableError naming the file, and the file is left exactly as it was (no schema
  * created in it, no journal mode set, nothing "repaired").
+ *
+ * Reading works where the directory is not writable too (`status`, `report` of another user's run):
+ * SQLite reads a WAL database only with a -shm file beside it, which it cannot create there. Then
+ * the file, and the -wal a stopped run may have left, are read from a private copy in the
+ * temporary directory, removed on close.
  */
-import { accessSync, constants, existsSync, mkdirSync, realpathSync, rmSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { accessSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { CheckpointProblem } from './errors.js';
 import { CheckpointUnusableError, StoreVersionError } from './errors.js';
@@ -30,7 +36,7 @@ export interface OpenedCheckpointFile {
   db: Database.Database;
   /** The file held no schema yet (it is empty). A read-only open then reads an empty in-memory one. */
   fresh: boolean;
-  /** Closes the database. */
+  /** Closes the database and removes the private copy, if one was read. */
   close(): void;
 }
 
@@ -53,23 +59,35 @@ export function openCheckpointFile(file: string, kind: CheckpointKind, opts: { r
 function openForReading(file: string, kind: CheckpointKind, busyTimeoutMs: number): OpenedCheckpointFile {
   checkPath(file, kind, { mustExist: true });
   try {
-    return readFile(file, kind, busyTimeoutMs);
+    return readFile(file, kind, busyTimeoutMs, () => undefined);
   } catch (err) {
+    if (!needsPrivateCopy(err, file)) throw classify(err, file, kind, false);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'shardmove-read-'));
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    const copy = join(dir, basename(file));
+    copyFileSync(file, copy, constants.COPYFILE_FICLONE);
+    // A run stopped by kill -9 leaves its last commits in the -wal; SQLite rebuilds the -shm from it.
+    if (existsSync(`${file}-wal`)) copyFileSync(`${file}-wal`, `${copy}-wal`, constants.COPYFILE_FICLONE);
+    return readFile(copy, kind, busyTimeoutMs, cleanup);
+  } catch (err) {
+    cleanup();
     throw classify(err, file, kind, false);
   }
 }
 
-function readFile(path: string, kind: CheckpointKind, busyTimeoutMs: number): OpenedCheckpointFile {
+function readFile(path: string, kind: CheckpointKind, busyTimeoutMs: number, cleanup: () => void): OpenedCheckpointFile {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-    if (!identify(db, kind, path)) return { db, fresh: false, close: () => db.close() };
+    if (!identify(db, kind, path)) return { db, fresh: false, close: () => closeAll(db, cleanup) };
   } catch (err) {
-    db.close();
+    closeAll(db, cleanup);
     throw err;
   }
   // An empty file is a checkpoint nothing was written to yet: read it as one, without writing to it.
-  db.close();
+  closeAll(db, cleanup);
   const empty = new Database(':memory:');
   kind.createSchema(empty);
   return { db: empty, fresh: true, close: () => empty.close() };
@@ -137,6 +155,14 @@ function checkPath(file: string, kind: CheckpointKind, opts: { mustExist: boolea
   return true;
 }
 
+/** SQLite could not read in place because it cannot create the -shm (or -wal) beside the file. */
+function needsPrivateCopy(err: unknown, file: string): boolean {
+  if (!(err instanceof Database.SqliteError)) return false;
+  if (!/^SQLITE_(CANTOPEN|READONLY)/.test(err.code)) return false;
+  const real = realPath(file);
+  return canAccess(real, constants.R_OK) && !canAccess(dirname(real), constants.W_OK);
+}
+
 /** A SQLite (or file system) error while opening, as the problem it means for this file. */
 function classify(err: unknown, file: string, kind: CheckpointKind, writing: boolean): unknown {
   if (err instanceof CheckpointUnusableError) return err;
@@ -185,5 +211,13 @@ function removeIfEmptyWal(file: string): void {
     if (!file.endsWith('-wal') || statSync(file).size === 0) rmSync(file, { force: true });
   } catch {
     // Not there (SQLite did not create it), or not ours to remove.
+  }
+}
+
+function closeAll(db: Database.Database, cleanup: () => void): void {
+  try {
+    db.close();
+  } finally {
+    cleanup();
   }
 }
