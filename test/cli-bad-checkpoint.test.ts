@@ -75,7 +75,9 @@ function openUp(path: string): void {
 }
 
 beforeAll(() => {
-  base = tempDir('bad-checkpoint');
+  // Short: main.ts masks token-looking text in messages, and "shardmove-bad-checkpoint-aB3xYz"
+  // (a word, a dash, 20+ mixed-case characters with a digit) looks like a custom-prefix token.
+  base = tempDir('badcp');
   openUp(base);
   plan = join(base, 'plan.yaml');
   writeFileSync(
