@@ -275,6 +275,37 @@ describe('status and report read where the checkpoint\'s directory is not writab
   });
 });
 
+describe('report --html to a place no file can be written', { timeout: 60_000 }, () => {
+  let file: string;
+  beforeAll(() => {
+    const dir = join(base, 'html');
+    mkdirSync(dir);
+    file = join(dir, 'state.db');
+    writeCheckpoint(file);
+    openUp(file);
+  });
+
+  it('names the path and exits 2, before reading the checkpoint, and writes nothing', async () => {
+    const missing = join(base, 'missing', 'dir', 'r.html');
+    const [r, toDir] = await Promise.all([cli(['report', plan, '--state', file, '--html', missing]), cli(['report', plan, '--state', file, '--html', base])]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe(`shardmove: report: --html ${missing}: the directory ${join(base, 'missing', 'dir')} does not exist\n`);
+    expect(existsSync(join(base, 'missing'))).toBe(false);
+    expect(toDir.code, toDir.stderr).toBe(2);
+    expect(toDir.stderr).toBe(`shardmove: report: --html ${base} is a directory; name a file\n`);
+  });
+
+  it.skipIf(!CAN_SWITCH)('a directory this user cannot write: exit 2, no file', async () => {
+    const dir = join(base, 'html-ro');
+    mkdirSync(dir);
+    chmodSync(dir, 0o555);
+    const r = await cli(['report', plan, '--state', file, '--html', join(dir, 'r.html')], { asOther: true });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe(`shardmove: report: --html ${join(dir, 'r.html')}: the directory ${dir} is not writable\n`);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
 describe('a symlinked checkpoint and a path with spaces work as any other', { timeout: 60_000 }, () => {
   it('status, report and control read and write through them; the link stays a link', async () => {
     const real = join(base, 'real place');
