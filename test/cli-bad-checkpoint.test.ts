@@ -245,18 +245,23 @@ describe('status and report read where the checkpoint\'s directory is not writab
     copyFileSync(join(work, 'state.db-wal'), join(crashed, 'state.db-wal'));
     writer.close();
 
-    for (const dir of [clean, crashed]) {
-      for (const f of readdirSync(dir)) openUp(join(dir, f));
+    // And through a symlink, whose -wal is beside the file it points to.
+    const linked = join(base, 'ro-read-linked');
+    mkdirSync(linked);
+    symlinkSync(join(crashed, 'state.db'), join(linked, 'state.db'));
+    for (const dir of [clean, crashed, linked]) {
+      for (const f of readdirSync(dir)) if (!lstatSync(join(dir, f)).isSymbolicLink()) openUp(join(dir, f));
       chmodSync(dir, 0o555);
     }
     const before = { clean: snapshot(clean), crashed: snapshot(crashed) };
     const tmpBefore = leftovers();
-    const [status, report, statusAfterCrash, reportAfterCrash, control] = await Promise.all([
+    const [status, report, statusAfterCrash, reportAfterCrash, control, viaLink] = await Promise.all([
       cli(['status', plan, '--state', join(clean, 'state.db')], { asOther: true }),
       cli(['report', plan, '--json', '--state', join(clean, 'state.db')], { asOther: true }),
       cli(['status', plan, '--json', '--state', join(crashed, 'state.db')], { asOther: true }),
       cli(['report', plan, '--json', '--state', join(crashed, 'state.db')], { asOther: true }),
       cli(['control', plan, '--state', join(clean, 'state.db')], { asOther: true }),
+      cli(['status', plan, '--json', '--state', join(linked, 'state.db')], { asOther: true }),
     ]);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/^Plan cleanly-stopped: /);
@@ -268,6 +273,8 @@ describe('status and report read where the checkpoint\'s directory is not writab
     expect((JSON.parse(statusAfterCrash.stdout) as { plan: string }).plan).toBe('after-the-crash');
     expect(reportAfterCrash.code, reportAfterCrash.stderr).toBe(0);
     expect((JSON.parse(reportAfterCrash.stdout) as { plan: string }).plan).toBe('after-the-crash');
+    expect(viaLink.code, viaLink.stderr).toBe(0);
+    expect((JSON.parse(viaLink.stdout) as { plan: string }).plan).toBe('after-the-crash');
     expect(snapshot(clean)).toEqual(before.clean);
     expect(snapshot(crashed)).toEqual(before.crashed);
     // The private copies they read are gone.

@@ -51,7 +51,7 @@ export function openCheckpointFile(file: string, kind: CheckpointKind, opts: { r
   } catch (err) {
     // SQLite creates an empty -wal and a -shm before it finds a WAL file damaged or read-only, and a
     // connection that cannot write leaves them: take away what this open added beside a file it refuses.
-    if (err instanceof CheckpointUnusableError) for (const f of sidecars) removeIfEmptyWal(f);
+    if (err instanceof CheckpointUnusableError) for (const f of sidecars) removeAddedSidecar(f);
     throw err;
   }
 }
@@ -66,10 +66,11 @@ function openForReading(file: string, kind: CheckpointKind, busyTimeoutMs: numbe
   const dir = mkdtempSync(join(tmpdir(), 'shardmove-read-'));
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   try {
-    const copy = join(dir, basename(file));
-    copyFileSync(file, copy, constants.COPYFILE_FICLONE);
+    const real = realPath(file);
+    const copy = join(dir, basename(real));
+    copyFileSync(real, copy, constants.COPYFILE_FICLONE);
     // A run stopped by kill -9 leaves its last commits in the -wal; SQLite rebuilds the -shm from it.
-    if (existsSync(`${file}-wal`)) copyFileSync(`${file}-wal`, `${copy}-wal`, constants.COPYFILE_FICLONE);
+    if (existsSync(`${real}-wal`)) copyFileSync(`${real}-wal`, `${copy}-wal`, constants.COPYFILE_FICLONE);
     return readFile(copy, kind, busyTimeoutMs, cleanup);
   } catch (err) {
     cleanup();
@@ -206,7 +207,8 @@ function canAccess(path: string, mode: number): boolean {
   }
 }
 
-function removeIfEmptyWal(file: string): void {
+/** Removes a -shm, or a -wal with nothing in it (one with content holds commits: never removed). */
+function removeAddedSidecar(file: string): void {
   try {
     if (!file.endsWith('-wal') || statSync(file).size === 0) rmSync(file, { force: true });
   } catch {
