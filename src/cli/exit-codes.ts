@@ -2,7 +2,7 @@
 import { COPY_REFUSED } from '../copy/errors.js';
 import { PLAN_INVALID } from '../plan/errors.js';
 import { CHECKPOINT_MODE, LOCKED, PLAN_CHANGED } from '../runtime/errors.js';
-import { LEASE_LOST } from '../store/errors.js';
+import { CHECKPOINT_UNUSABLE, LEASE_LOST } from '../store/errors.js';
 import type { ExitCode } from './context.js';
 import { EXIT } from './context.js';
 import { ARGS_INVALID } from './errors.js';
@@ -23,6 +23,9 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   [CHECKPOINT_MODE]: EXIT.refused,
   [LEASE_LOST]: EXIT.leaseLost,
   [COPY_REFUSED]: EXIT.refused,
+  // A failure the operator fixes (the file, its permissions, or --state) before running again; not 2:
+  // the default state/<name>.db is no argument at all, and a good --state may point at a file damaged since.
+  [CHECKPOINT_UNUSABLE]: EXIT.failed,
 };
 
 /** The exit code of a thrown error: its own when it has one, else 1 (a failure, or an internal error). */

@@ -4,7 +4,7 @@ import { PlanError } from '../plan/errors.js';
 import { CHECKPOINT_MODE, PLAN_CHANGED, RuntimeError } from '../runtime/errors.js';
 import { FaultOptionsError } from '../sandbox/faults.js';
 import { SeedError } from '../sandbox/seed.js';
-import { LeaseLostError, LockedError } from '../store/errors.js';
+import { CheckpointUnusableError, LeaseLostError, LockedError } from '../store/errors.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
 import { EXIT_BY_CODE } from './main.js';
@@ -20,6 +20,7 @@ const MAPPED: [Error & { code: string }, number][] = [
   [new RuntimeError(CHECKPOINT_MODE, 'holds a dry run'), EXIT.refused],
   [new LeaseLostError('run.db', null), EXIT.leaseLost],
   [new CopyRefusedError('tar-empty-target', 'not empty'), EXIT.refused],
+  [new CheckpointUnusableError('run.db', 'not-a-database', 'run.db is not a shardmove checkpoint: file is not a database'), EXIT.failed],
 ];
 
 describe('EXIT_BY_CODE', () => {

@@ -2,10 +2,12 @@
  * `shardmove report PLAN [--state FILE] [--html FILE] [--json]`: the run's report from its
  * checkpoint, as a self-contained HTML file (charts and tables, printable) and/or as JSON on stdout.
  * Read-only like `status`: it works while the run goes on, and needs no credentials. Exit 0 when a
- * report was made; 1 when there is no checkpoint; 2 for invalid options.
+ * report was made; 1 when there is no checkpoint or the HTML file could not be written; 2 for
+ * invalid options (an --html path whose directory does not exist, or is not writable).
  */
-import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { writeFileAtomic } from '../files/atomic.js';
 import type { RunContext } from '../machine/types.js';
 import { buildReportData } from '../report/html/data.js';
 import type { ReportData } from '../report/html/data.js';
@@ -48,6 +50,9 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
 
 export async function runReportCommand(opts: { plan: string; state?: string; html?: string; json: boolean }, ctx: CommandContext): Promise<number> {
   if (!opts.html && !opts.json) throw new ArgsError('report: say what to make: --html FILE, --json, or both');
+  // Before the checkpoint is read (which may take a while): a path the report cannot go to.
+  const out = opts.html === undefined ? undefined : resolve(ctx.cwd, opts.html);
+  if (out !== undefined) checkHtmlTarget(out);
   const { file, planConcurrency } = await resolveRunCheckpoint(opts, ctx);
   let data: ReportData;
   try {
@@ -59,11 +64,40 @@ export async function runReportCommand(opts: { plan: string; state?: string; htm
     }
     throw err;
   }
-  if (opts.html) {
-    const out = resolve(ctx.cwd, opts.html);
-    writeFileSync(out, renderHtmlReport(data));
+  if (out !== undefined) {
+    // Written beside it and renamed: a failed write (a full disk) leaves no half-written report.
+    try {
+      writeFileAtomic(out, renderHtmlReport(data), { mode: 0o644 });
+    } catch (err) {
+      ctx.stderr.write(`shardmove report: cannot write ${out}: ${(err as Error).message}\n`);
+      return EXIT.failed;
+    }
     ctx.stderr.write(`report written to ${out}\n`);
   }
   if (opts.json) ctx.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
   return EXIT.ok;
+}
+
+/** Throws SHARDMOVE_ARGS_INVALID when `--html` names a place no file can be written to. */
+function checkHtmlTarget(out: string): void {
+  const dir = dirname(out);
+  let isDir: boolean;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    throw new ArgsError(`report: --html ${out}: the directory ${dir} does not exist`);
+  }
+  if (!isDir) throw new ArgsError(`report: --html ${out}: ${dir} is not a directory`);
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    throw new ArgsError(`report: --html ${out}: the directory ${dir} is not writable`);
+  }
+  let target;
+  try {
+    target = statSync(out);
+  } catch {
+    return;
+  }
+  if (target.isDirectory()) throw new ArgsError(`report: --html ${out} is a directory; name a file`);
 }

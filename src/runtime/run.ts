@@ -5,8 +5,6 @@
  * Restores are not transitions: the restored step's actor is simply invoked again, and every actor
  * is safe to repeat because it resumes from the item rows in the same checkpoint.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
@@ -47,12 +45,19 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   else secrets.add(creds.accessToken, creds.refreshToken, creds.clientSecret);
 
   const file = checkpointPath({ planName: plan.name, statePath: opts.statePath, dryRun: opts.dryRun, cwd: opts.cwd });
-  mkdirSync(dirname(file), { recursive: true });
+  // The checkpoint first (the store creates its directory): a file that is no checkpoint, or one
+  // this process cannot write, is refused before the log is created beside it.
+  const store = services.openCheckpoint(file);
   const logFile = logPath(file);
-  const log = createRunLogger(logFile, secrets, opts.env.LOG_LEVEL ?? 'info');
+  let log: Logger;
+  try {
+    log = createRunLogger(logFile, secrets, opts.env.LOG_LEVEL ?? 'info');
+  } catch (err) {
+    store.close();
+    throw err;
+  }
   for (const w of planWarnings) opts.stderr.write(`${secrets.scrub(formatProblem(w))}\n`);
 
-  const store = services.openCheckpoint(file);
   const observers = opts.observers ?? [];
   const audit = createAuditBuffer(store, (err) => log.warn({ err, leaseLost: isLeaseLostError(err) }, 'audit lines could not be written and were dropped'));
   let api: InstanceApi | undefined;

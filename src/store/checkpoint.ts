@@ -9,7 +9,9 @@ import { LeaseLostError, LockedError } from './errors.js';
 import { ItemTable } from './items.js';
 import { installFence, removeFence, takeoverReason, toHolder } from './lease.js';
 import type { LockRow } from './lease.js';
-import { migrate } from './schema.js';
+import { openCheckpointFile } from './open.js';
+import type { CheckpointKind } from './open.js';
+import { migrate, SCHEMA_VERSION } from './schema.js';
 import { NO_CONTROL } from './types.js';
 import type { AuditEventMap, AuditEventOf, AuditType } from '../events/vocabulary.js';
 import type { CheckpointStore, LockAcquired, LockHolder, RunControl, RunMode, SavedRun, StatusSummary, StoredEvent } from './types.js';
@@ -33,6 +35,8 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
   constructor(
     readonly file: string,
     db: Database.Database,
+    /** Closes the database (and removes a private copy read in its place: ./open.ts). */
+    private readonly closeDb: () => void = () => db.close(),
   ) {
     super(db);
     const p = (sql: string) => db.prepare(sql);
@@ -283,7 +287,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     try {
       this.releaseLock();
     } finally {
-      this.db.close();
+      this.closeDb();
     }
   }
 }
@@ -311,24 +315,41 @@ function hasTable(db: Database.Database, name: string): boolean {
   return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
 }
 
+/** The move checkpoint as ./open.ts checks a file before using it. */
+const MOVE_CHECKPOINT: CheckpointKind = {
+  what: 'shardmove checkpoint',
+  table: 'run',
+  schemaVersion: SCHEMA_VERSION,
+  other: { table: 'copy_run', what: 'copy checkpoint (shardmove copy), not a move checkpoint' },
+  createSchema: (db) => migrate(db, ':memory:'),
+};
+
 /**
  * Opens (creating and migrating when needed) the checkpoint at `file`; ":memory:" for tests.
- * Files use WAL, so a `status` process can read while `run` writes.
+ * Files use WAL, so a `status` process can read while `run` writes. Throws
+ * SHARDMOVE_CHECKPOINT_UNUSABLE, before writing anything, when the file cannot be a checkpoint
+ * (a directory, not SQLite, damaged, another database) or cannot be written when it must be.
  */
 export function openCheckpoint(file: string, opts: OpenOptions = {}): Checkpoint {
-  const memory = file === ':memory:';
-  const db = new Database(file, opts.readOnly && !memory ? { readonly: true, fileMustExist: true } : {});
+  const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+  if (file === ':memory:') {
+    const db = new Database(file);
+    db.pragma('synchronous = NORMAL');
+    migrate(db, file);
+    return new Checkpoint(file, db);
+  }
+  const opened = openCheckpointFile(file, MOVE_CHECKPOINT, { readOnly: opts.readOnly ?? false, busyTimeoutMs });
+  const { db } = opened;
   try {
-    db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
     if (!opts.readOnly) {
-      if (!memory) db.pragma('journal_mode = WAL');
+      db.pragma('journal_mode = WAL');
       // NORMAL in WAL is durable against process crashes (kill -9); only an OS crash may lose the last commits.
       db.pragma('synchronous = NORMAL');
       migrate(db, file);
     }
-    return new Checkpoint(file, db);
+    return new Checkpoint(file, db, () => opened.close());
   } catch (err) {
-    db.close();
+    opened.close();
     throw err;
   }
 }

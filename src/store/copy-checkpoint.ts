@@ -4,8 +4,10 @@
  * phase, totals), the run lock, one row per repository (state, bundle checksum, refs) and the event
  * log. Same habits as checkpoint.ts: WAL, statements prepared once, one transaction per batch.
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { LockedError, StoreVersionError } from './errors.js';
+import { openCheckpointFile } from './open.js';
+import type { CheckpointKind, OpenedCheckpointFile } from './open.js';
 import type { LockHolder } from './types.js';
 
 const MIGRATIONS: readonly string[] = [
@@ -82,16 +84,34 @@ export interface CopyRepoRow {
   error: string | null;
 }
 
+function migrateCopy(db: Database.Database): void {
+  for (let v = db.pragma('user_version', { simple: true }) as number; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v] as string);
+      db.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+}
+
+/** The copy checkpoint as ./open.ts checks a file before using it. */
+const COPY_CHECKPOINT: CheckpointKind = {
+  what: 'shardmove copy checkpoint',
+  table: 'copy_run',
+  schemaVersion: MIGRATIONS.length,
+  other: { table: 'run', what: 'move checkpoint (shardmove run), not a copy checkpoint' },
+  createSchema: migrateCopy,
+};
+
 /** Whether a SQLite file is a copy checkpoint (has the copy_run table); false for anything else. */
 export function isCopyCheckpointFile(file: string): boolean {
-  let db: Database.Database | undefined;
+  let opened: OpenedCheckpointFile | undefined;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
-    return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'copy_run'`).get() !== undefined;
+    opened = openCheckpointFile(file, COPY_CHECKPOINT, { readOnly: true, busyTimeoutMs: 5000 });
+    return !opened.fresh;
   } catch {
     return false;
   } finally {
-    db?.close();
+    opened?.close();
   }
 }
 
@@ -99,11 +119,14 @@ export class CopyCheckpoint {
   private readonly s;
   private holder: LockHolder | null = null;
 
+  private readonly db: Database.Database;
+
   private constructor(
     readonly file: string,
-    private readonly db: Database.Database,
+    private readonly opened: OpenedCheckpointFile,
     readOnly: boolean,
   ) {
+    const db = (this.db = opened.db);
     const p = (sql: string) => db.prepare(sql);
     this.s = {
       getRun: p('SELECT * FROM copy_run WHERE id = 1'),
@@ -141,30 +164,34 @@ export class CopyCheckpoint {
     };
   }
 
-  /** Opens (creating and migrating) a checkpoint for a copy that runs. */
+  /**
+   * Opens (creating and migrating) a checkpoint for a copy that runs. Throws
+   * SHARDMOVE_CHECKPOINT_UNUSABLE, before writing anything, for a file that cannot be one.
+   */
   static open(file: string): CopyCheckpoint {
-    const db = new Database(file);
-    db.pragma('journal_mode = WAL');
-    db.pragma('busy_timeout = 5000');
-    const current = db.pragma('user_version', { simple: true }) as number;
-    if (current > MIGRATIONS.length) {
-      db.close();
-      throw new StoreVersionError(file, current, MIGRATIONS.length);
+    const opened = openCheckpointFile(file, COPY_CHECKPOINT, { readOnly: false, busyTimeoutMs: 5000 });
+    const { db } = opened;
+    try {
+      const current = db.pragma('user_version', { simple: true }) as number;
+      if (current > MIGRATIONS.length) throw new StoreVersionError(file, current, MIGRATIONS.length);
+      db.pragma('journal_mode = WAL');
+      migrateCopy(db);
+      return new CopyCheckpoint(file, opened, false);
+    } catch (err) {
+      opened.close();
+      throw err;
     }
-    for (let v = current; v < MIGRATIONS.length; v++) {
-      db.transaction(() => {
-        db.exec(MIGRATIONS[v] as string);
-        db.pragma(`user_version = ${v + 1}`);
-      }).immediate();
-    }
-    return new CopyCheckpoint(file, db, false);
   }
 
-  /** Opens an existing checkpoint for reading only (`status`). */
+  /** Opens an existing checkpoint for reading only (`status`); an empty file reads as an empty checkpoint. */
   static openReadOnly(file: string): CopyCheckpoint {
-    const db = new Database(file, { readonly: true, fileMustExist: true });
-    db.pragma('busy_timeout = 5000');
-    return new CopyCheckpoint(file, db, true);
+    const opened = openCheckpointFile(file, COPY_CHECKPOINT, { readOnly: true, busyTimeoutMs: 5000 });
+    try {
+      return new CopyCheckpoint(file, opened, true);
+    } catch (err) {
+      opened.close();
+      throw err;
+    }
   }
 
   private w() {
@@ -286,6 +313,6 @@ export class CopyCheckpoint {
   close(): void {
     if (this.holder && 'dropLock' in this.s) this.w().dropLock.run(this.holder.pid, this.holder.host);
     this.holder = null;
-    this.db.close();
+    this.opened.close();
   }
 }

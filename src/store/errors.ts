@@ -8,6 +8,8 @@ export const STORE_VERSION = 'SHARDMOVE_STORE_VERSION';
 
 /** Code of LeaseLostError. */
 export const LEASE_LOST = 'SHARDMOVE_LEASE_LOST';
+/** Code of CheckpointUnusableError. */
+export const CHECKPOINT_UNUSABLE = 'SHARDMOVE_CHECKPOINT_UNUSABLE';
 
 /** Another live process holds the run lock of this checkpoint (exit 4). */
 export class LockedError extends Error {
@@ -58,5 +60,30 @@ export class StoreVersionError extends Error {
   ) {
     super(`checkpoint ${file} has schema version ${found}; this shardmove supports up to ${supported}`);
     this.name = 'StoreVersionError';
+  }
+}
+
+/**
+ * What is wrong with a checkpoint file: `directory`, `not-a-file` (a FIFO, a device), `not-a-database`
+ * (not SQLite), `damaged` (SQLite says malformed: truncated, overwritten), `foreign` (a SQLite
+ * database without this kind's tables, or the other kind of checkpoint), `read-only` (a command
+ * that writes cannot: the file or its directory is not writable), `unreadable` (permissions, I/O).
+ */
+export type CheckpointProblem = 'directory' | 'not-a-file' | 'not-a-database' | 'damaged' | 'foreign' | 'read-only' | 'unreadable';
+
+/**
+ * The checkpoint file cannot be used: the message names the file and the problem in one line. It is
+ * thrown before anything was written to the file, which is left exactly as it was (exit 1: the
+ * operator fixes or moves the file, or points --state elsewhere, and runs the command again).
+ */
+export class CheckpointUnusableError extends Error {
+  readonly code = CHECKPOINT_UNUSABLE;
+  constructor(
+    readonly file: string,
+    readonly problem: CheckpointProblem,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CheckpointUnusableError';
   }
 }
