@@ -6,7 +6,7 @@
  */
 import type { CopyPlan } from '../plan/copy-types.js';
 import { CopyFailedError } from './errors.js';
-import { SSH_OPTIONS, runCommand, runScript, showCommand, shq, tail } from './exec.js';
+import { SSH_OPTIONS, runCommand, runScript, showCommand, shq, sshArgv, tail } from './exec.js';
 import type { MethodContext } from './types.js';
 import { repoOfPath } from './types.js';
 
@@ -46,7 +46,7 @@ export async function dryRunRsync(ctx: MethodContext): Promise<void> {
 export async function runRsync(ctx: MethodContext): Promise<void> {
   const { target } = ctx.plan.copy;
   const mkdir = `mkdir -p ${shq(target.path)}`;
-  ctx.say(`$ ${target.host === null ? mkdir : showCommand(['ssh', ...SSH_OPTIONS, target.host, mkdir])}`);
+  ctx.say(`$ ${target.host === null ? mkdir : showCommand(sshArgv(target.host, mkdir))}`);
   await runScript(target.host, mkdir, 'creating the target directory', { signal: ctx.signal });
   const argv = rsyncArgv(ctx.plan, false);
   ctx.say(`$ ${showCommand(argv)}`);

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { Transform } from 'node:stream';
 import type { CopyPlan } from '../plan/copy-types.js';
 import { CopyFailedError } from './errors.js';
-import { SSH_OPTIONS, runCommand, runScript, showCommand, shq, tail } from './exec.js';
+import { runCommand, runScript, showCommand, shq, sshArgv, tail } from './exec.js';
 import type { MethodContext } from './types.js';
 import { repoOfPath } from './types.js';
 
@@ -22,7 +22,7 @@ export function tarArgv(plan: CopyPlan): { create: string[]; extract: string[] }
 
 function extractArgv(plan: CopyPlan): string[] {
   const { target } = plan.copy;
-  return target.host === null ? ['tar', '-C', target.path, '-xf', '-'] : ['ssh', ...SSH_OPTIONS, target.host, `tar -C ${shq(target.path)} -xf -`];
+  return target.host === null ? ['tar', '-C', target.path, '-xf', '-'] : sshArgv(target.host, `tar -C ${shq(target.path)} -xf -`);
 }
 
 /** The pipe as one shell line, as printed. */

@@ -49,9 +49,15 @@ copy:
     expect(problems(text)).toEqual([
       '4:11 copy.method: "scp" is not one of backup, tar, rsync',
       '5:19 copy.source.path: expected an absolute path (starting with /)',
-      '6:29 copy.target.host: expected [user@]host for ssh (letters, digits, ".", "_", "-"); ssh options belong in your ssh configuration',
+      '6:29 copy.target.host: expected [user@]host for ssh (letters, digits, ".", "_", "-"; neither part begins with "-"); ssh options belong in your ssh configuration',
       '6:52 copy.target.clustred: unknown field "clustred" (did you mean "clustered"?)',
     ]);
+  });
+
+  it('refuse a host whose user part begins with "-" (ssh would read it as an option)', () => {
+    const text = (host: string) => `version: 1\nname: x\ncopy:\n  method: rsync\n  source: { path: /a }\n  target: { path: /t, host: "${host}" }\n`;
+    for (const host of ['-Fevilcfg@x', '-oProxyCommand=y@x', '--@x', 'git@-x']) expect(problems(text(host)), host).toEqual([expect.stringMatching(/^6:29 copy\.target\.host: expected \[user@\]host/)]);
+    for (const host of ['git@new-gitaly-1', '_svc@h.example.com', 'h']) expect(problems(text(host)), host).toEqual([]);
   });
 
   it('name the rules a plan alone breaks', () => {

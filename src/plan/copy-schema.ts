@@ -17,8 +17,11 @@ const SOURCE = ['path'];
 const TARGET = ['path', 'host', 'clustered'];
 const BACKUP = ['path'];
 const NAME_RE = /^[a-z0-9][a-z0-9_-]*$/;
-/** `[user@]host`, as ssh takes it: no option-looking or shell-special text. */
-const HOST_RE = /^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/**
+ * `[user@]host`, as ssh takes it: no option-looking or shell-special text. Neither part may begin
+ * with "-": `-Fevil@x` would reach ssh (and rsync's own ssh command line) as an option.
+ */
+const HOST_RE = /^(?:[A-Za-z0-9_][A-Za-z0-9._-]*@)?[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** The schema's output, or undefined when some field could not be read (the reader holds the errors). */
 export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undefined {
@@ -84,7 +87,7 @@ export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undef
     const s = r.string(hostNode, 'copy.target.host');
     if (!s) ok = false;
     else if (!HOST_RE.test(s.value)) {
-      r.error('copy.target.host', r.posOf(hostNode), 'expected [user@]host for ssh (letters, digits, ".", "_", "-"); ssh options belong in your ssh configuration');
+      r.error('copy.target.host', r.posOf(hostNode), 'expected [user@]host for ssh (letters, digits, ".", "_", "-"; neither part begins with "-"); ssh options belong in your ssh configuration');
       ok = false;
     } else host = s.value;
   }
