@@ -104,7 +104,7 @@ describe('shardmove copy: the three methods', () => {
     // `--` ends ssh's options before the host; only rsync's own ssh line (`-l user host`) cannot have it.
     expect(calls.filter((c) => !c.includes(' rsync --server')).every((c) => c.startsWith('-o BatchMode=yes -- git@new-gitaly-1 '))).toBe(true);
     expect(calls.some((c) => c.includes('new-gitaly-1') && c.includes('for-each-ref'))).toBe(true);
-    if (method === 'rsync') expect(r.stdout).toContain(`$ rsync -a --delete -e 'ssh -o BatchMode=yes' '--out-format=%l %n' ${storage.root}/. git@new-gitaly-1:${target}/`);
+    if (method === 'rsync') expect(r.stdout).toContain(`$ rsync -a --delete -s -e 'ssh -o BatchMode=yes' '--out-format=%l %n' ${storage.root}/. git@new-gitaly-1:${target}/`);
     if (method === 'tar') expect(r.stdout).toContain(`| ssh -o BatchMode=yes -- git@new-gitaly-1 'tar -C ${target} -xf -'`);
   });
 

@@ -19,7 +19,9 @@ export function rsyncArgv(plan: CopyPlan, dryRun: boolean): string[] {
     'rsync',
     '-a',
     '--delete',
-    ...(target.host === null ? [] : ['-e', `ssh ${SSH_OPTIONS.join(' ')}`]),
+    // -s (--protect-args, called --secluded-args since rsync 3.3) sends the remote path through
+    // rsync's protocol, never the remote shell: rsync 3.2.7 escapes `$` there but not a backtick.
+    ...(target.host === null ? [] : ['-s', '-e', `ssh ${SSH_OPTIONS.join(' ')}`]),
     ...(dryRun ? ['--dry-run', '--itemize-changes'] : ['--out-format=%l %n']),
     src,
     dest,
