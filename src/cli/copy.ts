@@ -1,5 +1,5 @@
 /**
- * `shardmove copy PLAN [--state FILE] [--dry-run] [--wipe-target]`: copies a storage directory to a
+ * `shardmove copy PLAN [--state FILE] [--dry-run] [--wipe-target] [--hosts-differ]`: copies a storage directory to a
  * new environment with the plan's method (README: Copying to a new environment). Exit codes as for
  * `run`: 0 copied and verified (or the dry run finished), 1 failed (a command failed, or the
  * verification found differences), 2 invalid plan or arguments, 4 refused by a guardrail, a lock or
@@ -15,12 +15,13 @@ import { EXIT } from './context.js';
 /** At most this many differences are listed; the count says how many there are. */
 const MAX_LISTED = 50;
 
-export async function runCopyCommand(opts: { plan: string; state?: string; dryRun: boolean; wipeTarget: boolean }, ctx: CommandContext): Promise<number> {
+export async function runCopyCommand(opts: { plan: string; state?: string; dryRun: boolean; wipeTarget: boolean; hostsDiffer: boolean }, ctx: CommandContext): Promise<number> {
   const outcome = await executeCopy({
     planFile: opts.plan,
     statePath: opts.state,
     dryRun: opts.dryRun,
     wipeTarget: opts.wipeTarget,
+    hostsDiffer: opts.hostsDiffer,
     env: ctx.env,
     cwd: ctx.cwd,
     signal: ctx.signal,

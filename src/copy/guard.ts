@@ -10,7 +10,7 @@ import { dirname, basename, join, posix } from 'node:path';
 import { isSameOrInside } from '../plan/copy-schema.js';
 import type { CopyPlan } from '../plan/copy-types.js';
 import { CopyRefusedError } from './errors.js';
-import { runScript, shq } from './exec.js';
+import { runCommand, runScript, scriptArgv, shq } from './exec.js';
 
 /** The real path of `p`: symlinks resolved for the part that exists, the rest appended as written. */
 export async function realLocalPath(p: string): Promise<string> {
@@ -41,20 +41,49 @@ export function checkClustered(plan: CopyPlan): void {
   }
 }
 
+/** What the guardrails know about the target: its real path, and whether it is on this machine. */
+export interface TargetFacts {
+  /** The real path on the target's machine; null when an ssh host could not resolve it. */
+  real: string | null;
+  /** Local, or an ssh host with this machine's id (or an unknown id without --hosts-differ). */
+  sameMachine: boolean;
+}
+
+/**
+ * The target's real path as its own machine sees it: symlinks resolved here (realLocalPath), or
+ * `realpath -m` on the ssh host through the same ssh as the copy (-m: the part that does not exist
+ * yet is appended as written). Null when the host cannot answer (ssh fails, no GNU realpath, an
+ * answer that is not one absolute path).
+ */
+export async function resolveTargetPath(host: string | null, path: string, signal?: AbortSignal): Promise<string | null> {
+  if (host === null) return realLocalPath(path);
+  const r = await runCommand(scriptArgv(host, `realpath -m -- ${shq(path)}`), signal ? { signal } : {});
+  const real = r.stdout.replace(/\n$/, '');
+  return r.code === 0 && posix.isAbsolute(real) && !real.includes('\n') ? posix.normalize(real) : null;
+}
+
 /**
  * Source, target and backup directory never overlap (same directory, or one inside another), compared
- * by real path. A target on another host is another machine's file system; one on this machine
- * (same machine id over ssh) is compared like a local one.
+ * by real path, the target's resolved on its own machine. A target on another machine is another
+ * file system and is not compared. An ssh target whose real path is unknown is refused, unless the
+ * operator said --hosts-differ and the machine ids do not say otherwise.
  */
-export async function checkOverlap(plan: CopyPlan, sourceReal: string, targetOnThisMachine: boolean, backupDir: string | null): Promise<void> {
-  const target = plan.copy.target;
-  const targetReal = target.host === null ? await realLocalPath(target.path) : target.path;
-  if (targetOnThisMachine && (isSameOrInside(targetReal, sourceReal) || isSameOrInside(sourceReal, targetReal))) {
-    throw new CopyRefusedError('source-target-overlap', `source ${plan.copy.source.path} and target ${target.path} overlap (real paths ${sourceReal} and ${targetReal}); copying would overwrite the source`);
+export async function checkOverlap(plan: CopyPlan, sourceReal: string, target: TargetFacts, backupDir: string | null, hostsDiffer: boolean): Promise<void> {
+  const { host, path } = plan.copy.target;
+  if (target.real === null && (target.sameMachine || !hostsDiffer)) {
+    const why = target.sameMachine
+      ? `${host} may be this machine (same or unknown machine id)${hostsDiffer ? '; --hosts-differ cannot override a matching machine id' : ''}`
+      : `if ${host} is another machine, say so with --hosts-differ`;
+    throw new CopyRefusedError('target-unresolved', `cannot resolve the real path of ${path} on ${host} (realpath -m there), so it cannot be compared with the source; ${why}`);
+  }
+  const targetReal = target.sameMachine ? target.real : null;
+  if (targetReal !== null && (isSameOrInside(targetReal, sourceReal) || isSameOrInside(sourceReal, targetReal))) {
+    const where = host === null ? '' : ` on ${host}, this machine,`;
+    throw new CopyRefusedError('source-target-overlap', `source ${plan.copy.source.path} and target ${path}${where} overlap (real paths ${sourceReal} and ${targetReal}); copying would overwrite the source`);
   }
   if (backupDir !== null) {
     const b = await realLocalPath(backupDir);
-    for (const other of [sourceReal, ...(target.host === null ? [targetReal] : [])]) {
+    for (const other of [sourceReal, ...(targetReal === null ? [] : [targetReal])]) {
       if (isSameOrInside(b, other) || isSameOrInside(other, b)) throw new CopyRefusedError('backup-path-overlap', `backup directory ${backupDir} overlaps ${other}`);
     }
   }
@@ -73,14 +102,16 @@ function localMachineId(): string | null {
 }
 
 /**
- * Whether an ssh target is this very machine (same /etc/machine-id). When either side has no
- * machine id, it is assumed to be, so the source checks apply: the cautious answer.
+ * Whether an ssh target is this very machine, by /etc/machine-id. Two known ids decide. When either
+ * side has none, it is assumed to be, so the source checks apply (the cautious answer), unless the
+ * operator said --hosts-differ; that flag never overrides two equal ids.
  */
-export async function isThisMachine(host: string | null, signal?: AbortSignal): Promise<boolean> {
+export async function isThisMachine(host: string | null, hostsDiffer: boolean, signal?: AbortSignal): Promise<boolean> {
   if (host === null) return true;
   const local = localMachineId();
   const remote = (await runScript(host, 'cat /etc/machine-id 2>/dev/null || cat /var/lib/dbus/machine-id 2>/dev/null || true', 'reading the target machine id', signal ? { signal } : {})).trim();
-  return local === null || remote === '' || local === remote;
+  if (local !== null && remote !== '') return local === remote;
+  return !hostsDiffer;
 }
 
 /**

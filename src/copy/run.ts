@@ -14,7 +14,8 @@ import { CopyCheckpoint } from '../store/copy-checkpoint.js';
 import { LockedError } from '../store/errors.js';
 import { dryRunBackup, runBackup } from './backup.js';
 import { CopyRefusedError } from './errors.js';
-import { checkClustered, checkOverlap, checkSource, checkWipeSafety, isThisMachine, wipeTarget } from './guard.js';
+import type { TargetFacts } from './guard.js';
+import { checkClustered, checkOverlap, checkSource, checkWipeSafety, isThisMachine, resolveTargetPath, wipeTarget } from './guard.js';
 import { createCopyProgress } from './progress.js';
 import type { RepoEntry } from './repos.js';
 import { findLocalRepos, findTargetRepos, listEntries } from './repos.js';
@@ -30,6 +31,8 @@ export interface CopyOptions {
   statePath?: string | undefined;
   dryRun: boolean;
   wipeTarget: boolean;
+  /** The operator says an ssh target is another machine (its machine id or real path is unknown). */
+  hostsDiffer: boolean;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   signal: AbortSignal;
@@ -80,8 +83,12 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
   if (prior.lock && prior.lock.host === thisHost() && prior.lock.pid !== process.pid && isAlive(prior.lock.pid)) throw new LockedError(file, prior.lock);
   checkClustered(plan);
   const sourceReal = await checkSource(plan);
-  const onThisMachine = await isThisMachine(target.host, opts.signal);
-  await checkOverlap(plan, sourceReal, onThisMachine, backupDir);
+  const facts: TargetFacts = {
+    sameMachine: await isThisMachine(target.host, opts.hostsDiffer, opts.signal),
+    real: await resolveTargetPath(target.host, target.path, opts.signal),
+  };
+  await checkOverlap(plan, sourceReal, facts, backupDir, opts.hostsDiffer);
+  const onThisMachine = facts.sameMachine;
   const resuming = prior.run !== null && prior.run.phase !== 'done' && prior.run.phase !== 'failed';
   if (resuming && (prior.run!.planHash !== hash || prior.run!.method !== method)) {
     throw new CopyRefusedError('plan-changed', `checkpoint ${file} belongs to an unfinished copy of another plan (or method); finish it with that plan, or use another --state`);
