@@ -110,6 +110,25 @@ describe('an ssh target that is this machine is resolved there before anything i
   });
 });
 
+describe('rsync: the itemised dry run is the last line of defence', () => {
+  it('refuses when the target host answers with the path as written (a symlink to the parent of the source): dry run and real run', () => {
+    const dir = join(base, 'lying');
+    const { source, digest } = sourceWithSibling(dir);
+    const link = join(base, 'lying-link');
+    symlinkSync(dir, link);
+    // A realpath that resolves nothing: the overlap check sees two separate paths and lets it pass.
+    const lying = wrapperDir(join(base, 'lying-realpath'), 'realpath', 'for a; do last=$a; done; echo "$last"');
+    const before = digest();
+    const plan = writePlan('lying', 'rsync', link, { source });
+    const dry = cli(['copy', plan, '--dry-run'], [lying]);
+    refused(dry, 'rsync-deletes-source');
+    expect(dry.stderr).toContain(`the target resolves to ${dir}`);
+    refused(cli(['copy', plan], [lying]), 'rsync-deletes-source');
+    expect(digest()).toEqual(before);
+    expect(existsSync(join(base, 'state', 'lying.copy.db'))).toBe(false);
+  });
+});
+
 describe('rsync to an ssh target: the remote path never reaches the remote shell', () => {
   it('passes -s, so the target path is not on the ssh command line (spaces and all)', () => {
     const target = join(base, 'protected target');

@@ -28,20 +28,31 @@ export function rsyncArgv(plan: CopyPlan, dryRun: boolean): string[] {
   ];
 }
 
-/** Dry run: prints the command, then rsync's own itemisation of what it would change. */
-export async function dryRunRsync(ctx: MethodContext): Promise<void> {
+/**
+ * rsync's own itemised dry run (`--dry-run --itemize-changes`): the lines `keep` accepts. Null when
+ * the target does not exist yet: rsync does not create its missing parents, so a dry run cannot
+ * compare against nothing (and nothing there can be deleted).
+ */
+export async function itemizeRsync(plan: CopyPlan, signal: AbortSignal, keep: (line: string) => boolean = () => true): Promise<string[] | null> {
+  const { target } = plan.copy;
+  const exists = (await runScript(target.host, `[ -d ${shq(target.path)} ] && echo yes || echo no`, 'checking the target', { signal })).trim() === 'yes';
+  if (!exists) return null;
+  const lines: string[] = [];
+  const r = await runCommand(rsyncArgv(plan, true), { signal, onStdoutLine: (l) => void (keep(l) && lines.push(l)) });
+  if (r.code !== 0) throw new CopyFailedError(`rsync --dry-run failed (exit ${r.code})\n${tail(r.stderr)}`);
+  return lines;
+}
+
+/** Dry run: prints the command, then rsync's own itemisation of what it would change (itemizeRsync's lines). */
+export function dryRunRsync(ctx: MethodContext, itemized: readonly string[] | null): void {
   const { target } = ctx.plan.copy;
   ctx.say(`would run: ${showCommand(rsyncArgv(ctx.plan, false))}`);
-  const argv = rsyncArgv(ctx.plan, true);
-  ctx.say(`$ ${showCommand(argv)}`);
-  // rsync does not create missing parents of the target; a dry run cannot compare against nothing.
-  const exists = (await runScript(target.host, `[ -d ${shq(target.path)} ] && echo yes || echo no`, 'checking the target', { signal: ctx.signal })).trim() === 'yes';
-  if (!exists) {
+  ctx.say(`$ ${showCommand(rsyncArgv(ctx.plan, true))}`);
+  if (itemized === null) {
     ctx.say(`target ${target.path} does not exist: it would be created and receive all ${ctx.repos.length} repositories`);
     return;
   }
-  const r = await runCommand(argv, { signal: ctx.signal, onStdoutLine: (l) => ctx.say(`  ${l}`) });
-  if (r.code !== 0) throw new CopyFailedError(`rsync --dry-run failed (exit ${r.code})\n${tail(r.stderr)}`);
+  for (const line of itemized) ctx.say(`  ${line}`);
 }
 
 /** Runs the copy; progress counts repositories touched and file bytes sent. */

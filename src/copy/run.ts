@@ -15,12 +15,13 @@ import { LockedError } from '../store/errors.js';
 import { dryRunBackup, runBackup } from './backup.js';
 import { CopyRefusedError } from './errors.js';
 import type { TargetFacts } from './guard.js';
-import { checkClustered, checkOverlap, checkSource, checkWipeSafety, isThisMachine, resolveTargetPath, wipeTarget } from './guard.js';
+import { checkClustered, checkOverlap, checkSource, checkWipeSafety, isThisMachine, realLocalPath, resolveTargetPath, wipeTarget } from './guard.js';
 import { createCopyProgress } from './progress.js';
 import type { RepoEntry } from './repos.js';
 import { findLocalRepos, findTargetRepos, listEntries } from './repos.js';
 import { readRefs } from './refs.js';
-import { dryRunRsync, runRsync } from './rsync.js';
+import { checkRsyncDeletions, isDeletionLine } from './rsync-deletions.js';
+import { dryRunRsync, itemizeRsync, runRsync } from './rsync.js';
 import { dryRunTar, runTar } from './tar.js';
 import type { MethodContext } from './types.js';
 import type { VerifyResult } from './verify.js';
@@ -110,6 +111,16 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
       wipe = entries;
     }
   }
+  let itemized: string[] | null = null;
+  if (method === 'rsync' && (opts.dryRun || facts.sameMachine)) {
+    itemized = await itemizeRsync(plan, opts.signal, opts.dryRun ? undefined : isDeletionLine);
+    // The last line of defence (rsync-deletions.ts), with the target's real path as its host and,
+    // being this machine, as this process resolves it: two views, so one wrong answer is not enough.
+    if (facts.sameMachine) {
+      const reals = new Set([await realLocalPath(target.path), ...(facts.real === null ? [] : [facts.real])]);
+      checkRsyncDeletions(itemized ?? [], [...reals], sourceReal);
+    }
+  }
   const repos = await findLocalRepos(plan.copy.source.path);
   if (method === 'backup') await checkBackupTarget(plan, repos, resuming ? prior.repos : [], opts.signal);
 
@@ -118,7 +129,7 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
   if (opts.dryRun) {
     say(`dry run of copy ${plan.name} (${method}): ${repos.length} repositories, ${bytesTotal} bytes; nothing is written`);
     const ctx: MethodContext = { ...base, checkpoint: null, progress: () => {} };
-    if (method === 'rsync') await dryRunRsync(ctx);
+    if (method === 'rsync') dryRunRsync(ctx, itemized);
     else if (method === 'tar') dryRunTar(ctx, wipe);
     else dryRunBackup(ctx, backupDir!, resuming ? prior.repos : []);
     return { kind: 'dry-run', plan };
