@@ -15,7 +15,7 @@ import { LockedError } from '../store/errors.js';
 import { dryRunBackup, runBackup } from './backup.js';
 import { CopyRefusedError } from './errors.js';
 import type { TargetFacts } from './guard.js';
-import { checkClustered, checkOverlap, checkSource, checkWipeSafety, isThisMachine, realLocalPath, resolveTargetPath, wipeTarget } from './guard.js';
+import { checkClustered, checkOverlap, checkSource, isThisMachine, realLocalPath, resolveTargetPath } from './guard.js';
 import { createCopyProgress } from './progress.js';
 import type { RepoEntry } from './repos.js';
 import { findLocalRepos, findTargetRepos, listEntries } from './repos.js';
@@ -25,6 +25,7 @@ import { dryRunRsync, itemizeRsync, runRsync } from './rsync.js';
 import { dryRunTar, runTar } from './tar.js';
 import type { MethodContext } from './types.js';
 import type { VerifyResult } from './verify.js';
+import { checkWipeSafety, wipeTarget } from './wipe.js';
 import { compareRefs, verifyCopy } from './verify.js';
 
 export interface CopyOptions {
