@@ -22,7 +22,8 @@ import { findLocalRepos, findTargetRepos, listEntries } from './repos.js';
 import { readRefs } from './refs.js';
 import { checkRsyncDeletions, isDeletionLine } from './rsync-deletions.js';
 import { dryRunRsync, itemizeRsync, runRsync } from './rsync.js';
-import { dryRunTar, runTar } from './tar.js';
+import type { TarWipe } from './tar.js';
+import { describeWipe, dryRunTar, runTar } from './tar.js';
 import type { MethodContext } from './types.js';
 import type { VerifyResult } from './verify.js';
 import { checkWipeSafety, wipeTarget } from './wipe.js';
@@ -90,12 +91,11 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
     real: await resolveTargetPath(target.host, target.path, opts.signal),
   };
   await checkOverlap(plan, sourceReal, facts, backupDir, opts.hostsDiffer);
-  const onThisMachine = facts.sameMachine;
   const resuming = prior.run !== null && prior.run.phase !== 'done' && prior.run.phase !== 'failed';
   if (resuming && (prior.run!.planHash !== hash || prior.run!.method !== method)) {
     throw new CopyRefusedError('plan-changed', `checkpoint ${file} belongs to an unfinished copy of another plan (or method); finish it with that plan, or use another --state`);
   }
-  let wipe: string[] | null = null;
+  let wipe: TarWipe | null = null;
   if (method === 'tar') {
     const interrupted = resuming && prior.run!.phase === 'copying';
     const verifying = resuming && prior.run!.phase === 'verifying';
@@ -108,8 +108,8 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
       throw new CopyRefusedError('tar-empty-target', `tar needs an empty target; ${target.path} holds ${entries.length} entries (${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', ...' : ''}). Empty it, or pass --wipe-target`);
     }
     if (opts.wipeTarget) {
-      await checkWipeSafety(plan, sourceReal, onThisMachine, opts.signal);
-      wipe = entries;
+      const real = await checkWipeSafety(plan, sourceReal, facts, opts.signal);
+      wipe = { real, entries: await listEntries(target.host, real, opts.signal) };
     }
   }
   let itemized: string[] | null = null;
@@ -159,9 +159,9 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
     const phase = cp.readRun()!.phase;
     if (phase === 'started' || phase === 'copying') {
       if (wipe !== null) {
-        say(`emptying ${target.path} (--wipe-target)`);
-        cp.event('target.wiped', { path: target.path, entries: wipe.length }, now());
-        await wipeTarget(target.host, target.path, opts.signal);
+        say(`emptying ${describeWipe(target.path, wipe.real)}`);
+        cp.event('target.wiped', { path: target.path, real: wipe.real, entries: wipe.entries.length }, now());
+        await wipeTarget(target.host, wipe.real, target.path, opts.signal);
       }
       cp.setPhase('copying', now());
       show(0, 0);
