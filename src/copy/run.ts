@@ -34,6 +34,8 @@ export interface CopyOptions {
   statePath?: string | undefined;
   dryRun: boolean;
   wipeTarget: boolean;
+  /** With wipeTarget: also a target not owned by the user or without a storage layout. */
+  wipeAnyTarget: boolean;
   /** The operator says an ssh target is another machine (its machine id or real path is unknown). */
   hostsDiffer: boolean;
   env: Readonly<Record<string, string | undefined>>;
@@ -108,7 +110,7 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
       throw new CopyRefusedError('tar-empty-target', `tar needs an empty target; ${target.path} holds ${entries.length} entries (${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', ...' : ''}). Empty it, or pass --wipe-target`);
     }
     if (opts.wipeTarget) {
-      const real = await checkWipeSafety(plan, sourceReal, facts, opts.signal);
+      const real = await checkWipeSafety(plan, sourceReal, facts, { wipeAny: opts.wipeAnyTarget, signal: opts.signal });
       wipe = { real, entries: await listEntries(target.host, real, opts.signal) };
     }
   }
