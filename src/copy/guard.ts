@@ -3,22 +3,32 @@
  * rules in src/plan/copy-schema.ts and are checked again here with real paths). Each refusal is a
  * CopyRefusedError naming its rule, thrown before anything is written.
  */
-import { realpath, stat } from 'node:fs/promises';
+import { readlink, realpath, stat } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { dirname, basename, join, posix } from 'node:path';
+import { basename, dirname, join, posix, resolve } from 'node:path';
 import { isSameOrInside } from '../plan/copy-schema.js';
 import type { CopyPlan } from '../plan/copy-types.js';
 import { CopyRefusedError } from './errors.js';
 import { runCommand, runScript, scriptArgv, shq } from './exec.js';
 
-/** The real path of `p`: symlinks resolved for the part that exists, the rest appended as written. */
-export async function realLocalPath(p: string): Promise<string> {
+/** Symlinks followed before giving up, as the kernel does (ELOOP). */
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * The real path of `p`: symlinks resolved for the part that exists, the rest appended as written. A
+ * dangling symlink is followed to where it points, as `realpath -m` does on an ssh host, so a link
+ * into the source is seen as the source even before its target exists.
+ */
+export async function realLocalPath(p: string, hops = 0): Promise<string> {
   try {
     return await realpath(p);
   } catch {
     const parent = dirname(p);
     if (parent === p) return p;
-    return join(await realLocalPath(parent), basename(p));
+    const here = join(await realLocalPath(parent, hops), basename(p));
+    const link = await readlink(here).catch(() => null);
+    if (link === null || hops >= MAX_SYMLINK_HOPS) return here;
+    return realLocalPath(resolve(dirname(here), link), hops + 1);
   }
 }
 
@@ -86,6 +96,18 @@ export async function checkOverlap(plan: CopyPlan, sourceReal: string, target: T
       if (isSameOrInside(b, other) || isSameOrInside(other, b)) throw new CopyRefusedError('backup-path-overlap', `backup directory ${backupDir} overlaps ${other}`);
     }
   }
+}
+
+/**
+ * A target that exists is a directory (or a symlink to one): a file or a dangling symlink would make
+ * every method fail half-way (backup only after bundling everything), so it is refused up front.
+ */
+export async function checkTargetIsDirectory(host: string | null, path: string, signal?: AbortSignal): Promise<void> {
+  const p = shq(path);
+  const script = `if [ -L ${p} ] && [ ! -e ${p} ]; then echo dangling; elif [ -e ${p} ] && [ ! -d ${p} ]; then echo file; fi`;
+  const found = (await runScript(host, script, 'checking the target', signal ? { signal } : {})).trim();
+  if (found === 'dangling') throw new CopyRefusedError('target-not-directory', `target ${path} is a symlink to nothing; point it at a directory or remove it`);
+  if (found === 'file') throw new CopyRefusedError('target-not-directory', `target ${path} exists and is not a directory`);
 }
 
 function localMachineId(): string | null {

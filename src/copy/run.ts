@@ -15,7 +15,7 @@ import { LockedError } from '../store/errors.js';
 import { dryRunBackup, runBackup } from './backup.js';
 import { CopyRefusedError } from './errors.js';
 import type { TargetFacts } from './guard.js';
-import { checkClustered, checkOverlap, checkSource, isThisMachine, realLocalPath, resolveTargetPath } from './guard.js';
+import { checkClustered, checkOverlap, checkSource, checkTargetIsDirectory, isThisMachine, realLocalPath, resolveTargetPath } from './guard.js';
 import { createCopyProgress } from './progress.js';
 import type { RepoEntry } from './repos.js';
 import { findLocalRepos, findTargetRepos, listEntries } from './repos.js';
@@ -93,6 +93,7 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
     real: await resolveTargetPath(target.host, target.path, opts.signal),
   };
   await checkOverlap(plan, sourceReal, facts, backupDir, opts.hostsDiffer);
+  await checkTargetIsDirectory(target.host, target.path, opts.signal);
   const resuming = prior.run !== null && prior.run.phase !== 'done' && prior.run.phase !== 'failed';
   if (resuming && (prior.run!.planHash !== hash || prior.run!.method !== method)) {
     throw new CopyRefusedError('plan-changed', `checkpoint ${file} belongs to an unfinished copy of another plan (or method); finish it with that plan, or use another --state`);
