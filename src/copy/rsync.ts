@@ -38,7 +38,10 @@ export async function itemizeRsync(plan: CopyPlan, signal: AbortSignal, keep: (l
   const exists = (await runScript(target.host, `[ -d ${shq(target.path)} ] && echo yes || echo no`, 'checking the target', { signal })).trim() === 'yes';
   if (!exists) return null;
   const lines: string[] = [];
-  const r = await runCommand(rsyncArgv(plan, true), { signal, onStdoutLine: (l) => void (keep(l) && lines.push(l)) });
+  const onStdoutLine = (line: string) => {
+    if (keep(line)) lines.push(line);
+  };
+  const r = await runCommand(rsyncArgv(plan, true), { signal, onStdoutLine });
   if (r.code !== 0) throw new CopyFailedError(`rsync --dry-run failed (exit ${r.code})\n${tail(r.stderr)}`);
   return lines;
 }

@@ -26,8 +26,8 @@ import type { TarWipe } from './tar.js';
 import { describeWipe, dryRunTar, runTar } from './tar.js';
 import type { MethodContext } from './types.js';
 import type { VerifyResult } from './verify.js';
-import { checkWipeSafety, wipeTarget } from './wipe.js';
 import { compareRefs, verifyCopy } from './verify.js';
+import { checkWipeSafety, wipeTarget } from './wipe.js';
 
 export interface CopyOptions {
   planFile: string;
