@@ -101,9 +101,11 @@ describe('shardmove copy: the three methods', () => {
     const calls = ssh.calls();
     expect(calls.length).toBeGreaterThan(0);
     expect(calls.every((c) => c.includes('BatchMode=yes'))).toBe(true);
+    // `--` ends ssh's options before the host; only rsync's own ssh line (`-l user host`) cannot have it.
+    expect(calls.filter((c) => !c.includes(' rsync --server')).every((c) => c.startsWith('-o BatchMode=yes -- git@new-gitaly-1 '))).toBe(true);
     expect(calls.some((c) => c.includes('new-gitaly-1') && c.includes('for-each-ref'))).toBe(true);
-    if (method === 'rsync') expect(r.stdout).toContain(`$ rsync -a --delete -e 'ssh -o BatchMode=yes' '--out-format=%l %n' ${storage.root}/. git@new-gitaly-1:${target}/`);
-    if (method === 'tar') expect(r.stdout).toContain(`| ssh -o BatchMode=yes git@new-gitaly-1 'tar -C ${target} -xf -'`);
+    if (method === 'rsync') expect(r.stdout).toContain(`$ rsync -a --delete -s -e 'ssh -o BatchMode=yes' '--out-format=%l %n' ${storage.root}/. git@new-gitaly-1:${target}/`);
+    if (method === 'tar') expect(r.stdout).toContain(`| ssh -o BatchMode=yes -- git@new-gitaly-1 'tar -C ${target} -xf -'`);
   });
 
   it('dry runs print the commands and what they would change, and write nothing', () => {
@@ -181,14 +183,15 @@ describe('shardmove copy: guardrails refuse before anything is written', () => {
     expect(existsSync(join(base, 'wipe-rsync-target'))).toBe(false);
   });
 
-  it('--wipe-target refuses a target that is, through a symlink on the target host, a parent of the source', () => {
+  it('--wipe-target never empties a target that is, through a symlink on the target host, a parent of the source', () => {
     const ssh = fakeSshDir(join(base, 'ssh-wipe'));
     const link = join(base, 'link-to-base');
     symlinkSync(base, link);
     const before = treeDigest(storage.root);
     const r = cli(base, ['copy', writePlan(base, 'wipe-parent', 'tar', storage.root, link, ', host: gitaly-2'), '--wipe-target'], { PATH: `${ssh.bin}:${process.env['PATH']}` });
-    refused(r, 'wipe-target-safety');
-    expect(r.stderr).toContain('parent of the source');
+    // The target's real path is resolved on its host (this machine): the overlap refuses it first.
+    refused(r, 'source-target-overlap');
+    expect(r.stderr).toContain(`real paths ${storage.root} and ${base}`);
     expect(treeDigest(storage.root)).toEqual(before);
   });
 

@@ -1,9 +1,9 @@
 /**
- * `shardmove copy PLAN [--state FILE] [--dry-run] [--wipe-target]`: copies a storage directory to a
- * new environment with the plan's method (README: Copying to a new environment). Exit codes as for
- * `run`: 0 copied and verified (or the dry run finished), 1 failed (a command failed, or the
- * verification found differences), 2 invalid plan or arguments, 4 refused by a guardrail, a lock or
- * a plan change, 130 interrupted with the checkpoint saved.
+ * `shardmove copy PLAN [--state FILE] [--dry-run] [--wipe-target [--wipe-any-target]] [--hosts-differ]`:
+ * copies a storage directory to a new environment with the plan's method (README: Copying to a new
+ * environment). Exit codes as for `run`: 0 copied and verified (or the dry run finished), 1 failed
+ * (a command failed, or the verification found differences), 2 invalid plan or arguments, 4 refused
+ * by a guardrail, a lock or a plan change, 130 interrupted with the checkpoint saved.
  */
 import { formatDifference } from '../copy/verify.js';
 import { formatBytes } from '../report/summary.js';
@@ -11,16 +11,20 @@ import type { CopyOutcome } from '../copy/run.js';
 import { executeCopy } from '../copy/run.js';
 import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
+import { ArgsError } from './errors.js';
 
 /** At most this many differences are listed; the count says how many there are. */
 const MAX_LISTED = 50;
 
-export async function runCopyCommand(opts: { plan: string; state?: string; dryRun: boolean; wipeTarget: boolean }, ctx: CommandContext): Promise<number> {
+export async function runCopyCommand(opts: { plan: string; state?: string; dryRun: boolean; wipeTarget: boolean; wipeAnyTarget: boolean; hostsDiffer: boolean }, ctx: CommandContext): Promise<number> {
+  if (opts.wipeAnyTarget && !opts.wipeTarget) throw new ArgsError('copy: --wipe-any-target only widens --wipe-target; pass both');
   const outcome = await executeCopy({
     planFile: opts.plan,
     statePath: opts.state,
     dryRun: opts.dryRun,
     wipeTarget: opts.wipeTarget,
+    wipeAnyTarget: opts.wipeAnyTarget,
+    hostsDiffer: opts.hostsDiffer,
     env: ctx.env,
     cwd: ctx.cwd,
     signal: ctx.signal,

@@ -99,6 +99,8 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--state <file>', 'checkpoint file (default: state/<name>.copy.db)')
     .option('--dry-run', 'print the exact commands and what they would change; write nothing', false)
     .option('--wipe-target', 'tar only: empty the target first (after safety checks), e.g. after an interrupted tar', false)
+    .option('--wipe-any-target', 'with --wipe-target: also empty a target not owned by you or without a repository storage layout', false)
+    .option('--hosts-differ', 'the ssh target is another machine: lets the copy go on when its machine id or real path cannot be read', false)
     .action(async (plan: string, opts) => {
       const { runCopyCommand } = await import('./copy.js');
       setExit(await runCopyCommand({ plan, ...opts }, ctx));

@@ -26,9 +26,17 @@ export function showCommand(argv: readonly string[]): string {
   return argv.map(shq).join(' ');
 }
 
+/**
+ * The ssh argv that runs `script` on `host`. The `--` ends ssh's options, so the host is never read
+ * as one even if a plan's validation were bypassed (rsync builds its own ssh line and cannot take it).
+ */
+export function sshArgv(host: string, script: string): string[] {
+  return ['ssh', ...SSH_OPTIONS, '--', host, script];
+}
+
 /** The argv that runs `script` on the place's host: `sh -c` here, `ssh host script` there. */
 export function scriptArgv(host: string | null, script: string): string[] {
-  return host === null ? ['sh', '-c', script] : ['ssh', ...SSH_OPTIONS, host, script];
+  return host === null ? ['sh', '-c', script] : sshArgv(host, script);
 }
 
 export interface CommandResult {

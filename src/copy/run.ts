@@ -14,22 +14,30 @@ import { CopyCheckpoint } from '../store/copy-checkpoint.js';
 import { LockedError } from '../store/errors.js';
 import { dryRunBackup, runBackup } from './backup.js';
 import { CopyRefusedError } from './errors.js';
-import { checkClustered, checkOverlap, checkSource, checkWipeSafety, isThisMachine, wipeTarget } from './guard.js';
+import type { TargetFacts } from './guard.js';
+import { checkClustered, checkOverlap, checkSource, checkTargetIsDirectory, isThisMachine, realLocalPath, resolveTargetPath } from './guard.js';
 import { createCopyProgress } from './progress.js';
 import type { RepoEntry } from './repos.js';
 import { findLocalRepos, findTargetRepos, listEntries } from './repos.js';
 import { readRefs } from './refs.js';
-import { dryRunRsync, runRsync } from './rsync.js';
-import { dryRunTar, runTar } from './tar.js';
+import { checkRsyncDeletions, isDeletionLine } from './rsync-deletions.js';
+import { dryRunRsync, itemizeRsync, runRsync } from './rsync.js';
+import type { TarWipe } from './tar.js';
+import { describeWipe, dryRunTar, runTar } from './tar.js';
 import type { MethodContext } from './types.js';
 import type { VerifyResult } from './verify.js';
 import { compareRefs, verifyCopy } from './verify.js';
+import { checkWipeSafety, wipeTarget } from './wipe.js';
 
 export interface CopyOptions {
   planFile: string;
   statePath?: string | undefined;
   dryRun: boolean;
   wipeTarget: boolean;
+  /** With wipeTarget: also a target not owned by the user or without a storage layout. */
+  wipeAnyTarget: boolean;
+  /** The operator says an ssh target is another machine (its machine id or real path is unknown). */
+  hostsDiffer: boolean;
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   signal: AbortSignal;
@@ -80,13 +88,17 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
   if (prior.lock && prior.lock.host === thisHost() && prior.lock.pid !== process.pid && isAlive(prior.lock.pid)) throw new LockedError(file, prior.lock);
   checkClustered(plan);
   const sourceReal = await checkSource(plan);
-  const onThisMachine = await isThisMachine(target.host, opts.signal);
-  await checkOverlap(plan, sourceReal, onThisMachine, backupDir);
+  const facts: TargetFacts = {
+    sameMachine: await isThisMachine(target.host, opts.hostsDiffer, opts.signal),
+    real: await resolveTargetPath(target.host, target.path, opts.signal),
+  };
+  await checkOverlap(plan, sourceReal, facts, backupDir, opts.hostsDiffer);
+  await checkTargetIsDirectory(target.host, target.path, opts.signal);
   const resuming = prior.run !== null && prior.run.phase !== 'done' && prior.run.phase !== 'failed';
   if (resuming && (prior.run!.planHash !== hash || prior.run!.method !== method)) {
     throw new CopyRefusedError('plan-changed', `checkpoint ${file} belongs to an unfinished copy of another plan (or method); finish it with that plan, or use another --state`);
   }
-  let wipe: string[] | null = null;
+  let wipe: TarWipe | null = null;
   if (method === 'tar') {
     const interrupted = resuming && prior.run!.phase === 'copying';
     const verifying = resuming && prior.run!.phase === 'verifying';
@@ -99,8 +111,18 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
       throw new CopyRefusedError('tar-empty-target', `tar needs an empty target; ${target.path} holds ${entries.length} entries (${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', ...' : ''}). Empty it, or pass --wipe-target`);
     }
     if (opts.wipeTarget) {
-      await checkWipeSafety(plan, sourceReal, onThisMachine, opts.signal);
-      wipe = entries;
+      const real = await checkWipeSafety(plan, sourceReal, facts, { wipeAny: opts.wipeAnyTarget, signal: opts.signal });
+      wipe = { real, entries: await listEntries(target.host, real, opts.signal) };
+    }
+  }
+  let itemized: string[] | null = null;
+  if (method === 'rsync' && (opts.dryRun || facts.sameMachine)) {
+    itemized = await itemizeRsync(plan, opts.signal, opts.dryRun ? undefined : isDeletionLine);
+    // The last line of defence (rsync-deletions.ts), with the target's real path as its host and,
+    // being this machine, as this process resolves it: two views, so one wrong answer is not enough.
+    if (facts.sameMachine) {
+      const reals = new Set([await realLocalPath(target.path), ...(facts.real === null ? [] : [facts.real])]);
+      checkRsyncDeletions(itemized ?? [], [...reals], sourceReal);
     }
   }
   const repos = await findLocalRepos(plan.copy.source.path);
@@ -111,7 +133,7 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
   if (opts.dryRun) {
     say(`dry run of copy ${plan.name} (${method}): ${repos.length} repositories, ${bytesTotal} bytes; nothing is written`);
     const ctx: MethodContext = { ...base, checkpoint: null, progress: () => {} };
-    if (method === 'rsync') await dryRunRsync(ctx);
+    if (method === 'rsync') dryRunRsync(ctx, itemized);
     else if (method === 'tar') dryRunTar(ctx, wipe);
     else dryRunBackup(ctx, backupDir!, resuming ? prior.repos : []);
     return { kind: 'dry-run', plan };
@@ -140,9 +162,9 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
     const phase = cp.readRun()!.phase;
     if (phase === 'started' || phase === 'copying') {
       if (wipe !== null) {
-        say(`emptying ${target.path} (--wipe-target)`);
-        cp.event('target.wiped', { path: target.path, entries: wipe.length }, now());
-        await wipeTarget(target.host, target.path, opts.signal);
+        say(`emptying ${describeWipe(target.path, wipe.real)}`);
+        cp.event('target.wiped', { path: target.path, real: wipe.real, entries: wipe.entries.length }, now());
+        await wipeTarget(target.host, wipe.real, target.path, opts.signal);
       }
       cp.setPhase('copying', now());
       show(0, 0);

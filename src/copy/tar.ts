@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { Transform } from 'node:stream';
 import type { CopyPlan } from '../plan/copy-types.js';
 import { CopyFailedError } from './errors.js';
-import { SSH_OPTIONS, runCommand, runScript, showCommand, shq, tail } from './exec.js';
+import { runCommand, runScript, showCommand, shq, sshArgv, tail } from './exec.js';
 import type { MethodContext } from './types.js';
 import { repoOfPath } from './types.js';
 
@@ -22,7 +22,7 @@ export function tarArgv(plan: CopyPlan): { create: string[]; extract: string[] }
 
 function extractArgv(plan: CopyPlan): string[] {
   const { target } = plan.copy;
-  return target.host === null ? ['tar', '-C', target.path, '-xf', '-'] : ['ssh', ...SSH_OPTIONS, target.host, `tar -C ${shq(target.path)} -xf -`];
+  return target.host === null ? ['tar', '-C', target.path, '-xf', '-'] : sshArgv(target.host, `tar -C ${shq(target.path)} -xf -`);
 }
 
 /** The pipe as one shell line, as printed. */
@@ -31,9 +31,20 @@ export function tarCommandLine(plan: CopyPlan): string {
   return `${showCommand(create)} | ${showCommand(extract)}`;
 }
 
-export function dryRunTar(ctx: MethodContext, wipe: string[] | null): void {
+/** What --wipe-target empties: the target's real path and the entries in it. */
+export interface TarWipe {
+  real: string;
+  entries: string[];
+}
+
+/** The directory --wipe-target empties, as printed: the real path, and the path as written when it differs. */
+export function describeWipe(path: string, real: string): string {
+  return `${real} (--wipe-target${real === path ? '' : `; ${path} resolves to it`})`;
+}
+
+export function dryRunTar(ctx: MethodContext, wipe: TarWipe | null): void {
   const { target } = ctx.plan.copy;
-  if (wipe !== null) ctx.say(`would empty ${target.path} (--wipe-target): ${wipe.length} entries: ${wipe.slice(0, 20).join(', ')}${wipe.length > 20 ? ', ...' : ''}`);
+  if (wipe !== null) ctx.say(`would empty ${describeWipe(target.path, wipe.real)}: ${wipe.entries.length} entries: ${wipe.entries.slice(0, 20).join(', ')}${wipe.entries.length > 20 ? ', ...' : ''}`);
   ctx.say(`would run: mkdir -p ${shq(target.path)}`);
   ctx.say(`would run: ${tarCommandLine(ctx.plan)}`);
   const bytes = ctx.repos.reduce((s, r) => s + r.bytes, 0);

@@ -49,9 +49,37 @@ copy:
     expect(problems(text)).toEqual([
       '4:11 copy.method: "scp" is not one of backup, tar, rsync',
       '5:19 copy.source.path: expected an absolute path (starting with /)',
-      '6:29 copy.target.host: expected [user@]host for ssh (letters, digits, ".", "_", "-"); ssh options belong in your ssh configuration',
+      '6:29 copy.target.host: expected [user@]host for ssh (letters, digits, ".", "_", "-"; neither part begins with "-"); ssh options belong in your ssh configuration',
       '6:52 copy.target.clustred: unknown field "clustred" (did you mean "clustered"?)',
     ]);
+  });
+
+  it('refuse a host whose user part begins with "-" (ssh would read it as an option)', () => {
+    const text = (host: string) => `version: 1\nname: x\ncopy:\n  method: rsync\n  source: { path: /a }\n  target: { path: /t, host: "${host}" }\n`;
+    for (const host of ['-Fevilcfg@x', '-oProxyCommand=y@x', '--@x', 'git@-x']) expect(problems(text(host)), host).toEqual([expect.stringMatching(/^6:29 copy\.target\.host: expected \[user@\]host/)]);
+    for (const host of ['git@new-gitaly-1', '_svc@h.example.com', 'h']) expect(problems(text(host)), host).toEqual([]);
+  });
+
+  it('refuse shell metacharacters and control characters in every path, at the path\'s line:col', () => {
+    const plan = (p: string) => `version: 1\nname: x\ncopy:\n  method: backup\n  source: { path: /a }\n  target: { path: ${JSON.stringify(p)}, host: h }\n  backup: { path: /b }\n`;
+    // The probe's target first: on an old rsync, the backtick ran on the target's shell.
+    expect(problems(plan('/srv/rt`touch$IFS/tmp/x`'))).toEqual(['6:19 copy.target.path: "`" is refused in a path: use letters, digits, spaces and / . _ - + , @ % : = only (no shell metacharacters or control characters)']);
+    for (const c of ['`', '$', ';', '|', '&', '<', '>', '(', ')', '{', '}', '[', ']', '*', '?', '!', '#', '~', '^', "'", '"', '\\', '\n', '\t', '\r', '\u0000', '\u001b', '\u007f', '\u0085']) {
+      expect(problems(plan(`/srv/a${c}b`)), JSON.stringify(c)).toEqual([expect.stringMatching(/^6:19 copy\.target\.path: (".+"|U\+00[0-9A-F]{2}) is refused in a path/)]);
+    }
+    expect(problems(plan('/srv/a\nb'))).toEqual([expect.stringContaining('U+000A is refused')]);
+    expect(problems(plan('/t').replace('path: /a', 'path: "/a;b"').replace('path: /b', 'path: "/b$c"'))).toEqual([
+      expect.stringMatching(/^5:19 copy\.source\.path: ";" is refused/),
+      expect.stringMatching(/^7:19 copy\.backup\.path: "\$" is refused/),
+    ]);
+    // Spaces, other scripts and a component beginning with "-" are fine: every command quotes them or gets them as one argument.
+    for (const ok of ['/srv/my repos', '/srv/répos/ü', '/srv/-rf', '/srv/a+b,c@d%e:f=g']) expect(problems(plan(ok)), ok).toEqual([]);
+  });
+
+  it('refuse a path that is not absolute, so none begins with "-" (it would be an option to rsync, tar or find)', () => {
+    for (const p of ['-rf', '--delete', 'srv/x', '~/x']) {
+      expect(problems(`version: 1\nname: x\ncopy:\n  method: tar\n  source: { path: /a }\n  target: { path: "${p}" }\n`), p).toEqual([expect.stringMatching(/^6:19 copy\.target\.path: expected an absolute path/)]);
+    }
   });
 
   it('name the rules a plan alone breaks', () => {

@@ -17,8 +17,11 @@ const SOURCE = ['path'];
 const TARGET = ['path', 'host', 'clustered'];
 const BACKUP = ['path'];
 const NAME_RE = /^[a-z0-9][a-z0-9_-]*$/;
-/** `[user@]host`, as ssh takes it: no option-looking or shell-special text. */
-const HOST_RE = /^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/**
+ * `[user@]host`, as ssh takes it: no option-looking or shell-special text. Neither part may begin
+ * with "-": `-Fevil@x` would reach ssh (and rsync's own ssh command line) as an option.
+ */
+const HOST_RE = /^(?:[A-Za-z0-9_][A-Za-z0-9._-]*@)?[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** The schema's output, or undefined when some field could not be read (the reader holds the errors). */
 export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undefined {
@@ -84,7 +87,7 @@ export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undef
     const s = r.string(hostNode, 'copy.target.host');
     if (!s) ok = false;
     else if (!HOST_RE.test(s.value)) {
-      r.error('copy.target.host', r.posOf(hostNode), 'expected [user@]host for ssh (letters, digits, ".", "_", "-"); ssh options belong in your ssh configuration');
+      r.error('copy.target.host', r.posOf(hostNode), 'expected [user@]host for ssh (letters, digits, ".", "_", "-"; neither part begins with "-"); ssh options belong in your ssh configuration');
       ok = false;
     } else host = s.value;
   }
@@ -100,14 +103,38 @@ export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undef
   return plan;
 }
 
+/**
+ * What a plan path may hold: letters and digits of any script, space, and `/ . _ - + , @ % : =`.
+ * Everything else is refused, in particular the shell's metacharacters (`` ` $ ; | & < > ( ) { } [ ]
+ * * ? ! # ~ ^ ' " \ ``) and control characters: paths reach the target's shell inside scripts and,
+ * for rsync, the remote rsync (which expands wildcards), so a character that any of them reads
+ * specially has no business in a storage path. Quoting handles the space.
+ */
+const PATH_CHARS_RE = /^[\p{L}\p{M}\p{N} /._+,@%:=-]*$/u;
+
+/** The first character of `s` outside PATH_CHARS_RE, printable in a message. */
+function refusedChar(s: string): string | undefined {
+  for (const c of s) {
+    if (PATH_CHARS_RE.test(c)) continue;
+    const cp = c.codePointAt(0)!;
+    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ? `U+${cp.toString(16).toUpperCase().padStart(4, '0')}` : `"${c}"`;
+  }
+  return undefined;
+}
+
 /** An absolute path, normalised (no trailing slash; a trailing `/.` is dropped: rsync's form is added when it runs). */
 function readPath(r: Reader, node: Node | null, path: string): string | undefined {
   if (node === null) return undefined;
   r.mark(path, r.posOf(node));
   const s = r.string(node, path);
   if (!s) return undefined;
-  if (!posix.isAbsolute(s.value) || /[\0\n]/.test(s.value)) {
+  if (!posix.isAbsolute(s.value)) {
     r.error(path, r.posOf(node), 'expected an absolute path (starting with /)');
+    return undefined;
+  }
+  const bad = refusedChar(s.value);
+  if (bad !== undefined) {
+    r.error(path, r.posOf(node), `${bad} is refused in a path: use letters, digits, spaces and / . _ - + , @ % : = only (no shell metacharacters or control characters)`);
     return undefined;
   }
   const norm = posix.normalize(s.value).replace(/\/+$/, '');
