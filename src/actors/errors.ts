@@ -3,6 +3,7 @@
  * with the step in the checkpoint, and the CLI maps a failed run to exit code 1. Also: how a failed
  * POST of the HTTP client (src/api/errors.ts) is handled.
  */
+import { ShardmoveError } from '../errors/base.js';
 import {
   ApiError, ApiForbiddenError, ApiHttpError, ApiNotFoundError, ApiRateLimitedError, ApiUnauthorizedError, DryRunBlockedError,
 } from '../api/errors.js';
@@ -55,14 +56,7 @@ export type StepErrorCode =
 export type DrainErrorCode = typeof ABORTED | typeof VERIFY_FILTER_IGNORED | typeof STORAGE_NOT_EXPOSED | typeof BULK_UNCONFIRMED;
 
 /** Base class of the actors' errors; match on `code`. */
-export class ActorError<Code extends string = StepErrorCode | DrainErrorCode> extends Error {
-  readonly code: Code;
-  constructor(code: Code, message: string) {
-    super(message);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+export class ActorError<Code extends string = StepErrorCode | DrainErrorCode> extends ShardmoveError<Code> {}
 
 /** A check that makes running the plan unsafe or impossible (not retried: the operator must act). */
 export class StepError extends ActorError<StepErrorCode> {}

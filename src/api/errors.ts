@@ -4,6 +4,7 @@
  * decides whether it does. Messages carry method, path (query stripped), status and GitLab's own
  * message, never a header or a token value.
  */
+import { ShardmoveError } from '../errors/base.js';
 
 /** Stable codes, matched on across modules. */
 export type ApiErrorCode =
@@ -26,16 +27,13 @@ export interface RequestRef {
 }
 
 /** Base class of all client errors. */
-export class ApiError extends Error {
-  readonly code: ApiErrorCode;
+export class ApiError extends ShardmoveError<ApiErrorCode> {
   readonly retryable: boolean;
   readonly method: string;
   readonly path: string;
 
   constructor(code: ApiErrorCode, message: string, ref: RequestRef, retryable: boolean, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
+    super(code, message, options);
     this.retryable = retryable;
     this.method = ref.method;
     this.path = ref.path;

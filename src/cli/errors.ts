@@ -1,14 +1,13 @@
 /** Errors of the commands themselves, with their stable codes. */
+import { ShardmoveError } from '../errors/base.js';
 
 /** Code of ArgsError. */
 export const ARGS_INVALID = 'SHARDMOVE_ARGS_INVALID';
 
 /** Bad command-line options: main.ts prints the message and exits with EXIT.invalid (2). */
-export class ArgsError extends Error {
-  readonly code = ARGS_INVALID;
+export class ArgsError extends ShardmoveError<typeof ARGS_INVALID> {
   constructor(message: string) {
-    super(message);
-    this.name = 'ArgsError';
+    super(ARGS_INVALID, message);
   }
 }
 
@@ -18,12 +17,4 @@ export class ArgsError extends Error {
  * a previous custom prefix), SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE (release or feature flag),
  * SHARDMOVE_TOKEN_FORBIDDEN (the admin credential is not an administrator's). Exit code 1.
  */
-export class TokenCommandError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'TokenCommandError';
-  }
-}
+export class TokenCommandError extends ShardmoveError {}

@@ -5,6 +5,7 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { codeOf } from '../errors/base.js';
 import { parseDuration, formatPlanDuration } from '../plan/durations.js';
 import { createRunEvents } from '../runtime/event-sink.js';
 import type { RunEvents } from '../runtime/event-sink.js';
@@ -70,7 +71,7 @@ export function finishWithOutcome(events: RunEvents, outcome: RunOutcome, exitCo
 /** The final event of a run that threw (refused, invalid, lost its lease, failed before the machine). */
 export function finishWithError(events: RunEvents, err: unknown, redact: (s: string) => string): number {
   const exitCode = exitCodeOf(err);
-  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
+  const code = codeOf(err) ?? '';
   const byExit: Partial<Record<number, Outcome>> = { [EXIT.invalid]: 'invalid', [EXIT.refused]: 'refused', [EXIT.leaseLost]: 'leaseLost' };
   const outcome: Outcome = byExit[exitCode] ?? (code.startsWith('SHARDMOVE_') ? 'failed' : 'error');
   events.finish({

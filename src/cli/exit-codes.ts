@@ -1,5 +1,6 @@
 /** Which exit code an error means (README: Exit codes): main.ts exits with it, `run --events` reports it. */
 import { COPY_REFUSED } from '../copy/errors.js';
+import { codeOf } from '../errors/base.js';
 import { PLAN_INVALID } from '../plan/errors.js';
 import { CHECKPOINT_MODE, LOCKED, PLAN_CHANGED } from '../runtime/errors.js';
 import { CHECKPOINT_UNUSABLE, LEASE_LOST } from '../store/errors.js';
@@ -30,6 +31,5 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
 
 /** The exit code of a thrown error: its own when it has one, else 1 (a failure, or an internal error). */
 export function exitCodeOf(err: unknown): ExitCode {
-  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
-  return EXIT_BY_CODE[code] ?? EXIT.failed;
+  return EXIT_BY_CODE[codeOf(err) ?? ''] ?? EXIT.failed;
 }

@@ -7,7 +7,8 @@ import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { SHARDMOVE_VERSION } from '../api/version.js';
 import { redact } from '../plan/secrets.js';
-import { EXIT_BY_CODE } from './exit-codes.js';
+import { codeOf } from '../errors/base.js';
+import { EXIT_BY_CODE, exitCodeOf } from './exit-codes.js';
 import { terminalSafe } from './terminal.js';
 
 export { EXIT_BY_CODE } from './exit-codes.js';
@@ -237,16 +238,15 @@ function exitCodeFor(err: unknown, ctx: CommandContext): number {
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return EXIT.ok;
     return EXIT.invalid;
   }
-  const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
+  const code = codeOf(err) ?? '';
   const message = scrubTyped(err instanceof Error ? err.message : String(err));
-  const mapped = EXIT_BY_CODE[code];
-  if (mapped !== undefined) {
+  if (code in EXIT_BY_CODE) {
     ctx.stderr.write(`shardmove: ${message}\n`);
-    return mapped;
+    return exitCodeOf(err);
   }
   if (code.startsWith('SHARDMOVE_')) {
     ctx.stderr.write(`shardmove: ${message} (${code})\n`);
-    return EXIT.failed;
+    return exitCodeOf(err);
   }
   ctx.stderr.write(
     `shardmove: internal error: ${message}\n` +

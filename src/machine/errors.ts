@@ -2,6 +2,7 @@
  * The codes the machine records itself, and its one error class. The machine keeps failures as
  * plain data (StepFailure in types.ts), never as instances: the context is persisted.
  */
+import { ShardmoveError } from '../errors/base.js';
 
 /** An actor threw something without a code, or was not provided (a bug). */
 export const INTERNAL = 'SHARDMOVE_INTERNAL';
@@ -9,10 +10,8 @@ export const INTERNAL = 'SHARDMOVE_INTERNAL';
 export const VERIFY_FAILED = 'SHARDMOVE_VERIFY_FAILED';
 
 /** A named actor was not provided to the machine (runtime or test wiring bug). */
-export class ActorNotProvidedError extends Error {
-  readonly code = INTERNAL;
+export class ActorNotProvidedError extends ShardmoveError<typeof INTERNAL> {
   constructor(readonly actor: string) {
-    super(`actor "${actor}" was not provided`);
-    this.name = 'ActorNotProvidedError';
+    super(INTERNAL, `actor "${actor}" was not provided`);
   }
 }

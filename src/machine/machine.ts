@@ -10,6 +10,7 @@
  */
 import { assign, fromPromise, setup } from 'xstate';
 import type { DoneActorEvent, ErrorActorEvent } from 'xstate';
+import { codeOf } from '../errors/base.js';
 import { ActorNotProvidedError, INTERNAL, VERIFY_FAILED } from './errors.js';
 import type {
   DrainInput, DrainOutput, GeoOutput, PreflightOutput, RunContext, RunInput, StepFailure, StepName, StoragesOutput,
@@ -30,9 +31,7 @@ function notProvided(name: string) {
 
 /** Turns whatever an actor threw into plain, persistable data. */
 export function toStepFailure(step: StepName, error: unknown): StepFailure {
-  const code = typeof error === 'object' && error !== null && 'code' in error && typeof (error as { code: unknown }).code === 'string'
-    ? (error as { code: string }).code
-    : INTERNAL;
+  const code = codeOf(error) ?? INTERNAL;
   const message = error instanceof Error ? error.message : String(error);
   return { step, code, message };
 }

@@ -1,4 +1,5 @@
 /** Errors of the runtime, with the stable codes src/cli/main.ts maps to exit codes. */
+import { ShardmoveError } from '../errors/base.js';
 import { INTERNAL } from '../machine/errors.js';
 import { LOCKED } from '../store/errors.js';
 
@@ -16,11 +17,4 @@ export { LOCKED };
 export type RuntimeErrorCode = typeof PLAN_CHANGED | typeof CHECKPOINT_MODE | typeof NO_CHECKPOINT | typeof INTERNAL;
 
 /** The runtime refuses to go on; match on `code`. */
-export class RuntimeError extends Error {
-  readonly code: RuntimeErrorCode;
-  constructor(code: RuntimeErrorCode, message: string) {
-    super(message);
-    this.name = 'RuntimeError';
-    this.code = code;
-  }
-}
+export class RuntimeError extends ShardmoveError<RuntimeErrorCode> {}

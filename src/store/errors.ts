@@ -1,4 +1,5 @@
 /** Errors of the checkpoint store, matched by `code` across modules. */
+import { ShardmoveError } from '../errors/base.js';
 import type { LockHolder } from './types.js';
 
 /** Code of LockedError. */
@@ -12,15 +13,13 @@ export const LEASE_LOST = 'SHARDMOVE_LEASE_LOST';
 export const CHECKPOINT_UNUSABLE = 'SHARDMOVE_CHECKPOINT_UNUSABLE';
 
 /** Another live process holds the run lock of this checkpoint (exit 4). */
-export class LockedError extends Error {
-  readonly code = LOCKED;
+export class LockedError extends ShardmoveError<typeof LOCKED> {
   constructor(
     readonly file: string,
     readonly holder: LockHolder,
     now?: number,
   ) {
-    super(`checkpoint ${file} is locked by pid ${holder.pid} on ${holder.host} since ${new Date(holder.startedAt).toISOString()}${leaseNote(holder, now)}`);
-    this.name = 'LockedError';
+    super(LOCKED, `checkpoint ${file} is locked by pid ${holder.pid} on ${holder.host} since ${new Date(holder.startedAt).toISOString()}${leaseNote(holder, now)}`);
   }
 }
 
@@ -36,30 +35,26 @@ function leaseNote(holder: LockHolder, now: number | undefined): string {
  * (this process was paused, or its heartbeats did not reach the checkpoint), or an operator ran
  * `shardmove unlock`. Nothing more was written (exit 5).
  */
-export class LeaseLostError extends Error {
-  readonly code = LEASE_LOST;
+export class LeaseLostError extends ShardmoveError<typeof LEASE_LOST> {
   constructor(
     readonly file: string,
     readonly holder: LockHolder | null,
   ) {
-    super(
+    super(LEASE_LOST, 
       `lost the run lock of ${file}: ${holder ? `pid ${holder.pid} on ${holder.host} took it over` : 'it was removed (shardmove unlock)'}; ` +
         'this process stopped without writing anything more. The run goes on wherever the lock now is',
     );
-    this.name = 'LeaseLostError';
   }
 }
 
 /** The checkpoint file was written by a newer shardmove (schema version above what this build knows). */
-export class StoreVersionError extends Error {
-  readonly code = STORE_VERSION;
+export class StoreVersionError extends ShardmoveError<typeof STORE_VERSION> {
   constructor(
     readonly file: string,
     readonly found: number,
     readonly supported: number,
   ) {
-    super(`checkpoint ${file} has schema version ${found}; this shardmove supports up to ${supported}`);
-    this.name = 'StoreVersionError';
+    super(STORE_VERSION, `checkpoint ${file} has schema version ${found}; this shardmove supports up to ${supported}`);
   }
 }
 
@@ -76,14 +71,12 @@ export type CheckpointProblem = 'directory' | 'not-a-file' | 'not-a-database' | 
  * thrown before anything was written to the file, which is left exactly as it was (exit 1: the
  * operator fixes or moves the file, or points --state elsewhere, and runs the command again).
  */
-export class CheckpointUnusableError extends Error {
-  readonly code = CHECKPOINT_UNUSABLE;
+export class CheckpointUnusableError extends ShardmoveError<typeof CHECKPOINT_UNUSABLE> {
   constructor(
     readonly file: string,
     readonly problem: CheckpointProblem,
     message: string,
   ) {
-    super(message);
-    this.name = 'CheckpointUnusableError';
+    super(CHECKPOINT_UNUSABLE, message);
   }
 }
