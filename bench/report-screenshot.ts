@@ -1,6 +1,6 @@
 /**
- * Regenerates docs/report-demo.png, the README's picture of the HTML
- * report: the demo's run (plans/demo.yaml on the in-process sandbox with the demo's seed, workers,
+ * Regenerates docs/report-demo.png, the picture of the HTML report in docs/operations.md: the
+ * demo's run (plans/demo.yaml on the in-process sandbox with the demo's seed, workers,
  * move time and faults) steered on the way as an operator would with `shardmove control` (cap
  * lowered to 4, a three-second pause, the plan's cap back), then `report --html`, opened in Debian's
  * chromium through playwright-core and screenshotted.

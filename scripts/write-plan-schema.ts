@@ -1,11 +1,18 @@
 /**
- * `npm run schema`: writes schema/plan.schema.json from the plan's field table (src/plan/plan-fields.ts).
- * The file is checked in so editors can use it; src/plan/json-schema.test.ts fails when it is stale.
+ * `npm run schema`: writes what is generated from the plan's field table (src/plan/plan-fields.ts):
+ * schema/plan.schema.json, and the field table in docs/plan.md (between its marker comments, the rest
+ * of the page untouched). Both are checked in so editors and readers can use them;
+ * src/plan/json-schema.test.ts and src/plan/field-docs.test.ts fail when either is stale.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { withFieldsTable } from '../src/plan/field-docs.js';
 import { renderPlanJsonSchema } from '../src/plan/schema.js';
 
-const file = resolve(import.meta.dirname, '../schema/plan.schema.json');
-writeFileSync(file, renderPlanJsonSchema());
-process.stdout.write(`wrote ${file}\n`);
+const schemaFile = resolve(import.meta.dirname, '../schema/plan.schema.json');
+writeFileSync(schemaFile, renderPlanJsonSchema());
+process.stdout.write(`wrote ${schemaFile}\n`);
+
+const docFile = resolve(import.meta.dirname, '../docs/plan.md');
+writeFileSync(docFile, withFieldsTable(readFileSync(docFile, 'utf8')));
+process.stdout.write(`wrote the field table in ${docFile}\n`);

@@ -1,7 +1,7 @@
 /**
  * `shardmove copy PLAN [--state FILE] [--dry-run] [--wipe-target [--wipe-any-target]] [--hosts-differ]`:
- * copies a storage directory to a new environment with the plan's method (README: Copying to a new
- * environment). Exit codes as for `run`: 0 copied and verified (or the dry run finished), 1 failed
+ * copies a storage directory to a new environment with the plan's method (docs/copy.md:
+ * Copying to a new environment). Exit codes as for `run`: 0 copied and verified (or the dry run finished), 1 failed
  * (a command failed, or the verification found differences), 2 invalid plan or arguments, 4 refused
  * by a guardrail, a lock or a plan change, 130 interrupted with the checkpoint saved.
  */

@@ -7,8 +7,8 @@ export const COPY_REFUSED = 'SHARDMOVE_COPY_REFUSED';
 export const COPY_FAILED = 'SHARDMOVE_COPY_FAILED';
 
 /**
- * A guardrail refused the copy before anything was written. `rule` names the guardrail (README:
- * "Copy guardrails"); the message says what to do.
+ * A guardrail refused the copy before anything was written. `rule` names the guardrail (docs/copy.md:
+ * "Guardrails"); the message says what to do.
  */
 export class CopyRefusedError extends ShardmoveError<typeof COPY_REFUSED> {
   constructor(

@@ -1,6 +1,6 @@
 /**
  * --wipe-target: the checks before the target directory is emptied, and the emptying. Each refusal
- * is a CopyRefusedError naming its rule (README "Copy guardrails"), thrown before anything is
+ * is a CopyRefusedError naming its rule (docs/copy.md, "Guardrails"), thrown before anything is
  * written. The checks look at the path as written and at its real path, resolved on the target's
  * host: a symlink to /usr/lib is /usr/lib, and the real path is the directory the wipe empties.
  */

@@ -155,7 +155,7 @@ export function isSameOrInside(inner: string, outer: string): boolean {
 
 /**
  * The copy rules that the plan alone decides (the checkpoint and the file system are checked again
- * when the copy runs, with real paths): README "Copy guardrails".
+ * when the copy runs, with real paths): docs/copy.md, "Guardrails".
  */
 export function copyPlanRules(plan: CopyPlan): CopyRuleFinding[] {
   const out: CopyRuleFinding[] = [];

@@ -11,6 +11,31 @@ import type { Entry, Pos, Reader } from './reader.js';
 /** A JSON Schema fragment (draft-07). */
 export type JsonSchema = { [keyword: string]: unknown };
 
+/**
+ * What the field table in docs/plan.md shows beyond what a field's type, default and range say
+ * (field-docs.ts renders it; `npm run schema` writes it). Markdown; links are relative to docs/plan.md.
+ */
+export interface FieldDoc {
+  /** The Type column, for a field whose type does not name it (custom fields, group members). */
+  type?: string;
+  /** The Default column, after the default the field's value shows (alone when it shows none). */
+  default?: string;
+  /** The Allowed column, after the range or values the field's type shows (alone when it shows none). */
+  allowed?: string;
+  /** Said in the Meaning column after the description. */
+  more?: string;
+  /** One row per key of a custom field that reads a mapping itself (`throttle.decrease` ...). */
+  keys?: Readonly<Record<string, KeyDoc>>;
+}
+
+/** A row for a key the field table does not hold as a field of its own. */
+export interface KeyDoc {
+  type: string;
+  default?: string;
+  allowed?: string;
+  meaning: string;
+}
+
 interface BaseField {
   /** What the field means: shown by editors, kept short. */
   description: string;
@@ -23,6 +48,8 @@ interface BaseField {
   required?: boolean;
   /** Set for a deprecated field: what to write instead. Editors show it. */
   deprecated?: string;
+  /** What docs/plan.md's field table adds to the above. */
+  doc?: FieldDoc;
 }
 
 /** A duration written like "30s" or "1h30m"; the plan holds milliseconds. */
@@ -72,7 +99,7 @@ export interface CustomField extends BaseField {
 export interface GroupField extends BaseField {
   type: 'group';
   default: unknown;
-  members: Readonly<Record<string, { description: string; schema: JsonSchema }>>;
+  members: Readonly<Record<string, { description: string; schema: JsonSchema; doc?: FieldDoc }>>;
   read(r: Reader, section: Map<string, Entry>, sectionPos: Pos, invalid: Set<string>): unknown;
   schema?: JsonSchema;
 }

@@ -1,6 +1,6 @@
 /**
  * schema/plan.schema.json: generated from the field table, checked in, valid JSON Schema, and every
- * example plan (plans/*.yaml and the README's) passes it and names it in its modeline.
+ * example plan (plans/*.yaml, and those shown in README.md and docs/) passes it and names it in its modeline.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -20,12 +20,16 @@ function examplePlans(): Array<{ name: string; text: string }> {
     .filter((p) => /^version:/m.test(p.text) && !/^copy:/m.test(p.text));
 }
 
-/** Whole plans shown in README.md (yaml blocks with a version line). */
-function readmePlans(): Array<{ name: string; text: string }> {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  return [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)]
-    .map((m, i) => ({ name: `README.md yaml block ${i + 1}`, text: m[1]! }))
-    .filter((p) => /^version:/m.test(p.text) && !/^copy:/m.test(p.text));
+/**
+ * Whole plans shown in README.md and docs/*.md (yaml blocks with a version line). A block inside a
+ * list item is indented; its indent is taken off.
+ */
+function documentedPlans(): Array<{ name: string; text: string }> {
+  const pages = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  return pages.flatMap((page) =>
+    [...readFileSync(join(ROOT, page), 'utf8').matchAll(/^( *)```yaml\n([\s\S]*?)^\1```/gm)]
+      .map((m, i) => ({ name: `${page} yaml block ${i + 1}`, text: m[2]!.replace(new RegExp(`^${m[1]}`, 'gm'), '') }))
+      .filter((p) => /^version:/m.test(p.text) && !/^copy:/m.test(p.text)));
 }
 
 describe('schema/plan.schema.json', () => {
@@ -40,7 +44,7 @@ describe('schema/plan.schema.json', () => {
 
   it('every example plan passes it and carries the yaml-language-server modeline', () => {
     const validate = compilePlanSchema();
-    const examples = [...examplePlans(), ...readmePlans()];
+    const examples = [...examplePlans(), ...documentedPlans()];
     expect(examples.map((e) => e.name)).toEqual(expect.arrayContaining(['plans/demo.yaml', 'plans/example.yaml']));
     expect(examples.length).toBeGreaterThanOrEqual(3);
     for (const { name, text } of examples) {

@@ -3,7 +3,7 @@
  * schema says everything about a plan that does not need the environment, the file system or a
  * comparison between two values: types, ranges, patterns, required fields, unknown keys, and which
  * keys exclude each other. Durations are checked for form only (JSON Schema cannot compare "90m"
- * with "1h"); the loader's named rules do the rest (README, "The plan in an editor").
+ * with "1h"); the loader's named rules do the rest (docs/plan.md, "The plan in an editor").
  */
 import { formatPlanDuration } from './durations.js';
 import type { Field, FieldTable, JsonSchema, SectionField } from './field-table.js';

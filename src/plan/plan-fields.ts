@@ -8,9 +8,10 @@ import type { Node } from 'yaml';
 import { isScalar } from 'yaml';
 import { OAUTH_FIELDS, OAUTH_SECRETS, readCredentials } from './credentials.js';
 import { formatPlanDuration } from './durations.js';
-import type { FieldTable, JsonSchema, SectionContext } from './field-table.js';
+import type { FieldDoc, FieldTable, JsonSchema, SectionContext } from './field-table.js';
 import { duration, integer, readEnum } from './fields.js';
 import { DURATION_PATTERN, ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-schema.js';
+import { THROTTLE_DEFAULTS } from '../schedule/gate.js';
 import { WINDOW_PATTERN } from '../schedule/windows.js';
 import { readSchedule, readThrottle } from './schedule-fields.js';
 import type { Reader } from './reader.js';
@@ -32,12 +33,14 @@ export const PLAN_FIELDS: FieldTable = {
   version: {
     type: 'custom', prop: 'version', required: true, default: 1,
     description: 'Plan format version; this shardmove reads version 1.',
+    doc: { type: 'integer', allowed: '`1`' },
     read: readVersion,
     schema: { const: 1 },
   },
   name: {
     type: 'custom', prop: 'name', required: true, default: '',
     description: 'Names the checkpoint (state/<name>.db) and the log (state/<name>.log). [a-z0-9][a-z0-9_-]*, at most 100 characters.',
+    doc: { type: 'string', allowed: '`[a-z0-9][a-z0-9_-]*`, at most 100 characters' },
     read: readName,
     schema: textSchema({ pattern: NAME_RE.source, maxLength: 100 }),
   },
@@ -48,6 +51,7 @@ export const PLAN_FIELDS: FieldTable = {
       url: {
         type: 'custom', prop: 'url', required: true, default: '',
         description: "The instance's base URL, e.g. https://gitlab.example.com (http:// or https://, no credentials, query or fragment).",
+        doc: { type: 'URL', allowed: '`http://` or `https://`, no credentials, query or fragment', more: 'A trailing `/` is dropped; a trailing `/api/v4` is dropped with a warning.' },
         read: readUrl,
         // new URL() decides in the loader; this is the same rule for the URLs people write.
         schema: textSchema({ pattern: '^\\s*[hH][tT][tT][pP][sS]?://[^\\s/?#@\\\\:][^\\s/?#@\\\\]*(?:/[^?#]*)?\\s*$' }),
@@ -56,9 +60,15 @@ export const PLAN_FIELDS: FieldTable = {
         type: 'group', prop: 'credentials', default: { type: 'token', token: '' },
         description: 'Exactly one of token, token_file, oauth.',
         members: {
-          token: { description: 'An admin access token, written as ${VAR} only: never the token itself.', schema: { type: 'string', pattern: ONLY_VAR_REFS } },
-          token_file: { description: "A file holding the token (relative to the plan's directory); chmod 600.", schema: textSchema() },
-          oauth: { description: 'OAuth access and refresh tokens, refreshed automatically.', schema: oauthSchema() },
+          token: {
+            description: 'An admin access token, written as ${VAR} only: never the token itself.', schema: { type: 'string', pattern: ONLY_VAR_REFS },
+            doc: { type: '`${VAR}`', default: 'one credential is required', allowed: 'only `${VAR}` references', more: 'A personal (or other admin) access token.' },
+          },
+          token_file: {
+            description: "A file holding the token (relative to the plan's directory); chmod 600.", schema: textSchema(),
+            doc: { type: 'path', allowed: 'readable, non-empty file', more: "The token is the file's content, trimmed." },
+          },
+          oauth: { description: 'OAuth access and refresh tokens, refreshed automatically.', schema: oauthSchema(), doc: { type: 'mapping', allowed: 'see [OAuth](#oauth)' } },
         },
         read: (r, entries, pos, invalid) => {
           const c = readCredentials(r, entries, pos);
@@ -70,6 +80,7 @@ export const PLAN_FIELDS: FieldTable = {
       sudo: {
         type: 'custom', prop: 'sudo', default: null,
         description: 'A user id or username to act as (Sudo header), or null.',
+        doc: { type: 'string or integer', allowed: 'a user id or a username (no spaces)', more: 'Integers become strings.' },
         read: (r, node) => readSudo(r, node) ?? null,
         schema: { anyOf: [{ type: 'integer', minimum: 1 }, textSchema({ pattern: '^\\s*\\S+\\s*$' })] },
       },
@@ -83,31 +94,42 @@ export const PLAN_FIELDS: FieldTable = {
       from: {
         type: 'custom', prop: 'from', required: true, default: [],
         description: 'Source storages, drained in this order; each once, not the destination.',
+        doc: { type: 'list of storage names', allowed: 'at least one, each once, not the destination' },
         read: (r, node, path) => readStorageList(r, node, path),
         schema: { type: 'array', items: STORAGE_SCHEMA, minItems: 1, uniqueItems: true },
       },
       to: {
         type: 'custom', prop: 'to', required: true, default: '',
         description: 'Destination storage, sent explicitly with every move; not one of the sources.',
+        doc: { type: 'storage name', allowed: 'not one of the sources' },
         read: (r, node, path) => readStorage(r, node, path),
         schema: STORAGE_SCHEMA,
       },
       kinds: {
         type: 'custom', prop: 'kinds', default: KINDS,
         description: 'Repository kinds to move (groups = group wikis), each at most once.',
+        doc: { type: 'list', allowed: `${KINDS.map((k) => `\`${k}\``).join(', ')}, each at most once` },
         read: (r, node) => readKinds(r, node),
         schema: { type: 'array', items: textSchema({ enum: [...KINDS] }), minItems: 1, uniqueItems: true },
       },
       mode: {
         type: 'enum', prop: 'mode', values: ['throttled', 'bulk'], default: 'throttled',
         description: 'throttled: one move per item, at most `concurrency` in flight. bulk: one POST per kind and storage, paced by the instance.',
+        doc: { more: 'A bulk plan has no cap and is warned about ([named rules](#named-rules)).' },
       },
-      concurrency: { type: 'integer', prop: 'concurrency', default: 10, min: 1, max: 1000, description: 'Moves in flight in throttled mode.' },
+      concurrency: {
+        type: 'integer', prop: 'concurrency', default: 10, min: 1, max: 1000, description: 'Moves in flight in throttled mode.',
+        doc: { more: 'Changeable mid-run with `shardmove control`. In bulk mode it does not limit the bulk POST, only the per-item retries after it.' },
+      },
     },
   },
   weights: {
     type: 'custom', prop: 'weights', default: {},
     description: "Storage name to weight (0-100), merged into the instance's repository_storages_weighted. Default: destination 100, every source 0.",
+    doc: {
+      type: 'mapping storage -> integer', default: 'destination `100`, every source `0`',
+      allowed: `each weight \`${WEIGHT_RANGE.min}\` to \`${WEIGHT_RANGE.max}\``, more: 'Written before the drain (see [Weights](#weights)).',
+    },
     read: readWeights,
     schema: { type: 'object', additionalProperties: WEIGHT_SCHEMA },
   },
@@ -119,23 +141,28 @@ export const PLAN_FIELDS: FieldTable = {
       min_interval: {
         type: 'duration', prop: 'minIntervalMs', default: DEFAULT_MIN_INTERVAL_MS, min: 10, max: 3_600_000,
         description: 'The shortest wait between two polls, when the completion prediction expects a move to end sooner (default 250ms, or poll.interval if that is shorter). Must not exceed poll.interval.',
+        doc: { allowed: 'not above `poll.interval`', more: 'See [Keeping the move slots full](operations.md#keeping-the-move-slots-full).' },
       },
       stuck_scheduled_after: {
         type: 'duration', prop: 'stuckScheduledAfterMs', default: DAY, min: 1_000, max: 30 * DAY,
         description: 'A move still queued (initial/scheduled) this long after it was first seen is reported as stuck.',
+        doc: { more: "GitLab's move worker is a throttled Sidekiq job, so hours in the queue on a busy instance are normal." },
       },
       stuck_running_after: {
         type: 'duration', prop: 'stuckRunningAfterMs', default: 3_600_000, min: 1_000, max: 7 * DAY,
         description: 'A move running longer than this plus the size allowance is reported as stuck.',
+        doc: { allowed: 'below `1m` is warned about', more: 'Counted from when it was first seen running (`started`/`replicated`); time in the queue never counts.' },
       },
       stuck_running_per_gb: {
         type: 'duration', prop: 'stuckRunningPerGbMs', default: 1_800_000, min: 0, max: DAY,
         description: 'Added to the running limit per GiB of repository, when the size is known.',
+        doc: { more: 'The instance reports sizes for projects.' },
       },
       stuck_after: {
         type: 'duration', default: 3_600_000, min: 1_000, max: 7 * DAY,
         description: 'Old name of stuck_running_after (no size allowance unless stuck_running_per_gb is set).',
         deprecated: 'write poll.stuck_running_after.',
+        doc: { more: 'Warned about; it cannot be written together with `stuck_running_after`.' },
       },
     },
     finish: (ctx) => {
@@ -165,12 +192,14 @@ export const PLAN_FIELDS: FieldTable = {
     type: 'custom', prop: 'schedule', default: undefined,
     description: 'Maintenance windows: new moves are scheduled only inside them. {timezone: IANA name (UTC when absent), windows: ["Mon-Fri 22:00-06:00", "Sat 00:00-Mon 00:00", "daily 01:00-03:00"]}.',
     read: (r, node, _path, invalid) => readSchedule(r, node, invalid) ?? undefined,
+    doc: scheduleDoc(),
     schema: scheduleSchema(),
   },
   throttle: {
     type: 'custom', prop: 'throttle', default: undefined,
     description: 'Load-aware cap under move.concurrency: cut on Gitaly health, latency, failed moves, 429s and slowdowns, grown back slowly. `throttle: {}` turns it on with the defaults.',
     read: (r, node, _path, invalid) => readThrottle(r, node, invalid) ?? undefined,
+    doc: throttleDoc(),
     schema: throttleSchema(),
   },
 };
@@ -202,6 +231,44 @@ function throttleSchema(): JsonSchema {
       decrease: num(0.05, 0.95),
     },
     additionalProperties: false,
+  };
+}
+
+function scheduleDoc(): FieldDoc {
+  return {
+    type: 'mapping', default: 'absent (off)',
+    more: 'See [maintenance windows](operations.md#maintenance-windows-and-the-throttle).',
+    keys: {
+      timezone: { type: 'IANA zone', default: '`UTC`', allowed: "any zone the platform's `Intl` knows", meaning: 'The zone the windows are read in.' },
+      windows: {
+        type: 'list of strings', default: 'required with `schedule`', allowed: '`"Mon-Fri 22:00-06:00"`, `"Sat 00:00-Mon 00:00"`, `"daily 01:00-03:00"`',
+        meaning: 'New moves (retries included) are scheduled only inside these windows.',
+      },
+    },
+  };
+}
+
+/** The throttle's keys for docs/plan.md; defaults from THROTTLE_DEFAULTS, ranges as readThrottle checks them. */
+function throttleDoc(): FieldDoc {
+  const d = THROTTLE_DEFAULTS;
+  const dur = (ms: number) => `\`${formatPlanDuration(ms)}\``;
+  return {
+    type: 'mapping', default: 'absent (off)', more: 'See [the throttle](operations.md#maintenance-windows-and-the-throttle).',
+    keys: {
+      latency_p90: { type: 'duration', default: dur(d.latencyP90Ms), meaning: 'API latency (p90 of recent requests) above which the cap is cut.' },
+      max_failure_rate: { type: 'number', default: `\`${d.maxFailureRate}\``, allowed: '`0` to `1`', meaning: 'Share of recent moves that failed, above which the cap is cut.' },
+      max_429_rate: { type: 'number', default: `\`${d.max429Rate}\``, allowed: '`0` to `1`', meaning: 'Share of recent answers that were 429, above which the cap is cut.' },
+      duration_drift: {
+        type: 'number', default: `\`${d.durationDrift}\``, allowed: '`1` to `1000`',
+        meaning: "Recent median move duration over the first moves' median, above which the cap is cut (Gitaly slowing down).",
+      },
+      health_every: {
+        type: 'duration', default: dur(d.healthEveryMs),
+        meaning: 'How often `/-/readiness` is read; an unhealthy source or destination pauses scheduling until it recovers.',
+      },
+      increase_every: { type: 'duration', default: dur(d.increaseEveryMs), meaning: 'Time without a bad signal before the cap grows by one.' },
+      decrease: { type: 'number', default: `\`${d.decrease}\``, allowed: '`0.05` to `0.95`', meaning: 'What a bad signal multiplies the cap by (at most once per poll interval).' },
+    },
   };
 }
 

@@ -9,7 +9,7 @@ import { PLAN_FIELDS, WEIGHT_RANGE } from './plan-fields.js';
 import type { Pos } from './reader.js';
 import type { Plan } from './types.js';
 
-/** Allowed ranges, from the field table (plan-fields.ts) and documented in README.md, "The plan". Durations in ms. */
+/** Allowed ranges, from the field table (plan-fields.ts) and documented in docs/plan.md. Durations in ms. */
 export const RANGES = {
   timeoutMs: rangeOf(PLAN_FIELDS, 'instance.timeout'),
   pollIntervalMs: rangeOf(PLAN_FIELDS, 'poll.interval'),

@@ -22,7 +22,7 @@ export const PLAN_DEFAULTS: Readonly<Plan> = defaultsOf(PLAN_FIELDS) as unknown 
 export function createPlanJsonSchema(): JsonSchema {
   return createJsonSchema(PLAN_FIELDS, {
     title: 'shardmove plan',
-    description: 'A shardmove plan (version 1): which repository storages to empty, where to, and how carefully. See README.md, "The plan".',
+    description: 'A shardmove plan (version 1): which repository storages to empty, where to, and how carefully. See docs/plan.md.',
   });
 }
 

@@ -10,7 +10,7 @@ import type { CheckpointStore, LockHolder } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 import { lockHolder, openExistingCheckpoint } from './status.js';
 
-/** The default lease period: `run --lease`, README "The run lock as a lease". */
+/** The default lease period: `run --lease`, docs/operations.md, "The run lock as a lease". */
 export const DEFAULT_LEASE_MS = 60_000;
 /** Bounds of `--lease`: below 10s a busy event loop could miss its own renewal. */
 export const LEASE_RANGE_MS = { min: 10_000, max: 24 * 3_600_000 } as const;

@@ -291,7 +291,7 @@ function crossFieldRules(seed: unknown, problem: (path: (string | number)[], mes
   }
 }
 
-/** What a credential must name to be usable (the README lists these in parentheses). */
+/** What a credential must name to be usable (docs/sandbox.md lists these in parentheses). */
 const OWNER_NEEDED: Partial<Record<CredentialType, ('user' | 'project' | 'group')[]>> = {
   personal: ['user'], impersonation: ['user'], oauth: ['user'], session: ['user'], feed: ['user'], incoming_email: ['user'],
   // A job token acts as the user who runs the job, in that job's project.

@@ -22,7 +22,7 @@ export class SeedError extends Error {
   }
 }
 
-/** Path of the built-in seed (the README's example). */
+/** Path of the built-in seed (the example in docs/sandbox.md). */
 export const DEFAULT_SEED_PATH = fileURLToPath(new URL('../../plans/sandbox.yaml', import.meta.url));
 
 /** Reads and validates a seed file; throws SeedError naming every problem with its position. */
