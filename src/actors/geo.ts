@@ -6,6 +6,7 @@
  * resync is idempotent). Per-site failures are results, not errors: the machine turns them into
  * warnings, as it always did for refused registry classes.
  */
+import { codeOf } from '../errors/base.js';
 import type { GeoOutput, GeoSiteResult } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorDeps } from './types.js';
@@ -47,14 +48,20 @@ export async function runGeoResync(deps: Pick<ActorDeps, 'api' | 'plan' | 'log' 
     }
     try {
       const results = await api.geoResync(site.id, classes);
+      // The proxy's `200 {}` for every class: the secondary was never reached, so nothing was requested.
+      if (results.length > 0 && results.every((r) => !r.forwarded)) {
+        const message = 'the primary could not reach this secondary: its node proxy answered 200 {} (no geoRegistriesBulkUpdate), nothing was resynced';
+        log.warn({ site: site.id }, 'geo resync: secondary not reached through the node proxy');
+        sites.push({ siteId: site.id, name: site.name, results: [], error: message });
+        continue;
+      }
       for (const r of results) {
         if (r.errors.length > 0) log.warn({ site: site.id, registryClass: r.registryClass, errors: r.errors }, 'geo resync refused');
         else log.info({ site: site.id, registryClass: r.registryClass }, 'geo resync requested');
       }
       sites.push({ siteId: site.id, name: site.name, results, error: null });
     } catch (err) {
-      const code = (err as { code?: unknown } | null)?.code;
-      if (deps.signal.aborted || (typeof code === 'string' && FATAL_CODES.has(code))) throw err;
+      if (deps.signal.aborted || FATAL_CODES.has(codeOf(err) ?? '')) throw err;
       const message = err instanceof Error ? err.message : String(err);
       log.warn({ site: site.id, error: message }, 'geo resync failed on a site');
       sites.push({ siteId: site.id, name: site.name, results: [], error: message });

@@ -191,6 +191,20 @@ describe('geo', () => {
     expect(out.sites[0]?.results.find((r) => r.registryClass === 'SNIPPET_REPOSITORY_REGISTRY')?.errors).toEqual(['resource not available']);
   });
 
+  it('reports a secondary the primary cannot reach (node proxy 200 {}) as failed, never as requested', async () => {
+    const api = createFakeApi({
+      geoSites: [
+        { id: 1, name: 'primary', url: 'https://p.test', primary: true, enabled: true },
+        { id: 2, name: 'eu', url: 'https://eu.test', primary: false, enabled: true },
+        { id: 3, name: 'offline', url: 'https://off.test', primary: false, enabled: true },
+      ],
+      geoUnreachable: [3],
+    });
+    const out = await runGeoResync(deps(api));
+    expect(out.sites.map((s) => [s.name, s.error === null, s.results.length])).toEqual([['eu', true, 5], ['offline', false, 0]]);
+    expect(out.sites[1]?.error).toMatch(/could not reach this secondary: its node proxy answered 200 \{\}/);
+  });
+
   it('says plainly that there is no secondary (only a primary, or no Geo at all) instead of reporting success', async () => {
     const onlyPrimary = createFakeApi({ geoSites: [{ id: 1, name: 'primary', url: 'https://p.test', primary: true, enabled: true }] });
     const a = await runGeoResync(deps(onlyPrimary));

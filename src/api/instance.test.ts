@@ -293,8 +293,13 @@ describe('geo and dry run', () => {
       .intercept({ path: '/api/v4/geo/node_proxy/2/graphql', method: 'POST', body: body('GROUP_WIKI_REPOSITORY_REGISTRY') })
       .reply(200, { data: { geoRegistriesBulkUpdate: null }, errors: [{ message: 'not a secondary' }] }, J);
     expect(await api.geoResync(2, ['PROJECT_REPOSITORY_REGISTRY', 'GROUP_WIKI_REPOSITORY_REGISTRY'])).toEqual([
-      { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] },
-      { registryClass: 'GROUP_WIKI_REPOSITORY_REGISTRY', errors: ['not a secondary'] },
+      { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [], forwarded: true },
+      { registryClass: 'GROUP_WIKI_REPOSITORY_REGISTRY', errors: ['not a secondary'], forwarded: true },
+    ]);
+    // GitLab's node proxy when it cannot reach the secondary (ee/lib/api/geo.rb): 200 with an empty object.
+    pool.intercept({ path: '/api/v4/geo/node_proxy/3/graphql', method: 'POST' }).reply(200, {}, J);
+    expect(await api.geoResync(3, ['PROJECT_REPOSITORY_REGISTRY'])).toEqual([
+      { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [expect.stringMatching(/no answer through the node proxy/)], forwarded: false },
     ]);
     pool.intercept({ path: '/api/v4/geo/node_proxy/9/graphql', method: 'POST' }).reply(404, { message: '404 GeoNode Not Found' }, J);
     await expect(api.geoResync(9, ['PROJECT_REPOSITORY_REGISTRY'])).rejects.toMatchObject({ code: 'SHARDMOVE_API_NOT_FOUND' });

@@ -13,7 +13,7 @@ import { ApiHttpError, ApiInvalidResponseError } from './errors.js';
 import { listKeysetIsolating, listOffsetIsolating } from './listing.js';
 import { nextPageNumber, paginateOffset, parseLinkNext } from './pagination.js';
 import { parseItem, parseMove, singular } from './records.js';
-import type { CurrentUser, GeoSite, InstanceApi, InstanceVersion, ItemRecord, KindAccess, MovePage, MoveRecord, Readiness, ScheduleResult, StorageHealth, TokenInfo } from './types.js';
+import type { CurrentUser, GeoResyncResult, GeoSite, InstanceApi, InstanceVersion, ItemRecord, KindAccess, MovePage, MoveRecord, Readiness, ScheduleResult, StorageHealth, TokenInfo } from './types.js';
 
 /** Options of `createInstanceApi`; the plan's `instance` section plus runtime hooks. */
 export interface InstanceApiOptions {
@@ -273,11 +273,11 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     },
 
     async geoResync(siteId, registryClasses) {
-      const out: { registryClass: string; errors: string[] }[] = [];
+      const out: GeoResyncResult[] = [];
       const path = `/geo/node_proxy/${siteId}/graphql`;
       for (const registryClass of registryClasses) {
         const { body } = await c.request({ method: 'POST', path, body: { query: GEO_RESYNC_MUTATION, variables: { registryClass } } });
-        out.push({ registryClass, errors: graphqlErrors(body) });
+        out.push({ registryClass, ...graphqlOutcome(body) });
       }
       return out;
     },
@@ -329,12 +329,17 @@ function parseWeights(body: unknown): Record<string, number> {
   return out;
 }
 
-/** Top-level GraphQL errors plus the mutation's own `errors` list. */
-function graphqlErrors(body: unknown): string[] {
+/**
+ * Top-level GraphQL errors plus the mutation's own `errors` list. An answer with neither a `data`
+ * nor an `errors` member is the node proxy's `200 {}`: the secondary was not reached, nothing resynced.
+ */
+function graphqlOutcome(body: unknown): { errors: string[]; forwarded: boolean } {
   const b = (body ?? {}) as Json;
   const errors: string[] = [];
   if (Array.isArray(b['errors'])) for (const e of b['errors'] as unknown[]) errors.push(String(((e ?? {}) as Json)['message'] ?? e));
   const data = ((b['data'] ?? {}) as Json)['geoRegistriesBulkUpdate'] as Json | null | undefined;
   if (Array.isArray(data?.['errors'])) for (const e of data['errors'] as unknown[]) errors.push(String(e));
-  return errors;
+  const forwarded = 'data' in b || errors.length > 0;
+  if (!forwarded) errors.push('no answer through the node proxy (200 {}): the primary could not reach this secondary');
+  return { errors, forwarded };
 }

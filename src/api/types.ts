@@ -179,8 +179,20 @@ export interface InstanceApi {
    * secondaries, so a primary's own GraphQL answer proves nothing. Returns GraphQL errors per class;
    * HTTP failures (404 for an unknown site) throw.
    */
-  geoResync(siteId: number, registryClasses: string[]): Promise<{ registryClass: string; errors: string[] }[]>;
+  /**
+   * RESYNC_ALL per registry class on one secondary, through the primary's node proxy. `forwarded`
+   * is false when the proxy answered without the mutation's result: GitLab answers `200 {}` when it
+   * could not reach the secondary (ee/lib/api/geo.rb, Geo::RequestService returning false).
+   */
+  geoResync(siteId: number, registryClasses: string[]): Promise<GeoResyncResult[]>;
   /** Count of requests sent so far by kind (mutating or not), for reports and benchmarks. */
   stats(): { requests: number; mutating: number };
   close(): Promise<void>;
+}
+
+/** One registry class's answer to a resync: GraphQL's errors, and whether the secondary answered at all. */
+export interface GeoResyncResult {
+  registryClass: string;
+  errors: string[];
+  forwarded: boolean;
 }

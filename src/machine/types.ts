@@ -89,8 +89,8 @@ export interface VerifyOutput {
 export interface GeoSiteResult {
   siteId: number;
   name: string;
-  /** Per registry class, GraphQL's errors (empty: the resync was accepted). */
-  results: { registryClass: string; errors: string[] }[];
+  /** Per registry class, GraphQL's errors (empty: the resync was accepted); `forwarded` absent in older checkpoints. */
+  results: { registryClass: string; errors: string[]; forwarded?: boolean }[];
   /** Why the site could not be asked at all (node proxy 404, HTTP error), else null. */
   error: string | null;
 }

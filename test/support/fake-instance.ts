@@ -373,7 +373,7 @@ export class FakeInstance implements InstanceApi {
 
   async geoResync(_siteId: number, classes: string[]) {
     this.req('geoResync', true);
-    return classes.map((registryClass) => ({ registryClass, errors: [] }));
+    return classes.map((registryClass) => ({ registryClass, errors: [], forwarded: true }));
   }
 
   stats() {

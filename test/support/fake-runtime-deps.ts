@@ -22,6 +22,8 @@ export interface FakeApiState {
   geoSites: GeoSite[] | null;
   /** Thrown by the node proxy for these site ids (e.g. a 404 for an unknown site). */
   geoSiteErrors: Record<number, Error>;
+  /** Site ids the primary cannot reach: its node proxy answers `200 {}` (nothing forwarded). */
+  geoUnreachable?: number[];
   /** Thrown by every admin-only call (settings, token inspection), e.g. GitLab's 403 under Admin Mode. */
   adminError?: Error;
   /** Thrown by the readiness probe (e.g. a 404 outside the monitoring allowlist). */
@@ -102,7 +104,8 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
       state.mutating += 1;
       const failure = state.geoSiteErrors[siteId];
       if (failure) throw failure;
-      return classes.map((registryClass) => ({ registryClass, errors: state.geoErrors[registryClass] ?? [] }));
+      if (state.geoUnreachable?.includes(siteId)) return classes.map((registryClass) => ({ registryClass, errors: ['no answer through the node proxy (200 {})'], forwarded: false }));
+      return classes.map((registryClass) => ({ registryClass, errors: state.geoErrors[registryClass] ?? [], forwarded: true }));
     },
     stats() { return { requests: state.calls.length, mutating: state.mutating }; },
     async close() { call('close'); },
