@@ -109,6 +109,19 @@ describe('throttled drain', () => {
     expect(h.fake.violations).toEqual([]);
   });
 
+  it('moves a snippet GET /snippets/:id hides from the admin: its 404 is not read as deleted (issue 21)', async () => {
+    const h = createHarness();
+    h.fake.addItems('snippets', 'nfs-1', [1, 2, 3]);
+    h.fake.hideSnippet(2);
+    // A failed first move: the retry reads the item again before its POST.
+    h.fake.script('snippets', 2, 'fail', 'ok');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets' });
+    expect(r).toEqual({ moved: 3, quarantined: 0, remaining: 0 });
+    expect(h.fake.item('snippets', 2)?.storage).toBe('cluster');
+    expect(h.store.getItem('snippets', 2)).toMatchObject({ state: 'moved', attempts: 2 });
+    expect(h.store.readEvents(0, 10_000).filter((e) => e.type === 'item.not_on_source')).toEqual([]);
+  });
+
   it('quarantines a permanently failing item with GitLab error_message', async () => {
     const h = createHarness();
     h.fake.addItems('projects', 'nfs-1', range(1, 4));

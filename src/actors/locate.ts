@@ -10,10 +10,14 @@ import type { DrainCtx } from './drain-context.js';
 export type Location = { at: 'source' } | { at: 'elsewhere'; storage: string } | { at: 'gone' } | { at: 'unknown'; why: string };
 
 /**
- * One item's storage by a per-item read. `GET /projects/:id` answers 404 for hidden and
- * pending-delete projects even to admins, so a 404 project is looked up in its move list, which
- * GitLab serves for them: a move list that 404s too means deleted; a newest finished move off the
- * source means it is elsewhere; otherwise no move ever took it off the source, so it is still there.
+ * One item's storage by a per-item read. A 404 is not proof that an item is gone: `GET
+ * /projects/:id` answers 404 for hidden and pending-delete projects even to admins, and `GET
+ * /snippets/:id` for project snippets whose project has snippets disabled or private to members
+ * (lib/api/snippets.rb looks them up without `all_available`). Their move lists find them all
+ * (`Snippet.find_by(id:)` in lib/api/snippet_repository_storage_moves.rb), so a 404 item is looked
+ * up there: a move list that 404s too means deleted; a newest finished move off the source means it
+ * is elsewhere; otherwise no move ever took it off the source, so it is still there. Groups are
+ * shown to admins whatever their state: their 404 means deleted.
  */
 export async function locate(ctx: DrainCtx, id: number): Promise<Location> {
   const { deps, kind, source } = ctx;
@@ -24,7 +28,7 @@ export async function locate(ctx: DrainCtx, id: number): Promise<Location> {
       if (item.storage === null) return { at: 'unknown', why: 'no repository_storage field' };
       return { at: 'elsewhere', storage: item.storage };
     }
-    if (kind !== 'projects') return { at: 'gone' };
+    if (kind === 'groups') return { at: 'gone' };
     let moves;
     try {
       moves = await deps.api.listItemMoves(kind, id);

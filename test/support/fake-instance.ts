@@ -51,6 +51,11 @@ interface FakeItem {
   sizeBytes: number | null;
   /** Projects only: hidden or pending deletion (left out of listings without the flags; GET 404s). */
   hidden?: boolean;
+  /**
+   * Snippets only: listed by /snippets/all but a 404 on GET /snippets/:id for an admin who is not a
+   * member (a project snippet whose project has snippets disabled or private to members).
+   */
+  unreadable?: boolean;
 }
 
 interface FakeMove extends MoveRecord {
@@ -249,6 +254,13 @@ export class FakeInstance implements InstanceApi {
     it.hidden = true;
   }
 
+  /** A project snippet GET /snippets/:id does not show to an admin: listed, movable, but read as 404. */
+  hideSnippet(id: number): void {
+    const it = this.items.get(key('snippets', id));
+    if (!it) throw new Error('no such item');
+    it.unreadable = true;
+  }
+
   private exposes(kind: Kind): boolean {
     return !(this.opts.unexposed ?? []).includes(kind);
   }
@@ -299,7 +311,7 @@ export class FakeInstance implements InstanceApi {
   async getItem(kind: Kind, id: number): Promise<ItemRecord | null> {
     this.req('getItem');
     const it = this.items.get(key(kind, id));
-    return it && !it.hidden ? this.record(it) : null;
+    return it && !it.hidden && !it.unreadable ? this.record(it) : null;
   }
 
   async scheduleMove(kind: Kind, itemId: number, destination: string): Promise<ScheduleResult> {
