@@ -9,8 +9,8 @@ import { event } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 import { classifyPostError } from './errors.js';
 import { applyMove, recordFailure } from './drain-outcome.js';
-import { locate } from './locate.js';
-import type { Location } from './locate.js';
+import { arrivalOf, locate } from './locate.js';
+import type { Arrival, Location } from './locate.js';
 import { reconcileItem } from './reconcile.js';
 
 /** Items out of attempts are quarantined instead of scheduled; returns the rest. */
@@ -38,7 +38,7 @@ function dropExhausted(ctx: DrainCtx, rows: ItemRow[]): ItemRow[] {
  * source, or unknown: the POST then decides, and a 404 on it means gone). Elsewhere or deleted:
  * the row leaves (or counts as moved when it is on the destination) and is not POSTed.
  */
-function keepLocated(ctx: DrainCtx, row: ItemRow, where: Location): boolean {
+function keepLocated(ctx: DrainCtx, row: ItemRow, where: Location, arrival: Arrival | null): boolean {
   const { deps, store, kind, source, destination } = ctx;
   const now = deps.clock.now();
   if (where.at === 'source') {
@@ -47,7 +47,10 @@ function keepLocated(ctx: DrainCtx, row: ItemRow, where: Location): boolean {
   }
   if (where.at === 'unknown') return true;
   if (where.at === 'gone') store.markLeft(kind, row.id, now, 'deleted from the instance');
-  else if (where.storage === destination) store.markMoved(kind, row.id, null, null, now, 'already on the destination');
+  else if (where.storage === destination) {
+    const a = arrival ?? { moveId: null, moveState: null, note: 'already on the destination' };
+    store.markMoved(kind, row.id, a.moveId, a.moveState, now, a.note);
+  }
   else store.markLeft(kind, row.id, now, `now on ${where.storage}`);
   event(ctx, 'item.not_on_source', { id: row.id, storage: where.at === 'gone' ? null : where.storage });
   return false;
@@ -56,10 +59,16 @@ function keepLocated(ctx: DrainCtx, row: ItemRow, where: Location): boolean {
 /** Reads each row's item on its own and applies the answers in one transaction; returns the ids not to POST. */
 async function dropLocatedOffSource(ctx: DrainCtx, rows: readonly ItemRow[]): Promise<Set<number>> {
   const seen = await Promise.all(rows.map((r) => locate(ctx, r.id)));
+  const arrivals = await Promise.all(
+    rows.map((r, i) => {
+      const where = seen[i] as Location;
+      return where.at === 'elsewhere' && where.storage === ctx.destination ? arrivalOf(ctx, r) : null;
+    }),
+  );
   const drop = new Set<number>();
   ctx.store.batch(() => {
     rows.forEach((row, i) => {
-      if (!keepLocated(ctx, row, seen[i] as Location)) drop.add(row.id);
+      if (!keepLocated(ctx, row, seen[i] as Location, arrivals[i] ?? null)) drop.add(row.id);
     });
   });
   return drop;

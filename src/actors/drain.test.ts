@@ -105,7 +105,8 @@ describe('throttled drain', () => {
     const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
     expect(r).toEqual({ moved: 2, quarantined: 0, remaining: 0 });
     expect(h.fake.movesOf('projects', 1)).toHaveLength(1);
-    expect(h.store.getItem('projects', 1)).toMatchObject({ state: 'moved', lastError: 'already on the destination' });
+    // A failed move that switched the storage anyway: moved, its source copy reported as left behind.
+    expect(h.store.getItem('projects', 1)).toMatchObject({ state: 'moved', moveState: 'failed', lastError: expect.stringMatching(/failed after the switch/) });
     expect(h.fake.violations).toEqual([]);
   });
 
@@ -120,6 +121,21 @@ describe('throttled drain', () => {
     expect(h.fake.item('snippets', 2)?.storage).toBe('cluster');
     expect(h.store.getItem('snippets', 2)).toMatchObject({ state: 'moved', attempts: 2 });
     expect(h.store.readEvents(0, 10_000).filter((e) => e.type === 'item.not_on_source')).toEqual([]);
+  });
+
+  it('counts a move that failed after the switch as moved, and lists its source copy as left behind (issue 21)', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', [1, 2, 3]);
+    h.fake.script('projects', 2, 'fail-after-switch');
+    h.fake.script('projects', 3, 'fail', 'ok');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 3, quarantined: 0, remaining: 0 });
+    // One move only: the item was found on the destination before a second POST.
+    expect(h.fake.movesOf('projects', 2).map((m) => m.state)).toEqual(['failed']);
+    expect(h.fake.violations).toEqual([]);
+    const [move] = h.fake.movesOf('projects', 2);
+    expect(h.store.summary(h.clock.now()).orphans).toEqual([{ kind: 'projects', id: 2, name: expect.any(String), source: 'nfs-1', moveId: move!.id, moveState: 'failed' }]);
+    expect(h.store.getItem('projects', 2)?.lastError).toMatch(/failed after the switch: the repository is on cluster, its copy on nfs-1 is left behind/);
   });
 
   it('quarantines a permanently failing item with GitLab error_message', async () => {
@@ -176,6 +192,7 @@ describe('throttled drain', () => {
     expect(h.store.getItem('snippets', 1)).toMatchObject({ state: 'moved', moveState: 'cleanup failed' });
     expect(h.store.getItem('snippets', 1)?.lastError).toMatch(/source copy left behind/);
     expect(h.fake.movesOf('snippets', 1)).toHaveLength(1);
+    expect(h.store.summary(h.clock.now()).orphans).toEqual([expect.objectContaining({ kind: 'snippets', id: 1, source: 'nfs-1', moveState: 'cleanup failed' })]);
   });
 
   it('adopts a move already running (read-only) instead of fighting it', async () => {

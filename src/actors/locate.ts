@@ -4,6 +4,7 @@
  * pending-delete projects may not be listed; a page may be unreadable).
  */
 import { ApiHttpError } from '../api/errors.js';
+import type { ItemRow } from '../store/types.js';
 import type { DrainCtx } from './drain-context.js';
 
 /** Where an item is, asked one by one. */
@@ -43,4 +44,34 @@ export async function locate(ctx: DrainCtx, id: number): Promise<Location> {
     if (deps.signal.aborted) throw err;
     return { at: 'unknown', why: err instanceof Error ? err.message : String(err) };
   }
+}
+
+/** How an item found on the destination got there: what its row records. */
+export interface Arrival {
+  moveId: number | null;
+  /** null: keep what the row has; `failed`: our move failed after the switch (its source copy is left). */
+  moveState: string | null;
+  note: string;
+}
+
+/**
+ * An item found on the destination after a move of ours: if that move failed, either another move
+ * took it there since, or ours failed after the switch (a Sidekiq job killed after track_repository: the
+ * project lives on the destination, the move ends `failed` with no message, and the copy on the
+ * source stays). The item's move list tells them apart; the second is recorded as moved with its
+ * failed move, which the summary lists as a source copy left behind.
+ */
+export async function arrivalOf(ctx: DrainCtx, row: Pick<ItemRow, 'id' | 'moveId'>): Promise<Arrival> {
+  const plain = { moveId: null, moveState: null, note: 'already on the destination' };
+  if (row.moveId === null) return plain;
+  const moves = await ctx.deps.api.listItemMoves(ctx.kind, row.id);
+  const ours = moves.find((m) => m.id === row.moveId);
+  if (ours?.state !== 'failed') return plain;
+  const later = moves.find((m) => m.id > ours.id && m.destinationStorage === ctx.destination && (m.state === 'finished' || m.state === 'cleanup failed'));
+  if (later) return { moveId: later.id, moveState: later.state, note: 'moved by another move' };
+  return {
+    moveId: ours.id,
+    moveState: 'failed',
+    note: `move ${ours.id} failed after the switch: the repository is on ${ctx.destination}, its copy on ${ctx.source} is left behind`,
+  };
 }

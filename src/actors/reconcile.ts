@@ -8,6 +8,7 @@ import type { ItemRow } from '../store/types.js';
 import { event, throwIfAborted } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 import { applyMove, isTerminal, recordFailure } from './drain-outcome.js';
+import { arrivalOf, locate } from './locate.js';
 
 /** Tolerated clock difference between this host and the instance when comparing creation times. */
 const SKEW_MS = 5 * 60 * 1000;
@@ -46,20 +47,23 @@ export async function reconcileItem(ctx: DrainCtx, row: ItemRow, cause: Reconcil
     if (left && !isTerminal(fresh.state)) await recordStuckState(ctx, [row.id]);
     return;
   }
-  const item = await deps.api.getItem(kind, row.id);
-  if (item === null) {
+  // A 404 on the item itself is not proof (hidden projects, project snippets an admin cannot read):
+  // locate() asks the move list before calling it gone.
+  const where = await locate(ctx, row.id);
+  if (where.at === 'gone') {
     store.markLeft(kind, row.id, deps.clock.now(), 'deleted from the instance');
     event(ctx, 'item.gone', { id: row.id, cause });
     return;
   }
-  if (item.storage === destination) {
-    store.markMoved(kind, row.id, null, null, deps.clock.now(), 'already on the destination');
+  if (where.at === 'elsewhere' && where.storage === destination) {
+    const a = await arrivalOf(ctx, row);
+    store.markMoved(kind, row.id, a.moveId, a.moveState, deps.clock.now(), a.note);
     event(ctx, 'item.already_on_destination', { id: row.id, cause });
     return;
   }
-  if (item.storage !== null && item.storage !== ctx.source) {
-    store.markLeft(kind, row.id, deps.clock.now(), `now on ${item.storage}`);
-    event(ctx, 'item.elsewhere', { id: row.id, storage: item.storage, cause });
+  if (where.at === 'elsewhere') {
+    store.markLeft(kind, row.id, deps.clock.now(), `now on ${where.storage}`);
+    event(ctx, 'item.elsewhere', { id: row.id, storage: where.storage, cause });
     return;
   }
   if (cause === 'read-only') {
@@ -70,7 +74,7 @@ export async function reconcileItem(ctx: DrainCtx, row: ItemRow, cause: Reconcil
   }
   store.batch(() => {
     store.markPending(kind, row.id, deps.clock.now(), `${cause}: no move was created; scheduling again`, true);
-    if (item.storage === ctx.source) store.touchListed(kind, ctx.source, [row.id], deps.clock.now());
+    if (where.at === 'source') store.touchListed(kind, ctx.source, [row.id], deps.clock.now());
   });
   event(ctx, 'move.not_created', { id: row.id, cause });
 }

@@ -10,7 +10,7 @@ import type { GeoOutput, RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
-import { formatBytes, formatApproxDuration, progressByKind } from './summary.js';
+import { formatBytes, formatApproxDuration, orphanLines, progressByKind } from './summary.js';
 
 export interface FinalReportInput {
   /** The machine's final state value. */
@@ -74,6 +74,7 @@ export function renderFinalReport(input: FinalReportInput): string {
       lines.push('', `Quarantined (${summary.quarantined.length}):`);
       for (const q of summary.quarantined) lines.push(`  ${q.kind} ${q.id} ${q.name} on ${q.source} after ${q.attempts} attempt(s): ${q.reason}`);
     }
+    lines.push(...orphanLines(summary.orphans));
     if (c.verification) {
       lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
       lines.push(...recordsLines(c.verification.perKindAndSource));

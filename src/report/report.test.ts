@@ -50,6 +50,21 @@ describe('summary', () => {
 });
 
 describe('renderers', () => {
+  it('lists the source copies left behind in the final report and in status, and nothing when there are none', () => {
+    const orphans = [
+      { kind: 'projects' as const, id: 7, name: 'g/p7', source: 'nfs-1', moveId: 70, moveState: 'cleanup failed' },
+      { kind: 'projects' as const, id: 8, name: 'g/p8', source: 'nfs-2', moveId: 80, moveState: 'failed' },
+    ];
+    const text = renderFinalReport({ state: 'done', context, summary: { ...summary, orphans }, elapsedMs: 60_000 });
+    expect(text).toContain('Source copies left behind (2)');
+    expect(text).toContain('  projects 7 g/p7: copy left on nfs-1 (move 70 cleanup failed)');
+    expect(text).toContain('  projects 8 g/p8: copy left on nfs-2 (move 80 failed after the switch)');
+    expect(renderFinalReport({ state: 'done', context, summary, elapsedMs: 60_000 })).not.toContain('left behind');
+    const status = buildStatusReport('/x.db', null, { ...summary, orphans }, 1);
+    expect(status.orphans).toHaveLength(2);
+    expect(renderStatus(status)).toContain('projects 8 g/p8: copy left on nfs-2 (move 80 failed after the switch)');
+  });
+
   it('progress line names the step, per kind done, in flight, failed and retrying, quarantined; leaves zero counts out', () => {
     expect(renderProgressLine({ step: 'drain nfs-2/projects', summary, elapsedMs: 120_000 }))
       .toBe('[2m00s] drain nfs-2/projects | 25 moves/min, ETA 41s | projects 82/100 (10 in flight, 3 failed, retrying, 1 quarantined), snippets 5/5');

@@ -8,7 +8,7 @@ import type { RunContext } from '../machine/types.js';
 import { NO_CONTROL } from '../store/types.js';
 import type { RunControl, SavedRun, StatusSummary } from '../store/types.js';
 import type { KindProgress } from './summary.js';
-import { formatApproxDuration, progressByKind, rateAndEta } from './summary.js';
+import { formatApproxDuration, orphanLines, progressByKind, rateAndEta } from './summary.js';
 
 /** The run lock as `status` found it: who holds it and whether that process is alive. */
 export interface LockView {
@@ -46,6 +46,8 @@ export interface StatusReport {
   remaining: number;
   stuck: StatusSummary['stuck'];
   quarantined: StatusSummary['quarantined'];
+  /** Moved items whose source copy is left behind (cleanup failed, or failed after the switch). */
+  orphans: NonNullable<StatusSummary['orphans']>;
   warnings: string[];
   previousWeights: Record<string, number> | null;
   /** The operator's live overrides (`shardmove control`) and the plan's own cap. */
@@ -128,6 +130,7 @@ export function buildStatusReport(
     remaining: rate.remaining,
     stuck: summary.stuck,
     quarantined: summary.quarantined,
+    orphans: summary.orphans ?? [],
     warnings: c?.warnings ?? [],
     previousWeights: c?.previousWeights ?? null,
     control: { ...(summary.control ?? NO_CONTROL), planConcurrency },
@@ -173,6 +176,7 @@ export function renderStatus(r: StatusReport): string {
     lines.push('', `Quarantined (${r.quarantined.length}):`);
     for (const q of r.quarantined) lines.push(`  ${q.kind} ${q.id} ${q.name} on ${q.source} after ${q.attempts} attempt(s): ${q.reason}`);
   }
+  lines.push(...orphanLines(r.orphans));
   if (r.warnings.length > 0) {
     lines.push('', `Warnings (${r.warnings.length}):`);
     for (const w of r.warnings) lines.push(`  - ${w}`);

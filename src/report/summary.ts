@@ -3,7 +3,7 @@
  * done / in flight / waiting / quarantined, a rate and an ETA. Pure: the caller passes the time.
  */
 import type { Kind } from '../plan/types.js';
-import type { StatusSummary } from '../store/types.js';
+import type { OrphanCopy, StatusSummary } from '../store/types.js';
 
 export interface KindProgress {
   kind: Kind;
@@ -88,4 +88,17 @@ export function formatBytes(n: number): string {
     i += 1;
   }
   return `${v >= 10 || i === 0 ? Math.round(v) : v.toFixed(1)} ${units[i]}`;
+}
+
+/**
+ * The source copies left behind, as lines for people: each moved item whose move ended `cleanup
+ * failed` or failed after the switch. Nothing deletes them; the operator does, once checked.
+ */
+export function orphanLines(orphans: readonly OrphanCopy[] | undefined): string[] {
+  if (!orphans || orphans.length === 0) return [];
+  return [
+    '',
+    `Source copies left behind (${orphans.length}): moved, but a copy stays on the old storage; nothing deletes it`,
+    ...orphans.map((o) => `  ${o.kind} ${o.id} ${o.name}: copy left on ${o.source} (move ${o.moveId ?? '?'} ${o.moveState === 'failed' ? 'failed after the switch' : o.moveState})`),
+  ];
 }

@@ -85,6 +85,13 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
         `SELECT kind, id, move_id, move_state, scheduled_at, read_only FROM items
          WHERE state = 'quarantined' AND stuck_at IS NOT NULL ORDER BY kind, id`,
       ),
+      // Schema 12; an older, unmigrated file (read-only status) has no such rows to find quickly.
+      orphans: hasIndex(db, 'items_orphans')
+        ? p(
+            `SELECT kind, id, name, source, move_id, move_state FROM items INDEXED BY items_orphans
+             WHERE state = 'moved' AND move_state IN ('cleanup failed', 'failed') ORDER BY kind, id`,
+          )
+        : null,
       release: p(
         `UPDATE items SET state = 'pending', attempts = 0, next_attempt_at = 0
          WHERE state = 'quarantined' AND stuck_at IS NULL`,
@@ -245,7 +252,10 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     const movedLast10Min = (this.r.movedSince.get(now - TEN_MINUTES) as { n: number }).n;
     const total = counts.reduce((a, c) => a + c.n, 0);
     const retrying = this.r.retrying.all() as { kind: Kind; source: string; n: number }[];
-    return { counts, quarantined, movedLast10Min, total, stuck, retrying, control: this.readControl() };
+    const orphans = ((this.r.orphans?.all() ?? []) as { kind: Kind; id: number; name: string; source: string; move_id: number | null; move_state: string }[]).map(
+      (o) => ({ kind: o.kind, id: o.id, name: o.name, source: o.source, moveId: o.move_id, moveState: o.move_state }),
+    );
+    return { counts, quarantined, movedLast10Min, total, stuck, retrying, control: this.readControl(), orphans };
   }
 
   readControl(): RunControl {

@@ -187,6 +187,11 @@ const MIGRATIONS: readonly string[] = [
     SELECT 1, CASE WHEN json_extract(data, '$.dryRun') = 1 THEN 'dry-run' ELSE 'run' END
     FROM events WHERE type = 'run.started' ORDER BY seq LIMIT 1;
   `,
+  // 12 (issue 21): moved items whose source copy is left behind (a move that ended cleanup failed,
+  // or failed after the switch), read by every summary: a partial index keeps that read small.
+  `
+  CREATE INDEX items_orphans ON items (kind, id) WHERE state = 'moved' AND move_state IN ('cleanup failed', 'failed');
+  `,
 ];
 
 /** The schema version this build writes. */

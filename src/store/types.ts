@@ -60,6 +60,24 @@ export interface StatusSummary {
   retrying?: { kind: Kind; source: string; n: number }[];
   /** The live overrides in force. Optional: stores without them leave it out. */
   control?: RunControl;
+  /**
+   * Moved items whose source copy is left on the source storage: their move ended `cleanup failed`,
+   * or failed after the repository was switched to the destination. Nothing deletes them; the
+   * operator does. Optional: stores that cannot tell leave it out.
+   */
+  orphans?: OrphanCopy[];
+}
+
+/** A repository copy left on its old storage by a move that otherwise took the item to its destination. */
+export interface OrphanCopy {
+  kind: Kind;
+  id: number;
+  name: string;
+  /** The storage the copy is left on. */
+  source: string;
+  moveId: number | null;
+  /** `cleanup failed`, or `failed` (failed after the switch). */
+  moveState: string;
 }
 
 /**

@@ -36,6 +36,8 @@ export type MoveScript =
   | 'fail'
   /** Replicated then cleanup fails: item on the destination, move `cleanup failed`. */
   | 'cleanup-fail'
+  /** The job dies after the switch (track_repository): item on the destination, move `failed`, no message. */
+  | 'fail-after-switch'
   /** Never leaves `started`; the item stays read-only. */
   | 'stuck'
   /** `finished` but the storage record never changed (GitLab issue 345591). */
@@ -168,6 +170,9 @@ export class FakeInstance implements InstanceApi {
       if (m.script === 'fail') {
         m.state = 'failed';
         m.errorMessage = `Failed to replicate ${m.kind} ${m.itemId}: checksum mismatch`;
+      } else if (m.script === 'fail-after-switch') {
+        it.storage = m.destinationStorage;
+        m.state = 'failed';
       } else if (m.script === 'cleanup-fail') {
         it.storage = m.destinationStorage;
         m.state = 'cleanup failed';
