@@ -1,33 +1,11 @@
 /**
  * The `items` table: projects, snippets and groups (a group's repository is its wiki) in one table.
- * The row type and the lookups that the inventory, move and write routes share, so that `:id`
- * means the same item on every route.
+ * The lookups that the inventory, move and write routes share, so that `:id` means the same item
+ * on every route (the row type, ItemRow, is the table's and lives in ../db.ts).
  */
-import type { Db, ItemKind } from '../db.js';
-import { perDatabase } from '../db.js';
+import type { Db, ItemKind, ItemRow } from '../db.js';
+import { ITEM_COLUMNS, perDatabase } from '../db.js';
 import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
-
-/** One row of `items`. */
-export interface ItemRow {
-  kind: ItemKind;
-  id: number;
-  name: string;
-  path: string;
-  namespace: string;
-  visibility: string;
-  storage: string;
-  read_only: number;
-  size_mb: number;
-  checksum: string;
-  commit_count: number;
-  owner_id: number | null;
-  project_id: number | null;
-  created_at: string;
-  updated_at: string;
-}
-
-/** The columns of ItemRow, in the table's own order. */
-export const ITEM_COLUMNS = 'kind, id, name, path, namespace, visibility, storage, read_only, size_mb, checksum, commit_count, owner_id, project_id, created_at, updated_at';
 
 /** GitLab's not-found names per kind (`404 Project Not Found`). */
 export const KIND_LABEL: Record<ItemKind, string> = { project: 'Project', snippet: 'Snippet', group: 'Group' };

@@ -24,10 +24,9 @@
  */
 import type Database from 'better-sqlite3';
 import type { Caller, RequestContext, Reply } from '../http/context.js';
-import type { Db, ItemKind } from '../db.js';
+import type { Db, ItemKind, ItemRow } from '../db.js';
 import type { EntityRow } from './entities.js';
 import { ENTITY_COLUMNS, entityRowOf, groupEntity, projectEntity, projectJson, snippetEntity, sshHostOf } from './entities.js';
-import type { ItemRow } from './items.js';
 import { KIND_LABEL, createAuthorLookup, findItem, hasGroupWikis } from './items.js';
 import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';

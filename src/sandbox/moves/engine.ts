@@ -37,12 +37,11 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { Db, ItemKind } from '../db.js';
+import type { Db, ItemKind, ItemRow, MoveRow, MoveState } from '../db.js';
 import { ITEM_KINDS, isoTime } from '../db.js';
 import type { Faults, MoveFate } from '../faults.js';
+import type { MoveScheduler } from '../http/context.js';
 import type { InstanceConfig } from '../seed-schema.js';
-import type { ItemRow } from '../inventory/items.js';
-import type { MoveRow, MoveState } from './store.js';
 import { moveStatements, noteMoveCreated, readWeights } from './store.js';
 import { MIN_MOVE_MS, moveDuration, pickStorage, splitDuration, truncateError } from './policy.js';
 
@@ -57,12 +56,8 @@ export interface EngineOptions {
   bulkBatchSize?: number;
 }
 
-/** Outcome of scheduling one item's move: the new record, or GitLab's validation errors. */
-export type ScheduleOutcome =
-  | { ok: true; move: MoveRow }
-  | { ok: false; errors: Record<string, string[]> };
-
-export interface MoveEngine {
+/** The engine as index.ts runs it; route handlers see only its MoveScheduler side. */
+export interface MoveEngine extends MoveScheduler {
   /** Starts processing (resumes moves and bulk jobs left running by a previous process). */
   start(): void;
   /** Stops timers; state stays in the database. */
@@ -71,13 +66,6 @@ export interface MoveEngine {
   kick(): void;
   /** For tests: the item kinds it handles. */
   readonly kinds: readonly ItemKind[];
-  /**
-   * Schedules a move of `item` to `destination` (picked by weight when undefined). Fails with
-   * `destination_storage_name: is not included in the list` and/or `<kind>: is read-only`.
-   */
-  schedule(item: ItemRow, destination?: string): ScheduleOutcome;
-  /** Records a bulk job (processed in the background, in batches, resumable). */
-  scheduleBulk(kind: ItemKind, source: string, destination?: string): void;
   /** Moves waiting for a worker, moves running, bulk jobs not done. */
   stats(): { queued: number; running: number; bulkJobs: number };
 }

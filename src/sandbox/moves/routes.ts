@@ -11,7 +11,7 @@
  * counts as absent.
  */
 import type { RequestContext, Reply } from '../http/context.js';
-import type { ItemKind } from '../db.js';
+import type { ItemKind, MoveRow } from '../db.js';
 import { SandboxHttpError, badRequest, invalidParam } from '../http/errors.js';
 import { authenticate } from '../auth/authenticate.js';
 import type { InstanceConfig } from '../seed-schema.js';
@@ -20,7 +20,6 @@ import type { OffsetPage } from '../http/pagination.js';
 import { TOTAL_COUNT_LIMIT, countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
 import { requireGroupTier, requireItem } from '../inventory/items.js';
 import { createMoveRenderer, intParam } from './entities.js';
-import type { MoveRow } from './store.js';
 import { countMoves, moveStatements } from './store.js';
 
 const PLURAL: Record<ItemKind, string> = { project: 'projects', snippet: 'snippets', group: 'groups' };
