@@ -52,7 +52,8 @@ async function dispatch(state: SandboxState, router: Router, origin: string, req
     throw new SandboxHttpError(400, { error: 'malformed request URL' });
   }
   const match = router.match(method, url.pathname);
-  if (match.kind === 'not-found') {
+  // An `ee/` route on the Community Edition is no route at all: Grape's catch-all, before authentication.
+  if (match.kind === 'not-found' || (match.kind === 'found' && match.route.ee && state.config.edition === 'ce')) {
     await drain(req);
     throw new SandboxHttpError(404, { error: '404 Not Found' });
   }

@@ -83,11 +83,11 @@ function lookup(db: Db, kind: ItemKind, ref: string): ItemRow | undefined {
 }
 
 /**
- * 404 for group routes without group wikis: group repository moves and wikis are EE
- * Premium/Ultimate. On the free tier GitLab's licence check answers `404 Not found`; the Community
- * Edition has no such route at all, so it answers the router's own 404 (`{"error":"404 Not Found"}`;
- * the exact body there is unsettled, see docs/gitlab-behaviour.md §11). Takes the instance
- * configuration, not the request, so items.ts stays below the HTTP layer.
+ * 404 for the group wiki write routes without group wikis (EE Premium/Ultimate). On the free tier
+ * GitLab's licence check answers `404 Not found`; the Community Edition has no such route at all,
+ * so it answers the router's own 404 (`{"error":"404 Not Found"}`). Takes the instance
+ * configuration, not the request, so items.ts stays below the HTTP layer. (Group repository
+ * storage moves have no licence check: see moves/routes.ts.)
  */
 export function requireGroupTier(config: { tier: string; edition?: string }): void {
   if (config.edition === 'ce') throw new SandboxHttpError(404, { error: '404 Not Found' });

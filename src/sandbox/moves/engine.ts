@@ -34,6 +34,12 @@
  * - Bulk jobs (`bulk_jobs`) are processed one batch per event-loop turn, resuming from their
  *   cursor after a restart; read-only items are skipped, as GitLab's `is read-only` validation
  *   skips them.
+ * - Groups without a wiki repository (EE without the `group_wikis` licence, i.e. Free: the sandbox
+ *   gives no group one there). The move API has no licence check, so it still answers, but a bulk
+ *   job walks `GroupWikiRepository.for_shard` and finds nothing, and a move of one group takes as
+ *   its source `Group#repository_storage`, a weighted pick when there is no wiki repository, copies
+ *   nothing and finishes (`Groups::UpdateRepositoryStorageService` acts only if the wiki repository
+ *   exists). The group's row keeps its storage; the read-only flag comes and goes as for any move.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
@@ -42,6 +48,7 @@ import { ITEM_KINDS, isoTime } from '../db.js';
 import type { Faults, MoveFate } from '../faults.js';
 import type { MoveScheduler } from '../http/context.js';
 import type { InstanceConfig } from '../seed-schema.js';
+import { hasGroupWikis } from '../inventory/items.js';
 import { moveStatements, noteMoveCreated, readWeights } from './store.js';
 import { MIN_MOVE_MS, moveDuration, pickStorage, splitDuration, truncateError } from './policy.js';
 
@@ -121,6 +128,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   let closed = false;
 
   const unreachable = (name: string) => config.unreachable.includes(name);
+  /** Whether items of `kind` have a repository for a move to copy (groups: their wiki, a licensed feature). */
+  const hasRepository = (kind: ItemKind) => kind !== 'group' || hasGroupWikis(config);
 
   /** Why the copy fails, or null when it succeeds. */
   function copyFailure(m: Queued, snapshotChecksum: string): string | null {
@@ -225,7 +234,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       r.phase = 'replicated';
       r.due += cleanupMs;
       s.setMoveState.run('replicated', r.due, null, iso, r.id);
-      s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
+      if (hasRepository(r.kind)) s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
+      else s.setReadOnly.run(0, r.kind, r.itemId);
       return;
     }
     if (r.fate === 'cleanup_fail' && r.source !== r.destination) {
@@ -345,6 +355,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     // Re-read inside the transaction: the flag is the lock (GitLab's set_repository_read_only!).
     const fresh = s.itemById.get(item.kind, item.id);
     if (!fresh || fresh.read_only) return null;
+    if (!hasRepository(item.kind)) return createMove(item.kind, item.id, pickStorage(readWeights(db), config.storages, random), 0, dest, now);
     return createMove(item.kind, item.id, fresh.storage, fresh.size_mb, dest, now);
   });
 
@@ -358,7 +369,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     try {
       db.transaction(() => {
         const weights = job.destination === null ? readWeights(db) : {};
-        const rows = s.bulkBatch.all(job.kind, job.source, job.cursor_id, batchSize);
+        // Without repositories of the kind (group wikis unlicensed) the walk finds none.
+        const rows = hasRepository(job.kind) ? s.bulkBatch.all(job.kind, job.source, job.cursor_id, batchSize) : [];
         for (const it of rows) {
           // Read-only items are being moved already: GitLab's `is read-only` validation skips them.
           if (it.read_only) continue;

@@ -1,9 +1,11 @@
 /**
  * Repository storage move endpoints for projects, snippets and groups (reference §1.2): list all,
  * get one, list for an item, get one for an item, schedule for an item (201), schedule for a whole
- * storage (202). Admin only. Group routes answer 404 on the free tier (Premium/Ultimate feature)
- * and do not exist at all on the Community Edition (`instance.edition: ce`): Grape's catch-all
- * `{"error":"404 Not Found"}` before any authentication, as for any unknown path.
+ * storage (202). Admin only. The group routes live in GitLab's `ee/` tree
+ * (`ee/lib/api/group_repository_storage_moves.rb`): absent on the Community Edition (Grape's
+ * catch-all `{"error":"404 Not Found"}` before any authentication), and on every EE tier an admin
+ * endpoint like the others, with no licence check. Without the `group_wikis` licence (EE Free) no
+ * group has a wiki repository, which the engine handles (see moves/engine.ts).
  *
  * Lists are offset-paginated, newest first by `created_at` (GitLab's `order_created_at_desc`, no
  * tie-breaker; see `moveStatements`). Parameters follow Grape's coercion: a string
@@ -12,50 +14,29 @@
  */
 import type { RequestContext, Reply } from '../http/context.js';
 import type { ItemKind, MoveRow } from '../db.js';
-import { SandboxHttpError, badRequest, invalidParam } from '../http/errors.js';
-import { authenticate } from '../auth/authenticate.js';
-import type { InstanceConfig } from '../seed-schema.js';
+import { SandboxHttpError, badRequest, intParam, invalidParam } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import type { OffsetPage } from '../http/pagination.js';
 import { TOTAL_COUNT_LIMIT, countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
-import { requireGroupTier, requireItem } from '../inventory/items.js';
-import { createMoveRenderer, intParam } from './entities.js';
+import { requireItem } from '../inventory/items.js';
+import { createMoveRenderer } from './entities.js';
 import { countMoves, moveStatements } from './store.js';
 
 const PLURAL: Record<ItemKind, string> = { project: 'projects', snippet: 'snippets', group: 'groups' };
 const MOVE_ID = 'repository_storage_move_id';
 const ADMIN = { level: 'admin' } as const;
-const NONE = { level: 'none' } as const;
-
-/**
- * Whether the instance is the Community Edition, which has no `ee/` code and so no group
- * repository storage moves. `instance.edition` (`ee` | `ce`) comes with the inventory work on
- * issue 13; read defensively until then: absent or anything else counts as EE.
- */
-export function isCommunityEdition(config: InstanceConfig): boolean {
-  return (config as InstanceConfig & { edition?: unknown }).edition === 'ce';
-}
 
 export function register(router: Router): void {
   for (const kind of ['project', 'snippet', 'group'] as const) {
     const collection = `/api/v4/${kind}_repository_storage_moves`;
     const perItem = `/api/v4/${PLURAL[kind]}/:id/repository_storage_moves`;
-    // Group routes authenticate in the handler: on CE they are absent, which comes before any 401/403.
-    const auth = kind === 'group' ? NONE : ADMIN;
-    const guard = (handler: (ctx: RequestContext) => Reply) => (ctx: RequestContext): Reply => {
-      if (kind === 'group') {
-        if (isCommunityEdition(ctx.state.config)) throw new SandboxHttpError(404, { error: '404 Not Found' });
-        ctx.caller = authenticate(ctx, ADMIN);
-        requireGroupTier(ctx.state.config);
-      }
-      return handler(ctx);
-    };
-    router.get(collection, auth, guard((ctx) => listAll(ctx, kind)));
-    router.get(`${collection}/:${MOVE_ID}`, auth, guard((ctx) => showOne(ctx, kind, false)));
-    router.post(collection, auth, guard((ctx) => scheduleBulk(ctx, kind)));
-    router.get(perItem, auth, guard((ctx) => listForItem(ctx, kind)));
-    router.get(`${perItem}/:${MOVE_ID}`, auth, guard((ctx) => showOne(ctx, kind, true)));
-    router.post(perItem, auth, guard((ctx) => scheduleOne(ctx, kind)));
+    const options = { ee: kind === 'group' };
+    router.get(collection, ADMIN, (ctx) => listAll(ctx, kind), options);
+    router.get(`${collection}/:${MOVE_ID}`, ADMIN, (ctx) => showOne(ctx, kind, false), options);
+    router.post(collection, ADMIN, (ctx) => scheduleBulk(ctx, kind), options);
+    router.get(perItem, ADMIN, (ctx) => listForItem(ctx, kind), options);
+    router.get(`${perItem}/:${MOVE_ID}`, ADMIN, (ctx) => showOne(ctx, kind, true), options);
+    router.post(perItem, ADMIN, (ctx) => scheduleOne(ctx, kind), options);
   }
 }
 
