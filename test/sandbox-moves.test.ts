@@ -133,7 +133,8 @@ describe('repository storage moves', () => {
     expect(await call(sb, 'GET', '/projects/999/repository_storage_moves')).toMatchObject({ status: 404, body: { message: '404 Project Not Found' } });
     expect(await call(sb, 'POST', '/snippets/999/repository_storage_moves', {})).toMatchObject({ status: 404, body: { message: '404 Snippet Not Found' } });
     expect(await call(sb, 'GET', '/groups/999/repository_storage_moves')).toMatchObject({ status: 404, body: { message: '404 Group Not Found' } });
-    expect(await call(sb, 'GET', '/snippets/x/repository_storage_moves')).toMatchObject({ status: 400, body: { error: 'id is invalid' } });
+    // The snippet move routes declare `:id` a String and look it up with Snippet.find_by (issue 21 item 6).
+    expect(await call(sb, 'GET', '/snippets/x/repository_storage_moves')).toMatchObject({ status: 404, body: { message: '404 Snippet Not Found' } });
     expect(await call(sb, 'GET', '/project_repository_storage_moves?page=0')).toMatchObject({ status: 400 });
     // A move that exists but belongs to another item.
     const mine = (await call(sb, 'GET', '/projects/1/repository_storage_moves')).body[0]?.id as number;

@@ -85,6 +85,17 @@ describe('application settings', () => {
     expect(r.body.repository_storages_weighted).toEqual({ cluster: 70, default: 30 });
   });
 
+  // Grape's HashOfIntegerValues: `value.transform_values(&:to_i)` (lib/api/validations/types/hash_of_integer_values.rb).
+  it('takes every weight through Ruby\'s to_i: "abc" is 0, 50.7 and "50.7" are 50, null is 0', async () => {
+    const r = await settings('PUT', ADMIN, { repository_storages_weighted: { default: 'abc', cluster: 50.7, 'nfs-1': ' 7 apples', 'nfs-2': '1_0' } });
+    expect(r.status).toBe(200);
+    expect(r.body.repository_storages_weighted).toEqual({ default: 0, cluster: 50, 'nfs-1': 7, 'nfs-2': 10 });
+    const more = await settings('PUT', ADMIN, { repository_storages_weighted: { default: '50.7', cluster: null, 'nfs-1': -0.9, 'nfs-2': '' } });
+    expect(more.body.repository_storages_weighted).toEqual({ default: 50, cluster: 0, 'nfs-1': 0, 'nfs-2': 0 });
+    const form = await settings('PUT', ADMIN, 'repository_storages_weighted[cluster]=70.9&repository_storages_weighted[default]=x', true);
+    expect(form.body.repository_storages_weighted).toEqual({ cluster: 70, default: 0 });
+  });
+
   it("answers GitLab's validation errors and keeps the previous weights", async () => {
     const bad = await settings('PUT', ADMIN, { repository_storages_weighted: { nope: 1, other: 2, default: 'x', cluster: 101, 'nfs-1': -1 } });
     expect(bad.status).toBe(400);
@@ -92,17 +103,20 @@ describe('application settings', () => {
       message: {
         repository_storages_weighted: [
           "can't include: nope, other",
-          "value for 'default' must be an integer",
           "value for 'cluster' must be between 0 and 100",
           "value for 'nfs-1' must be between 0 and 100",
         ],
       },
     });
-    expect((await settings('PUT', ADMIN, { repository_storages_weighted: { default: 1.5 } })).body).toEqual({
-      message: { repository_storages_weighted: ["value for 'default' must be an integer"] },
+    expect((await settings('PUT', ADMIN, { repository_storages_weighted: { default: '250.5' } })).body).toEqual({
+      message: { repository_storages_weighted: ["value for 'default' must be between 0 and 100"] },
     });
+    // true, arrays and hashes have no to_i: the coercer raises, and Grape calls the parameter invalid.
+    for (const value of [true, [1], { a: 1 }]) {
+      expect(await settings('PUT', ADMIN, { repository_storages_weighted: { default: value } })).toMatchObject({ status: 400, body: { error: 'repository_storages_weighted is invalid' } });
+    }
     expect((await settings('PUT', ADMIN, { repository_storages_weighted: 'default' })).status).toBe(400);
-    expect((await settings('GET', ADMIN)).body.repository_storages_weighted).toEqual({ cluster: 70, default: 30 });
+    expect((await settings('GET', ADMIN)).body.repository_storages_weighted).toEqual({ cluster: 70, default: 0 });
   });
 
   it('toggles admin_mode, which then gates admin endpoints on the admin_mode scope', async () => {

@@ -76,7 +76,8 @@ export type ScheduleOutcome =
 export interface MoveScheduler {
   /**
    * Schedules a move of `item` to `destination` (picked by weight when undefined). Fails with
-   * `destination_storage_name: is not included in the list` and/or `<kind>: is read-only`.
+   * `destination_storage_name: can't be blank` (an empty name) and/or `is not included in the
+   * list`, and/or `<kind>: is read-only`.
    */
   schedule(item: ItemRow, destination?: string): ScheduleOutcome;
   /** Records a bulk job (processed in the background, in batches, resumable). */

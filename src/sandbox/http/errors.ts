@@ -25,16 +25,6 @@ export class SandboxHttpError extends Error {
 export const badRequest = (message: unknown) => new SandboxHttpError(400, { message });
 /** Grape's parameter validation shape: `{"error":"<param> is missing"}`. */
 export const invalidParam = (error: string) => new SandboxHttpError(400, { error });
-
-/**
- * A path parameter Grape declares `type: Integer` (`repository_storage_move_id`, a Geo site's
- * `id`): digits with an optional sign, else 400 `{"error":"<name> is invalid"}`. A negative value
- * is valid and simply finds nothing.
- */
-export function intParam(value: string | undefined, name: string): number {
-  if (value === undefined || !/^[+-]?\d{1,15}$/.test(value)) throw invalidParam(`${name} is invalid`);
-  return Number(value);
-}
 export const unauthorized = () => new SandboxHttpError(401, { message: '401 Unauthorized' });
 export const forbidden = (detail?: string) => new SandboxHttpError(403, { message: detail ? `403 Forbidden - ${detail}` : '403 Forbidden' });
 /** `notFound('Project')` gives GitLab's `{"message":"404 Project Not Found"}`. */

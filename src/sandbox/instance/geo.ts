@@ -34,7 +34,8 @@
 import type { RequestContext, Reply } from '../http/context.js';
 import type { ItemKind } from '../db.js';
 import { isoTime } from '../db.js';
-import { intParam, notFound } from '../http/errors.js';
+import { notFound } from '../http/errors.js';
+import { intParam } from '../http/coerce.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
 import type { Router } from '../http/router.js';
 import { countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';

@@ -25,8 +25,11 @@
  *   MAX_LAG_MS in the past, so time spent stopped or stalled is not replayed as work.
  * - Every transition of a tick is written in one transaction; due times are absolute
  *   (`moves.due_at_ms`), so a restart continues moves where they were.
- * - A `stuck` move stays in `started` (and its item read-only) forever. It does not keep a worker:
- *   GitLab's job would have given up its 30-minute lease long before anyone noticed.
+ * - A `stuck` move stays in `started` (and its item read-only) forever: its job died and was run
+ *   again only after its 30-minute lease expired (or never), and the service acts only on a
+ *   `scheduled` move. It does not keep a worker. An `interrupted` move's job was run again while
+ *   the lease was still held: at the end of its copy time it fails with no `error_message`, and
+ *   the item is writable again (the `started -> failed` callback). See ../faults.ts.
  * - Duration (./policy.ts): `moveDurationMs` when set, else 50 ms per MB divided by `speed`
  *   (at least 10 ms); 90% copying (`started`), 10% removing the source copy (`replicated`). A move
  *   to the same storage copies nothing and finishes at once; a move from or to an unreachable
@@ -224,7 +227,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     const iso = isoTime(r.due);
     if (r.phase === 'started') {
       const failure = copyFailure(r, r.snapshotChecksum);
-      if (failure !== null) {
+      if (failure !== null || r.fate === 'interrupted') {
         s.setMoveState.run('failed', null, failure, iso, r.id);
         s.setReadOnly.run(0, r.kind, r.itemId);
         release(index, now);
@@ -418,7 +421,11 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     kick,
     schedule(item, destination) {
       const errors: Record<string, string[]> = {};
-      if (destination !== undefined && !config.storages.includes(destination)) errors.destination_storage_name = ['is not included in the list'];
+      // RepositoryStorageMovable validates presence, then inclusion: "" (or spaces) fails both.
+      if (destination !== undefined) {
+        const wrong = [...(/^\s*$/.test(destination) ? ["can't be blank"] : []), ...(config.storages.includes(destination) ? [] : ['is not included in the list'])];
+        if (wrong.length > 0) errors.destination_storage_name = wrong;
+      }
       if (item.read_only) errors[item.kind] = ['is read-only'];
       if (Object.keys(errors).length > 0) return { ok: false, errors };
       const dest = destination ?? pickStorage(readWeights(db), config.storages, random);

@@ -13,12 +13,13 @@
  * counts as absent.
  */
 import type { RequestContext, Reply } from '../http/context.js';
-import type { ItemKind, MoveRow } from '../db.js';
-import { SandboxHttpError, badRequest, intParam, invalidParam } from '../http/errors.js';
+import type { ItemKind, ItemRow, MoveRow } from '../db.js';
+import { SandboxHttpError, badRequest, invalidParam, notFound } from '../http/errors.js';
+import { activeRecordId, intParam } from '../http/coerce.js';
 import type { Router } from '../http/router.js';
 import type { OffsetPage } from '../http/pagination.js';
 import { TOTAL_COUNT_LIMIT, countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
-import { requireItem } from '../inventory/items.js';
+import { itemStatements, requireItem } from '../inventory/items.js';
 import { createMoveRenderer } from './entities.js';
 import { countMoves, moveStatements } from './store.js';
 
@@ -32,12 +33,28 @@ export function register(router: Router): void {
     const perItem = `/api/v4/${PLURAL[kind]}/:id/repository_storage_moves`;
     const options = { ee: kind === 'group' };
     router.get(collection, ADMIN, (ctx) => listAll(ctx, kind), options);
-    router.get(`${collection}/:${MOVE_ID}`, ADMIN, (ctx) => showOne(ctx, kind, false), options);
+    router.get(`${collection}/:${MOVE_ID}`, ADMIN, (ctx) => showOne(ctx, kind), options);
     router.post(collection, ADMIN, (ctx) => scheduleBulk(ctx, kind), options);
-    router.get(perItem, ADMIN, (ctx) => listForItem(ctx, kind), options);
-    router.get(`${perItem}/:${MOVE_ID}`, ADMIN, (ctx) => showOne(ctx, kind, true), options);
-    router.post(perItem, ADMIN, (ctx) => scheduleOne(ctx, kind), options);
+    router.get(perItem, ADMIN, (ctx) => listForItem(ctx, itemOf(ctx, kind)), options);
+    router.get(`${perItem}/:${MOVE_ID}`, ADMIN, (ctx) => showOne(ctx, kind, itemOf(ctx, kind)), options);
+    router.post(perItem, ADMIN, (ctx) => scheduleOne(ctx, itemOf(ctx, kind)), options);
   }
+}
+
+/**
+ * The item of a per-item route, found where GitLab finds it; the handler calls the result once
+ * its parameters are validated. Projects and groups: in the endpoint (`user_project`,
+ * `user_group`, by id or full path), so after Grape's validation. Snippets: in a `before` filter
+ * (`not_found!('Snippet') unless user_snippet`), so first, with `Snippet.find_by(id: params[:id])`
+ * on a String `:id`: ActiveRecord's cast makes `abc` find nothing (404 `Snippet Not Found`, never
+ * Grape's 400) and `12abc` find snippet 12.
+ */
+function itemOf(ctx: RequestContext, kind: ItemKind): () => ItemRow {
+  if (kind !== 'snippet') return () => requireItem(ctx.state.db, kind, ctx.params.id);
+  const id = activeRecordId(ctx.params.id ?? '');
+  const snippet = id === undefined ? undefined : itemStatements(ctx.state.db).byId.get('snippet', id);
+  if (!snippet) throw notFound('Snippet');
+  return () => snippet;
 }
 
 /**
@@ -59,11 +76,11 @@ function listAll(ctx: RequestContext, kind: ItemKind): Reply {
   return pageReply(ctx, page, rows, total);
 }
 
-function listForItem(ctx: RequestContext, kind: ItemKind): Reply {
-  const item = requireItem(ctx.state.db, kind, ctx.params.id);
+function listForItem(ctx: RequestContext, itemRef: () => ItemRow): Reply {
   const page = parseOffset(ctx);
-  const rows = moveStatements(ctx.state.db).listItemMoves.all(kind, item.id, page.limit, page.offset);
-  const total = countCapped(ctx.state.db, 'moves WHERE kind = ? AND item_id = ?', [kind, item.id]);
+  const item = itemRef();
+  const rows = moveStatements(ctx.state.db).listItemMoves.all(item.kind, item.id, page.limit, page.offset);
+  const total = countCapped(ctx.state.db, 'moves WHERE kind = ? AND item_id = ?', [item.kind, item.id]);
   return pageReply(ctx, page, rows, total);
 }
 
@@ -76,20 +93,20 @@ function pageReply(ctx: RequestContext, page: OffsetPage, rows: MoveRow[], total
 }
 
 /**
- * One move by id; `forItem`: it must belong to the item of `:id` (else 404, ActiveRecord's not
- * found). Parameters are validated before the item is looked up, as Grape does.
+ * One move by id; with `itemRef` it must belong to that item (else 404, ActiveRecord's not found,
+ * `{"message":"404 Not found"}`).
  */
-function showOne(ctx: RequestContext, kind: ItemKind, forItem: boolean): Reply {
+function showOne(ctx: RequestContext, kind: ItemKind, itemRef?: () => ItemRow): Reply {
   const id = intParam(ctx.params[MOVE_ID], MOVE_ID);
-  const itemId = forItem ? requireItem(ctx.state.db, kind, ctx.params.id).id : null;
+  const itemId = itemRef ? itemRef().id : null;
   const move = moveStatements(ctx.state.db).moveByKindId.get(kind, id);
-  if (!move || (itemId !== null && move.item_id !== itemId)) throw new SandboxHttpError(404, { message: '404 Not found' });
+  if (!move || (itemId !== null && move.item_id !== itemId)) throw notFound();
   return { body: createMoveRenderer(ctx.state.db, ctx.origin)(move) };
 }
 
-function scheduleOne(ctx: RequestContext, kind: ItemKind): Reply {
+function scheduleOne(ctx: RequestContext, itemRef: () => ItemRow): Reply {
   const destination = readStringParam(ctx, 'destination_storage_name');
-  const item = requireItem(ctx.state.db, kind, ctx.params.id);
+  const item = itemRef();
   const outcome = ctx.state.engine.schedule(item, destination);
   if (!outcome.ok) throw badRequest(outcome.errors);
   // The item as read before scheduling: only its read-only flag changed, which the JSON omits.
