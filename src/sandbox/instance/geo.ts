@@ -96,7 +96,6 @@ function pagedSites(ctx: RequestContext, render: (s: SiteRow) => Record<string, 
   };
 }
 
-
 /**
  * The site a request reached: the one whose URL host is the request's `Host`, else the primary
  * (undefined when the instance has no Geo site at all).
