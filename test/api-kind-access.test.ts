@@ -42,7 +42,7 @@ describe('kind access probe against the sandbox', () => {
     expect(await probe({ tier: 'ultimate', version: '17.11.0' })).toEqual({ projects: 'listing', snippets: 'listing', groups: 'listing' });
   });
 
-  it('EE Free: snippets listed, group moves do not exist', async () => {
+  it('EE Free: snippets listed; group moves answer but no group has a wiki to move, so groups are not drained', async () => {
     expect(await probe({ tier: 'free' })).toEqual({ projects: 'listing', snippets: 'listing', groups: 'unsupported' });
   });
 

@@ -7,9 +7,10 @@ import { loadSeed } from '../src/sandbox/seed.js';
 const ADMIN = 'glpat-sandbox-root-api-sudo-0001';
 const ALICE = 'glpat-sandbox-alice-api-00000006';
 
-function seedWith(projects: number, tier: Seed['instance']['tier'] = 'ultimate'): Seed {
+function seedWith(projects: number, tier: Seed['instance']['tier'] = 'ultimate', version?: string): Seed {
   const seed = loadSeed();
   seed.instance.tier = tier;
+  if (version !== undefined) seed.instance.version = version;
   seed.inventory = { generate: { ...seed.inventory.generate!, projects, snippets: 150, groups: 30 } };
   return seed;
 }
@@ -96,13 +97,12 @@ describe('inventory listings (12,000 projects)', () => {
       }
     });
 
-    it('answers 405 past offset 50,000 on /projects, and not on other lists', async () => {
-      expect((await get('/api/v4/projects?page=500&per_page=100', ADMIN)).status).toBe(200);
+    // 17.11's offset_paginator caps only CursorBasedKeyset's ENFORCED_TYPES, which never list Project.
+    it('serves /projects offset pages past 50,000 on 17.11, as every other list', async () => {
       const r = await get('/api/v4/projects?page=501&per_page=100', ADMIN);
-      expect(r.status).toBe(405);
-      expect(r.body).toEqual({
-        error: 'Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type Project. Remaining records can be retrieved using keyset pagination.',
-      });
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual([]);
+      expect(r.headers.get('x-page')).toBe('501');
       const snippets = await get('/api/v4/snippets/all?page=501&per_page=100', ADMIN);
       expect(snippets.status).toBe(200);
       expect(snippets.body).toEqual([]);
@@ -110,22 +110,36 @@ describe('inventory listings (12,000 projects)', () => {
   });
 
   describe('keyset pagination', () => {
-    it('walks every item through Link rel="next" only, ascending', async () => {
+    // Gitlab::Pagination::Keyset::Pager announces the next page after every page with a last
+    // record, without looking ahead: the end of the walk is an empty page without a Link.
+    it('walks every item through Link rel="next" only, ascending, and ends on an empty page', async () => {
       const expected = idList("kind = 'project' AND storage = 'nfs-1'");
       let url: string | undefined = '/api/v4/projects?pagination=keyset&order_by=id&sort=asc&per_page=100&repository_storage=nfs-1';
+      const sizes: number[] = [];
       const seen: number[] = [];
-      let pages = 0;
       while (url) {
         const r = await get(url, ADMIN);
         expect(r.status).toBe(200);
         for (const h of ['x-total', 'x-total-pages', 'x-page', 'x-next-page', 'x-per-page']) expect(r.headers.has(h)).toBe(false);
         seen.push(...ids(r.body));
+        sizes.push(ids(r.body).length);
         url = nextLink(r.headers);
         if (url) expect(url).toMatch(/id_after=\d+/);
-        pages++;
+        else expect(r.headers.has('link')).toBe(false);
       }
       expect(seen).toEqual(expected);
-      expect(pages).toBe(Math.ceil(expected.length / 100));
+      expect(sizes.length).toBe(Math.ceil(expected.length / 100) + 1);
+      expect(sizes.at(-1)).toBe(0);
+    });
+
+    it('names a next page after a last page that happens to be short, too', async () => {
+      const last = idList("kind = 'project'").at(-1) as number;
+      const r = await get(`/api/v4/projects?pagination=keyset&order_by=id&sort=asc&per_page=5&id_after=${last - 2}`, ADMIN);
+      expect(ids(r.body)).toEqual([last - 1, last]);
+      expect(nextLink(r.headers)).toContain(`id_after=${last}`);
+      const end = await get(nextLink(r.headers) as string, ADMIN);
+      expect(end).toMatchObject({ status: 200, body: [] });
+      expect(end.headers.has('link')).toBe(false);
     });
 
     it('goes backwards with sort=desc and id_before', async () => {
@@ -266,6 +280,48 @@ describe('inventory listings (12,000 projects)', () => {
       expect((await get('/api/v4/groups/2', ADMIN)).body).toMatchObject({ id: 2, full_path: 'group-2' });
       expect((await get('/api/v4/groups/group-2', ADMIN)).body).toMatchObject({ id: 2 });
     });
+
+    // lib/api/groups.rb: present_groups_with_pagination_strategies hands a logged-in caller to
+    // present_groups, which paginates by offset; only anonymous callers get the keyset strategy.
+    it('ignores pagination=keyset for a logged-in caller: offset pages by name, with offset headers', async () => {
+      const byName = (sandbox.state.db.prepare("SELECT id FROM items WHERE kind = 'group' ORDER BY name, id LIMIT 3").all() as { id: number }[]).map((g) => g.id);
+      for (const token of [ADMIN, ALICE]) {
+        const r = await get('/api/v4/groups?pagination=keyset&order_by=id&sort=asc&per_page=3', token);
+        expect(r.status).toBe(200);
+        expect(r.headers.get('x-page')).toBe('1');
+        expect(r.headers.get('x-next-page')).toBe('2');
+        expect(nextLink(r.headers)).toContain('page=2');
+        if (token === ADMIN) expect(ids(r.body)).toEqual([1, 2, 3]);
+      }
+      const plain = await get('/api/v4/groups?pagination=keyset&per_page=3', ADMIN);
+      expect(ids(plain.body)).toEqual(byName);
+      expect(plain.headers.has('x-total')).toBe(true);
+      const anonymous = await get('/api/v4/groups?pagination=keyset&order_by=id&sort=asc&per_page=3');
+      expect(anonymous.headers.has('x-page')).toBe(false);
+    });
+  });
+});
+
+describe('inventory on 15.1: the /projects offset cap', () => {
+  let sandbox: RunningSandbox;
+  const get = client(() => sandbox);
+  beforeAll(async () => {
+    sandbox = await startSandbox({ seed: seedWith(50, 'ultimate', '15.1.0') });
+  });
+  afterAll(async () => {
+    await sandbox.close();
+  });
+
+  // Before CursorBasedKeyset's enforcement check, offset_paginator capped every keyset-capable type.
+  it('answers 405 past offset 50,000 on /projects (page * per_page), and not on other lists', async () => {
+    expect((await get('/api/v4/projects?page=500&per_page=100', ADMIN)).status).toBe(200);
+    const r = await get('/api/v4/projects?page=501&per_page=100', ADMIN);
+    expect(r.status).toBe(405);
+    expect(r.body).toEqual({
+      error: 'Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type Project. Remaining records can be retrieved using keyset pagination.',
+    });
+    expect((await get('/api/v4/projects?page=2501', ADMIN)).status).toBe(405);
+    expect((await get('/api/v4/groups?page=501&per_page=100', ADMIN)).status).toBe(200);
   });
 });
 

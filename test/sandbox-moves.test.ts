@@ -133,7 +133,8 @@ describe('repository storage moves', () => {
     expect(await call(sb, 'GET', '/projects/999/repository_storage_moves')).toMatchObject({ status: 404, body: { message: '404 Project Not Found' } });
     expect(await call(sb, 'POST', '/snippets/999/repository_storage_moves', {})).toMatchObject({ status: 404, body: { message: '404 Snippet Not Found' } });
     expect(await call(sb, 'GET', '/groups/999/repository_storage_moves')).toMatchObject({ status: 404, body: { message: '404 Group Not Found' } });
-    expect(await call(sb, 'GET', '/snippets/x/repository_storage_moves')).toMatchObject({ status: 400, body: { error: 'id is invalid' } });
+    // The snippet move routes declare `:id` a String and look it up with Snippet.find_by (issue 21 item 6).
+    expect(await call(sb, 'GET', '/snippets/x/repository_storage_moves')).toMatchObject({ status: 404, body: { message: '404 Snippet Not Found' } });
     expect(await call(sb, 'GET', '/project_repository_storage_moves?page=0')).toMatchObject({ status: 400 });
     // A move that exists but belongs to another item.
     const mine = (await call(sb, 'GET', '/projects/1/repository_storage_moves')).body[0]?.id as number;
@@ -330,20 +331,38 @@ describe('pagination of move lists', () => {
 describe('tiers', () => {
   let sb: RunningSandbox;
   beforeAll(async () => {
-    sb = await startSandbox({ seed: seed((s) => { s.instance.tier = 'free'; }), moveDurationMs: 0 });
+    // Weights send every new repository to nfs-2, so a group without a wiki repository is "on" nfs-2.
+    sb = await startSandbox({ seed: seed((s) => { s.instance.tier = 'free'; s.instance.weights = { default: 0, 'nfs-2': 100 }; }), moveDurationMs: 0 });
   });
   afterAll(async () => {
     await sb.close();
   });
 
-  it('has no group moves on the free tier, but project and snippet moves', async () => {
-    const notFound = { status: 404, body: { message: '404 Not found' } };
-    expect(await call(sb, 'GET', '/group_repository_storage_moves')).toMatchObject(notFound);
-    expect(await call(sb, 'POST', '/groups/1/repository_storage_moves', {})).toMatchObject(notFound);
-    expect(await call(sb, 'POST', '/group_repository_storage_moves', { source_storage_name: 'nfs-1' })).toMatchObject(notFound);
-    expect(item(sb, 'group', 1).read_only).toBe(0);
+  // ee/lib/api/group_repository_storage_moves.rb checks the admin, never the licence.
+  it('answers group moves on the free tier as any admin endpoint', async () => {
+    expect(await call(sb, 'GET', '/group_repository_storage_moves')).toMatchObject({ status: 200, body: [] });
+    expect(await call(sb, 'GET', '/group_repository_storage_moves', undefined, null)).toMatchObject({ status: 401, body: { message: '401 Unauthorized' } });
+    expect(await call(sb, 'GET', '/group_repository_storage_moves', undefined, ALICE)).toMatchObject({ status: 403, body: { message: '403 Forbidden' } });
+    expect(await call(sb, 'GET', '/group_repository_storage_moves/999')).toMatchObject({ status: 404, body: { message: '404 Not found' } });
+    expect(await call(sb, 'GET', '/groups/1/repository_storage_moves')).toMatchObject({ status: 200, body: [] });
     expect((await call(sb, 'GET', '/project_repository_storage_moves')).status).toBe(200);
     expect((await call(sb, 'POST', '/snippets/1/repository_storage_moves', {})).status).toBe(201);
+  });
+
+  it('finds no group wiki repository to move in bulk: 202, and no move record', async () => {
+    expect(await call(sb, 'POST', '/group_repository_storage_moves', { source_storage_name: 'nfs-1', destination_storage_name: 'cluster' }))
+      .toMatchObject({ status: 202, body: { message: '202 Accepted' } });
+    await waitFor(() => sb.state.engine.stats().bulkJobs, (n) => n === 0);
+    expect((await call(sb, 'GET', '/group_repository_storage_moves')).body).toEqual([]);
+    expect([1, 2, 3, 4].map((id) => item(sb, 'group', id))).toEqual([1, 2, 3, 4].map(() => expect.objectContaining({ storage: 'nfs-1', read_only: 0 })));
+  });
+
+  it('moves one group with a weighted pick as the source, copies nothing and finishes', async () => {
+    const res = await call(sb, 'POST', '/groups/2/repository_storage_moves', { destination_storage_name: 'cluster' });
+    expect(res).toMatchObject({ status: 201, body: { state: 'scheduled', source_storage_name: 'nfs-2', destination_storage_name: 'cluster', group: { id: 2 } } });
+    await waitFor(() => moveState(sb, 'group', res.body.id as number), (s) => s === 'finished');
+    expect(item(sb, 'group', 2)).toMatchObject({ storage: 'nfs-1', read_only: 0 });
+    expect((await call(sb, 'GET', '/groups/2/repository_storage_moves')).body.map((m) => m.id)).toEqual([res.body.id]);
   });
 });
 

@@ -85,6 +85,17 @@ describe('application settings', () => {
     expect(r.body.repository_storages_weighted).toEqual({ cluster: 70, default: 30 });
   });
 
+  // Grape's HashOfIntegerValues: `value.transform_values(&:to_i)` (lib/api/validations/types/hash_of_integer_values.rb).
+  it('takes every weight through Ruby\'s to_i: "abc" is 0, 50.7 and "50.7" are 50, null is 0', async () => {
+    const r = await settings('PUT', ADMIN, { repository_storages_weighted: { default: 'abc', cluster: 50.7, 'nfs-1': ' 7 apples', 'nfs-2': '1_0' } });
+    expect(r.status).toBe(200);
+    expect(r.body.repository_storages_weighted).toEqual({ default: 0, cluster: 50, 'nfs-1': 7, 'nfs-2': 10 });
+    const more = await settings('PUT', ADMIN, { repository_storages_weighted: { default: '50.7', cluster: null, 'nfs-1': -0.9, 'nfs-2': '' } });
+    expect(more.body.repository_storages_weighted).toEqual({ default: 50, cluster: 0, 'nfs-1': 0, 'nfs-2': 0 });
+    const form = await settings('PUT', ADMIN, 'repository_storages_weighted[cluster]=70.9&repository_storages_weighted[default]=x', true);
+    expect(form.body.repository_storages_weighted).toEqual({ cluster: 70, default: 0 });
+  });
+
   it("answers GitLab's validation errors and keeps the previous weights", async () => {
     const bad = await settings('PUT', ADMIN, { repository_storages_weighted: { nope: 1, other: 2, default: 'x', cluster: 101, 'nfs-1': -1 } });
     expect(bad.status).toBe(400);
@@ -92,17 +103,20 @@ describe('application settings', () => {
       message: {
         repository_storages_weighted: [
           "can't include: nope, other",
-          "value for 'default' must be an integer",
           "value for 'cluster' must be between 0 and 100",
           "value for 'nfs-1' must be between 0 and 100",
         ],
       },
     });
-    expect((await settings('PUT', ADMIN, { repository_storages_weighted: { default: 1.5 } })).body).toEqual({
-      message: { repository_storages_weighted: ["value for 'default' must be an integer"] },
+    expect((await settings('PUT', ADMIN, { repository_storages_weighted: { default: '250.5' } })).body).toEqual({
+      message: { repository_storages_weighted: ["value for 'default' must be between 0 and 100"] },
     });
+    // true, arrays and hashes have no to_i: the coercer raises, and Grape calls the parameter invalid.
+    for (const value of [true, [1], { a: 1 }]) {
+      expect(await settings('PUT', ADMIN, { repository_storages_weighted: { default: value } })).toMatchObject({ status: 400, body: { error: 'repository_storages_weighted is invalid' } });
+    }
     expect((await settings('PUT', ADMIN, { repository_storages_weighted: 'default' })).status).toBe(400);
-    expect((await settings('GET', ADMIN)).body.repository_storages_weighted).toEqual({ cluster: 70, default: 30 });
+    expect((await settings('GET', ADMIN)).body.repository_storages_weighted).toEqual({ cluster: 70, default: 0 });
   });
 
   it('toggles admin_mode, which then gates admin endpoints on the admin_mode scope', async () => {
@@ -241,7 +255,10 @@ describe('Geo', () => {
     expect(sites.status).toBe(200);
     expect((sites.body as unknown as { id: number; primary: boolean }[]).map((s) => [s.id, s.primary])).toEqual([[1, true], [2, false]]);
     expect((await call(`${sb.url}/api/v4/geo_sites/2`, 'GET', ADMIN)).body).toMatchObject({ id: 2, name: 'secondary' });
-    expect((await call(`${sb.url}/api/v4/geo_sites/9`, 'GET', ADMIN)).status).toBe(404);
+    // GeoNode.find: ActiveRecord's 404, not the `404 GeoSite Not Found` of the route's desc; `:id` is a Grape Integer.
+    expect(await call(`${sb.url}/api/v4/geo_sites/9`, 'GET', ADMIN)).toMatchObject({ status: 404, body: { message: '404 Not found' } });
+    expect(await call(`${sb.url}/api/v4/geo_sites/9/status`, 'GET', ADMIN)).toMatchObject({ status: 404, body: { message: '404 Not found' } });
+    expect(await call(`${sb.url}/api/v4/geo_sites/eu`, 'GET', ADMIN)).toMatchObject({ status: 400, body: { error: 'id is invalid' } });
     const status = await call(`${sb.url}/api/v4/geo_sites/2/status`, 'GET', ADMIN);
     expect(status.body).toMatchObject({ geo_node_id: 2, healthy: true, project_repositories_count: 300, snippet_repositories_count: 40, group_wiki_repositories_count: 20, registry_bulk_actions: [] });
     expect(((await call(`${sb.url}/api/v4/geo_sites/status`, 'GET', ADMIN)).body as unknown as unknown[]).length).toBe(2);
@@ -303,10 +320,12 @@ describe('Geo', () => {
     expect((sb.state.db.prepare('SELECT count(*) n FROM geo_actions').get() as { n: number }).n).toBe(before);
   });
 
-  it('accepts the mutation through the primary proxy; an unknown site is 404', async () => {
+  it('accepts the mutation through the primary proxy; an unknown site is ActiveRecord\'s 404, a non-integer one 400', async () => {
     const r = await call(`${sb.url}/api/v4/geo/node_proxy/2/graphql`, 'POST', ADMIN, { query: mutation, variables: { cls: 'PROJECT_WIKI_REPOSITORY_REGISTRY', action: 'REVERIFY_ALL' } });
     expect(r.body).toMatchObject({ data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_WIKI_REPOSITORY_REGISTRY' } } });
-    expect(await call(`${sb.url}/api/v4/geo/node_proxy/9/graphql`, 'POST', ADMIN, { query: mutation })).toMatchObject({ status: 404, body: { message: '404 GeoNode Not Found' } });
+    // GeoNode.find raises before the route's `not_found!('GeoNode')` could run.
+    expect(await call(`${sb.url}/api/v4/geo/node_proxy/9/graphql`, 'POST', ADMIN, { query: mutation })).toMatchObject({ status: 404, body: { message: '404 Not found' } });
+    expect(await call(`${sb.url}/api/v4/geo/node_proxy/eu/graphql`, 'POST', ADMIN, { query: mutation })).toMatchObject({ status: 400, body: { error: 'id is invalid' } });
   });
 });
 
@@ -369,14 +388,45 @@ describe('Geo: a primary with several secondaries', () => {
   });
 });
 
-describe('Geo on the free tier', () => {
-  it('does not exist', async () => {
-    const sb = await startSandbox({ seed: seedWith((s) => { s.instance.tier = 'free'; }) });
+describe('Geo on the free tier and the Community Edition', () => {
+  const mutation = 'mutation { geoRegistriesBulkUpdate(input: { registryClass: PROJECT_REPOSITORY_REGISTRY, action: RESYNC_ALL }) { errors } }';
+
+  // ee/lib/api/geo_sites.rb and the node proxy call authenticated_as_admin! only; the mutation needs
+  // read_all_geo, which EE's GlobalPolicy gives every admin. No licence check anywhere.
+  it('answers on EE Free as on Premium: sites, status, the proxy and the mutation', async () => {
+    // A Free instance has no sites unless it had some, e.g. from a lapsed licence: seed them.
+    const sb = await startSandbox({
+      seed: seedWith((s) => {
+        s.instance.tier = 'free';
+        s.geo_sites = [{ id: 1, name: 'primary', url: 'https://gitlab.example.com/', primary: true }, { id: 2, name: 'eu', url: 'https://eu.gitlab.example.com/' }];
+      }),
+    });
     try {
-      expect((await call(`${sb.url}/api/v4/geo_sites`, 'GET', ADMIN)).status).toBe(404);
-      expect((await call(`${sb.url}/api/v4/geo_sites/1/status`, 'GET', ADMIN)).status).toBe(404);
-      const r = await call(`${sb.url}/api/graphql`, 'POST', ADMIN, { query: 'mutation { geoRegistriesBulkUpdate(input: { registryClass: PROJECT_REPOSITORY_REGISTRY, action: RESYNC_ALL }) { errors } }' });
-      expect(r.body).toMatchObject({ data: { geoRegistriesBulkUpdate: null } });
+      expect((await call(`${sb.url}/api/v4/geo_sites/status`, 'GET', ADMIN)).status).toBe(200);
+      const sites = await call(`${sb.url}/api/v4/geo_sites`, 'GET', ADMIN);
+      expect(sites.status).toBe(200);
+      expect((sites.body as unknown as { id: number }[]).map((x) => x.id)).toEqual([1, 2]);
+      expect((await call(`${sb.url}/api/v4/geo_sites/2/status`, 'GET', ADMIN)).body).toMatchObject({ geo_node_id: 2 });
+      expect((await call(`${sb.url}/api/v4/geo_sites`, 'GET', ALICE)).status).toBe(403);
+      const proxied = await call(`${sb.url}/api/v4/geo/node_proxy/2/graphql`, 'POST', ADMIN, { query: mutation });
+      expect(proxied.body).toEqual({ data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] } } });
+      expect((sb.state.db.prepare('SELECT count(*) n FROM geo_actions WHERE site_id = 2').get() as { n: number }).n).toBe(1);
+    } finally {
+      await sb.close();
+    }
+  });
+
+  it('has none of it on the Community Edition: 404 before authentication, and no such mutation in the schema', async () => {
+    const sb = await startSandbox({ seed: seedWith((s) => { Object.assign(s.instance, { edition: 'ce', tier: 'free' }); }) });
+    try {
+      const absent = { status: 404, body: { error: '404 Not Found' } };
+      expect(await call(`${sb.url}/api/v4/geo_sites`, 'GET', ADMIN)).toMatchObject(absent);
+      expect(await call(`${sb.url}/api/v4/geo_sites`, 'GET')).toMatchObject(absent);
+      expect(await call(`${sb.url}/api/v4/geo_sites/2/status`, 'GET', ALICE)).toMatchObject(absent);
+      expect(await call(`${sb.url}/api/v4/geo/node_proxy/2/graphql`, 'POST', ADMIN, { query: mutation })).toMatchObject(absent);
+      const r = await call(`${sb.url}/api/graphql`, 'POST', ADMIN, { query: mutation });
+      expect(r).toMatchObject({ status: 200, body: { errors: [{ message: "Field 'geoRegistriesBulkUpdate' doesn't exist on type 'Mutation'" }] } });
+      expect(r.body).not.toHaveProperty('data');
     } finally {
       await sb.close();
     }

@@ -186,7 +186,7 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       if (kind === 'projects') return { mode: 'listing', reason: null };
       const movesPath = moveListPath(kind);
       if ((await getOrNull(movesPath, { per_page: 1 })) === null) {
-        const why = kind === 'groups' ? ' (group wiki moves are EE Premium/Ultimate; CE and EE Free have none)' : '';
+        const why = kind === 'groups' ? ' (the Community Edition has no group wikis)' : '';
         return { mode: 'unsupported', reason: `the instance has no ${singular(kind)} repository storage moves: GET /api/v4${movesPath} answered 404${why}` };
       }
       const path = kind === 'snippets' ? '/snippets/all' : '/groups';
@@ -207,7 +207,14 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
         return { mode: 'listing', reason: null };
       }
       // The field's presence decides (a group without a wiki repository shows it as null).
-      if (typeof first !== 'object' || first === null || !('repository_storage' in first)) {
+      const shown = typeof first === 'object' && first !== null && 'repository_storage' in first;
+      // EE shows a group's storage only with the group_wikis licence feature (ee/lib/ee/api/entities/group.rb):
+      // without it (Free) no group has a wiki repository, and the move API, which answers on every
+      // tier, has nothing to move. Bulk POSTs there would be writes that move nothing.
+      if (kind === 'groups' && !shown && enterprise === true) {
+        return { mode: 'unsupported', reason: 'EE without group wikis (Free): no group has a wiki repository to move (group wikis are Premium/Ultimate; GET /api/v4/groups shows no repository_storage)' };
+      }
+      if (!shown) {
         return { mode: 'records', reason: `GET /api/v4${path} shows no repository_storage field for ${kind} (Community Edition, or a tier that does not expose it)` };
       }
       // A filter on a storage that cannot exist must list nothing; anything listed means it is ignored.

@@ -2,6 +2,9 @@
  * The sandbox's one SQLite database: schema, migrations (PRAGMA user_version) and the small
  * key/value `meta` table. Everything the service knows lives here, so `--db FILE` restarts where
  * it stopped; without a file it is `:memory:` through the same code path.
+ *
+ * The row types of `items` and `moves` live here too, beside their tables: every layer reads them
+ * (the seed writes items, http/'s context names them in what handlers ask of the move engine).
  */
 import Database from 'better-sqlite3';
 
@@ -10,6 +13,49 @@ export type Db = Database.Database;
 /** Item kinds in the singular, as the API's nested objects and error keys use them. */
 export type ItemKind = 'project' | 'snippet' | 'group';
 export const ITEM_KINDS: readonly ItemKind[] = ['project', 'snippet', 'group'];
+
+/** One row of `items`. */
+export interface ItemRow {
+  kind: ItemKind;
+  id: number;
+  name: string;
+  path: string;
+  namespace: string;
+  visibility: string;
+  storage: string;
+  read_only: number;
+  size_mb: number;
+  checksum: string;
+  commit_count: number;
+  owner_id: number | null;
+  project_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The columns of ItemRow, in the table's own order. */
+export const ITEM_COLUMNS = 'kind, id, name, path, namespace, visibility, storage, read_only, size_mb, checksum, commit_count, owner_id, project_id, created_at, updated_at';
+
+/** GitLab's move states as the API spells them (`cleanup failed` has a space); stored verbatim. */
+export type MoveState = 'initial' | 'scheduled' | 'started' | 'replicated' | 'finished' | 'failed' | 'cleanup failed';
+
+/** One row of `moves`. */
+export interface MoveRow {
+  id: number;
+  kind: ItemKind;
+  item_id: number;
+  state: MoveState;
+  source: string;
+  destination: string;
+  error_message: string | null;
+  fate: string;
+  duration_ms: number;
+  due_at_ms: number | null;
+  snapshot_checksum: string | null;
+  snapshot_commits: number | null;
+  created_at: string;
+  updated_at: string;
+}
 
 const MIGRATIONS: string[] = [
   `

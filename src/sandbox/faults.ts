@@ -9,9 +9,16 @@
  * the same faults.
  *
  * Move fates are decided when a move is created: listed broken items always fail; otherwise a
- * draw keyed by (seed, kind, item, attempt) picks stuck, fail (a tenth of those `cleanup_fail`) or
- * ok. Being keyed by the attempt, a rescheduled move draws anew and may succeed, independently of
- * how requests interleave.
+ * draw keyed by (seed, kind, item, attempt) picks stuck, fail (a tenth of those `cleanup_fail`),
+ * interrupted or ok. Being keyed by the attempt, a rescheduled move draws anew and may succeed,
+ * independently of how requests interleave.
+ *
+ * The two fates of a Sidekiq job killed mid-copy (`UpdateRepositoryStorageWorker`): Sidekiq runs it
+ * again with the same jid. `interrupted`: the rerun comes while the job's 30-minute exclusive lease
+ * is still held, so `try_obtain` fails and the worker calls `do_fail!`: `started -> failed` with no
+ * `error_message`, and the transition's callback makes the repository writable again. `stuck`: the
+ * rerun comes after the lease expired (or never comes); the service runs only for a `scheduled`
+ * move, so it does nothing and the move stays `started`, read-only, for good.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,13 +34,18 @@ export interface FaultOptions {
   /** `project:12`, `snippet:3`, `group:7` (plural kinds accepted too). */
   brokenItems: string[];
   stuckRate: number;
+  /**
+   * Share of moves whose job is interrupted mid-copy and rerun while its lease is held (the move
+   * fails without a message, repository writable). In code only; the CLI has no flag for it yet.
+   */
+  interruptRate?: number;
   seed: number;
 }
 
-export const NO_FAULTS: FaultOptions = { latencyMs: 0, errorRate: 0, resetRate: 0, moveFailRate: 0, brokenItems: [], stuckRate: 0, seed: 1 };
+export const NO_FAULTS: FaultOptions = { latencyMs: 0, errorRate: 0, resetRate: 0, moveFailRate: 0, brokenItems: [], stuckRate: 0, interruptRate: 0, seed: 1 };
 
 /** How a move will end, decided when it is created. */
-export type MoveFate = 'ok' | 'fail' | 'cleanup_fail' | 'stuck';
+export type MoveFate = 'ok' | 'fail' | 'cleanup_fail' | 'stuck' | 'interrupted';
 
 export interface Faults {
   /** Runs before routing; returns true when it already answered (or destroyed) the request. */
@@ -108,8 +120,9 @@ function kindCode(kind: string): number {
 
 /** Builds the fault injector. `now` is the clock for the rate-limit window (default Date.now). */
 export function createFaults(options: FaultOptions, now: () => number = () => Date.now()): Faults {
-  for (const [name, v] of [['errorRate', options.errorRate], ['resetRate', options.resetRate], ['moveFailRate', options.moveFailRate], ['stuckRate', options.stuckRate]] as const) checkRate(name, v);
-  if (options.stuckRate + options.moveFailRate > 1) throw new FaultOptionsError('stuckRate + moveFailRate must not exceed 1');
+  const interruptRate = options.interruptRate ?? 0;
+  for (const [name, v] of [['errorRate', options.errorRate], ['resetRate', options.resetRate], ['moveFailRate', options.moveFailRate], ['stuckRate', options.stuckRate], ['interruptRate', interruptRate]] as const) checkRate(name, v);
+  if (options.stuckRate + options.moveFailRate + interruptRate > 1) throw new FaultOptionsError('stuckRate + moveFailRate + interruptRate must not exceed 1');
   if (!Number.isFinite(options.latencyMs) || options.latencyMs < 0) throw new FaultOptionsError(`latencyMs must be >= 0, got ${options.latencyMs}`);
   if (options.rateLimit !== undefined && (!Number.isInteger(options.rateLimit) || options.rateLimit < 1)) {
     throw new FaultOptionsError(`rateLimit must be a positive integer (requests per minute), got ${options.rateLimit}`);
@@ -186,7 +199,7 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
       }
       const attempt = given ?? (attempts.get(key) ?? 0) + 1;
       attempts.set(key, attempt);
-      if (options.stuckRate === 0 && options.moveFailRate === 0) return 'ok';
+      if (options.stuckRate === 0 && options.moveFailRate === 0 && interruptRate === 0) return 'ok';
       const r = keyedDraw(options.seed, kindCode(k), itemId, attempt);
       if (r < options.stuckRate) {
         bump('move_stuck');
@@ -199,6 +212,10 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
         }
         bump('move_fail');
         return 'fail';
+      }
+      if (r < options.stuckRate + options.moveFailRate + interruptRate) {
+        bump('move_interrupted');
+        return 'interrupted';
       }
       return 'ok';
     },

@@ -11,11 +11,12 @@ import type { SandboxState } from './http/context.js';
 import { getMeta, openDatabase } from './db.js';
 import type { FaultOptions } from './faults.js';
 import { NO_FAULTS, createFaults } from './faults.js';
+import type { MoveEngine } from './moves/engine.js';
 import { createMoveEngine } from './moves/engine.js';
 import { Router } from './http/router.js';
 import type { InstanceConfig, Seed } from './seed-schema.js';
 import { applySeed, createRandom, loadSeed } from './seed.js';
-import { createRequestListener } from './http/server.js';
+import { createRequestListener } from './server.js';
 import { register as registerAuthRoutes } from './auth/users.js';
 import { register as registerTokenRoutes } from './auth/admin-token.js';
 import { register as registerOauthRoutes } from './auth/oauth.js';
@@ -43,10 +44,15 @@ export interface SandboxOptions {
   logger?: Logger;
 }
 
+/** The state as the starter holds it: handlers see the engine's MoveScheduler side, tests stop and wake it. */
+export interface RunningState extends SandboxState {
+  engine: MoveEngine;
+}
+
 export interface RunningSandbox {
   url: string;
   port: number;
-  state: SandboxState;
+  state: RunningState;
   close(): Promise<void>;
 }
 
@@ -80,7 +86,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     speed: options.speed ?? 1,
     ...(options.moveDurationMs !== undefined ? { moveDurationMs: options.moveDurationMs } : {}),
   });
-  const state: SandboxState = { ...base, engine };
+  const state: RunningState = { ...base, engine };
   const router = createRouter();
   let origin = '';
   const server = createServer({ keepAliveTimeout: 65_000 }, createRequestListener(state, router, () => origin));

@@ -8,8 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Document } from 'yaml';
 import { LineCounter, isMap, isScalar, parseDocument } from 'yaml';
 import type { Db, ItemKind } from './db.js';
-import { getMeta, isoTime, setMeta } from './db.js';
-import { ITEM_COLUMNS } from './inventory/items.js';
+import { ITEM_COLUMNS, getMeta, isoTime, setMeta } from './db.js';
 import type { CredentialType, GenerateSpec, InstanceConfig, InstanceSettings, ItemSeed, Seed } from './seed-schema.js';
 import { seedSchema } from './seed-schema.js';
 

@@ -6,9 +6,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import type { HeaderValue } from './errors.js';
-import type { Db } from '../db.js';
+import type { Db, ItemKind, ItemRow, MoveRow } from '../db.js';
 import type { InstanceConfig } from '../seed-schema.js';
-import type { MoveEngine } from '../moves/engine.js';
 import type { Faults } from '../faults.js';
 
 export interface UserRow {
@@ -65,13 +64,33 @@ export interface Reply {
   headers?: Record<string, HeaderValue>;
 }
 
+/** Outcome of scheduling one item's move: the new record, or GitLab's validation errors. */
+export type ScheduleOutcome =
+  | { ok: true; move: MoveRow }
+  | { ok: false; errors: Record<string, string[]> };
+
+/**
+ * What handlers ask of the move engine. Declared here, by what the move routes call, so that http/
+ * imports nothing above it; moves/engine.ts's MoveEngine satisfies it.
+ */
+export interface MoveScheduler {
+  /**
+   * Schedules a move of `item` to `destination` (picked by weight when undefined). Fails with
+   * `destination_storage_name: can't be blank` (an empty name) and/or `is not included in the
+   * list`, and/or `<kind>: is read-only`.
+   */
+  schedule(item: ItemRow, destination?: string): ScheduleOutcome;
+  /** Records a bulk job (processed in the background, in batches, resumable). */
+  scheduleBulk(kind: ItemKind, source: string, destination?: string): void;
+}
+
 export interface SandboxState {
   db: Db;
   /** Configuration from the seed's `instance` (re-read at every start). */
   config: InstanceConfig;
   clock: Clock;
   log: Logger;
-  engine: MoveEngine;
+  engine: MoveScheduler;
   faults: Faults;
 }
 

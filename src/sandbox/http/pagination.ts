@@ -4,11 +4,13 @@
  * Offset: `page` (default 1) and `per_page` (default 20, values above 100 are clamped to 100, as
  * GitLab does), headers `x-page`, `x-per-page`, `x-next-page`, `x-prev-page`, `x-total`,
  * `x-total-pages` and `Link`. Totals and `rel="last"` are left out when the total exceeds 10,000,
- * so counting never reads more than 10,001 index entries. Endpoints that also support keyset
- * pagination may set a maximum offset (50,000 for /projects): beyond it, 405.
+ * so counting never reads more than 10,001 index entries (GitLab since 14.10, when
+ * `api_kaminari_count_with_limit` was removed; default-on in 14.9, off before). Endpoints that also
+ * support keyset pagination may set a maximum offset (50,000): beyond it, 405.
  *
  * Keyset: `pagination=keyset&order_by=id&sort=asc|desc`; the next page is only announced by
- * `Link: <...id_after=N>; rel="next"` (or `id_before` when descending), no other headers.
+ * `Link: <...id_after=N>; rel="next"` (or `id_before` when descending), no other headers. When a
+ * list announces it (after every non-empty page, or only when more rows exist) is the caller's.
  *
  * Typical use (both styles):
  * ```ts

@@ -1,6 +1,7 @@
 /**
  * A small path router: `/api/v4/projects/:id/repository_storage_moves`. Params are decoded; a
- * path that matches with another method yields 405, none at all 404.
+ * path that matches with another method yields 405, none at all 404. A route marked `ee` is GitLab
+ * code under `ee/`: the server treats it as absent on the Community Edition.
  */
 import type { RequestContext, Reply } from './context.js';
 
@@ -16,12 +17,18 @@ export interface AuthRule {
 
 export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
 
+export interface RouteOptions {
+  /** The route is defined under GitLab's `ee/` tree, so the Community Edition does not have it. */
+  ee?: boolean;
+}
+
 export interface Route {
   method: string;
   pattern: string;
   auth: AuthRule;
   handler: Handler;
   segments: string[];
+  ee: boolean;
 }
 
 export type Match =
@@ -32,22 +39,22 @@ export type Match =
 export class Router {
   readonly routes: Route[] = [];
 
-  add(method: string, pattern: string, auth: AuthRule, handler: Handler): this {
-    this.routes.push({ method, pattern, auth, handler, segments: pattern.split('/').filter(Boolean) });
+  add(method: string, pattern: string, auth: AuthRule, handler: Handler, options: RouteOptions = {}): this {
+    this.routes.push({ method, pattern, auth, handler, segments: pattern.split('/').filter(Boolean), ee: options.ee === true });
     return this;
   }
 
-  get(pattern: string, auth: AuthRule, handler: Handler): this {
-    return this.add('GET', pattern, auth, handler);
+  get(pattern: string, auth: AuthRule, handler: Handler, options?: RouteOptions): this {
+    return this.add('GET', pattern, auth, handler, options);
   }
-  post(pattern: string, auth: AuthRule, handler: Handler): this {
-    return this.add('POST', pattern, auth, handler);
+  post(pattern: string, auth: AuthRule, handler: Handler, options?: RouteOptions): this {
+    return this.add('POST', pattern, auth, handler, options);
   }
-  put(pattern: string, auth: AuthRule, handler: Handler): this {
-    return this.add('PUT', pattern, auth, handler);
+  put(pattern: string, auth: AuthRule, handler: Handler, options?: RouteOptions): this {
+    return this.add('PUT', pattern, auth, handler, options);
   }
-  delete(pattern: string, auth: AuthRule, handler: Handler): this {
-    return this.add('DELETE', pattern, auth, handler);
+  delete(pattern: string, auth: AuthRule, handler: Handler, options?: RouteOptions): this {
+    return this.add('DELETE', pattern, auth, handler, options);
   }
 
   match(method: string, path: string): Match {

@@ -1,7 +1,16 @@
 /**
- * Geo (premium and ultimate only; 404 on free), reference §5: the Geo sites REST API (admin,
- * offset-paginated lists) and the `geoRegistriesBulkUpdate` GraphQL mutation at POST /api/graphql
- * and through the primary's proxy, POST /api/v4/geo/node_proxy/:id/graphql.
+ * Geo, reference §5: the Geo sites REST API (admin, offset-paginated lists) and the
+ * `geoRegistriesBulkUpdate` GraphQL mutation at POST /api/graphql and through the primary's proxy,
+ * POST /api/v4/geo/node_proxy/:id/graphql.
+ *
+ * Editions: all of it is `ee/` code. On the Community Edition the REST routes are absent (Grape's
+ * catch-all 404) and the mutation is not in the GraphQL schema. On EE it needs no licence: the
+ * REST routes only call `authenticated_as_admin!` (`ee/lib/api/geo_sites.rb`,
+ * `ee/lib/ee/api/geo.rb`), and the mutation checks `read_all_geo`, which EE's GlobalPolicy grants
+ * every admin (`ee/app/policies/ee/global_policy.rb`). So EE Free answers as Premium does; an
+ * instance without Geo simply has no sites. A site `:id` is a Grape Integer (400 `id is invalid`
+ * otherwise) looked up with `GeoNode.find`, so an unknown one is ActiveRecord's
+ * 404 `{"message":"404 Not found"}`, not the `404 GeoSite Not Found` the route's `desc` lists.
  *
  * Sites (the seed's `geo_sites`): one process plays the primary and every secondary. A request is
  * at the site whose URL host matches its `Host` header, and at the primary otherwise (the
@@ -23,9 +32,10 @@
  * literal or variable, enum values), not a full GraphQL implementation.
  */
 import type { RequestContext, Reply } from '../http/context.js';
-import type { Db, ItemKind } from '../db.js';
+import type { ItemKind } from '../db.js';
 import { isoTime } from '../db.js';
 import { notFound } from '../http/errors.js';
+import { intParam } from '../http/coerce.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
 import type { Router } from '../http/router.js';
 import { countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
@@ -55,17 +65,14 @@ const NO_PERMISSION = "The resource that you are attempting to access does not e
 
 /** Adds the Geo sites API, its status and the GraphQL bulk mutation (and its proxy). */
 export function register(router: Router): void {
-  router.get('/api/v4/geo_sites', { level: 'admin' }, (ctx) => pagedSites(ctx, (s) => siteEntity(ctx, s)));
-  router.get('/api/v4/geo_sites/status', { level: 'admin' }, (ctx) => pagedSites(ctx, (s) => siteStatus(ctx, s)));
-  router.get('/api/v4/geo_sites/:id', { level: 'admin' }, (ctx) => ({ body: siteEntity(ctx, oneSite(ctx)) }));
-  router.get('/api/v4/geo_sites/:id/status', { level: 'admin' }, (ctx) => ({ body: siteStatus(ctx, oneSite(ctx)) }));
+  const ADMIN = { level: 'admin' } as const;
+  const EE = { ee: true };
+  router.get('/api/v4/geo_sites', ADMIN, (ctx) => pagedSites(ctx, (s) => siteEntity(ctx, s)), EE);
+  router.get('/api/v4/geo_sites/status', ADMIN, (ctx) => pagedSites(ctx, (s) => siteStatus(ctx, s)), EE);
+  router.get('/api/v4/geo_sites/:id', ADMIN, (ctx) => ({ body: siteEntity(ctx, oneSite(ctx)) }), EE);
+  router.get('/api/v4/geo_sites/:id/status', ADMIN, (ctx) => ({ body: siteStatus(ctx, oneSite(ctx)) }), EE);
   router.post('/api/graphql', { level: 'public' }, (ctx) => graphql(ctx, currentSite(ctx)));
-  router.post('/api/v4/geo/node_proxy/:id/graphql', { level: 'admin' }, (ctx) => {
-    geoLicensed(ctx);
-    const site = findSite(ctx.state.db, ctx.params.id ?? '');
-    if (!site) throw notFound('GeoNode');
-    return graphql(ctx, site);
-  });
+  router.post('/api/v4/geo/node_proxy/:id/graphql', ADMIN, (ctx) => graphql(ctx, oneSite(ctx)), EE);
 }
 
 /** One row of `geo_sites`. */
@@ -79,12 +86,7 @@ export interface SiteRow {
 
 const SITE_COLUMNS = 'id, name, url, is_primary, enabled';
 
-function geoLicensed(ctx: RequestContext): void {
-  if (ctx.state.config.tier === 'free') throw notFound();
-}
-
 function pagedSites(ctx: RequestContext, render: (s: SiteRow) => Record<string, unknown>): Reply {
-  geoLicensed(ctx);
   const page = parseOffset(ctx);
   const rows = ctx.state.db.prepare(`SELECT ${SITE_COLUMNS} FROM geo_sites ORDER BY id LIMIT ? OFFSET ?`).all(page.limit, page.offset) as SiteRow[];
   const total = countCapped(ctx.state.db, 'geo_sites');
@@ -92,11 +94,6 @@ function pagedSites(ctx: RequestContext, render: (s: SiteRow) => Record<string, 
     body: rows.slice(0, page.perPage).map(render),
     headers: offsetHeaders(ctx, { page: page.page, perPage: page.perPage, total, hasNext: rows.length > page.perPage }),
   };
-}
-
-function findSite(db: Db, ref: string): SiteRow | undefined {
-  if (!/^\d+$/.test(ref)) return undefined;
-  return db.prepare(`SELECT ${SITE_COLUMNS} FROM geo_sites WHERE id = ?`).get(Number(ref)) as SiteRow | undefined;
 }
 
 /**
@@ -109,10 +106,11 @@ export function currentSite(ctx: Pick<RequestContext, 'headers' | 'state'>): Sit
   return all.find((s) => host !== '' && siteHost(s.url) === host) ?? all.find((s) => s.is_primary === 1);
 }
 
+/** The site of the route's `:id` (`GeoNode.find`: 404 `Not found` when there is none). */
 function oneSite(ctx: RequestContext): SiteRow {
-  geoLicensed(ctx);
-  const site = findSite(ctx.state.db, ctx.params.id ?? '');
-  if (!site) throw notFound('GeoNode');
+  const id = intParam(ctx.params.id, 'id');
+  const site = ctx.state.db.prepare(`SELECT ${SITE_COLUMNS} FROM geo_sites WHERE id = ?`).get(id) as SiteRow | undefined;
+  if (!site) throw notFound();
   return site;
 }
 
@@ -270,13 +268,20 @@ function graphql(ctx: RequestContext, site: SiteRow | undefined): Reply {
   if (typeof variables !== 'object' || variables === null || Array.isArray(variables)) return gqlErrors({ message: 'Variables must be an object' });
   const parsed = parseBulkUpdate(query, variables as Record<string, unknown>);
   if ('message' in parsed) return gqlErrors(parsed);
+  // The Community Edition's schema has no Geo mutations: graphql-ruby's static validation error.
+  if (ctx.state.config.edition === 'ce') {
+    return gqlErrors({
+      message: "Field 'geoRegistriesBulkUpdate' doesn't exist on type 'Mutation'",
+      extensions: { code: 'undefinedField', typeName: 'Mutation', fieldName: 'geoRegistriesBulkUpdate' },
+    });
+  }
   const problems = [
     enumError('registryClass', 'GeoRegistryClass', parsed.registryClass, REGISTRY_CLASSES),
     enumError('action', 'GeoRegistriesBulkAction', parsed.action, BULK_ACTIONS),
   ].filter((e): e is GqlError => e !== null);
   if (problems.length > 0) return gqlErrors(...problems);
-  // Geo needs a license and `read_all_geo` (admins); GraphQL answers 200 with a null field otherwise.
-  if (ctx.state.config.tier === 'free' || !ctx.caller || !isEffectiveAdmin(ctx, ctx.caller)) {
+  // `read_all_geo` (every effective admin, no licence check); GraphQL answers 200 with a null field otherwise.
+  if (!ctx.caller || !isEffectiveAdmin(ctx, ctx.caller)) {
     return { body: { data: { geoRegistriesBulkUpdate: null }, errors: [{ message: NO_PERMISSION, path: ['geoRegistriesBulkUpdate'] }] } };
   }
   const registryClass = parsed.registryClass as string;

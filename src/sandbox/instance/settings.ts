@@ -4,14 +4,19 @@
  * `repository_storages_weighted` and `admin_mode` are stored in meta `settings` (InstanceSettings);
  * every other field is GitLab's default and static. PUT **replaces** the weights hash (the
  * reference marks merge-or-replace as unconfirmed; GitLab stores it as one column): storages left
- * out weigh 0. Values are coerced like Grape's HashOfIntegerValues (string numbers become
- * integers), then validated with GitLab's model messages, all reported together:
- * 400 `{"message":{"repository_storages_weighted":["can't include: a, b", ...]}}`.
+ * out weigh 0. Every value goes through Ruby's `to_i`, as Grape's `HashOfIntegerValues` coercer
+ * (and the model's `coerce_repository_storages_weighted`) does: `"abc"` is 0, `"50.7"` and 50.7
+ * are 50, `"1_0"` is 10, null is 0. A value without `to_i` (true, an array, an object) makes the
+ * coercer raise, which Grape reports as 400 `repository_storages_weighted is invalid`. Then the
+ * model's checks, all reported together: 400
+ * `{"message":{"repository_storages_weighted":["can't include: a, b", ...]}}`. Its "must be an
+ * integer" check cannot fire after `to_i`.
  */
 import type { RequestContext, Reply } from '../http/context.js';
 import type { Db } from '../db.js';
 import { getMeta, setMeta } from '../db.js';
 import { SandboxHttpError, invalidParam } from '../http/errors.js';
+import { rubyToI } from '../http/coerce.js';
 import type { Router } from '../http/router.js';
 import type { InstanceConfig, InstanceSettings } from '../seed-schema.js';
 
@@ -32,37 +37,25 @@ export function readSettings(db: Db, config: InstanceConfig): InstanceSettings {
 }
 
 /**
- * Validates weights against the configured storages. Returns GitLab's error strings (empty when
- * valid) and the coerced hash.
+ * Coerces and validates weights against the configured storages. Returns GitLab's error strings
+ * (empty when valid) and the coerced hash; throws Grape's 400 when the hash cannot be coerced.
  */
 export function validateWeights(raw: unknown, storages: readonly string[]): { errors: string[]; weights: Record<string, number> } {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidParam('repository_storages_weighted is invalid');
-  const entries = Object.entries(raw as Record<string, unknown>);
-  const errors: string[] = [];
-  const unknown = entries.map(([k]) => k).filter((k) => !storages.includes(k));
-  if (unknown.length > 0) errors.push(`can't include: ${unknown.join(', ')}`);
+  const invalid = () => invalidParam('repository_storages_weighted is invalid');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid();
   const weights: Record<string, number> = {};
-  for (const [key, value] of entries) {
-    // Blank values are skipped by the validation and saved as 0 (`nil.to_i`).
-    if (value === null || value === '') {
-      weights[key] = 0;
-      continue;
-    }
-    const n = coerceInteger(value);
-    if (n === undefined) {
-      errors.push(`value for '${key}' must be an integer`);
-      continue;
-    }
-    if (n < 0 || n > 100) errors.push(`value for '${key}' must be between 0 and 100`);
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    const n = rubyToI(value);
+    if (n === undefined) throw invalid();
     weights[key] = n;
   }
+  const errors: string[] = [];
+  const unknown = Object.keys(weights).filter((k) => !storages.includes(k));
+  if (unknown.length > 0) errors.push(`can't include: ${unknown.join(', ')}`);
+  for (const [key, n] of Object.entries(weights)) {
+    if (n < 0 || n > 100) errors.push(`value for '${key}' must be between 0 and 100`);
+  }
   return { errors, weights };
-}
-
-function coerceInteger(v: unknown): number | undefined {
-  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : undefined;
-  if (typeof v === 'string' && /^\s*[+-]?\d{1,15}\s*$/.test(v)) return Number.parseInt(v, 10);
-  return undefined;
 }
 
 /** Grape's Boolean coercion. */

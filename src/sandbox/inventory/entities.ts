@@ -6,7 +6,8 @@
  * read-only flag on any entity; the sandbox serves its internal state on
  * `GET /-/sandbox/items/:kind/:id` instead (inventory/sandbox-routes.ts).
  */
-import type { AuthorInfo, ItemRow } from './items.js';
+import type { ItemRow } from '../db.js';
+import type { AuthorInfo } from './items.js';
 
 /** What the entities read of a row. */
 export type EntityRow = Omit<ItemRow, 'kind' | 'checksum'>;

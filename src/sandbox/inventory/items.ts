@@ -1,33 +1,11 @@
 /**
  * The `items` table: projects, snippets and groups (a group's repository is its wiki) in one table.
- * The row type and the lookups that the inventory, move and write routes share, so that `:id`
- * means the same item on every route.
+ * The lookups that the inventory, move and write routes share, so that `:id` means the same item
+ * on every route (the row type, ItemRow, is the table's and lives in ../db.ts).
  */
-import type { Db, ItemKind } from '../db.js';
-import { perDatabase } from '../db.js';
+import type { Db, ItemKind, ItemRow } from '../db.js';
+import { ITEM_COLUMNS, perDatabase } from '../db.js';
 import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
-
-/** One row of `items`. */
-export interface ItemRow {
-  kind: ItemKind;
-  id: number;
-  name: string;
-  path: string;
-  namespace: string;
-  visibility: string;
-  storage: string;
-  read_only: number;
-  size_mb: number;
-  checksum: string;
-  commit_count: number;
-  owner_id: number | null;
-  project_id: number | null;
-  created_at: string;
-  updated_at: string;
-}
-
-/** The columns of ItemRow, in the table's own order. */
-export const ITEM_COLUMNS = 'kind, id, name, path, namespace, visibility, storage, read_only, size_mb, checksum, commit_count, owner_id, project_id, created_at, updated_at';
 
 /** GitLab's not-found names per kind (`404 Project Not Found`). */
 export const KIND_LABEL: Record<ItemKind, string> = { project: 'Project', snippet: 'Snippet', group: 'Group' };
@@ -105,11 +83,11 @@ function lookup(db: Db, kind: ItemKind, ref: string): ItemRow | undefined {
 }
 
 /**
- * 404 for group routes without group wikis: group repository moves and wikis are EE
- * Premium/Ultimate. On the free tier GitLab's licence check answers `404 Not found`; the Community
- * Edition has no such route at all, so it answers the router's own 404 (`{"error":"404 Not Found"}`;
- * the exact body there is unsettled, see docs/gitlab-behaviour.md §11). Takes the instance
- * configuration, not the request, so items.ts stays below the HTTP layer.
+ * 404 for the group wiki write routes without group wikis (EE Premium/Ultimate). On the free tier
+ * GitLab's licence check answers `404 Not found`; the Community Edition has no such route at all,
+ * so it answers the router's own 404 (`{"error":"404 Not Found"}`). Takes the instance
+ * configuration, not the request, so items.ts stays below the HTTP layer. (Group repository
+ * storage moves have no licence check: see moves/routes.ts.)
  */
 export function requireGroupTier(config: { tier: string; edition?: string }): void {
   if (config.edition === 'ce') throw new SandboxHttpError(404, { error: '404 Not Found' });

@@ -8,26 +8,28 @@
  * `verify_project_filters!` does.
  *
  * Per list, as GitLab:
- * - /projects: offset (50,000 offset cap) or keyset pagination, `order_by`/`sort`, `visibility`,
- *   `search`, `owned`. Hidden (EE) and pending-delete projects are left out unless an administrator
+ * - /projects: offset or keyset pagination, `order_by`/`sort`, `visibility`, `search`, `owned`.
+ *   Keyset is GitLab's `Keyset::Pager`: `rel="next"` after every non-empty page, so the end is an
+ *   empty page. Offset pages past 50,000 records answer 405 only before 15.2 (PROJECTS_UNCAPPED_SINCE).
+ *   Hidden (EE) and pending-delete projects are left out unless an administrator
  *   passes `include_hidden` (EE) or `include_pending_delete`. A page holding an `unlistable` project
  *   answers 500, as GitLab does when one entity of a page fails to render.
  * - /snippets/all (16.3+): only `created_after`, `created_before`, `page`, `per_page` and (EE)
  *   `repository_storage`; always id descending, offset only. Anything else is ignored.
  * - /groups: `order_by`/`sort`, `visibility`, `search`, `owned`; the storage filter is EE (it
  *   selects by wiki repository, and only Premium/Ultimate groups have wikis). Groups pending
- *   deletion are listed. Keyset works here too (a sandbox choice: GitLab keeps it for anonymous
- *   callers).
+ *   deletion are listed. A logged-in caller always gets offset pages (`present_groups` paginates
+ *   by offset; `pagination=keyset` is ignored). Anonymous callers may ask for keyset, here by id
+ *   (GitLab's is a cursor over `name asc`: a known difference, see docs/gitlab-behaviour.md §1.4).
  *
  * Lists are served from the `items_storage (kind, storage, id)` index or the primary key
  * `(kind, id)`, so keyset pages stay cheap at a million items.
  */
 import type Database from 'better-sqlite3';
 import type { Caller, RequestContext, Reply } from '../http/context.js';
-import type { Db, ItemKind } from '../db.js';
+import type { Db, ItemKind, ItemRow } from '../db.js';
 import type { EntityRow } from './entities.js';
 import { ENTITY_COLUMNS, entityRowOf, groupEntity, projectEntity, projectJson, snippetEntity, sshHostOf } from './entities.js';
-import type { ItemRow } from './items.js';
 import { KIND_LABEL, createAuthorLookup, findItem, hasGroupWikis } from './items.js';
 import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
@@ -57,8 +59,14 @@ interface ListSpec {
    * descending, `order_by`, `sort` and `pagination=keyset` ignored).
    */
   order: { by: string; sort: 'asc' | 'desc' } | null;
-  /** Offset limit (0: none). */
-  maxOffset: number;
+  /**
+   * `pagination=keyset` as GitLab offers it here: `pager` (/projects, `Keyset::Pager`: `rel="next"`
+   * after every non-empty page), `anonymous` (/groups: only callers without credentials get the
+   * keyset strategy; for anyone else the parameter is ignored) or `none` (ignored).
+   */
+  keyset: 'pager' | 'anonymous' | 'none';
+  /** The largest `page * per_page` offset pagination serves on this instance (0: no limit). */
+  offsetLimit(ctx: RequestContext): number;
   /** Adds the list's declared filters to the query (undeclared parameters are ignored). */
   filter(ctx: RequestContext, admin: boolean, query: ListQuery): void;
   /** Whether an administrator sees `repository_storage` on this kind in this edition and tier. */
@@ -90,11 +98,22 @@ const isEnterprise = (ctx: RequestContext): boolean => ctx.state.config.edition 
 /** GitLab's answer when one entity of a page raises while rendering (Grape's `rescue_from :all`). */
 const UNRENDERABLE = (): SandboxHttpError => new SandboxHttpError(500, { message: '500 Internal Server Error' });
 
+/**
+ * The first release whose `offset_paginator` no longer caps `/projects`. 13.0 capped offset pages
+ * of every keyset-capable type at the plan's `offset_pagination_limit` (50,000). The newest
+ * source also requires `CursorBasedKeyset.enforced_for_type?`, whose ENFORCED_TYPES (Group, later
+ * User, Ci::Build behind a flag) never list Project. That check arrived with optional enforcement,
+ * first needed when audit events got keyset pagination in 15.2; the exact release is inferred
+ * (docs/gitlab-behaviour.md §2).
+ */
+const PROJECTS_UNCAPPED_SINCE = [15, 2] as const;
+
 const PROJECTS: ListSpec = {
   kind: 'project',
   entity: 'Project',
   order: { by: 'created_at', sort: 'desc' },
-  maxOffset: DEFAULT_OFFSET_LIMIT,
+  keyset: 'pager',
+  offsetLimit: (ctx) => (atLeast(parseRelease(ctx.state.config.version), PROJECTS_UNCAPPED_SINCE) ? 0 : DEFAULT_OFFSET_LIMIT),
   filter: (ctx, admin, q) => {
     if (admin) storageFilter(ctx, q);
     commonFilters(ctx, q);
@@ -136,7 +155,8 @@ const SNIPPETS: ListSpec = {
   kind: 'snippet',
   entity: 'Snippet',
   order: null,
-  maxOffset: 0,
+  keyset: 'none',
+  offsetLimit: () => 0,
   // Before 16.3 `all` reaches `GET /snippets/:id`, whose Integer `id` fails validation.
   guard: (ctx) => {
     if (!atLeast(parseRelease(ctx.state.config.version), SNIPPETS_ALL_SINCE)) throw invalidParam('id is invalid');
@@ -167,7 +187,9 @@ const GROUPS: ListSpec = {
   kind: 'group',
   entity: 'Group',
   order: { by: 'name', sort: 'asc' },
-  maxOffset: 0,
+  keyset: 'anonymous',
+  // Anonymous offset pages of groups are capped too in the newest source (Group is enforced); not modelled.
+  offsetLimit: () => 0,
   filter: (ctx, admin, q) => {
     // EE::GroupsFinder selects groups by their wiki repository's shard, with no licence check; without
     // group wikis (Free) no group has one, so an administrator's filter finds nothing.
@@ -297,19 +319,23 @@ function list(ctx: RequestContext, spec: ListSpec): Reply {
   const storageShown = admin && spec.showsStorage(ctx);
   const db = ctx.state.db;
 
-  if (spec.order && isKeyset(ctx)) {
+  // The parameter is validated wherever it is declared, then used only where GitLab's strategy applies.
+  if (spec.keyset !== 'none' && isKeyset(ctx) && (spec.keyset === 'pager' || ctx.caller === null)) {
     const page = parseKeyset(ctx);
     const bound = keysetWhere(page);
     const all = bound.sql ? [...where, bound.sql] : where;
     const sql = `SELECT ${ENTITY_COLUMNS} FROM ${from} WHERE ${all.join(' AND ')} ORDER BY id ${page.sort === 'asc' ? 'ASC' : 'DESC'} LIMIT ?`;
     const rows = entityRows(db, sql, [...params, ...bound.params, page.limit]);
     const pageRows = rows.slice(0, page.perPage);
-    return pageReply(ctx, spec, pageRows, storageShown, keysetHeaders(ctx, page, pageRows.at(-1)?.id, rows.length > page.perPage));
+    // The Pager never looks ahead: a page with a last record names the next one, even if it is empty.
+    const announce = spec.keyset === 'pager' ? pageRows.length > 0 : rows.length > page.perPage;
+    return pageReply(ctx, spec, pageRows, storageShown, keysetHeaders(ctx, page, pageRows.at(-1)?.id, announce));
   }
 
   const orderBy = spec.order ? readOrderBy(ctx, spec.order.by) : 'id';
   const dir = (spec.order ? readSort(ctx, spec.order.sort) : 'desc') === 'asc' ? 'ASC' : 'DESC';
-  const page = parseOffset(ctx, spec.maxOffset > 0 ? { maxOffset: spec.maxOffset, entity: spec.entity } : undefined);
+  const maxOffset = spec.offsetLimit(ctx);
+  const page = parseOffset(ctx, maxOffset > 0 ? { maxOffset, entity: spec.entity } : undefined);
   const col = orderColumn(orderBy);
   const order = col === 'id' ? `id ${dir}` : `${col} ${dir}, id ${dir}`;
   const whereSql = where.join(' AND ');

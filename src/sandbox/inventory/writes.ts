@@ -21,12 +21,11 @@
 import { createHash } from 'node:crypto';
 import type { RequestContext, Reply } from '../http/context.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
-import type { Db, ItemKind } from '../db.js';
+import type { Db, ItemKind, ItemRow } from '../db.js';
 import { isoTime } from '../db.js';
 import { READ_ONLY_MESSAGE, badRequest, forbidden, notFound } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import { fakeChecksum } from '../seed.js';
-import type { ItemRow } from './items.js';
 import { KIND_LABEL, createAuthorLookup, itemStatements, requireGroupTier, requireItem } from './items.js';
 import { commitEntity, parseCommitBody, parseSnippetBody, parseWikiBody, wikiSlug } from './write-params.js';
 import { snippetEntity } from './entities.js';

@@ -6,15 +6,13 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Db, ItemKind } from '../db.js';
+import type { Db, ItemKind, ItemRow, MoveRow } from '../db.js';
 import { getMeta, openDatabase } from '../db.js';
 import type { Faults, MoveFate } from '../faults.js';
 import type { InstanceConfig } from '../seed-schema.js';
 import { applySeed, fakeChecksum, parseSeed } from '../seed.js';
 import type { MoveEngine } from './engine.js';
 import { createMoveEngine } from './engine.js';
-import type { ItemRow } from '../inventory/items.js';
-import type { MoveRow } from './store.js';
 import { moveStatements } from './store.js';
 
 const SEED = `

@@ -25,8 +25,11 @@
  *   MAX_LAG_MS in the past, so time spent stopped or stalled is not replayed as work.
  * - Every transition of a tick is written in one transaction; due times are absolute
  *   (`moves.due_at_ms`), so a restart continues moves where they were.
- * - A `stuck` move stays in `started` (and its item read-only) forever. It does not keep a worker:
- *   GitLab's job would have given up its 30-minute lease long before anyone noticed.
+ * - A `stuck` move stays in `started` (and its item read-only) forever: its job died and was run
+ *   again only after its 30-minute lease expired (or never), and the service acts only on a
+ *   `scheduled` move. It does not keep a worker. An `interrupted` move's job was run again while
+ *   the lease was still held: at the end of its copy time it fails with no `error_message`, and
+ *   the item is writable again (the `started -> failed` callback). See ../faults.ts.
  * - Duration (./policy.ts): `moveDurationMs` when set, else 50 ms per MB divided by `speed`
  *   (at least 10 ms); 90% copying (`started`), 10% removing the source copy (`replicated`). A move
  *   to the same storage copies nothing and finishes at once; a move from or to an unreachable
@@ -34,15 +37,21 @@
  * - Bulk jobs (`bulk_jobs`) are processed one batch per event-loop turn, resuming from their
  *   cursor after a restart; read-only items are skipped, as GitLab's `is read-only` validation
  *   skips them.
+ * - Groups without a wiki repository (EE without the `group_wikis` licence, i.e. Free: the sandbox
+ *   gives no group one there). The move API has no licence check, so it still answers, but a bulk
+ *   job walks `GroupWikiRepository.for_shard` and finds nothing, and a move of one group takes as
+ *   its source `Group#repository_storage`, a weighted pick when there is no wiki repository, copies
+ *   nothing and finishes (`Groups::UpdateRepositoryStorageService` acts only if the wiki repository
+ *   exists). The group's row keeps its storage; the read-only flag comes and goes as for any move.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
-import type { Db, ItemKind } from '../db.js';
+import type { Db, ItemKind, ItemRow, MoveRow, MoveState } from '../db.js';
 import { ITEM_KINDS, isoTime } from '../db.js';
 import type { Faults, MoveFate } from '../faults.js';
+import type { MoveScheduler } from '../http/context.js';
 import type { InstanceConfig } from '../seed-schema.js';
-import type { ItemRow } from '../inventory/items.js';
-import type { MoveRow, MoveState } from './store.js';
+import { hasGroupWikis } from '../inventory/items.js';
 import { moveStatements, noteMoveCreated, readWeights } from './store.js';
 import { MIN_MOVE_MS, moveDuration, pickStorage, splitDuration, truncateError } from './policy.js';
 
@@ -57,12 +66,8 @@ export interface EngineOptions {
   bulkBatchSize?: number;
 }
 
-/** Outcome of scheduling one item's move: the new record, or GitLab's validation errors. */
-export type ScheduleOutcome =
-  | { ok: true; move: MoveRow }
-  | { ok: false; errors: Record<string, string[]> };
-
-export interface MoveEngine {
+/** The engine as index.ts runs it; route handlers see only its MoveScheduler side. */
+export interface MoveEngine extends MoveScheduler {
   /** Starts processing (resumes moves and bulk jobs left running by a previous process). */
   start(): void;
   /** Stops timers; state stays in the database. */
@@ -71,13 +76,6 @@ export interface MoveEngine {
   kick(): void;
   /** For tests: the item kinds it handles. */
   readonly kinds: readonly ItemKind[];
-  /**
-   * Schedules a move of `item` to `destination` (picked by weight when undefined). Fails with
-   * `destination_storage_name: is not included in the list` and/or `<kind>: is read-only`.
-   */
-  schedule(item: ItemRow, destination?: string): ScheduleOutcome;
-  /** Records a bulk job (processed in the background, in batches, resumable). */
-  scheduleBulk(kind: ItemKind, source: string, destination?: string): void;
   /** Moves waiting for a worker, moves running, bulk jobs not done. */
   stats(): { queued: number; running: number; bulkJobs: number };
 }
@@ -133,6 +131,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   let closed = false;
 
   const unreachable = (name: string) => config.unreachable.includes(name);
+  /** Whether items of `kind` have a repository for a move to copy (groups: their wiki, a licensed feature). */
+  const hasRepository = (kind: ItemKind) => kind !== 'group' || hasGroupWikis(config);
 
   /** Why the copy fails, or null when it succeeds. */
   function copyFailure(m: Queued, snapshotChecksum: string): string | null {
@@ -227,7 +227,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     const iso = isoTime(r.due);
     if (r.phase === 'started') {
       const failure = copyFailure(r, r.snapshotChecksum);
-      if (failure !== null) {
+      if (failure !== null || r.fate === 'interrupted') {
         s.setMoveState.run('failed', null, failure, iso, r.id);
         s.setReadOnly.run(0, r.kind, r.itemId);
         release(index, now);
@@ -237,7 +237,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       r.phase = 'replicated';
       r.due += cleanupMs;
       s.setMoveState.run('replicated', r.due, null, iso, r.id);
-      s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
+      if (hasRepository(r.kind)) s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
+      else s.setReadOnly.run(0, r.kind, r.itemId);
       return;
     }
     if (r.fate === 'cleanup_fail' && r.source !== r.destination) {
@@ -357,6 +358,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     // Re-read inside the transaction: the flag is the lock (GitLab's set_repository_read_only!).
     const fresh = s.itemById.get(item.kind, item.id);
     if (!fresh || fresh.read_only) return null;
+    if (!hasRepository(item.kind)) return createMove(item.kind, item.id, pickStorage(readWeights(db), config.storages, random), 0, dest, now);
     return createMove(item.kind, item.id, fresh.storage, fresh.size_mb, dest, now);
   });
 
@@ -370,7 +372,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     try {
       db.transaction(() => {
         const weights = job.destination === null ? readWeights(db) : {};
-        const rows = s.bulkBatch.all(job.kind, job.source, job.cursor_id, batchSize);
+        // Without repositories of the kind (group wikis unlicensed) the walk finds none.
+        const rows = hasRepository(job.kind) ? s.bulkBatch.all(job.kind, job.source, job.cursor_id, batchSize) : [];
         for (const it of rows) {
           // Read-only items are being moved already: GitLab's `is read-only` validation skips them.
           if (it.read_only) continue;
@@ -418,7 +421,11 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     kick,
     schedule(item, destination) {
       const errors: Record<string, string[]> = {};
-      if (destination !== undefined && !config.storages.includes(destination)) errors.destination_storage_name = ['is not included in the list'];
+      // RepositoryStorageMovable validates presence, then inclusion: "" (or spaces) fails both.
+      if (destination !== undefined) {
+        const wrong = [...(/^\s*$/.test(destination) ? ["can't be blank"] : []), ...(config.storages.includes(destination) ? [] : ['is not included in the list'])];
+        if (wrong.length > 0) errors.destination_storage_name = wrong;
+      }
       if (item.read_only) errors[item.kind] = ['is read-only'];
       if (Object.keys(errors).length > 0) return { ok: false, errors };
       const dest = destination ?? pickStorage(readWeights(db), config.storages, random);

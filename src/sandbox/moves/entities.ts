@@ -3,19 +3,10 @@
  * `id, created_at, state, source_storage_name, destination_storage_name, error_message` and the
  * nested `project` (ProjectIdentity), `snippet` (BasicSnippet) or `group` (id, web_url, name).
  */
-import type { Db } from '../db.js';
-import { invalidParam } from '../http/errors.js';
+import type { Db, ItemRow, MoveRow } from '../db.js';
 import { basicSnippetEntity, projectIdentity } from '../inventory/entities.js';
-import type { ItemRow } from '../inventory/items.js';
 import { createAuthorLookup } from '../inventory/items.js';
-import type { MoveRow } from './store.js';
 import { moveStatements } from './store.js';
-
-/** An integer path parameter (`repository_storage_move_id`); 400 `<name> is invalid` otherwise. */
-export function intParam(value: string | undefined, name: string): number {
-  if (value === undefined || !/^\d{1,15}$/.test(value)) throw invalidParam(`${name} is invalid`);
-  return Number(value);
-}
 
 /** Builds move JSON for one request (caches authors across rows of a page). */
 export function createMoveRenderer(db: Db, origin: string): (move: MoveRow, knownItem?: ItemRow) => Record<string, unknown> {

@@ -1,9 +1,11 @@
 /**
  * Repository storage move endpoints for projects, snippets and groups (reference §1.2): list all,
  * get one, list for an item, get one for an item, schedule for an item (201), schedule for a whole
- * storage (202). Admin only. Group routes answer 404 on the free tier (Premium/Ultimate feature)
- * and do not exist at all on the Community Edition (`instance.edition: ce`): Grape's catch-all
- * `{"error":"404 Not Found"}` before any authentication, as for any unknown path.
+ * storage (202). Admin only. The group routes live in GitLab's `ee/` tree
+ * (`ee/lib/api/group_repository_storage_moves.rb`): absent on the Community Edition (Grape's
+ * catch-all `{"error":"404 Not Found"}` before any authentication), and on every EE tier an admin
+ * endpoint like the others, with no licence check. Without the `group_wikis` licence (EE Free) no
+ * group has a wiki repository, which the engine handles (see moves/engine.ts).
  *
  * Lists are offset-paginated, newest first by `created_at` (GitLab's `order_created_at_desc`, no
  * tie-breaker; see `moveStatements`). Parameters follow Grape's coercion: a string
@@ -11,53 +13,48 @@
  * counts as absent.
  */
 import type { RequestContext, Reply } from '../http/context.js';
-import type { ItemKind } from '../db.js';
-import { SandboxHttpError, badRequest, invalidParam } from '../http/errors.js';
-import { authenticate } from '../auth/authenticate.js';
-import type { InstanceConfig } from '../seed-schema.js';
+import type { ItemKind, ItemRow, MoveRow } from '../db.js';
+import { SandboxHttpError, badRequest, invalidParam, notFound } from '../http/errors.js';
+import { activeRecordId, intParam } from '../http/coerce.js';
 import type { Router } from '../http/router.js';
 import type { OffsetPage } from '../http/pagination.js';
 import { TOTAL_COUNT_LIMIT, countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
-import { requireGroupTier, requireItem } from '../inventory/items.js';
-import { createMoveRenderer, intParam } from './entities.js';
-import type { MoveRow } from './store.js';
+import { itemStatements, requireItem } from '../inventory/items.js';
+import { createMoveRenderer } from './entities.js';
 import { countMoves, moveStatements } from './store.js';
 
 const PLURAL: Record<ItemKind, string> = { project: 'projects', snippet: 'snippets', group: 'groups' };
 const MOVE_ID = 'repository_storage_move_id';
 const ADMIN = { level: 'admin' } as const;
-const NONE = { level: 'none' } as const;
-
-/**
- * Whether the instance is the Community Edition, which has no `ee/` code and so no group
- * repository storage moves. `instance.edition` (`ee` | `ce`) comes with the inventory work on
- * issue 13; read defensively until then: absent or anything else counts as EE.
- */
-export function isCommunityEdition(config: InstanceConfig): boolean {
-  return (config as InstanceConfig & { edition?: unknown }).edition === 'ce';
-}
 
 export function register(router: Router): void {
   for (const kind of ['project', 'snippet', 'group'] as const) {
     const collection = `/api/v4/${kind}_repository_storage_moves`;
     const perItem = `/api/v4/${PLURAL[kind]}/:id/repository_storage_moves`;
-    // Group routes authenticate in the handler: on CE they are absent, which comes before any 401/403.
-    const auth = kind === 'group' ? NONE : ADMIN;
-    const guard = (handler: (ctx: RequestContext) => Reply) => (ctx: RequestContext): Reply => {
-      if (kind === 'group') {
-        if (isCommunityEdition(ctx.state.config)) throw new SandboxHttpError(404, { error: '404 Not Found' });
-        ctx.caller = authenticate(ctx, ADMIN);
-        requireGroupTier(ctx.state.config);
-      }
-      return handler(ctx);
-    };
-    router.get(collection, auth, guard((ctx) => listAll(ctx, kind)));
-    router.get(`${collection}/:${MOVE_ID}`, auth, guard((ctx) => showOne(ctx, kind, false)));
-    router.post(collection, auth, guard((ctx) => scheduleBulk(ctx, kind)));
-    router.get(perItem, auth, guard((ctx) => listForItem(ctx, kind)));
-    router.get(`${perItem}/:${MOVE_ID}`, auth, guard((ctx) => showOne(ctx, kind, true)));
-    router.post(perItem, auth, guard((ctx) => scheduleOne(ctx, kind)));
+    const options = { ee: kind === 'group' };
+    router.get(collection, ADMIN, (ctx) => listAll(ctx, kind), options);
+    router.get(`${collection}/:${MOVE_ID}`, ADMIN, (ctx) => showOne(ctx, kind), options);
+    router.post(collection, ADMIN, (ctx) => scheduleBulk(ctx, kind), options);
+    router.get(perItem, ADMIN, (ctx) => listForItem(ctx, itemOf(ctx, kind)), options);
+    router.get(`${perItem}/:${MOVE_ID}`, ADMIN, (ctx) => showOne(ctx, kind, itemOf(ctx, kind)), options);
+    router.post(perItem, ADMIN, (ctx) => scheduleOne(ctx, itemOf(ctx, kind)), options);
   }
+}
+
+/**
+ * The item of a per-item route, found where GitLab finds it; the handler calls the result once
+ * its parameters are validated. Projects and groups: in the endpoint (`user_project`,
+ * `user_group`, by id or full path), so after Grape's validation. Snippets: in a `before` filter
+ * (`not_found!('Snippet') unless user_snippet`), so first, with `Snippet.find_by(id: params[:id])`
+ * on a String `:id`: ActiveRecord's cast makes `abc` find nothing (404 `Snippet Not Found`, never
+ * Grape's 400) and `12abc` find snippet 12.
+ */
+function itemOf(ctx: RequestContext, kind: ItemKind): () => ItemRow {
+  if (kind !== 'snippet') return () => requireItem(ctx.state.db, kind, ctx.params.id);
+  const id = activeRecordId(ctx.params.id ?? '');
+  const snippet = id === undefined ? undefined : itemStatements(ctx.state.db).byId.get('snippet', id);
+  if (!snippet) throw notFound('Snippet');
+  return () => snippet;
 }
 
 /**
@@ -79,11 +76,11 @@ function listAll(ctx: RequestContext, kind: ItemKind): Reply {
   return pageReply(ctx, page, rows, total);
 }
 
-function listForItem(ctx: RequestContext, kind: ItemKind): Reply {
-  const item = requireItem(ctx.state.db, kind, ctx.params.id);
+function listForItem(ctx: RequestContext, itemRef: () => ItemRow): Reply {
   const page = parseOffset(ctx);
-  const rows = moveStatements(ctx.state.db).listItemMoves.all(kind, item.id, page.limit, page.offset);
-  const total = countCapped(ctx.state.db, 'moves WHERE kind = ? AND item_id = ?', [kind, item.id]);
+  const item = itemRef();
+  const rows = moveStatements(ctx.state.db).listItemMoves.all(item.kind, item.id, page.limit, page.offset);
+  const total = countCapped(ctx.state.db, 'moves WHERE kind = ? AND item_id = ?', [item.kind, item.id]);
   return pageReply(ctx, page, rows, total);
 }
 
@@ -96,20 +93,20 @@ function pageReply(ctx: RequestContext, page: OffsetPage, rows: MoveRow[], total
 }
 
 /**
- * One move by id; `forItem`: it must belong to the item of `:id` (else 404, ActiveRecord's not
- * found). Parameters are validated before the item is looked up, as Grape does.
+ * One move by id; with `itemRef` it must belong to that item (else 404, ActiveRecord's not found,
+ * `{"message":"404 Not found"}`).
  */
-function showOne(ctx: RequestContext, kind: ItemKind, forItem: boolean): Reply {
+function showOne(ctx: RequestContext, kind: ItemKind, itemRef?: () => ItemRow): Reply {
   const id = intParam(ctx.params[MOVE_ID], MOVE_ID);
-  const itemId = forItem ? requireItem(ctx.state.db, kind, ctx.params.id).id : null;
+  const itemId = itemRef ? itemRef().id : null;
   const move = moveStatements(ctx.state.db).moveByKindId.get(kind, id);
-  if (!move || (itemId !== null && move.item_id !== itemId)) throw new SandboxHttpError(404, { message: '404 Not found' });
+  if (!move || (itemId !== null && move.item_id !== itemId)) throw notFound();
   return { body: createMoveRenderer(ctx.state.db, ctx.origin)(move) };
 }
 
-function scheduleOne(ctx: RequestContext, kind: ItemKind): Reply {
+function scheduleOne(ctx: RequestContext, itemRef: () => ItemRow): Reply {
   const destination = readStringParam(ctx, 'destination_storage_name');
-  const item = requireItem(ctx.state.db, kind, ctx.params.id);
+  const item = itemRef();
   const outcome = ctx.state.engine.schedule(item, destination);
   if (!outcome.ok) throw badRequest(outcome.errors);
   // The item as read before scheduling: only its read-only flag changed, which the JSON omits.

@@ -1,35 +1,13 @@
 /**
- * The SQL side of repository storage moves: row types and statements prepared once per database
+ * The SQL side of repository storage moves: bulk-job row types and statements prepared once per database
  * (the engine runs thousands of transitions a second, so nothing here is prepared per call).
  */
-import type { Db, ItemKind } from '../db.js';
+import type { Db, ItemKind, ItemRow, MoveRow, MoveState } from '../db.js';
 import { perDatabase } from '../db.js';
-import type { ItemRow } from '../inventory/items.js';
 import { itemStatements } from '../inventory/items.js';
-
-/** GitLab's move states as the API spells them (`cleanup failed` has a space); stored verbatim. */
-export type MoveState = 'initial' | 'scheduled' | 'started' | 'replicated' | 'finished' | 'failed' | 'cleanup failed';
 
 /** States no event leaves (reference §2.2). */
 export const TERMINAL_STATES: readonly MoveState[] = ['finished', 'failed', 'cleanup failed'];
-
-/** One row of `moves`. */
-export interface MoveRow {
-  id: number;
-  kind: ItemKind;
-  item_id: number;
-  state: MoveState;
-  source: string;
-  destination: string;
-  error_message: string | null;
-  fate: string;
-  duration_ms: number;
-  due_at_ms: number | null;
-  snapshot_checksum: string | null;
-  snapshot_commits: number | null;
-  created_at: string;
-  updated_at: string;
-}
 
 export interface BulkJobRow {
   id: number;

@@ -2,12 +2,15 @@
  * The HTTP front of the reference service: faults first, then parsing (query and body merged as
  * Grape does), routing, authentication per route, the handler, and a JSON answer. Client input
  * never produces a 500: every parse problem is a 4xx with a JSON body.
+ *
+ * It sits above http/ and auth/ because it composes them: http/ holds what every handler shares
+ * (context, errors, router), auth/ builds on that, and this listener calls both.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Caller, RequestContext, SandboxState, Reply } from './context.js';
-import { SandboxHttpError } from './errors.js';
-import { authenticate } from '../auth/authenticate.js';
-import type { Router } from './router.js';
+import type { Caller, RequestContext, SandboxState, Reply } from './http/context.js';
+import { SandboxHttpError } from './http/errors.js';
+import { authenticate } from './auth/authenticate.js';
+import type { Router } from './http/router.js';
 
 /** Request bodies above this size are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -49,7 +52,8 @@ async function dispatch(state: SandboxState, router: Router, origin: string, req
     throw new SandboxHttpError(400, { error: 'malformed request URL' });
   }
   const match = router.match(method, url.pathname);
-  if (match.kind === 'not-found') {
+  // An `ee/` route on the Community Edition is no route at all: Grape's catch-all, before authentication.
+  if (match.kind === 'not-found' || (match.kind === 'found' && match.route.ee && state.config.edition === 'ce')) {
     await drain(req);
     throw new SandboxHttpError(404, { error: '404 Not Found' });
   }
