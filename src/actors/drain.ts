@@ -16,7 +16,6 @@ import type { PollPlanner } from './drain-poll.js';
 import { scheduleBatch } from './drain-schedule.js';
 import { enumerateRound } from './enumerate.js';
 import { MoveModel } from './move-model.js';
-import { DEFAULT_MIN_INTERVAL_MS } from '../plan/schema.js';
 import { reconcileScheduling } from './reconcile.js';
 import type { ItemRow } from '../store/types.js';
 import type { ActorDeps } from './types.js';
@@ -46,7 +45,7 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
     model: new MoveModel(store),
     lastPollAt: null,
     earliestEnd: null,
-    minGapMs: Math.min(deps.plan.poll.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS, interval),
+    minGapMs: deps.plan.poll.minIntervalMs,
   };
   let anchor = deps.clock.now();
   const nextPollAt = () => {

@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import type { Node } from 'yaml';
 import { isScalar } from 'yaml';
-import type { Credentials } from './types.js';
+import type { Credentials } from './values.js';
 import { expandVars } from './expand.js';
 import type { Entry, Pos, Reader } from './reader.js';
 

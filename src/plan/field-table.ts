@@ -130,6 +130,36 @@ export type Field = DurationField | IntegerField | BooleanField | EnumField | Cu
 /** Fields in the order they are read and documented. */
 export type FieldTable = Readonly<Record<string, Field>>;
 
+/**
+ * The value a field holds in the normalised plan, from its entry alone: numbers for durations and
+ * integers, the listed words for an enum, what its reader returns for a custom or group field (a
+ * reader returns undefined only for a value it refused, which makes the plan invalid), and the
+ * section's own value for a section. The Plan type is this applied to the table (types.ts).
+ */
+export type FieldValue<F> = F extends { type: 'duration' | 'integer' }
+  ? number
+  : F extends { type: 'boolean' }
+    ? boolean
+    : F extends { type: 'enum'; values: readonly (infer V)[] }
+      ? V
+      : F extends { type: 'section'; fields: infer T }
+        ? TableValue<T>
+        : F extends { type: 'custom' | 'group'; read: (...args: never[]) => infer R }
+          ? Exclude<R, undefined>
+          : never;
+
+/** The prop a field fills, for fields that have one. */
+type PropOf<F> = F extends { prop: infer P extends string } ? P : never;
+/** A field whose default is undefined stays absent from the plan when the plan leaves it out. */
+type Optional<F> = F extends { default: undefined } ? true : false;
+
+/** A table's normalised value: each field under its `prop`, optional where its default is undefined. */
+export type TableValue<T> = {
+  -readonly [K in keyof T as Optional<T[K]> extends true ? never : PropOf<T[K]>]: FieldValue<T[K]>;
+} & {
+  -readonly [K in keyof T as Optional<T[K]> extends true ? PropOf<T[K]> : never]?: FieldValue<T[K]> | null;
+};
+
 /** The YAML keys a section accepts: its fields' names and the members of its groups. */
 export function knownKeys(table: FieldTable): string[] {
   return Object.entries(table).flatMap(([key, f]) => (f.type === 'group' ? Object.keys(f.members) : [key]));
@@ -169,11 +199,12 @@ export function rangeOf(table: FieldTable, path: string): { min: number; max: nu
 }
 
 /** The defaults of a section, as the normalised plan holds them. */
-export function defaultsOf(table: FieldTable): Record<string, unknown> {
+export function defaultsOf<T extends FieldTable>(table: T): TableValue<T> {
   const out: Record<string, unknown> = {};
   for (const f of Object.values(table)) {
     if (!f.prop) continue;
     out[f.prop] = f.type === 'section' ? defaultsOf(f.fields) : structuredClone(f.default);
   }
-  return out;
+  // Each prop holds its field's default, which is what TableValue says a field holds.
+  return out as TableValue<T>;
 }

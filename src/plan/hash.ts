@@ -26,7 +26,7 @@ function pollHashInput(poll: Plan['poll']): Record<string, number> {
   const { stuckScheduledAfterMs, stuckRunningAfterMs, stuckRunningPerGbMs, minIntervalMs, ...rest } = poll;
   const out: Record<string, number> = { ...rest, stuckAfterMs: stuckRunningAfterMs };
   // Issue 11, likewise: counts only away from the default a plan gets without writing it.
-  if (minIntervalMs !== undefined && minIntervalMs !== Math.min(DEFAULT_MIN_INTERVAL_MS, poll.intervalMs)) out['minIntervalMs'] = minIntervalMs;
+  if (minIntervalMs !== Math.min(DEFAULT_MIN_INTERVAL_MS, poll.intervalMs)) out['minIntervalMs'] = minIntervalMs;
   if (stuckScheduledAfterMs !== PLAN_DEFAULTS.poll.stuckScheduledAfterMs) out['stuckScheduledAfterMs'] = stuckScheduledAfterMs;
   if (stuckRunningPerGbMs !== PLAN_DEFAULTS.poll.stuckRunningPerGbMs && stuckRunningPerGbMs !== 0) out['stuckRunningPerGbMs'] = stuckRunningPerGbMs;
   return out;

@@ -113,6 +113,8 @@ geo: { resync: true }
     expect(parse(`${MINIMAL}poll: { min_interval: 2s }\n`).plan.poll.minIntervalMs).toBe(2000);
     expect(parse(`${MINIMAL}poll: { interval: 100ms }\n`).plan.poll.minIntervalMs).toBe(100);
     expect(() => parse(`${MINIMAL}poll:\n  interval: 1s\n  min_interval: 2s\n`)).toThrow(/poll\.min_interval.*must not exceed poll\.interval \(1s\)/s);
+    // A min_interval the plan never wrote is not blamed for an interval out of range.
+    expect(problems(`${MINIMAL}poll: { interval: 5ms }\n`).map((p) => p.split(' ')[1])).toEqual(['poll.interval']);
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * Plan version 1, field by field: the one table the loader walks (schema.ts) and the JSON Schema is
  * generated from (schema/plan.schema.json, `npm run schema`). Ranges live here too; the named rules
- * (rules.ts) check them from this table. To add a field, add an entry here and its property to
- * types.ts; the walker, the defaults, the range rule and the JSON Schema follow.
+ * (rules.ts) check them from this table. To add a field, add an entry here and
+ * nothing else: the Plan type (types.ts), the walker, the defaults, the range rule, the JSON Schema
+ * and docs/plan.md follow.
  */
 import type { Node } from 'yaml';
 import { isScalar } from 'yaml';
@@ -15,8 +16,8 @@ import { THROTTLE_DEFAULTS } from '../schedule/gate.js';
 import { WINDOW_PATTERN } from '../schedule/windows.js';
 import { readSchedule, readThrottle } from './schedule-fields.js';
 import type { Reader } from './reader.js';
-import type { Kind } from './types.js';
-import { KINDS } from './types.js';
+import type { Kind } from './values.js';
+import { KINDS } from './values.js';
 
 const NAME_RE = /^[a-z0-9][a-z0-9_-]*$/;
 const DAY = 86_400_000;
@@ -29,7 +30,7 @@ const STORAGE_SCHEMA = textSchema({ pattern: '^[^\\s/\\\\]+$', maxLength: 255 })
 const WEIGHT_SCHEMA: JsonSchema = { anyOf: [{ type: 'integer', minimum: WEIGHT_RANGE.min, maximum: WEIGHT_RANGE.max }, VAR_STRING] };
 
 /** The fields of a plan, in reading (and documentation) order. */
-export const PLAN_FIELDS: FieldTable = {
+export const PLAN_FIELDS = {
   version: {
     type: 'custom', prop: 'version', required: true, default: 1,
     description: 'Plan format version; this shardmove reads version 1.',
@@ -73,7 +74,7 @@ export const PLAN_FIELDS: FieldTable = {
         read: (r, entries, pos, invalid) => {
           const c = readCredentials(r, entries, pos);
           if (!c) invalid.add('instance.credentials');
-          return c;
+          return c ?? undefined;
         },
         schema: { oneOf: [isSet('token'), isSet('token_file'), isSet('oauth')] },
       },
@@ -202,7 +203,7 @@ export const PLAN_FIELDS: FieldTable = {
     doc: throttleDoc(),
     schema: throttleSchema(),
   },
-};
+} as const satisfies FieldTable;
 
 function scheduleSchema(): JsonSchema {
   return {
@@ -286,7 +287,7 @@ function oauthSchema(): JsonSchema {
   };
 }
 
-function readVersion(r: Reader, node: Node): number {
+function readVersion(r: Reader, node: Node): 1 {
   r.mark('version', r.posOf(node));
   if (!isScalar(node) || node.value !== 1) r.error('version', r.posOf(node), 'unsupported plan version; this shardmove reads version: 1');
   return 1;
@@ -432,9 +433,16 @@ function readWeights(r: Reader, node: Node, path: string, invalid: Set<string>):
  * limit (no allowance per GiB) unless it sets `stuck_running_per_gb`.
  */
 /** An unwritten poll.min_interval never exceeds poll.interval (a 100ms interval gets a 100ms minimum). */
-function defaultMinInterval({ r, entries, values }: SectionContext): void {
+/**
+ * The one place min_interval's default is decided: 250ms, or poll.interval when that is shorter.
+ * Derived from an interval below min_interval's own range (itself refused by the range rule), it is
+ * not checked again: the plan never wrote it.
+ */
+function defaultMinInterval({ r, entries, values, invalid, path }: SectionContext): void {
   if (!r.isNull(entries?.get('min_interval')?.value ?? null)) return;
-  values['minIntervalMs'] = Math.min(DEFAULT_MIN_INTERVAL_MS, Number(values['intervalMs']));
+  const derived = Math.min(DEFAULT_MIN_INTERVAL_MS, Number(values['intervalMs']));
+  values['minIntervalMs'] = derived;
+  if (!(derived >= PLAN_FIELDS.poll.fields.min_interval.min)) invalid.add(`${path}.min_interval`);
 }
 
 function readLegacyStuckAfter({ r, entries, values, invalid }: SectionContext): void {

@@ -14,6 +14,7 @@ function plan(overrides: Partial<{ from: string[]; to: string; weights: Record<s
     weights: overrides.weights ?? { ...Object.fromEntries(from.map((s) => [s, 0])), [to]: 100 },
     poll: {
       intervalMs: overrides.intervalMs ?? 5_000,
+      minIntervalMs: Math.min(250, overrides.intervalMs ?? 5_000),
       stuckScheduledAfterMs: overrides.stuckScheduledAfterMs ?? 86_400_000,
       stuckRunningAfterMs: overrides.stuckRunningAfterMs ?? 3_600_000,
       stuckRunningPerGbMs: overrides.stuckRunningPerGbMs ?? 1_800_000,
@@ -81,7 +82,7 @@ describe('named rules', () => {
   });
 
   it('stays silent about fields that failed to parse', () => {
-    expect(check(plan({ from: ['cluster'], intervalMs: 1 }), {}, ['move.from', 'poll.interval'])).toEqual([]);
+    expect(check(plan({ from: ['cluster'], intervalMs: 1 }), {}, ['move.from', 'poll.interval', 'poll.min_interval'])).toEqual([]);
   });
 });
 

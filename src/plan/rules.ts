@@ -146,7 +146,7 @@ export const durationsInRange: PlanRule = {
     if (valid(running) && valid('poll.interval') && stuckRunningAfterMs <= intervalMs) {
       out.push(warning(running, `is not longer than poll.interval (${formatPlanDuration(intervalMs)}): every running move would look stuck at its first poll`));
     }
-    const minIntervalMs = plan.poll.minIntervalMs ?? 0;
+    const { minIntervalMs } = plan.poll;
     if (valid('poll.min_interval') && valid('poll.interval') && minIntervalMs > intervalMs) {
       out.push(error('poll.min_interval', `${formatPlanDuration(minIntervalMs)} must not exceed poll.interval (${formatPlanDuration(intervalMs)})`));
     }

@@ -21,7 +21,7 @@ import { THROTTLE_DEFAULTS } from '../schedule/gate.js';
 import { WindowSyntaxError, isTimeZone, parseWindow } from '../schedule/windows.js';
 import { duration } from './fields.js';
 import type { Entry, Reader } from './reader.js';
-import type { PlanSchedule, ThrottlePlan } from './types.js';
+import type { PlanSchedule, ThrottlePlan } from './values.js';
 
 export const SCHEDULE_FIELDS = ['timezone', 'windows'];
 export const THROTTLE_FIELDS = ['latency_p90', 'max_failure_rate', 'max_429_rate', 'duration_drift', 'health_every', 'increase_every', 'decrease'];

@@ -16,7 +16,7 @@ import type { Plan } from './types.js';
 export { DEFAULT_MIN_INTERVAL_MS } from './plan-fields.js';
 
 /** Every default, as the normalised plan holds them (durations in ms). */
-export const PLAN_DEFAULTS: Readonly<Plan> = defaultsOf(PLAN_FIELDS) as unknown as Plan;
+export const PLAN_DEFAULTS: Readonly<Plan> = defaultsOf(PLAN_FIELDS);
 
 /** The plan's JSON Schema. */
 export function createPlanJsonSchema(): JsonSchema {
@@ -49,8 +49,8 @@ export function readPlanTree(r: Reader, root: Node | null): SchemaResult {
     if (root === null || r.isNull(root)) r.error('', { line: 1, col: 1 }, 'the plan is empty; start with "version: 1"');
     return { plan: structuredClone(PLAN_DEFAULTS) as Plan, planWeights: {}, invalid: new Set(['*']) };
   }
-  const values = readFields(r, PLAN_FIELDS, top, '', invalid);
-  const plan = values as unknown as Plan;
+  // The walker fills each field's prop with what its kind reads: the table's own value type.
+  const plan = readFields(r, PLAN_FIELDS, top, '', invalid) as Plan;
   // weights: the default (destination 100, every source 0) with the plan's own weights merged over it
   const planWeights = plan.weights;
   const weights: Record<string, number> = {};

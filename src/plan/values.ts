@@ -1,0 +1,49 @@
+/**
+ * The values a plan's fields hold once read: the shapes the field table's readers return and the
+ * rest of shardmove uses (repository kinds, credentials, the throttle and schedule sections). The
+ * Plan itself is inferred from the field table (types.ts); these are the parts it is made of.
+ */
+
+/** Repository kinds, in the plural form the plan and the API paths use. */
+export type Kind = 'projects' | 'snippets' | 'groups';
+
+export const KINDS: readonly Kind[] = ['projects', 'snippets', 'groups'];
+
+export type MoveMode = 'throttled' | 'bulk';
+
+/** How the run authenticates. Values are secrets: they live in memory only. */
+export type Credentials =
+  | { type: 'token'; token: string }
+  | {
+      type: 'oauth';
+      accessToken: string;
+      refreshToken: string;
+      clientId: string;
+      clientSecret: string;
+      redirectUri: string;
+    };
+
+/** The plan's `throttle:` section, normalised (durations in ms); see src/schedule/gate.ts. */
+export interface ThrottlePlan {
+  /** p90 API latency above this lowers the cap. */
+  latencyP90Ms: number;
+  /** Failed moves / ended moves, over recent outcomes. */
+  maxFailureRate: number;
+  /** 429 answers / answers, over recent responses. */
+  max429Rate: number;
+  /** Median duration of recent moves over the median of the first ones: above this, Gitaly is slowing down. */
+  durationDrift: number;
+  /** How often `/-/readiness` is read for the sources' and the destination's health. */
+  healthEveryMs: number;
+  /** Time without a bad signal before the cap grows by one. */
+  increaseEveryMs: number;
+  /** The factor a bad signal multiplies the cap by. */
+  decrease: number;
+}
+
+/** `schedule:`: maintenance windows in an IANA zone (src/schedule/windows.ts). */
+export interface PlanSchedule {
+  timezone: string;
+  /** As written, each already checked by the loader. */
+  windows: string[];
+}
