@@ -26,7 +26,7 @@ export function lastCap(deps: ActorDeps): CapData | null {
 
 /** The operator's cap: the plan's, `shardmove control`'s override, or 0 while paused. */
 function operatorCap(control: RunControl, planCap: number): CapData {
-  if (control.paused) return { cap: 0, ceiling: 0, paused: true, limit: 'paused', reason: 'paused with shardmove control' };
+  if (control.paused) return { cap: 0, ceiling: 0, paused: true, limit: 'paused', reason: control.pausedBy ?? 'paused with shardmove control' };
   if (control.concurrency !== null) {
     return { cap: control.concurrency, ceiling: control.concurrency, paused: false, limit: 'control', reason: `set with shardmove control (the plan says ${planCap})` };
   }

@@ -8,6 +8,7 @@ import type { MoveRecord, MoveState } from '../api/types.js';
 import { formatPlanDuration } from '../plan/durations.js';
 import type { Plan } from '../plan/types.js';
 import type { ItemRow } from '../store/types.js';
+import { noteFailedMove } from './breaker.js';
 import { event } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 
@@ -103,6 +104,7 @@ export function applyMove(ctx: DrainCtx, row: ItemRow, move: MoveRecord, since: 
     deps.log.warn({ kind, id: row.id, moveId: move.id, error: move.errorMessage }, 'move cleanup failed');
   } else {
     event(ctx, 'move.failed', { id: row.id, moveId: move.id, error: move.errorMessage });
+    noteFailedMove(deps);
     if (row.moveId !== move.id) store.markInFlight(kind, row.id, move.id, move.state, since);
     recordFailure(ctx, { ...row, moveId: move.id }, move.errorMessage ?? `move ${move.id} failed without an error message`);
   }

@@ -438,6 +438,45 @@ describe('live control (shardmove control)', () => {
     expect(h.fake.violations).toEqual([]);
   });
 
+  it('the failure breaker pauses the run after N failed moves within its window; nothing starts until unpaused (issue 24)', async () => {
+    const plan = testPlan({ move: { concurrency: 2 }, retry: { maxAttempts: 3, backoffMs: 1_000, pauseAfter: { failures: 3, withinMs: 600_000 } } });
+    const h = createHarness(plan, { durationMs: 5_000 });
+    h.fake.addItems('projects', 'nfs-1', range(1, 10));
+    for (const id of [1, 2, 3]) h.fake.script('projects', id, 'fail', 'ok');
+    let postsWhilePaused = 0;
+    let trippedAt: number | null = null;
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleMove' && h.store.readControl().paused) postsWhilePaused++;
+    };
+    onSleep(h, () => {
+      const control = h.store.readControl();
+      if (control.paused && trippedAt === null) trippedAt = h.clock.now();
+      // An hour paused, then the operator unpauses.
+      if (trippedAt !== null && control.paused && h.clock.now() - trippedAt > 3_600_000) h.store.writeControl({ paused: false }, h.clock.now());
+    });
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 10, quarantined: 0, remaining: 0 });
+    expect(trippedAt).not.toBeNull();
+    expect(postsWhilePaused).toBe(0);
+    const tripped = h.store.readEvents(0, 10_000).filter((e) => e.type === 'breaker.tripped');
+    expect(tripped).toHaveLength(1);
+    expect(tripped[0]?.data).toMatchObject({ failures: 3, withinMs: 600_000, reason: expect.stringMatching(/^paused by the failure breaker: 3 moves failed within 10m/) });
+    const caps = h.store.readEvents(0, 10_000).flatMap((e) => (e.type === 'cap.changed' ? [e.data] : []));
+    expect(caps.some((c) => c.limit === 'paused' && c.reason.startsWith('paused by the failure breaker'))).toBe(true);
+    expect(h.fake.violations).toEqual([]);
+  });
+
+  it('failures spread wider than the breaker\'s window never trip it', async () => {
+    const plan = testPlan({ move: { concurrency: 1 }, retry: { maxAttempts: 3, backoffMs: 1_000, pauseAfter: { failures: 2, withinMs: 1_000 } } });
+    const h = createHarness(plan, { durationMs: 5_000 });
+    h.fake.addItems('projects', 'nfs-1', range(1, 4));
+    for (const id of [1, 3]) h.fake.script('projects', id, 'fail', 'ok');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 4, quarantined: 0, remaining: 0 });
+    expect(h.store.readEvents(0, 10_000).filter((e) => e.type === 'breaker.tripped')).toEqual([]);
+    expect(h.store.readControl().paused).toBe(false);
+  });
+
   it('a lower cap set mid-run holds from the moment the moves above it have ended; "plan" restores the plan\'s', async () => {
     const h = createHarness(testPlan({ move: { concurrency: 10 } }), { durationMs: 20_000 });
     h.fake.addItems('projects', 'nfs-1', range(1, 80));

@@ -96,7 +96,8 @@ export interface AuditEventMap {
   'lock.acquired': { pid: number; host: string; generation: number; leaseMs: number | null };
   'lock.takeover': { previous: LockHolderData; reason: 'dead' | 'stale' | null; heartbeatAgeMs: number };
   'lock.unlocked': { previous: LockHolderData; by: { pid: number; host: string } };
-  'control.changed': { concurrency: number | null; paused: boolean; previous: { concurrency: number | null; paused: boolean } };
+  'control.changed': { concurrency: number | null; paused: boolean; pausedBy?: string; previous: { concurrency: number | null; paused: boolean } };
+  'breaker.tripped': { failures: number; withinMs: number; reason: string };
   'quarantine.released': { count: number };
   // The cap in force and the gate under it (actors/drain-context.ts, schedule/gate.ts)
   'cap.changed': CapData & { previous: CapData | null };
@@ -176,6 +177,7 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'lock.unlocked': 'shardmove unlock removed the run lock',
   'control.changed': 'shardmove control changed the cap or paused/unpaused',
   'quarantine.released': '--retry-quarantined released quarantined items',
+  'breaker.tripped': 'the failure breaker paused the run (retry.pause_after)',
   'cap.changed': 'the cap in force changed (operator, pause, window or throttle)',
   'window.opened': 'a maintenance window opened',
   'window.closed': 'the last open maintenance window closed',

@@ -2,6 +2,7 @@
  * docs/plan.md's field table: generated from the field table (plan-fields.ts), checked in, and with
  * a row for every key the loader reads.
  */
+import { PAUSE_AFTER_KEYS } from './breaker-field.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -30,7 +31,12 @@ describe('docs/plan.md field table', () => {
 
   it('has one row for every key a plan can hold, the throttle and schedule keys included', () => {
     const rows = [...renderFieldsTable().matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]);
-    const keys = [...keyPaths(PLAN_FIELDS), ...SCHEDULE_FIELDS.map((k) => `schedule.${k}`), ...THROTTLE_FIELDS.map((k) => `throttle.${k}`)];
+    const keys = [
+      ...keyPaths(PLAN_FIELDS),
+      ...SCHEDULE_FIELDS.map((k) => `schedule.${k}`),
+      ...THROTTLE_FIELDS.map((k) => `throttle.${k}`),
+      ...PAUSE_AFTER_KEYS.map((k) => `retry.pause_after.${k}`),
+    ];
     expect([...rows].sort()).toEqual([...keys].sort());
     expect(rows).toEqual([...new Set(rows)]);
   });

@@ -108,6 +108,17 @@ geo: { resync: true }
     expect(parse(`${MINIMAL}poll: { min_interval: 1s }\n`).hash).not.toBe(parse(MINIMAL).hash);
   });
 
+  it('reads retry.pause_after (the failure breaker): off when absent, every problem at its line:col', () => {
+    expect(parse(MINIMAL).plan.retry.pauseAfter).toBeUndefined();
+    expect(parse(`${MINIMAL}retry: { pause_after: { failures: 5, within: 10m } }\n`).plan.retry.pauseAfter).toEqual({ failures: 5, withinMs: 600_000 });
+    expect(problems(`${MINIMAL}retry:\n  pause_after: { failures: 0, within: 10m }\n`)).toEqual([expect.stringMatching(/^\d+:\d+ retry\.pause_after\.failures expected a whole number from 1 to 100000/)]);
+    expect(problems(`${MINIMAL}retry:\n  pause_after: { failures: 5 }\n`)).toEqual([expect.stringMatching(/retry\.pause_after\.within is required/)]);
+    expect(problems(`${MINIMAL}retry:\n  pause_after: { failures: 5, within: 10 }\n`)).toEqual([expect.stringMatching(/retry\.pause_after\.within a bare number is ambiguous/)]);
+    expect(problems(`${MINIMAL}retry:\n  pause_after: { failures: 5, within: 10m, after: 2 }\n`).join('\n')).toMatch(/retry\.pause_after\.after/);
+    // An old plan hashes as it did: the absent breaker adds nothing.
+    expect(parse(`${MINIMAL}retry: { max_attempts: 3 }\n`).hash).toBe(parse(MINIMAL).hash);
+  });
+
   it('reads poll.min_interval (default 250ms, never above poll.interval) and rejects one above poll.interval', () => {
     expect(parse(MINIMAL).plan.poll.minIntervalMs).toBe(250);
     expect(parse(`${MINIMAL}poll: { min_interval: 2s }\n`).plan.poll.minIntervalMs).toBe(2000);

@@ -14,6 +14,7 @@ import { duration, integer, readEnum } from './fields.js';
 import { DURATION_PATTERN, ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-schema.js';
 import { THROTTLE_DEFAULTS } from '../schedule/gate.js';
 import { WINDOW_PATTERN } from '../schedule/windows.js';
+import { PAUSE_AFTER_DOC, PAUSE_AFTER_SCHEMA, readPauseAfter } from './breaker-field.js';
 import { readSchedule, readThrottle } from './schedule-fields.js';
 import type { Reader } from './reader.js';
 import type { Kind } from './values.js';
@@ -178,6 +179,13 @@ export const PLAN_FIELDS = {
     fields: {
       max_attempts: { type: 'integer', prop: 'maxAttempts', default: 3, min: 1, max: 100, description: 'Attempts per item, the first included, before it is quarantined.' },
       backoff: { type: 'duration', prop: 'backoffMs', default: 30_000, min: 0, max: DAY, description: 'Wait before retrying a failed move.' },
+      pause_after: {
+        type: 'custom', prop: 'pauseAfter', default: undefined,
+        description: 'The failure breaker: {failures: N, within: DURATION}. When N moves fail within that window the run pauses as `shardmove control --pause` does, until unpaused. Absent: off.',
+        doc: PAUSE_AFTER_DOC,
+        read: (r, node, path, invalid) => readPauseAfter(r, node, path, invalid),
+        schema: PAUSE_AFTER_SCHEMA,
+      },
     },
   },
   verify: { type: 'boolean', prop: 'verify', default: true, description: 'Check afterwards that every item really is on the destination.' },

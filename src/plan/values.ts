@@ -47,3 +47,9 @@ export interface PlanSchedule {
   /** As written, each already checked by the loader. */
   windows: string[];
 }
+
+/** `retry.pause_after`: N failed moves within a window pause the run (the failure breaker). */
+export interface FailureBreaker {
+  failures: number;
+  withinMs: number;
+}

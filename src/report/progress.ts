@@ -42,7 +42,8 @@ function describeCap(c: CapData | null, timezone: string): string {
   if (!c) return '';
   switch (c.limit) {
     case 'paused':
-      return ' PAUSED';
+      // The operator knows why they paused; a pause nobody asked for says who did.
+      return c.reason.startsWith('paused by the failure breaker') ? ' PAUSED by the failure breaker (shardmove status says why)' : ' PAUSED';
     case 'window':
       return c.until != null ? ` WAITING for the next window (${formatWindowTime(c.until, timezone)})` : ' WAITING: outside every maintenance window';
     case 'throttle':

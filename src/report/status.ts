@@ -142,7 +142,8 @@ export function buildStatusReport(
 export function describeControl(c: StatusReport['control']): string {
   const planCap = c.planConcurrency === null ? "the plan's" : String(c.planConcurrency);
   const cap = c.concurrency === null ? `concurrency ${planCap}${c.planConcurrency === null ? '' : " (the plan's)"}` : `concurrency ${c.concurrency} (plan: ${planCap})`;
-  return c.paused ? `paused: no new moves, moves in flight are followed to their end; ${cap} when unpaused` : cap;
+  if (!c.paused) return cap;
+  return `${c.pausedBy ?? 'paused'}: no new moves, moves in flight are followed to their end; ${cap} when unpaused`;
 }
 
 /** The status as text for people. */

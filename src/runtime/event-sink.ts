@@ -104,6 +104,7 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     case 'lock.acquired':
     case 'lock.unlocked':
     case 'quarantine.released':
+    case 'breaker.tripped':
     case 'drain.started':
     case 'drain.finished':
     case 'drain.dry_run':

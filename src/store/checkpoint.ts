@@ -97,11 +97,13 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
          WHERE state = 'quarantined' AND stuck_at IS NULL`,
       ),
       // Schema 5; a read-only `status` on an older, unmigrated file has no overrides.
-      getControl: control ? p('SELECT concurrency, paused, updated_at FROM control WHERE id = 1') : null,
+      // Schema 13 adds paused_by; a read-only status on an older file reads none.
+      getControl: control ? p(`SELECT concurrency, paused, ${hasColumn(db, 'control', 'paused_by') ? 'paused_by' : 'NULL AS paused_by'}, updated_at FROM control WHERE id = 1`) : null,
       putControl: control
         ? p(
-            `INSERT INTO control (id, concurrency, paused, updated_at) VALUES (1, ?, ?, ?)
-             ON CONFLICT (id) DO UPDATE SET concurrency = excluded.concurrency, paused = excluded.paused, updated_at = excluded.updated_at`,
+            `INSERT INTO control (id, concurrency, paused, paused_by, updated_at) VALUES (1, ?, ?, ?, ?)
+             ON CONFLICT (id) DO UPDATE SET concurrency = excluded.concurrency, paused = excluded.paused, paused_by = excluded.paused_by,
+               updated_at = excluded.updated_at`,
           )
         : null,
     };
@@ -259,27 +261,34 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
   }
 
   readControl(): RunControl {
-    const r = this.r.getControl?.get() as { concurrency: number | null; paused: number; updated_at: number } | undefined;
-    return r ? { concurrency: r.concurrency, paused: r.paused === 1, updatedAt: r.updated_at } : NO_CONTROL;
+    const r = this.r.getControl?.get() as { concurrency: number | null; paused: number; paused_by: string | null; updated_at: number } | undefined;
+    return r ? { concurrency: r.concurrency, paused: r.paused === 1, pausedBy: r.paused_by, updatedAt: r.updated_at } : NO_CONTROL;
   }
 
   /**
    * Sets the live overrides (fields left undefined keep their value; `concurrency: null` goes back
    * to the plan's) and logs the change as a `control.changed` event, in one transaction. Safe while
-   * a run holds the lock: the lock is a row, and SQLite serializes the two writers.
+   * a run holds the lock: the lock is a row, and SQLite serializes the two writers. `pausedBy` says
+   * why a pause that no operator asked for holds (the failure breaker); any other change clears it.
    */
-  writeControl(change: { concurrency?: number | null; paused?: boolean }, at: number): RunControl {
+  writeControl(change: { concurrency?: number | null; paused?: boolean; pausedBy?: string }, at: number): RunControl {
     return this.batch(() => {
       const cur = this.readControl();
+      const paused = change.paused ?? cur.paused;
       const next: RunControl = {
         concurrency: change.concurrency === undefined ? cur.concurrency : change.concurrency,
-        paused: change.paused ?? cur.paused,
+        paused,
+        pausedBy: paused ? (change.pausedBy ?? (change.paused === undefined ? (cur.pausedBy ?? null) : null)) : null,
         updatedAt: at,
       };
       // Writable connections are migrated, so the table is there; only a read-only one lacks it.
       if (!this.r.putControl) throw new Error(`${this.file}: the checkpoint has no control table (opened read-only?)`);
-      this.r.putControl.run(next.concurrency, next.paused ? 1 : 0, at);
-      this.appendEvent('control.changed', { concurrency: next.concurrency, paused: next.paused, previous: { concurrency: cur.concurrency, paused: cur.paused } }, at);
+      this.r.putControl.run(next.concurrency, next.paused ? 1 : 0, next.pausedBy ?? null, at);
+      this.appendEvent(
+        'control.changed',
+        { concurrency: next.concurrency, paused: next.paused, ...(next.pausedBy ? { pausedBy: next.pausedBy } : {}), previous: { concurrency: cur.concurrency, paused: cur.paused } },
+        at,
+      );
       return next;
     });
   }
@@ -315,6 +324,10 @@ interface EventRow {
  */
 function toEvent(row: EventRow): StoredEvent {
   return { ...row, data: JSON.parse(row.data) as unknown } as StoredEvent;
+}
+
+function hasColumn(db: Database.Database, table: string, column: string): boolean {
+  return (db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as { name: string }[]).some((c) => c.name === column);
 }
 
 function hasIndex(db: Database.Database, name: string): boolean {

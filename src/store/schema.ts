@@ -192,6 +192,10 @@ const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX items_orphans ON items (kind, id) WHERE state = 'moved' AND move_state IN ('cleanup failed', 'failed');
   `,
+  // 13 (issue 24): why the run is paused when the failure breaker paused it (null: an operator did).
+  `
+  ALTER TABLE control ADD COLUMN paused_by TEXT;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -88,11 +88,13 @@ export interface OrphanCopy {
 export interface RunControl {
   concurrency: number | null;
   paused: boolean;
+  /** Why the run is paused, when something else than an operator paused it (the failure breaker). */
+  pausedBy?: string | null;
   /** ms since epoch of the last change; null when never set. */
   updatedAt: number | null;
 }
 
-export const NO_CONTROL: RunControl = Object.freeze({ concurrency: null, paused: false, updatedAt: null });
+export const NO_CONTROL: RunControl = Object.freeze({ concurrency: null, paused: false, pausedBy: null, updatedAt: null });
 
 /**
  * What the actors may do with the checkpoint: read and write item rows, append to the event log,
@@ -104,6 +106,8 @@ export interface ActorStore extends ItemStore {
   appendEvent<K extends AuditType>(type: K, data: AuditEventMap[K], at: number): void;
   /** The operator's live overrides (NO_CONTROL when none were set). Cheap: read on every drain loop turn. */
   readControl(): RunControl;
+  /** Changes the live overrides; the actors use it for one thing: the failure breaker's pause. */
+  writeControl(change: { concurrency?: number | null; paused?: boolean; pausedBy?: string }, at: number): RunControl;
 }
 
 /** The whole checkpoint as the runtime holds it: what the actors may do, plus the run-level part. */
