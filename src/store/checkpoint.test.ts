@@ -250,17 +250,26 @@ describe('the kind of run a checkpoint holds (schema 11)', () => {
 describe('live control (shardmove control)', () => {
   it('has no overrides until written; a change keeps the fields it does not name and is logged', () => {
     const s = openCheckpoint(':memory:');
-    expect(s.readControl()).toEqual({ concurrency: null, paused: false, updatedAt: null });
-    expect(s.writeControl({ concurrency: 3 }, 1000)).toEqual({ concurrency: 3, paused: false, updatedAt: 1000 });
-    expect(s.writeControl({ paused: true }, 2000)).toEqual({ concurrency: 3, paused: true, updatedAt: 2000 });
-    expect(s.writeControl({ concurrency: null, paused: false }, 3000)).toEqual({ concurrency: null, paused: false, updatedAt: 3000 });
+    expect(s.readControl()).toEqual({ concurrency: null, paused: false, pausedBy: null, updatedAt: null });
+    expect(s.writeControl({ concurrency: 3 }, 1000)).toEqual({ concurrency: 3, paused: false, pausedBy: null, updatedAt: 1000 });
+    expect(s.writeControl({ paused: true }, 2000)).toEqual({ concurrency: 3, paused: true, pausedBy: null, updatedAt: 2000 });
+    expect(s.writeControl({ concurrency: null, paused: false }, 3000)).toEqual({ concurrency: null, paused: false, pausedBy: null, updatedAt: 3000 });
     const changes = s.readEvents().filter((e) => e.type === 'control.changed').map((e) => e.data);
     expect(changes).toEqual([
       { concurrency: 3, paused: false, previous: { concurrency: null, paused: false } },
       { concurrency: 3, paused: true, previous: { concurrency: 3, paused: false } },
       { concurrency: null, paused: false, previous: { concurrency: 3, paused: true } },
     ]);
-    expect(s.summary(4000).control).toEqual({ concurrency: null, paused: false, updatedAt: 3000 });
+    expect(s.summary(4000).control).toEqual({ concurrency: null, paused: false, pausedBy: null, updatedAt: 3000 });
+    s.close();
+  });
+
+  it('keeps why a pause holds when the breaker paused the run, and forgets it once unpaused or paused by hand', () => {
+    const s = openCheckpoint(':memory:');
+    expect(s.writeControl({ paused: true, pausedBy: 'paused by the failure breaker: 3 moves failed' }, 1)).toMatchObject({ paused: true, pausedBy: 'paused by the failure breaker: 3 moves failed' });
+    expect(s.writeControl({ concurrency: 2 }, 2)).toMatchObject({ paused: true, pausedBy: 'paused by the failure breaker: 3 moves failed' });
+    expect(s.writeControl({ paused: false }, 3)).toMatchObject({ paused: false, pausedBy: null });
+    expect(s.writeControl({ paused: true }, 4)).toMatchObject({ paused: true, pausedBy: null });
     s.close();
   });
 
@@ -283,8 +292,8 @@ describe('live control (shardmove control)', () => {
     migrate(db, file, 4);
     db.close();
     const ro = openCheckpoint(file, { readOnly: true });
-    expect(ro.readControl()).toEqual({ concurrency: null, paused: false, updatedAt: null });
-    expect(ro.summary(0).control).toEqual({ concurrency: null, paused: false, updatedAt: null });
+    expect(ro.readControl()).toEqual({ concurrency: null, paused: false, pausedBy: null, updatedAt: null });
+    expect(ro.summary(0).control).toEqual({ concurrency: null, paused: false, pausedBy: null, updatedAt: null });
     ro.close();
     // A writable open migrates it, and the table is there.
     const rw = openCheckpoint(file);
