@@ -34,6 +34,7 @@ export class ShapeTable implements CensusStore {
   constructor(private readonly db: Database.Database) {
     this.known = hasTable(db, 'census');
     const p = (sql: string) => db.prepare(sql);
+    // Placeholders on an older file (read-only: never migrated); the read methods return nothing there.
     const w = (sql: string) => p(this.known ? sql : 'SELECT NULL WHERE 0');
     this.s = {
       census: w('SELECT kind, source, flag, round, flagged, done_at FROM census WHERE kind = ? AND source = ? AND flag = ?'),
@@ -63,12 +64,14 @@ export class ShapeTable implements CensusStore {
   }
 
   censusOf(kind: Kind, source: string, flag: ItemFlag): CensusRow | null {
+    if (!this.known) return null;
     const r = this.s.census.get(kind, source, flag) as RawCensus | undefined;
     return r ? toCensus(r) : null;
   }
 
   /** Every census recorded, finished or not. */
   allCensus(): CensusRow[] {
+    if (!this.known) return [];
     return (this.s.allCensus.all() as RawCensus[]).map(toCensus);
   }
 
@@ -96,6 +99,7 @@ export class ShapeTable implements CensusStore {
 
   /** Ids of `kind` flagged `flag` (by any census; the caller knows which sources it trusts). */
   flaggedIds(kind: Kind, flag: ItemFlag): Set<number> {
+    if (!this.known) return new Set();
     return new Set((this.s.flagged.all(kind, flag) as { id: number }[]).map((r) => r.id));
   }
 
