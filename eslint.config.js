@@ -3,7 +3,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const orchestrator = ['cli', 'runtime', 'machine', 'actors', 'api', 'store', 'plan', 'report', 'metrics', 'schedule', 'copy', 'time'];
+const orchestrator = ['cli', 'runtime', 'machine', 'actors', 'api', 'store', 'plan', 'report', 'metrics', 'schedule', 'copy', 'time', 'twin'];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'state/**', 'dist/**', 'coverage/**'] },

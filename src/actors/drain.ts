@@ -14,6 +14,7 @@ import type { DrainCtx } from './drain-context.js';
 import { pollInFlight, recheckStuck, trackedKinds } from './drain-poll.js';
 import type { PollPlanner } from './drain-poll.js';
 import { scheduleBatch } from './drain-schedule.js';
+import { runCensus } from './census.js';
 import { enumerateRound } from './enumerate.js';
 import { MoveModel } from './move-model.js';
 import { reconcileScheduling } from './reconcile.js';
@@ -253,6 +254,8 @@ async function drainByRecords(ctx: DrainCtx): Promise<void> {
 async function dryRun(ctx: DrainCtx): Promise<DrainOutput> {
   const cur = ctx.store.getCursor(ctx.kind, ctx.source);
   await enumerateRound(ctx, cur?.done ? cur.round + 1 : undefined);
+  // Which projects are hidden or pending deletion: the listing above cannot tell (`shardmove twin`).
+  await runCensus(ctx);
   const res = result(ctx);
   const { concurrency } = ctx.deps.plan.move;
   event(ctx, 'drain.dry_run', {

@@ -65,7 +65,7 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
       warnings.push(`${busy.length} ${kind} on the sources already have a move in flight and are read-only: ${ids}${busy.length > 20 ? ', ...' : ''}`);
     }
   }
-  return { version, username: user.username, warnings, tokenExpiresAt, access };
+  return { version, enterprise, username: user.username, warnings, tokenExpiresAt, access };
 }
 
 /**

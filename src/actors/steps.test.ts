@@ -18,9 +18,9 @@ function move(id: number, itemId: number, state: MoveRecord['state'], source = '
 }
 
 describe('preflight', () => {
-  it('passes for an admin with an api token and reports the version', async () => {
+  it('passes for an admin with an api token and reports the version and edition', async () => {
     const out = await runPreflight(deps());
-    expect(out).toEqual({ version: '17.11.0', username: 'root', warnings: [], tokenExpiresAt: '2099-01-01', access: { projects: 'listing', snippets: 'listing', groups: 'listing' } });
+    expect(out).toEqual({ version: '17.11.0', enterprise: true, username: 'root', warnings: [], tokenExpiresAt: '2099-01-01', access: { projects: 'listing', snippets: 'listing', groups: 'listing' } });
   });
 
   it('refuses a non-admin token', async () => {

@@ -139,6 +139,20 @@ describe('items', () => {
     ]);
   });
 
+  it('lists projects without one flag for a dry run\'s census: those carrying it are left out, and no statistics are asked', async () => {
+    const { pool, api } = setup();
+    const keyset = 'pagination=keyset&order_by=id&sort=asc&id_after=0&per_page=100';
+    pool.intercept({ path: `/api/v4/projects?repository_storage=nfs-1&include_pending_delete=true&${keyset}`, method: 'GET' }).reply(200, [{ id: 1, repository_storage: 'nfs-1' }]);
+    pool.intercept({ path: `/api/v4/projects?repository_storage=nfs-1&include_hidden=true&${keyset}`, method: 'GET' }).reply(200, [{ id: 2, repository_storage: 'nfs-1' }]);
+    const ids = async (leaveOut: 'hidden' | 'pending_delete') => {
+      const out: number[] = [];
+      for await (const p of api.listItemsOnStorage('projects', 'nfs-1', { leaveOut })) out.push(...p.map((i) => i.id));
+      return out;
+    };
+    expect(await ids('hidden')).toEqual([1]);
+    expect(await ids('pending_delete')).toEqual([2]);
+  });
+
   it('lists snippets by offset without order params (GitLab ignores them), groups by id, both from page 1', async () => {
     const { pool, api } = setup();
     pool

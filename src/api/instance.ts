@@ -159,6 +159,10 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       if (kind === 'projects') {
         // Admin-only flags; include_hidden is EE. Elsewhere GitLab ignores them (docs/gitlab-behaviour.md §1.3).
         Object.assign(base, { statistics: true, include_hidden: true, include_pending_delete: true, pagination: 'keyset', order_by: 'id', sort: 'asc' });
+        if (o.leaveOut) {
+          delete base[o.leaveOut === 'hidden' ? 'include_hidden' : 'include_pending_delete'];
+          delete base['statistics'];
+        }
         return listKeysetIsolating(
           async (q) => {
             const query = { ...base, id_after: q.idAfter, per_page: q.perPage, ...(q.idBefore !== undefined ? { id_before: q.idBefore } : {}) };

@@ -58,6 +58,11 @@ export interface ListItemsOptions {
   perPage?: number;
   /** Called for every part of the listing that could not be read (the rest is still listed). */
   onUnlistable?: (gap: UnlistableGap) => void;
+  /**
+   * Projects only (a dry run's census): list as GitLab does without this flag, leaving out the
+   * projects that carry it, and without statistics. Absent: both flags, every project listed.
+   */
+  leaveOut?: 'hidden' | 'pending_delete';
 }
 
 /** What `GET /metadata` (15.2+) or `GET /version` says about the instance. */

@@ -131,6 +131,18 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     });
 
   program
+    .command('twin')
+    .description('Write a sandbox seed with the shape of the instance a finished dry run saw (names replaced), to rehearse the plan on.')
+    .argument('<plan>', 'plan YAML file')
+    .option('--state <file>', 'the dry run\'s checkpoint (default: state/<name>.dry-run.db)')
+    .option('--out <file>', 'the seed file to write; its items file goes beside it (<out>.items.jsonl)')
+    .option('--force', 'replace the seed and items file if they exist', false)
+    .action(async (plan: string, opts) => {
+      const { runTwinCommand } = await import('./twin.js');
+      setExit(await runTwinCommand({ plan, ...opts }, ctx));
+    });
+
+  program
     .command('control')
     .description('Steer a run while it goes on: change its concurrency cap, pause or unpause it (no restart).')
     .argument('<plan>', 'plan YAML file')

@@ -26,6 +26,20 @@ describe('writeFileAtomic', () => {
     expect(readdirSync(dir)).toEqual(['m.prom']);
   });
 
+  it('writes chunks one after another, and leaves the old file in place when a chunk fails', () => {
+    const dir = tempDir();
+    const file = join(dir, 'items.jsonl');
+    writeFileAtomic(file, ['a\n', 'b\n']);
+    expect(readFileSync(file, 'utf8')).toBe('a\nb\n');
+    function* failing() {
+      yield 'c\n';
+      throw new Error('disk full');
+    }
+    expect(() => writeFileAtomic(file, failing())).toThrow('disk full');
+    expect(readFileSync(file, 'utf8')).toBe('a\nb\n');
+    expect(readdirSync(dir)).toEqual(['items.jsonl']);
+  });
+
   it('never follows a symlink planted at the temporary name: the planted link and its target stay, a fresh name is used', () => {
     const dir = tempDir();
     const victim = join(dir, 'victim');

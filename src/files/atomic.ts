@@ -18,8 +18,11 @@ export interface AtomicWriteOptions {
 /** Tries of fresh names when one is taken: a collision of 96 random bits is a planted file. */
 const TRIES = 5;
 
-/** Writes `text` to `file` through a new temporary file beside it, then renames it over `file`. */
-export function writeFileAtomic(file: string, text: string, opts: AtomicWriteOptions = {}): void {
+/**
+ * Writes `text` to `file` through a new temporary file beside it, then renames it over `file`.
+ * `text` may come in chunks (a large file is never one string); nothing is in place until all of it is.
+ */
+export function writeFileAtomic(file: string, text: string | Iterable<string>, opts: AtomicWriteOptions = {}): void {
   const name = opts.tempName ?? randomTempName;
   for (let attempt = 1; ; attempt++) {
     const tmp = name(file);
@@ -31,7 +34,7 @@ export function writeFileAtomic(file: string, text: string, opts: AtomicWriteOpt
       throw err;
     }
     try {
-      writeSync(fd, text);
+      for (const chunk of typeof text === 'string' ? [text] : text) writeSync(fd, chunk);
       if (opts.mode !== undefined && opts.mode !== 0o600) fchmodSync(fd, opts.mode);
       closeSync(fd);
       renameSync(tmp, file);

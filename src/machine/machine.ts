@@ -116,6 +116,7 @@ export const runMachine = setup({
             const access = event.output.access ?? {};
             return {
               instanceVersion: event.output.version,
+              enterprise: event.output.enterprise ?? null,
               tokenExpiresAt: event.output.tokenExpiresAt ?? null,
               warnings: [...context.warnings, ...event.output.warnings],
               access,

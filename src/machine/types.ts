@@ -30,6 +30,8 @@ export interface RunInput {
 
 export interface PreflightOutput {
   version: string;
+  /** `GET /metadata`'s `enterprise`: true EE, false CE, null when the instance does not say. */
+  enterprise?: boolean | null;
   username: string;
   warnings: string[];
   /** The run's token's expiry date (YYYY-MM-DD) when known, to compare with the estimated end. */
@@ -130,6 +132,8 @@ export interface RunContext extends RunShape {
   newWeights: Record<string, number> | null;
   weightsWritten: boolean;
   instanceVersion: string | null;
+  /** Pre-flight's edition (true EE, false CE, null unknown); absent in checkpoints from before issue 21. */
+  enterprise?: boolean | null;
   tokenExpiresAt: string | null;
   warnings: string[];
   /** Pre-flight's probe per kind (checkpoints from before issue 13 have none: every kind `listing`). */

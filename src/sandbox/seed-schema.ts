@@ -213,6 +213,8 @@ const inventorySchema = z.strictObject({
   projects: z.array(projectSchema, { error: 'must be a list' }).optional(),
   snippets: z.array(itemSchema, { error: 'must be a list' }).optional(),
   groups: z.array(groupSchema, { error: 'must be a list' }).optional(),
+  /** Issue 21: a file of one item per line beside the seed, for inventories too large for YAML (seed-items.ts). */
+  items_file: text.optional(),
 }, { error: 'must be a mapping' });
 
 /** The seed file's top level, with the cross-field rules. */
@@ -316,6 +318,8 @@ function inventoryStateRules(instance: Record<string, unknown>, inventory: Recor
   }
   const generated = typeof generate.projects === 'number' ? generate.projects : 0;
   const explicit = new Set(projects.map((p) => fields(p).id));
+  // With an items file, seed-items.ts checks the rest against the file's projects.
+  if (inventory.items_file !== undefined) return;
   for (const [i, id] of list(instance.unlistable).entries()) {
     if (typeof id === 'number' && id > generated && !explicit.has(id)) problem(['instance', 'unlistable', i], `unknown project ${id}`);
   }

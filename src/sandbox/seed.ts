@@ -4,6 +4,7 @@
  * e.g. impersonation_enabled. Everything else is data: written only into an empty database.
  */
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Document } from 'yaml';
 import { LineCounter, isMap, isScalar, parseDocument } from 'yaml';
@@ -11,6 +12,8 @@ import type { Db, ItemKind } from './db.js';
 import { ITEM_COLUMNS, getMeta, isoTime, setMeta } from './db.js';
 import type { CredentialType, GenerateSpec, InstanceConfig, InstanceSettings, ItemSeed, Seed } from './seed-schema.js';
 import { seedSchema } from './seed-schema.js';
+import { insertSeedItems, readSeedItems } from './seed-items.js';
+import type { SeedItems } from './seed-items.js';
 
 /** A seed file that cannot be used; `problems` name file:line:col. */
 export class SeedError extends Error {
@@ -32,7 +35,17 @@ export function loadSeed(file: string = DEFAULT_SEED_PATH): Seed {
   } catch (err) {
     throw new SeedError([`${file}: cannot read: ${(err as Error).message}`]);
   }
-  return parseSeed(text, file);
+  const seed = parseSeed(text, file);
+  // The items file (issue 21) is read and checked here too, before any database is touched.
+  seedItemsOf(seed, dirname(file));
+  return seed;
+}
+
+/** The seed's items file, read once (relative to `dir`); throws SeedError naming its problems. */
+function seedItemsOf(seed: Seed, dir: string): SeedItems | null {
+  const { items, problems } = readSeedItems(seed, dir);
+  if (problems.length > 0) throw new SeedError(problems);
+  return items;
 }
 
 /**
@@ -281,7 +294,9 @@ function markProjectStates(db: Db, g: GenerateSpec): void {
 
 function insertInventory(db: Db, seed: Seed, now: string): void {
   const g = seed.inventory.generate;
-  const generated = g ? g.projects + g.snippets + g.groups : 0;
+  // A seed built in code (not read by loadSeed) names its items file relative to the working directory.
+  const fromFile = seedItemsOf(seed, process.cwd());
+  const generated = (g ? g.projects + g.snippets + g.groups : 0) + (fromFile?.count ?? 0);
   // Maintaining (kind, storage, id) row by row costs random index writes; one sorted build is cheaper.
   const reindex = generated > REINDEX_THRESHOLD;
   if (reindex) db.exec('DROP INDEX IF EXISTS items_storage');
@@ -317,7 +332,8 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
     }
     markProjectStates(db, g);
   }
-  // Explicit items replace generated ones with the same id.
+  if (fromFile) insertSeedItems(db, fromFile, now, fakeChecksum);
+  // Explicit items replace generated ones (and those of the items file) with the same id.
   const upsert = db.prepare(`INSERT OR REPLACE INTO items (${ITEM_COLUMNS}) VALUES ${ITEM_VALUES}`);
   const setState = db.prepare('UPDATE items SET hidden = ?, pending_delete = ? WHERE kind = ? AND id = ?');
   for (const key of ['projects', 'snippets', 'groups'] as const) {

@@ -7,6 +7,7 @@ import type Database from 'better-sqlite3';
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 import { SIZE_CLASS_SQL } from './schema.js';
+import { ShapeTable } from './shape.js';
 import { ITEM_STATES } from './types.js';
 import type { BulkRow, EnumCursor, ItemRow, ItemState, ItemStore } from './types.js';
 
@@ -63,9 +64,11 @@ export const STILL_ON_SOURCE = 'move finished but the item is still listed on th
 export class ItemTable implements ItemStore {
   private readonly s;
   private readonly inTx: () => boolean;
+  readonly shape: ShapeTable;
 
   constructor(protected readonly db: Database.Database) {
     this.inTx = () => db.inTransaction;
+    this.shape = new ShapeTable(db);
     const p = (sql: string) => db.prepare(sql);
     // A read-only open (`status`) of a checkpoint from before schema 6 is not migrated: it has no
     // running_at column, and it never runs the statements that write it (placeholders, which

@@ -13,7 +13,7 @@ import type { LockHolder } from './types.js';
 export const FENCED_MESSAGE = 'SHARDMOVE_LEASE_LOST: the run lock was taken over; this process may no longer write the checkpoint';
 
 /** Tables a holder writes; the lock table itself is written with a generation condition instead. */
-const FENCED_TABLES = ['run', 'events', 'items', 'cursors', 'bulk', 'unlistable', 'control'] as const;
+const FENCED_TABLES = ['run', 'events', 'items', 'cursors', 'bulk', 'unlistable', 'control', 'census', 'item_flags'] as const;
 
 /** The lock row as stored (schema 8 added heartbeat_at, lease_ms and generation). */
 export interface LockRow {

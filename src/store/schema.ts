@@ -196,6 +196,28 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE control ADD COLUMN paused_by TEXT;
   `,
+  // 14 (issue 21, the twin): what a dry run learnt of its projects beyond the listing. GitLab's
+  // entities say nothing of hidden or pending deletion, so a dry run lists each project source
+  // again without one flag (./shape.ts); `census` says which of those listings finished for which
+  // enumeration round, `item_flags` holds the items found to carry a flag (only those: the
+  // others carry none once the census is done).
+  `
+  CREATE TABLE census (
+    kind TEXT NOT NULL,
+    source TEXT NOT NULL,
+    flag TEXT NOT NULL CHECK (flag IN ('hidden', 'pending_delete')),
+    round INTEGER NOT NULL,
+    flagged INTEGER NOT NULL DEFAULT 0,
+    done_at INTEGER,
+    PRIMARY KEY (kind, source, flag)
+  );
+  CREATE TABLE item_flags (
+    kind TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    flag TEXT NOT NULL,
+    PRIMARY KEY (kind, id, flag)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** The schema version this build writes. */

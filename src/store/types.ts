@@ -231,8 +231,36 @@ export interface BulkRow {
   confirmedAt?: number | null;
 }
 
+/** A state GitLab keeps outside its project entity, learnt by a dry run's census (./shape.ts). */
+export type ItemFlag = 'hidden' | 'pending_delete';
+
+/** One census listing of (kind, source) without a flag, for one enumeration round. */
+export interface CensusRow {
+  kind: Kind;
+  source: string;
+  flag: ItemFlag;
+  round: number;
+  /** Items found to carry the flag (once done). */
+  flagged: number;
+  /** ms since epoch when the listing finished; null while it is under way or was cut short. */
+  doneAt: number | null;
+}
+
+/** What a dry run's census writes (issue 21): which listed items carry a flag. */
+export interface CensusStore {
+  censusOf(kind: Kind, source: string, flag: ItemFlag): CensusRow | null;
+  /** Forgets the flag for the items of (kind, source) and opens the census of round `round`. */
+  startCensus(kind: Kind, source: string, flag: ItemFlag, round: number): void;
+  /** Ids of the pending items of (kind, source) with afterId < id <= uptoId (null: no bound), ascending, at most `limit`. */
+  knownIds(kind: Kind, source: string, afterId: number, uptoId: number | null, limit: number): number[];
+  flagItems(kind: Kind, ids: readonly number[], flag: ItemFlag): void;
+  finishCensus(kind: Kind, source: string, flag: ItemFlag, round: number, flagged: number, now: number): void;
+}
+
 /** The item-level part of the checkpoint: the drain and verify actors' rows (see ActorStore). */
 export interface ItemStore {
+  /** Hidden and pending-delete flags, learnt by a dry run (schema 14). */
+  readonly shape: CensusStore;
   /** Runs `fn` in one transaction (nested calls join the outer one). */
   batch<T>(fn: () => T): T;
   getCursor(kind: Kind, source: string): EnumCursor | null;

@@ -53,6 +53,8 @@ interface FakeItem {
   sizeBytes: number | null;
   /** Projects only: hidden or pending deletion (left out of listings without the flags; GET 404s). */
   hidden?: boolean;
+  /** Which of the two (a listing without that flag leaves the project out); absent: hidden. */
+  flag?: 'hidden' | 'pending_delete';
   /**
    * Snippets only: listed by /snippets/all but a 404 on GET /snippets/:id for an admin who is not a
    * member (a project snippet whose project has snippets disabled or private to members).
@@ -253,10 +255,11 @@ export class FakeInstance implements InstanceApi {
   }
 
   /** Hides a project (or marks it pending deletion): GitLab's GET /projects/:id then answers 404. */
-  hide(id: number): void {
+  hide(id: number, flag: 'hidden' | 'pending_delete' = 'hidden'): void {
     const it = this.items.get(key('projects', id));
     if (!it) throw new Error('no such item');
     it.hidden = true;
+    it.flag = flag;
   }
 
   /** A project snippet GET /snippets/:id does not show to an admin: listed, movable, but read as 404. */
@@ -271,10 +274,11 @@ export class FakeInstance implements InstanceApi {
   }
 
   /** What a filtered listing holds right now, in GitLab's order for the kind. */
-  private listable(kind: Kind, storage: string): FakeItem[] {
+  private listable(kind: Kind, storage: string, leaveOut?: 'hidden' | 'pending_delete'): FakeItem[] {
     const filtered = !this.opts.ignoreFilter && this.exposes(kind);
     const all = [...this.items.values()].filter(
-      (i) => i.kind === kind && (!filtered || i.storage === storage) && !(i.hidden && this.opts.listsHidden === false),
+      (i) => i.kind === kind && (!filtered || i.storage === storage) && !(i.hidden && this.opts.listsHidden === false) &&
+        !(i.hidden && leaveOut !== undefined && (i.flag ?? 'hidden') === leaveOut),
     );
     // /snippets/all: always newest first, order params ignored; projects (keyset) and groups: id ascending.
     return all.sort((a, b) => (kind === 'snippets' ? b.id - a.id : a.id - b.id));
@@ -296,7 +300,7 @@ export class FakeInstance implements InstanceApi {
         async (q) => {
           this.req('listItemsOnStorage');
           this.listings.push(`id_after=${q.idAfter} per_page=${q.perPage}`);
-          const rest = this.listable(kind, storage).filter((i) => i.id > q.idAfter && (q.idBefore === undefined || i.id < q.idBefore));
+          const rest = this.listable(kind, storage, opts.leaveOut).filter((i) => i.id > q.idAfter && (q.idBefore === undefined || i.id < q.idBefore));
           return { items: this.page(kind, rest.slice(0, q.perPage)), hasNext: rest.length > q.perPage };
         },
         { kind, perPage, afterId: opts.afterId ?? 0, onUnlistable: opts.onUnlistable },

@@ -1,0 +1,163 @@
+/**
+ * The twin's sandbox seed, as text (pure): a YAML seed whose header comment says what was carried
+ * from the dry run and what was not, and the lines of its items file (docs/sandbox.md, "The seed
+ * file": `inventory.items_file`). The orchestrator never imports the sandbox, so the format is
+ * written here from its documentation; test/twin.test.ts loads what this writes in the sandbox.
+ */
+import type { KindAccessMode } from '../api/types.js';
+import type { Kind } from '../plan/types.js';
+import type { Estimate } from '../report/estimate.js';
+import { formatApproxDuration, formatBytes } from '../report/summary.js';
+
+/** The sandbox-only admin token of every twin: useless anywhere but a twin sandbox. */
+export const TWIN_ADMIN_TOKEN = 'glpat-twin-rehearsal-admin-0001';
+/** The namespace of the twin's projects: `twin/project-<id>`. */
+export const TWIN_NAMESPACE = 'twin';
+
+/** The items file's first line (version 1 of the format). */
+export const ITEMS_HEADER = JSON.stringify({
+  shardmove_sandbox_items: 1,
+  columns: ['kind', 'id', 'storage', 'size_bytes', 'hidden', 'pending_delete'],
+  namespace: TWIN_NAMESPACE,
+});
+
+const SANDBOX_KIND: Record<Kind, string> = { projects: 'project', snippets: 'snippet', groups: 'group' };
+const KIND_WORDS: Record<Kind, string> = { projects: 'projects', snippets: 'snippets', groups: 'group wikis' };
+
+/** One item's line in the items file. `storage` is the storage name already as JSON. */
+export function itemLine(kind: Kind, id: number, storageJson: string, sizeBytes: number | null, hidden: boolean, pendingDelete: boolean): string {
+  return `["${SANDBOX_KIND[kind]}",${id},${storageJson},${sizeBytes === null ? 'null' : Math.round(sizeBytes)},${hidden ? 1 : 0},${pendingDelete ? 1 : 0}]`;
+}
+
+/** Items of one kind on one source storage, as carried. */
+export interface TwinCount {
+  kind: Kind;
+  source: string;
+  items: number;
+  /** Items listed with a size, and their sum. */
+  sized: number;
+  bytes: number;
+  maxBytes: number;
+  hidden: number;
+  pendingDelete: number;
+  /** Items whose flag no finished census knows (carried as not flagged). */
+  hiddenUnknown: number;
+  pendingUnknown: number;
+}
+
+/** Everything the seed says, gathered from the checkpoint. */
+export interface TwinSeedInput {
+  planName: string;
+  /** The checkpoint's file name only: a full path can name a host or a person. */
+  checkpointName: string;
+  finishedAt: number | null;
+  version: string | null;
+  /** true EE, false CE, null: the instance did not say (or the checkpoint predates issue 21). */
+  enterprise: boolean | null;
+  access: Partial<Record<Kind, KindAccessMode>>;
+  /** Drains the dry run counted by move records (no number known), as `kind on source`. */
+  byRecords: { kind: Kind; source: string }[];
+  sources: string[];
+  destination: string;
+  weights: Record<string, number> | null;
+  counts: TwinCount[];
+  unlistable: number[];
+  estimate: Estimate & { concurrency: number };
+  /** The items file's name, relative to the seed. */
+  itemsFile: string;
+}
+
+/** Edition and tier as far as pre-flight showed them, with the reason in words. */
+export function editionOf(enterprise: boolean | null, access: Partial<Record<Kind, KindAccessMode>>): { edition: 'ee' | 'ce'; tier: 'free' | 'premium' | 'ultimate' | null; note: string } {
+  if (enterprise === false) return { edition: 'ce', tier: null, note: 'edition ce (GET /metadata), which has no tier' };
+  const ee = enterprise === true ? 'edition ee (GET /metadata)' : 'edition unknown (the checkpoint does not record it: a dry run from before issue 21, or an instance whose /metadata does not say), written as ee';
+  const groups = access.groups;
+  if (groups === 'unsupported') return { edition: 'ee', tier: 'free', note: `${ee}; tier free (the instance has no group wiki moves)` };
+  if (groups === 'listing' || groups === 'records') {
+    return { edition: 'ee', tier: 'premium', note: `${ee}; tier premium (group wiki moves exist: premium or ultimate, which look alike to every request shardmove sends)` };
+  }
+  return { edition: 'ee', tier: 'ultimate', note: `${ee}; tier unknown (the plan moves no group wikis, so pre-flight did not probe for group moves), written as ultimate, the sandbox's default` };
+}
+
+/** A storage name in a comment or a flow sequence: bare when plain, else as JSON (also YAML). */
+const name = (s: string) => (/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(s) ? s : JSON.stringify(s));
+
+/** Every storage the seed must configure: the instance's weighted ones, the plan's, and the items'. */
+export function storagesOf(input: Pick<TwinSeedInput, 'weights' | 'sources' | 'destination' | 'counts'>): string[] {
+  const out = new Set<string>(Object.keys(input.weights ?? {}));
+  for (const s of [...input.sources, input.destination, ...input.counts.map((c) => c.source)]) out.add(s);
+  return [...out];
+}
+
+/** The seed YAML, header comment first. */
+export function renderTwinSeed(input: TwinSeedInput): string {
+  const e = editionOf(input.enterprise, input.access);
+  const storages = storagesOf(input);
+  const c: string[] = [];
+  c.push(
+    `shardmove twin of the instance behind plan "${input.planName}": its shape, not its data.`,
+    `From the dry run checkpoint ${input.checkpointName}${input.finishedAt === null ? '' : `, finished ${new Date(input.finishedAt).toISOString()}`}.`,
+    '',
+    'Names are replaced: no project name, path, user, token, URL or host of the instance is in this',
+    `seed or in its items file (${input.itemsFile}). Each item keeps its kind, id, size and storage, and is`,
+    `named from its id: projects ${TWIN_NAMESPACE}/project-<id>, snippets snippet-<id>, group wikis group-<id>.`,
+    'Storage names are kept: the plan names them.',
+    '',
+    'Rehearse the same plan on it (docs/sandbox.md, "Rehearsing on a twin of your instance"):',
+    `  shardmove sandbox --seed THIS_FILE --port 8080 --speed 100 --workers ${input.estimate.concurrency}`,
+    `  GITLAB_URL=http://127.0.0.1:8080 GITLAB_TOKEN=${TWIN_ADMIN_TOKEN} \\`,
+    `    shardmove run PLAN --state state/${input.planName}.twin.db`,
+    '',
+    'Carried from the dry run:',
+    `  release ${input.version ?? 'unknown (written as the sandbox default)'}; ${e.note}`,
+    `  storages ${storages.map(name).join(', ')}; ${input.weights ? 'weights as the instance had them before the dry run' : 'weights unknown (the sandbox default)'}`,
+  );
+  for (const k of input.counts) c.push(`  ${countLine(k)}`);
+  for (const r of input.byRecords) {
+    c.push(`  ${KIND_WORDS[r.kind]} on ${name(r.source)}: none carried (the instance does not expose their storage; the dry run could not count them)`);
+  }
+  for (const [kind, mode] of Object.entries(input.access) as [Kind, KindAccessMode][]) {
+    if (mode === 'unsupported') c.push(`  ${KIND_WORDS[kind]}: none (the instance cannot move them; the plan's run skips them too)`);
+  }
+  if (input.unlistable.length > 0) c.push(`  ${input.unlistable.length} projects whose listing page answers 500 (instance.unlistable)`);
+  c.push(
+    'Not carried (the checkpoint does not know it):',
+    '  - fork networks: no request a dry run sends shows them, and the sandbox models none',
+    `  - items on storages the plan does not drain (a dry run lists only the sources), and items the dry run found gone`,
+    '  - visibility, commit counts and contents, owners, users and group membership',
+    '  - snippet and group wiki sizes (GitLab lists none: seeded as 10 MB each), groups pending deletion',
+    '  - Geo sites (a dry run reads none: the sandbox\'s default primary and secondary on premium and ultimate)',
+    '  - storage health (every storage is reachable here), Admin Mode, feature flags, token settings',
+    '',
+    `estimate (dry run): ${formatApproxDuration(input.estimate.ms)} at ${input.estimate.concurrency} moves in flight (${input.estimate.assumptions})`,
+  );
+  const lines = c.map((l) => (l === '' ? '#' : `# ${l}`));
+  lines.push(
+    'instance:',
+    ...(input.version ? [`  version: ${JSON.stringify(input.version)}`] : []),
+    `  edition: ${e.edition}`,
+    ...(e.tier ? [`  tier: ${e.tier}`] : []),
+    `  storages: [${storages.map((s) => JSON.stringify(s)).join(', ')}]`,
+    ...(input.weights ? [`  weights: {${Object.entries(input.weights).map(([k, v]) => ` ${JSON.stringify(k)}: ${v}`).join(',')} }`] : []),
+    ...(input.unlistable.length > 0 ? [`  unlistable: [${input.unlistable.join(', ')}]`] : []),
+    'users:',
+    '  - { id: 1, username: twin-admin, name: twin rehearsal, admin: true }',
+    'credentials:',
+    `  - { type: personal, user: twin-admin, name: twin-rehearsal, value: "${TWIN_ADMIN_TOKEN}", scopes: [api, sudo] }`,
+    'inventory:',
+    `  items_file: ${JSON.stringify(input.itemsFile)}`,
+    '',
+  );
+  return lines.join('\n');
+}
+
+function countLine(k: TwinCount): string {
+  const parts = [`${KIND_WORDS[k.kind]} on ${name(k.source)}: ${k.items}`];
+  if (k.kind === 'projects' || k.sized > 0) parts.push(`${formatBytes(k.bytes)} in ${k.sized} with a size${k.sized < k.items ? ` (${k.items - k.sized} unknown: seeded as 10 MB)` : ''}`);
+  else parts.push('sizes unknown');
+  if (k.kind === 'projects') {
+    parts.push(k.hiddenUnknown > 0 ? `hidden unknown for ${k.hiddenUnknown} (no finished census: carried as not hidden)` : `${k.hidden} hidden`);
+    parts.push(k.pendingUnknown > 0 ? `pending deletion unknown for ${k.pendingUnknown} (carried as not pending)` : `${k.pendingDelete} pending deletion`);
+  }
+  return parts.join('; ');
+}

@@ -1,0 +1,154 @@
+/**
+ * `shardmove twin` (issue 21 item 7): a sandbox seed with the shape of the instance a dry run saw,
+ * written from the dry run's checkpoint alone (no request, no credential). The seed is YAML with a
+ * header saying what was carried; the items go to a file beside it, one JSON line each, streamed
+ * from the checkpoint so a million items never sit in memory. Both files are written to temporary
+ * names and renamed, the items file first: a seed is never in place without its items.
+ */
+import { basename } from 'node:path';
+import type { RunContext } from '../machine/types.js';
+import type { Kind } from '../plan/types.js';
+import { estimateDuration } from '../report/estimate.js';
+import { writeFileAtomic } from '../files/atomic.js';
+import { CHECKPOINT_MODE, RuntimeError } from '../runtime/errors.js';
+import type { Checkpoint } from '../store/checkpoint.js';
+import { TWIN_UNFINISHED, TWIN_WRITE_FAILED, TwinError } from './errors.js';
+import { ITEMS_HEADER, itemLine, renderTwinSeed } from './seed-text.js';
+import type { TwinCount, TwinSeedInput } from './seed-text.js';
+
+/** Lines per chunk written to the items file. */
+const CHUNK_LINES = 10_000;
+
+export interface TwinOptions {
+  /** The dry run's checkpoint, opened read-only by the caller. */
+  store: Checkpoint;
+  planName: string;
+  /** The plan's `move.concurrency`, for the estimate; null: the one the dry run used. */
+  concurrency: number | null;
+  /** The seed file; its items file is written beside it. */
+  out: string;
+}
+
+export interface TwinResult {
+  seedFile: string;
+  itemsFile: string;
+  items: number;
+  input: TwinSeedInput;
+}
+
+/** The items file beside a seed: `twin.yaml` -> `twin.items.jsonl`. */
+export function itemsFileFor(out: string): string {
+  return `${out.replace(/\.ya?ml$/i, '')}.items.jsonl`;
+}
+
+/**
+ * The finished dry run's context, or a refusal: a real run's checkpoint (CHECKPOINT_MODE, exit 4:
+ * its items have moved since), or no finished dry run (TWIN_UNFINISHED, exit 1: an unfinished one
+ * may have listed part of a storage, and a twin of half an instance would rehearse the wrong thing).
+ */
+export function finishedDryRun(store: Checkpoint): RunContext {
+  const file = store.file;
+  const saved = store.loadRun();
+  const snap = saved?.snapshot as { status?: unknown; value?: unknown; context?: RunContext } | undefined;
+  const mode = store.mode() ?? (snap?.context ? (snap.context.dryRun ? 'dry-run' : 'run') : null);
+  if (mode === 'run') {
+    throw new RuntimeError(CHECKPOINT_MODE, `refusing: ${file} holds a real run, whose items have moved since it listed them; a twin is made from a dry run's checkpoint (state/<plan>.dry-run.db unless the dry run had --state)`);
+  }
+  if (!snap?.context) {
+    throw new TwinError(TWIN_UNFINISHED, `${file} holds no dry run yet: run \`shardmove run PLAN --dry-run\` first, then make the twin from its checkpoint`);
+  }
+  if (snap.status !== 'done' || snap.value !== 'done') {
+    const c = snap.context;
+    const where = c.error ? `it failed at ${c.error.step}: ${c.error.message}` : `it stopped at ${c.step}`;
+    throw new TwinError(TWIN_UNFINISHED, `the dry run in ${file} has not finished (${where}), so it may have listed only part of the instance: run \`shardmove run PLAN --dry-run\` again until it reports DRY RUN COMPLETE`);
+  }
+  return snap.context;
+}
+
+/** Writes the twin of the finished dry run in `opts.store`: the items file, then the seed. */
+export function writeTwin(opts: TwinOptions): TwinResult {
+  const { store } = opts;
+  const context = finishedDryRun(store);
+  const seedFile = opts.out;
+  const itemsFile = itemsFileFor(seedFile);
+  const counts = new Map<string, TwinCount>();
+  const unlistable = new Set(store.shape.unlistableIds('projects'));
+  const carriedUnlistable: number[] = [];
+  let items = 0;
+  function* lines(): Generator<string> {
+    yield `${ITEMS_HEADER}\n`;
+    const storageJson = new Map<string, string>();
+    let chunk: string[] = [];
+    for (const it of store.shape.items()) {
+      items++;
+      const key = `${it.kind}\n${it.source}`;
+      let c = counts.get(key);
+      if (!c) counts.set(key, (c = { kind: it.kind, source: it.source, items: 0, sized: 0, bytes: 0, maxBytes: 0, hidden: 0, pendingDelete: 0, hiddenUnknown: 0, pendingUnknown: 0 }));
+      c.items++;
+      if (it.sizeBytes !== null) {
+        c.sized++;
+        c.bytes += it.sizeBytes;
+        c.maxBytes = Math.max(c.maxBytes, it.sizeBytes);
+      }
+      if (it.kind === 'projects') {
+        if (it.hidden === null) c.hiddenUnknown++;
+        else if (it.hidden) c.hidden++;
+        if (it.pendingDelete === null) c.pendingUnknown++;
+        else if (it.pendingDelete) c.pendingDelete++;
+        if (unlistable.has(it.id)) carriedUnlistable.push(it.id);
+      }
+      let s = storageJson.get(it.source);
+      if (s === undefined) storageJson.set(it.source, (s = JSON.stringify(it.source)));
+      chunk.push(itemLine(it.kind, it.id, s, it.sizeBytes, it.hidden === true, it.pendingDelete === true));
+      if (chunk.length === CHUNK_LINES) {
+        yield `${chunk.join('\n')}\n`;
+        chunk = [];
+      }
+    }
+    if (chunk.length > 0) yield `${chunk.join('\n')}\n`;
+  }
+  write(itemsFile, lines());
+  const all = [...counts.values()].sort((a, b) => kindOrder(a.kind) - kindOrder(b.kind) || a.source.localeCompare(b.source));
+  const concurrency = opts.concurrency ?? dryRunConcurrency(store) ?? 10;
+  const estimate = estimateDuration({
+    items,
+    bytes: all.reduce((a, c) => a + c.bytes, 0),
+    sized: all.reduce((a, c) => a + c.sized, 0),
+    maxBytes: all.reduce((a, c) => Math.max(a, c.maxBytes), 0),
+    concurrency,
+  });
+  const input: TwinSeedInput = {
+    planName: opts.planName,
+    checkpointName: basename(store.file),
+    finishedAt: store.lastEventOf(['run.finished'])?.at ?? null,
+    version: context.instanceVersion,
+    enterprise: context.enterprise ?? null,
+    access: context.access ?? {},
+    byRecords: Object.values(context.drains).filter((d) => d.byRecords).map((d) => ({ kind: d.kind, source: d.source })),
+    sources: context.sources,
+    destination: context.destination,
+    weights: context.previousWeights,
+    counts: all,
+    unlistable: carriedUnlistable,
+    estimate: { ...estimate, concurrency },
+    itemsFile: basename(itemsFile),
+  };
+  write(seedFile, renderTwinSeed(input));
+  return { seedFile, itemsFile, items, input };
+}
+
+const kindOrder = (k: Kind) => ['projects', 'snippets', 'groups'].indexOf(k);
+
+/** The concurrency the dry run estimated with (its `drain.dry_run` events), if any. */
+function dryRunConcurrency(store: Checkpoint): number | null {
+  const e = store.lastEventOf(['drain.dry_run']);
+  return typeof e?.data.concurrency === 'number' ? e.data.concurrency : null;
+}
+
+function write(file: string, text: string | Iterable<string>): void {
+  try {
+    writeFileAtomic(file, text, { mode: 0o644 });
+  } catch (err) {
+    throw new TwinError(TWIN_WRITE_FAILED, `cannot write ${file}: ${(err as Error).message}`, { cause: err });
+  }
+}

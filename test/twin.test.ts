@@ -1,0 +1,246 @@
+/**
+ * Issue 21 item 7, the twin: a dry run against sandbox A, `shardmove twin`, sandbox B on the twin's
+ * seed, then a real run of the same plan against B. Judged from the sandboxes' own databases: B
+ * holds the same counts and project sizes per kind and source storage as A, the same hidden and
+ * pending-delete projects, and none of A's names, paths, users, tokens, URL or host. Then the
+ * command's refusals, each on a copy of the dry run's checkpoint.
+ */
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDocument } from 'yaml';
+import { openDatabase } from '../src/sandbox/db.js';
+import { applySeed, loadSeed, parseSeed } from '../src/sandbox/seed.js';
+import { parseSeedItems } from '../src/sandbox/seed-items.js';
+import { ITEMS_HEADER, itemLine, renderTwinSeed } from '../src/twin/seed-text.js';
+import type { TwinSeedInput } from '../src/twin/seed-text.js';
+import { openCheckpoint } from '../src/store/checkpoint.js';
+import { fromDb, runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import type { SandboxProcess } from './support/cli-harness.js';
+
+const TWIN_TOKEN = 'glpat-twin-rehearsal-admin-0001';
+const SOURCES = ['nfs-1', 'nfs-2', 'default'];
+/** A's own names, which must not reach the twin. */
+const SECRET_NAMES = ['payroll-service', 'acme-internal', 'old-website', 'acme-legacy', 'kernel-mirror', 'acme-finance-wiki', 'Alice Liddell', 'Bob Builder', 'ops-admin'];
+
+let dir: string;
+let a: SandboxProcess;
+let aDb: string;
+let plan: string;
+let dryState: string;
+let dryRunOut: string;
+
+beforeAll(async () => {
+  dir = tempDir('twin');
+  const seedFile = writeSeed(dir, { projects: 120, snippets: 15, groups: 8 });
+  const doc = parseDocument(readFileSync(seedFile, 'utf8'));
+  doc.setIn(['inventory', 'generate', 'hidden_fraction'], 0.1);
+  doc.setIn(['inventory', 'generate', 'pending_delete_fraction'], 0.05);
+  doc.setIn(['inventory', 'projects'], doc.createNode([
+    { id: 500, name: 'payroll-service', namespace: 'acme-internal', storage: 'nfs-2', size_mb: 3500, hidden: true },
+    { id: 501, name: 'old-website', namespace: 'acme-legacy', storage: 'nfs-1', size_mb: 0.5, pending_delete: true },
+    { id: 502, name: 'kernel-mirror', namespace: 'acme-internal', storage: 'cluster', size_mb: 900 },
+  ]));
+  doc.setIn(['inventory', 'groups'], doc.createNode([{ id: 50, name: 'acme-finance-wiki', storage: 'nfs-1', pending_delete: true }]));
+  writeFileSync(seedFile, doc.toString());
+  aDb = join(dir, 'a.db');
+  // On 127.0.0.2, so that A's host is not the rehearsal's 127.0.0.1 and its absence from the seed means something.
+  a = await startSandboxProcess(['--host', '127.0.0.2', '--seed', seedFile, '--db', aDb]);
+  plan = writePlan(dir, { name: 'twin-it', from: SOURCES, concurrency: 20 });
+  const dry = await runCli(['run', plan, '--dry-run'], { cwd: dir, env: sandboxEnv(a.url) });
+  expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+  dryRunOut = dry.stdout;
+  dryState = join(dir, 'state', 'twin-it.dry-run.db');
+}, 60_000);
+
+afterAll(async () => {
+  await a?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * Per kind and storage: count and (projects) summed size in bytes as the API reports it
+ * (`statistics.repository_size`, whole bytes); hidden and pending-delete project ids.
+ */
+function shape(db: string, storages: string[]) {
+  const rows = fromDb<{ kind: string; storage: string; n: number; bytes: number }>(db,
+    `SELECT kind, storage, COUNT(*) AS n, SUM(ROUND(size_mb * 1048576)) AS bytes FROM items WHERE storage IN (${storages.map(() => '?').join(',')}) GROUP BY kind, storage ORDER BY kind, storage`, ...storages);
+  const flagged = (col: string) => fromDb<{ id: number }>(db, `SELECT id FROM items WHERE kind = 'project' AND ${col} = 1 AND storage IN (${storages.map(() => '?').join(',')}) ORDER BY id`, ...storages).map((r) => r.id);
+  return {
+    counts: rows.map((r) => ({ kind: r.kind, storage: r.storage, n: r.n, ...(r.kind === 'project' ? { bytes: r.bytes } : {}) })),
+    hidden: flagged('hidden'),
+    pending: flagged('pending_delete'),
+  };
+}
+
+/** A copy of the dry run's checkpoint (and its WAL, if the run left one) to change or break. */
+function copyOfDryRun(name: string): string {
+  const file = join(dir, `${name}.db`);
+  copyFileSync(dryState, file);
+  if (existsSync(`${dryState}-wal`)) copyFileSync(`${dryState}-wal`, `${file}-wal`);
+  return file;
+}
+
+describe('shardmove twin (issue 21 item 7)', () => {
+  it('writes a seed with A\'s shape and none of its names; the same plan then runs on B, which holds what A held', { timeout: 120_000 }, async () => {
+    const outDir = join(dir, 'out dir');
+    mkdirSync(outDir);
+    const twin = await runCli(['twin', plan, '--out', join('out dir', 'twin seed.yaml')], { cwd: dir });
+    expect(twin.code, twin.stdout + twin.stderr).toBe(0);
+    const seedFile = join(outDir, 'twin seed.yaml');
+    const itemsFile = join(outDir, 'twin seed.items.jsonl');
+    const text = readFileSync(seedFile, 'utf8') + readFileSync(itemsFile, 'utf8');
+
+    // Nothing of A: names, namespaces, users, tokens, its URL and host.
+    const aSeed = loadSeed(join(dir, 'seed.yaml'));
+    const secrets = [
+      ...SECRET_NAMES, a.url, new URL(a.url).host, new URL(a.url).hostname,
+      ...aSeed.users.flatMap((u) => [u.username, u.name ?? u.username]),
+      ...aSeed.credentials.flatMap((c) => [c.value, c.access_token, c.refresh_token].filter((v): v is string => v !== undefined)),
+      ...aSeed.applications.flatMap((x) => [x.uid, x.secret]),
+    ];
+    expect(secrets.filter((s) => text.includes(s))).toEqual([]);
+    expect(readFileSync(seedFile, 'utf8')).toMatch(/^# shardmove twin of the instance behind plan "twin-it"/);
+    expect(readFileSync(seedFile, 'utf8')).toContain('fork networks: no request a dry run sends shows them');
+
+    // B on the twin's seed, on the rehearsal's address, at a hundred times the speed.
+    const bDb = join(dir, 'b.db');
+    const b = await startSandboxProcess(['--seed', seedFile, '--db', bDb, '--speed', '200', '--workers', '20']);
+    try {
+      const fromA = shape(aDb, SOURCES);
+      const fromB = shape(bDb, SOURCES);
+      expect(fromB).toEqual(fromA);
+      expect(fromA.hidden).toContain(500);
+      expect(fromA.pending).toContain(501);
+      // Items on the destination are not in a dry run's listing, so not in the twin.
+      expect(fromDb(bDb, "SELECT id FROM items WHERE storage = 'cluster'")).toEqual([]);
+
+      // The exact plan, pointed at B by its ${VAR}s, with a checkpoint of its own.
+      const run = await runCli(['run', plan, '--state', 'state/twin-it.twin.db'], { cwd: dir, env: { SHARDMOVE_URL: b.url, SHARDMOVE_TOKEN: TWIN_TOKEN } });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const moved = fromDb<{ kind: string; storage: string; n: number }>(bDb,
+        `SELECT i.kind, m.source AS storage, COUNT(*) AS n FROM moves m JOIN items i ON i.kind = m.kind AND i.id = m.item_id
+         WHERE m.state = 'finished' AND i.storage = 'cluster' GROUP BY i.kind, m.source ORDER BY i.kind, m.source`);
+      expect(moved).toEqual(fromA.counts.map(({ kind, storage, n }) => ({ kind, storage, n })));
+      const hiddenMoved = fromDb<{ id: number }>(bDb, "SELECT id FROM items WHERE kind = 'project' AND hidden = 1 AND storage = 'cluster' ORDER BY id").map((r) => r.id);
+      expect(hiddenMoved).toEqual(fromA.hidden);
+
+      // The dry run's estimate beside the rehearsal's span, from B's own move records.
+      const [span] = fromDb<{ first: string; last: string }>(bDb, "SELECT MIN(created_at) AS first, MAX(updated_at) AS last FROM moves WHERE state = 'finished'");
+      const estimate = /estimate \(dry run\): (.*)/.exec(twin.stdout)?.[1];
+      expect(estimate).toBeDefined();
+      expect(dryRunOut).toContain('estimated duration:');
+      console.log(`estimate (dry run): ${estimate}; rehearsal span: ${((Date.parse(span!.last) - Date.parse(span!.first)) / 1000).toFixed(1)} s at --speed 200`);
+    } finally {
+      await b.stop();
+    }
+  });
+
+  it('refuses to replace files without --force, a missing directory, and no --out (exit 2), writing nothing', async () => {
+    const out = join(dir, 'exists.yaml');
+    writeFileSync(out, 'mine\n');
+    const refused = await runCli(['twin', plan, '--out', out], { cwd: dir });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('exists; pass --force to replace it');
+    expect(readFileSync(out, 'utf8')).toBe('mine\n');
+    const forced = await runCli(['twin', plan, '--out', out, '--force'], { cwd: dir });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(readFileSync(out, 'utf8')).toContain('items_file: "exists.items.jsonl"');
+
+    const itemsOnly = join(dir, 'items-left.yaml');
+    writeFileSync(join(dir, 'items-left.items.jsonl'), 'mine\n');
+    expect((await runCli(['twin', plan, '--out', itemsOnly], { cwd: dir })).code).toBe(2);
+    expect(existsSync(itemsOnly)).toBe(false);
+
+    const missing = await runCli(['twin', plan, '--out', join('no such dir', 'twin.yaml')], { cwd: dir });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('does not exist');
+    expect((await runCli(['twin', plan], { cwd: dir })).code).toBe(2);
+  });
+
+  it('refuses a real run\'s checkpoint (exit 4), and one a live run holds (exit 4)', async () => {
+    const real = join(dir, 'real.db');
+    const store = openCheckpoint(real);
+    store.claimMode('run');
+    store.close();
+    const res = await runCli(['twin', plan, '--state', real, '--out', 'real-twin.yaml'], { cwd: dir });
+    expect(res.code, res.stderr).toBe(4);
+    expect(res.stderr).toContain('holds a real run');
+    expect(existsSync(join(dir, 'real-twin.yaml'))).toBe(false);
+
+    const locked = copyOfDryRun('locked');
+    const db = openCheckpoint(locked);
+    db.acquireLock({ pid: process.pid, host: hostname(), startedAt: Date.now() }, () => true);
+    try {
+      const held = await runCli(['twin', plan, '--state', locked, '--out', 'locked-twin.yaml'], { cwd: dir });
+      expect(held.code, held.stderr).toBe(4);
+      expect(held.stderr).toContain('is locked by pid');
+    } finally {
+      db.releaseLock();
+      db.close();
+    }
+  });
+
+  it('refuses no checkpoint, a corrupt one and an unfinished dry run (exit 1)', async () => {
+    const none = await runCli(['twin', plan, '--state', 'nothing.db', '--out', 'x.yaml'], { cwd: dir });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no checkpoint at');
+
+    const corrupt = join(dir, 'corrupt.db');
+    writeFileSync(corrupt, 'this is not SQLite, just text long enough to look like a file'.repeat(100));
+    const bad = await runCli(['twin', plan, '--state', corrupt, '--out', 'x.yaml'], { cwd: dir });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('is not a shardmove checkpoint');
+
+    const unfinished = copyOfDryRun('unfinished');
+    const store = openCheckpoint(unfinished);
+    const saved = store.loadRun()!;
+    const snap = saved.snapshot as { status: string; value: string; context: { step: string } };
+    store.saveRun({ ...saved, snapshot: { ...snap, status: 'active', value: 'drain', context: { ...snap.context, step: 'drain' } } });
+    store.close();
+    const half = await runCli(['twin', plan, '--state', unfinished, '--out', 'x.yaml'], { cwd: dir });
+    expect(half.code).toBe(1);
+    expect(half.stderr).toContain('has not finished (it stopped at drain)');
+    expect(existsSync(join(dir, 'x.yaml'))).toBe(false);
+  });
+
+  it('writes a seed the sandbox loads when the dry run found nothing to move', async () => {
+    const empty = copyOfDryRun('empty');
+    const store = openCheckpoint(empty);
+    (store as unknown as { db: { exec(sql: string): void } }).db.exec('DELETE FROM items');
+    store.close();
+    const res = await runCli(['twin', plan, '--state', empty, '--out', 'empty.yaml'], { cwd: dir });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain('items: 0');
+    const db = openDatabase();
+    applySeed(db, loadSeed(join(dir, 'empty.yaml')), Date.now());
+    expect(fromMemory(db)).toBe(0);
+  });
+});
+
+describe('the twin\'s seed format, as the sandbox reads it', () => {
+  const input = (over: Partial<TwinSeedInput>): TwinSeedInput => ({
+    planName: 'p', checkpointName: 'p.dry-run.db', finishedAt: null, version: '16.2.0', enterprise: true, access: {}, byRecords: [],
+    sources: ['nfs-1'], destination: 'cluster', weights: { 'nfs-1': 100 }, counts: [], unlistable: [],
+    estimate: { ms: 0, basis: 'count', assumptions: 'nothing to move', concurrency: 10 }, itemsFile: 'p.items.jsonl', ...over,
+  });
+  const lines = [ITEMS_HEADER, itemLine('projects', 7, '"nfs-1"', 5, true, false), itemLine('groups', 2, '"nfs 2"', null, false, true)].join('\n');
+
+  it.each([
+    ['EE, tier unknown, an unlistable project, a storage with a space', input({ unlistable: [7], sources: ['nfs-1', 'nfs 2'] }), { edition: 'ee', tier: 'ultimate' }],
+    ['EE Free', input({ access: { groups: 'unsupported' }, sources: ['nfs-1', 'nfs 2'] }), { edition: 'ee', tier: 'free' }],
+    ['CE, release unknown', input({ enterprise: false, version: null, sources: ['nfs-1', 'nfs 2'] }), { edition: 'ce', tier: 'free', version: '17.11.0' }],
+  ])('%s', (_name, seedInput, expected) => {
+    const seed = parseSeed(renderTwinSeed(seedInput));
+    expect(seed.instance).toMatchObject(expected);
+    const parsed = parseSeedItems(lines, 'p.items.jsonl', seed);
+    // Hidden projects do not exist on CE: the sandbox refuses them, and a CE census finds none.
+    expect(parsed.problems).toEqual(seedInput.enterprise === false ? ['p.items.jsonl:2: project 7: hidden projects exist only in the enterprise edition (edition: ee)'] : []);
+    expect(seed.users.map((u) => u.username)).toEqual(['twin-admin']);
+  });
+});
+
+function fromMemory(db: ReturnType<typeof openDatabase>): number {
+  return (db.prepare('SELECT COUNT(*) AS n FROM items').get() as { n: number }).n;
+}
