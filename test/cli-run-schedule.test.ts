@@ -8,7 +8,7 @@ import { appendFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { DAYS } from '../src/schedule/windows.js';
+import { DAYS } from '../src/time/windows.js';
 import { runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
 
 function count(db: string, query: string): number {

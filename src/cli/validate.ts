@@ -9,7 +9,7 @@ import { formatProblem } from '../plan/errors.js';
 import { loadPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
 import { scheduleOf } from '../schedule/gate.js';
-import { formatWindowTime, openWindow, upcomingWindows } from '../schedule/windows.js';
+import { formatWindowTime, openWindow, upcomingWindows } from '../time/windows.js';
 import { isCopyPlanFile } from '../plan/copy-load.js';
 import { validateCopyPlan } from './copy-status.js';
 import type { CommandContext } from './context.js';

@@ -12,13 +12,12 @@ import { formatPlanDuration } from './durations.js';
 import type { FieldDoc, FieldTable, JsonSchema, SectionContext } from './field-table.js';
 import { duration, integer, readEnum } from './fields.js';
 import { DURATION_PATTERN, ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-schema.js';
-import { THROTTLE_DEFAULTS } from '../schedule/gate.js';
-import { WINDOW_PATTERN } from '../schedule/windows.js';
+import { WINDOW_PATTERN } from '../time/windows.js';
 import { PAUSE_AFTER_DOC, PAUSE_AFTER_SCHEMA, readPauseAfter } from './breaker-field.js';
 import { readSchedule, readThrottle } from './schedule-fields.js';
 import type { Reader } from './reader.js';
 import type { Kind } from './values.js';
-import { KINDS } from './values.js';
+import { KINDS, THROTTLE_DEFAULTS } from './values.js';
 
 const NAME_RE = /^[a-z0-9][a-z0-9_-]*$/;
 const DAY = 86_400_000;

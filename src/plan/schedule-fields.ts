@@ -17,10 +17,10 @@
  */
 import type { Node } from 'yaml';
 import { isScalar } from 'yaml';
-import { THROTTLE_DEFAULTS } from '../schedule/gate.js';
-import { WindowSyntaxError, isTimeZone, parseWindow } from '../schedule/windows.js';
+import { WindowSyntaxError, isTimeZone, parseWindow } from '../time/windows.js';
 import { duration } from './fields.js';
 import type { Entry, Reader } from './reader.js';
+import { THROTTLE_DEFAULTS } from './values.js';
 import type { PlanSchedule, ThrottlePlan } from './values.js';
 
 export const SCHEDULE_FIELDS = ['timezone', 'windows'];

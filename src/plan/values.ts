@@ -41,7 +41,18 @@ export interface ThrottlePlan {
   decrease: number;
 }
 
-/** `schedule:`: maintenance windows in an IANA zone (src/schedule/windows.ts). */
+/** What `throttle: {}` turns on: the defaults of every throttle key (docs/plan.md shows them). */
+export const THROTTLE_DEFAULTS: Readonly<ThrottlePlan> = Object.freeze({
+  latencyP90Ms: 2_000,
+  maxFailureRate: 0.2,
+  max429Rate: 0.05,
+  durationDrift: 3,
+  healthEveryMs: 30_000,
+  increaseEveryMs: 30_000,
+  decrease: 0.5,
+});
+
+/** `schedule:`: maintenance windows in an IANA zone (src/time/windows.ts). */
 export interface PlanSchedule {
   timezone: string;
   /** As written, each already checked by the loader. */

@@ -4,8 +4,8 @@
  * the estimate and "nothing was changed". Pure text from data.
  */
 import type { FinalState } from '../events/vocabulary.js';
-import type { Schedule } from '../schedule/windows.js';
-import { formatWindowTime, upcomingWindows } from '../schedule/windows.js';
+import type { Schedule } from '../time/windows.js';
+import { formatWindowTime, upcomingWindows } from '../time/windows.js';
 import type { GeoOutput, RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';

@@ -3,7 +3,7 @@
  * a summary line every 10 seconds, so CI logs stay readable.
  */
 import type { CapData } from '../events/vocabulary.js';
-import { formatWindowTime } from '../schedule/windows.js';
+import { formatWindowTime } from '../time/windows.js';
 import type { StatusSummary } from '../store/types.js';
 import { formatApproxDuration, progressByKind, rateAndEta } from './summary.js';
 

@@ -13,7 +13,7 @@ import { formatProblem } from '../plan/errors.js';
 import type { Plan } from '../plan/types.js';
 import { createGate, scheduleOf } from '../schedule/gate.js';
 import type { SchedulingGate } from '../schedule/gate.js';
-import { formatWindowTime, nextChange, openWindow } from '../schedule/windows.js';
+import { formatWindowTime, nextChange, openWindow } from '../time/windows.js';
 import { LeaseLostError } from '../store/errors.js';
 import { isLeaseLostError } from '../store/lease.js';
 import type { CheckpointStore, LockHolder, RunControl } from '../store/types.js';

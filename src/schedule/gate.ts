@@ -15,19 +15,9 @@
  * from the ceiling and learns within a poll or two, and the windows are a function of the clock.
  */
 import type { InstanceApi } from '../api/types.js';
-import type { Plan, ThrottlePlan } from '../plan/types.js';
-import { nextChange, openWindow, parseWindow } from './windows.js';
-import type { Schedule } from './windows.js';
-
-export const THROTTLE_DEFAULTS: ThrottlePlan = {
-  latencyP90Ms: 2_000,
-  maxFailureRate: 0.2,
-  max429Rate: 0.05,
-  durationDrift: 3,
-  healthEveryMs: 30_000,
-  increaseEveryMs: 30_000,
-  decrease: 0.5,
-};
+import type { Plan } from '../plan/types.js';
+import { nextChange, openWindow, parseWindow } from '../time/windows.js';
+import type { Schedule } from '../time/windows.js';
 
 /** The samples each signal is judged on. */
 const SAMPLES = 50;
