@@ -202,9 +202,20 @@ async function get(agent: Agent, url: string): Promise<{ status: number; text: s
   return { status: res.statusCode, text: await res.body.text() };
 }
 
+/** Whether this process's own log says it bound `listen` (both log it at info level once listening). */
+function saysListening(proc: Proc, listen: string): boolean {
+  try {
+    return new RegExp(`msg="Listening on" address=${listen.replaceAll('.', '\\.')}(\\s|$)`, 'm').test(readFileSync(proc.log, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Starts `bin` on a free loopback port and waits until `readyPath` answers 200. A start that exits
- * with EADDRINUSE (the port was taken after we looked) is retried on another port.
+ * Starts `bin` on a free loopback port and waits until its log says it listens there and
+ * `readyPath` answers 200 (the log first: a process that lost the port to another server must not
+ * be taken for the server that answers). A start that exits with EADDRINUSE (the port was taken
+ * after we looked) is retried on another port.
  */
 async function startOnFreePort(
   agent: Agent,
@@ -223,7 +234,7 @@ async function startOnFreePort(
     void proc.exited.then((c) => (exitCode = c));
     for (;;) {
       if (exitCode !== undefined) break;
-      const ok = await get(agent, `${url}${readyPath}`).then((r) => r.status === 200, () => false);
+      const ok = saysListening(proc, listen) && (await get(agent, `${url}${readyPath}`).then((r) => r.status === 200, () => false));
       if (ok) return { proc, url };
       if (Date.now() > deadline) {
         await stopProc(proc);
@@ -292,7 +303,6 @@ export async function startPrometheusStack(opts: PrometheusStackOptions): Promis
         '--collector.textfile',
         `--collector.textfile.directory=${opts.textfileDir}`,
         '--web.disable-exporter-metrics',
-        '--log.level=warn',
       ],
       '/metrics',
       join(dir, 'node-exporter.log'),
@@ -306,7 +316,7 @@ export async function startPrometheusStack(opts: PrometheusStackOptions): Promis
       agent,
       'prometheus',
       bins.prometheus,
-      (listen) => [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=${listen}`, '--log.level=warn'],
+      (listen) => [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=${listen}`],
       '/-/ready',
       join(dir, 'prometheus.log'),
       deadline,
