@@ -8,6 +8,7 @@ import type { RunContext } from '../machine/types.js';
 import { NO_CONTROL } from '../store/types.js';
 import type { RunControl, SavedRun, StatusSummary } from '../store/types.js';
 import type { KindProgress } from './summary.js';
+import { diskPaths } from './disk-paths.js';
 import { formatApproxDuration, orphanLines, progressByKind, rateAndEta } from './summary.js';
 
 /** The run lock as `status` found it: who holds it and whether that process is alive. */
@@ -46,8 +47,11 @@ export interface StatusReport {
   remaining: number;
   stuck: StatusSummary['stuck'];
   quarantined: StatusSummary['quarantined'];
-  /** Moved items whose source copy is left behind (cleanup failed, or failed after the switch). */
-  orphans: NonNullable<StatusSummary['orphans']>;
+  /**
+   * Moved items whose source copy is left behind (cleanup failed, or failed after the switch), with
+   * the copy's paths on its storage (hashed storage; relative to the storage's path).
+   */
+  orphans: (NonNullable<StatusSummary['orphans']>[number] & { diskPaths: string[] })[];
   warnings: string[];
   previousWeights: Record<string, number> | null;
   /** The operator's live overrides (`shardmove control`) and the plan's own cap. */
@@ -130,7 +134,7 @@ export function buildStatusReport(
     remaining: rate.remaining,
     stuck: summary.stuck,
     quarantined: summary.quarantined,
-    orphans: summary.orphans ?? [],
+    orphans: (summary.orphans ?? []).map((o) => ({ ...o, diskPaths: diskPaths(o.kind, o.id) })),
     warnings: c?.warnings ?? [],
     previousWeights: c?.previousWeights ?? null,
     control: { ...(summary.control ?? NO_CONTROL), planConcurrency },

@@ -4,6 +4,7 @@
  */
 import type { Kind } from '../plan/types.js';
 import type { OrphanCopy, StatusSummary } from '../store/types.js';
+import { diskPaths } from './disk-paths.js';
 
 export interface KindProgress {
   kind: Kind;
@@ -99,6 +100,9 @@ export function orphanLines(orphans: readonly OrphanCopy[] | undefined): string[
   return [
     '',
     `Source copies left behind (${orphans.length}): moved, but a copy stays on the old storage; nothing deletes it`,
-    ...orphans.map((o) => `  ${o.kind} ${o.id} ${o.name}: copy left on ${o.source} (move ${o.moveId ?? '?'} ${o.moveState === 'failed' ? 'failed after the switch' : o.moveState})`),
+    ...orphans.flatMap((o) => [
+      `  ${o.kind} ${o.id} ${o.name}: copy left on ${o.source} (move ${o.moveId ?? '?'} ${o.moveState === 'failed' ? 'failed after the switch' : o.moveState})`,
+      `    at ${diskPaths(o.kind, o.id).join(', ')} (relative to ${o.source}'s path; those that exist)`,
+    ]),
   ];
 }

@@ -22,6 +22,7 @@ const summary: StatusSummary = {
   movedLast10Min: 4,
   total: 5,
   stuck: [],
+  orphans: [{ kind: 'projects', id: 1, name: 'g/p1', source: 'nfs-1', moveId: 1, moveState: 'cleanup failed' }],
 };
 
 /** Three project moves (one failed then retried), one snippet move, a cap change and a pause. */
@@ -102,6 +103,14 @@ describe('buildReportData', () => {
     // The data's own "<" cannot close its script element.
     expect(html.split('<script type="application/json"')[1]!.split('</script>')[0]).not.toContain('<');
     expect(escapeHtml(`a&"'`)).toBe('a&#38;&#34;&#39;');
+  });
+
+  it('lists the source copies left behind with their hashed paths, and names weights restore for the way back', () => {
+    const html = renderHtmlReport(build());
+    expect(html).toContain('Source copies left behind (1)');
+    expect(html).toContain('@hashed/6b/86/6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b.git');
+    expect(html).toContain('shardmove weights restore PLAN --state /x/it.db');
+    expect(html).not.toContain('PUT <code>');
   });
 });
 

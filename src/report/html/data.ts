@@ -88,6 +88,8 @@ export interface ReportData {
   kinds: KindRow[];
   storages: StorageRow[];
   quarantined: StatusReport['quarantined'];
+  /** Copies left on the source storages (cleanup failed, or failed after the switch), with their paths. */
+  orphans: StatusReport['orphans'];
   stuck: StatusReport['stuck'];
   weights: { before: Record<string, number> | null; after: Record<string, number> | null; written: boolean };
   verification: { planned: boolean; result: VerifyOutput | null };
@@ -216,6 +218,7 @@ export function buildReportData(input: ReportInput): ReportData {
     kinds: kindRows(status, spans, retries),
     storages: storageRows(status),
     quarantined: status.quarantined,
+    orphans: status.orphans,
     stuck: status.stuck,
     weights: { before: c?.previousWeights ?? null, after: c?.newWeights ?? null, written: c?.weightsWritten ?? false },
     verification: { planned: c?.verify ?? true, result: c?.verification ?? null },

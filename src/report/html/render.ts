@@ -67,7 +67,10 @@ function weights(d: ReportData): string {
   if (!before && !after) return '<p>Not known: the run did not get as far as the weights.</p>';
   const names = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])].sort();
   const rows = names.map((n) => [n, before?.[n] ?? '–', after?.[n] ?? '–']);
-  const note = written && before ? '<p class="note">To roll back, PUT <code>repository_storages_weighted</code> back to the "before" values.</p>' : '';
+  const note =
+    written && before
+      ? `<p class="note">To put the "before" values back: <code>shardmove weights restore PLAN --state ${escapeHtml(d.checkpoint)}</code> (it shows the change and asks first).</p>`
+      : '';
   return table('weights', ['Storage', 'Before', 'After'], rows, [false, true, true]) + note;
 }
 
@@ -143,6 +146,20 @@ export function renderHtmlReport(d: ReportData): string {
           d.quarantined.map((q) => [q.kind, q.id, q.name, q.source, q.attempts, q.reason]),
           [false, true, false, false, true, false],
         );
+  const orphans =
+    d.orphans.length === 0
+      ? ''
+      : section(
+          'orphans-section',
+          `Source copies left behind (${d.orphans.length})`,
+          '<p class="note">Moved, but a copy of the repository stays on the old storage (the move ended <code>cleanup failed</code>, or failed after the switch). Nothing deletes them: check each path on the storage, then remove it.</p>' +
+            table(
+              'orphans',
+              ['Kind', 'Id', 'Name', 'Left on', 'Move', 'Paths (relative to the storage)'],
+              d.orphans.map((o) => [o.kind, o.id, o.name, o.source, `${o.moveId ?? '?'} ${o.moveState === 'failed' ? 'failed after the switch' : o.moveState}`, o.diskPaths.join(' ')]),
+              [false, true, false, false, false, false],
+            ),
+        );
   const stuck =
     d.stuck.length === 0
       ? ''
@@ -172,6 +189,7 @@ ${section('durations-section', 'Move durations', `<p class="note">From the POST'
 ${section('kinds-section', 'By kind', kinds)}
 ${section('storages-section', 'By source storage', storages)}
 ${section('quarantined-section', `Quarantined (${d.quarantined.length})`, quarantined)}
+${orphans}
 ${stuck}
 ${section('weights-section', 'Weights', weights(d))}
 ${section('verification-section', 'Verification', verification(d))}
