@@ -64,6 +64,12 @@ copy:
     expect(problems(`${base}  target: { path: /c }\n  backup: { path: /d }\n`)).toEqual([expect.stringContaining('[backup-path-backup-only]')]);
   });
 
+  it('nested deeper than 32 levels are refused at once, with the position (issue 19)', () => {
+    const text = `version: 1\nname: x\ncopy: ${'['.repeat(999_000)}`;
+    expect(problems(text)).toEqual(['3:38 : YAML nested deeper than 32 levels (mappings and lists inside each other); a plan needs 3']);
+    expect(isCopyPlanText(text)).toBe(false);
+  });
+
   it('are refused by the move-plan loader with a pointer to `shardmove copy`', () => {
     expect(() => parsePlanText(ISSUE_EXAMPLE, 'c.yaml', { env: {} })).toThrow(/3:1: copy: this is a copy plan: run it with `shardmove copy PLAN`/);
   });

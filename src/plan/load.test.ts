@@ -167,6 +167,20 @@ describe('parsePlanText: every problem at once, with positions', () => {
     expect(problems('a: b: hunter2\n').join('\n')).not.toContain('hunter2');
   });
 
+  it('answers a plan nested deeper than 32 levels with that one problem, where it happens (issue 19)', () => {
+    // Just under the 1 MB cap. Before: 582 s and 1.19 GB, then "Maximum call stack size exceeded".
+    expect(problems(`version: 1\na: ${'['.repeat(999_000)}`)).toEqual([
+      '2:35  YAML nested deeper than 32 levels (mappings and lists inside each other); a plan needs 3',
+    ]);
+  });
+
+  it('looks for the ${VAR} hint on a long broken line in one pass (issue 19)', () => {
+    // The hint's regex retried from every bracket to the end of the line: minutes for this one.
+    const line = `a: [${'[], '.repeat(100_000)}] ]`;
+    expect(problems(`version: 1\n${line}\n`)).toEqual(['2:400007  YAML: Unexpected flow-seq-end token in YAML stream']);
+    expect(problems('version: 1\na: [[], [], ${X}] ]\n')).toEqual([expect.stringMatching(/quote references: "\$\{VAR\}"\)$/)]);
+  });
+
   it('reports missing required fields', () => {
     expect(problems('version: 1\n')).toEqual([
       '1:1 name missing required field name',

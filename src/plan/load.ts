@@ -7,7 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Document, Node } from 'yaml';
-import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
+import { LineCounter, isMap, isPair, isScalar, isSeq } from 'yaml';
 import type { PlanProblem } from './errors.js';
 import { PlanError, PlanFileError } from './errors.js';
 import { hashPlan } from './hash.js';
@@ -17,6 +17,7 @@ import { runRules } from './rules.js';
 import { readPlanTree } from './schema.js';
 import { findTokenLike, redact } from './secrets.js';
 import type { Plan } from './types.js';
+import { parseYaml } from './yaml-input.js';
 
 /** A plan ready to run. */
 export interface LoadedPlan {
@@ -79,7 +80,9 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
   const r = new Reader(file, text, lineCounter, opts.env, opts.baseDir ?? dirname(resolve(file)), opts.readFile ?? readSecretFileFromDisk, opts.resolveSecrets ?? true);
   let result: ReturnType<typeof readPlanTree> | undefined;
   try {
-    const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false });
+    const { doc, tooDeep } = parseYaml(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false });
+    // Nothing past the point where it nests too deep was read: that one problem is the answer.
+    if (tooDeep) throw new PlanError(file, [tooDeepProblem(r, tooDeep)]);
     reportYamlErrors(r, text, [...doc.errors, ...doc.warnings]);
     // A copy plan (issue 12) has its own loader (copy-load.ts); say so instead of listing its fields as unknown.
     const copyKey = doc.errors.length === 0 ? topLevelKey(doc, 'copy') : undefined;
@@ -98,6 +101,7 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
     }
     scanForTokens(r, text, doc);
   } catch (err) {
+    if (err instanceof PlanError) throw err;
     // A bug in the walker must still come out as a plan problem, not a crash with a stack.
     r.error('', { line: 1, col: 1 }, `could not read the plan (${err instanceof Error ? err.name : 'error'}); please report this`);
   }
@@ -156,6 +160,15 @@ function isValid(invalid: ReadonlySet<string>, path: string): boolean {
   return true;
 }
 
+/**
+ * The one problem of a plan nested too deep (MAX_NESTING): nothing else is reported, since the rest
+ * of the file was never composed.
+ */
+export function tooDeepProblem(r: Reader, tooDeep: { offset: number; max: number }): PlanProblem {
+  const message = `YAML nested deeper than ${tooDeep.max} levels (mappings and lists inside each other); a plan needs 3`;
+  return { file: r.file, ...r.posAt(tooDeep.offset), path: '', message, severity: 'error' };
+}
+
 /** At most this many YAML syntax errors are shown: after the first few, the parser mostly reports its own confusion. */
 const MAX_YAML_ERRORS = 10;
 
@@ -189,8 +202,23 @@ function yamlMessage(code: string, message: string, line: string): string {
   if (code === 'DUPLICATE_KEY') return 'duplicate key: each field may appear once';
   const first = message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '').replace(/: ".*"$/s, '');
   // `{ url: ${X} }` is the classic trap: in flow style, `{` inside a plain scalar opens a mapping.
-  const hint = /[{[][^'"]*\$\{/.test(line) ? ' (inside { } or [ ], quote references: "${VAR}")' : '';
+  const hint = hasUnquotedRefInFlow(line) ? ' (inside { } or [ ], quote references: "${VAR}")' : '';
   return `YAML: ${first}${hint}`;
+}
+
+/**
+ * Whether a `{` or `[` is followed by `${` with no quote between them. One pass: the regex
+ * /[{[][^'"]*\$\{/ says the same but retries from every bracket, quadratic on a long line.
+ */
+function hasUnquotedRefInFlow(line: string): boolean {
+  let open = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === '{' || c === '[') open = true;
+    else if (c === '"' || c === "'") open = false;
+    else if (open && c === '$' && line[i + 1] === '{') return true;
+  }
+  return false;
 }
 
 /**

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { LineCounter, parseDocument } from 'yaml';
+import { readFileSync } from 'node:fs';
+import { MAX_NESTING, parseYaml } from './yaml-input.js';
+
+const parse = (text: string) => {
+  const lineCounter = new LineCounter();
+  const got = parseYaml(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
+  return { ...got, at: (offset: number) => lineCounter.linePos(offset) };
+};
+
+/** Where parseYaml says the text nests too deep, as line:col; undefined when it does not. */
+function tooDeep(text: string): string | undefined {
+  const got = parse(text);
+  if (!got.tooDeep) return undefined;
+  const { line, col } = got.at(got.tooDeep.offset);
+  return `${line}:${col}`;
+}
+
+describe('parseYaml: nesting (issue 19, item 7)', () => {
+  it('reads what the yaml package reads, with the same errors', () => {
+    for (const file of ['plans/example.yaml', 'plans/demo.yaml', 'plans/copy-example.yaml', 'plans/sandbox.yaml']) {
+      const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+      expect(parse(text).doc?.toJS()).toEqual(parseDocument(text).toJS());
+    }
+    for (const text of ['a: [\n', 'a: b: c\n', 'a: 1\na: 2\n', 'a: 1\n---\nb: 2\n', '', '# only a comment\n']) {
+      const ours = parse(text).doc!;
+      const theirs = parseDocument(text, { prettyErrors: false, uniqueKeys: true, strict: true });
+      expect(ours.errors.map((e) => [e.code, e.pos])).toEqual(theirs.errors.map((e) => [e.code, e.pos]));
+      expect(ours.toJS()).toEqual(theirs.toJS());
+    }
+  });
+
+  it(`takes ${MAX_NESTING} levels and refuses the next one where it opens, in any style`, () => {
+    // The top-level mapping is the first level.
+    expect(tooDeep(`a: ${'['.repeat(MAX_NESTING - 1)}${']'.repeat(MAX_NESTING - 1)}\n`)).toBeUndefined();
+    expect(tooDeep(`a: ${'['.repeat(MAX_NESTING)}${']'.repeat(MAX_NESTING)}\n`)).toBe(`1:${4 + MAX_NESTING - 1}`);
+    expect(tooDeep(`a: ${'{b: '.repeat(MAX_NESTING)}1${'}'.repeat(MAX_NESTING)}\n`)).toBe(`1:${4 + 4 * (MAX_NESTING - 1)}`);
+    // Block mappings: line n (1-based) opens level n, indented n - 1.
+    const block = Array.from({ length: MAX_NESTING + 1 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' 1\n';
+    expect(tooDeep(block)).toBe(`${MAX_NESTING + 1}:${MAX_NESTING + 1}`);
+    expect(tooDeep(Array.from({ length: MAX_NESTING }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' 1\n')).toBeUndefined();
+    // Compact sequences on one line: `- - - x`.
+    expect(tooDeep(`a:\n  ${'- '.repeat(MAX_NESTING)}x\n`)).toBe(`2:${3 + 2 * (MAX_NESTING - 1)}`);
+    // Brackets in quotes, comments, block scalars and plain scalars are text, not nesting.
+    expect(tooDeep(`a: "${'['.repeat(100)}"\nb: x${'['.repeat(100)}\nc: |\n  ${'- '.repeat(100)}\n# ${'{'.repeat(100)}\n`)).toBeUndefined();
+  });
+
+  it('answers a 1 MB file of brackets with the position of the first level too deep', () => {
+    // Before: minutes of parsing, then "Maximum call stack size exceeded" from the composer.
+    expect(tooDeep(`a: ${'['.repeat(999_990)}`)).toBe(`1:${4 + MAX_NESTING - 1}`);
+    expect(tooDeep(`a:\n${'  - '.repeat(250_000)}x\n`)).toBe(`2:${3 + 4 * (MAX_NESTING - 1)}`);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * What the plan loaders do with a file before the schema sees it: parse the YAML with bounded
+ * cost. The yaml package's composer recurses once per level of nesting, so a hostile file under
+ * the 1 MB cap (half a million `[`) overflows the stack after a long parse. Here nesting is counted
+ * on the parser's stack while the text is tokenised, and the parse stops at the first level too
+ * deep. The sandbox's seed loader has its own copy (src/sandbox/yaml-input.ts): the sandbox
+ * imports nothing from the orchestrator.
+ */
+import type { Document, DocumentOptions, LineCounter, ParseOptions, SchemaOptions } from 'yaml';
+import { Composer, Lexer, Parser, YAMLParseError } from 'yaml';
+
+/**
+ * The deepest nesting of mappings and lists a plan may have. A plan nests three (the top-level
+ * mapping > `instance` > `oauth`; the top level > `schedule` > `windows`), so 32 is ten times what
+ * any plan needs, while the composer's recursion (a few frames per level) stays tiny.
+ */
+export const MAX_NESTING = 32;
+
+/** How many levels of mappings and lists are open on the parser's stack. */
+function openCollections(stack: Parser['stack']): number {
+  let n = 0;
+  for (const token of stack) if (token.type === 'block-map' || token.type === 'block-seq' || token.type === 'flow-collection') n += 1;
+  return n;
+}
+
+/** Where the first collection nested deeper than `max` starts. */
+function tooDeepAt(stack: Parser['stack'], max: number): number {
+  let n = 0;
+  for (const token of stack) {
+    if (token.type !== 'block-map' && token.type !== 'block-seq' && token.type !== 'flow-collection') continue;
+    n += 1;
+    if (n > max) return token.offset;
+  }
+  return stack.at(-1)?.offset ?? 0;
+}
+
+export type YamlOptions = ParseOptions & DocumentOptions & SchemaOptions;
+
+/** The parsed document, or where the text nests deeper than allowed (nothing is composed then). */
+export type ParsedYaml = { doc: Document.Parsed; tooDeep?: undefined } | { tooDeep: { offset: number; max: number }; doc?: undefined };
+
+/**
+ * `parseDocument` from the yaml package, with a bound on nesting: deeper than `maxNesting` stops
+ * the parse where it happens, before the composer (which recurses per level) sees any of it.
+ * Errors and positions are otherwise the package's own.
+ */
+export function parseYaml(text: string, options: YamlOptions & { lineCounter: LineCounter }, maxNesting = MAX_NESTING): ParsedYaml {
+  const { lineCounter } = options;
+  const parser = new Parser(lineCounter.addNewLine);
+  const composer = new Composer(options);
+  let tooDeep: number | undefined;
+  function* tokens() {
+    // What Parser.parse does, one lexeme at a time so that the stack can be looked at in between.
+    lineCounter.addNewLine(0);
+    for (const lexeme of new Lexer().lex(text)) {
+      yield* parser.next(lexeme);
+      // The stack holds the document and at most a scalar or two besides the open collections.
+      if (parser.stack.length > maxNesting && openCollections(parser.stack) > maxNesting) {
+        tooDeep = tooDeepAt(parser.stack, maxNesting);
+        return;
+      }
+    }
+    yield* parser.end();
+  }
+  let doc: Document.Parsed | undefined;
+  for (const next of composer.compose(tokens(), true, text.length)) {
+    if (!doc) doc = next;
+    else {
+      // As parseDocument: one document per file.
+      doc.errors.push(new YAMLParseError([next.range[0], next.range[1]], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
+      break;
+    }
+  }
+  if (tooDeep !== undefined) return { tooDeep: { offset: tooDeep, max: maxNesting } };
+  // compose(..., forceDoc = true) always yields a document.
+  return { doc: doc! };
+}
