@@ -1,13 +1,14 @@
 /**
  * What the plan loaders do with a file before the schema sees it: parse the YAML with bounded
- * cost. The yaml package's composer recurses once per level of nesting, so a hostile file under
- * the 1 MB cap (half a million `[`) overflows the stack after a long parse. Here nesting is counted
- * on the parser's stack while the text is tokenised, and the parse stops at the first level too
- * deep. The sandbox's seed loader has its own copy (src/sandbox/yaml-input.ts): the sandbox
+ * cost. The yaml package's composer recurses once per level of nesting and checks duplicate keys by
+ * scanning every earlier key of the mapping, so a hostile file under the 1 MB cap (half a million
+ * `[`, a hundred thousand keys) costs minutes or a stack overflow. Here nesting is counted on the
+ * parser's stack while the text is tokenised, the parse stops at the first level too deep, and
+ * duplicate keys are found in linear time. The sandbox's seed loader has its own copy (src/sandbox/yaml-input.ts): the sandbox
  * imports nothing from the orchestrator.
  */
 import type { Document, DocumentOptions, LineCounter, ParseOptions, SchemaOptions } from 'yaml';
-import { Composer, Lexer, Parser, YAMLParseError } from 'yaml';
+import { Composer, Lexer, Parser, YAMLParseError, isMap, isScalar, visit } from 'yaml';
 
 /**
  * The deepest nesting of mappings and lists a plan may have. A plan nests three (the top-level
@@ -40,14 +41,17 @@ export type YamlOptions = ParseOptions & DocumentOptions & SchemaOptions;
 export type ParsedYaml = { doc: Document.Parsed; tooDeep?: undefined } | { tooDeep: { offset: number; max: number }; doc?: undefined };
 
 /**
- * `parseDocument` from the yaml package, with a bound on nesting: deeper than `maxNesting` stops
- * the parse where it happens, before the composer (which recurses per level) sees any of it.
- * Errors and positions are otherwise the package's own.
+ * `parseDocument` from the yaml package, with two bounds on its cost: nesting deeper than
+ * `maxNesting` stops the parse where it happens, before the composer (which recurses per level)
+ * sees any of it, and duplicate keys (`uniqueKeys`, on unless false) are found with one set per
+ * mapping instead of the composer's scan of every earlier key. Errors and positions are otherwise
+ * the package's own.
  */
 export function parseYaml(text: string, options: YamlOptions & { lineCounter: LineCounter }, maxNesting = MAX_NESTING): ParsedYaml {
   const { lineCounter } = options;
   const parser = new Parser(lineCounter.addNewLine);
-  const composer = new Composer(options);
+  // Duplicate keys are looked for afterwards: the composer compares each key with every earlier one.
+  const composer = new Composer({ ...options, uniqueKeys: false });
   let tooDeep: number | undefined;
   function* tokens() {
     // What Parser.parse does, one lexeme at a time so that the stack can be looked at in between.
@@ -73,5 +77,35 @@ export function parseYaml(text: string, options: YamlOptions & { lineCounter: Li
   }
   if (tooDeep !== undefined) return { tooDeep: { offset: tooDeep, max: maxNesting } };
   // compose(..., forceDoc = true) always yields a document.
-  return { doc: doc! };
+  const parsed = doc!;
+  if (options.uniqueKeys !== false) addDuplicateKeyErrors(parsed);
+  return { doc: parsed };
+}
+
+/**
+ * Reports each key that repeats an earlier key of its mapping, as the composer would with
+ * `uniqueKeys: true` (scalars with the same value), at the repeated key. One set per mapping.
+ */
+function addDuplicateKeyErrors(doc: Document.Parsed): void {
+  const found: YAMLParseError[] = [];
+  visit(doc, {
+    Map(_, map) {
+      if (!isMap(map)) return;
+      const seen = new Set<unknown>();
+      for (const pair of map.items) {
+        const key = pair.key;
+        // NaN is never equal to itself (the composer compares with ===).
+        if (!isScalar(key) || key.value !== key.value) continue;
+        if (!seen.has(key.value)) {
+          seen.add(key.value);
+          continue;
+        }
+        const at = key.range?.[0] ?? map.range?.[0] ?? 0;
+        found.push(new YAMLParseError([at, at + 1], 'DUPLICATE_KEY', 'Map keys must be unique'));
+      }
+    },
+  });
+  if (found.length === 0) return;
+  // In file order among the parser's own errors.
+  doc.errors = [...doc.errors, ...found].sort((a, b) => a.pos[0] - b.pos[0]);
 }
