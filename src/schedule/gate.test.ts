@@ -50,6 +50,12 @@ describe('plan: schedule and throttle sections', () => {
     ]);
   });
 
+  it('refuses a window that ends when it starts at its line:col (issue 19)', () => {
+    expect(problems('schedule:\n  windows:\n    - "Mon-Fri 22:00-06:00"\n    - daily 03:00-03:00\n')).toEqual([
+      '12:7 schedule.windows[1] "daily 03:00-03:00" ends when it starts; for a schedule that is always open write "daily 00:00-24:00" (or leave out schedule), for 24 hours from a time write a span such as "Mon 03:00-Tue 03:00"',
+    ]);
+  });
+
   it('refuses a schedule without windows and unknown fields', () => {
     expect(problems('schedule:\n  timezone: UTC\n').join('\n')).toMatch(/schedule\.windows list at least one window/);
     expect(problems('throttle:\n  latency: 2s\n').join('\n')).toMatch(/throttle\.latency/);
