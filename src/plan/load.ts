@@ -236,24 +236,32 @@ export function scanForTokens(r: Reader, text: string, doc: Document): void {
 /** The dotted path of the deepest node whose source range holds `offset`; undefined outside all of them. */
 function pathAt(node: Node | null, offset: number, path: string): string | undefined {
   if (!node?.range || offset < node.range[0] || offset >= node.range[2]) return undefined;
+  // Items are in file order: only the last one that starts at or before the offset can hold it.
   if (isMap(node)) {
-    for (const pair of node.items) {
-      if (!isPair(pair)) continue;
-      const key = pair.key as Node | null;
-      const name = isScalar(key) ? String(key.value) : '?';
-      const child = path ? `${path}.${name}` : name;
-      if (key?.range && offset >= key.range[0] && offset < key.range[2]) return child;
-      const found = pathAt(pair.value as Node | null, offset, child);
-      if (found !== undefined) return found;
-    }
-    return path;
+    const pair = node.items[lastStartingBy(node.items, (p) => (p.key as Node | null)?.range?.[0], offset)];
+    if (!pair) return path;
+    const key = pair.key as Node | null;
+    const name = isScalar(key) ? String(key.value) : '?';
+    const child = path ? `${path}.${name}` : name;
+    if (key?.range && offset >= key.range[0] && offset < key.range[2]) return child;
+    return pathAt(pair.value as Node | null, offset, child) ?? path;
   }
   if (isSeq(node)) {
-    for (const [i, item] of (node.items as Node[]).entries()) {
-      const found = pathAt(item, offset, `${path}[${i}]`);
-      if (found !== undefined) return found;
-    }
-    return path;
+    const items = node.items as Node[];
+    const i = lastStartingBy(items, (item) => item?.range?.[0], offset);
+    return (i >= 0 ? pathAt(items[i]!, offset, `${path}[${i}]`) : undefined) ?? path;
   }
   return path;
+}
+
+/** By binary search, the index of the last item (in file order) that starts at or before `offset`; -1 when none does. */
+function lastStartingBy<T>(items: readonly T[], startOf: (item: T) => number | undefined, offset: number): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((startOf(items[mid]!) ?? 0) <= offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
 }

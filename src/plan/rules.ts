@@ -74,9 +74,12 @@ export const sourcesUnique: PlanRule = {
   check({ plan, valid }) {
     if (!valid('move.from')) return [];
     const out: RuleFinding[] = [];
+    // A map of first places, not indexOf per item: quadratic on a long list.
+    const first = new Map<string, number>();
     plan.move.from.forEach((s, i) => {
-      const first = plan.move.from.indexOf(s);
-      if (first !== i) out.push(error(`move.from[${i}]`, `${JSON.stringify(s)} is already listed as move.from[${first}]`));
+      const at = first.get(s);
+      if (at === undefined) first.set(s, i);
+      else out.push(error(`move.from[${i}]`, `${JSON.stringify(s)} is already listed as move.from[${at}]`));
     });
     return out;
   },
