@@ -352,6 +352,23 @@ describe('loadPlan', () => {
     });
   });
 
+  it('refuses bytes that are not UTF-8 at the line:col of the first one, instead of reading them as U+FFFD (issue 19)', async () => {
+    // `name: caf` then Latin-1 é (0xE9), as an editor saving in the wrong encoding writes it.
+    writeFileSync(join(dir, 'latin1.yaml'), Buffer.concat([Buffer.from(MINIMAL.replace('name: retire-nfs', 'name: caf')), Buffer.from([0xe9]), Buffer.from('\n')]));
+    const offset = Buffer.byteLength(MINIMAL.replace('name: retire-nfs', 'name: caf'));
+    await expect(loadPlan('latin1.yaml', { env: ENV, cwd: dir })).rejects.toMatchObject({
+      problems: [{ file: 'latin1.yaml', line: 9, col: 1, path: '', message: `not UTF-8 (byte 0xe9 at offset ${offset}); save the plan as UTF-8` }],
+    });
+    // In the middle of a line, after characters of several bytes: the column counts characters.
+    writeFileSync(join(dir, 'mid.yaml'), Buffer.concat([Buffer.from(`${MINIMAL}# café ☕ `), Buffer.from([0xff]), Buffer.from('\n')]));
+    await expect(loadPlan('mid.yaml', { env: ENV, cwd: dir })).rejects.toMatchObject({
+      problems: [{ line: 9, col: 10, message: expect.stringMatching(/^not UTF-8 \(byte 0xff at offset \d+\)/) }],
+    });
+    // UTF-8 with a byte order mark is fine.
+    writeFileSync(join(dir, 'bom.yaml'), `\uFEFF${MINIMAL}# café ☕\n`);
+    expect((await loadPlan('bom.yaml', { env: ENV, cwd: dir })).plan.name).toBe('retire-nfs');
+  });
+
   it('refuses a plan that is a directory or over 1 MB, and a token file that is a directory, before reading them', async () => {
     mkdirSync(join(dir, 'a-dir'));
     await expect(loadPlan('a-dir', { env: ENV, cwd: dir })).rejects.toMatchObject({

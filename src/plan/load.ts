@@ -17,7 +17,7 @@ import { runRules } from './rules.js';
 import { readPlanTree } from './schema.js';
 import { findTokenLike, redact } from './secrets.js';
 import type { Plan } from './types.js';
-import { parseYaml } from './yaml-input.js';
+import { decodeUtf8, parseYaml } from './yaml-input.js';
 
 /** A plan ready to run. */
 export interface LoadedPlan {
@@ -134,16 +134,24 @@ export async function loadPlan(
  */
 export async function readPlanFile(file: string, cwd: string): Promise<{ abs: string; text: string }> {
   const abs = resolve(cwd, file);
+  let bytes: Buffer;
   try {
     const st = await stat(abs);
     if (!st.isFile()) throw new PlanFileError('ENOTFILE', abs);
     if (st.size > MAX_PLAN_BYTES) throw new PlanFileError('EFBIG', abs);
-    return { abs, text: await readFile(abs, 'utf8') };
+    bytes = await readFile(abs);
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : 'error';
     const why = code === 'ENOENT' ? 'no such file' : code === 'EFBIG' ? 'larger than 1 MB, not a plan' : `cannot read it (${code})`;
     throw new PlanError(file, [{ file, line: 1, col: 1, path: '', message: why, severity: 'error' }]);
   }
+  // Not readFile(abs, 'utf8'): it turns bytes that are not UTF-8 into U+FFFD, and the plan would load.
+  const { text, notUtf8 } = decodeUtf8(bytes);
+  if (notUtf8) {
+    const message = `not UTF-8 (byte 0x${notUtf8.byte.toString(16).padStart(2, '0')} at offset ${notUtf8.offset}); save the plan as UTF-8`;
+    throw new PlanError(file, [{ file, line: notUtf8.line, col: notUtf8.col, path: '', message, severity: 'error' }]);
+  }
+  return { abs, text };
 }
 
 /** The key node of a top-level field, when the document is a mapping that has it. */

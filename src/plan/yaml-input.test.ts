@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LineCounter, parseDocument } from 'yaml';
 import { readFileSync } from 'node:fs';
-import { MAX_NESTING, parseYaml } from './yaml-input.js';
+import { MAX_NESTING, decodeUtf8, parseYaml } from './yaml-input.js';
 
 const parse = (text: string) => {
   const lineCounter = new LineCounter();
@@ -60,5 +60,28 @@ describe('parseYaml: duplicate keys (issue 19)', () => {
     const keys = Array.from({ length: 100_000 }, (_, i) => `  k${i}: 1\n`).join('');
     const got = parse(`a:\n${keys}  k5: 2\n`);
     expect(got.doc?.errors.map((e) => [e.code, got.at(e.pos[0])])).toEqual([['DUPLICATE_KEY', { line: 100_002, col: 3 }]]);
+  });
+});
+
+describe('decodeUtf8 (issue 19)', () => {
+  const bytes = (...parts: Array<string | number[]>) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+  const where = (b: Buffer) => decodeUtf8(b).notUtf8;
+
+  it('decodes UTF-8, keeping a byte order mark for the YAML parser', () => {
+    expect(decodeUtf8(bytes('a: é ☕ 𝄞\n')).text).toBe('a: é ☕ 𝄞\n');
+    expect(decodeUtf8(bytes([0xef, 0xbb, 0xbf], 'a: 1\n')).text).toBe('\uFEFFa: 1\n');
+  });
+
+  it('finds the first byte that is not UTF-8: its offset, line, column in characters, and value', () => {
+    expect(where(bytes('a: 1\nb: é', [0xff], ' x\n'))).toEqual({ offset: 10, line: 2, col: 5, byte: 0xff });
+    // A lone continuation byte, a sequence cut short, an overlong form, a surrogate, a lead byte past U+10FFFF.
+    expect(where(bytes('ab', [0x80]))).toEqual({ offset: 2, line: 1, col: 3, byte: 0x80 });
+    expect(where(bytes('ab', [0xc3, 0x41], 'c'))).toEqual({ offset: 2, line: 1, col: 3, byte: 0xc3 });
+    expect(where(bytes('ab', [0xe2, 0x98]))).toEqual({ offset: 2, line: 1, col: 3, byte: 0xe2 });
+    expect(where(bytes('ab', [0xc0, 0x80]))).toEqual({ offset: 2, line: 1, col: 3, byte: 0xc0 });
+    expect(where(bytes('ab', [0xed, 0xa0, 0x80]))).toEqual({ offset: 2, line: 1, col: 3, byte: 0xed });
+    expect(where(bytes('ab', [0xf5, 0x80, 0x80, 0x80]))).toEqual({ offset: 2, line: 1, col: 3, byte: 0xf5 });
+    // After a four-byte character (two UTF-16 units, as the YAML parser's columns count).
+    expect(where(bytes('𝄞', [0xfe]))).toEqual({ offset: 4, line: 1, col: 3, byte: 0xfe });
   });
 });

@@ -1,6 +1,6 @@
 /**
- * What the plan loaders do with a file before the schema sees it: parse the YAML with bounded
- * cost. The yaml package's composer recurses once per level of nesting and checks duplicate keys by
+ * What the plan loaders do with a file before the schema sees it: decode the bytes as strict
+ * UTF-8, and parse the YAML with bounded cost. The yaml package's composer recurses once per level of nesting and checks duplicate keys by
  * scanning every earlier key of the mapping, so a hostile file under the 1 MB cap (half a million
  * `[`, a hundred thousand keys) costs minutes or a stack overflow. Here nesting is counted on the
  * parser's stack while the text is tokenised, the parse stops at the first level too deep, and
@@ -16,6 +16,65 @@ import { Composer, Lexer, Parser, YAMLParseError, isMap, isScalar, visit } from 
  * any plan needs, while the composer's recursion (a few frames per level) stays tiny.
  */
 export const MAX_NESTING = 32;
+
+/** Where the first byte that is not UTF-8 is: its byte offset, 1-based line and column (in characters), and the byte. */
+export interface NotUtf8 {
+  offset: number;
+  line: number;
+  col: number;
+  byte: number;
+}
+
+const STRICT = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Decodes a file's bytes as UTF-8, refusing anything else: a byte that is not UTF-8 would otherwise
+ * become U+FFFD and be accepted silently. A byte order mark stays in the text (the YAML parser reads
+ * it), as it did with `readFile(file, 'utf8')`. The position is looked for only on failure.
+ */
+export function decodeUtf8(bytes: Uint8Array): { text: string; notUtf8?: undefined } | { notUtf8: NotUtf8; text?: undefined } {
+  try {
+    return { text: STRICT.decode(bytes) };
+  } catch {
+    return { notUtf8: firstNonUtf8(bytes) };
+  }
+}
+
+/** Decodes `bytes[0, end)` as the start of a longer text: true unless it holds a malformed sequence. */
+function prefixIsUtf8(bytes: Uint8Array, end: number): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(0, end), { stream: true });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function firstNonUtf8(bytes: Uint8Array): NotUtf8 {
+  // The shortest prefix the decoder refuses ends at the byte where it noticed (binary search).
+  let lo = 0;
+  let hi = bytes.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (prefixIsUtf8(bytes, mid + 1)) lo = mid + 1;
+    else hi = mid;
+  }
+  // A sequence cut short (`C3 41`, or the file's last bytes) is noticed after its first byte: report that one.
+  let offset = lo;
+  let text = '';
+  for (let back = 0; back <= 3 && back <= lo; back++) {
+    try {
+      text = STRICT.decode(bytes.subarray(0, lo - back));
+      offset = lo - back;
+      break;
+    } catch {
+      // a multi-byte sequence still open at this end: step back over it
+    }
+  }
+  let line = 1;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) line += 1;
+  return { offset, line, col: text.length - (text.lastIndexOf('\n') + 1) + 1, byte: bytes[offset] ?? 0 };
+}
 
 /** How many levels of mappings and lists are open on the parser's stack. */
 function openCollections(stack: Parser['stack']): number {
