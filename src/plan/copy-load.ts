@@ -9,7 +9,7 @@ import type { Node } from 'yaml';
 import { LineCounter } from 'yaml';
 import type { PlanProblem } from './errors.js';
 import { PlanError } from './errors.js';
-import { readPlanFile, reportYamlErrors, scanForTokens, tooDeepProblem, topLevelKey } from './load.js';
+import { PLAN_YAML_LIMITS, limitProblem, readPlanFile, reportYamlErrors, scanForTokens, topLevelKey } from './load.js';
 import { Reader } from './reader.js';
 import { readCopyPlanTree } from './copy-schema.js';
 import type { CopyPlan } from './copy-types.js';
@@ -26,11 +26,11 @@ export interface LoadedCopyPlan {
 
 /**
  * Whether the text is a copy plan (a mapping with a top-level `copy`); false for anything unparsable
- * or nested too deep (the move loader then reports why).
+ * or over the YAML limits (the move loader then reports why).
  */
 export function isCopyPlanText(text: string): boolean {
   try {
-    const { doc } = parseYaml(text, { lineCounter: new LineCounter(), uniqueKeys: false });
+    const { doc } = parseYaml(text, { lineCounter: new LineCounter(), uniqueKeys: false }, PLAN_YAML_LIMITS);
     return doc !== undefined && topLevelKey(doc, 'copy') !== undefined;
   } catch {
     return false;
@@ -44,8 +44,8 @@ export function parseCopyPlanText(text: string, file: string, opts: { env: Reado
   const r = new Reader(file, text, lineCounter, opts.env, opts.baseDir ?? dirname(resolve(file)), () => undefined, false);
   let plan: CopyPlan | undefined;
   try {
-    const { doc, tooDeep } = parseYaml(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false });
-    if (tooDeep) throw new PlanError(file, [tooDeepProblem(r, tooDeep)]);
+    const { doc, over } = parseYaml(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false }, PLAN_YAML_LIMITS);
+    if (over) throw new PlanError(file, [limitProblem(r, over)]);
     reportYamlErrors(r, text, [...doc.errors, ...doc.warnings]);
     if (doc.errors.length === 0) plan = readCopyPlanTree(r, (doc.contents ?? null) as Node | null);
     scanForTokens(r, text, doc);

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PlanError } from './errors.js';
 import type { ParsePlanOptions } from './load.js';
-import { loadPlan, parsePlanText } from './load.js';
+import { LineCounter } from 'yaml';
+import { loadPlan, parsePlanText, reportYamlErrors } from './load.js';
+import { Reader } from './reader.js';
 
 const ENV = { GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 'glpat-Zx8Kd2mQpL0vZ7rT4yWnB' };
 
@@ -174,10 +176,26 @@ describe('parsePlanText: every problem at once, with positions', () => {
     ]);
   });
 
+  it('answers a plan of more than 50,000 YAML tokens with that one problem, where it passes the bound (issue 19)', () => {
+    // A plan under 1 MB of list items or keys took seconds to parse and walk; the example plan has 230 tokens.
+    expect(problems(`version: 1\nname: x\nmove:\n  from: [${'a, '.repeat(300_000)}a]\n`)).toEqual([
+      '4:37491  more than 50000 YAML tokens (keys, values, brackets, comments ...); a plan has a few hundred',
+    ]);
+    expect(problems(`version: 1\n${Array.from({ length: 100_000 }, (_, i) => `k${i}: 1\n`).join('')}`)).toEqual([
+      '7143:8  more than 50000 YAML tokens (keys, values, brackets, comments ...); a plan has a few hundred',
+    ]);
+  });
+
   it('looks for the ${VAR} hint on a long broken line in one pass (issue 19)', () => {
-    // The hint's regex retried from every bracket to the end of the line: minutes for this one.
-    const line = `a: [${'[], '.repeat(100_000)}] ]`;
-    expect(problems(`version: 1\n${line}\n`)).toEqual(['2:400007  YAML: Unexpected flow-seq-end token in YAML stream']);
+    // The hint's regex retried from every bracket to the end of the line: minutes for this one. A
+    // plan cannot hold it any more (more than 50,000 tokens), so the error is given directly.
+    const text = `version: 1\na: [${'[], '.repeat(150_000)}] ]\n`;
+    const lineCounter = new LineCounter();
+    lineCounter.addNewLine(0);
+    lineCounter.addNewLine(11);
+    const r = new Reader('plan.yaml', text, lineCounter, {}, '/plans', () => undefined);
+    reportYamlErrors(r, text, [{ code: 'UNEXPECTED_TOKEN', message: 'Unexpected flow-seq-end token', pos: [text.length - 2, text.length - 1] }]);
+    expect(r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual(['2:600007 YAML: Unexpected flow-seq-end token']);
     expect(problems('version: 1\na: [[], [], ${X}] ]\n')).toEqual([expect.stringMatching(/quote references: "\$\{VAR\}"\)$/)]);
   });
 

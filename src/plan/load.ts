@@ -17,7 +17,8 @@ import { runRules } from './rules.js';
 import { readPlanTree } from './schema.js';
 import { findTokenLike, redact } from './secrets.js';
 import type { Plan } from './types.js';
-import { decodeUtf8, parseYaml } from './yaml-input.js';
+import type { YamlLimitHit } from './yaml-input.js';
+import { MAX_NESTING, decodeUtf8, parseYaml } from './yaml-input.js';
 
 /** A plan ready to run. */
 export interface LoadedPlan {
@@ -80,9 +81,9 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
   const r = new Reader(file, text, lineCounter, opts.env, opts.baseDir ?? dirname(resolve(file)), opts.readFile ?? readSecretFileFromDisk, opts.resolveSecrets ?? true);
   let result: ReturnType<typeof readPlanTree> | undefined;
   try {
-    const { doc, tooDeep } = parseYaml(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false });
-    // Nothing past the point where it nests too deep was read: that one problem is the answer.
-    if (tooDeep) throw new PlanError(file, [tooDeepProblem(r, tooDeep)]);
+    const { doc, over } = parseYaml(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false }, PLAN_YAML_LIMITS);
+    // Nothing past the limit was read: that one problem is the answer.
+    if (over) throw new PlanError(file, [limitProblem(r, over)]);
     reportYamlErrors(r, text, [...doc.errors, ...doc.warnings]);
     // A copy plan (issue 12) has its own loader (copy-load.ts); say so instead of listing its fields as unknown.
     const copyKey = doc.errors.length === 0 ? topLevelKey(doc, 'copy') : undefined;
@@ -169,12 +170,22 @@ function isValid(invalid: ReadonlySet<string>, path: string): boolean {
 }
 
 /**
- * The one problem of a plan nested too deep (MAX_NESTING): nothing else is reported, since the rest
- * of the file was never composed.
+ * What YAML a plan may be, besides at most 1 MB: nested at most MAX_NESTING levels (plans need 3)
+ * and at most this many tokens (keys, values, brackets, spaces, comments ...). The example plan has
+ * 230; the bound keeps a hostile plan under the size cap (a million `[]`, a hundred thousand keys or
+ * list items) from costing seconds to parse and walk.
  */
-export function tooDeepProblem(r: Reader, tooDeep: { offset: number; max: number }): PlanProblem {
-  const message = `YAML nested deeper than ${tooDeep.max} levels (mappings and lists inside each other); a plan needs 3`;
-  return { file: r.file, ...r.posAt(tooDeep.offset), path: '', message, severity: 'error' };
+export const PLAN_YAML_LIMITS = { maxNesting: MAX_NESTING, maxTokens: 50_000 } as const;
+
+/**
+ * The one problem of a plan over a YAML limit (PLAN_YAML_LIMITS): nothing else is reported, since
+ * the rest of the file was never composed.
+ */
+export function limitProblem(r: Reader, over: YamlLimitHit): PlanProblem {
+  const message = over.limit === 'nesting'
+    ? `YAML nested deeper than ${over.max} levels (mappings and lists inside each other); a plan needs 3`
+    : `more than ${over.max} YAML ${over.limit} (keys, values, brackets, comments ...); a plan has a few hundred`;
+  return { file: r.file, ...r.posAt(over.offset), path: '', message, severity: 'error' };
 }
 
 /** At most this many YAML syntax errors are shown: after the first few, the parser mostly reports its own confusion. */

@@ -1,21 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { LineCounter, parseDocument } from 'yaml';
 import { readFileSync } from 'node:fs';
+import type { YamlLimits } from './yaml-input.js';
 import { MAX_NESTING, decodeUtf8, parseYaml } from './yaml-input.js';
 
-const parse = (text: string) => {
+const parse = (text: string, limits: YamlLimits = {}) => {
   const lineCounter = new LineCounter();
-  const got = parseYaml(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
+  const got = parseYaml(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true }, limits);
   return { ...got, at: (offset: number) => lineCounter.linePos(offset) };
 };
 
-/** Where parseYaml says the text nests too deep, as line:col; undefined when it does not. */
-function tooDeep(text: string): string | undefined {
-  const got = parse(text);
-  if (!got.tooDeep) return undefined;
-  const { line, col } = got.at(got.tooDeep.offset);
-  return `${line}:${col}`;
+/** The limit the text crosses and where, as `limit line:col`; undefined when it crosses none. */
+function over(text: string, limits: YamlLimits = {}): string | undefined {
+  const got = parse(text, limits);
+  if (!got.over) return undefined;
+  const { line, col } = got.at(got.over.offset);
+  return `${got.over.limit} ${line}:${col}`;
 }
+const tooDeep = (text: string) => over(text)?.replace(/^nesting /, '');
 
 describe('parseYaml: nesting (issue 19, item 7)', () => {
   it('reads what the yaml package reads, with the same errors', () => {
@@ -51,6 +53,25 @@ describe('parseYaml: nesting (issue 19, item 7)', () => {
     // Before: minutes of parsing, then "Maximum call stack size exceeded" from the composer.
     expect(tooDeep(`a: ${'['.repeat(999_990)}`)).toBe(`1:${4 + MAX_NESTING - 1}`);
     expect(tooDeep(`a:\n${'  - '.repeat(250_000)}x\n`)).toBe(`2:${3 + 4 * (MAX_NESTING - 1)}`);
+  });
+});
+
+describe('parseYaml: tokens, anchors and aliases (issue 19)', () => {
+  it('stops at the first token over the bound', () => {
+    // Document start, scalar marker, a, :, space, [, marker, 1, comma, space, marker, 2, ], newline.
+    expect(over('a: [1, 2]\n', { maxTokens: 14 })).toBeUndefined();
+    expect(over('a: [1, 2]\n', { maxTokens: 12 })).toBe('tokens 1:9');
+    // Six tokens, then four per item: the 50,001st is the comma of item 12,498, at offset 5 + 3 * 12,498.
+    expect(over(`a: [${'1, '.repeat(500_000)}1]\n`, { maxTokens: 50_000 })).toBe('tokens 1:37500');
+  });
+
+  it('counts anchors and aliases, not & and * inside scalars, and says where the first alias is', () => {
+    const text = 'a: &x [*x, "*y", \'&z\', b *c &d]\nb: *x\nc: |\n  *e &f\n';
+    expect(over(text, { maxAliases: 3 })).toBeUndefined();
+    expect(over(text, { maxAliases: 2 })).toBe('aliases 2:4');
+    const got = parse('a: &x 1\nb: [*x]\n');
+    expect(got.at(got.firstAlias!)).toEqual({ line: 2, col: 5 });
+    expect(parse('a: "*x"\n').firstAlias).toBeUndefined();
   });
 });
 

@@ -1,19 +1,22 @@
 /**
- * What the plan loaders do with a file before the schema sees it: decode the bytes as strict
- * UTF-8, and parse the YAML with bounded cost. The yaml package's composer recurses once per level of nesting and checks duplicate keys by
- * scanning every earlier key of the mapping, so a hostile file under the 1 MB cap (half a million
- * `[`, a hundred thousand keys) costs minutes or a stack overflow. Here nesting is counted on the
- * parser's stack while the text is tokenised, the parse stops at the first level too deep, and
- * duplicate keys are found in linear time. The sandbox's seed loader has its own copy (src/sandbox/yaml-input.ts): the sandbox
- * imports nothing from the orchestrator.
+ * What a loader does with a YAML file before its schema sees it: decode the bytes as strict UTF-8
+ * and parse the YAML at a cost linear in its size. The yaml package's composer recurses once per
+ * level of nesting, checks duplicate keys by scanning every earlier key of the mapping, and resolves
+ * each alias by scanning every earlier anchor and alias, so a hostile file (half a million `[`, a
+ * hundred thousand keys or anchors) costs minutes or a stack overflow. Here the lexer feeds the
+ * parser one token at a time, and the parse stops at the first limit crossed (nesting, tokens,
+ * anchors and aliases); duplicate keys are found with one set per mapping.
+ *
+ * src/plan/yaml-input.ts and src/sandbox/yaml-input.ts are the same code (a test compares them):
+ * the sandbox imports nothing from the orchestrator, nor the orchestrator from the sandbox.
  */
 import type { Document, DocumentOptions, LineCounter, ParseOptions, SchemaOptions } from 'yaml';
-import { Composer, Lexer, Parser, YAMLParseError, isMap, isScalar, visit } from 'yaml';
+import { CST, Composer, Lexer, Parser, YAMLParseError, isMap, isScalar, visit } from 'yaml';
 
 /**
- * The deepest nesting of mappings and lists a plan may have. A plan nests three (the top-level
- * mapping > `instance` > `oauth`; the top level > `schedule` > `windows`), so 32 is ten times what
- * any plan needs, while the composer's recursion (a few frames per level) stays tiny.
+ * The deepest nesting of mappings and lists a plan or seed may have. Plans nest three levels (the
+ * top-level mapping > `instance` > `oauth`), seeds four (> `inventory` > `projects` > an item), so
+ * 32 is far more than either needs, and keeps the composer's recursion (a few frames per level) tiny.
  */
 export const MAX_NESTING = 32;
 
@@ -76,52 +79,76 @@ function firstNonUtf8(bytes: Uint8Array): NotUtf8 {
   return { offset, line, col: text.length - (text.lastIndexOf('\n') + 1) + 1, byte: bytes[offset] ?? 0 };
 }
 
-/** How many levels of mappings and lists are open on the parser's stack. */
-function openCollections(stack: Parser['stack']): number {
-  let n = 0;
-  for (const token of stack) if (token.type === 'block-map' || token.type === 'block-seq' || token.type === 'flow-collection') n += 1;
-  return n;
-}
+const isCollection = (token: Parser['stack'][number]) => token.type === 'block-map' || token.type === 'block-seq' || token.type === 'flow-collection';
 
-/** Where the first collection nested deeper than `max` starts. */
-function tooDeepAt(stack: Parser['stack'], max: number): number {
+/** Where the first collection nested deeper than `max` starts; undefined when none is. */
+function tooDeepAt(stack: Parser['stack'], max: number): number | undefined {
   let n = 0;
-  for (const token of stack) {
-    if (token.type !== 'block-map' && token.type !== 'block-seq' && token.type !== 'flow-collection') continue;
-    n += 1;
-    if (n > max) return token.offset;
-  }
-  return stack.at(-1)?.offset ?? 0;
+  for (const token of stack) if (isCollection(token) && ++n > max) return token.offset;
+  return undefined;
 }
 
 export type YamlOptions = ParseOptions & DocumentOptions & SchemaOptions;
 
-/** The parsed document, or where the text nests deeper than allowed (nothing is composed then). */
-export type ParsedYaml = { doc: Document.Parsed; tooDeep?: undefined } | { tooDeep: { offset: number; max: number }; doc?: undefined };
+/** Bounds on what parseYaml reads; each unlimited unless given, nesting MAX_NESTING. */
+export interface YamlLimits {
+  /** The deepest nesting of mappings and lists. */
+  maxNesting?: number;
+  /** The most lexical tokens (keys, values, indicators, spaces, comments ...). */
+  maxTokens?: number;
+  /** The most anchors (`&name`) and aliases (`*name`), together. */
+  maxAliases?: number;
+}
+
+/** The limit a text crossed, and where. */
+export interface YamlLimitHit {
+  limit: 'nesting' | 'tokens' | 'aliases';
+  max: number;
+  offset: number;
+}
 
 /**
- * `parseDocument` from the yaml package, with two bounds on its cost: nesting deeper than
- * `maxNesting` stops the parse where it happens, before the composer (which recurses per level)
- * sees any of it, and duplicate keys (`uniqueKeys`, on unless false) are found with one set per
- * mapping instead of the composer's scan of every earlier key. Errors and positions are otherwise
- * the package's own.
+ * The parsed document and where its first alias is (undefined when it has none), or the limit the
+ * text crossed (nothing after it was composed).
  */
-export function parseYaml(text: string, options: YamlOptions & { lineCounter: LineCounter }, maxNesting = MAX_NESTING): ParsedYaml {
+export type ParsedYaml = { doc: Document.Parsed; firstAlias: number | undefined; over?: undefined } | { over: YamlLimitHit; doc?: undefined; firstAlias?: undefined };
+
+/**
+ * `parseDocument` from the yaml package with bounded cost: the text is parsed one token at a time
+ * and refused at the first limit it crosses, before the composer sees it; duplicate keys
+ * (`uniqueKeys`, on unless false) are found with one set per mapping instead of the composer's scan
+ * of every earlier key. Errors and positions are otherwise the package's own.
+ */
+export function parseYaml(text: string, options: YamlOptions & { lineCounter: LineCounter }, limits: YamlLimits = {}): ParsedYaml {
+  const { maxNesting = MAX_NESTING, maxTokens = Infinity, maxAliases = Infinity } = limits;
   const { lineCounter } = options;
   const parser = new Parser(lineCounter.addNewLine);
   // Duplicate keys are looked for afterwards: the composer compares each key with every earlier one.
   const composer = new Composer({ ...options, uniqueKeys: false });
-  let tooDeep: number | undefined;
+  let over: YamlLimitHit | undefined;
+  let firstAlias: number | undefined;
   function* tokens() {
     // What Parser.parse does, one lexeme at a time so that the stack can be looked at in between.
     lineCounter.addNewLine(0);
+    let count = 0;
+    let aliases = 0;
+    let previous = '';
     for (const lexeme of new Lexer().lex(text)) {
+      const start = parser.offset;
       yield* parser.next(lexeme);
-      // The stack holds the document and at most a scalar or two besides the open collections.
-      if (parser.stack.length > maxNesting && openCollections(parser.stack) > maxNesting) {
-        tooDeep = tooDeepAt(parser.stack, maxNesting);
-        return;
+      if (++count > maxTokens) over = { limit: 'tokens', max: maxTokens, offset: start };
+      // A scalar's text comes right after the SCALAR marker; anything else starting with & or * is an anchor or an alias.
+      else if (previous !== CST.SCALAR && (lexeme[0] === '&' || lexeme[0] === '*')) {
+        if (lexeme[0] === '*') firstAlias ??= start;
+        if (++aliases > maxAliases) over = { limit: 'aliases', max: maxAliases, offset: start };
       }
+      // The stack holds the document and at most a scalar or two besides the open collections.
+      if (!over && parser.stack.length > maxNesting) {
+        const at = tooDeepAt(parser.stack, maxNesting);
+        if (at !== undefined) over = { limit: 'nesting', max: maxNesting, offset: at };
+      }
+      if (over) return;
+      previous = lexeme;
     }
     yield* parser.end();
   }
@@ -134,11 +161,11 @@ export function parseYaml(text: string, options: YamlOptions & { lineCounter: Li
       break;
     }
   }
-  if (tooDeep !== undefined) return { tooDeep: { offset: tooDeep, max: maxNesting } };
+  if (over) return { over };
   // compose(..., forceDoc = true) always yields a document.
   const parsed = doc!;
   if (options.uniqueKeys !== false) addDuplicateKeyErrors(parsed);
-  return { doc: parsed };
+  return { doc: parsed, firstAlias };
 }
 
 /**
