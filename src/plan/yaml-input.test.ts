@@ -25,7 +25,7 @@ describe('parseYaml: nesting (issue 19, item 7)', () => {
       const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
       expect(parse(text).doc?.toJS()).toEqual(parseDocument(text).toJS());
     }
-    const duplicates = ['a: 1\na: 2\n', 'a: {b: 1, "b": 2, c: {d: 1, d: 2}}\n', "- {1: a, '1': b, 1: c}\n", 'a: 1\nb: 2\n? a\n: 3\n', '~: 1\nnull: 2\n', 'x: [{a: 1}, {a: 2}]\n'];
+    const duplicates = ['a: 1\na: 2\n', 'a: {b: 1, "b": 2, c: {d: 1, d: 2}}\n', "- {1: a, '1': b, 1: c}\n", 'a: 1\nb: 2\n? a\n: 3\n', '~: 1\nnull: 2\n', 'x: [{a: 1}, {a: 2}]\n', '.nan: {a: 1, a: 2}\n? [a, {b: 1, b: 2}]\n: 1\n'];
     for (const text of ['a: [\n', 'a: b: c\n', 'a: 1\n---\nb: 2\n', '', '# only a comment\n', 'a: b: 1\na: 2\n', ...duplicates]) {
       const ours = parse(text).doc!;
       const theirs = parseDocument(text, { prettyErrors: false, uniqueKeys: true, strict: true });
@@ -104,5 +104,12 @@ describe('decodeUtf8 (issue 19)', () => {
     expect(where(bytes('ab', [0xf5, 0x80, 0x80, 0x80]))).toEqual({ offset: 2, line: 1, col: 3, byte: 0xf5 });
     // After a four-byte character (two UTF-16 units, as the YAML parser's columns count).
     expect(where(bytes('𝄞', [0xfe]))).toEqual({ offset: 4, line: 1, col: 3, byte: 0xfe });
+  });
+});
+
+describe('the sandbox copy', () => {
+  it('is this module, line for line (the sandbox imports nothing from the orchestrator)', () => {
+    const read = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
+    expect(read('../sandbox/yaml-input.ts')).toBe(read('./yaml-input.ts'));
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from './db.js';
-import { SeedError, applySeed, fakeChecksum, loadSeed, parseSeed } from './seed.js';
+import { MAX_SEED_ALIASES, SeedError, applySeed, fakeChecksum, loadSeed, parseSeed } from './seed.js';
 
 function seeded(projects: number, extra: Partial<ReturnType<typeof loadSeed>['inventory']> = {}) {
   const seed = loadSeed();
@@ -141,5 +141,41 @@ describe('validating a seed', () => {
     expect(problems('users: [\n')[0]).toMatch(/^\d+:\d+: /);
     expect(problems('- 1\n')).toEqual(['1:1: a seed is a YAML mapping']);
     expect(problems('users: 3\n')).toEqual(['1:8: users: must be a list']);
+  });
+});
+
+describe('hostile seeds (issue 19)', () => {
+  it('refuses nesting deeper than 32 levels where it happens, at once', () => {
+    // Before: minutes of parsing, then "Maximum call stack size exceeded".
+    expect(problems(`users: ${'['.repeat(999_990)}`)).toEqual([
+      `1:${8 + 31}: YAML nested deeper than 32 levels (mappings and lists inside each other); a seed needs 4`,
+    ]);
+  });
+
+  it('refuses a "billion laughs" of anchors and aliases at the first alias, without expanding it', () => {
+    // Before: yaml's ReferenceError escaped as an internal error (exit 1), not an invalid seed (exit 2).
+    const lol = ['lol: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
+    for (const [prev, name] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi']) lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
+    const text = `users: [{ id: 1, username: root }]\ninstance:\n  feature_flags: { x: true }\ninventory:\n  extra:\n${lol.map((l) => `    ${l}`).join('\n')}\n`;
+    expect(problems(text)).toEqual([
+      '7:13: the aliases (*name) from here on expand too far: yaml allows an anchor 100 uses, counting the aliases inside it ' +
+        '(anchors of lists of aliases of anchors ... are a "billion laughs"); write the values out',
+    ]);
+  });
+
+  it(`takes a few aliases, and refuses more than ${MAX_SEED_ALIASES} anchors and aliases where they pass the bound`, () => {
+    const seed = parseSeed('users:\n  - &root { id: 1, username: root, admin: true }\ncredentials:\n  - { type: personal, user: root, value: v1, scopes: &s [api] }\n  - { type: personal, user: root, value: v2, scopes: *s }\n');
+    expect(seed.credentials.map((c) => c.scopes)).toEqual([['api'], ['api']]);
+    // yaml resolves each alias by looking through every anchor and alias before it: quadratic.
+    const items = Array.from({ length: 50_000 }, (_, i) => `    - &p${i} { id: ${i + 1}, storage: default }\n`).join('');
+    expect(problems(`inventory:\n  projects:\n${items}`)).toEqual([
+      `${3 + MAX_SEED_ALIASES}:7: more than ${MAX_SEED_ALIASES} anchors and aliases (&name, *name); write the values out`,
+    ]);
+  });
+
+  it('finds a repeated key among a hundred thousand in one pass', () => {
+    // yaml compared each key with every earlier one: minutes for this seed.
+    const flags = Array.from({ length: 100_000 }, (_, i) => `    f${i}: true\n`).join('');
+    expect(problems(`instance:\n  feature_flags:\n${flags}    f7: false\n`)).toEqual([`${100_003}:5: Map keys must be unique`]);
   });
 });
