@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from './db.js';
 import { MAX_SEED_ALIASES, SeedError, applySeed, fakeChecksum, loadSeed, parseSeed } from './seed.js';
@@ -177,5 +180,19 @@ describe('hostile seeds (issue 19)', () => {
     // yaml compared each key with every earlier one: minutes for this seed.
     const flags = Array.from({ length: 100_000 }, (_, i) => `    f${i}: true\n`).join('');
     expect(problems(`instance:\n  feature_flags:\n${flags}    f7: false\n`)).toEqual([`${100_003}:5: Map keys must be unique`]);
+  });
+
+  it('refuses bytes that are not UTF-8 at their line:col, instead of reading them as U+FFFD', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seed-utf8-'));
+    try {
+      const file = join(dir, 'seed.yaml');
+      writeFileSync(file, Buffer.concat([Buffer.from('users:\n  - { id: 1, username: r'), Buffer.from([0xc3, 0x28]), Buffer.from('t }\n')]));
+      expect(() => loadSeed(file)).toThrow(new SeedError([`${file}:2:25: not UTF-8 (byte 0xc3 at offset 31); save the seed as UTF-8`]));
+      // Other scripts are fine.
+      writeFileSync(file, 'users:\n  - { id: 1, username: röot, name: 管理者 }\n');
+      expect(loadSeed(file).users[0]).toMatchObject({ username: 'röot', name: '管理者' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -13,7 +13,7 @@ import { ITEM_COLUMNS } from './inventory/items.js';
 import type { CredentialType, GenerateSpec, InstanceConfig, InstanceSettings, ItemSeed, Seed } from './seed-schema.js';
 import { seedSchema } from './seed-schema.js';
 import type { YamlLimitHit } from './yaml-input.js';
-import { parseYaml } from './yaml-input.js';
+import { decodeUtf8, parseYaml } from './yaml-input.js';
 
 /** A seed file that cannot be used; `problems` name file:line:col. */
 export class SeedError extends Error {
@@ -29,11 +29,16 @@ export const DEFAULT_SEED_PATH = fileURLToPath(new URL('../../plans/sandbox.yaml
 
 /** Reads and validates a seed file; throws SeedError naming every problem with its position. */
 export function loadSeed(file: string = DEFAULT_SEED_PATH): Seed {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (err) {
     throw new SeedError([`${file}: cannot read: ${(err as Error).message}`]);
+  }
+  const { text, notUtf8 } = decodeUtf8(bytes);
+  if (notUtf8) {
+    const byte = notUtf8.byte.toString(16).padStart(2, '0');
+    throw new SeedError([`${file}:${notUtf8.line}:${notUtf8.col}: not UTF-8 (byte 0x${byte} at offset ${notUtf8.offset}); save the seed as UTF-8`]);
   }
   return parseSeed(text, file);
 }
