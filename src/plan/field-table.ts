@@ -92,6 +92,11 @@ export interface SectionContext {
 export interface SectionField extends BaseField {
   type: 'section';
   fields: FieldTable;
+  /**
+   * A section that is off unless the plan writes its key (`throttle:`): absent, its property stays
+   * undefined (and out of the plan's hash); written, even as null or `{}`, it is on with its defaults.
+   */
+  offWhenAbsent?: boolean;
   /** Cross-key reading the fields cannot do alone (a deprecated alias). Runs after the fields. */
   finish?: (ctx: SectionContext) => void;
   /** Constraints across the section's keys, added to its JSON Schema. */
@@ -145,7 +150,7 @@ export function rangeOf(table: FieldTable, path: string): { min: number; max: nu
 export function defaultsOf(table: FieldTable): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of Object.values(table)) {
-    if (!f.prop) continue;
+    if (!f.prop || (f.type === 'section' && f.offWhenAbsent)) continue;
     out[f.prop] = f.type === 'section' ? defaultsOf(f.fields) : structuredClone(f.default);
   }
   return out;

@@ -10,9 +10,10 @@ import { OAUTH_FIELDS, OAUTH_SECRETS, readCredentials } from './credentials.js';
 import { formatPlanDuration } from './durations.js';
 import type { FieldTable, JsonSchema, SectionContext } from './field-table.js';
 import { duration, integer, readEnum } from './fields.js';
-import { DURATION_PATTERN, ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-schema.js';
+import { ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-schema.js';
 import { WINDOW_PATTERN } from '../schedule/windows.js';
-import { readSchedule, readThrottle } from './schedule-fields.js';
+import { THROTTLE_DEFAULTS } from '../schedule/gate.js';
+import { readNumber, readSchedule } from './schedule-fields.js';
 import type { Reader } from './reader.js';
 import type { Kind } from './types.js';
 import { KINDS } from './types.js';
@@ -168,10 +169,46 @@ export const PLAN_FIELDS: FieldTable = {
     schema: scheduleSchema(),
   },
   throttle: {
-    type: 'custom', prop: 'throttle', default: undefined,
-    description: 'Load-aware cap under move.concurrency: cut on Gitaly health, latency, failed moves, 429s and slowdowns, grown back slowly. `throttle: {}` turns it on with the defaults.',
-    read: (r, node, _path, invalid) => readThrottle(r, node, invalid) ?? undefined,
-    schema: throttleSchema(),
+    type: 'section', prop: 'throttle', offWhenAbsent: true,
+    description: 'Load-aware cap under move.concurrency: cut on Gitaly health, latency, failed moves, 429s and slowdowns, grown back slowly. Off when absent; `throttle: {}` turns it on with the defaults.',
+    fields: {
+      // A p90 under 10ms is below any API round trip, so every sample would cut the cap; one above
+      // instance.timeout's ceiling is never measured, since requests end there.
+      latency_p90: {
+        type: 'duration', prop: 'latencyP90Ms', default: THROTTLE_DEFAULTS.latencyP90Ms, min: 10, max: 600_000,
+        description: 'API latency (p90 of recent requests) above which the cap is cut.',
+      },
+      max_failure_rate: {
+        type: 'custom', prop: 'maxFailureRate', default: THROTTLE_DEFAULTS.maxFailureRate,
+        description: 'Share of recent moves that failed, above which the cap is cut (0 to 1).',
+        read: readNumber(0, 1), schema: numberSchema(0, 1),
+      },
+      max_429_rate: {
+        type: 'custom', prop: 'max429Rate', default: THROTTLE_DEFAULTS.max429Rate,
+        description: 'Share of recent answers that were 429, above which the cap is cut (0 to 1).',
+        read: readNumber(0, 1), schema: numberSchema(0, 1),
+      },
+      duration_drift: {
+        type: 'custom', prop: 'durationDrift', default: THROTTLE_DEFAULTS.durationDrift,
+        description: "Recent median move duration over the first moves' median, above which the cap is cut (1 to 1000).",
+        read: readNumber(1, 1000), schema: numberSchema(1, 1000),
+      },
+      // 0 read /-/readiness at every scheduling pass and grew the cap back at every one, which
+      // undoes each cut at once. 100ms is poll.interval's floor: nothing in a run happens more often.
+      health_every: {
+        type: 'duration', prop: 'healthEveryMs', default: THROTTLE_DEFAULTS.healthEveryMs, min: 100, max: 3_600_000,
+        description: 'How often /-/readiness is read; an unhealthy source or destination pauses scheduling until it recovers.',
+      },
+      increase_every: {
+        type: 'duration', prop: 'increaseEveryMs', default: THROTTLE_DEFAULTS.increaseEveryMs, min: 100, max: 3_600_000,
+        description: 'Time without a bad signal before the cap grows by one.',
+      },
+      decrease: {
+        type: 'custom', prop: 'decrease', default: THROTTLE_DEFAULTS.decrease,
+        description: 'What a bad signal multiplies the cap by, at most once per poll interval (0.05 to 0.95).',
+        read: readNumber(0.05, 0.95), schema: numberSchema(0.05, 0.95),
+      },
+    },
   },
 };
 
@@ -187,22 +224,9 @@ function scheduleSchema(): JsonSchema {
   };
 }
 
-function throttleSchema(): JsonSchema {
-  const dur = nullable(textSchema({ pattern: DURATION_PATTERN }));
-  const num = (minimum: number, maximum: number) => nullable({ anyOf: [{ type: 'number', minimum, maximum }, VAR_STRING] });
-  return {
-    type: 'object',
-    properties: {
-      latency_p90: dur,
-      max_failure_rate: num(0, 1),
-      max_429_rate: num(0, 1),
-      duration_drift: num(1, 1000),
-      health_every: dur,
-      increase_every: dur,
-      decrease: num(0.05, 0.95),
-    },
-    additionalProperties: false,
-  };
+/** A number in [min, max], or a ${VAR} whose text is one. */
+function numberSchema(minimum: number, maximum: number): JsonSchema {
+  return { anyOf: [{ type: 'number', minimum, maximum }, VAR_STRING] };
 }
 
 function oauthSchema(): JsonSchema {
