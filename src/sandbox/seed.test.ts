@@ -140,6 +140,14 @@ describe('validating a seed', () => {
     ]);
   });
 
+  it('refuses generated sizes that are not above 0 (issue 19)', () => {
+    // A max of -5 gave every generated repository a size of -5 MB.
+    expect(problems('inventory:\n  generate: { projects: 3, size_mb: { median: 0, max: -5 } }\n')).toEqual([
+      '2:47: inventory.generate.size_mb.median: must be a number > 0',
+      '2:55: inventory.generate.size_mb.max: must be a number > 0',
+    ]);
+  });
+
   it('reports YAML errors and a seed that is not a mapping with their position', () => {
     expect(problems('users: [\n')[0]).toMatch(/^\d+:\d+: /);
     expect(problems('- 1\n')).toEqual(['1:1: a seed is a YAML mapping']);
