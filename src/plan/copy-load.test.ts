@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseCopyPlanText, isCopyPlanText } from './copy-load.js';
+import { loadCopyPlan, parseCopyPlanText, isCopyPlanText } from './copy-load.js';
 import { PlanError } from './errors.js';
 import { parsePlanText } from './load.js';
 
@@ -90,6 +93,26 @@ copy:
     expect(problems(`${base}  target: { path: /a/b, host: other }\n`)).toEqual([]);
     expect(problems(`${base}  target: { path: /c, clustered: true }\n`)).toEqual([expect.stringMatching(/^4:11 copy\.method: .*\[clustered-target-backup-only\]$/)]);
     expect(problems(`${base}  target: { path: /c }\n  backup: { path: /d }\n`)).toEqual([expect.stringContaining('[backup-path-backup-only]')]);
+  });
+
+  it('nested deeper than 32 levels are refused at once, with the position (issue 19)', () => {
+    const text = `version: 1\nname: x\ncopy: ${'['.repeat(999_000)}`;
+    expect(problems(text)).toEqual(['3:38 : YAML nested deeper than 32 levels (mappings and lists inside each other); a plan needs 3']);
+    expect(isCopyPlanText(text)).toBe(false);
+  });
+
+  it('with bytes that are not UTF-8 are refused at the first one (issue 19)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shardmove-copy-'));
+    try {
+      const text = ISSUE_EXAMPLE.replace('/mnt/new/repositories', '/mnt/neu-\u0000');
+      const [before, after] = text.split('\u0000') as [string, string];
+      writeFileSync(join(dir, 'c.yaml'), Buffer.concat([Buffer.from(before), Buffer.from([0xfc]), Buffer.from(`r${after}`)]));
+      await expect(loadCopyPlan('c.yaml', { env: {}, cwd: dir })).rejects.toMatchObject({
+        problems: [{ file: 'c.yaml', line: 6, col: 28, message: `not UTF-8 (byte 0xfc at offset ${Buffer.byteLength(before)}); save the plan as UTF-8` }],
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('are refused by the move-plan loader with a pointer to `shardmove copy`', () => {

@@ -6,14 +6,15 @@
 import { createHash } from 'node:crypto';
 import { dirname, resolve } from 'node:path';
 import type { Node } from 'yaml';
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter } from 'yaml';
 import type { PlanProblem } from './errors.js';
 import { PlanError } from './errors.js';
-import { readPlanFile, reportYamlErrors, scanForTokens, topLevelKey } from './load.js';
+import { PLAN_YAML_LIMITS, limitProblem, readPlanFile, reportYamlErrors, scanForTokens, topLevelKey } from './load.js';
 import { Reader } from './reader.js';
 import { readCopyPlanTree } from './copy-schema.js';
 import type { CopyPlan } from './copy-types.js';
 import { redact } from './secrets.js';
+import { parseYaml } from './yaml-input.js';
 
 export interface LoadedCopyPlan {
   plan: CopyPlan;
@@ -23,10 +24,14 @@ export interface LoadedCopyPlan {
   file: string;
 }
 
-/** Whether the text is a copy plan (a mapping with a top-level `copy`); false for anything unparsable. */
+/**
+ * Whether the text is a copy plan (a mapping with a top-level `copy`); false for anything unparsable
+ * or over the YAML limits (the move loader then reports why).
+ */
 export function isCopyPlanText(text: string): boolean {
   try {
-    return topLevelKey(parseDocument(text, { uniqueKeys: false }), 'copy') !== undefined;
+    const { doc } = parseYaml(text, { lineCounter: new LineCounter(), uniqueKeys: false }, PLAN_YAML_LIMITS);
+    return doc !== undefined && topLevelKey(doc, 'copy') !== undefined;
   } catch {
     return false;
   }
@@ -39,11 +44,13 @@ export function parseCopyPlanText(text: string, file: string, opts: { env: Reado
   const r = new Reader(file, text, lineCounter, opts.env, opts.baseDir ?? dirname(resolve(file)), () => undefined, false);
   let plan: CopyPlan | undefined;
   try {
-    const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false });
+    const { doc, over } = parseYaml(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false }, PLAN_YAML_LIMITS);
+    if (over) throw new PlanError(file, [limitProblem(r, over)]);
     reportYamlErrors(r, text, [...doc.errors, ...doc.warnings]);
     if (doc.errors.length === 0) plan = readCopyPlanTree(r, (doc.contents ?? null) as Node | null);
     scanForTokens(r, text, doc);
   } catch (err) {
+    if (err instanceof PlanError) throw err;
     r.error('', { line: 1, col: 1 }, `could not read the plan (${err instanceof Error ? err.name : 'error'}); please report this`);
   }
   const clean = (p: PlanProblem): PlanProblem => ({ ...p, message: redact(p.message), path: redact(p.path) });

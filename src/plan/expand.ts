@@ -22,7 +22,8 @@ export interface Expansion {
   onlyRefs: boolean;
 }
 
-const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** `${NAME}` at lastIndex: a name is letters, digits and _, not starting with a digit. */
+const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/y;
 
 /** Expands `${VAR}` references in `text` from `env`. Pure; never throws. */
 export function expandVars(text: string, env: Readonly<Record<string, string | undefined>>): Expansion {
@@ -40,15 +41,17 @@ export function expandVars(text: string, env: Readonly<Record<string, string | u
       continue;
     }
     if (text.startsWith('${', i)) {
-      const close = text.indexOf('}', i + 2);
-      const name = close < 0 ? '' : text.slice(i + 2, close);
-      if (close < 0 || !NAME.test(name)) {
+      // Anchored at i: looking for the next `}` instead made every unclosed `${` scan to the end.
+      REF.lastIndex = i;
+      const name = REF.exec(text)?.[1];
+      if (name === undefined) {
         malformed.push(i);
         value += '${';
         literal = true;
         i += 2;
         continue;
       }
+      const close = i + 2 + name.length;
       const ref = { name, index: i };
       refs.push(ref);
       const v = Object.prototype.hasOwnProperty.call(env, name) ? env[name] : undefined;

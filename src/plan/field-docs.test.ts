@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { FIELDS_END, FIELDS_START, escapeMarkdown, renderFieldsTable, withFieldsTable } from './field-docs.js';
 import type { FieldTable } from './field-table.js';
 import { PLAN_FIELDS } from './plan-fields.js';
-import { SCHEDULE_FIELDS, THROTTLE_FIELDS } from './schedule-fields.js';
+import { SCHEDULE_FIELDS } from './schedule-fields.js';
 
 const PLAN_DOC = resolve(import.meta.dirname, '../../docs/plan.md');
 
@@ -34,7 +34,6 @@ describe('docs/plan.md field table', () => {
     const keys = [
       ...keyPaths(PLAN_FIELDS),
       ...SCHEDULE_FIELDS.map((k) => `schedule.${k}`),
-      ...THROTTLE_FIELDS.map((k) => `throttle.${k}`),
       ...PAUSE_AFTER_KEYS.map((k) => `retry.pause_after.${k}`),
     ];
     expect([...rows].sort()).toEqual([...keys].sort());

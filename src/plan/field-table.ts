@@ -119,6 +119,11 @@ export interface SectionContext {
 export interface SectionField extends BaseField {
   type: 'section';
   fields: FieldTable;
+  /**
+   * A section that is off unless the plan writes its key (`throttle:`): absent, its property stays
+   * undefined (and out of the plan's hash); written, even as null or `{}`, it is on with its defaults.
+   */
+  offWhenAbsent?: boolean;
   /** Cross-key reading the fields cannot do alone (a deprecated alias). Runs after the fields. */
   finish?: (ctx: SectionContext) => void;
   /** Constraints across the section's keys, added to its JSON Schema. */
@@ -150,8 +155,8 @@ export type FieldValue<F> = F extends { type: 'duration' | 'integer' }
 
 /** The prop a field fills, for fields that have one. */
 type PropOf<F> = F extends { prop: infer P extends string } ? P : never;
-/** A field whose default is undefined stays absent from the plan when the plan leaves it out. */
-type Optional<F> = F extends { default: undefined } ? true : false;
+/** A field whose default is undefined, or a section that is off when absent, stays absent from the plan when the plan leaves it out. */
+type Optional<F> = F extends { default: undefined } | { offWhenAbsent: true } ? true : false;
 
 /** A table's normalised value: each field under its `prop`, optional where its default is undefined. */
 export type TableValue<T> = {
@@ -202,7 +207,7 @@ export function rangeOf(table: FieldTable, path: string): { min: number; max: nu
 export function defaultsOf<T extends FieldTable>(table: T): TableValue<T> {
   const out: Record<string, unknown> = {};
   for (const f of Object.values(table)) {
-    if (!f.prop) continue;
+    if (!f.prop || (f.type === 'section' && f.offWhenAbsent)) continue;
     out[f.prop] = f.type === 'section' ? defaultsOf(f.fields) : structuredClone(f.default);
   }
   // Each prop holds its field's default, which is what TableValue says a field holds.

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PlanError } from './errors.js';
 import type { ParsePlanOptions } from './load.js';
-import { loadPlan, parsePlanText } from './load.js';
+import { LineCounter } from 'yaml';
+import { loadPlan, parsePlanText, reportYamlErrors } from './load.js';
+import { Reader } from './reader.js';
 
 const ENV = { GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 'glpat-Zx8Kd2mQpL0vZ7rT4yWnB' };
 
@@ -180,6 +182,36 @@ describe('parsePlanText: every problem at once, with positions', () => {
     expect(problems('a: b: hunter2\n').join('\n')).not.toContain('hunter2');
   });
 
+  it('answers a plan nested deeper than 32 levels with that one problem, where it happens (issue 19)', () => {
+    // Just under the 1 MB cap. Before: 582 s and 1.19 GB, then "Maximum call stack size exceeded".
+    expect(problems(`version: 1\na: ${'['.repeat(999_000)}`)).toEqual([
+      '2:35  YAML nested deeper than 32 levels (mappings and lists inside each other); a plan needs 3',
+    ]);
+  });
+
+  it('answers a plan of more than 50,000 YAML tokens with that one problem, where it passes the bound (issue 19)', () => {
+    // A plan under 1 MB of list items or keys took seconds to parse and walk; the example plan has 230 tokens.
+    expect(problems(`version: 1\nname: x\nmove:\n  from: [${'a, '.repeat(300_000)}a]\n`)).toEqual([
+      '4:37491  more than 50000 YAML tokens (keys, values, brackets, comments ...); a plan has a few hundred',
+    ]);
+    expect(problems(`version: 1\n${Array.from({ length: 100_000 }, (_, i) => `k${i}: 1\n`).join('')}`)).toEqual([
+      '7143:8  more than 50000 YAML tokens (keys, values, brackets, comments ...); a plan has a few hundred',
+    ]);
+  });
+
+  it('looks for the ${VAR} hint on a long broken line in one pass (issue 19)', () => {
+    // The hint's regex retried from every bracket to the end of the line: minutes for this one. A
+    // plan cannot hold it any more (more than 50,000 tokens), so the error is given directly.
+    const text = `version: 1\na: [${'[], '.repeat(150_000)}] ]\n`;
+    const lineCounter = new LineCounter();
+    lineCounter.addNewLine(0);
+    lineCounter.addNewLine(11);
+    const r = new Reader('plan.yaml', text, lineCounter, {}, '/plans', () => undefined);
+    reportYamlErrors(r, text, [{ code: 'UNEXPECTED_TOKEN', message: 'Unexpected flow-seq-end token', pos: [text.length - 2, text.length - 1] }]);
+    expect(r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual(['2:600007 YAML: Unexpected flow-seq-end token']);
+    expect(problems('version: 1\na: [[], [], ${X}] ]\n')).toEqual([expect.stringMatching(/quote references: "\$\{VAR\}"\)$/)]);
+  });
+
   it('reports missing required fields', () => {
     expect(problems('version: 1\n')).toEqual([
       '1:1 name missing required field name',
@@ -349,6 +381,23 @@ describe('loadPlan', () => {
       code: 'SHARDMOVE_PLAN_INVALID',
       problems: [{ file: 'missing.yaml', line: 1, col: 1, message: 'no such file' }],
     });
+  });
+
+  it('refuses bytes that are not UTF-8 at the line:col of the first one, instead of reading them as U+FFFD (issue 19)', async () => {
+    // `name: caf` then Latin-1 é (0xE9), as an editor saving in the wrong encoding writes it.
+    writeFileSync(join(dir, 'latin1.yaml'), Buffer.concat([Buffer.from(MINIMAL.replace('name: retire-nfs', 'name: caf')), Buffer.from([0xe9]), Buffer.from('\n')]));
+    const offset = Buffer.byteLength(MINIMAL.replace('name: retire-nfs', 'name: caf'));
+    await expect(loadPlan('latin1.yaml', { env: ENV, cwd: dir })).rejects.toMatchObject({
+      problems: [{ file: 'latin1.yaml', line: 9, col: 1, path: '', message: `not UTF-8 (byte 0xe9 at offset ${offset}); save the plan as UTF-8` }],
+    });
+    // In the middle of a line, after characters of several bytes: the column counts characters.
+    writeFileSync(join(dir, 'mid.yaml'), Buffer.concat([Buffer.from(`${MINIMAL}# café ☕ `), Buffer.from([0xff]), Buffer.from('\n')]));
+    await expect(loadPlan('mid.yaml', { env: ENV, cwd: dir })).rejects.toMatchObject({
+      problems: [{ line: 9, col: 10, message: expect.stringMatching(/^not UTF-8 \(byte 0xff at offset \d+\)/) }],
+    });
+    // UTF-8 with a byte order mark is fine.
+    writeFileSync(join(dir, 'bom.yaml'), `\uFEFF${MINIMAL}# café ☕\n`);
+    expect((await loadPlan('bom.yaml', { env: ENV, cwd: dir })).plan.name).toBe('retire-nfs');
   });
 
   it('refuses a plan that is a directory or over 1 MB, and a token file that is a directory, before reading them', async () => {

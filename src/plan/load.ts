@@ -7,7 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Document, Node } from 'yaml';
-import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
+import { LineCounter, isMap, isPair, isScalar, isSeq } from 'yaml';
 import type { PlanProblem } from './errors.js';
 import { PlanError, PlanFileError } from './errors.js';
 import { hashPlan } from './hash.js';
@@ -17,6 +17,8 @@ import { runRules } from './rules.js';
 import { readPlanTree } from './schema.js';
 import { findTokenLike, redact } from './secrets.js';
 import type { Plan } from './types.js';
+import type { YamlLimitHit } from './yaml-input.js';
+import { MAX_NESTING, decodeUtf8, parseYaml } from './yaml-input.js';
 
 /** A plan ready to run. */
 export interface LoadedPlan {
@@ -79,7 +81,9 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
   const r = new Reader(file, text, lineCounter, opts.env, opts.baseDir ?? dirname(resolve(file)), opts.readFile ?? readSecretFileFromDisk, opts.resolveSecrets ?? true);
   let result: ReturnType<typeof readPlanTree> | undefined;
   try {
-    const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false });
+    const { doc, over } = parseYaml(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false }, PLAN_YAML_LIMITS);
+    // Nothing past the limit was read: that one problem is the answer.
+    if (over) throw new PlanError(file, [limitProblem(r, over)]);
     reportYamlErrors(r, text, [...doc.errors, ...doc.warnings]);
     // A copy plan (issue 12) has its own loader (copy-load.ts); say so instead of listing its fields as unknown.
     const copyKey = doc.errors.length === 0 ? topLevelKey(doc, 'copy') : undefined;
@@ -98,6 +102,7 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
     }
     scanForTokens(r, text, doc);
   } catch (err) {
+    if (err instanceof PlanError) throw err;
     // A bug in the walker must still come out as a plan problem, not a crash with a stack.
     r.error('', { line: 1, col: 1 }, `could not read the plan (${err instanceof Error ? err.name : 'error'}); please report this`);
   }
@@ -130,16 +135,24 @@ export async function loadPlan(
  */
 export async function readPlanFile(file: string, cwd: string): Promise<{ abs: string; text: string }> {
   const abs = resolve(cwd, file);
+  let bytes: Buffer;
   try {
     const st = await stat(abs);
     if (!st.isFile()) throw new PlanFileError('ENOTFILE', abs);
     if (st.size > MAX_PLAN_BYTES) throw new PlanFileError('EFBIG', abs);
-    return { abs, text: await readFile(abs, 'utf8') };
+    bytes = await readFile(abs);
   } catch (err) {
     const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : 'error';
     const why = code === 'ENOENT' ? 'no such file' : code === 'EFBIG' ? 'larger than 1 MB, not a plan' : `cannot read it (${code})`;
     throw new PlanError(file, [{ file, line: 1, col: 1, path: '', message: why, severity: 'error' }]);
   }
+  // Not readFile(abs, 'utf8'): it turns bytes that are not UTF-8 into U+FFFD, and the plan would load.
+  const { text, notUtf8 } = decodeUtf8(bytes);
+  if (notUtf8) {
+    const message = `not UTF-8 (byte 0x${notUtf8.byte.toString(16).padStart(2, '0')} at offset ${notUtf8.offset}); save the plan as UTF-8`;
+    throw new PlanError(file, [{ file, line: notUtf8.line, col: notUtf8.col, path: '', message, severity: 'error' }]);
+  }
+  return { abs, text };
 }
 
 /** The key node of a top-level field, when the document is a mapping that has it. */
@@ -154,6 +167,25 @@ function isValid(invalid: ReadonlySet<string>, path: string): boolean {
   if (invalid.has('*')) return false;
   for (const bad of invalid) if (path === bad || path.startsWith(`${bad}.`) || path.startsWith(`${bad}[`)) return false;
   return true;
+}
+
+/**
+ * What YAML a plan may be, besides at most 1 MB: nested at most MAX_NESTING levels (plans need 3)
+ * and at most this many tokens (keys, values, brackets, spaces, comments ...). The example plan has
+ * 230; the bound keeps a hostile plan under the size cap (a million `[]`, a hundred thousand keys or
+ * list items) from costing seconds to parse and walk.
+ */
+export const PLAN_YAML_LIMITS = { maxNesting: MAX_NESTING, maxTokens: 50_000 } as const;
+
+/**
+ * The one problem of a plan over a YAML limit (PLAN_YAML_LIMITS): nothing else is reported, since
+ * the rest of the file was never composed.
+ */
+export function limitProblem(r: Reader, over: YamlLimitHit): PlanProblem {
+  const message = over.limit === 'nesting'
+    ? `YAML nested deeper than ${over.max} levels (mappings and lists inside each other); a plan needs 3`
+    : `more than ${over.max} YAML ${over.limit} (keys, values, brackets, comments ...); a plan has a few hundred`;
+  return { file: r.file, ...r.posAt(over.offset), path: '', message, severity: 'error' };
 }
 
 /** At most this many YAML syntax errors are shown: after the first few, the parser mostly reports its own confusion. */
@@ -189,8 +221,23 @@ function yamlMessage(code: string, message: string, line: string): string {
   if (code === 'DUPLICATE_KEY') return 'duplicate key: each field may appear once';
   const first = message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '').replace(/: ".*"$/s, '');
   // `{ url: ${X} }` is the classic trap: in flow style, `{` inside a plain scalar opens a mapping.
-  const hint = /[{[][^'"]*\$\{/.test(line) ? ' (inside { } or [ ], quote references: "${VAR}")' : '';
+  const hint = hasUnquotedRefInFlow(line) ? ' (inside { } or [ ], quote references: "${VAR}")' : '';
   return `YAML: ${first}${hint}`;
+}
+
+/**
+ * Whether a `{` or `[` is followed by `${` with no quote between them. One pass: the regex
+ * /[{[][^'"]*\$\{/ says the same but retries from every bracket, quadratic on a long line.
+ */
+function hasUnquotedRefInFlow(line: string): boolean {
+  let open = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === '{' || c === '[') open = true;
+    else if (c === '"' || c === "'") open = false;
+    else if (open && c === '$' && line[i + 1] === '{') return true;
+  }
+  return false;
 }
 
 /**
@@ -208,24 +255,32 @@ export function scanForTokens(r: Reader, text: string, doc: Document): void {
 /** The dotted path of the deepest node whose source range holds `offset`; undefined outside all of them. */
 function pathAt(node: Node | null, offset: number, path: string): string | undefined {
   if (!node?.range || offset < node.range[0] || offset >= node.range[2]) return undefined;
+  // Items are in file order: only the last one that starts at or before the offset can hold it.
   if (isMap(node)) {
-    for (const pair of node.items) {
-      if (!isPair(pair)) continue;
-      const key = pair.key as Node | null;
-      const name = isScalar(key) ? String(key.value) : '?';
-      const child = path ? `${path}.${name}` : name;
-      if (key?.range && offset >= key.range[0] && offset < key.range[2]) return child;
-      const found = pathAt(pair.value as Node | null, offset, child);
-      if (found !== undefined) return found;
-    }
-    return path;
+    const pair = node.items[lastStartingBy(node.items, (p) => (p.key as Node | null)?.range?.[0], offset)];
+    if (!pair) return path;
+    const key = pair.key as Node | null;
+    const name = isScalar(key) ? String(key.value) : '?';
+    const child = path ? `${path}.${name}` : name;
+    if (key?.range && offset >= key.range[0] && offset < key.range[2]) return child;
+    return pathAt(pair.value as Node | null, offset, child) ?? path;
   }
   if (isSeq(node)) {
-    for (const [i, item] of (node.items as Node[]).entries()) {
-      const found = pathAt(item, offset, `${path}[${i}]`);
-      if (found !== undefined) return found;
-    }
-    return path;
+    const items = node.items as Node[];
+    const i = lastStartingBy(items, (item) => item?.range?.[0], offset);
+    return (i >= 0 ? pathAt(items[i]!, offset, `${path}[${i}]`) : undefined) ?? path;
   }
   return path;
+}
+
+/** By binary search, the index of the last item (in file order) that starts at or before `offset`; -1 when none does. */
+function lastStartingBy<T>(items: readonly T[], startOf: (item: T) => number | undefined, offset: number): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((startOf(items[mid]!) ?? 0) <= offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
 }

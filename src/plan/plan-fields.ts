@@ -11,10 +11,10 @@ import { OAUTH_FIELDS, OAUTH_SECRETS, readCredentials } from './credentials.js';
 import { formatPlanDuration } from './durations.js';
 import type { FieldDoc, FieldTable, JsonSchema, SectionContext } from './field-table.js';
 import { duration, integer, readEnum } from './fields.js';
-import { DURATION_PATTERN, ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-schema.js';
+import { ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-schema.js';
 import { WINDOW_PATTERN } from '../time/windows.js';
 import { PAUSE_AFTER_DOC, PAUSE_AFTER_SCHEMA, readPauseAfter } from './breaker-field.js';
-import { readSchedule, readThrottle } from './schedule-fields.js';
+import { readNumber, readSchedule } from './schedule-fields.js';
 import type { Reader } from './reader.js';
 import type { Kind } from './values.js';
 import { KINDS, THROTTLE_DEFAULTS } from './values.js';
@@ -204,11 +204,47 @@ export const PLAN_FIELDS = {
     schema: scheduleSchema(),
   },
   throttle: {
-    type: 'custom', prop: 'throttle', default: undefined,
-    description: 'Load-aware cap under move.concurrency: cut on Gitaly health, latency, failed moves, 429s and slowdowns, grown back slowly. `throttle: {}` turns it on with the defaults.',
-    read: (r, node, _path, invalid) => readThrottle(r, node, invalid) ?? undefined,
-    doc: throttleDoc(),
-    schema: throttleSchema(),
+    type: 'section', prop: 'throttle', offWhenAbsent: true,
+    description: 'Load-aware cap under move.concurrency: cut on Gitaly health, latency, failed moves, 429s and slowdowns, grown back slowly. Off when absent; `throttle: {}` turns it on with the defaults.',
+    doc: { type: 'mapping', default: 'absent (off)', more: 'See [the throttle](operations.md#maintenance-windows-and-the-throttle).' },
+    fields: {
+      // A p90 under 10ms is below any API round trip, so every sample would cut the cap; one above
+      // instance.timeout's ceiling is never measured, since requests end there.
+      latency_p90: {
+        type: 'duration', prop: 'latencyP90Ms', default: THROTTLE_DEFAULTS.latencyP90Ms, min: 10, max: 600_000,
+        description: 'API latency (p90 of recent requests) above which the cap is cut.',
+      },
+      max_failure_rate: {
+        type: 'custom', prop: 'maxFailureRate', default: THROTTLE_DEFAULTS.maxFailureRate,
+        description: 'Share of recent moves that failed, above which the cap is cut (0 to 1).',
+        read: readNumber(0, 1), schema: numberSchema(0, 1), doc: { type: 'number', allowed: '`0` to `1`' },
+      },
+      max_429_rate: {
+        type: 'custom', prop: 'max429Rate', default: THROTTLE_DEFAULTS.max429Rate,
+        description: 'Share of recent answers that were 429, above which the cap is cut (0 to 1).',
+        read: readNumber(0, 1), schema: numberSchema(0, 1), doc: { type: 'number', allowed: '`0` to `1`' },
+      },
+      duration_drift: {
+        type: 'custom', prop: 'durationDrift', default: THROTTLE_DEFAULTS.durationDrift,
+        description: "Recent median move duration over the first moves' median, above which the cap is cut (1 to 1000).",
+        read: readNumber(1, 1000), schema: numberSchema(1, 1000), doc: { type: 'number', allowed: '`1` to `1000`' },
+      },
+      // 0 read /-/readiness at every scheduling pass and grew the cap back at every one, which
+      // undoes each cut at once. 100ms is poll.interval's floor: nothing in a run happens more often.
+      health_every: {
+        type: 'duration', prop: 'healthEveryMs', default: THROTTLE_DEFAULTS.healthEveryMs, min: 100, max: 3_600_000,
+        description: 'How often /-/readiness is read; an unhealthy source or destination pauses scheduling until it recovers.',
+      },
+      increase_every: {
+        type: 'duration', prop: 'increaseEveryMs', default: THROTTLE_DEFAULTS.increaseEveryMs, min: 100, max: 3_600_000,
+        description: 'Time without a bad signal before the cap grows by one.',
+      },
+      decrease: {
+        type: 'custom', prop: 'decrease', default: THROTTLE_DEFAULTS.decrease,
+        description: 'What a bad signal multiplies the cap by, at most once per poll interval (0.05 to 0.95).',
+        read: readNumber(0.05, 0.95), schema: numberSchema(0.05, 0.95), doc: { type: 'number', allowed: '`0.05` to `0.95`' },
+      },
+    },
   },
 } as const satisfies FieldTable;
 
@@ -224,22 +260,9 @@ function scheduleSchema(): JsonSchema {
   };
 }
 
-function throttleSchema(): JsonSchema {
-  const dur = nullable(textSchema({ pattern: DURATION_PATTERN }));
-  const num = (minimum: number, maximum: number) => nullable({ anyOf: [{ type: 'number', minimum, maximum }, VAR_STRING] });
-  return {
-    type: 'object',
-    properties: {
-      latency_p90: dur,
-      max_failure_rate: num(0, 1),
-      max_429_rate: num(0, 1),
-      duration_drift: num(1, 1000),
-      health_every: dur,
-      increase_every: dur,
-      decrease: num(0.05, 0.95),
-    },
-    additionalProperties: false,
-  };
+/** A number in [min, max], or a ${VAR} whose text is one. */
+function numberSchema(minimum: number, maximum: number): JsonSchema {
+  return { anyOf: [{ type: 'number', minimum, maximum }, VAR_STRING] };
 }
 
 function scheduleDoc(): FieldDoc {
@@ -252,30 +275,6 @@ function scheduleDoc(): FieldDoc {
         type: 'list of strings', default: 'required with `schedule`', allowed: '`"Mon-Fri 22:00-06:00"`, `"Sat 00:00-Mon 00:00"`, `"daily 01:00-03:00"`',
         meaning: 'New moves (retries included) are scheduled only inside these windows.',
       },
-    },
-  };
-}
-
-/** The throttle's keys for docs/plan.md; defaults from THROTTLE_DEFAULTS, ranges as readThrottle checks them. */
-function throttleDoc(): FieldDoc {
-  const d = THROTTLE_DEFAULTS;
-  const dur = (ms: number) => `\`${formatPlanDuration(ms)}\``;
-  return {
-    type: 'mapping', default: 'absent (off)', more: 'See [the throttle](operations.md#maintenance-windows-and-the-throttle).',
-    keys: {
-      latency_p90: { type: 'duration', default: dur(d.latencyP90Ms), meaning: 'API latency (p90 of recent requests) above which the cap is cut.' },
-      max_failure_rate: { type: 'number', default: `\`${d.maxFailureRate}\``, allowed: '`0` to `1`', meaning: 'Share of recent moves that failed, above which the cap is cut.' },
-      max_429_rate: { type: 'number', default: `\`${d.max429Rate}\``, allowed: '`0` to `1`', meaning: 'Share of recent answers that were 429, above which the cap is cut.' },
-      duration_drift: {
-        type: 'number', default: `\`${d.durationDrift}\``, allowed: '`1` to `1000`',
-        meaning: "Recent median move duration over the first moves' median, above which the cap is cut (Gitaly slowing down).",
-      },
-      health_every: {
-        type: 'duration', default: dur(d.healthEveryMs),
-        meaning: 'How often `/-/readiness` is read; an unhealthy source or destination pauses scheduling until it recovers.',
-      },
-      increase_every: { type: 'duration', default: dur(d.increaseEveryMs), meaning: 'Time without a bad signal before the cap grows by one.' },
-      decrease: { type: 'number', default: `\`${d.decrease}\``, allowed: '`0.05` to `0.95`', meaning: 'What a bad signal multiplies the cap by (at most once per poll interval).' },
     },
   };
 }

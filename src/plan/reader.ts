@@ -170,37 +170,62 @@ export class Reader {
       return undefined;
     }
     const ex = expandVars(node.value, this.env);
-    for (const at of ex.malformed) this.error(path, this.refPos(node, '${', at), 'malformed ${...}: write ${NAME} (letters, digits, _), or $${ for a literal ${');
-    for (const ref of ex.missing) this.error(path, this.refPos(node, `\${${ref.name}}`, ref.index), `environment variable ${ref.name} is not set`);
+    if (ex.malformed.length > 0 || ex.missing.length > 0) {
+      const refPos = this.refLocator(node);
+      for (const at of ex.malformed) this.error(path, refPos('${', at), 'malformed ${...}: write ${NAME} (letters, digits, _), or $${ for a literal ${');
+      for (const ref of ex.missing) this.error(path, refPos(`\${${ref.name}}`, ref.index), `environment variable ${ref.name} is not set`);
+    }
     if (ex.malformed.length > 0 || ex.missing.length > 0) return undefined;
     return { value: ex.value, onlyRefs: ex.onlyRefs, fromVars: ex.refs.length > 0 };
   }
 
-  /** The position of a reference inside a scalar: found in the source text when the scalar is on one line. */
-  private refPos(node: Node, needle: string, index: number): Pos {
+  /**
+   * Places references inside a scalar: the n-th `${NAME}` (or `${`) of its value is taken to be the
+   * n-th one of its source text, which holds when the scalar is on one line. Both texts are indexed
+   * once, so a scalar with many references costs no more than its length.
+   */
+  private refLocator(node: Node): (needle: string, index: number) => Pos {
     const [start, end] = node.range ?? [0, 0];
-    const src = this.sourceText.slice(start, end);
-    let from = 0;
-    let seen = 0;
-    const wanted = countBefore(String((node as { value?: unknown }).value ?? ''), needle, index);
-    for (;;) {
-      const i = src.indexOf(needle, from);
-      if (i < 0) return this.posOf(node);
-      if (seen === wanted) return this.posAt(start + i);
-      seen += 1;
-      from = i + 1;
-    }
+    const inValue = refIndex(String((node as { value?: unknown }).value ?? ''));
+    let inSource: Map<string, number[]> | undefined;
+    return (needle, index) => {
+      const before = countBelow(inValue.get(needle) ?? [], index);
+      inSource ??= refIndex(this.sourceText.slice(start, end));
+      const at = inSource.get(needle)?.[before];
+      return at === undefined ? this.posOf(node) : this.posAt(start + at);
+    };
   }
 }
 
-function countBefore(haystack: string, needle: string, index: number): number {
-  let n = 0;
-  let i = haystack.indexOf(needle);
-  while (i >= 0 && i < index) {
-    n += 1;
-    i = haystack.indexOf(needle, i + 1);
+const REF_AT = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/y;
+
+/** Offsets of every `${` in `text`, and of every `${NAME}` by its text, in order. */
+function refIndex(text: string): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  const add = (key: string, i: number) => {
+    const list = out.get(key);
+    if (list) list.push(i);
+    else out.set(key, [i]);
+  };
+  for (let i = text.indexOf('${'); i >= 0; i = text.indexOf('${', i + 1)) {
+    add('${', i);
+    REF_AT.lastIndex = i;
+    const m = REF_AT.exec(text);
+    if (m) add(m[0], i);
   }
-  return n;
+  return out;
+}
+
+/** How many of the ascending `offsets` are below `index`. */
+function countBelow(offsets: readonly number[], index: number): number {
+  let lo = 0;
+  let hi = offsets.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (offsets[mid]! < index) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Levenshtein distance, for "did you mean". */

@@ -24,11 +24,14 @@ export const RANGES = {
   weight: WEIGHT_RANGE,
 } as const;
 
-/** The table's fields of one type that fill a plan property, with a reader of that property. */
-function rangedFields(type: 'duration' | 'integer'): Array<{ path: string; min: number; max: number; value: (plan: Plan) => number }> {
+/**
+ * The table's fields of one type that fill a plan property, with a reader of that property
+ * (undefined inside a section the plan leaves off, such as an absent `throttle`).
+ */
+function rangedFields(type: 'duration' | 'integer'): Array<{ path: string; min: number; max: number; value: (plan: Plan) => number | undefined }> {
   return flattenFields(PLAN_FIELDS).flatMap(({ path, props, field }) =>
     field.type === type && props.length > 0
-      ? [{ path, min: field.min, max: field.max, value: (plan: Plan) => props.reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], plan) as number }]
+      ? [{ path, min: field.min, max: field.max, value: (plan: Plan) => props.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], plan) as number | undefined }]
       : []);
 }
 
@@ -74,9 +77,12 @@ export const sourcesUnique: PlanRule = {
   check({ plan, valid }) {
     if (!valid('move.from')) return [];
     const out: RuleFinding[] = [];
+    // A map of first places, not indexOf per item: quadratic on a long list.
+    const first = new Map<string, number>();
     plan.move.from.forEach((s, i) => {
-      const first = plan.move.from.indexOf(s);
-      if (first !== i) out.push(error(`move.from[${i}]`, `${JSON.stringify(s)} is already listed as move.from[${first}]`));
+      const at = first.get(s);
+      if (at === undefined) first.set(s, i);
+      else out.push(error(`move.from[${i}]`, `${JSON.stringify(s)} is already listed as move.from[${at}]`));
     });
     return out;
   },
@@ -134,8 +140,8 @@ export const durationsInRange: PlanRule = {
   name: 'durations-in-range',
   check({ plan, valid }) {
     const out: RuleFinding[] = [];
-    const d = (path: string, v: number, range: { min: number; max: number }) => {
-      if (valid(path)) out.push(...rangeCheck(path, v, range.min, range.max, formatPlanDuration));
+    const d = (path: string, v: number | undefined, range: { min: number; max: number }) => {
+      if (v !== undefined && valid(path)) out.push(...rangeCheck(path, v, range.min, range.max, formatPlanDuration));
     };
     const { intervalMs, stuckScheduledAfterMs, stuckRunningAfterMs } = plan.poll;
     for (const f of rangedFields('duration')) d(f.path, f.value(plan), f);
@@ -162,8 +168,8 @@ export const countsInRange: PlanRule = {
   name: 'counts-in-range',
   check({ plan, planWeights, valid }) {
     const out: RuleFinding[] = [];
-    const c = (path: string, v: number, range: { min: number; max: number }) => {
-      if (valid(path)) out.push(...rangeCheck(path, v, range.min, range.max, String));
+    const c = (path: string, v: number | undefined, range: { min: number; max: number }) => {
+      if (v !== undefined && valid(path)) out.push(...rangeCheck(path, v, range.min, range.max, String));
     };
     for (const f of rangedFields('integer')) c(f.path, f.value(plan), f);
     for (const [storage, w] of Object.entries(planWeights)) c(`weights.${storage}`, w, RANGES.weight);

@@ -81,6 +81,7 @@ function readField(r: Reader, field: Field, key: string, entries: Map<string, En
     return field.read(r, entries, r.at(parent), invalid) ?? structuredClone(field.default);
   }
   const entry = entries?.get(key);
+  if (field.type === 'section' && field.offWhenAbsent && !entry) return undefined;
   const node = entry?.value ?? null;
   if (field.required && entries && r.isNull(node)) {
     r.error(path, entry ? r.posOf(entry.key) : r.at(parent), `missing required field ${key}`);

@@ -33,14 +33,19 @@ export interface TokenSpan {
 
 /** Finds every span of `text` that looks like an access token. Pure. */
 export function findTokenLike(text: string): TokenSpan[] {
-  const spans: TokenSpan[] = [];
-  for (const m of text.matchAll(KNOWN)) spans.push({ start: m.index, end: m.index + m[0].length });
+  const known: TokenSpan[] = [];
+  for (const m of text.matchAll(KNOWN)) known.push({ start: m.index, end: m.index + m[0].length });
+  const spans = [...known];
+  // Both lists come in file order, so one cursor over the known spans finds any overlap.
+  let k = 0;
   for (const m of text.matchAll(CUSTOM)) {
     const body = m[0].slice(m[0].indexOf('-') + 1);
     if (!looksRandom(body)) continue;
     const start = m.index;
-    if (spans.some((s) => start < s.end && s.start < start + m[0].length)) continue;
-    spans.push({ start, end: start + m[0].length });
+    const end = start + m[0].length;
+    while (k < known.length && known[k]!.end <= start) k += 1;
+    if (k < known.length && known[k]!.start < end) continue;
+    spans.push({ start, end });
   }
   return spans.sort((a, b) => a.start - b.start);
 }

@@ -202,9 +202,10 @@ const generateSchema = z.strictObject({
   pending_delete_fraction: fraction.default(0),
   /** Storage -> relative share; default: all on the first configured storage. */
   storages: z.record(z.string(), z.number({ error: 'must be a fraction >= 0' }).min(0, { error: 'must be a fraction >= 0' }), { error: 'must be a mapping' }).optional(),
+  // Sizes are drawn around the median and capped at max: 0 or below made every size 0.1 MB, or negative.
   size_mb: z.strictObject({
-    median: z.number({ error: 'must be a number' }).default(40),
-    max: z.number({ error: 'must be a number' }).default(4000),
+    median: z.number({ error: 'must be a number > 0' }).positive({ error: 'must be a number > 0' }).default(40),
+    max: z.number({ error: 'must be a number > 0' }).positive({ error: 'must be a number > 0' }).default(4000),
   }, { error: 'must be a mapping' }).default({ median: 40, max: 4000 }),
 }, { error: 'must be a mapping' });
 

@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from './db.js';
-import { SeedError, applySeed, fakeChecksum, loadSeed, parseSeed } from './seed.js';
+import { MAX_SEED_ALIASES, SeedError, applySeed, fakeChecksum, loadSeed, parseSeed } from './seed.js';
 
 function seeded(projects: number, extra: Partial<ReturnType<typeof loadSeed>['inventory']> = {}) {
   const seed = loadSeed();
@@ -137,9 +140,67 @@ describe('validating a seed', () => {
     ]);
   });
 
+  it('refuses generated sizes that are not above 0 (issue 19)', () => {
+    // A max of -5 gave every generated repository a size of -5 MB.
+    expect(problems('inventory:\n  generate: { projects: 3, size_mb: { median: 0, max: -5 } }\n')).toEqual([
+      '2:47: inventory.generate.size_mb.median: must be a number > 0',
+      '2:55: inventory.generate.size_mb.max: must be a number > 0',
+    ]);
+  });
+
   it('reports YAML errors and a seed that is not a mapping with their position', () => {
     expect(problems('users: [\n')[0]).toMatch(/^\d+:\d+: /);
     expect(problems('- 1\n')).toEqual(['1:1: a seed is a YAML mapping']);
     expect(problems('users: 3\n')).toEqual(['1:8: users: must be a list']);
+  });
+});
+
+describe('hostile seeds (issue 19)', () => {
+  it('refuses nesting deeper than 32 levels where it happens, at once', () => {
+    // Before: minutes of parsing, then "Maximum call stack size exceeded".
+    expect(problems(`users: ${'['.repeat(999_990)}`)).toEqual([
+      `1:${8 + 31}: YAML nested deeper than 32 levels (mappings and lists inside each other); a seed needs 4`,
+    ]);
+  });
+
+  it('refuses a "billion laughs" of anchors and aliases at the first alias, without expanding it', () => {
+    // Before: yaml's ReferenceError escaped as an internal error (exit 1), not an invalid seed (exit 2).
+    const lol = ['lol: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
+    for (const [prev, name] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi']) lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
+    const text = `users: [{ id: 1, username: root }]\ninstance:\n  feature_flags: { x: true }\ninventory:\n  extra:\n${lol.map((l) => `    ${l}`).join('\n')}\n`;
+    expect(problems(text)).toEqual([
+      '7:13: the aliases (*name) from here on expand too far: yaml allows an anchor 100 uses, counting the aliases inside it ' +
+        '(anchors of lists of aliases of anchors ... are a "billion laughs"); write the values out',
+    ]);
+  });
+
+  it(`takes a few aliases, and refuses more than ${MAX_SEED_ALIASES} anchors and aliases where they pass the bound`, () => {
+    const seed = parseSeed('users:\n  - &root { id: 1, username: root, admin: true }\ncredentials:\n  - { type: personal, user: root, value: v1, scopes: &s [api] }\n  - { type: personal, user: root, value: v2, scopes: *s }\n');
+    expect(seed.credentials.map((c) => c.scopes)).toEqual([['api'], ['api']]);
+    // yaml resolves each alias by looking through every anchor and alias before it: quadratic.
+    const items = Array.from({ length: 50_000 }, (_, i) => `    - &p${i} { id: ${i + 1}, storage: default }\n`).join('');
+    expect(problems(`inventory:\n  projects:\n${items}`)).toEqual([
+      `${3 + MAX_SEED_ALIASES}:7: more than ${MAX_SEED_ALIASES} anchors and aliases (&name, *name); write the values out`,
+    ]);
+  });
+
+  it('finds a repeated key among a hundred thousand in one pass', () => {
+    // yaml compared each key with every earlier one: minutes for this seed.
+    const flags = Array.from({ length: 100_000 }, (_, i) => `    f${i}: true\n`).join('');
+    expect(problems(`instance:\n  feature_flags:\n${flags}    f7: false\n`)).toEqual([`${100_003}:5: Map keys must be unique`]);
+  });
+
+  it('refuses bytes that are not UTF-8 at their line:col, instead of reading them as U+FFFD', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'seed-utf8-'));
+    try {
+      const file = join(dir, 'seed.yaml');
+      writeFileSync(file, Buffer.concat([Buffer.from('users:\n  - { id: 1, username: r'), Buffer.from([0xc3, 0x28]), Buffer.from('t }\n')]));
+      expect(() => loadSeed(file)).toThrow(new SeedError([`${file}:2:25: not UTF-8 (byte 0xc3 at offset 31); save the seed as UTF-8`]));
+      // Other scripts are fine.
+      writeFileSync(file, 'users:\n  - { id: 1, username: röot, name: 管理者 }\n');
+      expect(loadSeed(file).users[0]).toMatchObject({ username: 'röot', name: '管理者' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

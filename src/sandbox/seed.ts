@@ -7,13 +7,15 @@ import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Document } from 'yaml';
-import { LineCounter, isMap, isScalar, parseDocument } from 'yaml';
+import { LineCounter, isMap, isScalar } from 'yaml';
 import type { Db, ItemKind } from './db.js';
 import { ITEM_COLUMNS, getMeta, isoTime, setMeta } from './db.js';
 import type { CredentialType, GenerateSpec, InstanceConfig, InstanceSettings, ItemSeed, Seed } from './seed-schema.js';
 import { seedSchema } from './seed-schema.js';
 import { insertSeedItems, readSeedItems } from './seed-items.js';
 import type { SeedItems } from './seed-items.js';
+import type { YamlLimitHit } from './yaml-input.js';
+import { decodeUtf8, parseYaml } from './yaml-input.js';
 
 /** A seed file that cannot be used; `problems` name file:line:col. */
 export class SeedError extends Error {
@@ -29,11 +31,16 @@ export const DEFAULT_SEED_PATH = fileURLToPath(new URL('../../plans/sandbox.yaml
 
 /** Reads and validates a seed file; throws SeedError naming every problem with its position. */
 export function loadSeed(file: string = DEFAULT_SEED_PATH): Seed {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (err) {
     throw new SeedError([`${file}: cannot read: ${(err as Error).message}`]);
+  }
+  const { text, notUtf8 } = decodeUtf8(bytes);
+  if (notUtf8) {
+    const byte = notUtf8.byte.toString(16).padStart(2, '0');
+    throw new SeedError([`${file}:${notUtf8.line}:${notUtf8.col}: not UTF-8 (byte 0x${byte} at offset ${notUtf8.offset}); save the seed as UTF-8`]);
   }
   const seed = parseSeed(text, file);
   // The items file (issue 21) is read and checked here too, before any database is touched.
@@ -49,21 +56,55 @@ function seedItemsOf(seed: Seed, dir: string): SeedItems | null {
 }
 
 /**
+ * Anchors and aliases a seed may have, together. yaml resolves each alias by looking through every
+ * anchor and alias before it, so a seed of many (not a plan-sized file: seeds may hold a million
+ * items) would take hours; a handful is what a hand-written seed uses.
+ */
+export const MAX_SEED_ALIASES = 1000;
+/**
+ * yaml's own bound on alias expansion (its default, written out): an anchor may be used this many
+ * times, counting the uses of the aliases inside it, which stops "billion laughs" seeds (anchors
+ * whose values are lists of aliases of anchors ...) before they expand.
+ */
+export const MAX_ALIAS_EXPANSION = 100;
+
+function limitMessage(over: YamlLimitHit): string {
+  switch (over.limit) {
+    case 'nesting': return `YAML nested deeper than ${over.max} levels (mappings and lists inside each other); a seed needs 4`;
+    case 'aliases': return `more than ${over.max} anchors and aliases (&name, *name); write the values out`;
+    case 'tokens': return `more than ${over.max} YAML tokens`;
+  }
+}
+
+/**
  * Parses and validates seed YAML text against seedSchema. Every problem names its place
  * (`file:line:col: path: message`): YAML errors where the parser stopped, schema problems at the
  * field, unknown fields at their key, missing ones at the mapping that lacks them.
  */
 export function parseSeed(text: string, file = '<seed>'): Seed {
   const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true });
   const at = (offset: number | undefined) => {
     const p = lc.linePos(offset ?? 0);
     return `${file}:${p.line}:${p.col}`;
   };
+  // Nesting is bounded (MAX_NESTING) and so are anchors and aliases; a seed's size is not.
+  const { doc, firstAlias, over } = parseYaml(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true }, { maxAliases: MAX_SEED_ALIASES });
+  if (over) throw new SeedError([`${at(over.offset)}: ${limitMessage(over)}`]);
   const yamlProblems = doc.errors.map((e) => `${at(e.pos[0])}: ${e.message.split('\n')[0]}`);
   if (yamlProblems.length) throw new SeedError(yamlProblems);
   if (!isMap(doc.contents)) throw new SeedError([`${at(0)}: a seed is a YAML mapping`]);
-  const result = seedSchema.safeParse(doc.toJS());
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: MAX_ALIAS_EXPANSION });
+  } catch (err) {
+    // yaml's alias bound (or an alias it cannot resolve): a ReferenceError, which is the seed's fault.
+    if (!(err instanceof ReferenceError)) throw err;
+    throw new SeedError([
+      `${at(firstAlias)}: the aliases (*name) from here on expand too far: yaml allows an anchor ${MAX_ALIAS_EXPANSION} uses, counting the aliases inside it ` +
+        '(anchors of lists of aliases of anchors ... are a "billion laughs"); write the values out',
+    ]);
+  }
+  const result = seedSchema.safeParse(data);
   if (result.success) return result.data;
   const problems = result.error.issues.flatMap((issue): [number, string][] => {
     const path = issue.path.filter((k): k is string | number => typeof k !== 'symbol');

@@ -23,7 +23,7 @@ function problems(extra: string): string[] {
     parse(extra);
   } catch (err) {
     expect(err).toBeInstanceOf(PlanError);
-    return (err as PlanError).problems.map((p) => `${p.line}:${p.col} ${p.path} ${p.message}`);
+    return (err as PlanError).problems.map((p) => `${p.line}:${p.col} ${p.path} ${p.message}${p.rule ? ` [${p.rule}]` : ''}`);
   }
   throw new Error('expected a PlanError');
 }
@@ -49,6 +49,26 @@ describe('plan: schedule and throttle sections', () => {
       expect.stringMatching(/^11:36 schedule\.windows\[1\] "Weekdays 9-5" is not a window: write "Mon-Fri 22:00-06:00"/),
       '13:13 throttle.decrease expected a number from 0.05 to 0.95',
       '14:16 throttle.latency_p90 a bare number is ambiguous; write a unit, e.g. "3s" or "3ms"',
+    ]);
+  });
+
+  it('refuses throttle durations of 0, or below what the field allows, at their line:col (issue 19)', () => {
+    // 0 read /-/readiness and grew the cap back at every pass; a p90 of 0 cut it at every sample.
+    expect(problems('throttle:\n  health_every: 0s\n  increase_every: 0ms\n  latency_p90: 0ms\n')).toEqual([
+      '10:17 throttle.health_every 0s is out of range: allowed 100ms to 1h [durations-in-range]',
+      '11:19 throttle.increase_every 0s is out of range: allowed 100ms to 1h [durations-in-range]',
+      '12:16 throttle.latency_p90 0s is out of range: allowed 10ms to 10m [durations-in-range]',
+    ]);
+    expect(problems('throttle: { latency_p90: 11m, health_every: 2h, increase_every: 99ms }\n').map((p) => p.split(' ').slice(0, 3).join(' '))).toEqual([
+      '9:26 throttle.latency_p90 11m', '9:45 throttle.health_every 2h', '9:65 throttle.increase_every 99ms',
+    ]);
+    expect(parse('throttle: { latency_p90: 10ms, health_every: 100ms, increase_every: 1h }\n').plan.throttle).toMatchObject({ latencyP90Ms: 10, healthEveryMs: 100, increaseEveryMs: 3_600_000 });
+    expect(parse('throttle:\n').plan.throttle).toEqual(THROTTLE_DEFAULTS);
+  });
+
+  it('refuses a window that ends when it starts at its line:col (issue 19)', () => {
+    expect(problems('schedule:\n  windows:\n    - "Mon-Fri 22:00-06:00"\n    - daily 03:00-03:00\n')).toEqual([
+      '12:7 schedule.windows[1] "daily 03:00-03:00" ends when it starts; for a schedule that is always open write "daily 00:00-24:00" (or leave out schedule), for 24 hours from a time write a span such as "Mon 03:00-Tue 03:00"',
     ]);
   });
 

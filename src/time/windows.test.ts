@@ -17,6 +17,20 @@ describe('window syntax', () => {
     expect(parseWindow('Mon 08:00-24:00').spans).toEqual([{ start: 1440 + 480, end: 2880 }]);
   });
 
+  it.each(['daily 03:00-03:00', 'daily 00:00-00:00', 'Mon-Fri 22:00-22:00', 'Tue 09:30-09:30', 'Sat 00:00-Sat 00:00', 'Sun 12:00-Sun 12:00'])(
+    'refuses "%s", which ends when it starts, and says how to write always (issue 19)',
+    (text) => {
+      expect(() => parseWindow(text)).toThrow(WindowSyntaxError);
+      expect(() => parseWindow(text)).toThrow(/ends when it starts; for a schedule that is always open write "daily 00:00-24:00" \(or leave out schedule\)/);
+    },
+  );
+
+  it('takes a whole day or a whole week written with a different end', () => {
+    expect(parseWindow('daily 00:00-24:00').spans).toHaveLength(7);
+    expect(parseWindow('Mon 03:00-Tue 03:00').spans).toEqual([{ start: 1440 + 180, end: 2 * 1440 + 180 }]);
+    expect(parseWindow('Sat 00:00-Fri 23:59').spans).toEqual([{ start: 6 * 1440, end: 13 * 1440 - 1 }]);
+  });
+
   it.each(['Mon-Fri 22:00', 'Monday 22:00-06:00', 'Mon-Fri 25:00-06:00', 'Mon-Fri 22:60-06:00', 'mon 01:00-02:00', ''])('rejects "%s" and says how to write one', (text) => {
     expect(() => parseWindow(text)).toThrow(WindowSyntaxError);
     expect(() => parseWindow(text)).toThrow(/Mon-Fri 22:00-06:00/);

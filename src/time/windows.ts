@@ -7,7 +7,9 @@
  *   "Tue 09:30-11:00"       one day
  *   "daily 22:00-05:00"     every day (also "Mon-Sun")
  *
- * in the plan's IANA time zone. An end earlier than (or equal to) the start runs past midnight.
+ * in the plan's IANA time zone. An end earlier than the start runs past midnight. A window that
+ * ends when it starts ("daily 03:00-03:00", "Sat 00:00-Sat 00:00") is refused: it would be open
+ * around the clock, which is written "daily 00:00-24:00" (or no schedule at all).
  * Wall times are read with the platform's `Intl` for the zone, so midnight, daylight-saving
  * changes (a 02:30 that does not exist, a 02:30 that happens twice) and any zone Node knows are
  * handled by the platform, not by tables here.
@@ -45,7 +47,8 @@ export function parseWindow(text: string): Window {
     const [, d1, h1, m1, d2, h2, m2] = span as unknown as [string, string, string, string, string, string, string];
     const start = dayIndex(d1) * 1440 + Number(h1) * 60 + Number(m1);
     let end = dayIndex(d2) * 1440 + Number(h2) * 60 + Number(m2);
-    if (end <= start) end += WEEK_MIN;
+    if (end === start) throw endsWhenItStarts(text);
+    if (end < start) end += WEEK_MIN;
     return { text, spans: [{ start, end }] };
   }
   const daily = DAILY.exec(t);
@@ -55,7 +58,8 @@ export function parseWindow(text: string): Window {
     const last = from === undefined ? 6 : to === undefined ? first : dayIndex(to);
     const startMin = Number(h1) * 60 + Number(m1);
     let endMin = h2 === undefined ? 1440 : Number(h2) * 60 + Number(m2);
-    if (endMin <= startMin) endMin += 1440;
+    if (endMin === startMin) throw endsWhenItStarts(text);
+    if (endMin < startMin) endMin += 1440;
     const spans: Window['spans'] = [];
     // Day ranges wrap: "Fri-Mon" is Friday, Saturday, Sunday and Monday.
     for (let d = first, n = 0; n < 7; d = (d + 1) % 7, n++) {
@@ -66,6 +70,16 @@ export function parseWindow(text: string): Window {
   }
   throw new WindowSyntaxError(
     `"${text}" is not a window: write "Mon-Fri 22:00-06:00" (days, start, end), "Sat 00:00-Mon 00:00" (a span across days) or "daily 01:00-03:00"; days are Sun Mon Tue Wed Thu Fri Sat, times HH:MM`,
+  );
+}
+
+/**
+ * A window whose end is its start: once it meant a full day (or week) from that time, open around
+ * the clock with "daily", which nobody writes on purpose. Say how to write what was probably meant.
+ */
+function endsWhenItStarts(text: string): WindowSyntaxError {
+  return new WindowSyntaxError(
+    `"${text}" ends when it starts; for a schedule that is always open write "daily 00:00-24:00" (or leave out schedule), for 24 hours from a time write a span such as "Mon 03:00-Tue 03:00"`,
   );
 }
 
