@@ -3,6 +3,7 @@
  * come from ${VAR} or from a file next to the plan, never from the plan text itself, and are kept
  * only in memory (and in the redaction list, so no message can repeat them).
  */
+import { codeOf } from '../errors/base.js';
 import { resolve } from 'node:path';
 import type { Node } from 'yaml';
 import { isScalar } from 'yaml';
@@ -73,7 +74,7 @@ function readFromFile(r: Reader, node: Node, path: string, secret: boolean): str
   try {
     got = r.readFile(abs);
   } catch (err) {
-    const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : 'error';
+    const code = codeOf(err) ?? 'error';
     r.error(path, at, `cannot read ${abs} (${code})`);
     return undefined;
   }

@@ -2,6 +2,7 @@
  * The plan module's errors. Every problem carries the file, the 1-based line and column of the
  * offending YAML node and the field's dotted path, so an operator can fix all of them in one pass.
  */
+import { ShardmoveError } from '../errors/base.js';
 
 /** Errors stop the plan from loading; warnings are reported and the plan still loads. */
 export type ProblemSeverity = 'error' | 'warning';
@@ -41,8 +42,7 @@ export const PLAN_INVALID = 'SHARDMOVE_PLAN_INVALID';
  * The plan cannot be used. `problems` holds every error (and, kept apart, the warnings found on the
  * way); the message lists them all, one per line, errors first. Secret values never appear in it.
  */
-export class PlanError extends Error {
-  readonly code = PLAN_INVALID;
+export class PlanError extends ShardmoveError<typeof PLAN_INVALID> {
   readonly problems: PlanProblem[];
   readonly warnings: PlanProblem[];
 
@@ -51,8 +51,7 @@ export class PlanError extends Error {
     const sortedWarnings = sortProblems(warnings);
     const count = errors.length === 1 ? '1 problem' : `${errors.length} problems`;
     const lines = [...errors, ...sortedWarnings].map(formatProblem);
-    super([`invalid plan ${file} (${count}):`, ...lines].join('\n'));
-    this.name = 'PlanError';
+    super(PLAN_INVALID, [`invalid plan ${file} (${count}):`, ...lines].join('\n'));
     this.problems = errors;
     this.warnings = sortedWarnings;
   }
@@ -64,12 +63,11 @@ export class PlanError extends Error {
  * reported as a PlanProblem the way a failed read is, naming its code (`cannot read it (ENOTFILE)`),
  * which is why the codes have the form of Node's errno codes.
  */
-export class PlanFileError extends Error {
+export class PlanFileError extends ShardmoveError<'ENOTFILE' | 'EFBIG'> {
   constructor(
-    readonly code: 'ENOTFILE' | 'EFBIG',
+    code: 'ENOTFILE' | 'EFBIG',
     readonly file: string,
   ) {
-    super(code === 'ENOTFILE' ? `${file}: not a file` : `${file}: too large`);
-    this.name = 'PlanFileError';
+    super(code, code === 'ENOTFILE' ? `${file}: not a file` : `${file}: too large`);
   }
 }

@@ -3,6 +3,7 @@
  * named rules, refuse anything that looks like a literal secret. Every problem is collected and
  * reported at once as a PlanError; nothing else is ever thrown for a bad plan.
  */
+import { codeOf } from '../errors/base.js';
 import { readFile, stat } from 'node:fs/promises';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -142,7 +143,7 @@ export async function readPlanFile(file: string, cwd: string): Promise<{ abs: st
     if (st.size > MAX_PLAN_BYTES) throw new PlanFileError('EFBIG', abs);
     bytes = await readFile(abs);
   } catch (err) {
-    const code = typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : 'error';
+    const code = codeOf(err) ?? 'error';
     const why = code === 'ENOENT' ? 'no such file' : code === 'EFBIG' ? 'larger than 1 MB, not a plan' : `cannot read it (${code})`;
     throw new PlanError(file, [{ file, line: 1, col: 1, path: '', message: why, severity: 'error' }]);
   }

@@ -15,6 +15,7 @@
  * handled by the platform, not by tables here.
  */
 
+import { ShardmoveError } from '../errors/base.js';
 export const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 const WEEK_MIN = 7 * 1440;
 
@@ -25,7 +26,12 @@ export interface Window {
   spans: { start: number; end: number }[];
 }
 
-export class WindowSyntaxError extends Error {}
+/** A window the grammar refuses; the message says how to write one. */
+export class WindowSyntaxError extends ShardmoveError<'SHARDMOVE_WINDOW_SYNTAX'> {
+  constructor(message: string) {
+    super('SHARDMOVE_WINDOW_SYNTAX', message);
+  }
+}
 
 const DAY_RE = '(Sun|Mon|Tue|Wed|Thu|Fri|Sat)';
 const TIME_RE = '([01]\\d|2[0-3]):([0-5]\\d)';
