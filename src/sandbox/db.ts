@@ -192,6 +192,12 @@ const MIGRATIONS: string[] = [
   ALTER TABLE geo_actions ADD COLUMN site_id INTEGER;
   ALTER TABLE geo_actions ADD COLUMN registries INTEGER NOT NULL DEFAULT 0;
   `,
+  // Issue 21: a project's snippets feature level (GitLab's ProjectFeature `snippets_access_level`)
+  // and its members, which decide who GET /snippets/:id shows a project snippet to.
+  `
+  ALTER TABLE items ADD COLUMN snippets_access_level TEXT NOT NULL DEFAULT 'enabled';
+  CREATE TABLE project_members (project_id INTEGER NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (project_id, user_id)) WITHOUT ROWID;
+  `,
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */

@@ -180,11 +180,23 @@ const itemSchema = z.strictObject({
   namespace: z.string().optional(),
 });
 
+/** GitLab's ProjectFeature levels a project's snippets feature can take (`snippets_access_level`). */
+export const SNIPPETS_ACCESS_LEVELS = ['disabled', 'private', 'enabled'] as const;
+export type SnippetsAccessLevel = (typeof SNIPPETS_ACCESS_LEVELS)[number];
+
 // Issue 13 (inventory fidelity): deletion and hiding states, per kind as GitLab has them.
 /** Projects may be hidden (EE) or pending deletion: left out of GET /projects, still movable. */
 const projectSchema = itemSchema.extend({
   hidden: bool.optional(),
   pending_delete: bool.optional(),
+  // Issue 21: who may see the project's snippets. `private` is GitLab's "Only project members".
+  snippets_access_level: z.enum(SNIPPETS_ACCESS_LEVELS, { error: 'must be disabled, private or enabled' }).optional(),
+  /** Users (username or id) who are members of the project. */
+  members: z.array(z.union([z.string(), z.number()]), { error: 'must be a list of usernames or user ids' }).optional(),
+});
+/** A snippet with `project` is that project's snippet (GitLab's ProjectSnippet); without, a personal one. */
+const snippetSchema = itemSchema.extend({
+  project: int(1).optional(),
 });
 /** Groups may be pending deletion: GitLab still lists and shows them. Snippets have no such state. */
 const groupSchema = itemSchema.extend({
@@ -200,6 +212,14 @@ const generateSchema = z.strictObject({
   /** Share of generated projects that are hidden (EE) / pending deletion; drawn apart from the rest. */
   hidden_fraction: fraction.default(0),
   pending_delete_fraction: fraction.default(0),
+  /**
+   * Issue 21: share of generated snippets that belong to a generated project, and shares of
+   * generated projects whose snippets feature is disabled or members-only; each drawn apart.
+   * Optional rather than defaulted, so generate specs written in code stay complete without them.
+   */
+  project_snippet_fraction: fraction.optional(),
+  snippets_disabled_fraction: fraction.optional(),
+  snippets_private_fraction: fraction.optional(),
   /** Storage -> relative share; default: all on the first configured storage. */
   storages: z.record(z.string(), z.number({ error: 'must be a fraction >= 0' }).min(0, { error: 'must be a fraction >= 0' }), { error: 'must be a mapping' }).optional(),
   size_mb: z.strictObject({
@@ -211,7 +231,7 @@ const generateSchema = z.strictObject({
 const inventorySchema = z.strictObject({
   generate: generateSchema.optional(),
   projects: z.array(projectSchema, { error: 'must be a list' }).optional(),
-  snippets: z.array(itemSchema, { error: 'must be a list' }).optional(),
+  snippets: z.array(snippetSchema, { error: 'must be a list' }).optional(),
   groups: z.array(groupSchema, { error: 'must be a list' }).optional(),
 }, { error: 'must be a mapping' });
 
@@ -231,7 +251,13 @@ export const seedSchema = z.strictObject({
 /** A parsed seed: what `seed.yaml` says, with every default filled in. */
 export type Seed = z.output<typeof seedSchema>;
 export type CredentialSeed = Seed['credentials'][number];
-export type ItemSeed = z.output<typeof itemSchema> & { hidden?: boolean; pending_delete?: boolean };
+export type ItemSeed = z.output<typeof itemSchema> & {
+  hidden?: boolean;
+  pending_delete?: boolean;
+  snippets_access_level?: SnippetsAccessLevel;
+  members?: (string | number)[];
+  project?: number;
+};
 export type GenerateSpec = z.output<typeof generateSchema>;
 
 /**
@@ -271,6 +297,7 @@ function crossFieldRules(seed: unknown, problem: (path: (string | number)[], mes
   inventoryStateRules(instance, inventory, problem);
   const usernames = new Set(list(fields(seed).users).map((u) => fields(u).username).filter((n) => typeof n === 'string').map((n) => n.toLowerCase()));
   const userIds = new Set(list(fields(seed).users).map((u) => fields(u).id).filter((n) => typeof n === 'number'));
+  projectSnippetRules(inventory, usernames, userIds, problem);
   for (const [i, raw] of list(fields(seed).credentials).entries()) {
     const c = fields(raw);
     const missing = (field: string, message: string) => {
@@ -318,5 +345,30 @@ function inventoryStateRules(instance: Record<string, unknown>, inventory: Recor
   const explicit = new Set(projects.map((p) => fields(p).id));
   for (const [i, id] of list(instance.unlistable).entries()) {
     if (typeof id === 'number' && id > generated && !explicit.has(id)) problem(['instance', 'unlistable', i], `unknown project ${id}`);
+  }
+}
+
+// Issue 21: project snippets, their projects' feature levels and members.
+function projectSnippetRules(inventory: Record<string, unknown>, usernames: Set<string>, userIds: Set<unknown>, problem: (path: (string | number)[], message: string) => void): void {
+  const generate = fields(inventory.generate);
+  const generated = typeof generate.projects === 'number' ? generate.projects : 0;
+  const projects = list(inventory.projects);
+  const explicit = new Set(projects.map((p) => fields(p).id));
+  for (const [i, sn] of list(inventory.snippets).entries()) {
+    const id = fields(sn).project;
+    if (typeof id === 'number' && id > generated && !explicit.has(id)) problem(['inventory', 'snippets', i, 'project'], `unknown project ${id}`);
+  }
+  for (const [i, p] of projects.entries()) {
+    for (const [j, m] of list(fields(p).members).entries()) {
+      if (typeof m === 'string' && !usernames.has(m.toLowerCase())) problem(['inventory', 'projects', i, 'members', j], `unknown user "${m}"`);
+      if (typeof m === 'number' && !userIds.has(m)) problem(['inventory', 'projects', i, 'members', j], `unknown user id ${m}`);
+    }
+  }
+  const share = (name: string) => (typeof generate[name] === 'number' ? generate[name] : 0);
+  if (share('project_snippet_fraction') > 0 && generated === 0) {
+    problem(['inventory', 'generate', 'project_snippet_fraction'], 'project snippets need generated projects (generate.projects > 0)');
+  }
+  if (share('snippets_disabled_fraction') + share('snippets_private_fraction') > 1) {
+    problem(['inventory', 'generate', 'snippets_private_fraction'], 'snippets_disabled_fraction + snippets_private_fraction must not exceed 1');
   }
 }
