@@ -198,6 +198,8 @@ const MIGRATIONS: string[] = [
   ALTER TABLE items ADD COLUMN snippets_access_level TEXT NOT NULL DEFAULT 'enabled';
   CREATE TABLE project_members (project_id INTEGER NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (project_id, user_id)) WITHOUT ROWID;
   `,
+  // Issue 21: a Geo site the primary cannot reach (its node proxy gets no answer).
+  'ALTER TABLE geo_sites ADD COLUMN reachable INTEGER NOT NULL DEFAULT 1;',
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */

@@ -71,6 +71,8 @@ const geoSiteSchema = z.strictObject({
   primary: bool.optional(),
   /** A disabled site does not replicate (GitLab's `enabled: false`); default true. */
   enabled: bool.optional(),
+  /** `false`: the primary cannot reach the site, so the primary's node proxy gets no answer from it (issue 21); default true. */
+  reachable: bool.optional(),
 });
 
 /** Geo sites: unique ids, names and hosts (a request's Host picks the site it is sent to), one primary at most. */

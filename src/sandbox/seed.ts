@@ -178,12 +178,13 @@ export function applySeed(db: Db, seed: Seed, nowMs: number): { seeded: boolean 
  * secondary. Data, like the inventory: written into an empty database only.
  */
 function insertGeoSites(db: Db, seed: Seed): void {
-  const site = db.prepare('INSERT INTO geo_sites (id, name, url, is_primary, enabled) VALUES (?, ?, ?, ?, ?)');
+  const site = db.prepare('INSERT INTO geo_sites (id, name, url, is_primary, enabled, reachable) VALUES (?, ?, ?, ?, ?, ?)');
   const sites = seed.geo_sites ?? (seed.instance.tier === 'free' ? [] : [
     { id: 1, name: 'primary', url: 'http://primary.example.com/', primary: true },
     { id: 2, name: 'secondary', url: 'http://secondary.example.com/', primary: false },
   ]);
-  for (const s of sites) site.run(s.id, s.name, s.url, s.primary ? 1 : 0, 'enabled' in s && s.enabled === false ? 0 : 1);
+  const off = (s: object, field: 'enabled' | 'reachable') => field in s && (s as Record<string, unknown>)[field] === false;
+  for (const s of sites) site.run(s.id, s.name, s.url, s.primary ? 1 : 0, off(s, 'enabled') ? 0 : 1, off(s, 'reachable') ? 0 : 1);
 }
 
 function insertCredentials(db: Db, seed: Seed, nowMs: number): void {
