@@ -200,6 +200,19 @@ const MIGRATIONS: string[] = [
   `,
   // Issue 21: a Geo site the primary cannot reach (its node proxy gets no answer).
   'ALTER TABLE geo_sites ADD COLUMN reachable INTEGER NOT NULL DEFAULT 1;',
+  // Issue 21 item 5 (and issue 22's room): repository copies a move left on a storage that no
+  // longer serves the item (`cleanup failed`, or a job killed after the switch). They take room
+  // until someone removes them; a later move back onto that storage reuses the directory.
+  `
+  CREATE TABLE stale_copies (
+    kind TEXT NOT NULL,
+    item_id INTEGER NOT NULL,
+    storage TEXT NOT NULL,
+    size_mb REAL NOT NULL,
+    move_id INTEGER NOT NULL,
+    PRIMARY KEY (kind, item_id, storage)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */

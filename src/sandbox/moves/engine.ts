@@ -29,7 +29,11 @@
  *   again only after its 30-minute lease expired (or never), and the service acts only on a
  *   `scheduled` move. It does not keep a worker. An `interrupted` move's job was run again while
  *   the lease was still held: at the end of its copy time it fails with no `error_message`, and
- *   the item is writable again (the `started -> failed` callback). See ../faults.ts.
+ *   the item is writable again (the `started -> failed` callback). A `failed_after_switch` move
+ *   does the same one step later: the item was switched to the destination first, and the source
+ *   copy stays behind. See ../faults.ts.
+ * - Copies left behind (`cleanup failed`, `failed_after_switch`) are recorded in `stale_copies`;
+ *   a later move of the item onto that storage reuses the directory, so its record goes.
  * - Duration (./policy.ts): `moveDurationMs` when set, else 50 ms per MB divided by `speed`
  *   (at least 10 ms); 90% copying (`started`), 10% removing the source copy (`replicated`). A move
  *   to the same storage copies nothing and finishes at once; a move from or to an unreachable
@@ -111,6 +115,8 @@ interface Running extends Queued {
   due: number;
   snapshotChecksum: string;
   snapshotCommits: number;
+  /** The item's size, for the copies the move makes and leaves. */
+  sizeMb: number;
 }
 
 export function createMoveEngine(deps: EngineDeps, options: EngineOptions): MoveEngine {
@@ -184,7 +190,21 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     // Same storage: nothing is copied (GitLab's same_filesystem?); unreachable storages fail fast.
     const due = failure !== null ? at + Math.min(copyMs, MIN_MOVE_MS) : (q.source === q.destination ? at : at + copyMs);
     s.startMove.run(due, item.checksum, item.commit_count, iso, q.id);
-    running.push({ ...q, phase: 'started', due, snapshotChecksum: item.checksum, snapshotCommits: item.commit_count });
+    running.push({ ...q, phase: 'started', due, snapshotChecksum: item.checksum, snapshotCommits: item.commit_count, sizeMb: item.size_mb });
+  }
+
+  /** Whether the move copies a repository (not to the same storage, and the item has one). */
+  function copies(r: Queued): boolean {
+    return r.source !== r.destination && hasRepository(r.kind);
+  }
+
+  /**
+   * `track_repository`: the item now lives on the destination, with the content it had when the
+   * copy started, and is writable. A copy left there by an earlier move is the one reused.
+   */
+  function switchToDestination(r: Running, iso: string): void {
+    s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
+    s.deleteStaleCopy.run(r.kind, r.itemId, r.destination);
   }
 
   /** Whether an earlier move of this item still runs (started or replicated): its worker holds the lease. */
@@ -233,11 +253,22 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
         release(index, now);
         return;
       }
+      if (r.fate === 'failed_after_switch') {
+        // The job died after track_repository; its rerun failed the still `started` move. The
+        // item is on the destination, and the source copy stays (remove_old_paths never ran).
+        if (copies(r)) {
+          switchToDestination(r, iso);
+          s.insertStaleCopy.run(r.kind, r.itemId, r.source, r.sizeMb, r.id);
+        } else s.setReadOnly.run(0, r.kind, r.itemId);
+        s.setMoveState.run('failed', null, null, iso, r.id);
+        release(index, now);
+        return;
+      }
       const cleanupMs = r.source === r.destination ? 0 : splitDuration(r.durationMs).cleanupMs;
       r.phase = 'replicated';
       r.due += cleanupMs;
       s.setMoveState.run('replicated', r.due, null, iso, r.id);
-      if (hasRepository(r.kind)) s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
+      if (hasRepository(r.kind)) switchToDestination(r, iso);
       else s.setReadOnly.run(0, r.kind, r.itemId);
       return;
     }
@@ -246,6 +277,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       // The item became writable at `replicated` (as in GitLab, where only started -> replicated
       // and started -> failed set it writable); a newer move may hold the flag by now.
       s.setMoveState.run('cleanup failed', null, msg, iso, r.id);
+      if (copies(r)) s.insertStaleCopy.run(r.kind, r.itemId, r.source, r.sizeMb, r.id);
     } else {
       s.setMoveState.run('finished', null, null, iso, r.id);
     }
@@ -349,6 +381,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
         running.push({
           ...q, phase: row.state === 'replicated' ? 'replicated' : 'started', due: row.due_at_ms,
           snapshotChecksum: row.snapshot_checksum ?? '', snapshotCommits: row.snapshot_commits ?? 0,
+          sizeMb: s.itemById.get(q.kind, q.itemId)?.size_mb ?? 0,
         });
       }
     }

@@ -53,6 +53,10 @@ export interface MoveStatements {
   bulkBatch: All<[ItemKind, string, number, number], BulkItem>;
   advanceBulk: Run<[number, number, number]>;
   countKind: Get<[ItemKind], { n: number }>;
+  /** kind, item_id, storage, size_mb, move_id: a copy the move left on `storage`. */
+  insertStaleCopy: Run<[ItemKind, number, string, number, number]>;
+  /** kind, item_id, storage: a move onto `storage` reuses the copy there. */
+  deleteStaleCopy: Run<[ItemKind, number, string]>;
   /** Moves per kind, counted once and then kept up to date by `noteMoveCreated` (list totals). */
   counts: Map<ItemKind, number>;
 }
@@ -80,6 +84,8 @@ export const moveStatements = perDatabase((db): MoveStatements => ({
   bulkBatch: db.prepare('SELECT id, read_only, size_mb FROM items WHERE kind = ? AND storage = ? AND id > ? ORDER BY id LIMIT ?'),
   advanceBulk: db.prepare('UPDATE bulk_jobs SET cursor_id = ?, done = ? WHERE id = ?'),
   countKind: db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ?'),
+  insertStaleCopy: db.prepare('INSERT OR REPLACE INTO stale_copies (kind, item_id, storage, size_mb, move_id) VALUES (?, ?, ?, ?, ?)'),
+  deleteStaleCopy: db.prepare('DELETE FROM stale_copies WHERE kind = ? AND item_id = ? AND storage = ?'),
   counts: new Map(),
 }) as unknown as MoveStatements);
 
