@@ -223,7 +223,7 @@ describe('GitLab fidelity of the inventory (EE ultimate)', () => {
     it('is served by GET /-/sandbox/items/:kind/:id, to effective administrators only', async () => {
       expect((await get('/-/sandbox/items/snippet/3', ADMIN)).body).toEqual({
         kind: 'snippet', id: 3, storage: 'nfs-1', read_only: false, hidden: false, pending_delete: false,
-        size_mb: expect.any(Number), commit_count: expect.any(Number), checksum: expect.stringMatching(/^[0-9a-f]{40}$/),
+        size_mb: expect.any(Number), commit_count: expect.any(Number), checksum: expect.stringMatching(/^[0-9a-f]{40}$/), stale_copies: [],
       });
       expect((await get('/-/sandbox/items/project/group-2%2Fproject-8', ADMIN)).body).toMatchObject({ kind: 'project', id: 8 });
       expect((await get(`/-/sandbox/items/project/${BOTH}`, ADMIN)).body).toMatchObject({ hidden: true, pending_delete: true });
