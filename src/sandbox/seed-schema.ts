@@ -121,6 +121,12 @@ const instanceFields = z.strictObject({
   /** Project ids whose listing pages answer 500 (an entity GitLab fails to serialise). */
   unlistable: z.array(int(1), { error: 'must be a list of project ids' }).default([]),
   ...instanceIssue13Fields,
+  /**
+   * Issue 22: the size in bytes of the filesystem each storage lives on. Storages left out have no
+   * known size: they never run out of room and /-/sandbox/metrics leaves them out of the filesystem
+   * metrics. Optional in the type, so configurations built by hand stay valid.
+   */
+  storage_capacity: z.record(z.string(), int(0), { error: 'must be a mapping of storage to bytes' }).optional(),
 }, { error: 'must be a mapping' });
 
 /**
@@ -292,6 +298,7 @@ function crossFieldRules(seed: unknown, problem: (path: (string | number)[], mes
   };
   for (const [i, s] of list(instance.unreachable).entries()) knownStorage(s, ['instance', 'unreachable', i]);
   for (const k of Object.keys(fields(instance.weights))) knownStorage(k, ['instance', 'weights', k]);
+  for (const k of Object.keys(fields(instance.storage_capacity))) knownStorage(k, ['instance', 'storage_capacity', k]);
   for (const k of Object.keys(fields(fields(inventory.generate).storages))) knownStorage(k, ['inventory', 'generate', 'storages', k]);
   for (const kind of ['projects', 'snippets', 'groups'] as const) {
     for (const [i, item] of list(inventory[kind]).entries()) knownStorage(fields(item).storage, ['inventory', kind, i, 'storage']);

@@ -44,6 +44,8 @@ export interface MoveStatements {
   setMoveState: Run<[MoveState, number | null, string | null, string, number]>;
   /** due_at_ms, snapshot_checksum, snapshot_commits, updated_at, id */
   startMove: Run<[number | null, string, number, string, number]>;
+  /** fate, id: an outcome decided when the move starts (no room on the destination). */
+  setFate: Run<[string, number]>;
   listMoves: All<[ItemKind, number, number], MoveRow>;
   listItemMoves: All<[ItemKind, number, number, number], MoveRow>;
   activeMoves: Iterate<[], MoveRow>;
@@ -72,6 +74,7 @@ export const moveStatements = perDatabase((db): MoveStatements => ({
   moveByKindId: db.prepare('SELECT * FROM moves WHERE kind = ? AND id = ?'),
   setMoveState: db.prepare('UPDATE moves SET state = ?, due_at_ms = ?, error_message = ?, updated_at = ? WHERE id = ?'),
   startMove: db.prepare("UPDATE moves SET state = 'started', due_at_ms = ?, snapshot_checksum = ?, snapshot_commits = ?, updated_at = ? WHERE id = ?"),
+  setFate: db.prepare('UPDATE moves SET fate = ? WHERE id = ?'),
   // GitLab's `order_created_at_desc`: created_at only, no tie-breaker. Moves created in the same
   // millisecond (a bulk batch) come in whatever order the (kind[, item_id], created_at) index
   // walks them backwards, which SQLite makes rowid-descending; nothing here promises it.
