@@ -223,7 +223,7 @@ describe('GitLab fidelity of the inventory (EE ultimate)', () => {
     it('is served by GET /-/sandbox/items/:kind/:id, to effective administrators only', async () => {
       expect((await get('/-/sandbox/items/snippet/3', ADMIN)).body).toEqual({
         kind: 'snippet', id: 3, storage: 'nfs-1', read_only: false, hidden: false, pending_delete: false,
-        size_mb: expect.any(Number), commit_count: expect.any(Number), checksum: expect.stringMatching(/^[0-9a-f]{40}$/),
+        size_mb: expect.any(Number), commit_count: expect.any(Number), checksum: expect.stringMatching(/^[0-9a-f]{40}$/), stale_copies: [],
       });
       expect((await get('/-/sandbox/items/project/group-2%2Fproject-8', ADMIN)).body).toMatchObject({ kind: 'project', id: 8 });
       expect((await get(`/-/sandbox/items/project/${BOTH}`, ADMIN)).body).toMatchObject({ hidden: true, pending_delete: true });
@@ -365,7 +365,7 @@ describe('seed: edition, states, unlistable, credentials (issue 13, item 10)', (
     expect(problems(text)).toEqual([
       'seed.yaml:3:46: inventory.generate.hidden_fraction: hidden projects exist only in the enterprise edition (edition: ee)',
       'seed.yaml:4:79: inventory.projects.1.hidden: hidden projects exist only in the enterprise edition (edition: ee)',
-      'seed.yaml:5:41: inventory.snippets.0.pending_delete: unknown field "pending_delete"; known fields: id, name, storage, visibility, size_mb, commit_count, namespace',
+      'seed.yaml:5:41: inventory.snippets.0.pending_delete: unknown field "pending_delete"; known fields: id, name, storage, visibility, size_mb, commit_count, namespace, project',
     ]);
     expect(problems('instance: { storages: [default], unlistable: [11] }\ninventory: { generate: { projects: 10 } }\n')).toEqual([
       'seed.yaml:1:47: instance.unlistable.0: unknown project 11',

@@ -101,3 +101,44 @@ describe('a Sidekiq rerun while the lease is held (fault interruptRate)', () => 
     expect((await call(sb, 'POST', '/projects/1/repository_storage_moves', { destination_storage_name: 'cluster' })).status).toBe(201);
   });
 });
+
+describe('a job killed after the switch (fault failAfterSwitchRate, issue 21 item 5)', () => {
+  const itemState = async (sb: RunningSandbox, kind: string, id: number) => {
+    const res = await fetch(`${sb.url}/-/sandbox/items/${kind}/${id}`, { headers: { 'private-token': 'glpat-sandbox-root-api-sudo-0001' } });
+    return (await res.json()) as { storage: string; read_only: boolean; stale_copies: string[]; checksum: string };
+  };
+
+  it('fails the move without a message while the item already lives on the destination, and leaves the source copy', async () => {
+    const { sb, advance } = await startManual({ failAfterSwitchRate: 1 });
+    const before = await itemState(sb, 'project', 1);
+    const move = await call(sb, 'POST', '/projects/1/repository_storage_moves', { destination_storage_name: 'cluster' });
+    await advance(10);
+    expect((await call(sb, 'GET', `/project_repository_storage_moves/${move.body.id}`)).body).toMatchObject({ state: 'started' });
+    await advance(MOVE_MS);
+    expect((await call(sb, 'GET', `/project_repository_storage_moves/${move.body.id}`)).body).toMatchObject({ state: 'failed', error_message: null });
+    expect(await itemState(sb, 'project', 1)).toMatchObject({ storage: 'cluster', read_only: false, stale_copies: ['nfs-1'], checksum: before.checksum });
+    expect((await call(sb, 'GET', '/projects/1')).body).toMatchObject({ repository_storage: 'cluster' });
+    expect(sb.state.faults.counts()).toMatchObject({ move_failed_after_switch: 1 });
+    // Writable again: a new move is accepted, and moving back onto nfs-1 reuses the copy left there.
+    const back = await call(sb, 'POST', '/projects/1/repository_storage_moves', { destination_storage_name: 'nfs-1' });
+    expect(back.status).toBe(201);
+    await advance(10);
+    await advance(MOVE_MS);
+    expect((await itemState(sb, 'project', 1)).stale_copies).toEqual(['cluster']);
+  });
+
+  it('draws the same moves under the same fault seed, beside the other fates', async () => {
+    const fates = async (seed: number) => {
+      const { sb, advance } = await startManual({ failAfterSwitchRate: 0.5, interruptRate: 0.2, seed });
+      for (const [kind, id] of [['projects', 1], ['projects', 2], ['snippets', 1], ['snippets', 2], ['snippets', 3], ['groups', 1]] as const) {
+        await call(sb, 'POST', `/${kind}/${id}/repository_storage_moves`, { destination_storage_name: 'cluster' });
+      }
+      await advance(10);
+      await advance(MOVE_MS);
+      return sb.state.db.prepare('SELECT kind, item_id, state, fate FROM moves ORDER BY id').all();
+    };
+    const a = await fates(11);
+    expect(await fates(11)).toEqual(a);
+    expect(a.some((m) => (m as { fate: string }).fate === 'failed_after_switch')).toBe(true);
+  });
+});

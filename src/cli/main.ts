@@ -59,6 +59,8 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--move-fail-rate <p>', 'fraction of moves that fail', number('--move-fail-rate', 0, 1), 0)
     .option('--broken-items <list>', 'kind:id,... whose moves always fail')
     .option('--stuck-rate <p>', 'fraction of moves that never leave started', number('--stuck-rate', 0, 1), 0)
+    .option('--interrupt-rate <p>', 'fraction of moves whose job is rerun while its lease is held (failed, no message, left on the source)', number('--interrupt-rate', 0, 1), 0)
+    .option('--move-fail-after-switch-rate <p>', 'fraction of moves whose job dies after the switch (failed, no message, on the destination, source copy left)', number('--move-fail-after-switch-rate', 0, 1), 0)
     .option('--fault-seed <n>', 'seed for every random fault', number('--fault-seed', 0, 2 ** 31), 1)
     .action(async (opts) => {
       const { runSandboxCommand } = await import('./sandbox.js');

@@ -23,6 +23,8 @@ export interface SandboxCommandOptions {
   moveFailRate: number;
   brokenItems?: string;
   stuckRate: number;
+  interruptRate: number;
+  moveFailAfterSwitchRate: number;
   faultSeed: number;
 }
 
@@ -46,6 +48,8 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
       // bad entry is a FaultOptionsError (exit 2) before anything starts.
       brokenItems: opts.brokenItems ? [opts.brokenItems] : [],
       stuckRate: opts.stuckRate,
+      interruptRate: opts.interruptRate,
+      failAfterSwitchRate: opts.moveFailAfterSwitchRate,
       seed: opts.faultSeed,
     },
     logger,

@@ -192,6 +192,27 @@ const MIGRATIONS: string[] = [
   ALTER TABLE geo_actions ADD COLUMN site_id INTEGER;
   ALTER TABLE geo_actions ADD COLUMN registries INTEGER NOT NULL DEFAULT 0;
   `,
+  // Issue 21: a project's snippets feature level (GitLab's ProjectFeature `snippets_access_level`)
+  // and its members, which decide who GET /snippets/:id shows a project snippet to.
+  `
+  ALTER TABLE items ADD COLUMN snippets_access_level TEXT NOT NULL DEFAULT 'enabled';
+  CREATE TABLE project_members (project_id INTEGER NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (project_id, user_id)) WITHOUT ROWID;
+  `,
+  // Issue 21: a Geo site the primary cannot reach (its node proxy gets no answer).
+  'ALTER TABLE geo_sites ADD COLUMN reachable INTEGER NOT NULL DEFAULT 1;',
+  // Issue 21 item 5 (and issue 22's room): repository copies a move left on a storage that no
+  // longer serves the item (`cleanup failed`, or a job killed after the switch). They take room
+  // until someone removes them; a later move back onto that storage reuses the directory.
+  `
+  CREATE TABLE stale_copies (
+    kind TEXT NOT NULL,
+    item_id INTEGER NOT NULL,
+    storage TEXT NOT NULL,
+    size_mb REAL NOT NULL,
+    move_id INTEGER NOT NULL,
+    PRIMARY KEY (kind, item_id, storage)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */

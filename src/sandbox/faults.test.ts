@@ -34,6 +34,23 @@ describe('move fates', () => {
     expect(n('cleanup_fail')).toBeLessThan(n('fail'));
   });
 
+  it('draws failed_after_switch after the other fates, keyed like them', () => {
+    const fates = (seed: number) => {
+      const f = createFaults(opts({ seed, interruptRate: 0.1, failAfterSwitchRate: 0.3 }));
+      return { fates: Array.from({ length: 1000 }, (_, i) => f.moveFate('group', i + 1)), counts: f.counts() };
+    };
+    const a = fates(5);
+    expect(fates(5)).toEqual(a);
+    const n = a.fates.filter((x) => x === 'failed_after_switch').length;
+    expect(n).toBeGreaterThan(240);
+    expect(n).toBeLessThan(360);
+    expect(a.counts.move_failed_after_switch).toBe(n);
+    // Adding the new rate leaves the fates the other rates drew where they were.
+    const without = createFaults(opts({ seed: 5, interruptRate: 0.1 }));
+    const interrupted = (list: string[]) => list.flatMap((x, i) => (x === 'interrupted' ? [i] : []));
+    expect(interrupted(a.fates)).toEqual(interrupted(Array.from({ length: 1000 }, (_, i) => without.moveFate('group', i + 1))));
+  });
+
   it('counts each fate and lets a rescheduled move draw again', () => {
     const f = createFaults(opts({ seed: 3, moveFailRate: 0.5 }));
     const attempts = Array.from({ length: 30 }, () => f.moveFate('snippet', 4));
@@ -55,7 +72,8 @@ describe('move fates', () => {
   it('refuses unusable options', () => {
     expect(() => parseBrokenItems(['project-1'])).toThrow(FaultOptionsError);
     expect(() => parseBrokenItems(['wiki:1'])).toThrow(/kind:id/);
-    for (const bad of [{ errorRate: 1.5 }, { resetRate: -0.1 }, { moveFailRate: 0.7, stuckRate: 0.5 }, { latencyMs: -1 }, { rateLimit: 0 }]) {
+    for (const bad of [{ errorRate: 1.5 }, { resetRate: -0.1 }, { moveFailRate: 0.7, stuckRate: 0.5 }, { latencyMs: -1 }, { rateLimit: 0 },
+      { failAfterSwitchRate: 1.2 }, { interruptRate: 0.5, failAfterSwitchRate: 0.6 }]) {
       expect(() => createFaults(opts(bad))).toThrow(FaultOptionsError);
     }
   });

@@ -10,8 +10,8 @@
  *
  * Move fates are decided when a move is created: listed broken items always fail; otherwise a
  * draw keyed by (seed, kind, item, attempt) picks stuck, fail (a tenth of those `cleanup_fail`),
- * interrupted or ok. Being keyed by the attempt, a rescheduled move draws anew and may succeed,
- * independently of how requests interleave.
+ * interrupted, failed_after_switch or ok. Being keyed by the attempt, a rescheduled move draws
+ * anew and may succeed, independently of how requests interleave.
  *
  * The two fates of a Sidekiq job killed mid-copy (`UpdateRepositoryStorageWorker`): Sidekiq runs it
  * again with the same jid. `interrupted`: the rerun comes while the job's 30-minute exclusive lease
@@ -19,6 +19,12 @@
  * `error_message`, and the transition's callback makes the repository writable again. `stuck`: the
  * rerun comes after the lease expired (or never comes); the service runs only for a `scheduled`
  * move, so it does nothing and the move stays `started`, read-only, for good.
+ *
+ * `failed_after_switch` (issue 21 item 5): the job is killed after `track_repository` and before
+ * `finish_replication!` (`UpdateRepositoryStorageMethods#execute` runs them as separate steps), then
+ * rerun while its lease is held. The project already lives on the destination, the move ends
+ * `started -> failed` with no `error_message` (the callback makes it writable), and the source
+ * copy stays, since `remove_old_paths` never ran.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -39,13 +45,21 @@ export interface FaultOptions {
    * fails without a message, repository writable). In code only; the CLI has no flag for it yet.
    */
   interruptRate?: number;
+  /**
+   * Share of moves whose job is killed after the switch to the destination and rerun while its
+   * lease is held: the move fails without a message, the item is on the destination, and the
+   * source copy is left behind (`--move-fail-after-switch-rate`).
+   */
+  failAfterSwitchRate?: number;
   seed: number;
 }
 
-export const NO_FAULTS: FaultOptions = { latencyMs: 0, errorRate: 0, resetRate: 0, moveFailRate: 0, brokenItems: [], stuckRate: 0, interruptRate: 0, seed: 1 };
+export const NO_FAULTS: FaultOptions = {
+  latencyMs: 0, errorRate: 0, resetRate: 0, moveFailRate: 0, brokenItems: [], stuckRate: 0, interruptRate: 0, failAfterSwitchRate: 0, seed: 1,
+};
 
 /** How a move will end, decided when it is created. */
-export type MoveFate = 'ok' | 'fail' | 'cleanup_fail' | 'stuck' | 'interrupted';
+export type MoveFate = 'ok' | 'fail' | 'cleanup_fail' | 'stuck' | 'interrupted' | 'failed_after_switch';
 
 export interface Faults {
   /** Runs before routing; returns true when it already answered (or destroyed) the request. */
@@ -121,8 +135,12 @@ function kindCode(kind: string): number {
 /** Builds the fault injector. `now` is the clock for the rate-limit window (default Date.now). */
 export function createFaults(options: FaultOptions, now: () => number = () => Date.now()): Faults {
   const interruptRate = options.interruptRate ?? 0;
-  for (const [name, v] of [['errorRate', options.errorRate], ['resetRate', options.resetRate], ['moveFailRate', options.moveFailRate], ['stuckRate', options.stuckRate], ['interruptRate', interruptRate]] as const) checkRate(name, v);
-  if (options.stuckRate + options.moveFailRate + interruptRate > 1) throw new FaultOptionsError('stuckRate + moveFailRate + interruptRate must not exceed 1');
+  const switchRate = options.failAfterSwitchRate ?? 0;
+  for (const [name, v] of [['errorRate', options.errorRate], ['resetRate', options.resetRate], ['moveFailRate', options.moveFailRate],
+    ['stuckRate', options.stuckRate], ['interruptRate', interruptRate], ['failAfterSwitchRate', switchRate]] as const) checkRate(name, v);
+  if (options.stuckRate + options.moveFailRate + interruptRate + switchRate > 1) {
+    throw new FaultOptionsError('stuckRate + moveFailRate + interruptRate + failAfterSwitchRate must not exceed 1');
+  }
   if (!Number.isFinite(options.latencyMs) || options.latencyMs < 0) throw new FaultOptionsError(`latencyMs must be >= 0, got ${options.latencyMs}`);
   if (options.rateLimit !== undefined && (!Number.isInteger(options.rateLimit) || options.rateLimit < 1)) {
     throw new FaultOptionsError(`rateLimit must be a positive integer (requests per minute), got ${options.rateLimit}`);
@@ -199,7 +217,7 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
       }
       const attempt = given ?? (attempts.get(key) ?? 0) + 1;
       attempts.set(key, attempt);
-      if (options.stuckRate === 0 && options.moveFailRate === 0 && interruptRate === 0) return 'ok';
+      if (options.stuckRate === 0 && options.moveFailRate === 0 && interruptRate === 0 && switchRate === 0) return 'ok';
       const r = keyedDraw(options.seed, kindCode(k), itemId, attempt);
       if (r < options.stuckRate) {
         bump('move_stuck');
@@ -216,6 +234,10 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
       if (r < options.stuckRate + options.moveFailRate + interruptRate) {
         bump('move_interrupted');
         return 'interrupted';
+      }
+      if (r < options.stuckRate + options.moveFailRate + interruptRate + switchRate) {
+        bump('move_failed_after_switch');
+        return 'failed_after_switch';
       }
       return 'ok';
     },

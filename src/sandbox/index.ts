@@ -26,6 +26,7 @@ import { register as registerInventoryRoutes } from './inventory/routes.js';
 import { register as registerSettingsRoutes } from './instance/settings.js';
 import { register as registerHealthRoutes } from './instance/health.js';
 import { register as registerGeoRoutes } from './instance/geo.js';
+import { register as registerMetricsRoutes } from './instance/metrics.js';
 
 export interface SandboxOptions {
   host?: string;
@@ -63,7 +64,7 @@ export type { SandboxState } from './http/context.js';
 export function createRouter(): Router {
   const router = new Router();
   for (const register of [registerAuthRoutes, registerTokenRoutes, registerOauthRoutes, registerMoveRoutes, registerWriteRoutes,
-    registerInventoryRoutes, registerSettingsRoutes, registerHealthRoutes, registerGeoRoutes]) register(router);
+    registerInventoryRoutes, registerSettingsRoutes, registerHealthRoutes, registerGeoRoutes, registerMetricsRoutes]) register(router);
   return router;
 }
 

@@ -71,6 +71,8 @@ const geoSiteSchema = z.strictObject({
   primary: bool.optional(),
   /** A disabled site does not replicate (GitLab's `enabled: false`); default true. */
   enabled: bool.optional(),
+  /** `false`: the primary cannot reach the site, so the primary's node proxy gets no answer from it (issue 21); default true. */
+  reachable: bool.optional(),
 });
 
 /** Geo sites: unique ids, names and hosts (a request's Host picks the site it is sent to), one primary at most. */
@@ -119,6 +121,12 @@ const instanceFields = z.strictObject({
   /** Project ids whose listing pages answer 500 (an entity GitLab fails to serialise). */
   unlistable: z.array(int(1), { error: 'must be a list of project ids' }).default([]),
   ...instanceIssue13Fields,
+  /**
+   * Issue 22: the size in bytes of the filesystem each storage lives on. Storages left out have no
+   * known size: they never run out of room and /-/sandbox/metrics leaves them out of the filesystem
+   * metrics. Optional in the type, so configurations built by hand stay valid.
+   */
+  storage_capacity: z.record(z.string(), int(0), { error: 'must be a mapping of storage to bytes' }).optional(),
 }, { error: 'must be a mapping' });
 
 /**
@@ -180,11 +188,23 @@ const itemSchema = z.strictObject({
   namespace: z.string().optional(),
 });
 
+/** GitLab's ProjectFeature levels a project's snippets feature can take (`snippets_access_level`). */
+export const SNIPPETS_ACCESS_LEVELS = ['disabled', 'private', 'enabled'] as const;
+export type SnippetsAccessLevel = (typeof SNIPPETS_ACCESS_LEVELS)[number];
+
 // Issue 13 (inventory fidelity): deletion and hiding states, per kind as GitLab has them.
 /** Projects may be hidden (EE) or pending deletion: left out of GET /projects, still movable. */
 const projectSchema = itemSchema.extend({
   hidden: bool.optional(),
   pending_delete: bool.optional(),
+  // Issue 21: who may see the project's snippets. `private` is GitLab's "Only project members".
+  snippets_access_level: z.enum(SNIPPETS_ACCESS_LEVELS, { error: 'must be disabled, private or enabled' }).optional(),
+  /** Users (username or id) who are members of the project. */
+  members: z.array(z.union([z.string(), z.number()]), { error: 'must be a list of usernames or user ids' }).optional(),
+});
+/** A snippet with `project` is that project's snippet (GitLab's ProjectSnippet); without, a personal one. */
+const snippetSchema = itemSchema.extend({
+  project: int(1).optional(),
 });
 /** Groups may be pending deletion: GitLab still lists and shows them. Snippets have no such state. */
 const groupSchema = itemSchema.extend({
@@ -200,6 +220,14 @@ const generateSchema = z.strictObject({
   /** Share of generated projects that are hidden (EE) / pending deletion; drawn apart from the rest. */
   hidden_fraction: fraction.default(0),
   pending_delete_fraction: fraction.default(0),
+  /**
+   * Issue 21: share of generated snippets that belong to a generated project, and shares of
+   * generated projects whose snippets feature is disabled or members-only; each drawn apart.
+   * Optional rather than defaulted, so generate specs written in code stay complete without them.
+   */
+  project_snippet_fraction: fraction.optional(),
+  snippets_disabled_fraction: fraction.optional(),
+  snippets_private_fraction: fraction.optional(),
   /** Storage -> relative share; default: all on the first configured storage. */
   storages: z.record(z.string(), z.number({ error: 'must be a fraction >= 0' }).min(0, { error: 'must be a fraction >= 0' }), { error: 'must be a mapping' }).optional(),
   // Sizes are drawn around the median and capped at max: 0 or below made every size 0.1 MB, or negative.
@@ -212,7 +240,7 @@ const generateSchema = z.strictObject({
 const inventorySchema = z.strictObject({
   generate: generateSchema.optional(),
   projects: z.array(projectSchema, { error: 'must be a list' }).optional(),
-  snippets: z.array(itemSchema, { error: 'must be a list' }).optional(),
+  snippets: z.array(snippetSchema, { error: 'must be a list' }).optional(),
   groups: z.array(groupSchema, { error: 'must be a list' }).optional(),
   /** Issue 21: a file of one item per line beside the seed, for inventories too large for YAML (seed-items.ts). */
   items_file: text.optional(),
@@ -234,7 +262,13 @@ export const seedSchema = z.strictObject({
 /** A parsed seed: what `seed.yaml` says, with every default filled in. */
 export type Seed = z.output<typeof seedSchema>;
 export type CredentialSeed = Seed['credentials'][number];
-export type ItemSeed = z.output<typeof itemSchema> & { hidden?: boolean; pending_delete?: boolean };
+export type ItemSeed = z.output<typeof itemSchema> & {
+  hidden?: boolean;
+  pending_delete?: boolean;
+  snippets_access_level?: SnippetsAccessLevel;
+  members?: (string | number)[];
+  project?: number;
+};
 export type GenerateSpec = z.output<typeof generateSchema>;
 
 /**
@@ -267,6 +301,7 @@ function crossFieldRules(seed: unknown, problem: (path: (string | number)[], mes
   };
   for (const [i, s] of list(instance.unreachable).entries()) knownStorage(s, ['instance', 'unreachable', i]);
   for (const k of Object.keys(fields(instance.weights))) knownStorage(k, ['instance', 'weights', k]);
+  for (const k of Object.keys(fields(instance.storage_capacity))) knownStorage(k, ['instance', 'storage_capacity', k]);
   for (const k of Object.keys(fields(fields(inventory.generate).storages))) knownStorage(k, ['inventory', 'generate', 'storages', k]);
   for (const kind of ['projects', 'snippets', 'groups'] as const) {
     for (const [i, item] of list(inventory[kind]).entries()) knownStorage(fields(item).storage, ['inventory', kind, i, 'storage']);
@@ -274,6 +309,7 @@ function crossFieldRules(seed: unknown, problem: (path: (string | number)[], mes
   inventoryStateRules(instance, inventory, problem);
   const usernames = new Set(list(fields(seed).users).map((u) => fields(u).username).filter((n) => typeof n === 'string').map((n) => n.toLowerCase()));
   const userIds = new Set(list(fields(seed).users).map((u) => fields(u).id).filter((n) => typeof n === 'number'));
+  projectSnippetRules(inventory, usernames, userIds, problem);
   for (const [i, raw] of list(fields(seed).credentials).entries()) {
     const c = fields(raw);
     const missing = (field: string, message: string) => {
@@ -323,5 +359,30 @@ function inventoryStateRules(instance: Record<string, unknown>, inventory: Recor
   if (inventory.items_file !== undefined) return;
   for (const [i, id] of list(instance.unlistable).entries()) {
     if (typeof id === 'number' && id > generated && !explicit.has(id)) problem(['instance', 'unlistable', i], `unknown project ${id}`);
+  }
+}
+
+// Issue 21: project snippets, their projects' feature levels and members.
+function projectSnippetRules(inventory: Record<string, unknown>, usernames: Set<string>, userIds: Set<unknown>, problem: (path: (string | number)[], message: string) => void): void {
+  const generate = fields(inventory.generate);
+  const generated = typeof generate.projects === 'number' ? generate.projects : 0;
+  const projects = list(inventory.projects);
+  const explicit = new Set(projects.map((p) => fields(p).id));
+  for (const [i, sn] of list(inventory.snippets).entries()) {
+    const id = fields(sn).project;
+    if (typeof id === 'number' && id > generated && !explicit.has(id)) problem(['inventory', 'snippets', i, 'project'], `unknown project ${id}`);
+  }
+  for (const [i, p] of projects.entries()) {
+    for (const [j, m] of list(fields(p).members).entries()) {
+      if (typeof m === 'string' && !usernames.has(m.toLowerCase())) problem(['inventory', 'projects', i, 'members', j], `unknown user "${m}"`);
+      if (typeof m === 'number' && !userIds.has(m)) problem(['inventory', 'projects', i, 'members', j], `unknown user id ${m}`);
+    }
+  }
+  const share = (name: string) => (typeof generate[name] === 'number' ? generate[name] : 0);
+  if (share('project_snippet_fraction') > 0 && generated === 0) {
+    problem(['inventory', 'generate', 'project_snippet_fraction'], 'project snippets need generated projects (generate.projects > 0)');
+  }
+  if (share('snippets_disabled_fraction') + share('snippets_private_fraction') > 1) {
+    problem(['inventory', 'generate', 'snippets_private_fraction'], 'snippets_disabled_fraction + snippets_private_fraction must not exceed 1');
   }
 }

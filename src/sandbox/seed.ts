@@ -232,12 +232,13 @@ export function applySeed(db: Db, seed: Seed, nowMs: number): { seeded: boolean 
  * secondary. Data, like the inventory: written into an empty database only.
  */
 function insertGeoSites(db: Db, seed: Seed): void {
-  const site = db.prepare('INSERT INTO geo_sites (id, name, url, is_primary, enabled) VALUES (?, ?, ?, ?, ?)');
+  const site = db.prepare('INSERT INTO geo_sites (id, name, url, is_primary, enabled, reachable) VALUES (?, ?, ?, ?, ?, ?)');
   const sites = seed.geo_sites ?? (seed.instance.tier === 'free' ? [] : [
     { id: 1, name: 'primary', url: 'http://primary.example.com/', primary: true },
     { id: 2, name: 'secondary', url: 'http://secondary.example.com/', primary: false },
   ]);
-  for (const s of sites) site.run(s.id, s.name, s.url, s.primary ? 1 : 0, 'enabled' in s && s.enabled === false ? 0 : 1);
+  const off = (s: object, field: 'enabled' | 'reachable') => field in s && (s as Record<string, unknown>)[field] === false;
+  for (const s of sites) site.run(s.id, s.name, s.url, s.primary ? 1 : 0, off(s, 'enabled') ? 0 : 1, off(s, 'reachable') ? 0 : 1);
 }
 
 function insertCredentials(db: Db, seed: Seed, nowMs: number): void {
@@ -333,6 +334,43 @@ function markProjectStates(db: Db, g: GenerateSpec): void {
   }
 }
 
+/**
+ * Issue 21: the snippets feature level of generated projects (`snippets_disabled_fraction`,
+ * `snippets_private_fraction`) and which generated snippets belong to a generated project
+ * (`project_snippet_fraction`, the project drawn uniformly). Their own generator, as for
+ * markProjectStates, so the rest of the inventory is unchanged.
+ */
+function markSnippetFeatures(db: Db, g: GenerateSpec): void {
+  const rand = createRandom(g.random_seed ^ 0x5a1e7);
+  const disabled = g.snippets_disabled_fraction ?? 0;
+  const members = g.snippets_private_fraction ?? 0;
+  const attached = g.project_snippet_fraction ?? 0;
+  if (g.projects > 0 && disabled + members > 0) {
+    const level = db.prepare("UPDATE items SET snippets_access_level = ? WHERE kind = 'project' AND id = ?");
+    for (let id = 1; id <= g.projects; id++) {
+      const r = rand();
+      if (r < disabled) level.run('disabled', id);
+      else if (r < disabled + members) level.run('private', id);
+    }
+  }
+  if (g.projects > 0 && attached > 0) {
+    const attach = attachSnippet(db);
+    for (let id = 1; id <= g.snippets; id++) {
+      if (rand() < attached) attach(id, 1 + Math.floor(rand() * g.projects));
+    }
+  }
+}
+
+/** Makes snippet `snippetId` a snippet of project `projectId`: its namespace is the project's full path. */
+function attachSnippet(db: Db): (snippetId: number, projectId: number) => void {
+  const update = db.prepare(`UPDATE items SET project_id = ?,
+    namespace = (SELECT CASE WHEN namespace = '' THEN path ELSE namespace || '/' || path END FROM items WHERE kind = 'project' AND id = ?)
+    WHERE kind = 'snippet' AND id = ?`);
+  return (snippetId, projectId) => {
+    update.run(projectId, projectId, snippetId);
+  };
+}
+
 function insertInventory(db: Db, seed: Seed, now: string): void {
   const g = seed.inventory.generate;
   // A seed built in code (not read by loadSeed) names its items file relative to the working directory.
@@ -372,11 +410,15 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
       writer.flush();
     }
     markProjectStates(db, g);
+    markSnippetFeatures(db, g);
   }
   if (fromFile) insertSeedItems(db, fromFile, now, fakeChecksum);
   // Explicit items replace generated ones (and those of the items file) with the same id.
   const upsert = db.prepare(`INSERT OR REPLACE INTO items (${ITEM_COLUMNS}) VALUES ${ITEM_VALUES}`);
   const setState = db.prepare('UPDATE items SET hidden = ?, pending_delete = ? WHERE kind = ? AND id = ?');
+  const setLevel = db.prepare("UPDATE items SET snippets_access_level = ? WHERE kind = 'project' AND id = ?");
+  const addMember = db.prepare('INSERT OR IGNORE INTO project_members (project_id, user_id) SELECT ?, id FROM users WHERE id = ? OR username = ?');
+  const attach = attachSnippet(db);
   for (const key of ['projects', 'snippets', 'groups'] as const) {
     const kind = KIND_OF[key];
     const items: ItemSeed[] = seed.inventory[key] ?? [];
@@ -386,6 +428,10 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
       upsert.run(kind, it.id, name, name, kind === 'group' ? '' : (it.namespace ?? 'group-1'), it.visibility ?? 'private', it.storage,
         it.size_mb ?? 10, fakeChecksum(kind, it.id, commits), commits, 1, null, now, now);
       if (it.hidden || it.pending_delete) setState.run(it.hidden ? 1 : 0, it.pending_delete ? 1 : 0, kind, it.id);
+      if (it.snippets_access_level) setLevel.run(it.snippets_access_level, it.id);
+      for (const m of it.members ?? []) addMember.run(it.id, typeof m === 'number' ? m : -1, String(m));
+      // Projects come first in this loop, so an explicit project is in place before its snippets.
+      if (kind === 'snippet' && it.project !== undefined) attach(it.id, it.project);
     }
   }
   if (reindex) db.exec('CREATE INDEX items_storage ON items(kind, storage, id)');

@@ -69,11 +69,24 @@ export type ScheduleOutcome =
   | { ok: true; move: MoveRow }
   | { ok: false; errors: Record<string, string[]> };
 
+/** One storage's room and load now (issue 22), as /-/sandbox/metrics serves them. */
+export interface StorageGauge {
+  storage: string;
+  /** The seeded `instance.storage_capacity`, or null when the storage has none. */
+  capacityBytes: number | null;
+  /** Bytes its repositories and copies take, moves in flight included; null without a capacity. */
+  usedBytes: number | null;
+  /** Moves running on it (as source or destination) against the number that saturates it, 0 to 1. */
+  busyRatio: number;
+}
+
 /**
  * What handlers ask of the move engine. Declared here, by what the move routes call, so that http/
  * imports nothing above it; moves/engine.ts's MoveEngine satisfies it.
  */
 export interface MoveScheduler {
+  /** Room and load of every configured storage at the sandbox clock's now. */
+  storageGauges(): StorageGauge[];
   /**
    * Schedules a move of `item` to `destination` (picked by weight when undefined). Fails with
    * `destination_storage_name: can't be blank` (an empty name) and/or `is not included in the

@@ -14,7 +14,10 @@
  *
  * Sites (the seed's `geo_sites`): one process plays the primary and every secondary. A request is
  * at the site whose URL host matches its `Host` header, and at the primary otherwise (the
- * sandbox's own address). The proxy sends the body on to site `:id`.
+ * sandbox's own address). The proxy sends the body on to site `:id`; a site seeded
+ * `reachable: false` gives the proxy no answer, and the proxy says so as GitLab's release does
+ * (`200 {}` before GEO_PROXY_ERROR_SINCE, 500 from it). Only the proxy is affected: a request
+ * sent to that site's own host is still answered (the primary is what cannot reach it).
  *
  * Registries live in the secondaries' tracking databases, so only a secondary can resync or
  * reverify them. A bulk update that reaches the primary answers exactly what GitLab's does
@@ -40,6 +43,7 @@ import { isEffectiveAdmin } from '../auth/authenticate.js';
 import type { Router } from '../http/router.js';
 import { countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
 import { siteHost } from '../seed-schema.js';
+import { atLeast, parseRelease } from '../auth/token-types.js';
 
 /** Registry classes of GitLab's GeoRegistryClass enum. */
 export const REGISTRY_CLASSES = [
@@ -72,7 +76,28 @@ export function register(router: Router): void {
   router.get('/api/v4/geo_sites/:id', ADMIN, (ctx) => ({ body: siteEntity(ctx, oneSite(ctx)) }), EE);
   router.get('/api/v4/geo_sites/:id/status', ADMIN, (ctx) => ({ body: siteStatus(ctx, oneSite(ctx)) }), EE);
   router.post('/api/graphql', { level: 'public' }, (ctx) => graphql(ctx, currentSite(ctx)));
-  router.post('/api/v4/geo/node_proxy/:id/graphql', ADMIN, (ctx) => graphql(ctx, oneSite(ctx)), EE);
+  router.post('/api/v4/geo/node_proxy/:id/graphql', ADMIN, (ctx) => nodeProxy(ctx, oneSite(ctx)), EE);
+}
+
+/**
+ * The first release whose node proxy answers 500 when the forward fails. `Geo::RequestService`
+ * returns false when the request to the site fails (no answer, a non-2xx, a socket or TLS error);
+ * 16.7's `ee/lib/ee/api/geo.rb` then answers `status 200` with `execute(body) || {}`, and its spec
+ * says so ("returns empty output if remote fails"). Newer source answers
+ * `error!({ error: 'An error occurred while processing the GraphQL request to the Geo node' }, 500)`;
+ * the oldest stored copy of it comes from a fork whose changelog reaches 17.6, so the change is
+ * taken as 17.7 (inferred, UNSETTLED between 16.8 and 17.7; docs/gitlab-behaviour.md §7).
+ */
+export const GEO_PROXY_ERROR_SINCE = [17, 7] as const;
+
+/** The primary's proxy to site `site`: forwards the mutation, or answers as GitLab does when the site cannot be reached. */
+function nodeProxy(ctx: RequestContext, site: SiteRow): Reply {
+  if (site.reachable === 1) return graphql(ctx, site);
+  ctx.state.log.info({ site: site.id }, 'geo node proxy: the site cannot be reached');
+  if (atLeast(parseRelease(ctx.state.config.version), GEO_PROXY_ERROR_SINCE)) {
+    return { status: 500, body: { error: 'An error occurred while processing the GraphQL request to the Geo node' } };
+  }
+  return { status: 200, body: {} };
 }
 
 /** One row of `geo_sites`. */
@@ -82,9 +107,11 @@ export interface SiteRow {
   url: string;
   is_primary: number;
   enabled: number;
+  /** 0: the primary's node proxy gets no answer from this site (seed `reachable: false`). */
+  reachable: number;
 }
 
-const SITE_COLUMNS = 'id, name, url, is_primary, enabled';
+const SITE_COLUMNS = 'id, name, url, is_primary, enabled, reachable';
 
 function pagedSites(ctx: RequestContext, render: (s: SiteRow) => Record<string, unknown>): Reply {
   const page = parseOffset(ctx);

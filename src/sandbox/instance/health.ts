@@ -29,7 +29,7 @@ export function register(router: Router): void {
 }
 
 /** GitLab's `errors/not_found` page, in short: what a client off the allowlist gets from the probes. */
-const NOT_FOUND_PAGE: Reply = {
+export const NOT_FOUND_PAGE: Reply = {
   status: 404,
   headers: { 'content-type': 'text/html; charset=utf-8' },
   text: [
@@ -78,7 +78,8 @@ export function isAllowlisted(list: BlockList, address: string | undefined): boo
   }
 }
 
-function isMonitoringClient(ctx: RequestContext): boolean {
+/** Whether the request comes from a client on the monitoring allowlist (the socket's peer address). */
+export function isMonitoringClient(ctx: RequestContext): boolean {
   return isAllowlisted(monitoringAllowlist(ctx.state.config), ctx.remoteAddress);
 }
 

@@ -31,6 +31,7 @@ import type { Db, ItemKind, ItemRow } from '../db.js';
 import type { EntityRow } from './entities.js';
 import { ENTITY_COLUMNS, entityRowOf, groupEntity, projectEntity, projectJson, snippetEntity, sshHostOf } from './entities.js';
 import { KIND_LABEL, createAuthorLookup, findItem, hasGroupWikis } from './items.js';
+import { canReadSnippet, readableSnippetsSql } from './snippet-visibility.js';
 import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
 import { atLeast, parseRelease } from '../auth/token-types.js';
@@ -75,6 +76,8 @@ interface ListSpec {
   render(ctx: RequestContext, rows: EntityRow[], storageShown: boolean): unknown[] | string;
   /** Runs before anything else (the /snippets/all version gate). */
   guard?(ctx: RequestContext): void;
+  /** What a caller who is not an administrator may list, where the kind has its own rule (snippets). */
+  visible?(caller: Caller): { sql: string; params: unknown[] };
 }
 
 /** Adds the inventory routes: project, snippet and group lists and single items, and the sandbox's own routes. */
@@ -177,6 +180,9 @@ const SNIPPETS: ListSpec = {
     }
   },
   showsStorage: isEnterprise,
+  // Without `read_all_resources` the finder's union applies: project snippets follow their
+  // project's snippets feature and membership (inventory/snippet-visibility.ts).
+  visible: (caller) => readableSnippetsSql(caller.user.id),
   render: (ctx, rows, storageShown) => {
     const authors = createAuthorLookup(ctx.state.db);
     return rows.map((r) => snippetEntity(r, { origin: ctx.origin, admin: storageShown }, authors(r.owner_id)));
@@ -310,7 +316,7 @@ function list(ctx: RequestContext, spec: ListSpec): Reply {
   const admin = callerIsAdmin(ctx);
   const q: ListQuery = { where: ['kind = ?'], params: [spec.kind], from: 'items' };
   spec.filter(ctx, admin, q);
-  const vis = visibleTo(ctx.caller, admin);
+  const vis = !admin && ctx.caller && spec.visible ? spec.visible(ctx.caller) : visibleTo(ctx.caller, admin);
   if (vis.sql) {
     q.where.push(vis.sql);
     q.params.push(...vis.params);
@@ -367,8 +373,13 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
   if (kind === 'snippet' && !/^\d{1,15}$/.test(ref)) throw invalidParam('id is invalid');
   // GitLab's default project scopes: hidden and pending-delete projects are 404, even for admins.
   const row = findItem(ctx.state.db, kind, ref, { scope: 'default' });
-  // Invisible items are indistinguishable from missing ones, as in GitLab.
-  if (!row || !canSee(ctx.caller, admin, row)) throw notFound(KIND_LABEL[kind]);
+  // Invisible items are indistinguishable from missing ones, as in GitLab. A snippet is looked up
+  // through the finder without `all_available`, so even an administrator misses the snippets of a
+  // project whose snippets feature is disabled, or members-only without being a member.
+  const visible = row !== undefined && (kind === 'snippet' && ctx.caller
+    ? canReadSnippet(ctx.state.db, { userId: ctx.caller.user.id, admin }, row)
+    : canSee(ctx.caller, admin, row));
+  if (!row || !visible) throw notFound(KIND_LABEL[kind]);
   const opts = { origin: ctx.origin, admin: admin && SPECS[kind].showsStorage(ctx) };
   if (kind === 'project') {
     // The single project renders through the same entity that fails in a listing.

@@ -5,16 +5,20 @@
  *
  * `GET /-/sandbox/items/:kind/:id` (kind `project`, `snippet` or `group`; id an integer or, for
  * projects and groups, a full path), effective administrators only:
- * `{ kind, id, storage, read_only, hidden, pending_delete, size_mb, commit_count, checksum }`.
+ * `{ kind, id, storage, read_only, hidden, pending_delete, size_mb, commit_count, checksum,
+ * stale_copies }`, the last the storages (in name order) that still hold a copy a move left behind
+ * (`cleanup failed`, or a job killed after the switch).
  * It finds every item, hidden and pending-delete projects included (the move routes' scope). Paths
  * under `/-/` are exempt from request faults, like the health probes.
  */
 import type { RequestContext, Reply } from '../http/context.js';
-import type { ItemKind } from '../db.js';
-import { ITEM_KINDS } from '../db.js';
+import type { Db, ItemKind } from '../db.js';
+import { ITEM_KINDS, perDatabase } from '../db.js';
 import { SandboxHttpError } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import { itemStatements, requireItem } from './items.js';
+
+const staleCopies = perDatabase((db: Db) => db.prepare<[string, number], { storage: string }>('SELECT storage FROM stale_copies WHERE kind = ? AND item_id = ? ORDER BY storage'));
 
 /** Adds the `/-/sandbox/` routes. */
 export function register(router: Router): void {
@@ -37,6 +41,7 @@ function showItemState(ctx: RequestContext): Reply {
       size_mb: item.size_mb,
       commit_count: item.commit_count,
       checksum: item.checksum,
+      stale_copies: staleCopies(ctx.state.db).all(kind, item.id).map((r) => r.storage),
     },
   };
 }

@@ -29,7 +29,18 @@
  *   again only after its 30-minute lease expired (or never), and the service acts only on a
  *   `scheduled` move. It does not keep a worker. An `interrupted` move's job was run again while
  *   the lease was still held: at the end of its copy time it fails with no `error_message`, and
- *   the item is writable again (the `started -> failed` callback). See ../faults.ts.
+ *   the item is writable again (the `started -> failed` callback). A `failed_after_switch` move
+ *   does the same one step later: the item was switched to the destination first, and the source
+ *   copy stays behind. See ../faults.ts.
+ * - Copies left behind (`cleanup failed`, `failed_after_switch`) are recorded in `stale_copies`;
+ *   a later move of the item onto that storage reuses the directory, so its record goes.
+ * - Room (issue 22, ./room.ts): a storage with a seeded `instance.storage_capacity` has room for
+ *   a copy only beside what it holds and what earlier copies into it will write. A move that does
+ *   not fit writes until the disk is full and then fails as Gitaly's replication does
+ *   (`started -> failed`, NO_SPACE_ERROR, writable, still on its source; the partial copy is
+ *   removed). The outcome is fixed when the copy starts (fate `no_space`, so a restart replays it);
+ *   the first of two copies that only fit alone wins. `storageGauges()` tells the room and how busy
+ *   each storage is (running moves per storage, ./policy.ts `busyRatio`).
  * - Duration (./policy.ts): `moveDurationMs` when set, else 50 ms per MB divided by `speed`
  *   (at least 10 ms); 90% copying (`started`), 10% removing the source copy (`replicated`). A move
  *   to the same storage copies nothing and finishes at once; a move from or to an unreachable
@@ -49,11 +60,12 @@ import type { Clock } from '../clock.js';
 import type { Db, ItemKind, ItemRow, MoveRow, MoveState } from '../db.js';
 import { ITEM_KINDS, isoTime } from '../db.js';
 import type { Faults, MoveFate } from '../faults.js';
-import type { MoveScheduler } from '../http/context.js';
+import type { MoveScheduler, StorageGauge } from '../http/context.js';
 import type { InstanceConfig } from '../seed-schema.js';
 import { hasGroupWikis } from '../inventory/items.js';
 import { moveStatements, noteMoveCreated, readWeights } from './store.js';
-import { MIN_MOVE_MS, moveDuration, pickStorage, splitDuration, truncateError } from './policy.js';
+import { MIN_MOVE_MS, NO_SPACE_ERROR, busyRatio, moveDuration, pickStorage, splitDuration, truncateError } from './policy.js';
+import { bytesOf, createRoomLedger } from './room.js';
 
 export interface EngineOptions {
   workers: number;
@@ -111,6 +123,10 @@ interface Running extends Queued {
   due: number;
   snapshotChecksum: string;
   snapshotCommits: number;
+  /** The item's size, for the copies the move makes and leaves. */
+  sizeMb: number;
+  /** When the copy started (the room it takes on the destination grows from here). */
+  startedAt: number;
 }
 
 export function createMoveEngine(deps: EngineDeps, options: EngineOptions): MoveEngine {
@@ -133,6 +149,9 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   const unreachable = (name: string) => config.unreachable.includes(name);
   /** Whether items of `kind` have a repository for a move to copy (groups: their wiki, a licensed feature). */
   const hasRepository = (kind: ItemKind) => kind !== 'group' || hasGroupWikis(config);
+  const room = createRoomLedger(db, hasRepository);
+  /** Running moves per storage they copy from or to (both ends of a move, once each). */
+  const busy = new Map<string, number>();
 
   /** Why the copy fails, or null when it succeeds. */
   function copyFailure(m: Queued, snapshotChecksum: string): string | null {
@@ -144,7 +163,41 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     if (m.fate === 'fail') {
       return truncateError(`Failed to verify ${m.kind} repository checksum from ${snapshotChecksum} to 0000000000000000000000000000000000000000`);
     }
+    if (m.fate === 'no_space') return NO_SPACE_ERROR;
     return null;
+  }
+
+  /** The seeded size of `storage`'s filesystem in bytes, if any. */
+  function capacityOf(storage: string): number | undefined {
+    return config.storage_capacity?.[storage];
+  }
+
+  /** What a started move has written to its destination by `t` (linear over its planned copy time). */
+  function copiedBytes(r: Running, t: number): number {
+    const full = bytesOf(r.sizeMb);
+    const { copyMs } = splitDuration(r.durationMs);
+    if (copyMs <= 0) return full;
+    return Math.round(full * Math.min(1, Math.max(0, (Math.min(t, r.due) - r.startedAt) / copyMs)));
+  }
+
+  /**
+   * Bytes on `storage` at `t`: settled ones, what started moves have copied onto it, and the source
+   * copies of moves in cleanup. With `reserve`, a copy counts whole from its start (what it will
+   * write, up to its failure point for a move out of room): what a new copy has to fit beside.
+   */
+  function usedBytes(storage: string, t: number, reserve = false): number {
+    let used = room.settled(storage);
+    for (const r of running) {
+      if (!copies(r)) continue;
+      if (r.phase === 'started' && r.destination === storage) used += reserve ? copiedBytes(r, r.due) : copiedBytes(r, t);
+      else if (r.phase === 'replicated' && r.source === storage) used += bytesOf(r.sizeMb);
+    }
+    return used;
+  }
+
+  /** Counts `r` on the storages it runs on (`sign` -1 when it stops). */
+  function touch(r: Queued, sign: 1 | -1): void {
+    for (const storage of r.source === r.destination ? [r.source] : [r.source, r.destination]) busy.set(storage, (busy.get(storage) ?? 0) + sign);
   }
 
   function createMove(kind: ItemKind, itemId: number, source: string, sizeMb: number, destination: string, now: number): Queued {
@@ -182,9 +235,44 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       return;
     }
     // Same storage: nothing is copied (GitLab's same_filesystem?); unreachable storages fail fast.
-    const due = failure !== null ? at + Math.min(copyMs, MIN_MOVE_MS) : (q.source === q.destination ? at : at + copyMs);
+    let due = failure !== null ? at + Math.min(copyMs, MIN_MOVE_MS) : (q.source === q.destination ? at : at + copyMs);
+    const capacity = capacityOf(q.destination);
+    if (failure === null && capacity !== undefined && copies(q)) {
+      // Replication writes until the disk is full, then fails (and the partial copy is removed).
+      const free = capacity - usedBytes(q.destination, at, true);
+      const need = bytesOf(item.size_mb);
+      if (need > free) {
+        q.fate = 'no_space';
+        s.setFate.run(q.fate, q.id);
+        due = at + Math.max(MIN_MOVE_MS, Math.round((copyMs * Math.max(0, free)) / need));
+      }
+    }
     s.startMove.run(due, item.checksum, item.commit_count, iso, q.id);
-    running.push({ ...q, phase: 'started', due, snapshotChecksum: item.checksum, snapshotCommits: item.commit_count });
+    const r: Running = { ...q, phase: 'started', due, snapshotChecksum: item.checksum, snapshotCommits: item.commit_count, sizeMb: item.size_mb, startedAt: at };
+    running.push(r);
+    touch(r, 1);
+  }
+
+  /** Whether the move copies a repository (not to the same storage, and the item has one). */
+  function copies(r: Queued): boolean {
+    return r.source !== r.destination && hasRepository(r.kind);
+  }
+
+  /**
+   * `track_repository`: the item now lives on the destination, with the content it had when the
+   * copy started, and is writable. A copy left there by an earlier move is the one reused.
+   */
+  function switchToDestination(r: Running, iso: string): void {
+    s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
+    room.moved(r.sizeMb, r.source, r.destination);
+    if (s.deleteStaleCopy.run(r.kind, r.itemId, r.destination).changes > 0) room.staleCopy(r.destination, r.sizeMb, -1);
+  }
+
+  /** The move's copy on its source stays behind (cleanup failed, or the job died after the switch). */
+  function leaveSourceCopy(r: Running): void {
+    const replaced = s.deleteStaleCopy.run(r.kind, r.itemId, r.source).changes > 0;
+    s.insertStaleCopy.run(r.kind, r.itemId, r.source, r.sizeMb, r.id);
+    if (!replaced) room.staleCopy(r.source, r.sizeMb, 1);
   }
 
   /** Whether an earlier move of this item still runs (started or replicated): its worker holds the lease. */
@@ -217,6 +305,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
 
   function release(index: number, now: number): void {
     const r = running[index] as Running;
+    touch(r, -1);
     const last = running.pop() as Running;
     if (index < running.length) running[index] = last;
     fill(r.due, now);
@@ -233,11 +322,22 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
         release(index, now);
         return;
       }
+      if (r.fate === 'failed_after_switch') {
+        // The job died after track_repository; its rerun failed the still `started` move. The
+        // item is on the destination, and the source copy stays (remove_old_paths never ran).
+        if (copies(r)) {
+          switchToDestination(r, iso);
+          leaveSourceCopy(r);
+        } else s.setReadOnly.run(0, r.kind, r.itemId);
+        s.setMoveState.run('failed', null, null, iso, r.id);
+        release(index, now);
+        return;
+      }
       const cleanupMs = r.source === r.destination ? 0 : splitDuration(r.durationMs).cleanupMs;
       r.phase = 'replicated';
       r.due += cleanupMs;
       s.setMoveState.run('replicated', r.due, null, iso, r.id);
-      if (hasRepository(r.kind)) s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
+      if (hasRepository(r.kind)) switchToDestination(r, iso);
       else s.setReadOnly.run(0, r.kind, r.itemId);
       return;
     }
@@ -246,6 +346,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       // The item became writable at `replicated` (as in GitLab, where only started -> replicated
       // and started -> failed set it writable); a newer move may hold the flag by now.
       s.setMoveState.run('cleanup failed', null, msg, iso, r.id);
+      if (copies(r)) leaveSourceCopy(r);
     } else {
       s.setMoveState.run('finished', null, null, iso, r.id);
     }
@@ -303,6 +404,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     } catch (err) {
       // The transaction rolled back: rebuild the in-memory view from the database.
       log.error({ err }, 'move engine tick failed');
+      room.forget();
       load();
     }
     if (!complete) kick();
@@ -336,6 +438,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     queue = [];
     head = 0;
     running = [];
+    busy.clear();
     const now = clock.now();
     for (const row of s.activeMoves.iterate()) {
       // `initial` moves were never scheduled (GitLab runs no job for them); the sandbox creates none.
@@ -346,10 +449,15 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       }
       const q = toQueued(row, now);
       if (row.due_at_ms !== null) {
-        running.push({
+        const r: Running = {
           ...q, phase: row.state === 'replicated' ? 'replicated' : 'started', due: row.due_at_ms,
           snapshotChecksum: row.snapshot_checksum ?? '', snapshotCommits: row.snapshot_commits ?? 0,
-        });
+          sizeMb: s.itemById.get(q.kind, q.itemId)?.size_mb ?? 0,
+          // A started move's row was last written when it started.
+          startedAt: Date.parse(row.updated_at) || now,
+        };
+        running.push(r);
+        touch(r, 1);
       }
     }
   }
@@ -448,6 +556,18 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     },
     stats() {
       return { queued: queue.length - head, running: running.length, bulkJobs: s.activeBulk.all().length };
+    },
+    storageGauges() {
+      const now = clock.now();
+      return config.storages.map((storage): StorageGauge => {
+        const capacity = capacityOf(storage);
+        return {
+          storage,
+          capacityBytes: capacity ?? null,
+          usedBytes: capacity === undefined ? null : usedBytes(storage, now),
+          busyRatio: busyRatio(busy.get(storage) ?? 0),
+        };
+      });
     },
   };
 }

@@ -52,3 +52,29 @@ export function splitDuration(totalMs: number): { copyMs: number; cleanupMs: num
 export function truncateError(message: string): string {
   return message.length > 256 ? message.slice(0, 256) : message;
 }
+
+/**
+ * The `error_message` of a move whose destination fills up during the copy (issue 22). Gitaly's
+ * ReplicateRepository creates a repository it does not have from a snapshot: the source streams a
+ * tar of the repository and the destination extracts it with `tar -xvf -` into a new repository;
+ * on a full disk tar fails (`Cannot write: No space left on device` on its stderr, exit status 2).
+ * Gitaly wraps that as `could not create repository from snapshot: creating repository: extracting
+ * snapshot: wait for tar: exit status 2` with tar's stderr as error metadata only, not in the text,
+ * and answers Internal (13). GitLab's `Gitlab::Git::CommandError` keeps the gRPC message up to
+ * ` debug_error_string:` (`13:<details>.`), ReplicateService removes the partial copy, and
+ * UpdateRepositoryStorageMethods stores `e.message.truncate(256)` before `do_fail!`. Older Gitaly
+ * (14.x, 15.x) put tar's stderr into the text (`wait for tar, stderr: "...", err: exit status 2`).
+ * docs/gitlab-behaviour.md §3.1 names the sources.
+ */
+export const NO_SPACE_ERROR = '13:could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2.';
+
+/**
+ * Moves copying to or from one storage at once that keep its disk fully busy: the sandbox's stand-in
+ * for disk utilisation, `sandbox_storage_busy_ratio` (issue 22).
+ */
+export const SATURATING_MOVES = 4;
+
+/** A storage's busy ratio with `moves` moves running on it (as source or destination), 0 to 1. */
+export function busyRatio(moves: number): number {
+  return Math.min(1, Math.max(0, moves) / SATURATING_MOVES);
+}

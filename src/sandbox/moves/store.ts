@@ -44,6 +44,8 @@ export interface MoveStatements {
   setMoveState: Run<[MoveState, number | null, string | null, string, number]>;
   /** due_at_ms, snapshot_checksum, snapshot_commits, updated_at, id */
   startMove: Run<[number | null, string, number, string, number]>;
+  /** fate, id: an outcome decided when the move starts (no room on the destination). */
+  setFate: Run<[string, number]>;
   listMoves: All<[ItemKind, number, number], MoveRow>;
   listItemMoves: All<[ItemKind, number, number, number], MoveRow>;
   activeMoves: Iterate<[], MoveRow>;
@@ -53,6 +55,10 @@ export interface MoveStatements {
   bulkBatch: All<[ItemKind, string, number, number], BulkItem>;
   advanceBulk: Run<[number, number, number]>;
   countKind: Get<[ItemKind], { n: number }>;
+  /** kind, item_id, storage, size_mb, move_id: a copy the move left on `storage`. */
+  insertStaleCopy: Run<[ItemKind, number, string, number, number]>;
+  /** kind, item_id, storage: a move onto `storage` reuses the copy there. */
+  deleteStaleCopy: Run<[ItemKind, number, string]>;
   /** Moves per kind, counted once and then kept up to date by `noteMoveCreated` (list totals). */
   counts: Map<ItemKind, number>;
 }
@@ -68,6 +74,7 @@ export const moveStatements = perDatabase((db): MoveStatements => ({
   moveByKindId: db.prepare('SELECT * FROM moves WHERE kind = ? AND id = ?'),
   setMoveState: db.prepare('UPDATE moves SET state = ?, due_at_ms = ?, error_message = ?, updated_at = ? WHERE id = ?'),
   startMove: db.prepare("UPDATE moves SET state = 'started', due_at_ms = ?, snapshot_checksum = ?, snapshot_commits = ?, updated_at = ? WHERE id = ?"),
+  setFate: db.prepare('UPDATE moves SET fate = ? WHERE id = ?'),
   // GitLab's `order_created_at_desc`: created_at only, no tie-breaker. Moves created in the same
   // millisecond (a bulk batch) come in whatever order the (kind[, item_id], created_at) index
   // walks them backwards, which SQLite makes rowid-descending; nothing here promises it.
@@ -80,6 +87,8 @@ export const moveStatements = perDatabase((db): MoveStatements => ({
   bulkBatch: db.prepare('SELECT id, read_only, size_mb FROM items WHERE kind = ? AND storage = ? AND id > ? ORDER BY id LIMIT ?'),
   advanceBulk: db.prepare('UPDATE bulk_jobs SET cursor_id = ?, done = ? WHERE id = ?'),
   countKind: db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ?'),
+  insertStaleCopy: db.prepare('INSERT OR REPLACE INTO stale_copies (kind, item_id, storage, size_mb, move_id) VALUES (?, ?, ?, ?, ?)'),
+  deleteStaleCopy: db.prepare('DELETE FROM stale_copies WHERE kind = ? AND item_id = ? AND storage = ?'),
   counts: new Map(),
 }) as unknown as MoveStatements);
 

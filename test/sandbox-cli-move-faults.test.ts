@@ -1,0 +1,53 @@
+// The sandbox command's move-fault flags for issue 21: --interrupt-rate (a rerun while the lease is
+// held: failed without a message, left on the source) and --move-fail-after-switch-rate (the job
+// dies after the switch: failed without a message, on the destination, the source copy left).
+import { afterEach, describe, expect, it } from 'vitest';
+import type { SandboxProcess } from './support/cli-harness.js';
+import { ADMIN_TOKEN, runCli, startSandboxProcess, tempDir } from './support/cli-harness.js';
+import { until } from './support/until.js';
+
+const STORAGES = ['default', 'nfs-1', 'nfs-2', 'cluster'];
+const running: SandboxProcess[] = [];
+afterEach(async () => {
+  for (const p of running.splice(0)) await p.stop();
+});
+
+async function json(url: string, method = 'GET', body?: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(url, {
+    method,
+    headers: { 'private-token': ADMIN_TOKEN, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/** Moves project 1 off its storage and waits for the move to end; the move and where the item is then. */
+async function moveProjectOne(flags: string[]) {
+  const sb = await startSandboxProcess(['--move-duration', '20', '--fault-seed', '3', ...flags]);
+  running.push(sb);
+  const source = (await json(`${sb.url}/-/sandbox/items/project/1`)).storage as string;
+  const destination = STORAGES.find((s) => s !== source) as string;
+  const made = await json(`${sb.url}/api/v4/projects/1/repository_storage_moves`, 'POST', { destination_storage_name: destination });
+  const move = await until(() => json(`${sb.url}/api/v4/project_repository_storage_moves/${made.id as number}`), (m) => m.state === 'failed' || m.state === 'finished', 10_000);
+  return { source, destination, move, item: await json(`${sb.url}/-/sandbox/items/project/1`) };
+}
+
+describe('shardmove sandbox move-fault flags', () => {
+  it('--move-fail-after-switch-rate 1: failed without a message, on the destination, the source copy left', async () => {
+    const { source, destination, move, item } = await moveProjectOne(['--move-fail-after-switch-rate', '1']);
+    expect(move).toMatchObject({ state: 'failed', error_message: null });
+    expect(item).toMatchObject({ storage: destination, read_only: false, stale_copies: [source] });
+  });
+
+  it('--interrupt-rate 1: failed without a message, still on the source, writable', async () => {
+    const { source, move, item } = await moveProjectOne(['--interrupt-rate', '1']);
+    expect(move).toMatchObject({ state: 'failed', error_message: null });
+    expect(item).toMatchObject({ storage: source, read_only: false, stale_copies: [] });
+  });
+
+  it('refuses rates that add up to more than one (exit 2)', async () => {
+    const r = await runCli(['sandbox', '--port', '0', '--interrupt-rate', '0.6', '--move-fail-after-switch-rate', '0.5'], { cwd: tempDir('cli-faults') });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('must not exceed 1');
+  });
+});
