@@ -40,12 +40,17 @@ interface OfMove extends OfItem {
 /** Why the run reconciled an item with the instance (actors/reconcile.ts). */
 type ReconcileCause = 'ambiguous' | 'read-only' | 'resume' | 'lost-move';
 
-interface LockHolderData {
+/** A holder of the run lock, as the lock row and the lock events record it. */
+export interface LockHolderData {
   pid: number;
   host: string;
+  /** ms since epoch. */
   startedAt: number;
+  /** ms since epoch of the holder's last renewal (its start until it renewed). Read from the lock row. */
   heartbeatAt?: number;
+  /** The holder's lease period; null for a lock written without one (never expires). Read from the lock row. */
   leaseMs?: number | null;
+  /** Raised by every acquisition; the holder's writes are fenced on it. Read from the lock row. */
   generation?: number;
 }
 

@@ -14,6 +14,7 @@
  * reason. The gate keeps no state in the checkpoint: after a restart the throttle starts again
  * from the ceiling and learns within a poll or two, and the windows are a function of the clock.
  */
+import type { GateChangeData } from '../events/vocabulary.js';
 import type { InstanceApi } from '../api/types.js';
 import type { Plan } from '../plan/types.js';
 import { nextChange, openWindow, parseWindow } from '../time/windows.js';
@@ -34,16 +35,9 @@ export interface GateDecision {
   waitingUntil: number | null;
 }
 
-export interface GateChange {
+/** A change of the gate, as the audit event of its type records it. */
+export interface GateChange extends GateChangeData {
   type: 'window.opened' | 'window.closed' | 'throttle.cap';
-  cap: number;
-  ceiling: number;
-  reason: string | null;
-  /** window.closed: when the next window opens. */
-  nextOpenAt?: number | null;
-  /** window.opened: the window (as the plan writes it) and when the open time ends. */
-  window?: string | null;
-  closesAt?: number | null;
 }
 
 export interface GateOptions {

@@ -4,22 +4,12 @@
  * (that, plus the lock, the machine snapshot and the summary). `openCheckpoint` in ./checkpoint.ts
  * implements both.
  */
-import type { AuditEvent, AuditEventMap, AuditEventOf, AuditType } from '../events/vocabulary.js';
+import type { AuditEvent, AuditEventMap, AuditEventOf, AuditType, LockHolderData } from '../events/vocabulary.js';
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 
-export interface LockHolder {
-  pid: number;
-  host: string;
-  /** ms since epoch. */
-  startedAt: number;
-  /** ms since epoch of the holder's last renewal (its start until it renewed). Read from the lock row. */
-  heartbeatAt?: number;
-  /** The holder's lease period; null for a lock written without one (never expires). Read from the lock row. */
-  leaseMs?: number | null;
-  /** Raised by every acquisition; the holder's writes are fenced on it. Read from the lock row. */
-  generation?: number;
-}
+/** Who holds the run lock (declared with the events that record it). */
+export type LockHolder = LockHolderData;
 
 /** How `acquireLock` got the lock: its generation, and the holder it replaced (with why), if any. */
 export interface LockAcquired {
