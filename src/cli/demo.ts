@@ -84,6 +84,8 @@ async function demo(planFile: string, statePath: string, temporary: boolean, edi
       stdout: ctx.stdout,
       stderr: ctx.stderr,
     });
+    // The demo's checkpoint is removed when it ends: its report names no command that would need it.
+    if (temporary && outcome.kind === 'final') outcome.report.checkpointTemporary = true;
     const code = reportOutcome(outcome, ctx);
     if (code === 0 || code === 3) ctx.stdout.write(`\nDemo: ${countEvents(statePath, 'item.retry')} failed moves were retried along the way.\n`);
     if (code === 130 && temporary) ctx.stderr.write('demo: its temporary checkpoint is removed; the next demo starts fresh\n');

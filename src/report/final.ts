@@ -22,6 +22,8 @@ export interface FinalReportInput {
   estimate?: Omit<EstimateInput, 'items'>;
   logFile?: string;
   checkpointFile?: string;
+  /** The checkpoint is removed when the command ends (the demo): no command can read it afterwards. */
+  checkpointTemporary?: boolean;
   /** Warnings the runtime raised while running (e.g. the token expiring before the estimated end). */
   extraWarnings?: string[];
   /** Dry run with maintenance windows: the windows and the moment the report is made. */
@@ -33,6 +35,13 @@ const HEADLINE: Record<FinalState, string> = {
   doneWithQuarantine: 'DONE WITH QUARANTINED ITEMS: everything else moved and verified',
   failed: 'FAILED',
 };
+
+/** How to put the weights back, with the checkpoint that holds them; nothing to run after a temporary one. */
+function wayBack(input: FinalReportInput): string {
+  if (input.checkpointTemporary) return '  (the checkpoint is temporary and removed now: keep one with --state FILE to be able to restore the weights later)';
+  const state = input.checkpointFile ? ` --state ${input.checkpointFile}` : '';
+  return `  (to put the "before" values back: shardmove weights restore PLAN${state})`;
+}
 
 function weights(w: Record<string, number> | null): string {
   if (!w) return 'unknown';
@@ -84,7 +93,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     }
     if (c.geo) lines.push(...geoLines(c.geo));
     lines.push('', `Weights before: ${weights(c.previousWeights)}`, `Weights now:    ${weights(c.newWeights)}`);
-    if (c.weightsWritten && c.previousWeights) lines.push('  (to roll back: `shardmove weights restore PLAN` puts the "before" values back)');
+    if (c.weightsWritten && c.previousWeights) lines.push(wayBack(input));
   }
   const warnings = [...c.warnings, ...(input.extraWarnings ?? [])];
   if (warnings.length > 0) {

@@ -50,6 +50,15 @@ describe('summary', () => {
 });
 
 describe('renderers', () => {
+  it('names the way back for the weights with the checkpoint that holds them, and none after a temporary checkpoint', () => {
+    const written = { ...context, weightsWritten: true, previousWeights: { 'nfs-1': 100 }, newWeights: { 'nfs-1': 0, cluster: 100 } };
+    const kept = renderFinalReport({ state: 'done', context: written, summary, elapsedMs: 1, checkpointFile: '/srv/state/retire.db' });
+    expect(kept).toContain('shardmove weights restore PLAN --state /srv/state/retire.db');
+    const demo = renderFinalReport({ state: 'done', context: written, summary, elapsedMs: 1, checkpointFile: '/tmp/x/demo.db', checkpointTemporary: true });
+    expect(demo).not.toContain('weights restore');
+    expect(demo).toContain('the checkpoint is temporary');
+  });
+
   it('lists the source copies left behind in the final report and in status, and nothing when there are none', () => {
     const orphans = [
       { kind: 'projects' as const, id: 7, name: 'g/p7', source: 'nfs-1', moveId: 70, moveState: 'cleanup failed' },
