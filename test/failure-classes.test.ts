@@ -14,6 +14,7 @@ import { ADMIN_TOKEN, runCli, sandboxEnv, startSandboxProcess, tempDir, writeSee
 const PROJECTS = 3;
 
 interface SandboxMoveRecord { id: number; state: string; error_message: string | null; project: { id: number } }
+interface ItemRecord { moves: SandboxMoveRecord[]; readOnly: boolean }
 
 async function get<T>(url: string): Promise<T> {
   const res = await fetch(url, { headers: { 'private-token': ADMIN_TOKEN } });
@@ -21,9 +22,9 @@ async function get<T>(url: string): Promise<T> {
 }
 
 /** What the sandbox recorded for every project: its moves, oldest first, and its read-only flag. */
-async function records(url: string) {
+async function records(url: string): Promise<Map<number, ItemRecord>> {
   const moves = await get<SandboxMoveRecord[]>(`${url}/api/v4/project_repository_storage_moves?per_page=100`);
-  const out = new Map<number, { moves: SandboxMoveRecord[]; readOnly: boolean }>();
+  const out = new Map<number, ItemRecord>();
   for (let id = 1; id <= PROJECTS; id++) {
     const item = await get<{ read_only: boolean }>(`${url}/-/sandbox/items/project/${id}`);
     out.set(id, { moves: moves.filter((m) => m.project.id === id).sort((a, b) => a.id - b.id), readOnly: item.read_only });
@@ -56,10 +57,8 @@ function writePlan(dir: string): string {
   return file;
 }
 
-type Records = Awaited<ReturnType<typeof records>>;
-
 /** What the sandbox must show for each class: GitLab's end state and message, and the read-only flag. */
-const SANDBOX_SAYS: Record<Exclude<FailureClass, 'unknown'>, (r: Records[keyof Records] & object) => void> = {
+const SANDBOX_SAYS: Record<Exclude<FailureClass, 'unknown'>, (r: ItemRecord) => void> = {
   checksum: (r) => {
     for (const m of r.moves) expect(m).toMatchObject({ state: 'failed', error_message: expect.stringMatching(/^Failed to verify project repository checksum from \w+ to \w+$/) });
     expect(r.readOnly).toBe(false);
