@@ -74,6 +74,7 @@ describe('the report data of a steered run', () => {
     expect(final.storages.reduce((a, s) => a + s.total, 0)).toBe(summary.total);
     expect(final.quarantined.map((q) => `${q.kind}:${q.id}`).sort()).toEqual(['projects:3', 'snippets:5']);
     for (const q of final.quarantined) expect(q.reason).toMatch(/Failed to verify .* repository checksum/);
+    for (const q of final.quarantined) expect(q).toMatchObject({ class: 'checksum', doc: 'docs/failures.md#checksum' });
     const count = (type: string) => events.filter((e) => e.type === type).length;
     const k = final.kinds;
     expect(k.reduce((a, r) => a + r.movesFinished, 0)).toBe(count('move.finished') + count('move.cleanup_failed'));
@@ -161,6 +162,7 @@ describe.skipIf(skip !== null)('the HTML report in chromium', () => {
     const cell = async (table: string, row: string, col: number) => (await page.locator(`#${table} tbody tr`).filter({ hasText: row }).locator('td').nth(col).textContent())?.trim();
     for (const k of final.kinds) expect(await cell('kinds', k.kind, 1)).toBe(String(k.total));
     expect(await page.locator('#quarantined').textContent()).toContain('Failed to verify project repository checksum');
+    expect(await cell('quarantined', 'projects', 6)).toBe('checksum');
     expect(await page.locator('#headline').textContent()).toMatch(/^Done with quarantined items/);
     expect(await page.locator('#verification-result').textContent()).toMatch(/^Passed/);
   });

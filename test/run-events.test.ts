@@ -118,7 +118,10 @@ describe('run --events against the in-process sandbox', { timeout: 90_000 }, () 
     for (const type of RUN_EVENT_TYPES) expect(doc, type).toContain(`\`${type}\``);
     const state = { run: null as never, step: null };
     expect(toRunEvents(auditEvent(1, 'move.stuck', { kind: 'projects', source: 'a', id: 1, moveId: 9, moveState: 'started', since: 0, phase: 'running', limitMs: 1 }), state)).toEqual([
-      { type: 'move.quarantined', kind: 'projects', source: 'a', id: 1, reason: 'stuck: move 9 still started', attempts: null, stuck: true },
+      { type: 'move.quarantined', kind: 'projects', source: 'a', id: 1, reason: 'stuck: move 9 still started', attempts: null, stuck: true, class: 'stuck-running' },
+    ]);
+    expect(toRunEvents(auditEvent(2, 'move.failed', { kind: 'projects', source: 'a', id: 1, moveId: 10, error: '5:invalid source repository.' }), state)).toEqual([
+      { type: 'move.failed', kind: 'projects', source: 'a', id: 1, moveId: 10, error: '5:invalid source repository.', class: 'source-missing' },
     ]);
     expect(toRunEvents(auditEvent(1, 'http.mutating', { method: 'POST', path: '/x', attempt: 1, mutating: true }), state)).toEqual([]);
   });

@@ -4,7 +4,7 @@
  */
 import { resolve } from 'node:path';
 import pino from 'pino';
-import { startSandbox } from '../sandbox/index.js';
+import { parseMoveFailures, startSandbox } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 
@@ -21,6 +21,8 @@ export interface SandboxCommandOptions {
   resetRate: number;
   rateLimit?: number;
   moveFailRate: number;
+  /** `checksum=0.05,no-space=0.01`: shares of moves failing by class (the sandbox parses it). */
+  moveFailures?: string;
   brokenItems?: string;
   stuckRate: number;
   interruptRate: number;
@@ -44,6 +46,7 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
       resetRate: opts.resetRate,
       ...(opts.rateLimit !== undefined ? { rateLimit: opts.rateLimit } : {}),
       moveFailRate: opts.moveFailRate,
+      ...(opts.moveFailures ? { moveFailures: parseMoveFailures(opts.moveFailures) } : {}),
       // `project:1,snippet:2` as typed: the sandbox's parseBrokenItems splits and checks it, and a
       // bad entry is a FaultOptionsError (exit 2) before anything starts.
       brokenItems: opts.brokenItems ? [opts.brokenItems] : [],

@@ -50,6 +50,8 @@ describe('RunMetrics', () => {
     const m = new RunMetrics();
     m.moveEnded({ kind: 'projects', source: 'a', itemId: 1, moveId: 1, startAt: 0, endAt: 3000, end: 'finished', error: null });
     m.moveEnded({ kind: 'projects', source: 'a', itemId: 2, moveId: 2, startAt: null, endAt: 3000, end: 'failed', error: 'x' });
+    m.moveEnded({ kind: 'projects', source: 'a', itemId: 3, moveId: 3, startAt: null, endAt: 3000, end: 'failed', error: '5:invalid source repository.' });
+    m.moveEnded({ kind: 'projects', source: 'a', itemId: 4, moveId: 4, startAt: null, endAt: 3000, end: 'stuck', error: null, stuckPhase: 'queued' });
     m.response({ method: 'POST', path: '/projects/1/repository_storage_moves', attempt: 1, mutating: true, status: 201 }, 5_000);
     m.response({ method: 'GET', path: '/project_repository_storage_moves?page=1', attempt: 1, mutating: false, status: 503 }, 6_000);
     m.response({ method: 'GET', path: '/projects?page=1', attempt: 1, mutating: false, status: 200 }, 7_000);
@@ -60,7 +62,9 @@ describe('RunMetrics', () => {
     text = await m.render();
     expect(value(text, 'shardmove_last_successful_poll_timestamp_seconds')).toBe('9');
     expect(value(text, 'shardmove_moves_finished_total', { kind: 'projects', outcome: 'finished' })).toBe('1');
-    expect(value(text, 'shardmove_moves_failed_total', { kind: 'projects', outcome: 'failed' })).toBe('1');
+    expect(value(text, 'shardmove_moves_failed_total', { kind: 'projects', outcome: 'failed', class: 'unknown' })).toBe('1');
+    expect(value(text, 'shardmove_moves_failed_total', { kind: 'projects', outcome: 'failed', class: 'source-missing' })).toBe('1');
+    expect(value(text, 'shardmove_moves_failed_total', { kind: 'projects', outcome: 'stuck', class: 'stuck-queued' })).toBe('1');
     expect(value(text, 'shardmove_http_requests_total', { method: 'GET', status: 'error' })).toBe('1');
     expect(value(text, 'shardmove_http_requests_total', { method: 'GET', status: '503' })).toBe('1');
     // Only the timed move is in the histogram (the failed one's start was never seen).

@@ -9,7 +9,7 @@ import type { CapData } from '../events/vocabulary.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestEvent } from '../api/client.js';
 import type { MoveSpan } from '../report/moves.js';
-import { spanSeconds } from '../report/moves.js';
+import { spanFailureClass, spanSeconds } from '../report/moves.js';
 import { rateAndEta } from '../report/summary.js';
 import { ITEM_STATES } from '../store/types.js';
 import type { StatusSummary } from '../store/types.js';
@@ -49,8 +49,8 @@ export class RunMetrics {
   });
   private readonly failed = new Counter({
     name: 'shardmove_moves_failed_total',
-    help: 'Moves that failed (state failed) or were given up as stuck, by kind.',
-    labelNames: ['kind', 'outcome'],
+    help: 'Moves that failed (state failed) or were given up as stuck, by kind and failure class (docs/failures.md).',
+    labelNames: ['kind', 'outcome', 'class'],
     registers: [this.registry],
   });
   private readonly duration = new Histogram({
@@ -101,7 +101,7 @@ export class RunMetrics {
     if (span.end === null) return;
     const labels = { kind: span.kind, outcome: span.end };
     if (span.end === 'finished' || span.end === 'cleanup_failed') this.finished.inc(labels);
-    else this.failed.inc(labels);
+    else this.failed.inc({ ...labels, class: spanFailureClass(span) });
     const s = spanSeconds(span);
     if (s !== null) this.duration.observe({ kind: span.kind }, s);
   }

@@ -10,6 +10,7 @@ import type { GeoOutput, RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
+import { FAILURE_REMEDIES, classifyFailure } from './failure-class.js';
 import { formatBytes, formatApproxDuration, orphanLines, progressByKind } from './summary.js';
 
 export interface FinalReportInput {
@@ -81,7 +82,11 @@ export function renderFinalReport(input: FinalReportInput): string {
     if (kinds.length === 0) lines.push('  (none enumerated)');
     if (summary.quarantined.length > 0) {
       lines.push('', `Quarantined (${summary.quarantined.length}):`);
-      for (const q of summary.quarantined) lines.push(`  ${q.kind} ${q.id} ${q.name} on ${q.source} after ${q.attempts} attempt(s): ${q.reason}`);
+      for (const q of summary.quarantined) {
+        const c = classifyFailure(q.reason);
+        lines.push(`  ${q.kind} ${q.id} ${q.name} on ${q.source} after ${q.attempts} attempt(s): ${q.reason}`);
+        lines.push(`    ${c}: ${FAILURE_REMEDIES[c].remedy} (${FAILURE_REMEDIES[c].doc})`);
+      }
     }
     lines.push(...orphanLines(summary.orphans));
     if (c.verification) {

@@ -8,6 +8,8 @@
 import { isMoveEnd, isMoveEvent, isMoveStart, MOVE_ENDS } from '../events/vocabulary.js';
 import type { AuditEvent, MoveEnd, MoveEvent } from '../events/vocabulary.js';
 import type { Kind } from '../plan/types.js';
+import { classifyFailure } from './failure-class.js';
+import type { FailureClass } from './failure-class.js';
 
 export type { MoveEnd } from '../events/vocabulary.js';
 export { isMoveEvent } from '../events/vocabulary.js';
@@ -23,6 +25,14 @@ export interface MoveSpan {
   end: MoveEnd | null;
   /** GitLab's `error_message` of a failed move, when it had one. */
   error: string | null;
+  /** For a move given up as stuck: which limit it passed (the class of a stuck move). */
+  stuckPhase?: 'queued' | 'running';
+}
+
+/** The failure class of an ended span that did not end on the destination (./failure-class.ts). */
+export function spanFailureClass(span: MoveSpan): FailureClass {
+  if (span.end === 'stuck') return span.stuckPhase === 'queued' ? 'stuck-queued' : 'stuck-running';
+  return classifyFailure(span.error);
 }
 
 /**
@@ -51,6 +61,7 @@ export class MoveLedger {
     span.endAt = ev.at;
     span.end = MOVE_ENDS[ev.type];
     span.error = 'error' in ev.data ? ev.data.error : null;
+    if ('phase' in ev.data) span.stuckPhase = ev.data.phase;
     return span;
   }
 

@@ -9,6 +9,8 @@ import { NO_CONTROL } from '../store/types.js';
 import type { RunControl, SavedRun, StatusSummary } from '../store/types.js';
 import type { KindProgress } from './summary.js';
 import { diskPaths } from './disk-paths.js';
+import { describeFailure } from './failure-class.js';
+import type { FailureClass } from './failure-class.js';
 import { formatApproxDuration, orphanLines, progressByKind, rateAndEta } from './summary.js';
 
 /** The run lock as `status` found it: who holds it and whether that process is alive. */
@@ -46,7 +48,8 @@ export interface StatusReport {
   etaMs: number | null;
   remaining: number;
   stuck: StatusSummary['stuck'];
-  quarantined: StatusSummary['quarantined'];
+  /** Each with its failure class and that class's remedy (./failure-class.ts, docs/failures.md). */
+  quarantined: (StatusSummary['quarantined'][number] & { class: FailureClass; remedy: string; doc: string })[];
   /**
    * Moved items whose source copy is left behind (cleanup failed, or failed after the switch), with
    * the copy's paths on its storage (hashed storage; relative to the storage's path).
@@ -133,7 +136,7 @@ export function buildStatusReport(
     etaMs: rate.etaMs,
     remaining: rate.remaining,
     stuck: summary.stuck,
-    quarantined: summary.quarantined,
+    quarantined: summary.quarantined.map((q) => ({ ...q, ...describeFailure(q.reason) })),
     orphans: (summary.orphans ?? []).map((o) => ({ ...o, diskPaths: diskPaths(o.kind, o.id) })),
     warnings: c?.warnings ?? [],
     previousWeights: c?.previousWeights ?? null,
@@ -179,7 +182,10 @@ export function renderStatus(r: StatusReport): string {
   }
   if (r.quarantined.length > 0) {
     lines.push('', `Quarantined (${r.quarantined.length}):`);
-    for (const q of r.quarantined) lines.push(`  ${q.kind} ${q.id} ${q.name} on ${q.source} after ${q.attempts} attempt(s): ${q.reason}`);
+    for (const q of r.quarantined) {
+      lines.push(`  ${q.kind} ${q.id} ${q.name} on ${q.source} after ${q.attempts} attempt(s): ${q.reason}`);
+      lines.push(`    ${q.class}: ${q.remedy} (${q.doc})`);
+    }
   }
   lines.push(...orphanLines(r.orphans));
   if (r.warnings.length > 0) {

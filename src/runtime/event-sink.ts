@@ -8,6 +8,7 @@
  */
 import { isFinalState } from '../events/vocabulary.js';
 import type { AuditEvent, CapData } from '../events/vocabulary.js';
+import { classifyFailure } from '../report/failure-class.js';
 import { progressByKind, rateAndEta } from '../report/summary.js';
 import type { Clock } from '../time/clock.js';
 import { EVENTS_VERSION } from './events-schema.js';
@@ -78,12 +79,12 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     case 'move.cleanup_failed':
       return [{ type: 'move.finished', kind: e.data.kind, source: e.data.source, id: e.data.id, moveId: e.data.moveId, cleanupFailed: true, error: e.data.error }];
     case 'move.failed':
-      return [{ type: 'move.failed', kind: e.data.kind, source: e.data.source, id: e.data.id, moveId: e.data.moveId, error: e.data.error }];
+      return [{ type: 'move.failed', kind: e.data.kind, source: e.data.source, id: e.data.id, moveId: e.data.moveId, error: e.data.error, class: classifyFailure(e.data.error) }];
     case 'item.quarantined':
-      return [{ type: 'move.quarantined', kind: e.data.kind, source: e.data.source, id: e.data.id, reason: e.data.reason, attempts: e.data.attempts, stuck: false }];
+      return [{ type: 'move.quarantined', kind: e.data.kind, source: e.data.source, id: e.data.id, reason: e.data.reason, attempts: e.data.attempts, stuck: false, class: classifyFailure(e.data.reason) }];
     case 'move.stuck': {
       const d = e.data;
-      return [{ type: 'move.quarantined', kind: d.kind, source: d.source, id: d.id, reason: `stuck: move ${d.moveId} still ${d.moveState}`, attempts: null, stuck: true }];
+      return [{ type: 'move.quarantined', kind: d.kind, source: d.source, id: d.id, reason: `stuck: move ${d.moveId} still ${d.moveState}`, attempts: null, stuck: true, class: d.phase === 'queued' ? 'stuck-queued' : 'stuck-running' }];
     }
     case 'cap.changed':
       return [{ type: 'cap.changed', cap: e.data.cap, paused: e.data.paused, previous: control(e.data.previous), reason: e.data.reason, limit: e.data.limit }];

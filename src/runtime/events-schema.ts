@@ -4,8 +4,12 @@
  * file against it. Versioned by `v`: a new field or a new event type keeps the version (readers
  * must ignore what they do not know); renaming, removing or retyping a field raises it.
  */
+import { FAILURE_CLASSES } from '../report/failure-class.js';
 import { z } from 'zod';
 import { FINAL_STATES } from '../events/vocabulary.js';
+
+/** A failure class (../report/failure-class.ts). */
+const failureClass = z.enum(FAILURE_CLASSES);
 
 /** The version every line carries in `v`. */
 export const EVENTS_VERSION = 1;
@@ -47,8 +51,9 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   }),
   z.object({ ...base, type: z.literal('move.scheduled'), ...item, moveId: z.number().int(), moveState: z.string().nullable(), bulk: z.boolean() }),
   z.object({ ...base, type: z.literal('move.finished'), ...item, moveId: z.number().int(), cleanupFailed: z.boolean(), error: z.string().nullable() }),
-  z.object({ ...base, type: z.literal('move.failed'), ...item, moveId: z.number().int(), error: z.string().nullable() }),
-  z.object({ ...base, type: z.literal('move.quarantined'), ...item, reason: z.string(), attempts: z.number().int().nullable(), stuck: z.boolean() }),
+  /** `class` (docs/failures.md) was added in version 1: readers of older lines see none. */
+  z.object({ ...base, type: z.literal('move.failed'), ...item, moveId: z.number().int(), error: z.string().nullable(), class: failureClass.optional() }),
+  z.object({ ...base, type: z.literal('move.quarantined'), ...item, reason: z.string(), attempts: z.number().int().nullable(), stuck: z.boolean(), class: failureClass.optional() }),
   z.object({
     ...base,
     type: z.literal('cap.changed'),

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { FaultOptions } from './faults.js';
-import { FaultOptionsError, NO_FAULTS, createFaults, parseBrokenItems } from './faults.js';
+import { FaultOptionsError, INJECTED_FAILURES, NO_FAULTS, createFaults, parseBrokenItems, parseMoveFailures, totalFailRate } from './faults.js';
 
 const opts = (o: Partial<FaultOptions>): FaultOptions => ({ ...NO_FAULTS, ...o });
 
@@ -49,6 +49,34 @@ describe('move fates', () => {
     const without = createFaults(opts({ seed: 5, interruptRate: 0.1 }));
     const interrupted = (list: string[]) => list.flatMap((x, i) => (x === 'interrupted' ? [i] : []));
     expect(interrupted(a.fates)).toEqual(interrupted(Array.from({ length: 1000 }, (_, i) => without.moveFate('group', i + 1))));
+  });
+
+  it('injects each failure class by its share, after the other rates, whatever order they are typed in', () => {
+    const names = Object.keys(INJECTED_FAILURES) as (keyof typeof INJECTED_FAILURES)[];
+    const typed = 'no-space=0.1,checksum=0.1,read-only=0.1,lease-held=0.1,source-missing=0.1,gitaly-unavailable=0.1,stuck-queued=0.1,stuck-running=0.1';
+    expect(parseMoveFailures(typed)).toEqual(Object.fromEntries(names.map((n) => [n, 0.1])));
+    const shuffled = parseMoveFailures(typed.split(',').reverse().join(','));
+    const run = (moveFailures: ReturnType<typeof parseMoveFailures>) => {
+      const f = createFaults(opts({ seed: 9, moveFailRate: 0.1, moveFailures }));
+      return { fates: Array.from({ length: 2000 }, (_, i) => f.moveFate('project', i + 1)), counts: f.counts() };
+    };
+    const a = run(parseMoveFailures(typed));
+    expect(run(shuffled)).toEqual(a);
+    expect(totalFailRate(opts({ moveFailRate: 0.1, moveFailures: parseMoveFailures(typed) }))).toBeCloseTo(0.9);
+    for (const n of names) {
+      const got = a.counts[`move_class_${n}`] ?? 0;
+      expect(got, n).toBeGreaterThan(140);
+      expect(got, n).toBeLessThan(260);
+    }
+    expect(a.fates.filter((x) => x === 'stuck_queued').length).toBe(a.counts['move_class_stuck-queued']);
+    // The existing rate draws the same fates with the classes added as without them.
+    const alone = createFaults(opts({ seed: 9, moveFailRate: 0.1 }));
+    const failing = (list: string[]) => list.flatMap((x, i) => (x === 'fail' || x === 'cleanup_fail' ? [i] : []));
+    const before = Array.from({ length: 2000 }, (_, i) => alone.moveFate('project', i + 1));
+    for (const i of failing(before)) expect(a.fates[i]).toBe(before[i]);
+    expect(() => parseMoveFailures('checksum=0.5,wrong=0.1')).toThrow(/class=rate/);
+    expect(() => parseMoveFailures('checksum=2')).toThrow(FaultOptionsError);
+    expect(() => createFaults(opts({ moveFailRate: 0.6, moveFailures: { 'no-space': 0.5 } }))).toThrow(FaultOptionsError);
   });
 
   it('counts each fate and lets a rescheduled move draw again', () => {

@@ -51,7 +51,62 @@ export interface FaultOptions {
    * source copy is left behind (`--move-fail-after-switch-rate`).
    */
   failAfterSwitchRate?: number;
+  /**
+   * Shares of moves that fail as one failure class does on GitLab (`--move-failures
+   * checksum=0.05,no-space=0.01`): see INJECTED_FAILURES. Drawn after the rates above, so adding
+   * them changes no existing seed's outcome for the other rates.
+   */
+  moveFailures?: MoveFailures;
   seed: number;
+}
+
+/**
+ * The failure classes the sandbox injects by name, each as the fate that ends a move as GitLab
+ * does for it (message, end state, read-only flag; docs/gitlab-behaviour.md §3.5):
+ * - `checksum`: `started -> failed`, `Failed to verify <type> repository checksum from <a> to <b>`, writable.
+ * - `read-only`: the worker found another move's lease: `scheduled -> failed`, no message, and the
+ *   read-only flag stays (no callback on that transition), so every later move is refused.
+ * - `lease-held`: a Sidekiq rerun within the job's own lease: `started -> failed`, no message, writable.
+ * - `no-space`: `started -> failed`, Gitaly's snapshot extraction out of room (NO_SPACE_ERROR), writable.
+ * - `source-missing`: `started -> failed`, `5:invalid source repository.` (Gitaly's NotFound), writable.
+ * - `gitaly-unavailable`: `started -> failed`, a gRPC UNAVAILABLE (`14:...`), writable.
+ * - `stuck-queued`: the job never runs: `scheduled` and read-only for good.
+ * - `stuck-running`: as `--stuck-rate`: `started` and read-only for good.
+ */
+export const INJECTED_FAILURES = {
+  checksum: 'fail',
+  'read-only': 'read_only_left',
+  'lease-held': 'interrupted',
+  'no-space': 'no_space',
+  'source-missing': 'source_missing',
+  'gitaly-unavailable': 'unavailable',
+  'stuck-queued': 'stuck_queued',
+  'stuck-running': 'stuck',
+} as const satisfies Record<string, MoveFate>;
+
+export type InjectedFailure = keyof typeof INJECTED_FAILURES;
+export type MoveFailures = Partial<Record<InjectedFailure, number>>;
+
+/** Parses `checksum=0.05,no-space=0.01` (as typed after `--move-failures`); throws FaultOptionsError. */
+export function parseMoveFailures(text: string): MoveFailures {
+  const out: MoveFailures = {};
+  for (const raw of text.split(',').map((x) => x.trim()).filter(Boolean)) {
+    const m = /^([a-z-]+)=([0-9.eE+-]+)$/.exec(raw);
+    const name = m?.[1] as InjectedFailure | undefined;
+    if (!m || name === undefined || !(name in INJECTED_FAILURES)) {
+      throw new FaultOptionsError(`move failure "${raw}" is not class=rate (class: ${Object.keys(INJECTED_FAILURES).join(', ')})`);
+    }
+    const rate = Number(m[2]);
+    checkRate(`move failure ${name}`, rate);
+    out[name] = (out[name] ?? 0) + rate;
+  }
+  return out;
+}
+
+/** The share of moves that end badly, all flags together (what `--move-fail-rate` alone was). */
+export function totalFailRate(options: FaultOptions): number {
+  const classes = Object.values(options.moveFailures ?? {}).reduce((a, v) => a + v, 0);
+  return options.stuckRate + options.moveFailRate + (options.interruptRate ?? 0) + (options.failAfterSwitchRate ?? 0) + classes;
 }
 
 export const NO_FAULTS: FaultOptions = {
@@ -59,7 +114,9 @@ export const NO_FAULTS: FaultOptions = {
 };
 
 /** How a move will end, decided when it is created. */
-export type MoveFate = 'ok' | 'fail' | 'cleanup_fail' | 'stuck' | 'interrupted' | 'failed_after_switch';
+export type MoveFate =
+  | 'ok' | 'fail' | 'cleanup_fail' | 'stuck' | 'interrupted' | 'failed_after_switch'
+  | 'no_space' | 'read_only_left' | 'source_missing' | 'unavailable' | 'stuck_queued';
 
 export interface Faults {
   /** Runs before routing; returns true when it already answered (or destroyed) the request. */
@@ -138,9 +195,17 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
   const switchRate = options.failAfterSwitchRate ?? 0;
   for (const [name, v] of [['errorRate', options.errorRate], ['resetRate', options.resetRate], ['moveFailRate', options.moveFailRate],
     ['stuckRate', options.stuckRate], ['interruptRate', interruptRate], ['failAfterSwitchRate', switchRate]] as const) checkRate(name, v);
-  if (options.stuckRate + options.moveFailRate + interruptRate + switchRate > 1) {
-    throw new FaultOptionsError('stuckRate + moveFailRate + interruptRate + failAfterSwitchRate must not exceed 1');
+  const classes = Object.entries(options.moveFailures ?? {}) as [InjectedFailure, number][];
+  for (const [name, v] of classes) {
+    if (!(name in INJECTED_FAILURES)) throw new FaultOptionsError(`unknown move failure class ${name}`);
+    checkRate(`move failure ${name}`, v);
   }
+  const before = options.stuckRate + options.moveFailRate + interruptRate + switchRate;
+  if (totalFailRate(options) > 1 + 1e-9) {
+    throw new FaultOptionsError('stuckRate + moveFailRate + interruptRate + failAfterSwitchRate + moveFailures must not exceed 1');
+  }
+  // In INJECTED_FAILURES order, so the bands do not depend on how the flag was typed.
+  const bands = (Object.keys(INJECTED_FAILURES) as InjectedFailure[]).map((name) => [name, options.moveFailures?.[name] ?? 0] as const).filter(([, v]) => v > 0);
   if (!Number.isFinite(options.latencyMs) || options.latencyMs < 0) throw new FaultOptionsError(`latencyMs must be >= 0, got ${options.latencyMs}`);
   if (options.rateLimit !== undefined && (!Number.isInteger(options.rateLimit) || options.rateLimit < 1)) {
     throw new FaultOptionsError(`rateLimit must be a positive integer (requests per minute), got ${options.rateLimit}`);
@@ -217,7 +282,7 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
       }
       const attempt = given ?? (attempts.get(key) ?? 0) + 1;
       attempts.set(key, attempt);
-      if (options.stuckRate === 0 && options.moveFailRate === 0 && interruptRate === 0 && switchRate === 0) return 'ok';
+      if (options.stuckRate === 0 && options.moveFailRate === 0 && interruptRate === 0 && switchRate === 0 && bands.length === 0) return 'ok';
       const r = keyedDraw(options.seed, kindCode(k), itemId, attempt);
       if (r < options.stuckRate) {
         bump('move_stuck');
@@ -238,6 +303,14 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
       if (r < options.stuckRate + options.moveFailRate + interruptRate + switchRate) {
         bump('move_failed_after_switch');
         return 'failed_after_switch';
+      }
+      let edge = before;
+      for (const [name, v] of bands) {
+        edge += v;
+        if (r < edge) {
+          bump(`move_class_${name}`);
+          return INJECTED_FAILURES[name];
+        }
       }
       return 'ok';
     },

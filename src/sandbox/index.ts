@@ -59,6 +59,8 @@ export interface RunningSandbox {
 
 export { SandboxHttpError } from './http/errors.js';
 export type { SandboxState } from './http/context.js';
+export { INJECTED_FAILURES, parseMoveFailures } from './faults.js';
+export type { InjectedFailure, MoveFailures } from './faults.js';
 
 /** Builds the router with every route of the service. */
 export function createRouter(): Router {

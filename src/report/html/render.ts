@@ -142,9 +142,9 @@ export function renderHtmlReport(d: ReportData): string {
       ? '<p id="quarantined-none">None.</p>'
       : table(
           'quarantined',
-          ['Kind', 'Id', 'Name', 'Source', 'Attempts', 'Reason (GitLab\'s error_message)'],
-          d.quarantined.map((q) => [q.kind, q.id, q.name, q.source, q.attempts, q.reason]),
-          [false, true, false, false, true, false],
+          ['Kind', 'Id', 'Name', 'Source', 'Attempts', 'Reason (GitLab\'s error_message)', 'Class', 'Remedy (docs/failures.md)'],
+          d.quarantined.map((q) => [q.kind, q.id, q.name, q.source, q.attempts, q.reason, q.class, q.remedy]),
+          [false, true, false, false, true, false, false, false],
         );
   const orphans =
     d.orphans.length === 0

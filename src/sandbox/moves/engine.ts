@@ -64,7 +64,7 @@ import type { MoveScheduler, StorageGauge } from '../http/context.js';
 import type { InstanceConfig } from '../seed-schema.js';
 import { hasGroupWikis } from '../inventory/items.js';
 import { moveStatements, noteMoveCreated, readWeights } from './store.js';
-import { MIN_MOVE_MS, NO_SPACE_ERROR, busyRatio, moveDuration, pickStorage, splitDuration, truncateError } from './policy.js';
+import { MIN_MOVE_MS, NO_SPACE_ERROR, SOURCE_MISSING_ERROR, unavailableError, busyRatio, moveDuration, pickStorage, splitDuration, truncateError } from './policy.js';
 import { bytesOf, createRoomLedger } from './room.js';
 
 export interface EngineOptions {
@@ -157,13 +157,15 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   function copyFailure(m: Queued, snapshotChecksum: string): string | null {
     for (const storage of [m.source, m.destination]) {
       if (unreachable(storage)) {
-        return truncateError(`14:connections to all backends failing; last error: UNAVAILABLE: ipv4:127.0.0.1:8075: Failed to connect to remote host: Connection refused (storage "${storage}"). (GRPC::Unavailable)`);
+        return truncateError(unavailableError(storage));
       }
     }
     if (m.fate === 'fail') {
       return truncateError(`Failed to verify ${m.kind} repository checksum from ${snapshotChecksum} to 0000000000000000000000000000000000000000`);
     }
     if (m.fate === 'no_space') return NO_SPACE_ERROR;
+    if (m.fate === 'source_missing') return SOURCE_MISSING_ERROR;
+    if (m.fate === 'unavailable') return truncateError(unavailableError(m.destination));
     return null;
   }
 
@@ -290,7 +292,9 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       if (!row || row.state !== 'scheduled') continue;
       // GitLab's per-container exclusive lease: a move scheduled during an earlier one's cleanup
       // fails without a message and leaves the read-only flag it set (see the module comment).
-      if (leaseHeld(row.kind, row.item_id)) {
+      // Injected (../faults.ts): a job that never runs leaves the move scheduled, read-only.
+      if (row.fate === 'stuck_queued') continue;
+      if (leaseHeld(row.kind, row.item_id) || row.fate === 'read_only_left') {
         s.setMoveState.run('failed', null, null, isoTime(Math.max(at, Date.parse(row.created_at) || at, now - MAX_LAG_MS)), id);
         log.debug({ move: id, kind: row.kind, item: row.item_id }, 'move failed: the container lease is held by an earlier move');
         continue;

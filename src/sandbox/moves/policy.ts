@@ -54,6 +54,19 @@ export function truncateError(message: string): string {
 }
 
 /**
+ * The `error_message` of a move whose source repository does not exist on its storage: Gitaly's
+ * `ReplicateRepository` answers `ErrInvalidSourceRepository` (NotFound, `invalid source repository`,
+ * `internal/gitaly/service/repository/replicate.go`); GitLab's `wrapped_gitaly_errors` raises it as
+ * `Gitlab::Git::Repository::NoRepository`, which prints `<code>:<details>.` (`lib/gitlab/git/base_error.rb`).
+ */
+export const SOURCE_MISSING_ERROR = '5:invalid source repository.';
+
+/** The `error_message` of a move whose Gitaly node for `storage` does not answer (gRPC UNAVAILABLE). */
+export function unavailableError(storage: string): string {
+  return `14:connections to all backends failing; last error: UNAVAILABLE: ipv4:127.0.0.1:8075: Failed to connect to remote host: Connection refused (storage "${storage}"). (GRPC::Unavailable)`;
+}
+
+/**
  * The `error_message` of a move whose destination fills up during the copy (issue 22). Gitaly's
  * ReplicateRepository creates a repository it does not have from a snapshot: the source streams a
  * tar of the repository and the destination extracts it with `tar -xvf -` into a new repository;

@@ -1,0 +1,132 @@
+/**
+ * Issue 24 item 2: each failure class injected by the sandbox (`--move-failures <class>=1`) with
+ * GitLab's message and end state, a real `shardmove run` against it, then `status --json`: every
+ * quarantined item carries the class and its remedy. The class is judged from the sandbox's own
+ * records (its moves' states and error_message, the item's read-only flag), not from ours.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { FAILURE_REMEDIES } from '../src/report/failure-class.js';
+import type { FailureClass } from '../src/report/failure-class.js';
+import { ADMIN_TOKEN, runCli, sandboxEnv, startSandboxProcess, tempDir, writeSeed } from './support/cli-harness.js';
+
+const PROJECTS = 3;
+
+interface SandboxMoveRecord { id: number; state: string; error_message: string | null; project: { id: number } }
+interface ItemRecord { moves: SandboxMoveRecord[]; readOnly: boolean }
+
+async function get<T>(url: string): Promise<T> {
+  const res = await fetch(url, { headers: { 'private-token': ADMIN_TOKEN } });
+  return (await res.json()) as T;
+}
+
+/** What the sandbox recorded for every project: its moves, oldest first, and its read-only flag. */
+async function records(url: string): Promise<Map<number, ItemRecord>> {
+  const moves = await get<SandboxMoveRecord[]>(`${url}/api/v4/project_repository_storage_moves?per_page=100`);
+  const out = new Map<number, ItemRecord>();
+  for (let id = 1; id <= PROJECTS; id++) {
+    const item = await get<{ read_only: boolean }>(`${url}/-/sandbox/items/project/${id}`);
+    out.set(id, { moves: moves.filter((m) => m.project.id === id).sort((a, b) => a.id - b.id), readOnly: item.read_only });
+  }
+  return out;
+}
+
+/** Projects only, two attempts, short stuck limits, no size allowance. */
+function writePlan(dir: string): string {
+  const file = join(dir, 'plan.yaml');
+  writeFileSync(file, [
+    'version: 1',
+    'name: classes',
+    'instance:',
+    '  url: ${SHARDMOVE_URL}',
+    '  token: ${SHARDMOVE_TOKEN}',
+    '  timeout: 10s',
+    'move:',
+    '  from: [nfs-1, nfs-2, default]',
+    '  to: cluster',
+    '  kinds: [projects]',
+    '  mode: throttled',
+    '  concurrency: 10',
+    'weights: { cluster: 100, nfs-1: 0, nfs-2: 0, default: 0 }',
+    'poll: { interval: 100ms, stuck_scheduled_after: 2s, stuck_running_after: 2s, stuck_running_per_gb: 0s }',
+    'retry: { max_attempts: 2, backoff: 100ms }',
+    'verify: true',
+    '',
+  ].join('\n'));
+  return file;
+}
+
+/** What the sandbox must show for each class: GitLab's end state and message, and the read-only flag. */
+const SANDBOX_SAYS: Record<Exclude<FailureClass, 'unknown'>, (r: ItemRecord) => void> = {
+  checksum: (r) => {
+    for (const m of r.moves) expect(m).toMatchObject({ state: 'failed', error_message: expect.stringMatching(/^Failed to verify project repository checksum from \w+ to \w+$/) });
+    expect(r.readOnly).toBe(false);
+  },
+  'read-only': (r) => {
+    // The one move failed without a message from `scheduled`, which has no callback: the flag stays,
+    // so the second attempt was refused (no second move).
+    expect(r.moves.map((m) => [m.state, m.error_message])).toEqual([['failed', null]]);
+    expect(r.readOnly).toBe(true);
+  },
+  'lease-held': (r) => {
+    expect(r.moves.map((m) => [m.state, m.error_message])).toEqual([['failed', null], ['failed', null]]);
+    expect(r.readOnly).toBe(false);
+  },
+  'no-space': (r) => {
+    for (const m of r.moves) {
+      expect(m).toMatchObject({ state: 'failed', error_message: '13:could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2.' });
+    }
+    expect(r.readOnly).toBe(false);
+  },
+  'source-missing': (r) => {
+    for (const m of r.moves) expect(m).toMatchObject({ state: 'failed', error_message: '5:invalid source repository.' });
+    expect(r.readOnly).toBe(false);
+  },
+  'gitaly-unavailable': (r) => {
+    for (const m of r.moves) expect(m).toMatchObject({ state: 'failed', error_message: expect.stringMatching(/^14:/) });
+    expect(r.readOnly).toBe(false);
+  },
+  'stuck-queued': (r) => {
+    expect(r.moves.map((m) => m.state)).toEqual(['scheduled']);
+    expect(r.readOnly).toBe(true);
+  },
+  'stuck-running': (r) => {
+    expect(r.moves.map((m) => m.state)).toEqual(['started']);
+    expect(r.readOnly).toBe(true);
+  },
+};
+
+describe('failure classes, injected by the sandbox and named by status --json', { timeout: 60_000 }, () => {
+  it.each(Object.keys(SANDBOX_SAYS) as (keyof typeof SANDBOX_SAYS)[])('%s', async (cls) => {
+    const dir = tempDir(`class-${cls}`);
+    const seed = writeSeed(dir, { projects: PROJECTS, snippets: 0, groups: 0 });
+    const sandbox = await startSandboxProcess(['--seed', seed, '--move-duration', '20', '--workers', '10', '--fault-seed', '5', '--move-failures', `${cls}=1`]);
+    onTestFinished(() => sandbox.stop());
+    const plan = writePlan(dir);
+
+    const run = await runCli(['run', plan, '--events', join(dir, 'events.jsonl')], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    expect(run.code, run.stderr).toBe(3);
+    // The final report and --events name the class too.
+    expect(run.stdout).toContain(`${cls}: ${FAILURE_REMEDIES[cls].remedy}`);
+    const events = readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; class?: string });
+    const given = events.filter((e) => e.type === 'move.quarantined');
+    expect(given.length).toBeGreaterThanOrEqual(PROJECTS);
+    for (const e of given) expect(e.class).toBe(cls);
+
+    const seen = await records(sandbox.url);
+    for (const [id, r] of seen) {
+      expect(r.moves.length, `project ${id}`).toBeGreaterThan(0);
+      SANDBOX_SAYS[cls](r);
+    }
+
+    const status = await runCli(['status', plan, '--json'], { cwd: dir });
+    expect(status.code, status.stderr).toBe(0);
+    const quarantined = (JSON.parse(status.stdout) as { quarantined: { id: number; class: string; remedy: string; doc: string }[] }).quarantined;
+    expect(quarantined.map((q) => q.id).sort()).toEqual([...seen.keys()]);
+    for (const q of quarantined) expect(q).toMatchObject({ class: cls, remedy: FAILURE_REMEDIES[cls].remedy, doc: `docs/failures.md#${cls}` });
+
+    const text = await runCli(['status', plan], { cwd: dir });
+    expect(text.stdout).toContain(`${cls}: ${FAILURE_REMEDIES[cls].remedy}`);
+  });
+});
