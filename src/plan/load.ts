@@ -155,6 +155,28 @@ export async function readPlanFile(file: string, cwd: string): Promise<{ abs: st
   return { abs, text };
 }
 
+/**
+ * The plan's `name` as written, for commands that need only the checkpoint's name (`status`,
+ * `control`) when the plan does not load (its other ${VAR}s unset in this shell). Read with the
+ * loader's own limits (1 MB, UTF-8, PLAN_YAML_LIMITS), so a hostile file costs no more here than in
+ * `validate`. Undefined when the file cannot be read, is not YAML within the limits, or has no name.
+ */
+export async function readPlanName(file: string, cwd: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    ({ text } = await readPlanFile(file, cwd));
+  } catch {
+    return undefined;
+  }
+  const { doc } = parseYaml(text, { lineCounter: new LineCounter(), uniqueKeys: false }, PLAN_YAML_LIMITS);
+  if (!doc || doc.errors.length > 0) return undefined;
+  const root = doc.contents as Node | null;
+  if (!isMap(root)) return undefined;
+  const pair = root.items.find((p) => isScalar(p.key) && p.key.value === 'name');
+  const name = isScalar(pair?.value) ? pair.value.value : undefined;
+  return typeof name === 'string' && name.trim() !== '' ? name : undefined;
+}
+
 /** The key node of a top-level field, when the document is a mapping that has it. */
 export function topLevelKey(doc: Document, name: string): Node | undefined {
   const root = doc.contents as Node | null;
