@@ -242,6 +242,17 @@ describe('parsePlanText: every problem at once, with positions', () => {
     ]);
   });
 
+  it('refuses a "billion laughs" without expanding it: plans never resolve aliases (issue 19)', () => {
+    // The loader walks the YAML nodes and never calls toJS, so yaml's maxAliasCount does not come into it.
+    const lol = ['lol: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+    for (const [prev, name] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi']) lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
+    const text = `${MINIMAL}x:\n${lol.map((l) => `  ${l}\n`).join('')}weights: *i\n`;
+    expect(problems(text)).toEqual([
+      '9:1 x unknown field "x"; known fields: version, name, instance, move, weights, poll, retry, verify, geo, schedule, throttle',
+      '19:10 weights aliases (*name) are not supported in plans; write the value out',
+    ]);
+  });
+
   it('turns a PlanError message into one line per problem', () => {
     try {
       parse(`${MINIMAL}  mode: fast\nverify: yes\n`);
