@@ -29,6 +29,11 @@ export const DEFAULT_SEED_PATH = fileURLToPath(new URL('../../plans/sandbox.yaml
 
 /** Reads and validates a seed file; throws SeedError naming every problem with its position. */
 export function loadSeed(file: string = DEFAULT_SEED_PATH): Seed {
+  return parseSeed(readSeedText(file), file);
+}
+
+/** The seed file's text, strictly UTF-8; its bytes are garbage once this returns (seeds may be large). */
+function readSeedText(file: string): string {
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
@@ -40,7 +45,7 @@ export function loadSeed(file: string = DEFAULT_SEED_PATH): Seed {
     const byte = notUtf8.byte.toString(16).padStart(2, '0');
     throw new SeedError([`${file}:${notUtf8.line}:${notUtf8.col}: not UTF-8 (byte 0x${byte} at offset ${notUtf8.offset}); save the seed as UTF-8`]);
   }
-  return parseSeed(text, file);
+  return text;
 }
 
 /**
