@@ -3,10 +3,8 @@
  * plan loads, its concurrency. Neither needs credentials, so secrets are not resolved, and a plan
  * whose other ${VAR}s are not set in this shell still names its checkpoint.
  */
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parse } from 'yaml';
-import { loadPlan } from '../plan/load.js';
+import { loadPlan, readPlanName } from '../plan/load.js';
 import { statusCheckpointPath } from '../runtime/status.js';
 import type { CommandContext } from './context.js';
 
@@ -21,13 +19,10 @@ export async function readPlanIdentity(file: string, ctx: CommandContext): Promi
     const { plan } = await loadPlan(file, { env: ctx.env, cwd: ctx.cwd, resolveSecrets: false });
     return { name: plan.name, concurrency: plan.move.concurrency };
   } catch (err) {
-    // Other ${VAR}s (the URL) may be unset in this shell: fall back to the plan's `name` field.
-    try {
-      const doc = parse(readFileSync(resolve(ctx.cwd, file), 'utf8')) as { name?: unknown } | null;
-      if (typeof doc?.name === 'string' && doc.name.trim() !== '') return { name: doc.name, concurrency: null };
-    } catch {
-      // The original error says more.
-    }
+    // Other ${VAR}s (the URL) may be unset in this shell: fall back to the plan's `name` field,
+    // read within the loader's limits (issue 19). Without one, the original error says more.
+    const name = await readPlanName(file, ctx.cwd);
+    if (name !== undefined) return { name, concurrency: null };
     throw err;
   }
 }

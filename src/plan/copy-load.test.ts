@@ -101,6 +101,16 @@ copy:
     expect(isCopyPlanText(text)).toBe(false);
   });
 
+  it('refuse a "billion laughs" without expanding it (issue 19)', () => {
+    const lol = ['lol: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+    for (const [prev, name] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi']) lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
+    const text = `x:\n${lol.map((l) => `  ${l}\n`).join('')}${ISSUE_EXAMPLE.replace('method: rsync            # rsync | tar | backup', 'method: *i')}`;
+    expect(problems(text)).toEqual([
+      '1:1 x: unknown field "x"; known fields: version, name, copy',
+      '14:11 copy.method: aliases (*name) are not supported in plans; write the value out',
+    ]);
+  });
+
   it('with bytes that are not UTF-8 are refused at the first one (issue 19)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shardmove-copy-'));
     try {

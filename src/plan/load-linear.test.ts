@@ -60,6 +60,17 @@ describe('plan reading in linear time (issue 19)', () => {
     expect(r.errors.at(-1)?.path).toBe('move.from[199999]');
   });
 
+  it('names a long key once in the paths of the token-looking texts in it or under it', () => {
+    // Each path held the whole key, and each was scanned again for tokens: out of memory after 37 s.
+    const long = 'x'.repeat(600_000);
+    const under = problems(`version: 1\n? ${long}\n: [${'glpat-Zx8Kd2mQpL0vZ7rT4yWnB, '.repeat(11_000)}]\n`).filter((p) => p.includes('access token'));
+    expect(under).toHaveLength(11_000);
+    expect(under[1]).toBe(`3:33 ${'x'.repeat(97)}...[1] text that looks like an access token: secrets come from the environment (\${VAR}) or a file (*_file), never the plan text`);
+    const inside = problems(`version: 1\n? ${'glpat-Zx8Kd2mQpL0vZ7rT4yWnB '.repeat(35_000)}\n: 1\n`).filter((p) => p.includes('access token'));
+    expect(inside).toHaveLength(35_000);
+    expect(inside.every((p) => p.startsWith('2:') && p.split(' ')[1] === '***')).toBe(true);
+  });
+
   it('finds each of 300,000 tokens once', () => {
     // Each match of the custom-prefix pattern was compared with every known-prefix match.
     const text = Array.from({ length: 300_000 }, (_, i) => `glpat-Zx8Kd2mQpL0vZ7rT${String(i).padStart(6, '0')}`).join(' ');

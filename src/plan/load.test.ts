@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PlanError } from './errors.js';
 import type { ParsePlanOptions } from './load.js';
 import { LineCounter } from 'yaml';
-import { loadPlan, parsePlanText, reportYamlErrors } from './load.js';
+import { loadPlan, parsePlanText, readPlanName, reportYamlErrors } from './load.js';
 import { Reader } from './reader.js';
 
 const ENV = { GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 'glpat-Zx8Kd2mQpL0vZ7rT4yWnB' };
@@ -255,6 +255,17 @@ describe('parsePlanText: every problem at once, with positions', () => {
     ]);
   });
 
+  it('refuses a "billion laughs" without expanding it: plans never resolve aliases (issue 19)', () => {
+    // The loader walks the YAML nodes and never calls toJS, so yaml's maxAliasCount does not come into it.
+    const lol = ['lol: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+    for (const [prev, name] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi']) lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
+    const text = `${MINIMAL}x:\n${lol.map((l) => `  ${l}\n`).join('')}weights: *i\n`;
+    expect(problems(text)).toEqual([
+      '9:1 x unknown field "x"; known fields: version, name, instance, move, weights, poll, retry, verify, geo, schedule, throttle',
+      '19:10 weights aliases (*name) are not supported in plans; write the value out',
+    ]);
+  });
+
   it('turns a PlanError message into one line per problem', () => {
     try {
       parse(`${MINIMAL}  mode: fast\nverify: yes\n`);
@@ -414,5 +425,23 @@ describe('loadPlan', () => {
     await expect(loadPlan('dir-token.yaml', { env: ENV, cwd: dir })).rejects.toMatchObject({
       problems: [{ line: 5, col: 15, path: 'instance.token_file', message: `cannot read ${join(dir, 'a-dir')} (ENOTFILE)` }],
     });
+  });
+});
+
+describe('readPlanName (for status and control when the plan does not load)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'shardmove-name-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads the name of a plan whose other fields are wrong', async () => {
+    writeFileSync(join(dir, 'p.yaml'), 'version: 1\nname: retire-nfs\ninstance:\n  url: ${UNSET}\n');
+    expect(await readPlanName('p.yaml', dir)).toBe('retire-nfs');
+  });
+
+  it('gives up, within the loader limits, on what is not a plan (issue 19)', async () => {
+    // yaml.parse on these took 100 s (100,000 keys) and 5 s (a stack overflow) in `status`.
+    writeFileSync(join(dir, 'keys.yaml'), `name: x\n${Array.from({ length: 100_000 }, (_, i) => `k${i}: 1\n`).join('')}`);
+    writeFileSync(join(dir, 'deep.yaml'), `name: x\na: ${'['.repeat(999_000)}`);
+    writeFileSync(join(dir, 'latin1.yaml'), Buffer.concat([Buffer.from('name: caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+    for (const file of ['keys.yaml', 'deep.yaml', 'latin1.yaml', 'missing.yaml']) expect(await readPlanName(file, dir)).toBeUndefined();
   });
 });

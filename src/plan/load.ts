@@ -16,7 +16,7 @@ import type { SecretFileReader } from './reader.js';
 import { Reader } from './reader.js';
 import { runRules } from './rules.js';
 import { readPlanTree } from './schema.js';
-import { findTokenLike, redact } from './secrets.js';
+import { findTokenLike, hasTokenLike, redact } from './secrets.js';
 import type { Plan } from './types.js';
 import type { YamlLimitHit } from './yaml-input.js';
 import { MAX_NESTING, decodeUtf8, parseYaml } from './yaml-input.js';
@@ -156,6 +156,28 @@ export async function readPlanFile(file: string, cwd: string): Promise<{ abs: st
   return { abs, text };
 }
 
+/**
+ * The plan's `name` as written, for commands that need only the checkpoint's name (`status`,
+ * `control`) when the plan does not load (its other ${VAR}s unset in this shell). Read with the
+ * loader's own limits (1 MB, UTF-8, PLAN_YAML_LIMITS), so a hostile file costs no more here than in
+ * `validate`. Undefined when the file cannot be read, is not YAML within the limits, or has no name.
+ */
+export async function readPlanName(file: string, cwd: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    ({ text } = await readPlanFile(file, cwd));
+  } catch {
+    return undefined;
+  }
+  const { doc } = parseYaml(text, { lineCounter: new LineCounter(), uniqueKeys: false }, PLAN_YAML_LIMITS);
+  if (!doc || doc.errors.length > 0) return undefined;
+  const root = doc.contents as Node | null;
+  if (!isMap(root)) return undefined;
+  const pair = root.items.find((p) => isScalar(p.key) && p.key.value === 'name');
+  const name = isScalar(pair?.value) ? pair.value.value : undefined;
+  return typeof name === 'string' && name.trim() !== '' ? name : undefined;
+}
+
 /** The key node of a top-level field, when the document is a mapping that has it. */
 export function topLevelKey(doc: Document, name: string): Node | undefined {
   const root = doc.contents as Node | null;
@@ -246,30 +268,44 @@ function hasUnquotedRefInFlow(line: string): boolean {
  * reported as literal secrets are skipped so each secret is reported once.
  */
 export function scanForTokens(r: Reader, text: string, doc: Document): void {
+  // Each key is named once, however many spans it holds or leads to (a key may be most of the file).
+  const names = new Map<Node | null, string>();
+  const nameOf = (key: Node | null) => names.get(key) ?? names.set(key, keyName(key)).get(key)!;
   for (const span of findTokenLike(text)) {
     if (r.secretRanges.some(([s, e]) => span.start >= s && span.start < e)) continue;
-    const path = pathAt(doc.contents as Node | null, span.start, '');
+    const path = pathAt(doc.contents as Node | null, span.start, '', nameOf);
     r.error(path ?? '', r.posAt(span.start), 'text that looks like an access token: secrets come from the environment (${VAR}) or a file (*_file), never the plan text');
   }
 }
 
+/**
+ * A key as a path names it: `***` when it holds token-looking text (the path is shown), shortened
+ * when long, so that a problem's path stays a line and never repeats the file.
+ */
+function keyName(key: Node | null): string {
+  if (!isScalar(key)) return '?';
+  const name = String(key.value);
+  if (hasTokenLike(name)) return '***';
+  return name.length > 100 ? `${name.slice(0, 97)}...` : name;
+}
+
 /** The dotted path of the deepest node whose source range holds `offset`; undefined outside all of them. */
-function pathAt(node: Node | null, offset: number, path: string): string | undefined {
+function pathAt(node: Node | null, offset: number, path: string, nameOf: (key: Node | null) => string): string | undefined {
   if (!node?.range || offset < node.range[0] || offset >= node.range[2]) return undefined;
   // Items are in file order: only the last one that starts at or before the offset can hold it.
   if (isMap(node)) {
     const pair = node.items[lastStartingBy(node.items, (p) => (p.key as Node | null)?.range?.[0], offset)];
     if (!pair) return path;
     const key = pair.key as Node | null;
-    const name = isScalar(key) ? String(key.value) : '?';
+    const name = nameOf(key);
     const child = path ? `${path}.${name}` : name;
     if (key?.range && offset >= key.range[0] && offset < key.range[2]) return child;
-    return pathAt(pair.value as Node | null, offset, child) ?? path;
+    return pathAt(pair.value as Node | null, offset, child, nameOf) ?? path;
   }
   if (isSeq(node)) {
     const items = node.items as Node[];
     const i = lastStartingBy(items, (item) => item?.range?.[0], offset);
-    return (i >= 0 ? pathAt(items[i]!, offset, `${path}[${i}]`) : undefined) ?? path;
+    return (i >= 0 ? pathAt(items[i]!, offset, `${path}[${i}]`, nameOf) : undefined) ?? path;
   }
   return path;
 }

@@ -1,11 +1,11 @@
 /**
  * What a loader does with a YAML file before its schema sees it: decode the bytes as strict UTF-8
  * and parse the YAML at a cost linear in its size. The yaml package's composer recurses once per
- * level of nesting, checks duplicate keys by scanning every earlier key of the mapping, and resolves
- * each alias by scanning every earlier anchor and alias, so a hostile file (half a million `[`, a
- * hundred thousand keys or anchors) costs minutes or a stack overflow. Here the lexer feeds the
- * parser one token at a time, and the parse stops at the first limit crossed (nesting, tokens,
- * anchors and aliases); duplicate keys are found with one set per mapping.
+ * level of nesting and checks duplicate keys by scanning every earlier key of the mapping, and its
+ * toJS resolves each alias by scanning every earlier anchor and alias, so a hostile file (half a
+ * million `[`, a hundred thousand keys or anchors) costs minutes or a stack overflow. Here the
+ * lexer feeds the parser one token at a time, the parse stops at the first limit crossed (nesting,
+ * tokens, anchors and aliases), and duplicate keys are found with one set per mapping.
  *
  * src/plan/yaml-input.ts and src/sandbox/yaml-input.ts are the same code (a test compares them):
  * the sandbox imports nothing from the orchestrator, nor the orchestrator from the sandbox.

@@ -31,6 +31,21 @@ export const DEFAULT_SEED_PATH = fileURLToPath(new URL('../../plans/sandbox.yaml
 
 /** Reads and validates a seed file; throws SeedError naming every problem with its position. */
 export function loadSeed(file: string = DEFAULT_SEED_PATH): Seed {
+  const seed = parseSeed(readSeedText(file), file);
+  // The items file (issue 21) is read and checked here too, before any database is touched.
+  seedItemsOf(seed, dirname(file));
+  return seed;
+}
+
+/** The seed's items file, read once (relative to `dir`); throws SeedError naming its problems. */
+function seedItemsOf(seed: Seed, dir: string): SeedItems | null {
+  const { items, problems } = readSeedItems(seed, dir);
+  if (problems.length > 0) throw new SeedError(problems);
+  return items;
+}
+
+/** The seed file's text, strictly UTF-8; its bytes are garbage once this returns (seeds may be large). */
+function readSeedText(file: string): string {
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
@@ -42,17 +57,7 @@ export function loadSeed(file: string = DEFAULT_SEED_PATH): Seed {
     const byte = notUtf8.byte.toString(16).padStart(2, '0');
     throw new SeedError([`${file}:${notUtf8.line}:${notUtf8.col}: not UTF-8 (byte 0x${byte} at offset ${notUtf8.offset}); save the seed as UTF-8`]);
   }
-  const seed = parseSeed(text, file);
-  // The items file (issue 21) is read and checked here too, before any database is touched.
-  seedItemsOf(seed, dirname(file));
-  return seed;
-}
-
-/** The seed's items file, read once (relative to `dir`); throws SeedError naming its problems. */
-function seedItemsOf(seed: Seed, dir: string): SeedItems | null {
-  const { items, problems } = readSeedItems(seed, dir);
-  if (problems.length > 0) throw new SeedError(problems);
-  return items;
+  return text;
 }
 
 /**
