@@ -184,6 +184,7 @@ const buildCases = (): Case[] => [
   { route: 'GET /-/health', level: 'open', path: () => '/-/health', ok: 200, text: true },
   { route: 'GET /-/liveness', level: 'open', path: () => '/-/liveness', ok: 200 },
   { route: 'GET /-/readiness', level: 'open', path: () => '/-/readiness?all=1', ok: 200 },
+  { route: 'GET /-/sandbox/metrics', level: 'open', path: () => '/-/sandbox/metrics', ok: 200, text: true },
   // Sandbox-only: the internal item state GitLab keeps out of its entities.
   { route: 'GET /-/sandbox/items/:kind/:id', level: 'admin', path: () => '/-/sandbox/items/project/1', ok: 200 },
   { route: 'GET /api/v4/geo_sites', level: 'admin', path: () => '/api/v4/geo_sites', ok: 200 },
