@@ -186,6 +186,16 @@ export const bulkModeNote: PlanRule = {
   },
 };
 
+/** Rules query Prometheus: a plan with rules names it (and a rule on bulk mode cannot stop a POST already made). */
+export const rulesNeedPrometheus: PlanRule = {
+  name: 'rules-need-prometheus',
+  check({ plan, valid }) {
+    if (!valid('throttle.rules') || !plan.throttle?.rules || plan.throttle.rules.length === 0) return [];
+    if (plan.prometheus) return [];
+    return [error('throttle.rules', 'the rules query Prometheus: add prometheus: {url: http://localhost:9090}')];
+  },
+};
+
 /** Every rule, in the order their findings are reported. */
 export const PLAN_RULES: readonly PlanRule[] = [
   destinationNotASource,
@@ -194,6 +204,7 @@ export const PLAN_RULES: readonly PlanRule[] = [
   durationsInRange,
   countsInRange,
   bulkModeNote,
+  rulesNeedPrometheus,
 ];
 
 /** Runs every rule; findings carry the rule's name. */

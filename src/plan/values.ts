@@ -64,3 +64,17 @@ export interface FailureBreaker {
   failures: number;
   withinMs: number;
 }
+
+/** One `throttle.rules` entry: a PromQL query and the bound past which it holds the run. */
+export interface ThrottleRule {
+  name: string;
+  query: string;
+  /** Holds while the (worst) value is above this (exclusive) ... */
+  above: number | null;
+  /** ... or below this (exclusive); exactly one of the two is set. */
+  below: number | null;
+  /** pause: no new move while it holds; cut: the throttle's multiplicative cut. */
+  action: 'pause' | 'cut';
+  /** How long the condition must hold before it acts (0: at once). */
+  forMs: number;
+}
