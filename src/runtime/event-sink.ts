@@ -93,9 +93,11 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
       return [{ type: 'window.closed', window: e.data.window ?? '', nextOpensAt: iso(e.data.nextOpenAt) }];
     case 'lock.takeover':
       return e.data.reason ? [{ type: 'lock.taken_over', previous: { pid: e.data.previous.pid, host: e.data.previous.host }, reason: e.data.reason }] : [];
-    // The cap that throttle.cap and control.changed move reaches the file as cap.changed, recorded
-    // by the drain; the rest is bookkeeping a runbook does not act on (the checkpoint's log keeps it).
+    // The cap that throttle.cap, rule.changed (a rule that holds: limit rule, its reason naming the
+    // rule) and control.changed move reaches the file as cap.changed, recorded by the drain; the rest
+    // is bookkeeping a runbook does not act on (the checkpoint's log keeps it).
     case 'throttle.cap':
+    case 'rule.changed':
     case 'control.changed':
     case 'run.restart':
     case 'schedule.ignored':

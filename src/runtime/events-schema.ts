@@ -56,7 +56,7 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     previous: control.nullable(),
     reason: z.string(),
     /** What set the cap (added in version 1: readers of older lines see none). */
-    limit: z.enum(['plan', 'control', 'paused', 'window', 'throttle']).optional(),
+    limit: z.enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle']).optional(),
   }),
   // Reserved for maintenance windows (issue 15, item 1): the shapes may still gain fields.
   z.object({ ...base, type: z.literal('window.opened'), window: z.string(), closesAt: z.iso.datetime().nullable() }),
