@@ -27,7 +27,7 @@ function writeGauge(dir: string, value: number): void {
 }
 
 async function weightsOf(url: string): Promise<Record<string, number>> {
-  const res = await fetch(`${url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': sandboxEnv(url).SHARDMOVE_TOKEN } });
+  const res = await fetch(`${url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': sandboxEnv(url).SHARDMOVE_TOKEN ?? '' } });
   return ((await res.json()) as { repository_storages_weighted: Record<string, number> }).repository_storages_weighted;
 }
 
