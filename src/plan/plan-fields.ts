@@ -15,6 +15,7 @@ import { ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-s
 import { WINDOW_PATTERN } from '../time/windows.js';
 import { PAUSE_AFTER_DOC, PAUSE_AFTER_SCHEMA, readPauseAfter } from './breaker-field.js';
 import { readNumber, readSchedule } from './schedule-fields.js';
+import { CAPACITY_DOC, CAPACITY_SCHEMA, readCapacity } from './capacity-field.js';
 import { PROMETHEUS_TOKEN_SCHEMA, RULES_DOC, RULES_SCHEMA, readPrometheusToken, readPrometheusUrl, readRules } from './rules-field.js';
 import type { Reader } from './reader.js';
 import type { Kind } from './values.js';
@@ -293,6 +294,13 @@ export const PLAN_FIELDS = {
         schema: RULES_SCHEMA,
       },
     },
+  },
+  capacity: {
+    type: 'custom', prop: 'capacity', default: undefined,
+    description: 'Room on the receiving storages: {keep_free: bytes, storages: {<name>: {free: size | PromQL}}}. Checked in pre-flight before any write, and watched during the run. Absent: the room is not checked.',
+    doc: CAPACITY_DOC,
+    read: (r, node, path) => readCapacity(r, node, path),
+    schema: CAPACITY_SCHEMA,
   },
 } as const satisfies FieldTable;
 

@@ -58,4 +58,14 @@ describe('prometheus and throttle.rules', () => {
     expect(problems(`${MINIMAL}prometheus: {url: 'http://p', token: literal-secret}\n`)).toEqual([expect.stringMatching(/prometheus\.token a literal secret is not allowed/)]);
     expect(problems(`${MINIMAL}prometheus: {}\n`)).toEqual([expect.stringMatching(/prometheus\.url missing required field url/)]);
   });
+
+  it('reads capacity: sizes, queries, and the destination named', () => {
+    const { plan } = parse(`${MINIMAL}prometheus: {url: 'http://p:9090'}\ncapacity:\n  keep_free: 100GiB\n  storages:\n    storage2: {free: 'node_filesystem_avail_bytes{storage="storage2"}'}\n    other: {free: 2TiB}\n`);
+    expect(plan.capacity).toEqual({ keepFreeBytes: 100 * 2 ** 30, storages: { storage2: { query: 'node_filesystem_avail_bytes{storage="storage2"}' }, other: { bytes: 2 * 2 ** 40 } } });
+    expect(problems(`${MINIMAL}capacity:\n  keep_free: lots\n  storages:\n    other: {free: 1TB}\n`)).toEqual([
+      expect.stringMatching(/^10:14 capacity\.keep_free expected bytes/),
+    ]);
+    expect(problems(`${MINIMAL}capacity:\n  storages:\n    other: {free: 1TB}\n`)).toEqual([expect.stringMatching(/capacity\.storages name the destination: storage2/)]);
+    expect(problems(`${MINIMAL}capacity:\n  storages:\n    storage2: {free: 'max(x)'}\n`)).toEqual([expect.stringMatching(/storage2\.free a PromQL query needs prometheus/)]);
+  });
 });

@@ -78,3 +78,11 @@ export interface ThrottleRule {
   /** How long the condition must hold before it acts (0: at once). */
   forMs: number;
 }
+
+/** `capacity:` (issue 22): the room on the storages that receive, checked before any write and watched during the run. */
+export interface CapacityPlan {
+  /** Bytes that must stay free on each destination after the drain. */
+  keepFreeBytes: number;
+  /** Storage name -> its free bytes: declared, or a PromQL query answering them. */
+  storages: Record<string, { bytes: number } | { query: string }>;
+}
