@@ -26,6 +26,8 @@ export const STORAGE_UNHEALTHY = 'SHARDMOVE_STORAGE_UNHEALTHY';
 /** The merged weights break a plan rule (new repositories would keep landing on a source). */
 /** Pre-flight: Prometheus rejects a throttle rule's query (its own error is quoted). */
 export const PROMETHEUS_QUERY_REJECTED = 'SHARDMOVE_PREFLIGHT_PROMETHEUS_QUERY';
+/** Pre-flight: the bytes to move plus capacity.keep_free exceed the destination's room. */
+export const CAPACITY_EXCEEDED = 'SHARDMOVE_PREFLIGHT_CAPACITY';
 export const WEIGHTS_INVALID = 'SHARDMOVE_WEIGHTS_INVALID';
 /** The weights read back differ from the weights written. */
 export const WEIGHTS_MISMATCH = 'SHARDMOVE_WEIGHTS_MISMATCH';
@@ -53,6 +55,7 @@ export type StepErrorCode =
   | typeof STORAGE_UNHEALTHY
   | typeof WEIGHTS_INVALID
   | typeof PROMETHEUS_QUERY_REJECTED
+  | typeof CAPACITY_EXCEEDED
   | typeof WEIGHTS_MISMATCH;
 
 /** Codes of DrainError: the drain and verify steps. */

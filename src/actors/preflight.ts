@@ -6,6 +6,7 @@ import type { InstanceApi, MoveRecord } from '../api/types.js';
 import { TERMINAL_MOVE_STATES } from '../api/types.js';
 import type { PreflightOutput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
+import { checkCapacity } from './capacity.js';
 import type { ActorDeps } from './types.js';
 import { codeOf } from '../errors/base.js';
 import { ADMIN_MODE, NOT_ADMIN, PROMETHEUS_QUERY_REJECTED, StepError, TOKEN_UNUSABLE } from './errors.js';
@@ -68,6 +69,8 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
       warnings.push(`${busy.length} ${kind} on the sources already have a move in flight and are read-only: ${ids}${busy.length > 20 ? ', ...' : ''}`);
     }
   }
+  // Last: the room is judged on what is on the sources now, after every other refusal.
+  warnings.push(...(await checkCapacity(deps, access)));
   return { version, enterprise, username: user.username, warnings, tokenExpiresAt, access };
 }
 

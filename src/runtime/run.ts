@@ -11,6 +11,8 @@ import type { InstanceApi } from '../api/types.js';
 import type { RunInput } from '../machine/types.js';
 import { formatProblem } from '../plan/errors.js';
 import type { Plan } from '../plan/types.js';
+import { THROTTLE_DEFAULTS } from '../plan/values.js';
+import type { ThrottleRule } from '../plan/values.js';
 import { createPrometheusClient } from '../api/prometheus.js';
 import type { PrometheusClient } from '../api/prometheus.js';
 import { createGate, scheduleOf } from '../schedule/gate.js';
@@ -145,7 +147,8 @@ function startGate(
 ): SchedulingGate | undefined {
   const schedule = scheduleOf(plan);
   const now = clock.now();
-  if (!schedule && !plan.throttle) return undefined;
+  const rules = [...(plan.throttle?.rules ?? []), ...capacityRules(plan)];
+  if (!schedule && !plan.throttle && rules.length === 0) return undefined;
   if (opts.ignoreSchedule && schedule) {
     store.appendEvent('schedule.ignored', { windows: plan.schedule?.windows ?? [], timezone: schedule.timezone }, now);
     log.warn({ windows: plan.schedule?.windows }, '--ignore-schedule: maintenance windows are not enforced');
@@ -154,10 +157,9 @@ function startGate(
     const next = nextChange(schedule, now);
     opts.stderr.write(`note: outside every maintenance window; nothing is scheduled until ${next === null ? 'a window opens' : formatWindowTime(next, schedule.timezone)}\n`);
   }
-  const rules = plan.throttle?.rules ?? [];
   const watch = prometheus && rules.length > 0
     ? createRuleWatch({
-        rules, client: prometheus, everyMs: plan.throttle!.healthEveryMs, onError: plan.prometheus!.onError,
+        rules, client: prometheus, everyMs: plan.throttle?.healthEveryMs ?? THROTTLE_DEFAULTS.healthEveryMs, onError: plan.prometheus!.onError,
         onChange: (c) => {
           store.appendEvent('rule.changed', { ...c }, clock.now());
           log.info({ rule: c }, 'throttle rule changed status');
@@ -185,6 +187,17 @@ function startGate(
       log.info({ ...c }, c.type === 'throttle.cap' ? 'throttle changed the cap' : c.type === 'window.opened' ? 'maintenance window opened' : 'maintenance window closed');
     },
   });
+}
+
+/**
+ * The destination's room, watched during the run as a pause rule named `capacity:<storage>`: its
+ * free bytes (re-read every throttle.health_every) below capacity.keep_free stop new moves. A
+ * declared size cannot change under the run, so only a PromQL `free` is watched.
+ */
+function capacityRules(plan: Plan): ThrottleRule[] {
+  const free = plan.capacity?.storages[plan.move.to];
+  if (!free || !('query' in free)) return [];
+  return [{ name: `capacity:${plan.move.to}`, query: free.query, above: null, below: plan.capacity!.keepFreeBytes, action: 'pause', forMs: 0 }];
 }
 
 function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {
