@@ -5,10 +5,12 @@
  * - a rule that starts holding mid-run: the test writes `test_gate 1` into node_exporter's textfile
  *   directory once the drain is under way; the run sends no move POST while the rule holds, and
  *   finishes once the test writes `test_gate 0`;
+ * - a destination whose free bytes (node_filesystem_avail_bytes of the sandbox's /-/sandbox/metrics,
+ *   scraped by Prometheus) cannot take the drain is refused in pre-flight before any write;
  * - a query that Prometheus rejects is refused in pre-flight (exit 1, quoting Prometheus), before
  *   any write: no move and the weights as they were.
  */
-import { appendFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
@@ -102,6 +104,28 @@ describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
     const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(1);
     expect(run.stdout + run.stderr).toMatch(/throttle rule broken: Prometheus refused the query \(400 bad_data\): .*parse error/);
+    expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);
+    expect(await weightsOf(sandbox.url)).toEqual(before);
+  });
+
+  it.skipIf(skip !== null)('a destination whose free bytes in Prometheus cannot take the drain is refused before any write', async () => {
+    const dir = tempDir('prom-capacity');
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const seed = writeSeed(dir, { projects: 10, snippets: 0, groups: 0 });
+    // The destination's filesystem: 64 MiB, far below ten projects.
+    writeFileSync(seed, readFileSync(seed, 'utf8').replace(/^(\s*)unreachable: \[\].*$/m, '$1unreachable: []\n$1storage_capacity: { cluster: 67108864 }'));
+    const sandbox = await startSandbox({ seed, workers: 2, moveDurationMs: 10 });
+    onTestFinished(() => sandbox.close());
+    const stack = await startPrometheusStack({ textfileDir: join(dir, 'textfile'), scrapeTargets: [{ job: 'sandbox', urls: [sandbox.url], metricsPath: '/-/sandbox/metrics' }] });
+    onTestFinished(() => stack.stop());
+    const query = 'node_filesystem_avail_bytes{job="sandbox",storage="cluster"}';
+    const [avail] = await stack.waitFor(query, (s) => s.length === 1, 30_000);
+    const before = await weightsOf(sandbox.url);
+    const plan = writePlan(dir, {});
+    appendFileSync(plan, `prometheus:\n  url: ${stack.prometheusUrl}\ncapacity:\n  storages:\n    cluster: {free: '${query}'}\n`);
+    const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.stdout + run.stderr).toContain(`and cluster has ${avail!.value} bytes`);
     expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);
     expect(await weightsOf(sandbox.url)).toEqual(before);
   });
