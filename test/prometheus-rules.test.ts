@@ -5,6 +5,8 @@
  * - a rule that starts holding mid-run: the test writes `test_gate 1` into node_exporter's textfile
  *   directory once the drain is under way; the run sends no move POST while the rule holds, and
  *   finishes once the test writes `test_gate 0`;
+ * - Prometheus stopped mid-run: the run says what failed and sends no move POST (on_error: pause),
+ *   then goes on when Prometheus is back on the same address, and finishes;
  * - a destination whose free bytes (node_filesystem_avail_bytes of the sandbox's /-/sandbox/metrics,
  *   scraped by Prometheus) cannot take the drain is refused in pre-flight before any write;
  * - a query that Prometheus rejects is refused in pre-flight (exit 1, quoting Prometheus), before
@@ -128,5 +130,53 @@ describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
     expect(run.stdout + run.stderr).toContain(`and cluster has ${avail!.value} bytes`);
     expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);
     expect(await weightsOf(sandbox.url)).toEqual(before);
+  });
+
+  it.skipIf(skip !== null)('Prometheus stopped mid-run pauses the run with a message, and it recovers when Prometheus is back', async () => {
+    const dir = tempDir('prom-outage');
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const textfileDir = join(dir, 'textfile');
+    mkdirSync(textfileDir, { recursive: true });
+    writeGauge(textfileDir, 0);
+    const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 500 });
+    onTestFinished(() => stack.stop());
+    const sandbox = await startSandbox({ seed: writeSeed(dir, { projects: 120, snippets: 2, groups: 2 }), workers: 4, moveDurationMs: 150 });
+    onTestFinished(() => sandbox.close());
+    const plan = writePlan(dir, { concurrency: 4 });
+    appendFileSync(plan, `prometheus:\n  url: ${stack.prometheusUrl}\n  timeout: 2s\nthrottle:\n  health_every: 200ms\n  rules:\n    - {name: test-gate, query: 'max(test_gate)', above: 0.5, action: pause}\n`);
+    let outage: Promise<void> | null = null;
+    const run = await runCli(['run', plan], {
+      cwd: dir,
+      env: sandboxEnv(sandbox.url),
+      onStart: () => {
+        const watch = setInterval(() => {
+          const { n } = sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number };
+          if (n < 20) return;
+          clearInterval(watch);
+          outage = (async () => {
+            await stack.stopPrometheus();
+            await new Promise((r) => setTimeout(r, 4000));
+            await stack.startPrometheus();
+          })();
+        }, 20);
+      },
+    });
+    await outage;
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/warning: rule test-gate: Prometheus at http:\/\/127\.0\.0\.1:\d+ did not answer \(\w+\): no new move until it answers \(prometheus\.on_error: pause\)/);
+    expect(run.stderr).toMatch(/note: rule test-gate no longer holds \(Prometheus answers again\)/);
+
+    const store = openCheckpoint(join(dir, 'state', 'it.db'), { readOnly: true });
+    const events = store.readEvents(0, 1_000_000);
+    store.close();
+    const failed = events.find((e) => e.type === 'rule.changed' && e.data['status'] === 'error');
+    const back = events.find((e) => e.type === 'rule.changed' && e.seq > (failed?.seq ?? Infinity) && e.data['status'] === 'ok');
+    expect(failed).toBeDefined();
+    expect(back).toBeDefined();
+    expect(events.find((e) => e.type === 'cap.changed' && e.data['limit'] === 'rule')?.data).toMatchObject({ reason: expect.stringMatching(/Prometheus could not be read for rule test-gate/) });
+    const created = (sandbox.state.db.prepare('SELECT created_at FROM moves').all() as { created_at: string }[]).map((m) => Date.parse(m.created_at));
+    expect(created.filter((t) => t > failed!.at + 250 && t < back!.at)).toEqual([]);
+    const left = sandbox.state.db.prepare("SELECT count(*) AS n FROM items WHERE kind = 'projects' AND storage = 'default'").get() as { n: number };
+    expect(left.n).toBe(0);
   });
 });
