@@ -51,7 +51,7 @@ describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
     appendFileSync(plan, `prometheus:\n  url: ${stack.prometheusUrl}\n  timeout: 5s\nthrottle:\n  health_every: 200ms\n  rules:\n    - {name: test-gate, query: 'max(test_gate)', above: 0.5, action: pause}\n`);
 
     let phase: 'before' | 'holding' | 'released' = 'before';
-    const run = await runCli(['run', plan], {
+    const run = await runCli(['run', plan, '--events', join(dir, 'events.jsonl')], {
       cwd: dir,
       env: sandboxEnv(sandbox.url),
       onStart: () => {
@@ -84,6 +84,12 @@ describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
     expect(freed).toBeDefined();
     const cap = events.find((e) => e.type === 'cap.changed' && e.data['limit'] === 'rule');
     expect(cap?.data).toMatchObject({ cap: 0, rule: 'test-gate', reason: expect.stringContaining('rule test-gate: 1 above 0.5') });
+    // --events shows which rule holds the run, and since when.
+    const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const line = lines.find((l) => l['type'] === 'cap.changed' && l['limit'] === 'rule');
+    expect(line).toMatchObject({ cap: 0, rule: 'test-gate', since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    // Since the reading that found it past its bound: the same reading that recorded rule.changed.
+    expect(Date.parse(String(line!['since']))).toBe(held!.data['since']);
     // The sandbox's own records: no move created while the rule held (a POST already on its way
     // when the rule was read is answered within moments), and every project moved in the end.
     const created = (sandbox.state.db.prepare('SELECT created_at FROM moves').all() as { created_at: string }[]).map((m) => Date.parse(m.created_at));

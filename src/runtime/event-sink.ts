@@ -86,7 +86,10 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
       return [{ type: 'move.quarantined', kind: d.kind, source: d.source, id: d.id, reason: `stuck: move ${d.moveId} still ${d.moveState}`, attempts: null, stuck: true }];
     }
     case 'cap.changed':
-      return [{ type: 'cap.changed', cap: e.data.cap, paused: e.data.paused, previous: control(e.data.previous), reason: e.data.reason, limit: e.data.limit }];
+      return [{
+        type: 'cap.changed', cap: e.data.cap, paused: e.data.paused, previous: control(e.data.previous), reason: e.data.reason, limit: e.data.limit,
+        ...(e.data.rule !== undefined ? { rule: e.data.rule, since: iso(e.data.since ?? null) } : {}),
+      }];
     case 'window.opened':
       return [{ type: 'window.opened', window: e.data.window ?? '', closesAt: iso(e.data.closesAt) }];
     case 'window.closed':
