@@ -78,7 +78,13 @@ export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind
   const free = capacity.storages[to];
   if (free && 'bytes' in free) row.freeBytes = free.bytes;
   else if (free && deps.prometheus) {
-    const samples = await deps.prometheus.query(free.query);
+    let samples: Awaited<ReturnType<typeof deps.prometheus.query>>;
+    try {
+      samples = await deps.prometheus.query(free.query);
+    } catch (err) {
+      // Unread room is unchecked room: refused like room that is too small, before any write.
+      throw new StepError(CAPACITY_EXCEEDED, `capacity.storages.${to}.free: the room on ${to} could not be read: ${(err as Error).message} (query: ${free.query}). Nothing was written`);
+    }
     const values = samples.map((s) => s.value).filter(Number.isFinite);
     if (values.length === 0) throw new StepError(CAPACITY_EXCEEDED, `capacity.storages.${to}.free: the query answers no sample (${free.query}); the room cannot be checked`);
     row.freeBytes = Math.min(...values);

@@ -55,3 +55,23 @@ describe('every write waits for the gates (issue 22 item 7)', () => {
     expect(gate.calls).toBe(1);
   });
 });
+
+describe('the room check (issue 22 item 3)', () => {
+  it('refuses when Prometheus cannot answer the free bytes, and in a dry run reports without refusing', async () => {
+    const { checkCapacity } = await import('./capacity.js');
+    const base = createHarness(testPlan({}));
+    const plan = { ...base.deps.plan, capacity: { keepFreeBytes: 0, storages: { [base.deps.plan.move.to]: { query: 'free' } } } };
+    const down = { query: () => Promise.reject(new Error('Prometheus at http://p did not answer (ECONNREFUSED)')), close: () => Promise.resolve() };
+    await expect(checkCapacity({ ...base.deps, plan, prometheus: down }, {})).rejects.toMatchObject({
+      code: 'SHARDMOVE_PREFLIGHT_CAPACITY', message: expect.stringContaining('could not be read: Prometheus at http://p did not answer'),
+    });
+    const tiny = { query: () => Promise.resolve([{ value: 1, labels: {} }]), close: () => Promise.resolve() };
+    const source = plan.move.from[0]!;
+    base.fake.addItems('projects', source, [1, 2]);
+    base.fake.setSize('projects', 1, 4096);
+    const lines = await checkCapacity({ ...base.deps, plan, prometheus: tiny, dryRun: true }, {});
+    // One project by its size, one by the 100 MiB allowance: it does not fit in 1 byte, and a dry run only says so.
+    expect(lines).toEqual([expect.stringMatching(/^room on \S+: needs 100\.0 MiB \+ keep_free 0 B, free 1 B: DOES NOT FIT \(1 item\(s\) counted by allowance/)]);
+    await expect(checkCapacity({ ...base.deps, plan, prometheus: tiny }, {})).rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_CAPACITY', message: expect.stringContaining(`needs ${4096 + 100 * 2 ** 20} bytes`) });
+  });
+});
