@@ -68,4 +68,10 @@ describe('prometheus and throttle.rules', () => {
     expect(problems(`${MINIMAL}capacity:\n  storages:\n    other: {free: 1TB}\n`)).toEqual([expect.stringMatching(/capacity\.storages name the destination: storage2/)]);
     expect(problems(`${MINIMAL}capacity:\n  storages:\n    storage2: {free: 'max(x)'}\n`)).toEqual([expect.stringMatching(/storage2\.free a PromQL query needs prometheus/)]);
   });
+
+  it('the hash ignores the Prometheus token (a rotated credential is no plan change) but not the URL', () => {
+    const withToken = (t: string, url = 'http://p:9090') => parsePlanText(`${MINIMAL}prometheus: {url: '${url}', token: '\${PROM}'}\n`, 'plan.yml', { env: { ...ENV, PROM: t }, baseDir: '/tmp' }).hash;
+    expect(withToken('first-token-123456')).toBe(withToken('second-token-654321'));
+    expect(withToken('first-token-123456')).not.toBe(withToken('first-token-123456', 'http://q:9090'));
+  });
 });
