@@ -46,7 +46,11 @@ export async function capInForce(deps: ActorDeps): Promise<CapDecision> {
     const d = await deps.gate.decide(cap.ceiling, deps.clock.now());
     waitingUntil = d.waitingUntil;
     if (d.limit !== null && d.cap < cap.ceiling) {
-      cap = { ...cap, cap: d.cap, limit: d.limit, reason: d.reason ?? d.limit, ...(d.limit === 'window' ? { until: d.waitingUntil } : {}) };
+      cap = {
+        ...cap, cap: d.cap, limit: d.limit, reason: d.reason ?? d.limit,
+        ...(d.limit === 'window' ? { until: d.waitingUntil } : {}),
+        ...(d.limit === 'rule' && d.rule ? { rule: d.rule.name, since: d.rule.since } : {}),
+      };
     }
   }
   record(deps, cap);
@@ -56,7 +60,7 @@ export async function capInForce(deps: ActorDeps): Promise<CapDecision> {
 /** Appends `cap.changed` when the cap, the pause or what limits it changed (a new wording alone does not). */
 function record(deps: ActorDeps, cap: CapData): void {
   const previous = recorded.get(deps) ?? null;
-  if (previous && previous.cap === cap.cap && previous.paused === cap.paused && previous.limit === cap.limit && previous.ceiling === cap.ceiling) return;
+  if (previous && previous.cap === cap.cap && previous.paused === cap.paused && previous.limit === cap.limit && previous.ceiling === cap.ceiling && previous.rule === cap.rule) return;
   // Recorded only once the checkpoint holds it: a refused write (a lost lease) is seen again next turn.
   deps.store.appendEvent('cap.changed', { ...cap, previous }, deps.clock.now());
   recorded.set(deps, cap);

@@ -5,6 +5,7 @@
  * follow the moves it creates through the move lists until none is in flight. Failed and untouched
  * items are left pending: the throttled loop in ./drain.ts retries them per item.
  */
+import { waitForGates } from './write-gate.js';
 import type { MoveRecord } from '../api/types.js';
 import { event, throwIfAborted, waitUntil } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
@@ -59,6 +60,8 @@ async function postBulk(ctx: DrainCtx): Promise<void> {
     bulk = { kind, source, state: 'intent', intentAt: deps.clock.now(), seenMaxMoveId: await newestMoveId(ctx) };
     store.setBulk(bulk);
   }
+  // The bulk POST is a write: outside every window, or while a rule holds, it waits (issue 22 item 7).
+  await waitForGates(deps, 'the bulk move');
   let ambiguous = 0;
   for (let attempt = 1; ; attempt++) {
     event(ctx, 'bulk.intent', { destination, attempt });

@@ -24,6 +24,10 @@ export const READINESS_REFUSED = 'SHARDMOVE_STORAGE_READINESS_REFUSED';
 /** A storage named in the plan fails its Gitaly health check. */
 export const STORAGE_UNHEALTHY = 'SHARDMOVE_STORAGE_UNHEALTHY';
 /** The merged weights break a plan rule (new repositories would keep landing on a source). */
+/** Pre-flight: Prometheus rejects a throttle rule's query (its own error is quoted). */
+export const PROMETHEUS_QUERY_REJECTED = 'SHARDMOVE_PREFLIGHT_PROMETHEUS_QUERY';
+/** Pre-flight: the bytes to move plus capacity.keep_free exceed the destination's room. */
+export const CAPACITY_EXCEEDED = 'SHARDMOVE_PREFLIGHT_CAPACITY';
 export const WEIGHTS_INVALID = 'SHARDMOVE_WEIGHTS_INVALID';
 /** The weights read back differ from the weights written. */
 export const WEIGHTS_MISMATCH = 'SHARDMOVE_WEIGHTS_MISMATCH';
@@ -50,6 +54,8 @@ export type StepErrorCode =
   | typeof STORAGE_UNKNOWN
   | typeof STORAGE_UNHEALTHY
   | typeof WEIGHTS_INVALID
+  | typeof PROMETHEUS_QUERY_REJECTED
+  | typeof CAPACITY_EXCEEDED
   | typeof WEIGHTS_MISMATCH;
 
 /** Codes of DrainError: the drain and verify steps. */

@@ -10,6 +10,7 @@ import { codeOf } from '../errors/base.js';
 import type { GeoOutput, GeoSiteResult } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorDeps } from './types.js';
+import { waitForGates } from './write-gate.js';
 
 const REGISTRIES: Record<Kind, string[]> = {
   projects: ['PROJECT_REPOSITORY_REGISTRY', 'PROJECT_WIKI_REPOSITORY_REGISTRY', 'DESIGN_MANAGEMENT_REPOSITORY_REGISTRY'],
@@ -26,7 +27,7 @@ export function registryClassesFor(kinds: readonly Kind[]): string[] {
 }
 
 /** Asks every enabled Geo secondary for a resync of the moved kinds' registries; per-site outcomes are returned. */
-export async function runGeoResync(deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'signal'>): Promise<GeoOutput> {
+export async function runGeoResync(deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'signal'> & Partial<Pick<ActorDeps, 'gate' | 'store' | 'clock' | 'dryRun'>>): Promise<GeoOutput> {
   const { api, log } = deps;
   const classes = registryClassesFor(deps.plan.move.kinds);
   const all = await api.geoSites();
@@ -41,6 +42,10 @@ export async function runGeoResync(deps: Pick<ActorDeps, 'api' | 'plan' | 'log' 
     warnings.push(`no Geo secondary: nothing to resync (GET /geo_sites lists ${all.length === 0 ? 'no site' : 'only the primary'})`);
   }
   const sites: GeoSiteResult[] = [];
+  // A resync is a write: it waits for the gates as the moves and the weights do.
+  if (secondaries.length > 0 && deps.gate && deps.store && deps.clock) {
+    await waitForGates({ ...deps, gate: deps.gate, store: deps.store, clock: deps.clock, dryRun: deps.dryRun ?? false }, 'the Geo resync');
+  }
   for (const site of secondaries) {
     if (!site.enabled) {
       warnings.push(`Geo site "${site.name}" (id ${site.id}) is disabled: not resynced; resync it once it is enabled`);

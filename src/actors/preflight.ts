@@ -6,8 +6,10 @@ import type { InstanceApi, MoveRecord } from '../api/types.js';
 import { TERMINAL_MOVE_STATES } from '../api/types.js';
 import type { PreflightOutput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
+import { checkCapacity } from './capacity.js';
 import type { ActorDeps } from './types.js';
-import { ADMIN_MODE, NOT_ADMIN, StepError, TOKEN_UNUSABLE } from './errors.js';
+import { codeOf } from '../errors/base.js';
+import { ADMIN_MODE, NOT_ADMIN, PROMETHEUS_QUERY_REJECTED, StepError, TOKEN_UNUSABLE } from './errors.js';
 
 const DAY_MS = 86_400_000;
 /** Moves scanned per kind by the read-only audit (newest first): enough for any live move. */
@@ -42,6 +44,8 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
     }
   }
 
+  warnings.push(...(await probeRules(deps)));
+
   const access: PreflightOutput['access'] = {};
   for (const kind of plan.move.kinds) {
     const a = await api.kindAccess(kind, enterprise);
@@ -65,6 +69,8 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
       warnings.push(`${busy.length} ${kind} on the sources already have a move in flight and are read-only: ${ids}${busy.length > 20 ? ', ...' : ''}`);
     }
   }
+  // Last: the room is judged on what is on the sources now, after every other refusal.
+  warnings.push(...(await checkCapacity(deps, access)));
   return { version, enterprise, username: user.username, warnings, tokenExpiresAt, access };
 }
 
@@ -90,6 +96,30 @@ async function probeAdminApi(api: InstanceApi, username: string): Promise<void> 
         '(or create one with the api and admin_mode scopes) and run again (pre-flight stops the run before any write)',
     );
   }
+}
+
+/**
+ * Every throttle rule's query, once: a query Prometheus rejects is a mistake in the plan, refused
+ * here before any write with Prometheus's own words. A Prometheus that does not answer is what
+ * `prometheus.on_error` is for: a warning now, and the run decides at each reading.
+ */
+async function probeRules(deps: ActorDeps): Promise<string[]> {
+  const rules = deps.plan.throttle?.rules ?? [];
+  if (!deps.prometheus || rules.length === 0) return [];
+  const warnings: string[] = [];
+  for (const rule of rules) {
+    try {
+      const samples = await deps.prometheus.query(rule.query);
+      deps.log.info({ rule: rule.name, samples: samples.length }, 'throttle rule query answered');
+      if (samples.length === 0) warnings.push(`throttle rule ${rule.name}: the query returns no sample now (check its labels); it holds only when a sample is past its bound`);
+    } catch (err) {
+      if (codeOf(err) === 'SHARDMOVE_PROMETHEUS_REJECTED') {
+        throw new StepError(PROMETHEUS_QUERY_REJECTED, `throttle rule ${rule.name}: ${(err as Error).message} (query: ${rule.query})`);
+      }
+      warnings.push(`throttle rule ${rule.name}: ${(err as Error).message}; prometheus.on_error: ${deps.plan.prometheus?.onError ?? 'pause'} applies during the run`);
+    }
+  }
+  return warnings;
 }
 
 /** A warning when the token expires within 7 days (GitLab tokens expire at the start of that day, UTC). */

@@ -4,6 +4,7 @@
  * the checkpoint (SQLite) rather than redo what is done.
  */
 import type { Logger } from 'pino';
+import type { PrometheusClient } from '../api/prometheus.js';
 import type { InstanceApi } from '../api/types.js';
 import type { Plan } from '../plan/types.js';
 import type { SchedulingGate } from '../schedule/gate.js';
@@ -24,4 +25,6 @@ export interface ActorDeps {
   onProgress?: () => void;
   /** Maintenance windows and the load-aware throttle (absent: the operator's cap alone). */
   gate?: SchedulingGate;
+  /** The operator's Prometheus, when the plan names one: pre-flight runs every rule's query once. */
+  prometheus?: PrometheusClient;
 }

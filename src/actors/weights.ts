@@ -6,6 +6,7 @@
 import type { WeightsOutput } from '../machine/types.js';
 import { checkMergedWeights } from '../plan/rules.js';
 import type { ActorDeps } from './types.js';
+import { waitForGates } from './write-gate.js';
 import { StepError, WEIGHTS_INVALID, WEIGHTS_MISMATCH } from './errors.js';
 
 /** Reads the instance's current weights (kept as the "previous" weights for the report and rollback). */
@@ -19,8 +20,15 @@ function sameWeights(a: Record<string, number>, b: Record<string, number>, keys:
 }
 
 /** Merges, checks, writes (not in a dry run, not when already equal) and verifies the weights. */
-export async function applyWeights(deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'dryRun'>, _input: { previous: Record<string, number> }): Promise<WeightsOutput> {
+export async function applyWeights(
+  deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'dryRun'> & Partial<Pick<ActorDeps, 'gate' | 'store' | 'clock' | 'signal'>>,
+  _input: { previous: Record<string, number> },
+): Promise<WeightsOutput> {
   const { api, plan, log } = deps;
+  // The weights are a write: outside every window, or while a rule holds, they wait like a move.
+  if (deps.gate && deps.store && deps.clock && deps.signal) {
+    await waitForGates({ ...deps, gate: deps.gate, store: deps.store, clock: deps.clock, signal: deps.signal }, 'writing the weights');
+  }
   const current = await api.getWeights();
   const { merged, problems } = checkMergedWeights(current, plan.weights, plan);
   if (problems.length > 0) throw new StepError(WEIGHTS_INVALID, `the merged weights are unsafe: ${problems.join('; ')}`);

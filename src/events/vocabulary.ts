@@ -68,7 +68,7 @@ export interface GateChangeData {
 }
 
 /** What limits the cap in force, most binding first. */
-export type CapLimit = 'plan' | 'control' | 'paused' | 'window' | 'throttle';
+export type CapLimit = 'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle';
 
 /** The cap in force: moves allowed in flight, with what set it. */
 export interface CapData {
@@ -84,6 +84,9 @@ export interface CapData {
   reason: string;
   /** Outside every maintenance window: when the next one opens (ms since epoch; null: none will). */
   until?: number | null;
+  /** A throttle rule holds the run (limit 'rule'): its name, and since when (ms since epoch). */
+  rule?: string;
+  since?: number | null;
 }
 
 /** Every audit event and the fields of its data. */
@@ -109,6 +112,11 @@ export interface AuditEventMap {
   'window.opened': GateChangeData;
   'window.closed': GateChangeData;
   'throttle.cap': GateChangeData;
+  /** A throttle rule changed status (schedule/rules.ts): its value, bound and since when. */
+  'rule.changed': {
+    rule: string; action: 'pause' | 'cut'; status: 'ok' | 'pending' | 'holding' | 'error'; previous: 'ok' | 'pending' | 'holding' | 'error' | null;
+    value: number | null; labels: Record<string, string>; op: 'above' | 'below'; bound: number; since: number | null; error: string | null;
+  };
   // Drains (actors/)
   'drain.started': OfDrain & { mode: 'throttled' | 'bulk' | 'records' };
   'drain.finished': OfDrain & { moved: number; quarantined: number; remaining: number; byRecords?: boolean; by?: 'records' };
@@ -187,6 +195,7 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'window.opened': 'a maintenance window opened',
   'window.closed': 'the last open maintenance window closed',
   'throttle.cap': 'the throttle moved its cap under the ceiling',
+  'rule.changed': 'a throttle rule on Prometheus changed status (ok, pending, holding, error), with its value and bound',
   'drain.started': 'a drain of one kind off one source started',
   'drain.finished': 'a drain ended, with its counts',
   'drain.dry_run': 'a dry run counted what a drain would schedule',

@@ -92,6 +92,11 @@ function readFromFile(r: Reader, node: Node, path: string, secret: boolean): str
   return value;
 }
 
+/** A secret written as `field` (${VAR} only) or `field_file`, or neither (`given` false). */
+export function readOptionalSecret(r: Reader, entries: Map<string, Entry>, field: string, path: string): { value?: string; given: boolean } {
+  return readValue(r, entries, field, path, true);
+}
+
 /** Reads the credentials out of the instance mapping; reports none-or-several and missing parts. */
 export function readCredentials(r: Reader, instance: Map<string, Entry>, instancePos: Pos): Credentials | undefined {
   const set = ['token', 'token_file', 'oauth'].filter((k) => {

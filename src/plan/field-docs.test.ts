@@ -3,6 +3,8 @@
  * a row for every key the loader reads.
  */
 import { PAUSE_AFTER_KEYS } from './breaker-field.js';
+import { RULE_KEYS } from './rules-field.js';
+import { CAPACITY_KEYS } from './capacity-field.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -35,6 +37,8 @@ describe('docs/plan.md field table', () => {
       ...keyPaths(PLAN_FIELDS),
       ...SCHEDULE_FIELDS.map((k) => `schedule.${k}`),
       ...PAUSE_AFTER_KEYS.map((k) => `retry.pause_after.${k}`),
+      ...RULE_KEYS.map((k) => `throttle.rules[].${k}`),
+      ...CAPACITY_KEYS.map((k) => `capacity.${k}`),
     ];
     expect([...rows].sort()).toEqual([...keys].sort());
     expect(rows).toEqual([...new Set(rows)]);

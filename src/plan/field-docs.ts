@@ -91,13 +91,16 @@ function fieldRows(path: string, f: ValueField): Row[] {
   const keys = f.doc?.keys;
   if (!keys) return [row];
   // The keys' rows must name exactly the keys the field's schema accepts: a new key without a row fails here.
-  const accepted = f.type === 'custom' ? Object.keys((f.schema['properties'] ?? {}) as object) : [];
+  // A list of mappings (throttle.rules) documents the keys of its items, as `path[].key`.
+  const items = f.type === 'custom' ? (f.schema['items'] as { properties?: object } | undefined) : undefined;
+  const accepted = f.type === 'custom' ? Object.keys((f.schema['properties'] ?? items?.properties ?? {}) as object) : [];
+  const prefix = items?.properties ? `${path}[]` : path;
   if (accepted.join() !== Object.keys(keys).join()) {
     throw new Error(`plan field ${path}: doc.keys (${Object.keys(keys).join(', ')}) must list the keys its schema accepts (${accepted.join(', ')}), in that order`);
   }
   return [
     row,
-    ...Object.entries(keys).map(([key, k]) => ({ path: `${path}.${key}`, type: k.type, default: k.default ?? '', allowed: k.allowed ?? '', meaning: k.meaning })),
+    ...Object.entries(keys).map(([key, k]) => ({ path: `${prefix}.${key}`, type: k.type, default: k.default ?? '', allowed: k.allowed ?? '', meaning: k.meaning })),
   ];
 }
 

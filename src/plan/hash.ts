@@ -11,7 +11,9 @@ import type { Plan } from './types.js';
 /** The normalised plan without its credentials: what the hash covers. */
 export function planHashInput(plan: Plan): unknown {
   const { credentials: _credentials, ...instance } = plan.instance;
-  return { ...plan, instance, poll: pollHashInput(plan.poll) };
+  // The Prometheus token is a credential too: rotating it is no change of plan.
+  const prometheus = plan.prometheus ? { ...plan.prometheus, token: undefined } : plan.prometheus;
+  return { ...plan, instance, prometheus, poll: pollHashInput(plan.poll) };
 }
 
 /**

@@ -15,6 +15,8 @@ import { ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-s
 import { WINDOW_PATTERN } from '../time/windows.js';
 import { PAUSE_AFTER_DOC, PAUSE_AFTER_SCHEMA, readPauseAfter } from './breaker-field.js';
 import { readNumber, readSchedule } from './schedule-fields.js';
+import { CAPACITY_DOC, CAPACITY_SCHEMA, readCapacity } from './capacity-field.js';
+import { PROMETHEUS_TOKEN_SCHEMA, RULES_DOC, RULES_SCHEMA, readPrometheusToken, readPrometheusUrl, readRules } from './rules-field.js';
 import type { Reader } from './reader.js';
 import type { Kind } from './values.js';
 import { KINDS, THROTTLE_DEFAULTS } from './values.js';
@@ -203,6 +205,46 @@ export const PLAN_FIELDS = {
     doc: scheduleDoc(),
     schema: scheduleSchema(),
   },
+  prometheus: {
+    type: 'section', prop: 'prometheus', offWhenAbsent: true,
+    description: "The operator's Prometheus, which throttle.rules query (HTTP API, /api/v1/query). Off when absent.",
+    doc: { type: 'mapping', default: 'absent (off)', more: 'See [rules on Prometheus](operations.md#rules-and-room-from-prometheus).' },
+    fields: {
+      url: {
+        type: 'custom', prop: 'url', required: true, default: '',
+        description: "Prometheus' base URL, e.g. http://localhost:9090 (http:// or https://, no credentials, query or fragment).",
+        doc: { type: 'URL', allowed: '`http://` or `https://`, no credentials, query or fragment' },
+        read: (r, node, path) => readPrometheusUrl(r, node, path),
+        schema: textSchema({ pattern: '^\\s*[hH][tT][tT][pP][sS]?://[^\\s/?#@\\\\:][^\\s/?#@\\\\]*(?:/[^?#]*)?\\s*$' }),
+      },
+      credentials: {
+        type: 'group', prop: 'token', default: null,
+        description: 'An optional bearer token: token or token_file, not both.',
+        members: {
+          token: {
+            description: 'A bearer token, written as ${VAR} only.', schema: PROMETHEUS_TOKEN_SCHEMA,
+            doc: { type: '`${VAR}`', default: 'none', allowed: 'only `${VAR}` references', more: 'Sent as `Authorization: Bearer`.' },
+          },
+          token_file: {
+            description: "A file holding the bearer token (relative to the plan's directory); chmod 600.", schema: textSchema(),
+            doc: { type: 'path', default: 'none', allowed: 'readable, non-empty file', more: "The token is the file's content, trimmed." },
+          },
+        },
+        read: (r, entries, _pos, invalid) => {
+          const t = readPrometheusToken(r, entries);
+          if (t === undefined) invalid.add('prometheus.token');
+          return t ?? null;
+        },
+        schema: { not: { allOf: [isSet('token'), isSet('token_file')] } },
+      },
+      timeout: { type: 'duration', prop: 'timeoutMs', default: 10_000, min: 1_000, max: 600_000, description: 'Per-query timeout.' },
+      on_error: {
+        type: 'enum', prop: 'onError', values: ['pause', 'ignore'], default: 'pause',
+        description: 'Prometheus unreachable, or a query that errors: pause the run until it answers again, or ignore the rules it could not read.',
+        doc: { more: 'Either way the run never stops by itself; the message says what failed.' },
+      },
+    },
+  },
   throttle: {
     type: 'section', prop: 'throttle', offWhenAbsent: true,
     description: 'Load-aware cap under move.concurrency: cut on Gitaly health, latency, failed moves, 429s and slowdowns, grown back slowly. Off when absent; `throttle: {}` turns it on with the defaults.',
@@ -244,7 +286,21 @@ export const PLAN_FIELDS = {
         description: 'What a bad signal multiplies the cap by, at most once per poll interval (0.05 to 0.95).',
         read: readNumber(0.05, 0.95), schema: numberSchema(0.05, 0.95), doc: { type: 'number', allowed: '`0.05` to `0.95`' },
       },
+      rules: {
+        type: 'custom', prop: 'rules', default: undefined,
+        description: "PromQL rules on the operator's Prometheus, read every health_every: {name, query, above | below, action: pause | cut, for}.",
+        doc: RULES_DOC,
+        read: (r, node, path, invalid) => readRules(r, node, path, invalid),
+        schema: RULES_SCHEMA,
+      },
     },
+  },
+  capacity: {
+    type: 'custom', prop: 'capacity', default: undefined,
+    description: 'Room on the receiving storages: {keep_free: bytes, storages: {<name>: {free: size | PromQL}}}. Checked in pre-flight before any write, and watched during the run. Absent: the room is not checked.',
+    doc: CAPACITY_DOC,
+    read: (r, node, path) => readCapacity(r, node, path),
+    schema: CAPACITY_SCHEMA,
   },
 } as const satisfies FieldTable;
 

@@ -37,7 +37,7 @@ describe('named rules', () => {
 
   it('every rule has a kebab-case name', () => {
     expect(PLAN_RULES.map((r) => r.name)).toEqual([
-      'destination-not-a-source', 'sources-unique', 'weights-drain-sources', 'durations-in-range', 'counts-in-range', 'bulk-mode-note',
+      'destination-not-a-source', 'sources-unique', 'weights-drain-sources', 'durations-in-range', 'counts-in-range', 'bulk-mode-note', 'rules-need-prometheus', 'capacity-names-destination',
     ]);
   });
 

@@ -186,6 +186,30 @@ export const bulkModeNote: PlanRule = {
   },
 };
 
+/** Rules query Prometheus: a plan with rules names it (and a rule on bulk mode cannot stop a POST already made). */
+export const rulesNeedPrometheus: PlanRule = {
+  name: 'rules-need-prometheus',
+  check({ plan, valid }) {
+    if (!valid('throttle.rules') || !plan.throttle?.rules || plan.throttle.rules.length === 0) return [];
+    if (plan.prometheus) return [];
+    return [error('throttle.rules', 'the rules query Prometheus: add prometheus: {url: http://localhost:9090}')];
+  },
+};
+
+/** Capacity names the destination's room; a free space read from Prometheus needs `prometheus`. */
+export const capacityNamesDestination: PlanRule = {
+  name: 'capacity-names-destination',
+  check({ plan, valid }) {
+    const c = plan.capacity;
+    if (!c || !valid('capacity') || !valid('move.to')) return [];
+    const out: RuleFinding[] = [];
+    if (!c.storages[plan.move.to]) out.push(error('capacity.storages', `name the destination: ${plan.move.to}: {free: 2TiB} (or a PromQL query answering its free bytes)`));
+    const queried = Object.entries(c.storages).filter(([, f]) => 'query' in f).map(([n]) => n);
+    if (queried.length > 0 && !plan.prometheus) out.push(error(`capacity.storages.${queried[0]}.free`, 'a PromQL query needs prometheus: {url: http://localhost:9090}'));
+    return out;
+  },
+};
+
 /** Every rule, in the order their findings are reported. */
 export const PLAN_RULES: readonly PlanRule[] = [
   destinationNotASource,
@@ -194,6 +218,8 @@ export const PLAN_RULES: readonly PlanRule[] = [
   durationsInRange,
   countsInRange,
   bulkModeNote,
+  rulesNeedPrometheus,
+  capacityNamesDestination,
 ];
 
 /** Runs every rule; findings carry the rule's name. */

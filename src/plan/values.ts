@@ -64,3 +64,25 @@ export interface FailureBreaker {
   failures: number;
   withinMs: number;
 }
+
+/** One `throttle.rules` entry: a PromQL query and the bound past which it holds the run. */
+export interface ThrottleRule {
+  name: string;
+  query: string;
+  /** Holds while the (worst) value is above this (exclusive) ... */
+  above: number | null;
+  /** ... or below this (exclusive); exactly one of the two is set. */
+  below: number | null;
+  /** pause: no new move while it holds; cut: the throttle's multiplicative cut. */
+  action: 'pause' | 'cut';
+  /** How long the condition must hold before it acts (0: at once). */
+  forMs: number;
+}
+
+/** `capacity:` (issue 22): the room on the storages that receive, checked before any write and watched during the run. */
+export interface CapacityPlan {
+  /** Bytes that must stay free on each destination after the drain. */
+  keepFreeBytes: number;
+  /** Storage name -> its free bytes: declared, or a PromQL query answering them. */
+  storages: Record<string, { bytes: number } | { query: string }>;
+}

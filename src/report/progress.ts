@@ -46,6 +46,8 @@ function describeCap(c: CapData | null, timezone: string): string {
       return c.reason.startsWith('paused by the failure breaker') ? ' PAUSED by the failure breaker (shardmove status says why)' : ' PAUSED';
     case 'window':
       return c.until != null ? ` WAITING for the next window (${formatWindowTime(c.until, timezone)})` : ' WAITING: outside every maintenance window';
+    case 'rule':
+      return ` HELD by ${c.rule ? `rule ${c.rule}` : 'a throttle rule'}${c.since != null ? ` since ${new Date(c.since).toISOString()}` : ''} (${c.reason})`;
     case 'throttle':
       return ` (cap ${c.cap}: ${c.reason})`;
     case 'control':

@@ -86,6 +86,8 @@ function describeCap(c: CapView): string {
       return c.cap === 0
         ? `WAITING: outside every maintenance window; nothing new is scheduled until ${c.until == null ? 'a window opens' : new Date(c.until).toISOString()}`
         : `cap ${c.cap} of ${c.ceiling}: ${c.reason} (since ${since})`;
+    case 'rule':
+      return `HELD by ${c.rule ? `rule ${c.rule}` : 'a throttle rule'}: cap 0 of ${c.ceiling}: ${c.reason} (since ${c.since != null ? new Date(c.since).toISOString() : since})`;
     case 'throttle':
       return `throttle: cap ${c.cap} of ${c.ceiling}: ${c.reason} (since ${since})`;
     case 'paused':
@@ -164,7 +166,7 @@ export function renderStatus(r: StatusReport): string {
   else if (r.state === 'interrupted') lines.push('  interrupted: no process is running it; `run` again to continue');
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
   if (r.control.paused || r.control.concurrency !== null) lines.push(`  control: ${describeControl(r.control)}`);
-  if (r.cap && r.state === 'running' && (r.cap.limit === 'window' || r.cap.limit === 'throttle')) lines.push(`  ${describeCap(r.cap)}`);
+  if (r.cap && r.state === 'running' && (r.cap.limit === 'window' || r.cap.limit === 'rule' || r.cap.limit === 'throttle')) lines.push(`  ${describeCap(r.cap)}`);
   lines.push(`  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${formatApproxDuration(r.etaMs)}`);
   if (r.kinds.length > 0) {
     lines.push('', 'By kind:');

@@ -21,6 +21,7 @@ import type { CheckpointStore } from '../store/types.js';
 import { createEffects } from './effects.js';
 import { scheduleOf } from '../schedule/gate.js';
 import type { SchedulingGate } from '../schedule/gate.js';
+import type { PrometheusClient } from '../api/prometheus.js';
 import { INTERNAL, RuntimeError } from './errors.js';
 import { notifyObservers } from './observer.js';
 import type { SecretSet } from './logger.js';
@@ -43,6 +44,8 @@ export interface DriveArgs {
   snapshot: Snapshot<unknown> | undefined;
   /** Maintenance windows and throttle, when the plan has them. */
   gate?: SchedulingGate | undefined;
+  /** The operator's Prometheus, when the plan names one (pre-flight runs every rule's query once). */
+  prometheus?: PrometheusClient | undefined;
   /** The log's last sequence number before this process took the lock (observers read on from it). */
   fromSeq: number;
 }
@@ -52,7 +55,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const { opts, services, plan, store, log } = a;
   const clock = services.clock;
   const startedAt = clock.now();
-  const deps: ActorDeps = { api: a.api, store, plan, clock, log, signal: opts.signal, dryRun: opts.dryRun, ...(a.gate ? { gate: a.gate } : {}) };
+  const deps: ActorDeps = { api: a.api, store, plan, clock, log, signal: opts.signal, dryRun: opts.dryRun, ...(a.gate ? { gate: a.gate } : {}), ...(a.prometheus ? { prometheus: a.prometheus } : {}) };
   const effects = createEffects(services.actors, deps, log);
 
   const actor = createActor(runMachine.provide({ actors: effects.logic }), a.snapshot ? { snapshot: a.snapshot, input: a.input } : { input: a.input });

@@ -87,16 +87,21 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
       return [{ type: 'move.quarantined', kind: d.kind, source: d.source, id: d.id, reason: `stuck: move ${d.moveId} still ${d.moveState}`, attempts: null, stuck: true, class: d.phase === 'queued' ? 'stuck-queued' : 'stuck-running' }];
     }
     case 'cap.changed':
-      return [{ type: 'cap.changed', cap: e.data.cap, paused: e.data.paused, previous: control(e.data.previous), reason: e.data.reason, limit: e.data.limit }];
+      return [{
+        type: 'cap.changed', cap: e.data.cap, paused: e.data.paused, previous: control(e.data.previous), reason: e.data.reason, limit: e.data.limit,
+        ...(e.data.rule !== undefined ? { rule: e.data.rule, since: iso(e.data.since ?? null) } : {}),
+      }];
     case 'window.opened':
       return [{ type: 'window.opened', window: e.data.window ?? '', closesAt: iso(e.data.closesAt) }];
     case 'window.closed':
       return [{ type: 'window.closed', window: e.data.window ?? '', nextOpensAt: iso(e.data.nextOpenAt) }];
     case 'lock.takeover':
       return e.data.reason ? [{ type: 'lock.taken_over', previous: { pid: e.data.previous.pid, host: e.data.previous.host }, reason: e.data.reason }] : [];
-    // The cap that throttle.cap and control.changed move reaches the file as cap.changed, recorded
-    // by the drain; the rest is bookkeeping a runbook does not act on (the checkpoint's log keeps it).
+    // The cap that throttle.cap, rule.changed (a rule that holds: limit rule, its reason naming the
+    // rule) and control.changed move reaches the file as cap.changed, recorded by the drain; the rest
+    // is bookkeeping a runbook does not act on (the checkpoint's log keeps it).
     case 'throttle.cap':
+    case 'rule.changed':
     case 'control.changed':
     case 'run.restart':
     case 'schedule.ignored':

@@ -61,7 +61,10 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     previous: control.nullable(),
     reason: z.string(),
     /** What set the cap (added in version 1: readers of older lines see none). */
-    limit: z.enum(['plan', 'control', 'paused', 'window', 'throttle']).optional(),
+    limit: z.enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle']).optional(),
+    /** limit rule: the rule that holds the run (`capacity:<storage>` for the room), and since when (added in version 1). */
+    rule: z.string().optional(),
+    since: z.iso.datetime().nullable().optional(),
   }),
   // Reserved for maintenance windows (issue 15, item 1): the shapes may still gain fields.
   z.object({ ...base, type: z.literal('window.opened'), window: z.string(), closesAt: z.iso.datetime().nullable() }),

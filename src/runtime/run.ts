@@ -11,7 +11,12 @@ import type { InstanceApi } from '../api/types.js';
 import type { RunInput } from '../machine/types.js';
 import { formatProblem } from '../plan/errors.js';
 import type { Plan } from '../plan/types.js';
+import { THROTTLE_DEFAULTS } from '../plan/values.js';
+import type { ThrottleRule } from '../plan/values.js';
+import { createPrometheusClient } from '../api/prometheus.js';
+import type { PrometheusClient } from '../api/prometheus.js';
 import { createGate, scheduleOf } from '../schedule/gate.js';
+import { createRuleWatch, describeRule } from '../schedule/rules.js';
 import type { SchedulingGate } from '../schedule/gate.js';
 import { formatWindowTime, nextChange, openWindow } from '../time/windows.js';
 import { LeaseLostError } from '../store/errors.js';
@@ -43,6 +48,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   const creds = plan.instance.credentials;
   if (creds.type === 'token') secrets.add(creds.token);
   else secrets.add(creds.accessToken, creds.refreshToken, creds.clientSecret);
+  if (plan.prometheus?.token) secrets.add(plan.prometheus.token);
 
   const file = checkpointPath({ planName: plan.name, statePath: opts.statePath, dryRun: opts.dryRun, cwd: opts.cwd });
   // The checkpoint first (the store creates its directory): a file that is no checkpoint, or one
@@ -61,6 +67,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   const observers = opts.observers ?? [];
   const audit = createAuditBuffer(store, (err) => log.warn({ err, leaseLost: isLeaseLostError(err) }, 'audit lines could not be written and were dropped'));
   let api: InstanceApi | undefined;
+  let prometheus: PrometheusClient | undefined;
   let lease: LeaseKeeper | undefined;
   try {
     // Before the lock: a refused run leaves the other kind's checkpoint exactly as it was.
@@ -96,7 +103,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       if (e.mutating) audit.add({ ...e }, services.clock.now());
     };
     api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh: oauth.onRefresh, onResponse });
-    if (!opts.dryRun) gate = startGate(plan, api, store, opts, services.clock, log);
+    if (plan.prometheus) prometheus = (services.createPrometheus ?? createPrometheusClient)({ url: plan.prometheus.url, token: plan.prometheus.token, timeoutMs: plan.prometheus.timeoutMs });
+    if (!opts.dryRun) gate = startGate(plan, api, prometheus, store, opts, services.clock, log);
     const input: RunInput = {
       sources: plan.move.from,
       destination: plan.move.to,
@@ -110,7 +118,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     };
     let outcome: RunOutcome;
     try {
-      outcome = await driveMachine({ opts: { ...opts, signal }, services, plan, hash, store, api, log, logFile, secrets, input, snapshot: start.snapshot, gate, fromSeq });
+      outcome = await driveMachine({ opts: { ...opts, signal }, services, plan, hash, store, api, log, logFile, secrets, input, snapshot: start.snapshot, gate, prometheus, fromSeq });
     } catch (err) {
       // A fenced write may surface anywhere (an actor, a snapshot save): it means one thing.
       if (lease.lost || isLeaseLostError(err)) throw new LeaseLostError(store.file, store.readLock());
@@ -121,6 +129,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   } finally {
     lease?.stop();
     await api?.close().catch(() => undefined);
+    await prometheus?.close().catch(() => undefined);
     flushAudit(audit, log);
     await stopObservers(observers, log);
     store.releaseLock();
@@ -133,10 +142,13 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
  * The run's scheduling gate, when the plan has windows or a throttle. Every change of window or cap
  * is an audit event with its reason; a run started outside every window says so at once.
  */
-function startGate(plan: Plan, api: InstanceApi, store: CheckpointStore, opts: RunOptions, clock: Clock, log: Logger): SchedulingGate | undefined {
+function startGate(
+  plan: Plan, api: InstanceApi, prometheus: PrometheusClient | undefined, store: CheckpointStore, opts: RunOptions, clock: Clock, log: Logger,
+): SchedulingGate | undefined {
   const schedule = scheduleOf(plan);
   const now = clock.now();
-  if (!schedule && !plan.throttle) return undefined;
+  const rules = [...(plan.throttle?.rules ?? []), ...capacityRules(plan)];
+  if (!schedule && !plan.throttle && rules.length === 0) return undefined;
   if (opts.ignoreSchedule && schedule) {
     store.appendEvent('schedule.ignored', { windows: plan.schedule?.windows ?? [], timezone: schedule.timezone }, now);
     log.warn({ windows: plan.schedule?.windows }, '--ignore-schedule: maintenance windows are not enforced');
@@ -145,9 +157,28 @@ function startGate(plan: Plan, api: InstanceApi, store: CheckpointStore, opts: R
     const next = nextChange(schedule, now);
     opts.stderr.write(`note: outside every maintenance window; nothing is scheduled until ${next === null ? 'a window opens' : formatWindowTime(next, schedule.timezone)}\n`);
   }
+  const watch = prometheus && rules.length > 0
+    ? createRuleWatch({
+        rules, client: prometheus, everyMs: plan.throttle?.healthEveryMs ?? THROTTLE_DEFAULTS.healthEveryMs, onError: plan.prometheus!.onError,
+        onChange: (c) => {
+          store.appendEvent('rule.changed', { ...c }, clock.now());
+          log.info({ rule: c }, 'throttle rule changed status');
+          // Said on stderr too: a run held by a rule, or by a Prometheus it cannot read, must say why.
+          if (c.status === 'error') {
+            const then = plan.prometheus!.onError === 'pause' ? 'no new move until it answers (prometheus.on_error: pause)' : 'the rule is ignored until it answers (prometheus.on_error: ignore)';
+            opts.stderr.write(`warning: ${describeRule(c)}: ${then}\n`);
+          } else if (c.status === 'holding') {
+            opts.stderr.write(`note: ${describeRule(c)}: ${c.action === 'pause' ? 'no new move while it holds' : 'the throttle cuts its cap'}\n`);
+          } else if (c.previous === 'error' || c.previous === 'holding') {
+            opts.stderr.write(`note: rule ${c.rule} no longer holds${c.previous === 'error' ? ' (Prometheus answers again)' : ''}\n`);
+          }
+        },
+      })
+    : undefined;
   return createGate({
     plan,
     api,
+    ...(watch ? { rules: watch } : {}),
     ignoreSchedule: opts.ignoreSchedule ?? false,
     onChange: (c) => {
       const at = clock.now();
@@ -156,6 +187,17 @@ function startGate(plan: Plan, api: InstanceApi, store: CheckpointStore, opts: R
       log.info({ ...c }, c.type === 'throttle.cap' ? 'throttle changed the cap' : c.type === 'window.opened' ? 'maintenance window opened' : 'maintenance window closed');
     },
   });
+}
+
+/**
+ * The destination's room, watched during the run as a pause rule named `capacity:<storage>`: its
+ * free bytes (re-read every throttle.health_every) below capacity.keep_free stop new moves. A
+ * declared size cannot change under the run, so only a PromQL `free` is watched.
+ */
+function capacityRules(plan: Plan): ThrottleRule[] {
+  const free = plan.capacity?.storages[plan.move.to];
+  if (!free || !('query' in free)) return [];
+  return [{ name: `capacity:${plan.move.to}`, query: free.query, above: null, below: plan.capacity!.keepFreeBytes, action: 'pause', forMs: 0 }];
 }
 
 function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {

@@ -2,6 +2,7 @@
 import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import type { LoadedPlan } from '../plan/load.js';
+import type { PrometheusClient, PrometheusOptions } from '../api/prometheus.js';
 import type { Plan } from '../plan/types.js';
 import type { FinalReportInput } from '../report/final.js';
 import type { CheckpointStore } from '../store/types.js';
@@ -20,6 +21,8 @@ export interface RuntimeServices {
   loadPlan(file: string, opts: { env: Readonly<Record<string, string | undefined>>; cwd: string }): Promise<LoadedPlan>;
   openCheckpoint(file: string, opts?: { readOnly?: boolean }): CheckpointStore;
   createApi(plan: Plan, opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void; onResponse: (e: RequestEvent) => void }): InstanceApi;
+  /** The Prometheus client for `prometheus:` (default: undici against its HTTP API); tests may fake it. */
+  createPrometheus?: (opts: PrometheusOptions) => PrometheusClient;
   /** The machine's actors, all seven provided the same way. */
   actors: RunActors;
   clock: Clock;

@@ -6,6 +6,7 @@ import { parsePlanText } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
 import { THROTTLE_DEFAULTS } from '../plan/values.js';
 import { createGate } from './gate.js';
+import { createRuleWatch } from './rules.js';
 import type { GateChange } from './gate.js';
 
 const PLAN = `version: 1
@@ -228,5 +229,27 @@ describe('a drain under the throttle (fake instance)', () => {
     h.deps.gate = createGate({ plan, api: h.fake });
     await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
     expect(h.fake.peakInFlight).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('the gate with throttle rules (issue 22)', () => {
+  it('a holding pause rule makes the cap 0 with limit rule; a holding cut rule cuts like a bad signal', async () => {
+    const answers: Record<string, number> = { p: 0, c: 0 };
+    const client = { query: (q: string) => Promise.resolve([{ value: answers[q] ?? 0, labels: {} }]), close: () => Promise.resolve() };
+    const rules = createRuleWatch({
+      rules: [
+        { name: 'p', query: 'p', above: 0.5, below: null, action: 'pause', forMs: 0 },
+        { name: 'c', query: 'c', above: 0.5, below: null, action: 'cut', forMs: 0 },
+      ],
+      client, everyMs: 100, onError: 'pause',
+    });
+    const plan: Plan = { ...testPlan({ move: { concurrency: 8 }, poll: { intervalMs: 1000 } }), throttle: { ...THROTTLE_DEFAULTS, healthEveryMs: 100 } };
+    const gate = createGate({ plan, api: createFakeApi(), rules });
+    expect(await gate.decide(8, 0)).toMatchObject({ cap: 8, limit: null });
+    answers.p = 1;
+    expect(await gate.decide(8, 1000)).toMatchObject({ cap: 0, limit: 'rule', reason: 'rule p: 1 above 0.5: no new move while it holds', rule: { name: 'p', since: 1000 } });
+    answers.p = 0;
+    answers.c = 1;
+    expect(await gate.decide(8, 2000)).toMatchObject({ cap: 4, limit: 'throttle', reason: 'rule c: 1 above 0.5 (action: cut)' });
   });
 });

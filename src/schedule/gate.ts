@@ -18,6 +18,8 @@ import type { GateChangeData } from '../events/vocabulary.js';
 import type { InstanceApi } from '../api/types.js';
 import type { Plan } from '../plan/types.js';
 import { nextChange, openWindow, parseWindow } from '../time/windows.js';
+import { describeRule } from './rules.js';
+import type { RuleState, RuleWatch } from './rules.js';
 import type { Schedule } from '../time/windows.js';
 
 /** The samples each signal is judged on. */
@@ -27,12 +29,14 @@ const SAMPLES = 50;
 export interface GateDecision {
   /** Moves allowed in flight (0: schedule nothing). */
   cap: number;
-  /** What holds the cap under the ceiling: outside every window, or the throttle (null: nothing does). */
-  limit: 'window' | 'throttle' | null;
+  /** What holds the cap under the ceiling: outside every window, a throttle rule, or the throttle (null: nothing does). */
+  limit: 'window' | 'rule' | 'throttle' | null;
   /** Why the cap is below the ceiling (null when it is not). */
   reason: string | null;
   /** Outside every window: when the next one opens (ms since epoch), else null. */
   waitingUntil: number | null;
+  /** A rule holds: the rule, and since when (ms since epoch). */
+  rule?: { name: string; since: number | null };
 }
 
 /** A change of the gate, as the audit event of its type records it. */
@@ -46,6 +50,8 @@ export interface GateOptions {
   /** `run --ignore-schedule`: windows are reported but not enforced. */
   ignoreSchedule?: boolean;
   onChange?: (change: GateChange) => void;
+  /** throttle.rules, read on Prometheus (absent: the plan has none). */
+  rules?: RuleWatch;
 }
 
 /** The gate one run shares across its drains. */
@@ -122,8 +128,9 @@ export function createGate(opts: GateOptions): SchedulingGate {
   }
 
   /** The first bad signal, or null. */
-  function badSignal(): string | null {
+  function badSignal(cut: RuleState | null): string | null {
     if (!t) return null;
+    if (cut) return `${describeRule(cut)} (action: cut)`;
     if (latency.length >= 10) {
       const p90 = latency.quantile(0.9);
       if (p90 > t.latencyP90Ms) return `API latency p90 ${Math.round(p90)} ms above throttle.latency_p90 ${t.latencyP90Ms} ms`;
@@ -170,6 +177,10 @@ export function createGate(opts: GateOptions): SchedulingGate {
           return { cap: 0, limit: 'window', reason: 'outside every maintenance window', waitingUntil: nextOpenAt };
         }
       }
+      const verdict = opts.rules ? await opts.rules.evaluate(now) : null;
+      if (verdict?.pause) {
+        return { cap: 0, limit: 'rule', reason: pauseReason(verdict.pause), waitingUntil: null, rule: { name: verdict.pause.rule, since: verdict.pause.since } };
+      }
       if (!t) {
         return { cap: ceiling, limit: null, reason: null, waitingUntil: null };
       }
@@ -181,7 +192,7 @@ export function createGate(opts: GateOptions): SchedulingGate {
         next = 0;
         reason = `${unhealthy}: scheduling paused until it recovers`;
       } else {
-        const bad = badSignal();
+        const bad = badSignal(verdict?.cut ?? null);
         if (bad) {
           reason = bad;
           if (now - lastCut >= plan.poll.intervalMs) {
@@ -223,4 +234,10 @@ export function createGate(opts: GateOptions): SchedulingGate {
       limited.push(status === 429 ? 1 : 0);
     },
   };
+}
+
+/** Why a rule pauses the run, in words: the rule, its value and bound, or what failed. */
+export function pauseReason(s: RuleState): string {
+  if (s.status === 'error') return `Prometheus could not be read for rule ${s.rule}: ${s.error ?? 'the query failed'}; no new move until it answers (prometheus.on_error: pause)`;
+  return `${describeRule(s)}: no new move while it holds`;
 }

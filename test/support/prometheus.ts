@@ -119,6 +119,10 @@ export interface PrometheusStack {
   samples(promql: string): Promise<Sample[]>;
   /** Repeats samples() until `done` says so; throws with the last answer when `timeoutMs` passes. */
   waitFor(promql: string, done: (samples: Sample[]) => boolean, timeoutMs: number): Promise<Sample[]>;
+  /** Stops Prometheus alone (node_exporter stays), as an outage mid-run; its data stays. */
+  stopPrometheus(): Promise<void>;
+  /** Starts Prometheus again on the same address, with the same configuration and data; resolves once ready. */
+  startPrometheus(): Promise<void>;
   /** Kills both (TERM, then KILL after a grace), waits for them to exit, removes the temp directory. */
   stop(): Promise<void>;
 }
@@ -322,6 +326,27 @@ export async function startPrometheusStack(opts: PrometheusStackOptions): Promis
       deadline,
     );
     procs.push(prom.proc);
+    const promArgs = (listen: string) => [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=${listen}`];
+    let promProc = prom.proc;
+    const stopPrometheus = async () => {
+      await stopProc(promProc);
+    };
+    const startPrometheus = async () => {
+      if (promProc.child.exitCode === null && promProc.child.signalCode === null) return;
+      // The same address: a client configured with the URL must find it again. Go listens with
+      // SO_REUSEADDR, so the port is free as soon as the old process has exited.
+      const listen = new URL(prom.url).host;
+      const end = Date.now() + (opts.startTimeoutMs ?? 30_000);
+      const next = spawnLogged('prometheus', bins.prometheus, promArgs(listen), join(dir, 'prometheus.log'));
+      procs[procs.indexOf(promProc)] = next;
+      promProc = next;
+      for (;;) {
+        if (next.child.exitCode !== null) throw new Error(`prometheus exited on restart:\n${logTail(next)}`);
+        if (await get(agent, `${prom.url}/-/ready`).then((r) => r.status === 200, () => false)) return;
+        if (Date.now() > end) throw new Error(`prometheus did not become ready again on ${listen}:\n${logTail(next)}`);
+        await sleep(50);
+      }
+    };
 
     const query = async (promql: string): Promise<QueryData> => {
       const res = await get(agent, `${prom.url}/api/v1/query?${new URLSearchParams({ query: promql })}`);
@@ -350,7 +375,7 @@ export async function startPrometheusStack(opts: PrometheusStackOptions): Promis
     // manager at most every 5 s, the first time included.
     await waitFor('up{job="node"}', (s) => s.length === 1 && s[0]!.value === 1, Math.max(1000, deadline - Date.now()));
 
-    return { prometheusUrl: prom.url, nodeExporterUrl: node.url, scrapeIntervalMs, query, samples, waitFor, stop };
+    return { prometheusUrl: prom.url, nodeExporterUrl: node.url, scrapeIntervalMs, query, samples, waitFor, stopPrometheus, startPrometheus, stop };
   } catch (err) {
     await stop();
     throw err;
