@@ -6,6 +6,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Two test files at once: most integration tests wait on sandbox processes and real time rather
+    // than the CPU, and vitest's default on a 2-core machine runs one file at a time (496 s against
+    // 273 s for the whole suite, docs/benchmarks.md). No test depends on how fast it runs.
+    maxWorkers: 2,
     reporters: ['default'],
   },
 });
