@@ -52,9 +52,9 @@ export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind
   const to = plan.move.to;
   const capacity = plan.capacity;
   if (!capacity) {
-    // Said once, in the run's log: as a report warning it would stand in every run that never asked.
+    // Said once, by pre-flight (issue 22): a drain that fills its destination breaks every push there.
     deps.log.warn({ storage: to }, 'the room on the destination was not checked: the plan has no capacity section');
-    return [];
+    return [`the room on ${to} was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")`];
   }
   const row: FitRow = { storage: to, neededBytes: 0, keepFreeBytes: capacity.keepFreeBytes, freeBytes: null, byAllowance: 0, uncounted: [], fits: null };
   for (const kind of plan.move.kinds) {

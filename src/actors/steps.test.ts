@@ -9,6 +9,8 @@ import type { Plan } from '../plan/types.js';
 import type { MoveRecord } from '../api/types.js';
 import { ApiForbiddenError, ApiNotFoundError } from '../api/errors.js';
 
+const ROOM_NOT_CHECKED = 'the room on cluster was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")';
+
 function deps(api = createFakeApi(), plan: Plan = testPlan(), dryRun = false): ActorDeps {
   return { api, plan, clock: createManualClock(), log: silentLogger, signal: new AbortController().signal, dryRun, store: undefined as never };
 }
@@ -20,7 +22,8 @@ function move(id: number, itemId: number, state: MoveRecord['state'], source = '
 describe('preflight', () => {
   it('passes for an admin with an api token and reports the version and edition', async () => {
     const out = await runPreflight(deps());
-    expect(out).toEqual({ version: '17.11.0', enterprise: true, username: 'root', warnings: [], tokenExpiresAt: '2099-01-01', access: { projects: 'listing', snippets: 'listing', groups: 'listing' } });
+    // The plan has no capacity section: pre-flight says once that the room was not checked.
+    expect(out).toEqual({ version: '17.11.0', enterprise: true, username: 'root', warnings: [ROOM_NOT_CHECKED], tokenExpiresAt: '2099-01-01', access: { projects: 'listing', snippets: 'listing', groups: 'listing' } });
   });
 
   it('refuses a non-admin token', async () => {
@@ -62,7 +65,7 @@ describe('preflight', () => {
 
   it('warns, without failing, when the token endpoint is absent', async () => {
     const out = await runPreflight(deps(createFakeApi({ token: null })));
-    expect(out.warnings).toEqual([expect.stringContaining('not checked')]);
+    expect(out.warnings).toEqual([expect.stringContaining('token scopes and expiry were not checked'), ROOM_NOT_CHECKED]);
   });
 
   it('does not inspect OAuth credentials as a personal token', async () => {
@@ -84,8 +87,9 @@ describe('preflight', () => {
   it('reports items with a move in flight off the sources as read-only', async () => {
     const moves = [move(9, 3, 'started'), move(8, 4, 'finished'), move(7, 5, 'scheduled', 'default'), move(6, 6, 'initial', 'nfs-2')];
     const out = await runPreflight(deps(createFakeApi({ moves })));
-    expect(out.warnings).toHaveLength(1);
+    expect(out.warnings).toHaveLength(2);
     expect(out.warnings[0]).toMatch(/^2 projects .*read-only: 3 \(move 9, started\), 6 \(move 6, initial\)$/);
+    expect(out.warnings[1]).toBe(ROOM_NOT_CHECKED);
   });
 });
 
