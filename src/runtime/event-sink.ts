@@ -32,7 +32,7 @@ const TICK_MS = 1_000;
 const PAGE = 1_000;
 
 /** What turning the log into lines remembers between events. */
-interface SinkState {
+export interface SinkState {
   run: ObservedRun;
   step: { label: string; since: number } | null;
 }

@@ -278,7 +278,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       const next: RunControl = {
         concurrency: change.concurrency === undefined ? cur.concurrency : change.concurrency,
         paused,
-        pausedBy: paused ? (change.pausedBy ?? (change.paused === undefined ? (cur.pausedBy ?? null) : null)) : null,
+        pausedBy: pausedByAfter(change, cur, paused),
         updatedAt: at,
       };
       // Writable connections are migrated, so the table is there; only a read-only one lacks it.
@@ -324,6 +324,16 @@ interface EventRow {
  */
 function toEvent(row: EventRow): StoredEvent {
   return { ...row, data: JSON.parse(row.data) as unknown } as StoredEvent;
+}
+
+/**
+ * Why the run is paused after a change: the reason it names; the standing one when the change leaves
+ * the pause alone (a new cap); none once unpaused or paused again by hand.
+ */
+function pausedByAfter(change: { paused?: boolean; pausedBy?: string }, cur: RunControl, paused: boolean): string | null {
+  if (!paused) return null;
+  if (change.pausedBy !== undefined) return change.pausedBy;
+  return change.paused === undefined ? (cur.pausedBy ?? null) : null;
 }
 
 function hasColumn(db: Database.Database, table: string, column: string): boolean {
