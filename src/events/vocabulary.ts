@@ -164,7 +164,7 @@ export interface AuditEventMap {
   'records.confirmed': OfDrain & { sweep: number; quarantined: number };
   'records.unconfirmed': OfDrain & { sweeps: number };
   // Verification (actors/verify.ts)
-  'verify.checked': OfDrain & { listed: number; quarantined: number; unexpected: number; unlistable: number; unlisted: number; by?: 'listing' | 'records'; moved?: number };
+  'verify.checked': OfDrain & { listed: number; quarantined: number; unexpected: number; unlistable: number; unlisted: number; by?: 'listing' | 'records'; moved?: number; kept?: number };
   'verify.filter_ignored': OfItem & { storage: string | null };
 }
 

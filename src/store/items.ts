@@ -159,6 +159,11 @@ export class ItemTable implements ItemStore {
         `SELECT MIN(next_attempt_at) AS t FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NOT NULL`,
         'SELECT NULL AS t',
       ),
+      unplacedPending: w15(
+        `SELECT * FROM items ${has10 ? 'INDEXED BY items_due_order' : ''} WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL
+         ORDER BY ${has10 ? SIZE_CLASS_SQL : 'size_bytes'} DESC, id LIMIT ?`,
+        'SELECT * FROM items WHERE 0',
+      ),
       countUnplaced: w15(
         `SELECT COUNT(*) AS n FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL`,
         'SELECT 0 AS n',
@@ -324,6 +329,10 @@ export class ItemTable implements ItemStore {
 
   nextPlacedDueAt(kind: Kind, source: string): number | null {
     return (this.s.nextPlacedDue.get(kind, source) as { t: number | null }).t;
+  }
+
+  unplacedPending(kind: Kind, source: string, limit: number): ItemRow[] {
+    return (this.s.unplacedPending.all(kind, source, limit) as RawItem[]).map(toRow);
   }
 
   countUnplaced(kind: Kind, source: string): number {

@@ -56,6 +56,18 @@ export interface StatusSummary {
    * operator does. Optional: stores that cannot tell leave it out.
    */
   orphans?: OrphanCopy[];
+  /** What is placed on each destination (issue 23): chosen, scheduled or moved. Optional: older stores leave it out. */
+  placement?: DestinationPlacement[];
+}
+
+/** The items placed on one destination: `bytes` sums the known sizes; `unsized` items have none in the API. */
+export interface DestinationPlacement {
+  destination: string;
+  items: number;
+  bytes: number;
+  unsized: number;
+  /** Of `items`, those whose move finished. */
+  moved: number;
 }
 
 /** A repository copy left on its old storage by a move that otherwise took the item to its destination. */
@@ -326,6 +338,8 @@ export interface ItemStore {
   placedBytes(): PlacedRow[];
   /** Pending items already placed (retries of scheduled items), due by `now`: what a reached bound still moves. */
   duePlacedItems(kind: Kind, source: string, now: number, limit: number): ItemRow[];
+  /** Pending items not placed yet, largest first (a dry run's placement walks them). */
+  unplacedPending(kind: Kind, source: string, limit: number): ItemRow[];
   /** Pending items never placed (what a reached bound leaves on the source). */
   countUnplaced(kind: Kind, source: string): number;
   /** The earliest next attempt of a pending item already placed, or null. */
