@@ -3,6 +3,9 @@
 // GET /projects/:id/forks lists direct forks; pools live per network and storage, count in the
 // storage's used space, and follow moves as the seeded release does (pool replication on move from
 // 16.3 behind replicate_object_pool_on_move, default on in 16.6, flag gone in 16.7).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
@@ -142,6 +145,21 @@ describe('seed: fork networks', () => {
   });
 });
 
+describe('seed: a listed fork closing a cycle through a generated network', () => {
+  it('is refused when the sandbox starts, naming the projects', async () => {
+    // Generated with random_seed 7: find a generated fork and its parent, then make the parent a fork of the fork.
+    const s = seed((x) => {
+      x.inventory = { generate: { ...parseSeed('inventory:\n  generate: { projects: 40, random_seed: 7, fork_networks: { count: 1, max_forks: 1 } }\n').inventory.generate! } };
+    });
+    const { sb } = await start(s);
+    const fork = ((await callSandbox(sb, 'GET', '/projects?per_page=100')).body as Record<string, unknown>[]).find((p) => p.forked_from_project)!;
+    const parent = (fork.forked_from_project as { id: number }).id;
+    const cyclic = structuredClone(s);
+    cyclic.inventory.projects = [{ id: parent, storage: 'nfs-1', forked_from: fork.id as number }];
+    await expect(startSandbox({ seed: cyclic })).rejects.toThrow(`project ${fork.id as number} would be a fork of its own fork`);
+  });
+});
+
 describe('project entities: forked_from_project and forks_count', () => {
   it('an administrator\'s storage listing (the orchestrator\'s request) carries forked_from_project; simple=true does not', async () => {
     const { sb } = await start();
@@ -275,6 +293,28 @@ describe('object pools', () => {
     expect(await avail(sb, 'nfs-1')).toBe((1024 - 58) * MIB);
     // The network stays a network: only deduplication is lost.
     expect(((await callSandbox(sb, 'GET', '/projects/4')).body.forked_from_project as { id: number }).id).toBe(2);
+  });
+
+  it('keeps pools and their room across a restart on the same database', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sandbox-forks-'));
+    try {
+      const db = join(dir, 'sandbox.db');
+      let now = Date.parse('2026-06-01T00:00:00Z');
+      const first = await startSandbox({ seed: seed(), db, moveDurationMs: MOVE_MS, clock: { now: () => now } });
+      await moveAndFinish(first, async (ms) => {
+        now += ms;
+        first.state.engine.kick();
+        for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+      }, 5, 'nfs-1');
+      const before = { pools: (await pools(first)).body, nfs1: await avail(first, 'nfs-1'), nfs2: await avail(first, 'nfs-2') };
+      await first.close();
+      const again = await startSandbox({ seed: seed(), db });
+      running.push(again);
+      expect({ pools: (await pools(again)).body, nfs1: await avail(again, 'nfs-1'), nfs2: await avail(again, 'nfs-2') }).toEqual(before);
+      expect(before.pools).toEqual([{ network: 1, storage: 'nfs-1', bytes: 100 * MIB, members: [1, 2, 3, 4, 5] }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('16.3 to 16.5 follow the feature flag (default off); 16.6 turns it on by default', async () => {

@@ -14,6 +14,7 @@
  * A listing page costs three small indexed queries more, and only once a fork exists in the
  * database (the sandbox has no API that creates one after seeding).
  */
+import type Database from 'better-sqlite3';
 import type { Db } from '../db.js';
 import { perDatabase } from '../db.js';
 import type { EntityRow } from './entities.js';
@@ -37,6 +38,21 @@ export function hasForks(db: Db): boolean {
 /** `?, ?, ...` for `n` values. */
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
+type Statement = Database.Statement<unknown[], unknown>;
+/** Statements by SQL text, prepared once per database (their IN lists take a page's length, at most 100 + parents). */
+const statementsOf = perDatabase(() => new Map<string, Statement>());
+function prepared(db: Db, sql: string, raw = false): Statement {
+  const cache = statementsOf(db);
+  let stmt = cache.get(sql);
+  if (!stmt) {
+    stmt = db.prepare<unknown[], unknown>(sql);
+    if (raw) stmt.raw(true);
+    if (cache.size > 300) cache.clear();
+    cache.set(sql, stmt);
+  }
+  return stmt;
+}
+
 /** What the fork fields of a set of projects need: their parents, the parents' rows and direct-fork counts. */
 export interface ForkFacts {
   parentOf: Map<number, number>;
@@ -48,19 +64,19 @@ export interface ForkFacts {
 export function readForkFacts(db: Db, ids: readonly number[]): ForkFacts {
   const facts: ForkFacts = { parentOf: new Map(), parents: new Map(), forksCount: new Map() };
   if (ids.length === 0 || !hasForks(db)) return facts;
-  const links = db.prepare(`SELECT id, forked_from FROM items WHERE kind = 'project' AND forked_from IS NOT NULL AND id IN (${marks(ids.length)})`)
+  const links = prepared(db, `SELECT id, forked_from FROM items WHERE kind = 'project' AND forked_from IS NOT NULL AND id IN (${marks(ids.length)})`)
     .all(...ids) as { id: number; forked_from: number }[];
   for (const l of links) facts.parentOf.set(l.id, l.forked_from);
   const parentIds = [...new Set(facts.parentOf.values())];
   if (parentIds.length > 0) {
-    const rows = db.prepare(`SELECT ${ENTITY_COLUMNS} FROM items WHERE kind = 'project' AND id IN (${marks(parentIds.length)})`).raw(true).all(...parentIds) as unknown[][];
+    const rows = prepared(db, `SELECT ${ENTITY_COLUMNS} FROM items WHERE kind = 'project' AND id IN (${marks(parentIds.length)})`, true).all(...parentIds) as unknown[][];
     for (const a of rows) {
       const row = entityRowOf(a);
       facts.parents.set(row.id, row);
     }
   }
   const counted = [...new Set([...ids, ...parentIds])];
-  const counts = db.prepare(`SELECT forked_from AS id, count(*) AS n FROM items INDEXED BY items_forked_from
+  const counts = prepared(db, `SELECT forked_from AS id, count(*) AS n FROM items INDEXED BY items_forked_from
     WHERE kind = 'project' AND forked_from IN (${marks(counted.length)}) GROUP BY forked_from`).all(...counted) as { id: number; n: number }[];
   for (const c of counts) facts.forksCount.set(c.id, c.n);
   return facts;
