@@ -64,7 +64,8 @@ export interface ForkFacts {
 export function readForkFacts(db: Db, ids: readonly number[]): ForkFacts {
   const facts: ForkFacts = { parentOf: new Map(), parents: new Map(), forksCount: new Map() };
   if (ids.length === 0 || !hasForks(db)) return facts;
-  const links = prepared(db, `SELECT id, forked_from FROM items WHERE kind = 'project' AND forked_from IS NOT NULL AND id IN (${marks(ids.length)})`)
+  // `+forked_from`: by the primary key; on the forked_from index SQLite would walk every fork.
+  const links = prepared(db, `SELECT id, forked_from FROM items WHERE kind = 'project' AND id IN (${marks(ids.length)}) AND +forked_from IS NOT NULL`)
     .all(...ids) as { id: number; forked_from: number }[];
   for (const l of links) facts.parentOf.set(l.id, l.forked_from);
   const parentIds = [...new Set(facts.parentOf.values())];
