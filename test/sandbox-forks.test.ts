@@ -156,7 +156,7 @@ describe('seed: a listed fork closing a cycle through a generated network', () =
     const parent = (fork.forked_from_project as { id: number }).id;
     const cyclic = structuredClone(s);
     cyclic.inventory.projects = [{ id: parent, storage: 'nfs-1', forked_from: fork.id as number }];
-    await expect(startSandbox({ seed: cyclic })).rejects.toThrow(`project ${fork.id as number} would be a fork of its own fork`);
+    await expect(startSandbox({ seed: cyclic })).rejects.toThrow(`inventory.projects.0.forked_from: project ${fork.id as number} would be a fork of its own fork`);
   });
 });
 

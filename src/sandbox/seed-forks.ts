@@ -116,7 +116,12 @@ export function seedPools(db: Db, seed: Seed): string[] {
       at = get(at.forked_from);
     }
     if (root === undefined) {
-      if (at && chain.includes(at.id)) problems.push(`inventory.projects: project ${f.id} would be a fork of its own fork (forked_from runs ${[...chain, at.id].join(' -> ')})`);
+      if (at && chain.includes(at.id)) {
+        // Name the listed project that closes the cycle (only a listed forked_from can).
+        const listed = (seed.inventory.projects ?? []).findIndex((p) => p.forked_from !== undefined && chain.includes(p.id));
+        const field = listed >= 0 ? `inventory.projects.${listed}.forked_from` : 'inventory.generate.fork_networks';
+        problems.push(`${field}: project ${f.id} would be a fork of its own fork (forked_from runs ${[...chain, at.id].join(' -> ')})`);
+      }
       continue;
     }
     for (const id of chain) rootOf.set(id, root);
