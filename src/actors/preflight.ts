@@ -70,7 +70,7 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
     }
   }
   // Last: the room is judged on what is on the sources now, after every other refusal.
-  warnings.push(...(await checkCapacity(deps, access)));
+  warnings.push(...(await checkCapacity(deps, access, version)));
   return { version, enterprise, username: user.username, warnings, tokenExpiresAt, access };
 }
 
