@@ -133,6 +133,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   const { db, config, clock, log, faults } = deps;
   const s = moveStatements(db);
   const countItemMoves = db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ? AND item_id = ?');
+  /** What scheduling re-reads of the item under its transaction: three columns, not the row's fifteen. */
+  const itemForMove = db.prepare<[ItemKind, number], { read_only: number; storage: string; size_mb: number }>('SELECT read_only, storage, size_mb FROM items WHERE kind = ? AND id = ?');
   const workers = Math.max(1, Math.floor(options.workers));
   const random = options.random ?? Math.random;
   const batchSize = options.bulkBatchSize ?? 500;
@@ -468,7 +470,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
 
   const scheduleTx = db.transaction((item: ItemRow, dest: string, now: number): Queued | null => {
     // Re-read inside the transaction: the flag is the lock (GitLab's set_repository_read_only!).
-    const fresh = s.itemById.get(item.kind, item.id);
+    const fresh = itemForMove.get(item.kind, item.id);
     if (!fresh || fresh.read_only) return null;
     if (!hasRepository(item.kind)) return createMove(item.kind, item.id, pickStorage(readWeights(db), config.storages, random), 0, dest, now);
     return createMove(item.kind, item.id, fresh.storage, fresh.size_mb, dest, now);

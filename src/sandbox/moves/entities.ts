@@ -8,15 +8,17 @@ import { basicSnippetEntity, projectIdentity } from '../inventory/entities.js';
 import { createAuthorLookup } from '../inventory/items.js';
 import { moveStatements } from './store.js';
 
+/** The item a move record nests. A function of the module, not a closure per renderer: one is built per request. */
+function nested(item: ItemRow, origin: string, authors: ReturnType<typeof createAuthorLookup>): Record<string, unknown> {
+  if (item.kind === 'project') return projectIdentity(item);
+  if (item.kind === 'snippet') return basicSnippetEntity(item, origin, authors(item.owner_id));
+  return { id: item.id, web_url: `${origin}/groups/${item.path}`, name: item.name };
+}
+
 /** Builds move JSON for one request (caches authors across rows of a page). */
 export function createMoveRenderer(db: Db, origin: string): (move: MoveRow, knownItem?: ItemRow) => Record<string, unknown> {
   const s = moveStatements(db);
   const authors = createAuthorLookup(db);
-  const nested = (item: ItemRow): Record<string, unknown> => {
-    if (item.kind === 'project') return projectIdentity(item);
-    if (item.kind === 'snippet') return basicSnippetEntity(item, origin, authors(item.owner_id));
-    return { id: item.id, web_url: `${origin}/groups/${item.path}`, name: item.name };
-  };
   return (move, knownItem) => {
     const item = knownItem ?? s.itemById.get(move.kind, move.item_id);
     return {
@@ -26,7 +28,7 @@ export function createMoveRenderer(db: Db, origin: string): (move: MoveRow, know
       source_storage_name: move.source,
       destination_storage_name: move.destination,
       error_message: move.error_message,
-      [move.kind]: item ? nested(item) : null,
+      [move.kind]: item ? nested(item, origin, authors) : null,
     };
   };
 }
