@@ -13,7 +13,9 @@ export function planHashInput(plan: Plan): unknown {
   const { credentials: _credentials, ...instance } = plan.instance;
   // The Prometheus token is a credential too: rotating it is no change of plan.
   const prometheus = plan.prometheus ? { ...plan.prometheus, token: undefined } : plan.prometheus;
-  return { ...plan, instance, prometheus, poll: pollHashInput(plan.poll) };
+  // Issue 25: `queue_ahead` counts only away from its default 0, so older checkpoints resume as they were.
+  const { queueAhead, ...move } = plan.move;
+  return { ...plan, instance, prometheus, move: queueAhead === 0 ? move : plan.move, poll: pollHashInput(plan.poll) };
 }
 
 /**
