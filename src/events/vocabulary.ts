@@ -123,6 +123,11 @@ export interface AuditEventMap {
   'drain.dry_run': OfDrain & { wouldSchedule: number | null; concurrency?: number; estimatedRequests?: number; by?: 'records'; bulkPosts?: number };
   /** The next drain's items fill this drain's free slots; kind and source are the next drain's. */
   'drain.ahead': OfDrain & { items: number };
+  /**
+   * Queue ahead (issue 25): `items` successors were POSTed beyond the cap for moves expected to end
+   * within the measured refill round trip; `beyond` is how many moves are now in flight over the cap.
+   */
+  'drain.queued_ahead': OfDrain & { items: number; beyond: number; roundTripMs: number };
   'enumerate.started': OfDrain & { round: number; afterId: number };
   'enumerate.unlistable': OfDrain & { round: number; id: number | null; afterId: number | null; beforeId: number | null; reason: string };
   'enumerate.finished': OfDrain & { round: number; added: number; back: number; left: number };
@@ -200,6 +205,7 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'drain.finished': 'a drain ended, with its counts',
   'drain.dry_run': 'a dry run counted what a drain would schedule',
   'drain.ahead': "the next drain's items fill free slots",
+  'drain.queued_ahead': 'successors were posted early, beyond the cap, for moves about to end (move.queue_ahead)',
   'enumerate.started': 'a listing round of a source started',
   'enumerate.unlistable': 'part of a listing could not be read',
   'enumerate.finished': 'a listing round ended',

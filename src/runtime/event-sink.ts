@@ -115,6 +115,7 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     case 'drain.finished':
     case 'drain.dry_run':
     case 'drain.ahead':
+    case 'drain.queued_ahead':
     case 'enumerate.started':
     case 'enumerate.unlistable':
     case 'enumerate.finished':
