@@ -6,9 +6,8 @@
  * list page and each POST takes a fixed time on the fake clock.
  */
 import { describe, expect, it } from 'vitest';
-import type { InstanceApi } from '../api/types.js';
 import type { Harness } from '../../test/support/drain-harness.js';
-import { createHarness, range, resumed, testPlan } from '../../test/support/drain-harness.js';
+import { createHarness, range, resumed, testPlan, withDelays } from '../../test/support/drain-harness.js';
 import { runDrain } from './drain.js';
 import { MoveModel } from './move-model.js';
 
@@ -18,25 +17,7 @@ const truth = (size: number) => 10_000 + size / 1_000;
 const LIST_MS = 400;
 const POST_MS = 300;
 
-/** The harness with a move-list page taking LIST_MS and a POST taking POST_MS on the fake clock. */
-function slowed(h: Harness): Harness {
-  const api = h.deps.api;
-  const delay: Record<string, number> = { listMoves: LIST_MS, scheduleMove: POST_MS };
-  const proxy = new Proxy(api, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof v !== 'function') return v;
-      const ms = delay[String(prop)];
-      const fn = v as (...a: unknown[]) => unknown;
-      if (ms === undefined) return fn.bind(target);
-      return async (...args: unknown[]) => {
-        await h.clock.sleep(ms);
-        return fn.apply(target, args);
-      };
-    },
-  }) as InstanceApi;
-  return { ...h, deps: { ...h.deps, api: proxy } };
-}
+const slowed = (h: Harness) => withDelays(h, { listMoves: LIST_MS, scheduleMove: POST_MS });
 
 function setup(concurrency: number, queueAhead: number, n: number): Harness {
   const h = slowed(createHarness(testPlan({ move: { concurrency, queueAhead }, poll: { intervalMs: 60_000, minIntervalMs: 250 } }), { startDelayMs: 0 }));

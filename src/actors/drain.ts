@@ -36,8 +36,11 @@ function result(ctx: DrainCtx): DrainOutput {
  * Schedules and polls until this (kind, source) has nothing pending or in flight. POST batches run
  * in the background, so polling keeps its cadence while the instance answers them; the cap counts
  * rows in `scheduling` too, so a batch's slots are taken from the moment its intents are committed.
+ * `verifying`: `listing` is this drain's verification re-list, run alongside the next drain's moves
+ * (issue 25 item 2); this drain's own items wait for the next round, and the call returns when the
+ * listing is done.
  */
-async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: DrainCtx | null = null): Promise<void> {
+async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: DrainCtx | null = null, verifying = false): Promise<void> {
   const { deps, store, kind, source } = ctx;
   const interval = deps.plan.poll.intervalMs;
   const queueAhead = deps.plan.move.queueAhead;
@@ -128,11 +131,11 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
       // measured refill round trip, at most `move.queue_ahead` (the cap counts those already posted).
       const early = cap > 0 ? earlyAllowance(planner.ends, deps.clock.now(), roundTrip.ms, queueAhead) : 0;
       let free = cap + early - inFlight;
-      if (free > 0) free -= fill(ctx, free);
+      if (free > 0 && !verifying) free -= fill(ctx, free);
       // One pipeline across drains (issue 11): with this drain's listing done and nothing of its
       // own due, free slots take the next drain's items (listed ahead in the background), so the
       // cap stays full through this drain's tail. Its own retries still come first, each turn.
-      if (free > 0 && ahead && listed()) {
+      if (free > 0 && ahead && (listed() || verifying)) {
         if (!aheadListing && !store.getCursor(ahead.kind, ahead.source)?.done) aheadListing = startListing(ahead);
         aheadListing?.check();
         free -= fill(ahead, free);
@@ -142,14 +145,14 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
         event(ctx, 'drain.queued_ahead', { items: beyond - Math.max(0, inFlight - cap), beyond, roundTripMs: Math.round(roundTrip.ms ?? 0) });
       }
       // Done with its own items: the next drain's moves in flight are that drain's to follow.
-      if (ahead && ownDone()) return;
+      if (verifying ? listed() && launchedOwn.size === 0 : ahead && ownDone()) return;
       // What can give a free slot work before the next poll (issue 25 item 2): the next page of a
       // listing, an item's retry backoff ending (this drain's or the next one's), or a move coming
       // within the round trip of its expected end (queue ahead).
-      const aheadOpen = ahead !== null && listed();
+      const aheadOpen = ahead !== null && (listed() || verifying);
       const page = free <= 0 ? null : listing && !listing.done ? listing : aheadOpen && aheadListing && !aheadListing.done ? aheadListing : null;
       const now = deps.clock.now();
-      const dueAt = free > 0 ? earliest([store.nextDueAt(kind, source), aheadOpen ? store.nextDueAt(ahead.kind, ahead.source) : null].filter((t) => t !== null && t > now)) : null;
+      const dueAt = free > 0 ? earliest([verifying ? null : store.nextDueAt(kind, source), aheadOpen ? store.nextDueAt(ahead.kind, ahead.source) : null].filter((t) => t !== null && t > now)) : null;
       if (store.countInFlight() === 0 && launched.size === 0) {
         if (listing && !listing.done) {
           // Nothing to do until the listing commits its next page.
@@ -207,7 +210,8 @@ interface Listing {
   stop(): Promise<void>;
 }
 
-function startListing(ctx: DrainCtx): Listing {
+/** Lists (kind, source) in the background: the open round, or round `next` when given. */
+function startListing(ctx: DrainCtx, next?: number): Listing {
   let done = false;
   let error: { err: unknown } | null = null;
   let stopping = false;
@@ -217,7 +221,7 @@ function startListing(ctx: DrainCtx): Listing {
     wake = null;
     w?.();
   };
-  const run = enumerateRound(ctx, undefined, { onPage: poke, stop: () => stopping }).then(
+  const run = enumerateRound(ctx, next, { onPage: poke, stop: () => stopping }).then(
     () => undefined,
     (err: unknown) => {
       error = { err };
@@ -350,7 +354,9 @@ export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<Drai
     const round = ctx.store.getCursor(ctx.kind, ctx.source)?.round ?? 1;
     if (extra >= MAX_EXTRA_ROUNDS) break;
     // Independent verification: a finished move whose item is still listed goes back to pending.
-    await enumerateRound(ctx, round + 1);
+    // With a next drain, the re-list runs alongside that drain's moves, so its slots do not idle.
+    if (ahead) await moveAll(ctx, startListing(ctx, round + 1), ahead, true);
+    else await enumerateRound(ctx, round + 1);
     const c = ctx.store.countStates(ctx.kind, ctx.source);
     if (c.pending + c.scheduling + c.in_flight === 0) break;
   }

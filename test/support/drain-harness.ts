@@ -46,3 +46,36 @@ export function resumed(h: Harness): Harness {
 export function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
 }
+
+/**
+ * The harness with some instance calls taking time on the fake clock (`{ listMoves: 400 }`, or a
+ * function of the call's arguments; a listing's per page): the
+ * fake answers at once, which makes round trips and listings instantaneous otherwise.
+ */
+export function withDelays(h: Harness, delays: Partial<Record<keyof ActorDeps['api'], number | ((...args: unknown[]) => number)>>): Harness {
+  const api = h.deps.api;
+  const proxy = new Proxy(api, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      const fn = v as (...a: unknown[]) => unknown;
+      const delay = delays[prop as keyof ActorDeps['api']];
+      if (delay === undefined) return fn.bind(target);
+      const after = (args: unknown[]) => (typeof delay === 'number' ? delay : delay(...args));
+      // A listing is delayed page by page.
+      if (prop === 'listItemsOnStorage') {
+        return async function* (...args: unknown[]) {
+          for await (const page of fn.apply(target, args) as AsyncIterable<unknown>) {
+            await h.clock.sleep(after(args));
+            yield page;
+          }
+        };
+      }
+      return async (...args: unknown[]) => {
+        await h.clock.sleep(after(args));
+        return fn.apply(target, args);
+      };
+    },
+  });
+  return { ...h, deps: { ...h.deps, api: proxy } };
+}
