@@ -128,7 +128,7 @@ export const PLAN_FIELDS = {
         type: 'integer', prop: 'queueAhead', default: 0, min: 0, max: 1000,
         description: 'Successors POSTed early, beyond `concurrency`, for moves expected to end within the measured refill round trip.',
         doc: {
-          allowed: '`0` to `1000`, at most `concurrency`',
+          allowed: 'at most `concurrency`',
           more: 'Throttled mode only. A successor waits in the instance\'s queue (its repository read-only) until the slot frees; see [queue ahead](../README.md#queue-ahead).',
         },
       },
