@@ -83,6 +83,8 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
   let failed: { err: unknown } | null = null;
   let controlSeen: string | null = null;
   let aheadListing: Listing | null = null;
+  /** The poll running beside the loop, if any. */
+  let polling: Promise<void> | null = null;
   const launch = (rows: ItemRow[], on: DrainCtx = ctx) => {
     const startedAt = deps.clock.now();
     const p: Promise<void> = scheduleBatch(on, rows)
@@ -180,19 +182,39 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
       }
       // Only with every slot taken can an early successor add a move (free slots mean nothing is due).
       const earlyAt = free > 0 ? null : nextEarlyAt(planner.ends, now, roundTrip.ms, queueAhead);
-      const pollAt = nextPollAt();
+      // While a poll runs, the next one waits for it (its end wakes the loop; a poll interval at the
+      // latest); a due item or a page does not.
+      const pollAt = polling ? now + interval : nextPollAt();
       const wakeAt = Math.min(pollAt, dueAt ?? Infinity, earlyAt !== null && earlyAt > now ? earlyAt : Infinity);
-      const woke = page ? await waitUntilOr(ctx, wakeAt, page.nextPage()) : (await waitUntil(ctx, wakeAt), 'deadline');
-      // Woken for a page, a due item or an early successor: schedule first, poll when it is time.
-      if (woke === 'event' || deps.clock.now() < pollAt) continue;
-      // The cadence counts from the start of a poll: its own duration is not added to the interval.
+      const events = [page?.nextPage(), polling].filter((e): e is Promise<void> => e !== null && e !== undefined);
+      const woke = events.length > 0 ? await waitUntilOr(ctx, wakeAt, Promise.race(events)) : (await waitUntil(ctx, wakeAt), 'deadline');
+      // Woken for a page, a due item, an early successor or a poll's end: schedule first, poll when it is time.
+      if (woke === 'event' || polling || deps.clock.now() < pollAt) continue;
+      // The poll runs beside the loop (issue 25 item 2): a slow poll must not keep a retry whose
+      // backoff ended, or the next drain's items, from their free slots. The cadence counts from the
+      // start of a poll: its own duration is not added to the interval.
       anchor = deps.clock.now();
-      await pollInFlight(ctx, planner);
-      roundTrip.notePoll(deps.clock.now() - anchor);
-      deps.onProgress?.();
+      const pollStarted = anchor;
+      polling = pollInFlight(ctx, planner)
+        .then(
+          () => {
+            roundTrip.notePoll(deps.clock.now() - pollStarted);
+            deps.onProgress?.();
+          },
+          (err: unknown) => {
+            failed ??= { err };
+          },
+        )
+        .finally(() => {
+          polling = null;
+        });
+      // Nothing else can want the loop before the poll ends (no item due, no page, no early
+      // successor): wait for it here, as an inline poll would.
+      if (dueAt === null && earlyAt === null && !page) await polling;
     }
   } finally {
-    // Never return or throw with a POST unanswered: its outcome must be recorded first.
+    // Never return or throw with a POST unanswered or a poll's outcomes unapplied.
+    await polling;
     await Promise.allSettled([...launched]);
     await listing?.stop();
     await aheadListing?.stop();
