@@ -25,6 +25,8 @@ export interface FinalReportInput {
   checkpointFile?: string;
   /** The checkpoint is removed when the command ends (the demo): no command can read it afterwards. */
   checkpointTemporary?: boolean;
+  /** A revert's report: the forward run's checkpoint it moved items back for (no revert of a revert is offered). */
+  revertOf?: string;
   /** Warnings the runtime raised while running (e.g. the token expiring before the estimated end). */
   extraWarnings?: string[];
   /** Dry run with maintenance windows: the windows and the moment the report is made. */
@@ -41,7 +43,9 @@ const HEADLINE: Record<FinalState, string> = {
 function wayBack(input: FinalReportInput): string {
   if (input.checkpointTemporary) return '  (the checkpoint is temporary and removed now: keep one with --state FILE to be able to restore the weights later)';
   const state = input.checkpointFile ? ` --state ${input.checkpointFile}` : '';
-  return `  (to put the "before" values back: shardmove weights restore PLAN${state})`;
+  const back = `  (to put the "before" values back: shardmove weights restore PLAN${state})`;
+  if (input.revertOf) return back;
+  return `${back}\n  (to move every item this run moved back where it came from, these weights first: shardmove revert PLAN${state})`;
 }
 
 function weights(w: Record<string, number> | null): string {

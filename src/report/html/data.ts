@@ -96,6 +96,8 @@ export interface ReportData {
   geo: { planned: boolean; result: GeoOutput | null };
   warnings: string[];
   control: StatusReport['control'];
+  /** A revert's checkpoint: the forward run's checkpoint it moves items back for (null: a forward run). */
+  revertOf?: string | null;
 }
 
 const HEADLINES: Record<string, string> = {
@@ -151,6 +153,7 @@ export function buildReportData(input: ReportInput): ReportData {
   const retries = new Map<string, number>();
   let first: number | null = null;
   let last: number | null = null;
+  let revertOf: string | null = null;
   for (const e of input.events) {
     first ??= e.at;
     last = e.at;
@@ -185,6 +188,9 @@ export function buildReportData(input: ReportInput): ReportData {
         break;
       case 'step.entered':
         rawMarkers.push({ at: e.at, type: 'step', label: e.data.step });
+        break;
+      case 'revert.seeded':
+        revertOf = e.data.forward;
         break;
       default:
     }
@@ -225,6 +231,7 @@ export function buildReportData(input: ReportInput): ReportData {
     geo: { planned: c?.geoResync ?? false, result: c?.geo ?? null },
     warnings: status.warnings,
     control: status.control,
+    revertOf,
   };
 }
 

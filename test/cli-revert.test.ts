@@ -1,0 +1,162 @@
+/**
+ * `shardmove revert` end to end (issue 24): a forward run, then a revert, the sandbox and the CLI
+ * as separate processes over real HTTP. Judged from the sandbox's own records (where each item is,
+ * its checksum, the weights, the moves it recorded), not from what shardmove prints.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openCheckpoint } from '../src/store/checkpoint.js';
+import type { SandboxProcess } from './support/cli-harness.js';
+import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+
+type Kind = 'project' | 'snippet' | 'group';
+const KINDS: readonly Kind[] = ['project', 'snippet', 'group'];
+const PLURAL = { project: 'projects', snippet: 'snippets', group: 'groups' } as const;
+
+/** One item as the sandbox itself sees it (hidden projects included). */
+interface SandboxItem {
+  storage: string;
+  checksum: string;
+}
+
+async function itemOf(url: string, kind: Kind, id: number): Promise<SandboxItem> {
+  const res = await fetch(`${url}/-/sandbox/items/${kind}/${id}`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+  if (!res.ok) throw new Error(`${kind} ${id}: ${res.status}`);
+  return (await res.json()) as SandboxItem;
+}
+
+/** Every item of every kind, by the ids the sandbox's move-free listing gives, with storage and checksum. */
+async function inventoryOf(url: string): Promise<Map<string, SandboxItem>> {
+  const out = new Map<string, SandboxItem>();
+  const paths = { project: '/projects', snippet: '/snippets/all', group: '/groups' } as const;
+  for (const kind of KINDS) {
+    for (let page = 1; ; page++) {
+      const res = await fetch(`${url}/api/v4${paths[kind]}?per_page=100&page=${page}`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+      const body = (await res.json()) as { id: number }[];
+      for (const it of body) out.set(`${kind}:${it.id}`, await itemOf(url, kind, it.id));
+      if (body.length < 100) break;
+    }
+  }
+  return out;
+}
+
+async function weightsOf(url: string): Promise<Record<string, number>> {
+  const res = await fetch(`${url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+  return ((await res.json()) as { repository_storages_weighted: Record<string, number> }).repository_storages_weighted;
+}
+
+/** Weights as GitLab weighs them: a storage absent from the hash weighs 0. */
+const positive = (w: Record<string, number>) => Object.fromEntries(Object.entries(w).filter(([, v]) => v > 0));
+
+/** Moves one item by hand, through the API, and waits for the sandbox to finish it. */
+async function moveByHand(url: string, kind: Kind, id: number, to: string): Promise<void> {
+  const res = await fetch(`${url}/api/v4/${PLURAL[kind]}/${id}/repository_storage_moves`, {
+    method: 'POST',
+    headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN, 'content-type': 'application/json' },
+    body: JSON.stringify({ destination_storage_name: to }),
+  });
+  expect(res.status, await res.text()).toBe(201);
+  const until = Date.now() + 20_000;
+  while ((await itemOf(url, kind, id)).storage !== to) {
+    if (Date.now() > until) throw new Error(`${kind} ${id} never reached ${to}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function setup(name: string, args: string[], seed: Parameters<typeof writeSeed>[1]): Promise<{ sandbox: SandboxProcess; dir: string }> {
+  const dir = tempDir(name);
+  const sandbox = await startSandboxProcess([...args, '--seed', writeSeed(dir, seed)]);
+  onTestFinished(async () => {
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { sandbox, dir };
+}
+
+/** The revert checkpoint's rows in a state, as `kind:id`. */
+function rowsIn(file: string, state: string): string[] {
+  const store = openCheckpoint(file, { readOnly: true });
+  try {
+    return (['projects', 'snippets', 'groups'] as const).flatMap((k) => store.itemsInState(k, null, state as 'left', 1_000_000).map((r) => `${k.slice(0, -1)}:${r.id}`));
+  } finally {
+    store.close();
+  }
+}
+
+describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 }, () => {
+  it('a forward run, then a revert: every item is back on its storage with its checksum, and the weights are those of before', async () => {
+    const { sandbox, dir } = await setup('revert', ['--move-duration', '30', '--workers', '10'], { projects: 30, snippets: 6, groups: 4 });
+    const plan = writePlan(dir, { concurrency: 5, from: ['nfs-1'] });
+    const env = sandboxEnv(sandbox.url);
+    const before = await inventoryOf(sandbox.url);
+    const weightsBefore = await weightsOf(sandbox.url);
+    const onNfs1 = [...before].filter(([, it]) => it.storage === 'nfs-1').map(([k]) => k);
+    expect(onNfs1.length).toBeGreaterThan(5);
+
+    const forward = await runCli(['run', plan], { cwd: dir, env });
+    expect(forward.code, forward.stderr).toBe(0);
+    expect(forward.stdout).toContain('shardmove revert PLAN');
+    const middle = await inventoryOf(sandbox.url);
+    for (const key of onNfs1) expect(middle.get(key)?.storage, key).toBe('cluster');
+    expect(positive(await weightsOf(sandbox.url))).not.toEqual(positive(weightsBefore));
+    const forwardMoves = new Map(await Promise.all(KINDS.map(async (k) => [k, (await movesOf(sandbox.url, k)).length] as const)));
+
+    const revert = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
+    expect(revert.code, revert.stderr).toBe(0);
+    expect(revert.stdout).toMatch(/move \d+ projects back from cluster to nfs-1/);
+
+    const after = await inventoryOf(sandbox.url);
+    expect(after).toEqual(before);
+    expect(positive(await weightsOf(sandbox.url))).toEqual(positive(weightsBefore));
+    // One move back per item the forward run moved, and nothing else: items that were on cluster
+    // or elsewhere before the forward run were never touched.
+    for (const kind of KINDS) {
+      const back = (await movesOf(sandbox.url, kind)).slice(forwardMoves.get(kind));
+      expect(back.every((m) => m.source === 'cluster' && m.destination === 'nfs-1' && m.state === 'finished'), kind).toBe(true);
+      expect(back.map((m) => `${kind}:${m.itemId}`).sort()).toEqual(onNfs1.filter((k) => k.startsWith(`${kind}:`)).sort());
+    }
+
+    // Again: nothing left to do, nothing moved.
+    const again = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
+    expect(again.code, again.stderr).toBe(0);
+    for (const kind of KINDS) expect((await movesOf(sandbox.url, kind)).length - (forwardMoves.get(kind) ?? 0)).toBe(onNfs1.filter((k) => k.startsWith(`${kind}:`)).length);
+  });
+
+  it('items moved again by hand between the forward run and the revert are skipped and listed, the rest go back', async () => {
+    const { sandbox, dir } = await setup('revert-skip', ['--move-duration', '30', '--workers', '10'], { projects: 20, snippets: 4, groups: 3 });
+    const plan = writePlan(dir, { concurrency: 5, from: ['nfs-1'] });
+    const env = sandboxEnv(sandbox.url);
+    const before = await inventoryOf(sandbox.url);
+    const forward = await runCli(['run', plan], { cwd: dir, env });
+    expect(forward.code, forward.stderr).toBe(0);
+    const moved = [...before].filter(([, it]) => it.storage === 'nfs-1').map(([k]) => k);
+    const projects = moved.filter((k) => k.startsWith('project:')).map((k) => Number(k.split(':')[1]));
+    expect(projects.length).toBeGreaterThanOrEqual(3);
+    // One moved on to another storage, one put back by hand already.
+    const [again, home] = projects as [number, number];
+    await moveByHand(sandbox.url, 'project', again, 'nfs-2');
+    await moveByHand(sandbox.url, 'project', home, 'nfs-1');
+    const handMoves = (await movesOf(sandbox.url, 'project')).length;
+
+    const preview = await runCli(['revert', plan, '--dry-run'], { cwd: dir, env });
+    expect(preview.code, preview.stderr).toBe(0);
+    expect(preview.stdout).toContain(`project ${again} `);
+    expect(preview.stdout).toContain('now on nfs-2');
+    expect(preview.stdout).toContain(`project ${home} `);
+    expect(preview.stdout).toContain('already back on nfs-1');
+    expect((await movesOf(sandbox.url, 'project')).length).toBe(handMoves);
+
+    const revert = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
+    expect(revert.code, revert.stderr).toBe(0);
+    expect(revert.stdout).toMatch(/skipped 2 item\(s\)/);
+    expect(revert.stdout).toContain(`project ${again} `);
+    const after = await inventoryOf(sandbox.url);
+    for (const key of moved) expect(after.get(key)?.storage, key).toBe(key === `project:${again}` ? 'nfs-2' : 'nfs-1');
+    // Neither skipped item got a move from the revert.
+    const revertMoves = (await movesOf(sandbox.url, 'project')).slice(handMoves);
+    expect(revertMoves.map((m) => m.itemId)).not.toContain(again);
+    expect(revertMoves.map((m) => m.itemId)).not.toContain(home);
+    expect(rowsIn(join(dir, 'state', 'it.revert.db'), 'left').sort()).toEqual([`project:${again}`, `project:${home}`].sort());
+  });
+});
