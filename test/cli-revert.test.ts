@@ -89,6 +89,11 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     const { sandbox, dir } = await setup('revert', ['--move-duration', '30', '--workers', '10'], { projects: 30, snippets: 6, groups: 4 });
     const plan = writePlan(dir, { concurrency: 5, from: ['nfs-1'] });
     const env = sandboxEnv(sandbox.url);
+    // Items already on the forward run's destination before it: the revert must leave them there.
+    const start = await inventoryOf(sandbox.url);
+    const settled = [...start].filter(([k, it]) => k.startsWith('project:') && it.storage === 'nfs-2').slice(0, 2).map(([k]) => Number(k.split(':')[1]));
+    expect(settled).toHaveLength(2);
+    for (const id of settled) await moveByHand(sandbox.url, 'project', id, 'cluster');
     const before = await inventoryOf(sandbox.url);
     const weightsBefore = await weightsOf(sandbox.url);
     const onNfs1 = [...before].filter(([, it]) => it.storage === 'nfs-1').map(([k]) => k);
@@ -101,6 +106,7 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     for (const key of onNfs1) expect(middle.get(key)?.storage, key).toBe('cluster');
     expect(positive(await weightsOf(sandbox.url))).not.toEqual(positive(weightsBefore));
     const forwardMoves = new Map(await Promise.all(KINDS.map(async (k) => [k, (await movesOf(sandbox.url, k)).length] as const)));
+    for (const id of settled) expect(middle.get(`project:${id}`)?.storage).toBe('cluster');
 
     const revert = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
     expect(revert.code, revert.stderr).toBe(0);
