@@ -13,11 +13,8 @@ import type { KindAccessMode } from '../api/types.js';
 import { formatBytes } from '../plan/capacity-field.js';
 import type { Kind } from '../plan/types.js';
 import { CAPACITY_EXCEEDED, StepError } from './errors.js';
+import { SIZE_ALLOWANCE, pickDestination } from './placement.js';
 import type { ActorDeps } from './types.js';
-
-const MIB = 2 ** 20;
-/** Bytes counted for an item whose size the API does not give (documented in docs/operations.md). */
-export const SIZE_ALLOWANCE: Readonly<Record<Kind, number>> = { projects: 100 * MIB, snippets: 10 * MIB, groups: 100 * MIB };
 
 /** One line of the fit table. */
 export interface FitRow {
@@ -43,61 +40,129 @@ export function describeFit(r: FitRow): string {
   return `room on ${r.storage}: needs ${formatBytes(r.neededBytes)} + keep_free ${formatBytes(r.keepFreeBytes)}, free ${free}: ${verdict}${extra ? ` (${extra})` : ''}`;
 }
 
+/** One listed item as the fit simulation sees it. */
+interface Sized {
+  kind: Kind;
+  source: string;
+  bytes: number;
+  byAllowance: boolean;
+}
+
+/** A storage's free bytes from `capacity`, or null when the plan declares none. Throws when a query cannot be read. */
+async function freeOf(deps: ActorDeps, storage: string): Promise<number | null> {
+  const free = deps.plan.capacity?.storages[storage];
+  if (!free) return null;
+  if ('bytes' in free) return free.bytes;
+  if (!deps.prometheus) return null;
+  let samples: Awaited<ReturnType<NonNullable<ActorDeps['prometheus']>['query']>>;
+  try {
+    samples = await deps.prometheus.query(free.query);
+  } catch (err) {
+    // Unread room is unchecked room: refused like room that is too small, before any write.
+    throw new StepError(CAPACITY_EXCEEDED, `capacity.storages.${storage}.free: the room on ${storage} could not be read: ${(err as Error).message} (query: ${free.query}). Nothing was written`);
+  }
+  const values = samples.map((x) => x.value).filter(Number.isFinite);
+  if (values.length === 0) throw new StepError(CAPACITY_EXCEEDED, `capacity.storages.${storage}.free: the query answers no sample (${free.query}); the room cannot be checked`);
+  return Math.min(...values);
+}
+
 /**
- * Checks the room; returns the lines to report. Throws (exit 1, before any write) when the bytes
- * plus `keep_free` exceed the room, except in a dry run, which reports and refuses nothing.
+ * Where the listed items would go, as the drains will place them: per source in the plan's order,
+ * largest first, within the source's `move.until` budget, each to the destination the placement
+ * policy picks. Returns the bytes and items per destination.
+ */
+export function simulatePlacement(
+  items: readonly Sized[],
+  plan: ActorDeps['plan'],
+  rooms: ReadonlyMap<string, number | null>,
+  sourceFree: ReadonlyMap<string, number | null> = new Map(),
+): Map<string, { bytes: number; items: number; byAllowance: number; kinds: Set<Kind> }> {
+  const out = new Map(plan.move.to.map((d) => [d, { bytes: 0, items: 0, byAllowance: 0, kinds: new Set<Kind>() }]));
+  const until = plan.move.until;
+  for (const source of plan.move.from) {
+    let budget = Infinity;
+    if (until && 'movedBytes' in until) budget = until.movedBytes;
+    if (until && 'freeBytes' in until) {
+      const f = sourceFree.get(source);
+      budget = f === null || f === undefined ? 0 : until.freeBytes - f;
+    }
+    const mine = items.filter((i) => i.source === source).sort((a, b) => b.bytes - a.bytes);
+    for (const it of mine) {
+      if (budget <= 0) break;
+      budget -= it.bytes;
+      const candidates = plan.move.to.map((name) => {
+        const room = rooms.get(name);
+        return { name, placed: out.get(name)!.bytes, room: room === undefined ? null : room, weight: plan.weights[name] ?? 0 };
+      });
+      const d = out.get(pickDestination(candidates, it.bytes))!;
+      d.bytes += it.bytes;
+      d.items += 1;
+      if (it.byAllowance) d.byAllowance += 1;
+      d.kinds.add(it.kind);
+    }
+  }
+  return out;
+}
+
+/**
+ * Checks the room; returns the lines to report (one per destination, with the bytes and items the
+ * placement would send there). Throws (exit 1, before any write) when a destination's bytes plus
+ * `keep_free` exceed its room, except in a dry run, which reports and refuses nothing.
  */
 export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind, KindAccessMode>>): Promise<string[]> {
   const { plan, api } = deps;
-  const to = plan.move.to;
   const capacity = plan.capacity;
-  if (!capacity) {
+  const several = plan.move.to.length > 1 || plan.move.until !== undefined;
+  if (!capacity && !several) {
+    const to = plan.move.to[0]!;
     // Said once, by pre-flight (issue 22): a drain that fills its destination breaks every push there.
     deps.log.warn({ storage: to }, 'the room on the destination was not checked: the plan has no capacity section');
     return [`the room on ${to} was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")`];
   }
-  const row: FitRow = { storage: to, neededBytes: 0, keepFreeBytes: capacity.keepFreeBytes, freeBytes: null, byAllowance: 0, uncounted: [], fits: null };
+  const items: Sized[] = [];
+  const uncounted: Kind[] = [];
   for (const kind of plan.move.kinds) {
     if (access[kind] === 'unsupported') continue;
     if (access[kind] === 'records') {
-      row.uncounted.push(kind);
+      uncounted.push(kind);
       continue;
     }
     for (const source of plan.move.from) {
       for await (const page of api.listItemsOnStorage(kind, source)) {
         for (const item of page) {
-          if (item.sizeBytes !== null && kind === 'projects') row.neededBytes += item.sizeBytes;
-          else {
-            row.neededBytes += SIZE_ALLOWANCE[kind];
-            row.byAllowance += 1;
-          }
+          const sized = item.sizeBytes !== null && kind === 'projects';
+          items.push({ kind, source, bytes: sized ? (item.sizeBytes as number) : SIZE_ALLOWANCE[kind], byAllowance: !sized });
         }
       }
     }
   }
-  const free = capacity.storages[to];
-  if (free && 'bytes' in free) row.freeBytes = free.bytes;
-  else if (free && deps.prometheus) {
-    let samples: Awaited<ReturnType<typeof deps.prometheus.query>>;
-    try {
-      samples = await deps.prometheus.query(free.query);
-    } catch (err) {
-      // Unread room is unchecked room: refused like room that is too small, before any write.
-      throw new StepError(CAPACITY_EXCEEDED, `capacity.storages.${to}.free: the room on ${to} could not be read: ${(err as Error).message} (query: ${free.query}). Nothing was written`);
-    }
-    const values = samples.map((s) => s.value).filter(Number.isFinite);
-    if (values.length === 0) throw new StepError(CAPACITY_EXCEEDED, `capacity.storages.${to}.free: the query answers no sample (${free.query}); the room cannot be checked`);
-    row.freeBytes = Math.min(...values);
+  const frees = new Map<string, number | null>();
+  for (const to of plan.move.to) frees.set(to, await freeOf(deps, to));
+  const rooms = new Map([...frees].map(([d, f]) => [d, f === null ? null : f - (capacity?.keepFreeBytes ?? 0)]));
+  const sourceFree = new Map<string, number | null>();
+  if (plan.move.until && 'freeBytes' in plan.move.until) for (const s of plan.move.from) sourceFree.set(s, await freeOf(deps, s));
+  const placed = simulatePlacement(items, plan, rooms, sourceFree);
+  const lines: string[] = [];
+  const unfit: FitRow[] = [];
+  for (const to of plan.move.to) {
+    const p = placed.get(to)!;
+    const row: FitRow = { storage: to, neededBytes: p.bytes, keepFreeBytes: capacity?.keepFreeBytes ?? 0, freeBytes: frees.get(to) ?? null, byAllowance: p.byAllowance, uncounted, fits: null };
+    if (row.freeBytes !== null) row.fits = row.neededBytes + row.keepFreeBytes <= row.freeBytes;
+    if (row.fits === false) unfit.push(row);
+    deps.log.info({ fit: row }, 'room checked');
+    lines.push(several ? `${describeFit(row)}; ${p.items} item(s) placed there` : describeFit(row));
+    deps.store.appendEvent('placement.planned', { storage: to, items: p.items, bytes: p.bytes, freeBytes: row.freeBytes }, deps.clock.now());
   }
-  if (row.freeBytes !== null) row.fits = row.neededBytes + row.keepFreeBytes <= row.freeBytes;
-  const line = describeFit(row);
-  deps.log.info({ fit: row }, 'room checked');
-  if (row.fits === false && !deps.dryRun) {
+  const kept = items.length - [...placed.values()].reduce((a, p) => a + p.items, 0);
+  if (kept > 0) lines.push(`move.until: ${kept} item(s) stay on the sources (${formatBytes(items.reduce((a, i) => a + i.bytes, 0) - [...placed.values()].reduce((a, p) => a + p.bytes, 0))})`);
+  if (!capacity) lines.push('the room on the destinations was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")');
+  const first = unfit[0];
+  if (first && !deps.dryRun) {
     throw new StepError(
       CAPACITY_EXCEEDED,
-      `the drain does not fit on ${to}: it needs ${row.neededBytes} bytes (${formatBytes(row.neededBytes)}) plus capacity.keep_free ${row.keepFreeBytes} bytes, ` +
-        `and ${to} has ${row.freeBytes} bytes (${formatBytes(row.freeBytes!)}) free (capacity.storages.${to}.free). Nothing was written`,
+      `the drain does not fit on ${first.storage}: it needs ${first.neededBytes} bytes (${formatBytes(first.neededBytes)}) plus capacity.keep_free ${first.keepFreeBytes} bytes, ` +
+        `and ${first.storage} has ${first.freeBytes} bytes (${formatBytes(first.freeBytes!)}) free (capacity.storages.${first.storage}.free). Nothing was written`,
     );
   }
-  return [line];
+  return lines;
 }

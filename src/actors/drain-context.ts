@@ -4,7 +4,7 @@
  */
 import type { AuditEventMap, DrainEventType } from '../events/vocabulary.js';
 import type { Kind } from '../plan/types.js';
-import type { ActorStore, RunControl } from '../store/types.js';
+import type { ActorStore, ItemRow, RunControl } from '../store/types.js';
 import { capInForce } from './cap.js';
 import { abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
@@ -15,12 +15,29 @@ export interface DrainCtx {
   store: ActorStore;
   kind: Kind;
   source: string;
+  /** The plan's first destination: the only one of most plans, and bulk mode's (which allows one). */
   destination: string;
+  /** Every destination of the plan (issue 23). */
+  destinations: readonly string[];
 }
 
 /** The context of the drain of `kind` off `source`. */
 export function createDrainCtx(deps: ActorDeps, source: string, kind: Kind): DrainCtx {
-  return { deps, store: deps.store, kind, source, destination: deps.plan.move.to };
+  const to = deps.plan.move.to;
+  return { deps, store: deps.store, kind, source, destination: to[0]!, destinations: to };
+}
+
+/** Where `row` goes: its recorded destination, or, not placed yet, the plan's first. */
+export function destinationOf(ctx: DrainCtx, row: Pick<ItemRow, 'destination'>): string {
+  return row.destination ?? ctx.destination;
+}
+
+/**
+ * Whether an item found on `storage` has arrived: its recorded destination, or, not placed yet,
+ * any destination of the plan.
+ */
+export function arrivedOn(ctx: DrainCtx, row: Pick<ItemRow, 'destination'>, storage: string): boolean {
+  return row.destination ? storage === row.destination : ctx.destinations.includes(storage);
 }
 
 /** A drain event's own fields: the drain's kind and source are added (or named, for another drain). */

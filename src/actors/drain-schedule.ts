@@ -5,7 +5,8 @@
  */
 import type { ScheduleResult } from '../api/types.js';
 import type { ItemRow } from '../store/types.js';
-import { event } from './drain-context.js';
+import { arrivedOn, destinationOf, event } from './drain-context.js';
+import { placementOf } from './placement.js';
 import type { DrainCtx } from './drain-context.js';
 import { classifyPostError } from './errors.js';
 import { applyMove, recordFailure } from './drain-outcome.js';
@@ -39,7 +40,7 @@ function dropExhausted(ctx: DrainCtx, rows: ItemRow[]): ItemRow[] {
  * the row leaves (or counts as moved when it is on the destination) and is not POSTed.
  */
 function keepLocated(ctx: DrainCtx, row: ItemRow, where: Location, arrival: Arrival | null): boolean {
-  const { deps, store, kind, source, destination } = ctx;
+  const { deps, store, kind, source } = ctx;
   const now = deps.clock.now();
   if (where.at === 'source') {
     store.touchListed(kind, source, [row.id], now);
@@ -47,7 +48,7 @@ function keepLocated(ctx: DrainCtx, row: ItemRow, where: Location, arrival: Arri
   }
   if (where.at === 'unknown') return true;
   if (where.at === 'gone') store.markLeft(kind, row.id, now, 'deleted from the instance');
-  else if (where.storage === destination) {
+  else if (arrivedOn(ctx, row, where.storage)) {
     const a = arrival ?? { moveId: null, moveState: null, note: 'already on the destination' };
     store.markMoved(kind, row.id, a.moveId, a.moveState, now, a.note);
   }
@@ -62,7 +63,7 @@ async function dropLocatedOffSource(ctx: DrainCtx, rows: readonly ItemRow[]): Pr
   const arrivals = await Promise.all(
     rows.map((r, i) => {
       const where = seen[i] as Location;
-      return where.at === 'elsewhere' && where.storage === ctx.destination ? arrivalOf(ctx, r) : null;
+      return where.at === 'elsewhere' && arrivedOn(ctx, r, where.storage) ? arrivalOf(ctx, r, where.storage) : null;
     }),
   );
   const drop = new Set<number>();
@@ -136,20 +137,24 @@ async function dropUnlisted(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[
 
 /** Schedules `rows` (pending, due); returns how many POSTs were sent. */
 export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promise<number> {
-  const { deps, store, kind, destination } = ctx;
+  const { deps, store, kind } = ctx;
   const rows = dropExhausted(ctx, candidates);
   if (rows.length === 0) return 0;
   const now = deps.clock.now();
-  // Intent first, committed: a kill after this line leaves `scheduling` rows that are reconciled.
+  const placement = placementOf(deps);
+  // Intent first, committed, with the item's destination (chosen once, issue 23): a kill after this
+  // line leaves `scheduling` rows that are reconciled, and a resume posts them where they were placed.
   const claimed = store.batch(() =>
-    rows.filter((row) => {
-      if (!store.markIntent(kind, row.id, now)) return false;
+    rows.flatMap((row) => {
+      const destination = placement.choose(kind, row);
+      if (!store.markIntent(kind, row.id, now, destination)) return [];
+      if (!row.destination) placement.note(kind, row, destination);
       event(ctx, 'move.intent', { id: row.id, attempt: row.attempts + 1, destination });
-      return true;
+      return [{ ...row, destination }];
     }),
   );
   const toPost = await dropNotOnSource(ctx, await dropUnlisted(ctx, claimed));
-  const settled = await Promise.allSettled(toPost.map((row) => deps.api.scheduleMove(kind, row.id, destination)));
+  const settled = await Promise.allSettled(toPost.map((row) => deps.api.scheduleMove(kind, row.id, destinationOf(ctx, row))));
   const followUp: { row: ItemRow; cause: 'ambiguous' | 'read-only' }[] = [];
   let fatal: unknown = null;
   store.batch(() => {

@@ -15,6 +15,8 @@ import { pollInFlight, recheckStuck, trackedKinds } from './drain-poll.js';
 import type { PollPlanner } from './drain-poll.js';
 import { scheduleBatch } from './drain-schedule.js';
 import { runCensus } from './census.js';
+import { boundReached, dueItems, nextDueAt } from './drain-until.js';
+import { preparePlacement } from './placement.js';
 import { enumerateRound } from './enumerate.js';
 import { locate } from './locate.js';
 import { MoveModel } from './move-model.js';
@@ -29,7 +31,11 @@ const SCHEDULE_CHUNK = 50;
 
 function result(ctx: DrainCtx): DrainOutput {
   const c = ctx.store.countStates(ctx.kind, ctx.source);
-  return { moved: c.moved + c.left, quarantined: c.quarantined, remaining: c.pending + c.scheduling + c.in_flight };
+  const out: DrainOutput = { moved: c.moved + c.left, quarantined: c.quarantined, remaining: c.pending + c.scheduling + c.in_flight };
+  if (!boundReached(ctx)) return out;
+  // A reached `move.until` bound: what was never placed stays on the source, as the plan asked.
+  const kept = ctx.store.countUnplaced(ctx.kind, ctx.source);
+  return { ...out, remaining: out.remaining - kept, kept };
 }
 
 /**
@@ -89,7 +95,7 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
   const ownDone = () => {
     if (launchedOwn.size > 0 || !listed()) return false;
     const c = store.countStates(kind, source);
-    return c.scheduling + c.in_flight === 0 && store.nextDueAt(kind, source) === null;
+    return c.scheduling + c.in_flight === 0 && nextDueAt(ctx) === null;
   };
   try {
     for (;;) {
@@ -100,7 +106,7 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
       controlSeen = noteControl(ctx, control, cap, controlSeen);
       let free = cap - store.countInFlight();
       if (free > 0) {
-        const due = store.dueItems(kind, source, deps.clock.now(), free);
+        const due = dueItems(ctx, deps.clock.now(), free);
         if (due.length > 0 && store.countInFlight() === 0) {
           anchor = deps.clock.now();
           planner.earliestEnd = null;
@@ -118,7 +124,7 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
       if (free > 0 && ahead && listed()) {
         if (!aheadListing && !store.getCursor(ahead.kind, ahead.source)?.done) aheadListing = startListing(ahead);
         aheadListing?.check();
-        const due = store.dueItems(ahead.kind, ahead.source, deps.clock.now(), free);
+        const due = dueItems(ahead, deps.clock.now(), free);
         if (due.length > 0) {
           event(ctx, 'drain.ahead', { kind: ahead.kind, source: ahead.source, items: due.length });
           expectEnds(due);
@@ -134,7 +140,7 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
           await listing.nextPage();
           continue;
         }
-        const next = store.nextDueAt(kind, source);
+        const next = nextDueAt(ctx);
         if (next === null) return;
         if (cap <= 0) {
           // Paused with nothing in flight: look at the control again after a poll interval.
@@ -335,6 +341,7 @@ export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<Drai
     // A listing or a bulk job would take in every item of the source: given items are moved one by one.
     throw new Error('given items are drained in throttled mode by a real run only');
   }
+  await preparePlacement(deps);
   if (deps.dryRun) return byRecords ? dryRunByRecords(ctx) : dryRun(ctx);
   event(ctx, 'drain.started', { mode: byRecords ? 'records' : deps.plan.move.mode });
   for (const kind of trackedKinds(ctx)) await reconcileScheduling({ ...ctx, kind });
@@ -369,6 +376,8 @@ export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<Drai
     await enumerateRound(ctx, round + 1);
     const c = ctx.store.countStates(ctx.kind, ctx.source);
     if (c.pending + c.scheduling + c.in_flight === 0) break;
+    // A reached bound leaves unplaced items pending on purpose: done once nothing placed is open.
+    if (boundReached(ctx) && c.scheduling + c.in_flight === 0 && nextDueAt(ctx) === null) break;
   }
   const res = result(ctx);
   event(ctx, 'drain.finished', { ...res });

@@ -64,17 +64,17 @@ export interface Arrival {
  * source stays). The item's move list tells them apart; the second is recorded as moved with its
  * failed move, which the summary lists as a source copy left behind.
  */
-export async function arrivalOf(ctx: DrainCtx, row: Pick<ItemRow, 'id' | 'moveId'>): Promise<Arrival> {
+export async function arrivalOf(ctx: DrainCtx, row: Pick<ItemRow, 'id' | 'moveId' | 'destination'>, storage: string): Promise<Arrival> {
   const plain = { moveId: null, moveState: null, note: 'already on the destination' };
   if (row.moveId === null) return plain;
   const moves = await ctx.deps.api.listItemMoves(ctx.kind, row.id);
   const ours = moves.find((m) => m.id === row.moveId);
   if (ours?.state !== 'failed') return plain;
-  const later = moves.find((m) => m.id > ours.id && m.destinationStorage === ctx.destination && (m.state === 'finished' || m.state === 'cleanup failed'));
+  const later = moves.find((m) => m.id > ours.id && m.destinationStorage === storage && (m.state === 'finished' || m.state === 'cleanup failed'));
   if (later) return { moveId: later.id, moveState: later.state, note: 'moved by another move' };
   return {
     moveId: ours.id,
     moveState: 'failed',
-    note: `move ${ours.id} failed after the switch: the repository is on ${ctx.destination}, its copy on ${ctx.source} is left behind`,
+    note: `move ${ours.id} failed after the switch: the repository is on ${storage}, its copy on ${ctx.source} is left behind`,
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { MoveRecord } from '../api/types.js';
 import type { ItemRow } from '../store/types.js';
-import { event, throwIfAborted } from './drain-context.js';
+import { arrivedOn, event, throwIfAborted } from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 import { applyMove, isTerminal, recordFailure } from './drain-outcome.js';
 import { arrivalOf, locate } from './locate.js';
@@ -35,7 +35,7 @@ function isNewSinceIntent(move: MoveRecord, row: ItemRow): boolean {
  * source -> pending again (the attempt is refunded when the POST provably did nothing).
  */
 export async function reconcileItem(ctx: DrainCtx, row: ItemRow, cause: ReconcileCause): Promise<void> {
-  const { deps, store, kind, destination } = ctx;
+  const { deps, store, kind } = ctx;
   const moves = await deps.api.listItemMoves(kind, row.id);
   const now = deps.clock.now();
   const running = moves.find((m) => !isTerminal(m.state));
@@ -55,8 +55,8 @@ export async function reconcileItem(ctx: DrainCtx, row: ItemRow, cause: Reconcil
     event(ctx, 'item.gone', { id: row.id, cause });
     return;
   }
-  if (where.at === 'elsewhere' && where.storage === destination) {
-    const a = await arrivalOf(ctx, row);
+  if (where.at === 'elsewhere' && arrivedOn(ctx, row, where.storage)) {
+    const a = await arrivalOf(ctx, row, where.storage);
     store.markMoved(kind, row.id, a.moveId, a.moveState, deps.clock.now(), a.note);
     event(ctx, 'item.already_on_destination', { id: row.id, cause });
     return;

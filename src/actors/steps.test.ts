@@ -109,7 +109,7 @@ describe('storage check', () => {
 
   it('fails naming every unknown storage and listing the configured ones', async () => {
     const plan = testPlan();
-    plan.move = { ...plan.move, from: ['nfs-9', 'nfs-1'], to: 'clustr' };
+    plan.move = { ...plan.move, from: ['nfs-9', 'nfs-1'], to: ['clustr'] };
     await expect(runStorageCheck(deps(createFakeApi(), plan))).rejects.toMatchObject({
       code: 'SHARDMOVE_STORAGE_UNKNOWN',
       message: 'storages "nfs-9", "clustr" not configured on the instance (configured: default, nfs-1, nfs-2, cluster)',

@@ -13,7 +13,7 @@ export async function runStorageCheck(deps: Pick<ActorDeps, 'api' | 'plan' | 'lo
   const { plan, log } = deps;
   const readiness = await readReadiness(deps);
   const warnings: string[] = [];
-  const wanted = [...plan.move.from, plan.move.to];
+  const wanted = [...plan.move.from, ...plan.move.to];
   if (readiness.gitaly.length === 0) {
     throw new StepError(STORAGE_UNKNOWN, 'the readiness check reported no Gitaly storages (is this client allowed to read /-/readiness?all=1?)');
   }

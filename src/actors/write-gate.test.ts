@@ -60,7 +60,7 @@ describe('the room check (issue 22 item 3)', () => {
   it('refuses when Prometheus cannot answer the free bytes, and in a dry run reports without refusing', async () => {
     const { checkCapacity } = await import('./capacity.js');
     const base = createHarness(testPlan({}));
-    const plan = { ...base.deps.plan, capacity: { keepFreeBytes: 0, storages: { [base.deps.plan.move.to]: { query: 'free' } } } };
+    const plan = { ...base.deps.plan, capacity: { keepFreeBytes: 0, storages: { [base.deps.plan.move.to[0]!]: { query: 'free' } } } };
     const down = { query: () => Promise.reject(new Error('Prometheus at http://p did not answer (ECONNREFUSED)')), close: () => Promise.resolve() };
     await expect(checkCapacity({ ...base.deps, plan, prometheus: down }, {})).rejects.toMatchObject({
       code: 'SHARDMOVE_PREFLIGHT_CAPACITY', message: expect.stringContaining('could not be read: Prometheus at http://p did not answer'),

@@ -123,10 +123,14 @@ export interface AuditEventMap {
   };
   // Drains (actors/)
   'drain.started': OfDrain & { mode: 'throttled' | 'bulk' | 'records' };
-  'drain.finished': OfDrain & { moved: number; quarantined: number; remaining: number; byRecords?: boolean; by?: 'records' };
+  'drain.finished': OfDrain & { moved: number; quarantined: number; remaining: number; byRecords?: boolean; by?: 'records'; kept?: number };
   'drain.dry_run': OfDrain & { wouldSchedule: number | null; concurrency?: number; estimatedRequests?: number; by?: 'records'; bulkPosts?: number };
   /** The next drain's items fill this drain's free slots; kind and source are the next drain's. */
   'drain.ahead': OfDrain & { items: number };
+  /** Pre-flight's placement: what the listed items would put on one destination, and its room (null: unknown). */
+  'placement.planned': { storage: string; items: number; bytes: number; freeBytes: number | null };
+  /** A partial drain's bound (`move.until`) is reached for the source: nothing more is scheduled from it. */
+  'drain.until_reached': OfDrain & { bound: 'moved' | 'free'; limitBytes: number; placedBytes: number };
   'enumerate.started': OfDrain & { round: number; afterId: number };
   'enumerate.unlistable': OfDrain & { round: number; id: number | null; afterId: number | null; beforeId: number | null; reason: string };
   'enumerate.finished': OfDrain & { round: number; added: number; back: number; left: number };
@@ -206,6 +210,8 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'drain.finished': 'a drain ended, with its counts',
   'drain.dry_run': 'a dry run counted what a drain would schedule',
   'drain.ahead': "the next drain's items fill free slots",
+  'placement.planned': "pre-flight's placement of the listed items on one destination",
+  'drain.until_reached': "a partial drain's bound (move.until) is reached for a source",
   'enumerate.started': 'a listing round of a source started',
   'enumerate.unlistable': 'part of a listing could not be read',
   'enumerate.finished': 'a listing round ended',

@@ -84,6 +84,7 @@ export const runMachine = setup({
   context: ({ input }) => ({
     sources: input.sources,
     destination: input.destination,
+    destinations: input.destinations ?? [input.destination],
     kinds: input.kinds,
     verify: input.verify,
     geoResync: input.geoResync,

@@ -15,7 +15,10 @@ export type StepName = 'preflight' | 'storages' | 'weights' | 'drain' | 'verify'
 export interface RunInput {
   /** Source storages, drained in this order. */
   sources: string[];
+  /** The first destination (the only one before issue 23; kept so older snapshots read the same). */
   destination: string;
+  /** Every destination, in the plan's order (issue 23); absent in snapshots older than it. */
+  destinations?: string[];
   kinds: Kind[];
   verify: boolean;
   geoResync: boolean;
@@ -79,6 +82,8 @@ export interface DrainOutput {
   remaining: number;
   /** The kind's storage is not exposed: moved in bulk and followed through its move records (dry run: count unknown). */
   byRecords?: boolean;
+  /** A partial drain (`move.until`) reached its bound: items never placed, left on the source as the plan asked. */
+  kept?: number;
 }
 
 export interface VerifyOutput {
@@ -118,7 +123,7 @@ export interface StepFailure {
 }
 
 /** The run's shape, carried from the input into the context unchanged. */
-type RunShape = Pick<RunInput, 'sources' | 'destination' | 'kinds' | 'verify' | 'geoResync' | 'dryRun'>;
+type RunShape = Pick<RunInput, 'sources' | 'destination' | 'destinations' | 'kinds' | 'verify' | 'geoResync' | 'dryRun'>;
 
 export interface RunContext extends RunShape {
   step: StepName;

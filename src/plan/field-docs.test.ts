@@ -2,6 +2,7 @@
  * docs/plan.md's field table: generated from the field table (plan-fields.ts), checked in, and with
  * a row for every key the loader reads.
  */
+import { UNTIL_KEYS } from './target-fields.js';
 import { PAUSE_AFTER_KEYS } from './breaker-field.js';
 import { RULE_KEYS } from './rules-field.js';
 import { CAPACITY_KEYS } from './capacity-field.js';
@@ -39,6 +40,7 @@ describe('docs/plan.md field table', () => {
       ...PAUSE_AFTER_KEYS.map((k) => `retry.pause_after.${k}`),
       ...RULE_KEYS.map((k) => `throttle.rules[].${k}`),
       ...CAPACITY_KEYS.map((k) => `capacity.${k}`),
+      ...UNTIL_KEYS.map((k) => `move.until.${k}`),
     ];
     expect([...rows].sort()).toEqual([...keys].sort());
     expect(rows).toEqual([...new Set(rows)]);

@@ -13,7 +13,9 @@ export function planHashInput(plan: Plan): unknown {
   const { credentials: _credentials, ...instance } = plan.instance;
   // The Prometheus token is a credential too: rotating it is no change of plan.
   const prometheus = plan.prometheus ? { ...plan.prometheus, token: undefined } : plan.prometheus;
-  return { ...plan, instance, prometheus, poll: pollHashInput(plan.poll) };
+  // One destination hashes as the single name it was before `move.to` took a list (issue 23).
+  const move = plan.move.to.length === 1 ? { ...plan.move, to: plan.move.to[0] } : plan.move;
+  return { ...plan, instance, prometheus, move, poll: pollHashInput(plan.poll) };
 }
 
 /**

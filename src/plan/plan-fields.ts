@@ -16,6 +16,7 @@ import { WINDOW_PATTERN } from '../time/windows.js';
 import { PAUSE_AFTER_DOC, PAUSE_AFTER_SCHEMA, readPauseAfter } from './breaker-field.js';
 import { readNumber, readSchedule } from './schedule-fields.js';
 import { CAPACITY_DOC, CAPACITY_SCHEMA, readCapacity } from './capacity-field.js';
+import { DESTINATIONS_DOC, DESTINATIONS_SCHEMA, STORAGE_SCHEMA, UNTIL_DOC, UNTIL_SCHEMA, readDestinations, readStorageList, readUntil } from './target-fields.js';
 import { PROMETHEUS_TOKEN_SCHEMA, RULES_DOC, RULES_SCHEMA, readPrometheusToken, readPrometheusUrl, readRules } from './rules-field.js';
 import type { Reader } from './reader.js';
 import type { Kind } from './values.js';
@@ -28,7 +29,6 @@ export const DEFAULT_MIN_INTERVAL_MS = 250;
 /** A storage weight, as `repository_storages_weighted` takes it. */
 export const WEIGHT_RANGE = { min: 0, max: 100 } as const;
 
-const STORAGE_SCHEMA = textSchema({ pattern: '^[^\\s/\\\\]+$', maxLength: 255 });
 const WEIGHT_SCHEMA: JsonSchema = { anyOf: [{ type: 'integer', minimum: WEIGHT_RANGE.min, maximum: WEIGHT_RANGE.max }, VAR_STRING] };
 
 /** The fields of a plan, in reading (and documentation) order. */
@@ -98,15 +98,22 @@ export const PLAN_FIELDS = {
         type: 'custom', prop: 'from', required: true, default: [],
         description: 'Source storages, drained in this order; each once, not the destination.',
         doc: { type: 'list of storage names', allowed: 'at least one, each once, not the destination' },
-        read: (r, node, path) => readStorageList(r, node, path),
+        read: (r, node, path) => readStorageList(r, node, path, 'source storage'),
         schema: { type: 'array', items: STORAGE_SCHEMA, minItems: 1, uniqueItems: true },
       },
       to: {
-        type: 'custom', prop: 'to', required: true, default: '',
-        description: 'Destination storage, sent explicitly with every move; not one of the sources.',
-        doc: { type: 'storage name', allowed: 'not one of the sources' },
-        read: (r, node, path) => readStorage(r, node, path),
-        schema: STORAGE_SCHEMA,
+        type: 'custom', prop: 'to', required: true, default: [] as string[],
+        description: 'Destination storage, or a list of them; sent explicitly with every move; none of them a source.',
+        doc: DESTINATIONS_DOC,
+        read: (r, node, path) => readDestinations(r, node, path),
+        schema: DESTINATIONS_SCHEMA,
+      },
+      until: {
+        type: 'custom', prop: 'until', default: undefined,
+        description: 'A partial drain: {moved: SIZE} stops scheduling from each source once that many bytes have left it; {free: SIZE} once its free space reaches that. Absent: drain every source empty.',
+        doc: UNTIL_DOC,
+        read: (r, node, path, invalid) => readUntil(r, node, path, invalid),
+        schema: UNTIL_SCHEMA,
       },
       kinds: {
         type: 'custom', prop: 'kinds', default: KINDS,
@@ -414,36 +421,6 @@ function readSudo(r: Reader, node: Node): string | undefined {
     return undefined;
   }
   return v;
-}
-
-function readStorage(r: Reader, node: Node, path: string): string | undefined {
-  const at = r.posOf(node);
-  r.mark(path, at);
-  const s = r.string(node, path);
-  if (!s) return undefined;
-  if (s.value === '' || /[\s/\\]/.test(s.value) || s.value.length > 255) {
-    r.error(path, at, 'expected a storage name (no spaces or slashes)');
-    return undefined;
-  }
-  return s.value;
-}
-
-function readStorageList(r: Reader, node: Node, path: string): string[] | undefined {
-  r.mark(path, r.posOf(node));
-  const items = r.seq(node, path, 'storage names');
-  if (!items) return undefined;
-  if (items.length === 0) {
-    r.error(path, r.posOf(node), 'list at least one source storage');
-    return undefined;
-  }
-  const out: string[] = [];
-  let ok = true;
-  items.forEach((item, i) => {
-    const s = readStorage(r, item, `${path}[${i}]`);
-    if (s === undefined) ok = false;
-    else out.push(s);
-  });
-  return ok ? out : undefined;
 }
 
 function readKinds(r: Reader, node: Node): Kind[] | undefined {

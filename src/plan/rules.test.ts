@@ -10,7 +10,7 @@ function plan(overrides: Partial<{ from: string[]; to: string; weights: Record<s
     version: 1,
     name: 'p',
     instance: { url: 'https://x', credentials: { type: 'token', token: 't' }, sudo: null, timeoutMs: overrides.timeoutMs ?? 30_000 },
-    move: { from, to, kinds: ['projects'], mode: overrides.mode ?? 'throttled', concurrency: overrides.concurrency ?? 10 },
+    move: { from, to: [to], kinds: ['projects'], mode: overrides.mode ?? 'throttled', concurrency: overrides.concurrency ?? 10 },
     weights: overrides.weights ?? { ...Object.fromEntries(from.map((s) => [s, 0])), [to]: 100 },
     poll: {
       intervalMs: overrides.intervalMs ?? 5_000,
@@ -37,7 +37,7 @@ describe('named rules', () => {
 
   it('every rule has a kebab-case name', () => {
     expect(PLAN_RULES.map((r) => r.name)).toEqual([
-      'destination-not-a-source', 'sources-unique', 'weights-drain-sources', 'durations-in-range', 'counts-in-range', 'bulk-mode-note', 'rules-need-prometheus', 'capacity-names-destination',
+      'destination-not-a-source', 'sources-unique', 'weights-drain-sources', 'durations-in-range', 'counts-in-range', 'bulk-mode-note', 'rules-need-prometheus', 'capacity-names-destination', 'until-free-needs-capacity', 'bulk-moves-everything',
     ]);
   });
 

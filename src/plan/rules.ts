@@ -66,8 +66,13 @@ export const destinationNotASource: PlanRule = {
   name: 'destination-not-a-source',
   check({ plan, valid }) {
     if (!valid('move.to') || !valid('move.from')) return [];
-    const i = plan.move.from.indexOf(plan.move.to);
-    return i < 0 ? [] : [error(`move.from[${i}]`, `the destination ${JSON.stringify(plan.move.to)} is also a source`)];
+    const sources = new Map(plan.move.from.map((s, i) => [s, i]));
+    const out: RuleFinding[] = [];
+    for (const to of plan.move.to) {
+      const i = sources.get(to);
+      if (i !== undefined) out.push(error(`move.from[${i}]`, `the destination ${JSON.stringify(to)} is also a source`));
+    }
+    return out;
   },
 };
 
@@ -92,11 +97,13 @@ export const sourcesUnique: PlanRule = {
  * Weights problems of a merged weight table: the destination must take new repositories and no source
  * may, otherwise repositories created during the drain keep landing on the storage being emptied.
  */
-export function weightsProblems(weights: Readonly<Record<string, number>>, from: readonly string[], to: string): Array<{ storage: string; message: string }> {
+export function weightsProblems(weights: Readonly<Record<string, number>>, from: readonly string[], to: readonly string[]): Array<{ storage: string; message: string }> {
   const out: Array<{ storage: string; message: string }> = [];
-  if (!((weights[to] ?? 0) > 0)) out.push({ storage: to, message: `the destination ${JSON.stringify(to)} needs a weight above 0, or new repositories cannot land on it` });
+  for (const d of to) {
+    if (!((weights[d] ?? 0) > 0)) out.push({ storage: d, message: `the destination ${JSON.stringify(d)} needs a weight above 0, or new repositories cannot land on it` });
+  }
   for (const s of new Set(from)) {
-    if (s === to) continue;
+    if (to.includes(s)) continue;
     const w = weights[s] ?? 0;
     if (w !== 0) out.push({ storage: s, message: `the source ${JSON.stringify(s)} must have weight 0 (has ${w}), or new repositories keep landing on it` });
   }
@@ -203,10 +210,40 @@ export const capacityNamesDestination: PlanRule = {
     const c = plan.capacity;
     if (!c || !valid('capacity') || !valid('move.to')) return [];
     const out: RuleFinding[] = [];
-    if (!c.storages[plan.move.to]) out.push(error('capacity.storages', `name the destination: ${plan.move.to}: {free: 2TiB} (or a PromQL query answering its free bytes)`));
+    for (const to of plan.move.to) {
+      if (!c.storages[to]) out.push(error('capacity.storages', `name the destination: ${to}: {free: 2TiB} (or a PromQL query answering its free bytes)`));
+    }
+    const until = plan.move.until;
+    if (until && 'freeBytes' in until && valid('move.from')) {
+      for (const s of plan.move.from) {
+        if (!c.storages[s]) out.push(error('capacity.storages', `move.until.free needs each source's free space: ${s}: {free: ...} (a PromQL query answering its free bytes)`));
+      }
+    }
     const queried = Object.entries(c.storages).filter(([, f]) => 'query' in f).map(([n]) => n);
     if (queried.length > 0 && !plan.prometheus) out.push(error(`capacity.storages.${queried[0]}.free`, 'a PromQL query needs prometheus: {url: http://localhost:9090}'));
     return out;
+  },
+};
+
+/** Bulk mode sends one POST per kind and source, to one destination, and moves everything there. */
+export const bulkMovesEverything: PlanRule = {
+  name: 'bulk-moves-everything',
+  check({ plan, valid }) {
+    if (plan.move.mode !== 'bulk' || !valid('move.mode')) return [];
+    const out: RuleFinding[] = [];
+    if (valid('move.to') && plan.move.to.length > 1) out.push(error('move.to', 'bulk mode moves each source to one destination: list one, or use mode: throttled to spread items over several'));
+    if (plan.move.until && valid('move.until')) out.push(error('move.until', 'bulk mode moves everything on a source: a partial drain needs mode: throttled'));
+    return out;
+  },
+};
+
+/** `move.until: {free: ...}` reads the sources' free space, which only `capacity` gives. */
+export const untilFreeNeedsCapacity: PlanRule = {
+  name: 'until-free-needs-capacity',
+  check({ plan, valid }) {
+    const until = plan.move.until;
+    if (!until || !('freeBytes' in until) || !valid('move.until') || plan.capacity) return [];
+    return [error('move.until.free', "needs each source's free space: add capacity: {storages: {<source>: {free: <PromQL query>}, <destination>: {free: ...}}}")];
   },
 };
 
@@ -220,6 +257,8 @@ export const PLAN_RULES: readonly PlanRule[] = [
   bulkModeNote,
   rulesNeedPrometheus,
   capacityNamesDestination,
+  untilFreeNeedsCapacity,
+  bulkMovesEverything,
 ];
 
 /** Runs every rule; findings carry the rule's name. */

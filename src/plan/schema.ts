@@ -55,7 +55,7 @@ export function readPlanTree(r: Reader, root: Node | null): SchemaResult {
   const planWeights = plan.weights;
   const weights: Record<string, number> = {};
   for (const s of plan.move.from) weights[s] = 0;
-  if (plan.move.to) weights[plan.move.to] = 100;
+  for (const to of plan.move.to) weights[to] = 100;
   plan.weights = Object.assign(weights, planWeights);
   return { plan, planWeights, invalid };
 }

@@ -86,3 +86,9 @@ export interface CapacityPlan {
   /** Storage name -> its free bytes: declared, or a PromQL query answering them. */
   storages: Record<string, { bytes: number } | { query: string }>;
 }
+
+/**
+ * `move.until` (issue 23): a partial drain. `movedBytes`: stop scheduling from each source once that
+ * many bytes have left it; `freeBytes`: once the source's free space (from `capacity`) reaches it.
+ */
+export type MoveUntil = { movedBytes: number } | { freeBytes: number };

@@ -117,6 +117,8 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     case 'drain.finished':
     case 'drain.dry_run':
     case 'drain.ahead':
+    case 'drain.until_reached':
+    case 'placement.planned':
     case 'enumerate.started':
     case 'enumerate.unlistable':
     case 'enumerate.finished':

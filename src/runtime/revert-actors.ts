@@ -79,7 +79,7 @@ const ALL = Number.MAX_SAFE_INTEGER;
  * own: it must be on the storage it came from before the forward run. Quarantined items are the
  * run's known leftovers (the report lists them); skipped items were never the revert's to move.
  */
-export async function verifyReverted(deps: ActorDeps, destinationOf: (kind: Kind, id: number, source: string) => string = (_k, _i, _s) => deps.plan.move.to): Promise<VerifyOutput> {
+export async function verifyReverted(deps: ActorDeps): Promise<VerifyOutput> {
   const { api, store, plan } = deps;
   const entries: { kind: Kind; source: string; checked: number; back: number; wrong: number; unknown: number; quarantined: number }[] = [];
   const problems: string[] = [];
@@ -91,7 +91,7 @@ export async function verifyReverted(deps: ActorDeps, destinationOf: (kind: Kind
       const e = { kind, source, checked: moved.length, back: 0, wrong: 0, unknown: 0, quarantined: store.countStates(kind, source).quarantined };
       for (const row of moved) {
         if (deps.signal.aborted) throw abortError(deps.signal);
-        const want = destinationOf(kind, row.id, source);
+        const want = row.destination ?? '(no destination recorded)';
         const item = await api.getItem(kind, row.id);
         const say = (p: string) => (problems.length < MAX_LISTED_PROBLEMS ? problems.push(p) : more++);
         if (item?.storage === want) e.back++;

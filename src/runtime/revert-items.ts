@@ -117,6 +117,8 @@ export function seedRevert(store: ActorStore, set: RevertSet, drains: { kinds: r
     for (const kind of drains.kinds) for (const source of drains.sources) store.startRound(kind, source, 1);
     for (const it of [...set.items, ...set.skipped]) {
       store.recordPage(it.kind, it.from, 1, [{ kind: it.kind, id: it.id, storage: it.from, name: it.name, sizeBytes: it.sizeBytes }], opts.readAt);
+      // Pinned before any intent: the drain posts it back where it came from, never elsewhere.
+      store.pinDestination(it.kind, it.id, it.to);
     }
     for (const s of set.skipped) {
       store.markLeft(s.kind, s.id, opts.now, s.reason);

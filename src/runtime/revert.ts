@@ -114,7 +114,6 @@ export async function executeRevert(opts: RevertOptions, injected: Partial<Runti
     const forwardWeights = ((forward.loadRun()?.snapshot as { context?: Partial<RunContext> } | null)?.context?.previousWeights) ?? null;
     const moved = forwardMovedItems(forward, (row) => forwardDestination(plan, row));
     if (moved.length === 0) return { kind: 'nothing', forwardFile, reason: `${forwardFile} records no item moved by the forward run` };
-    assertOneDestination(moved);
     const drains = revertDrains(moved);
     const revertPlan = planOfRevert(plan, drains, moved);
     const state = readRevertState(revertFile, services);
@@ -183,26 +182,26 @@ function isRevertCheckpoint(store: CheckpointStore): boolean {
   return store.readEvents(0, 500).some((e) => e.type === 'revert.seeded');
 }
 
-/** The storage the forward run moved a row's item to. */
-function forwardDestination(plan: Plan, _row: ItemRow): string {
-  return plan.move.to;
-}
-
-/** Until items carry their own destination, one revert moves items back to one storage. */
-function assertOneDestination(items: readonly RevertItem[]): void {
-  const tos = new Set(items.map((i) => i.to));
-  if (tos.size > 1) throw new RuntimeError(CHECKPOINT_MODE, `refusing: the forward run moved items from ${[...tos].join(', ')}; this build reverts moves from one storage only`);
+/**
+ * The storage the forward run moved a row's item to: its recorded destination (issue 23), or, in a
+ * checkpoint written before items had one, the plan's only destination.
+ */
+function forwardDestination(plan: Plan, row: ItemRow): string {
+  return row.destination ?? plan.move.to[0]!;
 }
 
 /**
- * The revert's plan: the forward plan with the directions swapped. Throttled whatever the forward
- * mode was (a bulk POST would move everything on the storage); no capacity section (it names the
- * forward run's destination); the kinds and storages the forward run moved items of.
+ * The revert's plan: the forward plan with the directions swapped, every item pinned to the storage
+ * it came from. Throttled whatever the forward mode was (a bulk POST would move everything on the
+ * storage); no capacity section and no `move.until` (they are about the forward run's
+ * destinations); the kinds and storages the forward run moved items of. Fork networks stay
+ * together: each member goes back where it came from, which is where the network was.
  */
 function planOfRevert(plan: Plan, drains: { kinds: Plan['move']['kinds']; sources: string[] }, items: readonly RevertItem[]): Plan {
-  const to = items[0]?.to ?? plan.move.from[0] ?? '';
+  const to = [...new Set(items.map((i) => i.to))].sort();
   const { capacity: _capacity, ...rest } = plan;
-  return { ...rest, move: { ...plan.move, from: drains.sources, to, kinds: drains.kinds, mode: 'throttled' } } as Plan;
+  const { until: _until, ...move } = plan.move;
+  return { ...rest, move: { ...move, from: drains.sources, to, kinds: drains.kinds, mode: 'throttled' } };
 }
 
 /** The revert's checkpoint as it stands before this process: items seeded, run finished. */
@@ -247,10 +246,10 @@ function skippedIn(store: CheckpointStore): SkippedItem[] {
   const out: SkippedItem[] = [];
   for (const kind of ['projects', 'snippets', 'groups'] as const) {
     for (const row of store.itemsInState(kind, null, 'left', ALL)) {
-      out.push({ kind, id: row.id, name: row.name, sizeBytes: row.sizeBytes, from: row.source, to: '', forwardMoveId: 0, storage: null, reason: row.lastError ?? 'left the storage' });
+      out.push({ kind, id: row.id, name: row.name, sizeBytes: row.sizeBytes, from: row.source, to: row.destination ?? '', forwardMoveId: 0, storage: null, reason: row.lastError ?? 'left the storage' });
     }
     for (const row of store.itemsInState(kind, null, 'moved', ALL)) {
-      if (row.moveId === null) out.push({ kind, id: row.id, name: row.name, sizeBytes: row.sizeBytes, from: row.source, to: '', forwardMoveId: 0, storage: null, reason: row.lastError ?? 'already back' });
+      if (row.moveId === null) out.push({ kind, id: row.id, name: row.name, sizeBytes: row.sizeBytes, from: row.source, to: row.destination ?? '', forwardMoveId: 0, storage: null, reason: row.lastError ?? 'already back' });
     }
   }
   return out;

@@ -107,7 +107,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     if (!opts.dryRun) gate = startGate(plan, api, prometheus, store, opts, services.clock, log);
     const input: RunInput = {
       sources: plan.move.from,
-      destination: plan.move.to,
+      destination: plan.move.to[0]!,
+      destinations: [...plan.move.to],
       kinds: plan.move.kinds,
       verify: plan.verify,
       geoResync: plan.geo.resync,
@@ -195,9 +196,12 @@ function startGate(
  * declared size cannot change under the run, so only a PromQL `free` is watched.
  */
 function capacityRules(plan: Plan): ThrottleRule[] {
-  const free = plan.capacity?.storages[plan.move.to];
-  if (!free || !('query' in free)) return [];
-  return [{ name: `capacity:${plan.move.to}`, query: free.query, above: null, below: plan.capacity!.keepFreeBytes, action: 'pause', forMs: 0 }];
+  const out: ThrottleRule[] = [];
+  for (const to of plan.move.to) {
+    const free = plan.capacity?.storages[to];
+    if (free && 'query' in free) out.push({ name: `capacity:${to}`, query: free.query, above: null, below: plan.capacity!.keepFreeBytes, action: 'pause', forMs: 0 });
+  }
+  return out;
 }
 
 function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {

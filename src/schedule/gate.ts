@@ -112,7 +112,7 @@ export function createGate(opts: GateOptions): SchedulingGate {
   let stateOpen = false;
   let stateFrom = 0;
   let stateUntil: number | null = null;
-  const watched = new Set([...plan.move.from, plan.move.to]);
+  const watched = new Set([...plan.move.from, ...plan.move.to]);
 
   async function readHealth(now: number): Promise<void> {
     if (!t || now - healthAt < t.healthEveryMs) return;

@@ -9,7 +9,7 @@ import type { Kind } from '../plan/types.js';
 import { SIZE_CLASS_SQL } from './schema.js';
 import { ShapeTable } from './shape.js';
 import { ITEM_STATES } from './types.js';
-import type { BulkRow, EnumCursor, ItemRow, ItemState, ItemStore } from './types.js';
+import type { BulkRow, EnumCursor, ItemRow, ItemState, ItemStore, PlacedRow } from './types.js';
 
 interface RawItem {
   kind: Kind;
@@ -31,6 +31,8 @@ interface RawItem {
   seen_round: number;
   listed_at: number;
   running_at?: number | null;
+  destination?: string | null;
+  network?: number | null;
 }
 
 function toRow(r: RawItem): ItemRow {
@@ -54,6 +56,8 @@ function toRow(r: RawItem): ItemRow {
     readOnly: r.read_only === null ? null : r.read_only === 1,
     seenRound: r.seen_round,
     listedAt: r.listed_at,
+    destination: r.destination ?? null,
+    network: r.network ?? null,
   };
 }
 
@@ -82,6 +86,9 @@ export class ItemTable implements ItemStore {
     const has10 = (db.pragma('user_version', { simple: true }) as number) >= 10;
     const has9 = (db.prepare('SELECT name FROM sqlite_master WHERE type = ? AND name = ?').get('table', 'move_model') as unknown) !== undefined;
     const w9 = (sql: string) => p(has9 ? sql : 'SELECT NULL AS data WHERE 0');
+    // Same for schema 15 (per-item destination, move.until bounds): an old file has placed nothing.
+    const has15 = (db.pragma('user_version', { simple: true }) as number) >= 15;
+    const w15 = (sql: string, none: string) => p(has15 ? sql : none);
     this.s = {
       getCursor: p('SELECT round, after_id, done FROM cursors WHERE kind = ? AND source = ?'),
       putCursor: p(
@@ -134,6 +141,30 @@ export class ItemTable implements ItemStore {
         `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
            scheduled_at = NULL, running_at = NULL WHERE kind = ? AND id = ? AND state = 'pending'`,
       ),
+      // The destination is written once, by the first intent (or pinned before it), never changed.
+      place: w15(`UPDATE items SET destination = COALESCE(destination, ?) WHERE kind = ? AND id = ?`, 'SELECT 1 WHERE 0'),
+      pin: w15(`UPDATE items SET destination = ? WHERE kind = ? AND id = ? AND destination IS NULL`, 'SELECT 1 WHERE 0'),
+      setNetwork: w15(`UPDATE items SET network = ? WHERE kind = ? AND id = ?`, 'SELECT 1 WHERE 0'),
+      placed: w15(
+        `SELECT destination, kind, source, COUNT(*) AS items, SUM(COALESCE(size_bytes, -1)) AS bytes, SUM(size_bytes IS NULL) AS unsized
+         FROM items INDEXED BY items_placed WHERE destination IS NOT NULL AND state NOT IN ('left', 'quarantined') GROUP BY destination, kind, source`,
+        'SELECT NULL AS destination, NULL AS kind, NULL AS source, 0 AS items, 0 AS bytes, 0 AS unsized WHERE 0',
+      ),
+      duePlaced: w15(
+        `SELECT * FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NOT NULL AND next_attempt_at <= ?
+         ORDER BY id LIMIT ?`,
+        'SELECT * FROM items WHERE 0',
+      ),
+      nextPlacedDue: w15(
+        `SELECT MIN(next_attempt_at) AS t FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NOT NULL`,
+        'SELECT NULL AS t',
+      ),
+      countUnplaced: w15(
+        `SELECT COUNT(*) AS n FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL`,
+        'SELECT 0 AS n',
+      ),
+      getBound: w15('SELECT reached_at, note FROM bounds WHERE source = ?', 'SELECT NULL AS reached_at, NULL AS note WHERE 0'),
+      putBound: w15('INSERT INTO bounds (source, reached_at, note) VALUES (?, ?, ?) ON CONFLICT (source) DO NOTHING', 'SELECT 1 WHERE 0'),
       inFlight: w(
         `UPDATE items SET state = 'in_flight', scheduled_at = CASE WHEN move_id IS ? AND scheduled_at IS NOT NULL
            THEN scheduled_at ELSE ? END, running_at = CASE WHEN move_id IS ? THEN running_at ELSE NULL END,
@@ -267,8 +298,45 @@ export class ItemTable implements ItemStore {
     return out;
   }
 
-  markIntent(kind: Kind, id: number, now: number): boolean {
-    return this.s.intent.run(now, kind, id).changes === 1;
+  markIntent(kind: Kind, id: number, now: number, destination?: string): boolean {
+    if (this.s.intent.run(now, kind, id).changes !== 1) return false;
+    if (destination !== undefined) this.s.place.run(destination, kind, id);
+    return true;
+  }
+
+  pinDestination(kind: Kind, id: number, destination: string): boolean {
+    return this.s.pin.run(destination, kind, id).changes === 1;
+  }
+
+  setNetwork(kind: Kind, id: number, network: number | null): void {
+    this.s.setNetwork.run(network, kind, id);
+  }
+
+  placedBytes(): PlacedRow[] {
+    const rows = this.s.placed.all() as { destination: string; kind: Kind; source: string; items: number; bytes: number; unsized: number }[];
+    // Unsized rows were summed as -1 each; the caller counts them by allowance.
+    return rows.map((r) => ({ destination: r.destination, kind: r.kind, source: r.source, items: r.items, bytes: r.bytes + r.unsized, unsized: r.unsized }));
+  }
+
+  duePlacedItems(kind: Kind, source: string, now: number, limit: number): ItemRow[] {
+    return (this.s.duePlaced.all(kind, source, now, limit) as RawItem[]).map(toRow);
+  }
+
+  nextPlacedDueAt(kind: Kind, source: string): number | null {
+    return (this.s.nextPlacedDue.get(kind, source) as { t: number | null }).t;
+  }
+
+  countUnplaced(kind: Kind, source: string): number {
+    return (this.s.countUnplaced.get(kind, source) as { n: number }).n;
+  }
+
+  getBound(source: string): { reachedAt: number; note: string } | null {
+    const r = this.s.getBound.get(source) as { reached_at: number; note: string } | undefined;
+    return r ? { reachedAt: r.reached_at, note: r.note } : null;
+  }
+
+  setBound(source: string, at: number, note: string): void {
+    this.s.putBound.run(source, at, note);
   }
 
   markInFlight(kind: Kind, id: number, moveId: number, moveState: string, since: number): void {

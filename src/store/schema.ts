@@ -218,6 +218,20 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (kind, id, flag)
   ) WITHOUT ROWID;
   `,
+  // 15 (issue 23): where each item goes, chosen when its first intent is recorded (or pinned when
+  // the row is written, as a revert does) and never changed after; the fork network an item belongs
+  // to (its root project's id), so a network is placed as one unit; and the sources whose
+  // \`move.until\` bound was reached (what is left there stays, as expected).
+  `
+  ALTER TABLE items ADD COLUMN destination TEXT;
+  ALTER TABLE items ADD COLUMN network INTEGER;
+  CREATE INDEX items_placed ON items (destination, kind, source) WHERE destination IS NOT NULL;
+  CREATE TABLE bounds (
+    source TEXT PRIMARY KEY,
+    reached_at INTEGER NOT NULL,
+    note TEXT NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -197,6 +197,24 @@ export interface ItemRow {
   seenRound: number;
   /** ms since epoch when a listing last showed the item on its source (0: unknown). */
   listedAt: number;
+  /**
+   * Where the item goes (issue 23): chosen by its first intent, or pinned before it (a revert), and
+   * never changed after. Null until then. Optional: stores without it leave it out.
+   */
+  destination?: string | null;
+  /** The item's fork network (its root project's id), when it belongs to one. */
+  network?: number | null;
+}
+
+/** Items placed on a destination (chosen, not left or quarantined), per (destination, kind, source). */
+export interface PlacedRow {
+  destination: string;
+  kind: Kind;
+  source: string;
+  items: number;
+  /** The known sizes' sum; `unsized` items are in `items` but not in `bytes`. */
+  bytes: number;
+  unsized: number;
 }
 
 /** Where the enumeration of one (kind, source) stands. Round 1 is the first listing; later rounds re-check. */
@@ -299,7 +317,22 @@ export interface ItemStore {
    * pending -> scheduling, attempts + 1. False (and no change) unless the item was pending. `moveId`
    * keeps the previous attempt's move, so reconciliation can tell a new move from an old one.
    */
-  markIntent(kind: Kind, id: number, now: number): boolean;
+  markIntent(kind: Kind, id: number, now: number, destination?: string): boolean;
+  /** Pins a row's destination before its first intent (a revert: back where it came from); false when it already has one. */
+  pinDestination(kind: Kind, id: number, destination: string): boolean;
+  /** Records the item's fork network (its root project's id). */
+  setNetwork(kind: Kind, id: number, network: number | null): void;
+  /** What has been placed where so far (issue 23). */
+  placedBytes(): PlacedRow[];
+  /** Pending items already placed (retries of scheduled items), due by `now`: what a reached bound still moves. */
+  duePlacedItems(kind: Kind, source: string, now: number, limit: number): ItemRow[];
+  /** Pending items never placed (what a reached bound leaves on the source). */
+  countUnplaced(kind: Kind, source: string): number;
+  /** The earliest next attempt of a pending item already placed, or null. */
+  nextPlacedDueAt(kind: Kind, source: string): number | null;
+  /** The `move.until` bound of a source, once reached (then nothing more is scheduled from it). */
+  getBound(source: string): { reachedAt: number; note: string } | null;
+  setBound(source: string, at: number, note: string): void;
   /** -> in_flight with the move; `since` starts the stuck timer (kept when the move id is unchanged). */
   markInFlight(kind: Kind, id: number, moveId: number, moveState: string, since: number): void;
   /** Updates the last seen state of the in-flight move. */

@@ -59,6 +59,8 @@ export interface TwinSeedInput {
   byRecords: { kind: Kind; source: string }[];
   sources: string[];
   destination: string;
+  /** Every destination (issue 23); the first is `destination`. */
+  destinations?: string[];
   weights: Record<string, number> | null;
   counts: TwinCount[];
   unlistable: number[];
@@ -83,9 +85,9 @@ export function editionOf(enterprise: boolean | null, access: Partial<Record<Kin
 const name = (s: string) => (/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(s) ? s : JSON.stringify(s));
 
 /** Every storage the seed must configure: the instance's weighted ones, the plan's, and the items'. */
-export function storagesOf(input: Pick<TwinSeedInput, 'weights' | 'sources' | 'destination' | 'counts'>): string[] {
+export function storagesOf(input: Pick<TwinSeedInput, 'weights' | 'sources' | 'destination' | 'destinations' | 'counts'>): string[] {
   const out = new Set<string>(Object.keys(input.weights ?? {}));
-  for (const s of [...input.sources, input.destination, ...input.counts.map((c) => c.source)]) out.add(s);
+  for (const s of [...input.sources, input.destination, ...(input.destinations ?? []), ...input.counts.map((c) => c.source)]) out.add(s);
   return [...out];
 }
 

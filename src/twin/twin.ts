@@ -127,6 +127,7 @@ export function writeTwin(opts: TwinOptions): TwinResult {
     byRecords: Object.values(context.drains).filter((d) => d.byRecords).map((d) => ({ kind: d.kind, source: d.source })),
     sources: context.sources,
     destination: context.destination,
+    destinations: context.destinations ?? [context.destination],
     weights: context.previousWeights,
     counts: all,
     unlistable: carriedUnlistable,

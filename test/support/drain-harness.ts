@@ -11,7 +11,7 @@ export function testPlan(over: { move?: Partial<Plan['move']>; retry?: Partial<P
     version: 1,
     name: 'test',
     instance: { url: 'http://fake', credentials: { type: 'token', token: 'x' }, sudo: null, timeoutMs: 1000 },
-    move: { from: ['nfs-1'], to: 'cluster', kinds: ['projects', 'snippets', 'groups'] as Kind[], mode: 'throttled', concurrency: 10, ...over.move },
+    move: { from: ['nfs-1'], to: ['cluster'], kinds: ['projects', 'snippets', 'groups'] as Kind[], mode: 'throttled', concurrency: 10, ...over.move },
     weights: { cluster: 100, 'nfs-1': 0 },
     poll: { intervalMs: 5000, minIntervalMs: 250, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 3_600_000, stuckRunningPerGbMs: 1_800_000, ...over.poll },
     retry: { maxAttempts: 3, backoffMs: 30_000, ...over.retry },

@@ -1,0 +1,61 @@
+/**
+ * A partial drain (`move.until`, issue 23) seen from the drain loop: which pending items are due,
+ * and when the next one is. Without a bound they are the checkpoint's own answers. With one, new
+ * items are taken largest first while the source's budget lasts (the item that crosses the bound is
+ * the last); once the budget is spent the bound is recorded as reached, and from then on only
+ * retries of items already placed are due: what was scheduled still moves, the rest stays.
+ */
+import type { ItemRow } from '../store/types.js';
+import { event } from './drain-context.js';
+import type { DrainCtx } from './drain-context.js';
+import { bytesOf, placementOf } from './placement.js';
+
+/** Whether the source's bound is reached (recorded in the checkpoint, so it holds across resumes). */
+export function boundReached(ctx: DrainCtx): boolean {
+  return ctx.deps.plan.move.until !== undefined && ctx.store.getBound(ctx.source) !== null;
+}
+
+/** Records the bound as reached, once. */
+function reach(ctx: DrainCtx): void {
+  const until = ctx.deps.plan.move.until!;
+  const placed = placementOf(ctx.deps);
+  const limitBytes = 'movedBytes' in until ? until.movedBytes : until.freeBytes;
+  const bound = 'movedBytes' in until ? ('moved' as const) : ('free' as const);
+  const placedBytes = placed.placedFrom(ctx.source);
+  ctx.store.batch(() => {
+    ctx.store.setBound(ctx.source, ctx.deps.clock.now(), `move.until ${bound}: ${limitBytes} bytes`);
+    event(ctx, 'drain.until_reached', { bound, limitBytes, placedBytes });
+  });
+  ctx.deps.log.info({ source: ctx.source, bound, limitBytes, placedBytes }, 'move.until reached: nothing more is scheduled from this source');
+}
+
+/** Up to `limit` pending items due by `now`, within the source's budget. */
+export function dueItems(ctx: DrainCtx, now: number, limit: number): ItemRow[] {
+  const { store, kind, source } = ctx;
+  if (!ctx.deps.plan.move.until) return store.dueItems(kind, source, now, limit);
+  if (boundReached(ctx)) return store.duePlacedItems(kind, source, now, limit);
+  const rows = store.dueItems(kind, source, now, limit);
+  let budget = placementOf(ctx.deps).budget(source);
+  const out: ItemRow[] = [];
+  for (const row of rows) {
+    if (row.destination) {
+      out.push(row);
+      continue;
+    }
+    if (budget <= 0) break;
+    out.push(row);
+    budget -= bytesOf(kind, row.sizeBytes);
+  }
+  if (out.length < rows.length || (rows.length === 0 && budget <= 0 && store.nextDueAt(kind, source) !== null)) {
+    // Unplaced items are left and the budget is spent: the bound is reached. Retries still come.
+    reach(ctx);
+    if (out.length === 0) return store.duePlacedItems(kind, source, now, limit);
+  }
+  return out;
+}
+
+/** When the next pending item is due (absolute ms), or null when none will be. */
+export function nextDueAt(ctx: DrainCtx): number | null {
+  if (boundReached(ctx)) return ctx.store.nextPlacedDueAt(ctx.kind, ctx.source);
+  return ctx.store.nextDueAt(ctx.kind, ctx.source);
+}

@@ -1,0 +1,192 @@
+/**
+ * Where each item goes, and how far a partial drain goes (issue 23).
+ *
+ * With one destination there is nothing to choose. With a list, each item's destination is chosen
+ * when its first intent is recorded (before the POST, in the same transaction), so a resume never
+ * changes a placement already made:
+ * - when the plan gives the room of every destination (`capacity.storages`), the one with the most
+ *   room left after the bytes already placed there;
+ * - otherwise, bytes in proportion to the destinations' weights: the one whose share of the bytes
+ *   placed so far, this item included, is furthest below its weight.
+ * A row that already has a destination (pinned by a revert, or chosen by an earlier attempt) keeps it.
+ * A fork network goes where its first placed member went.
+ *
+ * `move.until` is a budget per source: `{moved: N}` allows N bytes to leave each source (counted
+ * from the placements, so bytes in flight count); `{free: N}` allows the source's free space, read
+ * once per process and advanced by the bytes placed since, to reach N. The item that crosses the
+ * bound is the last one; the bound, once reached, is recorded and holds across resumes.
+ */
+import type { Kind } from '../plan/types.js';
+import type { ActorStore, ItemRow } from '../store/types.js';
+import type { ActorDeps } from './types.js';
+
+const MIB = 2 ** 20;
+/**
+ * Bytes counted for an item whose size the API does not give (documented in docs/operations.md):
+ * GitLab reports `statistics.repository_size` for projects only. Generous for a snippet, modest for
+ * a wiki; a project whose size the instance does not report counts with the project allowance.
+ */
+export const SIZE_ALLOWANCE: Readonly<Record<Kind, number>> = { projects: 100 * MIB, snippets: 10 * MIB, groups: 100 * MIB };
+
+/** Bytes an item counts for: its size, or the kind's allowance when the API gives none. */
+export function bytesOf(kind: Kind, sizeBytes: number | null): number {
+  return kind === 'projects' && sizeBytes !== null ? sizeBytes : SIZE_ALLOWANCE[kind];
+}
+
+/** One destination as the policy sees it. */
+export interface Candidate {
+  name: string;
+  /** Bytes placed on it so far. */
+  placed: number;
+  /** Room left before any of this run's placements since the room was read, or null when unknown. */
+  room: number | null;
+  /** Its weight in the plan (the share of bytes it should take when rooms are unknown). */
+  weight: number;
+}
+
+/**
+ * The policy, pure: the most room left when every room is known, else the lowest share of bytes
+ * against weight after this item. Ties go to the first in the plan's order.
+ */
+export function pickDestination(candidates: readonly Candidate[], size: number): string {
+  if (candidates.length === 0) throw new Error('no destination to choose from');
+  let best = candidates[0]!;
+  if (candidates.every((c) => c.room !== null)) {
+    for (const c of candidates) if ((c.room as number) - c.placed > (best.room as number) - best.placed) best = c;
+    return best.name;
+  }
+  const share = (c: Candidate) => (c.weight > 0 ? (c.placed + size) / c.weight : Infinity);
+  for (const c of candidates) if (share(c) < share(best)) best = c;
+  return best.name;
+}
+
+/** Per-run placement state, built from the checkpoint once and kept up to date in memory. */
+export class Placement {
+  private readonly placed = new Map<string, number>();
+  private readonly fromSource = new Map<string, number>();
+  private readonly networks = new Map<number, string>();
+  /** Room per destination when read, minus what was already placed then (so room - placed = room left). */
+  private readonly roomBase = new Map<string, number | null>();
+  /** The sources' free space when read, minus what had already left them then. */
+  private readonly freeBase = new Map<string, number | null>();
+
+  private constructor(
+    private readonly deps: Pick<ActorDeps, 'plan' | 'store' | 'log' | 'clock'> & Partial<Pick<ActorDeps, 'prometheus'>>,
+  ) {}
+
+  /** Builds the state: bytes placed per destination and per source from the checkpoint, rooms read now. */
+  static async create(deps: Pick<ActorDeps, 'plan' | 'store' | 'log' | 'clock'> & Partial<Pick<ActorDeps, 'prometheus'>>): Promise<Placement> {
+    const p = new Placement(deps);
+    for (const r of deps.store.placedBytes()) {
+      const bytes = r.kind === 'projects' ? r.bytes + r.unsized * SIZE_ALLOWANCE.projects : r.items * SIZE_ALLOWANCE[r.kind];
+      p.placed.set(r.destination, (p.placed.get(r.destination) ?? 0) + bytes);
+      p.fromSource.set(r.source, (p.fromSource.get(r.source) ?? 0) + bytes);
+    }
+    const { plan } = deps;
+    if (plan.move.to.length > 1) {
+      for (const d of plan.move.to) {
+        const free = await p.readFree(d);
+        p.roomBase.set(d, free === null ? null : free - (plan.capacity?.keepFreeBytes ?? 0) + (p.placed.get(d) ?? 0));
+      }
+    }
+    const until = plan.move.until;
+    if (until && 'freeBytes' in until) {
+      for (const s of plan.move.from) {
+        const free = await p.readFree(s);
+        p.freeBase.set(s, free === null ? null : free - (p.fromSource.get(s) ?? 0));
+      }
+    }
+    return p;
+  }
+
+  /** A storage's free bytes from `capacity`: declared, or its PromQL query's lowest sample; null when unknown. */
+  private async readFree(storage: string): Promise<number | null> {
+    const free = this.deps.plan.capacity?.storages[storage];
+    if (!free) return null;
+    if ('bytes' in free) return free.bytes;
+    if (!this.deps.prometheus) return null;
+    try {
+      const values = (await this.deps.prometheus.query(free.query)).map((s) => s.value).filter(Number.isFinite);
+      return values.length === 0 ? null : Math.min(...values);
+    } catch (err) {
+      this.deps.log.warn({ storage, err: (err as Error).message }, 'the free space could not be read for placement; placing by weights');
+      return null;
+    }
+  }
+
+  /** The destination of `row`: the one it has, its network's, or the policy's choice. */
+  choose(kind: Kind, row: Pick<ItemRow, 'sizeBytes' | 'destination' | 'network'>): string {
+    if (row.destination) return row.destination;
+    const to = this.deps.plan.move.to;
+    if (to.length === 1) return to[0]!;
+    if (row.network !== null && row.network !== undefined) {
+      const d = this.networks.get(row.network);
+      if (d) return d;
+    }
+    const candidates = to.map((name) => {
+      const base = this.roomBase.get(name);
+      return { name, placed: this.placed.get(name) ?? 0, room: base === undefined ? null : base, weight: this.deps.plan.weights[name] ?? 0 };
+    });
+    return pickDestination(candidates, bytesOf(kind, row.sizeBytes));
+  }
+
+  /** Accounts a placement just recorded in the checkpoint. */
+  note(kind: Kind, row: Pick<ItemRow, 'source' | 'sizeBytes' | 'network'>, destination: string): void {
+    const b = bytesOf(kind, row.sizeBytes);
+    this.placed.set(destination, (this.placed.get(destination) ?? 0) + b);
+    this.fromSource.set(row.source, (this.fromSource.get(row.source) ?? 0) + b);
+    if (row.network !== null && row.network !== undefined && !this.networks.has(row.network)) this.networks.set(row.network, destination);
+  }
+
+  /** Bytes placed so far from `source` (scheduled or moved, by this run). */
+  placedFrom(source: string): number {
+    return this.fromSource.get(source) ?? 0;
+  }
+
+  /** Bytes placed so far per destination (for progress and reports). */
+  placedBytes(): ReadonlyMap<string, number> {
+    return this.placed;
+  }
+
+  /**
+   * What may still leave `source` under `move.until`: Infinity without a bound, otherwise bytes
+   * (0 or less: the bound is reached). A `free` bound whose free space is unknown allows nothing.
+   */
+  budget(source: string): number {
+    const until = this.deps.plan.move.until;
+    if (!until) return Infinity;
+    const gone = this.fromSource.get(source) ?? 0;
+    if ('movedBytes' in until) return until.movedBytes - gone;
+    const base = this.freeBase.get(source);
+    if (base === null || base === undefined) return 0;
+    return until.freeBytes - (base + gone);
+  }
+}
+
+const BUILDING = new WeakMap<ActorStore, Promise<Placement>>();
+const READY = new WeakMap<ActorStore, Placement>();
+
+/** Builds the run's placement state (one per checkpoint store) if it is not built yet. */
+export async function preparePlacement(deps: Pick<ActorDeps, 'plan' | 'store' | 'log' | 'clock'> & Partial<Pick<ActorDeps, 'prometheus'>>): Promise<Placement> {
+  const ready = READY.get(deps.store);
+  if (ready) return ready;
+  let p = BUILDING.get(deps.store);
+  if (!p) {
+    p = Placement.create(deps).then((built) => {
+      READY.set(deps.store, built);
+      return built;
+    });
+    BUILDING.set(deps.store, p);
+  }
+  return p;
+}
+
+/**
+ * The run's placement state, synchronously: scheduling commits its intents before its first await
+ * (the cap counts them), so the drain prepares the state before it schedules anything.
+ */
+export function placementOf(deps: Pick<ActorDeps, 'store'>): Placement {
+  const p = READY.get(deps.store);
+  if (!p) throw new Error('placement used before preparePlacement()');
+  return p;
+}
