@@ -26,6 +26,7 @@ import { CHECKPOINT_MODE, MOVES_IN_FLIGHT, RuntimeError } from './errors.js';
 import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import type { LeaseKeeper } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
+import { modeRefusal } from './mode.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { checkpointPath, logPath } from './paths.js';
 import { revertActors } from './revert-actors.js';
@@ -131,7 +132,7 @@ export async function executeRevert(opts: RevertOptions, injected: Partial<Runti
 
     const shared = api;
     const outcome = await executeRun(
-      { ...opts, planFile: opts.planFile, statePath: revertFile, dryRun: false, acceptPlanChange: false, retryQuarantined: false, signal: AbortSignal.any([opts.signal, lease.signal]) },
+      { ...opts, planFile: opts.planFile, statePath: revertFile, dryRun: false, mode: 'revert', acceptPlanChange: false, retryQuarantined: false, signal: AbortSignal.any([opts.signal, lease.signal]) },
       {
         ...services,
         loadPlan: async (): Promise<LoadedPlan> => ({ ...loaded, plan: revertPlan, hash: `revert:${loaded.hash}` }),
@@ -177,9 +178,9 @@ function assertForward(store: CheckpointStore, file: string, revertFile: string)
   }
 }
 
-/** A revert's checkpoint: its log says so (the first thing pre-flight writes there). */
+/** A revert's checkpoint (claimed as one by its first process). */
 function isRevertCheckpoint(store: CheckpointStore): boolean {
-  return store.readEvents(0, 500).some((e) => e.type === 'revert.seeded');
+  return store.mode() === 'revert';
 }
 
 /**
@@ -220,7 +221,9 @@ function readRevertState(file: string, services: RuntimeServices): RevertState {
   if (!existsSync(file)) return none;
   const store = services.openCheckpoint(file, { readOnly: true });
   try {
-    const counts = store.summary(Date.now()).counts;
+    const held = store.mode();
+    if (held !== null && held !== 'revert') throw modeRefusal(file, held, 'revert');
+    const counts = store.summary(services.clock.now()).counts;
     if (counts.length === 0) return none;
     const snap = store.loadRun()?.snapshot as { status?: string; value?: unknown } | null | undefined;
     const remaining = counts
