@@ -78,14 +78,22 @@ describe('shardmove revert, used carelessly (separate processes, real HTTP)', ()
 
     // While the forward run runs (held on a move POST of its own, so it is certainly running): refused (4).
     const heldForward = proxy.arm({ match: (r: SeenRequest) => r.method === 'POST' && /repository_storage_moves/.test(r.url), forward: false });
-    const forwardRun: Promise<CliResult> = cli(['run', plan, '--state', forwardDb]);
+    let forwardChild: ChildProcess | undefined;
+    const forwardRun: Promise<CliResult> = cli(['run', plan, '--state', forwardDb], (c) => (forwardChild = c));
     await heldForward;
     const during = await cli(['revert', plan, '--state', forwardDb, '--yes']);
     expect(during.code, during.stderr).toBe(4);
     expect(during.stderr).toMatch(/locked by pid \d+/);
     expect(existsSync(revertDb)).toBe(false);
+    // Killed with that POST unanswered: its lock is free, but a move of its own may still be created.
+    forwardChild!.kill('SIGKILL');
+    expect((await forwardRun).code).toBeNull();
     proxy.release();
-    const forward = await forwardRun;
+    const inFlightLeft = await cli(['revert', plan, '--state', forwardDb, '--yes']);
+    expect(inFlightLeft.code, inFlightLeft.stderr).toBe(4);
+    expect(inFlightLeft.stderr).toMatch(/move\(s\) of the forward run in flight/);
+    expect(existsSync(revertDb)).toBe(false);
+    const forward = await cli(['run', plan, '--state', forwardDb]);
     expect(forward.code, forward.stderr).toBe(0);
     const afterForward = await allMoves(sandbox.url);
     const weightsForward = await weightsOf(sandbox.url);
