@@ -6,7 +6,7 @@ import { openCheckpoint } from '../store/checkpoint.js';
 import { restoreForwardWeights, verifyReverted } from './revert-actors.js';
 import { seedRevert } from './revert-items.js';
 
-function depsWith(api: ReturnType<typeof createFakeApi>): ActorDeps {
+function depsWith(api: ReturnType<typeof createFakeApi>): ActorDeps & { store: ReturnType<typeof openCheckpoint> } {
   const plan = testPlan();
   return {
     api,
