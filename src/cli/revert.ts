@@ -34,9 +34,6 @@ export interface RevertFlags {
   metricsFile?: string;
 }
 
-/** Skipped items shown in full before the rest are counted. */
-const MAX_SKIPPED_SHOWN = 50;
-
 /** What the revert will do, as the operator reads it before saying yes. */
 export function renderPreview(p: RevertPreview): string {
   const lines: string[] = [];
@@ -53,8 +50,8 @@ export function renderPreview(p: RevertPreview): string {
 export function renderSkipped(skipped: readonly SkippedItem[]): string[] {
   if (skipped.length === 0) return [];
   const lines = [`  skipped ${skipped.length} item(s) no longer where the forward run put them (left as they are):`];
-  for (const s of skipped.slice(0, MAX_SKIPPED_SHOWN)) lines.push(`    ${s.kind.slice(0, -1)} ${s.id} (${s.name}): ${s.reason}`);
-  if (skipped.length > MAX_SKIPPED_SHOWN) lines.push(`    ... and ${skipped.length - MAX_SKIPPED_SHOWN} more (shardmove report PLAN --state REVERT_FILE --json lists them)`);
+  // All of them: each is an item someone else changed, which the operator has to know about.
+  for (const s of skipped) lines.push(`    ${s.kind.slice(0, -1)} ${s.id} (${s.name}): ${s.reason}`);
   return lines;
 }
 
