@@ -4,6 +4,8 @@
  * its checksum, the weights, the moves it recorded), not from what shardmove prints.
  */
 import { rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
@@ -84,6 +86,15 @@ function rowsIn(file: string, state: string): string[] {
   }
 }
 
+/** A port free now (the sandbox is restarted on it: the plan's URL, which its hash covers, stays the same). */
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
 describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 }, () => {
   it('a forward run, then a revert: every item is back on its storage with its checksum, and the weights are those of before', async () => {
     const { sandbox, dir } = await setup('revert', ['--move-duration', '30', '--workers', '10'], { projects: 30, snippets: 6, groups: 4 });
@@ -128,6 +139,43 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     const again = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
     expect(again.code, again.stderr).toBe(0);
     for (const kind of KINDS) expect((await movesOf(sandbox.url, kind)).length - (forwardMoves.get(kind) ?? 0)).toBe(moved.filter((k) => k.startsWith(`${kind}:`)).length);
+  });
+
+  it('an item whose move back keeps failing is quarantined (exit 3); once fixed, --retry-quarantined takes it home', async () => {
+    const dir = tempDir('revert-quarantine');
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const port = String(await freePort());
+    const db = join(dir, 'sandbox.db');
+    const seed = writeSeed(dir, { projects: 12, snippets: 2, groups: 2 });
+    const start = async (extra: string[]) => {
+      const sb = await startSandboxProcess(['--port', port, '--db', db, '--seed', seed, '--move-duration', '30', ...extra]);
+      onTestFinished(() => sb.stop());
+      return sb;
+    };
+    let sandbox = await start([]);
+    const plan = writePlan(dir, { concurrency: 4, from: ['nfs-1'] });
+    const env = sandboxEnv(sandbox.url);
+    const before = await inventoryOf(sandbox.url);
+    const forward = await runCli(['run', plan], { cwd: dir, env });
+    expect(forward.code, forward.stderr).toBe(0);
+    const broken = [...before].find(([k, it]) => k.startsWith('project:') && it.storage === 'nfs-1')![0].split(':')[1]!;
+
+    // The same instance, where that project's moves now always fail.
+    await sandbox.stop();
+    sandbox = await start(['--broken-items', `project:${broken}`]);
+    const first = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
+    expect(first.code, `${first.stdout}${first.stderr}`).toBe(3);
+    expect(first.stdout).toContain('Quarantined (1)');
+    expect((await itemOf(sandbox.url, 'project', Number(broken))).storage).toBe('cluster');
+
+    // Fixed; a plain revert leaves it quarantined, --retry-quarantined moves it back.
+    await sandbox.stop();
+    sandbox = await start([]);
+    const plain = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
+    expect(plain.code, plain.stderr).toBe(3);
+    const retried = await runCli(['revert', plan, '--yes', '--retry-quarantined'], { cwd: dir, env });
+    expect(retried.code, `${retried.stdout}${retried.stderr}`).toBe(0);
+    expect(await inventoryOf(sandbox.url)).toEqual(before);
   });
 
   it('items moved again by hand between the forward run and the revert are skipped and listed, the rest go back', async () => {

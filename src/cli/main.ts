@@ -198,6 +198,8 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--state <file>', 'the forward run\'s checkpoint (default: state/<name>.db); the revert keeps its own beside it (<file>.revert.db)')
     .option('--dry-run', 'show what would be moved back and what is skipped; change nothing', false)
     .option('--yes', 'do not ask (automation); without a terminal it is required', false)
+    .option('--accept-plan-change', 'resume the revert even though the plan changed since it started', false)
+    .option('--retry-quarantined', 'give the revert\'s quarantined items another retry.max_attempts tries (after fixing them on the instance)', false)
     .option('--events <file>', 'write the revert\'s events as JSON lines (docs/events.md) to this file (appended), or - for standard output')
     .option('--events-interval <duration>', 'how often --events gets a progress event', '30s')
     .option('--lease <duration>', 'lock lease (10s to 24h), as for run', '60s')

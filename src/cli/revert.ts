@@ -1,6 +1,6 @@
 /**
- * `shardmove revert PLAN [--state FILE] [--dry-run] [--yes] [--events FILE|-] [--metrics-file PATH]
- * [--lease DURATION]`: moves every item the forward run moved back to the storage it came from, as
+ * `shardmove revert PLAN [--state FILE] [--dry-run] [--yes] [--retry-quarantined] [--accept-plan-change]
+ * [--events FILE|-] [--metrics-file PATH] [--lease DURATION]`: moves every item the forward run moved back to the storage it came from, as
  * a run of its own with its own checkpoint (`state/<name>.revert.db` beside the forward
  * `state/<name>.db`, or `<FILE>.revert.db` beside `--state FILE`). Shows what it will do and asks on
  * a terminal (`--yes` for automation); `--dry-run` shows it and stops. Exit codes (README: Exit
@@ -19,6 +19,7 @@ import type { RunEvents } from '../runtime/event-sink.js';
 import { confirm } from './confirm.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
+import { ArgsError } from './errors.js';
 import { finishWithError, finishWithOutcome, openEvents, parseEventsInterval } from './events-file.js';
 import { parseLease, reportOutcome } from './run.js';
 import { renderWeightChanges } from './weights.js';
@@ -28,6 +29,8 @@ export interface RevertFlags {
   state?: string;
   dryRun: boolean;
   yes: boolean;
+  retryQuarantined?: boolean;
+  acceptPlanChange?: boolean;
   lease?: string;
   events?: string;
   eventsInterval?: string;
@@ -56,6 +59,9 @@ export function renderSkipped(skipped: readonly SkippedItem[]): string[] {
 }
 
 export async function runRevertCommand(opts: RevertFlags, ctx: CommandContext): Promise<number> {
+  if (opts.retryQuarantined && opts.dryRun) {
+    throw new ArgsError('revert: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
+  }
   const leaseMs = parseLease(opts.lease);
   const progressMs = parseEventsInterval(opts.eventsInterval ?? '30s');
   if (!opts.events) return finish(await startRevert(opts, leaseMs, undefined, ctx), ctx);
@@ -90,6 +96,8 @@ function startRevert(opts: RevertFlags, leaseMs: number | undefined, events: Run
     planFile: opts.plan,
     statePath: opts.state,
     dryRun: opts.dryRun,
+    retryQuarantined: opts.retryQuarantined ?? false,
+    acceptPlanChange: opts.acceptPlanChange ?? false,
     leaseMs,
     env: ctx.env,
     cwd: ctx.cwd,

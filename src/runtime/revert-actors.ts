@@ -33,7 +33,7 @@ export function revertActors(base: RunActors, o: RevertActorsOptions): RunActors
   return {
     ...base,
     preflight: async (deps) => {
-      const out = await base.preflight(deps);
+      const out = await base.preflight({ ...deps, itemsGiven: true });
       if (o.seed && !isSeeded(deps.store, o.drains)) {
         seedRevert(deps.store, o.seed, o.drains, { forward: o.forward, readAt: o.readAt, now: deps.clock.now() });
       }

@@ -70,6 +70,10 @@ export interface RevertPreview {
 
 export interface RevertOptions extends Pick<RunOptions, 'planFile' | 'statePath' | 'leaseMs' | 'env' | 'cwd' | 'signal' | 'stdout' | 'stderr' | 'observers'> {
   dryRun: boolean;
+  /** Give the revert's quarantined items another retry.max_attempts tries (as `run --retry-quarantined`). */
+  retryQuarantined?: boolean;
+  /** Resume the revert although the plan changed since it started (as `run --accept-plan-change`). */
+  acceptPlanChange?: boolean;
   /** Asked once the preview is known and there is something to do; false changes nothing. */
   confirm(preview: RevertPreview): Promise<boolean>;
 }
@@ -128,11 +132,11 @@ export async function executeRevert(opts: RevertOptions, injected: Partial<Runti
     const set: RevertSet | null = state.seeded ? null : await locateRevertItems(api, moved, opts.signal);
     const preview = buildPreview({ forwardFile, revertFile, url: plan.instance.url, set, state, weights: forwardWeights ? restoreTarget(forwardWeights, await api.getWeights()).changes : [] });
     if (opts.dryRun) return { kind: 'preview', preview };
-    if (!state.finished && !(await opts.confirm(preview))) return { kind: 'declined', preview };
+    if ((!state.finished || opts.retryQuarantined) && !(await opts.confirm(preview))) return { kind: 'declined', preview };
 
     const shared = api;
     const outcome = await executeRun(
-      { ...opts, planFile: opts.planFile, statePath: revertFile, dryRun: false, mode: 'revert', acceptPlanChange: false, retryQuarantined: false, signal: AbortSignal.any([opts.signal, lease.signal]) },
+      { ...opts, planFile: opts.planFile, statePath: revertFile, dryRun: false, mode: 'revert', acceptPlanChange: opts.acceptPlanChange ?? false, retryQuarantined: opts.retryQuarantined ?? false, signal: AbortSignal.any([opts.signal, lease.signal]) },
       {
         ...services,
         loadPlan: async (): Promise<LoadedPlan> => ({ ...loaded, plan: revertPlan, hash: `revert:${loaded.hash}` }),
