@@ -6,7 +6,7 @@
  * from the sandbox's own move records and weights).
  */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
@@ -109,7 +109,7 @@ describe('shardmove revert, used carelessly (separate processes, real HTTP)', ()
 
     // A revert held on its first move POST: a second revert and the forward run are both refused.
     const heldRevert = proxy.arm({ match: (r: SeenRequest) => r.method === 'POST' && /repository_storage_moves/.test(r.url), forward: false });
-    const revertRun: Promise<CliResult> = cli(['revert', plan, '--state', forwardDb, '--yes']);
+    const revertRun: Promise<CliResult> = cli(['revert', plan, '--state', forwardDb, '--yes', '--lease', '10s']);
     await heldRevert;
     expect(inFlight(revertDb), 'the held POST is an intent in the checkpoint').toBeGreaterThan(0);
     const second = await cli(['revert', plan, '--state', forwardDb, '--yes']);
@@ -118,9 +118,21 @@ describe('shardmove revert, used carelessly (separate processes, real HTTP)', ()
     const forwardAgain = await cli(['run', plan, '--state', forwardDb]);
     expect(forwardAgain.code, forwardAgain.stderr).toBe(4);
     expect(forwardAgain.stderr).toMatch(/locked by pid \d+/);
+    // The operator removes the forward checkpoint's lock under the revert: it stops (5) once it sees it.
+    const unlocked = await cli(['unlock', plan, '--state', forwardDb, '--yes']);
+    expect(unlocked.code, unlocked.stderr).toBe(0);
+    const revertLog = join(dir, 'run state', 'fwd one.revert.log');
+    for (const until = Date.now() + 20_000; !readFileSync(revertLog, 'utf8').includes('the run lock was taken over or removed'); ) {
+      if (Date.now() > until) throw new Error('the revert never noticed the lost lock');
+      await new Promise((r) => setTimeout(r, 50));
+    }
     proxy.release();
-    const reverted = await revertRun;
+    const stopped = await revertRun;
+    expect(stopped.code, `${stopped.stdout}${stopped.stderr}`).toBe(5);
+    expect(stopped.stderr).toContain('lost the run lock');
+    const reverted = await cli(['revert', plan, '--state', forwardDb, '--yes']);
     expect(reverted.code, `${reverted.stdout}${reverted.stderr}`).toBe(0);
+    expect(reverted.stdout).toContain('resuming the revert');
     expect(await storagesOf(sandbox.url, 'projects')).toEqual(before);
     expect(positive(await weightsOf(sandbox.url))).toEqual(positive(weightsBefore));
     const afterRevert = await allMoves(sandbox.url);

@@ -21,6 +21,7 @@ import type { InstanceApi } from '../api/types.js';
 import type { RunContext } from '../machine/types.js';
 import type { LoadedPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
+import { LeaseLostError } from '../store/errors.js';
 import type { CheckpointStore, ItemRow, ItemState } from '../store/types.js';
 import { CHECKPOINT_MODE, MOVES_IN_FLIGHT, RuntimeError } from './errors.js';
 import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
@@ -149,6 +150,8 @@ export async function executeRevert(opts: RevertOptions, injected: Partial<Runti
         actors: revertActors(services.actors, { seed: set, readAt, drains, forward: forwardFile, forwardWeights }),
       },
     );
+    // The forward checkpoint's lock was taken over (or unlocked) under the revert: it stopped there.
+    if (lease.lost) throw new LeaseLostError(forwardFile, forward.readLock());
     if (outcome.kind === 'final') outcome.report.revertOf = forwardFile;
     return { kind: 'ran', outcome, revertFile, skipped: readSkipped(revertFile, services) };
   } finally {
