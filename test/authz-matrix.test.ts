@@ -173,6 +173,9 @@ const buildCases = (): Case[] => [
   { route: 'GET /api/v4/projects/:id', level: 'public', name: 'public project', path: () => '/api/v4/projects/17?statistics=true', ok: 200 },
   { route: 'GET /api/v4/projects/:id', level: 'public', name: 'internal project', path: () => '/api/v4/projects/1', ok: 200, anonymous: 404 },
   { route: 'GET /api/v4/projects/:id', level: 'public', name: 'private project', path: () => '/api/v4/projects/3', ok: 200, nonAdmin: 404, anonymous: 404 },
+  // Issue 23: a project's forks, 404 to whoever cannot see the project.
+  { route: 'GET /api/v4/projects/:id/forks', level: 'public', name: 'public project', path: () => '/api/v4/projects/17/forks', ok: 200 },
+  { route: 'GET /api/v4/projects/:id/forks', level: 'public', name: 'private project', path: () => '/api/v4/projects/3/forks', ok: 200, nonAdmin: 404, anonymous: 404 },
   { route: 'GET /api/v4/snippets/all', level: 'user', path: () => '/api/v4/snippets/all', ok: 200 },
   { route: 'GET /api/v4/snippets/:id', level: 'user', name: 'public snippet', path: () => '/api/v4/snippets/1', ok: 200 },
   { route: 'GET /api/v4/snippets/:id', level: 'user', name: 'private snippet', path: () => '/api/v4/snippets/3', ok: 200, nonAdmin: 404 },
@@ -187,6 +190,7 @@ const buildCases = (): Case[] => [
   { route: 'GET /-/sandbox/metrics', level: 'open', path: () => '/-/sandbox/metrics', ok: 200, text: true },
   // Sandbox-only: the internal item state GitLab keeps out of its entities.
   { route: 'GET /-/sandbox/items/:kind/:id', level: 'admin', path: () => '/-/sandbox/items/project/1', ok: 200 },
+  { route: 'GET /-/sandbox/pools', level: 'admin', path: () => '/-/sandbox/pools', ok: 200 },
   { route: 'GET /api/v4/geo_sites', level: 'admin', path: () => '/api/v4/geo_sites', ok: 200 },
   { route: 'GET /api/v4/geo_sites/status', level: 'admin', path: () => '/api/v4/geo_sites/status', ok: 200 },
   { route: 'GET /api/v4/geo_sites/:id', level: 'admin', path: () => '/api/v4/geo_sites/2', ok: 200 },

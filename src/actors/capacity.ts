@@ -13,6 +13,7 @@ import type { KindAccessMode } from '../api/types.js';
 import { formatBytes } from '../plan/capacity-field.js';
 import type { Kind } from '../plan/types.js';
 import { CAPACITY_EXCEEDED, StepError } from './errors.js';
+import { inNetwork, networksInListing, poolsOnMove } from './networks.js';
 import { SIZE_ALLOWANCE, pickDestination } from './placement.js';
 import type { ActorDeps } from './types.js';
 
@@ -41,11 +42,20 @@ export function describeFit(r: FitRow): string {
 }
 
 /** One listed item as the fit simulation sees it. */
-interface Sized {
+export interface Sized {
   kind: Kind;
   source: string;
+  id: number;
   bytes: number;
   byAllowance: boolean;
+  /** Its fork network (the root id as far as the listing shows), when in one. */
+  network?: number;
+}
+
+/** A fork network in the simulation: its members' bytes plus its pool's (estimated as the root's size). */
+export interface SimNetwork {
+  bytes: number;
+  poolBytes: number;
 }
 
 /** A storage's free bytes from `capacity`, or null when the plan declares none. Throws when a query cannot be read. */
@@ -66,19 +76,35 @@ async function freeOf(deps: ActorDeps, storage: string): Promise<number | null> 
   return Math.min(...values);
 }
 
+export interface SimResult {
+  byDestination: Map<string, { bytes: number; items: number; byAllowance: number; kinds: Set<Kind> }>;
+  /** Networks no destination had room for, and the pool bytes each extra destination costs. */
+  split: { network: number; bytes: number; extraBytes: number }[];
+}
+
 /**
  * Where the listed items would go, as the drains will place them: per source in the plan's order,
- * largest first, within the source's `move.until` budget, each to the destination the placement
- * policy picks. Returns the bytes and items per destination.
+ * largest first (a fork network ranks by its bytes and its members follow each other), within the
+ * source's `move.until` budget, each network on one destination with room for all of it (else
+ * split), every other item to the destination the placement policy picks.
  */
 export function simulatePlacement(
   items: readonly Sized[],
   plan: ActorDeps['plan'],
   rooms: ReadonlyMap<string, number | null>,
   sourceFree: ReadonlyMap<string, number | null> = new Map(),
-): Map<string, { bytes: number; items: number; byAllowance: number; kinds: Set<Kind> }> {
-  const out = new Map(plan.move.to.map((d) => [d, { bytes: 0, items: 0, byAllowance: 0, kinds: new Set<Kind>() }]));
+  networks: ReadonlyMap<number, SimNetwork> = new Map(),
+): SimResult {
+  const byDestination = new Map(plan.move.to.map((d) => [d, { bytes: 0, items: 0, byAllowance: 0, kinds: new Set<Kind>() }]));
+  const split: SimResult['split'] = [];
+  const netDest = new Map<number, string | null>();
   const until = plan.move.until;
+  const rank = (i: Sized) => (i.network !== undefined ? (networks.get(i.network)?.bytes ?? i.bytes) : i.bytes);
+  const candidates = () =>
+    plan.move.to.map((name) => {
+      const room = rooms.get(name);
+      return { name, placed: byDestination.get(name)!.bytes, room: room === undefined ? null : room, weight: plan.weights[name] ?? 0 };
+    });
   for (const source of plan.move.from) {
     let budget = Infinity;
     if (until && 'movedBytes' in until) budget = until.movedBytes;
@@ -86,40 +112,75 @@ export function simulatePlacement(
       const f = sourceFree.get(source);
       budget = f === null || f === undefined ? 0 : until.freeBytes - f;
     }
-    const mine = items.filter((i) => i.source === source).sort((a, b) => b.bytes - a.bytes);
+    const mine = items.filter((i) => i.source === source).sort((a, b) => rank(b) - rank(a) || (a.network ?? a.id) - (b.network ?? b.id) || a.id - b.id);
     for (const it of mine) {
       if (budget <= 0) break;
       budget -= it.bytes;
-      const candidates = plan.move.to.map((name) => {
-        const room = rooms.get(name);
-        return { name, placed: out.get(name)!.bytes, room: room === undefined ? null : room, weight: plan.weights[name] ?? 0 };
-      });
-      const d = out.get(pickDestination(candidates, it.bytes))!;
+      let dest: string;
+      const net = it.network !== undefined ? networks.get(it.network) : undefined;
+      const known = it.network !== undefined ? netDest.get(it.network) : undefined;
+      if (known) dest = known;
+      else if (it.network !== undefined && net && known === undefined && plan.move.to.length > 1) {
+        const all = candidates();
+        const fitting = all.filter((c) => c.room === null || c.room - c.placed >= net.bytes);
+        if (fitting.length > 0) {
+          dest = pickDestination(fitting, net.bytes);
+          netDest.set(it.network, dest);
+          byDestination.get(dest)!.bytes += net.poolBytes;
+        } else {
+          split.push({ network: it.network, bytes: net.bytes, extraBytes: net.poolBytes });
+          netDest.set(it.network, null);
+          dest = pickDestination(all, it.bytes);
+        }
+      } else dest = pickDestination(candidates(), it.bytes);
+      const d = byDestination.get(dest)!;
       d.bytes += it.bytes;
       d.items += 1;
       if (it.byAllowance) d.byAllowance += 1;
       d.kinds.add(it.kind);
     }
   }
+  return { byDestination, split };
+}
+
+/** The listed projects' fork networks (as far as the listing shows them) with their bytes. */
+function listedNetworks(items: Sized[], raw: Map<number, { forkedFromId?: number | null; forksCount?: number | null }>): Map<number, SimNetwork> {
+  const roots = networksInListing([...raw].map(([id, r]) => ({ id, ...r })));
+  const sizes = new Map(items.filter((i) => i.kind === 'projects').map((i) => [i.id, i.bytes]));
+  const out = new Map<number, SimNetwork>();
+  for (const it of items) {
+    if (it.kind !== 'projects') continue;
+    const root = roots.get(it.id);
+    if (root === undefined) continue;
+    it.network = root;
+    const n = out.get(root) ?? { bytes: 0, poolBytes: sizes.get(root) ?? 0 };
+    n.bytes += it.bytes;
+    out.set(root, n);
+  }
+  for (const n of out.values()) n.bytes += n.poolBytes;
   return out;
 }
 
 /**
  * Checks the room; returns the lines to report (one per destination, with the bytes and items the
- * placement would send there). Throws (exit 1, before any write) when a destination's bytes plus
- * `keep_free` exceed its room, except in a dry run, which reports and refuses nothing.
+ * placement would send there, and the fork networks it splits or the release makes lose their
+ * pools). Throws (exit 1, before any write) when a destination's bytes plus `keep_free` exceed its
+ * room, except in a dry run, which reports and refuses nothing.
  */
-export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind, KindAccessMode>>): Promise<string[]> {
+export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind, KindAccessMode>>, version: string | null = null): Promise<string[]> {
   const { plan, api } = deps;
   const capacity = plan.capacity;
   const several = plan.move.to.length > 1 || plan.move.until !== undefined;
-  if (!capacity && !several) {
+  const pools = plan.move.kinds.includes('projects') && access.projects !== 'records' ? poolsOnMove(version) : null;
+  const poolsAtRisk = pools === 'dropped' || pools === 'flag';
+  if (!capacity && !several && !poolsAtRisk) {
     const to = plan.move.to[0]!;
     // Said once, by pre-flight (issue 22): a drain that fills its destination breaks every push there.
     deps.log.warn({ storage: to }, 'the room on the destination was not checked: the plan has no capacity section');
     return [`the room on ${to} was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")`];
   }
   const items: Sized[] = [];
+  const forks = new Map<number, { forkedFromId?: number | null; forksCount?: number | null }>();
   const uncounted: Kind[] = [];
   for (const kind of plan.move.kinds) {
     if (access[kind] === 'unsupported') continue;
@@ -131,21 +192,25 @@ export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind
       for await (const page of api.listItemsOnStorage(kind, source)) {
         for (const item of page) {
           const sized = item.sizeBytes !== null && kind === 'projects';
-          items.push({ kind, source, bytes: sized ? (item.sizeBytes as number) : SIZE_ALLOWANCE[kind], byAllowance: !sized });
+          items.push({ kind, source, id: item.id, bytes: sized ? (item.sizeBytes as number) : SIZE_ALLOWANCE[kind], byAllowance: !sized });
+          if (kind === 'projects' && inNetwork(item)) forks.set(item.id, { forkedFromId: item.forkedFromId ?? null, forksCount: item.forksCount ?? null });
         }
       }
     }
   }
+  const networks = listedNetworks(items, forks);
+  const lines: string[] = [];
+  if (poolsAtRisk) lines.push(...poolWarning(items, networks, version, pools));
+  if (!capacity && !several) return [...lines, `the room on ${plan.move.to[0]!} was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")`];
   const frees = new Map<string, number | null>();
   for (const to of plan.move.to) frees.set(to, await freeOf(deps, to));
   const rooms = new Map([...frees].map(([d, f]) => [d, f === null ? null : f - (capacity?.keepFreeBytes ?? 0)]));
   const sourceFree = new Map<string, number | null>();
   if (plan.move.until && 'freeBytes' in plan.move.until) for (const s of plan.move.from) sourceFree.set(s, await freeOf(deps, s));
-  const placed = simulatePlacement(items, plan, rooms, sourceFree);
-  const lines: string[] = [];
+  const sim = simulatePlacement(items, plan, rooms, sourceFree, networks);
   const unfit: FitRow[] = [];
   for (const to of plan.move.to) {
-    const p = placed.get(to)!;
+    const p = sim.byDestination.get(to)!;
     const row: FitRow = { storage: to, neededBytes: p.bytes, keepFreeBytes: capacity?.keepFreeBytes ?? 0, freeBytes: frees.get(to) ?? null, byAllowance: p.byAllowance, uncounted, fits: null };
     if (row.freeBytes !== null) row.fits = row.neededBytes + row.keepFreeBytes <= row.freeBytes;
     if (row.fits === false) unfit.push(row);
@@ -153,8 +218,15 @@ export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind
     lines.push(several ? `${describeFit(row)}; ${p.items} item(s) placed there` : describeFit(row));
     deps.store.appendEvent('placement.planned', { storage: to, items: p.items, bytes: p.bytes, freeBytes: row.freeBytes }, deps.clock.now());
   }
-  const kept = items.length - [...placed.values()].reduce((a, p) => a + p.items, 0);
-  if (kept > 0) lines.push(`move.until: ${kept} item(s) stay on the sources (${formatBytes(items.reduce((a, i) => a + i.bytes, 0) - [...placed.values()].reduce((a, p) => a + p.bytes, 0))})`);
+  for (const s of sim.split) {
+    lines.push(`fork network of project ${s.network} (${formatBytes(s.bytes)}) fits on no single destination: it will be split, costing about ${formatBytes(s.extraBytes)} more for each extra pool copy`);
+  }
+  const placedItems = [...sim.byDestination.values()].reduce((a, p) => a + p.items, 0);
+  const kept = items.length - placedItems;
+  if (kept > 0) {
+    const keptBytes = items.reduce((a, i) => a + i.bytes, 0) - [...sim.byDestination.values()].reduce((a, p) => a + p.bytes, 0);
+    lines.push(`move.until: ${kept} item(s) stay on the sources (about ${formatBytes(Math.max(0, keptBytes))})`);
+  }
   if (!capacity) lines.push('the room on the destinations was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")');
   const first = unfit[0];
   if (first && !deps.dryRun) {
@@ -165,4 +237,21 @@ export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind
     );
   }
   return lines;
+}
+
+/**
+ * On releases whose moves drop a fork's pool link (before 16.3; 16.3 to 16.5 unless
+ * replicate_object_pool_on_move is on), every moving fork carries the pool's objects itself on its
+ * destination: the networks affected and the extra bytes, estimated as one pool per moving fork.
+ */
+function poolWarning(items: readonly Sized[], networks: ReadonlyMap<number, SimNetwork>, version: string | null, pools: 'dropped' | 'flag'): string[] {
+  const moving = items.filter((i) => i.kind === 'projects' && i.network !== undefined && i.network !== i.id);
+  if (moving.length === 0) return [];
+  const names = [...new Set(moving.map((i) => i.network!))];
+  const extra = moving.reduce((a, i) => a + (networks.get(i.network!)?.poolBytes ?? 0), 0);
+  const why = pools === 'dropped' ? `GitLab ${version} drops a moved fork's pool link` : `GitLab ${version} drops a moved fork's pool link unless the feature flag replicate_object_pool_on_move is on`;
+  return [
+    `${why}: ${moving.length} fork(s) of ${names.length} network(s) will each carry the pool's objects themselves on their destination, ` +
+      `about ${formatBytes(extra)} more than their own sizes (networks of projects ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', ...' : ''}; see docs/operations.md, "Fork networks")`,
+  ];
 }

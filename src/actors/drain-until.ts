@@ -59,3 +59,40 @@ export function nextDueAt(ctx: DrainCtx): number | null {
   if (boundReached(ctx)) return ctx.store.nextPlacedDueAt(ctx.kind, ctx.source);
   return ctx.store.nextDueAt(ctx.kind, ctx.source);
 }
+
+/** Rows placed per transaction by a dry run's placement. */
+const PLAN_CHUNK = 5_000;
+
+/**
+ * A dry run's placement: every pending item not placed yet gets the destination the run would give
+ * it, largest first, until the source's `move.until` budget is spent (then the bound is recorded as
+ * reached). With one destination and no bound there is nothing to decide, and nothing is written.
+ */
+export function planPlacement(ctx: DrainCtx): void {
+  const { deps, store, kind, source } = ctx;
+  if (deps.plan.move.to.length === 1 && !deps.plan.move.until) return;
+  if (boundReached(ctx)) return;
+  const placement = placementOf(deps);
+  for (;;) {
+    const rows = store.unplacedPending(kind, source, PLAN_CHUNK);
+    if (rows.length === 0) return;
+    let budget = placement.budget(source);
+    let stop = false;
+    store.batch(() => {
+      for (const row of rows) {
+        if (budget <= 0) {
+          stop = true;
+          break;
+        }
+        const d = placement.choose(kind, row);
+        store.pinDestination(kind, row.id, d);
+        placement.note(kind, row, d);
+        budget -= bytesOf(kind, row.sizeBytes);
+      }
+    });
+    if (stop) {
+      reach(ctx);
+      return;
+    }
+  }
+}

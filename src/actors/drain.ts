@@ -15,7 +15,7 @@ import { pollInFlight, recheckStuck, trackedKinds } from './drain-poll.js';
 import type { PollPlanner } from './drain-poll.js';
 import { scheduleBatch } from './drain-schedule.js';
 import { runCensus } from './census.js';
-import { boundReached, dueItems, nextDueAt } from './drain-until.js';
+import { boundReached, dueItems, nextDueAt, planPlacement } from './drain-until.js';
 import { preparePlacement } from './placement.js';
 import { enumerateRound } from './enumerate.js';
 import { locate } from './locate.js';
@@ -307,6 +307,9 @@ async function dryRun(ctx: DrainCtx): Promise<DrainOutput> {
   await enumerateRound(ctx, cur?.done ? cur.round + 1 : undefined);
   // Which projects are hidden or pending deletion: the listing above cannot tell (`shardmove twin`).
   await runCensus(ctx);
+  // Where each item would go, and where a partial drain would stop (issue 23): recorded in the dry
+  // run's own checkpoint, which no real run can resume, for its report and `status`.
+  planPlacement(ctx);
   const res = result(ctx);
   const { concurrency } = ctx.deps.plan.move;
   event(ctx, 'drain.dry_run', {

@@ -6,6 +6,7 @@
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import { event, throwIfAborted } from './drain-context.js';
 import { DrainError, STORAGE_NOT_EXPOSED, VERIFY_FILTER_IGNORED } from './errors.js';
+import { noteNetworks } from './networks.js';
 import type { DrainCtx } from './drain-context.js';
 import { locate } from './locate.js';
 
@@ -77,6 +78,7 @@ export async function enumerateRound(ctx: DrainCtx, next?: number, hooks: Enumer
   for await (const page of pages) {
     checkStorageField(ctx, page);
     const res = store.recordPage(kind, source, round, page, deps.clock.now());
+    await noteNetworks(ctx, page);
     added += res.added;
     back += res.back.length;
     for (const b of res.back) {

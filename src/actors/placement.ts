@@ -33,6 +33,8 @@ export function bytesOf(kind: Kind, sizeBytes: number | null): number {
   return kind === 'projects' && sizeBytes !== null ? sizeBytes : SIZE_ALLOWANCE[kind];
 }
 
+type PlacementDeps = Pick<ActorDeps, 'plan' | 'store' | 'log' | 'clock'> & Partial<Pick<ActorDeps, 'prometheus'>>;
+
 /** One destination as the policy sees it. */
 export interface Candidate {
   name: string;
@@ -65,23 +67,26 @@ export class Placement {
   private readonly placed = new Map<string, number>();
   private readonly fromSource = new Map<string, number>();
   private readonly networks = new Map<number, string>();
+  /** Networks no destination had room for: placed member by member. */
+  private readonly split = new Set<number>();
   /** Room per destination when read, minus what was already placed then (so room - placed = room left). */
   private readonly roomBase = new Map<string, number | null>();
   /** The sources' free space when read, minus what had already left them then. */
   private readonly freeBase = new Map<string, number | null>();
 
   private constructor(
-    private readonly deps: Pick<ActorDeps, 'plan' | 'store' | 'log' | 'clock'> & Partial<Pick<ActorDeps, 'prometheus'>>,
+    private readonly deps: PlacementDeps,
   ) {}
 
   /** Builds the state: bytes placed per destination and per source from the checkpoint, rooms read now. */
-  static async create(deps: Pick<ActorDeps, 'plan' | 'store' | 'log' | 'clock'> & Partial<Pick<ActorDeps, 'prometheus'>>): Promise<Placement> {
+  static async create(deps: PlacementDeps): Promise<Placement> {
     const p = new Placement(deps);
     for (const r of deps.store.placedBytes()) {
       const bytes = r.kind === 'projects' ? r.bytes + r.unsized * SIZE_ALLOWANCE.projects : r.items * SIZE_ALLOWANCE[r.kind];
       p.placed.set(r.destination, (p.placed.get(r.destination) ?? 0) + bytes);
       p.fromSource.set(r.source, (p.fromSource.get(r.source) ?? 0) + bytes);
     }
+    for (const [network, d] of deps.store.networkPlacements()) p.networks.set(network, d);
     const { plan } = deps;
     if (plan.move.to.length > 1) {
       for (const d of plan.move.to) {
@@ -114,28 +119,55 @@ export class Placement {
     }
   }
 
-  /** The destination of `row`: the one it has, its network's, or the policy's choice. */
+  private candidates(): Candidate[] {
+    return this.deps.plan.move.to.map((name) => {
+      const base = this.roomBase.get(name);
+      return { name, placed: this.placed.get(name) ?? 0, room: base === undefined ? null : base, weight: this.deps.plan.weights[name] ?? 0 };
+    });
+  }
+
+  /**
+   * The destination of `row`: the one it has; its network's, once a member is placed; for a
+   * network's first member, the root's storage when it is a destination with room for the whole
+   * network, else the policy's choice for the network's bytes among the destinations with room for
+   * them. A network no destination has room for is split (said once): its members are then placed
+   * one by one.
+   */
   choose(kind: Kind, row: Pick<ItemRow, 'sizeBytes' | 'destination' | 'network'>): string {
     if (row.destination) return row.destination;
     const to = this.deps.plan.move.to;
     if (to.length === 1) return to[0]!;
-    if (row.network !== null && row.network !== undefined) {
-      const d = this.networks.get(row.network);
-      if (d) return d;
-    }
-    const candidates = to.map((name) => {
-      const base = this.roomBase.get(name);
-      return { name, placed: this.placed.get(name) ?? 0, room: base === undefined ? null : base, weight: this.deps.plan.weights[name] ?? 0 };
-    });
-    return pickDestination(candidates, bytesOf(kind, row.sizeBytes));
+    const own = bytesOf(kind, row.sizeBytes);
+    const network = row.network ?? null;
+    if (network === null || this.split.has(network)) return pickDestination(this.candidates(), own);
+    const placed = this.networks.get(network);
+    if (placed) return placed;
+    const net = this.deps.store.getNetwork(network);
+    const size = Math.max(net?.bytes ?? 0, own);
+    const candidates = this.candidates();
+    const left = (c: Candidate) => (c.room === null ? Infinity : c.room - c.placed);
+    const anchor = candidates.find((c) => c.name === net?.rootStorage);
+    if (anchor && left(anchor) >= size) return anchor.name;
+    const fitting = candidates.filter((c) => left(c) >= size);
+    if (fitting.length > 0) return pickDestination(fitting, size);
+    this.split.add(network);
+    const extra = net?.poolBytes ?? 0;
+    this.deps.store.appendEvent('network.split', { network, bytes: size, extraBytes: extra }, this.deps.clock.now());
+    this.deps.log.warn({ network, bytes: size, extraBytes: extra }, 'no destination has room for the whole fork network: it is split, and each extra destination gets its own copy of the pool');
+    return pickDestination(candidates, own);
   }
 
-  /** Accounts a placement just recorded in the checkpoint. */
+  /** Accounts a placement just recorded in the checkpoint (a network's first placement brings its pool copy). */
   note(kind: Kind, row: Pick<ItemRow, 'source' | 'sizeBytes' | 'network'>, destination: string): void {
     const b = bytesOf(kind, row.sizeBytes);
     this.placed.set(destination, (this.placed.get(destination) ?? 0) + b);
     this.fromSource.set(row.source, (this.fromSource.get(row.source) ?? 0) + b);
-    if (row.network !== null && row.network !== undefined && !this.networks.has(row.network)) this.networks.set(row.network, destination);
+    const network = row.network ?? null;
+    if (network === null || this.split.has(network) || this.networks.has(network)) return;
+    this.networks.set(network, destination);
+    const net = this.deps.store.getNetwork(network);
+    // The pool follows the network: a copy on the destination, unless the root (and its pool) is there.
+    if (net?.poolBytes && net.rootStorage !== destination) this.placed.set(destination, (this.placed.get(destination) ?? 0) + net.poolBytes);
   }
 
   /** Bytes placed so far from `source` (scheduled or moved, by this run). */
@@ -167,7 +199,7 @@ const BUILDING = new WeakMap<ActorStore, Promise<Placement>>();
 const READY = new WeakMap<ActorStore, Placement>();
 
 /** Builds the run's placement state (one per checkpoint store) if it is not built yet. */
-export async function preparePlacement(deps: Pick<ActorDeps, 'plan' | 'store' | 'log' | 'clock'> & Partial<Pick<ActorDeps, 'prometheus'>>): Promise<Placement> {
+export async function preparePlacement(deps: PlacementDeps): Promise<Placement> {
   const ready = READY.get(deps.store);
   if (ready) return ready;
   let p = BUILDING.get(deps.store);

@@ -73,7 +73,7 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
   // given items (a revert): each goes back where it came from, and what is on the sources now is
   // mostly what stays there.
   if (deps.itemsGiven) warnings.push(`the room on ${plan.move.to.join(', ')} was not checked: the items go back to the storages they came from`);
-  else warnings.push(...(await checkCapacity(deps, access)));
+  else warnings.push(...(await checkCapacity(deps, access, version)));
   return { version, enterprise, username: user.username, warnings, tokenExpiresAt, access };
 }
 

@@ -33,6 +33,11 @@ export interface VerifyEntry {
    */
   by?: 'listing' | 'records';
   moved?: number;
+  /**
+   * Of the items listed, those a partial drain left on the source as its plan asked (`move.until`
+   * reached, never placed): expected, not a problem.
+   */
+  kept?: number;
 }
 
 export interface VerifyResult {
@@ -63,6 +68,8 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
         continue;
       }
       const entry: VerifyEntry = { kind, source, listed: 0, quarantined: 0, unexpected: 0, unlistable: 0, unlisted: 0, by: 'listing' };
+      const bounded = deps.plan.move.until !== undefined && store.getBound(source) !== null;
+      if (bounded) entry.kept = 0;
       const gaps: UnlistableGap[] = [];
       const listedIds = new Set<number>();
       for await (const page of deps.api.listItemsOnStorage(kind, source, { onUnlistable: (g) => gaps.push(g) })) {
@@ -79,8 +86,14 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
           }
           entry.listed++;
           listedIds.add(item.id);
-          if (store.getItem(kind, item.id)?.state === 'quarantined') {
+          const row = store.getItem(kind, item.id);
+          if (row?.state === 'quarantined') {
             entry.quarantined++;
+            continue;
+          }
+          // Left by the bound: an item never placed (or one the checkpoint never saw, listed after it).
+          if (bounded && (!row || (row.state === 'pending' && !row.destination))) {
+            entry.kept = (entry.kept ?? 0) + 1;
             continue;
           }
           entry.unexpected++;
@@ -98,6 +111,7 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
       for (const state of ['pending', 'scheduling', 'in_flight'] as const) {
         for (const row of store.itemsInState(kind, source, state, 10_000)) {
           if (listedIds.has(row.id)) continue;
+          if (bounded && state === 'pending' && !row.destination) continue;
           entry.unlisted++;
           if (entry.unlisted <= MAX_LISTED_PROBLEMS) {
             problems.push(`${kind} ${row.id} (${row.name}) is still on ${source} (${state}) but the listing does not show it (hidden, pending deletion or unlistable)`);
@@ -138,4 +152,35 @@ function verifyByRecords(store: ActorStore, kind: Kind, source: string, problems
     }
   }
   return entry;
+}
+
+/** What `verifyPlacedItems` found: items checked, and those not where the checkpoint placed them. */
+export interface PlacedCheck {
+  checked: number;
+  misplaced: Array<{ kind: Kind; id: number; destination: string; storage: string | null }>;
+}
+
+/**
+ * Checks item by item that every item this run moved is on the destination recorded for it (one
+ * read per item). A revert verifies this way: its sources keep items it was never meant to move,
+ * so "nothing left on the sources" would be the wrong question.
+ */
+export async function verifyPlacedItems(deps: Pick<ActorDeps, 'api' | 'store' | 'signal'>, kinds: readonly Kind[], problems: string[]): Promise<PlacedCheck> {
+  const out: PlacedCheck = { checked: 0, misplaced: [] };
+  for (const kind of kinds) {
+    for (const row of deps.store.itemsInState(kind, null, 'moved', Number.MAX_SAFE_INTEGER)) {
+      if (!row.destination) continue;
+      if (deps.signal.aborted) throw abortError(deps.signal);
+      out.checked++;
+      const item = await deps.api.getItem(kind, row.id);
+      const storage = item?.storage ?? null;
+      if (storage === row.destination) continue;
+      out.misplaced.push({ kind, id: row.id, destination: row.destination, storage });
+      if (out.misplaced.length <= MAX_LISTED_PROBLEMS) {
+        problems.push(`${kind} ${row.id} (${row.name}) should be on ${row.destination} but is ${storage === null ? 'not found' : `on ${storage}`}`);
+      }
+    }
+  }
+  if (out.misplaced.length > MAX_LISTED_PROBLEMS) problems.push(`${out.misplaced.length - MAX_LISTED_PROBLEMS} more items not where they were placed`);
+  return out;
 }

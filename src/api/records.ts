@@ -54,11 +54,18 @@ export function parseItem(kind: Kind, raw: unknown, ref: RequestRef): ItemRecord
   const stats = typeof it['statistics'] === 'object' && it['statistics'] !== null ? (it['statistics'] as Json) : null;
   const size = stats?.['repository_size'];
   // `repository_read_only` is not a GitLab API field (docs/gitlab-behaviour.md §1.4): never read it.
-  return {
+  const item: ItemRecord = {
     kind,
     id: int(it['id'], ref, 'item.id'),
     storage: str(it['repository_storage']),
     name: str(name) ?? str(it['name']) ?? '',
     sizeBytes: typeof size === 'number' ? size : null,
   };
+  if (kind !== 'projects') return item;
+  // Fork networks (issue 23): the parent, for callers who can read it (docs/gitlab-behaviour.md).
+  const parent = typeof it['forked_from_project'] === 'object' && it['forked_from_project'] !== null ? (it['forked_from_project'] as Json)['id'] : null;
+  const forks = it['forks_count'];
+  if (typeof parent === 'number') item.forkedFromId = parent;
+  if (typeof forks === 'number' && forks > 0) item.forksCount = forks;
+  return item;
 }

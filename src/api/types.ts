@@ -35,6 +35,13 @@ export interface ItemRecord {
   name: string;
   /** Repository size in bytes when the instance reports it, else null. */
   sizeBytes: number | null;
+  /**
+   * Projects: the id of the project this one was forked from (`forked_from_project.id`, rendered
+   * for callers who can read it), null when it is no fork or the field is absent. Others: absent.
+   */
+  forkedFromId?: number | null;
+  /** Projects: `forks_count`, the number of direct forks, when rendered. */
+  forksCount?: number | null;
 }
 
 /**

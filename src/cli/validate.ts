@@ -4,6 +4,7 @@
  * and returns 0. An invalid plan throws the PlanError, which main.ts prints (every problem as
  * file:line:col: path: message) and maps to exit code 2, the same as for `run` and `status`.
  */
+import { formatBytes } from '../plan/capacity-field.js';
 import { formatPlanDuration } from '../plan/durations.js';
 import { formatProblem } from '../plan/errors.js';
 import { loadPlan } from '../plan/load.js';
@@ -23,8 +24,9 @@ export async function runValidateCommand(opts: { plan: string }, ctx: CommandCon
   const pace = plan.move.mode === 'bulk' ? 'bulk' : `throttled, at most ${plan.move.concurrency} in flight`;
   const lines = [
     `plan OK: ${plan.name}`,
-    `  moves ${plan.move.kinds.join(', ')} from ${plan.move.from.join(', ')} to ${plan.move.to} (${pace}), ` +
+    `  moves ${plan.move.kinds.join(', ')} from ${plan.move.from.join(', ')} to ${plan.move.to.join(' and ')}${plan.move.to.length > 1 ? ' (each item to the one with the most room left)' : ''} (${pace}), ` +
       `polling every ${formatPlanDuration(plan.poll.intervalMs)}, up to ${plan.retry.maxAttempts} attempts per item`,
+    ...(plan.move.until ? [`  stops each source once ${'movedBytes' in plan.move.until ? `${formatBytes(plan.move.until.movedBytes)} have left it` : `it has ${formatBytes(plan.move.until.freeBytes)} free`} (move.until); the rest stays`] : []),
     ...scheduleLines(plan, Date.now()),
     ...(plan.throttle ? [`  throttle: on (cap lowered on Gitaly health, latency p90 above ${formatPlanDuration(plan.throttle.latencyP90Ms)}, failed moves, 429s, slowdowns)`] : []),
     ...warnings.map(formatProblem),

@@ -129,6 +129,8 @@ export interface AuditEventMap {
   'drain.ahead': OfDrain & { items: number };
   /** Pre-flight's placement: what the listed items would put on one destination, and its room (null: unknown). */
   'placement.planned': { storage: string; items: number; bytes: number; freeBytes: number | null };
+  /** No destination has room for a whole fork network: its members are placed one by one (each extra destination gets a pool copy). */
+  'network.split': { network: number; bytes: number; extraBytes: number };
   /** A partial drain's bound (`move.until`) is reached for the source: nothing more is scheduled from it. */
   'drain.until_reached': OfDrain & { bound: 'moved' | 'free'; limitBytes: number; placedBytes: number };
   'enumerate.started': OfDrain & { round: number; afterId: number };
@@ -168,7 +170,7 @@ export interface AuditEventMap {
   'records.confirmed': OfDrain & { sweep: number; quarantined: number };
   'records.unconfirmed': OfDrain & { sweeps: number };
   // Verification (actors/verify.ts)
-  'verify.checked': OfDrain & { listed: number; quarantined: number; unexpected: number; unlistable: number; unlisted: number; by?: 'listing' | 'records'; moved?: number };
+  'verify.checked': OfDrain & { listed: number; quarantined: number; unexpected: number; unlistable: number; unlisted: number; by?: 'listing' | 'records'; moved?: number; kept?: number };
   'verify.filter_ignored': OfItem & { storage: string | null };
 }
 
@@ -211,6 +213,7 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'drain.dry_run': 'a dry run counted what a drain would schedule',
   'drain.ahead': "the next drain's items fill free slots",
   'placement.planned': "pre-flight's placement of the listed items on one destination",
+  'network.split': 'a fork network was split: no destination had room for all of it',
   'drain.until_reached': "a partial drain's bound (move.until) is reached for a source",
   'enumerate.started': 'a listing round of a source started',
   'enumerate.unlistable': 'part of a listing could not be read',

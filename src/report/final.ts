@@ -11,7 +11,7 @@ import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
 import { FAILURE_REMEDIES, classifyFailure } from './failure-class.js';
-import { formatBytes, formatApproxDuration, orphanLines, progressByKind } from './summary.js';
+import { formatBytes, formatApproxDuration, orphanLines, placementLines, progressByKind } from './summary.js';
 
 export interface FinalReportInput {
   /** The machine's final state value. */
@@ -66,7 +66,8 @@ export function renderFinalReport(input: FinalReportInput): string {
   if (dry) {
     lines.push('', 'Would move:');
     for (const d of Object.values(c.drains)) {
-      lines.push(`  ${d.kind} on ${d.source}: ${d.byRecords ? 'unknown number, by one bulk move (the instance does not expose their storage; verified by move records)' : d.remaining}`);
+      const kept = d.kept ? ` (${d.kept} more stay: move.until)` : '';
+      lines.push(`  ${d.kind} on ${d.source}: ${d.byRecords ? 'unknown number, by one bulk move (the instance does not expose their storage; verified by move records)' : d.remaining}${kept}`);
     }
     if (Object.keys(c.drains).length === 0) for (const p of kinds) lines.push(`  ${p.kind}: ${p.total}`);
     const total = kinds.reduce((a, p) => a + p.total - p.done - p.quarantined, 0);
@@ -78,10 +79,16 @@ export function renderFinalReport(input: FinalReportInput): string {
       if (input.schedule) lines.push(...windowFit(input.schedule.schedule, input.schedule.now, est.ms));
     }
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
+    lines.push(...placementLines(summary.placement, true));
   } else {
     lines.push('', 'Repositories:');
     for (const p of kinds) {
-      lines.push(`  ${p.kind}: ${p.done} moved of ${p.total}, ${p.quarantined} quarantined${p.waiting + p.inFlight > 0 ? `, ${p.waiting + p.inFlight} not finished` : ''}`);
+      const kept = Object.values(c.drains).filter((d) => d.kind === p.kind).reduce((a, d) => a + (d.kept ?? 0), 0);
+      const open = p.waiting + p.inFlight - kept;
+      lines.push(
+        `  ${p.kind}: ${p.done} moved of ${p.total}, ${p.quarantined} quarantined${open > 0 ? `, ${open} not finished` : ''}` +
+          `${kept > 0 ? `, ${kept} left on the source as planned (move.until)` : ''}`,
+      );
     }
     if (kinds.length === 0) lines.push('  (none enumerated)');
     if (summary.quarantined.length > 0) {
@@ -92,6 +99,7 @@ export function renderFinalReport(input: FinalReportInput): string {
         lines.push(`    ${c}: ${FAILURE_REMEDIES[c].remedy} (${FAILURE_REMEDIES[c].doc})`);
       }
     }
+    lines.push(...placementLines(summary.placement, c.dryRun));
     lines.push(...orphanLines(summary.orphans));
     if (c.verification) {
       lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
@@ -139,7 +147,8 @@ export function windowFit(schedule: Schedule, now: number, workMs: number): stri
 function recordsLines(perKindAndSource: unknown): string[] {
   if (!Array.isArray(perKindAndSource)) return [];
   const out: string[] = [];
-  for (const raw of perKindAndSource as { by?: string; kind?: string; source?: string; moved?: number; quarantined?: number }[]) {
+  for (const raw of perKindAndSource as { by?: string; kind?: string; source?: string; moved?: number; quarantined?: number; kept?: number }[]) {
+    if (raw?.kept) out.push(`  ${raw.kind} on ${raw.source}: ${raw.kept} still there, as planned (move.until reached); everything scheduled left it`);
     if (raw?.by !== 'records') continue;
     out.push(
       `  ${raw.kind} on ${raw.source}: verified by move records, not by a listing, because the instance does not expose the storage of ${raw.kind} ` +

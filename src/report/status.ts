@@ -11,7 +11,7 @@ import type { KindProgress } from './summary.js';
 import { diskPaths } from './disk-paths.js';
 import { describeFailure } from './failure-class.js';
 import type { FailureClass } from './failure-class.js';
-import { formatApproxDuration, orphanLines, progressByKind, rateAndEta } from './summary.js';
+import { formatApproxDuration, orphanLines, placementLines, progressByKind, rateAndEta } from './summary.js';
 
 /** The run lock as `status` found it: who holds it and whether that process is alive. */
 export interface LockView {
@@ -55,6 +55,8 @@ export interface StatusReport {
    * the copy's paths on its storage (hashed storage; relative to the storage's path).
    */
   orphans: (NonNullable<StatusSummary['orphans']>[number] & { diskPaths: string[] })[];
+  /** Items and bytes per destination (issue 23); empty when nothing was placed per item. */
+  placement: NonNullable<StatusSummary['placement']>;
   warnings: string[];
   previousWeights: Record<string, number> | null;
   /** The operator's live overrides (`shardmove control`) and the plan's own cap. */
@@ -140,6 +142,7 @@ export function buildStatusReport(
     stuck: summary.stuck,
     quarantined: summary.quarantined.map((q) => ({ ...q, ...describeFailure(q.reason) })),
     orphans: (summary.orphans ?? []).map((o) => ({ ...o, diskPaths: diskPaths(o.kind, o.id) })),
+    placement: summary.placement ?? [],
     warnings: c?.warnings ?? [],
     previousWeights: c?.previousWeights ?? null,
     control: { ...(summary.control ?? NO_CONTROL), planConcurrency },
@@ -189,6 +192,7 @@ export function renderStatus(r: StatusReport): string {
       lines.push(`    ${q.class}: ${q.remedy} (${q.doc})`);
     }
   }
+  lines.push(...placementLines(r.placement, r.dryRun));
   lines.push(...orphanLines(r.orphans));
   if (r.warnings.length > 0) {
     lines.push('', `Warnings (${r.warnings.length}):`);

@@ -3,7 +3,7 @@
  * done / in flight / waiting / quarantined, a rate and an ETA. Pure: the caller passes the time.
  */
 import type { Kind } from '../plan/types.js';
-import type { OrphanCopy, StatusSummary } from '../store/types.js';
+import type { DestinationPlacement, OrphanCopy, StatusSummary } from '../store/types.js';
 import { diskPaths } from './disk-paths.js';
 
 export interface KindProgress {
@@ -89,6 +89,23 @@ export function formatBytes(n: number): string {
     i += 1;
   }
   return `${v >= 10 || i === 0 ? Math.round(v) : v.toFixed(1)} ${units[i]}`;
+}
+
+/**
+ * Where the items go (issue 23), as lines for people: items and bytes per destination, and how many
+ * have arrived. Nothing when the checkpoint placed nothing per item (one destination, older files).
+ */
+export function placementLines(placement: readonly DestinationPlacement[] | undefined, dryRun: boolean): string[] {
+  if (!placement || placement.length === 0) return [];
+  const w = Math.max(...placement.map((p) => p.destination.length));
+  return [
+    '',
+    dryRun ? 'Placement (what the run would send where):' : 'Placement (chosen per item, recorded before its move):',
+    ...placement.map((p) => {
+      const sized = p.unsized > 0 ? ` (+${p.unsized} without a size)` : '';
+      return `  ${p.destination.padEnd(w)}  ${String(p.items).padStart(6)} item(s)  ${formatBytes(p.bytes).padStart(9)}${sized}${dryRun ? '' : `  ${p.moved} moved`}`;
+    }),
+  ];
 }
 
 /**

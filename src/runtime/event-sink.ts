@@ -119,6 +119,7 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     case 'drain.ahead':
     case 'drain.until_reached':
     case 'placement.planned':
+    case 'network.split':
     case 'enumerate.started':
     case 'enumerate.unlistable':
     case 'enumerate.finished':

@@ -213,6 +213,26 @@ const MIGRATIONS: string[] = [
     PRIMARY KEY (kind, item_id, storage)
   ) WITHOUT ROWID;
   `,
+  // Issue 23 item 3: fork networks and object pools (inventory/forks.ts, moves/pools.ts). A
+  // project's `forked_from` is the project it was forked from (GitLab's fork_network_members row);
+  // a pool is GitLab's PoolRepository, one per network (its root project's id) and storage, and a
+  // project is linked to at most one (`projects.pool_repository_id`).
+  `
+  ALTER TABLE items ADD COLUMN forked_from INTEGER;
+  CREATE INDEX items_forked_from ON items(kind, forked_from) WHERE forked_from IS NOT NULL;
+  CREATE TABLE pools (
+    network INTEGER NOT NULL,
+    storage TEXT NOT NULL,
+    size_mb REAL NOT NULL,
+    PRIMARY KEY (network, storage)
+  ) WITHOUT ROWID;
+  CREATE TABLE pool_members (
+    project_id INTEGER PRIMARY KEY,
+    network INTEGER NOT NULL,
+    storage TEXT NOT NULL
+  );
+  CREATE INDEX pool_members_pool ON pool_members(network, storage);
+  `,
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */

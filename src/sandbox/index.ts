@@ -27,6 +27,7 @@ import { register as registerSettingsRoutes } from './instance/settings.js';
 import { register as registerHealthRoutes } from './instance/health.js';
 import { register as registerGeoRoutes } from './instance/geo.js';
 import { register as registerMetricsRoutes } from './instance/metrics.js';
+import { register as registerPoolRoutes } from './moves/pool-routes.js';
 
 export interface SandboxOptions {
   host?: string;
@@ -66,7 +67,7 @@ export type { InjectedFailure, MoveFailures } from './faults.js';
 export function createRouter(): Router {
   const router = new Router();
   for (const register of [registerAuthRoutes, registerTokenRoutes, registerOauthRoutes, registerMoveRoutes, registerWriteRoutes,
-    registerInventoryRoutes, registerSettingsRoutes, registerHealthRoutes, registerGeoRoutes, registerMetricsRoutes]) register(router);
+    registerInventoryRoutes, registerSettingsRoutes, registerHealthRoutes, registerGeoRoutes, registerMetricsRoutes, registerPoolRoutes]) register(router);
   return router;
 }
 

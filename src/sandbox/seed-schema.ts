@@ -201,6 +201,8 @@ const projectSchema = itemSchema.extend({
   snippets_access_level: z.enum(SNIPPETS_ACCESS_LEVELS, { error: 'must be disabled, private or enabled' }).optional(),
   /** Users (username or id) who are members of the project. */
   members: z.array(z.union([z.string(), z.number()]), { error: 'must be a list of usernames or user ids' }).optional(),
+  /** Issue 23: the project this one is a fork of, by id or full path (`group-1/project-3`). */
+  forked_from: z.union([int(1), text], { error: 'must be a project id or a full path such as group-1/project-3' }).optional(),
 });
 /** A snippet with `project` is that project's snippet (GitLab's ProjectSnippet); without, a personal one. */
 const snippetSchema = itemSchema.extend({
@@ -230,6 +232,14 @@ const generateSchema = z.strictObject({
   snippets_private_fraction: fraction.optional(),
   /** Storage -> relative share; default: all on the first configured storage. */
   storages: z.record(z.string(), z.number({ error: 'must be a fraction >= 0' }).min(0, { error: 'must be a fraction >= 0' }), { error: 'must be a mapping' }).optional(),
+  /**
+   * Issue 23: `count` fork networks among the generated projects, each a root and 1 to `max_forks`
+   * forks (forks of the root or of its forks), drawn from their own generator (seed-forks.ts).
+   */
+  fork_networks: z.strictObject({
+    count: int(0),
+    max_forks: int(1),
+  }, { error: 'must be a mapping with count and max_forks' }).optional(),
   // Sizes are drawn around the median and capped at max: 0 or below made every size 0.1 MB, or negative.
   size_mb: z.strictObject({
     median: z.number({ error: 'must be a number > 0' }).positive({ error: 'must be a number > 0' }).default(40),
@@ -268,6 +278,7 @@ export type ItemSeed = z.output<typeof itemSchema> & {
   snippets_access_level?: SnippetsAccessLevel;
   members?: (string | number)[];
   project?: number;
+  forked_from?: number | string;
 };
 export type GenerateSpec = z.output<typeof generateSchema>;
 
@@ -310,6 +321,7 @@ function crossFieldRules(seed: unknown, problem: (path: (string | number)[], mes
   const usernames = new Set(list(fields(seed).users).map((u) => fields(u).username).filter((n) => typeof n === 'string').map((n) => n.toLowerCase()));
   const userIds = new Set(list(fields(seed).users).map((u) => fields(u).id).filter((n) => typeof n === 'number'));
   projectSnippetRules(inventory, usernames, userIds, problem);
+  forkRules(inventory, problem);
   for (const [i, raw] of list(fields(seed).credentials).entries()) {
     const c = fields(raw);
     const missing = (field: string, message: string) => {
@@ -386,3 +398,64 @@ function projectSnippetRules(inventory: Record<string, unknown>, usernames: Set<
     problem(['inventory', 'generate', 'snippets_private_fraction'], 'snippets_disabled_fraction + snippets_private_fraction must not exceed 1');
   }
 }
+
+// Issue 23: fork networks. Which project `forked_from` names, and that the generated ones fit.
+function forkRules(inventory: Record<string, unknown>, problem: (path: (string | number)[], message: string) => void): void {
+  const generate = fields(inventory.generate);
+  const generated = typeof generate.projects === 'number' ? generate.projects : 0;
+  const networks = fields(generate.fork_networks);
+  if (typeof networks.count === 'number' && typeof networks.max_forks === 'number' && networks.count > 0) {
+    const most = networks.count * (1 + networks.max_forks);
+    if (most > generated) {
+      problem(['inventory', 'generate', 'fork_networks'],
+        `${networks.count} networks of up to ${1 + networks.max_forks} projects need up to ${most} generated projects (generate.projects is ${generated})`);
+    }
+  }
+  const projects = list(inventory.projects);
+  const groups = typeof generate.groups === 'number' ? Math.max(1, generate.groups) : 1;
+  // Full path -> id of every project the seed names (explicit ones win over generated ones).
+  const byPath = new Map<string, number>();
+  const explicit = new Map<number, number>();
+  for (const [i, p] of projects.entries()) {
+    const f = fields(p);
+    if (typeof f.id !== 'number') continue;
+    explicit.set(f.id, i);
+    const name = typeof f.name === 'string' ? f.name : `project-${f.id}`;
+    byPath.set(`${typeof f.namespace === 'string' ? f.namespace : 'group-1'}/${name}`.toLowerCase(), f.id);
+  }
+  const resolve = (ref: unknown): number | null => {
+    if (typeof ref === 'number') return explicit.has(ref) || ref <= generated ? ref : null;
+    if (typeof ref !== 'string') return null;
+    const found = byPath.get(ref.toLowerCase());
+    if (found !== undefined) return found;
+    const m = /^group-(\d+)\/project-(\d+)$/i.exec(ref);
+    const id = m ? Number(m[2]) : 0;
+    return m && id >= 1 && id <= generated && !explicit.has(id) && Number(m[1]) === ((id - 1) % groups) + 1 ? id : null;
+  };
+  if (inventory.items_file !== undefined) return;
+  const parent = new Map<number, number>();
+  for (const [i, p] of projects.entries()) {
+    const f = fields(p);
+    if (f.forked_from === undefined || typeof f.id !== 'number') continue;
+    // Anything but an id or a path already has the schema's own message.
+    if (typeof f.forked_from !== 'number' && typeof f.forked_from !== 'string') continue;
+    const target = resolve(f.forked_from);
+    const path = ['inventory', 'projects', i, 'forked_from'];
+    if (target === null) problem(path, `unknown project ${JSON.stringify(f.forked_from)}`);
+    else if (target === f.id) problem(path, 'a project cannot be a fork of itself');
+    else parent.set(f.id, target);
+  }
+  // A chain of forked_from that comes back to where it started is no fork network.
+  for (const [id] of parent) {
+    const seen = new Set<number>([id]);
+    for (let at = parent.get(id); at !== undefined; at = parent.get(at)) {
+      if (at === id) {
+        problem(['inventory', 'projects', explicit.get(id) as number, 'forked_from'], `project ${id} would be a fork of its own fork`);
+        break;
+      }
+      if (seen.has(at)) break;
+      seen.add(at);
+    }
+  }
+}
+

@@ -13,6 +13,7 @@ import { ITEM_COLUMNS, getMeta, isoTime, setMeta } from './db.js';
 import type { CredentialType, GenerateSpec, InstanceConfig, InstanceSettings, ItemSeed, Seed } from './seed-schema.js';
 import { seedSchema } from './seed-schema.js';
 import { insertSeedItems, readSeedItems } from './seed-items.js';
+import { applyListedForks, drawForkNetworks, seedPools } from './seed-forks.js';
 import type { SeedItems } from './seed-items.js';
 import type { YamlLimitHit } from './yaml-input.js';
 import { decodeUtf8, parseYaml } from './yaml-input.js';
@@ -416,6 +417,7 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
     }
     markProjectStates(db, g);
     markSnippetFeatures(db, g);
+    drawForkNetworks(db, g, createRandom);
   }
   if (fromFile) insertSeedItems(db, fromFile, now, fakeChecksum);
   // Explicit items replace generated ones (and those of the items file) with the same id.
@@ -439,5 +441,9 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
       if (kind === 'snippet' && it.project !== undefined) attach(it.id, it.project);
     }
   }
+  // Issue 23: forks named by listed projects, then the pools of every network (seed-forks.ts).
+  const forkProblems = applyListedForks(db, seed);
+  if (forkProblems.length === 0) forkProblems.push(...seedPools(db, seed));
+  if (forkProblems.length > 0) throw new SeedError(forkProblems);
   if (reindex) db.exec('CREATE INDEX items_storage ON items(kind, storage, id)');
 }

@@ -14,7 +14,7 @@ import type { CheckpointKind } from './open.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 import { NO_CONTROL } from './types.js';
 import type { AuditEventMap, AuditEventOf, AuditType } from '../events/vocabulary.js';
-import type { CheckpointStore, LockAcquired, LockHolder, RunControl, RunMode, SavedRun, StatusSummary, StoredEvent } from './types.js';
+import type { CheckpointStore, DestinationPlacement, LockAcquired, LockHolder, RunControl, RunMode, SavedRun, StatusSummary, StoredEvent } from './types.js';
 
 const TEN_MINUTES = 10 * 60 * 1000;
 
@@ -90,6 +90,14 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
         ? p(
             `SELECT kind, id, name, source, move_id, move_state FROM items INDEXED BY items_orphans
              WHERE state = 'moved' AND move_state IN ('cleanup failed', 'failed') ORDER BY kind, id`,
+          )
+        : null,
+      // Schema 15: what was placed where (issue 23); an older file placed nothing per item.
+      placement: hasIndex(db, 'items_placed')
+        ? p(
+            `SELECT destination, COUNT(*) AS items, SUM(COALESCE(size_bytes, 0)) AS bytes, SUM(size_bytes IS NULL) AS unsized,
+               SUM(state = 'moved') AS moved FROM items INDEXED BY items_placed
+             WHERE destination IS NOT NULL AND state NOT IN ('left', 'quarantined') GROUP BY destination ORDER BY destination`,
           )
         : null,
       release: p(
@@ -257,7 +265,8 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     const orphans = ((this.r.orphans?.all() ?? []) as { kind: Kind; id: number; name: string; source: string; move_id: number | null; move_state: string }[]).map(
       (o) => ({ kind: o.kind, id: o.id, name: o.name, source: o.source, moveId: o.move_id, moveState: o.move_state }),
     );
-    return { counts, quarantined, movedLast10Min, total, stuck, retrying, control: this.readControl(), orphans };
+    const placement = (this.r.placement?.all() ?? []) as DestinationPlacement[];
+    return { counts, quarantined, movedLast10Min, total, stuck, retrying, control: this.readControl(), orphans, placement };
   }
 
   readControl(): RunControl {

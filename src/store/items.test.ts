@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ItemRecord } from '../api/types.js';
 import { openCheckpoint } from './checkpoint.js';
 import { STILL_ON_SOURCE } from './items.js';
-import { SIZE_CLASS_SQL } from './schema.js';
+import { RANK_ORDER_SQL } from './schema.js';
 
 const rec = (id: number): ItemRecord => ({ kind: 'snippets', id, storage: 'nfs-1', name: `s${id}`, sizeBytes: 10 });
 
@@ -117,9 +117,9 @@ describe('item checkpoint', () => {
     s.markPending('snippets', 3, 30_000, 'boom', false);
     expect(s.dueItems('snippets', 'nfs-1', 29_999, 10).map((r) => r.id)).toEqual([6, 1, 4, 7, 2, 5]);
     expect(s.dueItems('snippets', 'nfs-1', 30_000, 10).map((r) => r.id)).toEqual([3, 6, 1, 4, 7, 2, 5]);
-    // The order is read off the index (schema 10): no sort over every pending item per call.
+    // The order is read off the index (schema 10, by rank from 15): no sort over every pending item per call.
     const plan = (s as unknown as { db: { prepare(sql: string): { all(...a: unknown[]): { detail: string }[] } } }).db
-      .prepare(`EXPLAIN QUERY PLAN SELECT * FROM items INDEXED BY items_due_order WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ? ORDER BY ${SIZE_CLASS_SQL} DESC, id LIMIT ?`)
+      .prepare(`EXPLAIN QUERY PLAN SELECT * FROM items INDEXED BY items_due_order WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ? ORDER BY ${RANK_ORDER_SQL} LIMIT ?`)
       .all('snippets', 'nfs-1', 0, 10);
     expect(plan.map((r) => r.detail).join(' ')).not.toMatch(/TEMP B-TREE/);
   });

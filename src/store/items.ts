@@ -6,10 +6,10 @@
 import type Database from 'better-sqlite3';
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
-import { SIZE_CLASS_SQL } from './schema.js';
+import { RANK_ORDER_SQL, SIZE_CLASS_SQL } from './schema.js';
 import { ShapeTable } from './shape.js';
 import { ITEM_STATES } from './types.js';
-import type { BulkRow, EnumCursor, ItemRow, ItemState, ItemStore, PlacedRow } from './types.js';
+import type { BulkRow, EnumCursor, ItemRow, ItemState, ItemStore, NetworkRow, PlacedRow } from './types.js';
 
 interface RawItem {
   kind: Kind;
@@ -89,6 +89,8 @@ export class ItemTable implements ItemStore {
     // Same for schema 15 (per-item destination, move.until bounds): an old file has placed nothing.
     const has15 = (db.pragma('user_version', { simple: true }) as number) >= 15;
     const w15 = (sql: string, none: string) => p(has15 ? sql : none);
+    // The order the due-order index walks: by rank from schema 15, by size class from 10, by size before.
+    const order = has15 ? RANK_ORDER_SQL : has10 ? `${SIZE_CLASS_SQL} DESC, id` : 'size_bytes DESC, id';
     this.s = {
       getCursor: p('SELECT round, after_id, done FROM cursors WHERE kind = ? AND source = ?'),
       putCursor: p(
@@ -121,7 +123,7 @@ export class ItemTable implements ItemStore {
       // backoff are skipped by the filter, and join the order once due.
       due: p(
         `SELECT * FROM items ${has10 ? 'INDEXED BY items_due_order' : ''} WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ?
-         ORDER BY ${has10 ? SIZE_CLASS_SQL : 'size_bytes'} DESC, id LIMIT ?`,
+         ORDER BY ${order} LIMIT ?`,
       ),
       getModel: w9('SELECT data FROM move_model WHERE kind = ?'),
       putModel: w9(
@@ -145,6 +147,23 @@ export class ItemTable implements ItemStore {
       place: w15(`UPDATE items SET destination = COALESCE(destination, ?) WHERE kind = ? AND id = ?`, 'SELECT 1 WHERE 0'),
       pin: w15(`UPDATE items SET destination = ? WHERE kind = ? AND id = ? AND destination IS NULL`, 'SELECT 1 WHERE 0'),
       setNetwork: w15(`UPDATE items SET network = ? WHERE kind = ? AND id = ?`, 'SELECT 1 WHERE 0'),
+      rankNetwork: w15(`UPDATE items SET rank_bytes = ? WHERE network = ? AND kind = 'projects'`, 'SELECT 1 WHERE 0'),
+      putNetwork: w15(
+        `INSERT INTO networks (id, root_storage, pool_bytes, bytes) VALUES (?, ?, ?, 0)
+         ON CONFLICT (id) DO UPDATE SET root_storage = COALESCE(excluded.root_storage, root_storage), pool_bytes = COALESCE(excluded.pool_bytes, pool_bytes)`,
+        'SELECT 1 WHERE 0',
+      ),
+      networkBytes: w15(
+        `UPDATE networks SET bytes = COALESCE(networks.pool_bytes, 0) + (SELECT COALESCE(SUM(size_bytes), 0) FROM items WHERE network = networks.id AND kind = 'projects')
+         WHERE id = ? RETURNING bytes`,
+        'SELECT 0 AS bytes',
+      ),
+      getNetwork: w15('SELECT id, root_storage, pool_bytes, bytes FROM networks WHERE id = ?', 'SELECT NULL AS id WHERE 0'),
+      allNetworks: w15('SELECT id, root_storage, pool_bytes, bytes FROM networks ORDER BY id', 'SELECT NULL AS id WHERE 0'),
+      networkPlacements: w15(
+        `SELECT network, MIN(destination) AS destination FROM items WHERE network IS NOT NULL AND destination IS NOT NULL GROUP BY network`,
+        'SELECT NULL AS network, NULL AS destination WHERE 0',
+      ),
       placed: w15(
         `SELECT destination, kind, source, COUNT(*) AS items, SUM(COALESCE(size_bytes, -1)) AS bytes, SUM(size_bytes IS NULL) AS unsized
          FROM items INDEXED BY items_placed WHERE destination IS NOT NULL AND state NOT IN ('left', 'quarantined') GROUP BY destination, kind, source`,
@@ -158,6 +177,11 @@ export class ItemTable implements ItemStore {
       nextPlacedDue: w15(
         `SELECT MIN(next_attempt_at) AS t FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NOT NULL`,
         'SELECT NULL AS t',
+      ),
+      unplacedPending: w15(
+        `SELECT * FROM items ${has10 ? 'INDEXED BY items_due_order' : ''} WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL
+         ORDER BY ${order} LIMIT ?`,
+        'SELECT * FROM items WHERE 0',
       ),
       countUnplaced: w15(
         `SELECT COUNT(*) AS n FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL`,
@@ -312,6 +336,31 @@ export class ItemTable implements ItemStore {
     this.s.setNetwork.run(network, kind, id);
   }
 
+  noteNetwork(kind: Kind, ids: readonly number[], network: number, rootStorage: string | null, poolBytes: number | null): number {
+    return this.batch(() => {
+      this.s.putNetwork.run(network, rootStorage, poolBytes);
+      for (const id of ids) this.s.setNetwork.run(network, kind, id);
+      const bytes = (this.s.networkBytes.get(network) as { bytes: number } | undefined)?.bytes ?? 0;
+      this.s.rankNetwork.run(bytes, network);
+      return bytes;
+    });
+  }
+
+  getNetwork(network: number): NetworkRow | null {
+    const r = this.s.getNetwork.get(network) as { id: number; root_storage: string | null; pool_bytes: number | null; bytes: number } | undefined;
+    return r ? { id: r.id, rootStorage: r.root_storage, poolBytes: r.pool_bytes, bytes: r.bytes } : null;
+  }
+
+  networks(): NetworkRow[] {
+    return (this.s.allNetworks.all() as { id: number; root_storage: string | null; pool_bytes: number | null; bytes: number }[]).map((r) => ({
+      id: r.id, rootStorage: r.root_storage, poolBytes: r.pool_bytes, bytes: r.bytes,
+    }));
+  }
+
+  networkPlacements(): Map<number, string> {
+    return new Map((this.s.networkPlacements.all() as { network: number; destination: string }[]).map((r) => [r.network, r.destination]));
+  }
+
   placedBytes(): PlacedRow[] {
     const rows = this.s.placed.all() as { destination: string; kind: Kind; source: string; items: number; bytes: number; unsized: number }[];
     // Unsized rows were summed as -1 each; the caller counts them by allowance.
@@ -324,6 +373,10 @@ export class ItemTable implements ItemStore {
 
   nextPlacedDueAt(kind: Kind, source: string): number | null {
     return (this.s.nextPlacedDue.get(kind, source) as { t: number | null }).t;
+  }
+
+  unplacedPending(kind: Kind, source: string, limit: number): ItemRow[] {
+    return (this.s.unplacedPending.all(kind, source, limit) as RawItem[]).map(toRow);
   }
 
   countUnplaced(kind: Kind, source: string): number {

@@ -11,9 +11,21 @@ import { StoreVersionError } from './errors.js';
  * CASE because SQLite's math functions are optional; the index (migration 10) and the query that
  * walks it (items.ts, `due`) must use this exact text.
  */
-export const SIZE_CLASS_SQL = `(CASE WHEN size_bytes IS NULL THEN -2 ${Array.from({ length: 51 }, (_, i) => 50 - i)
-  .map((b) => `WHEN size_bytes >= ${2 ** b} THEN ${b}`)
-  .join(' ')} ELSE -1 END)`;
+function sizeClassOf(expr: string): string {
+  return `(CASE WHEN ${expr} IS NULL THEN -2 ${Array.from({ length: 51 }, (_, i) => 50 - i)
+    .map((b) => `WHEN ${expr} >= ${2 ** b} THEN ${b}`)
+    .join(' ')} ELSE -1 END)`;
+}
+export const SIZE_CLASS_SQL = sizeClassOf('size_bytes');
+
+/**
+ * The scheduling order from schema 15 (issue 23): a fork network's members rank by the network's
+ * bytes (`rank_bytes`: its members on the sources plus its pool), every other item by its own size,
+ * and a network's members follow each other (`COALESCE(network, id)`), so a network is scheduled as
+ * one unit, largest first. The index (migration 15) and the queries in items.ts use this exact text.
+ */
+export const RANK_CLASS_SQL = sizeClassOf('COALESCE(rank_bytes, size_bytes)');
+export const RANK_ORDER_SQL = `${RANK_CLASS_SQL} DESC, COALESCE(network, id), id`;
 
 const MIGRATIONS: readonly string[] = [
   // 1: run snapshot, lock, event log, items, enumeration cursors, bulk bookkeeping.
@@ -225,7 +237,17 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE items ADD COLUMN destination TEXT;
   ALTER TABLE items ADD COLUMN network INTEGER;
+  ALTER TABLE items ADD COLUMN rank_bytes INTEGER;
   CREATE INDEX items_placed ON items (destination, kind, source) WHERE destination IS NOT NULL;
+  CREATE INDEX items_network ON items (network) WHERE network IS NOT NULL;
+  DROP INDEX items_due_order;
+  CREATE INDEX items_due_order ON items (kind, source, ${RANK_CLASS_SQL} DESC, COALESCE(network, id), id) WHERE state = 'pending';
+  CREATE TABLE networks (
+    id INTEGER PRIMARY KEY,
+    root_storage TEXT,
+    pool_bytes INTEGER,
+    bytes INTEGER NOT NULL DEFAULT 0
+  );
   CREATE TABLE bounds (
     source TEXT PRIMARY KEY,
     reached_at INTEGER NOT NULL,

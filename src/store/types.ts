@@ -56,6 +56,18 @@ export interface StatusSummary {
    * operator does. Optional: stores that cannot tell leave it out.
    */
   orphans?: OrphanCopy[];
+  /** What is placed on each destination (issue 23): chosen, scheduled or moved. Optional: older stores leave it out. */
+  placement?: DestinationPlacement[];
+}
+
+/** The items placed on one destination: `bytes` sums the known sizes; `unsized` items have none in the API. */
+export interface DestinationPlacement {
+  destination: string;
+  items: number;
+  bytes: number;
+  unsized: number;
+  /** Of `items`, those whose move finished. */
+  moved: number;
 }
 
 /** A repository copy left on its old storage by a move that otherwise took the item to its destination. */
@@ -206,6 +218,18 @@ export interface ItemRow {
   network?: number | null;
 }
 
+/** A fork network as the checkpoint knows it (issue 23). */
+export interface NetworkRow {
+  /** The root project's id. */
+  id: number;
+  /** Where the root lives (it anchors the network even outside the plan), when known. */
+  rootStorage: string | null;
+  /** The pool's bytes, estimated as the root's repository size, when known. */
+  poolBytes: number | null;
+  /** The network's bytes: its members listed on the sources plus its pool. */
+  bytes: number;
+}
+
 /** Items placed on a destination (chosen, not left or quarantined), per (destination, kind, source). */
 export interface PlacedRow {
   destination: string;
@@ -322,10 +346,18 @@ export interface ItemStore {
   pinDestination(kind: Kind, id: number, destination: string): boolean;
   /** Records the item's fork network (its root project's id). */
   setNetwork(kind: Kind, id: number, network: number | null): void;
+  /** Records that `ids` belong to `network` (its root's storage and pool, when known); returns the network's bytes. */
+  noteNetwork(kind: Kind, ids: readonly number[], network: number, rootStorage: string | null, poolBytes: number | null): number;
+  getNetwork(network: number): NetworkRow | null;
+  networks(): NetworkRow[];
+  /** Each network with a placed member, and where that member went. */
+  networkPlacements(): Map<number, string>;
   /** What has been placed where so far (issue 23). */
   placedBytes(): PlacedRow[];
   /** Pending items already placed (retries of scheduled items), due by `now`: what a reached bound still moves. */
   duePlacedItems(kind: Kind, source: string, now: number, limit: number): ItemRow[];
+  /** Pending items not placed yet, largest first (a dry run's placement walks them). */
+  unplacedPending(kind: Kind, source: string, limit: number): ItemRow[];
   /** Pending items never placed (what a reached bound leaves on the source). */
   countUnplaced(kind: Kind, source: string): number;
   /** The earliest next attempt of a pending item already placed, or null. */

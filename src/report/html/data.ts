@@ -90,6 +90,8 @@ export interface ReportData {
   quarantined: StatusReport['quarantined'];
   /** Copies left on the source storages (cleanup failed, or failed after the switch), with their paths. */
   orphans: StatusReport['orphans'];
+  /** Items and bytes per destination (issue 23); empty when nothing was placed per item. */
+  placement: StatusReport['placement'];
   stuck: StatusReport['stuck'];
   weights: { before: Record<string, number> | null; after: Record<string, number> | null; written: boolean };
   verification: { planned: boolean; result: VerifyOutput | null };
@@ -225,6 +227,7 @@ export function buildReportData(input: ReportInput): ReportData {
     storages: storageRows(status),
     quarantined: status.quarantined,
     orphans: status.orphans,
+    placement: status.placement,
     stuck: status.stuck,
     weights: { before: c?.previousWeights ?? null, after: c?.newWeights ?? null, written: c?.weightsWritten ?? false },
     verification: { planned: c?.verify ?? true, result: c?.verification ?? null },

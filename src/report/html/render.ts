@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { formatApproxDuration } from '../summary.js';
+import { formatApproxDuration, formatBytes } from '../summary.js';
 import type { ReportData } from './data.js';
 
 /** Chart.js's browser bundle; the package exports no path to it, so it is found beside its main file. */
@@ -162,6 +162,20 @@ export function renderHtmlReport(d: ReportData): string {
               [false, true, false, false, false, false],
             ),
         );
+  const placement =
+    d.placement.length === 0
+      ? ''
+      : section(
+          'placement-section',
+          'By destination',
+          `<p class="note">${d.outcome.dryRun ? 'Where the run would send the items' : 'Where each item goes, chosen before its move was posted and never changed'}: the destination with the most room left, or bytes in proportion to the weights.</p>` +
+            table(
+              'placement',
+              ['Destination', 'Items', 'Bytes (known sizes)', 'Without a size', 'Moved'],
+              d.placement.map((p) => [p.destination, p.items, formatBytes(p.bytes), p.unsized, d.outcome.dryRun ? '-' : p.moved]),
+              [false, true, true, true, true],
+            ),
+        );
   const stuck =
     d.stuck.length === 0
       ? ''
@@ -190,6 +204,7 @@ ${section('timeline-section', 'Timeline', `<p class="note">Moves in flight (left
 ${section('durations-section', 'Move durations', `<p class="note">From the POST's answer to the poll that saw the move end (accurate to about one poll interval), in ${num(d.durations.binSeconds, 2)}-second bins, per kind.</p><div class="chart"><canvas id="durations" role="img" aria-label="Histogram of move durations per kind"></canvas></div>`)}
 ${section('kinds-section', 'By kind', kinds)}
 ${section('storages-section', 'By source storage', storages)}
+${placement}
 ${section('quarantined-section', `Quarantined (${d.quarantined.length})`, quarantined)}
 ${orphans}
 ${stuck}

@@ -41,6 +41,7 @@ import {
 } from '../http/pagination.js';
 import type { Router } from '../http/router.js';
 import { register as registerSandboxRoutes } from './sandbox-routes.js';
+import { addForkFields, hasForks, readForkFacts, withForkFieldsJson } from './forks.js';
 
 const VISIBILITIES = ['public', 'internal', 'private'];
 
@@ -84,6 +85,7 @@ interface ListSpec {
 export function register(router: Router): void {
   router.get('/api/v4/projects', { level: 'public' }, (ctx) => list(ctx, PROJECTS));
   router.get('/api/v4/projects/:id', { level: 'public' }, (ctx) => show(ctx, 'project'));
+  router.get('/api/v4/projects/:id/forks', { level: 'public' }, listForks);
   router.get('/api/v4/snippets/all', { level: 'user' }, (ctx) => list(ctx, SNIPPETS));
   router.get('/api/v4/snippets/:id', { level: 'user' }, (ctx) => show(ctx, 'snippet'));
   router.get('/api/v4/groups', { level: 'public' }, (ctx) => list(ctx, GROUPS));
@@ -143,8 +145,12 @@ const PROJECTS: ListSpec = {
     const simple = boolParam(ctx, 'simple');
     const statistics = storageShown && boolParam(ctx, 'statistics');
     const opts = { origin: ctx.origin, admin: storageShown, sshHost: sshHostOf(ctx.origin) };
+    // Issue 23 (inventory/forks.ts): ProjectWithAccess, for a signed-in caller without `simple`, has forked_from_project.
+    const forks = hasForks(ctx.state.db) ? readForkFacts(ctx.state.db, rows.map((r) => r.id)) : null;
+    const viewer = { userId: ctx.caller?.user.id ?? null, admin: callerIsAdmin(ctx) };
     const parts = rows.map((r) => {
-      const json = projectJson(r, opts, simple);
+      let json = projectJson(r, opts, simple);
+      if (forks) json = withForkFieldsJson(json, r.id, forks, viewer, ctx.origin, ctx.caller !== null && !simple);
       return statistics ? `${json.slice(0, -1)},"statistics":${JSON.stringify(statisticsOf(r))}}` : json;
     });
     return `[${parts.join(',')}]`;
@@ -385,9 +391,30 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
     // The single project renders through the same entity that fails in a listing.
     if (ctx.state.config.unlistable?.includes(row.id)) throw UNRENDERABLE();
     const e = projectEntity(row, opts);
+    // ProjectWithAccess, or ProjectDetails for an anonymous caller: both have forked_from_project.
+    if (hasForks(ctx.state.db)) addForkFields(e, row.id, readForkFacts(ctx.state.db, [row.id]), { userId: ctx.caller?.user.id ?? null, admin }, ctx.origin);
     if (admin && boolParam(ctx, 'statistics')) e.statistics = statisticsOf(row);
     return { body: e };
   }
   if (kind === 'snippet') return { body: snippetEntity(row, opts, createAuthorLookup(ctx.state.db)(row.owner_id)) };
   return { body: { ...groupEntity(row, opts), projects: [], shared_projects: [] } };
+}
+
+/**
+ * `GET /projects/:id/forks` (issue 23): the project's direct forks (`ForkProjectsFinder`, over
+ * `project.forks`) through `present_projects`, so the same filters, entities per caller and
+ * pagination (offset, or keyset by id) as `GET /projects`. A project the caller cannot see is 404.
+ */
+function listForks(ctx: RequestContext): Reply {
+  const admin = callerIsAdmin(ctx);
+  const parent = findItem(ctx.state.db, 'project', ctx.params.id ?? '', { scope: 'default' });
+  if (!parent || !canSee(ctx.caller, admin, parent)) throw notFound(KIND_LABEL.project);
+  return list(ctx, {
+    ...PROJECTS,
+    filter: (c, isAdmin, q) => {
+      PROJECTS.filter(c, isAdmin, q);
+      q.where.push('forked_from = ?');
+      q.params.push(parent.id);
+    },
+  });
 }

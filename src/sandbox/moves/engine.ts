@@ -66,6 +66,7 @@ import { hasGroupWikis } from '../inventory/items.js';
 import { moveStatements, noteMoveCreated, readWeights } from './store.js';
 import { MIN_MOVE_MS, NO_SPACE_ERROR, SOURCE_MISSING_ERROR, unavailableError, busyRatio, moveDuration, pickStorage, splitDuration, truncateError } from './policy.js';
 import { bytesOf, createRoomLedger } from './room.js';
+import { createPoolKeeper } from './pools.js';
 
 export interface EngineOptions {
   workers: number;
@@ -150,6 +151,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   /** Whether items of `kind` have a repository for a move to copy (groups: their wiki, a licensed feature). */
   const hasRepository = (kind: ItemKind) => kind !== 'group' || hasGroupWikis(config);
   const room = createRoomLedger(db, hasRepository);
+  // Issue 23: a project's object pool follows (or, before 16.3/16.6, leaves) it at the switch.
+  const pools = createPoolKeeper(db, config.version, room);
   /** Running moves per storage they copy from or to (both ends of a move, once each). */
   const busy = new Map<string, number>();
 
@@ -268,6 +271,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
     room.moved(r.sizeMb, r.source, r.destination);
     if (s.deleteStaleCopy.run(r.kind, r.itemId, r.destination).changes > 0) room.staleCopy(r.destination, r.sizeMb, -1);
+    if (r.kind === 'project') pools.memberMoved(r.itemId, r.source, r.destination);
   }
 
   /** The move's copy on its source stays behind (cleanup failed, or the job died after the switch). */

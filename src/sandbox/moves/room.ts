@@ -6,8 +6,9 @@
  * engine adds from its running set:
  *
  * - settled: every repository the storage serves (items whose `storage` it is; groups only where
- *   group wikis exist) and the copies moves left on it (`stale_copies`: `cleanup failed`, a job
- *   killed after the switch). Sizes are `size_mb` MiB.
+ *   group wikis exist), the copies moves left on it (`stale_copies`: `cleanup failed`, a job
+ *   killed after the switch) and the object pools of fork networks on it (`pools`, moves/pools.ts).
+ *   Sizes are `size_mb` MiB.
  * - in flight: a move copying onto the storage holds what it has copied so far (linear over the
  *   copy phase); a move in cleanup still holds its source copy until it ends. So a move uses room
  *   on both storages from the start of its copy until the source copy is removed, as a real one
@@ -34,6 +35,8 @@ export interface RoomLedger {
   moved(sizeMb: number, from: string, to: string): void;
   /** A copy of `sizeMb` was left on (`+1`) or taken off (`-1`) `storage`. */
   staleCopy(storage: string, sizeMb: number, sign: 1 | -1): void;
+  /** `sizeMb` more (negative: less) on `storage` that is no item's own repository (issue 23: object pools). */
+  adjust(storage: string, sizeMb: number): void;
   /** Drops the sums (they are read again when next asked for). */
   forget(): void;
 }
@@ -48,6 +51,8 @@ export function createRoomLedger(db: Db, hasRepository: (kind: ItemKind) => bool
     const live = db.prepare(`SELECT storage, sum(size_mb) AS mb FROM items WHERE kind IN (${kinds.map(() => '?').join(', ')}) GROUP BY storage`);
     for (const r of live.all(...kinds) as { storage: string; mb: number }[]) add(r.storage, r.mb);
     for (const r of db.prepare('SELECT storage, sum(size_mb) AS mb FROM stale_copies GROUP BY storage').all() as { storage: string; mb: number }[]) add(r.storage, r.mb);
+    // Issue 23: object pools (moves/pools.ts), one per fork network and storage.
+    for (const r of db.prepare('SELECT storage, sum(size_mb) AS mb FROM pools GROUP BY storage').all() as { storage: string; mb: number }[]) add(r.storage, r.mb);
     return out;
   };
   const shift = (storage: string, mb: number) => {
@@ -64,6 +69,9 @@ export function createRoomLedger(db: Db, hasRepository: (kind: ItemKind) => bool
     },
     staleCopy(storage, sizeMb, sign) {
       shift(storage, sign * sizeMb);
+    },
+    adjust(storage, sizeMb) {
+      shift(storage, sizeMb);
     },
     forget() {
       sums = null;

@@ -1,0 +1,120 @@
+/**
+ * Fork networks in project entities (issue 23), as GitLab renders them:
+ *
+ * - `forks_count` (BasicProjectDetails, so every project entity): the project's direct forks
+ *   (`project.forks`, ForksCountService).
+ * - `forked_from_project` (ProjectDetails, and so Project and ProjectWithAccess): the project it was
+ *   forked from, as a BasicProjectDetails (no `repository_storage`), only when the caller may read
+ *   that project (`Ability.allowed?(current_user, :read_project, project.forked_from_project)`).
+ *   `present_projects` renders lists with ProjectWithAccess for a signed-in caller and with
+ *   BasicProjectDetails for an anonymous one or with `simple=true`; `GET /projects/:id` uses
+ *   ProjectWithAccess, or ProjectDetails for an anonymous caller. So lists carry it for signed-in
+ *   callers without `simple`, the single project for everyone who may read the parent.
+ *
+ * A listing page costs three small indexed queries more, and only once a fork exists in the
+ * database (the sandbox has no API that creates one after seeding).
+ */
+import type Database from 'better-sqlite3';
+import type { Db } from '../db.js';
+import { perDatabase } from '../db.js';
+import type { EntityRow } from './entities.js';
+import { ENTITY_COLUMNS, entityRowOf, projectEntity } from './entities.js';
+
+/** Who is asking: the user id (null: anonymous) and whether they act as an administrator. */
+export interface ForkViewer {
+  userId: number | null;
+  admin: boolean;
+}
+
+const anyFork = perDatabase((db: Db) => ({
+  known: db.prepare("SELECT 1 FROM items WHERE kind = 'project' AND forked_from IS NOT NULL LIMIT 1").get() !== undefined,
+}));
+
+/** Whether the database holds a fork at all (fixed after seeding). */
+export function hasForks(db: Db): boolean {
+  return anyFork(db).known;
+}
+
+/** `?, ?, ...` for `n` values. */
+const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
+type Statement = Database.Statement<unknown[], unknown>;
+/** Statements by SQL text, prepared once per database (their IN lists take a page's length, at most 100 + parents). */
+const statementsOf = perDatabase(() => new Map<string, Statement>());
+function prepared(db: Db, sql: string, raw = false): Statement {
+  const cache = statementsOf(db);
+  let stmt = cache.get(sql);
+  if (!stmt) {
+    stmt = db.prepare<unknown[], unknown>(sql);
+    if (raw) stmt.raw(true);
+    if (cache.size > 300) cache.clear();
+    cache.set(sql, stmt);
+  }
+  return stmt;
+}
+
+/** What the fork fields of a set of projects need: their parents, the parents' rows and direct-fork counts. */
+export interface ForkFacts {
+  parentOf: Map<number, number>;
+  parents: Map<number, EntityRow>;
+  forksCount: Map<number, number>;
+}
+
+/** The fork facts of projects `ids` (at most a page of them). */
+export function readForkFacts(db: Db, ids: readonly number[]): ForkFacts {
+  const facts: ForkFacts = { parentOf: new Map(), parents: new Map(), forksCount: new Map() };
+  if (ids.length === 0 || !hasForks(db)) return facts;
+  // `+forked_from`: by the primary key; on the forked_from index SQLite would walk every fork.
+  const links = prepared(db, `SELECT id, forked_from FROM items WHERE kind = 'project' AND id IN (${marks(ids.length)}) AND +forked_from IS NOT NULL`)
+    .all(...ids) as { id: number; forked_from: number }[];
+  for (const l of links) facts.parentOf.set(l.id, l.forked_from);
+  const parentIds = [...new Set(facts.parentOf.values())];
+  if (parentIds.length > 0) {
+    const rows = prepared(db, `SELECT ${ENTITY_COLUMNS} FROM items WHERE kind = 'project' AND id IN (${marks(parentIds.length)})`, true).all(...parentIds) as unknown[][];
+    for (const a of rows) {
+      const row = entityRowOf(a);
+      facts.parents.set(row.id, row);
+    }
+  }
+  const counted = [...new Set([...ids, ...parentIds])];
+  const counts = prepared(db, `SELECT forked_from AS id, count(*) AS n FROM items INDEXED BY items_forked_from
+    WHERE kind = 'project' AND forked_from IN (${marks(counted.length)}) GROUP BY forked_from`).all(...counted) as { id: number; n: number }[];
+  for (const c of counts) facts.forksCount.set(c.id, c.n);
+  return facts;
+}
+
+/** `read_project` on the parent, as the sandbox models visibility (administrators, public, internal to signed-in users, owners). */
+function canRead(viewer: ForkViewer, row: EntityRow): boolean {
+  if (viewer.admin || row.visibility === 'public') return true;
+  if (viewer.userId === null) return false;
+  return row.visibility === 'internal' || row.owner_id === viewer.userId;
+}
+
+/** The `forked_from_project` of project `id` for `viewer`, or undefined when it has none or they may not read it. */
+export function forkedFromProject(facts: ForkFacts, id: number, viewer: ForkViewer, origin: string): Record<string, unknown> | undefined {
+  const parentId = facts.parentOf.get(id);
+  const parent = parentId === undefined ? undefined : facts.parents.get(parentId);
+  if (!parent || !canRead(viewer, parent)) return undefined;
+  const e = projectEntity(parent, { origin, admin: false }, true);
+  e.forks_count = facts.forksCount.get(parent.id) ?? 0;
+  return e;
+}
+
+/**
+ * A rendered project's JSON text with its fork fields: `forks_count`, and `forked_from_project`
+ * when `withParent` (the entity is ProjectDetails or below, see the module comment).
+ */
+export function withForkFieldsJson(json: string, id: number, facts: ForkFacts, viewer: ForkViewer, origin: string, withParent: boolean): string {
+  const count = facts.forksCount.get(id) ?? 0;
+  let out = count > 0 ? json.replace('"forks_count":0,', `"forks_count":${count},`) : json;
+  const parent = withParent ? forkedFromProject(facts, id, viewer, origin) : undefined;
+  if (parent) out = `${out.slice(0, -1)},"forked_from_project":${JSON.stringify(parent)}}`;
+  return out;
+}
+
+/** The same for an entity object (GET /projects/:id). */
+export function addForkFields(entity: Record<string, unknown>, id: number, facts: ForkFacts, viewer: ForkViewer, origin: string): void {
+  entity.forks_count = facts.forksCount.get(id) ?? 0;
+  const parent = forkedFromProject(facts, id, viewer, origin);
+  if (parent) entity.forked_from_project = parent;
+}

@@ -1,0 +1,168 @@
+/**
+ * Issue 23 items 4 and 5: fork networks in the orchestrator, judged from the sandbox's own records
+ * (where each project is, and its pools per storage): a drain into two destinations keeps every
+ * network on one storage with one pool; a network whose root already sits on a destination goes
+ * there; a release whose moves drop pool links is warned about before anything moves.
+ */
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseDocument } from 'yaml';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSandbox } from '../src/sandbox/index.js';
+import type { RunningSandbox } from '../src/sandbox/index.js';
+import { ADMIN_TOKEN, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
+
+interface Pool {
+  network: number;
+  storage: string;
+  bytes: number;
+  members: number[];
+}
+
+async function poolsOf(url: string): Promise<Pool[]> {
+  const res = await fetch(`${url}/-/sandbox/pools`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+  expect(res.status).toBe(200);
+  return (await res.json()) as Pool[];
+}
+
+function plan(dir: string, to: string[], extra: string[] = []): string {
+  const file = join(dir, 'forks.yaml');
+  writeFileSync(
+    file,
+    [
+      'version: 1',
+      'name: forks',
+      'instance:',
+      '  url: ${SHARDMOVE_URL}',
+      '  token: ${SHARDMOVE_TOKEN}',
+      'move:',
+      '  from: [nfs-1]',
+      `  to: [${to.join(', ')}]`,
+      '  kinds: [projects]',
+      '  concurrency: 6',
+      'poll: { interval: 100ms }',
+      'retry: { max_attempts: 2, backoff: 100ms }',
+      ...extra,
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+/** The harness's seed, changed by `change` (a YAML document). */
+function seed(dir: string, change: (doc: ReturnType<typeof parseDocument>) => void): string {
+  const file = writeSeed(dir, { projects: 60, snippets: 1, groups: 1 });
+  const doc = parseDocument(readFileSync(file, 'utf8'));
+  change(doc);
+  writeFileSync(file, doc.toString());
+  return file;
+}
+
+function projects(sandbox: RunningSandbox): { id: number; storage: string; size_mb: number }[] {
+  return sandbox.state.db.prepare(`SELECT id, storage, size_mb FROM items WHERE kind = 'project' ORDER BY id`).all() as { id: number; storage: string; size_mb: number }[];
+}
+
+describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, () => {
+  let sandbox: RunningSandbox | null = null;
+  let dir: string;
+  afterEach(async () => {
+    await sandbox?.close();
+    sandbox = null;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('drains into two destinations with equal room: every network on one storage with one pool, bytes within 10%', async () => {
+    dir = tempDir('forks-balance');
+    sandbox = await startSandbox({
+      seed: seed(dir, (doc) => {
+        doc.setIn(['inventory', 'generate', 'storages'], doc.createNode({ 'nfs-1': 1 }));
+        doc.setIn(['inventory', 'generate', 'size_mb'], doc.createNode({ median: 40, max: 200 }));
+        doc.setIn(['inventory', 'generate', 'public_fraction'], 1);
+        doc.setIn(['inventory', 'generate', 'fork_networks'], doc.createNode({ count: 6, max_forks: 3 }));
+      }),
+      workers: 6,
+      moveDurationMs: 20,
+    });
+    const before = await poolsOf(sandbox.url);
+    const networks = new Map(before.map((p) => [p.network, p.members]));
+    expect(networks.size).toBeGreaterThanOrEqual(3);
+    const onSource = projects(sandbox);
+    const file = plan(dir, ['cluster', 'nfs-2'], ['capacity:', '  storages: {cluster: {free: 1TiB}, nfs-2: {free: 1TiB}}']);
+    const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/Verification: passed/);
+
+    const after = new Map(projects(sandbox).map((p) => [p.id, p.storage]));
+    for (const [network, members] of networks) {
+      const where = new Set(members.map((id) => after.get(id)));
+      expect([...where], `network ${network}`).toHaveLength(1);
+    }
+    // One pool per network, on the storage its members are on: no split.
+    const pools = await poolsOf(sandbox.url);
+    for (const network of networks.keys()) {
+      const mine = pools.filter((p) => p.network === network);
+      expect(mine, `pools of network ${network}`).toHaveLength(1);
+      expect(['cluster', 'nfs-2']).toContain(mine[0]!.storage);
+    }
+    const bytes = new Map<string, number>([['cluster', 0], ['nfs-2', 0]]);
+    for (const p of onSource) bytes.set(after.get(p.id)!, (bytes.get(after.get(p.id)!) ?? 0) + p.size_mb);
+    const [a, b] = [bytes.get('cluster')!, bytes.get('nfs-2')!];
+    expect(Math.abs(a - b) / Math.max(a, b)).toBeLessThanOrEqual(0.1);
+  });
+
+  it('sends every member of a network whose root already sits on a destination to that destination', async () => {
+    dir = tempDir('forks-anchor');
+    sandbox = await startSandbox({
+      seed: seed(dir, (doc) => {
+        doc.deleteIn(['inventory', 'generate']);
+        doc.setIn(['inventory', 'projects'], doc.createNode([
+          // Placed first (largest), on cluster: without the anchor, the network would go to the emptier nfs-2.
+          { id: 1, name: 'big', storage: 'nfs-1', visibility: 'public', size_mb: 500 },
+          { id: 2, name: 'root', storage: 'cluster', visibility: 'public', size_mb: 50 },
+          { id: 3, name: 'fork-a', storage: 'nfs-1', visibility: 'public', size_mb: 20, forked_from: 2 },
+          { id: 4, name: 'fork-b', storage: 'nfs-1', visibility: 'public', size_mb: 10, forked_from: 3 },
+          { id: 5, name: 'other', storage: 'nfs-1', visibility: 'public', size_mb: 5 },
+        ]));
+        doc.setIn(['inventory', 'snippets'], doc.createNode([]));
+        doc.setIn(['inventory', 'groups'], doc.createNode([{ id: 1, name: 'g1', storage: 'nfs-2' }]));
+      }),
+      workers: 4,
+      moveDurationMs: 20,
+    });
+    // By the weights alone the network would follow project 1's imbalance to nfs-2: the anchor must win.
+    const file = plan(dir, ['cluster', 'nfs-2'], ['weights: { cluster: 100, nfs-2: 100, nfs-1: 0 }']);
+    const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const after = new Map(projects(sandbox).map((p) => [p.id, p.storage]));
+    expect(after.get(1)).toBe('cluster');
+    expect(after.get(2)).toBe('cluster');
+    expect(after.get(3)).toBe('cluster');
+    expect(after.get(4)).toBe('cluster');
+    const pools = (await poolsOf(sandbox.url)).filter((p) => p.network === 2);
+    expect(pools.map((p) => p.storage)).toEqual(['cluster']);
+  });
+
+  it('warns before anything moves when the release drops a moved fork\'s pool link, naming the networks', async () => {
+    dir = tempDir('forks-old');
+    sandbox = await startSandbox({
+      seed: seed(dir, (doc) => {
+        doc.setIn(['instance', 'version'], '16.2.0');
+        doc.setIn(['inventory', 'generate', 'storages'], doc.createNode({ 'nfs-1': 1 }));
+        doc.setIn(['inventory', 'generate', 'public_fraction'], 1);
+        doc.setIn(['inventory', 'generate', 'fork_networks'], doc.createNode({ count: 3, max_forks: 2 }));
+      }),
+      workers: 4,
+      moveDurationMs: 20,
+    });
+    const roots = [...new Set((await poolsOf(sandbox.url)).map((p) => p.network))];
+    expect(roots.length).toBeGreaterThan(0);
+    const file = plan(dir, ['cluster']);
+    const dry = await runCli(['run', file, '--dry-run', '--state', join(dir, 'dry.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    const out = dry.stdout + dry.stderr;
+    expect(out).toMatch(/GitLab 16\.2\.0 drops a moved fork's pool link: \d+ fork\(s\) of \d+ network\(s\) will each carry the pool's objects themselves/);
+    for (const r of roots) expect(out).toContain(String(r));
+    // Nothing moved: the sandbox has no move.
+    expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);
+  });
+});
