@@ -117,8 +117,9 @@ export async function executeRevert(opts: RevertOptions, injected: Partial<Runti
           `Resume the forward run (shardmove run) and stop it once nothing is in flight (shardmove control --pause, then status), then revert`,
       );
     }
-    const forwardWeights = ((forward.loadRun()?.snapshot as { context?: Partial<RunContext> } | null)?.context?.previousWeights) ?? null;
-    const moved = forwardMovedItems(forward, (row) => forwardDestination(plan, row));
+    const forwardContext = (forward.loadRun()?.snapshot as { context?: Partial<RunContext> } | null)?.context;
+    const forwardWeights = forwardContext?.previousWeights ?? null;
+    const moved = forwardMovedItems(forward, (row) => forwardDestination(forwardContext?.destination ?? plan.move.to[0]!, row));
     if (moved.length === 0) return { kind: 'nothing', forwardFile, reason: `${forwardFile} records no item moved by the forward run` };
     const drains = revertDrains(moved);
     const revertPlan = planOfRevert(plan, drains, moved);
@@ -192,10 +193,11 @@ function isRevertCheckpoint(store: CheckpointStore): boolean {
 
 /**
  * The storage the forward run moved a row's item to: its recorded destination (issue 23), or, in a
- * checkpoint written before items had one, the plan's only destination.
+ * checkpoint written before items had one, the run's only destination (`only`: as its snapshot
+ * recorded it, the plan's when it has none).
  */
-function forwardDestination(plan: Plan, row: ItemRow): string {
-  return row.destination ?? plan.move.to[0]!;
+function forwardDestination(only: string, row: ItemRow): string {
+  return row.destination ?? only;
 }
 
 /**
