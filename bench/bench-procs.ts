@@ -63,7 +63,9 @@ export interface SandboxProc {
 
 /** Starts `bin/shardmove sandbox` with `args` and the counting preload; resolves when it is ready. */
 export async function startSandboxProc(args: string[], readyTimeoutMs = 180_000): Promise<SandboxProc> {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', join(ROOT, 'bench', 'bench-count.ts'), BIN, 'sandbox', ...args], {
+  // BENCH_SANDBOX_ARGS adds node flags to the sandbox (`--cpu-prof --cpu-prof-dir=DIR` profiles it).
+  const nodeArgs = (process.env.BENCH_SANDBOX_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', '--import', join(ROOT, 'bench', 'bench-count.ts'), BIN, 'sandbox', ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

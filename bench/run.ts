@@ -12,7 +12,8 @@
  * BENCH_SLOTS_PROJECTS=2000 BENCH_SLOTS_MEDIAN_MB=20 BENCH_SLOTS_MAX_MB=20000 BENCH_SLOTS_SPEED=20 BENCH_SLOTS_WORKERS=20
  * BENCH_SLOTS_FIXED=1 (row 5; also shardmove at the fixed poll cadence, min_interval = interval)
  * BENCH_BACKOFF=250ms BENCH_KEEP=1 (keep the scratch directory) BENCH_VERBOSE=1
- * BENCH_RUN_ARGS="--cpu-prof --cpu-prof-dir=DIR" (node flags for the orchestrator processes).
+ * BENCH_RUN_ARGS="--cpu-prof --cpu-prof-dir=DIR" (node flags for the orchestrator processes),
+ * BENCH_SANDBOX_ARGS likewise for the sandbox processes.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';

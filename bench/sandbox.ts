@@ -8,9 +8,13 @@
  *   - keyset listing: GET /projects?pagination=keyset&order_by=id&sort=asc&repository_storage=nfs-1
  *     from random id_after positions, as an admin, at per_page 20 (GitLab's default) and 100;
  *   - scheduling per-item moves: POST /projects/:id/repository_storage_moves, each item once.
+ * Then CPU per move, end to end: a second sandbox process with 20,000 projects, moves of 20 ms on 50
+ * workers (row 1's settings of `npm run bench`), every project on nfs-1 moved once by its POST; the
+ * sandbox's CPU from the first POST until its engine is idle, divided by the moves. No orchestrator
+ * polls here, so this is the sandbox's own cost of a move (HTTP, scheduling, the engine's states).
  * It prints a table and ends by itself (about a minute). Knobs: BENCH_PROJECTS and BENCH_PHASE_MS
- * shrink it for a quick look; BENCH_PHASES=list20,list100,schedule picks phases; BENCH_CHILD_ARGS adds
- * node flags to the sandbox process (`--cpu-prof --cpu-prof-dir=DIR` profiles the request path).
+ * shrink it for a quick look; BENCH_PHASES=list20,list100,schedule,moves picks phases; BENCH_CHILD_ARGS adds
+ * node flags to the sandbox processes (`--cpu-prof --cpu-prof-dir=DIR` profiles the request path).
  * Beside each rate it prints the CPU both processes spent per request: the sandbox is one thread,
  * so its µs/request bounds the rate (1e6 / µs with a core to itself); the generator's must stay well
  * below it, or the generator is what is measured. Other load on the machine lowers the rates, not
@@ -27,7 +31,9 @@ const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 1_000_000);
 const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 10_000);
 const CONCURRENCY = 32;
 /** Phases to run (list20, list100, schedule), for profiling one of them; all by default. */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'list20,list100,schedule').split(','));
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'list20,list100,schedule,moves').split(','));
+/** The moves phase's sandbox: row 1's inventory of projects and its engine settings. */
+const MOVES_PHASE = { projects: 20_000, moveMs: 20, workers: 50 };
 const TOKEN = 'glpat-sandbox-root-api-sudo-0001';
 /** Items handed to the scheduling phase: more than it can use at the target rate. */
 const SCHEDULE_POOL = 100_000;
@@ -44,6 +50,8 @@ interface Stats {
   rssMb: number;
   /** CPU time the sandbox process has used so far (user + system), in microseconds. */
   cpuMicros: number;
+  /** Moves waiting for a worker or running. */
+  movesActive: number;
 }
 
 async function serve(): Promise<void> {
@@ -53,14 +61,18 @@ async function serve(): Promise<void> {
   seed.inventory = { generate: { ...seed.inventory.generate!, projects: PROJECTS, snippets: 1000, groups: 1000 } };
   const t0 = performance.now();
   // Moves take a second each at most, so the engine works during the scheduling phase as it would in use.
-  const sb = await startSandbox({ seed, moveDurationMs: 1000, workers: 10 });
+  const sb = await startSandbox({ seed, moveDurationMs: Number(process.env.BENCH_MOVE_MS ?? 1000), workers: Number(process.env.BENCH_WORKERS ?? 10) });
   const seedMs = performance.now() - t0;
   const ids = (sb.state.db.prepare("SELECT id FROM items WHERE kind = 'project' AND storage = 'nfs-1' ORDER BY id LIMIT ?").all(SCHEDULE_POOL) as { id: number }[]).map((r) => r.id);
   process.send?.({ type: 'ready', url: sb.url, seedMs, ids } satisfies Ready);
   process.on('message', (msg: { type: string }) => {
     if (msg.type === 'stats') {
       const cpu = process.cpuUsage();
-      process.send?.({ type: 'stats', maxRssMb: process.resourceUsage().maxRSS / 1024, rssMb: process.memoryUsage().rss / 1e6, cpuMicros: cpu.user + cpu.system } satisfies Stats);
+      const engine = sb.state.engine.stats();
+      process.send?.({
+        type: 'stats', maxRssMb: process.resourceUsage().maxRSS / 1024, rssMb: process.memoryUsage().rss / 1e6, cpuMicros: cpu.user + cpu.system,
+        movesActive: engine.queued + engine.running,
+      } satisfies Stats);
     } else if (msg.type === 'stop') {
       void sb.close().then(() => process.exit(0));
     }
@@ -148,6 +160,52 @@ async function phase(pool: Pool, ok: number, make: (i: number) => { method: 'GET
   return { requests: latencies.length, rps: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99), unexpected };
 }
 
+interface MovesResult {
+  moves: number;
+  cpuUsPerMove: number;
+  wallMs: number;
+  unexpected: number;
+}
+
+/** CPU per move, end to end, in a sandbox of its own (see the module comment). */
+async function movesPhase(): Promise<MovesResult> {
+  const child = fork(fileURLToPath(import.meta.url), ['--serve'], {
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean)],
+    env: { ...process.env, BENCH_PROJECTS: String(MOVES_PHASE.projects), BENCH_MOVE_MS: String(MOVES_PHASE.moveMs), BENCH_WORKERS: String(MOVES_PHASE.workers) },
+  });
+  try {
+    process.stderr.write('CPU per move, end to end...\n');
+    const ready = await nextMessage<Ready>(child, 'ready', 120_000);
+    const pool = new Pool(ready.url, { connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 30_000 });
+    const stats = async () => {
+      child.send({ type: 'stats' });
+      return nextMessage<Stats>(child, 'stats', 10_000);
+    };
+    const before = await stats();
+    const t0 = performance.now();
+    const ids = ready.ids;
+    const r = await phase(pool, 201, (i) => {
+      const id = ids[i];
+      return id === undefined ? null : { method: 'POST', path: `/api/v4/projects/${id}/repository_storage_moves`, body: '{"destination_storage_name":"cluster"}' };
+    });
+    let after = await stats();
+    for (const end = performance.now() + 120_000; after.movesActive > 0 && performance.now() < end;) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      after = await stats();
+    }
+    const wallMs = performance.now() - t0;
+    await pool.close();
+    child.send({ type: 'stop' });
+    const moves = r.requests - r.unexpected;
+    return { moves, cpuUsPerMove: (after.cpuMicros - before.cpuMicros) / Math.max(1, moves), wallMs, unexpected: r.unexpected };
+  } finally {
+    if (child.exitCode === null) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const child = fork(fileURLToPath(import.meta.url), ['--serve'], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean)], env: { ...process.env, BENCH_PROJECTS: String(PROJECTS) } });
   try {
@@ -184,6 +242,7 @@ async function main(): Promise<void> {
     const final = await stats();
     await pool.close();
     child.send({ type: 'stop' });
+    const moves = PHASES.has('moves') ? await movesPhase() : null;
 
     const row = (name: string, r: PhaseResult, target: string) =>
       [name, `${Math.round(r.rps).toLocaleString('en')} req/s`, `p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.requests} requests, sandbox CPU ${Math.round(r.serverCpuUs ?? 0)} µs/request, generator ${Math.round(r.clientCpuUs ?? 0)} µs${r.unexpected ? `, ${r.unexpected} unexpected statuses` : ''}`, target, r.rps >= 2000 && r.unexpected === 0 ? 'ok' : 'MISSED'];
@@ -195,6 +254,12 @@ async function main(): Promise<void> {
       [`seed ${PROJECTS.toLocaleString('en')} projects`, `${(ready.seedMs / 1000).toFixed(1)} s`, `${PROJECTS.toLocaleString('en')} projects + 2,000 other items, in memory`, '< 20 s', ready.seedMs < 20_000 ? 'ok' : 'MISSED'],
       ['peak RSS (sandbox)', `${Math.round(final.maxRssMb)} MB`, `current ${Math.round(final.rssMb)} MB`, '< 600 MB', final.maxRssMb < 600 ? 'ok' : 'MISSED'],
     ];
+    if (moves) {
+      rows.push(['CPU per move, end to end', `${Math.round(moves.cpuUsPerMove)} µs`,
+        `sandbox CPU from the first POST to an idle engine over ${moves.moves} moves (${MOVES_PHASE.projects.toLocaleString('en')} projects, ` +
+        `${MOVES_PHASE.moveMs} ms moves, ${MOVES_PHASE.workers} workers), ${(moves.wallMs / 1000).toFixed(1)} s${moves.unexpected ? `, ${moves.unexpected} unexpected statuses` : ''}`,
+        '(informative)', '']);
+    }
     rows[2]![4] = '';
     const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
     for (const r of rows) process.stdout.write(`${r.map((cell, c) => String(cell).padEnd(widths[c] ?? 0)).join('  ').trimEnd()}\n`);

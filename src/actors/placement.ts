@@ -81,6 +81,8 @@ export class Placement {
   /** Builds the state: bytes placed per destination and per source from the checkpoint, rooms read now. */
   static async create(deps: PlacementDeps): Promise<Placement> {
     const p = new Placement(deps);
+    // One destination and no bound: nothing to weigh, so no read of every placed row (resume stays quick).
+    if (deps.plan.move.to.length === 1 && !deps.plan.move.until) return p;
     for (const r of deps.store.placedBytes()) {
       const bytes = r.kind === 'projects' ? r.bytes + r.unsized * SIZE_ALLOWANCE.projects : r.items * SIZE_ALLOWANCE[r.kind];
       p.placed.set(r.destination, (p.placed.get(r.destination) ?? 0) + bytes);

@@ -105,15 +105,22 @@ export function isFeatureEnabled(db: Db, name: string, dflt = false): boolean {
   }
 }
 
+/** The last settings text isAdminModeOn parsed, and its answer: every admin request asks, the text rarely changes. */
+let adminModeMemo: { text: string; on: boolean } | undefined;
+
 /** The application setting `admin_mode` (kept in meta by the settings API). */
 export function isAdminModeOn(db: Db): boolean {
   const row = statements(db).settings.get();
   if (!row) return false;
+  if (adminModeMemo?.text === row.value) return adminModeMemo.on;
+  let on = false;
   try {
-    return (JSON.parse(row.value) as { admin_mode?: unknown }).admin_mode === true;
+    on = (JSON.parse(row.value) as { admin_mode?: unknown }).admin_mode === true;
   } catch {
-    return false;
+    on = false;
   }
+  adminModeMemo = { text: row.value, on };
+  return on;
 }
 
 /** The credential's scopes; a malformed column counts as no scope at all. */

@@ -38,9 +38,15 @@ export type Match =
 
 export class Router {
   readonly routes: Route[] = [];
+  /** The routes by number of segments, in the order they were added: only those can match a path. */
+  private readonly byLength = new Map<number, Route[]>();
 
   add(method: string, pattern: string, auth: AuthRule, handler: Handler, options: RouteOptions = {}): this {
-    this.routes.push({ method, pattern, auth, handler, segments: pattern.split('/').filter(Boolean), ee: options.ee === true });
+    const route: Route = { method, pattern, auth, handler, segments: pattern.split('/').filter(Boolean), ee: options.ee === true };
+    this.routes.push(route);
+    const same = this.byLength.get(route.segments.length);
+    if (same) same.push(route);
+    else this.byLength.set(route.segments.length, [route]);
     return this;
   }
 
@@ -65,7 +71,7 @@ export class Router {
       return { kind: 'not-found' };
     }
     const allowed: string[] = [];
-    for (const route of this.routes) {
+    for (const route of this.byLength.get(parts.length) ?? []) {
       const params = matchSegments(route.segments, parts);
       if (!params) continue;
       const wanted = method === 'HEAD' ? 'GET' : method;

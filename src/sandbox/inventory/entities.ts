@@ -56,8 +56,11 @@ function adminFields(row: EntityRow, opts: EntityOptions): Record<string, unknow
   return opts.admin ? { repository_storage: row.storage } : {};
 }
 
+/** The columns move records nest: ProjectIdentity and BasicSnippet read no others. */
+export type NestedEntityRow = Pick<EntityRow, 'id' | 'name' | 'path' | 'namespace' | 'visibility' | 'owner_id' | 'project_id' | 'created_at' | 'updated_at'>;
+
 /** GitLab's `ProjectIdentity` entity: what a move record nests, and how `Project` begins. */
-export function projectIdentity(row: EntityRow): Record<string, unknown> {
+export function projectIdentity(row: NestedEntityRow): Record<string, unknown> {
   return {
     id: row.id,
     description: null,
@@ -144,7 +147,7 @@ export function projectJson(row: EntityRow, opts: EntityOptions, simple = false)
 }
 
 /** Personal snippets live at `/-/snippets/:id`, project snippets under their project's path. */
-function snippetWebUrl(row: EntityRow, origin: string): string {
+function snippetWebUrl(row: NestedEntityRow, origin: string): string {
   return row.project_id === null ? `${origin}/-/snippets/${row.id}` : `${origin}/${row.namespace}/-/snippets/${row.id}`;
 }
 
@@ -152,7 +155,7 @@ function snippetWebUrl(row: EntityRow, origin: string): string {
  * GitLab's `BasicSnippet` entity: what a move record nests, and how `Snippet` begins. The sandbox
  * stores no description; `description` is one a request just set (PUT /snippets/:id echoes it).
  */
-export function basicSnippetEntity(row: EntityRow, origin: string, author: AuthorInfo | undefined, description: string | null = null): Record<string, unknown> {
+export function basicSnippetEntity(row: NestedEntityRow, origin: string, author: AuthorInfo | undefined, description: string | null = null): Record<string, unknown> {
   const webUrl = snippetWebUrl(row, origin);
   return {
     id: row.id,

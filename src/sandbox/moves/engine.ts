@@ -134,6 +134,10 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   const { db, config, clock, log, faults } = deps;
   const s = moveStatements(db);
   const countItemMoves = db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ? AND item_id = ?');
+  /** What scheduling re-reads of the item under its transaction: three columns, not the row's fifteen. */
+  const itemForMove = db.prepare<[ItemKind, number], { read_only: number; storage: string; size_mb: number }>('SELECT read_only, storage, size_mb FROM items WHERE kind = ? AND id = ?');
+  /** What a starting move snapshots of its item. */
+  const itemForCopy = db.prepare<[ItemKind, number], { checksum: string; commit_count: number; size_mb: number }>('SELECT checksum, commit_count, size_mb FROM items WHERE kind = ? AND id = ?');
   const workers = Math.max(1, Math.floor(options.workers));
   const random = options.random ?? Math.random;
   const batchSize = options.bulkBatchSize ?? 500;
@@ -228,7 +232,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     const q = toQueued(row, now);
     at = Math.max(at, q.readyAt, now - MAX_LAG_MS);
     const iso = isoTime(at);
-    const item = s.itemById.get(q.kind, q.itemId);
+    const item = itemForCopy.get(q.kind, q.itemId);
     if (!item) {
       s.setMoveState.run('failed', null, truncateError(`${q.kind} ${q.itemId} no longer exists`), iso, q.id);
       return;
@@ -472,7 +476,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
 
   const scheduleTx = db.transaction((item: ItemRow, dest: string, now: number): Queued | null => {
     // Re-read inside the transaction: the flag is the lock (GitLab's set_repository_read_only!).
-    const fresh = s.itemById.get(item.kind, item.id);
+    const fresh = itemForMove.get(item.kind, item.id);
     if (!fresh || fresh.read_only) return null;
     if (!hasRepository(item.kind)) return createMove(item.kind, item.id, pickStorage(readWeights(db), config.storages, random), 0, dest, now);
     return createMove(item.kind, item.id, fresh.storage, fresh.size_mb, dest, now);

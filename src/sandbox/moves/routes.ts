@@ -13,7 +13,7 @@
  * counts as absent.
  */
 import type { RequestContext, Reply } from '../http/context.js';
-import type { ItemKind, ItemRow, MoveRow } from '../db.js';
+import type { ItemKind, ItemRow } from '../db.js';
 import { SandboxHttpError, badRequest, invalidParam, notFound } from '../http/errors.js';
 import { activeRecordId, intParam } from '../http/coerce.js';
 import type { Router } from '../http/router.js';
@@ -21,6 +21,7 @@ import type { OffsetPage } from '../http/pagination.js';
 import { TOTAL_COUNT_LIMIT, countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
 import { itemStatements, requireItem } from '../inventory/items.js';
 import { createMoveRenderer } from './entities.js';
+import type { MoveListRow } from './store.js';
 import { countMoves, moveStatements } from './store.js';
 
 const PLURAL: Record<ItemKind, string> = { project: 'projects', snippet: 'snippets', group: 'groups' };
@@ -84,7 +85,7 @@ function listForItem(ctx: RequestContext, itemRef: () => ItemRow): Reply {
   return pageReply(ctx, page, rows, total);
 }
 
-function pageReply(ctx: RequestContext, page: OffsetPage, rows: MoveRow[], total: number | null): Reply {
+function pageReply(ctx: RequestContext, page: OffsetPage, rows: MoveListRow[], total: number | null): Reply {
   const render = createMoveRenderer(ctx.state.db, ctx.origin);
   return {
     body: rows.slice(0, page.perPage).map((m) => render(m)),
