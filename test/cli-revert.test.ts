@@ -123,6 +123,7 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     const revert = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
     expect(revert.code, revert.stderr).toBe(0);
     expect(revert.stdout).toMatch(/move \d+ projects back from cluster to nfs-1/);
+    expect(revert.stdout).toContain('REVERTED: every item the run moved is back where it came from, verified');
 
     const after = await inventoryOf(sandbox.url);
     expect(after).toEqual(before);

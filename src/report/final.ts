@@ -39,6 +39,12 @@ const HEADLINE: Record<FinalState, string> = {
   failed: 'FAILED',
 };
 
+const REVERT_HEADLINE: Record<FinalState, string> = {
+  done: 'REVERTED: every item the run moved is back where it came from, verified',
+  doneWithQuarantine: 'REVERTED WITH QUARANTINED ITEMS: everything else is back where it came from, verified',
+  failed: 'REVERT FAILED',
+};
+
 /** How to put the weights back, with the checkpoint that holds them; nothing to run after a temporary one. */
 function wayBack(input: FinalReportInput): string {
   if (input.checkpointTemporary) return '  (the checkpoint is temporary and removed now: keep one with --state FILE to be able to restore the weights later)';
@@ -58,7 +64,7 @@ export function renderFinalReport(input: FinalReportInput): string {
   const { context: c, summary } = input;
   const lines: string[] = [];
   const dry = c.dryRun;
-  lines.push(dry ? `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance` : HEADLINE[input.state]);
+  lines.push(dry ? `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance` : (input.revertOf ? REVERT_HEADLINE : HEADLINE)[input.state]);
   if (c.error) lines.push(`  step: ${c.error.step}`, `  cause: ${c.error.message} (${c.error.code})`);
   lines.push(`  took ${formatApproxDuration(input.elapsedMs)}${c.instanceVersion ? `, instance version ${c.instanceVersion}` : ''}`);
 
