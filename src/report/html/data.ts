@@ -110,6 +110,14 @@ const HEADLINES: Record<string, string> = {
   interrupted: 'Interrupted: run the plan again to continue',
   'not started': 'Not started',
 };
+/** A revert's checkpoint (`shardmove revert`): the states that differ from a drain's. */
+const REVERT_HEADLINES: Record<string, string> = {
+  ...HEADLINES,
+  done: 'Reverted: every item the run moved is back where it came from, verified',
+  doneWithQuarantine: 'Reverted with quarantined items: everything else is back where it came from, verified',
+  failed: 'Revert failed',
+  interrupted: 'Interrupted: run the revert again to continue',
+};
 const DONE_STATES = new Set(['moved', 'left']);
 const IN_FLIGHT_STATES = new Set(['scheduling', 'in_flight']);
 /** At most this many points on the timeline, whatever the run's length. */
@@ -208,7 +216,7 @@ export function buildReportData(input: ReportInput): ReportData {
     plan: status.plan,
     outcome: {
       state: status.state,
-      headline: c?.dryRun && status.state !== 'running' ? `Dry run: ${status.state} (nothing was changed on the instance)` : (HEADLINES[status.state] ?? status.state),
+      headline: c?.dryRun && status.state !== 'running' ? `Dry run: ${status.state} (nothing was changed on the instance)` : ((revertOf ? REVERT_HEADLINES : HEADLINES)[status.state] ?? status.state),
       step: status.step,
       dryRun: status.dryRun,
       error: status.error,
