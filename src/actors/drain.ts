@@ -277,18 +277,20 @@ async function drainGiven(ctx: DrainCtx): Promise<DrainOutput> {
   return res;
 }
 
-/** Rows read per recheck round before the rest wait for the next one (as confirmAbsent). */
-const MAX_RECHECK_PER_ROUND = 10_000;
+/** Rows read at once (every moved row of the drain is read in each recheck round). */
+const RECHECK_PARALLEL = 8;
 
 /** Reads every moved row of this drain; those still on the source go back to pending. Returns how many. */
 async function recheckGiven(ctx: DrainCtx): Promise<number> {
   const { store, kind, source, deps } = ctx;
   const round = (store.getCursor(kind, source)?.round ?? 1) + 1;
-  const moved = store.itemsInState(kind, source, 'moved', MAX_RECHECK_PER_ROUND).filter((r) => r.moveId !== null);
+  const moved = store.itemsInState(kind, source, 'moved', Number.MAX_SAFE_INTEGER).filter((r) => r.moveId !== null);
   const still: ItemRow[] = [];
-  for (const row of moved) {
+  for (let i = 0; i < moved.length; i += RECHECK_PARALLEL) {
     throwIfAborted(ctx);
-    if ((await locate(ctx, row.id)).at === 'source') still.push(row);
+    const rows = moved.slice(i, i + RECHECK_PARALLEL);
+    const seen = await Promise.all(rows.map((r) => locate(ctx, r.id)));
+    rows.forEach((r, j) => seen[j]?.at === 'source' && still.push(r));
   }
   store.batch(() => {
     store.startRound(kind, source, round);

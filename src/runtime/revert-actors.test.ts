@@ -48,7 +48,9 @@ describe('revert verification', () => {
     const s = deps.store;
     const it = (id: number, to: string) => ({ kind: 'projects' as const, id, name: `p${id}`, sizeBytes: null, from: 'cluster', to, forwardMoveId: id });
     seedRevert(s, { items: [it(1, 'nfs-1'), it(2, 'nfs-2'), it(3, 'nfs-1'), it(4, 'nfs-1'), it(5, 'nfs-1')], skipped: [] }, { kinds: ['projects'], sources: ['cluster'] }, { forward: 'f.db', readAt: 0, now: 0 });
-    for (const id of [1, 2]) {
+    // Item 5 is hidden (GET answers 404): its move list says its last move took it to nfs-1.
+    api.listItemMoves = async (kind, id) => (id === 5 ? [{ id: 55, kind, itemId: 5, state: 'finished', sourceStorage: 'cluster', destinationStorage: 'nfs-1', errorMessage: null, createdAt: '' }] : []);
+    for (const id of [1, 2, 5]) {
       s.markIntent('projects', id, 0);
       s.markMoved('projects', id, 50 + id, 'finished', 1, null);
     }

@@ -7,6 +7,8 @@
  * came from.
  */
 import { StepError, WEIGHTS_MISMATCH, abortError } from '../actors/errors.js';
+import { locate } from '../actors/locate.js';
+import type { Location } from '../actors/locate.js';
 import type { ActorDeps } from '../actors/types.js';
 import { waitForGates } from '../actors/write-gate.js';
 import type { VerifyOutput, WeightsOutput } from '../machine/types.js';
@@ -72,40 +74,47 @@ export async function restoreForwardWeights(deps: ActorDeps, previous: Record<st
 
 /** Problems listed before the rest are summed up as a count. */
 const MAX_LISTED_PROBLEMS = 20;
+/** Items read at once. */
+const PARALLEL_READS = 8;
 const ALL = Number.MAX_SAFE_INTEGER;
 
 /**
  * Every item the revert moved (a move of its own ended finished or cleanup failed) is read on its
- * own: it must be on the storage it came from before the forward run. Quarantined items are the
- * run's known leftovers (the report lists them); skipped items were never the revert's to move.
+ * own, as the drain reads one (a hidden project through its move list): it must be on the storage it
+ * came from before the forward run. Quarantined items are the run's known leftovers (the report
+ * lists them); skipped items were never the revert's to move.
  */
 export async function verifyReverted(deps: ActorDeps): Promise<VerifyOutput> {
-  const { api, store, plan } = deps;
+  const { store, plan } = deps;
   const entries: { kind: Kind; source: string; checked: number; back: number; wrong: number; unknown: number; quarantined: number }[] = [];
   const problems: string[] = [];
   let more = 0;
+  const say = (p: string) => (problems.length < MAX_LISTED_PROBLEMS ? problems.push(p) : more++);
   for (const kind of plan.move.kinds) {
     for (const source of plan.move.from) {
       const moved = store.itemsInState(kind, source, 'moved', ALL).filter((r) => r.moveId !== null);
-      if (moved.length === 0 && store.countStates(kind, source).quarantined === 0) continue;
-      const e = { kind, source, checked: moved.length, back: 0, wrong: 0, unknown: 0, quarantined: store.countStates(kind, source).quarantined };
-      for (const row of moved) {
+      const quarantined = store.countStates(kind, source).quarantined;
+      if (moved.length === 0 && quarantined === 0) continue;
+      const e = { kind, source, checked: moved.length, back: 0, wrong: 0, unknown: 0, quarantined };
+      for (let i = 0; i < moved.length; i += PARALLEL_READS) {
         if (deps.signal.aborted) throw abortError(deps.signal);
-        const want = row.destination ?? '(no destination recorded)';
-        const item = await api.getItem(kind, row.id);
-        const say = (p: string) => (problems.length < MAX_LISTED_PROBLEMS ? problems.push(p) : more++);
-        if (item?.storage === want) e.back++;
-        else if (item === null) {
-          e.unknown++;
-          say(`${kind} ${row.id} (${row.name}): cannot be read after its move back to ${want} (deleted, or hidden from the API)`);
-        } else if (item.storage === null) {
-          // The instance does not expose this kind's storage: the move record is the evidence.
-          if (row.moveState === 'finished' || row.moveState === 'cleanup failed') e.back++;
-          else e.unknown++;
-        } else {
-          e.wrong++;
-          say(`${kind} ${row.id} (${row.name}): on ${item.storage}, not back on ${want}`);
-        }
+        const rows = moved.slice(i, i + PARALLEL_READS);
+        const seen = await Promise.all(rows.map((row) => locate({ deps, kind, source: row.destination ?? source }, row.id)));
+        rows.forEach((row, j) => {
+          const where = seen[j] as Location;
+          const want = row.destination ?? '(no destination recorded)';
+          if (where.at === 'source' && row.destination) e.back++;
+          else if (where.at === 'elsewhere') {
+            e.wrong++;
+            say(`${kind} ${row.id} (${row.name}): on ${where.storage}, not back on ${want}`);
+          } else if (where.at === 'unknown' && (row.moveState === 'finished' || row.moveState === 'cleanup failed')) {
+            // The instance does not say where it is (no storage field): the move record is the evidence.
+            e.back++;
+          } else {
+            e.unknown++;
+            say(`${kind} ${row.id} (${row.name}): ${where.at === 'gone' ? 'deleted' : 'cannot be located'} after its move back to ${want}`);
+          }
+        });
       }
       entries.push(e);
     }
