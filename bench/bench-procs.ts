@@ -124,6 +124,8 @@ export interface PlanOptions {
   mode?: 'throttled' | 'bulk';
   /** `poll.min_interval` (issue 11); the plan's default when absent. */
   minInterval?: string;
+  /** `move.queue_ahead` (issue 25); the plan's default 0 when absent. */
+  queueAhead?: number;
 }
 
 export function writePlan(dir: string, name: string, o: PlanOptions): string {
@@ -131,7 +133,7 @@ export function writePlan(dir: string, name: string, o: PlanOptions): string {
     version: 1,
     name,
     instance: { url: o.url, token: '${BENCH_TOKEN}', timeout: '30s' },
-    move: { from: o.from, to: 'cluster', kinds: o.kinds, mode: o.mode ?? 'throttled', concurrency: o.concurrency },
+    move: { from: o.from, to: 'cluster', kinds: o.kinds, mode: o.mode ?? 'throttled', concurrency: o.concurrency, ...(o.queueAhead ? { queue_ahead: o.queueAhead } : {}) },
     weights: Object.fromEntries([['cluster', 100], ...o.from.map((s) => [s, 0])]),
     poll: { interval: o.pollInterval, ...(o.minInterval ? { min_interval: o.minInterval } : {}) },
     retry: { max_attempts: 3, backoff: o.backoff },

@@ -301,6 +301,16 @@ export interface MoveRecords {
   exposure: number;
   /** Sum of the moves' own durations (ms). */
   workMs: number;
+  /** The longest move's own duration (ms). */
+  longestMs: number;
+}
+
+/**
+ * The physical limit of a span (issue 25): the moves' total work spread over the instance's
+ * workers, or the longest move if that is longer. No scheduler can end sooner.
+ */
+export function physicalLimitMs(r: MoveRecords, workers: number): number {
+  return Math.max(r.workMs / Math.max(1, workers), r.longestMs);
 }
 
 export function readMoveRecords(file: string): MoveRecords {
@@ -313,6 +323,7 @@ export function readMoveRecords(file: string): MoveRecords {
     let last = -Infinity;
     let open = 0;
     let work = 0;
+    let longest = 0;
     const moved = new Set<string>();
     for (const r of rows) {
       const created = Date.parse(r.created_at);
@@ -321,9 +332,10 @@ export function readMoveRecords(file: string): MoveRecords {
       last = Math.max(last, ended);
       open += ended - created;
       work += r.duration_ms;
+      longest = Math.max(longest, r.duration_ms);
       if (r.state === 'finished') moved.add(`${r.kind}:${r.item_id}`);
     }
-    return { moves: rows.length, moved: moved.size, spanMs: rows.length ? last - first : 0, exposure: work > 0 ? open / work : 0, workMs: work };
+    return { moves: rows.length, moved: moved.size, spanMs: rows.length ? last - first : 0, exposure: work > 0 ? open / work : 0, workMs: work, longestMs: longest };
   } finally {
     db.close();
   }
@@ -345,7 +357,8 @@ export interface SlotsRow {
   pollInterval: string;
   minInterval: string;
   bulk: SlotsSide;
-  shardmove: SlotsSide;
+  /** shardmove with each `move.queue_ahead` asked for (issue 25), in that order. */
+  shardmove: { queueAhead: number; side: SlotsSide }[];
   /** shardmove with `min_interval` = `interval` (the fixed cadence before issue 11), when asked for. */
   fixed: SlotsSide | null;
 }
@@ -363,7 +376,7 @@ function parseTime(stderr: string): { cpuMs: number; peakRssMb: number } {
  * documented bulk sequence and shardmove run on the same seed, each against its own sandbox, and
  * both are read from the sandbox's move records.
  */
-export async function slotsRow(c: BenchConfig, o: { projects: number; medianMb: number; maxMb: number; speed: number; fixed: boolean }): Promise<SlotsRow> {
+export async function slotsRow(c: BenchConfig, o: { projects: number; medianMb: number; maxMb: number; speed: number; fixed: boolean; queueAheads: number[] }): Promise<SlotsRow> {
   const inv: Inventory = { projects: o.projects, snippets: 0, groups: 0, storages: { 'nfs-1': 1 }, sizeMb: { median: o.medianMb, max: o.maxMb } };
   const seed = writeSeed(c.dir, inv);
   // Speed 1 is 50 ms per MB (src/sandbox/moves/policy.ts); the same factor scales the poll.
@@ -373,7 +386,7 @@ export async function slotsRow(c: BenchConfig, o: { projects: number; medianMb: 
   const minInterval = ms(250 * scale);
   const args = (db: string) => ['--workers', String(c.workers), '--speed', String(o.speed), '--seed', seed, '--move-fail-rate', '0', '--db', db];
 
-  const bulkDb = join(c.dir, 'slots-bulk-sandbox.db');
+  const bulkDb = join(c.dir, `slots-bulk-s${o.speed}-sandbox.db`);
   let bulk: SlotsSide;
   {
     const sb = await startSandboxProc(args(bulkDb));
@@ -393,32 +406,33 @@ export async function slotsRow(c: BenchConfig, o: { projects: number; medianMb: 
         stderr = e.stderr ?? '';
         exit = `error: ${(e.stderr || e.message).trim().split('\n')[0]}`;
       }
-      bulk = { records: { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0 }, requests: await sb.counts(), ...parseTime(stderr), exit };
+      bulk = { records: { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0, longestMs: 0 }, requests: await sb.counts(), ...parseTime(stderr), exit };
     } finally {
       await sb.stop();
     }
     bulk.records = readMoveRecords(bulkDb);
   }
 
-  const runShardmove = async (name: string, min: string): Promise<SlotsSide> => {
+  const runShardmove = async (name: string, min: string, queueAhead = 0): Promise<SlotsSide> => {
     const db = join(c.dir, `${name}-sandbox.db`);
     let side: SlotsSide;
     const sb = await startSandboxProc(args(db));
     try {
       const plan = writePlan(c.dir, name, {
-        url: sb.url, from: ['nfs-1'], kinds: ['projects'], concurrency: c.workers, pollInterval, minInterval: min, backoff: c.backoff,
+        url: sb.url, from: ['nfs-1'], kinds: ['projects'], concurrency: c.workers, pollInterval, minInterval: min, backoff: c.backoff, queueAhead,
       });
       await sb.counts();
       const r = await spawnRun(plan, join(c.dir, `${name}.db`)).done;
       if (r.code !== 0) process.stderr.write(`shardmove run exited ${r.code}:\n${r.stderr.slice(-3000)}\n`);
-      side = { records: { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0 }, requests: await sb.counts(), cpuMs: r.cpuMs, peakRssMb: r.peakRssMb, exit: `exit ${r.code}` };
+      side = { records: { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0, longestMs: 0 }, requests: await sb.counts(), cpuMs: r.cpuMs, peakRssMb: r.peakRssMb, exit: `exit ${r.code}` };
     } finally {
       await sb.stop();
     }
     side.records = readMoveRecords(db);
     return side;
   };
-  const shardmove = await runShardmove('bench-slots', minInterval);
-  const fixed = o.fixed ? await runShardmove('bench-slots-fixed', pollInterval) : null;
+  const shardmove: SlotsRow['shardmove'] = [];
+  for (const qa of o.queueAheads) shardmove.push({ queueAhead: qa, side: await runShardmove(`bench-slots-s${o.speed}-qa${qa}`, minInterval, qa) });
+  const fixed = o.fixed ? await runShardmove(`bench-slots-fixed-s${o.speed}`, pollInterval) : null;
   return { projects: o.projects, speed: o.speed, pollInterval, minInterval, bulk, shardmove, fixed };
 }

@@ -9,7 +9,8 @@
  * Knobs (env): BENCH_ROWS=1,2,3,4  BENCH_PROJECTS=20000 BENCH_SNIPPETS=2000 BENCH_GROUPS=500
  * BENCH_WORKERS=50 BENCH_MOVE_MS=20 BENCH_FAIL_RATE=0.02 BENCH_CONCURRENCY BENCH_POLL=...
  * BENCH_SEQ_ITEMS=1000 BENCH_SEQ_POLL_MS=20 BENCH_SCALE_PROJECTS=1000000 BENCH_SCALE_KILL_S=240
- * BENCH_SLOTS_PROJECTS=2000 BENCH_SLOTS_MEDIAN_MB=20 BENCH_SLOTS_MAX_MB=20000 BENCH_SLOTS_SPEED=20 BENCH_SLOTS_WORKERS=20
+ * BENCH_SLOTS_PROJECTS=2000 BENCH_SLOTS_MEDIAN_MB=20 BENCH_SLOTS_MAX_MB=20000 BENCH_SLOTS_SPEEDS=20,5 BENCH_SLOTS_WORKERS=20
+ * BENCH_SLOTS_QUEUE_AHEAD=0,2 (row 5: one shardmove run per move.queue_ahead, at each speed)
  * BENCH_SLOTS_FIXED=1 (row 5; also shardmove at the fixed poll cadence, min_interval = interval)
  * BENCH_BACKOFF=250ms BENCH_KEEP=1 (keep the scratch directory) BENCH_VERBOSE=1
  * BENCH_RUN_ARGS="--cpu-prof --cpu-prof-dir=DIR" (node flags for the orchestrator processes),
@@ -19,7 +20,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchConfig, Left } from './bench-rows.js';
-import { baselineRow, scaleRow, sequentialRow, slotsRow, throttledRow } from './bench-rows.js';
+import { baselineRow, physicalLimitMs, scaleRow, sequentialRow, slotsRow, throttledRow } from './bench-rows.js';
 import type { SlotsSide } from './bench-rows.js';
 
 const env = process.env;
@@ -116,27 +117,30 @@ async function main(): Promise<void> {
     row('resume: spawn to first POST', r.resumeFirstPostMs === null ? 'none' : s(r.resumeFirstPostMs));
   }
   if (rows.has('5')) {
-    const o = { projects: num('BENCH_SLOTS_PROJECTS', 2000), medianMb: num('BENCH_SLOTS_MEDIAN_MB', 20), maxMb: num('BENCH_SLOTS_MAX_MB', 20_000), speed: num('BENCH_SLOTS_SPEED', 20), fixed: env.BENCH_SLOTS_FIXED === '1' };
+    const speeds = (env.BENCH_SLOTS_SPEEDS ?? env.BENCH_SLOTS_SPEED ?? '20,5').split(',').map(Number);
+    const queueAheads = (env.BENCH_SLOTS_QUEUE_AHEAD ?? '0,2').split(',').map(Number);
     const workers = num('BENCH_SLOTS_WORKERS', 20);
-    say(`row 5: slots, ${o.projects} projects, log-normal sizes around ${o.medianMb} MB, speed ${o.speed}, ${workers} workers...`);
-    const r = await slotsRow({ ...config, workers }, o);
-    section(`5. keep the slots full: ${r.projects} projects, sizes log-normal (median ${o.medianMb} MB, max ${o.maxMb} MB), --speed ${r.speed}, ` +
-      `${workers} workers = cap, poll ${r.pollInterval} (5 s scaled), min_interval ${r.minInterval}; read from the sandbox's move records`);
-    const perItem = (x: SlotsSide) => x.requests.total / Math.max(1, x.records.moved);
-    const side = (name: string, x: SlotsSide) => {
-      row(`${name}: span`, s(x.records.spanMs), `${x.records.moves} moves, ${x.records.moved} items moved, moves' own work ${s(x.records.workMs)}; ${x.exit}`);
-      row(`${name}: read-only exposure`, `${x.records.exposure.toFixed(2)}x`, "sum of created -> finished over the moves' own durations");
-      row(`${name}: requests per moved item`, perItem(x).toFixed(2), `${x.requests.total} requests`);
-      row(`${name}: orchestrator CPU / peak RSS`, `${s(x.cpuMs)} / ${mb(x.peakRssMb)}`);
-    };
-    side('bulk', r.bulk);
-    side('shardmove', r.shardmove);
-    if (r.fixed) side('shardmove, fixed cadence', r.fixed);
-    const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}x` : 'n/a');
-    row('shardmove / bulk: span', ratio(r.shardmove.records.spanMs, r.bulk.records.spanMs), 'target <= 1.05x, goal < 1.0x');
-    row('shardmove / bulk: exposure', ratio(r.shardmove.records.exposure, r.bulk.records.exposure), `shardmove's own: target <= 1.3x`);
-    row('shardmove / bulk: requests per item', ratio(perItem(r.shardmove), perItem(r.bulk)), "shardmove's own: target <= 1.5");
-    row('shardmove / bulk: CPU, peak RSS', `${ratio(r.shardmove.cpuMs, r.bulk.cpuMs)}, ${ratio(r.shardmove.peakRssMb, r.bulk.peakRssMb)}`);
+    for (const speed of speeds) {
+      const o = { projects: num('BENCH_SLOTS_PROJECTS', 2000), medianMb: num('BENCH_SLOTS_MEDIAN_MB', 20), maxMb: num('BENCH_SLOTS_MAX_MB', 20_000), speed, fixed: env.BENCH_SLOTS_FIXED === '1', queueAheads };
+      say(`row 5: slots, ${o.projects} projects, log-normal sizes around ${o.medianMb} MB, speed ${o.speed}, ${workers} workers, queue_ahead ${queueAheads.join(' and ')}...`);
+      const r = await slotsRow({ ...config, workers }, o);
+      section(`5. keep the slots full: ${r.projects} projects, sizes log-normal (median ${o.medianMb} MB, max ${o.maxMb} MB), --speed ${r.speed}, ` +
+        `${workers} workers = cap, poll ${r.pollInterval} (5 s scaled), min_interval ${r.minInterval}; read from the sandbox's move records`);
+      const perItem = (x: SlotsSide) => x.requests.total / Math.max(1, x.records.moved);
+      const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}x` : 'n/a');
+      const side = (name: string, x: SlotsSide, targets: boolean) => {
+        const limit = physicalLimitMs(x.records, workers);
+        row(`${name}: span`, s(x.records.spanMs), `${x.records.moves} moves, ${x.records.moved} items moved, moves' own work ${s(x.records.workMs)}, longest ${s(x.records.longestMs)}; ${x.exit}`);
+        row(`${name}: span / physical limit`, ratio(x.records.spanMs, limit), `limit ${s(limit)} = max(work / ${workers} workers, longest move)${targets ? '; target <= 1.03x with queue_ahead 2' : ''}`);
+        if (x !== r.bulk) row(`${name}: span / bulk`, ratio(x.records.spanMs, r.bulk.records.spanMs));
+        row(`${name}: read-only exposure`, `${x.records.exposure.toFixed(2)}x`, `sum of created -> finished over the moves' own durations${targets ? '; target <= 1.3x' : ''}`);
+        row(`${name}: requests per moved item`, perItem(x).toFixed(2), `${x.requests.total} requests${targets ? '; target <= 1.5' : ''}`);
+        row(`${name}: orchestrator CPU / peak RSS`, `${s(x.cpuMs)} / ${mb(x.peakRssMb)}`);
+      };
+      side('bulk', r.bulk, false);
+      for (const { queueAhead, side: x } of r.shardmove) side(`shardmove, queue_ahead ${queueAhead}`, x, true);
+      if (r.fixed) side('shardmove, fixed cadence', r.fixed, false);
+    }
   }
 }
 

@@ -10,50 +10,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { fromDb, movesOf, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
+import { sandboxProjects, writeProjectsPlan } from './support/projects-plan.js';
 
 const MIB = 2 ** 20;
-
-/** A plan draining nfs-1's projects into `to`, with `extra` lines appended and `moveLines` under move (YAML). */
-function writeMovePlan(dir: string, to: string[], extra: string[] = [], name = 'dest', moveLines: string[] = []): string {
-  const file = join(dir, `${name}.yaml`);
-  writeFileSync(
-    file,
-    [
-      'version: 1',
-      `name: ${name}`,
-      'instance:',
-      '  url: ${SHARDMOVE_URL}',
-      '  token: ${SHARDMOVE_TOKEN}',
-      'move:',
-      '  from: [nfs-1]',
-      `  to: [${to.join(', ')}]`,
-      ...moveLines,
-      '  kinds: [projects]',
-      '  concurrency: 6',
-      'poll: { interval: 100ms }',
-      'retry: { max_attempts: 2, backoff: 100ms }',
-      ...extra,
-      '',
-    ].join('\n'),
-  );
-  return file;
-}
 
 /** A seed whose projects are small enough that two destinations can be balanced closely. */
 function smallSeed(dir: string, projects: number): string {
   const file = writeSeed(dir, { projects, snippets: 1, groups: 1 });
   writeFileSync(file, readFileSync(file, 'utf8').replace(/size_mb: \{[^}]*\}/, 'size_mb: { median: 40, max: 200 }'));
   return file;
-}
-
-interface SandboxItem {
-  id: number;
-  storage: string;
-  size_mb: number;
-}
-
-function projects(sandbox: RunningSandbox): SandboxItem[] {
-  return sandbox.state.db.prepare(`SELECT id, storage, size_mb FROM items WHERE kind = 'project' ORDER BY id`).all() as SandboxItem[];
 }
 
 describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }, () => {
@@ -69,9 +34,9 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
   });
 
   it('drains one source into two destinations with equal room: bytes within 10%, the placement recorded before each move and shown', async () => {
-    const before = projects(sandbox).filter((p) => p.storage === 'nfs-1');
+    const before = sandboxProjects(sandbox).filter((p) => p.storage === 'nfs-1');
     expect(before.length).toBeGreaterThan(20);
-    const plan = writeMovePlan(dir, ['cluster', 'nfs-2'], ['capacity:', '  storages:', '    cluster: {free: 1TiB}', '    nfs-2: {free: 1TiB}']);
+    const plan = writeProjectsPlan(dir, ['cluster', 'nfs-2'], { name: 'dest', extra: ['capacity:', '  storages:', '    cluster: {free: 1TiB}', '    nfs-2: {free: 1TiB}'] });
     const env = sandboxEnv(sandbox.url);
 
     const dry = await runCli(['run', plan, '--dry-run', '--state', join(dir, 'dry.db')], { cwd: dir, env });
@@ -87,7 +52,7 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
     expect(run.stdout).toMatch(/Verification: passed/);
 
     // The sandbox's records: where every project that was on nfs-1 is now, and its size.
-    const after = new Map(projects(sandbox).map((p) => [p.id, p]));
+    const after = new Map(sandboxProjects(sandbox).map((p) => [p.id, p]));
     const bytes = new Map<string, number>([['cluster', 0], ['nfs-2', 0]]);
     for (const p of before) {
       const now = after.get(p.id)!;
@@ -110,10 +75,10 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
   });
 
   it('stops a partial drain at its moved: bound, largest first, and verification reports the rest as expected', async () => {
-    const before = projects(sandbox).filter((p) => p.storage === 'nfs-1');
+    const before = sandboxProjects(sandbox).filter((p) => p.storage === 'nfs-1');
     const total = before.reduce((n, p) => n + p.size_mb, 0);
     const boundMib = Math.floor(total * 0.4);
-    const plan = writeMovePlan(dir, ['cluster'], [], 'partial', [`  until: {moved: ${boundMib}MiB}`]);
+    const plan = writeProjectsPlan(dir, ['cluster'], { name: 'partial', moveLines: [`  until: {moved: ${boundMib}MiB}`] });
     const state = join(dir, 'partial.db');
     const run = await runCli(['run', plan, '--state', state], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(0);
@@ -121,7 +86,7 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
     expect(run.stdout).toMatch(/projects on nfs-1: \d+ still there, as planned \(move\.until reached\)/);
     expect(run.stdout).toMatch(/left on the source as planned \(move\.until\)/);
 
-    const after = new Map(projects(sandbox).map((p) => [p.id, p]));
+    const after = new Map(sandboxProjects(sandbox).map((p) => [p.id, p]));
     const moved = before.filter((p) => after.get(p.id)!.storage === 'cluster');
     const kept = before.filter((p) => after.get(p.id)!.storage === 'nfs-1');
     expect(kept.length).toBeGreaterThan(0);
@@ -141,7 +106,7 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
     // Slow moves, so the kill lands while most items are still to be placed.
     await sandbox.close();
     sandbox = await startSandbox({ seed: smallSeed(dir, 120), workers: 2, moveDurationMs: 400, db: join(dir, 'sb.db') });
-    const plan = writeMovePlan(dir, ['cluster', 'nfs-2'], [], 'resume');
+    const plan = writeProjectsPlan(dir, ['cluster', 'nfs-2'], { name: 'resume' });
     const state = join(dir, 'resume.db');
     const env = sandboxEnv(sandbox.url);
     let snapshot: Map<number, string> | null = null;
@@ -173,7 +138,7 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
     const finalPlacement = new Map(fromDb<{ id: number; destination: string }>(state, 'SELECT id, destination FROM items WHERE destination IS NOT NULL').map((r) => [r.id, r.destination]));
     for (const [id, d] of snapshot) expect(finalPlacement.get(id)).toBe(d);
     // The sandbox agrees: every project placed before the kill is on the destination recorded then.
-    const after = new Map(projects(sandbox).map((p) => [p.id, p.storage]));
+    const after = new Map(sandboxProjects(sandbox).map((p) => [p.id, p.storage]));
     for (const [id, d] of snapshot) expect(after.get(id)).toBe(d);
     // No item was moved twice to different places.
     const moves = await movesOf(sandbox.url, 'project');

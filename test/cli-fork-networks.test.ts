@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { ADMIN_TOKEN, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
+import { sandboxProjects, writeProjectsPlan } from './support/projects-plan.js';
 
 interface Pool {
   network: number;
@@ -25,30 +26,6 @@ async function poolsOf(url: string): Promise<Pool[]> {
   return (await res.json()) as Pool[];
 }
 
-function plan(dir: string, to: string[], extra: string[] = []): string {
-  const file = join(dir, 'forks.yaml');
-  writeFileSync(
-    file,
-    [
-      'version: 1',
-      'name: forks',
-      'instance:',
-      '  url: ${SHARDMOVE_URL}',
-      '  token: ${SHARDMOVE_TOKEN}',
-      'move:',
-      '  from: [nfs-1]',
-      `  to: [${to.join(', ')}]`,
-      '  kinds: [projects]',
-      '  concurrency: 6',
-      'poll: { interval: 100ms }',
-      'retry: { max_attempts: 2, backoff: 100ms }',
-      ...extra,
-      '',
-    ].join('\n'),
-  );
-  return file;
-}
-
 /** The harness's seed, changed by `change` (a YAML document). */
 function seed(dir: string, change: (doc: ReturnType<typeof parseDocument>) => void): string {
   const file = writeSeed(dir, { projects: 60, snippets: 1, groups: 1 });
@@ -56,10 +33,6 @@ function seed(dir: string, change: (doc: ReturnType<typeof parseDocument>) => vo
   change(doc);
   writeFileSync(file, doc.toString());
   return file;
-}
-
-function projects(sandbox: RunningSandbox): { id: number; storage: string; size_mb: number }[] {
-  return sandbox.state.db.prepare(`SELECT id, storage, size_mb FROM items WHERE kind = 'project' ORDER BY id`).all() as { id: number; storage: string; size_mb: number }[];
 }
 
 describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, () => {
@@ -86,13 +59,13 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     const before = await poolsOf(sandbox.url);
     const networks = new Map(before.map((p) => [p.network, p.members]));
     expect(networks.size).toBeGreaterThanOrEqual(3);
-    const onSource = projects(sandbox);
-    const file = plan(dir, ['cluster', 'nfs-2'], ['capacity:', '  storages: {cluster: {free: 1TiB}, nfs-2: {free: 1TiB}}']);
+    const onSource = sandboxProjects(sandbox);
+    const file = writeProjectsPlan(dir, ['cluster', 'nfs-2'], { name: 'forks', extra: ['capacity:', '  storages: {cluster: {free: 1TiB}, nfs-2: {free: 1TiB}}'] });
     const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toMatch(/Verification: passed/);
 
-    const after = new Map(projects(sandbox).map((p) => [p.id, p.storage]));
+    const after = new Map(sandboxProjects(sandbox).map((p) => [p.id, p.storage]));
     for (const [network, members] of networks) {
       const where = new Set(members.map((id) => after.get(id)));
       expect([...where], `network ${network}`).toHaveLength(1);
@@ -130,10 +103,10 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
       moveDurationMs: 20,
     });
     // By the weights alone the network would follow project 1's imbalance to nfs-2: the anchor must win.
-    const file = plan(dir, ['cluster', 'nfs-2'], ['weights: { cluster: 100, nfs-2: 100, nfs-1: 0 }']);
+    const file = writeProjectsPlan(dir, ['cluster', 'nfs-2'], { name: 'forks', extra: ['weights: { cluster: 100, nfs-2: 100, nfs-1: 0 }'] });
     const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    const after = new Map(projects(sandbox).map((p) => [p.id, p.storage]));
+    const after = new Map(sandboxProjects(sandbox).map((p) => [p.id, p.storage]));
     expect(after.get(1)).toBe('cluster');
     expect(after.get(2)).toBe('cluster');
     expect(after.get(3)).toBe('cluster');
@@ -156,7 +129,7 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     });
     const roots = [...new Set((await poolsOf(sandbox.url)).map((p) => p.network))];
     expect(roots.length).toBeGreaterThan(0);
-    const file = plan(dir, ['cluster']);
+    const file = writeProjectsPlan(dir, ['cluster'], { name: 'forks' });
     const dry = await runCli(['run', file, '--dry-run', '--state', join(dir, 'dry.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const out = dry.stdout + dry.stderr;

@@ -3,11 +3,12 @@
 // GET /projects/:id/forks lists direct forks; pools live per network and storage, count in the
 // storage's used space, and follow moves as the seeded release does (pool replication on move from
 // 16.3 behind replicate_object_pool_on_move, default on in 16.6, flag gone in 16.7).
+import { startManualSandbox } from './support/manual-sandbox.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
@@ -43,22 +44,8 @@ function seed(change: (s: Seed) => void = () => {}): Seed {
   return s;
 }
 
-const running: RunningSandbox[] = [];
-afterEach(async () => {
-  for (const sb of running.splice(0)) await sb.close();
-});
-
-async function start(s: Seed = seed()) {
-  let now = Date.parse('2026-06-01T00:00:00Z');
-  const sb = await startSandbox({ seed: s, moveDurationMs: MOVE_MS, clock: { now: () => now } });
-  running.push(sb);
-  const advance = async (ms: number) => {
-    now += ms;
-    sb.state.engine.kick();
-    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
-  };
-  return { sb, advance };
-}
+/** A sandbox on a manual clock (test/support/manual-sandbox.ts), closed after the test. */
+const start = (s: Seed = seed()) => startManualSandbox(s, MOVE_MS);
 
 async function pools(sb: RunningSandbox, token: string | null = SANDBOX_ROOT_TOKEN): Promise<{ status: number; body: Pool[] }> {
   const res = await fetch(`${sb.url}/-/sandbox/pools`, { headers: token ? { 'private-token': token } : {} });
@@ -309,7 +296,7 @@ describe('object pools', () => {
       const before = { pools: (await pools(first)).body, nfs1: await avail(first, 'nfs-1'), nfs2: await avail(first, 'nfs-2') };
       await first.close();
       const again = await startSandbox({ seed: seed(), db });
-      running.push(again);
+      onTestFinished(() => again.close());
       expect({ pools: (await pools(again)).body, nfs1: await avail(again, 'nfs-1'), nfs2: await avail(again, 'nfs-2') }).toEqual(before);
       expect(before.pools).toEqual([{ network: 1, storage: 'nfs-1', bytes: 100 * MIB, members: [1, 2, 3, 4, 5] }]);
     } finally {

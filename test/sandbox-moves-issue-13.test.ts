@@ -1,8 +1,8 @@
 // Issue 13, items 4 and 8, over real HTTP: move lists ordered by created_at (not id), a second move
 // whose worker finds the container lease held (GitLab's do_fail!), and group moves absent on CE.
-import { afterEach, describe, expect, it } from 'vitest';
+import { startManualSandbox } from './support/manual-sandbox.js';
+import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { startSandbox } from '../src/sandbox/index.js';
 import { callSandbox } from './support/sandbox-call.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { loadSeed } from '../src/sandbox/seed.js';
@@ -28,23 +28,8 @@ async function call(sb: RunningSandbox, method: string, path: string, body?: unk
   return { status, body: json };
 }
 
-const running: RunningSandbox[] = [];
-afterEach(async () => {
-  for (const sb of running.splice(0)) await sb.close();
-});
-
-/** A sandbox on a manual clock: `advance` moves time and lets the engine act on it. */
-async function startManual(s: Seed = seed()) {
-  let now = Date.parse('2026-06-01T00:00:00Z');
-  const sb = await startSandbox({ seed: s, moveDurationMs: MOVE_MS, clock: { now: () => now } });
-  running.push(sb);
-  const advance = async (ms: number) => {
-    now += ms;
-    sb.state.engine.kick();
-    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
-  };
-  return { sb, advance };
-}
+/** A sandbox on a manual clock (test/support/manual-sandbox.ts), closed after the test. */
+const startManual = (s: Seed = seed()) => startManualSandbox(s, MOVE_MS);
 
 describe('move lists: order', () => {
   it('orders by created_at descending, not by id, in both list kinds', async () => {

@@ -1,9 +1,9 @@
 // Issue 21, item 6, over real HTTP: the small move rows. Snippet ids on the move routes are cast by
 // ActiveRecord, not validated by Grape; an empty destination is blank as well as unknown; a job
 // rerun while its lease is held fails the move without a message.
-import { afterEach, describe, expect, it } from 'vitest';
+import { startManualSandbox } from './support/manual-sandbox.js';
+import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { startSandbox } from '../src/sandbox/index.js';
 import type { FaultOptions } from '../src/sandbox/faults.js';
 import { callSandbox } from './support/sandbox-call.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
@@ -26,23 +26,8 @@ async function call(sb: RunningSandbox, method: string, path: string, body?: unk
   return { status, body: json };
 }
 
-const running: RunningSandbox[] = [];
-afterEach(async () => {
-  for (const sb of running.splice(0)) await sb.close();
-});
-
-/** A sandbox on a manual clock: `advance` moves time and lets the engine act on it. */
-async function startManual(faults: Partial<FaultOptions> = {}) {
-  let now = Date.parse('2026-06-01T00:00:00Z');
-  const sb = await startSandbox({ seed: seed(), moveDurationMs: MOVE_MS, clock: { now: () => now }, faults });
-  running.push(sb);
-  const advance = async (ms: number) => {
-    now += ms;
-    sb.state.engine.kick();
-    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
-  };
-  return { sb, advance };
-}
+/** A sandbox on a manual clock (test/support/manual-sandbox.ts), closed after the test. */
+const startManual = (faults: Partial<FaultOptions> = {}) => startManualSandbox(seed(), MOVE_MS, faults);
 
 const readOnly = (sb: RunningSandbox, kind: string, id: number) =>
   (sb.state.db.prepare('SELECT read_only FROM items WHERE kind = ? AND id = ?').get(kind, id) as { read_only: number }).read_only;

@@ -1,11 +1,12 @@
 // Issue 22 item 4: the sandbox tells the same story about room and load. Storages have a seeded
 // capacity; GET /-/sandbox/metrics serves node_filesystem_{size,avail}_bytes and a busy gauge that
 // follow the moves; a move into a storage without room fails as Gitaly's replication does.
+import { startManualSandbox } from './support/manual-sandbox.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { FaultOptions } from '../src/sandbox/faults.js';
@@ -36,22 +37,8 @@ function seed(change: (s: Seed) => void = () => {}): Seed {
   return s;
 }
 
-const running: RunningSandbox[] = [];
-afterEach(async () => {
-  for (const sb of running.splice(0)) await sb.close();
-});
-
-async function startManual(s: Seed = seed(), faults: Partial<FaultOptions> = {}) {
-  let now = Date.parse('2026-06-01T00:00:00Z');
-  const sb = await startSandbox({ seed: s, moveDurationMs: MOVE_MS, clock: { now: () => now }, faults });
-  running.push(sb);
-  const advance = async (ms: number) => {
-    now += ms;
-    sb.state.engine.kick();
-    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
-  };
-  return { sb, advance };
-}
+/** A sandbox on a manual clock (test/support/manual-sandbox.ts), closed after the test. */
+const startManual = (s: Seed = seed(), faults: Partial<FaultOptions> = {}) => startManualSandbox(s, MOVE_MS, faults);
 
 async function scrape(sb: RunningSandbox) {
   const res = await fetch(`${sb.url}/-/sandbox/metrics`);
@@ -200,7 +187,7 @@ describe('a move into a storage without room (Gitaly ReplicateRepository)', () =
       const clock = { now: () => now };
       const open = async () => {
         const sb = await startSandbox({ seed: seed(), db: join(dir, 'sandbox.db'), moveDurationMs: MOVE_MS, clock });
-        running.push(sb);
+        onTestFinished(() => sb.close());
         return sb;
       };
       const settle = async (sb: RunningSandbox, ms: number) => {
@@ -223,7 +210,6 @@ describe('a move into a storage without room (Gitaly ReplicateRepository)', () =
       expect(await avail(sb, 'nfs-2')).toBe((10 * 1024 - 42) * MIB);
       expect(await avail(sb, 'nfs-1')).toBe((1024 - 110) * MIB);
     } finally {
-      for (const sb of running.splice(0)) await sb.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

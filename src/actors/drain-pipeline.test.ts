@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CodedError } from '../../test/support/coded-error.js';
-import { createHarness, range, resumed, testPlan } from '../../test/support/drain-harness.js';
+import { createHarness, range, resumed, testPlan, withDelays } from '../../test/support/drain-harness.js';
 import type { DrainInput } from '../machine/types.js';
 import { runDrain } from './drain.js';
 
@@ -85,5 +85,28 @@ describe('one pipeline across drains', () => {
       ),
       { numRuns: 40 },
     );
+  });
+
+  it("runs the drain's verification re-list alongside the next drain's moves (issue 25 item 2), and still retries what it finds", async () => {
+    // A listing page of nfs-1 takes 10 s on the fake clock, five times a move: moves of nfs-2 end during its re-list.
+    const h = withDelays(createHarness(plan(4), { startDelayMs: 0, durationMs: 2_000, perPage: 2 }), { listItemsOnStorage: (_kind, storage) => (storage === 'nfs-1' ? 10_000 : 0) });
+    h.fake.addItems('projects', 'nfs-1', range(1, 10));
+    h.fake.addItems('projects', 'nfs-2', range(101, 160));
+    // Its first move says finished but leaves it on nfs-1: the re-list must find it and send it again.
+    h.fake.script('projects', 3, 'finished-not-moved', 'ok');
+    const r1 = await runDrain(h.deps, first);
+    expect(r1).toMatchObject({ moved: 10, remaining: 0 });
+    const events = h.store.readEvents(0, 100_000);
+    const relist = events.find((e) => e.type === 'enumerate.started' && e.data.source === 'nfs-1' && e.data.round === 2);
+    const relisted = events.find((e) => e.type === 'enumerate.finished' && e.data.source === 'nfs-1' && e.data.round === 2);
+    expect(relist && relisted).toBeTruthy();
+    const during = h.fake.moves.filter((m) => m.itemId >= 101 && m.createdMs > (relist?.at ?? 0) && m.createdMs < (relisted?.at ?? 0));
+    expect(during.length).toBeGreaterThan(0);
+    expect(h.fake.movesOf('projects', 3)).toHaveLength(2);
+    expect(h.fake.item('projects', 3)?.storage).toBe('cluster');
+    const r2 = await runDrain(h.deps, second);
+    expect(r2).toMatchObject({ moved: 60, remaining: 0 });
+    expect(h.fake.peakInFlight).toBeLessThanOrEqual(4);
+    expect(h.fake.violations).toEqual([]);
   });
 });

@@ -34,6 +34,11 @@ export interface PollPlanner {
   earliestEnd: number | null;
   /** `poll.min_interval`. */
   minGapMs: number;
+  /**
+   * Expected end (ms since epoch) of every move in flight with a prediction, as of the last poll
+   * plus the moves scheduled since: what queue-ahead (./refill.ts) counts as about to end.
+   */
+  ends: number[];
 }
 
 /**
@@ -63,9 +68,11 @@ export async function pollInFlight(ctx: DrainCtx, planner?: PollPlanner): Promis
   let mine = 0;
   const now = ctx.deps.clock.now();
   let earliest: number | null = null;
+  const ends: number[] = [];
   const expect = (kind: Kind, row: ItemRow) => {
     if (!planner) return;
     const end = expectedEnd(planner.model, kind, row, now, now, planner.minGapMs);
+    if (end !== null) ends.push(end);
     if (end !== null && (earliest === null || end < earliest)) earliest = end;
   };
   for (const kind of trackedKinds(ctx)) {
@@ -98,6 +105,7 @@ export async function pollInFlight(ctx: DrainCtx, planner?: PollPlanner): Promis
   if (planner) {
     planner.lastPollAt = now;
     planner.earliestEnd = earliest;
+    planner.ends = ends;
   }
   return mine;
 }

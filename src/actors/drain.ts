@@ -21,6 +21,7 @@ import { enumerateRound } from './enumerate.js';
 import { locate } from './locate.js';
 import { MoveModel } from './move-model.js';
 import { reconcileScheduling } from './reconcile.js';
+import { earlyAllowance, nextEarlyAt, RefillRoundTrip } from './refill.js';
 import type { ItemRow } from '../store/types.js';
 import type { ActorDeps } from './types.js';
 
@@ -42,10 +43,14 @@ function result(ctx: DrainCtx): DrainOutput {
  * Schedules and polls until this (kind, source) has nothing pending or in flight. POST batches run
  * in the background, so polling keeps its cadence while the instance answers them; the cap counts
  * rows in `scheduling` too, so a batch's slots are taken from the moment its intents are committed.
+ * `verifying`: `listing` is this drain's verification re-list, run alongside the next drain's moves
+ * (issue 25 item 2); this drain's own items wait for the next round, and the call returns when the
+ * listing is done.
  */
-async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: DrainCtx | null = null): Promise<void> {
+async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: DrainCtx | null = null, verifying = false): Promise<void> {
   const { deps, store, kind, source } = ctx;
   const interval = deps.plan.poll.intervalMs;
+  const queueAhead = deps.plan.move.queueAhead;
   // Completion prediction (issue 11): poll when the earliest move in flight is expected to end,
   // never later than `poll.interval` after the last poll (or after scheduling into an empty run),
   // never sooner than `poll.min_interval` after it.
@@ -54,7 +59,9 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
     lastPollAt: null,
     earliestEnd: null,
     minGapMs: deps.plan.poll.minIntervalMs,
+    ends: [],
   };
+  const roundTrip = new RefillRoundTrip();
   let anchor = deps.clock.now();
   const nextPollAt = () => {
     const latest = anchor + interval;
@@ -66,7 +73,9 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
     const now = deps.clock.now();
     for (const row of rows) {
       const d = planner.model.predict(kind, row.sizeBytes);
-      if (d !== null && (planner.earliestEnd === null || now + d < planner.earliestEnd)) planner.earliestEnd = now + d;
+      if (d === null) continue;
+      planner.ends.push(now + d);
+      if (planner.earliestEnd === null || now + d < planner.earliestEnd) planner.earliestEnd = now + d;
     }
   };
   const launched = new Set<Promise<void>>();
@@ -76,9 +85,13 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
   let controlSeen: string | null = null;
   let aheadListing: Listing | null = null;
   const launch = (rows: ItemRow[], on: DrainCtx = ctx) => {
+    const startedAt = deps.clock.now();
     const p: Promise<void> = scheduleBatch(on, rows)
       .then(
-        () => deps.onProgress?.(),
+        () => {
+          roundTrip.notePost(deps.clock.now() - startedAt);
+          deps.onProgress?.();
+        },
         (err: unknown) => {
           failed ??= { err };
         },
@@ -89,6 +102,22 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
       });
     launched.add(p);
     if (on === ctx) launchedOwn.add(p);
+  };
+  /** Schedules up to `free` due items of `on`; returns how many were launched. */
+  const fill = (on: DrainCtx, free: number): number => {
+    const due = dueItems(on, deps.clock.now(), free);
+    if (due.length === 0) return 0;
+    if (on === ctx && store.countInFlight() === 0) {
+      anchor = deps.clock.now();
+      planner.earliestEnd = null;
+    }
+    if (on !== ctx) event(ctx, 'drain.ahead', { kind: on.kind, source: on.source, items: due.length });
+    expectEnds(due);
+    // Chunks, each recorded when its own POSTs are answered: a move becomes pollable (and its
+    // slot reusable) without waiting for the slowest POST of a large batch. scheduleBatch
+    // commits its intents synchronously, before its first await.
+    for (let i = 0; i < due.length; i += SCHEDULE_CHUNK) launch(due.slice(i, i + SCHEDULE_CHUNK), on);
+    return due.length;
   };
   const listed = () => !listing || listing.done;
   /** This drain has nothing left to do: nothing in flight or being posted, nothing pending. */
@@ -104,61 +133,63 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
       throwIfAborted(ctx);
       const { cap, control } = await capInForce(ctx.deps);
       controlSeen = noteControl(ctx, control, cap, controlSeen);
-      let free = cap - store.countInFlight();
-      if (free > 0) {
-        const due = dueItems(ctx, deps.clock.now(), free);
-        if (due.length > 0 && store.countInFlight() === 0) {
-          anchor = deps.clock.now();
-          planner.earliestEnd = null;
-        }
-        expectEnds(due);
-        // Chunks, each recorded when its own POSTs are answered: a move becomes pollable (and its
-        // slot reusable) without waiting for the slowest POST of a large batch. scheduleBatch
-        // commits its intents synchronously, before its first await.
-        for (let i = 0; i < due.length; i += SCHEDULE_CHUNK) launch(due.slice(i, i + SCHEDULE_CHUNK));
-        free -= due.length;
-      }
+      const inFlight = store.countInFlight();
+      // Queue ahead (issue 25): one successor beyond the cap per move expected to end within the
+      // measured refill round trip, at most `move.queue_ahead` (the cap counts those already posted).
+      const early = cap > 0 ? earlyAllowance(planner.ends, deps.clock.now(), roundTrip.ms, queueAhead) : 0;
+      let free = cap + early - inFlight;
+      if (free > 0 && !verifying) free -= fill(ctx, free);
       // One pipeline across drains (issue 11): with this drain's listing done and nothing of its
       // own due, free slots take the next drain's items (listed ahead in the background), so the
       // cap stays full through this drain's tail. Its own retries still come first, each turn.
-      if (free > 0 && ahead && listed()) {
+      if (free > 0 && ahead && (listed() || verifying)) {
         if (!aheadListing && !store.getCursor(ahead.kind, ahead.source)?.done) aheadListing = startListing(ahead);
         aheadListing?.check();
-        const due = dueItems(ahead, deps.clock.now(), free);
-        if (due.length > 0) {
-          event(ctx, 'drain.ahead', { kind: ahead.kind, source: ahead.source, items: due.length });
-          expectEnds(due);
-          for (let i = 0; i < due.length; i += SCHEDULE_CHUNK) launch(due.slice(i, i + SCHEDULE_CHUNK), ahead);
-          free -= due.length;
-        }
+        free -= fill(ahead, free);
+      }
+      const beyond = store.countInFlight() - cap;
+      if (early > 0 && beyond > 0 && beyond > inFlight - cap) {
+        event(ctx, 'drain.queued_ahead', { items: beyond - Math.max(0, inFlight - cap), beyond, roundTripMs: Math.round(roundTrip.ms ?? 0) });
       }
       // Done with its own items: the next drain's moves in flight are that drain's to follow.
-      if (ahead && ownDone()) return;
+      if (verifying ? listed() && launchedOwn.size === 0 : ahead && ownDone()) return;
+      // What can give a free slot work before the next poll (issue 25 item 2): the next page of a
+      // listing, an item's retry backoff ending (this drain's or the next one's), or a move coming
+      // within the round trip of its expected end (queue ahead).
+      const aheadOpen = ahead !== null && (listed() || verifying);
+      const page = free <= 0 ? null : listing && !listing.done ? listing : aheadOpen && aheadListing && !aheadListing.done ? aheadListing : null;
+      const now = deps.clock.now();
+      const dueAt = free > 0 ? earliest([verifying ? null : nextDueAt(ctx), aheadOpen ? nextDueAt(ahead) : null].filter((t) => t !== null && t > now)) : null;
       if (store.countInFlight() === 0 && launched.size === 0) {
         if (listing && !listing.done) {
           // Nothing to do until the listing commits its next page.
           await listing.nextPage();
           continue;
         }
-        const next = nextDueAt(ctx);
-        if (next === null) return;
+        if (nextDueAt(ctx) === null) return;
         if (cap <= 0) {
           // Paused with nothing in flight: look at the control again after a poll interval.
           await waitUntil(ctx, deps.clock.now() + interval);
           continue;
         }
-        // Only items waiting out a retry backoff: sleep until the earliest absolute next-attempt time.
-        await waitUntil(ctx, next);
+        // Only items waiting out a retry backoff (or the next drain's listing): sleep until the
+        // earliest absolute next-attempt time, or the next page.
+        const until = dueAt ?? nextDueAt(ctx) ?? now;
+        if (page) await waitUntilOr(ctx, until, page.nextPage());
+        else await waitUntil(ctx, until);
         continue;
       }
-      // With slots free and the listing still going, its next page is scheduled when it lands, not
-      // at the next poll: otherwise the start of a drain fills one page of slots per poll interval.
-      if (free > 0 && listing && !listing.done) {
-        if ((await waitUntilOr(ctx, nextPollAt(), listing.nextPage())) === 'event') continue;
-      } else await waitUntil(ctx, nextPollAt());
+      // Only with every slot taken can an early successor add a move (free slots mean nothing is due).
+      const earlyAt = free > 0 ? null : nextEarlyAt(planner.ends, now, roundTrip.ms, queueAhead);
+      const pollAt = nextPollAt();
+      const wakeAt = Math.min(pollAt, dueAt ?? Infinity, earlyAt !== null && earlyAt > now ? earlyAt : Infinity);
+      const woke = page ? await waitUntilOr(ctx, wakeAt, page.nextPage()) : (await waitUntil(ctx, wakeAt), 'deadline');
+      // Woken for a page, a due item or an early successor: schedule first, poll when it is time.
+      if (woke === 'event' || deps.clock.now() < pollAt) continue;
       // The cadence counts from the start of a poll: its own duration is not added to the interval.
       anchor = deps.clock.now();
       await pollInFlight(ctx, planner);
+      roundTrip.notePoll(deps.clock.now() - anchor);
       deps.onProgress?.();
     }
   } finally {
@@ -167,6 +198,12 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
     await listing?.stop();
     await aheadListing?.stop();
   }
+}
+
+function earliest(times: (number | null)[]): number | null {
+  let min: number | null = null;
+  for (const t of times) if (t !== null && (min === null || t < min)) min = t;
+  return min;
 }
 
 /** The first enumeration round running beside the scheduler, so moves start with the first page. */
@@ -180,7 +217,8 @@ interface Listing {
   stop(): Promise<void>;
 }
 
-function startListing(ctx: DrainCtx): Listing {
+/** Lists (kind, source) in the background: the open round, or round `next` when given. */
+function startListing(ctx: DrainCtx, next?: number): Listing {
   let done = false;
   let error: { err: unknown } | null = null;
   let stopping = false;
@@ -190,7 +228,7 @@ function startListing(ctx: DrainCtx): Listing {
     wake = null;
     w?.();
   };
-  const run = enumerateRound(ctx, undefined, { onPage: poke, stop: () => stopping }).then(
+  const run = enumerateRound(ctx, next, { onPage: poke, stop: () => stopping }).then(
     () => undefined,
     (err: unknown) => {
       error = { err };
@@ -378,7 +416,9 @@ export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<Drai
     const round = ctx.store.getCursor(ctx.kind, ctx.source)?.round ?? 1;
     if (extra >= MAX_EXTRA_ROUNDS) break;
     // Independent verification: a finished move whose item is still listed goes back to pending.
-    await enumerateRound(ctx, round + 1);
+    // With a next drain, the re-list runs alongside that drain's moves, so its slots do not idle.
+    if (ahead) await moveAll(ctx, startListing(ctx, round + 1), ahead, true);
+    else await enumerateRound(ctx, round + 1);
     const c = ctx.store.countStates(ctx.kind, ctx.source);
     if (c.pending + c.scheduling + c.in_flight === 0) break;
     // A reached bound leaves unplaced items pending on purpose: done once nothing placed is open.

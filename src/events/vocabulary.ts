@@ -133,6 +133,11 @@ export interface AuditEventMap {
   'network.split': { network: number; bytes: number; extraBytes: number };
   /** A partial drain's bound (`move.until`) is reached for the source: nothing more is scheduled from it. */
   'drain.until_reached': OfDrain & { bound: 'moved' | 'free'; limitBytes: number; placedBytes: number };
+  /**
+   * Queue ahead (issue 25): `items` successors were POSTed beyond the cap for moves expected to end
+   * within the measured refill round trip; `beyond` is how many moves are now in flight over the cap.
+   */
+  'drain.queued_ahead': OfDrain & { items: number; beyond: number; roundTripMs: number };
   'enumerate.started': OfDrain & { round: number; afterId: number };
   'enumerate.unlistable': OfDrain & { round: number; id: number | null; afterId: number | null; beforeId: number | null; reason: string };
   'enumerate.finished': OfDrain & { round: number; added: number; back: number; left: number };
@@ -215,6 +220,7 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'placement.planned': "pre-flight's placement of the listed items on one destination",
   'network.split': 'a fork network was split: no destination had room for all of it',
   'drain.until_reached': "a partial drain's bound (move.until) is reached for a source",
+  'drain.queued_ahead': 'successors were posted early, beyond the cap, for moves about to end (move.queue_ahead)',
   'enumerate.started': 'a listing round of a source started',
   'enumerate.unlistable': 'part of a listing could not be read',
   'enumerate.finished': 'a listing round ended',

@@ -13,8 +13,11 @@ export function planHashInput(plan: Plan): unknown {
   const { credentials: _credentials, ...instance } = plan.instance;
   // The Prometheus token is a credential too: rotating it is no change of plan.
   const prometheus = plan.prometheus ? { ...plan.prometheus, token: undefined } : plan.prometheus;
-  // One destination hashes as the single name it was before `move.to` took a list (issue 23).
-  const move = plan.move.to.length === 1 ? { ...plan.move, to: plan.move.to[0] } : plan.move;
+  // One destination hashes as the single name it was before `move.to` took a list (issue 23), and
+  // `queue_ahead` (issue 25) counts only away from its default 0: older checkpoints resume as they were.
+  const { queueAhead, ...rest } = plan.move;
+  const base = queueAhead === 0 ? rest : plan.move;
+  const move = plan.move.to.length === 1 ? { ...base, to: plan.move.to[0] } : base;
   return { ...plan, instance, prometheus, move, poll: pollHashInput(plan.poll) };
 }
 

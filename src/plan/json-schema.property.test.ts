@@ -23,7 +23,7 @@ const ENV = { GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 'glpat-Zx8
 const opts = { env: ENV, baseDir: '/plans', readFile: () => ({ text: 'glpat-FromFile0123456789abcd', mode: 0o600 }) };
 
 /** Problems JSON Schema cannot see: they need the environment, a file, or two fields compared. */
-const LOADER_ONLY_RULES = new Set(['destination-not-a-source', 'weights-drain-sources', 'durations-in-range']);
+const LOADER_ONLY_RULES = new Set(['destination-not-a-source', 'weights-drain-sources', 'durations-in-range', 'queue-ahead-within-concurrency']);
 function loaderOnly(p: PlanProblem, doc: unknown): boolean {
   if (p.rule && LOADER_ONLY_RULES.has(p.rule)) return true;
   // A value with a ${VAR} is judged after expansion: by the environment.

@@ -280,7 +280,7 @@ describe('property: valid plans', () => {
         ([to, ...from], kinds, concurrency, intervalMs) => {
           const plan = { ...base, move: { from, to, kinds, concurrency }, poll: { interval: `${intervalMs}ms` } };
           const loaded = parsePlanText(stringify(plan), 'p.yaml', opts);
-          expect(loaded.plan.move).toEqual({ from, to: [to], kinds, mode: 'throttled', concurrency });
+          expect(loaded.plan.move).toEqual({ from, to: [to], kinds, mode: 'throttled', concurrency, queueAhead: 0 });
           expect(loaded.plan.poll.intervalMs).toBe(intervalMs);
           const reordered = { poll: plan.poll, move: { concurrency, kinds, to, from }, instance: plan.instance, name: plan.name, version: 1 };
           expect(parsePlanText(stringify(reordered), 'q.yaml', opts).hash).toBe(loaded.hash);

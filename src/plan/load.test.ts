@@ -43,7 +43,7 @@ describe('parsePlanText: defaults and normalisation', () => {
       version: 1,
       name: 'retire-nfs',
       instance: { url: 'https://gitlab.example.com', credentials: { type: 'token', token: ENV.GITLAB_TOKEN }, sudo: null, timeoutMs: 30_000 },
-      move: { from: ['nfs-1', 'nfs-2'], to: ['cluster'], kinds: ['projects', 'snippets', 'groups'], mode: 'throttled', concurrency: 10 },
+      move: { from: ['nfs-1', 'nfs-2'], to: ['cluster'], kinds: ['projects', 'snippets', 'groups'], mode: 'throttled', concurrency: 10, queueAhead: 0 },
       weights: { cluster: 100, 'nfs-1': 0, 'nfs-2': 0 },
       poll: { intervalMs: 5_000, minIntervalMs: 250, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 3_600_000, stuckRunningPerGbMs: 1_800_000 },
       retry: { maxAttempts: 3, backoffMs: 30_000 },

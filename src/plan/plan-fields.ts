@@ -131,6 +131,14 @@ export const PLAN_FIELDS = {
         type: 'integer', prop: 'concurrency', default: 10, min: 1, max: 1000, description: 'Moves in flight in throttled mode.',
         doc: { more: 'Changeable mid-run with `shardmove control`. In bulk mode it does not limit the bulk POST, only the per-item retries after it.' },
       },
+      queue_ahead: {
+        type: 'integer', prop: 'queueAhead', default: 0, min: 0, max: 1000,
+        description: 'Successors POSTed early, beyond `concurrency`, for moves expected to end within the measured refill round trip.',
+        doc: {
+          allowed: 'at most `concurrency`',
+          more: 'Throttled mode only. A successor waits in the instance\'s queue (its repository read-only) until the slot frees; see [queue ahead](../README.md#queue-ahead).',
+        },
+      },
     },
   },
   weights: {

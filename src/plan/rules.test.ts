@@ -3,14 +3,14 @@ import type { RuleContext } from './rules.js';
 import { PLAN_RULES, checkMergedWeights, runRules } from './rules.js';
 import type { Plan } from './types.js';
 
-function plan(overrides: Partial<{ from: string[]; to: string; weights: Record<string, number>; mode: Plan['move']['mode']; concurrency: number; maxAttempts: number; intervalMs: number; stuckScheduledAfterMs: number; stuckRunningAfterMs: number; stuckRunningPerGbMs: number; backoffMs: number; timeoutMs: number }> = {}): Plan {
+function plan(overrides: Partial<{ from: string[]; to: string; weights: Record<string, number>; mode: Plan['move']['mode']; concurrency: number; queueAhead: number; maxAttempts: number; intervalMs: number; stuckScheduledAfterMs: number; stuckRunningAfterMs: number; stuckRunningPerGbMs: number; backoffMs: number; timeoutMs: number }> = {}): Plan {
   const from = overrides.from ?? ['nfs-1', 'nfs-2'];
   const to = overrides.to ?? 'cluster';
   return {
     version: 1,
     name: 'p',
     instance: { url: 'https://x', credentials: { type: 'token', token: 't' }, sudo: null, timeoutMs: overrides.timeoutMs ?? 30_000 },
-    move: { from, to: [to], kinds: ['projects'], mode: overrides.mode ?? 'throttled', concurrency: overrides.concurrency ?? 10 },
+    move: { from, to: [to], kinds: ['projects'], mode: overrides.mode ?? 'throttled', concurrency: overrides.concurrency ?? 10, queueAhead: overrides.queueAhead ?? 0 },
     weights: overrides.weights ?? { ...Object.fromEntries(from.map((s) => [s, 0])), [to]: 100 },
     poll: {
       intervalMs: overrides.intervalMs ?? 5_000,
@@ -37,7 +37,7 @@ describe('named rules', () => {
 
   it('every rule has a kebab-case name', () => {
     expect(PLAN_RULES.map((r) => r.name)).toEqual([
-      'destination-not-a-source', 'sources-unique', 'weights-drain-sources', 'durations-in-range', 'counts-in-range', 'bulk-mode-note', 'rules-need-prometheus', 'capacity-names-destination', 'until-free-needs-capacity', 'bulk-moves-everything',
+      'destination-not-a-source', 'sources-unique', 'weights-drain-sources', 'durations-in-range', 'counts-in-range', 'queue-ahead-within-concurrency', 'bulk-mode-note', 'rules-need-prometheus', 'capacity-names-destination', 'until-free-needs-capacity', 'bulk-moves-everything',
     ]);
   });
 
@@ -75,6 +75,11 @@ describe('named rules', () => {
     expect(check(plan({ concurrency: 0, maxAttempts: 101 }))).toEqual(['error counts-in-range move.concurrency', 'error counts-in-range retry.max_attempts']);
     expect(check(plan({ concurrency: 1000, maxAttempts: 1 }))).toEqual([]);
     expect(check(plan({ weights: { cluster: 101, 'nfs-1': 0, 'nfs-2': 0 } }), { cluster: 101 })).toEqual(['error counts-in-range weights.cluster']);
+  });
+
+  it('queue-ahead-within-concurrency: at most one early successor per slot', () => {
+    expect(check(plan({ concurrency: 4, queueAhead: 4 }))).toEqual([]);
+    expect(check(plan({ concurrency: 4, queueAhead: 5 }))).toEqual(['error queue-ahead-within-concurrency move.queue_ahead']);
   });
 
   it('bulk-mode-note is a warning', () => {

@@ -184,6 +184,15 @@ export const countsInRange: PlanRule = {
   },
 };
 
+/** Early successors are bounded by the cap they go beyond: at most one per slot. */
+export const queueAheadWithinConcurrency: PlanRule = {
+  name: 'queue-ahead-within-concurrency',
+  check({ plan, valid }) {
+    if (!valid('move.queue_ahead') || !valid('move.concurrency') || plan.move.queueAhead <= plan.move.concurrency) return [];
+    return [error('move.queue_ahead', `is ${plan.move.queueAhead}, more than move.concurrency (${plan.move.concurrency}): at most one successor per slot waits in the instance's queue`)];
+  },
+};
+
 /** Bulk mode enqueues every repository at once: say so, since the concurrency cap does not apply. */
 export const bulkModeNote: PlanRule = {
   name: 'bulk-mode-note',
@@ -254,6 +263,7 @@ export const PLAN_RULES: readonly PlanRule[] = [
   weightsDrainSources,
   durationsInRange,
   countsInRange,
+  queueAheadWithinConcurrency,
   bulkModeNote,
   rulesNeedPrometheus,
   capacityNamesDestination,

@@ -120,6 +120,7 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     case 'drain.until_reached':
     case 'placement.planned':
     case 'network.split':
+    case 'drain.queued_ahead':
     case 'enumerate.started':
     case 'enumerate.unlistable':
     case 'enumerate.finished':

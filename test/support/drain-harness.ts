@@ -11,7 +11,7 @@ export function testPlan(over: { move?: Partial<Plan['move']>; retry?: Partial<P
     version: 1,
     name: 'test',
     instance: { url: 'http://fake', credentials: { type: 'token', token: 'x' }, sudo: null, timeoutMs: 1000 },
-    move: { from: ['nfs-1'], to: ['cluster'], kinds: ['projects', 'snippets', 'groups'] as Kind[], mode: 'throttled', concurrency: 10, ...over.move },
+    move: { from: ['nfs-1'], to: ['cluster'], kinds: ['projects', 'snippets', 'groups'] as Kind[], mode: 'throttled', concurrency: 10, queueAhead: 0, ...over.move },
     weights: { cluster: 100, 'nfs-1': 0 },
     poll: { intervalMs: 5000, minIntervalMs: 250, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 3_600_000, stuckRunningPerGbMs: 1_800_000, ...over.poll },
     retry: { maxAttempts: 3, backoffMs: 30_000, ...over.retry },
@@ -45,4 +45,37 @@ export function resumed(h: Harness): Harness {
 
 export function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+/**
+ * The harness with some instance calls taking time on the fake clock (`{ listMoves: 400 }`, or a
+ * function of the call's arguments; a listing's per page): the
+ * fake answers at once, which makes round trips and listings instantaneous otherwise.
+ */
+export function withDelays(h: Harness, delays: Partial<Record<keyof ActorDeps['api'], number | ((...args: unknown[]) => number)>>): Harness {
+  const api = h.deps.api;
+  const proxy = new Proxy(api, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      const fn = v as (...a: unknown[]) => unknown;
+      const delay = delays[prop as keyof ActorDeps['api']];
+      if (delay === undefined) return fn.bind(target);
+      const after = (args: unknown[]) => (typeof delay === 'number' ? delay : delay(...args));
+      // A listing is delayed page by page.
+      if (prop === 'listItemsOnStorage') {
+        return async function* (...args: unknown[]) {
+          for await (const page of fn.apply(target, args) as AsyncIterable<unknown>) {
+            await h.clock.sleep(after(args));
+            yield page;
+          }
+        };
+      }
+      return async (...args: unknown[]) => {
+        await h.clock.sleep(after(args));
+        return fn.apply(target, args);
+      };
+    },
+  });
+  return { ...h, deps: { ...h.deps, api: proxy } };
 }

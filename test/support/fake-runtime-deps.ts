@@ -133,7 +133,7 @@ export function testPlan(overrides: Partial<Plan> = {}): Plan {
     version: 1,
     name: 'test-plan',
     instance: { url: 'http://127.0.0.1:1', credentials: { type: 'token', token: 'glpat-fake-test-token-000000001' }, sudo: null, timeoutMs: 5_000 },
-    move: { from: ['nfs-1', 'nfs-2'], to: ['cluster'], kinds: ['projects', 'snippets', 'groups'], mode: 'throttled', concurrency: 4 },
+    move: { from: ['nfs-1', 'nfs-2'], to: ['cluster'], kinds: ['projects', 'snippets', 'groups'], mode: 'throttled', concurrency: 4, queueAhead: 0 },
     weights: { cluster: 100, 'nfs-1': 0, 'nfs-2': 0, default: 0 },
     poll: { intervalMs: 10, minIntervalMs: 10, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 3_600_000, stuckRunningPerGbMs: 1_800_000 },
     retry: { maxAttempts: 3, backoffMs: 10 },

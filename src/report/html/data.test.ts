@@ -31,6 +31,7 @@ function events(): StoredEvent[] {
   return [
     ev(0, 'run.started', { resumed: false, dryRun: false, pid: 1 }),
     ev(0, 'step.entered', { step: 'drain nfs-1/projects' }),
+    ev(0, 'drain.started', { kind: 'projects', source: 'nfs-1', mode: 'throttled' }),
     ev(0, 'cap.changed', { ...PLAN_CAP, previous: null }),
     ev(1, 'move.scheduled', { ...p(1, 1), moveState: 'scheduled' }),
     ev(1, 'move.scheduled', { ...p(2, 2), moveState: 'scheduled' }),
@@ -47,6 +48,7 @@ function events(): StoredEvent[] {
     ev(41, 'move.scheduled', { ...p(2, 4), moveState: 'scheduled' }),
     ev(51, 'move.finished', p(2, 4)),
     ev(52, 'move.failed', { ...p(4, 3), error: 'Failed to verify <checksum>' }),
+    ev(54, 'drain.started', { kind: 'snippets', source: 'nfs-2', mode: 'bulk' }),
     ev(55, 'bulk.move_seen', { kind: 'snippets', source: 'nfs-2', id: 9, moveId: 1, moveState: 'started' }),
     ev(60, 'move.finished', { kind: 'snippets', source: 'nfs-2', id: 9, moveId: 1 }),
     ev(60, 'run.finished', { state: 'doneWithQuarantine', error: null, quarantined: 1 }),
@@ -60,6 +62,17 @@ function build() {
 }
 
 describe('buildReportData', () => {
+  it('says how much of the run had idle slots while items were due, and which drains are not pipelined (issue 25)', () => {
+    const d = build();
+    // Item 2's retry was due at 40 s and started at 41 s, with 2 of 10 slots held: one idle second.
+    expect(d.timeline.idle.idleSeconds).toBe(1);
+    expect(d.timeline.idle.share).toBeCloseTo(1 / 60);
+    expect(d.timeline.idle.unpipelined).toEqual(['nfs-2/snippets (bulk)']);
+    const html = renderHtmlReport(d);
+    expect(html).toContain('Idle slots: 1.7% of the run (1 s)');
+    expect(html).toContain('Not pipelined, so the slots empty between each of these drains and the next by design: nfs-2/snippets (bulk)');
+  });
+
   it('samples moves in flight at each bucket end, and the cap and pause in force then', () => {
     const d = build();
     expect(d.timeline.bucketSeconds).toBe(0.5);

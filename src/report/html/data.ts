@@ -9,6 +9,7 @@ import type { StoredEvent } from '../../store/types.js';
 import { isMoveEvent, MoveLedger, spanSeconds } from '../moves.js';
 import type { MoveSpan } from '../moves.js';
 import type { StatusReport } from '../status.js';
+import { IdleSlotsReader } from '../idle-slots.js';
 
 /** One sample of the timeline, at the end of its bucket. */
 export interface TimelinePoint {
@@ -32,6 +33,18 @@ export interface TimelineMarker {
   at: number;
   type: 'run.started' | 'run.resumed' | 'run.interrupted' | 'run.finished' | 'paused' | 'unpaused' | 'cap' | 'step';
   label: string;
+}
+
+/**
+ * Idle slots (issue 25): how much of the run had fewer moves held than the cap while an item was
+ * due (../idle-slots.ts), and the drains that are not pipelined, whose slots empty between them and
+ * the next drain by design.
+ */
+export interface IdleNote {
+  share: number;
+  idleSeconds: number;
+  /** Drains in bulk mode or by move records, as `source/kind (mode)`. */
+  unpipelined: string[];
 }
 
 /** Items by state, as the per-kind and per-storage tables count them. */
@@ -83,7 +96,7 @@ export interface ReportData {
     averagePerMinute: number | null;
     etaMs: number | null;
   };
-  timeline: { start: number; bucketSeconds: number; points: TimelinePoint[]; markers: TimelineMarker[] };
+  timeline: { start: number; bucketSeconds: number; points: TimelinePoint[]; markers: TimelineMarker[]; idle: IdleNote };
   durations: { binSeconds: number; /** Lower edges in seconds. */ bins: number[]; byKind: Partial<Record<Kind, number[]>> };
   kinds: KindRow[];
   storages: StorageRow[];
@@ -161,10 +174,13 @@ export function buildReportData(input: ReportInput): ReportData {
   const caps: CapPoint[] = [];
   const rawMarkers: Omit<TimelineMarker, 't'>[] = [];
   const retries = new Map<string, number>();
+  const unpipelined: string[] = [];
   let first: number | null = null;
   let last: number | null = null;
   let revertOf: string | null = null;
+  const idleReader = new IdleSlotsReader();
   for (const e of input.events) {
+    idleReader.add(e);
     first ??= e.at;
     last = e.at;
     if (isMoveEvent(e)) {
@@ -202,6 +218,11 @@ export function buildReportData(input: ReportInput): ReportData {
       case 'revert.seeded':
         revertOf = e.data.forward;
         break;
+      case 'drain.started': {
+        const name = `${e.data.source}/${e.data.kind} (${e.data.mode === 'records' ? 'by move records' : e.data.mode})`;
+        if (e.data.mode !== 'throttled' && !unpipelined.includes(name)) unpipelined.push(name);
+        break;
+      }
       default:
     }
   }
@@ -210,6 +231,7 @@ export function buildReportData(input: ReportInput): ReportData {
   const end = status.state === 'running' ? now : (last ?? now);
   const timeline = buildTimeline(spans, caps, start, Math.max(end, start + 1000));
   const markers = rawMarkers.map((m) => ({ ...m, t: (m.at - start) / 1000 }));
+  const idle = idleReader.result();
   return {
     generatedAt: now,
     checkpoint: status.checkpoint,
@@ -229,7 +251,7 @@ export function buildReportData(input: ReportInput): ReportData {
       averagePerMinute: last !== null && last > start ? Math.round((spans.filter((x) => x.end === 'finished' || x.end === 'cleanup_failed').length / ((last - start) / 60_000)) * 10) / 10 : null,
       etaMs: status.etaMs,
     },
-    timeline: { start, bucketSeconds: timeline.bucketMs / 1000, points: timeline.points, markers },
+    timeline: { start, bucketSeconds: timeline.bucketMs / 1000, points: timeline.points, markers, idle: { share: idle.share, idleSeconds: idle.idleMs / 1000, unpipelined } },
     durations: durationHistogram(spans),
     kinds: kindRows(status, spans, retries),
     storages: storageRows(status),

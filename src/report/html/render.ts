@@ -185,6 +185,14 @@ export function renderHtmlReport(d: ReportData): string {
     ['At', 'Since start', 'What'],
     d.timeline.markers.map((m) => [time(m.at), formatApproxDuration(m.t * 1000), m.label]),
   );
+  const idle = d.timeline.idle;
+  const idleNote =
+    `<p class="note" id="idle-slots">Idle slots: ${num(idle.share * 100, 1)}% of the run (${num(idle.idleSeconds, 1)} s) had fewer moves in flight than the cap while an item was due.` +
+    (idle.unpipelined.length === 0
+      ? ''
+      : ` Not pipelined, so the slots empty between each of these drains and the next by design: ${escapeHtml(idle.unpipelined.join(', '))}` +
+        ' (a bulk job enqueues its whole storage itself; a kind moved by move records knows its items only from the instance\'s own moves).') +
+    '</p>';
   const warnings = d.warnings.length === 0 ? '' : section('warnings', `Warnings (${d.warnings.length})`, `<ul>${d.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>`);
   const data = JSON.stringify(d).replace(/</g, '\\u003c');
   const title = `shardmove report: ${d.plan ?? 'unknown plan'}`;
@@ -200,7 +208,7 @@ export function renderHtmlReport(d: ReportData): string {
 <body>
 <header><h1>${escapeHtml(title)}</h1><p class="meta">Generated ${escapeHtml(time(d.generatedAt))} from ${escapeHtml(d.checkpoint)}${d.outcome.dryRun ? ' (dry run)' : ''}</p></header>
 ${section('outcome', 'Outcome', outcome(d))}
-${section('timeline-section', 'Timeline', `<p class="note">Moves in flight (left axis) and moves ended per minute (right axis), in ${num(d.timeline.bucketSeconds, 2)}-second steps; the cap in force, pauses, cap changes and restarts are marked.</p><div class="chart"><canvas id="timeline" role="img" aria-label="Moves in flight and throughput over time"></canvas></div>\n${markers}`)}
+${section('timeline-section', 'Timeline', `<p class="note">Moves in flight (left axis) and moves ended per minute (right axis), in ${num(d.timeline.bucketSeconds, 2)}-second steps; the cap in force, pauses, cap changes and restarts are marked.</p><div class="chart"><canvas id="timeline" role="img" aria-label="Moves in flight and throughput over time"></canvas></div>\n${idleNote}\n${markers}`)}
 ${section('durations-section', 'Move durations', `<p class="note">From the POST's answer to the poll that saw the move end (accurate to about one poll interval), in ${num(d.durations.binSeconds, 2)}-second bins, per kind.</p><div class="chart"><canvas id="durations" role="img" aria-label="Histogram of move durations per kind"></canvas></div>`)}
 ${section('kinds-section', 'By kind', kinds)}
 ${section('storages-section', 'By source storage', storages)}
