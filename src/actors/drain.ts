@@ -18,6 +18,7 @@ import { runCensus } from './census.js';
 import { boundReached, dueItems, nextDueAt, planPlacement } from './drain-until.js';
 import { preparePlacement } from './placement.js';
 import { enumerateRound } from './enumerate.js';
+import { locate } from './locate.js';
 import { MoveModel } from './move-model.js';
 import { reconcileScheduling } from './reconcile.js';
 import { earlyAllowance, nextEarlyAt, RefillRoundTrip } from './refill.js';
@@ -316,6 +317,52 @@ async function drainByRecords(ctx: DrainCtx): Promise<void> {
   deps.log.warn({ kind, source }, 'every bulk move still found items on the source: not confirmed empty');
 }
 
+/**
+ * The drain of given items (`shardmove revert`): the checkpoint already holds every row to move,
+ * so nothing is listed and nothing else on the source is touched. Each pending row is moved as in
+ * a throttled drain (a stale row is read before its POST: one that left the source is not moved);
+ * instead of listing the source again, each moved row is read on its own, and one still on the
+ * source goes back to pending (GitLab 345591), within the same bound of extra rounds.
+ */
+async function drainGiven(ctx: DrainCtx): Promise<DrainOutput> {
+  const { deps, kind, source } = ctx;
+  for (let extra = 0; ; extra++) {
+    await moveAll(ctx);
+    if (extra >= MAX_EXTRA_ROUNDS) break;
+    if ((await recheckGiven(ctx)) === 0) break;
+  }
+  const res = result(ctx);
+  event(ctx, 'drain.finished', { ...res });
+  deps.log.info({ kind, source, ...res, given: true }, 'drain of given items finished');
+  return res;
+}
+
+/** Rows read at once (every moved row of the drain is read in each recheck round). */
+const RECHECK_PARALLEL = 8;
+
+/** Reads every moved row of this drain; those still on the source go back to pending. Returns how many. */
+async function recheckGiven(ctx: DrainCtx): Promise<number> {
+  const { store, kind, source, deps } = ctx;
+  const round = (store.getCursor(kind, source)?.round ?? 1) + 1;
+  const moved = store.itemsInState(kind, source, 'moved', Number.MAX_SAFE_INTEGER).filter((r) => r.moveId !== null);
+  const still: ItemRow[] = [];
+  for (let i = 0; i < moved.length; i += RECHECK_PARALLEL) {
+    throwIfAborted(ctx);
+    const rows = moved.slice(i, i + RECHECK_PARALLEL);
+    const seen = await Promise.all(rows.map((r) => locate(ctx, r.id)));
+    rows.forEach((r, j) => seen[j]?.at === 'source' && still.push(r));
+  }
+  store.batch(() => {
+    store.startRound(kind, source, round);
+    if (still.length > 0) {
+      const res = store.recordPage(kind, source, round, still.map((r) => ({ kind, id: r.id, storage: source, name: r.name, sizeBytes: r.sizeBytes })), deps.clock.now());
+      for (const b of res.back) event(ctx, 'item.still_on_source', { id: b.id, moveId: b.moveId, reason: b.lastError });
+    }
+    store.finishRound(kind, source, round);
+  });
+  return still.length;
+}
+
 /** Dry run: enumerate (read-only on the instance), record what would be scheduled, estimate. */
 async function dryRun(ctx: DrainCtx): Promise<DrainOutput> {
   const cur = ctx.store.getCursor(ctx.kind, ctx.source);
@@ -355,11 +402,16 @@ function dryRunByRecords(ctx: DrainCtx): DrainOutput {
 export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput> {
   const ctx = createDrainCtx(deps, input.source, input.kind);
   const byRecords = input.access === 'records';
+  if (deps.itemsGiven && (deps.dryRun || deps.plan.move.mode !== 'throttled')) {
+    // A listing or a bulk job would take in every item of the source: given items are moved one by one.
+    throw new Error('given items are drained in throttled mode by a real run only');
+  }
   await preparePlacement(deps);
   if (deps.dryRun) return byRecords ? dryRunByRecords(ctx) : dryRun(ctx);
   event(ctx, 'drain.started', { mode: byRecords ? 'records' : deps.plan.move.mode });
   for (const kind of trackedKinds(ctx)) await reconcileScheduling({ ...ctx, kind });
   await recheckStuck(ctx);
+  if (deps.itemsGiven) return drainGiven(ctx);
   if (byRecords) {
     await drainByRecords(ctx);
     const res = { ...result(ctx), byRecords: true };

@@ -7,6 +7,9 @@ import { ApiHttpError } from '../api/errors.js';
 import type { ItemRow } from '../store/types.js';
 import type { DrainCtx } from './drain-context.js';
 
+/** What a per-item read needs of a drain: the client, the abort signal, the kind and the storage it is looked for on. */
+export type LocateCtx = Pick<DrainCtx, 'kind' | 'source'> & { deps: Pick<DrainCtx['deps'], 'api' | 'signal'> };
+
 /** Where an item is, asked one by one. */
 export type Location = { at: 'source' } | { at: 'elsewhere'; storage: string } | { at: 'gone' } | { at: 'unknown'; why: string };
 
@@ -20,7 +23,7 @@ export type Location = { at: 'source' } | { at: 'elsewhere'; storage: string } |
  * is elsewhere; otherwise no move ever took it off the source, so it is still there. Groups are
  * shown to admins whatever their state: their 404 means deleted.
  */
-export async function locate(ctx: DrainCtx, id: number): Promise<Location> {
+export async function locate(ctx: LocateCtx, id: number): Promise<Location> {
   const { deps, kind, source } = ctx;
   try {
     const item = await deps.api.getItem(kind, id);

@@ -69,8 +69,11 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
       warnings.push(`${busy.length} ${kind} on the sources already have a move in flight and are read-only: ${ids}${busy.length > 20 ? ', ...' : ''}`);
     }
   }
-  // Last: the room is judged on what is on the sources now, after every other refusal.
-  warnings.push(...(await checkCapacity(deps, access, version)));
+  // Last: the room is judged on what is on the sources now, after every other refusal. Not for
+  // given items (a revert): each goes back where it came from, and what is on the sources now is
+  // mostly what stays there.
+  if (deps.itemsGiven) warnings.push(`the room on ${plan.move.to.join(', ')} was not checked: the items go back to the storages they came from`);
+  else warnings.push(...(await checkCapacity(deps, access, version)));
   return { version, enterprise, username: user.username, warnings, tokenExpiresAt, access };
 }
 

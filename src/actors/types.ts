@@ -27,4 +27,9 @@ export interface ActorDeps {
   gate?: SchedulingGate;
   /** The operator's Prometheus, when the plan names one: pre-flight runs every rule's query once. */
   prometheus?: PrometheusClient;
+  /**
+   * The items are given in the checkpoint (`shardmove revert`): the drain moves those rows only and
+   * never lists a source, which holds other items that must stay where they are.
+   */
+  itemsGiven?: boolean;
 }

@@ -192,6 +192,24 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     });
 
   program
+    .command('revert')
+    .description('Move every item the run moved back to the storage it came from (its own checkpoint, state/<name>.revert.db; asks first).')
+    .argument('<plan>', 'plan YAML file')
+    .option('--state <file>', 'the forward run\'s checkpoint (default: state/<name>.db); the revert keeps its own beside it (<file>.revert.db)')
+    .option('--dry-run', 'show what would be moved back and what is skipped; change nothing', false)
+    .option('--yes', 'do not ask (automation); without a terminal it is required', false)
+    .option('--accept-plan-change', 'resume the revert even though the plan changed since it started', false)
+    .option('--retry-quarantined', 'give the revert\'s quarantined items another retry.max_attempts tries (after fixing them on the instance)', false)
+    .option('--events <file>', 'write the revert\'s events as JSON lines (docs/events.md) to this file (appended), or - for standard output')
+    .option('--events-interval <duration>', 'how often --events gets a progress event', '30s')
+    .option('--lease <duration>', 'lock lease (10s to 24h), as for run', '60s')
+    .option('--metrics-file <path>', 'keep Prometheus metrics in this file (node_exporter textfile format), as for run')
+    .action(async (plan: string, opts) => {
+      const { runRevertCommand } = await import('./revert.js');
+      setExit(await runRevertCommand({ plan, ...opts }, ctx));
+    });
+
+  program
     .command('unlock')
     .description('Remove a run lock whoever holds it (the operator\'s override); the old holder stops at its next write.')
     .argument('<plan>', 'plan YAML file')

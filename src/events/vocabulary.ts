@@ -100,6 +100,10 @@ export interface AuditEventMap {
   'schedule.ignored': { windows: string[]; timezone: string };
   'http.mutating': { method: string; path: string; attempt: number; mutating: boolean; status?: number | null; durationMs?: number; errorCode?: string | null };
   'weights.restored': { from: Record<string, number>; to: Record<string, number> };
+  // `shardmove revert` (runtime/revert*.ts): the items taken from the forward run's checkpoint
+  'revert.seeded': { forward: string; items: number; skipped: number };
+  /** An item the forward run moved that is no longer where it put it (`source`): not moved back. */
+  'revert.skipped': OfItem & { storage: string | null; reason: string };
   // The lock and the live control (store/)
   'lock.acquired': { pid: number; host: string; generation: number; leaseMs: number | null };
   'lock.takeover': { previous: LockHolderData; reason: 'dead' | 'stale' | null; heartbeatAgeMs: number };
@@ -195,7 +199,9 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'step.entered': 'the machine entered a step',
   'schedule.ignored': '--ignore-schedule: maintenance windows are not enforced',
   'http.mutating': 'a mutating request was answered (the audit trail of writes)',
-  'weights.restored': 'shardmove weights restore wrote the recorded weights back',
+  'weights.restored': 'shardmove weights restore (or a revert) wrote the recorded weights back',
+  'revert.seeded': "a revert took the items the forward run moved from its checkpoint (those still where it put them, and the skipped)",
+  'revert.skipped': 'a revert skips an item that left the storage the forward run moved it to (moved again, deleted)',
   'lock.acquired': 'this process took the run lock',
   'lock.takeover': 'the run lock of a dead or stale holder was taken over',
   'lock.unlocked': 'shardmove unlock removed the run lock',

@@ -25,6 +25,8 @@ export interface FinalReportInput {
   checkpointFile?: string;
   /** The checkpoint is removed when the command ends (the demo): no command can read it afterwards. */
   checkpointTemporary?: boolean;
+  /** A revert's report: the forward run's checkpoint it moved items back for (no revert of a revert is offered). */
+  revertOf?: string;
   /** Warnings the runtime raised while running (e.g. the token expiring before the estimated end). */
   extraWarnings?: string[];
   /** Dry run with maintenance windows: the windows and the moment the report is made. */
@@ -37,11 +39,19 @@ const HEADLINE: Record<FinalState, string> = {
   failed: 'FAILED',
 };
 
+const REVERT_HEADLINE: Record<FinalState, string> = {
+  done: 'REVERTED: every item the run moved is back where it came from, verified',
+  doneWithQuarantine: 'REVERTED WITH QUARANTINED ITEMS: everything else is back where it came from, verified',
+  failed: 'REVERT FAILED',
+};
+
 /** How to put the weights back, with the checkpoint that holds them; nothing to run after a temporary one. */
 function wayBack(input: FinalReportInput): string {
   if (input.checkpointTemporary) return '  (the checkpoint is temporary and removed now: keep one with --state FILE to be able to restore the weights later)';
   const state = input.checkpointFile ? ` --state ${input.checkpointFile}` : '';
-  return `  (to put the "before" values back: shardmove weights restore PLAN${state})`;
+  const back = `  (to put the "before" values back: shardmove weights restore PLAN${state})`;
+  if (input.revertOf) return back;
+  return `${back}\n  (to move every item this run moved back where it came from, these weights first: shardmove revert PLAN${state})`;
 }
 
 function weights(w: Record<string, number> | null): string {
@@ -54,7 +64,7 @@ export function renderFinalReport(input: FinalReportInput): string {
   const { context: c, summary } = input;
   const lines: string[] = [];
   const dry = c.dryRun;
-  lines.push(dry ? `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance` : HEADLINE[input.state]);
+  lines.push(dry ? `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance` : (input.revertOf ? REVERT_HEADLINE : HEADLINE)[input.state]);
   if (c.error) lines.push(`  step: ${c.error.step}`, `  cause: ${c.error.message} (${c.error.code})`);
   lines.push(`  took ${formatApproxDuration(input.elapsedMs)}${c.instanceVersion ? `, instance version ${c.instanceVersion}` : ''}`);
 

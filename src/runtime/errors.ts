@@ -7,6 +7,11 @@ import { LOCKED } from '../store/errors.js';
 export const PLAN_CHANGED = 'SHARDMOVE_PLAN_CHANGED';
 /** The checkpoint holds the other kind of run: a dry run's for a real run, or the reverse (exit 4). */
 export const CHECKPOINT_MODE = 'SHARDMOVE_CHECKPOINT_MODE';
+/**
+ * `revert` refuses a forward run that still has moves of its own in flight or being posted: they
+ * would land after the revert read the checkpoint and stay on the storage it empties (exit 4).
+ */
+export const MOVES_IN_FLIGHT = 'SHARDMOVE_MOVES_IN_FLIGHT';
 /** `status` found no checkpoint for the plan (exit 1). */
 export const NO_CHECKPOINT = 'SHARDMOVE_NO_CHECKPOINT';
 /** The machine stopped in a state it should never reach (a bug); the machine's own code for bugs. */
@@ -14,7 +19,7 @@ export { INTERNAL };
 /** Another live process holds the checkpoint's lock (exit 4): the store's LockedError, passed through. */
 export { LOCKED };
 
-export type RuntimeErrorCode = typeof PLAN_CHANGED | typeof CHECKPOINT_MODE | typeof NO_CHECKPOINT | typeof INTERNAL;
+export type RuntimeErrorCode = typeof PLAN_CHANGED | typeof CHECKPOINT_MODE | typeof MOVES_IN_FLIGHT | typeof NO_CHECKPOINT | typeof INTERNAL;
 
 /** The runtime refuses to go on; match on `code`. */
 export class RuntimeError extends ShardmoveError<RuntimeErrorCode> {}

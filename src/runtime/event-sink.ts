@@ -107,6 +107,8 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     case 'schedule.ignored':
     case 'http.mutating':
     case 'weights.restored':
+    case 'revert.seeded':
+    case 'revert.skipped':
     case 'lock.acquired':
     case 'lock.unlocked':
     case 'quarantine.released':

@@ -71,7 +71,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   let lease: LeaseKeeper | undefined;
   try {
     // Before the lock: a refused run leaves the other kind's checkpoint exactly as it was.
-    assertMode(store, file, opts.dryRun ? 'dry-run' : 'run');
+    assertMode(store, file, opts.mode ?? (opts.dryRun ? 'dry-run' : 'run'));
     // Observers read this process's events from here on: the lock it takes is the first.
     const fromSeq = store.lastEventSeq();
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;

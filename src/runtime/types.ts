@@ -5,7 +5,7 @@ import type { LoadedPlan } from '../plan/load.js';
 import type { PrometheusClient, PrometheusOptions } from '../api/prometheus.js';
 import type { Plan } from '../plan/types.js';
 import type { FinalReportInput } from '../report/final.js';
-import type { CheckpointStore } from '../store/types.js';
+import type { CheckpointStore, RunMode } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 import type { RunActors } from './effects.js';
 import type { RunObserver } from './observer.js';
@@ -55,6 +55,8 @@ export interface RunOptions {
   planFile: string;
   statePath?: string | undefined;
   dryRun: boolean;
+  /** The kind of checkpoint this run claims (default: `dry-run` or `run` by `dryRun`); `revert` for shardmove revert. */
+  mode?: RunMode;
   acceptPlanChange: boolean;
   /** Give quarantined items (not those stuck on a running move) another retry.max_attempts tries. */
   retryQuarantined?: boolean;

@@ -254,6 +254,18 @@ const MIGRATIONS: readonly string[] = [
     note TEXT NOT NULL
   );
   `,
+  // 16 (issue 24): a third kind of checkpoint, a revert's (\`shardmove revert\`, beside the forward
+  // run's): neither a run nor a dry run may ever resume it, and it is never reverted in turn.
+  // SQLite cannot change a CHECK in place, so the one-row table is copied.
+  `
+  CREATE TABLE identity_16 (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    mode TEXT NOT NULL CHECK (mode IN ('run', 'dry-run', 'revert'))
+  );
+  INSERT INTO identity_16 (id, mode) SELECT id, mode FROM identity;
+  DROP TABLE identity;
+  ALTER TABLE identity_16 RENAME TO identity;
+  `,
 ];
 
 /** The schema version this build writes. */

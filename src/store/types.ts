@@ -22,8 +22,8 @@ export interface LockAcquired {
 /** One row of the event log: an audit event of the one vocabulary (src/events/vocabulary.ts). */
 export type StoredEvent = AuditEvent;
 
-/** A checkpoint holds either a real run or a dry run, never both (issue 19). */
-export type RunMode = 'run' | 'dry-run';
+/** A checkpoint holds a real run, a dry run or a revert (`shardmove revert`), never two of them (issue 19). */
+export type RunMode = 'run' | 'dry-run' | 'revert';
 
 export interface SavedRun {
   planName: string;

@@ -123,7 +123,19 @@ describe('buildReportData', () => {
     expect(html).toContain('Source copies left behind (1)');
     expect(html).toContain('@hashed/6b/86/6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b.git');
     expect(html).toContain('shardmove weights restore PLAN --state /x/it.db');
+    expect(html).toContain('shardmove revert PLAN --state /x/it.db');
     expect(html).not.toContain('PUT <code>');
+  });
+
+  it('says a revert is one, and offers no revert of it', () => {
+    const snapshot = { status: 'done', value: 'done', context: { startedAt: T0, step: 'done', dryRun: false, verify: true, geoResync: false, verification: null, geo: null, previousWeights: { cluster: 100 }, newWeights: { 'nfs-1': 100, cluster: 0 }, weightsWritten: true, warnings: [], error: null, instanceVersion: '17.11.0' } };
+    const status = buildStatusReport('/x/it.revert.db', { planName: 'it', planHash: 'h', machineVersion: 1, snapshot }, { ...summary, quarantined: [], orphans: [] }, T0 + 60_000, null, 10);
+    const data = buildReportData({ status, context: snapshot.context as never, events: [ev(0, 'revert.seeded', { forward: '/x/it.db', items: 4, skipped: 0 }), ...events().slice(0, -1)], now: T0 + 60_000 });
+    expect(data.revertOf).toBe('/x/it.db');
+    expect(data.outcome.headline).toContain('Reverted');
+    const html = renderHtmlReport(data);
+    expect(html).toContain('shardmove weights restore PLAN --state /x/it.revert.db');
+    expect(html).not.toContain('shardmove revert PLAN');
   });
 });
 

@@ -111,6 +111,8 @@ export interface ReportData {
   geo: { planned: boolean; result: GeoOutput | null };
   warnings: string[];
   control: StatusReport['control'];
+  /** A revert's checkpoint: the forward run's checkpoint it moves items back for (null: a forward run). */
+  revertOf?: string | null;
 }
 
 const HEADLINES: Record<string, string> = {
@@ -120,6 +122,14 @@ const HEADLINES: Record<string, string> = {
   running: 'Running',
   interrupted: 'Interrupted: run the plan again to continue',
   'not started': 'Not started',
+};
+/** A revert's checkpoint (`shardmove revert`): the states that differ from a drain's. */
+const REVERT_HEADLINES: Record<string, string> = {
+  ...HEADLINES,
+  done: 'Reverted: every item the run moved is back where it came from, verified',
+  doneWithQuarantine: 'Reverted with quarantined items: everything else is back where it came from, verified',
+  failed: 'Revert failed',
+  interrupted: 'Interrupted: run the revert again to continue',
 };
 const DONE_STATES = new Set(['moved', 'left']);
 const IN_FLIGHT_STATES = new Set(['scheduling', 'in_flight']);
@@ -167,6 +177,7 @@ export function buildReportData(input: ReportInput): ReportData {
   const unpipelined: string[] = [];
   let first: number | null = null;
   let last: number | null = null;
+  let revertOf: string | null = null;
   const idleReader = new IdleSlotsReader();
   for (const e of input.events) {
     idleReader.add(e);
@@ -204,6 +215,9 @@ export function buildReportData(input: ReportInput): ReportData {
       case 'step.entered':
         rawMarkers.push({ at: e.at, type: 'step', label: e.data.step });
         break;
+      case 'revert.seeded':
+        revertOf = e.data.forward;
+        break;
       case 'drain.started': {
         const name = `${e.data.source}/${e.data.kind} (${e.data.mode === 'records' ? 'by move records' : e.data.mode})`;
         if (e.data.mode !== 'throttled' && !unpipelined.includes(name)) unpipelined.push(name);
@@ -224,7 +238,7 @@ export function buildReportData(input: ReportInput): ReportData {
     plan: status.plan,
     outcome: {
       state: status.state,
-      headline: c?.dryRun && status.state !== 'running' ? `Dry run: ${status.state} (nothing was changed on the instance)` : (HEADLINES[status.state] ?? status.state),
+      headline: c?.dryRun && status.state !== 'running' ? `Dry run: ${status.state} (nothing was changed on the instance)` : ((revertOf ? REVERT_HEADLINES : HEADLINES)[status.state] ?? status.state),
       step: status.step,
       dryRun: status.dryRun,
       error: status.error,
@@ -250,6 +264,7 @@ export function buildReportData(input: ReportInput): ReportData {
     geo: { planned: c?.geoResync ?? false, result: c?.geo ?? null },
     warnings: status.warnings,
     control: status.control,
+    revertOf,
   };
 }
 

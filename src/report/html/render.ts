@@ -69,7 +69,9 @@ function weights(d: ReportData): string {
   const rows = names.map((n) => [n, before?.[n] ?? '–', after?.[n] ?? '–']);
   const note =
     written && before
-      ? `<p class="note">To put the "before" values back: <code>shardmove weights restore PLAN --state ${escapeHtml(d.checkpoint)}</code> (it shows the change and asks first).</p>`
+      ? `<p class="note">To put the "before" values back: <code>shardmove weights restore PLAN --state ${escapeHtml(d.checkpoint)}</code> (it shows the change and asks first).` +
+        (d.revertOf ? '' : ` To move every item this run moved back where it came from, these weights first: <code>shardmove revert PLAN --state ${escapeHtml(d.checkpoint)}</code> (it shows what it will do and asks first).`) +
+        '</p>'
       : '';
   return table('weights', ['Storage', 'Before', 'After'], rows, [false, true, true]) + note;
 }

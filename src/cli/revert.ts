@@ -1,0 +1,137 @@
+/**
+ * `shardmove revert PLAN [--state FILE] [--dry-run] [--yes] [--retry-quarantined] [--accept-plan-change]
+ * [--events FILE|-] [--metrics-file PATH] [--lease DURATION]`: moves every item the forward run moved back to the storage it came from, as
+ * a run of its own with its own checkpoint (`state/<name>.revert.db` beside the forward
+ * `state/<name>.db`, or `<FILE>.revert.db` beside `--state FILE`). Shows what it will do and asks on
+ * a terminal (`--yes` for automation); `--dry-run` shows it and stops. Exit codes (README: Exit
+ * codes): 0 reverted and verified, or nothing to revert, or the dry run's preview; 1 declined,
+ * failed, or no forward checkpoint; 2 bad arguments, or no terminal and no --yes; 3 reverted except
+ * quarantined items; 4 refused (the forward run holds its lock or has moves in flight, a dry run's
+ * or a revert's checkpoint named); 5 lost the lock; 130 interrupted with the checkpoint saved.
+ */
+import { resolve } from 'node:path';
+import { createMetricsFileObserver } from '../metrics/metrics-file.js';
+import { redact } from '../plan/secrets.js';
+import type { RunObserver } from '../runtime/observer.js';
+import { executeRevert } from '../runtime/revert.js';
+import type { RevertOutcome, RevertPreview, SkippedItem } from '../runtime/revert.js';
+import type { RunEvents } from '../runtime/event-sink.js';
+import { confirm } from './confirm.js';
+import type { CommandContext } from './context.js';
+import { EXIT } from './context.js';
+import { ArgsError } from './errors.js';
+import { finishWithError, finishWithOutcome, openEvents, parseEventsInterval } from './events-file.js';
+import { parseLease, reportOutcome } from './run.js';
+import { renderWeightChanges } from './weights.js';
+
+export interface RevertFlags {
+  plan: string;
+  state?: string;
+  dryRun: boolean;
+  yes: boolean;
+  retryQuarantined?: boolean;
+  acceptPlanChange?: boolean;
+  lease?: string;
+  events?: string;
+  eventsInterval?: string;
+  metricsFile?: string;
+}
+
+/** What the revert will do, as the operator reads it before saying yes. */
+export function renderPreview(p: RevertPreview): string {
+  const lines: string[] = [];
+  lines.push(p.resuming ? `resuming the revert of ${p.forwardFile} (checkpoint ${p.revertFile}):` : `revert of ${p.forwardFile} on ${p.url} (checkpoint ${p.revertFile}):`);
+  if (p.weights.length > 0) lines.push('  first, the weights of before the forward run:', renderWeightChanges(p.weights).replace(/^/gm, '  '));
+  else lines.push('  weights: already those of before the forward run');
+  if (p.total === 0) lines.push('  no item left to move back');
+  for (const g of p.groups) lines.push(`  move ${g.n} ${g.kind} back from ${g.from}${g.to ? ` to ${g.to}` : ''}`);
+  lines.push(...renderSkipped(p.skipped));
+  return `${lines.join('\n')}\n`;
+}
+
+/** The skipped items: moved again or deleted since the forward run, left where they are. */
+export function renderSkipped(skipped: readonly SkippedItem[]): string[] {
+  if (skipped.length === 0) return [];
+  const lines = [`  skipped ${skipped.length} item(s) no longer where the forward run put them (left as they are):`];
+  // All of them: each is an item someone else changed, which the operator has to know about.
+  for (const s of skipped) lines.push(`    ${s.kind.slice(0, -1)} ${s.id} (${s.name}): ${s.reason}`);
+  return lines;
+}
+
+export async function runRevertCommand(opts: RevertFlags, ctx: CommandContext): Promise<number> {
+  if (opts.retryQuarantined && opts.dryRun) {
+    throw new ArgsError('revert: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
+  }
+  const leaseMs = parseLease(opts.lease);
+  const progressMs = parseEventsInterval(opts.eventsInterval ?? '30s');
+  if (!opts.events) return finish(await startRevert(opts, leaseMs, undefined, ctx), ctx);
+  const human = opts.events === '-' ? { ...ctx, stdout: ctx.stderr } : ctx;
+  const target = openEvents(opts.events, progressMs, ctx);
+  try {
+    let outcome: RevertOutcome;
+    try {
+      outcome = await startRevert(opts, leaseMs, target.events, human);
+    } catch (err) {
+      finishWithError(target.events, err, redact);
+      throw err;
+    }
+    const code = finish(outcome, human);
+    if (outcome.kind === 'ran') finishWithOutcome(target.events, outcome.outcome, code);
+    return code;
+  } finally {
+    target.close();
+  }
+}
+
+function startRevert(opts: RevertFlags, leaseMs: number | undefined, events: RunEvents | undefined, ctx: CommandContext): Promise<RevertOutcome> {
+  const observers: RunObserver[] = events ? [events] : [];
+  if (opts.metricsFile) {
+    observers.push(
+      createMetricsFileObserver(resolve(ctx.cwd, opts.metricsFile), {
+        onError: (err) => ctx.stderr.write(`warning: --metrics-file: cannot write ${opts.metricsFile}: ${err instanceof Error ? err.message : String(err)} (the revert goes on)\n`),
+      }),
+    );
+  }
+  return executeRevert({
+    planFile: opts.plan,
+    statePath: opts.state,
+    dryRun: opts.dryRun,
+    retryQuarantined: opts.retryQuarantined ?? false,
+    acceptPlanChange: opts.acceptPlanChange ?? false,
+    leaseMs,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    signal: ctx.signal,
+    stdout: ctx.stdout,
+    stderr: ctx.stderr,
+    observers,
+    confirm: async (preview) => {
+      ctx.stdout.write(renderPreview(preview));
+      return confirm(preview.resuming ? 'go on moving these items back?' : 'move these items back?', { yes: opts.yes, command: 'revert' }, ctx);
+    },
+  });
+}
+
+/** Prints how the revert ended and returns its exit code. */
+function finish(outcome: RevertOutcome, ctx: CommandContext): number {
+  switch (outcome.kind) {
+    case 'nothing':
+      ctx.stdout.write(`nothing to revert: ${outcome.reason}\n`);
+      return EXIT.ok;
+    case 'preview':
+      ctx.stdout.write(renderPreview(outcome.preview));
+      ctx.stdout.write('dry run: nothing was changed (no weights written, no move, no revert checkpoint)\n');
+      return EXIT.ok;
+    case 'declined':
+      ctx.stderr.write('not reverted; nothing changed\n');
+      return EXIT.failed;
+    case 'ran': {
+      const code = reportOutcome(outcome.outcome, ctx);
+      if (outcome.outcome.kind === 'final') {
+        const lines = renderSkipped(outcome.skipped);
+        if (lines.length > 0) ctx.stdout.write(`\nRevert:\n${lines.join('\n')}\n`);
+      }
+      return code;
+    }
+  }
+}
