@@ -153,34 +153,3 @@ function verifyByRecords(store: ActorStore, kind: Kind, source: string, problems
   }
   return entry;
 }
-
-/** What `verifyPlacedItems` found: items checked, and those not where the checkpoint placed them. */
-export interface PlacedCheck {
-  checked: number;
-  misplaced: Array<{ kind: Kind; id: number; destination: string; storage: string | null }>;
-}
-
-/**
- * Checks item by item that every item this run moved is on the destination recorded for it (one
- * read per item). A revert verifies this way: its sources keep items it was never meant to move,
- * so "nothing left on the sources" would be the wrong question.
- */
-export async function verifyPlacedItems(deps: Pick<ActorDeps, 'api' | 'store' | 'signal'>, kinds: readonly Kind[], problems: string[]): Promise<PlacedCheck> {
-  const out: PlacedCheck = { checked: 0, misplaced: [] };
-  for (const kind of kinds) {
-    for (const row of deps.store.itemsInState(kind, null, 'moved', Number.MAX_SAFE_INTEGER)) {
-      if (!row.destination) continue;
-      if (deps.signal.aborted) throw abortError(deps.signal);
-      out.checked++;
-      const item = await deps.api.getItem(kind, row.id);
-      const storage = item?.storage ?? null;
-      if (storage === row.destination) continue;
-      out.misplaced.push({ kind, id: row.id, destination: row.destination, storage });
-      if (out.misplaced.length <= MAX_LISTED_PROBLEMS) {
-        problems.push(`${kind} ${row.id} (${row.name}) should be on ${row.destination} but is ${storage === null ? 'not found' : `on ${storage}`}`);
-      }
-    }
-  }
-  if (out.misplaced.length > MAX_LISTED_PROBLEMS) problems.push(`${out.misplaced.length - MAX_LISTED_PROBLEMS} more items not where they were placed`);
-  return out;
-}
