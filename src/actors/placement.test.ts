@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { openCheckpoint } from '../store/checkpoint.js';
+import { testPlan } from '../../test/support/fake-runtime-deps.js';
+import type { Plan } from '../plan/types.js';
+import { Placement, pickDestination } from './placement.js';
+import pino from 'pino';
+
+const GIB = 2 ** 30;
+
+function placementFor(plan: Plan, free: Record<string, number> = {}) {
+  const store = openCheckpoint(':memory:');
+  const prometheus = {
+    query: (q: string) => Promise.resolve(q in free ? [{ value: free[q]!, labels: {} }] : []),
+    close: () => Promise.resolve(),
+  };
+  return { store, make: () => Placement.create({ plan, store, log: pino({ level: 'silent' }), clock: { now: () => 0, sleep: () => Promise.resolve() }, prometheus }) };
+}
+
+describe('the placement policy (issue 23)', () => {
+  it('takes the most room left when every room is known, else the lowest share of bytes against weight; ties go to the first', () => {
+    expect(pickDestination([{ name: 'a', placed: 5, room: 10, weight: 1 }, { name: 'b', placed: 0, room: 12, weight: 1 }], 1)).toBe('b');
+    expect(pickDestination([{ name: 'a', placed: 2, room: 10, weight: 1 }, { name: 'b', placed: 0, room: 8, weight: 1 }], 1)).toBe('a');
+    // One room unknown: by weight. b has weight 3, so it takes three times a's bytes.
+    expect(pickDestination([{ name: 'a', placed: 10, room: null, weight: 1 }, { name: 'b', placed: 20, room: 100, weight: 3 }], 5)).toBe('b');
+    expect(pickDestination([{ name: 'a', placed: 10, room: null, weight: 1 }, { name: 'b', placed: 40, room: 100, weight: 3 }], 5)).toBe('a');
+    expect(pickDestination([{ name: 'a', placed: 0, room: null, weight: 1 }, { name: 'b', placed: 0, room: null, weight: 1 }], 5)).toBe('a');
+    // A destination weighted 0 takes nothing while another can.
+    expect(pickDestination([{ name: 'a', placed: 0, room: null, weight: 0 }, { name: 'b', placed: 99, room: null, weight: 1 }], 5)).toBe('b');
+  });
+
+  it('spreads bytes in proportion to the weights, and by room when the plan gives it', async () => {
+    const base = testPlan();
+    const byWeight = { ...base, move: { ...base.move, to: ['a', 'b'] }, weights: { a: 100, b: 50 } };
+    const { make } = placementFor(byWeight);
+    const p = await make();
+    const placed = { a: 0, b: 0 } as Record<string, number>;
+    for (let i = 0; i < 300; i++) {
+      const d = p.choose('projects', { sizeBytes: GIB, destination: null, network: null });
+      p.note('projects', { source: 'nfs-1', sizeBytes: GIB, network: null }, d);
+      placed[d]! += 1;
+    }
+    expect(placed).toEqual({ a: 200, b: 100 });
+
+    const byRoom = { ...byWeight, capacity: { keepFreeBytes: 10 * GIB, storages: { a: { bytes: 100 * GIB }, b: { query: 'free_b' } } }, prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const } };
+    const room = placementFor(byRoom as Plan, { free_b: 60 * GIB });
+    const q = await room.make();
+    const got: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      const d = q.choose('projects', { sizeBytes: GIB, destination: null, network: null });
+      q.note('projects', { source: 'nfs-1', sizeBytes: GIB, network: null }, d);
+      got.push(d);
+    }
+    // a has 90 GiB of room, b 50: a takes the first 40, then they alternate.
+    expect(got.slice(0, 40).every((d) => d === 'a')).toBe(true);
+    expect(got.filter((d) => d === 'a').length).toBe(45);
+  });
+
+  it('keeps a row\'s recorded destination, and a network where its first member went', async () => {
+    const base = testPlan();
+    const plan = { ...base, move: { ...base.move, to: ['a', 'b'] }, weights: { a: 100, b: 100 } };
+    const { make } = placementFor(plan);
+    const p = await make();
+    expect(p.choose('projects', { sizeBytes: GIB, destination: 'b', network: null })).toBe('b');
+    const first = p.choose('projects', { sizeBytes: GIB, destination: null, network: 7 });
+    p.note('projects', { source: 'nfs-1', sizeBytes: GIB, network: 7 }, first);
+    for (let i = 0; i < 5; i++) expect(p.choose('projects', { sizeBytes: GIB, destination: null, network: 7 })).toBe(first);
+  });
+
+  it('budgets a partial drain: moved bytes per source, or the source\'s free space from capacity', async () => {
+    const base = testPlan();
+    const moved = { ...base, move: { ...base.move, until: { movedBytes: 3 * GIB } } };
+    const a = await placementFor(moved).make();
+    expect(a.budget('nfs-1')).toBe(3 * GIB);
+    a.note('projects', { source: 'nfs-1', sizeBytes: 2 * GIB, network: null }, 'cluster');
+    expect(a.budget('nfs-1')).toBe(GIB);
+    expect(a.budget('nfs-2')).toBe(3 * GIB);
+
+    const free = { ...base, move: { ...base.move, until: { freeBytes: 10 * GIB } }, capacity: { keepFreeBytes: 0, storages: { cluster: { bytes: 100 * GIB }, 'nfs-1': { query: 'free_nfs1' } } }, prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const } };
+    const b = await placementFor(free as Plan, { free_nfs1: 4 * GIB }).make();
+    // 4 GiB free now: 6 GiB may leave before the source has 10 GiB free.
+    expect(b.budget('nfs-1')).toBe(6 * GIB);
+    b.note('projects', { source: 'nfs-1', sizeBytes: 5 * GIB, network: null }, 'cluster');
+    expect(b.budget('nfs-1')).toBe(GIB);
+    // A source whose free space cannot be read allows nothing: the bound is never guessed.
+    expect(b.budget('nfs-2')).toBe(0);
+  });
+});
