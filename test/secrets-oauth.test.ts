@@ -30,7 +30,9 @@ describe('no secret value in anything a run writes or prints: token_file, stdin,
   });
 
   it('OAuth rotated every 2 s, interrupted and resumed, and a failing refresh: no old or new pair anywhere but the token files', async () => {
-    const s = await scenario('secrets-oauth', ['--move-duration', '150', '--workers', '5'], { projects: 30, snippets: 6, groups: 4, oauthTtlSeconds: 2 });
+    // At least two token lifetimes by construction, however fast the orchestrator: the sandbox runs
+    // at most 5 moves at once, so 40 items of 700 ms each take 8 x 0.7 = 5.6 s of its own time.
+    const s = await scenario('secrets-oauth', ['--move-duration', '700', '--workers', '5'], { projects: 30, snippets: 6, groups: 4, oauthTtlSeconds: 2 });
     const plan = planFor(s, 'oauth', { concurrency: 5 });
     expect((await s.run('validate', ['validate', plan])).code).toBe(0);
     const interrupted = await s.run('interrupted run', ['run', plan], {}, interruptAfterMoves(s.sandbox.url, 15));
