@@ -117,7 +117,8 @@ describe('shardmove revert, used carelessly (separate processes, real HTTP)', ()
     expect(second.stderr).toMatch(/locked by pid \d+/);
     const forwardAgain = await cli(['run', plan, '--state', forwardDb]);
     expect(forwardAgain.code, forwardAgain.stderr).toBe(4);
-    expect(forwardAgain.stderr).toMatch(/locked by pid \d+/);
+    // Refused before the lock is even tried: the drain has a revert beside it.
+    expect(forwardAgain.stderr).toMatch(/refusing: this drain was reverted/);
     // The operator removes the forward checkpoint's lock under the revert: it stops (5) once it sees it.
     const unlocked = await cli(['unlock', plan, '--state', forwardDb, '--yes']);
     expect(unlocked.code, unlocked.stderr).toBe(0);

@@ -140,6 +140,14 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     const again = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
     expect(again.code, again.stderr).toBe(0);
     for (const kind of KINDS) expect((await movesOf(sandbox.url, kind)).length - (forwardMoves.get(kind) ?? 0)).toBe(moved.filter((k) => k.startsWith(`${kind}:`)).length);
+
+    // `run` on the reverted drain's checkpoint is refused (exit 4), before anything is written: it
+    // would move the items off the sources again. Nothing moves; the items stay home.
+    const rerun = await runCli(['run', plan], { cwd: dir, env });
+    expect(rerun.code, rerun.stdout + rerun.stderr).toBe(4);
+    expect(rerun.stderr).toMatch(/refusing: this drain was reverted \(.*it\.revert\.db holds its revert\)/);
+    for (const kind of KINDS) expect((await movesOf(sandbox.url, kind)).length - (forwardMoves.get(kind) ?? 0)).toBe(moved.filter((k) => k.startsWith(`${kind}:`)).length);
+    expect(await inventoryOf(sandbox.url)).toEqual(before);
   });
 
   it('an item whose move back keeps failing is quarantined (exit 3); once fixed, --retry-quarantined takes it home', async () => {

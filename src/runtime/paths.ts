@@ -12,6 +12,11 @@ export function logPath(checkpoint: string): string {
   return `${base}.log`;
 }
 
+/** A revert's checkpoint beside the forward one: `state/it.db` -> `state/it.revert.db`. */
+export function revertCheckpointPath(forward: string): string {
+  return `${forward.endsWith('.db') ? forward.slice(0, -3) : forward}.revert.db`;
+}
+
 export function stateDir(checkpoint: string): string {
   return dirname(checkpoint);
 }

@@ -29,7 +29,7 @@ import type { LeaseKeeper } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { modeRefusal } from './mode.js';
 import { createOauthWriteback } from './oauth-writeback.js';
-import { checkpointPath, logPath } from './paths.js';
+import { checkpointPath, logPath, revertCheckpointPath } from './paths.js';
 import { revertActors } from './revert-actors.js';
 import { forwardMovedItems, locateRevertItems, revertDrains } from './revert-items.js';
 import type { RevertItem, RevertSet, SkippedItem } from './revert-items.js';
@@ -41,10 +41,7 @@ import type { WeightChange } from './weights-restore.js';
 
 export type { RevertItem, SkippedItem } from './revert-items.js';
 
-/** The revert's checkpoint beside the forward one: `state/it.db` -> `state/it.revert.db`. */
-export function revertCheckpointPath(forward: string): string {
-  return `${forward.endsWith('.db') ? forward.slice(0, -3) : forward}.revert.db`;
-}
+export { revertCheckpointPath };
 
 /** Items to move back, per kind and pair of storages. */
 export interface RevertGroup {

@@ -5,6 +5,7 @@
  * Restores are not transitions: the restored step's actor is simply invoked again, and every actor
  * is safe to repeat because it resumes from the item rows in the same checkpoint.
  */
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
@@ -31,7 +32,8 @@ import { createRunLogger, SecretSet } from './logger.js';
 import { assertMode } from './mode.js';
 import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
-import { checkpointPath, logPath } from './paths.js';
+import { checkpointPath, logPath, revertCheckpointPath } from './paths.js';
+import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
 import { chooseStart } from './resume.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
@@ -72,6 +74,15 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   try {
     // Before the lock: a refused run leaves the other kind's checkpoint exactly as it was.
     assertMode(store, file, opts.mode ?? (opts.dryRun ? 'dry-run' : 'run'));
+    // A drain that was reverted is not resumed by accident: a run that had ended failed or with
+    // quarantined items would start its drains again and move everything off the sources once more.
+    if ((opts.mode ?? 'run') === 'run' && !opts.dryRun && existsSync(revertCheckpointPath(file))) {
+      throw new RuntimeError(
+        CHECKPOINT_MODE,
+        `refusing: this drain was reverted (${revertCheckpointPath(file)} holds its revert), and resuming ${file} would move the items off the sources again. ` +
+          'Start a new drain with a new --state file, or move the revert\'s checkpoint away to resume this one on purpose',
+      );
+    }
     // Observers read this process's events from here on: the lock it takes is the first.
     const fromSeq = store.lastEventSeq();
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
