@@ -83,7 +83,7 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     expect(Math.abs(a - b) / Math.max(a, b)).toBeLessThanOrEqual(0.1);
   });
 
-  it('sends every member of a network whose root already sits on a destination to that destination', async () => {
+  it('sends every member of a network whose root, or a fork on the way to it, already sits on a destination to that destination', async () => {
     dir = tempDir('forks-anchor');
     sandbox = await startSandbox({
       seed: seed(dir, (doc) => {
@@ -95,6 +95,12 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
           { id: 3, name: 'fork-a', storage: 'nfs-1', visibility: 'public', size_mb: 20, forked_from: 2 },
           { id: 4, name: 'fork-b', storage: 'nfs-1', visibility: 'public', size_mb: 10, forked_from: 3 },
           { id: 5, name: 'other', storage: 'nfs-1', visibility: 'public', size_mb: 5 },
+          // A second network whose root stays outside the plan (default), with a fork between it
+          // and the moving members that already sits on cluster: that fork anchors it there.
+          { id: 6, name: 'root-b', storage: 'default', visibility: 'public', size_mb: 30 },
+          { id: 7, name: 'fork-b1', storage: 'cluster', visibility: 'public', size_mb: 8, forked_from: 6 },
+          { id: 8, name: 'fork-b2', storage: 'nfs-1', visibility: 'public', size_mb: 15, forked_from: 7 },
+          { id: 9, name: 'fork-b3', storage: 'nfs-1', visibility: 'public', size_mb: 12, forked_from: 7 },
         ]));
         doc.setIn(['inventory', 'snippets'], doc.createNode([]));
         doc.setIn(['inventory', 'groups'], doc.createNode([{ id: 1, name: 'g1', storage: 'nfs-2' }]));
@@ -111,6 +117,9 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     expect(after.get(2)).toBe('cluster');
     expect(after.get(3)).toBe('cluster');
     expect(after.get(4)).toBe('cluster');
+    expect(after.get(6)).toBe('default');
+    expect(after.get(8)).toBe('cluster');
+    expect(after.get(9)).toBe('cluster');
     const pools = (await poolsOf(sandbox.url)).filter((p) => p.network === 2);
     expect(pools.map((p) => p.storage)).toEqual(['cluster']);
   });

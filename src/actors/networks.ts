@@ -8,7 +8,8 @@
  * reads, and `forks_count` in every project entity (docs/gitlab-behaviour.md). The root is found by
  * walking parents: those the listing showed are known, the others are read one by one (`GET
  * /projects/:id`, cached), so a root that stays on a storage outside the plan still anchors its
- * network. A project with forks and no parent is a root. The pool's bytes are not in the API: they
+ * network (and a fork between it and the moving members that already sits on a destination anchors
+ * it there). A project with forks and no parent is a root. The pool's bytes are not in the API: they
  * are estimated as the root's repository size (the pool is created from the root).
  */
 import type { ItemRecord } from '../api/types.js';
@@ -83,8 +84,29 @@ export async function noteNetworks(ctx: DrainCtx, page: readonly ItemRecord[]): 
   }
   for (const [root, ids] of byRoot) {
     const r = known.get(root);
-    ctx.store.noteNetwork('projects', ids, root, r?.storage ?? null, r?.sizeBytes ?? null);
+    ctx.store.noteNetwork('projects', ids, root, anchorOf(ctx, ids, root, known), r?.sizeBytes ?? null);
   }
+}
+
+/**
+ * Where a network is anchored: a member already on one of the plan's destinations (the root, or a
+ * fork between the listed members and the root, as far as the walk to the root saw them), else
+ * the root's storage.
+ */
+function anchorOf(ctx: DrainCtx, ids: readonly number[], root: number, known: Map<number, NetNode>): string | null {
+  const destinations = ctx.deps.plan.move.to;
+  const rootStorage = known.get(root)?.storage ?? null;
+  if (rootStorage !== null && destinations.includes(rootStorage)) return rootStorage;
+  for (const id of ids) {
+    let cur: number | null = known.get(id)?.parent ?? null;
+    for (let depth = 0; cur !== null && cur !== root && depth < MAX_DEPTH; depth++) {
+      const node = known.get(cur);
+      if (!node) break;
+      if (node.storage !== null && destinations.includes(node.storage)) return node.storage;
+      cur = node.parent;
+    }
+  }
+  return rootStorage;
 }
 
 /**

@@ -222,7 +222,10 @@ export interface ItemRow {
 export interface NetworkRow {
   /** The root project's id. */
   id: number;
-  /** Where the root lives (it anchors the network even outside the plan), when known. */
+  /**
+   * Where the network is anchored, when known: a member already on one of the plan's destinations
+   * (the root or a fork on the way to it), else the root's storage (outside the plan, perhaps).
+   */
   rootStorage: string | null;
   /** The pool's bytes, estimated as the root's repository size, when known. */
   poolBytes: number | null;
