@@ -29,34 +29,46 @@ function reach(ctx: DrainCtx): void {
   ctx.deps.log.info({ source: ctx.source, bound, limitBytes, placedBytes }, 'move.until reached: nothing more is scheduled from this source');
 }
 
-/** Up to `limit` pending items due by `now`, within the source's budget. */
+/**
+ * Up to `limit` pending items due by `now`, within the source's budget: retries of placed items
+ * always, new ones largest first while the budget lasts. The bound is recorded as reached only when
+ * a call finds the budget already spent (by intents committed before it) with unplaced items still
+ * pending, so a kill can never leave the bound recorded ahead of the intents that spent it. An
+ * unknown budget (a `free` bound whose free space could not be read) schedules nothing new and
+ * records nothing: the drain then ends with those items unplaced, and verification says so.
+ */
 export function dueItems(ctx: DrainCtx, now: number, limit: number): ItemRow[] {
   const { store, kind, source } = ctx;
   if (!ctx.deps.plan.move.until) return store.dueItems(kind, source, now, limit);
   if (boundReached(ctx)) return store.duePlacedItems(kind, source, now, limit);
-  const rows = store.dueItems(kind, source, now, limit);
   let budget = placementOf(ctx.deps).budget(source);
+  if (budget === null) return store.duePlacedItems(kind, source, now, limit);
+  if (budget <= 0) {
+    if (store.countUnplaced(kind, source) > 0) reach(ctx);
+    return store.duePlacedItems(kind, source, now, limit);
+  }
+  const rows = store.dueItems(kind, source, now, limit);
   const out: ItemRow[] = [];
   for (const row of rows) {
     if (row.destination) {
       out.push(row);
       continue;
     }
-    if (budget <= 0) break;
+    if (budget <= 0) continue;
     out.push(row);
     budget -= bytesOf(kind, row.sizeBytes);
-  }
-  if (out.length < rows.length || (rows.length === 0 && budget <= 0 && store.nextDueAt(kind, source) !== null)) {
-    // Unplaced items are left and the budget is spent: the bound is reached. Retries still come.
-    reach(ctx);
-    if (out.length === 0) return store.duePlacedItems(kind, source, now, limit);
   }
   return out;
 }
 
 /** When the next pending item is due (absolute ms), or null when none will be. */
 export function nextDueAt(ctx: DrainCtx): number | null {
+  if (!ctx.deps.plan.move.until) return ctx.store.nextDueAt(ctx.kind, ctx.source);
   if (boundReached(ctx)) return ctx.store.nextPlacedDueAt(ctx.kind, ctx.source);
+  const budget = placementOf(ctx.deps).budget(ctx.source);
+  // Spent (the next call of dueItems records the bound) or unknown: only placed items are to come,
+  // and the unplaced ones are due at once, for dueItems to record the bound.
+  if (budget === null) return ctx.store.nextPlacedDueAt(ctx.kind, ctx.source);
   return ctx.store.nextDueAt(ctx.kind, ctx.source);
 }
 
@@ -67,32 +79,34 @@ const PLAN_CHUNK = 5_000;
  * A dry run's placement: every pending item not placed yet gets the destination the run would give
  * it, largest first, until the source's `move.until` budget is spent (then the bound is recorded as
  * reached). With one destination and no bound there is nothing to decide, and nothing is written.
+ * The order is read once (ids only), then placed a chunk per transaction.
  */
 export function planPlacement(ctx: DrainCtx): void {
   const { deps, store, kind, source } = ctx;
   if (deps.plan.move.to.length === 1 && !deps.plan.move.until) return;
   if (boundReached(ctx)) return;
   const placement = placementOf(deps);
-  for (;;) {
-    const rows = store.unplacedPending(kind, source, PLAN_CHUNK);
-    if (rows.length === 0) return;
-    let budget = placement.budget(source);
+  const order = store.unplacedPendingIds(kind, source);
+  for (let i = 0; i < order.length; i += PLAN_CHUNK) {
+    const rows = store.itemsByIds(kind, order.slice(i, i + PLAN_CHUNK));
     let stop = false;
     store.batch(() => {
       for (const row of rows) {
+        const budget = placement.budget(source);
+        if (budget === null) {
+          stop = true;
+          break;
+        }
         if (budget <= 0) {
+          reach(ctx);
           stop = true;
           break;
         }
         const d = placement.choose(kind, row);
         store.pinDestination(kind, row.id, d);
         placement.note(kind, row, d);
-        budget -= bytesOf(kind, row.sizeBytes);
       }
     });
-    if (stop) {
-      reach(ctx);
-      return;
-    }
+    if (stop) return;
   }
 }

@@ -147,7 +147,8 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
       if (free > 0 && ahead && (listed() || verifying)) {
         if (!aheadListing && !store.getCursor(ahead.kind, ahead.source)?.done) aheadListing = startListing(ahead);
         aheadListing?.check();
-        free -= fill(ahead, free);
+        // A partial drain takes the largest items of the whole source: not before it is listed.
+        if (!deps.plan.move.until || store.getCursor(ahead.kind, ahead.source)?.done) free -= fill(ahead, free);
       }
       const beyond = store.countInFlight() - cap;
       if (early > 0 && beyond > 0 && beyond > inFlight - cap) {
@@ -420,7 +421,9 @@ export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<Drai
     return res;
   }
   const cursor = ctx.store.getCursor(ctx.kind, ctx.source);
-  const pipelined = deps.plan.move.mode === 'throttled' && !cursor?.done;
+  // A partial drain (move.until) lists its source first: its budget goes to the largest items of
+  // the whole source, not of the pages listed so far.
+  const pipelined = deps.plan.move.mode === 'throttled' && !cursor?.done && !deps.plan.move.until;
   // Bulk attributes the job's moves to enumerated items, so it needs the whole listing first.
   if (!pipelined) await enumerateRound(ctx);
   if (deps.plan.move.mode === 'bulk') {

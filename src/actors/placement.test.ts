@@ -81,7 +81,41 @@ describe('the placement policy (issue 23)', () => {
     expect(b.budget('nfs-1')).toBe(6 * GIB);
     b.note('projects', { source: 'nfs-1', sizeBytes: 5 * GIB, network: null }, 'cluster');
     expect(b.budget('nfs-1')).toBe(GIB);
-    // A source whose free space cannot be read allows nothing: the bound is never guessed.
-    expect(b.budget('nfs-2')).toBe(0);
+    // A source whose free space cannot be read has no budget at all (null): nothing new is
+    // scheduled from it, and the bound is never guessed to be reached.
+    expect(b.budget('nfs-2')).toBeNull();
+  });
+
+  it('after a resume, counts what was placed before: off declared rooms and bounds whole, off read ones only what had not arrived', async () => {
+    const base = testPlan();
+    const plan = {
+      ...base,
+      move: { ...base.move, to: ['a', 'b'], until: { movedBytes: 20 * GIB } },
+      weights: { a: 100, b: 100 },
+      capacity: { keepFreeBytes: 0, storages: { a: { bytes: 20 * GIB }, b: { query: 'free_b' } } },
+      prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const },
+    } as Plan;
+    const { store, make } = placementFor(plan, { free_b: 10 * GIB });
+    store.startRound('projects', 'nfs-1', 1);
+    store.recordPage('projects', 'nfs-1', 1, [1, 2, 3, 4].map((id) => ({ kind: 'projects' as const, id, storage: 'nfs-1', name: `p${id}`, sizeBytes: 4 * GIB })), 0);
+    const first = await make();
+    const placed: string[] = [];
+    for (const id of [1, 2, 3]) {
+      const d = first.choose('projects', { sizeBytes: 4 * GIB, destination: null, network: null });
+      store.markIntent('projects', id, 0, d);
+      first.note('projects', { source: 'nfs-1', sizeBytes: 4 * GIB, network: null }, d);
+      placed.push(d);
+    }
+    // Item 3 is quarantined since: it still counts, in this process and after a resume.
+    store.markQuarantined('projects', 3, 'boom', null);
+    // a: 20 GiB declared, b: 10 GiB read: a keeps the most room left for three 4 GiB items.
+    expect(placed).toEqual(['a', 'a', 'a']);
+    const again = await make();
+    // The bound: 20 GiB minus the 12 placed, quarantined included, as before the "kill".
+    expect(again.budget('nfs-1')).toBe(first.budget('nfs-1'));
+    expect(again.budget('nfs-1')).toBe(8 * GIB);
+    // Rooms: a declared 20 GiB minus its 12 placed = 8 (a resume that forgot them would say 20);
+    // b read at 10 with nothing placed there: b.
+    expect(again.choose('projects', { sizeBytes: 4 * GIB, destination: null, network: null })).toBe('b');
   });
 });

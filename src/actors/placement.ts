@@ -83,24 +83,43 @@ export class Placement {
     const p = new Placement(deps);
     // One destination and no bound: nothing to weigh, so no read of every placed row (resume stays quick).
     if (deps.plan.move.to.length === 1 && !deps.plan.move.until) return p;
+    // Every row ever placed counts, whatever became of it since (quarantined, left): the same
+    // figures in one process and after a resume.
+    const movedTo = new Map<string, number>();
+    const movedFrom = new Map<string, number>();
+    const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
     for (const r of deps.store.placedBytes()) {
-      const bytes = r.kind === 'projects' ? r.bytes + r.unsized * SIZE_ALLOWANCE.projects : r.items * SIZE_ALLOWANCE[r.kind];
-      p.placed.set(r.destination, (p.placed.get(r.destination) ?? 0) + bytes);
-      p.fromSource.set(r.source, (p.fromSource.get(r.source) ?? 0) + bytes);
+      const allowance = (n: number) => (r.kind === 'projects' ? SIZE_ALLOWANCE.projects : SIZE_ALLOWANCE[r.kind]) * n;
+      const bytes = r.kind === 'projects' ? r.bytes + allowance(r.unsized) : allowance(r.items);
+      const moved = r.kind === 'projects' ? r.movedBytes + allowance(r.movedUnsized) : allowance(r.movedItems);
+      add(p.placed, r.destination, bytes);
+      add(p.fromSource, r.source, bytes);
+      add(movedTo, r.destination, moved);
+      add(movedFrom, r.source, moved);
     }
-    for (const [network, d] of deps.store.networkPlacements()) p.networks.set(network, d);
+    const { networks, split } = deps.store.networkPlacements();
+    for (const [network, d] of networks) p.networks.set(network, d);
+    for (const network of split) p.split.add(network);
     const { plan } = deps;
+    // A declared size knows nothing of this run: everything placed comes off it. A reading from
+    // Prometheus already shows what arrived (moved): only the rest comes off it.
+    const declared = (storage: string) => {
+      const f = plan.capacity?.storages[storage];
+      return f !== undefined && 'bytes' in f;
+    };
     if (plan.move.to.length > 1) {
       for (const d of plan.move.to) {
         const free = await p.readFree(d);
-        p.roomBase.set(d, free === null ? null : free - (plan.capacity?.keepFreeBytes ?? 0) + (p.placed.get(d) ?? 0));
+        const seen = declared(d) ? 0 : (movedTo.get(d) ?? 0);
+        p.roomBase.set(d, free === null ? null : free - (plan.capacity?.keepFreeBytes ?? 0) + seen);
       }
     }
     const until = plan.move.until;
     if (until && 'freeBytes' in until) {
       for (const s of plan.move.from) {
         const free = await p.readFree(s);
-        p.freeBase.set(s, free === null ? null : free - (p.fromSource.get(s) ?? 0));
+        const seen = declared(s) ? 0 : (movedFrom.get(s) ?? 0);
+        p.freeBase.set(s, free === null ? null : free - seen);
       }
     }
     return p;
@@ -184,15 +203,16 @@ export class Placement {
 
   /**
    * What may still leave `source` under `move.until`: Infinity without a bound, otherwise bytes
-   * (0 or less: the bound is reached). A `free` bound whose free space is unknown allows nothing.
+   * (0 or less: the bound is reached), or null when a `free` bound's free space is unknown: then
+   * nothing new is scheduled from the source, and the bound is not called reached either.
    */
-  budget(source: string): number {
+  budget(source: string): number | null {
     const until = this.deps.plan.move.until;
     if (!until) return Infinity;
     const gone = this.fromSource.get(source) ?? 0;
     if ('movedBytes' in until) return until.movedBytes - gone;
     const base = this.freeBase.get(source);
-    if (base === null || base === undefined) return 0;
+    if (base === null || base === undefined) return null;
     return until.freeBytes - (base + gone);
   }
 }

@@ -154,7 +154,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   actor.stop();
   const state = String(snap.value);
   if (!isFinalState(state)) throw new RuntimeError(INTERNAL, `the run machine stopped in unexpected state ${state}`);
-  const summary = store.summary(clock.now());
+  const summary = store.summary(clock.now(), true);
   store.appendEvent('run.finished', { state, error: snap.context.error, quarantined: summary.quarantined.length }, clock.now());
   log.info({ state, error: snap.context.error, quarantined: summary.quarantined.length }, 'run finished');
   const report: FinalReportInput = {

@@ -26,8 +26,12 @@ export interface OpenOptions {
 }
 
 /** SQLite checkpoint: the runtime's CheckpointStore, which the actors see as an ActorStore. */
+/** How long a summary's placement figures are reused. */
+const PLACEMENT_TTL_MS = 5_000;
+
 export class Checkpoint extends ItemTable implements CheckpointStore {
   private readonly r;
+  private placementCache: { at: number; rows: DestinationPlacement[] } | null = null;
   private lockHolder: LockHolder | null = null;
   /** The generation of the lock this store holds (null: none). */
   private generation: number | null = null;
@@ -244,7 +248,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     return (this.r.lastSeq.get() as { seq: number }).seq;
   }
 
-  summary(now: number): StatusSummary {
+  summary(now: number, fresh = false): StatusSummary {
     const counts = this.r.counts.all() as { kind: Kind; source: string; state: string; n: number }[];
     const quarantined = (
       this.r.quarantined.all() as { kind: Kind; id: number; source: string; name: string; last_error: string | null; attempts: number }[]
@@ -265,7 +269,12 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     const orphans = ((this.r.orphans?.all() ?? []) as { kind: Kind; id: number; name: string; source: string; move_id: number | null; move_state: string }[]).map(
       (o) => ({ kind: o.kind, id: o.id, name: o.name, source: o.source, moveId: o.move_id, moveState: o.move_state }),
     );
-    const placement = (this.r.placement?.all() ?? []) as DestinationPlacement[];
+    // Read at most every few seconds: every progress, metrics and events tick asks for a summary,
+    // and on a large checkpoint this is its dearest part.
+    if (fresh || !this.placementCache || now - this.placementCache.at >= PLACEMENT_TTL_MS || now < this.placementCache.at) {
+      this.placementCache = { at: now, rows: (this.r.placement?.all() ?? []) as DestinationPlacement[] };
+    }
+    const placement = this.placementCache.rows;
     return { counts, quarantined, movedLast10Min, total, stuck, retrying, control: this.readControl(), orphans, placement };
   }
 

@@ -153,35 +153,35 @@ export class ItemTable implements ItemStore {
          ON CONFLICT (id) DO UPDATE SET root_storage = COALESCE(excluded.root_storage, root_storage), pool_bytes = COALESCE(excluded.pool_bytes, pool_bytes)`,
         'SELECT 1 WHERE 0',
       ),
-      networkBytes: w15(
-        `UPDATE networks SET bytes = COALESCE(networks.pool_bytes, 0) + (SELECT COALESCE(SUM(size_bytes), 0) FROM items WHERE network = networks.id AND kind = 'projects')
-         WHERE id = ? RETURNING bytes`,
-        'SELECT 0 AS bytes',
-      ),
+      setNetworkBytes: w15('UPDATE networks SET bytes = ?, pool_bytes = COALESCE(pool_bytes, ?) WHERE id = ?', 'SELECT 1 WHERE 0'),
+      rankItem: w15(`UPDATE items SET rank_bytes = ? WHERE kind = ? AND id = ?`, 'SELECT 1 WHERE 0'),
       getNetwork: w15('SELECT id, root_storage, pool_bytes, bytes FROM networks WHERE id = ?', 'SELECT NULL AS id WHERE 0'),
       allNetworks: w15('SELECT id, root_storage, pool_bytes, bytes FROM networks ORDER BY id', 'SELECT NULL AS id WHERE 0'),
       networkPlacements: w15(
-        `SELECT network, MIN(destination) AS destination FROM items WHERE network IS NOT NULL AND destination IS NOT NULL GROUP BY network`,
-        'SELECT NULL AS network, NULL AS destination WHERE 0',
+        `SELECT network, MIN(destination) AS destination, COUNT(DISTINCT destination) AS n FROM items INDEXED BY items_network
+         WHERE network IS NOT NULL AND destination IS NOT NULL GROUP BY network`,
+        'SELECT NULL AS network, NULL AS destination, 0 AS n WHERE 0',
       ),
       placed: w15(
-        `SELECT destination, kind, source, COUNT(*) AS items, SUM(COALESCE(size_bytes, -1)) AS bytes, SUM(size_bytes IS NULL) AS unsized
-         FROM items INDEXED BY items_placed WHERE destination IS NOT NULL AND state NOT IN ('left', 'quarantined') GROUP BY destination, kind, source`,
-        'SELECT NULL AS destination, NULL AS kind, NULL AS source, 0 AS items, 0 AS bytes, 0 AS unsized WHERE 0',
+        `SELECT destination, kind, source, COUNT(*) AS items, SUM(COALESCE(size_bytes, 0)) AS bytes, SUM(size_bytes IS NULL) AS unsized,
+           SUM(state = 'moved') AS moved_items, SUM(CASE WHEN state = 'moved' THEN COALESCE(size_bytes, 0) ELSE 0 END) AS moved_bytes,
+           SUM(state = 'moved' AND size_bytes IS NULL) AS moved_unsized
+         FROM items INDEXED BY items_placed WHERE destination IS NOT NULL GROUP BY destination, kind, source`,
+        'SELECT NULL AS destination WHERE 0',
       ),
       duePlaced: w15(
-        `SELECT * FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NOT NULL AND next_attempt_at <= ?
-         ORDER BY id LIMIT ?`,
+        `SELECT * FROM items INDEXED BY items_placed_due WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NOT NULL
+           AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`,
         'SELECT * FROM items WHERE 0',
       ),
       nextPlacedDue: w15(
-        `SELECT MIN(next_attempt_at) AS t FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NOT NULL`,
+        `SELECT MIN(next_attempt_at) AS t FROM items INDEXED BY items_placed_due WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NOT NULL`,
         'SELECT NULL AS t',
       ),
-      unplacedPending: w15(
-        `SELECT * FROM items ${has10 ? 'INDEXED BY items_due_order' : ''} WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL
-         ORDER BY ${order} LIMIT ?`,
-        'SELECT * FROM items WHERE 0',
+      unplacedPendingIds: w15(
+        `SELECT id FROM items ${has10 ? 'INDEXED BY items_due_order' : ''} WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL
+         ORDER BY ${order}`,
+        'SELECT NULL AS id WHERE 0',
       ),
       countUnplaced: w15(
         `SELECT COUNT(*) AS n FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL`,
@@ -338,10 +338,26 @@ export class ItemTable implements ItemStore {
 
   noteNetwork(kind: Kind, ids: readonly number[], network: number, rootStorage: string | null, poolBytes: number | null): number {
     return this.batch(() => {
+      const before = this.getNetwork(network);
       this.s.putNetwork.run(network, rootStorage, poolBytes);
-      for (const id of ids) this.s.setNetwork.run(network, kind, id);
-      const bytes = (this.s.networkBytes.get(network) as { bytes: number } | undefined)?.bytes ?? 0;
-      this.s.rankNetwork.run(bytes, network);
+      // The network's bytes grow by its new members (and by its pool, once known): counted as they
+      // come, never summed again over every member (a page of a large network would be quadratic).
+      let bytes = before?.bytes ?? 0;
+      if ((before?.poolBytes ?? null) === null && poolBytes !== null) bytes += poolBytes;
+      const fresh: number[] = [];
+      for (const id of ids) {
+        const row = this.getItem(kind, id);
+        if (!row || row.network === network) continue;
+        bytes += row.sizeBytes ?? 0;
+        fresh.push(id);
+        this.s.setNetwork.run(network, kind, id);
+      }
+      this.s.setNetworkBytes.run(bytes, poolBytes, network);
+      // Every member ranks by the network's bytes; only the size class orders, so all members are
+      // ranked again only when the class changes (a few times per network), else just the new ones.
+      const classOf = (b: number) => (b >= 1 ? Math.floor(Math.log2(b)) : -1);
+      if (before === null || classOf(before.bytes) !== classOf(bytes)) this.s.rankNetwork.run(bytes, network);
+      else for (const id of fresh) this.s.rankItem.run(bytes, kind, id);
       return bytes;
     });
   }
@@ -357,14 +373,17 @@ export class ItemTable implements ItemStore {
     }));
   }
 
-  networkPlacements(): Map<number, string> {
-    return new Map((this.s.networkPlacements.all() as { network: number; destination: string }[]).map((r) => [r.network, r.destination]));
+  networkPlacements(): { networks: Map<number, string>; split: Set<number> } {
+    const rows = this.s.networkPlacements.all() as { network: number; destination: string; n: number }[];
+    return { networks: new Map(rows.filter((r) => r.n === 1).map((r) => [r.network, r.destination])), split: new Set(rows.filter((r) => r.n > 1).map((r) => r.network)) };
   }
 
   placedBytes(): PlacedRow[] {
-    const rows = this.s.placed.all() as { destination: string; kind: Kind; source: string; items: number; bytes: number; unsized: number }[];
-    // Unsized rows were summed as -1 each; the caller counts them by allowance.
-    return rows.map((r) => ({ destination: r.destination, kind: r.kind, source: r.source, items: r.items, bytes: r.bytes + r.unsized, unsized: r.unsized }));
+    type Raw = { destination: string; kind: Kind; source: string; items: number; bytes: number; unsized: number; moved_items: number; moved_bytes: number; moved_unsized: number };
+    return (this.s.placed.all() as Raw[]).map((r) => ({
+      destination: r.destination, kind: r.kind, source: r.source, items: r.items, bytes: r.bytes, unsized: r.unsized,
+      movedItems: r.moved_items, movedBytes: r.moved_bytes, movedUnsized: r.moved_unsized,
+    }));
   }
 
   duePlacedItems(kind: Kind, source: string, now: number, limit: number): ItemRow[] {
@@ -375,8 +394,17 @@ export class ItemTable implements ItemStore {
     return (this.s.nextPlacedDue.get(kind, source) as { t: number | null }).t;
   }
 
-  unplacedPending(kind: Kind, source: string, limit: number): ItemRow[] {
-    return (this.s.unplacedPending.all(kind, source, limit) as RawItem[]).map(toRow);
+  unplacedPendingIds(kind: Kind, source: string): number[] {
+    return this.s.unplacedPendingIds.pluck().all(kind, source) as number[];
+  }
+
+  itemsByIds(kind: Kind, ids: readonly number[]): ItemRow[] {
+    const out: ItemRow[] = [];
+    for (const id of ids) {
+      const row = this.getItem(kind, id);
+      if (row) out.push(row);
+    }
+    return out;
   }
 
   countUnplaced(kind: Kind, source: string): number {

@@ -238,7 +238,8 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE items ADD COLUMN destination TEXT;
   ALTER TABLE items ADD COLUMN network INTEGER;
   ALTER TABLE items ADD COLUMN rank_bytes INTEGER;
-  CREATE INDEX items_placed ON items (destination, kind, source) WHERE destination IS NOT NULL;
+  CREATE INDEX items_placed ON items (destination, kind, source, state, size_bytes) WHERE destination IS NOT NULL;
+  CREATE INDEX items_placed_due ON items (kind, source, next_attempt_at) WHERE state = 'pending' AND destination IS NOT NULL;
   CREATE INDEX items_network ON items (network) WHERE network IS NOT NULL;
   DROP INDEX items_due_order;
   CREATE INDEX items_due_order ON items (kind, source, ${RANK_CLASS_SQL} DESC, COALESCE(network, id), id) WHERE state = 'pending';

@@ -144,7 +144,8 @@ export interface CheckpointStore extends ActorStore {
   loadRun(): SavedRun | null;
   /** Writes the machine snapshot atomically (one transaction). */
   saveRun(run: SavedRun): void;
-  summary(now: number): StatusSummary;
+  /** Counts and lists for people; `fresh`: read the placement figures now rather than reuse those of the last few seconds. */
+  summary(now: number, fresh?: boolean): StatusSummary;
   /** Events after `afterSeq`, oldest first, at most `limit` (reports, metrics). */
   readEvents(afterSeq?: number, limit?: number): StoredEvent[];
   /** The newest event's sequence number (0 when the log is empty). */
@@ -242,6 +243,10 @@ export interface PlacedRow {
   /** The known sizes' sum; `unsized` items are in `items` but not in `bytes`. */
   bytes: number;
   unsized: number;
+  /** Of those, the items whose move finished (state `moved`), likewise. */
+  movedItems: number;
+  movedBytes: number;
+  movedUnsized: number;
 }
 
 /** Where the enumeration of one (kind, source) stands. Round 1 is the first listing; later rounds re-check. */
@@ -353,14 +358,16 @@ export interface ItemStore {
   noteNetwork(kind: Kind, ids: readonly number[], network: number, rootStorage: string | null, poolBytes: number | null): number;
   getNetwork(network: number): NetworkRow | null;
   networks(): NetworkRow[];
-  /** Each network with a placed member, and where that member went. */
-  networkPlacements(): Map<number, string>;
+  /** Each network with a placed member and where it went; `split`: networks placed on more than one destination. */
+  networkPlacements(): { networks: Map<number, string>; split: Set<number> };
   /** What has been placed where so far (issue 23). */
   placedBytes(): PlacedRow[];
   /** Pending items already placed (retries of scheduled items), due by `now`: what a reached bound still moves. */
   duePlacedItems(kind: Kind, source: string, now: number, limit: number): ItemRow[];
-  /** Pending items not placed yet, largest first (a dry run's placement walks them). */
-  unplacedPending(kind: Kind, source: string, limit: number): ItemRow[];
+  /** The ids of pending items not placed yet, in the scheduling order (a dry run's placement walks them). */
+  unplacedPendingIds(kind: Kind, source: string): number[];
+  /** The rows of `ids` that exist, in the order given. */
+  itemsByIds(kind: Kind, ids: readonly number[]): ItemRow[];
   /** Pending items never placed (what a reached bound leaves on the source). */
   countUnplaced(kind: Kind, source: string): number;
   /** The earliest next attempt of a pending item already placed, or null. */
