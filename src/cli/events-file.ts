@@ -7,6 +7,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { codeOf } from '../errors/base.js';
 import { parseDuration, formatPlanDuration } from '../plan/durations.js';
+import { redact } from '../plan/secrets.js';
 import { createRunEvents } from '../runtime/event-sink.js';
 import type { RunEvents } from '../runtime/event-sink.js';
 import type { RUN_OUTCOMES } from '../runtime/events-schema.js';
@@ -82,4 +83,39 @@ export function finishWithError(events: RunEvents, err: unknown, redact: (s: str
     quarantined: null,
   });
   return exitCode;
+}
+
+/**
+ * Runs a command that drives a run (`run`, `revert`) with its `--events` target, if any: the human
+ * output moves to standard error when the events take standard output, and the last event says how
+ * the run ended (`outcomeOf` gives the run's outcome, or null when no run took place), or what it
+ * threw.
+ */
+export async function withRunEvents<T>(
+  flags: { events?: string | undefined; eventsInterval?: string | undefined },
+  ctx: CommandContext,
+  start: (events: RunEvents | undefined, human: CommandContext) => Promise<T>,
+  finish: (outcome: T, human: CommandContext) => number,
+  outcomeOf: (outcome: T) => RunOutcome | null,
+): Promise<number> {
+  const progressMs = parseEventsInterval(flags.eventsInterval ?? '30s');
+  if (!flags.events) return finish(await start(undefined, ctx), ctx);
+  const human = flags.events === '-' ? { ...ctx, stdout: ctx.stderr } : ctx;
+  const target = openEvents(flags.events, progressMs, ctx);
+  try {
+    let outcome: T;
+    try {
+      outcome = await start(target.events, human);
+    } catch (err) {
+      finishWithError(target.events, err, redact);
+      throw err;
+    }
+    const code = finish(outcome, human);
+    const ran = outcomeOf(outcome);
+    if (ran) finishWithOutcome(target.events, ran, code);
+    if (target.events.failure) ctx.stderr.write(`warning: --events: writing stopped: ${target.events.failure.message}\n`);
+    return code;
+  } finally {
+    target.close();
+  }
 }

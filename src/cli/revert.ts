@@ -9,10 +9,6 @@
  * quarantined items; 4 refused (the forward run holds its lock or has moves in flight, a dry run's
  * or a revert's checkpoint named); 5 lost the lock; 130 interrupted with the checkpoint saved.
  */
-import { resolve } from 'node:path';
-import { createMetricsFileObserver } from '../metrics/metrics-file.js';
-import { redact } from '../plan/secrets.js';
-import type { RunObserver } from '../runtime/observer.js';
 import { executeRevert } from '../runtime/revert.js';
 import type { RevertOutcome, RevertPreview, SkippedItem } from '../runtime/revert.js';
 import type { RunEvents } from '../runtime/event-sink.js';
@@ -20,8 +16,8 @@ import { confirm } from './confirm.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
-import { finishWithError, finishWithOutcome, openEvents, parseEventsInterval } from './events-file.js';
-import { parseLease, reportOutcome } from './run.js';
+import { withRunEvents } from './events-file.js';
+import { parseLease, reportOutcome, runObservers } from './run.js';
 import { renderWeightChanges } from './weights.js';
 
 export interface RevertFlags {
@@ -63,35 +59,11 @@ export async function runRevertCommand(opts: RevertFlags, ctx: CommandContext): 
     throw new ArgsError('revert: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
   const leaseMs = parseLease(opts.lease);
-  const progressMs = parseEventsInterval(opts.eventsInterval ?? '30s');
-  if (!opts.events) return finish(await startRevert(opts, leaseMs, undefined, ctx), ctx);
-  const human = opts.events === '-' ? { ...ctx, stdout: ctx.stderr } : ctx;
-  const target = openEvents(opts.events, progressMs, ctx);
-  try {
-    let outcome: RevertOutcome;
-    try {
-      outcome = await startRevert(opts, leaseMs, target.events, human);
-    } catch (err) {
-      finishWithError(target.events, err, redact);
-      throw err;
-    }
-    const code = finish(outcome, human);
-    if (outcome.kind === 'ran') finishWithOutcome(target.events, outcome.outcome, code);
-    return code;
-  } finally {
-    target.close();
-  }
+  return withRunEvents(opts, ctx, (events, human) => startRevert(opts, leaseMs, events, human), finish, (outcome) => (outcome.kind === 'ran' ? outcome.outcome : null));
 }
 
 function startRevert(opts: RevertFlags, leaseMs: number | undefined, events: RunEvents | undefined, ctx: CommandContext): Promise<RevertOutcome> {
-  const observers: RunObserver[] = events ? [events] : [];
-  if (opts.metricsFile) {
-    observers.push(
-      createMetricsFileObserver(resolve(ctx.cwd, opts.metricsFile), {
-        onError: (err) => ctx.stderr.write(`warning: --metrics-file: cannot write ${opts.metricsFile}: ${err instanceof Error ? err.message : String(err)} (the revert goes on)\n`),
-      }),
-    );
-  }
+  const observers = runObservers(events, opts.metricsFile, ctx, 'revert');
   return executeRevert({
     planFile: opts.plan,
     statePath: opts.state,

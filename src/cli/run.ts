@@ -10,7 +10,6 @@ import { createMetricsFileObserver } from '../metrics/metrics-file.js';
 import { renderFinalReport } from '../report/final.js';
 import { formatPlanDuration, parseDuration } from '../plan/durations.js';
 import { LEASE_RANGE_MS } from '../runtime/lease.js';
-import { redact } from '../plan/secrets.js';
 import type { RunEvents } from '../runtime/event-sink.js';
 import type { RunObserver } from '../runtime/observer.js';
 import { executeRun } from '../runtime/run.js';
@@ -18,7 +17,7 @@ import type { FinalState, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
-import { finishWithError, finishWithOutcome, openEvents, parseEventsInterval } from './events-file.js';
+import { withRunEvents } from './events-file.js';
 
 /** Exit codes of a run that got as far as the machine (README: Exit codes). */
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = { done: EXIT.ok, doneWithQuarantine: EXIT.quarantined, failed: EXIT.failed };
@@ -31,26 +30,24 @@ export async function runRunCommand(
     throw new ArgsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
   const leaseMs = parseLease(opts.lease);
-  const progressMs = parseEventsInterval(opts.eventsInterval ?? '30s');
-  if (!opts.events) return reportOutcome(await startRun(opts, leaseMs, undefined, ctx), ctx);
   // With events on standard output, the progress line and the report go to standard error.
-  const human = opts.events === '-' ? { ...ctx, stdout: ctx.stderr } : ctx;
-  const target = openEvents(opts.events, progressMs, ctx);
-  try {
-    let outcome: RunOutcome;
-    try {
-      outcome = await startRun(opts, leaseMs, target.events, human);
-    } catch (err) {
-      finishWithError(target.events, err, redact);
-      throw err;
-    }
-    const code = reportOutcome(outcome, human);
-    finishWithOutcome(target.events, outcome, code);
-    if (target.events.failure) ctx.stderr.write(`warning: --events: writing stopped: ${target.events.failure.message}\n`);
-    return code;
-  } finally {
-    target.close();
+  return withRunEvents(opts, ctx, (events, human) => startRun(opts, leaseMs, events, human), reportOutcome, (outcome) => outcome);
+}
+
+/**
+ * The observers of a run (`run`, `revert`): its --events target and its --metrics-file, which watch
+ * the run the same way, as observers of its committed log.
+ */
+export function runObservers(events: RunEvents | undefined, metricsFile: string | undefined, ctx: CommandContext, what: 'run' | 'revert'): RunObserver[] {
+  const observers: RunObserver[] = events ? [events] : [];
+  if (metricsFile) {
+    observers.push(
+      createMetricsFileObserver(resolve(ctx.cwd, metricsFile), {
+        onError: (err) => ctx.stderr.write(`warning: --metrics-file: cannot write ${metricsFile}: ${err instanceof Error ? err.message : String(err)} (the ${what} goes on)\n`),
+      }),
+    );
   }
+  return observers;
 }
 
 /** `run`'s options as commander parses them. */
@@ -65,15 +62,7 @@ function startRun(
   events: RunEvents | undefined,
   ctx: CommandContext,
 ): Promise<RunOutcome> {
-  // --events and the metrics file watch the run the same way: observers of its committed log.
-  const observers: RunObserver[] = events ? [events] : [];
-  if (opts.metricsFile) {
-    observers.push(
-      createMetricsFileObserver(resolve(ctx.cwd, opts.metricsFile), {
-        onError: (err) => ctx.stderr.write(`warning: --metrics-file: cannot write ${opts.metricsFile}: ${err instanceof Error ? err.message : String(err)} (the run goes on)\n`),
-      }),
-    );
-  }
+  const observers = runObservers(events, opts.metricsFile, ctx, 'run');
   return executeRun({
     planFile: opts.plan,
     statePath: opts.state,
