@@ -14,7 +14,7 @@ import { formatBytes } from '../plan/capacity-field.js';
 import type { Kind } from '../plan/types.js';
 import { CAPACITY_EXCEEDED, StepError } from './errors.js';
 import { inNetwork, networksInListing, poolsOnMove } from './networks.js';
-import { SIZE_ALLOWANCE, pickDestination } from './placement.js';
+import { NoFreeSampleError, bytesOf, freeBytesOf, pickDestination } from './placement.js';
 import type { ActorDeps } from './types.js';
 
 /** One line of the fit table. */
@@ -58,23 +58,19 @@ export interface SimNetwork {
   poolBytes: number;
 }
 
-/** A storage's free bytes from `capacity`, or null when the plan declares none. Throws when a query cannot be read. */
+/** A storage's free bytes for pre-flight: unread room is unchecked room, refused like room that is too small. */
 async function freeOf(deps: ActorDeps, storage: string): Promise<number | null> {
-  const free = deps.plan.capacity?.storages[storage];
-  if (!free) return null;
-  if ('bytes' in free) return free.bytes;
-  if (!deps.prometheus) return null;
-  let samples: Awaited<ReturnType<NonNullable<ActorDeps['prometheus']>['query']>>;
   try {
-    samples = await deps.prometheus.query(free.query);
+    return await freeBytesOf(deps, storage);
   } catch (err) {
-    // Unread room is unchecked room: refused like room that is too small, before any write.
-    throw new StepError(CAPACITY_EXCEEDED, `capacity.storages.${storage}.free: the room on ${storage} could not be read: ${(err as Error).message} (query: ${free.query}). Nothing was written`);
+    const query = (deps.plan.capacity?.storages[storage] as { query: string }).query;
+    if (err instanceof NoFreeSampleError) throw new StepError(CAPACITY_EXCEEDED, `capacity.storages.${storage}.free: the query answers no sample (${query}); the room cannot be checked`);
+    throw new StepError(CAPACITY_EXCEEDED, `capacity.storages.${storage}.free: the room on ${storage} could not be read: ${(err as Error).message} (query: ${query}). Nothing was written`);
   }
-  const values = samples.map((x) => x.value).filter(Number.isFinite);
-  if (values.length === 0) throw new StepError(CAPACITY_EXCEEDED, `capacity.storages.${storage}.free: the query answers no sample (${free.query}); the room cannot be checked`);
-  return Math.min(...values);
 }
+
+/** Said once, by pre-flight (issue 22): a drain that fills its destination breaks every push there. */
+const notChecked = (where: string) => `the room on ${where} was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")`;
 
 export interface SimResult {
   byDestination: Map<string, { bytes: number; items: number; byAllowance: number; kinds: Set<Kind> }>;
@@ -175,9 +171,8 @@ export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind
   const poolsAtRisk = pools === 'dropped' || pools === 'flag';
   if (!capacity && !several && !poolsAtRisk) {
     const to = plan.move.to[0]!;
-    // Said once, by pre-flight (issue 22): a drain that fills its destination breaks every push there.
     deps.log.warn({ storage: to }, 'the room on the destination was not checked: the plan has no capacity section');
-    return [`the room on ${to} was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")`];
+    return [notChecked(to)];
   }
   const items: Sized[] = [];
   const forks = new Map<number, { forkedFromId?: number | null; forksCount?: number | null }>();
@@ -191,8 +186,7 @@ export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind
     for (const source of plan.move.from) {
       for await (const page of api.listItemsOnStorage(kind, source)) {
         for (const item of page) {
-          const sized = item.sizeBytes !== null && kind === 'projects';
-          items.push({ kind, source, id: item.id, bytes: sized ? (item.sizeBytes as number) : SIZE_ALLOWANCE[kind], byAllowance: !sized });
+          items.push({ kind, source, id: item.id, bytes: bytesOf(kind, item.sizeBytes), byAllowance: item.sizeBytes === null || kind !== 'projects' });
           if (kind === 'projects' && inNetwork(item)) forks.set(item.id, { forkedFromId: item.forkedFromId ?? null, forksCount: item.forksCount ?? null });
         }
       }
@@ -201,7 +195,7 @@ export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind
   const networks = listedNetworks(items, forks);
   const lines: string[] = [];
   if (poolsAtRisk) lines.push(...poolWarning(items, networks, version, pools));
-  if (!capacity && !several) return [...lines, `the room on ${plan.move.to[0]!} was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")`];
+  if (!capacity && !several) return [...lines, notChecked(plan.move.to[0]!)];
   const frees = new Map<string, number | null>();
   for (const to of plan.move.to) frees.set(to, await freeOf(deps, to));
   const rooms = new Map([...frees].map(([d, f]) => [d, f === null ? null : f - (capacity?.keepFreeBytes ?? 0)]));
@@ -227,7 +221,7 @@ export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind
     const keptBytes = items.reduce((a, i) => a + i.bytes, 0) - [...sim.byDestination.values()].reduce((a, p) => a + p.bytes, 0);
     lines.push(`move.until: ${kept} item(s) stay on the sources (about ${formatBytes(Math.max(0, keptBytes))})`);
   }
-  if (!capacity) lines.push('the room on the destinations was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")');
+  if (!capacity) lines.push(notChecked('the destinations'));
   const first = unfit[0];
   if (first && !deps.dryRun) {
     throw new StepError(

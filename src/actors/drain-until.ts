@@ -65,10 +65,9 @@ export function dueItems(ctx: DrainCtx, now: number, limit: number): ItemRow[] {
 export function nextDueAt(ctx: DrainCtx): number | null {
   if (!ctx.deps.plan.move.until) return ctx.store.nextDueAt(ctx.kind, ctx.source);
   if (boundReached(ctx)) return ctx.store.nextPlacedDueAt(ctx.kind, ctx.source);
-  const budget = placementOf(ctx.deps).budget(ctx.source);
-  // Spent (the next call of dueItems records the bound) or unknown: only placed items are to come,
-  // and the unplaced ones are due at once, for dueItems to record the bound.
-  if (budget === null) return ctx.store.nextPlacedDueAt(ctx.kind, ctx.source);
+  // Unknown budget: only placed items are to come. A spent one still counts the unplaced items as
+  // due, so that the next dueItems call records the bound.
+  if (placementOf(ctx.deps).budget(ctx.source) === null) return ctx.store.nextPlacedDueAt(ctx.kind, ctx.source);
   return ctx.store.nextDueAt(ctx.kind, ctx.source);
 }
 

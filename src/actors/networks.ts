@@ -44,6 +44,7 @@ export function inNetwork(it: Pick<ItemRecord, 'forkedFromId' | 'forksCount'>): 
 /** The root of `id`'s network: the first ancestor without a parent (or the last one readable). */
 async function rootOf(ctx: DrainCtx, id: number, known: Map<number, NetNode>): Promise<number> {
   let cur = id;
+  let child = id;
   const seen = new Set<number>();
   for (let depth = 0; depth < MAX_DEPTH && !seen.has(cur); depth++) {
     seen.add(cur);
@@ -56,11 +57,12 @@ async function rootOf(ctx: DrainCtx, id: number, known: Map<number, NetNode>): P
         if (ctx.deps.signal.aborted) throw err;
         ctx.deps.log.warn({ id: cur, err: (err as Error).message }, 'a fork parent could not be read: its child is taken as the root');
       }
-      if (!item) return [...seen][seen.size - 2] ?? id;
+      if (!item) return child;
       node = { parent: item.forkedFromId ?? null, storage: item.storage, sizeBytes: item.sizeBytes };
       known.set(cur, node);
     }
     if (node.parent === null) return cur;
+    child = cur;
     cur = node.parent;
   }
   return cur;

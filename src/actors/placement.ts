@@ -28,6 +28,24 @@ const MIB = 2 ** 20;
  */
 export const SIZE_ALLOWANCE: Readonly<Record<Kind, number>> = { projects: 100 * MIB, snippets: 10 * MIB, groups: 100 * MIB };
 
+/** A PromQL `free` that Prometheus answered without a sample: the room cannot be known. */
+export class NoFreeSampleError extends Error {}
+
+/**
+ * A storage's free bytes from `capacity`: declared, or the lowest sample of its PromQL query; null
+ * when the plan says nothing of it (or names no Prometheus). Throws what the query threw, or
+ * NoFreeSampleError: pre-flight refuses on either, placement places by weights.
+ */
+export async function freeBytesOf(deps: Pick<ActorDeps, 'plan'> & Partial<Pick<ActorDeps, 'prometheus'>>, storage: string): Promise<number | null> {
+  const free = deps.plan.capacity?.storages[storage];
+  if (!free) return null;
+  if ('bytes' in free) return free.bytes;
+  if (!deps.prometheus) return null;
+  const values = (await deps.prometheus.query(free.query)).map((x) => x.value).filter(Number.isFinite);
+  if (values.length === 0) throw new NoFreeSampleError(`the query answers no sample (${free.query})`);
+  return Math.min(...values);
+}
+
 /** Bytes an item counts for: its size, or the kind's allowance when the API gives none. */
 export function bytesOf(kind: Kind, sizeBytes: number | null): number {
   return kind === 'projects' && sizeBytes !== null ? sizeBytes : SIZE_ALLOWANCE[kind];
@@ -125,15 +143,10 @@ export class Placement {
     return p;
   }
 
-  /** A storage's free bytes from `capacity`: declared, or its PromQL query's lowest sample; null when unknown. */
+  /** A storage's free bytes for placement; null when unknown, said in the log when it could not be read. */
   private async readFree(storage: string): Promise<number | null> {
-    const free = this.deps.plan.capacity?.storages[storage];
-    if (!free) return null;
-    if ('bytes' in free) return free.bytes;
-    if (!this.deps.prometheus) return null;
     try {
-      const values = (await this.deps.prometheus.query(free.query)).map((s) => s.value).filter(Number.isFinite);
-      return values.length === 0 ? null : Math.min(...values);
+      return await freeBytesOf(this.deps, storage);
     } catch (err) {
       this.deps.log.warn({ storage, err: (err as Error).message }, 'the free space could not be read for placement; placing by weights');
       return null;
@@ -180,6 +193,8 @@ export class Placement {
 
   /** Accounts a placement just recorded in the checkpoint (a network's first placement brings its pool copy). */
   note(kind: Kind, row: Pick<ItemRow, 'source' | 'sizeBytes' | 'network'>, destination: string): void {
+    // One destination and no bound: nothing is weighed, so nothing to keep (the hot path of most runs).
+    if (this.deps.plan.move.to.length === 1 && !this.deps.plan.move.until) return;
     const b = bytesOf(kind, row.sizeBytes);
     this.placed.set(destination, (this.placed.get(destination) ?? 0) + b);
     this.fromSource.set(row.source, (this.fromSource.get(row.source) ?? 0) + b);
@@ -194,11 +209,6 @@ export class Placement {
   /** Bytes placed so far from `source` (scheduled or moved, by this run). */
   placedFrom(source: string): number {
     return this.fromSource.get(source) ?? 0;
-  }
-
-  /** Bytes placed so far per destination (for progress and reports). */
-  placedBytes(): ReadonlyMap<string, number> {
-    return this.placed;
   }
 
   /**

@@ -445,3 +445,34 @@ describe('readPlanName (for status and control when the plan does not load)', ()
     for (const file of ['keys.yaml', 'deep.yaml', 'latin1.yaml', 'missing.yaml']) expect(await readPlanName(file, dir)).toBeUndefined();
   });
 });
+
+describe('move.to as a list and move.until (issue 23), written carelessly', () => {
+  const withMove = (lines: string) => MINIMAL.replace('  to: cluster\n', lines);
+  it.each([
+    ['  to: []\n', '8:7 move.to list at least one destination storage'],
+    ['  to: [cluster, cluster]\n', '8:17 move.to[1] "cluster" is listed twice'],
+    ['  to: [cluster, nfs-2]\n', 'move.from[1] the destination "nfs-2" is also a source'],
+    ["  to: ['a b']\n", '8:8 move.to[0] expected a storage name (no spaces or slashes)'],
+    ['  to: [{a: 1}]\n', '8:8 move.to[0] expected a string'],
+    ['  to: cluster\n  until: {moved: 0}\n', '9:18 move.until.moved expected bytes above 0'],
+    ['  to: cluster\n  until: {moved: -5}\n', '9:18 move.until.moved expected bytes above 0'],
+    ["  to: cluster\n  until: {moved: '`rm -rf /`'}\n", '9:18 move.until.moved expected bytes above 0'],
+    ['  to: cluster\n  until: {moved: 1TiB, free: 1TiB}\n', '9:10 move.until write one bound, not both'],
+    ['  to: cluster\n  until: {}\n', '9:10 move.until write one bound'],
+    ["  to: cluster\n  until: 'lots'\n", '9:10 move.until expected a mapping'],
+    ['  to: cluster\n  until: {free: 1TiB}\n', "move.until.free needs each source's free space"],
+    ['  to: [cluster, other]\n  mode: bulk\n', 'move.to bulk mode moves each source to one destination'],
+    ['  to: cluster\n  until: {moved: 1TiB}\n  mode: bulk\n', 'move.until bulk mode moves everything on a source'],
+  ])('%j is refused at its line:col, naming the field', (lines, expected) => {
+    expect(problems(withMove(lines)).join('\n')).toContain(expected);
+  });
+
+  it('reads one destination as a list of one, and hashes it as the single name it was', () => {
+    const one = parse(MINIMAL);
+    const listed = parse(withMove('  to: [cluster]\n'));
+    expect(one.plan.move.to).toEqual(['cluster']);
+    expect(listed.plan.move.to).toEqual(['cluster']);
+    expect(listed.hash).toBe(one.hash);
+    expect(parse(withMove('  to: [cluster, other]\n  until: {moved: 2TiB}\n')).plan.move).toMatchObject({ to: ['cluster', 'other'], until: { movedBytes: 2 * 2 ** 40 } });
+  });
+});
