@@ -4,13 +4,14 @@
  * network on one storage with one pool; a network whose root already sits on a destination goes
  * there; a release whose moves drop pool links is warned about before anything moves.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseDocument } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { ADMIN_TOKEN, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
+import { ADMIN_TOKEN, runCli, sandboxEnv, tempDir, writeChangedSeed } from './support/cli-harness.js';
+
+const COUNTS = { projects: 60, snippets: 1, groups: 1 };
 import { sandboxProjects, writeProjectsPlan } from './support/projects-plan.js';
 
 interface Pool {
@@ -26,15 +27,6 @@ async function poolsOf(url: string): Promise<Pool[]> {
   return (await res.json()) as Pool[];
 }
 
-/** The harness's seed, changed by `change` (a YAML document). */
-function seed(dir: string, change: (doc: ReturnType<typeof parseDocument>) => void): string {
-  const file = writeSeed(dir, { projects: 60, snippets: 1, groups: 1 });
-  const doc = parseDocument(readFileSync(file, 'utf8'));
-  change(doc);
-  writeFileSync(file, doc.toString());
-  return file;
-}
-
 describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, () => {
   let sandbox: RunningSandbox | null = null;
   let dir: string;
@@ -47,7 +39,7 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
   it('drains into two destinations with equal room: every network on one storage with one pool, bytes within 10%', async () => {
     dir = tempDir('forks-balance');
     sandbox = await startSandbox({
-      seed: seed(dir, (doc) => {
+      seed: writeChangedSeed(dir, COUNTS, (doc) => {
         doc.setIn(['inventory', 'generate', 'storages'], doc.createNode({ 'nfs-1': 1 }));
         doc.setIn(['inventory', 'generate', 'size_mb'], doc.createNode({ median: 40, max: 200 }));
         doc.setIn(['inventory', 'generate', 'public_fraction'], 1);
@@ -86,7 +78,7 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
   it('sends every member of a network whose root, or a fork on the way to it, already sits on a destination to that destination', async () => {
     dir = tempDir('forks-anchor');
     sandbox = await startSandbox({
-      seed: seed(dir, (doc) => {
+      seed: writeChangedSeed(dir, COUNTS, (doc) => {
         doc.deleteIn(['inventory', 'generate']);
         doc.setIn(['inventory', 'projects'], doc.createNode([
           // Placed first (largest), on cluster: without the anchor, the network would go to the emptier nfs-2.
@@ -127,7 +119,7 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
   it('warns before anything moves when the release drops a moved fork\'s pool link, naming the networks', async () => {
     dir = tempDir('forks-old');
     sandbox = await startSandbox({
-      seed: seed(dir, (doc) => {
+      seed: writeChangedSeed(dir, COUNTS, (doc) => {
         doc.setIn(['instance', 'version'], '16.2.0');
         doc.setIn(['inventory', 'generate', 'storages'], doc.createNode({ 'nfs-1': 1 }));
         doc.setIn(['inventory', 'generate', 'public_fraction'], 1);

@@ -6,14 +6,14 @@
  * from the sandbox's own move records and weights).
  */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { CliResult } from './support/cli-harness.js';
-import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, storagesOf, writePlan } from './support/cli-harness.js';
 import type { SeenRequest } from './support/hold-proxy.js';
-import { startHoldProxy } from './support/hold-proxy.js';
+import { startProxiedSandbox } from './support/hold-proxy.js';
 
 async function weightsOf(url: string): Promise<Record<string, number>> {
   const res = await fetch(`${url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
@@ -36,24 +36,17 @@ function inFlight(file: string): number {
     const store = openCheckpoint(file, { readOnly: true });
     try {
       return store.countInFlight();
-    } finally {
+  }  finally {
       store.close();
-    }
-  } catch {
+  } 
+}  catch {
     return 0;
-  }
+} 
 }
 
 describe('shardmove revert, used carelessly (separate processes, real HTTP)', () => {
   it('refuses what it must, changes nothing when it does, and finishes the revert in the end', { timeout: 150_000 }, async () => {
-    const dir = tempDir('revert-careless');
-    const sandbox = await startSandboxProcess(['--move-duration', '50', '--workers', '10', '--seed', writeSeed(dir, { projects: 16, snippets: 3, groups: 2 })]);
-    const proxy = await startHoldProxy(sandbox.url);
-    onTestFinished(async () => {
-      await proxy.close();
-      await sandbox.stop();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    const { dir, sandbox, proxy } = await startProxiedSandbox('revert-careless', ['--move-duration', '50', '--workers', '10'], { projects: 16, snippets: 3, groups: 2 });
     const plan = writePlan(dir, { concurrency: 3 });
     const env = sandboxEnv(proxy.url);
     mkdirSync(join(dir, 'run state'));
@@ -126,7 +119,7 @@ describe('shardmove revert, used carelessly (separate processes, real HTTP)', ()
     for (const until = Date.now() + 20_000; !readFileSync(revertLog, 'utf8').includes('the run lock was taken over or removed'); ) {
       if (Date.now() > until) throw new Error('the revert never noticed the lost lock');
       await new Promise((r) => setTimeout(r, 50));
-    }
+  } 
     proxy.release();
     const stopped = await revertRun;
     expect(stopped.code, `${stopped.stdout}${stopped.stderr}`).toBe(5);
@@ -150,5 +143,5 @@ describe('shardmove revert, used carelessly (separate processes, real HTTP)', ()
     expect(twice.code, twice.stderr).toBe(0);
     expect(await allMoves(sandbox.url)).toBe(afterRevert);
     expect(await storagesOf(sandbox.url, 'projects')).toEqual(before);
-  });
+} );
 });

@@ -4,13 +4,12 @@
  * the storage it came from, so each network goes back as it was: judged from the sandbox's own
  * records (each project's storage and checksum, the pools per network and storage).
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseDocument } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { ADMIN_TOKEN, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
+import { ADMIN_TOKEN, runCli, sandboxEnv, tempDir, writeChangedSeed } from './support/cli-harness.js';
 
 interface Pool {
   network: number;
@@ -40,12 +39,11 @@ describe('shardmove revert of a drain that kept fork networks together', { timeo
 
   it('sends every member back to its own storage: the networks, their pools and the checksums are as before', async () => {
     dir = tempDir('revert-forks');
-    const seedFile = writeSeed(dir, { projects: 40, snippets: 1, groups: 1 });
-    const doc = parseDocument(readFileSync(seedFile, 'utf8'));
-    doc.setIn(['inventory', 'generate', 'storages'], doc.createNode({ 'nfs-1': 0.5, 'nfs-2': 0.5 }));
-    doc.setIn(['inventory', 'generate', 'public_fraction'], 1);
-    doc.setIn(['inventory', 'generate', 'fork_networks'], doc.createNode({ count: 5, max_forks: 3 }));
-    writeFileSync(seedFile, doc.toString());
+    const seedFile = writeChangedSeed(dir, { projects: 40, snippets: 1, groups: 1 }, (doc) => {
+      doc.setIn(['inventory', 'generate', 'storages'], doc.createNode({ 'nfs-1': 0.5, 'nfs-2': 0.5 }));
+      doc.setIn(['inventory', 'generate', 'public_fraction'], 1);
+      doc.setIn(['inventory', 'generate', 'fork_networks'], doc.createNode({ count: 5, max_forks: 3 }));
+    });
     sandbox = await startSandbox({ seed: seedFile, workers: 6, moveDurationMs: 20 });
     const plan = join(dir, 'forks.yaml');
     writeFileSync(

@@ -5,13 +5,13 @@
  * nothing else was moved. Judged from the sandbox's own records.
  */
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, storagesOf, writePlan } from './support/cli-harness.js';
 import type { SeenRequest, Trap } from './support/hold-proxy.js';
-import { startHoldProxy } from './support/hold-proxy.js';
+import { startProxiedSandbox } from './support/hold-proxy.js';
 
 const KINDS = ['project', 'snippet', 'group'] as const;
 const LISTS = { project: 'projects', snippet: 'snippets', group: 'groups' } as const;
@@ -25,21 +25,21 @@ function statesOf(file: string): Record<string, number> {
       const out: Record<string, number> = {};
       for (const c of store.summary(Date.now()).counts) out[c.state] = (out[c.state] ?? 0) + c.n;
       return out;
-    } finally {
+  }  finally {
       store.close();
-    }
-  } catch {
+  } 
+}  catch {
     return {};
-  }
+} 
 }
 
 function savedStep(file: string): string | null {
   const store = openCheckpoint(file, { readOnly: true });
   try {
     return (store.loadRun()?.snapshot as { context?: { step?: string } } | null)?.context?.step ?? null;
-  } finally {
+}  finally {
     store.close();
-  }
+} 
 }
 
 async function weightsOf(url: string): Promise<Record<string, number>> {
@@ -50,14 +50,7 @@ const positive = (w: Record<string, number>) => Object.fromEntries(Object.entrie
 
 describe('shardmove revert under kill -9 (separate processes, real HTTP)', () => {
   it('killed while reading, after the weights, with a move created but unrecorded, and while polling; run again: all back, one move each', { timeout: 150_000 }, async () => {
-    const dir = tempDir('revert-kill');
-    const sandbox = await startSandboxProcess(['--move-duration', '300', '--workers', '10', '--seed', writeSeed(dir, { projects: 16, snippets: 4, groups: 3 })]);
-    const proxy = await startHoldProxy(sandbox.url);
-    onTestFinished(async () => {
-      await proxy.close();
-      await sandbox.stop();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    const { dir, sandbox, proxy } = await startProxiedSandbox('revert-kill', ['--move-duration', '300', '--workers', '10'], { projects: 16, snippets: 4, groups: 3 });
     const plan = writePlan(dir, { concurrency: 3 });
     const env = sandboxEnv(proxy.url);
     const revertDb = join(dir, 'state', 'it.revert.db');
@@ -76,7 +69,7 @@ describe('shardmove revert under kill -9 (separate processes, real HTTP)', () =>
       const watchdog = setTimeout(() => {
         failure = new Error(`${moment}: no matching request within 50 s`);
         child?.kill('SIGKILL');
-      }, 50_000);
+    } , 50_000);
       void proxy.arm(trap).then(() => child!.kill('SIGKILL'));
       const r = await run;
       clearTimeout(watchdog);
@@ -85,7 +78,7 @@ describe('shardmove revert under kill -9 (separate processes, real HTTP)', () =>
       expect(r.code, `${moment}: the revert ended on its own (${r.stdout}${r.stderr}) instead of being killed`).toBeNull();
       if (step === null) expect(statesOf(revertDb), `${moment}: nothing seeded yet`).toEqual({});
       else expect(savedStep(revertDb), moment).toBe(step);
-    };
+  } ;
     const api = (method: string, re: RegExp) => (r: SeenRequest) => r.method === method && re.test(r.url);
     const ITEM_READ = /^\/api\/v4\/(projects|snippets|groups)\/\d+(\?|$)/;
     const MOVES = /^\/api\/v4\/(projects|snippets|groups)\/\d+\/repository_storage_moves/;
@@ -104,9 +97,9 @@ describe('shardmove revert under kill -9 (separate processes, real HTTP)', () =>
           if (r.method !== 'GET' || !/repository_storage_moves/.test(r.url)) return false;
           const s = statesOf(revertDb);
           return (s.scheduling ?? 0) === 0 && (s.in_flight ?? 0) > 0 && (s.moved ?? 0) > 0;
-        },
+      } ,
         forward: false,
-      },
+    } ,
       'drain',
     );
 
@@ -122,7 +115,7 @@ describe('shardmove revert under kill -9 (separate processes, real HTTP)', () =>
       // Exactly one move per item, each from the forward run's destination back to its storage, all finished.
       expect(revertMoves.map((m) => m.itemId).sort((a, b) => a - b), kind).toEqual(wentBack);
       expect(revertMoves.filter((m) => m.state !== 'finished' || m.source !== 'cluster' || m.destination !== was.get(m.itemId)), kind).toEqual([]);
-    }
+  } 
     expect(positive(await weightsOf(sandbox.url))).toEqual(positive(weightsBefore));
-  });
+} );
 });

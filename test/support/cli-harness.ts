@@ -191,6 +191,15 @@ export function sandboxEnv(url: string): Record<string, string> {
   return { SHARDMOVE_URL: url, SHARDMOVE_TOKEN: ADMIN_TOKEN };
 }
 
+/** The harness's seed (writeSeed) with `change` applied to it as a YAML document; returns its path. */
+export function writeChangedSeed(dir: string, counts: Parameters<typeof writeSeed>[1], change: (seed: Document) => void): string {
+  const file = writeSeed(dir, counts);
+  const doc = parseDocument(readFileSync(file, 'utf8'));
+  change(doc);
+  writeFileSync(file, doc.toString());
+  return file;
+}
+
 /**
  * A sandbox process on a database file, with the harness's small seed (`counts`) changed by
  * `change` (a YAML document), and a working directory; both removed when the test ends.
@@ -201,10 +210,7 @@ export async function startSeededSandbox(
   change: (seed: Document) => void,
 ): Promise<{ sandbox: SandboxProcess; dir: string; db: string }> {
   const dir = tempDir(name);
-  const seedFile = writeSeed(dir, counts);
-  const doc = parseDocument(readFileSync(seedFile, 'utf8'));
-  change(doc);
-  writeFileSync(seedFile, doc.toString());
+  const seedFile = writeChangedSeed(dir, counts, change);
   const db = join(dir, 'sandbox.db');
   const sandbox = await startSandboxProcess(['--seed', seedFile, '--db', db, '--move-duration', '20', '--workers', '20']);
   onTestFinished(async () => {

@@ -4,9 +4,13 @@
  * optionally forwarding it, so the sandbox acts on it while the CLI never hears back). That pins a
  * `kill -9` to a named moment (pre-flight, a POST whose answer never arrived, ...) instead of a timer.
  */
+import { rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { onTestFinished } from 'vitest';
+import type { SandboxProcess } from './cli-harness.js';
+import { startSandboxProcess, tempDir, writeSeed } from './cli-harness.js';
 
 export interface SeenRequest {
   method: string;
@@ -93,4 +97,20 @@ export async function startHoldProxy(upstream: string): Promise<HoldProxy> {
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A sandbox process (`shardmove sandbox ...args`, seeded with the harness's seed of `counts`) behind
+ * a hold proxy, in a temporary directory; all three are gone when the test ends.
+ */
+export async function startProxiedSandbox(prefix: string, args: string[], counts: Parameters<typeof writeSeed>[1]): Promise<{ dir: string; sandbox: SandboxProcess; proxy: HoldProxy }> {
+  const dir = tempDir(prefix);
+  const sandbox = await startSandboxProcess([...args, '--seed', writeSeed(dir, counts)]);
+  const proxy = await startHoldProxy(sandbox.url);
+  onTestFinished(async () => {
+    await proxy.close();
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, sandbox, proxy };
 }
