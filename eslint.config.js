@@ -3,7 +3,21 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const orchestrator = ['cli', 'runtime', 'machine', 'actors', 'api', 'store', 'plan', 'report', 'metrics', 'schedule', 'copy', 'time', 'twin'];
+const orchestrator = [
+  'cli',
+  'runtime',
+  'machine',
+  'actors',
+  'api',
+  'store',
+  'plan',
+  'report',
+  'metrics',
+  'schedule',
+  'copy',
+  'time',
+  'twin',
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'state/**', 'dist/**', 'coverage/**'] },
@@ -25,8 +39,14 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', 'undici', 'better-sqlite3', 'pino'], message: 'The machine is pure: effects live in actors/ and runtime/.' },
-            { group: ['../runtime/*', '../actors/*', '../api/*', '../store/*', '../sandbox/*', '../cli/*', '../time/*'], message: 'The machine imports nothing with effects.' },
+            {
+              group: ['node:*', 'undici', 'better-sqlite3', 'pino'],
+              message: 'The machine is pure: effects live in actors/ and runtime/.',
+            },
+            {
+              group: ['../runtime/*', '../actors/*', '../api/*', '../store/*', '../sandbox/*', '../cli/*', '../time/*'],
+              message: 'The machine imports nothing with effects.',
+            },
           ],
         },
       ],
@@ -38,7 +58,12 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: orchestrator.map((d) => ({ group: [`../${d}/*`, `../../${d}/*`], message: 'The sandbox imports none of the orchestrator.' })) },
+        {
+          patterns: orchestrator.map((d) => ({
+            group: [`../${d}/*`, `../../${d}/*`],
+            message: 'The sandbox imports none of the orchestrator.',
+          })),
+        },
       ],
     },
   },
@@ -47,7 +72,9 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['../sandbox/*', '../../sandbox/*'], message: 'Only cli/ and tests start the sandbox.' }] },
+        {
+          patterns: [{ group: ['../sandbox/*', '../../sandbox/*'], message: 'Only cli/ and tests start the sandbox.' }],
+        },
       ],
     },
   },

@@ -34,7 +34,13 @@ export function writeSeed(dir: string, inv: Inventory): string {
     inventory: { generate: Record<string, unknown> };
   };
   seed.instance.tier = 'ultimate';
-  seed.inventory.generate = { ...seed.inventory.generate, projects: inv.projects, snippets: inv.snippets, groups: inv.groups, storages: inv.storages };
+  seed.inventory.generate = {
+    ...seed.inventory.generate,
+    projects: inv.projects,
+    snippets: inv.snippets,
+    groups: inv.groups,
+    storages: inv.storages,
+  };
   if (inv.sizeMb) seed.inventory.generate['size_mb'] = inv.sizeMb;
   const sized = inv.sizeMb ? `-size${inv.sizeMb.median}` : '';
   const file = join(dir, `seed-${inv.projects}-${inv.snippets}-${inv.groups}${sized}.yaml`);
@@ -65,11 +71,15 @@ export interface SandboxProc {
 export async function startSandboxProc(args: string[], readyTimeoutMs = 180_000): Promise<SandboxProc> {
   // BENCH_SANDBOX_ARGS adds node flags to the sandbox (`--cpu-prof --cpu-prof-dir=DIR` profiles it).
   const nodeArgs = (process.env.BENCH_SANDBOX_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', '--import', join(ROOT, 'bench', 'bench-count.ts'), BIN, 'sandbox', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, '--import', 'tsx', '--import', join(ROOT, 'bench', 'bench-count.ts'), BIN, 'sandbox', ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const waiting: ((c: RequestCounts) => void)[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {
     if (line.startsWith('{"bench":"requests"')) waiting.shift()?.(JSON.parse(line) as RequestCounts);
@@ -133,7 +143,14 @@ export function writePlan(dir: string, name: string, o: PlanOptions): string {
     version: 1,
     name,
     instance: { url: o.url, token: '${BENCH_TOKEN}', timeout: '30s' },
-    move: { from: o.from, to: 'cluster', kinds: o.kinds, mode: o.mode ?? 'throttled', concurrency: o.concurrency, ...(o.queueAhead ? { queue_ahead: o.queueAhead } : {}) },
+    move: {
+      from: o.from,
+      to: 'cluster',
+      kinds: o.kinds,
+      mode: o.mode ?? 'throttled',
+      concurrency: o.concurrency,
+      ...(o.queueAhead ? { queue_ahead: o.queueAhead } : {}),
+    },
     weights: Object.fromEntries([['cluster', 100], ...o.from.map((s) => [s, 0])]),
     poll: { interval: o.pollInterval, ...(o.minInterval ? { min_interval: o.minInterval } : {}) },
     retry: { max_attempts: 3, backoff: o.backoff },
@@ -168,11 +185,27 @@ export function spawnRun(plan: string, state: string, extra: string[] = []): Run
   const started = performance.now();
   // BENCH_RUN_ARGS adds node flags to the orchestrator (`--cpu-prof --cpu-prof-dir=DIR` profiles it).
   const nodeArgs = (process.env.BENCH_RUN_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', '--import', join(ROOT, 'bench', 'bench-sqlite.ts'), BIN, 'run', plan, '--state', state, ...extra], {
-    cwd: ROOT,
-    env: { ...process.env, BENCH_TOKEN, BENCH_SQLITE_FILE: counterFile },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeArgs,
+      '--import',
+      'tsx',
+      '--import',
+      join(ROOT, 'bench', 'bench-sqlite.ts'),
+      BIN,
+      'run',
+      plan,
+      '--state',
+      state,
+      ...extra,
+    ],
+    {
+      cwd: ROOT,
+      env: { ...process.env, BENCH_TOKEN, BENCH_SQLITE_FILE: counterFile },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => {
     stderr += d.toString();
@@ -193,8 +226,18 @@ export function spawnRun(plan: string, state: string, extra: string[] = []): Run
   const done = new Promise<RunResult>((resolve) => {
     child.once('exit', (code, signal) => {
       clearInterval(timer);
-      const checkpoint = existsSync(counterFile) ? (JSON.parse(readFileSync(counterFile, 'utf8')) as RunResult['checkpoint']) : null;
-      resolve({ code, signal, wallMs: performance.now() - started, peakRssMb: peakKb / 1024, cpuMs: cpu, checkpoint, stderr });
+      const checkpoint = existsSync(counterFile)
+        ? (JSON.parse(readFileSync(counterFile, 'utf8')) as RunResult['checkpoint'])
+        : null;
+      resolve({
+        code,
+        signal,
+        wallMs: performance.now() - started,
+        peakRssMb: peakKb / 1024,
+        cpuMs: cpu,
+        checkpoint,
+        stderr,
+      });
     });
   });
   return { pid: child.pid!, done, kill: (s) => child.kill(s) };

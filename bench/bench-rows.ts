@@ -37,7 +37,18 @@ export interface Left {
 }
 
 function sandboxArgs(c: BenchConfig, seed: string, failRate = c.failRate): string[] {
-  return ['--workers', String(c.workers), '--move-duration', String(c.moveMs), '--seed', seed, '--move-fail-rate', String(failRate), '--fault-seed', String(c.faultSeed)];
+  return [
+    '--workers',
+    String(c.workers),
+    '--move-duration',
+    String(c.moveMs),
+    '--seed',
+    seed,
+    '--move-fail-rate',
+    String(failRate),
+    '--fault-seed',
+    String(c.faultSeed),
+  ];
 }
 
 const total = (inv: Inventory) => inv.projects + inv.snippets + inv.groups;
@@ -45,11 +56,17 @@ const total = (inv: Inventory) => inv.projects + inv.snippets + inv.groups;
 /** Items of each kind still on the sources, read page by page (outside any measured window). */
 export async function leftovers(url: string, sources: string[]): Promise<Left> {
   const left: Left = { projects: 0, snippets: 0, groups: 0 };
-  const paths: [keyof Left, string][] = [['projects', '/projects'], ['snippets', '/snippets/all'], ['groups', '/groups']];
+  const paths: [keyof Left, string][] = [
+    ['projects', '/projects'],
+    ['snippets', '/snippets/all'],
+    ['groups', '/groups'],
+  ];
   for (const src of sources) {
     for (const [kind, path] of paths) {
       for (let page = 1; ; page++) {
-        const res = await request(`${url}/api/v4${path}?repository_storage=${src}&per_page=100&page=${page}`, { headers: { 'private-token': BENCH_TOKEN } });
+        const res = await request(`${url}/api/v4${path}?repository_storage=${src}&per_page=100&page=${page}`, {
+          headers: { 'private-token': BENCH_TOKEN },
+        });
         const body = (await res.body.json()) as unknown[];
         left[kind] += body.length;
         if (body.length < 100) break;
@@ -77,7 +94,12 @@ export async function throttledRow(c: BenchConfig): Promise<ThrottledRow> {
   const sb = await startSandboxProc(sandboxArgs(c, writeSeed(c.dir, c.inventory)));
   try {
     const plan = writePlan(c.dir, 'bench-throttled', {
-      url: sb.url, from: sources, kinds: ['projects', 'snippets', 'groups'], concurrency: c.concurrency, pollInterval: c.pollInterval, backoff: c.backoff,
+      url: sb.url,
+      from: sources,
+      kinds: ['projects', 'snippets', 'groups'],
+      concurrency: c.concurrency,
+      pollInterval: c.pollInterval,
+      backoff: c.backoff,
     });
     await sb.counts();
     const cpu0 = cpuMs(sb.pid);
@@ -126,10 +148,25 @@ export async function baselineRow(c: BenchConfig): Promise<BaselineRow> {
       out = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as typeof out;
     } catch (err) {
       const e = err as { stderr?: string; message: string };
-      return { outcome: 'error', makespanMs: 0, lastProgressMs: 0, scriptRequests: 0, requests: await sb.counts(), left: await leftovers(sb.url, sources), error: (e.stderr || e.message).trim() };
+      return {
+        outcome: 'error',
+        makespanMs: 0,
+        lastProgressMs: 0,
+        scriptRequests: 0,
+        requests: await sb.counts(),
+        left: await leftovers(sb.url, sources),
+        error: (e.stderr || e.message).trim(),
+      };
     }
     const requests = await sb.counts();
-    return { outcome: out.outcome, makespanMs: out.makespanSeconds * 1000, lastProgressMs: out.lastProgressSeconds * 1000, scriptRequests: out.requests, requests, left: out.left };
+    return {
+      outcome: out.outcome,
+      makespanMs: out.makespanSeconds * 1000,
+      lastProgressMs: out.lastProgressSeconds * 1000,
+      scriptRequests: out.requests,
+      requests,
+      left: out.left,
+    };
   } finally {
     await sb.stop();
   }
@@ -157,10 +194,16 @@ export async function sequentialRow(c: BenchConfig): Promise<SequentialRow> {
   const headers = { 'private-token': BENCH_TOKEN, 'content-type': 'application/json' };
   try {
     const items: [string, number][] = [];
-    for (const [kind, path] of [['projects', '/projects'], ['snippets', '/snippets/all'], ['groups', '/groups']] as const) {
+    for (const [kind, path] of [
+      ['projects', '/projects'],
+      ['snippets', '/snippets/all'],
+      ['groups', '/groups'],
+    ] as const) {
       for (const src of Object.keys(inv.storages)) {
         for (let page = 1; ; page++) {
-          const res = await request(`${sb.url}/api/v4${path}?repository_storage=${src}&per_page=100&page=${page}`, { headers });
+          const res = await request(`${sb.url}/api/v4${path}?repository_storage=${src}&per_page=100&page=${page}`, {
+            headers,
+          });
           const body = (await res.body.json()) as { id: number }[];
           for (const it of body) items.push([kind, it.id]);
           if (body.length < 100) break;
@@ -172,7 +215,11 @@ export async function sequentialRow(c: BenchConfig): Promise<SequentialRow> {
     let requests = 0;
     for (const [kind, id] of items) {
       requests++;
-      const res = await request(`${sb.url}/api/v4/${kind}/${id}/repository_storage_moves`, { method: 'POST', headers, body: '{"destination_storage_name":"cluster"}' });
+      const res = await request(`${sb.url}/api/v4/${kind}/${id}/repository_storage_moves`, {
+        method: 'POST',
+        headers,
+        body: '{"destination_storage_name":"cluster"}',
+      });
       const move = (await res.body.json()) as { id: number; state: string };
       let state = move.state;
       while (state !== 'finished' && state !== 'failed' && state !== 'cleanup failed') {
@@ -183,7 +230,12 @@ export async function sequentialRow(c: BenchConfig): Promise<SequentialRow> {
       }
     }
     const makespanMs = performance.now() - t0;
-    return { items: items.length, makespanMs, requests, extrapolatedMs: (makespanMs / Math.max(1, items.length)) * all };
+    return {
+      items: items.length,
+      makespanMs,
+      requests,
+      extrapolatedMs: (makespanMs / Math.max(1, items.length)) * all,
+    };
   } finally {
     await sb.stop();
   }
@@ -213,8 +265,11 @@ function checkpointState(file: string): { items: number; listed: boolean; inFlig
   }
   try {
     const items = (db.prepare('SELECT COUNT(*) AS n FROM items').get() as { n: number }).n;
-    const cur = db.prepare("SELECT done FROM cursors WHERE kind = 'projects' AND source = 'nfs-1'").get() as { done: number } | undefined;
-    const inFlight = (db.prepare("SELECT COUNT(*) AS n FROM items WHERE state IN ('scheduling', 'in_flight')").get() as { n: number }).n;
+    const cur = db.prepare("SELECT done FROM cursors WHERE kind = 'projects' AND source = 'nfs-1'").get() as
+      { done: number } | undefined;
+    const inFlight = (
+      db.prepare("SELECT COUNT(*) AS n FROM items WHERE state IN ('scheduling', 'in_flight')").get() as { n: number }
+    ).n;
     return { items, listed: cur?.done === 1, inFlight };
   } catch {
     return { items: 0, listed: false, inFlight: 0 };
@@ -238,7 +293,12 @@ export async function scaleRow(c: BenchConfig): Promise<ScaleRow> {
     // Moves at the instance's own pace (concurrency = workers): the killed run's listing then takes
     // about as long as the dry run's instead of competing with thousands of POSTs a second.
     const plan = writePlan(c.dir, 'bench-scale', {
-      url: sb.url, from: ['nfs-1'], kinds: ['projects'], concurrency: c.workers, pollInterval: c.pollInterval, backoff: c.backoff,
+      url: sb.url,
+      from: ['nfs-1'],
+      kinds: ['projects'],
+      concurrency: c.workers,
+      pollInterval: c.pollInterval,
+      backoff: c.backoff,
     });
     await sb.counts();
     const dryRun = await spawnRun(plan, join(c.dir, 'scale-dry.db'), ['--dry-run']).done;
@@ -317,7 +377,12 @@ export function readMoveRecords(file: string): MoveRecords {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
     const rows = db.prepare('SELECT item_id, kind, state, duration_ms, created_at, updated_at FROM moves').all() as {
-      item_id: number; kind: string; state: string; duration_ms: number; created_at: string; updated_at: string;
+      item_id: number;
+      kind: string;
+      state: string;
+      duration_ms: number;
+      created_at: string;
+      updated_at: string;
     }[];
     let first = Infinity;
     let last = -Infinity;
@@ -335,7 +400,14 @@ export function readMoveRecords(file: string): MoveRecords {
       longest = Math.max(longest, r.duration_ms);
       if (r.state === 'finished') moved.add(`${r.kind}:${r.item_id}`);
     }
-    return { moves: rows.length, moved: moved.size, spanMs: rows.length ? last - first : 0, exposure: work > 0 ? open / work : 0, workMs: work, longestMs: longest };
+    return {
+      moves: rows.length,
+      moved: moved.size,
+      spanMs: rows.length ? last - first : 0,
+      exposure: work > 0 ? open / work : 0,
+      workMs: work,
+      longestMs: longest,
+    };
   } finally {
     db.close();
   }
@@ -366,7 +438,9 @@ export interface SlotsRow {
 /** `/usr/bin/time -f` output of the script's line: "elapsed user sys maxrss-kB". */
 function parseTime(stderr: string): { cpuMs: number; peakRssMb: number } {
   const m = /^BENCHTIME (\S+) (\S+) (\d+)$/m.exec(stderr);
-  return m ? { cpuMs: (Number(m[1]) + Number(m[2])) * 1000, peakRssMb: Number(m[3]) / 1024 } : { cpuMs: NaN, peakRssMb: NaN };
+  return m
+    ? { cpuMs: (Number(m[1]) + Number(m[2])) * 1000, peakRssMb: Number(m[3]) / 1024 }
+    : { cpuMs: NaN, peakRssMb: NaN };
 }
 
 /**
@@ -376,15 +450,35 @@ function parseTime(stderr: string): { cpuMs: number; peakRssMb: number } {
  * documented bulk sequence and shardmove run on the same seed, each against its own sandbox, and
  * both are read from the sandbox's move records.
  */
-export async function slotsRow(c: BenchConfig, o: { projects: number; medianMb: number; maxMb: number; speed: number; fixed: boolean; queueAheads: number[] }): Promise<SlotsRow> {
-  const inv: Inventory = { projects: o.projects, snippets: 0, groups: 0, storages: { 'nfs-1': 1 }, sizeMb: { median: o.medianMb, max: o.maxMb } };
+export async function slotsRow(
+  c: BenchConfig,
+  o: { projects: number; medianMb: number; maxMb: number; speed: number; fixed: boolean; queueAheads: number[] },
+): Promise<SlotsRow> {
+  const inv: Inventory = {
+    projects: o.projects,
+    snippets: 0,
+    groups: 0,
+    storages: { 'nfs-1': 1 },
+    sizeMb: { median: o.medianMb, max: o.maxMb },
+  };
   const seed = writeSeed(c.dir, inv);
   // Speed 1 is 50 ms per MB (src/sandbox/moves/policy.ts); the same factor scales the poll.
   const scale = 1 / o.speed;
   const ms = (x: number) => `${Math.max(1, Math.round(x))}ms`;
   const pollInterval = ms(Math.max(100, 5_000 * scale));
   const minInterval = ms(250 * scale);
-  const args = (db: string) => ['--workers', String(c.workers), '--speed', String(o.speed), '--seed', seed, '--move-fail-rate', '0', '--db', db];
+  const args = (db: string) => [
+    '--workers',
+    String(c.workers),
+    '--speed',
+    String(o.speed),
+    '--seed',
+    seed,
+    '--move-fail-rate',
+    '0',
+    '--db',
+    db,
+  ];
 
   const bulkDb = join(c.dir, `slots-bulk-s${o.speed}-sandbox.db`);
   let bulk: SlotsSide;
@@ -396,7 +490,14 @@ export async function slotsRow(c: BenchConfig, o: { projects: number; medianMb: 
       await sb.counts();
       try {
         const r = await run('/usr/bin/time', ['-f', 'BENCHTIME %U %S %M', join(ROOT, 'bench', 'baseline-doc.sh')], {
-          env: { ...process.env, GITLAB_URL: sb.url, GITLAB_TOKEN: BENCH_TOKEN, SOURCES: 'nfs-1', POLL_SECONDS: String(Math.max(0.1, 5 * scale)), TIMEOUT_SECONDS: '600' },
+          env: {
+            ...process.env,
+            GITLAB_URL: sb.url,
+            GITLAB_TOKEN: BENCH_TOKEN,
+            SOURCES: 'nfs-1',
+            POLL_SECONDS: String(Math.max(0.1, 5 * scale)),
+            TIMEOUT_SECONDS: '600',
+          },
           maxBuffer: 1 << 20,
         });
         stderr = r.stderr;
@@ -406,7 +507,12 @@ export async function slotsRow(c: BenchConfig, o: { projects: number; medianMb: 
         stderr = e.stderr ?? '';
         exit = `error: ${(e.stderr || e.message).trim().split('\n')[0]}`;
       }
-      bulk = { records: { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0, longestMs: 0 }, requests: await sb.counts(), ...parseTime(stderr), exit };
+      bulk = {
+        records: { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0, longestMs: 0 },
+        requests: await sb.counts(),
+        ...parseTime(stderr),
+        exit,
+      };
     } finally {
       await sb.stop();
     }
@@ -419,12 +525,25 @@ export async function slotsRow(c: BenchConfig, o: { projects: number; medianMb: 
     const sb = await startSandboxProc(args(db));
     try {
       const plan = writePlan(c.dir, name, {
-        url: sb.url, from: ['nfs-1'], kinds: ['projects'], concurrency: c.workers, pollInterval, minInterval: min, backoff: c.backoff, queueAhead,
+        url: sb.url,
+        from: ['nfs-1'],
+        kinds: ['projects'],
+        concurrency: c.workers,
+        pollInterval,
+        minInterval: min,
+        backoff: c.backoff,
+        queueAhead,
       });
       await sb.counts();
       const r = await spawnRun(plan, join(c.dir, `${name}.db`)).done;
       if (r.code !== 0) process.stderr.write(`shardmove run exited ${r.code}:\n${r.stderr.slice(-3000)}\n`);
-      side = { records: { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0, longestMs: 0 }, requests: await sb.counts(), cpuMs: r.cpuMs, peakRssMb: r.peakRssMb, exit: `exit ${r.code}` };
+      side = {
+        records: { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0, longestMs: 0 },
+        requests: await sb.counts(),
+        cpuMs: r.cpuMs,
+        peakRssMb: r.peakRssMb,
+        exit: `exit ${r.code}`,
+      };
     } finally {
       await sb.stop();
     }
@@ -432,7 +551,8 @@ export async function slotsRow(c: BenchConfig, o: { projects: number; medianMb: 
     return side;
   };
   const shardmove: SlotsRow['shardmove'] = [];
-  for (const qa of o.queueAheads) shardmove.push({ queueAhead: qa, side: await runShardmove(`bench-slots-s${o.speed}-qa${qa}`, minInterval, qa) });
+  for (const qa of o.queueAheads)
+    shardmove.push({ queueAhead: qa, side: await runShardmove(`bench-slots-s${o.speed}-qa${qa}`, minInterval, qa) });
   const fixed = o.fixed ? await runShardmove(`bench-slots-fixed-s${o.speed}`, pollInterval) : null;
   return { projects: o.projects, speed: o.speed, pollInterval, minInterval, bulk, shardmove, fixed };
 }

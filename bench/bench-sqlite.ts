@@ -38,7 +38,10 @@ Database.prototype.prepare = function (this: Db, sql: string): Stmt {
     proto.run = function (this: Stmt, ...args: unknown[]) {
       // better-sqlite3 runs BEGIN/COMMIT/SAVEPOINT as statements of its own: the transaction wrapper
       // below counts those commits.
-      if (!this.reader && !/^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i.test((this as unknown as { source: string }).source)) {
+      if (
+        !this.reader &&
+        !/^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i.test((this as unknown as { source: string }).source)
+      ) {
         counts.statements++;
         if (!this.database.inTransaction) {
           counts.commits++;
@@ -74,6 +77,8 @@ if (process.env.BENCH_MEM === '1') {
   setInterval(() => {
     const m = process.memoryUsage();
     const mb = (n: number) => Math.round(n / 1048576);
-    process.stderr.write(`mem rss ${mb(m.rss)} heapTotal ${mb(m.heapTotal)} heapUsed ${mb(m.heapUsed)} external ${mb(m.external)} arrayBuffers ${mb(m.arrayBuffers)}\n`);
+    process.stderr.write(
+      `mem rss ${mb(m.rss)} heapTotal ${mb(m.heapTotal)} heapUsed ${mb(m.heapUsed)} external ${mb(m.external)} arrayBuffers ${mb(m.arrayBuffers)}\n`,
+    );
   }, 1000).unref();
 }

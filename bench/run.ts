@@ -54,35 +54,64 @@ const mb = (x: number) => `${x.toFixed(0)} MB`;
 const leftText = (l: Left) => `${l.projects} projects, ${l.snippets} snippets, ${l.groups} groups`;
 /** The table goes to stdout line by line, so a row that fails later does not lose the ones before. */
 const print = (line: string) => process.stdout.write(`${line}\n`);
-const row = (label: string, value: string, note = '') => print(`  ${label.padEnd(34)} ${value.padEnd(24)} ${note}`.trimEnd());
+const row = (label: string, value: string, note = '') =>
+  print(`  ${label.padEnd(34)} ${value.padEnd(24)} ${note}`.trimEnd());
 const section = (title: string) => print(title);
 const inv = config.inventory;
 const items = inv.projects + inv.snippets + inv.groups;
 
 async function main(): Promise<void> {
   const say = (m: string) => process.stderr.write(`bench: ${m}\n`);
-  say(`${items} items (${inv.projects}/${inv.snippets}/${inv.groups}), workers ${config.workers}, moves ${config.moveMs} ms, fail rate ${config.failRate}, ` +
-    `concurrency ${config.concurrency}, poll ${config.pollInterval}; scratch ${dir}`);
+  say(
+    `${items} items (${inv.projects}/${inv.snippets}/${inv.groups}), workers ${config.workers}, moves ${config.moveMs} ms, fail rate ${config.failRate}, ` +
+      `concurrency ${config.concurrency}, poll ${config.pollInterval}; scratch ${dir}`,
+  );
   if (rows.has('1')) {
     say('row 1: shardmove throttled...');
     const r = await throttledRow(config);
     const moved = items - r.left.projects - r.left.snippets - r.left.groups;
     const wall = r.run.wallMs;
     const ck = r.run.checkpoint;
-    section(`1. shardmove, throttled (concurrency ${config.concurrency}, poll ${config.pollInterval}, fail rate ${config.failRate}, retries after ${config.backoff})`);
-    row('makespan (first to last API call)', s(r.apiSpanMs), `${(r.apiSpanMs / r.idealMs).toFixed(2)}x ideal ${s(r.idealMs)} (target <= 1.15x)`);
+    section(
+      `1. shardmove, throttled (concurrency ${config.concurrency}, poll ${config.pollInterval}, fail rate ${config.failRate}, retries after ${config.backoff})`,
+    );
+    row(
+      'makespan (first to last API call)',
+      s(r.apiSpanMs),
+      `${(r.apiSpanMs / r.idealMs).toFixed(2)}x ideal ${s(r.idealMs)} (target <= 1.15x)`,
+    );
     row('makespan (process start to exit)', s(wall), `${(wall / r.idealMs).toFixed(2)}x ideal; exit ${r.run.code}`);
-    row('API requests per moved item', (r.requests.total / Math.max(1, moved)).toFixed(3), `${r.requests.total} requests for ${moved} items (target <= 1.5)`);
+    row(
+      'API requests per moved item',
+      (r.requests.total / Math.max(1, moved)).toFixed(3),
+      `${r.requests.total} requests for ${moved} items (target <= 1.5)`,
+    );
     const b = r.requests.byClass;
-    row('  by class', '', `POST ${b.postItem}, move lists ${b.moveList}, move GETs ${b.moveGet}, listings ${b.listing}, item GETs ${b.itemGet}, other ${b.other}`);
+    row(
+      '  by class',
+      '',
+      `POST ${b.postItem}, move lists ${b.moveList}, move GETs ${b.moveGet}, listings ${b.listing}, item GETs ${b.itemGet}, other ${b.other}`,
+    );
     row('peak RSS (orchestrator)', mb(r.run.peakRssMb));
-    row('CPU: orchestrator / sandbox', `${s(r.run.cpuMs)} / ${s(r.sandboxCpuMs)}`, `${((r.run.cpuMs * 1000) / items).toFixed(0)} / ${((r.sandboxCpuMs * 1000) / items).toFixed(0)} µs per item; ${cpus().length} cores, load average ${loadavg()[0]?.toFixed(1)} at the end`);
+    row(
+      'CPU: orchestrator / sandbox',
+      `${s(r.run.cpuMs)} / ${s(r.sandboxCpuMs)}`,
+      `${((r.run.cpuMs * 1000) / items).toFixed(0)} / ${((r.sandboxCpuMs * 1000) / items).toFixed(0)} µs per item; ${cpus().length} cores, load average ${loadavg()[0]?.toFixed(1)} at the end`,
+    );
     // Each process runs on one core at best: the busier one bounds the makespan on this machine.
     const floor = Math.max(r.run.cpuMs, r.sandboxCpuMs);
-    row('CPU floor (busier process)', s(floor), `${(floor / r.idealMs).toFixed(2)}x ideal: about the best makespan on this machine`);
+    row(
+      'CPU floor (busier process)',
+      s(floor),
+      `${(floor / r.idealMs).toFixed(2)}x ideal: about the best makespan on this machine`,
+    );
     if (ck) {
       const perS = (n: number) => (n / (wall / 1000)).toFixed(0);
-      row('checkpoint writes per second', `${perS(ck.commits)} commits/s`, `${perS(ck.statements)} row writes/s (${ck.commits} transactions, ${ck.statements} rows in ${s(wall)})`);
+      row(
+        'checkpoint writes per second',
+        `${perS(ck.commits)} commits/s`,
+        `${perS(ck.statements)} row writes/s (${ck.commits} transactions, ${ck.statements} rows in ${s(wall)})`,
+      );
     }
     row('left on the sources', leftText(r.left));
   }
@@ -92,9 +121,16 @@ async function main(): Promise<void> {
     section(`2. documented sequence, bench/baseline-doc.sh (curl + jq; same inventory, fail rate ${config.failRate})`);
     if (r.error) row('did not run', '', r.error.split('\n')[0] ?? '');
     else {
-      const why = r.outcome === 'drained' ? 'projects listing empty' : `${r.outcome}: gave up waiting; last progress at ${s(r.lastProgressMs)}`;
+      const why =
+        r.outcome === 'drained'
+          ? 'projects listing empty'
+          : `${r.outcome}: gave up waiting; last progress at ${s(r.lastProgressMs)}`;
       row('makespan', s(r.makespanMs), why);
-      row('API requests', String(r.requests.total), `script counted ${r.scriptRequests}; POST bulk ${r.requests.byClass.postBulk}, listings ${r.requests.byClass.listing}`);
+      row(
+        'API requests',
+        String(r.requests.total),
+        `script counted ${r.scriptRequests}; POST bulk ${r.requests.byClass.postBulk}, listings ${r.requests.byClass.listing}`,
+      );
       row('left on the sources (never retried)', leftText(r.left));
     }
   }
@@ -103,17 +139,33 @@ async function main(): Promise<void> {
     const r = await sequentialRow(config);
     section(`3. one at a time (POST, poll every ${config.seqPollMs} ms until finished, next; no failures)`);
     row(`makespan, ${r.items} items`, s(r.makespanMs), `${r.requests} requests`);
-    row(`extrapolated to ${items} items`, s(r.extrapolatedMs), `${(r.extrapolatedMs / ((items * config.moveMs) / config.workers)).toFixed(1)}x ideal`);
+    row(
+      `extrapolated to ${items} items`,
+      s(r.extrapolatedMs),
+      `${(r.extrapolatedMs / ((items * config.moveMs) / config.workers)).toFixed(1)}x ideal`,
+    );
   }
   if (rows.has('4')) {
     say(`row 4: scale, ${config.scaleProjects} projects...`);
     const r = await scaleRow(config);
     section(`4. scale: ${r.projects} projects on one storage`);
     row('sandbox seeding', s(r.seedMs));
-    row('dry run (enumeration + checkpoint)', s(r.dryRun.wallMs), `exit ${r.dryRun.code}, ${r.dryRequests.total} requests`);
+    row(
+      'dry run (enumeration + checkpoint)',
+      s(r.dryRun.wallMs),
+      `exit ${r.dryRun.code}, ${r.dryRequests.total} requests`,
+    );
     row('peak RSS, dry run', mb(r.dryRun.peakRssMb), 'target < 250 MB');
-    row('real run SIGKILLed after', s(r.killedAfterMs), `${r.listed ? 'listing complete' : 'listing NOT complete (time limit)'}, moves in flight; ${r.checkpointItems} items in the checkpoint`);
-    row('resume: spawn to first API call', r.resumeFirstCallMs === null ? 'none' : s(r.resumeFirstCallMs), 'target < 3 s (sandbox-side first request)');
+    row(
+      'real run SIGKILLed after',
+      s(r.killedAfterMs),
+      `${r.listed ? 'listing complete' : 'listing NOT complete (time limit)'}, moves in flight; ${r.checkpointItems} items in the checkpoint`,
+    );
+    row(
+      'resume: spawn to first API call',
+      r.resumeFirstCallMs === null ? 'none' : s(r.resumeFirstCallMs),
+      'target < 3 s (sandbox-side first request)',
+    );
     row('resume: spawn to first POST', r.resumeFirstPostMs === null ? 'none' : s(r.resumeFirstPostMs));
   }
   if (rows.has('5')) {
@@ -121,20 +173,47 @@ async function main(): Promise<void> {
     const queueAheads = (env.BENCH_SLOTS_QUEUE_AHEAD ?? '0,2').split(',').map(Number);
     const workers = num('BENCH_SLOTS_WORKERS', 20);
     for (const speed of speeds) {
-      const o = { projects: num('BENCH_SLOTS_PROJECTS', 2000), medianMb: num('BENCH_SLOTS_MEDIAN_MB', 20), maxMb: num('BENCH_SLOTS_MAX_MB', 20_000), speed, fixed: env.BENCH_SLOTS_FIXED === '1', queueAheads };
-      say(`row 5: slots, ${o.projects} projects, log-normal sizes around ${o.medianMb} MB, speed ${o.speed}, ${workers} workers, queue_ahead ${queueAheads.join(' and ')}...`);
+      const o = {
+        projects: num('BENCH_SLOTS_PROJECTS', 2000),
+        medianMb: num('BENCH_SLOTS_MEDIAN_MB', 20),
+        maxMb: num('BENCH_SLOTS_MAX_MB', 20_000),
+        speed,
+        fixed: env.BENCH_SLOTS_FIXED === '1',
+        queueAheads,
+      };
+      say(
+        `row 5: slots, ${o.projects} projects, log-normal sizes around ${o.medianMb} MB, speed ${o.speed}, ${workers} workers, queue_ahead ${queueAheads.join(' and ')}...`,
+      );
       const r = await slotsRow({ ...config, workers }, o);
-      section(`5. keep the slots full: ${r.projects} projects, sizes log-normal (median ${o.medianMb} MB, max ${o.maxMb} MB), --speed ${r.speed}, ` +
-        `${workers} workers = cap, poll ${r.pollInterval} (5 s scaled), min_interval ${r.minInterval}; read from the sandbox's move records`);
+      section(
+        `5. keep the slots full: ${r.projects} projects, sizes log-normal (median ${o.medianMb} MB, max ${o.maxMb} MB), --speed ${r.speed}, ` +
+          `${workers} workers = cap, poll ${r.pollInterval} (5 s scaled), min_interval ${r.minInterval}; read from the sandbox's move records`,
+      );
       const perItem = (x: SlotsSide) => x.requests.total / Math.max(1, x.records.moved);
       const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}x` : 'n/a');
       const side = (name: string, x: SlotsSide, targets: boolean) => {
         const limit = physicalLimitMs(x.records, workers);
-        row(`${name}: span`, s(x.records.spanMs), `${x.records.moves} moves, ${x.records.moved} items moved, moves' own work ${s(x.records.workMs)}, longest ${s(x.records.longestMs)}; ${x.exit}`);
-        row(`${name}: span / physical limit`, ratio(x.records.spanMs, limit), `limit ${s(limit)} = max(work / ${workers} workers, longest move)${targets ? '; target <= 1.03x with queue_ahead 2' : ''}`);
+        row(
+          `${name}: span`,
+          s(x.records.spanMs),
+          `${x.records.moves} moves, ${x.records.moved} items moved, moves' own work ${s(x.records.workMs)}, longest ${s(x.records.longestMs)}; ${x.exit}`,
+        );
+        row(
+          `${name}: span / physical limit`,
+          ratio(x.records.spanMs, limit),
+          `limit ${s(limit)} = max(work / ${workers} workers, longest move)${targets ? '; target <= 1.03x with queue_ahead 2' : ''}`,
+        );
         if (x !== r.bulk) row(`${name}: span / bulk`, ratio(x.records.spanMs, r.bulk.records.spanMs));
-        row(`${name}: read-only exposure`, `${x.records.exposure.toFixed(2)}x`, `sum of created -> finished over the moves' own durations${targets ? '; target <= 1.3x' : ''}`);
-        row(`${name}: requests per moved item`, perItem(x).toFixed(2), `${x.requests.total} requests${targets ? '; target <= 1.5' : ''}`);
+        row(
+          `${name}: read-only exposure`,
+          `${x.records.exposure.toFixed(2)}x`,
+          `sum of created -> finished over the moves' own durations${targets ? '; target <= 1.3x' : ''}`,
+        );
+        row(
+          `${name}: requests per moved item`,
+          perItem(x).toFixed(2),
+          `${x.requests.total} requests${targets ? '; target <= 1.5' : ''}`,
+        );
         row(`${name}: orchestrator CPU / peak RSS`, `${s(x.cpuMs)} / ${mb(x.peakRssMb)}`);
       };
       side('bulk', r.bulk, false);

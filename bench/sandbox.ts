@@ -61,16 +61,27 @@ async function serve(): Promise<void> {
   seed.inventory = { generate: { ...seed.inventory.generate!, projects: PROJECTS, snippets: 1000, groups: 1000 } };
   const t0 = performance.now();
   // Moves take a second each at most, so the engine works during the scheduling phase as it would in use.
-  const sb = await startSandbox({ seed, moveDurationMs: Number(process.env.BENCH_MOVE_MS ?? 1000), workers: Number(process.env.BENCH_WORKERS ?? 10) });
+  const sb = await startSandbox({
+    seed,
+    moveDurationMs: Number(process.env.BENCH_MOVE_MS ?? 1000),
+    workers: Number(process.env.BENCH_WORKERS ?? 10),
+  });
   const seedMs = performance.now() - t0;
-  const ids = (sb.state.db.prepare("SELECT id FROM items WHERE kind = 'project' AND storage = 'nfs-1' ORDER BY id LIMIT ?").all(SCHEDULE_POOL) as { id: number }[]).map((r) => r.id);
+  const ids = (
+    sb.state.db
+      .prepare("SELECT id FROM items WHERE kind = 'project' AND storage = 'nfs-1' ORDER BY id LIMIT ?")
+      .all(SCHEDULE_POOL) as { id: number }[]
+  ).map((r) => r.id);
   process.send?.({ type: 'ready', url: sb.url, seedMs, ids } satisfies Ready);
   process.on('message', (msg: { type: string }) => {
     if (msg.type === 'stats') {
       const cpu = process.cpuUsage();
       const engine = sb.state.engine.stats();
       process.send?.({
-        type: 'stats', maxRssMb: process.resourceUsage().maxRSS / 1024, rssMb: process.memoryUsage().rss / 1e6, cpuMicros: cpu.user + cpu.system,
+        type: 'stats',
+        maxRssMb: process.resourceUsage().maxRSS / 1024,
+        rssMb: process.memoryUsage().rss / 1e6,
+        cpuMicros: cpu.user + cpu.system,
         movesActive: engine.queued + engine.running,
       } satisfies Stats);
     } else if (msg.type === 'stop') {
@@ -81,7 +92,10 @@ async function serve(): Promise<void> {
 
 function nextMessage<T>(child: ChildProcess, type: string, timeoutMs: number): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "${type}" message from the sandbox within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`no "${type}" message from the sandbox within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     const onExit = (code: number | null) => reject(new Error(`sandbox exited with ${code}`));
     const onMessage = (msg: { type: string }) => {
       if (msg.type !== type) return;
@@ -116,28 +130,35 @@ interface PhaseResult {
 function send(pool: Pool, req: { method: 'GET' | 'POST'; path: string; body?: string }): Promise<number> {
   return new Promise((resolve, reject) => {
     let status = 0;
-    pool.dispatch({
-      method: req.method,
-      path: req.path,
-      headers: { 'private-token': TOKEN, ...(req.body ? { 'content-type': 'application/json' } : {}) },
-      ...(req.body ? { body: req.body } : {}),
-      headersTimeout: 10_000,
-      bodyTimeout: 10_000,
-    }, {
-      // Its presence marks the handler as undici 7's controller style.
-      onRequestStart: () => undefined,
-      onResponseStart: (_controller, statusCode) => {
-        status = statusCode;
+    pool.dispatch(
+      {
+        method: req.method,
+        path: req.path,
+        headers: { 'private-token': TOKEN, ...(req.body ? { 'content-type': 'application/json' } : {}) },
+        ...(req.body ? { body: req.body } : {}),
+        headersTimeout: 10_000,
+        bodyTimeout: 10_000,
       },
-      onResponseData: () => undefined,
-      onResponseEnd: () => resolve(status),
-      onResponseError: (_controller, err) => reject(err),
-    });
+      {
+        // Its presence marks the handler as undici 7's controller style.
+        onRequestStart: () => undefined,
+        onResponseStart: (_controller, statusCode) => {
+          status = statusCode;
+        },
+        onResponseData: () => undefined,
+        onResponseEnd: () => resolve(status),
+        onResponseError: (_controller, err) => reject(err),
+      },
+    );
   });
 }
 
 /** Runs `CONCURRENCY` loops issuing requests for `PHASE_MS`; a request counts when its status is `ok`. */
-async function phase(pool: Pool, ok: number, make: (i: number) => { method: 'GET' | 'POST'; path: string; body?: string } | null): Promise<PhaseResult> {
+async function phase(
+  pool: Pool,
+  ok: number,
+  make: (i: number) => { method: 'GET' | 'POST'; path: string; body?: string } | null,
+): Promise<PhaseResult> {
   const latencies: number[] = [];
   let issued = 0;
   let unexpected = 0;
@@ -171,7 +192,12 @@ interface MovesResult {
 async function movesPhase(): Promise<MovesResult> {
   const child = fork(fileURLToPath(import.meta.url), ['--serve'], {
     execArgv: ['--import', 'tsx', ...(process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean)],
-    env: { ...process.env, BENCH_PROJECTS: String(MOVES_PHASE.projects), BENCH_MOVE_MS: String(MOVES_PHASE.moveMs), BENCH_WORKERS: String(MOVES_PHASE.workers) },
+    env: {
+      ...process.env,
+      BENCH_PROJECTS: String(MOVES_PHASE.projects),
+      BENCH_MOVE_MS: String(MOVES_PHASE.moveMs),
+      BENCH_WORKERS: String(MOVES_PHASE.workers),
+    },
   });
   try {
     process.stderr.write('CPU per move, end to end...\n');
@@ -186,7 +212,13 @@ async function movesPhase(): Promise<MovesResult> {
     const ids = ready.ids;
     const r = await phase(pool, 201, (i) => {
       const id = ids[i];
-      return id === undefined ? null : { method: 'POST', path: `/api/v4/projects/${id}/repository_storage_moves`, body: '{"destination_storage_name":"cluster"}' };
+      return id === undefined
+        ? null
+        : {
+            method: 'POST',
+            path: `/api/v4/projects/${id}/repository_storage_moves`,
+            body: '{"destination_storage_name":"cluster"}',
+          };
     });
     let after = await stats();
     for (const end = performance.now() + 120_000; after.movesActive > 0 && performance.now() < end;) {
@@ -197,7 +229,12 @@ async function movesPhase(): Promise<MovesResult> {
     await pool.close();
     child.send({ type: 'stop' });
     const moves = r.requests - r.unexpected;
-    return { moves, cpuUsPerMove: (after.cpuMicros - before.cpuMicros) / Math.max(1, moves), wallMs, unexpected: r.unexpected };
+    return {
+      moves,
+      cpuUsPerMove: (after.cpuMicros - before.cpuMicros) / Math.max(1, moves),
+      wallMs,
+      unexpected: r.unexpected,
+    };
   } finally {
     if (child.exitCode === null) {
       await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -207,7 +244,10 @@ async function movesPhase(): Promise<MovesResult> {
 }
 
 async function main(): Promise<void> {
-  const child = fork(fileURLToPath(import.meta.url), ['--serve'], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean)], env: { ...process.env, BENCH_PROJECTS: String(PROJECTS) } });
+  const child = fork(fileURLToPath(import.meta.url), ['--serve'], {
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_CHILD_ARGS ?? '').split(' ').filter(Boolean)],
+    env: { ...process.env, BENCH_PROJECTS: String(PROJECTS) },
+  });
   try {
     process.stderr.write(`seeding ${PROJECTS.toLocaleString('en')} projects in the sandbox process...\n`);
     const ready = await nextMessage<Ready>(child, 'ready', 120_000);
@@ -229,41 +269,84 @@ async function main(): Promise<void> {
       const used = process.cpuUsage(mine);
       const after = await stats();
       const n = Math.max(1, r.requests);
-      return { ...r, serverCpuUs: (after.cpuMicros - before.cpuMicros) / n, clientCpuUs: (used.user + used.system) / n };
+      return {
+        ...r,
+        serverCpuUs: (after.cpuMicros - before.cpuMicros) / n,
+        clientCpuUs: (used.user + used.system) / n,
+      };
     };
     const skipped: PhaseResult = { requests: 0, rps: 0, p50: 0, p99: 0, unexpected: 0 };
     const list20 = PHASES.has('list20') ? await measured('keyset listing, per_page=20', 200, listing(20)) : skipped;
     const list100 = PHASES.has('list100') ? await measured('keyset listing, per_page=100', 200, listing(100)) : skipped;
     const ids = ready.ids;
-    const schedule = !PHASES.has('schedule') ? skipped : await measured('scheduling per-item moves', 201, (i) => {
-      const id = ids[i];
-      return id === undefined ? null : { method: 'POST', path: `/api/v4/projects/${id}/repository_storage_moves`, body: '{"destination_storage_name":"cluster"}' };
-    });
+    const schedule = !PHASES.has('schedule')
+      ? skipped
+      : await measured('scheduling per-item moves', 201, (i) => {
+          const id = ids[i];
+          return id === undefined
+            ? null
+            : {
+                method: 'POST',
+                path: `/api/v4/projects/${id}/repository_storage_moves`,
+                body: '{"destination_storage_name":"cluster"}',
+              };
+        });
     const final = await stats();
     await pool.close();
     child.send({ type: 'stop' });
     const moves = PHASES.has('moves') ? await movesPhase() : null;
 
-    const row = (name: string, r: PhaseResult, target: string) =>
-      [name, `${Math.round(r.rps).toLocaleString('en')} req/s`, `p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.requests} requests, sandbox CPU ${Math.round(r.serverCpuUs ?? 0)} µs/request, generator ${Math.round(r.clientCpuUs ?? 0)} µs${r.unexpected ? `, ${r.unexpected} unexpected statuses` : ''}`, target, r.rps >= 2000 && r.unexpected === 0 ? 'ok' : 'MISSED'];
+    const row = (name: string, r: PhaseResult, target: string) => [
+      name,
+      `${Math.round(r.rps).toLocaleString('en')} req/s`,
+      `p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.requests} requests, sandbox CPU ${Math.round(r.serverCpuUs ?? 0)} µs/request, generator ${Math.round(r.clientCpuUs ?? 0)} µs${r.unexpected ? `, ${r.unexpected} unexpected statuses` : ''}`,
+      target,
+      r.rps >= 2000 && r.unexpected === 0 ? 'ok' : 'MISSED',
+    ];
     const rows = [
       ['measure', 'result', 'detail', 'target', ''],
       row('keyset listing (per_page=20)', list20, '>= 2,000 req/s'),
       row('keyset listing (per_page=100)', list100, '(informative)'),
       row('schedule per-item moves', schedule, '>= 2,000 req/s'),
-      [`seed ${PROJECTS.toLocaleString('en')} projects`, `${(ready.seedMs / 1000).toFixed(1)} s`, `${PROJECTS.toLocaleString('en')} projects + 2,000 other items, in memory`, '< 20 s', ready.seedMs < 20_000 ? 'ok' : 'MISSED'],
-      ['peak RSS (sandbox)', `${Math.round(final.maxRssMb)} MB`, `current ${Math.round(final.rssMb)} MB`, '< 600 MB', final.maxRssMb < 600 ? 'ok' : 'MISSED'],
+      [
+        `seed ${PROJECTS.toLocaleString('en')} projects`,
+        `${(ready.seedMs / 1000).toFixed(1)} s`,
+        `${PROJECTS.toLocaleString('en')} projects + 2,000 other items, in memory`,
+        '< 20 s',
+        ready.seedMs < 20_000 ? 'ok' : 'MISSED',
+      ],
+      [
+        'peak RSS (sandbox)',
+        `${Math.round(final.maxRssMb)} MB`,
+        `current ${Math.round(final.rssMb)} MB`,
+        '< 600 MB',
+        final.maxRssMb < 600 ? 'ok' : 'MISSED',
+      ],
     ];
     if (moves) {
-      rows.push(['CPU per move, end to end', `${Math.round(moves.cpuUsPerMove)} µs`,
+      rows.push([
+        'CPU per move, end to end',
+        `${Math.round(moves.cpuUsPerMove)} µs`,
         `sandbox CPU from the first POST to an idle engine over ${moves.moves} moves (${MOVES_PHASE.projects.toLocaleString('en')} projects, ` +
-        `${MOVES_PHASE.moveMs} ms moves, ${MOVES_PHASE.workers} workers), ${(moves.wallMs / 1000).toFixed(1)} s${moves.unexpected ? `, ${moves.unexpected} unexpected statuses` : ''}`,
-        '(informative)', '']);
+          `${MOVES_PHASE.moveMs} ms moves, ${MOVES_PHASE.workers} workers), ${(moves.wallMs / 1000).toFixed(1)} s${moves.unexpected ? `, ${moves.unexpected} unexpected statuses` : ''}`,
+        '(informative)',
+        '',
+      ]);
     }
     rows[2]![4] = '';
     const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
-    for (const r of rows) process.stdout.write(`${r.map((cell, c) => String(cell).padEnd(widths[c] ?? 0)).join('  ').trimEnd()}\n`);
-    process.stdout.write(`(concurrency ${CONCURRENCY}, ${PHASE_MS / 1000} s per phase, sandbox in a child process, node ${process.version}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')})\n`);
+    for (const r of rows)
+      process.stdout.write(
+        `${r
+          .map((cell, c) => String(cell).padEnd(widths[c] ?? 0))
+          .join('  ')
+          .trimEnd()}\n`,
+      );
+    process.stdout.write(
+      `(concurrency ${CONCURRENCY}, ${PHASE_MS / 1000} s per phase, sandbox in a child process, node ${process.version}, load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')})\n`,
+    );
   } finally {
     if (child.exitCode === null) {
       await new Promise((r) => setTimeout(r, 2000));

@@ -25,16 +25,23 @@ function configFrom(argv: string[]): { config: TortureConfig; keep: boolean } {
   const { values } = parseArgs({
     args: argv,
     options: {
-      seed: { type: 'string' }, kills: { type: 'string' }, 'sandbox-restarts': { type: 'string' },
-      size: { type: 'string' }, small: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false },
+      seed: { type: 'string' },
+      kills: { type: 'string' },
+      'sandbox-restarts': { type: 'string' },
+      size: { type: 'string' },
+      small: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
     },
   });
   const base = values.small ? SMALL : FULL;
   const seed = int('--seed', values.seed ?? process.env.TORTURE_SEED) ?? base.seed;
   const kills = int('--kills', values.kills ?? process.env.TORTURE_KILLS) ?? base.kills;
-  const restarts = int('--sandbox-restarts', values['sandbox-restarts'] ?? process.env.TORTURE_SANDBOX_RESTARTS) ?? base.sandboxRestarts;
+  const restarts =
+    int('--sandbox-restarts', values['sandbox-restarts'] ?? process.env.TORTURE_SANDBOX_RESTARTS) ??
+    base.sandboxRestarts;
   const size = int('--size', values.size ?? process.env.TORTURE_SIZE);
-  const scaled = size === undefined ? {} : { projects: size, snippets: Math.ceil(size / 10), groups: Math.ceil(size / 20) };
+  const scaled =
+    size === undefined ? {} : { projects: size, snippets: Math.ceil(size / 10), groups: Math.ceil(size / 20) };
   return { config: { ...base, seed, kills, sandboxRestarts: restarts, ...scaled }, keep: values.keep };
 }
 
@@ -64,13 +71,17 @@ export function formatResult(r: TortureResult): string {
     `Items lost: ${v.lost.length}`,
     `Commits lost: ${v.commitsLost.length}`,
     `Wall time: ${(r.wallMs / 1000).toFixed(1)} s`,
-    r.failures.length === 0 ? 'RESULT: PASS' : `RESULT: FAIL (${r.failures.length})\n${r.failures.map((f) => `  - ${f}`).join('\n')}`,
+    r.failures.length === 0
+      ? 'RESULT: PASS'
+      : `RESULT: FAIL (${r.failures.length})\n${r.failures.map((f) => `  - ${f}`).join('\n')}`,
   ].join('\n');
 }
 
 async function main(): Promise<number> {
   const { config, keep } = configFrom(process.argv.slice(2));
-  const result = await runTorture(config, (line) => process.stderr.write(`[torture ${new Date().toISOString().slice(11, 19)}] ${line}\n`));
+  const result = await runTorture(config, (line) =>
+    process.stderr.write(`[torture ${new Date().toISOString().slice(11, 19)}] ${line}\n`),
+  );
   process.stdout.write(`${formatResult(result)}\n`);
   if (result.failures.length === 0 && !keep) rmSync(result.dir, { recursive: true, force: true });
   else process.stdout.write(`working directory: ${result.dir}\n`);

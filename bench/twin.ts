@@ -29,7 +29,11 @@ interface Measured {
 /** Runs `bin/shardmove ...args` to its end (or, with `untilReady`, to its ready line, then stops it), sampling VmHWM. */
 function measure(args: string[], untilReady = false): Promise<Measured> {
   const started = performance.now();
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let peakKb = 0;
   const sample = () => {
     try {
@@ -77,12 +81,28 @@ function sizes(seed: number): () => number {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'shardmove-bench-twin-'));
   try {
-    process.stderr.write(`a dry run against a small sandbox, then ${ITEMS.toLocaleString('en')} projects written into its checkpoint...\n`);
-    const sandbox = await startSandboxProc(['--seed', writeSeed(dir, { projects: 10, snippets: 2, groups: 2, storages: { 'nfs-1': 1 } })]);
-    const plan = writePlan(dir, 'twin-bench', { url: sandbox.url, from: ['nfs-1'], kinds: ['projects', 'snippets', 'groups'], concurrency: 50, pollInterval: '1s', backoff: '1s' });
+    process.stderr.write(
+      `a dry run against a small sandbox, then ${ITEMS.toLocaleString('en')} projects written into its checkpoint...\n`,
+    );
+    const sandbox = await startSandboxProc([
+      '--seed',
+      writeSeed(dir, { projects: 10, snippets: 2, groups: 2, storages: { 'nfs-1': 1 } }),
+    ]);
+    const plan = writePlan(dir, 'twin-bench', {
+      url: sandbox.url,
+      from: ['nfs-1'],
+      kinds: ['projects', 'snippets', 'groups'],
+      concurrency: 50,
+      pollInterval: '1s',
+      backoff: '1s',
+    });
     const state = join(dir, 'twin-bench.dry-run.db');
     const dry = await new Promise<number | null>((resolve) => {
-      spawn(process.execPath, [BIN, 'run', plan, '--dry-run', '--state', state], { cwd: ROOT, env: { ...process.env, BENCH_TOKEN }, stdio: 'ignore' }).once('exit', resolve);
+      spawn(process.execPath, [BIN, 'run', plan, '--dry-run', '--state', state], {
+        cwd: ROOT,
+        env: { ...process.env, BENCH_TOKEN },
+        stdio: 'ignore',
+      }).once('exit', resolve);
     });
     await sandbox.stop();
     if (dry !== 0) throw new Error(`dry run exited with ${dry}`);
@@ -94,7 +114,13 @@ async function main(): Promise<void> {
     for (let from = 1001; from <= 1000 + ITEMS; from += 1000) {
       const page: ItemRecord[] = [];
       for (let id = from; id < from + 1000 && id <= 1000 + ITEMS; id++) {
-        page.push({ kind: 'projects', id, storage: 'nfs-1', name: `group-${id % 977}/project-${id}`, sizeBytes: size() });
+        page.push({
+          kind: 'projects',
+          id,
+          storage: 'nfs-1',
+          name: `group-${id % 977}/project-${id}`,
+          sizeBytes: size(),
+        });
         if (id % 100 === 0) hidden.push(id);
         if (id % 200 === 7) pending.push(id);
       }
@@ -115,17 +141,19 @@ async function main(): Promise<void> {
 
     const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
     const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-    process.stdout.write([
-      `twin of a dry run with ${ITEMS.toLocaleString('en')} projects (checkpoint written in ${s(setupMs)})`,
-      `| | wall | peak RSS |`,
-      `|---|---|---|`,
-      `| shardmove twin | ${s(twin.wallMs)} | ${twin.peakRssMb.toFixed(0)} MB |`,
-      `| sandbox loads the twin, in memory (to ready) | ${s(inMemory.wallMs)} | ${inMemory.peakRssMb.toFixed(0)} MB |`,
-      `| sandbox loads the twin, --db on disk (to ready) | ${s(onDisk.wallMs)} | ${onDisk.peakRssMb.toFixed(0)} MB |`,
-      `seed ${(seedBytes / 1024).toFixed(1)} KiB, items file ${mb(itemsBytes)} (${(itemsBytes / ITEMS).toFixed(1)} bytes per item); target: load < 20 s`,
-      `estimate (dry run): ${estimate}`,
-      '',
-    ].join('\n'));
+    process.stdout.write(
+      [
+        `twin of a dry run with ${ITEMS.toLocaleString('en')} projects (checkpoint written in ${s(setupMs)})`,
+        `| | wall | peak RSS |`,
+        `|---|---|---|`,
+        `| shardmove twin | ${s(twin.wallMs)} | ${twin.peakRssMb.toFixed(0)} MB |`,
+        `| sandbox loads the twin, in memory (to ready) | ${s(inMemory.wallMs)} | ${inMemory.peakRssMb.toFixed(0)} MB |`,
+        `| sandbox loads the twin, --db on disk (to ready) | ${s(onDisk.wallMs)} | ${onDisk.peakRssMb.toFixed(0)} MB |`,
+        `seed ${(seedBytes / 1024).toFixed(1)} KiB, items file ${mb(itemsBytes)} (${(itemsBytes / ITEMS).toFixed(1)} bytes per item); target: load < 20 s`,
+        `estimate (dry run): ${estimate}`,
+        '',
+      ].join('\n'),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

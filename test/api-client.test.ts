@@ -29,7 +29,13 @@ async function start(handler: Handler): Promise<{ url: string; sockets: () => nu
 }
 
 function client(url: string, timeoutMs = 2000): ApiClient {
-  const c = createClient({ baseUrl: url, credentials: createStaticTokenProvider('glpat-real'), timeoutMs, sleep: () => Promise.resolve(), retry: { maxAttempts: 2 } });
+  const c = createClient({
+    baseUrl: url,
+    credentials: createStaticTokenProvider('glpat-real'),
+    timeoutMs,
+    sleep: () => Promise.resolve(),
+    retry: { maxAttempts: 2 },
+  });
   const entry = open.at(-1);
   if (entry) entry.client = c;
   return c;
@@ -67,7 +73,9 @@ describe('client over real HTTP', () => {
     const c = client(url, 150);
     await expect(c.request({ method: 'GET', path: '/slow' })).rejects.toMatchObject({ code: 'SHARDMOVE_API_TIMEOUT' });
     expect(seen).toBe(2);
-    await expect(c.request({ method: 'POST', path: '/slow', body: {} })).rejects.toMatchObject({ code: 'SHARDMOVE_API_AMBIGUOUS' });
+    await expect(c.request({ method: 'POST', path: '/slow', body: {} })).rejects.toMatchObject({
+      code: 'SHARDMOVE_API_AMBIGUOUS',
+    });
     expect(seen).toBe(3);
   });
 
@@ -83,7 +91,9 @@ describe('client over real HTTP', () => {
       res.end('{"ok":true}');
     });
     const c = client(url);
-    await expect(c.request({ method: 'POST', path: '/moves', body: {} })).rejects.toMatchObject({ code: 'SHARDMOVE_API_AMBIGUOUS' });
+    await expect(c.request({ method: 'POST', path: '/moves', body: {} })).rejects.toMatchObject({
+      code: 'SHARDMOVE_API_AMBIGUOUS',
+    });
     expect(n).toBe(1);
     await c.request({ method: 'GET', path: '/moves' }); // n=2: ok
     const res = await c.request({ method: 'GET', path: '/moves' }); // n=3 dropped, n=4 ok
@@ -94,7 +104,12 @@ describe('client over real HTTP', () => {
   it('aborts an in-flight request at once when the client-wide signal fires', async () => {
     const { url } = await start(() => undefined);
     const controller = new AbortController();
-    const c = createClient({ baseUrl: url, credentials: createStaticTokenProvider('glpat-real'), timeoutMs: 10_000, signal: controller.signal });
+    const c = createClient({
+      baseUrl: url,
+      credentials: createStaticTokenProvider('glpat-real'),
+      timeoutMs: 10_000,
+      signal: controller.signal,
+    });
     open[open.length - 1]!.client = c;
     const started = Date.now();
     setTimeout(() => controller.abort(new Error('shutting down')), 50);
@@ -109,7 +124,10 @@ describe('client over real HTTP', () => {
     open.pop();
     const c = createClient({ baseUrl: url, credentials: createStaticTokenProvider('glpat-real'), timeoutMs: 500 });
     try {
-      await expect(c.request({ method: 'POST', path: '/moves' })).rejects.toMatchObject({ code: 'SHARDMOVE_API_NETWORK', causeCode: 'ECONNREFUSED' });
+      await expect(c.request({ method: 'POST', path: '/moves' })).rejects.toMatchObject({
+        code: 'SHARDMOVE_API_NETWORK',
+        causeCode: 'ECONNREFUSED',
+      });
     } finally {
       await c.close();
     }

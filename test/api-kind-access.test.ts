@@ -23,23 +23,40 @@ afterEach(async () => {
   api = null;
 });
 
-async function probe(instance: Partial<Seed['instance']>, counts: { snippets?: number; groups?: number } = {}): Promise<Record<Kind, KindAccessMode>> {
+async function probe(
+  instance: Partial<Seed['instance']>,
+  counts: { snippets?: number; groups?: number } = {},
+): Promise<Record<Kind, KindAccessMode>> {
   const seed = loadSeed();
   Object.assign(seed.instance, instance);
-  seed.inventory = { generate: { ...seed.inventory.generate!, projects: 5, snippets: counts.snippets ?? 5, groups: counts.groups ?? 3 } };
+  seed.inventory = {
+    generate: { ...seed.inventory.generate!, projects: 5, snippets: counts.snippets ?? 5, groups: counts.groups ?? 3 },
+  };
   sb = await startSandbox({ seed });
-  api = createInstanceApi({ baseUrl: sb.url, credentials: { type: 'token', token: TOKEN }, sudo: null, timeoutMs: 5000 });
+  api = createInstanceApi({
+    baseUrl: sb.url,
+    credentials: { type: 'token', token: TOKEN },
+    sudo: null,
+    timeoutMs: 5000,
+  });
   const { enterprise } = await api.version();
   const out = {} as Record<Kind, KindAccessMode>;
-  for (const kind of ['projects', 'snippets', 'groups'] as const) out[kind] = (await api.kindAccess(kind, enterprise)).mode;
-  const moves = await fetch(`${sb.url}/api/v4/snippet_repository_storage_moves`, { headers: { 'PRIVATE-TOKEN': TOKEN } });
+  for (const kind of ['projects', 'snippets', 'groups'] as const)
+    out[kind] = (await api.kindAccess(kind, enterprise)).mode;
+  const moves = await fetch(`${sb.url}/api/v4/snippet_repository_storage_moves`, {
+    headers: { 'PRIVATE-TOKEN': TOKEN },
+  });
   expect(await moves.json()).toEqual([]);
   return out;
 }
 
 describe('kind access probe against the sandbox', () => {
   it('EE Ultimate 17.11: every kind is listed by storage', async () => {
-    expect(await probe({ tier: 'ultimate', version: '17.11.0' })).toEqual({ projects: 'listing', snippets: 'listing', groups: 'listing' });
+    expect(await probe({ tier: 'ultimate', version: '17.11.0' })).toEqual({
+      projects: 'listing',
+      snippets: 'listing',
+      groups: 'listing',
+    });
   });
 
   it('EE Free: snippets listed; group moves answer but no group has a wiki to move, so groups are not drained', async () => {
@@ -47,14 +64,25 @@ describe('kind access probe against the sandbox', () => {
   });
 
   it('Community Edition: snippet storage not exposed (move records), group moves do not exist', async () => {
-    expect(await probe({ edition: 'ce', tier: 'free' })).toEqual({ projects: 'listing', snippets: 'records', groups: 'unsupported' });
+    expect(await probe({ edition: 'ce', tier: 'free' })).toEqual({
+      projects: 'listing',
+      snippets: 'records',
+      groups: 'unsupported',
+    });
   });
 
   it('Community Edition without any snippet yet: /metadata says CE, so snippets still go by move records', async () => {
-    expect(await probe({ edition: 'ce', tier: 'free' }, { snippets: 0 })).toEqual({ projects: 'listing', snippets: 'records', groups: 'unsupported' });
+    expect(await probe({ edition: 'ce', tier: 'free' }, { snippets: 0 })).toEqual({
+      projects: 'listing',
+      snippets: 'records',
+      groups: 'unsupported',
+    });
   });
 
   it('EE 16.2: no /snippets/all route yet, so snippets go by move records', async () => {
-    expect(await probe({ tier: 'ultimate', version: '16.2.0' })).toMatchObject({ snippets: 'records', groups: 'listing' });
+    expect(await probe({ tier: 'ultimate', version: '16.2.0' })).toMatchObject({
+      snippets: 'records',
+      groups: 'listing',
+    });
   });
 });

@@ -65,21 +65,40 @@ const READERS: Record<Mode, Cls[]> = {
 
 const UNAUTHORIZED = { message: '401 Unauthorized' };
 const FORBIDDEN = { message: '403 Forbidden' };
-const EXPIRED_BODY = { error: 'invalid_token', error_description: 'Token is expired. You can either do re-authorization or token refresh.' };
-const REVOKED_BODY = { error: 'invalid_token', error_description: 'Token was revoked. You have to re-authorize from the user.' };
+const EXPIRED_BODY = {
+  error: 'invalid_token',
+  error_description: 'Token is expired. You can either do re-authorization or token refresh.',
+};
+const REVOKED_BODY = {
+  error: 'invalid_token',
+  error_description: 'Token was revoked. You have to re-authorize from the user.',
+};
 const SUDO_NOT_ADMIN = { message: '403 Forbidden - Must be admin to use sudo' };
-const SUDO_NEEDS_TOKEN = { message: '403 Forbidden - Must be authenticated using an OAuth or Personal Access Token to use sudo' };
+const SUDO_NEEDS_TOKEN = {
+  message: '403 Forbidden - Must be authenticated using an OAuth or Personal Access Token to use sudo',
+};
 const SCOPE_SUDO = {
-  error: 'insufficient_scope', error_description: 'The request requires higher privileges than provided by the access token.', scope: 'sudo',
+  error: 'insufficient_scope',
+  error_description: 'The request requires higher privileges than provided by the access token.',
+  scope: 'sudo',
 };
 const SCOPE_API = {
-  error: 'insufficient_scope', error_description: 'The request requires higher privileges than provided by the access token.', scope: 'api',
+  error: 'insufficient_scope',
+  error_description: 'The request requires higher privileges than provided by the access token.',
+  scope: 'api',
 };
 /**
  * Classes whose request acts as an administrator user, whatever Admin Mode says: GET /user shows
  * them UserWithAdmin's fields, since GitLab picks that entity by `current_user.admin?`.
  */
-const ADMIN_USERS: Cls[] = ['admin-read_api', 'admin', 'admin-sudo-admin', 'admin-oauth', 'admin-session', 'admin-mode-scope'];
+const ADMIN_USERS: Cls[] = [
+  'admin-read_api',
+  'admin',
+  'admin-sudo-admin',
+  'admin-oauth',
+  'admin-session',
+  'admin-mode-scope',
+];
 /** Fields only an administrator may see (projects/snippets/groups, users). */
 const ADMIN_ONLY_KEYS = ['repository_storage', 'is_admin', 'note', 'created_by', 'statistics'];
 
@@ -113,10 +132,17 @@ interface Case {
   text?: boolean;
 }
 
-const commit = () => ({ branch: 'main', commit_message: 'matrix', actions: [{ action: 'create', file_path: `f${next()}.txt`, content: 'x' }] });
+const commit = () => ({
+  branch: 'main',
+  commit_message: 'matrix',
+  actions: [{ action: 'create', file_path: `f${next()}.txt`, content: 'x' }],
+});
 const moveTo = () => ({ destination_storage_name: 'cluster' });
 const bulk = () => ({ source_storage_name: 'nfs-1', destination_storage_name: 'cluster' });
-const geoMutation = () => ({ query: 'mutation { geoRegistriesBulkUpdate(input: { registryClass: PROJECT_REPOSITORY_REGISTRY, action: RESYNC_ALL }) { errors } }' });
+const geoMutation = () => ({
+  query:
+    'mutation { geoRegistriesBulkUpdate(input: { registryClass: PROJECT_REPOSITORY_REGISTRY, action: RESYNC_ALL }) { errors } }',
+});
 
 /** Moves made before the matrix runs, one per kind, for the "get one" routes. */
 const MOVES = { project: 0, snippet: 0, group: 0 };
@@ -133,19 +159,57 @@ const buildCases = (): Case[] => [
   // Any credential but a job token: "404 Job Not Found" (GitLab's validate_current_authenticated_job).
   { route: 'GET /api/v4/job', level: 'user', path: () => '/api/v4/job', ok: 404, nonAdmin: 404, job: 200 },
   { route: 'GET /api/v4/features', level: 'admin', path: () => '/api/v4/features', ok: 200 },
-  { route: 'POST /api/v4/features/:name', level: 'admin', path: () => '/api/v4/features/matrix_flag', body: () => ({ value: true }), ok: 201 },
-  { route: 'DELETE /api/v4/features/:name', level: 'admin', path: () => '/api/v4/features/matrix_flag', ok: 204 },
-  { route: 'POST /api/v4/admin/token', level: 'admin', path: () => '/api/v4/admin/token', body: () => ({ token: ROOT_READ }), ok: 200 },
-  { route: 'DELETE /api/v4/admin/token', level: 'admin', path: () => '/api/v4/admin/token', body: () => ({ token: spareTokens.pop() }), ok: 204 },
-  // Other methods on the token path answer 405 before authentication (the route's existence is public).
-  ...['GET', 'PUT', 'PATCH'].map((m): Case => ({ route: `${m} /api/v4/admin/token`, level: 'open', path: () => '/api/v4/admin/token', ok: 405 })),
-  // Routes that take their own credential in the body and ignore API credentials.
-  { route: 'POST /api/v4/runners/verify', level: 'open', path: () => '/api/v4/runners/verify', body: () => ({ token: 'glrt-sandbox-runner-0001' }), ok: 200 },
   {
-    route: 'POST /api/v4/projects/:id/trigger/pipeline', level: 'open', path: () => '/api/v4/projects/1/trigger/pipeline',
-    body: () => ({ token: 'glptt-sandbox-trigger-0001', ref: 'main' }), ok: 201,
+    route: 'POST /api/v4/features/:name',
+    level: 'admin',
+    path: () => '/api/v4/features/matrix_flag',
+    body: () => ({ value: true }),
+    ok: 201,
   },
-  { route: 'POST /oauth/token', level: 'open', path: () => '/oauth/token', body: () => ({ grant_type: 'refresh_token', refresh_token: 'x' }), ok: 401 },
+  { route: 'DELETE /api/v4/features/:name', level: 'admin', path: () => '/api/v4/features/matrix_flag', ok: 204 },
+  {
+    route: 'POST /api/v4/admin/token',
+    level: 'admin',
+    path: () => '/api/v4/admin/token',
+    body: () => ({ token: ROOT_READ }),
+    ok: 200,
+  },
+  {
+    route: 'DELETE /api/v4/admin/token',
+    level: 'admin',
+    path: () => '/api/v4/admin/token',
+    body: () => ({ token: spareTokens.pop() }),
+    ok: 204,
+  },
+  // Other methods on the token path answer 405 before authentication (the route's existence is public).
+  ...['GET', 'PUT', 'PATCH'].map((m): Case => ({
+    route: `${m} /api/v4/admin/token`,
+    level: 'open',
+    path: () => '/api/v4/admin/token',
+    ok: 405,
+  })),
+  // Routes that take their own credential in the body and ignore API credentials.
+  {
+    route: 'POST /api/v4/runners/verify',
+    level: 'open',
+    path: () => '/api/v4/runners/verify',
+    body: () => ({ token: 'glrt-sandbox-runner-0001' }),
+    ok: 200,
+  },
+  {
+    route: 'POST /api/v4/projects/:id/trigger/pipeline',
+    level: 'open',
+    path: () => '/api/v4/projects/1/trigger/pipeline',
+    body: () => ({ token: 'glptt-sandbox-trigger-0001', ref: 'main' }),
+    ok: 201,
+  },
+  {
+    route: 'POST /oauth/token',
+    level: 'open',
+    path: () => '/oauth/token',
+    body: () => ({ grant_type: 'refresh_token', refresh_token: 'x' }),
+    ok: 401,
+  },
   ...(['project', 'snippet', 'group'] as const).flatMap((kind): Case[] => {
     const plural = `${kind}s`;
     const collection = `/api/v4/${kind}_repository_storage_moves`;
@@ -154,36 +218,142 @@ const buildCases = (): Case[] => [
     const fresh = () => ++last;
     return [
       { route: `GET ${collection}`, level: 'admin', path: () => collection, ok: 200 },
-      { route: `GET ${collection}/:repository_storage_move_id`, level: 'admin', path: () => `${collection}/${MOVES[kind]}`, ok: 200 },
-      { route: `POST ${collection}`, level: 'admin', path: () => collection, body: bulk, ok: 202 },
-      { route: `GET /api/v4/${plural}/:id/repository_storage_moves`, level: 'admin', path: () => `/api/v4/${plural}/2/repository_storage_moves`, ok: 200 },
       {
-        route: `GET /api/v4/${plural}/:id/repository_storage_moves/:repository_storage_move_id`, level: 'admin',
-        path: () => `/api/v4/${plural}/2/repository_storage_moves/${MOVES[kind]}`, ok: 200,
+        route: `GET ${collection}/:repository_storage_move_id`,
+        level: 'admin',
+        path: () => `${collection}/${MOVES[kind]}`,
+        ok: 200,
       },
-      { route: `POST /api/v4/${plural}/:id/repository_storage_moves`, level: 'admin', path: () => `/api/v4/${plural}/${fresh()}/repository_storage_moves`, body: moveTo, ok: 201 },
+      { route: `POST ${collection}`, level: 'admin', path: () => collection, body: bulk, ok: 202 },
+      {
+        route: `GET /api/v4/${plural}/:id/repository_storage_moves`,
+        level: 'admin',
+        path: () => `/api/v4/${plural}/2/repository_storage_moves`,
+        ok: 200,
+      },
+      {
+        route: `GET /api/v4/${plural}/:id/repository_storage_moves/:repository_storage_move_id`,
+        level: 'admin',
+        path: () => `/api/v4/${plural}/2/repository_storage_moves/${MOVES[kind]}`,
+        ok: 200,
+      },
+      {
+        route: `POST /api/v4/${plural}/:id/repository_storage_moves`,
+        level: 'admin',
+        path: () => `/api/v4/${plural}/${fresh()}/repository_storage_moves`,
+        body: moveTo,
+        ok: 201,
+      },
     ];
   }),
   // Writes: only admins and owners (root owns everything in the default seed). Others get 403 on
   // public and internal items, 404 on private ones.
-  { route: 'POST /api/v4/projects/:id/repository/commits', level: 'user', path: () => '/api/v4/projects/1/repository/commits', body: commit, ok: 201, nonAdmin: 403 },
-  { route: 'PUT /api/v4/snippets/:id', level: 'user', path: () => '/api/v4/snippets/1', body: () => ({ content: `c${next()}` }), ok: 200, nonAdmin: 403 },
-  { route: 'POST /api/v4/groups/:id/wikis', level: 'user', path: () => '/api/v4/groups/1/wikis', body: () => ({ title: `t${next()}`, content: 'c' }), ok: 201, nonAdmin: 404 },
-  { route: 'GET /api/v4/projects', level: 'public', path: () => '/api/v4/projects?repository_storage=nfs-1&statistics=true', ok: 200 },
-  { route: 'GET /api/v4/projects/:id', level: 'public', name: 'public project', path: () => '/api/v4/projects/17?statistics=true', ok: 200 },
-  { route: 'GET /api/v4/projects/:id', level: 'public', name: 'internal project', path: () => '/api/v4/projects/1', ok: 200, anonymous: 404 },
-  { route: 'GET /api/v4/projects/:id', level: 'public', name: 'private project', path: () => '/api/v4/projects/3', ok: 200, nonAdmin: 404, anonymous: 404 },
+  {
+    route: 'POST /api/v4/projects/:id/repository/commits',
+    level: 'user',
+    path: () => '/api/v4/projects/1/repository/commits',
+    body: commit,
+    ok: 201,
+    nonAdmin: 403,
+  },
+  {
+    route: 'PUT /api/v4/snippets/:id',
+    level: 'user',
+    path: () => '/api/v4/snippets/1',
+    body: () => ({ content: `c${next()}` }),
+    ok: 200,
+    nonAdmin: 403,
+  },
+  {
+    route: 'POST /api/v4/groups/:id/wikis',
+    level: 'user',
+    path: () => '/api/v4/groups/1/wikis',
+    body: () => ({ title: `t${next()}`, content: 'c' }),
+    ok: 201,
+    nonAdmin: 404,
+  },
+  {
+    route: 'GET /api/v4/projects',
+    level: 'public',
+    path: () => '/api/v4/projects?repository_storage=nfs-1&statistics=true',
+    ok: 200,
+  },
+  {
+    route: 'GET /api/v4/projects/:id',
+    level: 'public',
+    name: 'public project',
+    path: () => '/api/v4/projects/17?statistics=true',
+    ok: 200,
+  },
+  {
+    route: 'GET /api/v4/projects/:id',
+    level: 'public',
+    name: 'internal project',
+    path: () => '/api/v4/projects/1',
+    ok: 200,
+    anonymous: 404,
+  },
+  {
+    route: 'GET /api/v4/projects/:id',
+    level: 'public',
+    name: 'private project',
+    path: () => '/api/v4/projects/3',
+    ok: 200,
+    nonAdmin: 404,
+    anonymous: 404,
+  },
   // Issue 23: a project's forks, 404 to whoever cannot see the project.
-  { route: 'GET /api/v4/projects/:id/forks', level: 'public', name: 'public project', path: () => '/api/v4/projects/17/forks', ok: 200 },
-  { route: 'GET /api/v4/projects/:id/forks', level: 'public', name: 'private project', path: () => '/api/v4/projects/3/forks', ok: 200, nonAdmin: 404, anonymous: 404 },
+  {
+    route: 'GET /api/v4/projects/:id/forks',
+    level: 'public',
+    name: 'public project',
+    path: () => '/api/v4/projects/17/forks',
+    ok: 200,
+  },
+  {
+    route: 'GET /api/v4/projects/:id/forks',
+    level: 'public',
+    name: 'private project',
+    path: () => '/api/v4/projects/3/forks',
+    ok: 200,
+    nonAdmin: 404,
+    anonymous: 404,
+  },
   { route: 'GET /api/v4/snippets/all', level: 'user', path: () => '/api/v4/snippets/all', ok: 200 },
-  { route: 'GET /api/v4/snippets/:id', level: 'user', name: 'public snippet', path: () => '/api/v4/snippets/1', ok: 200 },
-  { route: 'GET /api/v4/snippets/:id', level: 'user', name: 'private snippet', path: () => '/api/v4/snippets/3', ok: 200, nonAdmin: 404 },
+  {
+    route: 'GET /api/v4/snippets/:id',
+    level: 'user',
+    name: 'public snippet',
+    path: () => '/api/v4/snippets/1',
+    ok: 200,
+  },
+  {
+    route: 'GET /api/v4/snippets/:id',
+    level: 'user',
+    name: 'private snippet',
+    path: () => '/api/v4/snippets/3',
+    ok: 200,
+    nonAdmin: 404,
+  },
   { route: 'GET /api/v4/groups', level: 'public', path: () => '/api/v4/groups', ok: 200 },
   { route: 'GET /api/v4/groups/:id', level: 'public', name: 'public group', path: () => '/api/v4/groups/5', ok: 200 },
-  { route: 'GET /api/v4/groups/:id', level: 'public', name: 'private group', path: () => '/api/v4/groups/1', ok: 200, nonAdmin: 404, anonymous: 404 },
+  {
+    route: 'GET /api/v4/groups/:id',
+    level: 'public',
+    name: 'private group',
+    path: () => '/api/v4/groups/1',
+    ok: 200,
+    nonAdmin: 404,
+    anonymous: 404,
+  },
   { route: 'GET /api/v4/application/settings', level: 'admin', path: () => '/api/v4/application/settings', ok: 200 },
-  { route: 'PUT /api/v4/application/settings', level: 'admin', path: () => '/api/v4/application/settings', body: () => ({ repository_storages_weighted: { default: 100 } }), ok: 200 },
+  {
+    route: 'PUT /api/v4/application/settings',
+    level: 'admin',
+    path: () => '/api/v4/application/settings',
+    body: () => ({ repository_storages_weighted: { default: 100 } }),
+    ok: 200,
+  },
   { route: 'GET /-/health', level: 'open', path: () => '/-/health', ok: 200, text: true },
   { route: 'GET /-/liveness', level: 'open', path: () => '/-/liveness', ok: 200 },
   { route: 'GET /-/readiness', level: 'open', path: () => '/-/readiness?all=1', ok: 200 },
@@ -197,7 +367,13 @@ const buildCases = (): Case[] => [
   { route: 'GET /api/v4/geo_sites/:id/status', level: 'admin', path: () => '/api/v4/geo_sites/2/status', ok: 200 },
   // GraphQL answers 200 with `errors` to callers without the rights; the state check proves nothing was recorded.
   { route: 'POST /api/graphql', level: 'public', path: () => '/api/graphql', body: geoMutation, ok: 200 },
-  { route: 'POST /api/v4/geo/node_proxy/:id/graphql', level: 'admin', path: () => '/api/v4/geo/node_proxy/2/graphql', body: geoMutation, ok: 200 },
+  {
+    route: 'POST /api/v4/geo/node_proxy/:id/graphql',
+    level: 'admin',
+    path: () => '/api/v4/geo/node_proxy/2/graphql',
+    body: geoMutation,
+    ok: 200,
+  },
 ];
 
 interface Expected {
@@ -206,31 +382,51 @@ interface Expected {
 }
 
 /** The documented answer for a case and a credential class. */
-function expected(c: Case, level: 'admin' | 'user' | 'public' | 'open', write: boolean, jobRoute: boolean, cls: Cls, mode: Mode): Expected {
+function expected(
+  c: Case,
+  level: 'admin' | 'user' | 'public' | 'open',
+  write: boolean,
+  jobRoute: boolean,
+  cls: Cls,
+  mode: Mode,
+): Expected {
   if (level === 'open') return { status: c.ok };
   const adminModeOn = mode === 'admin-mode-on';
   switch (cls) {
-    case 'none': return level === 'public' ? { status: c.anonymous ?? c.ok } : { status: 401, body: UNAUTHORIZED };
-    case 'invalid': return { status: 401, body: UNAUTHORIZED };
-    case 'expired': return { status: 401, body: EXPIRED_BODY };
-    case 'revoked': return { status: 401, body: REVOKED_BODY };
+    case 'none':
+      return level === 'public' ? { status: c.anonymous ?? c.ok } : { status: 401, body: UNAUTHORIZED };
+    case 'invalid':
+      return { status: 401, body: UNAUTHORIZED };
+    case 'expired':
+      return { status: 401, body: EXPIRED_BODY };
+    case 'revoked':
+      return { status: 401, body: REVOKED_BODY };
     // A job token works only where the route accepts one; anywhere else it is an invalid credential.
-    case 'job': return jobRoute ? { status: c.job ?? c.ok } : { status: 401, body: UNAUTHORIZED };
-    case 'non-admin-sudo': return { status: 403, body: SUDO_NOT_ADMIN };
+    case 'job':
+      return jobRoute ? { status: c.job ?? c.ok } : { status: 401, body: UNAUTHORIZED };
+    case 'non-admin-sudo':
+      return { status: 403, body: SUDO_NOT_ADMIN };
     case 'admin-read_api':
       if (write) return { status: 403, body: SCOPE_API };
       return adminModeOn && level === 'admin' ? { status: 403, body: FORBIDDEN } : { status: c.ok };
     // Sudo asks for an administrator first: with Admin Mode on, root without the admin_mode scope is none.
-    case 'admin-session-sudo': return { status: 403, body: adminModeOn ? SUDO_NOT_ADMIN : SUDO_NEEDS_TOKEN };
-    case 'admin-sudo-admin': case 'admin-sudo-non-admin':
+    case 'admin-session-sudo':
+      return { status: 403, body: adminModeOn ? SUDO_NOT_ADMIN : SUDO_NEEDS_TOKEN };
+    case 'admin-sudo-admin':
+    case 'admin-sudo-non-admin':
       if (adminModeOn) return { status: 403, body: SUDO_NOT_ADMIN };
       if (cls === 'admin-sudo-admin') return { status: c.ok };
       return level === 'admin' ? { status: 403, body: FORBIDDEN } : { status: c.nonAdmin ?? c.ok };
-    case 'admin-without-sudo-scope-sudo': return { status: 403, body: SCOPE_SUDO };
-    case 'admin-mode-scope': return { status: c.ok };
-    case 'admin': case 'admin-oauth': case 'admin-session':
+    case 'admin-without-sudo-scope-sudo':
+      return { status: 403, body: SCOPE_SUDO };
+    case 'admin-mode-scope':
+      return { status: c.ok };
+    case 'admin':
+    case 'admin-oauth':
+    case 'admin-session':
       return adminModeOn && level === 'admin' ? { status: 403, body: FORBIDDEN } : { status: c.ok };
-    case 'non-admin': case 'non-admin-session':
+    case 'non-admin':
+    case 'non-admin-session':
       return level === 'admin' ? { status: 403, body: FORBIDDEN } : { status: c.nonAdmin ?? c.ok };
   }
 }
@@ -259,13 +455,16 @@ function describeMatrix(mode: Mode): void {
       sb.state.engine.close();
       for (const kind of ['project', 'snippet', 'group'] as const) {
         const res = await fetch(`${sb.url}/api/v4/${kind}s/2/repository_storage_moves`, {
-          method: 'POST', headers: { 'private-token': ROOT, 'content-type': 'application/json' }, body: JSON.stringify(moveTo()),
+          method: 'POST',
+          headers: { 'private-token': ROOT, 'content-type': 'application/json' },
+          body: JSON.stringify(moveTo()),
         });
         expect(res.status).toBe(201);
         MOVES[kind] = ((await res.json()) as { id: number }).id;
       }
       const now = new Date().toISOString();
-      const insert = sb.state.db.prepare(`INSERT INTO credentials (type, value, user_id, name, scopes, expires_at, created_at, updated_at)
+      const insert = sb.state.db
+        .prepare(`INSERT INTO credentials (type, value, user_id, name, scopes, expires_at, created_at, updated_at)
         VALUES ('personal', ?, 3, 'spare', '["api"]', '2099-01-01', ?, ?)`);
       spareTokens.length = 0;
       for (let i = 0; i < CLASS_NAMES.length; i++) {
@@ -275,7 +474,9 @@ function describeMatrix(mode: Mode): void {
       }
       if (mode === 'admin-mode-on') {
         const res = await fetch(`${sb.url}/api/v4/application/settings`, {
-          method: 'PUT', headers: { 'private-token': ROOT, 'content-type': 'application/json' }, body: '{"admin_mode":true}',
+          method: 'PUT',
+          headers: { 'private-token': ROOT, 'content-type': 'application/json' },
+          body: '{"admin_mode":true}',
         });
         expect(res.status).toBe(200);
       }
@@ -292,7 +493,9 @@ function describeMatrix(mode: Mode): void {
       expect([...covered].filter((k) => !known.has(k))).toEqual([]);
     });
 
-    const cells = cases.flatMap((c) => CLASS_NAMES.map((cls) => [`${c.route}${c.name ? ` (${c.name})` : ''} as ${cls}`, c, cls] as const));
+    const cells = cases.flatMap((c) =>
+      CLASS_NAMES.map((cls) => [`${c.route}${c.name ? ` (${c.name})` : ''} as ${cls}`, c, cls] as const),
+    );
 
     it.each(cells)('%s', async (_label, c, cls) => {
       const [method, pattern] = c.route.split(' ') as [string, string];
@@ -304,7 +507,11 @@ function describeMatrix(mode: Mode): void {
       const body = c.body?.();
       const headers: Record<string, string> = { ...CLASSES[cls] };
       if (body !== undefined) headers['content-type'] = 'application/json';
-      const res = await fetch(`${sb.url}${c.path()}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${sb.url}${c.path()}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const text = await res.text();
       const changed = changeCount(sb.state) - before;
 
@@ -321,7 +528,8 @@ function describeMatrix(mode: Mode): void {
       if (!READERS[mode].includes(cls) && !adminSelf) {
         expect([...adminOnlyKeysIn(parsed)], `${c.route} as ${cls} shows admin-only fields`).toEqual([]);
         // Only GET /user shows an email address: the caller's own.
-        if (c.route !== 'GET /api/v4/user') expect(text, `${c.route} as ${cls} shows an email address`).not.toMatch(/"(commit_)?email":/);
+        if (c.route !== 'GET /api/v4/user')
+          expect(text, `${c.route} as ${cls} shows an email address`).not.toMatch(/"(commit_)?email":/);
       }
       if (!ADMINS[mode].includes(cls) && c.route === 'POST /api/graphql' && res.status === 200) {
         expect((parsed as { errors?: unknown[] }).errors).toBeDefined();
@@ -350,7 +558,11 @@ describe('admin-only data through search', () => {
   };
 
   // Regression: /users?search= matched part of anyone's private email, an oracle for addresses.
-  it.each([['none', {}], ['non-admin', { 'private-token': ALICE }], ['admin-read_api', { 'private-token': ROOT_READ }]] as const)(
+  it.each([
+    ['none', {}],
+    ['non-admin', { 'private-token': ALICE }],
+    ['admin-read_api', { 'private-token': ROOT_READ }],
+  ] as const)(
     'finds nobody by email address as %s unless an administrator asks, and then only by the whole address',
     async (cls, headers) => {
       const admin = cls === 'admin-read_api';

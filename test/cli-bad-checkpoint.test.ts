@@ -11,7 +11,20 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -24,7 +37,8 @@ const ROOT_USER = process.getuid?.() === 0;
 const NOBODY = { uid: 65534, gid: 65534 };
 /** As root, whether this system lets a child process run as another user (a user namespace may not). */
 const CAN_SWITCH = !ROOT_USER || spawnSync(process.execPath, ['-e', ''], NOBODY).status === 0;
-const NO_SWITCH = 'running as root, and a child process cannot switch to uid 65534 here: chmod alone would not stop root';
+const NO_SWITCH =
+  'running as root, and a child process cannot switch to uid 65534 here: chmod alone would not stop root';
 if (!CAN_SWITCH) console.warn(`cli-bad-checkpoint.test.ts: permission tests skipped: ${NO_SWITCH}`);
 
 /** The plan's instance is never reached: every command stops at the checkpoint. */
@@ -64,7 +78,9 @@ function snapshot(dir: string): Record<string, string> {
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);
     const st = lstatSync(p);
-    out[name] = st.isDirectory() ? `dir:${JSON.stringify(snapshot(p))}` : `${st.mode.toString(8)}:${createHash('sha256').update(readFileSync(p)).digest('hex')}`;
+    out[name] = st.isDirectory()
+      ? `dir:${JSON.stringify(snapshot(p))}`
+      : `${st.mode.toString(8)}:${createHash('sha256').update(readFileSync(p)).digest('hex')}`;
   }
   return out;
 }
@@ -82,12 +98,26 @@ beforeAll(() => {
   plan = join(base, 'plan.yaml');
   writeFileSync(
     plan,
-    ['version: 1', 'name: bad', 'instance:', '  url: ${SHARDMOVE_URL}', '  token: ${SHARDMOVE_TOKEN}', 'move:', '  from: [nfs-1]', '  to: cluster', '  kinds: [projects]', ''].join('\n'),
+    [
+      'version: 1',
+      'name: bad',
+      'instance:',
+      '  url: ${SHARDMOVE_URL}',
+      '  token: ${SHARDMOVE_TOKEN}',
+      'move:',
+      '  from: [nfs-1]',
+      '  to: cluster',
+      '  kinds: [projects]',
+      '',
+    ].join('\n'),
   );
   openUp(plan);
   mkdirSync(join(base, 'source'));
   copyPlan = join(base, 'copy.yaml');
-  writeFileSync(copyPlan, `version: 1\nname: cp\ncopy:\n  method: rsync\n  source: { path: ${join(base, 'source')} }\n  target: { path: ${join(base, 'target')} }\n`);
+  writeFileSync(
+    copyPlan,
+    `version: 1\nname: cp\ncopy:\n  method: rsync\n  source: { path: ${join(base, 'source')} }\n  target: { path: ${join(base, 'target')} }\n`,
+  );
   openUp(copyPlan);
 });
 
@@ -122,7 +152,15 @@ const BAD = {
   },
 } as const;
 
-const MOVE_COMMANDS = [['run'], ['status'], ['report', '--json'], ['unlock', '--yes'], ['control'], ['control', '--pause'], ['weights', 'restore', '--yes']];
+const MOVE_COMMANDS = [
+  ['run'],
+  ['status'],
+  ['report', '--json'],
+  ['unlock', '--yes'],
+  ['control'],
+  ['control', '--pause'],
+  ['weights', 'restore', '--yes'],
+];
 
 function expectOneClearLine(r: CliResult, label: string, line: string): void {
   expect(r.stderr, label).not.toContain('internal error');
@@ -131,158 +169,187 @@ function expectOneClearLine(r: CliResult, label: string, line: string): void {
   expect(r.code, label).toBe(1);
 }
 
-describe('a checkpoint that is no checkpoint: one clear line, exit 1, the file left as it was', { timeout: 120_000 }, () => {
-  for (const [kind, bad] of Object.entries(BAD)) {
-    it(`${kind}: run, status, report, unlock, control, weights restore and copy refuse it and change nothing`, async () => {
-      const dir = join(base, kind.replace(/\W+/g, '-'));
-      mkdirSync(dir);
-      const file = join(dir, 'state.db');
-      bad.make(file);
-      const before = snapshot(dir);
-      // A few at a time: the machines running this suite are shared.
-      for (const args of MOVE_COMMANDS) {
-        const cmd = args[0] === 'weights' ? [...args.slice(0, 2), plan, ...args.slice(2)] : [args[0]!, plan, ...args.slice(1)];
-        const r = await cli([...cmd, '--state', file]);
-        expectOneClearLine(r, args.join(' '), `${file} ${bad.problem('shardmove checkpoint')}`);
-        expect(snapshot(dir), `${args.join(' ')} changed ${dir}`).toEqual(before);
-      }
-      // One after the other: two processes refusing the same file at once can race on the empty -wal
-      // SQLite creates (each takes it for the other's), and leave it; harmless, but not "as it was".
-      const copied = await cli(['copy', copyPlan, '--state', file]);
-      const copyStatus = await cli(['status', copyPlan, '--state', file]);
-      expectOneClearLine(copied, 'copy', `${file} ${bad.problem('shardmove copy checkpoint')}`);
-      expectOneClearLine(copyStatus, 'status of a copy', `${file} ${bad.problem('shardmove copy checkpoint')}`);
-      expect(snapshot(dir)).toEqual(before);
-      expect(existsSync(join(base, 'target'))).toBe(false);
+describe(
+  'a checkpoint that is no checkpoint: one clear line, exit 1, the file left as it was',
+  { timeout: 120_000 },
+  () => {
+    for (const [kind, bad] of Object.entries(BAD)) {
+      it(`${kind}: run, status, report, unlock, control, weights restore and copy refuse it and change nothing`, async () => {
+        const dir = join(base, kind.replace(/\W+/g, '-'));
+        mkdirSync(dir);
+        const file = join(dir, 'state.db');
+        bad.make(file);
+        const before = snapshot(dir);
+        // A few at a time: the machines running this suite are shared.
+        for (const args of MOVE_COMMANDS) {
+          const cmd =
+            args[0] === 'weights' ? [...args.slice(0, 2), plan, ...args.slice(2)] : [args[0]!, plan, ...args.slice(1)];
+          const r = await cli([...cmd, '--state', file]);
+          expectOneClearLine(r, args.join(' '), `${file} ${bad.problem('shardmove checkpoint')}`);
+          expect(snapshot(dir), `${args.join(' ')} changed ${dir}`).toEqual(before);
+        }
+        // One after the other: two processes refusing the same file at once can race on the empty -wal
+        // SQLite creates (each takes it for the other's), and leave it; harmless, but not "as it was".
+        const copied = await cli(['copy', copyPlan, '--state', file]);
+        const copyStatus = await cli(['status', copyPlan, '--state', file]);
+        expectOneClearLine(copied, 'copy', `${file} ${bad.problem('shardmove copy checkpoint')}`);
+        expectOneClearLine(copyStatus, 'status of a copy', `${file} ${bad.problem('shardmove copy checkpoint')}`);
+        expect(snapshot(dir)).toEqual(before);
+        expect(existsSync(join(base, 'target'))).toBe(false);
+      });
+    }
+
+    it('the default paths (state/<name>.db, state/<name>.copy.db) are named the same way', async () => {
+      const state = join(base, 'state');
+      mkdirSync(state, { recursive: true });
+      writeFileSync(join(state, 'bad.db'), 'not sqlite');
+      writeFileSync(join(state, 'cp.copy.db'), 'not sqlite either');
+      const before = snapshot(state);
+      const [run, copy] = await Promise.all([cli(['run', plan]), cli(['copy', copyPlan])]);
+      expectOneClearLine(run, 'run', `${join(state, 'bad.db')} is not a shardmove checkpoint: file is not a database`);
+      expectOneClearLine(
+        copy,
+        'copy',
+        `${join(state, 'cp.copy.db')} is not a shardmove copy checkpoint: file is not a database`,
+      );
+      expect(snapshot(state)).toEqual(before);
+      rmSync(state, { recursive: true });
     });
-  }
 
-  it('the default paths (state/<name>.db, state/<name>.copy.db) are named the same way', async () => {
-    const state = join(base, 'state');
-    mkdirSync(state, { recursive: true });
-    writeFileSync(join(state, 'bad.db'), 'not sqlite');
-    writeFileSync(join(state, 'cp.copy.db'), 'not sqlite either');
-    const before = snapshot(state);
-    const [run, copy] = await Promise.all([cli(['run', plan]), cli(['copy', copyPlan])]);
-    expectOneClearLine(run, 'run', `${join(state, 'bad.db')} is not a shardmove checkpoint: file is not a database`);
-    expectOneClearLine(copy, 'copy', `${join(state, 'cp.copy.db')} is not a shardmove copy checkpoint: file is not a database`);
-    expect(snapshot(state)).toEqual(before);
-    rmSync(state, { recursive: true });
-  });
-
-  it('a move checkpoint given to copy, and a copy checkpoint given to run, say which they are', async () => {
-    const dir = join(base, 'swapped');
-    mkdirSync(dir);
-    const move = join(dir, 'move.db');
-    writeCheckpoint(move);
-    const copy = join(dir, 'copy.db');
-    const raw = new Database(copy);
-    raw.exec('CREATE TABLE copy_run (id INTEGER PRIMARY KEY)');
-    raw.pragma('user_version = 1');
-    raw.close();
-    const before = snapshot(dir);
-    const [toCopy, toRun] = await Promise.all([cli(['copy', copyPlan, '--state', move]), cli(['run', plan, '--state', copy])]);
-    expectOneClearLine(toCopy, 'copy', `${move} is not a shardmove copy checkpoint: it is a move checkpoint (shardmove run), not a copy checkpoint`);
-    expectOneClearLine(toRun, 'run', `${copy} is not a shardmove checkpoint: it is a copy checkpoint (shardmove copy), not a move checkpoint`);
-    expect(snapshot(dir)).toEqual(before);
-  });
-});
+    it('a move checkpoint given to copy, and a copy checkpoint given to run, say which they are', async () => {
+      const dir = join(base, 'swapped');
+      mkdirSync(dir);
+      const move = join(dir, 'move.db');
+      writeCheckpoint(move);
+      const copy = join(dir, 'copy.db');
+      const raw = new Database(copy);
+      raw.exec('CREATE TABLE copy_run (id INTEGER PRIMARY KEY)');
+      raw.pragma('user_version = 1');
+      raw.close();
+      const before = snapshot(dir);
+      const [toCopy, toRun] = await Promise.all([
+        cli(['copy', copyPlan, '--state', move]),
+        cli(['run', plan, '--state', copy]),
+      ]);
+      expectOneClearLine(
+        toCopy,
+        'copy',
+        `${move} is not a shardmove copy checkpoint: it is a move checkpoint (shardmove run), not a copy checkpoint`,
+      );
+      expectOneClearLine(
+        toRun,
+        'run',
+        `${copy} is not a shardmove checkpoint: it is a copy checkpoint (shardmove copy), not a move checkpoint`,
+      );
+      expect(snapshot(dir)).toEqual(before);
+    });
+  },
+);
 
 describe('a checkpoint this user cannot write', { timeout: 60_000 }, () => {
-  it.skipIf(!CAN_SWITCH)('run refuses a read-only checkpoint file (mode 0444) with one line, and writes nothing', async () => {
-    const dir = join(base, 'ro-file');
-    mkdirSync(dir);
-    const file = join(dir, 'state.db');
-    writeCheckpoint(file);
-    chmodSync(file, 0o444);
-    chmodSync(dir, 0o777);
-    const before = snapshot(dir);
-    const r = await cli(['run', plan, '--state', file], { asOther: true });
-    expectOneClearLine(r, 'run', `cannot write the shardmove checkpoint ${file}: the file is read-only`);
-    // Nor the -wal and -shm that SQLite makes before the first write is refused, nor the run's log.
-    expect(snapshot(dir)).toEqual(before);
-  });
+  it.skipIf(!CAN_SWITCH)(
+    'run refuses a read-only checkpoint file (mode 0444) with one line, and writes nothing',
+    async () => {
+      const dir = join(base, 'ro-file');
+      mkdirSync(dir);
+      const file = join(dir, 'state.db');
+      writeCheckpoint(file);
+      chmodSync(file, 0o444);
+      chmodSync(dir, 0o777);
+      const before = snapshot(dir);
+      const r = await cli(['run', plan, '--state', file], { asOther: true });
+      expectOneClearLine(r, 'run', `cannot write the shardmove checkpoint ${file}: the file is read-only`);
+      // Nor the -wal and -shm that SQLite makes before the first write is refused, nor the run's log.
+      expect(snapshot(dir)).toEqual(before);
+    },
+  );
 
-  it.skipIf(!CAN_SWITCH)('run and control --pause refuse a checkpoint in a directory they cannot write; unlock, with nothing to remove, reads it', async () => {
-    const dir = join(base, 'ro-dir');
-    mkdirSync(dir);
-    const file = join(dir, 'state.db');
-    writeCheckpoint(file);
-    openUp(file);
-    chmodSync(dir, 0o555);
-    const before = snapshot(dir);
-    const why = `cannot write the shardmove checkpoint ${file}: its directory ${dir} is not writable (SQLite keeps its -wal and -shm files beside it)`;
-    const [run, unlock, control, fresh] = await Promise.all([
-      cli(['run', plan, '--state', file], { asOther: true }),
-      cli(['unlock', plan, '--yes', '--state', file], { asOther: true }),
-      cli(['control', plan, '--pause', '--state', file], { asOther: true }),
-      cli(['run', plan, '--state', join(dir, 'new.db')], { asOther: true }),
-    ]);
-    expectOneClearLine(run, 'run', why);
-    expectOneClearLine(control, 'control --pause', why);
-    expectOneClearLine(fresh, 'run (new checkpoint)', why.replaceAll(file, join(dir, 'new.db')));
-    // unlock reads first: there is no lock, so it has nothing to write.
-    expect(unlock.code, unlock.stderr).toBe(0);
-    expect(snapshot(dir)).toEqual(before);
-  });
+  it.skipIf(!CAN_SWITCH)(
+    'run and control --pause refuse a checkpoint in a directory they cannot write; unlock, with nothing to remove, reads it',
+    async () => {
+      const dir = join(base, 'ro-dir');
+      mkdirSync(dir);
+      const file = join(dir, 'state.db');
+      writeCheckpoint(file);
+      openUp(file);
+      chmodSync(dir, 0o555);
+      const before = snapshot(dir);
+      const why = `cannot write the shardmove checkpoint ${file}: its directory ${dir} is not writable (SQLite keeps its -wal and -shm files beside it)`;
+      const [run, unlock, control, fresh] = await Promise.all([
+        cli(['run', plan, '--state', file], { asOther: true }),
+        cli(['unlock', plan, '--yes', '--state', file], { asOther: true }),
+        cli(['control', plan, '--pause', '--state', file], { asOther: true }),
+        cli(['run', plan, '--state', join(dir, 'new.db')], { asOther: true }),
+      ]);
+      expectOneClearLine(run, 'run', why);
+      expectOneClearLine(control, 'control --pause', why);
+      expectOneClearLine(fresh, 'run (new checkpoint)', why.replaceAll(file, join(dir, 'new.db')));
+      // unlock reads first: there is no lock, so it has nothing to write.
+      expect(unlock.code, unlock.stderr).toBe(0);
+      expect(snapshot(dir)).toEqual(before);
+    },
+  );
 });
 
-describe('status and report read where the checkpoint\'s directory is not writable', { timeout: 60_000 }, () => {
+describe("status and report read where the checkpoint's directory is not writable", { timeout: 60_000 }, () => {
   const leftovers = () => readdirSync(tmpdir()).filter((n) => n.startsWith('shardmove-read-'));
 
-  it.skipIf(!CAN_SWITCH)('after a clean stop (no -wal) and after kill -9 (a -wal with the last commits, no -shm)', async () => {
-    const clean = join(base, 'ro-read-clean');
-    mkdirSync(clean);
-    writeCheckpoint(join(clean, 'state.db'), 'cleanly-stopped');
+  it.skipIf(!CAN_SWITCH)(
+    'after a clean stop (no -wal) and after kill -9 (a -wal with the last commits, no -shm)',
+    async () => {
+      const clean = join(base, 'ro-read-clean');
+      mkdirSync(clean);
+      writeCheckpoint(join(clean, 'state.db'), 'cleanly-stopped');
 
-    // What kill -9 leaves: the last commits in the -wal, the main file without them, no -shm.
-    const crashed = join(base, 'ro-read-crashed');
-    mkdirSync(crashed);
-    const work = join(base, 'crash-work');
-    mkdirSync(work);
-    writeCheckpoint(join(work, 'state.db'), 'before-the-crash');
-    const writer = new Database(join(work, 'state.db'));
-    writer.pragma('wal_autocheckpoint = 0');
-    writer.prepare(`UPDATE run SET plan_name = 'after-the-crash' WHERE id = 1`).run();
-    copyFileSync(join(work, 'state.db'), join(crashed, 'state.db'));
-    copyFileSync(join(work, 'state.db-wal'), join(crashed, 'state.db-wal'));
-    writer.close();
+      // What kill -9 leaves: the last commits in the -wal, the main file without them, no -shm.
+      const crashed = join(base, 'ro-read-crashed');
+      mkdirSync(crashed);
+      const work = join(base, 'crash-work');
+      mkdirSync(work);
+      writeCheckpoint(join(work, 'state.db'), 'before-the-crash');
+      const writer = new Database(join(work, 'state.db'));
+      writer.pragma('wal_autocheckpoint = 0');
+      writer.prepare(`UPDATE run SET plan_name = 'after-the-crash' WHERE id = 1`).run();
+      copyFileSync(join(work, 'state.db'), join(crashed, 'state.db'));
+      copyFileSync(join(work, 'state.db-wal'), join(crashed, 'state.db-wal'));
+      writer.close();
 
-    // And through a symlink, whose -wal is beside the file it points to.
-    const linked = join(base, 'ro-read-linked');
-    mkdirSync(linked);
-    symlinkSync(join(crashed, 'state.db'), join(linked, 'state.db'));
-    for (const dir of [clean, crashed, linked]) {
-      for (const f of readdirSync(dir)) if (!lstatSync(join(dir, f)).isSymbolicLink()) openUp(join(dir, f));
-      chmodSync(dir, 0o555);
-    }
-    const before = { clean: snapshot(clean), crashed: snapshot(crashed) };
-    const tmpBefore = leftovers();
-    const [status, report, statusAfterCrash, reportAfterCrash, control, viaLink] = await Promise.all([
-      cli(['status', plan, '--state', join(clean, 'state.db')], { asOther: true }),
-      cli(['report', plan, '--json', '--state', join(clean, 'state.db')], { asOther: true }),
-      cli(['status', plan, '--json', '--state', join(crashed, 'state.db')], { asOther: true }),
-      cli(['report', plan, '--json', '--state', join(crashed, 'state.db')], { asOther: true }),
-      cli(['control', plan, '--state', join(clean, 'state.db')], { asOther: true }),
-      cli(['status', plan, '--json', '--state', join(linked, 'state.db')], { asOther: true }),
-    ]);
-    expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toMatch(/^Plan cleanly-stopped: /);
-    expect(report.code, report.stderr).toBe(0);
-    expect((JSON.parse(report.stdout) as { plan: string }).plan).toBe('cleanly-stopped');
-    expect(control.code, control.stderr).toBe(0);
-    // The -wal's commits are read, not just the main file's older state.
-    expect(statusAfterCrash.code, statusAfterCrash.stderr).toBe(0);
-    expect((JSON.parse(statusAfterCrash.stdout) as { plan: string }).plan).toBe('after-the-crash');
-    expect(reportAfterCrash.code, reportAfterCrash.stderr).toBe(0);
-    expect((JSON.parse(reportAfterCrash.stdout) as { plan: string }).plan).toBe('after-the-crash');
-    expect(viaLink.code, viaLink.stderr).toBe(0);
-    expect((JSON.parse(viaLink.stdout) as { plan: string }).plan).toBe('after-the-crash');
-    expect(snapshot(clean)).toEqual(before.clean);
-    expect(snapshot(crashed)).toEqual(before.crashed);
-    // The private copies they read are gone.
-    expect(leftovers()).toEqual(tmpBefore);
-  });
+      // And through a symlink, whose -wal is beside the file it points to.
+      const linked = join(base, 'ro-read-linked');
+      mkdirSync(linked);
+      symlinkSync(join(crashed, 'state.db'), join(linked, 'state.db'));
+      for (const dir of [clean, crashed, linked]) {
+        for (const f of readdirSync(dir)) if (!lstatSync(join(dir, f)).isSymbolicLink()) openUp(join(dir, f));
+        chmodSync(dir, 0o555);
+      }
+      const before = { clean: snapshot(clean), crashed: snapshot(crashed) };
+      const tmpBefore = leftovers();
+      const [status, report, statusAfterCrash, reportAfterCrash, control, viaLink] = await Promise.all([
+        cli(['status', plan, '--state', join(clean, 'state.db')], { asOther: true }),
+        cli(['report', plan, '--json', '--state', join(clean, 'state.db')], { asOther: true }),
+        cli(['status', plan, '--json', '--state', join(crashed, 'state.db')], { asOther: true }),
+        cli(['report', plan, '--json', '--state', join(crashed, 'state.db')], { asOther: true }),
+        cli(['control', plan, '--state', join(clean, 'state.db')], { asOther: true }),
+        cli(['status', plan, '--json', '--state', join(linked, 'state.db')], { asOther: true }),
+      ]);
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toMatch(/^Plan cleanly-stopped: /);
+      expect(report.code, report.stderr).toBe(0);
+      expect((JSON.parse(report.stdout) as { plan: string }).plan).toBe('cleanly-stopped');
+      expect(control.code, control.stderr).toBe(0);
+      // The -wal's commits are read, not just the main file's older state.
+      expect(statusAfterCrash.code, statusAfterCrash.stderr).toBe(0);
+      expect((JSON.parse(statusAfterCrash.stdout) as { plan: string }).plan).toBe('after-the-crash');
+      expect(reportAfterCrash.code, reportAfterCrash.stderr).toBe(0);
+      expect((JSON.parse(reportAfterCrash.stdout) as { plan: string }).plan).toBe('after-the-crash');
+      expect(viaLink.code, viaLink.stderr).toBe(0);
+      expect((JSON.parse(viaLink.stdout) as { plan: string }).plan).toBe('after-the-crash');
+      expect(snapshot(clean)).toEqual(before.clean);
+      expect(snapshot(crashed)).toEqual(before.crashed);
+      // The private copies they read are gone.
+      expect(leftovers()).toEqual(tmpBefore);
+    },
+  );
 });
 
 describe('report --html to a place no file can be written', { timeout: 60_000 }, () => {
@@ -297,9 +364,14 @@ describe('report --html to a place no file can be written', { timeout: 60_000 },
 
   it('names the path and exits 2, before reading the checkpoint, and writes nothing', async () => {
     const missing = join(base, 'missing', 'dir', 'r.html');
-    const [r, toDir] = await Promise.all([cli(['report', plan, '--state', file, '--html', missing]), cli(['report', plan, '--state', file, '--html', base])]);
+    const [r, toDir] = await Promise.all([
+      cli(['report', plan, '--state', file, '--html', missing]),
+      cli(['report', plan, '--state', file, '--html', base]),
+    ]);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toBe(`shardmove: report: --html ${missing}: the directory ${join(base, 'missing', 'dir')} does not exist\n`);
+    expect(r.stderr).toBe(
+      `shardmove: report: --html ${missing}: the directory ${join(base, 'missing', 'dir')} does not exist\n`,
+    );
     expect(existsSync(join(base, 'missing'))).toBe(false);
     expect(toDir.code, toDir.stderr).toBe(2);
     expect(toDir.stderr).toBe(`shardmove: report: --html ${base} is a directory; name a file\n`);
@@ -326,7 +398,10 @@ describe('a symlinked checkpoint and a path with spaces work as any other', { ti
     mkdirSync(links);
     const link = join(links, 'state.db');
     symlinkSync(file, link);
-    const [status, report] = await Promise.all([cli(['status', plan, '--state', file]), cli(['report', plan, '--json', '--state', link])]);
+    const [status, report] = await Promise.all([
+      cli(['status', plan, '--state', file]),
+      cli(['report', plan, '--json', '--state', link]),
+    ]);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/^Plan spaced: /);
     expect(report.code, report.stderr).toBe(0);

@@ -8,7 +8,16 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseControlChange } from '../src/cli/control.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { CliResult } from './support/cli-harness.js';
-import { invariantViolations, movesOf, runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import {
+  invariantViolations,
+  movesOf,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -19,12 +28,17 @@ async function projectMoves(url: string): Promise<number> {
 describe('parseControlChange', () => {
   it('reads --pause, --unpause and --concurrency N|plan, and names what is wrong', () => {
     expect(parseControlChange({ pause: true, unpause: false })).toEqual({ paused: true });
-    expect(parseControlChange({ pause: false, unpause: true, concurrency: '7' })).toEqual({ paused: false, concurrency: 7 });
+    expect(parseControlChange({ pause: false, unpause: true, concurrency: '7' })).toEqual({
+      paused: false,
+      concurrency: 7,
+    });
     expect(parseControlChange({ pause: false, unpause: false, concurrency: 'plan' })).toEqual({ concurrency: null });
     expect(parseControlChange({ pause: false, unpause: false })).toEqual({});
     expect(() => parseControlChange({ pause: true, unpause: true })).toThrow(/--pause and --unpause together/);
     for (const bad of ['0', '1001', '2.5', '-1', 'ten', '']) {
-      expect(() => parseControlChange({ pause: false, unpause: false, concurrency: bad }), bad).toThrow(/--concurrency must be a whole number from 1 to 1000/);
+      expect(() => parseControlChange({ pause: false, unpause: false, concurrency: bad }), bad).toThrow(
+        /--concurrency must be a whole number from 1 to 1000/,
+      );
     }
   });
 });
@@ -32,13 +46,21 @@ describe('parseControlChange', () => {
 describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 }, () => {
   it('pauses a live run (moves in flight finish, no new ones), lowers its cap and unpauses it; the run completes', async () => {
     const dir = tempDir('control');
-    const sandbox = await startSandboxProcess(['--move-duration', '250', '--workers', '20', '--seed', writeSeed(dir, { projects: 80, snippets: 6, groups: 4 })]);
+    const sandbox = await startSandboxProcess([
+      '--move-duration',
+      '250',
+      '--workers',
+      '20',
+      '--seed',
+      writeSeed(dir, { projects: 80, snippets: 6, groups: 4 }),
+    ]);
     onTestFinished(async () => {
       await sandbox.stop();
       rmSync(dir, { recursive: true, force: true });
     });
     const plan = writePlan(dir, { concurrency: 6 });
-    const control = (...args: string[]) => runCli(['control', plan, ...args], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const control = (...args: string[]) =>
+      runCli(['control', plan, ...args], { cwd: dir, env: sandboxEnv(sandbox.url) });
 
     // Nothing to steer before the first run, and bad options are refused before any file is touched.
     const early = await control('--pause');
@@ -56,7 +78,9 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
 
     const paused = await control('--pause');
     expect(paused.code, paused.stderr).toBe(0);
-    expect(paused.stdout).toMatch(/^paused: no new moves, moves in flight are followed to their end; concurrency 6 \(the plan's\) when unpaused\n/);
+    expect(paused.stdout).toMatch(
+      /^paused: no new moves, moves in flight are followed to their end; concurrency 6 \(the plan's\) when unpaused\n/,
+    );
     expect(paused.stdout).toMatch(/the run \(pid \d+\) applies it within one poll interval/);
 
     // Within a poll interval (100 ms) scheduling stops; what was in flight ends by itself.
@@ -64,14 +88,23 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
     const atPause = await projectMoves(sandbox.url);
     await sleep(1_500);
     expect(await projectMoves(sandbox.url)).toBe(atPause);
-    expect((await movesOf(sandbox.url, 'project')).filter((m) => !['finished', 'failed', 'cleanup failed'].includes(m.state))).toEqual([]);
+    expect(
+      (await movesOf(sandbox.url, 'project')).filter(
+        (m) => !['finished', 'failed', 'cleanup failed'].includes(m.state),
+      ),
+    ).toEqual([]);
 
     const status = await runCli(['status', plan, '--json'], { cwd: dir, env: sandboxEnv(sandbox.url) });
-    const report = JSON.parse(status.stdout) as { state: string; control: { paused: boolean; concurrency: number | null; planConcurrency: number } };
+    const report = JSON.parse(status.stdout) as {
+      state: string;
+      control: { paused: boolean; concurrency: number | null; planConcurrency: number };
+    };
     expect(report.state).toBe('running');
     expect(report.control).toMatchObject({ paused: true, concurrency: null, planConcurrency: 6 });
     const text = await runCli(['status', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
-    expect(text.stdout).toContain("control: paused: no new moves, moves in flight are followed to their end; concurrency 6 (the plan's) when unpaused");
+    expect(text.stdout).toContain(
+      "control: paused: no new moves, moves in flight are followed to their end; concurrency 6 (the plan's) when unpaused",
+    );
 
     const resumed = await control('--unpause', '--concurrency', '3');
     expect(resumed.code, resumed.stderr).toBe(0);
@@ -85,7 +118,10 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
     // The audit trail has both changes; the override stays in the checkpoint until reset.
     const store = openCheckpoint(join(dir, 'state', 'it.db'), { readOnly: true });
     try {
-      const changes = store.readEvents(0, 1_000_000).filter((e) => e.type === 'control.changed').map((e) => e.data);
+      const changes = store
+        .readEvents(0, 1_000_000)
+        .filter((e) => e.type === 'control.changed')
+        .map((e) => e.data);
       expect(changes).toEqual([
         { concurrency: null, paused: true, previous: { concurrency: null, paused: false } },
         { concurrency: 3, paused: false, previous: { concurrency: null, paused: true } },
@@ -96,7 +132,9 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
     // A later run of the checkpoint says which override is in force before it does anything.
     const again = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).toContain("note: the concurrency cap is 3 (shardmove control; the plan says 6); `--concurrency plan` goes back to the plan's");
+    expect(again.stderr).toContain(
+      "note: the concurrency cap is 3 (shardmove control; the plan says 6); `--concurrency plan` goes back to the plan's",
+    );
     const shown = await control();
     expect(shown.stdout).toMatch(/^concurrency 3 \(plan: 6\)\ncheckpoint: /);
     expect((await control('--concurrency', 'plan')).stdout).toMatch(/^concurrency 6 \(the plan's\)\nno run is going/);

@@ -15,7 +15,16 @@ interface Result {
 }
 
 /** Repository names a shell would read as commands, quotes, options, a line break or a wildcard. */
-const HOSTILE = ['a`touch pwned-1`.git', '$(touch pwned-2).git', `q'uote"d.git`, '-n.git', 'semi;touch pwned-3.git', 'new\nline.git', '*.git', 'sp ace.git'];
+const HOSTILE = [
+  'a`touch pwned-1`.git',
+  '$(touch pwned-2).git',
+  `q'uote"d.git`,
+  '-n.git',
+  'semi;touch pwned-3.git',
+  'new\nline.git',
+  '*.git',
+  'sp ace.git',
+];
 
 let base: string;
 let root: string;
@@ -39,15 +48,28 @@ beforeAll(() => {
 });
 
 function cli(args: string[]): Result {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: base, env: { ...process.env, PATH: `${ssh.bin}:${process.env['PATH']}` }, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: base,
+    env: { ...process.env, PATH: `${ssh.bin}:${process.env['PATH']}` },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
-function writePlan(name: string, method: string, target: string, extra: { host?: string; source?: string; backup?: string } = {}): string {
+function writePlan(
+  name: string,
+  method: string,
+  target: string,
+  extra: { host?: string; source?: string; backup?: string } = {},
+): string {
   const file = join(base, `${name}.yaml`);
   const host = extra.host ? `, host: ${extra.host}` : '';
   const backup = extra.backup ? `  backup: { path: ${JSON.stringify(extra.backup)} }\n` : '';
-  writeFileSync(file, `version: 1\nname: ${name}\ncopy:\n  method: ${method}\n  source: { path: ${JSON.stringify(extra.source ?? root)} }\n  target: { path: ${JSON.stringify(target)}${host} }\n${backup}`);
+  writeFileSync(
+    file,
+    `version: 1\nname: ${name}\ncopy:\n  method: ${method}\n  source: { path: ${JSON.stringify(extra.source ?? root)} }\n  target: { path: ${JSON.stringify(target)}${host} }\n${backup}`,
+  );
   return file;
 }
 
@@ -69,7 +91,10 @@ describe('every method copies awkward paths and hostile repository names, here a
     const name = `awkward-${method}${host ? '-ssh' : ''}`;
     const target = join(base, `-tgt ${name}: @%+,=`);
     const backup = method === 'backup' ? join(base, `-bk ${name}: x`) : undefined;
-    const r = cli(['copy', writePlan(name, method, target, { ...(host ? { host } : {}), ...(backup ? { backup } : {}) })]);
+    const r = cli([
+      'copy',
+      writePlan(name, method, target, { ...(host ? { host } : {}), ...(backup ? { backup } : {}) }),
+    ]);
     expect(r.code, r.stderr + r.stdout).toBe(0);
     expect(r.stdout).toContain(`verification: ${repos.length} repositories checked, no differences`);
     for (const rel of repos) expect(refsOf(join(target, rel)), rel).toEqual(refsOf(join(root, rel)));
@@ -78,24 +103,33 @@ describe('every method copies awkward paths and hostile repository names, here a
 });
 
 describe('what a careless operator points the target at', () => {
-  it.each(['rsync', 'tar', 'backup'])('%s: a file where the target directory belongs is refused before anything is written', (method) => {
-    const file = join(base, `a-file-${method}`);
-    writeFileSync(file, 'operator data\n');
-    refused(cli(['copy', writePlan(`file-${method}`, method, file)]), 'target-not-directory');
-    expect(readFileSync(file, 'utf8')).toBe('operator data\n');
-    expect(existsSync(join(base, 'state', `file-${method}.copy.db`))).toBe(false);
-    expect(existsSync(join(base, 'state', `file-${method}.backup`))).toBe(false);
-  });
+  it.each(['rsync', 'tar', 'backup'])(
+    '%s: a file where the target directory belongs is refused before anything is written',
+    (method) => {
+      const file = join(base, `a-file-${method}`);
+      writeFileSync(file, 'operator data\n');
+      refused(cli(['copy', writePlan(`file-${method}`, method, file)]), 'target-not-directory');
+      expect(readFileSync(file, 'utf8')).toBe('operator data\n');
+      expect(existsSync(join(base, 'state', `file-${method}.copy.db`))).toBe(false);
+      expect(existsSync(join(base, 'state', `file-${method}.backup`))).toBe(false);
+    },
+  );
 
   it('a dangling symlink is refused; one into the source is seen as the source', () => {
     const nowhere = join(base, 'dangling');
     symlinkSync(join(base, 'no-such-dir'), nowhere);
     refused(cli(['copy', writePlan('dangling', 'rsync', nowhere)]), 'target-not-directory');
-    refused(cli(['copy', writePlan('dangling-ssh', 'backup', nowhere, { host: 'git@gitaly-here' })]), 'target-not-directory');
+    refused(
+      cli(['copy', writePlan('dangling-ssh', 'backup', nowhere, { host: 'git@gitaly-here' })]),
+      'target-not-directory',
+    );
     const intoSource = join(base, 'dangling-into-source');
     symlinkSync(join(root, 'not-yet'), intoSource);
     refused(cli(['copy', writePlan('dangling-src', 'tar', intoSource)]), 'source-target-overlap');
-    refused(cli(['copy', writePlan('dangling-src-ssh', 'tar', intoSource, { host: 'git@gitaly-here' })]), 'source-target-overlap');
+    refused(
+      cli(['copy', writePlan('dangling-src-ssh', 'tar', intoSource, { host: 'git@gitaly-here' })]),
+      'source-target-overlap',
+    );
     expect(existsSync(join(root, 'not-yet'))).toBe(false);
   });
 
@@ -111,7 +145,13 @@ describe('what a careless operator points the target at', () => {
   it('a backup directory through a symlink into the source is refused', () => {
     const link = join(base, 'backup-link');
     symlinkSync(root, link);
-    refused(cli(['copy', writePlan('backup-link', 'backup', join(base, 'backup-link-target'), { backup: join(link, 'bundles') })]), 'backup-path-overlap');
+    refused(
+      cli([
+        'copy',
+        writePlan('backup-link', 'backup', join(base, 'backup-link-target'), { backup: join(link, 'bundles') }),
+      ]),
+      'backup-path-overlap',
+    );
     expect(existsSync(join(root, 'bundles'))).toBe(false);
   });
 

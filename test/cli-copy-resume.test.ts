@@ -19,18 +19,31 @@ beforeAll(() => {
 
 function writePlan(name: string, method: string, target: string): string {
   const file = join(base, `${name}.yaml`);
-  writeFileSync(file, `version: 1\nname: ${name}\ncopy:\n  method: ${method}\n  source: { path: ${storage.root} }\n  target: { path: ${target} }\n`);
+  writeFileSync(
+    file,
+    `version: 1\nname: ${name}\ncopy:\n  method: ${method}\n  source: { path: ${storage.root} }\n  target: { path: ${target} }\n`,
+  );
   return file;
 }
 
 function cli(args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: base, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: base,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** Starts the copy in its own process group, waits for `marker` (a wrapper hangs there), then SIGKILLs the group. */
 async function killAt(args: string[], env: Record<string, string>, marker: string): Promise<void> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: base, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: base,
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let said = '';
   child.stdout?.on('data', (c) => (said += String(c)));
   child.stderr?.on('data', (c) => (said += String(c)));
@@ -53,7 +66,11 @@ describe('shardmove copy: killed and run again', () => {
     const plan = writePlan('kill-rsync', 'rsync', target);
     const marker = join(base, 'rsync.marker');
     // Copies part of the tree (no pools), then hangs: killed half-way.
-    const bin = wrapperDir(join(base, 'w-rsync'), 'rsync', `"$REAL" --exclude=@pools "$@"\ntouch ${marker}\nsleep 1000`);
+    const bin = wrapperDir(
+      join(base, 'w-rsync'),
+      'rsync',
+      `"$REAL" --exclude=@pools "$@"\ntouch ${marker}\nsleep 1000`,
+    );
     await killAt(['copy', plan], pathWith(bin), marker);
     const status = cli(['status', plan]);
     expect(status.stdout).toContain('copying (interrupted; run copy again)');
@@ -69,7 +86,11 @@ describe('shardmove copy: killed and run again', () => {
     const plan = writePlan('kill-tar', 'tar', target);
     const marker = join(base, 'tar.marker');
     // The extracting side takes only the first 40 KB of the archive, then hangs.
-    const bin = wrapperDir(join(base, 'w-tar'), 'tar', `case " $* " in *" -xf "*) head -c 40000 | "$REAL" "$@" 2>/dev/null; touch ${marker}; sleep 1000;; *) exec "$REAL" "$@";; esac`);
+    const bin = wrapperDir(
+      join(base, 'w-tar'),
+      'tar',
+      `case " $* " in *" -xf "*) head -c 40000 | "$REAL" "$@" 2>/dev/null; touch ${marker}; sleep 1000;; *) exec "$REAL" "$@";; esac`,
+    );
     await killAt(['copy', plan], pathWith(bin), marker);
     const partial = treeDigest(target);
     expect(partial.length).toBeGreaterThan(0);

@@ -28,14 +28,27 @@ beforeAll(() => {
 /** Runs the CLI with the fake ssh first on PATH, then `bins` (wrappers the "remote" side sees too). */
 function cli(args: string[], bins: string[] = []): Result {
   const PATH = [...bins, ssh.bin, process.env['PATH']].join(':');
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: base, env: { ...process.env, PATH }, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: base,
+    env: { ...process.env, PATH },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
-function writePlan(name: string, method: string, target: string, opts: { host?: string; source?: string } = {}): string {
+function writePlan(
+  name: string,
+  method: string,
+  target: string,
+  opts: { host?: string; source?: string } = {},
+): string {
   const file = join(base, `${name}.yaml`);
   const source = opts.source ?? storage.root;
-  writeFileSync(file, `version: 1\nname: ${name}\ncopy:\n  method: ${method}\n  source: { path: ${source} }\n  target: { path: ${JSON.stringify(target)}, host: ${opts.host ?? 'git@gitaly-here'} }\n`);
+  writeFileSync(
+    file,
+    `version: 1\nname: ${name}\ncopy:\n  method: ${method}\n  source: { path: ${source} }\n  target: { path: ${JSON.stringify(target)}, host: ${opts.host ?? 'git@gitaly-here'} }\n`,
+  );
   return file;
 }
 
@@ -57,9 +70,15 @@ function sourceWithSibling(dir: string): { source: string; sibling: string; dige
 }
 
 /** A wrapper `realpath` that fails, as on a host without GNU realpath (the fake remote finds it first on PATH). */
-const noRealpath = () => wrapperDir(join(base, 'no-realpath'), 'realpath', 'echo "realpath: unrecognized option -m" >&2; exit 1');
+const noRealpath = () =>
+  wrapperDir(join(base, 'no-realpath'), 'realpath', 'echo "realpath: unrecognized option -m" >&2; exit 1');
 /** A wrapper `cat` that shows another machine id, as a host that is another machine would. */
-const otherMachine = () => wrapperDir(join(base, 'other-machine'), 'cat', 'case "$1" in /etc/machine-id|/var/lib/dbus/machine-id) echo 0123456789abcdef0123456789abcdef;; *) exec "$REAL" "$@";; esac');
+const otherMachine = () =>
+  wrapperDir(
+    join(base, 'other-machine'),
+    'cat',
+    'case "$1" in /etc/machine-id|/var/lib/dbus/machine-id) echo 0123456789abcdef0123456789abcdef;; *) exec "$REAL" "$@";; esac',
+  );
 const hasMachineId = existsSync('/etc/machine-id') && readFileSync('/etc/machine-id', 'utf8').trim() !== '';
 
 describe('an ssh target that is this machine is resolved there before anything is written', () => {
@@ -96,18 +115,21 @@ describe('an ssh target that is this machine is resolved there before anything i
     expect(existsSync(target)).toBe(false);
   });
 
-  it.skipIf(!hasMachineId)('another machine that cannot resolve the path: refused, unless --hosts-differ says the hosts differ', () => {
-    const target = join(base, 'other-host-target');
-    const plan = writePlan('other-host', 'rsync', target);
-    const bins = [noRealpath(), otherMachine()];
-    const r = cli(['copy', plan], bins);
-    refused(r, 'target-unresolved');
-    expect(r.stderr).toContain('--hosts-differ');
-    expect(existsSync(target)).toBe(false);
-    const ok = cli(['copy', plan, '--hosts-differ'], bins);
-    expect(ok.code, ok.stderr).toBe(0);
-    expect(treeDigest(target)).toEqual(treeDigest(storage.root));
-  });
+  it.skipIf(!hasMachineId)(
+    'another machine that cannot resolve the path: refused, unless --hosts-differ says the hosts differ',
+    () => {
+      const target = join(base, 'other-host-target');
+      const plan = writePlan('other-host', 'rsync', target);
+      const bins = [noRealpath(), otherMachine()];
+      const r = cli(['copy', plan], bins);
+      refused(r, 'target-unresolved');
+      expect(r.stderr).toContain('--hosts-differ');
+      expect(existsSync(target)).toBe(false);
+      const ok = cli(['copy', plan, '--hosts-differ'], bins);
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(treeDigest(target)).toEqual(treeDigest(storage.root));
+    },
+  );
 });
 
 describe('rsync: the itemised dry run is the last line of defence', () => {
@@ -134,7 +156,9 @@ describe('rsync to an ssh target: the remote path never reaches the remote shell
     const target = join(base, 'protected target');
     const r = cli(['copy', writePlan('protect', 'rsync', target)]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain(`$ rsync -a --delete -s -e 'ssh -o BatchMode=yes' '--out-format=%l %n' ${storage.root}/. 'git@gitaly-here:${target}/'`);
+    expect(r.stdout).toContain(
+      `$ rsync -a --delete -s -e 'ssh -o BatchMode=yes' '--out-format=%l %n' ${storage.root}/. 'git@gitaly-here:${target}/'`,
+    );
     expect(treeDigest(target)).toEqual(treeDigest(storage.root));
     const rsyncCalls = ssh.calls().filter((c) => c.includes(' rsync --server'));
     expect(rsyncCalls.length).toBeGreaterThan(0);

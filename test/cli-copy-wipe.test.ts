@@ -27,13 +27,21 @@ beforeAll(() => {
 
 function cli(args: string[], env: Record<string, string> = {}): Result {
   const PATH = `${ssh.bin}:${process.env['PATH']}`;
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: base, env: { ...process.env, PATH, ...env }, encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: base,
+    env: { ...process.env, PATH, ...env },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
 function writePlan(name: string, target: string, host?: string): string {
   const file = join(base, `${name}.yaml`);
-  writeFileSync(file, `version: 1\nname: ${name}\ncopy:\n  method: tar\n  source: { path: ${storage.root} }\n  target: { path: ${JSON.stringify(target)}${host ? `, host: ${host}` : ''} }\n`);
+  writeFileSync(
+    file,
+    `version: 1\nname: ${name}\ncopy:\n  method: tar\n  source: { path: ${storage.root} }\n  target: { path: ${JSON.stringify(target)}${host ? `, host: ${host}` : ''} }\n`,
+  );
   return file;
 }
 
@@ -56,7 +64,9 @@ describe('--wipe-target on a symlinked target empties the directory it points at
     const plan = writePlan(name, link, host);
     const dry = cli(['copy', plan, '--wipe-target', '--dry-run']);
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toContain(`would empty ${real} (--wipe-target; ${link} resolves to it): 2 entries: leftover.txt, old.git`);
+    expect(dry.stdout).toContain(
+      `would empty ${real} (--wipe-target; ${link} resolves to it): 2 entries: leftover.txt, old.git`,
+    );
     expect(existsSync(join(real, 'old.git'))).toBe(true);
 
     const r = cli(['copy', plan, '--wipe-target']);
@@ -76,7 +86,9 @@ const refused = (r: Result, rule: string, code = 4) => {
 
 /** A home in this machine's password database whose parent is neither top-level nor a system tree (/var/cache for man's /var/cache/man). */
 function parentOfListedHome(): string | undefined {
-  const homes = readFileSync('/etc/passwd', 'utf8').split('\n').map((l) => l.split(':')[5] ?? '');
+  const homes = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .map((l) => l.split(':')[5] ?? '');
   const systemish = /^\/(usr|etc|boot|bin|sbin|lib[^/]*|proc|sys|dev)(\/|$)|^\/var\/lib$/;
   return homes.map((h) => dirname(h)).find((p) => p.split('/').length > 2 && !systemish.test(p) && existsSync(p));
 }
@@ -108,7 +120,10 @@ describe('--wipe-target refuses directories that are not a storage to empty (che
     const homes = join(base, 'homes');
     mkdirSync(join(homes, 'alice'), { recursive: true });
     git(['init', '-q', '--bare', join(homes, 'old.git')]);
-    refused(cli(['copy', writePlan('home-parent-env', homes), '--wipe-target', '--dry-run'], { HOME: join(homes, 'alice') }), 'wipe-target-home-ancestor');
+    refused(
+      cli(['copy', writePlan('home-parent-env', homes), '--wipe-target', '--dry-run'], { HOME: join(homes, 'alice') }),
+      'wipe-target-home-ancestor',
+    );
   });
 
   it('a directory with no repository storage in it, unless --wipe-any-target', () => {
@@ -124,16 +139,19 @@ describe('--wipe-target refuses directories that are not a storage to empty (che
     expect(any.stdout).toContain(`would empty ${notes} (--wipe-target): 1 entries: todo.txt`);
   });
 
-  it.skipIf(process.getuid?.() !== 0)('a directory owned by another user, unless --wipe-any-target (needs root to chown)', () => {
-    const theirs = staleTarget(join(base, 'theirs'));
-    chownSync(theirs, 65534, 65534);
-    const plan = writePlan('theirs', theirs);
-    refused(cli(['copy', plan, '--wipe-target']), 'wipe-target-not-owned');
-    expect(existsSync(join(theirs, 'old.git'))).toBe(true);
-    const any = cli(['copy', plan, '--wipe-target', '--wipe-any-target']);
-    expect(any.code, any.stderr).toBe(0);
-    expect(treeDigest(theirs)).toEqual(treeDigest(storage.root));
-  });
+  it.skipIf(process.getuid?.() !== 0)(
+    'a directory owned by another user, unless --wipe-any-target (needs root to chown)',
+    () => {
+      const theirs = staleTarget(join(base, 'theirs'));
+      chownSync(theirs, 65534, 65534);
+      const plan = writePlan('theirs', theirs);
+      refused(cli(['copy', plan, '--wipe-target']), 'wipe-target-not-owned');
+      expect(existsSync(join(theirs, 'old.git'))).toBe(true);
+      const any = cli(['copy', plan, '--wipe-target', '--wipe-any-target']);
+      expect(any.code, any.stderr).toBe(0);
+      expect(treeDigest(theirs)).toEqual(treeDigest(storage.root));
+    },
+  );
 
   it('--wipe-any-target alone is an argument error (2)', () => {
     const r = cli(['copy', writePlan('any-alone', join(base, 'any-alone')), '--wipe-any-target']);

@@ -38,12 +38,16 @@ describe('shardmove demo', () => {
       // Issue 25 item 2, read from the log alone: no slot idles while an item of this drain or the
       // next one is due (retry backoffs, the next drain's listing), beyond the refill round trips.
       const idle = idleSlots(events);
-      expect(idle.share, `idle ${idle.idleMs} ms of ${idle.runMs} ms; long stretches ${JSON.stringify(idle.long)}`).toBeLessThan(0.05);
+      expect(
+        idle.share,
+        `idle ${idle.idleMs} ms of ${idle.runMs} ms; long stretches ${JSON.stringify(idle.long)}`,
+      ).toBeLessThan(0.05);
       expect(store.summary(Date.now()).quarantined).toEqual([]);
     } finally {
       store.close();
     }
-    for (const text of [r.stdout, r.stderr, readFileSync(join(dir, 'demo.log'), 'utf8')]) expect(text).not.toContain(ADMIN_TOKEN);
+    for (const text of [r.stdout, r.stderr, readFileSync(join(dir, 'demo.log'), 'utf8')])
+      expect(text).not.toContain(ADMIN_TOKEN);
     expect(readFileSync(state).includes(ADMIN_TOKEN)).toBe(false);
   });
 });

@@ -36,7 +36,10 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
   it('drains one source into two destinations with equal room: bytes within 10%, the placement recorded before each move and shown', async () => {
     const before = sandboxProjects(sandbox).filter((p) => p.storage === 'nfs-1');
     expect(before.length).toBeGreaterThan(20);
-    const plan = writeProjectsPlan(dir, ['cluster', 'nfs-2'], { name: 'dest', extra: ['capacity:', '  storages:', '    cluster: {free: 1TiB}', '    nfs-2: {free: 1TiB}'] });
+    const plan = writeProjectsPlan(dir, ['cluster', 'nfs-2'], {
+      name: 'dest',
+      extra: ['capacity:', '  storages:', '    cluster: {free: 1TiB}', '    nfs-2: {free: 1TiB}'],
+    });
     const env = sandboxEnv(sandbox.url);
 
     const dry = await runCli(['run', plan, '--dry-run', '--state', join(dir, 'dry.db')], { cwd: dir, env });
@@ -53,7 +56,10 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
 
     // The sandbox's records: where every project that was on nfs-1 is now, and its size.
     const after = new Map(sandboxProjects(sandbox).map((p) => [p.id, p]));
-    const bytes = new Map<string, number>([['cluster', 0], ['nfs-2', 0]]);
+    const bytes = new Map<string, number>([
+      ['cluster', 0],
+      ['nfs-2', 0],
+    ]);
     for (const p of before) {
       const now = after.get(p.id)!;
       expect(['cluster', 'nfs-2']).toContain(now.storage);
@@ -63,13 +69,20 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
     expect(Math.abs(a - b) / Math.max(a, b)).toBeLessThanOrEqual(0.1);
 
     // Every move went where the checkpoint placed the item, each item moved once.
-    const placed = new Map(fromDb<{ id: number; destination: string }>(state, `SELECT id, destination FROM items WHERE kind = 'projects'`).map((r) => [r.id, r.destination]));
+    const placed = new Map(
+      fromDb<{ id: number; destination: string }>(
+        state,
+        `SELECT id, destination FROM items WHERE kind = 'projects'`,
+      ).map((r) => [r.id, r.destination]),
+    );
     const moves = await movesOf(sandbox.url, 'project');
     expect(moves.length).toBe(before.length);
     for (const m of moves) expect(m.destination).toBe(placed.get(m.itemId));
 
     const status = await runCli(['status', plan, '--state', state, '--json'], { cwd: dir, env });
-    const placement = (JSON.parse(status.stdout) as { placement: { destination: string; items: number; moved: number }[] }).placement;
+    const placement = (
+      JSON.parse(status.stdout) as { placement: { destination: string; items: number; moved: number }[] }
+    ).placement;
     expect(placement.map((p) => p.destination)).toEqual(['cluster', 'nfs-2']);
     expect(placement.reduce((n, p) => n + p.moved, 0)).toBe(before.length);
   });
@@ -78,7 +91,10 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
     const before = sandboxProjects(sandbox).filter((p) => p.storage === 'nfs-1');
     const total = before.reduce((n, p) => n + p.size_mb, 0);
     const boundMib = Math.floor(total * 0.4);
-    const plan = writeProjectsPlan(dir, ['cluster'], { name: 'partial', moveLines: [`  until: {moved: ${boundMib}MiB}`] });
+    const plan = writeProjectsPlan(dir, ['cluster'], {
+      name: 'partial',
+      moveLines: [`  until: {moved: ${boundMib}MiB}`],
+    });
     const state = join(dir, 'partial.db');
     const run = await runCli(['run', plan, '--state', state], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(0);
@@ -96,7 +112,9 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
     expect(movedMib - Math.min(...moved.map((p) => p.size_mb))).toBeLessThan(boundMib + 1);
     // Largest first by size class (powers of two): nothing kept is in a larger class than anything moved.
     const sizeClass = (mib: number) => Math.floor(Math.log2(Math.max(1, Math.round(mib * MIB))));
-    expect(Math.max(...kept.map((p) => sizeClass(p.size_mb)))).toBeLessThanOrEqual(Math.min(...moved.map((p) => sizeClass(p.size_mb))));
+    expect(Math.max(...kept.map((p) => sizeClass(p.size_mb)))).toBeLessThanOrEqual(
+      Math.min(...moved.map((p) => sizeClass(p.size_mb))),
+    );
     expect((await movesOf(sandbox.url, 'project')).length).toBe(moved.length);
     const bound = fromDb<{ source: string }>(state, 'SELECT source FROM bounds');
     expect(bound).toEqual([{ source: 'nfs-1' }]);
@@ -105,7 +123,12 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
   it('keeps every recorded placement across a kill and a resume', async () => {
     // Slow moves, so the kill lands while most items are still to be placed.
     await sandbox.close();
-    sandbox = await startSandbox({ seed: smallSeed(dir, 120), workers: 2, moveDurationMs: 400, db: join(dir, 'sb.db') });
+    sandbox = await startSandbox({
+      seed: smallSeed(dir, 120),
+      workers: 2,
+      moveDurationMs: 400,
+      db: join(dir, 'sb.db'),
+    });
     const plan = writeProjectsPlan(dir, ['cluster', 'nfs-2'], { name: 'resume' });
     const state = join(dir, 'resume.db');
     const env = sandboxEnv(sandbox.url);
@@ -117,7 +140,10 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
         // Kill once some placements are recorded (by construction: polled from the checkpoint).
         const timer = setInterval(() => {
           try {
-            const rows = fromDb<{ id: number; destination: string }>(state, 'SELECT id, destination FROM items WHERE destination IS NOT NULL');
+            const rows = fromDb<{ id: number; destination: string }>(
+              state,
+              'SELECT id, destination FROM items WHERE destination IS NOT NULL',
+            );
             if (rows.length >= 4) {
               clearInterval(timer);
               child.kill('SIGKILL');
@@ -130,12 +156,22 @@ describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }
       },
     });
     expect(first.code).not.toBe(0);
-    snapshot = new Map(fromDb<{ id: number; destination: string }>(state, 'SELECT id, destination FROM items WHERE destination IS NOT NULL').map((r) => [r.id, r.destination]));
+    snapshot = new Map(
+      fromDb<{ id: number; destination: string }>(
+        state,
+        'SELECT id, destination FROM items WHERE destination IS NOT NULL',
+      ).map((r) => [r.id, r.destination]),
+    );
     expect(snapshot.size).toBeGreaterThanOrEqual(4);
 
     const second = await runCli(['run', plan, '--state', state], { cwd: dir, env });
     expect(second.code, second.stdout + second.stderr).toBe(0);
-    const finalPlacement = new Map(fromDb<{ id: number; destination: string }>(state, 'SELECT id, destination FROM items WHERE destination IS NOT NULL').map((r) => [r.id, r.destination]));
+    const finalPlacement = new Map(
+      fromDb<{ id: number; destination: string }>(
+        state,
+        'SELECT id, destination FROM items WHERE destination IS NOT NULL',
+      ).map((r) => [r.id, r.destination]),
+    );
     for (const [id, d] of snapshot) expect(finalPlacement.get(id)).toBe(d);
     // The sandbox agrees: every project placed before the kill is on the destination recorded then.
     const after = new Map(sandboxProjects(sandbox).map((p) => [p.id, p.storage]));

@@ -52,7 +52,10 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     const networks = new Map(before.map((p) => [p.network, p.members]));
     expect(networks.size).toBeGreaterThanOrEqual(3);
     const onSource = sandboxProjects(sandbox);
-    const file = writeProjectsPlan(dir, ['cluster', 'nfs-2'], { name: 'forks', extra: ['capacity:', '  storages: {cluster: {free: 1TiB}, nfs-2: {free: 1TiB}}'] });
+    const file = writeProjectsPlan(dir, ['cluster', 'nfs-2'], {
+      name: 'forks',
+      extra: ['capacity:', '  storages: {cluster: {free: 1TiB}, nfs-2: {free: 1TiB}}'],
+    });
     const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toMatch(/Verification: passed/);
@@ -69,7 +72,10 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
       expect(mine, `pools of network ${network}`).toHaveLength(1);
       expect(['cluster', 'nfs-2']).toContain(mine[0]!.storage);
     }
-    const bytes = new Map<string, number>([['cluster', 0], ['nfs-2', 0]]);
+    const bytes = new Map<string, number>([
+      ['cluster', 0],
+      ['nfs-2', 0],
+    ]);
     for (const p of onSource) bytes.set(after.get(p.id)!, (bytes.get(after.get(p.id)!) ?? 0) + p.size_mb);
     const [a, b] = [bytes.get('cluster')!, bytes.get('nfs-2')!];
     expect(Math.abs(a - b) / Math.max(a, b)).toBeLessThanOrEqual(0.1);
@@ -80,20 +86,23 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     sandbox = await startSandbox({
       seed: writeChangedSeed(dir, COUNTS, (doc) => {
         doc.deleteIn(['inventory', 'generate']);
-        doc.setIn(['inventory', 'projects'], doc.createNode([
-          // Placed first (largest), on cluster: without the anchor, the network would go to the emptier nfs-2.
-          { id: 1, name: 'big', storage: 'nfs-1', visibility: 'public', size_mb: 500 },
-          { id: 2, name: 'root', storage: 'cluster', visibility: 'public', size_mb: 50 },
-          { id: 3, name: 'fork-a', storage: 'nfs-1', visibility: 'public', size_mb: 20, forked_from: 2 },
-          { id: 4, name: 'fork-b', storage: 'nfs-1', visibility: 'public', size_mb: 10, forked_from: 3 },
-          { id: 5, name: 'other', storage: 'nfs-1', visibility: 'public', size_mb: 5 },
-          // A second network whose root stays outside the plan (default), with a fork between it
-          // and the moving members that already sits on cluster: that fork anchors it there.
-          { id: 6, name: 'root-b', storage: 'default', visibility: 'public', size_mb: 30 },
-          { id: 7, name: 'fork-b1', storage: 'cluster', visibility: 'public', size_mb: 8, forked_from: 6 },
-          { id: 8, name: 'fork-b2', storage: 'nfs-1', visibility: 'public', size_mb: 15, forked_from: 7 },
-          { id: 9, name: 'fork-b3', storage: 'nfs-1', visibility: 'public', size_mb: 12, forked_from: 7 },
-        ]));
+        doc.setIn(
+          ['inventory', 'projects'],
+          doc.createNode([
+            // Placed first (largest), on cluster: without the anchor, the network would go to the emptier nfs-2.
+            { id: 1, name: 'big', storage: 'nfs-1', visibility: 'public', size_mb: 500 },
+            { id: 2, name: 'root', storage: 'cluster', visibility: 'public', size_mb: 50 },
+            { id: 3, name: 'fork-a', storage: 'nfs-1', visibility: 'public', size_mb: 20, forked_from: 2 },
+            { id: 4, name: 'fork-b', storage: 'nfs-1', visibility: 'public', size_mb: 10, forked_from: 3 },
+            { id: 5, name: 'other', storage: 'nfs-1', visibility: 'public', size_mb: 5 },
+            // A second network whose root stays outside the plan (default), with a fork between it
+            // and the moving members that already sits on cluster: that fork anchors it there.
+            { id: 6, name: 'root-b', storage: 'default', visibility: 'public', size_mb: 30 },
+            { id: 7, name: 'fork-b1', storage: 'cluster', visibility: 'public', size_mb: 8, forked_from: 6 },
+            { id: 8, name: 'fork-b2', storage: 'nfs-1', visibility: 'public', size_mb: 15, forked_from: 7 },
+            { id: 9, name: 'fork-b3', storage: 'nfs-1', visibility: 'public', size_mb: 12, forked_from: 7 },
+          ]),
+        );
         doc.setIn(['inventory', 'snippets'], doc.createNode([]));
         doc.setIn(['inventory', 'groups'], doc.createNode([{ id: 1, name: 'g1', storage: 'nfs-2' }]));
       }),
@@ -101,7 +110,10 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
       moveDurationMs: 20,
     });
     // By the weights alone the network would follow project 1's imbalance to nfs-2: the anchor must win.
-    const file = writeProjectsPlan(dir, ['cluster', 'nfs-2'], { name: 'forks', extra: ['weights: { cluster: 100, nfs-2: 100, nfs-1: 0 }'] });
+    const file = writeProjectsPlan(dir, ['cluster', 'nfs-2'], {
+      name: 'forks',
+      extra: ['weights: { cluster: 100, nfs-2: 100, nfs-1: 0 }'],
+    });
     const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const after = new Map(sandboxProjects(sandbox).map((p) => [p.id, p.storage]));
@@ -116,7 +128,7 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     expect(pools.map((p) => p.storage)).toEqual(['cluster']);
   });
 
-  it('warns before anything moves when the release drops a moved fork\'s pool link, naming the networks', async () => {
+  it("warns before anything moves when the release drops a moved fork's pool link, naming the networks", async () => {
     dir = tempDir('forks-old');
     sandbox = await startSandbox({
       seed: writeChangedSeed(dir, COUNTS, (doc) => {
@@ -131,10 +143,15 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     const roots = [...new Set((await poolsOf(sandbox.url)).map((p) => p.network))];
     expect(roots.length).toBeGreaterThan(0);
     const file = writeProjectsPlan(dir, ['cluster'], { name: 'forks' });
-    const dry = await runCli(['run', file, '--dry-run', '--state', join(dir, 'dry.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const dry = await runCli(['run', file, '--dry-run', '--state', join(dir, 'dry.db')], {
+      cwd: dir,
+      env: sandboxEnv(sandbox.url),
+    });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const out = dry.stdout + dry.stderr;
-    expect(out).toMatch(/GitLab 16\.2\.0 drops a moved fork's pool link: \d+ fork\(s\) of \d+ network\(s\) will each carry the pool's objects themselves/);
+    expect(out).toMatch(
+      /GitLab 16\.2\.0 drops a moved fork's pool link: \d+ fork\(s\) of \d+ network\(s\) will each carry the pool's objects themselves/,
+    );
     for (const r of roots) expect(out).toContain(String(r));
     // Nothing moved: the sandbox has no move.
     expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);

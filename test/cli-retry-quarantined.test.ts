@@ -8,7 +8,17 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { SandboxProcess } from './support/cli-harness.js';
-import { invariantViolations, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import {
+  invariantViolations,
+  movesOf,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  storagesOf,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
 
 describe('shardmove run --retry-quarantined (separate processes, real HTTP)', { timeout: 60_000 }, () => {
   it('a plain run leaves quarantined items alone; after a fix, --retry-quarantined moves them', async () => {

@@ -20,11 +20,15 @@ interface Pool {
 async function poolsOf(url: string): Promise<string[]> {
   const res = await fetch(`${url}/-/sandbox/pools`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
   expect(res.status).toBe(200);
-  return ((await res.json()) as Pool[]).map((p) => `${p.network}@${p.storage}: ${[...p.members].sort((a, b) => a - b).join(',')}`).sort();
+  return ((await res.json()) as Pool[])
+    .map((p) => `${p.network}@${p.storage}: ${[...p.members].sort((a, b) => a - b).join(',')}`)
+    .sort();
 }
 
 function projects(sandbox: RunningSandbox): Map<number, string> {
-  const rows = sandbox.state.db.prepare(`SELECT id, storage, checksum FROM items WHERE kind = 'project' ORDER BY id`).all() as { id: number; storage: string; checksum: string }[];
+  const rows = sandbox.state.db
+    .prepare(`SELECT id, storage, checksum FROM items WHERE kind = 'project' ORDER BY id`)
+    .all() as { id: number; storage: string; checksum: string }[];
   return new Map(rows.map((r) => [r.id, `${r.storage} ${r.checksum}`]));
 }
 

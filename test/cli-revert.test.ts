@@ -10,7 +10,16 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { SandboxProcess } from './support/cli-harness.js';
-import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import {
+  ADMIN_TOKEN,
+  movesOf,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
 
 type Kind = 'project' | 'snippet' | 'group';
 const KINDS: readonly Kind[] = ['project', 'snippet', 'group'];
@@ -34,7 +43,9 @@ async function inventoryOf(url: string): Promise<Map<string, SandboxItem>> {
   const paths = { project: '/projects', snippet: '/snippets/all', group: '/groups' } as const;
   for (const kind of KINDS) {
     for (let page = 1; ; page++) {
-      const res = await fetch(`${url}/api/v4${paths[kind]}?per_page=100&page=${page}`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+      const res = await fetch(`${url}/api/v4${paths[kind]}?per_page=100&page=${page}`, {
+        headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN },
+      });
       const body = (await res.json()) as { id: number }[];
       for (const it of body) out.set(`${kind}:${it.id}`, await itemOf(url, kind, it.id));
       if (body.length < 100) break;
@@ -66,7 +77,11 @@ async function moveByHand(url: string, kind: Kind, id: number, to: string): Prom
   }
 }
 
-async function setup(name: string, args: string[], seed: Parameters<typeof writeSeed>[1]): Promise<{ sandbox: SandboxProcess; dir: string }> {
+async function setup(
+  name: string,
+  args: string[],
+  seed: Parameters<typeof writeSeed>[1],
+): Promise<{ sandbox: SandboxProcess; dir: string }> {
   const dir = tempDir(name);
   const sandbox = await startSandboxProcess([...args, '--seed', writeSeed(dir, seed)]);
   onTestFinished(async () => {
@@ -80,7 +95,9 @@ async function setup(name: string, args: string[], seed: Parameters<typeof write
 function rowsIn(file: string, state: string): string[] {
   const store = openCheckpoint(file, { readOnly: true });
   try {
-    return (['projects', 'snippets', 'groups'] as const).flatMap((k) => store.itemsInState(k, null, state as 'left', 1_000_000).map((r) => `${k.slice(0, -1)}:${r.id}`));
+    return (['projects', 'snippets', 'groups'] as const).flatMap((k) =>
+      store.itemsInState(k, null, state as 'left', 1_000_000).map((r) => `${k.slice(0, -1)}:${r.id}`),
+    );
   } finally {
     store.close();
   }
@@ -97,13 +114,20 @@ async function freePort(): Promise<number> {
 
 describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 }, () => {
   it('a forward run, then a revert: every item is back on its storage with its checksum, and the weights are those of before', async () => {
-    const { sandbox, dir } = await setup('revert', ['--move-duration', '30', '--workers', '10'], { projects: 30, snippets: 6, groups: 4 });
+    const { sandbox, dir } = await setup('revert', ['--move-duration', '30', '--workers', '10'], {
+      projects: 30,
+      snippets: 6,
+      groups: 4,
+    });
     // Three sources, one destination: the revert sends each item back to its own storage.
     const plan = writePlan(dir, { concurrency: 5 });
     const env = sandboxEnv(sandbox.url);
     // Items already on the forward run's destination before it: the revert must leave them there.
     const start = await inventoryOf(sandbox.url);
-    const settled = [...start].filter(([k, it]) => k.startsWith('project:') && it.storage === 'nfs-2').slice(0, 2).map(([k]) => Number(k.split(':')[1]));
+    const settled = [...start]
+      .filter(([k, it]) => k.startsWith('project:') && it.storage === 'nfs-2')
+      .slice(0, 2)
+      .map(([k]) => Number(k.split(':')[1]));
     expect(settled).toHaveLength(2);
     for (const id of settled) await moveByHand(sandbox.url, 'project', id, 'cluster');
     const before = await inventoryOf(sandbox.url);
@@ -117,7 +141,9 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     const middle = await inventoryOf(sandbox.url);
     for (const key of moved) expect(middle.get(key)?.storage, key).toBe('cluster');
     expect(positive(await weightsOf(sandbox.url))).not.toEqual(positive(weightsBefore));
-    const forwardMoves = new Map(await Promise.all(KINDS.map(async (k) => [k, (await movesOf(sandbox.url, k)).length] as const)));
+    const forwardMoves = new Map(
+      await Promise.all(KINDS.map(async (k) => [k, (await movesOf(sandbox.url, k)).length] as const)),
+    );
     for (const id of settled) expect(middle.get(`project:${id}`)?.storage).toBe('cluster');
 
     const revert = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
@@ -132,21 +158,37 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     // or elsewhere before the forward run were never touched.
     for (const kind of KINDS) {
       const back = (await movesOf(sandbox.url, kind)).slice(forwardMoves.get(kind));
-      expect(back.filter((m) => m.source !== 'cluster' || m.destination !== before.get(`${kind}:${m.itemId}`)?.storage || m.state !== 'finished'), kind).toEqual([]);
-      expect(back.map((m) => `${kind}:${m.itemId}`).sort()).toEqual(moved.filter((k) => k.startsWith(`${kind}:`)).sort());
+      expect(
+        back.filter(
+          (m) =>
+            m.source !== 'cluster' ||
+            m.destination !== before.get(`${kind}:${m.itemId}`)?.storage ||
+            m.state !== 'finished',
+        ),
+        kind,
+      ).toEqual([]);
+      expect(back.map((m) => `${kind}:${m.itemId}`).sort()).toEqual(
+        moved.filter((k) => k.startsWith(`${kind}:`)).sort(),
+      );
     }
 
     // Again: nothing left to do, nothing moved.
     const again = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
     expect(again.code, again.stderr).toBe(0);
-    for (const kind of KINDS) expect((await movesOf(sandbox.url, kind)).length - (forwardMoves.get(kind) ?? 0)).toBe(moved.filter((k) => k.startsWith(`${kind}:`)).length);
+    for (const kind of KINDS)
+      expect((await movesOf(sandbox.url, kind)).length - (forwardMoves.get(kind) ?? 0)).toBe(
+        moved.filter((k) => k.startsWith(`${kind}:`)).length,
+      );
 
     // `run` on the reverted drain's checkpoint is refused (exit 4), before anything is written: it
     // would move the items off the sources again. Nothing moves; the items stay home.
     const rerun = await runCli(['run', plan], { cwd: dir, env });
     expect(rerun.code, rerun.stdout + rerun.stderr).toBe(4);
     expect(rerun.stderr).toMatch(/refusing: this drain was reverted \(.*it\.revert\.db holds its revert\)/);
-    for (const kind of KINDS) expect((await movesOf(sandbox.url, kind)).length - (forwardMoves.get(kind) ?? 0)).toBe(moved.filter((k) => k.startsWith(`${kind}:`)).length);
+    for (const kind of KINDS)
+      expect((await movesOf(sandbox.url, kind)).length - (forwardMoves.get(kind) ?? 0)).toBe(
+        moved.filter((k) => k.startsWith(`${kind}:`)).length,
+      );
     expect(await inventoryOf(sandbox.url)).toEqual(before);
   });
 
@@ -157,7 +199,17 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     const db = join(dir, 'sandbox.db');
     const seed = writeSeed(dir, { projects: 12, snippets: 2, groups: 2 });
     const start = async (extra: string[]) => {
-      const sb = await startSandboxProcess(['--port', port, '--db', db, '--seed', seed, '--move-duration', '30', ...extra]);
+      const sb = await startSandboxProcess([
+        '--port',
+        port,
+        '--db',
+        db,
+        '--seed',
+        seed,
+        '--move-duration',
+        '30',
+        ...extra,
+      ]);
       onTestFinished(() => sb.stop());
       return sb;
     };
@@ -188,7 +240,11 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
   });
 
   it('items moved again by hand between the forward run and the revert are skipped and listed, the rest go back', async () => {
-    const { sandbox, dir } = await setup('revert-skip', ['--move-duration', '30', '--workers', '10'], { projects: 20, snippets: 4, groups: 3 });
+    const { sandbox, dir } = await setup('revert-skip', ['--move-duration', '30', '--workers', '10'], {
+      projects: 20,
+      snippets: 4,
+      groups: 3,
+    });
     const plan = writePlan(dir, { concurrency: 5, from: ['nfs-1'] });
     const env = sandboxEnv(sandbox.url);
     const before = await inventoryOf(sandbox.url);
@@ -221,6 +277,8 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     const revertMoves = (await movesOf(sandbox.url, 'project')).slice(handMoves);
     expect(revertMoves.map((m) => m.itemId)).not.toContain(again);
     expect(revertMoves.map((m) => m.itemId)).not.toContain(home);
-    expect(rowsIn(join(dir, 'state', 'it.revert.db'), 'left').sort()).toEqual([`project:${again}`, `project:${home}`].sort());
+    expect(rowsIn(join(dir, 'state', 'it.revert.db'), 'left').sort()).toEqual(
+      [`project:${again}`, `project:${home}`].sort(),
+    );
   });
 });

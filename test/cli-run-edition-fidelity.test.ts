@@ -13,8 +13,13 @@ import { fromDb, runCli, sandboxEnv, startSeededSandbox, tempDir, writePlan } fr
 
 /** Items of a kind still off the destination, per the sandbox's own table. */
 const leftOf = (db: string, kind: 'project' | 'snippet' | 'group') =>
-  fromDb<{ id: number; storage: string }>(db, "SELECT id, storage FROM items WHERE kind = ? AND storage <> 'cluster' ORDER BY id", kind);
-const countOf = (db: string, kind: string) => fromDb<{ n: number }>(db, 'SELECT count(*) AS n FROM items WHERE kind = ?', kind)[0]?.n ?? 0;
+  fromDb<{ id: number; storage: string }>(
+    db,
+    "SELECT id, storage FROM items WHERE kind = ? AND storage <> 'cluster' ORDER BY id",
+    kind,
+  );
+const countOf = (db: string, kind: string) =>
+  fromDb<{ n: number }>(db, 'SELECT count(*) AS n FROM items WHERE kind = ?', kind)[0]?.n ?? 0;
 
 describe('shardmove run against editions and awkward inventories (separate processes)', { timeout: 120_000 }, () => {
   it('Community Edition: snippets moved by bulk and verified by move records, groups skipped with a warning, nothing left', async () => {
@@ -28,7 +33,9 @@ describe('shardmove run against editions and awkward inventories (separate proce
     const said = res.stdout + res.stderr;
     expect(res.code, said).toBe(0);
     expect(res.stdout).toContain('DONE: every repository moved and verified');
-    expect(res.stdout).toMatch(/snippets on nfs-1: verified by move records, not by a listing, because the instance does not expose the storage of snippets/);
+    expect(res.stdout).toMatch(
+      /snippets on nfs-1: verified by move records, not by a listing, because the instance does not expose the storage of snippets/,
+    );
     expect(res.stdout).toMatch(/groups skipped: the instance has no group repository storage moves/);
     expect(leftOf(db, 'project')).toEqual([]);
     expect(leftOf(db, 'snippet')).toEqual([]);
@@ -38,7 +45,9 @@ describe('shardmove run against editions and awkward inventories (separate proce
       "SELECT source, destination, state FROM moves WHERE kind = 'snippet'",
     );
     expect(snippetMoves.length).toBe(countOf(db, 'snippet'));
-    expect(snippetMoves.every((m) => m.destination === 'cluster' && m.source !== 'cluster' && m.state === 'finished')).toBe(true);
+    expect(
+      snippetMoves.every((m) => m.destination === 'cluster' && m.source !== 'cluster' && m.state === 'finished'),
+    ).toBe(true);
     expect(fromDb<{ n: number }>(db, "SELECT count(*) AS n FROM moves WHERE kind = 'group'")[0]?.n).toBe(0);
   });
 
@@ -53,13 +62,18 @@ describe('shardmove run against editions and awkward inventories (separate proce
   });
 
   it('hidden and pending-delete projects, several pages of snippets with one created on the source mid-run, an unlistable project: nothing left', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox('awkward', { projects: 60, snippets: 260, groups: 4 }, (seed) => {
-      seed.setIn(['instance', 'tier'], 'premium');
-      seed.setIn(['inventory', 'generate', 'hidden_fraction'], 0.1);
-      seed.setIn(['inventory', 'generate', 'pending_delete_fraction'], 0.1);
-      seed.setIn(['instance', 'unlistable'], [7]);
-    });
-    const hidden = fromDb<{ n: number }>(db, 'SELECT count(*) AS n FROM items WHERE hidden = 1 OR pending_delete = 1')[0]?.n ?? 0;
+    const { sandbox, dir, db } = await startSeededSandbox(
+      'awkward',
+      { projects: 60, snippets: 260, groups: 4 },
+      (seed) => {
+        seed.setIn(['instance', 'tier'], 'premium');
+        seed.setIn(['inventory', 'generate', 'hidden_fraction'], 0.1);
+        seed.setIn(['inventory', 'generate', 'pending_delete_fraction'], 0.1);
+        seed.setIn(['instance', 'unlistable'], [7]);
+      },
+    );
+    const hidden =
+      fromDb<{ n: number }>(db, 'SELECT count(*) AS n FROM items WHERE hidden = 1 OR pending_delete = 1')[0]?.n ?? 0;
     expect(hidden).toBeGreaterThan(0);
     const plan = writePlan(dir, { concurrency: 10 });
     // A developer creates a snippet on nfs-1 as soon as the run has started listing nfs-1's
@@ -87,7 +101,11 @@ describe('shardmove run against editions and awkward inventories (separate proce
       try {
         const cp = new Database(checkpoint, { readonly: true, fileMustExist: true });
         try {
-          const n = (cp.prepare("SELECT count(*) AS n FROM items WHERE kind = 'snippets' AND source = 'nfs-1'").get() as { n: number }).n;
+          const n = (
+            cp.prepare("SELECT count(*) AS n FROM items WHERE kind = 'snippets' AND source = 'nfs-1'").get() as {
+              n: number;
+            }
+          ).n;
           if (n > 0) createLateSnippet();
         } finally {
           cp.close();
@@ -107,8 +125,18 @@ describe('shardmove run against editions and awkward inventories (separate proce
     expect(leftOf(db, 'snippet')).toEqual([]);
     expect(leftOf(db, 'group')).toEqual([]);
     // The unlistable project was moved (named by the narrowed keyset listing) and moved once.
-    expect(fromDb<{ n: number }>(db, "SELECT count(*) AS n FROM moves WHERE kind = 'project' AND item_id = 7 AND state = 'finished'")[0]?.n).toBe(1);
+    expect(
+      fromDb<{ n: number }>(
+        db,
+        "SELECT count(*) AS n FROM moves WHERE kind = 'project' AND item_id = 7 AND state = 'finished'",
+      )[0]?.n,
+    ).toBe(1);
     // No item was moved twice.
-    expect(fromDb<{ kind: string; item_id: number; n: number }>(db, "SELECT kind, item_id, count(*) AS n FROM moves WHERE state = 'finished' GROUP BY kind, item_id HAVING n > 1")).toEqual([]);
+    expect(
+      fromDb<{ kind: string; item_id: number; n: number }>(
+        db,
+        "SELECT kind, item_id, count(*) AS n FROM moves WHERE state = 'finished' GROUP BY kind, item_id HAVING n > 1",
+      ),
+    ).toEqual([]);
   });
 });

@@ -12,11 +12,18 @@ import { fromDb, runCli, sandboxEnv, startSeededSandbox, writePlan } from './sup
 /** The built-in seed's token of root with the `api` and `admin_mode` scopes (sandbox-only value). */
 const ROOT_ADMIN_MODE_TOKEN = 'glpat-sandbox-root-admin-mode-03';
 
-const smallSandbox = (name: string, change: (seed: Document) => void) => startSeededSandbox(name, { projects: 20, snippets: 5, groups: 4 }, change);
+const smallSandbox = (name: string, change: (seed: Document) => void) =>
+  startSeededSandbox(name, { projects: 20, snippets: 5, groups: 4 }, change);
 
-const weightsIn = (db: string) => (JSON.parse(fromDb<{ value: string }>(db, "SELECT value FROM meta WHERE key = 'settings'")[0]?.value ?? '{}') as { repository_storages_weighted: Record<string, number> }).repository_storages_weighted;
+const weightsIn = (db: string) =>
+  (
+    JSON.parse(fromDb<{ value: string }>(db, "SELECT value FROM meta WHERE key = 'settings'")[0]?.value ?? '{}') as {
+      repository_storages_weighted: Record<string, number>;
+    }
+  ).repository_storages_weighted;
 const moveCount = (db: string) => fromDb<{ n: number }>(db, 'SELECT count(*) AS n FROM moves')[0]?.n;
-const notOnCluster = (db: string) => fromDb<{ n: number }>(db, "SELECT count(*) AS n FROM items WHERE storage <> 'cluster'")[0]?.n;
+const notOnCluster = (db: string) =>
+  fromDb<{ n: number }>(db, "SELECT count(*) AS n FROM items WHERE storage <> 'cluster'")[0]?.n;
 
 describe('shardmove run against GitLab-faithful instance behaviour (separate processes)', { timeout: 60_000 }, () => {
   it('Admin Mode on, a Premium instance, a token without admin_mode: stops in pre-flight naming the scope, writes nothing; with the scope it completes', async () => {
@@ -37,12 +44,17 @@ describe('shardmove run against GitLab-faithful instance behaviour (separate pro
     expect(fromDb<{ n: number }>(db, 'SELECT count(*) AS n FROM items WHERE read_only = 1')[0]?.n).toBe(0);
 
     rmSync(join(dir, 'state'), { recursive: true, force: true });
-    const done = await runCli(['run', plan], { cwd: dir, env: { ...sandboxEnv(sandbox.url), SHARDMOVE_TOKEN: ROOT_ADMIN_MODE_TOKEN } });
+    const done = await runCli(['run', plan], {
+      cwd: dir,
+      env: { ...sandboxEnv(sandbox.url), SHARDMOVE_TOKEN: ROOT_ADMIN_MODE_TOKEN },
+    });
     expect(done.code, done.stdout + done.stderr).toBe(0);
     expect(done.stdout).toContain('DONE: every repository moved and verified');
     expect(notOnCluster(db)).toBe(0);
     expect(weightsIn(db)).toEqual({ cluster: 100, 'nfs-1': 0, 'nfs-2': 0, default: 0 });
-    expect(fromDb<{ state: string; n: number }>(db, 'SELECT state, count(*) AS n FROM moves GROUP BY state')).toEqual([{ state: 'finished', n: expect.any(Number) }]);
+    expect(fromDb<{ state: string; n: number }>(db, 'SELECT state, count(*) AS n FROM moves GROUP BY state')).toEqual([
+      { state: 'finished', n: expect.any(Number) },
+    ]);
   });
 
   it('a monitoring allowlist without 127.0.0.1: stops at the storages step with the allowlist message, before any write', async () => {
@@ -60,7 +72,7 @@ describe('shardmove run against GitLab-faithful instance behaviour (separate pro
     expect(weightsIn(db)).toEqual(weightsBefore);
   });
 
-  it('a Geo primary with two secondaries: completes; each secondary\'s registries are resynced, the primary\'s are not; the report lists both', async () => {
+  it("a Geo primary with two secondaries: completes; each secondary's registries are resynced, the primary's are not; the report lists both", async () => {
     const { sandbox, dir, db } = await smallSandbox('geo', (seed) => {
       seed.set('geo_sites', [
         { id: 1, name: 'primary', url: 'https://gitlab.example.com/', primary: true },
@@ -77,13 +89,27 @@ describe('shardmove run against GitLab-faithful instance behaviour (separate pro
     expect(r.stdout).toContain('"asia" (site 3): requested for');
     expect(r.stdout).not.toContain('"primary" (site 1)');
     const actions = fromDb<{ site_id: number | null; registry_class: string; action: string; registries: number }>(
-      db, 'SELECT site_id, registry_class, action, registries FROM geo_actions ORDER BY id');
-    const bySite = (id: number) => actions.filter((a) => a.site_id === id).map((a) => a.registry_class).sort();
-    const wanted = ['DESIGN_MANAGEMENT_REPOSITORY_REGISTRY', 'GROUP_WIKI_REPOSITORY_REGISTRY', 'PROJECT_REPOSITORY_REGISTRY', 'PROJECT_WIKI_REPOSITORY_REGISTRY', 'SNIPPET_REPOSITORY_REGISTRY'];
+      db,
+      'SELECT site_id, registry_class, action, registries FROM geo_actions ORDER BY id',
+    );
+    const bySite = (id: number) =>
+      actions
+        .filter((a) => a.site_id === id)
+        .map((a) => a.registry_class)
+        .sort();
+    const wanted = [
+      'DESIGN_MANAGEMENT_REPOSITORY_REGISTRY',
+      'GROUP_WIKI_REPOSITORY_REGISTRY',
+      'PROJECT_REPOSITORY_REGISTRY',
+      'PROJECT_WIKI_REPOSITORY_REGISTRY',
+      'SNIPPET_REPOSITORY_REGISTRY',
+    ];
     expect(bySite(2)).toEqual(wanted);
     expect(bySite(3)).toEqual(wanted);
     expect(actions.filter((a) => a.site_id !== 2 && a.site_id !== 3)).toEqual([]);
     expect(actions.every((a) => a.action === 'RESYNC_ALL')).toBe(true);
-    expect(actions.find((a) => a.site_id === 2 && a.registry_class === 'PROJECT_REPOSITORY_REGISTRY')?.registries).toBe(20);
+    expect(actions.find((a) => a.site_id === 2 && a.registry_class === 'PROJECT_REPOSITORY_REGISTRY')?.registries).toBe(
+      20,
+    );
   });
 });

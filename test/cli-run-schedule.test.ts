@@ -57,14 +57,20 @@ describe('shardmove run with maintenance windows (separate processes)', { timeou
       },
     });
     expect(waiting.code, waiting.stdout + waiting.stderr).toBe(130);
-    expect(waitingSeen).toMatch(new RegExp(`outside every maintenance window; nothing is scheduled until ${day} \\d{4}-\\d\\d-\\d\\d 01:00 UTC`));
-    expect(waitingSeen).toMatch(/--- status ---[\s\S]*WAITING: outside every maintenance window; nothing new is scheduled until/);
+    expect(waitingSeen).toMatch(
+      new RegExp(`outside every maintenance window; nothing is scheduled until ${day} \\d{4}-\\d\\d-\\d\\d 01:00 UTC`),
+    );
+    expect(waitingSeen).toMatch(
+      /--- status ---[\s\S]*WAITING: outside every maintenance window; nothing new is scheduled until/,
+    );
     expect(count(db, 'SELECT count(*) AS n FROM moves')).toBe(0);
 
     const forced = await runCli(['run', plan, '--ignore-schedule'], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(forced.code, forced.stdout + forced.stderr).toBe(0);
     expect(forced.stderr).toContain('--ignore-schedule');
     expect(count(db, "SELECT count(*) AS n FROM items WHERE storage <> 'cluster'")).toBe(0);
-    expect(count(join(dir, 'state', 'it.db'), "SELECT count(*) AS n FROM events WHERE type = 'schedule.ignored'")).toBe(1);
+    expect(count(join(dir, 'state', 'it.db'), "SELECT count(*) AS n FROM events WHERE type = 'schedule.ignored'")).toBe(
+      1,
+    );
   });
 });

@@ -17,7 +17,11 @@ describe('shardmove run under the throttle (in-process sandbox)', { timeout: 90_
   let dir: string;
   beforeAll(async () => {
     dir = tempDir('throttle');
-    sandbox = await startSandbox({ seed: writeSeed(dir, { projects: 300, snippets: 5, groups: 3 }), workers: 10, moveDurationMs: 100 });
+    sandbox = await startSandbox({
+      seed: writeSeed(dir, { projects: 300, snippets: 5, groups: 3 }),
+      workers: 10,
+      moveDurationMs: 100,
+    });
   });
   afterAll(async () => {
     await sandbox.close();
@@ -59,7 +63,12 @@ describe('shardmove run under the throttle (in-process sandbox)', { timeout: 90_
     // No move decided between the cut and the recovery: every POST is preceded by its intent, and
     // no intent is recorded while the cap is 0 (judged by order in the log, not by how long an
     // answer took on a loaded machine).
-    const posts = events.filter((e) => e.type === 'http.mutating' && String(e.data['method']) === 'POST' && /repository_storage_moves/.test(String(e.data['path'])));
+    const posts = events.filter(
+      (e) =>
+        e.type === 'http.mutating' &&
+        String(e.data['method']) === 'POST' &&
+        /repository_storage_moves/.test(String(e.data['path'])),
+    );
     expect(events.filter((e) => e.type === 'move.intent' && e.seq > down!.seq && e.seq < up!.seq)).toEqual([]);
     expect(up!.at - down!.at).toBeGreaterThan(1000);
     expect(posts.length).toBeGreaterThan(0);

@@ -11,7 +11,18 @@ import { readStatus } from '../src/runtime/status.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { StoredEvent } from '../src/store/types.js';
 import type { SandboxProcess } from './support/cli-harness.js';
-import { ADMIN_TOKEN, invariantViolations, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import {
+  ADMIN_TOKEN,
+  invariantViolations,
+  movesOf,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  storagesOf,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
 import { OAUTH } from './support/cli-harness.js';
 import type { SeenRequest, Trap } from './support/hold-proxy.js';
 import { startHoldProxy } from './support/hold-proxy.js';
@@ -20,9 +31,14 @@ const KINDS = ['projects', 'snippets', 'groups'] as const;
 const SOURCES = new Set(['nfs-1', 'nfs-2', 'default']);
 
 /** A sandbox process and a working directory for one test, both removed when it ends. */
-async function setup(name: string, sandboxArgs: string[] | null, seed?: Parameters<typeof writeSeed>[1]): Promise<{ sandbox: SandboxProcess; dir: string }> {
+async function setup(
+  name: string,
+  sandboxArgs: string[] | null,
+  seed?: Parameters<typeof writeSeed>[1],
+): Promise<{ sandbox: SandboxProcess; dir: string }> {
   const dir = tempDir(name);
-  const args = sandboxArgs && !sandboxArgs.includes('--seed') ? [...sandboxArgs, '--seed', writeSeed(dir, seed)] : sandboxArgs;
+  const args =
+    sandboxArgs && !sandboxArgs.includes('--seed') ? [...sandboxArgs, '--seed', writeSeed(dir, seed)] : sandboxArgs;
   const sandbox = args ? await startSandboxProcess(args) : (null as unknown as SandboxProcess);
   onTestFinished(async () => {
     await sandbox?.stop();
@@ -84,17 +100,27 @@ const LISTED_KIND: Record<string, string> = { projects: 'projects', 'snippets/al
 /** Whether a listing request belongs to a re-enumeration round (2+) that the checkpoint shows as running. */
 function isReEnumeration(file: string, url: string): boolean {
   const m = /^\/api\/v4\/(projects|snippets\/all|groups)\?(.*)$/.exec(url);
-  const e = eventsOf(file).filter((x) => x.type === 'enumerate.started' || x.type === 'enumerate.finished').at(-1);
+  const e = eventsOf(file)
+    .filter((x) => x.type === 'enumerate.started' || x.type === 'enumerate.finished')
+    .at(-1);
   if (!m || !e || e.type !== 'enumerate.started' || Number(e.data['round']) < 2) return false;
-  return e.data['kind'] === LISTED_KIND[m[1]!] && new URLSearchParams(m[2]).get('repository_storage') === e.data['source'];
+  return (
+    e.data['kind'] === LISTED_KIND[m[1]!] && new URLSearchParams(m[2]).get('repository_storage') === e.data['source']
+  );
 }
-const lastStep = (file: string): unknown => eventsOf(file).filter((e) => e.type === 'step.entered').at(-1)?.data['step'];
+const lastStep = (file: string): unknown =>
+  eventsOf(file)
+    .filter((e) => e.type === 'step.entered')
+    .at(-1)?.data['step'];
 
 async function snapshotOf(url: string) {
-  const storages = Object.fromEntries(await Promise.all(KINDS.map(async (k) => [k, Object.fromEntries(await storagesOf(url, k))] as const)));
+  const storages = Object.fromEntries(
+    await Promise.all(KINDS.map(async (k) => [k, Object.fromEntries(await storagesOf(url, k))] as const)),
+  );
   const moves = await Promise.all((['project', 'snippet', 'group'] as const).map((k) => movesOf(url, k)));
   const settings = await fetch(`${url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
-  const weights = ((await settings.json()) as { repository_storages_weighted: Record<string, number> }).repository_storages_weighted;
+  const weights = ((await settings.json()) as { repository_storages_weighted: Record<string, number> })
+    .repository_storages_weighted;
   return { storages, moves, weights };
 }
 
@@ -102,7 +128,10 @@ async function expectAllOnCluster(url: string) {
   for (const kind of KINDS) {
     const all = await storagesOf(url, kind);
     expect(all.size, kind).toBeGreaterThan(0);
-    expect([...all.values()].filter((s) => s !== 'cluster'), kind).toEqual([]);
+    expect(
+      [...all.values()].filter((s) => s !== 'cluster'),
+      kind,
+    ).toEqual([]);
   }
 }
 
@@ -134,14 +163,24 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
   });
 
   it('broken items end quarantined (exit 3) with their reasons in status --json', async () => {
-    const { sandbox, dir } = await setup('run-broken', ['--move-duration', '20', '--workers', '20', '--broken-items', 'project:3,snippet:5']);
+    const { sandbox, dir } = await setup('run-broken', [
+      '--move-duration',
+      '20',
+      '--workers',
+      '20',
+      '--broken-items',
+      'project:3,snippet:5',
+    ]);
     const plan = writePlan(dir, { from: ['nfs-1', 'nfs-2', 'default'] });
     const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(r.code, r.stderr).toBe(3);
     expect(r.stdout).toContain('DONE WITH QUARANTINED ITEMS');
     const status = await runCli(['status', plan, '--json'], { cwd: dir });
     expect(status.code, status.stderr).toBe(0);
-    const report = JSON.parse(status.stdout) as { state: string; quarantined: { kind: string; id: number; reason: string; attempts: number }[] };
+    const report = JSON.parse(status.stdout) as {
+      state: string;
+      quarantined: { kind: string; id: number; reason: string; attempts: number }[];
+    };
     expect(report.state).toBe('doneWithQuarantine');
     expect(report.quarantined.map((q) => `${q.kind}:${q.id}`).sort()).toEqual(['projects:3', 'snippets:5']);
     for (const q of report.quarantined) {
@@ -170,114 +209,156 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
   });
 
   // Eleven process starts in a row: generous on a loaded machine (about 13 s on an idle one).
-  it('kill -9 at nine named moments (pinned by a proxy) and SIGINT, then run again: completes; no double or pointless move', { timeout: 120_000 }, async () => {
-    const { sandbox, dir } = await setup('run-kill', ['--move-duration', '300', '--workers', '10'], { projects: 20, snippets: 5, groups: 3 });
-    const proxy = await startHoldProxy(sandbox.url);
-    onTestFinished(() => proxy.close());
-    const plan = writePlan(dir, { concurrency: 4 });
-    // A held request must outlast a `status` process start on a loaded machine before its timeout.
-    writeFileSync(plan, `${readFileSync(plan, 'utf8').replace('timeout: 10s', 'timeout: 60s')}geo: { resync: true }\n`);
-    const env = sandboxEnv(proxy.url);
-    const checkpoint = join(dir, 'state', 'it.db');
-    // In-process (what `status` prints as JSON) to spare process starts; the CLI itself runs once while live.
-    const status = () => readStatus(checkpoint, Date.now());
-    /** Runs until the proxy holds a request matching `trap`, runs `whileHeld`, then kill -9; checks where it died. */
-    const killAt = async (moment: string, trap: Trap, step: string, whileHeld?: (pid: number) => Promise<void>) => {
-      let child: ChildProcess | undefined;
-      let failure: unknown;
-      const run = runCli(['run', plan], { cwd: dir, env, onStart: (c) => (child = c) });
-      // A watchdog names the moment that never came, instead of a bare test timeout.
-      const watchdog = setTimeout(() => {
-        failure = new Error(`${moment}: no matching request within 50 s`);
-        child?.kill('SIGKILL');
-      }, 50_000);
-      void proxy.arm(trap).then(async () => {
-        try {
-          await whileHeld?.(child!.pid!);
-        } catch (err) {
-          failure = err;
-        } finally {
-          child!.kill('SIGKILL');
-        }
+  it(
+    'kill -9 at nine named moments (pinned by a proxy) and SIGINT, then run again: completes; no double or pointless move',
+    { timeout: 120_000 },
+    async () => {
+      const { sandbox, dir } = await setup('run-kill', ['--move-duration', '300', '--workers', '10'], {
+        projects: 20,
+        snippets: 5,
+        groups: 3,
       });
-      const r = await run;
-      clearTimeout(watchdog);
-      proxy.release();
-      if (failure) throw failure;
-      expect(r.code, `${moment}: the run ended on its own (${r.stderr}) instead of being killed`).toBeNull();
-      expect(savedStep(checkpoint), moment).toBe(step);
-    };
-    const api = (method: string, re: RegExp) => (r: SeenRequest) => r.method === method && re.test(r.url);
-    const MOVES = /^\/api\/v4\/(projects|snippets|groups)\/\d+\/repository_storage_moves/;
-    const LISTING = /^\/api\/v4\/(projects|snippets\/all|groups)\?.*repository_storage=/;
+      const proxy = await startHoldProxy(sandbox.url);
+      onTestFinished(() => proxy.close());
+      const plan = writePlan(dir, { concurrency: 4 });
+      // A held request must outlast a `status` process start on a loaded machine before its timeout.
+      writeFileSync(
+        plan,
+        `${readFileSync(plan, 'utf8').replace('timeout: 10s', 'timeout: 60s')}geo: { resync: true }\n`,
+      );
+      const env = sandboxEnv(proxy.url);
+      const checkpoint = join(dir, 'state', 'it.db');
+      // In-process (what `status` prints as JSON) to spare process starts; the CLI itself runs once while live.
+      const status = () => readStatus(checkpoint, Date.now());
+      /** Runs until the proxy holds a request matching `trap`, runs `whileHeld`, then kill -9; checks where it died. */
+      const killAt = async (moment: string, trap: Trap, step: string, whileHeld?: (pid: number) => Promise<void>) => {
+        let child: ChildProcess | undefined;
+        let failure: unknown;
+        const run = runCli(['run', plan], { cwd: dir, env, onStart: (c) => (child = c) });
+        // A watchdog names the moment that never came, instead of a bare test timeout.
+        const watchdog = setTimeout(() => {
+          failure = new Error(`${moment}: no matching request within 50 s`);
+          child?.kill('SIGKILL');
+        }, 50_000);
+        void proxy.arm(trap).then(async () => {
+          try {
+            await whileHeld?.(child!.pid!);
+          } catch (err) {
+            failure = err;
+          } finally {
+            child!.kill('SIGKILL');
+          }
+        });
+        const r = await run;
+        clearTimeout(watchdog);
+        proxy.release();
+        if (failure) throw failure;
+        expect(r.code, `${moment}: the run ended on its own (${r.stderr}) instead of being killed`).toBeNull();
+        expect(savedStep(checkpoint), moment).toBe(step);
+      };
+      const api = (method: string, re: RegExp) => (r: SeenRequest) => r.method === method && re.test(r.url);
+      const MOVES = /^\/api\/v4\/(projects|snippets|groups)\/\d+\/repository_storage_moves/;
+      const LISTING = /^\/api\/v4\/(projects|snippets\/all|groups)\?.*repository_storage=/;
 
-    await killAt('pre-flight', { match: api('GET', /^\/api\/v4\/user\b/), forward: false }, 'preflight');
-    await killAt('storage check', { match: api('GET', /^\/-\/readiness/), forward: false }, 'storages');
-    // The weights reach the sandbox, the answer does not: the resume must still know the old ones.
-    await killAt('weights written, answer lost', { match: api('PUT', /^\/api\/v4\/application\/settings/), forward: true }, 'weights');
-    await killAt('first enumeration', { match: api('GET', LISTING), forward: false }, 'drain');
-    // The POST creates a move the checkpoint never hears of: the item stays in `scheduling` and the
-    // resume must find that move (reconcile) instead of sending a second one.
-    await killAt('scheduling: move created, id never recorded', { match: api('POST', MOVES), forward: true }, 'drain');
-    expect(itemStates(checkpoint).scheduling, 'an intent without a move id').toBeGreaterThan(0);
-    // Polling proper (our moves in flight, nothing left to reconcile); status sees the live run.
-    await killAt(
-      'polling',
-      {
-        match: (r) => {
-          if (r.method !== 'GET' || !/repository_storage_moves/.test(r.url)) return false;
-          const states = itemStates(checkpoint);
-          return states['scheduling'] === 0 && (states['in_flight'] ?? 0) > 0;
+      await killAt('pre-flight', { match: api('GET', /^\/api\/v4\/user\b/), forward: false }, 'preflight');
+      await killAt('storage check', { match: api('GET', /^\/-\/readiness/), forward: false }, 'storages');
+      // The weights reach the sandbox, the answer does not: the resume must still know the old ones.
+      await killAt(
+        'weights written, answer lost',
+        { match: api('PUT', /^\/api\/v4\/application\/settings/), forward: true },
+        'weights',
+      );
+      await killAt('first enumeration', { match: api('GET', LISTING), forward: false }, 'drain');
+      // The POST creates a move the checkpoint never hears of: the item stays in `scheduling` and the
+      // resume must find that move (reconcile) instead of sending a second one.
+      await killAt(
+        'scheduling: move created, id never recorded',
+        { match: api('POST', MOVES), forward: true },
+        'drain',
+      );
+      expect(itemStates(checkpoint).scheduling, 'an intent without a move id').toBeGreaterThan(0);
+      // Polling proper (our moves in flight, nothing left to reconcile); status sees the live run.
+      await killAt(
+        'polling',
+        {
+          match: (r) => {
+            if (r.method !== 'GET' || !/repository_storage_moves/.test(r.url)) return false;
+            const states = itemStates(checkpoint);
+            return states['scheduling'] === 0 && (states['in_flight'] ?? 0) > 0;
+          },
+          forward: false,
         },
-        forward: false,
-      },
-      'drain',
-      async (pid) => {
-        const live = await runCli(['status', plan, '--json'], { cwd: dir });
-        const report = JSON.parse(live.stdout) as ReturnType<typeof readStatus>;
-        expect(report.state).toBe('running');
-        expect(report.lock).toMatchObject({ pid, alive: true });
-        expect(report.kinds.some((k) => k.inFlight > 0)).toBe(true);
-        expect(renderStatus(report)).toContain(`running as pid ${pid}`);
-      },
-    );
-    const killed = status();
-    expect(killed.state).toBe('interrupted');
-    expect(killed.lock).toMatchObject({ alive: false });
+        'drain',
+        async (pid) => {
+          const live = await runCli(['status', plan, '--json'], { cwd: dir });
+          const report = JSON.parse(live.stdout) as ReturnType<typeof readStatus>;
+          expect(report.state).toBe('running');
+          expect(report.lock).toMatchObject({ pid, alive: true });
+          expect(report.kinds.some((k) => k.inFlight > 0)).toBe(true);
+          expect(renderStatus(report)).toContain(`running as pid ${pid}`);
+        },
+      );
+      const killed = status();
+      expect(killed.state).toBe('interrupted');
+      expect(killed.lock).toMatchObject({ alive: false });
 
-    // SIGINT half a second into a resumed run: the step in flight returns, the checkpoint is saved.
-    const seq = eventsOf(checkpoint).at(-1)?.seq ?? 0;
-    const interrupted = await runCli(['run', plan], {
-      cwd: dir,
-      env,
-      onStart: (child) => void waitForEvent(checkpoint, 'run.started', seq).then(
-        () => setTimeout(() => child.kill('SIGINT'), 500),
-        () => child.kill('SIGKILL'),
-      ),
-    });
-    expect(interrupted.code, interrupted.stderr).toBe(130);
-    expect(interrupted.stderr).toContain('interrupted; run again to continue');
-    expect(eventsOf(checkpoint).filter((e) => e.seq > seq).map((e) => e.type)).toContain('run.interrupted');
-    expect(status()).toMatchObject({ state: 'interrupted', lock: null });
+      // SIGINT half a second into a resumed run: the step in flight returns, the checkpoint is saved.
+      const seq = eventsOf(checkpoint).at(-1)?.seq ?? 0;
+      const interrupted = await runCli(['run', plan], {
+        cwd: dir,
+        env,
+        onStart: (child) =>
+          void waitForEvent(checkpoint, 'run.started', seq).then(
+            () => setTimeout(() => child.kill('SIGINT'), 500),
+            () => child.kill('SIGKILL'),
+          ),
+      });
+      expect(interrupted.code, interrupted.stderr).toBe(130);
+      expect(interrupted.stderr).toContain('interrupted; run again to continue');
+      expect(
+        eventsOf(checkpoint)
+          .filter((e) => e.seq > seq)
+          .map((e) => e.type),
+      ).toContain('run.interrupted');
+      expect(status()).toMatchObject({ state: 'interrupted', lock: null });
 
-    await killAt('re-enumeration', { match: (r) => r.method === 'GET' && isReEnumeration(checkpoint, r.url), forward: false }, 'drain');
-    await killAt('verify', { match: (r) => r.method === 'GET' && LISTING.test(r.url) && lastStep(checkpoint) === 'verify', forward: false }, 'verify');
-    await killAt('geo resync sent, answer lost', { match: api('POST', /^\/api\/v4\/geo\/node_proxy\/\d+\/graphql/), forward: true }, 'geo');
+      await killAt(
+        're-enumeration',
+        { match: (r) => r.method === 'GET' && isReEnumeration(checkpoint, r.url), forward: false },
+        'drain',
+      );
+      await killAt(
+        'verify',
+        {
+          match: (r) => r.method === 'GET' && LISTING.test(r.url) && lastStep(checkpoint) === 'verify',
+          forward: false,
+        },
+        'verify',
+      );
+      await killAt(
+        'geo resync sent, answer lost',
+        { match: api('POST', /^\/api\/v4\/geo\/node_proxy\/\d+\/graphql/), forward: true },
+        'geo',
+      );
 
-    const last = await runCli(['run', plan], { cwd: dir, env });
-    expect(last.code, last.stderr).toBe(0);
-    expect(last.stdout).toContain('Weights before: default=100');
-    expect(status()).toMatchObject({ state: 'done', lock: null });
-    await expectAllOnCluster(sandbox.url);
-    for (const kind of ['project', 'snippet', 'group'] as const) {
-      expect(invariantViolations(await movesOf(sandbox.url, kind), 'cluster'), kind).toEqual([]);
-    }
-  });
+      const last = await runCli(['run', plan], { cwd: dir, env });
+      expect(last.code, last.stderr).toBe(0);
+      expect(last.stdout).toContain('Weights before: default=100');
+      expect(status()).toMatchObject({ state: 'done', lock: null });
+      await expectAllOnCluster(sandbox.url);
+      for (const kind of ['project', 'snippet', 'group'] as const) {
+        expect(invariantViolations(await movesOf(sandbox.url, kind), 'cluster'), kind).toEqual([]);
+      }
+    },
+  );
 
   it('OAuth with a 5-second token lifetime: completes by refreshing, and writes the new pair back to the token files', async () => {
     // Longer than one token lifetime by construction, not by measurement: 83 items (60 projects, 15
     // snippets, 8 groups), each move exactly 400 ms, at most 5 at once on the sandbox: at least 6.8 s.
-    const { sandbox, dir } = await setup('run-oauth', ['--move-duration', '400', '--workers', '5'], { oauthTtlSeconds: 5, projects: 60 });
+    const { sandbox, dir } = await setup('run-oauth', ['--move-duration', '400', '--workers', '5'], {
+      oauthTtlSeconds: 5,
+      projects: 60,
+    });
     const plan = writePlan(dir, { oauth: true, concurrency: 5 });
     const r = await runCli(['run', plan], { cwd: dir, env: { SHARDMOVE_URL: sandbox.url } });
     expect(r.code, r.stderr).toBe(0);
@@ -287,7 +368,8 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
     expect(access).not.toBe(OAUTH.accessToken);
     expect(refresh).not.toBe(OAUTH.refreshToken);
     const log = readFileSync(join(dir, 'state', 'it.log'), 'utf8');
-    for (const secret of [access, refresh, OAUTH.accessToken, OAUTH.refreshToken, OAUTH.clientSecret]) expect(log).not.toContain(secret);
+    for (const secret of [access, refresh, OAUTH.accessToken, OAUTH.refreshToken, OAUTH.clientSecret])
+      expect(log).not.toContain(secret);
     expect(log).toContain('oauth tokens refreshed');
   });
 

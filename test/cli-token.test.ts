@@ -21,7 +21,14 @@ const ROOT = 'glpat-sandbox-root-api-sudo-0001';
 const ALICE = 'glpat-sandbox-alice-api-00000006';
 
 /** The 14 types, the seed's token of each, and the spec's Versioning section: when POST and DELETE learned it. */
-const TYPES: Array<{ kind: string; token: string; post: string; del: string | null; action: 'revoke' | 'reset' | 'delete'; flag?: string }> = [
+const TYPES: Array<{
+  kind: string;
+  token: string;
+  post: string;
+  del: string | null;
+  action: 'revoke' | 'reset' | 'delete';
+  flag?: string;
+}> = [
   { kind: 'personal', token: ALICE, post: '17.5', del: '17.7', action: 'revoke' },
   { kind: 'impersonation', token: 'glpat-sandbox-impersonate-alice8', post: '17.5', del: '17.7', action: 'revoke' },
   { kind: 'project_access', token: 'glpat-sandbox-project-1-bot-0009', post: '17.5', del: '17.7', action: 'revoke' },
@@ -31,10 +38,23 @@ const TYPES: Array<{ kind: string; token: string; post: string; del: string | nu
   { kind: 'oauth_secret', token: 'gloas-sandbox-application-secret-0001', post: '17.7', del: '17.9', action: 'reset' },
   { kind: 'cluster_agent', token: 'glagent-sandbox-agent-0001', post: '17.7', del: '17.9', action: 'revoke' },
   { kind: 'runner', token: 'glrt-sandbox-runner-0001', post: '17.7', del: '17.9', action: 'reset' },
-  { kind: 'pipeline_trigger', token: 'glptt-sandbox-trigger-0001', post: '17.7', del: '17.10', action: 'revoke', flag: 'token_api_expire_pipeline_triggers' },
+  {
+    kind: 'pipeline_trigger',
+    token: 'glptt-sandbox-trigger-0001',
+    post: '17.7',
+    del: '17.10',
+    action: 'revoke',
+    flag: 'token_api_expire_pipeline_triggers',
+  },
   { kind: 'job', token: 'glcbt-sandbox-job-project-1-0001', post: '17.9', del: null, action: 'revoke' },
   { kind: 'feature_flags_client', token: 'glffct-sandbox-ffclient-0001', post: '17.9', del: '17.9', action: 'reset' },
-  { kind: 'session', token: '_service_session=sandbox-session-alice-0001', post: '17.9', del: '17.11', action: 'delete' },
+  {
+    kind: 'session',
+    token: '_service_session=sandbox-session-alice-0001',
+    post: '17.9',
+    del: '17.11',
+    action: 'delete',
+  },
   { kind: 'incoming_email', token: 'glimt-sandbox-incoming-alice-01', post: '17.9', del: '17.9', action: 'reset' },
 ];
 
@@ -46,7 +66,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function sandbox(version: string, flags: Record<string, boolean> = {}, change: (s: Seed) => void = () => {}): Promise<RunningSandbox> {
+async function sandbox(
+  version: string,
+  flags: Record<string, boolean> = {},
+  change: (s: Seed) => void = () => {},
+): Promise<RunningSandbox> {
   const s = structuredClone(loadSeed());
   s.inventory = {};
   s.instance.version = version;
@@ -65,7 +89,12 @@ interface Outcome {
 }
 
 /** Runs the command in-process with the token on standard input (or a file) and captures everything. */
-async function token(sb: RunningSandbox, opts: Partial<TokenCommandOptions> & { action: 'inspect' | 'revoke' }, value: string, env: Record<string, string> = {}): Promise<Outcome> {
+async function token(
+  sb: RunningSandbox,
+  opts: Partial<TokenCommandOptions> & { action: 'inspect' | 'revoke' },
+  value: string,
+  env: Record<string, string> = {},
+): Promise<Outcome> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
@@ -73,7 +102,10 @@ async function token(sb: RunningSandbox, opts: Partial<TokenCommandOptions> & { 
   stdout.on('data', (c) => (out += String(c)));
   stderr.on('data', (c) => (err += String(c)));
   const ctx = {
-    stdout, stderr, cwd: dir, signal: new AbortController().signal,
+    stdout,
+    stderr,
+    cwd: dir,
+    signal: new AbortController().signal,
     env: { GITLAB_URL: sb.url, GITLAB_TOKEN: ROOT, ...env },
     stdin: Readable.from([`${value}\n`]),
   };
@@ -86,10 +118,15 @@ async function token(sb: RunningSandbox, opts: Partial<TokenCommandOptions> & { 
 }
 
 const row = (sb: RunningSandbox, id: number) =>
-  sb.state.db.prepare('SELECT value, revoked, expires_at_ms FROM credentials WHERE id = ?').get(id) as { value: string; revoked: number; expires_at_ms: number | null } | undefined;
+  sb.state.db.prepare('SELECT value, revoked, expires_at_ms FROM credentials WHERE id = ?').get(id) as
+    { value: string; revoked: number; expires_at_ms: number | null } | undefined;
 const idOf = (sb: RunningSandbox, value: string) =>
-  (sb.state.db.prepare('SELECT id FROM credentials WHERE value = ?').get(value.replace('_service_session=', '')) as { id: number } | undefined)?.id;
-const appSecret = (sb: RunningSandbox) => (sb.state.db.prepare('SELECT secret FROM applications WHERE id = 1').get() as { secret: string }).secret;
+  (
+    sb.state.db.prepare('SELECT id FROM credentials WHERE value = ?').get(value.replace('_service_session=', '')) as
+      { id: number } | undefined
+  )?.id;
+const appSecret = (sb: RunningSandbox) =>
+  (sb.state.db.prepare('SELECT secret FROM applications WHERE id = 1').get() as { secret: string }).secret;
 
 /** Nothing the command printed or threw holds the token, or the value a reset issued. */
 function expectNoSecret(o: Outcome, ...secrets: Array<string | undefined>): void {
@@ -129,7 +166,18 @@ describe('shardmove token: every type on every release of the spec', { timeout: 
         expect(inspect.code, `${t.kind} inspect on ${version}: ${inspect.message}`).toBe(0);
         const info = JSON.parse(inspect.stdout) as Record<string, unknown>;
         expect(info.kind).toBe(t.kind);
-        expect(Object.keys(info)).toEqual(['type', 'kind', 'id', 'owner', 'scopes', 'expires_at', 'last_used_at', 'state', 'action_on_revoke', 'record']);
+        expect(Object.keys(info)).toEqual([
+          'type',
+          'kind',
+          'id',
+          'owner',
+          'scopes',
+          'expires_at',
+          'last_used_at',
+          'state',
+          'action_on_revoke',
+          'record',
+        ]);
         expect(info.action_on_revoke).toBe(t.del === null ? 'none' : t.action);
 
         const revoke = await token(sb, { action: 'revoke', json: true, showNewValue: false }, t.token);
@@ -144,7 +192,8 @@ describe('shardmove token: every type on every release of the spec', { timeout: 
         if (t.del === null || v < minor(t.del) || flagOff) {
           expect(revoke.code, `${t.kind} revoke on ${version}: ${revoke.message}`).toBe('SHARDMOVE_TOKEN_UNSUPPORTED');
           if (t.del === null) expect(revoke.message).toMatch(/cannot be revoked through this endpoint/);
-          else if (v < minor(t.del)) expect(revoke.message).toMatch(new RegExp(`from ${t.del}; the instance runs ${version}`));
+          else if (v < minor(t.del))
+            expect(revoke.message).toMatch(new RegExp(`from ${t.del}; the instance runs ${version}`));
           else expect(revoke.message).toMatch(new RegExp(`needs the feature flag ${t.flag}`));
           expect(row(sb, id!)).toEqual(before.cred);
           continue;
@@ -159,16 +208,21 @@ describe('shardmove token: every type on every release of the spec', { timeout: 
         else if (t.action === 'reset') expect(after.cred!.value).not.toBe(before.cred!.value);
         else if (t.kind === 'pipeline_trigger') expect(after.cred!.expires_at_ms).not.toBeNull();
         else expect(after.cred!.revoked).toBe(1);
-        expect(said.old_value_now).toBe(t.action === 'revoke' ? (t.kind === 'pipeline_trigger' ? 'expired' : 'revoked') : 'gone');
+        expect(said.old_value_now).toBe(
+          t.action === 'revoke' ? (t.kind === 'pipeline_trigger' ? 'expired' : 'revoked') : 'gone',
+        );
       }
     });
   }
 });
 
-describe('shardmove token: the spec\'s failure cases', { timeout: 60_000 }, () => {
+describe("shardmove token: the spec's failure cases", { timeout: 60_000 }, () => {
   it('an instance older than 17.5, and 17.5 to 17.7 with the feature flag off', async () => {
     const old = await token(await sandbox('17.4.0'), { action: 'inspect' }, ALICE);
-    expect([old.code, old.message]).toEqual(['SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE', 'token inspect: the instance runs 17.4.0; the admin token endpoint came in 17.5']);
+    expect([old.code, old.message]).toEqual([
+      'SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE',
+      'token inspect: the instance runs 17.4.0; the admin token endpoint came in 17.5',
+    ]);
     const off = await token(await sandbox('17.6.0'), { action: 'inspect' }, ALICE);
     expect(off.code).toBe('SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE');
     expect(off.message).toMatch(/behind the feature flag admin_agnostic_token_finder, which is off/);
@@ -185,7 +239,9 @@ describe('shardmove token: the spec\'s failure cases', { timeout: 60_000 }, () =
     expectNoSecret(missing, 'glpat-no-such-token-anywhere-000');
     const old = await token(sb, { action: 'revoke' }, 'acme-sandbox-root-old-prefix-007');
     expect(old.code).toBe('SHARDMOVE_TOKEN_UNSUPPORTED');
-    expect(old.message).toMatch(/starts with "acme-", which is not glpat-\. A personal, project or group access token minted under a previous custom prefix/);
+    expect(old.message).toMatch(
+      /starts with "acme-", which is not glpat-\. A personal, project or group access token minted under a previous custom prefix/,
+    );
     expectNoSecret(old, 'acme-sandbox-root-old-prefix-007');
     const junk = await token(sb, { action: 'inspect' }, 'just-some-text');
     expect(junk.code).toBe('SHARDMOVE_TOKEN_UNSUPPORTED');
@@ -198,10 +254,28 @@ describe('shardmove token: the spec\'s failure cases', { timeout: 60_000 }, () =
   it('the table shows every field; a plan names the instance', async () => {
     const sb = await sandbox('17.11.0');
     const plan = join(dir, 'plan.yaml');
-    writeFileSync(plan, `version: 1\nname: t\ninstance:\n  url: \${U}\n  token: \${T}\nmove:\n  from: [nfs-1]\n  to: cluster\n`);
-    const o = await token(sb, { action: 'inspect', plan }, ALICE, { U: sb.url, T: ROOT, GITLAB_URL: '', GITLAB_TOKEN: '' });
+    writeFileSync(
+      plan,
+      `version: 1\nname: t\ninstance:\n  url: \${U}\n  token: \${T}\nmove:\n  from: [nfs-1]\n  to: cluster\n`,
+    );
+    const o = await token(sb, { action: 'inspect', plan }, ALICE, {
+      U: sb.url,
+      T: ROOT,
+      GITLAB_URL: '',
+      GITLAB_TOKEN: '',
+    });
     expect(o.code, o.message).toBe(0);
-    expect(o.stdout.split('\n').map((l) => l.split(/\s{2,}|\s(?=\S)/)[0])).toEqual(['type', 'owner', 'id', 'scopes', 'expires', 'last', 'state', 'on', '']);
+    expect(o.stdout.split('\n').map((l) => l.split(/\s{2,}|\s(?=\S)/)[0])).toEqual([
+      'type',
+      'owner',
+      'id',
+      'scopes',
+      'expires',
+      'last',
+      'state',
+      'on',
+      '',
+    ]);
     expect(o.stdout).toMatch(/^type {7}personal access token\nowner {6}alice\n/);
     expect(o.stdout).toMatch(/\nstate {6}active\non revoke {2}revoke\n$/);
     expectNoSecret(o, ALICE, ROOT);
@@ -211,8 +285,13 @@ describe('shardmove token: the spec\'s failure cases', { timeout: 60_000 }, () =
 describe('shardmove token as a process', { timeout: 30_000 }, () => {
   const cli = (args: string[], env: Record<string, string>, input?: string) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-      const child = execFile(process.execPath, [BIN, ...args], { cwd: dir, env: { PATH: process.env.PATH, ...env } }, (err, stdout, stderr) =>
-        done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }));
+      const child = execFile(
+        process.execPath,
+        [BIN, ...args],
+        { cwd: dir, env: { PATH: process.env.PATH, ...env } },
+        (err, stdout, stderr) =>
+          done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+      );
       child.stdin?.end(input ?? '');
     });
 
@@ -220,7 +299,10 @@ describe('shardmove token as a process', { timeout: 30_000 }, () => {
     const sb = await sandbox('17.11.0');
     const env = { GITLAB_URL: sb.url, GITLAB_TOKEN: ROOT };
     const ok = await cli(['token', 'revoke'], env, `${ALICE}\n`);
-    expect([ok.code, ok.stdout]).toEqual([0, expect.stringMatching(/^revoked: personal access token of alice \(id \d+\)\n/)]);
+    expect([ok.code, ok.stdout]).toEqual([
+      0,
+      expect.stringMatching(/^revoked: personal access token of alice \(id \d+\)\n/),
+    ]);
     const argv = await cli(['token', 'inspect', ALICE], env);
     expect(argv.code).toBe(2);
     expect(argv.stderr).not.toContain(ALICE.slice(6));

@@ -13,13 +13,21 @@ const TOKEN = 'glpat-sandbox-root-api-sudo-0001';
 const dir = mkdtempSync(join(tmpdir(), 'shardmove-validate-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
     const { PATH, HOME } = process.env;
-    execFile(process.execPath, [BIN, ...args], { cwd: dir, env: { PATH, HOME, ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-      done({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd: dir, env: { PATH, HOME, ...env }, timeout: 20_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -48,7 +56,10 @@ describe('shardmove validate', () => {
 
   it('the repository plans validate with the environment they document', async () => {
     const example = await cli(['validate', resolve(import.meta.dirname, '../plans/example.yaml')], env);
-    const demo = await cli(['validate', resolve(import.meta.dirname, '../plans/demo.yaml')], { SHARDMOVE_URL: 'http://127.0.0.1:9', SHARDMOVE_TOKEN: TOKEN });
+    const demo = await cli(['validate', resolve(import.meta.dirname, '../plans/demo.yaml')], {
+      SHARDMOVE_URL: 'http://127.0.0.1:9',
+      SHARDMOVE_TOKEN: TOKEN,
+    });
     expect([example.code, example.stdout.split('\n')[0]]).toEqual([0, 'plan OK: retire-nfs']);
     expect([demo.code, demo.stdout.split('\n')[0]]).toEqual([0, 'plan OK: demo']);
   });
@@ -75,7 +86,9 @@ describe('shardmove validate', () => {
   });
 
   it('--version and -V print the version from package.json and exit 0', async () => {
-    const { version } = JSON.parse(readFileSync(resolve(import.meta.dirname, '../package.json'), 'utf8')) as { version: string };
+    const { version } = JSON.parse(readFileSync(resolve(import.meta.dirname, '../package.json'), 'utf8')) as {
+      version: string;
+    };
     for (const flag of ['--version', '-V']) {
       const r = await cli([flag]);
       expect([r.code, r.stdout.trim(), r.stderr]).toEqual([0, version, '']);

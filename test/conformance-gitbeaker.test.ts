@@ -19,7 +19,11 @@ function seed(): Seed {
   const ids = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
   s.inventory = {
     projects: [
-      ...ids(12).map((id) => ({ id, storage: id <= 7 ? 'nfs-1' : 'nfs-2', visibility: id % 3 === 0 ? 'public' as const : 'private' as const })),
+      ...ids(12).map((id) => ({
+        id,
+        storage: id <= 7 ? 'nfs-1' : 'nfs-2',
+        visibility: id % 3 === 0 ? ('public' as const) : ('private' as const),
+      })),
       // Issue 13: a hidden and a pending-delete project, which GitLab lists only on request.
       { id: 13, storage: 'nfs-1', hidden: true },
       { id: 14, storage: 'nfs-1', pending_delete: true },
@@ -48,12 +52,24 @@ describe('conformance with @gitbeaker/rest', () => {
       const projects = (await api.Projects.all({ repositoryStorage: 'nfs-1', perPage: 2 })) as Json[];
       expect(projects.map((p) => p.id).sort((a, b) => Number(a) - Number(b))).toEqual([1, 2, 3, 4, 5, 6, 7]);
       expect(projects.every((p) => p.repository_storage === 'nfs-1')).toBe(true);
-      const expanded = await api.Projects.all({ pagination: 'offset', repositoryStorage: 'nfs-2', perPage: 2, page: 1, showExpanded: true });
+      const expanded = await api.Projects.all({
+        pagination: 'offset',
+        repositoryStorage: 'nfs-2',
+        perPage: 2,
+        page: 1,
+        showExpanded: true,
+      });
       expect(expanded.paginationInfo).toMatchObject({ total: 5, totalPages: 3, current: 1, next: 2, perPage: 2 });
     });
 
     it('follows keyset pages through Link rel="next"', async () => {
-      const projects = (await api.Projects.all({ pagination: 'keyset', orderBy: 'id', sort: 'asc', perPage: 3, repositoryStorage: 'nfs-2' })) as Json[];
+      const projects = (await api.Projects.all({
+        pagination: 'keyset',
+        orderBy: 'id',
+        sort: 'asc',
+        perPage: 3,
+        repositoryStorage: 'nfs-2',
+      })) as Json[];
       expect(projects.map((p) => p.id)).toEqual([8, 9, 10, 11, 12]);
     });
 
@@ -72,14 +88,22 @@ describe('conformance with @gitbeaker/rest', () => {
       const byDefault = (await api.Projects.all({ repositoryStorage: 'nfs-1', perPage: 100 })) as Json[];
       expect(byDefault.map((p) => p.id)).not.toContain(13);
       expect(byDefault.map((p) => p.id)).not.toContain(14);
-      const all = (await api.Projects.all({ repositoryStorage: 'nfs-1', perPage: 100, includeHidden: true, includePendingDelete: true } as never)) as Json[];
+      const all = (await api.Projects.all({
+        repositoryStorage: 'nfs-1',
+        perPage: 100,
+        includeHidden: true,
+        includePendingDelete: true,
+      } as never)) as Json[];
       expect(all.map((p) => p.id)).toEqual(expect.arrayContaining([13, 14]));
       await expect(api.Projects.show(13)).rejects.toThrow('404 Project Not Found');
       await expect(api.Projects.show(14)).rejects.toThrow('404 Project Not Found');
     });
 
     it('still moves them', async () => {
-      const move = await api.ProjectRepositoryStorageMoves.schedule('nfs-1', { projectId: 13, destinationStorageName: 'nfs-2' } as never) as Json;
+      const move = (await api.ProjectRepositoryStorageMoves.schedule('nfs-1', {
+        projectId: 13,
+        destinationStorageName: 'nfs-2',
+      } as never)) as Json;
       expect(move).toMatchObject({ project: { id: 13 }, destination_storage_name: 'nfs-2' });
     });
 
@@ -108,7 +132,10 @@ describe('conformance with @gitbeaker/rest', () => {
         expect(move).toMatchObject({ source_storage_name: 'nfs-1', destination_storage_name: 'cluster' });
         expect(move[kind.nested]).toMatchObject({ id: 2 });
         const id = move.id as number;
-        const done = await until(() => r.show(id, { [kind.idKey]: 2 }), (m) => FINAL.includes(m.state as string));
+        const done = await until(
+          () => r.show(id, { [kind.idKey]: 2 }),
+          (m) => FINAL.includes(m.state as string),
+        );
         expect(done.state).toBe('finished');
         expect(await r.show(id)).toMatchObject({ id, state: 'finished' });
         expect((await r.all({ [kind.idKey]: 2 })).map((m) => m.id)).toContain(id);
@@ -117,18 +144,28 @@ describe('conformance with @gitbeaker/rest', () => {
     }
 
     it('schedules a whole storage (202) and the moves appear', async () => {
-      const accepted = await api.SnippetRepositoryStorageMoves.schedule('nfs-1', { destinationStorageName: 'nfs-2', showExpanded: true });
+      const accepted = await api.SnippetRepositoryStorageMoves.schedule('nfs-1', {
+        destinationStorageName: 'nfs-2',
+        showExpanded: true,
+      });
       expect(accepted).toMatchObject({ status: 202, data: { message: '202 Accepted' } });
       const moves = await until(
         async () => (await api.SnippetRepositoryStorageMoves.all({ perPage: 100 })) as Json[],
         (all) => all.filter((m) => m.destination_storage_name === 'nfs-2').length >= 3,
       );
       // Snippet 2 went to cluster above; the other three were still on nfs-1.
-      expect(moves.filter((m) => m.destination_storage_name === 'nfs-2').map((m) => (m.snippet as Json).id).sort()).toEqual([1, 3, 4]);
+      expect(
+        moves
+          .filter((m) => m.destination_storage_name === 'nfs-2')
+          .map((m) => (m.snippet as Json).id)
+          .sort(),
+      ).toEqual([1, 3, 4]);
     });
 
     it('reports scheduling errors as request errors', async () => {
-      await expect(api.ProjectRepositoryStorageMoves.schedule('nfs-1', { projectId: 3, destinationStorageName: 'nowhere' })).rejects.toThrow();
+      await expect(
+        api.ProjectRepositoryStorageMoves.schedule('nfs-1', { projectId: 3, destinationStorageName: 'nowhere' }),
+      ).rejects.toThrow();
       const alice = new Gitlab({ host: sb.url, token: ALICE });
       await expect(alice.ProjectRepositoryStorageMoves.all()).rejects.toThrow('403 Forbidden');
     });
@@ -141,17 +178,23 @@ describe('conformance with @gitbeaker/rest', () => {
       expect(await api.Users.showCurrentUser({ sudo: 3 })).toMatchObject({ username: 'bob' });
       const projects = (await asAlice.Projects.all({ repositoryStorage: 'nfs-1', perPage: 100 })) as Json[];
       expect(projects.some((p) => 'repository_storage' in p)).toBe(false);
-      await expect(new Gitlab({ host: sb.url, token: ALICE, sudo: 'root' }).Users.showCurrentUser()).rejects.toThrow('403');
+      await expect(new Gitlab({ host: sb.url, token: ALICE, sudo: 'root' }).Users.showCurrentUser()).rejects.toThrow(
+        '403',
+      );
     });
   });
 
   describe('application settings', () => {
     it('shows and edits repository_storages_weighted', async () => {
       expect(await api.ApplicationSettings.show()).toMatchObject({ repository_storages_weighted: { default: 100 } });
-      const edited = await api.ApplicationSettings.edit({ repositoryStoragesWeighted: { cluster: 100, default: 0 } } as never);
+      const edited = await api.ApplicationSettings.edit({
+        repositoryStoragesWeighted: { cluster: 100, default: 0 },
+      } as never);
       expect(edited).toMatchObject({ repository_storages_weighted: { cluster: 100, default: 0 } });
       expect((await api.ApplicationSettings.show()).repository_storages_weighted).toEqual({ cluster: 100, default: 0 });
-      await expect(api.ApplicationSettings.edit({ repositoryStoragesWeighted: { nowhere: 5 } } as never)).rejects.toThrow("can't include: nowhere");
+      await expect(
+        api.ApplicationSettings.edit({ repositoryStoragesWeighted: { nowhere: 5 } } as never),
+      ).rejects.toThrow("can't include: nowhere");
     });
   });
 });
@@ -193,7 +236,8 @@ describe('conformance with @gitbeaker/rest: a Community Edition instance (issue 
       (ms) => ms.length === 4 && ms.every((m) => FINAL.includes(String(m.state))),
     );
     expect(moves.map((m) => (m.snippet as Json).id).sort()).toEqual([1, 2, 3, 4]);
-    expect(moves.every((m) => m.source_storage_name === 'nfs-1' && m.destination_storage_name === 'cluster')).toBe(true);
+    expect(moves.every((m) => m.source_storage_name === 'nfs-1' && m.destination_storage_name === 'cluster')).toBe(
+      true,
+    );
   });
 });
-

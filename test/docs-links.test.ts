@@ -8,7 +8,13 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const PAGES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 
 /** The page without fenced code blocks and code spans, where `[x](y)` is not a link. */
 function prose(markdown: string): string {
@@ -31,7 +37,10 @@ function headingAnchors(markdown: string): Set<string> {
       .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
       .replace(/<[^>]*>/g, '')
       .replace(/[`*]/g, '');
-    const slug = text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    const slug = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
     const n = seen.get(slug) ?? 0;
     seen.set(slug, n + 1);
     anchors.add(n === 0 ? slug : `${slug}-${n}`);
@@ -49,22 +58,26 @@ function brokenBecause(page: string, target: string): string | null {
   if (!existsSync(file)) return `${relative(ROOT, file)} does not exist`;
   if (!anchor) return null;
   if (!file.endsWith('.md')) return `#${anchor} points into ${relative(ROOT, file)}, which is not a markdown page`;
-  return headingAnchors(readFileSync(file, 'utf8')).has(anchor) ? null : `${relative(ROOT, file)} has no heading #${anchor}`;
+  return headingAnchors(readFileSync(file, 'utf8')).has(anchor)
+    ? null
+    : `${relative(ROOT, file)} has no heading #${anchor}`;
 }
 
 describe('links in README.md and docs/', () => {
   it('slugs headings as GitHub does', () => {
-    const anchors = headingAnchors([
-      "## The plan's hash and resume",
-      '### `${VAR}`: values from the environment',
-      '## Automation: events, weights restore and the run lock',
-      '### 1.1 `GET /snippets/all` (question 1)',
-      '## Fields',
-      '## Fields',
-      '```sh',
-      '# not a heading',
-      '```',
-    ].join('\n'));
+    const anchors = headingAnchors(
+      [
+        "## The plan's hash and resume",
+        '### `${VAR}`: values from the environment',
+        '## Automation: events, weights restore and the run lock',
+        '### 1.1 `GET /snippets/all` (question 1)',
+        '## Fields',
+        '## Fields',
+        '```sh',
+        '# not a heading',
+        '```',
+      ].join('\n'),
+    );
     expect([...anchors]).toEqual([
       'the-plans-hash-and-resume',
       'var-values-from-the-environment',

@@ -13,8 +13,16 @@ import { ADMIN_TOKEN, runCli, sandboxEnv, startSandboxProcess, tempDir, writeSee
 
 const PROJECTS = 3;
 
-interface SandboxMoveRecord { id: number; state: string; error_message: string | null; project: { id: number } }
-interface ItemRecord { moves: SandboxMoveRecord[]; readOnly: boolean }
+interface SandboxMoveRecord {
+  id: number;
+  state: string;
+  error_message: string | null;
+  project: { id: number };
+}
+interface ItemRecord {
+  moves: SandboxMoveRecord[];
+  readOnly: boolean;
+}
 
 async function get<T>(url: string): Promise<T> {
   const res = await fetch(url, { headers: { 'private-token': ADMIN_TOKEN } });
@@ -27,7 +35,10 @@ async function records(url: string): Promise<Map<number, ItemRecord>> {
   const out = new Map<number, ItemRecord>();
   for (let id = 1; id <= PROJECTS; id++) {
     const item = await get<{ read_only: boolean }>(`${url}/-/sandbox/items/project/${id}`);
-    out.set(id, { moves: moves.filter((m) => m.project.id === id).sort((a, b) => a.id - b.id), readOnly: item.read_only });
+    out.set(id, {
+      moves: moves.filter((m) => m.project.id === id).sort((a, b) => a.id - b.id),
+      readOnly: item.read_only,
+    });
   }
   return out;
 }
@@ -35,32 +46,39 @@ async function records(url: string): Promise<Map<number, ItemRecord>> {
 /** Projects only, two attempts, short stuck limits, no size allowance. */
 function writePlan(dir: string): string {
   const file = join(dir, 'plan.yaml');
-  writeFileSync(file, [
-    'version: 1',
-    'name: classes',
-    'instance:',
-    '  url: ${SHARDMOVE_URL}',
-    '  token: ${SHARDMOVE_TOKEN}',
-    '  timeout: 10s',
-    'move:',
-    '  from: [nfs-1, nfs-2, default]',
-    '  to: cluster',
-    '  kinds: [projects]',
-    '  mode: throttled',
-    '  concurrency: 10',
-    'weights: { cluster: 100, nfs-1: 0, nfs-2: 0, default: 0 }',
-    'poll: { interval: 100ms, stuck_scheduled_after: 2s, stuck_running_after: 2s, stuck_running_per_gb: 0s }',
-    'retry: { max_attempts: 2, backoff: 100ms }',
-    'verify: true',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    file,
+    [
+      'version: 1',
+      'name: classes',
+      'instance:',
+      '  url: ${SHARDMOVE_URL}',
+      '  token: ${SHARDMOVE_TOKEN}',
+      '  timeout: 10s',
+      'move:',
+      '  from: [nfs-1, nfs-2, default]',
+      '  to: cluster',
+      '  kinds: [projects]',
+      '  mode: throttled',
+      '  concurrency: 10',
+      'weights: { cluster: 100, nfs-1: 0, nfs-2: 0, default: 0 }',
+      'poll: { interval: 100ms, stuck_scheduled_after: 2s, stuck_running_after: 2s, stuck_running_per_gb: 0s }',
+      'retry: { max_attempts: 2, backoff: 100ms }',
+      'verify: true',
+      '',
+    ].join('\n'),
+  );
   return file;
 }
 
 /** What the sandbox must show for each class: GitLab's end state and message, and the read-only flag. */
 const SANDBOX_SAYS: Record<Exclude<FailureClass, 'unknown'>, (r: ItemRecord) => void> = {
   checksum: (r) => {
-    for (const m of r.moves) expect(m).toMatchObject({ state: 'failed', error_message: expect.stringMatching(/^Failed to verify project repository checksum from \w+ to \w+$/) });
+    for (const m of r.moves)
+      expect(m).toMatchObject({
+        state: 'failed',
+        error_message: expect.stringMatching(/^Failed to verify project repository checksum from \w+ to \w+$/),
+      });
     expect(r.readOnly).toBe(false);
   },
   'read-only': (r) => {
@@ -70,17 +88,25 @@ const SANDBOX_SAYS: Record<Exclude<FailureClass, 'unknown'>, (r: ItemRecord) => 
     expect(r.readOnly).toBe(true);
   },
   'lease-held': (r) => {
-    expect(r.moves.map((m) => [m.state, m.error_message])).toEqual([['failed', null], ['failed', null]]);
+    expect(r.moves.map((m) => [m.state, m.error_message])).toEqual([
+      ['failed', null],
+      ['failed', null],
+    ]);
     expect(r.readOnly).toBe(false);
   },
   'no-space': (r) => {
     for (const m of r.moves) {
-      expect(m).toMatchObject({ state: 'failed', error_message: '13:could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2.' });
+      expect(m).toMatchObject({
+        state: 'failed',
+        error_message:
+          '13:could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2.',
+      });
     }
     expect(r.readOnly).toBe(false);
   },
   'source-missing': (r) => {
-    for (const m of r.moves) expect(m).toMatchObject({ state: 'failed', error_message: '5:invalid source repository.' });
+    for (const m of r.moves)
+      expect(m).toMatchObject({ state: 'failed', error_message: '5:invalid source repository.' });
     expect(r.readOnly).toBe(false);
   },
   'gitaly-unavailable': (r) => {
@@ -101,15 +127,32 @@ describe('failure classes, injected by the sandbox and named by status --json', 
   it.each(Object.keys(SANDBOX_SAYS) as (keyof typeof SANDBOX_SAYS)[])('%s', async (cls) => {
     const dir = tempDir(`class-${cls}`);
     const seed = writeSeed(dir, { projects: PROJECTS, snippets: 0, groups: 0 });
-    const sandbox = await startSandboxProcess(['--seed', seed, '--move-duration', '20', '--workers', '10', '--fault-seed', '5', '--move-failures', `${cls}=1`]);
+    const sandbox = await startSandboxProcess([
+      '--seed',
+      seed,
+      '--move-duration',
+      '20',
+      '--workers',
+      '10',
+      '--fault-seed',
+      '5',
+      '--move-failures',
+      `${cls}=1`,
+    ]);
     onTestFinished(() => sandbox.stop());
     const plan = writePlan(dir);
 
-    const run = await runCli(['run', plan, '--events', join(dir, 'events.jsonl')], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const run = await runCli(['run', plan, '--events', join(dir, 'events.jsonl')], {
+      cwd: dir,
+      env: sandboxEnv(sandbox.url),
+    });
     expect(run.code, run.stderr).toBe(3);
     // The final report and --events name the class too.
     expect(run.stdout).toContain(`${cls}: ${FAILURE_REMEDIES[cls].remedy}`);
-    const events = readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; class?: string });
+    const events = readFileSync(join(dir, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; class?: string });
     const given = events.filter((e) => e.type === 'move.quarantined');
     expect(given.length).toBeGreaterThanOrEqual(PROJECTS);
     for (const e of given) expect(e.class).toBe(cls);
@@ -122,9 +165,12 @@ describe('failure classes, injected by the sandbox and named by status --json', 
 
     const status = await runCli(['status', plan, '--json'], { cwd: dir });
     expect(status.code, status.stderr).toBe(0);
-    const quarantined = (JSON.parse(status.stdout) as { quarantined: { id: number; class: string; remedy: string; doc: string }[] }).quarantined;
+    const quarantined = (
+      JSON.parse(status.stdout) as { quarantined: { id: number; class: string; remedy: string; doc: string }[] }
+    ).quarantined;
     expect(quarantined.map((q) => q.id).sort()).toEqual([...seen.keys()]);
-    for (const q of quarantined) expect(q).toMatchObject({ class: cls, remedy: FAILURE_REMEDIES[cls].remedy, doc: `docs/failures.md#${cls}` });
+    for (const q of quarantined)
+      expect(q).toMatchObject({ class: cls, remedy: FAILURE_REMEDIES[cls].remedy, doc: `docs/failures.md#${cls}` });
 
     const text = await runCli(['status', plan], { cwd: dir });
     expect(text.stdout).toContain(`${cls}: ${FAILURE_REMEDIES[cls].remedy}`);

@@ -75,19 +75,34 @@ describe('the import graph of src/', () => {
   });
 
   it('keeps the sandbox to itself', () => {
-    const outward = [...graph].flatMap(([from, tos]) => (inSandbox(from) ? tos.filter((to) => !inSandbox(to)).map((to) => `${from} -> ${to}`) : []));
+    const outward = [...graph].flatMap(([from, tos]) =>
+      inSandbox(from) ? tos.filter((to) => !inSandbox(to)).map((to) => `${from} -> ${to}`) : [],
+    );
     expect(outward).toEqual([]);
   });
 
   it('lets only cli/ import the sandbox', () => {
     const inward = [...graph].flatMap(([from, tos]) =>
-      (!inSandbox(from) && !from.startsWith('cli/') ? tos.filter(inSandbox).map((to) => `${from} -> ${to}`) : []));
+      !inSandbox(from) && !from.startsWith('cli/') ? tos.filter(inSandbox).map((to) => `${from} -> ${to}`) : [],
+    );
     expect(inward).toEqual([]);
   });
 
   it('finds a cycle when there is one (the walk itself)', () => {
-    const g = new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']], ['d.ts', ['a.ts']]]);
+    const g = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ]);
     expect(findCycles(g)).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
-    expect(findCycles(new Map([['a.ts', ['b.ts']], ['b.ts', []]]))).toEqual([]);
+    expect(
+      findCycles(
+        new Map([
+          ['a.ts', ['b.ts']],
+          ['b.ts', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 });

@@ -18,7 +18,11 @@ interface Snippet {
 describe('a snippet has the same web_url from the move path and from the listing', () => {
   let sb: RunningSandbox;
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${sb.url}/api/v4${path}`, { method, headers: ADMIN, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const res = await fetch(`${sb.url}/api/v4${path}`, {
+      method,
+      headers: ADMIN,
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
     expect(res.status, `${method} ${path}`).toBeLessThan(300);
     return (await res.json()) as T;
   };
@@ -26,13 +30,18 @@ describe('a snippet has the same web_url from the move path and from the listing
   beforeAll(async () => {
     sb = await startSandbox({ moveDurationMs: 60_000 });
     // Seeds make personal snippets only; snippet 1 becomes a snippet of project group-1/project-1.
-    sb.state.db.prepare("UPDATE items SET project_id = 1, namespace = 'group-1/project-1' WHERE kind = 'snippet' AND id = 1").run();
+    sb.state.db
+      .prepare("UPDATE items SET project_id = 1, namespace = 'group-1/project-1' WHERE kind = 'snippet' AND id = 1")
+      .run();
   });
   afterAll(async () => {
     await sb.close();
   });
 
-  for (const [id, expected] of [[1, '/group-1/project-1/-/snippets/1'], [2, '/-/snippets/2']] as const) {
+  for (const [id, expected] of [
+    [1, '/group-1/project-1/-/snippets/1'],
+    [2, '/-/snippets/2'],
+  ] as const) {
     it(`${id === 1 ? 'project' : 'personal'} snippet ${id}`, async () => {
       const shown = await call<Snippet>('GET', `/snippets/${id}`);
       expect(shown.web_url).toBe(`${sb.url}${expected}`);
@@ -42,7 +51,11 @@ describe('a snippet has the same web_url from the move path and from the listing
       expect(updated.web_url).toBe(shown.web_url);
 
       const destination = STORAGES.find((s) => s !== shown.repository_storage);
-      const scheduled = await call<{ id: number; snippet: Snippet }>('POST', `/snippets/${id}/repository_storage_moves`, { destination_storage_name: destination });
+      const scheduled = await call<{ id: number; snippet: Snippet }>(
+        'POST',
+        `/snippets/${id}/repository_storage_moves`,
+        { destination_storage_name: destination },
+      );
       expect(scheduled.snippet.web_url).toBe(shown.web_url);
       expect(scheduled.snippet.raw_url).toBe(shown.raw_url);
       const again = await call<{ snippet: Snippet }>('GET', `/snippet_repository_storage_moves/${scheduled.id}`);

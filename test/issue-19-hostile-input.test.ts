@@ -17,9 +17,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function cli(args: string[]): Promise<{ code: number; stderr: string }> {
   return new Promise((done) => {
     const { PATH, HOME } = process.env;
-    execFile(process.execPath, [BIN, ...args], { cwd: dir, env: { PATH, HOME }, timeout: 20_000, killSignal: 'SIGKILL' }, (err, _stdout, stderr) => {
-      done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd: dir, env: { PATH, HOME }, timeout: 20_000, killSignal: 'SIGKILL' },
+      (err, _stdout, stderr) => {
+        done({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stderr });
+      },
+    );
   });
 }
 
@@ -29,19 +34,27 @@ describe('issue 19: hostile input through the CLI', () => {
     writeFileSync(join(dir, 'nested.yaml'), `a: ${'['.repeat(500_000)}`);
     const { code, stderr } = await cli(['validate', 'nested.yaml']);
     expect(code).toBe(2);
-    expect(stderr).toContain('nested.yaml:1:35: YAML nested deeper than 32 levels (mappings and lists inside each other); a plan needs 3');
+    expect(stderr).toContain(
+      'nested.yaml:1:35: YAML nested deeper than 32 levels (mappings and lists inside each other); a plan needs 3',
+    );
   });
 
-  it('status: a plan that does not load and has 100,000 keys exits 2 with the loader\'s problem', async () => {
+  it("status: a plan that does not load and has 100,000 keys exits 2 with the loader's problem", async () => {
     // Before: 1 min 48 s in the fallback that looks for the plan's name.
-    writeFileSync(join(dir, 'keys.yaml'), `name: x\n${Array.from({ length: 100_000 }, (_, i) => `k${i}: 1\n`).join('')}`);
+    writeFileSync(
+      join(dir, 'keys.yaml'),
+      `name: x\n${Array.from({ length: 100_000 }, (_, i) => `k${i}: 1\n`).join('')}`,
+    );
     const { code, stderr } = await cli(['status', 'keys.yaml']);
     expect(code).toBe(2);
     expect(stderr).toContain('keys.yaml:7143:8: more than 50000 YAML tokens');
   });
 
   it('validate: a plan that is not UTF-8 exits 2 at the first bad byte', async () => {
-    writeFileSync(join(dir, 'latin1.yaml'), Buffer.concat([Buffer.from('version: 1\nname: caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
+    writeFileSync(
+      join(dir, 'latin1.yaml'),
+      Buffer.concat([Buffer.from('version: 1\nname: caf'), Buffer.from([0xe9]), Buffer.from('\n')]),
+    );
     const { code, stderr } = await cli(['validate', 'latin1.yaml']);
     expect(code).toBe(2);
     expect(stderr).toContain('latin1.yaml:2:10: not UTF-8 (byte 0xe9 at offset 20); save the plan as UTF-8');
@@ -50,8 +63,12 @@ describe('issue 19: hostile input through the CLI', () => {
   it('sandbox: a seed with a "billion laughs" exits 2 at its first alias', async () => {
     // Before: yaml's ReferenceError, an internal error (exit 1).
     const lol = ['lol: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
-    for (const [prev, name] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi']) lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
-    const seed = readFileSync(resolve(import.meta.dirname, '../plans/sandbox.yaml'), 'utf8').replace(/^inventory:\n/m, `inventory:\n  x:\n${lol.map((l) => `    ${l}\n`).join('')}`);
+    for (const [prev, name] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi'])
+      lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
+    const seed = readFileSync(resolve(import.meta.dirname, '../plans/sandbox.yaml'), 'utf8').replace(
+      /^inventory:\n/m,
+      `inventory:\n  x:\n${lol.map((l) => `    ${l}\n`).join('')}`,
+    );
     writeFileSync(join(dir, 'bomb.yaml'), seed);
     const line = seed.slice(0, seed.indexOf('*a')).split('\n').length;
     const { code, stderr } = await cli(['sandbox', '--seed', 'bomb.yaml']);

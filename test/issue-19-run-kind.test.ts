@@ -8,12 +8,26 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { fromDb, movesOf, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import {
+  fromDb,
+  movesOf,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  storagesOf,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
 import { until } from './support/until.js';
 
 async function setup(name: string, sandboxArgs: string[]) {
   const dir = tempDir(name);
-  const sandbox = await startSandboxProcess([...sandboxArgs, '--seed', writeSeed(dir, { projects: 12, snippets: 3, groups: 2 })]);
+  const sandbox = await startSandboxProcess([
+    ...sandboxArgs,
+    '--seed',
+    writeSeed(dir, { projects: 12, snippets: 3, groups: 2 }),
+  ]);
   onTestFinished(async () => {
     await sandbox.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -45,7 +59,7 @@ async function allMoves(url: string) {
 }
 
 describe('one kind of run per checkpoint (issue 19 defect 1)', () => {
-  it('a real run on a finished dry run\'s --state refuses with exit 4, moves nothing and claims no success', async () => {
+  it("a real run on a finished dry run's --state refuses with exit 4, moves nothing and claims no success", async () => {
     const { sandbox, dir, env } = await setup('kind-dry-real', ['--move-duration', '20']);
     const plan = writePlan(dir);
     const state = join(dir, 'my state.db');
@@ -68,35 +82,43 @@ describe('one kind of run per checkpoint (issue 19 defect 1)', () => {
     expect(left).toEqual([]);
   });
 
-  it('a dry run on an interrupted real run\'s --state refuses with exit 4 and leaves it as it was; the real run then finishes', { timeout: 60_000 }, async () => {
-    const { sandbox, dir, env } = await setup('kind-real-dry', ['--move-duration', '400', '--workers', '4']);
-    const plan = writePlan(dir, { concurrency: 2 });
-    const state = join(dir, 'state.db');
-    const real = runCli(['run', plan, '--state', state], {
-      cwd: dir,
-      env,
-      onStart: (child) => {
-        // Interrupted once a move is in flight: the real run is mid-drain.
-        void until(async () => inFlight(state), (n) => n > 0, 30_000).then(() => child.kill('SIGINT'));
-      },
-    });
-    expect((await real).code).toBe(130);
-    const before = checkpointRows(state);
-    expect(before.mode).toBe('run');
-    const movesBefore = await allMoves(sandbox.url);
+  it(
+    "a dry run on an interrupted real run's --state refuses with exit 4 and leaves it as it was; the real run then finishes",
+    { timeout: 60_000 },
+    async () => {
+      const { sandbox, dir, env } = await setup('kind-real-dry', ['--move-duration', '400', '--workers', '4']);
+      const plan = writePlan(dir, { concurrency: 2 });
+      const state = join(dir, 'state.db');
+      const real = runCli(['run', plan, '--state', state], {
+        cwd: dir,
+        env,
+        onStart: (child) => {
+          // Interrupted once a move is in flight: the real run is mid-drain.
+          void until(
+            async () => inFlight(state),
+            (n) => n > 0,
+            30_000,
+          ).then(() => child.kill('SIGINT'));
+        },
+      });
+      expect((await real).code).toBe(130);
+      const before = checkpointRows(state);
+      expect(before.mode).toBe('run');
+      const movesBefore = await allMoves(sandbox.url);
 
-    const dry = await runCli(['run', plan, '--dry-run', '--state', state], { cwd: dir, env });
-    expect(dry.code, dry.stdout + dry.stderr).toBe(4);
-    expect(dry.stderr).toContain('holds a real run');
-    expect(checkpointRows(state)).toEqual(before);
-    expect((await allMoves(sandbox.url)).length).toBe(movesBefore.length);
+      const dry = await runCli(['run', plan, '--dry-run', '--state', state], { cwd: dir, env });
+      expect(dry.code, dry.stdout + dry.stderr).toBe(4);
+      expect(dry.stderr).toContain('holds a real run');
+      expect(checkpointRows(state)).toEqual(before);
+      expect((await allMoves(sandbox.url)).length).toBe(movesBefore.length);
 
-    const resumed = await runCli(['run', plan, '--state', state], { cwd: dir, env });
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stdout).not.toContain('DRY RUN');
-  });
+      const resumed = await runCli(['run', plan, '--state', state], { cwd: dir, env });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).not.toContain('DRY RUN');
+    },
+  );
 
-  it('weights restore refuses a dry run\'s checkpoint: a dry run changed no weights', async () => {
+  it("weights restore refuses a dry run's checkpoint: a dry run changed no weights", async () => {
     const { dir, env } = await setup('kind-weights', ['--move-duration', '20']);
     const plan = writePlan(dir);
     const state = join(dir, 'dry.db');

@@ -13,32 +13,43 @@ const HOSTILE = 'evil\u001b[2J\u001b]0;pwned\u0007\rhidden\u009b31m\u202eabc';
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 describe('terminal escapes from the instance (issue 19 defect 8)', () => {
-  it('run and status print a hostile project name with its control characters escaped', { timeout: 60_000 }, async () => {
-    const dir = tempDir('terminal');
-    const seedFile = writeSeed(dir, { projects: 5, snippets: 1, groups: 1 });
-    const doc = parseDocument(readFileSync(seedFile, 'utf8'));
-    doc.setIn(['inventory', 'projects'], [{ id: 9001, name: HOSTILE, storage: 'nfs-1' }]);
-    writeFileSync(seedFile, doc.toString());
-    const sandbox = await startSandboxProcess(['--seed', seedFile, '--move-duration', '20', '--broken-items', 'project:9001']);
-    onTestFinished(async () => {
-      await sandbox.stop();
-      rmSync(dir, { recursive: true, force: true });
-    });
-    const plan = writePlan(dir);
-    const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
-    expect(run.code, run.stderr).toBe(3);
-    expect(run.stdout).toContain('evil\\u001b[2J\\u001b]0;pwned\\u0007\\u000dhidden\\u009b31m\\u202eabc');
-    expect(run.stdout).not.toMatch(CONTROL);
-    expect(run.stderr).not.toMatch(CONTROL);
+  it(
+    'run and status print a hostile project name with its control characters escaped',
+    { timeout: 60_000 },
+    async () => {
+      const dir = tempDir('terminal');
+      const seedFile = writeSeed(dir, { projects: 5, snippets: 1, groups: 1 });
+      const doc = parseDocument(readFileSync(seedFile, 'utf8'));
+      doc.setIn(['inventory', 'projects'], [{ id: 9001, name: HOSTILE, storage: 'nfs-1' }]);
+      writeFileSync(seedFile, doc.toString());
+      const sandbox = await startSandboxProcess([
+        '--seed',
+        seedFile,
+        '--move-duration',
+        '20',
+        '--broken-items',
+        'project:9001',
+      ]);
+      onTestFinished(async () => {
+        await sandbox.stop();
+        rmSync(dir, { recursive: true, force: true });
+      });
+      const plan = writePlan(dir);
+      const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+      expect(run.code, run.stderr).toBe(3);
+      expect(run.stdout).toContain('evil\\u001b[2J\\u001b]0;pwned\\u0007\\u000dhidden\\u009b31m\\u202eabc');
+      expect(run.stdout).not.toMatch(CONTROL);
+      expect(run.stderr).not.toMatch(CONTROL);
 
-    const status = await runCli(['status', plan], { cwd: dir });
-    expect(status.stdout).toContain('evil\\u001b[2J');
-    expect(status.stdout + status.stderr).not.toMatch(CONTROL);
+      const status = await runCli(['status', plan], { cwd: dir });
+      expect(status.stdout).toContain('evil\\u001b[2J');
+      expect(status.stdout + status.stderr).not.toMatch(CONTROL);
 
-    // JSON output keeps the same value: the escape is JSON's own.
-    const json = await runCli(['status', plan, '--json'], { cwd: dir });
-    expect(json.stdout).not.toMatch(CONTROL);
-    const names = (JSON.parse(json.stdout) as { quarantined: { name: string }[] }).quarantined.map((q) => q.name);
-    expect(names.some((n) => n.includes(HOSTILE))).toBe(true);
-  });
+      // JSON output keeps the same value: the escape is JSON's own.
+      const json = await runCli(['status', plan, '--json'], { cwd: dir });
+      expect(json.stdout).not.toMatch(CONTROL);
+      const names = (JSON.parse(json.stdout) as { quarantined: { name: string }[] }).quarantined.map((q) => q.name);
+      expect(names.some((n) => n.includes(HOSTILE))).toBe(true);
+    },
+  );
 });

@@ -11,16 +11,40 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ADMIN_TOKEN, fromDb, runCli, sandboxEnv, startSandboxProcess, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import {
+  ADMIN_TOKEN,
+  fromDb,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  storagesOf,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
 
-async function sandboxWith(name: string, change: (seed: ReturnType<typeof parseDocument>) => void, args: string[] = []) {
+async function sandboxWith(
+  name: string,
+  change: (seed: ReturnType<typeof parseDocument>) => void,
+  args: string[] = [],
+) {
   const dir = tempDir(name);
   const seedFile = writeSeed(dir, { projects: 30, snippets: 30, groups: 3 });
   const doc = parseDocument(readFileSync(seedFile, 'utf8'));
   change(doc);
   writeFileSync(seedFile, doc.toString());
   const db = join(dir, 'sandbox.db');
-  const sandbox = await startSandboxProcess(['--seed', seedFile, '--db', db, '--move-duration', '20', '--workers', '10', ...args]);
+  const sandbox = await startSandboxProcess([
+    '--seed',
+    seedFile,
+    '--db',
+    db,
+    '--move-duration',
+    '20',
+    '--workers',
+    '10',
+    ...args,
+  ]);
   onTestFinished(async () => {
     await sandbox.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -29,16 +53,30 @@ async function sandboxWith(name: string, change: (seed: ReturnType<typeof parseD
 }
 
 const notMoved = async (url: string) =>
-  (await Promise.all((['projects', 'snippets', 'groups'] as const).map(async (k) => [...(await storagesOf(url, k)).values()].filter((s) => s !== 'cluster')))).flat();
+  (
+    await Promise.all(
+      (['projects', 'snippets', 'groups'] as const).map(async (k) =>
+        [...(await storagesOf(url, k)).values()].filter((s) => s !== 'cluster'),
+      ),
+    )
+  ).flat();
 
 describe('issue 21: what GitLab hides or answers oddly, run end to end', { timeout: 90_000 }, () => {
   it('snippets an admin cannot GET are moved (a failed first move makes the run read them), none called deleted', async () => {
-    const { sandbox, dir, db } = await sandboxWith('hidden-snippets', (seed) => {
-      seed.setIn(['inventory', 'generate', 'project_snippet_fraction'], 1);
-      seed.setIn(['inventory', 'generate', 'snippets_disabled_fraction'], 0.5);
-    }, ['--move-fail-rate', '0.3', '--fault-seed', '7']);
-    const hidden = fromDb<{ n: number }>(db, `SELECT count(*) AS n FROM items s JOIN items p ON p.kind = 'project' AND p.id = s.project_id
-      WHERE s.kind = 'snippet' AND p.snippets_access_level = 'disabled'`)[0]?.n ?? 0;
+    const { sandbox, dir, db } = await sandboxWith(
+      'hidden-snippets',
+      (seed) => {
+        seed.setIn(['inventory', 'generate', 'project_snippet_fraction'], 1);
+        seed.setIn(['inventory', 'generate', 'snippets_disabled_fraction'], 0.5);
+      },
+      ['--move-fail-rate', '0.3', '--fault-seed', '7'],
+    );
+    const hidden =
+      fromDb<{ n: number }>(
+        db,
+        `SELECT count(*) AS n FROM items s JOIN items p ON p.kind = 'project' AND p.id = s.project_id
+      WHERE s.kind = 'snippet' AND p.snippets_access_level = 'disabled'`,
+      )[0]?.n ?? 0;
     expect(hidden).toBeGreaterThan(0);
     const plan = writePlan(dir);
     const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
@@ -46,14 +84,23 @@ describe('issue 21: what GitLab hides or answers oddly, run end to end', { timeo
     expect(r.stdout).toContain('Verification: passed');
     expect(r.stdout).not.toMatch(/deleted from the instance/);
     const checkpoint = join(dir, 'state', 'it.db');
-    const left = fromDb<{ n: number }>(checkpoint, "SELECT count(*) AS n FROM items WHERE kind = 'snippets' AND state = 'left'")[0]?.n;
+    const left = fromDb<{ n: number }>(
+      checkpoint,
+      "SELECT count(*) AS n FROM items WHERE kind = 'snippets' AND state = 'left'",
+    )[0]?.n;
     expect(left).toBe(0);
     // Retries happened (the faults), and no retried snippet was taken for gone and then found again.
-    const types = fromDb<{ type: string }>(checkpoint, "SELECT type FROM events WHERE json_extract(data, '$.kind') = 'snippets'").map((e) => e.type);
+    const types = fromDb<{ type: string }>(
+      checkpoint,
+      "SELECT type FROM events WHERE json_extract(data, '$.kind') = 'snippets'",
+    ).map((e) => e.type);
     expect(types.filter((t) => t === 'item.retry').length).toBeGreaterThan(0);
     expect(types.filter((t) => t === 'item.not_on_source' || t === 'item.still_on_source')).toEqual([]);
     // Every snippet the run did not quarantine is on the destination, the hidden ones included.
-    const quarantined = fromDb<{ id: number }>(join(dir, 'state', 'it.db'), "SELECT id FROM items WHERE kind = 'snippets' AND state = 'quarantined'").map((q) => q.id);
+    const quarantined = fromDb<{ id: number }>(
+      join(dir, 'state', 'it.db'),
+      "SELECT id FROM items WHERE kind = 'snippets' AND state = 'quarantined'",
+    ).map((q) => q.id);
     const snippets = await storagesOf(sandbox.url, 'snippets');
     expect([...snippets].filter(([id, s]) => s !== 'cluster' && !quarantined.includes(id))).toEqual([]);
   });
@@ -61,11 +108,14 @@ describe('issue 21: what GitLab hides or answers oddly, run end to end', { timeo
   it('a Geo secondary the primary cannot reach is reported FAILED, the reachable one requested', async () => {
     const { sandbox, dir } = await sandboxWith('geo-unreachable', (seed) => {
       seed.setIn(['instance', 'version'], '16.11.0');
-      seed.setIn(['geo_sites'], [
-        { id: 1, name: 'primary', url: 'https://gitlab.example.com/', primary: true },
-        { id: 2, name: 'eu', url: 'https://eu.gitlab.example.com/' },
-        { id: 4, name: 'apac', url: 'https://apac.gitlab.example.com/', reachable: false },
-      ]);
+      seed.setIn(
+        ['geo_sites'],
+        [
+          { id: 1, name: 'primary', url: 'https://gitlab.example.com/', primary: true },
+          { id: 2, name: 'eu', url: 'https://eu.gitlab.example.com/' },
+          { id: 4, name: 'apac', url: 'https://apac.gitlab.example.com/', reachable: false },
+        ],
+      );
     });
     const plan = writePlan(dir);
     writeFileSync(plan, `${readFileSync(plan, 'utf8').replace('verify: true', 'verify: true\ngeo: { resync: true }')}`);
@@ -77,7 +127,12 @@ describe('issue 21: what GitLab hides or answers oddly, run end to end', { timeo
   });
 
   it('moves killed after the switch count as moved; their source copies are listed with their paths', async () => {
-    const { sandbox, dir } = await sandboxWith('after-switch', () => undefined, ['--move-fail-after-switch-rate', '0.3', '--fault-seed', '3']);
+    const { sandbox, dir } = await sandboxWith('after-switch', () => undefined, [
+      '--move-fail-after-switch-rate',
+      '0.3',
+      '--fault-seed',
+      '3',
+    ]);
     const plan = writePlan(dir);
     const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(r.code, r.stderr).toBe(0);
@@ -87,14 +142,18 @@ describe('issue 21: what GitLab hides or answers oddly, run end to end', { timeo
     for (const kind of ['project', 'snippet', 'group'] as const) {
       const ids = [...(await storagesOf(sandbox.url, `${kind}s` as const)).keys()];
       for (const id of ids) {
-        const res = await fetch(`${sandbox.url}/-/sandbox/items/${kind}/${id}`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+        const res = await fetch(`${sandbox.url}/-/sandbox/items/${kind}/${id}`, {
+          headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN },
+        });
         const body = (await res.json()) as { stale_copies?: string[] };
         for (const s of body.stale_copies ?? []) stale.push(`${kind}s ${id} ${s}`);
       }
     }
     expect(stale.length).toBeGreaterThan(0);
     const status = await runCli(['status', plan, '--json'], { cwd: dir });
-    const orphans = (JSON.parse(status.stdout) as { orphans: { kind: string; id: number; source: string; diskPaths: string[] }[] }).orphans;
+    const orphans = (
+      JSON.parse(status.stdout) as { orphans: { kind: string; id: number; source: string; diskPaths: string[] }[] }
+    ).orphans;
     expect(orphans.map((o) => `${o.kind} ${o.id} ${o.source}`).sort()).toEqual(stale.sort());
     expect(orphans.every((o) => o.diskPaths.length > 0)).toBe(true);
     expect(r.stdout).toMatch(/Source copies left behind \(\d+\)/);

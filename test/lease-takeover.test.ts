@@ -10,7 +10,15 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { Checkpoint } from '../src/store/checkpoint.js';
 import type { CliResult } from './support/cli-harness.js';
-import { movesOf, runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import {
+  movesOf,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
 import { dumpCheckpoint } from './support/checkpoint-dump.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -19,7 +27,14 @@ const LEASE_MS = 10_000;
 describe('the run lock as a lease (separate processes, real HTTP)', { timeout: 90_000 }, () => {
   it('a paused holder taken over by another host writes nothing when it resumes and exits 5; the checkpoint goes on', async () => {
     const dir = tempDir('lease');
-    const sandbox = await startSandboxProcess(['--move-duration', '200', '--workers', '10', '--seed', writeSeed(dir, { projects: 60, snippets: 4, groups: 2 })]);
+    const sandbox = await startSandboxProcess([
+      '--move-duration',
+      '200',
+      '--workers',
+      '10',
+      '--seed',
+      writeSeed(dir, { projects: 60, snippets: 4, groups: 2 }),
+    ]);
     onTestFinished(async () => {
       await sandbox.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -29,7 +44,11 @@ describe('the run lock as a lease (separate processes, real HTTP)', { timeout: 9
     const file = join(dir, 'state', 'it.db');
 
     let pid = 0;
-    const run: Promise<CliResult> = runCli(['run', plan, '--lease', '10s'], { cwd: dir, env, onStart: (c) => (pid = c.pid ?? 0) });
+    const run: Promise<CliResult> = runCli(['run', plan, '--lease', '10s'], {
+      cwd: dir,
+      env,
+      onStart: (c) => (pid = c.pid ?? 0),
+    });
     const until = Date.now() + 20_000;
     while ((await movesOf(sandbox.url, 'project')).length < 6 && Date.now() < until) await sleep(50);
 
@@ -47,7 +66,10 @@ describe('the run lock as a lease (separate processes, real HTTP)', { timeout: 9
       const c = openCheckpoint(file, { busyTimeoutMs: 300 });
       try {
         const now = Date.now() + LEASE_MS + 1_000;
-        const got = c.acquireLock({ pid: 4242, host: 'rescheduled-pod', startedAt: now }, () => true, { ms: 60_000, now });
+        const got = c.acquireLock({ pid: 4242, host: 'rescheduled-pod', startedAt: now }, () => true, {
+          ms: 60_000,
+          now,
+        });
         expect(got.reason).toBe('stale');
         expect(got.previous).toMatchObject({ pid, leaseMs: LEASE_MS });
         taker = c;
@@ -85,7 +107,10 @@ describe('the run lock as a lease (separate processes, real HTTP)', { timeout: 9
     const file = join(dir, 'state', 'it.db');
     mkdirSync(join(dir, 'state'));
     const holder = openCheckpoint(file);
-    holder.acquireLock({ pid: 77, host: 'ci-runner-3', startedAt: Date.now() }, () => true, { ms: 60_000, now: Date.now() });
+    holder.acquireLock({ pid: 77, host: 'ci-runner-3', startedAt: Date.now() }, () => true, {
+      ms: 60_000,
+      now: Date.now(),
+    });
 
     const refused = await runCli(['unlock', plan], { cwd: dir, env });
     expect(refused.code).toBe(2);
@@ -97,12 +122,16 @@ describe('the run lock as a lease (separate processes, real HTTP)', { timeout: 9
     expect(done.code, done.stderr).toBe(0);
     expect(done.stdout).toContain('unlocked: removed the lock of pid 77 on ci-runner-3');
     expect(holder.readLock()).toBeNull();
-    expect(() => holder.appendEvent('run.restart', { reason: 'still writing' }, Date.now())).toThrow(/SHARDMOVE_LEASE_LOST/);
+    expect(() => holder.appendEvent('run.restart', { reason: 'still writing' }, Date.now())).toThrow(
+      /SHARDMOVE_LEASE_LOST/,
+    );
     const again = await runCli(['unlock', plan, '--yes'], { cwd: dir, env });
     expect(again.stdout).toContain('not locked');
     holder.close();
     const events = openCheckpoint(file, { readOnly: true });
-    expect(events.readEvents().find((e) => e.type === 'lock.unlocked')?.data).toMatchObject({ previous: { pid: 77, host: 'ci-runner-3' } });
+    expect(events.readEvents().find((e) => e.type === 'lock.unlocked')?.data).toMatchObject({
+      previous: { pid: 77, host: 'ci-runner-3' },
+    });
     events.close();
   });
 });

@@ -10,7 +10,15 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import type { ParsedFamily } from 'parse-prometheus-text-format';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { movesOf, runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import {
+  movesOf,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
 
 const FAMILIES = [
   'shardmove_items',
@@ -35,14 +43,19 @@ const sum = (f: ParsedFamily | undefined, where: (l: Record<string, string>) => 
  * The parser flattens a histogram's series into one unless the histogram has no labels other than
  * `le` (it follows an old client_python parser), so each kind's series is parsed on its own.
  */
-function histogramByKind(text: string, name: string): Map<string, { count: number; sum: number; buckets: Record<string, string> }> {
+function histogramByKind(
+  text: string,
+  name: string,
+): Map<string, { count: number; sum: number; buckets: Record<string, string> }> {
   const lines = text.split('\n');
   const header = lines.filter((l) => l.startsWith(`# HELP ${name} `) || l.startsWith(`# TYPE ${name} `));
   const samples = lines.filter((l) => l.startsWith(`${name}_`));
   const kinds = new Set(samples.map((l) => /kind="([^"]+)"/.exec(l)?.[1] ?? ''));
   const out = new Map<string, { count: number; sum: number; buckets: Record<string, string> }>();
   for (const kind of kinds) {
-    const own = samples.filter((l) => l.includes(`kind="${kind}"`)).map((l) => l.replace(/,?kind="[^"]+"/, '').replace('{}', ''));
+    const own = samples
+      .filter((l) => l.includes(`kind="${kind}"`))
+      .map((l) => l.replace(/,?kind="[^"]+"/, '').replace('{}', ''));
     const [family] = parsePrometheusTextFormat(`${[...header, ...own].join('\n')}\n`);
     const m = family?.metrics[0];
     out.set(kind, { count: Number(m?.count), sum: Number(m?.sum), buckets: m?.buckets ?? {} });
@@ -54,9 +67,18 @@ describe('run --metrics-file', { timeout: 90_000 }, () => {
   it('keeps a textfile-collector file that parses at every read, and whose counts match the sandbox', async () => {
     const dir = tempDir('metrics');
     const sandbox = await startSandboxProcess([
-      '--move-duration', '60', '--workers', '10', '--move-fail-rate', '0.15', '--fault-seed', '5',
-      '--broken-items', 'project:3,snippet:5',
-      '--seed', writeSeed(dir, { projects: 60, snippets: 10, groups: 6 }),
+      '--move-duration',
+      '60',
+      '--workers',
+      '10',
+      '--move-fail-rate',
+      '0.15',
+      '--fault-seed',
+      '5',
+      '--broken-items',
+      'project:3,snippet:5',
+      '--seed',
+      writeSeed(dir, { projects: 60, snippets: 10, groups: 6 }),
     ]);
     onTestFinished(async () => {
       await sandbox.stop();
@@ -75,7 +97,10 @@ describe('run --metrics-file', { timeout: 90_000 }, () => {
       }
     })();
     const started = Date.now() / 1000;
-    const r = await runCli(['run', plan, '--metrics-file', 'textfile/shardmove.prom'], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const r = await runCli(['run', plan, '--metrics-file', 'textfile/shardmove.prom'], {
+      cwd: dir,
+      env: sandboxEnv(sandbox.url),
+    });
     running = false;
     await reader;
     expect(r.code, r.stderr).toBe(3);
@@ -102,7 +127,11 @@ describe('run --metrics-file', { timeout: 90_000 }, () => {
       else expect(name).not.toMatch(/_total$/);
     }
     expect(families.get('shardmove_move_duration_seconds')?.type).toBe('HISTOGRAM');
-    expect(families.get('shardmove_run_info')?.metrics[0]?.labels).toEqual({ plan: 'it', step: 'doneWithQuarantine', dry_run: 'false' });
+    expect(families.get('shardmove_run_info')?.metrics[0]?.labels).toEqual({
+      plan: 'it',
+      step: 'doneWithQuarantine',
+      dry_run: 'false',
+    });
 
     // Items: every one the checkpoint knows, by kind, storage and state.
     const store = openCheckpoint(join(dir, 'state', 'it.db'), { readOnly: true });
@@ -110,7 +139,8 @@ describe('run --metrics-file', { timeout: 90_000 }, () => {
     store.close();
     const items = families.get('shardmove_items');
     expect(sum(items)).toBe(summary.total);
-    for (const c of summary.counts) expect(sum(items, (l) => l.kind === c.kind && l.storage === c.source && l.state === c.state)).toBe(c.n);
+    for (const c of summary.counts)
+      expect(sum(items, (l) => l.kind === c.kind && l.storage === c.source && l.state === c.state)).toBe(c.n);
     expect(sum(items, (l) => l.state === 'quarantined')).toBe(2);
     expect(sum(families.get('shardmove_moves_in_flight'))).toBe(0);
     expect(sum(families.get('shardmove_items_remaining'))).toBe(0);
@@ -128,8 +158,14 @@ describe('run --metrics-file', { timeout: 90_000 }, () => {
     const failed = families.get('shardmove_moves_failed_total');
     for (const kind of ['projects', 'snippets', 'groups']) {
       const own = sandboxMoves.filter((m) => m.kind === kind);
-      expect(sum(finished, (l) => l.kind === kind), kind).toBe(own.filter((m) => m.state === 'finished' || m.state === 'cleanup failed').length);
-      expect(sum(failed, (l) => l.kind === kind), kind).toBe(own.filter((m) => m.state === 'failed').length);
+      expect(
+        sum(finished, (l) => l.kind === kind),
+        kind,
+      ).toBe(own.filter((m) => m.state === 'finished' || m.state === 'cleanup failed').length);
+      expect(
+        sum(failed, (l) => l.kind === kind),
+        kind,
+      ).toBe(own.filter((m) => m.state === 'failed').length);
     }
     expect(sum(failed)).toBeGreaterThan(2);
 

@@ -9,7 +9,16 @@ import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { RunMetrics } from '../src/metrics/run-metrics.js';
-import { movesOf, ROOT, runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import {
+  movesOf,
+  ROOT,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
 import { prometheusSkipReason, startPrometheusStack } from './support/prometheus.js';
 
 const skip = prometheusSkipReason();
@@ -33,11 +42,15 @@ interface Dashboard {
   uid: string;
   title: string;
   panels: Panel[];
-  templating: { list: { name: string; type: string; query: { query: string } | string; datasource?: { uid: string } }[] };
+  templating: {
+    list: { name: string; type: string; query: { query: string } | string; datasource?: { uid: string } }[];
+  };
 }
 
 const dashboard = JSON.parse(readFileSync(join(ROOT, 'docs', 'grafana-dashboard.json'), 'utf8')) as Dashboard;
-const queries = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: `${p.title} ${t.refId}`, expr: t.expr ?? '' })));
+const queries = dashboard.panels.flatMap((p) =>
+  (p.targets ?? []).map((t) => ({ where: `${p.title} ${t.refId}`, expr: t.expr ?? '' })),
+);
 
 /** node_exporter's textfile collector's own metrics, which the dashboard may use to see the file itself. */
 const NODE_TEXTFILE = ['node_textfile_mtime_seconds', 'node_textfile_scrape_error'];
@@ -49,7 +62,21 @@ const VARIABLES: [string, string][] = [
 ];
 const substitute = (expr: string) => VARIABLES.reduce((e, [name, value]) => e.replaceAll(name, value), expr);
 
-const KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'offset', 'and', 'or', 'unless', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'offset',
+  'and',
+  'or',
+  'unless',
+  'inf',
+  'nan',
+]);
 
 /**
  * The metric names a PromQL expression selects: identifiers left once strings, label matchers,
@@ -88,15 +115,26 @@ async function exportedNames(): Promise<{ families: Map<string, string>; series:
 describe('docs/grafana-dashboard.json', () => {
   it('finds the metric names of PromQL expressions', () => {
     expect(metricNamesIn('sum by (kind, outcome) (rate(a_total{instance=~"$i", kind!="x"}[5m]))')).toEqual(['a_total']);
-    expect(metricNamesIn('histogram_quantile(0.9, sum by (le) (rate(d_bucket{le!="+Inf"}[1m])))')).toEqual(['d_bucket']);
+    expect(metricNamesIn('histogram_quantile(0.9, sum by (le) (rate(d_bucket{le!="+Inf"}[1m])))')).toEqual([
+      'd_bucket',
+    ]);
     expect(metricNamesIn('time() - max(b{file=~".*by (x)\\\\.prom"} > 0)')).toEqual(['b']);
-    expect(metricNamesIn('x / on (instance) group_left (plan) y offset 5m unless z and bool 1e3')).toEqual(['x', 'y', 'z']);
-    expect(metricNamesIn('sum(rate(h_sum[1m])) by (kind) / sum(rate(h_count[1m])) by (kind)')).toEqual(['h_count', 'h_sum']);
+    expect(metricNamesIn('x / on (instance) group_left (plan) y offset 5m unless z and bool 1e3')).toEqual([
+      'x',
+      'y',
+      'z',
+    ]);
+    expect(metricNamesIn('sum(rate(h_sum[1m])) by (kind) / sum(rate(h_count[1m])) by (kind)')).toEqual([
+      'h_count',
+      'h_sum',
+    ]);
     expect(metricNamesIn('max_over_time(q[10m:1m]) * -Inf')).toEqual(['q']);
   });
 
   it('is an importable export: one Prometheus input, every panel and query on it', () => {
-    expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' })]);
+    expect(dashboard.__inputs).toEqual([
+      expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' }),
+    ]);
     expect(dashboard.schemaVersion).toBeGreaterThanOrEqual(36);
     expect(dashboard.uid).toMatch(/^[\w-]{1,40}$/);
     const ids = dashboard.panels.map((p) => p.id);
@@ -106,7 +144,10 @@ describe('docs/grafana-dashboard.json', () => {
       expect(p.targets?.length, p.title).toBeGreaterThan(0);
       for (const t of p.targets ?? []) {
         expect(t.expr?.trim(), `${p.title} ${t.refId}`).toBeTruthy();
-        expect(t.datasource ?? p.datasource, `${p.title} ${t.refId}`).toEqual({ type: 'prometheus', uid: '${DS_PROMETHEUS}' });
+        expect(t.datasource ?? p.datasource, `${p.title} ${t.refId}`).toEqual({
+          type: 'prometheus',
+          uid: '${DS_PROMETHEUS}',
+        });
       }
     }
     for (const v of dashboard.templating.list) expect(v.datasource?.uid, v.name).toBe('${DS_PROMETHEUS}');
@@ -132,47 +173,74 @@ describe('docs/grafana-dashboard.json', () => {
       expect(m, `variable ${v.name}: ${query}`).not.toBeNull();
       expect(allowed.has(m![1]!), `variable ${v.name}: ${m![1]} is not exported`).toBe(true);
     }
-    const shown = [...families.keys()].filter((f) => used.has(f) || [...used].some((n) => n.startsWith(`${f}_`) && families.get(f) === 'histogram'));
+    const shown = [...families.keys()].filter(
+      (f) => used.has(f) || [...used].some((n) => n.startsWith(`${f}_`) && families.get(f) === 'histogram'),
+    );
     expect(shown.sort()).toEqual([...families.keys()].sort());
   });
 
-  it.skipIf(skip !== null)('every query parses in a real Prometheus and answers for a real run', { timeout: 120_000 }, async () => {
-    const dir = tempDir('prom-dashboard');
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const textfileDir = join(dir, 'textfile');
-    const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 1000 });
-    onTestFinished(() => stack.stop());
-    // Short, with failing moves, so that every series (failed moves included) exists.
-    const sandbox = await startSandboxProcess([
-      '--move-duration', '200', '--workers', '4', '--move-fail-rate', '0.3', '--fault-seed', '5',
-      '--seed', writeSeed(dir, { projects: 12, snippets: 3, groups: 3 }),
-    ]);
-    onTestFinished(() => sandbox.stop());
-    let exitedAt = 0;
-    const r = await runCli(['run', writePlan(dir, { concurrency: 4 }), '--metrics-file', join(textfileDir, 'shardmove.prom')], {
-      cwd: dir,
-      env: sandboxEnv(sandbox.url),
-      onStart: (child) => {
-        child.once('exit', () => (exitedAt = Date.now()));
-        onTestFinished(() => void child.kill('SIGKILL'));
-      },
-    });
-    expect([0, 3], r.stderr).toContain(r.code);
-    const failed = (await Promise.all((['project', 'snippet', 'group'] as const).map((k) => movesOf(sandbox.url, k)))).flat().filter((m) => m.state === 'failed');
-    expect(failed.length, 'the sandbox failed no move: shardmove_moves_failed_total would not exist').toBeGreaterThan(0);
+  it.skipIf(skip !== null)(
+    'every query parses in a real Prometheus and answers for a real run',
+    { timeout: 120_000 },
+    async () => {
+      const dir = tempDir('prom-dashboard');
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+      const textfileDir = join(dir, 'textfile');
+      const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 1000 });
+      onTestFinished(() => stack.stop());
+      // Short, with failing moves, so that every series (failed moves included) exists.
+      const sandbox = await startSandboxProcess([
+        '--move-duration',
+        '200',
+        '--workers',
+        '4',
+        '--move-fail-rate',
+        '0.3',
+        '--fault-seed',
+        '5',
+        '--seed',
+        writeSeed(dir, { projects: 12, snippets: 3, groups: 3 }),
+      ]);
+      onTestFinished(() => sandbox.stop());
+      let exitedAt = 0;
+      const r = await runCli(
+        ['run', writePlan(dir, { concurrency: 4 }), '--metrics-file', join(textfileDir, 'shardmove.prom')],
+        {
+          cwd: dir,
+          env: sandboxEnv(sandbox.url),
+          onStart: (child) => {
+            child.once('exit', () => (exitedAt = Date.now()));
+            onTestFinished(() => void child.kill('SIGKILL'));
+          },
+        },
+      );
+      expect([0, 3], r.stderr).toContain(r.code);
+      const failed = (await Promise.all((['project', 'snippet', 'group'] as const).map((k) => movesOf(sandbox.url, k))))
+        .flat()
+        .filter((m) => m.state === 'failed');
+      expect(failed.length, 'the sandbox failed no move: shardmove_moves_failed_total would not exist').toBeGreaterThan(
+        0,
+      );
 
-    // The file the run left holds exactly the registry's families.
-    const { families } = await exportedNames();
-    const inFile = parsePrometheusTextFormat(readFileSync(join(textfileDir, 'shardmove.prom'), 'utf8')).map((f) => f.name);
-    expect(inFile.sort()).toEqual([...families.keys()].sort());
+      // The file the run left holds exactly the registry's families.
+      const { families } = await exportedNames();
+      const inFile = parsePrometheusTextFormat(readFileSync(join(textfileDir, 'shardmove.prom'), 'utf8')).map(
+        (f) => f.name,
+      );
+      expect(inFile.sort()).toEqual([...families.keys()].sort());
 
-    // Prometheus has scraped the final file.
-    await stack.waitFor('timestamp(shardmove_run_info)', (s) => s.length === 1 && s[0]!.value * 1000 > exitedAt, 30_000);
-    for (const q of queries) {
-      // Throws PrometheusQueryError (bad_data for a parse error) when Prometheus refuses it.
-      await expect(stack.query(substitute(q.expr)), q.where).resolves.toBeDefined();
-    }
-    // Every panel shows something for a real run (a rate needs two scrapes of a series; wait for them).
-    await Promise.all(queries.map((q) => stack.waitFor(substitute(q.expr), (s) => s.length > 0, 30_000)));
-  });
+      // Prometheus has scraped the final file.
+      await stack.waitFor(
+        'timestamp(shardmove_run_info)',
+        (s) => s.length === 1 && s[0]!.value * 1000 > exitedAt,
+        30_000,
+      );
+      for (const q of queries) {
+        // Throws PrometheusQueryError (bad_data for a parse error) when Prometheus refuses it.
+        await expect(stack.query(substitute(q.expr)), q.where).resolves.toBeDefined();
+      }
+      // Every panel shows something for a real run (a rate needs two scrapes of a series; wait for them).
+      await Promise.all(queries.map((q) => stack.waitFor(substitute(q.expr), (s) => s.length > 0, 30_000)));
+    },
+  );
 });

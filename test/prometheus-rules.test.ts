@@ -31,158 +31,228 @@ function writeGauge(dir: string, value: number): void {
 }
 
 async function weightsOf(url: string): Promise<Record<string, number>> {
-  const res = await fetch(`${url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': sandboxEnv(url).SHARDMOVE_TOKEN ?? '' } });
+  const res = await fetch(`${url}/api/v4/application/settings`, {
+    headers: { 'PRIVATE-TOKEN': sandboxEnv(url).SHARDMOVE_TOKEN ?? '' },
+  });
   return ((await res.json()) as { repository_storages_weighted: Record<string, number> }).repository_storages_weighted;
 }
 
 describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
-  it.skipIf(skip !== null)('a pause rule that starts holding mid-run stops every new POST until it lets go; the run then finishes', async () => {
-    const dir = tempDir('prom-rules');
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const textfileDir = join(dir, 'textfile');
-    mkdirSync(textfileDir, { recursive: true });
-    writeGauge(textfileDir, 0);
-    const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 500 });
-    onTestFinished(() => stack.stop());
-    await stack.waitFor('test_gate', (s) => s.length === 1 && s[0]!.value === 0, 20_000);
-    const sandbox = await startSandbox({ seed: writeSeed(dir, { projects: 120, snippets: 2, groups: 2 }), workers: 4, moveDurationMs: 150 });
-    onTestFinished(() => sandbox.close());
-    const plan = writePlan(dir, { concurrency: 4 });
-    appendFileSync(plan, `prometheus:\n  url: ${stack.prometheusUrl}\n  timeout: 5s\nthrottle:\n  health_every: 200ms\n  rules:\n    - {name: test-gate, query: 'max(test_gate)', above: 0.5, action: pause}\n`);
+  it.skipIf(skip !== null)(
+    'a pause rule that starts holding mid-run stops every new POST until it lets go; the run then finishes',
+    async () => {
+      const dir = tempDir('prom-rules');
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+      const textfileDir = join(dir, 'textfile');
+      mkdirSync(textfileDir, { recursive: true });
+      writeGauge(textfileDir, 0);
+      const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 500 });
+      onTestFinished(() => stack.stop());
+      await stack.waitFor('test_gate', (s) => s.length === 1 && s[0]!.value === 0, 20_000);
+      const sandbox = await startSandbox({
+        seed: writeSeed(dir, { projects: 120, snippets: 2, groups: 2 }),
+        workers: 4,
+        moveDurationMs: 150,
+      });
+      onTestFinished(() => sandbox.close());
+      const plan = writePlan(dir, { concurrency: 4 });
+      appendFileSync(
+        plan,
+        `prometheus:\n  url: ${stack.prometheusUrl}\n  timeout: 5s\nthrottle:\n  health_every: 200ms\n  rules:\n    - {name: test-gate, query: 'max(test_gate)', above: 0.5, action: pause}\n`,
+      );
 
-    let phase: 'before' | 'holding' | 'released' = 'before';
-    const run = await runCli(['run', plan, '--events', join(dir, 'events.jsonl')], {
-      cwd: dir,
-      env: sandboxEnv(sandbox.url),
-      onStart: () => {
-        // Once the drain is under way (the sandbox's own move records), the gauge goes to 1; once
-        // Prometheus shows it and the sandbox has seen no new move for a while, it goes back to 0.
-        const watch = setInterval(() => {
-          const { n } = sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number };
-          if (phase === 'before' && n >= 20) {
-            phase = 'holding';
-            writeGauge(textfileDir, 1);
-            setTimeout(() => {
-              writeGauge(textfileDir, 0);
-              phase = 'released';
-            }, 5000);
-          }
-          if (phase === 'released') clearInterval(watch);
-        }, 20);
-      },
-    });
-    expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/rule test-gate: 1 above 0\.5: no new move while it holds/);
+      let phase: 'before' | 'holding' | 'released' = 'before';
+      const run = await runCli(['run', plan, '--events', join(dir, 'events.jsonl')], {
+        cwd: dir,
+        env: sandboxEnv(sandbox.url),
+        onStart: () => {
+          // Once the drain is under way (the sandbox's own move records), the gauge goes to 1; once
+          // Prometheus shows it and the sandbox has seen no new move for a while, it goes back to 0.
+          const watch = setInterval(() => {
+            const { n } = sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number };
+            if (phase === 'before' && n >= 20) {
+              phase = 'holding';
+              writeGauge(textfileDir, 1);
+              setTimeout(() => {
+                writeGauge(textfileDir, 0);
+                phase = 'released';
+              }, 5000);
+            }
+            if (phase === 'released') clearInterval(watch);
+          }, 20);
+        },
+      });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/rule test-gate: 1 above 0\.5: no new move while it holds/);
 
-    const store = openCheckpoint(join(dir, 'state', 'it.db'), { readOnly: true });
-    const events = store.readEvents(0, 1_000_000);
-    store.close();
-    const rules = events.filter((e) => e.type === 'rule.changed');
-    const held = rules.find((e) => e.data['status'] === 'holding');
-    const freed = rules.find((e) => e.seq > (held?.seq ?? Infinity) && e.data['status'] === 'ok');
-    expect(held?.data).toMatchObject({ rule: 'test-gate', value: 1, bound: 0.5, op: 'above', action: 'pause' });
-    expect(freed).toBeDefined();
-    const cap = events.find((e) => e.type === 'cap.changed' && e.data['limit'] === 'rule');
-    expect(cap?.data).toMatchObject({ cap: 0, rule: 'test-gate', reason: expect.stringContaining('rule test-gate: 1 above 0.5') });
-    // --events shows which rule holds the run, and since when.
-    const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    const line = lines.find((l) => l['type'] === 'cap.changed' && l['limit'] === 'rule');
-    expect(line).toMatchObject({ cap: 0, rule: 'test-gate', since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
-    // Since the reading that found it past its bound: the same reading that recorded rule.changed.
-    expect(Date.parse(String(line!['since']))).toBe(held!.data['since']);
-    // The sandbox's own records: no move created while the rule held (a POST already on its way
-    // when the rule was read is answered within moments), and every project moved in the end.
-    const created = (sandbox.state.db.prepare('SELECT created_at FROM moves').all() as { created_at: string }[]).map((m) => Date.parse(m.created_at));
-    expect(created.filter((t) => t > held!.at + 250 && t < freed!.at)).toEqual([]);
-    expect(created.filter((t) => t >= freed!.at).length).toBeGreaterThan(0);
-    const left = sandbox.state.db.prepare("SELECT count(*) AS n FROM items WHERE kind = 'projects' AND storage = 'default'").get() as { n: number };
-    expect(left.n).toBe(0);
-  });
+      const store = openCheckpoint(join(dir, 'state', 'it.db'), { readOnly: true });
+      const events = store.readEvents(0, 1_000_000);
+      store.close();
+      const rules = events.filter((e) => e.type === 'rule.changed');
+      const held = rules.find((e) => e.data['status'] === 'holding');
+      const freed = rules.find((e) => e.seq > (held?.seq ?? Infinity) && e.data['status'] === 'ok');
+      expect(held?.data).toMatchObject({ rule: 'test-gate', value: 1, bound: 0.5, op: 'above', action: 'pause' });
+      expect(freed).toBeDefined();
+      const cap = events.find((e) => e.type === 'cap.changed' && e.data['limit'] === 'rule');
+      expect(cap?.data).toMatchObject({
+        cap: 0,
+        rule: 'test-gate',
+        reason: expect.stringContaining('rule test-gate: 1 above 0.5'),
+      });
+      // --events shows which rule holds the run, and since when.
+      const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const line = lines.find((l) => l['type'] === 'cap.changed' && l['limit'] === 'rule');
+      expect(line).toMatchObject({ cap: 0, rule: 'test-gate', since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+      // Since the reading that found it past its bound: the same reading that recorded rule.changed.
+      expect(Date.parse(String(line!['since']))).toBe(held!.data['since']);
+      // The sandbox's own records: no move created while the rule held (a POST already on its way
+      // when the rule was read is answered within moments), and every project moved in the end.
+      const created = (sandbox.state.db.prepare('SELECT created_at FROM moves').all() as { created_at: string }[]).map(
+        (m) => Date.parse(m.created_at),
+      );
+      expect(created.filter((t) => t > held!.at + 250 && t < freed!.at)).toEqual([]);
+      expect(created.filter((t) => t >= freed!.at).length).toBeGreaterThan(0);
+      const left = sandbox.state.db
+        .prepare("SELECT count(*) AS n FROM items WHERE kind = 'projects' AND storage = 'default'")
+        .get() as { n: number };
+      expect(left.n).toBe(0);
+    },
+  );
 
-  it.skipIf(skip !== null)('a query that Prometheus rejects is refused in pre-flight, quoting Prometheus, before any write', async () => {
-    const dir = tempDir('prom-rules-bad');
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const stack = await startPrometheusStack({ textfileDir: join(dir, 'textfile') });
-    onTestFinished(() => stack.stop());
-    const sandbox = await startSandbox({ seed: writeSeed(dir, { projects: 5, snippets: 0, groups: 0 }), workers: 2, moveDurationMs: 10 });
-    onTestFinished(() => sandbox.close());
-    const before = await weightsOf(sandbox.url);
-    const plan = writePlan(dir, {});
-    appendFileSync(plan, `prometheus:\n  url: ${stack.prometheusUrl}\nthrottle:\n  rules:\n    - {name: broken, query: 'max(rate(node_cpu_seconds_total[5m])', above: 0.8, action: cut}\n`);
-    const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
-    expect(run.code, run.stdout + run.stderr).toBe(1);
-    expect(run.stdout + run.stderr).toMatch(/throttle rule broken: Prometheus refused the query \(400 bad_data\): .*parse error/);
-    expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);
-    expect(await weightsOf(sandbox.url)).toEqual(before);
-  });
+  it.skipIf(skip !== null)(
+    'a query that Prometheus rejects is refused in pre-flight, quoting Prometheus, before any write',
+    async () => {
+      const dir = tempDir('prom-rules-bad');
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+      const stack = await startPrometheusStack({ textfileDir: join(dir, 'textfile') });
+      onTestFinished(() => stack.stop());
+      const sandbox = await startSandbox({
+        seed: writeSeed(dir, { projects: 5, snippets: 0, groups: 0 }),
+        workers: 2,
+        moveDurationMs: 10,
+      });
+      onTestFinished(() => sandbox.close());
+      const before = await weightsOf(sandbox.url);
+      const plan = writePlan(dir, {});
+      appendFileSync(
+        plan,
+        `prometheus:\n  url: ${stack.prometheusUrl}\nthrottle:\n  rules:\n    - {name: broken, query: 'max(rate(node_cpu_seconds_total[5m])', above: 0.8, action: cut}\n`,
+      );
+      const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.stdout + run.stderr).toMatch(
+        /throttle rule broken: Prometheus refused the query \(400 bad_data\): .*parse error/,
+      );
+      expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);
+      expect(await weightsOf(sandbox.url)).toEqual(before);
+    },
+  );
 
-  it.skipIf(skip !== null)('a destination whose free bytes in Prometheus cannot take the drain is refused before any write', async () => {
-    const dir = tempDir('prom-capacity');
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const seed = writeSeed(dir, { projects: 10, snippets: 0, groups: 0 });
-    // The destination's filesystem: 64 MiB, far below ten projects.
-    writeFileSync(seed, readFileSync(seed, 'utf8').replace(/^(\s*)unreachable: \[\].*$/m, '$1unreachable: []\n$1storage_capacity: { cluster: 67108864 }'));
-    const sandbox = await startSandbox({ seed, workers: 2, moveDurationMs: 10 });
-    onTestFinished(() => sandbox.close());
-    const stack = await startPrometheusStack({ textfileDir: join(dir, 'textfile'), scrapeTargets: [{ job: 'sandbox', urls: [sandbox.url], metricsPath: '/-/sandbox/metrics' }] });
-    onTestFinished(() => stack.stop());
-    const query = 'node_filesystem_avail_bytes{job="sandbox",storage="cluster"}';
-    const [avail] = await stack.waitFor(query, (s) => s.length === 1, 30_000);
-    const before = await weightsOf(sandbox.url);
-    const plan = writePlan(dir, {});
-    appendFileSync(plan, `prometheus:\n  url: ${stack.prometheusUrl}\ncapacity:\n  storages:\n    cluster: {free: '${query}'}\n`);
-    const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
-    expect(run.code, run.stdout + run.stderr).toBe(1);
-    expect(run.stdout + run.stderr).toContain(`and cluster has ${avail!.value} bytes`);
-    expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);
-    expect(await weightsOf(sandbox.url)).toEqual(before);
-  });
+  it.skipIf(skip !== null)(
+    'a destination whose free bytes in Prometheus cannot take the drain is refused before any write',
+    async () => {
+      const dir = tempDir('prom-capacity');
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+      const seed = writeSeed(dir, { projects: 10, snippets: 0, groups: 0 });
+      // The destination's filesystem: 64 MiB, far below ten projects.
+      writeFileSync(
+        seed,
+        readFileSync(seed, 'utf8').replace(
+          /^(\s*)unreachable: \[\].*$/m,
+          '$1unreachable: []\n$1storage_capacity: { cluster: 67108864 }',
+        ),
+      );
+      const sandbox = await startSandbox({ seed, workers: 2, moveDurationMs: 10 });
+      onTestFinished(() => sandbox.close());
+      const stack = await startPrometheusStack({
+        textfileDir: join(dir, 'textfile'),
+        scrapeTargets: [{ job: 'sandbox', urls: [sandbox.url], metricsPath: '/-/sandbox/metrics' }],
+      });
+      onTestFinished(() => stack.stop());
+      const query = 'node_filesystem_avail_bytes{job="sandbox",storage="cluster"}';
+      const [avail] = await stack.waitFor(query, (s) => s.length === 1, 30_000);
+      const before = await weightsOf(sandbox.url);
+      const plan = writePlan(dir, {});
+      appendFileSync(
+        plan,
+        `prometheus:\n  url: ${stack.prometheusUrl}\ncapacity:\n  storages:\n    cluster: {free: '${query}'}\n`,
+      );
+      const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.stdout + run.stderr).toContain(`and cluster has ${avail!.value} bytes`);
+      expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);
+      expect(await weightsOf(sandbox.url)).toEqual(before);
+    },
+  );
 
-  it.skipIf(skip !== null)('Prometheus stopped mid-run pauses the run with a message, and it recovers when Prometheus is back', async () => {
-    const dir = tempDir('prom-outage');
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const textfileDir = join(dir, 'textfile');
-    mkdirSync(textfileDir, { recursive: true });
-    writeGauge(textfileDir, 0);
-    const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 500 });
-    onTestFinished(() => stack.stop());
-    const sandbox = await startSandbox({ seed: writeSeed(dir, { projects: 120, snippets: 2, groups: 2 }), workers: 4, moveDurationMs: 150 });
-    onTestFinished(() => sandbox.close());
-    const plan = writePlan(dir, { concurrency: 4 });
-    appendFileSync(plan, `prometheus:\n  url: ${stack.prometheusUrl}\n  timeout: 2s\nthrottle:\n  health_every: 200ms\n  rules:\n    - {name: test-gate, query: 'max(test_gate)', above: 0.5, action: pause}\n`);
-    let outage: Promise<void> | null = null;
-    const run = await runCli(['run', plan], {
-      cwd: dir,
-      env: sandboxEnv(sandbox.url),
-      onStart: () => {
-        const watch = setInterval(() => {
-          const { n } = sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number };
-          if (n < 20) return;
-          clearInterval(watch);
-          outage = (async () => {
-            await stack.stopPrometheus();
-            await new Promise((r) => setTimeout(r, 4000));
-            await stack.startPrometheus();
-          })();
-        }, 20);
-      },
-    });
-    await outage;
-    expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/warning: rule test-gate: Prometheus at http:\/\/127\.0\.0\.1:\d+ did not answer \(\w+\): no new move until it answers \(prometheus\.on_error: pause\)/);
-    expect(run.stderr).toMatch(/note: rule test-gate no longer holds \(Prometheus answers again\)/);
+  it.skipIf(skip !== null)(
+    'Prometheus stopped mid-run pauses the run with a message, and it recovers when Prometheus is back',
+    async () => {
+      const dir = tempDir('prom-outage');
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+      const textfileDir = join(dir, 'textfile');
+      mkdirSync(textfileDir, { recursive: true });
+      writeGauge(textfileDir, 0);
+      const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 500 });
+      onTestFinished(() => stack.stop());
+      const sandbox = await startSandbox({
+        seed: writeSeed(dir, { projects: 120, snippets: 2, groups: 2 }),
+        workers: 4,
+        moveDurationMs: 150,
+      });
+      onTestFinished(() => sandbox.close());
+      const plan = writePlan(dir, { concurrency: 4 });
+      appendFileSync(
+        plan,
+        `prometheus:\n  url: ${stack.prometheusUrl}\n  timeout: 2s\nthrottle:\n  health_every: 200ms\n  rules:\n    - {name: test-gate, query: 'max(test_gate)', above: 0.5, action: pause}\n`,
+      );
+      let outage: Promise<void> | null = null;
+      const run = await runCli(['run', plan], {
+        cwd: dir,
+        env: sandboxEnv(sandbox.url),
+        onStart: () => {
+          const watch = setInterval(() => {
+            const { n } = sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number };
+            if (n < 20) return;
+            clearInterval(watch);
+            outage = (async () => {
+              await stack.stopPrometheus();
+              await new Promise((r) => setTimeout(r, 4000));
+              await stack.startPrometheus();
+            })();
+          }, 20);
+        },
+      });
+      await outage;
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stderr).toMatch(
+        /warning: rule test-gate: Prometheus at http:\/\/127\.0\.0\.1:\d+ did not answer \(\w+\): no new move until it answers \(prometheus\.on_error: pause\)/,
+      );
+      expect(run.stderr).toMatch(/note: rule test-gate no longer holds \(Prometheus answers again\)/);
 
-    const store = openCheckpoint(join(dir, 'state', 'it.db'), { readOnly: true });
-    const events = store.readEvents(0, 1_000_000);
-    store.close();
-    const failed = events.find((e) => e.type === 'rule.changed' && e.data['status'] === 'error');
-    const back = events.find((e) => e.type === 'rule.changed' && e.seq > (failed?.seq ?? Infinity) && e.data['status'] === 'ok');
-    expect(failed).toBeDefined();
-    expect(back).toBeDefined();
-    expect(events.find((e) => e.type === 'cap.changed' && e.data['limit'] === 'rule')?.data).toMatchObject({ reason: expect.stringMatching(/Prometheus could not be read for rule test-gate/) });
-    const created = (sandbox.state.db.prepare('SELECT created_at FROM moves').all() as { created_at: string }[]).map((m) => Date.parse(m.created_at));
-    expect(created.filter((t) => t > failed!.at + 250 && t < back!.at)).toEqual([]);
-    const left = sandbox.state.db.prepare("SELECT count(*) AS n FROM items WHERE kind = 'projects' AND storage = 'default'").get() as { n: number };
-    expect(left.n).toBe(0);
-  });
+      const store = openCheckpoint(join(dir, 'state', 'it.db'), { readOnly: true });
+      const events = store.readEvents(0, 1_000_000);
+      store.close();
+      const failed = events.find((e) => e.type === 'rule.changed' && e.data['status'] === 'error');
+      const back = events.find(
+        (e) => e.type === 'rule.changed' && e.seq > (failed?.seq ?? Infinity) && e.data['status'] === 'ok',
+      );
+      expect(failed).toBeDefined();
+      expect(back).toBeDefined();
+      expect(events.find((e) => e.type === 'cap.changed' && e.data['limit'] === 'rule')?.data).toMatchObject({
+        reason: expect.stringMatching(/Prometheus could not be read for rule test-gate/),
+      });
+      const created = (sandbox.state.db.prepare('SELECT created_at FROM moves').all() as { created_at: string }[]).map(
+        (m) => Date.parse(m.created_at),
+      );
+      expect(created.filter((t) => t > failed!.at + 250 && t < back!.at)).toEqual([]);
+      const left = sandbox.state.db
+        .prepare("SELECT count(*) AS n FROM items WHERE kind = 'projects' AND storage = 'default'")
+        .get() as { n: number };
+      expect(left.n).toBe(0);
+    },
+  );
 });

@@ -65,7 +65,7 @@ describe('the report data of a steered run', () => {
     expect(final.outcome.headline).toMatch(/^Done with quarantined items/);
   });
 
-  it('agrees with the checkpoint: counts, quarantine with GitLab\'s error_message, moves and control changes', () => {
+  it("agrees with the checkpoint: counts, quarantine with GitLab's error_message, moves and control changes", () => {
     const store = openCheckpoint(state, { readOnly: true });
     const summary = store.summary(Date.now());
     const events = store.readEvents(0, 1_000_000);
@@ -80,10 +80,14 @@ describe('the report data of a steered run', () => {
     expect(k.reduce((a, r) => a + r.movesFinished, 0)).toBe(count('move.finished') + count('move.cleanup_failed'));
     expect(k.reduce((a, r) => a + r.movesFailed, 0)).toBe(count('move.failed') + count('move.stuck'));
     expect(k.reduce((a, r) => a + r.retries, 0)).toBe(count('item.retry'));
-    const histogram = Object.values(final.durations.byKind).flat().reduce((a, n) => a + n, 0);
+    const histogram = Object.values(final.durations.byKind)
+      .flat()
+      .reduce((a, n) => a + n, 0);
     expect(histogram).toBe(k.reduce((a, r) => a + r.movesFinished + r.movesFailed, 0));
     const marks = final.timeline.markers.map((m) => m.label);
-    expect(marks).toEqual(expect.arrayContaining(['cap 3', 'paused', 'unpaused', "cap back to the plan's", 'run started', 'verify']));
+    expect(marks).toEqual(
+      expect.arrayContaining(['cap 3', 'paused', 'unpaused', "cap back to the plan's", 'run started', 'verify']),
+    );
     // The timeline shows the pause and the lowered cap where they were in force.
     expect(final.timeline.points.some((p) => p.paused)).toBe(true);
     expect(final.timeline.points.some((p) => p.cap === 3)).toBe(true);
@@ -122,11 +126,28 @@ describe.skipIf(skip !== null)('the HTML report in chromium', () => {
     expect(requests.filter((u) => !u.startsWith('file:') && !u.startsWith('data:'))).toEqual([]);
   });
 
-  it('draws the timeline with the run\'s data points, the cap, the pause and the control changes', async () => {
+  it("draws the timeline with the run's data points, the cap, the pause and the control changes", async () => {
     const t = await page.evaluate(() => {
-      const chart = (globalThis as unknown as { Chart: { getChart(id: string): { data: { datasets: { label: string; data: { x: number; y: number | null; label?: string }[] }[] }; getDatasetMeta(i: number): { data: unknown[] } } | undefined } }).Chart.getChart('timeline');
+      const chart = (
+        globalThis as unknown as {
+          Chart: {
+            getChart(id: string):
+              | {
+                  data: { datasets: { label: string; data: { x: number; y: number | null; label?: string }[] }[] };
+                  getDatasetMeta(i: number): { data: unknown[] };
+                }
+              | undefined;
+          };
+        }
+      ).Chart.getChart('timeline');
       if (!chart) return null;
-      return chart.data.datasets.map((d, i) => ({ label: d.label, points: d.data.filter((p) => p.y !== null).length, drawn: chart.getDatasetMeta(i).data.length, max: Math.max(0, ...d.data.map((p) => p.y ?? 0)), labels: d.data.map((p) => p.label).filter(Boolean) }));
+      return chart.data.datasets.map((d, i) => ({
+        label: d.label,
+        points: d.data.filter((p) => p.y !== null).length,
+        drawn: chart.getDatasetMeta(i).data.length,
+        max: Math.max(0, ...d.data.map((p) => p.y ?? 0)),
+        labels: d.data.map((p) => p.label).filter(Boolean),
+      }));
     });
     expect(t).not.toBeNull();
     const by = new Map(t!.map((d) => [d.label, d]));
@@ -147,8 +168,21 @@ describe.skipIf(skip !== null)('the HTML report in chromium', () => {
 
   it('draws a duration histogram per kind holding every timed move', async () => {
     const h = await page.evaluate(() => {
-      const chart = (globalThis as unknown as { Chart: { getChart(id: string): { data: { labels: string[]; datasets: { label: string; data: number[] }[] } } | undefined } }).Chart.getChart('durations');
-      return chart ? { labels: chart.data.labels.length, sets: chart.data.datasets.map((d) => ({ label: d.label, n: d.data.reduce((a, b) => a + b, 0) })) } : null;
+      const chart = (
+        globalThis as unknown as {
+          Chart: {
+            getChart(
+              id: string,
+            ): { data: { labels: string[]; datasets: { label: string; data: number[] }[] } } | undefined;
+          };
+        }
+      ).Chart.getChart('durations');
+      return chart
+        ? {
+            labels: chart.data.labels.length,
+            sets: chart.data.datasets.map((d) => ({ label: d.label, n: d.data.reduce((a, b) => a + b, 0) })),
+          }
+        : null;
     });
     expect(h?.labels).toBe(final.durations.bins.length);
     expect(h?.sets.map((s) => s.label).sort()).toEqual(['groups', 'projects', 'snippets']);
@@ -158,14 +192,15 @@ describe.skipIf(skip !== null)('the HTML report in chromium', () => {
     }
   });
 
-  it('has tables with the checkpoint\'s counts', async () => {
+  it("has tables with the checkpoint's counts", async () => {
     const rows = (id: string) => page.locator(`#${id} tbody tr`).count();
     expect(await rows('kinds')).toBe(3);
     expect(await rows('storages')).toBe(3);
     expect(await rows('quarantined')).toBe(2);
     expect(await rows('markers')).toBe(final.timeline.markers.length);
     expect(await rows('weights')).toBe(4);
-    const cell = async (table: string, row: string, col: number) => (await page.locator(`#${table} tbody tr`).filter({ hasText: row }).locator('td').nth(col).textContent())?.trim();
+    const cell = async (table: string, row: string, col: number) =>
+      (await page.locator(`#${table} tbody tr`).filter({ hasText: row }).locator('td').nth(col).textContent())?.trim();
     for (const k of final.kinds) expect(await cell('kinds', k.kind, 1)).toBe(String(k.total));
     expect(await page.locator('#quarantined').textContent()).toContain('Failed to verify project repository checksum');
     expect(await cell('quarantined', 'projects', 6)).toBe('checksum');

@@ -29,7 +29,8 @@ function parseLines(text: string): RunEvent[] {
     });
 }
 
-const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) => events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
+const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) =>
+  events.filter((e): e is Extract<RunEvent, { type: T }> => e.type === type);
 
 describe('run --events against the in-process sandbox', { timeout: 90_000 }, () => {
   let sandbox: RunningSandbox;
@@ -51,7 +52,10 @@ describe('run --events against the in-process sandbox', { timeout: 90_000 }, () 
   it('writes schema-valid lines that tell the run, and ends with the exit code', async () => {
     const plan = writePlan(dir, { concurrency: 4 });
     const file = join(dir, 'events.jsonl');
-    const run = await runCli(['run', plan, '--events', file, '--events-interval', '1s'], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const run = await runCli(['run', plan, '--events', file, '--events-interval', '1s'], {
+      cwd: dir,
+      env: sandboxEnv(sandbox.url),
+    });
     expect(run.code, run.stderr).toBe(3);
     const events = parseLines(readFileSync(file, 'utf8'));
 
@@ -89,7 +93,10 @@ describe('run --events against the in-process sandbox', { timeout: 90_000 }, () 
     expect(ofType(events, 'cap.changed')[0]).toMatchObject({ cap: 4, paused: false, previous: null, limit: 'plan' });
 
     // Arguments refused before the run opens anything leave the file as it was.
-    const again = await runCli(['run', plan, '--events', file, '--state', join(dir, 'state', 'it.db'), '--lease', '5s'], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const again = await runCli(
+      ['run', plan, '--events', file, '--state', join(dir, 'state', 'it.db'), '--lease', '5s'],
+      { cwd: dir, env: sandboxEnv(sandbox.url) },
+    );
     expect(again.code).toBe(2);
     const refused = parseLines(readFileSync(file, 'utf8'));
     expect(refused).toHaveLength(events.length);
@@ -98,18 +105,32 @@ describe('run --events against the in-process sandbox', { timeout: 90_000 }, () 
   it('writes to standard output with -, the report going to standard error; a refused run ends with exit 4', async () => {
     const plan = writePlan(dir, { name: 'out', concurrency: 2, from: ['nfs-2'] });
     const holder = openCheckpoint(join(dir, 'state', 'out.db'));
-    holder.acquireLock({ pid: 1, host: 'elsewhere', startedAt: Date.now() }, () => true, { ms: 60_000, now: Date.now() });
+    holder.acquireLock({ pid: 1, host: 'elsewhere', startedAt: Date.now() }, () => true, {
+      ms: 60_000,
+      now: Date.now(),
+    });
     const refused = await runCli(['run', plan, '--events', '-'], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(refused.code).toBe(4);
     expect(parseLines(refused.stdout)).toEqual([
-      expect.objectContaining({ type: 'run.finished', outcome: 'refused', exitCode: 4, error: expect.objectContaining({ code: 'SHARDMOVE_LOCKED' }) }),
+      expect.objectContaining({
+        type: 'run.finished',
+        outcome: 'refused',
+        exitCode: 4,
+        error: expect.objectContaining({ code: 'SHARDMOVE_LOCKED' }),
+      }),
     ]);
     holder.close();
 
     const run = await runCli(['run', plan, '--events', '-'], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stderr).toBe(0);
     const events = parseLines(run.stdout);
-    expect(events.at(-1)).toMatchObject({ type: 'run.finished', outcome: 'done', exitCode: 0, error: null, quarantined: 0 });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run.finished',
+      outcome: 'done',
+      exitCode: 0,
+      error: null,
+      quarantined: 0,
+    });
     expect(run.stderr).toContain('Weights before');
   });
 
@@ -117,12 +138,56 @@ describe('run --events against the in-process sandbox', { timeout: 90_000 }, () 
     const doc = readFileSync(join(ROOT, 'docs', 'events.md'), 'utf8');
     for (const type of RUN_EVENT_TYPES) expect(doc, type).toContain(`\`${type}\``);
     const state = { run: null as never, step: null };
-    expect(toRunEvents(auditEvent(1, 'move.stuck', { kind: 'projects', source: 'a', id: 1, moveId: 9, moveState: 'started', since: 0, phase: 'running', limitMs: 1 }), state)).toEqual([
-      { type: 'move.quarantined', kind: 'projects', source: 'a', id: 1, reason: 'stuck: move 9 still started', attempts: null, stuck: true, class: 'stuck-running' },
+    expect(
+      toRunEvents(
+        auditEvent(1, 'move.stuck', {
+          kind: 'projects',
+          source: 'a',
+          id: 1,
+          moveId: 9,
+          moveState: 'started',
+          since: 0,
+          phase: 'running',
+          limitMs: 1,
+        }),
+        state,
+      ),
+    ).toEqual([
+      {
+        type: 'move.quarantined',
+        kind: 'projects',
+        source: 'a',
+        id: 1,
+        reason: 'stuck: move 9 still started',
+        attempts: null,
+        stuck: true,
+        class: 'stuck-running',
+      },
     ]);
-    expect(toRunEvents(auditEvent(2, 'move.failed', { kind: 'projects', source: 'a', id: 1, moveId: 10, error: '5:invalid source repository.' }), state)).toEqual([
-      { type: 'move.failed', kind: 'projects', source: 'a', id: 1, moveId: 10, error: '5:invalid source repository.', class: 'source-missing' },
+    expect(
+      toRunEvents(
+        auditEvent(2, 'move.failed', {
+          kind: 'projects',
+          source: 'a',
+          id: 1,
+          moveId: 10,
+          error: '5:invalid source repository.',
+        }),
+        state,
+      ),
+    ).toEqual([
+      {
+        type: 'move.failed',
+        kind: 'projects',
+        source: 'a',
+        id: 1,
+        moveId: 10,
+        error: '5:invalid source repository.',
+        class: 'source-missing',
+      },
     ]);
-    expect(toRunEvents(auditEvent(1, 'http.mutating', { method: 'POST', path: '/x', attempt: 1, mutating: true }), state)).toEqual([]);
+    expect(
+      toRunEvents(auditEvent(1, 'http.mutating', { method: 'POST', path: '/x', attempt: 1, mutating: true }), state),
+    ).toEqual([]);
   });
 });

@@ -10,16 +10,58 @@ const ALICE = 'glpat-sandbox-alice-api-00000006';
 /** Works whether Admin Mode is on or off. */
 const ADMIN_MODE = 'glpat-sandbox-root-admin-mode-03';
 
-const KEYS = ['page', 'per_page', 'pagination', 'order_by', 'sort', 'id_after', 'id_before', 'repository_storage', 'visibility', 'search',
-  'simple', 'statistics', 'owned', 'all', 'page[]', 'per_page[x]', 'repository_storage[]', 'sort[a]', 'search[]',
-  'include_hidden', 'include_pending_delete', 'created_after', 'created_before', 'created_after[]'];
+const KEYS = [
+  'page',
+  'per_page',
+  'pagination',
+  'order_by',
+  'sort',
+  'id_after',
+  'id_before',
+  'repository_storage',
+  'visibility',
+  'search',
+  'simple',
+  'statistics',
+  'owned',
+  'all',
+  'page[]',
+  'per_page[x]',
+  'repository_storage[]',
+  'sort[a]',
+  'search[]',
+  'include_hidden',
+  'include_pending_delete',
+  'created_after',
+  'created_before',
+  'created_after[]',
+];
 const value = fc.oneof(
   fc.string({ maxLength: 12 }),
-  fc.constantFrom('keyset', 'id', 'name', 'asc', 'desc', '0', '-1', '1e3', '99999999999999999999', 'nfs-1', 'public', 'true', '%', '_',
-    '2024-01-01T00:00:00Z', '2099-12-31', '+275760-09-14T00:00:00Z'),
+  fc.constantFrom(
+    'keyset',
+    'id',
+    'name',
+    'asc',
+    'desc',
+    '0',
+    '-1',
+    '1e3',
+    '99999999999999999999',
+    'nfs-1',
+    'public',
+    'true',
+    '%',
+    '_',
+    '2024-01-01T00:00:00Z',
+    '2099-12-31',
+    '+275760-09-14T00:00:00Z',
+  ),
   fc.integer({ min: -5, max: 200_000 }).map(String),
 );
-const query = fc.array(fc.tuple(fc.constantFrom(...KEYS), value), { maxLength: 6 }).map((pairs) => new URLSearchParams(pairs).toString());
+const query = fc
+  .array(fc.tuple(fc.constantFrom(...KEYS), value), { maxLength: 6 })
+  .map((pairs) => new URLSearchParams(pairs).toString());
 const json: fc.Arbitrary<unknown> = fc.jsonValue({ maxDepth: 3 });
 
 describe('bad input on inventory, settings, health and Geo', () => {
@@ -32,9 +74,23 @@ describe('bad input on inventory, settings, health and Geo', () => {
   });
 
   it('answers arbitrary list queries with 2xx or 4xx', async () => {
-    const paths = ['/api/v4/projects', '/api/v4/snippets/all', '/api/v4/groups', '/api/v4/projects/1', '/api/v4/groups/1', '/api/v4/snippets/1',
-      '/api/v4/geo_sites', '/api/v4/geo_sites/status', '/api/v4/geo_sites/2/status', '/-/readiness', '/api/v4/application/settings',
-      '/api/v4/snippets/x', '/-/sandbox/items/project/1', '/-/sandbox/items/snippet/x', '/-/sandbox/items/nope/1'];
+    const paths = [
+      '/api/v4/projects',
+      '/api/v4/snippets/all',
+      '/api/v4/groups',
+      '/api/v4/projects/1',
+      '/api/v4/groups/1',
+      '/api/v4/snippets/1',
+      '/api/v4/geo_sites',
+      '/api/v4/geo_sites/status',
+      '/api/v4/geo_sites/2/status',
+      '/-/readiness',
+      '/api/v4/application/settings',
+      '/api/v4/snippets/x',
+      '/-/sandbox/items/project/1',
+      '/-/sandbox/items/snippet/x',
+      '/-/sandbox/items/nope/1',
+    ];
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...paths), query, fc.constantFrom(ADMIN, ALICE, ''), async (path, q, token) => {
         const res = await fetch(`${sb.url}${path}?${q}`, { headers: token ? { 'private-token': token } : {} });
@@ -48,25 +104,34 @@ describe('bad input on inventory, settings, health and Geo', () => {
 
   it('answers arbitrary settings bodies with 200 or 400 and keeps valid weights', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(json, fc.record({ repository_storages_weighted: json }), fc.record({ admin_mode: json })), async (body) => {
-        const res = await fetch(`${sb.url}/api/v4/application/settings`, {
-          method: 'PUT', headers: { 'private-token': ADMIN, 'content-type': 'application/json' }, body: JSON.stringify(body),
-        });
-        const text = await res.text();
-        expect(res.status, `${JSON.stringify(body)} -> ${text}`).toBeLessThan(500);
-        const current = await (await fetch(`${sb.url}/api/v4/application/settings`, { headers: { 'private-token': ADMIN_MODE } })).json() as { repository_storages_weighted: Record<string, number>; admin_mode: boolean };
-        // Whatever was sent, what is stored stays valid.
-        for (const [k, v] of Object.entries(current.repository_storages_weighted)) {
-          expect(['default', 'nfs-1', 'nfs-2', 'cluster']).toContain(k);
-          expect(Number.isInteger(v) && v >= 0 && v <= 100).toBe(true);
-        }
-        if (current.admin_mode) {
-          // Switch it back off so later runs keep the plain token's admin rights.
-          await fetch(`${sb.url}/api/v4/application/settings`, {
-            method: 'PUT', headers: { 'private-token': ADMIN_MODE, 'content-type': 'application/json' }, body: '{"admin_mode":false}',
+      fc.asyncProperty(
+        fc.oneof(json, fc.record({ repository_storages_weighted: json }), fc.record({ admin_mode: json })),
+        async (body) => {
+          const res = await fetch(`${sb.url}/api/v4/application/settings`, {
+            method: 'PUT',
+            headers: { 'private-token': ADMIN, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
           });
-        }
-      }),
+          const text = await res.text();
+          expect(res.status, `${JSON.stringify(body)} -> ${text}`).toBeLessThan(500);
+          const current = (await (
+            await fetch(`${sb.url}/api/v4/application/settings`, { headers: { 'private-token': ADMIN_MODE } })
+          ).json()) as { repository_storages_weighted: Record<string, number>; admin_mode: boolean };
+          // Whatever was sent, what is stored stays valid.
+          for (const [k, v] of Object.entries(current.repository_storages_weighted)) {
+            expect(['default', 'nfs-1', 'nfs-2', 'cluster']).toContain(k);
+            expect(Number.isInteger(v) && v >= 0 && v <= 100).toBe(true);
+          }
+          if (current.admin_mode) {
+            // Switch it back off so later runs keep the plain token's admin rights.
+            await fetch(`${sb.url}/api/v4/application/settings`, {
+              method: 'PUT',
+              headers: { 'private-token': ADMIN_MODE, 'content-type': 'application/json' },
+              body: '{"admin_mode":false}',
+            });
+          }
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -75,12 +140,23 @@ describe('bad input on inventory, settings, health and Geo', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.record({
-          query: fc.oneof(json, fc.constantFrom('mutation { geoRegistriesBulkUpdate(input: { registryClass: X, action: Y }) { errors } }', 'mutation($i: T!) { geoRegistriesBulkUpdate(input: $i) { errors } }', 'mutation { geoRegistriesBulkUpdate(')),
+          query: fc.oneof(
+            json,
+            fc.constantFrom(
+              'mutation { geoRegistriesBulkUpdate(input: { registryClass: X, action: Y }) { errors } }',
+              'mutation($i: T!) { geoRegistriesBulkUpdate(input: $i) { errors } }',
+              'mutation { geoRegistriesBulkUpdate(',
+            ),
+          ),
           variables: json,
         }),
         async (body) => {
           const before = (sb.state.db.prepare('SELECT count(*) n FROM geo_actions').get() as { n: number }).n;
-          const res = await fetch(`${sb.url}/api/graphql`, { method: 'POST', headers: { 'private-token': ADMIN, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+          const res = await fetch(`${sb.url}/api/graphql`, {
+            method: 'POST',
+            headers: { 'private-token': ADMIN, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          });
           expect(res.status).toBe(200);
           const out = (await res.json()) as { errors?: unknown[] };
           expect(out.errors).toBeDefined();

@@ -27,8 +27,14 @@ async function moveProjectOne(flags: string[]) {
   running.push(sb);
   const source = (await json(`${sb.url}/-/sandbox/items/project/1`)).storage as string;
   const destination = STORAGES.find((s) => s !== source) as string;
-  const made = await json(`${sb.url}/api/v4/projects/1/repository_storage_moves`, 'POST', { destination_storage_name: destination });
-  const move = await until(() => json(`${sb.url}/api/v4/project_repository_storage_moves/${made.id as number}`), (m) => m.state === 'failed' || m.state === 'finished', 10_000);
+  const made = await json(`${sb.url}/api/v4/projects/1/repository_storage_moves`, 'POST', {
+    destination_storage_name: destination,
+  });
+  const move = await until(
+    () => json(`${sb.url}/api/v4/project_repository_storage_moves/${made.id as number}`),
+    (m) => m.state === 'failed' || m.state === 'finished',
+    10_000,
+  );
   return { source, destination, move, item: await json(`${sb.url}/-/sandbox/items/project/1`) };
 }
 
@@ -46,7 +52,10 @@ describe('shardmove sandbox move-fault flags', () => {
   });
 
   it('refuses rates that add up to more than one (exit 2)', async () => {
-    const r = await runCli(['sandbox', '--port', '0', '--interrupt-rate', '0.6', '--move-fail-after-switch-rate', '0.5'], { cwd: tempDir('cli-faults') });
+    const r = await runCli(
+      ['sandbox', '--port', '0', '--interrupt-rate', '0.6', '--move-fail-after-switch-rate', '0.5'],
+      { cwd: tempDir('cli-faults') },
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('must not exceed 1');
   });

@@ -24,7 +24,10 @@ afterEach(async () => {
 });
 
 type Outcome = number | 'reset';
-async function get(sb: RunningSandbox, path = '/api/v4/version'): Promise<{ outcome: Outcome; text: string; headers?: Headers }> {
+async function get(
+  sb: RunningSandbox,
+  path = '/api/v4/version',
+): Promise<{ outcome: Outcome; text: string; headers?: Headers }> {
   try {
     // A fresh connection per request: a reset must not poison the next one.
     const res = await fetch(`${sb.url}${path}`, { headers: { 'private-token': ADMIN, connection: 'close' } });
@@ -50,7 +53,9 @@ async function moveOf(sb: RunningSandbox, projectId: number, waitMs = 3000): Pro
   const move = (await res.json()) as { id: number };
   const end = Date.now() + waitMs;
   for (;;) {
-    const r = await fetch(`${sb.url}/api/v4/project_repository_storage_moves/${move.id}`, { headers: { 'private-token': ADMIN } });
+    const r = await fetch(`${sb.url}/api/v4/project_repository_storage_moves/${move.id}`, {
+      headers: { 'private-token': ADMIN },
+    });
     const body = (await r.json()) as Record<string, unknown>;
     if (['finished', 'failed', 'cleanup failed'].includes(body.state as string) || Date.now() > end) return body;
     await new Promise((r2) => setTimeout(r2, 10));

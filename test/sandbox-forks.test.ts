@@ -19,7 +19,12 @@ const MIB = 1024 * 1024;
 const MOVE_MS = 1000;
 const ALICE = 'glpat-sandbox-alice-api-00000006';
 
-interface Pool { network: number; storage: string; bytes: number; members: number[] }
+interface Pool {
+  network: number;
+  storage: string;
+  bytes: number;
+  members: number[];
+}
 
 /**
  * Network 1 (public root 1 on nfs-1, 100 MiB): 2 and 3 fork 1, 4 forks 2; 5 forks 1 but lives on
@@ -47,25 +52,39 @@ function seed(change: (s: Seed) => void = () => {}): Seed {
 /** A sandbox on a manual clock (test/support/manual-sandbox.ts), closed after the test. */
 const start = (s: Seed = seed()) => startManualSandbox(s, MOVE_MS);
 
-async function pools(sb: RunningSandbox, token: string | null = SANDBOX_ROOT_TOKEN): Promise<{ status: number; body: Pool[] }> {
+async function pools(
+  sb: RunningSandbox,
+  token: string | null = SANDBOX_ROOT_TOKEN,
+): Promise<{ status: number; body: Pool[] }> {
   const res = await fetch(`${sb.url}/-/sandbox/pools`, { headers: token ? { 'private-token': token } : {} });
   return { status: res.status, body: (await res.json()) as Pool[] };
 }
 
 async function sandboxItem(sb: RunningSandbox, id: number) {
-  const res = await fetch(`${sb.url}/-/sandbox/items/project/${id}`, { headers: { 'private-token': SANDBOX_ROOT_TOKEN } });
+  const res = await fetch(`${sb.url}/-/sandbox/items/project/${id}`, {
+    headers: { 'private-token': SANDBOX_ROOT_TOKEN },
+  });
   return (await res.json()) as { storage: string; size_mb: number };
 }
 
 async function avail(sb: RunningSandbox, storage: string): Promise<number | undefined> {
   const text = await (await fetch(`${sb.url}/-/sandbox/metrics`)).text();
-  const v = parsePrometheusTextFormat(text).find((f) => f.name === 'node_filesystem_avail_bytes')?.metrics.find((m) => m.labels?.storage === storage)?.value;
+  const v = parsePrometheusTextFormat(text)
+    .find((f) => f.name === 'node_filesystem_avail_bytes')
+    ?.metrics.find((m) => m.labels?.storage === storage)?.value;
   return v === undefined ? undefined : Number(v);
 }
 
 /** Moves project `id` to `destination` and runs the move to its end. */
-async function moveAndFinish(sb: RunningSandbox, advance: (ms: number) => Promise<void>, id: number, destination: string) {
-  const r = await callSandbox(sb, 'POST', `/projects/${id}/repository_storage_moves`, { destination_storage_name: destination });
+async function moveAndFinish(
+  sb: RunningSandbox,
+  advance: (ms: number) => Promise<void>,
+  id: number,
+  destination: string,
+) {
+  const r = await callSandbox(sb, 'POST', `/projects/${id}/repository_storage_moves`, {
+    destination_storage_name: destination,
+  });
   expect(r.status).toBe(201);
   await advance(10);
   await advance(MOVE_MS);
@@ -80,12 +99,17 @@ describe('seed: fork networks', () => {
 
   it('generates count networks of a root and 1..max_forks forks, the same for the same random_seed', async () => {
     const s = seed((x) => {
-      x.inventory = parseSeed(`${base}inventory:\n  generate: { projects: 40, random_seed: 7, fork_networks: { count: 3, max_forks: 4 } }\n`).inventory;
+      x.inventory = parseSeed(
+        `${base}inventory:\n  generate: { projects: 40, random_seed: 7, fork_networks: { count: 3, max_forks: 4 } }\n`,
+      ).inventory;
     });
     const forks = async () => {
       const { sb } = await start(s);
       const all = await callSandbox(sb, 'GET', '/projects?per_page=100');
-      return (all.body as Record<string, unknown>[]).filter((p) => p.forked_from_project).map((p) => [p.id, (p.forked_from_project as { id: number }).id]).sort();
+      return (all.body as Record<string, unknown>[])
+        .filter((p) => p.forked_from_project)
+        .map((p) => [p.id, (p.forked_from_project as { id: number }).id])
+        .sort();
     };
     const first = await forks();
     expect(first.length).toBeGreaterThanOrEqual(3);
@@ -136,21 +160,32 @@ describe('seed: a listed fork closing a cycle through a generated network', () =
   it('is refused when the sandbox starts, naming the projects', async () => {
     // Generated with random_seed 7: find a generated fork and its parent, then make the parent a fork of the fork.
     const s = seed((x) => {
-      x.inventory = { generate: { ...parseSeed('inventory:\n  generate: { projects: 40, random_seed: 7, fork_networks: { count: 1, max_forks: 1 } }\n').inventory.generate! } };
+      x.inventory = {
+        generate: {
+          ...parseSeed(
+            'inventory:\n  generate: { projects: 40, random_seed: 7, fork_networks: { count: 1, max_forks: 1 } }\n',
+          ).inventory.generate!,
+        },
+      };
     });
     const { sb } = await start(s);
-    const fork = ((await callSandbox(sb, 'GET', '/projects?per_page=100')).body as Record<string, unknown>[]).find((p) => p.forked_from_project)!;
+    const fork = ((await callSandbox(sb, 'GET', '/projects?per_page=100')).body as Record<string, unknown>[]).find(
+      (p) => p.forked_from_project,
+    )!;
     const parent = (fork.forked_from_project as { id: number }).id;
     const cyclic = structuredClone(s);
     cyclic.inventory.projects = [{ id: parent, storage: 'nfs-1', forked_from: fork.id as number }];
-    await expect(startSandbox({ seed: cyclic })).rejects.toThrow(`inventory.projects.0.forked_from: project ${fork.id as number} would be a fork of its own fork`);
+    await expect(startSandbox({ seed: cyclic })).rejects.toThrow(
+      `inventory.projects.0.forked_from: project ${fork.id as number} would be a fork of its own fork`,
+    );
   });
 });
 
 describe('project entities: forked_from_project and forks_count', () => {
-  it('an administrator\'s storage listing (the orchestrator\'s request) carries forked_from_project; simple=true does not', async () => {
+  it("an administrator's storage listing (the orchestrator's request) carries forked_from_project; simple=true does not", async () => {
     const { sb } = await start();
-    const query = 'repository_storage=nfs-1&statistics=true&include_hidden=true&include_pending_delete=true&pagination=keyset&order_by=id&sort=asc&per_page=100';
+    const query =
+      'repository_storage=nfs-1&statistics=true&include_hidden=true&include_pending_delete=true&pagination=keyset&order_by=id&sort=asc&per_page=100';
     const list = byId((await callSandbox(sb, 'GET', `/projects?${query}`)).body);
     const fork = list.get(4) as Record<string, unknown>;
     const parent = fork.forked_from_project as Record<string, unknown>;
@@ -170,9 +205,11 @@ describe('project entities: forked_from_project and forks_count', () => {
   });
 
   it('shows the parent only to callers who may read it, and never in an anonymous listing', async () => {
-    const { sb } = await start(seed((s) => {
-      s.inventory.projects!.push({ id: 30, storage: 'nfs-1', visibility: 'public', forked_from: 3 });
-    }));
+    const { sb } = await start(
+      seed((s) => {
+        s.inventory.projects!.push({ id: 30, storage: 'nfs-1', visibility: 'public', forked_from: 3 });
+      }),
+    );
     const asAlice = byId((await callSandbox(sb, 'GET', '/projects?per_page=100', undefined, ALICE)).body);
     // Project 3 is private and not Alice's: she sees the fork, not where it came from.
     expect(asAlice.get(30)).not.toHaveProperty('forked_from_project');
@@ -185,19 +222,25 @@ describe('project entities: forked_from_project and forks_count', () => {
     expect((single.body.forked_from_project as { id: number }).id).toBe(1);
     const admin = await callSandbox(sb, 'GET', '/projects/30');
     expect((admin.body.forked_from_project as { id: number }).id).toBe(3);
-    expect((await callSandbox(sb, 'GET', '/projects/30', undefined, ALICE)).body).not.toHaveProperty('forked_from_project');
+    expect((await callSandbox(sb, 'GET', '/projects/30', undefined, ALICE)).body).not.toHaveProperty(
+      'forked_from_project',
+    );
   });
 });
 
 describe('GET /projects/:id/forks', () => {
-  it('lists the direct forks with GitLab\'s pagination, by id or full path', async () => {
+  it("lists the direct forks with GitLab's pagination, by id or full path", async () => {
     const { sb } = await start();
     const page1 = await callSandbox(sb, 'GET', '/projects/1/forks?per_page=2&order_by=id&sort=asc');
     expect(page1.status).toBe(200);
     expect(page1.body.map((p) => p.id)).toEqual([2, 3]);
     expect(page1.headers.get('x-total')).toBe('3');
     expect(page1.headers.get('x-next-page')).toBe('2');
-    const page2 = await callSandbox(sb, 'GET', '/projects/group-1%2Fproject-1/forks?per_page=2&page=2&order_by=id&sort=asc');
+    const page2 = await callSandbox(
+      sb,
+      'GET',
+      '/projects/group-1%2Fproject-1/forks?per_page=2&page=2&order_by=id&sort=asc',
+    );
     expect(page2.body.map((p) => p.id)).toEqual([5]);
     const keyset = await callSandbox(sb, 'GET', '/projects/1/forks?pagination=keyset&order_by=id&sort=asc&per_page=2');
     expect(keyset.body.map((p) => p.id)).toEqual([2, 3]);
@@ -209,7 +252,9 @@ describe('GET /projects/:id/forks', () => {
 
   it('hides forks the caller cannot see and answers 404 for a project they cannot see', async () => {
     const { sb } = await start();
-    expect((await callSandbox(sb, 'GET', '/projects/1/forks?order_by=id&sort=asc', undefined, null)).body.map((p) => p.id)).toEqual([2, 5]);
+    expect(
+      (await callSandbox(sb, 'GET', '/projects/1/forks?order_by=id&sort=asc', undefined, null)).body.map((p) => p.id),
+    ).toEqual([2, 5]);
     const hidden = await callSandbox(sb, 'GET', '/projects/10/forks', undefined, ALICE);
     expect(hidden.status).toBe(404);
     expect(hidden.body).toEqual({ message: '404 Project Not Found' });
@@ -232,17 +277,21 @@ describe('object pools', () => {
   });
 
   it('before 16.3 a fork on another storage than its root has no pool (it was moved without one)', async () => {
-    const { sb } = await start(seed((s) => {
-      s.instance.version = '16.2.0';
-    }));
+    const { sb } = await start(
+      seed((s) => {
+        s.instance.version = '16.2.0';
+      }),
+    );
     expect((await pools(sb)).body).toEqual([{ network: 1, storage: 'nfs-1', bytes: 100 * MIB, members: [1, 2, 3, 4] }]);
   });
 
   it('new releases: a member arriving where its network has no pool seeds a copy; the last member to leave removes the pool', async () => {
-    const { sb, advance } = await start(seed((s) => {
-      s.instance.storages.push('nfs-3');
-      s.instance.storage_capacity!['nfs-3'] = 1024 * MIB;
-    }));
+    const { sb, advance } = await start(
+      seed((s) => {
+        s.instance.storages.push('nfs-3');
+        s.instance.storage_capacity!['nfs-3'] = 1024 * MIB;
+      }),
+    );
     await moveAndFinish(sb, advance, 4, 'nfs-3');
     expect((await pools(sb)).body).toEqual([
       { network: 1, storage: 'nfs-1', bytes: 100 * MIB, members: [1, 2, 3] },
@@ -260,15 +309,19 @@ describe('object pools', () => {
     ]);
     expect(await avail(sb, 'nfs-2')).toBe(1024 * MIB);
     for (const id of [1, 2, 3, 5]) await moveAndFinish(sb, advance, id, 'nfs-3');
-    expect((await pools(sb)).body).toEqual([{ network: 1, storage: 'nfs-3', bytes: 100 * MIB, members: [1, 2, 3, 4, 5] }]);
+    expect((await pools(sb)).body).toEqual([
+      { network: 1, storage: 'nfs-3', bytes: 100 * MIB, members: [1, 2, 3, 4, 5] },
+    ]);
     expect(await avail(sb, 'nfs-1')).toBe((1024 - 58) * MIB);
     expect(await avail(sb, 'nfs-3')).toBe((1024 - 114 - 100) * MIB);
   });
 
-  it('before 16.3 a moved member loses its pool link and carries the pool\'s objects; the last to leave removes the pool', async () => {
-    const { sb, advance } = await start(seed((s) => {
-      s.instance.version = '16.2.0';
-    }));
+  it("before 16.3 a moved member loses its pool link and carries the pool's objects; the last to leave removes the pool", async () => {
+    const { sb, advance } = await start(
+      seed((s) => {
+        s.instance.version = '16.2.0';
+      }),
+    );
     await moveAndFinish(sb, advance, 4, 'nfs-2');
     expect((await pools(sb)).body).toEqual([{ network: 1, storage: 'nfs-1', bytes: 100 * MIB, members: [1, 2, 3] }]);
     expect(await sandboxItem(sb, 4)).toMatchObject({ storage: 'nfs-2', size_mb: 104 });
@@ -288,16 +341,29 @@ describe('object pools', () => {
       const db = join(dir, 'sandbox.db');
       let now = Date.parse('2026-06-01T00:00:00Z');
       const first = await startSandbox({ seed: seed(), db, moveDurationMs: MOVE_MS, clock: { now: () => now } });
-      await moveAndFinish(first, async (ms) => {
-        now += ms;
-        first.state.engine.kick();
-        for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
-      }, 5, 'nfs-1');
-      const before = { pools: (await pools(first)).body, nfs1: await avail(first, 'nfs-1'), nfs2: await avail(first, 'nfs-2') };
+      await moveAndFinish(
+        first,
+        async (ms) => {
+          now += ms;
+          first.state.engine.kick();
+          for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+        },
+        5,
+        'nfs-1',
+      );
+      const before = {
+        pools: (await pools(first)).body,
+        nfs1: await avail(first, 'nfs-1'),
+        nfs2: await avail(first, 'nfs-2'),
+      };
       await first.close();
       const again = await startSandbox({ seed: seed(), db });
       onTestFinished(() => again.close());
-      expect({ pools: (await pools(again)).body, nfs1: await avail(again, 'nfs-1'), nfs2: await avail(again, 'nfs-2') }).toEqual(before);
+      expect({
+        pools: (await pools(again)).body,
+        nfs1: await avail(again, 'nfs-1'),
+        nfs2: await avail(again, 'nfs-2'),
+      }).toEqual(before);
       expect(before.pools).toEqual([{ network: 1, storage: 'nfs-1', bytes: 100 * MIB, members: [1, 2, 3, 4, 5] }]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -305,23 +371,33 @@ describe('object pools', () => {
   });
 
   it('16.3 to 16.5 follow the feature flag (default off); 16.6 turns it on by default', async () => {
-    const on = await start(seed((s) => {
-      s.instance.version = '16.4.0';
-      s.instance.feature_flags = { replicate_object_pool_on_move: true };
-    }));
+    const on = await start(
+      seed((s) => {
+        s.instance.version = '16.4.0';
+        s.instance.feature_flags = { replicate_object_pool_on_move: true };
+      }),
+    );
     await moveAndFinish(on.sb, on.advance, 4, 'nfs-2');
     expect((await pools(on.sb)).body.find((p) => p.storage === 'nfs-2')?.members).toEqual([4, 5]);
-    const off = await start(seed((s) => {
-      s.instance.version = '16.5.1';
-    }));
+    const off = await start(
+      seed((s) => {
+        s.instance.version = '16.5.1';
+      }),
+    );
     expect((await pools(off.sb)).body.map((p) => p.storage)).toEqual(['nfs-1']);
     await moveAndFinish(off.sb, off.advance, 4, 'nfs-2');
-    expect((await pools(off.sb)).body).toEqual([{ network: 1, storage: 'nfs-1', bytes: 100 * MIB, members: [1, 2, 3] }]);
-    const later = await start(seed((s) => {
-      s.instance.version = '16.6.0';
-    }));
+    expect((await pools(off.sb)).body).toEqual([
+      { network: 1, storage: 'nfs-1', bytes: 100 * MIB, members: [1, 2, 3] },
+    ]);
+    const later = await start(
+      seed((s) => {
+        s.instance.version = '16.6.0';
+      }),
+    );
     // Turned off through the Features API at run time, 16.6 behaves as before.
-    expect((await callSandbox(later.sb, 'POST', '/features/replicate_object_pool_on_move', { value: false })).status).toBe(201);
+    expect(
+      (await callSandbox(later.sb, 'POST', '/features/replicate_object_pool_on_move', { value: false })).status,
+    ).toBe(201);
     await moveAndFinish(later.sb, later.advance, 4, 'nfs-2');
     expect((await sandboxItem(later.sb, 4)).size_mb).toBe(104);
   });

@@ -8,7 +8,8 @@ import type { Seed } from '../src/sandbox/seed-schema.js';
 import { loadSeed } from '../src/sandbox/seed.js';
 import { callSandbox } from './support/sandbox-call.js';
 
-const MUTATION = 'mutation { geoRegistriesBulkUpdate(input: { registryClass: PROJECT_REPOSITORY_REGISTRY, action: RESYNC_ALL }) { registryClass errors } }';
+const MUTATION =
+  'mutation { geoRegistriesBulkUpdate(input: { registryClass: PROJECT_REPOSITORY_REGISTRY, action: RESYNC_ALL }) { registryClass errors } }';
 
 const running: RunningSandbox[] = [];
 afterEach(async () => {
@@ -37,20 +38,25 @@ describe('the node proxy to a secondary the primary cannot reach (ee/lib/ee/api/
     expect({ status: r.status, body: r.body }).toEqual({ status: 200, body: {} });
     // A reachable secondary still gets the mutation.
     const ok = await callSandbox(sb, 'POST', '/geo/node_proxy/2/graphql', { query: MUTATION });
-    expect(ok.body).toEqual({ data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] } } });
+    expect(ok.body).toEqual({
+      data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] } },
+    });
     expect(actions(sb)).toEqual([{ site_id: 2 }]);
     const status = await callSandbox(sb, 'GET', '/geo_sites/3/status');
     expect(status.body).toMatchObject({ registry_bulk_actions: [], project_repositories_synced_count: 300 });
   });
 
-  it('answers 500 with GitLab\'s error from 17.7 (the release inferred for the change)', async () => {
+  it("answers 500 with GitLab's error from 17.7 (the release inferred for the change)", async () => {
     const sb = await start('17.11.0');
     const r = await callSandbox(sb, 'POST', '/geo/node_proxy/3/graphql', { query: MUTATION });
-    expect({ status: r.status, body: r.body }).toEqual({ status: 500, body: { error: 'An error occurred while processing the GraphQL request to the Geo node' } });
+    expect({ status: r.status, body: r.body }).toEqual({
+      status: 500,
+      body: { error: 'An error occurred while processing the GraphQL request to the Geo node' },
+    });
     expect(actions(sb)).toEqual([]);
   });
 
-  it('keeps the proxy\'s other answers: unknown site 404, non-integer id 400', async () => {
+  it("keeps the proxy's other answers: unknown site 404, non-integer id 400", async () => {
     const sb = await start('16.7.0');
     expect((await callSandbox(sb, 'POST', '/geo/node_proxy/9/graphql', { query: MUTATION })).status).toBe(404);
     expect((await callSandbox(sb, 'POST', '/geo/node_proxy/asia/graphql', { query: MUTATION })).status).toBe(400);

@@ -23,7 +23,9 @@ interface Got {
 
 function client(sb: () => RunningSandbox) {
   return async (path: string, token?: string): Promise<Got> => {
-    const res = await fetch(path.startsWith('http') ? path : `${sb().url}${path}`, { headers: token ? { 'private-token': token } : {} });
+    const res = await fetch(path.startsWith('http') ? path : `${sb().url}${path}`, {
+      headers: token ? { 'private-token': token } : {},
+    });
     return { status: res.status, headers: res.headers, body: await res.json() };
   };
 }
@@ -34,8 +36,12 @@ const nextLink = (h: Headers) => /<([^>]+)>; rel="next"/.exec(h.get('link') ?? '
 describe('inventory listings (12,000 projects)', () => {
   let sandbox: RunningSandbox;
   const get = client(() => sandbox);
-  const count = (sql: string, ...params: unknown[]) => (sandbox.state.db.prepare(`SELECT count(*) n FROM items WHERE ${sql}`).get(...params) as { n: number }).n;
-  const idList = (sql: string, ...params: unknown[]) => (sandbox.state.db.prepare(`SELECT id FROM items WHERE ${sql} ORDER BY id`).all(...params) as { id: number }[]).map((r) => r.id);
+  const count = (sql: string, ...params: unknown[]) =>
+    (sandbox.state.db.prepare(`SELECT count(*) n FROM items WHERE ${sql}`).get(...params) as { n: number }).n;
+  const idList = (sql: string, ...params: unknown[]) =>
+    (sandbox.state.db.prepare(`SELECT id FROM items WHERE ${sql} ORDER BY id`).all(...params) as { id: number }[]).map(
+      (r) => r.id,
+    );
 
   beforeAll(async () => {
     sandbox = await startSandbox({ seed: seedWith(12_000) });
@@ -114,13 +120,15 @@ describe('inventory listings (12,000 projects)', () => {
     // record, without looking ahead: the end of the walk is an empty page without a Link.
     it('walks every item through Link rel="next" only, ascending, and ends on an empty page', async () => {
       const expected = idList("kind = 'project' AND storage = 'nfs-1'");
-      let url: string | undefined = '/api/v4/projects?pagination=keyset&order_by=id&sort=asc&per_page=100&repository_storage=nfs-1';
+      let url: string | undefined =
+        '/api/v4/projects?pagination=keyset&order_by=id&sort=asc&per_page=100&repository_storage=nfs-1';
       const sizes: number[] = [];
       const seen: number[] = [];
       while (url) {
         const r = await get(url, ADMIN);
         expect(r.status).toBe(200);
-        for (const h of ['x-total', 'x-total-pages', 'x-page', 'x-next-page', 'x-per-page']) expect(r.headers.has(h)).toBe(false);
+        for (const h of ['x-total', 'x-total-pages', 'x-page', 'x-next-page', 'x-per-page'])
+          expect(r.headers.has(h)).toBe(false);
         seen.push(...ids(r.body));
         sizes.push(ids(r.body).length);
         url = nextLink(r.headers);
@@ -134,7 +142,10 @@ describe('inventory listings (12,000 projects)', () => {
 
     it('names a next page after a last page that happens to be short, too', async () => {
       const last = idList("kind = 'project'").at(-1) as number;
-      const r = await get(`/api/v4/projects?pagination=keyset&order_by=id&sort=asc&per_page=5&id_after=${last - 2}`, ADMIN);
+      const r = await get(
+        `/api/v4/projects?pagination=keyset&order_by=id&sort=asc&per_page=5&id_after=${last - 2}`,
+        ADMIN,
+      );
       expect(ids(r.body)).toEqual([last - 1, last]);
       expect(nextLink(r.headers)).toContain(`id_after=${last}`);
       const end = await get(nextLink(r.headers) as string, ADMIN);
@@ -181,7 +192,9 @@ describe('inventory listings (12,000 projects)', () => {
       const r = await get('/api/v4/projects?repository_storage=default&per_page=100');
       expect(r.status).toBe(200);
       expect(r.headers.get('x-total')).toBe(String(count("kind = 'project' AND visibility = 'public'")));
-      expect((r.body as { visibility: string }[]).every((p) => p.visibility === 'public' && !('repository_storage' in p))).toBe(true);
+      expect(
+        (r.body as { visibility: string }[]).every((p) => p.visibility === 'public' && !('repository_storage' in p)),
+      ).toBe(true);
     });
 
     it('filters by visibility and refuses unknown values', async () => {
@@ -199,7 +212,10 @@ describe('inventory listings (12,000 projects)', () => {
         return original(sql);
       };
       try {
-        for (const q of ['pagination=keyset&order_by=id&sort=desc&visibility=public', 'visibility=public&order_by=id&sort=asc&per_page=7']) {
+        for (const q of [
+          'pagination=keyset&order_by=id&sort=desc&visibility=public',
+          'visibility=public&order_by=id&sort=asc&per_page=7',
+        ]) {
           expect((await get(`/api/v4/projects?repository_storage=cluster&${q}`, ADMIN)).body).toEqual([]);
         }
       } finally {
@@ -209,7 +225,9 @@ describe('inventory listings (12,000 projects)', () => {
       expect(lists.length).toBeGreaterThanOrEqual(3);
       for (const sql of lists) {
         const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
-        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('; ');
+        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[])
+          .map((r) => r.detail)
+          .join('; ');
         expect(plan).toContain('items_storage');
       }
     });
@@ -219,7 +237,11 @@ describe('inventory listings (12,000 projects)', () => {
       sandbox.state.db.prepare("UPDATE items SET read_only = 1 WHERE kind = 'project' AND id = 7").run();
       const r = await get('/api/v4/projects/7', ADMIN);
       expect(r.body).not.toHaveProperty('repository_read_only');
-      expect((await get('/-/sandbox/items/project/7', ADMIN)).body).toMatchObject({ kind: 'project', id: 7, read_only: true });
+      expect((await get('/-/sandbox/items/project/7', ADMIN)).body).toMatchObject({
+        kind: 'project',
+        id: 7,
+        read_only: true,
+      });
       sandbox.state.db.prepare("UPDATE items SET read_only = 0 WHERE kind = 'project' AND id = 7").run();
     });
   });
@@ -237,8 +259,14 @@ describe('inventory listings (12,000 projects)', () => {
 
     it('answers 404 "Project Not Found" for private or missing projects', async () => {
       const priv = idList("kind = 'project' AND visibility = 'private'")[0] as number;
-      expect(await get(`/api/v4/projects/${priv}`)).toMatchObject({ status: 404, body: { message: '404 Project Not Found' } });
-      expect((await get(`/api/v4/projects/${priv}`, ADMIN)).body).toMatchObject({ id: priv, repository_storage: expect.any(String) });
+      expect(await get(`/api/v4/projects/${priv}`)).toMatchObject({
+        status: 404,
+        body: { message: '404 Project Not Found' },
+      });
+      expect((await get(`/api/v4/projects/${priv}`, ADMIN)).body).toMatchObject({
+        id: priv,
+        repository_storage: expect.any(String),
+      });
       expect((await get('/api/v4/projects/999999', ADMIN)).status).toBe(404);
       expect((await get('/api/v4/projects/no%2Fsuch', ADMIN)).status).toBe(404);
     });
@@ -248,7 +276,9 @@ describe('inventory listings (12,000 projects)', () => {
     it('lists all snippets for admins with the filter, public and internal ones for others', async () => {
       const admin = await get('/api/v4/snippets/all?repository_storage=nfs-1&per_page=100', ADMIN);
       expect(admin.headers.get('x-total')).toBe(String(count("kind = 'snippet' AND storage = 'nfs-1'")));
-      expect((admin.body as { repository_storage: string }[]).every((s) => s.repository_storage === 'nfs-1')).toBe(true);
+      expect((admin.body as { repository_storage: string }[]).every((s) => s.repository_storage === 'nfs-1')).toBe(
+        true,
+      );
       const alice = await get('/api/v4/snippets/all?repository_storage=nfs-1&per_page=100', ALICE);
       expect(alice.headers.get('x-total')).toBe(String(count("kind = 'snippet' AND visibility != 'private'")));
       expect((alice.body as Record<string, unknown>[]).some((s) => 'repository_storage' in s)).toBe(false);
@@ -258,7 +288,12 @@ describe('inventory listings (12,000 projects)', () => {
     // GitLab's /snippets/all declares no order and no keyset (issue 13, item 1): newest first, offset headers.
     it('shows one snippet with its author; lists newest first with offset pagination whatever is asked', async () => {
       const r = await get('/api/v4/snippets/3', ADMIN);
-      expect(r.body).toMatchObject({ id: 3, title: 'snippet-3', author: { username: 'root' }, repository_storage: expect.any(String) });
+      expect(r.body).toMatchObject({
+        id: 3,
+        title: 'snippet-3',
+        author: { username: 'root' },
+        repository_storage: expect.any(String),
+      });
       expect((await get('/api/v4/snippets/99999', ADMIN)).body).toEqual({ message: '404 Snippet Not Found' });
       const k = await get('/api/v4/snippets/all?pagination=keyset&order_by=id&sort=asc&per_page=100', ADMIN);
       const total = count("kind = 'snippet'");
@@ -284,7 +319,11 @@ describe('inventory listings (12,000 projects)', () => {
     // lib/api/groups.rb: present_groups_with_pagination_strategies hands a logged-in caller to
     // present_groups, which paginates by offset; only anonymous callers get the keyset strategy.
     it('ignores pagination=keyset for a logged-in caller: offset pages by name, with offset headers', async () => {
-      const byName = (sandbox.state.db.prepare("SELECT id FROM items WHERE kind = 'group' ORDER BY name, id LIMIT 3").all() as { id: number }[]).map((g) => g.id);
+      const byName = (
+        sandbox.state.db.prepare("SELECT id FROM items WHERE kind = 'group' ORDER BY name, id LIMIT 3").all() as {
+          id: number;
+        }[]
+      ).map((g) => g.id);
       for (const token of [ADMIN, ALICE]) {
         const r = await get('/api/v4/groups?pagination=keyset&order_by=id&sort=asc&per_page=3', token);
         expect(r.status).toBe(200);
@@ -318,7 +357,8 @@ describe('inventory on 15.1: the /projects offset cap', () => {
     const r = await get('/api/v4/projects?page=501&per_page=100', ADMIN);
     expect(r.status).toBe(405);
     expect(r.body).toEqual({
-      error: 'Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type Project. Remaining records can be retrieved using keyset pagination.',
+      error:
+        'Offset pagination has a maximum allowed offset of 50000 for requests that return objects of type Project. Remaining records can be retrieved using keyset pagination.',
     });
     expect((await get('/api/v4/projects?page=2501', ADMIN)).status).toBe(405);
     expect((await get('/api/v4/groups?page=501&per_page=100', ADMIN)).status).toBe(200);

@@ -18,7 +18,8 @@ const MIB = 1024 * 1024;
 const MOVE_MS = 1000;
 /** 90% of a move is its copy (moves/policy.ts COPY_SHARE). */
 const COPY_MS = 900;
-const NO_SPACE = '13:could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2.';
+const NO_SPACE =
+  '13:could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2.';
 
 /** nfs-1 holds three projects (40, 30 and 80 MiB); nfs-2 and cluster are nearly empty; default has no capacity. */
 function seed(change: (s: Seed) => void = () => {}): Seed {
@@ -43,7 +44,12 @@ const startManual = (s: Seed = seed(), faults: Partial<FaultOptions> = {}) => st
 async function scrape(sb: RunningSandbox) {
   const res = await fetch(`${sb.url}/-/sandbox/metrics`);
   const text = await res.text();
-  return { status: res.status, contentType: res.headers.get('content-type'), text, families: res.status === 200 ? parsePrometheusTextFormat(text) : [] };
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type'),
+    text,
+    families: res.status === 200 ? parsePrometheusTextFormat(text) : [],
+  };
 }
 
 /** The value of `name` for `storage`, as a number (undefined when the series is absent). */
@@ -57,13 +63,20 @@ const avail = (sb: RunningSandbox, storage: string) => gauge(sb, 'node_filesyste
 const busy = (sb: RunningSandbox, storage: string) => gauge(sb, 'sandbox_storage_busy_ratio', storage);
 
 async function move(sb: RunningSandbox, project: number, destination: string) {
-  const r = await callSandbox(sb, 'POST', `/projects/${project}/repository_storage_moves`, { destination_storage_name: destination });
+  const r = await callSandbox(sb, 'POST', `/projects/${project}/repository_storage_moves`, {
+    destination_storage_name: destination,
+  });
   expect(r.status).toBe(201);
   return r.body.id as number;
 }
-const moveState = async (sb: RunningSandbox, id: number) => (await callSandbox(sb, 'GET', `/project_repository_storage_moves/${id}`)).body;
+const moveState = async (sb: RunningSandbox, id: number) =>
+  (await callSandbox(sb, 'GET', `/project_repository_storage_moves/${id}`)).body;
 const item = async (sb: RunningSandbox, id: number) =>
-  (await (await fetch(`${sb.url}/-/sandbox/items/project/${id}`, { headers: { 'private-token': 'glpat-sandbox-root-api-sudo-0001' } })).json()) as Record<string, unknown>;
+  (await (
+    await fetch(`${sb.url}/-/sandbox/items/project/${id}`, {
+      headers: { 'private-token': 'glpat-sandbox-root-api-sudo-0001' },
+    })
+  ).json()) as Record<string, unknown>;
 
 describe('GET /-/sandbox/metrics', () => {
   it('serves the exposition format that a Prometheus parser reads: sizes, room and busy per storage', async () => {
@@ -72,7 +85,9 @@ describe('GET /-/sandbox/metrics', () => {
     expect(status).toBe(200);
     expect(contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(families.map((f) => [f.name, f.type])).toEqual([
-      ['node_filesystem_size_bytes', 'GAUGE'], ['node_filesystem_avail_bytes', 'GAUGE'], ['sandbox_storage_busy_ratio', 'GAUGE'],
+      ['node_filesystem_size_bytes', 'GAUGE'],
+      ['node_filesystem_avail_bytes', 'GAUGE'],
+      ['sandbox_storage_busy_ratio', 'GAUGE'],
     ]);
     const size = families[0]!.metrics;
     expect(size).toEqual([
@@ -85,13 +100,20 @@ describe('GET /-/sandbox/metrics', () => {
     expect(await avail(sb, 'nfs-2')).toBe((10 * 1024 - 2) * MIB);
     expect(await avail(sb, 'cluster')).toBe(60 * MIB);
     expect(await avail(sb, 'default')).toBeUndefined();
-    expect(families[2]!.metrics.map((m) => [m.labels?.storage, m.value])).toEqual([['default', '0'], ['nfs-1', '0'], ['nfs-2', '0'], ['cluster', '0']]);
+    expect(families[2]!.metrics.map((m) => [m.labels?.storage, m.value])).toEqual([
+      ['default', '0'],
+      ['nfs-1', '0'],
+      ['nfs-2', '0'],
+      ['cluster', '0'],
+    ]);
   });
 
-  it('answers only the monitoring allowlist, as GitLab\'s /-/metrics does', async () => {
-    const { sb } = await startManual(seed((s) => {
-      s.instance.monitoring_allowlist = ['10.0.0.0/8'];
-    }));
+  it("answers only the monitoring allowlist, as GitLab's /-/metrics does", async () => {
+    const { sb } = await startManual(
+      seed((s) => {
+        s.instance.monitoring_allowlist = ['10.0.0.0/8'];
+      }),
+    );
     const off = await scrape(sb);
     expect(off.status).toBe(404);
     expect(off.contentType).toContain('text/html');
@@ -147,7 +169,7 @@ describe('room as moves run', () => {
 });
 
 describe('a move into a storage without room (Gitaly ReplicateRepository)', () => {
-  it('fails at replication with Gitaly\'s tar error; the item stays on its source, writable, and the partial copy goes', async () => {
+  it("fails at replication with Gitaly's tar error; the item stays on its source, writable, and the partial copy goes", async () => {
     const { sb, advance } = await startManual();
     const before = await item(sb, 3);
     const id = await move(sb, 3, 'cluster');
@@ -158,7 +180,12 @@ describe('a move into a storage without room (Gitaly ReplicateRepository)', () =
     expect(await avail(sb, 'cluster')).toBeLessThan(60 * MIB);
     await advance(COPY_MS);
     expect(await moveState(sb, id)).toMatchObject({ state: 'failed', error_message: NO_SPACE });
-    expect(await item(sb, 3)).toMatchObject({ storage: 'nfs-1', read_only: false, stale_copies: [], checksum: before.checksum });
+    expect(await item(sb, 3)).toMatchObject({
+      storage: 'nfs-1',
+      read_only: false,
+      stale_copies: [],
+      checksum: before.checksum,
+    });
     expect(await avail(sb, 'cluster')).toBe(60 * MIB);
     expect(await avail(sb, 'nfs-1')).toBe((1024 - 150) * MIB);
     // Writable again: a move elsewhere is accepted and succeeds.
@@ -236,9 +263,9 @@ describe('the storage_capacity seed field', () => {
   };
 
   it('names unknown storages and refuses what is not a byte count', async () => {
-    expect(await problems('instance:\n  storages: [default]\n  storage_capacity: { default: 10, nfs-9: 5 }\n')).toEqual([
-      'seed.yaml:3:43: instance.storage_capacity.nfs-9: unknown storage "nfs-9"',
-    ]);
+    expect(await problems('instance:\n  storages: [default]\n  storage_capacity: { default: 10, nfs-9: 5 }\n')).toEqual(
+      ['seed.yaml:3:43: instance.storage_capacity.nfs-9: unknown storage "nfs-9"'],
+    );
     expect(await problems('instance:\n  storages: [default]\n  storage_capacity: { default: 1.5 }\n')).toEqual([
       'seed.yaml:3:32: instance.storage_capacity.default: must be an integer >= 0',
     ]);

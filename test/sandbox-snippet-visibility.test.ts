@@ -80,7 +80,11 @@ describe('GET /snippets/:id and project snippets features (app/finders/snippets_
     const sb = await start(explicitSeed());
     const listed = (await get(sb, '/snippets/all?per_page=100')).body;
     expect(listed.map((x) => x.id)).toEqual([5, 4, 3, 2, 1]);
-    expect(listed.find((x) => x.id === 3)).toMatchObject({ project_id: 2, web_url: `${sb.url}/group-1/project-2/-/snippets/3`, repository_storage: 'nfs-1' });
+    expect(listed.find((x) => x.id === 3)).toMatchObject({
+      project_id: 2,
+      web_url: `${sb.url}/group-1/project-2/-/snippets/3`,
+      repository_storage: 'nfs-1',
+    });
     const res = await fetch(`${sb.url}/api/v4/snippets/3/repository_storage_moves`, {
       method: 'POST',
       headers: { 'private-token': SANDBOX_ROOT_TOKEN, 'content-type': 'application/json' },
@@ -95,17 +99,29 @@ describe('GET /snippets/:id and project snippets features (app/finders/snippets_
     const base = structuredClone(loadSeed());
     const plain = await start(base);
     const s = structuredClone(base);
-    s.inventory.generate = { ...s.inventory.generate!, project_snippet_fraction: 0.6, snippets_disabled_fraction: 0.3, snippets_private_fraction: 0.2 };
+    s.inventory.generate = {
+      ...s.inventory.generate!,
+      project_snippet_fraction: 0.6,
+      snippets_disabled_fraction: 0.3,
+      snippets_private_fraction: 0.2,
+    };
     const sb = await start(s);
-    const rows = (db: RunningSandbox) => db.state.db.prepare("SELECT kind, id, storage, size_mb, visibility FROM items ORDER BY kind, id").all();
+    const rows = (db: RunningSandbox) =>
+      db.state.db.prepare('SELECT kind, id, storage, size_mb, visibility FROM items ORDER BY kind, id').all();
     expect(rows(sb)).toEqual(rows(plain));
-    const snippets = sb.state.db.prepare(`SELECT s.id, p.snippets_access_level AS level FROM items s LEFT JOIN items p ON p.kind = 'project' AND p.id = s.project_id
-      WHERE s.kind = 'snippet' ORDER BY s.id`).all() as { id: number; level: string | null }[];
+    const snippets = sb.state.db
+      .prepare(
+        `SELECT s.id, p.snippets_access_level AS level FROM items s LEFT JOIN items p ON p.kind = 'project' AND p.id = s.project_id
+      WHERE s.kind = 'snippet' ORDER BY s.id`,
+      )
+      .all() as { id: number; level: string | null }[];
     const hidden = snippets.filter((x) => x.level === 'disabled' || x.level === 'private').map((x) => x.id);
     expect(snippets.filter((x) => x.level !== null).length).toBeGreaterThan(10);
     expect(hidden.length).toBeGreaterThan(2);
     for (const { id, level } of snippets) {
-      expect((await get(sb, `/snippets/${id}`)).status, `snippet ${id} (${level ?? 'personal'})`).toBe(hidden.includes(id) ? 404 : 200);
+      expect((await get(sb, `/snippets/${id}`)).status, `snippet ${id} (${level ?? 'personal'})`).toBe(
+        hidden.includes(id) ? 404 : 200,
+      );
     }
     const listed = (await get(sb, '/snippets/all?per_page=100')).body.length;
     expect(listed).toBe(snippets.length);
@@ -124,14 +140,18 @@ describe('the seed fields for project snippets', () => {
   };
 
   it('names unknown projects, unknown members, bad levels and impossible fractions', () => {
-    expect(problems([
-      'users: [{ id: 1, username: root }]',
-      'inventory:',
-      '  generate: { projects: 2, snippets_disabled_fraction: 0.7, snippets_private_fraction: 0.5 }',
-      '  projects: [{ id: 9, storage: default, members: [root, nobody, 7], snippets_access_level: public }]',
-      '  snippets: [{ id: 1, storage: default, project: 3 }, { id: 2, storage: default, project: 9 }]',
-      '',
-    ].join('\n'))).toEqual([
+    expect(
+      problems(
+        [
+          'users: [{ id: 1, username: root }]',
+          'inventory:',
+          '  generate: { projects: 2, snippets_disabled_fraction: 0.7, snippets_private_fraction: 0.5 }',
+          '  projects: [{ id: 9, storage: default, members: [root, nobody, 7], snippets_access_level: public }]',
+          '  snippets: [{ id: 1, storage: default, project: 3 }, { id: 2, storage: default, project: 9 }]',
+          '',
+        ].join('\n'),
+      ),
+    ).toEqual([
       'seed.yaml:3:88: inventory.generate.snippets_private_fraction: snippets_disabled_fraction + snippets_private_fraction must not exceed 1',
       'seed.yaml:4:57: inventory.projects.0.members.1: unknown user "nobody"',
       'seed.yaml:4:65: inventory.projects.0.members.2: unknown user id 7',

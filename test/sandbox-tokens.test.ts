@@ -48,14 +48,36 @@ interface Answer {
   body: unknown;
 }
 
-async function request(sb: RunningSandbox, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
-  const res = await fetch(new URL(path, sb.url), { method, headers: { 'content-type': 'application/json', ...headers }, body });
+async function request(
+  sb: RunningSandbox,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Answer> {
+  const res = await fetch(new URL(path, sb.url), {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-const tokenCall = (sb: RunningSandbox, method: 'POST' | 'DELETE', token: unknown, auth: string | null = ROOT, extra: Record<string, string> = {}) =>
-  request(sb, method, '/api/v4/admin/token', { ...(auth ? { 'private-token': auth } : {}), ...extra }, JSON.stringify({ token }));
+const tokenCall = (
+  sb: RunningSandbox,
+  method: 'POST' | 'DELETE',
+  token: unknown,
+  auth: string | null = ROOT,
+  extra: Record<string, string> = {},
+) =>
+  request(
+    sb,
+    method,
+    '/api/v4/admin/token',
+    { ...(auth ? { 'private-token': auth } : {}), ...extra },
+    JSON.stringify({ token }),
+  );
 const post = (sb: RunningSandbox, token: unknown, auth?: string | null) => tokenCall(sb, 'POST', token, auth);
 const del = (sb: RunningSandbox, token: unknown, auth?: string | null) => tokenCall(sb, 'DELETE', token, auth);
 const get = (sb: RunningSandbox, path: string, headers: Record<string, string>) => request(sb, 'GET', path, headers);
@@ -66,7 +88,8 @@ function credentialId(sb: RunningSandbox, value: string): number {
   return (sb.state.db.prepare('SELECT id FROM credentials WHERE value = ?').get(value) as { id: number }).id;
 }
 function credentialValue(sb: RunningSandbox, id: number): string | undefined {
-  return (sb.state.db.prepare('SELECT value FROM credentials WHERE id = ?').get(id) as { value: string } | undefined)?.value;
+  return (sb.state.db.prepare('SELECT value FROM credentials WHERE id = ?').get(id) as { value: string } | undefined)
+    ?.value;
 }
 
 describe('POST /admin/token: every credential type (17.11)', () => {
@@ -83,12 +106,35 @@ describe('POST /admin/token: every credential type (17.11)', () => {
     expect(res.status).toBe(200);
     const body = res.body as Record<string, unknown>;
     expect(Object.keys(body).sort()).toEqual([
-      'advanced_scopes', 'after_expiry_notification_delivered', 'created_at', 'expire_notification_delivered', 'expires_at', 'id', 'impersonation',
-      'last_used_at', 'name', 'organization_id', 'previous_personal_access_token_id', 'revoked', 'scopes', 'updated_at', 'user_id',
+      'advanced_scopes',
+      'after_expiry_notification_delivered',
+      'created_at',
+      'expire_notification_delivered',
+      'expires_at',
+      'id',
+      'impersonation',
+      'last_used_at',
+      'name',
+      'organization_id',
+      'previous_personal_access_token_id',
+      'revoked',
+      'scopes',
+      'updated_at',
+      'user_id',
     ]);
     expect(body).toMatchObject({
-      user_id: 2, name: 'alice', revoked: false, expires_at: '2099-01-01', scopes: ['api'], impersonation: false, expire_notification_delivered: false,
-      last_used_at: null, after_expiry_notification_delivered: false, previous_personal_access_token_id: null, advanced_scopes: null, organization_id: 1,
+      user_id: 2,
+      name: 'alice',
+      revoked: false,
+      expires_at: '2099-01-01',
+      scopes: ['api'],
+      impersonation: false,
+      expire_notification_delivered: false,
+      last_used_at: null,
+      after_expiry_notification_delivered: false,
+      previous_personal_access_token_id: null,
+      advanced_scopes: null,
+      organization_id: 1,
     });
     expect(body.created_at).toMatch(TIMESTAMP);
     expect(body.updated_at).toMatch(TIMESTAMP);
@@ -98,13 +144,46 @@ describe('POST /admin/token: every credential type (17.11)', () => {
     ['impersonation', T.impersonation, { impersonation: true, user_id: 2 }],
     ['project access', T.project, { impersonation: false, name: 'project-bot' }],
     ['group access', T.group, { impersonation: false, name: 'group-bot' }],
-    ['deploy', T.deploy, { name: 'deployer', username: expect.stringMatching(/^gitlab\+deploy-token-\d+$/), scopes: ['read_repository'], revoked: false, expired: false }],
+    [
+      'deploy',
+      T.deploy,
+      {
+        name: 'deployer',
+        username: expect.stringMatching(/^gitlab\+deploy-token-\d+$/),
+        scopes: ['read_repository'],
+        revoked: false,
+        expired: false,
+      },
+    ],
     ['feed', T.feed, { id: 2, username: 'alice' }],
-    ['OAuth application secret', T.oauthSecret, { id: 1, application_id: 'sandbox-app-uid', application_name: 'shardmove', callback_url: 'http://localhost/cb', confidential: true }],
+    [
+      'OAuth application secret',
+      T.oauthSecret,
+      {
+        id: 1,
+        application_id: 'sandbox-app-uid',
+        application_name: 'shardmove',
+        callback_url: 'http://localhost/cb',
+        confidential: true,
+      },
+    ],
     ['cluster agent', T.agent, { name: 'agent', status: 'active' }],
     ['runner', T.runner, { description: 'runner-1', runner_type: 'instance_type', is_shared: true }],
-    ['pipeline trigger', T.trigger, { token: 'glptt-sand', description: 'trigger', expired: false, owner: expect.objectContaining({ username: 'alice' }) }],
-    ['CI/CD job', T.job, { job: expect.objectContaining({ status: 'running', user: expect.objectContaining({ username: 'alice' }) }) }],
+    [
+      'pipeline trigger',
+      T.trigger,
+      {
+        token: 'glptt-sand',
+        description: 'trigger',
+        expired: false,
+        owner: expect.objectContaining({ username: 'alice' }),
+      },
+    ],
+    [
+      'CI/CD job',
+      T.job,
+      { job: expect.objectContaining({ status: 'running', user: expect.objectContaining({ username: 'alice' }) }) },
+    ],
     ['feature flags client', T.ffClient, { project_id: 1 }],
     ['session cookie', T.session, { id: 2, username: 'alice' }],
     ['incoming email', T.incomingEmail, { id: 2, username: 'alice' }],
@@ -119,14 +198,22 @@ describe('POST /admin/token: every credential type (17.11)', () => {
   it.each([
     ['no credentials', null, 401, { message: '401 Unauthorized' }],
     ['a non-admin', ALICE, 403, { message: '403 Forbidden' }],
-    ['an admin read_api token (POST is a write)', ROOT_READ, 403, expect.objectContaining({ error: 'insufficient_scope', scope: 'api' })],
+    [
+      'an admin read_api token (POST is a write)',
+      ROOT_READ,
+      403,
+      expect.objectContaining({ error: 'insufficient_scope', scope: 'api' }),
+    ],
   ])('refuses %s', async (_name, auth, status, body) => {
     expect(await post(sb, T.personal, auth)).toEqual({ status, body });
     expect(await del(sb, T.personal, auth)).toEqual({ status, body });
   });
 
   it('refuses an admin acting as a non-admin through sudo', async () => {
-    expect(await tokenCall(sb, 'POST', T.personal, ROOT, { sudo: 'alice' })).toEqual({ status: 403, body: { message: '403 Forbidden' } });
+    expect(await tokenCall(sb, 'POST', T.personal, ROOT, { sudo: 'alice' })).toEqual({
+      status: 403,
+      body: { message: '403 Forbidden' },
+    });
   });
 
   it.each([
@@ -147,11 +234,20 @@ describe('POST /admin/token: every credential type (17.11)', () => {
 
   it('answers malformed bodies with 4xx JSON', async () => {
     const headers = { 'private-token': ROOT };
-    expect(await request(sb, 'POST', '/api/v4/admin/token', headers, '{}')).toEqual({ status: 400, body: { error: 'token is missing' } });
+    expect(await request(sb, 'POST', '/api/v4/admin/token', headers, '{}')).toEqual({
+      status: 400,
+      body: { error: 'token is missing' },
+    });
     expect((await request(sb, 'POST', '/api/v4/admin/token', headers, '{"token":')).status).toBe(400);
     expect((await request(sb, 'POST', '/api/v4/admin/token', headers, '[1,2]')).status).toBe(400);
     expect((await request(sb, 'DELETE', '/api/v4/admin/token', headers, 'null')).status).toBe(400);
-    const form = await request(sb, 'POST', '/api/v4/admin/token', { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, `token=${T.feed}`);
+    const form = await request(
+      sb,
+      'POST',
+      '/api/v4/admin/token',
+      { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+      `token=${T.feed}`,
+    );
     expect(form).toMatchObject({ status: 200, body: { username: 'alice' } });
   });
 });
@@ -173,7 +269,10 @@ describe('DELETE /admin/token: every credential type and its effect (17.11)', ()
   ])('revokes a %s token: it stops authenticating', async (_name, token) => {
     expect((await get(sb, '/api/v4/user', { 'private-token': token })).status).toBe(200);
     expect(await del(sb, token)).toEqual({ status: 204, body: undefined });
-    expect(await get(sb, '/api/v4/user', { 'private-token': token })).toMatchObject({ status: 401, body: { error: 'invalid_token' } });
+    expect(await get(sb, '/api/v4/user', { 'private-token': token })).toMatchObject({
+      status: 401,
+      body: { error: 'invalid_token' },
+    });
     expect(await post(sb, token)).toMatchObject({ status: 200, body: { revoked: true } });
     // Revoking again is not an error.
     expect((await del(sb, token)).status).toBe(204);
@@ -218,11 +317,22 @@ describe('DELETE /admin/token: every credential type and its effect (17.11)', ()
   it('resets an OAuth application secret: the old secret no longer authenticates the client', async () => {
     expect((await del(sb, T.oauthSecret)).status).toBe(204);
     expect(await post(sb, T.oauthSecret)).toEqual({ status: 404, body: NOT_FOUND });
-    const refresh = (secret: string) => request(sb, 'POST', '/oauth/token', {}, JSON.stringify({
-      ...APP, client_secret: secret, grant_type: 'refresh_token', refresh_token: 'sandbox-oauth-refresh-root-0001',
-    }));
+    const refresh = (secret: string) =>
+      request(
+        sb,
+        'POST',
+        '/oauth/token',
+        {},
+        JSON.stringify({
+          ...APP,
+          client_secret: secret,
+          grant_type: 'refresh_token',
+          refresh_token: 'sandbox-oauth-refresh-root-0001',
+        }),
+      );
     expect(await refresh(T.oauthSecret)).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
-    const fresh = (sb.state.db.prepare('SELECT secret FROM applications WHERE id = 1').get() as { secret: string }).secret;
+    const fresh = (sb.state.db.prepare('SELECT secret FROM applications WHERE id = 1').get() as { secret: string })
+      .secret;
     expect(fresh).toMatch(/^gloas-[0-9a-f]{40}$/);
     expect(await post(sb, fresh)).toMatchObject({ status: 200, body: { application_id: 'sandbox-app-uid' } });
     expect((await refresh(fresh)).status).toBe(200);
@@ -287,20 +397,29 @@ describe('custom access-token prefixes', () => {
   it('accepts the current custom prefix and the default glpat-', async () => {
     expect(await post(sb, 'corp-sandbox-bob-current-0001')).toMatchObject({ status: 200, body: { name: 'corp' } });
     expect(await post(sb, T.personal)).toMatchObject({ status: 200, body: { name: 'alice' } });
-    expect(await get(sb, '/api/v4/user', { 'private-token': 'corp-sandbox-bob-current-0001' })).toMatchObject({ status: 200, body: { username: 'bob' } });
+    expect(await get(sb, '/api/v4/user', { 'private-token': 'corp-sandbox-bob-current-0001' })).toMatchObject({
+      status: 200,
+      body: { username: 'bob' },
+    });
   });
 
   it('refuses every previous prefix with 422 and as a credential with 401', async () => {
     for (const token of [T.oldPrefix, 'old-sandbox-bob-previous-0001']) {
       expect(await post(sb, token)).toEqual({ status: 422, body: NOT_SUPPORTED });
       expect(await del(sb, token)).toEqual({ status: 422, body: NOT_SUPPORTED });
-      expect(await get(sb, '/api/v4/user', { 'private-token': token })).toEqual({ status: 401, body: { message: '401 Unauthorized' } });
+      expect(await get(sb, '/api/v4/user', { 'private-token': token })).toEqual({
+        status: 401,
+        body: { message: '401 Unauthorized' },
+      });
     }
   });
 
   it('revokes a token with the current custom prefix', async () => {
     expect((await del(sb, 'corp-sandbox-bob-current-0001')).status).toBe(204);
-    expect(await get(sb, '/api/v4/user', { 'private-token': 'corp-sandbox-bob-current-0001' })).toMatchObject({ status: 401, body: { error: 'invalid_token' } });
+    expect(await get(sb, '/api/v4/user', { 'private-token': 'corp-sandbox-bob-current-0001' })).toMatchObject({
+      status: 401,
+      body: { error: 'invalid_token' },
+    });
   });
 });
 
@@ -318,16 +437,29 @@ const VERSION_CASES: VersionCase[] = [
   {
     name: '17.4: no endpoint at all, even before authentication',
     version: '17.4.2',
-    steps: [['POST', T.personal, 404, ROUTE_NOT_FOUND], ['DELETE', T.personal, 404, ROUTE_NOT_FOUND]],
+    steps: [
+      ['POST', T.personal, 404, ROUTE_NOT_FOUND],
+      ['DELETE', T.personal, 404, ROUTE_NOT_FOUND],
+    ],
   },
-  { name: '17.6 without admin_agnostic_token_finder: no endpoint', version: '17.6.0', steps: [['POST', T.personal, 404, ROUTE_NOT_FOUND]] },
+  {
+    name: '17.6 without admin_agnostic_token_finder: no endpoint',
+    version: '17.6.0',
+    steps: [['POST', T.personal, 404, ROUTE_NOT_FOUND]],
+  },
   {
     name: '17.6 with the finder flag: access, deploy and feed tokens; no DELETE yet',
     version: '17.6.0',
     flags: { admin_agnostic_token_finder: true },
     steps: [
-      ['POST', T.personal, 200], ['POST', T.deploy, 200], ['POST', T.feed, 200],
-      ['POST', T.oauthSecret, 422, NOT_SUPPORTED], ['POST', T.agent, 422], ['POST', T.runner, 422], ['POST', T.trigger, 422], ['POST', T.job, 422],
+      ['POST', T.personal, 200],
+      ['POST', T.deploy, 200],
+      ['POST', T.feed, 200],
+      ['POST', T.oauthSecret, 422, NOT_SUPPORTED],
+      ['POST', T.agent, 422],
+      ['POST', T.runner, 422],
+      ['POST', T.trigger, 422],
+      ['POST', T.job, 422],
       ['DELETE', T.personal, 405, { error: '405 Method Not Allowed' }],
     ],
   },
@@ -335,15 +467,25 @@ const VERSION_CASES: VersionCase[] = [
     name: '17.5 with the finder flag: no feed tokens yet',
     version: '17.5.1',
     flags: { admin_agnostic_token_finder: true },
-    steps: [['POST', T.personal, 200], ['POST', T.deploy, 200], ['POST', T.feed, 422, NOT_SUPPORTED]],
+    steps: [
+      ['POST', T.personal, 200],
+      ['POST', T.deploy, 200],
+      ['POST', T.feed, 422, NOT_SUPPORTED],
+    ],
   },
   {
     name: '17.7 with the finder flag: the 17.7 types; DELETE behind api_admin_token_revoke',
     version: '17.7.0',
     flags: { admin_agnostic_token_finder: true },
     steps: [
-      ['POST', T.oauthSecret, 200], ['POST', T.agent, 200], ['POST', T.runner, 200], ['POST', T.trigger, 200],
-      ['POST', T.job, 422], ['POST', T.ffClient, 422], ['POST', T.session, 422], ['POST', T.incomingEmail, 422],
+      ['POST', T.oauthSecret, 200],
+      ['POST', T.agent, 200],
+      ['POST', T.runner, 200],
+      ['POST', T.trigger, 200],
+      ['POST', T.job, 422],
+      ['POST', T.ffClient, 422],
+      ['POST', T.session, 422],
+      ['POST', T.incomingEmail, 422],
       ['DELETE', T.personal, 404, REVOKE_FLAG_OFF],
     ],
   },
@@ -352,23 +494,42 @@ const VERSION_CASES: VersionCase[] = [
     version: '17.7.3',
     flags: { admin_agnostic_token_finder: true, api_admin_token_revoke: true },
     steps: [
-      ['DELETE', T.personal, 204], ['DELETE', T.deploy, 204], ['DELETE', T.feed, 204],
-      ['DELETE', T.oauthSecret, 422, NOT_SUPPORTED], ['DELETE', T.agent, 422], ['DELETE', T.runner, 422], ['DELETE', T.trigger, 422],
+      ['DELETE', T.personal, 204],
+      ['DELETE', T.deploy, 204],
+      ['DELETE', T.feed, 204],
+      ['DELETE', T.oauthSecret, 422, NOT_SUPPORTED],
+      ['DELETE', T.agent, 422],
+      ['DELETE', T.runner, 422],
+      ['DELETE', T.trigger, 422],
     ],
   },
   {
     name: '17.8: generally available, DELETE still behind its flag',
     version: '17.8.0',
-    steps: [['POST', T.personal, 200], ['POST', T.trigger, 200], ['POST', T.job, 422], ['DELETE', T.personal, 404, REVOKE_FLAG_OFF]],
+    steps: [
+      ['POST', T.personal, 200],
+      ['POST', T.trigger, 200],
+      ['POST', T.job, 422],
+      ['DELETE', T.personal, 404, REVOKE_FLAG_OFF],
+    ],
   },
   {
     name: '17.9: every type for POST; DELETE of the 17.9 types',
     version: '17.9.0',
     flags: { token_api_expire_pipeline_triggers: true },
     steps: [
-      ['POST', T.job, 200], ['POST', T.ffClient, 200], ['POST', T.session, 200], ['POST', T.incomingEmail, 200],
-      ['DELETE', T.agent, 204], ['DELETE', T.runner, 204], ['DELETE', T.oauthSecret, 204], ['DELETE', T.incomingEmail, 204], ['DELETE', T.ffClient, 204],
-      ['DELETE', T.trigger, 422, NOT_SUPPORTED], ['DELETE', T.session, 422, NOT_SUPPORTED], ['DELETE', T.job, 422, NOT_SUPPORTED],
+      ['POST', T.job, 200],
+      ['POST', T.ffClient, 200],
+      ['POST', T.session, 200],
+      ['POST', T.incomingEmail, 200],
+      ['DELETE', T.agent, 204],
+      ['DELETE', T.runner, 204],
+      ['DELETE', T.oauthSecret, 204],
+      ['DELETE', T.incomingEmail, 204],
+      ['DELETE', T.ffClient, 204],
+      ['DELETE', T.trigger, 422, NOT_SUPPORTED],
+      ['DELETE', T.session, 422, NOT_SUPPORTED],
+      ['DELETE', T.job, 422, NOT_SUPPORTED],
       ['DELETE', T.personal, 204],
     ],
   },
@@ -376,18 +537,34 @@ const VERSION_CASES: VersionCase[] = [
     name: '17.9 with api_admin_token_revoke turned off: no DELETE',
     version: '17.9.0',
     flags: { api_admin_token_revoke: false },
-    steps: [['POST', T.personal, 200], ['DELETE', T.personal, 404, REVOKE_FLAG_OFF]],
+    steps: [
+      ['POST', T.personal, 200],
+      ['DELETE', T.personal, 404, REVOKE_FLAG_OFF],
+    ],
   },
   {
     name: '17.10 without the trigger flag: triggers cannot be expired',
     version: '17.10.0',
-    steps: [['DELETE', T.trigger, 422, NOT_SUPPORTED], ['DELETE', T.session, 422, NOT_SUPPORTED]],
+    steps: [
+      ['DELETE', T.trigger, 422, NOT_SUPPORTED],
+      ['DELETE', T.session, 422, NOT_SUPPORTED],
+    ],
   },
-  { name: '17.10 with the trigger flag', version: '17.10.2', flags: { token_api_expire_pipeline_triggers: true }, steps: [['DELETE', T.trigger, 204]] },
+  {
+    name: '17.10 with the trigger flag',
+    version: '17.10.2',
+    flags: { token_api_expire_pipeline_triggers: true },
+    steps: [['DELETE', T.trigger, 204]],
+  },
   {
     name: '17.11: sessions can be deleted, triggers still need their flag',
     version: '17.11.0',
-    steps: [['DELETE', T.session, 204], ['POST', T.session, 404, NOT_FOUND], ['DELETE', T.trigger, 422, NOT_SUPPORTED], ['DELETE', T.job, 422]],
+    steps: [
+      ['DELETE', T.session, 204],
+      ['POST', T.session, 404, NOT_FOUND],
+      ['DELETE', T.trigger, 422, NOT_SUPPORTED],
+      ['DELETE', T.job, 422],
+    ],
   },
 ];
 
@@ -418,12 +595,18 @@ describe('versions and feature flags', () => {
   });
 
   it('turns the endpoint on in 17.6 once admin_agnostic_token_finder is set through the Features API', async () => {
-    const sb = await startSandbox({ seed: seed((s) => { s.instance.version = '17.6.0'; }) });
+    const sb = await startSandbox({
+      seed: seed((s) => {
+        s.instance.version = '17.6.0';
+      }),
+    });
     try {
       expect((await post(sb, T.personal)).status).toBe(404);
       expect((await setFlag(sb, 'admin_agnostic_token_finder', true)).status).toBe(201);
       expect((await post(sb, T.personal)).status).toBe(200);
-      expect((await request(sb, 'DELETE', '/api/v4/features/admin_agnostic_token_finder', { 'private-token': ROOT })).status).toBe(204);
+      expect(
+        (await request(sb, 'DELETE', '/api/v4/features/admin_agnostic_token_finder', { 'private-token': ROOT })).status,
+      ).toBe(204);
       expect((await post(sb, T.personal)).status).toBe(404);
     } finally {
       await sb.close();
@@ -432,11 +615,14 @@ describe('versions and feature flags', () => {
 });
 
 describe('jobs that are not running', () => {
-  it('a finished job\'s token neither authenticates nor is found', async () => {
+  it("a finished job's token neither authenticates nor is found", async () => {
     const sb = await startSandbox({ seed: seed() });
     try {
-      sb.state.db.prepare("UPDATE credentials SET extra = '{\"status\":\"success\"}' WHERE value = ?").run(T.job);
-      expect(await get(sb, '/api/v4/job', { 'job-token': T.job })).toEqual({ status: 401, body: { message: '401 Unauthorized' } });
+      sb.state.db.prepare('UPDATE credentials SET extra = \'{"status":"success"}\' WHERE value = ?').run(T.job);
+      expect(await get(sb, '/api/v4/job', { 'job-token': T.job })).toEqual({
+        status: 401,
+        body: { message: '401 Unauthorized' },
+      });
       expect(await post(sb, T.job)).toEqual({ status: 404, body: NOT_FOUND });
     } finally {
       await sb.close();
@@ -453,8 +639,21 @@ describe('arbitrary input never produces a 5xx', () => {
     await sb.close();
   });
 
-  const paths = ['/api/v4/admin/token', '/oauth/token', '/api/v4/runners/verify', '/api/v4/projects/1/trigger/pipeline', '/api/v4/features/some_flag', '/api/v4/user', '/api/v4/users', '/api/v4/job'];
-  const headerValue = fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom(ROOT, ALICE, T.job, 'Bearer x', 'Bearer sandbox-oauth-access-root-0001'))
+  const paths = [
+    '/api/v4/admin/token',
+    '/oauth/token',
+    '/api/v4/runners/verify',
+    '/api/v4/projects/1/trigger/pipeline',
+    '/api/v4/features/some_flag',
+    '/api/v4/user',
+    '/api/v4/users',
+    '/api/v4/job',
+  ];
+  const headerValue = fc
+    .oneof(
+      fc.string({ maxLength: 40 }),
+      fc.constantFrom(ROOT, ALICE, T.job, 'Bearer x', 'Bearer sandbox-oauth-access-root-0001'),
+    )
     .map((v) => v.replace(/[^\x20-\x7e]/g, ''));
 
   it('answers every body, parameter and header combination with JSON below 500', async () => {
@@ -462,14 +661,49 @@ describe('arbitrary input never produces a 5xx', () => {
       fc.asyncProperty(
         fc.constantFrom(...paths),
         fc.constantFrom('GET', 'POST', 'DELETE', 'PUT'),
-        fc.oneof(fc.json(), fc.string({ maxLength: 60 }), fc.constant('{"token":'), fc.constant('token=glpat-x&token[]=y')),
+        fc.oneof(
+          fc.json(),
+          fc.string({ maxLength: 60 }),
+          fc.constant('{"token":'),
+          fc.constant('token=glpat-x&token[]=y'),
+        ),
         fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain'),
-        fc.record({ 'private-token': headerValue, sudo: headerValue, authorization: headerValue, cookie: headerValue, 'job-token': headerValue }, { requiredKeys: [] }),
-        fc.dictionary(fc.constantFrom('sudo', 'private_token', 'access_token', 'job_token', 'token', 'username', 'search', 'page', 'per_page', 'value', 'grant_type', 'refresh_token', 'client_id'), fc.string({ maxLength: 20 })),
+        fc.record(
+          {
+            'private-token': headerValue,
+            sudo: headerValue,
+            authorization: headerValue,
+            cookie: headerValue,
+            'job-token': headerValue,
+          },
+          { requiredKeys: [] },
+        ),
+        fc.dictionary(
+          fc.constantFrom(
+            'sudo',
+            'private_token',
+            'access_token',
+            'job_token',
+            'token',
+            'username',
+            'search',
+            'page',
+            'per_page',
+            'value',
+            'grant_type',
+            'refresh_token',
+            'client_id',
+          ),
+          fc.string({ maxLength: 20 }),
+        ),
         async (path, method, body, type, headers, query) => {
           const url = new URL(path, sb.url);
           for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-          const res = await fetch(url, { method, headers: { ...headers, 'content-type': type }, body: method === 'GET' ? undefined : body });
+          const res = await fetch(url, {
+            method,
+            headers: { ...headers, 'content-type': type },
+            body: method === 'GET' ? undefined : body,
+          });
           const text = await res.text();
           expect(res.status, `${method} ${url.pathname} -> ${text}`).toBeLessThan(500);
           if (res.status !== 204) expect(() => JSON.parse(text)).not.toThrow();

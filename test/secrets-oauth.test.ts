@@ -8,7 +8,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN } from './support/cli-harness.js';
 import { SECRETS, filesUnder, sandboxOauthTokens } from './support/secrets-harness.js';
-import { ALL_KNOWN, expectCompleted, interruptAfterMoves, leaksOf, planFor, scenario } from './support/secrets-scenario.js';
+import {
+  ALL_KNOWN,
+  expectCompleted,
+  interruptAfterMoves,
+  leaksOf,
+  planFor,
+  scenario,
+} from './support/secrets-scenario.js';
 
 describe('no secret value in anything a run writes or prints: token_file, stdin, OAuth', { timeout: 120_000 }, () => {
   it('personal token from token_file, bulk mode', async () => {
@@ -17,8 +24,17 @@ describe('no secret value in anything a run writes or prints: token_file, stdin,
     expect((await s.run('validate', ['validate', plan])).code).toBe(0);
     // token_file: /dev/stdin reads the token from a pipe (here the shell's, as an operator would type it).
     const stdinPlan = join(s.work, 'stdin.yaml');
-    writeFileSync(stdinPlan, readFileSync(plan, 'utf8').replace('token_file: pat.txt', 'token_file: /dev/stdin').replace('name: it', 'name: stdin'));
-    const piped = spawnSync('sh', ['-c', `printf '%s\\n' "$T" | "${process.execPath}" "${BIN}" validate stdin.yaml`], { cwd: s.work, encoding: 'utf8', env: { ...process.env, T: SECRETS.pat, SHARDMOVE_URL: s.sandbox.url } });
+    writeFileSync(
+      stdinPlan,
+      readFileSync(plan, 'utf8')
+        .replace('token_file: pat.txt', 'token_file: /dev/stdin')
+        .replace('name: it', 'name: stdin'),
+    );
+    const piped = spawnSync('sh', ['-c', `printf '%s\\n' "$T" | "${process.execPath}" "${BIN}" validate stdin.yaml`], {
+      cwd: s.work,
+      encoding: 'utf8',
+      env: { ...process.env, T: SECRETS.pat, SHARDMOVE_URL: s.sandbox.url },
+    });
     expect(piped.status, piped.stderr).toBe(0);
     s.outputs.push({ label: 'validate from stdin', text: piped.stdout + piped.stderr });
     const r = await s.run('run', ['run', plan]);
@@ -32,7 +48,12 @@ describe('no secret value in anything a run writes or prints: token_file, stdin,
   it('OAuth rotated every 2 s, interrupted and resumed, and a failing refresh: no old or new pair anywhere but the token files', async () => {
     // At least two token lifetimes by construction, however fast the orchestrator: the sandbox runs
     // at most 5 moves at once, so 40 items of 700 ms each take 8 x 0.7 = 5.6 s of its own time.
-    const s = await scenario('secrets-oauth', ['--move-duration', '700', '--workers', '5'], { projects: 30, snippets: 6, groups: 4, oauthTtlSeconds: 2 });
+    const s = await scenario('secrets-oauth', ['--move-duration', '700', '--workers', '5'], {
+      projects: 30,
+      snippets: 6,
+      groups: 4,
+      oauthTtlSeconds: 2,
+    });
     const plan = planFor(s, 'oauth', { concurrency: 5 });
     expect((await s.run('validate', ['validate', plan])).code).toBe(0);
     const interrupted = await s.run('interrupted run', ['run', plan], {}, interruptAfterMoves(s.sandbox.url, 15));

@@ -10,14 +10,22 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCli, tempDir } from './support/cli-harness.js';
 import { SECRETS, findLeaks } from './support/secrets-harness.js';
-import { ALL_KNOWN, expectCompleted, interruptAfterMoves, leaksOf, planFor, scenario } from './support/secrets-scenario.js';
+import {
+  ALL_KNOWN,
+  expectCompleted,
+  interruptAfterMoves,
+  leaksOf,
+  planFor,
+  scenario,
+} from './support/secrets-scenario.js';
 
 describe('no secret value in anything a run writes or prints', { timeout: 120_000 }, () => {
   it('the scanner finds a secret raw, URL-encoded, base64 inside a larger blob and truncated', () => {
     const v = SECRETS.oauthAccess;
     expect(findLeaks('raw', `x${v}y`, [v])).toHaveLength(1);
     expect(findLeaks('url', `a=${encodeURIComponent(v)}&b`, [v])).toHaveLength(1);
-    for (const pre of ['', 'u:', 'id:']) expect(findLeaks('basic', `Basic ${Buffer.from(`${pre}${v}`).toString('base64')}`, [v]), pre).toHaveLength(1);
+    for (const pre of ['', 'u:', 'id:'])
+      expect(findLeaks('basic', `Basic ${Buffer.from(`${pre}${v}`).toString('base64')}`, [v]), pre).toHaveLength(1);
     expect(findLeaks('truncated', `${v.slice(3, 18)}...`, [v])).toHaveLength(1);
     expect(findLeaks('clean', 'Sx7Qm and OaAcc and [REDACTED]', [v])).toEqual([]);
   });
@@ -48,7 +56,8 @@ describe('no secret value in anything a run writes or prints', { timeout: 120_00
 
     const { leaks, scanned } = leaksOf(s, ALL_KNOWN);
     // The scan saw the checkpoints and logs of all three plans.
-    for (const f of ['it.db', 'it.log', 'it.dry-run.db', 'bad.db', 'bad.log']) expect(scanned).toContain(join(s.work, 'state', f));
+    for (const f of ['it.db', 'it.log', 'it.dry-run.db', 'bad.db', 'bad.log'])
+      expect(scanned).toContain(join(s.work, 'state', f));
     expect(s.argv.length).toBeGreaterThan(0);
     expect(leaks).toEqual([]);
   });
@@ -60,9 +69,17 @@ describe('no secret value in anything a run writes or prints', { timeout: 120_00
     const options = [...main.matchAll(/\.option\('([^']+)'/g)].map((m) => m[1]!);
     expect(options.length).toBeGreaterThan(5);
     // A path to a file that holds a secret (`--token-file <file>`) is fine; the secret itself is not.
-    expect(options.filter((o) => /token|secret|password|auth|credential|key/i.test(o) && !/-file <file>$/.test(o))).toEqual([]);
+    expect(
+      options.filter((o) => /token|secret|password|auth|credential|key/i.test(o) && !/-file <file>$/.test(o)),
+    ).toEqual([]);
     expect(options).toContain('--token-file <file>');
-    for (const args of [['run', 'plan.yaml', `--token=${SECRETS.pat}`], ['run', 'plan.yaml', '--private-token', SECRETS.pat], ['validate', SECRETS.pat], ['token', 'revoke', SECRETS.pat], ['token', 'inspect', `--token=${SECRETS.pat}`]]) {
+    for (const args of [
+      ['run', 'plan.yaml', `--token=${SECRETS.pat}`],
+      ['run', 'plan.yaml', '--private-token', SECRETS.pat],
+      ['validate', SECRETS.pat],
+      ['token', 'revoke', SECRETS.pat],
+      ['token', 'inspect', `--token=${SECRETS.pat}`],
+    ]) {
       const r = await runCli(args, { cwd: dir });
       expect(r.code).toBe(2);
       expect(findLeaks(args.join(' '), r.stdout + r.stderr, [SECRETS.pat])).toEqual([]);

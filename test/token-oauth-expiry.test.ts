@@ -29,8 +29,14 @@ describe('OAuth token expiring every 2 s during a run of several lifetimes', { t
     mkdirSync(work);
     const sandboxDb = join(root, 'sandbox.db');
     const sandbox = await startLoggedSandbox([
-      '--seed', writeSecretSeed(root, { ...ITEMS, oauthTtlSeconds: TTL_S }),
-      '--db', sandboxDb, '--move-duration', String(MOVE_MS), '--workers', String(WORKERS),
+      '--seed',
+      writeSecretSeed(root, { ...ITEMS, oauthTtlSeconds: TTL_S }),
+      '--db',
+      sandboxDb,
+      '--move-duration',
+      String(MOVE_MS),
+      '--workers',
+      String(WORKERS),
     ]);
     onTestFinished(async () => {
       await sandbox.stop();
@@ -49,7 +55,10 @@ describe('OAuth token expiring every 2 s during a run of several lifetimes', { t
     expect(r.stdout).toContain('Verification: passed');
     expect(MIN_RUN_MS).toBeGreaterThan(3 * TTL_S * 1000);
     for (const kind of ['projects', 'snippets', 'groups'] as const) {
-      expect([...(await storagesOf(sandbox.url, kind)).values()].filter((s) => s !== 'cluster'), kind).toEqual([]);
+      expect(
+        [...(await storagesOf(sandbox.url, kind)).values()].filter((s) => s !== 'cluster'),
+        kind,
+      ).toEqual([]);
     }
     let finished = 0;
     for (const kind of ['project', 'snippet', 'group'] as const) {
@@ -67,7 +76,10 @@ describe('OAuth token expiring every 2 s during a run of several lifetimes', { t
     expect(issued.refreshes).toBeGreaterThanOrEqual(Math.floor(MIN_RUN_MS / (TTL_S * 1000)) - 1);
     expect(issued.refreshes).toBeLessThanOrEqual(Math.ceil(tookMs / (0.75 * TTL_S * 1000)) + 2);
     const gaps = issued.createdMs.slice(1).map((t, i) => t - issued.createdMs[i]!);
-    expect(gaps.filter((g) => g < 0.6 * TTL_S * 1000), JSON.stringify(gaps)).toEqual([]);
+    expect(
+      gaps.filter((g) => g < 0.6 * TTL_S * 1000),
+      JSON.stringify(gaps),
+    ).toEqual([]);
     // The token files hold the newest pair, so a later run starts from working tokens.
     expect(readFileSync(join(work, 'access.txt'), 'utf8').trim()).toBe(issued.values.at(-2));
     expect(readFileSync(join(vault, 'refresh.txt'), 'utf8').trim()).toBe(issued.values.at(-1));
@@ -80,8 +92,14 @@ describe('OAuth token expiring every 2 s during a run of several lifetimes', { t
     mkdirSync(work);
     const sandboxDb = join(root, 'sandbox.db');
     const sandbox = await startLoggedSandbox([
-      '--seed', writeSecretSeed(root, { ...ITEMS, oauthTtlSeconds: TTL_S }),
-      '--db', sandboxDb, '--move-duration', String(MOVE_MS), '--workers', String(WORKERS),
+      '--seed',
+      writeSecretSeed(root, { ...ITEMS, oauthTtlSeconds: TTL_S }),
+      '--db',
+      sandboxDb,
+      '--move-duration',
+      String(MOVE_MS),
+      '--workers',
+      String(WORKERS),
     ]);
     onTestFinished(async () => {
       await sandbox.stop();
@@ -99,7 +117,8 @@ describe('OAuth token expiring every 2 s during a run of several lifetimes', { t
         onStart: (child) => {
           void (async () => {
             const until = Date.now() + 20_000;
-            while (Date.now() < until && sandboxOauthTokens(sandboxDb).refreshes === seen) await new Promise((w) => setTimeout(w, 50));
+            while (Date.now() < until && sandboxOauthTokens(sandboxDb).refreshes === seen)
+              await new Promise((w) => setTimeout(w, 50));
             await new Promise((w) => setTimeout(w, 300));
             child.kill('SIGKILL');
           })();
@@ -110,9 +129,13 @@ describe('OAuth token expiring every 2 s during a run of several lifetimes', { t
     }
     const last = await runCli(['run', plan], { cwd: work, env });
     expect(last.code, last.stdout).toBe(0);
-    for (const kind of ['project', 'snippet', 'group'] as const) expect(invariantViolations(await movesOf(sandbox.url, kind), 'cluster'), kind).toEqual([]);
+    for (const kind of ['project', 'snippet', 'group'] as const)
+      expect(invariantViolations(await movesOf(sandbox.url, kind), 'cluster'), kind).toEqual([]);
     for (const kind of ['projects', 'snippets', 'groups'] as const) {
-      expect([...(await storagesOf(sandbox.url, kind)).values()].filter((s) => s !== 'cluster'), kind).toEqual([]);
+      expect(
+        [...(await storagesOf(sandbox.url, kind)).values()].filter((s) => s !== 'cluster'),
+        kind,
+      ).toEqual([]);
     }
   });
 });

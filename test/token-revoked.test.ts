@@ -46,7 +46,16 @@ async function revokedMidRun(name: string, c: Case): Promise<void> {
   const work = join(root, 'work');
   mkdirSync(work);
   const sandboxDb = join(root, 'sandbox.db');
-  const sandbox = await startLoggedSandbox(['--seed', writeSecretSeed(root, { projects: 40 }), '--db', sandboxDb, '--move-duration', '300', '--workers', '5']);
+  const sandbox = await startLoggedSandbox([
+    '--seed',
+    writeSecretSeed(root, { projects: 40 }),
+    '--db',
+    sandboxDb,
+    '--move-duration',
+    '300',
+    '--workers',
+    '5',
+  ]);
   onTestFinished(async () => {
     await sandbox.stop();
     rmSync(root, { recursive: true, force: true });
@@ -56,7 +65,8 @@ async function revokedMidRun(name: string, c: Case): Promise<void> {
 
   const first = runCli(['run', plan], { cwd: work, env: { ...url, ...c.env } });
   const until = Date.now() + 30_000;
-  while ((await allMoves(sandbox.url)).filter((m) => m.state === 'finished').length < 5 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  while ((await allMoves(sandbox.url)).filter((m) => m.state === 'finished').length < 5 && Date.now() < until)
+    await new Promise((r) => setTimeout(r, 50));
   await c.revoke(sandbox.url, sandboxDb);
   const stopped = await first;
   expect(stopped.code, stopped.stderr).toBe(1);
@@ -70,7 +80,10 @@ async function revokedMidRun(name: string, c: Case): Promise<void> {
   expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
   raw.close();
   const store = openCheckpoint(file, { readOnly: true });
-  const finished = store.readEvents(0, 1_000_000).filter((e) => e.type === 'run.finished').at(-1);
+  const finished = store
+    .readEvents(0, 1_000_000)
+    .filter((e) => e.type === 'run.finished')
+    .at(-1);
   store.close();
   expect(finished?.data['state']).toBe('failed');
   const status = await runCli(['status', plan, '--json'], { cwd: work });
@@ -85,7 +98,10 @@ async function revokedMidRun(name: string, c: Case): Promise<void> {
   expect(resumed.code, resumed.stderr).toBe(0);
   expect(resumed.stdout).toContain('DONE');
   for (const kind of ['projects', 'snippets', 'groups'] as const) {
-    expect([...(await storagesOf(sandbox.url, kind)).values()].filter((s) => s !== 'cluster'), kind).toEqual([]);
+    expect(
+      [...(await storagesOf(sandbox.url, kind)).values()].filter((s) => s !== 'cluster'),
+      kind,
+    ).toEqual([]);
   }
   // Nothing fails in this sandbox, so exactly one move per item; the moves of the first run are kept.
   const after = await allMoves(sandbox.url);
@@ -127,7 +143,9 @@ describe('a credential revoked mid-run', { timeout: 90_000 }, () => {
         const db = new Database(sandboxDb);
         try {
           db.pragma('busy_timeout = 5000');
-          expect(db.prepare("UPDATE credentials SET revoked = 1 WHERE type = 'oauth' AND revoked = 0").run().changes).toBe(1);
+          expect(
+            db.prepare("UPDATE credentials SET revoked = 1 WHERE type = 'oauth' AND revoked = 0").run().changes,
+          ).toBe(1);
         } finally {
           db.close();
         }
@@ -139,8 +157,16 @@ describe('a credential revoked mid-run', { timeout: 90_000 }, () => {
         try {
           db.pragma('busy_timeout = 5000');
           const now = Date.now();
-          db.prepare(`INSERT INTO credentials (type, value, refresh_token, user_id, application_id, name, scopes, expires_at_ms, created_at, updated_at)
-            VALUES ('oauth', ?, ?, 1, 1, 'reauthorized', '["api","sudo"]', ?, ?, ?)`).run(NEW_PAIR.access, NEW_PAIR.refresh, now + 7_200_000, new Date(now).toISOString(), new Date(now).toISOString());
+          db.prepare(
+            `INSERT INTO credentials (type, value, refresh_token, user_id, application_id, name, scopes, expires_at_ms, created_at, updated_at)
+            VALUES ('oauth', ?, ?, 1, 1, 'reauthorized', '["api","sudo"]', ?, ?, ?)`,
+          ).run(
+            NEW_PAIR.access,
+            NEW_PAIR.refresh,
+            now + 7_200_000,
+            new Date(now).toISOString(),
+            new Date(now).toISOString(),
+          );
         } finally {
           db.close();
         }

@@ -12,19 +12,33 @@ import { createFaults } from '../src/sandbox/faults.js';
 import type { FaultOptions } from '../src/sandbox/faults.js';
 import { ADMIN_TOKEN, tempDir } from './support/cli-harness.js';
 
-const FAULTS: FaultOptions = { latencyMs: 0, errorRate: 0, resetRate: 0, moveFailRate: 0.5, brokenItems: [], stuckRate: 0, seed: 11 };
+const FAULTS: FaultOptions = {
+  latencyMs: 0,
+  errorRate: 0,
+  resetRate: 0,
+  moveFailRate: 0.5,
+  brokenItems: [],
+  stuckRate: 0,
+  seed: 11,
+};
 
 async function moveOnce(url: string, id: number): Promise<void> {
   const headers = { 'PRIVATE-TOKEN': ADMIN_TOKEN, 'content-type': 'application/json' };
-  const item = (await (await fetch(`${url}/api/v4/projects/${id}`, { headers })).json()) as { repository_storage: string };
+  const item = (await (await fetch(`${url}/api/v4/projects/${id}`, { headers })).json()) as {
+    repository_storage: string;
+  };
   // To its own storage: nothing is copied, the fate still decides the outcome.
   const res = await fetch(`${url}/api/v4/projects/${id}/repository_storage_moves`, {
-    method: 'POST', headers, body: JSON.stringify({ destination_storage_name: item.repository_storage }),
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ destination_storage_name: item.repository_storage }),
   });
   expect(res.status).toBe(201);
   const move = (await res.json()) as { id: number };
   for (let i = 0; i < 200; i++) {
-    const m = (await (await fetch(`${url}/api/v4/projects/${id}/repository_storage_moves/${move.id}`, { headers })).json()) as { state: string };
+    const m = (await (
+      await fetch(`${url}/api/v4/projects/${id}/repository_storage_moves/${move.id}`, { headers })
+    ).json()) as { state: string };
     if (['finished', 'failed', 'cleanup failed'].includes(m.state)) return;
     await sleep(10);
   }
@@ -32,7 +46,7 @@ async function moveOnce(url: string, id: number): Promise<void> {
 }
 
 describe('sandbox restart on --db: move fates', () => {
-  it('an item\'s moves after a restart draw their own attempts, not the first ones again', async () => {
+  it("an item's moves after a restart draw their own attempts, not the first ones again", async () => {
     const dir = tempDir('fates');
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const db = join(dir, 'sandbox.db');
@@ -52,7 +66,11 @@ describe('sandbox restart on --db: move fates', () => {
     try {
       await moveOnce(sb.url, id);
       await moveOnce(sb.url, id);
-      const fates = (sb.state.db.prepare("SELECT fate FROM moves WHERE kind = 'project' AND item_id = ? ORDER BY id").all(id) as { fate: string }[]).map((r) => r.fate);
+      const fates = (
+        sb.state.db.prepare("SELECT fate FROM moves WHERE kind = 'project' AND item_id = ? ORDER BY id").all(id) as {
+          fate: string;
+        }[]
+      ).map((r) => r.fate);
       expect(fates).toEqual(expected(id));
     } finally {
       await sb.close();

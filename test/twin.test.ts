@@ -16,13 +16,31 @@ import { parseSeedItems } from '../src/sandbox/seed-items.js';
 import { ITEMS_HEADER, itemLine, renderTwinSeed } from '../src/twin/seed-text.js';
 import type { TwinSeedInput } from '../src/twin/seed-text.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { fromDb, runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import {
+  fromDb,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
 import type { SandboxProcess } from './support/cli-harness.js';
 
 const TWIN_TOKEN = 'glpat-twin-rehearsal-admin-0001';
 const SOURCES = ['nfs-1', 'nfs-2', 'default'];
 /** A's own names, which must not reach the twin. */
-const SECRET_NAMES = ['payroll-service', 'acme-internal', 'old-website', 'acme-legacy', 'kernel-mirror', 'acme-finance-wiki', 'Alice Liddell', 'Bob Builder', 'ops-admin'];
+const SECRET_NAMES = [
+  'payroll-service',
+  'acme-internal',
+  'old-website',
+  'acme-legacy',
+  'kernel-mirror',
+  'acme-finance-wiki',
+  'Alice Liddell',
+  'Bob Builder',
+  'ops-admin',
+];
 
 let dir: string;
 let a: SandboxProcess;
@@ -37,12 +55,18 @@ beforeAll(async () => {
   const doc = parseDocument(readFileSync(seedFile, 'utf8'));
   doc.setIn(['inventory', 'generate', 'hidden_fraction'], 0.1);
   doc.setIn(['inventory', 'generate', 'pending_delete_fraction'], 0.05);
-  doc.setIn(['inventory', 'projects'], doc.createNode([
-    { id: 500, name: 'payroll-service', namespace: 'acme-internal', storage: 'nfs-2', size_mb: 3500, hidden: true },
-    { id: 501, name: 'old-website', namespace: 'acme-legacy', storage: 'nfs-1', size_mb: 0.5, pending_delete: true },
-    { id: 502, name: 'kernel-mirror', namespace: 'acme-internal', storage: 'cluster', size_mb: 900 },
-  ]));
-  doc.setIn(['inventory', 'groups'], doc.createNode([{ id: 50, name: 'acme-finance-wiki', storage: 'nfs-1', pending_delete: true }]));
+  doc.setIn(
+    ['inventory', 'projects'],
+    doc.createNode([
+      { id: 500, name: 'payroll-service', namespace: 'acme-internal', storage: 'nfs-2', size_mb: 3500, hidden: true },
+      { id: 501, name: 'old-website', namespace: 'acme-legacy', storage: 'nfs-1', size_mb: 0.5, pending_delete: true },
+      { id: 502, name: 'kernel-mirror', namespace: 'acme-internal', storage: 'cluster', size_mb: 900 },
+    ]),
+  );
+  doc.setIn(
+    ['inventory', 'groups'],
+    doc.createNode([{ id: 50, name: 'acme-finance-wiki', storage: 'nfs-1', pending_delete: true }]),
+  );
   writeFileSync(seedFile, doc.toString());
   aDb = join(dir, 'a.db');
   // On 127.0.0.2, so that A's host is not the rehearsal's 127.0.0.1 and its absence from the seed means something.
@@ -64,11 +88,24 @@ afterAll(async () => {
  * (`statistics.repository_size`, whole bytes); hidden and pending-delete project ids.
  */
 function shape(db: string, storages: string[]) {
-  const rows = fromDb<{ kind: string; storage: string; n: number; bytes: number }>(db,
-    `SELECT kind, storage, COUNT(*) AS n, SUM(ROUND(size_mb * 1048576)) AS bytes FROM items WHERE storage IN (${storages.map(() => '?').join(',')}) GROUP BY kind, storage ORDER BY kind, storage`, ...storages);
-  const flagged = (col: string) => fromDb<{ id: number }>(db, `SELECT id FROM items WHERE kind = 'project' AND ${col} = 1 AND storage IN (${storages.map(() => '?').join(',')}) ORDER BY id`, ...storages).map((r) => r.id);
+  const rows = fromDb<{ kind: string; storage: string; n: number; bytes: number }>(
+    db,
+    `SELECT kind, storage, COUNT(*) AS n, SUM(ROUND(size_mb * 1048576)) AS bytes FROM items WHERE storage IN (${storages.map(() => '?').join(',')}) GROUP BY kind, storage ORDER BY kind, storage`,
+    ...storages,
+  );
+  const flagged = (col: string) =>
+    fromDb<{ id: number }>(
+      db,
+      `SELECT id FROM items WHERE kind = 'project' AND ${col} = 1 AND storage IN (${storages.map(() => '?').join(',')}) ORDER BY id`,
+      ...storages,
+    ).map((r) => r.id);
   return {
-    counts: rows.map((r) => ({ kind: r.kind, storage: r.storage, n: r.n, ...(r.kind === 'project' ? { bytes: r.bytes } : {}) })),
+    counts: rows.map((r) => ({
+      kind: r.kind,
+      storage: r.storage,
+      n: r.n,
+      ...(r.kind === 'project' ? { bytes: r.bytes } : {}),
+    })),
     hidden: flagged('hidden'),
     pending: flagged('pending_delete'),
   };
@@ -83,59 +120,81 @@ function copyOfDryRun(name: string): string {
 }
 
 describe('shardmove twin (issue 21 item 7)', () => {
-  it('writes a seed with A\'s shape and none of its names; the same plan then runs on B, which holds what A held', { timeout: 120_000 }, async () => {
-    const outDir = join(dir, 'out dir');
-    mkdirSync(outDir);
-    const twin = await runCli(['twin', plan, '--out', join('out dir', 'twin seed.yaml')], { cwd: dir });
-    expect(twin.code, twin.stdout + twin.stderr).toBe(0);
-    const seedFile = join(outDir, 'twin seed.yaml');
-    const itemsFile = join(outDir, 'twin seed.items.jsonl');
-    const text = readFileSync(seedFile, 'utf8') + readFileSync(itemsFile, 'utf8');
+  it(
+    "writes a seed with A's shape and none of its names; the same plan then runs on B, which holds what A held",
+    { timeout: 120_000 },
+    async () => {
+      const outDir = join(dir, 'out dir');
+      mkdirSync(outDir);
+      const twin = await runCli(['twin', plan, '--out', join('out dir', 'twin seed.yaml')], { cwd: dir });
+      expect(twin.code, twin.stdout + twin.stderr).toBe(0);
+      const seedFile = join(outDir, 'twin seed.yaml');
+      const itemsFile = join(outDir, 'twin seed.items.jsonl');
+      const text = readFileSync(seedFile, 'utf8') + readFileSync(itemsFile, 'utf8');
 
-    // Nothing of A: names, namespaces, users, tokens, its URL and host.
-    const aSeed = loadSeed(join(dir, 'seed.yaml'));
-    const secrets = [
-      ...SECRET_NAMES, a.url, new URL(a.url).host, new URL(a.url).hostname,
-      ...aSeed.users.flatMap((u) => [u.username, u.name ?? u.username]),
-      ...aSeed.credentials.flatMap((c) => [c.value, c.access_token, c.refresh_token].filter((v): v is string => v !== undefined)),
-      ...aSeed.applications.flatMap((x) => [x.uid, x.secret]),
-    ];
-    expect(secrets.filter((s) => text.includes(s))).toEqual([]);
-    expect(readFileSync(seedFile, 'utf8')).toMatch(/^# shardmove twin of the instance behind plan "twin-it"/);
-    expect(readFileSync(seedFile, 'utf8')).toContain('fork networks: no request a dry run sends shows them');
+      // Nothing of A: names, namespaces, users, tokens, its URL and host.
+      const aSeed = loadSeed(join(dir, 'seed.yaml'));
+      const secrets = [
+        ...SECRET_NAMES,
+        a.url,
+        new URL(a.url).host,
+        new URL(a.url).hostname,
+        ...aSeed.users.flatMap((u) => [u.username, u.name ?? u.username]),
+        ...aSeed.credentials.flatMap((c) =>
+          [c.value, c.access_token, c.refresh_token].filter((v): v is string => v !== undefined),
+        ),
+        ...aSeed.applications.flatMap((x) => [x.uid, x.secret]),
+      ];
+      expect(secrets.filter((s) => text.includes(s))).toEqual([]);
+      expect(readFileSync(seedFile, 'utf8')).toMatch(/^# shardmove twin of the instance behind plan "twin-it"/);
+      expect(readFileSync(seedFile, 'utf8')).toContain('fork networks: no request a dry run sends shows them');
 
-    // B on the twin's seed, on the rehearsal's address, at a hundred times the speed.
-    const bDb = join(dir, 'b.db');
-    const b = await startSandboxProcess(['--seed', seedFile, '--db', bDb, '--speed', '200', '--workers', '20']);
-    try {
-      const fromA = shape(aDb, SOURCES);
-      const fromB = shape(bDb, SOURCES);
-      expect(fromB).toEqual(fromA);
-      expect(fromA.hidden).toContain(500);
-      expect(fromA.pending).toContain(501);
-      // Items on the destination are not in a dry run's listing, so not in the twin.
-      expect(fromDb(bDb, "SELECT id FROM items WHERE storage = 'cluster'")).toEqual([]);
+      // B on the twin's seed, on the rehearsal's address, at a hundred times the speed.
+      const bDb = join(dir, 'b.db');
+      const b = await startSandboxProcess(['--seed', seedFile, '--db', bDb, '--speed', '200', '--workers', '20']);
+      try {
+        const fromA = shape(aDb, SOURCES);
+        const fromB = shape(bDb, SOURCES);
+        expect(fromB).toEqual(fromA);
+        expect(fromA.hidden).toContain(500);
+        expect(fromA.pending).toContain(501);
+        // Items on the destination are not in a dry run's listing, so not in the twin.
+        expect(fromDb(bDb, "SELECT id FROM items WHERE storage = 'cluster'")).toEqual([]);
 
-      // The exact plan, pointed at B by its ${VAR}s, with a checkpoint of its own.
-      const run = await runCli(['run', plan, '--state', 'state/twin-it.twin.db'], { cwd: dir, env: { SHARDMOVE_URL: b.url, SHARDMOVE_TOKEN: TWIN_TOKEN } });
-      expect(run.code, run.stdout + run.stderr).toBe(0);
-      const moved = fromDb<{ kind: string; storage: string; n: number }>(bDb,
-        `SELECT i.kind, m.source AS storage, COUNT(*) AS n FROM moves m JOIN items i ON i.kind = m.kind AND i.id = m.item_id
-         WHERE m.state = 'finished' AND i.storage = 'cluster' GROUP BY i.kind, m.source ORDER BY i.kind, m.source`);
-      expect(moved).toEqual(fromA.counts.map(({ kind, storage, n }) => ({ kind, storage, n })));
-      const hiddenMoved = fromDb<{ id: number }>(bDb, "SELECT id FROM items WHERE kind = 'project' AND hidden = 1 AND storage = 'cluster' ORDER BY id").map((r) => r.id);
-      expect(hiddenMoved).toEqual(fromA.hidden);
+        // The exact plan, pointed at B by its ${VAR}s, with a checkpoint of its own.
+        const run = await runCli(['run', plan, '--state', 'state/twin-it.twin.db'], {
+          cwd: dir,
+          env: { SHARDMOVE_URL: b.url, SHARDMOVE_TOKEN: TWIN_TOKEN },
+        });
+        expect(run.code, run.stdout + run.stderr).toBe(0);
+        const moved = fromDb<{ kind: string; storage: string; n: number }>(
+          bDb,
+          `SELECT i.kind, m.source AS storage, COUNT(*) AS n FROM moves m JOIN items i ON i.kind = m.kind AND i.id = m.item_id
+         WHERE m.state = 'finished' AND i.storage = 'cluster' GROUP BY i.kind, m.source ORDER BY i.kind, m.source`,
+        );
+        expect(moved).toEqual(fromA.counts.map(({ kind, storage, n }) => ({ kind, storage, n })));
+        const hiddenMoved = fromDb<{ id: number }>(
+          bDb,
+          "SELECT id FROM items WHERE kind = 'project' AND hidden = 1 AND storage = 'cluster' ORDER BY id",
+        ).map((r) => r.id);
+        expect(hiddenMoved).toEqual(fromA.hidden);
 
-      // The dry run's estimate beside the rehearsal's span, from B's own move records.
-      const [span] = fromDb<{ first: string; last: string }>(bDb, "SELECT MIN(created_at) AS first, MAX(updated_at) AS last FROM moves WHERE state = 'finished'");
-      const estimate = /estimate \(dry run\): (.*)/.exec(twin.stdout)?.[1];
-      expect(estimate).toBeDefined();
-      expect(dryRunOut).toContain('estimated duration:');
-      console.log(`estimate (dry run): ${estimate}; rehearsal span: ${((Date.parse(span!.last) - Date.parse(span!.first)) / 1000).toFixed(1)} s at --speed 200`);
-    } finally {
-      await b.stop();
-    }
-  });
+        // The dry run's estimate beside the rehearsal's span, from B's own move records.
+        const [span] = fromDb<{ first: string; last: string }>(
+          bDb,
+          "SELECT MIN(created_at) AS first, MAX(updated_at) AS last FROM moves WHERE state = 'finished'",
+        );
+        const estimate = /estimate \(dry run\): (.*)/.exec(twin.stdout)?.[1];
+        expect(estimate).toBeDefined();
+        expect(dryRunOut).toContain('estimated duration:');
+        console.log(
+          `estimate (dry run): ${estimate}; rehearsal span: ${((Date.parse(span!.last) - Date.parse(span!.first)) / 1000).toFixed(1)} s at --speed 200`,
+        );
+      } finally {
+        await b.stop();
+      }
+    },
+  );
 
   it('refuses to replace files without --force, a missing directory, and no --out (exit 2), writing nothing', async () => {
     const out = join(dir, 'exists.yaml');
@@ -159,7 +218,7 @@ describe('shardmove twin (issue 21 item 7)', () => {
     expect((await runCli(['twin', plan], { cwd: dir })).code).toBe(2);
   });
 
-  it('refuses a real run\'s checkpoint (exit 4), and one a live run holds (exit 4)', async () => {
+  it("refuses a real run's checkpoint (exit 4), and one a live run holds (exit 4)", async () => {
     const real = join(dir, 'real.db');
     const store = openCheckpoint(real);
     store.claimMode('run');
@@ -197,7 +256,10 @@ describe('shardmove twin (issue 21 item 7)', () => {
     const store = openCheckpoint(unfinished);
     const saved = store.loadRun()!;
     const snap = saved.snapshot as { status: string; value: string; context: { step: string } };
-    store.saveRun({ ...saved, snapshot: { ...snap, status: 'active', value: 'drain', context: { ...snap.context, step: 'drain' } } });
+    store.saveRun({
+      ...saved,
+      snapshot: { ...snap, status: 'active', value: 'drain', context: { ...snap.context, step: 'drain' } },
+    });
     store.close();
     const half = await runCli(['twin', plan, '--state', unfinished, '--out', 'x.yaml'], { cwd: dir });
     expect(half.code).toBe(1);
@@ -219,24 +281,56 @@ describe('shardmove twin (issue 21 item 7)', () => {
   });
 });
 
-describe('the twin\'s seed format, as the sandbox reads it', () => {
+describe("the twin's seed format, as the sandbox reads it", () => {
   const input = (over: Partial<TwinSeedInput>): TwinSeedInput => ({
-    planName: 'p', checkpointName: 'p.dry-run.db', finishedAt: null, version: '16.2.0', enterprise: true, access: {}, byRecords: [],
-    sources: ['nfs-1'], destination: 'cluster', weights: { 'nfs-1': 100 }, counts: [], unlistable: [],
-    estimate: { ms: 0, basis: 'count', assumptions: 'nothing to move', concurrency: 10 }, itemsFile: 'p.items.jsonl', ...over,
+    planName: 'p',
+    checkpointName: 'p.dry-run.db',
+    finishedAt: null,
+    version: '16.2.0',
+    enterprise: true,
+    access: {},
+    byRecords: [],
+    sources: ['nfs-1'],
+    destination: 'cluster',
+    weights: { 'nfs-1': 100 },
+    counts: [],
+    unlistable: [],
+    estimate: { ms: 0, basis: 'count', assumptions: 'nothing to move', concurrency: 10 },
+    itemsFile: 'p.items.jsonl',
+    ...over,
   });
-  const lines = [ITEMS_HEADER, itemLine('projects', 7, '"nfs-1"', 5, true, false), itemLine('groups', 2, '"nfs 2"', null, false, true)].join('\n');
+  const lines = [
+    ITEMS_HEADER,
+    itemLine('projects', 7, '"nfs-1"', 5, true, false),
+    itemLine('groups', 2, '"nfs 2"', null, false, true),
+  ].join('\n');
 
   it.each([
-    ['EE, tier unknown, an unlistable project, a storage with a space', input({ unlistable: [7], sources: ['nfs-1', 'nfs 2'] }), { edition: 'ee', tier: 'ultimate' }],
-    ['EE Free', input({ access: { groups: 'unsupported' }, sources: ['nfs-1', 'nfs 2'] }), { edition: 'ee', tier: 'free' }],
-    ['CE, release unknown', input({ enterprise: false, version: null, sources: ['nfs-1', 'nfs 2'] }), { edition: 'ce', tier: 'free', version: '17.11.0' }],
+    [
+      'EE, tier unknown, an unlistable project, a storage with a space',
+      input({ unlistable: [7], sources: ['nfs-1', 'nfs 2'] }),
+      { edition: 'ee', tier: 'ultimate' },
+    ],
+    [
+      'EE Free',
+      input({ access: { groups: 'unsupported' }, sources: ['nfs-1', 'nfs 2'] }),
+      { edition: 'ee', tier: 'free' },
+    ],
+    [
+      'CE, release unknown',
+      input({ enterprise: false, version: null, sources: ['nfs-1', 'nfs 2'] }),
+      { edition: 'ce', tier: 'free', version: '17.11.0' },
+    ],
   ])('%s', (_name, seedInput, expected) => {
     const seed = parseSeed(renderTwinSeed(seedInput));
     expect(seed.instance).toMatchObject(expected);
     const parsed = parseSeedItems(lines, 'p.items.jsonl', seed);
     // Hidden projects do not exist on CE: the sandbox refuses them, and a CE census finds none.
-    expect(parsed.problems).toEqual(seedInput.enterprise === false ? ['p.items.jsonl:2: project 7: hidden projects exist only in the enterprise edition (edition: ee)'] : []);
+    expect(parsed.problems).toEqual(
+      seedInput.enterprise === false
+        ? ['p.items.jsonl:2: project 7: hidden projects exist only in the enterprise edition (edition: ee)']
+        : [],
+    );
     expect(seed.users.map((u) => u.username)).toEqual(['twin-admin']);
   });
 });

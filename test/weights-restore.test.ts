@@ -9,7 +9,16 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { restoreTarget } from '../src/runtime/weights-restore.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { CliResult } from './support/cli-harness.js';
-import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import {
+  ADMIN_TOKEN,
+  movesOf,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -37,7 +46,14 @@ describe('restoreTarget', () => {
 describe('shardmove weights restore (separate processes, real HTTP)', { timeout: 90_000 }, () => {
   it('refuses during a run, restores after it, and a second call changes nothing', async () => {
     const dir = tempDir('weights');
-    const sandbox = await startSandboxProcess(['--move-duration', '100', '--workers', '10', '--seed', writeSeed(dir, { projects: 30, snippets: 3, groups: 2 })]);
+    const sandbox = await startSandboxProcess([
+      '--move-duration',
+      '100',
+      '--workers',
+      '10',
+      '--seed',
+      writeSeed(dir, { projects: 30, snippets: 3, groups: 2 }),
+    ]);
     onTestFinished(async () => {
       await sandbox.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -87,6 +103,8 @@ describe('shardmove weights restore (separate processes, real HTTP)', { timeout:
     const events = store.readEvents(0, 100_000);
     store.close();
     expect(events.filter((e) => e.type === 'weights.restored')).toHaveLength(1);
-    expect(events.filter((e) => e.type === 'http.mutating' && (e.data as { method?: string }).method === 'PUT')).toHaveLength(2);
+    expect(
+      events.filter((e) => e.type === 'http.mutating' && (e.data as { method?: string }).method === 'PUT'),
+    ).toHaveLength(2);
   });
 });

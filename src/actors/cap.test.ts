@@ -5,10 +5,18 @@ import { capInForce, lastCap } from './cap.js';
 
 /** A gate that answers what the test says, under whatever ceiling it is given. */
 function fixedGate(answer: (ceiling: number) => GateDecision): SchedulingGate {
-  return { decide: (ceiling) => Promise.resolve(answer(ceiling)), noteMove: () => undefined, noteResponse: () => undefined };
+  return {
+    decide: (ceiling) => Promise.resolve(answer(ceiling)),
+    noteMove: () => undefined,
+    noteResponse: () => undefined,
+  };
 }
 
-const capEvents = (h: ReturnType<typeof createHarness>) => h.store.readEvents().filter((e) => e.type === 'cap.changed').map((e) => e.data);
+const capEvents = (h: ReturnType<typeof createHarness>) =>
+  h.store
+    .readEvents()
+    .filter((e) => e.type === 'cap.changed')
+    .map((e) => e.data);
 
 describe('the cap in force', () => {
   it("is the plan's, then the operator's override, then 0 while paused; each change recorded once with the previous", async () => {
@@ -28,13 +36,29 @@ describe('the cap in force', () => {
     expect(lastCap(h.deps)).toMatchObject({ cap: 0, limit: 'paused' });
   });
 
-  it('is lowered by the gate under the operator\'s cap: a closed window says when it reopens, the throttle why', async () => {
+  it("is lowered by the gate under the operator's cap: a closed window says when it reopens, the throttle why", async () => {
     const h = createHarness(testPlan({ move: { concurrency: 8 } }));
-    let answer: GateDecision = { cap: 0, limit: 'window', reason: 'outside every maintenance window', waitingUntil: 5_000 };
+    let answer: GateDecision = {
+      cap: 0,
+      limit: 'window',
+      reason: 'outside every maintenance window',
+      waitingUntil: 5_000,
+    };
     const deps = { ...h.deps, gate: fixedGate((ceiling) => ({ ...answer, cap: Math.min(answer.cap, ceiling) })) };
-    expect(await capInForce(deps)).toMatchObject({ cap: 0, ceiling: 8, limit: 'window', until: 5_000, waitingUntil: 5_000 });
+    expect(await capInForce(deps)).toMatchObject({
+      cap: 0,
+      ceiling: 8,
+      limit: 'window',
+      until: 5_000,
+      waitingUntil: 5_000,
+    });
     answer = { cap: 2, limit: 'throttle', reason: 'API latency p90 3 s', waitingUntil: null };
-    expect(await capInForce(deps)).toMatchObject({ cap: 2, ceiling: 8, limit: 'throttle', reason: 'API latency p90 3 s' });
+    expect(await capInForce(deps)).toMatchObject({
+      cap: 2,
+      ceiling: 8,
+      limit: 'throttle',
+      reason: 'API latency p90 3 s',
+    });
     // Another wording of the same cap is not a change.
     answer = { ...answer, reason: 'API latency p90 4 s' };
     await capInForce(deps);
@@ -51,7 +75,10 @@ describe('the cap in force', () => {
     const h = createHarness();
     h.store.writeControl({ paused: true }, 1);
     let asked = 0;
-    const deps = { ...h.deps, gate: fixedGate((c) => (asked++, { cap: c, limit: null, reason: null, waitingUntil: null })) };
+    const deps = {
+      ...h.deps,
+      gate: fixedGate((c) => (asked++, { cap: c, limit: null, reason: null, waitingUntil: null })),
+    };
     expect((await capInForce(deps)).cap).toBe(0);
     expect(asked).toBe(0);
   });

@@ -26,9 +26,22 @@ export function lastCap(deps: ActorDeps): CapData | null {
 
 /** The operator's cap: the plan's, `shardmove control`'s override, or 0 while paused. */
 function operatorCap(control: RunControl, planCap: number): CapData {
-  if (control.paused) return { cap: 0, ceiling: 0, paused: true, limit: 'paused', reason: control.pausedBy ?? 'paused with shardmove control' };
+  if (control.paused)
+    return {
+      cap: 0,
+      ceiling: 0,
+      paused: true,
+      limit: 'paused',
+      reason: control.pausedBy ?? 'paused with shardmove control',
+    };
   if (control.concurrency !== null) {
-    return { cap: control.concurrency, ceiling: control.concurrency, paused: false, limit: 'control', reason: `set with shardmove control (the plan says ${planCap})` };
+    return {
+      cap: control.concurrency,
+      ceiling: control.concurrency,
+      paused: false,
+      limit: 'control',
+      reason: `set with shardmove control (the plan says ${planCap})`,
+    };
   }
   return { cap: planCap, ceiling: planCap, paused: false, limit: 'plan', reason: "the plan's move.concurrency" };
 }
@@ -47,7 +60,10 @@ export async function capInForce(deps: ActorDeps): Promise<CapDecision> {
     waitingUntil = d.waitingUntil;
     if (d.limit !== null && d.cap < cap.ceiling) {
       cap = {
-        ...cap, cap: d.cap, limit: d.limit, reason: d.reason ?? d.limit,
+        ...cap,
+        cap: d.cap,
+        limit: d.limit,
+        reason: d.reason ?? d.limit,
         ...(d.limit === 'window' ? { until: d.waitingUntil } : {}),
         ...(d.limit === 'rule' && d.rule ? { rule: d.rule.name, since: d.rule.since } : {}),
       };
@@ -60,7 +76,15 @@ export async function capInForce(deps: ActorDeps): Promise<CapDecision> {
 /** Appends `cap.changed` when the cap, the pause or what limits it changed (a new wording alone does not). */
 function record(deps: ActorDeps, cap: CapData): void {
   const previous = recorded.get(deps) ?? null;
-  if (previous && previous.cap === cap.cap && previous.paused === cap.paused && previous.limit === cap.limit && previous.ceiling === cap.ceiling && previous.rule === cap.rule) return;
+  if (
+    previous &&
+    previous.cap === cap.cap &&
+    previous.paused === cap.paused &&
+    previous.limit === cap.limit &&
+    previous.ceiling === cap.ceiling &&
+    previous.rule === cap.rule
+  )
+    return;
   // Recorded only once the checkpoint holds it: a refused write (a lost lease) is seen again next turn.
   deps.store.appendEvent('cap.changed', { ...cap, previous }, deps.clock.now());
   recorded.set(deps, cap);

@@ -37,7 +37,9 @@ export function describeFit(r: FitRow): string {
   const extra = [
     r.byAllowance > 0 ? `${r.byAllowance} item(s) counted by allowance (no size in the API)` : '',
     r.uncounted.length > 0 ? `${r.uncounted.join(', ')} not counted (not listable)` : '',
-  ].filter(Boolean).join('; ');
+  ]
+    .filter(Boolean)
+    .join('; ');
   return `room on ${r.storage}: needs ${formatBytes(r.neededBytes)} + keep_free ${formatBytes(r.keepFreeBytes)}, free ${free}: ${verdict}${extra ? ` (${extra})` : ''}`;
 }
 
@@ -64,13 +66,21 @@ async function freeOf(deps: ActorDeps, storage: string): Promise<number | null> 
     return await freeBytesOf(deps, storage);
   } catch (err) {
     const query = (deps.plan.capacity?.storages[storage] as { query: string }).query;
-    if (err instanceof NoFreeSampleError) throw new StepError(CAPACITY_EXCEEDED, `capacity.storages.${storage}.free: the query answers no sample (${query}); the room cannot be checked`);
-    throw new StepError(CAPACITY_EXCEEDED, `capacity.storages.${storage}.free: the room on ${storage} could not be read: ${(err as Error).message} (query: ${query}). Nothing was written`);
+    if (err instanceof NoFreeSampleError)
+      throw new StepError(
+        CAPACITY_EXCEEDED,
+        `capacity.storages.${storage}.free: the query answers no sample (${query}); the room cannot be checked`,
+      );
+    throw new StepError(
+      CAPACITY_EXCEEDED,
+      `capacity.storages.${storage}.free: the room on ${storage} could not be read: ${(err as Error).message} (query: ${query}). Nothing was written`,
+    );
   }
 }
 
 /** Said once, by pre-flight (issue 22): a drain that fills its destination breaks every push there. */
-const notChecked = (where: string) => `the room on ${where} was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")`;
+const notChecked = (where: string) =>
+  `the room on ${where} was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")`;
 
 export interface SimResult {
   byDestination: Map<string, { bytes: number; items: number; byAllowance: number; kinds: Set<Kind> }>;
@@ -91,7 +101,9 @@ export function simulatePlacement(
   sourceFree: ReadonlyMap<string, number | null> = new Map(),
   networks: ReadonlyMap<number, SimNetwork> = new Map(),
 ): SimResult {
-  const byDestination = new Map(plan.move.to.map((d) => [d, { bytes: 0, items: 0, byAllowance: 0, kinds: new Set<Kind>() }]));
+  const byDestination = new Map(
+    plan.move.to.map((d) => [d, { bytes: 0, items: 0, byAllowance: 0, kinds: new Set<Kind>() }]),
+  );
   const split: SimResult['split'] = [];
   const netDest = new Map<number, string | null>();
   const until = plan.move.until;
@@ -99,7 +111,12 @@ export function simulatePlacement(
   const candidates = () =>
     plan.move.to.map((name) => {
       const room = rooms.get(name);
-      return { name, placed: byDestination.get(name)!.bytes, room: room === undefined ? null : room, weight: plan.weights[name] ?? 0 };
+      return {
+        name,
+        placed: byDestination.get(name)!.bytes,
+        room: room === undefined ? null : room,
+        weight: plan.weights[name] ?? 0,
+      };
     });
   for (const source of plan.move.from) {
     let budget = Infinity;
@@ -108,7 +125,9 @@ export function simulatePlacement(
       const f = sourceFree.get(source);
       budget = f === null || f === undefined ? 0 : until.freeBytes - f;
     }
-    const mine = items.filter((i) => i.source === source).sort((a, b) => rank(b) - rank(a) || (a.network ?? a.id) - (b.network ?? b.id) || a.id - b.id);
+    const mine = items
+      .filter((i) => i.source === source)
+      .sort((a, b) => rank(b) - rank(a) || (a.network ?? a.id) - (b.network ?? b.id) || a.id - b.id);
     for (const it of mine) {
       if (budget <= 0) break;
       budget -= it.bytes;
@@ -140,7 +159,10 @@ export function simulatePlacement(
 }
 
 /** The listed projects' fork networks (as far as the listing shows them) with their bytes. */
-function listedNetworks(items: Sized[], raw: Map<number, { forkedFromId?: number | null; forksCount?: number | null }>): Map<number, SimNetwork> {
+function listedNetworks(
+  items: Sized[],
+  raw: Map<number, { forkedFromId?: number | null; forksCount?: number | null }>,
+): Map<number, SimNetwork> {
   const roots = networksInListing([...raw].map(([id, r]) => ({ id, ...r })));
   const sizes = new Map(items.filter((i) => i.kind === 'projects').map((i) => [i.id, i.bytes]));
   const out = new Map<number, SimNetwork>();
@@ -163,7 +185,11 @@ function listedNetworks(items: Sized[], raw: Map<number, { forkedFromId?: number
  * pools). Throws (exit 1, before any write) when a destination's bytes plus `keep_free` exceed its
  * room, except in a dry run, which reports and refuses nothing.
  */
-export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind, KindAccessMode>>, version: string | null = null): Promise<string[]> {
+export async function checkCapacity(
+  deps: ActorDeps,
+  access: Partial<Record<Kind, KindAccessMode>>,
+  version: string | null = null,
+): Promise<string[]> {
   const { plan, api } = deps;
   const capacity = plan.capacity;
   const several = plan.move.to.length > 1 || plan.move.until !== undefined;
@@ -186,8 +212,15 @@ export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind
     for (const source of plan.move.from) {
       for await (const page of api.listItemsOnStorage(kind, source)) {
         for (const item of page) {
-          items.push({ kind, source, id: item.id, bytes: bytesOf(kind, item.sizeBytes), byAllowance: item.sizeBytes === null || kind !== 'projects' });
-          if (kind === 'projects' && inNetwork(item)) forks.set(item.id, { forkedFromId: item.forkedFromId ?? null, forksCount: item.forksCount ?? null });
+          items.push({
+            kind,
+            source,
+            id: item.id,
+            bytes: bytesOf(kind, item.sizeBytes),
+            byAllowance: item.sizeBytes === null || kind !== 'projects',
+          });
+          if (kind === 'projects' && inNetwork(item))
+            forks.set(item.id, { forkedFromId: item.forkedFromId ?? null, forksCount: item.forksCount ?? null });
         }
       }
     }
@@ -200,25 +233,41 @@ export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind
   for (const to of plan.move.to) frees.set(to, await freeOf(deps, to));
   const rooms = new Map([...frees].map(([d, f]) => [d, f === null ? null : f - (capacity?.keepFreeBytes ?? 0)]));
   const sourceFree = new Map<string, number | null>();
-  if (plan.move.until && 'freeBytes' in plan.move.until) for (const s of plan.move.from) sourceFree.set(s, await freeOf(deps, s));
+  if (plan.move.until && 'freeBytes' in plan.move.until)
+    for (const s of plan.move.from) sourceFree.set(s, await freeOf(deps, s));
   const sim = simulatePlacement(items, plan, rooms, sourceFree, networks);
   const unfit: FitRow[] = [];
   for (const to of plan.move.to) {
     const p = sim.byDestination.get(to)!;
-    const row: FitRow = { storage: to, neededBytes: p.bytes, keepFreeBytes: capacity?.keepFreeBytes ?? 0, freeBytes: frees.get(to) ?? null, byAllowance: p.byAllowance, uncounted, fits: null };
+    const row: FitRow = {
+      storage: to,
+      neededBytes: p.bytes,
+      keepFreeBytes: capacity?.keepFreeBytes ?? 0,
+      freeBytes: frees.get(to) ?? null,
+      byAllowance: p.byAllowance,
+      uncounted,
+      fits: null,
+    };
     if (row.freeBytes !== null) row.fits = row.neededBytes + row.keepFreeBytes <= row.freeBytes;
     if (row.fits === false) unfit.push(row);
     deps.log.info({ fit: row }, 'room checked');
     lines.push(several ? `${describeFit(row)}; ${p.items} item(s) placed there` : describeFit(row));
-    deps.store.appendEvent('placement.planned', { storage: to, items: p.items, bytes: p.bytes, freeBytes: row.freeBytes }, deps.clock.now());
+    deps.store.appendEvent(
+      'placement.planned',
+      { storage: to, items: p.items, bytes: p.bytes, freeBytes: row.freeBytes },
+      deps.clock.now(),
+    );
   }
   for (const s of sim.split) {
-    lines.push(`fork network of project ${s.network} (${formatBytes(s.bytes)}) fits on no single destination: it will be split, costing about ${formatBytes(s.extraBytes)} more for each extra pool copy`);
+    lines.push(
+      `fork network of project ${s.network} (${formatBytes(s.bytes)}) fits on no single destination: it will be split, costing about ${formatBytes(s.extraBytes)} more for each extra pool copy`,
+    );
   }
   const placedItems = [...sim.byDestination.values()].reduce((a, p) => a + p.items, 0);
   const kept = items.length - placedItems;
   if (kept > 0) {
-    const keptBytes = items.reduce((a, i) => a + i.bytes, 0) - [...sim.byDestination.values()].reduce((a, p) => a + p.bytes, 0);
+    const keptBytes =
+      items.reduce((a, i) => a + i.bytes, 0) - [...sim.byDestination.values()].reduce((a, p) => a + p.bytes, 0);
     lines.push(`move.until: ${kept} item(s) stay on the sources (about ${formatBytes(Math.max(0, keptBytes))})`);
   }
   if (!capacity) lines.push(notChecked('the destinations'));
@@ -238,12 +287,20 @@ export async function checkCapacity(deps: ActorDeps, access: Partial<Record<Kind
  * replicate_object_pool_on_move is on), every moving fork carries the pool's objects itself on its
  * destination: the networks affected and the extra bytes, estimated as one pool per moving fork.
  */
-function poolWarning(items: readonly Sized[], networks: ReadonlyMap<number, SimNetwork>, version: string | null, pools: 'dropped' | 'flag'): string[] {
+function poolWarning(
+  items: readonly Sized[],
+  networks: ReadonlyMap<number, SimNetwork>,
+  version: string | null,
+  pools: 'dropped' | 'flag',
+): string[] {
   const moving = items.filter((i) => i.kind === 'projects' && i.network !== undefined && i.network !== i.id);
   if (moving.length === 0) return [];
   const names = [...new Set(moving.map((i) => i.network!))];
   const extra = moving.reduce((a, i) => a + (networks.get(i.network!)?.poolBytes ?? 0), 0);
-  const why = pools === 'dropped' ? `GitLab ${version} drops a moved fork's pool link` : `GitLab ${version} drops a moved fork's pool link unless the feature flag replicate_object_pool_on_move is on`;
+  const why =
+    pools === 'dropped'
+      ? `GitLab ${version} drops a moved fork's pool link`
+      : `GitLab ${version} drops a moved fork's pool link unless the feature flag replicate_object_pool_on_move is on`;
   return [
     `${why}: ${moving.length} fork(s) of ${names.length} network(s) will each carry the pool's objects themselves on their destination, ` +
       `about ${formatBytes(extra)} more than their own sizes (networks of projects ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', ...' : ''}; see docs/operations.md, "Fork networks")`,

@@ -7,14 +7,18 @@ function flagsOf(h: ReturnType<typeof createHarness>) {
   const out: Record<number, string> = {};
   for (const it of h.store.shape.items()) {
     if (it.kind !== 'projects') continue;
-    const f = [it.hidden === null ? 'hidden?' : it.hidden ? 'hidden' : '', it.pendingDelete === null ? 'pending?' : it.pendingDelete ? 'pending' : '']
-      .filter(Boolean).join('+');
+    const f = [
+      it.hidden === null ? 'hidden?' : it.hidden ? 'hidden' : '',
+      it.pendingDelete === null ? 'pending?' : it.pendingDelete ? 'pending' : '',
+    ]
+      .filter(Boolean)
+      .join('+');
     if (f) out[it.id] = f;
   }
   return out;
 }
 
-describe('the dry run\'s census of hidden and pending-delete projects (issue 21)', () => {
+describe("the dry run's census of hidden and pending-delete projects (issue 21)", () => {
   it('tells hidden from pending-delete projects by listing the source once without each flag', async () => {
     const h = createHarness();
     h.fake.addItems('projects', 'nfs-1', range(1, 250));

@@ -72,7 +72,10 @@ async function listWithout(ctx: DrainCtx, flag: ItemFlag): Promise<number | null
   if (gaps > 0) {
     // Items in the unread part were taken as left out: forget them; the census stays unfinished.
     store.shape.startCensus(kind, source, flag, store.getCursor(kind, source)?.round ?? 0);
-    deps.log.warn({ kind, source, flag, gaps }, 'dry run: part of the listing without the flag cannot be read; the flag stays unknown for this source');
+    deps.log.warn(
+      { kind, source, flag, gaps },
+      'dry run: part of the listing without the flag cannot be read; the flag stays unknown for this source',
+    );
     return null;
   }
   flagAbsent(null, new Set());

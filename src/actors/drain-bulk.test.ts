@@ -28,7 +28,11 @@ describe('bulk drain', () => {
     const real = h.fake.scheduleBulk.bind(h.fake);
     h.fake.scheduleBulk = async (kind, source, dest) => {
       await real(kind, source, dest);
-      throw new ApiAmbiguousError({ method: 'POST', path: '/snippet_repository_storage_moves' }, null, 'socket hang up');
+      throw new ApiAmbiguousError(
+        { method: 'POST', path: '/snippet_repository_storage_moves' },
+        null,
+        'socket hang up',
+      );
     };
     const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets' });
     expect(h.fake.bulkPosts).toBe(1);
@@ -44,7 +48,12 @@ describe('bulk drain', () => {
     h.fake.scheduleBulk = async (kind, source, dest) => {
       postedAt.push(h.clock.now());
       if (postedAt.length === 1) {
-        throw new ApiRateLimitedError({ method: 'POST', path: '/api/v4/project_repository_storage_moves' }, 'Retry later', 'Retry later', 120_000);
+        throw new ApiRateLimitedError(
+          { method: 'POST', path: '/api/v4/project_repository_storage_moves' },
+          'Retry later',
+          'Retry later',
+          120_000,
+        );
       }
       await real(kind, source, dest);
     };
@@ -62,9 +71,16 @@ describe('bulk drain', () => {
     h.fake.scheduleBulk = async () => {
       posts++;
       h.abort.abort(new Error('SIGINT'));
-      throw new ApiRateLimitedError({ method: 'POST', path: '/api/v4/project_repository_storage_moves' }, 'Retry later', 'Retry later', 60_000);
+      throw new ApiRateLimitedError(
+        { method: 'POST', path: '/api/v4/project_repository_storage_moves' },
+        'Retry later',
+        'Retry later',
+        60_000,
+      );
     };
-    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_ABORTED',
+    });
     expect(posts).toBe(1);
   });
 
@@ -82,7 +98,9 @@ describe('bulk drain', () => {
     h.fake.onRequest = (name) => {
       if (name === 'listMoves' && ++polls === 3) h.abort.abort(new Error('SIGTERM'));
     };
-    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'groups' })).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'groups' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_ABORTED',
+    });
     h.fake.onRequest = null;
     const r = await runDrain(resumed(h).deps, { source: 'nfs-1', kind: 'groups' });
     expect(r).toEqual({ moved: 30, quarantined: 0, remaining: 0 });

@@ -32,7 +32,10 @@ const BULK_THROTTLE_MIN_WAIT_MS = 1_000;
 
 /** How long to wait after a 429 on the bulk POST: `Retry-After`, capped, with a floor. */
 export function bulkThrottleWaitMs(retryAfterMs: number | null): number {
-  return Math.min(BULK_THROTTLE_MAX_WAIT_MS, Math.max(BULK_THROTTLE_MIN_WAIT_MS, retryAfterMs ?? BULK_THROTTLE_DEFAULT_WAIT_MS));
+  return Math.min(
+    BULK_THROTTLE_MAX_WAIT_MS,
+    Math.max(BULK_THROTTLE_MIN_WAIT_MS, retryAfterMs ?? BULK_THROTTLE_DEFAULT_WAIT_MS),
+  );
 }
 
 /** Newest move id of the kind (the baseline above which moves belong to our bulk job). */
@@ -72,7 +75,10 @@ async function postBulk(ctx: DrainCtx): Promise<void> {
       return;
     } catch (err) {
       const failure = classifyPostError(err);
-      event(ctx, 'bulk.post_failed', { failure: failure.kind, error: err instanceof Error ? err.message : String(err) });
+      event(ctx, 'bulk.post_failed', {
+        failure: failure.kind,
+        error: err instanceof Error ? err.message : String(err),
+      });
       if (failure.kind === 'throttled') {
         // A 429 proves the POST was not applied: wait as the instance asks, then post again.
         const waitMs = bulkThrottleWaitMs(failure.retryAfterMs);
@@ -169,7 +175,9 @@ export async function runBulkPhase(ctx: DrainCtx, opts: BulkPhaseOptions = {}): 
     deps.onProgress?.();
     const found = acc.found + acc.quarantined - before;
     seenAny ||= found > 0;
-    const started = seenAny || deps.clock.now() >= bulk.intentAt + Math.min(BULK_START_GRACE_MAX_MS, BULK_START_GRACE_POLLS * interval);
+    const started =
+      seenAny ||
+      deps.clock.now() >= bulk.intentAt + Math.min(BULK_START_GRACE_MAX_MS, BULK_START_GRACE_POLLS * interval);
     idle = found === 0 && inFlight === 0 && started ? idle + 1 : 0;
     // Without `learn` the enumerated items are the whole job: done when none is left to see.
     if (!learn && store.countStates(kind, source).pending === 0 && inFlight === 0) return acc;

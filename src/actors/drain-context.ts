@@ -41,7 +41,8 @@ export function arrivedOn(ctx: DrainCtx, row: Pick<ItemRow, 'destination'>, stor
 }
 
 /** A drain event's own fields: the drain's kind and source are added (or named, for another drain). */
-export type DrainEventData<K extends DrainEventType> = Omit<AuditEventMap[K], 'kind' | 'source'> & Partial<Pick<AuditEventMap[K], 'kind' | 'source'>>;
+export type DrainEventData<K extends DrainEventType> = Omit<AuditEventMap[K], 'kind' | 'source'> &
+  Partial<Pick<AuditEventMap[K], 'kind' | 'source'>>;
 
 /** Appends an event of this drain, stamped with the injected clock. */
 export function event<K extends DrainEventType>(ctx: DrainCtx, type: K, data: DrainEventData<K>): void {
@@ -70,7 +71,11 @@ export async function waitUntil(ctx: DrainCtx, deadline: number): Promise<void> 
  * Waits until the absolute time `deadline` or until `wake` settles, whichever comes first; the
  * timer is cancelled when `wake` wins. Returns which one ended the wait.
  */
-export async function waitUntilOr(ctx: DrainCtx, deadline: number, wake: Promise<unknown>): Promise<'deadline' | 'event'> {
+export async function waitUntilOr(
+  ctx: DrainCtx,
+  deadline: number,
+  wake: Promise<unknown>,
+): Promise<'deadline' | 'event'> {
   const ms = deadline - ctx.deps.clock.now();
   if (ms <= 0) return 'deadline';
   const cancel = new AbortController();
@@ -83,7 +88,10 @@ export async function waitUntilOr(ctx: DrainCtx, deadline: number, wake: Promise
       throw err;
     },
   );
-  const woken = wake.then(() => 'event' as const, () => 'event' as const);
+  const woken = wake.then(
+    () => 'event' as const,
+    () => 'event' as const,
+  );
   const first = await Promise.race([timer, woken]);
   if (first === 'event') {
     cancel.abort();
@@ -96,7 +104,13 @@ export async function waitUntilOr(ctx: DrainCtx, deadline: number, wake: Promise
 export function noteControl(ctx: DrainCtx, control: RunControl, cap: number, seen: string | null): string {
   const key = `${control.paused}:${control.concurrency}`;
   if (key === seen || (seen === null && !control.paused && control.concurrency === null)) return key;
-  const fields = { kind: ctx.kind, source: ctx.source, paused: control.paused, concurrency: cap, planConcurrency: ctx.deps.plan.move.concurrency };
+  const fields = {
+    kind: ctx.kind,
+    source: ctx.source,
+    paused: control.paused,
+    concurrency: cap,
+    planConcurrency: ctx.deps.plan.move.concurrency,
+  };
   if (control.paused) ctx.deps.log.info(fields, 'paused: no new moves; moves in flight are followed to their end');
   else ctx.deps.log.info(fields, 'concurrency cap in force');
   return key;

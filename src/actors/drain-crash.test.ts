@@ -95,7 +95,8 @@ describe.each(['throttled', 'bulk'] as const)('%s drain killed right after a POS
       expect({ m, r }).toEqual({ m, r: { moved: 11, quarantined: 1, remaining: 0 } });
       expect({ m, v: h.fake.violations }).toEqual({ m, v: [] });
       expect(h.fake.bulkPosts).toBeLessThanOrEqual(1);
-      for (const id of range(1, 12)) expect({ m, id, n: h.fake.movesOf('projects', id).length }).toEqual({ m, id, n: id === 3 || id === 9 ? 2 : 1 });
+      for (const id of range(1, 12))
+        expect({ m, id, n: h.fake.movesOf('projects', id).length }).toEqual({ m, id, n: id === 3 || id === 9 ? 2 : 1 });
       if (!crashed) break;
     }
   });

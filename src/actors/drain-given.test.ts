@@ -9,7 +9,13 @@ function given() {
   const s = h.store;
   s.batch(() => {
     s.startRound('projects', 'cluster', 1);
-    s.recordPage('projects', 'cluster', 1, range(1, 6).map((id) => ({ kind: 'projects' as const, id, storage: 'cluster', name: `p${id}`, sizeBytes: id })), h.clock.now());
+    s.recordPage(
+      'projects',
+      'cluster',
+      1,
+      range(1, 6).map((id) => ({ kind: 'projects' as const, id, storage: 'cluster', name: `p${id}`, sizeBytes: id })),
+      h.clock.now(),
+    );
     for (const id of range(1, 6)) s.pinDestination('projects', id, id % 2 ? 'nfs-1' : 'nfs-2');
     s.finishRound('projects', 'cluster', 1);
   });
@@ -41,9 +47,13 @@ describe('drain of given items (shardmove revert)', () => {
   it('refuses bulk mode and dry runs: either would take in everything on the source', async () => {
     const bulk = given();
     bulk.deps.plan = { ...bulk.deps.plan, move: { ...bulk.deps.plan.move, mode: 'bulk' } };
-    await expect(runDrain({ ...bulk.deps, itemsGiven: true }, { source: 'cluster', kind: 'projects' })).rejects.toThrow(/throttled mode by a real run only/);
+    await expect(runDrain({ ...bulk.deps, itemsGiven: true }, { source: 'cluster', kind: 'projects' })).rejects.toThrow(
+      /throttled mode by a real run only/,
+    );
     const dry = given();
-    await expect(runDrain({ ...dry.deps, itemsGiven: true, dryRun: true }, { source: 'cluster', kind: 'projects' })).rejects.toThrow(/throttled mode by a real run only/);
+    await expect(
+      runDrain({ ...dry.deps, itemsGiven: true, dryRun: true }, { source: 'cluster', kind: 'projects' }),
+    ).rejects.toThrow(/throttled mode by a real run only/);
     expect([...bulk.fake.moves, ...dry.fake.moves]).toEqual([]);
   });
 });

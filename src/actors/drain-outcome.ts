@@ -48,11 +48,17 @@ export function stuckPhase(state: string): 'queued' | 'running' {
 export function stuckLimitMs(poll: Plan['poll'], phase: 'queued' | 'running', sizeBytes: number | null): number {
   if (phase === 'queued') return poll.stuckScheduledAfterMs;
   // Whole seconds: the limit is shown to the operator, and a finer one means nothing for a move.
-  const extra = sizeBytes !== null && sizeBytes > 0 ? Math.round((poll.stuckRunningPerGbMs * sizeBytes) / GIB / 1000) * 1000 : 0;
+  const extra =
+    sizeBytes !== null && sizeBytes > 0 ? Math.round((poll.stuckRunningPerGbMs * sizeBytes) / GIB / 1000) * 1000 : 0;
   return poll.stuckRunningAfterMs + extra;
 }
 
-function describeLimit(poll: Plan['poll'], phase: 'queued' | 'running', limitMs: number, sizeBytes: number | null): string {
+function describeLimit(
+  poll: Plan['poll'],
+  phase: 'queued' | 'running',
+  limitMs: number,
+  sizeBytes: number | null,
+): string {
   if (phase === 'queued') return `in the queue (poll.stuck_scheduled_after ${formatPlanDuration(limitMs)})`;
   if (limitMs === poll.stuckRunningAfterMs) return `running (poll.stuck_running_after ${formatPlanDuration(limitMs)})`;
   const gib = ((sizeBytes ?? 0) / GIB).toFixed(1);
@@ -85,7 +91,10 @@ export function applyMove(ctx: DrainCtx, row: ItemRow, move: MoveRecord, since: 
       const reason = `stuck: move ${move.id} still ${move.state} after ${Math.round((now - started) / 1000)}s ${describeLimit(deps.plan.poll, phase, limitMs, row.sizeBytes)}`;
       store.markQuarantined(kind, row.id, reason, { at: now, readOnly: null });
       event(ctx, 'move.stuck', { id: row.id, moveId: move.id, moveState: move.state, since: started, phase, limitMs });
-      deps.log.error({ kind, id: row.id, moveId: move.id, moveState: move.state, since: started, phase, limitMs }, 'move stuck, item quarantined');
+      deps.log.error(
+        { kind, id: row.id, moveId: move.id, moveState: move.state, since: started, phase, limitMs },
+        'move stuck, item quarantined',
+      );
       return true;
     }
     return false;
@@ -106,7 +115,11 @@ export function applyMove(ctx: DrainCtx, row: ItemRow, move: MoveRecord, since: 
     event(ctx, 'move.failed', { id: row.id, moveId: move.id, error: move.errorMessage });
     noteFailedMove(deps);
     if (row.moveId !== move.id) store.markInFlight(kind, row.id, move.id, move.state, since);
-    recordFailure(ctx, { ...row, moveId: move.id }, move.errorMessage ?? `move ${move.id} failed without an error message`);
+    recordFailure(
+      ctx,
+      { ...row, moveId: move.id },
+      move.errorMessage ?? `move ${move.id} failed without an error message`,
+    );
   }
   return true;
 }

@@ -10,11 +10,20 @@ import { createHarness, range, resumed, testPlan, withDelays } from '../../test/
 import type { DrainInput } from '../machine/types.js';
 import { runDrain } from './drain.js';
 
-const first: DrainInput = { source: 'nfs-1', kind: 'projects', access: 'listing', ahead: { source: 'nfs-2', kind: 'projects', access: 'listing' } };
+const first: DrainInput = {
+  source: 'nfs-1',
+  kind: 'projects',
+  access: 'listing',
+  ahead: { source: 'nfs-2', kind: 'projects', access: 'listing' },
+};
 const second: DrainInput = { source: 'nfs-2', kind: 'projects', access: 'listing', ahead: null };
 
 function plan(concurrency: number) {
-  return testPlan({ move: { from: ['nfs-1', 'nfs-2'], kinds: ['projects'], concurrency }, poll: { intervalMs: 1_000 }, retry: { maxAttempts: 3, backoffMs: 2_000 } });
+  return testPlan({
+    move: { from: ['nfs-1', 'nfs-2'], kinds: ['projects'], concurrency },
+    poll: { intervalMs: 1_000 },
+    retry: { maxAttempts: 3, backoffMs: 2_000 },
+  });
 }
 
 describe('one pipeline across drains', () => {
@@ -35,7 +44,8 @@ describe('one pipeline across drains', () => {
     expect(r2).toMatchObject({ moved: 300, remaining: 0 });
     expect(h.fake.peakInFlight).toBeLessThanOrEqual(5);
     expect(h.fake.violations).toEqual([]);
-    for (const id of [...range(1, 10), ...range(101, 400)]) expect(h.fake.movesOf('projects', id).filter((m) => m.state === 'finished')).toHaveLength(1);
+    for (const id of [...range(1, 10), ...range(101, 400)])
+      expect(h.fake.movesOf('projects', id).filter((m) => m.state === 'finished')).toHaveLength(1);
   });
 
   it('without the next drain named, the first drain behaves as before (nothing of nfs-2 moves early)', async () => {
@@ -79,8 +89,10 @@ describe('one pipeline across drains', () => {
           expect(r2.remaining).toBe(0);
           expect(h.fake.violations).toEqual([]);
           expect(h.fake.peakInFlight).toBeLessThanOrEqual(concurrency);
-          for (let i = 0; i < firstDurations.length; i++) expect(h.fake.item('projects', i + 1)?.storage).toBe('cluster');
-          for (let i = 0; i < secondDurations.length; i++) expect(h.fake.item('projects', i + 101)?.storage).toBe('cluster');
+          for (let i = 0; i < firstDurations.length; i++)
+            expect(h.fake.item('projects', i + 1)?.storage).toBe('cluster');
+          for (let i = 0; i < secondDurations.length; i++)
+            expect(h.fake.item('projects', i + 101)?.storage).toBe('cluster');
         },
       ),
       { numRuns: 40 },
@@ -89,7 +101,9 @@ describe('one pipeline across drains', () => {
 
   it("runs the drain's verification re-list alongside the next drain's moves (issue 25 item 2), and still retries what it finds", async () => {
     // A listing page of nfs-1 takes 10 s on the fake clock, five times a move: moves of nfs-2 end during its re-list.
-    const h = withDelays(createHarness(plan(4), { startDelayMs: 0, durationMs: 2_000, perPage: 2 }), { listItemsOnStorage: (_kind, storage) => (storage === 'nfs-1' ? 10_000 : 0) });
+    const h = withDelays(createHarness(plan(4), { startDelayMs: 0, durationMs: 2_000, perPage: 2 }), {
+      listItemsOnStorage: (_kind, storage) => (storage === 'nfs-1' ? 10_000 : 0),
+    });
     h.fake.addItems('projects', 'nfs-1', range(1, 10));
     h.fake.addItems('projects', 'nfs-2', range(101, 160));
     // Its first move says finished but leaves it on nfs-1: the re-list must find it and send it again.
@@ -97,10 +111,16 @@ describe('one pipeline across drains', () => {
     const r1 = await runDrain(h.deps, first);
     expect(r1).toMatchObject({ moved: 10, remaining: 0 });
     const events = h.store.readEvents(0, 100_000);
-    const relist = events.find((e) => e.type === 'enumerate.started' && e.data.source === 'nfs-1' && e.data.round === 2);
-    const relisted = events.find((e) => e.type === 'enumerate.finished' && e.data.source === 'nfs-1' && e.data.round === 2);
+    const relist = events.find(
+      (e) => e.type === 'enumerate.started' && e.data.source === 'nfs-1' && e.data.round === 2,
+    );
+    const relisted = events.find(
+      (e) => e.type === 'enumerate.finished' && e.data.source === 'nfs-1' && e.data.round === 2,
+    );
     expect(relist && relisted).toBeTruthy();
-    const during = h.fake.moves.filter((m) => m.itemId >= 101 && m.createdMs > (relist?.at ?? 0) && m.createdMs < (relisted?.at ?? 0));
+    const during = h.fake.moves.filter(
+      (m) => m.itemId >= 101 && m.createdMs > (relist?.at ?? 0) && m.createdMs < (relisted?.at ?? 0),
+    );
     expect(during.length).toBeGreaterThan(0);
     expect(h.fake.movesOf('projects', 3)).toHaveLength(2);
     expect(h.fake.item('projects', 3)?.storage).toBe('cluster');

@@ -110,7 +110,6 @@ export async function pollInFlight(ctx: DrainCtx, planner?: PollPlanner): Promis
   return mine;
 }
 
-
 /**
  * Items quarantined as stuck are looked at again when a drain starts: once the instance shows
  * their move terminal, the outcome applies as if polled (moved, or back to pending when it
@@ -118,14 +117,17 @@ export async function pollInFlight(ctx: DrainCtx, planner?: PollPlanner): Promis
  */
 export async function recheckStuck(ctx: DrainCtx): Promise<number> {
   const { deps, store, kind, source } = ctx;
-  const rows = store.itemsInState(kind, source, 'quarantined', MAX_TRACKED).filter((r) => r.stuckAt !== null && r.moveId !== null);
+  const rows = store
+    .itemsInState(kind, source, 'quarantined', MAX_TRACKED)
+    .filter((r) => r.stuckAt !== null && r.moveId !== null);
   let settled = 0;
   for (const row of rows) {
     const move = await deps.api.getMove(kind, row.moveId as number);
     if (!move || !isTerminal(move.state)) continue;
     event(ctx, 'move.unstuck', { id: row.id, moveId: move.id, moveState: move.state });
     store.batch(() => {
-      if (move.state === 'failed') store.markPending(kind, row.id, deps.clock.now(), move.errorMessage ?? 'stuck move failed', true);
+      if (move.state === 'failed')
+        store.markPending(kind, row.id, deps.clock.now(), move.errorMessage ?? 'stuck move failed', true);
       else applyMove(ctx, row, move, row.scheduledAt ?? deps.clock.now());
     });
     settled++;

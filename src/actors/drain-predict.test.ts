@@ -38,7 +38,9 @@ const gaps = (ts: number[]) => ts.slice(1).map((t, i) => t - (ts[i] as number));
 
 describe('completion prediction', () => {
   it('polls when the earliest move in flight is expected to end, not at the poll interval', async () => {
-    const h = createHarness(testPlan({ move: { concurrency: 3 }, poll: { intervalMs: 300_000, minIntervalMs: 250 } }), { startDelayMs: 0 });
+    const h = createHarness(testPlan({ move: { concurrency: 3 }, poll: { intervalMs: 300_000, minIntervalMs: 250 } }), {
+      startDelayMs: 0,
+    });
     seedModel(h, truth);
     const polls = inventory(h, 6);
     const t0 = h.clock.now();
@@ -62,7 +64,9 @@ describe('completion prediction', () => {
   });
 
   it('never waits longer than poll.interval with moves in flight when the model expects moves to take far longer', async () => {
-    const h = createHarness(testPlan({ move: { concurrency: 3 }, poll: { intervalMs: 5_000, minIntervalMs: 250 } }), { startDelayMs: 0 });
+    const h = createHarness(testPlan({ move: { concurrency: 3 }, poll: { intervalMs: 5_000, minIntervalMs: 250 } }), {
+      startDelayMs: 0,
+    });
     seedModel(h, () => 3_600_000);
     const polls = inventory(h, 6);
     const t0 = h.clock.now();
@@ -73,7 +77,9 @@ describe('completion prediction', () => {
   });
 
   it('never polls sooner than poll.min_interval, and backs off, when the model expects moves to end at once', async () => {
-    const h = createHarness(testPlan({ move: { concurrency: 3 }, poll: { intervalMs: 5_000, minIntervalMs: 250 } }), { startDelayMs: 0 });
+    const h = createHarness(testPlan({ move: { concurrency: 3 }, poll: { intervalMs: 5_000, minIntervalMs: 250 } }), {
+      startDelayMs: 0,
+    });
     seedModel(h, () => 1);
     const polls = inventory(h, 6);
     await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
@@ -86,7 +92,9 @@ describe('completion prediction', () => {
   });
 
   it('learns the fixed and per-byte parts from watched moves, despite outliers', async () => {
-    const h = createHarness(testPlan({ move: { concurrency: 4 }, poll: { intervalMs: 1_000, minIntervalMs: 250 } }), { startDelayMs: 0 });
+    const h = createHarness(testPlan({ move: { concurrency: 4 }, poll: { intervalMs: 1_000, minIntervalMs: 250 } }), {
+      startDelayMs: 0,
+    });
     inventory(h, 24);
     // Two moves that hit a slow Gitaly: ten times their usual duration.
     h.fake.durations.set('projects:7', truth(7 * MB) * 10);
@@ -130,7 +138,9 @@ describe('completion prediction', () => {
       expect(r.moved).toBe(5);
       const predicted = new MoveModel(store).predict('projects', 2 * MB) ?? 0;
       expect(polls.filter((t) => t > posted)[0]).toBeLessThan(posted + 300_000);
-      expect(Math.abs((polls.filter((t) => t > posted)[0] ?? 0) - (posted + truth(2 * MB)))).toBeLessThanOrEqual(Math.max(250, predicted / 4));
+      expect(Math.abs((polls.filter((t) => t > posted)[0] ?? 0) - (posted + truth(2 * MB)))).toBeLessThanOrEqual(
+        Math.max(250, predicted / 4),
+      );
       store.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -139,7 +149,16 @@ describe('completion prediction', () => {
 });
 
 describe('largest first', () => {
-  const SIZES: [number, number | null][] = [[1, 5], [2, null], [3, 50], [4, 20], [5, null], [6, 20], [7, 1], [8, 80]];
+  const SIZES: [number, number | null][] = [
+    [1, 5],
+    [2, null],
+    [3, 50],
+    [4, 20],
+    [5, null],
+    [6, 20],
+    [7, 1],
+    [8, 80],
+  ];
   const ORDER = [8, 3, 4, 6, 1, 7, 2, 5];
 
   function sized(h: Harness) {
@@ -168,7 +187,9 @@ describe('largest first', () => {
     h.fake.onRequest = (name) => {
       if (name === 'scheduleMove' && ++posts === 3) h.abort.abort(new Error('SIGTERM'));
     };
-    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_ABORTED',
+    });
     h.fake.onRequest = null;
     const abort = new AbortController();
     const r = await runDrain({ ...h.deps, signal: abort.signal }, { source: 'nfs-1', kind: 'projects' });

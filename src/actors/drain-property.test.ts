@@ -28,7 +28,11 @@ describe('drain under arbitrary faults and crashes', () => {
         async (items, mode, concurrency, crashes) => {
           const h = createHarness(
             // Polls 10 s apart: POSTs after the first happen on stale listings, which must be refreshed.
-            testPlan({ move: { mode, concurrency }, retry: { maxAttempts: 3, backoffMs: 10_000 }, poll: { intervalMs: 10_000, stuckRunningAfterMs: 120_000 } }),
+            testPlan({
+              move: { mode, concurrency },
+              retry: { maxAttempts: 3, backoffMs: 10_000 },
+              poll: { intervalMs: 10_000, stuckRunningAfterMs: 120_000 },
+            }),
           );
           items.forEach((it, i) => {
             const id = i + 1;

@@ -20,7 +20,11 @@ const POST_MS = 300;
 const slowed = (h: Harness) => withDelays(h, { listMoves: LIST_MS, scheduleMove: POST_MS });
 
 function setup(concurrency: number, queueAhead: number, n: number): Harness {
-  const h = slowed(createHarness(testPlan({ move: { concurrency, queueAhead }, poll: { intervalMs: 60_000, minIntervalMs: 250 } }), { startDelayMs: 0 }));
+  const h = slowed(
+    createHarness(testPlan({ move: { concurrency, queueAhead }, poll: { intervalMs: 60_000, minIntervalMs: 250 } }), {
+      startDelayMs: 0,
+    }),
+  );
   const m = new MoveModel(h.store);
   for (let i = 1; i <= 16; i++) m.observe('projects', i * MB, truth(i * MB));
   m.save(h.clock.now());
@@ -38,7 +42,11 @@ function watchPosts(h: Harness, cap: number) {
     const now = h.clock.now();
     const rows = h.store.itemsInState('projects', 'nfs-1', 'in_flight', 1000);
     const ends = rows.map((r) => (r.scheduledAt ?? now) + truth(r.sizeBytes ?? 0));
-    seen.push({ at: now, beyond: h.store.countInFlight() - cap, endingWithin: (ms) => ends.filter((e) => e <= now + ms).length });
+    seen.push({
+      at: now,
+      beyond: h.store.countInFlight() - cap,
+      endingWithin: (ms) => ends.filter((e) => e <= now + ms).length,
+    });
   };
   return seen;
 }
@@ -55,7 +63,8 @@ describe('queue ahead of predicted ends', () => {
     const early = queuedAhead(h);
     expect(early.length).toBeGreaterThan(0);
     // The round trip is measured, not assumed: a poll page plus a POST, at least.
-    for (const e of early) expect(e.type === 'drain.queued_ahead' && e.data.roundTripMs).toBeGreaterThanOrEqual(LIST_MS + POST_MS);
+    for (const e of early)
+      expect(e.type === 'drain.queued_ahead' && e.data.roundTripMs).toBeGreaterThanOrEqual(LIST_MS + POST_MS);
     const rtt = Math.max(...early.map((e) => (e.type === 'drain.queued_ahead' ? e.data.roundTripMs : 0)));
     // The row being POSTed counts (scheduling): over the cap means posted early.
     const over = posts.filter((p) => p.beyond > 0);
@@ -76,7 +85,12 @@ describe('queue ahead of predicted ends', () => {
 
   it('nothing early before the round trip was measured, nor without a prediction', async () => {
     const cap = 2;
-    const h = slowed(createHarness(testPlan({ move: { concurrency: cap, queueAhead: 2 }, poll: { intervalMs: 60_000, minIntervalMs: 250 } }), { startDelayMs: 0 }));
+    const h = slowed(
+      createHarness(
+        testPlan({ move: { concurrency: cap, queueAhead: 2 }, poll: { intervalMs: 60_000, minIntervalMs: 250 } }),
+        { startDelayMs: 0 },
+      ),
+    );
     // No model: no move is expected to end at any time.
     h.fake.addItems('projects', 'nfs-1', range(1, 6));
     const posts = watchPosts(h, cap);
@@ -97,7 +111,9 @@ describe('queue ahead of predicted ends', () => {
         h.abort.abort(new Error('SIGKILL'));
       }
     };
-    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_ABORTED',
+    });
     expect(killed).toBe(true);
     h.fake.onRequest = null;
     const again = resumed(h);

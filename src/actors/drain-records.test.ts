@@ -26,7 +26,9 @@ describe('drain by move records (storage not exposed)', () => {
     expect(h.fake.violations).toEqual([]);
     const v = await runVerify(h.deps, { kinds: ['snippets'], access: { snippets: 'records' } });
     expect(v.ok).toBe(true);
-    expect(v.perKindAndSource).toEqual([expect.objectContaining({ kind: 'snippets', by: 'records', moved: 30, quarantined: 0 })]);
+    expect(v.perKindAndSource).toEqual([
+      expect.objectContaining({ kind: 'snippets', by: 'records', moved: 30, quarantined: 0 }),
+    ]);
   });
 
   it('never uses the listing, which on CE would name snippets of every storage', async () => {
@@ -88,7 +90,8 @@ describe('drain by move records (storage not exposed)', () => {
     const again = resumed(h);
     const r = await runDrain(again.deps, { source: 'nfs-1', kind: 'snippets', access: 'records' });
     expect(r).toMatchObject({ moved: 20, remaining: 0 });
-    for (const id of range(1, 20)) expect(h.fake.movesOf('snippets', id).filter((m) => m.state === 'finished')).toHaveLength(1);
+    for (const id of range(1, 20))
+      expect(h.fake.movesOf('snippets', id).filter((m) => m.state === 'finished')).toHaveLength(1);
     expect(h.fake.violations).toEqual([]);
     expect(h.store.getBulk('snippets', 'nfs-1')?.confirmedAt).not.toBeNull();
     // The resumed invocation follows the interrupted job instead of posting again, and does not

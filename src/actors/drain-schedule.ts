@@ -51,8 +51,7 @@ function keepLocated(ctx: DrainCtx, row: ItemRow, where: Location, arrival: Arri
   else if (arrivedOn(ctx, row, where.storage)) {
     const a = arrival ?? { moveId: null, moveState: null, note: 'already on the destination' };
     store.markMoved(kind, row.id, a.moveId, a.moveState, now, a.note);
-  }
-  else store.markLeft(kind, row.id, now, `now on ${where.storage}`);
+  } else store.markLeft(kind, row.id, now, `now on ${where.storage}`);
   event(ctx, 'item.not_on_source', { id: row.id, storage: where.at === 'gone' ? null : where.storage });
   return false;
 }
@@ -154,12 +153,19 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
     }),
   );
   const toPost = await dropNotOnSource(ctx, await dropUnlisted(ctx, claimed));
-  const settled = await Promise.allSettled(toPost.map((row) => deps.api.scheduleMove(kind, row.id, destinationOf(ctx, row))));
+  const settled = await Promise.allSettled(
+    toPost.map((row) => deps.api.scheduleMove(kind, row.id, destinationOf(ctx, row))),
+  );
   const followUp: { row: ItemRow; cause: 'ambiguous' | 'read-only' }[] = [];
   let fatal: unknown = null;
   store.batch(() => {
     settled.forEach((res, i) => {
-      const row = { ...(toPost[i] as ItemRow), state: 'scheduling' as const, attempts: (toPost[i] as ItemRow).attempts + 1, intentAt: now };
+      const row = {
+        ...(toPost[i] as ItemRow),
+        state: 'scheduling' as const,
+        attempts: (toPost[i] as ItemRow).attempts + 1,
+        intentAt: now,
+      };
       if (res.status === 'fulfilled') {
         const r: ScheduleResult = res.value;
         if (r.outcome === 'scheduled') {

@@ -15,7 +15,16 @@ const GIB = 1024 ** 3;
 
 /** Polls a minute apart (hours of fake time without thousands of polls), limits as given. */
 function plan(poll: Partial<ReturnType<typeof testPlan>['poll']> = {}, mode: 'throttled' | 'bulk' = 'throttled') {
-  return testPlan({ move: { mode }, poll: { intervalMs: MIN, stuckRunningAfterMs: HOUR, stuckScheduledAfterMs: 24 * HOUR, stuckRunningPerGbMs: 30 * MIN, ...poll } });
+  return testPlan({
+    move: { mode },
+    poll: {
+      intervalMs: MIN,
+      stuckRunningAfterMs: HOUR,
+      stuckScheduledAfterMs: 24 * HOUR,
+      stuckRunningPerGbMs: 30 * MIN,
+      ...poll,
+    },
+  });
 }
 
 describe('stuck detection', () => {
@@ -35,7 +44,9 @@ describe('stuck detection', () => {
     expect(r).toEqual({ moved: 0, quarantined: 1, remaining: 0 });
     const [move] = h.fake.movesOf('projects', 1);
     const row = h.store.getItem('projects', 1);
-    expect(row?.lastError).toMatch(/^stuck: move \d+ still started after 36\d\ds running \(poll\.stuck_running_after 1h\)$/);
+    expect(row?.lastError).toMatch(
+      /^stuck: move \d+ still started after 36\d\ds running \(poll\.stuck_running_after 1h\)$/,
+    );
     // Quarantined about an hour after it started running, not an hour after it was scheduled.
     const startedAt = (move?.createdMs ?? 0) + 5 * HOUR;
     expect(row?.stuckAt).toBeGreaterThan(startedAt + HOUR);
@@ -47,7 +58,9 @@ describe('stuck detection', () => {
     h.fake.addItems('projects', 'nfs-1', [1]);
     const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
     expect(r.quarantined).toBe(1);
-    expect(h.store.getItem('projects', 1)?.lastError).toMatch(/still scheduled after 72\d\ds in the queue \(poll\.stuck_scheduled_after 2h\)$/);
+    expect(h.store.getItem('projects', 1)?.lastError).toMatch(
+      /still scheduled after 72\d\ds in the queue \(poll\.stuck_scheduled_after 2h\)$/,
+    );
   });
 
   it('gives a large repository a longer running allowance: 10 GiB running 3 h is fine, 100 MiB running 3 h is stuck', async () => {
@@ -58,7 +71,9 @@ describe('stuck detection', () => {
     const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
     expect(r).toEqual({ moved: 1, quarantined: 1, remaining: 0 });
     expect(h.store.getItem('projects', 1)?.state).toBe('moved');
-    expect(h.store.getItem('projects', 2)?.lastError).toMatch(/running \(limit 1h2m56s: poll\.stuck_running_after 1h plus 30m per GiB of 0\.1 GiB\)$/);
+    expect(h.store.getItem('projects', 2)?.lastError).toMatch(
+      /running \(limit 1h2m56s: poll\.stuck_running_after 1h plus 30m per GiB of 0\.1 GiB\)$/,
+    );
   });
 
   it('bulk mode: a storage of large repositories queued for hours behind the throttled worker is moved, not quarantined', async () => {
@@ -78,7 +93,9 @@ describe('stuck detection', () => {
     h.fake.onRequest = (name) => {
       if (name === 'listMoves' && ++polls === 40) h.abort.abort(new Error('SIGTERM'));
     };
-    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_ABORTED',
+    });
     const runningAt = h.store.getItem('projects', 1)?.runningAt;
     expect(runningAt).toBeGreaterThan(0);
     h.fake.onRequest = null;

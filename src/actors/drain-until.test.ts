@@ -13,14 +13,36 @@ const GIB = 2 ** 30;
 async function drainOf(plan: Plan, free: number | 'down') {
   const store = openCheckpoint(':memory:');
   store.startRound('projects', 'nfs-1', 1);
-  store.recordPage('projects', 'nfs-1', 1, [1, 2, 3, 4].map((id) => ({ kind: 'projects' as const, id, storage: 'nfs-1', name: `p${id}`, sizeBytes: 4 * GIB })), 0);
+  store.recordPage(
+    'projects',
+    'nfs-1',
+    1,
+    [1, 2, 3, 4].map((id) => ({ kind: 'projects' as const, id, storage: 'nfs-1', name: `p${id}`, sizeBytes: 4 * GIB })),
+    0,
+  );
   const prometheus = {
-    query: () => (free === 'down' ? Promise.reject(new Error('Prometheus did not answer')) : Promise.resolve([{ value: free, labels: {} }])),
+    query: () =>
+      free === 'down'
+        ? Promise.reject(new Error('Prometheus did not answer'))
+        : Promise.resolve([{ value: free, labels: {} }]),
     close: () => Promise.resolve(),
   };
-  const deps = { plan, store, log: pino({ level: 'silent' }), clock: { now: () => 0, sleep: () => Promise.resolve() }, prometheus };
+  const deps = {
+    plan,
+    store,
+    log: pino({ level: 'silent' }),
+    clock: { now: () => 0, sleep: () => Promise.resolve() },
+    prometheus,
+  };
   await preparePlacement(deps);
-  const ctx = { deps, store, kind: 'projects', source: 'nfs-1', destination: 'cluster', destinations: ['cluster'] } as unknown as DrainCtx;
+  const ctx = {
+    deps,
+    store,
+    kind: 'projects',
+    source: 'nfs-1',
+    destination: 'cluster',
+    destinations: ['cluster'],
+  } as unknown as DrainCtx;
   /** What scheduleBatch does before its POSTs: the intent with its destination, accounted. */
   const intend = (ids: number[]) => {
     for (const id of ids) {

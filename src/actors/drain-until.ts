@@ -26,7 +26,10 @@ function reach(ctx: DrainCtx): void {
     ctx.store.setBound(ctx.source, ctx.deps.clock.now(), `move.until ${bound}: ${limitBytes} bytes`);
     event(ctx, 'drain.until_reached', { bound, limitBytes, placedBytes });
   });
-  ctx.deps.log.info({ source: ctx.source, bound, limitBytes, placedBytes }, 'move.until reached: nothing more is scheduled from this source');
+  ctx.deps.log.info(
+    { source: ctx.source, bound, limitBytes, placedBytes },
+    'move.until reached: nothing more is scheduled from this source',
+  );
 }
 
 /**

@@ -25,7 +25,12 @@ describe('throttled drain', () => {
     }
     for (const it of h.fake.items.values()) expect(it.storage).toBe(it.id >= 500 ? 'other' : 'cluster');
     expect(h.fake.violations).toEqual([]);
-    expect(h.store.summary(h.clock.now()).counts.filter((c) => c.state === 'moved').reduce((a, c) => a + c.n, 0)).toBe(162);
+    expect(
+      h.store
+        .summary(h.clock.now())
+        .counts.filter((c) => c.state === 'moved')
+        .reduce((a, c) => a + c.n, 0),
+    ).toBe(162);
   });
 
   it('never has more than `concurrency` moves in flight', async () => {
@@ -44,7 +49,9 @@ describe('throttled drain', () => {
     h.fake.onRequest = (name) => {
       if (name === 'scheduleMove' && ++posts === 4) h.abort.abort(new Error('SIGINT'));
     };
-    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_ABORTED',
+    });
     expect(h.store.countInFlight()).toBe(4);
     h.fake.onRequest = null;
     // A drain of another kind still sees the 4 project moves in flight: no room until they end.
@@ -106,7 +113,11 @@ describe('throttled drain', () => {
     expect(r).toEqual({ moved: 2, quarantined: 0, remaining: 0 });
     expect(h.fake.movesOf('projects', 1)).toHaveLength(1);
     // A failed move that switched the storage anyway: moved, its source copy reported as left behind.
-    expect(h.store.getItem('projects', 1)).toMatchObject({ state: 'moved', moveState: 'failed', lastError: expect.stringMatching(/failed after the switch/) });
+    expect(h.store.getItem('projects', 1)).toMatchObject({
+      state: 'moved',
+      moveState: 'failed',
+      lastError: expect.stringMatching(/failed after the switch/),
+    });
     expect(h.fake.violations).toEqual([]);
   });
 
@@ -134,8 +145,12 @@ describe('throttled drain', () => {
     expect(h.fake.movesOf('projects', 2).map((m) => m.state)).toEqual(['failed']);
     expect(h.fake.violations).toEqual([]);
     const [move] = h.fake.movesOf('projects', 2);
-    expect(h.store.summary(h.clock.now()).orphans).toEqual([{ kind: 'projects', id: 2, name: expect.any(String), source: 'nfs-1', moveId: move!.id, moveState: 'failed' }]);
-    expect(h.store.getItem('projects', 2)?.lastError).toMatch(/failed after the switch: the repository is on cluster, its copy on nfs-1 is left behind/);
+    expect(h.store.summary(h.clock.now()).orphans).toEqual([
+      { kind: 'projects', id: 2, name: expect.any(String), source: 'nfs-1', moveId: move!.id, moveState: 'failed' },
+    ]);
+    expect(h.store.getItem('projects', 2)?.lastError).toMatch(
+      /failed after the switch: the repository is on cluster, its copy on nfs-1 is left behind/,
+    );
   });
 
   it('quarantines a permanently failing item with GitLab error_message', async () => {
@@ -146,7 +161,9 @@ describe('throttled drain', () => {
     expect(r).toEqual({ moved: 3, quarantined: 1, remaining: 0 });
     expect(h.fake.movesOf('projects', 2)).toHaveLength(3);
     const q = h.store.summary(h.clock.now()).quarantined;
-    expect(q).toEqual([expect.objectContaining({ id: 2, attempts: 3, reason: 'Failed to replicate projects 2: checksum mismatch' })]);
+    expect(q).toEqual([
+      expect.objectContaining({ id: 2, attempts: 3, reason: 'Failed to replicate projects 2: checksum mismatch' }),
+    ]);
   });
 
   it('quarantines an item the instance keeps rejecting, with the rejection as the reason', async () => {
@@ -163,13 +180,23 @@ describe('throttled drain', () => {
     const h = createHarness();
     h.fake.addItems('projects', 'nfs-1', range(1, 3));
     h.fake.onRequest = (name) => {
-      if (name === 'scheduleMove') throw new ApiUnauthorizedError(POST, '401 Unauthorized', null, { invalidToken: true, description: 'Token was revoked.' });
+      if (name === 'scheduleMove')
+        throw new ApiUnauthorizedError(POST, '401 Unauthorized', null, {
+          invalidToken: true,
+          description: 'Token was revoked.',
+        });
     };
-    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_API_UNAUTHORIZED' });
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_API_UNAUTHORIZED',
+    });
     expect(h.store.getItem('projects', 1)).toMatchObject({ state: 'pending', attempts: 0 });
     expect(h.store.summary(h.clock.now()).quarantined).toEqual([]);
     h.fake.onRequest = null;
-    expect(await runDrain(resumed(h).deps, { source: 'nfs-1', kind: 'projects' })).toEqual({ moved: 3, quarantined: 0, remaining: 0 });
+    expect(await runDrain(resumed(h).deps, { source: 'nfs-1', kind: 'projects' })).toEqual({
+      moved: 3,
+      quarantined: 0,
+      remaining: 0,
+    });
   });
 
   it('waits out a 429 on a POST without counting an attempt', async () => {
@@ -179,7 +206,11 @@ describe('throttled drain', () => {
     h.fake.onRequest = (name) => {
       if (name === 'scheduleMove' && limited-- > 0) throw new ApiRateLimitedError(POST, null, null, 7000);
     };
-    expect(await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).toEqual({ moved: 1, quarantined: 0, remaining: 0 });
+    expect(await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).toEqual({
+      moved: 1,
+      quarantined: 0,
+      remaining: 0,
+    });
     expect(h.store.getItem('projects', 1)?.attempts).toBe(1);
   });
 
@@ -192,7 +223,9 @@ describe('throttled drain', () => {
     expect(h.store.getItem('snippets', 1)).toMatchObject({ state: 'moved', moveState: 'cleanup failed' });
     expect(h.store.getItem('snippets', 1)?.lastError).toMatch(/source copy left behind/);
     expect(h.fake.movesOf('snippets', 1)).toHaveLength(1);
-    expect(h.store.summary(h.clock.now()).orphans).toEqual([expect.objectContaining({ kind: 'snippets', id: 1, source: 'nfs-1', moveState: 'cleanup failed' })]);
+    expect(h.store.summary(h.clock.now()).orphans).toEqual([
+      expect.objectContaining({ kind: 'snippets', id: 1, source: 'nfs-1', moveState: 'cleanup failed' }),
+    ]);
   });
 
   it('adopts a move already running (read-only) instead of fighting it', async () => {
@@ -241,7 +274,10 @@ describe('throttled drain', () => {
     const first = calls.indexOf('scheduleMove');
     const second = calls.indexOf('scheduleMove', first + 1);
     // In between: the item's moves and its storage are read (and maybe a freshness listing), nothing else.
-    expect(calls.slice(first + 1, second).filter((c) => c !== 'listItemsOnStorage')).toEqual(['listItemMoves', 'getItem']);
+    expect(calls.slice(first + 1, second).filter((c) => c !== 'listItemsOnStorage')).toEqual([
+      'listItemMoves',
+      'getItem',
+    ]);
     expect(h.store.getItem('projects', 1)).toMatchObject({ state: 'moved', attempts: 1 });
   });
 
@@ -308,7 +344,9 @@ describe('throttled drain', () => {
     h.fake.onRequest = (name) => {
       if (name === 'scheduleMove' && ++posts === 12) h.abort.abort(new Error('SIGINT'));
     };
-    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_ABORTED',
+    });
     const mid = h.store.summary(h.clock.now());
     expect(mid.total).toBe(40);
     h.fake.onRequest = null;
@@ -324,7 +362,19 @@ describe('throttled drain', () => {
     h.fake.addItems('projects', 'nfs-1', range(1, 4));
     // Simulate the kill: listing done, intents committed, POSTs applied, answers never recorded.
     h.store.startRound('projects', 'nfs-1', 1);
-    h.store.recordPage('projects', 'nfs-1', 1, [...range(1, 4)].map((id) => ({ kind: 'projects' as const, id, storage: 'nfs-1', name: `p${id}`, sizeBytes: null })), 0);
+    h.store.recordPage(
+      'projects',
+      'nfs-1',
+      1,
+      [...range(1, 4)].map((id) => ({
+        kind: 'projects' as const,
+        id,
+        storage: 'nfs-1',
+        name: `p${id}`,
+        sizeBytes: null,
+      })),
+      0,
+    );
     h.store.finishRound('projects', 'nfs-1', 1);
     for (const id of [1, 2]) {
       h.store.markIntent('projects', id, h.clock.now());
@@ -358,7 +408,9 @@ describe('a listing that ignores the storage filter', () => {
     const h = createHarness(testPlan(), { ignoreFilter: true });
     h.fake.addItems('projects', 'nfs-1', [1, 2]);
     h.fake.addItems('projects', 'cluster', [3]);
-    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({ code: 'SHARDMOVE_VERIFY_FILTER_IGNORED' });
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_VERIFY_FILTER_IGNORED',
+    });
     expect(h.fake.stats().mutating).toBe(0);
   });
 });
@@ -371,7 +423,9 @@ describe('dry run', () => {
     expect(r).toEqual({ moved: 0, quarantined: 0, remaining: 250 });
     expect(h.fake.stats().mutating).toBe(0);
     expect(h.fake.moves).toHaveLength(0);
-    expect(h.store.readEvents(0, 100).find((e) => e.type === 'drain.dry_run')?.data).toMatchObject({ wouldSchedule: 250 });
+    expect(h.store.readEvents(0, 100).find((e) => e.type === 'drain.dry_run')?.data).toMatchObject({
+      wouldSchedule: 250,
+    });
   });
 });
 
@@ -439,7 +493,10 @@ describe('live control (shardmove control)', () => {
   });
 
   it('the failure breaker pauses the run after N failed moves within its window; nothing starts until unpaused (issue 24)', async () => {
-    const plan = testPlan({ move: { concurrency: 2 }, retry: { maxAttempts: 3, backoffMs: 1_000, pauseAfter: { failures: 3, withinMs: 600_000 } } });
+    const plan = testPlan({
+      move: { concurrency: 2 },
+      retry: { maxAttempts: 3, backoffMs: 1_000, pauseAfter: { failures: 3, withinMs: 600_000 } },
+    });
     const h = createHarness(plan, { durationMs: 5_000 });
     h.fake.addItems('projects', 'nfs-1', range(1, 10));
     for (const id of [1, 2, 3]) h.fake.script('projects', id, 'fail', 'ok');
@@ -452,7 +509,8 @@ describe('live control (shardmove control)', () => {
       const control = h.store.readControl();
       if (control.paused && trippedAt === null) trippedAt = h.clock.now();
       // An hour paused, then the operator unpauses.
-      if (trippedAt !== null && control.paused && h.clock.now() - trippedAt > 3_600_000) h.store.writeControl({ paused: false }, h.clock.now());
+      if (trippedAt !== null && control.paused && h.clock.now() - trippedAt > 3_600_000)
+        h.store.writeControl({ paused: false }, h.clock.now());
     });
     const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
     expect(r).toEqual({ moved: 10, quarantined: 0, remaining: 0 });
@@ -460,14 +518,21 @@ describe('live control (shardmove control)', () => {
     expect(postsWhilePaused).toBe(0);
     const tripped = h.store.readEvents(0, 10_000).filter((e) => e.type === 'breaker.tripped');
     expect(tripped).toHaveLength(1);
-    expect(tripped[0]?.data).toMatchObject({ failures: 3, withinMs: 600_000, reason: expect.stringMatching(/^paused by the failure breaker: 3 moves failed within 10m/) });
+    expect(tripped[0]?.data).toMatchObject({
+      failures: 3,
+      withinMs: 600_000,
+      reason: expect.stringMatching(/^paused by the failure breaker: 3 moves failed within 10m/),
+    });
     const caps = h.store.readEvents(0, 10_000).flatMap((e) => (e.type === 'cap.changed' ? [e.data] : []));
     expect(caps.some((c) => c.limit === 'paused' && c.reason.startsWith('paused by the failure breaker'))).toBe(true);
     expect(h.fake.violations).toEqual([]);
   });
 
-  it('failures spread wider than the breaker\'s window never trip it', async () => {
-    const plan = testPlan({ move: { concurrency: 1 }, retry: { maxAttempts: 3, backoffMs: 1_000, pauseAfter: { failures: 2, withinMs: 1_000 } } });
+  it("failures spread wider than the breaker's window never trip it", async () => {
+    const plan = testPlan({
+      move: { concurrency: 1 },
+      retry: { maxAttempts: 3, backoffMs: 1_000, pauseAfter: { failures: 2, withinMs: 1_000 } },
+    });
     const h = createHarness(plan, { durationMs: 5_000 });
     h.fake.addItems('projects', 'nfs-1', range(1, 4));
     for (const id of [1, 3]) h.fake.script('projects', id, 'fail', 'ok');
@@ -520,7 +585,8 @@ describe('live control (shardmove control)', () => {
       if (name === 'scheduleBulk') bulkAt ??= h.clock.now();
     };
     onSleep(h, () => {
-      if (h.clock.now() - t0 >= 60_000 && h.store.readControl().paused) h.store.writeControl({ paused: false }, h.clock.now());
+      if (h.clock.now() - t0 >= 60_000 && h.store.readControl().paused)
+        h.store.writeControl({ paused: false }, h.clock.now());
     });
     const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
     expect(r).toEqual({ moved: 20, quarantined: 0, remaining: 0 });

@@ -9,7 +9,15 @@
 import type { DrainInput, DrainOutput } from '../machine/types.js';
 import { newestMoveId, runBulkPhase } from './drain-bulk.js';
 import { capInForce } from './cap.js';
-import { createDrainCtx, event, noteControl, throwIfAborted, waitUntil, waitUntilOr, waitWhilePaused } from './drain-context.js';
+import {
+  createDrainCtx,
+  event,
+  noteControl,
+  throwIfAborted,
+  waitUntil,
+  waitUntilOr,
+  waitWhilePaused,
+} from './drain-context.js';
 import type { DrainCtx } from './drain-context.js';
 import { pollInFlight, recheckStuck, trackedKinds } from './drain-poll.js';
 import type { PollPlanner } from './drain-poll.js';
@@ -32,7 +40,11 @@ const SCHEDULE_CHUNK = 50;
 
 function result(ctx: DrainCtx): DrainOutput {
   const c = ctx.store.countStates(ctx.kind, ctx.source);
-  const out: DrainOutput = { moved: c.moved + c.left, quarantined: c.quarantined, remaining: c.pending + c.scheduling + c.in_flight };
+  const out: DrainOutput = {
+    moved: c.moved + c.left,
+    quarantined: c.quarantined,
+    remaining: c.pending + c.scheduling + c.in_flight,
+  };
   if (!boundReached(ctx)) return out;
   // A reached `move.until` bound: what was never placed stays on the source, as the plan asked.
   const kept = ctx.store.countUnplaced(ctx.kind, ctx.source);
@@ -47,7 +59,12 @@ function result(ctx: DrainCtx): DrainOutput {
  * (issue 25 item 2); this drain's own items wait for the next round, and the call returns when the
  * listing is done.
  */
-async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: DrainCtx | null = null, verifying = false): Promise<void> {
+async function moveAll(
+  ctx: DrainCtx,
+  listing: Listing | null = null,
+  ahead: DrainCtx | null = null,
+  verifying = false,
+): Promise<void> {
   const { deps, store, kind, source } = ctx;
   const interval = deps.plan.poll.intervalMs;
   const queueAhead = deps.plan.move.queueAhead;
@@ -152,7 +169,11 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
       }
       const beyond = store.countInFlight() - cap;
       if (early > 0 && beyond > 0 && beyond > inFlight - cap) {
-        event(ctx, 'drain.queued_ahead', { items: beyond - Math.max(0, inFlight - cap), beyond, roundTripMs: Math.round(roundTrip.ms ?? 0) });
+        event(ctx, 'drain.queued_ahead', {
+          items: beyond - Math.max(0, inFlight - cap),
+          beyond,
+          roundTripMs: Math.round(roundTrip.ms ?? 0),
+        });
       }
       // Done with its own items: the next drain's moves in flight are that drain's to follow.
       if (verifying ? listed() && launchedOwn.size === 0 : ahead && ownDone()) return;
@@ -160,9 +181,23 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
       // listing, an item's retry backoff ending (this drain's or the next one's), or a move coming
       // within the round trip of its expected end (queue ahead).
       const aheadOpen = ahead !== null && (listed() || verifying);
-      const page = free <= 0 ? null : listing && !listing.done ? listing : aheadOpen && aheadListing && !aheadListing.done ? aheadListing : null;
+      const page =
+        free <= 0
+          ? null
+          : listing && !listing.done
+            ? listing
+            : aheadOpen && aheadListing && !aheadListing.done
+              ? aheadListing
+              : null;
       const now = deps.clock.now();
-      const dueAt = free > 0 ? earliest([verifying ? null : nextDueAt(ctx), aheadOpen ? nextDueAt(ahead) : null].filter((t) => t !== null && t > now)) : null;
+      const dueAt =
+        free > 0
+          ? earliest(
+              [verifying ? null : nextDueAt(ctx), aheadOpen ? nextDueAt(ahead) : null].filter(
+                (t) => t !== null && t > now,
+              ),
+            )
+          : null;
       if (store.countInFlight() === 0 && launched.size === 0) {
         if (listing && !listing.done) {
           // Nothing to do until the listing commits its next page.
@@ -189,7 +224,10 @@ async function moveAll(ctx: DrainCtx, listing: Listing | null = null, ahead: Dra
       const pollAt = polling ? now + interval : nextPollAt();
       const wakeAt = Math.min(pollAt, dueAt ?? Infinity, earlyAt !== null && earlyAt > now ? earlyAt : Infinity);
       const events = [page?.nextPage(), polling].filter((e): e is Promise<void> => e !== null && e !== undefined);
-      const woke = events.length > 0 ? await waitUntilOr(ctx, wakeAt, Promise.race(events)) : (await waitUntil(ctx, wakeAt), 'deadline');
+      const woke =
+        events.length > 0
+          ? await waitUntilOr(ctx, wakeAt, Promise.race(events))
+          : (await waitUntil(ctx, wakeAt), 'deadline');
       // Woken for a page, a due item, an early successor or a poll's end: schedule first, poll when it is time.
       if (woke === 'event' || polling || deps.clock.now() < pollAt) continue;
       // The poll runs beside the loop (issue 25 item 2): a slow poll must not keep a retry whose
@@ -297,7 +335,14 @@ async function drainByRecords(ctx: DrainCtx): Promise<void> {
       store.startRound(kind, source, round);
       // A new sweep: its job's moves are those above the newest move now (our own per-item retries
       // of the last sweep are below it, and are not evidence that anything is on the source).
-      bulk = { kind, source, state: 'intent', intentAt: deps.clock.now(), seenMaxMoveId: await newestMoveId(ctx), confirmedAt: null };
+      bulk = {
+        kind,
+        source,
+        state: 'intent',
+        intentAt: deps.clock.now(),
+        seenMaxMoveId: await newestMoveId(ctx),
+        confirmedAt: null,
+      };
       store.setBulk(bulk);
       event(ctx, 'records.sweep', { sweep: round, above: bulk.seenMaxMoveId });
     }
@@ -310,7 +355,10 @@ async function drainByRecords(ctx: DrainCtx): Promise<void> {
       const done = store.getBulk(kind, source);
       if (done) store.setBulk({ ...done, confirmedAt: deps.clock.now() });
       event(ctx, 'records.confirmed', { sweep: round, quarantined: seen.quarantined });
-      deps.log.info({ kind, source, sweep: round }, 'bulk move found nothing else on the source: verified by move records');
+      deps.log.info(
+        { kind, source, sweep: round },
+        'bulk move found nothing else on the source: verified by move records',
+      );
       return;
     }
   }
@@ -356,7 +404,13 @@ async function recheckGiven(ctx: DrainCtx): Promise<number> {
   store.batch(() => {
     store.startRound(kind, source, round);
     if (still.length > 0) {
-      const res = store.recordPage(kind, source, round, still.map((r) => ({ kind, id: r.id, storage: source, name: r.name, sizeBytes: r.sizeBytes })), deps.clock.now());
+      const res = store.recordPage(
+        kind,
+        source,
+        round,
+        still.map((r) => ({ kind, id: r.id, storage: source, name: r.name, sizeBytes: r.sizeBytes })),
+        deps.clock.now(),
+      );
       for (const b of res.back) event(ctx, 'item.still_on_source', { id: b.id, moveId: b.moveId, reason: b.lastError });
     }
     store.finishRound(kind, source, round);
@@ -381,7 +435,10 @@ async function dryRun(ctx: DrainCtx): Promise<DrainOutput> {
     // One POST per item plus about one move-list page per poll and one listing page per 100 items.
     estimatedRequests: Math.ceil(res.remaining * 1.1 + res.remaining / 50),
   });
-  ctx.deps.log.info({ kind: ctx.kind, source: ctx.source, wouldSchedule: res.remaining }, 'dry run: items that would be moved');
+  ctx.deps.log.info(
+    { kind: ctx.kind, source: ctx.source, wouldSchedule: res.remaining },
+    'dry run: items that would be moved',
+  );
   return res;
 }
 
@@ -436,7 +493,10 @@ export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<Drai
   }
   for (let extra = 0; ; extra++) {
     // The next drain's items fill this one's tail only in throttled mode, into a listed kind.
-    const ahead = input.ahead && deps.plan.move.mode === 'throttled' && input.ahead.access !== 'records' ? createDrainCtx(deps, input.ahead.source, input.ahead.kind) : null;
+    const ahead =
+      input.ahead && deps.plan.move.mode === 'throttled' && input.ahead.access !== 'records'
+        ? createDrainCtx(deps, input.ahead.source, input.ahead.kind)
+        : null;
     await moveAll(ctx, extra === 0 && pipelined ? startListing(ctx) : null, ahead);
     const round = ctx.store.getCursor(ctx.kind, ctx.source)?.round ?? 1;
     if (extra >= MAX_EXTRA_ROUNDS) break;

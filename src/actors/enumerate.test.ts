@@ -110,7 +110,9 @@ describe('a kind whose storage the instance does not expose (CE snippets)', () =
     const h = createHarness(onlyPlan(['snippets']), { unexposed: ['snippets'] });
     h.fake.addItems('snippets', 'other', [1, 2]);
     h.fake.addItems('snippets', 'nfs-1', [3]);
-    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'snippets' })).rejects.toMatchObject({ code: 'SHARDMOVE_STORAGE_NOT_EXPOSED' });
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'snippets' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_STORAGE_NOT_EXPOSED',
+    });
     expect(h.fake.moves).toEqual([]);
   });
 });
@@ -141,6 +143,8 @@ describe('a listing page that keeps answering 500', () => {
     expect(h.store.unlistable('snippets', 'nfs-1', 1)[0]).toMatchObject({ id: null, afterId: 18, beforeId: 16 });
     const v = await runVerify(h.deps);
     expect(v.ok).toBe(false);
-    expect(v.problems.join('\n')).toMatch(/snippets on nfs-1 could not be fully listed: .*the storage is not proven empty/);
+    expect(v.problems.join('\n')).toMatch(
+      /snippets on nfs-1 could not be fully listed: .*the storage is not proven empty/,
+    );
   });
 });

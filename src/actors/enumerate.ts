@@ -42,7 +42,11 @@ const MAX_CONFIRM_PER_ROUND = 1000;
  * that shrinks skip items, so an item a round did not list is never taken as gone on that alone:
  * `confirmAbsent` asks the instance about it.
  */
-export async function enumerateRound(ctx: DrainCtx, next?: number, hooks: EnumerateHooks = {}): Promise<RoundResult | null> {
+export async function enumerateRound(
+  ctx: DrainCtx,
+  next?: number,
+  hooks: EnumerateHooks = {},
+): Promise<RoundResult | null> {
   const { store, kind, source, deps } = ctx;
   let cursor = store.getCursor(kind, source);
   if (!cursor || (cursor.done && next !== undefined && next > cursor.round)) {
@@ -67,14 +71,24 @@ export async function enumerateRound(ctx: DrainCtx, next?: number, hooks: Enumer
         store.recordUnlistable(kind, source, round, gap, now);
         // A keyset listing filtered on the source named the item: it is on the source, and a POST
         // by id can move it although no listing shows it.
-        if (gap.id !== null) store.recordPage(kind, source, round, [{ kind, id: gap.id, storage: source, name: `(unlistable ${kind} ${gap.id})`, sizeBytes: null }], now);
+        if (gap.id !== null)
+          store.recordPage(
+            kind,
+            source,
+            round,
+            [{ kind, id: gap.id, storage: source, name: `(unlistable ${kind} ${gap.id})`, sizeBytes: null }],
+            now,
+          );
       });
       const { kind: _k, ...where } = gap;
       event(ctx, 'enumerate.unlistable', { round, ...where });
       deps.log.warn({ kind, source, ...where }, 'part of the listing cannot be read (HTTP 500): skipped');
     }
   };
-  const pages = deps.api.listItemsOnStorage(kind, source, { ...(afterId > 0 ? { afterId } : {}), onUnlistable: (g) => gaps.push(g) });
+  const pages = deps.api.listItemsOnStorage(kind, source, {
+    ...(afterId > 0 ? { afterId } : {}),
+    onUnlistable: (g) => gaps.push(g),
+  });
   for await (const page of pages) {
     checkStorageField(ctx, page);
     const res = store.recordPage(kind, source, round, page, deps.clock.now());
@@ -149,9 +163,11 @@ async function confirmAbsent(ctx: DrainCtx, round: number): Promise<number> {
       left++;
     } else {
       event(ctx, 'item.absent_unknown', { id: row.id, round, why: where.why });
-      deps.log.warn({ kind, id: row.id, source, why: where.why }, 'item not listed and its storage cannot be read: kept pending');
+      deps.log.warn(
+        { kind, id: row.id, source, why: where.why },
+        'item not listed and its storage cannot be read: kept pending',
+      );
     }
   }
   return left;
 }
-

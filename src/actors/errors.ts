@@ -5,7 +5,13 @@
  */
 import { ShardmoveError } from '../errors/base.js';
 import {
-  ApiError, ApiForbiddenError, ApiHttpError, ApiNotFoundError, ApiRateLimitedError, ApiUnauthorizedError, DryRunBlockedError,
+  ApiError,
+  ApiForbiddenError,
+  ApiHttpError,
+  ApiNotFoundError,
+  ApiRateLimitedError,
+  ApiUnauthorizedError,
+  DryRunBlockedError,
 } from '../api/errors.js';
 
 /** The token's user is not an administrator: `repository_storage` filters would be ignored silently. */
@@ -59,7 +65,8 @@ export type StepErrorCode =
   | typeof WEIGHTS_MISMATCH;
 
 /** Codes of DrainError: the drain and verify steps. */
-export type DrainErrorCode = typeof ABORTED | typeof VERIFY_FILTER_IGNORED | typeof STORAGE_NOT_EXPOSED | typeof BULK_UNCONFIRMED;
+export type DrainErrorCode =
+  typeof ABORTED | typeof VERIFY_FILTER_IGNORED | typeof STORAGE_NOT_EXPOSED | typeof BULK_UNCONFIRMED;
 
 /** Base class of the actors' errors; match on `code`. */
 export class ActorError<Code extends string = StepErrorCode | DrainErrorCode> extends ShardmoveError<Code> {}
@@ -95,9 +102,11 @@ export type PostFailure =
  */
 export function classifyPostError(err: unknown): PostFailure {
   if (!(err instanceof ApiError)) return { kind: 'ambiguous' };
-  if (err instanceof ApiUnauthorizedError || err instanceof ApiForbiddenError || err instanceof DryRunBlockedError) return { kind: 'fatal' };
+  if (err instanceof ApiUnauthorizedError || err instanceof ApiForbiddenError || err instanceof DryRunBlockedError)
+    return { kind: 'fatal' };
   if (err instanceof ApiRateLimitedError) return { kind: 'throttled', retryAfterMs: err.retryAfterMs };
   if (err instanceof ApiNotFoundError) return { kind: 'gone' };
-  if (err instanceof ApiHttpError && err.status < 500 && err.status !== 408) return { kind: 'rejected', message: err.gitlabMessage ?? err.message };
+  if (err instanceof ApiHttpError && err.status < 500 && err.status !== 408)
+    return { kind: 'rejected', message: err.gitlabMessage ?? err.message };
   return { kind: 'ambiguous' };
 }

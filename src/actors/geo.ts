@@ -13,7 +13,11 @@ import type { ActorDeps } from './types.js';
 import { waitForGates } from './write-gate.js';
 
 const REGISTRIES: Record<Kind, string[]> = {
-  projects: ['PROJECT_REPOSITORY_REGISTRY', 'PROJECT_WIKI_REPOSITORY_REGISTRY', 'DESIGN_MANAGEMENT_REPOSITORY_REGISTRY'],
+  projects: [
+    'PROJECT_REPOSITORY_REGISTRY',
+    'PROJECT_WIKI_REPOSITORY_REGISTRY',
+    'DESIGN_MANAGEMENT_REPOSITORY_REGISTRY',
+  ],
   snippets: ['SNIPPET_REPOSITORY_REGISTRY'],
   groups: ['GROUP_WIKI_REPOSITORY_REGISTRY'],
 };
@@ -27,24 +31,37 @@ export function registryClassesFor(kinds: readonly Kind[]): string[] {
 }
 
 /** Asks every enabled Geo secondary for a resync of the moved kinds' registries; per-site outcomes are returned. */
-export async function runGeoResync(deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'signal'> & Partial<Pick<ActorDeps, 'gate' | 'store' | 'clock' | 'dryRun'>>): Promise<GeoOutput> {
+export async function runGeoResync(
+  deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'signal'> &
+    Partial<Pick<ActorDeps, 'gate' | 'store' | 'clock' | 'dryRun'>>,
+): Promise<GeoOutput> {
   const { api, log } = deps;
   const classes = registryClassesFor(deps.plan.move.kinds);
   const all = await api.geoSites();
   if (all === null) {
     log.warn('geo resync: no Geo on the instance (GET /geo_sites answered 404)');
-    return { sites: [], warnings: ['no Geo secondary: nothing to resync (GET /geo_sites answered 404: Geo is not set up, or the instance is not Premium/Ultimate)'] };
+    return {
+      sites: [],
+      warnings: [
+        'no Geo secondary: nothing to resync (GET /geo_sites answered 404: Geo is not set up, or the instance is not Premium/Ultimate)',
+      ],
+    };
   }
   const secondaries = all.filter((s) => !s.primary);
   const warnings: string[] = [];
   if (secondaries.length === 0) {
     log.warn({ sites: all.length }, 'geo resync: no Geo secondary');
-    warnings.push(`no Geo secondary: nothing to resync (GET /geo_sites lists ${all.length === 0 ? 'no site' : 'only the primary'})`);
+    warnings.push(
+      `no Geo secondary: nothing to resync (GET /geo_sites lists ${all.length === 0 ? 'no site' : 'only the primary'})`,
+    );
   }
   const sites: GeoSiteResult[] = [];
   // A resync is a write: it waits for the gates as the moves and the weights do.
   if (secondaries.length > 0 && deps.gate && deps.store && deps.clock) {
-    await waitForGates({ ...deps, gate: deps.gate, store: deps.store, clock: deps.clock, dryRun: deps.dryRun ?? false }, 'the Geo resync');
+    await waitForGates(
+      { ...deps, gate: deps.gate, store: deps.store, clock: deps.clock, dryRun: deps.dryRun ?? false },
+      'the Geo resync',
+    );
   }
   for (const site of secondaries) {
     if (!site.enabled) {
@@ -55,13 +72,15 @@ export async function runGeoResync(deps: Pick<ActorDeps, 'api' | 'plan' | 'log' 
       const results = await api.geoResync(site.id, classes);
       // The proxy's `200 {}` for every class: the secondary was never reached, so nothing was requested.
       if (results.length > 0 && results.every((r) => !r.forwarded)) {
-        const message = 'the primary could not reach this secondary: its node proxy answered 200 {} (no geoRegistriesBulkUpdate), nothing was resynced';
+        const message =
+          'the primary could not reach this secondary: its node proxy answered 200 {} (no geoRegistriesBulkUpdate), nothing was resynced';
         log.warn({ site: site.id }, 'geo resync: secondary not reached through the node proxy');
         sites.push({ siteId: site.id, name: site.name, results: [], error: message });
         continue;
       }
       for (const r of results) {
-        if (r.errors.length > 0) log.warn({ site: site.id, registryClass: r.registryClass, errors: r.errors }, 'geo resync refused');
+        if (r.errors.length > 0)
+          log.warn({ site: site.id, registryClass: r.registryClass, errors: r.errors }, 'geo resync refused');
         else log.info({ site: site.id, registryClass: r.registryClass }, 'geo resync requested');
       }
       sites.push({ siteId: site.id, name: site.name, results, error: null });

@@ -11,7 +11,8 @@ import type { DrainCtx } from './drain-context.js';
 export type LocateCtx = Pick<DrainCtx, 'kind' | 'source'> & { deps: Pick<DrainCtx['deps'], 'api' | 'signal'> };
 
 /** Where an item is, asked one by one. */
-export type Location = { at: 'source' } | { at: 'elsewhere'; storage: string } | { at: 'gone' } | { at: 'unknown'; why: string };
+export type Location =
+  { at: 'source' } | { at: 'elsewhere'; storage: string } | { at: 'gone' } | { at: 'unknown'; why: string };
 
 /**
  * One item's storage by a per-item read. A 404 is not proof that an item is gone: `GET
@@ -64,13 +65,20 @@ export interface Arrival {
  * source stays). The item's move list tells them apart; the second is recorded as moved with its
  * failed move, which the summary lists as a source copy left behind.
  */
-export async function arrivalOf(ctx: DrainCtx, row: Pick<ItemRow, 'id' | 'moveId' | 'destination'>, storage: string): Promise<Arrival> {
+export async function arrivalOf(
+  ctx: DrainCtx,
+  row: Pick<ItemRow, 'id' | 'moveId' | 'destination'>,
+  storage: string,
+): Promise<Arrival> {
   const plain = { moveId: null, moveState: null, note: 'already on the destination' };
   if (row.moveId === null) return plain;
   const moves = await ctx.deps.api.listItemMoves(ctx.kind, row.id);
   const ours = moves.find((m) => m.id === row.moveId);
   if (ours?.state !== 'failed') return plain;
-  const later = moves.find((m) => m.id > ours.id && m.destinationStorage === storage && (m.state === 'finished' || m.state === 'cleanup failed'));
+  const later = moves.find(
+    (m) =>
+      m.id > ours.id && m.destinationStorage === storage && (m.state === 'finished' || m.state === 'cleanup failed'),
+  );
   if (later) return { moveId: later.id, moveState: later.state, note: 'moved by another move' };
   return {
     moveId: ours.id,

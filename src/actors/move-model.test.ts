@@ -16,9 +16,26 @@ describe('move-duration model', () => {
   });
 
   it('predicts the median duration for unknown sizes, nothing before three observations, and never a negative slope', () => {
-    expect(fitObservations([[null, 10], [null, 20]])).toBeNull();
-    expect(fitObservations([[null, 10], [null, 30], [null, 20]])).toEqual({ fixedMs: 20, perByteMs: 0, medianMs: 20 });
-    expect(fitObservations([[1, 300], [2, 200], [3, 100]])?.perByteMs).toBe(0);
+    expect(
+      fitObservations([
+        [null, 10],
+        [null, 20],
+      ]),
+    ).toBeNull();
+    expect(
+      fitObservations([
+        [null, 10],
+        [null, 30],
+        [null, 20],
+      ]),
+    ).toEqual({ fixedMs: 20, perByteMs: 0, medianMs: 20 });
+    expect(
+      fitObservations([
+        [1, 300],
+        [2, 200],
+        [3, 100],
+      ])?.perByteMs,
+    ).toBe(0);
   });
 
   it('keeps the most recent observations in the checkpoint, and starts afresh from a damaged value', () => {

@@ -110,7 +110,8 @@ function parseWindow(data: string | null): Observation[] {
     const parsed = JSON.parse(data) as { v?: number; obs?: unknown };
     if (parsed.v !== 1 || !Array.isArray(parsed.obs)) return [];
     return parsed.obs.filter(
-      (o): o is Observation => Array.isArray(o) && o.length === 2 && (o[0] === null || typeof o[0] === 'number') && typeof o[1] === 'number',
+      (o): o is Observation =>
+        Array.isArray(o) && o.length === 2 && (o[0] === null || typeof o[0] === 'number') && typeof o[1] === 'number',
     );
   } catch {
     // A damaged model only costs predictions: start learning again.
@@ -124,11 +125,19 @@ function parseWindow(data: string | null): Observation[] {
  * look is pushed out by a quarter of its age so far (at least `minGapMs`), so a long move the model
  * got wrong costs a few polls, not one every `poll.min_interval`.
  */
-export function expectedEnd(model: MoveModel, kind: Kind, row: ItemRow, now: number, lastPollAt: number | null, minGapMs: number): number | null {
+export function expectedEnd(
+  model: MoveModel,
+  kind: Kind,
+  row: ItemRow,
+  now: number,
+  lastPollAt: number | null,
+  minGapMs: number,
+): number | null {
   const start = row.scheduledAt ?? row.intentAt ?? now;
   const d = model.predict(kind, row.sizeBytes);
   if (d === null) return null;
   const end = start + d;
-  if (lastPollAt !== null && start <= lastPollAt && end <= lastPollAt) return lastPollAt + Math.max(minGapMs, (lastPollAt - start) / 4);
+  if (lastPollAt !== null && start <= lastPollAt && end <= lastPollAt)
+    return lastPollAt + Math.max(minGapMs, (lastPollAt - start) / 4);
   return end;
 }

@@ -55,7 +55,10 @@ async function rootOf(ctx: DrainCtx, id: number, known: Map<number, NetNode>): P
         item = await ctx.deps.api.getItem('projects', cur);
       } catch (err) {
         if (ctx.deps.signal.aborted) throw err;
-        ctx.deps.log.warn({ id: cur, err: (err as Error).message }, 'a fork parent could not be read: its child is taken as the root');
+        ctx.deps.log.warn(
+          { id: cur, err: (err as Error).message },
+          'a fork parent could not be read: its child is taken as the root',
+        );
       }
       if (!item) return child;
       node = { parent: item.forkedFromId ?? null, storage: item.storage, sizeBytes: item.sizeBytes };
@@ -78,7 +81,8 @@ export async function noteNetworks(ctx: DrainCtx, page: readonly ItemRecord[]): 
   const members = page.filter(inNetwork);
   if (members.length === 0) return;
   const known = knownOf(ctx.store);
-  for (const it of members) known.set(it.id, { parent: it.forkedFromId ?? null, storage: it.storage, sizeBytes: it.sizeBytes });
+  for (const it of members)
+    known.set(it.id, { parent: it.forkedFromId ?? null, storage: it.storage, sizeBytes: it.sizeBytes });
   const byRoot = new Map<number, number[]>();
   for (const it of members) {
     const root = await rootOf(ctx, it.id, known);
@@ -115,7 +119,9 @@ function anchorOf(ctx: DrainCtx, ids: readonly number[], root: number, known: Ma
  * Networks within one listing, without reading anything else (pre-flight's estimate): each fork's
  * root is its topmost ancestor the listing shows, or its parent when the listing does not show it.
  */
-export function networksInListing(items: readonly Pick<ItemRecord, 'id' | 'forkedFromId' | 'forksCount'>[]): Map<number, number> {
+export function networksInListing(
+  items: readonly Pick<ItemRecord, 'id' | 'forkedFromId' | 'forksCount'>[],
+): Map<number, number> {
   const parent = new Map<number, number | null>();
   for (const it of items) if (inNetwork(it)) parent.set(it.id, it.forkedFromId ?? null);
   const out = new Map<number, number>();

@@ -13,19 +13,77 @@ function placementFor(plan: Plan, free: Record<string, number> = {}) {
     query: (q: string) => Promise.resolve(q in free ? [{ value: free[q]!, labels: {} }] : []),
     close: () => Promise.resolve(),
   };
-  return { store, make: () => Placement.create({ plan, store, log: pino({ level: 'silent' }), clock: { now: () => 0, sleep: () => Promise.resolve() }, prometheus }) };
+  return {
+    store,
+    make: () =>
+      Placement.create({
+        plan,
+        store,
+        log: pino({ level: 'silent' }),
+        clock: { now: () => 0, sleep: () => Promise.resolve() },
+        prometheus,
+      }),
+  };
 }
 
 describe('the placement policy (issue 23)', () => {
   it('takes the most room left when every room is known, else the lowest share of bytes against weight; ties go to the first', () => {
-    expect(pickDestination([{ name: 'a', placed: 5, room: 10, weight: 1 }, { name: 'b', placed: 0, room: 12, weight: 1 }], 1)).toBe('b');
-    expect(pickDestination([{ name: 'a', placed: 2, room: 10, weight: 1 }, { name: 'b', placed: 0, room: 8, weight: 1 }], 1)).toBe('a');
+    expect(
+      pickDestination(
+        [
+          { name: 'a', placed: 5, room: 10, weight: 1 },
+          { name: 'b', placed: 0, room: 12, weight: 1 },
+        ],
+        1,
+      ),
+    ).toBe('b');
+    expect(
+      pickDestination(
+        [
+          { name: 'a', placed: 2, room: 10, weight: 1 },
+          { name: 'b', placed: 0, room: 8, weight: 1 },
+        ],
+        1,
+      ),
+    ).toBe('a');
     // One room unknown: by weight. b has weight 3, so it takes three times a's bytes.
-    expect(pickDestination([{ name: 'a', placed: 10, room: null, weight: 1 }, { name: 'b', placed: 20, room: 100, weight: 3 }], 5)).toBe('b');
-    expect(pickDestination([{ name: 'a', placed: 10, room: null, weight: 1 }, { name: 'b', placed: 40, room: 100, weight: 3 }], 5)).toBe('a');
-    expect(pickDestination([{ name: 'a', placed: 0, room: null, weight: 1 }, { name: 'b', placed: 0, room: null, weight: 1 }], 5)).toBe('a');
+    expect(
+      pickDestination(
+        [
+          { name: 'a', placed: 10, room: null, weight: 1 },
+          { name: 'b', placed: 20, room: 100, weight: 3 },
+        ],
+        5,
+      ),
+    ).toBe('b');
+    expect(
+      pickDestination(
+        [
+          { name: 'a', placed: 10, room: null, weight: 1 },
+          { name: 'b', placed: 40, room: 100, weight: 3 },
+        ],
+        5,
+      ),
+    ).toBe('a');
+    expect(
+      pickDestination(
+        [
+          { name: 'a', placed: 0, room: null, weight: 1 },
+          { name: 'b', placed: 0, room: null, weight: 1 },
+        ],
+        5,
+      ),
+    ).toBe('a');
     // A destination weighted 0 takes nothing while another can.
-    expect(pickDestination([{ name: 'a', placed: 0, room: null, weight: 0 }, { name: 'b', placed: 99, room: null, weight: 1 }], 5)).toBe('b');
+    expect(
+      pickDestination(
+        [
+          { name: 'a', placed: 0, room: null, weight: 0 },
+          { name: 'b', placed: 99, room: null, weight: 1 },
+        ],
+        5,
+      ),
+    ).toBe('b');
   });
 
   it('spreads bytes in proportion to the weights, and by room when the plan gives it', async () => {
@@ -41,7 +99,11 @@ describe('the placement policy (issue 23)', () => {
     }
     expect(placed).toEqual({ a: 200, b: 100 });
 
-    const byRoom = { ...byWeight, capacity: { keepFreeBytes: 10 * GIB, storages: { a: { bytes: 100 * GIB }, b: { query: 'free_b' } } }, prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const } };
+    const byRoom = {
+      ...byWeight,
+      capacity: { keepFreeBytes: 10 * GIB, storages: { a: { bytes: 100 * GIB }, b: { query: 'free_b' } } },
+      prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const },
+    };
     const room = placementFor(byRoom as Plan, { free_b: 60 * GIB });
     const q = await room.make();
     const got: string[] = [];
@@ -55,7 +117,7 @@ describe('the placement policy (issue 23)', () => {
     expect(got.filter((d) => d === 'a').length).toBe(45);
   });
 
-  it('keeps a row\'s recorded destination, and a network where its first member went', async () => {
+  it("keeps a row's recorded destination, and a network where its first member went", async () => {
     const base = testPlan();
     const plan = { ...base, move: { ...base.move, to: ['a', 'b'] }, weights: { a: 100, b: 100 } };
     const { make } = placementFor(plan);
@@ -63,10 +125,11 @@ describe('the placement policy (issue 23)', () => {
     expect(p.choose('projects', { sizeBytes: GIB, destination: 'b', network: null })).toBe('b');
     const first = p.choose('projects', { sizeBytes: GIB, destination: null, network: 7 });
     p.note('projects', { source: 'nfs-1', sizeBytes: GIB, network: 7 }, first);
-    for (let i = 0; i < 5; i++) expect(p.choose('projects', { sizeBytes: GIB, destination: null, network: 7 })).toBe(first);
+    for (let i = 0; i < 5; i++)
+      expect(p.choose('projects', { sizeBytes: GIB, destination: null, network: 7 })).toBe(first);
   });
 
-  it('budgets a partial drain: moved bytes per source, or the source\'s free space from capacity', async () => {
+  it("budgets a partial drain: moved bytes per source, or the source's free space from capacity", async () => {
     const base = testPlan();
     const moved = { ...base, move: { ...base.move, until: { movedBytes: 3 * GIB } } };
     const a = await placementFor(moved).make();
@@ -75,7 +138,12 @@ describe('the placement policy (issue 23)', () => {
     expect(a.budget('nfs-1')).toBe(GIB);
     expect(a.budget('nfs-2')).toBe(3 * GIB);
 
-    const free = { ...base, move: { ...base.move, until: { freeBytes: 10 * GIB } }, capacity: { keepFreeBytes: 0, storages: { cluster: { bytes: 100 * GIB }, 'nfs-1': { query: 'free_nfs1' } } }, prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const } };
+    const free = {
+      ...base,
+      move: { ...base.move, until: { freeBytes: 10 * GIB } },
+      capacity: { keepFreeBytes: 0, storages: { cluster: { bytes: 100 * GIB }, 'nfs-1': { query: 'free_nfs1' } } },
+      prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const },
+    };
     const b = await placementFor(free as Plan, { free_nfs1: 4 * GIB }).make();
     // 4 GiB free now: 6 GiB may leave before the source has 10 GiB free.
     expect(b.budget('nfs-1')).toBe(6 * GIB);
@@ -97,7 +165,19 @@ describe('the placement policy (issue 23)', () => {
     } as Plan;
     const { store, make } = placementFor(plan, { free_b: 10 * GIB });
     store.startRound('projects', 'nfs-1', 1);
-    store.recordPage('projects', 'nfs-1', 1, [1, 2, 3, 4].map((id) => ({ kind: 'projects' as const, id, storage: 'nfs-1', name: `p${id}`, sizeBytes: 4 * GIB })), 0);
+    store.recordPage(
+      'projects',
+      'nfs-1',
+      1,
+      [1, 2, 3, 4].map((id) => ({
+        kind: 'projects' as const,
+        id,
+        storage: 'nfs-1',
+        name: `p${id}`,
+        sizeBytes: 4 * GIB,
+      })),
+      0,
+    );
     const first = await make();
     const placed: string[] = [];
     for (const id of [1, 2, 3]) {

@@ -26,7 +26,11 @@ const MIB = 2 ** 20;
  * GitLab reports `statistics.repository_size` for projects only. Generous for a snippet, modest for
  * a wiki; a project whose size the instance does not report counts with the project allowance.
  */
-export const SIZE_ALLOWANCE: Readonly<Record<Kind, number>> = { projects: 100 * MIB, snippets: 10 * MIB, groups: 100 * MIB };
+export const SIZE_ALLOWANCE: Readonly<Record<Kind, number>> = {
+  projects: 100 * MIB,
+  snippets: 10 * MIB,
+  groups: 100 * MIB,
+};
 
 /** A PromQL `free` that Prometheus answered without a sample: the room cannot be known. */
 export class NoFreeSampleError extends Error {}
@@ -36,7 +40,10 @@ export class NoFreeSampleError extends Error {}
  * when the plan says nothing of it (or names no Prometheus). Throws what the query threw, or
  * NoFreeSampleError: pre-flight refuses on either, placement places by weights.
  */
-export async function freeBytesOf(deps: Pick<ActorDeps, 'plan'> & Partial<Pick<ActorDeps, 'prometheus'>>, storage: string): Promise<number | null> {
+export async function freeBytesOf(
+  deps: Pick<ActorDeps, 'plan'> & Partial<Pick<ActorDeps, 'prometheus'>>,
+  storage: string,
+): Promise<number | null> {
   const free = deps.plan.capacity?.storages[storage];
   if (!free) return null;
   if ('bytes' in free) return free.bytes;
@@ -92,9 +99,7 @@ export class Placement {
   /** The sources' free space when read, minus what had already left them then. */
   private readonly freeBase = new Map<string, number | null>();
 
-  private constructor(
-    private readonly deps: PlacementDeps,
-  ) {}
+  private constructor(private readonly deps: PlacementDeps) {}
 
   /** Builds the state: bytes placed per destination and per source from the checkpoint, rooms read now. */
   static async create(deps: PlacementDeps): Promise<Placement> {
@@ -148,7 +153,10 @@ export class Placement {
     try {
       return await freeBytesOf(this.deps, storage);
     } catch (err) {
-      this.deps.log.warn({ storage, err: (err as Error).message }, 'the free space could not be read for placement; placing by weights');
+      this.deps.log.warn(
+        { storage, err: (err as Error).message },
+        'the free space could not be read for placement; placing by weights',
+      );
       return null;
     }
   }
@@ -156,7 +164,12 @@ export class Placement {
   private candidates(): Candidate[] {
     return this.deps.plan.move.to.map((name) => {
       const base = this.roomBase.get(name);
-      return { name, placed: this.placed.get(name) ?? 0, room: base === undefined ? null : base, weight: this.deps.plan.weights[name] ?? 0 };
+      return {
+        name,
+        placed: this.placed.get(name) ?? 0,
+        room: base === undefined ? null : base,
+        weight: this.deps.plan.weights[name] ?? 0,
+      };
     });
   }
 
@@ -187,7 +200,10 @@ export class Placement {
     this.split.add(network);
     const extra = net?.poolBytes ?? 0;
     this.deps.store.appendEvent('network.split', { network, bytes: size, extraBytes: extra }, this.deps.clock.now());
-    this.deps.log.warn({ network, bytes: size, extraBytes: extra }, 'no destination has room for the whole fork network: it is split, and each extra destination gets its own copy of the pool');
+    this.deps.log.warn(
+      { network, bytes: size, extraBytes: extra },
+      'no destination has room for the whole fork network: it is split, and each extra destination gets its own copy of the pool',
+    );
     return pickDestination(candidates, own);
   }
 
@@ -203,7 +219,8 @@ export class Placement {
     this.networks.set(network, destination);
     const net = this.deps.store.getNetwork(network);
     // The pool follows the network: a copy on the destination, unless the root (and its pool) is there.
-    if (net?.poolBytes && net.rootStorage !== destination) this.placed.set(destination, (this.placed.get(destination) ?? 0) + net.poolBytes);
+    if (net?.poolBytes && net.rootStorage !== destination)
+      this.placed.set(destination, (this.placed.get(destination) ?? 0) + net.poolBytes);
   }
 
   /** Bytes placed so far from `source` (scheduled or moved, by this run). */

@@ -24,7 +24,10 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
   const { version, enterprise } = await api.version();
   const user = await api.currentUser();
   if (!user.isAdmin) {
-    throw new StepError(NOT_ADMIN, `the token's user "${user.username}" is not an administrator; moves and storage filters need an admin token`);
+    throw new StepError(
+      NOT_ADMIN,
+      `the token's user "${user.username}" is not an administrator; moves and storage filters need an admin token`,
+    );
   }
   await probeAdminApi(api, user.username);
   log.info({ version, username: user.username }, 'instance identified');
@@ -32,11 +35,16 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
   if (plan.instance.credentials.type === 'token') {
     const info = await api.inspectToken(plan.instance.credentials.token);
     if (info === null) {
-      warnings.push('the instance has no token inspection endpoint (POST /admin/token): token scopes and expiry were not checked');
+      warnings.push(
+        'the instance has no token inspection endpoint (POST /admin/token): token scopes and expiry were not checked',
+      );
     } else {
-      if (info.revoked) throw new StepError(TOKEN_UNUSABLE, 'the run\'s token is revoked');
+      if (info.revoked) throw new StepError(TOKEN_UNUSABLE, "the run's token is revoked");
       if (!info.scopes.includes('api')) {
-        throw new StepError(TOKEN_UNUSABLE, `the run's token has scopes [${info.scopes.join(', ')}]; moves need the "api" scope`);
+        throw new StepError(
+          TOKEN_UNUSABLE,
+          `the run's token has scopes [${info.scopes.join(', ')}]; moves need the "api" scope`,
+        );
       }
       tokenExpiresAt = info.expiresAt;
       const expiry = expiryWarning(info.expiresAt, clock.now());
@@ -65,14 +73,22 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
     if (access[kind] === 'unsupported') continue;
     const busy = await auditInFlightMoves(api, kind, plan.move.from);
     if (busy.length > 0) {
-      const ids = busy.slice(0, 20).map((m) => `${m.itemId} (move ${m.id}, ${m.state})`).join(', ');
-      warnings.push(`${busy.length} ${kind} on the sources already have a move in flight and are read-only: ${ids}${busy.length > 20 ? ', ...' : ''}`);
+      const ids = busy
+        .slice(0, 20)
+        .map((m) => `${m.itemId} (move ${m.id}, ${m.state})`)
+        .join(', ');
+      warnings.push(
+        `${busy.length} ${kind} on the sources already have a move in flight and are read-only: ${ids}${busy.length > 20 ? ', ...' : ''}`,
+      );
     }
   }
   // Last: the room is judged on what is on the sources now, after every other refusal. Not for
   // given items (a revert): each goes back where it came from, and what is on the sources now is
   // mostly what stays there.
-  if (deps.itemsGiven) warnings.push(`the room on ${plan.move.to.join(', ')} was not checked: the items go back to the storages they came from`);
+  if (deps.itemsGiven)
+    warnings.push(
+      `the room on ${plan.move.to.join(', ')} was not checked: the items go back to the storages they came from`,
+    );
   else warnings.push(...(await checkCapacity(deps, access, version)));
   return { version, enterprise, username: user.username, warnings, tokenExpiresAt, access };
 }
@@ -90,7 +106,10 @@ async function probeAdminApi(api: InstanceApi, username: string): Promise<void> 
     const e = (err ?? {}) as { code?: unknown; scope?: unknown };
     if (e.code !== 'SHARDMOVE_API_FORBIDDEN') throw err;
     if (typeof e.scope === 'string' && e.scope !== '') {
-      throw new StepError(TOKEN_UNUSABLE, `the run's token lacks the "${e.scope}" scope, which the instance requires for its admin API (GET /application/settings answered 403 insufficient_scope)`);
+      throw new StepError(
+        TOKEN_UNUSABLE,
+        `the run's token lacks the "${e.scope}" scope, which the instance requires for its admin API (GET /application/settings answered 403 insufficient_scope)`,
+      );
     }
     throw new StepError(
       ADMIN_MODE,
@@ -114,12 +133,20 @@ async function probeRules(deps: ActorDeps): Promise<string[]> {
     try {
       const samples = await deps.prometheus.query(rule.query);
       deps.log.info({ rule: rule.name, samples: samples.length }, 'throttle rule query answered');
-      if (samples.length === 0) warnings.push(`throttle rule ${rule.name}: the query returns no sample now (check its labels); it holds only when a sample is past its bound`);
+      if (samples.length === 0)
+        warnings.push(
+          `throttle rule ${rule.name}: the query returns no sample now (check its labels); it holds only when a sample is past its bound`,
+        );
     } catch (err) {
       if (codeOf(err) === 'SHARDMOVE_PROMETHEUS_REJECTED') {
-        throw new StepError(PROMETHEUS_QUERY_REJECTED, `throttle rule ${rule.name}: ${(err as Error).message} (query: ${rule.query})`);
+        throw new StepError(
+          PROMETHEUS_QUERY_REJECTED,
+          `throttle rule ${rule.name}: ${(err as Error).message} (query: ${rule.query})`,
+        );
       }
-      warnings.push(`throttle rule ${rule.name}: ${(err as Error).message}; prometheus.on_error: ${deps.plan.prometheus?.onError ?? 'pause'} applies during the run`);
+      warnings.push(
+        `throttle rule ${rule.name}: ${(err as Error).message}; prometheus.on_error: ${deps.plan.prometheus?.onError ?? 'pause'} applies during the run`,
+      );
     }
   }
   return warnings;
@@ -131,7 +158,8 @@ export function expiryWarning(expiresAt: string | null, now: number): string | n
   const at = Date.parse(`${expiresAt}T00:00:00Z`);
   if (!Number.isFinite(at)) return `the run's token reports an unreadable expiry date "${expiresAt}"`;
   if (at <= now) return `the run's token expired on ${expiresAt}`;
-  if (at - now < 7 * DAY_MS) return `the run's token expires on ${expiresAt}, within 7 days: a long run may stop before it ends`;
+  if (at - now < 7 * DAY_MS)
+    return `the run's token expires on ${expiresAt}, within 7 days: a long run may stop before it ends`;
   return null;
 }
 

@@ -97,12 +97,14 @@ export async function recordStuckState(ctx: DrainCtx, ids: readonly number[]): P
       // replicated: the container is writable again while the old copy is deleted.
       if (moves.some((m) => m.state === 'scheduled' || m.state === 'started' || m.state === 'initial')) readOnly = true;
     } catch (err) {
-      deps.log.warn({ kind, id, err }, 'could not read the stuck item\'s moves');
+      deps.log.warn({ kind, id, err }, "could not read the stuck item's moves");
     }
     if (readOnly !== null) store.markQuarantined(kind, id, row.lastError ?? 'stuck', { at: row.stuckAt, readOnly });
     event(ctx, 'item.stuck_state', { id, moveId: row.moveId, moveState: row.moveState, readOnly });
-    deps.log.error({ kind, id, moveId: row.moveId, moveState: row.moveState, readOnly }, readOnly === null
-      ? 'stuck item: read-only state unknown' : 'stuck item: repository read-only');
+    deps.log.error(
+      { kind, id, moveId: row.moveId, moveState: row.moveState, readOnly },
+      readOnly === null ? 'stuck item: read-only state unknown' : 'stuck item: repository read-only',
+    );
   }
 }
 

@@ -40,7 +40,12 @@ function average(prev: number | null, ms: number): number {
  * the round trip, at most `queueAhead`. `ends` are the expected ends (ms since epoch) of the moves
  * in flight, in any order; moves already posted early are counted by the caller against this.
  */
-export function earlyAllowance(ends: readonly number[], now: number, roundTripMs: number | null, queueAhead: number): number {
+export function earlyAllowance(
+  ends: readonly number[],
+  now: number,
+  roundTripMs: number | null,
+  queueAhead: number,
+): number {
   if (queueAhead <= 0 || roundTripMs === null) return 0;
   let ending = 0;
   for (const e of ends) if (e <= now + roundTripMs) ending++;
@@ -51,7 +56,12 @@ export function earlyAllowance(ends: readonly number[], now: number, roundTripMs
  * When the allowance grows next: the round trip before the next expected end not yet within it,
  * while fewer than `queueAhead` are. Null when nothing more can be posted early.
  */
-export function nextEarlyAt(ends: readonly number[], now: number, roundTripMs: number | null, queueAhead: number): number | null {
+export function nextEarlyAt(
+  ends: readonly number[],
+  now: number,
+  roundTripMs: number | null,
+  queueAhead: number,
+): number | null {
   if (queueAhead <= 0 || roundTripMs === null) return null;
   const later = ends.filter((e) => e > now + roundTripMs);
   if (ends.length - later.length >= queueAhead || later.length === 0) return null;

@@ -9,40 +9,78 @@ import type { Plan } from '../plan/types.js';
 import type { MoveRecord } from '../api/types.js';
 import { ApiForbiddenError, ApiNotFoundError } from '../api/errors.js';
 
-const ROOM_NOT_CHECKED = 'the room on cluster was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")';
+const ROOM_NOT_CHECKED =
+  'the room on cluster was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")';
 
 function deps(api = createFakeApi(), plan: Plan = testPlan(), dryRun = false): ActorDeps {
-  return { api, plan, clock: createManualClock(), log: silentLogger, signal: new AbortController().signal, dryRun, store: undefined as never };
+  return {
+    api,
+    plan,
+    clock: createManualClock(),
+    log: silentLogger,
+    signal: new AbortController().signal,
+    dryRun,
+    store: undefined as never,
+  };
 }
 
 function move(id: number, itemId: number, state: MoveRecord['state'], source = 'nfs-1'): MoveRecord {
-  return { id, kind: 'projects', itemId, state, sourceStorage: source, destinationStorage: 'cluster', errorMessage: null, createdAt: '' };
+  return {
+    id,
+    kind: 'projects',
+    itemId,
+    state,
+    sourceStorage: source,
+    destinationStorage: 'cluster',
+    errorMessage: null,
+    createdAt: '',
+  };
 }
 
 describe('preflight', () => {
   it('passes for an admin with an api token and reports the version and edition', async () => {
     const out = await runPreflight(deps());
     // The plan has no capacity section: pre-flight says once that the room was not checked.
-    expect(out).toEqual({ version: '17.11.0', enterprise: true, username: 'root', warnings: [ROOM_NOT_CHECKED], tokenExpiresAt: '2099-01-01', access: { projects: 'listing', snippets: 'listing', groups: 'listing' } });
+    expect(out).toEqual({
+      version: '17.11.0',
+      enterprise: true,
+      username: 'root',
+      warnings: [ROOM_NOT_CHECKED],
+      tokenExpiresAt: '2099-01-01',
+      access: { projects: 'listing', snippets: 'listing', groups: 'listing' },
+    });
   });
 
   it('refuses a non-admin token', async () => {
-    await expect(runPreflight(deps(createFakeApi({ user: { id: 2, username: 'alice', isAdmin: false } }))))
-      .rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_NOT_ADMIN', message: expect.stringContaining('alice') });
+    await expect(
+      runPreflight(deps(createFakeApi({ user: { id: 2, username: 'alice', isAdmin: false } }))),
+    ).rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_NOT_ADMIN', message: expect.stringContaining('alice') });
   });
 
   it('catches Admin Mode without the admin_mode scope (is_admin true, admin API 403) before any write, naming the scope', async () => {
-    const forbidden = new ApiForbiddenError({ method: 'GET', path: '/api/v4/application/settings' }, '403 Forbidden', { message: '403 Forbidden' }, null);
+    const forbidden = new ApiForbiddenError(
+      { method: 'GET', path: '/api/v4/application/settings' },
+      '403 Forbidden',
+      { message: '403 Forbidden' },
+      null,
+    );
     const api = createFakeApi({ adminError: forbidden });
     const err = await runPreflight(deps(api)).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_ADMIN_MODE' });
-    expect((err as Error).message).toMatch(/"root" is an administrator.*Admin Mode on and the token lacks the "admin_mode" scope\. Add the admin_mode scope/);
+    expect((err as Error).message).toMatch(
+      /"root" is an administrator.*Admin Mode on and the token lacks the "admin_mode" scope\. Add the admin_mode scope/,
+    );
     expect(api.state.calls).toEqual(['version', 'currentUser', 'getWeights']);
     expect(api.state.mutating).toBe(0);
   });
 
   it('names the scope GitLab asks for on an insufficient_scope 403 from the admin API', async () => {
-    const forbidden = new ApiForbiddenError({ method: 'GET', path: '/api/v4/application/settings' }, 'insufficient_scope', { error: 'insufficient_scope', scope: 'api' }, 'api');
+    const forbidden = new ApiForbiddenError(
+      { method: 'GET', path: '/api/v4/application/settings' },
+      'insufficient_scope',
+      { error: 'insufficient_scope', scope: 'api' },
+      'api',
+    );
     await expect(runPreflight(deps(createFakeApi({ adminError: forbidden })))).rejects.toMatchObject({
       code: 'SHARDMOVE_PREFLIGHT_TOKEN',
       message: expect.stringContaining('lacks the "api" scope'),
@@ -50,28 +88,47 @@ describe('preflight', () => {
   });
 
   it('still refuses a plain non-admin as NOT_ADMIN, without probing the admin API', async () => {
-    const forbidden = new ApiForbiddenError({ method: 'GET', path: '/api/v4/application/settings' }, '403 Forbidden', null, null);
+    const forbidden = new ApiForbiddenError(
+      { method: 'GET', path: '/api/v4/application/settings' },
+      '403 Forbidden',
+      null,
+      null,
+    );
     const api = createFakeApi({ user: { id: 2, username: 'alice', isAdmin: false }, adminError: forbidden });
     await expect(runPreflight(deps(api))).rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_NOT_ADMIN' });
     expect(api.state.calls).not.toContain('getWeights');
   });
 
   it('refuses a token without the api scope, and a revoked one', async () => {
-    const readOnly = createFakeApi({ token: { id: 2, userId: 1, name: 'ro', scopes: ['read_api'], revoked: false, expiresAt: null } });
+    const readOnly = createFakeApi({
+      token: { id: 2, userId: 1, name: 'ro', scopes: ['read_api'], revoked: false, expiresAt: null },
+    });
     await expect(runPreflight(deps(readOnly))).rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_TOKEN' });
-    const revoked = createFakeApi({ token: { id: 2, userId: 1, name: 'r', scopes: ['api'], revoked: true, expiresAt: null } });
+    const revoked = createFakeApi({
+      token: { id: 2, userId: 1, name: 'r', scopes: ['api'], revoked: true, expiresAt: null },
+    });
     await expect(runPreflight(deps(revoked))).rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_TOKEN' });
   });
 
   it('warns, without failing, when the token endpoint is absent', async () => {
     const out = await runPreflight(deps(createFakeApi({ token: null })));
-    expect(out.warnings).toEqual([expect.stringContaining('token scopes and expiry were not checked'), ROOM_NOT_CHECKED]);
+    expect(out.warnings).toEqual([
+      expect.stringContaining('token scopes and expiry were not checked'),
+      ROOM_NOT_CHECKED,
+    ]);
   });
 
   it('does not inspect OAuth credentials as a personal token', async () => {
     const api = createFakeApi();
     const plan = testPlan();
-    plan.instance.credentials = { type: 'oauth', accessToken: 'a', refreshToken: 'r', clientId: 'c', clientSecret: 's', redirectUri: 'http://x' };
+    plan.instance.credentials = {
+      type: 'oauth',
+      accessToken: 'a',
+      refreshToken: 'r',
+      clientId: 'c',
+      clientSecret: 's',
+      redirectUri: 'http://x',
+    };
     await runPreflight(deps(api, plan));
     expect(api.state.calls).not.toContain('inspectToken');
   });
@@ -85,7 +142,12 @@ describe('preflight', () => {
   });
 
   it('reports items with a move in flight off the sources as read-only', async () => {
-    const moves = [move(9, 3, 'started'), move(8, 4, 'finished'), move(7, 5, 'scheduled', 'default'), move(6, 6, 'initial', 'nfs-2')];
+    const moves = [
+      move(9, 3, 'started'),
+      move(8, 4, 'finished'),
+      move(7, 5, 'scheduled', 'default'),
+      move(6, 6, 'initial', 'nfs-2'),
+    ];
     const out = await runPreflight(deps(createFakeApi({ moves })));
     expect(out.warnings).toHaveLength(2);
     expect(out.warnings[0]).toMatch(/^2 projects .*read-only: 3 \(move 9, started\), 6 \(move 6, initial\)$/);
@@ -104,7 +166,10 @@ describe('storage check', () => {
   it('fails on an unhealthy source even when the top-level status is ok', async () => {
     const api = createFakeApi();
     api.state.readiness.gitaly[1] = { storage: 'nfs-1', ok: false, message: 'connection refused' };
-    await expect(runStorageCheck(deps(api))).rejects.toMatchObject({ code: 'SHARDMOVE_STORAGE_UNHEALTHY', message: expect.stringContaining('"nfs-1" (connection refused)') });
+    await expect(runStorageCheck(deps(api))).rejects.toMatchObject({
+      code: 'SHARDMOVE_STORAGE_UNHEALTHY',
+      message: expect.stringContaining('"nfs-1" (connection refused)'),
+    });
   });
 
   it('fails naming every unknown storage and listing the configured ones', async () => {
@@ -117,7 +182,13 @@ describe('storage check', () => {
   });
 
   it('explains a readiness 404: the monitoring IP allowlist, what to do, and what the step checks', async () => {
-    const api = createFakeApi({ readinessError: new ApiNotFoundError({ method: 'GET', path: '/-/readiness' }, '<html>not found</html>', '<html>not found</html>') });
+    const api = createFakeApi({
+      readinessError: new ApiNotFoundError(
+        { method: 'GET', path: '/-/readiness' },
+        '<html>not found</html>',
+        '<html>not found</html>',
+      ),
+    });
     const err = await runStorageCheck(deps(api)).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'SHARDMOVE_STORAGE_READINESS_REFUSED' });
     const message = (err as Error).message;
@@ -163,19 +234,27 @@ describe('weights', () => {
   it('refuses merged weights that leave a source taking new repositories', async () => {
     const plan = testPlan({ weights: { cluster: 100 } });
     const api = createFakeApi({ weights: { default: 100, 'nfs-1': 50 } });
-    await expect(applyWeights(deps(api, plan), { previous: {} })).rejects.toMatchObject({ code: 'SHARDMOVE_WEIGHTS_INVALID', message: expect.stringContaining('"nfs-1"') });
+    await expect(applyWeights(deps(api, plan), { previous: {} })).rejects.toMatchObject({
+      code: 'SHARDMOVE_WEIGHTS_INVALID',
+      message: expect.stringContaining('"nfs-1"'),
+    });
     expect(api.state.mutating).toBe(0);
   });
 
   it('fails when the read-back differs', async () => {
     const api = createFakeApi({ brokenWeights: { default: 100 } });
-    await expect(applyWeights(deps(api), { previous: {} })).rejects.toMatchObject({ code: 'SHARDMOVE_WEIGHTS_MISMATCH' });
+    await expect(applyWeights(deps(api), { previous: {} })).rejects.toMatchObject({
+      code: 'SHARDMOVE_WEIGHTS_MISMATCH',
+    });
   });
 });
 
 describe('geo', () => {
   it('maps kinds to registry classes', () => {
-    expect(registryClassesFor(['snippets', 'groups'])).toEqual(['SNIPPET_REPOSITORY_REGISTRY', 'GROUP_WIKI_REPOSITORY_REGISTRY']);
+    expect(registryClassesFor(['snippets', 'groups'])).toEqual([
+      'SNIPPET_REPOSITORY_REGISTRY',
+      'GROUP_WIKI_REPOSITORY_REGISTRY',
+    ]);
     expect(registryClassesFor(['projects'])).toHaveLength(3);
   });
 
@@ -191,8 +270,13 @@ describe('geo', () => {
     const out = await runGeoResync(deps(api));
     expect(api.state.calls.filter((c) => c.startsWith('geo'))).toEqual(['geoSites', 'geoResync:2', 'geoResync:5']);
     expect(out.warnings).toEqual([]);
-    expect(out.sites.map((s) => [s.siteId, s.name, s.error, s.results.length])).toEqual([[2, 'eu', null, 5], [5, 'us', null, 5]]);
-    expect(out.sites[0]?.results.find((r) => r.registryClass === 'SNIPPET_REPOSITORY_REGISTRY')?.errors).toEqual(['resource not available']);
+    expect(out.sites.map((s) => [s.siteId, s.name, s.error, s.results.length])).toEqual([
+      [2, 'eu', null, 5],
+      [5, 'us', null, 5],
+    ]);
+    expect(out.sites[0]?.results.find((r) => r.registryClass === 'SNIPPET_REPOSITORY_REGISTRY')?.errors).toEqual([
+      'resource not available',
+    ]);
   });
 
   it('reports a secondary the primary cannot reach (node proxy 200 {}) as failed, never as requested', async () => {
@@ -205,18 +289,26 @@ describe('geo', () => {
       geoUnreachable: [3],
     });
     const out = await runGeoResync(deps(api));
-    expect(out.sites.map((s) => [s.name, s.error === null, s.results.length])).toEqual([['eu', true, 5], ['offline', false, 0]]);
+    expect(out.sites.map((s) => [s.name, s.error === null, s.results.length])).toEqual([
+      ['eu', true, 5],
+      ['offline', false, 0],
+    ]);
     expect(out.sites[1]?.error).toMatch(/could not reach this secondary: its node proxy answered 200 \{\}/);
   });
 
   it('says plainly that there is no secondary (only a primary, or no Geo at all) instead of reporting success', async () => {
-    const onlyPrimary = createFakeApi({ geoSites: [{ id: 1, name: 'primary', url: 'https://p.test', primary: true, enabled: true }] });
+    const onlyPrimary = createFakeApi({
+      geoSites: [{ id: 1, name: 'primary', url: 'https://p.test', primary: true, enabled: true }],
+    });
     const a = await runGeoResync(deps(onlyPrimary));
     expect(a).toEqual({ sites: [], warnings: [expect.stringMatching(/^no Geo secondary: nothing to resync/)] });
     expect(onlyPrimary.state.calls.some((c) => c.startsWith('geoResync'))).toBe(false);
     const noGeo = createFakeApi({ geoSites: null });
     const b = await runGeoResync(deps(noGeo));
-    expect(b).toEqual({ sites: [], warnings: [expect.stringMatching(/^no Geo secondary: nothing to resync \(GET \/geo_sites answered 404/)] });
+    expect(b).toEqual({
+      sites: [],
+      warnings: [expect.stringMatching(/^no Geo secondary: nothing to resync \(GET \/geo_sites answered 404/)],
+    });
   });
 
   it('records a failing site and goes on with the others; skips a disabled one with a warning', async () => {
@@ -227,10 +319,19 @@ describe('geo', () => {
         { id: 3, name: 'off', url: 'https://off.test', primary: false, enabled: false },
         { id: 4, name: 'ok', url: 'https://ok.test', primary: false, enabled: true },
       ],
-      geoSiteErrors: { 2: new ApiNotFoundError({ method: 'POST', path: '/api/v4/geo/node_proxy/2/graphql' }, '404 GeoNode Not Found', null) },
+      geoSiteErrors: {
+        2: new ApiNotFoundError(
+          { method: 'POST', path: '/api/v4/geo/node_proxy/2/graphql' },
+          '404 GeoNode Not Found',
+          null,
+        ),
+      },
     });
     const out = await runGeoResync(deps(api));
-    expect(out.sites.map((s) => [s.siteId, s.error])).toEqual([[2, expect.stringContaining('404 GeoNode Not Found')], [4, null]]);
+    expect(out.sites.map((s) => [s.siteId, s.error])).toEqual([
+      [2, expect.stringContaining('404 GeoNode Not Found')],
+      [4, null],
+    ]);
     expect(out.warnings).toEqual([expect.stringContaining('"off" (id 3) is disabled')]);
   });
 

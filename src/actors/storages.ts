@@ -15,7 +15,10 @@ export async function runStorageCheck(deps: Pick<ActorDeps, 'api' | 'plan' | 'lo
   const warnings: string[] = [];
   const wanted = [...plan.move.from, ...plan.move.to];
   if (readiness.gitaly.length === 0) {
-    throw new StepError(STORAGE_UNKNOWN, 'the readiness check reported no Gitaly storages (is this client allowed to read /-/readiness?all=1?)');
+    throw new StepError(
+      STORAGE_UNKNOWN,
+      'the readiness check reported no Gitaly storages (is this client allowed to read /-/readiness?all=1?)',
+    );
   }
   const known = new Map(readiness.gitaly.map((g) => [g.storage, g]));
   const unknown = wanted.filter((s) => !known.has(s));
@@ -33,7 +36,8 @@ export async function runStorageCheck(deps: Pick<ActorDeps, 'api' | 'plan' | 'lo
     );
   }
   const others = readiness.gitaly.filter((g) => !g.ok && !wanted.includes(g.storage));
-  if (others.length > 0) warnings.push(`storages outside the plan are unhealthy: ${others.map((g) => g.storage).join(', ')}`);
+  if (others.length > 0)
+    warnings.push(`storages outside the plan are unhealthy: ${others.map((g) => g.storage).join(', ')}`);
   if (readiness.status !== 'ok') warnings.push(`the instance's readiness status is "${readiness.status}"`);
   log.info({ storages: wanted }, 'storages healthy');
   return { warnings };

@@ -58,7 +58,8 @@ export async function pollMoves(
       // none of ours, below our newest, means the rest are old (long-running) moves: one GET each
       // beats paging to them. Pages above our newest hold moves created since (the run's own POSTs
       // still unanswered, or someone else's): they say nothing about ours, so paging goes on.
-      const wantedDone = found.size === want.size || lowest <= minWanted || (page > 1 && hits === 0 && highest < maxWanted);
+      const wantedDone =
+        found.size === want.size || lowest <= minWanted || (page > 1 && hits === 0 && highest < maxWanted);
       const discoveryDone = discoverAbove === null || lowest <= discoverAbove;
       if (res.moves.length === 0 || (wantedDone && discoveryDone)) break;
       page = res.nextPage;

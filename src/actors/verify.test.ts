@@ -13,7 +13,16 @@ describe('verify', () => {
     for (const kind of KINDS) await runDrain(h.deps, { source: 'nfs-1', kind });
     const v = await runVerify(h.deps);
     expect(v.ok).toBe(true);
-    expect(v.perKindAndSource).toContainEqual({ kind: 'projects', source: 'nfs-1', listed: 1, quarantined: 1, unexpected: 0, unlistable: 0, unlisted: 0, by: 'listing' });
+    expect(v.perKindAndSource).toContainEqual({
+      kind: 'projects',
+      source: 'nfs-1',
+      listed: 1,
+      quarantined: 1,
+      unexpected: 0,
+      unlistable: 0,
+      unlisted: 0,
+      by: 'listing',
+    });
     expect(v.perKindAndSource).toHaveLength(3);
   });
 

@@ -67,7 +67,16 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
         store.appendEvent('verify.checked', { ...entry }, deps.clock.now());
         continue;
       }
-      const entry: VerifyEntry = { kind, source, listed: 0, quarantined: 0, unexpected: 0, unlistable: 0, unlisted: 0, by: 'listing' };
+      const entry: VerifyEntry = {
+        kind,
+        source,
+        listed: 0,
+        quarantined: 0,
+        unexpected: 0,
+        unlistable: 0,
+        unlisted: 0,
+        by: 'listing',
+      };
       const bounded = deps.plan.move.until !== undefined && store.getBound(source) !== null;
       if (bounded) entry.kept = 0;
       const gaps: UnlistableGap[] = [];
@@ -77,7 +86,11 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
         for (const item of page) {
           if (item.storage !== source) {
             const seen = item.storage === null ? 'no repository_storage field' : `repository_storage ${item.storage}`;
-            store.appendEvent('verify.filter_ignored', { kind, source, id: item.id, storage: item.storage }, deps.clock.now());
+            store.appendEvent(
+              'verify.filter_ignored',
+              { kind, source, id: item.id, storage: item.storage },
+              deps.clock.now(),
+            );
             throw new DrainError(
               VERIFY_FILTER_IGNORED,
               `listing ${kind} on ${source} returned ${kind} ${item.id} with ${seen}: the instance ignored the ` +
@@ -97,14 +110,20 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
             continue;
           }
           entry.unexpected++;
-          if (entry.unexpected <= MAX_LISTED_PROBLEMS) problems.push(`${kind} ${item.id} (${item.name}) is still on ${source}`);
+          if (entry.unexpected <= MAX_LISTED_PROBLEMS)
+            problems.push(`${kind} ${item.id} (${item.name}) is still on ${source}`);
         }
       }
       // A listing that could not be read in full proves nothing about what it did not show.
       entry.unlistable = gaps.length;
       for (const g of gaps.slice(0, MAX_LISTED_PROBLEMS)) {
-        const what = g.id !== null ? `${kind} ${g.id}` : `an item between ${kind} ${g.afterId ?? '(start)'} and ${g.beforeId ?? '(end)'}`;
-        problems.push(`${kind} on ${source} could not be fully listed: ${what} breaks the listing (${g.reason}); the storage is not proven empty`);
+        const what =
+          g.id !== null
+            ? `${kind} ${g.id}`
+            : `an item between ${kind} ${g.afterId ?? '(start)'} and ${g.beforeId ?? '(end)'}`;
+        problems.push(
+          `${kind} on ${source} could not be fully listed: ${what} breaks the listing (${g.reason}); the storage is not proven empty`,
+        );
       }
       // Items the drain knows to be on the source but the listing did not show (hidden or
       // pending-delete projects on an instance that does not list them, unreadable pages): still there.
@@ -114,7 +133,9 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
           if (bounded && state === 'pending' && !row.destination) continue;
           entry.unlisted++;
           if (entry.unlisted <= MAX_LISTED_PROBLEMS) {
-            problems.push(`${kind} ${row.id} (${row.name}) is still on ${source} (${state}) but the listing does not show it (hidden, pending deletion or unlistable)`);
+            problems.push(
+              `${kind} ${row.id} (${row.name}) is still on ${source} (${state}) but the listing does not show it (hidden, pending deletion or unlistable)`,
+            );
           }
         }
       }
@@ -139,7 +160,17 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
 function verifyByRecords(store: ActorStore, kind: Kind, source: string, problems: string[]): VerifyEntry {
   const c = store.countStates(kind, source);
   const open = c.pending + c.scheduling + c.in_flight;
-  const entry: VerifyEntry = { kind, source, listed: 0, quarantined: c.quarantined, unexpected: 0, unlistable: 0, unlisted: open, by: 'records', moved: c.moved + c.left };
+  const entry: VerifyEntry = {
+    kind,
+    source,
+    listed: 0,
+    quarantined: c.quarantined,
+    unexpected: 0,
+    unlistable: 0,
+    unlisted: open,
+    by: 'records',
+    moved: c.moved + c.left,
+  };
   if (!store.getBulk(kind, source)?.confirmedAt) {
     problems.push(
       `${kind} on ${source}: not verified. The instance does not expose their storage, and no bulk move for ${source} has yet been seen to find nothing else ` +

@@ -21,17 +21,22 @@ function sameWeights(a: Record<string, number>, b: Record<string, number>, keys:
 
 /** Merges, checks, writes (not in a dry run, not when already equal) and verifies the weights. */
 export async function applyWeights(
-  deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'dryRun'> & Partial<Pick<ActorDeps, 'gate' | 'store' | 'clock' | 'signal'>>,
+  deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'dryRun'> &
+    Partial<Pick<ActorDeps, 'gate' | 'store' | 'clock' | 'signal'>>,
   _input: { previous: Record<string, number> },
 ): Promise<WeightsOutput> {
   const { api, plan, log } = deps;
   // The weights are a write: outside every window, or while a rule holds, they wait like a move.
   if (deps.gate && deps.store && deps.clock && deps.signal) {
-    await waitForGates({ ...deps, gate: deps.gate, store: deps.store, clock: deps.clock, signal: deps.signal }, 'writing the weights');
+    await waitForGates(
+      { ...deps, gate: deps.gate, store: deps.store, clock: deps.clock, signal: deps.signal },
+      'writing the weights',
+    );
   }
   const current = await api.getWeights();
   const { merged, problems } = checkMergedWeights(current, plan.weights, plan);
-  if (problems.length > 0) throw new StepError(WEIGHTS_INVALID, `the merged weights are unsafe: ${problems.join('; ')}`);
+  if (problems.length > 0)
+    throw new StepError(WEIGHTS_INVALID, `the merged weights are unsafe: ${problems.join('; ')}`);
   const keys = new Set([...Object.keys(current), ...Object.keys(merged)]);
   if (sameWeights(current, merged, keys)) {
     log.info({ weights: merged }, 'weights already set');
@@ -44,7 +49,10 @@ export async function applyWeights(
   await api.setWeights(merged);
   const readBack = await api.getWeights();
   if (!sameWeights(readBack, merged, keys)) {
-    throw new StepError(WEIGHTS_MISMATCH, `the instance reports weights ${JSON.stringify(readBack)} after writing ${JSON.stringify(merged)}`);
+    throw new StepError(
+      WEIGHTS_MISMATCH,
+      `the instance reports weights ${JSON.stringify(readBack)} after writing ${JSON.stringify(merged)}`,
+    );
   }
   log.info({ from: current, to: readBack }, 'weights written');
   return { current: readBack, written: true, warnings: [] };

@@ -29,8 +29,19 @@ function scriptedGate(script: GateDecision[]): SchedulingGate & { calls: number 
   return g;
 }
 
-const closed: GateDecision = { cap: 0, limit: 'window', reason: 'outside every maintenance window', waitingUntil: null };
-const held: GateDecision = { cap: 0, limit: 'rule', reason: 'rule disk: 1 above 0.5: no new move while it holds', waitingUntil: null, rule: { name: 'disk', since: 0 } };
+const closed: GateDecision = {
+  cap: 0,
+  limit: 'window',
+  reason: 'outside every maintenance window',
+  waitingUntil: null,
+};
+const held: GateDecision = {
+  cap: 0,
+  limit: 'rule',
+  reason: 'rule disk: 1 above 0.5: no new move while it holds',
+  waitingUntil: null,
+  rule: { name: 'disk', since: 0 },
+};
 const open: GateDecision = { cap: 10, limit: null, reason: null, waitingUntil: null };
 
 describe('every write waits for the gates (issue 22 item 7)', () => {
@@ -43,7 +54,10 @@ describe('every write waits for the gates (issue 22 item 7)', () => {
     expect(out.written).toBe(true);
     // Written once, after the fourth decision (the first that let moves start).
     expect(writesAtCall).toEqual([4]);
-    const limits = h.store.readEvents().filter((e) => e.type === 'cap.changed').map((e) => e.data.limit);
+    const limits = h.store
+      .readEvents()
+      .filter((e) => e.type === 'cap.changed')
+      .map((e) => e.data.limit);
     expect(limits).toEqual(['window', 'rule', 'plan']);
   });
 
@@ -60,10 +74,17 @@ describe('the room check (issue 22 item 3)', () => {
   it('refuses when Prometheus cannot answer the free bytes, and in a dry run reports without refusing', async () => {
     const { checkCapacity } = await import('./capacity.js');
     const base = createHarness(testPlan({}));
-    const plan = { ...base.deps.plan, capacity: { keepFreeBytes: 0, storages: { [base.deps.plan.move.to[0]!]: { query: 'free' } } } };
-    const down = { query: () => Promise.reject(new Error('Prometheus at http://p did not answer (ECONNREFUSED)')), close: () => Promise.resolve() };
+    const plan = {
+      ...base.deps.plan,
+      capacity: { keepFreeBytes: 0, storages: { [base.deps.plan.move.to[0]!]: { query: 'free' } } },
+    };
+    const down = {
+      query: () => Promise.reject(new Error('Prometheus at http://p did not answer (ECONNREFUSED)')),
+      close: () => Promise.resolve(),
+    };
     await expect(checkCapacity({ ...base.deps, plan, prometheus: down }, {})).rejects.toMatchObject({
-      code: 'SHARDMOVE_PREFLIGHT_CAPACITY', message: expect.stringContaining('could not be read: Prometheus at http://p did not answer'),
+      code: 'SHARDMOVE_PREFLIGHT_CAPACITY',
+      message: expect.stringContaining('could not be read: Prometheus at http://p did not answer'),
     });
     const tiny = { query: () => Promise.resolve([{ value: 1, labels: {} }]), close: () => Promise.resolve() };
     const source = plan.move.from[0]!;
@@ -71,7 +92,14 @@ describe('the room check (issue 22 item 3)', () => {
     base.fake.setSize('projects', 1, 4096);
     const lines = await checkCapacity({ ...base.deps, plan, prometheus: tiny, dryRun: true }, {});
     // One project by its size, one by the 100 MiB allowance: it does not fit in 1 byte, and a dry run only says so.
-    expect(lines).toEqual([expect.stringMatching(/^room on \S+: needs 100\.0 MiB \+ keep_free 0 B, free 1 B: DOES NOT FIT \(1 item\(s\) counted by allowance/)]);
-    await expect(checkCapacity({ ...base.deps, plan, prometheus: tiny }, {})).rejects.toMatchObject({ code: 'SHARDMOVE_PREFLIGHT_CAPACITY', message: expect.stringContaining(`needs ${4096 + 100 * 2 ** 20} bytes`) });
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^room on \S+: needs 100\.0 MiB \+ keep_free 0 B, free 1 B: DOES NOT FIT \(1 item\(s\) counted by allowance/,
+      ),
+    ]);
+    await expect(checkCapacity({ ...base.deps, plan, prometheus: tiny }, {})).rejects.toMatchObject({
+      code: 'SHARDMOVE_PREFLIGHT_CAPACITY',
+      message: expect.stringContaining(`needs ${4096 + 100 * 2 ** 20} bytes`),
+    });
   });
 });

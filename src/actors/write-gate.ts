@@ -10,7 +10,10 @@ import { abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
 
 /** Resolves once neither a closed window nor a holding rule keeps the cap at 0 (at once without a gate, or in a dry run). */
-export async function waitForGates(deps: Pick<ActorDeps, 'gate' | 'store' | 'plan' | 'clock' | 'log' | 'signal' | 'dryRun'>, what: string): Promise<void> {
+export async function waitForGates(
+  deps: Pick<ActorDeps, 'gate' | 'store' | 'plan' | 'clock' | 'log' | 'signal' | 'dryRun'>,
+  what: string,
+): Promise<void> {
   if (!deps.gate || deps.dryRun) return;
   let said = false;
   for (;;) {

@@ -96,7 +96,11 @@ export function createOAuthProvider(opts: OAuthProviderOptions): CredentialProvi
         origin: url.origin,
         path: ref.path,
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': opts.userAgent },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+          'user-agent': opts.userAgent,
+        },
         body: form.toString(),
         headersTimeout: opts.timeoutMs,
         bodyTimeout: opts.timeoutMs,
@@ -110,7 +114,10 @@ export function createOAuthProvider(opts: OAuthProviderOptions): CredentialProvi
     const body = parseJson(text);
     if (status !== 200 || !isTokenAnswer(body)) {
       const error = typeof body?.['error'] === 'string' ? body['error'] : null;
-      throw refreshFailure(ref, `refresh answered HTTP ${status}${error ? ` ${error}` : ''}; re-authorize and update the token files`);
+      throw refreshFailure(
+        ref,
+        `refresh answered HTTP ${status}${error ? ` ${error}` : ''}; re-authorize and update the token files`,
+      );
     }
     accessToken = body.access_token;
     refreshToken = body.refresh_token;
@@ -139,12 +146,25 @@ export function createOAuthProvider(opts: OAuthProviderOptions): CredentialProvi
 }
 
 /** The provider for a plan's credentials. */
-export function createCredentialProvider(credentials: Credentials, oauth: Omit<OAuthProviderOptions, 'credentials'>): CredentialProvider {
-  return credentials.type === 'token' ? createStaticTokenProvider(credentials.token) : createOAuthProvider({ ...oauth, credentials });
+export function createCredentialProvider(
+  credentials: Credentials,
+  oauth: Omit<OAuthProviderOptions, 'credentials'>,
+): CredentialProvider {
+  return credentials.type === 'token'
+    ? createStaticTokenProvider(credentials.token)
+    : createOAuthProvider({ ...oauth, credentials });
 }
 
-function refreshFailure(ref: { method: string; path: string }, description: string, cause?: unknown): ApiUnauthorizedError {
-  const err = new ApiUnauthorizedError(ref, `OAuth token refresh failed: ${description}`, null, { invalidToken: true, description, refreshFailed: true });
+function refreshFailure(
+  ref: { method: string; path: string },
+  description: string,
+  cause?: unknown,
+): ApiUnauthorizedError {
+  const err = new ApiUnauthorizedError(ref, `OAuth token refresh failed: ${description}`, null, {
+    invalidToken: true,
+    description,
+    refreshFailed: true,
+  });
   if (cause !== undefined) Object.defineProperty(err, 'cause', { value: cause, enumerable: false });
   return err;
 }
@@ -158,6 +178,8 @@ function parseJson(text: string): Record<string, unknown> | null {
   }
 }
 
-function isTokenAnswer(v: Record<string, unknown> | null): v is { access_token: string; refresh_token: string; expires_in?: number } {
+function isTokenAnswer(
+  v: Record<string, unknown> | null,
+): v is { access_token: string; refresh_token: string; expires_in?: number } {
   return typeof v?.['access_token'] === 'string' && typeof v['refresh_token'] === 'string';
 }

@@ -60,7 +60,12 @@ describe('requests', () => {
       .intercept({
         path: '/gitlab/api/v4/application/settings',
         method: 'PUT',
-        headers: { 'private-token': TOKEN, sudo: 'root', 'user-agent': /^shardmove\/\d+\.\d+\.\d+/, 'content-type': 'application/json' },
+        headers: {
+          'private-token': TOKEN,
+          sudo: 'root',
+          'user-agent': /^shardmove\/\d+\.\d+\.\d+/,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ a: 1 }),
       })
       .reply(200, { ok: true }, JSON_HEADERS);
@@ -70,8 +75,17 @@ describe('requests', () => {
 
   it('puts root paths outside /api/v4 and sends no credentials when anonymous', async () => {
     const { pool, client } = setup();
-    pool.intercept({ path: '/-/readiness?all=1', method: 'GET', headers: (h) => !('private-token' in h) }).reply(503, { status: 'failed' }, JSON_HEADERS);
-    const res = await client.request({ method: 'GET', path: '/-/readiness', root: true, anonymous: true, query: { all: 1 }, acceptStatus: [503] });
+    pool
+      .intercept({ path: '/-/readiness?all=1', method: 'GET', headers: (h) => !('private-token' in h) })
+      .reply(503, { status: 'failed' }, JSON_HEADERS);
+    const res = await client.request({
+      method: 'GET',
+      path: '/-/readiness',
+      root: true,
+      anonymous: true,
+      query: { all: 1 },
+      acceptStatus: [503],
+    });
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ status: 'failed' });
   });
@@ -90,8 +104,12 @@ describe('retries (GET and PUT)', () => {
 
   it('honours Retry-After in seconds and as an HTTP date on 429', async () => {
     const { pool, client, sleeps } = setup();
-    pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(429, 'Retry later', { headers: { 'retry-after': '7' } });
-    pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(429, 'Retry later', { headers: { 'retry-after': 'Sun, 22 Nov 2026 12:00:03 GMT' } });
+    pool
+      .intercept({ path: '/api/v4/user', method: 'GET' })
+      .reply(429, 'Retry later', { headers: { 'retry-after': '7' } });
+    pool
+      .intercept({ path: '/api/v4/user', method: 'GET' })
+      .reply(429, 'Retry later', { headers: { 'retry-after': 'Sun, 22 Nov 2026 12:00:03 GMT' } });
     pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(200, { id: 1 }, JSON_HEADERS);
     await client.request({ method: 'GET', path: '/user' });
     expect(sleeps).toEqual([7000, 3000]);
@@ -99,7 +117,10 @@ describe('retries (GET and PUT)', () => {
 
   it('gives up after maxAttempts with a retryable HTTP error', async () => {
     const { pool, client, sleeps } = setup({ retry: { maxAttempts: 3 } });
-    pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(502, { message: 'bad gateway' }, JSON_HEADERS).times(3);
+    pool
+      .intercept({ path: '/api/v4/user', method: 'GET' })
+      .reply(502, { message: 'bad gateway' }, JSON_HEADERS)
+      .times(3);
     const err = await caught(client.request({ method: 'GET', path: '/user' }));
     expect(err).toBeInstanceOf(ApiHttpError);
     expect(err.code).toBe('SHARDMOVE_API_HTTP');
@@ -110,7 +131,9 @@ describe('retries (GET and PUT)', () => {
 
   it('gives up on 429 with a rate-limited error carrying Retry-After', async () => {
     const { pool, client } = setup({ retry: { maxAttempts: 1 } });
-    pool.intercept({ path: '/api/v4/user', method: 'GET' }).reply(429, 'Retry later', { headers: { 'retry-after': '12' } });
+    pool
+      .intercept({ path: '/api/v4/user', method: 'GET' })
+      .reply(429, 'Retry later', { headers: { 'retry-after': '12' } });
     const err = await caught(client.request({ method: 'GET', path: '/user' }));
     expect(err.code).toBe('SHARDMOVE_API_RATE_LIMITED');
     expect(err).toMatchObject({ retryAfterMs: 12000, retryable: true });
@@ -130,18 +153,30 @@ describe('retries (GET and PUT)', () => {
 
   it('ends with a timeout error once the attempts run out', async () => {
     const { pool, client, events } = setup({ retry: { maxAttempts: 2 } });
-    pool.intercept({ path: '/api/v4/user', method: 'GET' }).replyWithError(new undiciErrors.BodyTimeoutError()).times(2);
+    pool
+      .intercept({ path: '/api/v4/user', method: 'GET' })
+      .replyWithError(new undiciErrors.BodyTimeoutError())
+      .times(2);
     const err = await caught(client.request({ method: 'GET', path: '/user' }));
     expect(err.code).toBe('SHARDMOVE_API_TIMEOUT');
     expect(err.message).toContain('body timeout');
-    expect(events.filter((e) => e.status === null).map((e) => e.errorCode)).toEqual(['SHARDMOVE_API_TIMEOUT', 'SHARDMOVE_API_TIMEOUT']);
+    expect(events.filter((e) => e.status === null).map((e) => e.errorCode)).toEqual([
+      'SHARDMOVE_API_TIMEOUT',
+      'SHARDMOVE_API_TIMEOUT',
+    ]);
   });
 
   it('does not retry 4xx answers', async () => {
     const { pool, client } = setup();
-    pool.intercept({ path: '/api/v4/projects/9', method: 'GET' }).reply(404, { message: '404 Project Not Found' }, JSON_HEADERS);
+    pool
+      .intercept({ path: '/api/v4/projects/9', method: 'GET' })
+      .reply(404, { message: '404 Project Not Found' }, JSON_HEADERS);
     const err = await caught(client.request({ method: 'GET', path: '/projects/9' }));
-    expect(err).toMatchObject({ code: 'SHARDMOVE_API_NOT_FOUND', retryable: false, gitlabMessage: '404 Project Not Found' });
+    expect(err).toMatchObject({
+      code: 'SHARDMOVE_API_NOT_FOUND',
+      retryable: false,
+      gitlabMessage: '404 Project Not Found',
+    });
     expect(client.stats().requests).toBe(1);
   });
 
@@ -162,7 +197,9 @@ describe('POST and DELETE are sent once', () => {
   it('turns a 503 on POST into an ambiguous error without retrying', async () => {
     const { pool, client, sleeps } = setup();
     pool.intercept({ path: '/api/v4/projects/1/repository_storage_moves', method: 'POST' }).reply(503, 'oops');
-    const err = await caught(client.request({ method: 'POST', path: '/projects/1/repository_storage_moves', body: {} }));
+    const err = await caught(
+      client.request({ method: 'POST', path: '/projects/1/repository_storage_moves', body: {} }),
+    );
     expect(err).toBeInstanceOf(ApiAmbiguousError);
     expect(err).toMatchObject({ code: 'SHARDMOVE_API_AMBIGUOUS', retryable: false, status: 503 });
     expect(sleeps).toEqual([]);
@@ -171,7 +208,9 @@ describe('POST and DELETE are sent once', () => {
 
   it('turns a reset or a timeout after sending into an ambiguous error', async () => {
     const { pool, client } = setup();
-    pool.intercept({ path: '/api/v4/x', method: 'POST' }).replyWithError(Object.assign(new Error('socket hang up'), { code: 'UND_ERR_SOCKET' }));
+    pool
+      .intercept({ path: '/api/v4/x', method: 'POST' })
+      .replyWithError(Object.assign(new Error('socket hang up'), { code: 'UND_ERR_SOCKET' }));
     expect((await caught(client.request({ method: 'POST', path: '/x' }))).code).toBe('SHARDMOVE_API_AMBIGUOUS');
     pool.intercept({ path: '/api/v4/x', method: 'DELETE' }).replyWithError(new undiciErrors.HeadersTimeoutError());
     expect((await caught(client.request({ method: 'DELETE', path: '/x' }))).code).toBe('SHARDMOVE_API_AMBIGUOUS');
@@ -179,14 +218,18 @@ describe('POST and DELETE are sent once', () => {
 
   it('reports a refused connection as a plain network error: nothing was sent', async () => {
     const { pool, client } = setup();
-    pool.intercept({ path: '/api/v4/x', method: 'POST' }).replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    pool
+      .intercept({ path: '/api/v4/x', method: 'POST' })
+      .replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
     const err = await caught(client.request({ method: 'POST', path: '/x' }));
     expect(err).toMatchObject({ code: 'SHARDMOVE_API_NETWORK', retryable: true, causeCode: 'ECONNREFUSED' });
   });
 
   it('reports a 429 on POST as rate limited (not performed), without retrying', async () => {
     const { pool, client } = setup();
-    pool.intercept({ path: '/api/v4/x', method: 'POST' }).reply(429, 'Retry later', { headers: { 'retry-after': '5' } });
+    pool
+      .intercept({ path: '/api/v4/x', method: 'POST' })
+      .reply(429, 'Retry later', { headers: { 'retry-after': '5' } });
     const err = await caught(client.request({ method: 'POST', path: '/x' }));
     expect(err.code).toBe('SHARDMOVE_API_RATE_LIMITED');
     expect(client.stats().requests).toBe(1);
@@ -214,18 +257,30 @@ describe('read-only (dry run)', () => {
 describe('errors and secrets', () => {
   it('classifies 401 invalid_token, 403 insufficient_scope and validation hashes', async () => {
     const { pool, client } = setup();
+    pool.intercept({ path: '/api/v4/a', method: 'GET' }).reply(
+      401,
+      {
+        error: 'invalid_token',
+        error_description: 'Token is expired. You can either do re-authorization or token refresh.',
+      },
+      JSON_HEADERS,
+    );
     pool
-      .intercept({ path: '/api/v4/a', method: 'GET' })
-      .reply(401, { error: 'invalid_token', error_description: 'Token is expired. You can either do re-authorization or token refresh.' }, JSON_HEADERS);
-    pool.intercept({ path: '/api/v4/b', method: 'GET' }).reply(403, { error: 'insufficient_scope', scope: 'api' }, JSON_HEADERS);
-    pool.intercept({ path: '/api/v4/c', method: 'POST' }).reply(400, { message: { destination_storage_name: ['is not included in the list'] } }, JSON_HEADERS);
+      .intercept({ path: '/api/v4/b', method: 'GET' })
+      .reply(403, { error: 'insufficient_scope', scope: 'api' }, JSON_HEADERS);
+    pool
+      .intercept({ path: '/api/v4/c', method: 'POST' })
+      .reply(400, { message: { destination_storage_name: ['is not included in the list'] } }, JSON_HEADERS);
     expect(await caught(client.request({ method: 'GET', path: '/a' }))).toMatchObject({
       code: 'SHARDMOVE_API_UNAUTHORIZED',
       invalidToken: true,
       tokenProblem: 'expired',
       description: expect.stringContaining('expired') as unknown,
     });
-    expect(await caught(client.request({ method: 'GET', path: '/b' }))).toMatchObject({ code: 'SHARDMOVE_API_FORBIDDEN', scope: 'api' });
+    expect(await caught(client.request({ method: 'GET', path: '/b' }))).toMatchObject({
+      code: 'SHARDMOVE_API_FORBIDDEN',
+      scope: 'api',
+    });
     const bad = await caught(client.request({ method: 'POST', path: '/c' }));
     expect(bad).toMatchObject({ code: 'SHARDMOVE_API_HTTP', status: 400, retryable: false });
     expect(bad.message).toBe('POST /api/v4/c: HTTP 400: destination_storage_name: is not included in the list');
@@ -234,11 +289,28 @@ describe('errors and secrets', () => {
   it('never lets a token value reach error messages or hook payloads', async () => {
     const { pool, client, events } = setup();
     const other = 'glpat-INSPECTEDTOKEN999';
-    pool.intercept({ path: (p) => p.startsWith('/api/v4/echo'), method: 'GET' }).reply(500, { message: `bad token ${TOKEN}` }, JSON_HEADERS).times(4);
-    pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(422, { message: `Token type not supported: ${other}` }, JSON_HEADERS);
-    const e1 = await caught(client.request({ method: 'GET', path: '/echo', query: { private_token: TOKEN, access_token: TOKEN, page: 2 } }));
-    const e2 = await caught(client.request({ method: 'POST', path: '/admin/token', body: { token: other }, secrets: [other] }));
-    const seen = JSON.stringify([e1.message, e2.message, (e1 as ApiHttpError).gitlabMessage, (e2 as ApiHttpError).gitlabMessage, events, String(e1), String(e2)]);
+    pool
+      .intercept({ path: (p) => p.startsWith('/api/v4/echo'), method: 'GET' })
+      .reply(500, { message: `bad token ${TOKEN}` }, JSON_HEADERS)
+      .times(4);
+    pool
+      .intercept({ path: '/api/v4/admin/token', method: 'POST' })
+      .reply(422, { message: `Token type not supported: ${other}` }, JSON_HEADERS);
+    const e1 = await caught(
+      client.request({ method: 'GET', path: '/echo', query: { private_token: TOKEN, access_token: TOKEN, page: 2 } }),
+    );
+    const e2 = await caught(
+      client.request({ method: 'POST', path: '/admin/token', body: { token: other }, secrets: [other] }),
+    );
+    const seen = JSON.stringify([
+      e1.message,
+      e2.message,
+      (e1 as ApiHttpError).gitlabMessage,
+      (e2 as ApiHttpError).gitlabMessage,
+      events,
+      String(e1),
+      String(e2),
+    ]);
     expect(seen).not.toContain(TOKEN);
     expect(seen).not.toContain(other);
     expect(seen).toContain('[REDACTED]');
@@ -254,7 +326,15 @@ describe('hooks', () => {
     await client.request({ method: 'GET', path: '/user' });
     expect(events).toEqual([
       { method: 'GET', path: '/api/v4/user', attempt: 1, mutating: false },
-      { method: 'GET', path: '/api/v4/user', attempt: 1, mutating: false, status: 503, durationMs: 0, errorCode: 'SHARDMOVE_API_HTTP' },
+      {
+        method: 'GET',
+        path: '/api/v4/user',
+        attempt: 1,
+        mutating: false,
+        status: 503,
+        durationMs: 0,
+        errorCode: 'SHARDMOVE_API_HTTP',
+      },
       { method: 'GET', path: '/api/v4/user', attempt: 2, mutating: false },
       { method: 'GET', path: '/api/v4/user', attempt: 2, mutating: false, status: 200, durationMs: 0, errorCode: null },
     ]);
@@ -290,7 +370,9 @@ describe('helpers', () => {
   it('flattens GitLab error bodies', () => {
     expect(gitlabMessage({ message: '404 Not found' })).toBe('404 Not found');
     expect(gitlabMessage({ message: { project: ['is read-only'] } })).toBe('project: is read-only');
-    expect(gitlabMessage({ error: 'invalid_token', error_description: 'Token was revoked.' })).toBe('invalid_token: Token was revoked.');
+    expect(gitlabMessage({ error: 'invalid_token', error_description: 'Token was revoked.' })).toBe(
+      'invalid_token: Token was revoked.',
+    );
     expect(gitlabMessage('Retry later\n')).toBe('Retry later');
     expect(gitlabMessage(null)).toBeNull();
   });

@@ -37,7 +37,13 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 30_000, jitter: 0.5, maxRetryAfterMs: 300_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+  jitter: 0.5,
+  maxRetryAfterMs: 300_000,
+};
 
 /** One attempt, as the event log and the stats see it. Never contains headers or token values. */
 export interface RequestEvent {
@@ -121,10 +127,28 @@ export interface ApiClient {
 /** `shardmove/<version>`, so an instance's logs show which tool and release sent a request. */
 export const USER_AGENT = `shardmove/${SHARDMOVE_VERSION}`;
 
-const SENSITIVE_QUERY = new Set(['private_token', 'access_token', 'job_token', 'token', 'refresh_token', 'client_secret']);
-const TIMEOUT_PHASES: Record<string, string> = { UND_ERR_CONNECT_TIMEOUT: 'connect', UND_ERR_HEADERS_TIMEOUT: 'headers', UND_ERR_BODY_TIMEOUT: 'body' };
+const SENSITIVE_QUERY = new Set([
+  'private_token',
+  'access_token',
+  'job_token',
+  'token',
+  'refresh_token',
+  'client_secret',
+]);
+const TIMEOUT_PHASES: Record<string, string> = {
+  UND_ERR_CONNECT_TIMEOUT: 'connect',
+  UND_ERR_HEADERS_TIMEOUT: 'headers',
+  UND_ERR_BODY_TIMEOUT: 'body',
+};
 /** Failures that happen before the request left: even a POST was certainly not performed. */
-const NOT_SENT = new Set(['UND_ERR_CONNECT_TIMEOUT', 'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const NOT_SENT = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 /** Creates the client. `close()` closes the pool it created (not an injected dispatcher). */
 export function createClient(opts: ClientOptions): ApiClient {
@@ -188,11 +212,19 @@ export function createClient(opts: ClientOptions): ApiClient {
         body = parseBody(answer.text, answer.headers['content-type']);
         if ((answer.status < 200 || answer.status >= 300) && !r.acceptStatus?.includes(answer.status)) {
           retryAfterMs = parseRetryAfter(answer.headers['retry-after'], now());
-          error = httpError(ref, answer.status, body, retryAfterMs, [...opts.credentials.secrets(), ...(r.secrets ?? [])]);
+          error = httpError(ref, answer.status, body, retryAfterMs, [
+            ...opts.credentials.secrets(),
+            ...(r.secrets ?? []),
+          ]);
         }
       }
       // Outside the try: a failing hook must not be mistaken for a network error.
-      opts.onResponse?.({ ...event, status: answer?.status ?? null, durationMs: now() - started, errorCode: error?.code ?? null });
+      opts.onResponse?.({
+        ...event,
+        status: answer?.status ?? null,
+        durationMs: now() - started,
+        errorCode: error?.code ?? null,
+      });
       if (answer && !error) return { status: answer.status, headers: answer.headers, body };
       if (!error) throw new Error('unreachable: no answer and no error');
       if (error instanceof ApiUnauthorizedError && !refreshed && !r.anonymous) {
@@ -202,7 +234,10 @@ export function createClient(opts: ClientOptions): ApiClient {
       }
       if (!idempotent) throw ambiguousIfUnknown(ref, error);
       if (!error.retryable || ++failures >= policy.maxAttempts) throw error;
-      await sleep(retryAfterMs !== null ? Math.min(retryAfterMs, policy.maxRetryAfterMs) : backoff(policy, failures, random), signal);
+      await sleep(
+        retryAfterMs !== null ? Math.min(retryAfterMs, policy.maxRetryAfterMs) : backoff(policy, failures, random),
+        signal,
+      );
     }
   }
 
@@ -263,14 +298,22 @@ export function gitlabMessage(body: unknown): string | null {
   const parts: string[] = [];
   if (typeof b['message'] === 'string') parts.push(b['message']);
   else if (typeof b['message'] === 'object' && b['message'] !== null) {
-    for (const [k, v] of Object.entries(b['message'] as Record<string, unknown>)) parts.push(`${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`);
+    for (const [k, v] of Object.entries(b['message'] as Record<string, unknown>))
+      parts.push(`${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`);
   }
-  if (typeof b['error'] === 'string') parts.push(typeof b['error_description'] === 'string' ? `${b['error']}: ${b['error_description']}` : b['error']);
+  if (typeof b['error'] === 'string')
+    parts.push(typeof b['error_description'] === 'string' ? `${b['error']}: ${b['error_description']}` : b['error']);
   // Bounded: an error page or a huge validation hash must not flood logs and reports.
   return parts.length ? parts.join('; ').slice(0, 500) : null;
 }
 
-function httpError(ref: RequestRef, status: number, body: unknown, retryAfterMs: number | null, secrets: string[]): ApiError {
+function httpError(
+  ref: RequestRef,
+  status: number,
+  body: unknown,
+  retryAfterMs: number | null,
+  secrets: string[],
+): ApiError {
   const message = scrub(gitlabMessage(body), secrets);
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   switch (status) {
@@ -300,7 +343,8 @@ function networkError(ref: RequestRef, cause: unknown, idempotent: boolean): Api
 
 /** For a POST/DELETE: a 5xx leaves the effect unknown; anything else is a clear answer. */
 function ambiguousIfUnknown(ref: RequestRef, err: ApiError): ApiError {
-  if (err instanceof ApiHttpError && err.status >= 500) return new ApiAmbiguousError(ref, err.status, `HTTP ${err.status}`);
+  if (err instanceof ApiHttpError && err.status >= 500)
+    return new ApiAmbiguousError(ref, err.status, `HTTP ${err.status}`);
   return err;
 }
 

@@ -52,7 +52,13 @@ export class ApiNetworkError extends ApiError {
   /** Undici's or the OS's error code (ECONNRESET, UND_ERR_SOCKET ...), if any. */
   readonly causeCode: string | null;
   constructor(ref: RequestRef, causeCode: string | null, options?: { cause?: unknown }) {
-    super('SHARDMOVE_API_NETWORK', `${ref.method} ${ref.path}: network error${causeCode ? ` (${causeCode})` : ''}`, ref, true, options);
+    super(
+      'SHARDMOVE_API_NETWORK',
+      `${ref.method} ${ref.path}: network error${causeCode ? ` (${causeCode})` : ''}`,
+      ref,
+      true,
+      options,
+    );
     this.causeCode = causeCode;
   }
 }
@@ -66,7 +72,13 @@ export class ApiAmbiguousError extends ApiError {
   /** HTTP status when there was one (5xx), else null. */
   readonly status: number | null;
   constructor(ref: RequestRef, status: number | null, detail: string, options?: { cause?: unknown }) {
-    super('SHARDMOVE_API_AMBIGUOUS', `${ref.method} ${ref.path}: outcome unknown (${detail}); re-read the server's state before repeating`, ref, false, options);
+    super(
+      'SHARDMOVE_API_AMBIGUOUS',
+      `${ref.method} ${ref.path}: outcome unknown (${detail}); re-read the server's state before repeating`,
+      ref,
+      false,
+      options,
+    );
     this.status = status;
   }
 }
@@ -77,8 +89,20 @@ export class ApiHttpError extends ApiError {
   readonly gitlabMessage: string | null;
   /** The parsed JSON body, when there was one (for callers that need GitLab's error hash). */
   readonly body: unknown;
-  constructor(ref: RequestRef, status: number, gitlabMessage: string | null, body: unknown, code: ApiErrorCode = 'SHARDMOVE_API_HTTP', retryable = status >= 500) {
-    super(code, `${ref.method} ${ref.path}: HTTP ${status}${gitlabMessage ? `: ${gitlabMessage}` : ''}`, ref, retryable);
+  constructor(
+    ref: RequestRef,
+    status: number,
+    gitlabMessage: string | null,
+    body: unknown,
+    code: ApiErrorCode = 'SHARDMOVE_API_HTTP',
+    retryable = status >= 500,
+  ) {
+    super(
+      code,
+      `${ref.method} ${ref.path}: HTTP ${status}${gitlabMessage ? `: ${gitlabMessage}` : ''}`,
+      ref,
+      retryable,
+    );
     this.status = status;
     this.gitlabMessage = gitlabMessage;
     this.body = body;
@@ -94,16 +118,32 @@ export class ApiUnauthorizedError extends ApiHttpError {
   readonly tokenProblem: 'expired' | 'revoked' | 'other' | null;
   /** True when the OAuth refresh that should have fixed the 401 failed itself. */
   readonly refreshFailed: boolean;
-  constructor(ref: RequestRef, gitlabMessage: string | null, body: unknown, details: { invalidToken: boolean; description: string | null; refreshFailed?: boolean }) {
+  constructor(
+    ref: RequestRef,
+    gitlabMessage: string | null,
+    body: unknown,
+    details: { invalidToken: boolean; description: string | null; refreshFailed?: boolean },
+  ) {
     super(ref, 401, gitlabMessage, body, 'SHARDMOVE_API_UNAUTHORIZED', false);
     this.invalidToken = details.invalidToken;
     this.description = details.description;
     const d = details.description ?? '';
-    this.tokenProblem = !details.invalidToken ? null : /expired/i.test(d) ? 'expired' : /revoked/i.test(d) ? 'revoked' : 'other';
+    this.tokenProblem = !details.invalidToken
+      ? null
+      : /expired/i.test(d)
+        ? 'expired'
+        : /revoked/i.test(d)
+          ? 'revoked'
+          : 'other';
     this.refreshFailed = details.refreshFailed ?? false;
     // The operator's next step, named without the token: a refresh failure already says its own.
     if (!this.refreshFailed) {
-      const what = this.tokenProblem === 'revoked' ? 'the token was revoked' : this.tokenProblem === 'expired' ? 'the token has expired' : 'the token was not accepted';
+      const what =
+        this.tokenProblem === 'revoked'
+          ? 'the token was revoked'
+          : this.tokenProblem === 'expired'
+            ? 'the token has expired'
+            : 'the token was not accepted';
       this.message = `${this.message} (${what}: give the run a new token through its environment variable or token file, then run the same command again)`;
     }
   }
@@ -146,7 +186,12 @@ export class ApiInvalidResponseError extends ApiError {
 /** Dry run: a mutating request was refused before anything was sent. */
 export class DryRunBlockedError extends ApiError {
   constructor(ref: RequestRef) {
-    super('SHARDMOVE_DRY_RUN_BLOCKED', `${ref.method} ${ref.path}: blocked, the client is read-only (dry run)`, ref, false);
+    super(
+      'SHARDMOVE_DRY_RUN_BLOCKED',
+      `${ref.method} ${ref.path}: blocked, the client is read-only (dry run)`,
+      ref,
+      false,
+    );
   }
 }
 

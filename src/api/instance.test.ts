@@ -56,7 +56,9 @@ describe('pre-flight reads', () => {
 
   it('reads the edition from /metadata (15.2+)', async () => {
     const { pool, api } = setup();
-    pool.intercept({ path: '/api/v4/metadata', method: 'GET' }).reply(200, { version: '17.11.0', revision: 'x', kas: {}, enterprise: false }, J);
+    pool
+      .intercept({ path: '/api/v4/metadata', method: 'GET' })
+      .reply(200, { version: '17.11.0', revision: 'x', kas: {}, enterprise: false }, J);
     expect(await api.version()).toEqual({ version: '17.11.0', enterprise: false });
   });
 
@@ -64,12 +66,25 @@ describe('pre-flight reads', () => {
     const { pool, api } = setup();
     pool
       .intercept({ path: '/api/v4/admin/token', method: 'POST', body: JSON.stringify({ token: TOKEN }) })
-      .reply(200, { id: 5, user_id: 1, name: 'mover', revoked: false, expires_at: '2027-01-01', scopes: ['api', 'admin_mode'] }, J);
+      .reply(
+        200,
+        { id: 5, user_id: 1, name: 'mover', revoked: false, expires_at: '2027-01-01', scopes: ['api', 'admin_mode'] },
+        J,
+      );
     pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(404, { message: '404 Not Found' }, J);
-    pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(422, { message: 'Token type not supported.' }, J);
+    pool
+      .intercept({ path: '/api/v4/admin/token', method: 'POST' })
+      .reply(422, { message: 'Token type not supported.' }, J);
     pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(503, 'unavailable');
     pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(403, { message: '403 Forbidden' }, J);
-    expect(await api.inspectToken(TOKEN)).toEqual({ id: 5, userId: 1, name: 'mover', scopes: ['api', 'admin_mode'], revoked: false, expiresAt: '2027-01-01' });
+    expect(await api.inspectToken(TOKEN)).toEqual({
+      id: 5,
+      userId: 1,
+      name: 'mover',
+      scopes: ['api', 'admin_mode'],
+      revoked: false,
+      expiresAt: '2027-01-01',
+    });
     expect(await api.inspectToken(TOKEN)).toBeNull();
     expect(await api.inspectToken(TOKEN)).toBeNull();
     // A read-only POST is retried like a GET (503, then the 403).
@@ -99,15 +114,25 @@ describe('pre-flight reads', () => {
 
   it('rejects a readiness 404 (a client outside the monitoring allowlist gets an HTML page) as not found, unretried', async () => {
     const { pool, api } = setup();
-    pool.intercept({ path: '/-/readiness?all=1', method: 'GET' }).reply(404, '<!DOCTYPE html><html>The page could not be found</html>', { headers: { 'content-type': 'text/html' } });
+    pool
+      .intercept({ path: '/-/readiness?all=1', method: 'GET' })
+      .reply(404, '<!DOCTYPE html><html>The page could not be found</html>', {
+        headers: { 'content-type': 'text/html' },
+      });
     await expect(api.readiness()).rejects.toMatchObject({ code: 'SHARDMOVE_API_NOT_FOUND', status: 404 });
   });
 
   it('reads weights and PUTs the full object as JSON', async () => {
     const { pool, api } = setup();
-    pool.intercept({ path: '/api/v4/application/settings', method: 'GET' }).reply(200, { repository_storages_weighted: { 'nfs-1': 100, cluster: 0 } }, J);
     pool
-      .intercept({ path: '/api/v4/application/settings', method: 'PUT', body: JSON.stringify({ repository_storages_weighted: { 'nfs-1': 0, cluster: 100 } }) })
+      .intercept({ path: '/api/v4/application/settings', method: 'GET' })
+      .reply(200, { repository_storages_weighted: { 'nfs-1': 100, cluster: 0 } }, J);
+    pool
+      .intercept({
+        path: '/api/v4/application/settings',
+        method: 'PUT',
+        body: JSON.stringify({ repository_storages_weighted: { 'nfs-1': 0, cluster: 100 } }),
+      })
       .reply(200, { repository_storages_weighted: { 'nfs-1': 0, cluster: 100 } }, J);
     expect(await api.getWeights()).toEqual({ 'nfs-1': 100, cluster: 0 });
     expect(await api.setWeights({ 'nfs-1': 0, cluster: 100 })).toEqual({ 'nfs-1': 0, cluster: 100 });
@@ -124,10 +149,13 @@ describe('items', () => {
       repository_read_only: true,
       statistics: { repository_size: id * 10 },
     });
-    const q = 'repository_storage=nfs-1&statistics=true&include_hidden=true&include_pending_delete=true&pagination=keyset&order_by=id&sort=asc';
+    const q =
+      'repository_storage=nfs-1&statistics=true&include_hidden=true&include_pending_delete=true&pagination=keyset&order_by=id&sort=asc';
     pool
       .intercept({ path: `/api/v4/projects?${q}&id_after=10&per_page=2`, method: 'GET' })
-      .reply(200, [project(11), project(12)], { headers: { link: `<${ORIGIN}/api/v4/projects?id_after=12&per_page=2>; rel="next"` } });
+      .reply(200, [project(11), project(12)], {
+        headers: { link: `<${ORIGIN}/api/v4/projects?id_after=12&per_page=2>; rel="next"` },
+      });
     pool.intercept({ path: `/api/v4/projects?${q}&id_after=12&per_page=2`, method: 'GET' }).reply(200, [], {});
     const pages: ItemRecord[][] = [];
     for await (const p of api.listItemsOnStorage('projects', 'nfs-1', { afterId: 10, perPage: 2 })) pages.push(p);
@@ -139,11 +167,18 @@ describe('items', () => {
     ]);
   });
 
-  it('lists projects without one flag for a dry run\'s census: those carrying it are left out, and no statistics are asked', async () => {
+  it("lists projects without one flag for a dry run's census: those carrying it are left out, and no statistics are asked", async () => {
     const { pool, api } = setup();
     const keyset = 'pagination=keyset&order_by=id&sort=asc&id_after=0&per_page=100';
-    pool.intercept({ path: `/api/v4/projects?repository_storage=nfs-1&include_pending_delete=true&${keyset}`, method: 'GET' }).reply(200, [{ id: 1, repository_storage: 'nfs-1' }]);
-    pool.intercept({ path: `/api/v4/projects?repository_storage=nfs-1&include_hidden=true&${keyset}`, method: 'GET' }).reply(200, [{ id: 2, repository_storage: 'nfs-1' }]);
+    pool
+      .intercept({
+        path: `/api/v4/projects?repository_storage=nfs-1&include_pending_delete=true&${keyset}`,
+        method: 'GET',
+      })
+      .reply(200, [{ id: 1, repository_storage: 'nfs-1' }]);
+    pool
+      .intercept({ path: `/api/v4/projects?repository_storage=nfs-1&include_hidden=true&${keyset}`, method: 'GET' })
+      .reply(200, [{ id: 2, repository_storage: 'nfs-1' }]);
     const ids = async (leaveOut: 'hidden' | 'pending_delete') => {
       const out: number[] = [];
       for await (const p of api.listItemsOnStorage('projects', 'nfs-1', { leaveOut })) out.push(...p.map((i) => i.id));
@@ -155,11 +190,19 @@ describe('items', () => {
 
   it('lists snippets by offset without order params (GitLab ignores them), groups by id, both from page 1', async () => {
     const { pool, api } = setup();
+    pool.intercept({ path: '/api/v4/snippets/all?repository_storage=nfs-1&page=1&per_page=100', method: 'GET' }).reply(
+      200,
+      [
+        { id: 2, title: 's2', repository_storage: 'nfs-1' },
+        { id: 1, title: 's1' },
+      ],
+      { headers: { 'x-next-page': '' } },
+    );
     pool
-      .intercept({ path: '/api/v4/snippets/all?repository_storage=nfs-1&page=1&per_page=100', method: 'GET' })
-      .reply(200, [{ id: 2, title: 's2', repository_storage: 'nfs-1' }, { id: 1, title: 's1' }], { headers: { 'x-next-page': '' } });
-    pool
-      .intercept({ path: '/api/v4/groups?repository_storage=nfs-1&order_by=id&sort=asc&page=1&per_page=100', method: 'GET' })
+      .intercept({
+        path: '/api/v4/groups?repository_storage=nfs-1&order_by=id&sort=asc&page=1&per_page=100',
+        method: 'GET',
+      })
       .reply(200, [{ id: 3, full_path: 'g', repository_storage: 'nfs-1' }], { headers: { 'x-next-page': '' } });
     const snippets: ItemRecord[] = [];
     for await (const p of api.listItemsOnStorage('snippets', 'nfs-1', { afterId: 1 })) snippets.push(...p);
@@ -176,12 +219,16 @@ describe('items', () => {
   it('narrows a page that keeps answering 500 down to the project that breaks it, and lists the rest', async () => {
     const { pool, api } = setup({ retry: { maxAttempts: 1 } });
     const project = (id: number) => ({ id, path_with_namespace: `g/p${id}`, repository_storage: 'nfs-1' });
-    const q = 'repository_storage=nfs-1&statistics=true&include_hidden=true&include_pending_delete=true&pagination=keyset&order_by=id&sort=asc';
+    const q =
+      'repository_storage=nfs-1&statistics=true&include_hidden=true&include_pending_delete=true&pagination=keyset&order_by=id&sort=asc';
     const ids = [1, 2, 3, 5, 6];
     const broken = 4;
     // A live keyset listing over ids 1..6 where project 4 cannot be rendered.
     pool
-      .intercept({ path: (p) => p.startsWith('/api/v4/projects?') && q.split('&').every((kv) => p.includes(kv)), method: 'GET' })
+      .intercept({
+        path: (p) => p.startsWith('/api/v4/projects?') && q.split('&').every((kv) => p.includes(kv)),
+        method: 'GET',
+      })
       .reply<object>((o) => {
         const u = new URL(String(o.path), ORIGIN);
         const after = Number(u.searchParams.get('id_after'));
@@ -190,19 +237,31 @@ describe('items', () => {
         const rest = [...ids, broken].sort((a, b) => a - b).filter((i) => i > after && i < before);
         const page = rest.slice(0, per);
         if (page.includes(broken)) return { statusCode: 500, data: { message: '500 Internal Server Error' } };
-        return { statusCode: 200, data: page.map(project), responseOptions: rest.length > per ? { headers: { link: `<${ORIGIN}/x>; rel="next"` } } : {} };
+        return {
+          statusCode: 200,
+          data: page.map(project),
+          responseOptions: rest.length > per ? { headers: { link: `<${ORIGIN}/x>; rel="next"` } } : {},
+        };
       })
       .persist();
     const gaps: unknown[] = [];
     const listed: number[] = [];
-    for await (const p of api.listItemsOnStorage('projects', 'nfs-1', { perPage: 100, onUnlistable: (g) => gaps.push(g) })) listed.push(...p.map((i) => i.id));
+    for await (const p of api.listItemsOnStorage('projects', 'nfs-1', {
+      perPage: 100,
+      onUnlistable: (g) => gaps.push(g),
+    }))
+      listed.push(...p.map((i) => i.id));
     expect(listed).toEqual([1, 2, 3, 5, 6]);
-    expect(gaps).toEqual([{ kind: 'projects', id: 4, afterId: 3, beforeId: 5, reason: 'this item breaks the listing (HTTP 500)' }]);
+    expect(gaps).toEqual([
+      { kind: 'projects', id: 4, afterId: 3, beforeId: 5, reason: 'this item breaks the listing (HTTP 500)' },
+    ]);
   });
 
   it('gets one item, or null on 404', async () => {
     const { pool, api } = setup();
-    pool.intercept({ path: '/api/v4/groups/3', method: 'GET' }).reply(200, { id: 3, full_path: 'g', repository_storage: 'cluster' }, J);
+    pool
+      .intercept({ path: '/api/v4/groups/3', method: 'GET' })
+      .reply(200, { id: 3, full_path: 'g', repository_storage: 'cluster' }, J);
     pool.intercept({ path: '/api/v4/snippets/4', method: 'GET' }).reply(404, { message: '404 Snippet Not Found' }, J);
     expect(await api.getItem('groups', 3)).toMatchObject({ id: 3, storage: 'cluster' });
     expect(await api.getItem('snippets', 4)).toBeNull();
@@ -213,11 +272,25 @@ describe('moves', () => {
   it('schedules a move with an explicit destination', async () => {
     const { pool, api } = setup();
     pool
-      .intercept({ path: '/api/v4/projects/7/repository_storage_moves', method: 'POST', body: JSON.stringify({ destination_storage_name: 'cluster' }) })
+      .intercept({
+        path: '/api/v4/projects/7/repository_storage_moves',
+        method: 'POST',
+        body: JSON.stringify({ destination_storage_name: 'cluster' }),
+      })
       .reply(201, move(99, 'scheduled'), J);
     expect(await api.scheduleMove('projects', 7, 'cluster')).toEqual({
       outcome: 'scheduled',
-      move: { id: 99, kind: 'projects', itemId: 7, itemName: 'a/b', state: 'scheduled', sourceStorage: 'nfs-1', destinationStorage: 'cluster', errorMessage: null, createdAt: '2026-11-22T10:00:00Z' },
+      move: {
+        id: 99,
+        kind: 'projects',
+        itemId: 7,
+        itemName: 'a/b',
+        state: 'scheduled',
+        sourceStorage: 'nfs-1',
+        destinationStorage: 'cluster',
+        errorMessage: null,
+        createdAt: '2026-11-22T10:00:00Z',
+      },
     });
   });
 
@@ -226,11 +299,16 @@ describe('moves', () => {
     const path = '/api/v4/snippets/3/repository_storage_moves';
     pool.intercept({ path, method: 'POST' }).reply(400, { message: { snippet: ['is read-only'] } }, J);
     pool.intercept({ path, method: 'POST' }).reply(400, { message: { snippet: ['is read only'] } }, J);
-    pool.intercept({ path, method: 'POST' }).reply(400, { message: { destination_storage_name: ['is not included in the list'] } }, J);
+    pool
+      .intercept({ path, method: 'POST' })
+      .reply(400, { message: { destination_storage_name: ['is not included in the list'] } }, J);
     pool.intercept({ path, method: 'POST' }).reply(500, { message: '500 Internal Server Error' }, J);
     expect(await api.scheduleMove('snippets', 3, 'cluster')).toEqual({ outcome: 'read-only' });
     expect(await api.scheduleMove('snippets', 3, 'cluster')).toEqual({ outcome: 'read-only' });
-    await expect(api.scheduleMove('snippets', 3, 'x')).rejects.toMatchObject({ code: 'SHARDMOVE_API_HTTP', status: 400 });
+    await expect(api.scheduleMove('snippets', 3, 'x')).rejects.toMatchObject({
+      code: 'SHARDMOVE_API_HTTP',
+      status: 400,
+    });
     await expect(api.scheduleMove('snippets', 3, 'cluster')).rejects.toMatchObject({ code: 'SHARDMOVE_API_AMBIGUOUS' });
     expect(api.stats()).toEqual({ requests: 4, mutating: 4 });
   });
@@ -238,7 +316,11 @@ describe('moves', () => {
   it('schedules a bulk move per kind and storage', async () => {
     const { pool, api } = setup();
     pool
-      .intercept({ path: '/api/v4/group_repository_storage_moves', method: 'POST', body: JSON.stringify({ source_storage_name: 'nfs-1', destination_storage_name: 'cluster' }) })
+      .intercept({
+        path: '/api/v4/group_repository_storage_moves',
+        method: 'POST',
+        body: JSON.stringify({ source_storage_name: 'nfs-1', destination_storage_name: 'cluster' }),
+      })
       .reply(202, { message: '202 Accepted' }, J);
     await api.scheduleBulk('groups', 'nfs-1', 'cluster');
   });
@@ -248,33 +330,56 @@ describe('moves', () => {
     pool
       .intercept({ path: '/api/v4/project_repository_storage_moves', method: 'POST' })
       .reply(429, 'Retry later', { headers: { 'content-type': 'text/plain', 'retry-after': '30' } });
-    await expect(api.scheduleBulk('projects', 'nfs-1', 'cluster')).rejects.toMatchObject({ code: 'SHARDMOVE_API_RATE_LIMITED', status: 429, retryAfterMs: 30_000 });
+    await expect(api.scheduleBulk('projects', 'nfs-1', 'cluster')).rejects.toMatchObject({
+      code: 'SHARDMOVE_API_RATE_LIMITED',
+      status: 429,
+      retryAfterMs: 30_000,
+    });
     expect(api.stats()).toEqual({ requests: 1, mutating: 1 });
   });
 
-  it('lists an item\'s moves across pages, a page of all moves, and one move', async () => {
+  it("lists an item's moves across pages, a page of all moves, and one move", async () => {
     const { pool, api } = setup();
-    const snip = (id: number, state: string) => move(id, state, { project: undefined, snippet: { id: 3 }, error_message: state === 'failed' ? 'boom' : undefined });
-    pool.intercept({ path: '/api/v4/snippets/3/repository_storage_moves?page=1&per_page=100', method: 'GET' }).reply(200, [snip(5, 'failed')], { headers: { 'x-next-page': '2' } });
-    pool.intercept({ path: '/api/v4/snippets/3/repository_storage_moves?page=2&per_page=100', method: 'GET' }).reply(200, [snip(4, 'cleanup failed')], { headers: { 'x-next-page': '' } });
+    const snip = (id: number, state: string) =>
+      move(id, state, {
+        project: undefined,
+        snippet: { id: 3 },
+        error_message: state === 'failed' ? 'boom' : undefined,
+      });
+    pool
+      .intercept({ path: '/api/v4/snippets/3/repository_storage_moves?page=1&per_page=100', method: 'GET' })
+      .reply(200, [snip(5, 'failed')], { headers: { 'x-next-page': '2' } });
+    pool
+      .intercept({ path: '/api/v4/snippets/3/repository_storage_moves?page=2&per_page=100', method: 'GET' })
+      .reply(200, [snip(4, 'cleanup failed')], { headers: { 'x-next-page': '' } });
     const moves = await api.listItemMoves('snippets', 3);
     expect(moves.map((m) => [m.id, m.itemId, m.state, m.errorMessage])).toEqual([
       [5, 3, 'failed', 'boom'],
       [4, 3, 'cleanup failed', null],
     ]);
-    pool.intercept({ path: '/api/v4/project_repository_storage_moves?page=2&per_page=50', method: 'GET' }).reply(200, [move(9, 'started')], { headers: { 'x-next-page': '3' } });
-    pool.intercept({ path: '/api/v4/project_repository_storage_moves?page=3&per_page=50', method: 'GET' }).reply(200, [move(8, 'finished')], { headers: { 'x-next-page': '' } });
+    pool
+      .intercept({ path: '/api/v4/project_repository_storage_moves?page=2&per_page=50', method: 'GET' })
+      .reply(200, [move(9, 'started')], { headers: { 'x-next-page': '3' } });
+    pool
+      .intercept({ path: '/api/v4/project_repository_storage_moves?page=3&per_page=50', method: 'GET' })
+      .reply(200, [move(8, 'finished')], { headers: { 'x-next-page': '' } });
     expect(await api.listMoves('projects', 2, 50)).toMatchObject({ moves: [{ id: 9, state: 'started' }], nextPage: 3 });
     expect(await api.listMoves('projects', 3, 50)).toMatchObject({ nextPage: null });
-    pool.intercept({ path: '/api/v4/project_repository_storage_moves/9', method: 'GET' }).reply(200, move(9, 'replicated'), J);
-    pool.intercept({ path: '/api/v4/project_repository_storage_moves/10', method: 'GET' }).reply(404, { message: '404 Not found' }, J);
+    pool
+      .intercept({ path: '/api/v4/project_repository_storage_moves/9', method: 'GET' })
+      .reply(200, move(9, 'replicated'), J);
+    pool
+      .intercept({ path: '/api/v4/project_repository_storage_moves/10', method: 'GET' })
+      .reply(404, { message: '404 Not found' }, J);
     expect(await api.getMove('projects', 9)).toMatchObject({ id: 9, state: 'replicated', itemId: 7 });
     expect(await api.getMove('projects', 10)).toBeNull();
   });
 
   it('rejects a move record with an unknown state', async () => {
     const { pool, api } = setup();
-    pool.intercept({ path: '/api/v4/project_repository_storage_moves/9', method: 'GET' }).reply(200, move(9, 'teleported'), J);
+    pool
+      .intercept({ path: '/api/v4/project_repository_storage_moves/9', method: 'GET' })
+      .reply(200, move(9, 'teleported'), J);
     await expect(api.getMove('projects', 9)).rejects.toMatchObject({ code: 'SHARDMOVE_API_INVALID_RESPONSE' });
   });
 });
@@ -282,15 +387,29 @@ describe('moves', () => {
 describe('geo and dry run', () => {
   it('lists the Geo sites across pages, and answers null where GET /geo_sites is 404 (no Geo, Free tier)', async () => {
     const { pool, api } = setup();
-    const site = (id: number, primary: boolean, extra: Record<string, unknown> = {}) => ({ id, name: `site-${id}`, url: `https://s${id}.test/`, primary, enabled: true, current: primary, ...extra });
-    pool.intercept({ path: '/api/v4/geo_sites?page=1&per_page=100', method: 'GET' }).reply(200, [site(1, true), site(2, false)], { headers: { 'x-next-page': '2' } });
-    pool.intercept({ path: '/api/v4/geo_sites?page=2&per_page=100', method: 'GET' }).reply(200, [site(3, false, { enabled: false })], { headers: { 'x-next-page': '' } });
+    const site = (id: number, primary: boolean, extra: Record<string, unknown> = {}) => ({
+      id,
+      name: `site-${id}`,
+      url: `https://s${id}.test/`,
+      primary,
+      enabled: true,
+      current: primary,
+      ...extra,
+    });
+    pool
+      .intercept({ path: '/api/v4/geo_sites?page=1&per_page=100', method: 'GET' })
+      .reply(200, [site(1, true), site(2, false)], { headers: { 'x-next-page': '2' } });
+    pool
+      .intercept({ path: '/api/v4/geo_sites?page=2&per_page=100', method: 'GET' })
+      .reply(200, [site(3, false, { enabled: false })], { headers: { 'x-next-page': '' } });
     expect(await api.geoSites()).toEqual([
       { id: 1, name: 'site-1', url: 'https://s1.test/', primary: true, enabled: true },
       { id: 2, name: 'site-2', url: 'https://s2.test/', primary: false, enabled: true },
       { id: 3, name: 'site-3', url: 'https://s3.test/', primary: false, enabled: false },
     ]);
-    pool.intercept({ path: '/api/v4/geo_sites?page=1&per_page=100', method: 'GET' }).reply(404, { message: '404 Not found' }, J);
+    pool
+      .intercept({ path: '/api/v4/geo_sites?page=1&per_page=100', method: 'GET' })
+      .reply(404, { message: '404 Not found' }, J);
     expect(await api.geoSites()).toBeNull();
   });
 
@@ -298,13 +417,29 @@ describe('geo and dry run', () => {
     const { pool, api } = setup();
     const body = (cls: string) => (b: string) => {
       const parsed = JSON.parse(b) as { query: string; variables: { registryClass: string } };
-      return parsed.query.includes('geoRegistriesBulkUpdate') && parsed.query.includes('RESYNC_ALL') && parsed.variables.registryClass === cls;
+      return (
+        parsed.query.includes('geoRegistriesBulkUpdate') &&
+        parsed.query.includes('RESYNC_ALL') &&
+        parsed.variables.registryClass === cls
+      );
     };
     pool
-      .intercept({ path: '/api/v4/geo/node_proxy/2/graphql', method: 'POST', body: body('PROJECT_REPOSITORY_REGISTRY') })
-      .reply(200, { data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] } } }, J);
+      .intercept({
+        path: '/api/v4/geo/node_proxy/2/graphql',
+        method: 'POST',
+        body: body('PROJECT_REPOSITORY_REGISTRY'),
+      })
+      .reply(
+        200,
+        { data: { geoRegistriesBulkUpdate: { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] } } },
+        J,
+      );
     pool
-      .intercept({ path: '/api/v4/geo/node_proxy/2/graphql', method: 'POST', body: body('GROUP_WIKI_REPOSITORY_REGISTRY') })
+      .intercept({
+        path: '/api/v4/geo/node_proxy/2/graphql',
+        method: 'POST',
+        body: body('GROUP_WIKI_REPOSITORY_REGISTRY'),
+      })
       .reply(200, { data: { geoRegistriesBulkUpdate: null }, errors: [{ message: 'not a secondary' }] }, J);
     expect(await api.geoResync(2, ['PROJECT_REPOSITORY_REGISTRY', 'GROUP_WIKI_REPOSITORY_REGISTRY'])).toEqual([
       { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [], forwarded: true },
@@ -313,19 +448,35 @@ describe('geo and dry run', () => {
     // GitLab's node proxy when it cannot reach the secondary (ee/lib/api/geo.rb): 200 with an empty object.
     pool.intercept({ path: '/api/v4/geo/node_proxy/3/graphql', method: 'POST' }).reply(200, {}, J);
     expect(await api.geoResync(3, ['PROJECT_REPOSITORY_REGISTRY'])).toEqual([
-      { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [expect.stringMatching(/no answer through the node proxy/)], forwarded: false },
+      {
+        registryClass: 'PROJECT_REPOSITORY_REGISTRY',
+        errors: [expect.stringMatching(/no answer through the node proxy/)],
+        forwarded: false,
+      },
     ]);
-    pool.intercept({ path: '/api/v4/geo/node_proxy/9/graphql', method: 'POST' }).reply(404, { message: '404 GeoNode Not Found' }, J);
-    await expect(api.geoResync(9, ['PROJECT_REPOSITORY_REGISTRY'])).rejects.toMatchObject({ code: 'SHARDMOVE_API_NOT_FOUND' });
+    pool
+      .intercept({ path: '/api/v4/geo/node_proxy/9/graphql', method: 'POST' })
+      .reply(404, { message: '404 GeoNode Not Found' }, J);
+    await expect(api.geoResync(9, ['PROJECT_REPOSITORY_REGISTRY'])).rejects.toMatchObject({
+      code: 'SHARDMOVE_API_NOT_FOUND',
+    });
   });
 
   it('sends nothing mutating in read-only mode but still inspects the token', async () => {
     const { pool, api, events } = setup({ readOnly: true });
-    await expect(api.scheduleMove('projects', 7, 'cluster')).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
-    await expect(api.scheduleBulk('projects', 'nfs-1', 'cluster')).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
+    await expect(api.scheduleMove('projects', 7, 'cluster')).rejects.toMatchObject({
+      code: 'SHARDMOVE_DRY_RUN_BLOCKED',
+    });
+    await expect(api.scheduleBulk('projects', 'nfs-1', 'cluster')).rejects.toMatchObject({
+      code: 'SHARDMOVE_DRY_RUN_BLOCKED',
+    });
     await expect(api.setWeights({ cluster: 100 })).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
-    await expect(api.geoResync(2, ['PROJECT_REPOSITORY_REGISTRY'])).rejects.toMatchObject({ code: 'SHARDMOVE_DRY_RUN_BLOCKED' });
-    pool.intercept({ path: '/api/v4/admin/token', method: 'POST' }).reply(422, { message: 'Token type not supported.' }, J);
+    await expect(api.geoResync(2, ['PROJECT_REPOSITORY_REGISTRY'])).rejects.toMatchObject({
+      code: 'SHARDMOVE_DRY_RUN_BLOCKED',
+    });
+    pool
+      .intercept({ path: '/api/v4/admin/token', method: 'POST' })
+      .reply(422, { message: 'Token type not supported.' }, J);
     expect(await api.inspectToken(TOKEN)).toBeNull();
     expect(events.map((e) => `${e.method} ${e.path}`)).toEqual(['POST /api/v4/admin/token']);
     expect(api.stats()).toEqual({ requests: 1, mutating: 0 });
@@ -336,17 +487,31 @@ describe('geo and dry run', () => {
     const pairs: string[] = [];
     const { pool, api, events } = setup({
       readOnly: true,
-      credentials: { type: 'oauth', accessToken: 'oauth-access-1', refreshToken: 'oauth-refresh-1', clientId: 'cid', clientSecret: 'csecret', redirectUri: 'http://localhost/cb' },
+      credentials: {
+        type: 'oauth',
+        accessToken: 'oauth-access-1',
+        refreshToken: 'oauth-refresh-1',
+        clientId: 'cid',
+        clientSecret: 'csecret',
+        redirectUri: 'http://localhost/cb',
+      },
       onRefresh: (p) => {
         pairs.push(p.refreshToken);
       },
     });
-    pool.intercept({ path: '/api/v4/user', method: 'GET', headers: { authorization: 'Bearer oauth-access-1' } }).reply(401, { error: 'invalid_token', error_description: 'Token is expired.' }, J);
-    pool.intercept({ path: '/oauth/token', method: 'POST' }).reply(200, { access_token: 'oauth-access-2', refresh_token: 'oauth-refresh-2', expires_in: 7200 }, J);
-    pool.intercept({ path: '/api/v4/user', method: 'GET', headers: { authorization: 'Bearer oauth-access-2' } }).reply(200, { id: 1, username: 'root', is_admin: true }, J);
+    pool
+      .intercept({ path: '/api/v4/user', method: 'GET', headers: { authorization: 'Bearer oauth-access-1' } })
+      .reply(401, { error: 'invalid_token', error_description: 'Token is expired.' }, J);
+    pool
+      .intercept({ path: '/oauth/token', method: 'POST' })
+      .reply(200, { access_token: 'oauth-access-2', refresh_token: 'oauth-refresh-2', expires_in: 7200 }, J);
+    pool
+      .intercept({ path: '/api/v4/user', method: 'GET', headers: { authorization: 'Bearer oauth-access-2' } })
+      .reply(200, { id: 1, username: 'root', is_admin: true }, J);
     expect(await api.currentUser()).toMatchObject({ isAdmin: true });
     expect(pairs).toEqual(['oauth-refresh-2']);
     const logged = JSON.stringify(events);
-    for (const secret of ['oauth-access-1', 'oauth-access-2', 'oauth-refresh-1', 'oauth-refresh-2', 'csecret']) expect(logged).not.toContain(secret);
+    for (const secret of ['oauth-access-1', 'oauth-access-2', 'oauth-refresh-1', 'oauth-refresh-2', 'csecret'])
+      expect(logged).not.toContain(secret);
   });
 });

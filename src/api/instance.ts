@@ -13,7 +13,21 @@ import { ApiHttpError, ApiInvalidResponseError } from './errors.js';
 import { listKeysetIsolating, listOffsetIsolating } from './listing.js';
 import { nextPageNumber, paginateOffset, parseLinkNext } from './pagination.js';
 import { parseItem, parseMove, singular } from './records.js';
-import type { CurrentUser, GeoResyncResult, GeoSite, InstanceApi, InstanceVersion, ItemRecord, KindAccess, MovePage, MoveRecord, Readiness, ScheduleResult, StorageHealth, TokenInfo } from './types.js';
+import type {
+  CurrentUser,
+  GeoResyncResult,
+  GeoSite,
+  InstanceApi,
+  InstanceVersion,
+  ItemRecord,
+  KindAccess,
+  MovePage,
+  MoveRecord,
+  Readiness,
+  ScheduleResult,
+  StorageHealth,
+  TokenInfo,
+} from './types.js';
 
 /** Options of `createInstanceApi`; the plan's `instance` section plus runtime hooks. */
 export interface InstanceApiOptions {
@@ -102,9 +116,11 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
   return {
     async version(): Promise<InstanceVersion> {
       // /metadata (15.2+) always says `enterprise`; /version only on some versions.
-      const body = ((await getOrNull('/metadata')) ?? (await c.request({ method: 'GET', path: '/version' })).body) as Json | null;
+      const body = ((await getOrNull('/metadata')) ??
+        (await c.request({ method: 'GET', path: '/version' })).body) as Json | null;
       const version = body?.['version'];
-      if (typeof version !== 'string') throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/version' }, 'no version');
+      if (typeof version !== 'string')
+        throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/version' }, 'no version');
       const enterprise = body?.['enterprise'];
       return { version, enterprise: typeof enterprise === 'boolean' ? enterprise : null };
     },
@@ -112,13 +128,20 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     async currentUser(): Promise<CurrentUser> {
       const { body } = await c.request({ method: 'GET', path: '/user' });
       const u = (body ?? {}) as Json;
-      if (typeof u['id'] !== 'number') throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/user' }, 'no user id');
+      if (typeof u['id'] !== 'number')
+        throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/user' }, 'no user id');
       return { id: u['id'], username: String(u['username'] ?? ''), isAdmin: u['is_admin'] === true };
     },
 
     async inspectToken(token): Promise<TokenInfo | null> {
       try {
-        const { body } = await c.request({ method: 'POST', path: '/admin/token', body: { token }, readOnlySafe: true, secrets: [token] });
+        const { body } = await c.request({
+          method: 'POST',
+          path: '/admin/token',
+          body: { token },
+          readOnlySafe: true,
+          secrets: [token],
+        });
         const t = (body ?? {}) as Json;
         return {
           id: typeof t['id'] === 'number' ? t['id'] : 0,
@@ -137,7 +160,14 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
 
     async readiness(): Promise<Readiness> {
       // 503 still carries the per-check body; health probes need no token (IP allowlist).
-      const { body } = await c.request({ method: 'GET', path: '/-/readiness', root: true, anonymous: true, query: { all: 1 }, acceptStatus: [503] });
+      const { body } = await c.request({
+        method: 'GET',
+        path: '/-/readiness',
+        root: true,
+        anonymous: true,
+        query: { all: 1 },
+        acceptStatus: [503],
+      });
       return parseReadiness(body);
     },
 
@@ -147,7 +177,11 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     },
 
     async setWeights(weights) {
-      const { body } = await c.request({ method: 'PUT', path: '/application/settings', body: { repository_storages_weighted: weights } });
+      const { body } = await c.request({
+        method: 'PUT',
+        path: '/application/settings',
+        body: { repository_storages_weighted: weights },
+      });
       return parseWeights(body);
     },
 
@@ -158,14 +192,26 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       const base: Record<string, string | number | boolean> = { repository_storage: storage };
       if (kind === 'projects') {
         // Admin-only flags; include_hidden is EE. Elsewhere GitLab ignores them (docs/gitlab-behaviour.md §1.3).
-        Object.assign(base, { statistics: true, include_hidden: true, include_pending_delete: true, pagination: 'keyset', order_by: 'id', sort: 'asc' });
+        Object.assign(base, {
+          statistics: true,
+          include_hidden: true,
+          include_pending_delete: true,
+          pagination: 'keyset',
+          order_by: 'id',
+          sort: 'asc',
+        });
         if (o.leaveOut) {
           delete base[o.leaveOut === 'hidden' ? 'include_hidden' : 'include_pending_delete'];
           delete base['statistics'];
         }
         return listKeysetIsolating(
           async (q) => {
-            const query = { ...base, id_after: q.idAfter, per_page: q.perPage, ...(q.idBefore !== undefined ? { id_before: q.idBefore } : {}) };
+            const query = {
+              ...base,
+              id_after: q.idAfter,
+              per_page: q.perPage,
+              ...(q.idBefore !== undefined ? { id_before: q.idBefore } : {}),
+            };
             const res = await c.request({ method: 'GET', path, query });
             const items = asItems(kind, res.body, ref);
             return { items, hasNext: parseLinkNext(res.headers['link']) !== null };
@@ -191,7 +237,10 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       const movesPath = moveListPath(kind);
       if ((await getOrNull(movesPath, { per_page: 1 })) === null) {
         const why = kind === 'groups' ? ' (the Community Edition has no group wikis)' : '';
-        return { mode: 'unsupported', reason: `the instance has no ${singular(kind)} repository storage moves: GET /api/v4${movesPath} answered 404${why}` };
+        return {
+          mode: 'unsupported',
+          reason: `the instance has no ${singular(kind)} repository storage moves: GET /api/v4${movesPath} answered 404${why}`,
+        };
       }
       const path = kind === 'snippets' ? '/snippets/all' : '/groups';
       let sample: unknown[];
@@ -201,13 +250,20 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       } catch (err) {
         // Before 16.3 `/snippets/all` is taken as snippet id "all" (400 "id is invalid").
         if (err instanceof ApiHttpError && (err.status === 400 || err.status === 404)) {
-          return { mode: 'records', reason: `GET /api/v4${path} is not available (HTTP ${err.status}; /snippets/all exists from GitLab 16.3), so ${kind} cannot be listed by storage` };
+          return {
+            mode: 'records',
+            reason: `GET /api/v4${path} is not available (HTTP ${err.status}; /snippets/all exists from GitLab 16.3), so ${kind} cannot be listed by storage`,
+          };
         }
         throw err;
       }
       const first = sample[0];
       if (first === undefined) {
-        if (enterprise === false) return { mode: 'records', reason: `the instance is the Community Edition, which does not expose the repository storage of ${kind}` };
+        if (enterprise === false)
+          return {
+            mode: 'records',
+            reason: `the instance is the Community Edition, which does not expose the repository storage of ${kind}`,
+          };
         return { mode: 'listing', reason: null };
       }
       // The field's presence decides (a group without a wiki repository shows it as null).
@@ -216,15 +272,29 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       // without it (Free) no group has a wiki repository, and the move API, which answers on every
       // tier, has nothing to move. Bulk POSTs there would be writes that move nothing.
       if (kind === 'groups' && !shown && enterprise === true) {
-        return { mode: 'unsupported', reason: 'EE without group wikis (Free): no group has a wiki repository to move (group wikis are Premium/Ultimate; GET /api/v4/groups shows no repository_storage)' };
+        return {
+          mode: 'unsupported',
+          reason:
+            'EE without group wikis (Free): no group has a wiki repository to move (group wikis are Premium/Ultimate; GET /api/v4/groups shows no repository_storage)',
+        };
       }
       if (!shown) {
-        return { mode: 'records', reason: `GET /api/v4${path} shows no repository_storage field for ${kind} (Community Edition, or a tier that does not expose it)` };
+        return {
+          mode: 'records',
+          reason: `GET /api/v4${path} shows no repository_storage field for ${kind} (Community Edition, or a tier that does not expose it)`,
+        };
       }
       // A filter on a storage that cannot exist must list nothing; anything listed means it is ignored.
-      const probe = await c.request({ method: 'GET', path, query: { repository_storage: NO_SUCH_STORAGE, per_page: 1 } });
+      const probe = await c.request({
+        method: 'GET',
+        path,
+        query: { repository_storage: NO_SUCH_STORAGE, per_page: 1 },
+      });
       if (Array.isArray(probe.body) && probe.body.length > 0) {
-        return { mode: 'records', reason: `GET /api/v4${path} ignores the repository_storage filter on this instance, so a listing cannot tell what is on a storage` };
+        return {
+          mode: 'records',
+          reason: `GET /api/v4${path} ignores the repository_storage filter on this instance, so a listing cannot tell what is on a storage`,
+        };
       }
       return { mode: 'listing', reason: null };
     },
@@ -241,26 +311,33 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
         return { outcome: 'scheduled', move: parseMove(kind, body, { method: 'POST', path: `/api/v4${path}` }) };
       } catch (err) {
         // {"message":{"project":["is read-only"]}} (older: "is read only"): a move is already running.
-        if (err instanceof ApiHttpError && err.status === 400 && /read[- ]only/i.test(err.gitlabMessage ?? '')) return { outcome: 'read-only' };
+        if (err instanceof ApiHttpError && err.status === 400 && /read[- ]only/i.test(err.gitlabMessage ?? ''))
+          return { outcome: 'read-only' };
         throw err;
       }
     },
 
     async scheduleBulk(kind, source, destination) {
-      await c.request({ method: 'POST', path: moveListPath(kind), body: { source_storage_name: source, destination_storage_name: destination } });
+      await c.request({
+        method: 'POST',
+        path: moveListPath(kind),
+        body: { source_storage_name: source, destination_storage_name: destination },
+      });
     },
 
     async listItemMoves(kind, itemId): Promise<MoveRecord[]> {
       const path = `/${kind}/${itemId}/repository_storage_moves`;
       const out: MoveRecord[] = [];
-      for await (const page of paginateOffset(c, path, {})) out.push(...page.map((m) => parseMove(kind, m, { method: 'GET', path: `/api/v4${path}` })));
+      for await (const page of paginateOffset(c, path, {}))
+        out.push(...page.map((m) => parseMove(kind, m, { method: 'GET', path: `/api/v4${path}` })));
       return out;
     },
 
     async listMoves(kind, page, perPage): Promise<MovePage> {
       const path = moveListPath(kind);
       const res = await c.request({ method: 'GET', path, query: { page, per_page: perPage } });
-      if (!Array.isArray(res.body)) throw new ApiInvalidResponseError({ method: 'GET', path: `/api/v4${path}` }, 'expected a JSON array');
+      if (!Array.isArray(res.body))
+        throw new ApiInvalidResponseError({ method: 'GET', path: `/api/v4${path}` }, 'expected a JSON array');
       const moves = res.body.map((m) => parseMove(kind, m, { method: 'GET', path: `/api/v4${path}` }));
       const next = nextPageNumber(res.headers);
       return { moves, nextPage: next !== null && next > page && moves.length > 0 ? next : null };
@@ -275,7 +352,8 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     async geoSites(): Promise<GeoSite[] | null> {
       const out: GeoSite[] = [];
       try {
-        for await (const page of paginateOffset(c, '/geo_sites', {})) for (const raw of page) out.push(parseGeoSite(raw));
+        for await (const page of paginateOffset(c, '/geo_sites', {}))
+          for (const raw of page) out.push(parseGeoSite(raw));
       } catch (err) {
         if (err instanceof ApiHttpError && err.status === 404) return null;
         throw err;
@@ -287,7 +365,11 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       const out: GeoResyncResult[] = [];
       const path = `/geo/node_proxy/${siteId}/graphql`;
       for (const registryClass of registryClasses) {
-        const { body } = await c.request({ method: 'POST', path, body: { query: GEO_RESYNC_MUTATION, variables: { registryClass } } });
+        const { body } = await c.request({
+          method: 'POST',
+          path,
+          body: { query: GEO_RESYNC_MUTATION, variables: { registryClass } },
+        });
         out.push({ registryClass, ...graphqlOutcome(body) });
       }
       return out;
@@ -314,14 +396,19 @@ export function parseReadiness(body: unknown): Readiness {
     const e = (raw ?? {}) as Json;
     const shard = ((e['labels'] ?? {}) as Json)['shard'];
     if (typeof shard !== 'string') continue;
-    gitaly.push({ storage: shard, ok: e['status'] === 'ok', message: typeof e['message'] === 'string' ? e['message'] : null });
+    gitaly.push({
+      storage: shard,
+      ok: e['status'] === 'ok',
+      message: typeof e['message'] === 'string' ? e['message'] : null,
+    });
   }
   return { status: typeof b['status'] === 'string' ? b['status'] : 'unknown', gitaly };
 }
 
 function parseGeoSite(raw: unknown): GeoSite {
   const s = (raw ?? {}) as Json;
-  if (typeof s['id'] !== 'number') throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/geo_sites' }, 'a site without an id');
+  if (typeof s['id'] !== 'number')
+    throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/geo_sites' }, 'a site without an id');
   return {
     id: s['id'],
     name: typeof s['name'] === 'string' ? s['name'] : `site ${s['id']}`,
@@ -334,7 +421,11 @@ function parseGeoSite(raw: unknown): GeoSite {
 
 function parseWeights(body: unknown): Record<string, number> {
   const w = ((body ?? {}) as Json)['repository_storages_weighted'];
-  if (typeof w !== 'object' || w === null) throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/application/settings' }, 'no repository_storages_weighted');
+  if (typeof w !== 'object' || w === null)
+    throw new ApiInvalidResponseError(
+      { method: 'GET', path: '/api/v4/application/settings' },
+      'no repository_storages_weighted',
+    );
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(w as Json)) out[k] = Number(v);
   return out;
@@ -347,7 +438,8 @@ function parseWeights(body: unknown): Record<string, number> {
 function graphqlOutcome(body: unknown): { errors: string[]; forwarded: boolean } {
   const b = (body ?? {}) as Json;
   const errors: string[] = [];
-  if (Array.isArray(b['errors'])) for (const e of b['errors'] as unknown[]) errors.push(String(((e ?? {}) as Json)['message'] ?? e));
+  if (Array.isArray(b['errors']))
+    for (const e of b['errors'] as unknown[]) errors.push(String(((e ?? {}) as Json)['message'] ?? e));
   const data = ((b['data'] ?? {}) as Json)['geoRegistriesBulkUpdate'] as Json | null | undefined;
   if (Array.isArray(data?.['errors'])) for (const e of data['errors'] as unknown[]) errors.push(String(e));
   const forwarded = 'data' in b || errors.length > 0;

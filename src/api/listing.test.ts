@@ -4,7 +4,8 @@ import { listKeysetIsolating, listOffsetIsolating } from './listing.js';
 import type { ItemRecord, UnlistableGap } from './types.js';
 
 const item = (id: number): ItemRecord => ({ kind: 'projects', id, storage: 'nfs-1', name: `p${id}`, sizeBytes: null });
-const fail = () => new ApiHttpError({ method: 'GET', path: '/api/v4/projects' }, 500, '500 Internal Server Error', null);
+const fail = () =>
+  new ApiHttpError({ method: 'GET', path: '/api/v4/projects' }, 500, '500 Internal Server Error', null);
 
 /** Ids 1..n with `broken` unrenderable: any page holding it fails, as GitLab's does. */
 function instance(n: number, broken: number) {
@@ -39,7 +40,14 @@ describe('listings that survive an unrenderable item', () => {
   it('keyset: every other item is listed and the broken id is named exactly', async () => {
     const inst = instance(250, 137);
     const gaps: UnlistableGap[] = [];
-    const got = await collect(listKeysetIsolating(inst.keyset, { kind: 'projects', perPage: 100, afterId: 0, onUnlistable: (g) => gaps.push(g) }));
+    const got = await collect(
+      listKeysetIsolating(inst.keyset, {
+        kind: 'projects',
+        perPage: 100,
+        afterId: 0,
+        onUnlistable: (g) => gaps.push(g),
+      }),
+    );
     expect(got).toEqual(inst.ids.filter((id) => id !== 137));
     expect(gaps.map((g) => g.id)).toEqual([137]);
   });
@@ -48,7 +56,9 @@ describe('listings that survive an unrenderable item', () => {
     for (const perPage of [100, 20, 7, 1]) {
       const inst = instance(45, 23);
       const gaps: UnlistableGap[] = [];
-      const got = await collect(listOffsetIsolating(inst.offset, { kind: 'projects', perPage, onUnlistable: (g) => gaps.push(g) }));
+      const got = await collect(
+        listOffsetIsolating(inst.offset, { kind: 'projects', perPage, onUnlistable: (g) => gaps.push(g) }),
+      );
       expect(got, `per_page ${perPage}`).toEqual(inst.ids.filter((id) => id !== 23));
       expect(gaps, `per_page ${perPage}`).toEqual([expect.objectContaining({ id: null, afterId: 22 })]);
     }

@@ -22,7 +22,11 @@ export function isPersistentPageError(err: unknown): boolean {
 }
 
 /** One keyset page: items with id > `idAfter` (and < `idBefore` when given), ascending. */
-export type KeysetFetch = (q: { idAfter: number; idBefore?: number; perPage: number }) => Promise<{ items: ItemRecord[]; hasNext: boolean }>;
+export type KeysetFetch = (q: {
+  idAfter: number;
+  idBefore?: number;
+  perPage: number;
+}) => Promise<{ items: ItemRecord[]; hasNext: boolean }>;
 
 /** One offset page (1-based), in the listing's own order. */
 export type OffsetFetch = (page: number, perPage: number) => Promise<{ items: ItemRecord[]; hasNext: boolean }>;
@@ -40,7 +44,10 @@ interface ListOpts {
  * page of one succeeds is the broken item's id (the page after `x - 1` failed, the one after `x`
  * did not). Ids below it that also fail are reported as one range.
  */
-export async function* listKeysetIsolating(fetch: KeysetFetch, opts: ListOpts & { afterId: number }): AsyncGenerator<ItemRecord[]> {
+export async function* listKeysetIsolating(
+  fetch: KeysetFetch,
+  opts: ListOpts & { afterId: number },
+): AsyncGenerator<ItemRecord[]> {
   let after = opts.afterId;
   for (;;) {
     let page: { items: ItemRecord[]; hasNext: boolean };
@@ -61,7 +68,11 @@ export async function* listKeysetIsolating(fetch: KeysetFetch, opts: ListOpts & 
 }
 
 /** Gets past one failing keyset page; returns the good items found and the cursor to go on from (null: the end). */
-async function narrowKeyset(fetch: KeysetFetch, from: number, opts: ListOpts): Promise<{ items: ItemRecord[]; next: number | null }> {
+async function narrowKeyset(
+  fetch: KeysetFetch,
+  from: number,
+  opts: ListOpts,
+): Promise<{ items: ItemRecord[]; next: number | null }> {
   let probes = 0;
   const tryFetch = async (idAfter: number, perPage: number, idBefore?: number) => {
     probes++;
@@ -107,7 +118,13 @@ async function narrowKeyset(fetch: KeysetFetch, from: number, opts: ListOpts): P
     step *= 2;
   }
   if (hi === null) {
-    opts.onUnlistable?.({ kind: opts.kind, id: null, afterId: after, beforeId: null, reason: 'listing fails from here on' });
+    opts.onUnlistable?.({
+      kind: opts.kind,
+      id: null,
+      afterId: after,
+      beforeId: null,
+      reason: 'listing fails from here on',
+    });
     return { items, next: null };
   }
   return { items, next: await pinBrokenId(tryFetch, after, lo, hi, () => probes < MAX_PROBES, opts) };
@@ -129,13 +146,31 @@ async function pinBrokenId(
     else lo = mid;
   }
   if (hi - lo > 1) {
-    opts.onUnlistable?.({ kind: opts.kind, id: null, afterId: after, beforeId: hi + 1, reason: 'listing fails in this id range' });
+    opts.onUnlistable?.({
+      kind: opts.kind,
+      id: null,
+      afterId: after,
+      beforeId: hi + 1,
+      reason: 'listing fails in this id range',
+    });
     return hi;
   }
   // `hi` itself is the broken item. Anything between the cursor and it that fails too is a range.
-  opts.onUnlistable?.({ kind: opts.kind, id: hi, afterId: after, beforeId: hi + 1, reason: 'this item breaks the listing (HTTP 500)' });
+  opts.onUnlistable?.({
+    kind: opts.kind,
+    id: hi,
+    afterId: after,
+    beforeId: hi + 1,
+    reason: 'this item breaks the listing (HTTP 500)',
+  });
   if (hi - after > 1 && (await tryFetch(after, 1, hi)) === null) {
-    opts.onUnlistable?.({ kind: opts.kind, id: null, afterId: after, beforeId: hi, reason: 'listing fails in this id range' });
+    opts.onUnlistable?.({
+      kind: opts.kind,
+      id: null,
+      afterId: after,
+      beforeId: hi,
+      reason: 'listing fails in this id range',
+    });
   }
   return hi;
 }
@@ -170,7 +205,13 @@ export async function* listOffsetIsolating(fetch: OffsetFetch, opts: ListOpts): 
 }
 
 /** Positions [start, start + count) one size at a time; returns the good items and whether the listing ended. */
-async function narrowOffset(fetch: OffsetFetch, start: number, count: number, before: ItemRecord | null, opts: ListOpts) {
+async function narrowOffset(
+  fetch: OffsetFetch,
+  start: number,
+  count: number,
+  before: ItemRecord | null,
+  opts: ListOpts,
+) {
   const items: ItemRecord[] = [];
   let probes = 0;
   let prev = before;
@@ -181,7 +222,13 @@ async function narrowOffset(fetch: OffsetFetch, start: number, count: number, be
     for (let pos = from; pos < from + n; pos += size) {
       if (probes++ >= MAX_PROBES) {
         gaps.push(pos);
-        opts.onUnlistable?.({ kind: opts.kind, id: null, afterId: prev?.id ?? null, beforeId: null, reason: `listing positions ${pos}-${from + n - 1} not read (probe limit)` });
+        opts.onUnlistable?.({
+          kind: opts.kind,
+          id: null,
+          afterId: prev?.id ?? null,
+          beforeId: null,
+          reason: `listing positions ${pos}-${from + n - 1} not read (probe limit)`,
+        });
         return false;
       }
       let res: { items: ItemRecord[]; hasNext: boolean } | null = null;
@@ -199,7 +246,14 @@ async function narrowOffset(fetch: OffsetFetch, start: number, count: number, be
         continue;
       }
       if (gaps.length > 0) {
-        for (const g of gaps.splice(0)) opts.onUnlistable?.({ kind: opts.kind, id: null, afterId: prev?.id ?? null, beforeId: res.items[0]?.id ?? null, reason: `the item at listing position ${g} breaks the listing (HTTP 500)` });
+        for (const g of gaps.splice(0))
+          opts.onUnlistable?.({
+            kind: opts.kind,
+            id: null,
+            afterId: prev?.id ?? null,
+            beforeId: res.items[0]?.id ?? null,
+            reason: `the item at listing position ${g} breaks the listing (HTTP 500)`,
+          });
       }
       items.push(...res.items);
       if (res.items.length > 0) prev = res.items[res.items.length - 1] as ItemRecord;
@@ -211,6 +265,13 @@ async function narrowOffset(fetch: OffsetFetch, start: number, count: number, be
   // A page of one has nothing smaller: it is read once more at its own size, so it is reported.
   const sizes = NARROWING.filter((s) => s < count && count % s === 0);
   const end = await walk(start, count, sizes.length > 0 ? sizes : [count]);
-  for (const g of gaps) opts.onUnlistable?.({ kind: opts.kind, id: null, afterId: prev?.id ?? null, beforeId: null, reason: `the item at listing position ${g} breaks the listing (HTTP 500)` });
+  for (const g of gaps)
+    opts.onUnlistable?.({
+      kind: opts.kind,
+      id: null,
+      afterId: prev?.id ?? null,
+      beforeId: null,
+      reason: `the item at listing position ${g} breaks the listing (HTTP 500)`,
+    });
   return { items, end };
 }

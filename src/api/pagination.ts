@@ -44,7 +44,12 @@ export async function* paginateOffset(
 ): AsyncGenerator<unknown[]> {
   let page: number | null = opts.startPage ?? 1;
   while (page !== null) {
-    const res = await client.request({ method: 'GET', path, query: { ...query, page, per_page: opts.perPage ?? 100 }, signal: opts.signal });
+    const res = await client.request({
+      method: 'GET',
+      path,
+      query: { ...query, page, per_page: opts.perPage ?? 100 },
+      signal: opts.signal,
+    });
     const items = asArray(res.body, path);
     yield items;
     const next = nextPageNumber(res.headers);

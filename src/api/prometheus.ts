@@ -9,7 +9,8 @@ import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import { ShardmoveError } from '../errors/base.js';
 
-export type PrometheusErrorCode = 'SHARDMOVE_PROMETHEUS_REJECTED' | 'SHARDMOVE_PROMETHEUS_UNREACHABLE' | 'SHARDMOVE_PROMETHEUS_INVALID_RESPONSE';
+export type PrometheusErrorCode =
+  'SHARDMOVE_PROMETHEUS_REJECTED' | 'SHARDMOVE_PROMETHEUS_UNREACHABLE' | 'SHARDMOVE_PROMETHEUS_INVALID_RESPONSE';
 
 /** A Prometheus error: `message` says what failed, quoting Prometheus's own words when it gave any. */
 export class PrometheusError extends ShardmoveError<PrometheusErrorCode> {}
@@ -36,20 +37,34 @@ export interface PrometheusOptions {
 
 export function createPrometheusClient(opts: PrometheusOptions): PrometheusClient {
   const base = new URL(opts.url);
-  const own = opts.dispatcher ? null : new Agent({ connectTimeout: opts.timeoutMs, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs, keepAliveTimeout: 10_000 });
+  const own = opts.dispatcher
+    ? null
+    : new Agent({
+        connectTimeout: opts.timeoutMs,
+        headersTimeout: opts.timeoutMs,
+        bodyTimeout: opts.timeoutMs,
+        keepAliveTimeout: 10_000,
+      });
   const dispatcher: Dispatcher = opts.dispatcher ?? own!;
   const path = `${base.pathname.replace(/\/+$/, '')}/api/v1/query`;
   return {
     async query(promql) {
-      const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+      const headers: Record<string, string> = {
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      };
       if (opts.token) headers['authorization'] = `Bearer ${opts.token}`;
       let status: number;
       let text: string;
       try {
         const res = await dispatcher.request({
-          origin: base.origin, path, method: 'POST', headers,
+          origin: base.origin,
+          path,
+          method: 'POST',
+          headers,
           body: new URLSearchParams({ query: promql }).toString(),
-          headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs,
+          headersTimeout: opts.timeoutMs,
+          bodyTimeout: opts.timeoutMs,
           signal: AbortSignal.timeout(opts.timeoutMs),
         });
         status = res.statusCode;
@@ -57,7 +72,11 @@ export function createPrometheusClient(opts: PrometheusOptions): PrometheusClien
         text = await res.body.text();
       } catch (cause) {
         const what = (cause as { code?: string; name?: string }).code ?? (cause as Error).name ?? 'error';
-        throw new PrometheusError('SHARDMOVE_PROMETHEUS_UNREACHABLE', `Prometheus at ${base.origin} did not answer (${what})`, { cause });
+        throw new PrometheusError(
+          'SHARDMOVE_PROMETHEUS_UNREACHABLE',
+          `Prometheus at ${base.origin} did not answer (${what})`,
+          { cause },
+        );
       }
       return parseAnswer(status, text, base.origin);
     },
@@ -69,7 +88,12 @@ export function createPrometheusClient(opts: PrometheusOptions): PrometheusClien
 
 /** Reads the API's JSON envelope; pure, for tests. */
 export function parseAnswer(status: number, text: string, origin: string): PromSample[] {
-  type Envelope = { status?: string; errorType?: string; error?: string; data?: { resultType?: string; result?: unknown } };
+  type Envelope = {
+    status?: string;
+    errorType?: string;
+    error?: string;
+    data?: { resultType?: string; result?: unknown };
+  };
   let body: Envelope | null;
   try {
     body = JSON.parse(text) as Envelope;
@@ -78,18 +102,34 @@ export function parseAnswer(status: number, text: string, origin: string): PromS
   }
   if (body?.status === 'error') {
     // bad_data (400) and execution (422) are answers about the query itself; the rest is the server.
-    const code = body.errorType === 'bad_data' || body.errorType === 'execution' ? 'SHARDMOVE_PROMETHEUS_REJECTED' : 'SHARDMOVE_PROMETHEUS_UNREACHABLE';
-    throw new PrometheusError(code, `Prometheus refused the query (${status} ${body.errorType ?? 'error'}): ${body.error ?? 'no message'}`);
+    const code =
+      body.errorType === 'bad_data' || body.errorType === 'execution'
+        ? 'SHARDMOVE_PROMETHEUS_REJECTED'
+        : 'SHARDMOVE_PROMETHEUS_UNREACHABLE';
+    throw new PrometheusError(
+      code,
+      `Prometheus refused the query (${status} ${body.errorType ?? 'error'}): ${body.error ?? 'no message'}`,
+    );
   }
   if (status < 200 || status >= 300 || !body || body.status !== 'success' || !body.data) {
-    const code = status >= 200 && status < 300 ? 'SHARDMOVE_PROMETHEUS_INVALID_RESPONSE' : 'SHARDMOVE_PROMETHEUS_UNREACHABLE';
-    throw new PrometheusError(code, `Prometheus at ${origin} answered ${status} without a query result${status === 401 || status === 403 ? ' (check prometheus.token)' : ''}`);
+    const code =
+      status >= 200 && status < 300 ? 'SHARDMOVE_PROMETHEUS_INVALID_RESPONSE' : 'SHARDMOVE_PROMETHEUS_UNREACHABLE';
+    throw new PrometheusError(
+      code,
+      `Prometheus at ${origin} answered ${status} without a query result${status === 401 || status === 403 ? ' (check prometheus.token)' : ''}`,
+    );
   }
   const { resultType, result } = body.data;
   const num = (v: unknown): number => (Array.isArray(v) ? Number(v[1]) : Number.NaN);
   if (resultType === 'scalar') return [{ value: num(result), labels: {} }];
   if (resultType === 'vector' && Array.isArray(result)) {
-    return result.map((s: { metric?: Record<string, string>; value?: unknown }) => ({ value: num(s.value), labels: s.metric ?? {} }));
+    return result.map((s: { metric?: Record<string, string>; value?: unknown }) => ({
+      value: num(s.value),
+      labels: s.metric ?? {},
+    }));
   }
-  throw new PrometheusError('SHARDMOVE_PROMETHEUS_REJECTED', `the query returns a ${resultType ?? 'result'}; a rule needs a scalar or an instant vector`);
+  throw new PrometheusError(
+    'SHARDMOVE_PROMETHEUS_REJECTED',
+    `the query returns a ${resultType ?? 'result'}; a rule needs a scalar or an instant vector`,
+  );
 }

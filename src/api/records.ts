@@ -7,7 +7,15 @@ import { ApiInvalidResponseError } from './errors.js';
 import type { RequestRef } from './errors.js';
 import type { ItemRecord, MoveRecord, MoveState } from './types.js';
 
-const MOVE_STATES: readonly string[] = ['initial', 'scheduled', 'started', 'replicated', 'finished', 'failed', 'cleanup failed'];
+const MOVE_STATES: readonly string[] = [
+  'initial',
+  'scheduled',
+  'started',
+  'replicated',
+  'finished',
+  'failed',
+  'cleanup failed',
+];
 
 /** `projects` -> `project`: the nested key of a move and the prefix of the move list path. */
 export function singular(kind: Kind): 'project' | 'snippet' | 'group' {
@@ -17,12 +25,14 @@ export function singular(kind: Kind): 'project' | 'snippet' | 'group' {
 type Json = Record<string, unknown>;
 
 function obj(v: unknown, ref: RequestRef, what: string): Json {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ApiInvalidResponseError(ref, `${what} is not an object`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new ApiInvalidResponseError(ref, `${what} is not an object`);
   return v as Json;
 }
 
 function int(v: unknown, ref: RequestRef, what: string): number {
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new ApiInvalidResponseError(ref, `${what} is not an integer`);
+  if (typeof v !== 'number' || !Number.isInteger(v))
+    throw new ApiInvalidResponseError(ref, `${what} is not an integer`);
   return v;
 }
 
@@ -32,13 +42,21 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 export function parseMove(kind: Kind, raw: unknown, ref: RequestRef): MoveRecord {
   const m = obj(raw, ref, 'move');
   const state = str(m['state']);
-  if (state === null || !MOVE_STATES.includes(state)) throw new ApiInvalidResponseError(ref, `move state ${JSON.stringify(m['state'])}`);
+  if (state === null || !MOVE_STATES.includes(state))
+    throw new ApiInvalidResponseError(ref, `move state ${JSON.stringify(m['state'])}`);
   const nested = obj(m[singular(kind)], ref, `move.${singular(kind)}`);
   return {
     id: int(m['id'], ref, 'move.id'),
     kind,
     itemId: int(nested['id'], ref, `move.${singular(kind)}.id`),
-    itemName: str(kind === 'projects' ? nested['path_with_namespace'] : kind === 'snippets' ? nested['title'] : nested['full_path']) ?? str(nested['name']),
+    itemName:
+      str(
+        kind === 'projects'
+          ? nested['path_with_namespace']
+          : kind === 'snippets'
+            ? nested['title']
+            : nested['full_path'],
+      ) ?? str(nested['name']),
     state: state as MoveState,
     sourceStorage: str(m['source_storage_name']) ?? '',
     destinationStorage: str(m['destination_storage_name']) ?? '',
@@ -63,7 +81,10 @@ export function parseItem(kind: Kind, raw: unknown, ref: RequestRef): ItemRecord
   };
   if (kind !== 'projects') return item;
   // Fork networks (issue 23): the parent, for callers who can read it (docs/gitlab-behaviour.md).
-  const parent = typeof it['forked_from_project'] === 'object' && it['forked_from_project'] !== null ? (it['forked_from_project'] as Json)['id'] : null;
+  const parent =
+    typeof it['forked_from_project'] === 'object' && it['forked_from_project'] !== null
+      ? (it['forked_from_project'] as Json)['id']
+      : null;
   const forks = it['forks_count'];
   if (typeof parent === 'number') item.forkedFromId = parent;
   if (typeof forks === 'number' && forks > 0) item.forksCount = forks;

@@ -47,12 +47,31 @@ export const TOKEN_TYPES: readonly TokenTypeInfo[] = [
   { kind: 'group_access', label: 'group access token', ...ACCESS },
   { kind: 'deploy', label: 'deploy token', postSince: [17, 5], deleteSince: [17, 7], action: 'revoke' },
   { kind: 'cluster_agent', label: 'cluster agent token', postSince: [17, 7], deleteSince: [17, 9], action: 'revoke' },
-  { kind: 'pipeline_trigger', label: 'pipeline trigger token', postSince: [17, 7], deleteSince: [17, 10], action: 'revoke', deleteFlag: TRIGGER_FLAG },
+  {
+    kind: 'pipeline_trigger',
+    label: 'pipeline trigger token',
+    postSince: [17, 7],
+    deleteSince: [17, 10],
+    action: 'revoke',
+    deleteFlag: TRIGGER_FLAG,
+  },
   { kind: 'feed', label: 'feed token', postSince: [17, 6], deleteSince: [17, 7], action: 'reset' },
   { kind: 'runner', label: 'runner authentication token', postSince: [17, 7], deleteSince: [17, 9], action: 'reset' },
-  { kind: 'oauth_secret', label: 'OAuth application secret', postSince: [17, 7], deleteSince: [17, 9], action: 'reset' },
+  {
+    kind: 'oauth_secret',
+    label: 'OAuth application secret',
+    postSince: [17, 7],
+    deleteSince: [17, 9],
+    action: 'reset',
+  },
   { kind: 'incoming_email', label: 'incoming email token', postSince: [17, 9], deleteSince: [17, 9], action: 'reset' },
-  { kind: 'feature_flags_client', label: 'feature flags client token', postSince: [17, 9], deleteSince: [17, 9], action: 'reset' },
+  {
+    kind: 'feature_flags_client',
+    label: 'feature flags client token',
+    postSince: [17, 9],
+    deleteSince: [17, 9],
+    action: 'reset',
+  },
   { kind: 'session', label: 'session cookie', postSince: [17, 9], deleteSince: [17, 11], action: 'delete' },
   { kind: 'job', label: 'CI/CD job token', postSince: [17, 9], deleteSince: null, action: 'none' },
 ];
@@ -143,9 +162,16 @@ export function createTokenApi(client: ApiClient, accessPrefix: string | null = 
 
   return {
     async inspect(token) {
-      const res = await client.request({ method: 'POST', path: '/admin/token', body: { token }, readOnlySafe: true, secrets: [token] });
+      const res = await client.request({
+        method: 'POST',
+        path: '/admin/token',
+        body: { token },
+        readOnlySafe: true,
+        secrets: [token],
+      });
       const body = obj(res.body);
-      if (Object.keys(body).length === 0) throw new ApiInvalidResponseError({ method: 'POST', path: '/api/v4/admin/token' }, 'not a JSON object');
+      if (Object.keys(body).length === 0)
+        throw new ApiInvalidResponseError({ method: 'POST', path: '/api/v4/admin/token' }, 'not a JSON object');
       const family = tokenFamily(token, accessPrefix)?.family ?? 'access';
       return describeRecord(family, body, userName);
     },
@@ -156,12 +182,25 @@ export function createTokenApi(client: ApiClient, accessPrefix: string | null = 
   };
 }
 
-async function describeRecord(family: string, r: Json, userName: (id: number | null) => Promise<string | null>): Promise<TokenInfo> {
+async function describeRecord(
+  family: string,
+  r: Json,
+  userName: (id: number | null) => Promise<string | null>,
+): Promise<TokenInfo> {
   const base = (kind: string, fields: Partial<TokenInfo>): TokenInfo => {
     const info = typeInfo(kind);
     return {
-      type: info.label, kind: info.kind, id: num(r.id), owner: null, scopes: null, expiresAt: null, lastUsedAt: null, state: 'active',
-      action: info.action, record: r, ...fields,
+      type: info.label,
+      kind: info.kind,
+      id: num(r.id),
+      owner: null,
+      scopes: null,
+      expiresAt: null,
+      lastUsedAt: null,
+      state: 'active',
+      action: info.action,
+      record: r,
+      ...fields,
     };
   };
   const scopes = Array.isArray(r.scopes) ? r.scopes.map(String) : null;
@@ -171,26 +210,65 @@ async function describeRecord(family: string, r: Json, userName: (id: number | n
       const bot = /^(project|group)_\d+_bot/.exec(owner ?? '');
       const kind = r.impersonation === true ? 'impersonation' : bot ? `${bot[1]}_access` : 'personal';
       const expired = typeof r.expires_at === 'string' && r.expires_at < new Date().toISOString().slice(0, 10);
-      return base(kind, { owner, scopes, expiresAt: str(r.expires_at), lastUsedAt: str(r.last_used_at), state: r.revoked === true ? 'revoked' : expired ? 'expired' : 'active' });
+      return base(kind, {
+        owner,
+        scopes,
+        expiresAt: str(r.expires_at),
+        lastUsedAt: str(r.last_used_at),
+        state: r.revoked === true ? 'revoked' : expired ? 'expired' : 'active',
+      });
     }
     case 'deploy':
-      return base('deploy', { owner: str(r.username), scopes, expiresAt: str(r.expires_at), state: r.revoked === true ? 'revoked' : r.expired === true ? 'expired' : 'active' });
-    case 'feed': case 'incoming_email': case 'session':
-      return base(family, { id: null, owner: str(r.username), state: str(r.state) === 'active' || r.state === undefined ? 'active' : `owner ${String(r.state)}` });
+      return base('deploy', {
+        owner: str(r.username),
+        scopes,
+        expiresAt: str(r.expires_at),
+        state: r.revoked === true ? 'revoked' : r.expired === true ? 'expired' : 'active',
+      });
+    case 'feed':
+    case 'incoming_email':
+    case 'session':
+      return base(family, {
+        id: null,
+        owner: str(r.username),
+        state: str(r.state) === 'active' || r.state === undefined ? 'active' : `owner ${String(r.state)}`,
+      });
     case 'oauth_secret':
-      return base('oauth_secret', { owner: str(r.application_name) ? `application ${String(r.application_name)}` : null });
+      return base('oauth_secret', {
+        owner: str(r.application_name) ? `application ${String(r.application_name)}` : null,
+      });
     case 'cluster_agent':
-      return base('cluster_agent', { owner: (await userName(num(r.created_by_user_id))) ?? (num(r.agent_id) !== null ? `agent ${String(r.agent_id)}` : null), lastUsedAt: str(r.last_used_at), state: str(r.status) ?? 'active' });
+      return base('cluster_agent', {
+        owner:
+          (await userName(num(r.created_by_user_id))) ??
+          (num(r.agent_id) !== null ? `agent ${String(r.agent_id)}` : null),
+        lastUsedAt: str(r.last_used_at),
+        state: str(r.status) ?? 'active',
+      });
     case 'runner':
-      return base('runner', { owner: str(r.description) ? `runner ${String(r.description)}` : `runner ${String(r.id)}`, state: r.active === false || r.paused === true ? 'paused' : 'active' });
+      return base('runner', {
+        owner: str(r.description) ? `runner ${String(r.description)}` : `runner ${String(r.id)}`,
+        state: r.active === false || r.paused === true ? 'paused' : 'active',
+      });
     case 'pipeline_trigger':
-      return base('pipeline_trigger', { owner: str(obj(r.owner).username), expiresAt: str(r.expires_at), lastUsedAt: str(r.last_used), state: r.expired === true ? 'expired' : 'active' });
+      return base('pipeline_trigger', {
+        owner: str(obj(r.owner).username),
+        expiresAt: str(r.expires_at),
+        lastUsedAt: str(r.last_used),
+        state: r.expired === true ? 'expired' : 'active',
+      });
     case 'job': {
       const job = obj(r.job);
-      return base('job', { id: num(job.id), owner: str(obj(job.user).username), state: `job ${str(job.status) ?? 'unknown'}` });
+      return base('job', {
+        id: num(job.id),
+        owner: str(obj(job.user).username),
+        state: `job ${str(job.status) ?? 'unknown'}`,
+      });
     }
     case 'feature_flags_client':
-      return base('feature_flags_client', { owner: num(r.project_id) !== null ? `project ${String(r.project_id)}` : null });
+      return base('feature_flags_client', {
+        owner: num(r.project_id) !== null ? `project ${String(r.project_id)}` : null,
+      });
     default:
       return base('personal', {});
   }

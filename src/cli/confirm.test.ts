@@ -9,13 +9,26 @@ function ctxWith(answer: string | null, isTTY: boolean): { ctx: CommandContext; 
   let asked = '';
   stderr.on('data', (c) => (asked += String(c)));
   if (answer !== null) setImmediate(() => stdin.write(`${answer}\n`));
-  const ctx: CommandContext = { stdout: new PassThrough(), stderr, stdin, env: {}, cwd: '/', signal: new AbortController().signal };
+  const ctx: CommandContext = {
+    stdout: new PassThrough(),
+    stderr,
+    stdin,
+    env: {},
+    cwd: '/',
+    signal: new AbortController().signal,
+  };
   return { ctx, asked: () => asked };
 }
 
 describe('confirm', () => {
   it('asks on a terminal and takes only yes or y for an answer', async () => {
-    for (const [answer, expected] of [['y', true], ['YES', true], ['n', false], ['', false], ['sure', false]] as const) {
+    for (const [answer, expected] of [
+      ['y', true],
+      ['YES', true],
+      ['n', false],
+      ['', false],
+      ['sure', false],
+    ] as const) {
       const { ctx, asked } = ctxWith(answer, true);
       expect(await confirm('remove it?', { yes: false, command: 'unlock' }, ctx), answer).toBe(expected);
       expect(asked()).toContain('remove it? [y/N]');

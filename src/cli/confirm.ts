@@ -11,11 +11,17 @@ import { ArgsError } from './errors.js';
  * True when the change may go ahead: `yes` given, or the operator answered "yes"/"y" on the
  * terminal. Throws SHARDMOVE_ARGS_INVALID (exit 2) without a terminal and without `yes`.
  */
-export async function confirm(question: string, opts: { yes: boolean; command: string }, ctx: CommandContext): Promise<boolean> {
+export async function confirm(
+  question: string,
+  opts: { yes: boolean; command: string },
+  ctx: CommandContext,
+): Promise<boolean> {
   if (opts.yes) return true;
   const stdin = ctx.stdin;
   if (!stdin?.isTTY) {
-    throw new ArgsError(`${opts.command}: standard input is not a terminal, so there is nobody to confirm the change; pass --yes to make it without asking`);
+    throw new ArgsError(
+      `${opts.command}: standard input is not a terminal, so there is nobody to confirm the change; pass --yes to make it without asking`,
+    );
   }
   const rl = createInterface({ input: stdin, output: ctx.stderr });
   try {

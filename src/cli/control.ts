@@ -35,7 +35,10 @@ export function parseControlChange(opts: Pick<ControlOptions, 'concurrency' | 'p
     const { min, max } = RANGES.concurrency;
     if (raw === 'plan') change.concurrency = null;
     else if (/^\d+$/.test(raw) && Number(raw) >= min && Number(raw) <= max) change.concurrency = Number(raw);
-    else throw new ArgsError(`control: --concurrency must be a whole number from ${min} to ${max}, or "plan" for the plan's own; got "${raw}"`);
+    else
+      throw new ArgsError(
+        `control: --concurrency must be a whole number from ${min} to ${max}, or "plan" for the plan's own; got "${raw}"`,
+      );
   }
   return change;
 }
@@ -62,7 +65,8 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
   const r = result.runner;
   let who: string;
   if (r && r.alive === true) who = `the run (pid ${r.pid}) applies it within one poll interval`;
-  else if (r && r.alive === null) who = `the run holding it on ${r.host} (pid ${r.pid}) applies it within one poll interval, if it is alive`;
+  else if (r && r.alive === null)
+    who = `the run holding it on ${r.host} (pid ${r.pid}) applies it within one poll interval, if it is alive`;
   else who = 'no run is going: it applies when `run` continues this checkpoint';
   ctx.stdout.write(`${describeControl(view)}\n${changed ? `${who}\n` : ''}checkpoint: ${file}\n`);
   return EXIT.ok;

@@ -16,7 +16,13 @@ export async function validateCopyPlan(file: string, ctx: CommandContext): Promi
   const { plan, warnings } = await loadCopyPlan(file, { env: ctx.env, cwd: ctx.cwd });
   const { method, source, target } = plan.copy;
   const where = `${target.host ? `${target.host}:` : ''}${target.path}${target.clustered ? ' (clustered)' : ''}`;
-  ctx.stdout.write([`plan OK: ${plan.name}`, `  copies ${source.path} to ${where} with ${method}`, ...warnings.map(formatProblem)].join('\n') + '\n');
+  ctx.stdout.write(
+    [
+      `plan OK: ${plan.name}`,
+      `  copies ${source.path} to ${where} with ${method}`,
+      ...warnings.map(formatProblem),
+    ].join('\n') + '\n',
+  );
   return EXIT.ok;
 }
 
@@ -24,7 +30,10 @@ export async function validateCopyPlan(file: string, ctx: CommandContext): Promi
  * `status` of a copy: when the plan is a copy plan or --state names a copy checkpoint. Undefined
  * when neither, so `status` goes on with a move plan.
  */
-export async function copyStatusFor(opts: { plan: string; state?: string; json: boolean }, ctx: CommandContext): Promise<number | undefined> {
+export async function copyStatusFor(
+  opts: { plan: string; state?: string; json: boolean },
+  ctx: CommandContext,
+): Promise<number | undefined> {
   let file: string;
   if (opts.state) {
     file = resolve(ctx.cwd, opts.state);

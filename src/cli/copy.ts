@@ -16,8 +16,19 @@ import { ArgsError } from './errors.js';
 /** At most this many differences are listed; the count says how many there are. */
 const MAX_LISTED = 50;
 
-export async function runCopyCommand(opts: { plan: string; state?: string; dryRun: boolean; wipeTarget: boolean; wipeAnyTarget: boolean; hostsDiffer: boolean }, ctx: CommandContext): Promise<number> {
-  if (opts.wipeAnyTarget && !opts.wipeTarget) throw new ArgsError('copy: --wipe-any-target only widens --wipe-target; pass both');
+export async function runCopyCommand(
+  opts: {
+    plan: string;
+    state?: string;
+    dryRun: boolean;
+    wipeTarget: boolean;
+    wipeAnyTarget: boolean;
+    hostsDiffer: boolean;
+  },
+  ctx: CommandContext,
+): Promise<number> {
+  if (opts.wipeAnyTarget && !opts.wipeTarget)
+    throw new ArgsError('copy: --wipe-any-target only widens --wipe-target; pass both');
   const outcome = await executeCopy({
     planFile: opts.plan,
     statePath: opts.state,
@@ -36,7 +47,9 @@ export async function runCopyCommand(opts: { plan: string; state?: string; dryRu
 
 export function reportCopyOutcome(outcome: CopyOutcome, out: Pick<CommandContext, 'stdout' | 'stderr'>): ExitCode {
   if (outcome.kind === 'interrupted') {
-    out.stderr.write(`interrupted; the checkpoint ${outcome.checkpoint} is saved. Run copy again to continue (a tar copy needs --wipe-target)\n`);
+    out.stderr.write(
+      `interrupted; the checkpoint ${outcome.checkpoint} is saved. Run copy again to continue (a tar copy needs --wipe-target)\n`,
+    );
     return EXIT.interrupted;
   }
   if (outcome.kind === 'dry-run') {

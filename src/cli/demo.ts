@@ -43,12 +43,15 @@ function demoTempDir(): { dir: string; remove(): void } {
 
 export async function runDemoCommand(opts: { state?: string; edition?: string }, ctx: CommandContext): Promise<number> {
   const edition = opts.edition ?? 'ee';
-  if (edition !== 'ee' && edition !== 'ce') throw new ArgsError(`demo --edition: "${edition}" is not an edition; use ee or ce`);
+  if (edition !== 'ee' && edition !== 'ce')
+    throw new ArgsError(`demo --edition: "${edition}" is not an edition; use ee or ce`);
   const planFile = fileURLToPath(new URL('../../plans/demo.yaml', import.meta.url));
   const statePath = opts.state ? resolve(ctx.cwd, opts.state) : undefined;
   // The embedded sandbox starts from its seed every time: an old checkpoint would describe another world.
   if (statePath && existsSync(statePath)) {
-    throw new ArgsError(`demo --state: ${statePath} already exists; the demo's sandbox starts fresh, so give a new file`);
+    throw new ArgsError(
+      `demo --state: ${statePath} already exists; the demo's sandbox starts fresh, so give a new file`,
+    );
   }
   const temp = statePath ? null : demoTempDir();
   try {
@@ -64,9 +67,20 @@ function communitySeed(): Seed {
   return { ...seed, instance: { ...seed.instance, edition: 'ce', tier: 'free' } };
 }
 
-async function demo(planFile: string, statePath: string, temporary: boolean, edition: 'ee' | 'ce', ctx: CommandContext): Promise<number> {
+async function demo(
+  planFile: string,
+  statePath: string,
+  temporary: boolean,
+  edition: 'ee' | 'ce',
+  ctx: CommandContext,
+): Promise<number> {
   const seed = edition === 'ce' ? communitySeed() : undefined;
-  const sandbox = await startSandbox({ workers: 20, moveDurationMs: DEMO_MOVE_MS, faults: { ...DEMO_FAULTS }, ...(seed ? { seed } : {}) });
+  const sandbox = await startSandbox({
+    workers: 20,
+    moveDurationMs: DEMO_MOVE_MS,
+    faults: { ...DEMO_FAULTS },
+    ...(seed ? { seed } : {}),
+  });
   try {
     const what = edition === 'ce' ? 'built-in seed as the Community Edition' : 'built-in seed';
     ctx.stdout.write(
@@ -87,8 +101,10 @@ async function demo(planFile: string, statePath: string, temporary: boolean, edi
     // The demo's checkpoint is removed when it ends: its report names no command that would need it.
     if (temporary && outcome.kind === 'final') outcome.report.checkpointTemporary = true;
     const code = reportOutcome(outcome, ctx);
-    if (code === 0 || code === 3) ctx.stdout.write(`\nDemo: ${countEvents(statePath, 'item.retry')} failed moves were retried along the way.\n`);
-    if (code === 130 && temporary) ctx.stderr.write('demo: its temporary checkpoint is removed; the next demo starts fresh\n');
+    if (code === 0 || code === 3)
+      ctx.stdout.write(`\nDemo: ${countEvents(statePath, 'item.retry')} failed moves were retried along the way.\n`);
+    if (code === 130 && temporary)
+      ctx.stderr.write('demo: its temporary checkpoint is removed; the next demo starts fresh\n');
     return code;
   } finally {
     await sandbox.close();

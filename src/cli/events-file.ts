@@ -31,13 +31,20 @@ export function parseEventsInterval(raw: string): number {
   const d = parseDuration(raw);
   const { min, max } = INTERVAL_RANGE_MS;
   if (!d.ok) throw new ArgsError(`run: --events-interval "${raw}": ${d.reason}`);
-  if (d.ms < min || d.ms > max) throw new ArgsError(`run: --events-interval must be from ${formatPlanDuration(min)} to ${formatPlanDuration(max)}; got "${raw}"`);
+  if (d.ms < min || d.ms > max)
+    throw new ArgsError(
+      `run: --events-interval must be from ${formatPlanDuration(min)} to ${formatPlanDuration(max)}; got "${raw}"`,
+    );
   return d.ms;
 }
 
 /** Opens `--events FILE|-`; a file that cannot be opened for appending is refused (exit 2). */
 export function openEvents(target: string, progressMs: number, ctx: CommandContext): EventsTarget {
-  if (target === '-') return { events: createRunEvents((line) => ctx.stdout.write(line), systemClock, progressMs), close: () => undefined };
+  if (target === '-')
+    return {
+      events: createRunEvents((line) => ctx.stdout.write(line), systemClock, progressMs),
+      close: () => undefined,
+    };
   const file = resolve(ctx.cwd, target);
   let fd: number;
   try {
@@ -73,7 +80,11 @@ export function finishWithOutcome(events: RunEvents, outcome: RunOutcome, exitCo
 export function finishWithError(events: RunEvents, err: unknown, redact: (s: string) => string): number {
   const exitCode = exitCodeOf(err);
   const code = codeOf(err) ?? '';
-  const byExit: Partial<Record<number, Outcome>> = { [EXIT.invalid]: 'invalid', [EXIT.refused]: 'refused', [EXIT.leaseLost]: 'leaseLost' };
+  const byExit: Partial<Record<number, Outcome>> = {
+    [EXIT.invalid]: 'invalid',
+    [EXIT.refused]: 'refused',
+    [EXIT.leaseLost]: 'leaseLost',
+  };
   const outcome: Outcome = byExit[exitCode] ?? (code.startsWith('SHARDMOVE_') ? 'failed' : 'error');
   events.finish({
     type: 'run.finished',
@@ -113,7 +124,8 @@ export async function withRunEvents<T>(
     const code = finish(outcome, human);
     const ran = outcomeOf(outcome);
     if (ran) finishWithOutcome(target.events, ran, code);
-    if (target.events.failure) ctx.stderr.write(`warning: --events: writing stopped: ${target.events.failure.message}\n`);
+    if (target.events.failure)
+      ctx.stderr.write(`warning: --events: writing stopped: ${target.events.failure.message}\n`);
     return code;
   } finally {
     target.close();

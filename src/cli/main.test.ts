@@ -21,13 +21,23 @@ const MAPPED: [Error & { code: string }, number][] = [
   [new RuntimeError(MOVES_IN_FLIGHT, 'moves in flight'), EXIT.refused],
   [new LeaseLostError('run.db', null), EXIT.leaseLost],
   [new CopyRefusedError('tar-empty-target', 'not empty'), EXIT.refused],
-  [new CheckpointUnusableError('run.db', 'not-a-database', 'run.db is not a shardmove checkpoint: file is not a database'), EXIT.failed],
+  [
+    new CheckpointUnusableError(
+      'run.db',
+      'not-a-database',
+      'run.db is not a shardmove checkpoint: file is not a database',
+    ),
+    EXIT.failed,
+  ],
 ];
 
 describe('EXIT_BY_CODE', () => {
-  it.each(MAPPED.map(([err, exit]) => [err.name, err, exit] as const))('maps %s to its documented exit code', (_name, err, exit) => {
-    expect(EXIT_BY_CODE[err.code]).toBe(exit);
-  });
+  it.each(MAPPED.map(([err, exit]) => [err.name, err, exit] as const))(
+    'maps %s to its documented exit code',
+    (_name, err, exit) => {
+      expect(EXIT_BY_CODE[err.code]).toBe(exit);
+    },
+  );
 
   it('has no code that none of these errors carries', () => {
     expect(Object.keys(EXIT_BY_CODE).sort()).toEqual(MAPPED.map(([err]) => err.code).sort());

@@ -13,7 +13,6 @@ import { terminalSafe } from './terminal.js';
 
 export { EXIT_BY_CODE } from './exit-codes.js';
 
-
 /**
  * Errors repeat what was typed: an unknown `--name=value` whole, a plan path. Either may be a token
  * typed in the wrong place, so values of unknown options and token-looking text are masked.
@@ -44,24 +43,46 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 
   program
     .command('sandbox')
-    .description('Run the reference service (the spec\'s system) for demos, tests and rehearsals.')
+    .description("Run the reference service (the spec's system) for demos, tests and rehearsals.")
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0 picks a free one)', number('--port', 0, 65535), 0)
     .option('--seed <file>', 'seed YAML (default: the built-in demo seed)')
     .option('--db <file>', 'keep all state in this SQLite file (default: in memory)')
     .option('--workers <n>', 'moves that run at once', number('--workers', 1, 10_000), 10)
     .option('--speed <x>', 'move speed multiplier', number('--speed', 0.001, 1_000_000), 1)
-    .option('--move-duration <ms>', 'every move takes exactly this long (overrides size-based timing)', number('--move-duration', 0, 86_400_000))
+    .option(
+      '--move-duration <ms>',
+      'every move takes exactly this long (overrides size-based timing)',
+      number('--move-duration', 0, 86_400_000),
+    )
     .option('--latency <ms>', 'added latency per request', number('--latency', 0, 60_000), 0)
     .option('--error-rate <p>', 'fraction of requests answered 503', number('--error-rate', 0, 1), 0)
     .option('--reset-rate <p>', 'fraction of requests whose socket is destroyed', number('--reset-rate', 0, 1), 0)
     .option('--rate-limit <n>', 'requests per minute before 429', number('--rate-limit', 1, 1e9))
-    .option('--move-fail-rate <p>', 'fraction of moves that fail a checksum check (a tenth of them in cleanup)', number('--move-fail-rate', 0, 1), 0)
-    .option('--move-failures <list>', 'fractions of moves failing by class, e.g. checksum=0.05,no-space=0.01 (classes: checksum, read-only, lease-held, no-space, source-missing, gitaly-unavailable, stuck-queued, stuck-running)')
+    .option(
+      '--move-fail-rate <p>',
+      'fraction of moves that fail a checksum check (a tenth of them in cleanup)',
+      number('--move-fail-rate', 0, 1),
+      0,
+    )
+    .option(
+      '--move-failures <list>',
+      'fractions of moves failing by class, e.g. checksum=0.05,no-space=0.01 (classes: checksum, read-only, lease-held, no-space, source-missing, gitaly-unavailable, stuck-queued, stuck-running)',
+    )
     .option('--broken-items <list>', 'kind:id,... whose moves always fail')
     .option('--stuck-rate <p>', 'fraction of moves that never leave started', number('--stuck-rate', 0, 1), 0)
-    .option('--interrupt-rate <p>', 'fraction of moves whose job is rerun while its lease is held (failed, no message, left on the source)', number('--interrupt-rate', 0, 1), 0)
-    .option('--move-fail-after-switch-rate <p>', 'fraction of moves whose job dies after the switch (failed, no message, on the destination, source copy left)', number('--move-fail-after-switch-rate', 0, 1), 0)
+    .option(
+      '--interrupt-rate <p>',
+      'fraction of moves whose job is rerun while its lease is held (failed, no message, left on the source)',
+      number('--interrupt-rate', 0, 1),
+      0,
+    )
+    .option(
+      '--move-fail-after-switch-rate <p>',
+      'fraction of moves whose job dies after the switch (failed, no message, on the destination, source copy left)',
+      number('--move-fail-after-switch-rate', 0, 1),
+      0,
+    )
     .option('--fault-seed <n>', 'seed for every random fault', number('--fault-seed', 0, 2 ** 31), 1)
     .action(async (opts) => {
       const { runSandboxCommand } = await import('./sandbox.js');
@@ -84,12 +105,30 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
     .option('--dry-run', 'read-only rehearsal: nothing is changed on the instance', false)
     .option('--accept-plan-change', 'resume even though the plan changed since the checkpoint', false)
-    .option('--retry-quarantined', 'give quarantined items another retry.max_attempts tries (after fixing them on the instance)', false)
-    .option('--ignore-schedule', 'emergencies: schedule outside the plan\'s maintenance windows (logged in the audit events)', false)
-    .option('--events <file>', 'write the run\'s events as JSON lines (docs/events.md) to this file (appended), or - for standard output')
+    .option(
+      '--retry-quarantined',
+      'give quarantined items another retry.max_attempts tries (after fixing them on the instance)',
+      false,
+    )
+    .option(
+      '--ignore-schedule',
+      "emergencies: schedule outside the plan's maintenance windows (logged in the audit events)",
+      false,
+    )
+    .option(
+      '--events <file>',
+      "write the run's events as JSON lines (docs/events.md) to this file (appended), or - for standard output",
+    )
     .option('--events-interval <duration>', 'how often --events gets a progress event', '30s')
-    .option('--lease <duration>', 'run lock lease: another runner may take the lock over once the heartbeat is older than this (10s to 24h)', '60s')
-    .option('--metrics-file <path>', 'keep Prometheus metrics in this file (node_exporter textfile format), rewritten atomically at every poll')
+    .option(
+      '--lease <duration>',
+      'run lock lease: another runner may take the lock over once the heartbeat is older than this (10s to 24h)',
+      '60s',
+    )
+    .option(
+      '--metrics-file <path>',
+      'keep Prometheus metrics in this file (node_exporter textfile format), rewritten atomically at every poll',
+    )
     .action(async (plan: string, opts) => {
       const { runRunCommand } = await import('./run.js');
       setExit(await runRunCommand({ plan, ...opts }, ctx));
@@ -98,13 +137,27 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
   // Issue 12: copying a storage directory to a new environment (src/copy/).
   program
     .command('copy')
-    .description('Copy a storage directory to a new environment (rsync, tar or backup), with guardrails, checkpoint and verification.')
+    .description(
+      'Copy a storage directory to a new environment (rsync, tar or backup), with guardrails, checkpoint and verification.',
+    )
     .argument('<plan>', 'copy plan YAML file')
     .option('--state <file>', 'checkpoint file (default: state/<name>.copy.db)')
     .option('--dry-run', 'print the exact commands and what they would change; write nothing', false)
-    .option('--wipe-target', 'tar only: empty the target first (after safety checks), e.g. after an interrupted tar', false)
-    .option('--wipe-any-target', 'with --wipe-target: also empty a target not owned by you or without a repository storage layout', false)
-    .option('--hosts-differ', 'the ssh target is another machine: lets the copy go on when its machine id or real path cannot be read', false)
+    .option(
+      '--wipe-target',
+      'tar only: empty the target first (after safety checks), e.g. after an interrupted tar',
+      false,
+    )
+    .option(
+      '--wipe-any-target',
+      'with --wipe-target: also empty a target not owned by you or without a repository storage layout',
+      false,
+    )
+    .option(
+      '--hosts-differ',
+      'the ssh target is another machine: lets the copy go on when its machine id or real path cannot be read',
+      false,
+    )
     .action(async (plan: string, opts) => {
       const { runCopyCommand } = await import('./copy.js');
       setExit(await runCopyCommand({ plan, ...opts }, ctx));
@@ -112,7 +165,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 
   program
     .command('status')
-    .description('Show a run\'s progress from its checkpoint (works while the run goes on).')
+    .description("Show a run's progress from its checkpoint (works while the run goes on).")
     .argument('<plan>', 'plan YAML file')
     .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
     .option('--json', 'machine-readable output', false)
@@ -123,11 +176,13 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 
   program
     .command('report')
-    .description('Make a report of a run from its checkpoint: self-contained HTML with charts, or JSON (works while the run goes on).')
+    .description(
+      'Make a report of a run from its checkpoint: self-contained HTML with charts, or JSON (works while the run goes on).',
+    )
     .argument('<plan>', 'plan YAML file')
     .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
     .option('--html <file>', 'write the report as one self-contained HTML file')
-    .option('--json', 'print the report\'s data as JSON', false)
+    .option('--json', "print the report's data as JSON", false)
     .action(async (plan: string, opts) => {
       const { runReportCommand } = await import('./report.js');
       setExit(await runReportCommand({ plan, ...opts }, ctx));
@@ -135,9 +190,11 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 
   program
     .command('twin')
-    .description('Write a sandbox seed with the shape of the instance a finished dry run saw (names replaced), to rehearse the plan on.')
+    .description(
+      'Write a sandbox seed with the shape of the instance a finished dry run saw (names replaced), to rehearse the plan on.',
+    )
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'the dry run\'s checkpoint (default: state/<name>.dry-run.db)')
+    .option('--state <file>', "the dry run's checkpoint (default: state/<name>.dry-run.db)")
     .option('--out <file>', 'the seed file to write; its items file goes beside it (<out>.items.jsonl)')
     .option('--force', 'replace the seed and items file if they exist', false)
     .action(async (plan: string, opts) => {
@@ -161,17 +218,25 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 
   const token = program
     .command('token')
-    .description('Inspect or revoke any token through the admin token endpoint (the token comes from stdin or --token-file, never argv).');
+    .description(
+      'Inspect or revoke any token through the admin token endpoint (the token comes from stdin or --token-file, never argv).',
+    );
   for (const action of ['inspect', 'revoke'] as const) {
     const cmd = token
       .command(action)
-      .description(action === 'inspect'
-        ? 'Show a token\'s type, owner, scopes, expiry, last use and state.'
-        : 'Revoke, reset or delete a token, as its type\'s DELETE does, and say which.')
-      .option('--plan <file>', 'take the admin credential from this plan\'s instance section (default: GITLAB_URL and GITLAB_TOKEN)')
+      .description(
+        action === 'inspect'
+          ? "Show a token's type, owner, scopes, expiry, last use and state."
+          : "Revoke, reset or delete a token, as its type's DELETE does, and say which.",
+      )
+      .option(
+        '--plan <file>',
+        "take the admin credential from this plan's instance section (default: GITLAB_URL and GITLAB_TOKEN)",
+      )
       .option('--token-file <file>', 'read the token to act on from this file (default: standard input)')
       .option('--json', 'machine-readable output', false);
-    if (action === 'revoke') cmd.option('--show-new-value', 'print the new value after a reset, when the instance returns one', false);
+    if (action === 'revoke')
+      cmd.option('--show-new-value', 'print the new value after a reset, when the instance returns one', false);
     cmd.action(async (opts) => {
       const { runTokenCommand } = await import('./token.js');
       setExit(await runTokenCommand({ action, ...opts }, ctx));
@@ -182,7 +247,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('weights')
     .description('Storage weights: `weights restore` puts back what the run found before its first write.')
     .command('restore')
-    .description('Put back the weights the checkpoint recorded before the run\'s first write (asks first).')
+    .description("Put back the weights the checkpoint recorded before the run's first write (asks first).")
     .argument('<plan>', 'plan YAML file')
     .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
     .option('--yes', 'do not ask (automation); without a terminal it is required', false)
@@ -193,14 +258,26 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 
   program
     .command('revert')
-    .description('Move every item the run moved back to the storage it came from (its own checkpoint, state/<name>.revert.db; asks first).')
+    .description(
+      'Move every item the run moved back to the storage it came from (its own checkpoint, state/<name>.revert.db; asks first).',
+    )
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'the forward run\'s checkpoint (default: state/<name>.db); the revert keeps its own beside it (<file>.revert.db)')
+    .option(
+      '--state <file>',
+      "the forward run's checkpoint (default: state/<name>.db); the revert keeps its own beside it (<file>.revert.db)",
+    )
     .option('--dry-run', 'show what would be moved back and what is skipped; change nothing', false)
     .option('--yes', 'do not ask (automation); without a terminal it is required', false)
     .option('--accept-plan-change', 'resume the revert even though the plan changed since it started', false)
-    .option('--retry-quarantined', 'give the revert\'s quarantined items another retry.max_attempts tries (after fixing them on the instance)', false)
-    .option('--events <file>', 'write the revert\'s events as JSON lines (docs/events.md) to this file (appended), or - for standard output')
+    .option(
+      '--retry-quarantined',
+      "give the revert's quarantined items another retry.max_attempts tries (after fixing them on the instance)",
+      false,
+    )
+    .option(
+      '--events <file>',
+      "write the revert's events as JSON lines (docs/events.md) to this file (appended), or - for standard output",
+    )
     .option('--events-interval <duration>', 'how often --events gets a progress event', '30s')
     .option('--lease <duration>', 'lock lease (10s to 24h), as for run', '60s')
     .option('--metrics-file <path>', 'keep Prometheus metrics in this file (node_exporter textfile format), as for run')
@@ -211,7 +288,9 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 
   program
     .command('unlock')
-    .description('Remove a run lock whoever holds it (the operator\'s override); the old holder stops at its next write.')
+    .description(
+      "Remove a run lock whoever holds it (the operator's override); the old holder stops at its next write.",
+    )
     .argument('<plan>', 'plan YAML file')
     .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
     .option('--yes', 'do not ask (automation); without a terminal it is required', false)
@@ -224,7 +303,11 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('demo')
     .description('The whole mission on the embedded sandbox: plans/demo.yaml, live progress, verified result.')
     .option('--state <file>', 'checkpoint file (default: a fresh temporary file)')
-    .option('--edition <ee|ce>', 'the sandbox\'s edition: ee (Ultimate, the default) or ce (Community Edition: snippets moved by bulk and verified by move records, groups skipped)', 'ee')
+    .option(
+      '--edition <ee|ce>',
+      "the sandbox's edition: ee (Ultimate, the default) or ce (Community Edition: snippets moved by bulk and verified by move records, groups skipped)",
+      'ee',
+    )
     .action(async (opts) => {
       const { runDemoCommand } = await import('./demo.js');
       setExit(await runDemoCommand(opts, ctx));
@@ -268,7 +351,8 @@ export async function main(argv: string[]): Promise<void> {
 
 function exitCodeFor(err: unknown, ctx: CommandContext): number {
   if (err instanceof CommanderError) {
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return EXIT.ok;
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0)
+      return EXIT.ok;
     return EXIT.invalid;
   }
   const code = codeOf(err) ?? '';

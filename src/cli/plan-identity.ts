@@ -31,7 +31,10 @@ export async function readPlanIdentity(file: string, ctx: CommandContext): Promi
  * The checkpoint a command about a running plan looks at: `--state FILE` as given (the plan is then
  * not read at all), else the plan's real-run checkpoint. Also the plan's concurrency when known.
  */
-export async function resolveRunCheckpoint(opts: { plan: string; state?: string }, ctx: CommandContext): Promise<{ file: string; planConcurrency: number | null }> {
+export async function resolveRunCheckpoint(
+  opts: { plan: string; state?: string },
+  ctx: CommandContext,
+): Promise<{ file: string; planConcurrency: number | null }> {
   if (opts.state) return { file: resolve(ctx.cwd, opts.state), planConcurrency: null };
   const plan = await readPlanIdentity(opts.plan, ctx);
   return { file: statusCheckpointPath(plan.name, undefined, ctx.cwd), planConcurrency: plan.concurrency };

@@ -48,7 +48,10 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
   }
 }
 
-export async function runReportCommand(opts: { plan: string; state?: string; html?: string; json: boolean }, ctx: CommandContext): Promise<number> {
+export async function runReportCommand(
+  opts: { plan: string; state?: string; html?: string; json: boolean },
+  ctx: CommandContext,
+): Promise<number> {
   if (!opts.html && !opts.json) throw new ArgsError('report: say what to make: --html FILE, --json, or both');
   // Before the checkpoint is read (which may take a while): a path the report cannot go to.
   const out = opts.html === undefined ? undefined : resolve(ctx.cwd, opts.html);

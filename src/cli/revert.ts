@@ -36,8 +36,13 @@ export interface RevertFlags {
 /** What the revert will do, as the operator reads it before saying yes. */
 export function renderPreview(p: RevertPreview): string {
   const lines: string[] = [];
-  lines.push(p.resuming ? `resuming the revert of ${p.forwardFile} (checkpoint ${p.revertFile}):` : `revert of ${p.forwardFile} on ${p.url} (checkpoint ${p.revertFile}):`);
-  if (p.weights.length > 0) lines.push('  first, the weights of before the forward run:', renderWeightChanges(p.weights).replace(/^/gm, '  '));
+  lines.push(
+    p.resuming
+      ? `resuming the revert of ${p.forwardFile} (checkpoint ${p.revertFile}):`
+      : `revert of ${p.forwardFile} on ${p.url} (checkpoint ${p.revertFile}):`,
+  );
+  if (p.weights.length > 0)
+    lines.push('  first, the weights of before the forward run:', renderWeightChanges(p.weights).replace(/^/gm, '  '));
   else lines.push('  weights: already those of before the forward run');
   if (p.total === 0) lines.push('  no item left to move back');
   for (const g of p.groups) lines.push(`  move ${g.n} ${g.kind} back from ${g.from}${g.to ? ` to ${g.to}` : ''}`);
@@ -59,10 +64,21 @@ export async function runRevertCommand(opts: RevertFlags, ctx: CommandContext): 
     throw new ArgsError('revert: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
   const leaseMs = parseLease(opts.lease);
-  return withRunEvents(opts, ctx, (events, human) => startRevert(opts, leaseMs, events, human), finish, (outcome) => (outcome.kind === 'ran' ? outcome.outcome : null));
+  return withRunEvents(
+    opts,
+    ctx,
+    (events, human) => startRevert(opts, leaseMs, events, human),
+    finish,
+    (outcome) => (outcome.kind === 'ran' ? outcome.outcome : null),
+  );
 }
 
-function startRevert(opts: RevertFlags, leaseMs: number | undefined, events: RunEvents | undefined, ctx: CommandContext): Promise<RevertOutcome> {
+function startRevert(
+  opts: RevertFlags,
+  leaseMs: number | undefined,
+  events: RunEvents | undefined,
+  ctx: CommandContext,
+): Promise<RevertOutcome> {
   const observers = runObservers(events, opts.metricsFile, ctx, 'revert');
   return executeRevert({
     planFile: opts.plan,
@@ -79,7 +95,11 @@ function startRevert(opts: RevertFlags, leaseMs: number | undefined, events: Run
     observers,
     confirm: async (preview) => {
       ctx.stdout.write(renderPreview(preview));
-      return confirm(preview.resuming ? 'go on moving these items back?' : 'move these items back?', { yes: opts.yes, command: 'revert' }, ctx);
+      return confirm(
+        preview.resuming ? 'go on moving these items back?' : 'move these items back?',
+        { yes: opts.yes, command: 'revert' },
+        ctx,
+      );
     },
   });
 }

@@ -20,30 +20,45 @@ import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
 
 /** Exit codes of a run that got as far as the machine (README: Exit codes). */
-const EXIT_BY_STATE: Record<FinalState, ExitCode> = { done: EXIT.ok, doneWithQuarantine: EXIT.quarantined, failed: EXIT.failed };
+const EXIT_BY_STATE: Record<FinalState, ExitCode> = {
+  done: EXIT.ok,
+  doneWithQuarantine: EXIT.quarantined,
+  failed: EXIT.failed,
+};
 
-export async function runRunCommand(
-  opts: RunFlags,
-  ctx: CommandContext,
-): Promise<number> {
+export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promise<number> {
   if (opts.retryQuarantined && opts.dryRun) {
     throw new ArgsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
   const leaseMs = parseLease(opts.lease);
   // With events on standard output, the progress line and the report go to standard error.
-  return withRunEvents(opts, ctx, (events, human) => startRun(opts, leaseMs, events, human), reportOutcome, (outcome) => outcome);
+  return withRunEvents(
+    opts,
+    ctx,
+    (events, human) => startRun(opts, leaseMs, events, human),
+    reportOutcome,
+    (outcome) => outcome,
+  );
 }
 
 /**
  * The observers of a run (`run`, `revert`): its --events target and its --metrics-file, which watch
  * the run the same way, as observers of its committed log.
  */
-export function runObservers(events: RunEvents | undefined, metricsFile: string | undefined, ctx: CommandContext, what: 'run' | 'revert'): RunObserver[] {
+export function runObservers(
+  events: RunEvents | undefined,
+  metricsFile: string | undefined,
+  ctx: CommandContext,
+  what: 'run' | 'revert',
+): RunObserver[] {
   const observers: RunObserver[] = events ? [events] : [];
   if (metricsFile) {
     observers.push(
       createMetricsFileObserver(resolve(ctx.cwd, metricsFile), {
-        onError: (err) => ctx.stderr.write(`warning: --metrics-file: cannot write ${metricsFile}: ${err instanceof Error ? err.message : String(err)} (the ${what} goes on)\n`),
+        onError: (err) =>
+          ctx.stderr.write(
+            `warning: --metrics-file: cannot write ${metricsFile}: ${err instanceof Error ? err.message : String(err)} (the ${what} goes on)\n`,
+          ),
       }),
     );
   }
@@ -52,8 +67,16 @@ export function runObservers(events: RunEvents | undefined, metricsFile: string 
 
 /** `run`'s options as commander parses them. */
 type RunFlags = {
-  plan: string; state?: string; dryRun: boolean; acceptPlanChange: boolean; retryQuarantined: boolean; ignoreSchedule?: boolean;
-  lease?: string; events?: string; eventsInterval?: string; metricsFile?: string;
+  plan: string;
+  state?: string;
+  dryRun: boolean;
+  acceptPlanChange: boolean;
+  retryQuarantined: boolean;
+  ignoreSchedule?: boolean;
+  lease?: string;
+  events?: string;
+  eventsInterval?: string;
+  metricsFile?: string;
 };
 
 function startRun(
@@ -86,7 +109,10 @@ export function parseLease(raw: string | undefined): number | undefined {
   const d = parseDuration(raw);
   const { min, max } = LEASE_RANGE_MS;
   if (!d.ok) throw new ArgsError(`run: --lease "${raw}": ${d.reason}`);
-  if (d.ms < min || d.ms > max) throw new ArgsError(`run: --lease must be from ${formatPlanDuration(min)} to ${formatPlanDuration(max)}; got "${raw}"`);
+  if (d.ms < min || d.ms > max)
+    throw new ArgsError(
+      `run: --lease must be from ${formatPlanDuration(min)} to ${formatPlanDuration(max)}; got "${raw}"`,
+    );
   return d.ms;
 }
 

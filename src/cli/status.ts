@@ -12,7 +12,10 @@ import { EXIT } from './context.js';
 import { copyStatusFor } from './copy-status.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 
-export async function runStatusCommand(opts: { plan: string; state?: string; json: boolean }, ctx: CommandContext): Promise<number> {
+export async function runStatusCommand(
+  opts: { plan: string; state?: string; json: boolean },
+  ctx: CommandContext,
+): Promise<number> {
   // Issue 12: a copy plan (or a copy checkpoint given with --state) has its own status.
   const copy = await copyStatusFor(opts, ctx);
   if (copy !== undefined) return copy;

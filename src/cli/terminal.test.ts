@@ -4,7 +4,9 @@ import { escapeControls, terminalSafe, terminalText } from './terminal.js';
 
 describe('escapeControls', () => {
   it('writes C0 (but tab and newline), DEL, C1 and bidi controls as \\uXXXX', () => {
-    expect(escapeControls('a\u001b[2Jb\rc\u0007d\u007fe\u009bf\u202eg\u2066h')).toBe('a\\u001b[2Jb\\u000dc\\u0007d\\u007fe\\u009bf\\u202eg\\u2066h');
+    expect(escapeControls('a\u001b[2Jb\rc\u0007d\u007fe\u009bf\u202eg\u2066h')).toBe(
+      'a\\u001b[2Jb\\u000dc\\u0007d\\u007fe\\u009bf\\u202eg\\u2066h',
+    );
     expect(escapeControls('tab\there\nnext line, ünïcode ✓')).toBe('tab\there\nnext line, ünïcode ✓');
   });
 

@@ -32,7 +32,12 @@ export function terminalText(chunk: string): string {
  */
 export function terminalSafe<S extends NodeJS.WritableStream>(stream: S): S {
   const write = (chunk: unknown, ...rest: unknown[]): boolean => {
-    const text = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) || chunk instanceof Uint8Array ? Buffer.from(chunk).toString('utf8') : String(chunk);
+    const text =
+      typeof chunk === 'string'
+        ? chunk
+        : Buffer.isBuffer(chunk) || chunk instanceof Uint8Array
+          ? Buffer.from(chunk).toString('utf8')
+          : String(chunk);
     return (stream.write as (c: string, ...r: unknown[]) => boolean)(terminalText(text), ...rest);
   };
   return new Proxy(stream, {

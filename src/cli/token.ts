@@ -15,7 +15,17 @@ import type { ApiClient } from '../api/client.js';
 import { createClient } from '../api/client.js';
 import { ApiHttpError, isApiError } from '../api/errors.js';
 import type { Release, TokenInfo } from '../api/tokens.js';
-import { FINDER_FLAG, REVOKE_FLAG, TOKEN_TYPES, atLeast, createTokenApi, isRouteNotFound, parseRelease, tokenFamily, typeInfo } from '../api/tokens.js';
+import {
+  FINDER_FLAG,
+  REVOKE_FLAG,
+  TOKEN_TYPES,
+  atLeast,
+  createTokenApi,
+  isRouteNotFound,
+  parseRelease,
+  tokenFamily,
+  typeInfo,
+} from '../api/tokens.js';
 import { loadPlan } from '../plan/load.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
@@ -34,14 +44,18 @@ export type TokenInput = NodeJS.ReadableStream & { isTTY?: boolean };
 
 const ACTION_DONE = { revoke: 'revoked', reset: 'reset', delete: 'deleted', none: 'left as it is' } as const;
 
-export async function runTokenCommand(opts: TokenCommandOptions, ctx: CommandContext & { stdin?: TokenInput }): Promise<number> {
+export async function runTokenCommand(
+  opts: TokenCommandOptions,
+  ctx: CommandContext & { stdin?: TokenInput },
+): Promise<number> {
   const token = await readToken(opts, ctx);
   const { client, where } = await adminClient(opts, ctx);
   try {
     const prefix = await currentAccessPrefix(client);
     const api = createTokenApi(client, prefix);
     const family = tokenFamily(token, prefix)?.family ?? null;
-    const explain = (err: unknown, method: 'POST' | 'DELETE') => explainError(err, { client, method, family, token, prefix, where });
+    const explain = (err: unknown, method: 'POST' | 'DELETE') =>
+      explainError(err, { client, method, family, token, prefix, where });
     let info: TokenInfo;
     try {
       info = await api.inspect(token);
@@ -58,7 +72,11 @@ export async function runTokenCommand(opts: TokenCommandOptions, ctx: CommandCon
     } catch (err) {
       throw await explain(err, 'DELETE');
     }
-    const after = await api.inspect(token).then((i) => i.state, (err: unknown) => (err instanceof ApiHttpError && err.status === 404 && !isRouteNotFound(err) ? 'gone' : 'unknown'));
+    const after = await api.inspect(token).then(
+      (i) => i.state,
+      (err: unknown) =>
+        err instanceof ApiHttpError && err.status === 404 && !isRouteNotFound(err) ? 'gone' : 'unknown',
+    );
     const newValue = newValueOf(answer.body);
     const out = {
       action: info.action,
@@ -87,23 +105,35 @@ async function readToken(opts: TokenCommandOptions, ctx: CommandContext & { stdi
     try {
       text = await readFile(resolve(ctx.cwd, opts.tokenFile), 'utf8');
     } catch (err) {
-      throw new ArgsError(`token: cannot read --token-file ${opts.tokenFile} (${(err as { code?: string }).code ?? 'error'})`);
+      throw new ArgsError(
+        `token: cannot read --token-file ${opts.tokenFile} (${(err as { code?: string }).code ?? 'error'})`,
+      );
     }
   } else {
     const stdin = ctx.stdin;
-    if (!stdin || stdin.isTTY) throw new ArgsError('token: give the token on standard input (e.g. `shardmove token inspect < file`) or with --token-file; never as an argument');
+    if (!stdin || stdin.isTTY)
+      throw new ArgsError(
+        'token: give the token on standard input (e.g. `shardmove token inspect < file`) or with --token-file; never as an argument',
+      );
     const chunks: Buffer[] = [];
     for await (const c of stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
     text = Buffer.concat(chunks).toString('utf8');
   }
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
-  if (lines.length === 0) throw new ArgsError(`token: ${opts.tokenFile ? `--token-file ${opts.tokenFile}` : 'standard input'} is empty`);
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  if (lines.length === 0)
+    throw new ArgsError(`token: ${opts.tokenFile ? `--token-file ${opts.tokenFile}` : 'standard input'} is empty`);
   if (lines.length > 1) throw new ArgsError(`token: expected one token, got ${lines.length} lines`);
   return lines[0]!;
 }
 
 /** The client for the admin credential: the plan's instance section, or GITLAB_URL + GITLAB_TOKEN. */
-async function adminClient(opts: TokenCommandOptions, ctx: CommandContext): Promise<{ client: ApiClient; where: string }> {
+async function adminClient(
+  opts: TokenCommandOptions,
+  ctx: CommandContext,
+): Promise<{ client: ApiClient; where: string }> {
   let baseUrl: string;
   let credentials: CredentialProvider;
   let sudo: string | null = null;
@@ -121,7 +151,10 @@ async function adminClient(opts: TokenCommandOptions, ctx: CommandContext): Prom
   } else {
     const url = ctx.env.GITLAB_URL?.trim();
     const admin = ctx.env.GITLAB_TOKEN?.trim();
-    if (!url || !admin) throw new ArgsError('token: name the instance with --plan FILE, or set GITLAB_URL and GITLAB_TOKEN (an administrator\'s token)');
+    if (!url || !admin)
+      throw new ArgsError(
+        "token: name the instance with --plan FILE, or set GITLAB_URL and GITLAB_TOKEN (an administrator's token)",
+      );
     try {
       const u = new URL(url);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
@@ -132,7 +165,10 @@ async function adminClient(opts: TokenCommandOptions, ctx: CommandContext): Prom
     credentials = createStaticTokenProvider(admin);
     where = 'GITLAB_URL';
   }
-  return { client: createClient({ baseUrl, credentials, sudo, timeoutMs, signal: ctx.signal, retry: { maxAttempts: 3 } }), where };
+  return {
+    client: createClient({ baseUrl, credentials, sudo, timeoutMs, signal: ctx.signal, retry: { maxAttempts: 3 } }),
+    where,
+  };
 }
 
 function bearer(token: string): CredentialProvider {
@@ -146,7 +182,10 @@ function bearer(token: string): CredentialProvider {
 /** The instance's current custom personal access token prefix, when the settings say one. */
 async function currentAccessPrefix(client: ApiClient): Promise<string | null> {
   try {
-    const body = (await client.request({ method: 'GET', path: '/application/settings' })).body as Record<string, unknown> | null;
+    const body = (await client.request({ method: 'GET', path: '/application/settings' })).body as Record<
+      string,
+      unknown
+    > | null;
     const p = body?.['personal_access_token_prefix'];
     return typeof p === 'string' && p !== '' ? p : null;
   } catch (err) {
@@ -172,7 +211,14 @@ const show = (r: Release) => `${r[0]}.${r[1]}`;
 /** Turns an endpoint failure into what the operator can do about it; other errors pass through. */
 async function explainError(
   err: unknown,
-  c: { client: ApiClient; method: 'POST' | 'DELETE'; family: string | null; token: string; prefix: string | null; where: string },
+  c: {
+    client: ApiClient;
+    method: 'POST' | 'DELETE';
+    family: string | null;
+    token: string;
+    prefix: string | null;
+    where: string;
+  },
 ): Promise<unknown> {
   if (!(err instanceof ApiHttpError)) return err;
   const what = c.method === 'POST' ? 'inspect' : 'revoke';
@@ -180,43 +226,72 @@ async function explainError(
   const { version, release } = await instanceRelease(c.client);
   const fail = (code: string, message: string) => new TokenCommandError(code, `token ${what}: ${message}`);
   if (isRouteNotFound(err)) {
-    if (release && !atLeast(release, [17, 5])) return fail('SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE', `the instance runs ${version}; the admin token endpoint came in 17.5`);
+    if (release && !atLeast(release, [17, 5]))
+      return fail(
+        'SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE',
+        `the instance runs ${version}; the admin token endpoint came in 17.5`,
+      );
     if (release && !atLeast(release, [17, 8])) {
-      return fail('SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE',
-        `the instance runs ${version}, where the admin token endpoint is behind the feature flag ${FINDER_FLAG}, which is off: an administrator can turn it on (POST /api/v4/features/${FINDER_FLAG} with value=true), or upgrade to 17.8`);
+      return fail(
+        'SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE',
+        `the instance runs ${version}, where the admin token endpoint is behind the feature flag ${FINDER_FLAG}, which is off: an administrator can turn it on (POST /api/v4/features/${FINDER_FLAG} with value=true), or upgrade to 17.8`,
+      );
     }
     return fail('SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE', `the instance (${version}) has no /api/v4/admin/token route`);
   }
-  if (err.status === 405) return fail('SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE', `the instance runs ${version}; DELETE /admin/token came in 17.7 (inspect works)`);
+  if (err.status === 405)
+    return fail(
+      'SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE',
+      `the instance runs ${version}; DELETE /admin/token came in 17.7 (inspect works)`,
+    );
   if (err.status === 404 && /feature flag is disabled/.test(err.gitlabMessage ?? '')) {
-    return fail('SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE',
-      `the instance runs ${version}, where DELETE /admin/token is behind the feature flag ${REVOKE_FLAG}, which is off: an administrator can turn it on (POST /api/v4/features/${REVOKE_FLAG} with value=true)`);
+    return fail(
+      'SHARDMOVE_TOKEN_ENDPOINT_UNAVAILABLE',
+      `the instance runs ${version}, where DELETE /admin/token is behind the feature flag ${REVOKE_FLAG}, which is off: an administrator can turn it on (POST /api/v4/features/${REVOKE_FLAG} with value=true)`,
+    );
   }
   if (err.status === 404) {
-    return fail('SHARDMOVE_TOKEN_NOT_FOUND',
-      `no such token (404): the instance knows no ${c.family ? typeInfo(c.family).label : 'token'} with this value (a reset or deleted token is gone; a job token is found only while its job runs)`);
+    return fail(
+      'SHARDMOVE_TOKEN_NOT_FOUND',
+      `no such token (404): the instance knows no ${c.family ? typeInfo(c.family).label : 'token'} with this value (a reset or deleted token is gone; a job token is found only while its job runs)`,
+    );
   }
-  if (err.status === 403) return fail('SHARDMOVE_TOKEN_FORBIDDEN', `the admin credential (${c.where}) is not an administrator's, or lacks the scope Admin Mode needs (403${err.gitlabMessage ? `: ${err.gitlabMessage}` : ''})`);
+  if (err.status === 403)
+    return fail(
+      'SHARDMOVE_TOKEN_FORBIDDEN',
+      `the admin credential (${c.where}) is not an administrator's, or lacks the scope Admin Mode needs (403${err.gitlabMessage ? `: ${err.gitlabMessage}` : ''})`,
+    );
   if (err.status === 422) return fail('SHARDMOVE_TOKEN_UNSUPPORTED', unsupported(c, label, version, release));
   return err;
 }
 
-function unsupported(c: { method: 'POST' | 'DELETE'; family: string | null; token: string; prefix: string | null }, label: string, version: string, release: Release | null): string {
+function unsupported(
+  c: { method: 'POST' | 'DELETE'; family: string | null; token: string; prefix: string | null },
+  label: string,
+  version: string,
+  release: Release | null,
+): string {
   if (!c.family) {
     const own = /^([A-Za-z][A-Za-z0-9]{0,15}-)/.exec(c.token)?.[1];
     const current = `glpat-${c.prefix ? ` or the current custom prefix ${c.prefix}` : ''}`;
     if (own) {
-      return `the token type is not supported (422): it starts with "${own}", which is not ${current}. A personal, project or group access token minted under a ` +
-        'previous custom prefix cannot be inspected or revoked through this endpoint; revoke it in the owner\'s access token settings';
+      return (
+        `the token type is not supported (422): it starts with "${own}", which is not ${current}. A personal, project or group access token minted under a ` +
+        "previous custom prefix cannot be inspected or revoked through this endpoint; revoke it in the owner's access token settings"
+      );
     }
     return `the token type is not supported (422): its prefix is none of ${TOKEN_TYPES.length} types the endpoint knows`;
   }
   const info = typeInfo(c.family);
-  if (c.method === 'POST' && release && !atLeast(release, info.postSince)) return `the token type is not supported (422): ${label} are identified from ${show(info.postSince)}; the instance runs ${version}`;
+  if (c.method === 'POST' && release && !atLeast(release, info.postSince))
+    return `the token type is not supported (422): ${label} are identified from ${show(info.postSince)}; the instance runs ${version}`;
   if (c.method === 'DELETE') {
-    if (info.deleteSince === null) return `the token type is not supported (422): ${label} cannot be revoked through this endpoint (the spec lists no action); it stops working when its job ends`;
-    if (release && !atLeast(release, info.deleteSince)) return `the token type is not supported (422): DELETE acts on ${label} from ${show(info.deleteSince)}; the instance runs ${version}`;
-    if (info.deleteFlag) return `the token type is not supported (422): DELETE of ${label} needs the feature flag ${info.deleteFlag}, off by default (POST /api/v4/features/${info.deleteFlag} with value=true)`;
+    if (info.deleteSince === null)
+      return `the token type is not supported (422): ${label} cannot be revoked through this endpoint (the spec lists no action); it stops working when its job ends`;
+    if (release && !atLeast(release, info.deleteSince))
+      return `the token type is not supported (422): DELETE acts on ${label} from ${show(info.deleteSince)}; the instance runs ${version}`;
+    if (info.deleteFlag)
+      return `the token type is not supported (422): DELETE of ${label} needs the feature flag ${info.deleteFlag}, off by default (POST /api/v4/features/${info.deleteFlag} with value=true)`;
   }
   return `the token type is not supported (422) by this instance (${version})`;
 }
@@ -233,8 +308,16 @@ function newValueOf(body: unknown): string | null {
 function infoJson(info: TokenInfo): Record<string, unknown> {
   const { token: _token, ...record } = info.record;
   return {
-    type: info.type, kind: info.kind, id: info.id, owner: info.owner, scopes: info.scopes, expires_at: info.expiresAt,
-    last_used_at: info.lastUsedAt, state: info.state, action_on_revoke: info.action, record,
+    type: info.type,
+    kind: info.kind,
+    id: info.id,
+    owner: info.owner,
+    scopes: info.scopes,
+    expires_at: info.expiresAt,
+    last_used_at: info.lastUsedAt,
+    state: info.state,
+    action_on_revoke: info.action,
+    record,
   };
 }
 
@@ -244,8 +327,25 @@ function renderInfo(info: TokenInfo): string {
     ['owner', info.owner ?? '-'],
     ['id', info.id === null ? '-' : String(info.id)],
     ['scopes', info.scopes === null ? '-' : info.scopes.join(', ') || '(none)'],
-    ['expires', info.expiresAt ?? (info.kind === 'personal' || info.kind.endsWith('_access') || info.kind === 'impersonation' || info.kind === 'deploy' ? 'never' : '-')],
-    ['last used', info.lastUsedAt ?? (['personal', 'impersonation', 'project_access', 'group_access', 'cluster_agent', 'pipeline_trigger'].includes(info.kind) ? 'never' : '-')],
+    [
+      'expires',
+      info.expiresAt ??
+        (info.kind === 'personal' ||
+        info.kind.endsWith('_access') ||
+        info.kind === 'impersonation' ||
+        info.kind === 'deploy'
+          ? 'never'
+          : '-'),
+    ],
+    [
+      'last used',
+      info.lastUsedAt ??
+        (['personal', 'impersonation', 'project_access', 'group_access', 'cluster_agent', 'pipeline_trigger'].includes(
+          info.kind,
+        )
+          ? 'never'
+          : '-'),
+    ],
     ['state', info.state],
     ['on revoke', info.action === 'none' ? 'no action (cannot be revoked here)' : info.action],
   ];
@@ -255,12 +355,21 @@ function renderInfo(info: TokenInfo): string {
 function renderRevoke(info: TokenInfo, after: string, newValue: string | null, showNew: boolean): string {
   const who = `${info.type}${info.owner ? ` of ${info.owner}` : ''}${info.id !== null ? ` (id ${info.id})` : ''}`;
   const lines = [`${ACTION_DONE[info.action]}: ${who}`];
-  if (info.action === 'revoke') lines.push(`the token no longer authenticates (the instance now reports it ${after === 'gone' ? 'gone' : after})`);
+  if (info.action === 'revoke')
+    lines.push(`the token no longer authenticates (the instance now reports it ${after === 'gone' ? 'gone' : after})`);
   if (info.action === 'delete') lines.push(`the session is deleted (the instance now reports it ${after})`);
   if (info.action === 'reset') {
-    lines.push(`the old value no longer works (the instance now reports it ${after}); a new value was issued to the owner`);
-    if (showNew) lines.push(newValue !== null ? `new value: ${newValue}` : 'new value: not returned by the instance (DELETE /admin/token answers 204 No Content); the owner reads it in their settings');
-    else if (newValue !== null) lines.push('the instance returned the new value; it is not shown (--show-new-value shows it)');
+    lines.push(
+      `the old value no longer works (the instance now reports it ${after}); a new value was issued to the owner`,
+    );
+    if (showNew)
+      lines.push(
+        newValue !== null
+          ? `new value: ${newValue}`
+          : 'new value: not returned by the instance (DELETE /admin/token answers 204 No Content); the owner reads it in their settings',
+      );
+    else if (newValue !== null)
+      lines.push('the instance returned the new value; it is not shown (--show-new-value shows it)');
   }
   return lines.join('\n') + '\n';
 }

@@ -27,12 +27,15 @@ export interface TwinFlags {
 }
 
 export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Promise<number> {
-  if (opts.out === undefined || opts.out === '') throw new ArgsError('twin: say where to write the seed: --out SEED.yaml (its items file is written beside it)');
+  if (opts.out === undefined || opts.out === '')
+    throw new ArgsError('twin: say where to write the seed: --out SEED.yaml (its items file is written beside it)');
   // Before the checkpoint is read: a place the seed cannot go, or files it would replace.
   const out = resolve(ctx.cwd, opts.out);
   checkTarget(out, opts.force);
   const plan = await readPlanIdentity(opts.plan, ctx);
-  const file = opts.state ? resolve(ctx.cwd, opts.state) : checkpointPath({ planName: plan.name, dryRun: true, cwd: ctx.cwd });
+  const file = opts.state
+    ? resolve(ctx.cwd, opts.state)
+    : checkpointPath({ planName: plan.name, dryRun: true, cwd: ctx.cwd });
   const started = Date.now();
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
@@ -41,14 +44,19 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
     if (holder?.alive) throw new LockedError(file, holder, Date.now());
     const saved = store.loadRun();
     if (saved && saved.planName !== plan.name) {
-      ctx.stderr.write(`warning: ${file} was written by plan "${saved.planName}", not "${plan.name}"; the twin is of what that dry run saw\n`);
+      ctx.stderr.write(
+        `warning: ${file} was written by plan "${saved.planName}", not "${plan.name}"; the twin is of what that dry run saw\n`,
+      );
     }
     const twin = writeTwin({ store, planName: plan.name, concurrency: plan.concurrency, out });
     const { input } = twin;
     const lines = [
       `twin written: ${twin.seedFile}`,
-      `  items: ${twin.items} in ${twin.itemsFile}${twin.items === 0 ? ' (the dry run found nothing on the plan\'s sources)' : ''}`,
-      ...input.counts.map((c) => `  ${c.kind} on ${c.source}: ${c.items}${c.kind === 'projects' ? `, ${c.hiddenUnknown > 0 ? 'hidden unknown' : `${c.hidden} hidden`}, ${c.pendingUnknown > 0 ? 'pending deletion unknown' : `${c.pendingDelete} pending deletion`}` : ''}`),
+      `  items: ${twin.items} in ${twin.itemsFile}${twin.items === 0 ? " (the dry run found nothing on the plan's sources)" : ''}`,
+      ...input.counts.map(
+        (c) =>
+          `  ${c.kind} on ${c.source}: ${c.items}${c.kind === 'projects' ? `, ${c.hiddenUnknown > 0 ? 'hidden unknown' : `${c.hidden} hidden`}, ${c.pendingUnknown > 0 ? 'pending deletion unknown' : `${c.pendingDelete} pending deletion`}` : ''}`,
+      ),
       `  names replaced; release ${input.version ?? 'unknown'}; what was not carried is listed in the seed's header`,
       `estimate (dry run): ${formatApproxDuration(input.estimate.ms)} at ${input.estimate.concurrency} moves in flight`,
       'rehearse the same plan on it (docs/sandbox.md, "Rehearsing on a twin of your instance"):',
@@ -81,7 +89,10 @@ function checkTarget(out: string, force: boolean): void {
     const st = statOrNull(f);
     if (st === null) continue;
     if (st.isDirectory()) throw new ArgsError(`twin: ${f} is a directory; --out names the seed file`);
-    if (!force) throw new ArgsError(`twin: ${f} exists; pass --force to replace it (the seed and its items file are replaced together)`);
+    if (!force)
+      throw new ArgsError(
+        `twin: ${f} exists; pass --force to replace it (the seed and its items file are replaced together)`,
+      );
   }
 }
 

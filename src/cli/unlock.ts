@@ -23,7 +23,12 @@ export interface UnlockOptions {
 export function describeHolder(l: LockView, now: number): string {
   const beat = l.heartbeatAt ?? l.startedAt;
   const lease = l.leaseMs ? `, lease ${Math.round(l.leaseMs / 1000)}s` : ', no lease (an older shardmove)';
-  const life = l.alive === true ? 'alive on this host' : l.alive === false ? 'not running on this host' : 'on another host: cannot tell from here whether it runs';
+  const life =
+    l.alive === true
+      ? 'alive on this host'
+      : l.alive === false
+        ? 'not running on this host'
+        : 'on another host: cannot tell from here whether it runs';
   return `pid ${l.pid} on ${l.host}, since ${new Date(l.startedAt).toISOString()}, last heartbeat ${Math.max(0, Math.round((now - beat) / 1000))}s ago${lease} (${life})`;
 }
 
@@ -36,7 +41,8 @@ export async function runUnlockCommand(opts: UnlockOptions, ctx: CommandContext)
     return EXIT.ok;
   }
   ctx.stderr.write(`the run lock of ${file} is held by ${describeHolder(holder, now)}\n`);
-  if (holder.alive === true) ctx.stderr.write('warning: that process is alive; once unlocked it stops at its next checkpoint write (exit 5)\n');
+  if (holder.alive === true)
+    ctx.stderr.write('warning: that process is alive; once unlocked it stops at its next checkpoint write (exit 5)\n');
   if (!(await confirm('remove it?', { yes: opts.yes, command: 'unlock' }, ctx))) {
     ctx.stderr.write('not removed; nothing changed\n');
     return EXIT.failed;

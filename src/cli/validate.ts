@@ -26,9 +26,17 @@ export async function runValidateCommand(opts: { plan: string }, ctx: CommandCon
     `plan OK: ${plan.name}`,
     `  moves ${plan.move.kinds.join(', ')} from ${plan.move.from.join(', ')} to ${plan.move.to.join(' and ')}${plan.move.to.length > 1 ? ' (each item to the one with the most room left)' : ''} (${pace}), ` +
       `polling every ${formatPlanDuration(plan.poll.intervalMs)}, up to ${plan.retry.maxAttempts} attempts per item`,
-    ...(plan.move.until ? [`  stops each source once ${'movedBytes' in plan.move.until ? `${formatBytes(plan.move.until.movedBytes)} have left it` : `it has ${formatBytes(plan.move.until.freeBytes)} free`} (move.until); the rest stays`] : []),
+    ...(plan.move.until
+      ? [
+          `  stops each source once ${'movedBytes' in plan.move.until ? `${formatBytes(plan.move.until.movedBytes)} have left it` : `it has ${formatBytes(plan.move.until.freeBytes)} free`} (move.until); the rest stays`,
+        ]
+      : []),
     ...scheduleLines(plan, Date.now()),
-    ...(plan.throttle ? [`  throttle: on (cap lowered on Gitaly health, latency p90 above ${formatPlanDuration(plan.throttle.latencyP90Ms)}, failed moves, 429s, slowdowns)`] : []),
+    ...(plan.throttle
+      ? [
+          `  throttle: on (cap lowered on Gitaly health, latency p90 above ${formatPlanDuration(plan.throttle.latencyP90Ms)}, failed moves, 429s, slowdowns)`,
+        ]
+      : []),
     ...warnings.map(formatProblem),
   ];
   ctx.stdout.write(`${lines.join('\n')}\n`);
@@ -40,7 +48,9 @@ export function scheduleLines(plan: Plan, now: number): string[] {
   const schedule = scheduleOf(plan);
   if (!schedule) return [];
   const fmt = (ms: number | null) => (ms === null ? 'never' : formatWindowTime(ms, schedule.timezone));
-  const lines = [`  schedule: ${plan.schedule?.windows.join(', ')} (${schedule.timezone}); ${openWindow(schedule, now) ? 'inside a window now' : 'outside every window now'}`];
+  const lines = [
+    `  schedule: ${plan.schedule?.windows.join(', ')} (${schedule.timezone}); ${openWindow(schedule, now) ? 'inside a window now' : 'outside every window now'}`,
+  ];
   for (const w of upcomingWindows(schedule, now, 3)) lines.push(`    ${fmt(w.opens)} to ${fmt(w.closes)}`);
   return lines;
 }

@@ -21,7 +21,9 @@ export interface WeightsRestoreOptions {
 /** The change as a small table: storage, weight now, weight restored. */
 export function renderWeightChanges(changes: readonly WeightChange[]): string {
   const w = Math.max('storage'.length, ...changes.map((c) => c.storage.length));
-  const rows = changes.map((c) => `  ${c.storage.padEnd(w)}  ${String(c.from).padStart(3)}  ->  ${String(c.to).padStart(3)}`);
+  const rows = changes.map(
+    (c) => `  ${c.storage.padEnd(w)}  ${String(c.from).padStart(3)}  ->  ${String(c.to).padStart(3)}`,
+  );
   return [`  ${'storage'.padEnd(w)}  now      restored`, ...rows].join('\n');
 }
 
@@ -33,22 +35,30 @@ export async function runWeightsRestoreCommand(opts: WeightsRestoreOptions, ctx:
     cwd: ctx.cwd,
     stderr: ctx.stderr,
     confirm: async (changes, info) => {
-      ctx.stdout.write(`weights of ${info.url}, back to what checkpoint ${info.file} recorded before the run's first write:\n${renderWeightChanges(changes)}\n`);
+      ctx.stdout.write(
+        `weights of ${info.url}, back to what checkpoint ${info.file} recorded before the run's first write:\n${renderWeightChanges(changes)}\n`,
+      );
       return confirm('write these weights?', { yes: opts.yes, command: 'weights restore' }, ctx);
     },
   });
   switch (outcome.kind) {
     case 'nothing-recorded':
-      ctx.stdout.write(`nothing to restore: checkpoint ${outcome.file} recorded no weights (the run never reached its weights step)\n`);
+      ctx.stdout.write(
+        `nothing to restore: checkpoint ${outcome.file} recorded no weights (the run never reached its weights step)\n`,
+      );
       return EXIT.ok;
     case 'unchanged':
-      ctx.stdout.write(`nothing to change: the instance already has the weights recorded before the run (${JSON.stringify(outcome.weights)})\n`);
+      ctx.stdout.write(
+        `nothing to change: the instance already has the weights recorded before the run (${JSON.stringify(outcome.weights)})\n`,
+      );
       return EXIT.ok;
     case 'declined':
       ctx.stderr.write('not written; nothing changed\n');
       return EXIT.failed;
     case 'restored':
-      ctx.stdout.write(`restored: repository_storages_weighted is ${JSON.stringify(outcome.weights)} again (logged in the checkpoint as weights.restored)\n`);
+      ctx.stdout.write(
+        `restored: repository_storages_weighted is ${JSON.stringify(outcome.weights)} again (logged in the checkpoint as weights.restored)\n`,
+      );
       return EXIT.ok;
   }
 }

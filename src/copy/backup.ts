@@ -27,14 +27,20 @@ export function backupFiles(backupDir: string, rel: string): { bundle: string; h
 export function backupCommands(sourceRoot: string, backupDir: string, rel: string): string[][] {
   const f = backupFiles(backupDir, rel);
   const repo = join(sourceRoot, rel);
-  return [['git', `--git-dir=${repo}`, 'bundle', 'create', f.bundle, '--all'], ['tar', '-C', repo, '-cf', f.hooks, 'custom_hooks']];
+  return [
+    ['git', `--git-dir=${repo}`, 'bundle', 'create', f.bundle, '--all'],
+    ['tar', '-C', repo, '-cf', f.hooks, 'custom_hooks'],
+  ];
 }
 
 /** sha256 hex of a file, streamed. */
 export function sha256File(file: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const h = createHash('sha256');
-    createReadStream(file).on('data', (c) => h.update(c)).on('error', reject).on('end', () => resolve(h.digest('hex')));
+    createReadStream(file)
+      .on('data', (c) => h.update(c))
+      .on('error', reject)
+      .on('end', () => resolve(h.digest('hex')));
   });
 }
 
@@ -51,14 +57,19 @@ export function dryRunBackup(ctx: MethodContext, backupDir: string, rows: readon
   const state = new Map(rows.map((r) => [r.rel, r.state]));
   const todo = ctx.repos.filter((r) => state.get(r.rel) !== 'restored');
   ctx.say(`backup directory: ${backupDir}`);
-  ctx.say(`would back up and restore ${todo.length} of ${ctx.repos.length} repositories (the others are restored already):`);
+  ctx.say(
+    `would back up and restore ${todo.length} of ${ctx.repos.length} repositories (the others are restored already):`,
+  );
   for (const r of todo) {
     const f = backupFiles(backupDir, r.rel);
     const target = posix.join(ctx.plan.copy.target.path, r.rel);
     if (state.get(r.rel) !== 'bundled') {
-      for (const argv of backupCommands(ctx.plan.copy.source.path, backupDir, r.rel)) ctx.say(`would run: ${showCommand(argv)}${argv[0] === 'tar' ? '   (only when custom_hooks exists)' : ''}`);
+      for (const argv of backupCommands(ctx.plan.copy.source.path, backupDir, r.rel))
+        ctx.say(`would run: ${showCommand(argv)}${argv[0] === 'tar' ? '   (only when custom_hooks exists)' : ''}`);
     }
-    ctx.say(`would run: ${showCommand(scriptArgv(ctx.plan.copy.target.host, `git clone --mirror ${shq(f.bundle)} ${shq(target)}`))}`);
+    ctx.say(
+      `would run: ${showCommand(scriptArgv(ctx.plan.copy.target.host, `git clone --mirror ${shq(f.bundle)} ${shq(target)}`))}`,
+    );
     ctx.say(`  + ${r.rel} (${r.bytes} bytes)`);
   }
 }
@@ -112,7 +123,11 @@ async function backupRepo(ctx: MethodContext, backupDir: string, rel: string): P
   if (Object.keys(refs).length > 0) {
     // Written under a temporary name and renamed: a bundle file that exists is complete.
     const tmp = `${f.bundle}.partial`;
-    await runChecked(bundleArgv.map((a) => (a === f.bundle ? tmp : a)), `git bundle of ${rel}`, { signal: ctx.signal });
+    await runChecked(
+      bundleArgv.map((a) => (a === f.bundle ? tmp : a)),
+      `git bundle of ${rel}`,
+      { signal: ctx.signal },
+    );
     await rename(tmp, f.bundle);
     bundleSha256 = await sha256File(f.bundle);
   }
@@ -138,12 +153,15 @@ async function restoreRepo(ctx: MethodContext, backupDir: string, row: CopyRepoR
   // Already in place (a restore whose checkpoint update was lost to a kill): verified, not redone.
   const present = await readRefs(host, target, ctx.signal);
   if (present !== null) {
-    if (compareRefs(row.rel, expected, present).length > 0) return fail(`${target} exists on the target with other refs`);
+    if (compareRefs(row.rel, expected, present).length > 0)
+      return fail(`${target} exists on the target with other refs`);
     cp.setRepo(row.rel, 'restored', ctx.now());
     return true;
   }
-  if (row.bundleSha256 && (await sha256File(f.bundle)) !== row.bundleSha256) return fail(`bundle ${f.bundle} does not match the manifest's checksum`);
-  if (row.hooksSha256 && (await sha256File(f.hooks)) !== row.hooksSha256) return fail(`custom hooks ${f.hooks} do not match the manifest's checksum`);
+  if (row.bundleSha256 && (await sha256File(f.bundle)) !== row.bundleSha256)
+    return fail(`bundle ${f.bundle} does not match the manifest's checksum`);
+  if (row.hooksSha256 && (await sha256File(f.hooks)) !== row.hooksSha256)
+    return fail(`custom hooks ${f.hooks} do not match the manifest's checksum`);
   const tmp = `${target}.shardmove-restore`;
   let bundle = f.bundle;
   let hooks = f.hooks;
@@ -152,7 +170,10 @@ async function restoreRepo(ctx: MethodContext, backupDir: string, row: CopyRepoR
     bundle = `${target}.shardmove-bundle`;
     hooks = `${target}.shardmove-hooks.tar`;
     const stage = async (from: string, to: string) =>
-      runChecked(scriptArgv(host, `mkdir -p ${shq(posix.dirname(to))} && cat > ${shq(to)}`), `sending ${from}`, { signal: ctx.signal, stdin: createReadStream(from) });
+      runChecked(scriptArgv(host, `mkdir -p ${shq(posix.dirname(to))} && cat > ${shq(to)}`), `sending ${from}`, {
+        signal: ctx.signal,
+        stdin: createReadStream(from),
+      });
     if (row.bundleSha256) await stage(f.bundle, bundle);
     if (row.hooksSha256) await stage(f.hooks, hooks);
   }
@@ -175,7 +196,8 @@ async function restoreRepo(ctx: MethodContext, backupDir: string, row: CopyRepoR
     return fail(err instanceof Error ? err.message : String(err));
   }
   const restored = await readRefs(host, target, ctx.signal);
-  const diffs = restored === null ? ['not readable after restore'] : compareRefs(row.rel, expected, restored).map(formatDifference);
+  const diffs =
+    restored === null ? ['not readable after restore'] : compareRefs(row.rel, expected, restored).map(formatDifference);
   if (diffs.length > 0) return fail(`restored refs differ from the manifest: ${diffs.join('; ')}`);
   cp.setRepo(row.rel, 'restored', ctx.now());
   return true;

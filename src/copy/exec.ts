@@ -67,7 +67,9 @@ export function runCommand(argv: readonly string[], opts: RunOptions = {}): Prom
     const out = collect(child.stdout!, opts.onStdoutLine);
     const err = collect(child.stderr!, opts.onStderrLine);
     if (opts.stdin && child.stdin) pipeInto(opts.stdin, child.stdin);
-    child.on('error', (e) => reject(opts.signal?.aborted ? opts.signal.reason : new CopyFailedError(`cannot run ${argv[0]}: ${e.message}`)));
+    child.on('error', (e) =>
+      reject(opts.signal?.aborted ? opts.signal.reason : new CopyFailedError(`cannot run ${argv[0]}: ${e.message}`)),
+    );
     child.on('close', (code) => {
       if (opts.signal?.aborted) reject(opts.signal.reason);
       else resolve({ code, stdout: out(), stderr: err() });
@@ -78,7 +80,8 @@ export function runCommand(argv: readonly string[], opts: RunOptions = {}): Prom
 /** Runs argv and returns its stdout; a non-zero exit is a CopyFailedError naming the command. */
 export async function runChecked(argv: readonly string[], what: string, opts: RunOptions = {}): Promise<string> {
   const r = await runCommand(argv, opts);
-  if (r.code !== 0) throw new CopyFailedError(`${what} failed (exit ${r.code}): ${showCommand(argv)}\n${tail(r.stderr)}`);
+  if (r.code !== 0)
+    throw new CopyFailedError(`${what} failed (exit ${r.code}): ${showCommand(argv)}\n${tail(r.stderr)}`);
   return r.stdout;
 }
 

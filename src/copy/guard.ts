@@ -46,7 +46,10 @@ export async function checkSource(plan: CopyPlan): Promise<string> {
 /** Plan-level rules, again at run time: a hand-edited checkpoint or --state cannot skip them. */
 export function checkClustered(plan: CopyPlan): void {
   if (plan.copy.target.clustered && plan.copy.method !== 'backup') {
-    throw new CopyRefusedError('clustered-target-backup-only', `a clustered target accepts only backup and restore, not ${plan.copy.method}`);
+    throw new CopyRefusedError(
+      'clustered-target-backup-only',
+      `a clustered target accepts only backup and restore, not ${plan.copy.method}`,
+    );
   }
 }
 
@@ -64,7 +67,11 @@ export interface TargetFacts {
  * yet is appended as written). Null when the host cannot answer (ssh fails, no GNU realpath, an
  * answer that is not one absolute path).
  */
-export async function resolveTargetPath(host: string | null, path: string, signal?: AbortSignal): Promise<string | null> {
+export async function resolveTargetPath(
+  host: string | null,
+  path: string,
+  signal?: AbortSignal,
+): Promise<string | null> {
   if (host === null) return realLocalPath(path);
   const r = await runCommand(scriptArgv(host, `realpath -m -- ${shq(path)}`), signal ? { signal } : {});
   const real = r.stdout.replace(/\n$/, '');
@@ -77,23 +84,36 @@ export async function resolveTargetPath(host: string | null, path: string, signa
  * file system and is not compared. An ssh target whose real path is unknown is refused, unless the
  * operator said --hosts-differ and the machine ids do not say otherwise.
  */
-export async function checkOverlap(plan: CopyPlan, sourceReal: string, target: TargetFacts, backupDir: string | null, hostsDiffer: boolean): Promise<void> {
+export async function checkOverlap(
+  plan: CopyPlan,
+  sourceReal: string,
+  target: TargetFacts,
+  backupDir: string | null,
+  hostsDiffer: boolean,
+): Promise<void> {
   const { host, path } = plan.copy.target;
   if (target.real === null && (target.sameMachine || !hostsDiffer)) {
     const why = target.sameMachine
       ? `${host} may be this machine (same or unknown machine id)${hostsDiffer ? '; --hosts-differ cannot override a matching machine id' : ''}`
       : `if ${host} is another machine, say so with --hosts-differ`;
-    throw new CopyRefusedError('target-unresolved', `cannot resolve the real path of ${path} on ${host} (realpath -m there), so it cannot be compared with the source; ${why}`);
+    throw new CopyRefusedError(
+      'target-unresolved',
+      `cannot resolve the real path of ${path} on ${host} (realpath -m there), so it cannot be compared with the source; ${why}`,
+    );
   }
   const targetReal = target.sameMachine ? target.real : null;
   if (targetReal !== null && (isSameOrInside(targetReal, sourceReal) || isSameOrInside(sourceReal, targetReal))) {
     const where = host === null ? '' : ` on ${host}, this machine,`;
-    throw new CopyRefusedError('source-target-overlap', `source ${plan.copy.source.path} and target ${path}${where} overlap (real paths ${sourceReal} and ${targetReal}); copying would overwrite the source`);
+    throw new CopyRefusedError(
+      'source-target-overlap',
+      `source ${plan.copy.source.path} and target ${path}${where} overlap (real paths ${sourceReal} and ${targetReal}); copying would overwrite the source`,
+    );
   }
   if (backupDir !== null) {
     const b = await realLocalPath(backupDir);
     for (const other of [sourceReal, ...(targetReal === null ? [] : [targetReal])]) {
-      if (isSameOrInside(b, other) || isSameOrInside(other, b)) throw new CopyRefusedError('backup-path-overlap', `backup directory ${backupDir} overlaps ${other}`);
+      if (isSameOrInside(b, other) || isSameOrInside(other, b))
+        throw new CopyRefusedError('backup-path-overlap', `backup directory ${backupDir} overlaps ${other}`);
     }
   }
 }
@@ -106,8 +126,13 @@ export async function checkTargetIsDirectory(host: string | null, path: string, 
   const p = shq(path);
   const script = `if [ -L ${p} ] && [ ! -e ${p} ]; then echo dangling; elif [ -e ${p} ] && [ ! -d ${p} ]; then echo file; fi`;
   const found = (await runScript(host, script, 'checking the target', signal ? { signal } : {})).trim();
-  if (found === 'dangling') throw new CopyRefusedError('target-not-directory', `target ${path} is a symlink to nothing; point it at a directory or remove it`);
-  if (found === 'file') throw new CopyRefusedError('target-not-directory', `target ${path} exists and is not a directory`);
+  if (found === 'dangling')
+    throw new CopyRefusedError(
+      'target-not-directory',
+      `target ${path} is a symlink to nothing; point it at a directory or remove it`,
+    );
+  if (found === 'file')
+    throw new CopyRefusedError('target-not-directory', `target ${path} exists and is not a directory`);
 }
 
 function localMachineId(): string | null {
@@ -130,7 +155,14 @@ function localMachineId(): string | null {
 export async function isThisMachine(host: string | null, hostsDiffer: boolean, signal?: AbortSignal): Promise<boolean> {
   if (host === null) return true;
   const local = localMachineId();
-  const remote = (await runScript(host, 'cat /etc/machine-id 2>/dev/null || cat /var/lib/dbus/machine-id 2>/dev/null || true', 'reading the target machine id', signal ? { signal } : {})).trim();
+  const remote = (
+    await runScript(
+      host,
+      'cat /etc/machine-id 2>/dev/null || cat /var/lib/dbus/machine-id 2>/dev/null || true',
+      'reading the target machine id',
+      signal ? { signal } : {},
+    )
+  ).trim();
   if (local !== null && remote !== '') return local === remote;
   return !hostsDiffer;
 }

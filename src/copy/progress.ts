@@ -12,7 +12,6 @@ export interface CopyProgressView {
   bytesTotal: number;
 }
 
-
 export function renderCopyProgress(v: CopyProgressView): string {
   return `copy ${v.step} | repositories ${v.reposDone}/${v.reposTotal} | ${formatBytes(v.bytesDone)} of ${formatBytes(v.bytesTotal)}`;
 }
@@ -23,7 +22,10 @@ export interface CopyProgressOutput {
   stop(): void;
 }
 
-export function createCopyProgress(out: NodeJS.WritableStream & { isTTY?: boolean }, clock: () => number = Date.now): CopyProgressOutput {
+export function createCopyProgress(
+  out: NodeJS.WritableStream & { isTTY?: boolean },
+  clock: () => number = Date.now,
+): CopyProgressOutput {
   let last: CopyProgressView | undefined;
   let lastDrawn = -Infinity;
   let lastStep = '';

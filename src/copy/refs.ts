@@ -21,9 +21,10 @@ export function parseRefs(text: string): RefMap {
 
 /** Refs of the repository at `gitDir` on `host` (null: here); null when there is no repository there. */
 export async function readRefs(host: string | null, gitDir: string, signal?: AbortSignal): Promise<RefMap | null> {
-  const argv = host === null
-    ? ['git', `--git-dir=${gitDir}`, 'for-each-ref', `--format=${FORMAT}`]
-    : scriptArgv(host, `git --git-dir=${shq(gitDir)} for-each-ref ${shq(`--format=${FORMAT}`)}`);
+  const argv =
+    host === null
+      ? ['git', `--git-dir=${gitDir}`, 'for-each-ref', `--format=${FORMAT}`]
+      : scriptArgv(host, `git --git-dir=${shq(gitDir)} for-each-ref ${shq(`--format=${FORMAT}`)}`);
   const r = await runCommand(argv, signal ? { signal } : {});
   return r.code === 0 ? parseRefs(r.stdout) : null;
 }

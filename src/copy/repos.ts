@@ -35,7 +35,11 @@ export async function findLocalRepos(root: string): Promise<RepoEntry[]> {
 
 async function isBareRepo(dir: string): Promise<boolean> {
   try {
-    const [head, objects, refs] = await Promise.all([lstat(join(dir, 'HEAD')), lstat(join(dir, 'objects')), lstat(join(dir, 'refs'))]);
+    const [head, objects, refs] = await Promise.all([
+      lstat(join(dir, 'HEAD')),
+      lstat(join(dir, 'objects')),
+      lstat(join(dir, 'refs')),
+    ]);
     return head.isFile() && objects.isDirectory() && refs.isDirectory();
   } catch {
     return false;

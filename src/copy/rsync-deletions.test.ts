@@ -9,7 +9,10 @@ import { checkRsyncDeletions, deletionsReachingSource, parseDeletions, unescapeR
 
 /** The itemised dry run of `rsync -a --delete SRC/. TGT/`, as the copy runs it. */
 function itemize(src: string, tgt: string, env: Record<string, string> = {}): string[] {
-  const r = spawnSync('rsync', ['-a', '--delete', '--dry-run', '--itemize-changes', `${src}/.`, `${tgt}/`], { encoding: 'utf8', env: { ...process.env, ...env } });
+  const r = spawnSync('rsync', ['-a', '--delete', '--dry-run', '--itemize-changes', `${src}/.`, `${tgt}/`], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
   expect(r.status, r.stderr).toBe(0);
   return r.stdout.split('\n').filter(Boolean);
 }
@@ -34,7 +37,9 @@ describe('rsync deletion check', () => {
     expect(lines).toContain('*deleting   src/');
     // rsync names relative to the directory it changed into: the link's real path, not the link.
     expect(deletionsReachingSource(parseDeletions(lines), [link], source)).toEqual([]);
-    expect(deletionsReachingSource(parseDeletions(lines), [dir], source)).toEqual(expect.arrayContaining([source, join(source, 'a.git'), join(source, 'a.git', 'HEAD')]));
+    expect(deletionsReachingSource(parseDeletions(lines), [dir], source)).toEqual(
+      expect.arrayContaining([source, join(source, 'a.git'), join(source, 'a.git', 'HEAD')]),
+    );
     expect(() => checkRsyncDeletions(lines, [dir], source)).toThrow(/\[rsync-deletes-source\]/);
   });
 
@@ -42,7 +47,9 @@ describe('rsync deletion check', () => {
     const { source } = layout();
     const lines = itemize(source, join(source, 'sub'));
     expect(parseDeletions(lines)).toEqual([]);
-    expect(() => checkRsyncDeletions(lines, [join(source, 'sub')], source)).toThrow(/\[rsync-deletes-source\].*overlaps the source/);
+    expect(() => checkRsyncDeletions(lines, [join(source, 'sub')], source)).toThrow(
+      /\[rsync-deletes-source\].*overlaps the source/,
+    );
     expect(() => checkRsyncDeletions(lines, [source], source)).toThrow(/\[rsync-deletes-source\]/);
   });
 
@@ -60,7 +67,9 @@ describe('rsync deletion check', () => {
     expect(lines).toContain('*deleting   na\\#303\\#251me');
     expect(lines).toContain('*deleting   line\\#012break');
     expect(lines).toContain('*deleting   back\\#134#123');
-    expect(parseDeletions(lines).sort()).toEqual(['  lead', 'back\\#123', 'back\\#slash', 'dir with space', 'line\nbreak', 'na\u00e9me'].sort());
+    expect(parseDeletions(lines).sort()).toEqual(
+      ['  lead', 'back\\#123', 'back\\#slash', 'dir with space', 'line\nbreak', 'na\u00e9me'].sort(),
+    );
     expect(unescapeRsyncName('plain')).toBe('plain');
   });
 

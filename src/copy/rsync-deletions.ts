@@ -40,7 +40,11 @@ export function parseDeletions(lines: readonly string[]): string[] {
  * The real paths, among the deletions, that are the source, inside it or a parent of it, for each
  * real path the target is known by (resolved on its host, and here when that is the same machine).
  */
-export function deletionsReachingSource(deleted: readonly string[], targetReals: readonly string[], sourceReal: string): string[] {
+export function deletionsReachingSource(
+  deleted: readonly string[],
+  targetReals: readonly string[],
+  sourceReal: string,
+): string[] {
   const out = new Set<string>();
   for (const base of targetReals) {
     for (const name of deleted) {
@@ -56,13 +60,23 @@ export function deletionsReachingSource(deleted: readonly string[], targetReals:
  * target's real path overlaps the source, or when its itemised dry run would delete the source,
  * something in it or a parent of it.
  */
-export function checkRsyncDeletions(itemized: readonly string[], targetReals: readonly string[], sourceReal: string): void {
+export function checkRsyncDeletions(
+  itemized: readonly string[],
+  targetReals: readonly string[],
+  sourceReal: string,
+): void {
   const overlapping = targetReals.find((t) => isSameOrInside(t, sourceReal) || isSameOrInside(sourceReal, t));
   if (overlapping !== undefined) {
-    throw new CopyRefusedError('rsync-deletes-source', `the target resolves to ${overlapping}, which overlaps the source ${sourceReal}; rsync --delete would rewrite the source`);
+    throw new CopyRefusedError(
+      'rsync-deletes-source',
+      `the target resolves to ${overlapping}, which overlaps the source ${sourceReal}; rsync --delete would rewrite the source`,
+    );
   }
   const hits = deletionsReachingSource(parseDeletions(itemized), targetReals, sourceReal);
   if (hits.length > 0) {
-    throw new CopyRefusedError('rsync-deletes-source', `rsync's dry run would delete ${hits.length} paths that are the source ${sourceReal}, inside it or a parent of it (${hits.slice(0, 5).join(', ')}${hits.length > 5 ? ', ...' : ''}); nothing was copied`);
+    throw new CopyRefusedError(
+      'rsync-deletes-source',
+      `rsync's dry run would delete ${hits.length} paths that are the source ${sourceReal}, inside it or a parent of it (${hits.slice(0, 5).join(', ')}${hits.length > 5 ? ', ...' : ''}); nothing was copied`,
+    );
   }
 }

@@ -33,9 +33,18 @@ export function rsyncArgv(plan: CopyPlan, dryRun: boolean): string[] {
  * the target does not exist yet: rsync does not create its missing parents, so a dry run cannot
  * compare against nothing (and nothing there can be deleted).
  */
-export async function itemizeRsync(plan: CopyPlan, signal: AbortSignal, keep: (line: string) => boolean = () => true): Promise<string[] | null> {
+export async function itemizeRsync(
+  plan: CopyPlan,
+  signal: AbortSignal,
+  keep: (line: string) => boolean = () => true,
+): Promise<string[] | null> {
   const { target } = plan.copy;
-  const exists = (await runScript(target.host, `[ -d ${shq(target.path)} ] && echo yes || echo no`, 'checking the target', { signal })).trim() === 'yes';
+  const exists =
+    (
+      await runScript(target.host, `[ -d ${shq(target.path)} ] && echo yes || echo no`, 'checking the target', {
+        signal,
+      })
+    ).trim() === 'yes';
   if (!exists) return null;
   const lines: string[] = [];
   const onStdoutLine = (line: string) => {
@@ -52,7 +61,9 @@ export function dryRunRsync(ctx: MethodContext, itemized: readonly string[] | nu
   ctx.say(`would run: ${showCommand(rsyncArgv(ctx.plan, false))}`);
   ctx.say(`$ ${showCommand(rsyncArgv(ctx.plan, true))}`);
   if (itemized === null) {
-    ctx.say(`target ${target.path} does not exist: it would be created and receive all ${ctx.repos.length} repositories`);
+    ctx.say(
+      `target ${target.path} does not exist: it would be created and receive all ${ctx.repos.length} repositories`,
+    );
     return;
   }
   for (const line of itemized) ctx.say(`  ${line}`);

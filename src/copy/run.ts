@@ -15,7 +15,15 @@ import { LockedError } from '../store/errors.js';
 import { dryRunBackup, runBackup } from './backup.js';
 import { CopyRefusedError } from './errors.js';
 import type { TargetFacts } from './guard.js';
-import { checkClustered, checkOverlap, checkSource, checkTargetIsDirectory, isThisMachine, realLocalPath, resolveTargetPath } from './guard.js';
+import {
+  checkClustered,
+  checkOverlap,
+  checkSource,
+  checkTargetIsDirectory,
+  isThisMachine,
+  realLocalPath,
+  resolveTargetPath,
+} from './guard.js';
 import { createCopyProgress } from './progress.js';
 import type { RepoEntry } from './repos.js';
 import { findLocalRepos, findTargetRepos, listEntries } from './repos.js';
@@ -49,7 +57,15 @@ export interface CopyOptions {
 export type CopyOutcome =
   | { kind: 'interrupted'; checkpoint: string }
   | { kind: 'dry-run'; plan: CopyPlan }
-  | { kind: 'finished'; plan: CopyPlan; checkpoint: string; repos: number; bytes: number; verify: VerifyResult; failed: CopyRepoRow[] };
+  | {
+      kind: 'finished';
+      plan: CopyPlan;
+      checkpoint: string;
+      repos: number;
+      bytes: number;
+      verify: VerifyResult;
+      failed: CopyRepoRow[];
+    };
 
 /** state/<name>.copy.db unless --state: never the move checkpoint of a plan with the same name. */
 export function copyCheckpointPath(planName: string, statePath: string | undefined, cwd: string): string {
@@ -62,7 +78,11 @@ export function backupDirFor(plan: CopyPlan, checkpoint: string): string {
 }
 
 /** What an earlier run left in the checkpoint, read without writing anything. */
-function peekCheckpoint(file: string): { run: CopyRunRow | null; repos: CopyRepoRow[]; lock: ReturnType<CopyCheckpoint['readLock']> } {
+function peekCheckpoint(file: string): {
+  run: CopyRunRow | null;
+  repos: CopyRepoRow[];
+  lock: ReturnType<CopyCheckpoint['readLock']>;
+} {
   if (!existsSync(file)) return { run: null, repos: [], lock: null };
   const cp = CopyCheckpoint.openReadOnly(file);
   try {
@@ -82,10 +102,14 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
 
   // Every guardrail, before anything is written (the checkpoint included).
   if (opts.wipeTarget && method !== 'tar') {
-    throw new CopyRefusedError('wipe-target-tar-only', `--wipe-target empties the target before a tar copy; method ${method} never needs it${method === 'rsync' ? ' (rsync --delete removes what the source does not have)' : ''}`);
+    throw new CopyRefusedError(
+      'wipe-target-tar-only',
+      `--wipe-target empties the target before a tar copy; method ${method} never needs it${method === 'rsync' ? ' (rsync --delete removes what the source does not have)' : ''}`,
+    );
   }
   const prior = peekCheckpoint(file);
-  if (prior.lock && prior.lock.host === thisHost() && prior.lock.pid !== process.pid && isAlive(prior.lock.pid)) throw new LockedError(file, prior.lock);
+  if (prior.lock && prior.lock.host === thisHost() && prior.lock.pid !== process.pid && isAlive(prior.lock.pid))
+    throw new LockedError(file, prior.lock);
   checkClustered(plan);
   const sourceReal = await checkSource(plan);
   const facts: TargetFacts = {
@@ -96,19 +120,28 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
   await checkTargetIsDirectory(target.host, target.path, opts.signal);
   const resuming = prior.run !== null && prior.run.phase !== 'done' && prior.run.phase !== 'failed';
   if (resuming && (prior.run!.planHash !== hash || prior.run!.method !== method)) {
-    throw new CopyRefusedError('plan-changed', `checkpoint ${file} belongs to an unfinished copy of another plan (or method); finish it with that plan, or use another --state`);
+    throw new CopyRefusedError(
+      'plan-changed',
+      `checkpoint ${file} belongs to an unfinished copy of another plan (or method); finish it with that plan, or use another --state`,
+    );
   }
   let wipe: TarWipe | null = null;
   if (method === 'tar') {
     const interrupted = resuming && prior.run!.phase === 'copying';
     const verifying = resuming && prior.run!.phase === 'verifying';
     if (interrupted && !opts.wipeTarget) {
-      throw new CopyRefusedError('tar-interrupted', `an earlier tar copy into ${target.path} was interrupted; tar cannot resume. Run again with --wipe-target to empty the target and start over`);
+      throw new CopyRefusedError(
+        'tar-interrupted',
+        `an earlier tar copy into ${target.path} was interrupted; tar cannot resume. Run again with --wipe-target to empty the target and start over`,
+      );
     }
     const entries = await listEntries(target.host, target.path, opts.signal);
     // A tar that finished copying and was stopped while verifying only verifies again.
     if (entries.length > 0 && !opts.wipeTarget && !verifying) {
-      throw new CopyRefusedError('tar-empty-target', `tar needs an empty target; ${target.path} holds ${entries.length} entries (${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', ...' : ''}). Empty it, or pass --wipe-target`);
+      throw new CopyRefusedError(
+        'tar-empty-target',
+        `tar needs an empty target; ${target.path} holds ${entries.length} entries (${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', ...' : ''}). Empty it, or pass --wipe-target`,
+      );
     }
     if (opts.wipeTarget) {
       const real = await checkWipeSafety(plan, sourceReal, facts, { wipeAny: opts.wipeAnyTarget, signal: opts.signal });
@@ -131,7 +164,9 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
   const bytesTotal = repos.reduce((s, r) => s + r.bytes, 0);
   const base = { plan, repos, signal: opts.signal, say, now };
   if (opts.dryRun) {
-    say(`dry run of copy ${plan.name} (${method}): ${repos.length} repositories, ${bytesTotal} bytes; nothing is written`);
+    say(
+      `dry run of copy ${plan.name} (${method}): ${repos.length} repositories, ${bytesTotal} bytes; nothing is written`,
+    );
     const ctx: MethodContext = { ...base, checkpoint: null, progress: () => {} };
     if (method === 'rsync') dryRunRsync(ctx, itemized);
     else if (method === 'tar') dryRunTar(ctx, wipe);
@@ -145,7 +180,8 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
   try {
     cp.acquireLock({ pid: process.pid, host: thisHost(), startedAt: now() }, isAlive);
     // tar never resumes: after --wipe-target it starts over; a finished copy run again starts over too.
-    if (!resuming || (method === 'tar' && (prior.run!.phase !== 'verifying' || opts.wipeTarget))) cp.startRun(plan.name, hash, method, now());
+    if (!resuming || (method === 'tar' && (prior.run!.phase !== 'verifying' || opts.wipeTarget)))
+      cp.startRun(plan.name, hash, method, now());
     else cp.event('copy.resumed', { phase: prior.run!.phase }, now());
     cp.setTotals(repos.length, bytesTotal, now());
     // Only backup works repository by repository; rsync and tar copy the tree in one command.
@@ -203,7 +239,12 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
  * Backup restores only into places that hold no repository yet: a repository already on the target
  * is refused, unless this copy restored it (its refs are the ones the checkpoint recorded).
  */
-async function checkBackupTarget(plan: CopyPlan, repos: readonly RepoEntry[], prior: readonly CopyRepoRow[], signal: AbortSignal): Promise<void> {
+async function checkBackupTarget(
+  plan: CopyPlan,
+  repos: readonly RepoEntry[],
+  prior: readonly CopyRepoRow[],
+  signal: AbortSignal,
+): Promise<void> {
   const { host, path } = plan.copy.target;
   const onTarget = new Set(await findTargetRepos(host, path, signal));
   const byRel = new Map(prior.map((r) => [r.rel, r]));
@@ -219,6 +260,9 @@ async function checkBackupTarget(plan: CopyPlan, repos: readonly RepoEntry[], pr
     clashes.push(r.rel);
   }
   if (clashes.length > 0) {
-    throw new CopyRefusedError('backup-target-exists', `the target already holds ${clashes.length} of these repositories (${clashes.slice(0, 5).join(', ')}${clashes.length > 5 ? ', ...' : ''}); restore never overwrites a repository`);
+    throw new CopyRefusedError(
+      'backup-target-exists',
+      `the target already holds ${clashes.length} of these repositories (${clashes.slice(0, 5).join(', ')}${clashes.length > 5 ? ', ...' : ''}); restore never overwrites a repository`,
+    );
   }
 }

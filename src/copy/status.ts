@@ -42,7 +42,10 @@ export function readCopyStatus(file: string): CopyStatus | undefined {
       repositories: { total: run.reposTotal, done: perRepo ? (counts['restored']?.n ?? 0) : run.reposDone, byState },
       bytes: { total: run.bytesTotal, done: perRepo ? (counts['restored']?.bytes ?? 0) : run.bytesDone },
       differences: run.differences,
-      failed: cp.readRepos().filter((r) => r.state === 'failed').map((r) => ({ repo: r.rel, error: r.error ?? '' })),
+      failed: cp
+        .readRepos()
+        .filter((r) => r.state === 'failed')
+        .map((r) => ({ repo: r.rel, error: r.error ?? '' })),
     };
   } finally {
     cp.close();
@@ -50,12 +53,24 @@ export function readCopyStatus(file: string): CopyStatus | undefined {
 }
 
 export function renderCopyStatus(s: CopyStatus): string {
-  const state = s.running ? `${s.phase} (running now)` : s.phase === 'copying' || s.phase === 'verifying' || s.phase === 'started' ? `${s.phase} (interrupted; run copy again${s.method === 'tar' ? ' with --wipe-target' : ''})` : s.phase;
+  const state = s.running
+    ? `${s.phase} (running now)`
+    : s.phase === 'copying' || s.phase === 'verifying' || s.phase === 'started'
+      ? `${s.phase} (interrupted; run copy again${s.method === 'tar' ? ' with --wipe-target' : ''})`
+      : s.phase;
   const lines = [
     `copy ${s.plan} (${s.method}): ${state}`,
     `  checkpoint: ${s.checkpoint}`,
     `  repositories ${s.repositories.done}/${s.repositories.total}, ${formatBytes(s.bytes.done)} of ${formatBytes(s.bytes.total)}`,
-    ...(s.method === 'backup' ? [`  by state: ${Object.entries(s.repositories.byState).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}`] : []),
+    ...(s.method === 'backup'
+      ? [
+          `  by state: ${
+            Object.entries(s.repositories.byState)
+              .map(([k, n]) => `${k} ${n}`)
+              .join(', ') || 'none'
+          }`,
+        ]
+      : []),
     `  verification: ${s.differences === null ? 'not run yet' : s.differences === 0 ? 'no differences' : `${s.differences} differences`}`,
     ...s.failed.map((f) => `  failed: ${f.repo}: ${f.error}`),
   ];

@@ -22,7 +22,9 @@ export function tarArgv(plan: CopyPlan): { create: string[]; extract: string[] }
 
 function extractArgv(plan: CopyPlan): string[] {
   const { target } = plan.copy;
-  return target.host === null ? ['tar', '-C', target.path, '-xf', '-'] : sshArgv(target.host, `tar -C ${shq(target.path)} -xf -`);
+  return target.host === null
+    ? ['tar', '-C', target.path, '-xf', '-']
+    : sshArgv(target.host, `tar -C ${shq(target.path)} -xf -`);
 }
 
 /** The pipe as one shell line, as printed. */
@@ -44,7 +46,10 @@ export function describeWipe(path: string, real: string): string {
 
 export function dryRunTar(ctx: MethodContext, wipe: TarWipe | null): void {
   const { target } = ctx.plan.copy;
-  if (wipe !== null) ctx.say(`would empty ${describeWipe(target.path, wipe.real)}: ${wipe.entries.length} entries: ${wipe.entries.slice(0, 20).join(', ')}${wipe.entries.length > 20 ? ', ...' : ''}`);
+  if (wipe !== null)
+    ctx.say(
+      `would empty ${describeWipe(target.path, wipe.real)}: ${wipe.entries.length} entries: ${wipe.entries.slice(0, 20).join(', ')}${wipe.entries.length > 20 ? ', ...' : ''}`,
+    );
   ctx.say(`would run: mkdir -p ${shq(target.path)}`);
   ctx.say(`would run: ${tarCommandLine(ctx.plan)}`);
   const bytes = ctx.repos.reduce((s, r) => s + r.bytes, 0);
@@ -86,7 +91,13 @@ export async function runTar(ctx: MethodContext): Promise<void> {
   const extract = await runCommand(extractArgv(ctx.plan), { signal: ctx.signal, stdin: counter });
   const createCode = await createDone;
   if (ctx.signal.aborted) throw ctx.signal.reason;
-  if (createCode !== 0) throw new CopyFailedError(`tar (creating) failed (exit ${createCode}): ${tarCommandLine(ctx.plan)}\n${tail(createErr.join('\n'))}`);
-  if (extract.code !== 0) throw new CopyFailedError(`tar (extracting) failed (exit ${extract.code}): ${tarCommandLine(ctx.plan)}\n${tail(extract.stderr)}`);
+  if (createCode !== 0)
+    throw new CopyFailedError(
+      `tar (creating) failed (exit ${createCode}): ${tarCommandLine(ctx.plan)}\n${tail(createErr.join('\n'))}`,
+    );
+  if (extract.code !== 0)
+    throw new CopyFailedError(
+      `tar (extracting) failed (exit ${extract.code}): ${tarCommandLine(ctx.plan)}\n${tail(extract.stderr)}`,
+    );
   ctx.progress(seen.size, bytes);
 }

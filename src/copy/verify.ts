@@ -27,7 +27,8 @@ export function compareRefs(repo: string, source: RefMap, target: RefMap): Diffe
     if (t === undefined) out.push({ repo, kind: 'missing-ref', ref, source: oid });
     else if (t !== oid) out.push({ repo, kind: 'different-ref', ref, source: oid, target: t });
   }
-  for (const [ref, oid] of Object.entries(target).sort()) if (!(ref in source)) out.push({ repo, kind: 'extra-ref', ref, target: oid });
+  for (const [ref, oid] of Object.entries(target).sort())
+    if (!(ref in source)) out.push({ repo, kind: 'extra-ref', ref, target: oid });
   return out;
 }
 

@@ -9,7 +9,12 @@ import { checkWipeSafety, systemTreeOf, wipeTarget } from './wipe.js';
 const plan = (target: string, source = '/srv/source'): CopyPlan => ({
   version: 1,
   name: 'x',
-  copy: { method: 'tar', source: { path: source }, target: { path: target, host: null, clustered: false }, backupPath: null },
+  copy: {
+    method: 'tar',
+    source: { path: source },
+    target: { path: target, host: null, clustered: false },
+    backupPath: null,
+  },
 });
 
 /** checkWipeSafety on a local target, with its real path resolved as the copy resolves it. */
@@ -41,10 +46,29 @@ describe('--wipe-target safety', () => {
   });
 
   it('knows the system trees: /usr, /etc, /boot, /bin, /sbin, /lib*, /proc, /sys, /dev and below, and /var/lib itself', () => {
-    for (const p of ['/usr', '/usr/lib', '/usr/local/share/x', '/etc', '/etc/ssl', '/etc/ssl/certs', '/boot/grub', '/bin/x', '/sbin/x', '/lib', '/lib64', '/lib/x86_64-linux-gnu', '/libx32/a', '/proc/1', '/sys/fs', '/dev/shm', '/var/lib']) {
+    for (const p of [
+      '/usr',
+      '/usr/lib',
+      '/usr/local/share/x',
+      '/etc',
+      '/etc/ssl',
+      '/etc/ssl/certs',
+      '/boot/grub',
+      '/bin/x',
+      '/sbin/x',
+      '/lib',
+      '/lib64',
+      '/lib/x86_64-linux-gnu',
+      '/libx32/a',
+      '/proc/1',
+      '/sys/fs',
+      '/dev/shm',
+      '/var/lib',
+    ]) {
       expect(systemTreeOf(p), p).toBeDefined();
     }
-    for (const p of ['/var/lib/gitlab', '/var/opt/gitlab/git-data/repositories', '/srv/repos', '/usrx', '/mnt/usr/lib']) expect(systemTreeOf(p), p).toBeUndefined();
+    for (const p of ['/var/lib/gitlab', '/var/opt/gitlab/git-data/repositories', '/srv/repos', '/usrx', '/mnt/usr/lib'])
+      expect(systemTreeOf(p), p).toBeUndefined();
   });
 
   it.each(['/usr/lib', '/etc/ssl', '/var/lib'])('refuses the system directory %s', async (target) => {
@@ -66,7 +90,9 @@ describe('--wipe-target safety', () => {
   it('refuses a directory that holds a home directory', async () => {
     const homes = storageLike('homes');
     process.env['HOME'] = join(homes, 'alice');
-    await expect(check(homes)).rejects.toThrow(refusedBy('wipe-target-home-ancestor', `holds the home directory ${join(homes, 'alice')}`));
+    await expect(check(homes)).rejects.toThrow(
+      refusedBy('wipe-target-home-ancestor', `holds the home directory ${join(homes, 'alice')}`),
+    );
   });
 
   it('refuses the source, a directory inside it and a parent of it', async () => {
@@ -83,12 +109,15 @@ describe('--wipe-target safety', () => {
     await expect(check(notes, undefined, true)).resolves.toBe(notes);
   });
 
-  it.skipIf(process.getuid?.() !== 0)('refuses a directory owned by another user, unless --wipe-any-target (needs root to chown)', async () => {
-    const theirs = storageLike('theirs');
-    chownSync(theirs, 65534, 65534);
-    await expect(check(theirs)).rejects.toThrow(refusedBy('wipe-target-not-owned'));
-    await expect(check(theirs, undefined, true)).resolves.toBe(theirs);
-  });
+  it.skipIf(process.getuid?.() !== 0)(
+    'refuses a directory owned by another user, unless --wipe-any-target (needs root to chown)',
+    async () => {
+      const theirs = storageLike('theirs');
+      chownSync(theirs, 65534, 65534);
+      await expect(check(theirs)).rejects.toThrow(refusedBy('wipe-target-not-owned'));
+      await expect(check(theirs, undefined, true)).resolves.toBe(theirs);
+    },
+  );
 
   it('accepts a separate storage-like directory, an empty one and a missing one', async () => {
     await expect(check(storageLike('target'), source)).resolves.toBe(join(dir, 'target'));

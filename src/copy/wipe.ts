@@ -49,18 +49,34 @@ export interface WipeCheckOptions {
  * - `wipe-target-not-owned`: is not owned by the user the copy runs as there (the ssh user on a host);
  * - `wipe-target-not-storage`: holds no `@hashed`, `@pools`, `@snippets` or `*.git` within 3 levels.
  */
-export async function checkWipeSafety(plan: CopyPlan, sourceReal: string, target: TargetFacts, opts: WipeCheckOptions): Promise<string> {
+export async function checkWipeSafety(
+  plan: CopyPlan,
+  sourceReal: string,
+  target: TargetFacts,
+  opts: WipeCheckOptions,
+): Promise<string> {
   const { host, path } = plan.copy.target;
   const real = target.real;
-  if (real === null) throw new CopyRefusedError('target-unresolved', `--wipe-target will not empty ${path} on ${host}: its real path cannot be resolved there (realpath -m), so it cannot be checked`);
+  if (real === null)
+    throw new CopyRefusedError(
+      'target-unresolved',
+      `--wipe-target will not empty ${path} on ${host}: its real path cannot be resolved there (realpath -m), so it cannot be checked`,
+    );
   const refuse = (rule: string, why: string): never => {
-    throw new CopyRefusedError(rule, `--wipe-target will not empty ${path}${real !== path ? ` (real path ${real})` : ''}: ${why}`);
+    throw new CopyRefusedError(
+      rule,
+      `--wipe-target will not empty ${path}${real !== path ? ` (real path ${real})` : ''}: ${why}`,
+    );
   };
   const paths = [...new Set([path, real])];
   for (const p of paths) {
     if (p === '/' || posix.dirname(p) === '/') refuse('wipe-target-safety', `${p} is / or a top-level directory`);
     const tree = systemTreeOf(p);
-    if (tree !== undefined) refuse('wipe-target-system-tree', `${p} is ${tree === p ? 'a system directory' : `inside the system tree ${tree}`}`);
+    if (tree !== undefined)
+      refuse(
+        'wipe-target-system-tree',
+        `${p} is ${tree === p ? 'a system directory' : `inside the system tree ${tree}`}`,
+      );
   }
   if (target.sameMachine) {
     if (real === sourceReal) refuse('wipe-target-safety', 'it is the source');
@@ -75,8 +91,16 @@ export async function checkWipeSafety(plan: CopyPlan, sourceReal: string, target
   }
   if (!opts.wipeAny) {
     const seen = await inspectTarget(host, real, opts.signal);
-    if (seen.entries && !seen.owned) refuse('wipe-target-not-owned', 'it is not owned by the user the copy runs as there; pass --wipe-any-target as well if it really is to be emptied');
-    if (seen.entries && !seen.storage) refuse('wipe-target-not-storage', `nothing in it looks like a repository storage (no ${STORAGE_NAMES.join(', ')} within ${STORAGE_DEPTH} levels); pass --wipe-any-target as well if it really is to be emptied`);
+    if (seen.entries && !seen.owned)
+      refuse(
+        'wipe-target-not-owned',
+        'it is not owned by the user the copy runs as there; pass --wipe-any-target as well if it really is to be emptied',
+      );
+    if (seen.entries && !seen.storage)
+      refuse(
+        'wipe-target-not-storage',
+        `nothing in it looks like a repository storage (no ${STORAGE_NAMES.join(', ')} within ${STORAGE_DEPTH} levels); pass --wipe-any-target as well if it really is to be emptied`,
+      );
   }
   return real;
 }
@@ -85,13 +109,22 @@ export async function checkWipeSafety(plan: CopyPlan, sourceReal: string, target
 async function readHomes(host: string | null, signal?: AbortSignal): Promise<string[]> {
   const homes = new Set<string>();
   if (host === null) homes.add(homedir());
-  const listed = await runScript(host, `echo "$HOME"; (getent passwd 2>/dev/null || cat /etc/passwd) | cut -d: -f6`, 'listing home directories', signal ? { signal } : {});
+  const listed = await runScript(
+    host,
+    `echo "$HOME"; (getent passwd 2>/dev/null || cat /etc/passwd) | cut -d: -f6`,
+    'listing home directories',
+    signal ? { signal } : {},
+  );
   for (const h of listed.split('\n')) if (h.trim().startsWith('/')) homes.add(h.trim());
   return [...homes].map((h) => posix.normalize(h).replace(/(.)\/+$/, '$1'));
 }
 
 /** What the directory at `real` holds, seen by the user the copy runs as on the target's host. */
-async function inspectTarget(host: string | null, real: string, signal?: AbortSignal): Promise<{ entries: boolean; owned: boolean; storage: boolean }> {
+async function inspectTarget(
+  host: string | null,
+  real: string,
+  signal?: AbortSignal,
+): Promise<{ entries: boolean; owned: boolean; storage: boolean }> {
   const d = shq(real);
   const names = STORAGE_NAMES.map((n) => `-name ${shq(n)}`).join(' -o ');
   const script = [
@@ -113,7 +146,15 @@ async function inspectTarget(host: string | null, real: string, signal?: AbortSi
  */
 export async function wipeTarget(host: string | null, real: string, path: string, signal?: AbortSignal): Promise<void> {
   const opts = signal ? { signal } : {};
-  await runScript(host, `if [ -d ${shq(real)} ]; then find ${shq(real)} -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +; fi`, 'emptying the target', opts);
+  await runScript(
+    host,
+    `if [ -d ${shq(real)} ]; then find ${shq(real)} -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +; fi`,
+    'emptying the target',
+    opts,
+  );
   const left = await listEntries(host, path, signal);
-  if (left.length > 0) throw new CopyFailedError(`--wipe-target emptied ${real}, but ${path} still holds ${left.length} entries (${left.slice(0, 5).join(', ')}); it changed meanwhile?`);
+  if (left.length > 0)
+    throw new CopyFailedError(
+      `--wipe-target emptied ${real}, but ${path} still holds ${left.length} entries (${left.slice(0, 5).join(', ')}); it changed meanwhile?`,
+    );
 }

@@ -95,10 +95,22 @@ export interface AuditEventMap {
   'run.started': { resumed: boolean; dryRun: boolean; pid: number };
   'run.restart': { reason: string };
   'run.interrupted': { step: string };
-  'run.finished': { state: FinalState; error: { step: string; code: string; message: string } | null; quarantined: number };
+  'run.finished': {
+    state: FinalState;
+    error: { step: string; code: string; message: string } | null;
+    quarantined: number;
+  };
   'step.entered': { step: string };
   'schedule.ignored': { windows: string[]; timezone: string };
-  'http.mutating': { method: string; path: string; attempt: number; mutating: boolean; status?: number | null; durationMs?: number; errorCode?: string | null };
+  'http.mutating': {
+    method: string;
+    path: string;
+    attempt: number;
+    mutating: boolean;
+    status?: number | null;
+    durationMs?: number;
+    errorCode?: string | null;
+  };
   'weights.restored': { from: Record<string, number>; to: Record<string, number> };
   // `shardmove revert` (runtime/revert*.ts): the items taken from the forward run's checkpoint
   'revert.seeded': { forward: string; items: number; skipped: number };
@@ -108,7 +120,12 @@ export interface AuditEventMap {
   'lock.acquired': { pid: number; host: string; generation: number; leaseMs: number | null };
   'lock.takeover': { previous: LockHolderData; reason: 'dead' | 'stale' | null; heartbeatAgeMs: number };
   'lock.unlocked': { previous: LockHolderData; by: { pid: number; host: string } };
-  'control.changed': { concurrency: number | null; paused: boolean; pausedBy?: string; previous: { concurrency: number | null; paused: boolean } };
+  'control.changed': {
+    concurrency: number | null;
+    paused: boolean;
+    pausedBy?: string;
+    previous: { concurrency: number | null; paused: boolean };
+  };
   'breaker.tripped': { failures: number; withinMs: number; reason: string };
   'quarantine.released': { count: number };
   // The cap in force and the gate under it (actors/drain-context.ts, schedule/gate.ts)
@@ -118,13 +135,34 @@ export interface AuditEventMap {
   'throttle.cap': GateChangeData;
   /** A throttle rule changed status (schedule/rules.ts): its value, bound and since when. */
   'rule.changed': {
-    rule: string; action: 'pause' | 'cut'; status: 'ok' | 'pending' | 'holding' | 'error'; previous: 'ok' | 'pending' | 'holding' | 'error' | null;
-    value: number | null; labels: Record<string, string>; op: 'above' | 'below'; bound: number; since: number | null; error: string | null;
+    rule: string;
+    action: 'pause' | 'cut';
+    status: 'ok' | 'pending' | 'holding' | 'error';
+    previous: 'ok' | 'pending' | 'holding' | 'error' | null;
+    value: number | null;
+    labels: Record<string, string>;
+    op: 'above' | 'below';
+    bound: number;
+    since: number | null;
+    error: string | null;
   };
   // Drains (actors/)
   'drain.started': OfDrain & { mode: 'throttled' | 'bulk' | 'records' };
-  'drain.finished': OfDrain & { moved: number; quarantined: number; remaining: number; byRecords?: boolean; by?: 'records'; kept?: number };
-  'drain.dry_run': OfDrain & { wouldSchedule: number | null; concurrency?: number; estimatedRequests?: number; by?: 'records'; bulkPosts?: number };
+  'drain.finished': OfDrain & {
+    moved: number;
+    quarantined: number;
+    remaining: number;
+    byRecords?: boolean;
+    by?: 'records';
+    kept?: number;
+  };
+  'drain.dry_run': OfDrain & {
+    wouldSchedule: number | null;
+    concurrency?: number;
+    estimatedRequests?: number;
+    by?: 'records';
+    bulkPosts?: number;
+  };
   /** The next drain's items fill this drain's free slots; kind and source are the next drain's. */
   'drain.ahead': OfDrain & { items: number };
   /** Pre-flight's placement: what the listed items would put on one destination, and its room (null: unknown). */
@@ -139,7 +177,13 @@ export interface AuditEventMap {
    */
   'drain.queued_ahead': OfDrain & { items: number; beyond: number; roundTripMs: number };
   'enumerate.started': OfDrain & { round: number; afterId: number };
-  'enumerate.unlistable': OfDrain & { round: number; id: number | null; afterId: number | null; beforeId: number | null; reason: string };
+  'enumerate.unlistable': OfDrain & {
+    round: number;
+    id: number | null;
+    afterId: number | null;
+    beforeId: number | null;
+    reason: string;
+  };
   'enumerate.finished': OfDrain & { round: number; added: number; back: number; left: number };
   'enumerate.filter_ignored': OfItem & { storage: string | null };
   'item.not_on_source': OfItem & { storage: string | null };
@@ -175,7 +219,16 @@ export interface AuditEventMap {
   'records.confirmed': OfDrain & { sweep: number; quarantined: number };
   'records.unconfirmed': OfDrain & { sweeps: number };
   // Verification (actors/verify.ts)
-  'verify.checked': OfDrain & { listed: number; quarantined: number; unexpected: number; unlistable: number; unlisted: number; by?: 'listing' | 'records'; moved?: number; kept?: number };
+  'verify.checked': OfDrain & {
+    listed: number;
+    quarantined: number;
+    unexpected: number;
+    unlistable: number;
+    unlisted: number;
+    by?: 'listing' | 'records';
+    moved?: number;
+    kept?: number;
+  };
   'verify.filter_ignored': OfItem & { storage: string | null };
 }
 
@@ -200,7 +253,8 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'schedule.ignored': '--ignore-schedule: maintenance windows are not enforced',
   'http.mutating': 'a mutating request was answered (the audit trail of writes)',
   'weights.restored': 'shardmove weights restore (or a revert) wrote the recorded weights back',
-  'revert.seeded': "a revert took the items the forward run moved from its checkpoint (those still where it put them, and the skipped)",
+  'revert.seeded':
+    'a revert took the items the forward run moved from its checkpoint (those still where it put them, and the skipped)',
   'revert.skipped': 'a revert skips an item that left the storage the forward run moved it to (moved again, deleted)',
   'lock.acquired': 'this process took the run lock',
   'lock.takeover': 'the run lock of a dead or stale holder was taken over',
@@ -212,7 +266,8 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'window.opened': 'a maintenance window opened',
   'window.closed': 'the last open maintenance window closed',
   'throttle.cap': 'the throttle moved its cap under the ceiling',
-  'rule.changed': 'a throttle rule on Prometheus changed status (ok, pending, holding, error), with its value and bound',
+  'rule.changed':
+    'a throttle rule on Prometheus changed status (ok, pending, holding, error), with its value and bound',
   'drain.started': 'a drain of one kind off one source started',
   'drain.finished': 'a drain ended, with its counts',
   'drain.dry_run': 'a dry run counted what a drain would schedule',

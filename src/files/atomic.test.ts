@@ -1,4 +1,13 @@
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -69,7 +78,14 @@ describe('writeFileAtomic', () => {
     const metrics = join(dir, 'm.prom');
     const seen: string[] = [];
     writeFileAtomic(secret, 'x');
-    writeFileAtomic(metrics, 'y', { mode: 0o644, tempName: (f) => { const n = `${f}.${String(seen.length)}.tmp`; seen.push(n); return n; } });
+    writeFileAtomic(metrics, 'y', {
+      mode: 0o644,
+      tempName: (f) => {
+        const n = `${f}.${String(seen.length)}.tmp`;
+        seen.push(n);
+        return n;
+      },
+    });
     expect(statSync(secret).mode & 0o777).toBe(0o600);
     expect(statSync(metrics).mode & 0o777).toBe(0o644);
     expect(readdirSync(dir).sort()).toEqual(['m.prom', 's']);

@@ -28,25 +28,47 @@ function fakeActors(f: Fakes): Record<string, AnyActorLogic> {
   const step = <T>(name: string, out: () => T) =>
     fromPromise(async ({ input: i }: { input: unknown }) => {
       if (name === 'verify') f.verifyInputs?.push(i);
-      f.calls.push(i && typeof i === 'object' && 'source' in i ? `${name}:${(i as DrainInput).source}/${(i as DrainInput).kind}` : name);
+      f.calls.push(
+        i && typeof i === 'object' && 'source' in i
+          ? `${name}:${(i as DrainInput).source}/${(i as DrainInput).kind}`
+          : name,
+      );
       if (f.fail === name) throw new CodedError('SHARDMOVE_TEST', `${name} broke`);
       return out();
     });
   return {
-    preflight: step('preflight', () => ({ version: '17.11.0', username: 'root', warnings: ['token expires soon'], ...(f.access ? { access: f.access } : {}) })),
+    preflight: step('preflight', () => ({
+      version: '17.11.0',
+      username: 'root',
+      warnings: ['token expires soon'],
+      ...(f.access ? { access: f.access } : {}),
+    })),
     storages: step('storages', () => ({ warnings: [] })),
     readWeights: step('readWeights', () => ({ default: 100 })),
-    weights: step('weights', () => ({ current: { default: 100, cluster: 100, 'nfs-1': 0 }, written: true, warnings: [] })),
+    weights: step('weights', () => ({
+      current: { default: 100, cluster: 100, 'nfs-1': 0 },
+      written: true,
+      warnings: [],
+    })),
     drain: fromPromise(async ({ input: i }: { input: DrainInput }) => {
       f.calls.push(`drain:${i.source}/${i.kind}`);
       f.drainInputs?.push(i);
       if (f.fail === 'drain') throw new Error('drain broke');
       return f.drain ? f.drain(i) : { moved: 2, quarantined: 0, remaining: 0 };
     }),
-    verify: step('verify', () => ({ ok: f.verifyOk ?? true, perKindAndSource: {}, problems: f.verifyOk === false ? ['3 projects left on nfs-1'] : [] })),
+    verify: step('verify', () => ({
+      ok: f.verifyOk ?? true,
+      perKindAndSource: {},
+      problems: f.verifyOk === false ? ['3 projects left on nfs-1'] : [],
+    })),
     geo: step('geo', () => ({
       sites: [
-        { siteId: 2, name: 'eu', results: [{ registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: ['geo is off'] }], error: null },
+        {
+          siteId: 2,
+          name: 'eu',
+          results: [{ registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: ['geo is off'] }],
+          error: null,
+        },
         { siteId: 3, name: 'us', results: [], error: 'POST /api/v4/geo/node_proxy/3/graphql: HTTP 404' },
       ],
       warnings: ['a disabled site'],
@@ -68,10 +90,18 @@ describe('run machine', () => {
     const f: Fakes = { calls: [] };
     const { snapshot } = await runToEnd(f);
     expect(f.calls).toEqual([
-      'preflight', 'storages', 'readWeights', 'weights',
-      'drain:nfs-1/projects', 'drain:nfs-1/snippets', 'drain:nfs-1/groups',
-      'drain:nfs-2/projects', 'drain:nfs-2/snippets', 'drain:nfs-2/groups',
-      'verify', 'geo',
+      'preflight',
+      'storages',
+      'readWeights',
+      'weights',
+      'drain:nfs-1/projects',
+      'drain:nfs-1/snippets',
+      'drain:nfs-1/groups',
+      'drain:nfs-2/projects',
+      'drain:nfs-2/snippets',
+      'drain:nfs-2/groups',
+      'verify',
+      'geo',
     ]);
     expect(snapshot.value).toBe('done');
     expect(snapshot.context.previousWeights).toEqual({ default: 100 });
@@ -87,23 +117,39 @@ describe('run machine', () => {
   });
 
   it('ends in doneWithQuarantine when a drain quarantined items', async () => {
-    const f: Fakes = { calls: [], drain: async (i) => ({ moved: 1, quarantined: i.source === 'nfs-2' && i.kind === 'groups' ? 1 : 0, remaining: 0 }) };
+    const f: Fakes = {
+      calls: [],
+      drain: async (i) => ({
+        moved: 1,
+        quarantined: i.source === 'nfs-2' && i.kind === 'groups' ? 1 : 0,
+        remaining: 0,
+      }),
+    };
     const { snapshot } = await runToEnd(f);
     expect(snapshot.value).toBe('doneWithQuarantine');
-    expect(snapshot.context.drains['nfs-2/groups']).toEqual({ source: 'nfs-2', kind: 'groups', moved: 1, quarantined: 1, remaining: 0 });
+    expect(snapshot.context.drains['nfs-2/groups']).toEqual({
+      source: 'nfs-2',
+      kind: 'groups',
+      moved: 1,
+      quarantined: 1,
+      remaining: 0,
+    });
   });
 
-  it.each(['preflight', 'storages', 'readWeights', 'weights', 'drain', 'verify', 'geo'])('fails with the step and the cause when %s throws', async (name) => {
-    const f: Fakes = { calls: [], fail: name };
-    const { snapshot } = await runToEnd(f);
-    expect(snapshot.value).toBe('failed');
-    const step = name === 'readWeights' ? 'weights' : name;
-    expect(snapshot.context.error?.step).toBe(step);
-    expect(snapshot.context.error?.message).toMatch(/broke/);
-    if (name !== 'drain') expect(snapshot.context.error?.code).toBe('SHARDMOVE_TEST');
-    else expect(snapshot.context.error?.code).toBe('SHARDMOVE_INTERNAL');
-    expect(f.calls.at(-1)).toMatch(new RegExp(`^${name}`));
-  });
+  it.each(['preflight', 'storages', 'readWeights', 'weights', 'drain', 'verify', 'geo'])(
+    'fails with the step and the cause when %s throws',
+    async (name) => {
+      const f: Fakes = { calls: [], fail: name };
+      const { snapshot } = await runToEnd(f);
+      expect(snapshot.value).toBe('failed');
+      const step = name === 'readWeights' ? 'weights' : name;
+      expect(snapshot.context.error?.step).toBe(step);
+      expect(snapshot.context.error?.message).toMatch(/broke/);
+      if (name !== 'drain') expect(snapshot.context.error?.code).toBe('SHARDMOVE_TEST');
+      else expect(snapshot.context.error?.code).toBe('SHARDMOVE_INTERNAL');
+      expect(f.calls.at(-1)).toMatch(new RegExp(`^${name}`));
+    },
+  );
 
   it('records a failure as plain data in the context, the shape the checkpoint stores', async () => {
     const { snapshot } = await runToEnd({ calls: [], fail: 'storages' });
@@ -115,14 +161,22 @@ describe('run machine', () => {
     actor.start();
     await toPromise(actor).catch(() => undefined);
     expect(actor.getSnapshot().value).toBe('failed');
-    expect(actor.getSnapshot().context.error).toEqual({ step: 'preflight', code: 'SHARDMOVE_INTERNAL', message: 'actor "preflight" was not provided' });
+    expect(actor.getSnapshot().context.error).toEqual({
+      step: 'preflight',
+      code: 'SHARDMOVE_INTERNAL',
+      message: 'actor "preflight" was not provided',
+    });
   });
 
   it('fails at verify when verification is not ok, keeping the problems', async () => {
     const f: Fakes = { calls: [], verifyOk: false };
     const { snapshot } = await runToEnd(f);
     expect(snapshot.value).toBe('failed');
-    expect(snapshot.context.error).toEqual({ step: 'verify', code: 'SHARDMOVE_VERIFY_FAILED', message: '3 projects left on nfs-1' });
+    expect(snapshot.context.error).toEqual({
+      step: 'verify',
+      code: 'SHARDMOVE_VERIFY_FAILED',
+      message: '3 projects left on nfs-1',
+    });
     expect(f.calls).not.toContain('geo');
   });
 
@@ -142,9 +196,18 @@ describe('run machine', () => {
   });
 
   it('goes through the expected state values, one snapshot per step (what the runtime checkpoints)', async () => {
-    const { values } = await runToEnd({ calls: [] }, { ...input, sources: ['nfs-1'], kinds: ['projects', 'groups'], geoResync: false });
+    const { values } = await runToEnd(
+      { calls: [] },
+      { ...input, sources: ['nfs-1'], kinds: ['projects', 'groups'], geoResync: false },
+    );
     expect([...new Set(values)]).toEqual([
-      '"preflight"', '"storages"', '{"weights":"reading"}', '{"weights":"writing"}', '"drain"', '"verify"', '"done"',
+      '"preflight"',
+      '"storages"',
+      '{"weights":"reading"}',
+      '{"weights":"writing"}',
+      '"drain"',
+      '"verify"',
+      '"done"',
     ]);
     // The drain state is entered once per (source, kind): two snapshots with different indices.
     expect(values.filter((v) => v === '"drain"')).toHaveLength(2);
@@ -168,7 +231,10 @@ describe('run machine', () => {
     const first: Fakes = { calls: [] };
     let release: (() => void) | undefined;
     first.drain = (i) => {
-      if (i.source === 'nfs-2' && i.kind === 'snippets') return new Promise(() => { release = () => undefined; });
+      if (i.source === 'nfs-2' && i.kind === 'snippets')
+        return new Promise(() => {
+          release = () => undefined;
+        });
       return Promise.resolve({ moved: 1, quarantined: 0, remaining: 0 });
     };
     const actor = createActor(runMachine.provide({ actors: fakeActors(first) }), { input });
@@ -218,17 +284,29 @@ describe('run machine', () => {
 
 describe('kinds the instance cannot list or move (issue 13, orchestrator item 3)', () => {
   it('drops a kind pre-flight found unsupported, and passes each drain and verify how its kind is found', async () => {
-    const f: Fakes = { calls: [], access: { projects: 'listing', snippets: 'records', groups: 'unsupported' }, drainInputs: [], verifyInputs: [] };
+    const f: Fakes = {
+      calls: [],
+      access: { projects: 'listing', snippets: 'records', groups: 'unsupported' },
+      drainInputs: [],
+      verifyInputs: [],
+    };
     const { snapshot } = await runToEnd(f);
     expect(snapshot.value).toBe('done');
     expect(snapshot.context.kinds).toEqual(['projects', 'snippets']);
-    expect(f.calls.filter((c) => c.startsWith('drain:'))).toEqual(['drain:nfs-1/projects', 'drain:nfs-1/snippets', 'drain:nfs-2/projects', 'drain:nfs-2/snippets']);
+    expect(f.calls.filter((c) => c.startsWith('drain:'))).toEqual([
+      'drain:nfs-1/projects',
+      'drain:nfs-1/snippets',
+      'drain:nfs-2/projects',
+      'drain:nfs-2/snippets',
+    ]);
     expect(f.drainInputs?.map((i) => i.access)).toEqual(['listing', 'records', 'listing', 'records']);
     // Each drain names the next one of the sequence (whose items may fill its tail); the last none.
-    expect(f.drainInputs?.map((i) => (i.ahead ? `${i.ahead.source}/${i.ahead.kind}/${i.ahead.access}` : null))).toEqual([
-      'nfs-1/snippets/records', 'nfs-2/projects/listing', 'nfs-2/snippets/records', null,
+    expect(f.drainInputs?.map((i) => (i.ahead ? `${i.ahead.source}/${i.ahead.kind}/${i.ahead.access}` : null))).toEqual(
+      ['nfs-1/snippets/records', 'nfs-2/projects/listing', 'nfs-2/snippets/records', null],
+    );
+    expect(f.verifyInputs).toEqual([
+      { kinds: ['projects', 'snippets'], access: { projects: 'listing', snippets: 'records', groups: 'unsupported' } },
     ]);
-    expect(f.verifyInputs).toEqual([{ kinds: ['projects', 'snippets'], access: { projects: 'listing', snippets: 'records', groups: 'unsupported' } }]);
   });
 
   it('with every kind unsupported, drains nothing and still verifies and finishes', async () => {

@@ -13,8 +13,18 @@ import type { DoneActorEvent, ErrorActorEvent } from 'xstate';
 import { codeOf } from '../errors/base.js';
 import { ActorNotProvidedError, INTERNAL, VERIFY_FAILED } from './errors.js';
 import type {
-  DrainInput, DrainOutput, GeoOutput, PreflightOutput, RunContext, RunInput, StepFailure, StepName, StoragesOutput,
-  VerifyInput, VerifyOutput, WeightsOutput,
+  DrainInput,
+  DrainOutput,
+  GeoOutput,
+  PreflightOutput,
+  RunContext,
+  RunInput,
+  StepFailure,
+  StepName,
+  StoragesOutput,
+  VerifyInput,
+  VerifyOutput,
+  WeightsOutput,
 } from './types.js';
 
 /** Stored with every snapshot; a checkpoint written by another version is not restored blindly. */
@@ -68,12 +78,15 @@ export const runMachine = setup({
     geo: fromPromise<GeoOutput, void>(notProvided('geo')),
   },
   actions: {
-    recordFailure: assign({ error: ({ event }, params: { step: StepName }) => toStepFailure(params.step, (event as ErrorActorEvent).error) }),
+    recordFailure: assign({
+      error: ({ event }, params: { step: StepName }) => toStepFailure(params.step, (event as ErrorActorEvent).error),
+    }),
   },
   guards: {
     hasPreviousWeights: ({ context }) => context.previousWeights !== null,
     hasNoDrains: ({ context }) => context.sources.length === 0 || context.kinds.length === 0,
-    isLastDrain: ({ context }) => context.sourceIndex >= context.sources.length - 1 && context.kindIndex >= context.kinds.length - 1,
+    isLastDrain: ({ context }) =>
+      context.sourceIndex >= context.sources.length - 1 && context.kindIndex >= context.kinds.length - 1,
     skipsVerify: ({ context }) => context.dryRun || !context.verify,
     doesGeo: ({ context }) => context.geoResync && !context.dryRun,
     hasQuarantine: ({ context }) => Object.values(context.drains).some((d) => d.quarantined > 0),
@@ -133,7 +146,10 @@ export const runMachine = setup({
       entry: assign({ step: 'storages' }),
       invoke: {
         src: 'storages',
-        onDone: { target: 'weights', actions: assign(({ context, event }) => ({ warnings: [...context.warnings, ...event.output.warnings] })) },
+        onDone: {
+          target: 'weights',
+          actions: assign(({ context, event }) => ({ warnings: [...context.warnings, ...event.output.warnings] })),
+        },
         onError: failAt('storages'),
       },
     },
@@ -180,7 +196,8 @@ export const runMachine = setup({
         input: ({ context }): DrainInput => {
           const at = currentDrain(context);
           const access = (kind: string) => context.access?.[kind as keyof typeof context.access] ?? 'listing';
-          const last = context.sourceIndex >= context.sources.length - 1 && context.kindIndex >= context.kinds.length - 1;
+          const last =
+            context.sourceIndex >= context.sources.length - 1 && context.kindIndex >= context.kinds.length - 1;
           const next = last || context.dryRun ? null : currentDrain({ ...context, ...nextDrain(context) });
           return { ...at, access: access(at.kind), ahead: next ? { ...next, access: access(next.kind) } : null };
         },
@@ -194,7 +211,10 @@ export const runMachine = setup({
             // Re-entering re-invokes the drain actor with the next (source, kind).
             target: 'drain',
             reenter: true,
-            actions: assign(({ context, event }) => ({ drains: recordDrain(context, event.output), ...nextDrain(context) })),
+            actions: assign(({ context, event }) => ({
+              drains: recordDrain(context, event.output),
+              ...nextDrain(context),
+            })),
           },
         ],
         onError: failAt('drain'),
@@ -267,7 +287,8 @@ function recordDrain(context: RunContext, output: DrainOutput): RunContext['drai
 }
 
 function nextDrain(context: RunContext): Pick<RunContext, 'sourceIndex' | 'kindIndex'> {
-  if (context.kindIndex < context.kinds.length - 1) return { sourceIndex: context.sourceIndex, kindIndex: context.kindIndex + 1 };
+  if (context.kindIndex < context.kinds.length - 1)
+    return { sourceIndex: context.sourceIndex, kindIndex: context.kindIndex + 1 };
   return { sourceIndex: context.sourceIndex + 1, kindIndex: 0 };
 }
 

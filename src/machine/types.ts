@@ -123,7 +123,10 @@ export interface StepFailure {
 }
 
 /** The run's shape, carried from the input into the context unchanged. */
-type RunShape = Pick<RunInput, 'sources' | 'destination' | 'destinations' | 'kinds' | 'verify' | 'geoResync' | 'dryRun'>;
+type RunShape = Pick<
+  RunInput,
+  'sources' | 'destination' | 'destinations' | 'kinds' | 'verify' | 'geoResync' | 'dryRun'
+>;
 
 export interface RunContext extends RunShape {
   step: StepName;

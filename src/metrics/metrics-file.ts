@@ -24,7 +24,10 @@ export interface MetricsFileOptions {
 }
 
 /** The observer that keeps `file` current; see RunObserver. */
-export function createMetricsFileObserver(file: string, opts: MetricsFileOptions = {}): RunObserver & { readonly metrics: RunMetrics } {
+export function createMetricsFileObserver(
+  file: string,
+  opts: MetricsFileOptions = {},
+): RunObserver & { readonly metrics: RunMetrics } {
   const metrics = new RunMetrics();
   const ledger = new MoveLedger();
   let run: ObservedRun | null = null;

@@ -18,7 +18,14 @@ const summary = (over: Partial<StatusSummary> = {}): StatusSummary => ({
   ...over,
 });
 
-const gauges = { cap: { cap: 3, ceiling: 3, paused: true, limit: 'paused', reason: 'paused' } as const, elapsedMs: 60_000, step: 'drain nfs-1/projects', plan: 'p', dryRun: false, startedAt: 1_700_000_000_000 };
+const gauges = {
+  cap: { cap: 3, ceiling: 3, paused: true, limit: 'paused', reason: 'paused' } as const,
+  elapsedMs: 60_000,
+  step: 'drain nfs-1/projects',
+  plan: 'p',
+  dryRun: false,
+  startedAt: 1_700_000_000_000,
+};
 const value = (text: string, name: string, labels: Record<string, string> = {}) =>
   parsePrometheusTextFormat(text)
     .find((f) => f.name === name)
@@ -37,34 +44,100 @@ describe('RunMetrics', () => {
     // prom-client spells it "Nan"; Prometheus parses floats case-insensitively (Go's ParseFloat).
     expect(value(text, 'shardmove_eta_seconds')?.toLowerCase()).toBe('nan');
     // The next refresh: everything moved, no override: the old series drop to 0, the cap is the plan's.
-    m.setGauges({ ...gauges, step: 'verify', summary: summary({ counts: [{ kind: 'projects', source: 'nfs-1', state: 'moved', n: 8 }], control: undefined, movedLast10Min: 8 }), cap: { cap: 10, ceiling: 10, paused: false, limit: 'plan', reason: 'plan' } });
+    m.setGauges({
+      ...gauges,
+      step: 'verify',
+      summary: summary({
+        counts: [{ kind: 'projects', source: 'nfs-1', state: 'moved', n: 8 }],
+        control: undefined,
+        movedLast10Min: 8,
+      }),
+      cap: { cap: 10, ceiling: 10, paused: false, limit: 'plan', reason: 'plan' },
+    });
     text = await m.render();
     expect(value(text, 'shardmove_items', { state: 'pending' })).toBe('0');
     expect(value(text, 'shardmove_items', { state: 'moved' })).toBe('8');
     expect(value(text, 'shardmove_concurrency_cap')).toBe('10');
     expect(value(text, 'shardmove_eta_seconds')).toBe('0');
-    expect(parsePrometheusTextFormat(text).find((f) => f.name === 'shardmove_run_info')?.metrics).toEqual([{ value: '1', labels: { plan: 'p', step: 'verify', dry_run: 'false' } }]);
+    expect(parsePrometheusTextFormat(text).find((f) => f.name === 'shardmove_run_info')?.metrics).toEqual([
+      { value: '1', labels: { plan: 'p', step: 'verify', dry_run: 'false' } },
+    ]);
   });
 
   it('counts ended moves and requests, and takes a poll time only from a successful read of the moves', async () => {
     const m = new RunMetrics();
-    m.moveEnded({ kind: 'projects', source: 'a', itemId: 1, moveId: 1, startAt: 0, endAt: 3000, end: 'finished', error: null });
-    m.moveEnded({ kind: 'projects', source: 'a', itemId: 2, moveId: 2, startAt: null, endAt: 3000, end: 'failed', error: 'x' });
-    m.moveEnded({ kind: 'projects', source: 'a', itemId: 3, moveId: 3, startAt: null, endAt: 3000, end: 'failed', error: '5:invalid source repository.' });
-    m.moveEnded({ kind: 'projects', source: 'a', itemId: 4, moveId: 4, startAt: null, endAt: 3000, end: 'stuck', error: null, stuckPhase: 'queued' });
-    m.response({ method: 'POST', path: '/projects/1/repository_storage_moves', attempt: 1, mutating: true, status: 201 }, 5_000);
-    m.response({ method: 'GET', path: '/project_repository_storage_moves?page=1', attempt: 1, mutating: false, status: 503 }, 6_000);
+    m.moveEnded({
+      kind: 'projects',
+      source: 'a',
+      itemId: 1,
+      moveId: 1,
+      startAt: 0,
+      endAt: 3000,
+      end: 'finished',
+      error: null,
+    });
+    m.moveEnded({
+      kind: 'projects',
+      source: 'a',
+      itemId: 2,
+      moveId: 2,
+      startAt: null,
+      endAt: 3000,
+      end: 'failed',
+      error: 'x',
+    });
+    m.moveEnded({
+      kind: 'projects',
+      source: 'a',
+      itemId: 3,
+      moveId: 3,
+      startAt: null,
+      endAt: 3000,
+      end: 'failed',
+      error: '5:invalid source repository.',
+    });
+    m.moveEnded({
+      kind: 'projects',
+      source: 'a',
+      itemId: 4,
+      moveId: 4,
+      startAt: null,
+      endAt: 3000,
+      end: 'stuck',
+      error: null,
+      stuckPhase: 'queued',
+    });
+    m.response(
+      { method: 'POST', path: '/projects/1/repository_storage_moves', attempt: 1, mutating: true, status: 201 },
+      5_000,
+    );
+    m.response(
+      { method: 'GET', path: '/project_repository_storage_moves?page=1', attempt: 1, mutating: false, status: 503 },
+      6_000,
+    );
     m.response({ method: 'GET', path: '/projects?page=1', attempt: 1, mutating: false, status: 200 }, 7_000);
-    m.response({ method: 'GET', path: '/project_repository_storage_moves?page=1', attempt: 1, mutating: false, status: null }, 8_000);
+    m.response(
+      { method: 'GET', path: '/project_repository_storage_moves?page=1', attempt: 1, mutating: false, status: null },
+      8_000,
+    );
     let text = await m.render();
     expect(value(text, 'shardmove_last_successful_poll_timestamp_seconds')).toBe('0');
-    m.response({ method: 'GET', path: '/project_repository_storage_moves?page=1', attempt: 2, mutating: false, status: 200 }, 9_000);
+    m.response(
+      { method: 'GET', path: '/project_repository_storage_moves?page=1', attempt: 2, mutating: false, status: 200 },
+      9_000,
+    );
     text = await m.render();
     expect(value(text, 'shardmove_last_successful_poll_timestamp_seconds')).toBe('9');
     expect(value(text, 'shardmove_moves_finished_total', { kind: 'projects', outcome: 'finished' })).toBe('1');
-    expect(value(text, 'shardmove_moves_failed_total', { kind: 'projects', outcome: 'failed', class: 'unknown' })).toBe('1');
-    expect(value(text, 'shardmove_moves_failed_total', { kind: 'projects', outcome: 'failed', class: 'source-missing' })).toBe('1');
-    expect(value(text, 'shardmove_moves_failed_total', { kind: 'projects', outcome: 'stuck', class: 'stuck-queued' })).toBe('1');
+    expect(value(text, 'shardmove_moves_failed_total', { kind: 'projects', outcome: 'failed', class: 'unknown' })).toBe(
+      '1',
+    );
+    expect(
+      value(text, 'shardmove_moves_failed_total', { kind: 'projects', outcome: 'failed', class: 'source-missing' }),
+    ).toBe('1');
+    expect(
+      value(text, 'shardmove_moves_failed_total', { kind: 'projects', outcome: 'stuck', class: 'stuck-queued' }),
+    ).toBe('1');
     expect(value(text, 'shardmove_http_requests_total', { method: 'GET', status: 'error' })).toBe('1');
     expect(value(text, 'shardmove_http_requests_total', { method: 'GET', status: '503' })).toBe('1');
     // Only the timed move is in the histogram (the failed one's start was never seen).

@@ -32,15 +32,41 @@ export interface GaugeInput {
 
 export class RunMetrics {
   readonly registry = new Registry();
-  private readonly items = this.gauge('shardmove_items', 'Items known to the run, by kind, source storage and item state.', ['kind', 'storage', 'state']);
-  private readonly inFlight = this.gauge('shardmove_moves_in_flight', 'Moves scheduled or in flight (what the concurrency cap counts).');
-  private readonly cap = this.gauge('shardmove_concurrency_cap', 'The cap in force: moves allowed in flight (the operator\'s cap, lowered by maintenance windows and the throttle); NaN until the first drain looked.');
-  private readonly paused = this.gauge('shardmove_paused', '1 while the run is paused with `shardmove control --pause`, else 0.');
-  private readonly eta = this.gauge('shardmove_eta_seconds', 'Estimated seconds until every remaining item is moved, at the rate of the last 10 minutes; NaN when unknown.');
+  private readonly items = this.gauge(
+    'shardmove_items',
+    'Items known to the run, by kind, source storage and item state.',
+    ['kind', 'storage', 'state'],
+  );
+  private readonly inFlight = this.gauge(
+    'shardmove_moves_in_flight',
+    'Moves scheduled or in flight (what the concurrency cap counts).',
+  );
+  private readonly cap = this.gauge(
+    'shardmove_concurrency_cap',
+    "The cap in force: moves allowed in flight (the operator's cap, lowered by maintenance windows and the throttle); NaN until the first drain looked.",
+  );
+  private readonly paused = this.gauge(
+    'shardmove_paused',
+    '1 while the run is paused with `shardmove control --pause`, else 0.',
+  );
+  private readonly eta = this.gauge(
+    'shardmove_eta_seconds',
+    'Estimated seconds until every remaining item is moved, at the rate of the last 10 minutes; NaN when unknown.',
+  );
   private readonly remaining = this.gauge('shardmove_items_remaining', 'Items neither moved nor quarantined.');
-  private readonly lastPoll = this.gauge('shardmove_last_successful_poll_timestamp_seconds', 'When a poll of the storage moves last succeeded (Unix time).');
-  private readonly started = this.gauge('shardmove_run_start_timestamp_seconds', 'When this process started running the plan (Unix time).');
-  private readonly info = this.gauge('shardmove_run_info', 'Always 1; the labels name the plan, the step the run is in, and whether it is a dry run.', ['plan', 'step', 'dry_run']);
+  private readonly lastPoll = this.gauge(
+    'shardmove_last_successful_poll_timestamp_seconds',
+    'When a poll of the storage moves last succeeded (Unix time).',
+  );
+  private readonly started = this.gauge(
+    'shardmove_run_start_timestamp_seconds',
+    'When this process started running the plan (Unix time).',
+  );
+  private readonly info = this.gauge(
+    'shardmove_run_info',
+    'Always 1; the labels name the plan, the step the run is in, and whether it is a dry run.',
+    ['plan', 'step', 'dry_run'],
+  );
   private readonly finished = new Counter({
     name: 'shardmove_moves_finished_total',
     help: 'Moves that ended with the repository on the destination (finished, or cleanup failed), by kind.',
@@ -55,7 +81,7 @@ export class RunMetrics {
   });
   private readonly duration = new Histogram({
     name: 'shardmove_move_duration_seconds',
-    help: 'How long moves took, from the POST\'s answer to the poll that saw them end, by kind.',
+    help: "How long moves took, from the POST's answer to the poll that saw them end, by kind.",
     labelNames: ['kind'],
     buckets: MOVE_DURATION_BUCKETS,
     registers: [this.registry],
@@ -110,7 +136,13 @@ export class RunMetrics {
   response(e: RequestEvent, now: number): void {
     const status = typeof e.status === 'number' ? String(e.status) : 'error';
     this.requests.inc({ method: e.method, status });
-    if (e.method === 'GET' && typeof e.status === 'number' && e.status >= 200 && e.status < 300 && e.path.includes('repository_storage_moves')) {
+    if (
+      e.method === 'GET' &&
+      typeof e.status === 'number' &&
+      e.status >= 200 &&
+      e.status < 300 &&
+      e.path.includes('repository_storage_moves')
+    ) {
       this.lastPoll.set(now / 1000);
     }
   }

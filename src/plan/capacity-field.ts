@@ -18,7 +18,19 @@ import type { CapacityPlan } from './values.js';
 
 export const CAPACITY_KEYS = ['keep_free', 'storages'] as const;
 const STORAGE_KEYS = ['free'] as const;
-const UNITS: Record<string, number> = { b: 1, kb: 1e3, kib: 2 ** 10, mb: 1e6, mib: 2 ** 20, gb: 1e9, gib: 2 ** 30, tb: 1e12, tib: 2 ** 40, pb: 1e15, pib: 2 ** 50 };
+const UNITS: Record<string, number> = {
+  b: 1,
+  kb: 1e3,
+  kib: 2 ** 10,
+  mb: 1e6,
+  mib: 2 ** 20,
+  gb: 1e9,
+  gib: 2 ** 30,
+  tb: 1e12,
+  tib: 2 ** 40,
+  pb: 1e15,
+  pib: 2 ** 50,
+};
 export const SIZE_PATTERN = '^\\s*\\d+(?:\\.\\d+)?\\s*(?:[kKmMgGtTpP][iI]?)?[bB]\\s*$';
 const SIZE_RE = /^\s*(\d+(?:\.\d+)?)\s*([kmgtp]i?)?b\s*$/i;
 
@@ -73,7 +85,11 @@ export function readCapacity(r: Reader, node: Node, path: string): CapacityPlan 
   const storages: CapacityPlan['storages'] = {};
   const sNode = get(m, 'storages');
   if (r.isNull(sNode)) {
-    r.error(`${path}.storages`, r.posOf(node), 'is required: name the destination, e.g. storages: {cluster: {free: 2TiB}}');
+    r.error(
+      `${path}.storages`,
+      r.posOf(node),
+      'is required: name the destination, e.g. storages: {cluster: {free: 2TiB}}',
+    );
     return undefined;
   }
   r.mark(`${path}.storages`, r.posOf(sNode));
@@ -83,7 +99,8 @@ export function readCapacity(r: Reader, node: Node, path: string): CapacityPlan 
     const sm = r.map(e.value, p, STORAGE_KEYS);
     const free = sm ? get(sm, 'free') : null;
     if (!sm || r.isNull(free)) {
-      if (sm) r.error(`${p}.free`, r.posOf(e.key), 'is required: a size (2TiB) or a PromQL query answering the free bytes');
+      if (sm)
+        r.error(`${p}.free`, r.posOf(e.key), 'is required: a size (2TiB) or a PromQL query answering the free bytes');
       ok = false;
       continue;
     }
@@ -106,7 +123,9 @@ export function readCapacity(r: Reader, node: Node, path: string): CapacityPlan 
   return ok ? { keepFreeBytes, storages } : undefined;
 }
 
-const BYTES_SCHEMA: JsonSchema = { anyOf: [{ type: 'integer', minimum: 0 }, textSchema({ pattern: SIZE_PATTERN }), VAR_STRING] };
+const BYTES_SCHEMA: JsonSchema = {
+  anyOf: [{ type: 'integer', minimum: 0 }, textSchema({ pattern: SIZE_PATTERN }), VAR_STRING],
+};
 
 export const CAPACITY_SCHEMA: JsonSchema = {
   type: 'object',
@@ -127,12 +146,21 @@ export const CAPACITY_SCHEMA: JsonSchema = {
 };
 
 export const CAPACITY_DOC: FieldDoc = {
-  type: 'mapping', default: 'absent (room not checked)',
+  type: 'mapping',
+  default: 'absent (room not checked)',
   more: 'See [rules and room from Prometheus](operations.md#rules-and-room-from-prometheus).',
   keys: {
-    keep_free: { type: 'bytes', default: '`0`', allowed: 'a whole number or a size (`100GiB`, `500GB`)', meaning: 'What must stay free on the destination after the drain; below it during the run, the run pauses (rule `capacity:<storage>`).' },
+    keep_free: {
+      type: 'bytes',
+      default: '`0`',
+      allowed: 'a whole number or a size (`100GiB`, `500GB`)',
+      meaning:
+        'What must stay free on the destination after the drain; below it during the run, the run pauses (rule `capacity:<storage>`).',
+    },
     storages: {
-      type: 'mapping storage -> {free}', default: 'required with `capacity`', allowed: '`free`: a size (`2TiB`) or a PromQL query (needs `prometheus`)',
+      type: 'mapping storage -> {free}',
+      default: 'required with `capacity`',
+      allowed: '`free`: a size (`2TiB`) or a PromQL query (needs `prometheus`)',
       meaning: "Each receiving storage's free bytes. The destination must be listed.",
     },
   },

@@ -38,20 +38,40 @@ export function isCopyPlanText(text: string): boolean {
 }
 
 /** Parses and validates copy plan text; throws PlanError with every problem, nothing else. Pure. */
-export function parseCopyPlanText(text: string, file: string, opts: { env: Readonly<Record<string, string | undefined>>; baseDir?: string }): LoadedCopyPlan {
+export function parseCopyPlanText(
+  text: string,
+  file: string,
+  opts: { env: Readonly<Record<string, string | undefined>>; baseDir?: string },
+): LoadedCopyPlan {
   const lineCounter = new LineCounter();
   // Copy plans hold no secrets: a *_file reader is never needed.
-  const r = new Reader(file, text, lineCounter, opts.env, opts.baseDir ?? dirname(resolve(file)), () => undefined, false);
+  const r = new Reader(
+    file,
+    text,
+    lineCounter,
+    opts.env,
+    opts.baseDir ?? dirname(resolve(file)),
+    () => undefined,
+    false,
+  );
   let plan: CopyPlan | undefined;
   try {
-    const { doc, over } = parseYaml(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false }, PLAN_YAML_LIMITS);
+    const { doc, over } = parseYaml(
+      text,
+      { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false },
+      PLAN_YAML_LIMITS,
+    );
     if (over) throw new PlanError(file, [limitProblem(r, over)]);
     reportYamlErrors(r, text, [...doc.errors, ...doc.warnings]);
     if (doc.errors.length === 0) plan = readCopyPlanTree(r, (doc.contents ?? null) as Node | null);
     scanForTokens(r, text, doc);
   } catch (err) {
     if (err instanceof PlanError) throw err;
-    r.error('', { line: 1, col: 1 }, `could not read the plan (${err instanceof Error ? err.name : 'error'}); please report this`);
+    r.error(
+      '',
+      { line: 1, col: 1 },
+      `could not read the plan (${err instanceof Error ? err.name : 'error'}); please report this`,
+    );
   }
   const clean = (p: PlanProblem): PlanProblem => ({ ...p, message: redact(p.message), path: redact(p.path) });
   if (r.errors.length > 0 || !plan) throw new PlanError(file, r.errors.map(clean), r.warnings.map(clean));
@@ -59,7 +79,10 @@ export function parseCopyPlanText(text: string, file: string, opts: { env: Reado
 }
 
 /** Reads and validates a copy plan file; throws PlanError only. */
-export async function loadCopyPlan(file: string, opts: { env: Readonly<Record<string, string | undefined>>; cwd: string }): Promise<LoadedCopyPlan> {
+export async function loadCopyPlan(
+  file: string,
+  opts: { env: Readonly<Record<string, string | undefined>>; cwd: string },
+): Promise<LoadedCopyPlan> {
   const { abs, text } = await readPlanFile(file, opts.cwd);
   return parseCopyPlanText(text, file, { env: opts.env, baseDir: dirname(abs) });
 }

@@ -43,7 +43,14 @@ export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undef
     r.mark(path, r.posOf(node));
     return node;
   };
-  const section = (m: Map<string, Entry>, k: string, path: string, parent: string, known: string[], need: boolean): Map<string, Entry> | undefined => {
+  const section = (
+    m: Map<string, Entry>,
+    k: string,
+    path: string,
+    parent: string,
+    known: string[],
+    need: boolean,
+  ): Map<string, Entry> | undefined => {
     const node = need ? required(m, k, path, parent) : get(m, k);
     if (r.isNull(node)) return need ? undefined : new Map();
     r.mark(path, r.posOf(node));
@@ -64,7 +71,11 @@ export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undef
     const s = r.string(nameNode, 'name');
     if (!s) ok = false;
     else if (!NAME_RE.test(s.value) || s.value.length > 100) {
-      r.error('name', r.posOf(nameNode), 'must match [a-z0-9][a-z0-9_-]* (at most 100 characters): it names the checkpoint file');
+      r.error(
+        'name',
+        r.posOf(nameNode),
+        'must match [a-z0-9][a-z0-9_-]* (at most 100 characters): it names the checkpoint file',
+      );
       ok = false;
     } else name = s.value;
   }
@@ -76,9 +87,13 @@ export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undef
   if (!method) ok = false;
 
   const source = section(copy, 'source', 'copy.source', 'copy', SOURCE, true);
-  const sourcePath = source ? readPath(r, required(source, 'path', 'copy.source.path', 'copy.source'), 'copy.source.path') : undefined;
+  const sourcePath = source
+    ? readPath(r, required(source, 'path', 'copy.source.path', 'copy.source'), 'copy.source.path')
+    : undefined;
   const target = section(copy, 'target', 'copy.target', 'copy', TARGET, true);
-  const targetPath = target ? readPath(r, required(target, 'path', 'copy.target.path', 'copy.target'), 'copy.target.path') : undefined;
+  const targetPath = target
+    ? readPath(r, required(target, 'path', 'copy.target.path', 'copy.target'), 'copy.target.path')
+    : undefined;
   const invalid = new Set<string>();
   let host: string | null = null;
   const hostNode = get(target, 'host');
@@ -87,7 +102,11 @@ export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undef
     const s = r.string(hostNode, 'copy.target.host');
     if (!s) ok = false;
     else if (!HOST_RE.test(s.value)) {
-      r.error('copy.target.host', r.posOf(hostNode), 'expected [user@]host for ssh (letters, digits, ".", "_", "-"; neither part begins with "-"); ssh options belong in your ssh configuration');
+      r.error(
+        'copy.target.host',
+        r.posOf(hostNode),
+        'expected [user@]host for ssh (letters, digits, ".", "_", "-"; neither part begins with "-"); ssh options belong in your ssh configuration',
+      );
       ok = false;
     } else host = s.value;
   }
@@ -98,7 +117,11 @@ export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undef
   if (!sourcePath || !targetPath || backupPath === undefined || invalid.size > 0) ok = false;
   if (!ok || !method || !sourcePath || !targetPath || backupPath === undefined) return undefined;
 
-  const plan: CopyPlan = { version: 1, name, copy: { method, source: { path: sourcePath }, target: { path: targetPath, host, clustered }, backupPath } };
+  const plan: CopyPlan = {
+    version: 1,
+    name,
+    copy: { method, source: { path: sourcePath }, target: { path: targetPath, host, clustered }, backupPath },
+  };
   for (const f of copyPlanRules(plan)) r.error(f.path, r.at(f.path), f.message, f.rule);
   return plan;
 }
@@ -134,7 +157,11 @@ function readPath(r: Reader, node: Node | null, path: string): string | undefine
   }
   const bad = refusedChar(s.value);
   if (bad !== undefined) {
-    r.error(path, r.posOf(node), `${bad} is refused in a path: use letters, digits, spaces and / . _ - + , @ % : = only (no shell metacharacters or control characters)`);
+    r.error(
+      path,
+      r.posOf(node),
+      `${bad} is refused in a path: use letters, digits, spaces and / . _ - + , @ % : = only (no shell metacharacters or control characters)`,
+    );
     return undefined;
   }
   const norm = posix.normalize(s.value).replace(/\/+$/, '');
@@ -168,12 +195,28 @@ export function copyPlanRules(plan: CopyPlan): CopyRuleFinding[] {
     });
   }
   if (target.host === null && (isSameOrInside(target.path, source.path) || isSameOrInside(source.path, target.path))) {
-    out.push({ rule: 'source-target-overlap', path: 'copy.target.path', message: `source ${source.path} and target ${target.path} overlap; they must be separate directories` });
+    out.push({
+      rule: 'source-target-overlap',
+      path: 'copy.target.path',
+      message: `source ${source.path} and target ${target.path} overlap; they must be separate directories`,
+    });
   }
   if (backupPath !== null) {
-    if (method !== 'backup') out.push({ rule: 'backup-path-backup-only', path: 'copy.backup.path', message: `copy.backup is used by method backup only, not ${method}` });
-    const clash = [source.path, ...(target.host === null ? [target.path] : [])].find((p) => isSameOrInside(backupPath, p) || isSameOrInside(p, backupPath));
-    if (clash) out.push({ rule: 'backup-path-overlap', path: 'copy.backup.path', message: `backup directory ${backupPath} overlaps ${clash}` });
+    if (method !== 'backup')
+      out.push({
+        rule: 'backup-path-backup-only',
+        path: 'copy.backup.path',
+        message: `copy.backup is used by method backup only, not ${method}`,
+      });
+    const clash = [source.path, ...(target.host === null ? [target.path] : [])].find(
+      (p) => isSameOrInside(backupPath, p) || isSameOrInside(p, backupPath),
+    );
+    if (clash)
+      out.push({
+        rule: 'backup-path-overlap',
+        path: 'copy.backup.path',
+        message: `backup directory ${backupPath} overlaps ${clash}`,
+      });
   }
   return out;
 }

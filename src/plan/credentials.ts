@@ -24,7 +24,13 @@ const HOW = 'secrets come from the environment or a file: write ${VAR} or use';
  * Reads one credential field written either as `field` (${VAR}, or a literal when not secret) or
  * `field_file` (a path relative to the plan's directory). Undefined when neither is set or it failed.
  */
-function readValue(r: Reader, entries: Map<string, Entry>, field: string, path: string, secret: boolean): { value?: string; given: boolean } {
+function readValue(
+  r: Reader,
+  entries: Map<string, Entry>,
+  field: string,
+  path: string,
+  secret: boolean,
+): { value?: string; given: boolean } {
   const direct = entries.get(field);
   const file = entries.get(`${field}_file`);
   const hasDirect = direct !== undefined && !r.isNull(direct.value);
@@ -93,7 +99,12 @@ function readFromFile(r: Reader, node: Node, path: string, secret: boolean): str
 }
 
 /** A secret written as `field` (${VAR} only) or `field_file`, or neither (`given` false). */
-export function readOptionalSecret(r: Reader, entries: Map<string, Entry>, field: string, path: string): { value?: string; given: boolean } {
+export function readOptionalSecret(
+  r: Reader,
+  entries: Map<string, Entry>,
+  field: string,
+  path: string,
+): { value?: string; given: boolean } {
   return readValue(r, entries, field, path, true);
 }
 
@@ -109,7 +120,11 @@ export function readCredentials(r: Reader, instance: Map<string, Entry>, instanc
   }
   if (set.length > 1) {
     const second = instance.get(set[1]!)!;
-    r.error(`instance.${set[1]}`, r.posOf(second.key), `set exactly one of token, token_file, oauth (found ${set.join(' and ')})`);
+    r.error(
+      `instance.${set[1]}`,
+      r.posOf(second.key),
+      `set exactly one of token, token_file, oauth (found ${set.join(' and ')})`,
+    );
     return undefined;
   }
   if (set[0] !== 'oauth') {

@@ -6,7 +6,11 @@ describe('expandVars', () => {
   const env = { A: 'alpha', B: '', URL: 'https://x' };
 
   it('replaces references and keeps other text', () => {
-    expect(expandVars('${URL}/api and ${A}', env)).toMatchObject({ value: 'https://x/api and alpha', onlyRefs: false, missing: [] });
+    expect(expandVars('${URL}/api and ${A}', env)).toMatchObject({
+      value: 'https://x/api and alpha',
+      onlyRefs: false,
+      missing: [],
+    });
   });
 
   it('knows a value written only as references', () => {
@@ -31,6 +35,11 @@ describe('expandVars', () => {
   });
 
   it('text without $ is returned unchanged', () => {
-    fc.assert(fc.property(fc.string().filter((s) => !s.includes('$')), (s) => expandVars(s, {}).value === s));
+    fc.assert(
+      fc.property(
+        fc.string().filter((s) => !s.includes('$')),
+        (s) => expandVars(s, {}).value === s,
+      ),
+    );
   });
 });

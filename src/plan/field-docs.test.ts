@@ -29,7 +29,10 @@ function keyPaths(table: FieldTable, parent = ''): string[] {
 describe('docs/plan.md field table', () => {
   it('is what the field table generates (run `npm run schema` after changing src/plan/plan-fields.ts)', () => {
     const page = readFileSync(PLAN_DOC, 'utf8');
-    expect(page === withFieldsTable(page), "docs/plan.md's field table is stale: run `npm run schema` and commit it").toBe(true);
+    expect(
+      page === withFieldsTable(page),
+      "docs/plan.md's field table is stale: run `npm run schema` and commit it",
+    ).toBe(true);
   });
 
   it('has one row for every key a plan can hold, the throttle and schedule keys included', () => {
@@ -51,16 +54,24 @@ describe('docs/plan.md field table', () => {
     expect(table).toContain('| `instance.timeout` | duration | `30s` | `1s` to `10m` | Per-request timeout. |');
     expect(table).toContain('| `move.mode` | string | `throttled` | `throttled`, `bulk` |');
     expect(table).toContain('| `move.kinds` | list | `[projects, snippets, groups]` |');
-    expect(table).toContain('| `poll.stuck_running_after` | duration | `1h` | `1s` to `168h`; below `1m` is warned about |');
+    expect(table).toContain(
+      '| `poll.stuck_running_after` | duration | `1h` | `1s` to `168h`; below `1m` is warned about |',
+    );
     expect(table).toContain('| `throttle.latency_p90` | duration | `2s` |');
-    expect(table).toMatch(/\| `poll\.stuck_after` \| duration \| {2}\| .*Deprecated: write poll\.stuck_running_after\./);
+    expect(table).toMatch(
+      /\| `poll\.stuck_after` \| duration \| {2}\| .*Deprecated: write poll\.stuck_running_after\./,
+    );
   });
 
   it('needs a type for a field whose kind does not say it, and rows for exactly the keys its schema accepts', () => {
     const custom = { type: 'custom', description: 'x', prop: 'x', default: null, read: () => null } as const;
     expect(() => renderFieldsTable({ x: { ...custom, schema: {} } })).toThrow(/x: its type cannot be shown/);
     const keyed: FieldTable = {
-      x: { ...custom, schema: { properties: { a: {}, b: {} } }, doc: { type: 'mapping', keys: { a: { type: 'string', meaning: 'A.' } } } },
+      x: {
+        ...custom,
+        schema: { properties: { a: {}, b: {} } },
+        doc: { type: 'mapping', keys: { a: { type: 'string', meaning: 'A.' } } },
+      },
     };
     expect(() => renderFieldsTable(keyed)).toThrow(/doc\.keys \(a\) must list the keys its schema accepts \(a, b\)/);
   });

@@ -49,7 +49,12 @@ export function duration(r: Reader, node: Node | null, path: string, fallback: n
  * values are always text) what `fromText` makes of it. Undefined when the node is not a usable
  * scalar (the error is already recorded).
  */
-function scalarValue(r: Reader, node: Node | null, path: string, fromText: (text: string) => unknown): { value: unknown } | undefined {
+function scalarValue(
+  r: Reader,
+  node: Node | null,
+  path: string,
+  fromText: (text: string) => unknown,
+): { value: unknown } | undefined {
   const value: unknown = isScalar(node) ? node!.value : undefined;
   if (typeof value !== 'string') return { value };
   const s = r.string(node, path);
@@ -59,8 +64,14 @@ function scalarValue(r: Reader, node: Node | null, path: string, fromText: (text
 
 /** A typed scalar field: the fallback when absent; an error at its line:col when `accept` refuses it. */
 function typedField<T>(
-  r: Reader, node: Node | null, path: string, fallback: T, invalid: Set<string>,
-  fromText: (text: string) => unknown, accept: (v: unknown) => v is T, expected: string,
+  r: Reader,
+  node: Node | null,
+  path: string,
+  fallback: T,
+  invalid: Set<string>,
+  fromText: (text: string) => unknown,
+  accept: (v: unknown) => v is T,
+  expected: string,
 ): T {
   if (r.isNull(node)) return fallback;
   const at = r.posOf(node);

@@ -34,8 +34,10 @@ function pollHashInput(poll: Plan['poll']): Record<string, number> {
   const out: Record<string, number> = { ...rest, stuckAfterMs: stuckRunningAfterMs };
   // Issue 11, likewise: counts only away from the default a plan gets without writing it.
   if (minIntervalMs !== Math.min(DEFAULT_MIN_INTERVAL_MS, poll.intervalMs)) out['minIntervalMs'] = minIntervalMs;
-  if (stuckScheduledAfterMs !== PLAN_DEFAULTS.poll.stuckScheduledAfterMs) out['stuckScheduledAfterMs'] = stuckScheduledAfterMs;
-  if (stuckRunningPerGbMs !== PLAN_DEFAULTS.poll.stuckRunningPerGbMs && stuckRunningPerGbMs !== 0) out['stuckRunningPerGbMs'] = stuckRunningPerGbMs;
+  if (stuckScheduledAfterMs !== PLAN_DEFAULTS.poll.stuckScheduledAfterMs)
+    out['stuckScheduledAfterMs'] = stuckScheduledAfterMs;
+  if (stuckRunningPerGbMs !== PLAN_DEFAULTS.poll.stuckRunningPerGbMs && stuckRunningPerGbMs !== 0)
+    out['stuckRunningPerGbMs'] = stuckRunningPerGbMs;
   return out;
 }
 
@@ -53,5 +55,7 @@ export function canonicalJson(value: unknown): string {
 
 /** sha256 (hex) of the canonical JSON of the plan without credentials. */
 export function hashPlan(plan: Plan): string {
-  return createHash('sha256').update(canonicalJson(planHashInput(plan))).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson(planHashInput(plan)))
+    .digest('hex');
 }

@@ -25,17 +25,26 @@ function examplePlans(): Array<{ name: string; text: string }> {
  * list item is indented; its indent is taken off.
  */
 function documentedPlans(): Array<{ name: string; text: string }> {
-  const pages = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const pages = [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
   return pages.flatMap((page) =>
     [...readFileSync(join(ROOT, page), 'utf8').matchAll(/^( *)```yaml\n([\s\S]*?)^\1```/gm)]
       .map((m, i) => ({ name: `${page} yaml block ${i + 1}`, text: m[2]!.replace(new RegExp(`^${m[1]}`, 'gm'), '') }))
-      .filter((p) => /^version:/m.test(p.text) && !/^copy:/m.test(p.text)));
+      .filter((p) => /^version:/m.test(p.text) && !/^copy:/m.test(p.text)),
+  );
 }
 
 describe('schema/plan.schema.json', () => {
   it('is what the field table generates (run `npm run schema` after changing src/plan/plan-fields.ts)', () => {
     const checkedIn = readFileSync(PLAN_SCHEMA_FILE, 'utf8');
-    expect(checkedIn === renderPlanJsonSchema(), 'schema/plan.schema.json is stale: run `npm run schema` and commit it').toBe(true);
+    expect(
+      checkedIn === renderPlanJsonSchema(),
+      'schema/plan.schema.json is stale: run `npm run schema` and commit it',
+    ).toBe(true);
   });
 
   it('compiles as draft-07 in ajv strict mode', () => {
@@ -52,12 +61,16 @@ describe('schema/plan.schema.json', () => {
       expect(ok, `${name}: ${JSON.stringify(validate.errors)}`).toBe(true);
       expect(MODELINE.exec(text)?.[1], `${name} has no modeline`).toMatch(/schema\/plan\.schema\.json$/);
     }
-    for (const { name, text } of examplePlans()) expect(MODELINE.exec(text)?.[1], name).toBe('../schema/plan.schema.json');
+    for (const { name, text } of examplePlans())
+      expect(MODELINE.exec(text)?.[1], name).toBe('../schema/plan.schema.json');
   });
 
   it('refuses what the loader refuses for the same reason: a few by hand', () => {
     const validate = compilePlanSchema();
-    const base = parse(readFileSync(join(ROOT, 'plans/example.yaml'), 'utf8')) as Record<string, Record<string, unknown>>;
+    const base = parse(readFileSync(join(ROOT, 'plans/example.yaml'), 'utf8')) as Record<
+      string,
+      Record<string, unknown>
+    >;
     const bad: Array<[string, (p: Record<string, Record<string, unknown>>) => void]> = [
       ['unknown field', (p) => void (p.move!.concurency = 5)],
       ['literal token', (p) => void (p.instance!.token = 'hunter2')],

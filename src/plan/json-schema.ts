@@ -20,7 +20,10 @@ export const ONLY_VAR_REFS = `^(?:\\$\\{${VAR_NAME}\\})+$`;
 export const DURATION_PATTERN = '^\\s*(?=\\d)(?:\\d+h)?(?:\\d+m)?(?:\\d+s)?(?:\\d+ms)?\\s*$';
 
 /** A string with a ${VAR}: what it says is known only when the plan is loaded. */
-export const VAR_STRING: JsonSchema = { type: 'string', allOf: [{ pattern: HAS_VAR_REF }, { pattern: NO_MALFORMED_REF }] };
+export const VAR_STRING: JsonSchema = {
+  type: 'string',
+  allOf: [{ pattern: HAS_VAR_REF }, { pattern: NO_MALFORMED_REF }],
+};
 
 /** A string field: `literal` as written, or anything with a ${VAR}; never a malformed `${`. */
 export function textSchema(literal: JsonSchema = {}): JsonSchema {
@@ -44,11 +47,16 @@ function show(value: unknown): string {
 /** The field's own schema, without the null an optional field also accepts. */
 function valueSchema(f: Exclude<Field, SectionField | { type: 'group' }>): JsonSchema {
   switch (f.type) {
-    case 'duration': return textSchema({ pattern: DURATION_PATTERN });
-    case 'integer': return { anyOf: [{ type: 'integer', minimum: f.min, maximum: f.max }, VAR_STRING] };
-    case 'boolean': return { anyOf: [{ type: 'boolean' }, VAR_STRING] };
-    case 'enum': return textSchema({ enum: [...f.values] });
-    case 'custom': return f.schema;
+    case 'duration':
+      return textSchema({ pattern: DURATION_PATTERN });
+    case 'integer':
+      return { anyOf: [{ type: 'integer', minimum: f.min, maximum: f.max }, VAR_STRING] };
+    case 'boolean':
+      return { anyOf: [{ type: 'boolean' }, VAR_STRING] };
+    case 'enum':
+      return textSchema({ enum: [...f.values] });
+    case 'custom':
+      return f.schema;
   }
 }
 
@@ -58,28 +66,35 @@ function describe(f: Field): string {
   if (f.type === 'duration') parts.push(`Allowed: ${formatPlanDuration(f.min)} to ${formatPlanDuration(f.max)}.`);
   if (f.type === 'integer') parts.push(`Allowed: ${f.min} to ${f.max}.`);
   if (f.required) parts.push('Required.');
-  else if (f.type !== 'section' && f.type !== 'group' && f.prop) parts.push(`Default: ${f.type === 'duration' ? formatPlanDuration(f.default) : show(f.default)}.`);
+  else if (f.type !== 'section' && f.type !== 'group' && f.prop)
+    parts.push(`Default: ${f.type === 'duration' ? formatPlanDuration(f.default) : show(f.default)}.`);
   if (f.deprecated) parts.push(`Deprecated: ${f.deprecated}`);
   return parts.join(' ');
 }
 
 function fieldSchema(f: Field): JsonSchema {
-  if (f.type === 'section') return sectionSchema(f.fields, { description: describe(f), nullable: !f.required, extra: f.schema });
+  if (f.type === 'section')
+    return sectionSchema(f.fields, { description: describe(f), nullable: !f.required, extra: f.schema });
   if (f.type === 'group') throw new Error('a group is not a single key');
   const value = valueSchema(f);
   const out: JsonSchema = { description: describe(f), ...(f.required ? value : nullable(value)) };
-  if (f.type !== 'custom' && !f.required) out.default = f.type === 'duration' ? formatPlanDuration(f.default) : f.default;
+  if (f.type !== 'custom' && !f.required)
+    out.default = f.type === 'duration' ? formatPlanDuration(f.default) : f.default;
   if (f.deprecated) out.deprecationMessage = `Deprecated: ${f.deprecated}`;
   return out;
 }
 
-function sectionSchema(table: FieldTable, opts: { description?: string; nullable: boolean; extra?: JsonSchema | undefined }): JsonSchema {
+function sectionSchema(
+  table: FieldTable,
+  opts: { description?: string; nullable: boolean; extra?: JsonSchema | undefined },
+): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   const allOf: JsonSchema[] = [];
   for (const [key, f] of Object.entries(table)) {
     if (f.type === 'group') {
-      for (const [member, m] of Object.entries(f.members)) properties[member] = { description: m.description, ...nullable(m.schema) };
+      for (const [member, m] of Object.entries(f.members))
+        properties[member] = { description: m.description, ...nullable(m.schema) };
       if (f.schema) allOf.push(f.schema);
       continue;
     }

@@ -37,14 +37,32 @@ function loadsOrPlanError(text: string): 'ok' | 'invalid' {
 const yamlish = fc.stringMatching(/^[ a-z0-9:\-[\]{},#&*!|>'"\n${}_.]{0,120}$/);
 
 const scalar = fc.oneof(
-  fc.constantFrom('nfs-1', 'cluster', 'throttled', 'bulk', '5s', '30', '${GITLAB_URL}', '${GITLAB_TOKEN}', '${MISSING}', '$${X}', 'projects', ''),
+  fc.constantFrom(
+    'nfs-1',
+    'cluster',
+    'throttled',
+    'bulk',
+    '5s',
+    '30',
+    '${GITLAB_URL}',
+    '${GITLAB_TOKEN}',
+    '${MISSING}',
+    '$${X}',
+    'projects',
+    '',
+  ),
   fc.integer({ min: -5, max: 2000 }),
   fc.boolean(),
   fc.constant(null),
   fc.string({ maxLength: 12 }),
 );
 const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
-  v: fc.oneof({ depthSize: 'small' }, scalar, fc.array(tie('v'), { maxLength: 4 }), fc.dictionary(fc.constantFrom('url', 'token', 'from', 'to', 'interval', 'x', 'resync'), tie('v'), { maxKeys: 4 })),
+  v: fc.oneof(
+    { depthSize: 'small' },
+    scalar,
+    fc.array(tie('v'), { maxLength: 4 }),
+    fc.dictionary(fc.constantFrom('url', 'token', 'from', 'to', 'interval', 'x', 'resync'), tie('v'), { maxKeys: 4 }),
+  ),
 })).v;
 
 const base = {
@@ -54,18 +72,39 @@ const base = {
   move: { from: ['nfs-1', 'nfs-2'], to: 'cluster' },
 };
 const paths: Array<[string, string]> = [
-  ['', 'version'], ['', 'name'], ['', 'verify'], ['', 'weights'], ['', 'poll'], ['', 'extra'],
-  ['instance', 'url'], ['instance', 'token'], ['instance', 'token_file'], ['instance', 'oauth'], ['instance', 'sudo'], ['instance', 'timeout'],
-  ['move', 'from'], ['move', 'to'], ['move', 'kinds'], ['move', 'mode'], ['move', 'concurrency'], ['move', 'concurency'],
+  ['', 'version'],
+  ['', 'name'],
+  ['', 'verify'],
+  ['', 'weights'],
+  ['', 'poll'],
+  ['', 'extra'],
+  ['instance', 'url'],
+  ['instance', 'token'],
+  ['instance', 'token_file'],
+  ['instance', 'oauth'],
+  ['instance', 'sudo'],
+  ['instance', 'timeout'],
+  ['move', 'from'],
+  ['move', 'to'],
+  ['move', 'kinds'],
+  ['move', 'mode'],
+  ['move', 'concurrency'],
+  ['move', 'concurency'],
 ];
 
 describe('property: every input either loads or is a PlanError with positions', () => {
   it('arbitrary text', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 200 }), (t) => void loadsOrPlanError(t)), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.string({ maxLength: 200 }), (t) => void loadsOrPlanError(t)),
+      { numRuns: 300 },
+    );
   });
 
   it('arbitrary YAML-looking text', () => {
-    fc.assert(fc.property(yamlish, (t) => void loadsOrPlanError(t)), { numRuns: 300 });
+    fc.assert(
+      fc.property(yamlish, (t) => void loadsOrPlanError(t)),
+      { numRuns: 300 },
+    );
   });
 
   it('arbitrary plan-shaped objects', () => {
@@ -74,7 +113,8 @@ describe('property: every input either loads or is a PlanError with positions', 
         const plan = structuredClone(base) as Record<string, Record<string, unknown> | unknown>;
         for (const [[section, key], v] of edits) {
           if (section === '') plan[key] = v;
-          else if (plan[section] && typeof plan[section] === 'object' && !Array.isArray(plan[section])) (plan[section] as Record<string, unknown>)[key] = v;
+          else if (plan[section] && typeof plan[section] === 'object' && !Array.isArray(plan[section]))
+            (plan[section] as Record<string, unknown>)[key] = v;
         }
         loadsOrPlanError(stringify(plan));
       }),
@@ -83,7 +123,10 @@ describe('property: every input either loads or is a PlanError with positions', 
   });
 
   it('arbitrary objects at the top level', () => {
-    fc.assert(fc.property(fc.object({ maxDepth: 3 }), (o) => void loadsOrPlanError(stringify(o))), { numRuns: 200 });
+    fc.assert(
+      fc.property(fc.object({ maxDepth: 3 }), (o) => void loadsOrPlanError(stringify(o))),
+      { numRuns: 200 },
+    );
   });
 });
 
@@ -92,24 +135,65 @@ const full = {
   version: 1,
   name: 'retire-nfs',
   instance: { url: '${GITLAB_URL}', token: '${GITLAB_TOKEN}', sudo: null, timeout: '30s' },
-  move: { from: ['nfs-1', 'nfs-2'], to: 'cluster', kinds: ['projects', 'snippets', 'groups'], mode: 'throttled', concurrency: 10 },
+  move: {
+    from: ['nfs-1', 'nfs-2'],
+    to: 'cluster',
+    kinds: ['projects', 'snippets', 'groups'],
+    mode: 'throttled',
+    concurrency: 10,
+  },
   weights: { cluster: 100, 'nfs-1': 0, 'nfs-2': 0 },
   poll: { interval: '5s', stuck_after: '1h' },
   retry: { max_attempts: 3, backoff: '30s' },
   verify: true,
   geo: { resync: false },
 };
-const DURATION_FIELDS: Array<[string, string]> = [['instance', 'timeout'], ['poll', 'interval'], ['poll', 'stuck_after'], ['retry', 'backoff']];
+const DURATION_FIELDS: Array<[string, string]> = [
+  ['instance', 'timeout'],
+  ['poll', 'interval'],
+  ['poll', 'stuck_after'],
+  ['retry', 'backoff'],
+];
 const FIELDS: string[][] = [
-  ...Object.entries(full).flatMap(([k, v]) => [[k], ...(typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.keys(v).map((c) => [k, c]) : [])]),
-  ['move', 'from', '0'], ['move', 'kinds', '1'], ['instance', 'oauth'], ['instance', 'token_file'],
+  ...Object.entries(full).flatMap(([k, v]) => [
+    [k],
+    ...(typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.keys(v).map((c) => [k, c]) : []),
+  ]),
+  ['move', 'from', '0'],
+  ['move', 'kinds', '1'],
+  ['instance', 'oauth'],
+  ['instance', 'token_file'],
 ];
 
 /** Durations as people might write them: valid, almost valid, and nonsense. */
 const duration = fc.oneof(
   fc.tuple(fc.integer({ min: 0, max: 10_000 }), fc.constantFrom('ms', 's', 'm', 'h')).map(([n, u]) => `${n}${u}`),
-  fc.constantFrom('1h30m', '30m1h', '1s1s', '5 s', ' 5s ', '5S', '5sec', '1.5s', '-5s', '+5s', '0', '0s', '30', '1e3ms', 'PT5S', '5m30', 'ms',
-    '99999999999999999999h', '9007199254740991ms', '9007199254740992ms', '2562047788015h', '１s', '5\u0000s', ''),
+  fc.constantFrom(
+    '1h30m',
+    '30m1h',
+    '1s1s',
+    '5 s',
+    ' 5s ',
+    '5S',
+    '5sec',
+    '1.5s',
+    '-5s',
+    '+5s',
+    '0',
+    '0s',
+    '30',
+    '1e3ms',
+    'PT5S',
+    '5m30',
+    'ms',
+    '99999999999999999999h',
+    '9007199254740991ms',
+    '9007199254740992ms',
+    '2562047788015h',
+    '１s',
+    '5\u0000s',
+    '',
+  ),
   fc.stringMatching(/^[0-9hms .+-]{0,10}$/),
   fc.integer({ min: -10, max: 100_000 }),
   fc.double({ noNaN: false }),
@@ -124,9 +208,19 @@ type Edit =
 
 const edit: fc.Arbitrary<Edit> = fc.oneof(
   fc.record({ op: fc.constant('set' as const), path: fc.constantFrom(...FIELDS), value }),
-  fc.record({ op: fc.constant('set' as const), path: fc.tuple(fc.constantFrom('', ...Object.keys(full)), fc.string({ maxLength: 8 })).map(([a, b]) => (a ? [a, b] : [b])), value }),
+  fc.record({
+    op: fc.constant('set' as const),
+    path: fc
+      .tuple(fc.constantFrom('', ...Object.keys(full)), fc.string({ maxLength: 8 }))
+      .map(([a, b]) => (a ? [a, b] : [b])),
+    value,
+  }),
   fc.record({ op: fc.constant('delete' as const), path: fc.constantFrom(...FIELDS) }),
-  fc.record({ op: fc.constant('rename' as const), path: fc.constantFrom(...FIELDS), to: fc.constantFrom('Version', 'naem', 'from ', 'concurency', 'interval_ms', '', '<<', '~', '1') }),
+  fc.record({
+    op: fc.constant('rename' as const),
+    path: fc.constantFrom(...FIELDS),
+    to: fc.constantFrom('Version', 'naem', 'from ', 'concurency', 'interval_ms', '', '<<', '~', '1'),
+  }),
   fc.record({ op: fc.constant('duration' as const), field: fc.constantFrom(...DURATION_FIELDS), value: duration }),
 );
 
@@ -134,7 +228,8 @@ const edit: fc.Arbitrary<Edit> = fc.oneof(
 function applyEdit(plan: Record<string, unknown>, e: Edit): void {
   const path = e.op === 'duration' ? e.field : e.path;
   let parent: unknown = plan;
-  for (const k of path.slice(0, -1)) parent = typeof parent === 'object' && parent !== null ? (parent as Record<string, unknown>)[k] : undefined;
+  for (const k of path.slice(0, -1))
+    parent = typeof parent === 'object' && parent !== null ? (parent as Record<string, unknown>)[k] : undefined;
   if (typeof parent !== 'object' || parent === null) return;
   const obj = parent as Record<string, unknown>;
   const key = path[path.length - 1] as string;
@@ -154,16 +249,21 @@ describe('property: mutated valid plans', () => {
 
   it('wrong types, extra, missing and renamed keys, odd durations: a plan or a PlanError with positions', () => {
     fc.assert(
-      fc.property(fc.array(edit, { minLength: 1, maxLength: 5 }), fc.constantFrom<'block' | 'flow'>('block', 'flow'), (edits, style) => {
-        const plan = structuredClone(full) as Record<string, unknown>;
-        for (const e of edits) applyEdit(plan, e);
-        const text = style === 'flow' ? stringify(plan, { collectionStyle: 'flow' }) : stringify(plan);
-        if (loadsOrPlanError(text) === 'ok') {
-          // Whatever loaded is usable: durations are whole, non-negative milliseconds.
-          const { plan: p } = parsePlanText(text, 'p.yaml', opts);
-          for (const ms of [p.poll.intervalMs, p.instance.timeoutMs]) expect(Number.isSafeInteger(ms) && ms >= 0, String(ms)).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.array(edit, { minLength: 1, maxLength: 5 }),
+        fc.constantFrom<'block' | 'flow'>('block', 'flow'),
+        (edits, style) => {
+          const plan = structuredClone(full) as Record<string, unknown>;
+          for (const e of edits) applyEdit(plan, e);
+          const text = style === 'flow' ? stringify(plan, { collectionStyle: 'flow' }) : stringify(plan);
+          if (loadsOrPlanError(text) === 'ok') {
+            // Whatever loaded is usable: durations are whole, non-negative milliseconds.
+            const { plan: p } = parsePlanText(text, 'p.yaml', opts);
+            for (const ms of [p.poll.intervalMs, p.instance.timeoutMs])
+              expect(Number.isSafeInteger(ms) && ms >= 0, String(ms)).toBe(true);
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -173,20 +273,30 @@ describe('property: mutated valid plans', () => {
     const read = (p: ReturnType<typeof parsePlanText>['plan'], section: string): number =>
       section === 'instance' ? p.instance.timeoutMs : section === 'retry' ? p.retry.backoffMs : p.poll.intervalMs;
     fc.assert(
-      fc.property(fc.constantFrom(...DURATION_FIELDS.filter(([, k]) => k !== 'stuck_after')), duration, ([section, key], d) => {
-        const plan = structuredClone(full) as unknown as Record<string, Record<string, unknown>>;
-        (plan[section] as Record<string, unknown>)[key] = d;
-        const text = stringify(plan);
-        const outcome = loadsOrPlanError(text);
-        const m = typeof d === 'string' ? /^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$/.exec(d.trim()) : null;
-        const expectedMs = m && d !== null && (d as string).trim() !== ''
-          ? Number(m[1] ?? 0) * UNIT.h + Number(m[2] ?? 0) * UNIT.m + Number(m[3] ?? 0) * UNIT.s + Number(m[4] ?? 0) * UNIT.ms
-          : undefined;
-        if (outcome === 'ok') {
-          expect(d === null || expectedMs !== undefined, `loaded ${JSON.stringify(d)}`).toBe(true);
-          if (expectedMs !== undefined) expect(read(parsePlanText(text, 'p.yaml', opts).plan, section)).toBe(expectedMs);
-        }
-      }),
+      fc.property(
+        fc.constantFrom(...DURATION_FIELDS.filter(([, k]) => k !== 'stuck_after')),
+        duration,
+        ([section, key], d) => {
+          const plan = structuredClone(full) as unknown as Record<string, Record<string, unknown>>;
+          (plan[section] as Record<string, unknown>)[key] = d;
+          const text = stringify(plan);
+          const outcome = loadsOrPlanError(text);
+          const m =
+            typeof d === 'string' ? /^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+)s)?(?:(\d+)ms)?$/.exec(d.trim()) : null;
+          const expectedMs =
+            m && d !== null && (d as string).trim() !== ''
+              ? Number(m[1] ?? 0) * UNIT.h +
+                Number(m[2] ?? 0) * UNIT.m +
+                Number(m[3] ?? 0) * UNIT.s +
+                Number(m[4] ?? 0) * UNIT.ms
+              : undefined;
+          if (outcome === 'ok') {
+            expect(d === null || expectedMs !== undefined, `loaded ${JSON.stringify(d)}`).toBe(true);
+            if (expectedMs !== undefined)
+              expect(read(parsePlanText(text, 'p.yaml', opts).plan, section)).toBe(expectedMs);
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -194,32 +304,66 @@ describe('property: mutated valid plans', () => {
 
 /** YAML constructs that are not plain data: anchors, aliases, merge keys, tags, several documents, odd whitespace. */
 const yamlFragment = fc.constantFrom(
-  'a: &x [1, 2]\nb: *x', 'b: *nothing', '<<: { name: other }', 'move: { <<: *m }', '!!binary aGVsbG8=', 'name: !!int "5"', 'verify: !!str true',
-  'name: !custom thing', '--- \nversion: 1', '...', 'version: 1\nversion: 2', '? [a, b]\n: c', '? { a: 1 }\n: b', '\tname: tab', '%YAML 1.2\n---',
-  '%TAG ! tag:example.com,2000:\n---', 'name: |\n  multi\n  line', 'name: >-\n  folded', "name: 'unterminated", 'name: "\\u00zz"',
-  'x: &a [*a]', 'l: &l [&m [&n [*l]]]', 'n: .nan', 't: 2001-12-14t21:59:43.10-05:00', 's: !!set { a, b }', 'o: !!omap [ a: 1 ]',
-  '\ufeffversion: 1', 'version: 1\r\nname: crlf', 'k: [' + '['.repeat(200), 'k: ' + '- '.repeat(60) + 'x', 'poll: { interval: *d }\nd: &d 5s',
+  'a: &x [1, 2]\nb: *x',
+  'b: *nothing',
+  '<<: { name: other }',
+  'move: { <<: *m }',
+  '!!binary aGVsbG8=',
+  'name: !!int "5"',
+  'verify: !!str true',
+  'name: !custom thing',
+  '--- \nversion: 1',
+  '...',
+  'version: 1\nversion: 2',
+  '? [a, b]\n: c',
+  '? { a: 1 }\n: b',
+  '\tname: tab',
+  '%YAML 1.2\n---',
+  '%TAG ! tag:example.com,2000:\n---',
+  'name: |\n  multi\n  line',
+  'name: >-\n  folded',
+  "name: 'unterminated",
+  'name: "\\u00zz"',
+  'x: &a [*a]',
+  'l: &l [&m [&n [*l]]]',
+  'n: .nan',
+  't: 2001-12-14t21:59:43.10-05:00',
+  's: !!set { a, b }',
+  'o: !!omap [ a: 1 ]',
+  '\ufeffversion: 1',
+  'version: 1\r\nname: crlf',
+  'k: [' + '['.repeat(200),
+  'k: ' + '- '.repeat(60) + 'x',
+  'poll: { interval: *d }\nd: &d 5s',
 );
 const lines = (text: string) => text.split('\n');
 
 describe('property: YAML that is not plain data', () => {
   it('fragments inserted anywhere in a valid plan give a plan or a PlanError with positions', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.nat(), yamlFragment, fc.constantFrom('', '  ', '    ')), { minLength: 1, maxLength: 3 }), (inserts) => {
-        const ls = lines(stringify(full));
-        for (const [at, fragment, indent] of inserts) ls.splice(at % (ls.length + 1), 0, ...lines(fragment).map((l) => indent + l));
-        loadsOrPlanError(ls.join('\n'));
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.nat(), yamlFragment, fc.constantFrom('', '  ', '    ')), { minLength: 1, maxLength: 3 }),
+        (inserts) => {
+          const ls = lines(stringify(full));
+          for (const [at, fragment, indent] of inserts)
+            ls.splice(at % (ls.length + 1), 0, ...lines(fragment).map((l) => indent + l));
+          loadsOrPlanError(ls.join('\n'));
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it('an alias bomb is refused quickly as a PlanError', () => {
-    const bomb = ['version: 1', 'a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 9 }, (_, i) => {
-      const prev = String.fromCharCode(97 + i);
-      const cur = String.fromCharCode(98 + i);
-      return `${cur}: &${cur} [*${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}]`;
-    })].join('\n');
+    const bomb = [
+      'version: 1',
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      ...Array.from({ length: 9 }, (_, i) => {
+        const prev = String.fromCharCode(97 + i);
+        const cur = String.fromCharCode(98 + i);
+        return `${cur}: &${cur} [*${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}, *${prev}]`;
+      }),
+    ].join('\n');
     const started = Date.now();
     expect(loadsOrPlanError(bomb)).toBe('invalid');
     expect(Date.now() - started).toBeLessThan(2000);
@@ -282,7 +426,13 @@ describe('property: valid plans', () => {
           const loaded = parsePlanText(stringify(plan), 'p.yaml', opts);
           expect(loaded.plan.move).toEqual({ from, to: [to], kinds, mode: 'throttled', concurrency, queueAhead: 0 });
           expect(loaded.plan.poll.intervalMs).toBe(intervalMs);
-          const reordered = { poll: plan.poll, move: { concurrency, kinds, to, from }, instance: plan.instance, name: plan.name, version: 1 };
+          const reordered = {
+            poll: plan.poll,
+            move: { concurrency, kinds, to, from },
+            instance: plan.instance,
+            name: plan.name,
+            version: 1,
+          };
           expect(parsePlanText(stringify(reordered), 'q.yaml', opts).hash).toBe(loaded.hash);
         },
       ),

@@ -42,10 +42,28 @@ describe('parsePlanText: defaults and normalisation', () => {
     expect(plan).toEqual({
       version: 1,
       name: 'retire-nfs',
-      instance: { url: 'https://gitlab.example.com', credentials: { type: 'token', token: ENV.GITLAB_TOKEN }, sudo: null, timeoutMs: 30_000 },
-      move: { from: ['nfs-1', 'nfs-2'], to: ['cluster'], kinds: ['projects', 'snippets', 'groups'], mode: 'throttled', concurrency: 10, queueAhead: 0 },
+      instance: {
+        url: 'https://gitlab.example.com',
+        credentials: { type: 'token', token: ENV.GITLAB_TOKEN },
+        sudo: null,
+        timeoutMs: 30_000,
+      },
+      move: {
+        from: ['nfs-1', 'nfs-2'],
+        to: ['cluster'],
+        kinds: ['projects', 'snippets', 'groups'],
+        mode: 'throttled',
+        concurrency: 10,
+        queueAhead: 0,
+      },
       weights: { cluster: 100, 'nfs-1': 0, 'nfs-2': 0 },
-      poll: { intervalMs: 5_000, minIntervalMs: 250, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 3_600_000, stuckRunningPerGbMs: 1_800_000 },
+      poll: {
+        intervalMs: 5_000,
+        minIntervalMs: 250,
+        stuckScheduledAfterMs: 86_400_000,
+        stuckRunningAfterMs: 3_600_000,
+        stuckRunningPerGbMs: 1_800_000,
+      },
       retry: { maxAttempts: 3, backoffMs: 30_000 },
       verify: true,
       geo: { resync: false },
@@ -67,7 +85,13 @@ geo: { resync: true }
     expect(plan.move).toMatchObject({ kinds: ['snippets'], mode: 'bulk', concurrency: 50 });
     expect(plan.weights).toEqual({ cluster: 50, other: 10, 'nfs-1': 0, 'nfs-2': 0 });
     expect(planWeights).toEqual({ cluster: 50, other: 10 });
-    expect(plan.poll).toEqual({ intervalMs: 500, minIntervalMs: 250, stuckScheduledAfterMs: 43_200_000, stuckRunningAfterMs: 7_200_000, stuckRunningPerGbMs: 600_000 });
+    expect(plan.poll).toEqual({
+      intervalMs: 500,
+      minIntervalMs: 250,
+      stuckScheduledAfterMs: 43_200_000,
+      stuckRunningAfterMs: 7_200_000,
+      stuckRunningPerGbMs: 600_000,
+    });
     expect(plan.retry).toEqual({ maxAttempts: 5, backoffMs: 90_000 });
     expect(plan.verify).toBe(false);
     expect(plan.geo.resync).toBe(true);
@@ -75,7 +99,9 @@ geo: { resync: true }
   });
 
   it('normalises the URL and warns about an /api/v4 suffix', () => {
-    const { plan, warnings } = parse(MINIMAL, { env: { ...ENV, GITLAB_URL: 'https://gitlab.example.com/gitlab/api/v4/' } });
+    const { plan, warnings } = parse(MINIMAL, {
+      env: { ...ENV, GITLAB_URL: 'https://gitlab.example.com/gitlab/api/v4/' },
+    });
     expect(plan.instance.url).toBe('https://gitlab.example.com/gitlab');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ path: 'instance.url', line: 4, col: 8, severity: 'warning' });
@@ -100,9 +126,13 @@ geo: { resync: true }
   it('hash of a plan written before the stuck limit was split is unchanged, so its checkpoint resumes without --accept-plan-change', () => {
     // Computed by the release before issue 13 (poll: { intervalMs, stuckAfterMs }).
     expect(parse(MINIMAL).hash).toBe('379ad22bf77842cc210f613194c5f163502c55509d9f0aeb4b1e72ec12835806');
-    expect(parse(`${MINIMAL}poll: { interval: 10s, stuck_after: 2h }\n`).hash).toBe('54bd7532f1ff86301a8fee008f87b943e303fdbe07b548811a97ca221199b4f3');
+    expect(parse(`${MINIMAL}poll: { interval: 10s, stuck_after: 2h }\n`).hash).toBe(
+      '54bd7532f1ff86301a8fee008f87b943e303fdbe07b548811a97ca221199b4f3',
+    );
     // The same limits under the new names; and a new limit away from its default is a change.
-    expect(parse(`${MINIMAL}poll: { interval: 10s, stuck_running_after: 2h, stuck_running_per_gb: 0s }\n`).hash).toBe('54bd7532f1ff86301a8fee008f87b943e303fdbe07b548811a97ca221199b4f3');
+    expect(parse(`${MINIMAL}poll: { interval: 10s, stuck_running_after: 2h, stuck_running_per_gb: 0s }\n`).hash).toBe(
+      '54bd7532f1ff86301a8fee008f87b943e303fdbe07b548811a97ca221199b4f3',
+    );
     expect(parse(`${MINIMAL}poll: { stuck_scheduled_after: 48h }\n`).hash).not.toBe(parse(MINIMAL).hash);
     expect(parse(`${MINIMAL}poll: { stuck_running_per_gb: 1h }\n`).hash).not.toBe(parse(MINIMAL).hash);
     // Issue 11: poll.min_interval at its default is no change; away from it, it is.
@@ -112,11 +142,22 @@ geo: { resync: true }
 
   it('reads retry.pause_after (the failure breaker): off when absent, every problem at its line:col', () => {
     expect(parse(MINIMAL).plan.retry.pauseAfter).toBeUndefined();
-    expect(parse(`${MINIMAL}retry: { pause_after: { failures: 5, within: 10m } }\n`).plan.retry.pauseAfter).toEqual({ failures: 5, withinMs: 600_000 });
-    expect(problems(`${MINIMAL}retry:\n  pause_after: { failures: 0, within: 10m }\n`)).toEqual([expect.stringMatching(/^\d+:\d+ retry\.pause_after\.failures expected a whole number from 1 to 100000/)]);
-    expect(problems(`${MINIMAL}retry:\n  pause_after: { failures: 5 }\n`)).toEqual([expect.stringMatching(/retry\.pause_after\.within is required/)]);
-    expect(problems(`${MINIMAL}retry:\n  pause_after: { failures: 5, within: 10 }\n`)).toEqual([expect.stringMatching(/retry\.pause_after\.within a bare number is ambiguous/)]);
-    expect(problems(`${MINIMAL}retry:\n  pause_after: { failures: 5, within: 10m, after: 2 }\n`).join('\n')).toMatch(/retry\.pause_after\.after/);
+    expect(parse(`${MINIMAL}retry: { pause_after: { failures: 5, within: 10m } }\n`).plan.retry.pauseAfter).toEqual({
+      failures: 5,
+      withinMs: 600_000,
+    });
+    expect(problems(`${MINIMAL}retry:\n  pause_after: { failures: 0, within: 10m }\n`)).toEqual([
+      expect.stringMatching(/^\d+:\d+ retry\.pause_after\.failures expected a whole number from 1 to 100000/),
+    ]);
+    expect(problems(`${MINIMAL}retry:\n  pause_after: { failures: 5 }\n`)).toEqual([
+      expect.stringMatching(/retry\.pause_after\.within is required/),
+    ]);
+    expect(problems(`${MINIMAL}retry:\n  pause_after: { failures: 5, within: 10 }\n`)).toEqual([
+      expect.stringMatching(/retry\.pause_after\.within a bare number is ambiguous/),
+    ]);
+    expect(problems(`${MINIMAL}retry:\n  pause_after: { failures: 5, within: 10m, after: 2 }\n`).join('\n')).toMatch(
+      /retry\.pause_after\.after/,
+    );
     // An old plan hashes as it did: the absent breaker adds nothing.
     expect(parse(`${MINIMAL}retry: { max_attempts: 3 }\n`).hash).toBe(parse(MINIMAL).hash);
   });
@@ -125,7 +166,9 @@ geo: { resync: true }
     expect(parse(MINIMAL).plan.poll.minIntervalMs).toBe(250);
     expect(parse(`${MINIMAL}poll: { min_interval: 2s }\n`).plan.poll.minIntervalMs).toBe(2000);
     expect(parse(`${MINIMAL}poll: { interval: 100ms }\n`).plan.poll.minIntervalMs).toBe(100);
-    expect(() => parse(`${MINIMAL}poll:\n  interval: 1s\n  min_interval: 2s\n`)).toThrow(/poll\.min_interval.*must not exceed poll\.interval \(1s\)/s);
+    expect(() => parse(`${MINIMAL}poll:\n  interval: 1s\n  min_interval: 2s\n`)).toThrow(
+      /poll\.min_interval.*must not exceed poll\.interval \(1s\)/s,
+    );
     // A min_interval the plan never wrote is not blamed for an interval out of range.
     expect(problems(`${MINIMAL}poll: { interval: 5ms }\n`).map((p) => p.split(' ')[1])).toEqual(['poll.interval']);
   });
@@ -134,10 +177,18 @@ geo: { resync: true }
 describe('parsePlanText: stuck limits', () => {
   it('reads stuck_after as the deprecated name of stuck_running_after, warns at its line:col, and adds no size term', () => {
     const { plan, warnings } = parse(`${MINIMAL}poll:\n  interval: 10s\n  stuck_after: 2h\n`);
-    expect(plan.poll).toEqual({ intervalMs: 10_000, minIntervalMs: 250, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 7_200_000, stuckRunningPerGbMs: 0 });
+    expect(plan.poll).toEqual({
+      intervalMs: 10_000,
+      minIntervalMs: 250,
+      stuckScheduledAfterMs: 86_400_000,
+      stuckRunningAfterMs: 7_200_000,
+      stuckRunningPerGbMs: 0,
+    });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ path: 'poll.stuck_after', line: 11, col: 3, severity: 'warning' });
-    expect(warnings[0]?.message).toMatch(/^deprecated: write poll\.stuck_running_after\..*poll\.stuck_scheduled_after \(default 24h\)/);
+    expect(warnings[0]?.message).toMatch(
+      /^deprecated: write poll\.stuck_running_after\..*poll\.stuck_scheduled_after \(default 24h\)/,
+    );
   });
 
   it('keeps a size term the plan sets beside the deprecated stuck_after', () => {
@@ -152,7 +203,11 @@ describe('parsePlanText: stuck limits', () => {
   });
 
   it('reports the new fields out of range or malformed at their line:col', () => {
-    expect(problems(`${MINIMAL}poll:\n  stuck_scheduled_after: 31d\n  stuck_running_after: 500ms\n  stuck_running_per_gb: 25h\n`)).toEqual([
+    expect(
+      problems(
+        `${MINIMAL}poll:\n  stuck_scheduled_after: 31d\n  stuck_running_after: 500ms\n  stuck_running_per_gb: 25h\n`,
+      ),
+    ).toEqual([
       expect.stringMatching(/^10:26 poll\.stuck_scheduled_after /),
       expect.stringMatching(/^11:24 poll\.stuck_running_after 500ms is out of range/),
       expect.stringMatching(/^12:25 poll\.stuck_running_per_gb 1d1h|^12:25 poll\.stuck_running_per_gb 25h/),
@@ -207,9 +262,15 @@ describe('parsePlanText: every problem at once, with positions', () => {
     lineCounter.addNewLine(0);
     lineCounter.addNewLine(11);
     const r = new Reader('plan.yaml', text, lineCounter, {}, '/plans', () => undefined);
-    reportYamlErrors(r, text, [{ code: 'UNEXPECTED_TOKEN', message: 'Unexpected flow-seq-end token', pos: [text.length - 2, text.length - 1] }]);
-    expect(r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual(['2:600007 YAML: Unexpected flow-seq-end token']);
-    expect(problems('version: 1\na: [[], [], ${X}] ]\n')).toEqual([expect.stringMatching(/quote references: "\$\{VAR\}"\)$/)]);
+    reportYamlErrors(r, text, [
+      { code: 'UNEXPECTED_TOKEN', message: 'Unexpected flow-seq-end token', pos: [text.length - 2, text.length - 1] },
+    ]);
+    expect(r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual([
+      '2:600007 YAML: Unexpected flow-seq-end token',
+    ]);
+    expect(problems('version: 1\na: [[], [], ${X}] ]\n')).toEqual([
+      expect.stringMatching(/quote references: "\$\{VAR\}"\)$/),
+    ]);
   });
 
   it('reports missing required fields', () => {
@@ -219,7 +280,9 @@ describe('parsePlanText: every problem at once, with positions', () => {
       '1:1 move missing required field move',
     ]);
     expect(problems(MINIMAL.replace('  to: cluster\n', ''))).toEqual(['7:3 move.to missing required field to']);
-    expect(problems(MINIMAL.replace('version: 1', 'version: 2'))).toEqual(['1:10 version unsupported plan version; this shardmove reads version: 1']);
+    expect(problems(MINIMAL.replace('version: 1', 'version: 2'))).toEqual([
+      '1:10 version unsupported plan version; this shardmove reads version: 1',
+    ]);
   });
 
   it('suggests the closest field for a typo, at any level', () => {
@@ -241,7 +304,9 @@ describe('parsePlanText: every problem at once, with positions', () => {
   });
 
   it('names a missing variable at its reference', () => {
-    expect(problems(MINIMAL.replace('url: ${GITLAB_URL}', 'url: https://${HOST}/x'))).toEqual(['4:16 instance.url environment variable HOST is not set']);
+    expect(problems(MINIMAL.replace('url: ${GITLAB_URL}', 'url: https://${HOST}/x'))).toEqual([
+      '4:16 instance.url environment variable HOST is not set',
+    ]);
   });
 
   it('refuses names that cannot name a file', () => {
@@ -249,7 +314,9 @@ describe('parsePlanText: every problem at once, with positions', () => {
   });
 
   it('refuses aliases', () => {
-    expect(problems(MINIMAL.replace('to: cluster', 'to: &c cluster') + 'weights: { x: 0 }\nname2: *c\n').join('\n')).toMatch(/unknown field "name2"/);
+    expect(
+      problems(MINIMAL.replace('to: cluster', 'to: &c cluster') + 'weights: { x: 0 }\nname2: *c\n').join('\n'),
+    ).toMatch(/unknown field "name2"/);
     expect(problems(MINIMAL.replace('from: [nfs-1, nfs-2]', 'from: &s [nfs-1]\n  kinds: *s'))).toEqual([
       '8:10 move.kinds aliases (*name) are not supported in plans; write the value out',
     ]);
@@ -258,7 +325,8 @@ describe('parsePlanText: every problem at once, with positions', () => {
   it('refuses a "billion laughs" without expanding it: plans never resolve aliases (issue 19)', () => {
     // The loader walks the YAML nodes and never calls toJS, so yaml's maxAliasCount does not come into it.
     const lol = ['lol: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
-    for (const [prev, name] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi']) lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
+    for (const [prev, name] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi'])
+      lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
     const text = `${MINIMAL}x:\n${lol.map((l) => `  ${l}\n`).join('')}weights: *i\n`;
     expect(problems(text)).toEqual([
       '9:1 x unknown field "x"; known fields: version, name, instance, move, weights, poll, retry, verify, geo, schedule, prometheus, throttle, capacity',
@@ -302,9 +370,16 @@ describe('parsePlanText: secrets', () => {
   });
 
   it('refuses token-looking text anywhere: other fields, keys, comments', () => {
-    const text = `${MINIMAL}# old token: ${LEAK}\nweights: { ${LEAK}: 0 }\n`.replace('name: retire-nfs', 'name: retire-nfs\n');
+    const text = `${MINIMAL}# old token: ${LEAK}\nweights: { ${LEAK}: 0 }\n`.replace(
+      'name: retire-nfs',
+      'name: retire-nfs\n',
+    );
     const found = problems(text.replace('instance:', `instance:\n  sudo: "${LEAK}"`));
-    expect(found.map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual(['5:10 instance.sudo', '11:14 ', '12:12 weights.***']);
+    expect(found.map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual([
+      '5:10 instance.sudo',
+      '11:14 ',
+      '12:12 weights.***',
+    ]);
     expect(found.join('\n')).not.toContain('Qw8Er7');
   });
 
@@ -321,17 +396,31 @@ describe('parsePlanText: secrets', () => {
   it('reads token_file relative to the plan, trimmed, and warns when others can read it', () => {
     const seen: string[] = [];
     const readFile = (p: string) => (seen.push(p), { text: `  ${LEAK}\n`, mode: 0o100644 });
-    const { plan, warnings } = parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: secrets/token'), { readFile });
+    const { plan, warnings } = parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: secrets/token'), {
+      readFile,
+    });
     expect(seen).toEqual(['/plans/secrets/token']);
-    expect(parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: secrets/token'), { readFile }).secretFiles).toEqual({ 'instance.token_file': '/plans/secrets/token' });
+    expect(
+      parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: secrets/token'), { readFile }).secretFiles,
+    ).toEqual({ 'instance.token_file': '/plans/secrets/token' });
     expect(plan.instance.credentials).toEqual({ type: 'token', token: LEAK });
     expect(warnings.map((w) => `${w.line}:${w.col} ${w.path}`)).toEqual(['5:15 instance.token_file']);
-    expect(parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: t'), { readFile: () => ({ text: LEAK, mode: 0o100600 }) }).warnings).toEqual([]);
+    expect(
+      parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: t'), {
+        readFile: () => ({ text: LEAK, mode: 0o100600 }),
+      }).warnings,
+    ).toEqual([]);
   });
 
   it('reports a missing or empty token file at the field', () => {
-    expect(problems(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: nope'))[0]).toMatch(/^5:15 instance.token_file file not found: \/plans\/nope/);
-    expect(problems(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: t'), { readFile: () => ({ text: ' \n', mode: 0o600 }) })[0]).toMatch(/^5:15 instance.token_file file is empty/);
+    expect(problems(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: nope'))[0]).toMatch(
+      /^5:15 instance.token_file file not found: \/plans\/nope/,
+    );
+    expect(
+      problems(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: t'), {
+        readFile: () => ({ text: ' \n', mode: 0o600 }),
+      })[0],
+    ).toMatch(/^5:15 instance.token_file file is empty/);
   });
 
   it('resolveSecrets: false checks the form of credentials without reading them, same hash', () => {
@@ -341,13 +430,22 @@ describe('parsePlanText: secrets', () => {
     const noRead = () => {
       throw new Error('must not read');
     };
-    expect(parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: t'), { readFile: noRead, resolveSecrets: false }).plan.move.to).toEqual(['cluster']);
-    expect(problems(MINIMAL.replace('${GITLAB_TOKEN}', LEAK), { resolveSecrets: false })[0]).toMatch(/^5:10 instance.token a literal secret/);
+    expect(
+      parse(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: t'), { readFile: noRead, resolveSecrets: false })
+        .plan.move.to,
+    ).toEqual(['cluster']);
+    expect(problems(MINIMAL.replace('${GITLAB_TOKEN}', LEAK), { resolveSecrets: false })[0]).toMatch(
+      /^5:10 instance.token a literal secret/,
+    );
   });
 
   it('wants exactly one of token, token_file, oauth', () => {
-    expect(problems(MINIMAL.replace('  token: ${GITLAB_TOKEN}\n', ''))).toEqual(['4:3 instance missing credentials: set one of token (${VAR}), token_file or oauth']);
-    expect(problems(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token: ${GITLAB_TOKEN}\n  token_file: t'))[0]).toMatch(/^6:3 instance.token_file set exactly one/);
+    expect(problems(MINIMAL.replace('  token: ${GITLAB_TOKEN}\n', ''))).toEqual([
+      '4:3 instance missing credentials: set one of token (${VAR}), token_file or oauth',
+    ]);
+    expect(problems(MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token: ${GITLAB_TOKEN}\n  token_file: t'))[0]).toMatch(
+      /^6:3 instance.token_file set exactly one/,
+    );
   });
 
   it('reads OAuth credentials from variables and files; client id and redirect URI may be literal', () => {
@@ -362,14 +460,24 @@ describe('parsePlanText: secrets', () => {
     const text = MINIMAL.replace('  token: ${GITLAB_TOKEN}\n', oauth);
     const { plan } = parse(text, { env, readFile: () => ({ text: 'refresh-value-1\n', mode: 0o600 }) });
     expect(plan.instance.credentials).toEqual({
-      type: 'oauth', accessToken: 'access-value-1', refreshToken: 'refresh-value-1', clientId: 'sandbox-app-uid', clientSecret: 'client-secret-1', redirectUri: 'http://localhost/cb',
+      type: 'oauth',
+      accessToken: 'access-value-1',
+      refreshToken: 'refresh-value-1',
+      clientId: 'sandbox-app-uid',
+      clientSecret: 'client-secret-1',
+      redirectUri: 'http://localhost/cb',
     });
-    expect(problems(text.replace('${CS}', 'literal-secret'), { env, readFile: () => ({ text: 'r', mode: 0o600 }) })).toEqual([
+    expect(
+      problems(text.replace('${CS}', 'literal-secret'), { env, readFile: () => ({ text: 'r', mode: 0o600 }) }),
+    ).toEqual([
       '9:20 instance.oauth.client_secret a literal secret is not allowed: secrets come from the environment or a file: write ${VAR} or use client_secret_file',
     ]);
-    expect(problems(text.replace('    redirect_uri: http://localhost/cb\n', ''), { env, readFile: () => ({ text: 'r', mode: 0o600 }) })).toEqual([
-      '6:5 instance.oauth.redirect_uri missing: set redirect_uri or redirect_uri_file',
-    ]);
+    expect(
+      problems(text.replace('    redirect_uri: http://localhost/cb\n', ''), {
+        env,
+        readFile: () => ({ text: 'r', mode: 0o600 }),
+      }),
+    ).toEqual(['6:5 instance.oauth.redirect_uri missing: set redirect_uri or redirect_uri_file']);
   });
 });
 
@@ -396,13 +504,31 @@ describe('loadPlan', () => {
 
   it('refuses bytes that are not UTF-8 at the line:col of the first one, instead of reading them as U+FFFD (issue 19)', async () => {
     // `name: caf` then Latin-1 é (0xE9), as an editor saving in the wrong encoding writes it.
-    writeFileSync(join(dir, 'latin1.yaml'), Buffer.concat([Buffer.from(MINIMAL.replace('name: retire-nfs', 'name: caf')), Buffer.from([0xe9]), Buffer.from('\n')]));
+    writeFileSync(
+      join(dir, 'latin1.yaml'),
+      Buffer.concat([
+        Buffer.from(MINIMAL.replace('name: retire-nfs', 'name: caf')),
+        Buffer.from([0xe9]),
+        Buffer.from('\n'),
+      ]),
+    );
     const offset = Buffer.byteLength(MINIMAL.replace('name: retire-nfs', 'name: caf'));
     await expect(loadPlan('latin1.yaml', { env: ENV, cwd: dir })).rejects.toMatchObject({
-      problems: [{ file: 'latin1.yaml', line: 9, col: 1, path: '', message: `not UTF-8 (byte 0xe9 at offset ${offset}); save the plan as UTF-8` }],
+      problems: [
+        {
+          file: 'latin1.yaml',
+          line: 9,
+          col: 1,
+          path: '',
+          message: `not UTF-8 (byte 0xe9 at offset ${offset}); save the plan as UTF-8`,
+        },
+      ],
     });
     // In the middle of a line, after characters of several bytes: the column counts characters.
-    writeFileSync(join(dir, 'mid.yaml'), Buffer.concat([Buffer.from(`${MINIMAL}# café ☕ `), Buffer.from([0xff]), Buffer.from('\n')]));
+    writeFileSync(
+      join(dir, 'mid.yaml'),
+      Buffer.concat([Buffer.from(`${MINIMAL}# café ☕ `), Buffer.from([0xff]), Buffer.from('\n')]),
+    );
     await expect(loadPlan('mid.yaml', { env: ENV, cwd: dir })).rejects.toMatchObject({
       problems: [{ line: 9, col: 10, message: expect.stringMatching(/^not UTF-8 \(byte 0xff at offset \d+\)/) }],
     });
@@ -423,7 +549,9 @@ describe('loadPlan', () => {
     });
     writeFileSync(join(dir, 'dir-token.yaml'), MINIMAL.replace('token: ${GITLAB_TOKEN}', 'token_file: a-dir'));
     await expect(loadPlan('dir-token.yaml', { env: ENV, cwd: dir })).rejects.toMatchObject({
-      problems: [{ line: 5, col: 15, path: 'instance.token_file', message: `cannot read ${join(dir, 'a-dir')} (ENOTFILE)` }],
+      problems: [
+        { line: 5, col: 15, path: 'instance.token_file', message: `cannot read ${join(dir, 'a-dir')} (ENOTFILE)` },
+      ],
     });
   });
 });
@@ -439,10 +567,17 @@ describe('readPlanName (for status and control when the plan does not load)', ()
 
   it('gives up, within the loader limits, on what is not a plan (issue 19)', async () => {
     // yaml.parse on these took 100 s (100,000 keys) and 5 s (a stack overflow) in `status`.
-    writeFileSync(join(dir, 'keys.yaml'), `name: x\n${Array.from({ length: 100_000 }, (_, i) => `k${i}: 1\n`).join('')}`);
+    writeFileSync(
+      join(dir, 'keys.yaml'),
+      `name: x\n${Array.from({ length: 100_000 }, (_, i) => `k${i}: 1\n`).join('')}`,
+    );
     writeFileSync(join(dir, 'deep.yaml'), `name: x\na: ${'['.repeat(999_000)}`);
-    writeFileSync(join(dir, 'latin1.yaml'), Buffer.concat([Buffer.from('name: caf'), Buffer.from([0xe9]), Buffer.from('\n')]));
-    for (const file of ['keys.yaml', 'deep.yaml', 'latin1.yaml', 'missing.yaml']) expect(await readPlanName(file, dir)).toBeUndefined();
+    writeFileSync(
+      join(dir, 'latin1.yaml'),
+      Buffer.concat([Buffer.from('name: caf'), Buffer.from([0xe9]), Buffer.from('\n')]),
+    );
+    for (const file of ['keys.yaml', 'deep.yaml', 'latin1.yaml', 'missing.yaml'])
+      expect(await readPlanName(file, dir)).toBeUndefined();
   });
 });
 
@@ -473,6 +608,9 @@ describe('move.to as a list and move.until (issue 23), written carelessly', () =
     expect(one.plan.move.to).toEqual(['cluster']);
     expect(listed.plan.move.to).toEqual(['cluster']);
     expect(listed.hash).toBe(one.hash);
-    expect(parse(withMove('  to: [cluster, other]\n  until: {moved: 2TiB}\n')).plan.move).toMatchObject({ to: ['cluster', 'other'], until: { movedBytes: 2 * 2 ** 40 } });
+    expect(parse(withMove('  to: [cluster, other]\n  until: {moved: 2TiB}\n')).plan.move).toMatchObject({
+      to: ['cluster', 'other'],
+      until: { movedBytes: 2 * 2 ** 40 },
+    });
   });
 });

@@ -79,10 +79,22 @@ export const readSecretFileFromDisk: SecretFileReader = (path) => {
  */
 export function parsePlanText(text: string, file: string, opts: ParsePlanOptions): LoadedPlan {
   const lineCounter = new LineCounter();
-  const r = new Reader(file, text, lineCounter, opts.env, opts.baseDir ?? dirname(resolve(file)), opts.readFile ?? readSecretFileFromDisk, opts.resolveSecrets ?? true);
+  const r = new Reader(
+    file,
+    text,
+    lineCounter,
+    opts.env,
+    opts.baseDir ?? dirname(resolve(file)),
+    opts.readFile ?? readSecretFileFromDisk,
+    opts.resolveSecrets ?? true,
+  );
   let result: ReturnType<typeof readPlanTree> | undefined;
   try {
-    const { doc, over } = parseYaml(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false }, PLAN_YAML_LIMITS);
+    const { doc, over } = parseYaml(
+      text,
+      { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false },
+      PLAN_YAML_LIMITS,
+    );
     // Nothing past the limit was read: that one problem is the answer.
     if (over) throw new PlanError(file, [limitProblem(r, over)]);
     reportYamlErrors(r, text, [...doc.errors, ...doc.warnings]);
@@ -98,19 +110,35 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
           at: (p) => r.at(p),
           valid: (p) => isValid(result!.invalid, p),
         });
-        for (const f of findings) (f.severity === 'error' ? r.error : r.warn).call(r, f.path, r.at(f.path), f.message, f.rule);
+        for (const f of findings)
+          (f.severity === 'error' ? r.error : r.warn).call(r, f.path, r.at(f.path), f.message, f.rule);
       }
     }
     scanForTokens(r, text, doc);
   } catch (err) {
     if (err instanceof PlanError) throw err;
     // A bug in the walker must still come out as a plan problem, not a crash with a stack.
-    r.error('', { line: 1, col: 1 }, `could not read the plan (${err instanceof Error ? err.name : 'error'}); please report this`);
+    r.error(
+      '',
+      { line: 1, col: 1 },
+      `could not read the plan (${err instanceof Error ? err.name : 'error'}); please report this`,
+    );
   }
-  const clean = (p: PlanProblem): PlanProblem => ({ ...p, message: redact(p.message, r.secrets), path: redact(p.path, r.secrets) });
+  const clean = (p: PlanProblem): PlanProblem => ({
+    ...p,
+    message: redact(p.message, r.secrets),
+    path: redact(p.path, r.secrets),
+  });
   const warnings = r.warnings.map(clean);
   if (r.errors.length > 0 || !result) throw new PlanError(file, r.errors.map(clean), warnings);
-  return { plan: result.plan, hash: hashPlan(result.plan), warnings, file, planWeights: result.planWeights, secretFiles: { ...r.secretFiles } };
+  return {
+    plan: result.plan,
+    hash: hashPlan(result.plan),
+    warnings,
+    file,
+    planWeights: result.planWeights,
+    secretFiles: { ...r.secretFiles },
+  };
 }
 
 /**
@@ -119,7 +147,12 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
  */
 export async function loadPlan(
   file: string,
-  opts: { env: Readonly<Record<string, string | undefined>>; cwd: string; readFile?: SecretFileReader; resolveSecrets?: boolean },
+  opts: {
+    env: Readonly<Record<string, string | undefined>>;
+    cwd: string;
+    readFile?: SecretFileReader;
+    resolveSecrets?: boolean;
+  },
 ): Promise<LoadedPlan> {
   const { abs, text } = await readPlanFile(file, opts.cwd);
   return parsePlanText(text, file, {
@@ -144,7 +177,12 @@ export async function readPlanFile(file: string, cwd: string): Promise<{ abs: st
     bytes = await readFile(abs);
   } catch (err) {
     const code = codeOf(err) ?? 'error';
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EFBIG' ? 'larger than 1 MB, not a plan' : `cannot read it (${code})`;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EFBIG'
+          ? 'larger than 1 MB, not a plan'
+          : `cannot read it (${code})`;
     throw new PlanError(file, [{ file, line: 1, col: 1, path: '', message: why, severity: 'error' }]);
   }
   // Not readFile(abs, 'utf8'): it turns bytes that are not UTF-8 into U+FFFD, and the plan would load.
@@ -182,7 +220,8 @@ export async function readPlanName(file: string, cwd: string): Promise<string | 
 export function topLevelKey(doc: Document, name: string): Node | undefined {
   const root = doc.contents as Node | null;
   if (!isMap(root)) return undefined;
-  for (const pair of root.items) if (isPair(pair) && isScalar(pair.key) && pair.key.value === name) return pair.key as Node;
+  for (const pair of root.items)
+    if (isPair(pair) && isScalar(pair.key) && pair.key.value === name) return pair.key as Node;
   return undefined;
 }
 
@@ -205,9 +244,10 @@ export const PLAN_YAML_LIMITS = { maxNesting: MAX_NESTING, maxTokens: 50_000 } a
  * the rest of the file was never composed.
  */
 export function limitProblem(r: Reader, over: YamlLimitHit): PlanProblem {
-  const message = over.limit === 'nesting'
-    ? `YAML nested deeper than ${over.max} levels (mappings and lists inside each other); a plan needs 3`
-    : `more than ${over.max} YAML ${over.limit} (keys, values, brackets, comments ...); a plan has a few hundred`;
+  const message =
+    over.limit === 'nesting'
+      ? `YAML nested deeper than ${over.max} levels (mappings and lists inside each other); a plan needs 3`
+      : `more than ${over.max} YAML ${over.limit} (keys, values, brackets, comments ...); a plan has a few hundred`;
   return { file: r.file, ...r.posAt(over.offset), path: '', message, severity: 'error' };
 }
 
@@ -218,7 +258,11 @@ const MAX_YAML_ERRORS = 10;
  * Reports YAML syntax errors, one per line (a broken line makes the parser report every token after
  * it), without the parser's source excerpts, which could hold a secret.
  */
-export function reportYamlErrors(r: Reader, text: string, errors: ReadonlyArray<{ code: string; message: string; pos: [number, number] }>): void {
+export function reportYamlErrors(
+  r: Reader,
+  text: string,
+  errors: ReadonlyArray<{ code: string; message: string; pos: [number, number] }>,
+): void {
   const seen = new Set<number>();
   let shown = 0;
   for (const e of errors) {
@@ -242,7 +286,10 @@ function lineText(text: string, offset: number): string {
 
 function yamlMessage(code: string, message: string, line: string): string {
   if (code === 'DUPLICATE_KEY') return 'duplicate key: each field may appear once';
-  const first = message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '').replace(/: ".*"$/s, '');
+  const first = message
+    .split('\n')[0]!
+    .replace(/ at line \d+, column \d+:?$/, '')
+    .replace(/: ".*"$/s, '');
   // `{ url: ${X} }` is the classic trap: in flow style, `{` inside a plain scalar opens a mapping.
   const hint = hasUnquotedRefInFlow(line) ? ' (inside { } or [ ], quote references: "${VAR}")' : '';
   return `YAML: ${first}${hint}`;
@@ -274,7 +321,11 @@ export function scanForTokens(r: Reader, text: string, doc: Document): void {
   for (const span of findTokenLike(text)) {
     if (r.secretRanges.some(([s, e]) => span.start >= s && span.start < e)) continue;
     const path = pathAt(doc.contents as Node | null, span.start, '', nameOf);
-    r.error(path ?? '', r.posAt(span.start), 'text that looks like an access token: secrets come from the environment (${VAR}) or a file (*_file), never the plan text');
+    r.error(
+      path ?? '',
+      r.posAt(span.start),
+      'text that looks like an access token: secrets come from the environment (${VAR}) or a file (*_file), never the plan text',
+    );
   }
 }
 
@@ -290,7 +341,12 @@ function keyName(key: Node | null): string {
 }
 
 /** The dotted path of the deepest node whose source range holds `offset`; undefined outside all of them. */
-function pathAt(node: Node | null, offset: number, path: string, nameOf: (key: Node | null) => string): string | undefined {
+function pathAt(
+  node: Node | null,
+  offset: number,
+  path: string,
+  nameOf: (key: Node | null) => string,
+): string | undefined {
   if (!node?.range || offset < node.range[0] || offset >= node.range[2]) return undefined;
   // Items are in file order: only the last one that starts at or before the offset can hold it.
   if (isMap(node)) {

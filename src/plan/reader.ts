@@ -114,7 +114,11 @@ export class Reader {
       if (!known.includes(name)) {
         if (hasTokenLike(name)) continue; // the token scan reports it, without repeating it
         const near = closest(name, known);
-        this.error(childPath, keyPos, `unknown field ${showValue(name)}${near ? ` (did you mean "${near}"?)` : `; known fields: ${known.join(', ')}`}`);
+        this.error(
+          childPath,
+          keyPos,
+          `unknown field ${showValue(name)}${near ? ` (did you mean "${near}"?)` : `; known fields: ${known.join(', ')}`}`,
+        );
         continue;
       }
       out.set(name, { key, value: pair.value ?? null });
@@ -166,14 +170,24 @@ export class Reader {
     if (node === null) return undefined;
     if (!this.noAlias(node, path)) return undefined;
     if (!isScalar(node) || typeof node.value !== 'string') {
-      this.error(path, this.posOf(node), `expected a string${isScalar(node) && node.value !== null ? `, got ${typeof node.value}` : ''}`);
+      this.error(
+        path,
+        this.posOf(node),
+        `expected a string${isScalar(node) && node.value !== null ? `, got ${typeof node.value}` : ''}`,
+      );
       return undefined;
     }
     const ex = expandVars(node.value, this.env);
     if (ex.malformed.length > 0 || ex.missing.length > 0) {
       const refPos = this.refLocator(node);
-      for (const at of ex.malformed) this.error(path, refPos('${', at), 'malformed ${...}: write ${NAME} (letters, digits, _), or $${ for a literal ${');
-      for (const ref of ex.missing) this.error(path, refPos(`\${${ref.name}}`, ref.index), `environment variable ${ref.name} is not set`);
+      for (const at of ex.malformed)
+        this.error(
+          path,
+          refPos('${', at),
+          'malformed ${...}: write ${NAME} (letters, digits, _), or $${ for a literal ${',
+        );
+      for (const ref of ex.missing)
+        this.error(path, refPos(`\${${ref.name}}`, ref.index), `environment variable ${ref.name} is not set`);
     }
     if (ex.malformed.length > 0 || ex.missing.length > 0) return undefined;
     return { value: ex.value, onlyRefs: ex.onlyRefs, fromVars: ex.refs.length > 0 };

@@ -37,7 +37,11 @@ export function readRules(r: Reader, node: Node, path: string, invalid: Set<stri
     const rule = readRule(r, item, `${path}[${i}]`, invalid);
     if (!rule) ok = false;
     else if (out.some((o) => o.name === rule.name)) {
-      r.error(`${path}[${i}].name`, r.posOf(item), `rule "${rule.name}" is listed twice: names identify rules in events and status`);
+      r.error(
+        `${path}[${i}].name`,
+        r.posOf(item),
+        `rule "${rule.name}" is listed twice: names identify rules in events and status`,
+      );
       ok = false;
     } else out.push(rule);
   });
@@ -54,14 +58,16 @@ function readRule(r: Reader, node: Node, path: string, invalid: Set<string>): Th
     ok = false;
   };
   for (const k of ['name', 'query', 'action'] as const) {
-    if (r.isNull(get(m, k))) fail(k, r.posOf(node), `is required: write {name: disk-busy, query: 'max(...)', above: 0.9, action: pause}`);
+    if (r.isNull(get(m, k)))
+      fail(k, r.posOf(node), `is required: write {name: disk-busy, query: 'max(...)', above: 0.9, action: pause}`);
   }
   let name = '';
   const nameNode = get(m, 'name');
   if (!r.isNull(nameNode)) {
     const s = r.string(nameNode, `${path}.name`);
     if (!s) ok = false;
-    else if (!RULE_NAME_RE.test(s.value) || s.value.length > 100) fail('name', r.posOf(nameNode), 'expected [a-z0-9][a-z0-9_.-]* (at most 100 characters)');
+    else if (!RULE_NAME_RE.test(s.value) || s.value.length > 100)
+      fail('name', r.posOf(nameNode), 'expected [a-z0-9][a-z0-9_.-]* (at most 100 characters)');
     else name = s.value;
   }
   let query = '';
@@ -69,7 +75,8 @@ function readRule(r: Reader, node: Node, path: string, invalid: Set<string>): Th
   if (!r.isNull(queryNode)) {
     const s = r.string(queryNode, `${path}.query`);
     if (!s) ok = false;
-    else if (s.value.trim() === '') fail('query', r.posOf(queryNode), 'is empty: write a PromQL expression returning one value or a vector');
+    else if (s.value.trim() === '')
+      fail('query', r.posOf(queryNode), 'is empty: write a PromQL expression returning one value or a vector');
     else query = s.value.trim();
   }
   const bound = (key: 'above' | 'below'): number | null => {
@@ -89,8 +96,10 @@ function readRule(r: Reader, node: Node, path: string, invalid: Set<string>): Th
   };
   const above = bound('above');
   const below = bound('below');
-  if (get(m, 'above') === null && get(m, 'below') === null) fail('above', r.posOf(node), 'set one of above or below: the bound past which the rule holds');
-  else if (!r.isNull(get(m, 'above')) && !r.isNull(get(m, 'below'))) fail('below', r.posOf(m.get('below')!.key), 'set either above or below, not both');
+  if (get(m, 'above') === null && get(m, 'below') === null)
+    fail('above', r.posOf(node), 'set one of above or below: the bound past which the rule holds');
+  else if (!r.isNull(get(m, 'above')) && !r.isNull(get(m, 'below')))
+    fail('below', r.posOf(m.get('below')!.key), 'set either above or below, not both');
   let action: ThrottleRule['action'] = 'pause';
   const actionNode = get(m, 'action');
   if (!r.isNull(actionNode)) {
@@ -124,16 +133,36 @@ export const RULES_SCHEMA: JsonSchema = {
 };
 
 export const RULES_DOC: FieldDoc = {
-  type: 'list of mappings', default: 'none',
+  type: 'list of mappings',
+  default: 'none',
   allowed: 'needs `prometheus`',
   more: 'See [rules on Prometheus](operations.md#rules-and-room-from-prometheus).',
   keys: {
-    name: { type: 'string', default: 'required', allowed: '`[a-z0-9][a-z0-9_.-]*`, each once', meaning: 'Names the rule in events, the progress line and `status`.' },
-    query: { type: 'PromQL', default: 'required', meaning: 'One value, or a vector whose worst sample counts (its labels are named).' },
+    name: {
+      type: 'string',
+      default: 'required',
+      allowed: '`[a-z0-9][a-z0-9_.-]*`, each once',
+      meaning: 'Names the rule in events, the progress line and `status`.',
+    },
+    query: {
+      type: 'PromQL',
+      default: 'required',
+      meaning: 'One value, or a vector whose worst sample counts (its labels are named).',
+    },
     above: { type: 'number', default: 'one of above, below', meaning: 'The rule holds while the value is above this.' },
     below: { type: 'number', default: 'one of above, below', meaning: 'The rule holds while the value is below this.' },
-    action: { type: 'string', default: 'required', allowed: '`pause`, `cut`', meaning: '`pause`: no new move (retries included) while it holds; `cut`: the throttle cuts its cap.' },
-    for: { type: 'duration', default: '`0s` (at once)', allowed: '`0s` to `1d`', meaning: 'How long the condition must hold before the rule acts.' },
+    action: {
+      type: 'string',
+      default: 'required',
+      allowed: '`pause`, `cut`',
+      meaning: '`pause`: no new move (retries included) while it holds; `cut`: the throttle cuts its cap.',
+    },
+    for: {
+      type: 'duration',
+      default: '`0s` (at once)',
+      allowed: '`0s` to `1d`',
+      meaning: 'How long the condition must hold before the rule acts.',
+    },
   },
 };
 
@@ -150,7 +179,8 @@ export function readPrometheusUrl(r: Reader, node: Node, path: string): string |
     r.error(path, at, 'not a valid URL; expected e.g. http://localhost:9090');
     return undefined;
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return void r.error(path, at, 'must be an http:// or https:// URL');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return void r.error(path, at, 'must be an http:// or https:// URL');
   if (u.username || u.password) return void r.error(path, at, 'must not contain credentials; use token or token_file');
   if (u.search || u.hash) return void r.error(path, at, 'must not have a query or fragment');
   return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;

@@ -28,11 +28,23 @@ export const RANGES = {
  * The table's fields of one type that fill a plan property, with a reader of that property
  * (undefined inside a section the plan leaves off, such as an absent `throttle`).
  */
-function rangedFields(type: 'duration' | 'integer'): Array<{ path: string; min: number; max: number; value: (plan: Plan) => number | undefined }> {
+function rangedFields(
+  type: 'duration' | 'integer',
+): Array<{ path: string; min: number; max: number; value: (plan: Plan) => number | undefined }> {
   return flattenFields(PLAN_FIELDS).flatMap(({ path, props, field }) =>
     field.type === type && props.length > 0
-      ? [{ path, min: field.min, max: field.max, value: (plan: Plan) => props.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], plan) as number | undefined }]
-      : []);
+      ? [
+          {
+            path,
+            min: field.min,
+            max: field.max,
+            value: (plan: Plan) =>
+              props.reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], plan) as
+                number | undefined,
+          },
+        ]
+      : [],
+  );
 }
 
 /** What a rule sees: the plan, where each field is, and which fields failed to parse (skip those). */
@@ -97,15 +109,27 @@ export const sourcesUnique: PlanRule = {
  * Weights problems of a merged weight table: the destination must take new repositories and no source
  * may, otherwise repositories created during the drain keep landing on the storage being emptied.
  */
-export function weightsProblems(weights: Readonly<Record<string, number>>, from: readonly string[], to: readonly string[]): Array<{ storage: string; message: string }> {
+export function weightsProblems(
+  weights: Readonly<Record<string, number>>,
+  from: readonly string[],
+  to: readonly string[],
+): Array<{ storage: string; message: string }> {
   const out: Array<{ storage: string; message: string }> = [];
   for (const d of to) {
-    if (!((weights[d] ?? 0) > 0)) out.push({ storage: d, message: `the destination ${JSON.stringify(d)} needs a weight above 0, or new repositories cannot land on it` });
+    if (!((weights[d] ?? 0) > 0))
+      out.push({
+        storage: d,
+        message: `the destination ${JSON.stringify(d)} needs a weight above 0, or new repositories cannot land on it`,
+      });
   }
   for (const s of new Set(from)) {
     if (to.includes(s)) continue;
     const w = weights[s] ?? 0;
-    if (w !== 0) out.push({ storage: s, message: `the source ${JSON.stringify(s)} must have weight 0 (has ${w}), or new repositories keep landing on it` });
+    if (w !== 0)
+      out.push({
+        storage: s,
+        message: `the source ${JSON.stringify(s)} must have weight 0 (has ${w}), or new repositories keep landing on it`,
+      });
   }
   return out;
 }
@@ -115,7 +139,9 @@ export const weightsDrainSources: PlanRule = {
   name: 'weights-drain-sources',
   check({ plan, valid }) {
     if (!valid('move.to') || !valid('move.from') || !valid('weights')) return [];
-    return weightsProblems(plan.weights, plan.move.from, plan.move.to).map((p) => error(`weights.${p.storage}`, p.message));
+    return weightsProblems(plan.weights, plan.move.from, plan.move.to).map((p) =>
+      error(`weights.${p.storage}`, p.message),
+    );
   },
 };
 
@@ -134,7 +160,9 @@ export function checkMergedWeights(
 }
 
 function rangeCheck(path: string, value: number, min: number, max: number, show: (n: number) => string): RuleFinding[] {
-  return value < min || value > max ? [error(path, `${show(value)} is out of range: allowed ${show(min)} to ${show(max)}`)] : [];
+  return value < min || value > max
+    ? [error(path, `${show(value)} is out of range: allowed ${show(min)} to ${show(max)}`)]
+    : [];
 }
 
 /**
@@ -153,18 +181,42 @@ export const durationsInRange: PlanRule = {
     const { intervalMs, stuckScheduledAfterMs, stuckRunningAfterMs } = plan.poll;
     for (const f of rangedFields('duration')) d(f.path, f.value(plan), f);
     const running = 'poll.stuck_running_after';
-    if (valid(running) && stuckRunningAfterMs >= RANGES.stuckRunningAfterMs.min && stuckRunningAfterMs < RANGES.stuckAfterUsualMinMs) {
-      out.push(warning(running, `${formatPlanDuration(stuckRunningAfterMs)} is shorter than a real move usually takes; fine for rehearsals, too short for production`));
+    if (
+      valid(running) &&
+      stuckRunningAfterMs >= RANGES.stuckRunningAfterMs.min &&
+      stuckRunningAfterMs < RANGES.stuckAfterUsualMinMs
+    ) {
+      out.push(
+        warning(
+          running,
+          `${formatPlanDuration(stuckRunningAfterMs)} is shorter than a real move usually takes; fine for rehearsals, too short for production`,
+        ),
+      );
     }
     if (valid(running) && valid('poll.interval') && stuckRunningAfterMs <= intervalMs) {
-      out.push(warning(running, `is not longer than poll.interval (${formatPlanDuration(intervalMs)}): every running move would look stuck at its first poll`));
+      out.push(
+        warning(
+          running,
+          `is not longer than poll.interval (${formatPlanDuration(intervalMs)}): every running move would look stuck at its first poll`,
+        ),
+      );
     }
     const { minIntervalMs } = plan.poll;
     if (valid('poll.min_interval') && valid('poll.interval') && minIntervalMs > intervalMs) {
-      out.push(error('poll.min_interval', `${formatPlanDuration(minIntervalMs)} must not exceed poll.interval (${formatPlanDuration(intervalMs)})`));
+      out.push(
+        error(
+          'poll.min_interval',
+          `${formatPlanDuration(minIntervalMs)} must not exceed poll.interval (${formatPlanDuration(intervalMs)})`,
+        ),
+      );
     }
     if (valid('poll.stuck_scheduled_after') && valid('poll.interval') && stuckScheduledAfterMs <= intervalMs) {
-      out.push(warning('poll.stuck_scheduled_after', `is not longer than poll.interval (${formatPlanDuration(intervalMs)}): every queued move would look stuck at its first poll`));
+      out.push(
+        warning(
+          'poll.stuck_scheduled_after',
+          `is not longer than poll.interval (${formatPlanDuration(intervalMs)}): every queued move would look stuck at its first poll`,
+        ),
+      );
     }
     return out;
   },
@@ -188,8 +240,14 @@ export const countsInRange: PlanRule = {
 export const queueAheadWithinConcurrency: PlanRule = {
   name: 'queue-ahead-within-concurrency',
   check({ plan, valid }) {
-    if (!valid('move.queue_ahead') || !valid('move.concurrency') || plan.move.queueAhead <= plan.move.concurrency) return [];
-    return [error('move.queue_ahead', `is ${plan.move.queueAhead}, more than move.concurrency (${plan.move.concurrency}): at most one successor per slot waits in the instance's queue`)];
+    if (!valid('move.queue_ahead') || !valid('move.concurrency') || plan.move.queueAhead <= plan.move.concurrency)
+      return [];
+    return [
+      error(
+        'move.queue_ahead',
+        `is ${plan.move.queueAhead}, more than move.concurrency (${plan.move.concurrency}): at most one successor per slot waits in the instance's queue`,
+      ),
+    ];
   },
 };
 
@@ -198,7 +256,12 @@ export const bulkModeNote: PlanRule = {
   name: 'bulk-mode-note',
   check({ plan, valid }) {
     if (!valid('move.mode') || plan.move.mode !== 'bulk') return [];
-    return [warning('move.mode', 'bulk enqueues every repository of a kind and storage at once; move.concurrency does not limit it (only the per-item retries after it), the instance sets the pace')];
+    return [
+      warning(
+        'move.mode',
+        'bulk enqueues every repository of a kind and storage at once; move.concurrency does not limit it (only the per-item retries after it), the instance sets the pace',
+      ),
+    ];
   },
 };
 
@@ -220,16 +283,33 @@ export const capacityNamesDestination: PlanRule = {
     if (!c || !valid('capacity') || !valid('move.to')) return [];
     const out: RuleFinding[] = [];
     for (const to of plan.move.to) {
-      if (!c.storages[to]) out.push(error('capacity.storages', `name the destination: ${to}: {free: 2TiB} (or a PromQL query answering its free bytes)`));
+      if (!c.storages[to])
+        out.push(
+          error(
+            'capacity.storages',
+            `name the destination: ${to}: {free: 2TiB} (or a PromQL query answering its free bytes)`,
+          ),
+        );
     }
     const until = plan.move.until;
     if (until && 'freeBytes' in until && valid('move.from')) {
       for (const s of plan.move.from) {
-        if (!c.storages[s]) out.push(error('capacity.storages', `move.until.free needs each source's free space: ${s}: {free: ...} (a PromQL query answering its free bytes)`));
+        if (!c.storages[s])
+          out.push(
+            error(
+              'capacity.storages',
+              `move.until.free needs each source's free space: ${s}: {free: ...} (a PromQL query answering its free bytes)`,
+            ),
+          );
       }
     }
-    const queried = Object.entries(c.storages).filter(([, f]) => 'query' in f).map(([n]) => n);
-    if (queried.length > 0 && !plan.prometheus) out.push(error(`capacity.storages.${queried[0]}.free`, 'a PromQL query needs prometheus: {url: http://localhost:9090}'));
+    const queried = Object.entries(c.storages)
+      .filter(([, f]) => 'query' in f)
+      .map(([n]) => n);
+    if (queried.length > 0 && !plan.prometheus)
+      out.push(
+        error(`capacity.storages.${queried[0]}.free`, 'a PromQL query needs prometheus: {url: http://localhost:9090}'),
+      );
     return out;
   },
 };
@@ -240,8 +320,15 @@ export const bulkMovesEverything: PlanRule = {
   check({ plan, valid }) {
     if (plan.move.mode !== 'bulk' || !valid('move.mode')) return [];
     const out: RuleFinding[] = [];
-    if (valid('move.to') && plan.move.to.length > 1) out.push(error('move.to', 'bulk mode moves each source to one destination: list one, or use mode: throttled to spread items over several'));
-    if (plan.move.until && valid('move.until')) out.push(error('move.until', 'bulk mode moves everything on a source: a partial drain needs mode: throttled'));
+    if (valid('move.to') && plan.move.to.length > 1)
+      out.push(
+        error(
+          'move.to',
+          'bulk mode moves each source to one destination: list one, or use mode: throttled to spread items over several',
+        ),
+      );
+    if (plan.move.until && valid('move.until'))
+      out.push(error('move.until', 'bulk mode moves everything on a source: a partial drain needs mode: throttled'));
     return out;
   },
 };
@@ -252,7 +339,12 @@ export const untilFreeNeedsCapacity: PlanRule = {
   check({ plan, valid }) {
     const until = plan.move.until;
     if (!until || !('freeBytes' in until) || !valid('move.until') || plan.capacity) return [];
-    return [error('move.until.free', "needs each source's free space: add capacity: {storages: {<source>: {free: <PromQL query>}, <destination>: {free: ...}}}")];
+    return [
+      error(
+        'move.until.free',
+        "needs each source's free space: add capacity: {storages: {<source>: {free: <PromQL query>}, <destination>: {free: ...}}}",
+      ),
+    ];
   },
 };
 
@@ -272,6 +364,9 @@ export const PLAN_RULES: readonly PlanRule[] = [
 ];
 
 /** Runs every rule; findings carry the rule's name. */
-export function runRules(ctx: RuleContext, rules: readonly PlanRule[] = PLAN_RULES): Array<RuleFinding & { rule: string }> {
+export function runRules(
+  ctx: RuleContext,
+  rules: readonly PlanRule[] = PLAN_RULES,
+): Array<RuleFinding & { rule: string }> {
   return rules.flatMap((rule) => rule.check(ctx).map((f) => ({ ...f, rule: rule.name })));
 }

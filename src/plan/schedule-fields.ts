@@ -15,7 +15,6 @@ import type { PlanSchedule } from './values.js';
 
 export const SCHEDULE_FIELDS = ['timezone', 'windows'];
 
-
 const get = (m: Map<string, Entry> | undefined, k: string): Node | null => m?.get(k)?.value ?? null;
 
 /** `schedule:`; null when absent. */
@@ -34,14 +33,22 @@ export function readSchedule(r: Reader, node: Node | null, invalid: Set<string>)
     const s = r.string(tzNode, 'schedule.timezone');
     if (!s) invalid.add('schedule.timezone');
     else if (!isTimeZone(s.value)) {
-      r.error('schedule.timezone', r.posOf(tzNode), `"${s.value}" is not an IANA time zone this system knows (e.g. Europe/Berlin, America/New_York, UTC)`);
+      r.error(
+        'schedule.timezone',
+        r.posOf(tzNode),
+        `"${s.value}" is not an IANA time zone this system knows (e.g. Europe/Berlin, America/New_York, UTC)`,
+      );
       invalid.add('schedule.timezone');
     } else timezone = s.value;
   }
   const windows: string[] = [];
   const wNode = get(m, 'windows');
   if (!wNode || r.isNull(wNode)) {
-    r.error('schedule.windows', r.posOf(m.get('windows')?.key ?? node), 'list at least one window, e.g. "Mon-Fri 22:00-06:00"');
+    r.error(
+      'schedule.windows',
+      r.posOf(m.get('windows')?.key ?? node),
+      'list at least one window, e.g. "Mon-Fri 22:00-06:00"',
+    );
     invalid.add('schedule.windows');
     return { timezone, windows };
   }
@@ -51,7 +58,8 @@ export function readSchedule(r: Reader, node: Node | null, invalid: Set<string>)
     invalid.add('schedule.windows');
     return { timezone, windows };
   }
-  if (items.length === 0) r.error('schedule.windows', r.posOf(wNode), 'list at least one window, e.g. "Mon-Fri 22:00-06:00"');
+  if (items.length === 0)
+    r.error('schedule.windows', r.posOf(wNode), 'list at least one window, e.g. "Mon-Fri 22:00-06:00"');
   items.forEach((item, i) => {
     const path = `schedule.windows[${i}]`;
     r.mark(path, r.posOf(item));

@@ -22,7 +22,8 @@ export const PLAN_DEFAULTS: Readonly<Plan> = defaultsOf(PLAN_FIELDS);
 export function createPlanJsonSchema(): JsonSchema {
   return createJsonSchema(PLAN_FIELDS, {
     title: 'shardmove plan',
-    description: 'A shardmove plan (version 1): which repository storages to empty, where to, and how carefully. See docs/plan.md.',
+    description:
+      'A shardmove plan (version 1): which repository storages to empty, where to, and how carefully. See docs/plan.md.',
   });
 }
 
@@ -65,7 +66,13 @@ export function readPlanTree(r: Reader, root: Node | null): SchemaResult {
  * could not be read: every field then takes its default without a word (the mapping's problem is
  * already reported).
  */
-function readFields(r: Reader, table: FieldTable, entries: Map<string, Entry> | undefined, path: string, invalid: Set<string>): Record<string, unknown> {
+function readFields(
+  r: Reader,
+  table: FieldTable,
+  entries: Map<string, Entry> | undefined,
+  path: string,
+  invalid: Set<string>,
+): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(table)) {
     if (!field.prop) continue;
@@ -75,7 +82,15 @@ function readFields(r: Reader, table: FieldTable, entries: Map<string, Entry> | 
   return values;
 }
 
-function readField(r: Reader, field: Field, key: string, entries: Map<string, Entry> | undefined, path: string, parent: string, invalid: Set<string>): unknown {
+function readField(
+  r: Reader,
+  field: Field,
+  key: string,
+  entries: Map<string, Entry> | undefined,
+  path: string,
+  parent: string,
+  invalid: Set<string>,
+): unknown {
   if (field.type === 'group') {
     if (!entries) return structuredClone(field.default);
     return field.read(r, entries, r.at(parent), invalid) ?? structuredClone(field.default);
@@ -88,10 +103,14 @@ function readField(r: Reader, field: Field, key: string, entries: Map<string, En
     invalid.add(path);
   }
   switch (field.type) {
-    case 'section': return readSection(r, field, node, path, invalid);
-    case 'duration': return duration(r, node, path, field.default, invalid);
-    case 'integer': return integer(r, node, path, field.default, invalid);
-    case 'boolean': return boolean(r, node, path, field.default, invalid);
+    case 'section':
+      return readSection(r, field, node, path, invalid);
+    case 'duration':
+      return duration(r, node, path, field.default, invalid);
+    case 'integer':
+      return integer(r, node, path, field.default, invalid);
+    case 'boolean':
+      return boolean(r, node, path, field.default, invalid);
     case 'enum':
     case 'custom': {
       if (r.isNull(node)) return structuredClone(field.default);
@@ -109,7 +128,13 @@ function readField(r: Reader, field: Field, key: string, entries: Map<string, En
  * A section: an optional one that is null or empty takes its defaults; one that is not a mapping is
  * reported and its fields take their defaults; a required one must be a mapping to be read at all.
  */
-function readSection(r: Reader, field: SectionField, node: Node | null, path: string, invalid: Set<string>): Record<string, unknown> {
+function readSection(
+  r: Reader,
+  field: SectionField,
+  node: Node | null,
+  path: string,
+  invalid: Set<string>,
+): Record<string, unknown> {
   if (node) r.mark(path, r.posOf(node));
   let entries = r.isNull(node) ? new Map<string, Entry>() : r.map(node, path, knownKeys(field.fields));
   if (!entries) invalid.add(path);

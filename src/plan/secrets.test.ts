@@ -15,7 +15,16 @@ describe('token detection', () => {
   });
 
   it('leaves ordinary plan text alone', () => {
-    for (const s of ['nfs-1', 'cluster', 'retire-nfs', 'gitaly-cluster-praefect-east-01', 'https://gitlab.example.com', 'glpat-short', '${GITLAB_TOKEN}', 'projects']) {
+    for (const s of [
+      'nfs-1',
+      'cluster',
+      'retire-nfs',
+      'gitaly-cluster-praefect-east-01',
+      'https://gitlab.example.com',
+      'glpat-short',
+      '${GITLAB_TOKEN}',
+      'projects',
+    ]) {
       expect(hasTokenLike(s), s).toBe(false);
     }
   });
@@ -33,10 +42,14 @@ describe('redaction', () => {
 
   it('showValue never shows a token', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...GITLAB_TOKEN_PREFIXES), fc.stringMatching(/^[A-Za-z0-9_-]{20,40}$/), (prefix, body) => {
-        expect(showValue(`${prefix}${body}`)).not.toContain(body);
-        expect(redact(`before ${prefix}${body} after`)).not.toContain(body);
-      }),
+      fc.property(
+        fc.constantFrom(...GITLAB_TOKEN_PREFIXES),
+        fc.stringMatching(/^[A-Za-z0-9_-]{20,40}$/),
+        (prefix, body) => {
+          expect(showValue(`${prefix}${body}`)).not.toContain(body);
+          expect(redact(`before ${prefix}${body} after`)).not.toContain(body);
+        },
+      ),
     );
   });
 });

@@ -6,7 +6,18 @@
 
 /** GitLab's documented token prefixes (personal, OAuth app secret, deploy, runner, trigger, feed ...). */
 export const GITLAB_TOKEN_PREFIXES: readonly string[] = [
-  'glpat-', 'gloas-', 'gldt-', 'glrt-', 'glrtr-', 'glptt-', 'glft-', 'glimt-', 'glcbt-', 'glagent-', 'glffct-', 'glsoat-',
+  'glpat-',
+  'gloas-',
+  'gldt-',
+  'glrt-',
+  'glrtr-',
+  'glptt-',
+  'glft-',
+  'glimt-',
+  'glcbt-',
+  'glagent-',
+  'glffct-',
+  'glsoat-',
 ];
 
 /** Body characters of GitLab tokens (base64url, plus dots in routable tokens). */
@@ -72,7 +83,7 @@ export function redact(text: string, secrets: readonly string[] = []): string {
 
 /** Shows a plan value in a message: short and token-free, or a placeholder. */
 export function showValue(value: unknown): string {
-  const s = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);
+  const s = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
   if (hasTokenLike(s)) return '(a token-looking value)';
   return JSON.stringify(s.length > 40 ? `${s.slice(0, 37)}...` : s);
 }

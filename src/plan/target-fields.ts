@@ -62,14 +62,16 @@ export function readDestinations(r: Reader, node: Node, path: string): string[] 
   return readStorageList(r, node, path, 'destination storage');
 }
 
-export const DESTINATIONS_SCHEMA: JsonSchema = { anyOf: [STORAGE_SCHEMA, { type: 'array', items: STORAGE_SCHEMA, minItems: 1, uniqueItems: true }] };
+export const DESTINATIONS_SCHEMA: JsonSchema = {
+  anyOf: [STORAGE_SCHEMA, { type: 'array', items: STORAGE_SCHEMA, minItems: 1, uniqueItems: true }],
+};
 
 export const DESTINATIONS_DOC: FieldDoc = {
   type: 'storage name, or a list of them',
   allowed: 'none of them a source; a list at least one, each once',
   more:
     'With a list, each item goes to the destination with the most room left after the bytes already placed there ' +
-    '(room from [`capacity`](operations.md#rules-and-room-from-prometheus) where the plan has it, otherwise bytes in proportion to the destinations\' weights); ' +
+    "(room from [`capacity`](operations.md#rules-and-room-from-prometheus) where the plan has it, otherwise bytes in proportion to the destinations' weights); " +
     'the choice is recorded before the move is posted. See [Many destinations](operations.md#many-destinations-and-partial-drains).',
 };
 
@@ -87,7 +89,13 @@ export function readUntil(r: Reader, node: Node, path: string, invalid: Set<stri
   if (!m) return fail();
   const written = UNTIL_KEYS.filter((k) => !r.isNull(get(m, k)));
   if (written.length !== 1) {
-    r.error(path, r.posOf(node), written.length === 0 ? 'write one bound: {moved: 2TiB} or {free: 500GiB}' : 'write one bound, not both: {moved: ...} or {free: ...}');
+    r.error(
+      path,
+      r.posOf(node),
+      written.length === 0
+        ? 'write one bound: {moved: 2TiB} or {free: 500GiB}'
+        : 'write one bound, not both: {moved: ...} or {free: ...}',
+    );
     return fail();
   }
   const key = written[0]!;
@@ -108,7 +116,9 @@ export function readUntil(r: Reader, node: Node, path: string, invalid: Set<stri
   return key === 'moved' ? { movedBytes: bytes } : { freeBytes: bytes };
 }
 
-const BYTES_SCHEMA: JsonSchema = { anyOf: [{ type: 'integer', minimum: 1 }, textSchema({ pattern: SIZE_PATTERN }), VAR_STRING] };
+const BYTES_SCHEMA: JsonSchema = {
+  anyOf: [{ type: 'integer', minimum: 1 }, textSchema({ pattern: SIZE_PATTERN }), VAR_STRING],
+};
 
 export const UNTIL_SCHEMA: JsonSchema = {
   type: 'object',
@@ -119,10 +129,21 @@ export const UNTIL_SCHEMA: JsonSchema = {
 };
 
 export const UNTIL_DOC: FieldDoc = {
-  type: 'mapping', default: 'absent (drain every source empty)',
+  type: 'mapping',
+  default: 'absent (drain every source empty)',
   more: 'Largest first, as always; verification then checks what was scheduled and reports what is left on the source as expected. See [partial drains](operations.md#many-destinations-and-partial-drains).',
   keys: {
-    moved: { type: 'bytes', default: 'one of the two', allowed: 'above 0, a whole number or a size (`2TiB`)', meaning: 'Stop scheduling from each source once this many bytes have left it.' },
-    free: { type: 'bytes', default: 'one of the two', allowed: 'above 0; needs the source in `capacity.storages`', meaning: "Stop once the source's free space, from `capacity`, reaches this." },
+    moved: {
+      type: 'bytes',
+      default: 'one of the two',
+      allowed: 'above 0, a whole number or a size (`2TiB`)',
+      meaning: 'Stop scheduling from each source once this many bytes have left it.',
+    },
+    free: {
+      type: 'bytes',
+      default: 'one of the two',
+      allowed: 'above 0; needs the source in `capacity.storages`',
+      meaning: "Stop once the source's free space, from `capacity`, reaches this.",
+    },
   },
 };

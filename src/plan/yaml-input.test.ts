@@ -25,8 +25,24 @@ describe('parseYaml: nesting (issue 19, item 7)', () => {
       const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
       expect(parse(text).doc?.toJS()).toEqual(parseDocument(text).toJS());
     }
-    const duplicates = ['a: 1\na: 2\n', 'a: {b: 1, "b": 2, c: {d: 1, d: 2}}\n', "- {1: a, '1': b, 1: c}\n", 'a: 1\nb: 2\n? a\n: 3\n', '~: 1\nnull: 2\n', 'x: [{a: 1}, {a: 2}]\n', '.nan: {a: 1, a: 2}\n? [a, {b: 1, b: 2}]\n: 1\n'];
-    for (const text of ['a: [\n', 'a: b: c\n', 'a: 1\n---\nb: 2\n', '', '# only a comment\n', 'a: b: 1\na: 2\n', ...duplicates]) {
+    const duplicates = [
+      'a: 1\na: 2\n',
+      'a: {b: 1, "b": 2, c: {d: 1, d: 2}}\n',
+      "- {1: a, '1': b, 1: c}\n",
+      'a: 1\nb: 2\n? a\n: 3\n',
+      '~: 1\nnull: 2\n',
+      'x: [{a: 1}, {a: 2}]\n',
+      '.nan: {a: 1, a: 2}\n? [a, {b: 1, b: 2}]\n: 1\n',
+    ];
+    for (const text of [
+      'a: [\n',
+      'a: b: c\n',
+      'a: 1\n---\nb: 2\n',
+      '',
+      '# only a comment\n',
+      'a: b: 1\na: 2\n',
+      ...duplicates,
+    ]) {
       const ours = parse(text).doc!;
       const theirs = parseDocument(text, { prettyErrors: false, uniqueKeys: true, strict: true });
       expect(ours.errors.map((e) => [e.code, e.pos])).toEqual(theirs.errors.map((e) => [e.code, e.pos]));
@@ -38,15 +54,21 @@ describe('parseYaml: nesting (issue 19, item 7)', () => {
     // The top-level mapping is the first level.
     expect(tooDeep(`a: ${'['.repeat(MAX_NESTING - 1)}${']'.repeat(MAX_NESTING - 1)}\n`)).toBeUndefined();
     expect(tooDeep(`a: ${'['.repeat(MAX_NESTING)}${']'.repeat(MAX_NESTING)}\n`)).toBe(`1:${4 + MAX_NESTING - 1}`);
-    expect(tooDeep(`a: ${'{b: '.repeat(MAX_NESTING)}1${'}'.repeat(MAX_NESTING)}\n`)).toBe(`1:${4 + 4 * (MAX_NESTING - 1)}`);
+    expect(tooDeep(`a: ${'{b: '.repeat(MAX_NESTING)}1${'}'.repeat(MAX_NESTING)}\n`)).toBe(
+      `1:${4 + 4 * (MAX_NESTING - 1)}`,
+    );
     // Block mappings: line n (1-based) opens level n, indented n - 1.
     const block = Array.from({ length: MAX_NESTING + 1 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' 1\n';
     expect(tooDeep(block)).toBe(`${MAX_NESTING + 1}:${MAX_NESTING + 1}`);
-    expect(tooDeep(Array.from({ length: MAX_NESTING }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' 1\n')).toBeUndefined();
+    expect(
+      tooDeep(Array.from({ length: MAX_NESTING }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' 1\n'),
+    ).toBeUndefined();
     // Compact sequences on one line: `- - - x`.
     expect(tooDeep(`a:\n  ${'- '.repeat(MAX_NESTING)}x\n`)).toBe(`2:${3 + 2 * (MAX_NESTING - 1)}`);
     // Brackets in quotes, comments, block scalars and plain scalars are text, not nesting.
-    expect(tooDeep(`a: "${'['.repeat(100)}"\nb: x${'['.repeat(100)}\nc: |\n  ${'- '.repeat(100)}\n# ${'{'.repeat(100)}\n`)).toBeUndefined();
+    expect(
+      tooDeep(`a: "${'['.repeat(100)}"\nb: x${'['.repeat(100)}\nc: |\n  ${'- '.repeat(100)}\n# ${'{'.repeat(100)}\n`),
+    ).toBeUndefined();
   });
 
   it('answers a 1 MB file of brackets with the position of the first level too deep', () => {
@@ -80,12 +102,15 @@ describe('parseYaml: duplicate keys (issue 19)', () => {
     // The composer compared each key with every earlier one: 96 s for a 1 MB plan of keys.
     const keys = Array.from({ length: 100_000 }, (_, i) => `  k${i}: 1\n`).join('');
     const got = parse(`a:\n${keys}  k5: 2\n`);
-    expect(got.doc?.errors.map((e) => [e.code, got.at(e.pos[0])])).toEqual([['DUPLICATE_KEY', { line: 100_002, col: 3 }]]);
+    expect(got.doc?.errors.map((e) => [e.code, got.at(e.pos[0])])).toEqual([
+      ['DUPLICATE_KEY', { line: 100_002, col: 3 }],
+    ]);
   });
 });
 
 describe('decodeUtf8 (issue 19)', () => {
-  const bytes = (...parts: Array<string | number[]>) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+  const bytes = (...parts: Array<string | number[]>) =>
+    Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
   const where = (b: Buffer) => decodeUtf8(b).notUtf8;
 
   it('decodes UTF-8, keeping a byte order mark for the YAML parser', () => {

@@ -10,7 +10,11 @@ import { createHash } from 'node:crypto';
 import type { Kind } from '../plan/types.js';
 
 const PREFIX: Record<Kind, string> = { projects: '@hashed', snippets: '@snippets', groups: '@groups' };
-const SUFFIXES: Record<Kind, readonly string[]> = { projects: ['.git', '.wiki.git', '.design.git'], snippets: ['.git'], groups: ['.wiki.git'] };
+const SUFFIXES: Record<Kind, readonly string[]> = {
+  projects: ['.git', '.wiki.git', '.design.git'],
+  snippets: ['.git'],
+  groups: ['.wiki.git'],
+};
 
 /** The repository paths of one item on its storage, relative to the storage's path. */
 export function diskPaths(kind: Kind, id: number): string[] {

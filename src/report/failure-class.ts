@@ -42,22 +42,26 @@ export const FAILURE_REMEDIES: Readonly<Record<FailureClass, FailureRemedy>> = {
   },
   'read-only': {
     title: 'read-only left behind',
-    remedy: 'no move runs but the repository stays read-only; in the Rails console: Project.find(ID).set_repository_writable!, then run again',
+    remedy:
+      'no move runs but the repository stays read-only; in the Rails console: Project.find(ID).set_repository_writable!, then run again',
     doc: `${DOC}#read-only`,
   },
   'lease-held': {
     title: 'lease held',
-    remedy: 'the worker found the repository\'s lease held (a Sidekiq rerun or a second move); wait for the other move to end, then run again',
+    remedy:
+      "the worker found the repository's lease held (a Sidekiq rerun or a second move); wait for the other move to end, then run again",
     doc: `${DOC}#lease-held`,
   },
   'no-space': {
     title: 'no space on the destination',
-    remedy: 'the destination filled up during the copy; free space or add a storage, lower its weight in the plan, then run again',
+    remedy:
+      'the destination filled up during the copy; free space or add a storage, lower its weight in the plan, then run again',
     doc: `${DOC}#no-space`,
   },
   'source-missing': {
     title: 'source repository missing',
-    remedy: 'Gitaly has no repository on the source storage; check the project\'s repository (Rails: Project.find(ID).repository.exists?) before moving it',
+    remedy:
+      "Gitaly has no repository on the source storage; check the project's repository (Rails: Project.find(ID).repository.exists?) before moving it",
     doc: `${DOC}#source-missing`,
   },
   'gitaly-unavailable': {
@@ -67,17 +71,19 @@ export const FAILURE_REMEDIES: Readonly<Record<FailureClass, FailureRemedy>> = {
   },
   'stuck-queued': {
     title: 'stuck queued',
-    remedy: 'the move never left the queue; check Sidekiq (the update_repository_storage queues), then run again once it is picked up',
+    remedy:
+      'the move never left the queue; check Sidekiq (the update_repository_storage queues), then run again once it is picked up',
     doc: `${DOC}#stuck-queued`,
   },
   'stuck-running': {
     title: 'stuck running',
-    remedy: 'the move stays started and the repository read-only; check its Sidekiq job, then make it writable in the Rails console',
+    remedy:
+      'the move stays started and the repository read-only; check its Sidekiq job, then make it writable in the Rails console',
     doc: `${DOC}#stuck-running`,
   },
   unknown: {
     title: 'unknown',
-    remedy: 'read the error message and GitLab\'s logs for the move (Sidekiq, exceptions_json); retrying often helps',
+    remedy: "read the error message and GitLab's logs for the move (Sidekiq, exceptions_json); retrying often helps",
     doc: `${DOC}#unknown`,
   },
 };
@@ -85,7 +91,8 @@ export const FAILURE_REMEDIES: Readonly<Record<FailureClass, FailureRemedy>> = {
 /** GitLab's checksum check after replication (`UpdateRepositoryStorage|` and `ReplicateService|` keys). */
 const CHECKSUM = /Failed to verify \S+ repository checksum from /i;
 /** Gitaly's replication out of room: the newest text (tar's exit status) and older texts (tar's stderr). */
-const NO_SPACE_NEWEST = 'could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2';
+const NO_SPACE_NEWEST =
+  'could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2';
 const NO_SPACE_OLDER = /no space left on device/i;
 /** Gitaly's `ErrInvalidSourceRepository` (NotFound), as GitLab's `NoRepository` prints it: `5:invalid source repository.` */
 const SOURCE_MISSING = /invalid source repository/i;
@@ -106,7 +113,10 @@ const STUCK = /^stuck: move \d+ still (\S+)/;
 export function classifyFailure(text: string | null): FailureClass {
   if (text === null) return 'lease-held';
   const stuck = STUCK.exec(text);
-  if (stuck) return text.includes('in the queue') || stuck[1] === 'scheduled' || stuck[1] === 'initial' ? 'stuck-queued' : 'stuck-running';
+  if (stuck)
+    return text.includes('in the queue') || stuck[1] === 'scheduled' || stuck[1] === 'initial'
+      ? 'stuck-queued'
+      : 'stuck-running';
   if (NO_MESSAGE.test(text)) return 'lease-held';
   if (text === READ_ONLY_OURS || READ_ONLY_REFUSED.test(text)) return 'read-only';
   if (CHECKSUM.test(text)) return 'checksum';

@@ -47,7 +47,8 @@ const REVERT_HEADLINE: Record<FinalState, string> = {
 
 /** How to put the weights back, with the checkpoint that holds them; nothing to run after a temporary one. */
 function wayBack(input: FinalReportInput): string {
-  if (input.checkpointTemporary) return '  (the checkpoint is temporary and removed now: keep one with --state FILE to be able to restore the weights later)';
+  if (input.checkpointTemporary)
+    return '  (the checkpoint is temporary and removed now: keep one with --state FILE to be able to restore the weights later)';
   const state = input.checkpointFile ? ` --state ${input.checkpointFile}` : '';
   const back = `  (to put the "before" values back: shardmove weights restore PLAN${state})`;
   if (input.revertOf) return back;
@@ -56,7 +57,11 @@ function wayBack(input: FinalReportInput): string {
 
 function weights(w: Record<string, number> | null): string {
   if (!w) return 'unknown';
-  return Object.entries(w).map(([k, v]) => `${k}=${v}`).join(', ') || '(none)';
+  return (
+    Object.entries(w)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ') || '(none)'
+  );
 }
 
 /** The final report as plain text lines. */
@@ -64,16 +69,24 @@ export function renderFinalReport(input: FinalReportInput): string {
   const { context: c, summary } = input;
   const lines: string[] = [];
   const dry = c.dryRun;
-  lines.push(dry ? `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance` : (input.revertOf ? REVERT_HEADLINE : HEADLINE)[input.state]);
+  lines.push(
+    dry
+      ? `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance`
+      : (input.revertOf ? REVERT_HEADLINE : HEADLINE)[input.state],
+  );
   if (c.error) lines.push(`  step: ${c.error.step}`, `  cause: ${c.error.message} (${c.error.code})`);
-  lines.push(`  took ${formatApproxDuration(input.elapsedMs)}${c.instanceVersion ? `, instance version ${c.instanceVersion}` : ''}`);
+  lines.push(
+    `  took ${formatApproxDuration(input.elapsedMs)}${c.instanceVersion ? `, instance version ${c.instanceVersion}` : ''}`,
+  );
 
   const kinds = progressByKind(summary);
   if (dry) {
     lines.push('', 'Would move:');
     for (const d of Object.values(c.drains)) {
       const kept = d.kept ? ` (${d.kept} more stay: move.until)` : '';
-      lines.push(`  ${d.kind} on ${d.source}: ${d.byRecords ? 'unknown number, by one bulk move (the instance does not expose their storage; verified by move records)' : d.remaining}${kept}`);
+      lines.push(
+        `  ${d.kind} on ${d.source}: ${d.byRecords ? 'unknown number, by one bulk move (the instance does not expose their storage; verified by move records)' : d.remaining}${kept}`,
+      );
     }
     if (Object.keys(c.drains).length === 0) for (const p of kinds) lines.push(`  ${p.kind}: ${p.total}`);
     const total = kinds.reduce((a, p) => a + p.total - p.done - p.quarantined, 0);
@@ -81,7 +94,10 @@ export function renderFinalReport(input: FinalReportInput): string {
       const e = input.estimate;
       lines.push(`  known size: ${formatBytes(e.bytes)} in ${e.sized} of ${total} items`);
       const est = estimateDuration({ ...e, items: total });
-      lines.push(`  estimated duration: ${formatApproxDuration(est.ms)} at ${e.concurrency} moves in flight`, `    (${est.assumptions})`);
+      lines.push(
+        `  estimated duration: ${formatApproxDuration(est.ms)} at ${e.concurrency} moves in flight`,
+        `    (${est.assumptions})`,
+      );
       if (input.schedule) lines.push(...windowFit(input.schedule.schedule, input.schedule.now, est.ms));
     }
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
@@ -89,7 +105,9 @@ export function renderFinalReport(input: FinalReportInput): string {
   } else {
     lines.push('', 'Repositories:');
     for (const p of kinds) {
-      const kept = Object.values(c.drains).filter((d) => d.kind === p.kind).reduce((a, d) => a + (d.kept ?? 0), 0);
+      const kept = Object.values(c.drains)
+        .filter((d) => d.kind === p.kind)
+        .reduce((a, d) => a + (d.kept ?? 0), 0);
       const open = p.waiting + p.inFlight - kept;
       lines.push(
         `  ${p.kind}: ${p.done} moved of ${p.total}, ${p.quarantined} quarantined${open > 0 ? `, ${open} not finished` : ''}` +
@@ -125,7 +143,8 @@ export function renderFinalReport(input: FinalReportInput): string {
   }
   if (input.checkpointFile) lines.push('', `Checkpoint: ${input.checkpointFile}`);
   if (input.logFile) lines.push(`Log: ${input.logFile}`);
-  if (input.state === 'failed') lines.push('Fix the cause and run the same command again: the run resumes from its checkpoint.');
+  if (input.state === 'failed')
+    lines.push('Fix the cause and run the same command again: the run resumes from its checkpoint.');
   return `${lines.join('\n')}\n`;
 }
 
@@ -141,20 +160,36 @@ export function windowFit(schedule: Schedule, now: number, workMs: number): stri
       const first = windows[0]!;
       return [
         `  maintenance windows: the work fits in ${i + 1} window(s), from ${fmt(first.opens)} to about ${fmt(end)}`,
-        ...(i === 0 ? [] : [`    (the first window, ${fmt(first.opens)} to ${fmt(first.closes ?? first.opens)}, is too short for all of it)`]),
+        ...(i === 0
+          ? []
+          : [
+              `    (the first window, ${fmt(first.opens)} to ${fmt(first.closes ?? first.opens)}, is too short for all of it)`,
+            ]),
       ];
     }
     left -= length;
   }
-  return [`  maintenance windows: the work does NOT fit in the next ${windows.length} windows (${formatApproxDuration(left)} left over); widen the windows or raise move.concurrency`];
+  return [
+    `  maintenance windows: the work does NOT fit in the next ${windows.length} windows (${formatApproxDuration(left)} left over); widen the windows or raise move.concurrency`,
+  ];
 }
 
 /** Entries verified by move records, said plainly: no listing proved them. */
 function recordsLines(perKindAndSource: unknown): string[] {
   if (!Array.isArray(perKindAndSource)) return [];
   const out: string[] = [];
-  for (const raw of perKindAndSource as { by?: string; kind?: string; source?: string; moved?: number; quarantined?: number; kept?: number }[]) {
-    if (raw?.kept) out.push(`  ${raw.kind} on ${raw.source}: ${raw.kept} still there, as planned (move.until reached); everything scheduled left it`);
+  for (const raw of perKindAndSource as {
+    by?: string;
+    kind?: string;
+    source?: string;
+    moved?: number;
+    quarantined?: number;
+    kept?: number;
+  }[]) {
+    if (raw?.kept)
+      out.push(
+        `  ${raw.kind} on ${raw.source}: ${raw.kept} still there, as planned (move.until reached); everything scheduled left it`,
+      );
     if (raw?.by !== 'records') continue;
     out.push(
       `  ${raw.kind} on ${raw.source}: verified by move records, not by a listing, because the instance does not expose the storage of ${raw.kind} ` +
@@ -171,7 +206,9 @@ function recordsLines(perKindAndSource: unknown): string[] {
 function geoLines(geo: GeoOutput): string[] {
   const legacy = geo as unknown as { sites?: unknown; results?: { registryClass: string }[] };
   if (!Array.isArray(legacy.sites)) {
-    return [`Geo resync requested from the primary only for ${(legacy.results ?? []).map((r) => r.registryClass).join(', ')} (before per-site resync)`];
+    return [
+      `Geo resync requested from the primary only for ${(legacy.results ?? []).map((r) => r.registryClass).join(', ')} (before per-site resync)`,
+    ];
   }
   const lines = ['', 'Geo resync:'];
   if (geo.sites.length === 0) lines.push('  nothing requested: no Geo secondary');

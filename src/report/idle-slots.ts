@@ -29,7 +29,15 @@ export interface IdleSlots {
 }
 
 /** Outcomes of an attempt that started no move (the slot it held is free again). */
-const NO_MOVE = new Set<string>(['move.post_failed', 'move.not_created', 'item.not_on_source', 'item.quarantined', 'item.gone', 'item.elsewhere', 'item.already_on_destination']);
+const NO_MOVE = new Set<string>([
+  'move.post_failed',
+  'move.not_created',
+  'item.not_on_source',
+  'item.quarantined',
+  'item.gone',
+  'item.elsewhere',
+  'item.already_on_destination',
+]);
 
 type Step = { at: number; held: number; due: number; cap?: number };
 

@@ -76,7 +76,16 @@ export class MoveLedger {
 }
 
 function newSpan(e: MoveEvent, startAt: number | null): MoveSpan {
-  return { kind: e.data.kind, source: e.data.source, itemId: e.data.id, moveId: e.data.moveId, startAt, endAt: null, end: null, error: null };
+  return {
+    kind: e.data.kind,
+    source: e.data.source,
+    itemId: e.data.id,
+    moveId: e.data.moveId,
+    startAt,
+    endAt: null,
+    end: null,
+    error: null,
+  };
 }
 
 /** Seconds a span took, or null when its start or end is unknown. */

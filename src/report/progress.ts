@@ -43,9 +43,13 @@ function describeCap(c: CapData | null, timezone: string): string {
   switch (c.limit) {
     case 'paused':
       // The operator knows why they paused; a pause nobody asked for says who did.
-      return c.reason.startsWith('paused by the failure breaker') ? ' PAUSED by the failure breaker (shardmove status says why)' : ' PAUSED';
+      return c.reason.startsWith('paused by the failure breaker')
+        ? ' PAUSED by the failure breaker (shardmove status says why)'
+        : ' PAUSED';
     case 'window':
-      return c.until != null ? ` WAITING for the next window (${formatWindowTime(c.until, timezone)})` : ' WAITING: outside every maintenance window';
+      return c.until != null
+        ? ` WAITING for the next window (${formatWindowTime(c.until, timezone)})`
+        : ' WAITING: outside every maintenance window';
     case 'rule':
       return ` HELD by ${c.rule ? `rule ${c.rule}` : 'a throttle rule'}${c.since != null ? ` since ${new Date(c.since).toISOString()}` : ''} (${c.reason})`;
     case 'throttle':
@@ -65,7 +69,10 @@ export interface ProgressOutput {
 }
 
 /** Starts drawing `read()` to `stream` until `stop()`. `read` may throw (e.g. a busy database): that draw is skipped. */
-export function startProgress(stream: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }, read: () => ProgressView): ProgressOutput {
+export function startProgress(
+  stream: NodeJS.WritableStream & { isTTY?: boolean; columns?: number },
+  read: () => ProgressView,
+): ProgressOutput {
   const tty = stream.isTTY === true;
   const baseGapMs = tty ? 250 : 10_000;
   // Reading the counts is a synchronous query: on a huge checkpoint, draw less often so the

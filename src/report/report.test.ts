@@ -25,10 +25,26 @@ const summary: StatusSummary = {
 };
 
 const context: RunContext = {
-  sources: ['nfs-1', 'nfs-2'], destination: 'cluster', kinds: ['projects', 'snippets'], verify: true, geoResync: false, dryRun: false,
-  step: 'done', startedAt: 0, tokenExpiresAt: null, sourceIndex: 1, kindIndex: 1, previousWeights: { default: 100 }, newWeights: { default: 0, cluster: 100 },
-  weightsWritten: true, instanceVersion: '17.11.0', warnings: ['token expires soon'], drains: {},
-  verification: { ok: true, perKindAndSource: {}, problems: [] }, geo: null, error: null,
+  sources: ['nfs-1', 'nfs-2'],
+  destination: 'cluster',
+  kinds: ['projects', 'snippets'],
+  verify: true,
+  geoResync: false,
+  dryRun: false,
+  step: 'done',
+  startedAt: 0,
+  tokenExpiresAt: null,
+  sourceIndex: 1,
+  kindIndex: 1,
+  previousWeights: { default: 100 },
+  newWeights: { default: 0, cluster: 100 },
+  weightsWritten: true,
+  instanceVersion: '17.11.0',
+  warnings: ['token expires soon'],
+  drains: {},
+  verification: { ok: true, perKindAndSource: {}, problems: [] },
+  geo: null,
+  error: null,
 };
 
 describe('summary', () => {
@@ -51,10 +67,28 @@ describe('summary', () => {
 
 describe('renderers', () => {
   it('names the way back for the weights with the checkpoint that holds them, and none after a temporary checkpoint', () => {
-    const written = { ...context, weightsWritten: true, previousWeights: { 'nfs-1': 100 }, newWeights: { 'nfs-1': 0, cluster: 100 } };
-    const kept = renderFinalReport({ state: 'done', context: written, summary, elapsedMs: 1, checkpointFile: '/srv/state/retire.db' });
+    const written = {
+      ...context,
+      weightsWritten: true,
+      previousWeights: { 'nfs-1': 100 },
+      newWeights: { 'nfs-1': 0, cluster: 100 },
+    };
+    const kept = renderFinalReport({
+      state: 'done',
+      context: written,
+      summary,
+      elapsedMs: 1,
+      checkpointFile: '/srv/state/retire.db',
+    });
     expect(kept).toContain('shardmove weights restore PLAN --state /srv/state/retire.db');
-    const demo = renderFinalReport({ state: 'done', context: written, summary, elapsedMs: 1, checkpointFile: '/tmp/x/demo.db', checkpointTemporary: true });
+    const demo = renderFinalReport({
+      state: 'done',
+      context: written,
+      summary,
+      elapsedMs: 1,
+      checkpointFile: '/tmp/x/demo.db',
+      checkpointTemporary: true,
+    });
     expect(demo).not.toContain('weights restore');
     expect(demo).toContain('the checkpoint is temporary');
   });
@@ -75,26 +109,61 @@ describe('renderers', () => {
   });
 
   it('progress line names the step, per kind done, in flight, failed and retrying, quarantined; leaves zero counts out', () => {
-    expect(renderProgressLine({ step: 'drain nfs-2/projects', summary, elapsedMs: 120_000 }))
-      .toBe('[2m00s] drain nfs-2/projects | 25 moves/min, ETA 41s | projects 82/100 (10 in flight, 3 failed, retrying, 1 quarantined), snippets 5/5');
+    expect(renderProgressLine({ step: 'drain nfs-2/projects', summary, elapsedMs: 120_000 })).toBe(
+      '[2m00s] drain nfs-2/projects | 25 moves/min, ETA 41s | projects 82/100 (10 in flight, 3 failed, retrying, 1 quarantined), snippets 5/5',
+    );
   });
 
   it('final report shows the Geo resync per secondary site, a failed site, and says when there was no secondary', () => {
     const geo: RunContext['geo'] = {
       sites: [
-        { siteId: 2, name: 'eu', results: [{ registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] }, { registryClass: 'SNIPPET_REPOSITORY_REGISTRY', errors: ['resource not available'] }], error: null },
-        { siteId: 3, name: 'us', results: [], error: 'POST /api/v4/geo/node_proxy/3/graphql: HTTP 404: 404 GeoNode Not Found' },
+        {
+          siteId: 2,
+          name: 'eu',
+          results: [
+            { registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] },
+            { registryClass: 'SNIPPET_REPOSITORY_REGISTRY', errors: ['resource not available'] },
+          ],
+          error: null,
+        },
+        {
+          siteId: 3,
+          name: 'us',
+          results: [],
+          error: 'POST /api/v4/geo/node_proxy/3/graphql: HTTP 404: 404 GeoNode Not Found',
+        },
       ],
       warnings: [],
     };
-    const text = renderFinalReport({ state: 'done', context: { ...context, geoResync: true, geo }, summary, elapsedMs: 60_000 });
-    expect(text).toContain('Geo resync:\n  "eu" (site 2): requested for PROJECT_REPOSITORY_REGISTRY\n    refused SNIPPET_REPOSITORY_REGISTRY: resource not available\n  "us" (site 3): FAILED: POST /api/v4/geo/node_proxy/3/graphql: HTTP 404');
-    const none = renderFinalReport({ state: 'done', context: { ...context, geoResync: true, geo: { sites: [], warnings: ['no Geo secondary: nothing to resync'] }, warnings: ['no Geo secondary: nothing to resync'] }, summary, elapsedMs: 60_000 });
+    const text = renderFinalReport({
+      state: 'done',
+      context: { ...context, geoResync: true, geo },
+      summary,
+      elapsedMs: 60_000,
+    });
+    expect(text).toContain(
+      'Geo resync:\n  "eu" (site 2): requested for PROJECT_REPOSITORY_REGISTRY\n    refused SNIPPET_REPOSITORY_REGISTRY: resource not available\n  "us" (site 3): FAILED: POST /api/v4/geo/node_proxy/3/graphql: HTTP 404',
+    );
+    const none = renderFinalReport({
+      state: 'done',
+      context: {
+        ...context,
+        geoResync: true,
+        geo: { sites: [], warnings: ['no Geo secondary: nothing to resync'] },
+        warnings: ['no Geo secondary: nothing to resync'],
+      },
+      summary,
+      elapsedMs: 60_000,
+    });
     expect(none).toContain('Geo resync:\n  nothing requested: no Geo secondary');
     expect(none).toContain('  - no Geo secondary: nothing to resync');
     // A checkpoint finished before per-site resync still renders.
-    const legacy = { results: [{ registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] }] } as unknown as RunContext['geo'];
-    expect(renderFinalReport({ state: 'done', context: { ...context, geo: legacy }, summary, elapsedMs: 60_000 })).toContain('Geo resync requested from the primary only for PROJECT_REPOSITORY_REGISTRY');
+    const legacy = {
+      results: [{ registryClass: 'PROJECT_REPOSITORY_REGISTRY', errors: [] }],
+    } as unknown as RunContext['geo'];
+    expect(
+      renderFinalReport({ state: 'done', context: { ...context, geo: legacy }, summary, elapsedMs: 60_000 }),
+    ).toContain('Geo resync requested from the primary only for PROJECT_REPOSITORY_REGISTRY');
   });
 
   it('final report lists counts, quarantined items with reasons, verification, weights and warnings', () => {
@@ -108,12 +177,27 @@ describe('renderers', () => {
   });
 
   it('a failed report gives the step and the cause', () => {
-    const text = renderFinalReport({ state: 'failed', context: { ...context, error: { step: 'storages', code: 'SHARDMOVE_STORAGE_UNKNOWN', message: 'storage "x" not configured' } }, summary, elapsedMs: 1 });
-    expect(text).toMatch(/^FAILED\n {2}step: storages\n {2}cause: storage "x" not configured \(SHARDMOVE_STORAGE_UNKNOWN\)/);
+    const text = renderFinalReport({
+      state: 'failed',
+      context: {
+        ...context,
+        error: { step: 'storages', code: 'SHARDMOVE_STORAGE_UNKNOWN', message: 'storage "x" not configured' },
+      },
+      summary,
+      elapsedMs: 1,
+    });
+    expect(text).toMatch(
+      /^FAILED\n {2}step: storages\n {2}cause: storage "x" not configured \(SHARDMOVE_STORAGE_UNKNOWN\)/,
+    );
   });
 
   it('status shows the current drain, counts by storage and quarantine', () => {
-    const saved = { planName: 'p', planHash: 'h', machineVersion: 1, snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } } };
+    const saved = {
+      planName: 'p',
+      planHash: 'h',
+      machineVersion: 1,
+      snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } },
+    };
     const report = buildStatusReport('/x.db', saved, summary, 600_000);
     expect(report.state).toBe('interrupted');
     expect(report.step).toBe('drain nfs-2/snippets');
@@ -127,7 +211,12 @@ describe('renderers', () => {
   });
 
   it('status tells a live run from a killed one by the lock holder, and a live holder beats an old final snapshot', () => {
-    const active = { planName: 'p', planHash: 'h', machineVersion: 1, snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } } };
+    const active = {
+      planName: 'p',
+      planHash: 'h',
+      machineVersion: 1,
+      snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } },
+    };
     const failed = { ...active, snapshot: { status: 'done', value: 'failed', context } };
     const holder = { pid: 77, host: 'h1', startedAt: 0 };
     const live = buildStatusReport('/x.db', active, summary, 1, { ...holder, alive: true });
@@ -148,12 +237,26 @@ describe('dry-run estimate', () => {
   const OVERHEAD_MS = 10_000;
   const COUNT_ONLY_MS = 30_000;
   it('uses repository sizes: overhead plus copy time, spread over the lanes, never below the largest move', () => {
-    const small = estimateDuration({ items: 100, bytes: 100 * 50 * MiB, sized: 100, maxBytes: 50 * MiB, concurrency: 10 });
+    const small = estimateDuration({
+      items: 100,
+      bytes: 100 * 50 * MiB,
+      sized: 100,
+      maxBytes: 50 * MiB,
+      concurrency: 10,
+    });
     expect(small.basis).toBe('sizes');
     expect(small.ms).toBeCloseTo((100 * OVERHEAD_MS + 100 * 1000) / 10);
-    expect(small.assumptions).toMatch(/from repository sizes \(4\.9 GiB, largest 50 MiB\), assuming ~50 MiB\/s per move/);
+    expect(small.assumptions).toMatch(
+      /from repository sizes \(4\.9 GiB, largest 50 MiB\), assuming ~50 MiB\/s per move/,
+    );
     // One 100 GiB repository dominates however many lanes there are.
-    const huge = estimateDuration({ items: 2, bytes: 100 * 1024 * MiB + MiB, sized: 2, maxBytes: 100 * 1024 * MiB, concurrency: 10 });
+    const huge = estimateDuration({
+      items: 2,
+      bytes: 100 * 1024 * MiB + MiB,
+      sized: 2,
+      maxBytes: 100 * 1024 * MiB,
+      concurrency: 10,
+    });
     expect(huge.ms).toBeCloseTo(OVERHEAD_MS + 2048 * 1000);
     // Unknown sizes count as the average known size.
     const mixed = estimateDuration({ items: 4, bytes: 2 * 100 * MiB, sized: 2, maxBytes: 100 * MiB, concurrency: 1 });
@@ -181,7 +284,9 @@ describe('progress output', () => {
       expect(lines).toEqual([]);
       vi.advanceTimersByTime(2_000);
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^\[2m00s\] drain nfs-2\/projects \| 25 moves\/min, ETA 41s \| projects 82\/100 \(10 in flight, 3 failed, retrying, 1 quarantined\)/);
+      expect(lines[0]).toMatch(
+        /^\[2m00s\] drain nfs-2\/projects \| 25 moves\/min, ETA 41s \| projects 82\/100 \(10 in flight, 3 failed, retrying, 1 quarantined\)/,
+      );
       expect(lines[0]!.endsWith('\n')).toBe(true);
       vi.advanceTimersByTime(10_000);
       expect(lines).toHaveLength(2);
@@ -197,7 +302,11 @@ describe('progress output', () => {
     vi.useFakeTimers();
     try {
       const out: string[] = [];
-      const stream = { isTTY: true, columns: 200, write: (t: string) => out.push(t) } as unknown as NodeJS.WritableStream;
+      const stream = {
+        isTTY: true,
+        columns: 200,
+        write: (t: string) => out.push(t),
+      } as unknown as NodeJS.WritableStream;
       const p = startProgress(stream, () => ({ step: 'verify', summary, elapsedMs: 1_000 }));
       vi.advanceTimersByTime(300);
       expect(out.at(-1)!.startsWith('\r\x1b[2K[1s] verify | ')).toBe(true);

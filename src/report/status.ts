@@ -122,7 +122,8 @@ export function buildStatusReport(
   const c = snap?.context;
   const state = runState(snap, lock);
   let step: string | null = c?.step ?? null;
-  if (c && c.step === 'drain' && snap?.status !== 'done') step = `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
+  if (c && c.step === 'drain' && snap?.status !== 'done')
+    step = `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
   // A run younger than the 10-minute window is measured over its own age.
   const rate = rateAndEta(summary, c?.startedAt ? now - c.startedAt : undefined);
   return {
@@ -153,7 +154,10 @@ export function buildStatusReport(
 /** "concurrency 5 (plan: 10)", "concurrency 10 (the plan's)", or the same after "paused: ...". */
 export function describeControl(c: StatusReport['control']): string {
   const planCap = c.planConcurrency === null ? "the plan's" : String(c.planConcurrency);
-  const cap = c.concurrency === null ? `concurrency ${planCap}${c.planConcurrency === null ? '' : " (the plan's)"}` : `concurrency ${c.concurrency} (plan: ${planCap})`;
+  const cap =
+    c.concurrency === null
+      ? `concurrency ${planCap}${c.planConcurrency === null ? '' : " (the plan's)"}`
+      : `concurrency ${c.concurrency} (plan: ${planCap})`;
   if (!c.paused) return cap;
   return `${c.pausedBy ?? 'paused'}: no new moves, moves in flight are followed to their end; ${cap} when unpaused`;
 }
@@ -161,29 +165,52 @@ export function describeControl(c: StatusReport['control']): string {
 /** The status as text for people. */
 export function renderStatus(r: StatusReport): string {
   const lines: string[] = [];
-  lines.push(`Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${r.step ? `, step ${r.step}` : ''}`);
+  lines.push(
+    `Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${r.step ? `, step ${r.step}` : ''}`,
+  );
   const l = r.lock;
-  if (l && l.alive === true) lines.push(`  running as pid ${l.pid} on ${l.host} since ${new Date(l.startedAt).toISOString()}`);
-  else if (l && l.alive === null) lines.push(`  locked by pid ${l.pid} on ${l.host} since ${new Date(l.startedAt).toISOString()} (another host: cannot tell from here whether it still runs)`);
-  else if (l) lines.push(`  interrupted: pid ${l.pid} on ${l.host} died holding the lock (killed or crashed); \`run\` again to continue`);
+  if (l && l.alive === true)
+    lines.push(`  running as pid ${l.pid} on ${l.host} since ${new Date(l.startedAt).toISOString()}`);
+  else if (l && l.alive === null)
+    lines.push(
+      `  locked by pid ${l.pid} on ${l.host} since ${new Date(l.startedAt).toISOString()} (another host: cannot tell from here whether it still runs)`,
+    );
+  else if (l)
+    lines.push(
+      `  interrupted: pid ${l.pid} on ${l.host} died holding the lock (killed or crashed); \`run\` again to continue`,
+    );
   else if (r.state === 'interrupted') lines.push('  interrupted: no process is running it; `run` again to continue');
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
   if (r.control.paused || r.control.concurrency !== null) lines.push(`  control: ${describeControl(r.control)}`);
-  if (r.cap && r.state === 'running' && (r.cap.limit === 'window' || r.cap.limit === 'rule' || r.cap.limit === 'throttle')) lines.push(`  ${describeCap(r.cap)}`);
-  lines.push(`  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${formatApproxDuration(r.etaMs)}`);
+  if (
+    r.cap &&
+    r.state === 'running' &&
+    (r.cap.limit === 'window' || r.cap.limit === 'rule' || r.cap.limit === 'throttle')
+  )
+    lines.push(`  ${describeCap(r.cap)}`);
+  lines.push(
+    `  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${formatApproxDuration(r.etaMs)}`,
+  );
   if (r.kinds.length > 0) {
     lines.push('', 'By kind:');
     for (const k of r.kinds) {
-      lines.push(`  ${k.kind.padEnd(9)} ${k.done}/${k.total} done, ${k.inFlight} in flight, ${k.waiting} waiting (${k.retrying} failed, retrying), ${k.quarantined} quarantined`);
+      lines.push(
+        `  ${k.kind.padEnd(9)} ${k.done}/${k.total} done, ${k.inFlight} in flight, ${k.waiting} waiting (${k.retrying} failed, retrying), ${k.quarantined} quarantined`,
+      );
     }
     lines.push('', 'By kind, storage and state:');
-    for (const c of [...r.counts].sort((a, b) => `${a.kind}${a.source}${a.state}`.localeCompare(`${b.kind}${b.source}${b.state}`))) {
+    for (const c of [...r.counts].sort((a, b) =>
+      `${a.kind}${a.source}${a.state}`.localeCompare(`${b.kind}${b.source}${b.state}`),
+    )) {
       lines.push(`  ${c.kind.padEnd(9)} ${c.source.padEnd(12)} ${c.state.padEnd(12)} ${c.n}`);
     }
   }
   if (r.stuck.length > 0) {
     lines.push('', `Stuck (${r.stuck.length}):`);
-    for (const s of r.stuck) lines.push(`  ${s.kind} ${s.id}: move ${s.moveId} ${s.moveState}${s.readOnly === null ? '' : s.readOnly ? ', read-only' : ', writable'}`);
+    for (const s of r.stuck)
+      lines.push(
+        `  ${s.kind} ${s.id}: move ${s.moveId} ${s.moveState}${s.readOnly === null ? '' : s.readOnly ? ', read-only' : ', writable'}`,
+      );
   }
   if (r.quarantined.length > 0) {
     lines.push('', `Quarantined (${r.quarantined.length}):`);

@@ -56,7 +56,10 @@ export interface Rate {
  * Rate over the last 10 minutes (or over `elapsedMs` when the run is younger), and the ETA for the
  * items neither done nor quarantined.
  */
-export function rateAndEta(summary: Pick<StatusSummary, 'counts' | 'movedLast10Min' | 'retrying'>, elapsedMs?: number): Rate {
+export function rateAndEta(
+  summary: Pick<StatusSummary, 'counts' | 'movedLast10Min' | 'retrying'>,
+  elapsedMs?: number,
+): Rate {
   const windowMin = Math.max(1 / 60, Math.min(10, (elapsedMs ?? 600_000) / 60_000));
   const perMinute = summary.movedLast10Min / windowMin;
   const remaining = progressByKind(summary).reduce((a, p) => a + p.waiting + p.inFlight, 0);

@@ -7,7 +7,10 @@ describe('audit buffer', () => {
   it('writes queued lines in one batch after a short delay', async () => {
     const written: string[] = [];
     let batches = 0;
-    const buf = createAuditBuffer({ batch: <T>(fn: () => T) => (batches++, fn()), appendEvent: (_type, data) => void written.push((data as { path: string }).path) });
+    const buf = createAuditBuffer({
+      batch: <T>(fn: () => T) => (batches++, fn()),
+      appendEvent: (_type, data) => void written.push((data as { path: string }).path),
+    });
     buf.add(request('/a'), 1);
     buf.add(request('/b'), 2);
     expect(written).toEqual([]);
@@ -20,7 +23,12 @@ describe('audit buffer', () => {
     const errors: unknown[] = [];
     const fenced = new Error('SHARDMOVE_LEASE_LOST: the run lock was taken over');
     const buf = createAuditBuffer(
-      { batch: () => { throw fenced; }, appendEvent: () => undefined },
+      {
+        batch: () => {
+          throw fenced;
+        },
+        appendEvent: () => undefined,
+      },
       (err) => errors.push(err),
     );
     buf.add(request('/x'), 1);

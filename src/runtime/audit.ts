@@ -23,7 +23,10 @@ export interface AuditBuffer {
  * are dropped: thrown from a timer it would crash the process before the run could report why.
  * An explicit `flush` still throws, for the caller to decide.
  */
-export function createAuditBuffer(store: Pick<CheckpointStore, 'appendEvent' | 'batch'>, onError: (err: unknown) => void = () => undefined): AuditBuffer {
+export function createAuditBuffer(
+  store: Pick<CheckpointStore, 'appendEvent' | 'batch'>,
+  onError: (err: unknown) => void = () => undefined,
+): AuditBuffer {
   const queue: { request: MutatingRequest; at: number }[] = [];
   let scheduled = false;
   const flush = () => {

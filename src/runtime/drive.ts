@@ -28,7 +28,6 @@ import type { SecretSet } from './logger.js';
 import { tokenOutlivedWarning } from './token-deadline.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
-
 /** What one drive needs: the run's options, its open resources and the machine's input or snapshot. */
 export interface DriveArgs {
   opts: RunOptions;
@@ -55,11 +54,27 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const { opts, services, plan, store, log } = a;
   const clock = services.clock;
   const startedAt = clock.now();
-  const deps: ActorDeps = { api: a.api, store, plan, clock, log, signal: opts.signal, dryRun: opts.dryRun, ...(a.gate ? { gate: a.gate } : {}), ...(a.prometheus ? { prometheus: a.prometheus } : {}) };
+  const deps: ActorDeps = {
+    api: a.api,
+    store,
+    plan,
+    clock,
+    log,
+    signal: opts.signal,
+    dryRun: opts.dryRun,
+    ...(a.gate ? { gate: a.gate } : {}),
+    ...(a.prometheus ? { prometheus: a.prometheus } : {}),
+  };
   const effects = createEffects(services.actors, deps, log);
 
-  const actor = createActor(runMachine.provide({ actors: effects.logic }), a.snapshot ? { snapshot: a.snapshot, input: a.input } : { input: a.input });
-  const stepLabel = (c: RunContext): string => (c.step === 'drain' && c.sources[c.sourceIndex] ? `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}` : c.step);
+  const actor = createActor(
+    runMachine.provide({ actors: effects.logic }),
+    a.snapshot ? { snapshot: a.snapshot, input: a.input } : { input: a.input },
+  );
+  const stepLabel = (c: RunContext): string =>
+    c.step === 'drain' && c.sources[c.sourceIndex]
+      ? `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`
+      : c.step;
   let lastLabel = '';
   const extraWarnings: string[] = [];
   // Once per run, when a drain starts: does the token outlive the estimated end?
@@ -73,7 +88,12 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     opts.stderr.write(`warning: ${warning}\n`);
   };
   const persist = () => {
-    store.saveRun({ planName: plan.name, planHash: a.hash, machineVersion: MACHINE_VERSION, snapshot: actor.getPersistedSnapshot() });
+    store.saveRun({
+      planName: plan.name,
+      planHash: a.hash,
+      machineVersion: MACHINE_VERSION,
+      snapshot: actor.getPersistedSnapshot(),
+    });
   };
   const progress = startProgress(opts.stdout, () => ({
     step: stepLabel(actor.getSnapshot().context),
@@ -124,12 +144,25 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   });
 
   store.appendEvent('run.started', { resumed: Boolean(a.snapshot), dryRun: opts.dryRun, pid: services.pid }, startedAt);
-  log.info({ plan: plan.name, resumed: Boolean(a.snapshot), dryRun: opts.dryRun, checkpoint: store.file }, 'run started');
+  log.info(
+    { plan: plan.name, resumed: Boolean(a.snapshot), dryRun: opts.dryRun, checkpoint: store.file },
+    'run started',
+  );
   const currentStep = () => {
     const snap = actor.getSnapshot();
     return snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
   };
-  notifyObservers(observers, log, 'started', { plan, checkpoint: store.file, host: services.host, fromSeq: a.fromSeq, store, clock, startedAt, dryRun: opts.dryRun, step: currentStep });
+  notifyObservers(observers, log, 'started', {
+    plan,
+    checkpoint: store.file,
+    host: services.host,
+    fromSeq: a.fromSeq,
+    store,
+    clock,
+    startedAt,
+    dryRun: opts.dryRun,
+    step: currentStep,
+  });
   actor.start();
   // A restored run that had already ended emits nothing: it is final at once.
   if (actor.getSnapshot().status === 'done') resolveFinal('final');
@@ -155,7 +188,11 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const state = String(snap.value);
   if (!isFinalState(state)) throw new RuntimeError(INTERNAL, `the run machine stopped in unexpected state ${state}`);
   const summary = store.summary(clock.now(), true);
-  store.appendEvent('run.finished', { state, error: snap.context.error, quarantined: summary.quarantined.length }, clock.now());
+  store.appendEvent(
+    'run.finished',
+    { state, error: snap.context.error, quarantined: summary.quarantined.length },
+    clock.now(),
+  );
   log.info({ state, error: snap.context.error, quarantined: summary.quarantined.length }, 'run finished');
   const report: FinalReportInput = {
     state,

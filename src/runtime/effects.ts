@@ -9,7 +9,16 @@ import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import type { AnyActorLogic } from 'xstate';
 import type { ActorDeps } from '../actors/types.js';
-import type { DrainInput, DrainOutput, GeoOutput, PreflightOutput, StoragesOutput, VerifyInput, VerifyOutput, WeightsOutput } from '../machine/types.js';
+import type {
+  DrainInput,
+  DrainOutput,
+  GeoOutput,
+  PreflightOutput,
+  StoragesOutput,
+  VerifyInput,
+  VerifyOutput,
+  WeightsOutput,
+} from '../machine/types.js';
 
 /** One function per actor the machine names, each taking the run's dependencies and the invoke input. */
 export interface RunActors {

@@ -19,7 +19,8 @@ export { INTERNAL };
 /** Another live process holds the checkpoint's lock (exit 4): the store's LockedError, passed through. */
 export { LOCKED };
 
-export type RuntimeErrorCode = typeof PLAN_CHANGED | typeof CHECKPOINT_MODE | typeof MOVES_IN_FLIGHT | typeof NO_CHECKPOINT | typeof INTERNAL;
+export type RuntimeErrorCode =
+  typeof PLAN_CHANGED | typeof CHECKPOINT_MODE | typeof MOVES_IN_FLIGHT | typeof NO_CHECKPOINT | typeof INTERNAL;
 
 /** The runtime refuses to go on; match on `code`. */
 export class RuntimeError extends ShardmoveError<RuntimeErrorCode> {}

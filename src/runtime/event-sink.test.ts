@@ -16,7 +16,17 @@ function setup(write?: (line: string) => void) {
   const store = openCheckpoint(':memory:');
   const read = (): RunEvent[] => lines.map((l) => RunEventSchema.parse(JSON.parse(l)) as RunEvent);
   const start = (fromSeq = store.lastEventSeq()) =>
-    events.started?.({ plan: testPlan(), checkpoint: ':memory:', host: 'h', fromSeq, store, clock, startedAt: clock.t, dryRun: false, step: () => 'preflight' });
+    events.started?.({
+      plan: testPlan(),
+      checkpoint: ':memory:',
+      host: 'h',
+      fromSeq,
+      store,
+      clock,
+      startedAt: clock.t,
+      dryRun: false,
+      step: () => 'preflight',
+    });
   return { events, store, read, start };
 }
 
@@ -60,14 +70,22 @@ describe('run events from the committed audit log', () => {
     ).toThrow('rolled back');
     events.progress?.();
     stop(events);
-    expect(read().filter((e) => e.type.startsWith('move.')).map((e) => e.type)).toEqual(['move.finished']);
+    expect(
+      read()
+        .filter((e) => e.type.startsWith('move.'))
+        .map((e) => e.type),
+    ).toEqual(['move.finished']);
   });
 
-  it('starts reading where this process opened the checkpoint: an earlier run\'s events are not replayed', () => {
+  it("starts reading where this process opened the checkpoint: an earlier run's events are not replayed", () => {
     const { events, store, read, start } = setup();
     store.appendEvent('move.finished', { kind: 'projects', source: 'a', id: 1, moveId: 1 }, clock.t);
     const fromSeq = store.lastEventSeq();
-    store.appendEvent('lock.takeover', { previous: { pid: 9, host: 'h', startedAt: 0 }, reason: 'dead', heartbeatAgeMs: 1 }, clock.t);
+    store.appendEvent(
+      'lock.takeover',
+      { previous: { pid: 9, host: 'h', startedAt: 0 }, reason: 'dead', heartbeatAgeMs: 1 },
+      clock.t,
+    );
     start(fromSeq);
     stop(events);
     expect(read().map((e) => e.type)).toEqual(['lock.taken_over', 'progress']);
@@ -77,7 +95,13 @@ describe('run events from the committed audit log', () => {
     const { events, store, read, start } = setup();
     start();
     const plan = { cap: 8, ceiling: 8, paused: false, limit: 'plan', reason: "the plan's move.concurrency" } as const;
-    const control = { cap: 3, ceiling: 3, paused: false, limit: 'control', reason: 'set with shardmove control' } as const;
+    const control = {
+      cap: 3,
+      ceiling: 3,
+      paused: false,
+      limit: 'control',
+      reason: 'set with shardmove control',
+    } as const;
     const throttle = { cap: 1, ceiling: 3, paused: false, limit: 'throttle', reason: 'latency' } as const;
     store.appendEvent('cap.changed', { ...plan, previous: null }, clock.t);
     store.appendEvent('cap.changed', { ...control, previous: plan }, clock.t);
@@ -87,7 +111,13 @@ describe('run events from the committed audit log', () => {
     expect(read().filter((e) => e.type === 'cap.changed')).toEqual([
       expect.objectContaining({ cap: 8, paused: false, previous: null, limit: 'plan' }),
       expect.objectContaining({ cap: 3, paused: false, previous: { cap: 8, paused: false }, limit: 'control' }),
-      expect.objectContaining({ cap: 1, paused: false, previous: { cap: 3, paused: false }, limit: 'throttle', reason: 'latency' }),
+      expect.objectContaining({
+        cap: 1,
+        paused: false,
+        previous: { cap: 3, paused: false },
+        limit: 'throttle',
+        reason: 'latency',
+      }),
     ]);
   });
 

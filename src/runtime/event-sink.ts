@@ -37,12 +37,18 @@ export interface SinkState {
   step: { label: string; since: number } | null;
 }
 
-const iso = (ms: number | null | undefined): string | null => (typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null);
+const iso = (ms: number | null | undefined): string | null =>
+  typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null;
 const control = (c: CapData | null) => (c ? { cap: c.cap, paused: c.paused } : null);
 
 function endStep(s: SinkState, outcome: 'ok' | 'failed' | 'interrupted', at: number): RunEventBody[] {
   if (!s.step) return [];
-  const ended: RunEventBody = { type: 'step.ended', step: s.step.label, outcome, durationMs: Math.max(0, at - s.step.since) };
+  const ended: RunEventBody = {
+    type: 'step.ended',
+    step: s.step.label,
+    outcome,
+    durationMs: Math.max(0, at - s.step.since),
+  };
   s.step = null;
   return [ended];
 }
@@ -56,7 +62,17 @@ function endStep(s: SinkState, outcome: 'ok' | 'failed' | 'interrupted', at: num
 export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
   switch (e.type) {
     case 'run.started':
-      return [{ type: 'run.started', plan: s.run.plan.name, checkpoint: s.run.checkpoint, resumed: e.data.resumed, dryRun: e.data.dryRun, pid: e.data.pid, host: s.run.host }];
+      return [
+        {
+          type: 'run.started',
+          plan: s.run.plan.name,
+          checkpoint: s.run.checkpoint,
+          resumed: e.data.resumed,
+          dryRun: e.data.dryRun,
+          pid: e.data.pid,
+          host: s.run.host,
+        },
+      ];
     case 'step.entered': {
       const label = e.data.step;
       if (isFinalState(label)) return endStep(s, label === 'failed' ? 'failed' : 'ok', e.at);
@@ -72,31 +88,108 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     case 'move.adopted':
     case 'bulk.move_seen': {
       const d = e.data;
-      return [{ type: 'move.scheduled', kind: d.kind, source: d.source, id: d.id, moveId: d.moveId, moveState: d.moveState, bulk: e.type === 'bulk.move_seen' }];
+      return [
+        {
+          type: 'move.scheduled',
+          kind: d.kind,
+          source: d.source,
+          id: d.id,
+          moveId: d.moveId,
+          moveState: d.moveState,
+          bulk: e.type === 'bulk.move_seen',
+        },
+      ];
     }
     case 'move.finished':
-      return [{ type: 'move.finished', kind: e.data.kind, source: e.data.source, id: e.data.id, moveId: e.data.moveId, cleanupFailed: false, error: null }];
+      return [
+        {
+          type: 'move.finished',
+          kind: e.data.kind,
+          source: e.data.source,
+          id: e.data.id,
+          moveId: e.data.moveId,
+          cleanupFailed: false,
+          error: null,
+        },
+      ];
     case 'move.cleanup_failed':
-      return [{ type: 'move.finished', kind: e.data.kind, source: e.data.source, id: e.data.id, moveId: e.data.moveId, cleanupFailed: true, error: e.data.error }];
+      return [
+        {
+          type: 'move.finished',
+          kind: e.data.kind,
+          source: e.data.source,
+          id: e.data.id,
+          moveId: e.data.moveId,
+          cleanupFailed: true,
+          error: e.data.error,
+        },
+      ];
     case 'move.failed':
-      return [{ type: 'move.failed', kind: e.data.kind, source: e.data.source, id: e.data.id, moveId: e.data.moveId, error: e.data.error, class: classifyFailure(e.data.error) }];
+      return [
+        {
+          type: 'move.failed',
+          kind: e.data.kind,
+          source: e.data.source,
+          id: e.data.id,
+          moveId: e.data.moveId,
+          error: e.data.error,
+          class: classifyFailure(e.data.error),
+        },
+      ];
     case 'item.quarantined':
-      return [{ type: 'move.quarantined', kind: e.data.kind, source: e.data.source, id: e.data.id, reason: e.data.reason, attempts: e.data.attempts, stuck: false, class: classifyFailure(e.data.reason) }];
+      return [
+        {
+          type: 'move.quarantined',
+          kind: e.data.kind,
+          source: e.data.source,
+          id: e.data.id,
+          reason: e.data.reason,
+          attempts: e.data.attempts,
+          stuck: false,
+          class: classifyFailure(e.data.reason),
+        },
+      ];
     case 'move.stuck': {
       const d = e.data;
-      return [{ type: 'move.quarantined', kind: d.kind, source: d.source, id: d.id, reason: `stuck: move ${d.moveId} still ${d.moveState}`, attempts: null, stuck: true, class: d.phase === 'queued' ? 'stuck-queued' : 'stuck-running' }];
+      return [
+        {
+          type: 'move.quarantined',
+          kind: d.kind,
+          source: d.source,
+          id: d.id,
+          reason: `stuck: move ${d.moveId} still ${d.moveState}`,
+          attempts: null,
+          stuck: true,
+          class: d.phase === 'queued' ? 'stuck-queued' : 'stuck-running',
+        },
+      ];
     }
     case 'cap.changed':
-      return [{
-        type: 'cap.changed', cap: e.data.cap, paused: e.data.paused, previous: control(e.data.previous), reason: e.data.reason, limit: e.data.limit,
-        ...(e.data.rule !== undefined ? { rule: e.data.rule, since: iso(e.data.since ?? null) } : {}),
-      }];
+      return [
+        {
+          type: 'cap.changed',
+          cap: e.data.cap,
+          paused: e.data.paused,
+          previous: control(e.data.previous),
+          reason: e.data.reason,
+          limit: e.data.limit,
+          ...(e.data.rule !== undefined ? { rule: e.data.rule, since: iso(e.data.since ?? null) } : {}),
+        },
+      ];
     case 'window.opened':
       return [{ type: 'window.opened', window: e.data.window ?? '', closesAt: iso(e.data.closesAt) }];
     case 'window.closed':
       return [{ type: 'window.closed', window: e.data.window ?? '', nextOpensAt: iso(e.data.nextOpenAt) }];
     case 'lock.takeover':
-      return e.data.reason ? [{ type: 'lock.taken_over', previous: { pid: e.data.previous.pid, host: e.data.previous.host }, reason: e.data.reason }] : [];
+      return e.data.reason
+        ? [
+            {
+              type: 'lock.taken_over',
+              previous: { pid: e.data.previous.pid, host: e.data.previous.host },
+              reason: e.data.reason,
+            },
+          ]
+        : [];
     // The cap that throttle.cap, rule.changed (a rule that holds: limit rule, its reason naming the
     // rule) and control.changed move reaches the file as cap.changed, recorded by the drain; the rest
     // is bookkeeping a runbook does not act on (the checkpoint's log keeps it).

@@ -49,11 +49,40 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     outcome: z.enum(['ok', 'failed', 'interrupted']),
     durationMs: z.number().int().min(0),
   }),
-  z.object({ ...base, type: z.literal('move.scheduled'), ...item, moveId: z.number().int(), moveState: z.string().nullable(), bulk: z.boolean() }),
-  z.object({ ...base, type: z.literal('move.finished'), ...item, moveId: z.number().int(), cleanupFailed: z.boolean(), error: z.string().nullable() }),
+  z.object({
+    ...base,
+    type: z.literal('move.scheduled'),
+    ...item,
+    moveId: z.number().int(),
+    moveState: z.string().nullable(),
+    bulk: z.boolean(),
+  }),
+  z.object({
+    ...base,
+    type: z.literal('move.finished'),
+    ...item,
+    moveId: z.number().int(),
+    cleanupFailed: z.boolean(),
+    error: z.string().nullable(),
+  }),
   /** `class` (docs/failures.md) was added in version 1: readers of older lines see none. */
-  z.object({ ...base, type: z.literal('move.failed'), ...item, moveId: z.number().int(), error: z.string().nullable(), class: failureClass.optional() }),
-  z.object({ ...base, type: z.literal('move.quarantined'), ...item, reason: z.string(), attempts: z.number().int().nullable(), stuck: z.boolean(), class: failureClass.optional() }),
+  z.object({
+    ...base,
+    type: z.literal('move.failed'),
+    ...item,
+    moveId: z.number().int(),
+    error: z.string().nullable(),
+    class: failureClass.optional(),
+  }),
+  z.object({
+    ...base,
+    type: z.literal('move.quarantined'),
+    ...item,
+    reason: z.string(),
+    attempts: z.number().int().nullable(),
+    stuck: z.boolean(),
+    class: failureClass.optional(),
+  }),
   z.object({
     ...base,
     type: z.literal('cap.changed'),
@@ -102,7 +131,11 @@ export const RunEventSchema = z.discriminatedUnion('type', [
 export type RunEvent = z.infer<typeof RunEventSchema>;
 export type RunEventType = RunEvent['type'];
 /** An event as its producer builds it: the sink adds `v`, `seq` and `at`. */
-export type RunEventBody = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'v' | 'seq' | 'at'> : never) : never;
+export type RunEventBody = RunEvent extends infer E
+  ? E extends RunEvent
+    ? Omit<E, 'v' | 'seq' | 'at'>
+    : never
+  : never;
 
 /** Every type of the schema, in the documented order (docs/events.md). */
 export const RUN_EVENT_TYPES: readonly RunEventType[] = RunEventSchema.options.map((o) => o.shape.type.value);

@@ -29,24 +29,32 @@ export interface LeaseKeeper {
  * Renews `store`'s lock every `leaseMs / 4` (real timers, unref'd; the heartbeat's value is the
  * injected clock's time). On a failed renewal it logs, aborts `signal` and stops renewing.
  */
-export function keepLease(store: Pick<CheckpointStore, 'renewLock'>, leaseMs: number, clock: Clock, log: Logger): LeaseKeeper {
+export function keepLease(
+  store: Pick<CheckpointStore, 'renewLock'>,
+  leaseMs: number,
+  clock: Clock,
+  log: Logger,
+): LeaseKeeper {
   const controller = new AbortController();
   let lost = false;
-  const timer = setInterval(() => {
-    let ok: boolean;
-    try {
-      ok = store.renewLock(clock.now());
-    } catch (err) {
-      // A busy checkpoint (another connection's long write) is retried at the next tick.
-      log.warn({ err }, 'could not renew the run lock');
-      return;
-    }
-    if (ok) return;
-    lost = true;
-    clearInterval(timer);
-    log.error('the run lock was taken over or removed; stopping without further writes');
-    controller.abort(new Error('the run lock was taken over'));
-  }, Math.max(1_000, Math.floor(leaseMs / RENEWALS_PER_LEASE)));
+  const timer = setInterval(
+    () => {
+      let ok: boolean;
+      try {
+        ok = store.renewLock(clock.now());
+      } catch (err) {
+        // A busy checkpoint (another connection's long write) is retried at the next tick.
+        log.warn({ err }, 'could not renew the run lock');
+        return;
+      }
+      if (ok) return;
+      lost = true;
+      clearInterval(timer);
+      log.error('the run lock was taken over or removed; stopping without further writes');
+      controller.abort(new Error('the run lock was taken over'));
+    },
+    Math.max(1_000, Math.floor(leaseMs / RENEWALS_PER_LEASE)),
+  );
   timer.unref();
   return {
     signal: controller.signal,

@@ -16,7 +16,10 @@ function logger() {
   const log = createRunLogger(file, secrets, 'debug');
   const lines = () => {
     log.flush();
-    return readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    return readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   };
   return { log, secrets, lines, text: () => readFileSync(file, 'utf8') };
 }
@@ -29,9 +32,20 @@ afterEach(() => {
 describe('run logger redaction', () => {
   it('redacts values under secret-named keys at any depth', () => {
     const { log, lines } = logger();
-    log.info({ headers: { 'PRIVATE-TOKEN': 'x-value-1', authorization: 'Bearer y-value-2' }, oauth: { refresh_token: 'z-value-3' }, token: null }, 'm');
+    log.info(
+      {
+        headers: { 'PRIVATE-TOKEN': 'x-value-1', authorization: 'Bearer y-value-2' },
+        oauth: { refresh_token: 'z-value-3' },
+        token: null,
+      },
+      'm',
+    );
     const [line] = lines();
-    expect(line).toMatchObject({ headers: { 'PRIVATE-TOKEN': REDACTED, authorization: REDACTED }, oauth: { refresh_token: REDACTED }, token: null });
+    expect(line).toMatchObject({
+      headers: { 'PRIVATE-TOKEN': REDACTED, authorization: REDACTED },
+      oauth: { refresh_token: REDACTED },
+      token: null,
+    });
   });
 
   it('scrubs known values raw, JSON-escaped and URL-encoded, including values added later', () => {
@@ -46,7 +60,7 @@ describe('run logger redaction', () => {
     expect(out.split(REDACTED).length - 1).toBeGreaterThanOrEqual(4);
   });
 
-  it('keeps an error\'s type, message, stack and cause, scrubbed', () => {
+  it("keeps an error's type, message, stack and cause, scrubbed", () => {
     const { log, lines } = logger();
     class StepFailed extends Error {
       readonly code = 'SHARDMOVE_TEST';

@@ -8,7 +8,8 @@ import { dirname } from 'node:path';
 import pino from 'pino';
 import type { Logger } from 'pino';
 
-const SECRET_KEYS = /^(token|private[_-]?token|access[_-]?token|refresh[_-]?token|client[_-]?secret|authorization|password|secret|accesstoken|refreshtoken|clientsecret)$/i;
+const SECRET_KEYS =
+  /^(token|private[_-]?token|access[_-]?token|refresh[_-]?token|client[_-]?secret|authorization|password|secret|accesstoken|refreshtoken|clientsecret)$/i;
 export const REDACTED = '[REDACTED]';
 
 /** Secret values known to the run; shared by the logger and anything else that writes text. */
@@ -24,7 +25,8 @@ export class SecretSet {
   scrub(text: string): string {
     let out = text;
     for (const v of this.#values) {
-      for (const form of new Set([v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v)])) out = out.split(form).join(REDACTED);
+      for (const form of new Set([v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v)]))
+        out = out.split(form).join(REDACTED);
     }
     return out;
   }

@@ -26,7 +26,10 @@ export function modeRefusal(file: string, held: RunMode, wanted: RunMode): Runti
 /** `weights restore` on a dry run's checkpoint: a dry run changed no weights, so there is nothing to put back. */
 export function assertRealRun(store: CheckpointStore, file: string): void {
   if (store.mode() !== 'dry-run') return;
-  throw new RuntimeError(CHECKPOINT_MODE, `refusing: ${file} holds a dry run, which changed no weights; name the real run's checkpoint (state/<plan>.db unless it ran with --state)`);
+  throw new RuntimeError(
+    CHECKPOINT_MODE,
+    `refusing: ${file} holds a dry run, which changed no weights; name the real run's checkpoint (state/<plan>.db unless it ran with --state)`,
+  );
 }
 
 const ON_REVERT = (file: string) =>
@@ -35,7 +38,7 @@ const ON_REVERT = (file: string) =>
 
 const REVERT_ON_OTHER = (file: string, held: RunMode) =>
   `refusing: ${file}, where this revert keeps its checkpoint, already holds a ${held === 'dry-run' ? 'dry run' : 'run'} of its own. ` +
-  'Move that file away, or name the forward run\'s checkpoint with --state (the revert keeps <file>.revert.db beside it)';
+  "Move that file away, or name the forward run's checkpoint with --state (the revert keeps <file>.revert.db beside it)";
 
 const DRY_ON_REAL = (file: string) =>
   `refusing: ${file} holds a real run, and a dry run never touches a real run's checkpoint. ` +

@@ -15,19 +15,28 @@ function planWith(access: string, refresh: string): { dir: string; plan: string 
   writeFileSync(join(dir, 'access.txt'), 'a\n');
   writeFileSync(join(dir, 'refresh.txt'), 'r\n');
   const plan = join(dir, 'plan.yaml');
-  writeFileSync(plan, `instance:\n  oauth:\n    access_token_file: "${access}"\n    refresh_token_file: "${refresh}"\n`);
+  writeFileSync(
+    plan,
+    `instance:\n  oauth:\n    access_token_file: "${access}"\n    refresh_token_file: "${refresh}"\n`,
+  );
   return { dir, plan };
 }
 
 describe('findOauthFiles', () => {
   it('finds token files relative to the plan', () => {
     const { dir, plan } = planWith('access.txt', 'refresh.txt');
-    expect(findOauthFiles(plan, {})).toEqual({ accessTokenFile: realpathSync(join(dir, 'access.txt')), refreshTokenFile: realpathSync(join(dir, 'refresh.txt')) });
+    expect(findOauthFiles(plan, {})).toEqual({
+      accessTokenFile: realpathSync(join(dir, 'access.txt')),
+      refreshTokenFile: realpathSync(join(dir, 'refresh.txt')),
+    });
   });
 
   it('expands ${VAR} in the paths as the plan loader does (refreshed tokens were kept in memory only)', () => {
     const { dir, plan } = planWith('${TOKENS}/access.txt', '${TOKENS}/refresh.txt');
-    expect(findOauthFiles(plan, { TOKENS: dir })).toEqual({ accessTokenFile: realpathSync(join(dir, 'access.txt')), refreshTokenFile: realpathSync(join(dir, 'refresh.txt')) });
+    expect(findOauthFiles(plan, { TOKENS: dir })).toEqual({
+      accessTokenFile: realpathSync(join(dir, 'access.txt')),
+      refreshTokenFile: realpathSync(join(dir, 'refresh.txt')),
+    });
     // An unset variable names no file: nothing is written anywhere.
     expect(findOauthFiles(plan, {})).toEqual({ accessTokenFile: null, refreshTokenFile: null });
   });

@@ -74,7 +74,9 @@ export function findOauthFiles(planFile: string, env: Readonly<Record<string, st
     const v = oauth?.[key];
     if (typeof v !== 'string') return null;
     const path = expandVars(v, env);
-    return path.missing.length === 0 && path.value.trim() !== '' ? writableTarget(resolve(dirname(planFile), path.value.trim())) : null;
+    return path.missing.length === 0 && path.value.trim() !== ''
+      ? writableTarget(resolve(dirname(planFile), path.value.trim()))
+      : null;
   };
   return { accessTokenFile: pick('access_token_file'), refreshTokenFile: pick('refresh_token_file') };
 }

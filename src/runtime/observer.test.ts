@@ -8,12 +8,27 @@ describe('run observers', () => {
     const log = { warn: (o: unknown) => void warned.push(o) };
     const seen: string[] = [];
     const observers: RunObserver[] = [
-      { progress: () => { throw new Error('disk full'); }, stopped: () => Promise.reject(new Error('late')) },
-      { progress: () => void seen.push('progress'), response: (e) => void seen.push(`${e.method} ${e.status}`), stopped: () => void seen.push('stopped') },
+      {
+        progress: () => {
+          throw new Error('disk full');
+        },
+        stopped: () => Promise.reject(new Error('late')),
+      },
+      {
+        progress: () => void seen.push('progress'),
+        response: (e) => void seen.push(`${e.method} ${e.status}`),
+        stopped: () => void seen.push('stopped'),
+      },
       {},
     ];
     notifyObservers(observers, log, 'progress');
-    notifyObservers(observers, log, 'response', { method: 'GET', path: '/x', attempt: 1, mutating: false, status: 200 });
+    notifyObservers(observers, log, 'response', {
+      method: 'GET',
+      path: '/x',
+      attempt: 1,
+      mutating: false,
+      status: 200,
+    });
     await stopObservers(observers, log);
     expect(seen).toEqual(['progress', 'GET 200', 'stopped']);
     expect(warned).toHaveLength(2);

@@ -1,7 +1,12 @@
 /** Where a plan's checkpoint and log live: state/<name>.db (dry run: state/<name>.dry-run.db) unless --state. */
 import { dirname, resolve } from 'node:path';
 
-export function checkpointPath(opts: { planName: string; statePath?: string | undefined; dryRun: boolean; cwd: string }): string {
+export function checkpointPath(opts: {
+  planName: string;
+  statePath?: string | undefined;
+  dryRun: boolean;
+  cwd: string;
+}): string {
   if (opts.statePath) return resolve(opts.cwd, opts.statePath);
   return resolve(opts.cwd, 'state', `${opts.planName}${opts.dryRun ? '.dry-run' : ''}.db`);
 }

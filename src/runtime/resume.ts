@@ -31,21 +31,37 @@ export function chooseStart(
   const previousWeights = snap?.context?.previousWeights ?? null;
   const changes: string[] = [];
   if (saved.planHash !== hash) changes.push('the plan changed since the checkpoint was written');
-  if (saved.machineVersion !== MACHINE_VERSION) changes.push(`the checkpoint was written by machine version ${saved.machineVersion}, this is ${MACHINE_VERSION}`);
+  if (saved.machineVersion !== MACHINE_VERSION)
+    changes.push(`the checkpoint was written by machine version ${saved.machineVersion}, this is ${MACHINE_VERSION}`);
   if (changes.length > 0) {
     if (!opts.acceptPlanChange) {
-      throw new RuntimeError(PLAN_CHANGED, `refusing to resume: ${changes.join('; ')}. Run again with --accept-plan-change to resume with this plan, or use a new --state file`);
+      throw new RuntimeError(
+        PLAN_CHANGED,
+        `refusing to resume: ${changes.join('; ')}. Run again with --accept-plan-change to resume with this plan, or use a new --state file`,
+      );
     }
     return { kind: 'fresh', snapshot: undefined, previousWeights, reason: `accepted: ${changes.join('; ')}` };
   }
   // Released items may belong to a (kind, source) whose drain already ended: every drain runs again.
-  if (opts.released) return { kind: 'fresh', snapshot: undefined, previousWeights, reason: `retrying ${opts.released} quarantined item(s)` };
-  if (snap?.status === 'done' && snap.value === 'failed') return { kind: 'fresh', snapshot: undefined, previousWeights, reason: 'resuming a failed run' };
+  if (opts.released)
+    return {
+      kind: 'fresh',
+      snapshot: undefined,
+      previousWeights,
+      reason: `retrying ${opts.released} quarantined item(s)`,
+    };
+  if (snap?.status === 'done' && snap.value === 'failed')
+    return { kind: 'fresh', snapshot: undefined, previousWeights, reason: 'resuming a failed run' };
   // Quarantined items may be released later (a stuck move ended): look again rather than replay the end.
   if (snap?.status === 'done' && snap.value === 'doneWithQuarantine' && !opts.dryRun) {
-    return { kind: 'fresh', snapshot: undefined, previousWeights, reason: 'looking again at a run that ended with quarantined items' };
+    return {
+      kind: 'fresh',
+      snapshot: undefined,
+      previousWeights,
+      reason: 'looking again at a run that ended with quarantined items',
+    };
   }
-  if (snap?.status === 'done' && opts.dryRun) return { kind: 'fresh', snapshot: undefined, previousWeights: null, reason: 'repeating a finished rehearsal' };
+  if (snap?.status === 'done' && opts.dryRun)
+    return { kind: 'fresh', snapshot: undefined, previousWeights: null, reason: 'repeating a finished rehearsal' };
   return { kind: 'restore', snapshot: saved.snapshot as Snapshot<unknown>, previousWeights };
 }
-

@@ -43,13 +43,43 @@ describe('revert verification', () => {
   it('passes when every item the revert moved is back on its own storage, and names each that is not', async () => {
     const api = createFakeApi();
     const where: Record<number, string | null> = { 1: 'nfs-1', 2: 'nfs-2', 3: 'cluster', 4: 'nfs-2' };
-    api.getItem = async (_kind, id): Promise<ItemRecord | null> => (where[id] === undefined ? null : { kind: 'projects', id, storage: where[id] ?? null, name: `p${id}`, sizeBytes: null });
+    api.getItem = async (_kind, id): Promise<ItemRecord | null> =>
+      where[id] === undefined
+        ? null
+        : { kind: 'projects', id, storage: where[id] ?? null, name: `p${id}`, sizeBytes: null };
     const deps = depsWith(api);
     const s = deps.store;
-    const it = (id: number, to: string) => ({ kind: 'projects' as const, id, name: `p${id}`, sizeBytes: null, from: 'cluster', to, forwardMoveId: id });
-    seedRevert(s, { items: [it(1, 'nfs-1'), it(2, 'nfs-2'), it(3, 'nfs-1'), it(4, 'nfs-1'), it(5, 'nfs-1')], skipped: [] }, { kinds: ['projects'], sources: ['cluster'] }, { forward: 'f.db', readAt: 0, now: 0 });
+    const it = (id: number, to: string) => ({
+      kind: 'projects' as const,
+      id,
+      name: `p${id}`,
+      sizeBytes: null,
+      from: 'cluster',
+      to,
+      forwardMoveId: id,
+    });
+    seedRevert(
+      s,
+      { items: [it(1, 'nfs-1'), it(2, 'nfs-2'), it(3, 'nfs-1'), it(4, 'nfs-1'), it(5, 'nfs-1')], skipped: [] },
+      { kinds: ['projects'], sources: ['cluster'] },
+      { forward: 'f.db', readAt: 0, now: 0 },
+    );
     // Item 5 is hidden (GET answers 404): its move list says its last move took it to nfs-1.
-    api.listItemMoves = async (kind, id) => (id === 5 ? [{ id: 55, kind, itemId: 5, state: 'finished', sourceStorage: 'cluster', destinationStorage: 'nfs-1', errorMessage: null, createdAt: '' }] : []);
+    api.listItemMoves = async (kind, id) =>
+      id === 5
+        ? [
+            {
+              id: 55,
+              kind,
+              itemId: 5,
+              state: 'finished',
+              sourceStorage: 'cluster',
+              destinationStorage: 'nfs-1',
+              errorMessage: null,
+              createdAt: '',
+            },
+          ]
+        : [];
     for (const id of [1, 2, 5]) {
       s.markIntent('projects', id, 0);
       s.markMoved('projects', id, 50 + id, 'finished', 1, null);
@@ -63,6 +93,9 @@ describe('revert verification', () => {
     }
     const bad = await verifyReverted(deps);
     expect(bad.ok).toBe(false);
-    expect(bad.problems).toEqual(['projects 3 (p3): on cluster, not back on nfs-1', 'projects 4 (p4): on nfs-2, not back on nfs-1']);
+    expect(bad.problems).toEqual([
+      'projects 3 (p3): on cluster, not back on nfs-1',
+      'projects 4 (p4): on nfs-2, not back on nfs-1',
+    ]);
   });
 });

@@ -50,10 +50,17 @@ export function revertActors(base: RunActors, o: RevertActorsOptions): RunActors
 }
 
 /** Puts back the forward run's recorded weights (a PUT of the whole hash), unless they are already in force. */
-export async function restoreForwardWeights(deps: ActorDeps, previous: Record<string, number> | null): Promise<WeightsOutput> {
+export async function restoreForwardWeights(
+  deps: ActorDeps,
+  previous: Record<string, number> | null,
+): Promise<WeightsOutput> {
   const { api, log } = deps;
   if (!previous) {
-    return { current: await api.getWeights(), written: false, warnings: ['the forward run recorded no weights: the weights were left as they are'] };
+    return {
+      current: await api.getWeights(),
+      written: false,
+      warnings: ['the forward run recorded no weights: the weights were left as they are'],
+    };
   }
   await waitForGates(deps, 'writing the weights');
   const current = await api.getWeights();
@@ -65,7 +72,10 @@ export async function restoreForwardWeights(deps: ActorDeps, previous: Record<st
   await api.setWeights(target);
   const readBack = await api.getWeights();
   if (restoreTarget(target, readBack).changes.length > 0) {
-    throw new StepError(WEIGHTS_MISMATCH, `the instance reports weights ${JSON.stringify(readBack)} after writing ${JSON.stringify(target)}`);
+    throw new StepError(
+      WEIGHTS_MISMATCH,
+      `the instance reports weights ${JSON.stringify(readBack)} after writing ${JSON.stringify(target)}`,
+    );
   }
   deps.store.appendEvent('weights.restored', { from: current, to: readBack }, deps.clock.now());
   log.info({ from: current, to: readBack }, 'weights of before the forward run restored');
@@ -86,7 +96,15 @@ const ALL = Number.MAX_SAFE_INTEGER;
  */
 export async function verifyReverted(deps: ActorDeps): Promise<VerifyOutput> {
   const { store, plan } = deps;
-  const entries: { kind: Kind; source: string; checked: number; back: number; wrong: number; unknown: number; quarantined: number }[] = [];
+  const entries: {
+    kind: Kind;
+    source: string;
+    checked: number;
+    back: number;
+    wrong: number;
+    unknown: number;
+    quarantined: number;
+  }[] = [];
   const problems: string[] = [];
   let more = 0;
   const say = (p: string) => (problems.length < MAX_LISTED_PROBLEMS ? problems.push(p) : more++);
@@ -99,7 +117,9 @@ export async function verifyReverted(deps: ActorDeps): Promise<VerifyOutput> {
       for (let i = 0; i < moved.length; i += PARALLEL_READS) {
         if (deps.signal.aborted) throw abortError(deps.signal);
         const rows = moved.slice(i, i + PARALLEL_READS);
-        const seen = await Promise.all(rows.map((row) => locate({ deps, kind, source: row.destination ?? source }, row.id)));
+        const seen = await Promise.all(
+          rows.map((row) => locate({ deps, kind, source: row.destination ?? source }, row.id)),
+        );
         rows.forEach((row, j) => {
           const where = seen[j] as Location;
           const want = row.destination ?? '(no destination recorded)';
@@ -112,7 +132,9 @@ export async function verifyReverted(deps: ActorDeps): Promise<VerifyOutput> {
             e.back++;
           } else {
             e.unknown++;
-            say(`${kind} ${row.id} (${row.name}): ${where.at === 'gone' ? 'deleted' : 'cannot be located'} after its move back to ${want}`);
+            say(
+              `${kind} ${row.id} (${row.name}): ${where.at === 'gone' ? 'deleted' : 'cannot be located'} after its move back to ${want}`,
+            );
           }
         });
       }
@@ -122,7 +144,16 @@ export async function verifyReverted(deps: ActorDeps): Promise<VerifyOutput> {
   if (more > 0) problems.push(`... and ${more} more`);
   return {
     ok: entries.every((e) => e.wrong === 0 && e.unknown === 0),
-    perKindAndSource: entries.map((e) => ({ kind: e.kind, source: e.source, by: 'revert', checked: e.checked, back: e.back, wrong: e.wrong, unknown: e.unknown, quarantined: e.quarantined })),
+    perKindAndSource: entries.map((e) => ({
+      kind: e.kind,
+      source: e.source,
+      by: 'revert',
+      checked: e.checked,
+      back: e.back,
+      wrong: e.wrong,
+      unknown: e.unknown,
+      quarantined: e.quarantined,
+    })),
     problems,
   };
 }

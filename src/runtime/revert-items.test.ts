@@ -5,12 +5,26 @@ import { classify, forwardMovedItems, isSeeded, locateRevertItems, revertDrains,
 import type { RevertItem } from './revert-items.js';
 import { revertCheckpointPath } from './revert.js';
 
-const item = (id: number, from = 'cluster', to = 'nfs-1'): RevertItem => ({ kind: 'projects', id, name: `p${id}`, sizeBytes: 10, from, to, forwardMoveId: 100 + id });
+const item = (id: number, from = 'cluster', to = 'nfs-1'): RevertItem => ({
+  kind: 'projects',
+  id,
+  name: `p${id}`,
+  sizeBytes: 10,
+  from,
+  to,
+  forwardMoveId: 100 + id,
+});
 
 /** A forward checkpoint: items 1-4 listed on nfs-1 and nfs-2, then moved (one without a move of ours). */
 function forwardCheckpoint() {
   const s = openCheckpoint(':memory:');
-  const rec = (id: number, storage: string): ItemRecord => ({ kind: 'projects', id, storage, name: `p${id}`, sizeBytes: id });
+  const rec = (id: number, storage: string): ItemRecord => ({
+    kind: 'projects',
+    id,
+    storage,
+    name: `p${id}`,
+    sizeBytes: id,
+  });
   s.startRound('projects', 'nfs-1', 1);
   s.recordPage('projects', 'nfs-1', 1, [rec(1, 'nfs-1'), rec(2, 'nfs-1')], 0);
   s.startRound('projects', 'nfs-2', 1);
@@ -41,7 +55,10 @@ describe('revert items', () => {
     expect(classify(item(1), { at: 'source' })).toBeNull();
     expect(classify(item(1), { at: 'unknown', why: 'HTTP 500' })).toBeNull();
     expect(classify(item(1), { at: 'gone' })).toMatchObject({ storage: null, reason: 'deleted since the forward run' });
-    expect(classify(item(1), { at: 'elsewhere', storage: 'nfs-2' })).toMatchObject({ storage: 'nfs-2', reason: 'moved again since the forward run, now on nfs-2' });
+    expect(classify(item(1), { at: 'elsewhere', storage: 'nfs-2' })).toMatchObject({
+      storage: 'nfs-2',
+      reason: 'moved again since the forward run, now on nfs-2',
+    });
     expect(classify(item(1), { at: 'elsewhere', storage: 'nfs-1' })?.reason).toContain('already back on nfs-1');
   });
 
@@ -61,7 +78,11 @@ describe('revert items', () => {
     const groups = [1, 2, 3, 4].map((id) => ({ ...item(id), kind: 'groups' as const }));
     const set = await locateRevertItems(api, groups, new AbortController().signal, 2);
     expect(set.items.map((i) => i.id)).toEqual([1]);
-    expect(set.skipped.map((i) => [i.id, i.storage])).toEqual([[2, 'nfs-3'], [3, 'nfs-1'], [4, null]]);
+    expect(set.skipped.map((i) => [i.id, i.storage])).toEqual([
+      [2, 'nfs-3'],
+      [3, 'nfs-1'],
+      [4, null],
+    ]);
     expect(most).toBe(2);
   });
 
@@ -69,12 +90,28 @@ describe('revert items', () => {
     const s = openCheckpoint(':memory:');
     const drains = { kinds: ['projects' as const], sources: ['cluster', 'cluster-b'] };
     expect(isSeeded(s, drains)).toBe(false);
-    const skipped = { ...item(2, 'cluster-b', 'nfs-2'), storage: 'nfs-3', reason: 'moved again since the forward run, now on nfs-3' };
+    const skipped = {
+      ...item(2, 'cluster-b', 'nfs-2'),
+      storage: 'nfs-3',
+      reason: 'moved again since the forward run, now on nfs-3',
+    };
     seedRevert(s, { items: [item(1)], skipped: [skipped] }, drains, { forward: 'state/it.db', readAt: 5, now: 9 });
     expect(isSeeded(s, drains)).toBe(true);
-    expect(s.getItem('projects', 1)).toMatchObject({ source: 'cluster', state: 'pending', destination: 'nfs-1', listedAt: 5, attempts: 0 });
-    expect(s.getItem('projects', 2)).toMatchObject({ source: 'cluster-b', state: 'left', destination: 'nfs-2', lastError: skipped.reason });
-    for (const source of drains.sources) expect(s.getCursor('projects', source)).toMatchObject({ round: 1, done: true });
+    expect(s.getItem('projects', 1)).toMatchObject({
+      source: 'cluster',
+      state: 'pending',
+      destination: 'nfs-1',
+      listedAt: 5,
+      attempts: 0,
+    });
+    expect(s.getItem('projects', 2)).toMatchObject({
+      source: 'cluster-b',
+      state: 'left',
+      destination: 'nfs-2',
+      lastError: skipped.reason,
+    });
+    for (const source of drains.sources)
+      expect(s.getCursor('projects', source)).toMatchObject({ round: 1, done: true });
     expect(s.readEvents().map((e) => e.type)).toEqual(['revert.skipped', 'revert.seeded']);
     // The pin is kept by the first intent (the placement policy never overrides it).
     s.markIntent('projects', 1, 10, 'cluster');

@@ -48,12 +48,23 @@ const ALL = Number.MAX_SAFE_INTEGER;
  * that storage for a row (the forward run's destination). Items marked moved without a move of ours
  * (found already on the destination, or moved by someone else) are not the run's to undo.
  */
-export function forwardMovedItems(store: Pick<ItemStore, 'itemsInState'>, destinationOf: (row: ItemRow) => string): RevertItem[] {
+export function forwardMovedItems(
+  store: Pick<ItemStore, 'itemsInState'>,
+  destinationOf: (row: ItemRow) => string,
+): RevertItem[] {
   const out: RevertItem[] = [];
   for (const kind of KIND_ORDER) {
     for (const row of store.itemsInState(kind, null, 'moved', ALL)) {
       if (row.moveId === null) continue;
-      out.push({ kind, id: row.id, name: row.name, sizeBytes: row.sizeBytes, from: destinationOf(row), to: row.source, forwardMoveId: row.moveId });
+      out.push({
+        kind,
+        id: row.id,
+        name: row.name,
+        sizeBytes: row.sizeBytes,
+        from: destinationOf(row),
+        to: row.source,
+        forwardMoveId: row.moveId,
+      });
     }
   }
   return out;
@@ -63,7 +74,8 @@ export function forwardMovedItems(store: Pick<ItemStore, 'itemsInState'>, destin
 export function classify(item: RevertItem, where: Location): SkippedItem | null {
   if (where.at === 'source' || where.at === 'unknown') return null;
   if (where.at === 'gone') return { ...item, storage: null, reason: 'deleted since the forward run' };
-  if (where.storage === item.to) return { ...item, storage: where.storage, reason: `already back on ${item.to} (moved by someone else)` };
+  if (where.storage === item.to)
+    return { ...item, storage: where.storage, reason: `already back on ${item.to} (moved by someone else)` };
   return { ...item, storage: where.storage, reason: `moved again since the forward run, now on ${where.storage}` };
 }
 
@@ -72,7 +84,12 @@ export function classify(item: RevertItem, where: Location): SkippedItem | null 
  * storage the forward run put them on (or whose storage cannot be read: the drain reads it again
  * before its POST) are moved back; the rest are skipped. Reads only.
  */
-export async function locateRevertItems(api: InstanceApi, items: readonly RevertItem[], signal: AbortSignal, parallel = 8): Promise<RevertSet> {
+export async function locateRevertItems(
+  api: InstanceApi,
+  items: readonly RevertItem[],
+  signal: AbortSignal,
+  parallel = 8,
+): Promise<RevertSet> {
   const verdicts: (SkippedItem | null)[] = new Array<SkippedItem | null>(items.length).fill(null);
   let next = 0;
   const worker = async () => {
@@ -103,7 +120,10 @@ export function revertDrains(items: readonly RevertItem[]): { kinds: Kind[]; sou
 }
 
 /** True once the revert's checkpoint holds its items (seeding is one transaction: all or none). */
-export function isSeeded(store: Pick<ItemStore, 'getCursor'>, drains: { kinds: readonly Kind[]; sources: readonly string[] }): boolean {
+export function isSeeded(
+  store: Pick<ItemStore, 'getCursor'>,
+  drains: { kinds: readonly Kind[]; sources: readonly string[] },
+): boolean {
   return drains.kinds.some((k) => drains.sources.some((s) => store.getCursor(k, s) !== null));
 }
 
@@ -112,19 +132,38 @@ export function isSeeded(store: Pick<ItemStore, 'getCursor'>, drains: { kinds: r
  * rows for the skipped (each with a `revert.skipped` event), and every (kind, source) listing round
  * already done, so no drain ever lists a source. `listedAt` is when the reads were made.
  */
-export function seedRevert(store: ActorStore, set: RevertSet, drains: { kinds: readonly Kind[]; sources: readonly string[] }, opts: { forward: string; readAt: number; now: number }): void {
+export function seedRevert(
+  store: ActorStore,
+  set: RevertSet,
+  drains: { kinds: readonly Kind[]; sources: readonly string[] },
+  opts: { forward: string; readAt: number; now: number },
+): void {
   store.batch(() => {
     for (const kind of drains.kinds) for (const source of drains.sources) store.startRound(kind, source, 1);
     for (const it of [...set.items, ...set.skipped]) {
-      store.recordPage(it.kind, it.from, 1, [{ kind: it.kind, id: it.id, storage: it.from, name: it.name, sizeBytes: it.sizeBytes }], opts.readAt);
+      store.recordPage(
+        it.kind,
+        it.from,
+        1,
+        [{ kind: it.kind, id: it.id, storage: it.from, name: it.name, sizeBytes: it.sizeBytes }],
+        opts.readAt,
+      );
       // Pinned before any intent: the drain posts it back where it came from, never elsewhere.
       store.pinDestination(it.kind, it.id, it.to);
     }
     for (const s of set.skipped) {
       store.markLeft(s.kind, s.id, opts.now, s.reason);
-      store.appendEvent('revert.skipped', { kind: s.kind, source: s.from, id: s.id, storage: s.storage, reason: s.reason }, opts.now);
+      store.appendEvent(
+        'revert.skipped',
+        { kind: s.kind, source: s.from, id: s.id, storage: s.storage, reason: s.reason },
+        opts.now,
+      );
     }
     for (const kind of drains.kinds) for (const source of drains.sources) store.finishRound(kind, source, 1);
-    store.appendEvent('revert.seeded', { forward: opts.forward, items: set.items.length, skipped: set.skipped.length }, opts.now);
+    store.appendEvent(
+      'revert.seeded',
+      { forward: opts.forward, items: set.items.length, skipped: set.skipped.length },
+      opts.now,
+    );
   });
 }

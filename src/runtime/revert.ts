@@ -66,7 +66,10 @@ export interface RevertPreview {
   weights: WeightChange[];
 }
 
-export interface RevertOptions extends Pick<RunOptions, 'planFile' | 'statePath' | 'leaseMs' | 'env' | 'cwd' | 'signal' | 'stdout' | 'stderr' | 'observers'> {
+export interface RevertOptions extends Pick<
+  RunOptions,
+  'planFile' | 'statePath' | 'leaseMs' | 'env' | 'cwd' | 'signal' | 'stdout' | 'stderr' | 'observers'
+> {
   dryRun: boolean;
   /** Give the revert's quarantined items another retry.max_attempts tries (as `run --retry-quarantined`). */
   retryQuarantined?: boolean;
@@ -88,7 +91,10 @@ export type RevertOutcome =
  * revert's checkpoint, SHARDMOVE_LOCKED while the forward run holds it, SHARDMOVE_MOVES_IN_FLIGHT
  * while moves of the forward run are still in flight.
  */
-export async function executeRevert(opts: RevertOptions, injected: Partial<RuntimeServices> = {}): Promise<RevertOutcome> {
+export async function executeRevert(
+  opts: RevertOptions,
+  injected: Partial<RuntimeServices> = {},
+): Promise<RevertOutcome> {
   const services: RuntimeServices = { ...(await import('./services.js')).defaultServices(), ...injected };
   const loaded = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
   const { plan } = loaded;
@@ -104,7 +110,10 @@ export async function executeRevert(opts: RevertOptions, injected: Partial<Runti
     log = createRunLogger(logPath(revertFile), secrets, opts.env.LOG_LEVEL ?? 'info');
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
     const now = services.clock.now();
-    forward.acquireLock({ pid: services.pid, host: services.host, startedAt: now }, services.isAlive, { ms: leaseMs, now });
+    forward.acquireLock({ pid: services.pid, host: services.host, startedAt: now }, services.isAlive, {
+      ms: leaseMs,
+      now,
+    });
     lease = keepLease(forward, leaseMs, services.clock, log);
     const inFlight = forward.countInFlight();
     if (inFlight > 0) {
@@ -116,8 +125,11 @@ export async function executeRevert(opts: RevertOptions, injected: Partial<Runti
     }
     const forwardContext = (forward.loadRun()?.snapshot as { context?: Partial<RunContext> } | null)?.context;
     const forwardWeights = forwardContext?.previousWeights ?? null;
-    const moved = forwardMovedItems(forward, (row) => forwardDestination(forwardContext?.destination ?? plan.move.to[0]!, row));
-    if (moved.length === 0) return { kind: 'nothing', forwardFile, reason: `${forwardFile} records no item moved by the forward run` };
+    const moved = forwardMovedItems(forward, (row) =>
+      forwardDestination(forwardContext?.destination ?? plan.move.to[0]!, row),
+    );
+    if (moved.length === 0)
+      return { kind: 'nothing', forwardFile, reason: `${forwardFile} records no item moved by the forward run` };
     const drains = revertDrains(moved);
     const revertPlan = planOfRevert(plan, drains, moved);
     const state = readRevertState(revertFile, services);
@@ -126,16 +138,37 @@ export async function executeRevert(opts: RevertOptions, injected: Partial<Runti
     const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
     let onRefresh = oauth.onRefresh;
     let onResponse: (e: RequestEvent) => void = () => undefined;
-    api = services.createApi(revertPlan, { readOnly: opts.dryRun, onRefresh: (t) => onRefresh(t), onResponse: (e) => onResponse(e) });
+    api = services.createApi(revertPlan, {
+      readOnly: opts.dryRun,
+      onRefresh: (t) => onRefresh(t),
+      onResponse: (e) => onResponse(e),
+    });
     const readAt = services.clock.now();
     const set: RevertSet | null = state.seeded ? null : await locateRevertItems(api, moved, opts.signal);
-    const preview = buildPreview({ forwardFile, revertFile, url: plan.instance.url, set, state, weights: forwardWeights ? restoreTarget(forwardWeights, await api.getWeights()).changes : [] });
+    const preview = buildPreview({
+      forwardFile,
+      revertFile,
+      url: plan.instance.url,
+      set,
+      state,
+      weights: forwardWeights ? restoreTarget(forwardWeights, await api.getWeights()).changes : [],
+    });
     if (opts.dryRun) return { kind: 'preview', preview };
-    if ((!state.finished || opts.retryQuarantined) && !(await opts.confirm(preview))) return { kind: 'declined', preview };
+    if ((!state.finished || opts.retryQuarantined) && !(await opts.confirm(preview)))
+      return { kind: 'declined', preview };
 
     const shared = api;
     const outcome = await executeRun(
-      { ...opts, planFile: opts.planFile, statePath: revertFile, dryRun: false, mode: 'revert', acceptPlanChange: opts.acceptPlanChange ?? false, retryQuarantined: opts.retryQuarantined ?? false, signal: AbortSignal.any([opts.signal, lease.signal]) },
+      {
+        ...opts,
+        planFile: opts.planFile,
+        statePath: revertFile,
+        dryRun: false,
+        mode: 'revert',
+        acceptPlanChange: opts.acceptPlanChange ?? false,
+        retryQuarantined: opts.retryQuarantined ?? false,
+        signal: AbortSignal.any([opts.signal, lease.signal]),
+      },
       {
         ...services,
         loadPlan: async (): Promise<LoadedPlan> => ({ ...loaded, plan: revertPlan, hash: `revert:${loaded.hash}` }),
@@ -173,7 +206,10 @@ function secretsOf(plan: Plan): SecretSet {
 /** The forward checkpoint must hold a real run: a dry run moved nothing; a revert's is not reverted. */
 function assertForward(store: CheckpointStore, file: string, revertFile: string): void {
   if (store.mode() === 'dry-run') {
-    throw new RuntimeError(CHECKPOINT_MODE, `refusing: ${file} holds a dry run, which moved nothing; name the real run's checkpoint (state/<plan>.db unless it ran with --state)`);
+    throw new RuntimeError(
+      CHECKPOINT_MODE,
+      `refusing: ${file} holds a dry run, which moved nothing; name the real run's checkpoint (state/<plan>.db unless it ran with --state)`,
+    );
   }
   if (isRevertCheckpoint(store)) {
     throw new RuntimeError(
@@ -204,7 +240,11 @@ function forwardDestination(only: string, row: ItemRow): string {
  * destinations); the kinds and storages the forward run moved items of. Fork networks stay
  * together: each member goes back where it came from, which is where the network was.
  */
-function planOfRevert(plan: Plan, drains: { kinds: Plan['move']['kinds']; sources: string[] }, items: readonly RevertItem[]): Plan {
+function planOfRevert(
+  plan: Plan,
+  drains: { kinds: Plan['move']['kinds']; sources: string[] },
+  items: readonly RevertItem[],
+): Plan {
   const to = [...new Set(items.map((i) => i.to))].sort();
   const { capacity: _capacity, ...rest } = plan;
   const { until: _until, ...move } = plan.move;
@@ -235,7 +275,12 @@ function readRevertState(file: string, services: RuntimeServices): RevertState {
     const remaining = counts
       .filter((c) => OPEN_STATES.includes(c.state as ItemState) && c.n > 0)
       .map((c) => ({ kind: c.kind, from: c.source, to: '', n: c.n }));
-    return { seeded: true, finished: snap?.status === 'done' && snap.value === 'done', remaining, skipped: skippedIn(store) };
+    return {
+      seeded: true,
+      finished: snap?.status === 'done' && snap.value === 'done',
+      remaining,
+      skipped: skippedIn(store),
+    };
   } finally {
     store.close();
   }
@@ -255,16 +300,44 @@ function skippedIn(store: CheckpointStore): SkippedItem[] {
   const out: SkippedItem[] = [];
   for (const kind of ['projects', 'snippets', 'groups'] as const) {
     for (const row of store.itemsInState(kind, null, 'left', ALL)) {
-      out.push({ kind, id: row.id, name: row.name, sizeBytes: row.sizeBytes, from: row.source, to: row.destination ?? '', forwardMoveId: 0, storage: null, reason: row.lastError ?? 'left the storage' });
+      out.push({
+        kind,
+        id: row.id,
+        name: row.name,
+        sizeBytes: row.sizeBytes,
+        from: row.source,
+        to: row.destination ?? '',
+        forwardMoveId: 0,
+        storage: null,
+        reason: row.lastError ?? 'left the storage',
+      });
     }
     for (const row of store.itemsInState(kind, null, 'moved', ALL)) {
-      if (row.moveId === null) out.push({ kind, id: row.id, name: row.name, sizeBytes: row.sizeBytes, from: row.source, to: row.destination ?? '', forwardMoveId: 0, storage: null, reason: row.lastError ?? 'already back' });
+      if (row.moveId === null)
+        out.push({
+          kind,
+          id: row.id,
+          name: row.name,
+          sizeBytes: row.sizeBytes,
+          from: row.source,
+          to: row.destination ?? '',
+          forwardMoveId: 0,
+          storage: null,
+          reason: row.lastError ?? 'already back',
+        });
     }
   }
   return out;
 }
 
-function buildPreview(a: { forwardFile: string; revertFile: string; url: string; set: RevertSet | null; state: RevertState; weights: WeightChange[] }): RevertPreview {
+function buildPreview(a: {
+  forwardFile: string;
+  revertFile: string;
+  url: string;
+  set: RevertSet | null;
+  state: RevertState;
+  weights: WeightChange[];
+}): RevertPreview {
   const groups = a.set ? groupItems(a.set.items) : a.state.remaining;
   return {
     forwardFile: a.forwardFile,

@@ -18,12 +18,19 @@ const TOKEN = 'glpat-runtime-test-secret-value-0042';
 
 function sink() {
   const chunks: string[] = [];
-  const stream = new Writable({ write(c, _e, cb) { chunks.push(String(c)); cb(); } }) as Writable & { isTTY?: boolean };
+  const stream = new Writable({
+    write(c, _e, cb) {
+      chunks.push(String(c));
+      cb();
+    },
+  }) as Writable & { isTTY?: boolean };
   return { stream, text: () => chunks.join('') };
 }
 
 let dir: string;
-beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'shardmove-run-')); });
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'shardmove-run-'));
+});
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Harness {
@@ -45,7 +52,11 @@ async function run(h: Harness = {}) {
   const err = sink();
   const api = createFakeApi();
   const drains: string[] = [];
-  const plan = h.plan ?? testPlan({ instance: { url: 'http://x', credentials: { type: 'token', token: TOKEN }, sudo: null, timeoutMs: 1000 } });
+  const plan =
+    h.plan ??
+    testPlan({
+      instance: { url: 'http://x', credentials: { type: 'token', token: TOKEN }, sudo: null, timeoutMs: 1000 },
+    });
   let onRefresh: ((t: { accessToken: string; refreshToken: string }) => void) | undefined;
   const services: RuntimeServices = {
     loadPlan: async () => ({ plan, hash: h.hash ?? 'hash-1', warnings: [], file: 'plan.yaml' }),
@@ -106,8 +117,19 @@ describe('executeRun', () => {
     expect(saved?.machineVersion).toBe(1);
     expect((saved?.snapshot as { value: string }).value).toBe('done');
     const steps = events.filter((e) => e.type === 'step.entered').map((e) => e.data.step);
-    expect(steps).toEqual(['preflight', 'storages', 'weights', 'drain nfs-1/projects', 'drain nfs-1/snippets', 'drain nfs-1/groups',
-      'drain nfs-2/projects', 'drain nfs-2/snippets', 'drain nfs-2/groups', 'verify', 'done']);
+    expect(steps).toEqual([
+      'preflight',
+      'storages',
+      'weights',
+      'drain nfs-1/projects',
+      'drain nfs-1/snippets',
+      'drain nfs-1/groups',
+      'drain nfs-2/projects',
+      'drain nfs-2/snippets',
+      'drain nfs-2/groups',
+      'verify',
+      'done',
+    ]);
     expect(r.api.state.weights.cluster).toBe(100);
   });
 
@@ -118,9 +140,15 @@ describe('executeRun', () => {
   });
 
   it('exits 1 with the step and the cause, and a later run resumes from pre-flight', async () => {
-    const r = await run({ verify: async () => { throw new CodedError('SHARDMOVE_API_BAD_RESPONSE', 'listing returned garbage'); } });
+    const r = await run({
+      verify: async () => {
+        throw new CodedError('SHARDMOVE_API_BAD_RESPONSE', 'listing returned garbage');
+      },
+    });
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/FAILED\n {2}step: verify\n {2}cause: listing returned garbage \(SHARDMOVE_API_BAD_RESPONSE\)/);
+    expect(r.stdout).toMatch(
+      /FAILED\n {2}step: verify\n {2}cause: listing returned garbage \(SHARDMOVE_API_BAD_RESPONSE\)/,
+    );
     const again = await run();
     expect(again.code).toBe(0);
     expect(savedSnapshot().events.some((e) => e.type === 'run.restart')).toBe(true);
@@ -169,8 +197,17 @@ describe('executeRun', () => {
 
   it('refuses a changed plan (PLAN_CHANGED) and resumes from pre-flight with --accept-plan-change', async () => {
     const ctl = new AbortController();
-    await run({ signal: ctl.signal, drain: async () => { ctl.abort(); return { moved: 0, quarantined: 0, remaining: 0 }; } });
-    await expect(run({ hash: 'hash-2' })).rejects.toMatchObject({ code: 'SHARDMOVE_PLAN_CHANGED', message: expect.stringContaining('--accept-plan-change') });
+    await run({
+      signal: ctl.signal,
+      drain: async () => {
+        ctl.abort();
+        return { moved: 0, quarantined: 0, remaining: 0 };
+      },
+    });
+    await expect(run({ hash: 'hash-2' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_PLAN_CHANGED',
+      message: expect.stringContaining('--accept-plan-change'),
+    });
     const accepted = await run({ hash: 'hash-2', acceptPlanChange: true });
     expect(accepted.code).toBe(0);
     expect(accepted.api.state.calls).toContain('currentUser');
@@ -182,7 +219,10 @@ describe('executeRun', () => {
     const holder = openCheckpoint(join(dir, 'run.db'));
     holder.acquireLock({ pid: 2222, host: 'test-host', startedAt: 1 }, () => false);
     holder.close = () => undefined;
-    await expect(run({ alive: true })).rejects.toMatchObject({ code: 'SHARDMOVE_LOCKED', message: expect.stringContaining('pid 2222') });
+    await expect(run({ alive: true })).rejects.toMatchObject({
+      code: 'SHARDMOVE_LOCKED',
+      message: expect.stringContaining('pid 2222'),
+    });
     const r = await run({ alive: false });
     expect(r.code).toBe(0);
     expect(savedSnapshot().events.map((e) => e.type)).toContain('lock.takeover');
@@ -220,12 +260,23 @@ describe('executeRun', () => {
   it('OAuth from files: a refreshed pair is written back atomically (0600) and redacted from the log', async () => {
     writeFileSync(join(dir, 'access'), 'oauth-access-old-000000000001\n');
     writeFileSync(join(dir, 'refresh'), 'oauth-refresh-old-00000000001\n');
-    writeFileSync(join(dir, 'plan.yaml'), 'instance:\n  oauth:\n    access_token_file: access\n    refresh_token_file: refresh\n');
+    writeFileSync(
+      join(dir, 'plan.yaml'),
+      'instance:\n  oauth:\n    access_token_file: access\n    refresh_token_file: refresh\n',
+    );
     const plan = testPlan();
-    plan.instance.credentials = { type: 'oauth', accessToken: 'oauth-access-old-000000000001', refreshToken: 'oauth-refresh-old-00000000001', clientId: 'app', clientSecret: 'oauth-client-secret-0000001', redirectUri: 'http://localhost/cb' };
+    plan.instance.credentials = {
+      type: 'oauth',
+      accessToken: 'oauth-access-old-000000000001',
+      refreshToken: 'oauth-refresh-old-00000000001',
+      clientId: 'app',
+      clientSecret: 'oauth-client-secret-0000001',
+      redirectUri: 'http://localhost/cb',
+    };
     const r = await run({
       plan,
-      refresh: (cb) => cb({ accessToken: 'oauth-access-new-000000000002', refreshToken: 'oauth-refresh-new-00000000002' }),
+      refresh: (cb) =>
+        cb({ accessToken: 'oauth-access-new-000000000002', refreshToken: 'oauth-refresh-new-00000000002' }),
       drain: async () => ({ moved: 1, quarantined: 0, remaining: 0 }),
     });
     expect(r.code).toBe(0);
@@ -234,12 +285,24 @@ describe('executeRun', () => {
     expect(statSync(join(dir, 'refresh')).mode & 0o777).toBe(0o600);
     expect(r.stdout).not.toContain('kept in memory only');
     const log = readFileSync(join(dir, 'run.log'), 'utf8');
-    for (const secret of ['oauth-access-new-000000000002', 'oauth-refresh-new-00000000002', 'oauth-client-secret-0000001']) expect(log).not.toContain(secret);
+    for (const secret of [
+      'oauth-access-new-000000000002',
+      'oauth-refresh-new-00000000002',
+      'oauth-client-secret-0000001',
+    ])
+      expect(log).not.toContain(secret);
   });
 
   it('OAuth from the environment: warns that a crash will need fresh tokens', async () => {
     const plan = testPlan();
-    plan.instance.credentials = { type: 'oauth', accessToken: 'oauth-access-env-000000000001', refreshToken: 'oauth-refresh-env-00000000001', clientId: 'app', clientSecret: 'oauth-client-secret-0000001', redirectUri: 'http://localhost/cb' };
+    plan.instance.credentials = {
+      type: 'oauth',
+      accessToken: 'oauth-access-env-000000000001',
+      refreshToken: 'oauth-refresh-env-00000000001',
+      clientId: 'app',
+      clientSecret: 'oauth-client-secret-0000001',
+      redirectUri: 'http://localhost/cb',
+    };
     const r = await run({ plan });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('kept in memory only');

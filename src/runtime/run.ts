@@ -44,8 +44,14 @@ export type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
  * invalid, the checkpoint is locked by a live process, or the plan changed without --accept-plan-change.
  */
 export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServices> = {}): Promise<RunOutcome> {
-  const services: RuntimeServices = isComplete(injected) ? injected : { ...(await import('./services.js')).defaultServices(), ...injected };
-  const { plan, hash, warnings: planWarnings } = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
+  const services: RuntimeServices = isComplete(injected)
+    ? injected
+    : { ...(await import('./services.js')).defaultServices(), ...injected };
+  const {
+    plan,
+    hash,
+    warnings: planWarnings,
+  } = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
   const secrets = new SecretSet();
   const creds = plan.instance.credentials;
   if (creds.type === 'token') secrets.add(creds.token);
@@ -67,7 +73,9 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   for (const w of planWarnings) opts.stderr.write(`${secrets.scrub(formatProblem(w))}\n`);
 
   const observers = opts.observers ?? [];
-  const audit = createAuditBuffer(store, (err) => log.warn({ err, leaseLost: isLeaseLostError(err) }, 'audit lines could not be written and were dropped'));
+  const audit = createAuditBuffer(store, (err) =>
+    log.warn({ err, leaseLost: isLeaseLostError(err) }, 'audit lines could not be written and were dropped'),
+  );
   let api: InstanceApi | undefined;
   let prometheus: PrometheusClient | undefined;
   let lease: LeaseKeeper | undefined;
@@ -80,14 +88,17 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       throw new RuntimeError(
         CHECKPOINT_MODE,
         `refusing: this drain was reverted (${revertCheckpointPath(file)} holds its revert), and resuming ${file} would move the items off the sources again. ` +
-          'Start a new drain with a new --state file, or move the revert\'s checkpoint away to resume this one on purpose',
+          "Start a new drain with a new --state file, or move the revert's checkpoint away to resume this one on purpose",
       );
     }
     // Observers read this process's events from here on: the lock it takes is the first.
     const fromSeq = store.lastEventSeq();
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
     const now = services.clock.now();
-    const got = store.acquireLock({ pid: services.pid, host: services.host, startedAt: now }, services.isAlive, { ms: leaseMs, now });
+    const got = store.acquireLock({ pid: services.pid, host: services.host, startedAt: now }, services.isAlive, {
+      ms: leaseMs,
+      now,
+    });
     if (got.reason === 'stale' && got.previous) noteTakeover(got.previous, now, opts, log);
     lease = keepLease(store, leaseMs, services.clock, log);
     const signal = AbortSignal.any([opts.signal, lease.signal]);
@@ -114,7 +125,12 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       if (e.mutating) audit.add({ ...e }, services.clock.now());
     };
     api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh: oauth.onRefresh, onResponse });
-    if (plan.prometheus) prometheus = (services.createPrometheus ?? createPrometheusClient)({ url: plan.prometheus.url, token: plan.prometheus.token, timeoutMs: plan.prometheus.timeoutMs });
+    if (plan.prometheus)
+      prometheus = (services.createPrometheus ?? createPrometheusClient)({
+        url: plan.prometheus.url,
+        token: plan.prometheus.token,
+        timeoutMs: plan.prometheus.timeoutMs,
+      });
     if (!opts.dryRun) gate = startGate(plan, api, prometheus, store, opts, services.clock, log);
     const input: RunInput = {
       sources: plan.move.from,
@@ -124,13 +140,31 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       verify: plan.verify,
       geoResync: plan.geo.resync,
       dryRun: opts.dryRun,
-      warnings: [...planWarnings.map((w) => (w.path ? `plan ${w.path}: ${w.message}` : `plan: ${w.message}`)), ...earlyWarnings],
+      warnings: [
+        ...planWarnings.map((w) => (w.path ? `plan ${w.path}: ${w.message}` : `plan: ${w.message}`)),
+        ...earlyWarnings,
+      ],
       previousWeights: start.previousWeights,
       startedAt: services.clock.now(),
     };
     let outcome: RunOutcome;
     try {
-      outcome = await driveMachine({ opts: { ...opts, signal }, services, plan, hash, store, api, log, logFile, secrets, input, snapshot: start.snapshot, gate, prometheus, fromSeq });
+      outcome = await driveMachine({
+        opts: { ...opts, signal },
+        services,
+        plan,
+        hash,
+        store,
+        api,
+        log,
+        logFile,
+        secrets,
+        input,
+        snapshot: start.snapshot,
+        gate,
+        prometheus,
+        fromSeq,
+      });
     } catch (err) {
       // A fenced write may surface anywhere (an actor, a snapshot save): it means one thing.
       if (lease.lost || isLeaseLostError(err)) throw new LeaseLostError(store.file, store.readLock());
@@ -155,7 +189,13 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
  * is an audit event with its reason; a run started outside every window says so at once.
  */
 function startGate(
-  plan: Plan, api: InstanceApi, prometheus: PrometheusClient | undefined, store: CheckpointStore, opts: RunOptions, clock: Clock, log: Logger,
+  plan: Plan,
+  api: InstanceApi,
+  prometheus: PrometheusClient | undefined,
+  store: CheckpointStore,
+  opts: RunOptions,
+  clock: Clock,
+  log: Logger,
 ): SchedulingGate | undefined {
   const schedule = scheduleOf(plan);
   const now = clock.now();
@@ -164,29 +204,44 @@ function startGate(
   if (opts.ignoreSchedule && schedule) {
     store.appendEvent('schedule.ignored', { windows: plan.schedule?.windows ?? [], timezone: schedule.timezone }, now);
     log.warn({ windows: plan.schedule?.windows }, '--ignore-schedule: maintenance windows are not enforced');
-    opts.stderr.write('warning: --ignore-schedule: moves are scheduled outside the maintenance windows (logged in the audit events)\n');
+    opts.stderr.write(
+      'warning: --ignore-schedule: moves are scheduled outside the maintenance windows (logged in the audit events)\n',
+    );
   } else if (schedule && openWindow(schedule, now) === null) {
     const next = nextChange(schedule, now);
-    opts.stderr.write(`note: outside every maintenance window; nothing is scheduled until ${next === null ? 'a window opens' : formatWindowTime(next, schedule.timezone)}\n`);
+    opts.stderr.write(
+      `note: outside every maintenance window; nothing is scheduled until ${next === null ? 'a window opens' : formatWindowTime(next, schedule.timezone)}\n`,
+    );
   }
-  const watch = prometheus && rules.length > 0
-    ? createRuleWatch({
-        rules, client: prometheus, everyMs: plan.throttle?.healthEveryMs ?? THROTTLE_DEFAULTS.healthEveryMs, onError: plan.prometheus!.onError,
-        onChange: (c) => {
-          store.appendEvent('rule.changed', { ...c }, clock.now());
-          log.info({ rule: c }, 'throttle rule changed status');
-          // Said on stderr too: a run held by a rule, or by a Prometheus it cannot read, must say why.
-          if (c.status === 'error') {
-            const then = plan.prometheus!.onError === 'pause' ? 'no new move until it answers (prometheus.on_error: pause)' : 'the rule is ignored until it answers (prometheus.on_error: ignore)';
-            opts.stderr.write(`warning: ${describeRule(c)}: ${then}\n`);
-          } else if (c.status === 'holding') {
-            opts.stderr.write(`note: ${describeRule(c)}: ${c.action === 'pause' ? 'no new move while it holds' : 'the throttle cuts its cap'}\n`);
-          } else if (c.previous === 'error' || c.previous === 'holding') {
-            opts.stderr.write(`note: rule ${c.rule} no longer holds${c.previous === 'error' ? ' (Prometheus answers again)' : ''}\n`);
-          }
-        },
-      })
-    : undefined;
+  const watch =
+    prometheus && rules.length > 0
+      ? createRuleWatch({
+          rules,
+          client: prometheus,
+          everyMs: plan.throttle?.healthEveryMs ?? THROTTLE_DEFAULTS.healthEveryMs,
+          onError: plan.prometheus!.onError,
+          onChange: (c) => {
+            store.appendEvent('rule.changed', { ...c }, clock.now());
+            log.info({ rule: c }, 'throttle rule changed status');
+            // Said on stderr too: a run held by a rule, or by a Prometheus it cannot read, must say why.
+            if (c.status === 'error') {
+              const then =
+                plan.prometheus!.onError === 'pause'
+                  ? 'no new move until it answers (prometheus.on_error: pause)'
+                  : 'the rule is ignored until it answers (prometheus.on_error: ignore)';
+              opts.stderr.write(`warning: ${describeRule(c)}: ${then}\n`);
+            } else if (c.status === 'holding') {
+              opts.stderr.write(
+                `note: ${describeRule(c)}: ${c.action === 'pause' ? 'no new move while it holds' : 'the throttle cuts its cap'}\n`,
+              );
+            } else if (c.previous === 'error' || c.previous === 'holding') {
+              opts.stderr.write(
+                `note: rule ${c.rule} no longer holds${c.previous === 'error' ? ' (Prometheus answers again)' : ''}\n`,
+              );
+            }
+          },
+        })
+      : undefined;
   return createGate({
     plan,
     api,
@@ -196,7 +251,14 @@ function startGate(
       const at = clock.now();
       const { type, ...data } = c;
       store.appendEvent(type, data, at);
-      log.info({ ...c }, c.type === 'throttle.cap' ? 'throttle changed the cap' : c.type === 'window.opened' ? 'maintenance window opened' : 'maintenance window closed');
+      log.info(
+        { ...c },
+        c.type === 'throttle.cap'
+          ? 'throttle changed the cap'
+          : c.type === 'window.opened'
+            ? 'maintenance window opened'
+            : 'maintenance window closed',
+      );
     },
   });
 }
@@ -210,7 +272,15 @@ function capacityRules(plan: Plan): ThrottleRule[] {
   const out: ThrottleRule[] = [];
   for (const to of plan.move.to) {
     const free = plan.capacity?.storages[to];
-    if (free && 'query' in free) out.push({ name: `capacity:${to}`, query: free.query, above: null, below: plan.capacity!.keepFreeBytes, action: 'pause', forMs: 0 });
+    if (free && 'query' in free)
+      out.push({
+        name: `capacity:${to}`,
+        query: free.query,
+        above: null,
+        below: plan.capacity!.keepFreeBytes,
+        action: 'pause',
+        forMs: 0,
+      });
   }
   return out;
 }

@@ -36,7 +36,15 @@ export function lockHolder(store: Pick<Checkpoint, 'readLock'>): LockView | null
 export function readStatus(file: string, now: number, planConcurrency: number | null = null): StatusReport {
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
-    return buildStatusReport(file, store.loadRun(), store.summary(now), now, lockHolder(store), planConcurrency, capView(store.lastEventOf(['cap.changed'])));
+    return buildStatusReport(
+      file,
+      store.loadRun(),
+      store.summary(now),
+      now,
+      lockHolder(store),
+      planConcurrency,
+      capView(store.lastEventOf(['cap.changed'])),
+    );
   } finally {
     store.close();
   }

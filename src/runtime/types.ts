@@ -20,7 +20,10 @@ export interface RefreshedTokens {
 export interface RuntimeServices {
   loadPlan(file: string, opts: { env: Readonly<Record<string, string | undefined>>; cwd: string }): Promise<LoadedPlan>;
   openCheckpoint(file: string, opts?: { readOnly?: boolean }): CheckpointStore;
-  createApi(plan: Plan, opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void; onResponse: (e: RequestEvent) => void }): InstanceApi;
+  createApi(
+    plan: Plan,
+    opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void; onResponse: (e: RequestEvent) => void },
+  ): InstanceApi;
   /** The Prometheus client for `prometheus:` (default: undici against its HTTP API); tests may fake it. */
   createPrometheus?: (opts: PrometheusOptions) => PrometheusClient;
   /** The machine's actors, all seven provided the same way. */

@@ -31,7 +31,10 @@ export interface WeightChange {
  * storages the instance has now but `previous` did not name are sent as 0, which is what an absent
  * storage weighed before (GitLab counts only the storages in the hash).
  */
-export function restoreTarget(previous: Record<string, number>, current: Record<string, number>): { target: Record<string, number>; changes: WeightChange[] } {
+export function restoreTarget(
+  previous: Record<string, number>,
+  current: Record<string, number>,
+): { target: Record<string, number>; changes: WeightChange[] } {
   const target: Record<string, number> = {};
   for (const k of Object.keys(current)) target[k] = 0;
   Object.assign(target, previous);
@@ -63,7 +66,10 @@ export type RestoreOutcome =
  * SHARDMOVE_LOCKED while a run holds the checkpoint, SHARDMOVE_WEIGHTS_MISMATCH when the instance
  * reads back something else than what was written.
  */
-export async function restoreWeights(opts: RestoreOptions, injected: Partial<RuntimeServices> = {}): Promise<RestoreOutcome> {
+export async function restoreWeights(
+  opts: RestoreOptions,
+  injected: Partial<RuntimeServices> = {},
+): Promise<RestoreOutcome> {
   const services: RuntimeServices = { ...(await import('./services.js')).defaultServices(), ...injected };
   const { plan } = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
   const file = checkpointPath({ planName: plan.name, statePath: opts.statePath, dryRun: false, cwd: opts.cwd });
@@ -79,7 +85,10 @@ export async function restoreWeights(opts: RestoreOptions, injected: Partial<Run
   try {
     assertRealRun(store, file);
     const now = services.clock.now();
-    store.acquireLock({ pid: services.pid, host: services.host, startedAt: now }, services.isAlive, { ms: DEFAULT_LEASE_MS, now });
+    store.acquireLock({ pid: services.pid, host: services.host, startedAt: now }, services.isAlive, {
+      ms: DEFAULT_LEASE_MS,
+      now,
+    });
     lease = keepLease(store, DEFAULT_LEASE_MS, services.clock, log);
     const context = (store.loadRun()?.snapshot as { context?: Partial<RunContext> } | null)?.context;
     const previous = context?.previousWeights ?? null;
@@ -97,7 +106,10 @@ export async function restoreWeights(opts: RestoreOptions, injected: Partial<Run
     await api.setWeights(target);
     const readBack = await api.getWeights();
     if (restoreTarget(target, readBack).changes.length > 0) {
-      throw new StepError(WEIGHTS_MISMATCH, `the instance reports weights ${JSON.stringify(readBack)} after writing ${JSON.stringify(target)}`);
+      throw new StepError(
+        WEIGHTS_MISMATCH,
+        `the instance reports weights ${JSON.stringify(readBack)} after writing ${JSON.stringify(target)}`,
+      );
     }
     store.appendEvent('weights.restored', { from: current, to: readBack }, services.clock.now());
     log.info({ from: current, to: readBack }, 'weights restored');

@@ -34,7 +34,8 @@ export interface ItemRow {
 }
 
 /** The columns of ItemRow, in the table's own order. */
-export const ITEM_COLUMNS = 'kind, id, name, path, namespace, visibility, storage, read_only, size_mb, checksum, commit_count, owner_id, project_id, created_at, updated_at';
+export const ITEM_COLUMNS =
+  'kind, id, name, path, namespace, visibility, storage, read_only, size_mb, checksum, commit_count, owner_id, project_id, created_at, updated_at';
 
 /** GitLab's move states as the API spells them (`cleanup failed` has a space); stored verbatim. */
 export type MoveState = 'initial' | 'scheduled' | 'started' | 'replicated' | 'finished' | 'failed' | 'cleanup failed';
@@ -258,7 +259,10 @@ export function getMeta<T>(db: Db, key: string): T | undefined {
 }
 
 export function setMeta(db: Db, key: string, value: unknown): void {
-  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, JSON.stringify(value));
+  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(
+    key,
+    JSON.stringify(value),
+  );
 }
 
 /** ISO 8601 with milliseconds, UTC, as GitLab renders timestamps. */

@@ -1,17 +1,38 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { FaultOptions } from './faults.js';
-import { FaultOptionsError, INJECTED_FAILURES, NO_FAULTS, createFaults, parseBrokenItems, parseMoveFailures, totalFailRate } from './faults.js';
+import {
+  FaultOptionsError,
+  INJECTED_FAILURES,
+  NO_FAULTS,
+  createFaults,
+  parseBrokenItems,
+  parseMoveFailures,
+  totalFailRate,
+} from './faults.js';
 
 const opts = (o: Partial<FaultOptions>): FaultOptions => ({ ...NO_FAULTS, ...o });
 
 /** A request/response pair that records what the injector did. */
 function exchange(url = '/api/v4/projects', headers: Record<string, string> = { 'private-token': 'x' }) {
   const out = { status: 0, headers: {} as Record<string, string>, body: '', destroyed: false };
-  const req = { url, headers, socket: { destroy: () => { out.destroyed = true; } } } as unknown as IncomingMessage;
+  const req = {
+    url,
+    headers,
+    socket: {
+      destroy: () => {
+        out.destroyed = true;
+      },
+    },
+  } as unknown as IncomingMessage;
   const res = {
-    writeHead(status: number, headers: Record<string, string>) { out.status = status; out.headers = headers; },
-    end(body: string) { out.body = body; },
+    writeHead(status: number, headers: Record<string, string>) {
+      out.status = status;
+      out.headers = headers;
+    },
+    end(body: string) {
+      out.body = body;
+    },
   } as unknown as ServerResponse;
   return { req, res, out };
 }
@@ -48,12 +69,15 @@ describe('move fates', () => {
     // Adding the new rate leaves the fates the other rates drew where they were.
     const without = createFaults(opts({ seed: 5, interruptRate: 0.1 }));
     const interrupted = (list: string[]) => list.flatMap((x, i) => (x === 'interrupted' ? [i] : []));
-    expect(interrupted(a.fates)).toEqual(interrupted(Array.from({ length: 1000 }, (_, i) => without.moveFate('group', i + 1))));
+    expect(interrupted(a.fates)).toEqual(
+      interrupted(Array.from({ length: 1000 }, (_, i) => without.moveFate('group', i + 1))),
+    );
   });
 
   it('injects each failure class by its share, after the other rates, whatever order they are typed in', () => {
     const names = Object.keys(INJECTED_FAILURES) as (keyof typeof INJECTED_FAILURES)[];
-    const typed = 'no-space=0.1,checksum=0.1,read-only=0.1,lease-held=0.1,source-missing=0.1,gitaly-unavailable=0.1,stuck-queued=0.1,stuck-running=0.1';
+    const typed =
+      'no-space=0.1,checksum=0.1,read-only=0.1,lease-held=0.1,source-missing=0.1,gitaly-unavailable=0.1,stuck-queued=0.1,stuck-running=0.1';
     expect(parseMoveFailures(typed)).toEqual(Object.fromEntries(names.map((n) => [n, 0.1])));
     const shuffled = parseMoveFailures(typed.split(',').reverse().join(','));
     const run = (moveFailures: ReturnType<typeof parseMoveFailures>) => {
@@ -76,7 +100,9 @@ describe('move fates', () => {
     for (const i of failing(before)) expect(a.fates[i]).toBe(before[i]);
     expect(() => parseMoveFailures('checksum=0.5,wrong=0.1')).toThrow(/class=rate/);
     expect(() => parseMoveFailures('checksum=2')).toThrow(FaultOptionsError);
-    expect(() => createFaults(opts({ moveFailRate: 0.6, moveFailures: { 'no-space': 0.5 } }))).toThrow(FaultOptionsError);
+    expect(() => createFaults(opts({ moveFailRate: 0.6, moveFailures: { 'no-space': 0.5 } }))).toThrow(
+      FaultOptionsError,
+    );
   });
 
   it('counts each fate and lets a rescheduled move draw again', () => {
@@ -100,8 +126,15 @@ describe('move fates', () => {
   it('refuses unusable options', () => {
     expect(() => parseBrokenItems(['project-1'])).toThrow(FaultOptionsError);
     expect(() => parseBrokenItems(['wiki:1'])).toThrow(/kind:id/);
-    for (const bad of [{ errorRate: 1.5 }, { resetRate: -0.1 }, { moveFailRate: 0.7, stuckRate: 0.5 }, { latencyMs: -1 }, { rateLimit: 0 },
-      { failAfterSwitchRate: 1.2 }, { interruptRate: 0.5, failAfterSwitchRate: 0.6 }]) {
+    for (const bad of [
+      { errorRate: 1.5 },
+      { resetRate: -0.1 },
+      { moveFailRate: 0.7, stuckRate: 0.5 },
+      { latencyMs: -1 },
+      { rateLimit: 0 },
+      { failAfterSwitchRate: 1.2 },
+      { interruptRate: 0.5, failAfterSwitchRate: 0.6 },
+    ]) {
       expect(() => createFaults(opts(bad))).toThrow(FaultOptionsError);
     }
   });
@@ -121,8 +154,12 @@ describe('request faults', () => {
     expect(limited.status).toBe(429);
     expect(limited.body).toBe('Retry later\n');
     expect(limited.headers).toMatchObject({
-      'retry-after': '30', 'ratelimit-limit': '2', 'ratelimit-observed': '3', 'ratelimit-remaining': '0',
-      'ratelimit-name': 'throttle_authenticated_api', 'ratelimit-reset': String(Date.UTC(2026, 0, 1, 12, 1, 0) / 1000),
+      'retry-after': '30',
+      'ratelimit-limit': '2',
+      'ratelimit-observed': '3',
+      'ratelimit-remaining': '0',
+      'ratelimit-name': 'throttle_authenticated_api',
+      'ratelimit-reset': String(Date.UTC(2026, 0, 1, 12, 1, 0) / 1000),
       'ratelimit-resettime': 'Thu, 01 Jan 2026 12:01:00 GMT',
     });
     // Health probes do not count, and the next window starts afresh.
@@ -150,7 +187,10 @@ describe('request faults', () => {
     };
     const a = await run(11);
     expect((await run(11)).seen).toEqual(a.seen);
-    expect(a.counts).toEqual({ reset: a.seen.filter((s) => s === 'reset').length, error: a.seen.filter((s) => s === 'error').length });
+    expect(a.counts).toEqual({
+      reset: a.seen.filter((s) => s === 'reset').length,
+      error: a.seen.filter((s) => s === 'error').length,
+    });
     expect(a.counts.reset).toBeGreaterThan(20);
     expect(a.counts.error).toBeGreaterThan(30);
   });

@@ -90,11 +90,16 @@ export type MoveFailures = Partial<Record<InjectedFailure, number>>;
 /** Parses `checksum=0.05,no-space=0.01` (as typed after `--move-failures`); throws FaultOptionsError. */
 export function parseMoveFailures(text: string): MoveFailures {
   const out: MoveFailures = {};
-  for (const raw of text.split(',').map((x) => x.trim()).filter(Boolean)) {
+  for (const raw of text
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
     const m = /^([a-z-]+)=([0-9.eE+-]+)$/.exec(raw);
     const name = m?.[1] as InjectedFailure | undefined;
     if (!m || name === undefined || !(name in INJECTED_FAILURES)) {
-      throw new FaultOptionsError(`move failure "${raw}" is not class=rate (class: ${Object.keys(INJECTED_FAILURES).join(', ')})`);
+      throw new FaultOptionsError(
+        `move failure "${raw}" is not class=rate (class: ${Object.keys(INJECTED_FAILURES).join(', ')})`,
+      );
     }
     const rate = Number(m[2]);
     checkRate(`move failure ${name}`, rate);
@@ -106,17 +111,40 @@ export function parseMoveFailures(text: string): MoveFailures {
 /** The share of moves that end badly, all flags together (what `--move-fail-rate` alone was). */
 export function totalFailRate(options: FaultOptions): number {
   const classes = Object.values(options.moveFailures ?? {}).reduce((a, v) => a + v, 0);
-  return options.stuckRate + options.moveFailRate + (options.interruptRate ?? 0) + (options.failAfterSwitchRate ?? 0) + classes;
+  return (
+    options.stuckRate +
+    options.moveFailRate +
+    (options.interruptRate ?? 0) +
+    (options.failAfterSwitchRate ?? 0) +
+    classes
+  );
 }
 
 export const NO_FAULTS: FaultOptions = {
-  latencyMs: 0, errorRate: 0, resetRate: 0, moveFailRate: 0, brokenItems: [], stuckRate: 0, interruptRate: 0, failAfterSwitchRate: 0, seed: 1,
+  latencyMs: 0,
+  errorRate: 0,
+  resetRate: 0,
+  moveFailRate: 0,
+  brokenItems: [],
+  stuckRate: 0,
+  interruptRate: 0,
+  failAfterSwitchRate: 0,
+  seed: 1,
 };
 
 /** How a move will end, decided when it is created. */
 export type MoveFate =
-  | 'ok' | 'fail' | 'cleanup_fail' | 'stuck' | 'interrupted' | 'failed_after_switch'
-  | 'no_space' | 'read_only_left' | 'source_missing' | 'unavailable' | 'stuck_queued';
+  | 'ok'
+  | 'fail'
+  | 'cleanup_fail'
+  | 'stuck'
+  | 'interrupted'
+  | 'failed_after_switch'
+  | 'no_space'
+  | 'read_only_left'
+  | 'source_missing'
+  | 'unavailable'
+  | 'stuck_queued';
 
 export interface Faults {
   /** Runs before routing; returns true when it already answered (or destroyed) the request. */
@@ -154,7 +182,14 @@ function carriesCredentials(req: IncomingMessage): boolean {
 }
 const WINDOW_MS = 60_000;
 
-const KINDS: Record<string, string> = { project: 'project', projects: 'project', snippet: 'snippet', snippets: 'snippet', group: 'group', groups: 'group' };
+const KINDS: Record<string, string> = {
+  project: 'project',
+  projects: 'project',
+  snippet: 'snippet',
+  snippets: 'snippet',
+  group: 'group',
+  groups: 'group',
+};
 
 /**
  * Parses `kind:id` entries, each possibly a comma-separated list as typed after `--broken-items`
@@ -163,10 +198,14 @@ const KINDS: Record<string, string> = { project: 'project', projects: 'project',
  */
 export function parseBrokenItems(items: readonly string[]): Set<string> {
   const out = new Set<string>();
-  for (const raw of items.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of items
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([a-z]+):(\d+)$/.exec(raw);
     const kind = m ? KINDS[m[1] as string] : undefined;
-    if (!m || !kind) throw new FaultOptionsError(`broken item "${raw}" is not kind:id (kind: project, snippet or group)`);
+    if (!m || !kind)
+      throw new FaultOptionsError(`broken item "${raw}" is not kind:id (kind: project, snippet or group)`);
     out.add(`${kind}:${Number(m[2])}`);
   }
   return out;
@@ -193,8 +232,15 @@ function kindCode(kind: string): number {
 export function createFaults(options: FaultOptions, now: () => number = () => Date.now()): Faults {
   const interruptRate = options.interruptRate ?? 0;
   const switchRate = options.failAfterSwitchRate ?? 0;
-  for (const [name, v] of [['errorRate', options.errorRate], ['resetRate', options.resetRate], ['moveFailRate', options.moveFailRate],
-    ['stuckRate', options.stuckRate], ['interruptRate', interruptRate], ['failAfterSwitchRate', switchRate]] as const) checkRate(name, v);
+  for (const [name, v] of [
+    ['errorRate', options.errorRate],
+    ['resetRate', options.resetRate],
+    ['moveFailRate', options.moveFailRate],
+    ['stuckRate', options.stuckRate],
+    ['interruptRate', interruptRate],
+    ['failAfterSwitchRate', switchRate],
+  ] as const)
+    checkRate(name, v);
   const classes = Object.entries(options.moveFailures ?? {}) as [InjectedFailure, number][];
   for (const [name, v] of classes) {
     if (!(name in INJECTED_FAILURES)) throw new FaultOptionsError(`unknown move failure class ${name}`);
@@ -202,11 +248,16 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
   }
   const before = options.stuckRate + options.moveFailRate + interruptRate + switchRate;
   if (totalFailRate(options) > 1 + 1e-9) {
-    throw new FaultOptionsError('stuckRate + moveFailRate + interruptRate + failAfterSwitchRate + moveFailures must not exceed 1');
+    throw new FaultOptionsError(
+      'stuckRate + moveFailRate + interruptRate + failAfterSwitchRate + moveFailures must not exceed 1',
+    );
   }
   // In INJECTED_FAILURES order, so the bands do not depend on how the flag was typed.
-  const bands = (Object.keys(INJECTED_FAILURES) as InjectedFailure[]).map((name) => [name, options.moveFailures?.[name] ?? 0] as const).filter(([, v]) => v > 0);
-  if (!Number.isFinite(options.latencyMs) || options.latencyMs < 0) throw new FaultOptionsError(`latencyMs must be >= 0, got ${options.latencyMs}`);
+  const bands = (Object.keys(INJECTED_FAILURES) as InjectedFailure[])
+    .map((name) => [name, options.moveFailures?.[name] ?? 0] as const)
+    .filter(([, v]) => v > 0);
+  if (!Number.isFinite(options.latencyMs) || options.latencyMs < 0)
+    throw new FaultOptionsError(`latencyMs must be >= 0, got ${options.latencyMs}`);
   if (options.rateLimit !== undefined && (!Number.isInteger(options.rateLimit) || options.rateLimit < 1)) {
     throw new FaultOptionsError(`rateLimit must be a positive integer (requests per minute), got ${options.rateLimit}`);
   }
@@ -219,7 +270,8 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
   };
   let windowStart = -1;
   let observed = 0;
-  const requestFaults = options.latencyMs > 0 || options.errorRate > 0 || options.resetRate > 0 || options.rateLimit !== undefined;
+  const requestFaults =
+    options.latencyMs > 0 || options.errorRate > 0 || options.resetRate > 0 || options.rateLimit !== undefined;
 
   return {
     async onRequest(req, res) {
@@ -282,7 +334,14 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
       }
       const attempt = given ?? (attempts.get(key) ?? 0) + 1;
       attempts.set(key, attempt);
-      if (options.stuckRate === 0 && options.moveFailRate === 0 && interruptRate === 0 && switchRate === 0 && bands.length === 0) return 'ok';
+      if (
+        options.stuckRate === 0 &&
+        options.moveFailRate === 0 &&
+        interruptRate === 0 &&
+        switchRate === 0 &&
+        bands.length === 0
+      )
+        return 'ok';
       const r = keyedDraw(options.seed, kindCode(k), itemId, attempt);
       if (r < options.stuckRate) {
         bump('move_stuck');

@@ -66,8 +66,20 @@ export type { InjectedFailure, MoveFailures } from './faults.js';
 /** Builds the router with every route of the service. */
 export function createRouter(): Router {
   const router = new Router();
-  for (const register of [registerAuthRoutes, registerTokenRoutes, registerOauthRoutes, registerMoveRoutes, registerWriteRoutes,
-    registerInventoryRoutes, registerSettingsRoutes, registerHealthRoutes, registerGeoRoutes, registerMetricsRoutes, registerPoolRoutes]) register(router);
+  for (const register of [
+    registerAuthRoutes,
+    registerTokenRoutes,
+    registerOauthRoutes,
+    registerMoveRoutes,
+    registerWriteRoutes,
+    registerInventoryRoutes,
+    registerSettingsRoutes,
+    registerHealthRoutes,
+    registerGeoRoutes,
+    registerMetricsRoutes,
+    registerPoolRoutes,
+  ])
+    register(router);
   return router;
 }
 
@@ -93,7 +105,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const state: RunningState = { ...base, engine };
   const router = createRouter();
   let origin = '';
-  const server = createServer({ keepAliveTimeout: 65_000 }, createRequestListener(state, router, () => origin));
+  const server = createServer(
+    { keepAliveTimeout: 65_000 },
+    createRequestListener(state, router, () => origin),
+  );
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
     sockets.add(s);
@@ -101,7 +116,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   });
   // A malformed request line or header gets a plain 400 from Node; keep it from crashing anything.
   server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":"400 Bad Request"}');
+    if (socket.writable)
+      socket.end(
+        'HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":"400 Bad Request"}',
+      );
     else socket.destroy();
   });
   const host = options.host ?? '127.0.0.1';

@@ -58,7 +58,9 @@ export function drawForkNetworks(db: Db, g: GenerateSpec, createRandom: (seed: n
 export function applyListedForks(db: Db, seed: Seed): string[] {
   const problems: string[] = [];
   const byId = db.prepare("SELECT id FROM items WHERE kind = 'project' AND id = ?");
-  const byPath = db.prepare(`SELECT id FROM items INDEXED BY items_path WHERE kind = 'project' AND path = ? COLLATE NOCASE AND namespace = ? COLLATE NOCASE`);
+  const byPath = db.prepare(
+    `SELECT id FROM items INDEXED BY items_path WHERE kind = 'project' AND path = ? COLLATE NOCASE AND namespace = ? COLLATE NOCASE`,
+  );
   const fork = db.prepare("UPDATE items SET forked_from = ? WHERE kind = 'project' AND id = ?");
   for (const [i, p] of (seed.inventory.projects ?? []).entries()) {
     if (p.forked_from === undefined) continue;
@@ -69,13 +71,20 @@ export function applyListedForks(db: Db, seed: Seed): string[] {
       row = slash > 0 ? byPath.get(p.forked_from.slice(slash + 1), p.forked_from.slice(0, slash)) : undefined;
     }
     const parent = (row as { id: number } | undefined)?.id;
-    if (parent === undefined) problems.push(`inventory.projects.${i}.forked_from: unknown project ${JSON.stringify(p.forked_from)}`);
+    if (parent === undefined)
+      problems.push(`inventory.projects.${i}.forked_from: unknown project ${JSON.stringify(p.forked_from)}`);
     else fork.run(parent, p.id);
   }
   return problems;
 }
 
-interface Member { id: number; forked_from: number | null; storage: string; visibility: string; size_mb: number }
+interface Member {
+  id: number;
+  forked_from: number | null;
+  storage: string;
+  visibility: string;
+  size_mb: number;
+}
 
 /**
  * Creates the pools of every network and links their members (see the module comment). Returns
@@ -83,9 +92,15 @@ interface Member { id: number; forked_from: number | null; storage: string; visi
  * a generated network can close one).
  */
 export function seedPools(db: Db, seed: Seed): string[] {
-  const forks = db.prepare("SELECT id, forked_from, storage, visibility, size_mb FROM items WHERE kind = 'project' AND forked_from IS NOT NULL").all() as Member[];
+  const forks = db
+    .prepare(
+      "SELECT id, forked_from, storage, visibility, size_mb FROM items WHERE kind = 'project' AND forked_from IS NOT NULL",
+    )
+    .all() as Member[];
   if (forks.length === 0) return [];
-  const rowOf = db.prepare("SELECT id, forked_from, storage, visibility, size_mb FROM items WHERE kind = 'project' AND id = ?");
+  const rowOf = db.prepare(
+    "SELECT id, forked_from, storage, visibility, size_mb FROM items WHERE kind = 'project' AND id = ?",
+  );
   const members = new Map<number, Member>(forks.map((m) => [m.id, m]));
   const get = (id: number): Member | undefined => {
     let m = members.get(id);
@@ -118,9 +133,13 @@ export function seedPools(db: Db, seed: Seed): string[] {
     if (root === undefined) {
       if (at && chain.includes(at.id)) {
         // Name the listed project that closes the cycle (only a listed forked_from can).
-        const listed = (seed.inventory.projects ?? []).findIndex((p) => p.forked_from !== undefined && chain.includes(p.id));
+        const listed = (seed.inventory.projects ?? []).findIndex(
+          (p) => p.forked_from !== undefined && chain.includes(p.id),
+        );
         const field = listed >= 0 ? `inventory.projects.${listed}.forked_from` : 'inventory.generate.fork_networks';
-        problems.push(`${field}: project ${f.id} would be a fork of its own fork (forked_from runs ${[...chain, at.id].join(' -> ')})`);
+        problems.push(
+          `${field}: project ${f.id} would be a fork of its own fork (forked_from runs ${[...chain, at.id].join(' -> ')})`,
+        );
       }
       continue;
     }

@@ -80,7 +80,11 @@ export function readSeedItems(seed: Seed, dir: string): { items: SeedItems | nul
 }
 
 /** Parses items file text against the seed's storages, edition and unlistable ids (pure). */
-export function parseSeedItems(text: string, file: string, seed: Seed): { items: SeedItems | null; problems: string[] } {
+export function parseSeedItems(
+  text: string,
+  file: string,
+  seed: Seed,
+): { items: SeedItems | null; problems: string[] } {
   const problems: string[] = [];
   let extra = 0;
   const problem = (line: number, message: string) => {
@@ -150,12 +154,16 @@ export function parseSeedItems(text: string, file: string, seed: Seed): { items:
     const inFile = new Set<number>();
     for (let i = 0; i < count; i++) if (kinds[i] === 0) inFile.add(ids[i] as number);
     for (const id of seed.instance.unlistable) {
-      if (id > generated && !explicit.has(id) && !inFile.has(id)) problems.push(`${file}: instance.unlistable: unknown project ${id}`);
+      if (id > generated && !explicit.has(id) && !inFile.has(id))
+        problems.push(`${file}: instance.unlistable: unknown project ${id}`);
     }
   }
   if (extra > 0) problems.push(`${file}: ... and ${extra} more problems`);
   if (problems.length > 0) return { items: null, problems };
-  return { items: { file, count, namespace, kinds, ids, storages, storageNames: [...seed.instance.storages], sizes, flags }, problems: [] };
+  return {
+    items: { file, count, namespace, kinds, ids, storages, storageNames: [...seed.instance.storages], sizes, flags },
+    problems: [],
+  };
 }
 
 /** The header line of a version-1 file. */
@@ -168,10 +176,16 @@ function checkHeader(value: unknown): { namespace: string } | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return `not a header: ${expected}`;
   const h = value as Record<string, unknown>;
   const unknown = Object.keys(h).filter((k) => !['shardmove_sandbox_items', 'columns', 'namespace'].includes(k));
-  if (unknown.length > 0) return `header: unknown field "${unknown[0]}"; known fields: shardmove_sandbox_items, columns, namespace`;
-  if (h.shardmove_sandbox_items !== ITEMS_FORMAT) return `header: shardmove_sandbox_items must be ${ITEMS_FORMAT} (this sandbox reads version ${ITEMS_FORMAT})`;
-  if (JSON.stringify(h.columns) !== JSON.stringify(ITEMS_COLUMNS)) return `header: columns must be ${JSON.stringify(ITEMS_COLUMNS)}`;
-  if (h.namespace !== undefined && (typeof h.namespace !== 'string' || h.namespace === '' || h.namespace.includes('/'))) {
+  if (unknown.length > 0)
+    return `header: unknown field "${unknown[0]}"; known fields: shardmove_sandbox_items, columns, namespace`;
+  if (h.shardmove_sandbox_items !== ITEMS_FORMAT)
+    return `header: shardmove_sandbox_items must be ${ITEMS_FORMAT} (this sandbox reads version ${ITEMS_FORMAT})`;
+  if (JSON.stringify(h.columns) !== JSON.stringify(ITEMS_COLUMNS))
+    return `header: columns must be ${JSON.stringify(ITEMS_COLUMNS)}`;
+  if (
+    h.namespace !== undefined &&
+    (typeof h.namespace !== 'string' || h.namespace === '' || h.namespace.includes('/'))
+  ) {
     return 'header: namespace must be a non-empty string without "/"';
   }
   return { namespace: typeof h.namespace === 'string' ? h.namespace : 'group-1' };
@@ -183,22 +197,38 @@ interface RowContext {
   lastId: number[];
 }
 
-function checkRow(value: unknown, c: RowContext): { kind: number; id: number; storage: number; size: number; flags: number } | string {
-  if (!Array.isArray(value) || value.length !== ITEMS_COLUMNS.length) return `an item is an array of ${ITEMS_COLUMNS.length}: ${ITEMS_COLUMNS.join(', ')}`;
+function checkRow(
+  value: unknown,
+  c: RowContext,
+): { kind: number; id: number; storage: number; size: number; flags: number } | string {
+  if (!Array.isArray(value) || value.length !== ITEMS_COLUMNS.length)
+    return `an item is an array of ${ITEMS_COLUMNS.length}: ${ITEMS_COLUMNS.join(', ')}`;
   const [kindName, id, storage, size, hidden, pending] = value as unknown[];
   const kind = KINDS.indexOf(kindName as ItemKind);
   if (kind === -1) return `kind must be project, snippet or group; got ${JSON.stringify(kindName)}`;
-  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) return `id must be an integer >= 1; got ${JSON.stringify(id)}`;
-  if (id <= (c.lastId[kind] as number)) return `${kindName} ${id}: ids must ascend within a kind (the previous ${kindName} was ${c.lastId[kind]})`;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1)
+    return `id must be an integer >= 1; got ${JSON.stringify(id)}`;
+  if (id <= (c.lastId[kind] as number))
+    return `${kindName} ${id}: ids must ascend within a kind (the previous ${kindName} was ${c.lastId[kind]})`;
   c.lastId[kind] = id;
   const s = typeof storage === 'string' ? c.storageIndex.get(storage) : undefined;
-  if (s === undefined) return `${kindName} ${id}: unknown storage ${JSON.stringify(storage)} (instance.storages names the storages)`;
-  if (size !== null && (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)) return `${kindName} ${id}: size_bytes must be an integer >= 0 or null`;
-  if ((hidden !== 0 && hidden !== 1) || (pending !== 0 && pending !== 1)) return `${kindName} ${id}: hidden and pending_delete must be 0 or 1`;
+  if (s === undefined)
+    return `${kindName} ${id}: unknown storage ${JSON.stringify(storage)} (instance.storages names the storages)`;
+  if (size !== null && (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0))
+    return `${kindName} ${id}: size_bytes must be an integer >= 0 or null`;
+  if ((hidden !== 0 && hidden !== 1) || (pending !== 0 && pending !== 1))
+    return `${kindName} ${id}: hidden and pending_delete must be 0 or 1`;
   if (hidden === 1 && kind !== 0) return `${kindName} ${id}: only projects can be hidden`;
-  if (hidden === 1 && c.ce) return `${kindName} ${id}: hidden projects exist only in the enterprise edition (edition: ee)`;
+  if (hidden === 1 && c.ce)
+    return `${kindName} ${id}: hidden projects exist only in the enterprise edition (edition: ee)`;
   if (pending === 1 && kind === 1) return `${kindName} ${id}: snippets have no pending-delete state`;
-  return { kind, id, storage: s, size: size === null ? Number.NaN : size, flags: (hidden === 1 ? HIDDEN : 0) | (pending === 1 ? PENDING : 0) };
+  return {
+    kind,
+    id,
+    storage: s,
+    size: size === null ? Number.NaN : size,
+    flags: (hidden === 1 ? HIDDEN : 0) | (pending === 1 ? PENDING : 0),
+  };
 }
 
 /** Rows per INSERT: like the generator, bind only what differs per row; SQLite builds the rest. */
@@ -210,7 +240,12 @@ const PARAMS = 7;
  * id, private, the default commit count. `checksum` is seed.ts's stand-in (passed in, so this module
  * needs nothing of seed.ts).
  */
-export function insertSeedItems(db: Db, items: SeedItems, now: string, checksum: (kind: string, id: number, commits: number) => string): void {
+export function insertSeedItems(
+  db: Db,
+  items: SeedItems,
+  now: string,
+  checksum: (kind: string, id: number, commits: number) => string,
+): void {
   const select = (rows: number) => `INSERT OR REPLACE INTO items (${ITEM_COLUMNS}, hidden, pending_delete)
     SELECT column1, i, column1 || '-' || i, column1 || '-' || i, CASE column1 WHEN 'group' THEN '' ELSE ? END,
       'private', column3, 0, column4, column5, ${COMMITS}, 1, NULL, ?, ?, column6, column7
@@ -229,8 +264,15 @@ export function insertSeedItems(db: Db, items: SeedItems, now: string, checksum:
     const id = items.ids[i] as number;
     const bytes = items.sizes[i] as number;
     const f = items.flags[i] as number;
-    buffer.push(kind, id, items.storageNames[items.storages[i] as number], Number.isNaN(bytes) ? DEFAULT_SIZE_MB : bytes / MB,
-      checksum(kind, id, COMMITS), f & HIDDEN ? 1 : 0, f & PENDING ? 1 : 0);
+    buffer.push(
+      kind,
+      id,
+      items.storageNames[items.storages[i] as number],
+      Number.isNaN(bytes) ? DEFAULT_SIZE_MB : bytes / MB,
+      checksum(kind, id, COMMITS),
+      f & HIDDEN ? 1 : 0,
+      f & PENDING ? 1 : 0,
+    );
     if (buffer.length === 3 + BATCH_ROWS * PARAMS) flush();
   }
   flush();

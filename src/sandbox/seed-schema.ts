@@ -8,8 +8,20 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 
 export const CREDENTIAL_TYPES = [
-  'personal', 'impersonation', 'project_access', 'group_access', 'oauth', 'session', 'job', 'deploy',
-  'cluster_agent', 'pipeline_trigger', 'feed', 'runner', 'incoming_email', 'feature_flags_client',
+  'personal',
+  'impersonation',
+  'project_access',
+  'group_access',
+  'oauth',
+  'session',
+  'job',
+  'deploy',
+  'cluster_agent',
+  'pipeline_trigger',
+  'feed',
+  'runner',
+  'incoming_email',
+  'feature_flags_client',
 ] as const;
 export type CredentialType = (typeof CREDENTIAL_TYPES)[number];
 
@@ -28,9 +40,16 @@ const int = (min: number) => {
 const bool = z.boolean({ error: 'must be true or false' });
 const strings = z.array(z.string({ error: 'must be a string' }), { error: 'must be a list of strings' });
 /** A list that YAML may leave empty (`users:` with nothing after it). */
-const listOf = <T extends z.ZodType>(item: T) => z.array(item, { error: 'must be a list' }).nullish().transform((v) => v ?? []);
+const listOf = <T extends z.ZodType>(item: T) =>
+  z
+    .array(item, { error: 'must be a list' })
+    .nullish()
+    .transform((v) => v ?? []);
 
-const fraction = z.number({ error: 'must be between 0 and 1' }).min(0, { error: 'must be between 0 and 1' }).max(1, { error: 'must be between 0 and 1' });
+const fraction = z
+  .number({ error: 'must be between 0 and 1' })
+  .min(0, { error: 'must be between 0 and 1' })
+  .max(1, { error: 'must be between 0 and 1' });
 
 // --- Issue 13, instance side (health allowlist, Geo): kept in one block to keep merges simple. ---
 
@@ -81,13 +100,17 @@ const geoSitesSchema = z.array(geoSiteSchema, { error: 'must be a list' }).super
   let primaries = 0;
   for (const [i, site] of sites.entries()) {
     const host = siteHost(site.url);
-    if (seen.id.has(site.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate site id ${site.id}` });
-    if (seen.name.has(site.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate site name "${site.name}"` });
-    if (host !== null && seen.host.has(host)) ctx.addIssue({ code: 'custom', path: [i, 'url'], message: `another site has the host ${host}` });
+    if (seen.id.has(site.id))
+      ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `duplicate site id ${site.id}` });
+    if (seen.name.has(site.name))
+      ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `duplicate site name "${site.name}"` });
+    if (host !== null && seen.host.has(host))
+      ctx.addIssue({ code: 'custom', path: [i, 'url'], message: `another site has the host ${host}` });
     seen.id.add(site.id);
     seen.name.add(site.name);
     if (host !== null) seen.host.add(host);
-    if (site.primary && ++primaries > 1) ctx.addIssue({ code: 'custom', path: [i, 'primary'], message: 'only one site can be the primary' });
+    if (site.primary && ++primaries > 1)
+      ctx.addIssue({ code: 'custom', path: [i, 'primary'], message: 'only one site can be the primary' });
   }
 });
 
@@ -102,43 +125,56 @@ export function siteHost(url: string): string | null {
 
 // --- End of the issue 13 instance block. ---
 
-const instanceFields = z.strictObject({
-  version: text.regex(/^\d+\.\d+(\.\d+)?/, { error: 'must look like 17.11.0' }).default('17.11.0'),
-  // Without a default here: the default depends on the edition (see instanceSchema).
-  tier: z.enum(TIERS, { error: 'must be free, premium or ultimate' }).optional(),
-  storages: strings.default(['default']),
-  unreachable: strings.default([]),
-  personal_access_token_prefix: text.default('glpat-'),
-  previous_prefixes: strings.default([]),
-  impersonation_enabled: bool.default(true),
-  oauth_ttl_seconds: int(1).default(7200),
-  // Initial data, not configuration: written only into an empty database.
-  weights: z.record(z.string(), int(0).max(100, { error: 'must be between 0 and 100' }), { error: 'must be a mapping of storage to weight' }).optional(),
-  admin_mode: bool.default(false),
-  feature_flags: z.record(z.string(), bool, { error: 'must be a mapping' }).default({}),
-  // Issue 13 (inventory fidelity): the edition, and projects GitLab cannot render in a listing.
-  edition: z.enum(EDITIONS, { error: 'must be ee or ce' }).default('ee'),
-  /** Project ids whose listing pages answer 500 (an entity GitLab fails to serialise). */
-  unlistable: z.array(int(1), { error: 'must be a list of project ids' }).default([]),
-  ...instanceIssue13Fields,
-  /**
-   * Issue 22: the size in bytes of the filesystem each storage lives on. Storages left out have no
-   * known size: they never run out of room and /-/sandbox/metrics leaves them out of the filesystem
-   * metrics. Optional in the type, so configurations built by hand stay valid.
-   */
-  storage_capacity: z.record(z.string(), int(0), { error: 'must be a mapping of storage to bytes' }).optional(),
-}, { error: 'must be a mapping' });
+const instanceFields = z.strictObject(
+  {
+    version: text.regex(/^\d+\.\d+(\.\d+)?/, { error: 'must look like 17.11.0' }).default('17.11.0'),
+    // Without a default here: the default depends on the edition (see instanceSchema).
+    tier: z.enum(TIERS, { error: 'must be free, premium or ultimate' }).optional(),
+    storages: strings.default(['default']),
+    unreachable: strings.default([]),
+    personal_access_token_prefix: text.default('glpat-'),
+    previous_prefixes: strings.default([]),
+    impersonation_enabled: bool.default(true),
+    oauth_ttl_seconds: int(1).default(7200),
+    // Initial data, not configuration: written only into an empty database.
+    weights: z
+      .record(z.string(), int(0).max(100, { error: 'must be between 0 and 100' }), {
+        error: 'must be a mapping of storage to weight',
+      })
+      .optional(),
+    admin_mode: bool.default(false),
+    feature_flags: z.record(z.string(), bool, { error: 'must be a mapping' }).default({}),
+    // Issue 13 (inventory fidelity): the edition, and projects GitLab cannot render in a listing.
+    edition: z.enum(EDITIONS, { error: 'must be ee or ce' }).default('ee'),
+    /** Project ids whose listing pages answer 500 (an entity GitLab fails to serialise). */
+    unlistable: z.array(int(1), { error: 'must be a list of project ids' }).default([]),
+    ...instanceIssue13Fields,
+    /**
+     * Issue 22: the size in bytes of the filesystem each storage lives on. Storages left out have no
+     * known size: they never run out of room and /-/sandbox/metrics leaves them out of the filesystem
+     * metrics. Optional in the type, so configurations built by hand stay valid.
+     */
+    storage_capacity: z.record(z.string(), int(0), { error: 'must be a mapping of storage to bytes' }).optional(),
+  },
+  { error: 'must be a mapping' },
+);
 
 /**
  * The instance, with the tier defaulted by edition: an EE build defaults to ultimate; the Community
  * Edition has no licence, so it is `free` (every licensed feature absent) and naming a paid tier is
  * an error rather than a setting that silently does nothing.
  */
-const instanceSchema = instanceFields.superRefine((i, ctx) => {
-  if (i.edition === 'ce' && i.tier !== undefined && i.tier !== 'free') {
-    ctx.addIssue({ code: 'custom', path: ['tier'], message: 'the community edition has no licence tier: leave tier out or set free' });
-  }
-}).transform((i) => ({ ...i, tier: i.tier ?? (i.edition === 'ce' ? 'free' : 'ultimate') as Tier }));
+const instanceSchema = instanceFields
+  .superRefine((i, ctx) => {
+    if (i.edition === 'ce' && i.tier !== undefined && i.tier !== 'free') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tier'],
+        message: 'the community edition has no licence tier: leave tier out or set free',
+      });
+    }
+  })
+  .transform((i) => ({ ...i, tier: i.tier ?? ((i.edition === 'ce' ? 'free' : 'ultimate') as Tier) }));
 
 const userSchema = z.strictObject({
   id: int(1),
@@ -171,7 +207,11 @@ const credentialSchema = z.strictObject({
   application: int(1).optional(),
   name: z.string().optional(),
   scopes: strings.optional(),
-  expires_at: z.string({ error: EXPIRES_AT }).regex(/^\d{4}-\d{2}-\d{2}$/, { error: EXPIRES_AT }).nullable().optional(),
+  expires_at: z
+    .string({ error: EXPIRES_AT })
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { error: EXPIRES_AT })
+    .nullable()
+    .optional(),
   revoked: bool.optional(),
   access_token: text.optional(),
   refresh_token: text.optional(),
@@ -202,7 +242,9 @@ const projectSchema = itemSchema.extend({
   /** Users (username or id) who are members of the project. */
   members: z.array(z.union([z.string(), z.number()]), { error: 'must be a list of usernames or user ids' }).optional(),
   /** Issue 23: the project this one is a fork of, by id or full path (`group-1/project-3`). */
-  forked_from: z.union([int(1), text], { error: 'must be a project id or a full path such as group-1/project-3' }).optional(),
+  forked_from: z
+    .union([int(1), text], { error: 'must be a project id or a full path such as group-1/project-3' })
+    .optional(),
 });
 /** A snippet with `project` is that project's snippet (GitLab's ProjectSnippet); without, a personal one. */
 const snippetSchema = itemSchema.extend({
@@ -213,61 +255,89 @@ const groupSchema = itemSchema.extend({
   pending_delete: bool.optional(),
 });
 
-const generateSchema = z.strictObject({
-  random_seed: int(0).default(42),
-  projects: int(0).default(0),
-  snippets: int(0).default(0),
-  groups: int(0).default(0),
-  public_fraction: fraction.default(0.2),
-  /** Share of generated projects that are hidden (EE) / pending deletion; drawn apart from the rest. */
-  hidden_fraction: fraction.default(0),
-  pending_delete_fraction: fraction.default(0),
-  /**
-   * Issue 21: share of generated snippets that belong to a generated project, and shares of
-   * generated projects whose snippets feature is disabled or members-only; each drawn apart.
-   * Optional rather than defaulted, so generate specs written in code stay complete without them.
-   */
-  project_snippet_fraction: fraction.optional(),
-  snippets_disabled_fraction: fraction.optional(),
-  snippets_private_fraction: fraction.optional(),
-  /** Storage -> relative share; default: all on the first configured storage. */
-  storages: z.record(z.string(), z.number({ error: 'must be a fraction >= 0' }).min(0, { error: 'must be a fraction >= 0' }), { error: 'must be a mapping' }).optional(),
-  /**
-   * Issue 23: `count` fork networks among the generated projects, each a root and 1 to `max_forks`
-   * forks (forks of the root or of its forks), drawn from their own generator (seed-forks.ts).
-   */
-  fork_networks: z.strictObject({
-    count: int(0),
-    max_forks: int(1),
-  }, { error: 'must be a mapping with count and max_forks' }).optional(),
-  // Sizes are drawn around the median and capped at max: 0 or below made every size 0.1 MB, or negative.
-  size_mb: z.strictObject({
-    median: z.number({ error: 'must be a number > 0' }).positive({ error: 'must be a number > 0' }).default(40),
-    max: z.number({ error: 'must be a number > 0' }).positive({ error: 'must be a number > 0' }).default(4000),
-  }, { error: 'must be a mapping' }).default({ median: 40, max: 4000 }),
-}, { error: 'must be a mapping' });
+const generateSchema = z.strictObject(
+  {
+    random_seed: int(0).default(42),
+    projects: int(0).default(0),
+    snippets: int(0).default(0),
+    groups: int(0).default(0),
+    public_fraction: fraction.default(0.2),
+    /** Share of generated projects that are hidden (EE) / pending deletion; drawn apart from the rest. */
+    hidden_fraction: fraction.default(0),
+    pending_delete_fraction: fraction.default(0),
+    /**
+     * Issue 21: share of generated snippets that belong to a generated project, and shares of
+     * generated projects whose snippets feature is disabled or members-only; each drawn apart.
+     * Optional rather than defaulted, so generate specs written in code stay complete without them.
+     */
+    project_snippet_fraction: fraction.optional(),
+    snippets_disabled_fraction: fraction.optional(),
+    snippets_private_fraction: fraction.optional(),
+    /** Storage -> relative share; default: all on the first configured storage. */
+    storages: z
+      .record(z.string(), z.number({ error: 'must be a fraction >= 0' }).min(0, { error: 'must be a fraction >= 0' }), {
+        error: 'must be a mapping',
+      })
+      .optional(),
+    /**
+     * Issue 23: `count` fork networks among the generated projects, each a root and 1 to `max_forks`
+     * forks (forks of the root or of its forks), drawn from their own generator (seed-forks.ts).
+     */
+    fork_networks: z
+      .strictObject(
+        {
+          count: int(0),
+          max_forks: int(1),
+        },
+        { error: 'must be a mapping with count and max_forks' },
+      )
+      .optional(),
+    // Sizes are drawn around the median and capped at max: 0 or below made every size 0.1 MB, or negative.
+    size_mb: z
+      .strictObject(
+        {
+          median: z.number({ error: 'must be a number > 0' }).positive({ error: 'must be a number > 0' }).default(40),
+          max: z.number({ error: 'must be a number > 0' }).positive({ error: 'must be a number > 0' }).default(4000),
+        },
+        { error: 'must be a mapping' },
+      )
+      .default({ median: 40, max: 4000 }),
+  },
+  { error: 'must be a mapping' },
+);
 
-const inventorySchema = z.strictObject({
-  generate: generateSchema.optional(),
-  projects: z.array(projectSchema, { error: 'must be a list' }).optional(),
-  snippets: z.array(snippetSchema, { error: 'must be a list' }).optional(),
-  groups: z.array(groupSchema, { error: 'must be a list' }).optional(),
-  /** Issue 21: a file of one item per line beside the seed, for inventories too large for YAML (seed-items.ts). */
-  items_file: text.optional(),
-}, { error: 'must be a mapping' });
+const inventorySchema = z.strictObject(
+  {
+    generate: generateSchema.optional(),
+    projects: z.array(projectSchema, { error: 'must be a list' }).optional(),
+    snippets: z.array(snippetSchema, { error: 'must be a list' }).optional(),
+    groups: z.array(groupSchema, { error: 'must be a list' }).optional(),
+    /** Issue 21: a file of one item per line beside the seed, for inventories too large for YAML (seed-items.ts). */
+    items_file: text.optional(),
+  },
+  { error: 'must be a mapping' },
+);
 
 /** The seed file's top level, with the cross-field rules. */
-export const seedSchema = z.strictObject({
-  instance: instanceSchema.nullish().transform((v) => v ?? instanceSchema.parse({})),
-  users: listOf(userSchema),
-  applications: listOf(applicationSchema),
-  credentials: listOf(credentialSchema),
-  inventory: inventorySchema.nullish().transform((v) => v ?? {}),
-  geo_sites: geoSitesSchema.optional(),
-}, { error: 'a seed is a YAML mapping' }).superRefine((seed, ctx) => crossFieldRules(seed, (path, message) => ctx.addIssue({ code: 'custom', path, message })), {
-  // Also when a field has a problem of its own, so that one run reports every problem.
-  when: (payload) => typeof payload.value === 'object' && payload.value !== null,
-});
+export const seedSchema = z
+  .strictObject(
+    {
+      instance: instanceSchema.nullish().transform((v) => v ?? instanceSchema.parse({})),
+      users: listOf(userSchema),
+      applications: listOf(applicationSchema),
+      credentials: listOf(credentialSchema),
+      inventory: inventorySchema.nullish().transform((v) => v ?? {}),
+      geo_sites: geoSitesSchema.optional(),
+    },
+    { error: 'a seed is a YAML mapping' },
+  )
+  .superRefine(
+    (seed, ctx) => crossFieldRules(seed, (path, message) => ctx.addIssue({ code: 'custom', path, message })),
+    {
+      // Also when a field has a problem of its own, so that one run reports every problem.
+      when: (payload) => typeof payload.value === 'object' && payload.value !== null,
+    },
+  );
 
 /** A parsed seed: what `seed.yaml` says, with every default filled in. */
 export type Seed = z.output<typeof seedSchema>;
@@ -295,7 +365,8 @@ export interface InstanceSettings {
 }
 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const fields = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : {});
+const fields = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /**
  * The rules across fields: storages that unreachable, weights, generated shares and explicit items
@@ -313,13 +384,24 @@ function crossFieldRules(seed: unknown, problem: (path: (string | number)[], mes
   for (const [i, s] of list(instance.unreachable).entries()) knownStorage(s, ['instance', 'unreachable', i]);
   for (const k of Object.keys(fields(instance.weights))) knownStorage(k, ['instance', 'weights', k]);
   for (const k of Object.keys(fields(instance.storage_capacity))) knownStorage(k, ['instance', 'storage_capacity', k]);
-  for (const k of Object.keys(fields(fields(inventory.generate).storages))) knownStorage(k, ['inventory', 'generate', 'storages', k]);
+  for (const k of Object.keys(fields(fields(inventory.generate).storages)))
+    knownStorage(k, ['inventory', 'generate', 'storages', k]);
   for (const kind of ['projects', 'snippets', 'groups'] as const) {
-    for (const [i, item] of list(inventory[kind]).entries()) knownStorage(fields(item).storage, ['inventory', kind, i, 'storage']);
+    for (const [i, item] of list(inventory[kind]).entries())
+      knownStorage(fields(item).storage, ['inventory', kind, i, 'storage']);
   }
   inventoryStateRules(instance, inventory, problem);
-  const usernames = new Set(list(fields(seed).users).map((u) => fields(u).username).filter((n) => typeof n === 'string').map((n) => n.toLowerCase()));
-  const userIds = new Set(list(fields(seed).users).map((u) => fields(u).id).filter((n) => typeof n === 'number'));
+  const usernames = new Set(
+    list(fields(seed).users)
+      .map((u) => fields(u).username)
+      .filter((n) => typeof n === 'string')
+      .map((n) => n.toLowerCase()),
+  );
+  const userIds = new Set(
+    list(fields(seed).users)
+      .map((u) => fields(u).id)
+      .filter((n) => typeof n === 'number'),
+  );
   projectSnippetRules(inventory, usernames, userIds, problem);
   forkRules(inventory, problem);
   for (const [i, raw] of list(fields(seed).credentials).entries()) {
@@ -332,22 +414,31 @@ function crossFieldRules(seed: unknown, problem: (path: (string | number)[], mes
       missing('refresh_token', 'must be a non-empty string');
       missing('application', 'must be an integer >= 1');
     } else missing('value', 'must be a non-empty string');
-    if (typeof c.user === 'string' && !usernames.has(c.user.toLowerCase())) problem(['credentials', i, 'user'], `unknown user "${c.user}"`);
-    if (typeof c.user === 'number' && !userIds.has(c.user)) problem(['credentials', i, 'user'], `unknown user id ${c.user}`);
+    if (typeof c.user === 'string' && !usernames.has(c.user.toLowerCase()))
+      problem(['credentials', i, 'user'], `unknown user "${c.user}"`);
+    if (typeof c.user === 'number' && !userIds.has(c.user))
+      problem(['credentials', i, 'user'], `unknown user id ${c.user}`);
     // A credential without its owner would be accepted by the seed and then never authenticate.
     const needs = typeof c.type === 'string' ? OWNER_NEEDED[c.type as CredentialType] : undefined;
     for (const field of needs ?? []) {
-      if (c[field] === undefined) problem(['credentials', i, field], `a ${String(c.type)} credential needs ${field}: ${OWNER_REASON[field]}`);
+      if (c[field] === undefined)
+        problem(['credentials', i, field], `a ${String(c.type)} credential needs ${field}: ${OWNER_REASON[field]}`);
     }
   }
 }
 
 /** What a credential must name to be usable (docs/sandbox.md lists these in parentheses). */
 const OWNER_NEEDED: Partial<Record<CredentialType, ('user' | 'project' | 'group')[]>> = {
-  personal: ['user'], impersonation: ['user'], oauth: ['user'], session: ['user'], feed: ['user'], incoming_email: ['user'],
+  personal: ['user'],
+  impersonation: ['user'],
+  oauth: ['user'],
+  session: ['user'],
+  feed: ['user'],
+  incoming_email: ['user'],
   // A job token acts as the user who runs the job, in that job's project.
   job: ['user', 'project'],
-  project_access: ['project'], group_access: ['group'],
+  project_access: ['project'],
+  group_access: ['group'],
 };
 const OWNER_REASON = {
   user: 'the user it authenticates as',
@@ -356,11 +447,16 @@ const OWNER_REASON = {
 } as const;
 
 // Issue 13 (inventory fidelity): rules for hidden, pending-delete and unlistable projects.
-function inventoryStateRules(instance: Record<string, unknown>, inventory: Record<string, unknown>, problem: (path: (string | number)[], message: string) => void): void {
+function inventoryStateRules(
+  instance: Record<string, unknown>,
+  inventory: Record<string, unknown>,
+  problem: (path: (string | number)[], message: string) => void,
+): void {
   const ce = instance.edition === 'ce';
   const CE_HIDDEN = 'hidden projects exist only in the enterprise edition (edition: ee)';
   const generate = fields(inventory.generate);
-  if (ce && typeof generate.hidden_fraction === 'number' && generate.hidden_fraction > 0) problem(['inventory', 'generate', 'hidden_fraction'], CE_HIDDEN);
+  if (ce && typeof generate.hidden_fraction === 'number' && generate.hidden_fraction > 0)
+    problem(['inventory', 'generate', 'hidden_fraction'], CE_HIDDEN);
   const projects = list(inventory.projects);
   for (const [i, p] of projects.entries()) {
     if (ce && fields(p).hidden === true) problem(['inventory', 'projects', i, 'hidden'], CE_HIDDEN);
@@ -370,45 +466,65 @@ function inventoryStateRules(instance: Record<string, unknown>, inventory: Recor
   // With an items file, seed-items.ts checks the rest against the file's projects.
   if (inventory.items_file !== undefined) return;
   for (const [i, id] of list(instance.unlistable).entries()) {
-    if (typeof id === 'number' && id > generated && !explicit.has(id)) problem(['instance', 'unlistable', i], `unknown project ${id}`);
+    if (typeof id === 'number' && id > generated && !explicit.has(id))
+      problem(['instance', 'unlistable', i], `unknown project ${id}`);
   }
 }
 
 // Issue 21: project snippets, their projects' feature levels and members.
-function projectSnippetRules(inventory: Record<string, unknown>, usernames: Set<string>, userIds: Set<unknown>, problem: (path: (string | number)[], message: string) => void): void {
+function projectSnippetRules(
+  inventory: Record<string, unknown>,
+  usernames: Set<string>,
+  userIds: Set<unknown>,
+  problem: (path: (string | number)[], message: string) => void,
+): void {
   const generate = fields(inventory.generate);
   const generated = typeof generate.projects === 'number' ? generate.projects : 0;
   const projects = list(inventory.projects);
   const explicit = new Set(projects.map((p) => fields(p).id));
   for (const [i, sn] of list(inventory.snippets).entries()) {
     const id = fields(sn).project;
-    if (typeof id === 'number' && id > generated && !explicit.has(id)) problem(['inventory', 'snippets', i, 'project'], `unknown project ${id}`);
+    if (typeof id === 'number' && id > generated && !explicit.has(id))
+      problem(['inventory', 'snippets', i, 'project'], `unknown project ${id}`);
   }
   for (const [i, p] of projects.entries()) {
     for (const [j, m] of list(fields(p).members).entries()) {
-      if (typeof m === 'string' && !usernames.has(m.toLowerCase())) problem(['inventory', 'projects', i, 'members', j], `unknown user "${m}"`);
-      if (typeof m === 'number' && !userIds.has(m)) problem(['inventory', 'projects', i, 'members', j], `unknown user id ${m}`);
+      if (typeof m === 'string' && !usernames.has(m.toLowerCase()))
+        problem(['inventory', 'projects', i, 'members', j], `unknown user "${m}"`);
+      if (typeof m === 'number' && !userIds.has(m))
+        problem(['inventory', 'projects', i, 'members', j], `unknown user id ${m}`);
     }
   }
   const share = (name: string) => (typeof generate[name] === 'number' ? generate[name] : 0);
   if (share('project_snippet_fraction') > 0 && generated === 0) {
-    problem(['inventory', 'generate', 'project_snippet_fraction'], 'project snippets need generated projects (generate.projects > 0)');
+    problem(
+      ['inventory', 'generate', 'project_snippet_fraction'],
+      'project snippets need generated projects (generate.projects > 0)',
+    );
   }
   if (share('snippets_disabled_fraction') + share('snippets_private_fraction') > 1) {
-    problem(['inventory', 'generate', 'snippets_private_fraction'], 'snippets_disabled_fraction + snippets_private_fraction must not exceed 1');
+    problem(
+      ['inventory', 'generate', 'snippets_private_fraction'],
+      'snippets_disabled_fraction + snippets_private_fraction must not exceed 1',
+    );
   }
 }
 
 // Issue 23: fork networks. Which project `forked_from` names, and that the generated ones fit.
-function forkRules(inventory: Record<string, unknown>, problem: (path: (string | number)[], message: string) => void): void {
+function forkRules(
+  inventory: Record<string, unknown>,
+  problem: (path: (string | number)[], message: string) => void,
+): void {
   const generate = fields(inventory.generate);
   const generated = typeof generate.projects === 'number' ? generate.projects : 0;
   const networks = fields(generate.fork_networks);
   if (typeof networks.count === 'number' && typeof networks.max_forks === 'number' && networks.count > 0) {
     const most = networks.count * (1 + networks.max_forks);
     if (most > generated) {
-      problem(['inventory', 'generate', 'fork_networks'],
-        `${networks.count} networks of up to ${1 + networks.max_forks} projects need up to ${most} generated projects (generate.projects is ${generated})`);
+      problem(
+        ['inventory', 'generate', 'fork_networks'],
+        `${networks.count} networks of up to ${1 + networks.max_forks} projects need up to ${most} generated projects (generate.projects is ${generated})`,
+      );
     }
   }
   const projects = list(inventory.projects);
@@ -450,7 +566,10 @@ function forkRules(inventory: Record<string, unknown>, problem: (path: (string |
     const seen = new Set<number>([id]);
     for (let at = parent.get(id); at !== undefined; at = parent.get(at)) {
       if (at === id) {
-        problem(['inventory', 'projects', explicit.get(id) as number, 'forked_from'], `project ${id} would be a fork of its own fork`);
+        problem(
+          ['inventory', 'projects', explicit.get(id) as number, 'forked_from'],
+          `project ${id} would be a fork of its own fork`,
+        );
         break;
       }
       if (seen.has(at)) break;
@@ -458,4 +577,3 @@ function forkRules(inventory: Record<string, unknown>, problem: (path: (string |
     }
   }
 }
-

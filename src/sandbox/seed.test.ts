@@ -16,8 +16,12 @@ function seeded(projects: number, extra: Partial<ReturnType<typeof loadSeed>['in
 describe('seeding the inventory', () => {
   it('generates ids 1..N per kind with names, namespaces and checksums derived from the id', () => {
     const db = seeded(1001);
-    expect(db.prepare("SELECT kind, count(*) n, min(id) lo, max(id) hi FROM items GROUP BY kind ORDER BY kind").all()).toEqual([
-      { kind: 'group', n: 3, lo: 1, hi: 3 }, { kind: 'project', n: 1001, lo: 1, hi: 1001 }, { kind: 'snippet', n: 7, lo: 1, hi: 7 },
+    expect(
+      db.prepare('SELECT kind, count(*) n, min(id) lo, max(id) hi FROM items GROUP BY kind ORDER BY kind').all(),
+    ).toEqual([
+      { kind: 'group', n: 3, lo: 1, hi: 3 },
+      { kind: 'project', n: 1001, lo: 1, hi: 1001 },
+      { kind: 'snippet', n: 7, lo: 1, hi: 7 },
     ]);
     const p = db.prepare("SELECT * FROM items WHERE kind = 'project' AND id = 5").get() as Record<string, unknown>;
     expect(p).toMatchObject({ name: 'project-5', path: 'project-5', namespace: 'group-2', read_only: 0, owner_id: 1 });
@@ -32,21 +36,40 @@ describe('seeding the inventory', () => {
   });
 
   it('lets explicit items override generated ids', () => {
-    const db = seeded(10, { projects: [{ id: 3, storage: 'cluster', name: 'special' }, { id: 50, storage: 'nfs-2' }] });
+    const db = seeded(10, {
+      projects: [
+        { id: 3, storage: 'cluster', name: 'special' },
+        { id: 50, storage: 'nfs-2' },
+      ],
+    });
     expect(db.prepare("SELECT id, name, storage FROM items WHERE kind = 'project' AND id IN (3, 50)").all()).toEqual([
-      { id: 3, name: 'special', storage: 'cluster' }, { id: 50, name: 'project-50', storage: 'nfs-2' },
+      { id: 3, name: 'special', storage: 'cluster' },
+      { id: 50, name: 'project-50', storage: 'nfs-2' },
     ]);
     expect((db.prepare("SELECT count(*) n FROM items WHERE kind = 'project'").get() as { n: number }).n).toBe(11);
   });
 
   it('marks generated projects hidden or pending deletion from a generator of their own', () => {
-    const plain = seeded(2000).prepare("SELECT kind, id, storage, visibility, size_mb, commit_count FROM items ORDER BY kind, id").all();
+    const plain = seeded(2000)
+      .prepare('SELECT kind, id, storage, visibility, size_mb, commit_count FROM items ORDER BY kind, id')
+      .all();
     const seed = loadSeed();
-    seed.inventory = { generate: { ...seed.inventory.generate!, projects: 2000, snippets: 7, groups: 3, hidden_fraction: 0.1, pending_delete_fraction: 0.05 } };
+    seed.inventory = {
+      generate: {
+        ...seed.inventory.generate!,
+        projects: 2000,
+        snippets: 7,
+        groups: 3,
+        hidden_fraction: 0.1,
+        pending_delete_fraction: 0.05,
+      },
+    };
     const db = openDatabase();
     applySeed(db, seed, Date.UTC(2026, 0, 1));
     // The fractions leave every other draw as it was.
-    expect(db.prepare("SELECT kind, id, storage, visibility, size_mb, commit_count FROM items ORDER BY kind, id").all()).toEqual(plain);
+    expect(
+      db.prepare('SELECT kind, id, storage, visibility, size_mb, commit_count FROM items ORDER BY kind, id').all(),
+    ).toEqual(plain);
     const n = (sql: string) => (db.prepare(`SELECT count(*) n FROM items WHERE ${sql}`).get() as { n: number }).n;
     expect(n("kind = 'project' AND hidden = 1")).toBeGreaterThan(150);
     expect(n("kind = 'project' AND hidden = 1")).toBeLessThan(250);
@@ -57,7 +80,11 @@ describe('seeding the inventory', () => {
 
   it('keeps the storage index after a large load (built once at the end)', () => {
     const db = seeded(60_000);
-    const plan = db.prepare("EXPLAIN QUERY PLAN SELECT id FROM items WHERE kind = 'project' AND storage = 'nfs-1' AND id > 10 ORDER BY id LIMIT 20").all() as { detail: string }[];
+    const plan = db
+      .prepare(
+        "EXPLAIN QUERY PLAN SELECT id FROM items WHERE kind = 'project' AND storage = 'nfs-1' AND id > 10 ORDER BY id LIMIT 20",
+      )
+      .all() as { detail: string }[];
     expect(plan.map((r) => r.detail).join(' ')).toContain('items_storage');
   });
 
@@ -82,24 +109,47 @@ function problems(text: string): string[] {
 describe('validating a seed', () => {
   it('accepts the built-in seed and fills in the defaults', () => {
     const seed = loadSeed();
-    expect(seed.instance).toMatchObject({ tier: 'ultimate', weights: { default: 100 }, admin_mode: false, feature_flags: {} });
+    expect(seed.instance).toMatchObject({
+      tier: 'ultimate',
+      weights: { default: 100 },
+      admin_mode: false,
+      feature_flags: {},
+    });
     const minimal = parseSeed('users: [{ id: 1, username: root }]\n');
     expect(minimal.instance).toEqual({
-      version: '17.11.0', tier: 'ultimate', storages: ['default'], unreachable: [], personal_access_token_prefix: 'glpat-', previous_prefixes: [],
-      impersonation_enabled: true, oauth_ttl_seconds: 7200, admin_mode: false, feature_flags: {}, edition: 'ee', unlistable: [],
+      version: '17.11.0',
+      tier: 'ultimate',
+      storages: ['default'],
+      unreachable: [],
+      personal_access_token_prefix: 'glpat-',
+      previous_prefixes: [],
+      impersonation_enabled: true,
+      oauth_ttl_seconds: 7200,
+      admin_mode: false,
+      feature_flags: {},
+      edition: 'ee',
+      unlistable: [],
     });
     expect(minimal).toMatchObject({ applications: [], credentials: [], inventory: {} });
     expect(parseSeed('inventory: { generate: {} }\n').inventory.generate).toEqual({
-      random_seed: 42, projects: 0, snippets: 0, groups: 0, public_fraction: 0.2, hidden_fraction: 0, pending_delete_fraction: 0,
+      random_seed: 42,
+      projects: 0,
+      snippets: 0,
+      groups: 0,
+      public_fraction: 0.2,
+      hidden_fraction: 0,
+      pending_delete_fraction: 0,
       size_mb: { median: 40, max: 4000 },
     });
   });
 
   it('rejects unknown fields at their key, naming the known ones', () => {
-    expect(problems('instance:\n  weigths: { default: 100 }\nusers:\n  - { id: 1, username: root, emial: x }\nextra: 1\n')).toEqual([
-      '2:3: instance.weigths: unknown field "weigths"; known fields: version, tier, storages, unreachable, personal_access_token_prefix, '
-        + 'previous_prefixes, impersonation_enabled, oauth_ttl_seconds, weights, admin_mode, feature_flags, edition, unlistable, monitoring_allowlist, '
-        + 'storage_capacity',
+    expect(
+      problems('instance:\n  weigths: { default: 100 }\nusers:\n  - { id: 1, username: root, emial: x }\nextra: 1\n'),
+    ).toEqual([
+      '2:3: instance.weigths: unknown field "weigths"; known fields: version, tier, storages, unreachable, personal_access_token_prefix, ' +
+        'previous_prefixes, impersonation_enabled, oauth_ttl_seconds, weights, admin_mode, feature_flags, edition, unlistable, monitoring_allowlist, ' +
+        'storage_capacity',
       '4:30: users.0.emial: unknown field "emial"; known fields: id, username, admin, name, email, state',
       '5:1: extra: unknown field "extra"; known fields: instance, users, applications, credentials, inventory, geo_sites',
     ]);
@@ -167,7 +217,8 @@ describe('hostile seeds (issue 19)', () => {
   it('refuses a "billion laughs" of anchors and aliases at the first alias, without expanding it', () => {
     // Before: yaml's ReferenceError escaped as an internal error (exit 1), not an invalid seed (exit 2).
     const lol = ['lol: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
-    for (const [prev, name] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi']) lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
+    for (const [prev, name] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi'])
+      lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
     const text = `users: [{ id: 1, username: root }]\ninstance:\n  feature_flags: { x: true }\ninventory:\n  extra:\n${lol.map((l) => `    ${l}`).join('\n')}\n`;
     expect(problems(text)).toEqual([
       '7:13: the aliases (*name) from here on expand too far: yaml allows an anchor 100 uses, counting the aliases inside it ' +
@@ -176,10 +227,14 @@ describe('hostile seeds (issue 19)', () => {
   });
 
   it(`takes a few aliases, and refuses more than ${MAX_SEED_ALIASES} anchors and aliases where they pass the bound`, () => {
-    const seed = parseSeed('users:\n  - &root { id: 1, username: root, admin: true }\ncredentials:\n  - { type: personal, user: root, value: v1, scopes: &s [api] }\n  - { type: personal, user: root, value: v2, scopes: *s }\n');
+    const seed = parseSeed(
+      'users:\n  - &root { id: 1, username: root, admin: true }\ncredentials:\n  - { type: personal, user: root, value: v1, scopes: &s [api] }\n  - { type: personal, user: root, value: v2, scopes: *s }\n',
+    );
     expect(seed.credentials.map((c) => c.scopes)).toEqual([['api'], ['api']]);
     // yaml resolves each alias by looking through every anchor and alias before it: quadratic.
-    const items = Array.from({ length: 50_000 }, (_, i) => `    - &p${i} { id: ${i + 1}, storage: default }\n`).join('');
+    const items = Array.from({ length: 50_000 }, (_, i) => `    - &p${i} { id: ${i + 1}, storage: default }\n`).join(
+      '',
+    );
     expect(problems(`inventory:\n  projects:\n${items}`)).toEqual([
       `${3 + MAX_SEED_ALIASES}:7: more than ${MAX_SEED_ALIASES} anchors and aliases (&name, *name); write the values out`,
     ]);
@@ -188,15 +243,26 @@ describe('hostile seeds (issue 19)', () => {
   it('finds a repeated key among a hundred thousand in one pass', () => {
     // yaml compared each key with every earlier one: minutes for this seed.
     const flags = Array.from({ length: 100_000 }, (_, i) => `    f${i}: true\n`).join('');
-    expect(problems(`instance:\n  feature_flags:\n${flags}    f7: false\n`)).toEqual([`${100_003}:5: Map keys must be unique`]);
+    expect(problems(`instance:\n  feature_flags:\n${flags}    f7: false\n`)).toEqual([
+      `${100_003}:5: Map keys must be unique`,
+    ]);
   });
 
   it('refuses bytes that are not UTF-8 at their line:col, instead of reading them as U+FFFD', () => {
     const dir = mkdtempSync(join(tmpdir(), 'seed-utf8-'));
     try {
       const file = join(dir, 'seed.yaml');
-      writeFileSync(file, Buffer.concat([Buffer.from('users:\n  - { id: 1, username: r'), Buffer.from([0xc3, 0x28]), Buffer.from('t }\n')]));
-      expect(() => loadSeed(file)).toThrow(new SeedError([`${file}:2:25: not UTF-8 (byte 0xc3 at offset 31); save the seed as UTF-8`]));
+      writeFileSync(
+        file,
+        Buffer.concat([
+          Buffer.from('users:\n  - { id: 1, username: r'),
+          Buffer.from([0xc3, 0x28]),
+          Buffer.from('t }\n'),
+        ]),
+      );
+      expect(() => loadSeed(file)).toThrow(
+        new SeedError([`${file}:2:25: not UTF-8 (byte 0xc3 at offset 31); save the seed as UTF-8`]),
+      );
       // Other scripts are fine.
       writeFileSync(file, 'users:\n  - { id: 1, username: röot, name: 管理者 }\n');
       expect(loadSeed(file).users[0]).toMatchObject({ username: 'röot', name: '管理者' });

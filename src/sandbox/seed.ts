@@ -56,7 +56,9 @@ function readSeedText(file: string): string {
   const { text, notUtf8 } = decodeUtf8(bytes);
   if (notUtf8) {
     const byte = notUtf8.byte.toString(16).padStart(2, '0');
-    throw new SeedError([`${file}:${notUtf8.line}:${notUtf8.col}: not UTF-8 (byte 0x${byte} at offset ${notUtf8.offset}); save the seed as UTF-8`]);
+    throw new SeedError([
+      `${file}:${notUtf8.line}:${notUtf8.col}: not UTF-8 (byte 0x${byte} at offset ${notUtf8.offset}); save the seed as UTF-8`,
+    ]);
   }
   return text;
 }
@@ -76,9 +78,12 @@ export const MAX_ALIAS_EXPANSION = 100;
 
 function limitMessage(over: YamlLimitHit): string {
   switch (over.limit) {
-    case 'nesting': return `YAML nested deeper than ${over.max} levels (mappings and lists inside each other); a seed needs 4`;
-    case 'aliases': return `more than ${over.max} anchors and aliases (&name, *name); write the values out`;
-    case 'tokens': return `more than ${over.max} YAML tokens`;
+    case 'nesting':
+      return `YAML nested deeper than ${over.max} levels (mappings and lists inside each other); a seed needs 4`;
+    case 'aliases':
+      return `more than ${over.max} anchors and aliases (&name, *name); write the values out`;
+    case 'tokens':
+      return `more than ${over.max} YAML tokens`;
   }
 }
 
@@ -94,7 +99,11 @@ export function parseSeed(text: string, file = '<seed>'): Seed {
     return `${file}:${p.line}:${p.col}`;
   };
   // Nesting is bounded (MAX_NESTING) and so are anchors and aliases; a seed's size is not.
-  const { doc, firstAlias, over } = parseYaml(text, { lineCounter: lc, prettyErrors: false, uniqueKeys: true }, { maxAliases: MAX_SEED_ALIASES });
+  const { doc, firstAlias, over } = parseYaml(
+    text,
+    { lineCounter: lc, prettyErrors: false, uniqueKeys: true },
+    { maxAliases: MAX_SEED_ALIASES },
+  );
   if (over) throw new SeedError([`${at(over.offset)}: ${limitMessage(over)}`]);
   const yamlProblems = doc.errors.map((e) => `${at(e.pos[0])}: ${e.message.split('\n')[0]}`);
   if (yamlProblems.length) throw new SeedError(yamlProblems);
@@ -118,7 +127,10 @@ export function parseSeed(text: string, file = '<seed>'): Seed {
       const known = knownFields(path);
       return issue.keys.map((key) => {
         const offset = keyOffset(doc, path, key);
-        return [offset, `${at(offset)}: ${[...path, key].join('.')}: unknown field "${key}"${known ? `; known fields: ${known}` : ''}`];
+        return [
+          offset,
+          `${at(offset)}: ${[...path, key].join('.')}: unknown field "${key}"${known ? `; known fields: ${known}` : ''}`,
+        ];
       });
     }
     const offset = nodeOffset(doc, path);
@@ -129,7 +141,9 @@ export function parseSeed(text: string, file = '<seed>'): Seed {
 }
 
 type Path = (string | number)[];
-interface Ranged { range?: [number, number, number] | null }
+interface Ranged {
+  range?: [number, number, number] | null;
+}
 
 /** Where the node at `path` starts, or its nearest existing ancestor (a missing field's mapping). */
 function nodeOffset(doc: Document, path: Path): number {
@@ -188,7 +202,12 @@ export function createRandom(seed: number): () => number {
 const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 const hex32 = (n: number): string => {
   const u = n >>> 0;
-  return (HEX_BYTE[u >>> 24] as string) + (HEX_BYTE[(u >>> 16) & 255] as string) + (HEX_BYTE[(u >>> 8) & 255] as string) + (HEX_BYTE[u & 255] as string);
+  return (
+    (HEX_BYTE[u >>> 24] as string) +
+    (HEX_BYTE[(u >>> 16) & 255] as string) +
+    (HEX_BYTE[(u >>> 8) & 255] as string) +
+    (HEX_BYTE[u & 255] as string)
+  );
 };
 
 /**
@@ -215,16 +234,33 @@ export function applySeed(db: Db, seed: Seed, nowMs: number): { seeded: boolean 
   const now = isoTime(nowMs);
   db.transaction(() => {
     const settings: InstanceSettings = {
-      repository_storages_weighted: weights ?? { [config.storages.includes('default') ? 'default' : (config.storages[0] ?? 'default')]: 100 },
+      repository_storages_weighted: weights ?? {
+        [config.storages.includes('default') ? 'default' : (config.storages[0] ?? 'default')]: 100,
+      },
       admin_mode: admin_mode ?? false,
     };
     setMeta(db, 'settings', settings);
     const flag = db.prepare('INSERT OR REPLACE INTO features (name, value) VALUES (?, ?)');
     for (const [k, v] of Object.entries(feature_flags ?? {})) flag.run(k, JSON.stringify(v));
-    const user = db.prepare('INSERT INTO users (id, username, name, email, admin, state, bot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
-    for (const u of seed.users) user.run(u.id, u.username, u.name ?? u.username, u.email ?? `${u.username}@example.com`, u.admin ? 1 : 0, u.state ?? 'active', 0, now);
-    const app = db.prepare('INSERT INTO applications (id, name, uid, secret, redirect_uri, confidential, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    for (const a of seed.applications) app.run(a.id, a.name, a.uid, a.secret, a.redirect_uri, a.confidential === false ? 0 : 1, now);
+    const user = db.prepare(
+      'INSERT INTO users (id, username, name, email, admin, state, bot, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    for (const u of seed.users)
+      user.run(
+        u.id,
+        u.username,
+        u.name ?? u.username,
+        u.email ?? `${u.username}@example.com`,
+        u.admin ? 1 : 0,
+        u.state ?? 'active',
+        0,
+        now,
+      );
+    const app = db.prepare(
+      'INSERT INTO applications (id, name, uid, secret, redirect_uri, confidential, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    for (const a of seed.applications)
+      app.run(a.id, a.name, a.uid, a.secret, a.redirect_uri, a.confidential === false ? 0 : 1, now);
     insertCredentials(db, seed, nowMs);
     insertInventory(db, seed, now);
     insertGeoSites(db, seed);
@@ -238,13 +274,21 @@ export function applySeed(db: Db, seed: Seed, nowMs: number): { seeded: boolean 
  * secondary. Data, like the inventory: written into an empty database only.
  */
 function insertGeoSites(db: Db, seed: Seed): void {
-  const site = db.prepare('INSERT INTO geo_sites (id, name, url, is_primary, enabled, reachable) VALUES (?, ?, ?, ?, ?, ?)');
-  const sites = seed.geo_sites ?? (seed.instance.tier === 'free' ? [] : [
-    { id: 1, name: 'primary', url: 'http://primary.example.com/', primary: true },
-    { id: 2, name: 'secondary', url: 'http://secondary.example.com/', primary: false },
-  ]);
-  const off = (s: object, field: 'enabled' | 'reachable') => field in s && (s as Record<string, unknown>)[field] === false;
-  for (const s of sites) site.run(s.id, s.name, s.url, s.primary ? 1 : 0, off(s, 'enabled') ? 0 : 1, off(s, 'reachable') ? 0 : 1);
+  const site = db.prepare(
+    'INSERT INTO geo_sites (id, name, url, is_primary, enabled, reachable) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const sites =
+    seed.geo_sites ??
+    (seed.instance.tier === 'free'
+      ? []
+      : [
+          { id: 1, name: 'primary', url: 'http://primary.example.com/', primary: true },
+          { id: 2, name: 'secondary', url: 'http://secondary.example.com/', primary: false },
+        ]);
+  const off = (s: object, field: 'enabled' | 'reachable') =>
+    field in s && (s as Record<string, unknown>)[field] === false;
+  for (const s of sites)
+    site.run(s.id, s.name, s.url, s.primary ? 1 : 0, off(s, 'enabled') ? 0 : 1, off(s, 'reachable') ? 0 : 1);
 }
 
 function insertCredentials(db: Db, seed: Seed, nowMs: number): void {
@@ -260,11 +304,13 @@ function insertCredentials(db: Db, seed: Seed, nowMs: number): void {
     const found = db.prepare('SELECT id FROM users WHERE username = ?').get(username) as { id: number } | undefined;
     if (found) return found.id;
     const next = ((db.prepare('SELECT max(id) m FROM users').get() as { m: number | null }).m ?? 0) + 1;
-    db.prepare('INSERT INTO users (id, username, name, email, admin, state, bot, created_at) VALUES (?, ?, ?, ?, 0, ?, 1, ?)').run(
-      next, username, `${owner} ${id} bot`, `${username}@noreply.example.com`, 'active', now);
+    db.prepare(
+      'INSERT INTO users (id, username, name, email, admin, state, bot, created_at) VALUES (?, ?, ?, ?, 0, ?, 1, ?)',
+    ).run(next, username, `${owner} ${id} bot`, `${username}@noreply.example.com`, 'active', now);
     return next;
   };
-  const ins = db.prepare(`INSERT INTO credentials (type, value, refresh_token, user_id, project_id, group_id, application_id, name, scopes,
+  const ins =
+    db.prepare(`INSERT INTO credentials (type, value, refresh_token, user_id, project_id, group_id, application_id, name, scopes,
     expires_at, expires_at_ms, revoked, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const ttl = seed.instance.oauth_ttl_seconds * 1000;
   for (const c of seed.credentials) {
@@ -272,21 +318,45 @@ function insertCredentials(db: Db, seed: Seed, nowMs: number): void {
     if (c.type === 'project_access' && c.project !== undefined) user = botFor('project', c.project);
     if (c.type === 'group_access' && c.group !== undefined) user = botFor('group', c.group);
     const value = c.type === 'oauth' ? (c.access_token as string) : (c.value as string);
-    ins.run(c.type, value, c.type === 'oauth' ? (c.refresh_token ?? null) : null, user, c.project ?? null, c.group ?? null,
-      c.application ?? null, c.name ?? null, JSON.stringify(c.scopes ?? defaultScopes(c.type)), c.expires_at ?? null,
-      c.type === 'oauth' ? nowMs + ttl : null, c.revoked ? 1 : 0, now, now);
+    ins.run(
+      c.type,
+      value,
+      c.type === 'oauth' ? (c.refresh_token ?? null) : null,
+      user,
+      c.project ?? null,
+      c.group ?? null,
+      c.application ?? null,
+      c.name ?? null,
+      JSON.stringify(c.scopes ?? defaultScopes(c.type)),
+      c.expires_at ?? null,
+      c.type === 'oauth' ? nowMs + ttl : null,
+      c.revoked ? 1 : 0,
+      now,
+      now,
+    );
   }
 }
 
 function defaultScopes(type: CredentialType): string[] {
   switch (type) {
-    case 'personal': case 'impersonation': case 'project_access': case 'group_access': case 'oauth': return ['api'];
-    case 'deploy': return ['read_repository'];
-    default: return [];
+    case 'personal':
+    case 'impersonation':
+    case 'project_access':
+    case 'group_access':
+    case 'oauth':
+      return ['api'];
+    case 'deploy':
+      return ['read_repository'];
+    default:
+      return [];
   }
 }
 
-const KIND_OF: Record<'projects' | 'snippets' | 'groups', ItemKind> = { projects: 'project', snippets: 'snippet', groups: 'group' };
+const KIND_OF: Record<'projects' | 'snippets' | 'groups', ItemKind> = {
+  projects: 'project',
+  snippets: 'snippet',
+  groups: 'group',
+};
 
 const ITEM_VALUES = '(?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)';
 /** Parameters per generated row: id, visibility, storage, size_mb, commit_count, checksum. */
@@ -405,11 +475,15 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
     };
     const groupCount = Math.max(1, g.groups);
     // The order of draws is part of the seed format: the same random_seed gives the same inventory.
-    for (const [kind, count] of [['group', g.groups], ['project', g.projects], ['snippet', g.snippets]] as const) {
+    for (const [kind, count] of [
+      ['group', g.groups],
+      ['project', g.projects],
+      ['snippet', g.snippets],
+    ] as const) {
       const writer = createItemWriter(db, kind, groupCount, now);
       for (let id = 1; id <= count; id++) {
         const commits = 1 + Math.floor(rand() * 500);
-        const visibility = rand() < g.public_fraction ? 'public' : (rand() < 0.5 ? 'internal' : 'private');
+        const visibility = rand() < g.public_fraction ? 'public' : rand() < 0.5 ? 'internal' : 'private';
         const storage = pickStorage();
         writer.add(id, visibility, storage, pickSize(), commits, fakeChecksum(kind, id, commits));
       }
@@ -424,7 +498,9 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
   const upsert = db.prepare(`INSERT OR REPLACE INTO items (${ITEM_COLUMNS}) VALUES ${ITEM_VALUES}`);
   const setState = db.prepare('UPDATE items SET hidden = ?, pending_delete = ? WHERE kind = ? AND id = ?');
   const setLevel = db.prepare("UPDATE items SET snippets_access_level = ? WHERE kind = 'project' AND id = ?");
-  const addMember = db.prepare('INSERT OR IGNORE INTO project_members (project_id, user_id) SELECT ?, id FROM users WHERE id = ? OR username = ?');
+  const addMember = db.prepare(
+    'INSERT OR IGNORE INTO project_members (project_id, user_id) SELECT ?, id FROM users WHERE id = ? OR username = ?',
+  );
   const attach = attachSnippet(db);
   for (const key of ['projects', 'snippets', 'groups'] as const) {
     const kind = KIND_OF[key];
@@ -432,8 +508,22 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
     for (const it of items) {
       const commits = it.commit_count ?? 10;
       const name = it.name ?? `${kind}-${it.id}`;
-      upsert.run(kind, it.id, name, name, kind === 'group' ? '' : (it.namespace ?? 'group-1'), it.visibility ?? 'private', it.storage,
-        it.size_mb ?? 10, fakeChecksum(kind, it.id, commits), commits, 1, null, now, now);
+      upsert.run(
+        kind,
+        it.id,
+        name,
+        name,
+        kind === 'group' ? '' : (it.namespace ?? 'group-1'),
+        it.visibility ?? 'private',
+        it.storage,
+        it.size_mb ?? 10,
+        fakeChecksum(kind, it.id, commits),
+        commits,
+        1,
+        null,
+        now,
+        now,
+      );
       if (it.hidden || it.pending_delete) setState.run(it.hidden ? 1 : 0, it.pending_delete ? 1 : 0, kind, it.id);
       if (it.snippets_access_level) setLevel.run(it.snippets_access_level, it.id);
       for (const m of it.members ?? []) addMember.run(it.id, typeof m === 'number' ? m : -1, String(m));

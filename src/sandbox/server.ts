@@ -19,12 +19,19 @@ export function createRequestListener(state: SandboxState, router: Router, origi
   return (req: IncomingMessage, res: ServerResponse): void => {
     handle(state, router, origin(), req, res).catch((err: unknown) => {
       state.log.error({ err }, 'request handling failed');
-      if (!res.headersSent && !res.destroyed) send(res, req.method ?? 'GET', { status: 500, body: { message: '500 Internal Server Error' } });
+      if (!res.headersSent && !res.destroyed)
+        send(res, req.method ?? 'GET', { status: 500, body: { message: '500 Internal Server Error' } });
     });
   };
 }
 
-async function handle(state: SandboxState, router: Router, origin: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(
+  state: SandboxState,
+  router: Router,
+  origin: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const method = (req.method ?? 'GET').toUpperCase();
   if (await state.faults.onRequest(req, res)) {
     req.resume();
@@ -43,7 +50,13 @@ async function handle(state: SandboxState, router: Router, origin: string, req: 
   send(res, method, reply);
 }
 
-async function dispatch(state: SandboxState, router: Router, origin: string, req: IncomingMessage, method: string): Promise<Reply> {
+async function dispatch(
+  state: SandboxState,
+  router: Router,
+  origin: string,
+  req: IncomingMessage,
+  method: string,
+): Promise<Reply> {
   let url: URL;
   try {
     url = new URL(req.url ?? '/', origin);
@@ -145,10 +158,15 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   // The client hung up mid-body: its input, not a handler failure (and no one is left to answer).
   if (body === null) throw new SandboxHttpError(400, { error: 'request body was cut short' });
   const { chunks, size } = body;
-  if (size > MAX_BODY_BYTES) throw new SandboxHttpError(413, { error: `request body is larger than ${MAX_BODY_BYTES} bytes` });
+  if (size > MAX_BODY_BYTES)
+    throw new SandboxHttpError(413, { error: `request body is larger than ${MAX_BODY_BYTES} bytes` });
   if (size === 0) return {};
   const text = Buffer.concat(chunks).toString('utf8');
-  const type = String(req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const type =
+    String(req.headers['content-type'] ?? '')
+      .split(';')[0]
+      ?.trim()
+      .toLowerCase() ?? '';
   if (type === 'application/x-www-form-urlencoded') return parseParams(new URLSearchParams(text));
   if (type === 'application/json' || type === '' || type.endsWith('+json')) {
     if (text.trim() === '') return {};
@@ -163,7 +181,8 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
     }
     return parsed as Record<string, unknown>;
   }
-  if (type === 'multipart/form-data') throw new SandboxHttpError(415, { error: 'multipart bodies are not supported; send JSON' });
+  if (type === 'multipart/form-data')
+    throw new SandboxHttpError(415, { error: 'multipart bodies are not supported; send JSON' });
   // Other types (text/plain ...) carry no parameters.
   return {};
 }
@@ -188,7 +207,10 @@ export function parseParams(params: URLSearchParams): Record<string, unknown> {
       out[base] = Array.isArray(prev) ? [...prev, value] : [value];
     } else if (parts.length === 1) {
       const prev = out[base];
-      const obj = typeof prev === 'object' && prev !== null && !Array.isArray(prev) ? (prev as Record<string, unknown>) : (Object.create(null) as Record<string, unknown>);
+      const obj =
+        typeof prev === 'object' && prev !== null && !Array.isArray(prev)
+          ? (prev as Record<string, unknown>)
+          : (Object.create(null) as Record<string, unknown>);
       obj[parts[0] as string] = value;
       out[base] = obj;
     } else {

@@ -35,7 +35,9 @@ const STRICT = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * become U+FFFD and be accepted silently. A byte order mark stays in the text (the YAML parser reads
  * it), as it did with `readFile(file, 'utf8')`. The position is looked for only on failure.
  */
-export function decodeUtf8(bytes: Uint8Array): { text: string; notUtf8?: undefined } | { notUtf8: NotUtf8; text?: undefined } {
+export function decodeUtf8(
+  bytes: Uint8Array,
+): { text: string; notUtf8?: undefined } | { notUtf8: NotUtf8; text?: undefined } {
   try {
     return { text: STRICT.decode(bytes) };
   } catch {
@@ -79,7 +81,8 @@ function firstNonUtf8(bytes: Uint8Array): NotUtf8 {
   return { offset, line, col: text.length - (text.lastIndexOf('\n') + 1) + 1, byte: bytes[offset] ?? 0 };
 }
 
-const isCollection = (token: Parser['stack'][number]) => token.type === 'block-map' || token.type === 'block-seq' || token.type === 'flow-collection';
+const isCollection = (token: Parser['stack'][number]) =>
+  token.type === 'block-map' || token.type === 'block-seq' || token.type === 'flow-collection';
 
 /** Where the first collection nested deeper than `max` starts; undefined when none is. */
 function tooDeepAt(stack: Parser['stack'], max: number): number | undefined {
@@ -111,7 +114,9 @@ export interface YamlLimitHit {
  * The parsed document and where its first alias is (undefined when it has none), or the limit the
  * text crossed (nothing after it was composed).
  */
-export type ParsedYaml = { doc: Document.Parsed; firstAlias: number | undefined; over?: undefined } | { over: YamlLimitHit; doc?: undefined; firstAlias?: undefined };
+export type ParsedYaml =
+  | { doc: Document.Parsed; firstAlias: number | undefined; over?: undefined }
+  | { over: YamlLimitHit; doc?: undefined; firstAlias?: undefined };
 
 /**
  * `parseDocument` from the yaml package with bounded cost: the text is parsed one token at a time
@@ -119,7 +124,11 @@ export type ParsedYaml = { doc: Document.Parsed; firstAlias: number | undefined;
  * (`uniqueKeys`, on unless false) are found with one set per mapping instead of the composer's scan
  * of every earlier key. Errors and positions are otherwise the package's own.
  */
-export function parseYaml(text: string, options: YamlOptions & { lineCounter: LineCounter }, limits: YamlLimits = {}): ParsedYaml {
+export function parseYaml(
+  text: string,
+  options: YamlOptions & { lineCounter: LineCounter },
+  limits: YamlLimits = {},
+): ParsedYaml {
   const { maxNesting = MAX_NESTING, maxTokens = Infinity, maxAliases = Infinity } = limits;
   const { lineCounter } = options;
   const parser = new Parser(lineCounter.addNewLine);
@@ -157,7 +166,13 @@ export function parseYaml(text: string, options: YamlOptions & { lineCounter: Li
     if (!doc) doc = next;
     else {
       // As parseDocument: one document per file.
-      doc.errors.push(new YAMLParseError([next.range[0], next.range[1]], 'MULTIPLE_DOCS', 'Source contains multiple documents; please use YAML.parseAllDocuments()'));
+      doc.errors.push(
+        new YAMLParseError(
+          [next.range[0], next.range[1]],
+          'MULTIPLE_DOCS',
+          'Source contains multiple documents; please use YAML.parseAllDocuments()',
+        ),
+      );
       break;
     }
   }

@@ -18,23 +18,43 @@ move:
   from: [nfs-1]
   to: cluster
 `;
-const parse = (extra: string) => parsePlanText(PLAN + extra, 'plan.yaml', { env: { GITLAB_TOKEN: 'glpat-Zx8Kd2mQpL0vZ7rT4yWnB' }, baseDir: '/p', readFile: () => undefined });
+const parse = (extra: string) =>
+  parsePlanText(PLAN + extra, 'plan.yaml', {
+    env: { GITLAB_TOKEN: 'glpat-Zx8Kd2mQpL0vZ7rT4yWnB' },
+    baseDir: '/p',
+    readFile: () => undefined,
+  });
 function problems(extra: string): string[] {
   try {
     parse(extra);
   } catch (err) {
     expect(err).toBeInstanceOf(PlanError);
-    return (err as PlanError).problems.map((p) => `${p.line}:${p.col} ${p.path} ${p.message}${p.rule ? ` [${p.rule}]` : ''}`);
+    return (err as PlanError).problems.map(
+      (p) => `${p.line}:${p.col} ${p.path} ${p.message}${p.rule ? ` [${p.rule}]` : ''}`,
+    );
   }
   throw new Error('expected a PlanError');
 }
 
 describe('plan: schedule and throttle sections', () => {
   it('reads windows in a zone, and a throttle with defaults filled in', () => {
-    const { plan } = parse('schedule:\n  timezone: Europe/Berlin\n  windows: ["Mon-Fri 22:00-06:00", "Sat 00:00-Mon 00:00"]\nthrottle:\n  latency_p90: 1500ms\n');
-    expect(plan.schedule).toEqual({ timezone: 'Europe/Berlin', windows: ['Mon-Fri 22:00-06:00', 'Sat 00:00-Mon 00:00'] });
+    const { plan } = parse(
+      'schedule:\n  timezone: Europe/Berlin\n  windows: ["Mon-Fri 22:00-06:00", "Sat 00:00-Mon 00:00"]\nthrottle:\n  latency_p90: 1500ms\n',
+    );
+    expect(plan.schedule).toEqual({
+      timezone: 'Europe/Berlin',
+      windows: ['Mon-Fri 22:00-06:00', 'Sat 00:00-Mon 00:00'],
+    });
     // The documented defaults (docs/plan.md), written out rather than read from the module under test.
-    expect(plan.throttle).toEqual({ latencyP90Ms: 1500, maxFailureRate: 0.2, max429Rate: 0.05, durationDrift: 3, healthEveryMs: 30_000, increaseEveryMs: 30_000, decrease: 0.5 });
+    expect(plan.throttle).toEqual({
+      latencyP90Ms: 1500,
+      maxFailureRate: 0.2,
+      max429Rate: 0.05,
+      durationDrift: 3,
+      healthEveryMs: 30_000,
+      increaseEveryMs: 30_000,
+      decrease: 0.5,
+    });
   });
 
   it('leaves both absent when the plan has neither, and defaults UTC', () => {
@@ -45,9 +65,15 @@ describe('plan: schedule and throttle sections', () => {
   });
 
   it('names each bad window, zone and throttle value at its line:col', () => {
-    expect(problems('schedule:\n  timezone: Mars/Olympus\n  windows: ["Mon-Fri 22:00-06:00", "Weekdays 9-5"]\nthrottle:\n  decrease: 2\n  latency_p90: 3\n')).toEqual([
+    expect(
+      problems(
+        'schedule:\n  timezone: Mars/Olympus\n  windows: ["Mon-Fri 22:00-06:00", "Weekdays 9-5"]\nthrottle:\n  decrease: 2\n  latency_p90: 3\n',
+      ),
+    ).toEqual([
       '10:13 schedule.timezone "Mars/Olympus" is not an IANA time zone this system knows (e.g. Europe/Berlin, America/New_York, UTC)',
-      expect.stringMatching(/^11:36 schedule\.windows\[1\] "Weekdays 9-5" is not a window: write "Mon-Fri 22:00-06:00"/),
+      expect.stringMatching(
+        /^11:36 schedule\.windows\[1\] "Weekdays 9-5" is not a window: write "Mon-Fri 22:00-06:00"/,
+      ),
       '13:13 throttle.decrease expected a number from 0.05 to 0.95',
       '14:16 throttle.latency_p90 a bare number is ambiguous; write a unit, e.g. "3s" or "3ms"',
     ]);
@@ -60,10 +86,14 @@ describe('plan: schedule and throttle sections', () => {
       '11:19 throttle.increase_every 0s is out of range: allowed 100ms to 1h [durations-in-range]',
       '12:16 throttle.latency_p90 0s is out of range: allowed 10ms to 10m [durations-in-range]',
     ]);
-    expect(problems('throttle: { latency_p90: 11m, health_every: 2h, increase_every: 99ms }\n').map((p) => p.split(' ').slice(0, 3).join(' '))).toEqual([
-      '9:26 throttle.latency_p90 11m', '9:45 throttle.health_every 2h', '9:65 throttle.increase_every 99ms',
-    ]);
-    expect(parse('throttle: { latency_p90: 10ms, health_every: 100ms, increase_every: 1h }\n').plan.throttle).toMatchObject({ latencyP90Ms: 10, healthEveryMs: 100, increaseEveryMs: 3_600_000 });
+    expect(
+      problems('throttle: { latency_p90: 11m, health_every: 2h, increase_every: 99ms }\n').map((p) =>
+        p.split(' ').slice(0, 3).join(' '),
+      ),
+    ).toEqual(['9:26 throttle.latency_p90 11m', '9:45 throttle.health_every 2h', '9:65 throttle.increase_every 99ms']);
+    expect(
+      parse('throttle: { latency_p90: 10ms, health_every: 100ms, increase_every: 1h }\n').plan.throttle,
+    ).toMatchObject({ latencyP90Ms: 10, healthEveryMs: 100, increaseEveryMs: 3_600_000 });
     expect(parse('throttle:\n').plan.throttle).toEqual(THROTTLE_DEFAULTS);
   });
 
@@ -80,7 +110,11 @@ describe('plan: schedule and throttle sections', () => {
 });
 
 function throttled(over: Partial<Plan> = {}): Plan {
-  return { ...testPlan({ move: { concurrency: 16 }, poll: { intervalMs: 1000 } }), throttle: { ...THROTTLE_DEFAULTS, increaseEveryMs: 10_000 }, ...over };
+  return {
+    ...testPlan({ move: { concurrency: 16 }, poll: { intervalMs: 1000 } }),
+    throttle: { ...THROTTLE_DEFAULTS, increaseEveryMs: 10_000 },
+    ...over,
+  };
 }
 
 describe('throttle: additive increase, multiplicative decrease', () => {
@@ -95,7 +129,11 @@ describe('throttle: additive increase, multiplicative decrease', () => {
     // Within the same poll interval: no second cut.
     expect((await gate.decide(16, (now += 100))).cap).toBe(8);
     expect((await gate.decide(16, (now += 1_000))).cap).toBe(4);
-    expect(changes.at(-1)).toMatchObject({ type: 'throttle.cap', cap: 4, reason: expect.stringMatching(/latency p90 5000 ms above throttle.latency_p90 2000 ms/) });
+    expect(changes.at(-1)).toMatchObject({
+      type: 'throttle.cap',
+      cap: 4,
+      reason: expect.stringMatching(/latency p90 5000 ms above throttle.latency_p90 2000 ms/),
+    });
     // Healthy again: +1 per 10 s, never above the ceiling.
     for (let i = 0; i < 50; i++) gate.noteResponse(200, 50);
     const caps: number[] = [];
@@ -116,9 +154,18 @@ describe('throttle: additive increase, multiplicative decrease', () => {
     const gate = createGate({ plan: throttled(), api });
     let now = 0;
     expect((await gate.decide(16, now)).cap).toBe(16);
-    api.state.readiness = { status: 'ok', gitaly: [{ storage: 'cluster', ok: false, message: 'down' }, { storage: 'nfs-1', ok: true, message: null }] };
+    api.state.readiness = {
+      status: 'ok',
+      gitaly: [
+        { storage: 'cluster', ok: false, message: 'down' },
+        { storage: 'nfs-1', ok: true, message: null },
+      ],
+    };
     const paused = await gate.decide(16, (now += 31_000));
-    expect(paused).toMatchObject({ cap: 0, reason: expect.stringMatching(/Gitaly unhealthy in \/-\/readiness: cluster/) });
+    expect(paused).toMatchObject({
+      cap: 0,
+      reason: expect.stringMatching(/Gitaly unhealthy in \/-\/readiness: cluster/),
+    });
     api.state.readiness = { status: 'ok', gitaly: [{ storage: 'cluster', ok: true, message: null }] };
     expect((await gate.decide(16, (now += 31_000))).cap).toBe(1);
   });
@@ -150,7 +197,12 @@ describe('windows in the gate', () => {
     const changes: GateChange[] = [];
     const gate = createGate({ plan, api: createFakeApi(), onChange: (c) => changes.push(c) });
     const sat = Date.parse('2026-11-28T12:00:00Z');
-    expect(await gate.decide(10, sat)).toEqual({ cap: 0, limit: 'window', reason: 'outside every maintenance window', waitingUntil: Date.parse('2026-11-30T22:00:00Z') });
+    expect(await gate.decide(10, sat)).toEqual({
+      cap: 0,
+      limit: 'window',
+      reason: 'outside every maintenance window',
+      waitingUntil: Date.parse('2026-11-30T22:00:00Z'),
+    });
     expect((await gate.decide(10, Date.parse('2026-11-30T22:00:00Z'))).cap).toBe(10);
     expect(changes.map((c) => c.type)).toEqual(['window.closed', 'window.opened']);
   });
@@ -167,7 +219,10 @@ describe('a drain under maintenance windows (fake clock)', () => {
   it('schedules nothing outside a window, follows moves in flight to their end, and goes on when the next window opens', async () => {
     const { createHarness, range } = await import('../../test/support/drain-harness.js');
     const { runDrain } = await import('../actors/drain.js');
-    const plan = { ...testPlan({ move: { concurrency: 5, kinds: ['projects'] } }), schedule: { timezone: 'UTC', windows: ['Mon-Fri 22:00-06:00'] } };
+    const plan = {
+      ...testPlan({ move: { concurrency: 5, kinds: ['projects'] } }),
+      schedule: { timezone: 'UTC', windows: ['Mon-Fri 22:00-06:00'] },
+    };
     const h = createHarness(plan);
     h.clock.t = Date.parse('2026-12-01T05:59:45Z'); // Tuesday, 15 s before Monday night's window closes
     h.fake.addItems('projects', 'nfs-1', range(1, 40));
@@ -179,7 +234,8 @@ describe('a drain under maintenance windows (fake clock)', () => {
     const opensAt = Date.parse('2026-12-01T22:00:00Z');
     h.fake.onRequest = (name, mutating) => {
       if (mutating && name === 'scheduleMove') posts.push(h.clock.now());
-      if (name === 'listMoves' && h.clock.now() >= closesAt && h.clock.now() < opensAt) pollsWhileClosed.push(h.clock.now());
+      if (name === 'listMoves' && h.clock.now() >= closesAt && h.clock.now() < opensAt)
+        pollsWhileClosed.push(h.clock.now());
     };
     const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
     expect(r).toEqual({ moved: 40, quarantined: 0, remaining: 0 });
@@ -200,7 +256,11 @@ describe('a drain under the throttle (fake instance)', () => {
     const { createHarness, range } = await import('../../test/support/drain-harness.js');
     const { runDrain } = await import('../actors/drain.js');
     const plan: Plan = {
-      ...testPlan({ move: { concurrency: 16, kinds: ['projects'] }, poll: { intervalMs: 1000 }, retry: { maxAttempts: 5, backoffMs: 1000 } }),
+      ...testPlan({
+        move: { concurrency: 16, kinds: ['projects'] },
+        poll: { intervalMs: 1000 },
+        retry: { maxAttempts: 5, backoffMs: 1000 },
+      }),
       throttle: { ...THROTTLE_DEFAULTS, increaseEveryMs: 2000, healthEveryMs: 3_600_000 },
     };
     const h = createHarness(plan, { startDelayMs: 100, durationMs: 900 });
@@ -222,7 +282,10 @@ describe('a drain under the throttle (fake instance)', () => {
   it('the operator ceiling from `control` holds under the throttle', async () => {
     const { createHarness, range } = await import('../../test/support/drain-harness.js');
     const { runDrain } = await import('../actors/drain.js');
-    const plan: Plan = { ...testPlan({ move: { concurrency: 16, kinds: ['projects'] } }), throttle: { ...THROTTLE_DEFAULTS } };
+    const plan: Plan = {
+      ...testPlan({ move: { concurrency: 16, kinds: ['projects'] } }),
+      throttle: { ...THROTTLE_DEFAULTS },
+    };
     const h = createHarness(plan);
     h.fake.addItems('projects', 'nfs-1', range(1, 60));
     h.store.writeControl({ concurrency: 3 }, h.clock.now());
@@ -235,21 +298,38 @@ describe('a drain under the throttle (fake instance)', () => {
 describe('the gate with throttle rules (issue 22)', () => {
   it('a holding pause rule makes the cap 0 with limit rule; a holding cut rule cuts like a bad signal', async () => {
     const answers: Record<string, number> = { p: 0, c: 0 };
-    const client = { query: (q: string) => Promise.resolve([{ value: answers[q] ?? 0, labels: {} }]), close: () => Promise.resolve() };
+    const client = {
+      query: (q: string) => Promise.resolve([{ value: answers[q] ?? 0, labels: {} }]),
+      close: () => Promise.resolve(),
+    };
     const rules = createRuleWatch({
       rules: [
         { name: 'p', query: 'p', above: 0.5, below: null, action: 'pause', forMs: 0 },
         { name: 'c', query: 'c', above: 0.5, below: null, action: 'cut', forMs: 0 },
       ],
-      client, everyMs: 100, onError: 'pause',
+      client,
+      everyMs: 100,
+      onError: 'pause',
     });
-    const plan: Plan = { ...testPlan({ move: { concurrency: 8 }, poll: { intervalMs: 1000 } }), throttle: { ...THROTTLE_DEFAULTS, healthEveryMs: 100 } };
+    const plan: Plan = {
+      ...testPlan({ move: { concurrency: 8 }, poll: { intervalMs: 1000 } }),
+      throttle: { ...THROTTLE_DEFAULTS, healthEveryMs: 100 },
+    };
     const gate = createGate({ plan, api: createFakeApi(), rules });
     expect(await gate.decide(8, 0)).toMatchObject({ cap: 8, limit: null });
     answers.p = 1;
-    expect(await gate.decide(8, 1000)).toMatchObject({ cap: 0, limit: 'rule', reason: 'rule p: 1 above 0.5: no new move while it holds', rule: { name: 'p', since: 1000 } });
+    expect(await gate.decide(8, 1000)).toMatchObject({
+      cap: 0,
+      limit: 'rule',
+      reason: 'rule p: 1 above 0.5: no new move while it holds',
+      rule: { name: 'p', since: 1000 },
+    });
     answers.p = 0;
     answers.c = 1;
-    expect(await gate.decide(8, 2000)).toMatchObject({ cap: 4, limit: 'throttle', reason: 'rule c: 1 above 0.5 (action: cut)' });
+    expect(await gate.decide(8, 2000)).toMatchObject({
+      cap: 4,
+      limit: 'throttle',
+      reason: 'rule c: 1 above 0.5 (action: cut)',
+    });
   });
 });

@@ -133,7 +133,8 @@ export function createGate(opts: GateOptions): SchedulingGate {
     if (cut) return `${describeRule(cut)} (action: cut)`;
     if (latency.length >= 10) {
       const p90 = latency.quantile(0.9);
-      if (p90 > t.latencyP90Ms) return `API latency p90 ${Math.round(p90)} ms above throttle.latency_p90 ${t.latencyP90Ms} ms`;
+      if (p90 > t.latencyP90Ms)
+        return `API latency p90 ${Math.round(p90)} ms above throttle.latency_p90 ${t.latencyP90Ms} ms`;
     }
     if (outcomes.length >= 10 && outcomes.mean() > t.maxFailureRate) {
       return `${Math.round(outcomes.mean() * 100)}% of recent moves failed (throttle.max_failure_rate ${t.maxFailureRate})`;
@@ -169,9 +170,27 @@ export function createGate(opts: GateOptions): SchedulingGate {
           const closesAt = Number.isFinite(stateUntil) ? stateUntil : null;
           const closing = openText;
           openText = open ? (openWindow(schedule, now)?.text ?? null) : null;
-          change(open
-            ? { type: 'window.opened', cap: ceiling, ceiling, reason: opts.ignoreSchedule ? 'ignored (--ignore-schedule)' : null, window: openText, closesAt }
-            : { type: 'window.closed', cap: opts.ignoreSchedule ? ceiling : 0, ceiling, reason: opts.ignoreSchedule ? 'outside every window, but --ignore-schedule' : 'outside every maintenance window', nextOpenAt, window: closing });
+          change(
+            open
+              ? {
+                  type: 'window.opened',
+                  cap: ceiling,
+                  ceiling,
+                  reason: opts.ignoreSchedule ? 'ignored (--ignore-schedule)' : null,
+                  window: openText,
+                  closesAt,
+                }
+              : {
+                  type: 'window.closed',
+                  cap: opts.ignoreSchedule ? ceiling : 0,
+                  ceiling,
+                  reason: opts.ignoreSchedule
+                    ? 'outside every window, but --ignore-schedule'
+                    : 'outside every maintenance window',
+                  nextOpenAt,
+                  window: closing,
+                },
+          );
         }
         if (!open && !opts.ignoreSchedule) {
           return { cap: 0, limit: 'window', reason: 'outside every maintenance window', waitingUntil: nextOpenAt };
@@ -179,7 +198,13 @@ export function createGate(opts: GateOptions): SchedulingGate {
       }
       const verdict = opts.rules ? await opts.rules.evaluate(now) : null;
       if (verdict?.pause) {
-        return { cap: 0, limit: 'rule', reason: pauseReason(verdict.pause), waitingUntil: null, rule: { name: verdict.pause.rule, since: verdict.pause.since } };
+        return {
+          cap: 0,
+          limit: 'rule',
+          reason: pauseReason(verdict.pause),
+          waitingUntil: null,
+          rule: { name: verdict.pause.rule, since: verdict.pause.since },
+        };
       }
       if (!t) {
         return { cap: ceiling, limit: null, reason: null, waitingUntil: null };
@@ -211,14 +236,20 @@ export function createGate(opts: GateOptions): SchedulingGate {
             next = before + 1;
             lastGood = now;
           }
-          if (next < ceiling) reason = `recovering: +1 every ${Math.round(t.increaseEveryMs / 1000)} s without a bad signal`;
+          if (next < ceiling)
+            reason = `recovering: +1 every ${Math.round(t.increaseEveryMs / 1000)} s without a bad signal`;
         }
       }
       next = Math.max(0, Math.min(next, ceiling));
       if (cap === null) lastGood = now;
       if (next !== cap) change({ type: 'throttle.cap', cap: next, ceiling, reason: reason ?? 'at the ceiling' });
       cap = next;
-      return { cap: next, limit: next < ceiling ? 'throttle' : null, reason: next < ceiling ? reason : null, waitingUntil: null };
+      return {
+        cap: next,
+        limit: next < ceiling ? 'throttle' : null,
+        reason: next < ceiling ? reason : null,
+        waitingUntil: null,
+      };
     },
     noteMove(failed, durationMs) {
       if (!t) return;
@@ -238,6 +269,7 @@ export function createGate(opts: GateOptions): SchedulingGate {
 
 /** Why a rule pauses the run, in words: the rule, its value and bound, or what failed. */
 export function pauseReason(s: RuleState): string {
-  if (s.status === 'error') return `Prometheus could not be read for rule ${s.rule}: ${s.error ?? 'the query failed'}; no new move until it answers (prometheus.on_error: pause)`;
+  if (s.status === 'error')
+    return `Prometheus could not be read for rule ${s.rule}: ${s.error ?? 'the query failed'}; no new move until it answers (prometheus.on_error: pause)`;
   return `${describeRule(s)}: no new move while it holds`;
 }

@@ -96,9 +96,24 @@ export function createRuleWatch(opts: RuleWatchOptions): RuleWatch {
     }
     const worst = worstSample(samples, op);
     const past = worst !== null && (op === 'above' ? worst.value > bound : worst.value < bound);
-    if (!past) return { ...base, status: 'ok', value: worst?.value ?? null, labels: worst?.labels ?? {}, since: null, error: null };
+    if (!past)
+      return {
+        ...base,
+        status: 'ok',
+        value: worst?.value ?? null,
+        labels: worst?.labels ?? {},
+        since: null,
+        error: null,
+      };
     const since = prev && (prev.status === 'pending' || prev.status === 'holding') ? prev.since! : now;
-    return { ...base, status: now - since >= rule.forMs ? 'holding' : 'pending', value: worst.value, labels: worst.labels, since, error: null };
+    return {
+      ...base,
+      status: now - since >= rule.forMs ? 'holding' : 'pending',
+      value: worst.value,
+      labels: worst.labels,
+      since,
+      error: null,
+    };
   }
 
   return {
@@ -109,7 +124,8 @@ export function createRuleWatch(opts: RuleWatchOptions): RuleWatch {
         const next = await read(rule, now);
         const prev = states.get(rule.name) ?? null;
         states.set(rule.name, next);
-        if (prev?.status !== next.status && !(prev === null && next.status === 'ok')) opts.onChange?.({ ...next, previous: prev?.status ?? null });
+        if (prev?.status !== next.status && !(prev === null && next.status === 'ok'))
+          opts.onChange?.({ ...next, previous: prev?.status ?? null });
       }
       return verdict();
     },
@@ -120,11 +136,16 @@ export function createRuleWatch(opts: RuleWatchOptions): RuleWatch {
 /** A rule's state in words: `rule disk-busy: 0.95 above 0.9 (device="sda") since ...`, or what failed. */
 export function describeRule(s: RuleState): string {
   if (s.status === 'error') return `rule ${s.rule}: ${s.error ?? 'the query failed'}`;
-  const labels = Object.entries(s.labels).filter(([k]) => k !== '__name__').map(([k, v]) => `${k}="${v}"`).join(', ');
+  const labels = Object.entries(s.labels)
+    .filter(([k]) => k !== '__name__')
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(', ');
   const value = s.value === null ? 'no value' : formatValue(s.value);
   return `rule ${s.rule}: ${value}${labels ? ` {${labels}}` : ''} ${s.op} ${formatValue(s.bound)}`;
 }
 
 function formatValue(v: number): string {
-  return Math.abs(v) >= 1e6 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(3) : String(Math.round(v * 1000) / 1000);
+  return Math.abs(v) >= 1e6 || (v !== 0 && Math.abs(v) < 1e-3)
+    ? v.toExponential(3)
+    : String(Math.round(v * 1000) / 1000);
 }

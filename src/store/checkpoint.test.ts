@@ -17,7 +17,13 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const item = (id: number): ItemRecord => ({ kind: 'projects', id, storage: 'nfs-1', name: `g/p${id}`, sizeBytes: null });
+const item = (id: number): ItemRecord => ({
+  kind: 'projects',
+  id,
+  storage: 'nfs-1',
+  name: `g/p${id}`,
+  sizeBytes: null,
+});
 
 describe('run-level checkpoint', () => {
   it('saves and loads the run snapshot', () => {
@@ -121,7 +127,9 @@ describe('run-level checkpoint', () => {
       ]),
     );
     expect(sum.quarantined.map((q) => q.reason).sort()).toEqual(['checksum mismatch', 'stuck']);
-    expect(sum.stuck).toEqual([{ kind: 'projects', id: 3, moveId: 11, moveState: 'started', since: 1000, readOnly: true }]);
+    expect(sum.stuck).toEqual([
+      { kind: 'projects', id: 3, moveId: 11, moveState: 'started', since: 1000, readOnly: true },
+    ]);
     expect(sum.movedLast10Min).toBe(1);
     expect(s.summary(2000 + 11 * 60_000).movedLast10Min).toBe(0);
     s.close();
@@ -198,7 +206,11 @@ describe('migration 1 -> 2', () => {
     const file = tempFile();
     const raw = new Database(file);
     migrate(raw, file, 1);
-    raw.prepare(`INSERT INTO items (kind, id, source, name, state) VALUES ('groups', 1, 'nfs-1', 'g', 'moved'), ('groups', 2, 'nfs-1', 'h', 'pending')`).run();
+    raw
+      .prepare(
+        `INSERT INTO items (kind, id, source, name, state) VALUES ('groups', 1, 'nfs-1', 'g', 'moved'), ('groups', 2, 'nfs-1', 'h', 'pending')`,
+      )
+      .run();
     raw.close();
     const s = openCheckpoint(file);
     expect(s.summary(0).counts).toEqual([
@@ -251,10 +263,28 @@ describe('live control (shardmove control)', () => {
   it('has no overrides until written; a change keeps the fields it does not name and is logged', () => {
     const s = openCheckpoint(':memory:');
     expect(s.readControl()).toEqual({ concurrency: null, paused: false, pausedBy: null, updatedAt: null });
-    expect(s.writeControl({ concurrency: 3 }, 1000)).toEqual({ concurrency: 3, paused: false, pausedBy: null, updatedAt: 1000 });
-    expect(s.writeControl({ paused: true }, 2000)).toEqual({ concurrency: 3, paused: true, pausedBy: null, updatedAt: 2000 });
-    expect(s.writeControl({ concurrency: null, paused: false }, 3000)).toEqual({ concurrency: null, paused: false, pausedBy: null, updatedAt: 3000 });
-    const changes = s.readEvents().filter((e) => e.type === 'control.changed').map((e) => e.data);
+    expect(s.writeControl({ concurrency: 3 }, 1000)).toEqual({
+      concurrency: 3,
+      paused: false,
+      pausedBy: null,
+      updatedAt: 1000,
+    });
+    expect(s.writeControl({ paused: true }, 2000)).toEqual({
+      concurrency: 3,
+      paused: true,
+      pausedBy: null,
+      updatedAt: 2000,
+    });
+    expect(s.writeControl({ concurrency: null, paused: false }, 3000)).toEqual({
+      concurrency: null,
+      paused: false,
+      pausedBy: null,
+      updatedAt: 3000,
+    });
+    const changes = s
+      .readEvents()
+      .filter((e) => e.type === 'control.changed')
+      .map((e) => e.data);
     expect(changes).toEqual([
       { concurrency: 3, paused: false, previous: { concurrency: null, paused: false } },
       { concurrency: 3, paused: true, previous: { concurrency: 3, paused: false } },
@@ -266,8 +296,13 @@ describe('live control (shardmove control)', () => {
 
   it('keeps why a pause holds when the breaker paused the run, and forgets it once unpaused or paused by hand', () => {
     const s = openCheckpoint(':memory:');
-    expect(s.writeControl({ paused: true, pausedBy: 'paused by the failure breaker: 3 moves failed' }, 1)).toMatchObject({ paused: true, pausedBy: 'paused by the failure breaker: 3 moves failed' });
-    expect(s.writeControl({ concurrency: 2 }, 2)).toMatchObject({ paused: true, pausedBy: 'paused by the failure breaker: 3 moves failed' });
+    expect(
+      s.writeControl({ paused: true, pausedBy: 'paused by the failure breaker: 3 moves failed' }, 1),
+    ).toMatchObject({ paused: true, pausedBy: 'paused by the failure breaker: 3 moves failed' });
+    expect(s.writeControl({ concurrency: 2 }, 2)).toMatchObject({
+      paused: true,
+      pausedBy: 'paused by the failure breaker: 3 moves failed',
+    });
     expect(s.writeControl({ paused: false }, 3)).toMatchObject({ paused: false, pausedBy: null });
     expect(s.writeControl({ paused: true }, 4)).toMatchObject({ paused: true, pausedBy: null });
     s.close();
@@ -314,7 +349,12 @@ describe('releaseQuarantined (run --retry-quarantined)', () => {
     expect(s.getItem('projects', 1)).toMatchObject({ state: 'pending', attempts: 0, nextAttemptAt: 0 });
     expect(s.getItem('projects', 2)).toMatchObject({ state: 'quarantined' });
     expect(s.getItem('projects', 3)).toMatchObject({ state: 'scheduling' });
-    expect(s.readEvents().filter((e) => e.type === 'quarantine.released').map((e) => e.data)).toEqual([{ count: 1 }]);
+    expect(
+      s
+        .readEvents()
+        .filter((e) => e.type === 'quarantine.released')
+        .map((e) => e.data),
+    ).toEqual([{ count: 1 }]);
     // Nothing left to release: no event.
     expect(s.releaseQuarantined(11)).toBe(0);
     expect(s.readEvents().filter((e) => e.type === 'quarantine.released')).toHaveLength(1);

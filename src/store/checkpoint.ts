@@ -14,7 +14,17 @@ import type { CheckpointKind } from './open.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 import { NO_CONTROL } from './types.js';
 import type { AuditEventMap, AuditEventOf, AuditType } from '../events/vocabulary.js';
-import type { CheckpointStore, DestinationPlacement, LockAcquired, LockHolder, RunControl, RunMode, SavedRun, StatusSummary, StoredEvent } from './types.js';
+import type {
+  CheckpointStore,
+  DestinationPlacement,
+  LockAcquired,
+  LockHolder,
+  RunControl,
+  RunMode,
+  SavedRun,
+  StatusSummary,
+  StoredEvent,
+} from './types.js';
 
 const TEN_MINUTES = 10 * 60 * 1000;
 
@@ -110,7 +120,11 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       ),
       // Schema 5; a read-only `status` on an older, unmigrated file has no overrides.
       // Schema 13 adds paused_by; a read-only status on an older file reads none.
-      getControl: control ? p(`SELECT concurrency, paused, ${hasColumn(db, 'control', 'paused_by') ? 'paused_by' : 'NULL AS paused_by'}, updated_at FROM control WHERE id = 1`) : null,
+      getControl: control
+        ? p(
+            `SELECT concurrency, paused, ${hasColumn(db, 'control', 'paused_by') ? 'paused_by' : 'NULL AS paused_by'}, updated_at FROM control WHERE id = 1`,
+          )
+        : null,
       putControl: control
         ? p(
             `INSERT INTO control (id, concurrency, paused, paused_by, updated_at) VALUES (1, ?, ?, ?, ?)
@@ -121,7 +135,11 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     };
   }
 
-  acquireLock(holder: LockHolder, isAlive: (pid: number) => boolean, lease?: { ms: number; now: number }): LockAcquired {
+  acquireLock(
+    holder: LockHolder,
+    isAlive: (pid: number) => boolean,
+    lease?: { ms: number; now: number },
+  ): LockAcquired {
     const now = lease?.now ?? holder.startedAt;
     // A lock taken again on this connection: the old fence would refuse the new generation's writes.
     removeFence(this.db);
@@ -134,11 +152,19 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
         // A holder on another host cannot be probed: only its lease (or the operator) declares it gone.
         reason = takeoverReason(cur, holder, now, isAlive);
         if (reason === null) throw new LockedError(this.file, previous, now);
-        this.appendEvent('lock.takeover', { previous, reason, heartbeatAgeMs: now - (previous.heartbeatAt ?? previous.startedAt) }, now);
+        this.appendEvent(
+          'lock.takeover',
+          { previous, reason, heartbeatAgeMs: now - (previous.heartbeatAt ?? previous.startedAt) },
+          now,
+        );
       }
       const { n } = this.r.nextGeneration.get() as { n: number };
       this.r.putLock.run(holder.pid, holder.host, holder.startedAt, now, lease?.ms ?? null, n);
-      this.appendEvent('lock.acquired', { pid: holder.pid, host: holder.host, generation: n, leaseMs: lease?.ms ?? null }, now);
+      this.appendEvent(
+        'lock.acquired',
+        { pid: holder.pid, host: holder.host, generation: n, leaseMs: lease?.ms ?? null },
+        now,
+      );
       return { generation: n, previous, reason };
     });
     installFence(this.db, acquired.generation);
@@ -210,10 +236,14 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
 
   loadRun(): SavedRun | null {
     const r = this.r.getRun.get() as
-      | { plan_name: string; plan_hash: string; machine_version: number; snapshot: string }
-      | undefined;
+      { plan_name: string; plan_hash: string; machine_version: number; snapshot: string } | undefined;
     if (!r) return null;
-    return { planName: r.plan_name, planHash: r.plan_hash, machineVersion: r.machine_version, snapshot: JSON.parse(r.snapshot) };
+    return {
+      planName: r.plan_name,
+      planHash: r.plan_hash,
+      machineVersion: r.machine_version,
+      snapshot: JSON.parse(r.snapshot),
+    };
   }
 
   saveRun(run: SavedRun): void {
@@ -251,10 +281,31 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
   summary(now: number, fresh = false): StatusSummary {
     const counts = this.r.counts.all() as { kind: Kind; source: string; state: string; n: number }[];
     const quarantined = (
-      this.r.quarantined.all() as { kind: Kind; id: number; source: string; name: string; last_error: string | null; attempts: number }[]
-    ).map((q) => ({ kind: q.kind, id: q.id, source: q.source, name: q.name, reason: q.last_error ?? 'unknown', attempts: q.attempts }));
+      this.r.quarantined.all() as {
+        kind: Kind;
+        id: number;
+        source: string;
+        name: string;
+        last_error: string | null;
+        attempts: number;
+      }[]
+    ).map((q) => ({
+      kind: q.kind,
+      id: q.id,
+      source: q.source,
+      name: q.name,
+      reason: q.last_error ?? 'unknown',
+      attempts: q.attempts,
+    }));
     const stuck = (
-      this.r.stuck.all() as { kind: Kind; id: number; move_id: number | null; move_state: string | null; scheduled_at: number | null; read_only: number | null }[]
+      this.r.stuck.all() as {
+        kind: Kind;
+        id: number;
+        move_id: number | null;
+        move_state: string | null;
+        scheduled_at: number | null;
+        read_only: number | null;
+      }[]
     ).map((s) => ({
       kind: s.kind,
       id: s.id,
@@ -266,21 +317,53 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     const movedLast10Min = (this.r.movedSince.get(now - TEN_MINUTES) as { n: number }).n;
     const total = counts.reduce((a, c) => a + c.n, 0);
     const retrying = this.r.retrying.all() as { kind: Kind; source: string; n: number }[];
-    const orphans = ((this.r.orphans?.all() ?? []) as { kind: Kind; id: number; name: string; source: string; move_id: number | null; move_state: string }[]).map(
-      (o) => ({ kind: o.kind, id: o.id, name: o.name, source: o.source, moveId: o.move_id, moveState: o.move_state }),
-    );
+    const orphans = (
+      (this.r.orphans?.all() ?? []) as {
+        kind: Kind;
+        id: number;
+        name: string;
+        source: string;
+        move_id: number | null;
+        move_state: string;
+      }[]
+    ).map((o) => ({
+      kind: o.kind,
+      id: o.id,
+      name: o.name,
+      source: o.source,
+      moveId: o.move_id,
+      moveState: o.move_state,
+    }));
     // Read at most every few seconds: every progress, metrics and events tick asks for a summary,
     // and on a large checkpoint this is its dearest part.
-    if (fresh || !this.placementCache || now - this.placementCache.at >= PLACEMENT_TTL_MS || now < this.placementCache.at) {
+    if (
+      fresh ||
+      !this.placementCache ||
+      now - this.placementCache.at >= PLACEMENT_TTL_MS ||
+      now < this.placementCache.at
+    ) {
       this.placementCache = { at: now, rows: (this.r.placement?.all() ?? []) as DestinationPlacement[] };
     }
     const placement = this.placementCache.rows;
-    return { counts, quarantined, movedLast10Min, total, stuck, retrying, control: this.readControl(), orphans, placement };
+    return {
+      counts,
+      quarantined,
+      movedLast10Min,
+      total,
+      stuck,
+      retrying,
+      control: this.readControl(),
+      orphans,
+      placement,
+    };
   }
 
   readControl(): RunControl {
-    const r = this.r.getControl?.get() as { concurrency: number | null; paused: number; paused_by: string | null; updated_at: number } | undefined;
-    return r ? { concurrency: r.concurrency, paused: r.paused === 1, pausedBy: r.paused_by, updatedAt: r.updated_at } : NO_CONTROL;
+    const r = this.r.getControl?.get() as
+      { concurrency: number | null; paused: number; paused_by: string | null; updated_at: number } | undefined;
+    return r
+      ? { concurrency: r.concurrency, paused: r.paused === 1, pausedBy: r.paused_by, updatedAt: r.updated_at }
+      : NO_CONTROL;
   }
 
   /**
@@ -304,7 +387,12 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       this.r.putControl.run(next.concurrency, next.paused ? 1 : 0, next.pausedBy ?? null, at);
       this.appendEvent(
         'control.changed',
-        { concurrency: next.concurrency, paused: next.paused, ...(next.pausedBy ? { pausedBy: next.pausedBy } : {}), previous: { concurrency: cur.concurrency, paused: cur.paused } },
+        {
+          concurrency: next.concurrency,
+          paused: next.paused,
+          ...(next.pausedBy ? { pausedBy: next.pausedBy } : {}),
+          previous: { concurrency: cur.concurrency, paused: cur.paused },
+        },
         at,
       );
       return next;
@@ -348,14 +436,20 @@ function toEvent(row: EventRow): StoredEvent {
  * Why the run is paused after a change: the reason it names; the standing one when the change leaves
  * the pause alone (a new cap); none once unpaused or paused again by hand.
  */
-function pausedByAfter(change: { paused?: boolean; pausedBy?: string }, cur: RunControl, paused: boolean): string | null {
+function pausedByAfter(
+  change: { paused?: boolean; pausedBy?: string },
+  cur: RunControl,
+  paused: boolean,
+): string | null {
   if (!paused) return null;
   if (change.pausedBy !== undefined) return change.pausedBy;
   return change.paused === undefined ? (cur.pausedBy ?? null) : null;
 }
 
 function hasColumn(db: Database.Database, table: string, column: string): boolean {
-  return (db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as { name: string }[]).some((c) => c.name === column);
+  return (db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as { name: string }[]).some(
+    (c) => c.name === column,
+  );
 }
 
 function hasIndex(db: Database.Database, name: string): boolean {

@@ -152,13 +152,17 @@ export class CopyCheckpoint {
                ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, host = excluded.host, started_at = excluded.started_at`,
             ),
             dropLock: p('DELETE FROM copy_lock WHERE id = 1 AND pid = ? AND host = ?'),
-            addRepo: p(`INSERT INTO copy_repos (rel, bytes, state, updated_at) VALUES (?, ?, 'pending', ?) ON CONFLICT (rel) DO NOTHING`),
+            addRepo: p(
+              `INSERT INTO copy_repos (rel, bytes, state, updated_at) VALUES (?, ?, 'pending', ?) ON CONFLICT (rel) DO NOTHING`,
+            ),
             setRepo: p(
               `UPDATE copy_repos SET state = ?, bundle_sha256 = coalesce(?, bundle_sha256), hooks_sha256 = coalesce(?, hooks_sha256),
                  refs = coalesce(?, refs), error = ?, updated_at = ? WHERE rel = ?`,
             ),
             clearRepos: p('DELETE FROM copy_repos'),
-            retryFailed: p(`UPDATE copy_repos SET state = 'pending', error = NULL, updated_at = ? WHERE state = 'failed'`),
+            retryFailed: p(
+              `UPDATE copy_repos SET state = 'pending', error = NULL, updated_at = ? WHERE state = 'failed'`,
+            ),
             event: p('INSERT INTO copy_events (at, type, data) VALUES (?, ?, ?)'),
           }),
     };
@@ -201,15 +205,17 @@ export class CopyCheckpoint {
 
   acquireLock(holder: LockHolder, isAlive: (pid: number) => boolean): void {
     const w = this.w();
-    this.db.transaction(() => {
-      const cur = w.getLock.get() as { pid: number; host: string; started_at: number } | undefined;
-      if (cur && !(cur.pid === holder.pid && cur.host === holder.host)) {
-        const existing = { pid: cur.pid, host: cur.host, startedAt: cur.started_at };
-        if (cur.host !== holder.host || isAlive(cur.pid)) throw new LockedError(this.file, existing);
-        this.event('lock.takeover', { previous: existing }, holder.startedAt);
-      }
-      w.putLock.run(holder.pid, holder.host, holder.startedAt);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        const cur = w.getLock.get() as { pid: number; host: string; started_at: number } | undefined;
+        if (cur && !(cur.pid === holder.pid && cur.host === holder.host)) {
+          const existing = { pid: cur.pid, host: cur.host, startedAt: cur.started_at };
+          if (cur.host !== holder.host || isAlive(cur.pid)) throw new LockedError(this.file, existing);
+          this.event('lock.takeover', { previous: existing }, holder.startedAt);
+        }
+        w.putLock.run(holder.pid, holder.host, holder.startedAt);
+      })
+      .immediate();
     this.holder = holder;
   }
 
@@ -270,10 +276,23 @@ export class CopyCheckpoint {
     })();
   }
 
-  setRepo(rel: string, state: CopyRepoState, now: number, extra: { bundleSha256?: string; hooksSha256?: string; refs?: Record<string, string>; error?: string } = {}): void {
+  setRepo(
+    rel: string,
+    state: CopyRepoState,
+    now: number,
+    extra: { bundleSha256?: string; hooksSha256?: string; refs?: Record<string, string>; error?: string } = {},
+  ): void {
     const w = this.w();
     this.db.transaction(() => {
-      w.setRepo.run(state, extra.bundleSha256 ?? null, extra.hooksSha256 ?? null, extra.refs ? JSON.stringify(extra.refs) : null, extra.error ?? null, now, rel);
+      w.setRepo.run(
+        state,
+        extra.bundleSha256 ?? null,
+        extra.hooksSha256 ?? null,
+        extra.refs ? JSON.stringify(extra.refs) : null,
+        extra.error ?? null,
+        now,
+        rel,
+      );
       this.event(`repo.${state}`, { repo: rel, ...(extra.error ? { error: extra.error } : {}) }, now);
     })();
   }
@@ -298,12 +317,16 @@ export class CopyCheckpoint {
   /** Repositories and bytes per state. */
   repoCounts(): Record<string, { n: number; bytes: number }> {
     const out: Record<string, { n: number; bytes: number }> = {};
-    for (const r of this.s.counts.all() as Array<{ state: string; n: number; bytes: number | null }>) out[r.state] = { n: r.n, bytes: r.bytes ?? 0 };
+    for (const r of this.s.counts.all() as Array<{ state: string; n: number; bytes: number | null }>)
+      out[r.state] = { n: r.n, bytes: r.bytes ?? 0 };
     return out;
   }
 
   readEvents(): Array<{ seq: number; at: number; type: string; data: Record<string, unknown> }> {
-    return (this.s.events.all() as Array<{ seq: number; at: number; type: string; data: string }>).map((e) => ({ ...e, data: JSON.parse(e.data) as Record<string, unknown> }));
+    return (this.s.events.all() as Array<{ seq: number; at: number; type: string; data: string }>).map((e) => ({
+      ...e,
+      data: JSON.parse(e.data) as Record<string, unknown>,
+    }));
   }
 
   event(type: string, data: Record<string, unknown>, at: number): void {

@@ -19,14 +19,18 @@ export class LockedError extends ShardmoveError<typeof LOCKED> {
     readonly holder: LockHolder,
     now?: number,
   ) {
-    super(LOCKED, `checkpoint ${file} is locked by pid ${holder.pid} on ${holder.host} since ${new Date(holder.startedAt).toISOString()}${leaseNote(holder, now)}`);
+    super(
+      LOCKED,
+      `checkpoint ${file} is locked by pid ${holder.pid} on ${holder.host} since ${new Date(holder.startedAt).toISOString()}${leaseNote(holder, now)}`,
+    );
   }
 }
 
 function leaseNote(holder: LockHolder, now: number | undefined): string {
   if (now === undefined || holder.heartbeatAt === undefined) return '';
   const age = Math.max(0, Math.round((now - holder.heartbeatAt) / 1000));
-  if (holder.leaseMs === null || holder.leaseMs === undefined) return ` (it sets no lease: only \`shardmove unlock\` removes it)`;
+  if (holder.leaseMs === null || holder.leaseMs === undefined)
+    return ` (it sets no lease: only \`shardmove unlock\` removes it)`;
   return ` (last heartbeat ${age}s ago; it may be taken over once that exceeds its lease of ${Math.round(holder.leaseMs / 1000)}s, or removed now with \`shardmove unlock\`)`;
 }
 
@@ -40,7 +44,8 @@ export class LeaseLostError extends ShardmoveError<typeof LEASE_LOST> {
     readonly file: string,
     readonly holder: LockHolder | null,
   ) {
-    super(LEASE_LOST, 
+    super(
+      LEASE_LOST,
       `lost the run lock of ${file}: ${holder ? `pid ${holder.pid} on ${holder.host} took it over` : 'it was removed (shardmove unlock)'}; ` +
         'this process stopped without writing anything more. The run goes on wherever the lock now is',
     );
@@ -64,7 +69,8 @@ export class StoreVersionError extends ShardmoveError<typeof STORE_VERSION> {
  * database without this kind's tables, or the other kind of checkpoint), `read-only` (a command
  * that writes cannot: the file or its directory is not writable), `unreadable` (permissions, I/O).
  */
-export type CheckpointProblem = 'directory' | 'not-a-file' | 'not-a-database' | 'damaged' | 'foreign' | 'read-only' | 'unreadable';
+export type CheckpointProblem =
+  'directory' | 'not-a-file' | 'not-a-database' | 'damaged' | 'foreign' | 'read-only' | 'unreadable';
 
 /**
  * The checkpoint file cannot be used: the message names the file and the problem in one line. It is

@@ -46,7 +46,16 @@ describe('item checkpoint', () => {
 
   it('sums the known sizes of items in a state without reading them', () => {
     const s = seeded([1, 2, 3]);
-    s.recordPage('snippets', 'nfs-1', 1, [{ ...rec(4), sizeBytes: null }, { ...rec(5), sizeBytes: 90 }], 0);
+    s.recordPage(
+      'snippets',
+      'nfs-1',
+      1,
+      [
+        { ...rec(4), sizeBytes: null },
+        { ...rec(5), sizeBytes: 90 },
+      ],
+      0,
+    );
     s.markIntent('snippets', 1, 0);
     expect(s.sizeStats('snippets', 'nfs-1', 'pending')).toEqual({ bytes: 110, sized: 3, maxBytes: 90 });
     expect(s.sizeStats('snippets', 'nfs-2', 'pending')).toEqual({ bytes: 0, sized: 0, maxBytes: 0 });
@@ -78,7 +87,12 @@ describe('item checkpoint', () => {
     // Absence proves nothing: item 3 stays pending until a per-item read decides (actors/enumerate.ts).
     expect(s.absentItems('snippets', 'nfs-1', 2, 10).map((r) => r.id)).toEqual([3]);
     s.finishRound('snippets', 'nfs-1', 2);
-    expect(s.getItem('snippets', 1)).toMatchObject({ state: 'pending', lastError: STILL_ON_SOURCE, attempts: 1, movedAt: null });
+    expect(s.getItem('snippets', 1)).toMatchObject({
+      state: 'pending',
+      lastError: STILL_ON_SOURCE,
+      attempts: 1,
+      movedAt: null,
+    });
     expect(s.getItem('snippets', 3)?.state).toBe('pending');
     s.markSeen('snippets', 3, 2, 400);
     expect(s.absentItems('snippets', 'nfs-1', 2, 10)).toEqual([]);
@@ -99,8 +113,22 @@ describe('item checkpoint', () => {
   it('groups sizes by powers of two: within a class, by id (inserts append; the order is LPT to within 2x)', () => {
     const s = openCheckpoint(':memory:');
     s.startRound('snippets', 'nfs-1', 1);
-    const sizes: [number, number | null][] = [[1, 1000], [2, 1500], [3, 2047], [4, 2048], [5, 1], [6, 0], [7, null]];
-    s.recordPage('snippets', 'nfs-1', 1, sizes.map(([id, sizeBytes]) => ({ ...rec(id), sizeBytes })), 0);
+    const sizes: [number, number | null][] = [
+      [1, 1000],
+      [2, 1500],
+      [3, 2047],
+      [4, 2048],
+      [5, 1],
+      [6, 0],
+      [7, null],
+    ];
+    s.recordPage(
+      'snippets',
+      'nfs-1',
+      1,
+      sizes.map(([id, sizeBytes]) => ({ ...rec(id), sizeBytes })),
+      0,
+    );
     // 2048 is class 11; 1000, 1500 and 2047 are class 9 or 10; 1 is class 0; 0 is below it; unknown last.
     expect(s.dueItems('snippets', 'nfs-1', 0, 10).map((r) => r.id)).toEqual([4, 2, 3, 1, 5, 6, 7]);
   });
@@ -108,8 +136,22 @@ describe('item checkpoint', () => {
   it('offers due items largest first, unknown sizes last, ties and unknowns by id; a retry keeps its backoff then takes its place by size', () => {
     const s = openCheckpoint(':memory:');
     s.startRound('snippets', 'nfs-1', 1);
-    const sizes: [number, number | null][] = [[1, 10], [2, null], [3, 500], [4, 10], [5, null], [6, 90], [7, 0]];
-    s.recordPage('snippets', 'nfs-1', 1, sizes.map(([id, sizeBytes]) => ({ ...rec(id), sizeBytes })), 0);
+    const sizes: [number, number | null][] = [
+      [1, 10],
+      [2, null],
+      [3, 500],
+      [4, 10],
+      [5, null],
+      [6, 90],
+      [7, 0],
+    ];
+    s.recordPage(
+      'snippets',
+      'nfs-1',
+      1,
+      sizes.map(([id, sizeBytes]) => ({ ...rec(id), sizeBytes })),
+      0,
+    );
     expect(s.dueItems('snippets', 'nfs-1', 0, 10).map((r) => r.id)).toEqual([3, 6, 1, 4, 7, 2, 5]);
     expect(s.dueItems('snippets', 'nfs-1', 0, 3).map((r) => r.id)).toEqual([3, 6, 1]);
     // The largest failed once: not offered before its backoff ends, then first again.
@@ -119,7 +161,9 @@ describe('item checkpoint', () => {
     expect(s.dueItems('snippets', 'nfs-1', 30_000, 10).map((r) => r.id)).toEqual([3, 6, 1, 4, 7, 2, 5]);
     // The order is read off the index (schema 10, by rank from 15): no sort over every pending item per call.
     const plan = (s as unknown as { db: { prepare(sql: string): { all(...a: unknown[]): { detail: string }[] } } }).db
-      .prepare(`EXPLAIN QUERY PLAN SELECT * FROM items INDEXED BY items_due_order WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ? ORDER BY ${RANK_ORDER_SQL} LIMIT ?`)
+      .prepare(
+        `EXPLAIN QUERY PLAN SELECT * FROM items INDEXED BY items_due_order WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ? ORDER BY ${RANK_ORDER_SQL} LIMIT ?`,
+      )
       .all('snippets', 'nfs-1', 0, 10);
     expect(plan.map((r) => r.detail).join(' ')).not.toMatch(/TEMP B-TREE/);
   });

@@ -77,14 +77,23 @@ export class ItemTable implements ItemStore {
     // A read-only open (`status`) of a checkpoint from before schema 6 is not migrated: it has no
     // running_at column, and it never runs the statements that write it (placeholders, which
     // would fail loudly if it did).
-    const hasRunningAt = (db.prepare('SELECT name FROM pragma_table_info(?)').all('items') as { name: string }[]).some((c) => c.name === 'running_at');
+    const hasRunningAt = (db.prepare('SELECT name FROM pragma_table_info(?)').all('items') as { name: string }[]).some(
+      (c) => c.name === 'running_at',
+    );
     const w = (sql: string) => p(hasRunningAt ? sql : 'SELECT 1 WHERE 0');
     // Same for schema 7 (unlistable parts of listings, bulk confirmation).
-    const has7 = (db.prepare('SELECT name FROM sqlite_master WHERE type = ? AND name = ?').get('table', 'unlistable') as unknown) !== undefined;
-    const w7 = (sql: string) => p(has7 ? sql : 'SELECT NULL AS item_id, NULL AS after_id, NULL AS before_id, NULL AS reason WHERE 0');
+    const has7 =
+      (db
+        .prepare('SELECT name FROM sqlite_master WHERE type = ? AND name = ?')
+        .get('table', 'unlistable') as unknown) !== undefined;
+    const w7 = (sql: string) =>
+      p(has7 ? sql : 'SELECT NULL AS item_id, NULL AS after_id, NULL AS before_id, NULL AS reason WHERE 0');
     // Same for schema 8 (move model, largest-first index): an old file reads no model.
     const has10 = (db.pragma('user_version', { simple: true }) as number) >= 10;
-    const has9 = (db.prepare('SELECT name FROM sqlite_master WHERE type = ? AND name = ?').get('table', 'move_model') as unknown) !== undefined;
+    const has9 =
+      (db
+        .prepare('SELECT name FROM sqlite_master WHERE type = ? AND name = ?')
+        .get('table', 'move_model') as unknown) !== undefined;
     const w9 = (sql: string) => p(has9 ? sql : 'SELECT NULL AS data WHERE 0');
     // Same for schema 15 (per-item destination, move.until bounds): an old file has placed nothing.
     const has15 = (db.pragma('user_version', { simple: true }) as number) >= 15;
@@ -144,8 +153,14 @@ export class ItemTable implements ItemStore {
            scheduled_at = NULL, running_at = NULL WHERE kind = ? AND id = ? AND state = 'pending'`,
       ),
       // The destination is written once, by the first intent (or pinned before it), never changed.
-      place: w15(`UPDATE items SET destination = COALESCE(destination, ?) WHERE kind = ? AND id = ?`, 'SELECT 1 WHERE 0'),
-      pin: w15(`UPDATE items SET destination = ? WHERE kind = ? AND id = ? AND destination IS NULL`, 'SELECT 1 WHERE 0'),
+      place: w15(
+        `UPDATE items SET destination = COALESCE(destination, ?) WHERE kind = ? AND id = ?`,
+        'SELECT 1 WHERE 0',
+      ),
+      pin: w15(
+        `UPDATE items SET destination = ? WHERE kind = ? AND id = ? AND destination IS NULL`,
+        'SELECT 1 WHERE 0',
+      ),
       setNetwork: w15(`UPDATE items SET network = ? WHERE kind = ? AND id = ?`, 'SELECT 1 WHERE 0'),
       rankNetwork: w15(`UPDATE items SET rank_bytes = ? WHERE network = ? AND kind = 'projects'`, 'SELECT 1 WHERE 0'),
       putNetwork: w15(
@@ -153,10 +168,19 @@ export class ItemTable implements ItemStore {
          ON CONFLICT (id) DO UPDATE SET root_storage = COALESCE(excluded.root_storage, root_storage), pool_bytes = COALESCE(excluded.pool_bytes, pool_bytes)`,
         'SELECT 1 WHERE 0',
       ),
-      setNetworkBytes: w15('UPDATE networks SET bytes = ?, pool_bytes = COALESCE(pool_bytes, ?) WHERE id = ?', 'SELECT 1 WHERE 0'),
+      setNetworkBytes: w15(
+        'UPDATE networks SET bytes = ?, pool_bytes = COALESCE(pool_bytes, ?) WHERE id = ?',
+        'SELECT 1 WHERE 0',
+      ),
       rankItem: w15(`UPDATE items SET rank_bytes = ? WHERE kind = ? AND id = ?`, 'SELECT 1 WHERE 0'),
-      getNetwork: w15('SELECT id, root_storage, pool_bytes, bytes FROM networks WHERE id = ?', 'SELECT NULL AS id WHERE 0'),
-      allNetworks: w15('SELECT id, root_storage, pool_bytes, bytes FROM networks ORDER BY id', 'SELECT NULL AS id WHERE 0'),
+      getNetwork: w15(
+        'SELECT id, root_storage, pool_bytes, bytes FROM networks WHERE id = ?',
+        'SELECT NULL AS id WHERE 0',
+      ),
+      allNetworks: w15(
+        'SELECT id, root_storage, pool_bytes, bytes FROM networks ORDER BY id',
+        'SELECT NULL AS id WHERE 0',
+      ),
       networkPlacements: w15(
         `SELECT network, MIN(destination) AS destination, COUNT(DISTINCT destination) AS n FROM items INDEXED BY items_network
          WHERE network IS NOT NULL AND destination IS NOT NULL GROUP BY network`,
@@ -187,8 +211,14 @@ export class ItemTable implements ItemStore {
         `SELECT COUNT(*) AS n FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL`,
         'SELECT 0 AS n',
       ),
-      getBound: w15('SELECT reached_at, note FROM bounds WHERE source = ?', 'SELECT NULL AS reached_at, NULL AS note WHERE 0'),
-      putBound: w15('INSERT INTO bounds (source, reached_at, note) VALUES (?, ?, ?) ON CONFLICT (source) DO NOTHING', 'SELECT 1 WHERE 0'),
+      getBound: w15(
+        'SELECT reached_at, note FROM bounds WHERE source = ?',
+        'SELECT NULL AS reached_at, NULL AS note WHERE 0',
+      ),
+      putBound: w15(
+        'INSERT INTO bounds (source, reached_at, note) VALUES (?, ?, ?) ON CONFLICT (source) DO NOTHING',
+        'SELECT 1 WHERE 0',
+      ),
       inFlight: w(
         `UPDATE items SET state = 'in_flight', scheduled_at = CASE WHEN move_id IS ? AND scheduled_at IS NOT NULL
            THEN scheduled_at ELSE ? END, running_at = CASE WHEN move_id IS ? THEN running_at ELSE NULL END,
@@ -208,7 +238,9 @@ export class ItemTable implements ItemStore {
       quarantine: p(
         `UPDATE items SET state = 'quarantined', last_error = ?, stuck_at = ?, read_only = ? WHERE kind = ? AND id = ?`,
       ),
-      getBulk: p(`SELECT state, intent_at, seen_max_move_id, ${has7 ? 'confirmed_at' : 'NULL AS confirmed_at'} FROM bulk WHERE kind = ? AND source = ?`),
+      getBulk: p(
+        `SELECT state, intent_at, seen_max_move_id, ${has7 ? 'confirmed_at' : 'NULL AS confirmed_at'} FROM bulk WHERE kind = ? AND source = ?`,
+      ),
       putBulk: w7(
         `INSERT INTO bulk (kind, source, state, intent_at, seen_max_move_id, confirmed_at) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (kind, source) DO UPDATE SET state = excluded.state, intent_at = excluded.intent_at,
@@ -231,7 +263,13 @@ export class ItemTable implements ItemStore {
     this.s.putCursor.run(kind, source, round, 0, 0);
   }
 
-  recordPage(kind: Kind, source: string, round: number, items: readonly ItemRecord[], now: number): { added: number; back: ItemRow[] } {
+  recordPage(
+    kind: Kind,
+    source: string,
+    round: number,
+    items: readonly ItemRecord[],
+    now: number,
+  ): { added: number; back: ItemRow[] } {
     return this.batch(() => {
       let added = 0;
       const back: ItemRow[] = [];
@@ -281,7 +319,12 @@ export class ItemTable implements ItemStore {
   }
 
   unlistable(kind: Kind, source: string, round: number): UnlistableGap[] {
-    const rows = this.s.unlistable.all(kind, source, round) as { item_id: number | null; after_id: number | null; before_id: number | null; reason: string }[];
+    const rows = this.s.unlistable.all(kind, source, round) as {
+      item_id: number | null;
+      after_id: number | null;
+      before_id: number | null;
+      reason: string;
+    }[];
     return rows.map((r) => ({ kind, id: r.item_id, afterId: r.after_id, beforeId: r.before_id, reason: r.reason }));
   }
 
@@ -299,7 +342,8 @@ export class ItemTable implements ItemStore {
   }
 
   itemsInState(kind: Kind, source: string | null, state: ItemState, limit: number): ItemRow[] {
-    const raw = source === null ? this.s.inStateAll.all(kind, state, limit) : this.s.inStateOf.all(kind, source, state, limit);
+    const raw =
+      source === null ? this.s.inStateAll.all(kind, state, limit) : this.s.inStateOf.all(kind, source, state, limit);
     return (raw as RawItem[]).map(toRow);
   }
 
@@ -308,7 +352,11 @@ export class ItemTable implements ItemStore {
    * over a million items must not read a million rows into memory.
    */
   sizeStats(kind: Kind, source: string, state: ItemState): { bytes: number; sized: number; maxBytes: number } {
-    const r = this.s.sizeStats.get(kind, source, state) as { bytes: number | null; sized: number; max_bytes: number | null };
+    const r = this.s.sizeStats.get(kind, source, state) as {
+      bytes: number | null;
+      sized: number;
+      max_bytes: number | null;
+    };
     return { bytes: r.bytes ?? 0, sized: r.sized, maxBytes: r.max_bytes ?? 0 };
   }
 
@@ -336,7 +384,13 @@ export class ItemTable implements ItemStore {
     this.s.setNetwork.run(network, kind, id);
   }
 
-  noteNetwork(kind: Kind, ids: readonly number[], network: number, rootStorage: string | null, poolBytes: number | null): number {
+  noteNetwork(
+    kind: Kind,
+    ids: readonly number[],
+    network: number,
+    rootStorage: string | null,
+    poolBytes: number | null,
+  ): number {
     return this.batch(() => {
       const before = this.getNetwork(network);
       this.s.putNetwork.run(network, rootStorage, poolBytes);
@@ -363,26 +417,57 @@ export class ItemTable implements ItemStore {
   }
 
   getNetwork(network: number): NetworkRow | null {
-    const r = this.s.getNetwork.get(network) as { id: number; root_storage: string | null; pool_bytes: number | null; bytes: number } | undefined;
+    const r = this.s.getNetwork.get(network) as
+      { id: number; root_storage: string | null; pool_bytes: number | null; bytes: number } | undefined;
     return r ? { id: r.id, rootStorage: r.root_storage, poolBytes: r.pool_bytes, bytes: r.bytes } : null;
   }
 
   networks(): NetworkRow[] {
-    return (this.s.allNetworks.all() as { id: number; root_storage: string | null; pool_bytes: number | null; bytes: number }[]).map((r) => ({
-      id: r.id, rootStorage: r.root_storage, poolBytes: r.pool_bytes, bytes: r.bytes,
+    return (
+      this.s.allNetworks.all() as {
+        id: number;
+        root_storage: string | null;
+        pool_bytes: number | null;
+        bytes: number;
+      }[]
+    ).map((r) => ({
+      id: r.id,
+      rootStorage: r.root_storage,
+      poolBytes: r.pool_bytes,
+      bytes: r.bytes,
     }));
   }
 
   networkPlacements(): { networks: Map<number, string>; split: Set<number> } {
     const rows = this.s.networkPlacements.all() as { network: number; destination: string; n: number }[];
-    return { networks: new Map(rows.filter((r) => r.n === 1).map((r) => [r.network, r.destination])), split: new Set(rows.filter((r) => r.n > 1).map((r) => r.network)) };
+    return {
+      networks: new Map(rows.filter((r) => r.n === 1).map((r) => [r.network, r.destination])),
+      split: new Set(rows.filter((r) => r.n > 1).map((r) => r.network)),
+    };
   }
 
   placedBytes(): PlacedRow[] {
-    type Raw = { destination: string; kind: Kind; source: string; items: number; bytes: number; unsized: number; moved_items: number; moved_bytes: number; moved_unsized: number };
+    type Raw = {
+      destination: string;
+      kind: Kind;
+      source: string;
+      items: number;
+      bytes: number;
+      unsized: number;
+      moved_items: number;
+      moved_bytes: number;
+      moved_unsized: number;
+    };
     return (this.s.placed.all() as Raw[]).map((r) => ({
-      destination: r.destination, kind: r.kind, source: r.source, items: r.items, bytes: r.bytes, unsized: r.unsized,
-      movedItems: r.moved_items, movedBytes: r.moved_bytes, movedUnsized: r.moved_unsized,
+      destination: r.destination,
+      kind: r.kind,
+      source: r.source,
+      items: r.items,
+      bytes: r.bytes,
+      unsized: r.unsized,
+      movedItems: r.moved_items,
+      movedBytes: r.moved_bytes,
+      movedUnsized: r.moved_unsized,
     }));
   }
 
@@ -432,7 +517,14 @@ export class ItemTable implements ItemStore {
     this.s.running.run(at, kind, id);
   }
 
-  markMoved(kind: Kind, id: number, moveId: number | null, moveState: string | null, now: number, note: string | null): void {
+  markMoved(
+    kind: Kind,
+    id: number,
+    moveId: number | null,
+    moveState: string | null,
+    now: number,
+    note: string | null,
+  ): void {
     this.s.moved.run(moveId, moveState, now, note, kind, id);
   }
 
@@ -444,14 +536,29 @@ export class ItemTable implements ItemStore {
     this.s.left.run(now, note, kind, id);
   }
 
-  markQuarantined(kind: Kind, id: number, reason: string, stuck: { at: number; readOnly: boolean | null } | null): void {
+  markQuarantined(
+    kind: Kind,
+    id: number,
+    reason: string,
+    stuck: { at: number; readOnly: boolean | null } | null,
+  ): void {
     const ro = stuck?.readOnly === undefined || stuck.readOnly === null ? null : stuck.readOnly ? 1 : 0;
     this.s.quarantine.run(reason, stuck?.at ?? null, ro, kind, id);
   }
 
   getBulk(kind: Kind, source: string): BulkRow | null {
-    const r = this.s.getBulk.get(kind, source) as { state: BulkRow['state']; intent_at: number; seen_max_move_id: number; confirmed_at: number | null } | undefined;
-    return r ? { kind, source, state: r.state, intentAt: r.intent_at, seenMaxMoveId: r.seen_max_move_id, confirmedAt: r.confirmed_at } : null;
+    const r = this.s.getBulk.get(kind, source) as
+      { state: BulkRow['state']; intent_at: number; seen_max_move_id: number; confirmed_at: number | null } | undefined;
+    return r
+      ? {
+          kind,
+          source,
+          state: r.state,
+          intentAt: r.intent_at,
+          seenMaxMoveId: r.seen_max_move_id,
+          confirmedAt: r.confirmed_at,
+        }
+      : null;
   }
 
   setBulk(row: BulkRow): void {

@@ -36,11 +36,18 @@ describe('the run lock as a lease', () => {
     a.acquireLock({ pid: 111, host: 'pod-a', startedAt: T0 }, alive, { ms: LEASE, now: T0 });
     expect(a.renewLock(T0 + 10_000)).toBe(true);
     const b = connect(file);
-    const got = b.acquireLock({ pid: 222, host: 'pod-b', startedAt: T0 + 80_000 }, alive, { ms: LEASE, now: T0 + 80_000 });
+    const got = b.acquireLock({ pid: 222, host: 'pod-b', startedAt: T0 + 80_000 }, alive, {
+      ms: LEASE,
+      now: T0 + 80_000,
+    });
     expect(got.reason).toBe('stale');
     expect(got.previous).toMatchObject({ pid: 111, host: 'pod-a', heartbeatAt: T0 + 10_000, leaseMs: LEASE });
     const takeover = b.readEvents().find((e) => e.type === 'lock.takeover');
-    expect(takeover?.data).toMatchObject({ previous: { pid: 111, host: 'pod-a' }, reason: 'stale', heartbeatAgeMs: 70_000 });
+    expect(takeover?.data).toMatchObject({
+      previous: { pid: 111, host: 'pod-a' },
+      reason: 'stale',
+      heartbeatAgeMs: 70_000,
+    });
     expect(b.readLock()).toMatchObject({ pid: 222, host: 'pod-b', generation: got.generation });
   });
 
@@ -66,7 +73,9 @@ describe('the run lock as a lease', () => {
     const a = connect(file);
     a.acquireLock({ pid: 111, host: 'pod-a', startedAt: T0 }, alive);
     const b = connect(file);
-    expect(() => b.acquireLock({ pid: 222, host: 'pod-b', startedAt: T0 + 1e9 }, alive, { ms: LEASE, now: T0 + 1e9 })).toThrow(/only `shardmove unlock` removes it/);
+    expect(() =>
+      b.acquireLock({ pid: 222, host: 'pod-b', startedAt: T0 + 1e9 }, alive, { ms: LEASE, now: T0 + 1e9 }),
+    ).toThrow(/only `shardmove unlock` removes it/);
   });
 
   it('fences a paused holder after a takeover: every write fails, nothing reaches the file', () => {
@@ -74,21 +83,48 @@ describe('the run lock as a lease', () => {
     const a = connect(file);
     const first = a.acquireLock({ pid: 111, host: 'pod-a', startedAt: T0 }, alive, { ms: LEASE, now: T0 });
     a.saveRun({ planName: 'p', planHash: 'h', machineVersion: 1, snapshot: { at: 'a' } });
-    a.recordPage('projects', 'nfs-1', 1, [{ kind: 'projects', id: 1, storage: 'nfs-1', name: 'g/p1', sizeBytes: null }], T0);
+    a.recordPage(
+      'projects',
+      'nfs-1',
+      1,
+      [{ kind: 'projects', id: 1, storage: 'nfs-1', name: 'g/p1', sizeBytes: null }],
+      T0,
+    );
     // a is paused (SIGSTOP, a frozen container) for longer than its lease; b takes over.
     const b = connect(file);
-    const second = b.acquireLock({ pid: 222, host: 'pod-b', startedAt: T0 + 120_000 }, alive, { ms: LEASE, now: T0 + 120_000 });
+    const second = b.acquireLock({ pid: 222, host: 'pod-b', startedAt: T0 + 120_000 }, alive, {
+      ms: LEASE,
+      now: T0 + 120_000,
+    });
     expect(second.generation).toBeGreaterThan(first.generation);
     const before = dumpCheckpoint(file);
     // a resumes: whatever it tries to write is refused.
     const lost = /SHARDMOVE_LEASE_LOST/;
-    expect(() => a.saveRun({ planName: 'p', planHash: 'h', machineVersion: 1, snapshot: { at: 'a again' } })).toThrow(lost);
+    expect(() => a.saveRun({ planName: 'p', planHash: 'h', machineVersion: 1, snapshot: { at: 'a again' } })).toThrow(
+      lost,
+    );
     expect(() => a.markIntent('projects', 1, T0 + 121_000)).toThrow(lost);
-    expect(() => a.appendEvent('move.intent', { kind: 'projects', source: 'nfs-1', id: 1, attempt: 1, destination: 'b' }, T0 + 121_000)).toThrow(lost);
+    expect(() =>
+      a.appendEvent(
+        'move.intent',
+        { kind: 'projects', source: 'nfs-1', id: 1, attempt: 1, destination: 'b' },
+        T0 + 121_000,
+      ),
+    ).toThrow(lost);
     expect(() => a.batch(() => a.markPending('projects', 1, 0, 'x', false))).toThrow(lost);
-    expect(() => a.recordPage('projects', 'nfs-1', 1, [{ kind: 'projects', id: 2, storage: 'nfs-1', name: 'g/p2', sizeBytes: null }], T0)).toThrow(lost);
+    expect(() =>
+      a.recordPage(
+        'projects',
+        'nfs-1',
+        1,
+        [{ kind: 'projects', id: 2, storage: 'nfs-1', name: 'g/p2', sizeBytes: null }],
+        T0,
+      ),
+    ).toThrow(lost);
     expect(a.renewLock(T0 + 121_000)).toBe(false);
-    expect(() => a.assertLease()).toThrow(expect.objectContaining({ code: 'SHARDMOVE_LEASE_LOST', holder: expect.objectContaining({ pid: 222 }) }));
+    expect(() => a.assertLease()).toThrow(
+      expect.objectContaining({ code: 'SHARDMOVE_LEASE_LOST', holder: expect.objectContaining({ pid: 222 }) }),
+    );
     // Its release leaves the new holder's lock alone.
     a.releaseLock();
     expect(dumpCheckpoint(file)).toBe(before);
@@ -105,7 +141,10 @@ describe('the run lock as a lease', () => {
     const op = connect(file);
     expect(op.forceUnlock({ pid: 999, host: 'laptop' }, T0 + 1000)).toMatchObject({ pid: 111, host: 'pod-a' });
     expect(op.readLock()).toBeNull();
-    expect(op.readEvents().find((e) => e.type === 'lock.unlocked')?.data).toMatchObject({ previous: { pid: 111 }, by: { pid: 999, host: 'laptop' } });
+    expect(op.readEvents().find((e) => e.type === 'lock.unlocked')?.data).toMatchObject({
+      previous: { pid: 111 },
+      by: { pid: 999, host: 'laptop' },
+    });
     expect(op.forceUnlock({ pid: 999, host: 'laptop' }, T0 + 2000)).toBeNull();
     expect(() => a.appendEvent('run.restart', { reason: 'x' }, T0)).toThrow(/SHARDMOVE_LEASE_LOST/);
     expect(() => a.assertLease()).toThrow(/removed \(shardmove unlock\)/);
@@ -131,6 +170,13 @@ describe('the run lock as a lease', () => {
     raw.prepare('INSERT INTO lock (id, pid, host, started_at) VALUES (1, 5, ?, ?)').run('old-host', T0);
     raw.close();
     const s = connect(file);
-    expect(s.readLock()).toEqual({ pid: 5, host: 'old-host', startedAt: T0, heartbeatAt: T0, leaseMs: null, generation: 0 });
+    expect(s.readLock()).toEqual({
+      pid: 5,
+      host: 'old-host',
+      startedAt: T0,
+      heartbeatAt: T0,
+      leaseMs: null,
+      generation: 0,
+    });
   });
 });

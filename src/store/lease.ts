@@ -10,10 +10,21 @@ import type Database from 'better-sqlite3';
 import type { LockHolder } from './types.js';
 
 /** The message every fenced write fails with (SQLite RAISE); `isLeaseLostError` matches it. */
-export const FENCED_MESSAGE = 'SHARDMOVE_LEASE_LOST: the run lock was taken over; this process may no longer write the checkpoint';
+export const FENCED_MESSAGE =
+  'SHARDMOVE_LEASE_LOST: the run lock was taken over; this process may no longer write the checkpoint';
 
 /** Tables a holder writes; the lock table itself is written with a generation condition instead. */
-const FENCED_TABLES = ['run', 'events', 'items', 'cursors', 'bulk', 'unlistable', 'control', 'census', 'item_flags'] as const;
+const FENCED_TABLES = [
+  'run',
+  'events',
+  'items',
+  'cursors',
+  'bulk',
+  'unlistable',
+  'control',
+  'census',
+  'item_flags',
+] as const;
 
 /** The lock row as stored (schema 8 added heartbeat_at, lease_ms and generation). */
 export interface LockRow {
@@ -45,7 +56,12 @@ export type TakeoverReason = 'dead' | 'stale' | null;
  * than its own lease period may be too. A lock row without a lease period was written by a
  * shardmove that never renewed it: as before, only a dead process on this host gives it up.
  */
-export function takeoverReason(cur: LockRow, holder: LockHolder, now: number, isAlive: (pid: number) => boolean): TakeoverReason {
+export function takeoverReason(
+  cur: LockRow,
+  holder: LockHolder,
+  now: number,
+  isAlive: (pid: number) => boolean,
+): TakeoverReason {
   if (cur.host === holder.host && !isAlive(cur.pid)) return 'dead';
   if (cur.lease_ms === null) return null;
   const beat = cur.heartbeat_at ?? cur.started_at;
@@ -67,11 +83,15 @@ export function isLeaseLostError(err: unknown): boolean {
  */
 export function installFence(db: Database.Database, generation: number): void {
   db.exec('CREATE TEMP TABLE IF NOT EXISTS fence (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL)');
-  db.prepare('INSERT INTO temp.fence (id, generation) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET generation = excluded.generation').run(generation);
+  db.prepare(
+    'INSERT INTO temp.fence (id, generation) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET generation = excluded.generation',
+  ).run(generation);
   const check = `SELECT RAISE(ABORT, '${FENCED_MESSAGE}') WHERE (SELECT generation FROM main.lock WHERE id = 1) IS NOT (SELECT generation FROM temp.fence WHERE id = 1);`;
   for (const table of FENCED_TABLES) {
     for (const op of ['INSERT', 'UPDATE', 'DELETE']) {
-      db.exec(`CREATE TEMP TRIGGER IF NOT EXISTS fence_${table}_${op.toLowerCase()} BEFORE ${op} ON main.${table} BEGIN ${check} END`);
+      db.exec(
+        `CREATE TEMP TRIGGER IF NOT EXISTS fence_${table}_${op.toLowerCase()} BEFORE ${op} ON main.${table} BEGIN ${check} END`,
+      );
     }
   }
 }

@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -21,8 +30,13 @@ afterEach(() => {
 
 /** Every file in `dir` with a digest of its bytes: nothing may change in a refused file, nor appear beside it. */
 function contents(dir: string): Record<string, string> {
-  const digest = (f: string) => (statSync(f).isDirectory() ? 'dir' : createHash('sha256').update(readFileSync(f)).digest('hex'));
-  return Object.fromEntries(readdirSync(dir).sort().map((n) => [n, digest(join(dir, n))]));
+  const digest = (f: string) =>
+    statSync(f).isDirectory() ? 'dir' : createHash('sha256').update(readFileSync(f)).digest('hex');
+  return Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((n) => [n, digest(join(dir, n))]),
+  );
 }
 
 function realCheckpoint(file: string): void {
@@ -34,14 +48,34 @@ function realCheckpoint(file: string): void {
   cp.close();
 }
 
-const unusable = (problem: CheckpointProblem, message: RegExp) => expect.objectContaining({ code: CHECKPOINT_UNUSABLE, problem, message: expect.stringMatching(message) as string }) as Error;
+const unusable = (problem: CheckpointProblem, message: RegExp) =>
+  expect.objectContaining({
+    code: CHECKPOINT_UNUSABLE,
+    problem,
+    message: expect.stringMatching(message) as string,
+  }) as Error;
 
 describe('opening a file that is no checkpoint', () => {
   const cases: Array<[string, (file: string) => void, CheckpointProblem, RegExp]> = [
-    ['a text file', (f) => writeFileSync(f, 'not a database\n'), 'not-a-database', /state\.db is not a shardmove checkpoint: file is not a database$/],
-    ['a truncated database', (f) => (realCheckpoint(f), truncateSync(f, Math.floor(statSync(f).size / 2))), 'damaged', /state\.db is not a usable shardmove checkpoint: database disk image is malformed \(truncated/],
+    [
+      'a text file',
+      (f) => writeFileSync(f, 'not a database\n'),
+      'not-a-database',
+      /state\.db is not a shardmove checkpoint: file is not a database$/,
+    ],
+    [
+      'a truncated database',
+      (f) => (realCheckpoint(f), truncateSync(f, Math.floor(statSync(f).size / 2))),
+      'damaged',
+      /state\.db is not a usable shardmove checkpoint: database disk image is malformed \(truncated/,
+    ],
     ['a directory', (f) => mkdirSync(f), 'directory', /state\.db is not a shardmove checkpoint: it is a directory$/],
-    ['another program\'s database', (f) => new Database(f).exec('CREATE TABLE notes (x)').close(), 'foreign', /state\.db is not a shardmove checkpoint: it is a SQLite database without its tables$/],
+    [
+      "another program's database",
+      (f) => new Database(f).exec('CREATE TABLE notes (x)').close(),
+      'foreign',
+      /state\.db is not a shardmove checkpoint: it is a SQLite database without its tables$/,
+    ],
   ];
   for (const [name, make, problem, message] of cases) {
     it(`${name}: refused for reading and for writing, and left exactly as it was`, () => {
@@ -51,8 +85,12 @@ describe('opening a file that is no checkpoint', () => {
       const before = contents(dir);
       expect(() => openCheckpoint(file, { readOnly: true })).toThrow(unusable(problem, message));
       expect(() => openCheckpoint(file)).toThrow(unusable(problem, message));
-      expect(() => CopyCheckpoint.openReadOnly(file)).toThrow(unusable(problem, /is not a (usable )?shardmove copy checkpoint/));
-      expect(() => CopyCheckpoint.open(file)).toThrow(unusable(problem, /is not a (usable )?shardmove copy checkpoint/));
+      expect(() => CopyCheckpoint.openReadOnly(file)).toThrow(
+        unusable(problem, /is not a (usable )?shardmove copy checkpoint/),
+      );
+      expect(() => CopyCheckpoint.open(file)).toThrow(
+        unusable(problem, /is not a (usable )?shardmove copy checkpoint/),
+      );
       expect(isCopyCheckpointFile(file)).toBe(false);
       expect(contents(dir)).toEqual(before);
     });
@@ -65,8 +103,12 @@ describe('opening a file that is no checkpoint', () => {
     const copy = join(dir, 'copy.db');
     CopyCheckpoint.open(copy).close();
     const before = contents(dir);
-    expect(() => CopyCheckpoint.open(move)).toThrow(unusable('foreign', /move\.db is not a shardmove copy checkpoint: it is a move checkpoint \(shardmove run\)/));
-    expect(() => openCheckpoint(copy)).toThrow(unusable('foreign', /copy\.db is not a shardmove checkpoint: it is a copy checkpoint \(shardmove copy\)/));
+    expect(() => CopyCheckpoint.open(move)).toThrow(
+      unusable('foreign', /move\.db is not a shardmove copy checkpoint: it is a move checkpoint \(shardmove run\)/),
+    );
+    expect(() => openCheckpoint(copy)).toThrow(
+      unusable('foreign', /copy\.db is not a shardmove checkpoint: it is a copy checkpoint \(shardmove copy\)/),
+    );
     expect(isCopyCheckpointFile(move)).toBe(false);
     expect(contents(dir)).toEqual(before);
     expect(isCopyCheckpointFile(copy)).toBe(true);
@@ -97,7 +139,7 @@ describe('an empty file (a checkpoint nothing was written to yet)', () => {
 });
 
 describe('opening for writing', () => {
-  it('creates the checkpoint\'s directory when it is missing', () => {
+  it("creates the checkpoint's directory when it is missing", () => {
     const file = join(tempDir(), 'deep', 'er', 'state.db');
     openCheckpoint(file).close();
     expect(statSync(file).isFile()).toBe(true);
@@ -106,6 +148,11 @@ describe('opening for writing', () => {
   it('names what is in the way of creating it', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'afile'), 'x');
-    expect(() => openCheckpoint(join(dir, 'afile', 'state.db'))).toThrow(expect.objectContaining({ code: CHECKPOINT_UNUSABLE, message: expect.stringContaining('afile/state.db') as string }) as Error);
+    expect(() => openCheckpoint(join(dir, 'afile', 'state.db'))).toThrow(
+      expect.objectContaining({
+        code: CHECKPOINT_UNUSABLE,
+        message: expect.stringContaining('afile/state.db') as string,
+      }) as Error,
+    );
   });
 });

@@ -11,7 +11,17 @@
  * the file, and the -wal a stopped run may have left, are read from a private copy in the
  * temporary directory, removed on close.
  */
-import { accessSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -44,10 +54,16 @@ export interface OpenedCheckpointFile {
  * Opens `file` as a checkpoint of `kind`: read-only, or for writing (its directory is created when
  * missing; the file too, by SQLite). Throws CheckpointUnusableError when the file cannot be one.
  */
-export function openCheckpointFile(file: string, kind: CheckpointKind, opts: { readOnly: boolean; busyTimeoutMs: number }): OpenedCheckpointFile {
+export function openCheckpointFile(
+  file: string,
+  kind: CheckpointKind,
+  opts: { readOnly: boolean; busyTimeoutMs: number },
+): OpenedCheckpointFile {
   const sidecars = [`${realPath(file)}-wal`, `${realPath(file)}-shm`].filter((f) => !existsSync(f));
   try {
-    return opts.readOnly ? openForReading(file, kind, opts.busyTimeoutMs) : openForWriting(file, kind, opts.busyTimeoutMs);
+    return opts.readOnly
+      ? openForReading(file, kind, opts.busyTimeoutMs)
+      : openForWriting(file, kind, opts.busyTimeoutMs);
   } catch (err) {
     // SQLite creates an empty -wal and a -shm before it finds a WAL file damaged or read-only, and a
     // connection that cannot write leaves them: take away what this open added beside a file it refuses.
@@ -78,7 +94,12 @@ function openForReading(file: string, kind: CheckpointKind, busyTimeoutMs: numbe
   }
 }
 
-function readFile(path: string, kind: CheckpointKind, busyTimeoutMs: number, cleanup: () => void): OpenedCheckpointFile {
+function readFile(
+  path: string,
+  kind: CheckpointKind,
+  busyTimeoutMs: number,
+  cleanup: () => void,
+): OpenedCheckpointFile {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
@@ -135,9 +156,11 @@ function identify(db: Database.Database, kind: CheckpointKind, file: string): bo
   const names = (db.prepare('SELECT name FROM sqlite_master').all() as { name: string }[]).map((r) => r.name);
   if (names.length === 0 && version === 0) return true;
   if (names.includes(kind.table)) return false;
-  if (names.includes(kind.other.table)) throw unusable(file, 'foreign', `${file} is not a ${kind.what}: it is a ${kind.other.what}`);
+  if (names.includes(kind.other.table))
+    throw unusable(file, 'foreign', `${file} is not a ${kind.what}: it is a ${kind.other.what}`);
   // Written by a newer shardmove, whose schema this build cannot know: say that, not "foreign".
-  if (names.length === 0 && version > kind.schemaVersion) throw new StoreVersionError(file, version, kind.schemaVersion);
+  if (names.length === 0 && version > kind.schemaVersion)
+    throw new StoreVersionError(file, version, kind.schemaVersion);
   throw unusable(file, 'foreign', `${file} is not a ${kind.what}: it is a SQLite database without its tables`);
 }
 
@@ -167,22 +190,40 @@ function needsPrivateCopy(err: unknown, file: string): boolean {
 /** A SQLite (or file system) error while opening, as the problem it means for this file. */
 function classify(err: unknown, file: string, kind: CheckpointKind, writing: boolean): unknown {
   if (err instanceof CheckpointUnusableError) return err;
-  const code = err instanceof Database.SqliteError ? err.code : typeof (err as NodeJS.ErrnoException)?.syscall === 'string' ? 'FS' : '';
+  const code =
+    err instanceof Database.SqliteError
+      ? err.code
+      : typeof (err as NodeJS.ErrnoException)?.syscall === 'string'
+        ? 'FS'
+        : '';
   const reason = (err as Error).message;
   if (code === 'SQLITE_NOTADB') return unusable(file, 'not-a-database', `${file} is not a ${kind.what}: ${reason}`);
   if (code.startsWith('SQLITE_CORRUPT')) {
-    return unusable(file, 'damaged', `${file} is not a usable ${kind.what}: ${reason} (truncated or damaged; it was left as it is: restore it from a copy, or move it aside)`);
+    return unusable(
+      file,
+      'damaged',
+      `${file} is not a usable ${kind.what}: ${reason} (truncated or damaged; it was left as it is: restore it from a copy, or move it aside)`,
+    );
   }
   if (!/^(SQLITE_(CANTOPEN|READONLY|PERM|IOERR|AUTH)|FS)/.test(code)) return err;
   const real = realPath(file);
   if (writing && !canAccess(dirname(real), constants.W_OK)) {
-    return unusable(file, 'read-only', `cannot write the ${kind.what} ${file}: its directory ${dirname(real)} is not writable (SQLite keeps its -wal and -shm files beside it)`);
+    return unusable(
+      file,
+      'read-only',
+      `cannot write the ${kind.what} ${file}: its directory ${dirname(real)} is not writable (SQLite keeps its -wal and -shm files beside it)`,
+    );
   }
   if (writing && existsSync(file) && !canAccess(real, constants.W_OK)) {
     return unusable(file, 'read-only', `cannot write the ${kind.what} ${file}: the file is read-only`);
   }
-  if (existsSync(file) && !canAccess(real, constants.R_OK)) return unusable(file, 'unreadable', `cannot read the ${kind.what} ${file}: permission denied`);
-  return unusable(file, writing && code.startsWith('SQLITE_READONLY') ? 'read-only' : 'unreadable', `cannot ${writing ? 'open' : 'read'} the ${kind.what} ${file}: ${reason}`);
+  if (existsSync(file) && !canAccess(real, constants.R_OK))
+    return unusable(file, 'unreadable', `cannot read the ${kind.what} ${file}: permission denied`);
+  return unusable(
+    file,
+    writing && code.startsWith('SQLITE_READONLY') ? 'read-only' : 'unreadable',
+    `cannot ${writing ? 'open' : 'read'} the ${kind.what} ${file}: ${reason}`,
+  );
 }
 
 function unusable(file: string, problem: CheckpointProblem, message: string): CheckpointUnusableError {

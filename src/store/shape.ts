@@ -37,7 +37,9 @@ export class ShapeTable implements CensusStore {
     // Placeholders on an older file (read-only: never migrated); the read methods return nothing there.
     const w = (sql: string) => p(this.known ? sql : 'SELECT NULL WHERE 0');
     this.s = {
-      census: w('SELECT kind, source, flag, round, flagged, done_at FROM census WHERE kind = ? AND source = ? AND flag = ?'),
+      census: w(
+        'SELECT kind, source, flag, round, flagged, done_at FROM census WHERE kind = ? AND source = ? AND flag = ?',
+      ),
       allCensus: w('SELECT kind, source, flag, round, flagged, done_at FROM census ORDER BY kind, source, flag'),
       clearFlags: w(
         `DELETE FROM item_flags WHERE kind = ? AND flag = ? AND id IN (SELECT id FROM items WHERE kind = ? AND source = ?)`,
@@ -83,7 +85,9 @@ export class ShapeTable implements CensusStore {
   }
 
   knownIds(kind: Kind, source: string, afterId: number, uptoId: number | null, limit: number): number[] {
-    return (this.s.knownIds.all(kind, afterId, uptoId ?? Number.MAX_SAFE_INTEGER, source, limit) as { id: number }[]).map((r) => r.id);
+    return (
+      this.s.knownIds.all(kind, afterId, uptoId ?? Number.MAX_SAFE_INTEGER, source, limit) as { id: number }[]
+    ).map((r) => r.id);
   }
 
   flagItems(kind: Kind, ids: readonly number[], flag: ItemFlag): void {
@@ -124,10 +128,28 @@ export class ShapeTable implements CensusStore {
     for (const row of this.s.items.iterate() as IterableIterator<[Kind, number, string, number | null]>) {
       const [kind, id, source, sizeBytes] = row;
       let f = flags.get(kind);
-      if (!f) flags.set(kind, (f = { hidden: this.flaggedIds(kind, 'hidden'), pending: this.flaggedIds(kind, 'pending_delete') }));
+      if (!f)
+        flags.set(
+          kind,
+          (f = { hidden: this.flaggedIds(kind, 'hidden'), pending: this.flaggedIds(kind, 'pending_delete') }),
+        );
       let d = done.get(`${kind}\n${source}`);
-      if (!d) done.set(`${kind}\n${source}`, (d = { hidden: this.censusDone(kind, source, 'hidden'), pending: this.censusDone(kind, source, 'pending_delete') }));
-      yield { kind, id, source, sizeBytes, hidden: d.hidden ? f.hidden.has(id) : null, pendingDelete: d.pending ? f.pending.has(id) : null };
+      if (!d)
+        done.set(
+          `${kind}\n${source}`,
+          (d = {
+            hidden: this.censusDone(kind, source, 'hidden'),
+            pending: this.censusDone(kind, source, 'pending_delete'),
+          }),
+        );
+      yield {
+        kind,
+        id,
+        source,
+        sizeBytes,
+        hidden: d.hidden ? f.hidden.has(id) : null,
+        pendingDelete: d.pending ? f.pending.has(id) : null,
+      };
     }
   }
 

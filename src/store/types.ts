@@ -96,7 +96,12 @@ export interface RunControl {
   updatedAt: number | null;
 }
 
-export const NO_CONTROL: RunControl = Object.freeze({ concurrency: null, paused: false, pausedBy: null, updatedAt: null });
+export const NO_CONTROL: RunControl = Object.freeze({
+  concurrency: null,
+  paused: false,
+  pausedBy: null,
+  updatedAt: null,
+});
 
 /**
  * What the actors may do with the checkpoint: read and write item rows, append to the event log,
@@ -311,7 +316,13 @@ export interface ItemStore {
    * `pending`; `moved` or `left` items still listed go back to `pending` with `reason` (GitLab 345591).
    * Returns how many were new and how many came back.
    */
-  recordPage(kind: Kind, source: string, round: number, items: readonly ItemRecord[], now: number): { added: number; back: ItemRow[] };
+  recordPage(
+    kind: Kind,
+    source: string,
+    round: number,
+    items: readonly ItemRecord[],
+    now: number,
+  ): { added: number; back: ItemRow[] };
   /** Records that a fresh listing showed these items on `source` at `now`. */
   touchListed(kind: Kind, source: string, ids: readonly number[], now: number): void;
   /**
@@ -355,7 +366,13 @@ export interface ItemStore {
   /** Records the item's fork network (its root project's id). */
   setNetwork(kind: Kind, id: number, network: number | null): void;
   /** Records that `ids` belong to `network` (its root's storage and pool, when known); returns the network's bytes. */
-  noteNetwork(kind: Kind, ids: readonly number[], network: number, rootStorage: string | null, poolBytes: number | null): number;
+  noteNetwork(
+    kind: Kind,
+    ids: readonly number[],
+    network: number,
+    rootStorage: string | null,
+    poolBytes: number | null,
+  ): number;
   getNetwork(network: number): NetworkRow | null;
   networks(): NetworkRow[];
   /** Each network with a placed member and where it went; `split`: networks placed on more than one destination. */
@@ -382,7 +399,14 @@ export interface ItemStore {
   /** Records when the current move was first seen running (kept if already set for this move). */
   markRunning(kind: Kind, id: number, at: number): void;
   /** -> moved (finished or cleanup failed). */
-  markMoved(kind: Kind, id: number, moveId: number | null, moveState: string | null, now: number, note: string | null): void;
+  markMoved(
+    kind: Kind,
+    id: number,
+    moveId: number | null,
+    moveState: string | null,
+    now: number,
+    note: string | null,
+  ): void;
   /** -> pending, not before `nextAttemptAt`. `refundAttempt` undoes the count of an attempt that never reached the instance. */
   markPending(kind: Kind, id: number, nextAttemptAt: number, lastError: string | null, refundAttempt: boolean): void;
   markLeft(kind: Kind, id: number, now: number, note: string | null): void;

@@ -4,7 +4,10 @@ import type { Schedule } from './windows.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-const schedule = (timezone: string, ...windows: string[]): Schedule => ({ timezone, windows: windows.map(parseWindow) });
+const schedule = (timezone: string, ...windows: string[]): Schedule => ({
+  timezone,
+  windows: windows.map(parseWindow),
+});
 
 describe('window syntax', () => {
   it('reads day ranges, single days, daily, and spans across days', () => {
@@ -17,13 +20,19 @@ describe('window syntax', () => {
     expect(parseWindow('Mon 08:00-24:00').spans).toEqual([{ start: 1440 + 480, end: 2880 }]);
   });
 
-  it.each(['daily 03:00-03:00', 'daily 00:00-00:00', 'Mon-Fri 22:00-22:00', 'Tue 09:30-09:30', 'Sat 00:00-Sat 00:00', 'Sun 12:00-Sun 12:00'])(
-    'refuses "%s", which ends when it starts, and says how to write always (issue 19)',
-    (text) => {
-      expect(() => parseWindow(text)).toThrow(WindowSyntaxError);
-      expect(() => parseWindow(text)).toThrow(/ends when it starts; for a schedule that is always open write "daily 00:00-24:00" \(or leave out schedule\)/);
-    },
-  );
+  it.each([
+    'daily 03:00-03:00',
+    'daily 00:00-00:00',
+    'Mon-Fri 22:00-22:00',
+    'Tue 09:30-09:30',
+    'Sat 00:00-Sat 00:00',
+    'Sun 12:00-Sun 12:00',
+  ])('refuses "%s", which ends when it starts, and says how to write always (issue 19)', (text) => {
+    expect(() => parseWindow(text)).toThrow(WindowSyntaxError);
+    expect(() => parseWindow(text)).toThrow(
+      /ends when it starts; for a schedule that is always open write "daily 00:00-24:00" \(or leave out schedule\)/,
+    );
+  });
 
   it('takes a whole day or a whole week written with a different end', () => {
     expect(parseWindow('daily 00:00-24:00').spans).toHaveLength(7);
@@ -31,10 +40,13 @@ describe('window syntax', () => {
     expect(parseWindow('Sat 00:00-Fri 23:59').spans).toEqual([{ start: 6 * 1440, end: 13 * 1440 - 1 }]);
   });
 
-  it.each(['Mon-Fri 22:00', 'Monday 22:00-06:00', 'Mon-Fri 25:00-06:00', 'Mon-Fri 22:60-06:00', 'mon 01:00-02:00', ''])('rejects "%s" and says how to write one', (text) => {
-    expect(() => parseWindow(text)).toThrow(WindowSyntaxError);
-    expect(() => parseWindow(text)).toThrow(/Mon-Fri 22:00-06:00/);
-  });
+  it.each(['Mon-Fri 22:00', 'Monday 22:00-06:00', 'Mon-Fri 25:00-06:00', 'Mon-Fri 22:60-06:00', 'mon 01:00-02:00', ''])(
+    'rejects "%s" and says how to write one',
+    (text) => {
+      expect(() => parseWindow(text)).toThrow(WindowSyntaxError);
+      expect(() => parseWindow(text)).toThrow(/Mon-Fri 22:00-06:00/);
+    },
+  );
 });
 
 describe('open or closed, in UTC', () => {
@@ -91,7 +103,7 @@ describe('daylight saving, Europe/Berlin', () => {
     expect(iso(nextChange(gap, at('2026-03-28T12:00:00Z')))).toBe('2026-03-29T01:00:00.000Z');
   });
 
-  it('a window in another zone is judged by that zone\'s wall clock', () => {
+  it("a window in another zone is judged by that zone's wall clock", () => {
     const tokyo = schedule('Asia/Tokyo', 'Mon 09:00-10:00');
     // Monday 09:30 in Tokyo is Monday 00:30 UTC.
     expect(openWindow(tokyo, at('2026-11-30T00:30:00Z'))).not.toBeNull();
@@ -104,8 +116,12 @@ describe('does the estimated work fit the windows (dry run)', () => {
     const { windowFit } = await import('../report/final.js');
     const s = schedule('UTC', 'Mon-Fri 22:00-06:00');
     const mon = at('2026-11-30T12:00:00Z');
-    expect(windowFit(s, mon, 3 * 3_600_000)).toEqual(['  maintenance windows: the work fits in 1 window(s), from Mon 2026-11-30 22:00 UTC to about Tue 2026-12-01 01:00 UTC']);
-    expect(windowFit(s, mon, 10 * 3_600_000).join('\n')).toMatch(/fits in 2 window\(s\).*about Wed 2026-12-02 00:00 UTC\n.*first window.*too short/);
+    expect(windowFit(s, mon, 3 * 3_600_000)).toEqual([
+      '  maintenance windows: the work fits in 1 window(s), from Mon 2026-11-30 22:00 UTC to about Tue 2026-12-01 01:00 UTC',
+    ]);
+    expect(windowFit(s, mon, 10 * 3_600_000).join('\n')).toMatch(
+      /fits in 2 window\(s\).*about Wed 2026-12-02 00:00 UTC\n.*first window.*too short/,
+    );
     expect(windowFit(s, mon, 1000 * 3_600_000)[0]).toMatch(/does NOT fit in the next 60 windows/);
   });
 });

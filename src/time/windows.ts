@@ -41,7 +41,10 @@ const DAILY = new RegExp(`^(?:${DAY_RE}(?:-${DAY_RE})?|daily) ${TIME_RE}-(?:${TI
 const SPAN = new RegExp(`^${DAY_RE} ${TIME_RE}-${DAY_RE} ${TIME_RE}$`);
 
 /** The same forms as a JSON Schema pattern (any run of blanks where one space is written). */
-export const WINDOW_PATTERN = `^\\s*(?:${DAILY.source.slice(1, -1)}|${SPAN.source.slice(1, -1)})\\s*$`.replace(/ /g, '\\s+');
+export const WINDOW_PATTERN = `^\\s*(?:${DAILY.source.slice(1, -1)}|${SPAN.source.slice(1, -1)})\\s*$`.replace(
+  / /g,
+  '\\s+',
+);
 
 const dayIndex = (d: string) => DAYS.indexOf(d as (typeof DAYS)[number]);
 
@@ -59,7 +62,15 @@ export function parseWindow(text: string): Window {
   }
   const daily = DAILY.exec(t);
   if (daily) {
-    const [, from, to, h1, m1, h2, m2] = daily as unknown as [string, string | undefined, string | undefined, string, string, string | undefined, string | undefined];
+    const [, from, to, h1, m1, h2, m2] = daily as unknown as [
+      string,
+      string | undefined,
+      string | undefined,
+      string,
+      string,
+      string | undefined,
+      string | undefined,
+    ];
     const first = from === undefined ? 0 : dayIndex(from);
     const last = from === undefined ? 6 : to === undefined ? first : dayIndex(to);
     const startMin = Number(h1) * 60 + Number(m1);
@@ -105,7 +116,13 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 export function weekMinute(ms: number, zone: string): number {
   let f = formatters.get(zone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
     formatters.set(zone, f);
   }
   let day = 0;
@@ -154,7 +171,11 @@ export function nextChange(schedule: Schedule, ms: number): number | null {
 }
 
 /** The next few openings after `ms` (for `validate` and the dry run), each with its closing. */
-export function upcomingWindows(schedule: Schedule, ms: number, count: number): { opens: number; closes: number | null }[] {
+export function upcomingWindows(
+  schedule: Schedule,
+  ms: number,
+  count: number,
+): { opens: number; closes: number | null }[] {
   const out: { opens: number; closes: number | null }[] = [];
   let t = ms;
   if (openWindow(schedule, t) !== null) {
@@ -191,7 +212,14 @@ export function openTimeBetween(schedule: Schedule, from: number, to: number): n
 /** "Mon 2026-11-30 22:00 Europe/Berlin": an instant as the operator's schedule reads it. */
 export function formatWindowTime(ms: number, zone: string): string {
   const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone: zone, weekday: 'short', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23',
+    timeZone: zone,
+    weekday: 'short',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
   }).formatToParts(ms);
   const v = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
   return `${v('weekday')} ${v('year')}-${v('month')}-${v('day')} ${v('hour')}:${v('minute')} ${zone}`;

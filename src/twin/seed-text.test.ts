@@ -14,33 +14,72 @@ const BASE: TwinSeedInput = {
   destination: 'cluster',
   weights: { default: 100, 'nfs-1': 0 },
   counts: [
-    { kind: 'projects', source: 'nfs-1', items: 3, sized: 2, bytes: 3 * 1024 ** 3, maxBytes: 2 * 1024 ** 3, hidden: 1, pendingDelete: 0, hiddenUnknown: 0, pendingUnknown: 0 },
-    { kind: 'projects', source: 'nfs-2', items: 2, sized: 2, bytes: 10, maxBytes: 6, hidden: 0, pendingDelete: 0, hiddenUnknown: 2, pendingUnknown: 2 },
-    { kind: 'groups', source: 'nfs-2', items: 1, sized: 0, bytes: 0, maxBytes: 0, hidden: 0, pendingDelete: 0, hiddenUnknown: 0, pendingUnknown: 0 },
+    {
+      kind: 'projects',
+      source: 'nfs-1',
+      items: 3,
+      sized: 2,
+      bytes: 3 * 1024 ** 3,
+      maxBytes: 2 * 1024 ** 3,
+      hidden: 1,
+      pendingDelete: 0,
+      hiddenUnknown: 0,
+      pendingUnknown: 0,
+    },
+    {
+      kind: 'projects',
+      source: 'nfs-2',
+      items: 2,
+      sized: 2,
+      bytes: 10,
+      maxBytes: 6,
+      hidden: 0,
+      pendingDelete: 0,
+      hiddenUnknown: 2,
+      pendingUnknown: 2,
+    },
+    {
+      kind: 'groups',
+      source: 'nfs-2',
+      items: 1,
+      sized: 0,
+      bytes: 0,
+      maxBytes: 0,
+      hidden: 0,
+      pendingDelete: 0,
+      hiddenUnknown: 0,
+      pendingUnknown: 0,
+    },
   ],
   unlistable: [7],
   estimate: { ms: 720_000, basis: 'sizes', assumptions: 'from sizes', concurrency: 10 },
   itemsFile: 'twin.items.jsonl',
 };
 
-describe('the twin\'s seed text', () => {
-  it('says what it carries, what it does not, and the dry run\'s estimate, above the seed', () => {
+describe("the twin's seed text", () => {
+  it("says what it carries, what it does not, and the dry run's estimate, above the seed", () => {
     const text = renderTwinSeed(BASE);
-    expect(text).toContain('#   projects on nfs-1: 3; 3.0 GiB in 2 with a size (1 unknown: seeded as 10 MB); 1 hidden; 0 pending deletion');
-    expect(text).toContain('#   projects on nfs-2: 2; 10 B in 2 with a size; hidden unknown for 2 (no finished census: carried as not hidden); pending deletion unknown for 2 (carried as not pending)');
+    expect(text).toContain(
+      '#   projects on nfs-1: 3; 3.0 GiB in 2 with a size (1 unknown: seeded as 10 MB); 1 hidden; 0 pending deletion',
+    );
+    expect(text).toContain(
+      '#   projects on nfs-2: 2; 10 B in 2 with a size; hidden unknown for 2 (no finished census: carried as not hidden); pending deletion unknown for 2 (carried as not pending)',
+    );
     expect(text).toContain('#   group wikis on nfs-2: 1; sizes unknown');
     expect(text).toContain('#   1 projects whose listing page answers 500 (instance.unlistable)');
     expect(text).toContain('#   - fork networks: no request a dry run sends shows them, and the sandbox models none');
     expect(text).toContain('# estimate (dry run): 12m00s at 10 moves in flight (from sizes)');
-    expect(text).toContain([
-      'instance:',
-      '  version: "16.11.2-ee"',
-      '  edition: ee',
-      '  tier: premium',
-      '  storages: ["default", "nfs-1", "nfs-2", "cluster"]',
-      '  weights: { "default": 100, "nfs-1": 0 }',
-      '  unlistable: [7]',
-    ].join('\n'));
+    expect(text).toContain(
+      [
+        'instance:',
+        '  version: "16.11.2-ee"',
+        '  edition: ee',
+        '  tier: premium',
+        '  storages: ["default", "nfs-1", "nfs-2", "cluster"]',
+        '  weights: { "default": 100, "nfs-1": 0 }',
+        '  unlistable: [7]',
+      ].join('\n'),
+    );
     expect(text).toContain('  items_file: "twin.items.jsonl"\n');
   });
 
@@ -53,13 +92,31 @@ describe('the twin\'s seed text', () => {
   });
 
   it('names kinds it could not count, and configures every storage the plan or an item names', () => {
-    const text = renderTwinSeed({ ...BASE, enterprise: false, version: null, weights: null, access: { projects: 'listing', snippets: 'records', groups: 'unsupported' }, byRecords: [{ kind: 'snippets', source: 'nfs-1' }], counts: [], unlistable: [] });
-    expect(text).toContain('#   snippets on nfs-1: none carried (the instance does not expose their storage; the dry run could not count them)');
-    expect(text).toContain('#   group wikis: none (the instance cannot move them; the plan\'s run skips them too)');
+    const text = renderTwinSeed({
+      ...BASE,
+      enterprise: false,
+      version: null,
+      weights: null,
+      access: { projects: 'listing', snippets: 'records', groups: 'unsupported' },
+      byRecords: [{ kind: 'snippets', source: 'nfs-1' }],
+      counts: [],
+      unlistable: [],
+    });
+    expect(text).toContain(
+      '#   snippets on nfs-1: none carried (the instance does not expose their storage; the dry run could not count them)',
+    );
+    expect(text).toContain("#   group wikis: none (the instance cannot move them; the plan's run skips them too)");
     expect(text).not.toContain('  version:');
     expect(text).not.toContain('  tier:');
     expect(text).toContain('  edition: ce\n');
-    expect(storagesOf({ weights: { a: 1 }, sources: ['b'], destination: 'c', counts: [{ ...BASE.counts[0]!, source: 'd' }] })).toEqual(['a', 'b', 'c', 'd']);
+    expect(
+      storagesOf({
+        weights: { a: 1 },
+        sources: ['b'],
+        destination: 'c',
+        counts: [{ ...BASE.counts[0]!, source: 'd' }],
+      }),
+    ).toEqual(['a', 'b', 'c', 'd']);
   });
 
   it('writes one JSON array per item, sizes in whole bytes', () => {

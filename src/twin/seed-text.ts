@@ -25,7 +25,14 @@ const SANDBOX_KIND: Record<Kind, string> = { projects: 'project', snippets: 'sni
 const KIND_WORDS: Record<Kind, string> = { projects: 'projects', snippets: 'snippets', groups: 'group wikis' };
 
 /** One item's line in the items file. `storage` is the storage name already as JSON. */
-export function itemLine(kind: Kind, id: number, storageJson: string, sizeBytes: number | null, hidden: boolean, pendingDelete: boolean): string {
+export function itemLine(
+  kind: Kind,
+  id: number,
+  storageJson: string,
+  sizeBytes: number | null,
+  hidden: boolean,
+  pendingDelete: boolean,
+): string {
   return `["${SANDBOX_KIND[kind]}",${id},${storageJson},${sizeBytes === null ? 'null' : Math.round(sizeBytes)},${hidden ? 1 : 0},${pendingDelete ? 1 : 0}]`;
 }
 
@@ -70,24 +77,47 @@ export interface TwinSeedInput {
 }
 
 /** Edition and tier as far as pre-flight showed them, with the reason in words. */
-export function editionOf(enterprise: boolean | null, access: Partial<Record<Kind, KindAccessMode>>): { edition: 'ee' | 'ce'; tier: 'free' | 'premium' | 'ultimate' | null; note: string } {
+export function editionOf(
+  enterprise: boolean | null,
+  access: Partial<Record<Kind, KindAccessMode>>,
+): { edition: 'ee' | 'ce'; tier: 'free' | 'premium' | 'ultimate' | null; note: string } {
   if (enterprise === false) return { edition: 'ce', tier: null, note: 'edition ce (GET /metadata), which has no tier' };
-  const ee = enterprise === true ? 'edition ee (GET /metadata)' : 'edition unknown (the checkpoint does not record it: a dry run from before issue 21, or an instance whose /metadata does not say), written as ee';
+  const ee =
+    enterprise === true
+      ? 'edition ee (GET /metadata)'
+      : 'edition unknown (the checkpoint does not record it: a dry run from before issue 21, or an instance whose /metadata does not say), written as ee';
   const groups = access.groups;
-  if (groups === 'unsupported') return { edition: 'ee', tier: 'free', note: `${ee}; tier free (the instance has no group wiki moves)` };
+  if (groups === 'unsupported')
+    return { edition: 'ee', tier: 'free', note: `${ee}; tier free (the instance has no group wiki moves)` };
   if (groups === 'listing' || groups === 'records') {
-    return { edition: 'ee', tier: 'premium', note: `${ee}; tier premium (group wiki moves exist: premium or ultimate, which look alike to every request shardmove sends)` };
+    return {
+      edition: 'ee',
+      tier: 'premium',
+      note: `${ee}; tier premium (group wiki moves exist: premium or ultimate, which look alike to every request shardmove sends)`,
+    };
   }
-  return { edition: 'ee', tier: 'ultimate', note: `${ee}; tier unknown (the plan moves no group wikis, so pre-flight did not probe for group moves), written as ultimate, the sandbox's default` };
+  return {
+    edition: 'ee',
+    tier: 'ultimate',
+    note: `${ee}; tier unknown (the plan moves no group wikis, so pre-flight did not probe for group moves), written as ultimate, the sandbox's default`,
+  };
 }
 
 /** A storage name in a comment or a flow sequence: bare when plain, else as JSON (also YAML). */
 const name = (s: string) => (/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(s) ? s : JSON.stringify(s));
 
 /** Every storage the seed must configure: the instance's weighted ones, the plan's, and the items'. */
-export function storagesOf(input: Pick<TwinSeedInput, 'weights' | 'sources' | 'destination' | 'destinations' | 'counts'>): string[] {
+export function storagesOf(
+  input: Pick<TwinSeedInput, 'weights' | 'sources' | 'destination' | 'destinations' | 'counts'>,
+): string[] {
   const out = new Set<string>(Object.keys(input.weights ?? {}));
-  for (const s of [...input.sources, input.destination, ...(input.destinations ?? []), ...input.counts.map((c) => c.source)]) out.add(s);
+  for (const s of [
+    ...input.sources,
+    input.destination,
+    ...(input.destinations ?? []),
+    ...input.counts.map((c) => c.source),
+  ])
+    out.add(s);
   return [...out];
 }
 
@@ -116,19 +146,23 @@ export function renderTwinSeed(input: TwinSeedInput): string {
   );
   for (const k of input.counts) c.push(`  ${countLine(k)}`);
   for (const r of input.byRecords) {
-    c.push(`  ${KIND_WORDS[r.kind]} on ${name(r.source)}: none carried (the instance does not expose their storage; the dry run could not count them)`);
+    c.push(
+      `  ${KIND_WORDS[r.kind]} on ${name(r.source)}: none carried (the instance does not expose their storage; the dry run could not count them)`,
+    );
   }
   for (const [kind, mode] of Object.entries(input.access) as [Kind, KindAccessMode][]) {
-    if (mode === 'unsupported') c.push(`  ${KIND_WORDS[kind]}: none (the instance cannot move them; the plan's run skips them too)`);
+    if (mode === 'unsupported')
+      c.push(`  ${KIND_WORDS[kind]}: none (the instance cannot move them; the plan's run skips them too)`);
   }
-  if (input.unlistable.length > 0) c.push(`  ${input.unlistable.length} projects whose listing page answers 500 (instance.unlistable)`);
+  if (input.unlistable.length > 0)
+    c.push(`  ${input.unlistable.length} projects whose listing page answers 500 (instance.unlistable)`);
   c.push(
     'Not carried (the checkpoint does not know it):',
     '  - fork networks: no request a dry run sends shows them, and the sandbox models none',
     `  - items on storages the plan does not drain (a dry run lists only the sources), and items the dry run found gone`,
     '  - visibility, commit counts and contents, owners, users and group membership',
     '  - snippet and group wiki sizes (GitLab lists none: seeded as 10 MB each), groups pending deletion',
-    '  - Geo sites (a dry run reads none: the sandbox\'s default primary and secondary on premium and ultimate)',
+    "  - Geo sites (a dry run reads none: the sandbox's default primary and secondary on premium and ultimate)",
     '  - storage health (every storage is reachable here), Admin Mode, feature flags, token settings',
     '',
     `estimate (dry run): ${formatApproxDuration(input.estimate.ms)} at ${input.estimate.concurrency} moves in flight (${input.estimate.assumptions})`,
@@ -140,7 +174,13 @@ export function renderTwinSeed(input: TwinSeedInput): string {
     `  edition: ${e.edition}`,
     ...(e.tier ? [`  tier: ${e.tier}`] : []),
     `  storages: [${storages.map((s) => JSON.stringify(s)).join(', ')}]`,
-    ...(input.weights ? [`  weights: {${Object.entries(input.weights).map(([k, v]) => ` ${JSON.stringify(k)}: ${v}`).join(',')} }`] : []),
+    ...(input.weights
+      ? [
+          `  weights: {${Object.entries(input.weights)
+            .map(([k, v]) => ` ${JSON.stringify(k)}: ${v}`)
+            .join(',')} }`,
+        ]
+      : []),
     ...(input.unlistable.length > 0 ? [`  unlistable: [${input.unlistable.join(', ')}]`] : []),
     'users:',
     '  - { id: 1, username: twin-admin, name: twin rehearsal, admin: true }',
@@ -155,11 +195,22 @@ export function renderTwinSeed(input: TwinSeedInput): string {
 
 function countLine(k: TwinCount): string {
   const parts = [`${KIND_WORDS[k.kind]} on ${name(k.source)}: ${k.items}`];
-  if (k.kind === 'projects' || k.sized > 0) parts.push(`${formatBytes(k.bytes)} in ${k.sized} with a size${k.sized < k.items ? ` (${k.items - k.sized} unknown: seeded as 10 MB)` : ''}`);
+  if (k.kind === 'projects' || k.sized > 0)
+    parts.push(
+      `${formatBytes(k.bytes)} in ${k.sized} with a size${k.sized < k.items ? ` (${k.items - k.sized} unknown: seeded as 10 MB)` : ''}`,
+    );
   else parts.push('sizes unknown');
   if (k.kind === 'projects') {
-    parts.push(k.hiddenUnknown > 0 ? `hidden unknown for ${k.hiddenUnknown} (no finished census: carried as not hidden)` : `${k.hidden} hidden`);
-    parts.push(k.pendingUnknown > 0 ? `pending deletion unknown for ${k.pendingUnknown} (carried as not pending)` : `${k.pendingDelete} pending deletion`);
+    parts.push(
+      k.hiddenUnknown > 0
+        ? `hidden unknown for ${k.hiddenUnknown} (no finished census: carried as not hidden)`
+        : `${k.hidden} hidden`,
+    );
+    parts.push(
+      k.pendingUnknown > 0
+        ? `pending deletion unknown for ${k.pendingUnknown} (carried as not pending)`
+        : `${k.pendingDelete} pending deletion`,
+    );
   }
   return parts.join('; ');
 }

@@ -52,15 +52,24 @@ export function finishedDryRun(store: Checkpoint): RunContext {
   const snap = saved?.snapshot as { status?: unknown; value?: unknown; context?: RunContext } | undefined;
   const mode = store.mode() ?? (snap?.context ? (snap.context.dryRun ? 'dry-run' : 'run') : null);
   if (mode === 'run') {
-    throw new RuntimeError(CHECKPOINT_MODE, `refusing: ${file} holds a real run, whose items have moved since it listed them; a twin is made from a dry run's checkpoint (state/<plan>.dry-run.db unless the dry run had --state)`);
+    throw new RuntimeError(
+      CHECKPOINT_MODE,
+      `refusing: ${file} holds a real run, whose items have moved since it listed them; a twin is made from a dry run's checkpoint (state/<plan>.dry-run.db unless the dry run had --state)`,
+    );
   }
   if (!snap?.context) {
-    throw new TwinError(TWIN_UNFINISHED, `${file} holds no dry run yet: run \`shardmove run PLAN --dry-run\` first, then make the twin from its checkpoint`);
+    throw new TwinError(
+      TWIN_UNFINISHED,
+      `${file} holds no dry run yet: run \`shardmove run PLAN --dry-run\` first, then make the twin from its checkpoint`,
+    );
   }
   if (snap.status !== 'done' || snap.value !== 'done') {
     const c = snap.context;
     const where = c.error ? `it failed at ${c.error.step}: ${c.error.message}` : `it stopped at ${c.step}`;
-    throw new TwinError(TWIN_UNFINISHED, `the dry run in ${file} has not finished (${where}), so it may have listed only part of the instance: run \`shardmove run PLAN --dry-run\` again until it reports DRY RUN COMPLETE`);
+    throw new TwinError(
+      TWIN_UNFINISHED,
+      `the dry run in ${file} has not finished (${where}), so it may have listed only part of the instance: run \`shardmove run PLAN --dry-run\` again until it reports DRY RUN COMPLETE`,
+    );
   }
   return snap.context;
 }
@@ -83,7 +92,22 @@ export function writeTwin(opts: TwinOptions): TwinResult {
       items++;
       const key = `${it.kind}\n${it.source}`;
       let c = counts.get(key);
-      if (!c) counts.set(key, (c = { kind: it.kind, source: it.source, items: 0, sized: 0, bytes: 0, maxBytes: 0, hidden: 0, pendingDelete: 0, hiddenUnknown: 0, pendingUnknown: 0 }));
+      if (!c)
+        counts.set(
+          key,
+          (c = {
+            kind: it.kind,
+            source: it.source,
+            items: 0,
+            sized: 0,
+            bytes: 0,
+            maxBytes: 0,
+            hidden: 0,
+            pendingDelete: 0,
+            hiddenUnknown: 0,
+            pendingUnknown: 0,
+          }),
+        );
       c.items++;
       if (it.sizeBytes !== null) {
         c.sized++;
@@ -108,7 +132,9 @@ export function writeTwin(opts: TwinOptions): TwinResult {
     if (chunk.length > 0) yield `${chunk.join('\n')}\n`;
   }
   write(itemsFile, lines());
-  const all = [...counts.values()].sort((a, b) => kindOrder(a.kind) - kindOrder(b.kind) || a.source.localeCompare(b.source));
+  const all = [...counts.values()].sort(
+    (a, b) => kindOrder(a.kind) - kindOrder(b.kind) || a.source.localeCompare(b.source),
+  );
   const concurrency = opts.concurrency ?? dryRunConcurrency(store) ?? 10;
   const estimate = estimateDuration({
     items,
@@ -124,7 +150,9 @@ export function writeTwin(opts: TwinOptions): TwinResult {
     version: context.instanceVersion,
     enterprise: context.enterprise ?? null,
     access: context.access ?? {},
-    byRecords: Object.values(context.drains).filter((d) => d.byRecords).map((d) => ({ kind: d.kind, source: d.source })),
+    byRecords: Object.values(context.drains)
+      .filter((d) => d.byRecords)
+      .map((d) => ({ kind: d.kind, source: d.source })),
     sources: context.sources,
     destination: context.destination,
     destinations: context.destinations ?? [context.destination],

@@ -5,7 +5,12 @@
  */
 import { existsSync } from 'node:fs';
 
-const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
+const CANDIDATES = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+  '/usr/bin/google-chrome-stable',
+];
 
 /** The browser binary: $CHROMIUM_PATH, else the first of the usual places that exists; null when none. */
 export function findChromium(env: Readonly<Record<string, string | undefined>> = process.env): string | null {

@@ -27,7 +27,10 @@ export const OAUTH = {
  * A copy of the built-in seed (plans/sandbox.yaml) with a smaller inventory, so a whole run takes a
  * few seconds, and optionally a short OAuth token lifetime. Returns the seed file's path.
  */
-export function writeSeed(dir: string, opts: { projects?: number; snippets?: number; groups?: number; oauthTtlSeconds?: number } = {}): string {
+export function writeSeed(
+  dir: string,
+  opts: { projects?: number; snippets?: number; groups?: number; oauthTtlSeconds?: number } = {},
+): string {
   let text = readFileSync(join(ROOT, 'plans', 'sandbox.yaml'), 'utf8');
   const set = (key: string, value: number | undefined) => {
     if (value === undefined) return;
@@ -52,7 +55,9 @@ export interface SandboxProcess {
 
 /** Starts `shardmove sandbox --port 0 ...args` and waits for its ready line. */
 export async function startSandboxProcess(args: string[]): Promise<SandboxProcess> {
-  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stderr?.resume();
   const lines = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((done, fail) => {
@@ -82,8 +87,15 @@ export interface CliResult {
 }
 
 /** Runs the CLI to completion; `onStart` gets the child (e.g. to signal it). */
-export function runCli(args: string[], opts: { env?: Record<string, string>; cwd: string; onStart?: (c: ChildProcess) => void }): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function runCli(
+  args: string[],
+  opts: { env?: Record<string, string>; cwd: string; onStart?: (c: ChildProcess) => void },
+): Promise<CliResult> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (c) => (stdout += String(c)));
@@ -97,12 +109,27 @@ export function tempDir(prefix: string): string {
 }
 
 /** Writes a plan for the sandbox (credentials from ${SHARDMOVE_URL} / ${SHARDMOVE_TOKEN}). */
-export function writePlan(dir: string, overrides: { name?: string; mode?: 'throttled' | 'bulk'; concurrency?: number; from?: string[]; oauth?: boolean } = {}): string {
+export function writePlan(
+  dir: string,
+  overrides: {
+    name?: string;
+    mode?: 'throttled' | 'bulk';
+    concurrency?: number;
+    from?: string[];
+    oauth?: boolean;
+  } = {},
+): string {
   const file = join(dir, 'plan.yaml');
   // OAuth: the seed's pair and application, from files next to the plan (written back on refresh).
   const auth = overrides.oauth
-    ? ['  oauth:', '    access_token_file: access.txt', '    refresh_token_file: refresh.txt', '    client_id: sandbox-app-uid',
-      '    client_secret_file: client-secret.txt', '    redirect_uri: http://localhost/cb']
+    ? [
+        '  oauth:',
+        '    access_token_file: access.txt',
+        '    refresh_token_file: refresh.txt',
+        '    client_id: sandbox-app-uid',
+        '    client_secret_file: client-secret.txt',
+        '    redirect_uri: http://localhost/cb',
+      ]
     : ['  token: ${SHARDMOVE_TOKEN}'];
   if (overrides.oauth) {
     writeFileSync(join(dir, 'access.txt'), `${OAUTH.accessToken}\n`, { mode: 0o600 });
@@ -140,7 +167,9 @@ const PATHS = { projects: '/projects', snippets: '/snippets/all', groups: '/grou
 export async function storagesOf(url: string, kind: keyof typeof PATHS): Promise<Map<number, string>> {
   const out = new Map<number, string>();
   for (let page = 1; ; page += 1) {
-    const res = await fetch(`${url}/api/v4${PATHS[kind]}?per_page=100&page=${page}`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
+    const res = await fetch(`${url}/api/v4${PATHS[kind]}?per_page=100&page=${page}`, {
+      headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN },
+    });
     const body = (await res.json()) as { id: number; repository_storage: string }[];
     if (!res.ok) throw new Error(`${kind}: ${res.status}`);
     for (const it of body) out.set(it.id, it.repository_storage);
@@ -160,10 +189,23 @@ export interface SandboxMove {
 export async function movesOf(url: string, kind: 'project' | 'snippet' | 'group'): Promise<SandboxMove[]> {
   const out: SandboxMove[] = [];
   for (let page = 1; ; page += 1) {
-    const res = await fetch(`${url}/api/v4/${kind}_repository_storage_moves?per_page=100&page=${page}`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
-    const body = (await res.json()) as ({ id: number; state: string; source_storage_name: string; destination_storage_name: string } & Record<string, { id: number }>)[];
+    const res = await fetch(`${url}/api/v4/${kind}_repository_storage_moves?per_page=100&page=${page}`, {
+      headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN },
+    });
+    const body = (await res.json()) as ({
+      id: number;
+      state: string;
+      source_storage_name: string;
+      destination_storage_name: string;
+    } & Record<string, { id: number }>)[];
     for (const m of body) {
-      out.push({ id: m.id, state: m.state, itemId: (m.project ?? m.snippet ?? m.group)?.id ?? -1, source: m.source_storage_name, destination: m.destination_storage_name });
+      out.push({
+        id: m.id,
+        state: m.state,
+        itemId: (m.project ?? m.snippet ?? m.group)?.id ?? -1,
+        source: m.source_storage_name,
+        destination: m.destination_storage_name,
+      });
     }
     if (body.length < 100) return out.sort((a, b) => a.id - b.id);
   }
@@ -192,7 +234,11 @@ export function sandboxEnv(url: string): Record<string, string> {
 }
 
 /** The harness's seed (writeSeed) with `change` applied to it as a YAML document; returns its path. */
-export function writeChangedSeed(dir: string, counts: Parameters<typeof writeSeed>[1], change: (seed: Document) => void): string {
+export function writeChangedSeed(
+  dir: string,
+  counts: Parameters<typeof writeSeed>[1],
+  change: (seed: Document) => void,
+): string {
   const file = writeSeed(dir, counts);
   const doc = parseDocument(readFileSync(file, 'utf8'));
   change(doc);
@@ -212,7 +258,16 @@ export async function startSeededSandbox(
   const dir = tempDir(name);
   const seedFile = writeChangedSeed(dir, counts, change);
   const db = join(dir, 'sandbox.db');
-  const sandbox = await startSandboxProcess(['--seed', seedFile, '--db', db, '--move-duration', '20', '--workers', '20']);
+  const sandbox = await startSandboxProcess([
+    '--seed',
+    seedFile,
+    '--db',
+    db,
+    '--move-duration',
+    '20',
+    '--workers',
+    '20',
+  ]);
   onTestFinished(async () => {
     await sandbox.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -6,14 +6,31 @@ import { openCheckpoint } from '../../src/store/checkpoint.js';
 import { FakeClock, FakeInstance } from './fake-instance.js';
 import type { FakeOptions } from './fake-instance.js';
 
-export function testPlan(over: { move?: Partial<Plan['move']>; retry?: Partial<Plan['retry']>; poll?: Partial<Plan['poll']> } = {}): Plan {
+export function testPlan(
+  over: { move?: Partial<Plan['move']>; retry?: Partial<Plan['retry']>; poll?: Partial<Plan['poll']> } = {},
+): Plan {
   return {
     version: 1,
     name: 'test',
     instance: { url: 'http://fake', credentials: { type: 'token', token: 'x' }, sudo: null, timeoutMs: 1000 },
-    move: { from: ['nfs-1'], to: ['cluster'], kinds: ['projects', 'snippets', 'groups'] as Kind[], mode: 'throttled', concurrency: 10, queueAhead: 0, ...over.move },
+    move: {
+      from: ['nfs-1'],
+      to: ['cluster'],
+      kinds: ['projects', 'snippets', 'groups'] as Kind[],
+      mode: 'throttled',
+      concurrency: 10,
+      queueAhead: 0,
+      ...over.move,
+    },
     weights: { cluster: 100, 'nfs-1': 0 },
-    poll: { intervalMs: 5000, minIntervalMs: 250, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 3_600_000, stuckRunningPerGbMs: 1_800_000, ...over.poll },
+    poll: {
+      intervalMs: 5000,
+      minIntervalMs: 250,
+      stuckScheduledAfterMs: 86_400_000,
+      stuckRunningAfterMs: 3_600_000,
+      stuckRunningPerGbMs: 1_800_000,
+      ...over.poll,
+    },
     retry: { maxAttempts: 3, backoffMs: 30_000, ...over.retry },
     verify: true,
     geo: { resync: false },
@@ -28,12 +45,24 @@ export interface Harness {
   abort: AbortController;
 }
 
-export function createHarness(plan: Plan = testPlan(), fakeOpts: Partial<FakeOptions> = {}, file = ':memory:'): Harness {
+export function createHarness(
+  plan: Plan = testPlan(),
+  fakeOpts: Partial<FakeOptions> = {},
+  file = ':memory:',
+): Harness {
   const clock = new FakeClock();
   const fake = new FakeInstance({ clock, ...fakeOpts });
   const store = openCheckpoint(file);
   const abort = new AbortController();
-  const deps: ActorDeps = { api: fake, store, plan, clock, log: pino({ level: 'silent' }), signal: abort.signal, dryRun: false };
+  const deps: ActorDeps = {
+    api: fake,
+    store,
+    plan,
+    clock,
+    log: pino({ level: 'silent' }),
+    signal: abort.signal,
+    dryRun: false,
+  };
   return { deps, fake, clock, store, abort };
 }
 
@@ -52,7 +81,10 @@ export function range(from: number, to: number): number[] {
  * function of the call's arguments; a listing's per page): the
  * fake answers at once, which makes round trips and listings instantaneous otherwise.
  */
-export function withDelays(h: Harness, delays: Partial<Record<keyof ActorDeps['api'], number | ((...args: unknown[]) => number)>>): Harness {
+export function withDelays(
+  h: Harness,
+  delays: Partial<Record<keyof ActorDeps['api'], number | ((...args: unknown[]) => number)>>,
+): Harness {
   const api = h.deps.api;
   const proxy = new Proxy(api, {
     get(target, prop, receiver) {

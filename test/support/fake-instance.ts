@@ -6,7 +6,16 @@
  */
 import { ApiAmbiguousError, ApiHttpError, ApiNotFoundError } from '../../src/api/errors.js';
 import { listKeysetIsolating, listOffsetIsolating } from '../../src/api/listing.js';
-import type { InstanceApi, InstanceVersion, ItemRecord, KindAccess, ListItemsOptions, MovePage, MoveRecord, ScheduleResult } from '../../src/api/types.js';
+import type {
+  InstanceApi,
+  InstanceVersion,
+  ItemRecord,
+  KindAccess,
+  ListItemsOptions,
+  MovePage,
+  MoveRecord,
+  ScheduleResult,
+} from '../../src/api/types.js';
 import type { Clock } from '../../src/time/clock.js';
 import type { Kind } from '../../src/plan/types.js';
 
@@ -127,7 +136,8 @@ export class FakeInstance implements InstanceApi {
   }
 
   addItems(kind: Kind, storage: string, ids: Iterable<number>): void {
-    for (const id of ids) this.items.set(key(kind, id), { kind, id, storage, name: `${kind}/${id}`, readOnly: false, sizeBytes: null });
+    for (const id of ids)
+      this.items.set(key(kind, id), { kind, id, storage, name: `${kind}/${id}`, readOnly: false, sizeBytes: null });
   }
 
   /** Sets an item's reported repository size and, optionally, how long its moves run. */
@@ -217,7 +227,13 @@ export class FakeInstance implements InstanceApi {
   }
 
   private record(it: FakeItem): ItemRecord {
-    return { kind: it.kind, id: it.id, storage: this.exposes(it.kind) ? it.storage : null, name: it.name, sizeBytes: it.sizeBytes };
+    return {
+      kind: it.kind,
+      id: it.id,
+      storage: this.exposes(it.kind) ? it.storage : null,
+      name: it.name,
+      sizeBytes: it.sizeBytes,
+    };
   }
 
   async version(): Promise<InstanceVersion> {
@@ -227,9 +243,13 @@ export class FakeInstance implements InstanceApi {
   async kindAccess(kind: Kind, enterprise: boolean | null): Promise<KindAccess> {
     this.req('kindAccess');
     if (kind === 'projects') return { mode: 'listing', reason: null };
-    if (kind === 'groups' && this.opts.groupMoves === false) return { mode: 'unsupported', reason: 'no group repository storage moves (fake)' };
+    if (kind === 'groups' && this.opts.groupMoves === false)
+      return { mode: 'unsupported', reason: 'no group repository storage moves (fake)' };
     const any = [...this.items.values()].some((i) => i.kind === kind);
-    if (!any) return enterprise === false ? { mode: 'records', reason: 'Community Edition (fake)' } : { mode: 'listing', reason: null };
+    if (!any)
+      return enterprise === false
+        ? { mode: 'records', reason: 'Community Edition (fake)' }
+        : { mode: 'listing', reason: null };
     if (!this.exposes(kind) || this.opts.ignoreFilter) return { mode: 'records', reason: 'storage not exposed (fake)' };
     return { mode: 'listing', reason: null };
   }
@@ -277,7 +297,10 @@ export class FakeInstance implements InstanceApi {
   private listable(kind: Kind, storage: string, leaveOut?: 'hidden' | 'pending_delete'): FakeItem[] {
     const filtered = !this.opts.ignoreFilter && this.exposes(kind);
     const all = [...this.items.values()].filter(
-      (i) => i.kind === kind && (!filtered || i.storage === storage) && !(i.hidden && this.opts.listsHidden === false) &&
+      (i) =>
+        i.kind === kind &&
+        (!filtered || i.storage === storage) &&
+        !(i.hidden && this.opts.listsHidden === false) &&
         !(i.hidden && leaveOut !== undefined && (i.flag ?? 'hidden') === leaveOut),
     );
     // /snippets/all: always newest first, order params ignored; projects (keyset) and groups: id ascending.
@@ -286,7 +309,9 @@ export class FakeInstance implements InstanceApi {
 
   private page(kind: Kind, items: FakeItem[]): ItemRecord[] {
     if (items.some((i) => this.unrenderable.has(key(kind, i.id)))) {
-      throw new ApiHttpError({ method: 'GET', path: `/api/v4/${kind}` }, 500, '500 Internal Server Error', { message: '500 Internal Server Error' });
+      throw new ApiHttpError({ method: 'GET', path: `/api/v4/${kind}` }, 500, '500 Internal Server Error', {
+        message: '500 Internal Server Error',
+      });
     }
     return items.map((i) => this.record(i));
   }
@@ -300,7 +325,9 @@ export class FakeInstance implements InstanceApi {
         async (q) => {
           this.req('listItemsOnStorage');
           this.listings.push(`id_after=${q.idAfter} per_page=${q.perPage}`);
-          const rest = this.listable(kind, storage, opts.leaveOut).filter((i) => i.id > q.idAfter && (q.idBefore === undefined || i.id < q.idBefore));
+          const rest = this.listable(kind, storage, opts.leaveOut).filter(
+            (i) => i.id > q.idAfter && (q.idBefore === undefined || i.id < q.idBefore),
+          );
           return { items: this.page(kind, rest.slice(0, q.perPage)), hasNext: rest.length > q.perPage };
         },
         { kind, perPage, afterId: opts.afterId ?? 0, onUnlistable: opts.onUnlistable },
@@ -359,14 +386,24 @@ export class FakeInstance implements InstanceApi {
     this.req('listItemMoves');
     this.noGroupMoves(kind);
     // The move routes find hidden and pending-delete projects too; an unknown item is a 404.
-    if (!this.items.has(key(kind, itemId))) throw new ApiNotFoundError({ method: 'GET', path: `/api/v4/${kind}/${itemId}/repository_storage_moves` }, `404 ${kind} Not Found`, null);
+    if (!this.items.has(key(kind, itemId)))
+      throw new ApiNotFoundError(
+        { method: 'GET', path: `/api/v4/${kind}/${itemId}/repository_storage_moves` },
+        `404 ${kind} Not Found`,
+        null,
+      );
     return this.movesOf(kind, itemId)
       .reverse()
       .map((m) => this.view(m));
   }
 
   private noGroupMoves(kind: Kind): void {
-    if (kind === 'groups' && this.opts.groupMoves === false) throw new ApiNotFoundError({ method: 'GET', path: '/api/v4/group_repository_storage_moves' }, '404 Not Found', null);
+    if (kind === 'groups' && this.opts.groupMoves === false)
+      throw new ApiNotFoundError(
+        { method: 'GET', path: '/api/v4/group_repository_storage_moves' },
+        '404 Not Found',
+        null,
+      );
   }
 
   async listMoves(kind: Kind, page: number, perPage: number): Promise<MovePage> {

@@ -58,9 +58,18 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
   const call = (name: string) => state.calls.push(name);
   return {
     state,
-    async version() { call('version'); return { version: state.version, enterprise: true }; },
-    async currentUser() { call('currentUser'); return state.user; },
-    async kindAccess(kind) { call('kindAccess'); return { mode: state.access?.[kind] ?? 'listing', reason: state.access?.[kind] ? `${kind}: fake probe` : null }; },
+    async version() {
+      call('version');
+      return { version: state.version, enterprise: true };
+    },
+    async currentUser() {
+      call('currentUser');
+      return state.user;
+    },
+    async kindAccess(kind) {
+      call('kindAccess');
+      return { mode: state.access?.[kind] ?? 'listing', reason: state.access?.[kind] ? `${kind}: fake probe` : null };
+    },
     async inspectToken() {
       call('inspectToken');
       if (state.adminError) throw state.adminError;
@@ -83,18 +92,31 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
       return { ...state.weights };
     },
     // eslint-disable-next-line require-yield
-    async *listItemsOnStorage() { call('listItemsOnStorage'); },
-    async getItem() { call('getItem'); return null; },
-    async scheduleMove() { throw new Error('the fake api does not move'); },
-    async scheduleBulk() { throw new Error('the fake api does not move'); },
-    async listItemMoves() { return []; },
+    async *listItemsOnStorage() {
+      call('listItemsOnStorage');
+    },
+    async getItem() {
+      call('getItem');
+      return null;
+    },
+    async scheduleMove() {
+      throw new Error('the fake api does not move');
+    },
+    async scheduleBulk() {
+      throw new Error('the fake api does not move');
+    },
+    async listItemMoves() {
+      return [];
+    },
     async listMoves(kind, page, perPage) {
       call(`listMoves:${kind}:${page}`);
       const all = state.moves.filter((m) => m.kind === kind);
       const slice = all.slice((page - 1) * perPage, page * perPage);
       return { moves: slice, nextPage: page * perPage < all.length ? page + 1 : null };
     },
-    async getMove() { return null; },
+    async getMove() {
+      return null;
+    },
     async geoSites() {
       call('geoSites');
       return state.geoSites === null ? null : state.geoSites.map((site) => ({ ...site }));
@@ -104,11 +126,24 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
       state.mutating += 1;
       const failure = state.geoSiteErrors[siteId];
       if (failure) throw failure;
-      if (state.geoUnreachable?.includes(siteId)) return classes.map((registryClass) => ({ registryClass, errors: ['no answer through the node proxy (200 {})'], forwarded: false }));
-      return classes.map((registryClass) => ({ registryClass, errors: state.geoErrors[registryClass] ?? [], forwarded: true }));
+      if (state.geoUnreachable?.includes(siteId))
+        return classes.map((registryClass) => ({
+          registryClass,
+          errors: ['no answer through the node proxy (200 {})'],
+          forwarded: false,
+        }));
+      return classes.map((registryClass) => ({
+        registryClass,
+        errors: state.geoErrors[registryClass] ?? [],
+        forwarded: true,
+      }));
     },
-    stats() { return { requests: state.calls.length, mutating: state.mutating }; },
-    async close() { call('close'); },
+    stats() {
+      return { requests: state.calls.length, mutating: state.mutating };
+    },
+    async close() {
+      call('close');
+    },
   };
 }
 
@@ -117,7 +152,9 @@ export function createManualClock(start = Date.parse('2026-11-22T12:00:00Z')): C
   let now = start;
   return {
     now: () => now,
-    advance(ms: number) { now += ms; },
+    advance(ms: number) {
+      now += ms;
+    },
     async sleep(ms: number, signal?: AbortSignal) {
       if (signal?.aborted) throw signal.reason;
       now += ms;
@@ -132,10 +169,28 @@ export function testPlan(overrides: Partial<Plan> = {}): Plan {
   return {
     version: 1,
     name: 'test-plan',
-    instance: { url: 'http://127.0.0.1:1', credentials: { type: 'token', token: 'glpat-fake-test-token-000000001' }, sudo: null, timeoutMs: 5_000 },
-    move: { from: ['nfs-1', 'nfs-2'], to: ['cluster'], kinds: ['projects', 'snippets', 'groups'], mode: 'throttled', concurrency: 4, queueAhead: 0 },
+    instance: {
+      url: 'http://127.0.0.1:1',
+      credentials: { type: 'token', token: 'glpat-fake-test-token-000000001' },
+      sudo: null,
+      timeoutMs: 5_000,
+    },
+    move: {
+      from: ['nfs-1', 'nfs-2'],
+      to: ['cluster'],
+      kinds: ['projects', 'snippets', 'groups'],
+      mode: 'throttled',
+      concurrency: 4,
+      queueAhead: 0,
+    },
     weights: { cluster: 100, 'nfs-1': 0, 'nfs-2': 0, default: 0 },
-    poll: { intervalMs: 10, minIntervalMs: 10, stuckScheduledAfterMs: 86_400_000, stuckRunningAfterMs: 3_600_000, stuckRunningPerGbMs: 1_800_000 },
+    poll: {
+      intervalMs: 10,
+      minIntervalMs: 10,
+      stuckScheduledAfterMs: 86_400_000,
+      stuckRunningAfterMs: 3_600_000,
+      stuckRunningPerGbMs: 1_800_000,
+    },
     retry: { maxAttempts: 3, backoffMs: 10 },
     verify: true,
     geo: { resync: false },

@@ -26,7 +26,9 @@ export function git(args: string[], cwd?: string): string {
 /** refname -> object id of a bare repository. */
 export function refsOf(gitDir: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const line of git([`--git-dir=${gitDir}`, 'for-each-ref', '--format=%(objectname) %(refname)']).split('\n').filter(Boolean)) {
+  for (const line of git([`--git-dir=${gitDir}`, 'for-each-ref', '--format=%(objectname) %(refname)'])
+    .split('\n')
+    .filter(Boolean)) {
     const [oid, ref] = line.split(' ');
     out[ref!] = oid!;
   }
@@ -85,7 +87,12 @@ export function createStorage(base: string): Storage {
 
   const w1 = scratch(base, 'packed', 5);
   bareFrom(w1, join(root, packed));
-  git([`--git-dir=${join(root, packed)}`, 'update-ref', 'refs/keep-around/abc', refsOf(join(root, packed))['refs/heads/main']!]);
+  git([
+    `--git-dir=${join(root, packed)}`,
+    'update-ref',
+    'refs/keep-around/abc',
+    refsOf(join(root, packed))['refs/heads/main']!,
+  ]);
   git([`--git-dir=${join(root, packed)}`, 'gc', '-q']);
 
   bareFrom(scratch(base, 'loose', 3), join(root, loose));
@@ -157,7 +164,10 @@ export function treeDigest(dir: string): string[] {
       if (st.isDirectory()) {
         out.push(`${r}/ ${(st.mode & 0o777).toString(8)}`);
         walk(full, r);
-      } else out.push(`${r} ${(st.mode & 0o777).toString(8)} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`);
+      } else
+        out.push(
+          `${r} ${(st.mode & 0o777).toString(8)} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`,
+        );
     }
   };
   walk(dir, '');

@@ -41,15 +41,23 @@ export async function startHoldProxy(upstream: string): Promise<HoldProxy> {
   let trap: (Trap & { hit: (r: SeenRequest) => void }) | null = null;
   const held: ServerResponse[] = [];
 
-  const forward = (req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> =>
+  const forward = (
+    req: IncomingMessage,
+    body: Buffer,
+  ): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> =>
     new Promise((resolve, reject) => {
       // The original Host header goes along, so the sandbox's Link headers point back at the proxy.
-      const up = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on('error', reject);
-      });
+      const up = request(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
+          );
+          res.on('error', reject);
+        },
+      );
       up.on('error', reject);
       up.end(body);
     });
@@ -103,7 +111,11 @@ export async function startHoldProxy(upstream: string): Promise<HoldProxy> {
  * A sandbox process (`shardmove sandbox ...args`, seeded with the harness's seed of `counts`) behind
  * a hold proxy, in a temporary directory; all three are gone when the test ends.
  */
-export async function startProxiedSandbox(prefix: string, args: string[], counts: Parameters<typeof writeSeed>[1]): Promise<{ dir: string; sandbox: SandboxProcess; proxy: HoldProxy }> {
+export async function startProxiedSandbox(
+  prefix: string,
+  args: string[],
+  counts: Parameters<typeof writeSeed>[1],
+): Promise<{ dir: string; sandbox: SandboxProcess; proxy: HoldProxy }> {
   const dir = tempDir(prefix);
   const sandbox = await startSandboxProcess([...args, '--seed', writeSeed(dir, counts)]);
   const proxy = await startHoldProxy(sandbox.url);

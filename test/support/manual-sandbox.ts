@@ -8,7 +8,11 @@ import type { RunningSandbox } from '../../src/sandbox/index.js';
 import type { FaultOptions } from '../../src/sandbox/faults.js';
 import type { Seed } from '../../src/sandbox/seed-schema.js';
 
-export async function startManualSandbox(seed: Seed, moveDurationMs: number, faults: Partial<FaultOptions> = {}): Promise<{ sb: RunningSandbox; advance: (ms: number) => Promise<void> }> {
+export async function startManualSandbox(
+  seed: Seed,
+  moveDurationMs: number,
+  faults: Partial<FaultOptions> = {},
+): Promise<{ sb: RunningSandbox; advance: (ms: number) => Promise<void> }> {
   let now = Date.parse('2026-06-01T00:00:00Z');
   const sb = await startSandbox({ seed, moveDurationMs, clock: { now: () => now }, faults });
   onTestFinished(() => sb.close());

@@ -7,7 +7,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
-export function writeProjectsPlan(dir: string, to: readonly string[], opts: { name?: string; extra?: readonly string[]; moveLines?: readonly string[] } = {}): string {
+export function writeProjectsPlan(
+  dir: string,
+  to: readonly string[],
+  opts: { name?: string; extra?: readonly string[]; moveLines?: readonly string[] } = {},
+): string {
   const name = opts.name ?? 'projects';
   const file = join(dir, `${name}.yaml`);
   writeFileSync(
@@ -41,5 +45,7 @@ export interface SandboxProject {
 
 /** Every project with its storage and size, from the sandbox's database. */
 export function sandboxProjects(sandbox: RunningSandbox): SandboxProject[] {
-  return sandbox.state.db.prepare(`SELECT id, storage, size_mb FROM items WHERE kind = 'project' ORDER BY id`).all() as SandboxProject[];
+  return sandbox.state.db
+    .prepare(`SELECT id, storage, size_mb FROM items WHERE kind = 'project' ORDER BY id`)
+    .all() as SandboxProject[];
 }

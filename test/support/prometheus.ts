@@ -14,7 +14,18 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -194,7 +205,10 @@ async function stopProc(proc: Proc): Promise<void> {
   proc.child.kill('SIGTERM');
   const timedOut = Symbol('timeout');
   let timer: NodeJS.Timeout | undefined;
-  const graceful = await Promise.race([proc.exited, new Promise<typeof timedOut>((r) => (timer = setTimeout(() => r(timedOut), STOP_GRACE_MS)))]);
+  const graceful = await Promise.race([
+    proc.exited,
+    new Promise<typeof timedOut>((r) => (timer = setTimeout(() => r(timedOut), STOP_GRACE_MS))),
+  ]);
   clearTimeout(timer);
   if (graceful !== timedOut) return;
   proc.child.kill('SIGKILL');
@@ -209,7 +223,9 @@ async function get(agent: Agent, url: string): Promise<{ status: number; text: s
 /** Whether this process's own log says it bound `listen` (both log it at info level once listening). */
 function saysListening(proc: Proc, listen: string): boolean {
   try {
-    return new RegExp(`msg="Listening on" address=${listen.replaceAll('.', '\\.')}(\\s|$)`, 'm').test(readFileSync(proc.log, 'utf8'));
+    return new RegExp(`msg="Listening on" address=${listen.replaceAll('.', '\\.')}(\\s|$)`, 'm').test(
+      readFileSync(proc.log, 'utf8'),
+    );
   } catch {
     return false;
   }
@@ -238,7 +254,12 @@ async function startOnFreePort(
     void proc.exited.then((c) => (exitCode = c));
     for (;;) {
       if (exitCode !== undefined) break;
-      const ok = saysListening(proc, listen) && (await get(agent, `${url}${readyPath}`).then((r) => r.status === 200, () => false));
+      const ok =
+        saysListening(proc, listen) &&
+        (await get(agent, `${url}${readyPath}`).then(
+          (r) => r.status === 200,
+          () => false,
+        ));
       if (ok) return { proc, url };
       if (Date.now() > deadline) {
         await stopProc(proc);
@@ -267,12 +288,20 @@ function prometheusConfig(nodeExporter: string, targets: readonly ScrapeTarget[]
     };
   });
   // scrape_timeout must not exceed the interval (Prometheus's default of 10 s would be refused).
-  return JSON.stringify({ global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: interval }, scrape_configs: jobs }, null, 2);
+  return JSON.stringify(
+    {
+      global: { scrape_interval: interval, scrape_timeout: interval, evaluation_interval: interval },
+      scrape_configs: jobs,
+    },
+    null,
+    2,
+  );
 }
 
 function toSamples(promql: string, data: QueryData): Sample[] {
   if (data.resultType === 'scalar') return [{ labels: {}, value: Number(data.result[1]), timestamp: data.result[0] }];
-  if (data.resultType !== 'vector') throw new Error(`expected an instant vector from ${promql}, got ${data.resultType}`);
+  if (data.resultType !== 'vector')
+    throw new Error(`expected an instant vector from ${promql}, got ${data.resultType}`);
   return data.result.map((r) => ({ labels: r.metric, value: Number(r.value[1]), timestamp: r.value[0] }));
 }
 
@@ -320,13 +349,21 @@ export async function startPrometheusStack(opts: PrometheusStackOptions): Promis
       agent,
       'prometheus',
       bins.prometheus,
-      (listen) => [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=${listen}`],
+      (listen) => [
+        `--config.file=${config}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=${listen}`,
+      ],
       '/-/ready',
       join(dir, 'prometheus.log'),
       deadline,
     );
     procs.push(prom.proc);
-    const promArgs = (listen: string) => [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=${listen}`];
+    const promArgs = (listen: string) => [
+      `--config.file=${config}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=${listen}`,
+    ];
     let promProc = prom.proc;
     const stopPrometheus = async () => {
       await stopProc(promProc);
@@ -342,7 +379,13 @@ export async function startPrometheusStack(opts: PrometheusStackOptions): Promis
       promProc = next;
       for (;;) {
         if (next.child.exitCode !== null) throw new Error(`prometheus exited on restart:\n${logTail(next)}`);
-        if (await get(agent, `${prom.url}/-/ready`).then((r) => r.status === 200, () => false)) return;
+        if (
+          await get(agent, `${prom.url}/-/ready`).then(
+            (r) => r.status === 200,
+            () => false,
+          )
+        )
+          return;
         if (Date.now() > end) throw new Error(`prometheus did not become ready again on ${listen}:\n${logTail(next)}`);
         await sleep(50);
       }
@@ -356,7 +399,8 @@ export async function startPrometheusStack(opts: PrometheusStackOptions): Promis
       } catch {
         throw new Error(`prometheus answered ${res.status} with no JSON: ${res.text.slice(0, 200)}`);
       }
-      if (body.status !== 'success' || !body.data) throw new PrometheusQueryError(promql, body.errorType ?? String(res.status), body.error ?? res.text);
+      if (body.status !== 'success' || !body.data)
+        throw new PrometheusQueryError(promql, body.errorType ?? String(res.status), body.error ?? res.text);
       return body.data;
     };
     const samples = async (promql: string) => toSamples(promql, await query(promql));
@@ -365,7 +409,8 @@ export async function startPrometheusStack(opts: PrometheusStackOptions): Promis
       for (;;) {
         const s = await samples(promql);
         if (done(s)) return s;
-        if (Date.now() > end) throw new Error(`waited ${timeoutMs} ms for ${promql}; last answer: ${JSON.stringify(s)}`);
+        if (Date.now() > end)
+          throw new Error(`waited ${timeoutMs} ms for ${promql}; last answer: ${JSON.stringify(s)}`);
         await sleep(Math.min(200, scrapeIntervalMs / 4));
       }
     };
@@ -375,7 +420,17 @@ export async function startPrometheusStack(opts: PrometheusStackOptions): Promis
     // manager at most every 5 s, the first time included.
     await waitFor('up{job="node"}', (s) => s.length === 1 && s[0]!.value === 1, Math.max(1000, deadline - Date.now()));
 
-    return { prometheusUrl: prom.url, nodeExporterUrl: node.url, scrapeIntervalMs, query, samples, waitFor, stopPrometheus, startPrometheus, stop };
+    return {
+      prometheusUrl: prom.url,
+      nodeExporterUrl: node.url,
+      scrapeIntervalMs,
+      query,
+      samples,
+      waitFor,
+      stopPrometheus,
+      startPrometheus,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

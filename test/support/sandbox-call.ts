@@ -10,7 +10,13 @@ export const SANDBOX_ROOT_TOKEN = 'glpat-sandbox-root-api-sudo-0001';
 
 type Json = Record<string, unknown>;
 
-export async function callSandbox(sb: RunningSandbox, method: string, path: string, body?: unknown, token: string | null = SANDBOX_ROOT_TOKEN) {
+export async function callSandbox(
+  sb: RunningSandbox,
+  method: string,
+  path: string,
+  body?: unknown,
+  token: string | null = SANDBOX_ROOT_TOKEN,
+) {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (token) headers['private-token'] = token;
   const payload = body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) };

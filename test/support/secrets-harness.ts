@@ -65,7 +65,10 @@ export interface LoggedSandbox {
 
 /** Starts `shardmove sandbox --port 0 ...args` and keeps its output (its log goes to stderr). */
 export async function startLoggedSandbox(args: string[], env: Record<string, string> = {}): Promise<LoggedSandbox> {
-  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   let out = '';
   child.stderr!.on('data', (c) => (out += String(c)));
   const lines = createInterface({ input: child.stdout! });
@@ -96,8 +99,9 @@ export async function startLoggedSandbox(args: string[], env: Record<string, str
 export function sandboxOauthTokens(sandboxDb: string): { values: string[]; refreshes: number; createdMs: number[] } {
   const db = new Database(sandboxDb, { readonly: true, fileMustExist: true });
   try {
-    const rows = db.prepare("SELECT value, refresh_token, previous_id, created_at FROM credentials WHERE type = 'oauth' ORDER BY id").all() as
-      { value: string; refresh_token: string | null; previous_id: number | null; created_at: string }[];
+    const rows = db
+      .prepare("SELECT value, refresh_token, previous_id, created_at FROM credentials WHERE type = 'oauth' ORDER BY id")
+      .all() as { value: string; refresh_token: string | null; previous_id: number | null; created_at: string }[];
     const issued = rows.filter((r) => r.previous_id !== null);
     return {
       values: rows.flatMap((r) => [r.value, ...(r.refresh_token ? [r.refresh_token] : [])]),
@@ -139,7 +143,9 @@ export function findLeaks(where: string, data: Buffer | string, secrets: readonl
   const buf = typeof data === 'string' ? Buffer.from(data) : data;
   const hits: string[] = [];
   for (const s of secrets) {
-    const hit = leakForms(s).map((f) => ({ form: f.form, at: buf.indexOf(f.bytes) })).find((h) => h.at >= 0);
+    const hit = leakForms(s)
+      .map((f) => ({ form: f.form, at: buf.indexOf(f.bytes) }))
+      .find((h) => h.at >= 0);
     if (hit) hits.push(`${where}: ${hit.form} of ${s.slice(0, 10)}... at byte ${hit.at}`);
   }
   return hits;
@@ -158,7 +164,11 @@ export function filesUnder(root: string): string[] {
 }
 
 /** Scans every file under `root` except the `allowed` ones (the token files themselves). */
-export function scanTree(root: string, secrets: readonly string[], allowed: ReadonlySet<string> = new Set()): { files: string[]; leaks: string[] } {
+export function scanTree(
+  root: string,
+  secrets: readonly string[],
+  allowed: ReadonlySet<string> = new Set(),
+): { files: string[]; leaks: string[] } {
   const files = filesUnder(root).filter((f) => !allowed.has(f));
   const leaks = files.flatMap((f) => (statSync(f).size > 0 ? findLeaks(f, readFileSync(f), secrets) : []));
   return { files, leaks };
@@ -197,7 +207,8 @@ export function commandLinesOfTree(pid: number): string[] {
     }
   }
   const inTree = (p: number): boolean => {
-    for (let cur: number | undefined = p, n = 0; cur !== undefined && cur > 1 && n < 64; cur = parents.get(cur), n += 1) if (cur === pid) return true;
+    for (let cur: number | undefined = p, n = 0; cur !== undefined && cur > 1 && n < 64; cur = parents.get(cur), n += 1)
+      if (cur === pid) return true;
     return false;
   };
   const out: string[] = [];
@@ -220,7 +231,17 @@ export type AuthStyle = 'env' | 'file' | 'oauth';
  * reads pat.txt, `oauth` reads the pair and client secret from files next to the plan. Returns the
  * plan's path and the token files written (which legitimately hold secrets).
  */
-export function writeSecretPlan(dir: string, opts: { auth: AuthStyle; name?: string; mode?: 'throttled' | 'bulk'; concurrency?: number; to?: string; clientSecret?: string }): { plan: string; tokenFiles: string[] } {
+export function writeSecretPlan(
+  dir: string,
+  opts: {
+    auth: AuthStyle;
+    name?: string;
+    mode?: 'throttled' | 'bulk';
+    concurrency?: number;
+    to?: string;
+    clientSecret?: string;
+  },
+): { plan: string; tokenFiles: string[] } {
   const tokenFiles: string[] = [];
   const secretFile = (name: string, value: string) => {
     const p = join(dir, name);
@@ -236,28 +257,37 @@ export function writeSecretPlan(dir: string, opts: { auth: AuthStyle; name?: str
     secretFile('access.txt', SECRETS.oauthAccess);
     secretFile('refresh.txt', SECRETS.oauthRefresh);
     secretFile('client-secret.txt', opts.clientSecret ?? SECRETS.clientSecret);
-    auth = ['  oauth:', '    access_token_file: access.txt', '    refresh_token_file: refresh.txt', '    client_id: sandbox-app-uid',
-      '    client_secret_file: client-secret.txt', '    redirect_uri: http://localhost/cb'];
+    auth = [
+      '  oauth:',
+      '    access_token_file: access.txt',
+      '    refresh_token_file: refresh.txt',
+      '    client_id: sandbox-app-uid',
+      '    client_secret_file: client-secret.txt',
+      '    redirect_uri: http://localhost/cb',
+    ];
   }
   const plan = join(dir, `${opts.name ?? 'it'}.yaml`);
-  writeFileSync(plan, [
-    'version: 1',
-    `name: ${opts.name ?? 'it'}`,
-    'instance:',
-    '  url: ${SHARDMOVE_URL}',
-    ...auth,
-    '  timeout: 10s',
-    'move:',
-    '  from: [nfs-1, nfs-2, default]',
-    `  to: ${opts.to ?? 'cluster'}`,
-    '  kinds: [projects, snippets, groups]',
-    `  mode: ${opts.mode ?? 'throttled'}`,
-    `  concurrency: ${opts.concurrency ?? 10}`,
-    'weights: { cluster: 100, nfs-1: 0, nfs-2: 0, default: 0 }',
-    'poll: { interval: 100ms }',
-    'retry: { max_attempts: 2, backoff: 100ms }',
-    'verify: true',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    plan,
+    [
+      'version: 1',
+      `name: ${opts.name ?? 'it'}`,
+      'instance:',
+      '  url: ${SHARDMOVE_URL}',
+      ...auth,
+      '  timeout: 10s',
+      'move:',
+      '  from: [nfs-1, nfs-2, default]',
+      `  to: ${opts.to ?? 'cluster'}`,
+      '  kinds: [projects, snippets, groups]',
+      `  mode: ${opts.mode ?? 'throttled'}`,
+      `  concurrency: ${opts.concurrency ?? 10}`,
+      'weights: { cluster: 100, nfs-1: 0, nfs-2: 0, default: 0 }',
+      'poll: { interval: 100ms }',
+      'retry: { max_attempts: 2, backoff: 100ms }',
+      'verify: true',
+      '',
+    ].join('\n'),
+  );
   return { plan, tokenFiles };
 }

@@ -10,7 +10,14 @@ import type { CliResult } from './cli-harness.js';
 import { invariantViolations, movesOf, runCli, storagesOf, tempDir } from './cli-harness.js';
 import type { AuthStyle, LoggedSandbox } from './secrets-harness.js';
 import {
-  SECRETS, checkpointAndDump, commandLinesOfTree, findLeaks, scanTree, startLoggedSandbox, writeSecretPlan, writeSecretSeed,
+  SECRETS,
+  checkpointAndDump,
+  commandLinesOfTree,
+  findLeaks,
+  scanTree,
+  startLoggedSandbox,
+  writeSecretPlan,
+  writeSecretSeed,
 } from './secrets-harness.js';
 
 export const ALL_KNOWN: string[] = Object.values(SECRETS);
@@ -30,14 +37,21 @@ export interface Scenario {
 }
 
 /** A sandbox process (own DB and log, outside the scanned tree) and a working directory for the CLI. */
-export async function scenario(name: string, sandboxArgs: string[], seed: Parameters<typeof writeSecretSeed>[1]): Promise<Scenario> {
+export async function scenario(
+  name: string,
+  sandboxArgs: string[],
+  seed: Parameters<typeof writeSecretSeed>[1],
+): Promise<Scenario> {
   const root = tempDir(name);
   const sandboxDir = join(root, 'sandbox');
   const work = join(root, 'work');
   mkdirSync(sandboxDir);
   mkdirSync(join(work, 'tmp'), { recursive: true });
   const sandboxDb = join(sandboxDir, 'sandbox.db');
-  const sandbox = await startLoggedSandbox(['--seed', writeSecretSeed(sandboxDir, seed), '--db', sandboxDb, ...sandboxArgs], { LOG_LEVEL: 'debug' });
+  const sandbox = await startLoggedSandbox(
+    ['--seed', writeSecretSeed(sandboxDir, seed), '--db', sandboxDb, ...sandboxArgs],
+    { LOG_LEVEL: 'debug' },
+  );
   onTestFinished(async () => {
     await sandbox.stop();
     rmSync(root, { recursive: true, force: true });
@@ -87,7 +101,9 @@ export function leaksOf(s: Scenario, secrets: readonly string[]): { leaks: strin
 }
 
 export async function movesFinished(url: string): Promise<number> {
-  const res = await fetch(`${url}/api/v4/project_repository_storage_moves?per_page=100`, { headers: { 'PRIVATE-TOKEN': SECRETS.revoker } });
+  const res = await fetch(`${url}/api/v4/project_repository_storage_moves?per_page=100`, {
+    headers: { 'PRIVATE-TOKEN': SECRETS.revoker },
+  });
   return ((await res.json()) as { state: string }[]).filter((m) => m.state === 'finished').length;
 }
 
@@ -104,12 +120,21 @@ export function interruptAfterMoves(url: string, n: number): (pid: number) => vo
 
 export async function expectCompleted(url: string) {
   for (const kind of ['projects', 'snippets', 'groups'] as const) {
-    expect([...(await storagesOf(url, kind)).values()].filter((st) => st !== 'cluster'), kind).toEqual([]);
+    expect(
+      [...(await storagesOf(url, kind)).values()].filter((st) => st !== 'cluster'),
+      kind,
+    ).toEqual([]);
   }
-  for (const kind of ['project', 'snippet', 'group'] as const) expect(invariantViolations(await movesOf(url, kind), 'cluster'), kind).toEqual([]);
+  for (const kind of ['project', 'snippet', 'group'] as const)
+    expect(invariantViolations(await movesOf(url, kind), 'cluster'), kind).toEqual([]);
 }
 
-export function planFor(s: Scenario, auth: AuthStyle, opts: Omit<Parameters<typeof writeSecretPlan>[1], 'auth'> = {}, dir = s.work): string {
+export function planFor(
+  s: Scenario,
+  auth: AuthStyle,
+  opts: Omit<Parameters<typeof writeSecretPlan>[1], 'auth'> = {},
+  dir = s.work,
+): string {
   mkdirSync(dir, { recursive: true });
   const { plan, tokenFiles } = writeSecretPlan(dir, { auth, ...opts });
   for (const f of tokenFiles) s.tokenFiles.add(f);

@@ -34,12 +34,21 @@ const quiet = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 /** Runs the plan to its end, steering it on the way; returns the outcome. */
 export async function steeredRun(o: SteeredRunOptions): Promise<RunOutcome> {
-  const sandbox = await startSandbox({ workers: o.workers, moveDurationMs: o.moveDurationMs, faults: o.faults, ...(o.seed ? { seed: o.seed } : {}) });
+  const sandbox = await startSandbox({
+    workers: o.workers,
+    moveDurationMs: o.moveDurationMs,
+    faults: o.faults,
+    ...(o.seed ? { seed: o.seed } : {}),
+  });
   // Created (and migrated) now, so the operator's connection can open it before the run does.
   const control = openCheckpoint(o.statePath);
   let phase: 'cap' | 'pause' | 'done' = 'cap';
   let steering: Promise<void> = Promise.resolve();
-  const moved = () => control.summary(Date.now()).counts.filter((c) => c.state === 'moved').reduce((a, c) => a + c.n, 0);
+  const moved = () =>
+    control
+      .summary(Date.now())
+      .counts.filter((c) => c.state === 'moved')
+      .reduce((a, c) => a + c.n, 0);
   const timer = setInterval(() => {
     if (phase === 'cap' && moved() >= o.capAt) {
       control.writeControl({ concurrency: o.lowCap }, Date.now());

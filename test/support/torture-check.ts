@@ -51,7 +51,11 @@ interface MoveRow {
 export function readCommitCounts(sandboxDb: string): Map<string, number> {
   const db = new Database(sandboxDb, { readonly: true, fileMustExist: true });
   try {
-    const rows = db.prepare('SELECT kind, id, commit_count FROM items').all() as { kind: Kind; id: number; commit_count: number }[];
+    const rows = db.prepare('SELECT kind, id, commit_count FROM items').all() as {
+      kind: Kind;
+      id: number;
+      commit_count: number;
+    }[];
     return new Map(rows.map((r) => [`${r.kind}:${r.id}`, r.commit_count]));
   } finally {
     db.close();
@@ -62,19 +66,27 @@ export function readCommitCounts(sandboxDb: string): Map<string, number> {
 export function readItems(sandboxDb: string): { kind: Kind; id: number; storage: string }[] {
   const db = new Database(sandboxDb, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT kind, id, storage FROM items ORDER BY kind, id').all() as { kind: Kind; id: number; storage: string }[];
+    return db.prepare('SELECT kind, id, storage FROM items ORDER BY kind, id').all() as {
+      kind: Kind;
+      id: number;
+      storage: string;
+    }[];
   } finally {
     db.close();
   }
 }
 
 /** Overlapping in-flight intervals and moves from the destination, per item, in id order. */
-export function moveViolations(moves: readonly MoveRow[], destination: string): { duplicates: string[]; onDestination: string[] } {
+export function moveViolations(
+  moves: readonly MoveRow[],
+  destination: string,
+): { duplicates: string[]; onDestination: string[] } {
   const duplicates: string[] = [];
   const onDestination: string[] = [];
   const byItem = new Map<string, MoveRow[]>();
   for (const m of moves) {
-    if (m.source === destination) onDestination.push(`${m.kind} ${m.item_id}: move ${m.id} scheduled while already on ${destination}`);
+    if (m.source === destination)
+      onDestination.push(`${m.kind} ${m.item_id}: move ${m.id} scheduled while already on ${destination}`);
     const key = `${m.kind}:${m.item_id}`;
     const list = byItem.get(key) ?? [];
     list.push(m);
@@ -87,7 +99,9 @@ export function moveViolations(moves: readonly MoveRow[], destination: string): 
       const next = list[i] as MoveRow;
       const prevEnd = TERMINAL.has(prev.state) ? Date.parse(prev.updated_at) : Number.POSITIVE_INFINITY;
       if (Date.parse(next.created_at) < prevEnd) {
-        duplicates.push(`${key}: move ${next.id} created ${next.created_at} while move ${prev.id} was ${TERMINAL.has(prev.state) ? `in flight until ${prev.updated_at}` : `still ${prev.state}`}`);
+        duplicates.push(
+          `${key}: move ${next.id} created ${next.created_at} while move ${prev.id} was ${TERMINAL.has(prev.state) ? `in flight until ${prev.updated_at}` : `still ${prev.state}`}`,
+        );
       }
     }
   }
@@ -105,9 +119,21 @@ export function judge(opts: {
   const db = new Database(opts.sandboxDb, { readonly: true, fileMustExist: true });
   const cp = new Database(opts.checkpoint, { readonly: true, fileMustExist: true });
   try {
-    const items = db.prepare('SELECT kind, id, storage, commit_count, checksum FROM items').all() as { kind: Kind; id: number; storage: string; commit_count: number; checksum: string }[];
-    const moves = db.prepare('SELECT id, kind, item_id, state, source, fate, created_at, updated_at FROM moves').all() as MoveRow[];
-    const quarantineRows = cp.prepare("SELECT kind, id, last_error FROM items WHERE state = 'quarantined'").all() as { kind: string; id: number; last_error: string | null }[];
+    const items = db.prepare('SELECT kind, id, storage, commit_count, checksum FROM items').all() as {
+      kind: Kind;
+      id: number;
+      storage: string;
+      commit_count: number;
+      checksum: string;
+    }[];
+    const moves = db
+      .prepare('SELECT id, kind, item_id, state, source, fate, created_at, updated_at FROM moves')
+      .all() as MoveRow[];
+    const quarantineRows = cp.prepare("SELECT kind, id, last_error FROM items WHERE state = 'quarantined'").all() as {
+      kind: string;
+      id: number;
+      last_error: string | null;
+    }[];
     const reasons = new Map(quarantineRows.map((r) => [`${r.kind}:${r.id}`, r.last_error ?? '']));
 
     const quarantined: Verdict['quarantined'] = [];
@@ -120,19 +146,29 @@ export function judge(opts: {
       }
       const reason = reasons.get(`${PLURAL[it.kind]}:${it.id}`);
       if (reason) quarantined.push({ kind: it.kind, id: it.id, reason });
-      else lost.push(`${it.kind} ${it.id} still on ${it.storage}, not quarantined${reason === '' ? ' (no reason)' : ''}`);
+      else
+        lost.push(`${it.kind} ${it.id} still on ${it.storage}, not quarantined${reason === '' ? ' (no reason)' : ''}`);
     }
 
     const { duplicates, onDestination: movesOnDestination } = moveViolations(moves, opts.destination);
 
-    const landed = new Set((db.prepare('SELECT kind, item_id, message FROM commits').all() as { kind: string; item_id: number; message: string }[])
-      .map((c) => `${c.kind}:${c.item_id}:${c.message}`));
-    const messageOf = (a: { kind: Kind; marker: string }) => (a.kind === 'project' ? a.marker : a.kind === 'snippet' ? `Update ${a.marker}` : `Create ${a.marker}`);
+    const landed = new Set(
+      (
+        db.prepare('SELECT kind, item_id, message FROM commits').all() as {
+          kind: string;
+          item_id: number;
+          message: string;
+        }[]
+      ).map((c) => `${c.kind}:${c.item_id}:${c.message}`),
+    );
+    const messageOf = (a: { kind: Kind; marker: string }) =>
+      a.kind === 'project' ? a.marker : a.kind === 'snippet' ? `Update ${a.marker}` : `Create ${a.marker}`;
     const commitsLost: string[] = [];
     const landedPerItem = new Map<string, number>();
     for (const a of opts.ledger.accepted) {
       const key = `${a.kind}:${a.id}`;
-      if (!landed.has(`${key}:${messageOf(a)}`)) commitsLost.push(`${key}: accepted commit ${a.marker} is not in the commits table`);
+      if (!landed.has(`${key}:${messageOf(a)}`))
+        commitsLost.push(`${key}: accepted commit ${a.marker} is not in the commits table`);
       landedPerItem.set(key, (landedPerItem.get(key) ?? 0) + 1);
     }
     let ambiguousLanded = 0;
@@ -148,15 +184,26 @@ export function judge(opts: {
       const it = byKey.get(key);
       const expected = (opts.initialCommits.get(key) ?? 0) + n;
       if (!it) commitsLost.push(`${key}: item vanished`);
-      else if (it.commit_count !== expected) commitsLost.push(`${key}: ${it.commit_count} commits, expected ${expected}`);
-      else if (it.checksum !== fakeChecksum(it.kind, it.id, expected)) commitsLost.push(`${key}: checksum does not match ${expected} commits`);
+      else if (it.commit_count !== expected)
+        commitsLost.push(`${key}: ${it.commit_count} commits, expected ${expected}`);
+      else if (it.checksum !== fakeChecksum(it.kind, it.id, expected))
+        commitsLost.push(`${key}: checksum does not match ${expected} commits`);
     }
 
     const fates: Record<string, number> = {};
     for (const m of moves) fates[m.fate] = (fates[m.fate] ?? 0) + 1;
     return {
-      items: items.length, onDestination, quarantined, lost, duplicates, movesOnDestination, commitsLost,
-      commitsAccepted: opts.ledger.accepted.length, commitsAmbiguousLanded: ambiguousLanded, moves: moves.length, fates,
+      items: items.length,
+      onDestination,
+      quarantined,
+      lost,
+      duplicates,
+      movesOnDestination,
+      commitsLost,
+      commitsAccepted: opts.ledger.accepted.length,
+      commitsAmbiguousLanded: ambiguousLanded,
+      moves: moves.length,
+      fates,
     };
   } finally {
     db.close();

@@ -36,11 +36,17 @@ const MAX_READ_ONLY_RETRIES = 20;
 function request(url: string, token: string, t: CommitAttempt): { path: string; method: string; body: unknown } {
   if (t.kind === 'project') {
     return {
-      method: 'POST', path: `${url}/api/v4/projects/${t.id}/repository/commits`,
-      body: { branch: 'main', commit_message: t.marker, actions: [{ action: 'create', file_path: `${t.marker}.txt`, content: t.marker }] },
+      method: 'POST',
+      path: `${url}/api/v4/projects/${t.id}/repository/commits`,
+      body: {
+        branch: 'main',
+        commit_message: t.marker,
+        actions: [{ action: 'create', file_path: `${t.marker}.txt`, content: t.marker }],
+      },
     };
   }
-  if (t.kind === 'snippet') return { method: 'PUT', path: `${url}/api/v4/snippets/${t.id}`, body: { title: t.marker, content: t.marker } };
+  if (t.kind === 'snippet')
+    return { method: 'PUT', path: `${url}/api/v4/snippets/${t.id}`, body: { title: t.marker, content: t.marker } };
   return { method: 'POST', path: `${url}/api/v4/groups/${t.id}/wikis`, body: { title: t.marker, content: t.marker } };
 }
 
@@ -70,9 +76,13 @@ export function startCommitInjector(opts: {
     while (!stopped && opts.targets.length > 0) {
       const now = Date.now();
       const due = retries.findIndex((r) => r.at <= now);
-      const pick = due >= 0
-        ? (retries.splice(due, 1)[0] as { kind: Kind; id: number; tries: number })
-        : { ...(opts.targets[Math.floor(opts.random() * opts.targets.length)] as { kind: Kind; id: number }), tries: 0 };
+      const pick =
+        due >= 0
+          ? (retries.splice(due, 1)[0] as { kind: Kind; id: number; tries: number })
+          : {
+              ...(opts.targets[Math.floor(opts.random() * opts.targets.length)] as { kind: Kind; id: number }),
+              tries: 0,
+            };
       const attempt: CommitAttempt = { kind: pick.kind, id: pick.id, marker: `${opts.prefix}-${++n}` };
       const r = request(opts.url(), opts.token, attempt);
       try {
@@ -86,7 +96,13 @@ export function startCommitInjector(opts: {
         if (res.ok) ledger.accepted.push(attempt);
         else if (res.status === 400 && text.includes('read-only')) {
           ledger.refusedReadOnly++;
-          if (pick.tries < MAX_READ_ONLY_RETRIES) retries.push({ kind: pick.kind, id: pick.id, tries: pick.tries + 1, at: Date.now() + 200 + opts.random() * 800 });
+          if (pick.tries < MAX_READ_ONLY_RETRIES)
+            retries.push({
+              kind: pick.kind,
+              id: pick.id,
+              tries: pick.tries + 1,
+              at: Date.now() + 200 + opts.random() * 800,
+            });
         } else ledger.notApplied++;
       } catch (err) {
         if (neverSent(err)) ledger.notApplied++;

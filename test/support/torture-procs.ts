@@ -91,7 +91,11 @@ export interface RunProc {
 /** Starts `shardmove run PLAN --state FILE` with the credentials in `env` (never in argv). */
 export function startRun(plan: string, state: string, cwd: string, env: NodeJS.ProcessEnv): RunProc {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [BIN, 'run', plan, '--state', state], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'run', plan, '--state', state], {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (c) => (stdout += String(c)));

@@ -56,17 +56,53 @@ export interface TortureConfig {
 }
 
 export const FULL: TortureConfig = {
-  seed: 20261122, kills: 55, sandboxRestarts: 4, projects: 700, snippets: 70, groups: 35,
-  workers: 6, moveDurationMs: 600, latencyMs: 5, rateLimit: 800, errorRate: 0.05, resetRate: 0.02,
-  moveFailRate: 0.2, stuckRate: 0.01, brokenItems: 4, concurrency: 8, stuckAfter: '8s',
-  earlyKillShare: 0.15, killDelayMs: [300, 2500], killAfterStartMs: 3000, commitIntervalMs: 150, finalRunTimeoutMs: 600_000,
+  seed: 20261122,
+  kills: 55,
+  sandboxRestarts: 4,
+  projects: 700,
+  snippets: 70,
+  groups: 35,
+  workers: 6,
+  moveDurationMs: 600,
+  latencyMs: 5,
+  rateLimit: 800,
+  errorRate: 0.05,
+  resetRate: 0.02,
+  moveFailRate: 0.2,
+  stuckRate: 0.01,
+  brokenItems: 4,
+  concurrency: 8,
+  stuckAfter: '8s',
+  earlyKillShare: 0.15,
+  killDelayMs: [300, 2500],
+  killAfterStartMs: 3000,
+  commitIntervalMs: 150,
+  finalRunTimeoutMs: 600_000,
 };
 
 export const SMALL: TortureConfig = {
-  seed: 7, kills: 8, sandboxRestarts: 1, projects: 36, snippets: 8, groups: 6,
-  workers: 6, moveDurationMs: 200, latencyMs: 2, rateLimit: 6000, errorRate: 0.05, resetRate: 0.02,
-  moveFailRate: 0.2, stuckRate: 0.04, brokenItems: 2, concurrency: 6, stuckAfter: '3s',
-  earlyKillShare: 0.15, killDelayMs: [200, 1500], killAfterStartMs: 1000, commitIntervalMs: 100, finalRunTimeoutMs: 40_000,
+  seed: 7,
+  kills: 8,
+  sandboxRestarts: 1,
+  projects: 36,
+  snippets: 8,
+  groups: 6,
+  workers: 6,
+  moveDurationMs: 200,
+  latencyMs: 2,
+  rateLimit: 6000,
+  errorRate: 0.05,
+  resetRate: 0.02,
+  moveFailRate: 0.2,
+  stuckRate: 0.04,
+  brokenItems: 2,
+  concurrency: 6,
+  stuckAfter: '3s',
+  earlyKillShare: 0.15,
+  killDelayMs: [200, 1500],
+  killAfterStartMs: 1000,
+  commitIntervalMs: 100,
+  finalRunTimeoutMs: 40_000,
 };
 
 export interface TortureResult {
@@ -95,7 +131,11 @@ const DESTINATION = 'cluster';
 
 function writeSeed(dir: string, c: TortureConfig): string {
   let text = readFileSync(join(ROOT, 'plans', 'sandbox.yaml'), 'utf8');
-  for (const [key, value] of [['projects', c.projects], ['snippets', c.snippets], ['groups', c.groups]] as const) {
+  for (const [key, value] of [
+    ['projects', c.projects],
+    ['snippets', c.snippets],
+    ['groups', c.groups],
+  ] as const) {
     const re = new RegExp(`^(\\s*${key}:\\s*)\\d+`, 'm');
     if (!re.test(text)) throw new Error(`the built-in seed has no ${key}`);
     text = text.replace(re, `$1${value}`);
@@ -108,31 +148,38 @@ function writeSeed(dir: string, c: TortureConfig): string {
 /** The plan: URL and token from the environment, so a sandbox on another port needs no plan change. */
 function writePlan(dir: string, c: TortureConfig): string {
   const file = join(dir, 'plan.yaml');
-  writeFileSync(file, [
-    'version: 1',
-    'name: torture',
-    'instance:',
-    '  url: ${TORTURE_URL}',
-    '  token: ${TORTURE_TOKEN}',
-    '  timeout: 5s',
-    'move:',
-    '  from: [nfs-1, nfs-2, default]',
-    `  to: ${DESTINATION}`,
-    '  kinds: [projects, snippets, groups]',
-    '  mode: throttled',
-    `  concurrency: ${c.concurrency}`,
-    `weights: { ${DESTINATION}: 100, nfs-1: 0, nfs-2: 0, default: 0 }`,
-    `poll: { interval: 200ms, stuck_after: ${c.stuckAfter} }`,
-    'retry: { max_attempts: 3, backoff: 300ms }',
-    'verify: true',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    file,
+    [
+      'version: 1',
+      'name: torture',
+      'instance:',
+      '  url: ${TORTURE_URL}',
+      '  token: ${TORTURE_TOKEN}',
+      '  timeout: 5s',
+      'move:',
+      '  from: [nfs-1, nfs-2, default]',
+      `  to: ${DESTINATION}`,
+      '  kinds: [projects, snippets, groups]',
+      '  mode: throttled',
+      `  concurrency: ${c.concurrency}`,
+      `weights: { ${DESTINATION}: 100, nfs-1: 0, nfs-2: 0, default: 0 }`,
+      `poll: { interval: 200ms, stuck_after: ${c.stuckAfter} }`,
+      'retry: { max_attempts: 3, backoff: 300ms }',
+      'verify: true',
+      '',
+    ].join('\n'),
+  );
   return file;
 }
 
 function pickBroken(c: TortureConfig, rand: () => number): string[] {
   const out = new Set<string>();
-  const sizes: [Kind, number][] = [['project', c.projects], ['snippet', c.snippets], ['group', c.groups]];
+  const sizes: [Kind, number][] = [
+    ['project', c.projects],
+    ['snippet', c.snippets],
+    ['group', c.groups],
+  ];
   for (let i = 0; out.size < c.brokenItems && i < 1000; i++) {
     const [kind, n] = sizes[i % 3] as [Kind, number];
     if (n > 0) out.add(`${kind}:${1 + Math.floor(rand() * n)}`);
@@ -145,7 +192,9 @@ function runStarts(checkpoint: string): number {
   try {
     const db = new Database(checkpoint, { readonly: true, fileMustExist: true });
     try {
-      return (db.prepare("SELECT coalesce(max(seq), 0) AS n FROM events WHERE type = 'run.started'").get() as { n: number }).n;
+      return (
+        db.prepare("SELECT coalesce(max(seq), 0) AS n FROM events WHERE type = 'run.started'").get() as { n: number }
+      ).n;
     } finally {
       db.close();
     }
@@ -182,10 +231,29 @@ export async function runTorture(c: TortureConfig, log: (line: string) => void =
   const plan = writePlan(dir, c);
   const broken = pickBroken(c, rand);
   const sandboxArgs = [
-    '--db', sandboxDb, '--seed', writeSeed(dir, c), '--workers', String(c.workers), '--move-duration', String(c.moveDurationMs),
-    '--latency', String(c.latencyMs), '--rate-limit', String(c.rateLimit), '--error-rate', String(c.errorRate),
-    '--reset-rate', String(c.resetRate), '--move-fail-rate', String(c.moveFailRate), '--stuck-rate', String(c.stuckRate),
-    '--fault-seed', String(c.seed % 2 ** 31), ...(broken.length > 0 ? ['--broken-items', broken.join(',')] : []),
+    '--db',
+    sandboxDb,
+    '--seed',
+    writeSeed(dir, c),
+    '--workers',
+    String(c.workers),
+    '--move-duration',
+    String(c.moveDurationMs),
+    '--latency',
+    String(c.latencyMs),
+    '--rate-limit',
+    String(c.rateLimit),
+    '--error-rate',
+    String(c.errorRate),
+    '--reset-rate',
+    String(c.resetRate),
+    '--move-fail-rate',
+    String(c.moveFailRate),
+    '--stuck-rate',
+    String(c.stuckRate),
+    '--fault-seed',
+    String(c.seed % 2 ** 31),
+    ...(broken.length > 0 ? ['--broken-items', broken.join(',')] : []),
   ];
   const requestFaults: Record<string, number> = {};
   let sandbox: SandboxProc = await startSandboxProc(sandboxArgs, 0, process.env);
@@ -194,11 +262,23 @@ export async function runTorture(c: TortureConfig, log: (line: string) => void =
 
   const initialCommits = readCommitCounts(sandboxDb);
   const all = readItems(sandboxDb);
-  const targets = Array.from({ length: Math.min(30, all.length) }, () => all[Math.floor(rand() * all.length)] as { kind: Kind; id: number });
-  const injector = startCommitInjector({ url: () => sandbox.url, token: TOKEN, targets, random: createRandom(c.seed ^ 0xc0ffee), intervalMs: c.commitIntervalMs, prefix: `torture-${c.seed}` });
+  const targets = Array.from(
+    { length: Math.min(30, all.length) },
+    () => all[Math.floor(rand() * all.length)] as { kind: Kind; id: number },
+  );
+  const injector = startCommitInjector({
+    url: () => sandbox.url,
+    token: TOKEN,
+    targets,
+    random: createRandom(c.seed ^ 0xc0ffee),
+    intervalMs: c.commitIntervalMs,
+    prefix: `torture-${c.seed}`,
+  });
   const env = { ...process.env, TORTURE_URL: sandbox.url, TORTURE_TOKEN: TOKEN };
 
-  const restartAt = new Set(Array.from({ length: c.sandboxRestarts }, (_, j) => Math.floor(((j + 1) * c.kills) / (c.sandboxRestarts + 1))));
+  const restartAt = new Set(
+    Array.from({ length: c.sandboxRestarts }, (_, j) => Math.floor(((j + 1) * c.kills) / (c.sandboxRestarts + 1))),
+  );
   const sandboxKills = { SIGKILL: 0, SIGTERM: 0 };
   const earlyExits: Record<string, number> = {};
   let kills = 0;
@@ -274,7 +354,9 @@ export async function runTorture(c: TortureConfig, log: (line: string) => void =
       if (kills % 10 === 0) log(`${kills} kills`);
     }
 
-    log(`kill phase over: ${kills} kills (${earlyKills} aimed at start-up), ${movedSoFar(checkpoint)} items moved so far`);
+    log(
+      `kill phase over: ${kills} kills (${earlyKills} aimed at start-up), ${movedSoFar(checkpoint)} items moved so far`,
+    );
     let finalRun: TortureResult['finalRun'] = { code: null, attempts: 0, verified: false, stdoutTail: '' };
     for (let attempt = 1; attempt <= 3; attempt++) {
       const run = startRun(plan, checkpoint, dir, env);
@@ -285,7 +367,12 @@ export async function runTorture(c: TortureConfig, log: (line: string) => void =
         finalRun = { code: null, attempts: attempt, verified: false, stdoutTail: 'timed out' };
         break;
       }
-      finalRun = { code: r.code, attempts: attempt, verified: /Verification: passed/.test(r.stdout), stdoutTail: r.stdout.trim().split('\n').slice(-25).join('\n') };
+      finalRun = {
+        code: r.code,
+        attempts: attempt,
+        verified: /Verification: passed/.test(r.stdout),
+        stdoutTail: r.stdout.trim().split('\n').slice(-25).join('\n'),
+      };
       log(`final run ${attempt}: exit ${r.code}`);
       if (r.code === 0 || r.code === 3) break;
     }
@@ -296,16 +383,37 @@ export async function runTorture(c: TortureConfig, log: (line: string) => void =
     const verdict = judge({ sandboxDb, checkpoint, destination: DESTINATION, initialCommits, ledger });
 
     const failures: string[] = [];
-    if (finishedEarly) failures.push(`the migration finished after only ${kills} of ${c.kills} kills: make the workload larger`);
-    if (finalRun.code !== 0 && finalRun.code !== 3) failures.push(`final run exited ${finalRun.code} (expected 0 or 3)`);
+    if (finishedEarly)
+      failures.push(`the migration finished after only ${kills} of ${c.kills} kills: make the workload larger`);
+    if (finalRun.code !== 0 && finalRun.code !== 3)
+      failures.push(`final run exited ${finalRun.code} (expected 0 or 3)`);
     if (!finalRun.verified) failures.push('final run did not report "Verification: passed"');
     if (finalRun.code === 0 && verdict.quarantined.length > 0) failures.push('exit 0 with quarantined items');
-    failures.push(...verdict.lost.map((s) => `lost: ${s}`), ...verdict.duplicates.map((s) => `duplicate: ${s}`),
-      ...verdict.movesOnDestination.map((s) => `on destination: ${s}`), ...verdict.commitsLost.map((s) => `commit: ${s}`));
+    failures.push(
+      ...verdict.lost.map((s) => `lost: ${s}`),
+      ...verdict.duplicates.map((s) => `duplicate: ${s}`),
+      ...verdict.movesOnDestination.map((s) => `on destination: ${s}`),
+      ...verdict.commitsLost.map((s) => `commit: ${s}`),
+    );
     return {
-      config: c, dir, orchestratorKills: kills, earlyKills, earlyExits, sandboxKills, requestFaults, verdict,
-      commits: { accepted: ledger.accepted.length, ambiguous: ledger.ambiguous.length, refusedReadOnly: ledger.refusedReadOnly, notApplied: ledger.notApplied },
-      finalRun, finishedEarly, wallMs: performance.now() - t0, failures,
+      config: c,
+      dir,
+      orchestratorKills: kills,
+      earlyKills,
+      earlyExits,
+      sandboxKills,
+      requestFaults,
+      verdict,
+      commits: {
+        accepted: ledger.accepted.length,
+        ambiguous: ledger.ambiguous.length,
+        refusedReadOnly: ledger.refusedReadOnly,
+        notApplied: ledger.notApplied,
+      },
+      finalRun,
+      finishedEarly,
+      wallMs: performance.now() - t0,
+      failures,
     };
   } finally {
     await injector.stop().catch(() => undefined);

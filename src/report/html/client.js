@@ -42,7 +42,16 @@
         });
     };
     var datasets = [
-      { label: 'moves in flight', data: xy('inFlight'), borderColor: '#2f6fde', backgroundColor: 'rgba(47,111,222,0.12)', fill: 'origin', stepped: true, pointRadius: 0, yAxisID: 'y' },
+      {
+        label: 'moves in flight',
+        data: xy('inFlight'),
+        borderColor: '#2f6fde',
+        backgroundColor: 'rgba(47,111,222,0.12)',
+        fill: 'origin',
+        stepped: true,
+        pointRadius: 0,
+        yAxisID: 'y',
+      },
       {
         label: 'cap in force',
         data: points.map(function (p) {
@@ -54,8 +63,22 @@
         pointRadius: 0,
         yAxisID: 'y',
       },
-      { label: 'finished per minute', data: xy('finishedPerMin'), borderColor: '#2a9d6f', pointRadius: 0, tension: 0.2, yAxisID: 'y1' },
-      { label: 'failed per minute', data: xy('failedPerMin'), borderColor: '#b42318', pointRadius: 0, tension: 0.2, yAxisID: 'y1' },
+      {
+        label: 'finished per minute',
+        data: xy('finishedPerMin'),
+        borderColor: '#2a9d6f',
+        pointRadius: 0,
+        tension: 0.2,
+        yAxisID: 'y1',
+      },
+      {
+        label: 'failed per minute',
+        data: xy('failedPerMin'),
+        borderColor: '#b42318',
+        pointRadius: 0,
+        tension: 0.2,
+        yAxisID: 'y1',
+      },
       {
         label: 'paused',
         data: points.map(function (p) {
@@ -69,9 +92,39 @@
         spanGaps: false,
         yAxisID: 'y',
       },
-      { type: 'scatter', label: 'pause and cap changes', data: marks(['paused', 'unpaused', 'cap'], top), pointStyle: 'triangle', pointRadius: 7, clip: false, borderColor: '#9a6700', backgroundColor: '#9a6700', yAxisID: 'y' },
-      { type: 'scatter', label: 'run started, resumed, interrupted, finished', data: marks(['run.started', 'run.resumed', 'run.interrupted', 'run.finished'], top), pointStyle: 'rectRot', pointRadius: 6, clip: false, borderColor: '#1d2330', backgroundColor: '#1d2330', yAxisID: 'y' },
-      { type: 'scatter', label: 'steps', data: marks(['step'], 0), pointStyle: 'circle', pointRadius: 3, clip: false, borderColor: '#8a56c2', backgroundColor: '#8a56c2', yAxisID: 'y' },
+      {
+        type: 'scatter',
+        label: 'pause and cap changes',
+        data: marks(['paused', 'unpaused', 'cap'], top),
+        pointStyle: 'triangle',
+        pointRadius: 7,
+        clip: false,
+        borderColor: '#9a6700',
+        backgroundColor: '#9a6700',
+        yAxisID: 'y',
+      },
+      {
+        type: 'scatter',
+        label: 'run started, resumed, interrupted, finished',
+        data: marks(['run.started', 'run.resumed', 'run.interrupted', 'run.finished'], top),
+        pointStyle: 'rectRot',
+        pointRadius: 6,
+        clip: false,
+        borderColor: '#1d2330',
+        backgroundColor: '#1d2330',
+        yAxisID: 'y',
+      },
+      {
+        type: 'scatter',
+        label: 'steps',
+        data: marks(['step'], 0),
+        pointStyle: 'circle',
+        pointRadius: 3,
+        clip: false,
+        borderColor: '#8a56c2',
+        backgroundColor: '#8a56c2',
+        yAxisID: 'y',
+      },
     ];
     return new Chart(document.getElementById('timeline'), {
       type: 'line',
@@ -83,7 +136,12 @@
         scales: {
           x: { type: 'linear', min: 0, title: { display: true, text: 'time since start' }, ticks: { callback: clock } },
           y: { beginAtZero: true, max: top, title: { display: true, text: 'moves in flight' } },
-          y1: { beginAtZero: true, position: 'right', grid: { drawOnChartArea: false }, title: { display: true, text: 'moves per minute' } },
+          y1: {
+            beginAtZero: true,
+            position: 'right',
+            grid: { drawOnChartArea: false },
+            title: { display: true, text: 'moves per minute' },
+          },
         },
         plugins: {
           // Series with nothing to show (no pause, no control change) stay out of the legend.
@@ -102,7 +160,9 @@
                 return items.length ? clock(items[0].parsed.x) : '';
               },
               label: function (ctx) {
-                return ctx.raw && ctx.raw.label ? ctx.raw.label : ctx.dataset.label + ': ' + Math.round(ctx.parsed.y * 10) / 10;
+                return ctx.raw && ctx.raw.label
+                  ? ctx.raw.label
+                  : ctx.dataset.label + ': ' + Math.round(ctx.parsed.y * 10) / 10;
               },
             },
           },

@@ -9,8 +9,20 @@ import { escapeHtml, renderHtmlReport } from './render.js';
 const T0 = Date.UTC(2026, 10, 23, 12, 0, 0);
 const ev: typeof auditEvent = (s, type, data) => auditEvent(T0 + s * 1000, type, data);
 const PLAN_CAP: CapData = { cap: 10, ceiling: 10, paused: false, limit: 'plan', reason: "the plan's move.concurrency" };
-const CONTROL_CAP: CapData = { cap: 1, ceiling: 1, paused: false, limit: 'control', reason: 'set with shardmove control' };
-const PAUSED_CAP: CapData = { cap: 0, ceiling: 0, paused: true, limit: 'paused', reason: 'paused with shardmove control' };
+const CONTROL_CAP: CapData = {
+  cap: 1,
+  ceiling: 1,
+  paused: false,
+  limit: 'control',
+  reason: 'set with shardmove control',
+};
+const PAUSED_CAP: CapData = {
+  cap: 0,
+  ceiling: 0,
+  paused: true,
+  limit: 'paused',
+  reason: 'paused with shardmove control',
+};
 
 const summary: StatusSummary = {
   counts: [
@@ -18,7 +30,16 @@ const summary: StatusSummary = {
     { kind: 'projects', source: 'nfs-1', state: 'quarantined', n: 1 },
     { kind: 'snippets', source: 'nfs-2', state: 'moved', n: 1 },
   ],
-  quarantined: [{ kind: 'projects', id: 4, source: 'nfs-1', name: 'g/<script>', reason: 'Failed to verify <checksum>', attempts: 2 }],
+  quarantined: [
+    {
+      kind: 'projects',
+      id: 4,
+      source: 'nfs-1',
+      name: 'g/<script>',
+      reason: 'Failed to verify <checksum>',
+      attempts: 2,
+    },
+  ],
   movedLast10Min: 4,
   total: 5,
   stuck: [],
@@ -40,7 +61,14 @@ function events(): StoredEvent[] {
     ev(3, 'cap.changed', { ...CONTROL_CAP, previous: PLAN_CAP }),
     ev(11, 'move.finished', p(1, 1)),
     ev(21, 'move.failed', { ...p(2, 2), error: 'boom' }),
-    ev(22, 'item.retry', { kind: 'projects', source: 'nfs-1', id: 2, attempts: 1, nextAttemptAt: T0 + 40_000, reason: 'boom' }),
+    ev(22, 'item.retry', {
+      kind: 'projects',
+      source: 'nfs-1',
+      id: 2,
+      attempts: 1,
+      nextAttemptAt: T0 + 40_000,
+      reason: 'boom',
+    }),
     ev(30, 'control.changed', { concurrency: 1, paused: true, previous: { concurrency: 1, paused: false } }),
     ev(30, 'cap.changed', { ...PAUSED_CAP, previous: CONTROL_CAP }),
     ev(40, 'control.changed', { concurrency: null, paused: false, previous: { concurrency: 1, paused: true } }),
@@ -56,8 +84,33 @@ function events(): StoredEvent[] {
 }
 
 function build() {
-  const snapshot = { status: 'done', value: 'doneWithQuarantine', context: { startedAt: T0, step: 'done', dryRun: false, verify: true, geoResync: false, verification: { ok: true, problems: [], perKindAndSource: null }, geo: null, previousWeights: { 'nfs-1': 100 }, newWeights: { 'nfs-1': 0, cluster: 100 }, weightsWritten: true, warnings: [], error: null, instanceVersion: '17.11.0' } };
-  const status = buildStatusReport('/x/it.db', { planName: 'it', planHash: 'h', machineVersion: 1, snapshot }, summary, T0 + 3_600_000, null, 10);
+  const snapshot = {
+    status: 'done',
+    value: 'doneWithQuarantine',
+    context: {
+      startedAt: T0,
+      step: 'done',
+      dryRun: false,
+      verify: true,
+      geoResync: false,
+      verification: { ok: true, problems: [], perKindAndSource: null },
+      geo: null,
+      previousWeights: { 'nfs-1': 100 },
+      newWeights: { 'nfs-1': 0, cluster: 100 },
+      weightsWritten: true,
+      warnings: [],
+      error: null,
+      instanceVersion: '17.11.0',
+    },
+  };
+  const status = buildStatusReport(
+    '/x/it.db',
+    { planName: 'it', planHash: 'h', machineVersion: 1, snapshot },
+    summary,
+    T0 + 3_600_000,
+    null,
+    10,
+  );
   return buildReportData({ status, context: snapshot.context as never, events: events(), now: T0 + 3_600_000 });
 }
 
@@ -70,7 +123,9 @@ describe('buildReportData', () => {
     expect(d.timeline.idle.unpipelined).toEqual(['nfs-2/snippets (bulk)']);
     const html = renderHtmlReport(d);
     expect(html).toContain('Idle slots: 1.7% of the run (1 s)');
-    expect(html).toContain('Not pipelined, so the slots empty between each of these drains and the next by design: nfs-2/snippets (bulk)');
+    expect(html).toContain(
+      'Not pipelined, so the slots empty between each of these drains and the next by design: nfs-2/snippets (bulk)',
+    );
   });
 
   it('samples moves in flight at each bucket end, and the cap and pause in force then', () => {
@@ -94,16 +149,34 @@ describe('buildReportData', () => {
   it('marks pauses, cap changes, restarts and steps, and counts moves, retries and durations per kind', () => {
     const d = build();
     expect(d.timeline.markers.map((m) => `${m.t}:${m.label}`)).toEqual([
-      '0:run started', '0:drain nfs-1/projects', '3:cap 1', '30:paused', '40:unpaused', "40:cap back to the plan's", '60:finished: doneWithQuarantine',
+      '0:run started',
+      '0:drain nfs-1/projects',
+      '3:cap 1',
+      '30:paused',
+      '40:unpaused',
+      "40:cap back to the plan's",
+      '60:finished: doneWithQuarantine',
     ]);
     const projects = d.kinds.find((k) => k.kind === 'projects')!;
-    expect(projects).toMatchObject({ total: 4, moved: 3, quarantined: 1, movesFinished: 2, movesFailed: 2, retries: 1, medianSeconds: 10, maxSeconds: 10 });
+    expect(projects).toMatchObject({
+      total: 4,
+      moved: 3,
+      quarantined: 1,
+      movesFinished: 2,
+      movesFailed: 2,
+      retries: 1,
+      medianSeconds: 10,
+      maxSeconds: 10,
+    });
     // Durations 10 (finished), 20 and 50 (failed), 10 (finished): 5-second bins up to 50.
     expect(d.durations.binSeconds).toBe(5);
     expect(d.durations.byKind.projects?.reduce((a, n) => a + n, 0)).toBe(4);
     expect(d.durations.byKind.projects?.[2]).toBe(2);
     expect(d.durations.byKind.snippets?.[1]).toBe(1);
-    expect(d.storages.map((s) => [s.storage, s.total, s.quarantined])).toEqual([['nfs-1', 4, 1], ['nfs-2', 1, 0]]);
+    expect(d.storages.map((s) => [s.storage, s.total, s.quarantined])).toEqual([
+      ['nfs-1', 4, 1],
+      ['nfs-2', 1, 0],
+    ]);
     expect(d.outcome.averagePerMinute).toBe(3);
   });
 
@@ -128,9 +201,39 @@ describe('buildReportData', () => {
   });
 
   it('says a revert is one, and offers no revert of it', () => {
-    const snapshot = { status: 'done', value: 'done', context: { startedAt: T0, step: 'done', dryRun: false, verify: true, geoResync: false, verification: null, geo: null, previousWeights: { cluster: 100 }, newWeights: { 'nfs-1': 100, cluster: 0 }, weightsWritten: true, warnings: [], error: null, instanceVersion: '17.11.0' } };
-    const status = buildStatusReport('/x/it.revert.db', { planName: 'it', planHash: 'h', machineVersion: 1, snapshot }, { ...summary, quarantined: [], orphans: [] }, T0 + 60_000, null, 10);
-    const data = buildReportData({ status, context: snapshot.context as never, events: [ev(0, 'revert.seeded', { forward: '/x/it.db', items: 4, skipped: 0 }), ...events().slice(0, -1)], now: T0 + 60_000 });
+    const snapshot = {
+      status: 'done',
+      value: 'done',
+      context: {
+        startedAt: T0,
+        step: 'done',
+        dryRun: false,
+        verify: true,
+        geoResync: false,
+        verification: null,
+        geo: null,
+        previousWeights: { cluster: 100 },
+        newWeights: { 'nfs-1': 100, cluster: 0 },
+        weightsWritten: true,
+        warnings: [],
+        error: null,
+        instanceVersion: '17.11.0',
+      },
+    };
+    const status = buildStatusReport(
+      '/x/it.revert.db',
+      { planName: 'it', planHash: 'h', machineVersion: 1, snapshot },
+      { ...summary, quarantined: [], orphans: [] },
+      T0 + 60_000,
+      null,
+      10,
+    );
+    const data = buildReportData({
+      status,
+      context: snapshot.context as never,
+      events: [ev(0, 'revert.seeded', { forward: '/x/it.db', items: 4, skipped: 0 }), ...events().slice(0, -1)],
+      now: T0 + 60_000,
+    });
     expect(data.revertOf).toBe('/x/it.db');
     expect(data.outcome.headline).toContain('Reverted');
     const html = renderHtmlReport(data);

@@ -96,8 +96,18 @@ export interface ReportData {
     averagePerMinute: number | null;
     etaMs: number | null;
   };
-  timeline: { start: number; bucketSeconds: number; points: TimelinePoint[]; markers: TimelineMarker[]; idle: IdleNote };
-  durations: { binSeconds: number; /** Lower edges in seconds. */ bins: number[]; byKind: Partial<Record<Kind, number[]>> };
+  timeline: {
+    start: number;
+    bucketSeconds: number;
+    points: TimelinePoint[];
+    markers: TimelineMarker[];
+    idle: IdleNote;
+  };
+  durations: {
+    binSeconds: number;
+    /** Lower edges in seconds. */ bins: number[];
+    byKind: Partial<Record<Kind, number[]>>;
+  };
   kinds: KindRow[];
   storages: StorageRow[];
   quarantined: StatusReport['quarantined'];
@@ -194,9 +204,18 @@ export function buildReportData(input: ReportInput): ReportData {
       case 'control.changed': {
         const prev = e.data.previous;
         const next = { concurrency: e.data.concurrency, paused: e.data.paused };
-        if (next.paused !== prev.paused) rawMarkers.push({ at: e.at, type: next.paused ? 'paused' : 'unpaused', label: next.paused ? 'paused' : 'unpaused' });
+        if (next.paused !== prev.paused)
+          rawMarkers.push({
+            at: e.at,
+            type: next.paused ? 'paused' : 'unpaused',
+            label: next.paused ? 'paused' : 'unpaused',
+          });
         if (next.concurrency !== prev.concurrency) {
-          rawMarkers.push({ at: e.at, type: 'cap', label: next.concurrency === null ? "cap back to the plan's" : `cap ${next.concurrency}` });
+          rawMarkers.push({
+            at: e.at,
+            type: 'cap',
+            label: next.concurrency === null ? "cap back to the plan's" : `cap ${next.concurrency}`,
+          });
         }
         break;
       }
@@ -204,7 +223,11 @@ export function buildReportData(input: ReportInput): ReportData {
         caps.push({ at: e.at, cap: e.data.cap, paused: e.data.paused });
         break;
       case 'run.started':
-        rawMarkers.push({ at: e.at, type: e.data.resumed ? 'run.resumed' : 'run.started', label: e.data.dryRun ? 'dry run started' : e.data.resumed ? 'run resumed' : 'run started' });
+        rawMarkers.push({
+          at: e.at,
+          type: e.data.resumed ? 'run.resumed' : 'run.started',
+          label: e.data.dryRun ? 'dry run started' : e.data.resumed ? 'run resumed' : 'run started',
+        });
         break;
       case 'run.interrupted':
         rawMarkers.push({ at: e.at, type: 'run.interrupted', label: 'interrupted' });
@@ -238,7 +261,10 @@ export function buildReportData(input: ReportInput): ReportData {
     plan: status.plan,
     outcome: {
       state: status.state,
-      headline: c?.dryRun && status.state !== 'running' ? `Dry run: ${status.state} (nothing was changed on the instance)` : ((revertOf ? REVERT_HEADLINES : HEADLINES)[status.state] ?? status.state),
+      headline:
+        c?.dryRun && status.state !== 'running'
+          ? `Dry run: ${status.state} (nothing was changed on the instance)`
+          : ((revertOf ? REVERT_HEADLINES : HEADLINES)[status.state] ?? status.state),
       step: status.step,
       dryRun: status.dryRun,
       error: status.error,
@@ -248,10 +274,23 @@ export function buildReportData(input: ReportInput): ReportData {
       total: status.total,
       remaining: status.remaining,
       movesPerMinute: status.movesPerMinute,
-      averagePerMinute: last !== null && last > start ? Math.round((spans.filter((x) => x.end === 'finished' || x.end === 'cleanup_failed').length / ((last - start) / 60_000)) * 10) / 10 : null,
+      averagePerMinute:
+        last !== null && last > start
+          ? Math.round(
+              (spans.filter((x) => x.end === 'finished' || x.end === 'cleanup_failed').length /
+                ((last - start) / 60_000)) *
+                10,
+            ) / 10
+          : null,
       etaMs: status.etaMs,
     },
-    timeline: { start, bucketSeconds: timeline.bucketMs / 1000, points: timeline.points, markers, idle: { share: idle.share, idleSeconds: idle.idleMs / 1000, unpipelined } },
+    timeline: {
+      start,
+      bucketSeconds: timeline.bucketMs / 1000,
+      points: timeline.points,
+      markers,
+      idle: { share: idle.share, idleSeconds: idle.idleMs / 1000, unpipelined },
+    },
     durations: durationHistogram(spans),
     kinds: kindRows(status, spans, retries),
     storages: storageRows(status),
@@ -348,7 +387,10 @@ function kindRows(status: StatusReport, spans: MoveSpan[], retries: Map<string, 
     const counts = status.counts.filter((c) => c.kind === kind);
     const own = spans.filter((s) => s.kind === kind);
     const ok = own.filter((s) => s.end === 'finished' || s.end === 'cleanup_failed');
-    const secs = ok.map(spanSeconds).filter((x): x is number => x !== null).sort((a, b) => a - b);
+    const secs = ok
+      .map(spanSeconds)
+      .filter((x): x is number => x !== null)
+      .sort((a, b) => a - b);
     return {
       kind,
       ...tally(counts),

@@ -31,13 +31,22 @@ function scriptText(code: string): string {
   return code;
 }
 
-const time = (ms: number | null) => (ms === null ? 'unknown' : new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
+const time = (ms: number | null) =>
+  ms === null
+    ? 'unknown'
+    : new Date(ms)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, ' UTC');
 const num = (n: number | null, digits = 1) => (n === null ? '–' : Number.isInteger(n) ? String(n) : n.toFixed(digits));
 
 function table(id: string, headers: string[], rows: (string | number)[][], numeric: boolean[] = []): string {
   const th = headers.map((h, i) => `<th${numeric[i] ? ' class="num"' : ''}>${escapeHtml(h)}</th>`).join('');
   const body = rows
-    .map((r) => `<tr>${r.map((v, i) => `<td${numeric[i] ? ' class="num"' : ''}>${escapeHtml(String(v))}</td>`).join('')}</tr>`)
+    .map(
+      (r) =>
+        `<tr>${r.map((v, i) => `<td${numeric[i] ? ' class="num"' : ''}>${escapeHtml(String(v))}</td>`).join('')}</tr>`,
+    )
     .join('\n');
   return `<table id="${id}"><thead><tr>${th}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
@@ -52,9 +61,15 @@ function outcome(d: ReportData): string {
     ['State', `${o.state}${o.step ? `, step ${o.step}` : ''}`],
     ['Started', time(o.startedAt)],
     [o.state === 'running' ? 'Last activity' : 'Ended', time(o.lastEventAt)],
-    ['Took', o.startedAt !== null && o.lastEventAt !== null ? formatApproxDuration(o.lastEventAt - o.startedAt) : 'unknown'],
+    [
+      'Took',
+      o.startedAt !== null && o.lastEventAt !== null ? formatApproxDuration(o.lastEventAt - o.startedAt) : 'unknown',
+    ],
     ['Items', `${o.total} known, ${o.remaining} remaining`],
-    ['Rate', `${o.averagePerMinute ?? '–'} moves/min on average; ${o.movesPerMinute} over the last 10 minutes${o.state === 'running' ? `; ETA ${formatApproxDuration(o.etaMs)}` : ''}`],
+    [
+      'Rate',
+      `${o.averagePerMinute ?? '–'} moves/min on average; ${o.movesPerMinute} over the last 10 minutes${o.state === 'running' ? `; ETA ${formatApproxDuration(o.etaMs)}` : ''}`,
+    ],
     ['Instance version', o.instanceVersion ?? 'unknown'],
   ];
   if (o.error) rows.push(['Failed at', `${o.error.step}: ${o.error.message} (${o.error.code})`]);
@@ -70,7 +85,9 @@ function weights(d: ReportData): string {
   const note =
     written && before
       ? `<p class="note">To put the "before" values back: <code>shardmove weights restore PLAN --state ${escapeHtml(d.checkpoint)}</code> (it shows the change and asks first).` +
-        (d.revertOf ? '' : ` To move every item this run moved back where it came from, these weights first: <code>shardmove revert PLAN --state ${escapeHtml(d.checkpoint)}</code> (it shows what it will do and asks first).`) +
+        (d.revertOf
+          ? ''
+          : ` To move every item this run moved back where it came from, these weights first: <code>shardmove revert PLAN --state ${escapeHtml(d.checkpoint)}</code> (it shows what it will do and asks first).`) +
         '</p>'
       : '';
   return table('weights', ['Storage', 'Before', 'After'], rows, [false, true, true]) + note;
@@ -89,15 +106,29 @@ function geo(d: ReportData): string {
   if (!g.planned) return '<p>Not requested (plan: <code>geo.resync: false</code>).</p>';
   if (!g.result) return '<p>Not run yet.</p>';
   const legacy = g.result as unknown as { sites?: unknown };
-  if (!Array.isArray(legacy.sites)) return '<p>Resync requested from the primary only (a checkpoint from before per-site resync).</p>';
+  if (!Array.isArray(legacy.sites))
+    return '<p>Resync requested from the primary only (a checkpoint from before per-site resync).</p>';
   const warnings = g.result.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('');
-  if (g.result.sites.length === 0) return `<p>Nothing requested: no Geo secondary.</p>${warnings ? `<ul>${warnings}</ul>` : ''}`;
+  if (g.result.sites.length === 0)
+    return `<p>Nothing requested: no Geo secondary.</p>${warnings ? `<ul>${warnings}</ul>` : ''}`;
   const rows = g.result.sites.map((s) => [
     `${s.name} (site ${s.siteId})`,
-    s.error ?? (s.results.filter((r) => r.errors.length === 0).map((r) => r.registryClass).join(', ') || 'nothing'),
-    s.error ? '' : s.results.filter((r) => r.errors.length > 0).map((r) => `${r.registryClass}: ${r.errors.join('; ')}`).join(' / '),
+    s.error ??
+      (s.results
+        .filter((r) => r.errors.length === 0)
+        .map((r) => r.registryClass)
+        .join(', ') ||
+        'nothing'),
+    s.error
+      ? ''
+      : s.results
+          .filter((r) => r.errors.length > 0)
+          .map((r) => `${r.registryClass}: ${r.errors.join('; ')}`)
+          .join(' / '),
   ]);
-  return table('geo-sites', ['Site', 'Resync requested for', 'Refused'], rows) + (warnings ? `<ul>${warnings}</ul>` : '');
+  return (
+    table('geo-sites', ['Site', 'Resync requested for', 'Refused'], rows) + (warnings ? `<ul>${warnings}</ul>` : '')
+  );
 }
 
 const CSS = `
@@ -129,8 +160,36 @@ code { font-size: 12px; }
 export function renderHtmlReport(d: ReportData): string {
   const kinds = table(
     'kinds',
-    ['Kind', 'Items', 'Moved', 'Left', 'Quarantined', 'Waiting', 'In flight', 'Moves finished', 'Moves failed', 'Retries', 'Median s', 'p95 s', 'Max s'],
-    d.kinds.map((k) => [k.kind, k.total, k.moved, k.left, k.quarantined, k.waiting, k.inFlight, k.movesFinished, k.movesFailed, k.retries, num(k.medianSeconds), num(k.p95Seconds), num(k.maxSeconds)]),
+    [
+      'Kind',
+      'Items',
+      'Moved',
+      'Left',
+      'Quarantined',
+      'Waiting',
+      'In flight',
+      'Moves finished',
+      'Moves failed',
+      'Retries',
+      'Median s',
+      'p95 s',
+      'Max s',
+    ],
+    d.kinds.map((k) => [
+      k.kind,
+      k.total,
+      k.moved,
+      k.left,
+      k.quarantined,
+      k.waiting,
+      k.inFlight,
+      k.movesFinished,
+      k.movesFailed,
+      k.retries,
+      num(k.medianSeconds),
+      num(k.p95Seconds),
+      num(k.maxSeconds),
+    ]),
     [false, true, true, true, true, true, true, true, true, true, true, true, true],
   );
   const storages = table(
@@ -144,7 +203,16 @@ export function renderHtmlReport(d: ReportData): string {
       ? '<p id="quarantined-none">None.</p>'
       : table(
           'quarantined',
-          ['Kind', 'Id', 'Name', 'Source', 'Attempts', 'Reason (GitLab\'s error_message)', 'Class', 'Remedy (docs/failures.md)'],
+          [
+            'Kind',
+            'Id',
+            'Name',
+            'Source',
+            'Attempts',
+            "Reason (GitLab's error_message)",
+            'Class',
+            'Remedy (docs/failures.md)',
+          ],
           d.quarantined.map((q) => [q.kind, q.id, q.name, q.source, q.attempts, q.reason, q.class, q.remedy]),
           [false, true, false, false, true, false, false, false],
         );
@@ -158,7 +226,14 @@ export function renderHtmlReport(d: ReportData): string {
             table(
               'orphans',
               ['Kind', 'Id', 'Name', 'Left on', 'Move', 'Paths (relative to the storage)'],
-              d.orphans.map((o) => [o.kind, o.id, o.name, o.source, `${o.moveId ?? '?'} ${o.moveState === 'failed' ? 'failed after the switch' : o.moveState}`, o.diskPaths.join(' ')]),
+              d.orphans.map((o) => [
+                o.kind,
+                o.id,
+                o.name,
+                o.source,
+                `${o.moveId ?? '?'} ${o.moveState === 'failed' ? 'failed after the switch' : o.moveState}`,
+                o.diskPaths.join(' '),
+              ]),
               [false, true, false, false, false, false],
             ),
         );
@@ -172,14 +247,34 @@ export function renderHtmlReport(d: ReportData): string {
             table(
               'placement',
               ['Destination', 'Items', 'Bytes (known sizes)', 'Without a size', 'Moved'],
-              d.placement.map((p) => [p.destination, p.items, formatBytes(p.bytes), p.unsized, d.outcome.dryRun ? '-' : p.moved]),
+              d.placement.map((p) => [
+                p.destination,
+                p.items,
+                formatBytes(p.bytes),
+                p.unsized,
+                d.outcome.dryRun ? '-' : p.moved,
+              ]),
               [false, true, true, true, true],
             ),
         );
   const stuck =
     d.stuck.length === 0
       ? ''
-      : section('stuck', `Stuck moves (${d.stuck.length})`, table('stuck-moves', ['Kind', 'Id', 'Move', 'Move state', 'Read-only'], d.stuck.map((s) => [s.kind, s.id, s.moveId, s.moveState, s.readOnly === null ? 'unknown' : s.readOnly ? 'yes' : 'no'])));
+      : section(
+          'stuck',
+          `Stuck moves (${d.stuck.length})`,
+          table(
+            'stuck-moves',
+            ['Kind', 'Id', 'Move', 'Move state', 'Read-only'],
+            d.stuck.map((s) => [
+              s.kind,
+              s.id,
+              s.moveId,
+              s.moveState,
+              s.readOnly === null ? 'unknown' : s.readOnly ? 'yes' : 'no',
+            ]),
+          ),
+        );
   const markers = table(
     'markers',
     ['At', 'Since start', 'What'],
@@ -191,9 +286,16 @@ export function renderHtmlReport(d: ReportData): string {
     (idle.unpipelined.length === 0
       ? ''
       : ` Not pipelined, so the slots empty between each of these drains and the next by design: ${escapeHtml(idle.unpipelined.join(', '))}` +
-        ' (a bulk job enqueues its whole storage itself; a kind moved by move records knows its items only from the instance\'s own moves).') +
+        " (a bulk job enqueues its whole storage itself; a kind moved by move records knows its items only from the instance's own moves).") +
     '</p>';
-  const warnings = d.warnings.length === 0 ? '' : section('warnings', `Warnings (${d.warnings.length})`, `<ul>${d.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>`);
+  const warnings =
+    d.warnings.length === 0
+      ? ''
+      : section(
+          'warnings',
+          `Warnings (${d.warnings.length})`,
+          `<ul>${d.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>`,
+        );
   const data = JSON.stringify(d).replace(/</g, '\\u003c');
   const title = `shardmove report: ${d.plan ?? 'unknown plan'}`;
   return `<!doctype html>

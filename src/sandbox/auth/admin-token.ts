@@ -24,8 +24,15 @@ import { authenticate } from './authenticate.js';
 import type { ApplicationRow } from './store.js';
 import { ACCESS_TOKEN_TYPES, credentialExtra, findUserById, isFeatureEnabled, statements } from './store.js';
 import {
-  accessTokenRecord, applicationRecord, clusterAgentTokenRecord, deployTokenRecord, featureFlagsClientRecord, jobRecord, runnerRecord,
-  triggerRecord, userEntity,
+  accessTokenRecord,
+  applicationRecord,
+  clusterAgentTokenRecord,
+  deployTokenRecord,
+  featureFlagsClientRecord,
+  jobRecord,
+  runnerRecord,
+  triggerRecord,
+  userEntity,
 } from './entities.js';
 import type { Identified, Release } from './token-types.js';
 import { FINDER_FLAG, REVOKE_FLAG, atLeast, identifyToken, isDeletable, parseRelease } from './token-types.js';
@@ -49,7 +56,11 @@ export function register(router: Router): void {
 function wrongMethod(ctx: RequestContext): Reply {
   const release = parseRelease(ctx.state.config.version);
   if (!isTokenEndpointAvailable(ctx.state.db, release)) throw routeNotFound();
-  throw new SandboxHttpError(405, { error: '405 Method Not Allowed' }, { allow: atLeast(release, [17, 7]) ? 'POST, DELETE' : 'POST' });
+  throw new SandboxHttpError(
+    405,
+    { error: '405 Method Not Allowed' },
+    { allow: atLeast(release, [17, 7]) ? 'POST, DELETE' : 'POST' },
+  );
 }
 
 /** The found record behind a token: a credential row or an OAuth application. */
@@ -81,7 +92,8 @@ function revokeToken(ctx: RequestContext): Reply {
   const { db, config } = ctx.state;
   const release = parseRelease(config.version);
   if (!isTokenEndpointAvailable(db, release)) throw routeNotFound();
-  if (!atLeast(release, [17, 7])) throw new SandboxHttpError(405, { error: '405 Method Not Allowed' }, { allow: 'POST' });
+  if (!atLeast(release, [17, 7]))
+    throw new SandboxHttpError(405, { error: '405 Method Not Allowed' }, { allow: 'POST' });
   ctx.caller = authenticate(ctx, { level: 'admin' });
   const token = tokenParam(ctx);
   if (!isFeatureEnabled(db, REVOKE_FLAG, atLeast(release, [17, 9]))) {
@@ -118,7 +130,10 @@ function findRecord(db: Db, { def, prefix }: Identified, token: string): Found |
   // A job token is found only while its job runs (reference §6).
   if (def.kind === 'job' && (credentialExtra(cred).status ?? 'running') !== 'running') return undefined;
   // Feed, incoming email and session tokens are described by their user: no user, no record.
-  if ((def.kind === 'feed' || def.kind === 'incoming_email' || def.kind === 'session') && (cred.user_id === null || !findUserById(db, cred.user_id))) {
+  if (
+    (def.kind === 'feed' || def.kind === 'incoming_email' || def.kind === 'session') &&
+    (cred.user_id === null || !findUserById(db, cred.user_id))
+  ) {
     return undefined;
   }
   return { cred };
@@ -129,16 +144,27 @@ function present(ctx: RequestContext, { def, prefix }: Identified, found: Found)
   const { cred } = found;
   const { db, clock } = ctx.state;
   switch (def.kind) {
-    case 'access': return accessTokenRecord(cred);
-    case 'deploy': return deployTokenRecord(cred, clock.now());
-    case 'feed': case 'incoming_email': case 'session': return userEntity(findUserById(db, cred.user_id as number)!, ctx.origin);
-    case 'cluster_agent': return clusterAgentTokenRecord(cred);
-    case 'runner': return runnerRecord(cred);
-    case 'pipeline_trigger': return triggerRecord(db, cred, ctx.origin, clock.now(), prefix);
-    case 'job': return { job: jobRecord(db, cred, ctx.origin) };
-    case 'feature_flags_client': return featureFlagsClientRecord(cred);
+    case 'access':
+      return accessTokenRecord(cred);
+    case 'deploy':
+      return deployTokenRecord(cred, clock.now());
+    case 'feed':
+    case 'incoming_email':
+    case 'session':
+      return userEntity(findUserById(db, cred.user_id as number)!, ctx.origin);
+    case 'cluster_agent':
+      return clusterAgentTokenRecord(cred);
+    case 'runner':
+      return runnerRecord(cred);
+    case 'pipeline_trigger':
+      return triggerRecord(db, cred, ctx.origin, clock.now(), prefix);
+    case 'job':
+      return { job: jobRecord(db, cred, ctx.origin) };
+    case 'feature_flags_client':
+      return featureFlagsClientRecord(cred);
     // Found with an application, handled above.
-    case 'oauth_secret': throw tokenNotFound();
+    case 'oauth_secret':
+      throw tokenNotFound();
   }
 }
 
@@ -171,11 +197,20 @@ function act(ctx: RequestContext, { def, prefix }: Identified, found: Found): vo
   } else {
     const { cred } = found;
     switch (def.action) {
-      case 'revoke': statements(db).revokeCredential.run(now, cred.id); break;
-      case 'expire': s.expire.run(nowMs, now.slice(0, 10), now, cred.id); break;
-      case 'reset': s.reset.run(newSecret(prefix), now, cred.id); break;
-      case 'delete': s.remove.run(cred.id); break;
-      case null: throw typeNotSupported();
+      case 'revoke':
+        statements(db).revokeCredential.run(now, cred.id);
+        break;
+      case 'expire':
+        s.expire.run(nowMs, now.slice(0, 10), now, cred.id);
+        break;
+      case 'reset':
+        s.reset.run(newSecret(prefix), now, cred.id);
+        break;
+      case 'delete':
+        s.remove.run(cred.id);
+        break;
+      case null:
+        throw typeNotSupported();
     }
   }
   log.info({ kind: def.kind, action: def.action, id: found.app ? found.app.id : found.cred.id }, 'admin token action');

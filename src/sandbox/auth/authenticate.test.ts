@@ -20,16 +20,32 @@ afterAll(async () => {
   await sb.close();
 });
 
-function run(method: string, rule: AuthRule, headers: IncomingHttpHeaders, input: Record<string, unknown> = {}): string {
+function run(
+  method: string,
+  rule: AuthRule,
+  headers: IncomingHttpHeaders,
+  input: Record<string, unknown> = {},
+): string {
   const ctx: RequestContext = {
-    method, path: '/api/v4/x', url: new URL('http://sandbox/api/v4/x'), query: new URLSearchParams(), headers, input, params: {}, caller: null,
-    origin: 'http://sandbox', state: sb.state,
+    method,
+    path: '/api/v4/x',
+    url: new URL('http://sandbox/api/v4/x'),
+    query: new URLSearchParams(),
+    headers,
+    input,
+    params: {},
+    caller: null,
+    origin: 'http://sandbox',
+    state: sb.state,
   };
   try {
     const caller = authenticate(ctx, rule);
-    return caller ? `${caller.method}:${caller.user.username}${caller.sudo ? `(by ${caller.tokenOwner.username})` : ''}` : 'anonymous';
+    return caller
+      ? `${caller.method}:${caller.user.username}${caller.sudo ? `(by ${caller.tokenOwner.username})` : ''}`
+      : 'anonymous';
   } catch (err) {
-    if (err instanceof SandboxHttpError) return `${err.status}${(err.body as { scope?: string }).scope ? ` ${(err.body as { scope: string }).scope}` : ''}`;
+    if (err instanceof SandboxHttpError)
+      return `${err.status}${(err.body as { scope?: string }).scope ? ` ${(err.body as { scope: string }).scope}` : ''}`;
     throw err;
   }
 }
@@ -54,10 +70,34 @@ describe('authenticate rules', () => {
     ['job token on a public job route', 'GET', { level: 'public', jobToken: true }, JOB, 'job_token:alice'],
     ['session on a user write', 'PUT', { level: 'user' }, SESSION, 'session:alice'],
     ['anything on a none route', 'GET', { level: 'none' }, { 'private-token': 'glpat-bogus' }, 'anonymous'],
-    ['private token wins over a session', 'GET', { level: 'user' }, { ...API, cookie: '_service_session=sandbox-session-root-0001' }, 'private_token:alice'],
-    ['a PAT through Bearer', 'GET', { level: 'user' }, { authorization: 'Bearer glpat-sandbox-alice-api-00000006' }, 'private_token:alice'],
-    ['an invalid private token does not fall back to a session', 'GET', { level: 'user' }, { 'private-token': 'glpat-bogus', ...SESSION }, '401'],
-    ['sudo records who acted', 'GET', { level: 'user' }, { 'private-token': 'glpat-sandbox-root-api-sudo-0001', sudo: 'bob' }, 'private_token:bob(by root)'],
+    [
+      'private token wins over a session',
+      'GET',
+      { level: 'user' },
+      { ...API, cookie: '_service_session=sandbox-session-root-0001' },
+      'private_token:alice',
+    ],
+    [
+      'a PAT through Bearer',
+      'GET',
+      { level: 'user' },
+      { authorization: 'Bearer glpat-sandbox-alice-api-00000006' },
+      'private_token:alice',
+    ],
+    [
+      'an invalid private token does not fall back to a session',
+      'GET',
+      { level: 'user' },
+      { 'private-token': 'glpat-bogus', ...SESSION },
+      '401',
+    ],
+    [
+      'sudo records who acted',
+      'GET',
+      { level: 'user' },
+      { 'private-token': 'glpat-sandbox-root-api-sudo-0001', sudo: 'bob' },
+      'private_token:bob(by root)',
+    ],
   ] as const)('%s', (_name, method, rule, headers, expected) => {
     expect(run(method, rule as AuthRule, headers as IncomingHttpHeaders)).toBe(expected);
   });
@@ -65,8 +105,14 @@ describe('authenticate rules', () => {
   it('takes access_token from the parameters', () => {
     expect(run('GET', { level: 'user' }, {}, { access_token: 'sandbox-oauth-access-root-0001' })).toBe('oauth:root');
     // Bearer is read before the access_token parameter.
-    expect(run('GET', { level: 'user' }, { authorization: 'Bearer glpat-sandbox-alice-api-00000006' }, { access_token: 'sandbox-oauth-access-root-0001' }))
-      .toBe('private_token:alice');
+    expect(
+      run(
+        'GET',
+        { level: 'user' },
+        { authorization: 'Bearer glpat-sandbox-alice-api-00000006' },
+        { access_token: 'sandbox-oauth-access-root-0001' },
+      ),
+    ).toBe('private_token:alice');
   });
 });
 
@@ -82,5 +128,16 @@ describe('hasPreviousPrefix', () => {
 });
 
 function sbConfig() {
-  return { version: '17.11.0', tier: 'ultimate' as const, storages: ['default'], unreachable: [], personal_access_token_prefix: 'glpat-', previous_prefixes: [], impersonation_enabled: true, oauth_ttl_seconds: 7200, edition: 'ee' as const, unlistable: [] };
+  return {
+    version: '17.11.0',
+    tier: 'ultimate' as const,
+    storages: ['default'],
+    unreachable: [],
+    personal_access_token_prefix: 'glpat-',
+    previous_prefixes: [],
+    impersonation_enabled: true,
+    oauth_ttl_seconds: 7200,
+    edition: 'ee' as const,
+    unlistable: [],
+  };
 }

@@ -29,7 +29,14 @@ import { SandboxHttpError, forbidden, insufficientScope, invalidToken, unauthori
 import type { Presented, PresentedCredentials } from './presented-credentials.js';
 import { UNUSABLE, readPresentedCredentials } from './presented-credentials.js';
 import {
-  ACCESS_TOKEN_TYPES, credentialExtra, credentialScopes, expiryMs, findUserById, findUserByIdOrUsername, isAdminModeOn, statements,
+  ACCESS_TOKEN_TYPES,
+  credentialExtra,
+  credentialScopes,
+  expiryMs,
+  findUserById,
+  findUserByIdOrUsername,
+  isAdminModeOn,
+  statements,
 } from './store.js';
 import type { InstanceConfig } from '../seed-schema.js';
 
@@ -142,19 +149,28 @@ function findJobToken(ctx: RequestContext, value: Presented): CredentialRow {
   return cred;
 }
 
-function validateCredential(ctx: RequestContext, cred: CredentialRow, method: Caller['method'], scopes: string[], needed: string[]): void {
+function validateCredential(
+  ctx: RequestContext,
+  cred: CredentialRow,
+  method: Caller['method'],
+  scopes: string[],
+  needed: string[],
+): void {
   if (method !== 'private_token' && method !== 'oauth') return;
   const expires = expiryMs(cred);
   if (expires !== null && ctx.state.clock.now() >= expires) throw invalidToken(TOKEN_EXPIRED);
   if (cred.revoked) throw invalidToken(TOKEN_REVOKED);
   if (!needed.some((s) => scopes.includes(s))) throw insufficientScope(needed);
-  if (cred.type === 'impersonation' && !ctx.state.config.impersonation_enabled) throw invalidToken(TOKEN_IMPERSONATION_DISABLED);
+  if (cred.type === 'impersonation' && !ctx.state.config.impersonation_enabled)
+    throw invalidToken(TOKEN_IMPERSONATION_DISABLED);
 }
 
 /** GitLab's rejection messages (`Gitlab::Auth::UserAccessDeniedReason`). */
 function stateMessage(state: string): string {
-  if (state === 'blocked' || state === 'ldap_blocked' || state === 'blocked_pending_approval') return 'Your account has been blocked.';
-  if (state === 'deactivated') return 'Your account has been deactivated by your administrator. Please log back in to reactivate your account.';
+  if (state === 'blocked' || state === 'ldap_blocked' || state === 'blocked_pending_approval')
+    return 'Your account has been blocked.';
+  if (state === 'deactivated')
+    return 'Your account has been deactivated by your administrator. Please log back in to reactivate your account.';
   return 'Your account is not active.';
 }
 

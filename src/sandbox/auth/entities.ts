@@ -151,7 +151,7 @@ export function runnerRecord(cred: CredentialRow): Record<string, unknown> {
     active: true,
     paused: false,
     is_shared: instance,
-    runner_type: instance ? 'instance_type' : (cred.project_id !== null ? 'project_type' : 'group_type'),
+    runner_type: instance ? 'instance_type' : cred.project_id !== null ? 'project_type' : 'group_type',
     name: cred.name ?? null,
     online: false,
     status: 'never_contacted',
@@ -160,7 +160,13 @@ export function runnerRecord(cred: CredentialRow): Record<string, unknown> {
 }
 
 /** `Trigger`, with the token shortened (GitLab's `short_token` for callers who do not own it). */
-export function triggerRecord(db: Db, cred: CredentialRow, origin: string, nowMs: number, prefix: string): Record<string, unknown> {
+export function triggerRecord(
+  db: Db,
+  cred: CredentialRow,
+  origin: string,
+  nowMs: number,
+  prefix: string,
+): Record<string, unknown> {
   const owner = cred.user_id === null ? undefined : findUserById(db, cred.user_id);
   const expires = expiryMs(cred);
   return {
@@ -208,7 +214,16 @@ export function jobRecord(db: Db, cred: CredentialRow, origin: string): Record<s
     duration: null,
     queued_duration: null,
     user: user ? userBasic(user, origin) : null,
-    pipeline: { id, iid: id, project_id: cred.project_id, sha: '0'.repeat(40), ref: 'main', status, source: 'push', web_url: `${projectUrl}/-/pipelines/${id}` },
+    pipeline: {
+      id,
+      iid: id,
+      project_id: cred.project_id,
+      sha: '0'.repeat(40),
+      ref: 'main',
+      status,
+      source: 'push',
+      web_url: `${projectUrl}/-/pipelines/${id}`,
+    },
     project: { id: cred.project_id, ci_job_token_scope_enabled: false },
     web_url: `${projectUrl}/-/jobs/${id}`,
   };

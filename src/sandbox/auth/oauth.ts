@@ -33,14 +33,23 @@ const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 function oauthError(status: number, error: string, description: string): SandboxHttpError {
   const headers: Record<string, string> = { ...NO_STORE };
-  if (status === 401) headers['www-authenticate'] = `Basic realm="Doorkeeper", error="${error}", error_description="${description}"`;
+  if (status === 401)
+    headers['www-authenticate'] = `Basic realm="Doorkeeper", error="${error}", error_description="${description}"`;
   return new SandboxHttpError(status, { error, error_description: description }, headers);
 }
 
-const invalidClient = () => oauthError(401, 'invalid_client',
-  'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.');
-const invalidGrant = () => oauthError(400, 'invalid_grant',
-  'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.');
+const invalidClient = () =>
+  oauthError(
+    401,
+    'invalid_client',
+    'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
+  );
+const invalidGrant = () =>
+  oauthError(
+    400,
+    'invalid_grant',
+    'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+  );
 const missing = (name: string) => oauthError(400, 'invalid_request', `Missing required parameter: ${name}.`);
 
 /** A string parameter; anything else sent under that name is a malformed request. */
@@ -86,14 +95,25 @@ function authenticateClient(ctx: RequestContext): ApplicationRow {
 }
 
 /** The refreshed pair: access_token, refresh_token, user_id, application_id, name, scopes, expires_at_ms, created_at, updated_at, previous_id. */
-const insertStatement = perDatabase((db): Database.Statement<[string, string, number | null, number, string | null, string, number, string, string, number]> =>
-  db.prepare(`INSERT INTO credentials (type, value, refresh_token, user_id, application_id, name, scopes, expires_at_ms, created_at,
-    updated_at, previous_id) VALUES ('oauth', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`));
+const insertStatement = perDatabase(
+  (
+    db,
+  ): Database.Statement<
+    [string, string, number | null, number, string | null, string, number, string, string, number]
+  > =>
+    db.prepare(`INSERT INTO credentials (type, value, refresh_token, user_id, application_id, name, scopes, expires_at_ms, created_at,
+    updated_at, previous_id) VALUES ('oauth', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+);
 
 function refreshGrant(ctx: RequestContext): Reply {
   const grant = str(ctx, 'grant_type');
   if (!grant) throw missing('grant_type');
-  if (grant !== 'refresh_token') throw oauthError(400, 'unsupported_grant_type', 'The authorization grant type is not supported by the authorization server.');
+  if (grant !== 'refresh_token')
+    throw oauthError(
+      400,
+      'unsupported_grant_type',
+      'The authorization grant type is not supported by the authorization server.',
+    );
   const app = authenticateClient(ctx);
   const refresh = str(ctx, 'refresh_token');
   if (!refresh) throw missing('refresh_token');
@@ -115,7 +135,18 @@ function refreshGrant(ctx: RequestContext): Reply {
   const refreshToken = randomBytes(32).toString('hex');
   db.transaction(() => {
     statements(db).revokeCredential.run(now, old.id);
-    insertStatement(db).run(accessToken, refreshToken, old.user_id, app.id, old.name, JSON.stringify(scopes), nowMs + ttl * 1000, now, now, old.id);
+    insertStatement(db).run(
+      accessToken,
+      refreshToken,
+      old.user_id,
+      app.id,
+      old.name,
+      JSON.stringify(scopes),
+      nowMs + ttl * 1000,
+      now,
+      now,
+      old.id,
+    );
   })();
   ctx.state.log.info({ application: app.id, previous: old.id }, 'oauth token refreshed');
   return {

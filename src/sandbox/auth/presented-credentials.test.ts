@@ -4,7 +4,11 @@ import { UNUSABLE, parseCookies, readPresentedCredentials } from './presented-cr
 describe('parseCookies', () => {
   it('splits pairs, trims, unquotes and decodes', () => {
     const c = parseCookies(' a=1;b = "two" ; _service_session=x%3Dy ;flag; =nameless');
-    expect([...c]).toEqual([['a', '1'], ['b', 'two'], ['_service_session', 'x=y']]);
+    expect([...c]).toEqual([
+      ['a', '1'],
+      ['b', 'two'],
+      ['_service_session', 'x=y'],
+    ]);
   });
   it('keeps the first of repeated names and tolerates bad encoding', () => {
     expect(parseCookies('s=first; s=second').get('s')).toBe('first');

@@ -76,7 +76,10 @@ export function parseCookies(header: string | string[] | undefined): Map<string,
  * finders (`params[PRIVATE_TOKEN_PARAM].presence || env[PRIVATE_TOKEN_HEADER].presence`, and
  * `params[SUDO_PARAM] || env[SUDO_HEADER]`).
  */
-export function readPresentedCredentials(headers: IncomingHttpHeaders, input: Record<string, unknown>): PresentedCredentials {
+export function readPresentedCredentials(
+  headers: IncomingHttpHeaders,
+  input: Record<string, unknown>,
+): PresentedCredentials {
   const out: PresentedCredentials = {};
   const privateToken = param(input, 'private_token') ?? header(headers, 'private-token');
   if (privateToken !== undefined) out.privateToken = privateToken;

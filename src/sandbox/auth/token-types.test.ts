@@ -22,9 +22,18 @@ describe('parseRelease / atLeast', () => {
 
 describe('identifyToken', () => {
   it.each([
-    ['glpat-abc', 'access'], ['gldt-abc', 'deploy'], ['glft-abc', 'feed'], ['gloas-abc', 'oauth_secret'], ['glagent-abc', 'cluster_agent'],
-    ['glrt-abc', 'runner'], ['glrtr-abc', 'runner'], ['glptt-abc', 'pipeline_trigger'], ['glcbt-abc', 'job'], ['glffct-abc', 'feature_flags_client'],
-    ['_service_session=abc', 'session'], ['glimt-abc', 'incoming_email'],
+    ['glpat-abc', 'access'],
+    ['gldt-abc', 'deploy'],
+    ['glft-abc', 'feed'],
+    ['gloas-abc', 'oauth_secret'],
+    ['glagent-abc', 'cluster_agent'],
+    ['glrt-abc', 'runner'],
+    ['glrtr-abc', 'runner'],
+    ['glptt-abc', 'pipeline_trigger'],
+    ['glcbt-abc', 'job'],
+    ['glffct-abc', 'feature_flags_client'],
+    ['_service_session=abc', 'session'],
+    ['glimt-abc', 'incoming_email'],
   ])('%s is a %s token', (token, kind) => {
     expect(identifyToken(token, config, NEWEST)?.def.kind).toBe(kind);
   });
@@ -49,7 +58,9 @@ describe('identifyToken', () => {
   });
 
   it('prefers the longer of two matching access prefixes', () => {
-    expect(identifyToken('glpat-corp-x', { personal_access_token_prefix: 'glpat-corp-' }, NEWEST)?.prefix).toBe('glpat-corp-');
+    expect(identifyToken('glpat-corp-x', { personal_access_token_prefix: 'glpat-corp-' }, NEWEST)?.prefix).toBe(
+      'glpat-corp-',
+    );
   });
 
   it('knows only the types of the release', () => {

@@ -9,8 +9,17 @@ export type Release = readonly [number, number];
 
 /** The kinds the endpoint tells apart. The four access-token types share one kind. */
 export type TokenKind =
-  | 'access' | 'deploy' | 'feed' | 'oauth_secret' | 'cluster_agent' | 'runner' | 'pipeline_trigger' | 'job'
-  | 'feature_flags_client' | 'session' | 'incoming_email';
+  | 'access'
+  | 'deploy'
+  | 'feed'
+  | 'oauth_secret'
+  | 'cluster_agent'
+  | 'runner'
+  | 'pipeline_trigger'
+  | 'job'
+  | 'feature_flags_client'
+  | 'session'
+  | 'incoming_email';
 
 /** What DELETE does (spec table; a pipeline trigger token is expired, which is GitLab's revoke for it). */
 export type DeleteAction = 'revoke' | 'reset' | 'delete' | 'expire';
@@ -59,18 +68,29 @@ export const TOKEN_TYPES: readonly TokenTypeDef[] = [
 /** The prefixes that identify a kind. Access tokens: the default and the current custom prefix only. */
 export function prefixesOf(kind: TokenKind, config: Pick<InstanceConfig, 'personal_access_token_prefix'>): string[] {
   switch (kind) {
-    case 'deploy': return ['gldt-'];
-    case 'feed': return ['glft-'];
-    case 'access': return [...new Set(['glpat-', config.personal_access_token_prefix].filter((p) => p !== ''))];
-    case 'oauth_secret': return ['gloas-'];
-    case 'cluster_agent': return ['glagent-'];
+    case 'deploy':
+      return ['gldt-'];
+    case 'feed':
+      return ['glft-'];
+    case 'access':
+      return [...new Set(['glpat-', config.personal_access_token_prefix].filter((p) => p !== ''))];
+    case 'oauth_secret':
+      return ['gloas-'];
+    case 'cluster_agent':
+      return ['glagent-'];
     // glrtr-: runners registered with a registration token (reference §6).
-    case 'runner': return ['glrt-', 'glrtr-'];
-    case 'pipeline_trigger': return ['glptt-'];
-    case 'job': return ['glcbt-'];
-    case 'feature_flags_client': return ['glffct-'];
-    case 'session': return [SESSION_PREFIX];
-    case 'incoming_email': return ['glimt-'];
+    case 'runner':
+      return ['glrt-', 'glrtr-'];
+    case 'pipeline_trigger':
+      return ['glptt-'];
+    case 'job':
+      return ['glcbt-'];
+    case 'feature_flags_client':
+      return ['glffct-'];
+    case 'session':
+      return [SESSION_PREFIX];
+    case 'incoming_email':
+      return ['glimt-'];
   }
 }
 
@@ -93,11 +113,17 @@ export interface Identified {
 }
 
 /** The first type (in detection order) known at `release` whose prefix the token carries, or null (422). */
-export function identifyToken(token: string, config: Pick<InstanceConfig, 'personal_access_token_prefix'>, release: Release): Identified | null {
+export function identifyToken(
+  token: string,
+  config: Pick<InstanceConfig, 'personal_access_token_prefix'>,
+  release: Release,
+): Identified | null {
   for (const def of TOKEN_TYPES) {
     if (!atLeast(release, def.postSince)) continue;
     // Longest prefix first, so a custom prefix that extends glpat- keeps its own identity.
-    const prefix = prefixesOf(def.kind, config).sort((a, b) => b.length - a.length).find((p) => token.startsWith(p));
+    const prefix = prefixesOf(def.kind, config)
+      .sort((a, b) => b.length - a.length)
+      .find((p) => token.startsWith(p));
     if (prefix !== undefined) return { def, prefix };
   }
   return null;

@@ -43,7 +43,13 @@ function triggerPipeline(ctx: RequestContext): Reply {
   const cred = statements(ctx.state.db).credentialByValue.get(token);
   const expires = cred ? expiryMs(cred) : null;
   const now = ctx.state.clock.now();
-  if (!cred || cred.type !== 'pipeline_trigger' || cred.revoked || cred.project_id !== projectId || (expires !== null && now >= expires)) {
+  if (
+    !cred ||
+    cred.type !== 'pipeline_trigger' ||
+    cred.revoked ||
+    cred.project_id !== projectId ||
+    (expires !== null && now >= expires)
+  ) {
     throw new SandboxHttpError(404, { message: '404 Not Found' });
   }
   const at = new Date(now).toISOString();
@@ -51,6 +57,16 @@ function triggerPipeline(ctx: RequestContext): Reply {
   pipelineIds.set(ctx.state.db, id);
   return {
     status: 201,
-    body: { id, iid: id, project_id: projectId, sha: '0'.repeat(40), ref, status: 'created', source: 'trigger', created_at: at, updated_at: at },
+    body: {
+      id,
+      iid: id,
+      project_id: projectId,
+      sha: '0'.repeat(40),
+      ref,
+      status: 'created',
+      source: 'trigger',
+      created_at: at,
+      updated_at: at,
+    },
   };
 }

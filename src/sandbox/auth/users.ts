@@ -61,9 +61,13 @@ const userStatements = perDatabase((db): UserStatements => ({
   // `with_private_emails`). Users have no public email here, so others never match on email.
   page: db.prepare(`SELECT * FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR lower(email) = lower(@email))
     ORDER BY id LIMIT @limit OFFSET @offset`),
-  count: db.prepare(`SELECT count(*) n FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR lower(email) = lower(@email))`),
+  count: db.prepare(
+    `SELECT count(*) n FROM users WHERE (username LIKE @q ESCAPE '\\' OR name LIKE @q ESCAPE '\\' OR lower(email) = lower(@email))`,
+  ),
   features: db.prepare('SELECT name, value FROM features ORDER BY name'),
-  setFeature: db.prepare('INSERT INTO features (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value'),
+  setFeature: db.prepare(
+    'INSERT INTO features (name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value',
+  ),
   removeFeature: db.prepare('DELETE FROM features WHERE name = ?'),
 }));
 
@@ -89,7 +93,8 @@ function listUsers(ctx: RequestContext): Reply {
   const caller = authenticate(ctx, { level: 'public' }, READ_USER);
   ctx.caller = caller;
   const admin = caller !== null && isEffectiveAdmin(ctx, caller);
-  const present = (u: UserRow) => (admin ? { ...userEntity(u, ctx.origin), ...adminFields(u) } : userBasic(u, ctx.origin));
+  const present = (u: UserRow) =>
+    admin ? { ...userEntity(u, ctx.origin), ...adminFields(u) } : userBasic(u, ctx.origin);
   const { db } = ctx.state;
   const username = ctx.input.username;
   if (username !== undefined) {
@@ -100,12 +105,16 @@ function listUsers(ctx: RequestContext): Reply {
   }
   const search = ctx.input.search ?? '';
   if (typeof search !== 'string') throw invalidParam('search is invalid');
-  const where: SearchParams = { q: `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`, email: admin && search !== '' ? search : null };
+  const where: SearchParams = {
+    q: `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
+    email: admin && search !== '' ? search : null,
+  };
   const page = positiveInt(ctx, 'page', 1);
   const perPage = Math.min(positiveInt(ctx, 'per_page', 20), 100);
   const s = userStatements(db);
   const total = s.count.get(where)?.n ?? 0;
-  const rows = (page - 1) * perPage > total ? [] : s.page.all({ ...where, limit: perPage, offset: (page - 1) * perPage });
+  const rows =
+    (page - 1) * perPage > total ? [] : s.page.all({ ...where, limit: perPage, offset: (page - 1) * perPage });
   return { body: rows.map((r) => present(toUser(r))), headers: pageHeaders(page, perPage, total) };
 }
 

@@ -65,9 +65,7 @@ export interface Reply {
 }
 
 /** Outcome of scheduling one item's move: the new record, or GitLab's validation errors. */
-export type ScheduleOutcome =
-  | { ok: true; move: MoveRow }
-  | { ok: false; errors: Record<string, string[]> };
+export type ScheduleOutcome = { ok: true; move: MoveRow } | { ok: false; errors: Record<string, string[]> };
 
 /** One storage's room and load now (issue 22), as /-/sandbox/metrics serves them. */
 export interface StorageGauge {

@@ -26,15 +26,21 @@ export const badRequest = (message: unknown) => new SandboxHttpError(400, { mess
 /** Grape's parameter validation shape: `{"error":"<param> is missing"}`. */
 export const invalidParam = (error: string) => new SandboxHttpError(400, { error });
 export const unauthorized = () => new SandboxHttpError(401, { message: '401 Unauthorized' });
-export const forbidden = (detail?: string) => new SandboxHttpError(403, { message: detail ? `403 Forbidden - ${detail}` : '403 Forbidden' });
+export const forbidden = (detail?: string) =>
+  new SandboxHttpError(403, { message: detail ? `403 Forbidden - ${detail}` : '403 Forbidden' });
 /** `notFound('Project')` gives GitLab's `{"message":"404 Project Not Found"}`. */
-export const notFound = (what?: string) => new SandboxHttpError(404, { message: what ? `404 ${what} Not Found` : '404 Not found' });
+export const notFound = (what?: string) =>
+  new SandboxHttpError(404, { message: what ? `404 ${what} Not Found` : '404 Not found' });
 export const unprocessable = (message: unknown) => new SandboxHttpError(422, { message });
 
 export const invalidToken = (description: string) =>
-  new SandboxHttpError(401, { error: 'invalid_token', error_description: description }, {
-    'www-authenticate': `Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="${description}"`,
-  });
+  new SandboxHttpError(
+    401,
+    { error: 'invalid_token', error_description: description },
+    {
+      'www-authenticate': `Bearer realm="Protected by OAuth 2.0", error="invalid_token", error_description="${description}"`,
+    },
+  );
 
 export const insufficientScope = (scopes: string[]) =>
   new SandboxHttpError(403, {

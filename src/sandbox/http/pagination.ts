@@ -90,12 +90,18 @@ export function parseOffset(ctx: Input, limit?: OffsetLimit): OffsetPage {
  * more than TOTAL_COUNT_LIMIT rows: the count stops reading at 10,001.
  */
 export function countCapped(db: Db, fromWhere: string, params: readonly unknown[] = []): number | null {
-  const row = db.prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM ${fromWhere} LIMIT ${TOTAL_COUNT_LIMIT + 1})`).get(...params) as { n: number };
+  const row = db
+    .prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM ${fromWhere} LIMIT ${TOTAL_COUNT_LIMIT + 1})`)
+    .get(...params) as { n: number };
   return row.n > TOTAL_COUNT_LIMIT ? null : row.n;
 }
 
 /** The URL of this request with some query parameters replaced (others, in order, kept). */
-export function pageUrl(ctx: Pick<RequestContext, 'origin' | 'path' | 'query'>, set: Record<string, string>, drop: string[] = []): string {
+export function pageUrl(
+  ctx: Pick<RequestContext, 'origin' | 'path' | 'query'>,
+  set: Record<string, string>,
+  drop: string[] = [],
+): string {
   const q = new URLSearchParams(ctx.query);
   for (const d of drop) q.delete(d);
   for (const [k, v] of Object.entries(set)) q.set(k, v);
@@ -111,11 +117,15 @@ export interface OffsetHeaderInput {
 }
 
 /** GitLab's offset pagination headers for one page. */
-export function offsetHeaders(ctx: Pick<RequestContext, 'origin' | 'path' | 'query'>, p: OffsetHeaderInput): Record<string, string> {
+export function offsetHeaders(
+  ctx: Pick<RequestContext, 'origin' | 'path' | 'query'>,
+  p: OffsetHeaderInput,
+): Record<string, string> {
   const totalPages = p.total === null ? null : Math.max(1, Math.ceil(p.total / p.perPage));
   const hasNext = totalPages === null ? p.hasNext : p.page < totalPages;
   const hasPrev = p.page > 1;
-  const link = (page: number, rel: string) => `<${pageUrl(ctx, { page: String(page), per_page: String(p.perPage) })}>; rel="${rel}"`;
+  const link = (page: number, rel: string) =>
+    `<${pageUrl(ctx, { page: String(page), per_page: String(p.perPage) })}>; rel="${rel}"`;
   const links: string[] = [];
   // When the requested page is past the end, GitLab's prev still points at page - 1.
   if (hasPrev) links.push(link(p.page - 1, 'prev'));
@@ -148,7 +158,18 @@ export interface KeysetPage {
 }
 
 /** Orders accepted by `order_by` anywhere in the sandbox (others: 400, as Grape's `values:`). */
-export const KNOWN_ORDERS = ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at', 'similarity', 'star_count', 'storage_size', 'repository_size'] as const;
+export const KNOWN_ORDERS = [
+  'id',
+  'name',
+  'path',
+  'created_at',
+  'updated_at',
+  'last_activity_at',
+  'similarity',
+  'star_count',
+  'storage_size',
+  'repository_size',
+] as const;
 
 /** Reads `sort` (asc|desc, default desc); 400 `{"error":"sort does not have a valid value"}` otherwise. */
 export function readSort(ctx: Input, dflt: 'asc' | 'desc' = 'desc'): 'asc' | 'desc' {
@@ -182,11 +203,18 @@ export function isKeyset(ctx: Input): boolean {
 export function parseKeyset(ctx: Input, supported = true): KeysetPage {
   const orderBy = readOrderBy(ctx, 'id');
   const sort = readSort(ctx);
-  if (!supported || orderBy !== 'id') throw new SandboxHttpError(405, { message: 'Keyset pagination is not yet available for this type of request' });
+  if (!supported || orderBy !== 'id')
+    throw new SandboxHttpError(405, { message: 'Keyset pagination is not yet available for this type of request' });
   const perPage = readPerPage(ctx);
   const after = readIdBound(ctx, 'id_after');
   const before = readIdBound(ctx, 'id_before');
-  return { perPage, limit: perPage + 1, sort, ...(after !== undefined ? { after } : {}), ...(before !== undefined ? { before } : {}) };
+  return {
+    perPage,
+    limit: perPage + 1,
+    sort,
+    ...(after !== undefined ? { after } : {}),
+    ...(before !== undefined ? { before } : {}),
+  };
 }
 
 /**
@@ -226,7 +254,12 @@ export function keysetWhere(page: Pick<KeysetPage, 'after' | 'before'>, col = 'i
  * The keyset headers: only `Link rel="next"` (when more rows exist), carrying the last id of this
  * page as `id_after` (ascending) or `id_before` (descending).
  */
-export function keysetHeaders(ctx: Pick<RequestContext, 'origin' | 'path' | 'query'>, page: KeysetPage, lastId: number | undefined, hasNext: boolean): Record<string, string> {
+export function keysetHeaders(
+  ctx: Pick<RequestContext, 'origin' | 'path' | 'query'>,
+  page: KeysetPage,
+  lastId: number | undefined,
+  hasNext: boolean,
+): Record<string, string> {
   if (!hasNext || lastId === undefined) return {};
   const key = page.sort === 'asc' ? 'id_after' : 'id_before';
   // The other bound, if the caller gave one, still applies to later pages.

@@ -42,7 +42,14 @@ export class Router {
   private readonly byLength = new Map<number, Route[]>();
 
   add(method: string, pattern: string, auth: AuthRule, handler: Handler, options: RouteOptions = {}): this {
-    const route: Route = { method, pattern, auth, handler, segments: pattern.split('/').filter(Boolean), ee: options.ee === true };
+    const route: Route = {
+      method,
+      pattern,
+      auth,
+      handler,
+      segments: pattern.split('/').filter(Boolean),
+      ee: options.ee === true,
+    };
     this.routes.push(route);
     const same = this.byLength.get(route.segments.length);
     if (same) same.push(route);
@@ -66,7 +73,10 @@ export class Router {
   match(method: string, path: string): Match {
     let parts: string[];
     try {
-      parts = path.split('/').filter(Boolean).map((p) => decodeURIComponent(p));
+      parts = path
+        .split('/')
+        .filter(Boolean)
+        .map((p) => decodeURIComponent(p));
     } catch {
       return { kind: 'not-found' };
     }

@@ -47,10 +47,23 @@ import { atLeast, parseRelease } from '../auth/token-types.js';
 
 /** Registry classes of GitLab's GeoRegistryClass enum. */
 export const REGISTRY_CLASSES = [
-  'PROJECT_REPOSITORY_REGISTRY', 'PROJECT_WIKI_REPOSITORY_REGISTRY', 'SNIPPET_REPOSITORY_REGISTRY', 'GROUP_WIKI_REPOSITORY_REGISTRY',
-  'DESIGN_MANAGEMENT_REPOSITORY_REGISTRY', 'LFS_OBJECT_REGISTRY', 'UPLOAD_REGISTRY', 'PACKAGE_FILE_REGISTRY', 'JOB_ARTIFACT_REGISTRY',
-  'PIPELINE_ARTIFACT_REGISTRY', 'MERGE_REQUEST_DIFF_REGISTRY', 'TERRAFORM_STATE_VERSION_REGISTRY', 'CI_SECURE_FILE_REGISTRY',
-  'CONTAINER_REPOSITORY_REGISTRY', 'DEPENDENCY_PROXY_BLOB_REGISTRY', 'DEPENDENCY_PROXY_MANIFEST_REGISTRY', 'PAGES_DEPLOYMENT_REGISTRY',
+  'PROJECT_REPOSITORY_REGISTRY',
+  'PROJECT_WIKI_REPOSITORY_REGISTRY',
+  'SNIPPET_REPOSITORY_REGISTRY',
+  'GROUP_WIKI_REPOSITORY_REGISTRY',
+  'DESIGN_MANAGEMENT_REPOSITORY_REGISTRY',
+  'LFS_OBJECT_REGISTRY',
+  'UPLOAD_REGISTRY',
+  'PACKAGE_FILE_REGISTRY',
+  'JOB_ARTIFACT_REGISTRY',
+  'PIPELINE_ARTIFACT_REGISTRY',
+  'MERGE_REQUEST_DIFF_REGISTRY',
+  'TERRAFORM_STATE_VERSION_REGISTRY',
+  'CI_SECURE_FILE_REGISTRY',
+  'CONTAINER_REPOSITORY_REGISTRY',
+  'DEPENDENCY_PROXY_BLOB_REGISTRY',
+  'DEPENDENCY_PROXY_MANIFEST_REGISTRY',
+  'PAGES_DEPLOYMENT_REGISTRY',
 ] as const;
 export const BULK_ACTIONS = ['RESYNC_ALL', 'REVERIFY_ALL'] as const;
 
@@ -65,7 +78,8 @@ const REPOSITORY_REGISTRIES: { cls: string; prefix: string; kind: ItemKind }[] =
 /** How long (sandbox clock) a class's registries stay pending on a site after a bulk resync or reverify. */
 export const GEO_RESYNC_MS = 1000;
 
-const NO_PERMISSION = "The resource that you are attempting to access does not exist or you don't have permission to perform this action";
+const NO_PERMISSION =
+  "The resource that you are attempting to access does not exist or you don't have permission to perform this action";
 
 /** Adds the Geo sites API, its status and the GraphQL bulk mutation (and its proxy). */
 export function register(router: Router): void {
@@ -115,7 +129,9 @@ const SITE_COLUMNS = 'id, name, url, is_primary, enabled, reachable';
 
 function pagedSites(ctx: RequestContext, render: (s: SiteRow) => Record<string, unknown>): Reply {
   const page = parseOffset(ctx);
-  const rows = ctx.state.db.prepare(`SELECT ${SITE_COLUMNS} FROM geo_sites ORDER BY id LIMIT ? OFFSET ?`).all(page.limit, page.offset) as SiteRow[];
+  const rows = ctx.state.db
+    .prepare(`SELECT ${SITE_COLUMNS} FROM geo_sites ORDER BY id LIMIT ? OFFSET ?`)
+    .all(page.limit, page.offset) as SiteRow[];
   const total = countCapped(ctx.state.db, 'geo_sites');
   return {
     body: rows.slice(0, page.perPage).map(render),
@@ -136,7 +152,8 @@ export function currentSite(ctx: Pick<RequestContext, 'headers' | 'state'>): Sit
 /** The site of the route's `:id` (`GeoNode.find`: 404 `Not found` when there is none). */
 function oneSite(ctx: RequestContext): SiteRow {
   const id = intParam(ctx.params.id, 'id');
-  const site = ctx.state.db.prepare(`SELECT ${SITE_COLUMNS} FROM geo_sites WHERE id = ?`).get(id) as SiteRow | undefined;
+  const site = ctx.state.db.prepare(`SELECT ${SITE_COLUMNS} FROM geo_sites WHERE id = ?`).get(id) as
+    SiteRow | undefined;
   if (!site) throw notFound();
   return site;
 }
@@ -166,7 +183,11 @@ function siteEntity(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
     minimum_reverification_interval: 7,
     ...(secondary ? { sync_object_storage: false } : {}),
     web_edit_url: `${ctx.origin}/admin/geo/sites/${s.id}/edit`,
-    ...(secondary ? { web_geo_replication_details_url: `${s.url.replace(/\/$/, '')}/admin/geo/sites/${s.id}/replication/project_repositories` } : {}),
+    ...(secondary
+      ? {
+          web_geo_replication_details_url: `${s.url.replace(/\/$/, '')}/admin/geo/sites/${s.id}/replication/project_repositories`,
+        }
+      : {}),
     _links: { self: api, status: `${api}/status`, repair: `${api}/repair` },
   };
 }
@@ -182,7 +203,11 @@ interface ActionRow {
 function siteStatus(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
   const { db } = ctx.state;
   const counts = new Map<string, number>();
-  for (const r of db.prepare('SELECT kind, count(*) AS n FROM items GROUP BY kind').all() as { kind: string; n: number }[]) counts.set(r.kind, r.n);
+  for (const r of db.prepare('SELECT kind, count(*) AS n FROM items GROUP BY kind').all() as {
+    kind: string;
+    n: number;
+  }[])
+    counts.set(r.kind, r.n);
   const out: Record<string, unknown> = {
     geo_node_id: s.id,
     healthy: true,
@@ -193,9 +218,14 @@ function siteStatus(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
     projects_count: counts.get('project') ?? 0,
   };
   // Only this site's own bulk actions: the primary never records any (it has no registries).
-  const actions = db.prepare('SELECT id, registry_class, action, created_at, registries FROM geo_actions WHERE site_id = ? ORDER BY id').all(s.id) as ActionRow[];
+  const actions = db
+    .prepare('SELECT id, registry_class, action, created_at, registries FROM geo_actions WHERE site_id = ? ORDER BY id')
+    .all(s.id) as ActionRow[];
   const now = ctx.state.clock.now();
-  const pending = (cls: string, action: string) => actions.some((a) => a.registry_class === cls && a.action === action && now - Date.parse(a.created_at) < GEO_RESYNC_MS);
+  const pending = (cls: string, action: string) =>
+    actions.some(
+      (a) => a.registry_class === cls && a.action === action && now - Date.parse(a.created_at) < GEO_RESYNC_MS,
+    );
   const percent = (part: number, n: number) => `${n > 0 ? ((100 * part) / n).toFixed(2) : '0.00'}%`;
   for (const r of REPOSITORY_REGISTRIES) {
     const n = counts.get(r.kind) ?? 0;
@@ -216,7 +246,13 @@ function siteStatus(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
       [`${r.prefix}_verified_in_percentage`]: n > 0 ? percent(verified, n) : '0.00%',
     });
   }
-  out.registry_bulk_actions = actions.map((a) => ({ id: a.id, registry_class: a.registry_class, action: a.action, created_at: a.created_at, registries: a.registries }));
+  out.registry_bulk_actions = actions.map((a) => ({
+    id: a.id,
+    registry_class: a.registry_class,
+    action: a.action,
+    created_at: a.created_at,
+    registries: a.registries,
+  }));
   out.last_event_id = actions.at(-1)?.id ?? null;
   out.last_successful_status_check_at = isoTime(ctx.state.clock.now());
   out.updated_at = isoTime(ctx.state.clock.now());
@@ -226,11 +262,19 @@ function siteStatus(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
   return out;
 }
 
-type GqlError = { message: string; locations?: { line: number; column: number }[]; path?: string[]; extensions?: Record<string, unknown> };
+type GqlError = {
+  message: string;
+  locations?: { line: number; column: number }[];
+  path?: string[];
+  extensions?: Record<string, unknown>;
+};
 const gqlErrors = (...errors: GqlError[]): Reply => ({ body: { errors } });
 
 /** Reads `registryClass` and `action` of the mutation, or explains why it cannot. */
-export function parseBulkUpdate(query: string, variables: Record<string, unknown>): { registryClass: unknown; action: unknown; clientMutationId?: unknown } | GqlError {
+export function parseBulkUpdate(
+  query: string,
+  variables: Record<string, unknown>,
+): { registryClass: unknown; action: unknown; clientMutationId?: unknown } | GqlError {
   const at = query.indexOf('geoRegistriesBulkUpdate');
   if (!/^\s*mutation\b/.test(query.replace(/^\s*#.*$/gm, '')) || at < 0) {
     return { message: 'The sandbox implements only the geoRegistriesBulkUpdate mutation' };
@@ -240,9 +284,14 @@ export function parseBulkUpdate(query: string, variables: Record<string, unknown
   const inputVar = /\binput\s*:\s*\$(\w+)/.exec(args);
   if (inputVar) {
     const input = variables[inputVar[1] as string];
-    if (typeof input !== 'object' || input === null) return { message: `Variable $${inputVar[1]} of type GeoRegistriesBulkUpdateInput! was provided invalid value` };
+    if (typeof input !== 'object' || input === null)
+      return { message: `Variable $${inputVar[1]} of type GeoRegistriesBulkUpdateInput! was provided invalid value` };
     const o = input as Record<string, unknown>;
-    return { registryClass: o.registryClass, action: o.action, ...(o.clientMutationId !== undefined ? { clientMutationId: o.clientMutationId } : {}) };
+    return {
+      registryClass: o.registryClass,
+      action: o.action,
+      ...(o.clientMutationId !== undefined ? { clientMutationId: o.clientMutationId } : {}),
+    };
   }
   const value = (name: string): unknown => {
     const m = new RegExp(`\\b${name}\\s*:\\s*(\\$\\w+|"[^"]*"|[A-Za-z_]\\w*)`).exec(args);
@@ -266,7 +315,10 @@ function balanced(text: string, start: number, open: string, close: string): str
 
 function enumError(arg: string, type: string, value: unknown, allowed: readonly string[]): GqlError | null {
   if (typeof value === 'string' && allowed.includes(value)) return null;
-  const shown = typeof value === 'object' && value !== null && 'quoted' in value ? String((value as { quoted: string }).quoted) : JSON.stringify(value ?? null);
+  const shown =
+    typeof value === 'object' && value !== null && 'quoted' in value
+      ? String((value as { quoted: string }).quoted)
+      : JSON.stringify(value ?? null);
   return {
     message: `Argument '${arg}' on InputObject 'GeoRegistriesBulkUpdateInput' has an invalid value (${shown}). Expected type '${type}!'.`,
     extensions: { code: 'argumentLiteralsIncompatible', typeName: 'InputObject', argumentName: arg },
@@ -292,7 +344,8 @@ function graphql(ctx: RequestContext, site: SiteRow | undefined): Reply {
       return gqlErrors({ message: 'Variables are invalid JSON' });
     }
   }
-  if (typeof variables !== 'object' || variables === null || Array.isArray(variables)) return gqlErrors({ message: 'Variables must be an object' });
+  if (typeof variables !== 'object' || variables === null || Array.isArray(variables))
+    return gqlErrors({ message: 'Variables must be an object' });
   const parsed = parseBulkUpdate(query, variables as Record<string, unknown>);
   if ('message' in parsed) return gqlErrors(parsed);
   // The Community Edition's schema has no Geo mutations: graphql-ruby's static validation error.
@@ -309,17 +362,31 @@ function graphql(ctx: RequestContext, site: SiteRow | undefined): Reply {
   if (problems.length > 0) return gqlErrors(...problems);
   // `read_all_geo` (every effective admin, no licence check); GraphQL answers 200 with a null field otherwise.
   if (!ctx.caller || !isEffectiveAdmin(ctx, ctx.caller)) {
-    return { body: { data: { geoRegistriesBulkUpdate: null }, errors: [{ message: NO_PERMISSION, path: ['geoRegistriesBulkUpdate'] }] } };
+    return {
+      body: {
+        data: { geoRegistriesBulkUpdate: null },
+        errors: [{ message: NO_PERMISSION, path: ['geoRegistriesBulkUpdate'] }],
+      },
+    };
   }
   const registryClass = parsed.registryClass as string;
   if (site === undefined || site.is_primary === 1) {
     // GitLab's service only enqueues the job and answers success; on the primary it finds no registry.
-    ctx.state.log.info({ registryClass, action: parsed.action, site: site?.id ?? null }, 'geo registries bulk update on the primary: no registry to update');
+    ctx.state.log.info(
+      { registryClass, action: parsed.action, site: site?.id ?? null },
+      'geo registries bulk update on the primary: no registry to update',
+    );
   } else {
     const registries = registryCount(ctx, registryClass);
-    ctx.state.db.prepare('INSERT INTO geo_actions (site_id, registry_class, action, created_at, registries) VALUES (?, ?, ?, ?, ?)')
+    ctx.state.db
+      .prepare(
+        'INSERT INTO geo_actions (site_id, registry_class, action, created_at, registries) VALUES (?, ?, ?, ?, ?)',
+      )
       .run(site.id, registryClass, parsed.action as string, isoTime(ctx.state.clock.now()), registries);
-    ctx.state.log.info({ registryClass, action: parsed.action, site: site.id, registries }, 'geo registries bulk update');
+    ctx.state.log.info(
+      { registryClass, action: parsed.action, site: site.id, registries },
+      'geo registries bulk update',
+    );
   }
   const result: Record<string, unknown> = { registryClass, errors: [] };
   if (parsed.clientMutationId !== undefined) result.clientMutationId = parsed.clientMutationId;

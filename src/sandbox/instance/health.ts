@@ -23,8 +23,12 @@ import { DEFAULT_MONITORING_ALLOWLIST, parseCidr } from '../seed-schema.js';
 
 /** Adds the health probes (no credentials; the monitoring allowlist decides). */
 export function register(router: Router): void {
-  router.get('/-/health', { level: 'none' }, (ctx) => (isMonitoringClient(ctx) ? { text: 'GitLab OK' } : { status: 404, text: '' }));
-  router.get('/-/liveness', { level: 'none' }, (ctx) => (isMonitoringClient(ctx) ? { body: { status: 'ok' } } : NOT_FOUND_PAGE));
+  router.get('/-/health', { level: 'none' }, (ctx) =>
+    isMonitoringClient(ctx) ? { text: 'GitLab OK' } : { status: 404, text: '' },
+  );
+  router.get('/-/liveness', { level: 'none' }, (ctx) =>
+    isMonitoringClient(ctx) ? { body: { status: 'ok' } } : NOT_FOUND_PAGE,
+  );
   router.get('/-/readiness', { level: 'none' }, (ctx) => (isMonitoringClient(ctx) ? readiness(ctx) : NOT_FOUND_PAGE));
 }
 
@@ -98,9 +102,15 @@ export function readinessProbes(ctx: Pick<RequestContext, 'state'>, all: boolean
   checks.db_check = [{ status: 'ok' }];
   for (const name of REDIS_CHECKS) checks[name] = [{ status: 'ok' }];
   const { storages, unreachable } = ctx.state.config;
-  checks.gitaly_check = storages.map((shard): Probe => unreachable.includes(shard)
-    ? { status: 'failed', message: `14:failed to connect to all addresses; last error: UNAVAILABLE: gitaly for storage "${shard}": Connection refused`, labels: { shard } }
-    : { status: 'ok', labels: { shard } });
+  checks.gitaly_check = storages.map((shard): Probe =>
+    unreachable.includes(shard)
+      ? {
+          status: 'failed',
+          message: `14:failed to connect to all addresses; last error: UNAVAILABLE: gitaly for storage "${shard}": Connection refused`,
+          labels: { shard },
+        }
+      : { status: 'ok', labels: { shard } },
+  );
   return checks;
 }
 

@@ -32,11 +32,16 @@ export function mountpointOf(storage: string): string {
 
 /** Adds `GET /-/sandbox/metrics`. */
 export function register(router: Router): void {
-  router.get('/-/sandbox/metrics', { level: 'none' }, (ctx) => (isMonitoringClient(ctx) ? metrics(ctx) : NOT_FOUND_PAGE));
+  router.get('/-/sandbox/metrics', { level: 'none' }, (ctx) =>
+    isMonitoringClient(ctx) ? metrics(ctx) : NOT_FOUND_PAGE,
+  );
 }
 
 function metrics(ctx: RequestContext): Reply {
-  return { text: renderStorageMetrics(ctx.state.engine.storageGauges()), headers: { 'content-type': EXPOSITION_CONTENT_TYPE } };
+  return {
+    text: renderStorageMetrics(ctx.state.engine.storageGauges()),
+    headers: { 'content-type': EXPOSITION_CONTENT_TYPE },
+  };
 }
 
 /** A label value as the text format wants it: backslash, double quote and newline escaped. */
@@ -49,13 +54,26 @@ export function renderStorageMetrics(gauges: readonly StorageGauge[]): string {
   const lines: string[] = [];
   const family = (name: string, help: string, rows: [StorageGauge, number][]) => {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
-    for (const [g, value] of rows) lines.push(`${name}{storage="${labelValue(g.storage)}",mountpoint="${labelValue(mountpointOf(g.storage))}"} ${value}`);
+    for (const [g, value] of rows)
+      lines.push(
+        `${name}{storage="${labelValue(g.storage)}",mountpoint="${labelValue(mountpointOf(g.storage))}"} ${value}`,
+      );
   };
   const sized = gauges.filter((g) => g.capacityBytes !== null);
-  family('node_filesystem_size_bytes', 'Filesystem size in bytes (the storage\'s seeded capacity).', sized.map((g) => [g, g.capacityBytes as number]));
-  family('node_filesystem_avail_bytes', 'Filesystem space available to non-root users in bytes.',
-    sized.map((g) => [g, Math.max(0, (g.capacityBytes as number) - (g.usedBytes ?? 0))]));
-  family('sandbox_storage_busy_ratio', 'Moves running on the storage (source or destination) over the number that saturates its disk, at most 1.',
-    gauges.map((g) => [g, g.busyRatio]));
+  family(
+    'node_filesystem_size_bytes',
+    "Filesystem size in bytes (the storage's seeded capacity).",
+    sized.map((g) => [g, g.capacityBytes as number]),
+  );
+  family(
+    'node_filesystem_avail_bytes',
+    'Filesystem space available to non-root users in bytes.',
+    sized.map((g) => [g, Math.max(0, (g.capacityBytes as number) - (g.usedBytes ?? 0))]),
+  );
+  family(
+    'sandbox_storage_busy_ratio',
+    'Moves running on the storage (source or destination) over the number that saturates its disk, at most 1.',
+    gauges.map((g) => [g, g.busyRatio]),
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -40,7 +40,10 @@ export function readSettings(db: Db, config: InstanceConfig): InstanceSettings {
  * Coerces and validates weights against the configured storages. Returns GitLab's error strings
  * (empty when valid) and the coerced hash; throws Grape's 400 when the hash cannot be coerced.
  */
-export function validateWeights(raw: unknown, storages: readonly string[]): { errors: string[]; weights: Record<string, number> } {
+export function validateWeights(
+  raw: unknown,
+  storages: readonly string[],
+): { errors: string[]; weights: Record<string, number> } {
   const invalid = () => invalidParam('repository_storages_weighted is invalid');
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid();
   const weights: Record<string, number> = {};
@@ -81,7 +84,10 @@ function update(ctx: RequestContext): Reply {
   }
   const stored = getMeta<Record<string, unknown>>(db, 'settings') ?? {};
   setMeta(db, 'settings', { ...stored, ...next });
-  ctx.state.log.info({ weights: next.repository_storages_weighted, admin_mode: next.admin_mode }, 'application settings updated');
+  ctx.state.log.info(
+    { weights: next.repository_storages_weighted, admin_mode: next.admin_mode },
+    'application settings updated',
+  );
   return { body: renderSettings(next) };
 }
 

@@ -16,7 +16,8 @@ export type EntityRow = Omit<ItemRow, 'kind' | 'checksum'>;
  * Columns for EntityRow: lists select only these, since turning SQLite values into JavaScript
  * strings is most of a page's query cost.
  */
-export const ENTITY_COLUMNS = 'id, name, path, namespace, visibility, storage, read_only, size_mb, commit_count, owner_id, project_id, created_at, updated_at';
+export const ENTITY_COLUMNS =
+  'id, name, path, namespace, visibility, storage, read_only, size_mb, commit_count, owner_id, project_id, created_at, updated_at';
 
 /**
  * An EntityRow from a raw (array) result of ENTITY_COLUMNS: better-sqlite3 builds row objects
@@ -24,9 +25,19 @@ export const ENTITY_COLUMNS = 'id, name, path, namespace, visibility, storage, r
  */
 export function entityRowOf(a: unknown[]): EntityRow {
   return {
-    id: a[0] as number, name: a[1] as string, path: a[2] as string, namespace: a[3] as string, visibility: a[4] as string,
-    storage: a[5] as string, read_only: a[6] as number, size_mb: a[7] as number, commit_count: a[8] as number,
-    owner_id: a[9] as number | null, project_id: a[10] as number | null, created_at: a[11] as string, updated_at: a[12] as string,
+    id: a[0] as number,
+    name: a[1] as string,
+    path: a[2] as string,
+    namespace: a[3] as string,
+    visibility: a[4] as string,
+    storage: a[5] as string,
+    read_only: a[6] as number,
+    size_mb: a[7] as number,
+    commit_count: a[8] as number,
+    owner_id: a[9] as number | null,
+    project_id: a[10] as number | null,
+    created_at: a[11] as string,
+    updated_at: a[12] as string,
   };
 }
 
@@ -57,7 +68,10 @@ function adminFields(row: EntityRow, opts: EntityOptions): Record<string, unknow
 }
 
 /** The columns move records nest: ProjectIdentity and BasicSnippet read no others. */
-export type NestedEntityRow = Pick<EntityRow, 'id' | 'name' | 'path' | 'namespace' | 'visibility' | 'owner_id' | 'project_id' | 'created_at' | 'updated_at'>;
+export type NestedEntityRow = Pick<
+  EntityRow,
+  'id' | 'name' | 'path' | 'namespace' | 'visibility' | 'owner_id' | 'project_id' | 'created_at' | 'updated_at'
+>;
 
 /** GitLab's `ProjectIdentity` entity: what a move record nests, and how `Project` begins. */
 export function projectIdentity(row: NestedEntityRow): Record<string, unknown> {
@@ -91,7 +105,16 @@ export function projectEntity(row: EntityRow, opts: EntityOptions, simple = fals
     avatar_url: null,
     star_count: 0,
     last_activity_at: row.updated_at,
-    namespace: { id: nsId, name: row.namespace, path: row.namespace, kind: 'group', full_path: row.namespace, parent_id: null, avatar_url: null, web_url: `${opts.origin}/groups/${row.namespace}` },
+    namespace: {
+      id: nsId,
+      name: row.namespace,
+      path: row.namespace,
+      kind: 'group',
+      full_path: row.namespace,
+      parent_id: null,
+      avatar_url: null,
+      web_url: `${opts.origin}/groups/${row.namespace}`,
+    },
   };
   // Fields are added in place rather than spread: listing pages build thousands of these per second.
   if (!simple) {
@@ -128,19 +151,25 @@ export function projectJson(row: EntityRow, opts: EntityOptions, simple = false)
   const path = row.path;
   const ns = row.namespace;
   const origin = opts.origin;
-  if (!PLAIN_JSON.test(`${name}${path}${ns}${origin}${host}${row.created_at}${row.updated_at}${row.visibility}${row.storage}`)) {
+  if (
+    !PLAIN_JSON.test(
+      `${name}${path}${ns}${origin}${host}${row.created_at}${row.updated_at}${row.visibility}${row.storage}`,
+    )
+  ) {
     return JSON.stringify(projectEntity(row, opts, simple));
   }
   const fullPath = ns ? `${ns}/${path}` : path;
   const webUrl = `${origin}/${fullPath}`;
-  let out = `{"id":${jsonNumber(row.id)},"description":null,"name":"${name}","name_with_namespace":"${ns ? `${ns} / ${name}` : name}","path":"${path}"`
-    + `,"path_with_namespace":"${fullPath}","created_at":"${row.created_at}","default_branch":"main","tag_list":[],"topics":[]`
-    + `,"ssh_url_to_repo":"git@${host}:${fullPath}.git","http_url_to_repo":"${webUrl}.git","web_url":"${webUrl}","readme_url":"${webUrl}/-/blob/main/README.md"`
-    + `,"forks_count":0,"avatar_url":null,"star_count":0,"last_activity_at":"${row.updated_at}"`
-    + `,"namespace":{"id":${jsonNumber(namespaceId(ns))},"name":"${ns}","path":"${ns}","kind":"group","full_path":"${ns}","parent_id":null,"avatar_url":null,"web_url":"${origin}/groups/${ns}"}`;
+  let out =
+    `{"id":${jsonNumber(row.id)},"description":null,"name":"${name}","name_with_namespace":"${ns ? `${ns} / ${name}` : name}","path":"${path}"` +
+    `,"path_with_namespace":"${fullPath}","created_at":"${row.created_at}","default_branch":"main","tag_list":[],"topics":[]` +
+    `,"ssh_url_to_repo":"git@${host}:${fullPath}.git","http_url_to_repo":"${webUrl}.git","web_url":"${webUrl}","readme_url":"${webUrl}/-/blob/main/README.md"` +
+    `,"forks_count":0,"avatar_url":null,"star_count":0,"last_activity_at":"${row.updated_at}"` +
+    `,"namespace":{"id":${jsonNumber(namespaceId(ns))},"name":"${ns}","path":"${ns}","kind":"group","full_path":"${ns}","parent_id":null,"avatar_url":null,"web_url":"${origin}/groups/${ns}"}`;
   if (!simple) {
-    out += `,"visibility":"${row.visibility}","archived":false,"empty_repo":${row.commit_count === 0},"creator_id":${jsonNumber(row.owner_id)}`
-      + `,"open_issues_count":0,"updated_at":"${row.updated_at}","repository_object_format":"sha1"`;
+    out +=
+      `,"visibility":"${row.visibility}","archived":false,"empty_repo":${row.commit_count === 0},"creator_id":${jsonNumber(row.owner_id)}` +
+      `,"open_issues_count":0,"updated_at":"${row.updated_at}","repository_object_format":"sha1"`;
   }
   if (opts.admin) out += `,"repository_storage":"${row.storage}"`;
   return `${out}}`;
@@ -155,7 +184,12 @@ function snippetWebUrl(row: NestedEntityRow, origin: string): string {
  * GitLab's `BasicSnippet` entity: what a move record nests, and how `Snippet` begins. The sandbox
  * stores no description; `description` is one a request just set (PUT /snippets/:id echoes it).
  */
-export function basicSnippetEntity(row: NestedEntityRow, origin: string, author: AuthorInfo | undefined, description: string | null = null): Record<string, unknown> {
+export function basicSnippetEntity(
+  row: NestedEntityRow,
+  origin: string,
+  author: AuthorInfo | undefined,
+  description: string | null = null,
+): Record<string, unknown> {
   const webUrl = snippetWebUrl(row, origin);
   return {
     id: row.id,
@@ -163,7 +197,15 @@ export function basicSnippetEntity(row: NestedEntityRow, origin: string, author:
     description,
     visibility: row.visibility,
     author: author
-      ? { id: author.id, username: author.username, name: author.name, state: author.state, locked: false, avatar_url: null, web_url: `${origin}/${author.username}` }
+      ? {
+          id: author.id,
+          username: author.username,
+          name: author.name,
+          state: author.state,
+          locked: false,
+          avatar_url: null,
+          web_url: `${origin}/${author.username}`,
+        }
       : null,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -174,7 +216,12 @@ export function basicSnippetEntity(row: NestedEntityRow, origin: string, author:
 }
 
 /** GitLab's `Snippet` entity (personal snippets: project_id null). */
-export function snippetEntity(row: EntityRow, opts: EntityOptions, author: AuthorInfo | undefined, description: string | null = null): Record<string, unknown> {
+export function snippetEntity(
+  row: EntityRow,
+  opts: EntityOptions,
+  author: AuthorInfo | undefined,
+  description: string | null = null,
+): Record<string, unknown> {
   const webUrl = snippetWebUrl(row, opts.origin);
   return {
     ...basicSnippetEntity(row, opts.origin, author, description),

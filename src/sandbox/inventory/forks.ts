@@ -27,7 +27,8 @@ export interface ForkViewer {
 }
 
 const anyFork = perDatabase((db: Db) => ({
-  known: db.prepare("SELECT 1 FROM items WHERE kind = 'project' AND forked_from IS NOT NULL LIMIT 1").get() !== undefined,
+  known:
+    db.prepare("SELECT 1 FROM items WHERE kind = 'project' AND forked_from IS NOT NULL LIMIT 1").get() !== undefined,
 }));
 
 /** Whether the database holds a fork at all (fixed after seeding). */
@@ -65,20 +66,29 @@ export function readForkFacts(db: Db, ids: readonly number[]): ForkFacts {
   const facts: ForkFacts = { parentOf: new Map(), parents: new Map(), forksCount: new Map() };
   if (ids.length === 0 || !hasForks(db)) return facts;
   // `+forked_from`: by the primary key; on the forked_from index SQLite would walk every fork.
-  const links = prepared(db, `SELECT id, forked_from FROM items WHERE kind = 'project' AND id IN (${marks(ids.length)}) AND +forked_from IS NOT NULL`)
-    .all(...ids) as { id: number; forked_from: number }[];
+  const links = prepared(
+    db,
+    `SELECT id, forked_from FROM items WHERE kind = 'project' AND id IN (${marks(ids.length)}) AND +forked_from IS NOT NULL`,
+  ).all(...ids) as { id: number; forked_from: number }[];
   for (const l of links) facts.parentOf.set(l.id, l.forked_from);
   const parentIds = [...new Set(facts.parentOf.values())];
   if (parentIds.length > 0) {
-    const rows = prepared(db, `SELECT ${ENTITY_COLUMNS} FROM items WHERE kind = 'project' AND id IN (${marks(parentIds.length)})`, true).all(...parentIds) as unknown[][];
+    const rows = prepared(
+      db,
+      `SELECT ${ENTITY_COLUMNS} FROM items WHERE kind = 'project' AND id IN (${marks(parentIds.length)})`,
+      true,
+    ).all(...parentIds) as unknown[][];
     for (const a of rows) {
       const row = entityRowOf(a);
       facts.parents.set(row.id, row);
     }
   }
   const counted = [...new Set([...ids, ...parentIds])];
-  const counts = prepared(db, `SELECT forked_from AS id, count(*) AS n FROM items INDEXED BY items_forked_from
-    WHERE kind = 'project' AND forked_from IN (${marks(counted.length)}) GROUP BY forked_from`).all(...counted) as { id: number; n: number }[];
+  const counts = prepared(
+    db,
+    `SELECT forked_from AS id, count(*) AS n FROM items INDEXED BY items_forked_from
+    WHERE kind = 'project' AND forked_from IN (${marks(counted.length)}) GROUP BY forked_from`,
+  ).all(...counted) as { id: number; n: number }[];
   for (const c of counts) facts.forksCount.set(c.id, c.n);
   return facts;
 }
@@ -91,7 +101,12 @@ function canRead(viewer: ForkViewer, row: EntityRow): boolean {
 }
 
 /** The `forked_from_project` of project `id` for `viewer`, or undefined when it has none or they may not read it. */
-export function forkedFromProject(facts: ForkFacts, id: number, viewer: ForkViewer, origin: string): Record<string, unknown> | undefined {
+export function forkedFromProject(
+  facts: ForkFacts,
+  id: number,
+  viewer: ForkViewer,
+  origin: string,
+): Record<string, unknown> | undefined {
   const parentId = facts.parentOf.get(id);
   const parent = parentId === undefined ? undefined : facts.parents.get(parentId);
   if (!parent || !canRead(viewer, parent)) return undefined;
@@ -104,7 +119,14 @@ export function forkedFromProject(facts: ForkFacts, id: number, viewer: ForkView
  * A rendered project's JSON text with its fork fields: `forks_count`, and `forked_from_project`
  * when `withParent` (the entity is ProjectDetails or below, see the module comment).
  */
-export function withForkFieldsJson(json: string, id: number, facts: ForkFacts, viewer: ForkViewer, origin: string, withParent: boolean): string {
+export function withForkFieldsJson(
+  json: string,
+  id: number,
+  facts: ForkFacts,
+  viewer: ForkViewer,
+  origin: string,
+  withParent: boolean,
+): string {
   const count = facts.forksCount.get(id) ?? 0;
   let out = count > 0 ? json.replace('"forks_count":0,', `"forks_count":${count},`) : json;
   const parent = withParent ? forkedFromProject(facts, id, viewer, origin) : undefined;
@@ -113,7 +135,13 @@ export function withForkFieldsJson(json: string, id: number, facts: ForkFacts, v
 }
 
 /** The same for an entity object (GET /projects/:id). */
-export function addForkFields(entity: Record<string, unknown>, id: number, facts: ForkFacts, viewer: ForkViewer, origin: string): void {
+export function addForkFields(
+  entity: Record<string, unknown>,
+  id: number,
+  facts: ForkFacts,
+  viewer: ForkViewer,
+  origin: string,
+): void {
   entity.forks_count = facts.forksCount.get(id) ?? 0;
   const parent = forkedFromProject(facts, id, viewer, origin);
   if (parent) entity.forked_from_project = parent;

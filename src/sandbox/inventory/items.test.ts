@@ -15,7 +15,10 @@ describe('items by full path', () => {
     const seed = loadSeed();
     seed.inventory = { generate: { ...seed.inventory.generate!, projects: 300, snippets: 5, groups: 5 } };
     sb = await startSandbox({ seed });
-    const row = sb.state.db.prepare("SELECT namespace, path FROM items WHERE kind = 'project' AND id = 123").get() as { namespace: string; path: string };
+    const row = sb.state.db.prepare("SELECT namespace, path FROM items WHERE kind = 'project' AND id = 123").get() as {
+      namespace: string;
+      path: string;
+    };
     full = `${row.namespace}/${row.path}`;
   });
   afterAll(async () => {
@@ -26,7 +29,9 @@ describe('items by full path', () => {
     for (const ref of [full, full.toUpperCase()]) {
       const one = await fetch(`${sb.url}/api/v4/projects/${encodeURIComponent(ref)}`, { headers: ADMIN });
       expect(((await one.json()) as { id: number }).id).toBe(123);
-      const moves = await fetch(`${sb.url}/api/v4/projects/${encodeURIComponent(ref)}/repository_storage_moves`, { headers: ADMIN });
+      const moves = await fetch(`${sb.url}/api/v4/projects/${encodeURIComponent(ref)}/repository_storage_moves`, {
+        headers: ADMIN,
+      });
       expect(moves.status).toBe(200);
       await moves.body?.cancel();
     }
@@ -37,7 +42,8 @@ describe('items by full path', () => {
 
   it('searches the path index, not the primary key', () => {
     const db = sb.state.db;
-    const plan = (sql: string, ...params: unknown[]) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(' ');
+    const plan = (sql: string, ...params: unknown[]) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(' ');
     const byPath = (itemStatements(db).byPath as unknown as { source: string }).source;
     expect(plan(byPath, 'project', 'a', 'b')).toMatch(/USING INDEX items_path \(kind=\? AND path=\?\)/);
     expect(findItem(db, 'project', full.toUpperCase())?.id).toBe(123);

@@ -19,7 +19,9 @@ export interface AuthorInfo {
 }
 
 // better-sqlite3's Statement generics are awkward to spell; this narrow view is what we use.
-interface Get<P extends unknown[], R> { get(...params: P): R | undefined }
+interface Get<P extends unknown[], R> {
+  get(...params: P): R | undefined;
+}
 
 export interface ItemStatements {
   byId: Get<[ItemKind, number], ItemRow>;
@@ -37,13 +39,18 @@ export interface ItemState {
 }
 
 /** The item lookups of `db`, prepared on first use. */
-export const itemStatements = perDatabase((db): ItemStatements => ({
-  byId: db.prepare(`SELECT ${ITEM_COLUMNS} FROM items WHERE kind = ? AND id = ?`),
-  // Queries name the index: without statistics SQLite prefers the primary key's `kind` prefix.
-  byPath: db.prepare(`SELECT ${ITEM_COLUMNS} FROM items INDEXED BY items_path WHERE kind = ? AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1`),
-  authorById: db.prepare('SELECT id, username, name, state FROM users WHERE id = ?'),
-  stateById: db.prepare('SELECT hidden, pending_delete FROM items WHERE kind = ? AND id = ?'),
-}) as unknown as ItemStatements);
+export const itemStatements = perDatabase(
+  (db): ItemStatements =>
+    ({
+      byId: db.prepare(`SELECT ${ITEM_COLUMNS} FROM items WHERE kind = ? AND id = ?`),
+      // Queries name the index: without statistics SQLite prefers the primary key's `kind` prefix.
+      byPath: db.prepare(
+        `SELECT ${ITEM_COLUMNS} FROM items INDEXED BY items_path WHERE kind = ? AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1`,
+      ),
+      authorById: db.prepare('SELECT id, username, name, state FROM users WHERE id = ?'),
+      stateById: db.prepare('SELECT hidden, pending_delete FROM items WHERE kind = ? AND id = ?'),
+    }) as unknown as ItemStatements,
+);
 
 /**
  * Which items a lookup may find. `all`: every row, as GitLab's move routes see projects (they

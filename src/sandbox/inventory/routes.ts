@@ -29,14 +29,31 @@ import type Database from 'better-sqlite3';
 import type { Caller, RequestContext, Reply } from '../http/context.js';
 import type { Db, ItemKind, ItemRow } from '../db.js';
 import type { EntityRow } from './entities.js';
-import { ENTITY_COLUMNS, entityRowOf, groupEntity, projectEntity, projectJson, snippetEntity, sshHostOf } from './entities.js';
+import {
+  ENTITY_COLUMNS,
+  entityRowOf,
+  groupEntity,
+  projectEntity,
+  projectJson,
+  snippetEntity,
+  sshHostOf,
+} from './entities.js';
 import { KIND_LABEL, createAuthorLookup, findItem, hasGroupWikis } from './items.js';
 import { canReadSnippet, readableSnippetsSql } from './snippet-visibility.js';
 import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
 import { atLeast, parseRelease } from '../auth/token-types.js';
 import {
-  DEFAULT_OFFSET_LIMIT, countCapped, isKeyset, keysetHeaders, keysetWhere, offsetHeaders, parseIdBounds, parseKeyset, parseOffset, readOrderBy,
+  DEFAULT_OFFSET_LIMIT,
+  countCapped,
+  isKeyset,
+  keysetHeaders,
+  keysetWhere,
+  offsetHeaders,
+  parseIdBounds,
+  parseKeyset,
+  parseOffset,
+  readOrderBy,
   readSort,
 } from '../http/pagination.js';
 import type { Router } from '../http/router.js';
@@ -118,7 +135,8 @@ const PROJECTS: ListSpec = {
   entity: 'Project',
   order: { by: 'created_at', sort: 'desc' },
   keyset: 'pager',
-  offsetLimit: (ctx) => (atLeast(parseRelease(ctx.state.config.version), PROJECTS_UNCAPPED_SINCE) ? 0 : DEFAULT_OFFSET_LIMIT),
+  offsetLimit: (ctx) =>
+    atLeast(parseRelease(ctx.state.config.version), PROJECTS_UNCAPPED_SINCE) ? 0 : DEFAULT_OFFSET_LIMIT,
   filter: (ctx, admin, q) => {
     if (admin) storageFilter(ctx, q);
     commonFilters(ctx, q);
@@ -146,7 +164,12 @@ const PROJECTS: ListSpec = {
     const statistics = storageShown && boolParam(ctx, 'statistics');
     const opts = { origin: ctx.origin, admin: storageShown, sshHost: sshHostOf(ctx.origin) };
     // Issue 23 (inventory/forks.ts): ProjectWithAccess, for a signed-in caller without `simple`, has forked_from_project.
-    const forks = hasForks(ctx.state.db) ? readForkFacts(ctx.state.db, rows.map((r) => r.id)) : null;
+    const forks = hasForks(ctx.state.db)
+      ? readForkFacts(
+          ctx.state.db,
+          rows.map((r) => r.id),
+        )
+      : null;
     const viewer = { userId: ctx.caller?.user.id ?? null, admin: callerIsAdmin(ctx) };
     const parts = rows.map((r) => {
       let json = projectJson(r, opts, simple);
@@ -256,7 +279,8 @@ function storageFilter(ctx: RequestContext, q: ListQuery): void {
 function commonFilters(ctx: RequestContext, q: ListQuery): void {
   const visibility = ctx.input.visibility;
   if (visibility !== undefined && visibility !== '') {
-    if (typeof visibility !== 'string' || !VISIBILITIES.includes(visibility)) throw invalidParam('visibility does not have a valid value');
+    if (typeof visibility !== 'string' || !VISIBILITIES.includes(visibility))
+      throw invalidParam('visibility does not have a valid value');
     q.where.push('visibility = ?');
     q.params.push(visibility);
   }
@@ -275,7 +299,17 @@ function commonFilters(ctx: RequestContext, q: ListQuery): void {
 
 function statisticsOf(r: EntityRow): Record<string, number> {
   const bytes = Math.round(r.size_mb * 1024 * 1024);
-  return { commit_count: r.commit_count, storage_size: bytes, repository_size: bytes, wiki_size: 0, lfs_objects_size: 0, job_artifacts_size: 0, packages_size: 0, snippets_size: 0, uploads_size: 0 };
+  return {
+    commit_count: r.commit_count,
+    storage_size: bytes,
+    repository_size: bytes,
+    wiki_size: 0,
+    lfs_objects_size: 0,
+    job_artifacts_size: 0,
+    packages_size: 0,
+    snippets_size: 0,
+    uploads_size: 0,
+  };
 }
 
 /** Statements are prepared once per database and SQL text: listing is the hot path of the benchmark. */
@@ -309,11 +343,16 @@ function visibleTo(caller: Caller | null, admin: boolean): { sql: string; params
 
 function orderColumn(orderBy: string): string {
   switch (orderBy) {
-    case 'name': return 'name';
-    case 'path': return 'path';
-    case 'storage_size': case 'repository_size': return 'size_mb';
+    case 'name':
+      return 'name';
+    case 'path':
+      return 'path';
+    case 'storage_size':
+    case 'repository_size':
+      return 'size_mb';
     // Every item's timestamps follow its id (generated in id order), so id gives the same order cheaply.
-    default: return 'id';
+    default:
+      return 'id';
   }
 }
 
@@ -351,16 +390,33 @@ function list(ctx: RequestContext, spec: ListSpec): Reply {
   const col = orderColumn(orderBy);
   const order = col === 'id' ? `id ${dir}` : `${col} ${dir}, id ${dir}`;
   const whereSql = where.join(' AND ');
-  const rows = entityRows(db, `SELECT ${ENTITY_COLUMNS} FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, page.limit, page.offset]);
+  const rows = entityRows(
+    db,
+    `SELECT ${ENTITY_COLUMNS} FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ? OFFSET ?`,
+    [...params, page.limit, page.offset],
+  );
   const total = countCapped(db, `${from} WHERE ${whereSql}`, params);
   const pageRows = rows.slice(0, page.perPage);
-  return pageReply(ctx, spec, pageRows, storageShown, offsetHeaders(ctx, { ...page, total, hasNext: rows.length > page.perPage }));
+  return pageReply(
+    ctx,
+    spec,
+    pageRows,
+    storageShown,
+    offsetHeaders(ctx, { ...page, total, hasNext: rows.length > page.perPage }),
+  );
 }
 
 /** A list page: JSON text goes out as it is (with the JSON content type), entities are serialized by the server. */
-function pageReply(ctx: RequestContext, spec: ListSpec, rows: EntityRow[], storageShown: boolean, headers: Record<string, string>): Reply {
+function pageReply(
+  ctx: RequestContext,
+  spec: ListSpec,
+  rows: EntityRow[],
+  storageShown: boolean,
+  headers: Record<string, string>,
+): Reply {
   const rendered = spec.render(ctx, rows, storageShown);
-  if (typeof rendered === 'string') return { text: rendered, headers: { ...headers, 'content-type': 'application/json' } };
+  if (typeof rendered === 'string')
+    return { text: rendered, headers: { ...headers, 'content-type': 'application/json' } };
   return { body: rendered, headers };
 }
 
@@ -382,9 +438,11 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
   // Invisible items are indistinguishable from missing ones, as in GitLab. A snippet is looked up
   // through the finder without `all_available`, so even an administrator misses the snippets of a
   // project whose snippets feature is disabled, or members-only without being a member.
-  const visible = row !== undefined && (kind === 'snippet' && ctx.caller
-    ? canReadSnippet(ctx.state.db, { userId: ctx.caller.user.id, admin }, row)
-    : canSee(ctx.caller, admin, row));
+  const visible =
+    row !== undefined &&
+    (kind === 'snippet' && ctx.caller
+      ? canReadSnippet(ctx.state.db, { userId: ctx.caller.user.id, admin }, row)
+      : canSee(ctx.caller, admin, row));
   if (!row || !visible) throw notFound(KIND_LABEL[kind]);
   const opts = { origin: ctx.origin, admin: admin && SPECS[kind].showsStorage(ctx) };
   if (kind === 'project') {
@@ -392,7 +450,14 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
     if (ctx.state.config.unlistable?.includes(row.id)) throw UNRENDERABLE();
     const e = projectEntity(row, opts);
     // ProjectWithAccess, or ProjectDetails for an anonymous caller: both have forked_from_project.
-    if (hasForks(ctx.state.db)) addForkFields(e, row.id, readForkFacts(ctx.state.db, [row.id]), { userId: ctx.caller?.user.id ?? null, admin }, ctx.origin);
+    if (hasForks(ctx.state.db))
+      addForkFields(
+        e,
+        row.id,
+        readForkFacts(ctx.state.db, [row.id]),
+        { userId: ctx.caller?.user.id ?? null, admin },
+        ctx.origin,
+      );
     if (admin && boolParam(ctx, 'statistics')) e.statistics = statisticsOf(row);
     return { body: e };
   }

@@ -18,7 +18,11 @@ import { SandboxHttpError } from '../http/errors.js';
 import type { Router } from '../http/router.js';
 import { itemStatements, requireItem } from './items.js';
 
-const staleCopies = perDatabase((db: Db) => db.prepare<[string, number], { storage: string }>('SELECT storage FROM stale_copies WHERE kind = ? AND item_id = ? ORDER BY storage'));
+const staleCopies = perDatabase((db: Db) =>
+  db.prepare<[string, number], { storage: string }>(
+    'SELECT storage FROM stale_copies WHERE kind = ? AND item_id = ? ORDER BY storage',
+  ),
+);
 
 /** Adds the `/-/sandbox/` routes. */
 export function register(router: Router): void {
@@ -41,7 +45,9 @@ function showItemState(ctx: RequestContext): Reply {
       size_mb: item.size_mb,
       commit_count: item.commit_count,
       checksum: item.checksum,
-      stale_copies: staleCopies(ctx.state.db).all(kind, item.id).map((r) => r.storage),
+      stale_copies: staleCopies(ctx.state.db)
+        .all(kind, item.id)
+        .map((r) => r.storage),
     },
   };
 }

@@ -39,11 +39,18 @@ interface ProjectFacts {
 }
 
 // better-sqlite3's Statement generics are awkward to spell; these narrow views are what we use.
-interface Get<P extends unknown[], R> { get(...params: P): R | undefined }
+interface Get<P extends unknown[], R> {
+  get(...params: P): R | undefined;
+}
 
 const statements = perDatabase((db) => ({
-  project: db.prepare("SELECT visibility, snippets_access_level FROM items WHERE kind = 'project' AND id = ?") as unknown as Get<[number], ProjectFacts>,
-  member: db.prepare('SELECT 1 AS m FROM project_members WHERE project_id = ? AND user_id = ?') as unknown as Get<[number, number], { m: number }>,
+  project: db.prepare(
+    "SELECT visibility, snippets_access_level FROM items WHERE kind = 'project' AND id = ?",
+  ) as unknown as Get<[number], ProjectFacts>,
+  member: db.prepare('SELECT 1 AS m FROM project_members WHERE project_id = ? AND user_id = ?') as unknown as Get<
+    [number, number],
+    { m: number }
+  >,
 }));
 
 /** Visibility levels a logged-in user who is not an administrator may read (no external users here). */
@@ -60,7 +67,9 @@ export function canReadSnippet(db: Db, reader: SnippetReader, snippet: SnippetFa
   if (!project) return false;
   const feature = project.snippets_access_level;
   if (feature === 'enabled' && levelOk(project.visibility) && (levelOk(snippet.visibility) || ownSnippet)) return true;
-  return (feature === 'enabled' || feature === 'private') && s.member.get(snippet.project_id, reader.userId) !== undefined;
+  return (
+    (feature === 'enabled' || feature === 'private') && s.member.get(snippet.project_id, reader.userId) !== undefined
+  );
 }
 
 /**

@@ -13,16 +13,31 @@ function errorOf(fn: () => unknown): unknown {
 }
 
 describe('write parameters', () => {
-  it('accepts a commit with actions as a list or as Rack\'s indexed hash', () => {
-    const p = parseCommitBody({ branch: 'main', commit_message: 'm', actions: { 0: { action: 'create', file_path: 'a' } }, author_name: 'A' });
-    expect(p).toEqual({ branch: 'main', commit_message: 'm', actions: [{ action: 'create', file_path: 'a' }], author_name: 'A' });
+  it("accepts a commit with actions as a list or as Rack's indexed hash", () => {
+    const p = parseCommitBody({
+      branch: 'main',
+      commit_message: 'm',
+      actions: { 0: { action: 'create', file_path: 'a' } },
+      author_name: 'A',
+    });
+    expect(p).toEqual({
+      branch: 'main',
+      commit_message: 'm',
+      actions: [{ action: 'create', file_path: 'a' }],
+      author_name: 'A',
+    });
   });
 
   it('coerces numbers to strings as Grape does and reports every problem at once', () => {
-    expect(parseCommitBody({ branch: 7, commit_message: 8, actions: [{ action: 'chmod', file_path: 9 }] }).branch).toBe('7');
+    expect(parseCommitBody({ branch: 7, commit_message: 8, actions: [{ action: 'chmod', file_path: 9 }] }).branch).toBe(
+      '7',
+    );
     expect(errorOf(() => parseCommitBody({ branch: '', commit_message: [], actions: [{}] }))).toEqual({
       status: 400,
-      body: { error: 'commit_message is invalid, actions[0][action] is missing, actions[0][file_path] is missing, branch is empty' },
+      body: {
+        error:
+          'commit_message is invalid, actions[0][action] is missing, actions[0][file_path] is missing, branch is empty',
+      },
     });
   });
 
@@ -34,13 +49,29 @@ describe('write parameters', () => {
   });
 
   it('defaults the wiki format and slugs titles', () => {
-    expect(parseWikiBody({ title: 'A page', content: '' })).toEqual({ title: 'A page', content: '', format: 'markdown' });
+    expect(parseWikiBody({ title: 'A page', content: '' })).toEqual({
+      title: 'A page',
+      content: '',
+      format: 'markdown',
+    });
     expect(wikiSlug('  Getting   started ')).toBe('Getting-started');
   });
 
   it('renders a commit with its parent', () => {
-    const c = commitEntity({ sha: 'a'.repeat(40), parentSha: 'b'.repeat(40), message: 'Title\n\nBody', createdAt: '2026-01-01T00:00:00.000Z' },
-      { authorName: 'n', authorEmail: 'e', webUrl: 'w', projectId: 3, additions: 2 });
-    expect(c).toMatchObject({ short_id: 'aaaaaaaa', title: 'Title', parent_ids: ['b'.repeat(40)], stats: { additions: 2, deletions: 0, total: 2 } });
+    const c = commitEntity(
+      {
+        sha: 'a'.repeat(40),
+        parentSha: 'b'.repeat(40),
+        message: 'Title\n\nBody',
+        createdAt: '2026-01-01T00:00:00.000Z',
+      },
+      { authorName: 'n', authorEmail: 'e', webUrl: 'w', projectId: 3, additions: 2 },
+    );
+    expect(c).toMatchObject({
+      short_id: 'aaaaaaaa',
+      title: 'Title',
+      parent_ids: ['b'.repeat(40)],
+      stats: { additions: 2, deletions: 0, total: 2 },
+    });
   });
 });

@@ -41,7 +41,7 @@ function oneOf(value: string | undefined, allowed: readonly string[], label: str
 function list(input: Input, name: string, p: Problems): Input[] | undefined {
   const v = input[name];
   if (v === undefined || v === null) return undefined;
-  const arr = Array.isArray(v) ? v : (typeof v === 'object' ? Object.values(v as object) : null);
+  const arr = Array.isArray(v) ? v : typeof v === 'object' ? Object.values(v as object) : null;
   if (arr === null || arr.some((e) => typeof e !== 'object' || e === null || Array.isArray(e))) {
     p.add(`${name} is invalid`);
     return undefined;
@@ -79,8 +79,11 @@ export function parseCommitBody(input: Input): CommitParams {
   if (branch === '') p.add('branch is empty');
   p.throwIfAny();
   return {
-    branch: branch as string, commit_message: message as string, actions,
-    ...(authorName !== undefined ? { author_name: authorName } : {}), ...(authorEmail !== undefined ? { author_email: authorEmail } : {}),
+    branch: branch as string,
+    commit_message: message as string,
+    actions,
+    ...(authorName !== undefined ? { author_name: authorName } : {}),
+    ...(authorEmail !== undefined ? { author_email: authorEmail } : {}),
   };
 }
 
@@ -119,7 +122,8 @@ export function parseSnippetBody(input: Input): SnippetParams {
   }
   p.throwIfAny();
   return {
-    ...(title !== undefined ? { title } : {}), ...(description !== undefined ? { description } : {}),
+    ...(title !== undefined ? { title } : {}),
+    ...(description !== undefined ? { description } : {}),
     ...(visibility !== undefined ? { visibility } : {}),
     changesContent: has('content') || has('files') || has('file_name'),
   };

@@ -70,14 +70,22 @@ function updateSnippet(ctx: RequestContext): Reply {
   const now = isoTime(ctx.state.clock.now());
   db.transaction(() => {
     if (params.title !== undefined || params.visibility !== undefined) {
-      db.prepare('UPDATE items SET name = coalesce(?, name), visibility = coalesce(?, visibility), updated_at = ? WHERE kind = ? AND id = ?')
-        .run(params.title ?? null, params.visibility ?? null, now, 'snippet', item.id);
+      db.prepare(
+        'UPDATE items SET name = coalesce(?, name), visibility = coalesce(?, visibility), updated_at = ? WHERE kind = ? AND id = ?',
+      ).run(params.title ?? null, params.visibility ?? null, now, 'snippet', item.id);
     }
     if (params.changesContent) recordCommit(ctx, item, params.title ? `Update ${params.title}` : 'Update snippet');
   })();
   const fresh = itemStatements(db).byId.get('snippet', item.id) as ItemRow;
   // No admin fields here, unlike the lists: the sandbox's storage extension is only on reads.
-  return { body: snippetEntity(fresh, { origin: ctx.origin, admin: false }, createAuthorLookup(db)(fresh.owner_id), params.description ?? null) };
+  return {
+    body: snippetEntity(
+      fresh,
+      { origin: ctx.origin, admin: false },
+      createAuthorLookup(db)(fresh.owner_id),
+      params.description ?? null,
+    ),
+  };
 }
 
 function createWikiPage(ctx: RequestContext): Reply {
@@ -85,7 +93,16 @@ function createWikiPage(ctx: RequestContext): Reply {
   const params = parseWikiBody(ctx.input);
   const item = writableItem(ctx, 'group');
   recordCommit(ctx, item, `Create ${params.title}`);
-  return { status: 201, body: { content: params.content, format: params.format, slug: wikiSlug(params.title), title: params.title, encoding: 'UTF-8' } };
+  return {
+    status: 201,
+    body: {
+      content: params.content,
+      format: params.format,
+      slug: wikiSlug(params.title),
+      title: params.title,
+      encoding: 'UTF-8',
+    },
+  };
 }
 
 /**
@@ -118,16 +135,31 @@ export function recordCommit(ctx: RequestContext, item: ItemRow, message: string
     if (fresh.read_only) throw badRequest(READ_ONLY_MESSAGE);
     const parent = lastSha(db, item.kind, item.id);
     const count = fresh.commit_count + 1;
-    const sha = createHash('sha1').update(`${item.kind}:${item.id}:${count}:${parent ?? ''}:${message}:${nowMs}`).digest('hex');
+    const sha = createHash('sha1')
+      .update(`${item.kind}:${item.id}:${count}:${parent ?? ''}:${message}:${nowMs}`)
+      .digest('hex');
     const createdAt = isoTime(nowMs);
-    db.prepare('INSERT INTO commits (kind, item_id, sha, message, created_at) VALUES (?, ?, ?, ?, ?)').run(item.kind, item.id, sha, message, createdAt);
-    db.prepare('UPDATE items SET commit_count = ?, checksum = ?, updated_at = ? WHERE kind = ? AND id = ?')
-      .run(count, fakeChecksum(item.kind, item.id, count), createdAt, item.kind, item.id);
+    db.prepare('INSERT INTO commits (kind, item_id, sha, message, created_at) VALUES (?, ?, ?, ?, ?)').run(
+      item.kind,
+      item.id,
+      sha,
+      message,
+      createdAt,
+    );
+    db.prepare('UPDATE items SET commit_count = ?, checksum = ?, updated_at = ? WHERE kind = ? AND id = ?').run(
+      count,
+      fakeChecksum(item.kind, item.id, count),
+      createdAt,
+      item.kind,
+      item.id,
+    );
     return { sha, parentSha: parent, message, createdAt };
   })();
 }
 
 function lastSha(db: Db, kind: ItemKind, id: number): string | null {
-  const row = db.prepare('SELECT sha FROM commits WHERE kind = ? AND item_id = ? ORDER BY id DESC LIMIT 1').get(kind, id) as { sha: string } | undefined;
+  const row = db
+    .prepare('SELECT sha FROM commits WHERE kind = ? AND item_id = ? ORDER BY id DESC LIMIT 1')
+    .get(kind, id) as { sha: string } | undefined;
   return row?.sha ?? null;
 }

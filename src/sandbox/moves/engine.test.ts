@@ -40,7 +40,17 @@ afterEach(() => {
   for (const d of dbs.splice(0)) d.close();
 });
 
-function setup(opts: { fates?: Record<string, MoveFate>; workers?: number; ms?: number; file?: string; db?: Db; batch?: number; now?: () => number } = {}) {
+function setup(
+  opts: {
+    fates?: Record<string, MoveFate>;
+    workers?: number;
+    ms?: number;
+    file?: string;
+    db?: Db;
+    batch?: number;
+    now?: () => number;
+  } = {},
+) {
   const db = opts.db ?? openDatabase(opts.file);
   if (!opts.db) {
     dbs.push(db);
@@ -48,8 +58,19 @@ function setup(opts: { fates?: Record<string, MoveFate>; workers?: number; ms?: 
   }
   const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;
   const engine = createMoveEngine(
-    { db, config, clock: { now: opts.now ?? (() => Date.now()) }, log: pino({ level: 'silent' }), faults: fakeFaults(opts.fates) },
-    { workers: opts.workers ?? 10, speed: 1, moveDurationMs: opts.ms ?? 20, ...(opts.batch ? { bulkBatchSize: opts.batch } : {}) },
+    {
+      db,
+      config,
+      clock: { now: opts.now ?? (() => Date.now()) },
+      log: pino({ level: 'silent' }),
+      faults: fakeFaults(opts.fates),
+    },
+    {
+      workers: opts.workers ?? 10,
+      speed: 1,
+      moveDurationMs: opts.ms ?? 20,
+      ...(opts.batch ? { bulkBatchSize: opts.batch } : {}),
+    },
   );
   engines.push(engine);
   engine.start();
@@ -105,8 +126,14 @@ describe('move engine', () => {
   it('refuses a second move while the item is read-only, and unknown destinations', () => {
     const { engine, item } = setup({ ms: 1000 });
     scheduled(engine.schedule(item('project', 1), 'cluster'));
-    expect(engine.schedule(item('project', 1), 'cluster')).toEqual({ ok: false, errors: { project: ['is read-only'] } });
-    expect(engine.schedule(item('project', 2), 'mars')).toEqual({ ok: false, errors: { destination_storage_name: ['is not included in the list'] } });
+    expect(engine.schedule(item('project', 1), 'cluster')).toEqual({
+      ok: false,
+      errors: { project: ['is read-only'] },
+    });
+    expect(engine.schedule(item('project', 2), 'mars')).toEqual({
+      ok: false,
+      errors: { destination_storage_name: ['is not included in the list'] },
+    });
   });
 
   it('picks the destination by weight when none is given', () => {
@@ -166,7 +193,9 @@ describe('move engine', () => {
       return ids.every((id) => move(id).state === 'finished');
     });
     expect(maxActive).toBeLessThanOrEqual(2);
-    const startOrder = [...ids].sort((a, b) => Date.parse(move(a).updated_at) - Date.parse(move(b).updated_at) || a - b);
+    const startOrder = [...ids].sort(
+      (a, b) => Date.parse(move(a).updated_at) - Date.parse(move(b).updated_at) || a - b,
+    );
     expect(startOrder).toEqual(ids);
   });
 
@@ -200,7 +229,9 @@ describe('move engine', () => {
     db.prepare("UPDATE items SET read_only = 1 WHERE kind = 'project' AND id = 2").run();
     engine.scheduleBulk('project', 'nfs-1', 'cluster');
     await until(() => engine.stats().bulkJobs === 0 && engine.stats().queued === 0 && engine.stats().running === 0);
-    const created = db.prepare('SELECT item_id FROM moves WHERE id > ? ORDER BY item_id').all(before) as { item_id: number }[];
+    const created = db.prepare('SELECT item_id FROM moves WHERE id > ? ORDER BY item_id').all(before) as {
+      item_id: number;
+    }[];
     expect(created.map((r) => r.item_id)).toEqual([1, 3, 4]);
     await until(() => item('project', 4).storage === 'cluster');
     expect(move(before + 1).state).toBe('finished');
@@ -223,7 +254,15 @@ describe('move engine', () => {
     const t0 = Date.parse('2026-01-01T00:00:00.000Z');
     let now = t0;
     const { engine, item, move } = setup({ workers: 2, ms: 10, now: () => now });
-    const items: [ItemKind, number][] = [['project', 1], ['project', 2], ['project', 3], ['project', 4], ['project', 5], ['snippet', 1], ['group', 1]];
+    const items: [ItemKind, number][] = [
+      ['project', 1],
+      ['project', 2],
+      ['project', 3],
+      ['project', 4],
+      ['project', 5],
+      ['snippet', 1],
+      ['group', 1],
+    ];
     const ids = items.map(([kind, id]) => scheduled(engine.schedule(item(kind, id), 'cluster')).id);
     const tick = async (ms: number) => {
       now += ms;
@@ -231,7 +270,15 @@ describe('move engine', () => {
       await new Promise<void>((resolve) => setImmediate(resolve));
     };
     await tick(0);
-    expect(ids.map((id) => move(id).state)).toEqual(['started', 'started', 'scheduled', 'scheduled', 'scheduled', 'scheduled', 'scheduled']);
+    expect(ids.map((id) => move(id).state)).toEqual([
+      'started',
+      'started',
+      'scheduled',
+      'scheduled',
+      'scheduled',
+      'scheduled',
+      'scheduled',
+    ]);
     // The timer fires 20 ms late: moves 3 and 4 started when 1 and 2 ended (10 ms), so they are done too.
     await tick(20);
     // Then 200 ms late: a start is never more than MAX_LAG_MS (50) in the past, so move 7 starts at 170.
@@ -240,7 +287,7 @@ describe('move engine', () => {
     expect(ids.map((id) => Date.parse(move(id).updated_at) - t0)).toEqual([10, 10, 20, 20, 30, 30, 180]);
   });
 
-  it('fails a move whose worker finds the lease held, with no message, and leaves the item read-only (GitLab\'s do_fail!)', async () => {
+  it("fails a move whose worker finds the lease held, with no message, and leaves the item read-only (GitLab's do_fail!)", async () => {
     const { clock, step } = manualClock();
     const { engine, item, move } = setup({ ms: 1000, now: clock });
     const first = scheduled(engine.schedule(item('project', 1), 'cluster'));
@@ -265,7 +312,10 @@ describe('move engine', () => {
     await step(100, engine);
     expect(move(first.id).state).toBe('finished');
     expect(item('project', 1)).toMatchObject({ storage: 'cluster', read_only: 1, commit_count: 7 });
-    expect(engine.schedule(item('project', 1), 'default')).toEqual({ ok: false, errors: { project: ['is read-only'] } });
+    expect(engine.schedule(item('project', 1), 'default')).toEqual({
+      ok: false,
+      errors: { project: ['is read-only'] },
+    });
     expect(engine.stats()).toMatchObject({ queued: 0 });
   });
 
@@ -291,11 +341,22 @@ describe('move engine', () => {
   });
 
   it('keeps its invariants under any mix of schedules, fates, writes and time (property)', async () => {
-    const ITEMS: [ItemKind, number][] = [['project', 1], ['project', 2], ['project', 5], ['snippet', 1], ['group', 1]];
+    const ITEMS: [ItemKind, number][] = [
+      ['project', 1],
+      ['project', 2],
+      ['project', 5],
+      ['snippet', 1],
+      ['group', 1],
+    ];
     const STORAGES = ['default', 'nfs-1', 'nfs-2', 'cluster'];
     const FATES: MoveFate[] = ['ok', 'ok', 'ok', 'fail', 'cleanup_fail', 'stuck'];
     const command = fc.oneof(
-      fc.record({ op: fc.constant('schedule' as const), item: fc.nat(ITEMS.length - 1), dest: fc.nat(STORAGES.length), fate: fc.constantFrom(...FATES) }),
+      fc.record({
+        op: fc.constant('schedule' as const),
+        item: fc.nat(ITEMS.length - 1),
+        dest: fc.nat(STORAGES.length),
+        fate: fc.constantFrom(...FATES),
+      }),
       fc.record({ op: fc.constant('write' as const), item: fc.nat(ITEMS.length - 1) }),
       fc.record({ op: fc.constant('time' as const), ms: fc.integer({ min: 0, max: 40 }) }),
     );
@@ -312,7 +373,9 @@ describe('move engine', () => {
         );
         engine.start();
         const st = moveStatements(db);
-        const commits = new Map<string, number>(ITEMS.map(([k, id]) => [`${k}:${id}`, st.itemById.get(k, id)!.commit_count]));
+        const commits = new Map<string, number>(
+          ITEMS.map(([k, id]) => [`${k}:${id}`, st.itemById.get(k, id)!.commit_count]),
+        );
         const terminal = new Map<number, string>();
         try {
           for (const c of commands) {
@@ -326,8 +389,12 @@ describe('move engine', () => {
               const [kind, id] = ITEMS[c.item]!;
               const row = st.itemById.get(kind, id)!;
               if (row.read_only === 0) {
-                db.prepare('UPDATE items SET commit_count = ?, checksum = ? WHERE kind = ? AND id = ?')
-                  .run(row.commit_count + 1, fakeChecksum(kind, id, row.commit_count + 1), kind, id);
+                db.prepare('UPDATE items SET commit_count = ?, checksum = ? WHERE kind = ? AND id = ?').run(
+                  row.commit_count + 1,
+                  fakeChecksum(kind, id, row.commit_count + 1),
+                  kind,
+                  id,
+                );
                 commits.set(`${kind}:${id}`, row.commit_count + 1);
               }
             } else {
@@ -348,7 +415,9 @@ describe('move engine', () => {
               const blocking = mine.filter((m) => m.state === 'scheduled' || m.state === 'started');
               expect(blocking.length).toBeLessThanOrEqual(1);
               // A lease conflict (failed, never started, no message) leaves the flag set for good.
-              const stranded = mine.some((m) => m.state === 'failed' && m.error_message === null && m.snapshot_checksum === null);
+              const stranded = mine.some(
+                (m) => m.state === 'failed' && m.error_message === null && m.snapshot_checksum === null,
+              );
               expect(row.read_only).toBe(blocking.length > 0 || stranded ? 1 : 0);
               expect(row.commit_count).toBe(commits.get(`${kind}:${id}`));
               expect(row.checksum).toBe(fakeChecksum(kind, id, row.commit_count));

@@ -64,7 +64,17 @@ import type { MoveScheduler, StorageGauge } from '../http/context.js';
 import type { InstanceConfig } from '../seed-schema.js';
 import { hasGroupWikis } from '../inventory/items.js';
 import { moveStatements, noteMoveCreated, readWeights } from './store.js';
-import { MIN_MOVE_MS, NO_SPACE_ERROR, SOURCE_MISSING_ERROR, unavailableError, busyRatio, moveDuration, pickStorage, splitDuration, truncateError } from './policy.js';
+import {
+  MIN_MOVE_MS,
+  NO_SPACE_ERROR,
+  SOURCE_MISSING_ERROR,
+  unavailableError,
+  busyRatio,
+  moveDuration,
+  pickStorage,
+  splitDuration,
+  truncateError,
+} from './policy.js';
 import { bytesOf, createRoomLedger } from './room.js';
 import { createPoolKeeper } from './pools.js';
 
@@ -135,9 +145,13 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   const s = moveStatements(db);
   const countItemMoves = db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ? AND item_id = ?');
   /** What scheduling re-reads of the item under its transaction: three columns, not the row's fifteen. */
-  const itemForMove = db.prepare<[ItemKind, number], { read_only: number; storage: string; size_mb: number }>('SELECT read_only, storage, size_mb FROM items WHERE kind = ? AND id = ?');
+  const itemForMove = db.prepare<[ItemKind, number], { read_only: number; storage: string; size_mb: number }>(
+    'SELECT read_only, storage, size_mb FROM items WHERE kind = ? AND id = ?',
+  );
   /** What a starting move snapshots of its item. */
-  const itemForCopy = db.prepare<[ItemKind, number], { checksum: string; commit_count: number; size_mb: number }>('SELECT checksum, commit_count, size_mb FROM items WHERE kind = ? AND id = ?');
+  const itemForCopy = db.prepare<[ItemKind, number], { checksum: string; commit_count: number; size_mb: number }>(
+    'SELECT checksum, commit_count, size_mb FROM items WHERE kind = ? AND id = ?',
+  );
   const workers = Math.max(1, Math.floor(options.workers));
   const random = options.random ?? Math.random;
   const batchSize = options.bulkBatchSize ?? 500;
@@ -168,7 +182,9 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       }
     }
     if (m.fate === 'fail') {
-      return truncateError(`Failed to verify ${m.kind} repository checksum from ${snapshotChecksum} to 0000000000000000000000000000000000000000`);
+      return truncateError(
+        `Failed to verify ${m.kind} repository checksum from ${snapshotChecksum} to 0000000000000000000000000000000000000000`,
+      );
     }
     if (m.fate === 'no_space') return NO_SPACE_ERROR;
     if (m.fate === 'source_missing') return SOURCE_MISSING_ERROR;
@@ -198,7 +214,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     let used = room.settled(storage);
     for (const r of running) {
       if (!copies(r)) continue;
-      if (r.phase === 'started' && r.destination === storage) used += reserve ? copiedBytes(r, r.due) : copiedBytes(r, t);
+      if (r.phase === 'started' && r.destination === storage)
+        used += reserve ? copiedBytes(r, r.due) : copiedBytes(r, t);
       else if (r.phase === 'replicated' && r.source === storage) used += bytesOf(r.sizeMb);
     }
     return used;
@@ -206,16 +223,26 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
 
   /** Counts `r` on the storages it runs on (`sign` -1 when it stops). */
   function touch(r: Queued, sign: 1 | -1): void {
-    for (const storage of r.source === r.destination ? [r.source] : [r.source, r.destination]) busy.set(storage, (busy.get(storage) ?? 0) + sign);
+    for (const storage of r.source === r.destination ? [r.source] : [r.source, r.destination])
+      busy.set(storage, (busy.get(storage) ?? 0) + sign);
   }
 
-  function createMove(kind: ItemKind, itemId: number, source: string, sizeMb: number, destination: string, now: number): Queued {
+  function createMove(
+    kind: ItemKind,
+    itemId: number,
+    source: string,
+    sizeMb: number,
+    destination: string,
+    now: number,
+  ): Queued {
     const iso = isoTime(now);
     // The attempt comes from the records, so a restarted sandbox does not replay an item's first fate.
     const previous = (countItemMoves.get(kind, itemId) as { n: number }).n;
     const fate: MoveFate = faults.moveFate(kind, itemId, previous + 1);
     const durationMs = moveDuration(sizeMb, options.speed, options.moveDurationMs);
-    const id = Number(s.insertMove.run(kind, itemId, 'scheduled', source, destination, fate, durationMs, iso, iso).lastInsertRowid);
+    const id = Number(
+      s.insertMove.run(kind, itemId, 'scheduled', source, destination, fate, durationMs, iso, iso).lastInsertRowid,
+    );
     s.setReadOnly.run(1, kind, itemId);
     noteMoveCreated(db, kind);
     return { id, kind, itemId, source, destination, fate, durationMs, readyAt: now };
@@ -223,8 +250,14 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
 
   function toQueued(row: MoveRow, now: number): Queued {
     return {
-      id: row.id, kind: row.kind, itemId: row.item_id, source: row.source, destination: row.destination,
-      fate: row.fate, durationMs: row.duration_ms, readyAt: Math.min(now, Date.parse(row.created_at) || now),
+      id: row.id,
+      kind: row.kind,
+      itemId: row.item_id,
+      source: row.source,
+      destination: row.destination,
+      fate: row.fate,
+      durationMs: row.duration_ms,
+      readyAt: Math.min(now, Date.parse(row.created_at) || now),
     };
   }
 
@@ -244,7 +277,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       return;
     }
     // Same storage: nothing is copied (GitLab's same_filesystem?); unreachable storages fail fast.
-    let due = failure !== null ? at + Math.min(copyMs, MIN_MOVE_MS) : (q.source === q.destination ? at : at + copyMs);
+    let due = failure !== null ? at + Math.min(copyMs, MIN_MOVE_MS) : q.source === q.destination ? at : at + copyMs;
     const capacity = capacityOf(q.destination);
     if (failure === null && capacity !== undefined && copies(q)) {
       // Replication writes until the disk is full, then fails (and the partial copy is removed).
@@ -257,7 +290,15 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       }
     }
     s.startMove.run(due, item.checksum, item.commit_count, iso, q.id);
-    const r: Running = { ...q, phase: 'started', due, snapshotChecksum: item.checksum, snapshotCommits: item.commit_count, sizeMb: item.size_mb, startedAt: at };
+    const r: Running = {
+      ...q,
+      phase: 'started',
+      due,
+      snapshotChecksum: item.checksum,
+      snapshotCommits: item.commit_count,
+      sizeMb: item.size_mb,
+      startedAt: at,
+    };
     running.push(r);
     touch(r, 1);
   }
@@ -303,8 +344,17 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       // Injected (../faults.ts): a job that never runs leaves the move scheduled, read-only.
       if (row.fate === 'stuck_queued') continue;
       if (leaseHeld(row.kind, row.item_id) || row.fate === 'read_only_left') {
-        s.setMoveState.run('failed', null, null, isoTime(Math.max(at, Date.parse(row.created_at) || at, now - MAX_LAG_MS)), id);
-        log.debug({ move: id, kind: row.kind, item: row.item_id }, 'move failed: the container lease is held by an earlier move');
+        s.setMoveState.run(
+          'failed',
+          null,
+          null,
+          isoTime(Math.max(at, Date.parse(row.created_at) || at, now - MAX_LAG_MS)),
+          id,
+        );
+        log.debug(
+          { move: id, kind: row.kind, item: row.item_id },
+          'move failed: the container lease is held by an earlier move',
+        );
         continue;
       }
       startMove(row, at, now);
@@ -354,7 +404,9 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       return;
     }
     if (r.fate === 'cleanup_fail' && r.source !== r.destination) {
-      const msg = truncateError(`Failed to remove ${r.kind} repository from source storage "${r.source}": 4:Deadline Exceeded. (GRPC::DeadlineExceeded)`);
+      const msg = truncateError(
+        `Failed to remove ${r.kind} repository from source storage "${r.source}": 4:Deadline Exceeded. (GRPC::DeadlineExceeded)`,
+      );
       // The item became writable at `replicated` (as in GitLab, where only started -> replicated
       // and started -> failed set it writable); a newer move may hold the flag by now.
       s.setMoveState.run('cleanup failed', null, msg, iso, r.id);
@@ -462,8 +514,11 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       const q = toQueued(row, now);
       if (row.due_at_ms !== null) {
         const r: Running = {
-          ...q, phase: row.state === 'replicated' ? 'replicated' : 'started', due: row.due_at_ms,
-          snapshotChecksum: row.snapshot_checksum ?? '', snapshotCommits: row.snapshot_commits ?? 0,
+          ...q,
+          phase: row.state === 'replicated' ? 'replicated' : 'started',
+          due: row.due_at_ms,
+          snapshotChecksum: row.snapshot_checksum ?? '',
+          snapshotCommits: row.snapshot_commits ?? 0,
           sizeMb: s.itemById.get(q.kind, q.itemId)?.size_mb ?? 0,
           // A started move's row was last written when it started.
           startedAt: Date.parse(row.updated_at) || now,
@@ -478,7 +533,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     // Re-read inside the transaction: the flag is the lock (GitLab's set_repository_read_only!).
     const fresh = itemForMove.get(item.kind, item.id);
     if (!fresh || fresh.read_only) return null;
-    if (!hasRepository(item.kind)) return createMove(item.kind, item.id, pickStorage(readWeights(db), config.storages, random), 0, dest, now);
+    if (!hasRepository(item.kind))
+      return createMove(item.kind, item.id, pickStorage(readWeights(db), config.storages, random), 0, dest, now);
     return createMove(item.kind, item.id, fresh.storage, fresh.size_mb, dest, now);
   });
 
@@ -508,7 +564,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       return;
     }
     for (const q of created) queue.push(q.id);
-    if (created.length > 0) log.debug({ job: job.id, kind: job.kind, scheduled: created.length }, 'bulk batch scheduled');
+    if (created.length > 0)
+      log.debug({ job: job.id, kind: job.kind, scheduled: created.length }, 'bulk batch scheduled');
     kick();
     kickBulk();
   }
@@ -543,7 +600,10 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       const errors: Record<string, string[]> = {};
       // RepositoryStorageMovable validates presence, then inclusion: "" (or spaces) fails both.
       if (destination !== undefined) {
-        const wrong = [...(/^\s*$/.test(destination) ? ["can't be blank"] : []), ...(config.storages.includes(destination) ? [] : ['is not included in the list'])];
+        const wrong = [
+          ...(/^\s*$/.test(destination) ? ["can't be blank"] : []),
+          ...(config.storages.includes(destination) ? [] : ['is not included in the list']),
+        ];
         if (wrong.length > 0) errors.destination_storage_name = wrong;
       }
       if (item.read_only) errors[item.kind] = ['is read-only'];
@@ -556,9 +616,20 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       kick();
       const iso = isoTime(now);
       const move: MoveRow = {
-        id: q.id, kind: q.kind, item_id: q.itemId, state: 'scheduled' satisfies MoveState, source: q.source, destination: q.destination,
-        error_message: null, fate: q.fate, duration_ms: q.durationMs, due_at_ms: null, snapshot_checksum: null, snapshot_commits: null,
-        created_at: iso, updated_at: iso,
+        id: q.id,
+        kind: q.kind,
+        item_id: q.itemId,
+        state: 'scheduled' satisfies MoveState,
+        source: q.source,
+        destination: q.destination,
+        error_message: null,
+        fate: q.fate,
+        duration_ms: q.durationMs,
+        due_at_ms: null,
+        snapshot_checksum: null,
+        snapshot_commits: null,
+        created_at: iso,
+        updated_at: iso,
       };
       return { ok: true, move };
     },

@@ -16,24 +16,44 @@ import type { MoveListRow } from './store.js';
  * their cost.
  */
 const nestedItemById = perDatabase((db) =>
-  db.prepare<[ItemKind, number], unknown[]>('SELECT id, name, path, namespace, visibility, owner_id, project_id, created_at, updated_at FROM items WHERE kind = ? AND id = ?').raw(true));
+  db
+    .prepare<[ItemKind, number], unknown[]>(
+      'SELECT id, name, path, namespace, visibility, owner_id, project_id, created_at, updated_at FROM items WHERE kind = ? AND id = ?',
+    )
+    .raw(true),
+);
 
 function nestedItemOf(a: unknown[]): NestedEntityRow {
   return {
-    id: a[0] as number, name: a[1] as string, path: a[2] as string, namespace: a[3] as string, visibility: a[4] as string,
-    owner_id: a[5] as number | null, project_id: a[6] as number | null, created_at: a[7] as string, updated_at: a[8] as string,
+    id: a[0] as number,
+    name: a[1] as string,
+    path: a[2] as string,
+    namespace: a[3] as string,
+    visibility: a[4] as string,
+    owner_id: a[5] as number | null,
+    project_id: a[6] as number | null,
+    created_at: a[7] as string,
+    updated_at: a[8] as string,
   };
 }
 
 /** The item a move record nests. A function of the module, not a closure per renderer: one is built per request. */
-function nested(kind: ItemKind, item: NestedEntityRow, origin: string, authors: ReturnType<typeof createAuthorLookup>): Record<string, unknown> {
+function nested(
+  kind: ItemKind,
+  item: NestedEntityRow,
+  origin: string,
+  authors: ReturnType<typeof createAuthorLookup>,
+): Record<string, unknown> {
   if (kind === 'project') return projectIdentity(item);
   if (kind === 'snippet') return basicSnippetEntity(item, origin, authors(item.owner_id));
   return { id: item.id, web_url: `${origin}/groups/${item.path}`, name: item.name };
 }
 
 /** Builds move JSON for one request (caches authors across rows of a page). */
-export function createMoveRenderer(db: Db, origin: string): (move: MoveListRow, knownItem?: ItemRow) => Record<string, unknown> {
+export function createMoveRenderer(
+  db: Db,
+  origin: string,
+): (move: MoveListRow, knownItem?: ItemRow) => Record<string, unknown> {
   const byId = nestedItemById(db);
   const authors = createAuthorLookup(db);
   return (move, knownItem) => {

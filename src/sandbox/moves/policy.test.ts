@@ -7,7 +7,8 @@ const STORAGES = ['default', 'nfs-1', 'nfs-2', 'cluster'];
 describe('pickStorage', () => {
   it('only picks storages with a positive weight', () => {
     const rand = createRandom(7);
-    for (let i = 0; i < 200; i++) expect(pickStorage({ default: 0, 'nfs-2': 30, cluster: 70 }, STORAGES, rand)).toMatch(/^(nfs-2|cluster)$/);
+    for (let i = 0; i < 200; i++)
+      expect(pickStorage({ default: 0, 'nfs-2': 30, cluster: 70 }, STORAGES, rand)).toMatch(/^(nfs-2|cluster)$/);
   });
 
   it('follows the weights roughly', () => {

@@ -9,7 +9,11 @@
  */
 
 /** A weighted random pick among `storages`; `random` returns values in [0, 1). */
-export function pickStorage(weights: Record<string, number>, storages: readonly string[], random: () => number): string {
+export function pickStorage(
+  weights: Record<string, number>,
+  storages: readonly string[],
+  random: () => number,
+): string {
   let best: string | undefined;
   let bestKey = -1;
   for (const name of storages) {
@@ -79,7 +83,8 @@ export function unavailableError(storage: string): string {
  * (14.x, 15.x) put tar's stderr into the text (`wait for tar, stderr: "...", err: exit status 2`).
  * docs/gitlab-behaviour.md §3.1 names the sources.
  */
-export const NO_SPACE_ERROR = '13:could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2.';
+export const NO_SPACE_ERROR =
+  '13:could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2.';
 
 /**
  * Moves copying to or from one storage at once that keep its disk fully busy: the sandbox's stand-in

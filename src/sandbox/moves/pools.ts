@@ -69,16 +69,26 @@ interface PoolStatements {
 
 const statements = perDatabase((db: Db): PoolStatements => ({
   flag: db.prepare<[string], { value: string }>('SELECT value FROM features WHERE name = ?'),
-  linkOf: db.prepare<[number], { network: number; storage: string }>('SELECT network, storage FROM pool_members WHERE project_id = ?'),
-  pool: db.prepare<[number, string], { size_mb: number }>('SELECT size_mb FROM pools WHERE network = ? AND storage = ?'),
+  linkOf: db.prepare<[number], { network: number; storage: string }>(
+    'SELECT network, storage FROM pool_members WHERE project_id = ?',
+  ),
+  pool: db.prepare<[number, string], { size_mb: number }>(
+    'SELECT size_mb FROM pools WHERE network = ? AND storage = ?',
+  ),
   insertPool: db.prepare('INSERT OR REPLACE INTO pools (network, storage, size_mb) VALUES (?, ?, ?)'),
   deletePool: db.prepare('DELETE FROM pools WHERE network = ? AND storage = ?'),
   relink: db.prepare('UPDATE pool_members SET storage = ? WHERE project_id = ?'),
   unlink: db.prepare('DELETE FROM pool_members WHERE project_id = ?'),
-  membersLeft: db.prepare<[number, string], { n: number }>('SELECT count(*) AS n FROM pool_members WHERE network = ? AND storage = ?'),
+  membersLeft: db.prepare<[number, string], { n: number }>(
+    'SELECT count(*) AS n FROM pool_members WHERE network = ? AND storage = ?',
+  ),
   growItem: db.prepare("UPDATE items SET size_mb = size_mb + ? WHERE kind = 'project' AND id = ?"),
-  all: db.prepare<[], { network: number; storage: string; size_mb: number }>('SELECT network, storage, size_mb FROM pools ORDER BY network, storage'),
-  members: db.prepare<[], { project_id: number; network: number; storage: string }>('SELECT project_id, network, storage FROM pool_members ORDER BY project_id'),
+  all: db.prepare<[], { network: number; storage: string; size_mb: number }>(
+    'SELECT network, storage, size_mb FROM pools ORDER BY network, storage',
+  ),
+  members: db.prepare<[], { project_id: number; network: number; storage: string }>(
+    'SELECT project_id, network, storage FROM pool_members ORDER BY project_id',
+  ),
 }));
 
 /** The instance's setting of POOL_REPLICATION_FLAG (seeded or set through the Features API), if any. */
@@ -103,7 +113,10 @@ export function listPools(db: Db): PoolRecord[] {
     else members.set(key, [m.project_id]);
   }
   return s.all.all().map((p) => ({
-    network: p.network, storage: p.storage, bytes: Math.round(p.size_mb * 1024 * 1024), members: members.get(`${p.network}\u0000${p.storage}`) ?? [],
+    network: p.network,
+    storage: p.storage,
+    bytes: Math.round(p.size_mb * 1024 * 1024),
+    members: members.get(`${p.network}\u0000${p.storage}`) ?? [],
   }));
 }
 

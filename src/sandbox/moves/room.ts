@@ -48,11 +48,21 @@ export function createRoomLedger(db: Db, hasRepository: (kind: ItemKind) => bool
     const out = new Map<string, number>();
     const add = (storage: string, mb: number) => out.set(storage, (out.get(storage) ?? 0) + mb);
     const kinds = (['project', 'snippet', 'group'] as const).filter(hasRepository);
-    const live = db.prepare(`SELECT storage, sum(size_mb) AS mb FROM items WHERE kind IN (${kinds.map(() => '?').join(', ')}) GROUP BY storage`);
+    const live = db.prepare(
+      `SELECT storage, sum(size_mb) AS mb FROM items WHERE kind IN (${kinds.map(() => '?').join(', ')}) GROUP BY storage`,
+    );
     for (const r of live.all(...kinds) as { storage: string; mb: number }[]) add(r.storage, r.mb);
-    for (const r of db.prepare('SELECT storage, sum(size_mb) AS mb FROM stale_copies GROUP BY storage').all() as { storage: string; mb: number }[]) add(r.storage, r.mb);
+    for (const r of db.prepare('SELECT storage, sum(size_mb) AS mb FROM stale_copies GROUP BY storage').all() as {
+      storage: string;
+      mb: number;
+    }[])
+      add(r.storage, r.mb);
     // Issue 23: object pools (moves/pools.ts), one per fork network and storage.
-    for (const r of db.prepare('SELECT storage, sum(size_mb) AS mb FROM pools GROUP BY storage').all() as { storage: string; mb: number }[]) add(r.storage, r.mb);
+    for (const r of db.prepare('SELECT storage, sum(size_mb) AS mb FROM pools GROUP BY storage').all() as {
+      storage: string;
+      mb: number;
+    }[])
+      add(r.storage, r.mb);
     return out;
   };
   const shift = (storage: string, mb: number) => {

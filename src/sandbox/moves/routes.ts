@@ -130,7 +130,8 @@ function scheduleBulk(ctx: RequestContext, kind: ItemKind): Reply {
   }
   try {
     destination = readStringParam(ctx, 'destination_storage_name');
-    if (destination !== undefined && !storages.includes(destination)) errors.push('destination_storage_name does not have a valid value');
+    if (destination !== undefined && !storages.includes(destination))
+      errors.push('destination_storage_name does not have a valid value');
   } catch (err) {
     if (!(err instanceof SandboxHttpError)) throw err;
     errors.push('destination_storage_name is invalid');

@@ -26,13 +26,24 @@ export interface BulkItem {
 }
 
 /** The columns of a move that its JSON shows (list pages read only these). */
-export type MoveListRow = Pick<MoveRow, 'id' | 'kind' | 'item_id' | 'state' | 'source' | 'destination' | 'error_message' | 'created_at'>;
+export type MoveListRow = Pick<
+  MoveRow,
+  'id' | 'kind' | 'item_id' | 'state' | 'source' | 'destination' | 'error_message' | 'created_at'
+>;
 
 // better-sqlite3's Statement generics are awkward to spell; these narrow views are what we use.
-interface Get<P extends unknown[], R> { get(...params: P): R | undefined }
-interface All<P extends unknown[], R> { all(...params: P): R[] }
-interface Iterate<P extends unknown[], R> { iterate(...params: P): IterableIterator<R> }
-interface Run<P extends unknown[]> { run(...params: P): { changes: number; lastInsertRowid: number | bigint } }
+interface Get<P extends unknown[], R> {
+  get(...params: P): R | undefined;
+}
+interface All<P extends unknown[], R> {
+  all(...params: P): R[];
+}
+interface Iterate<P extends unknown[], R> {
+  iterate(...params: P): IterableIterator<R>;
+}
+interface Run<P extends unknown[]> {
+  run(...params: P): { changes: number; lastInsertRowid: number | bigint };
+}
 
 export interface MoveStatements {
   itemById: Get<[ItemKind, number], ItemRow>;
@@ -69,34 +80,56 @@ export interface MoveStatements {
 const MOVE_LIST_COLUMNS = 'id, kind, item_id, state, source, destination, error_message, created_at';
 
 /** The move statements of `db`, prepared on first use. */
-export const moveStatements = perDatabase((db): MoveStatements => ({
-  itemById: itemStatements(db).byId,
-  setReadOnly: db.prepare('UPDATE items SET read_only = ? WHERE kind = ? AND id = ?'),
-  replicateItem: db.prepare('UPDATE items SET storage = ?, checksum = ?, commit_count = ?, read_only = 0, updated_at = ? WHERE kind = ? AND id = ?'),
-  insertMove: db.prepare(`INSERT INTO moves (kind, item_id, state, source, destination, fate, duration_ms, created_at, updated_at)
+export const moveStatements = perDatabase(
+  (db): MoveStatements =>
+    ({
+      itemById: itemStatements(db).byId,
+      setReadOnly: db.prepare('UPDATE items SET read_only = ? WHERE kind = ? AND id = ?'),
+      replicateItem: db.prepare(
+        'UPDATE items SET storage = ?, checksum = ?, commit_count = ?, read_only = 0, updated_at = ? WHERE kind = ? AND id = ?',
+      ),
+      insertMove:
+        db.prepare(`INSERT INTO moves (kind, item_id, state, source, destination, fate, duration_ms, created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-  moveById: db.prepare('SELECT * FROM moves WHERE id = ?'),
-  moveByKindId: db.prepare('SELECT * FROM moves WHERE kind = ? AND id = ?'),
-  setMoveState: db.prepare('UPDATE moves SET state = ?, due_at_ms = ?, error_message = ?, updated_at = ? WHERE id = ?'),
-  startMove: db.prepare("UPDATE moves SET state = 'started', due_at_ms = ?, snapshot_checksum = ?, snapshot_commits = ?, updated_at = ? WHERE id = ?"),
-  setFate: db.prepare('UPDATE moves SET fate = ? WHERE id = ?'),
-  // GitLab's `order_created_at_desc`: created_at only, no tie-breaker. Moves created in the same
-  // millisecond (a bulk batch) come in whatever order the (kind[, item_id], created_at) index
-  // walks them backwards, which SQLite makes rowid-descending; nothing here promises it.
-  // Only the columns the JSON shows: converting the others (a checksum among them) cost a list page a third of its query.
-  listMoves: db.prepare(`SELECT ${MOVE_LIST_COLUMNS} FROM moves WHERE kind = ? ORDER BY created_at DESC LIMIT ? OFFSET ?`),
-  listItemMoves: db.prepare(`SELECT ${MOVE_LIST_COLUMNS} FROM moves WHERE kind = ? AND item_id = ? ORDER BY created_at DESC LIMIT ? OFFSET ?`),
-  activeMoves: db.prepare("SELECT * FROM moves WHERE state IN ('initial', 'scheduled', 'started', 'replicated') ORDER BY id"),
-  settings: db.prepare("SELECT value FROM meta WHERE key = 'settings'"),
-  insertBulk: db.prepare('INSERT INTO bulk_jobs (kind, source, destination, created_at) VALUES (?, ?, ?, ?)'),
-  activeBulk: db.prepare('SELECT id, kind, source, destination, cursor_id, done FROM bulk_jobs WHERE done = 0 ORDER BY id'),
-  bulkBatch: db.prepare('SELECT id, read_only, size_mb FROM items WHERE kind = ? AND storage = ? AND id > ? ORDER BY id LIMIT ?'),
-  advanceBulk: db.prepare('UPDATE bulk_jobs SET cursor_id = ?, done = ? WHERE id = ?'),
-  countKind: db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ?'),
-  insertStaleCopy: db.prepare('INSERT OR REPLACE INTO stale_copies (kind, item_id, storage, size_mb, move_id) VALUES (?, ?, ?, ?, ?)'),
-  deleteStaleCopy: db.prepare('DELETE FROM stale_copies WHERE kind = ? AND item_id = ? AND storage = ?'),
-  counts: new Map(),
-}) as unknown as MoveStatements);
+      moveById: db.prepare('SELECT * FROM moves WHERE id = ?'),
+      moveByKindId: db.prepare('SELECT * FROM moves WHERE kind = ? AND id = ?'),
+      setMoveState: db.prepare(
+        'UPDATE moves SET state = ?, due_at_ms = ?, error_message = ?, updated_at = ? WHERE id = ?',
+      ),
+      startMove: db.prepare(
+        "UPDATE moves SET state = 'started', due_at_ms = ?, snapshot_checksum = ?, snapshot_commits = ?, updated_at = ? WHERE id = ?",
+      ),
+      setFate: db.prepare('UPDATE moves SET fate = ? WHERE id = ?'),
+      // GitLab's `order_created_at_desc`: created_at only, no tie-breaker. Moves created in the same
+      // millisecond (a bulk batch) come in whatever order the (kind[, item_id], created_at) index
+      // walks them backwards, which SQLite makes rowid-descending; nothing here promises it.
+      // Only the columns the JSON shows: converting the others (a checksum among them) cost a list page a third of its query.
+      listMoves: db.prepare(
+        `SELECT ${MOVE_LIST_COLUMNS} FROM moves WHERE kind = ? ORDER BY created_at DESC LIMIT ? OFFSET ?`,
+      ),
+      listItemMoves: db.prepare(
+        `SELECT ${MOVE_LIST_COLUMNS} FROM moves WHERE kind = ? AND item_id = ? ORDER BY created_at DESC LIMIT ? OFFSET ?`,
+      ),
+      activeMoves: db.prepare(
+        "SELECT * FROM moves WHERE state IN ('initial', 'scheduled', 'started', 'replicated') ORDER BY id",
+      ),
+      settings: db.prepare("SELECT value FROM meta WHERE key = 'settings'"),
+      insertBulk: db.prepare('INSERT INTO bulk_jobs (kind, source, destination, created_at) VALUES (?, ?, ?, ?)'),
+      activeBulk: db.prepare(
+        'SELECT id, kind, source, destination, cursor_id, done FROM bulk_jobs WHERE done = 0 ORDER BY id',
+      ),
+      bulkBatch: db.prepare(
+        'SELECT id, read_only, size_mb FROM items WHERE kind = ? AND storage = ? AND id > ? ORDER BY id LIMIT ?',
+      ),
+      advanceBulk: db.prepare('UPDATE bulk_jobs SET cursor_id = ?, done = ? WHERE id = ?'),
+      countKind: db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ?'),
+      insertStaleCopy: db.prepare(
+        'INSERT OR REPLACE INTO stale_copies (kind, item_id, storage, size_mb, move_id) VALUES (?, ?, ?, ?, ?)',
+      ),
+      deleteStaleCopy: db.prepare('DELETE FROM stale_copies WHERE kind = ? AND item_id = ? AND storage = ?'),
+      counts: new Map(),
+    }) as unknown as MoveStatements,
+);
 
 /** The current `repository_storages_weighted` setting (GitLab's default when never set). */
 export function readWeights(db: Db): Record<string, number> {
