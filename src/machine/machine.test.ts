@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, fromPromise, toPromise } from 'xstate';
+import { createActor, fromPromise, toPromise, waitFor } from 'xstate';
 import type { AnyActorLogic, Snapshot } from 'xstate';
 import { CodedError } from '../../test/support/coded-error.js';
 import { MACHINE_VERSION, runMachine } from './machine.js';
@@ -239,7 +239,7 @@ describe('run machine', () => {
     };
     const actor = createActor(runMachine.provide({ actors: fakeActors(first) }), { input });
     actor.start();
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor(actor, (s) => s.matches('drain') && s.context.sourceIndex === 1 && s.context.kindIndex === 1);
     expect(first.calls.at(-1)).toBe('drain:nfs-2/snippets');
     const persisted: Snapshot<unknown> = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
     actor.stop();
@@ -262,7 +262,7 @@ describe('run machine', () => {
     actors.weights = fromPromise(() => new Promise<never>(() => undefined));
     const actor = createActor(runMachine.provide({ actors }), { input });
     actor.start();
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor(actor, (s) => s.matches({ weights: 'writing' }));
     const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
     actor.stop();
     const second: Fakes = { calls: [] };

@@ -1,9 +1,17 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createAuditBuffer } from './audit.js';
 
 const request = (path: string) => ({ method: 'POST', path, attempt: 1, mutating: true, status: 201 });
 
 describe('audit buffer', () => {
+  // The flush timer runs on fake time: the test moves the clock past it instead of sleeping.
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('writes queued lines in one batch after a short delay', async () => {
     const written: string[] = [];
     let batches = 0;
@@ -14,7 +22,7 @@ describe('audit buffer', () => {
     buf.add(request('/a'), 1);
     buf.add(request('/b'), 2);
     expect(written).toEqual([]);
-    await new Promise((r) => setTimeout(r, 150));
+    vi.runOnlyPendingTimers();
     expect(written).toEqual(['/a', '/b']);
     expect(batches).toBe(1);
   });
@@ -32,7 +40,7 @@ describe('audit buffer', () => {
       (err) => errors.push(err),
     );
     buf.add(request('/x'), 1);
-    await new Promise((r) => setTimeout(r, 150));
+    vi.runOnlyPendingTimers();
     expect(errors).toEqual([fenced]);
     // An explicit flush still throws, for the caller to decide.
     buf.add(request('/y'), 2);

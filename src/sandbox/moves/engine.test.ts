@@ -162,7 +162,9 @@ describe('move engine', () => {
     const stuck = scheduled(engine.schedule(item('project', 1), 'cluster'));
     const next = scheduled(engine.schedule(item('project', 2), 'cluster'));
     await until(() => move(next.id).state === 'finished');
-    await new Promise((r) => setTimeout(r, 50));
+    // One more move through the only worker: the engine has had its turns, and the stuck one stays.
+    const third = scheduled(engine.schedule(item('project', 3), 'cluster'));
+    await until(() => move(third.id).state === 'finished');
     expect(move(stuck.id).state).toBe('started');
     expect(item('project', 1).read_only).toBe(1);
   });
