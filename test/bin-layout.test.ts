@@ -115,7 +115,8 @@ describe('bin/shardmove', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
-      'shardmove: dist/ is missing or older than src/, and tsx is not installed: run `npm run build`, or `npm ci`\n',
+      'shardmove: src/ is newer than dist/ (or dist/ is missing) and tsx is not installed:\n' +
+        '  run `npm run build`, or `npm ci`\n',
     );
   });
 
