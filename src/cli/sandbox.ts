@@ -44,7 +44,10 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
     port: opts.port,
     ...(opts.seed ? { seed: resolve(ctx.cwd, opts.seed) } : {}),
     ...(opts.db ? { db: resolve(ctx.cwd, opts.db) } : {}),
-    ...(opts.gitlabVersion !== undefined ? { version: opts.gitlabVersion } : {}),
+    // GitLab's versions have three parts: 16.5 is 16.5.0.
+    ...(opts.gitlabVersion !== undefined
+      ? { version: opts.gitlabVersion.split('.').length === 2 ? `${opts.gitlabVersion}.0` : opts.gitlabVersion }
+      : {}),
     workers: opts.workers,
     speed: opts.speed,
     ...(opts.moveDuration !== undefined ? { moveDurationMs: opts.moveDuration } : {}),

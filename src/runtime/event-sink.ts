@@ -133,7 +133,7 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
           id: e.data.id,
           moveId: e.data.moveId,
           error: e.data.error,
-          class: classifyFailure(e.data.error),
+          class: classifyFailure(e.data.error, s.run.instanceVersion?.() ?? null),
         },
       ];
     case 'item.quarantined':
@@ -146,7 +146,7 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
           reason: e.data.reason,
           attempts: e.data.attempts,
           stuck: false,
-          class: classifyFailure(e.data.reason),
+          class: classifyFailure(e.data.reason, s.run.instanceVersion?.() ?? null),
         },
       ];
     case 'move.stuck': {
