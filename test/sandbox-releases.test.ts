@@ -204,6 +204,29 @@ describe("the move worker's lease", () => {
   });
 });
 
+describe('a job killed after the switch, per release', () => {
+  it('from 16.6 the rerun fails the move; before, it does nothing: started, read-only, on the destination', async () => {
+    for (const [version, state, readOnly] of [
+      ['17.11.0', 'failed', false],
+      ['16.5.0', 'started', true],
+    ] as const) {
+      const { sb, advance } = await startManualSandbox(seed(version), MOVE_MS, { failAfterSwitchRate: 1 });
+      const id = await schedule(sb, 4, 'nfs-2');
+      await advance(10);
+      await advance(MOVE_MS * 3);
+      expect((await move(sb, id)).state, version).toBe(state);
+      const item = await fetch(`${sb.url}/-/sandbox/items/project/4`, {
+        headers: { 'private-token': SANDBOX_ROOT_TOKEN },
+      });
+      expect(await item.json(), version).toMatchObject({
+        storage: 'nfs-2',
+        read_only: readOnly,
+        stale_copies: ['nfs-1'],
+      });
+    }
+  });
+});
+
 describe('object pools and the bytes a moved member lands with', () => {
   it('links only the root and its direct forks, on every release', async () => {
     for (const version of ['15.11.0', '16.2.0', '16.6.0', '17.11.0']) {

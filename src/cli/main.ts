@@ -77,7 +77,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--stuck-rate <p>', 'fraction of moves that never leave started', number('--stuck-rate', 0, 1), 0)
     .option(
       '--interrupt-rate <p>',
-      'fraction of moves whose job is rerun while its lease is held (failed, no message, left on the source)',
+      'fraction of moves whose job is rerun while its lease is held (failed, no message, left on the source; before 16.6, no lease: stays started)',
       number('--interrupt-rate', 0, 1),
       0,
     )
