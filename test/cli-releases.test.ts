@@ -119,6 +119,7 @@ describe('shardmove run on each release and tier (separate processes)', { timeou
       const res = await runCli(['sandbox', '--port', '0', '--gitlab-version', bad], { cwd: dir });
       expect(res.code, bad).toBe(2);
       expect(res.stderr, bad).toContain('--gitlab-version');
+      expect(res.stderr, bad).toContain('is not a release');
       expect(res.stdout, bad).toBe('');
     }
   });
