@@ -59,8 +59,10 @@ describe('kind access probe against the sandbox', () => {
     });
   });
 
-  it('EE Free: snippets listed; group moves answer but no group has a wiki to move, so groups are not drained', async () => {
-    expect(await probe({ tier: 'free' })).toEqual({ projects: 'listing', snippets: 'listing', groups: 'unsupported' });
+  // GET /groups shows no storage without the group_wikis licence, but a lapsed licence keeps the
+  // group wikis and the group move API still moves them: never assumed absent.
+  it('EE Free: snippets listed; groups show no storage, so they go by move records (never skipped)', async () => {
+    expect(await probe({ tier: 'free' })).toEqual({ projects: 'listing', snippets: 'listing', groups: 'records' });
   });
 
   it('Community Edition: snippet storage not exposed (move records), group moves do not exist', async () => {

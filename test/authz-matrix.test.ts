@@ -361,6 +361,12 @@ const buildCases = (): Case[] => [
   // Sandbox-only: the internal item state GitLab keeps out of its entities.
   { route: 'GET /-/sandbox/items/:kind/:id', level: 'admin', path: () => '/-/sandbox/items/project/1', ok: 200 },
   { route: 'GET /-/sandbox/pools', level: 'admin', path: () => '/-/sandbox/pools', ok: 200 },
+  {
+    route: 'GET /-/sandbox/moves/:kind/:id',
+    level: 'admin',
+    path: () => `/-/sandbox/moves/project/${MOVES.project}`,
+    ok: 200,
+  },
   { route: 'GET /api/v4/geo_sites', level: 'admin', path: () => '/api/v4/geo_sites', ok: 200 },
   { route: 'GET /api/v4/geo_sites/status', level: 'admin', path: () => '/api/v4/geo_sites/status', ok: 200 },
   { route: 'GET /api/v4/geo_sites/:id', level: 'admin', path: () => '/api/v4/geo_sites/2', ok: 200 },

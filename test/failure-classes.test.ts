@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { FAILURE_REMEDIES } from '../src/report/failure-class.js';
 import type { FailureClass } from '../src/report/failure-class.js';
+import type { InjectedFailure } from '../src/sandbox/index.js';
 import { ADMIN_TOKEN, runCli, sandboxEnv, startSandboxProcess, tempDir, writeSeed } from './support/cli-harness.js';
 
 const PROJECTS = 3;
@@ -71,8 +72,8 @@ function writePlan(dir: string): string {
   return file;
 }
 
-/** What the sandbox must show for each class: GitLab's end state and message, and the read-only flag. */
-const SANDBOX_SAYS: Record<Exclude<FailureClass, 'unknown'>, (r: ItemRecord) => void> = {
+/** What the sandbox must show for each injected class: GitLab's end state and message, and the read-only flag. */
+const SANDBOX_SAYS: Record<InjectedFailure, (r: ItemRecord) => void> = {
   checksum: (r) => {
     for (const m of r.moves)
       expect(m).toMatchObject({
@@ -121,11 +122,36 @@ const SANDBOX_SAYS: Record<Exclude<FailureClass, 'unknown'>, (r: ItemRecord) => 
     expect(r.moves.map((m) => m.state)).toEqual(['started']);
     expect(r.readOnly).toBe(true);
   },
+  'tar-failed': (r) => {
+    for (const m of r.moves)
+      expect(m).toMatchObject({
+        state: 'failed',
+        error_message:
+          '13:could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2.',
+      });
+    expect(r.readOnly).toBe(false);
+  },
+  timeout: (r) => {
+    for (const m of r.moves) expect(m).toMatchObject({ state: 'failed', error_message: '4:Deadline Exceeded.' });
+    expect(r.readOnly).toBe(false);
+  },
+};
+
+/**
+ * The class shardmove names for each injected one. An injected no-space ends with the same text as
+ * a tar failure from 16.1 on, and this plan tells shardmove nothing of the destination's free space,
+ * so it cannot tell them apart: both are a copy failure in tar (test/cli-releases.test.ts has the
+ * run that knows the free space).
+ */
+const NAMED: Record<InjectedFailure, FailureClass> = {
+  ...(Object.fromEntries(Object.keys(SANDBOX_SAYS).map((k) => [k, k])) as Record<InjectedFailure, FailureClass>),
+  'no-space': 'tar-failed',
 };
 
 describe('failure classes, injected by the sandbox and named by status --json', { timeout: 60_000 }, () => {
-  it.each(Object.keys(SANDBOX_SAYS) as (keyof typeof SANDBOX_SAYS)[])('%s', async (cls) => {
-    const dir = tempDir(`class-${cls}`);
+  it.each(Object.keys(SANDBOX_SAYS) as InjectedFailure[])('%s', async (injected) => {
+    const cls = NAMED[injected];
+    const dir = tempDir(`class-${injected}`);
     const seed = writeSeed(dir, { projects: PROJECTS, snippets: 0, groups: 0 });
     const sandbox = await startSandboxProcess([
       '--seed',
@@ -137,7 +163,7 @@ describe('failure classes, injected by the sandbox and named by status --json', 
       '--fault-seed',
       '5',
       '--move-failures',
-      `${cls}=1`,
+      `${injected}=1`,
     ]);
     onTestFinished(() => sandbox.stop());
     const plan = writePlan(dir);
@@ -160,7 +186,7 @@ describe('failure classes, injected by the sandbox and named by status --json', 
     const seen = await records(sandbox.url);
     for (const [id, r] of seen) {
       expect(r.moves.length, `project ${id}`).toBeGreaterThan(0);
-      SANDBOX_SAYS[cls](r);
+      SANDBOX_SAYS[injected](r);
     }
 
     const status = await runCli(['status', plan, '--json'], { cwd: dir });

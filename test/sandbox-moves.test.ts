@@ -488,7 +488,6 @@ describe('pagination of move lists', () => {
 describe('tiers', () => {
   let sb: RunningSandbox;
   beforeAll(async () => {
-    // Weights send every new repository to nfs-2, so a group without a wiki repository is "on" nfs-2.
     sb = await startSandbox({
       seed: seed((s) => {
         s.instance.tier = 'free';
@@ -521,7 +520,9 @@ describe('tiers', () => {
     expect((await call(sb, 'POST', '/snippets/1/repository_storage_moves', {})).status).toBe(201);
   });
 
-  it('finds no group wiki repository to move in bulk: 202, and no move record', async () => {
+  // An instance whose licence lapsed keeps its group wiki repositories; the bulk service walks
+  // GroupWikiRepository.for_shard with no licence check, so they are moved like any repository.
+  it('moves every group wiki of the source in bulk on the free tier (a lapsed licence keeps them)', async () => {
     expect(
       await call(sb, 'POST', '/group_repository_storage_moves', {
         source_storage_name: 'nfs-1',
@@ -532,24 +533,31 @@ describe('tiers', () => {
       () => sb.state.engine.stats().bulkJobs,
       (n) => n === 0,
     );
-    expect((await call(sb, 'GET', '/group_repository_storage_moves')).body).toEqual([]);
+    const moves = (await call(sb, 'GET', '/group_repository_storage_moves')).body;
+    expect(moves.map((m) => (m.group as { id: number }).id).sort()).toEqual([1, 2, 3, 4]);
+    for (const m of moves)
+      expect(m).toMatchObject({ source_storage_name: 'nfs-1', destination_storage_name: 'cluster' });
+    for (const m of moves)
+      await waitFor(
+        () => moveState(sb, 'group', m.id as number),
+        (st) => st === 'finished',
+      );
     expect([1, 2, 3, 4].map((id) => item(sb, 'group', id))).toEqual(
-      [1, 2, 3, 4].map(() => expect.objectContaining({ storage: 'nfs-1', read_only: 0 })),
+      [1, 2, 3, 4].map(() => expect.objectContaining({ storage: 'cluster', read_only: 0 })),
     );
   });
 
-  it('moves one group with a weighted pick as the source, copies nothing and finishes', async () => {
-    const res = await call(sb, 'POST', '/groups/2/repository_storage_moves', { destination_storage_name: 'cluster' });
+  it("moves one group from its wiki repository's storage on the free tier", async () => {
+    const res = await call(sb, 'POST', '/groups/2/repository_storage_moves', { destination_storage_name: 'nfs-2' });
     expect(res).toMatchObject({
       status: 201,
-      body: { state: 'scheduled', source_storage_name: 'nfs-2', destination_storage_name: 'cluster', group: { id: 2 } },
+      body: { state: 'scheduled', source_storage_name: 'cluster', destination_storage_name: 'nfs-2', group: { id: 2 } },
     });
     await waitFor(
       () => moveState(sb, 'group', res.body.id as number),
-      (s) => s === 'finished',
+      (st) => st === 'finished',
     );
-    expect(item(sb, 'group', 2)).toMatchObject({ storage: 'nfs-1', read_only: 0 });
-    expect((await call(sb, 'GET', '/groups/2/repository_storage_moves')).body.map((m) => m.id)).toEqual([res.body.id]);
+    expect(item(sb, 'group', 2)).toMatchObject({ storage: 'nfs-2', read_only: 0 });
   });
 });
 

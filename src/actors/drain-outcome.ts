@@ -67,12 +67,13 @@ function describeLimit(
 
 /**
  * Applies the latest known state of the item's current move. `since` is when the stuck timer starts
- * for a move first seen now. A queued move is timed from when it was first seen in flight against
+ * for a move first seen now. `reason`, for a failed move, is what to record instead of its message
+ * (the message with our note, ./no-space.ts). A queued move is timed from when it was first seen in flight against
  * `poll.stuck_scheduled_after`; a running one from when it was first seen running (GitLab's move
  * has only `created_at`, so the checkpoint keeps that moment) against the running limit, so time
  * spent in the queue never counts toward it. Returns true when the item left the in-flight set.
  */
-export function applyMove(ctx: DrainCtx, row: ItemRow, move: MoveRecord, since: number): boolean {
+export function applyMove(ctx: DrainCtx, row: ItemRow, move: MoveRecord, since: number, reason?: string): boolean {
   const { store, deps, kind } = ctx;
   const now = deps.clock.now();
   if (!isTerminal(move.state)) {
@@ -118,7 +119,7 @@ export function applyMove(ctx: DrainCtx, row: ItemRow, move: MoveRecord, since: 
     recordFailure(
       ctx,
       { ...row, moveId: move.id },
-      move.errorMessage ?? `move ${move.id} failed without an error message`,
+      reason ?? move.errorMessage ?? `move ${move.id} failed without an error message`,
     );
   }
   return true;

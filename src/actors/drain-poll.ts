@@ -8,6 +8,7 @@ import type { ItemRow } from '../store/types.js';
 import type { DrainCtx } from './drain-context.js';
 import { event } from './drain-context.js';
 import { applyMove, isTerminal } from './drain-outcome.js';
+import { confirmNoSpace } from './no-space.js';
 import { expectedEnd } from './move-model.js';
 import type { MoveModel } from './move-model.js';
 import { reconcileItem, recordStuckState } from './reconcile.js';
@@ -81,6 +82,7 @@ export async function pollInFlight(ctx: DrainCtx, planner?: PollPlanner): Promis
     if (rows.length === 0) continue;
     const ids = rows.map((r) => r.moveId).filter((id): id is number => id !== null);
     const { found, missing } = await pollMoves(ctx.deps.api, kind, ids);
+    const notes = await confirmNoSpace(ctx.deps, kind, rows, found);
     const lost: ItemRow[] = [];
     const stuck: ItemRow[] = [];
     ctx.store.batch(() => {
@@ -88,7 +90,7 @@ export async function pollInFlight(ctx: DrainCtx, planner?: PollPlanner): Promis
         const k = { ...ctx, kind, source: row.source };
         const move = row.moveId === null ? undefined : found.get(row.moveId);
         if (move) {
-          const done = applyMove(k, row, move, row.scheduledAt ?? ctx.deps.clock.now());
+          const done = applyMove(k, row, move, row.scheduledAt ?? ctx.deps.clock.now(), notes.get(move.id));
           if (done && !isTerminal(move.state)) stuck.push(row);
           if (done && move.state === 'finished' && planner) learn(planner, kind, row, now);
           if (!done) expect(kind, row);

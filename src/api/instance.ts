@@ -268,14 +268,14 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       }
       // The field's presence decides (a group without a wiki repository shows it as null).
       const shown = typeof first === 'object' && first !== null && 'repository_storage' in first;
-      // EE shows a group's storage only with the group_wikis licence feature (ee/lib/ee/api/entities/group.rb):
-      // without it (Free) no group has a wiki repository, and the move API, which answers on every
-      // tier, has nothing to move. Bulk POSTs there would be writes that move nothing.
+      // EE shows a group's storage only with the group_wikis licence feature (ee/lib/ee/api/entities/group.rb).
+      // Without it (Free) group wikis may still exist (a lapsed licence keeps them), and the move API
+      // and its bulk service move them with no licence check: never assume there are none.
       if (kind === 'groups' && !shown && enterprise === true) {
         return {
-          mode: 'unsupported',
+          mode: 'records',
           reason:
-            'EE without group wikis (Free): no group has a wiki repository to move (group wikis are Premium/Ultimate; GET /api/v4/groups shows no repository_storage)',
+            'EE without the group_wikis licence (Free): GET /api/v4/groups shows no repository_storage, but group wikis a lapsed licence left are still there and the group move API moves them',
         };
       }
       if (!shown) {

@@ -85,7 +85,8 @@ export interface InstanceVersion {
  * - `records`: the move API exists but the instance does not expose storage for this kind (CE, a
  *   version without `/snippets/all` or without the filter): move with the bulk POST and follow the
  *   move records it creates;
- * - `unsupported`: the instance has no move API for this kind (group moves on CE or EE Free).
+ * - `unsupported`: the instance has no move API for this kind (group moves on CE). EE Free has one
+ *   and may still hold group wikis (a lapsed licence), so its groups go by `records`.
  */
 export type KindAccessMode = 'listing' | 'records' | 'unsupported';
 

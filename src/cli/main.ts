@@ -48,6 +48,10 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--port <n>', 'port (0 picks a free one)', number('--port', 0, 65535), 0)
     .option('--seed <file>', 'seed YAML (default: the built-in demo seed)')
     .option('--db <file>', 'keep all state in this SQLite file (default: in memory)')
+    .option(
+      '--gitlab-version <x.y>',
+      "the GitLab release to behave as, e.g. 16.5 (default: the seed's instance.version, 17.11.0 when it has none)",
+    )
     .option('--workers <n>', 'moves that run at once', number('--workers', 1, 10_000), 10)
     .option('--speed <x>', 'move speed multiplier', number('--speed', 0.001, 1_000_000), 1)
     .option(
@@ -67,13 +71,13 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     )
     .option(
       '--move-failures <list>',
-      'fractions of moves failing by class, e.g. checksum=0.05,no-space=0.01 (classes: checksum, read-only, lease-held, no-space, source-missing, gitaly-unavailable, stuck-queued, stuck-running)',
+      'fractions of moves failing by class, e.g. checksum=0.05,no-space=0.01 (classes: checksum, read-only, lease-held, no-space, source-missing, gitaly-unavailable, stuck-queued, stuck-running, tar-failed, timeout)',
     )
     .option('--broken-items <list>', 'kind:id,... whose moves always fail')
     .option('--stuck-rate <p>', 'fraction of moves that never leave started', number('--stuck-rate', 0, 1), 0)
     .option(
       '--interrupt-rate <p>',
-      'fraction of moves whose job is rerun while its lease is held (failed, no message, left on the source)',
+      'fraction of moves whose job is rerun while its lease is held (failed, no message, left on the source; before 16.6, no lease: stays started)',
       number('--interrupt-rate', 0, 1),
       0,
     )

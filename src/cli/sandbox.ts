@@ -7,12 +7,15 @@ import pino from 'pino';
 import { parseMoveFailures, startSandbox } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
+import { ArgsError } from './errors.js';
 
 export interface SandboxCommandOptions {
   host: string;
   port: number;
   seed?: string;
   db?: string;
+  /** `16.5` or `16.5.1`: overrides the seed's `instance.version`. */
+  gitlabVersion?: string;
   workers: number;
   speed: number;
   moveDuration?: number;
@@ -31,12 +34,20 @@ export interface SandboxCommandOptions {
 }
 
 export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: CommandContext): Promise<number> {
+  if (opts.gitlabVersion !== undefined && !/^\d{1,3}\.\d{1,3}(\.\d{1,3})?$/.test(opts.gitlabVersion))
+    throw new ArgsError(
+      `sandbox --gitlab-version: "${opts.gitlabVersion}" is not a release; write it as 16.5 or 16.5.1`,
+    );
   const logger = pino({ level: ctx.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
   const sandbox = await startSandbox({
     host: opts.host,
     port: opts.port,
     ...(opts.seed ? { seed: resolve(ctx.cwd, opts.seed) } : {}),
     ...(opts.db ? { db: resolve(ctx.cwd, opts.db) } : {}),
+    // GitLab's versions have three parts: 16.5 is 16.5.0.
+    ...(opts.gitlabVersion !== undefined
+      ? { version: opts.gitlabVersion.split('.').length === 2 ? `${opts.gitlabVersion}.0` : opts.gitlabVersion }
+      : {}),
     workers: opts.workers,
     speed: opts.speed,
     ...(opts.moveDuration !== undefined ? { moveDurationMs: opts.moveDuration } : {}),

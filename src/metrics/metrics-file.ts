@@ -51,7 +51,7 @@ export function createMetricsFileObserver(
       if (!ended) continue;
       // A move that started before this process: its start is the item row's first sighting.
       if (ended.startAt === null) ended.startAt = r.store.getItem(ended.kind, ended.itemId)?.scheduledAt ?? null;
-      metrics.moveEnded(ended);
+      metrics.moveEnded(ended, r.instanceVersion?.() ?? null);
     }
     ledger.dropEnded();
     const now = r.clock.now();

@@ -122,12 +122,15 @@ export class RunMetrics {
     this.info.set({ plan: g.plan, step: g.step, dry_run: String(g.dryRun) }, 1);
   }
 
-  /** Counts a move that ended and records its duration (when its start is known). */
-  moveEnded(span: MoveSpan): void {
+  /**
+   * Counts a move that ended and records its duration (when its start is known); `instanceVersion`
+   * (pre-flight's) decides what a failure without a reason means.
+   */
+  moveEnded(span: MoveSpan, instanceVersion: string | null = null): void {
     if (span.end === null) return;
     const labels = { kind: span.kind, outcome: span.end };
     if (span.end === 'finished' || span.end === 'cleanup_failed') this.finished.inc(labels);
-    else this.failed.inc({ ...labels, class: spanFailureClass(span) });
+    else this.failed.inc({ ...labels, class: spanFailureClass(span, instanceVersion) });
     const s = spanSeconds(span);
     if (s !== null) this.duration.observe({ kind: span.kind }, s);
   }

@@ -2,7 +2,12 @@
  * Failure classes: what kind of failure ended a move or quarantined an item, read from GitLab's
  * `error_message` (or our own quarantine reason), and the one remedy for each. Pure, imports
  * nothing, so report/, metrics/ and runtime/ can all read it. The class is computed when reading,
- * from the stored reason, so the checkpoint keeps no class of its own.
+ * from the stored reason and the instance's release (what pre-flight read from `GET /version`),
+ * so the checkpoint keeps no class of its own.
+ *
+ * Releases: before 16.7 GitLab records no `error_message` on a move at all, so a failed move
+ * without one says nothing there (class `unknown`, its reason in Sidekiq's log); from 16.7 a move
+ * failed without one was failed by the worker's lease (`lease-held`).
  *
  * The messages and where each comes from are in docs/gitlab-behaviour.md §3.5; the remedies in
  * docs/failures.md, one section per class (the anchor is the class name).
@@ -14,8 +19,10 @@ export const FAILURE_CLASSES = [
   'read-only',
   'lease-held',
   'no-space',
+  'tar-failed',
   'source-missing',
   'gitaly-unavailable',
+  'timeout',
   'stuck-queued',
   'stuck-running',
   'unknown',
@@ -58,6 +65,12 @@ export const FAILURE_REMEDIES: Readonly<Record<FailureClass, FailureRemedy>> = {
       'the destination filled up during the copy; free space or add a storage, lower its weight in the plan, then run again',
     doc: `${DOC}#no-space`,
   },
+  'tar-failed': {
+    title: 'a copy failure in tar',
+    remedy:
+      "tar failed extracting the copy on the destination (exit status 2: a full disk, or a snapshot stream cut short); check the destination's free space and Gitaly's log for the move, then run again",
+    doc: `${DOC}#tar-failed`,
+  },
   'source-missing': {
     title: 'source repository missing',
     remedy:
@@ -68,6 +81,12 @@ export const FAILURE_REMEDIES: Readonly<Record<FailureClass, FailureRemedy>> = {
     title: 'Gitaly unavailable',
     remedy: 'a Gitaly node did not answer; check /-/readiness and the Gitaly nodes of both storages, then run again',
     doc: `${DOC}#gitaly-unavailable`,
+  },
+  timeout: {
+    title: 'Gitaly call timed out',
+    remedy:
+      'a Gitaly call ran past its 6-hour limit (4:Deadline Exceeded.); check the size of the repository and the load on both Gitaly nodes, then run again at a quieter time',
+    doc: `${DOC}#timeout`,
   },
   'stuck-queued': {
     title: 'stuck queued',
@@ -88,12 +107,22 @@ export const FAILURE_REMEDIES: Readonly<Record<FailureClass, FailureRemedy>> = {
   },
 };
 
-/** GitLab's checksum check after replication (`UpdateRepositoryStorage|` and `ReplicateService|` keys). */
+/**
+ * GitLab's checksum check after replication (`UpdateRepositoryStorage|` and `ReplicateService|`
+ * keys); the type is `project`, `wiki` (a group's too), `design`, `snippet` or `object_pool`.
+ */
 const CHECKSUM = /Failed to verify \S+ repository checksum from /i;
-/** Gitaly's replication out of room: the newest text (tar's exit status) and older texts (tar's stderr). */
-const NO_SPACE_NEWEST =
-  'could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2';
-const NO_SPACE_OLDER = /no space left on device/i;
+/**
+ * Gitaly's snapshot extraction ending with tar's exit status 2: tar's generic fatal error, a full
+ * disk or a stream cut short alike. From 16.1 the text has no more; 16.0 and older quote tar's
+ * stderr, where a full disk says `No space left on device`.
+ */
+const TAR = /wait for tar\b/i;
+const NO_SPACE = /no space left on device/i;
+/** Our note on a tar failure when the destination's free space confirms it was full (noteNoSpace). */
+const NO_SPACE_NOTED = /\(shardmove: the destination \S+ has \S+ free, less than the \S+ this copy needs\)/;
+/** GRPC's DeadlineExceeded (`GitalyClient.long_timeout`, 6 hours outside Puma) as CommandTimedOut prints it. */
+const TIMEOUT = /^4:Deadline Exceeded|GRPC::DeadlineExceeded/i;
 /** Gitaly's `ErrInvalidSourceRepository` (NotFound), as GitLab's `NoRepository` prints it: `5:invalid source repository.` */
 const SOURCE_MISSING = /invalid source repository/i;
 /** A gRPC UNAVAILABLE as GitLab's CommandError prints it (`14:<details>.`), or the class named. */
@@ -104,31 +133,88 @@ const READ_ONLY_OURS = 'repository is read-only but no move is running for it';
 const READ_ONLY_REFUSED = /^schedule rejected: .*is read-only/;
 const STUCK = /^stuck: move \d+ still (\S+)/;
 
+/** The first release whose move records carry `error_message` (migration milestone 16.7). */
+const ERROR_MESSAGE_SINCE: readonly [number, number] = [16, 7];
+
+/**
+ * Whether GitLab `version` records a failed move's reason. Unknown or unreadable versions count
+ * as new ones (an old checkpoint has none).
+ */
+export function recordsMoveErrors(version: string | null | undefined): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(version ?? '');
+  if (!m) return true;
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  return major !== ERROR_MESSAGE_SINCE[0] ? major > ERROR_MESSAGE_SINCE[0] : minor >= ERROR_MESSAGE_SINCE[1];
+}
+
+/** The remedy of a failed move with no reason on a release that records none. */
+export const NO_REASON_BEFORE_16_7: FailureRemedy = {
+  title: 'GitLab recorded no reason before 16.7',
+  remedy:
+    "GitLab recorded no reason before 16.7: find the move's job in the Sidekiq log of Projects::UpdateRepositoryStorageWorker (Snippets:: or Groups:: for other kinds) and its exception in exceptions_json.log, then run again",
+  doc: `${DOC}#unknown`,
+};
+
+/** Whether `text` is a failed move without GitLab's reason (null, or our words for it). */
+function withoutReason(text: string | null): boolean {
+  return text === null || NO_MESSAGE.test(text);
+}
+
 /**
  * The class of a failure from its text: GitLab's `error_message` of a failed move, or the reason
- * an item was quarantined with (which is that message, or one of ours). `null`, and a move failed
- * without a message, are `lease-held`: GitLab's worker fails a move with no message only when it
- * cannot take the repository's lease.
+ * an item was quarantined with (which is that message, or one of ours), on the instance's release
+ * `version` (from pre-flight; unknown counts as new). `null`, and a move failed without a message,
+ * are `lease-held` from 16.7 (GitLab's worker fails a move with no message only when it cannot take
+ * the repository's lease) and `unknown` before it (no move has a message there). A message
+ * truncated by GitLab (253 characters and `...`) classifies by what is left.
  */
-export function classifyFailure(text: string | null): FailureClass {
-  if (text === null) return 'lease-held';
+export function classifyFailure(text: string | null, version?: string | null): FailureClass {
+  if (text === null || NO_MESSAGE.test(text)) return recordsMoveErrors(version) ? 'lease-held' : 'unknown';
   const stuck = STUCK.exec(text);
   if (stuck)
     return text.includes('in the queue') || stuck[1] === 'scheduled' || stuck[1] === 'initial'
       ? 'stuck-queued'
       : 'stuck-running';
-  if (NO_MESSAGE.test(text)) return 'lease-held';
   if (text === READ_ONLY_OURS || READ_ONLY_REFUSED.test(text)) return 'read-only';
   if (CHECKSUM.test(text)) return 'checksum';
-  if (text.includes(NO_SPACE_NEWEST) || NO_SPACE_OLDER.test(text)) return 'no-space';
+  if (NO_SPACE.test(text) || NO_SPACE_NOTED.test(text)) return 'no-space';
+  if (TAR.test(text)) return 'tar-failed';
   if (SOURCE_MISSING.test(text)) return 'source-missing';
   if (UNAVAILABLE.test(text)) return 'gitaly-unavailable';
+  if (TIMEOUT.test(text)) return 'timeout';
   return 'unknown';
 }
 
-/** The class and its remedy, as `status --json` gives them. */
-export function describeFailure(text: string | null): { class: FailureClass; remedy: string; doc: string } {
-  const c = classifyFailure(text);
-  const r = FAILURE_REMEDIES[c];
-  return { class: c, remedy: r.remedy, doc: r.doc };
+/** The class and its remedy, as `status --json` and the final report give them. */
+export function describeFailure(
+  text: string | null,
+  version?: string | null,
+): { class: FailureClass; title: string; remedy: string; doc: string } {
+  const c = classifyFailure(text, version);
+  const r = c === 'unknown' && withoutReason(text) ? NO_REASON_BEFORE_16_7 : FAILURE_REMEDIES[c];
+  return { class: c, title: r.title, remedy: r.remedy, doc: r.doc };
+}
+
+/** Whether `text` is Gitaly's tar failure, whose cause only the destination's free space tells. */
+export function isTarFailure(text: string | null): boolean {
+  return text !== null && TAR.test(text) && !NO_SPACE.test(text);
+}
+
+/** Bytes as the note gives them: MiB, GiB or TiB with one decimal. */
+function bytesText(n: number): string {
+  const units = [
+    ['TiB', 1024 ** 4],
+    ['GiB', 1024 ** 3],
+  ] as const;
+  for (const [u, size] of units) if (n >= size) return `${(n / size).toFixed(1)}${u}`;
+  return `${(n / 1024 ** 2).toFixed(1)}MiB`;
+}
+
+/**
+ * A tar failure's text with our note that the destination's free space confirms it was out of
+ * room (`freeBytes` below what the copy needs), which makes it `no-space`; unchanged otherwise.
+ */
+export function noteNoSpace(text: string, destination: string, freeBytes: number, needBytes: number): string {
+  if (!isTarFailure(text) || freeBytes >= needBytes) return text;
+  return `${text} (shardmove: the destination ${destination} has ${bytesText(Math.max(0, freeBytes))} free, less than the ${bytesText(needBytes)} this copy needs)`;
 }

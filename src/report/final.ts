@@ -10,7 +10,7 @@ import type { GeoOutput, RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
-import { FAILURE_REMEDIES, classifyFailure } from './failure-class.js';
+import { describeFailure } from './failure-class.js';
 import { formatBytes, formatApproxDuration, orphanLines, placementLines, progressByKind } from './summary.js';
 
 export interface FinalReportInput {
@@ -118,9 +118,9 @@ export function renderFinalReport(input: FinalReportInput): string {
     if (summary.quarantined.length > 0) {
       lines.push('', `Quarantined (${summary.quarantined.length}):`);
       for (const q of summary.quarantined) {
-        const c = classifyFailure(q.reason);
+        const d = describeFailure(q.reason, c.instanceVersion);
         lines.push(`  ${q.kind} ${q.id} ${q.name} on ${q.source} after ${q.attempts} attempt(s): ${q.reason}`);
-        lines.push(`    ${c}: ${FAILURE_REMEDIES[c].remedy} (${FAILURE_REMEDIES[c].doc})`);
+        lines.push(`    ${d.class}: ${d.remedy} (${d.doc})`);
       }
     }
     lines.push(...placementLines(summary.placement, c.dryRun));

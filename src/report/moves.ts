@@ -29,10 +29,13 @@ export interface MoveSpan {
   stuckPhase?: 'queued' | 'running';
 }
 
-/** The failure class of an ended span that did not end on the destination (./failure-class.ts). */
-export function spanFailureClass(span: MoveSpan): FailureClass {
+/**
+ * The failure class of an ended span that did not end on the destination (./failure-class.ts), on
+ * the instance's release `version` (unknown: the newest).
+ */
+export function spanFailureClass(span: MoveSpan, version: string | null = null): FailureClass {
   if (span.end === 'stuck') return span.stuckPhase === 'queued' ? 'stuck-queued' : 'stuck-running';
-  return classifyFailure(span.error);
+  return classifyFailure(span.error, version);
 }
 
 /**

@@ -141,7 +141,10 @@ export function buildStatusReport(
     etaMs: rate.etaMs,
     remaining: rate.remaining,
     stuck: summary.stuck,
-    quarantined: summary.quarantined.map((q) => ({ ...q, ...describeFailure(q.reason) })),
+    quarantined: summary.quarantined.map((q) => {
+      const { class: cls, remedy, doc } = describeFailure(q.reason, c?.instanceVersion ?? null);
+      return { ...q, class: cls, remedy, doc };
+    }),
     orphans: (summary.orphans ?? []).map((o) => ({ ...o, diskPaths: diskPaths(o.kind, o.id) })),
     placement: summary.placement ?? [],
     warnings: c?.warnings ?? [],

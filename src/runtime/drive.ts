@@ -162,6 +162,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     startedAt,
     dryRun: opts.dryRun,
     step: currentStep,
+    instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
   });
   actor.start();
   // A restored run that had already ended emits nothing: it is final at once.

@@ -41,6 +41,9 @@ const iso = (ms: number | null | undefined): string | null =>
   typeof ms === 'number' && Number.isFinite(ms) ? new Date(ms).toISOString() : null;
 const control = (c: CapData | null) => (c ? { cap: c.cap, paused: c.paused } : null);
 
+/** The instance's GitLab version as pre-flight read it (null before, or for a sink with no run). */
+const releaseOf = (s: SinkState): string | null => (s.run as ObservedRun | null)?.instanceVersion?.() ?? null;
+
 function endStep(s: SinkState, outcome: 'ok' | 'failed' | 'interrupted', at: number): RunEventBody[] {
   if (!s.step) return [];
   const ended: RunEventBody = {
@@ -133,7 +136,7 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
           id: e.data.id,
           moveId: e.data.moveId,
           error: e.data.error,
-          class: classifyFailure(e.data.error),
+          class: classifyFailure(e.data.error, releaseOf(s)),
         },
       ];
     case 'item.quarantined':
@@ -146,7 +149,7 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
           reason: e.data.reason,
           attempts: e.data.attempts,
           stuck: false,
-          class: classifyFailure(e.data.reason),
+          class: classifyFailure(e.data.reason, releaseOf(s)),
         },
       ];
     case 'move.stuck': {

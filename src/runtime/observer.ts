@@ -28,6 +28,8 @@ export interface ObservedRun {
   dryRun: boolean;
   /** The step the run is in, e.g. "drain nfs-1/projects". */
   step(): string;
+  /** The instance's GitLab version as pre-flight read it, null before pre-flight (classes failures). */
+  instanceVersion?(): string | null;
 }
 
 /** Every hook is optional; each is called synchronously and must be cheap (or throttle itself). */

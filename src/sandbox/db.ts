@@ -234,6 +234,9 @@ const MIGRATIONS: string[] = [
   );
   CREATE INDEX pool_members_pool ON pool_members(network, storage);
   `,
+  // Releases and tiers (issue 31): a project's repository feature level (GitLab's ProjectFeature
+  // `repository_access_level`), which decides who has `read_code` (inventory/code-access.ts).
+  "ALTER TABLE items ADD COLUMN repository_access_level TEXT NOT NULL DEFAULT 'enabled';",
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */

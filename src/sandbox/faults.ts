@@ -72,6 +72,14 @@ export interface FaultOptions {
  * - `gitaly-unavailable`: `started -> failed`, a gRPC UNAVAILABLE (`14:...`), writable.
  * - `stuck-queued`: the job never runs: `scheduled` and read-only for good.
  * - `stuck-running`: as `--stuck-rate`: `started` and read-only for good.
+ * - `tar-failed`: `started -> failed`, Gitaly's snapshot extraction failing because the stream was
+ *   cut short (tar's exit status 2, the same text as `no-space` from 16.1), writable.
+ * - `timeout`: `started -> failed`, `4:Deadline Exceeded.` (the 6-hour Gitaly call limit), writable.
+ *
+ * Before the move lease (16.6, ./moves/releases.ts) `read-only` and `lease-held` cannot happen as
+ * such: a move whose fate is `read_only_left` runs normally, and an `interrupted` one stays
+ * `started` (the rerun finds it started and does nothing). Before 16.7 no move record carries the
+ * message: every failure above shows `error_message` absent.
  */
 export const INJECTED_FAILURES = {
   checksum: 'fail',
@@ -82,6 +90,8 @@ export const INJECTED_FAILURES = {
   'gitaly-unavailable': 'unavailable',
   'stuck-queued': 'stuck_queued',
   'stuck-running': 'stuck',
+  'tar-failed': 'tar_cut_short',
+  timeout: 'deadline_exceeded',
 } as const satisfies Record<string, MoveFate>;
 
 export type InjectedFailure = keyof typeof INJECTED_FAILURES;
@@ -144,7 +154,9 @@ export type MoveFate =
   | 'read_only_left'
   | 'source_missing'
   | 'unavailable'
-  | 'stuck_queued';
+  | 'stuck_queued'
+  | 'tar_cut_short'
+  | 'deadline_exceeded';
 
 export interface Faults {
   /** Runs before routing; returns true when it already answered (or destroyed) the request. */

@@ -37,6 +37,8 @@ export interface SandboxOptions {
   seed?: string | Seed;
   /** SQLite file for all state; default: in memory. */
   db?: string;
+  /** The GitLab release to behave as (`16.5`, `16.5.1`): replaces the seed's `instance.version`. */
+  version?: string;
   workers?: number;
   speed?: number;
   moveDurationMs?: number;
@@ -90,7 +92,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   // Fault windows and rate limits follow the sandbox's clock, so an injected clock drives them too.
   // Built first: invalid fault options (FaultOptionsError) leave the database untouched.
   const faults = createFaults(faultOptions, () => clock.now());
-  const seed = typeof options.seed === 'object' ? options.seed : loadSeed(options.seed);
+  const loaded = typeof options.seed === 'object' ? options.seed : loadSeed(options.seed);
+  const seed =
+    options.version === undefined ? loaded : { ...loaded, instance: { ...loaded.instance, version: options.version } };
   const db = openDatabase(options.db);
   applySeed(db, seed, clock.now());
   const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;

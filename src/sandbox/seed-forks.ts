@@ -9,11 +9,14 @@
  * - A listed project's `forked_from` (an id or a full path) makes it a fork of that project; it
  *   replaces what the generated networks said of the same id.
  * - Pools, once the graph is final: a network has one when its root is poolable, as GitLab's
- *   `git_objects_poolable?` requires (not private), created from the root's repository on the
- *   root's storage (`object_pool_params`), its bytes the root's `size_mb`; the members there are
- *   linked to it. Members on other storages have reached them by a move: from the release that
- *   replicates pools on move (moves/pools.ts) the network has a pool copy there and they are
- *   linked to it; before it they are standalone.
+ *   `git_objects_poolable?` requires (its visibility and its repository feature above private), created from the root's repository on the
+ *   root's storage (`object_pool_params`), its bytes the root's `size_mb`. Only the root and its
+ *   **direct** forks are linked to it: `object_pool_params` of a project that is itself a fork is
+ *   `{}` (`return {} unless !forked? && git_objects_poolable?`, app/models/project.rb), so a fork
+ *   of a fork is a standalone repository, on every release. Members on other storages than the
+ *   root's have reached them by a move: from the release that replicates pools on move
+ *   (moves/pools.ts) the network has a pool copy there and they are linked to it; before it they
+ *   are standalone.
  */
 import type { Db } from './db.js';
 import type { GenerateSpec, Seed } from './seed-schema.js';
@@ -84,6 +87,7 @@ interface Member {
   storage: string;
   visibility: string;
   size_mb: number;
+  repository_access_level: string;
 }
 
 /**
@@ -94,12 +98,12 @@ interface Member {
 export function seedPools(db: Db, seed: Seed): string[] {
   const forks = db
     .prepare(
-      "SELECT id, forked_from, storage, visibility, size_mb FROM items WHERE kind = 'project' AND forked_from IS NOT NULL",
+      "SELECT id, forked_from, storage, visibility, size_mb, repository_access_level FROM items WHERE kind = 'project' AND forked_from IS NOT NULL",
     )
     .all() as Member[];
   if (forks.length === 0) return [];
   const rowOf = db.prepare(
-    "SELECT id, forked_from, storage, visibility, size_mb FROM items WHERE kind = 'project' AND id = ?",
+    "SELECT id, forked_from, storage, visibility, size_mb, repository_access_level FROM items WHERE kind = 'project' AND id = ?",
   );
   const members = new Map<number, Member>(forks.map((m) => [m.id, m]));
   const get = (id: number): Member | undefined => {
@@ -151,8 +155,11 @@ export function seedPools(db: Db, seed: Seed): string[] {
   const link = db.prepare('INSERT OR REPLACE INTO pool_members (project_id, network, storage) VALUES (?, ?, ?)');
   for (const [id, network] of rootOf) {
     const root = get(network) as Member;
-    if (root.visibility === 'private') continue;
+    // `git_objects_poolable?`: visibility and repository feature both above private.
+    if (root.visibility === 'private' || root.repository_access_level !== 'enabled') continue;
     const member = get(id) as Member;
+    // A fork of a fork was forked from a project that is itself a fork: no pool for it.
+    if (id !== network && member.forked_from !== network) continue;
     for (const m of id === network ? [member] : [root, member]) {
       if (m.storage !== root.storage && !replicated) continue;
       insertPool.run(network, m.storage, root.size_mb);

@@ -231,6 +231,8 @@ const itemSchema = z.strictObject({
 /** GitLab's ProjectFeature levels a project's snippets feature can take (`snippets_access_level`). */
 export const SNIPPETS_ACCESS_LEVELS = ['disabled', 'private', 'enabled'] as const;
 export type SnippetsAccessLevel = (typeof SNIPPETS_ACCESS_LEVELS)[number];
+/** The same levels for the repository feature (`repository_access_level`). */
+export type RepositoryAccessLevel = SnippetsAccessLevel;
 
 // Issue 13 (inventory fidelity): deletion and hiding states, per kind as GitLab has them.
 /** Projects may be hidden (EE) or pending deletion: left out of GET /projects, still movable. */
@@ -239,6 +241,11 @@ const projectSchema = itemSchema.extend({
   pending_delete: bool.optional(),
   // Issue 21: who may see the project's snippets. `private` is GitLab's "Only project members".
   snippets_access_level: z.enum(SNIPPETS_ACCESS_LEVELS, { error: 'must be disabled, private or enabled' }).optional(),
+  /**
+   * Who has `read_code` (the repository, `forks_count` and `readme_url` in the entity): `private`
+   * is "Only project members"; `disabled` takes it from everyone, administrators included.
+   */
+  repository_access_level: z.enum(SNIPPETS_ACCESS_LEVELS, { error: 'must be disabled, private or enabled' }).optional(),
   /** Users (username or id) who are members of the project. */
   members: z.array(z.union([z.string(), z.number()]), { error: 'must be a list of usernames or user ids' }).optional(),
   /** Issue 23: the project this one is a fork of, by id or full path (`group-1/project-3`). */
@@ -346,6 +353,7 @@ export type ItemSeed = z.output<typeof itemSchema> & {
   hidden?: boolean;
   pending_delete?: boolean;
   snippets_access_level?: SnippetsAccessLevel;
+  repository_access_level?: RepositoryAccessLevel;
   members?: (string | number)[];
   project?: number;
   forked_from?: number | string;

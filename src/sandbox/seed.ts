@@ -498,6 +498,9 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
   const upsert = db.prepare(`INSERT OR REPLACE INTO items (${ITEM_COLUMNS}) VALUES ${ITEM_VALUES}`);
   const setState = db.prepare('UPDATE items SET hidden = ?, pending_delete = ? WHERE kind = ? AND id = ?');
   const setLevel = db.prepare("UPDATE items SET snippets_access_level = ? WHERE kind = 'project' AND id = ?");
+  const setRepositoryLevel = db.prepare(
+    "UPDATE items SET repository_access_level = ? WHERE kind = 'project' AND id = ?",
+  );
   const addMember = db.prepare(
     'INSERT OR IGNORE INTO project_members (project_id, user_id) SELECT ?, id FROM users WHERE id = ? OR username = ?',
   );
@@ -526,6 +529,7 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
       );
       if (it.hidden || it.pending_delete) setState.run(it.hidden ? 1 : 0, it.pending_delete ? 1 : 0, kind, it.id);
       if (it.snippets_access_level) setLevel.run(it.snippets_access_level, it.id);
+      if (it.repository_access_level) setRepositoryLevel.run(it.repository_access_level, it.id);
       for (const m of it.members ?? []) addMember.run(it.id, typeof m === 'number' ? m : -1, String(m));
       // Projects come first in this loop, so an explicit project is in place before its snippets.
       if (kind === 'snippet' && it.project !== undefined) attach(it.id, it.project);

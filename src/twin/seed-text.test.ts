@@ -86,7 +86,8 @@ describe("the twin's seed text", () => {
   it('takes the edition from /metadata and the tier from the group move probe, and says when it does not know', () => {
     expect(editionOf(false, { groups: 'unsupported' })).toMatchObject({ edition: 'ce', tier: null });
     expect(editionOf(true, { groups: 'unsupported' })).toMatchObject({ edition: 'ee', tier: 'free' });
-    expect(editionOf(true, { groups: 'records' })).toMatchObject({ edition: 'ee', tier: 'premium' });
+    expect(editionOf(true, { groups: 'records' })).toMatchObject({ edition: 'ee', tier: 'free' });
+    expect(editionOf(true, { groups: 'listing' })).toMatchObject({ edition: 'ee', tier: 'premium' });
     expect(editionOf(true, {}).note).toContain('tier unknown (the plan moves no group wikis');
     expect(editionOf(null, { groups: 'listing' }).note).toContain('edition unknown');
   });

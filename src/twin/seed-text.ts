@@ -87,13 +87,19 @@ export function editionOf(
       ? 'edition ee (GET /metadata)'
       : 'edition unknown (the checkpoint does not record it: a dry run from before issue 21, or an instance whose /metadata does not say), written as ee';
   const groups = access.groups;
-  if (groups === 'unsupported')
-    return { edition: 'ee', tier: 'free', note: `${ee}; tier free (the instance has no group wiki moves)` };
-  if (groups === 'listing' || groups === 'records') {
+  // EE shows a group's storage only with the group_wikis licence: without it (Free) pre-flight moves
+  // groups by their move records (checkpoints from before that said `unsupported`).
+  if (groups === 'unsupported' || groups === 'records')
+    return {
+      edition: 'ee',
+      tier: 'free',
+      note: `${ee}; tier free (GET /groups shows no repository_storage: no group_wikis licence)`,
+    };
+  if (groups === 'listing') {
     return {
       edition: 'ee',
       tier: 'premium',
-      note: `${ee}; tier premium (group wiki moves exist: premium or ultimate, which look alike to every request shardmove sends)`,
+      note: `${ee}; tier premium (GET /groups shows repository_storage, the group_wikis licence: premium or ultimate, which look alike to every request shardmove sends)`,
     };
   }
   return {

@@ -96,6 +96,8 @@ export interface FakeOptions {
   groupMoves?: boolean;
   /** False: hidden projects are left out of listings even with include_hidden (an instance that ignores it). */
   listsHidden?: boolean;
+  /** The `error_message` of a `fail` script's move (default: a checksum-like text naming the item). */
+  failMessage?: string;
 }
 
 const key = (kind: Kind, id: number) => `${kind}:${id}`;
@@ -181,7 +183,7 @@ export class FakeInstance implements InstanceApi {
       it.readOnly = false;
       if (m.script === 'fail') {
         m.state = 'failed';
-        m.errorMessage = `Failed to replicate ${m.kind} ${m.itemId}: checksum mismatch`;
+        m.errorMessage = this.opts.failMessage ?? `Failed to replicate ${m.kind} ${m.itemId}: checksum mismatch`;
       } else if (m.script === 'fail-after-switch') {
         it.storage = m.destinationStorage;
         m.state = 'failed';

@@ -4,8 +4,13 @@
  * - `forks_count` (BasicProjectDetails, so every project entity): the project's direct forks
  *   (`project.forks`, ForksCountService).
  * - `forked_from_project` (ProjectDetails, and so Project and ProjectWithAccess): the project it was
- *   forked from, as a BasicProjectDetails (no `repository_storage`), only when the caller may read
- *   that project (`Ability.allowed?(current_user, :read_project, project.forked_from_project)`).
+ *   forked from, as a BasicProjectDetails, only when the caller may read that project
+ *   (`Ability.allowed?(current_user, :read_project, project.forked_from_project)`). From the release
+ *   whose BasicProjectDetails exposes `repository_storage` to callers who may
+ *   `change_repository_storage` (administrators), the nested parent carries it too
+ *   (PARENT_STORAGE_SINCE; the release is UNSETTLED, see docs/gitlab-behaviour.md §1.5).
+ * - Both entities show `forks_count` (and `default_branch`, `readme_url`) only to a caller with
+ *   `read_code` on that project (./code-access.ts).
  *   `present_projects` renders lists with ProjectWithAccess for a signed-in caller and with
  *   BasicProjectDetails for an anonymous one or with `simple=true`; `GET /projects/:id` uses
  *   ProjectWithAccess, or ProjectDetails for an anonymous caller. So lists carry it for signed-in
@@ -19,11 +24,26 @@ import type { Db } from '../db.js';
 import { perDatabase } from '../db.js';
 import type { EntityRow } from './entities.js';
 import { ENTITY_COLUMNS, entityRowOf, projectEntity } from './entities.js';
+import { atLeast, parseRelease } from '../auth/token-types.js';
+import type { CodeFacts } from './code-access.js';
+import { canReadCode, readCodeFacts, withoutCodeFields } from './code-access.js';
+
+/**
+ * The first release whose nested `forked_from_project` shows `repository_storage` to
+ * administrators: UNSETTLED, taken as 16.5 (a client library added the field on 2023-09-27 as
+ * "recently added", between the 16.4 and 16.5 releases; 16.5 certainly has it).
+ */
+export const PARENT_STORAGE_SINCE = [16, 5] as const;
 
 /** Who is asking: the user id (null: anonymous) and whether they act as an administrator. */
 export interface ForkViewer {
   userId: number | null;
   admin: boolean;
+}
+
+/** Whether the nested parent shows `repository_storage` to `viewer` on `version`. */
+export function showsParentStorage(viewer: ForkViewer, version: string): boolean {
+  return viewer.admin && atLeast(parseRelease(version), PARENT_STORAGE_SINCE);
 }
 
 const anyFork = perDatabase((db: Db) => ({
@@ -59,11 +79,23 @@ export interface ForkFacts {
   parentOf: Map<number, number>;
   parents: Map<number, EntityRow>;
   forksCount: Map<number, number>;
+  /** The parents' restricted repository features (./code-access.ts). */
+  parentCode: CodeFacts;
+  db: Db;
+  /** The instance's release (the nested parent's `repository_storage`). */
+  version: string;
 }
 
 /** The fork facts of projects `ids` (at most a page of them). */
-export function readForkFacts(db: Db, ids: readonly number[]): ForkFacts {
-  const facts: ForkFacts = { parentOf: new Map(), parents: new Map(), forksCount: new Map() };
+export function readForkFacts(db: Db, ids: readonly number[], version: string): ForkFacts {
+  const facts: ForkFacts = {
+    parentOf: new Map(),
+    parents: new Map(),
+    forksCount: new Map(),
+    parentCode: new Map(),
+    db,
+    version,
+  };
   if (ids.length === 0 || !hasForks(db)) return facts;
   // `+forked_from`: by the primary key; on the forked_from index SQLite would walk every fork.
   const links = prepared(
@@ -82,6 +114,7 @@ export function readForkFacts(db: Db, ids: readonly number[]): ForkFacts {
       const row = entityRowOf(a);
       facts.parents.set(row.id, row);
     }
+    facts.parentCode = readCodeFacts(db, parentIds);
   }
   const counted = [...new Set([...ids, ...parentIds])];
   const counts = prepared(
@@ -112,6 +145,8 @@ export function forkedFromProject(
   if (!parent || !canRead(viewer, parent)) return undefined;
   const e = projectEntity(parent, { origin, admin: false }, true);
   e.forks_count = facts.forksCount.get(parent.id) ?? 0;
+  if (!canReadCode(facts.db, facts.parentCode, parent.id, viewer)) withoutCodeFields(e);
+  if (showsParentStorage(viewer, facts.version)) e.repository_storage = parent.storage;
   return e;
 }
 

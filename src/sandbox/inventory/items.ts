@@ -101,8 +101,22 @@ export function requireGroupTier(config: { tier: string; edition?: string }): vo
   if (config.tier === 'free') throw new SandboxHttpError(404, { message: '404 Not found' });
 }
 
-/** Whether groups have wiki repositories: EE with the `group_wikis` licence feature (Premium/Ultimate). */
-export function hasGroupWikis(config: { tier: string; edition?: string }): boolean {
+/**
+ * Whether groups have wiki repositories to move: every EE build. Group wikis are EE code
+ * (`GroupWiki`, `GroupWikiRepository` under `ee/`); the licence decides who may use them, not
+ * whether their repositories exist. An instance whose licence lapsed (EE Free) keeps them, and the
+ * group move API and its bulk service (`GroupWikiRepository.for_shard`) move them with no licence
+ * check. The sandbox takes every seeded EE group to have one. The Community Edition has none.
+ */
+export function hasGroupWikiRepositories(config: { edition?: string }): boolean {
+  return config.edition !== 'ce';
+}
+
+/**
+ * Whether the `group_wikis` licence feature is on (EE Premium/Ultimate): the group entity shows
+ * `repository_storage` only then (`ee/lib/ee/api/entities/group.rb`), and the wiki API answers.
+ */
+export function licensesGroupWikis(config: { tier: string; edition?: string }): boolean {
   return config.edition !== 'ce' && config.tier !== 'free';
 }
 

@@ -38,7 +38,7 @@ import {
   snippetEntity,
   sshHostOf,
 } from './entities.js';
-import { KIND_LABEL, createAuthorLookup, findItem, hasGroupWikis } from './items.js';
+import { KIND_LABEL, createAuthorLookup, findItem, hasGroupWikiRepositories, licensesGroupWikis } from './items.js';
 import { canReadSnippet, readableSnippetsSql } from './snippet-visibility.js';
 import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
@@ -59,6 +59,7 @@ import {
 import type { Router } from '../http/router.js';
 import { register as registerSandboxRoutes } from './sandbox-routes.js';
 import { addForkFields, hasForks, readForkFacts, withForkFieldsJson } from './forks.js';
+import { canReadCode, readCodeFacts, withoutCodeFields } from './code-access.js';
 
 const VISIBILITIES = ['public', 'internal', 'private'];
 
@@ -164,16 +165,16 @@ const PROJECTS: ListSpec = {
     const statistics = storageShown && boolParam(ctx, 'statistics');
     const opts = { origin: ctx.origin, admin: storageShown, sshHost: sshHostOf(ctx.origin) };
     // Issue 23 (inventory/forks.ts): ProjectWithAccess, for a signed-in caller without `simple`, has forked_from_project.
-    const forks = hasForks(ctx.state.db)
-      ? readForkFacts(
-          ctx.state.db,
-          rows.map((r) => r.id),
-        )
-      : null;
+    const ids = rows.map((r) => r.id);
+    const forks = hasForks(ctx.state.db) ? readForkFacts(ctx.state.db, ids, ctx.state.config.version) : null;
+    const code = readCodeFacts(ctx.state.db, ids);
     const viewer = { userId: ctx.caller?.user.id ?? null, admin: callerIsAdmin(ctx) };
     const parts = rows.map((r) => {
       let json = projectJson(r, opts, simple);
       if (forks) json = withForkFieldsJson(json, r.id, forks, viewer, ctx.origin, ctx.caller !== null && !simple);
+      // Without read_code the entity has no default_branch, readme_url or forks_count (rare: re-rendered).
+      if (!canReadCode(ctx.state.db, code, r.id, viewer))
+        json = JSON.stringify(withoutCodeFields(JSON.parse(json) as Record<string, unknown>));
       return statistics ? `${json.slice(0, -1)},"statistics":${JSON.stringify(statisticsOf(r))}}` : json;
     });
     return `[${parts.join(',')}]`;
@@ -226,15 +227,12 @@ const GROUPS: ListSpec = {
   // Anonymous offset pages of groups are capped too in the newest source (Group is enforced); not modelled.
   offsetLimit: () => 0,
   filter: (ctx, admin, q) => {
-    // EE::GroupsFinder selects groups by their wiki repository's shard, with no licence check; without
-    // group wikis (Free) no group has one, so an administrator's filter finds nothing.
-    if (admin && isEnterprise(ctx)) {
-      if (hasGroupWikis(ctx.state.config)) storageFilter(ctx, q);
-      else if (readStorage(ctx) !== undefined) q.where.push('0');
-    }
+    // EE::GroupsFinder selects groups by their wiki repository's shard with no licence check, so an
+    // administrator's filter applies on EE Free too (where the field is not shown).
+    if (admin && hasGroupWikiRepositories(ctx.state.config)) storageFilter(ctx, q);
     commonFilters(ctx, q);
   },
-  showsStorage: (ctx) => hasGroupWikis(ctx.state.config),
+  showsStorage: (ctx) => licensesGroupWikis(ctx.state.config),
   render: (ctx, rows, storageShown) => rows.map((r) => groupEntity(r, { origin: ctx.origin, admin: storageShown })),
 };
 
@@ -449,15 +447,11 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
     // The single project renders through the same entity that fails in a listing.
     if (ctx.state.config.unlistable?.includes(row.id)) throw UNRENDERABLE();
     const e = projectEntity(row, opts);
+    const viewer = { userId: ctx.caller?.user.id ?? null, admin };
     // ProjectWithAccess, or ProjectDetails for an anonymous caller: both have forked_from_project.
     if (hasForks(ctx.state.db))
-      addForkFields(
-        e,
-        row.id,
-        readForkFacts(ctx.state.db, [row.id]),
-        { userId: ctx.caller?.user.id ?? null, admin },
-        ctx.origin,
-      );
+      addForkFields(e, row.id, readForkFacts(ctx.state.db, [row.id], ctx.state.config.version), viewer, ctx.origin);
+    if (!canReadCode(ctx.state.db, readCodeFacts(ctx.state.db, [row.id]), row.id, viewer)) withoutCodeFields(e);
     if (admin && boolParam(ctx, 'statistics')) e.statistics = statisticsOf(row);
     return { body: e };
   }

@@ -10,6 +10,11 @@
  * (`cleanup failed`, or a job killed after the switch).
  * It finds every item, hidden and pending-delete projects included (the move routes' scope). Paths
  * under `/-/` are exempt from request faults, like the health probes.
+ *
+ * `GET /-/sandbox/moves/:kind/:id` (effective administrators): what the move's Sidekiq job logged,
+ * `{ kind, id, state, exception }`, `exception` the message the service raised, untruncated, or
+ * null. Before 16.7 GitLab records no reason on the move, so its worker's log (exceptions_json.log,
+ * Sidekiq's log of `Projects::UpdateRepositoryStorageWorker`) is the only place that says why.
  */
 import type { RequestContext, Reply } from '../http/context.js';
 import type { Db, ItemKind } from '../db.js';
@@ -24,9 +29,24 @@ const staleCopies = perDatabase((db: Db) =>
   ),
 );
 
+const moveLog = perDatabase((db: Db) =>
+  db.prepare<[string, number], { state: string; error_message: string | null }>(
+    'SELECT state, error_message FROM moves WHERE kind = ? AND id = ?',
+  ),
+);
+
 /** Adds the `/-/sandbox/` routes. */
 export function register(router: Router): void {
   router.get('/-/sandbox/items/:kind/:id', { level: 'admin' }, showItemState);
+  router.get('/-/sandbox/moves/:kind/:id', { level: 'admin' }, showMoveLog);
+}
+
+function showMoveLog(ctx: RequestContext): Reply {
+  const kind = ctx.params.kind as ItemKind;
+  const id = Number(ctx.params.id);
+  const move = ITEM_KINDS.includes(kind) && Number.isSafeInteger(id) ? moveLog(ctx.state.db).get(kind, id) : undefined;
+  if (!move) throw new SandboxHttpError(404, { message: '404 Not found' });
+  return { body: { kind, id, state: move.state, exception: move.error_message } };
 }
 
 function showItemState(ctx: RequestContext): Reply {

@@ -14,7 +14,11 @@
  *   the new move set at scheduling stays set, and nothing later clears it (`finish_cleanup` of the
  *   earlier move has no callback either): the item stays read-only, and every later move is refused
  *   with `is read-only`, until an administrator clears the flag. A move that reaches a worker only
- *   after the earlier one ended takes the lease and runs normally.
+ *   after the earlier one ended takes the lease and runs normally. Before 16.6 there is no lease
+ *   (./releases.ts): every job runs, two moves of one item may run at once, and a rerun of an
+ *   interrupted job leaves its move `started`.
+ * - Failure messages (./failures.ts) are stored untruncated, as Sidekiq logs them; the move
+ *   entity shows them, truncated as GitLab stores them, from 16.7 only (./entities.ts).
  * - Moves run FIFO by id on at most `workers` at once. Starting snapshots the item's checksum and
  *   commit count; at `replicated` the item moves to the destination with that content and becomes
  *   writable again (no commit can land in between: it is read-only). `failed` leaves the item on
@@ -37,7 +41,7 @@
  * - Room (issue 22, ./room.ts): a storage with a seeded `instance.storage_capacity` has room for
  *   a copy only beside what it holds and what earlier copies into it will write. A move that does
  *   not fit writes until the disk is full and then fails as Gitaly's replication does
- *   (`started -> failed`, NO_SPACE_ERROR, writable, still on its source; the partial copy is
+ *   (`started -> failed`, Gitaly's tar failure (./failures.ts), writable, still on its source; the partial copy is
  *   removed). The outcome is fixed when the copy starts (fate `no_space`, so a restart replays it);
  *   the first of two copies that only fit alone wins. `storageGauges()` tells the room and how busy
  *   each storage is (running moves per storage, ./policy.ts `busyRatio`).
@@ -48,12 +52,13 @@
  * - Bulk jobs (`bulk_jobs`) are processed one batch per event-loop turn, resuming from their
  *   cursor after a restart; read-only items are skipped, as GitLab's `is read-only` validation
  *   skips them.
- * - Groups without a wiki repository (EE without the `group_wikis` licence, i.e. Free: the sandbox
- *   gives no group one there). The move API has no licence check, so it still answers, but a bulk
- *   job walks `GroupWikiRepository.for_shard` and finds nothing, and a move of one group takes as
- *   its source `Group#repository_storage`, a weighted pick when there is no wiki repository, copies
- *   nothing and finishes (`Groups::UpdateRepositoryStorageService` acts only if the wiki repository
- *   exists). The group's row keeps its storage; the read-only flag comes and goes as for any move.
+ * - Group wikis are moved on every EE tier: the move API and the bulk service
+ *   (`GroupWikiRepository.for_shard`) check no licence, and an instance whose licence lapsed (EE
+ *   Free) keeps its group wiki repositories (inventory/items.ts `hasGroupWikiRepositories`).
+ *   Groups without a wiki repository (not modelled on EE; the Community Edition, which has no group
+ *   move routes at all) would take as source `Group#repository_storage`, a weighted pick, copy
+ *   nothing and finish (`Groups::UpdateRepositoryStorageService` acts only if the wiki repository
+ *   exists).
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
@@ -62,19 +67,11 @@ import { ITEM_KINDS, isoTime } from '../db.js';
 import type { Faults, MoveFate } from '../faults.js';
 import type { MoveScheduler, StorageGauge } from '../http/context.js';
 import type { InstanceConfig } from '../seed-schema.js';
-import { hasGroupWikis } from '../inventory/items.js';
+import { hasGroupWikiRepositories } from '../inventory/items.js';
 import { moveStatements, noteMoveCreated, readWeights } from './store.js';
-import {
-  MIN_MOVE_MS,
-  NO_SPACE_ERROR,
-  SOURCE_MISSING_ERROR,
-  unavailableError,
-  busyRatio,
-  moveDuration,
-  pickStorage,
-  splitDuration,
-  truncateError,
-} from './policy.js';
+import { MIN_MOVE_MS, busyRatio, moveDuration, pickStorage, splitDuration } from './policy.js';
+import { copyFailureMessage, unavailableError } from './failures.js';
+import { hasMoveLease } from './releases.js';
 import { bytesOf, createRoomLedger } from './room.js';
 import { createPoolKeeper } from './pools.js';
 
@@ -136,6 +133,8 @@ interface Running extends Queued {
   snapshotCommits: number;
   /** The item's size, for the copies the move makes and leaves. */
   sizeMb: number;
+  /** What the copy writes on the destination: the item, plus its pool's objects and pool copy (./pools.ts). */
+  copyMb: number;
   /** When the copy started (the room it takes on the destination grows from here). */
   startedAt: number;
 }
@@ -166,30 +165,26 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   let closed = false;
 
   const unreachable = (name: string) => config.unreachable.includes(name);
-  /** Whether items of `kind` have a repository for a move to copy (groups: their wiki, a licensed feature). */
-  const hasRepository = (kind: ItemKind) => kind !== 'group' || hasGroupWikis(config);
+  /** Whether items of `kind` have a repository for a move to copy (groups: their wiki, EE only). */
+  const hasRepository = (kind: ItemKind) => kind !== 'group' || hasGroupWikiRepositories(config);
   const room = createRoomLedger(db, hasRepository);
   // Issue 23: a project's object pool follows (or, before 16.3/16.6, leaves) it at the switch.
   const pools = createPoolKeeper(db, config.version, room);
+  // The container's exclusive lease (16.6): before it a second job is never refused, and a rerun
+  // of an interrupted job finds its move `started` and does nothing (./releases.ts).
+  const lease = hasMoveLease(config.version);
   /** Running moves per storage they copy from or to (both ends of a move, once each). */
   const busy = new Map<string, number>();
 
-  /** Why the copy fails, or null when it succeeds. */
+  /**
+   * Why the copy fails (the exception, untruncated: the move entity truncates it, from 16.7 only),
+   * or null when it succeeds.
+   */
   function copyFailure(m: Queued, snapshotChecksum: string): string | null {
     for (const storage of [m.source, m.destination]) {
-      if (unreachable(storage)) {
-        return truncateError(unavailableError(storage));
-      }
+      if (unreachable(storage)) return unavailableError(storage);
     }
-    if (m.fate === 'fail') {
-      return truncateError(
-        `Failed to verify ${m.kind} repository checksum from ${snapshotChecksum} to 0000000000000000000000000000000000000000`,
-      );
-    }
-    if (m.fate === 'no_space') return NO_SPACE_ERROR;
-    if (m.fate === 'source_missing') return SOURCE_MISSING_ERROR;
-    if (m.fate === 'unavailable') return truncateError(unavailableError(m.destination));
-    return null;
+    return copyFailureMessage(m, snapshotChecksum, config.version);
   }
 
   /** The seeded size of `storage`'s filesystem in bytes, if any. */
@@ -199,7 +194,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
 
   /** What a started move has written to its destination by `t` (linear over its planned copy time). */
   function copiedBytes(r: Running, t: number): number {
-    const full = bytesOf(r.sizeMb);
+    const full = bytesOf(r.copyMb);
     const { copyMs } = splitDuration(r.durationMs);
     if (copyMs <= 0) return full;
     return Math.round(full * Math.min(1, Math.max(0, (Math.min(t, r.due) - r.startedAt) / copyMs)));
@@ -267,22 +262,24 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     const iso = isoTime(at);
     const item = itemForCopy.get(q.kind, q.itemId);
     if (!item) {
-      s.setMoveState.run('failed', null, truncateError(`${q.kind} ${q.itemId} no longer exists`), iso, q.id);
+      s.setMoveState.run('failed', null, `${q.kind} ${q.itemId} no longer exists`, iso, q.id);
       return;
     }
     const { copyMs } = splitDuration(q.durationMs);
     const failure = copyFailure(q, item.checksum);
-    if (q.fate === 'stuck' && failure === null) {
+    // Without the lease, the rerun of an interrupted job finds the move started and returns.
+    if ((q.fate === 'stuck' || (q.fate === 'interrupted' && !lease)) && failure === null) {
       s.startMove.run(null, item.checksum, item.commit_count, iso, q.id);
       return;
     }
     // Same storage: nothing is copied (GitLab's same_filesystem?); unreachable storages fail fast.
     let due = failure !== null ? at + Math.min(copyMs, MIN_MOVE_MS) : q.source === q.destination ? at : at + copyMs;
     const capacity = capacityOf(q.destination);
+    const copyMb = item.size_mb + (q.kind === 'project' && copies(q) ? pools.copyExtraMb(q.itemId, q.destination) : 0);
     if (failure === null && capacity !== undefined && copies(q)) {
       // Replication writes until the disk is full, then fails (and the partial copy is removed).
       const free = capacity - usedBytes(q.destination, at, true);
-      const need = bytesOf(item.size_mb);
+      const need = bytesOf(copyMb);
       if (need > free) {
         q.fate = 'no_space';
         s.setFate.run(q.fate, q.id);
@@ -297,6 +294,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       snapshotChecksum: item.checksum,
       snapshotCommits: item.commit_count,
       sizeMb: item.size_mb,
+      copyMb,
       startedAt: at,
     };
     running.push(r);
@@ -343,7 +341,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       // fails without a message and leaves the read-only flag it set (see the module comment).
       // Injected (../faults.ts): a job that never runs leaves the move scheduled, read-only.
       if (row.fate === 'stuck_queued') continue;
-      if (leaseHeld(row.kind, row.item_id) || row.fate === 'read_only_left') {
+      if (lease && (leaseHeld(row.kind, row.item_id) || row.fate === 'read_only_left')) {
         s.setMoveState.run(
           'failed',
           null,
@@ -391,7 +389,12 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
           switchToDestination(r, iso);
           leaveSourceCopy(r);
         } else s.setReadOnly.run(0, r.kind, r.itemId);
-        s.setMoveState.run('failed', null, null, iso, r.id);
+        if (lease) s.setMoveState.run('failed', null, null, iso, r.id);
+        else {
+          // No lease, so the rerun did nothing: the move stays started, the item read-only.
+          s.setReadOnly.run(1, r.kind, r.itemId);
+          s.setMoveState.run('started', null, null, iso, r.id);
+        }
         release(index, now);
         return;
       }
@@ -404,9 +407,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       return;
     }
     if (r.fate === 'cleanup_fail' && r.source !== r.destination) {
-      const msg = truncateError(
-        `Failed to remove ${r.kind} repository from source storage "${r.source}": 4:Deadline Exceeded. (GRPC::DeadlineExceeded)`,
-      );
+      const msg = `Failed to remove ${r.kind} repository from source storage "${r.source}": 4:Deadline Exceeded. (GRPC::DeadlineExceeded)`;
       // The item became writable at `replicated` (as in GitLab, where only started -> replicated
       // and started -> failed set it writable); a newer move may hold the flag by now.
       s.setMoveState.run('cleanup failed', null, msg, iso, r.id);
@@ -513,13 +514,19 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       }
       const q = toQueued(row, now);
       if (row.due_at_ms !== null) {
+        const sizeMb = s.itemById.get(q.kind, q.itemId)?.size_mb ?? 0;
         const r: Running = {
           ...q,
           phase: row.state === 'replicated' ? 'replicated' : 'started',
           due: row.due_at_ms,
           snapshotChecksum: row.snapshot_checksum ?? '',
           snapshotCommits: row.snapshot_commits ?? 0,
-          sizeMb: s.itemById.get(q.kind, q.itemId)?.size_mb ?? 0,
+          sizeMb,
+          copyMb:
+            sizeMb +
+            (q.kind === 'project' && copies(q) && row.state === 'started'
+              ? pools.copyExtraMb(q.itemId, q.destination)
+              : 0),
           // A started move's row was last written when it started.
           startedAt: Date.parse(row.updated_at) || now,
         };

@@ -2,6 +2,8 @@
  * The move record JSON (reference §1.4):
  * `id, created_at, state, source_storage_name, destination_storage_name, error_message` and the
  * nested `project` (ProjectIdentity), `snippet` (BasicSnippet) or `group` (id, web_url, name).
+ * `error_message` exists from 16.7 (./releases.ts), truncated as GitLab stores it; before 16.7 the
+ * entity has no such field.
  */
 import type { Db, ItemKind, ItemRow } from '../db.js';
 import { perDatabase } from '../db.js';
@@ -9,6 +11,7 @@ import type { NestedEntityRow } from '../inventory/entities.js';
 import { basicSnippetEntity, projectIdentity } from '../inventory/entities.js';
 import { createAuthorLookup } from '../inventory/items.js';
 import type { MoveListRow } from './store.js';
+import { recordsErrorMessage, truncateError } from './releases.js';
 
 /**
  * The nested item's columns, as an array (better-sqlite3 builds row objects through slow property
@@ -49,13 +52,15 @@ function nested(
   return { id: item.id, web_url: `${origin}/groups/${item.path}`, name: item.name };
 }
 
-/** Builds move JSON for one request (caches authors across rows of a page). */
+/** Builds move JSON for one request on an instance of `version` (caches authors across rows of a page). */
 export function createMoveRenderer(
   db: Db,
   origin: string,
+  version: string,
 ): (move: MoveListRow, knownItem?: ItemRow) => Record<string, unknown> {
   const byId = nestedItemById(db);
   const authors = createAuthorLookup(db);
+  const withError = recordsErrorMessage(version);
   return (move, knownItem) => {
     const raw = knownItem ? undefined : byId.get(move.kind, move.item_id);
     const item = knownItem ?? (raw ? nestedItemOf(raw) : undefined);
@@ -65,8 +70,8 @@ export function createMoveRenderer(
       state: move.state,
       source_storage_name: move.source,
       destination_storage_name: move.destination,
-      error_message: move.error_message,
     };
+    if (withError) json.error_message = move.error_message === null ? null : truncateError(move.error_message);
     // Set after the literal, not as a computed key in it: V8 builds such literals on a slow path.
     json[move.kind] = item ? nested(move.kind, item, origin, authors) : null;
     return json;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRandom } from '../seed.js';
-import { MIN_MOVE_MS, moveDuration, pickStorage, splitDuration, truncateError } from './policy.js';
+import { MIN_MOVE_MS, moveDuration, pickStorage, splitDuration } from './policy.js';
 
 const STORAGES = ['default', 'nfs-1', 'nfs-2', 'cluster'];
 
@@ -45,10 +45,5 @@ describe('move timing', () => {
     const { copyMs, cleanupMs } = splitDuration(20);
     expect(copyMs + cleanupMs).toBe(20);
     expect(copyMs).toBeGreaterThan(cleanupMs);
-  });
-
-  it('truncates error messages to 256 characters', () => {
-    expect(truncateError('x'.repeat(300))).toHaveLength(256);
-    expect(truncateError('short')).toBe('short');
   });
 });

@@ -52,40 +52,6 @@ export function splitDuration(totalMs: number): { copyMs: number; cleanupMs: num
   return { copyMs, cleanupMs: totalMs - copyMs };
 }
 
-/** GitLab truncates `error_message` to 256 characters. */
-export function truncateError(message: string): string {
-  return message.length > 256 ? message.slice(0, 256) : message;
-}
-
-/**
- * The `error_message` of a move whose source repository does not exist on its storage: Gitaly's
- * `ReplicateRepository` answers `ErrInvalidSourceRepository` (NotFound, `invalid source repository`,
- * `internal/gitaly/service/repository/replicate.go`); GitLab's `wrapped_gitaly_errors` raises it as
- * `Gitlab::Git::Repository::NoRepository`, which prints `<code>:<details>.` (`lib/gitlab/git/base_error.rb`).
- */
-export const SOURCE_MISSING_ERROR = '5:invalid source repository.';
-
-/** The `error_message` of a move whose Gitaly node for `storage` does not answer (gRPC UNAVAILABLE). */
-export function unavailableError(storage: string): string {
-  return `14:connections to all backends failing; last error: UNAVAILABLE: ipv4:127.0.0.1:8075: Failed to connect to remote host: Connection refused (storage "${storage}"). (GRPC::Unavailable)`;
-}
-
-/**
- * The `error_message` of a move whose destination fills up during the copy (issue 22). Gitaly's
- * ReplicateRepository creates a repository it does not have from a snapshot: the source streams a
- * tar of the repository and the destination extracts it with `tar -xvf -` into a new repository;
- * on a full disk tar fails (`Cannot write: No space left on device` on its stderr, exit status 2).
- * Gitaly wraps that as `could not create repository from snapshot: creating repository: extracting
- * snapshot: wait for tar: exit status 2` with tar's stderr as error metadata only, not in the text,
- * and answers Internal (13). GitLab's `Gitlab::Git::CommandError` keeps the gRPC message up to
- * ` debug_error_string:` (`13:<details>.`), ReplicateService removes the partial copy, and
- * UpdateRepositoryStorageMethods stores `e.message.truncate(256)` before `do_fail!`. Older Gitaly
- * (14.x, 15.x) put tar's stderr into the text (`wait for tar, stderr: "...", err: exit status 2`).
- * docs/gitlab-behaviour.md §3.1 names the sources.
- */
-export const NO_SPACE_ERROR =
-  '13:could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2.';
-
 /**
  * Moves copying to or from one storage at once that keep its disk fully busy: the sandbox's stand-in
  * for disk utilisation, `sandbox_storage_busy_ratio` (issue 22).

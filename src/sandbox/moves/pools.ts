@@ -8,12 +8,17 @@
  * the pool, as GitLab's `repository_size` does for a repository with alternates. Both count in
  * their storage's used space (moves/room.ts), so /-/sandbox/metrics shows them.
  *
- * When a move switches a linked project to another storage (`track_repository`):
+ * When a move switches a linked project to another storage (`track_repository`), its copy on the
+ * destination holds its own objects **and its pool's**: Gitaly's snapshot of a repository with
+ * alternates adds every object of the alternate directories (`addAlternateFiles`, snapshot.go),
+ * and linking the copy to a pool afterwards (`objectpool/link.go`) deduplicates nothing until
+ * housekeeping repacks it, which the move never runs. So the member grows by the pool's bytes on
+ * every release, and then:
  * - from the release that replicates pools on move (replicatesPoolsOnMove): the pool is copied to
- *   the destination unless the network has one there (`mirror_object_pool`), and the project is
- *   linked to that one (`swap_pool_repository!`, `link_pool_repository`);
+ *   the destination too unless the network has one there (`mirror_object_pool`), and the project
+ *   is linked to that one (`swap_pool_repository!`, `link_pool_repository`);
  * - before it: the project leaves its pool (`leave_pool_repository`) and its copy on the
- *   destination is standalone, its own objects plus the pool's (deduplication lost).
+ *   destination is standalone (deduplication lost for good).
  * Either way the pool it left is removed when no member is left on it (`unlink_repository` /
  * `mark_obsolete_if_last` -> `ObjectPool::DestroyWorker`). The sandbox does all of this at the
  * switch: the pool copy's bytes appear on the destination at `replicated` (GitLab writes them just
@@ -124,9 +129,15 @@ export function listPools(db: Db): PoolRecord[] {
 export interface PoolKeeper {
   /**
    * Project `id` now lives on `to` instead of `from` (the move's switch). Returns the MiB its own
-   * repository grew by (a member that lost its pool carries the pool's objects), 0 otherwise.
+   * repository grew by (a linked member's copy carries the pool's objects), 0 otherwise.
    */
   memberMoved(id: number, from: string, to: string): number;
+  /**
+   * MiB a copy of project `id` onto `to` writes beyond its own repository: its pool's objects
+   * (in the snapshot), and a copy of the pool itself when this release replicates pools on move
+   * and the network has none on `to` yet.
+   */
+  copyExtraMb(id: number, to: string): number;
 }
 
 /** The pools of `db` on an instance of `version`, kept in step with `room`'s sums. */
@@ -147,23 +158,27 @@ export function createPoolKeeper(db: Db, version: string, room: RoomLedger): Poo
       if (!link) return 0;
       const pool = s.pool.get(link.network, link.storage);
       const poolMb = pool?.size_mb ?? 0;
-      let grew = 0;
       if (replicatesPoolsOnMove(version, readPoolFlag(db))) {
         if (!s.pool.get(link.network, to)) {
           s.insertPool.run(link.network, to, poolMb);
           room.adjust(to, poolMb);
         }
         s.relink.run(to, id);
-      } else {
-        s.unlink.run(id);
-        if (poolMb > 0) {
-          s.growItem.run(poolMb, id);
-          room.adjust(to, poolMb);
-          grew = poolMb;
-        }
+      } else s.unlink.run(id);
+      // The copy was made from a snapshot that holds the alternates' objects (see the module comment).
+      if (poolMb > 0) {
+        s.growItem.run(poolMb, id);
+        room.adjust(to, poolMb);
       }
       dropIfEmpty(link.network, link.storage);
-      return grew;
+      return poolMb;
+    },
+    copyExtraMb(id, to) {
+      const link = s.linkOf.get(id);
+      if (!link || link.storage === to) return 0;
+      const poolMb = s.pool.get(link.network, link.storage)?.size_mb ?? 0;
+      const copy = replicatesPoolsOnMove(version, readPoolFlag(db)) && !s.pool.get(link.network, to) ? poolMb : 0;
+      return poolMb + copy;
     },
   };
 }

@@ -4,8 +4,8 @@
  * storage (202). Admin only. The group routes live in GitLab's `ee/` tree
  * (`ee/lib/api/group_repository_storage_moves.rb`): absent on the Community Edition (Grape's
  * catch-all `{"error":"404 Not Found"}` before any authentication), and on every EE tier an admin
- * endpoint like the others, with no licence check. Without the `group_wikis` licence (EE Free) no
- * group has a wiki repository, which the engine handles (see moves/engine.ts).
+ * endpoint like the others, with no licence check: on EE Free (a lapsed licence) the group wiki
+ * repositories are still there and are moved (see moves/engine.ts).
  *
  * Lists are offset-paginated, newest first by `created_at` (GitLab's `order_created_at_desc`, no
  * tie-breaker; see `moveStatements`). Parameters follow Grape's coercion: a string
@@ -86,7 +86,7 @@ function listForItem(ctx: RequestContext, itemRef: () => ItemRow): Reply {
 }
 
 function pageReply(ctx: RequestContext, page: OffsetPage, rows: MoveListRow[], total: number | null): Reply {
-  const render = createMoveRenderer(ctx.state.db, ctx.origin);
+  const render = createMoveRenderer(ctx.state.db, ctx.origin, ctx.state.config.version);
   return {
     body: rows.slice(0, page.perPage).map((m) => render(m)),
     headers: offsetHeaders(ctx, { page: page.page, perPage: page.perPage, total, hasNext: rows.length > page.perPage }),
@@ -102,7 +102,7 @@ function showOne(ctx: RequestContext, kind: ItemKind, itemRef?: () => ItemRow): 
   const itemId = itemRef ? itemRef().id : null;
   const move = moveStatements(ctx.state.db).moveByKindId.get(kind, id);
   if (!move || (itemId !== null && move.item_id !== itemId)) throw notFound();
-  return { body: createMoveRenderer(ctx.state.db, ctx.origin)(move) };
+  return { body: createMoveRenderer(ctx.state.db, ctx.origin, ctx.state.config.version)(move) };
 }
 
 function scheduleOne(ctx: RequestContext, itemRef: () => ItemRow): Reply {
@@ -111,7 +111,10 @@ function scheduleOne(ctx: RequestContext, itemRef: () => ItemRow): Reply {
   const outcome = ctx.state.engine.schedule(item, destination);
   if (!outcome.ok) throw badRequest(outcome.errors);
   // The item as read before scheduling: only its read-only flag changed, which the JSON omits.
-  return { status: 201, body: createMoveRenderer(ctx.state.db, ctx.origin)(outcome.move, item) };
+  return {
+    status: 201,
+    body: createMoveRenderer(ctx.state.db, ctx.origin, ctx.state.config.version)(outcome.move, item),
+  };
 }
 
 /** GitLab validates both names against the configured storages (Grape `values:`), then enqueues. */
