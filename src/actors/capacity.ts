@@ -14,7 +14,7 @@ import { formatBytes } from '../plan/capacity-field.js';
 import type { Kind } from '../plan/types.js';
 import { CAPACITY_EXCEEDED, StepError } from './errors.js';
 import { inNetwork, networksInListing, poolsOnMove } from './networks.js';
-import { NoFreeSampleError, bytesOf, freeBytesOf, pickDestination } from './placement.js';
+import { UnreadableFreeError, bytesOf, freeBytesOf, pickDestination } from './placement.js';
 import type { ActorDeps } from './types.js';
 
 /** One line of the fit table. */
@@ -66,10 +66,10 @@ async function freeOf(deps: ActorDeps, storage: string): Promise<number | null> 
     return await freeBytesOf(deps, storage);
   } catch (err) {
     const query = (deps.plan.capacity?.storages[storage] as { query: string }).query;
-    if (err instanceof NoFreeSampleError)
+    if (err instanceof UnreadableFreeError)
       throw new StepError(
         CAPACITY_EXCEEDED,
-        `capacity.storages.${storage}.free: the query answers no sample (${query}); the room cannot be checked`,
+        `capacity.storages.${storage}.free: ${err.message}: the free space of ${storage} cannot be read (query: ${query}). Nothing was written`,
       );
     throw new StepError(
       CAPACITY_EXCEEDED,

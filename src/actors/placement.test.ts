@@ -145,6 +145,9 @@ describe('the placement policy (issue 23)', () => {
       prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const },
     };
     const b = await placementFor(free as Plan, { free_nfs1: 4 * GIB }).make();
+    // Read when the source's drain starts.
+    expect(b.budget('nfs-1')).toBeNull();
+    await b.readSource('nfs-1');
     // 4 GiB free now: 6 GiB may leave before the source has 10 GiB free.
     expect(b.budget('nfs-1')).toBe(6 * GIB);
     b.note('projects', { source: 'nfs-1', sizeBytes: 5 * GIB, network: null }, 'cluster');
@@ -152,6 +155,56 @@ describe('the placement policy (issue 23)', () => {
     // A source whose free space cannot be read has no budget at all (null): nothing new is
     // scheduled from it, and the bound is never guessed to be reached.
     expect(b.budget('nfs-2')).toBeNull();
+  });
+
+  it("reads a source's free space when its drain starts, not once per process", async () => {
+    const base = testPlan();
+    const plan = {
+      ...base,
+      move: { ...base.move, from: ['nfs-1', 'nfs-2'], until: { freeBytes: 10 * GIB } },
+      capacity: {
+        keepFreeBytes: 0,
+        storages: { cluster: { bytes: 100 * GIB }, 'nfs-1': { query: 'free_nfs1' }, 'nfs-2': { query: 'free_nfs2' } },
+      },
+      prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const },
+    } as Plan;
+    // When the run starts, nfs-2 already has the free space asked for.
+    const free = { free_nfs1: 4 * GIB, free_nfs2: 10 * GIB };
+    const { make } = placementFor(plan, free);
+    const p = await make();
+    await p.readSource('nfs-1');
+    expect(p.budget('nfs-1')).toBe(6 * GIB);
+    // While nfs-1 drains, users fill nfs-2: its drain, starting now, must see that.
+    free.free_nfs2 = 3 * GIB;
+    await p.readSource('nfs-2');
+    expect(p.budget('nfs-2')).toBe(7 * GIB);
+    // Read again at a later drain of the same source (the next kind): what it has now.
+    free.free_nfs1 = 8 * GIB;
+    await p.readSource('nfs-1');
+    expect(p.budget('nfs-1')).toBe(2 * GIB);
+  });
+
+  it('takes a negative, infinite or NaN free space as unreadable: no budget, nothing new scheduled', async () => {
+    const base = testPlan();
+    const plan = {
+      ...base,
+      move: { ...base.move, to: ['a', 'b'], until: { freeBytes: 2.3e9 } },
+      weights: { a: 100, b: 100 },
+      capacity: {
+        keepFreeBytes: 0,
+        storages: { a: { query: 'free_a' }, b: { query: 'free_b' }, 'nfs-1': { query: 'f' } },
+      },
+      prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const },
+    } as Plan;
+    for (const bad of [-5e18, -1, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY, Number.NaN]) {
+      const p = await placementFor(plan, { f: bad, free_a: -5e18, free_b: 10 * GIB }).make();
+      await p.readSource('nfs-1');
+      expect(p.budget('nfs-1'), String(bad)).toBeNull();
+      // A destination whose room reads negative is unknown room, not a bottomless one: by weights.
+      const d = p.choose('projects', { sizeBytes: GIB, destination: null, network: null });
+      p.note('projects', { source: 'nfs-1', sizeBytes: GIB, network: null }, d);
+      expect(p.choose('projects', { sizeBytes: GIB, destination: null, network: null })).not.toBe(d);
+    }
   });
 
   it('after a resume, counts what was placed before: off declared rooms and bounds whole, off read ones only what had not arrived', async () => {
