@@ -129,6 +129,41 @@ describe('the placement policy (issue 23)', () => {
       expect(p.choose('projects', { sizeBytes: GIB, destination: null, network: 7 })).toBe(first);
   });
 
+  it('charges a split network a pool copy on every destination a member lands on, except where its pool is', async () => {
+    const base = testPlan();
+    const MIB = 2 ** 20;
+    const plan = {
+      ...base,
+      move: { ...base.move, to: ['a', 'b'] },
+      weights: { a: 100, b: 100 },
+      capacity: { keepFreeBytes: 0, storages: { a: { bytes: 650 * MIB }, b: { bytes: 1000 * MIB } } },
+    } as Plan;
+    const { store, make } = placementFor(plan);
+    store.startRound('projects', 'nfs-1', 1);
+    store.recordPage(
+      'projects',
+      'nfs-1',
+      1,
+      [2, 3].map((id) => ({ kind: 'projects' as const, id, storage: 'nfs-1', name: `p${id}`, sizeBytes: 300 * MIB })),
+      0,
+    );
+    // Root 1 sits on a with its 500 MiB pool; its forks 2 and 3 move: 1.1 GiB with the pool, more
+    // than either destination has room for, so the network is split.
+    store.noteNetwork('projects', [2, 3], 1, 'a', 500 * MIB);
+    const p = await make();
+    const place = () => {
+      const row = { source: 'nfs-1', sizeBytes: 300 * MIB, destination: null, network: 1 };
+      const d = p.choose('projects', row);
+      p.note('projects', row, d);
+      return d;
+    };
+    // Fork 2 goes to b (the most room), bringing a pool copy there: 800 MiB of b's 1000. Fork 3
+    // then fits only on a, beside the pool it shares (300 of 650 MiB); counted without b's pool
+    // copy, b would look emptier (700 left) and fork 3 would run b out of space.
+    expect([place(), place()]).toEqual(['b', 'a']);
+    expect(store.readEvents(0, 100).find((e) => e.type === 'network.split')?.data).toMatchObject({ network: 1 });
+  });
+
   it("budgets a partial drain: moved bytes per source, or the source's free space from capacity", async () => {
     const base = testPlan();
     const moved = { ...base, move: { ...base.move, until: { movedBytes: 3 * GIB } } };

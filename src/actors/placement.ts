@@ -18,6 +18,7 @@
  */
 import type { Kind } from '../plan/types.js';
 import type { ActorStore, ItemRow, PlacedRow } from '../store/types.js';
+import { PoolCharges } from './networks.js';
 import type { ActorDeps } from './types.js';
 
 const MIB = 2 ** 20;
@@ -117,6 +118,8 @@ export class Placement {
   private readonly networks = new Map<number, string>();
   /** Networks no destination had room for: placed member by member. */
   private readonly split = new Set<number>();
+  /** The pool copies charged so far, per network and destination. */
+  private readonly pools = new PoolCharges();
   /** Room per destination when read, minus what was already placed then (so room - placed = room left). */
   private readonly roomBase = new Map<string, number | null>();
   /** The sources' free space when read, minus what had already left them then. */
@@ -247,12 +250,15 @@ export class Placement {
     this.placed.set(destination, (this.placed.get(destination) ?? 0) + b);
     this.fromSource.set(row.source, (this.fromSource.get(row.source) ?? 0) + b);
     const network = row.network ?? null;
-    if (network === null || this.split.has(network) || this.networks.has(network)) return;
-    this.networks.set(network, destination);
+    if (network === null) return;
+    if (!this.split.has(network) && !this.networks.has(network)) this.networks.set(network, destination);
+    // The pool follows its members: a copy on each destination they land on (one for a network
+    // kept together, one per destination for a split one), unless the pool is there already.
     const net = this.deps.store.getNetwork(network);
-    // The pool follows the network: a copy on the destination, unless the root (and its pool) is there.
-    if (net?.poolBytes && net.rootStorage !== destination)
-      this.placed.set(destination, (this.placed.get(destination) ?? 0) + net.poolBytes);
+    if (net) {
+      const pool = this.pools.charge(network, destination, net);
+      if (pool > 0) this.placed.set(destination, (this.placed.get(destination) ?? 0) + pool);
+    }
   }
 
   /** Bytes placed so far from `source` (scheduled or moved, by this run). */
