@@ -25,7 +25,7 @@ type Mode = 'ok' | 'refuse' | 'unavailable';
 /**
  * A Prometheus stand-in on loopback: answers `max(test_gate)` with 0 while `ok`, and otherwise an
  * API error (bad_data, or unavailable with 503) whose text echoes every request header and the
- * GitLab token, raw and URL-encoded.
+ * GitLab token, raw, URL-encoded and cut short.
  */
 async function echoingPrometheus(): Promise<{ url: string; mode: Mode; echoed: number; sawToken: boolean }> {
   const state = { url: '', mode: 'ok' as Mode, echoed: 0, sawToken: false };
@@ -54,7 +54,7 @@ async function echoingPrometheus(): Promise<{ url: string; mode: Mode; echoed: n
         JSON.stringify({
           status: 'error',
           errorType: refuse ? 'bad_data' : 'unavailable',
-          error: `proxy echo: ${headers}; encoded ${encodeURIComponent(auth)}; upstream PRIVATE-TOKEN ${SECRETS.pat}`,
+          error: `proxy echo: ${headers}; encoded ${encodeURIComponent(auth)}; cut short ${auth.slice(0, 21)}...; upstream PRIVATE-TOKEN ${SECRETS.pat}`,
         }),
       );
     });

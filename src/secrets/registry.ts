@@ -16,9 +16,18 @@ export const REDACTED = '[REDACTED]';
 /** Very short values would redact ordinary words; real tokens are long. */
 const MIN_SECRET_LENGTH = 6;
 
+/**
+ * A run of this many characters from a secret's start is a leak too: a server, a proxy or a length
+ * limit may cut the echo short (`Bearer glpat-Sx7QmPatRo...`), and the rest of a token is easier to
+ * guess from its head.
+ */
+const PREFIX_LENGTH = 12;
+
 /** Secret values, and the forms a careless writer would put them in. */
 export class SecretRegistry {
   readonly #forms = new Set<string>();
+  /** The forms longest first (a value that contains another is replaced whole); null when stale. */
+  #sorted: string[] | null = null;
 
   add(...values: (string | null | undefined)[]): void {
     for (const v of values) {
@@ -31,15 +40,30 @@ export class SecretRegistry {
         new URLSearchParams({ x: v }).toString().slice(2),
       ])
         this.#forms.add(form);
+      this.#sorted = null;
     }
   }
 
-  /** Replaces every known secret, in each of its forms, in `text`. */
+  /**
+   * Replaces every known secret in `text`, in each of its forms, whole or cut short: any run of at
+   * least PREFIX_LENGTH characters from a secret's start (the whole value when it is shorter).
+   */
   scrub(text: string): string {
+    this.#sorted ??= [...this.#forms].sort((a, b) => b.length - a.length);
     let out = text;
-    // Longest first: a value that contains another is replaced whole.
-    for (const form of [...this.#forms].sort((a, b) => b.length - a.length))
-      if (out.includes(form)) out = out.split(form).join(REDACTED);
+    for (const form of this.#sorted) {
+      const head = form.slice(0, PREFIX_LENGTH);
+      if (!out.includes(head)) continue;
+      let kept = '';
+      let from = 0;
+      for (let at = out.indexOf(head); at !== -1; at = out.indexOf(head, from)) {
+        let n = head.length;
+        while (n < form.length && out[at + n] === form[n]) n += 1;
+        kept += out.slice(from, at) + REDACTED;
+        from = at + n;
+      }
+      out = kept + out.slice(from);
+    }
     return out;
   }
 
