@@ -59,7 +59,7 @@ describe('shardmove sandbox move-fault flags', () => {
     expect(r.code).toBe(2);
     // In the flags' own terms, not the sandbox's option names.
     expect(r.stderr).toContain(
-      'sandbox: --interrupt-rate 0.6 + --move-fail-after-switch-rate 0.5 make 1.1 of the moves fail; together they must not exceed 1',
+      '--interrupt-rate 0.6 + --move-fail-after-switch-rate 0.5 make 1.1 of the moves fail; together they must not exceed 1',
     );
     expect(r.stderr).not.toMatch(/interruptRate|failAfterSwitchRate|moveFailures/);
     const withClasses = await runCli(

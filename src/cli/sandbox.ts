@@ -49,7 +49,7 @@ function checkFailShares(opts: SandboxCommandOptions, moveFailures: MoveFailures
   if (total <= 1 + 1e-9) return;
   const given = shares.filter(([, v]) => v > 0).map(([flag, v]) => `${flag} ${Math.round(v * 1e6) / 1e6}`);
   throw new ArgsError(
-    `sandbox: ${given.join(' + ')} make ${Math.round(total * 1e6) / 1e6} of the moves fail; together they must not exceed 1`,
+    `${given.join(' + ')} make ${Math.round(total * 1e6) / 1e6} of the moves fail; together they must not exceed 1`,
   );
 }
 
