@@ -148,6 +148,11 @@ export function networksInListing(
 export class PoolCharges {
   readonly #charged = new Map<number, Set<string>>();
 
+  /** Whether `network`'s pool copy on `destination` is counted already. */
+  charged(network: number, destination: string): boolean {
+    return this.#charged.get(network)?.has(destination) ?? false;
+  }
+
   /** Bytes to add to `destination` for placing a member of `network` there: the pool copy once, else 0. */
   charge(network: number, destination: string, pool: { poolBytes: number | null; rootStorage: string | null }): number {
     if (!pool.poolBytes || pool.rootStorage === destination) return 0;

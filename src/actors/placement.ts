@@ -13,8 +13,9 @@
  *
  * `move.until` is a budget per source: `{moved: N}` allows N bytes to leave each source (counted
  * from the placements, so bytes in flight count); `{free: N}` allows the source's free space, read
- * when each drain of the source starts and advanced by the bytes placed since, to reach N. The item that crosses the
- * bound is the last one; the bound, once reached, is recorded and holds across resumes.
+ * when each drain of the source starts and advanced by the bytes placed since, to reach N. The item
+ * that crosses the bound is the last one; the bound, once reached, is recorded and holds across
+ * resumes.
  */
 import type { Kind } from '../plan/types.js';
 import type { ActorStore, ItemRow, PlacedRow } from '../store/types.js';
@@ -254,6 +255,7 @@ export class Placement {
     if (!this.split.has(network) && !this.networks.has(network)) this.networks.set(network, destination);
     // The pool follows its members: a copy on each destination they land on (one for a network
     // kept together, one per destination for a split one), unless the pool is there already.
+    if (this.pools.charged(network, destination)) return;
     const net = this.deps.store.getNetwork(network);
     if (net) {
       const pool = this.pools.charge(network, destination, net);
