@@ -17,6 +17,7 @@ const orchestrator = [
   'copy',
   'time',
   'twin',
+  'secrets',
 ];
 
 export default tseslint.config(

@@ -4,11 +4,12 @@
  * network on one storage with one pool; a network whose root already sits on a destination goes
  * there; a release whose moves drop pool links is warned about before anything moves.
  */
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
+import { RunEventSchema } from '../src/runtime/events-schema.js';
 import { ADMIN_TOKEN, runCli, sandboxEnv, tempDir, writeChangedSeed } from './support/cli-harness.js';
 
 const COUNTS = { projects: 60, snippets: 1, groups: 1 };
@@ -25,6 +26,27 @@ async function poolsOf(url: string): Promise<Pool[]> {
   const res = await fetch(`${url}/-/sandbox/pools`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
   expect(res.status).toBe(200);
   return (await res.json()) as Pool[];
+}
+
+/** Root 1 (500 MiB, its pool too) and two 300 MiB forks on nfs-1; cluster and nfs-2 hold `roomMib` each. */
+function splitSeed(dir: string, roomMib: number): string {
+  return writeChangedSeed(dir, COUNTS, (doc) => {
+    doc.deleteIn(['inventory', 'generate']);
+    doc.setIn(
+      ['inventory', 'projects'],
+      doc.createNode([
+        { id: 1, name: 'root', storage: 'nfs-1', visibility: 'public', size_mb: 500 },
+        { id: 2, name: 'fork-a', storage: 'nfs-1', visibility: 'public', size_mb: 300, forked_from: 1 },
+        { id: 3, name: 'fork-b', storage: 'nfs-1', visibility: 'public', size_mb: 300, forked_from: 1 },
+      ]),
+    );
+    doc.setIn(['inventory', 'snippets'], doc.createNode([]));
+    doc.setIn(['inventory', 'groups'], doc.createNode([{ id: 1, name: 'g1', storage: 'default' }]));
+    doc.setIn(
+      ['instance', 'storage_capacity'],
+      doc.createNode({ cluster: roomMib * 2 ** 20, 'nfs-2': roomMib * 2 ** 20 }),
+    );
+  });
 }
 
 describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, () => {
@@ -155,5 +177,60 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     for (const r of roots) expect(out).toContain(String(r));
     // Nothing moved: the sandbox has no move.
     expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);
+  });
+
+  it('charges a split network its pool copy on every destination it lands on: refused before any write when that does not fit', async () => {
+    dir = tempDir('forks-split');
+    sandbox = await startSandbox({
+      // 1.6 GiB with the pool, and each destination has 1000 MiB, so the network is split; each
+      // half brings a 500 MiB pool copy.
+      seed: splitSeed(dir, 1000),
+      workers: 1,
+      moveDurationMs: 20,
+    });
+    const settings = () => sandbox!.state.db.prepare("SELECT value FROM meta WHERE key = 'settings'").get();
+    const before = settings();
+    const file = writeProjectsPlan(dir, ['cluster', 'nfs-2'], {
+      name: 'split',
+      extra: ['capacity:', '  storages: {cluster: {free: 1000MiB}, nfs-2: {free: 1000MiB}}'],
+    });
+    const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const out = run.stdout + run.stderr;
+    expect(run.code, out).toBe(1);
+    // nfs-2: both forks (600 MiB) and their pool copy (500 MiB).
+    expect(out).toMatch(/the drain does not fit on nfs-2: it needs 1153433600 bytes \(1\.1 GiB\)/);
+    expect(out).toMatch(
+      /that counts a pool copy on each destination of the fork network\(s\) of project\(s\) 1, split because they fit on no single destination/,
+    );
+    // The sandbox's records: no move, no pool anywhere new, the weights as they were.
+    expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);
+    expect((await poolsOf(sandbox.url)).map((p) => p.storage)).toEqual(['nfs-1']);
+    expect(settings()).toEqual(before);
+  });
+
+  it('writes network.split to --events, and a split that fits moves, a pool on each destination', async () => {
+    dir = tempDir('forks-split-fits');
+    // 1.6 GiB does not fit in 1200 MiB, but each half with its pool copy does (1000 and 1100 MiB).
+    sandbox = await startSandbox({ seed: splitSeed(dir, 1200), workers: 1, moveDurationMs: 20 });
+    const file = writeProjectsPlan(dir, ['cluster', 'nfs-2'], {
+      name: 'split',
+      extra: ['capacity:', '  storages: {cluster: {free: 1200MiB}, nfs-2: {free: 1200MiB}}'],
+    });
+    const events = join(dir, 'events.jsonl');
+    const run = await runCli(['run', file, '--state', join(dir, 'run.db'), '--events', events], {
+      cwd: dir,
+      env: sandboxEnv(sandbox.url),
+    });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const lines = readFileSync(events, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => RunEventSchema.parse(JSON.parse(l)));
+    expect(lines.filter((l) => l.type === 'network.split')).toEqual([
+      expect.objectContaining({ network: 1, bytes: 1600 * 2 ** 20, extraBytes: 500 * 2 ** 20 }),
+    ]);
+    // The sandbox's records: the network's members on both destinations, a pool on each.
+    const pools = (await poolsOf(sandbox.url)).filter((p) => p.network === 1).map((p) => p.storage);
+    expect(pools.sort()).toEqual(['cluster', 'nfs-2']);
   });
 });

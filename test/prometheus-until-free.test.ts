@@ -2,13 +2,15 @@
  * Issue 23 item 2, the second form: `move.until: {free: SIZE}` stops a partial drain once the
  * source's free space, read from a real Prometheus scraping the sandbox's node_filesystem metrics,
  * reaches SIZE. Judged from the sandbox's own records: the source's free space afterwards, and what
- * stayed on it.
+ * stayed on it. And the free space is read when each source's drain starts: a source that fills up
+ * while an earlier source drains gets the budget it has then, not the one it had at the start.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
-import { fromDb, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
+import { fromDb, runCli, sandboxEnv, tempDir, writeChangedSeed, writeSeed } from './support/cli-harness.js';
+import { startHoldProxy } from './support/hold-proxy.js';
 import { prometheusSkipReason, startPrometheusStack } from './support/prometheus.js';
 import { sandboxProjects, writeProjectsPlan } from './support/projects-plan.js';
 
@@ -74,6 +76,94 @@ describe("a partial drain bounded by the source's free space (real Prometheus)",
       ]);
       // And Prometheus, scraping the sandbox, sees nfs-1 with at least that much free now.
       await stack.waitFor(query('nfs-1'), (s) => s.length === 1 && s[0]!.value >= wantFree - MIB, 30_000);
+    },
+  );
+
+  it.skipIf(skip !== null)(
+    "reads nfs-2's free space when nfs-2's drain starts: it filled up while nfs-1 drained, so it gives up items",
+    async () => {
+      const dir = tempDir('until-free-late');
+      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+      const sandbox = await startSandbox({
+        seed: writeChangedSeed(dir, { projects: 40, snippets: 0, groups: 0 }, (doc) =>
+          doc.setIn(['inventory', 'generate', 'storages'], doc.createNode({ 'nfs-1': 1, 'nfs-2': 1 })),
+        ),
+        workers: 4,
+        moveDurationMs: 20,
+      });
+      onTestFinished(() => sandbox.close());
+      // Between the CLI and the sandbox: the first move POST is held, so nfs-1's drain waits
+      // (after the run read what it reads at the start) while nfs-2 fills up.
+      const proxy = await startHoldProxy(sandbox.url);
+      onTestFinished(() => proxy.close());
+      const textfileDir = join(dir, 'textfile');
+      mkdirSync(textfileDir, { recursive: true });
+      const nfs2 = sandboxProjects(sandbox).filter((p) => p.storage === 'nfs-2');
+      const wantFree = Math.round(0.3 * nfs2.reduce((n, p) => n + p.size_mb, 0) * MIB);
+      const gauges = (nfs2Free: number) => {
+        const tmp = join(textfileDir, '.free.prom.tmp');
+        writeFileSync(tmp, `test_free{storage="nfs-1"} 0\ntest_free{storage="nfs-2"} ${nfs2Free}\n`);
+        renameSync(tmp, join(textfileDir, 'free.prom'));
+      };
+      // When the run starts, nfs-2 already has the free space asked for.
+      gauges(wantFree);
+      const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 500 });
+      onTestFinished(() => stack.stop());
+      const nfs2Query = 'max(test_free{storage="nfs-2"})';
+      await stack.waitFor(nfs2Query, (s) => s.length === 1 && s[0]!.value === wantFree, 20_000);
+      const plan = join(dir, 'late.yaml');
+      writeFileSync(
+        plan,
+        [
+          'version: 1',
+          'name: late',
+          'instance:',
+          '  url: ${SHARDMOVE_URL}',
+          '  token: ${SHARDMOVE_TOKEN}',
+          '  timeout: 60s',
+          'move:',
+          '  from: [nfs-1, nfs-2]',
+          '  to: cluster',
+          `  until: {free: ${wantFree}}`,
+          '  kinds: [projects]',
+          '  concurrency: 2',
+          'poll: { interval: 100ms }',
+          'retry: { max_attempts: 2, backoff: 100ms }',
+          `prometheus:\n  url: ${stack.prometheusUrl}`,
+          'capacity:',
+          '  storages:',
+          `    nfs-1: {free: 'max(test_free{storage="nfs-1"})'}`,
+          `    nfs-2: {free: '${nfs2Query}'}`,
+          '    cluster: {free: 1PiB}',
+          '',
+        ].join('\n'),
+      );
+      const held = proxy.arm({
+        match: (r) => r.method === 'POST' && r.url.includes('repository_storage_moves'),
+        forward: true,
+      });
+      let hit = false;
+      const filled = held.then(async () => {
+        hit = true;
+        gauges(0);
+        await stack.waitFor(nfs2Query, (s) => s.length === 1 && s[0]!.value === 0, 20_000);
+        proxy.release();
+      });
+      const run = await runCli(['run', plan, '--state', join(dir, 'late.db')], {
+        cwd: dir,
+        env: sandboxEnv(proxy.url),
+      });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(hit).toBe(true);
+      await filled;
+
+      // The sandbox's records: nfs-2 gave up at least the bytes it needed once full, not nothing.
+      const after = new Map(sandboxProjects(sandbox).map((p) => [p.id, p.storage]));
+      const moved = nfs2.filter((p) => after.get(p.id) === 'cluster');
+      const movedBytes = moved.reduce((n, p) => n + p.size_mb * MIB, 0);
+      expect(moved.length).toBeGreaterThan(0);
+      expect(movedBytes).toBeGreaterThanOrEqual(wantFree - MIB);
+      expect(nfs2.filter((p) => after.get(p.id) === 'nfs-2').length).toBeGreaterThan(0);
     },
   );
 });

@@ -57,6 +57,36 @@ describe('shardmove sandbox move-fault flags', () => {
       { cwd: tempDir('cli-faults') },
     );
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('must not exceed 1');
+    // In the flags' own terms, not the sandbox's option names.
+    expect(r.stderr).toContain(
+      '--interrupt-rate 0.6 + --move-fail-after-switch-rate 0.5 make 1.1 of the moves fail; together they must not exceed 1',
+    );
+    expect(r.stderr).not.toMatch(/interruptRate|failAfterSwitchRate|moveFailures/);
+    const withClasses = await runCli(
+      ['sandbox', '--port', '0', '--move-fail-rate', '0.5', '--move-failures', 'checksum=0.4,no-space=0.2'],
+      { cwd: tempDir('cli-faults') },
+    );
+    expect(withClasses.code).toBe(2);
+    expect(withClasses.stderr).toContain('--move-fail-rate 0.5 + --move-failures 0.6 make 1.1 of the moves fail');
+  });
+
+  it("refuses a --move-failures class given twice, and a class rate over 1, in the flag's terms (exit 2)", async () => {
+    const twice = await runCli(
+      ['sandbox', '--port', '0', '--move-failures', 'no-space=0.1,checksum=0.1,no-space=0.2'],
+      {
+        cwd: tempDir('cli-faults'),
+      },
+    );
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain(
+      '--move-failures: no-space is given twice (no-space=0.1 and no-space=0.2); give each class once',
+    );
+    expect(twice.stdout).toBe('');
+    const over = await runCli(['sandbox', '--port', '0', '--move-failures', 'checksum=1.5'], {
+      cwd: tempDir('cli-faults'),
+    });
+    expect(over.code).toBe(2);
+    expect(over.stderr).toContain('--move-failures: checksum=1.5: a rate is a fraction of moves, from 0 to 1');
+    expect(over.stdout).toBe('');
   });
 });

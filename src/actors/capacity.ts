@@ -13,8 +13,8 @@ import type { KindAccessMode } from '../api/types.js';
 import { formatBytes } from '../plan/capacity-field.js';
 import type { Kind } from '../plan/types.js';
 import { CAPACITY_EXCEEDED, StepError } from './errors.js';
-import { inNetwork, networksInListing, poolsOnMove } from './networks.js';
-import { NoFreeSampleError, bytesOf, freeBytesOf, pickDestination } from './placement.js';
+import { PoolCharges, inNetwork, networksInListing, poolsOnMove } from './networks.js';
+import { UnreadableFreeError, bytesOf, freeBytesOf, pickDestination } from './placement.js';
 import type { ActorDeps } from './types.js';
 
 /** One line of the fit table. */
@@ -66,10 +66,10 @@ async function freeOf(deps: ActorDeps, storage: string): Promise<number | null> 
     return await freeBytesOf(deps, storage);
   } catch (err) {
     const query = (deps.plan.capacity?.storages[storage] as { query: string }).query;
-    if (err instanceof NoFreeSampleError)
+    if (err instanceof UnreadableFreeError)
       throw new StepError(
         CAPACITY_EXCEEDED,
-        `capacity.storages.${storage}.free: the query answers no sample (${query}); the room cannot be checked`,
+        `capacity.storages.${storage}.free: ${err.message}: the free space of ${storage} cannot be read (query: ${query}). Nothing was written`,
       );
     throw new StepError(
       CAPACITY_EXCEEDED,
@@ -106,6 +106,7 @@ export function simulatePlacement(
   );
   const split: SimResult['split'] = [];
   const netDest = new Map<number, string | null>();
+  const pools = new PoolCharges();
   const until = plan.move.until;
   const rank = (i: Sized) => (i.network !== undefined ? (networks.get(i.network)?.bytes ?? i.bytes) : i.bytes);
   const candidates = () =>
@@ -141,7 +142,6 @@ export function simulatePlacement(
         if (fitting.length > 0) {
           dest = pickDestination(fitting, net.bytes);
           netDest.set(it.network, dest);
-          byDestination.get(dest)!.bytes += net.poolBytes;
         } else {
           split.push({ network: it.network, bytes: net.bytes, extraBytes: net.poolBytes });
           netDest.set(it.network, null);
@@ -149,6 +149,10 @@ export function simulatePlacement(
         }
       } else dest = pickDestination(candidates(), it.bytes);
       const d = byDestination.get(dest)!;
+      // The member's pool copy, once per destination it lands on (split or not); the listing
+      // does not say where the root's pool is, so every destination pays.
+      if (it.network !== undefined && net && plan.move.to.length > 1)
+        d.bytes += pools.charge(it.network, dest, { poolBytes: net.poolBytes, rootStorage: null });
       d.bytes += it.bytes;
       d.items += 1;
       if (it.byAllowance) d.byAllowance += 1;
@@ -276,10 +280,22 @@ export async function checkCapacity(
     throw new StepError(
       CAPACITY_EXCEEDED,
       `the drain does not fit on ${first.storage}: it needs ${first.neededBytes} bytes (${formatBytes(first.neededBytes)}) plus capacity.keep_free ${first.keepFreeBytes} bytes, ` +
-        `and ${first.storage} has ${first.freeBytes} bytes (${formatBytes(first.freeBytes!)}) free (capacity.storages.${first.storage}.free). Nothing was written`,
+        `and ${first.storage} has ${first.freeBytes} bytes (${formatBytes(first.freeBytes!)}) free (capacity.storages.${first.storage}.free)` +
+        splitNote(sim.split) +
+        '. Nothing was written',
     );
   }
   return lines;
+}
+
+/** For a refusal: the split networks whose pool copies count in the bytes needed. */
+function splitNote(split: SimResult['split']): string {
+  if (split.length === 0) return '';
+  const names = split.slice(0, 5).map((s) => s.network);
+  return (
+    `; that counts a pool copy on each destination of the fork network(s) of project(s) ${names.join(', ')}${split.length > 5 ? ', ...' : ''}, ` +
+    'split because they fit on no single destination'
+  );
 }
 
 /**

@@ -34,7 +34,7 @@ async function drainOf(plan: Plan, free: number | 'down') {
     clock: { now: () => 0, sleep: () => Promise.resolve() },
     prometheus,
   };
-  await preparePlacement(deps);
+  await preparePlacement(deps, 'nfs-1');
   const ctx = {
     deps,
     store,

@@ -464,7 +464,8 @@ export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<Drai
     // A listing or a bulk job would take in every item of the source: given items are moved one by one.
     throw new Error('given items are drained in throttled mode by a real run only');
   }
-  await preparePlacement(deps);
+  // The source's free space (move.until: {free}) is read now, as this drain starts.
+  await preparePlacement(deps, input.source);
   if (deps.dryRun) return byRecords ? dryRunByRecords(ctx) : dryRun(ctx);
   event(ctx, 'drain.started', { mode: byRecords ? 'records' : deps.plan.move.mode });
   for (const kind of trackedKinds(ctx)) await reconcileScheduling({ ...ctx, kind });

@@ -138,6 +138,32 @@ export function networksInListing(
   return out;
 }
 
+/**
+ * The pool copies a placement brings to the destinations: the one place that charges them. A
+ * member that lands where its network has no pool yet brings a copy of the pool (its bytes, estimated
+ * as the root's size) unless the pool is already there (the network's anchor). A network placed on one
+ * destination pays once; a split network pays once on every destination it lands on, which is what
+ * makes a split cost more than the network's own bytes.
+ */
+export class PoolCharges {
+  readonly #charged = new Map<number, Set<string>>();
+
+  /** Whether `network`'s pool copy on `destination` is counted already. */
+  charged(network: number, destination: string): boolean {
+    return this.#charged.get(network)?.has(destination) ?? false;
+  }
+
+  /** Bytes to add to `destination` for placing a member of `network` there: the pool copy once, else 0. */
+  charge(network: number, destination: string, pool: { poolBytes: number | null; rootStorage: string | null }): number {
+    if (!pool.poolBytes || pool.rootStorage === destination) return 0;
+    const on = this.#charged.get(network) ?? new Set<string>();
+    if (on.has(destination)) return 0;
+    on.add(destination);
+    this.#charged.set(network, on);
+    return pool.poolBytes;
+  }
+}
+
 /** The first GitLab release whose moves keep a fork's pool (replicate_object_pool_on_move on by default). */
 export const POOLS_FOLLOW_MOVES_FROM = [16, 6] as const;
 /** The release that brought the flag, off by default. */

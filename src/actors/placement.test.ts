@@ -129,6 +129,41 @@ describe('the placement policy (issue 23)', () => {
       expect(p.choose('projects', { sizeBytes: GIB, destination: null, network: 7 })).toBe(first);
   });
 
+  it('charges a split network a pool copy on every destination a member lands on, except where its pool is', async () => {
+    const base = testPlan();
+    const MIB = 2 ** 20;
+    const plan = {
+      ...base,
+      move: { ...base.move, to: ['a', 'b'] },
+      weights: { a: 100, b: 100 },
+      capacity: { keepFreeBytes: 0, storages: { a: { bytes: 650 * MIB }, b: { bytes: 1000 * MIB } } },
+    } as Plan;
+    const { store, make } = placementFor(plan);
+    store.startRound('projects', 'nfs-1', 1);
+    store.recordPage(
+      'projects',
+      'nfs-1',
+      1,
+      [2, 3].map((id) => ({ kind: 'projects' as const, id, storage: 'nfs-1', name: `p${id}`, sizeBytes: 300 * MIB })),
+      0,
+    );
+    // Root 1 sits on a with its 500 MiB pool; its forks 2 and 3 move: 1.1 GiB with the pool, more
+    // than either destination has room for, so the network is split.
+    store.noteNetwork('projects', [2, 3], 1, 'a', 500 * MIB);
+    const p = await make();
+    const place = () => {
+      const row = { source: 'nfs-1', sizeBytes: 300 * MIB, destination: null, network: 1 };
+      const d = p.choose('projects', row);
+      p.note('projects', row, d);
+      return d;
+    };
+    // Fork 2 goes to b (the most room), bringing a pool copy there: 800 MiB of b's 1000. Fork 3
+    // then fits only on a, beside the pool it shares (300 of 650 MiB); counted without b's pool
+    // copy, b would look emptier (700 left) and fork 3 would run b out of space.
+    expect([place(), place()]).toEqual(['b', 'a']);
+    expect(store.readEvents(0, 100).find((e) => e.type === 'network.split')?.data).toMatchObject({ network: 1 });
+  });
+
   it("budgets a partial drain: moved bytes per source, or the source's free space from capacity", async () => {
     const base = testPlan();
     const moved = { ...base, move: { ...base.move, until: { movedBytes: 3 * GIB } } };
@@ -145,6 +180,9 @@ describe('the placement policy (issue 23)', () => {
       prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const },
     };
     const b = await placementFor(free as Plan, { free_nfs1: 4 * GIB }).make();
+    // Read when the source's drain starts.
+    expect(b.budget('nfs-1')).toBeNull();
+    await b.readSource('nfs-1');
     // 4 GiB free now: 6 GiB may leave before the source has 10 GiB free.
     expect(b.budget('nfs-1')).toBe(6 * GIB);
     b.note('projects', { source: 'nfs-1', sizeBytes: 5 * GIB, network: null }, 'cluster');
@@ -152,6 +190,56 @@ describe('the placement policy (issue 23)', () => {
     // A source whose free space cannot be read has no budget at all (null): nothing new is
     // scheduled from it, and the bound is never guessed to be reached.
     expect(b.budget('nfs-2')).toBeNull();
+  });
+
+  it("reads a source's free space when its drain starts, not once per process", async () => {
+    const base = testPlan();
+    const plan = {
+      ...base,
+      move: { ...base.move, from: ['nfs-1', 'nfs-2'], until: { freeBytes: 10 * GIB } },
+      capacity: {
+        keepFreeBytes: 0,
+        storages: { cluster: { bytes: 100 * GIB }, 'nfs-1': { query: 'free_nfs1' }, 'nfs-2': { query: 'free_nfs2' } },
+      },
+      prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const },
+    } as Plan;
+    // When the run starts, nfs-2 already has the free space asked for.
+    const free = { free_nfs1: 4 * GIB, free_nfs2: 10 * GIB };
+    const { make } = placementFor(plan, free);
+    const p = await make();
+    await p.readSource('nfs-1');
+    expect(p.budget('nfs-1')).toBe(6 * GIB);
+    // While nfs-1 drains, users fill nfs-2: its drain, starting now, must see that.
+    free.free_nfs2 = 3 * GIB;
+    await p.readSource('nfs-2');
+    expect(p.budget('nfs-2')).toBe(7 * GIB);
+    // Read again at a later drain of the same source (the next kind): what it has now.
+    free.free_nfs1 = 8 * GIB;
+    await p.readSource('nfs-1');
+    expect(p.budget('nfs-1')).toBe(2 * GIB);
+  });
+
+  it('takes a negative, infinite or NaN free space as unreadable: no budget, nothing new scheduled', async () => {
+    const base = testPlan();
+    const plan = {
+      ...base,
+      move: { ...base.move, to: ['a', 'b'], until: { freeBytes: 2.3e9 } },
+      weights: { a: 100, b: 100 },
+      capacity: {
+        keepFreeBytes: 0,
+        storages: { a: { query: 'free_a' }, b: { query: 'free_b' }, 'nfs-1': { query: 'f' } },
+      },
+      prometheus: { url: 'http://p', token: null, timeoutMs: 1000, onError: 'pause' as const },
+    } as Plan;
+    for (const bad of [-5e18, -1, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY, Number.NaN]) {
+      const p = await placementFor(plan, { f: bad, free_a: -5e18, free_b: 10 * GIB }).make();
+      await p.readSource('nfs-1');
+      expect(p.budget('nfs-1'), String(bad)).toBeNull();
+      // A destination whose room reads negative is unknown room, not a bottomless one: by weights.
+      const d = p.choose('projects', { sizeBytes: GIB, destination: null, network: null });
+      p.note('projects', { source: 'nfs-1', sizeBytes: GIB, network: null }, d);
+      expect(p.choose('projects', { sizeBytes: GIB, destination: null, network: null })).not.toBe(d);
+    }
   });
 
   it('after a resume, counts what was placed before: off declared rooms and bounds whole, off read ones only what had not arrived', async () => {

@@ -13,11 +13,13 @@
  *
  * `move.until` is a budget per source: `{moved: N}` allows N bytes to leave each source (counted
  * from the placements, so bytes in flight count); `{free: N}` allows the source's free space, read
- * once per process and advanced by the bytes placed since, to reach N. The item that crosses the
- * bound is the last one; the bound, once reached, is recorded and holds across resumes.
+ * when each drain of the source starts and advanced by the bytes placed since, to reach N. The item
+ * that crosses the bound is the last one; the bound, once reached, is recorded and holds across
+ * resumes.
  */
 import type { Kind } from '../plan/types.js';
-import type { ActorStore, ItemRow } from '../store/types.js';
+import type { ActorStore, ItemRow, PlacedRow } from '../store/types.js';
+import { PoolCharges } from './networks.js';
 import type { ActorDeps } from './types.js';
 
 const MIB = 2 ** 20;
@@ -32,13 +34,18 @@ export const SIZE_ALLOWANCE: Readonly<Record<Kind, number>> = {
   groups: 100 * MIB,
 };
 
-/** A PromQL `free` that Prometheus answered without a sample: the room cannot be known. */
-export class NoFreeSampleError extends Error {}
+/**
+ * A PromQL `free` whose answer is no free space: no sample, or a sample that is no size (negative,
+ * infinite or NaN). The room, or the source's free space, cannot be known.
+ */
+export class UnreadableFreeError extends Error {}
 
 /**
  * A storage's free bytes from `capacity`: declared, or the lowest sample of its PromQL query; null
  * when the plan says nothing of it (or names no Prometheus). Throws what the query threw, or
- * NoFreeSampleError: pre-flight refuses on either, placement places by weights.
+ * UnreadableFreeError: pre-flight refuses on either, placement places by weights, and a partial
+ * drain schedules nothing new from a source whose free space it cannot read. A negative free space
+ * is unreadable like NaN: taken as a number it would make `move.until: {free}` drain everything.
  */
 export async function freeBytesOf(
   deps: Pick<ActorDeps, 'plan'> & Partial<Pick<ActorDeps, 'prometheus'>>,
@@ -48,14 +55,32 @@ export async function freeBytesOf(
   if (!free) return null;
   if ('bytes' in free) return free.bytes;
   if (!deps.prometheus) return null;
-  const values = (await deps.prometheus.query(free.query)).map((x) => x.value).filter(Number.isFinite);
-  if (values.length === 0) throw new NoFreeSampleError(`the query answers no sample (${free.query})`);
+  const values = (await deps.prometheus.query(free.query)).map((x) => x.value);
+  if (values.length === 0) throw new UnreadableFreeError('the query answers no sample');
+  const bad = values.find((v) => !Number.isFinite(v) || v < 0);
+  if (bad !== undefined)
+    throw new UnreadableFreeError(`the query answers ${formatSample(bad)}, which is not a number of free bytes`);
   return Math.min(...values);
+}
+
+/** A sample as Prometheus writes it. */
+function formatSample(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (!Number.isFinite(v)) return v > 0 ? '+Inf' : '-Inf';
+  return Math.abs(v) >= 1e15 ? v.toExponential() : String(v);
 }
 
 /** Bytes an item counts for: its size, or the kind's allowance when the API gives none. */
 export function bytesOf(kind: Kind, sizeBytes: number | null): number {
   return kind === 'projects' && sizeBytes !== null ? sizeBytes : SIZE_ALLOWANCE[kind];
+}
+
+/** A checkpoint's placed bytes of one (kind, source, destination): placed and arrived, allowances included. */
+function rowBytes(r: PlacedRow): { bytes: number; moved: number } {
+  const allowance = (n: number) => SIZE_ALLOWANCE[r.kind] * n;
+  return r.kind === 'projects'
+    ? { bytes: r.bytes + allowance(r.unsized), moved: r.movedBytes + allowance(r.movedUnsized) }
+    : { bytes: allowance(r.items), moved: allowance(r.movedItems) };
 }
 
 type PlacementDeps = Pick<ActorDeps, 'plan' | 'store' | 'log' | 'clock'> & Partial<Pick<ActorDeps, 'prometheus'>>;
@@ -94,6 +119,8 @@ export class Placement {
   private readonly networks = new Map<number, string>();
   /** Networks no destination had room for: placed member by member. */
   private readonly split = new Set<number>();
+  /** The pool copies charged so far, per network and destination. */
+  private readonly pools = new PoolCharges();
   /** Room per destination when read, minus what was already placed then (so room - placed = room left). */
   private readonly roomBase = new Map<string, number | null>();
   /** The sources' free space when read, minus what had already left them then. */
@@ -109,16 +136,12 @@ export class Placement {
     // Every row ever placed counts, whatever became of it since (quarantined, left): the same
     // figures in one process and after a resume.
     const movedTo = new Map<string, number>();
-    const movedFrom = new Map<string, number>();
     const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
     for (const r of deps.store.placedBytes()) {
-      const allowance = (n: number) => (r.kind === 'projects' ? SIZE_ALLOWANCE.projects : SIZE_ALLOWANCE[r.kind]) * n;
-      const bytes = r.kind === 'projects' ? r.bytes + allowance(r.unsized) : allowance(r.items);
-      const moved = r.kind === 'projects' ? r.movedBytes + allowance(r.movedUnsized) : allowance(r.movedItems);
+      const { bytes, moved } = rowBytes(r);
       add(p.placed, r.destination, bytes);
       add(p.fromSource, r.source, bytes);
       add(movedTo, r.destination, moved);
-      add(movedFrom, r.source, moved);
     }
     const { networks, split } = deps.store.networkPlacements();
     for (const [network, d] of networks) p.networks.set(network, d);
@@ -137,15 +160,28 @@ export class Placement {
         p.roomBase.set(d, free === null ? null : free - (plan.capacity?.keepFreeBytes ?? 0) + seen);
       }
     }
-    const until = plan.move.until;
-    if (until && 'freeBytes' in until) {
-      for (const s of plan.move.from) {
-        const free = await p.readFree(s);
-        const seen = declared(s) ? 0 : (movedFrom.get(s) ?? 0);
-        p.freeBase.set(s, free === null ? null : free - seen);
-      }
-    }
     return p;
+  }
+
+  /**
+   * Reads `source`'s free space for `move.until: {free}`, when a drain of it starts (each kind's,
+   * and again in a resumed process): the budget follows the source as it is then, not as it was
+   * when the run began. A reading from Prometheus already shows what has left the source (moved);
+   * a declared size knows nothing of this run. Nothing to do for any other bound.
+   */
+  async readSource(source: string): Promise<void> {
+    const until = this.deps.plan.move.until;
+    if (!until || !('freeBytes' in until)) return;
+    const f = this.deps.plan.capacity?.storages[source];
+    let moved = 0;
+    if (f !== undefined && !('bytes' in f))
+      for (const r of this.deps.store.placedBytes()) if (r.source === source) moved += rowBytes(r).moved;
+    const free = await this.readFree(source);
+    this.freeBase.set(source, free === null ? null : free - moved);
+    this.deps.log.info(
+      { source, freeBytes: free, movedBytes: moved },
+      "move.until: the source's free space read as its drain starts",
+    );
   }
 
   /** A storage's free bytes for placement; null when unknown, said in the log when it could not be read. */
@@ -215,12 +251,16 @@ export class Placement {
     this.placed.set(destination, (this.placed.get(destination) ?? 0) + b);
     this.fromSource.set(row.source, (this.fromSource.get(row.source) ?? 0) + b);
     const network = row.network ?? null;
-    if (network === null || this.split.has(network) || this.networks.has(network)) return;
-    this.networks.set(network, destination);
+    if (network === null) return;
+    if (!this.split.has(network) && !this.networks.has(network)) this.networks.set(network, destination);
+    // The pool follows its members: a copy on each destination they land on (one for a network
+    // kept together, one per destination for a split one), unless the pool is there already.
+    if (this.pools.charged(network, destination)) return;
     const net = this.deps.store.getNetwork(network);
-    // The pool follows the network: a copy on the destination, unless the root (and its pool) is there.
-    if (net?.poolBytes && net.rootStorage !== destination)
-      this.placed.set(destination, (this.placed.get(destination) ?? 0) + net.poolBytes);
+    if (net) {
+      const pool = this.pools.charge(network, destination, net);
+      if (pool > 0) this.placed.set(destination, (this.placed.get(destination) ?? 0) + pool);
+    }
   }
 
   /** Bytes placed so far from `source` (scheduled or moved, by this run). */
@@ -247,18 +287,24 @@ export class Placement {
 const BUILDING = new WeakMap<ActorStore, Promise<Placement>>();
 const READY = new WeakMap<ActorStore, Placement>();
 
-/** Builds the run's placement state (one per checkpoint store) if it is not built yet. */
-export async function preparePlacement(deps: PlacementDeps): Promise<Placement> {
-  const ready = READY.get(deps.store);
-  if (ready) return ready;
-  let p = BUILDING.get(deps.store);
+/**
+ * Builds the run's placement state (one per checkpoint store) if it is not built yet; with
+ * `source`, the drain of that source is starting: its free space is read now (`move.until: {free}`).
+ */
+export async function preparePlacement(deps: PlacementDeps, source?: string): Promise<Placement> {
+  let p = READY.get(deps.store);
   if (!p) {
-    p = Placement.create(deps).then((built) => {
-      READY.set(deps.store, built);
-      return built;
-    });
-    BUILDING.set(deps.store, p);
+    let building = BUILDING.get(deps.store);
+    if (!building) {
+      building = Placement.create(deps).then((built) => {
+        READY.set(deps.store, built);
+        return built;
+      });
+      BUILDING.set(deps.store, building);
+    }
+    p = await building;
   }
+  if (source !== undefined) await p.readSource(source);
   return p;
 }
 

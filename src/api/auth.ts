@@ -5,6 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Credentials } from '../plan/types.js';
+import { resolvedSecrets, scrubServerText } from '../secrets/registry.js';
 import { ApiUnauthorizedError } from './errors.js';
 
 /** A rotated OAuth pair, handed to `onRefresh` so the runtime can write it back to its token files. */
@@ -111,6 +112,7 @@ export function createOAuthProvider(opts: OAuthProviderOptions): CredentialProvi
       const code = (cause as { code?: unknown }).code;
       throw refreshFailure(ref, `refresh request failed${typeof code === 'string' ? ` (${code})` : ''}`, cause);
     }
+    if (status !== 200) text = scrubServerText(text, [refreshToken, accessToken, opts.credentials.clientSecret]);
     const body = parseJson(text);
     if (status !== 200 || !isTokenAnswer(body)) {
       const error = typeof body?.['error'] === 'string' ? body['error'] : null;
@@ -121,6 +123,8 @@ export function createOAuthProvider(opts: OAuthProviderOptions): CredentialProvi
     }
     accessToken = body.access_token;
     refreshToken = body.refresh_token;
+    // Secrets from now on, wherever a server might echo them.
+    resolvedSecrets.add(accessToken, refreshToken);
     const now = opts.now();
     const lifetimeMs = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in * 1000 : null;
     const expiresAt = lifetimeMs === null ? null : now + lifetimeMs;

@@ -6,6 +6,7 @@
  */
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
+import { scrubServerText } from '../secrets/registry.js';
 import { systemClock } from '../time/clock.js';
 import { SHARDMOVE_VERSION } from './version.js';
 import type { CredentialProvider } from './auth.js';
@@ -200,8 +201,10 @@ export function createClient(opts: ClientOptions): ApiClient {
           headersTimeout: opts.timeoutMs,
           bodyTimeout: opts.timeoutMs,
         });
-        // Read the whole body on every path: an unread body holds the keep-alive socket.
-        answer = { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+        // Read the whole body on every path: an unread body holds the keep-alive socket. Scrubbed
+        // before anything parses or quotes it: a server or proxy may echo a credential it was sent.
+        const text = scrubServerText(await res.body.text(), [...opts.credentials.secrets(), ...(r.secrets ?? [])]);
+        answer = { status: res.statusCode, headers: res.headers, text };
       } catch (cause) {
         if (signal?.aborted) throw signal.reason;
         error = networkError(ref, cause, idempotent);
@@ -212,10 +215,7 @@ export function createClient(opts: ClientOptions): ApiClient {
         body = parseBody(answer.text, answer.headers['content-type']);
         if ((answer.status < 200 || answer.status >= 300) && !r.acceptStatus?.includes(answer.status)) {
           retryAfterMs = parseRetryAfter(answer.headers['retry-after'], now());
-          error = httpError(ref, answer.status, body, retryAfterMs, [
-            ...opts.credentials.secrets(),
-            ...(r.secrets ?? []),
-          ]);
+          error = httpError(ref, answer.status, body, retryAfterMs);
         }
       }
       // Outside the try: a failing hook must not be mistaken for a network error.
@@ -307,20 +307,14 @@ export function gitlabMessage(body: unknown): string | null {
   return parts.length ? parts.join('; ').slice(0, 500) : null;
 }
 
-function httpError(
-  ref: RequestRef,
-  status: number,
-  body: unknown,
-  retryAfterMs: number | null,
-  secrets: string[],
-): ApiError {
-  const message = scrub(gitlabMessage(body), secrets);
+function httpError(ref: RequestRef, status: number, body: unknown, retryAfterMs: number | null): ApiError {
+  const message = gitlabMessage(body);
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   switch (status) {
     case 401:
       return new ApiUnauthorizedError(ref, message, body, {
         invalidToken: b['error'] === 'invalid_token',
-        description: typeof b['error_description'] === 'string' ? scrub(b['error_description'], secrets) : null,
+        description: typeof b['error_description'] === 'string' ? b['error_description'] : null,
       });
     case 403:
       return new ApiForbiddenError(ref, message, body, typeof b['scope'] === 'string' ? b['scope'] : null);
@@ -353,13 +347,6 @@ function errorCode(cause: unknown): string | null {
   const c = cause as { code?: unknown; cause?: unknown };
   if (typeof c.code === 'string') return c.code;
   return c.cause ? errorCode(c.cause) : null;
-}
-
-function scrub(text: string | null, secrets: string[]): string | null {
-  if (text === null) return null;
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('[REDACTED]');
-  return out;
 }
 
 function parseBody(text: string, contentType: string | string[] | undefined): unknown {

@@ -8,6 +8,7 @@
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import { ShardmoveError } from '../errors/base.js';
+import { scrubServerText } from '../secrets/registry.js';
 
 export type PrometheusErrorCode =
   'SHARDMOVE_PROMETHEUS_REJECTED' | 'SHARDMOVE_PROMETHEUS_UNREACHABLE' | 'SHARDMOVE_PROMETHEUS_INVALID_RESPONSE';
@@ -31,9 +32,21 @@ export interface PrometheusOptions {
   url: string;
   token: string | null;
   timeoutMs: number;
+  /**
+   * The run's abort signal (Ctrl-C, a lost lease): a query in flight is abandoned at once and
+   * rejects with the signal's reason, instead of holding the run up to `timeoutMs`.
+   */
+  signal?: AbortSignal;
   /** Tests: a dispatcher to use instead of a new Agent (not closed by close()). */
   dispatcher?: Dispatcher;
 }
+
+/**
+ * The largest answer read. A rule or a room query answers a handful of samples (a few KiB); a query
+ * that matches every series of a fleet, or a proxy's error page, could answer gigabytes, and the
+ * whole body is held in memory to parse it. Past this the read stops and the query fails.
+ */
+export const MAX_ANSWER_BYTES = 8 * 2 ** 20;
 
 export function createPrometheusClient(opts: PrometheusOptions): PrometheusClient {
   const base = new URL(opts.url);
@@ -49,11 +62,13 @@ export function createPrometheusClient(opts: PrometheusOptions): PrometheusClien
   const path = `${base.pathname.replace(/\/+$/, '')}/api/v1/query`;
   return {
     async query(promql) {
+      opts.signal?.throwIfAborted();
       const headers: Record<string, string> = {
         'content-type': 'application/x-www-form-urlencoded',
         accept: 'application/json',
       };
       if (opts.token) headers['authorization'] = `Bearer ${opts.token}`;
+      const timeout = AbortSignal.timeout(opts.timeoutMs);
       let status: number;
       let text: string;
       try {
@@ -65,12 +80,13 @@ export function createPrometheusClient(opts: PrometheusOptions): PrometheusClien
           body: new URLSearchParams({ query: promql }).toString(),
           headersTimeout: opts.timeoutMs,
           bodyTimeout: opts.timeoutMs,
-          signal: AbortSignal.timeout(opts.timeoutMs),
+          signal: opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout,
         });
         status = res.statusCode;
-        // Read the whole body on every path: an unread body holds the keep-alive socket.
-        text = await res.body.text();
+        text = await readCapped(res.body, base.origin);
       } catch (cause) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        if (cause instanceof PrometheusError) throw cause;
         const what = (cause as { code?: string; name?: string }).code ?? (cause as Error).name ?? 'error';
         throw new PrometheusError(
           'SHARDMOVE_PROMETHEUS_UNREACHABLE',
@@ -78,12 +94,35 @@ export function createPrometheusClient(opts: PrometheusOptions): PrometheusClien
           { cause },
         );
       }
-      return parseAnswer(status, text, base.origin);
+      // Scrubbed before anything parses or quotes it: Prometheus, or a proxy in front of it, may
+      // echo the Authorization header it was sent in an error.
+      return parseAnswer(status, scrubServerText(text, [opts.token]), base.origin);
     },
     async close() {
       await own?.close();
     },
   };
+}
+
+/**
+ * The whole body as text, or a PrometheusError once it passes MAX_ANSWER_BYTES (the rest is not
+ * read: the stream is destroyed, and with it the connection).
+ */
+async function readCapped(body: Dispatcher.ResponseData['body'], origin: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    if (bytes > MAX_ANSWER_BYTES) {
+      body.destroy();
+      throw new PrometheusError(
+        'SHARDMOVE_PROMETHEUS_INVALID_RESPONSE',
+        `Prometheus at ${origin} answered more than ${MAX_ANSWER_BYTES / 2 ** 20} MiB; the read was stopped (a rule or room query should answer a few samples: aggregate it, e.g. max(...))`,
+      );
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Reads the API's JSON envelope; pure, for tests. */
@@ -120,7 +159,7 @@ export function parseAnswer(status: number, text: string, origin: string): PromS
     );
   }
   const { resultType, result } = body.data;
-  const num = (v: unknown): number => (Array.isArray(v) ? Number(v[1]) : Number.NaN);
+  const num = (v: unknown): number => (Array.isArray(v) ? parseSampleValue(v[1]) : Number.NaN);
   if (resultType === 'scalar') return [{ value: num(result), labels: {} }];
   if (resultType === 'vector' && Array.isArray(result)) {
     return result.map((s: { metric?: Record<string, string>; value?: unknown }) => ({
@@ -132,4 +171,18 @@ export function parseAnswer(status: number, text: string, origin: string): PromS
     'SHARDMOVE_PROMETHEUS_REJECTED',
     `the query returns a ${resultType ?? 'result'}; a rule needs a scalar or an instant vector`,
   );
+}
+
+/**
+ * A sample's value as Prometheus writes it in JSON: a string, with `+Inf`, `-Inf` and `NaN` for the
+ * special values (JavaScript's Number() reads `+Inf` as NaN). Anything else that is not a number is
+ * NaN: no value.
+ */
+export function parseSampleValue(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v !== 'string') return Number.NaN;
+  const t = v.trim();
+  if (/^[+]?inf$/i.test(t)) return Number.POSITIVE_INFINITY;
+  if (/^-inf$/i.test(t)) return Number.NEGATIVE_INFINITY;
+  return t === '' ? Number.NaN : Number(t);
 }

@@ -5,6 +5,7 @@
 import { resolve } from 'node:path';
 import pino from 'pino';
 import { parseMoveFailures, startSandbox } from '../sandbox/index.js';
+import type { MoveFailures } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
@@ -33,11 +34,35 @@ export interface SandboxCommandOptions {
   faultSeed: number;
 }
 
+/**
+ * The flags that each make a share of moves end badly, checked together in their own terms: the
+ * shares are drawn from one roll per move, so together they cannot exceed every move.
+ */
+function checkFailShares(opts: SandboxCommandOptions, moveFailures: MoveFailures | undefined): void {
+  const classes = Object.values(moveFailures ?? {}).reduce((a, v) => a + v, 0);
+  const shares: [string, number][] = [
+    ['--move-fail-rate', opts.moveFailRate],
+    ['--stuck-rate', opts.stuckRate],
+    ['--interrupt-rate', opts.interruptRate],
+    ['--move-fail-after-switch-rate', opts.moveFailAfterSwitchRate],
+    ['--move-failures', classes],
+  ];
+  const total = shares.reduce((a, [, v]) => a + v, 0);
+  if (total <= 1 + 1e-9) return;
+  const given = shares.filter(([, v]) => v > 0).map(([flag, v]) => `${flag} ${Math.round(v * 1e6) / 1e6}`);
+  throw new ArgsError(
+    `${given.join(' + ')} make ${Math.round(total * 1e6) / 1e6} of the moves fail; together they must not exceed 1`,
+  );
+}
+
 export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: CommandContext): Promise<number> {
   if (opts.gitlabVersion !== undefined && !/^\d{1,3}\.\d{1,3}(\.\d{1,3})?$/.test(opts.gitlabVersion))
     throw new ArgsError(
       `sandbox --gitlab-version: "${opts.gitlabVersion}" is not a release; write it as 16.5 or 16.5.1`,
     );
+  // Every flag checked before anything starts (exit 2).
+  const moveFailures = opts.moveFailures ? parseMoveFailures(opts.moveFailures) : undefined;
+  checkFailShares(opts, moveFailures);
   const logger = pino({ level: ctx.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
   const sandbox = await startSandbox({
     host: opts.host,
@@ -57,7 +82,7 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
       resetRate: opts.resetRate,
       ...(opts.rateLimit !== undefined ? { rateLimit: opts.rateLimit } : {}),
       moveFailRate: opts.moveFailRate,
-      ...(opts.moveFailures ? { moveFailures: parseMoveFailures(opts.moveFailures) } : {}),
+      ...(moveFailures ? { moveFailures } : {}),
       // `project:1,snippet:2` as typed: the sandbox's parseBrokenItems splits and checks it, and a
       // bad entry is a FaultOptionsError (exit 2) before anything starts.
       brokenItems: opts.brokenItems ? [opts.brokenItems] : [],

@@ -34,6 +34,18 @@ const UNITS: Record<string, number> = {
 export const SIZE_PATTERN = '^\\s*\\d+(?:\\.\\d+)?\\s*(?:[kKmMgGtTpP][iI]?)?[bB]\\s*$';
 const SIZE_RE = /^\s*(\d+(?:\.\d+)?)\s*([kmgtp]i?)?b\s*$/i;
 
+/**
+ * The largest size a plan may write: 2^53 - 1 bytes (just under 8 PiB), the largest whole number of
+ * bytes a JavaScript number holds exactly, and more than any one Gitaly storage holds. A larger
+ * figure is a typing mistake (1e23 bytes is 86 billion PiB), and past it sums of bytes stop being
+ * exact (YAML reads 9007199254740993 as 9007199254740992).
+ */
+export const MAX_SIZE_BYTES = Number.MAX_SAFE_INTEGER;
+
+/** Why a size past MAX_SIZE_BYTES is refused, for the plan's file:line:col message. */
+export const SIZE_TOO_LARGE =
+  'is 8 PiB (2^53 bytes) or more, more than any storage holds: check the figure and its unit';
+
 /** `2TiB`, `500GB`, `1024B` -> bytes (1024-based with `i`); null when the text is no size. */
 export function parseSize(text: string): number | null {
   const m = SIZE_RE.exec(text);
@@ -57,16 +69,23 @@ const get = (m: Map<string, Entry>, k: string): Node | null => m.get(k)?.value ?
 
 function readBytes(r: Reader, node: Node, path: string): number | undefined {
   r.mark(path, r.posOf(node));
+  let b: number | null = null;
   if (isScalar(node) && typeof node.value === 'number') {
-    if (Number.isInteger(node.value) && node.value >= 0) return node.value;
+    if (Number.isInteger(node.value) && node.value >= 0) b = node.value;
   } else {
     const s = r.string(node, path);
     if (!s) return undefined;
-    const b = parseSize(s.value);
-    if (b !== null) return b;
+    b = parseSize(s.value);
   }
-  r.error(path, r.posOf(node), 'expected bytes: a whole number, or a size such as 100GiB, 2TiB, 500GB');
-  return undefined;
+  if (b === null) {
+    r.error(path, r.posOf(node), 'expected bytes: a whole number, or a size such as 100GiB, 2TiB, 500GB');
+    return undefined;
+  }
+  if (b > MAX_SIZE_BYTES) {
+    r.error(path, r.posOf(node), SIZE_TOO_LARGE);
+    return undefined;
+  }
+  return b;
 }
 
 /** Reads `capacity`; undefined when it is unusable (each problem reported at its node). */
@@ -118,13 +137,18 @@ export function readCapacity(r: Reader, node: Node, path: string): CapacityPlan 
       continue;
     }
     const b = parseSize(s.value);
+    if (b !== null && b > MAX_SIZE_BYTES) {
+      r.error(`${p}.free`, r.posOf(free), SIZE_TOO_LARGE);
+      ok = false;
+      continue;
+    }
     storages[e.name] = b !== null ? { bytes: b } : { query: s.value.trim() };
   }
   return ok ? { keepFreeBytes, storages } : undefined;
 }
 
 const BYTES_SCHEMA: JsonSchema = {
-  anyOf: [{ type: 'integer', minimum: 0 }, textSchema({ pattern: SIZE_PATTERN }), VAR_STRING],
+  anyOf: [{ type: 'integer', minimum: 0, maximum: MAX_SIZE_BYTES }, textSchema({ pattern: SIZE_PATTERN }), VAR_STRING],
 };
 
 export const CAPACITY_SCHEMA: JsonSchema = {
@@ -153,14 +177,14 @@ export const CAPACITY_DOC: FieldDoc = {
     keep_free: {
       type: 'bytes',
       default: '`0`',
-      allowed: 'a whole number or a size (`100GiB`, `500GB`)',
+      allowed: 'a whole number or a size (`100GiB`, `500GB`), below 8 PiB',
       meaning:
         'What must stay free on the destination after the drain; below it during the run, the run pauses (rule `capacity:<storage>`).',
     },
     storages: {
       type: 'mapping storage -> {free}',
       default: 'required with `capacity`',
-      allowed: '`free`: a size (`2TiB`) or a PromQL query (needs `prometheus`)',
+      allowed: '`free`: a size (`2TiB`, below 8 PiB) or a PromQL query (needs `prometheus`)',
       meaning: "Each receiving storage's free bytes. The destination must be listed.",
     },
   },

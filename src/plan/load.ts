@@ -2,6 +2,7 @@
  * Loading a plan: read the file, parse the YAML keeping line:col, walk it with the schema, run the
  * named rules, refuse anything that looks like a literal secret. Every problem is collected and
  * reported at once as a PlanError; nothing else is ever thrown for a bad plan.
+ * Every secret it resolves joins the process's registry (../secrets/registry.ts).
  */
 import { codeOf } from '../errors/base.js';
 import { readFile, stat } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import { Reader } from './reader.js';
 import { runRules } from './rules.js';
 import { readPlanTree } from './schema.js';
 import { findTokenLike, hasTokenLike, redact } from './secrets.js';
+import { resolvedSecrets } from '../secrets/registry.js';
 import type { Plan } from './types.js';
 import type { YamlLimitHit } from './yaml-input.js';
 import { MAX_NESTING, decodeUtf8, parseYaml } from './yaml-input.js';
@@ -124,6 +126,8 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
       `could not read the plan (${err instanceof Error ? err.name : 'error'}); please report this`,
     );
   }
+  // Every secret resolved, fed once to the process's registry: each client scrubs what servers answer with it.
+  resolvedSecrets.add(...r.secrets);
   const clean = (p: PlanProblem): PlanProblem => ({
     ...p,
     message: redact(p.message, r.secrets),

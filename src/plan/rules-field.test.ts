@@ -109,6 +109,36 @@ describe('prometheus and throttle.rules', () => {
     ]);
   });
 
+  it('refuses sizes of 8 PiB (2^53 bytes) and more at their line:col, written as numbers or with units', () => {
+    const plan = (capacity: string, until = '') =>
+      `${MINIMAL.replace('  to: storage2\n', `  to: storage2\n${until}`)}capacity:\n${capacity}`;
+    expect(
+      problems(
+        plan(
+          '  keep_free: 1e23\n  storages:\n    storage2: {free: 100000000PiB}\n    other: {free: 9007199254740993}\n',
+          '  until: {moved: 1e23}\n',
+        ),
+      ),
+    ).toEqual([
+      '9:18 move.until.moved is 8 PiB (2^53 bytes) or more, more than any storage holds: check the figure and its unit',
+      expect.stringMatching(/^11:14 capacity\.keep_free is 8 PiB \(2\^53 bytes\) or more/),
+      expect.stringMatching(/^13:22 capacity\.storages\.storage2\.free is 8 PiB/),
+      expect.stringMatching(/^14:19 capacity\.storages\.other\.free is 8 PiB/),
+    ]);
+    expect(problems(plan('  storages:\n    storage2: {free: 1TB}\n', '  until: {free: 8PiB}\n'))).toEqual([
+      expect.stringMatching(/^9:17 move\.until\.free is 8 PiB/),
+    ]);
+    // Just under 8 PiB is a size.
+    const { plan: ok } = parse(
+      plan(
+        '  keep_free: 9007199254740991\n  storages:\n    storage2: {free: 7PiB}\n    default: {free: 1TiB}\n',
+        '  until: {free: 7.5PiB}\n',
+      ),
+    );
+    expect(ok.capacity?.keepFreeBytes).toBe(2 ** 53 - 1);
+    expect(ok.move.until).toEqual({ freeBytes: 7.5 * 2 ** 50 });
+  });
+
   it('the hash ignores the Prometheus token (a rotated credential is no plan change) but not the URL', () => {
     const withToken = (t: string, url = 'http://p:9090') =>
       parsePlanText(`${MINIMAL}prometheus: {url: '${url}', token: '\${PROM}'}\n`, 'plan.yml', {

@@ -9,7 +9,7 @@
  */
 import type { Node } from 'yaml';
 import { isScalar, isSeq } from 'yaml';
-import { SIZE_PATTERN, parseSize } from './capacity-field.js';
+import { MAX_SIZE_BYTES, SIZE_PATTERN, SIZE_TOO_LARGE, parseSize } from './capacity-field.js';
 import type { FieldDoc, JsonSchema } from './field-table.js';
 import { VAR_STRING, textSchema } from './json-schema.js';
 import type { Entry, Reader } from './reader.js';
@@ -113,11 +113,15 @@ export function readUntil(r: Reader, node: Node, path: string, invalid: Set<stri
     r.error(`${path}.${key}`, r.posOf(v), 'expected bytes above 0: a whole number, or a size such as 500GiB, 2TiB');
     return fail();
   }
+  if (bytes > MAX_SIZE_BYTES) {
+    r.error(`${path}.${key}`, r.posOf(v), SIZE_TOO_LARGE);
+    return fail();
+  }
   return key === 'moved' ? { movedBytes: bytes } : { freeBytes: bytes };
 }
 
 const BYTES_SCHEMA: JsonSchema = {
-  anyOf: [{ type: 'integer', minimum: 1 }, textSchema({ pattern: SIZE_PATTERN }), VAR_STRING],
+  anyOf: [{ type: 'integer', minimum: 1, maximum: MAX_SIZE_BYTES }, textSchema({ pattern: SIZE_PATTERN }), VAR_STRING],
 };
 
 export const UNTIL_SCHEMA: JsonSchema = {
@@ -136,13 +140,13 @@ export const UNTIL_DOC: FieldDoc = {
     moved: {
       type: 'bytes',
       default: 'one of the two',
-      allowed: 'above 0, a whole number or a size (`2TiB`)',
+      allowed: 'above 0 and below 8 PiB, a whole number or a size (`2TiB`)',
       meaning: 'Stop scheduling from each source once this many bytes have left it.',
     },
     free: {
       type: 'bytes',
       default: 'one of the two',
-      allowed: 'above 0; needs the source in `capacity.storages`',
+      allowed: 'above 0 and below 8 PiB; needs the source in `capacity.storages`',
       meaning: "Stop once the source's free space, from `capacity`, reaches this.",
     },
   },

@@ -183,6 +183,8 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
       return [{ type: 'window.opened', window: e.data.window ?? '', closesAt: iso(e.data.closesAt) }];
     case 'window.closed':
       return [{ type: 'window.closed', window: e.data.window ?? '', nextOpensAt: iso(e.data.nextOpenAt) }];
+    case 'network.split':
+      return [{ type: 'network.split', network: e.data.network, bytes: e.data.bytes, extraBytes: e.data.extraBytes }];
     case 'lock.takeover':
       return e.data.reason
         ? [
@@ -215,7 +217,6 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     case 'drain.ahead':
     case 'drain.until_reached':
     case 'placement.planned':
-    case 'network.split':
     case 'drain.queued_ahead':
     case 'enumerate.started':
     case 'enumerate.unlistable':

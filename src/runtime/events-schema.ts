@@ -112,6 +112,14 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     etaMs: z.number().min(0).nullable(),
     elapsedMs: z.number().int().min(0),
   }),
+  /** Added in version 1: readers of older lines see none. */
+  z.object({
+    ...base,
+    type: z.literal('network.split'),
+    network: z.number().int(),
+    bytes: z.number().min(0),
+    extraBytes: z.number().min(0),
+  }),
   z.object({
     ...base,
     type: z.literal('lock.taken_over'),

@@ -7,30 +7,16 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import pino from 'pino';
 import type { Logger } from 'pino';
+import { REDACTED } from '../secrets/registry.js';
+import type { SecretRegistry as SecretSet } from '../secrets/registry.js';
 
 const SECRET_KEYS =
   /^(token|private[_-]?token|access[_-]?token|refresh[_-]?token|client[_-]?secret|authorization|password|secret|accesstoken|refreshtoken|clientsecret)$/i;
-export const REDACTED = '[REDACTED]';
-
-/** Secret values known to the run; shared by the logger and anything else that writes text. */
-export class SecretSet {
-  readonly #values = new Set<string>();
-
-  add(...values: (string | null | undefined)[]): void {
-    // Very short values would redact ordinary words; real tokens are long.
-    for (const v of values) if (v && v.length >= 6) this.#values.add(v);
-  }
-
-  /** Replaces every known secret (raw, JSON-escaped or URL-encoded) in `text`. */
-  scrub(text: string): string {
-    let out = text;
-    for (const v of this.#values) {
-      for (const form of new Set([v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v)]))
-        out = out.split(form).join(REDACTED);
-    }
-    return out;
-  }
-}
+/**
+ * Secret values known to the run; shared by the logger and anything else that writes text. The same
+ * scrub as the clients' (../secrets/registry.ts), so a value is redacted in the same forms everywhere.
+ */
+export { REDACTED, SecretRegistry as SecretSet } from '../secrets/registry.js';
 
 function redactKeys(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return value;

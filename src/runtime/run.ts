@@ -130,6 +130,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
         url: plan.prometheus.url,
         token: plan.prometheus.token,
         timeoutMs: plan.prometheus.timeoutMs,
+        signal,
       });
     if (!opts.dryRun) gate = startGate(plan, api, prometheus, store, opts, services.clock, log);
     const input: RunInput = {
@@ -220,6 +221,7 @@ function startGate(
           client: prometheus,
           everyMs: plan.throttle?.healthEveryMs ?? THROTTLE_DEFAULTS.healthEveryMs,
           onError: plan.prometheus!.onError,
+          signal: opts.signal,
           onChange: (c) => {
             store.appendEvent('rule.changed', { ...c }, clock.now());
             log.info({ rule: c }, 'throttle rule changed status');

@@ -100,6 +100,7 @@ describe('move fates', () => {
     for (const i of failing(before)) expect(a.fates[i]).toBe(before[i]);
     expect(() => parseMoveFailures('checksum=0.5,wrong=0.1')).toThrow(/class=rate/);
     expect(() => parseMoveFailures('checksum=2')).toThrow(FaultOptionsError);
+    expect(() => parseMoveFailures('checksum=0.1,checksum=0.1')).toThrow(/checksum is given twice/);
     expect(() => createFaults(opts({ moveFailRate: 0.6, moveFailures: { 'no-space': 0.5 } }))).toThrow(
       FaultOptionsError,
     );

@@ -97,9 +97,14 @@ export const INJECTED_FAILURES = {
 export type InjectedFailure = keyof typeof INJECTED_FAILURES;
 export type MoveFailures = Partial<Record<InjectedFailure, number>>;
 
-/** Parses `checksum=0.05,no-space=0.01` (as typed after `--move-failures`); throws FaultOptionsError. */
+/**
+ * Parses `checksum=0.05,no-space=0.01` (as typed after `--move-failures`); throws FaultOptionsError
+ * worded in the flag's terms. Each class at most once: a second `no-space=` is a typing mistake
+ * (which one was meant?), not a request to add the two.
+ */
 export function parseMoveFailures(text: string): MoveFailures {
   const out: MoveFailures = {};
+  const classes = Object.keys(INJECTED_FAILURES).join(', ');
   for (const raw of text
     .split(',')
     .map((x) => x.trim())
@@ -107,13 +112,16 @@ export function parseMoveFailures(text: string): MoveFailures {
     const m = /^([a-z-]+)=([0-9.eE+-]+)$/.exec(raw);
     const name = m?.[1] as InjectedFailure | undefined;
     if (!m || name === undefined || !(name in INJECTED_FAILURES)) {
-      throw new FaultOptionsError(
-        `move failure "${raw}" is not class=rate (class: ${Object.keys(INJECTED_FAILURES).join(', ')})`,
-      );
+      throw new FaultOptionsError(`--move-failures: "${raw}" is not class=rate (classes: ${classes})`);
     }
     const rate = Number(m[2]);
-    checkRate(`move failure ${name}`, rate);
-    out[name] = (out[name] ?? 0) + rate;
+    if (!Number.isFinite(rate) || rate < 0 || rate > 1)
+      throw new FaultOptionsError(`--move-failures: ${name}=${m[2]}: a rate is a fraction of moves, from 0 to 1`);
+    if (out[name] !== undefined)
+      throw new FaultOptionsError(
+        `--move-failures: ${name} is given twice (${name}=${out[name]} and ${name}=${m[2]}); give each class once`,
+      );
+    out[name] = rate;
   }
   return out;
 }

@@ -97,6 +97,38 @@ describe('throttle rules', () => {
     expect((await paused.evaluate(10)).pause).toBeNull();
   });
 
+  it('takes +Inf as above every bound and -Inf as below every bound; NaN stays no value', async () => {
+    const prom = fakeProm();
+    const w = createRuleWatch({
+      rules: [
+        rule({ name: 'full', query: 'ratio' }),
+        rule({ name: 'room', query: 'free', above: null, below: 1e9 }),
+        rule({ name: 'gap', query: 'nan' }),
+      ],
+      client: prom,
+      everyMs: 1,
+      onError: 'pause',
+    });
+    // A full destination: size / avail is +Inf; its free space, read through a ratio, -Inf.
+    prom.set('ratio', [
+      { value: 0.2, labels: { storage: 'a' } },
+      { value: Number.POSITIVE_INFINITY, labels: { storage: 'cluster' } },
+    ]);
+    prom.set('free', [{ value: Number.NEGATIVE_INFINITY, labels: {} }]);
+    prom.set('nan', [{ value: Number.NaN, labels: {} }]);
+    const v = await w.evaluate(0);
+    expect(v.pause).toMatchObject({ rule: 'full', status: 'holding', labels: { storage: 'cluster' } });
+    expect(describeRule(v.pause!)).toBe('rule full: +Inf {storage="cluster"} above 0.9');
+    const [, room, gap] = w.states();
+    expect(room).toMatchObject({ status: 'holding', value: Number.NEGATIVE_INFINITY });
+    expect(describeRule(room!)).toBe('rule room: -Inf below 1.000e+9');
+    expect(gap).toMatchObject({ status: 'ok', value: null });
+    // +Inf is never below a bound, -Inf never above one.
+    prom.set('ratio', [{ value: Number.NEGATIVE_INFINITY, labels: {} }]);
+    prom.set('free', [{ value: Number.POSITIVE_INFINITY, labels: {} }]);
+    expect(await w.evaluate(1)).toEqual({ pause: null, cut: null });
+  });
+
   it('reads the HTTP API envelope, and classifies its errors', () => {
     expect(
       parseAnswer(

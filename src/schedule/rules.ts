@@ -43,6 +43,8 @@ export interface RuleWatchOptions {
   everyMs: number;
   onError: 'pause' | 'ignore';
   onChange?: (change: RuleChange) => void;
+  /** The run's abort signal: a query abandoned because the run stops is no failed reading. */
+  signal?: AbortSignal;
 }
 
 /** What holds the run now: the first holding pause rule (or a failed query under on_error: pause), the first holding cut rule. */
@@ -57,11 +59,15 @@ export interface RuleWatch {
   states(): readonly RuleState[];
 }
 
-/** The sample that counts: the highest for `above`, the lowest for `below` (NaN samples skipped). */
+/**
+ * The sample that counts: the highest for `above`, the lowest for `below`. NaN is no value and is
+ * skipped; +Inf is above every bound and -Inf below every bound (a full disk makes `used / avail`
+ * answer +Inf: the worst reading there is, not a missing one).
+ */
 export function worstSample(samples: readonly PromSample[], op: 'above' | 'below'): PromSample | null {
   let worst: PromSample | null = null;
   for (const s of samples) {
-    if (!Number.isFinite(s.value)) continue;
+    if (Number.isNaN(s.value)) continue;
     if (!worst || (op === 'above' ? s.value > worst.value : s.value < worst.value)) worst = s;
   }
   return worst;
@@ -91,6 +97,7 @@ export function createRuleWatch(opts: RuleWatchOptions): RuleWatch {
     try {
       samples = await opts.client.query(rule.query);
     } catch (err) {
+      if (opts.signal?.aborted) throw err;
       const since = prev?.status === 'error' ? prev.since : now;
       return { ...base, status: 'error', value: null, labels: {}, since, error: (err as Error).message };
     }
@@ -145,6 +152,9 @@ export function describeRule(s: RuleState): string {
 }
 
 function formatValue(v: number): string {
+  // As Prometheus writes them.
+  if (v === Number.POSITIVE_INFINITY) return '+Inf';
+  if (v === Number.NEGATIVE_INFINITY) return '-Inf';
   return Math.abs(v) >= 1e6 || (v !== 0 && Math.abs(v) < 1e-3)
     ? v.toExponential(3)
     : String(Math.round(v * 1000) / 1000);
