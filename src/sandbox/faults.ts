@@ -28,7 +28,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createRandom } from './seed.js';
+import { createRandom } from './random.js';
 
 export interface FaultOptions {
   latencyMs: number;
