@@ -3,7 +3,7 @@
  * with the step in the checkpoint, and the CLI maps a failed run to exit code 1. Also: how a failed
  * POST of the HTTP client (src/api/errors.ts) is handled.
  */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
 import {
   ApiError,
   ApiForbiddenError,

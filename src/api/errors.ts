@@ -4,7 +4,7 @@
  * decides whether it does. Messages carry method, path (query stripped), status and GitLab's own
  * message, never a header or a token value.
  */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
 
 /** Stable codes, matched on across modules. */
 export type ApiErrorCode =

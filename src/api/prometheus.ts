@@ -7,7 +7,7 @@
  */
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
 
 export type PrometheusErrorCode =
   'SHARDMOVE_PROMETHEUS_REJECTED' | 'SHARDMOVE_PROMETHEUS_UNREACHABLE' | 'SHARDMOVE_PROMETHEUS_INVALID_RESPONSE';

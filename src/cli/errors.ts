@@ -1,5 +1,5 @@
 /** Errors of the commands themselves, with their stable codes. */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
 
 /** Code of ArgsError. */
 export const ARGS_INVALID = 'SHARDMOVE_ARGS_INVALID';

@@ -1,6 +1,7 @@
 /** Which exit code an error means (README: Exit codes): main.ts exits with it, `run --events` reports it. */
 import { COPY_REFUSED } from '../copy/errors.js';
-import { codeOf } from '../errors/base.js';
+import { codeOf } from '../shared/errors.js';
+import { SANDBOX_FAULTS_INVALID, SEED_INVALID } from '../shared/sandbox-errors.js';
 import { PLAN_INVALID } from '../plan/errors.js';
 import { CHECKPOINT_MODE, LOCKED, MOVES_IN_FLIGHT, PLAN_CHANGED } from '../runtime/errors.js';
 import { CHECKPOINT_UNUSABLE, LEASE_LOST } from '../store/errors.js';
@@ -10,15 +11,15 @@ import { ARGS_INVALID } from './errors.js';
 
 /**
  * Errors carry stable `code`s; these map to exit codes. Other SHARDMOVE_* codes are failures (1);
- * anything else is an internal error (1). The sandbox's two codes are spelled out: importing its
- * modules here would load the sandbox on every command (main.ts loads each command lazily).
+ * anything else is an internal error (1). The sandbox's codes come from the shared floor: importing
+ * the sandbox's modules here would load it on every command (main.ts loads each command lazily).
  * src/cli/main.test.ts checks every code against the error class that throws it.
  */
 export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   [PLAN_INVALID]: EXIT.invalid,
   [ARGS_INVALID]: EXIT.invalid,
-  SHARDMOVE_SEED_INVALID: EXIT.invalid,
-  SHARDMOVE_SANDBOX_FAULTS_INVALID: EXIT.invalid,
+  [SEED_INVALID]: EXIT.invalid,
+  [SANDBOX_FAULTS_INVALID]: EXIT.invalid,
   [LOCKED]: EXIT.refused,
   [PLAN_CHANGED]: EXIT.refused,
   [CHECKPOINT_MODE]: EXIT.refused,

@@ -1,5 +1,5 @@
 /** Errors of `shardmove copy`, with the stable codes src/cli/main.ts maps to exit codes. */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
 
 /** Code of CopyRefusedError (exit 4). */
 export const COPY_REFUSED = 'SHARDMOVE_COPY_REFUSED';

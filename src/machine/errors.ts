@@ -2,7 +2,7 @@
  * The codes the machine records itself, and its one error class. The machine keeps failures as
  * plain data (StepFailure in types.ts), never as instances: the context is persisted.
  */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
 
 /** An actor threw something without a code, or was not provided (a bug). */
 export const INTERNAL = 'SHARDMOVE_INTERNAL';

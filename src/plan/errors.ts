@@ -2,7 +2,7 @@
  * The plan module's errors. Every problem carries the file, the 1-based line and column of the
  * offending YAML node and the field's dotted path, so an operator can fix all of them in one pass.
  */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
 
 /** Errors stop the plan from loading; warnings are reported and the plan still loads. */
 export type ProblemSeverity = 'error' | 'warning';

@@ -3,7 +3,7 @@
  * named rules, refuse anything that looks like a literal secret. Every problem is collected and
  * reported at once as a PlanError; nothing else is ever thrown for a bad plan.
  */
-import { codeOf } from '../errors/base.js';
+import { codeOf } from '../shared/errors.js';
 import { readFile, stat } from 'node:fs/promises';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -18,8 +18,8 @@ import { runRules } from './rules.js';
 import { readPlanTree } from './schema.js';
 import { findTokenLike, hasTokenLike, redact } from './secrets.js';
 import type { Plan } from './types.js';
-import type { YamlLimitHit } from './yaml-input.js';
-import { MAX_NESTING, decodeUtf8, parseYaml } from './yaml-input.js';
+import type { YamlLimitHit } from '../shared/yaml-input.js';
+import { MAX_NESTING, decodeUtf8, parseYaml } from '../shared/yaml-input.js';
 
 /** A plan ready to run. */
 export interface LoadedPlan {

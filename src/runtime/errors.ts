@@ -1,5 +1,5 @@
 /** Errors of the runtime, with the stable codes src/cli/main.ts maps to exit codes. */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
 import { INTERNAL } from '../machine/errors.js';
 import { LOCKED } from '../store/errors.js';
 

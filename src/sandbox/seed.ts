@@ -17,15 +17,15 @@ import { applyListedForks, drawForkNetworks, seedPools } from './seed-forks.js';
 import type { SeedItems } from './seed-items.js';
 import { fakeChecksum } from './checksum.js';
 import { createRandom } from './random.js';
-import type { YamlLimitHit } from './yaml-input.js';
-import { decodeUtf8, parseYaml } from './yaml-input.js';
+import { ShardmoveError } from '../shared/errors.js';
+import { SEED_INVALID } from '../shared/sandbox-errors.js';
+import type { YamlLimitHit } from '../shared/yaml-input.js';
+import { decodeUtf8, parseYaml } from '../shared/yaml-input.js';
 
 /** A seed file that cannot be used; `problems` name file:line:col. */
-export class SeedError extends Error {
-  readonly code = 'SHARDMOVE_SEED_INVALID';
+export class SeedError extends ShardmoveError<typeof SEED_INVALID> {
   constructor(readonly problems: string[]) {
-    super(`invalid seed:\n  ${problems.join('\n  ')}`);
-    this.name = 'SeedError';
+    super(SEED_INVALID, `invalid seed:\n  ${problems.join('\n  ')}`);
   }
 }
 

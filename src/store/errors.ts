@@ -1,5 +1,5 @@
 /** Errors of the checkpoint store, matched by `code` across modules. */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
 import type { LockHolder } from './types.js';
 
 /** Code of LockedError. */

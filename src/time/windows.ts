@@ -15,7 +15,7 @@
  * handled by the platform, not by tables here.
  */
 
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
 export const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 const WEEK_MIN = 7 * 1440;
 

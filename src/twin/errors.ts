@@ -1,5 +1,5 @@
 /** Errors of `shardmove twin`, with their stable codes (exit 1; a real run's checkpoint is CHECKPOINT_MODE, exit 4). */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
 
 /** The checkpoint holds no finished dry run: an unfinished one may have listed only part of the instance. */
 export const TWIN_UNFINISHED = 'SHARDMOVE_TWIN_UNFINISHED';
