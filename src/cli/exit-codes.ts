@@ -35,3 +35,22 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
 export function exitCodeOf(err: unknown): ExitCode {
   return EXIT_BY_CODE[codeOf(err) ?? ''] ?? EXIT.failed;
 }
+
+/**
+ * What each exit code means, in one line: the exit-code table of docs/errors.md (`npm run docs`).
+ * README's Exit codes section says the same at length, with what to do, and is checked against it.
+ */
+export const EXIT_MEANINGS: Readonly<Record<ExitCode, string>> = {
+  [EXIT.ok]:
+    'Done: everything moved and verified, or the dry run finished (`revert`: every item moved back and verified, or nothing to revert).',
+  [EXIT.failed]:
+    'Failed: a fatal error, with the step and the cause, or a checkpoint that cannot be used; fix the cause and `run` again, which resumes.',
+  [EXIT.invalid]:
+    'Invalid plan, arguments, sandbox seed or fault options, each problem named; nothing was contacted or written.',
+  [EXIT.quarantined]: 'Done, but some items are quarantined; fix them on the instance, then `run --retry-quarantined`.',
+  [EXIT.refused]:
+    'Refused before any write: a live lock, a changed plan, the other kind of checkpoint, moves in flight (`revert`), a copy guardrail.',
+  [EXIT.leaseLost]:
+    'This run lost its lock to another runner or to `shardmove unlock`; nothing more was written, the run goes on where the lock is.',
+  [EXIT.interrupted]: 'Interrupted (SIGINT/SIGTERM); the checkpoint is saved and `run` again continues.',
+};
