@@ -34,7 +34,7 @@ export const ACTOR_CODES = defineErrorCodes('actors', {
   SHARDMOVE_WEIGHTS_INVALID:
     'The merged storage weights break a plan rule (new repositories would keep landing on a source); nothing was written.',
   SHARDMOVE_WEIGHTS_MISMATCH:
-    'The weights the instance reports after writing differ from the weights written (or, for a restore or a revert, from those recorded).',
+    'The storage weights the instance reports after shardmove wrote them (a run, a revert, `weights restore`) differ from those written.',
   SHARDMOVE_ABORTED:
     'The drain or verification was interrupted (SIGINT/SIGTERM); the checkpoint is consistent and the run ends interrupted (130): `run` again resumes.',
   SHARDMOVE_VERIFY_FILTER_IGNORED:
