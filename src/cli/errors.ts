@@ -4,7 +4,7 @@ import { ShardmoveError, defineErrorCodes } from '../shared/errors.js';
 /** The commands' own error codes, with their meanings for operators (docs/errors.md). */
 export const CLI_CODES = defineErrorCodes('cli', {
   SHARDMOVE_ARGS_INVALID:
-    'A command-line option or argument is invalid, missing, or needs a terminal that is not there; the message names it. Nothing was contacted or written.',
+    'A command-line option or argument is invalid, missing, or needs a terminal that is not there; the message names it. Nothing was written.',
   SHARDMOVE_TOKEN_NOT_FOUND:
     '`shardmove token`: the instance knows no token of that type with this value (404; reset and deleted tokens are gone).',
   SHARDMOVE_TOKEN_UNSUPPORTED:

@@ -45,8 +45,7 @@ export const EXIT_MEANINGS: Readonly<Record<ExitCode, string>> = {
     'Done: everything moved and verified, or the dry run finished (`revert`: every item moved back and verified, or nothing to revert).',
   [EXIT.failed]:
     'Failed: a fatal error, with the step and the cause, or a checkpoint that cannot be used; fix the cause and `run` again, which resumes.',
-  [EXIT.invalid]:
-    'Invalid plan, arguments, sandbox seed or fault options, each problem named; nothing was contacted or written.',
+  [EXIT.invalid]: 'Invalid plan, arguments, sandbox seed or fault options, each problem named; nothing was written.',
   [EXIT.quarantined]: 'Done, but some items are quarantined; fix them on the instance, then `run --retry-quarantined`.',
   [EXIT.refused]:
     'Refused before any write: a live lock, a changed plan, the other kind of checkpoint, moves in flight (`revert`), a copy guardrail.',
