@@ -1,8 +1,9 @@
 // The import graph of src/, read from the source text: relative `import ... from`, `export ... from`,
 // side-effect and dynamic imports, `.js` resolved to the `.ts` file. No module may reach itself
-// (a cycle makes load order matter and usually means two ideas share a file), and the wall of
-// STYLE.md holds: the sandbox imports nothing outside src/sandbox, and of the orchestrator only
-// cli/ imports the sandbox. ESLint checks the wall too, by path patterns; this checks resolved files.
+// (a cycle makes load order matter and usually means two ideas share a file), and the walls of
+// docs/architecture.md hold: the sandbox imports nothing outside src/sandbox but the shared floor
+// (src/shared), the floor imports nothing outside itself, and of the orchestrator only cli/ imports
+// the sandbox. ESLint checks the walls too, by path patterns; this checks resolved files.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +62,7 @@ function findCycles(graph: Map<string, string[]>): string[][] {
 }
 
 const inSandbox = (path: string) => path.startsWith('sandbox/');
+const onFloor = (path: string) => path.startsWith('shared/');
 
 describe('the import graph of src/', () => {
   const { graph, unresolved } = readGraph();
@@ -74,11 +76,18 @@ describe('the import graph of src/', () => {
     expect(findCycles(graph).map((c) => c.join(' -> '))).toEqual([]);
   });
 
-  it('keeps the sandbox to itself', () => {
+  it('keeps the sandbox to itself and the shared floor', () => {
     const outward = [...graph].flatMap(([from, tos]) =>
-      inSandbox(from) ? tos.filter((to) => !inSandbox(to)).map((to) => `${from} -> ${to}`) : [],
+      inSandbox(from) ? tos.filter((to) => !inSandbox(to) && !onFloor(to)).map((to) => `${from} -> ${to}`) : [],
     );
     expect(outward).toEqual([]);
+  });
+
+  it('keeps the shared floor below both sides (it imports nothing outside itself)', () => {
+    const upward = [...graph].flatMap(([from, tos]) =>
+      onFloor(from) ? tos.filter((to) => !onFloor(to)).map((to) => `${from} -> ${to}`) : [],
+    );
+    expect(upward).toEqual([]);
   });
 
   it('lets only cli/ import the sandbox', () => {

@@ -19,7 +19,8 @@ import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import { NO_FAULTS, createFaults } from '../src/sandbox/faults.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
-import { fakeChecksum, loadSeed } from '../src/sandbox/seed.js';
+import { fakeChecksum } from '../src/sandbox/checksum.js';
+import { loadSeed } from '../src/sandbox/seed.js';
 
 const ROOT = { 'private-token': 'glpat-sandbox-root-api-sudo-0001', 'content-type': 'application/json' };
 const MOVE_MS = 1000;

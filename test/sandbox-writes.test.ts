@@ -7,7 +7,8 @@ import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import { callSandbox } from './support/sandbox-call.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
-import { fakeChecksum, loadSeed } from '../src/sandbox/seed.js';
+import { fakeChecksum } from '../src/sandbox/checksum.js';
+import { loadSeed } from '../src/sandbox/seed.js';
 
 const ROOT = 'glpat-sandbox-root-api-sudo-0001';
 const ROOT_READ = 'glpat-sandbox-root-read-api-0002';

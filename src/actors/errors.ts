@@ -3,7 +3,7 @@
  * with the step in the checkpoint, and the CLI maps a failed run to exit code 1. Also: how a failed
  * POST of the HTTP client (src/api/errors.ts) is handled.
  */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError, defineErrorCodes } from '../shared/errors.js';
 import {
   ApiError,
   ApiForbiddenError,
@@ -14,42 +14,55 @@ import {
   DryRunBlockedError,
 } from '../api/errors.js';
 
-/** The token's user is not an administrator: `repository_storage` filters would be ignored silently. */
-export const NOT_ADMIN = 'SHARDMOVE_PREFLIGHT_NOT_ADMIN';
-/**
- * The token's user is an administrator, but admin endpoints refuse the token: the instance has Admin
- * Mode on and the token lacks the `admin_mode` scope (GitLab's `GET /user` still says `is_admin`).
- */
-export const ADMIN_MODE = 'SHARDMOVE_PREFLIGHT_ADMIN_MODE';
-/** The run's token cannot write (missing `api` scope) or is revoked. */
-export const TOKEN_UNUSABLE = 'SHARDMOVE_PREFLIGHT_TOKEN';
-/** A storage named in the plan is not configured on the instance. */
-export const STORAGE_UNKNOWN = 'SHARDMOVE_STORAGE_UNKNOWN';
-/** `/-/readiness` answered 404: this host is not on the instance's monitoring IP allowlist. */
-export const READINESS_REFUSED = 'SHARDMOVE_STORAGE_READINESS_REFUSED';
-/** A storage named in the plan fails its Gitaly health check. */
-export const STORAGE_UNHEALTHY = 'SHARDMOVE_STORAGE_UNHEALTHY';
-/** The merged weights break a plan rule (new repositories would keep landing on a source). */
-/** Pre-flight: Prometheus rejects a throttle rule's query (its own error is quoted). */
-export const PROMETHEUS_QUERY_REJECTED = 'SHARDMOVE_PREFLIGHT_PROMETHEUS_QUERY';
-/** Pre-flight: the bytes to move plus capacity.keep_free exceed the destination's room. */
-export const CAPACITY_EXCEEDED = 'SHARDMOVE_PREFLIGHT_CAPACITY';
-export const WEIGHTS_INVALID = 'SHARDMOVE_WEIGHTS_INVALID';
-/** The weights read back differ from the weights written. */
-export const WEIGHTS_MISMATCH = 'SHARDMOVE_WEIGHTS_MISMATCH';
+/** The step actors' error codes, with their meanings for operators (docs/errors.md). */
+export const ACTOR_CODES = defineErrorCodes('actors', {
+  SHARDMOVE_PREFLIGHT_NOT_ADMIN:
+    "Pre-flight: the token's user is not an administrator, so the instance would silently ignore the repository_storage filters; use an administrator's token.",
+  SHARDMOVE_PREFLIGHT_ADMIN_MODE:
+    "Pre-flight: the token's user is an administrator, but the instance has Admin Mode on and the token lacks the admin_mode scope (GET /user still says is_admin).",
+  SHARDMOVE_PREFLIGHT_TOKEN:
+    "Pre-flight: the run's token is revoked, or lacks a scope the moves need (api, or the one the admin API asks for).",
+  SHARDMOVE_STORAGE_UNKNOWN:
+    'A storage the plan names is not configured on the instance, or its readiness check lists no Gitaly storage at all.',
+  SHARDMOVE_STORAGE_READINESS_REFUSED:
+    "GET /-/readiness answered 404: this host is not on the instance's monitoring IP allowlist (gitlab_rails['monitoring_whitelist']).",
+  SHARDMOVE_STORAGE_UNHEALTHY: 'A storage the plan names fails its Gitaly health check; the message names it and why.',
+  SHARDMOVE_PREFLIGHT_PROMETHEUS_QUERY:
+    "Pre-flight: Prometheus rejects a throttle rule's query (its own error is quoted), or the query answers neither a scalar nor an instant vector.",
+  SHARDMOVE_PREFLIGHT_CAPACITY:
+    "Pre-flight: what is left to move plus capacity.keep_free exceeds a destination's room, or that room cannot be read. Nothing was written.",
+  SHARDMOVE_WEIGHTS_INVALID:
+    'The merged storage weights break a plan rule (new repositories would keep landing on a source); nothing was written.',
+  SHARDMOVE_WEIGHTS_MISMATCH:
+    'The storage weights the instance reports after shardmove wrote them (a run, a revert, `weights restore`) differ from those written.',
+  SHARDMOVE_ABORTED:
+    'The drain or verification was interrupted (SIGINT/SIGTERM); the checkpoint is consistent and the run ends interrupted (130): `run` again resumes.',
+  SHARDMOVE_VERIFY_FILTER_IGNORED:
+    'A storage listing returned items that are not on the filtered storage: the instance ignored the repository_storage filter, so nothing it lists can be trusted.',
+  SHARDMOVE_STORAGE_NOT_EXPOSED:
+    'A filtered listing returned items without repository_storage (CE, or a filter the instance lacks) in the middle of a run: it cannot prove where anything is.',
+  SHARDMOVE_BULK_UNCONFIRMED:
+    'A bulk move POST failed ambiguously twice and no move appeared on the instance: whether it was applied is unknown.',
+});
 
-/** The run was interrupted (SIGINT/SIGTERM): state is consistent, `run` again resumes. */
-export const ABORTED = 'SHARDMOVE_ABORTED';
-/** A storage listing returned items that are not on the filtered storage: the filter was ignored. */
-export const VERIFY_FILTER_IGNORED = 'SHARDMOVE_VERIFY_FILTER_IGNORED';
+export const NOT_ADMIN = ACTOR_CODES.SHARDMOVE_PREFLIGHT_NOT_ADMIN;
+export const ADMIN_MODE = ACTOR_CODES.SHARDMOVE_PREFLIGHT_ADMIN_MODE;
+export const TOKEN_UNUSABLE = ACTOR_CODES.SHARDMOVE_PREFLIGHT_TOKEN;
+export const STORAGE_UNKNOWN = ACTOR_CODES.SHARDMOVE_STORAGE_UNKNOWN;
+export const READINESS_REFUSED = ACTOR_CODES.SHARDMOVE_STORAGE_READINESS_REFUSED;
+export const STORAGE_UNHEALTHY = ACTOR_CODES.SHARDMOVE_STORAGE_UNHEALTHY;
+export const PROMETHEUS_QUERY_REJECTED = ACTOR_CODES.SHARDMOVE_PREFLIGHT_PROMETHEUS_QUERY;
+export const CAPACITY_EXCEEDED = ACTOR_CODES.SHARDMOVE_PREFLIGHT_CAPACITY;
+export const WEIGHTS_INVALID = ACTOR_CODES.SHARDMOVE_WEIGHTS_INVALID;
+export const WEIGHTS_MISMATCH = ACTOR_CODES.SHARDMOVE_WEIGHTS_MISMATCH;
+export const ABORTED = ACTOR_CODES.SHARDMOVE_ABORTED;
+export const VERIFY_FILTER_IGNORED = ACTOR_CODES.SHARDMOVE_VERIFY_FILTER_IGNORED;
 /**
- * A filtered listing returned items without `repository_storage` (CE, or a filter the instance does
- * not have): it cannot prove where anything is. Pre-flight routes such a kind to move records; this
+ * Pre-flight routes a kind whose listing does not expose `repository_storage` to move records; this
  * is the guard for a listing that changes its answer mid-run.
  */
-export const STORAGE_NOT_EXPOSED = 'SHARDMOVE_STORAGE_NOT_EXPOSED';
-/** The bulk POST failed ambiguously twice and no move appeared. */
-export const BULK_UNCONFIRMED = 'SHARDMOVE_BULK_UNCONFIRMED';
+export const STORAGE_NOT_EXPOSED = ACTOR_CODES.SHARDMOVE_STORAGE_NOT_EXPOSED;
+export const BULK_UNCONFIRMED = ACTOR_CODES.SHARDMOVE_BULK_UNCONFIRMED;
 
 /** Codes of StepError: the checks of the pre-flight, storages and weights steps. */
 export type StepErrorCode =

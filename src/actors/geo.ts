@@ -6,7 +6,7 @@
  * resync is idempotent). Per-site failures are results, not errors: the machine turns them into
  * warnings, as it always did for refused registry classes.
  */
-import { codeOf } from '../errors/base.js';
+import { codeOf } from '../shared/errors.js';
 import type { GeoOutput, GeoSiteResult } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorDeps } from './types.js';

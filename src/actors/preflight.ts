@@ -8,7 +8,7 @@ import type { PreflightOutput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import { checkCapacity } from './capacity.js';
 import type { ActorDeps } from './types.js';
-import { codeOf } from '../errors/base.js';
+import { codeOf } from '../shared/errors.js';
 import { ADMIN_MODE, NOT_ADMIN, PROMETHEUS_QUERY_REJECTED, StepError, TOKEN_UNUSABLE } from './errors.js';
 
 const DAY_MS = 86_400_000;

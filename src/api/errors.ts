@@ -4,20 +4,46 @@
  * decides whether it does. Messages carry method, path (query stripped), status and GitLab's own
  * message, never a header or a token value.
  */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError, defineErrorCodes } from '../shared/errors.js';
 
-/** Stable codes, matched on across modules. */
-export type ApiErrorCode =
-  | 'SHARDMOVE_API_TIMEOUT'
-  | 'SHARDMOVE_API_NETWORK'
-  | 'SHARDMOVE_API_AMBIGUOUS'
-  | 'SHARDMOVE_API_HTTP'
-  | 'SHARDMOVE_API_UNAUTHORIZED'
-  | 'SHARDMOVE_API_FORBIDDEN'
-  | 'SHARDMOVE_API_NOT_FOUND'
-  | 'SHARDMOVE_API_RATE_LIMITED'
-  | 'SHARDMOVE_API_INVALID_RESPONSE'
-  | 'SHARDMOVE_DRY_RUN_BLOCKED';
+/** The HTTP client's stable codes, matched on across modules, with their meanings for operators (docs/errors.md). */
+export const API_CODES = defineErrorCodes('api', {
+  SHARDMOVE_API_TIMEOUT:
+    'The instance sent no response headers or body within instance.timeout, after the retries (a write that timed out is SHARDMOVE_API_AMBIGUOUS instead).',
+  SHARDMOVE_API_NETWORK:
+    "The connection to the instance was refused, reset or closed (the OS's or undici's code is named), after the retries.",
+  SHARDMOVE_API_AMBIGUOUS:
+    'A POST or DELETE failed in a way that leaves its effect unknown (timeout, network error or 5xx after sending); the instance is re-read before it is repeated.',
+  SHARDMOVE_API_HTTP:
+    "The instance answered with an HTTP error that has no code of its own; the message quotes the status and GitLab's own message.",
+  SHARDMOVE_API_UNAUTHORIZED:
+    'The instance answered 401: the token is expired, revoked or not accepted, or its OAuth refresh failed; give the run a new token and run the same command again.',
+  SHARDMOVE_API_FORBIDDEN:
+    "The instance answered 403: the token's user is not an administrator, the token lacks a scope, or sudo was refused.",
+  SHARDMOVE_API_NOT_FOUND:
+    'The instance answered 404: the item, move or route does not exist, or the token cannot see it.',
+  SHARDMOVE_API_RATE_LIMITED:
+    'The instance answered 429 after the retries ran out (at once for a write, which a 429 did not perform); its Retry-After is honoured.',
+  SHARDMOVE_API_INVALID_RESPONSE:
+    'A 2xx answer whose body is not what the endpoint documents (not JSON, the wrong shape): a proxy in the way, or not a GitLab instance.',
+  SHARDMOVE_DRY_RUN_BLOCKED:
+    'A dry run was about to send a request that writes; it was refused before anything was sent (a dry run changes nothing).',
+});
+
+/** Stable codes of the HTTP client's errors. */
+export type ApiErrorCode = keyof typeof API_CODES;
+
+/** The Prometheus client's codes (prometheus.ts), with their meanings for operators (docs/errors.md). */
+export const PROMETHEUS_CODES = defineErrorCodes('api', {
+  SHARDMOVE_PROMETHEUS_REJECTED:
+    "Prometheus refused a throttle rule's or capacity query (bad_data, execution), or it answers neither a scalar nor an instant vector: the plan's query is wrong.",
+  SHARDMOVE_PROMETHEUS_UNREACHABLE:
+    'Prometheus did not answer, or answered with a server error; during a run, prometheus.on_error says whether the run pauses or ignores the rules it could not read.',
+  SHARDMOVE_PROMETHEUS_INVALID_RESPONSE: 'Prometheus answered 2xx with a body that is not a query result.',
+});
+
+/** Stable codes of the Prometheus client's errors. */
+export type PrometheusErrorCode = keyof typeof PROMETHEUS_CODES;
 
 /** Where a failed request went: enough to find it in the event log, nothing secret. */
 export interface RequestRef {

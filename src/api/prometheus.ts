@@ -7,11 +7,9 @@
  */
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
 import { scrubServerText } from '../secrets/registry.js';
-
-export type PrometheusErrorCode =
-  'SHARDMOVE_PROMETHEUS_REJECTED' | 'SHARDMOVE_PROMETHEUS_UNREACHABLE' | 'SHARDMOVE_PROMETHEUS_INVALID_RESPONSE';
+import type { PrometheusErrorCode } from './errors.js';
 
 /** A Prometheus error: `message` says what failed, quoting Prometheus's own words when it gave any. */
 export class PrometheusError extends ShardmoveError<PrometheusErrorCode> {}

@@ -5,7 +5,7 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { codeOf } from '../errors/base.js';
+import { codeOf } from '../shared/errors.js';
 import { parseDuration, formatPlanDuration } from '../plan/durations.js';
 import { redact } from '../plan/secrets.js';
 import { createRunEvents } from '../runtime/event-sink.js';

@@ -1,6 +1,7 @@
 /** Which exit code an error means (README: Exit codes): main.ts exits with it, `run --events` reports it. */
 import { COPY_REFUSED } from '../copy/errors.js';
-import { codeOf } from '../errors/base.js';
+import { codeOf } from '../shared/errors.js';
+import { SANDBOX_FAULTS_INVALID, SEED_INVALID } from '../shared/sandbox-errors.js';
 import { PLAN_INVALID } from '../plan/errors.js';
 import { CHECKPOINT_MODE, LOCKED, MOVES_IN_FLIGHT, PLAN_CHANGED } from '../runtime/errors.js';
 import { CHECKPOINT_UNUSABLE, LEASE_LOST } from '../store/errors.js';
@@ -10,15 +11,15 @@ import { ARGS_INVALID } from './errors.js';
 
 /**
  * Errors carry stable `code`s; these map to exit codes. Other SHARDMOVE_* codes are failures (1);
- * anything else is an internal error (1). The sandbox's two codes are spelled out: importing its
- * modules here would load the sandbox on every command (main.ts loads each command lazily).
+ * anything else is an internal error (1). The sandbox's codes come from the shared floor: importing
+ * the sandbox's modules here would load it on every command (main.ts loads each command lazily).
  * src/cli/main.test.ts checks every code against the error class that throws it.
  */
 export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   [PLAN_INVALID]: EXIT.invalid,
   [ARGS_INVALID]: EXIT.invalid,
-  SHARDMOVE_SEED_INVALID: EXIT.invalid,
-  SHARDMOVE_SANDBOX_FAULTS_INVALID: EXIT.invalid,
+  [SEED_INVALID]: EXIT.invalid,
+  [SANDBOX_FAULTS_INVALID]: EXIT.invalid,
   [LOCKED]: EXIT.refused,
   [PLAN_CHANGED]: EXIT.refused,
   [CHECKPOINT_MODE]: EXIT.refused,
@@ -34,3 +35,21 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
 export function exitCodeOf(err: unknown): ExitCode {
   return EXIT_BY_CODE[codeOf(err) ?? ''] ?? EXIT.failed;
 }
+
+/**
+ * What each exit code means, in one line: the exit-code table of docs/errors.md (`npm run docs`).
+ * README's Exit codes section says the same at length, with what to do, and is checked against it.
+ */
+export const EXIT_MEANINGS: Readonly<Record<ExitCode, string>> = {
+  [EXIT.ok]:
+    'Done: everything moved and verified, or the dry run finished (`revert`: every item moved back and verified, or nothing to revert).',
+  [EXIT.failed]:
+    'Failed: a fatal error, with the step and the cause, or a checkpoint that cannot be used; fix the cause and `run` again, which resumes.',
+  [EXIT.invalid]: 'Invalid plan, arguments, sandbox seed or fault options, each problem named; nothing was written.',
+  [EXIT.quarantined]: 'Done, but some items are quarantined; fix them on the instance, then `run --retry-quarantined`.',
+  [EXIT.refused]:
+    'Refused before any write: a live lock, a changed plan, the other kind of checkpoint, moves in flight (`revert`), a copy guardrail.',
+  [EXIT.leaseLost]:
+    'This run lost its lock to another runner or to `shardmove unlock`; nothing more was written, the run goes on where the lock is.',
+  [EXIT.interrupted]: 'Interrupted (SIGINT/SIGTERM); the checkpoint is saved and `run` again continues.',
+};

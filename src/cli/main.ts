@@ -7,7 +7,7 @@ import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { SHARDMOVE_VERSION } from '../api/version.js';
 import { redact } from '../plan/secrets.js';
-import { codeOf } from '../errors/base.js';
+import { codeOf } from '../shared/errors.js';
 import { EXIT_BY_CODE, exitCodeOf } from './exit-codes.js';
 import { terminalSafe } from './terminal.js';
 

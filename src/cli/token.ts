@@ -29,6 +29,7 @@ import {
 import { loadPlan } from '../plan/load.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
+import type { TokenCommandCode } from './errors.js';
 import { ArgsError, TokenCommandError } from './errors.js';
 
 export interface TokenCommandOptions {
@@ -224,7 +225,7 @@ async function explainError(
   const what = c.method === 'POST' ? 'inspect' : 'revoke';
   const label = c.family ? `${typeInfo(c.family).label}s` : 'tokens of this type';
   const { version, release } = await instanceRelease(c.client);
-  const fail = (code: string, message: string) => new TokenCommandError(code, `token ${what}: ${message}`);
+  const fail = (code: TokenCommandCode, message: string) => new TokenCommandError(code, `token ${what}: ${message}`);
   if (isRouteNotFound(err)) {
     if (release && !atLeast(release, [17, 5]))
       return fail(

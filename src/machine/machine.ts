@@ -10,7 +10,7 @@
  */
 import { assign, fromPromise, setup } from 'xstate';
 import type { DoneActorEvent, ErrorActorEvent } from 'xstate';
-import { codeOf } from '../errors/base.js';
+import { codeOf } from '../shared/errors.js';
 import { ActorNotProvidedError, INTERNAL, VERIFY_FAILED } from './errors.js';
 import type {
   DrainInput,

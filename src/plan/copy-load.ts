@@ -14,7 +14,7 @@ import { Reader } from './reader.js';
 import { readCopyPlanTree } from './copy-schema.js';
 import type { CopyPlan } from './copy-types.js';
 import { redact } from './secrets.js';
-import { parseYaml } from './yaml-input.js';
+import { parseYaml } from '../shared/yaml-input.js';
 
 export interface LoadedCopyPlan {
   plan: CopyPlan;

@@ -3,7 +3,7 @@
  * come from ${VAR} or from a file next to the plan, never from the plan text itself, and are kept
  * only in memory (and in the redaction list, so no message can repeat them).
  */
-import { codeOf } from '../errors/base.js';
+import { codeOf } from '../shared/errors.js';
 import { resolve } from 'node:path';
 import type { Node } from 'yaml';
 import { isScalar } from 'yaml';

@@ -2,7 +2,7 @@
  * The plan module's errors. Every problem carries the file, the 1-based line and column of the
  * offending YAML node and the field's dotted path, so an operator can fix all of them in one pass.
  */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError, defineErrorCodes } from '../shared/errors.js';
 
 /** Errors stop the plan from loading; warnings are reported and the plan still loads. */
 export type ProblemSeverity = 'error' | 'warning';
@@ -35,8 +35,14 @@ export function sortProblems(problems: readonly PlanProblem[]): PlanProblem[] {
   return [...problems].sort((a, b) => a.line - b.line || a.col - b.col);
 }
 
+/** The plan module's error codes, with their meanings for operators (docs/errors.md). */
+export const PLAN_CODES = defineErrorCodes('plan', {
+  SHARDMOVE_PLAN_INVALID:
+    'The plan cannot be used: every problem is printed with file:line:col (a window that does not parse is one of them). Nothing was contacted or written.',
+});
+
 /** Code of PlanError. */
-export const PLAN_INVALID = 'SHARDMOVE_PLAN_INVALID';
+export const PLAN_INVALID = PLAN_CODES.SHARDMOVE_PLAN_INVALID;
 
 /**
  * The plan cannot be used. `problems` holds every error (and, kept apart, the warnings found on the

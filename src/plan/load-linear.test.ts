@@ -12,7 +12,7 @@ import { Reader } from './reader.js';
 import { sourcesUnique } from './rules.js';
 import type { Plan } from './types.js';
 import { findTokenLike } from './secrets.js';
-import { parseYaml } from './yaml-input.js';
+import { parseYaml } from '../shared/yaml-input.js';
 
 function problems(text: string): string[] {
   try {

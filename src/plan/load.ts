@@ -4,7 +4,7 @@
  * reported at once as a PlanError; nothing else is ever thrown for a bad plan.
  * Every secret it resolves joins the process's registry (../secrets/registry.ts).
  */
-import { codeOf } from '../errors/base.js';
+import { codeOf } from '../shared/errors.js';
 import { readFile, stat } from 'node:fs/promises';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -20,8 +20,8 @@ import { readPlanTree } from './schema.js';
 import { findTokenLike, hasTokenLike, redact } from './secrets.js';
 import { resolvedSecrets } from '../secrets/registry.js';
 import type { Plan } from './types.js';
-import type { YamlLimitHit } from './yaml-input.js';
-import { MAX_NESTING, decodeUtf8, parseYaml } from './yaml-input.js';
+import type { YamlLimitHit } from '../shared/yaml-input.js';
+import { MAX_NESTING, decodeUtf8, parseYaml } from '../shared/yaml-input.js';
 
 /** A plan ready to run. */
 export interface LoadedPlan {

@@ -1,19 +1,31 @@
 /** Errors of the runtime, with the stable codes src/cli/main.ts maps to exit codes. */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError, defineErrorCodes } from '../shared/errors.js';
 import { INTERNAL } from '../machine/errors.js';
 import { LOCKED } from '../store/errors.js';
 
+/** The runtime's error codes, with their meanings for operators (docs/errors.md). */
+export const RUNTIME_CODES = defineErrorCodes('runtime', {
+  SHARDMOVE_PLAN_CHANGED:
+    'The checkpoint was started with another plan (or another machine version); pass --accept-plan-change if the change is intended. Nothing was written.',
+  SHARDMOVE_CHECKPOINT_MODE:
+    "The checkpoint holds another kind of run (a dry run's for a real run, a revert's, or the reverse); give this run its own --state. Nothing was written.",
+  SHARDMOVE_MOVES_IN_FLIGHT:
+    '`revert` refuses while moves of the forward run are in flight or being posted: they would land after it read the checkpoint. Pause the run, wait, then revert.',
+  SHARDMOVE_NO_CHECKPOINT:
+    'There is no checkpoint for this plan (it never ran, or --state names another file); nothing to show, steer or restore.',
+});
+
 /** The checkpoint was written for another plan or machine version (exit 4 unless --accept-plan-change). */
-export const PLAN_CHANGED = 'SHARDMOVE_PLAN_CHANGED';
+export const PLAN_CHANGED = RUNTIME_CODES.SHARDMOVE_PLAN_CHANGED;
 /** The checkpoint holds the other kind of run: a dry run's for a real run, or the reverse (exit 4). */
-export const CHECKPOINT_MODE = 'SHARDMOVE_CHECKPOINT_MODE';
+export const CHECKPOINT_MODE = RUNTIME_CODES.SHARDMOVE_CHECKPOINT_MODE;
 /**
  * `revert` refuses a forward run that still has moves of its own in flight or being posted: they
  * would land after the revert read the checkpoint and stay on the storage it empties (exit 4).
  */
-export const MOVES_IN_FLIGHT = 'SHARDMOVE_MOVES_IN_FLIGHT';
+export const MOVES_IN_FLIGHT = RUNTIME_CODES.SHARDMOVE_MOVES_IN_FLIGHT;
 /** `status` found no checkpoint for the plan (exit 1). */
-export const NO_CHECKPOINT = 'SHARDMOVE_NO_CHECKPOINT';
+export const NO_CHECKPOINT = RUNTIME_CODES.SHARDMOVE_NO_CHECKPOINT;
 /** The machine stopped in a state it should never reach (a bug); the machine's own code for bugs. */
 export { INTERNAL };
 /** Another live process holds the checkpoint's lock (exit 4): the store's LockedError, passed through. */

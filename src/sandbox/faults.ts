@@ -28,7 +28,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createRandom } from './seed.js';
+import { ShardmoveError } from '../shared/errors.js';
+import { SANDBOX_FAULTS_INVALID } from '../shared/sandbox-errors.js';
+import { createRandom } from './random.js';
 
 export interface FaultOptions {
   latencyMs: number;
@@ -179,11 +181,9 @@ export interface Faults {
 }
 
 /** Fault options that cannot be used (bad rate, malformed broken item). */
-export class FaultOptionsError extends Error {
-  readonly code = 'SHARDMOVE_SANDBOX_FAULTS_INVALID';
+export class FaultOptionsError extends ShardmoveError<typeof SANDBOX_FAULTS_INVALID> {
   constructor(message: string) {
-    super(message);
-    this.name = 'FaultOptionsError';
+    super(SANDBOX_FAULTS_INVALID, message);
   }
 }
 

@@ -21,12 +21,10 @@
 import type { Db } from './db.js';
 import type { GenerateSpec, Seed } from './seed-schema.js';
 import { readPoolFlag, replicatesPoolsOnMove } from './moves/pools.js';
+import { createRandom } from './random.js';
 
-/**
- * Marks `count` generated networks (see the module comment); `createRandom` is seed.ts's generator
- * (passed in, so this module does not import the one that imports it).
- */
-export function drawForkNetworks(db: Db, g: GenerateSpec, createRandom: (seed: number) => () => number): void {
+/** Marks `count` generated networks (see the module comment), drawn from the seed's `random_seed`. */
+export function drawForkNetworks(db: Db, g: GenerateSpec): void {
   const spec = g.fork_networks;
   if (!spec || spec.count === 0 || g.projects < 2) return;
   const rand = createRandom(g.random_seed ^ 0xf02c5);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from './db.js';
 import { headerOf, parseSeedItems } from './seed-items.js';
-import { SeedError, applySeed, fakeChecksum, loadSeed, parseSeed } from './seed.js';
+import { fakeChecksum } from './checksum.js';
+import { SeedError, applySeed, loadSeed, parseSeed } from './seed.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -22,6 +22,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { fakeChecksum } from './checksum.js';
 import type { Db, ItemKind } from './db.js';
 import { ITEM_COLUMNS } from './db.js';
 import type { Seed } from './seed-schema.js';
@@ -237,15 +238,9 @@ const PARAMS = 7;
 
 /**
  * Writes the file's items into `items` (inside the caller's transaction): names and paths from the
- * id, private, the default commit count. `checksum` is seed.ts's stand-in (passed in, so this module
- * needs nothing of seed.ts).
+ * id, private, the default commit count, and its checksum stand-in.
  */
-export function insertSeedItems(
-  db: Db,
-  items: SeedItems,
-  now: string,
-  checksum: (kind: string, id: number, commits: number) => string,
-): void {
+export function insertSeedItems(db: Db, items: SeedItems, now: string): void {
   const select = (rows: number) => `INSERT OR REPLACE INTO items (${ITEM_COLUMNS}, hidden, pending_delete)
     SELECT column1, i, column1 || '-' || i, column1 || '-' || i, CASE column1 WHEN 'group' THEN '' ELSE ? END,
       'private', column3, 0, column4, column5, ${COMMITS}, 1, NULL, ?, ?, column6, column7
@@ -269,7 +264,7 @@ export function insertSeedItems(
       id,
       items.storageNames[items.storages[i] as number],
       Number.isNaN(bytes) ? DEFAULT_SIZE_MB : bytes / MB,
-      checksum(kind, id, COMMITS),
+      fakeChecksum(kind, id, COMMITS),
       f & HIDDEN ? 1 : 0,
       f & PENDING ? 1 : 0,
     );

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from './db.js';
-import { MAX_SEED_ALIASES, SeedError, applySeed, fakeChecksum, loadSeed, parseSeed } from './seed.js';
+import { fakeChecksum } from './checksum.js';
+import { MAX_SEED_ALIASES, SeedError, applySeed, loadSeed, parseSeed } from './seed.js';
 
 function seeded(projects: number, extra: Partial<ReturnType<typeof loadSeed>['inventory']> = {}) {
   const seed = loadSeed();

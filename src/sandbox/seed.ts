@@ -15,15 +15,17 @@ import { seedSchema } from './seed-schema.js';
 import { insertSeedItems, readSeedItems } from './seed-items.js';
 import { applyListedForks, drawForkNetworks, seedPools } from './seed-forks.js';
 import type { SeedItems } from './seed-items.js';
-import type { YamlLimitHit } from './yaml-input.js';
-import { decodeUtf8, parseYaml } from './yaml-input.js';
+import { fakeChecksum } from './checksum.js';
+import { createRandom } from './random.js';
+import { ShardmoveError } from '../shared/errors.js';
+import { SEED_INVALID } from '../shared/sandbox-errors.js';
+import type { YamlLimitHit } from '../shared/yaml-input.js';
+import { decodeUtf8, parseYaml } from '../shared/yaml-input.js';
 
 /** A seed file that cannot be used; `problems` name file:line:col. */
-export class SeedError extends Error {
-  readonly code = 'SHARDMOVE_SEED_INVALID';
+export class SeedError extends ShardmoveError<typeof SEED_INVALID> {
   constructor(readonly problems: string[]) {
-    super(`invalid seed:\n  ${problems.join('\n  ')}`);
-    this.name = 'SeedError';
+    super(SEED_INVALID, `invalid seed:\n  ${problems.join('\n  ')}`);
   }
 }
 
@@ -185,45 +187,6 @@ function knownFields(path: Path): string | undefined {
     else return undefined;
   }
   return undefined;
-}
-
-/** A small, fast, seedable PRNG (mulberry32): the same seed gives the same inventory. */
-export function createRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-const hex32 = (n: number): string => {
-  const u = n >>> 0;
-  return (
-    (HEX_BYTE[u >>> 24] as string) +
-    (HEX_BYTE[(u >>> 16) & 255] as string) +
-    (HEX_BYTE[(u >>> 8) & 255] as string) +
-    (HEX_BYTE[u & 255] as string)
-  );
-};
-
-/**
- * A repository checksum stand-in: 40 hex characters derived from the item and its commit count.
- * Hot when seeding a million items, hence the byte table instead of toString(16).
- */
-export function fakeChecksum(kind: string, id: number, commits: number): string {
-  let h1 = 0x811c9dc5 ^ id;
-  let h2 = 0x01000193 ^ commits;
-  const s = `${kind}:${id}:${commits}`;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 16777619);
-    h2 = Math.imul(h2 ^ c, 2246822519);
-  }
-  return hex32(h1) + hex32(h2) + hex32(h1 ^ h2) + hex32(Math.imul(h1, 31) ^ h2) + hex32(h2 * 7 + h1);
 }
 
 /** Writes configuration every start; writes data only when the database has none yet. */
@@ -491,9 +454,9 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
     }
     markProjectStates(db, g);
     markSnippetFeatures(db, g);
-    drawForkNetworks(db, g, createRandom);
+    drawForkNetworks(db, g);
   }
-  if (fromFile) insertSeedItems(db, fromFile, now, fakeChecksum);
+  if (fromFile) insertSeedItems(db, fromFile, now);
   // Explicit items replace generated ones (and those of the items file) with the same id.
   const upsert = db.prepare(`INSERT OR REPLACE INTO items (${ITEM_COLUMNS}) VALUES ${ITEM_VALUES}`);
   const setState = db.prepare('UPDATE items SET hidden = ?, pending_delete = ? WHERE kind = ? AND id = ?');

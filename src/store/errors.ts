@@ -1,16 +1,27 @@
 /** Errors of the checkpoint store, matched by `code` across modules. */
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError, defineErrorCodes } from '../shared/errors.js';
 import type { LockHolder } from './types.js';
 
-/** Code of LockedError. */
-export const LOCKED = 'SHARDMOVE_LOCKED';
-/** Code of StoreVersionError. */
-export const STORE_VERSION = 'SHARDMOVE_STORE_VERSION';
+/** The checkpoint store's error codes, with their meanings for operators (docs/errors.md). */
+export const STORE_CODES = defineErrorCodes('store', {
+  SHARDMOVE_LOCKED:
+    "Another live process holds the checkpoint's run lock (its pid, host and last heartbeat are named); wait, or `shardmove unlock` if it is gone. Nothing was written.",
+  SHARDMOVE_STORE_VERSION:
+    'The checkpoint was written by a newer shardmove (its schema version is above what this one knows); use that version or a newer one.',
+  SHARDMOVE_LEASE_LOST:
+    'This run lost its lock: another runner took it over after the lease expired, or an operator ran `shardmove unlock`. Nothing more was written; the run goes on where the lock is.',
+  SHARDMOVE_CHECKPOINT_UNUSABLE:
+    'The checkpoint file cannot be used (a directory, not SQLite, damaged, the other kind, not writable); the file is left as it was: fix it, or name another with --state.',
+});
 
+/** Code of LockedError. */
+export const LOCKED = STORE_CODES.SHARDMOVE_LOCKED;
+/** Code of StoreVersionError. */
+export const STORE_VERSION = STORE_CODES.SHARDMOVE_STORE_VERSION;
 /** Code of LeaseLostError. */
-export const LEASE_LOST = 'SHARDMOVE_LEASE_LOST';
+export const LEASE_LOST = STORE_CODES.SHARDMOVE_LEASE_LOST;
 /** Code of CheckpointUnusableError. */
-export const CHECKPOINT_UNUSABLE = 'SHARDMOVE_CHECKPOINT_UNUSABLE';
+export const CHECKPOINT_UNUSABLE = STORE_CODES.SHARDMOVE_CHECKPOINT_UNUSABLE;
 
 /** Another live process holds the run lock of this checkpoint (exit 4). */
 export class LockedError extends ShardmoveError<typeof LOCKED> {

@@ -15,7 +15,8 @@
  * handled by the platform, not by tables here.
  */
 
-import { ShardmoveError } from '../errors/base.js';
+import { ShardmoveError } from '../shared/errors.js';
+import { WINDOW_SYNTAX } from './errors.js';
 export const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'] as const;
 const WEEK_MIN = 7 * 1440;
 
@@ -27,9 +28,9 @@ export interface Window {
 }
 
 /** A window the grammar refuses; the message says how to write one. */
-export class WindowSyntaxError extends ShardmoveError<'SHARDMOVE_WINDOW_SYNTAX'> {
+export class WindowSyntaxError extends ShardmoveError<typeof WINDOW_SYNTAX> {
   constructor(message: string) {
-    super('SHARDMOVE_WINDOW_SYNTAX', message);
+    super(WINDOW_SYNTAX, message);
   }
 }
 

@@ -11,7 +11,7 @@
  *   and checksum account for every commit of the torture that landed.
  */
 import Database from 'better-sqlite3';
-import { fakeChecksum } from '../../src/sandbox/seed.js';
+import { fakeChecksum } from '../../src/sandbox/checksum.js';
 import type { CommitLedger, Kind } from './torture-commits.js';
 
 const TERMINAL = new Set(['finished', 'failed', 'cleanup failed']);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { createRandom } from '../../src/sandbox/seed.js';
+import { createRandom } from '../../src/sandbox/random.js';
 import type { CommitLedger, Kind } from './torture-commits.js';
 import { startCommitInjector } from './torture-commits.js';
 import type { Verdict } from './torture-check.js';

@@ -25,7 +25,7 @@ import type { Db, ItemKind, ItemRow } from '../db.js';
 import { isoTime } from '../db.js';
 import { READ_ONLY_MESSAGE, badRequest, forbidden, notFound } from '../http/errors.js';
 import type { Router } from '../http/router.js';
-import { fakeChecksum } from '../seed.js';
+import { fakeChecksum } from '../checksum.js';
 import { KIND_LABEL, createAuthorLookup, itemStatements, requireGroupTier, requireItem } from './items.js';
 import { commitEntity, parseCommitBody, parseSnippetBody, parseWikiBody, wikiSlug } from './write-params.js';
 import { snippetEntity } from './entities.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRandom } from '../seed.js';
+import { createRandom } from '../random.js';
 import { MIN_MOVE_MS, moveDuration, pickStorage, splitDuration } from './policy.js';
 
 const STORAGES = ['default', 'nfs-1', 'nfs-2', 'cluster'];

@@ -7,8 +7,7 @@
  * lexer feeds the parser one token at a time, the parse stops at the first limit crossed (nesting,
  * tokens, anchors and aliases), and duplicate keys are found with one set per mapping.
  *
- * src/plan/yaml-input.ts and src/sandbox/yaml-input.ts are the same code (a test compares them):
- * the sandbox imports nothing from the orchestrator, nor the orchestrator from the sandbox.
+ * On the shared floor: the plan loader and the sandbox's seed loader both read YAML through it.
  */
 import type { Document, DocumentOptions, LineCounter, ParseOptions, SchemaOptions } from 'yaml';
 import { CST, Composer, Lexer, Parser, YAMLParseError, isMap, isScalar, isSeq } from 'yaml';

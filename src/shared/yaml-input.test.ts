@@ -131,10 +131,3 @@ describe('decodeUtf8 (issue 19)', () => {
     expect(where(bytes('𝄞', [0xfe]))).toEqual({ offset: 4, line: 1, col: 3, byte: 0xfe });
   });
 });
-
-describe('the sandbox copy', () => {
-  it('is this module, line for line (the sandbox imports nothing from the orchestrator)', () => {
-    const read = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8');
-    expect(read('../sandbox/yaml-input.ts')).toBe(read('./yaml-input.ts'));
-  });
-});
