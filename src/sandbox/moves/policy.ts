@@ -87,8 +87,8 @@ export const NO_SPACE_ERROR =
   '13:could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2.';
 
 /**
- * Moves copying to or from one storage at once that keep its disk fully busy: the sandbox's stand-in
- * for disk utilisation, `sandbox_storage_busy_ratio` (issue 22).
+ * Moves copying to or from one storage at once that keep its disk fully busy: how the sandbox's
+ * node_exporter accrues `node_disk_io_time_seconds_total` (./load.ts).
  */
 export const SATURATING_MOVES = 4;
 
