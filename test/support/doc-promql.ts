@@ -5,7 +5,10 @@
  * - in a YAML block (a fenced ```yaml block of a Markdown file, or a whole plans/*.yaml file): every
  *   `throttle.rules[].query`, every `capacity.storages.<storage>.free` that is a query rather than a
  *   size, and every `groups[].rules[].expr` of a Prometheus rules file;
- * - every fenced ```promql block, one query per block (lines starting with `#` are comments).
+ * - every fenced ```promql block, one query per block (lines starting with `#` are comments);
+ * - with `inline`, every inline code span of the prose and tables (outside fenced blocks) that names
+ *   a series of an exporter the sandbox plays (`node_`, `gitaly_`, `grpc_server_`, `sidekiq_`,
+ *   `process_cpu_`, `promhttp_`) and nothing that is not PromQL (a path, a flag, `<placeholder>`).
  */
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
@@ -14,7 +17,7 @@ import { parse } from 'yaml';
 export interface DocQuery {
   /** Where it is, `docs/operations.md:301` (the line of the block's opening fence, or of the plan's key). */
   where: string;
-  kind: 'rule' | 'capacity' | 'alert' | 'promql';
+  kind: 'rule' | 'capacity' | 'alert' | 'promql' | 'inline';
   /** The rule's or alert's name, or the storage, when it has one. */
   name: string | null;
   query: string;
@@ -74,8 +77,33 @@ function queriesOfYaml(doc: unknown, where: string): DocQuery[] {
   return out;
 }
 
+/** A series name of the exporters the sandbox plays, at the start of a span or after `(` or a space. */
+const EXPORTER_SERIES = /(^|[\s(])(node|gitaly|grpc_server|sidekiq|process_cpu|promhttp)_[a-z_]+/;
+
+/** Identifiers with an exporter's prefix that name no series (a readiness check). */
+const NOT_SERIES = new Set(['gitaly_check']);
+/** `name{label, label}`: the docs' notation for a series' labels, not a selector. */
+const LABEL_LIST = /\{\s*\w+(\s*,\s*\w+)*\s*\}/;
+
+/** The inline code spans of `markdown` outside fenced blocks that read as PromQL, with their line. */
+function inlineQueries(markdown: string, name: string): DocQuery[] {
+  const out: DocQuery[] = [];
+  let fenced = false;
+  for (const [i, line] of markdown.split('\n').entries()) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    if (fenced) continue;
+    for (const m of line.matchAll(/`([^`]+)`/g)) {
+      const span = m[1]!.trim();
+      if (!EXPORTER_SERIES.test(span) || NOT_SERIES.has(span) || LABEL_LIST.test(span)) continue;
+      if (/^[(_]|[<>]\w|\/(api|-)\/|\.(rb|go|ts|yml|json)\b|^\w+\/|\s--/.test(span)) continue;
+      out.push({ where: `${name}:${i + 1}`, kind: 'inline', name: null, query: span });
+    }
+  }
+  return out;
+}
+
 /** Every query of `file` (Markdown or YAML); `root` makes the `where` relative. */
-export function queriesIn(file: string, root: string): DocQuery[] {
+export function queriesIn(file: string, root: string, opts: { inline?: boolean } = {}): DocQuery[] {
   const text = readFileSync(file, 'utf8');
   const name = relative(root, file);
   if (/\.ya?ml$/.test(file)) return queriesOfYaml(parse(text), name);
@@ -99,5 +127,6 @@ export function queriesIn(file: string, root: string): DocQuery[] {
       if (query) out.push({ where, kind: 'promql', name: null, query });
     }
   }
+  if (opts.inline) out.push(...inlineQueries(text, name));
   return out;
 }
