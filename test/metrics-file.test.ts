@@ -230,5 +230,19 @@ describe('run --metrics-file', { timeout: 90_000 }, () => {
     expect(lastPoll).toBeGreaterThan(started);
     expect(lastPoll).toBeLessThanOrEqual(Date.now() / 1000);
     expect(sum(families.get('shardmove_run_start_timestamp_seconds'))).toBeGreaterThan(started - 1);
+
+    // A dry run of the same plan, its file beside the run's: its series are its own (it.dry-run), so
+    // node_exporter can gather both, and nothing is said about the run's file.
+    const dry = await runCli(['run', plan, '--dry-run', '--metrics-file', 'textfile/shardmove-dry.prom'], {
+      cwd: dir,
+      env: sandboxEnv(sandbox.url),
+    });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stderr).not.toContain('shardmove.prom');
+    const dryText = readFileSync(join(dir, 'textfile', 'shardmove-dry.prom'), 'utf8');
+    const dryLines = dryText.split('\n').filter((l) => l.startsWith('shardmove_'));
+    expect(dryLines.length).toBeGreaterThan(5);
+    for (const line of dryLines) expect(line).toContain('plan="it.dry-run"');
+    expect(dryText).toMatch(/^shardmove_run_info\{plan="it\.dry-run",step="done",dry_run="true"\} 1$/m);
   });
 });

@@ -60,6 +60,7 @@ export function runObservers(
             `warning: --metrics-file: cannot write ${metricsFile}: ${err instanceof Error ? err.message : String(err)} (the ${what} goes on)\n`,
           ),
         onWarning: (message) => ctx.stderr.write(`warning: --metrics-file: ${message}\n`),
+        command: what,
       }),
     );
   }

@@ -32,6 +32,18 @@ export interface MetricsFileOptions {
   onError?: (err: unknown) => void;
   /** Told about a problem the run goes on with (another file in the folder carries this plan's series). */
   onWarning?: (message: string) => void;
+  /** The command that drives the run (default `run`): a revert's series are its own. */
+  command?: 'run' | 'revert';
+}
+
+/**
+ * The `plan` label of a run's series: the plan's name, with the suffix its checkpoint has for a dry
+ * run (`<name>.dry-run`) or a revert (`<name>.revert`), so that their files never collide with the
+ * run's own in one textfile folder.
+ */
+export function planLabelOf(name: string, dryRun: boolean, command: 'run' | 'revert' = 'run'): string {
+  if (command === 'revert') return `${name}.revert`;
+  return dryRun ? `${name}.dry-run` : name;
 }
 
 /** The observer that keeps `file` current; see RunObserver. */
@@ -126,16 +138,17 @@ export function createMetricsFileObserver(
     },
     started(r) {
       run = r;
-      metrics = new RunMetrics(r.plan.name);
+      const plan = planLabelOf(r.plan.name, r.dryRun, opts.command);
+      metrics = new RunMetrics(plan);
       // Counters count what happens from now on: moves that ended before this process are not replayed.
       afterSeq = r.store.lastEventSeq();
       // The cap in force until this process records its own: the last one the checkpoint holds.
       cap = r.store.lastEventOf(['cap.changed'])?.data ?? null;
       gapMs = Math.max(250, Math.min(r.plan.poll.intervalMs, 5_000));
       mkdirSync(dirname(file), { recursive: true });
-      for (const other of findSamePlanFiles(file, r.plan.name))
+      for (const other of findSamePlanFiles(file, plan))
         opts.onWarning?.(
-          `${other} in the same folder also has series of plan ${r.plan.name}: node_exporter cannot gather both ` +
+          `${other} in the same folder also has series of plan ${plan}: node_exporter cannot gather both ` +
             `(one of them is dropped at every scrape). Remove it, or give this run a file in another folder`,
         );
       void write();

@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { planLabelOf } from './metrics-file.js';
 import { findSamePlanFiles } from './neighbours.js';
 
 describe('findSamePlanFiles', () => {
@@ -22,8 +24,16 @@ describe('findSamePlanFiles', () => {
     // A symlink is not followed (a shared folder may hold anything), nor is a directory read.
     symlinkSync(join(dir, 'old run.prom'), join(dir, 'link.prom'));
     mkdirSync(join(dir, 'dir.prom'));
+    // Nor a FIFO, which would block a reader for ever.
+    execFileSync('mkfifo', [join(dir, 'fifo.prom')]);
     expect(findSamePlanFiles(join(dir, 'mine.prom'), 'retire "nfs"')).toEqual([join(dir, 'old run.prom')]);
     expect(findSamePlanFiles(join(dir, 'mine.prom'), 'rebalance')).toEqual([join(dir, 'other.prom')]);
     expect(findSamePlanFiles(join(dir, 'missing', 'x.prom'), 'rebalance')).toEqual([]);
+  });
+
+  it("labels a dry run's and a revert's series as their checkpoints are named, apart from the run's", () => {
+    expect(planLabelOf('retire-nfs', false)).toBe('retire-nfs');
+    expect(planLabelOf('retire-nfs', true)).toBe('retire-nfs.dry-run');
+    expect(planLabelOf('retire-nfs', false, 'revert')).toBe('retire-nfs.revert');
   });
 });
