@@ -12,7 +12,7 @@
  *   both `:all` gauges, so they carry the process's `pid` (`sidekiq_0`).
  * - gitlab-exporter's Sidekiq probe (9168, path `/sidekiq`): `sidekiq_queue_size`,
  *   `sidekiq_queue_latency_seconds` and `sidekiq_queue_paused` by queue `name`, and
- *   `sidekiq_jobs_enqueued_size`.
+ *   `sidekiq_jobs_enqueued_size` (`lib/gitlab_exporter/sidekiq.rb`; the HELP texts are the sandbox's).
  * - `GET /api/v4/sidekiq/queue_metrics` (`lib/api/sidekiq_metrics.rb`): `{queues: {name: {backlog,
  *   latency}}}`, latency in whole seconds (`queue.latency.to_i`), queues in name order.
  */
