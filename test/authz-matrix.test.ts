@@ -357,7 +357,16 @@ const buildCases = (): Case[] => [
   { route: 'GET /-/health', level: 'open', path: () => '/-/health', ok: 200, text: true },
   { route: 'GET /-/liveness', level: 'open', path: () => '/-/liveness', ok: 200 },
   { route: 'GET /-/readiness', level: 'open', path: () => '/-/readiness?all=1', ok: 200 },
-  { route: 'GET /-/sandbox/metrics', level: 'open', path: () => '/-/sandbox/metrics', ok: 200, text: true },
+  // The exporters a real instance's Prometheus scrapes (monitoring allowlist, no credentials).
+  ...(
+    [
+      '/-/sandbox/node-exporter/metrics',
+      '/-/sandbox/gitaly/metrics',
+      '/-/sandbox/sidekiq/metrics',
+      '/-/sandbox/gitlab-exporter/sidekiq',
+    ] as const
+  ).map((path) => ({ route: `GET ${path}`, level: 'open' as const, path: () => path, ok: 200, text: true })),
+  { route: 'GET /api/v4/sidekiq/queue_metrics', level: 'admin', path: () => '/api/v4/sidekiq/queue_metrics', ok: 200 },
   // Sandbox-only: the internal item state GitLab keeps out of its entities.
   { route: 'GET /-/sandbox/items/:kind/:id', level: 'admin', path: () => '/-/sandbox/items/project/1', ok: 200 },
   { route: 'GET /-/sandbox/pools', level: 'admin', path: () => '/-/sandbox/pools', ok: 200 },

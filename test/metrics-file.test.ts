@@ -4,7 +4,7 @@
  * run goes on (every read is a whole file: the writes are atomic) and after it, and its numbers are
  * checked against the sandbox's own move records and the checkpoint.
  */
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import type { ParsedFamily } from 'parse-prometheus-text-format';
@@ -20,15 +20,25 @@ import {
   writeSeed,
 } from './support/cli-harness.js';
 
-const FAMILIES = [
-  'shardmove_items',
+/**
+ * Written at every read while the run goes (a family appears once it has a series: items once a
+ * listing found some, requests once one was answered).
+ */
+const LIVE_FAMILIES = [
   'shardmove_moves_in_flight',
   'shardmove_concurrency_cap',
   'shardmove_paused',
   'shardmove_eta_seconds',
   'shardmove_items_remaining',
-  'shardmove_last_successful_poll_timestamp_seconds',
+  'shardmove_heartbeat_timestamp_seconds',
   'shardmove_run_start_timestamp_seconds',
+  'shardmove_run_info',
+];
+/** The file the run leaves: what is true of a run that ended. */
+const FINAL_FAMILIES = [
+  'shardmove_items',
+  'shardmove_run_start_timestamp_seconds',
+  'shardmove_run_end_timestamp_seconds',
   'shardmove_run_info',
   'shardmove_moves_finished_total',
   'shardmove_moves_failed_total',
@@ -41,7 +51,7 @@ const sum = (f: ParsedFamily | undefined, where: (l: Record<string, string>) => 
 
 /**
  * The parser flattens a histogram's series into one unless the histogram has no labels other than
- * `le` (it follows an old client_python parser), so each kind's series is parsed on its own.
+ * `le` (it follows an old client_python parser), so each kind's series is parsed on its own (without its plan label).
  */
 function histogramByKind(
   text: string,
@@ -55,7 +65,12 @@ function histogramByKind(
   for (const kind of kinds) {
     const own = samples
       .filter((l) => l.includes(`kind="${kind}"`))
-      .map((l) => l.replace(/,?kind="[^"]+"/, '').replace('{}', ''));
+      .map((l) =>
+        l
+          .replace(/,?plan="[^"]*"/, '')
+          .replace(/,?kind="[^"]+"/, '')
+          .replace('{}', ''),
+      );
     const [family] = parsePrometheusTextFormat(`${[...header, ...own].join('\n')}\n`);
     const m = family?.metrics[0];
     out.set(kind, { count: Number(m?.count), sum: Number(m?.sum), buckets: m?.buckets ?? {} });
@@ -86,6 +101,17 @@ describe('run --metrics-file', { timeout: 90_000 }, () => {
     });
     const plan = writePlan(dir, { concurrency: 8 });
     const metricsFile = join(dir, 'textfile', 'shardmove.prom');
+    // A file of the same plan left in the folder (an earlier rehearsal's): node_exporter could not
+    // gather both, so the run says so. Another plan's file is no problem.
+    mkdirSync(join(dir, 'textfile'));
+    writeFileSync(
+      join(dir, 'textfile', 'rehearsal.prom'),
+      'shardmove_run_info{plan="it",step="done",dry_run="false"} 1\n',
+    );
+    writeFileSync(
+      join(dir, 'textfile', 'other.prom'),
+      'shardmove_run_info{plan="itx",step="done",dry_run="false"} 1\n',
+    );
 
     // Read the file as often as we can while the run goes: every read must be a complete file.
     const reads: string[] = [];
@@ -104,34 +130,47 @@ describe('run --metrics-file', { timeout: 90_000 }, () => {
     running = false;
     await reader;
     expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain(
+      `warning: --metrics-file: ${join(dir, 'textfile', 'rehearsal.prom')} in the same folder also has series of plan it`,
+    );
+    expect(r.stderr).not.toContain('other.prom');
 
     expect(reads.length).toBeGreaterThan(3);
     const steps = new Set<string>();
-    for (const text of reads) {
+    const live = reads.filter((t) => !t.includes('shardmove_run_end_timestamp_seconds'));
+    for (const text of live) {
       expect(text.endsWith('\n')).toBe(true);
       const names = parsePrometheusTextFormat(text).map((f) => f.name);
-      expect(names).toEqual(expect.arrayContaining(FAMILIES));
+      expect(names).toEqual(expect.arrayContaining(LIVE_FAMILIES));
       steps.add(/step="([^"]*)"/.exec(text)?.[1] ?? '');
     }
     // Written during the drains, not only at the end.
     expect([...steps].some((s) => s.startsWith('drain '))).toBe(true);
-    // The temporary files were renamed away; only the .prom file is left.
-    expect(readdirSync(join(dir, 'textfile'))).toEqual(['shardmove.prom']);
+    // The temporary files were renamed away; only the .prom files are left.
+    expect(readdirSync(join(dir, 'textfile')).sort()).toEqual(['other.prom', 'rehearsal.prom', 'shardmove.prom']);
 
     const text = readFileSync(metricsFile, 'utf8');
     const families = new Map(parsePrometheusTextFormat(text).map((f) => [f.name, f]));
+    expect([...families.keys()].sort()).toEqual([...FINAL_FAMILIES].sort());
     for (const [name, f] of families) {
       expect(name).toMatch(/^shardmove_[a-z0-9_]+$/);
       expect(f.help.length).toBeGreaterThan(10);
       if (f.type === 'COUNTER') expect(name).toMatch(/_total$/);
       else expect(name).not.toMatch(/_total$/);
     }
+    // Every series names the plan.
+    for (const line of text.split('\n').filter((l) => l.startsWith('shardmove_'))) expect(line).toContain('plan="it"');
     expect(families.get('shardmove_move_duration_seconds')?.type).toBe('HISTOGRAM');
     expect(families.get('shardmove_run_info')?.metrics[0]?.labels).toEqual({
       plan: 'it',
       step: 'doneWithQuarantine',
       dry_run: 'false',
     });
+    // The run ended, with quarantined items; nothing in the file looks like a run still going.
+    const end = families.get('shardmove_run_end_timestamp_seconds')?.metrics;
+    expect(end?.map((m) => m.labels)).toEqual([{ plan: 'it', outcome: 'done_with_quarantine' }]);
+    expect(Number(end?.[0]?.value)).toBeGreaterThan(started);
+    expect(Number(end?.[0]?.value)).toBeLessThanOrEqual(Date.now() / 1000);
 
     // Items: every one the checkpoint knows, by kind, storage and state.
     const store = openCheckpoint(join(dir, 'state', 'it.db'), { readOnly: true });
@@ -142,11 +181,11 @@ describe('run --metrics-file', { timeout: 90_000 }, () => {
     for (const c of summary.counts)
       expect(sum(items, (l) => l.kind === c.kind && l.storage === c.source && l.state === c.state)).toBe(c.n);
     expect(sum(items, (l) => l.state === 'quarantined')).toBe(2);
-    expect(sum(families.get('shardmove_moves_in_flight'))).toBe(0);
-    expect(sum(families.get('shardmove_items_remaining'))).toBe(0);
-    expect(sum(families.get('shardmove_eta_seconds'))).toBe(0);
-    expect(sum(families.get('shardmove_concurrency_cap'))).toBe(8);
-    expect(sum(families.get('shardmove_paused'))).toBe(0);
+    // While it ran, the cap was the plan's and nothing was paused.
+    const last = live.at(-1)!;
+    const liveFamilies = new Map(parsePrometheusTextFormat(last).map((f) => [f.name, f]));
+    expect(sum(liveFamilies.get('shardmove_concurrency_cap'))).toBe(8);
+    expect(sum(liveFamilies.get('shardmove_paused'))).toBe(0);
 
     // Moves: the counters match the sandbox's own records of this (single-process) run.
     const sandboxMoves = [
@@ -183,9 +222,27 @@ describe('run --metrics-file', { timeout: 90_000 }, () => {
     const requests = families.get('shardmove_http_requests_total');
     expect(sum(requests, (l) => l.method === 'POST' && l.status === '201')).toBeGreaterThanOrEqual(sandboxMoves.length);
     expect(sum(requests, (l) => l.method === 'GET' && l.status === '200')).toBeGreaterThan(10);
-    const lastPoll = sum(families.get('shardmove_last_successful_poll_timestamp_seconds'));
+    const lastPoll = Math.max(
+      ...live.map((t) =>
+        sum(parsePrometheusTextFormat(t).find((f) => f.name === 'shardmove_last_successful_poll_timestamp_seconds')),
+      ),
+    );
     expect(lastPoll).toBeGreaterThan(started);
     expect(lastPoll).toBeLessThanOrEqual(Date.now() / 1000);
     expect(sum(families.get('shardmove_run_start_timestamp_seconds'))).toBeGreaterThan(started - 1);
+
+    // A dry run of the same plan, its file beside the run's: its series are its own (it.dry-run), so
+    // node_exporter can gather both, and nothing is said about the run's file.
+    const dry = await runCli(['run', plan, '--dry-run', '--metrics-file', 'textfile/shardmove-dry.prom'], {
+      cwd: dir,
+      env: sandboxEnv(sandbox.url),
+    });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stderr).not.toContain('shardmove.prom');
+    const dryText = readFileSync(join(dir, 'textfile', 'shardmove-dry.prom'), 'utf8');
+    const dryLines = dryText.split('\n').filter((l) => l.startsWith('shardmove_'));
+    expect(dryLines.length).toBeGreaterThan(5);
+    for (const line of dryLines) expect(line).toContain('plan="it.dry-run"');
+    expect(dryText).toMatch(/^shardmove_run_info\{plan="it\.dry-run",step="done",dry_run="true"\} 1$/m);
   });
 });

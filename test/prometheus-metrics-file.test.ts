@@ -38,7 +38,7 @@ const one = (s: Sample[]): number => {
 
 describe('the metrics file, scraped by a real Prometheus', { timeout: 120_000 }, () => {
   it.skipIf(skip !== null)(
-    'shows items remaining and moves in flight while the run goes, and 0 once it ended',
+    'shows items remaining and moves in flight while the run goes, and that the run ended once it did',
     async () => {
       const dir = tempDir('prom-metrics');
       onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
@@ -81,15 +81,15 @@ describe('the metrics file, scraped by a real Prometheus', { timeout: 120_000 },
       expect(r.code, r.stderr).toBe(0);
       const ended = exitedAt as unknown as number;
 
-      // After it: the first scrape taken after the exit reads the final file.
-      await stack.waitFor(
-        'timestamp(shardmove_items_remaining)',
-        (s) => s.length === 1 && s[0]!.value * 1000 > ended,
-        30_000,
-      );
-      expect(one(await stack.samples('shardmove_items_remaining'))).toBe(0);
-      expect(one(await stack.samples('shardmove_moves_in_flight'))).toBe(0);
-      expect(one(await stack.samples('shardmove_eta_seconds'))).toBe(0);
+      // After it: the first scrape taken after the exit reads the final file, which says the run
+      // ended and has no series of a live run left.
+      await stack.waitFor('timestamp(shardmove_run_info)', (s) => s.length === 1 && s[0]!.value * 1000 > ended, 30_000);
+      expect(await stack.samples('shardmove_items_remaining')).toEqual([]);
+      expect(await stack.samples('shardmove_moves_in_flight')).toEqual([]);
+      expect(await stack.samples('shardmove_eta_seconds')).toEqual([]);
+      const end = await stack.samples('shardmove_run_end_timestamp_seconds');
+      expect(end.map((s) => [s.labels.plan, s.labels.outcome])).toEqual([['it', 'done']]);
+      expect(end[0]!.value * 1000).toBeLessThanOrEqual(ended);
       expect(
         (await stack.samples('shardmove_run_info')).map((s) => [
           s.labels.plan,

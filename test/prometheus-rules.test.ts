@@ -7,7 +7,7 @@
  *   finishes once the test writes `test_gate 0`;
  * - Prometheus stopped mid-run: the run says what failed and sends no move POST (on_error: pause),
  *   then goes on when Prometheus is back on the same address, and finishes;
- * - a destination whose free bytes (node_filesystem_avail_bytes of the sandbox's /-/sandbox/metrics,
+ * - a destination whose free bytes (node_filesystem_avail_bytes of the sandbox's node_exporter,
  *   scraped by Prometheus) cannot take the drain is refused in pre-flight before any write;
  * - a query that Prometheus rejects is refused in pre-flight (exit 1, quoting Prometheus), before
  *   any write: no move and the weights as they were.
@@ -160,19 +160,17 @@ describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
       // The destination's filesystem: 64 MiB, far below ten projects.
       writeFileSync(
         seed,
-        readFileSync(seed, 'utf8').replace(
-          /^(\s*)unreachable: \[\].*$/m,
-          '$1unreachable: []\n$1storage_capacity: { cluster: 67108864 }',
-        ),
+        readFileSync(seed, 'utf8').replace(/^(\s*)storage_capacity: .*$/m, '$1storage_capacity: { cluster: 67108864 }'),
       );
       const sandbox = await startSandbox({ seed, workers: 2, moveDurationMs: 10 });
       onTestFinished(() => sandbox.close());
       const stack = await startPrometheusStack({
         textfileDir: join(dir, 'textfile'),
-        scrapeTargets: [{ job: 'sandbox', urls: [sandbox.url], metricsPath: '/-/sandbox/metrics' }],
+        scrapeTargets: [{ job: 'sandbox', urls: [sandbox.url], metricsPath: '/-/sandbox/node-exporter/metrics' }],
       });
       onTestFinished(() => stack.stop());
-      const query = 'node_filesystem_avail_bytes{job="sandbox",storage="cluster"}';
+      // The built-in seed's cluster storage lives on /mnt/gitaly-cluster.
+      const query = 'node_filesystem_avail_bytes{job="sandbox",mountpoint="/mnt/gitaly-cluster"}';
       const [avail] = await stack.waitFor(query, (s) => s.length === 1, 30_000);
       const before = await weightsOf(sandbox.url);
       const plan = writePlan(dir, {});

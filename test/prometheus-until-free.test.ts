@@ -27,18 +27,21 @@ describe("a partial drain bounded by the source's free space (real Prometheus)",
       writeFileSync(
         seed,
         readFileSync(seed, 'utf8').replace(
-          /^(\s*)unreachable: \[\].*$/m,
-          '$1unreachable: []\n$1storage_capacity: { nfs-1: 1099511627776, cluster: 1099511627776 }',
+          /^(\s*)storage_capacity: .*$/m,
+          '$1storage_capacity: { nfs-1: 1099511627776, cluster: 1099511627776 }',
         ),
       );
       const sandbox = await startSandbox({ seed, workers: 4, moveDurationMs: 20 });
       onTestFinished(() => sandbox.close());
       const stack = await startPrometheusStack({
         textfileDir: join(dir, 'textfile'),
-        scrapeTargets: [{ job: 'sandbox', urls: [sandbox.url], metricsPath: '/-/sandbox/metrics' }],
+        scrapeTargets: [{ job: 'sandbox', urls: [sandbox.url], metricsPath: '/-/sandbox/node-exporter/metrics' }],
       });
       onTestFinished(() => stack.stop());
-      const query = (storage: string) => `node_filesystem_avail_bytes{job="sandbox",storage="${storage}"}`;
+      // Where the built-in seed mounts them.
+      const mountpoint: Record<string, string> = { 'nfs-1': '/mnt/nfs-1', cluster: '/mnt/gitaly-cluster' };
+      const query = (storage: string) =>
+        `node_filesystem_avail_bytes{job="sandbox",mountpoint="${mountpoint[storage]}"}`;
       const [avail] = await stack.waitFor(query('nfs-1'), (s) => s.length === 1, 30_000);
       const onSource = sandboxProjects(sandbox).filter((p) => p.storage === 'nfs-1');
       const sourceMib = onSource.reduce((n, p) => n + p.size_mb, 0);

@@ -7,13 +7,13 @@ import { startManualSandbox } from './support/manual-sandbox.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { SeedError, loadSeed, parseSeed } from '../src/sandbox/seed.js';
 import { SANDBOX_ROOT_TOKEN, callSandbox } from './support/sandbox-call.js';
+import { filesystemValue } from './support/sandbox-exporters.js';
 
 const MIB = 1024 * 1024;
 const MOVE_MS = 1000;
@@ -68,13 +68,7 @@ async function sandboxItem(sb: RunningSandbox, id: number) {
   return (await res.json()) as { storage: string; size_mb: number };
 }
 
-async function avail(sb: RunningSandbox, storage: string): Promise<number | undefined> {
-  const text = await (await fetch(`${sb.url}/-/sandbox/metrics`)).text();
-  const v = parsePrometheusTextFormat(text)
-    .find((f) => f.name === 'node_filesystem_avail_bytes')
-    ?.metrics.find((m) => m.labels?.storage === storage)?.value;
-  return v === undefined ? undefined : Number(v);
-}
+const avail = (sb: RunningSandbox, storage: string) => filesystemValue(sb, 'node_filesystem_avail_bytes', storage);
 
 /** Moves project `id` to `destination` and runs the move to its end. */
 async function moveAndFinish(

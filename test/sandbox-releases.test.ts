@@ -259,7 +259,7 @@ describe('object pools and the bytes a moved member lands with', () => {
     await roomy.advance(10);
     await roomy.advance(MOVE_MS);
     expect((await move(roomy.sb, ok)).state).toBe('finished');
-    const gauge = roomy.sb.state.engine.storageGauges().find((g) => g.storage === 'nfs-2');
+    const gauge = roomy.sb.state.engine.load().storages.find((g) => g.storage === 'nfs-2');
     expect(gauge?.usedBytes).toBe(202 * MIB);
   });
 
@@ -274,7 +274,7 @@ describe('object pools and the bytes a moved member lands with', () => {
     await advance(10);
     await advance(MOVE_MS);
     expect((await move(sb, id)).state).toBe('finished');
-    expect(sb.state.engine.storageGauges().find((g) => g.storage === 'nfs-2')?.usedBytes).toBe(3 * MIB);
+    expect(sb.state.engine.load().storages.find((g) => g.storage === 'nfs-2')?.usedBytes).toBe(3 * MIB);
     expect((await pools(sb)).map((p) => p.storage)).toEqual(['nfs-1']);
   });
 });

@@ -1,6 +1,7 @@
 // Issue 22 item 4: the sandbox tells the same story about room and load. Storages have a seeded
-// capacity; GET /-/sandbox/metrics serves node_filesystem_{size,avail}_bytes and a busy gauge that
-// follow the moves; a move into a storage without room fails as Gitaly's replication does.
+// capacity; its node_exporter (GET /-/sandbox/node-exporter/metrics) serves node_filesystem_* for
+// each storage's filesystem and the disks' busy time, which follow the moves; a move into a storage
+// without room fails as Gitaly's replication does.
 import { startManualSandbox } from './support/manual-sandbox.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +26,8 @@ const NO_SPACE =
 function seed(change: (s: Seed) => void = () => {}): Seed {
   const s = structuredClone(loadSeed());
   s.instance.storage_capacity = { 'nfs-1': 1024 * MIB, 'nfs-2': 10 * 1024 * MIB, cluster: 60 * MIB };
+  // Every storage on a disk of its own, at the default mountpoints (/var/opt/gitlab/git-data/<storage>).
+  delete s.instance.storage_filesystems;
   s.inventory = {
     projects: [
       { id: 1, storage: 'nfs-1', size_mb: 40 },
@@ -42,7 +45,7 @@ function seed(change: (s: Seed) => void = () => {}): Seed {
 const startManual = (s: Seed = seed(), faults: Partial<FaultOptions> = {}) => startManualSandbox(s, MOVE_MS, faults);
 
 async function scrape(sb: RunningSandbox) {
-  const res = await fetch(`${sb.url}/-/sandbox/metrics`);
+  const res = await fetch(`${sb.url}/-/sandbox/node-exporter/metrics`);
   const text = await res.text();
   return {
     status: res.status,
@@ -52,15 +55,21 @@ async function scrape(sb: RunningSandbox) {
   };
 }
 
-/** The value of `name` for `storage`, as a number (undefined when the series is absent). */
+const MOUNTPOINT = (storage: string) => `/var/opt/gitlab/git-data/${storage}`;
+/** The default disks, in the order of the seed's storages (default, nfs-1, nfs-2, cluster). */
+const DISK: Record<string, string> = { default: 'sdb', 'nfs-1': 'sdc', 'nfs-2': 'sdd', cluster: 'sde' };
+
+/** The value of `name` for `storage`'s filesystem or disk, as a number (undefined when the series is absent). */
 async function gauge(sb: RunningSandbox, name: string, storage: string): Promise<number | undefined> {
   const { families } = await scrape(sb);
-  const v = families.find((f) => f.name === name)?.metrics.find((m) => m.labels?.storage === storage)?.value;
+  const v = families
+    .find((f) => f.name === name)
+    ?.metrics.find((m) => m.labels?.mountpoint === MOUNTPOINT(storage) || m.labels?.device === DISK[storage])?.value;
   return v === undefined ? undefined : Number(v);
 }
 
 const avail = (sb: RunningSandbox, storage: string) => gauge(sb, 'node_filesystem_avail_bytes', storage);
-const busy = (sb: RunningSandbox, storage: string) => gauge(sb, 'sandbox_storage_busy_ratio', storage);
+const ioSeconds = (sb: RunningSandbox, storage: string) => gauge(sb, 'node_disk_io_time_seconds_total', storage);
 
 async function move(sb: RunningSandbox, project: number, destination: string) {
   const r = await callSandbox(sb, 'POST', `/projects/${project}/repository_storage_moves`, {
@@ -78,33 +87,45 @@ const item = async (sb: RunningSandbox, id: number) =>
     })
   ).json()) as Record<string, unknown>;
 
-describe('GET /-/sandbox/metrics', () => {
-  it('serves the exposition format that a Prometheus parser reads: sizes, room and busy per storage', async () => {
+describe("the sandbox's node_exporter", () => {
+  it('serves what node_exporter does: every filesystem series by device, fstype and mountpoint, and the disks', async () => {
     const { sb } = await startManual();
     const { status, contentType, families } = await scrape(sb);
     expect(status).toBe(200);
     expect(contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(families.map((f) => [f.name, f.type])).toEqual([
-      ['node_filesystem_size_bytes', 'GAUGE'],
+      ['node_disk_io_time_seconds_total', 'COUNTER'],
       ['node_filesystem_avail_bytes', 'GAUGE'],
-      ['sandbox_storage_busy_ratio', 'GAUGE'],
+      ['node_filesystem_device_error', 'GAUGE'],
+      ['node_filesystem_files', 'GAUGE'],
+      ['node_filesystem_files_free', 'GAUGE'],
+      ['node_filesystem_free_bytes', 'GAUGE'],
+      ['node_filesystem_readonly', 'GAUGE'],
+      ['node_filesystem_size_bytes', 'GAUGE'],
     ]);
-    const size = families[0]!.metrics;
+    const size = families.find((f) => f.name === 'node_filesystem_size_bytes')!.metrics;
+    // No storage label: node_exporter knows filesystems, not GitLab's storages.
     expect(size).toEqual([
-      { labels: { storage: 'nfs-1', mountpoint: '/var/opt/gitlab/git-data/nfs-1' }, value: String(1024 * MIB) },
-      { labels: { storage: 'nfs-2', mountpoint: '/var/opt/gitlab/git-data/nfs-2' }, value: String(10 * 1024 * MIB) },
-      { labels: { storage: 'cluster', mountpoint: '/var/opt/gitlab/git-data/cluster' }, value: String(60 * MIB) },
+      { labels: { device: '/dev/sdc', fstype: 'xfs', mountpoint: MOUNTPOINT('nfs-1') }, value: String(1024 * MIB) },
+      {
+        labels: { device: '/dev/sdd', fstype: 'xfs', mountpoint: MOUNTPOINT('nfs-2') },
+        value: String(10 * 1024 * MIB),
+      },
+      { labels: { device: '/dev/sde', fstype: 'xfs', mountpoint: MOUNTPOINT('cluster') }, value: String(60 * MIB) },
     ]);
-    // A storage without a capacity has no filesystem figures, but a busy gauge like every storage.
+    // A storage without a capacity has no filesystem figures, but a disk like every storage.
     expect(await avail(sb, 'nfs-1')).toBe((1024 - 150) * MIB);
+    expect(await gauge(sb, 'node_filesystem_free_bytes', 'nfs-1')).toBe((1024 - 150) * MIB);
+    expect(await gauge(sb, 'node_filesystem_files', 'nfs-1')).toBe((1024 * MIB) / 16384);
+    expect(await gauge(sb, 'node_filesystem_files_free', 'nfs-1')).toBe(((1024 - 150) * MIB) / 16384);
     expect(await avail(sb, 'nfs-2')).toBe((10 * 1024 - 2) * MIB);
     expect(await avail(sb, 'cluster')).toBe(60 * MIB);
     expect(await avail(sb, 'default')).toBeUndefined();
-    expect(families[2]!.metrics.map((m) => [m.labels?.storage, m.value])).toEqual([
-      ['default', '0'],
-      ['nfs-1', '0'],
-      ['nfs-2', '0'],
-      ['cluster', '0'],
+    expect(families[0]!.metrics.map((m) => [m.labels?.device, m.value])).toEqual([
+      ['sdb', '0'],
+      ['sdc', '0'],
+      ['sdd', '0'],
+      ['sde', '0'],
     ]);
   });
 
@@ -153,18 +174,26 @@ describe('room as moves run', () => {
     expect(await avail(sb, 'nfs-2')).toBe((10 * 1024 - 32) * MIB);
   });
 
-  it('raises the busy gauge of both storages while moves run, and brings it back to 0', async () => {
+  it('counts disk time on both storages while moves run, a quarter of a second per second per move, and stops', async () => {
     const { sb, advance } = await startManual();
     await move(sb, 1, 'nfs-2');
     await move(sb, 2, 'cluster');
+    // Both started when they were scheduled; 410 ms later:
     await advance(10);
-    expect(await busy(sb, 'nfs-1')).toBe(0.5);
-    expect(await busy(sb, 'nfs-2')).toBe(0.25);
-    expect(await busy(sb, 'cluster')).toBe(0.25);
-    expect(await busy(sb, 'default')).toBe(0);
+    await advance(400);
+    // Both moves read nfs-1 (2 of the 4 moves that saturate a disk); each writes one destination.
+    expect(await ioSeconds(sb, 'nfs-1')).toBeCloseTo(0.41 * 0.5, 6);
+    expect(await ioSeconds(sb, 'nfs-2')).toBeCloseTo(0.41 * 0.25, 6);
+    expect(await ioSeconds(sb, 'cluster')).toBeCloseTo(0.41 * 0.25, 6);
+    expect(await ioSeconds(sb, 'default')).toBe(0);
     await advance(MOVE_MS);
     await advance(MOVE_MS);
-    for (const storage of ['default', 'nfs-1', 'nfs-2', 'cluster']) expect(await busy(sb, storage)).toBe(0);
+    // Both ended MOVE_MS after they started: the counters stop there.
+    const after = [await ioSeconds(sb, 'nfs-1'), await ioSeconds(sb, 'nfs-2')];
+    expect(after[0]).toBeCloseTo((MOVE_MS / 1000) * 0.5, 6);
+    expect(after[1]).toBeCloseTo((MOVE_MS / 1000) * 0.25, 6);
+    await advance(MOVE_MS);
+    expect([await ioSeconds(sb, 'nfs-1'), await ioSeconds(sb, 'nfs-2')]).toEqual(after);
   });
 });
 

@@ -59,6 +59,8 @@ export function runObservers(
           ctx.stderr.write(
             `warning: --metrics-file: cannot write ${metricsFile}: ${err instanceof Error ? err.message : String(err)} (the ${what} goes on)\n`,
           ),
+        onWarning: (message) => ctx.stderr.write(`warning: --metrics-file: ${message}\n`),
+        command: what,
       }),
     );
   }

@@ -22,9 +22,9 @@ const gauges = {
   cap: { cap: 3, ceiling: 3, paused: true, limit: 'paused', reason: 'paused' } as const,
   elapsedMs: 60_000,
   step: 'drain nfs-1/projects',
-  plan: 'p',
   dryRun: false,
   startedAt: 1_700_000_000_000,
+  now: 1_700_000_060_000,
 };
 const value = (text: string, name: string, labels: Record<string, string> = {}) =>
   parsePrometheusTextFormat(text)
@@ -33,7 +33,7 @@ const value = (text: string, name: string, labels: Record<string, string> = {}) 
 
 describe('RunMetrics', () => {
   it('sets the gauges from the summary: zeros for states left, the override cap, paused, NaN ETA without a rate', async () => {
-    const m = new RunMetrics();
+    const m = new RunMetrics('p');
     m.setGauges({ ...gauges, summary: summary() });
     let text = await m.render();
     expect(value(text, 'shardmove_items', { state: 'pending' })).toBe('5');
@@ -65,7 +65,7 @@ describe('RunMetrics', () => {
   });
 
   it('counts ended moves and requests, and takes a poll time only from a successful read of the moves', async () => {
-    const m = new RunMetrics();
+    const m = new RunMetrics('p');
     m.moveEnded({
       kind: 'projects',
       source: 'a',
@@ -121,7 +121,8 @@ describe('RunMetrics', () => {
       8_000,
     );
     let text = await m.render();
-    expect(value(text, 'shardmove_last_successful_poll_timestamp_seconds')).toBe('0');
+    // No series before the first successful poll (a long listing must not look like a stalled drain).
+    expect(value(text, 'shardmove_last_successful_poll_timestamp_seconds')).toBeUndefined();
     m.response(
       { method: 'GET', path: '/project_repository_storage_moves?page=1', attempt: 2, mutating: false, status: 200 },
       9_000,
@@ -141,9 +142,75 @@ describe('RunMetrics', () => {
     expect(value(text, 'shardmove_http_requests_total', { method: 'GET', status: 'error' })).toBe('1');
     expect(value(text, 'shardmove_http_requests_total', { method: 'GET', status: '503' })).toBe('1');
     // Only the timed move is in the histogram (the failed one's start was never seen).
-    expect(text).toMatch(/^shardmove_move_duration_seconds_count\{kind="projects"\} 1$/m);
-    expect(text).toMatch(/^shardmove_move_duration_seconds_sum\{kind="projects"\} 3$/m);
+    expect(text).toMatch(/^shardmove_move_duration_seconds_count\{plan="p",kind="projects"\} 1$/m);
+    expect(text).toMatch(/^shardmove_move_duration_seconds_sum\{plan="p",kind="projects"\} 3$/m);
     // A private registry: nothing was added to prom-client's global one.
     expect(await register.metrics()).not.toContain('shardmove_');
+  });
+
+  it('labels every series with the plan, and writes a family only once it has a series', async () => {
+    const m = new RunMetrics('retire "nfs"');
+    let text = await m.render();
+    expect(text).toBe('');
+    m.setGauges({ ...gauges, summary: summary() });
+    m.moveEnded({
+      kind: 'projects',
+      source: 'a',
+      itemId: 1,
+      moveId: 1,
+      startAt: 0,
+      endAt: 2000,
+      end: 'finished',
+      error: null,
+    });
+    m.response(
+      { method: 'GET', path: '/project_repository_storage_moves', attempt: 1, mutating: false, status: 200 },
+      9_000,
+    );
+    text = await m.render();
+    const samples = text.split('\n').filter((l) => l.startsWith('shardmove_'));
+    expect(samples.length).toBeGreaterThan(20);
+    for (const line of samples) expect(line).toContain('plan="retire \\"nfs\\""');
+    // No family without a series (the failure counter has none yet).
+    expect(text).not.toContain('shardmove_moves_failed_total');
+    expect(parsePrometheusTextFormat(text).every((f) => f.metrics.length > 0)).toBe(true);
+  });
+
+  it('replaces the series of a live run by its outcome when it ends', async () => {
+    const m = new RunMetrics('p');
+    m.setGauges({ ...gauges, summary: summary() });
+    m.response(
+      { method: 'GET', path: '/project_repository_storage_moves', attempt: 1, mutating: false, status: 200 },
+      9_000,
+    );
+    let text = await m.render();
+    const live = [
+      'shardmove_eta_seconds',
+      'shardmove_items_remaining',
+      'shardmove_moves_in_flight',
+      'shardmove_concurrency_cap',
+      'shardmove_paused',
+      'shardmove_last_successful_poll_timestamp_seconds',
+      'shardmove_heartbeat_timestamp_seconds',
+    ];
+    for (const name of live) expect(value(text, name), name).toBeDefined();
+    expect(value(text, 'shardmove_heartbeat_timestamp_seconds')).toBe(String(gauges.now / 1000));
+    expect(value(text, 'shardmove_run_end_timestamp_seconds')).toBeUndefined();
+    m.end('done_with_quarantine', 1_700_000_100_000);
+    // A refresh after the end (the final write) and a late poll answer bring none of them back.
+    m.setGauges({ ...gauges, step: 'doneWithQuarantine', summary: summary() });
+    m.response(
+      { method: 'GET', path: '/project_repository_storage_moves', attempt: 1, mutating: false, status: 200 },
+      9_500,
+    );
+    text = await m.render();
+    for (const name of live) expect(value(text, name), name).toBeUndefined();
+    expect(
+      parsePrometheusTextFormat(text).find((f) => f.name === 'shardmove_run_end_timestamp_seconds')?.metrics,
+    ).toEqual([{ value: '1700000100', labels: { plan: 'p', outcome: 'done_with_quarantine' } }]);
+    // What stays is true of a finished run: items by state, the start, the run's last step.
+    expect(value(text, 'shardmove_items', { state: 'pending' })).toBe('5');
+    expect(value(text, 'shardmove_run_start_timestamp_seconds')).toBe('1700000000');
+    expect(value(text, 'shardmove_run_info', { step: 'doneWithQuarantine' })).toBe('1');
   });
 });

@@ -4,6 +4,13 @@
  * counters and the duration histogram are fed from the event log (moves that ended since this
  * process started), requests from the HTTP client's responses. Counters start at 0 in every
  * process, as Prometheus expects of a restarted target (`rate()` handles the reset).
+ *
+ * Every series carries a `plan` label: node_exporter's textfile collector merges every `.prom` file of
+ * its folder into one scrape and fails the whole gather on two identical series, so two runs' files in
+ * one folder must differ in their labels. Series are written only once they have a value (an empty
+ * family would say nothing), and the live ones (remaining, ETA, in flight, cap, paused, last poll,
+ * heartbeat) go away when the run ends, replaced by `shardmove_run_end_timestamp_seconds` with the
+ * outcome: a finished run's file must not look like a run that stalled.
  */
 import type { CapData } from '../events/vocabulary.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -17,6 +24,14 @@ import type { StatusSummary } from '../store/types.js';
 /** From a quarter of a second (the sandbox) to six hours (a large repository on a busy Gitaly). */
 export const MOVE_DURATION_BUCKETS = [0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600];
 
+/**
+ * How a run ended in this process: its final state (done, done with quarantined items, failed),
+ * interrupted (SIGINT/SIGTERM, the checkpoint saved), or stopped without either (the run lock lost to
+ * another runner, an internal error).
+ */
+export const RUN_OUTCOMES = ['done', 'done_with_quarantine', 'failed', 'interrupted', 'stopped'] as const;
+export type RunOutcome = (typeof RUN_OUTCOMES)[number];
+
 /** What one refresh of the gauges needs. */
 export interface GaugeInput {
   summary: StatusSummary;
@@ -25,13 +40,15 @@ export interface GaugeInput {
   /** ms this process has been running the plan (the rate's window when shorter than 10 minutes). */
   elapsedMs: number;
   step: string;
-  plan: string;
   dryRun: boolean;
   startedAt: number;
+  /** Now (ms since epoch): the heartbeat. */
+  now: number;
 }
 
 export class RunMetrics {
   readonly registry = new Registry();
+  private endedAt: number | null = null;
   private readonly items = this.gauge(
     'shardmove_items',
     'Items known to the run, by kind, source storage and item state.',
@@ -39,87 +56,118 @@ export class RunMetrics {
   );
   private readonly inFlight = this.gauge(
     'shardmove_moves_in_flight',
-    'Moves scheduled or in flight (what the concurrency cap counts).',
+    'Moves scheduled or in flight (what the concurrency cap counts); absent once the run ended.',
   );
   private readonly cap = this.gauge(
     'shardmove_concurrency_cap',
-    "The cap in force: moves allowed in flight (the operator's cap, lowered by maintenance windows and the throttle); NaN until the first drain looked.",
+    "The cap in force: moves allowed in flight (the operator's cap, lowered by maintenance windows and the throttle); NaN until the first drain looked; absent once the run ended.",
   );
   private readonly paused = this.gauge(
     'shardmove_paused',
-    '1 while the run is paused with `shardmove control --pause`, else 0.',
+    '1 while the run is paused with `shardmove control --pause`, else 0; absent once the run ended.',
   );
   private readonly eta = this.gauge(
     'shardmove_eta_seconds',
-    'Estimated seconds until every remaining item is moved, at the rate of the last 10 minutes; NaN when unknown.',
+    'Estimated seconds until every remaining item is moved, at the rate of the last 10 minutes; NaN when unknown; absent once the run ended.',
   );
-  private readonly remaining = this.gauge('shardmove_items_remaining', 'Items neither moved nor quarantined.');
+  private readonly remaining = this.gauge(
+    'shardmove_items_remaining',
+    'Items neither moved nor quarantined; absent once the run ended.',
+  );
   private readonly lastPoll = this.gauge(
     'shardmove_last_successful_poll_timestamp_seconds',
-    'When a poll of the storage moves last succeeded (Unix time).',
+    'When a poll of the storage moves last succeeded (Unix time); absent before the first one and once the run ended.',
+  );
+  private readonly heartbeat = this.gauge(
+    'shardmove_heartbeat_timestamp_seconds',
+    'When this process last rewrote the file while running the plan (at least every 30 s; Unix time); absent once the run ended.',
   );
   private readonly started = this.gauge(
     'shardmove_run_start_timestamp_seconds',
     'When this process started running the plan (Unix time).',
   );
+  private readonly ended = this.gauge(
+    'shardmove_run_end_timestamp_seconds',
+    'When the run ended in this process (Unix time), and how: done, done_with_quarantine, failed, interrupted, stopped; absent while it runs.',
+    ['outcome'],
+  );
   private readonly info = this.gauge(
     'shardmove_run_info',
-    'Always 1; the labels name the plan, the step the run is in, and whether it is a dry run.',
-    ['plan', 'step', 'dry_run'],
+    'Always 1; the labels name the step the run is in (its final state once it ended), and whether it is a dry run.',
+    ['step', 'dry_run'],
   );
   private readonly finished = new Counter({
     name: 'shardmove_moves_finished_total',
     help: 'Moves that ended with the repository on the destination (finished, or cleanup failed), by kind.',
-    labelNames: ['kind', 'outcome'],
+    labelNames: ['plan', 'kind', 'outcome'],
     registers: [this.registry],
   });
   private readonly failed = new Counter({
     name: 'shardmove_moves_failed_total',
     help: 'Moves that failed (state failed) or were given up as stuck, by kind and failure class (docs/failures.md).',
-    labelNames: ['kind', 'outcome', 'class'],
+    labelNames: ['plan', 'kind', 'outcome', 'class'],
     registers: [this.registry],
   });
   private readonly duration = new Histogram({
     name: 'shardmove_move_duration_seconds',
     help: "How long moves took, from the POST's answer to the poll that saw them end, by kind.",
-    labelNames: ['kind'],
+    labelNames: ['plan', 'kind'],
     buckets: MOVE_DURATION_BUCKETS,
     registers: [this.registry],
   });
   private readonly requests = new Counter({
     name: 'shardmove_http_requests_total',
     help: 'HTTP attempts to the instance, by method and response status ("error" when no response came).',
-    labelNames: ['method', 'status'],
+    labelNames: ['plan', 'method', 'status'],
     registers: [this.registry],
   });
 
-  private gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
-    return new Gauge<L>({ name, help, labelNames, registers: [this.registry] });
+  /** `plan` is the plan's name, the label every series carries. */
+  constructor(readonly plan: string) {}
+
+  private gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L | 'plan'> {
+    return new Gauge<L | 'plan'>({ name, help, labelNames: ['plan', ...labelNames], registers: [this.registry] });
+  }
+
+  /** The series that describe a run going on: dropped when it ends. */
+  private live(): Gauge<'plan'>[] {
+    return [this.inFlight, this.cap, this.paused, this.eta, this.remaining, this.lastPoll, this.heartbeat];
   }
 
   /** Sets every gauge from the checkpoint's summary. */
   setGauges(g: GaugeInput): void {
+    const plan = this.plan;
     this.items.reset();
     // Every state of every (kind, storage) seen, zeros included, so a series drops to 0 rather than vanishing.
     const pairs = new Set(g.summary.counts.map((c) => `${c.kind}\u0000${c.source}`));
     for (const pair of pairs) {
       const [kind, storage] = pair.split('\u0000') as [string, string];
-      for (const state of ITEM_STATES) this.items.set({ kind, storage, state }, 0);
+      for (const state of ITEM_STATES) this.items.set({ plan, kind, storage, state }, 0);
     }
     let inFlight = 0;
     for (const c of g.summary.counts) {
-      this.items.set({ kind: c.kind, storage: c.source, state: c.state }, c.n);
+      this.items.set({ plan, kind: c.kind, storage: c.source, state: c.state }, c.n);
       if (c.state === 'scheduling' || c.state === 'in_flight') inFlight += c.n;
     }
-    this.inFlight.set(inFlight);
-    this.cap.set(g.cap?.cap ?? Number.NaN);
-    this.paused.set(g.summary.control?.paused ? 1 : 0);
-    const rate = rateAndEta(g.summary, g.elapsedMs);
-    this.eta.set(rate.etaMs === null ? Number.NaN : rate.etaMs / 1000);
-    this.remaining.set(rate.remaining);
-    this.started.set(g.startedAt / 1000);
+    this.started.set({ plan }, g.startedAt / 1000);
     this.info.reset();
-    this.info.set({ plan: g.plan, step: g.step, dry_run: String(g.dryRun) }, 1);
+    this.info.set({ plan, step: g.step, dry_run: String(g.dryRun) }, 1);
+    if (this.endedAt !== null) return;
+    this.inFlight.set({ plan }, inFlight);
+    this.cap.set({ plan }, g.cap?.cap ?? Number.NaN);
+    this.paused.set({ plan }, g.summary.control?.paused ? 1 : 0);
+    const rate = rateAndEta(g.summary, g.elapsedMs);
+    this.eta.set({ plan }, rate.etaMs === null ? Number.NaN : rate.etaMs / 1000);
+    this.remaining.set({ plan }, rate.remaining);
+    this.heartbeat.set({ plan }, g.now / 1000);
+  }
+
+  /** The run ended (`at`, ms since epoch): its outcome replaces the series of a live run. */
+  end(outcome: RunOutcome, at: number): void {
+    this.endedAt = at;
+    for (const g of this.live()) g.reset();
+    this.ended.reset();
+    this.ended.set({ plan: this.plan, outcome }, at / 1000);
   }
 
   /**
@@ -128,30 +176,39 @@ export class RunMetrics {
    */
   moveEnded(span: MoveSpan, instanceVersion: string | null = null): void {
     if (span.end === null) return;
-    const labels = { kind: span.kind, outcome: span.end };
+    const labels = { plan: this.plan, kind: span.kind, outcome: span.end };
     if (span.end === 'finished' || span.end === 'cleanup_failed') this.finished.inc(labels);
     else this.failed.inc({ ...labels, class: spanFailureClass(span, instanceVersion) });
     const s = spanSeconds(span);
-    if (s !== null) this.duration.observe({ kind: span.kind }, s);
+    if (s !== null) this.duration.observe({ plan: this.plan, kind: span.kind }, s);
   }
 
   /** Counts one HTTP attempt; a successful read of the storage moves is a successful poll. */
   response(e: RequestEvent, now: number): void {
     const status = typeof e.status === 'number' ? String(e.status) : 'error';
-    this.requests.inc({ method: e.method, status });
+    this.requests.inc({ plan: this.plan, method: e.method, status });
     if (
+      this.endedAt === null &&
       e.method === 'GET' &&
       typeof e.status === 'number' &&
       e.status >= 200 &&
       e.status < 300 &&
       e.path.includes('repository_storage_moves')
     ) {
-      this.lastPoll.set(now / 1000);
+      this.lastPoll.set({ plan: this.plan }, now / 1000);
     }
   }
 
-  /** The registry in the Prometheus text format (what node_exporter's textfile collector reads). */
-  render(): Promise<string> {
-    return this.registry.metrics();
+  /**
+   * The registry in the Prometheus text format (what node_exporter's textfile collector reads), each
+   * family only when it has a series.
+   */
+  async render(): Promise<string> {
+    const parts: string[] = [];
+    for (const family of await this.registry.getMetricsAsJSON()) {
+      if (family.values.length === 0) continue;
+      parts.push(await this.registry.getSingleMetricAsString(family.name));
+    }
+    return parts.length === 0 ? '' : `${parts.join('\n')}\n`;
   }
 }

@@ -6,6 +6,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { storageFilesystemRules, storageFilesystemsField } from './seed-filesystems.js';
 
 export const CREDENTIAL_TYPES = [
   'personal',
@@ -151,10 +152,12 @@ const instanceFields = z.strictObject(
     ...instanceIssue13Fields,
     /**
      * Issue 22: the size in bytes of the filesystem each storage lives on. Storages left out have no
-     * known size: they never run out of room and /-/sandbox/metrics leaves them out of the filesystem
-     * metrics. Optional in the type, so configurations built by hand stay valid.
+     * known size: they never run out of room and the sandbox's node_exporter leaves them out of the
+     * filesystem metrics. Optional in the type, so configurations built by hand stay valid.
      */
     storage_capacity: z.record(z.string(), int(0), { error: 'must be a mapping of storage to bytes' }).optional(),
+    /** The filesystem each storage lives on, as node_exporter labels it (./seed-filesystems.ts). */
+    storage_filesystems: storageFilesystemsField,
   },
   { error: 'must be a mapping' },
 );
@@ -392,6 +395,7 @@ function crossFieldRules(seed: unknown, problem: (path: (string | number)[], mes
   for (const [i, s] of list(instance.unreachable).entries()) knownStorage(s, ['instance', 'unreachable', i]);
   for (const k of Object.keys(fields(instance.weights))) knownStorage(k, ['instance', 'weights', k]);
   for (const k of Object.keys(fields(instance.storage_capacity))) knownStorage(k, ['instance', 'storage_capacity', k]);
+  storageFilesystemRules(instance, problem);
   for (const k of Object.keys(fields(fields(inventory.generate).storages)))
     knownStorage(k, ['inventory', 'generate', 'storages', k]);
   for (const kind of ['projects', 'snippets', 'groups'] as const) {

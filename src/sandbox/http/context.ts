@@ -67,15 +67,26 @@ export interface Reply {
 /** Outcome of scheduling one item's move: the new record, or GitLab's validation errors. */
 export type ScheduleOutcome = { ok: true; move: MoveRow } | { ok: false; errors: Record<string, string[]> };
 
-/** One storage's room and load now (issue 22), as /-/sandbox/metrics serves them. */
+/** One storage's room and disk time now, as the sandbox's node_exporter serves them. */
 export interface StorageGauge {
   storage: string;
   /** The seeded `instance.storage_capacity`, or null when the storage has none. */
   capacityBytes: number | null;
   /** Bytes its repositories and copies take, moves in flight included; null without a capacity. */
   usedBytes: number | null;
-  /** Moves running on it (as source or destination) against the number that saturates it, 0 to 1. */
-  busyRatio: number;
+  /** Seconds its disk has been busy with moves since the sandbox started (a counter). */
+  ioSeconds: number;
+}
+
+/** The load of the move engine now, for the exporters (../exporters/, ../moves/load.ts). */
+export interface EngineLoad {
+  storages: StorageGauge[];
+  /** Moves that can run at once (Sidekiq's concurrency). */
+  workers: number;
+  /** Moves holding a worker, by kind. */
+  running: Map<ItemKind, number>;
+  /** Gitaly's ReplicateRepository calls: in progress, waiting for the repository, started and returned (by code). */
+  replication: { inProgress: number; queued: number; started: number; handled: Map<string, number> };
 }
 
 /**
@@ -83,8 +94,8 @@ export interface StorageGauge {
  * imports nothing above it; moves/engine.ts's MoveEngine satisfies it.
  */
 export interface MoveScheduler {
-  /** Room and load of every configured storage at the sandbox clock's now. */
-  storageGauges(): StorageGauge[];
+  /** Room and load of every configured storage, jobs and Gitaly calls, at the sandbox clock's now. */
+  load(): EngineLoad;
   /**
    * Schedules a move of `item` to `destination` (picked by weight when undefined). Fails with
    * `destination_storage_name: can't be blank` (an empty name) and/or `is not included in the

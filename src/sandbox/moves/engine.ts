@@ -43,8 +43,8 @@
  *   not fit writes until the disk is full and then fails as Gitaly's replication does
  *   (`started -> failed`, Gitaly's tar failure (./failures.ts), writable, still on its source; the partial copy is
  *   removed). The outcome is fixed when the copy starts (fate `no_space`, so a restart replays it);
- *   the first of two copies that only fit alone wins. `storageGauges()` tells the room and how busy
- *   each storage is (running moves per storage, ./policy.ts `busyRatio`).
+ *   the first of two copies that only fit alone wins. `load()` tells the room of each storage and
+ *   the load the moves put on the instance (./load.ts: jobs running, Gitaly calls, disk time).
  * - Duration (./policy.ts): `moveDurationMs` when set, else 50 ms per MB divided by `speed`
  *   (at least 10 ms); 90% copying (`started`), 10% removing the source copy (`replicated`). A move
  *   to the same storage copies nothing and finishes at once; a move from or to an unreachable
@@ -65,15 +65,16 @@ import type { Clock } from '../clock.js';
 import type { Db, ItemKind, ItemRow, MoveRow, MoveState } from '../db.js';
 import { ITEM_KINDS, isoTime } from '../db.js';
 import type { Faults, MoveFate } from '../faults.js';
-import type { MoveScheduler, StorageGauge } from '../http/context.js';
+import type { EngineLoad, MoveScheduler, StorageGauge } from '../http/context.js';
 import type { InstanceConfig } from '../seed-schema.js';
 import { hasGroupWikiRepositories } from '../inventory/items.js';
 import { moveStatements, noteMoveCreated, readWeights } from './store.js';
-import { MIN_MOVE_MS, busyRatio, moveDuration, pickStorage, splitDuration } from './policy.js';
+import { MIN_MOVE_MS, moveDuration, pickStorage, splitDuration } from './policy.js';
 import { copyFailureMessage, unavailableError } from './failures.js';
 import { hasMoveLease } from './releases.js';
 import { bytesOf, createRoomLedger } from './room.js';
 import { createPoolKeeper } from './pools.js';
+import { createLoadTracker, grpcCodeOf } from './load.js';
 
 export interface EngineOptions {
   workers: number;
@@ -173,8 +174,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   // The container's exclusive lease (16.6): before it a second job is never refused, and a rerun
   // of an interrupted job finds its move `started` and does nothing (./releases.ts).
   const lease = hasMoveLease(config.version);
-  /** Running moves per storage they copy from or to (both ends of a move, once each). */
-  const busy = new Map<string, number>();
+  /** Workers, disks and Gitaly calls the running moves keep busy (./load.ts). */
+  const tracker = createLoadTracker();
 
   /**
    * Why the copy fails (the exception, untruncated: the move entity truncates it, from 16.7 only),
@@ -216,10 +217,18 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     return used;
   }
 
-  /** Counts `r` on the storages it runs on (`sign` -1 when it stops). */
-  function touch(r: Queued, sign: 1 | -1): void {
-    for (const storage of r.source === r.destination ? [r.source] : [r.source, r.destination])
-      busy.set(storage, (busy.get(storage) ?? 0) + sign);
+  /**
+   * Whether `r`'s copy calls ReplicateRepository on a Gitaly: it copies, and neither storage is
+   * unreachable (that call fails before any Gitaly handles it, UNAVAILABLE).
+   */
+  function replicates(r: Queued, failure: string | null): boolean {
+    return copies(r) && !(failure !== null && grpcCodeOf(failure) === 'Unavailable');
+  }
+
+  /** The gRPC code `r`'s ReplicateRepository call returns: a job killed mid-copy cancels it. */
+  function copyCode(r: Running, failure: string | null): string {
+    if (failure !== null) return grpcCodeOf(failure) ?? 'OK';
+    return r.fate === 'interrupted' ? 'Canceled' : 'OK';
   }
 
   function createMove(
@@ -298,7 +307,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       startedAt: at,
     };
     running.push(r);
-    touch(r, 1);
+    tracker.started(r, at, replicates(q, failure));
   }
 
   /** Whether the move copies a repository (not to the same storage, and the item has one). */
@@ -365,7 +374,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
 
   function release(index: number, now: number): void {
     const r = running[index] as Running;
-    touch(r, -1);
+    tracker.stopped(r, r.due);
     const last = running.pop() as Running;
     if (index < running.length) running[index] = last;
     fill(r.due, now);
@@ -376,6 +385,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     const iso = isoTime(r.due);
     if (r.phase === 'started') {
       const failure = copyFailure(r, r.snapshotChecksum);
+      tracker.copied(r, r.due, copyCode(r, failure));
       if (failure !== null || r.fate === 'interrupted') {
         s.setMoveState.run('failed', null, failure, iso, r.id);
         s.setReadOnly.run(0, r.kind, r.itemId);
@@ -503,8 +513,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     queue = [];
     head = 0;
     running = [];
-    busy.clear();
     const now = clock.now();
+    tracker.clear(now);
     for (const row of s.activeMoves.iterate()) {
       // `initial` moves were never scheduled (GitLab runs no job for them); the sandbox creates none.
       if (row.state === 'initial') continue;
@@ -531,7 +541,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
           startedAt: Date.parse(row.updated_at) || now,
         };
         running.push(r);
-        touch(r, 1);
+        tracker.started(r, now, r.phase === 'started' && replicates(r, copyFailure(r, r.snapshotChecksum)));
       }
     }
   }
@@ -647,17 +657,19 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     stats() {
       return { queued: queue.length - head, running: running.length, bulkJobs: s.activeBulk.all().length };
     },
-    storageGauges() {
+    load(): EngineLoad {
       const now = clock.now();
-      return config.storages.map((storage): StorageGauge => {
+      const numbers = tracker.numbers(now);
+      const storages = config.storages.map((storage): StorageGauge => {
         const capacity = capacityOf(storage);
         return {
           storage,
           capacityBytes: capacity ?? null,
           usedBytes: capacity === undefined ? null : usedBytes(storage, now),
-          busyRatio: busyRatio(busy.get(storage) ?? 0),
+          ioSeconds: numbers.ioSeconds.get(storage) ?? 0,
         };
       });
+      return { storages, workers, running: numbers.running, replication: numbers.replication };
     },
   };
 }

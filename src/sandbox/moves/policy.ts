@@ -53,8 +53,8 @@ export function splitDuration(totalMs: number): { copyMs: number; cleanupMs: num
 }
 
 /**
- * Moves copying to or from one storage at once that keep its disk fully busy: the sandbox's stand-in
- * for disk utilisation, `sandbox_storage_busy_ratio` (issue 22).
+ * Moves copying to or from one storage at once that keep its disk fully busy: how the sandbox's
+ * node_exporter accrues `node_disk_io_time_seconds_total` (./load.ts).
  */
 export const SATURATING_MOVES = 4;
 

@@ -6,7 +6,7 @@
  * Bytes: a pool holds the root's objects as they were when the network formed (`pools.size_mb`, the
  * root's `size_mb` then); a linked member's own `size_mb` counts only the objects it has beside
  * the pool, as GitLab's `repository_size` does for a repository with alternates. Both count in
- * their storage's used space (moves/room.ts), so /-/sandbox/metrics shows them.
+ * their storage's used space (moves/room.ts), so the sandbox's node_exporter shows them.
  *
  * When a move switches a linked project to another storage (`track_repository`), its copy on the
  * destination holds its own objects **and its pool's**: Gitaly's snapshot of a repository with

@@ -1,6 +1,7 @@
 /**
  * Room on each storage (issue 22): what the repositories on it take, for the move engine (a move
- * into a storage without room fails as Gitaly's replication does) and for /-/sandbox/metrics.
+ * into a storage without room fails as Gitaly's replication does) and for the sandbox's node_exporter
+ * (../exporters/node-exporter.ts).
  *
  * A storage's bytes are the settled part, kept here, plus what moves in flight hold, which the
  * engine adds from its running set:
