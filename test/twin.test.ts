@@ -275,6 +275,9 @@ describe('shardmove twin (issue 21 item 7)', () => {
     symlinkSync(victim, join(cases, 'link.yaml'));
     linkSync(victim, join(cases, 'hard.yaml'));
     symlinkSync(victim, join(cases, 'state-link.db'));
+    // A name a careless or hostile operator might give: a leading dash, quotes, a backtick, a space.
+    const odd = "-it's `odd` here.db";
+    copyFileSync(dryState, join(cases, odd));
     const planCopy = join(cases, 'plan.yaml');
     copyFileSync(plan, planCopy);
     const before = filesIn(cases);
@@ -289,6 +292,8 @@ describe('shardmove twin (issue 21 item 7)', () => {
       ['sub/../state-link.db-shm', join(cases, 'state-link.db'), "the checkpoint's -shm file"],
       ['plan.yaml', victim, 'the plan'],
       ['also.yaml', itemsVictim, 'the checkpoint'],
+      [odd, `./${odd}`, 'the checkpoint'],
+      [`${odd}-wal`, join(cases, odd), "the checkpoint's -wal file"],
     ];
     for (const [out, state, what] of tries) {
       const r = await runCli(['twin', planCopy, '--state', state, '--out', out, '--force'], { cwd: cases });

@@ -58,16 +58,18 @@ export interface OpenedCheckpointFile {
 /**
  * Opens `file` as a checkpoint of `kind`: read-only, or for writing (its directory is created when
  * missing; the file too, by SQLite). Throws CheckpointUnusableError when the file cannot be one.
+ * `integrity: false` (reading only) skips the whole-file check, for a caller that only asks which
+ * kind a file is and opens it again to use it.
  */
 export function openCheckpointFile(
   file: string,
   kind: CheckpointKind,
-  opts: { readOnly: boolean; busyTimeoutMs: number },
+  opts: { readOnly: boolean; busyTimeoutMs: number; integrity?: boolean },
 ): OpenedCheckpointFile {
   const sidecars = [`${realPath(file)}-wal`, `${realPath(file)}-shm`].filter((f) => !existsSync(f));
   try {
     return opts.readOnly
-      ? openForReading(file, kind, opts.busyTimeoutMs)
+      ? openForReading(file, kind, opts.busyTimeoutMs, opts.integrity ?? true)
       : openForWriting(file, kind, opts.busyTimeoutMs);
   } catch (err) {
     // SQLite creates an empty -wal and a -shm before it finds a WAL file damaged or read-only, and a
@@ -77,7 +79,12 @@ export function openCheckpointFile(
   }
 }
 
-function openForReading(file: string, kind: CheckpointKind, busyTimeoutMs: number): OpenedCheckpointFile {
+function openForReading(
+  file: string,
+  kind: CheckpointKind,
+  busyTimeoutMs: number,
+  integrity: boolean,
+): OpenedCheckpointFile {
   checkPath(file, kind, { mustExist: true });
   const real = realPath(file);
   const wal = existsSync(`${real}-wal`);
@@ -90,7 +97,7 @@ function openForReading(file: string, kind: CheckpointKind, busyTimeoutMs: numbe
         : null;
   if (inPlace !== null) {
     try {
-      return readFile(file, file, kind, { ...inPlace, busyTimeoutMs }, () => undefined);
+      return readFile(file, file, kind, { ...inPlace, busyTimeoutMs, integrity }, () => undefined);
     } catch (err) {
       if (!needsPrivateCopy(err, file)) throw classify(err, file, kind, false);
     }
@@ -102,7 +109,7 @@ function openForReading(file: string, kind: CheckpointKind, busyTimeoutMs: numbe
     copyFileSync(real, copy, constants.COPYFILE_FICLONE);
     // A run stopped by kill -9 leaves its last commits in the -wal; SQLite rebuilds the -shm from it.
     if (wal) copyFileSync(`${real}-wal`, `${copy}-wal`, constants.COPYFILE_FICLONE);
-    return readFile(copy, file, kind, { readonly: true, busyTimeoutMs }, cleanup);
+    return readFile(copy, file, kind, { readonly: true, busyTimeoutMs, integrity }, cleanup);
   } catch (err) {
     cleanup();
     throw classify(err, file, kind, false);
@@ -118,14 +125,14 @@ function readFile(
   path: string,
   file: string,
   kind: CheckpointKind,
-  opts: { readonly: boolean; busyTimeoutMs: number },
+  opts: { readonly: boolean; busyTimeoutMs: number; integrity: boolean },
   cleanup: () => void,
 ): OpenedCheckpointFile {
   const db = new Database(path, { readonly: opts.readonly, fileMustExist: true });
   try {
     if (!opts.readonly) db.pragma('query_only = ON');
     db.pragma(`busy_timeout = ${opts.busyTimeoutMs}`);
-    checkIntegrity(db, file, kind);
+    if (opts.integrity) checkIntegrity(db, file, kind);
     if (!identify(db, kind, file)) return { db, fresh: false, close: () => closeAll(db, cleanup) };
   } catch (err) {
     closeAll(db, cleanup);
@@ -142,7 +149,7 @@ function openForWriting(file: string, kind: CheckpointKind, busyTimeoutMs: numbe
   if (checkPath(file, kind, { mustExist: false })) {
     // Checked as a reader first: a writing connection that closes last checkpoints a -wal left by a
     // killed run into the file, and a damaged file must be refused without a byte written to it.
-    openForReading(file, kind, busyTimeoutMs).close();
+    openForReading(file, kind, busyTimeoutMs, true).close();
   } else {
     try {
       mkdirSync(dirname(file), { recursive: true });
