@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
+  linkSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -497,6 +498,38 @@ describe("reading commands leave a sound checkpoint's directory as they found it
       expect(readdirSync(tmpdir()).filter((n) => n.startsWith('shardmove-read-'))).toEqual(tmpBefore);
     },
   );
+});
+
+describe('an output named after a file the command reads', { timeout: 120_000 }, () => {
+  it('report --html, run and revert --events and --metrics-file: exit 2, nothing read or written', async () => {
+    const dir = join(base, 'outputs');
+    mkdirSync(dir);
+    const file = join(dir, 'state.db');
+    writeCheckpoint(file, 'bad', 'run');
+    symlinkSync(file, join(dir, 'link.db'));
+    linkSync(file, join(dir, 'hard.db'));
+    const before = snapshot(dir);
+    const planBefore = readFileSync(plan, 'utf8');
+    const tries: Array<[string[], string]> = [
+      [['report', plan, '--state', file, '--html', file], `report: --html ${file} is the checkpoint ${file}`],
+      [['report', plan, '--state', file, '--html', join(dir, 'link.db')], 'is the checkpoint'],
+      [['report', plan, '--state', file, '--html', `${file}-wal`], "is the checkpoint's -wal file"],
+      [['report', plan, '--state', file, '--html', plan], `is the plan ${plan}`],
+      [['run', plan, '--state', file, '--events', join(dir, 'hard.db')], 'run: --events'],
+      [['run', plan, '--state', file, '--metrics-file', `${dir}/./state.db`], 'is the checkpoint'],
+      [['run', plan, '--state', file, '--events', join(dir, 'state.log')], "is the run's log"],
+      [['revert', plan, '--state', file, '--events', file], 'revert: --events'],
+      [['revert', plan, '--state', file, '--metrics-file', join(dir, 'state.revert.db')], 'is the checkpoint'],
+    ];
+    for (const [args, message] of tries) {
+      const r = await cli(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(message);
+      expect(r.stderr).toContain('write it somewhere else');
+      expect(snapshot(dir), args.join(' ')).toEqual(before);
+    }
+    expect(readFileSync(plan, 'utf8')).toBe(planBefore);
+  });
 });
 
 describe('report --html to a place no file can be written', { timeout: 60_000 }, () => {

@@ -299,7 +299,7 @@ describe('shardmove twin (issue 21 item 7)', () => {
       const r = await runCli(['twin', planCopy, '--state', state, '--out', out, '--force'], { cwd: cases });
       expect(r.code, `--out ${out}: ${r.stderr}`).toBe(2);
       expect(r.stderr, `--out ${out}`).toContain(`is ${what}`);
-      expect(r.stderr).toContain('which twin reads; write the seed somewhere else');
+      expect(r.stderr).toContain('which twin uses; write it somewhere else');
     }
     const after = filesIn(cases);
     expect(after).toEqual(before);

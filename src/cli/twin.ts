@@ -6,10 +6,9 @@
  * --out that is the plan, the checkpoint or a file SQLite keeps beside it, even with --force);
  * 4 a real run's checkpoint, or one a live run holds.
  */
-import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { isSameFile } from '../files/same-file.js';
 import { formatApproxDuration } from '../report/summary.js';
 import { checkpointPath } from '../runtime/paths.js';
 import { lockHolder, openExistingCheckpoint } from '../runtime/status.js';
@@ -19,6 +18,7 @@ import { itemsFileFor, writeTwin } from '../twin/twin.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
+import { checkpointFiles, refuseOutputsThatAreInputs } from './outputs.js';
 import { readPlanIdentity } from './plan-identity.js';
 
 export interface TwinFlags {
@@ -38,7 +38,16 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
   const file = opts.state
     ? resolve(ctx.cwd, opts.state)
     : checkpointPath({ planName: plan.name, dryRun: true, cwd: ctx.cwd });
-  checkNotAnInput(out, resolve(ctx.cwd, opts.plan), file);
+  // Never over what twin reads (src/cli/outputs.ts): --force replaces a seed, not a checkpoint.
+  const planFile = resolve(ctx.cwd, opts.plan);
+  refuseOutputsThatAreInputs(
+    'twin',
+    [
+      [out, `--out ${out}`],
+      [itemsFileFor(out), `${itemsFileFor(out)} (the items file of --out ${out})`],
+    ],
+    [[planFile, `the plan ${planFile}`], ...checkpointFiles(file)],
+  );
   const started = Date.now();
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
@@ -96,39 +105,6 @@ function checkTarget(out: string, force: boolean): void {
       throw new ArgsError(
         `twin: ${f} exists; pass --force to replace it (the seed and its items file are replaced together)`,
       );
-  }
-}
-
-/**
- * Refuses (exit 2) an --out, or its items file, that is a file this command reads: the plan, the
- * checkpoint, or the -wal, -shm or -journal SQLite keeps beside it (beside its real path, when it is
- * a symlink). Compared by identity (device and inode, or the directory and name of a file not there
- * yet), so a symlink, a hard link or another spelling of the path is seen for what it is; --force
- * replaces a seed, never an input.
- */
-function checkNotAnInput(out: string, planFile: string, checkpoint: string): void {
-  let real = checkpoint;
-  try {
-    real = realpathSync(checkpoint);
-  } catch {
-    // Not there: twin says so when it opens it.
-  }
-  const inputs: Array<[string, string]> = [
-    [planFile, `the plan ${planFile}`],
-    [checkpoint, `the checkpoint ${checkpoint}`],
-    ...['-wal', '-shm', '-journal'].flatMap((s): Array<[string, string]> => [
-      [`${checkpoint}${s}`, `the checkpoint's ${s} file`],
-      [`${real}${s}`, `the checkpoint's ${s} file`],
-    ]),
-  ];
-  const items = itemsFileFor(out);
-  for (const [f, what] of [
-    [out, `--out ${out}`],
-    [items, `${items} (the items file of --out ${out})`],
-  ] as const) {
-    const hit = inputs.find(([input]) => isSameFile(f, input));
-    if (hit !== undefined)
-      throw new ArgsError(`twin: ${what} is ${hit[1]}, which twin reads; write the seed somewhere else`);
   }
 }
 
