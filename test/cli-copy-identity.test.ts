@@ -9,7 +9,7 @@
 // so the mount vanishes with it and no other process on the machine sees it. Without the
 // permission those tests are skipped, with a message; the symlinked and dotted paths need no root.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from './support/cli-harness.js';
@@ -121,6 +121,29 @@ describe('the source or its parent under another path, no root needed', { timeou
           expectRefused(writePlan(method, source, target, host), flags, 'source-target-overlap', digest);
       });
     }
+  }
+
+  for (const [where, host] of HOSTS) {
+    it(`a checkpoint inside the target or the source, ${where}: refused, and not created`, () => {
+      const { dir, source, digest } = layout(`state inside ${host ? 'ssh' : 'local'}`);
+      const target = join(dir, 'target');
+      mkdirSync(target);
+      symlinkSync(target, join(dir, 'target-link'));
+      const plan = writePlan('rsync', source, target, host);
+      const before = digest();
+      for (const state of [
+        join(target, 'x.copy.db'),
+        join(dir, 'target-link', 'x.copy.db'),
+        join(source, 'x.copy.db'),
+      ]) {
+        const r = cli(['copy', plan, '--state', state]);
+        expect(r.code, r.stderr).toBe(4);
+        expect(r.stderr).toContain('[state-path-overlap]');
+        expect(existsSync(state)).toBe(false);
+        expect(digest()).toEqual(before);
+      }
+      expect(readdirSync(target)).toEqual([]);
+    });
   }
 
   it('a target written as /a/./b/../b is refused by the plan itself (exit 2), running nothing', () => {

@@ -138,6 +138,29 @@ export async function checkOverlap(
   }
 }
 
+/**
+ * The copy's checkpoint (and the -wal beside it) is not inside the source or a target on this
+ * machine, by identity: `rsync --delete` and `--wipe-target` would remove it while the copy writes
+ * it, and a copy would carry a half-written database into the target.
+ */
+export async function checkStatePath(file: string, source: DirIdentity, target: TargetFacts): Promise<void> {
+  const state = await localIdentity(await realLocalPath(file));
+  const places: Array<[string, string, DirIdentity | null]> = [
+    ['source', source.real, source],
+    ...(target.sameMachine && target.real !== null
+      ? [['target', target.real, target.identity] as [string, string, DirIdentity | null]]
+      : []),
+  ];
+  for (const [what, real, identity] of places) {
+    const r = identity === null ? pathRelation(state.real, real) : relationOf(state, identity);
+    if (r === 'inside' || r === 'same')
+      throw new CopyRefusedError(
+        'state-path-overlap',
+        `the checkpoint ${file} is inside the ${what} ${real}${byIdentity(r, state.real, real)}; the copy would write it there (and rsync --delete or --wipe-target remove it): give --state a path outside both`,
+      );
+  }
+}
+
 /** When the real paths alone do not show the overlap, how the identities do. */
 export function byIdentity(relation: Relation, a: string, b: string): string {
   return pathRelation(a, b) === null

@@ -19,6 +19,7 @@ import {
   checkClustered,
   checkOverlap,
   checkSource,
+  checkStatePath,
   checkTargetIsDirectory,
   isThisMachine,
   readTargetFacts,
@@ -115,6 +116,7 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
   const sameMachine = await isThisMachine(target.host, opts.hostsDiffer, opts.signal);
   const facts: TargetFacts = await readTargetFacts(target.host, target.path, sameMachine, opts.signal);
   await checkOverlap(plan, source, facts, backupDir, opts.hostsDiffer);
+  await checkStatePath(file, source, facts);
   await checkTargetIsDirectory(target.host, target.path, opts.signal);
   const resuming = prior.run !== null && prior.run.phase !== 'done' && prior.run.phase !== 'failed';
   if (resuming && (prior.run!.planHash !== hash || prior.run!.method !== method)) {
