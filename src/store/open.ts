@@ -102,7 +102,16 @@ function openForReading(
       if (!needsPrivateCopy(err, file)) throw classify(err, file, kind, false);
     }
   }
-  const dir = mkdtempSync(join(tmpdir(), 'shardmove-read-'));
+  let dir: string;
+  try {
+    dir = mkdtempSync(join(tmpdir(), 'shardmove-read-'));
+  } catch (err) {
+    throw unusable(
+      file,
+      'unreadable',
+      `cannot read the ${kind.what} ${file} in place, nor from a private copy: ${(err as Error).message}`,
+    );
+  }
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   try {
     const copy = join(dir, basename(real));
@@ -117,9 +126,10 @@ function openForReading(
 }
 
 /**
- * Reads `path` (the checkpoint `file`, or a private copy of it) as a checkpoint of `kind`. `readonly: false` is a connection that may write only
- * what SQLite itself keeps beside the file (it removes its -wal and -shm on the last close, which a
- * read-only connection cannot); query_only stops every write to the database.
+ * Reads `path` (the checkpoint `file`, or a private copy of it) as a checkpoint of `kind`.
+ * `readonly: false` is a connection that may write only what SQLite itself keeps beside the file (it
+ * removes its -wal and -shm on the last close, which a read-only connection cannot); query_only
+ * stops every write to the database.
  */
 function readFile(
   path: string,
