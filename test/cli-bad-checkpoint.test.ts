@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
+  linkSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -24,12 +25,17 @@ import {
   symlinkSync,
   truncateSync,
   writeFileSync,
+  writeSync,
+  openSync,
+  closeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
+import { CopyCheckpoint } from '../src/store/copy-checkpoint.js';
+import type { RunMode } from '../src/store/types.js';
 import type { CliResult } from './support/cli-harness.js';
 import { BIN, tempDir } from './support/cli-harness.js';
 
@@ -62,9 +68,10 @@ function cli(args: string[], opts: { asOther?: boolean } = {}): Promise<CliResul
   return new Promise((done) => child.on('exit', (code) => done({ code, stdout, stderr })));
 }
 
-/** A real checkpoint with a run and enough events to span many pages. */
-function writeCheckpoint(file: string, planName = 'bad'): void {
+/** A real checkpoint with a run and enough events to span many pages; `mode`: the kind of run it is. */
+function writeCheckpoint(file: string, planName = 'bad', mode?: RunMode): void {
   const cp = openCheckpoint(file);
+  if (mode) cp.claimMode(mode);
   cp.saveRun({ planName, planHash: 'h', machineVersion: 1, snapshot: { value: 'drain' } });
   cp.batch(() => {
     for (let i = 0; i < 500; i++) cp.appendEvent('run.restart', { reason: `${i} ${'x'.repeat(200)}` }, i);
@@ -132,8 +139,41 @@ afterAll(() => {
   rmSync(base, { recursive: true, force: true });
 });
 
-/** The three ways a file at the checkpoint's path is no checkpoint, each in a directory of its own. */
-const BAD = {
+/** SQLite's page size, as the checkpoints are written (the default). */
+const PAGE = 4096;
+
+/**
+ * Overwrites page `n` (1-based) of `file` with `fill`, leaving the header (page 1) and the file's
+ * length as they were: the damage SQLite does not see when it opens the file.
+ */
+function overwritePage(file: string, n: number, fill = 0x41): void {
+  const fd = openSync(file, 'r+');
+  try {
+    writeSync(fd, Buffer.alloc(PAGE, fill), 0, PAGE, (n - 1) * PAGE);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A page in the middle of the event log (a leaf of its b-tree, found with SQLite's dbstat table):
+ * one that `status` never reads, so only a check of the whole file finds it.
+ */
+function eventLogPage(file: string): number {
+  // Not read-only: a read-only connection would leave a -wal and a -shm beside the file.
+  const db = new Database(file, { fileMustExist: true });
+  try {
+    const leaves = db
+      .prepare(`SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' ORDER BY pageno`)
+      .all() as { pageno: number }[];
+    return leaves[Math.floor(leaves.length / 2)]!.pageno;
+  } finally {
+    db.close();
+  }
+}
+
+/** The ways a file at the checkpoint's path is no checkpoint, each in a directory of its own. */
+const BAD: Record<string, { make: (file: string) => void; problem: (what: string) => string | RegExp }> = {
   'a text file': {
     make: (file: string) => writeFileSync(file, 'hello, this is not a database\n'),
     problem: (what: string) => `is not a ${what}: file is not a database`,
@@ -150,24 +190,50 @@ const BAD = {
     make: (file: string) => mkdirSync(file),
     problem: (what: string) => `is not a ${what}: it is a directory`,
   },
-} as const;
+  // The header intact, the length right: SQLite opens it and finds the page only when a query reads it.
+  'a database with one page overwritten inside': {
+    make: (file: string) => {
+      writeCheckpoint(file);
+      overwritePage(file, eventLogPage(file));
+    },
+    // quick_check names the page, or SQLite gives up on it as malformed: either way, one line.
+    problem: (what: string) =>
+      new RegExp(
+        `is not a usable ${what}: (SQLite's quick_check finds it damaged \\(Tree \\d+ page \\d+: [^\\n]+\\); it was left as it is|database disk image is malformed \\(truncated or damaged; it was left as it is): restore it from a copy, or move it aside\\)?$`,
+      ),
+  },
+};
 
 const MOVE_COMMANDS = [
   ['run'],
+  ['run', '--dry-run'],
   ['status'],
   ['report', '--json'],
   ['unlock', '--yes'],
   ['control'],
   ['control', '--pause'],
+  ['weights', 'restore'],
   ['weights', 'restore', '--yes'],
+  ['twin', '--out', 'twin-of-bad.yaml'],
 ];
 
-function expectOneClearLine(r: CliResult, label: string, line: string): void {
+/** `line` is the whole message after `shardmove: `, or a pattern for the end of it (after the file). */
+function expectOneClearLine(r: CliResult, label: string, line: string | RegExp): void {
   expect(r.stderr, label).not.toContain('internal error');
   expect(r.stderr, label).not.toMatch(/\n\s+at /);
-  expect(r.stderr, label).toBe(`shardmove: ${line}\n`);
+  if (typeof line === 'string') expect(r.stderr, label).toBe(`shardmove: ${line}\n`);
+  else {
+    expect(r.stderr.split('\n'), label).toHaveLength(2);
+    expect(r.stderr.replace(/\n$/, ''), label).toMatch(line);
+  }
   expect(r.code, label).toBe(1);
 }
+
+/** The expected message for `file`: the text, or a pattern whose start is the file's name. */
+const about = (file: string, problem: string | RegExp): string | RegExp =>
+  typeof problem === 'string'
+    ? `${file} ${problem}`
+    : new RegExp(`^shardmove: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} ${problem.source}`);
 
 describe(
   'a checkpoint that is no checkpoint: one clear line, exit 1, the file left as it was',
@@ -185,15 +251,16 @@ describe(
           const cmd =
             args[0] === 'weights' ? [...args.slice(0, 2), plan, ...args.slice(2)] : [args[0]!, plan, ...args.slice(1)];
           const r = await cli([...cmd, '--state', file]);
-          expectOneClearLine(r, args.join(' '), `${file} ${bad.problem('shardmove checkpoint')}`);
+          expectOneClearLine(r, args.join(' '), about(file, bad.problem('shardmove checkpoint')));
           expect(snapshot(dir), `${args.join(' ')} changed ${dir}`).toEqual(before);
         }
+        expect(existsSync(join(base, 'twin-of-bad.yaml'))).toBe(false);
         // One after the other: two processes refusing the same file at once can race on the empty -wal
         // SQLite creates (each takes it for the other's), and leave it; harmless, but not "as it was".
         const copied = await cli(['copy', copyPlan, '--state', file]);
         const copyStatus = await cli(['status', copyPlan, '--state', file]);
-        expectOneClearLine(copied, 'copy', `${file} ${bad.problem('shardmove copy checkpoint')}`);
-        expectOneClearLine(copyStatus, 'status of a copy', `${file} ${bad.problem('shardmove copy checkpoint')}`);
+        expectOneClearLine(copied, 'copy', about(file, bad.problem('shardmove copy checkpoint')));
+        expectOneClearLine(copyStatus, 'status of a copy', about(file, bad.problem('shardmove copy checkpoint')));
         expect(snapshot(dir)).toEqual(before);
         expect(existsSync(join(base, 'target'))).toBe(false);
       });
@@ -350,6 +417,119 @@ describe("status and report read where the checkpoint's directory is not writabl
       expect(leftovers()).toEqual(tmpBefore);
     },
   );
+});
+
+describe("reading commands leave a sound checkpoint's directory as they found it", { timeout: 120_000 }, () => {
+  /** Where twin is told to write (it refuses first): a directory anyone may write. */
+  let outs: string;
+  beforeAll(() => {
+    outs = join(base, 'twin-outs');
+    mkdirSync(outs);
+    chmodSync(outs, 0o777);
+  });
+
+  /** A real run's checkpoint and a copy's, closed cleanly (no -wal, no -shm): what a stopped run leaves. */
+  function soundCheckpoints(dir: string): { file: string; copyFile: string } {
+    mkdirSync(dir);
+    const file = join(dir, 'state.db');
+    writeCheckpoint(file, 'bad', 'run');
+    const copyFile = join(dir, 'copy.db');
+    const cp = CopyCheckpoint.open(copyFile);
+    cp.startRun('cp', 'h', 'rsync', 1);
+    cp.setPhase('done', 2);
+    cp.close();
+    for (const f of [dir, file, copyFile]) openUp(f);
+    return { file, copyFile };
+  }
+
+  /** The commands that only read a checkpoint; twin refuses a real run's (exit 4). */
+  const readers = (file: string, copyFile: string): Array<[string[], number]> => [
+    [['twin', plan, '--state', file, '--out', join(outs, 'twin-of-real.yaml')], 4],
+    [['status', plan, '--state', file], 0],
+    [['report', plan, '--json', '--state', file], 0],
+    [['control', plan, '--state', file], 0],
+    [['status', copyPlan, '--state', copyFile], 0],
+    [['copy', copyPlan, '--dry-run', '--state', copyFile], 0],
+  ];
+
+  it('twin refusing a real run, status, report, control and a copy dry run leave no -wal or -shm', async () => {
+    const dir = join(base, 'sound');
+    const { file, copyFile } = soundCheckpoints(dir);
+    const before = snapshot(dir);
+    for (const [args, code] of readers(file, copyFile)) {
+      const r = await cli(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(code);
+      expect(snapshot(dir), `${args[0]} changed ${dir}`).toEqual(before);
+    }
+    expect(readdirSync(outs)).toEqual([]);
+  });
+
+  it('the same through a symlink to the checkpoint: nothing beside the link, nothing beside the file', async () => {
+    const dir = join(base, 'sound-linked');
+    const { file, copyFile } = soundCheckpoints(dir);
+    const links = join(base, 'sound-links');
+    mkdirSync(links);
+    symlinkSync(file, join(links, 'state.db'));
+    symlinkSync(copyFile, join(links, 'copy.db'));
+    const before = { dir: snapshot(dir), links: readdirSync(links) };
+    for (const [args, code] of readers(join(links, 'state.db'), join(links, 'copy.db'))) {
+      const r = await cli(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(code);
+    }
+    expect(snapshot(dir)).toEqual(before.dir);
+    expect(readdirSync(links)).toEqual(before.links);
+  });
+
+  it.skipIf(!CAN_SWITCH)(
+    'a checkpoint this user cannot write, in a directory it can: read from a private copy, nothing left',
+    async () => {
+      const dir = join(base, 'sound-ro-file');
+      const { file, copyFile } = soundCheckpoints(dir);
+      chmodSync(file, 0o444);
+      chmodSync(copyFile, 0o444);
+      chmodSync(dir, 0o777);
+      const before = snapshot(dir);
+      const tmpBefore = readdirSync(tmpdir()).filter((n) => n.startsWith('shardmove-read-'));
+      for (const [args, code] of readers(file, copyFile)) {
+        const r = await cli(args, { asOther: true });
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(code);
+      }
+      expect(snapshot(dir)).toEqual(before);
+      expect(readdirSync(tmpdir()).filter((n) => n.startsWith('shardmove-read-'))).toEqual(tmpBefore);
+    },
+  );
+});
+
+describe('an output named after a file the command reads', { timeout: 120_000 }, () => {
+  it('report --html, run and revert --events and --metrics-file: exit 2, nothing read or written', async () => {
+    const dir = join(base, 'outputs');
+    mkdirSync(dir);
+    const file = join(dir, 'state.db');
+    writeCheckpoint(file, 'bad', 'run');
+    symlinkSync(file, join(dir, 'link.db'));
+    linkSync(file, join(dir, 'hard.db'));
+    const before = snapshot(dir);
+    const planBefore = readFileSync(plan, 'utf8');
+    const tries: Array<[string[], string]> = [
+      [['report', plan, '--state', file, '--html', file], `report: --html ${file} is the checkpoint ${file}`],
+      [['report', plan, '--state', file, '--html', join(dir, 'link.db')], 'is the checkpoint'],
+      [['report', plan, '--state', file, '--html', `${file}-wal`], "is the checkpoint's -wal file"],
+      [['report', plan, '--state', file, '--html', plan], `is the plan ${plan}`],
+      [['run', plan, '--state', file, '--events', join(dir, 'hard.db')], 'run: --events'],
+      [['run', plan, '--state', file, '--metrics-file', `${dir}/./state.db`], 'is the checkpoint'],
+      [['run', plan, '--state', file, '--events', join(dir, 'state.log')], "is the run's log"],
+      [['revert', plan, '--state', file, '--events', file], 'revert: --events'],
+      [['revert', plan, '--state', file, '--metrics-file', join(dir, 'state.revert.db')], 'is the checkpoint'],
+    ];
+    for (const [args, message] of tries) {
+      const r = await cli(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(message);
+      expect(r.stderr).toContain('write it somewhere else');
+      expect(snapshot(dir), args.join(' ')).toEqual(before);
+    }
+    expect(readFileSync(plan, 'utf8')).toBe(planBefore);
+  });
 });
 
 describe('report --html to a place no file can be written', { timeout: 60_000 }, () => {

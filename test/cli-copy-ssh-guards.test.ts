@@ -138,14 +138,18 @@ describe('rsync: the itemised dry run is the last line of defence', () => {
     const { source, digest } = sourceWithSibling(dir);
     const link = join(base, 'lying-link');
     symlinkSync(dir, link);
-    // A realpath that resolves nothing: the overlap check sees two separate paths and lets it pass.
-    const lying = wrapperDir(join(base, 'lying-realpath'), 'realpath', 'for a; do last=$a; done; echo "$last"');
+    // A realpath that resolves nothing and a stat that answers one made-up identity for every
+    // directory: the overlap check sees two separate directories and lets it pass.
+    const lying = [
+      wrapperDir(join(base, 'lying-realpath'), 'realpath', 'for a; do last=$a; done; echo "$last"'),
+      wrapperDir(join(base, 'lying-stat'), 'stat', 'echo 1:1'),
+    ];
     const before = digest();
     const plan = writePlan('lying', 'rsync', link, { source });
-    const dry = cli(['copy', plan, '--dry-run'], [lying]);
+    const dry = cli(['copy', plan, '--dry-run'], lying);
     refused(dry, 'rsync-deletes-source');
     expect(dry.stderr).toContain(`the target resolves to ${dir}`);
-    refused(cli(['copy', plan], [lying]), 'rsync-deletes-source');
+    refused(cli(['copy', plan], lying), 'rsync-deletes-source');
     expect(digest()).toEqual(before);
     expect(existsSync(join(base, 'state', 'lying.copy.db'))).toBe(false);
   });

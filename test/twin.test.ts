@@ -5,7 +5,18 @@
  * pending-delete projects, and none of A's names, paths, users, tokens, URL or host. Then the
  * command's refusals, each on a copy of the dry run's checkpoint.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -109,6 +120,18 @@ function shape(db: string, storages: string[]) {
     hidden: flagged('hidden'),
     pending: flagged('pending_delete'),
   };
+}
+
+/** Every file in `d` (not below it) with its bytes; a symlink as where it points. */
+function filesIn(d: string): Record<string, string> {
+  return Object.fromEntries(
+    readdirSync(d, { withFileTypes: true })
+      .filter((e) => !e.isDirectory())
+      .map((e) => [
+        e.name,
+        e.isSymbolicLink() ? `-> ${readlinkSync(join(d, e.name))}` : readFileSync(join(d, e.name), 'base64'),
+      ]),
+  );
 }
 
 /** A copy of the dry run's checkpoint (and its WAL, if the run left one) to change or break. */
@@ -239,6 +262,47 @@ describe('shardmove twin (issue 21 item 7)', () => {
       db.releaseLock();
       db.close();
     }
+  });
+
+  it('refuses an --out that is the checkpoint, its -wal or the plan, however it is spelt, even with --force (exit 2), writing nothing', async () => {
+    const cases = join(dir, 'inputs');
+    mkdirSync(join(cases, 'sub'), { recursive: true });
+    const victim = join(cases, 'victim.db');
+    copyFileSync(dryState, victim);
+    // Beside it: a checkpoint whose name is what the items file of `also.yaml` would be.
+    const itemsVictim = join(cases, 'also.items.jsonl');
+    copyFileSync(dryState, itemsVictim);
+    symlinkSync(victim, join(cases, 'link.yaml'));
+    linkSync(victim, join(cases, 'hard.yaml'));
+    symlinkSync(victim, join(cases, 'state-link.db'));
+    // A name a careless or hostile operator might give: a leading dash, quotes, a backtick, a space.
+    const odd = "-it's `odd` here.db";
+    copyFileSync(dryState, join(cases, odd));
+    const planCopy = join(cases, 'plan.yaml');
+    copyFileSync(plan, planCopy);
+    const before = filesIn(cases);
+    const tries: Array<[string, string, string]> = [
+      ['victim.db', victim, 'the checkpoint'],
+      [victim, victim, 'the checkpoint'],
+      ['./sub/../victim.db', victim, 'the checkpoint'],
+      ['link.yaml', victim, 'the checkpoint'],
+      ['hard.yaml', victim, 'the checkpoint'],
+      ['victim.db', join(cases, 'state-link.db'), 'the checkpoint'],
+      ['victim.db-wal', victim, "the checkpoint's -wal file"],
+      ['sub/../state-link.db-shm', join(cases, 'state-link.db'), "the checkpoint's -shm file"],
+      ['plan.yaml', victim, 'the plan'],
+      ['also.yaml', itemsVictim, 'the checkpoint'],
+      [odd, `./${odd}`, 'the checkpoint'],
+      [`${odd}-wal`, join(cases, odd), "the checkpoint's -wal file"],
+    ];
+    for (const [out, state, what] of tries) {
+      const r = await runCli(['twin', planCopy, '--state', state, '--out', out, '--force'], { cwd: cases });
+      expect(r.code, `--out ${out}: ${r.stderr}`).toBe(2);
+      expect(r.stderr, `--out ${out}`).toContain(`is ${what}`);
+      expect(r.stderr).toContain('which twin uses; write it somewhere else');
+    }
+    const after = filesIn(cases);
+    expect(after).toEqual(before);
   });
 
   it('refuses no checkpoint, a corrupt one and an unfinished dry run (exit 1)', async () => {

@@ -3,7 +3,8 @@
  * run holds the checkpoint, puts back the weights recorded before the run's first write, and a
  * second call changes nothing.
  */
-import { rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { restoreTarget } from '../src/runtime/weights-restore.js';
@@ -26,6 +27,19 @@ async function weightsOf(url: string): Promise<Record<string, number>> {
   const res = await fetch(`${url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
   return ((await res.json()) as { repository_storages_weighted: Record<string, number> }).repository_storages_weighted;
 }
+
+/** Every file in `dir` with a digest of its bytes. */
+const filesOf = (dir: string) =>
+  Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((n) => [
+        n,
+        createHash('sha256')
+          .update(readFileSync(join(dir, n)))
+          .digest('hex'),
+      ]),
+  );
 
 /** Weights as GitLab weighs them: a storage absent from the hash weighs 0. */
 const positive = (w: Record<string, number>) => Object.fromEntries(Object.entries(w).filter(([, v]) => v > 0));
@@ -80,12 +94,15 @@ describe('shardmove weights restore (separate processes, real HTTP)', { timeout:
     expect(positive(after)).toEqual({ cluster: 100 });
     expect(positive(before)).not.toEqual(positive(after));
 
-    // No terminal to ask and no --yes: refused, nothing written.
+    // No terminal to ask and no --yes: refused, nothing written, not even to the checkpoint or
+    // beside it (the preview takes no lock and opens no log).
+    const state = filesOf(join(dir, 'state'));
     const unasked = await restore();
     expect(unasked.code).toBe(2);
     expect(unasked.stdout).toMatch(/storage\s+now\s+restored/);
     expect(unasked.stderr).toContain('pass --yes');
     expect(await weightsOf(sandbox.url)).toEqual(after);
+    expect(filesOf(join(dir, 'state'))).toEqual(state);
 
     const restored = await restore('--yes');
     expect(restored.code, restored.stderr).toBe(0);

@@ -3,7 +3,8 @@
  * checkpoint, as a self-contained HTML file (charts and tables, printable) and/or as JSON on stdout.
  * Read-only like `status`: it works while the run goes on, and needs no credentials. Exit 0 when a
  * report was made; 1 when there is no checkpoint or the HTML file could not be written; 2 for
- * invalid options (an --html path whose directory does not exist, or is not writable).
+ * invalid options (an --html path whose directory does not exist, or is not writable, or that is
+ * the checkpoint, a file beside it or the plan).
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -20,6 +21,7 @@ import type { StoredEvent } from '../store/types.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
+import { checkpointFiles, refuseOutputsThatAreInputs } from './outputs.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 
 /** The event log in pages, so a million-item checkpoint is not parsed into one array first. */
@@ -57,6 +59,13 @@ export async function runReportCommand(
   const out = opts.html === undefined ? undefined : resolve(ctx.cwd, opts.html);
   if (out !== undefined) checkHtmlTarget(out);
   const { file, planConcurrency } = await resolveRunCheckpoint(opts, ctx);
+  // Never over the checkpoint it reads (src/cli/outputs.ts), nor the plan.
+  if (out !== undefined)
+    refuseOutputsThatAreInputs(
+      'report',
+      [[out, `--html ${out}`]],
+      [[resolve(ctx.cwd, opts.plan), `the plan ${resolve(ctx.cwd, opts.plan)}`], ...checkpointFiles(file)],
+    );
   let data: ReportData;
   try {
     data = readReportData(file, Date.now(), planConcurrency);

@@ -17,6 +17,7 @@ import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
+import { refuseRunOutputsThatAreInputs } from './outputs.js';
 import { parseLease, reportOutcome, runObservers } from './run.js';
 import { renderWeightChanges } from './weights.js';
 
@@ -64,6 +65,7 @@ export async function runRevertCommand(opts: RevertFlags, ctx: CommandContext): 
     throw new ArgsError('revert: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
   const leaseMs = parseLease(opts.lease);
+  await refuseRunOutputsThatAreInputs('revert', opts, ctx);
   return withRunEvents(
     opts,
     ctx,

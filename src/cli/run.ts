@@ -18,6 +18,7 @@ import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
+import { refuseRunOutputsThatAreInputs } from './outputs.js';
 
 /** Exit codes of a run that got as far as the machine (README: Exit codes). */
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = {
@@ -31,6 +32,7 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
     throw new ArgsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
   const leaseMs = parseLease(opts.lease);
+  await refuseRunOutputsThatAreInputs('run', opts, ctx);
   // With events on standard output, the progress line and the report go to standard error.
   return withRunEvents(
     opts,

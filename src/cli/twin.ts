@@ -2,7 +2,8 @@
  * `shardmove twin PLAN [--state FILE] --out SEED.yaml [--force]`: a sandbox seed with the shape of
  * the instance the plan's finished dry run saw (src/twin/). Reads the checkpoint only: no request,
  * no credential. Exit 0 written; 1 no checkpoint, an unusable one, no finished dry run in it, or a
- * failed write; 2 bad options (no --out, its directory missing, or a file there without --force);
+ * failed write; 2 bad options (no --out, its directory missing, a file there without --force, or an
+ * --out that is the plan, the checkpoint or a file SQLite keeps beside it, even with --force);
  * 4 a real run's checkpoint, or one a live run holds.
  */
 import { accessSync, constants, statSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { itemsFileFor, writeTwin } from '../twin/twin.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
+import { checkpointFiles, refuseOutputsThatAreInputs } from './outputs.js';
 import { readPlanIdentity } from './plan-identity.js';
 
 export interface TwinFlags {
@@ -36,6 +38,16 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
   const file = opts.state
     ? resolve(ctx.cwd, opts.state)
     : checkpointPath({ planName: plan.name, dryRun: true, cwd: ctx.cwd });
+  // Never over what twin reads (src/cli/outputs.ts): --force replaces a seed, not a checkpoint.
+  const planFile = resolve(ctx.cwd, opts.plan);
+  refuseOutputsThatAreInputs(
+    'twin',
+    [
+      [out, `--out ${out}`],
+      [itemsFileFor(out), `${itemsFileFor(out)} (the items file of --out ${out})`],
+    ],
+    [[planFile, `the plan ${planFile}`], ...checkpointFiles(file)],
+  );
   const started = Date.now();
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {

@@ -1,15 +1,16 @@
 /**
  * The copy guardrails that need the file system or the checkpoint (the plan-only ones are named
- * rules in src/plan/copy-schema.ts and are checked again here with real paths). Each refusal is a
- * CopyRefusedError naming its rule, thrown before anything is written.
+ * rules in src/plan/copy-schema.ts and are checked again here, by identity: ./identity.ts). Each
+ * refusal is a CopyRefusedError naming its rule, thrown before anything is written.
  */
 import { readlink, realpath, stat } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { basename, dirname, join, posix, resolve } from 'node:path';
-import { isSameOrInside } from '../plan/copy-schema.js';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { CopyPlan } from '../plan/copy-types.js';
 import { CopyRefusedError } from './errors.js';
-import { runCommand, runScript, scriptArgv, shq } from './exec.js';
+import { runScript, shq } from './exec.js';
+import type { DirIdentity, Relation } from './identity.js';
+import { describeRelation, localIdentity, pathRelation, relationOf, remoteIdentity } from './identity.js';
 
 /** Symlinks followed before giving up, as the kernel does (ELOOP). */
 const MAX_SYMLINK_HOPS = 40;
@@ -32,15 +33,15 @@ export async function realLocalPath(p: string, hops = 0): Promise<string> {
   }
 }
 
-/** The source exists and is a directory. */
-export async function checkSource(plan: CopyPlan): Promise<string> {
+/** The source exists and is a directory; its identity, which every overlap check compares with. */
+export async function checkSource(plan: CopyPlan): Promise<DirIdentity> {
   const src = plan.copy.source.path;
   try {
     if (!(await stat(src)).isDirectory()) throw new Error('not a directory');
   } catch {
     throw new CopyRefusedError('source-missing', `source ${src} is not an existing directory`);
   }
-  return realLocalPath(src);
+  return localIdentity(await realLocalPath(src));
 }
 
 /** Plan-level rules, again at run time: a hand-edited checkpoint or --state cannot skip them. */
@@ -53,40 +54,49 @@ export function checkClustered(plan: CopyPlan): void {
   }
 }
 
-/** What the guardrails know about the target: its real path, and whether it is on this machine. */
+/** What the guardrails know about the target: where it really is, and whether it is on this machine. */
 export interface TargetFacts {
   /** The real path on the target's machine; null when an ssh host could not resolve it. */
   real: string | null;
+  /** Its identity as its machine sees it (./identity.ts); null with `real`. */
+  identity: DirIdentity | null;
   /** Local, or an ssh host with this machine's id (or an unknown id without --hosts-differ). */
   sameMachine: boolean;
 }
 
 /**
- * The target's real path as its own machine sees it: symlinks resolved here (realLocalPath), or
- * `realpath -m` on the ssh host through the same ssh as the copy (-m: the part that does not exist
- * yet is appended as written). Null when the host cannot answer (ssh fails, no GNU realpath, an
- * answer that is not one absolute path).
+ * The target as its own machine sees it: resolved and stat'ed here for a local target, or through
+ * the same ssh as the copy on its host (./identity.ts: `realpath -m` and `stat`, the path on
+ * stdin). Its identity is null when the host cannot answer.
  */
-export async function resolveTargetPath(
+export async function readTargetFacts(
   host: string | null,
   path: string,
+  sameMachine: boolean,
   signal?: AbortSignal,
-): Promise<string | null> {
-  if (host === null) return realLocalPath(path);
-  const r = await runCommand(scriptArgv(host, `realpath -m -- ${shq(path)}`), signal ? { signal } : {});
-  const real = r.stdout.replace(/\n$/, '');
-  return r.code === 0 && posix.isAbsolute(real) && !real.includes('\n') ? posix.normalize(real) : null;
+): Promise<TargetFacts> {
+  const identity =
+    host === null ? await localIdentity(await realLocalPath(path)) : await remoteIdentity(host, path, signal);
+  return { real: identity?.real ?? null, identity, sameMachine };
+}
+
+/** How a target on this machine lies relative to the source, by identity, mount table and real path. */
+export function targetRelation(target: TargetFacts, source: DirIdentity): Relation | null {
+  if (!target.sameMachine || target.real === null) return null;
+  return target.identity === null ? pathRelation(target.real, source.real) : relationOf(target.identity, source);
 }
 
 /**
- * Source, target and backup directory never overlap (same directory, or one inside another), compared
- * by real path, the target's resolved on its own machine. A target on another machine is another
- * file system and is not compared. An ssh target whose real path is unknown is refused, unless the
- * operator said --hosts-differ and the machine ids do not say otherwise.
+ * Source, target and backup directory never overlap (the same directory, or one inside another),
+ * compared by identity (device and inode up to `/`, and the place in the file system from the mount
+ * table: a bind mount or a second mount of one export is seen through) and by real path, the
+ * target's resolved on its own machine. A target on another machine is another file system and is
+ * not compared. An ssh target whose real path is unknown is refused, unless the operator said
+ * --hosts-differ and the machine ids do not say otherwise.
  */
 export async function checkOverlap(
   plan: CopyPlan,
-  sourceReal: string,
+  source: DirIdentity,
   target: TargetFacts,
   backupDir: string | null,
   hostsDiffer: boolean,
@@ -98,24 +108,64 @@ export async function checkOverlap(
       : `if ${host} is another machine, say so with --hosts-differ`;
     throw new CopyRefusedError(
       'target-unresolved',
-      `cannot resolve the real path of ${path} on ${host} (realpath -m there), so it cannot be compared with the source; ${why}`,
+      `cannot resolve the real path of ${path} on ${host} (realpath -m and stat there), so it cannot be compared with the source; ${why}`,
     );
   }
-  const targetReal = target.sameMachine ? target.real : null;
-  if (targetReal !== null && (isSameOrInside(targetReal, sourceReal) || isSameOrInside(sourceReal, targetReal))) {
+  const relation = targetRelation(target, source);
+  if (relation !== null) {
     const where = host === null ? '' : ` on ${host}, this machine,`;
     throw new CopyRefusedError(
       'source-target-overlap',
-      `source ${plan.copy.source.path} and target ${path}${where} overlap (real paths ${sourceReal} and ${targetReal}); copying would overwrite the source`,
+      `source ${plan.copy.source.path} and target ${path}${where} overlap (real paths ${source.real} and ${target.real}${byIdentity(relation, target.real!, source.real)}); copying would overwrite the source`,
     );
   }
   if (backupDir !== null) {
-    const b = await realLocalPath(backupDir);
-    for (const other of [sourceReal, ...(targetReal === null ? [] : [targetReal])]) {
-      if (isSameOrInside(b, other) || isSameOrInside(other, b))
-        throw new CopyRefusedError('backup-path-overlap', `backup directory ${backupDir} overlaps ${other}`);
+    const backup = await localIdentity(await realLocalPath(backupDir));
+    const others: Array<[string, DirIdentity | null]> = [
+      [source.real, source],
+      ...(target.sameMachine && target.real !== null
+        ? [[target.real, target.identity] as [string, DirIdentity | null]]
+        : []),
+    ];
+    for (const [real, other] of others) {
+      const r = other === null ? pathRelation(backup.real, real) : relationOf(backup, other);
+      if (r !== null)
+        throw new CopyRefusedError(
+          'backup-path-overlap',
+          `backup directory ${backupDir} overlaps ${real}${byIdentity(r, backup.real, real)}`,
+        );
     }
   }
+}
+
+/**
+ * The copy's checkpoint (and the -wal beside it) is not inside the source or a target on this
+ * machine, by identity: `rsync --delete` and `--wipe-target` would remove it while the copy writes
+ * it, and a copy would carry a half-written database into the target.
+ */
+export async function checkStatePath(file: string, source: DirIdentity, target: TargetFacts): Promise<void> {
+  const state = await localIdentity(await realLocalPath(file));
+  const places: Array<[string, string, DirIdentity | null]> = [
+    ['source', source.real, source],
+    ...(target.sameMachine && target.real !== null
+      ? [['target', target.real, target.identity] as [string, string, DirIdentity | null]]
+      : []),
+  ];
+  for (const [what, real, identity] of places) {
+    const r = identity === null ? pathRelation(state.real, real) : relationOf(state, identity);
+    if (r === 'inside' || r === 'same')
+      throw new CopyRefusedError(
+        'state-path-overlap',
+        `the checkpoint ${file} is inside the ${what} ${real}${byIdentity(r, state.real, real)}; the copy would write it there (and rsync --delete or --wipe-target remove it): give --state a path outside both`,
+      );
+  }
+}
+
+/** When the real paths alone do not show the overlap, how the identities do. */
+export function byIdentity(relation: Relation, a: string, b: string): string {
+  return pathRelation(a, b) === null
+    ? `; ${a} is ${describeRelation(relation)} ${b} under another name (a bind mount, or one file system mounted twice)`
+    : '';
 }
 
 /**

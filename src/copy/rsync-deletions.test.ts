@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { localIdentity } from './identity.js';
 import { checkRsyncDeletions, deletionsReachingSource, parseDeletions, unescapeRsyncName } from './rsync-deletions.js';
 
 /** The itemised dry run of `rsync -a --delete SRC/. TGT/`, as the copy runs it. */
@@ -29,28 +30,31 @@ function layout(): { dir: string; source: string } {
 }
 
 describe('rsync deletion check', () => {
-  it("maps a target that is a symlink to the source's parent: deleting src/ deletes the source", () => {
+  it("maps a target that is a symlink to the source's parent: deleting src/ deletes the source", async () => {
     const { dir, source } = layout();
     const link = join(dir, '..', `${dir.split('/').pop()}-link`);
     symlinkSync(dir, link);
     const lines = itemize(source, link);
     expect(lines).toContain('*deleting   src/');
-    // rsync names relative to the directory it changed into: the link's real path, not the link.
-    expect(deletionsReachingSource(parseDeletions(lines), [link], source)).toEqual([]);
-    expect(deletionsReachingSource(parseDeletions(lines), [dir], source)).toEqual(
-      expect.arrayContaining([source, join(source, 'a.git'), join(source, 'a.git', 'HEAD')]),
-    );
-    expect(() => checkRsyncDeletions(lines, [dir], source)).toThrow(/\[rsync-deletes-source\]/);
+    const id = await localIdentity(source);
+    // rsync names relative to the directory it changed into: the link's real path. By identity the
+    // link's path reaches the same files.
+    for (const base of [dir, link])
+      expect(await deletionsReachingSource(parseDeletions(lines), [base], id)).toEqual(
+        expect.arrayContaining([join(base, 'src'), join(base, 'src', 'a.git'), join(base, 'src', 'a.git', 'HEAD')]),
+      );
+    await expect(checkRsyncDeletions(lines, [dir], id)).rejects.toThrow(/\[rsync-deletes-source\]/);
   });
 
-  it('refuses a target inside the source even when nothing would be deleted', () => {
+  it('refuses a target inside the source even when nothing would be deleted', async () => {
     const { source } = layout();
     const lines = itemize(source, join(source, 'sub'));
     expect(parseDeletions(lines)).toEqual([]);
-    expect(() => checkRsyncDeletions(lines, [join(source, 'sub')], source)).toThrow(
+    const id = await localIdentity(source);
+    await expect(checkRsyncDeletions(lines, [join(source, 'sub')], id)).rejects.toThrow(
       /\[rsync-deletes-source\].*overlaps the source/,
     );
-    expect(() => checkRsyncDeletions(lines, [source], source)).toThrow(/\[rsync-deletes-source\]/);
+    await expect(checkRsyncDeletions(lines, [source], id)).rejects.toThrow(/\[rsync-deletes-source\]/);
   });
 
   it('reads names as rsync escapes them: octal bytes, a newline, leading spaces, a directory slash', () => {
@@ -73,14 +77,14 @@ describe('rsync deletion check', () => {
     expect(unescapeRsyncName('plain')).toBe('plain');
   });
 
-  it('does not follow a symlink below the target: deleting it leaves what it points at', () => {
+  it('does not follow a symlink below the target: deleting it leaves what it points at', async () => {
     const { dir, source } = layout();
     const target = join(dir, 'target');
     mkdirSync(target);
     symlinkSync(source, join(target, 'points-at-source'));
     const lines = itemize(source, target);
     expect(parseDeletions(lines)).toEqual(['points-at-source']);
-    expect(() => checkRsyncDeletions(lines, [target], source)).not.toThrow();
+    await expect(checkRsyncDeletions(lines, [target], await localIdentity(source))).resolves.toBeUndefined();
     spawnSync('rsync', ['-a', '--delete', `${source}/.`, `${target}/`]);
     expect(existsSync(join(source, 'a.git', 'HEAD'))).toBe(true);
     expect(existsSync(join(target, 'points-at-source'))).toBe(false);

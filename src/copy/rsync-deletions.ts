@@ -3,16 +3,28 @@
  * own `--dry-run --itemize-changes` says what it would delete, and a copy that would delete the
  * source, anything in it, or a parent of it is refused, whatever the earlier checks concluded.
  *
- * Mapping an itemised name to a real path: rsync changes into the target directory (following a
+ * Mapping an itemised name to what it deletes: rsync changes into the target directory (following a
  * symlinked target) and names everything relative to it, so a name is the target's real path joined
  * with the name. Below the target rsync follows no symlink (no -K): deleting `link` removes the
  * link, not what it points at, so the name itself is not resolved further. Names are printed with
  * rsync's escapes (`\#ooo`, one byte in octal, for control and, outside a UTF-8 locale, non-ASCII
- * bytes) and a directory ends in `/`; both are undone before comparing.
+ * bytes) and a directory ends in `/`; both are undone before comparing. Each named file is then
+ * compared with the source by identity (./identity.ts), not by its path: through a bind mount of
+ * the source's parent, `src/x` under the target is the source's own `x`.
  */
+import { lstat } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { isSameOrInside } from '../plan/copy-schema.js';
 import { CopyRefusedError } from './errors.js';
+import type { DirIdentity } from './identity.js';
+import {
+  describeRelation,
+  fsPlaceOf,
+  localIdentity,
+  pathRelation,
+  placeRelation,
+  readMounts,
+  relationOf,
+} from './identity.js';
 
 /** `%i` of a deletion in rsync's itemised output, padded to the 11 characters of every item field. */
 const DELETING = '*deleting  ';
@@ -37,19 +49,43 @@ export function parseDeletions(lines: readonly string[]): string[] {
 }
 
 /**
- * The real paths, among the deletions, that are the source, inside it or a parent of it, for each
- * real path the target is known by (resolved on its host, and here when that is the same machine).
+ * The paths, among the deletions, that are the source, inside it or a parent of it, for each path
+ * the target is known by on this machine (its real path resolved on its host, and here). A deletion
+ * reaches the source when the source's identity is the deleted file's or one of its parents' (the
+ * deleted file is the source or inside it), when the deleted file's identity is one of the source's
+ * parents', when the mount table puts them in one another, or when their paths do.
  */
-export function deletionsReachingSource(
+export async function deletionsReachingSource(
   deleted: readonly string[],
   targetReals: readonly string[],
-  sourceReal: string,
-): string[] {
+  source: DirIdentity,
+): Promise<string[]> {
   const out = new Set<string>();
+  const ids = new Map<string, string | null>();
+  const idOf = async (p: string): Promise<string | null> => {
+    if (!ids.has(p)) {
+      const st = await lstat(p, { bigint: true }).catch(() => null);
+      ids.set(p, st === null ? null : `${st.dev}:${st.ino}`);
+    }
+    return ids.get(p)!;
+  };
+  const sourceId = source.chain[0];
+  const mounts = readMounts();
+  const sourcePlace = fsPlaceOf(source.real, mounts);
   for (const base of targetReals) {
+    const baseChain = (await localIdentity(base)).chain;
     for (const name of deleted) {
-      const real = posix.join(base, name);
-      if (isSameOrInside(real, sourceReal) || isSameOrInside(sourceReal, real)) out.add(real);
+      const full = posix.join(base, name);
+      const parts = name.split('/');
+      const chain: Array<string | null> = [];
+      for (let i = parts.length; i > 0; i--) chain.push(await idOf(posix.join(base, ...parts.slice(0, i))));
+      const own = chain[0] ?? null;
+      const reaches =
+        (sourceId !== undefined && (chain.includes(sourceId) || baseChain.includes(sourceId))) ||
+        (own !== null && source.chain.includes(own)) ||
+        placeRelation(fsPlaceOf(full, mounts), sourcePlace) !== null ||
+        pathRelation(full, source.real) !== null;
+      if (reaches) out.add(full);
     }
   }
   return [...out];
@@ -57,26 +93,28 @@ export function deletionsReachingSource(
 
 /**
  * Refuses (rule `rsync-deletes-source`) an rsync into a target that is on this machine when the
- * target's real path overlaps the source, or when its itemised dry run would delete the source,
- * something in it or a parent of it.
+ * target overlaps the source (by identity or real path), or when its itemised dry run would delete
+ * the source, something in it or a parent of it.
  */
-export function checkRsyncDeletions(
+export async function checkRsyncDeletions(
   itemized: readonly string[],
   targetReals: readonly string[],
-  sourceReal: string,
-): void {
-  const overlapping = targetReals.find((t) => isSameOrInside(t, sourceReal) || isSameOrInside(sourceReal, t));
-  if (overlapping !== undefined) {
-    throw new CopyRefusedError(
-      'rsync-deletes-source',
-      `the target resolves to ${overlapping}, which overlaps the source ${sourceReal}; rsync --delete would rewrite the source`,
-    );
+  source: DirIdentity,
+): Promise<void> {
+  for (const t of targetReals) {
+    const relation = relationOf(await localIdentity(t), source);
+    if (relation !== null) {
+      throw new CopyRefusedError(
+        'rsync-deletes-source',
+        `the target resolves to ${t}, which overlaps the source ${source.real} (it is ${describeRelation(relation)} it); rsync --delete would rewrite the source`,
+      );
+    }
   }
-  const hits = deletionsReachingSource(parseDeletions(itemized), targetReals, sourceReal);
+  const hits = await deletionsReachingSource(parseDeletions(itemized), targetReals, source);
   if (hits.length > 0) {
     throw new CopyRefusedError(
       'rsync-deletes-source',
-      `rsync's dry run would delete ${hits.length} paths that are the source ${sourceReal}, inside it or a parent of it (${hits.slice(0, 5).join(', ')}${hits.length > 5 ? ', ...' : ''}); nothing was copied`,
+      `rsync's dry run would delete ${hits.length} paths that are the source ${source.real}, inside it or a parent of it (${hits.slice(0, 5).join(', ')}${hits.length > 5 ? ', ...' : ''}); nothing was copied`,
     );
   }
 }

@@ -19,10 +19,11 @@ import {
   checkClustered,
   checkOverlap,
   checkSource,
+  checkStatePath,
   checkTargetIsDirectory,
   isThisMachine,
+  readTargetFacts,
   realLocalPath,
-  resolveTargetPath,
 } from './guard.js';
 import { createCopyProgress } from './progress.js';
 import type { RepoEntry } from './repos.js';
@@ -111,12 +112,11 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
   if (prior.lock && prior.lock.host === thisHost() && prior.lock.pid !== process.pid && isAlive(prior.lock.pid))
     throw new LockedError(file, prior.lock);
   checkClustered(plan);
-  const sourceReal = await checkSource(plan);
-  const facts: TargetFacts = {
-    sameMachine: await isThisMachine(target.host, opts.hostsDiffer, opts.signal),
-    real: await resolveTargetPath(target.host, target.path, opts.signal),
-  };
-  await checkOverlap(plan, sourceReal, facts, backupDir, opts.hostsDiffer);
+  const source = await checkSource(plan);
+  const sameMachine = await isThisMachine(target.host, opts.hostsDiffer, opts.signal);
+  const facts: TargetFacts = await readTargetFacts(target.host, target.path, sameMachine, opts.signal);
+  await checkOverlap(plan, source, facts, backupDir, opts.hostsDiffer);
+  await checkStatePath(file, source, facts);
   await checkTargetIsDirectory(target.host, target.path, opts.signal);
   const resuming = prior.run !== null && prior.run.phase !== 'done' && prior.run.phase !== 'failed';
   if (resuming && (prior.run!.planHash !== hash || prior.run!.method !== method)) {
@@ -144,7 +144,7 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
       );
     }
     if (opts.wipeTarget) {
-      const real = await checkWipeSafety(plan, sourceReal, facts, { wipeAny: opts.wipeAnyTarget, signal: opts.signal });
+      const real = await checkWipeSafety(plan, source, facts, { wipeAny: opts.wipeAnyTarget, signal: opts.signal });
       wipe = { real, entries: await listEntries(target.host, real, opts.signal) };
     }
   }
@@ -155,7 +155,7 @@ export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
     // being this machine, as this process resolves it: two views, so one wrong answer is not enough.
     if (facts.sameMachine) {
       const reals = new Set([await realLocalPath(target.path), ...(facts.real === null ? [] : [facts.real])]);
-      checkRsyncDeletions(itemized ?? [], [...reals], sourceReal);
+      await checkRsyncDeletions(itemized ?? [], [...reals], source);
     }
   }
   const repos = await findLocalRepos(plan.copy.source.path);

@@ -3,7 +3,8 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CopyPlan } from '../plan/copy-types.js';
-import { realLocalPath } from './guard.js';
+import { readTargetFacts, realLocalPath } from './guard.js';
+import { localIdentity } from './identity.js';
 import { checkWipeSafety, systemTreeOf, wipeTarget } from './wipe.js';
 
 const plan = (target: string, source = '/srv/source'): CopyPlan => ({
@@ -19,7 +20,12 @@ const plan = (target: string, source = '/srv/source'): CopyPlan => ({
 
 /** checkWipeSafety on a local target, with its real path resolved as the copy resolves it. */
 const check = async (target: string, source = '/srv/source', wipeAny = false): Promise<string> =>
-  checkWipeSafety(plan(target, source), source, { real: await realLocalPath(target), sameMachine: true }, { wipeAny });
+  checkWipeSafety(
+    plan(target, source),
+    await localIdentity(await realLocalPath(source)),
+    await readTargetFacts(null, target, true),
+    { wipeAny },
+  );
 
 const refusedBy = (rule: string, why = '') => new RegExp(`\\[${rule}\\].*${why}`);
 

@@ -11,6 +11,8 @@ import type { CopyPlan } from '../plan/copy-types.js';
 import { CopyFailedError, CopyRefusedError } from './errors.js';
 import { runScript, shq } from './exec.js';
 import type { TargetFacts } from './guard.js';
+import { byIdentity, targetRelation } from './guard.js';
+import type { DirIdentity } from './identity.js';
 import { listEntries } from './repos.js';
 
 /** Trees that are never emptied, nor anything below them: the system's programs, settings and kernel views. */
@@ -42,7 +44,8 @@ export interface WipeCheckOptions {
  * the checks, the dry run and the wipe agree about a symlink). Refuses, on the path as written and on
  * the real path:
  * - `wipe-target-safety`: `/` or a top-level directory; a home directory ($HOME, or any account's in
- *   the password database of the target's machine); on this machine, the source, inside it or a parent;
+ *   the password database of the target's machine); on this machine, the source, inside it or a parent
+ *   (by identity: ./identity.ts);
  * - `wipe-target-system-tree`: /usr, /etc, /boot, /bin, /sbin, /lib*, /proc, /sys, /dev and below, /var/lib;
  * - `wipe-target-home-ancestor`: a directory that holds a home directory;
  * and, unless --wipe-any-target, a target with entries that
@@ -51,7 +54,7 @@ export interface WipeCheckOptions {
  */
 export async function checkWipeSafety(
   plan: CopyPlan,
-  sourceReal: string,
+  source: DirIdentity,
   target: TargetFacts,
   opts: WipeCheckOptions,
 ): Promise<string> {
@@ -78,10 +81,14 @@ export async function checkWipeSafety(
         `${p} is ${tree === p ? 'a system directory' : `inside the system tree ${tree}`}`,
       );
   }
-  if (target.sameMachine) {
-    if (real === sourceReal) refuse('wipe-target-safety', 'it is the source');
-    if (isSameOrInside(real, sourceReal)) refuse('wipe-target-safety', `it is inside the source ${sourceReal}`);
-    if (isSameOrInside(sourceReal, real)) refuse('wipe-target-safety', `it is a parent of the source ${sourceReal}`);
+  // By identity, not only by path: through a bind mount of the source's parent, the wipe would
+  // empty the source before tar reads it.
+  const relation = targetRelation(target, source);
+  if (relation !== null) {
+    const how = byIdentity(relation, real, source.real);
+    if (relation === 'same') refuse('wipe-target-safety', `it is the source${how}`);
+    if (relation === 'inside') refuse('wipe-target-safety', `it is inside the source ${source.real}${how}`);
+    refuse('wipe-target-safety', `it is a parent of the source ${source.real}${how}`);
   }
   const homes = await readHomes(host, opts.signal);
   for (const p of paths) {

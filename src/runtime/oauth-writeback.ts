@@ -7,7 +7,6 @@
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { writeFileAtomic } from '../files/atomic.js';
 import { dirname, resolve } from 'node:path';
-import type { Logger } from 'pino';
 import { parse } from 'yaml';
 import { expandVars } from '../plan/expand.js';
 import type { Plan } from '../plan/types.js';
@@ -26,12 +25,18 @@ export interface OauthWriteback {
  * plan read the tokens from files, is written back there. A failed write is logged, not thrown: the
  * run goes on with the pair in memory. Token credentials never refresh (no-op handler).
  */
+/** What the writeback logs to: a run's logger, or one that opens its file on the first line. */
+export interface WritebackLog {
+  info(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
 export function createOauthWriteback(
   planFile: string,
   env: Readonly<Record<string, string | undefined>>,
   plan: Plan,
   secrets: SecretSet,
-  log: Logger,
+  log: WritebackLog,
 ): OauthWriteback {
   if (plan.instance.credentials.type !== 'oauth') return { onRefresh: () => undefined, warning: null };
   const files = findOauthFiles(planFile, env);

@@ -1,8 +1,9 @@
 /**
  * `shardmove weights restore`: puts back the storage weights that a run's checkpoint recorded
  * before its first write (the machine's `previousWeights`, read by the weights step before it
- * wrote anything). Takes the run lock for the whole time, so it never races a run; shows the
- * change and asks (through the caller) before the one PUT; changes nothing when the instance
+ * wrote anything). The preview only reads the checkpoint (refusing one a live run holds); once
+ * the operator says yes it takes the run lock, so it never races a run, reads the weights again
+ * and makes the one PUT only if they are still what was shown; changes nothing when the instance
  * already has those weights.
  */
 import type { Logger } from 'pino';
@@ -16,7 +17,8 @@ import { createRunLogger, SecretSet } from './logger.js';
 import { assertRealRun } from './mode.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { checkpointPath, logPath } from './paths.js';
-import { openExistingCheckpoint } from './status.js';
+import { LockedError } from '../store/errors.js';
+import { lockHolder, openExistingCheckpoint } from './status.js';
 import type { RuntimeServices } from './types.js';
 
 /** One storage whose weight changes. */
@@ -64,7 +66,8 @@ export type RestoreOutcome =
 /**
  * Restores the recorded weights. Throws SHARDMOVE_NO_CHECKPOINT when the plan never ran,
  * SHARDMOVE_LOCKED while a run holds the checkpoint, SHARDMOVE_WEIGHTS_MISMATCH when the instance
- * reads back something else than what was written.
+ * reads back something else than what was written, or when its weights changed while the operator
+ * was asked.
  */
 export async function restoreWeights(
   opts: RestoreOptions,
@@ -77,52 +80,99 @@ export async function restoreWeights(
   const creds = plan.instance.credentials;
   if (creds.type === 'token') secrets.add(creds.token);
   else secrets.add(creds.accessToken, creds.refreshToken, creds.clientSecret);
-  const store = openExistingCheckpoint(file, { readOnly: false });
-  const log: Logger = createRunLogger(logPath(file), secrets, opts.env.LOG_LEVEL ?? 'info');
-  const audit = createAuditBuffer(store);
-  let api: InstanceApi | undefined;
-  let lease: ReturnType<typeof keepLease> | undefined;
+  // The preview reads only: a refusal, "nothing to do", or an answer of no leaves the checkpoint
+  // and its directory as they were (no lock written, no log created). The lock is taken once the
+  // operator said yes, and the weights are read again under it.
+  const previous = readRecordedWeights(file, services);
+  if (!previous) return { kind: 'nothing-recorded', file };
+  // The log beside the checkpoint is created on its first line: a refreshed OAuth token, or the lock.
+  let logger: Logger | undefined;
+  const openLog = () => (logger ??= createRunLogger(logPath(file), secrets, opts.env.LOG_LEVEL ?? 'info'));
+  let audit: ReturnType<typeof createAuditBuffer> | undefined;
+  const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, {
+    info: (obj: object, msg: string) => openLog().info(obj, msg),
+    error: (obj: object, msg: string) => openLog().error(obj, msg),
+  });
+  const onResponse = (e: RequestEvent) => {
+    if (e.mutating) audit?.add({ ...e }, services.clock.now());
+  };
+  const api: InstanceApi = services.createApi(plan, { readOnly: false, onRefresh: oauth.onRefresh, onResponse });
+  try {
+    const seen = await api.getWeights();
+    const shown = restoreTarget(previous, seen);
+    if (shown.changes.length === 0) return { kind: 'unchanged', file, weights: seen };
+    if (!(await opts.confirm(shown.changes, { file, url: plan.instance.url })))
+      return { kind: 'declined', file, changes: shown.changes };
+
+    const store = openExistingCheckpoint(file, { readOnly: false });
+    const log = openLog();
+    audit = createAuditBuffer(store);
+    let lease: ReturnType<typeof keepLease> | undefined;
+    try {
+      assertRealRun(store, file);
+      const now = services.clock.now();
+      store.acquireLock({ pid: services.pid, host: services.host, startedAt: now }, services.isAlive, {
+        ms: DEFAULT_LEASE_MS,
+        now,
+      });
+      lease = keepLease(store, DEFAULT_LEASE_MS, services.clock, log);
+      // Under the lock: the change the operator said yes to, or nothing.
+      const current = await api.getWeights();
+      const { target, changes } = restoreTarget(recordedWeights(store) ?? previous, current);
+      if (changes.length === 0) return { kind: 'unchanged', file, weights: current };
+      if (JSON.stringify(changes) !== JSON.stringify(shown.changes)) {
+        throw new StepError(
+          WEIGHTS_MISMATCH,
+          `the instance's weights changed while the change was shown (now ${JSON.stringify(current)}); nothing was written: run weights restore again`,
+        );
+      }
+      store.assertLease();
+      await api.setWeights(target);
+      const readBack = await api.getWeights();
+      if (restoreTarget(target, readBack).changes.length > 0) {
+        throw new StepError(
+          WEIGHTS_MISMATCH,
+          `the instance reports weights ${JSON.stringify(readBack)} after writing ${JSON.stringify(target)}`,
+        );
+      }
+      store.appendEvent('weights.restored', { from: current, to: readBack }, services.clock.now());
+      log.info({ from: current, to: readBack }, 'weights restored');
+      return { kind: 'restored', file, changes, weights: readBack };
+    } finally {
+      lease?.stop();
+      try {
+        audit.flush();
+      } finally {
+        store.releaseLock();
+        store.close();
+        log.flush();
+      }
+    }
+  } finally {
+    await api.close().catch(() => undefined);
+  }
+}
+
+/** The weights the run recorded before its first write, from its checkpoint. */
+function recordedWeights(store: { loadRun(): { snapshot: unknown } | null }): Record<string, number> | null {
+  const context = (store.loadRun()?.snapshot as { context?: Partial<RunContext> } | null)?.context;
+  return context?.previousWeights ?? null;
+}
+
+/**
+ * The recorded weights, read without writing anything: refuses a dry run's checkpoint and one a
+ * live run holds (SHARDMOVE_LOCKED), as the writing phase would.
+ */
+function readRecordedWeights(file: string, services: RuntimeServices): Record<string, number> | null {
+  const store = openExistingCheckpoint(file, { readOnly: true });
   try {
     assertRealRun(store, file);
-    const now = services.clock.now();
-    store.acquireLock({ pid: services.pid, host: services.host, startedAt: now }, services.isAlive, {
-      ms: DEFAULT_LEASE_MS,
-      now,
-    });
-    lease = keepLease(store, DEFAULT_LEASE_MS, services.clock, log);
-    const context = (store.loadRun()?.snapshot as { context?: Partial<RunContext> } | null)?.context;
-    const previous = context?.previousWeights ?? null;
-    if (!previous) return { kind: 'nothing-recorded', file };
-    const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
-    const onResponse = (e: RequestEvent) => {
-      if (e.mutating) audit.add({ ...e }, services.clock.now());
-    };
-    api = services.createApi(plan, { readOnly: false, onRefresh: oauth.onRefresh, onResponse });
-    const current = await api.getWeights();
-    const { target, changes } = restoreTarget(previous, current);
-    if (changes.length === 0) return { kind: 'unchanged', file, weights: current };
-    if (!(await opts.confirm(changes, { file, url: plan.instance.url }))) return { kind: 'declined', file, changes };
-    store.assertLease();
-    await api.setWeights(target);
-    const readBack = await api.getWeights();
-    if (restoreTarget(target, readBack).changes.length > 0) {
-      throw new StepError(
-        WEIGHTS_MISMATCH,
-        `the instance reports weights ${JSON.stringify(readBack)} after writing ${JSON.stringify(target)}`,
-      );
-    }
-    store.appendEvent('weights.restored', { from: current, to: readBack }, services.clock.now());
-    log.info({ from: current, to: readBack }, 'weights restored');
-    return { kind: 'restored', file, changes, weights: readBack };
+    // A live run on this host; any other holder is for acquireLock to judge (a lease may have expired).
+    const holder = lockHolder(store);
+    if (holder?.alive === true && holder.pid !== services.pid)
+      throw new LockedError(file, holder, services.clock.now());
+    return recordedWeights(store);
   } finally {
-    lease?.stop();
-    await api?.close().catch(() => undefined);
-    try {
-      audit.flush();
-    } finally {
-      store.releaseLock();
-      store.close();
-      log.flush();
-    }
+    store.close();
   }
 }

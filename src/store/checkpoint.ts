@@ -5,7 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import type { Kind } from '../plan/types.js';
-import { LeaseLostError, LockedError } from './errors.js';
+import { CheckpointUnusableError, LeaseLostError, LockedError } from './errors.js';
 import { ItemTable } from './items.js';
 import { installFence, removeFence, takeoverReason, toHolder } from './lease.js';
 import type { LockRow } from './lease.js';
@@ -238,12 +238,19 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     const r = this.r.getRun.get() as
       { plan_name: string; plan_hash: string; machine_version: number; snapshot: string } | undefined;
     if (!r) return null;
-    return {
-      planName: r.plan_name,
-      planHash: r.plan_hash,
-      machineVersion: r.machine_version,
-      snapshot: JSON.parse(r.snapshot),
-    };
+    let snapshot: unknown;
+    try {
+      snapshot = JSON.parse(r.snapshot);
+    } catch (err) {
+      // Damage inside a record that leaves the page sound (quick_check reads structure, not JSON):
+      // refused like any damaged file, never taken for "no run yet" and started over.
+      throw new CheckpointUnusableError(
+        this.file,
+        'damaged',
+        `${this.file} is not a usable shardmove checkpoint: its saved run is not JSON (${(err as Error).message}); it was left as it is: restore it from a copy, or move it aside`,
+      );
+    }
+    return { planName: r.plan_name, planHash: r.plan_hash, machineVersion: r.machine_version, snapshot };
   }
 
   saveRun(run: SavedRun): void {

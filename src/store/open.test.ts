@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import {
+  closeSync,
+  copyFileSync,
   mkdirSync,
+  openSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -8,6 +11,7 @@ import {
   statSync,
   truncateSync,
   writeFileSync,
+  writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +52,22 @@ function realCheckpoint(file: string): void {
   cp.close();
 }
 
+/**
+ * Overwrites one leaf page of the event log with garbage, the header and the length left as they
+ * were: SQLite opens the file and meets the page only when a query reads it.
+ */
+function overwriteEventPage(file: string): void {
+  const db = new Database(file, { fileMustExist: true });
+  const leaves = db
+    .prepare(`SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' ORDER BY pageno`)
+    .all() as { pageno: number }[];
+  db.close();
+  const page = leaves[Math.floor(leaves.length / 2)]!.pageno;
+  const fd = openSync(file, 'r+');
+  writeSync(fd, Buffer.alloc(4096, 0x41), 0, 4096, (page - 1) * 4096);
+  closeSync(fd);
+}
+
 const unusable = (problem: CheckpointProblem, message: RegExp) =>
   expect.objectContaining({
     code: CHECKPOINT_UNUSABLE,
@@ -70,6 +90,12 @@ describe('opening a file that is no checkpoint', () => {
       /state\.db is not a usable shardmove checkpoint: database disk image is malformed \(truncated/,
     ],
     ['a directory', (f) => mkdirSync(f), 'directory', /state\.db is not a shardmove checkpoint: it is a directory$/],
+    [
+      'a page overwritten inside, the header intact',
+      (f) => (realCheckpoint(f), overwriteEventPage(f)),
+      'damaged',
+      /state\.db is not a usable shardmove (copy )?checkpoint: (SQLite's quick_check finds it damaged|database disk image is malformed)/,
+    ],
     [
       "another program's database",
       (f) => new Database(f).exec('CREATE TABLE notes (x)').close(),
@@ -112,6 +138,46 @@ describe('opening a file that is no checkpoint', () => {
     expect(isCopyCheckpointFile(move)).toBe(false);
     expect(contents(dir)).toEqual(before);
     expect(isCopyCheckpointFile(copy)).toBe(true);
+  });
+});
+
+describe('a damaged checkpoint beside what a killed run left', () => {
+  it("a writing open refuses it without checkpointing the -wal's commits into it", () => {
+    const dir = tempDir();
+    const work = join(dir, 'work');
+    mkdirSync(work);
+    realCheckpoint(join(work, 'state.db'));
+    // What kill -9 leaves: the last commits in the -wal, not yet in the file.
+    const writer = new Database(join(work, 'state.db'));
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.prepare(`UPDATE run SET plan_name = 'after-the-crash' WHERE id = 1`).run();
+    const file = join(dir, 'state.db');
+    copyFileSync(join(work, 'state.db'), file);
+    copyFileSync(join(work, 'state.db-wal'), `${file}-wal`);
+    writer.close();
+    rmSync(work, { recursive: true });
+    overwriteEventPage(file);
+    const before = contents(dir);
+    expect(() => openCheckpoint(file)).toThrow(unusable('damaged', /state\.db is not a usable shardmove checkpoint/));
+    expect(() => openCheckpoint(file, { readOnly: true })).toThrow(unusable('damaged', /state\.db/));
+    expect(contents(dir)).toEqual(before);
+  });
+
+  it('a saved run that is not JSON is refused as damaged, not read as no run', () => {
+    const dir = tempDir();
+    const file = join(dir, 'state.db');
+    realCheckpoint(file);
+    const db = new Database(file);
+    db.prepare(`UPDATE run SET snapshot = '{"value": "drain", ' WHERE id = 1`).run();
+    db.close();
+    const store = openCheckpoint(file, { readOnly: true });
+    try {
+      expect(() => store.loadRun()).toThrow(
+        unusable('damaged', /state\.db is not a usable shardmove checkpoint: its saved run is not JSON/),
+      );
+    } finally {
+      store.close();
+    }
   });
 });
 
