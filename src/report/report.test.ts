@@ -1,9 +1,8 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import { renderFinalReport } from './final.js';
-import { renderProgressLine, startProgress } from './progress.js';
 import { buildStatusReport, renderStatus } from './status.js';
 import { formatApproxDuration, progressByKind, rateAndEta } from './summary.js';
 
@@ -106,12 +105,6 @@ describe('renderers', () => {
     const status = buildStatusReport('/x.db', null, { ...summary, orphans }, 1);
     expect(status.orphans).toHaveLength(2);
     expect(renderStatus(status)).toContain('projects 8 g/p8: copy left on nfs-2 (move 80 failed after the switch)');
-  });
-
-  it('progress line names the step, per kind done, in flight, failed and retrying, quarantined; leaves zero counts out', () => {
-    expect(renderProgressLine({ step: 'drain nfs-2/projects', summary, elapsedMs: 120_000 })).toBe(
-      '[2m00s] drain nfs-2/projects | 25 moves/min, ETA 41s | projects 82/100 (10 in flight, 3 failed, retrying, 1 quarantined), snippets 5/5',
-    );
   });
 
   it('final report shows the Geo resync per secondary site, a failed site, and says when there was no secondary', () => {
@@ -269,51 +262,5 @@ describe('dry-run estimate', () => {
     expect(e).toMatchObject({ basis: 'count', ms: 3 * COUNT_ONLY_MS });
     expect(e.assumptions).toMatch(/^count-only estimate: no repository sizes were listed/);
     expect(estimateDuration({ items: 0, bytes: 0, sized: 0, maxBytes: 0, concurrency: 10 }).ms).toBe(0);
-  });
-});
-
-describe('progress output', () => {
-  it('without a TTY: a summary line every 10 s with per-kind failed/retrying counts, rate and ETA; no redraws', () => {
-    vi.useFakeTimers();
-    try {
-      const lines: string[] = [];
-      const stream = { isTTY: false, write: (t: string) => lines.push(t) } as unknown as NodeJS.WritableStream;
-      const p = startProgress(stream, () => ({ step: 'drain nfs-2/projects', summary, elapsedMs: 120_000 }));
-      p.poke();
-      vi.advanceTimersByTime(9_000);
-      expect(lines).toEqual([]);
-      vi.advanceTimersByTime(2_000);
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(
-        /^\[2m00s\] drain nfs-2\/projects \| 25 moves\/min, ETA 41s \| projects 82\/100 \(10 in flight, 3 failed, retrying, 1 quarantined\)/,
-      );
-      expect(lines[0]!.endsWith('\n')).toBe(true);
-      vi.advanceTimersByTime(10_000);
-      expect(lines).toHaveLength(2);
-      p.stop();
-      vi.advanceTimersByTime(30_000);
-      expect(lines).toHaveLength(2);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
-
-  it('on a TTY: one line redrawn in place, cleared at the end', () => {
-    vi.useFakeTimers();
-    try {
-      const out: string[] = [];
-      const stream = {
-        isTTY: true,
-        columns: 200,
-        write: (t: string) => out.push(t),
-      } as unknown as NodeJS.WritableStream;
-      const p = startProgress(stream, () => ({ step: 'verify', summary, elapsedMs: 1_000 }));
-      vi.advanceTimersByTime(300);
-      expect(out.at(-1)!.startsWith('\r\x1b[2K[1s] verify | ')).toBe(true);
-      p.stop();
-      expect(out.at(-1)).toBe('\r\x1b[2K');
-    } finally {
-      vi.useRealTimers();
-    }
   });
 });
