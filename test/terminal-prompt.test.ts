@@ -58,8 +58,7 @@ describe.skipIf(skip !== null)('a confirmation prompt on a real terminal (tmux)'
       expect(asked).toMatch(/the run lock of .*locked\.db is held by pid 4242/);
 
       pane.send(answer, 'Enter');
-      // The pane may be marked dead before tmux drew its last output: wait for both.
-      const after = await pane.waitFor((s) => /unlocked: |not removed; /.test(s) && pane.exited());
+      const after = await pane.waitForExit();
       expect(after).toMatch(new RegExp(`^remove it\\? \\[y/N\\] ${answer}$`, 'm'));
       expect(pane.status()).toBe(removed ? 0 : 1);
       expect(after).toContain(removed ? 'unlocked: removed the lock of pid 4242' : 'not removed; nothing changed');

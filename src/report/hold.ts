@@ -37,7 +37,8 @@ export const BREAKER_PREFIX = 'paused by the failure breaker';
 export function holdOf(cap: CapData | null, control: RunControl | null, timezone = 'UTC'): Hold | null {
   const paused = control ? control.paused : cap?.limit === 'paused';
   if (paused) {
-    const reason = control?.pausedBy ?? (cap?.limit === 'paused' ? cap.reason : null);
+    // The live control says who paused it now: an operator's pause over the breaker's is the operator's.
+    const reason = control ? (control.pausedBy ?? null) : (cap?.reason ?? null);
     if (reason?.startsWith(BREAKER_PREFIX)) {
       const why = /^paused by the failure breaker: (\d+ moves? failed within \S+)/.exec(reason)?.[1] ?? null;
       return {

@@ -67,6 +67,12 @@ describe('holdOf: who holds the run, in the same words everywhere', () => {
     ],
     ['a pause recorded but lifted since', capOf({ limit: 'paused', paused: true }), NO_CONTROL, null],
     [
+      "an operator's pause over the breaker's",
+      capOf({ limit: 'paused', paused: true, reason: BREAKER_REASON }),
+      paused(),
+      { by: 'control', full: 'PAUSED by shardmove control' },
+    ],
+    [
       'a rule',
       RULE,
       NO_CONTROL,

@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 
+const EXIT = /^\[exit (\d+)\]$/m;
+
 /** Why the terminal tests cannot run here, or null when they can (CI without tmux throws). */
 export function tmuxSkipReason(env: Readonly<Record<string, string | undefined>> = process.env): string | null {
   if (spawnSync('tmux', ['-V']).status === 0) return null;
@@ -26,10 +28,12 @@ export interface Pane {
   send(...keys: string[]): void;
   /** Polls the screen until `test` passes (or fails after `timeoutMs` with the screen in the message). */
   waitFor(test: RegExp | ((screen: string) => boolean), timeoutMs?: number): Promise<string>;
-  /** True once the command in the pane has exited (the pane stays, to be read). */
+  /** True once the command in the pane has exited (the pane stays, to be read; its last line is `[exit N]`). */
   exited(): boolean;
   /** The command's exit status once it exited. */
   status(): number | null;
+  /** Waits until the command exited; the screen then, its `[exit N]` line included. */
+  waitForExit(timeoutMs?: number): Promise<string>;
 }
 
 /**
@@ -64,6 +68,14 @@ export function startPane(
     '-c',
     opts.cwd,
     ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+    // The exit status is printed by a shell around the command: tmux may mark a pane dead before
+    // it has the status of its process.
+    'sh',
+    '-c',
+    // A no-op trap (not an ignored signal, which the command would inherit): Ctrl-C reaches the
+    // command, and the shell outlives it to print its status.
+    'trap : INT; "$@"; echo "[exit $?]"',
+    'sh',
     ...argv,
   );
   onTestFinished(() => {
@@ -71,12 +83,16 @@ export function startPane(
     rmSync(dir, { recursive: true, force: true });
   });
   const screen = () => tmux('capture-pane', '-p').replace(/\s+$/, '');
-  const field = (f: string) => tmux('display-message', '-p', f).trim();
+  const exit = () => EXIT.exec(screen());
   const pane: Pane = {
     screen,
     send: (...keys) => void tmux('send-keys', ...keys),
-    exited: () => field('#{pane_dead}') === '1',
-    status: () => (pane.exited() ? Number(field('#{pane_dead_status}')) : null),
+    exited: () => exit() !== null,
+    status: () => {
+      const m = exit();
+      return m ? Number(m[1]) : null;
+    },
+    waitForExit: (timeoutMs) => pane.waitFor(EXIT, timeoutMs),
     async waitFor(test, timeoutMs = 20_000) {
       const ok = typeof test === 'function' ? test : (s: string) => test.test(s);
       const until = Date.now() + timeoutMs;
