@@ -9,6 +9,8 @@ import { NO_CONTROL } from '../store/types.js';
 import type { RunControl, SavedRun, StatusSummary } from '../store/types.js';
 import type { KindProgress } from './summary.js';
 import { diskPaths } from './disk-paths.js';
+import { failedMoveLines } from './failed-moves.js';
+import type { FailedMove } from './failed-moves.js';
 import { describeFailure } from './failure-class.js';
 import type { FailureClass } from './failure-class.js';
 import { formatApproxDuration, orphanLines, placementLines, progressByKind, rateAndEta } from './summary.js';
@@ -48,6 +50,11 @@ export interface StatusReport {
   etaMs: number | null;
   remaining: number;
   stuck: StatusSummary['stuck'];
+  /**
+   * The newest moves GitLab ended `failed` (the ones the failure breaker counts), newest first, with
+   * the attempt, GitLab's `error_message`, its failure class and remedy (./failed-moves.ts).
+   */
+  failures: FailedMove[];
   /** Each with its failure class and that class's remedy (./failure-class.ts, docs/failures.md). */
   quarantined: (StatusSummary['quarantined'][number] & { class: FailureClass; remedy: string; doc: string })[];
   /**
@@ -117,6 +124,7 @@ export function buildStatusReport(
   /** The plan's `move.concurrency`, when the caller loaded the plan (the checkpoint does not keep it). */
   planConcurrency: number | null = null,
   cap: CapView | null = null,
+  failures: FailedMove[] = [],
 ): StatusReport {
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
@@ -141,6 +149,7 @@ export function buildStatusReport(
     etaMs: rate.etaMs,
     remaining: rate.remaining,
     stuck: summary.stuck,
+    failures,
     quarantined: summary.quarantined.map((q) => ({ ...q, ...describeFailure(q.reason) })),
     orphans: (summary.orphans ?? []).map((o) => ({ ...o, diskPaths: diskPaths(o.kind, o.id) })),
     placement: summary.placement ?? [],
@@ -212,6 +221,7 @@ export function renderStatus(r: StatusReport): string {
         `  ${s.kind} ${s.id}: move ${s.moveId} ${s.moveState}${s.readOnly === null ? '' : s.readOnly ? ', read-only' : ', writable'}`,
       );
   }
+  lines.push(...failedMoveLines(r.failures));
   if (r.quarantined.length > 0) {
     lines.push('', `Quarantined (${r.quarantined.length}):`);
     for (const q of r.quarantined) {

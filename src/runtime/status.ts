@@ -6,6 +6,8 @@
 import { existsSync } from 'node:fs';
 import { openCheckpoint } from '../store/checkpoint.js';
 import type { Checkpoint } from '../store/checkpoint.js';
+import { failedMoves } from '../report/failed-moves.js';
+import type { FailedMove } from '../report/failed-moves.js';
 import { buildStatusReport, capView } from '../report/status.js';
 import type { LockView, StatusReport } from '../report/status.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
@@ -44,10 +46,20 @@ export function readStatus(file: string, now: number, planConcurrency: number | 
       lockHolder(store),
       planConcurrency,
       capView(store.lastEventOf(['cap.changed'])),
+      recentFailures(store),
     );
   } finally {
     store.close();
   }
+}
+
+/** Failed moves and what followed each, read from the newest events of those types. */
+const FAILURE_EVENTS_READ = 500;
+
+/** The newest failed moves in the checkpoint's log, with the attempt and outcome of each. */
+export function recentFailures(store: Pick<Checkpoint, 'lastEventsOf' | 'getItem'>): FailedMove[] {
+  const events = store.lastEventsOf(['move.failed', 'item.retry', 'item.quarantined'], FAILURE_EVENTS_READ);
+  return failedMoves(events, (kind, id) => store.getItem(kind, id)?.name ?? null);
 }
 
 /** Where `status` looks for a plan's checkpoint (the real run's, not the dry run's). */
