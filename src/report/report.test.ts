@@ -222,6 +222,61 @@ describe('renderers', () => {
     expect(buildStatusReport('/x.db', failed, summary, 1, { ...holder, alive: true }).state).toBe('running');
     expect(buildStatusReport('/x.db', failed, summary, 1, null).state).toBe('failed');
   });
+
+  it("status of a live run says what holds it now, in the progress line's words; of an ended one, how it ended", () => {
+    const active = {
+      planName: 'p',
+      planHash: 'h',
+      machineVersion: 1,
+      snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } },
+    };
+    const rule = {
+      cap: 0,
+      ceiling: 10,
+      paused: false,
+      limit: 'rule' as const,
+      rule: 'disk-busy',
+      since: Date.UTC(2026, 0, 1, 12),
+      reason: 'rule disk-busy: 0.93 above 0.9: no new move while it holds',
+      at: Date.UTC(2026, 0, 1, 12, 0, 5),
+    };
+    const live = buildStatusReport(
+      '/x.db',
+      active,
+      summary,
+      1,
+      { pid: 7, host: 'h', startedAt: 0, alive: true },
+      10,
+      rule,
+    );
+    expect(live.now).toMatchObject({ by: 'rule', full: 'HELD by rule disk-busy', stopped: true });
+    expect(live.etaMs).toBeNull();
+    const text = renderStatus(live);
+    expect(text).toContain('  now: HELD by rule disk-busy: 0.93 above 0.9 (since 2026-01-01T12:00:00.000Z)\n');
+    expect(text).toContain('moves/min over the last 10 minutes; ETA paused (nothing new is scheduled)');
+
+    // The same checkpoint once the run ended: its outcome, no rule, rate or ETA.
+    const done = { ...active, snapshot: { status: 'done', value: 'done', context: { ...context, step: 'done' } } };
+    const finished = {
+      seq: 9,
+      at: Date.UTC(2026, 0, 1, 13),
+      type: 'run.finished' as const,
+      data: { state: 'done' as const, error: null, quarantined: 1 },
+    };
+    const ended = buildStatusReport('/x.db', done, summary, 1, null, 10, rule, [], finished);
+    expect(ended).toMatchObject({
+      state: 'done',
+      ended: { state: 'done', at: finished.at },
+      now: null,
+      cap: null,
+      etaMs: null,
+    });
+    const endedText = renderStatus(ended);
+    expect(endedText).toMatch(
+      /^Plan p: done, ended 2026-01-01T13:00:00.000Z\n {2}105 items known: 87 done, 17 remaining\n/,
+    );
+    expect(endedText).not.toMatch(/moves\/min|ETA|HELD|now: /);
+  });
 });
 
 describe('dry-run estimate', () => {

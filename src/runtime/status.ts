@@ -34,8 +34,25 @@ export function lockHolder(store: Pick<Checkpoint, 'readLock'>): LockView | null
   return holder ? { ...holder, alive: holder.host === thisHost() ? isAlive(holder.pid) : null } : null;
 }
 
+/** The plan as a command was given it: its name and `move.concurrency` (null when it did not load whole). */
+export interface PlanGiven {
+  name: string;
+  concurrency: number | null;
+}
+
+/**
+ * The plan's `move.concurrency` for a checkpoint: the given plan's when it is the checkpoint's plan
+ * (same name), else the cap the run last recorded as the plan's; null when neither says.
+ */
+export function planCapOf(store: Pick<Checkpoint, 'loadRun' | 'lastEventsOf'>, plan: PlanGiven | null): number | null {
+  const saved = store.loadRun();
+  if (plan && plan.concurrency !== null && (!saved || saved.planName === plan.name)) return plan.concurrency;
+  const recorded = store.lastEventsOf(['cap.changed'], 100).find((e) => e.data.limit === 'plan');
+  return recorded ? recorded.data.ceiling : null;
+}
+
 /** The status of the checkpoint at `file`; throws SHARDMOVE_NO_CHECKPOINT when there is none. */
-export function readStatus(file: string, now: number, planConcurrency: number | null = null): StatusReport {
+export function readStatus(file: string, now: number, plan: PlanGiven | null = null): StatusReport {
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
     return buildStatusReport(
@@ -44,9 +61,10 @@ export function readStatus(file: string, now: number, planConcurrency: number | 
       store.summary(now),
       now,
       lockHolder(store),
-      planConcurrency,
+      planCapOf(store, plan),
       capView(store.lastEventOf(['cap.changed'])),
       recentFailures(store),
+      store.lastEventOf(['run.finished', 'run.interrupted']),
     );
   } finally {
     store.close();
