@@ -92,10 +92,8 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
   let drawn = false;
   let holdShown = '';
 
-  /** The run's state now, from the checkpoint: counts, live control, the cap recorded since the last look. */
-  const read = (r: ObservedRun) => {
-    const now = r.clock.now();
-    const summary = r.store.summary(now);
+  /** What holds the run now: the live control, and the cap recorded since the last look (cheap reads). */
+  const look = (r: ObservedRun) => {
     const newest = r.store.lastEventSeq();
     if (newest > seenSeq) {
       // Only the events since the last look: a bounded read however long the log is.
@@ -104,14 +102,23 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
       seenSeq = newest;
     }
     const hold = holdOf(cap, r.store.readControl(), r.plan.schedule?.timezone ?? 'UTC');
-    meter?.note(now, movedIn(summary), hold?.stopped ?? false);
+    const stopping = r.signal?.aborted ?? false;
+    // Only what stops the run makes news: a throttle moving its cap every few seconds does not.
+    return { hold, stopping, key: stopping ? 'stopping' : hold?.stopped ? hold.full : '' };
+  };
+
+  /** The whole view: `look`'s, the counts (the dear read on a large checkpoint) and the rate. */
+  const read = (r: ObservedRun, held: ReturnType<typeof look>) => {
+    const now = r.clock.now();
+    const summary = r.store.summary(now);
+    meter?.note(now, movedIn(summary), held.hold?.stopped ?? false);
     return {
       step: r.step(),
       summary,
       elapsedMs: now - r.startedAt,
-      hold,
+      hold: held.hold,
       perMinute: meter?.perMinute() ?? null,
-      stopping: r.signal?.aborted ?? false,
+      stopping: held.stopping,
     };
   };
 
@@ -121,30 +128,29 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
     const t0 = Date.now();
     if (t0 - lastRead < gapMs) return;
     lastRead = t0;
-    let view: ReturnType<typeof read>;
     try {
-      view = read(r);
+      const held = look(r);
+      // A file or a pipe: the counts are read only for a line, every 10 s or when the run is held or released.
+      if (!sink.tty && t0 - lastPrint < LINE_GAP_MS && held.key === holdShown) return;
+      const view = read(r, held);
+      if (sink.tty) {
+        // A pause, a hold or its end stays on the screen, above the live line, with the time it happened.
+        if (held.key !== holdShown) sink.print(renderHoldNote(view, holdShown, r.clock.now(), sink.colour));
+        const columns = sink.columns();
+        sink.show(renderProgressLine(view, { width: columns ? columns - 1 : undefined, colour: sink.colour }));
+        drawn = true;
+      } else {
+        lastPrint = t0;
+        sink.print(renderProgressLine(view, { colour: sink.colour }));
+      }
+      holdShown = held.key;
     } catch {
       // A busy checkpoint (another process writing): this look is skipped.
-      return;
     } finally {
       // Reading the counts is a synchronous query: on a huge checkpoint, look less often so the
       // line never takes more than ~5% of the event loop.
       gapMs = Math.max(baseGapMs, (Date.now() - t0) * 20);
     }
-    // Only what stops the run changes the key: a throttle moving its cap every few seconds is no news.
-    const holdKey = view.stopping ? 'stopping' : view.hold?.stopped ? view.hold.full : '';
-    if (sink.tty) {
-      // A pause, a hold or its end stays on the screen, above the live line, with the time it happened.
-      if (holdKey !== holdShown) sink.print(renderHoldNote(view, holdShown, r.clock.now(), sink.colour));
-      const columns = sink.columns();
-      sink.show(renderProgressLine(view, { width: columns ? columns - 1 : undefined, colour: sink.colour }));
-      drawn = true;
-    } else if (t0 - lastPrint >= LINE_GAP_MS || holdKey !== holdShown) {
-      lastPrint = t0;
-      sink.print(renderProgressLine(view, { colour: sink.colour }));
-    }
-    holdShown = holdKey;
   };
 
   return {

@@ -214,6 +214,10 @@ describe('renderProgressLine', () => {
     expect(renderHoldNote(view(), 'HELD by rule disk-busy', now)).toBe(
       `${at} going on: no longer held by rule disk-busy`,
     );
+    expect(renderHoldNote(view(), 'HELD: no room on cluster', now)).toBe(`${at} going on: room on cluster again`);
+    expect(renderHoldNote(view(), 'WAITING for the window at Mon 2026-11-30 22:00 UTC', now)).toBe(
+      `${at} going on: a maintenance window is open`,
+    );
   });
 });
 

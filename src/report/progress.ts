@@ -145,10 +145,18 @@ export function renderHoldNote(view: ProgressView, previous: string, now: number
     text = `${h.full}${h.detail ? `: ${h.detail}` : ''}`;
     tone = h.tone;
   } else {
-    text = `going on: no longer ${previous.replace(/^(PAUSED|HELD|WAITING)\b/, (w) => w.toLowerCase())}`;
+    text = `going on: ${released(previous)}`;
   }
   const line = oneLine(text);
   return `${time} ${colour && tone ? `${SGR[tone]}${line}${RESET}` : line}`;
+}
+
+/** What ended, from the words the hold had ("HELD by rule disk-busy" -> "no longer held by rule disk-busy"). */
+function released(previous: string): string {
+  const room = /^HELD: no room on (.*)$/.exec(previous);
+  if (room) return `room on ${room[1]} again`;
+  if (previous.startsWith('WAITING')) return 'a maintenance window is open';
+  return `no longer ${previous.replace(/^(PAUSED|HELD)\b/, (w) => w.toLowerCase())}`;
 }
 
 /** Text from the checkpoint on one terminal line: control characters escaped, tabs and newlines as spaces. */

@@ -193,8 +193,9 @@ function describeNow(r: StatusReport): string {
 export function renderStatus(r: StatusReport): string {
   const lines: string[] = [];
   const ended = r.ended && r.state !== 'interrupted' ? `, ended ${new Date(r.ended.at).toISOString()}` : '';
-  // A run that ended is in no step any more (its snapshot's step is its final state).
-  const step = r.step && r.step !== r.state && !r.ended ? `, step ${r.step}` : '';
+  // A run that ended is in no step any more (its snapshot's step is its final state); an
+  // interrupted one is, and goes on from it.
+  const step = r.step && r.step !== r.state && r.ended?.state !== r.state ? `, step ${r.step}` : '';
   lines.push(`Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${step}${ended}`);
   const l = r.lock;
   const at = r.ended?.state === 'interrupted' ? ` at ${new Date(r.ended.at).toISOString()}` : '';
