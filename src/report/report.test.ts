@@ -254,6 +254,13 @@ describe('renderers', () => {
     const text = renderStatus(live);
     expect(text).toContain('  now: HELD by rule disk-busy: 0.93 above 0.9 (since 2026-01-01T12:00:00.000Z)\n');
     expect(text).toContain('moves/min over the last 10 minutes; ETA paused (nothing new is scheduled)');
+    // A closed window reads as on the progress line, in the plan's zone.
+    const window = { ...rule, limit: 'window' as const, until: Date.UTC(2026, 10, 30, 21) };
+    const holder = { pid: 7, host: 'h', startedAt: 0, alive: true };
+    const waiting = buildStatusReport('/x.db', active, summary, 1, holder, 10, window, [], null, 'Europe/Berlin');
+    expect(renderStatus(waiting)).toContain(
+      '  now: WAITING for the window at Mon 2026-11-30 22:00 Europe/Berlin (since ',
+    );
 
     // The same checkpoint once the run ended: its outcome, no rule, rate or ETA.
     const done = { ...active, snapshot: { status: 'done', value: 'done', context: { ...context, step: 'done' } } };

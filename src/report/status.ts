@@ -128,6 +128,8 @@ export function buildStatusReport(
   failures: FailedMove[] = [],
   /** The run's last `run.finished` or `run.interrupted` event. */
   last: AuditEventOf<'run.finished' | 'run.interrupted'> | null = null,
+  /** The plan's schedule zone: a window's time as the progress line gives it. */
+  timezone = 'UTC',
 ): StatusReport {
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
@@ -140,7 +142,7 @@ export function buildStatusReport(
   const control = { ...(summary.control ?? NO_CONTROL), planConcurrency };
   // Live state only for a live run: a finished or interrupted one shows how it ended, not a rate.
   const running = state === 'running';
-  const hold = running ? holdOf(cap, control) : null;
+  const hold = running ? holdOf(cap, control, timezone) : null;
   return {
     checkpoint,
     plan: saved?.planName ?? null,
@@ -169,8 +171,8 @@ export function buildStatusReport(
   };
 }
 
-/** What holds the run now, in the progress line's words, with since when and what to do. */
-function describeNow(r: StatusReport): string {
+/** What holds the run now, in the progress line's words, with since when; then what to do, if anything. */
+function describeNow(r: StatusReport): string[] {
   const h = r.now!;
   const c = r.cap;
   const sinceMs =
@@ -182,11 +184,11 @@ function describeNow(r: StatusReport): string {
   const since = sinceMs != null ? ` (since ${new Date(sinceMs).toISOString()})` : '';
   const next =
     h.by === 'breaker'
-      ? '; the moves it counted are under "Failed moves" below; `shardmove control --unpause` goes on'
+      ? ['"Failed moves" below lists what it counted; `shardmove control --unpause` goes on']
       : h.by === 'control' && h.stopped
-        ? '; `shardmove control --unpause` goes on'
-        : '';
-  return `${h.full}${h.detail ? `: ${h.detail}` : ''}${since}${next}`;
+        ? ['`shardmove control --unpause` goes on']
+        : [];
+  return [`${h.full}${h.detail ? `: ${h.detail}` : ''}${since}`, ...next];
 }
 
 /** The status as text for people. */
@@ -212,7 +214,7 @@ export function renderStatus(r: StatusReport): string {
   else if (r.state === 'interrupted')
     lines.push(`  interrupted${at}: no process is running it; \`run\` again to continue`);
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
-  if (r.now) lines.push(`  now: ${describeNow(r)}`);
+  if (r.now) lines.push(...describeNow(r).map((l, i) => `${i === 0 ? '  now: ' : '       '}${l}`));
   // The pause is the `now` line's while it runs; an override kept for a later run is said as such.
   if (r.control.concurrency !== null || (r.control.paused && !r.now))
     lines.push(

@@ -38,6 +38,8 @@ export function lockHolder(store: Pick<Checkpoint, 'readLock'>): LockView | null
 export interface PlanGiven {
   name: string;
   concurrency: number | null;
+  /** The schedule's time zone (UTC without one); null when the plan did not load whole. */
+  timezone?: string | null;
 }
 
 /**
@@ -65,6 +67,7 @@ export function readStatus(file: string, now: number, plan: PlanGiven | null = n
       capView(store.lastEventOf(['cap.changed'])),
       recentFailures(store),
       store.lastEventOf(['run.finished', 'run.interrupted']),
+      plan?.timezone ?? 'UTC',
     );
   } finally {
     store.close();
