@@ -79,7 +79,7 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
     const paused = await control('--pause');
     expect(paused.code, paused.stderr).toBe(0);
     expect(paused.stdout).toMatch(
-      /^paused: no new moves, moves in flight are followed to their end; concurrency 6 \(the plan's\) when unpaused\n/,
+      /^paused: no new moves; the moves in flight are followed to their end; once unpaused: cap 6, the plan's\n/,
     );
     expect(paused.stdout).toMatch(/the run \(pid \d+\) applies it within one poll interval/);
 
@@ -102,13 +102,31 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
     expect(report.state).toBe('running');
     expect(report.control).toMatchObject({ paused: true, concurrency: null, planConcurrency: 6 });
     const text = await runCli(['status', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
-    expect(text.stdout).toContain(
-      "control: paused: no new moves, moves in flight are followed to their end; concurrency 6 (the plan's) when unpaused",
+    expect(text.stdout).toMatch(
+      /\n {2}now: PAUSED by shardmove control \(since [^)]+\)\n {7}`shardmove control --unpause` goes on\n/,
     );
+    expect(text.stdout).toMatch(
+      /remaining; [\d.]+ moves\/min over the last 10 minutes; ETA paused \(nothing new is scheduled\)\n/,
+    );
+    // The JSON of control carries numbers: the plan's cap, the cap now (0: paused) and once unpaused.
+    const json = JSON.parse((await control('--json')).stdout) as { control: Record<string, unknown> };
+    expect(json.control).toMatchObject({
+      paused: true,
+      concurrency: null,
+      planConcurrency: 6,
+      cap: 0,
+      capWhenUnpaused: 6,
+    });
+    // Named with --state (a revert's checkpoint is), the plan is still read for its cap.
+    const byState = await runCli(['control', plan, '--state', join(dir, 'state', 'it.db'), '--json'], { cwd: dir });
+    expect((JSON.parse(byState.stdout) as typeof json).control).toMatchObject({
+      planConcurrency: 6,
+      capWhenUnpaused: 6,
+    });
 
     const resumed = await control('--unpause', '--concurrency', '3');
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stdout).toMatch(/^concurrency 3 \(plan: 6\)\n/);
+    expect(resumed.stdout).toMatch(/^unpaused: cap 3 \(the plan's is 6\)\n/);
     const done = await run;
     expect(done.code, done.stderr).toBe(0);
     expect(done.stdout).toContain('DONE: every repository moved and verified');
@@ -136,7 +154,20 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
       "note: the concurrency cap is 3 (shardmove control; the plan says 6); `--concurrency plan` goes back to the plan's",
     );
     const shown = await control();
-    expect(shown.stdout).toMatch(/^concurrency 3 \(plan: 6\)\ncheckpoint: /);
-    expect((await control('--concurrency', 'plan')).stdout).toMatch(/^concurrency 6 \(the plan's\)\nno run is going/);
+    expect(shown.stdout).toMatch(/^in force: cap 3, set with shardmove control \(the plan's is 6\)\ncheckpoint: /);
+    expect((await control('--concurrency', 'plan')).stdout).toMatch(/^cap back to the plan's 6\nno run is going/);
+    expect((await control('--unpause')).stdout).toMatch(/^not paused, nothing to unpause; cap 6, the plan's\n/);
+
+    // A finished run's status shows how it ended, not a rate, an ETA or the last cap as if it went on.
+    const ended = await runCli(['status', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    expect(ended.stdout).toMatch(
+      /^Plan it: done, ended \d{4}-\d\d-\d\dT[\d:.]+Z\n {2}\d+ items known: \d+ done, 0 remaining\n/,
+    );
+    expect(ended.stdout).not.toMatch(/moves\/min|ETA|now: |cap \d/);
+    const endedJson = JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir })).stdout) as Record<
+      string,
+      unknown
+    >;
+    expect(endedJson).toMatchObject({ state: 'done', ended: { state: 'done' }, etaMs: null, cap: null, now: null });
   });
 });

@@ -61,7 +61,7 @@ describe('shardmove run with maintenance windows (separate processes)', { timeou
       new RegExp(`outside every maintenance window; nothing is scheduled until ${day} \\d{4}-\\d\\d-\\d\\d 01:00 UTC`),
     );
     expect(waitingSeen).toMatch(
-      /--- status ---[\s\S]*WAITING: outside every maintenance window; nothing new is scheduled until/,
+      new RegExp(`--- status ---[\\s\\S]*now: WAITING for the window at ${day} \\d{4}-\\d\\d-\\d\\d 01:00 UTC`),
     );
     expect(count(db, 'SELECT count(*) AS n FROM moves')).toBe(0);
 

@@ -23,7 +23,7 @@ export function noteFailedMove(deps: ActorDeps): void {
   if (deps.store.readControl().paused) return;
   const reason =
     `paused by the failure breaker: ${recent.length} moves failed within ${formatPlanDuration(breaker.withinMs)} ` +
-    '(retry.pause_after); look at the failures (shardmove status), then shardmove control --unpause';
+    '(retry.pause_after); each with GitLab\'s error message under "Failed moves" in shardmove status, then shardmove control --unpause';
   deps.store.batch(() => {
     deps.store.writeControl({ paused: true, pausedBy: reason }, now);
     deps.store.appendEvent('breaker.tripped', { failures: recent.length, withinMs: breaker.withinMs, reason }, now);

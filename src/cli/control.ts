@@ -1,18 +1,21 @@
 /**
  * `shardmove control PLAN [--state FILE] [--concurrency N|plan] [--pause | --unpause]`: steers a
  * run while it goes on. The overrides live in the checkpoint; the running process picks them up
- * within one poll interval, and a later `run` of the same checkpoint keeps them. Without options it
- * prints the overrides in force. Exit 0 when read or written; 1 when there is no checkpoint; 2 for
+ * within one poll interval, and a later `run` of the same checkpoint keeps them. It says what it did
+ * in words ("paused", "unpaused: cap back to the plan's 10"); without options, what is in force.
+ * `--json` gives the overrides with numbers: the plan's cap, the cap now and once unpaused. Exit 0 when read or written; 1 when there is no checkpoint; 2 for
  * invalid options.
  */
 import { applyControl } from '../runtime/control.js';
 import type { ControlChange } from '../runtime/control.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
 import { RANGES } from '../plan/rules.js';
-import { describeControl } from '../report/status.js';
+import { capWhenUnpaused, describeChange } from '../report/control-words.js';
+import type { ControlView } from '../report/control-words.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
+import { readPlanGiven } from './plan-given.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 
 export interface ControlOptions {
@@ -45,10 +48,10 @@ export function parseControlChange(opts: Pick<ControlOptions, 'concurrency' | 'p
 
 export async function runControlCommand(opts: ControlOptions, ctx: CommandContext): Promise<number> {
   const change = parseControlChange(opts);
-  const { file, planConcurrency } = await resolveRunCheckpoint(opts, ctx);
+  const { file } = await resolveRunCheckpoint(opts, ctx);
   let result;
   try {
-    result = applyControl(file, change, Date.now());
+    result = applyControl(file, change, Date.now(), await readPlanGiven(opts.plan, ctx));
   } catch (err) {
     if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
       ctx.stderr.write(`shardmove control: ${(err as Error).message}\n`);
@@ -56,9 +59,18 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
     }
     throw err;
   }
-  const view = { ...result.control, planConcurrency };
+  const view: ControlView = { ...result.control, planConcurrency: result.planConcurrency };
+  const said = describeChange(change, result.before, view);
   if (opts.json) {
-    ctx.stdout.write(`${JSON.stringify({ checkpoint: file, control: view, runner: result.runner }, null, 2)}\n`);
+    const control = {
+      ...view,
+      // Numbers to act on: the operator's cap now (0 while paused) and once unpaused (null: the plan's is unknown).
+      cap: view.paused ? 0 : capWhenUnpaused(view),
+      capWhenUnpaused: capWhenUnpaused(view),
+    };
+    ctx.stdout.write(
+      `${JSON.stringify({ checkpoint: file, changed: Object.keys(change).length > 0, said, control, runner: result.runner }, null, 2)}\n`,
+    );
     return EXIT.ok;
   }
   const changed = Object.keys(change).length > 0;
@@ -68,6 +80,6 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
   else if (r && r.alive === null)
     who = `the run holding it on ${r.host} (pid ${r.pid}) applies it within one poll interval, if it is alive`;
   else who = 'no run is going: it applies when `run` continues this checkpoint';
-  ctx.stdout.write(`${describeControl(view)}\n${changed ? `${who}\n` : ''}checkpoint: ${file}\n`);
+  ctx.stdout.write(`${said}\n${changed ? `${who}\n` : ''}checkpoint: ${file}\n`);
   return EXIT.ok;
 }

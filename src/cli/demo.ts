@@ -17,6 +17,7 @@ import { loadSeed } from '../sandbox/seed.js';
 import type { Seed } from '../sandbox/seed-schema.js';
 import type { CommandContext } from './context.js';
 import { ArgsError } from './errors.js';
+import { createProgress } from './progress.js';
 import { reportOutcome } from './run.js';
 
 /** The built-in seed's admin token with the `api` scope (a sandbox-only value). */
@@ -97,6 +98,7 @@ async function demo(
       signal: ctx.signal,
       stdout: ctx.stdout,
       stderr: ctx.stderr,
+      observers: [createProgress(ctx)],
     });
     // The demo's checkpoint is removed when it ends: its report names no command that would need it.
     if (temporary && outcome.kind === 'final') outcome.report.checkpointTemporary = true;

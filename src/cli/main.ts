@@ -9,7 +9,7 @@ import { SHARDMOVE_VERSION } from '../api/version.js';
 import { redact } from '../plan/secrets.js';
 import { codeOf } from '../shared/errors.js';
 import { EXIT_BY_CODE, exitCodeOf } from './exit-codes.js';
-import { terminalSafe } from './terminal.js';
+import { terminalStreams } from './terminal.js';
 
 export { EXIT_BY_CODE } from './exit-codes.js';
 
@@ -335,8 +335,7 @@ export async function main(argv: string[]): Promise<void> {
 
   const ctx: CommandContext = {
     // Everything printed passes through one escape of control characters (names come from the instance).
-    stdout: terminalSafe(process.stdout),
-    stderr: terminalSafe(process.stderr),
+    ...terminalStreams(process.stdout, process.stderr),
     stdin: process.stdin,
     env: process.env,
     cwd: process.cwd(),

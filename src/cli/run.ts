@@ -19,6 +19,7 @@ import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
+import { createProgress } from './progress.js';
 
 /** Exit codes of a run that got as far as the machine (README: Exit codes). */
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = {
@@ -44,8 +45,8 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
 }
 
 /**
- * The observers of a run (`run`, `revert`): its --events target and its --metrics-file, which watch
- * the run the same way, as observers of its committed log.
+ * The observers of a run (`run`, `revert`): its progress line, its --events target and its
+ * --metrics-file, which watch the run the same way, as observers of its checkpoint.
  */
 export function runObservers(
   events: RunEvents | undefined,
@@ -53,7 +54,8 @@ export function runObservers(
   ctx: CommandContext,
   what: 'run' | 'revert',
 ): RunObserver[] {
-  const observers: RunObserver[] = events ? [events] : [];
+  const observers: RunObserver[] = [createProgress(ctx)];
+  if (events) observers.push(events);
   if (metricsFile) {
     observers.push(
       createMetricsFileObserver(resolve(ctx.cwd, metricsFile), {

@@ -10,6 +10,7 @@ import { readStatus } from '../runtime/status.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { copyStatusFor } from './copy-status.js';
+import { readPlanGiven } from './plan-given.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 
 export async function runStatusCommand(
@@ -19,10 +20,10 @@ export async function runStatusCommand(
   // Issue 12: a copy plan (or a copy checkpoint given with --state) has its own status.
   const copy = await copyStatusFor(opts, ctx);
   if (copy !== undefined) return copy;
-  const { file, planConcurrency } = await resolveRunCheckpoint(opts, ctx);
+  const { file } = await resolveRunCheckpoint(opts, ctx);
   let report;
   try {
-    report = readStatus(file, Date.now(), planConcurrency);
+    report = readStatus(file, Date.now(), await readPlanGiven(opts.plan, ctx));
   } catch (err) {
     if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
       if (opts.json) ctx.stdout.write(`${JSON.stringify({ checkpoint: file, state: 'no checkpoint' })}\n`);

@@ -1,116 +1,245 @@
 /**
- * The live progress output: on a TTY one line redrawn in place (at most 4 times a second); otherwise
- * a summary line every 10 seconds, so CI logs stay readable.
+ * The progress line of every command that drives a drain (`run`, `revert`, `demo`): pure. It is
+ * built as parts in order of importance, so that a narrow terminal loses the least important ones
+ * first (the per-kind counts, then the elapsed time, the moves in flight, the rate ...) and never
+ * sees a number cut in half; colours only when the caller says the output is a terminal that wants
+ * them. Drawing it (a terminal line redrawn in place, or a line every few seconds in a file or
+ * pipe) is ./progress-observer.ts's business.
  */
-import type { CapData } from '../events/vocabulary.js';
-import { formatWindowTime } from '../time/windows.js';
 import type { StatusSummary } from '../store/types.js';
-import { formatApproxDuration, progressByKind, rateAndEta } from './summary.js';
+import { escapeControls } from './escape.js';
+import type { Hold } from './hold.js';
+import { formatApproxDuration, progressByKind } from './summary.js';
 
 export interface ProgressView {
   /** e.g. "drain nfs-1/projects". */
   step: string;
-  summary: StatusSummary;
+  summary: Pick<StatusSummary, 'counts' | 'retrying'>;
+  /** Time this process has driven the run. */
   elapsedMs: number;
-  /** The cap in force the run recorded last (null before its first drain). */
-  cap?: CapData | null;
-  /** The plan's schedule zone, for the next window's time. */
-  timezone?: string;
+  /** What holds the run back now (./hold.ts); null: it goes at the plan's cap. */
+  hold: Hold | null;
+  /** Moves per minute measured in this process; null until enough moves ended here to tell. */
+  perMinute: number | null;
+  /** The process was told to stop (Ctrl-C): the step in flight returns, then the checkpoint is saved. */
+  stopping?: boolean;
 }
 
-/** One line: the step, each kind's done/total, in flight, failed and retrying, quarantined; the rate and the ETA. */
-export function renderProgressLine(view: ProgressView): string {
-  // Zero counts are left out so the line fits a terminal.
-  const kinds = progressByKind(view.summary)
-    .map((p) => {
-      const extra = [
-        p.inFlight > 0 ? `${p.inFlight} in flight` : '',
-        p.retrying > 0 ? `${p.retrying} failed, retrying` : '',
-        p.quarantined > 0 ? `${p.quarantined} quarantined` : '',
-      ].filter(Boolean);
-      return `${p.kind} ${p.done}/${p.total}${extra.length > 0 ? ` (${extra.join(', ')})` : ''}`;
-    })
-    .join(', ');
-  const rate = rateAndEta(view.summary, view.elapsedMs);
-  const override = describeCap(view.cap ?? null, view.timezone ?? 'UTC');
-  // Rate and ETA before the per-kind counts: a narrow terminal cuts the end of the line.
-  return `[${formatApproxDuration(view.elapsedMs)}] ${view.step}${override} | ${Math.round(rate.perMinute)} moves/min, ETA ${formatApproxDuration(rate.etaMs)}${kinds ? ` | ${kinds}` : ''}`;
+/** How a part is shown on a terminal with colours. */
+export type Tone = 'alarm' | 'warn' | 'note' | 'dim' | 'strong';
+
+interface Piece {
+  text: string;
+  tone?: Tone | undefined;
 }
 
-/** The cap in force in a few words, when it is not simply the plan's. */
-function describeCap(c: CapData | null, timezone: string): string {
-  if (!c) return '';
-  switch (c.limit) {
-    case 'paused':
-      // The operator knows why they paused; a pause nobody asked for says who did.
-      return c.reason.startsWith('paused by the failure breaker')
-        ? ' PAUSED by the failure breaker (shardmove status says why)'
-        : ' PAUSED';
-    case 'window':
-      return c.until != null
-        ? ` WAITING for the next window (${formatWindowTime(c.until, timezone)})`
-        : ' WAITING: outside every maintenance window';
-    case 'rule':
-      return ` HELD by ${c.rule ? `rule ${c.rule}` : 'a throttle rule'}${c.since != null ? ` since ${new Date(c.since).toISOString()}` : ''} (${c.reason})`;
-    case 'throttle':
-      return ` (cap ${c.cap}: ${c.reason})`;
-    case 'control':
-      return ` (cap ${c.cap})`;
-    case 'plan':
-      return '';
+/** One part of the line: what goes before it when another part precedes it, and its forms, longest first. */
+interface Part {
+  key: PartKey;
+  join: string;
+  forms: Piece[][];
+}
+
+type PartKey = 'elapsed' | 'step' | 'hold' | 'why' | 'counts' | 'pace' | 'kinds';
+
+/**
+ * What a narrow line gives up, in order: each step takes one part to its next shorter form (or
+ * leaves it out). The hold, the done count and the ETA go last: they are what an operator looks
+ * at the line for.
+ */
+const SHRINK: readonly [PartKey, number | 'out'][] = [
+  ['kinds', 'out'],
+  ['why', 'out'],
+  ['elapsed', 'out'],
+  ['counts', 1],
+  ['pace', 1],
+  ['hold', 1],
+  ['counts', 2],
+  ['step', 1],
+  ['pace', 2],
+  ['counts', 3],
+  ['step', 'out'],
+];
+
+/** Moves per minute as people read them: whole numbers, one decimal below 10. */
+export function formatRate(perMinute: number): string {
+  return perMinute >= 10 ? String(Math.round(perMinute)) : String(Math.round(perMinute * 10) / 10);
+}
+
+/** The parts of the line, in the order they appear. */
+function partsOf(view: ProgressView): Part[] {
+  const parts: Part[] = [];
+  const add = (key: PartKey, join: string, ...forms: Piece[][]) => parts.push({ key, join, forms });
+  add('elapsed', ' ', [{ text: `[${formatApproxDuration(view.elapsedMs)}]`, tone: 'dim' }]);
+  const step = oneLine(view.step);
+  add('step', ' ', [{ text: step }], [{ text: step.replace(/^drain /, '') }]);
+  const h = view.hold;
+  if (view.stopping) {
+    add(
+      'hold',
+      ' | ',
+      [{ text: 'STOPPING: the step in flight returns, then the checkpoint is saved', tone: 'warn' }],
+      [{ text: 'STOPPING', tone: 'warn' }],
+    );
+  } else if (h) {
+    const tone: Tone = h.tone;
+    add('hold', ' | ', [{ text: oneLine(h.full), tone }], [{ text: oneLine(h.short), tone }]);
+    if (h.detail) add('why', ': ', [{ text: oneLine(h.detail) }]);
   }
-}
-
-export interface ProgressOutput {
-  /** Draws now if the throttle allows (call on every progress event). */
-  poke(): void;
-  /** Stops the timer and ends the line on a TTY. */
-  stop(): void;
-}
-
-/** Starts drawing `read()` to `stream` until `stop()`. `read` may throw (e.g. a busy database): that draw is skipped. */
-export function startProgress(
-  stream: NodeJS.WritableStream & { isTTY?: boolean; columns?: number },
-  read: () => ProgressView,
-): ProgressOutput {
-  const tty = stream.isTTY === true;
-  const baseGapMs = tty ? 250 : 10_000;
-  // Reading the counts is a synchronous query: on a huge checkpoint, draw less often so the
-  // progress line never takes more than ~5% of the event loop.
-  let gapMs = baseGapMs;
-  let last = 0;
-  let drawn = false;
-  const draw = () => {
-    const now = Date.now();
-    if (now - last < gapMs) return;
-    last = now;
-    let line: string;
-    try {
-      line = renderProgressLine(read());
-    } catch {
-      return;
-    } finally {
-      gapMs = Math.max(baseGapMs, (Date.now() - now) * 20);
-    }
-    if (tty) {
-      const width = stream.columns ?? 160;
-      stream.write(`\r\x1b[2K${line.length > width - 1 ? `${line.slice(0, width - 2)}…` : line}`);
-      drawn = true;
+  const kinds = progressByKind(view.summary);
+  const sum = (f: (k: (typeof kinds)[number]) => number) => kinds.reduce((a, k) => a + f(k), 0);
+  const total = sum((k) => k.total);
+  if (total > 0) {
+    const done: Piece = { text: `${sum((k) => k.done)}/${total} done`, tone: 'strong' };
+    const inFlight = sum((k) => k.inFlight);
+    const retrying = sum((k) => k.retrying);
+    const quarantined = sum((k) => k.quarantined);
+    const extra = {
+      inFlight: inFlight > 0 ? [{ text: `, ${inFlight} in flight` }] : [],
+      retrying: retrying > 0 ? [{ text: `, ${retrying} retrying`, tone: 'warn' as const }] : [],
+      quarantined: quarantined > 0 ? [{ text: `, ${quarantined} quarantined`, tone: 'alarm' as const }] : [],
+    };
+    add(
+      'counts',
+      ' | ',
+      [done, ...extra.inFlight, ...extra.retrying, ...extra.quarantined],
+      [done, ...extra.retrying, ...extra.quarantined],
+      [done, ...extra.quarantined],
+      [done],
+    );
+  }
+  // Rate and ETA belong to a drain; while it is held, nothing is scheduled and no ETA holds.
+  if (view.step.startsWith('drain ') && !view.stopping) {
+    const remaining = sum((k) => k.waiting + k.inFlight);
+    if (h?.stopped) {
+      const paused = { text: 'ETA paused', tone: h.tone };
+      add('pace', ' | ', [paused], [paused], [paused]);
+    } else if (view.perMinute === null || view.perMinute <= 0) {
+      const measuring = { text: 'ETA measuring', tone: 'dim' as const };
+      add('pace', ' | ', [measuring], [measuring], [{ text: 'ETA ?', tone: 'dim' }]);
     } else {
-      stream.write(`${line}\n`);
+      const rate = formatRate(view.perMinute);
+      const eta = { text: `ETA ${formatApproxDuration(remaining === 0 ? 0 : (remaining / view.perMinute) * 60_000)}` };
+      add('pace', ' | ', [{ text: `${rate} moves/min, ` }, eta], [{ text: `${rate}/min, ` }, eta], [eta]);
     }
-  };
-  // Non-TTY: the first line comes after one interval, so short runs stay quiet.
-  if (!tty) last = Date.now();
-  const timer = setInterval(draw, tty ? 250 : 1_000);
-  timer.unref();
-  return {
-    poke: () => {
-      if (tty) draw();
-    },
-    stop() {
-      clearInterval(timer);
-      if (tty && drawn) stream.write('\r\x1b[2K');
-    },
-  };
+  }
+  if (kinds.length > 1) {
+    add('kinds', ' | ', [{ text: kinds.map((k) => `${k.kind} ${k.done}/${k.total}`).join(', '), tone: 'dim' }]);
+  }
+  return parts;
+}
+
+/**
+ * The line that stays on a terminal when the run is paused, held or released (`previous`: the
+ * hold's `full` words before, '' when none): the local time, and what holds it now and why.
+ */
+export function renderHoldNote(view: ProgressView, previous: string, now: number, colour = false): string {
+  const time = new Date(now).toTimeString().slice(0, 8);
+  const h = view.hold;
+  let text: string;
+  let tone: Tone | undefined;
+  if (view.stopping) {
+    text = 'STOPPING: the step in flight returns, then the checkpoint is saved';
+    tone = 'warn';
+  } else if (h?.stopped) {
+    text = `${h.full}${h.detail ? `: ${h.detail}` : ''}`;
+    tone = h.tone;
+  } else {
+    text = `going on: ${released(previous)}`;
+  }
+  const line = oneLine(text);
+  return `${time} ${colour && tone ? `${SGR[tone]}${line}${RESET}` : line}`;
+}
+
+/** What ended, from the words the hold had ("HELD by rule disk-busy" -> "no longer held by rule disk-busy"). */
+function released(previous: string): string {
+  const room = /^HELD: no room on (.*)$/.exec(previous);
+  if (room) return `room on ${room[1]} again`;
+  if (previous.startsWith('WAITING')) return 'a maintenance window is open';
+  return `no longer ${previous.replace(/^(PAUSED|HELD)\b/, (w) => w.toLowerCase())}`;
+}
+
+/** Text from the checkpoint on one terminal line: control characters escaped, tabs and newlines as spaces. */
+function oneLine(text: string): string {
+  return escapeControls(text).replace(/[\t\n]+/g, ' ');
+}
+
+/** How wide a text is on a terminal: one column per code point (names are escaped, ASCII mostly). */
+export function textWidth(text: string): number {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
+}
+
+/** The pieces shown when each part takes the form `form[key]` (an index past its forms: left out). */
+function lay(parts: readonly Part[], form: ReadonlyMap<PartKey, number>): Piece[] {
+  const out: Piece[] = [];
+  for (const p of parts) {
+    const pieces = p.forms[form.get(p.key) ?? 0];
+    if (!pieces || pieces.length === 0) continue;
+    if (out.length > 0) out.push({ text: p.join });
+    out.push(...pieces);
+  }
+  return out;
+}
+
+const plain = (pieces: readonly Piece[]) => pieces.map((p) => p.text).join('');
+
+/**
+ * The pieces that fit `width` columns: the least important parts given up first (SHRINK), then
+ * whatever was given up on the way that fits again after a later cut taken back, most important first.
+ */
+function fit(parts: readonly Part[], width: number): Piece[] {
+  const form = new Map<PartKey, number>();
+  const fits = () => textWidth(plain(lay(parts, form))) <= width;
+  const taken: { key: PartKey; before: number }[] = [];
+  for (const [key, to] of SHRINK) {
+    if (fits()) break;
+    const part = parts.find((p) => p.key === key);
+    if (!part) continue;
+    const before = form.get(key) ?? 0;
+    const next = to === 'out' ? part.forms.length : Math.min(to, part.forms.length);
+    if (next <= before) continue;
+    form.set(key, next);
+    taken.push({ key, before });
+  }
+  if (fits()) {
+    for (const { key, before } of taken.reverse()) {
+      const now = form.get(key) ?? 0;
+      form.set(key, before);
+      if (!fits()) form.set(key, now);
+    }
+    return lay(parts, form);
+  }
+  // Narrower than the essentials: whole words only, then an ellipsis.
+  const text = plain(lay(parts, form));
+  const cut = text.lastIndexOf(' ', Math.max(0, width - 1));
+  return [{ text: `${cut > 0 ? text.slice(0, cut) : ''}…` }];
+}
+
+const SGR: Record<Tone, string> = {
+  alarm: '\x1b[1;31m',
+  warn: '\x1b[33m',
+  note: '\x1b[36m',
+  dim: '\x1b[2m',
+  strong: '\x1b[1m',
+};
+const RESET = '\x1b[0m';
+
+export interface LineOptions {
+  /** Columns available (a terminal's width less one); absent: no limit (files and pipes). */
+  width?: number | undefined;
+  /** ANSI colours (a terminal that wants them: NO_COLOR unset). */
+  colour?: boolean | undefined;
+}
+
+/**
+ * The progress line: `[elapsed] step | hold: why | done/total, in flight, retrying, quarantined |
+ * rate, ETA | per kind`, every part present only when it says something. Text from the checkpoint
+ * (step, reasons) is escaped here, since the line reaches the terminal as it is (with its colours).
+ */
+export function renderProgressLine(view: ProgressView, opts: LineOptions = {}): string {
+  const parts = partsOf(view);
+  const pieces = opts.width === undefined ? lay(parts, new Map()) : fit(parts, opts.width);
+  return pieces.map((p) => (opts.colour && p.tone ? `${SGR[p.tone]}${p.text}${RESET}` : p.text)).join('');
 }

@@ -1,9 +1,8 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import { renderFinalReport } from './final.js';
-import { renderProgressLine, startProgress } from './progress.js';
 import { buildStatusReport, renderStatus } from './status.js';
 import { formatApproxDuration, progressByKind, rateAndEta } from './summary.js';
 
@@ -106,12 +105,6 @@ describe('renderers', () => {
     const status = buildStatusReport('/x.db', null, { ...summary, orphans }, 1);
     expect(status.orphans).toHaveLength(2);
     expect(renderStatus(status)).toContain('projects 8 g/p8: copy left on nfs-2 (move 80 failed after the switch)');
-  });
-
-  it('progress line names the step, per kind done, in flight, failed and retrying, quarantined; leaves zero counts out', () => {
-    expect(renderProgressLine({ step: 'drain nfs-2/projects', summary, elapsedMs: 120_000 })).toBe(
-      '[2m00s] drain nfs-2/projects | 25 moves/min, ETA 41s | projects 82/100 (10 in flight, 3 failed, retrying, 1 quarantined), snippets 5/5',
-    );
   });
 
   it('final report shows the Geo resync per secondary site, a failed site, and says when there was no secondary', () => {
@@ -229,6 +222,68 @@ describe('renderers', () => {
     expect(buildStatusReport('/x.db', failed, summary, 1, { ...holder, alive: true }).state).toBe('running');
     expect(buildStatusReport('/x.db', failed, summary, 1, null).state).toBe('failed');
   });
+
+  it("status of a live run says what holds it now, in the progress line's words; of an ended one, how it ended", () => {
+    const active = {
+      planName: 'p',
+      planHash: 'h',
+      machineVersion: 1,
+      snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } },
+    };
+    const rule = {
+      cap: 0,
+      ceiling: 10,
+      paused: false,
+      limit: 'rule' as const,
+      rule: 'disk-busy',
+      since: Date.UTC(2026, 0, 1, 12),
+      reason: 'rule disk-busy: 0.93 above 0.9: no new move while it holds',
+      at: Date.UTC(2026, 0, 1, 12, 0, 5),
+    };
+    const live = buildStatusReport(
+      '/x.db',
+      active,
+      summary,
+      1,
+      { pid: 7, host: 'h', startedAt: 0, alive: true },
+      10,
+      rule,
+    );
+    expect(live.now).toMatchObject({ by: 'rule', full: 'HELD by rule disk-busy', stopped: true });
+    expect(live.etaMs).toBeNull();
+    const text = renderStatus(live);
+    expect(text).toContain('  now: HELD by rule disk-busy: 0.93 above 0.9 (since 2026-01-01T12:00:00.000Z)\n');
+    expect(text).toContain('moves/min over the last 10 minutes; ETA paused (nothing new is scheduled)');
+    // A closed window reads as on the progress line, in the plan's zone.
+    const window = { ...rule, limit: 'window' as const, until: Date.UTC(2026, 10, 30, 21) };
+    const holder = { pid: 7, host: 'h', startedAt: 0, alive: true };
+    const waiting = buildStatusReport('/x.db', active, summary, 1, holder, 10, window, [], null, 'Europe/Berlin');
+    expect(renderStatus(waiting)).toContain(
+      '  now: WAITING for the window at Mon 2026-11-30 22:00 Europe/Berlin (since ',
+    );
+
+    // The same checkpoint once the run ended: its outcome, no rule, rate or ETA.
+    const done = { ...active, snapshot: { status: 'done', value: 'done', context: { ...context, step: 'done' } } };
+    const finished = {
+      seq: 9,
+      at: Date.UTC(2026, 0, 1, 13),
+      type: 'run.finished' as const,
+      data: { state: 'done' as const, error: null, quarantined: 1 },
+    };
+    const ended = buildStatusReport('/x.db', done, summary, 1, null, 10, rule, [], finished);
+    expect(ended).toMatchObject({
+      state: 'done',
+      ended: { state: 'done', at: finished.at },
+      now: null,
+      cap: null,
+      etaMs: null,
+    });
+    const endedText = renderStatus(ended);
+    expect(endedText).toMatch(
+      /^Plan p: done, ended 2026-01-01T13:00:00.000Z\n {2}105 items known: 87 done, 17 remaining\n/,
+    );
+    expect(endedText).not.toMatch(/moves\/min|ETA|HELD|now: /);
+  });
 });
 
 describe('dry-run estimate', () => {
@@ -269,51 +324,5 @@ describe('dry-run estimate', () => {
     expect(e).toMatchObject({ basis: 'count', ms: 3 * COUNT_ONLY_MS });
     expect(e.assumptions).toMatch(/^count-only estimate: no repository sizes were listed/);
     expect(estimateDuration({ items: 0, bytes: 0, sized: 0, maxBytes: 0, concurrency: 10 }).ms).toBe(0);
-  });
-});
-
-describe('progress output', () => {
-  it('without a TTY: a summary line every 10 s with per-kind failed/retrying counts, rate and ETA; no redraws', () => {
-    vi.useFakeTimers();
-    try {
-      const lines: string[] = [];
-      const stream = { isTTY: false, write: (t: string) => lines.push(t) } as unknown as NodeJS.WritableStream;
-      const p = startProgress(stream, () => ({ step: 'drain nfs-2/projects', summary, elapsedMs: 120_000 }));
-      p.poke();
-      vi.advanceTimersByTime(9_000);
-      expect(lines).toEqual([]);
-      vi.advanceTimersByTime(2_000);
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(
-        /^\[2m00s\] drain nfs-2\/projects \| 25 moves\/min, ETA 41s \| projects 82\/100 \(10 in flight, 3 failed, retrying, 1 quarantined\)/,
-      );
-      expect(lines[0]!.endsWith('\n')).toBe(true);
-      vi.advanceTimersByTime(10_000);
-      expect(lines).toHaveLength(2);
-      p.stop();
-      vi.advanceTimersByTime(30_000);
-      expect(lines).toHaveLength(2);
-    } finally {
-      vi.useRealTimers();
-    }
-  });
-
-  it('on a TTY: one line redrawn in place, cleared at the end', () => {
-    vi.useFakeTimers();
-    try {
-      const out: string[] = [];
-      const stream = {
-        isTTY: true,
-        columns: 200,
-        write: (t: string) => out.push(t),
-      } as unknown as NodeJS.WritableStream;
-      const p = startProgress(stream, () => ({ step: 'verify', summary, elapsedMs: 1_000 }));
-      vi.advanceTimersByTime(300);
-      expect(out.at(-1)!.startsWith('\r\x1b[2K[1s] verify | ')).toBe(true);
-      p.stop();
-      expect(out.at(-1)).toBe('\r\x1b[2K');
-    } finally {
-      vi.useRealTimers();
-    }
   });
 });

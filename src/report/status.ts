@@ -4,11 +4,16 @@
  * its text rendering.
  */
 import type { AuditEventOf, CapData } from '../events/vocabulary.js';
+import { describeInForce } from './control-words.js';
+import { holdOf } from './hold.js';
+import type { Hold } from './hold.js';
 import type { RunContext } from '../machine/types.js';
 import { NO_CONTROL } from '../store/types.js';
 import type { RunControl, SavedRun, StatusSummary } from '../store/types.js';
 import type { KindProgress } from './summary.js';
 import { diskPaths } from './disk-paths.js';
+import { failedMoveLines } from './failed-moves.js';
+import type { FailedMove } from './failed-moves.js';
 import { describeFailure } from './failure-class.js';
 import type { FailureClass } from './failure-class.js';
 import { formatApproxDuration, orphanLines, placementLines, progressByKind, rateAndEta } from './summary.js';
@@ -41,13 +46,22 @@ export interface StatusReport {
   step: string | null;
   dryRun: boolean;
   error: RunContext['error'];
+  /** How the run's last process ended (`run.finished` or `run.interrupted`), when it is not running. */
+  ended: { state: string; at: number } | null;
   kinds: KindProgress[];
   counts: StatusSummary['counts'];
   total: number;
+  /** Moves that ended per minute over the last 10 minutes (or the run's age); the text shows it only while it runs. */
   movesPerMinute: number;
+  /** Null when unknown, while nothing is scheduled (`now` stops it), and when it is not running. */
   etaMs: number | null;
   remaining: number;
   stuck: StatusSummary['stuck'];
+  /**
+   * The newest moves GitLab ended `failed` (the ones the failure breaker counts), newest first, with
+   * the attempt, GitLab's `error_message`, its failure class and remedy (./failed-moves.ts).
+   */
+  failures: FailedMove[];
   /** Each with its failure class and that class's remedy (./failure-class.ts, docs/failures.md). */
   quarantined: (StatusSummary['quarantined'][number] & { class: FailureClass; remedy: string; doc: string })[];
   /**
@@ -63,9 +77,15 @@ export interface StatusReport {
   control: RunControl & { planConcurrency: number | null };
   /**
    * The cap in force as the run recorded it last (operator, pause, maintenance windows, throttle):
-   * what caps the run now and why; null before a drain looked.
+   * what caps the run now and why; null before a drain looked, and when it is not running.
    */
   cap: CapView | null;
+  /**
+   * What holds the running run back now, in the progress line's words (./hold.ts): paused (by whom),
+   * held by a rule or the room, waiting for a window, a lower cap; null when nothing does or it is
+   * not running.
+   */
+  now: Hold | null;
 }
 
 /** The cap in force as the run last recorded it, and since when. */
@@ -81,30 +101,18 @@ export function capView(e: AuditEventOf<'cap.changed'> | null): CapView | null {
   return { ...cap, at: e.at };
 }
 
-function describeCap(c: CapView): string {
-  const since = new Date(c.at).toISOString();
-  switch (c.limit) {
-    case 'window':
-      return c.cap === 0
-        ? `WAITING: outside every maintenance window; nothing new is scheduled until ${c.until == null ? 'a window opens' : new Date(c.until).toISOString()}`
-        : `cap ${c.cap} of ${c.ceiling}: ${c.reason} (since ${since})`;
-    case 'rule':
-      return `HELD by ${c.rule ? `rule ${c.rule}` : 'a throttle rule'}: cap 0 of ${c.ceiling}: ${c.reason} (since ${c.since != null ? new Date(c.since).toISOString() : since})`;
-    case 'throttle':
-      return `throttle: cap ${c.cap} of ${c.ceiling}: ${c.reason} (since ${since})`;
-    case 'paused':
-      return `cap 0: ${c.reason} (since ${since})`;
-    case 'control':
-    case 'plan':
-      return `cap ${c.cap}: ${c.reason} (since ${since})`;
-  }
-}
-
 /** Live, interrupted or ended: a live lock holder wins (a resumed run starts from an old final snapshot). */
 function runState(snap: { status?: string; value?: unknown } | undefined, lock: LockView | null): string {
   if (lock && lock.alive !== false) return 'running';
   if (snap?.status === 'done') return String(snap.value);
   return snap ? 'interrupted' : 'not started';
+}
+
+/** How the last process ended, when that is the state the run is in (a kill -9 leaves no event). */
+function endedOf(state: string, last: AuditEventOf<'run.finished' | 'run.interrupted'> | null): StatusReport['ended'] {
+  if (!last || state === 'running' || state === 'not started') return null;
+  const was = last.type === 'run.finished' ? last.data.state : 'interrupted';
+  return was === state ? { state: was, at: last.at } : null;
 }
 
 /** Builds the status from what the checkpoint holds (pure); `lock` is the lock row with its liveness. */
@@ -117,6 +125,11 @@ export function buildStatusReport(
   /** The plan's `move.concurrency`, when the caller loaded the plan (the checkpoint does not keep it). */
   planConcurrency: number | null = null,
   cap: CapView | null = null,
+  failures: FailedMove[] = [],
+  /** The run's last `run.finished` or `run.interrupted` event. */
+  last: AuditEventOf<'run.finished' | 'run.interrupted'> | null = null,
+  /** The plan's schedule zone: a window's time as the progress line gives it. */
+  timezone = 'UTC',
 ): StatusReport {
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
@@ -126,6 +139,10 @@ export function buildStatusReport(
     step = `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
   // A run younger than the 10-minute window is measured over its own age.
   const rate = rateAndEta(summary, c?.startedAt ? now - c.startedAt : undefined);
+  const control = { ...(summary.control ?? NO_CONTROL), planConcurrency };
+  // Live state only for a live run: a finished or interrupted one shows how it ended, not a rate.
+  const running = state === 'running';
+  const hold = running ? holdOf(cap, control, timezone) : null;
   return {
     checkpoint,
     plan: saved?.planName ?? null,
@@ -134,13 +151,15 @@ export function buildStatusReport(
     step,
     dryRun: c?.dryRun ?? false,
     error: c?.error ?? null,
+    ended: endedOf(state, last),
     kinds: progressByKind(summary),
     counts: summary.counts,
     total: summary.total,
     movesPerMinute: Math.round(rate.perMinute * 10) / 10,
-    etaMs: rate.etaMs,
+    etaMs: running && !hold?.stopped ? rate.etaMs : null,
     remaining: rate.remaining,
     stuck: summary.stuck,
+    failures,
     quarantined: summary.quarantined.map((q) => {
       const { class: cls, remedy, doc } = describeFailure(q.reason, c?.instanceVersion ?? null);
       return { ...q, class: cls, remedy, doc };
@@ -149,29 +168,42 @@ export function buildStatusReport(
     placement: summary.placement ?? [],
     warnings: c?.warnings ?? [],
     previousWeights: c?.previousWeights ?? null,
-    control: { ...(summary.control ?? NO_CONTROL), planConcurrency },
-    cap,
+    control,
+    cap: running ? cap : null,
+    now: hold,
   };
 }
 
-/** "concurrency 5 (plan: 10)", "concurrency 10 (the plan's)", or the same after "paused: ...". */
-export function describeControl(c: StatusReport['control']): string {
-  const planCap = c.planConcurrency === null ? "the plan's" : String(c.planConcurrency);
-  const cap =
-    c.concurrency === null
-      ? `concurrency ${planCap}${c.planConcurrency === null ? '' : " (the plan's)"}`
-      : `concurrency ${c.concurrency} (plan: ${planCap})`;
-  if (!c.paused) return cap;
-  return `${c.pausedBy ?? 'paused'}: no new moves, moves in flight are followed to their end; ${cap} when unpaused`;
+/** What holds the run now, in the progress line's words, with since when; then what to do, if anything. */
+function describeNow(r: StatusReport): string[] {
+  const h = r.now!;
+  const c = r.cap;
+  const sinceMs =
+    h.by === 'control' || h.by === 'breaker'
+      ? r.control.updatedAt
+      : h.by === 'rule' || h.by === 'capacity'
+        ? (c?.since ?? c?.at)
+        : c?.at;
+  const since = sinceMs != null ? ` (since ${new Date(sinceMs).toISOString()})` : '';
+  const next =
+    h.by === 'breaker'
+      ? ['"Failed moves" below lists what it counted; `shardmove control --unpause` goes on']
+      : h.by === 'control' && h.stopped
+        ? ['`shardmove control --unpause` goes on']
+        : [];
+  return [`${h.full}${h.detail ? `: ${h.detail}` : ''}${since}`, ...next];
 }
 
 /** The status as text for people. */
 export function renderStatus(r: StatusReport): string {
   const lines: string[] = [];
-  lines.push(
-    `Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${r.step ? `, step ${r.step}` : ''}`,
-  );
+  const ended = r.ended && r.state !== 'interrupted' ? `, ended ${new Date(r.ended.at).toISOString()}` : '';
+  // A run that ended is in no step any more (its snapshot's step is its final state); an
+  // interrupted one is, and goes on from it.
+  const step = r.step && r.step !== r.state && r.ended?.state !== r.state ? `, step ${r.step}` : '';
+  lines.push(`Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${step}${ended}`);
   const l = r.lock;
+  const at = r.ended?.state === 'interrupted' ? ` at ${new Date(r.ended.at).toISOString()}` : '';
   if (l && l.alive === true)
     lines.push(`  running as pid ${l.pid} on ${l.host} since ${new Date(l.startedAt).toISOString()}`);
   else if (l && l.alive === null)
@@ -182,18 +214,21 @@ export function renderStatus(r: StatusReport): string {
     lines.push(
       `  interrupted: pid ${l.pid} on ${l.host} died holding the lock (killed or crashed); \`run\` again to continue`,
     );
-  else if (r.state === 'interrupted') lines.push('  interrupted: no process is running it; `run` again to continue');
+  else if (r.state === 'interrupted')
+    lines.push(`  interrupted${at}: no process is running it; \`run\` again to continue`);
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
-  if (r.control.paused || r.control.concurrency !== null) lines.push(`  control: ${describeControl(r.control)}`);
-  if (
-    r.cap &&
-    r.state === 'running' &&
-    (r.cap.limit === 'window' || r.cap.limit === 'rule' || r.cap.limit === 'throttle')
-  )
-    lines.push(`  ${describeCap(r.cap)}`);
-  lines.push(
-    `  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${formatApproxDuration(r.etaMs)}`,
-  );
+  if (r.now) lines.push(...describeNow(r).map((l, i) => `${i === 0 ? '  now: ' : '       '}${l}`));
+  // The pause is the `now` line's while it runs; an override kept for a later run is said as such.
+  if (r.control.concurrency !== null || (r.control.paused && !r.now))
+    lines.push(
+      `  control: ${r.now ? `cap ${r.control.concurrency}, set with shardmove control${r.control.planConcurrency === null ? '' : ` (the plan's is ${r.control.planConcurrency})`}` : describeInForce(r.control)}${r.state === 'running' ? '' : ' (kept in the checkpoint for its next run)'}`,
+    );
+  const done = r.kinds.reduce((a, k) => a + k.done, 0);
+  if (r.state !== 'running') lines.push(`  ${r.total} items known: ${done} done, ${r.remaining} remaining`);
+  else
+    lines.push(
+      `  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${r.now?.stopped ? 'paused (nothing new is scheduled)' : formatApproxDuration(r.etaMs)}`,
+    );
   if (r.kinds.length > 0) {
     lines.push('', 'By kind:');
     for (const k of r.kinds) {
@@ -215,6 +250,7 @@ export function renderStatus(r: StatusReport): string {
         `  ${s.kind} ${s.id}: move ${s.moveId} ${s.moveState}${s.readOnly === null ? '' : s.readOnly ? ', read-only' : ', writable'}`,
       );
   }
+  lines.push(...failedMoveLines(r.failures));
   if (r.quarantined.length > 0) {
     lines.push('', `Quarantined (${r.quarantined.length}):`);
     for (const q of r.quarantined) {

@@ -1,13 +1,12 @@
 /**
  * Drives the run machine from its start (or restored snapshot) to its end: provides the actors,
- * saves the persisted snapshot after every transition, records the steps entered, draws progress,
- * and on SIGINT/SIGTERM lets the step in flight return before saving. Returns the outcome; what it
+ * saves the persisted snapshot after every transition, records the steps entered, tells the run's
+ * observers (the progress line among them), and on SIGINT/SIGTERM lets the step in flight return before saving. Returns the outcome; what it
  * means for the exit code and how it is printed is the CLI's business.
  */
 import type { Logger } from 'pino';
 import { createActor } from 'xstate';
 import type { Snapshot } from 'xstate';
-import { lastCap } from '../actors/cap.js';
 import type { ActorDeps } from '../actors/types.js';
 import { isFinalState } from '../events/vocabulary.js';
 import type { InstanceApi } from '../api/types.js';
@@ -15,7 +14,6 @@ import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
 import type { RunContext, RunInput } from '../machine/types.js';
 import type { Plan } from '../plan/types.js';
 import type { FinalReportInput } from '../report/final.js';
-import { startProgress } from '../report/progress.js';
 import { rateAndEta } from '../report/summary.js';
 import type { CheckpointStore } from '../store/types.js';
 import { createEffects } from './effects.js';
@@ -95,18 +93,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
       snapshot: actor.getPersistedSnapshot(),
     });
   };
-  const progress = startProgress(opts.stdout, () => ({
-    step: stepLabel(actor.getSnapshot().context),
-    summary: store.summary(clock.now()),
-    elapsedMs: clock.now() - startedAt,
-    cap: lastCap(deps),
-    timezone: plan.schedule?.timezone ?? 'UTC',
-  }));
   const observers = opts.observers ?? [];
-  deps.onProgress = () => {
-    progress.poke();
-    notifyObservers(observers, log, 'progress');
-  };
+  deps.onProgress = () => notifyObservers(observers, log, 'progress');
 
   let resolveFinal: (v: 'final') => void = () => undefined;
   const finished = new Promise<'final'>((resolve, reject) => {
@@ -163,6 +151,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     dryRun: opts.dryRun,
     step: currentStep,
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
+    signal: opts.signal,
   });
   actor.start();
   // A restored run that had already ended emits nothing: it is final at once.
@@ -174,8 +163,6 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   } catch (err) {
     actor.stop();
     throw err;
-  } finally {
-    progress.stop();
   }
   if (ending === 'interrupted') {
     persist();

@@ -1,5 +1,6 @@
 /**
- * The one seam through which things outside the run watch it (`--events`, the metrics file): they are
+ * The one seam through which things outside the run watch it (`--events`, the metrics file, the
+ * progress line of every command that drives a drain): they are
  * told when the run starts, when item-level progress changed (after every poll, scheduling batch and
  * listing page), about every HTTP response, and when the run stops. Observers read; they never steer,
  * and what they throw is logged and dropped, so a full disk under a metrics file cannot fail a
@@ -30,6 +31,8 @@ export interface ObservedRun {
   step(): string;
   /** The instance's GitLab version as pre-flight read it, null before pre-flight (classes failures). */
   instanceVersion?(): string | null;
+  /** Aborted when the run was told to stop (SIGINT, SIGTERM, a lost lease): it ends at the step in flight. */
+  signal?: AbortSignal;
 }
 
 /** Every hook is optional; each is called synchronously and must be cheap (or throttle itself). */

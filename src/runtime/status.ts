@@ -6,6 +6,9 @@
 import { existsSync } from 'node:fs';
 import { openCheckpoint } from '../store/checkpoint.js';
 import type { Checkpoint } from '../store/checkpoint.js';
+import type { SavedRun } from '../store/types.js';
+import { failedMoves } from '../report/failed-moves.js';
+import type { FailedMove } from '../report/failed-moves.js';
 import { buildStatusReport, capView } from '../report/status.js';
 import type { LockView, StatusReport } from '../report/status.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
@@ -32,22 +35,63 @@ export function lockHolder(store: Pick<Checkpoint, 'readLock'>): LockView | null
   return holder ? { ...holder, alive: holder.host === thisHost() ? isAlive(holder.pid) : null } : null;
 }
 
+/** The plan as a command was given it: its name and `move.concurrency` (null when it did not load whole). */
+export interface PlanGiven {
+  name: string;
+  concurrency: number | null;
+  /** The schedule's time zone (UTC without one); null when the plan did not load whole. */
+  timezone?: string | null;
+}
+
+/**
+ * The plan's `move.concurrency` for a checkpoint: the given plan's when it is the checkpoint's plan
+ * (same name), else the cap the run last recorded as the plan's; null when neither says.
+ */
+export function planCapOf(store: Pick<Checkpoint, 'loadRun' | 'lastEventsOf'>, plan: PlanGiven | null): number | null {
+  const saved = store.loadRun();
+  if (plan && plan.concurrency !== null && (!saved || saved.planName === plan.name)) return plan.concurrency;
+  const recorded = store.lastEventsOf(['cap.changed'], 100).find((e) => e.data.limit === 'plan');
+  return recorded ? recorded.data.ceiling : null;
+}
+
 /** The status of the checkpoint at `file`; throws SHARDMOVE_NO_CHECKPOINT when there is none. */
-export function readStatus(file: string, now: number, planConcurrency: number | null = null): StatusReport {
+export function readStatus(file: string, now: number, plan: PlanGiven | null = null): StatusReport {
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
+    const saved = store.loadRun();
     return buildStatusReport(
       file,
-      store.loadRun(),
+      saved,
       store.summary(now),
       now,
       lockHolder(store),
-      planConcurrency,
+      planCapOf(store, plan),
       capView(store.lastEventOf(['cap.changed'])),
+      recentFailures(store, versionOf(saved)),
+      store.lastEventOf(['run.finished', 'run.interrupted']),
+      plan?.timezone ?? 'UTC',
     );
   } finally {
     store.close();
   }
+}
+
+/** The instance's GitLab version pre-flight recorded in the saved run, if any. */
+function versionOf(saved: SavedRun | null): string | null {
+  const context = (saved?.snapshot as { context?: { instanceVersion?: string | null } } | undefined)?.context;
+  return context?.instanceVersion ?? null;
+}
+
+/** Failed moves and what followed each, read from the newest events of those types. */
+const FAILURE_EVENTS_READ = 500;
+
+/** The newest failed moves in the checkpoint's log, with the attempt and outcome of each. */
+export function recentFailures(
+  store: Pick<Checkpoint, 'lastEventsOf' | 'getItem'>,
+  version: string | null = null,
+): FailedMove[] {
+  const events = store.lastEventsOf(['move.failed', 'item.retry', 'item.quarantined'], FAILURE_EVENTS_READ);
+  return failedMoves(events, (kind, id) => store.getItem(kind, id)?.name ?? null, undefined, version);
 }
 
 /** Where `status` looks for a plan's checkpoint (the real run's, not the dry run's). */

@@ -174,6 +174,19 @@ describe('run-level checkpoint', () => {
     ]);
     s.close();
   });
+
+  it('gives the newest events of some types, newest first, within the last events it is told to look at', () => {
+    const s = openCheckpoint(':memory:');
+    for (let i = 1; i <= 6; i++) {
+      s.appendEvent('move.failed', { kind: 'projects', source: 'a', id: i, moveId: i, error: null }, i);
+      s.appendEvent('step.entered', { step: `s${i}` }, i);
+    }
+    expect(s.lastEventsOf(['move.failed'], 3).map((e) => e.data.id)).toEqual([6, 5, 4]);
+    expect(s.lastEventsOf(['move.failed'], 10, 4).map((e) => e.data.id)).toEqual([6, 5]);
+    expect(s.lastEventOf(['move.failed'])?.data.id).toBe(6);
+    expect(s.lastEventsOf([], 3)).toEqual([]);
+    s.close();
+  });
 });
 
 describe('maintained counts', () => {

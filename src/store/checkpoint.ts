@@ -271,14 +271,22 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
    * state). Bounded, so a checkpoint with millions of events and none of these answers quickly.
    */
   lastEventOf<K extends AuditType>(types: readonly K[], window = 1_000_000): AuditEventOf<K> | null {
-    if (types.length === 0) return null;
-    const row = this.db
+    return this.lastEventsOf(types, 1, window)[0] ?? null;
+  }
+
+  /**
+   * The newest `limit` events of one of `types` among the last `window` events, newest first (for
+   * `status`: the recent failed moves). Bounded the same way as lastEventOf.
+   */
+  lastEventsOf<K extends AuditType>(types: readonly K[], limit: number, window = 1_000_000): AuditEventOf<K>[] {
+    if (types.length === 0 || limit <= 0) return [];
+    const rows = this.db
       .prepare(
         `SELECT seq, at, type, data FROM events WHERE seq > (SELECT coalesce(max(seq), 0) FROM events) - ? AND type IN (${types.map(() => '?').join(', ')})
-         ORDER BY seq DESC LIMIT 1`,
+         ORDER BY seq DESC LIMIT ?`,
       )
-      .get(window, ...types) as EventRow | undefined;
-    return row ? (toEvent(row) as AuditEventOf<K>) : null;
+      .all(window, ...types, limit) as EventRow[];
+    return rows.map((r) => toEvent(r) as AuditEventOf<K>);
   }
 
   lastEventSeq(): number {

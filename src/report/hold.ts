@@ -1,0 +1,129 @@
+/**
+ * What holds a run back right now, in the same words on the progress line of every command that
+ * drives a drain (`run`, `revert`, `demo`) and in `status`: paused (by an operator with `shardmove
+ * control`, or by the failure breaker), held (by a throttle rule, by a destination's room, by the
+ * throttle), waiting for a maintenance window, or running under a lower cap. Pure: read from the
+ * checkpoint's live control and the run's last recorded cap.
+ */
+import type { CapData } from '../events/vocabulary.js';
+import { formatWindowTime } from '../time/windows.js';
+import type { RunControl } from '../store/types.js';
+
+/** Who or what holds the run. */
+export type HoldBy = 'control' | 'breaker' | 'rule' | 'capacity' | 'window' | 'throttle';
+
+export interface Hold {
+  by: HoldBy;
+  /** True when nothing new is scheduled (cap 0): PAUSED, HELD or WAITING. False: a lower cap. */
+  stopped: boolean;
+  /** Everything in a few words: "PAUSED by the failure breaker", "cap 3 of 10 (throttle)". */
+  full: string;
+  /** The shortest form that still says who: "PAUSED (breaker)", "cap 3/10". */
+  short: string;
+  /** Why, when there is more to say than `full` (a rule's value, the breaker's count); null otherwise. */
+  detail: string | null;
+  /** How loud a terminal shows it: the breaker is an alarm, a pause or a hold a warning, a window or a cap a note. */
+  tone: 'alarm' | 'warn' | 'note';
+}
+
+/** The prefix the failure breaker writes into the control row's reason (src/actors/breaker.ts). */
+export const BREAKER_PREFIX = 'paused by the failure breaker';
+
+/**
+ * The hold in force, or null when the run goes at the plan's cap. `control` wins for the pause (it
+ * is read live, before the drain's next turn records it); the recorded cap says the rest. A cap
+ * that still says "paused" after an unpause is stale (the drain has not turned yet) and ignored.
+ */
+export function holdOf(cap: CapData | null, control: RunControl | null, timezone = 'UTC'): Hold | null {
+  const paused = control ? control.paused : cap?.limit === 'paused';
+  if (paused) {
+    // The live control says who paused it now: an operator's pause over the breaker's is the operator's.
+    const reason = control ? (control.pausedBy ?? null) : (cap?.reason ?? null);
+    if (reason?.startsWith(BREAKER_PREFIX)) {
+      const why = /^paused by the failure breaker: (\d+ moves? failed within \S+)/.exec(reason)?.[1] ?? null;
+      return {
+        by: 'breaker',
+        stopped: true,
+        full: 'PAUSED by the failure breaker',
+        short: 'PAUSED (breaker)',
+        detail: why,
+        tone: 'alarm',
+      };
+    }
+    return {
+      by: 'control',
+      stopped: true,
+      full: 'PAUSED by shardmove control',
+      short: 'PAUSED',
+      detail: null,
+      tone: 'warn',
+    };
+  }
+  if (!cap) return null;
+  switch (cap.limit) {
+    case 'plan':
+    case 'paused':
+      return null;
+    case 'control':
+      return {
+        by: 'control',
+        stopped: false,
+        full: `cap ${cap.cap} (shardmove control)`,
+        short: `cap ${cap.cap}`,
+        detail: null,
+        tone: 'note',
+      };
+    case 'window':
+      if (cap.cap > 0) return lowerCap(cap, 'window');
+      return {
+        by: 'window',
+        stopped: true,
+        full:
+          cap.until != null
+            ? `WAITING for the window at ${formatWindowTime(cap.until, timezone)}`
+            : 'WAITING: no window opens',
+        short: 'WAITING (window)',
+        detail: null,
+        tone: 'note',
+      };
+    case 'rule': {
+      const name = cap.rule ?? 'a throttle rule';
+      // capacity:<storage> is the destination's room, watched as a pause rule (runtime/run.ts).
+      const capacity = name.startsWith('capacity:');
+      return {
+        by: capacity ? 'capacity' : 'rule',
+        stopped: true,
+        full: capacity ? `HELD: no room on ${name.slice('capacity:'.length)}` : `HELD by rule ${name}`,
+        short: capacity ? 'HELD (room)' : `HELD (${name})`,
+        detail: ruleDetail(cap.reason),
+        tone: 'warn',
+      };
+    }
+    case 'throttle':
+      if (cap.cap > 0) return lowerCap(cap, 'throttle');
+      return {
+        by: 'throttle',
+        stopped: true,
+        full: 'HELD by the throttle',
+        short: 'HELD',
+        detail: cap.reason,
+        tone: 'warn',
+      };
+  }
+}
+
+function lowerCap(cap: CapData, by: 'window' | 'throttle'): Hold {
+  return {
+    by,
+    stopped: false,
+    full: `cap ${cap.cap} of ${cap.ceiling} (${by})`,
+    short: `cap ${cap.cap}/${cap.ceiling}`,
+    detail: cap.reason,
+    tone: 'note',
+  };
+}
+
+/** A rule's reason without what the hold already says ("no new move while it holds"). */
+function ruleDetail(reason: string): string {
+  return reason.replace(/: no new move while it holds$/, '').replace(/^rule \S+: /, '');
+}

@@ -1,0 +1,178 @@
+/**
+ * The progress line as a run observer: every command that drives a drain (`run`, `revert`, `demo`)
+ * adds one, so they all show the same line from the same source, the checkpoint: the counts, the
+ * live control (a pause shows at once) and the cap the drain recorded last (a rule's hold, a closed
+ * window, the throttle). On a terminal one line is redrawn in place (at most 4 times a second);
+ * in a file or a pipe a line every 10 seconds. When the run is paused, held or released, a line
+ * saying so stays on the screen (above the live line), or is written at once to the file, so the
+ * operator can tell when it happened.
+ *
+ * The rate is this process's own: the moves that ended since it started (those it inherited in
+ * flight from an earlier process do not count), over the last 10 minutes, shown once 5 of them
+ * ended. A resumed run therefore says "ETA measuring" for a while instead of dividing the last
+ * process's moves by a few seconds. While the run is held the measurement starts over.
+ */
+import type { CapData } from '../events/vocabulary.js';
+import type { ObservedRun, RunObserver } from '../runtime/observer.js';
+import type { StatusSummary } from '../store/types.js';
+import { holdOf } from './hold.js';
+import { renderHoldNote, renderProgressLine } from './progress.js';
+
+/** Where the line goes: a terminal keeps one live line; a file or a pipe gets whole lines. */
+export interface ProgressSink {
+  readonly tty: boolean;
+  /** ANSI colours (a terminal, NO_COLOR unset). */
+  readonly colour: boolean;
+  /** The terminal's width now (it may be resized); undefined when unknown. */
+  columns(): number | undefined;
+  /** Terminal: replaces the live line with `line`. */
+  show(line: string): void;
+  /** Terminal: removes the live line. */
+  clear(): void;
+  /** File or pipe: one line. */
+  print(line: string): void;
+}
+
+/** Moves that must end in this process before a rate is shown. */
+export const MIN_MOVES_FOR_RATE = 5;
+const RATE_WINDOW_MS = 10 * 60_000;
+const TTY_GAP_MS = 250;
+const LINE_GAP_MS = 10_000;
+
+/** The moves per minute of this process, over the last 10 minutes, from samples of the moved count. */
+export class RateMeter {
+  private samples: { at: number; n: number }[] = [];
+  /** Moves already ended (moved0) or in flight (inherited) when the process started: not this process's. */
+  constructor(
+    private readonly moved0: number,
+    private readonly inherited: number,
+    at: number,
+  ) {
+    this.samples.push({ at, n: 0 });
+  }
+
+  /** Takes a sample; `held`: nothing is scheduled, so the measurement starts over. */
+  note(at: number, moved: number, held: boolean): void {
+    const n = Math.max(0, moved - this.moved0 - this.inherited);
+    const last = this.samples.at(-1)!;
+    if (held) {
+      this.samples = [{ at, n }];
+      return;
+    }
+    if (at - last.at >= 1_000 || n !== last.n) this.samples.push({ at, n });
+    while (this.samples.length > 2 && this.samples[1]!.at <= at - RATE_WINDOW_MS) this.samples.shift();
+  }
+
+  /** Moves per minute, or null until MIN_MOVES_FOR_RATE moves ended in the window. */
+  perMinute(): number | null {
+    const first = this.samples[0]!;
+    const last = this.samples.at(-1)!;
+    const n = last.n - first.n;
+    if (n < MIN_MOVES_FOR_RATE || last.at <= first.at) return null;
+    return (n / (last.at - first.at)) * 60_000;
+  }
+}
+
+const movedIn = (s: Pick<StatusSummary, 'counts'>) =>
+  s.counts.filter((c) => c.state === 'moved').reduce((a, c) => a + c.n, 0);
+const inFlightIn = (s: Pick<StatusSummary, 'counts'>) =>
+  s.counts.filter((c) => c.state === 'in_flight' || c.state === 'scheduling').reduce((a, c) => a + c.n, 0);
+
+/** The observer that draws the progress line to `sink` from the run's start to its stop. */
+export function createProgressObserver(sink: ProgressSink): RunObserver {
+  const baseGapMs = sink.tty ? TTY_GAP_MS : 1_000;
+  let run: ObservedRun | null = null;
+  let meter: RateMeter | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let cap: CapData | null = null;
+  let seenSeq = 0;
+  let lastRead = 0;
+  let lastPrint = 0;
+  let gapMs = baseGapMs;
+  let drawn = false;
+  let holdShown = '';
+
+  /** What holds the run now: the live control, and the cap recorded since the last look (cheap reads). */
+  const look = (r: ObservedRun) => {
+    const newest = r.store.lastEventSeq();
+    if (newest > seenSeq) {
+      // Only the events since the last look: a bounded read however long the log is.
+      const e = r.store.lastEventOf(['cap.changed'], newest - seenSeq);
+      if (e) cap = e.data;
+      seenSeq = newest;
+    }
+    const hold = holdOf(cap, r.store.readControl(), r.plan.schedule?.timezone ?? 'UTC');
+    const stopping = r.signal?.aborted ?? false;
+    // Only what stops the run makes news: a throttle moving its cap every few seconds does not.
+    return { hold, stopping, key: stopping ? 'stopping' : hold?.stopped ? hold.full : '' };
+  };
+
+  /** The whole view: `look`'s, the counts (the dear read on a large checkpoint) and the rate. */
+  const read = (r: ObservedRun, held: ReturnType<typeof look>) => {
+    const now = r.clock.now();
+    const summary = r.store.summary(now);
+    meter?.note(now, movedIn(summary), held.hold?.stopped ?? false);
+    return {
+      step: r.step(),
+      summary,
+      elapsedMs: now - r.startedAt,
+      hold: held.hold,
+      perMinute: meter?.perMinute() ?? null,
+      stopping: held.stopping,
+    };
+  };
+
+  const tick = () => {
+    const r = run;
+    if (!r) return;
+    const t0 = Date.now();
+    if (t0 - lastRead < gapMs) return;
+    lastRead = t0;
+    try {
+      const held = look(r);
+      // A file or a pipe: the counts are read only for a line, every 10 s or when the run is held or released.
+      if (!sink.tty && t0 - lastPrint < LINE_GAP_MS && held.key === holdShown) return;
+      const view = read(r, held);
+      if (sink.tty) {
+        // A pause, a hold or its end stays on the screen, above the live line, with the time it happened.
+        if (held.key !== holdShown) sink.print(renderHoldNote(view, holdShown, r.clock.now(), sink.colour));
+        const columns = sink.columns();
+        sink.show(renderProgressLine(view, { width: columns ? columns - 1 : undefined, colour: sink.colour }));
+        drawn = true;
+      } else {
+        lastPrint = t0;
+        sink.print(renderProgressLine(view, { colour: sink.colour }));
+      }
+      holdShown = held.key;
+    } catch {
+      // A busy checkpoint (another process writing): this look is skipped.
+    } finally {
+      // Reading the counts is a synchronous query: on a huge checkpoint, look less often so the
+      // line never takes more than ~5% of the event loop.
+      gapMs = Math.max(baseGapMs, (Date.now() - t0) * 20);
+    }
+  };
+
+  return {
+    started(r) {
+      run = r;
+      seenSeq = r.fromSeq;
+      const now = r.clock.now();
+      const s = r.store.summary(now);
+      meter = new RateMeter(movedIn(s), inFlightIn(s), now);
+      // A file or a pipe: the first line after one interval (short runs stay quiet), or at a hold.
+      lastPrint = Date.now();
+      timer = setInterval(tick, baseGapMs);
+      timer.unref();
+    },
+    progress() {
+      if (sink.tty) tick();
+    },
+    stopped() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      if (sink.tty && drawn) sink.clear();
+      run = null;
+    },
+  };
+}
