@@ -12,6 +12,16 @@ export const CHECKPOINT_MODE = 'SHARDMOVE_CHECKPOINT_MODE';
  * would land after the revert read the checkpoint and stay on the storage it empties (exit 4).
  */
 export const MOVES_IN_FLIGHT = 'SHARDMOVE_MOVES_IN_FLIGHT';
+/**
+ * `revert` refuses an instance that holds no record of the forward run's moves: another instance
+ * behind the plan's URL, or one restored from a backup (exit 4). No flag overrides it.
+ */
+export const INSTANCE_CHANGED = 'SHARDMOVE_INSTANCE_CHANGED';
+/**
+ * `revert` and `weights restore` refuse to write the weights of before a run over weights changed
+ * since the run left them, unless `--overwrite-weights` (exit 4).
+ */
+export const WEIGHTS_CHANGED = 'SHARDMOVE_WEIGHTS_CHANGED';
 /** `status` found no checkpoint for the plan (exit 1). */
 export const NO_CHECKPOINT = 'SHARDMOVE_NO_CHECKPOINT';
 /** The machine stopped in a state it should never reach (a bug); the machine's own code for bugs. */
@@ -20,7 +30,13 @@ export { INTERNAL };
 export { LOCKED };
 
 export type RuntimeErrorCode =
-  typeof PLAN_CHANGED | typeof CHECKPOINT_MODE | typeof MOVES_IN_FLIGHT | typeof NO_CHECKPOINT | typeof INTERNAL;
+  | typeof PLAN_CHANGED
+  | typeof CHECKPOINT_MODE
+  | typeof MOVES_IN_FLIGHT
+  | typeof INSTANCE_CHANGED
+  | typeof WEIGHTS_CHANGED
+  | typeof NO_CHECKPOINT
+  | typeof INTERNAL;
 
 /** The runtime refuses to go on; match on `code`. */
 export class RuntimeError extends ShardmoveError<RuntimeErrorCode> {}

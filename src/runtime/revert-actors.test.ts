@@ -19,11 +19,14 @@ function depsWith(api: ReturnType<typeof createFakeApi>): ActorDeps & { store: R
   };
 }
 
+/** No later change to guard against: the forward run left what the instance has. */
+const GUARD = { left: [], overwrite: false, command: 'shardmove revert plan.yaml' };
+
 describe('revert weights', () => {
   it('puts back the weights recorded before the forward run, zeroing what they did not name, and logs it', async () => {
     const api = createFakeApi({ weights: { default: 0, cluster: 100 } });
     const deps = depsWith(api);
-    const out = await restoreForwardWeights(deps, { default: 100 });
+    const out = await restoreForwardWeights(deps, { default: 100 }, GUARD);
     expect(out).toMatchObject({ written: true, current: { default: 100, cluster: 0 } });
     expect(api.state.weights).toEqual({ default: 100, cluster: 0 });
     expect(deps.store.readEvents().map((e) => e.type)).toEqual(['weights.restored']);
@@ -31,8 +34,8 @@ describe('revert weights', () => {
 
   it('writes nothing when they are already in force, or when the forward run recorded none', async () => {
     const api = createFakeApi({ weights: { default: 100, cluster: 0 } });
-    expect(await restoreForwardWeights(depsWith(api), { default: 100 })).toMatchObject({ written: false });
-    const none = await restoreForwardWeights(depsWith(api), null);
+    expect(await restoreForwardWeights(depsWith(api), { default: 100 }, GUARD)).toMatchObject({ written: false });
+    const none = await restoreForwardWeights(depsWith(api), null, GUARD);
     expect(none).toMatchObject({ written: false });
     expect(none.warnings[0]).toContain('recorded no weights');
     expect(api.state.mutating).toBe(0);
@@ -57,6 +60,7 @@ describe('revert verification', () => {
       from: 'cluster',
       to,
       forwardMoveId: id,
+      forwardState: 'moved' as const,
     });
     seedRevert(
       s,
