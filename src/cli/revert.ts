@@ -60,7 +60,10 @@ export function renderPreview(p: RevertPreview, overwriteWeights = false): strin
   );
   if (p.laterWeights) {
     lines.push(
-      `  the weights changed since the forward run left them (another run or an operator set them); ${overwriteWeights ? 'the revert overwrites that change (--overwrite-weights)' : 'the revert refuses to overwrite that change without --overwrite-weights'}:`,
+      '  the weights changed since the forward run left them (another run or an operator set them);',
+      overwriteWeights
+        ? '  the revert overwrites that change (--overwrite-weights):'
+        : '  the revert refuses to overwrite that change without --overwrite-weights:',
       renderLaterWeights(p.laterWeights).replace(/^/gm, '  '),
     );
   } else if (p.weights.length > 0)
@@ -154,6 +157,9 @@ function finish(outcome: RevertOutcome, opts: RevertFlags, ctx: CommandContext):
     case 'declined':
       ctx.stderr.write('not reverted; nothing changed\n');
       return EXIT.failed;
+    case 'stopped':
+      ctx.stderr.write(`interrupted before the revert wrote anything. To revert: ${again}\n`);
+      return EXIT.interrupted;
     case 'ran': {
       const run = outcome.outcome;
       if (run.kind === 'interrupted') {

@@ -16,7 +16,7 @@ import type { InstanceApi } from '../api/types.js';
 import type { Plan } from '../plan/types.js';
 import type { SavedRun } from '../store/types.js';
 import { INSTANCE_CHANGED, PLAN_CHANGED, RuntimeError } from './errors.js';
-import type { RecordedPlan } from './plan-record.js';
+import type { FieldChange, RecordedPlan } from './plan-record.js';
 import { planChanges, planFields } from './plan-record.js';
 import type { RevertItem } from './revert-items.js';
 
@@ -24,39 +24,50 @@ import type { RevertItem } from './revert-items.js';
 const NAMED = 5;
 
 /**
- * Refuses (SHARDMOVE_PLAN_CHANGED, exit 4) a plan that differs from the forward run's, unless
- * accepted. A revert whose own checkpoint already runs under this plan was accepted before.
+ * Refuses (SHARDMOVE_PLAN_CHANGED, exit 4) a plan that differs from the forward run's, or from the
+ * one the revert's own checkpoint runs under, unless accepted. A revert whose own checkpoint already
+ * runs under this plan was accepted before (or is the same).
  */
 export function checkRevertPlan(a: {
   forwardFile: string;
-  forward: SavedRun | null;
-  recorded: RecordedPlan | null;
-  revert: SavedRun | null;
+  forward: { saved: SavedRun | null; recorded: RecordedPlan | null };
+  revert: { saved: SavedRun | null; recorded: RecordedPlan | null };
+  /** The plan as loaded, its hash, and the revert's plan made of it. */
   plan: Plan;
   hash: string;
+  revertPlan: Plan;
   accept: boolean;
   /** The command that accepts the change, for the message. */
   again: string;
 }): void {
-  if (!a.forward || a.forward.planHash === a.hash) return;
-  if (a.revert?.planHash === revertHash(a.hash)) return;
   if (a.accept) return;
-  const changes = a.recorded ? planChanges(a.recorded.plan, planFields(a.plan)) : null;
+  const revertSaved = a.revert.saved;
+  if (revertSaved) {
+    if (revertSaved.planHash === revertHash(a.hash)) return;
+    const changes = a.revert.recorded ? planChanges(a.revert.recorded.plan, planFields(a.revertPlan)) : null;
+    throw planChanged('the one this revert started under', 'this revert', changes, a.again);
+  }
+  if (!a.forward.saved || a.forward.saved.planHash === a.hash) return;
+  const changes = a.forward.recorded ? planChanges(a.forward.recorded.plan, planFields(a.plan)) : null;
+  throw planChanged(`the one the forward run in ${a.forwardFile} ran with`, 'the forward run', changes, a.again);
+}
+
+function planChanged(than: string, by: string, changes: FieldChange[] | null, again: string): RuntimeError {
   const url = changes?.find((c) => c.path === 'instance.url');
   const rest = (changes ?? []).filter((c) => c !== url);
   const what: string[] = [];
-  if (url) what.push(`the instance URL: ${url.before} as recorded by the forward run, ${url.now} now`);
+  if (url) what.push(`the instance URL: ${url.before} as recorded by ${by}, ${url.now} now`);
   for (const c of rest.slice(0, 8)) what.push(`${c.path}: ${c.before} -> ${c.now}`);
   if (rest.length > 8) what.push(`and ${rest.length - 8} more`);
   const which =
     changes === null
-      ? 'the forward checkpoint was written by a release that did not record the plan, so which fields differ cannot be told'
+      ? 'the checkpoint was written by a release that did not record the plan, so which fields differ cannot be told'
       : what.join('; ');
-  throw new RuntimeError(
+  return new RuntimeError(
     PLAN_CHANGED,
-    `refusing: the plan differs from the one the forward run in ${a.forwardFile} ran with (${which}). ` +
+    `refusing: the plan differs from ${than} (${which}). ` +
       'A revert works on the instance and under the plan of its forward run. Nothing was written. ' +
-      `If the change is intended: ${a.again} --accept-plan-change (the instance must still hold the forward run's moves)`,
+      `If the change is intended: ${again} --accept-plan-change (the instance must still hold the forward run's moves)`,
   );
 }
 

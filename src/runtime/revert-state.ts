@@ -5,6 +5,8 @@
 import { existsSync } from 'node:fs';
 import type { CheckpointStore, ItemState, SavedRun } from '../store/types.js';
 import { modeRefusal } from './mode.js';
+import { recordedPlan } from './plan-record.js';
+import type { RecordedPlan } from './plan-record.js';
 import type { RevertItem, SkippedItem } from './revert-items.js';
 import type { RuntimeServices } from './types.js';
 
@@ -24,6 +26,8 @@ export interface RevertState {
   skipped: SkippedItem[];
   /** The revert's saved run (its plan hash), null before its first snapshot. */
   saved: SavedRun | null;
+  /** The plan the revert recorded last (./plan-record.ts). */
+  recorded: RecordedPlan | null;
 }
 
 const ALL = Number.MAX_SAFE_INTEGER;
@@ -33,15 +37,23 @@ export function readRevertState(
   file: string,
   services: Pick<RuntimeServices, 'openCheckpoint' | 'clock'>,
 ): RevertState {
-  const none: RevertState = { seeded: false, finished: false, remaining: [], skipped: [], saved: null };
+  const none: RevertState = {
+    seeded: false,
+    finished: false,
+    remaining: [],
+    skipped: [],
+    saved: null,
+    recorded: null,
+  };
   if (!existsSync(file)) return none;
   const store = services.openCheckpoint(file, { readOnly: true });
   try {
     const held = store.mode();
     if (held !== null && held !== 'revert') throw modeRefusal(file, held, 'revert');
     const saved = store.loadRun();
+    const recorded = recordedPlan(store);
     const counts = store.summary(services.clock.now()).counts;
-    if (counts.length === 0) return { ...none, saved };
+    if (counts.length === 0) return { ...none, saved, recorded };
     const snap = saved?.snapshot as { status?: string; value?: unknown } | null | undefined;
     const remaining = counts
       .filter((c) => OPEN_STATES.includes(c.state as ItemState) && c.n > 0)
@@ -52,6 +64,7 @@ export function readRevertState(
       remaining,
       skipped: skippedIn(store),
       saved,
+      recorded,
     };
   } finally {
     store.close();

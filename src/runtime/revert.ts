@@ -100,6 +100,8 @@ export type RevertOutcome =
   /** A dry run's preview; `refusal`: what the revert itself would refuse now (exit 4). */
   | { kind: 'preview'; preview: RevertPreview; refusal: RuntimeError | null }
   | { kind: 'declined'; preview: RevertPreview }
+  /** Interrupted (SIGINT/SIGTERM) before its run started: nothing was written. */
+  | { kind: 'stopped'; forwardFile: string }
   | { kind: 'ran'; outcome: RunOutcome; revertFile: string; skipped: SkippedItem[] };
 
 /**
@@ -146,18 +148,18 @@ export async function executeRevert(
       return { kind: 'nothing', forwardFile, reason: `${forwardFile} records no item moved by the forward run` };
     const state = readRevertState(revertFile, services);
     const recorded = recordedPlan(forward);
+    const drains = revertDrains(moved);
+    const revertPlan = planOfRevert(plan, drains, moved);
     checkRevertPlan({
       forwardFile,
-      forward: forwardSaved,
-      recorded,
-      revert: state.saved,
+      forward: { saved: forwardSaved, recorded },
+      revert: { saved: state.saved, recorded: state.recorded },
       plan,
       hash: loaded.hash,
+      revertPlan,
       accept: opts.acceptPlanChange ?? false,
       again: opts.command,
     });
-    const drains = revertDrains(moved);
-    const revertPlan = planOfRevert(plan, drains, moved);
 
     // One client for the reads, the confirmation and the run: an OAuth refresh token is used once.
     const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
@@ -172,13 +174,19 @@ export async function executeRevert(
     const recordedUrl = recorded ? instanceUrlOf(recorded.plan) : null;
     const where = { url: plan.instance.url, recordedUrl, forwardFile };
     let set: RevertSet | null = null;
-    if (state.seeded) {
-      // Its first process read every item; the instance must still be the one holding the forward run's moves.
-      const sample = await unrecordedSample(api, moved);
-      assertRecorded(sample.unrecorded, { ...where, checked: sample.checked });
-    } else {
-      set = await locateRevertItems(api, moved, opts.signal);
-      assertRecorded(set.unrecorded, { ...where, checked: moved.length });
+    try {
+      if (state.seeded) {
+        // Its first process read every item; the instance must still be the one holding the forward run's moves.
+        const sample = await unrecordedSample(api, moved);
+        assertRecorded(sample.unrecorded, { ...where, checked: sample.checked });
+      } else {
+        set = await locateRevertItems(api, moved, opts.signal);
+        assertRecorded(set.unrecorded, { ...where, checked: moved.length });
+      }
+    } catch (err) {
+      // Ctrl-C while reading: nothing was written, and the next process reads again.
+      if (opts.signal.aborted) return { kind: 'stopped', forwardFile };
+      throw err;
     }
     const left = weightsLeftBy(forwardContext, plan);
     const current = forwardWeights ? await api.getWeights() : null;
@@ -202,6 +210,7 @@ export async function executeRevert(
     if (refusal) throw refusal;
     if ((!state.finished || opts.retryQuarantined) && !(await opts.confirm(preview)))
       return { kind: 'declined', preview };
+    if (opts.signal.aborted) return { kind: 'stopped', forwardFile };
 
     const shared = api;
     const outcome = await executeRun(
