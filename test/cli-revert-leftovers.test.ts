@@ -118,7 +118,7 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
       expect(r.stderr).toContain('5 move(s) of the forward run');
       expect(r.stderr).toContain('still queued or running on the instance');
       expect(r.stderr).toMatch(/then: shardmove revert \S*plan\.yaml/);
-      if (args.includes('--dry-run')) expect(r.stdout).toContain('the revert refuses until they end');
+      if (args.includes('--dry-run')) expect(r.stdout).toContain('(the revert refuses until they end)');
       expect(r.stdout).not.toContain('REVERTED');
     }
     // Nothing written: no move of the revert, the forward run's weights in place.

@@ -54,16 +54,15 @@ export function revertCommand(f: RevertFlags): string {
 export function renderPreview(p: RevertPreview, overwriteWeights = false): string {
   const lines: string[] = [];
   lines.push(
-    p.resuming
-      ? `resuming the revert of ${p.forwardFile} (checkpoint ${p.revertFile}):`
-      : `revert of ${p.forwardFile} on ${p.url} (checkpoint ${p.revertFile}):`,
+    p.resuming ? `resuming the revert of ${p.forwardFile} on ${p.url}` : `revert of ${p.forwardFile} on ${p.url}`,
+    `  its checkpoint: ${p.revertFile}`,
   );
   if (p.laterWeights) {
     lines.push(
-      '  the weights changed since the forward run left them (another run or an operator set them);',
+      '  the weights changed since the forward run left them (another run, or by hand);',
       overwriteWeights
         ? '  the revert overwrites that change (--overwrite-weights):'
-        : '  the revert refuses to overwrite that change without --overwrite-weights:',
+        : '  without --overwrite-weights the revert refuses to overwrite that change:',
       renderLaterWeights(p.laterWeights).replace(/^/gm, '  '),
     );
   } else if (p.weights.length > 0)
@@ -71,7 +70,8 @@ export function renderPreview(p: RevertPreview, overwriteWeights = false): strin
   else lines.push('  weights: already those of before the forward run');
   if (p.alive.length > 0) {
     lines.push(
-      `  ${p.alive.length} move(s) of the forward run are still queued or running on the instance; the revert refuses until they end:`,
+      `  ${p.alive.length} move(s) of the forward run still queued or running on the instance`,
+      '  (the revert refuses until they end):',
     );
     for (const m of p.alive)
       lines.push(
