@@ -67,15 +67,15 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
     const plan = writePlan(dir, { mode: 'bulk', concurrency: 10 });
     const env = sandboxEnv(sandbox.url);
     const before = await everything(sandbox.url);
-    const forward = await runCli(['run', plan], { cwd: dir, env });
+    const forward = await runCli(['run', plan, '--state', 'fwd.db'], { cwd: dir, env });
     expect([0, 3], `${forward.stdout}${forward.stderr}`).toContain(forward.code);
     // The situation: rows the forward run recorded as left, with its own moves, on the destination.
-    const left = rowsWithMoves(join(dir, 'state', 'it.db'), 'left');
+    const left = rowsWithMoves(join(dir, 'fwd.db'), 'left');
     expect(left.length, 'forward rows left with a move of the forward run').toBeGreaterThan(0);
     const middle = await everything(sandbox.url);
     for (const key of left) expect(middle.get(key), key).toBe('cluster');
 
-    const revert = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
+    const revert = await runCli(['revert', plan, '--state', 'fwd.db', '--yes'], { cwd: dir, env });
     const after = await everything(sandbox.url);
     // Every item the forward run sent to cluster is home, the left ones included.
     for (const [key, was] of before) if (was !== 'cluster') expect(after.get(key), key).toBe(was);
@@ -104,20 +104,20 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
     const before = await storagesOf(sb.url, 'projects');
     const weightsBefore = await weightsOf(sb.url);
 
-    const forward = await runCli(['run', plan], { cwd: dir, env });
+    const forward = await runCli(['run', plan, '--state', 'fwd.db'], { cwd: dir, env });
     expect(forward.code, `${forward.stdout}${forward.stderr}`).toBe(3);
-    const stuck = rowsWithMoves(join(dir, 'state', 'it.db'), 'quarantined');
+    const stuck = rowsWithMoves(join(dir, 'fwd.db'), 'quarantined');
     expect(stuck.length).toBe(5);
     const alive = (await movesOf(sb.url, 'project')).filter((m) => !['finished', 'failed'].includes(m.state));
     expect(alive.map((m) => m.state).sort()).toEqual(['scheduled', 'scheduled', 'scheduled', 'scheduled', 'started']);
     const weightsForward = await weightsOf(sb.url);
 
     for (const args of [['--yes'], ['--dry-run']]) {
-      const r = await runCli(['revert', plan, ...args], { cwd: dir, env });
+      const r = await runCli(['revert', plan, '--state', 'fwd.db', ...args], { cwd: dir, env });
       expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(4);
       expect(r.stderr).toContain('5 move(s) of the forward run');
       expect(r.stderr).toContain('still queued or running on the instance');
-      expect(r.stderr).toMatch(/then: shardmove revert \S*plan\.yaml/);
+      expect(r.stderr).toMatch(/then: shardmove revert \S*plan\.yaml --state fwd\.db/);
       if (args.includes('--dry-run')) expect(r.stdout).toContain('(the revert refuses until they end)');
       expect(r.stdout).not.toContain('REVERTED');
     }
@@ -138,7 +138,7 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
     // The sandbox's clock runs with the test's from now on, so the revert's own moves end.
     const ticker = setInterval(() => void advance(200), 20);
     onTestFinished(() => clearInterval(ticker));
-    const revert = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
+    const revert = await runCli(['revert', plan, '--state', 'fwd.db', '--yes'], { cwd: dir, env });
     clearInterval(ticker);
     expect(revert.code, `${revert.stdout}${revert.stderr}`).toBe(0);
     expect(await storagesOf(sb.url, 'projects')).toEqual(before);
@@ -169,7 +169,7 @@ function writePlanFile(file: string): void {
       '  kinds: [projects]',
       '  concurrency: 5',
       'weights: { cluster: 100, nfs-1: 0 }',
-      'poll: { interval: 100ms, stuck_scheduled_after: 1s, stuck_running_after: 1s }',
+      'poll: { interval: 100ms, stuck_scheduled_after: 1s, stuck_running_after: 1s, stuck_running_per_gb: 0s }',
       'retry: { max_attempts: 2, backoff: 100ms }',
       'verify: true',
       '',

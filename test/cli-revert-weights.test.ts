@@ -4,8 +4,7 @@
  * show the difference (what the run left, what the instance has, what they would write) and refuse
  * without `--overwrite-weights`. Judged from the sandbox's own weights and moves.
  */
-import { existsSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, rmSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { laterWeightChange } from '../src/runtime/weights-restore.js';
 import {
@@ -19,6 +18,11 @@ import {
   writePlan,
   writeSeed,
 } from './support/cli-harness.js';
+
+/** Revert checkpoints anywhere under `dir` (wherever the default checkpoint lives): a refused revert writes none. */
+function revertFilesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.revert.db'));
+}
 
 async function weightsOf(url: string): Promise<Record<string, number>> {
   const res = await fetch(`${url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
@@ -101,7 +105,7 @@ describe('the weights of before, over a later change (separate processes, real H
     expect(refused.code, refused.stderr).toBe(4);
     expect(await weightsOf(sandbox.url)).toEqual(later);
     expect(await allMoves(sandbox.url)).toBe(moves);
-    expect(existsSync(join(dir, 'state', 'it.revert.db'))).toBe(false);
+    expect(revertFilesUnder(dir)).toEqual([]);
 
     const overwritten = await runCli(['revert', plan, '--yes', '--overwrite-weights'], { cwd: dir, env });
     expect(overwritten.code, `${overwritten.stdout}${overwritten.stderr}`).toBe(0);

@@ -42,6 +42,24 @@ describe('revert weights', () => {
   });
 });
 
+describe('revert weights over a later change', () => {
+  it('reads the weights again before its PUT and refuses a change made since the forward run, unless told to overwrite it', async () => {
+    // The forward run left cluster 100; another run set nfs-2 100 after the revert's preview.
+    const later = { default: 0, cluster: 0, 'nfs-2': 100 };
+    const api = createFakeApi({ weights: { ...later } });
+    const guard = { left: [{ default: 0, cluster: 100 }], overwrite: false, command: 'shardmove revert plan.yaml' };
+    await expect(restoreForwardWeights(depsWith(api), { default: 100 }, guard)).rejects.toMatchObject({
+      code: 'SHARDMOVE_WEIGHTS_CHANGED',
+      message: expect.stringContaining('shardmove revert plan.yaml --overwrite-weights'),
+    });
+    expect(api.state.weights).toEqual(later);
+    expect(api.state.mutating).toBe(0);
+    const out = await restoreForwardWeights(depsWith(api), { default: 100 }, { ...guard, overwrite: true });
+    expect(out).toMatchObject({ written: true });
+    expect(api.state.weights).toEqual({ default: 100, cluster: 0, 'nfs-2': 0 });
+  });
+});
+
 describe('revert verification', () => {
   it('passes when every item the revert moved is back on its own storage, and names each that is not', async () => {
     const api = createFakeApi();
