@@ -83,7 +83,7 @@ describe('shardmove revert on the instance and plan of its forward run only', { 
         expect(r.stderr).toContain(`${b.url} is not the instance the forward run`);
         expect(r.stderr).toContain(`the forward run worked on ${a.url}, as recorded`);
       } else {
-        expect(r.stderr).toContain(`the instance URL: "${a.url}" as recorded by the forward run, "${b.url}" now`);
+        expect(r.stderr).toContain(`the instance URL: ${a.url} as recorded by the forward run, ${b.url} now`);
         expect(r.stderr).toMatch(/If the change is intended: shardmove revert \S*plan\.yaml --accept-plan-change/);
       }
     }

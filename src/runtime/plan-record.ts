@@ -44,7 +44,7 @@ export function planFields(plan: Plan): Record<string, unknown> {
   return JSON.parse(canonicalJson(planHashInput(plan))) as Record<string, unknown>;
 }
 
-/** One field that differs: its dotted path, and its value before and now (JSON; `absent` when missing). */
+/** One field that differs: its dotted path, and its value before and now (`(absent)` when missing). */
 export interface FieldChange {
   path: string;
   before: string;
@@ -54,10 +54,20 @@ export interface FieldChange {
 /** Values longer than this are cut (a list of rules, say): the path is what the operator needs. */
 const MAX_VALUE = 60;
 
+/** A value as a plan would write it, on one line: `8`, `http://gitlab:8080`, `[nfs-1, nfs-2]`, `(absent)`. */
 function show(v: unknown): string {
-  if (v === undefined) return 'absent';
-  const s = JSON.stringify(v);
+  if (v === undefined) return '(absent)';
+  const s = flow(v);
   return s.length > MAX_VALUE ? `${s.slice(0, MAX_VALUE - 3)}...` : s;
+}
+
+function flow(v: unknown): string {
+  if (typeof v === 'string') return /^[\w./:@*+-]+$/.test(v) ? v : JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(flow).join(', ')}]`;
+  if (!isObject(v)) return String(v);
+  return `{${Object.entries(v)
+    .map(([k, x]) => `${k}: ${flow(x)}`)
+    .join(', ')}}`;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);

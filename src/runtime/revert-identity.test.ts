@@ -33,7 +33,7 @@ describe("a revert under its forward run's plan", () => {
   it('goes on under the same plan; refuses another, naming the URL as recorded and now, and the fields', () => {
     expect(() => check({})).not.toThrow();
     expect(() => check({ plan: moved, hash: hashPlan(moved) })).toThrow(
-      'the instance URL: "http://127.0.0.1:1" as recorded by the forward run, "http://127.0.0.1:2" now',
+      'the instance URL: http://127.0.0.1:1 as recorded by the forward run, http://127.0.0.1:2 now',
     );
     expect(() => check({ plan: faster, hash: hashPlan(faster) })).toThrow(/move\.concurrency: 4 -> 9\)/);
     expect(() => check({ plan: faster, hash: hashPlan(faster) })).toThrow(
@@ -66,7 +66,7 @@ describe("a revert under its forward run's plan", () => {
     expect(recordedPlan(s)?.hash).toBe(hashPlan(faster));
     expect(JSON.stringify(s.readEvents())).not.toContain('glpat-');
     expect(planChanges(planFields(plan), planFields(moved))).toEqual([
-      { path: 'instance.url', before: '"http://127.0.0.1:1"', now: '"http://127.0.0.1:2"' },
+      { path: 'instance.url', before: 'http://127.0.0.1:1', now: 'http://127.0.0.1:2' },
     ]);
   });
 });
