@@ -5,6 +5,7 @@
  * ended (quarantined as stuck). Judged from the sandbox's own records: where each repository is,
  * and the moves it recorded.
  */
+import type { ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -12,6 +13,8 @@ import { startSandbox } from '../src/sandbox/index.js';
 import { loadSeed } from '../src/sandbox/seed.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { SandboxProcess } from './support/cli-harness.js';
+import type { SeenRequest } from './support/hold-proxy.js';
+import { startProxiedSandbox } from './support/hold-proxy.js';
 import {
   ADMIN_TOKEN,
   movesOf,
@@ -81,6 +84,41 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
     for (const [key, was] of before) if (was !== 'cluster') expect(after.get(key), key).toBe(was);
     expect(revert.code, `${revert.stdout}${revert.stderr}`).toBe(0);
     expect(revert.stdout).toContain('REVERTED');
+  });
+
+  it("moves back what a bulk forward run's job moved after the run was killed (moves its checkpoint never recorded)", async () => {
+    const { dir, sandbox, proxy } = await startProxiedSandbox(
+      'revert-bulk-killed',
+      ['--move-duration', '30', '--workers', '10'],
+      { projects: 12, snippets: 2, groups: 2 },
+    );
+    const plan = writePlan(dir, { mode: 'bulk', from: ['nfs-1'] });
+    const env = sandboxEnv(proxy.url);
+    const before = await everything(sandbox.url);
+    // Killed the moment its bulk POST reached the instance: the job runs on without it.
+    let child: ChildProcess | undefined;
+    const run = runCli(['run', plan, '--state', 'fwd.db'], { cwd: dir, env, onStart: (c) => (child = c) });
+    await proxy.arm({
+      match: (r: SeenRequest) => r.method === 'POST' && r.url.startsWith('/api/v4/project_repository_storage_moves'),
+      forward: true,
+    });
+    child!.kill('SIGKILL');
+    expect((await run).code).toBeNull();
+    proxy.release();
+    const onNfs1 = [...before].filter(([k, s]) => k.startsWith('projects:') && s === 'nfs-1').map(([k]) => k);
+    expect(onNfs1.length).toBeGreaterThan(0);
+    for (let i = 0; i < 400; i++) {
+      const now = await everything(sandbox.url);
+      if (onNfs1.every((k) => now.get(k) === 'cluster')) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const middle = await everything(sandbox.url);
+    for (const k of onNfs1) expect(middle.get(k), k).toBe('cluster');
+    expect(rowsWithMoves(join(dir, 'fwd.db'), 'left')).toEqual([]);
+
+    const revert = await runCli(['revert', plan, '--state', 'fwd.db', '--yes'], { cwd: dir, env });
+    expect(await everything(sandbox.url)).toEqual(before);
+    expect(revert.code, `${revert.stdout}${revert.stderr}`).toBe(0);
   });
 
   it('refuses while moves of the forward run sit in GitLab queue (quarantined as stuck); once they ran, takes those items back too', async () => {

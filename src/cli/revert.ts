@@ -50,6 +50,11 @@ export function revertCommand(f: RevertFlags): string {
   return words.join(' ');
 }
 
+/** The command that resumes the forward run of this revert: the plan and its checkpoint. */
+export function forwardCommand(f: Pick<RevertFlags, 'plan' | 'state'>): string {
+  return ['shardmove', 'run', shellWord(f.plan), ...(f.state ? ['--state', shellWord(f.state)] : [])].join(' ');
+}
+
 /** What the revert will do, as the operator reads it before saying yes. */
 export function renderPreview(p: RevertPreview, overwriteWeights = false): string {
   const lines: string[] = [];
@@ -122,6 +127,7 @@ function startRevert(
     acceptPlanChange: opts.acceptPlanChange ?? false,
     overwriteWeights: opts.overwriteWeights ?? false,
     command: revertCommand(opts),
+    forwardCommand: forwardCommand(opts),
     leaseMs,
     env: ctx.env,
     cwd: ctx.cwd,

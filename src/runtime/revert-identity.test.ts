@@ -6,7 +6,7 @@ import { hashPlan } from '../plan/hash.js';
 import type { Plan } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { planChanges, planFields, recordPlan, recordedPlan } from './plan-record.js';
-import { assertRecorded, checkRevertPlan, revertHash, unrecordedSample } from './revert-identity.js';
+import { assertRecorded, checkForwardPlan, checkRevertPlan, revertHash, unrecordedSample } from './revert-identity.js';
 import type { RevertItem } from './revert-items.js';
 
 const saved = (planHash: string) => ({ planName: 'p', planHash, machineVersion: 1, snapshot: {} });
@@ -15,14 +15,13 @@ const moved = testPlan({ instance: { ...plan.instance, url: 'http://127.0.0.1:2'
 const faster = testPlan({ move: { ...plan.move, concurrency: 9 } });
 const record = (p: Plan) => ({ hash: hashPlan(p), plan: planFields(p) });
 
-function check(over: Partial<Parameters<typeof checkRevertPlan>[0]>): void {
-  checkRevertPlan({
+function check(over: Partial<Parameters<typeof checkForwardPlan>[0]>): void {
+  checkForwardPlan({
     forwardFile: 'state/it.db',
-    forward: { saved: saved(hashPlan(plan)), recorded: record(plan) },
-    revert: { saved: null, recorded: null },
+    saved: saved(hashPlan(plan)),
+    recorded: record(plan),
     plan,
     hash: hashPlan(plan),
-    revertPlan: plan,
     accept: false,
     again: 'shardmove revert plan.yaml',
     ...over,
@@ -43,18 +42,24 @@ describe("a revert under its forward run's plan", () => {
   });
 
   it('says so when the forward checkpoint predates recorded plans', () => {
-    expect(() =>
-      check({ plan: faster, hash: hashPlan(faster), forward: { saved: saved('old'), recorded: null } }),
-    ).toThrow(/did not record the plan, so which fields differ cannot be told/);
+    expect(() => check({ plan: faster, hash: hashPlan(faster), saved: saved('old'), recorded: null })).toThrow(
+      /did not record the plan, so which fields differ cannot be told/,
+    );
   });
 
   it("keeps to the plan the revert's own checkpoint runs under once it accepted one", () => {
-    const revert = { saved: saved(revertHash(hashPlan(faster))), recorded: record(faster) };
-    expect(() => check({ plan: faster, hash: hashPlan(faster), revertPlan: faster, revert })).not.toThrow();
+    const revert = (p: Plan) =>
+      checkRevertPlan({
+        saved: saved(revertHash(hashPlan(faster))),
+        recorded: record(faster),
+        revertPlan: p,
+        hash: hashPlan(p),
+        accept: false,
+        again: 'shardmove revert plan.yaml',
+      });
+    expect(() => revert(faster)).not.toThrow();
     // Back to the forward plan: that is a change for the revert under way.
-    expect(() => check({ revert })).toThrow(
-      /differs from the one this revert started under \(move\.concurrency: 9 -> 4\)/,
-    );
+    expect(() => revert(plan)).toThrow(/differs from the one this revert started under \(move\.concurrency: 9 -> 4\)/);
   });
 
   it('records a plan once per change, without credentials, and tells the fields apart', () => {

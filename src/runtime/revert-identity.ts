@@ -24,32 +24,40 @@ import type { RevertItem } from './revert-items.js';
 const NAMED = 5;
 
 /**
- * Refuses (SHARDMOVE_PLAN_CHANGED, exit 4) a plan that differs from the forward run's, or from the
- * one the revert's own checkpoint runs under, unless accepted. A revert whose own checkpoint already
- * runs under this plan was accepted before (or is the same).
+ * Refuses (SHARDMOVE_PLAN_CHANGED, exit 4) a plan that differs from the forward run's, unless
+ * accepted. Asked before the instance is contacted: another URL is refused without a request to it.
  */
-export function checkRevertPlan(a: {
+export function checkForwardPlan(a: {
   forwardFile: string;
-  forward: { saved: SavedRun | null; recorded: RecordedPlan | null };
-  revert: { saved: SavedRun | null; recorded: RecordedPlan | null };
-  /** The plan as loaded, its hash, and the revert's plan made of it. */
+  saved: SavedRun | null;
+  recorded: RecordedPlan | null;
   plan: Plan;
   hash: string;
-  revertPlan: Plan;
   accept: boolean;
   /** The command that accepts the change, for the message. */
   again: string;
 }): void {
-  if (a.accept) return;
-  const revertSaved = a.revert.saved;
-  if (revertSaved) {
-    if (revertSaved.planHash === revertHash(a.hash)) return;
-    const changes = a.revert.recorded ? planChanges(a.revert.recorded.plan, planFields(a.revertPlan)) : null;
-    throw planChanged('the one this revert started under', 'this revert', changes, a.again);
-  }
-  if (!a.forward.saved || a.forward.saved.planHash === a.hash) return;
-  const changes = a.forward.recorded ? planChanges(a.forward.recorded.plan, planFields(a.plan)) : null;
+  if (a.accept || !a.saved || a.saved.planHash === a.hash) return;
+  const changes = a.recorded ? planChanges(a.recorded.plan, planFields(a.plan)) : null;
   throw planChanged(`the one the forward run in ${a.forwardFile} ran with`, 'the forward run', changes, a.again);
+}
+
+/**
+ * Refuses (SHARDMOVE_PLAN_CHANGED, exit 4) a plan that differs from the one the revert's own
+ * checkpoint runs under (which an earlier `--accept-plan-change` may have made differ from the
+ * forward run's), unless accepted. `revertPlan` is the revert's plan made of the plan as loaded.
+ */
+export function checkRevertPlan(a: {
+  saved: SavedRun | null;
+  recorded: RecordedPlan | null;
+  revertPlan: Plan;
+  hash: string;
+  accept: boolean;
+  again: string;
+}): void {
+  if (a.accept || !a.saved || a.saved.planHash === revertHash(a.hash)) return;
+  const changes = a.recorded ? planChanges(a.recorded.plan, planFields(a.revertPlan)) : null;
+  throw planChanged('the one this revert started under', 'this revert', changes, a.again);
 }
 
 function planChanged(than: string, by: string, changes: FieldChange[] | null, again: string): RuntimeError {

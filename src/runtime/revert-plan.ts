@@ -65,11 +65,11 @@ export function planOfRevert(
 const NAMED = 5;
 
 /** Refuses (exit 4) while the forward checkpoint has moves of its own in flight or being posted. */
-export function inFlightRefusal(file: string, n: number, command: string): RuntimeError {
+export function inFlightRefusal(file: string, n: number, forwardCommand: string, command: string): RuntimeError {
   return new RuntimeError(
     MOVES_IN_FLIGHT,
     `refusing: ${file} has ${n} move(s) of the forward run in flight or being posted, which would land after the revert read it. Nothing was written. ` +
-      `Resume the forward run (shardmove run), pause it once nothing more should start (shardmove control --pause), wait until status shows nothing in flight, stop it, then: ${command}`,
+      `Resume the forward run (${forwardCommand}), pause it once nothing more should start (shardmove control --pause), wait until status shows nothing in flight, stop it, then: ${command}`,
   );
 }
 

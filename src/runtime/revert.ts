@@ -25,6 +25,8 @@ import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import type { RunContext } from '../machine/types.js';
 import type { LoadedPlan } from '../plan/load.js';
+import type { Plan } from '../plan/types.js';
+import type { CheckpointStore } from '../store/types.js';
 import { LeaseLostError } from '../store/errors.js';
 import type { RuntimeError } from './errors.js';
 import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
@@ -34,9 +36,10 @@ import { createOauthWriteback } from './oauth-writeback.js';
 import { checkpointPath, logPath, revertCheckpointPath } from './paths.js';
 import { recordedPlan } from './plan-record.js';
 import { revertActors } from './revert-actors.js';
-import { assertRecorded, checkRevertPlan, revertHash, unrecordedSample } from './revert-identity.js';
+import { bulkJobItems, withBulkJobItems } from './revert-bulk.js';
+import { assertRecorded, checkForwardPlan, checkRevertPlan, revertHash, unrecordedSample } from './revert-identity.js';
 import { forwardMovedItems, revertDrains } from './revert-items.js';
-import type { AliveMove, RevertSet, SkippedItem } from './revert-items.js';
+import type { AliveMove, RevertItem, RevertSet, SkippedItem } from './revert-items.js';
 import { locateRevertItems } from './revert-judge.js';
 import {
   aliveRefusal,
@@ -91,6 +94,8 @@ export interface RevertOptions extends Pick<
   overwriteWeights?: boolean;
   /** The command that runs this revert again (`shardmove revert PLAN ...`), named in every hint. */
   command: string;
+  /** The command that resumes the forward run (`shardmove run PLAN ...`), for the refusals that need it. */
+  forwardCommand: string;
   /** Asked once the preview is known and there is something to do; false changes nothing. */
   confirm(preview: RevertPreview): Promise<boolean>;
 }
@@ -137,57 +142,48 @@ export async function executeRevert(
     });
     lease = keepLease(forward, leaseMs, services.clock, log);
     const inFlight = forward.countInFlight();
-    if (inFlight > 0) throw inFlightRefusal(forwardFile, inFlight, opts.command);
+    if (inFlight > 0) throw inFlightRefusal(forwardFile, inFlight, opts.forwardCommand, opts.command);
     const forwardSaved = forward.loadRun();
     const forwardContext = (forwardSaved?.snapshot as { context?: Partial<RunContext> } | null)?.context;
     const forwardWeights = forwardContext?.previousWeights ?? null;
-    const moved = forwardMovedItems(forward, (row) =>
-      forwardDestination(forwardContext?.destination ?? plan.move.to[0]!, row),
-    );
-    if (moved.length === 0)
-      return { kind: 'nothing', forwardFile, reason: `${forwardFile} records no item moved by the forward run` };
     const state = readRevertState(revertFile, services);
     const recorded = recordedPlan(forward);
-    const drains = revertDrains(moved);
-    const revertPlan = planOfRevert(plan, drains, moved);
-    checkRevertPlan({
-      forwardFile,
-      forward: { saved: forwardSaved, recorded },
-      revert: { saved: state.saved, recorded: state.recorded },
-      plan,
-      hash: loaded.hash,
-      revertPlan,
-      accept: opts.acceptPlanChange ?? false,
-      again: opts.command,
-    });
+    const again = { accept: opts.acceptPlanChange ?? false, again: opts.command, hash: loaded.hash };
+    // The forward run's plan first: another URL is refused before anything is asked of it.
+    if (!state.saved) checkForwardPlan({ ...again, forwardFile, saved: forwardSaved, recorded, plan });
 
     // One client for the reads, the confirmation and the run: an OAuth refresh token is used once.
     const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
     let onRefresh = oauth.onRefresh;
     let onResponse: (e: RequestEvent) => void = () => undefined;
-    api = services.createApi(revertPlan, {
+    api = services.createApi(plan, {
       readOnly: opts.dryRun,
       onRefresh: (t) => onRefresh(t),
       onResponse: (e) => onResponse(e),
     });
     const readAt = services.clock.now();
-    const recordedUrl = recorded ? instanceUrlOf(recorded.plan) : null;
-    const where = { url: plan.instance.url, recordedUrl, forwardFile };
-    let set: RevertSet | null = null;
+    let reads: ForwardReads;
     try {
-      if (state.seeded) {
-        // Its first process read every item; the instance must still be the one holding the forward run's moves.
-        const sample = await unrecordedSample(api, moved);
-        assertRecorded(sample.unrecorded, { ...where, checked: sample.checked });
-      } else {
-        set = await locateRevertItems(api, moved, opts.signal);
-        assertRecorded(set.unrecorded, { ...where, checked: moved.length });
-      }
+      reads = await readForward({
+        api,
+        forward,
+        context: forwardContext,
+        plan,
+        seeded: state.seeded,
+        signal: opts.signal,
+        where: { url: plan.instance.url, recordedUrl: recorded ? instanceUrlOf(recorded.plan) : null, forwardFile },
+      });
     } catch (err) {
       // Ctrl-C while reading: nothing was written, and the next process reads again.
       if (opts.signal.aborted) return { kind: 'stopped', forwardFile };
       throw err;
     }
+    const { moved, set } = reads;
+    if (moved.length === 0)
+      return { kind: 'nothing', forwardFile, reason: `${forwardFile} records no item moved by the forward run` };
+    const drains = revertDrains(moved);
+    const revertPlan = planOfRevert(plan, drains, moved);
+    checkRevertPlan({ ...again, saved: state.saved, recorded: state.recorded, revertPlan });
     const left = weightsLeftBy(forwardContext, plan);
     const current = forwardWeights ? await api.getWeights() : null;
     const laterWeights = forwardWeights && current ? laterWeightChange(forwardWeights, left, current) : null;
@@ -256,6 +252,44 @@ export async function executeRevert(
     forward.close();
     log?.flush();
   }
+}
+
+/** What the reads before any write found: the forward run's items, and their verdicts (null: seeded earlier). */
+interface ForwardReads {
+  moved: RevertItem[];
+  set: RevertSet | null;
+}
+
+/**
+ * The forward run's items (its rows with a move of its own, and its bulk jobs' moves it never
+ * recorded), then either every item read with its move list (a first process), or a few of the
+ * forward run's moves asked again (a revert that resumes). Reads only; refuses another instance.
+ */
+async function readForward(a: {
+  api: InstanceApi;
+  forward: CheckpointStore;
+  context: Partial<RunContext> | undefined;
+  plan: Plan;
+  seeded: boolean;
+  signal: AbortSignal;
+  where: { url: string; recordedUrl: string | null; forwardFile: string };
+}): Promise<ForwardReads> {
+  const { context, plan } = a;
+  const only = context?.destination ?? plan.move.to[0]!;
+  const recorded = forwardMovedItems(a.forward, (row) => forwardDestination(only, row));
+  const sources = [...new Set([...(context?.sources ?? []), ...plan.move.from])];
+  const destinations = [...new Set([...(context?.destinations ?? []), ...plan.move.to])];
+  const moved = withBulkJobItems(recorded, await bulkJobItems(a.api, a.forward, sources, destinations));
+  if (moved.length === 0) return { moved, set: null };
+  if (a.seeded) {
+    // Its first process read every item; the instance must still be the one holding the forward run's moves.
+    const sample = await unrecordedSample(a.api, moved);
+    assertRecorded(sample.unrecorded, { ...a.where, checked: sample.checked });
+    return { moved, set: null };
+  }
+  const set = await locateRevertItems(a.api, moved, a.signal);
+  assertRecorded(set.unrecorded, { ...a.where, checked: moved.length });
+  return { moved, set };
 }
 
 /** `instance.url` of a recorded plan, when it holds one. */
