@@ -227,6 +227,9 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     const first = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
     expect(first.code, `${first.stdout}${first.stderr}`).toBe(3);
     expect(first.stdout).toContain('Quarantined (1)');
+    // Every hint of a revert names the revert: `run` on this plan would be refused.
+    expect(first.stdout).toMatch(/once fixed: shardmove revert \S*plan\.yaml --retry-quarantined/);
+    expect(first.stdout).not.toMatch(/\brun again\b/);
     expect((await itemOf(sandbox.url, 'project', Number(broken))).storage).toBe('cluster');
 
     // Fixed; a plain revert leaves it quarantined, --retry-quarantined moves it back.

@@ -44,6 +44,18 @@ describe('drain of given items (shardmove revert)', () => {
     expect(h.fake.moves.every((m) => m.itemId <= 6)).toBe(true);
   });
 
+  it('leaves a row someone else started moving after it was read to that move: no POST of ours, skipped, never followed as ours', async () => {
+    const h = given();
+    const theirs = h.fake.startForeignMove('projects', 2, 'nfs-3');
+    const r = await runDrain({ ...h.deps, itemsGiven: true }, { source: 'cluster', kind: 'projects' });
+    expect(r).toMatchObject({ quarantined: 0, remaining: 0 });
+    expect(h.fake.movesOf('projects', 2).map((m) => m.id)).toEqual([theirs.id]);
+    expect(h.store.getItem('projects', 2)).toMatchObject({ state: 'left', moveId: null });
+    expect(h.store.getItem('projects', 2)?.lastError).toContain(`being moved by someone else (move ${theirs.id}`);
+    const skipped = h.store.readEvents(0, 10_000).filter((e) => e.type === 'revert.skipped');
+    expect(skipped.map((e) => e.data)).toMatchObject([{ kind: 'projects', source: 'cluster', id: 2 }]);
+  });
+
   it('refuses bulk mode and dry runs: either would take in everything on the source', async () => {
     const bulk = given();
     bulk.deps.plan = { ...bulk.deps.plan, move: { ...bulk.deps.plan.move, mode: 'bulk' } };

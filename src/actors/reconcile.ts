@@ -39,6 +39,14 @@ export async function reconcileItem(ctx: DrainCtx, row: ItemRow, cause: Reconcil
   const moves = await deps.api.listItemMoves(kind, row.id);
   const now = deps.clock.now();
   const running = moves.find((m) => !isTerminal(m.state));
+  if (running && cause === 'read-only' && deps.itemsGiven) {
+    // Given items (a revert): our POST was refused because this move runs, so it is someone else's.
+    // Followed as ours, its end would be reported as the item moved back; it is left to that move.
+    const reason = `being moved by someone else (move ${running.id}, ${running.state}, ${running.sourceStorage} -> ${running.destinationStorage}): left to that move`;
+    store.markLeft(kind, row.id, now, reason);
+    event(ctx, 'revert.skipped', { id: row.id, storage: null, reason });
+    return;
+  }
   const fresh = running ?? moves.find((m) => isNewSinceIntent(m, row));
   if (fresh) {
     event(ctx, 'move.adopted', { id: row.id, moveId: fresh.id, moveState: fresh.state, cause });

@@ -3,7 +3,14 @@ import { COPY_REFUSED } from '../copy/errors.js';
 import { codeOf } from '../shared/errors.js';
 import { SANDBOX_FAULTS_INVALID, SEED_INVALID } from '../shared/sandbox-errors.js';
 import { PLAN_INVALID } from '../plan/errors.js';
-import { CHECKPOINT_MODE, LOCKED, MOVES_IN_FLIGHT, PLAN_CHANGED } from '../runtime/errors.js';
+import {
+  CHECKPOINT_MODE,
+  INSTANCE_CHANGED,
+  LOCKED,
+  MOVES_IN_FLIGHT,
+  PLAN_CHANGED,
+  WEIGHTS_CHANGED,
+} from '../runtime/errors.js';
 import { CHECKPOINT_UNUSABLE, LEASE_LOST } from '../store/errors.js';
 import type { ExitCode } from './context.js';
 import { EXIT } from './context.js';
@@ -24,6 +31,8 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   [PLAN_CHANGED]: EXIT.refused,
   [CHECKPOINT_MODE]: EXIT.refused,
   [MOVES_IN_FLIGHT]: EXIT.refused,
+  [INSTANCE_CHANGED]: EXIT.refused,
+  [WEIGHTS_CHANGED]: EXIT.refused,
   [LEASE_LOST]: EXIT.leaseLost,
   [COPY_REFUSED]: EXIT.refused,
   // A failure the operator fixes (the file, its permissions, or --state) before running again; not 2:

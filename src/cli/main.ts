@@ -255,6 +255,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .argument('<plan>', 'plan YAML file')
     .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
     .option('--yes', 'do not ask (automation); without a terminal it is required', false)
+    .option('--overwrite-weights', 'write them although the weights changed since the run left them', false)
     .action(async (plan: string, opts) => {
       const { runWeightsRestoreCommand } = await import('./weights.js');
       setExit(await runWeightsRestoreCommand({ plan, ...opts }, ctx));
@@ -272,7 +273,16 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     )
     .option('--dry-run', 'show what would be moved back and what is skipped; change nothing', false)
     .option('--yes', 'do not ask (automation); without a terminal it is required', false)
-    .option('--accept-plan-change', 'resume the revert even though the plan changed since it started', false)
+    .option(
+      '--accept-plan-change',
+      "revert under a plan that differs from the forward run's (the instance must still hold its moves), or resume under a changed one",
+      false,
+    )
+    .option(
+      '--overwrite-weights',
+      'write the weights of before the forward run although they were changed since it left them',
+      false,
+    )
     .option(
       '--retry-quarantined',
       "give the revert's quarantined items another retry.max_attempts tries (after fixing them on the instance)",

@@ -1,13 +1,15 @@
 /**
  * `shardmove revert PLAN [--state FILE] [--dry-run] [--yes] [--retry-quarantined] [--accept-plan-change]
- * [--events FILE|-] [--metrics-file PATH] [--lease DURATION]`: moves every item the forward run moved back to the storage it came from, as
- * a run of its own with its own checkpoint (`state/<name>.revert.db` beside the forward
- * `state/<name>.db`, or `<FILE>.revert.db` beside `--state FILE`). Shows what it will do and asks on
- * a terminal (`--yes` for automation); `--dry-run` shows it and stops. Exit codes (README: Exit
- * codes): 0 reverted and verified, or nothing to revert, or the dry run's preview; 1 declined,
- * failed, or no forward checkpoint; 2 bad arguments, or no terminal and no --yes; 3 reverted except
- * quarantined items; 4 refused (the forward run holds its lock or has moves in flight, a dry run's
- * or a revert's checkpoint named); 5 lost the lock; 130 interrupted with the checkpoint saved.
+ * [--overwrite-weights] [--events FILE|-] [--metrics-file PATH] [--lease DURATION]`: moves every item
+ * the forward run moved back to the storage it came from, as a run of its own with its own
+ * checkpoint (`state/<name>.revert.db` beside the forward `state/<name>.db`, or `<FILE>.revert.db`
+ * beside `--state FILE`). Shows what it will do and asks on a terminal (`--yes` for automation);
+ * `--dry-run` shows it and stops. Exit codes (README: Exit codes): 0 reverted and verified, or
+ * nothing to revert, or the dry run's preview; 1 declined, failed, or no forward checkpoint; 2 bad
+ * arguments, or no terminal and no --yes; 3 reverted except quarantined items; 4 refused (the
+ * forward run holds its lock or has moves in flight or still queued, another plan or instance, the
+ * weights changed since the forward run, a dry run's or a revert's checkpoint named); 5 lost the
+ * lock; 130 interrupted with the checkpoint saved. Every hint it prints names `shardmove revert`.
  */
 import { executeRevert } from '../runtime/revert.js';
 import type { RevertOutcome, RevertPreview, SkippedItem } from '../runtime/revert.js';
@@ -19,7 +21,8 @@ import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
 import { parseLease, reportOutcome, runObservers } from './run.js';
-import { renderWeightChanges } from './weights.js';
+import { shellWord } from './command-line.js';
+import { renderLaterWeights, renderWeightChanges } from './weights.js';
 
 export interface RevertFlags {
   plan: string;
@@ -28,30 +31,66 @@ export interface RevertFlags {
   yes: boolean;
   retryQuarantined?: boolean;
   acceptPlanChange?: boolean;
+  overwriteWeights?: boolean;
   lease?: string;
   events?: string;
   eventsInterval?: string;
   metricsFile?: string;
 }
 
+/**
+ * The command that runs this revert again, with the flags that decide what it does (the plan, the
+ * forward checkpoint, the accepted plan change, the overwritten weights); the one-off flags
+ * (--dry-run, --retry-quarantined, --yes), the lease and the observers' outputs are left out.
+ */
+export function revertCommand(f: RevertFlags): string {
+  const words = ['shardmove', 'revert', shellWord(f.plan)];
+  if (f.state) words.push('--state', shellWord(f.state));
+  if (f.acceptPlanChange) words.push('--accept-plan-change');
+  if (f.overwriteWeights) words.push('--overwrite-weights');
+  return words.join(' ');
+}
+
+/** The command that resumes the forward run of this revert: the plan and its checkpoint. */
+export function forwardCommand(f: Pick<RevertFlags, 'plan' | 'state'>): string {
+  return ['shardmove', 'run', shellWord(f.plan), ...(f.state ? ['--state', shellWord(f.state)] : [])].join(' ');
+}
+
 /** What the revert will do, as the operator reads it before saying yes. */
-export function renderPreview(p: RevertPreview): string {
+export function renderPreview(p: RevertPreview, overwriteWeights = false): string {
   const lines: string[] = [];
   lines.push(
-    p.resuming
-      ? `resuming the revert of ${p.forwardFile} (checkpoint ${p.revertFile}):`
-      : `revert of ${p.forwardFile} on ${p.url} (checkpoint ${p.revertFile}):`,
+    p.resuming ? `resuming the revert of ${p.forwardFile} on ${p.url}` : `revert of ${p.forwardFile} on ${p.url}`,
+    `  its checkpoint: ${p.revertFile}`,
   );
-  if (p.weights.length > 0)
+  if (p.laterWeights) {
+    lines.push(
+      '  the weights changed since the forward run left them (another run, or by hand);',
+      overwriteWeights
+        ? '  the revert overwrites that change (--overwrite-weights):'
+        : '  without --overwrite-weights the revert refuses to overwrite that change:',
+      renderLaterWeights(p.laterWeights).replace(/^/gm, '  '),
+    );
+  } else if (p.weights.length > 0)
     lines.push('  first, the weights of before the forward run:', renderWeightChanges(p.weights).replace(/^/gm, '  '));
   else lines.push('  weights: already those of before the forward run');
+  if (p.alive.length > 0) {
+    lines.push(
+      `  ${p.alive.length} move(s) of the forward run still queued or running on the instance`,
+      '  (the revert refuses until they end):',
+    );
+    for (const m of p.alive)
+      lines.push(
+        `    ${m.kind.slice(0, -1)} ${m.id} (${m.name}): move ${m.moveId} ${m.state}, ${m.source} -> ${m.destination}`,
+      );
+  }
   if (p.total === 0) lines.push('  no item left to move back');
   for (const g of p.groups) lines.push(`  move ${g.n} ${g.kind} back from ${g.from}${g.to ? ` to ${g.to}` : ''}`);
   lines.push(...renderSkipped(p.skipped));
   return `${lines.join('\n')}\n`;
 }
 
-/** The skipped items: moved again or deleted since the forward run, left where they are. */
+/** The skipped items: moved again, deleted or being moved since the forward run, left where they are. */
 export function renderSkipped(skipped: readonly SkippedItem[]): string[] {
   if (skipped.length === 0) return [];
   const lines = [`  skipped ${skipped.length} item(s) no longer where the forward run put them (left as they are):`];
@@ -70,7 +109,7 @@ export async function runRevertCommand(opts: RevertFlags, ctx: CommandContext): 
     opts,
     ctx,
     (events, human) => startRevert(opts, leaseMs, events, human),
-    finish,
+    (outcome, out) => finish(outcome, opts, out),
     (outcome) => (outcome.kind === 'ran' ? outcome.outcome : null),
   );
 }
@@ -88,6 +127,9 @@ function startRevert(
     dryRun: opts.dryRun,
     retryQuarantined: opts.retryQuarantined ?? false,
     acceptPlanChange: opts.acceptPlanChange ?? false,
+    overwriteWeights: opts.overwriteWeights ?? false,
+    command: revertCommand(opts),
+    forwardCommand: forwardCommand(opts),
     leaseMs,
     env: ctx.env,
     cwd: ctx.cwd,
@@ -96,7 +138,7 @@ function startRevert(
     stderr: ctx.stderr,
     observers,
     confirm: async (preview) => {
-      ctx.stdout.write(renderPreview(preview));
+      ctx.stdout.write(renderPreview(preview, opts.overwriteWeights));
       return confirm(
         preview.resuming ? 'go on moving these items back?' : 'move these items back?',
         { yes: opts.yes, command: 'revert' },
@@ -107,24 +149,35 @@ function startRevert(
 }
 
 /** Prints how the revert ended and returns its exit code. */
-function finish(outcome: RevertOutcome, ctx: CommandContext): number {
+function finish(outcome: RevertOutcome, opts: RevertFlags, ctx: CommandContext): number {
+  const again = revertCommand(opts);
   switch (outcome.kind) {
     case 'nothing':
       ctx.stdout.write(`nothing to revert: ${outcome.reason}\n`);
       return EXIT.ok;
     case 'preview':
-      ctx.stdout.write(renderPreview(outcome.preview));
+      ctx.stdout.write(renderPreview(outcome.preview, opts.overwriteWeights));
       ctx.stdout.write('dry run: nothing was changed (no weights written, no move, no revert checkpoint)\n');
-      return EXIT.ok;
+      if (!outcome.refusal) return EXIT.ok;
+      // What the revert itself would do now: refuse, so the dry run says so with the same exit code.
+      ctx.stderr.write(`shardmove: ${outcome.refusal.message}\n`);
+      return EXIT.refused;
     case 'declined':
       ctx.stderr.write('not reverted; nothing changed\n');
       return EXIT.failed;
+    case 'stopped':
+      ctx.stderr.write(`interrupted before the revert wrote anything. To revert: ${again}\n`);
+      return EXIT.interrupted;
     case 'ran': {
-      const code = reportOutcome(outcome.outcome, ctx);
-      if (outcome.outcome.kind === 'final') {
-        const lines = renderSkipped(outcome.skipped);
-        if (lines.length > 0) ctx.stdout.write(`\nRevert:\n${lines.join('\n')}\n`);
+      const run = outcome.outcome;
+      if (run.kind === 'interrupted') {
+        ctx.stderr.write(`interrupted; the revert's checkpoint is saved. To continue it: ${again}\n`);
+        return EXIT.interrupted;
       }
+      run.report.again = again;
+      const code = reportOutcome(run, ctx);
+      const lines = renderSkipped(outcome.skipped);
+      if (lines.length > 0) ctx.stdout.write(`\nRevert:\n${lines.join('\n')}\n`);
       return code;
     }
   }

@@ -7,15 +7,17 @@
  * 4 while a run holds the lock.
  */
 import { restoreWeights } from '../runtime/weights-restore.js';
-import type { WeightChange } from '../runtime/weights-restore.js';
+import type { LaterWeight, WeightChange } from '../runtime/weights-restore.js';
 import { confirm } from './confirm.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
+import { shellWord } from './command-line.js';
 
 export interface WeightsRestoreOptions {
   plan: string;
   state?: string;
   yes: boolean;
+  overwriteWeights?: boolean;
 }
 
 /** The change as a small table: storage, weight now, weight restored. */
@@ -27,6 +29,23 @@ export function renderWeightChanges(changes: readonly WeightChange[]): string {
   return [`  ${'storage'.padEnd(w)}  now      restored`, ...rows].join('\n');
 }
 
+/** The command that runs this restore again (without --yes: the operator decides that). */
+function restoreCommand(opts: WeightsRestoreOptions): string {
+  const words = ['shardmove', 'weights', 'restore', shellWord(opts.plan)];
+  if (opts.state) words.push('--state', shellWord(opts.state));
+  return words.join(' ');
+}
+
+/** A later change of the weights: what the forward run left, what the instance has, what the revert writes. */
+export function renderLaterWeights(later: readonly LaterWeight[]): string {
+  const w = Math.max('storage'.length, ...later.map((c) => c.storage.length));
+  const num = (n: number) => String(n).padStart(5);
+  return [
+    `  ${'storage'.padEnd(w)}  forward left    now  revert writes`,
+    ...later.map((c) => `  ${c.storage.padEnd(w)}         ${num(c.left)}  ${num(c.now)}          ${num(c.write)}`),
+  ].join('\n');
+}
+
 export async function runWeightsRestoreCommand(opts: WeightsRestoreOptions, ctx: CommandContext): Promise<number> {
   const outcome = await restoreWeights({
     planFile: opts.plan,
@@ -34,10 +53,16 @@ export async function runWeightsRestoreCommand(opts: WeightsRestoreOptions, ctx:
     env: ctx.env,
     cwd: ctx.cwd,
     stderr: ctx.stderr,
+    overwriteWeights: opts.overwriteWeights ?? false,
+    command: restoreCommand(opts),
     confirm: async (changes, info) => {
       ctx.stdout.write(
         `weights of ${info.url}, back to what checkpoint ${info.file} recorded before the run's first write:\n${renderWeightChanges(changes)}\n`,
       );
+      if (info.later)
+        ctx.stdout.write(
+          `they were changed since the run left them; --overwrite-weights undoes that change too:\n${renderLaterWeights(info.later)}\n`,
+        );
       return confirm('write these weights?', { yes: opts.yes, command: 'weights restore' }, ctx);
     },
   });

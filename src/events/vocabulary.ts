@@ -101,6 +101,8 @@ export interface AuditEventMap {
     quarantined: number;
   };
   'step.entered': { step: string };
+  /** The plan's hashed fields (no credentials), once per process whose plan differs from the last recorded. */
+  'plan.recorded': { hash: string; plan: Record<string, unknown> };
   'schedule.ignored': { windows: string[]; timezone: string };
   'http.mutating': {
     method: string;
@@ -250,6 +252,8 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'run.interrupted': 'SIGINT/SIGTERM: the step in flight returned, the checkpoint is saved',
   'run.finished': 'the machine reached a final state',
   'step.entered': 'the machine entered a step',
+  'plan.recorded':
+    "the plan's fields (credentials left out) this process runs under, when they differ from the last recorded",
   'schedule.ignored': '--ignore-schedule: maintenance windows are not enforced',
   'http.mutating': 'a mutating request was answered (the audit trail of writes)',
   'weights.restored': 'shardmove weights restore (or a revert) wrote the recorded weights back',

@@ -27,6 +27,8 @@ export interface FinalReportInput {
   checkpointTemporary?: boolean;
   /** A revert's report: the forward run's checkpoint it moved items back for (no revert of a revert is offered). */
   revertOf?: string;
+  /** The command that runs this again (a revert's: `shardmove revert PLAN ...`), named in the hints instead of "run". */
+  again?: string;
   /** Warnings the runtime raised while running (e.g. the token expiring before the estimated end). */
   extraWarnings?: string[];
   /** Dry run with maintenance windows: the windows and the moment the report is made. */
@@ -120,8 +122,10 @@ export function renderFinalReport(input: FinalReportInput): string {
       for (const q of summary.quarantined) {
         const d = describeFailure(q.reason, c.instanceVersion);
         lines.push(`  ${q.kind} ${q.id} ${q.name} on ${q.source} after ${q.attempts} attempt(s): ${q.reason}`);
-        lines.push(`    ${d.class}: ${d.remedy} (${d.doc})`);
+        const remedy = input.again ? d.remedy.replace(/run again/g, 'run the revert again') : d.remedy;
+        lines.push(`    ${d.class}: ${remedy} (${d.doc})`);
       }
+      if (input.again) lines.push(`  once fixed: ${input.again} --retry-quarantined`);
     }
     lines.push(...placementLines(summary.placement, c.dryRun));
     lines.push(...orphanLines(summary.orphans));
@@ -144,7 +148,11 @@ export function renderFinalReport(input: FinalReportInput): string {
   if (input.checkpointFile) lines.push('', `Checkpoint: ${input.checkpointFile}`);
   if (input.logFile) lines.push(`Log: ${input.logFile}`);
   if (input.state === 'failed')
-    lines.push('Fix the cause and run the same command again: the run resumes from its checkpoint.');
+    lines.push(
+      input.again
+        ? `Fix the cause and run it again: ${input.again} (it resumes from its checkpoint).`
+        : 'Fix the cause and run the same command again: the run resumes from its checkpoint.',
+    );
   return `${lines.join('\n')}\n`;
 }
 

@@ -204,6 +204,10 @@ export function renderStatus(r: StatusReport): string {
   lines.push(`Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${step}${ended}`);
   const l = r.lock;
   const at = r.ended?.state === 'interrupted' ? ` at ${new Date(r.ended.at).toISOString()}` : '';
+  // A revert's checkpoint (always `<forward>.revert.db`) is continued by `shardmove revert`, never by `run`.
+  const again = r.checkpoint.endsWith('.revert.db')
+    ? '`shardmove revert PLAN` (with the forward checkpoint) again to continue it'
+    : '`run` again to continue';
   if (l && l.alive === true)
     lines.push(`  running as pid ${l.pid} on ${l.host} since ${new Date(l.startedAt).toISOString()}`);
   else if (l && l.alive === null)
@@ -211,11 +215,8 @@ export function renderStatus(r: StatusReport): string {
       `  locked by pid ${l.pid} on ${l.host} since ${new Date(l.startedAt).toISOString()} (another host: cannot tell from here whether it still runs)`,
     );
   else if (l)
-    lines.push(
-      `  interrupted: pid ${l.pid} on ${l.host} died holding the lock (killed or crashed); \`run\` again to continue`,
-    );
-  else if (r.state === 'interrupted')
-    lines.push(`  interrupted${at}: no process is running it; \`run\` again to continue`);
+    lines.push(`  interrupted: pid ${l.pid} on ${l.host} died holding the lock (killed or crashed); ${again}`);
+  else if (r.state === 'interrupted') lines.push(`  interrupted${at}: no process is running it; ${again}`);
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
   if (r.now) lines.push(...describeNow(r).map((l, i) => `${i === 0 ? '  now: ' : '       '}${l}`));
   // The pause is the `now` line's while it runs; an override kept for a later run is said as such.

@@ -11,6 +11,10 @@ export const RUNTIME_CODES = defineErrorCodes('runtime', {
     "The checkpoint holds another kind of run (a dry run's for a real run, a revert's, or the reverse); give this run its own --state. Nothing was written.",
   SHARDMOVE_MOVES_IN_FLIGHT:
     '`revert` refuses while moves of the forward run are in flight or being posted: they would land after it read the checkpoint. Pause the run, wait, then revert.',
+  SHARDMOVE_INSTANCE_CHANGED:
+    "`revert` found no record of the forward run's moves on this instance (another instance behind the plan's URL, or one restored from a backup). No flag overrides it; nothing was written.",
+  SHARDMOVE_WEIGHTS_CHANGED:
+    "`revert` or `weights restore` would write the weights of before the run over weights changed since the run left them; the refusal shows each storage's values. Pass --overwrite-weights if that is intended. Nothing was written.",
   SHARDMOVE_NO_CHECKPOINT:
     'There is no checkpoint for this plan (it never ran, or --state names another file); nothing to show, steer or restore.',
 });
@@ -24,6 +28,16 @@ export const CHECKPOINT_MODE = RUNTIME_CODES.SHARDMOVE_CHECKPOINT_MODE;
  * would land after the revert read the checkpoint and stay on the storage it empties (exit 4).
  */
 export const MOVES_IN_FLIGHT = RUNTIME_CODES.SHARDMOVE_MOVES_IN_FLIGHT;
+/**
+ * `revert` refuses an instance that holds no record of the forward run's moves: another instance
+ * behind the plan's URL, or one restored from a backup (exit 4). No flag overrides it.
+ */
+export const INSTANCE_CHANGED = RUNTIME_CODES.SHARDMOVE_INSTANCE_CHANGED;
+/**
+ * `revert` and `weights restore` refuse to write the weights of before a run over weights changed
+ * since the run left them, unless `--overwrite-weights` (exit 4).
+ */
+export const WEIGHTS_CHANGED = RUNTIME_CODES.SHARDMOVE_WEIGHTS_CHANGED;
 /** `status` found no checkpoint for the plan (exit 1). */
 export const NO_CHECKPOINT = RUNTIME_CODES.SHARDMOVE_NO_CHECKPOINT;
 /** The machine stopped in a state it should never reach (a bug); the machine's own code for bugs. */
@@ -32,7 +46,13 @@ export { INTERNAL };
 export { LOCKED };
 
 export type RuntimeErrorCode =
-  typeof PLAN_CHANGED | typeof CHECKPOINT_MODE | typeof MOVES_IN_FLIGHT | typeof NO_CHECKPOINT | typeof INTERNAL;
+  | typeof PLAN_CHANGED
+  | typeof CHECKPOINT_MODE
+  | typeof MOVES_IN_FLIGHT
+  | typeof INSTANCE_CHANGED
+  | typeof WEIGHTS_CHANGED
+  | typeof NO_CHECKPOINT
+  | typeof INTERNAL;
 
 /** The runtime refuses to go on; match on `code`. */
 export class RuntimeError extends ShardmoveError<RuntimeErrorCode> {}

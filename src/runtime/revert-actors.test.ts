@@ -19,11 +19,14 @@ function depsWith(api: ReturnType<typeof createFakeApi>): ActorDeps & { store: R
   };
 }
 
+/** No later change to guard against: the forward run left what the instance has. */
+const GUARD = { left: [], overwrite: false, command: 'shardmove revert plan.yaml' };
+
 describe('revert weights', () => {
   it('puts back the weights recorded before the forward run, zeroing what they did not name, and logs it', async () => {
     const api = createFakeApi({ weights: { default: 0, cluster: 100 } });
     const deps = depsWith(api);
-    const out = await restoreForwardWeights(deps, { default: 100 });
+    const out = await restoreForwardWeights(deps, { default: 100 }, GUARD);
     expect(out).toMatchObject({ written: true, current: { default: 100, cluster: 0 } });
     expect(api.state.weights).toEqual({ default: 100, cluster: 0 });
     expect(deps.store.readEvents().map((e) => e.type)).toEqual(['weights.restored']);
@@ -31,11 +34,29 @@ describe('revert weights', () => {
 
   it('writes nothing when they are already in force, or when the forward run recorded none', async () => {
     const api = createFakeApi({ weights: { default: 100, cluster: 0 } });
-    expect(await restoreForwardWeights(depsWith(api), { default: 100 })).toMatchObject({ written: false });
-    const none = await restoreForwardWeights(depsWith(api), null);
+    expect(await restoreForwardWeights(depsWith(api), { default: 100 }, GUARD)).toMatchObject({ written: false });
+    const none = await restoreForwardWeights(depsWith(api), null, GUARD);
     expect(none).toMatchObject({ written: false });
     expect(none.warnings[0]).toContain('recorded no weights');
     expect(api.state.mutating).toBe(0);
+  });
+});
+
+describe('revert weights over a later change', () => {
+  it('reads the weights again before its PUT and refuses a change made since the forward run, unless told to overwrite it', async () => {
+    // The forward run left cluster 100; another run set nfs-2 100 after the revert's preview.
+    const later = { default: 0, cluster: 0, 'nfs-2': 100 };
+    const api = createFakeApi({ weights: { ...later } });
+    const guard = { left: [{ default: 0, cluster: 100 }], overwrite: false, command: 'shardmove revert plan.yaml' };
+    await expect(restoreForwardWeights(depsWith(api), { default: 100 }, guard)).rejects.toMatchObject({
+      code: 'SHARDMOVE_WEIGHTS_CHANGED',
+      message: expect.stringContaining('shardmove revert plan.yaml --overwrite-weights'),
+    });
+    expect(api.state.weights).toEqual(later);
+    expect(api.state.mutating).toBe(0);
+    const out = await restoreForwardWeights(depsWith(api), { default: 100 }, { ...guard, overwrite: true });
+    expect(out).toMatchObject({ written: true });
+    expect(api.state.weights).toEqual({ default: 100, cluster: 0, 'nfs-2': 0 });
   });
 });
 
@@ -57,6 +78,7 @@ describe('revert verification', () => {
       from: 'cluster',
       to,
       forwardMoveId: id,
+      forwardState: 'moved' as const,
     });
     seedRevert(
       s,

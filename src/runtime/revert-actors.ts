@@ -16,7 +16,7 @@ import type { Kind } from '../plan/types.js';
 import type { RunActors } from './effects.js';
 import type { RevertSet } from './revert-items.js';
 import { isSeeded, seedRevert } from './revert-items.js';
-import { restoreTarget } from './weights-restore.js';
+import { laterWeightChange, restoreTarget, weightsChangedError } from './weights-restore.js';
 
 export interface RevertActorsOptions {
   /** The items to seed when the checkpoint has none yet (null: seeded by an earlier process). */
@@ -28,6 +28,12 @@ export interface RevertActorsOptions {
   forward: string;
   /** The weights the forward run found before its first write (null: it recorded none). */
   forwardWeights: Record<string, number> | null;
+  /** The weights the forward run may have left (./weights-restore.ts `weightsLeftBy`). */
+  weightsLeft: Record<string, number>[];
+  /** Write the weights of before the forward run over a later change. */
+  overwriteWeights: boolean;
+  /** The command that runs the revert again, for the refusal of a later change. */
+  command: string;
 }
 
 /** The real actors with a revert's pre-flight, weights, drain and verify. */
@@ -41,7 +47,12 @@ export function revertActors(base: RunActors, o: RevertActorsOptions): RunActors
       }
       return out;
     },
-    weights: (deps) => restoreForwardWeights(deps, o.forwardWeights),
+    weights: (deps) =>
+      restoreForwardWeights(deps, o.forwardWeights, {
+        left: o.weightsLeft,
+        overwrite: o.overwriteWeights,
+        command: o.command,
+      }),
     // Every item is moved by its own POST: a kind the forward run followed by move records (its
     // storage not exposed) is read item by item here, and the POST decides when that says nothing.
     drain: (deps, input) => base.drain({ ...deps, itemsGiven: true }, { ...input, access: 'listing', ahead: null }),
@@ -49,10 +60,15 @@ export function revertActors(base: RunActors, o: RevertActorsOptions): RunActors
   };
 }
 
-/** Puts back the forward run's recorded weights (a PUT of the whole hash), unless they are already in force. */
+/**
+ * Puts back the forward run's recorded weights (a PUT of the whole hash), unless they are already in
+ * force. Read again just before the PUT: weights changed since the forward run left them (`guard.left`)
+ * are not overwritten without `guard.overwrite`, even when they changed after the revert asked.
+ */
 export async function restoreForwardWeights(
   deps: ActorDeps,
   previous: Record<string, number> | null,
+  guard: { left: readonly Record<string, number>[]; overwrite: boolean; command: string },
 ): Promise<WeightsOutput> {
   const { api, log } = deps;
   if (!previous) {
@@ -65,6 +81,8 @@ export async function restoreForwardWeights(
   await waitForGates(deps, 'writing the weights');
   const current = await api.getWeights();
   const { target, changes } = restoreTarget(previous, current);
+  const later = guard.overwrite ? null : laterWeightChange(previous, guard.left, current);
+  if (later) throw weightsChangedError(later, 'the forward run', `${guard.command} --overwrite-weights`);
   if (changes.length === 0) {
     log.info({ weights: current }, 'weights already those before the forward run');
     return { current, written: false, warnings: [] };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { InstanceApi, ItemRecord } from '../api/types.js';
+import type { ItemRecord } from '../api/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
-import { classify, forwardMovedItems, isSeeded, locateRevertItems, revertDrains, seedRevert } from './revert-items.js';
+import { forwardMovedItems, isSeeded, revertDrains, seedRevert } from './revert-items.js';
 import type { RevertItem } from './revert-items.js';
 import { revertCheckpointPath } from './revert.js';
 
@@ -13,6 +13,7 @@ const item = (id: number, from = 'cluster', to = 'nfs-1'): RevertItem => ({
   from,
   to,
   forwardMoveId: 100 + id,
+  forwardState: 'moved',
 });
 
 /** A forward checkpoint: items 1-4 listed on nfs-1 and nfs-2, then moved (one without a move of ours). */
@@ -36,54 +37,40 @@ function forwardCheckpoint() {
   // Found already there: not the forward run's to undo.
   s.markMoved('projects', 4, null, null, 1, 'already on the destination');
   s.markQuarantined('projects', 5, 'checksum', null);
+  // A bulk job's move that failed after the switch (the row left, "now on cluster"), and a move
+  // quarantined as stuck in the queue: both hold a move of the forward run.
+  s.startRound('projects', 'nfs-1', 1);
+  s.recordPage('projects', 'nfs-1', 1, [rec(6, 'nfs-1'), rec(7, 'nfs-1')], 0);
+  for (const id of [6, 7]) s.markIntent('projects', id, 0, 'cluster');
+  s.markInFlight('projects', 6, 16, 'started', 1);
+  s.markLeft('projects', 6, 2, 'now on cluster');
+  s.markInFlight('projects', 7, 17, 'scheduled', 1);
+  s.markQuarantined('projects', 7, 'stuck: move 17 still scheduled', { at: 3, readOnly: true });
   return s;
 }
 
 describe('revert items', () => {
-  it('takes only what the forward run moved by a move of its own, each from its recorded destination back to its source', () => {
+  it('takes every item the forward run made a move for, each from its recorded destination back to its source', () => {
     const s = forwardCheckpoint();
     const items = forwardMovedItems(s, (row) => row.destination ?? 'cluster');
+    const one = (id: number, from: string, to: string, state: string) => ({
+      kind: 'projects',
+      id,
+      name: `p${id}`,
+      sizeBytes: id,
+      from,
+      to,
+      forwardMoveId: 10 + id,
+      forwardState: state,
+    });
     expect(items).toEqual([
-      { kind: 'projects', id: 1, name: 'p1', sizeBytes: 1, from: 'cluster', to: 'nfs-1', forwardMoveId: 11 },
-      { kind: 'projects', id: 2, name: 'p2', sizeBytes: 2, from: 'cluster-b', to: 'nfs-1', forwardMoveId: 12 },
-      { kind: 'projects', id: 3, name: 'p3', sizeBytes: 3, from: 'cluster', to: 'nfs-2', forwardMoveId: 13 },
+      one(1, 'cluster', 'nfs-1', 'moved'),
+      one(2, 'cluster-b', 'nfs-1', 'moved'),
+      one(3, 'cluster', 'nfs-2', 'moved'),
+      one(6, 'cluster', 'nfs-1', 'left'),
+      one(7, 'cluster', 'nfs-1', 'quarantined'),
     ]);
     expect(revertDrains(items)).toEqual({ kinds: ['projects'], sources: ['cluster', 'cluster-b'] });
-  });
-
-  it('skips an item deleted, moved again, or already back, and keeps one still there or unreadable', () => {
-    expect(classify(item(1), { at: 'source' })).toBeNull();
-    expect(classify(item(1), { at: 'unknown', why: 'HTTP 500' })).toBeNull();
-    expect(classify(item(1), { at: 'gone' })).toMatchObject({ storage: null, reason: 'deleted since the forward run' });
-    expect(classify(item(1), { at: 'elsewhere', storage: 'nfs-2' })).toMatchObject({
-      storage: 'nfs-2',
-      reason: 'moved again since the forward run, now on nfs-2',
-    });
-    expect(classify(item(1), { at: 'elsewhere', storage: 'nfs-1' })?.reason).toContain('already back on nfs-1');
-  });
-
-  it('reads each item where the forward run put it, a few at a time', async () => {
-    const where: Record<number, string | null> = { 1: 'cluster', 2: 'nfs-3', 3: 'nfs-1', 4: null };
-    let inFlight = 0;
-    let most = 0;
-    const api = {
-      getItem: async (_kind: string, id: number) => {
-        most = Math.max(most, ++inFlight);
-        await new Promise((r) => setTimeout(r, 1));
-        inFlight--;
-        const storage = where[id];
-        return storage === null ? null : { kind: 'groups', id, storage, name: `g${id}`, sizeBytes: null };
-      },
-    } as unknown as InstanceApi;
-    const groups = [1, 2, 3, 4].map((id) => ({ ...item(id), kind: 'groups' as const }));
-    const set = await locateRevertItems(api, groups, new AbortController().signal, 2);
-    expect(set.items.map((i) => i.id)).toEqual([1]);
-    expect(set.skipped.map((i) => [i.id, i.storage])).toEqual([
-      [2, 'nfs-3'],
-      [3, 'nfs-1'],
-      [4, null],
-    ]);
-    expect(most).toBe(2);
   });
 
   it('seeds pinned pending rows and skipped left rows in one transaction, with every listing round done', () => {

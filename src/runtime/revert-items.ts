@@ -1,17 +1,15 @@
 /**
- * What a revert moves back, taken from the forward run's checkpoint: every item the forward run
- * moved itself (state `moved` with a move id of ours), from the storage it put it on back to the
- * storage it came from. Items already elsewhere (moved again, deleted) are skipped and listed. The
- * per-item reads are made before anything is written; the rows are then seeded into the revert's
- * checkpoint in one transaction, so a kill leaves either all of them or none.
+ * What a revert moves back, taken from the forward run's checkpoint: every item the forward run made
+ * a move for (its row records the move's id), from the storage that move put it on back to the
+ * storage it came from. Which of them really are there because of the forward run, which are skipped
+ * (moved again, deleted, being moved by someone else) and which are not the forward run's doing at
+ * all is decided by per-item reads (./revert-judge.ts), made before anything is written; the rows
+ * are then seeded into the revert's checkpoint in one transaction, so a kill leaves all or none.
  */
-import { locate } from '../actors/locate.js';
-import type { Location } from '../actors/locate.js';
-import type { InstanceApi } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
-import type { ActorStore, ItemRow, ItemStore } from '../store/types.js';
+import type { ActorStore, ItemRow, ItemState, ItemStore } from '../store/types.js';
 
-/** One item the forward run moved: where it is now (its `from`), where it goes back to (`to`). */
+/** One item the forward run made a move for: where it is now (its `from`), where it goes back to (`to`). */
 export interface RevertItem {
   kind: Kind;
   id: number;
@@ -21,32 +19,64 @@ export interface RevertItem {
   from: string;
   /** The storage it came from (the revert's pinned destination). */
   to: string;
-  /** The forward run's move. */
+  /** The forward run's move (the last one it made or adopted for the item). */
   forwardMoveId: number;
+  /**
+   * The forward row's state: `moved` (its move took it there), or `left`, `quarantined` or `pending`
+   * with a move of the forward run on record (a move that failed after switching the repository to
+   * the destination leaves it there all the same; a move stuck in the queue may still run).
+   */
+  forwardState: ItemState;
 }
 
 /** An item the revert leaves alone, and why. */
 export interface SkippedItem extends RevertItem {
-  /** Where it is now: another storage, or null when it was deleted. */
+  /** Where it is now: another storage, or null when it was deleted (or is being moved). */
   storage: string | null;
   reason: string;
 }
 
-/** The revert's items, split by where they are now. */
+/** A move of the forward run that is still queued or running on the instance: it may land after the revert. */
+export interface AliveMove {
+  kind: Kind;
+  id: number;
+  name: string;
+  moveId: number;
+  state: string;
+  source: string;
+  destination: string;
+}
+
+/** The revert's items, split by what the per-item reads found. */
 export interface RevertSet {
+  /** To move back. */
   items: RevertItem[];
+  /** Left alone and listed (moved again, deleted, already back, being moved by someone else). */
   skipped: SkippedItem[];
+  /** Moves of the forward run still queued or running: the revert refuses while there are any. */
+  alive: AliveMove[];
+  /**
+   * Items whose move list on this instance holds no record of the forward run's move: the instance
+   * is not the one the forward run worked on (another one at the same URL, or one restored from a
+   * backup). The revert refuses when there is any.
+   */
+  unrecorded: RevertItem[];
 }
 
 /** Kinds in the order a run drains them. */
 const KIND_ORDER: readonly Kind[] = ['projects', 'snippets', 'groups'];
 /** Rows read from the forward checkpoint per kind (the store reads them lowest id first). */
 const ALL = Number.MAX_SAFE_INTEGER;
+/**
+ * Forward rows that may hold an item the forward run put somewhere. `scheduling` and `in_flight`
+ * rows are refused before this is asked (their moves may still land); `moved` rows without a move id
+ * were found already there, or moved by someone else, and are not the forward run's to undo.
+ */
+const CANDIDATE_STATES: readonly ItemState[] = ['moved', 'left', 'quarantined', 'pending'];
 
 /**
- * The items the forward run moved itself, with the storage it put each on. `destinationOf` gives
- * that storage for a row (the forward run's destination). Items marked moved without a move of ours
- * (found already on the destination, or moved by someone else) are not the run's to undo.
+ * The items the forward run made a move for, with the storage it was moving each to.
+ * `destinationOf` gives that storage for a row (the forward run's destination).
  */
 export function forwardMovedItems(
   store: Pick<ItemStore, 'itemsInState'>,
@@ -54,62 +84,23 @@ export function forwardMovedItems(
 ): RevertItem[] {
   const out: RevertItem[] = [];
   for (const kind of KIND_ORDER) {
-    for (const row of store.itemsInState(kind, null, 'moved', ALL)) {
-      if (row.moveId === null) continue;
-      out.push({
-        kind,
-        id: row.id,
-        name: row.name,
-        sizeBytes: row.sizeBytes,
-        from: destinationOf(row),
-        to: row.source,
-        forwardMoveId: row.moveId,
-      });
+    for (const state of CANDIDATE_STATES) {
+      for (const row of store.itemsInState(kind, null, state, ALL)) {
+        if (row.moveId === null) continue;
+        out.push({
+          kind,
+          id: row.id,
+          name: row.name,
+          sizeBytes: row.sizeBytes,
+          from: destinationOf(row),
+          to: row.source,
+          forwardMoveId: row.moveId,
+          forwardState: state,
+        });
+      }
     }
   }
-  return out;
-}
-
-/** What a per-item read says of one item: still where the forward run put it (or unknown), or skipped. */
-export function classify(item: RevertItem, where: Location): SkippedItem | null {
-  if (where.at === 'source' || where.at === 'unknown') return null;
-  if (where.at === 'gone') return { ...item, storage: null, reason: 'deleted since the forward run' };
-  if (where.storage === item.to)
-    return { ...item, storage: where.storage, reason: `already back on ${item.to} (moved by someone else)` };
-  return { ...item, storage: where.storage, reason: `moved again since the forward run, now on ${where.storage}` };
-}
-
-/**
- * Reads every item on its own (at most `parallel` at once) and splits them: those still on the
- * storage the forward run put them on (or whose storage cannot be read: the drain reads it again
- * before its POST) are moved back; the rest are skipped. Reads only.
- */
-export async function locateRevertItems(
-  api: InstanceApi,
-  items: readonly RevertItem[],
-  signal: AbortSignal,
-  parallel = 8,
-): Promise<RevertSet> {
-  const verdicts: (SkippedItem | null)[] = new Array<SkippedItem | null>(items.length).fill(null);
-  let next = 0;
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      const item = items[i];
-      if (item === undefined) return;
-      signal.throwIfAborted();
-      const where = await locate({ deps: { api, signal }, kind: item.kind, source: item.from }, item.id);
-      verdicts[i] = classify(item, where);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, items.length)) }, worker));
-  const set: RevertSet = { items: [], skipped: [] };
-  items.forEach((item, i) => {
-    const v = verdicts[i];
-    if (v) set.skipped.push(v);
-    else set.items.push(item);
-  });
-  return set;
+  return out.sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || a.id - b.id);
 }
 
 /** The (kind, source) drains of a revert: every storage the forward run moved items to, per kind. */
@@ -134,7 +125,7 @@ export function isSeeded(
  */
 export function seedRevert(
   store: ActorStore,
-  set: RevertSet,
+  set: Pick<RevertSet, 'items' | 'skipped'>,
   drains: { kinds: readonly Kind[]; sources: readonly string[] },
   opts: { forward: string; readAt: number; now: number },
 ): void {

@@ -3,53 +3,64 @@
  * run of its own (the same machine, drain, cap, windows, throttle, lease, retries, events, report
  * and metrics) with its own checkpoint beside the forward one (`state/<name>.revert.db`).
  *
- * How its items get into its checkpoint: they are read from the forward checkpoint (items moved by
- * a move of the forward run's own), each is read on the instance once, and all are written into the
- * revert's checkpoint in one transaction, as pending rows for the drain and `left` rows for those
- * already elsewhere, with every listing round marked done. No source is ever listed: a storage the
- * forward run moved items to holds other items that must stay there, and listing it could admit
- * them. Seeding once, all or nothing, is what makes a resume exact: a kill before it leaves nothing
- * (the next process reads again), a kill after it leaves rows the drain resumes from like any run's.
+ * Before anything is written it checks that it works where the forward run worked: under the same
+ * plan (./revert-identity.ts: the plan's hash, with the fields that differ named), on the same
+ * instance (it must hold the forward run's own moves), with no move of the forward run still queued
+ * or running, and with the weights still those the forward run left (or `--overwrite-weights`).
+ *
+ * How its items get into its checkpoint: they are read from the forward checkpoint (items the
+ * forward run made a move for), each is read on the instance once with its move list
+ * (./revert-judge.ts), and all are written into the revert's checkpoint in one transaction, as
+ * pending rows for the drain and `left` rows for those skipped, with every listing round marked
+ * done. No source is ever listed: a storage the forward run moved items to holds other items that
+ * must stay there, and listing it could admit them. Seeding once, all or nothing, is what makes a
+ * resume exact: a kill before it leaves nothing (the next process reads again), a kill after it
+ * leaves rows the drain resumes from like any run's.
  *
  * The forward checkpoint's lock is held from start to end: a forward run cannot start (or resume)
  * while a revert moves its items back, and a revert is refused while the forward run holds it.
  */
-import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import type { RunContext } from '../machine/types.js';
 import type { LoadedPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
+import type { CheckpointStore } from '../store/types.js';
 import { LeaseLostError } from '../store/errors.js';
-import type { CheckpointStore, ItemRow, ItemState } from '../store/types.js';
-import { CHECKPOINT_MODE, MOVES_IN_FLIGHT, RuntimeError } from './errors.js';
+import type { RuntimeError } from './errors.js';
 import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import type { LeaseKeeper } from './lease.js';
-import { createRunLogger, SecretSet } from './logger.js';
-import { modeRefusal } from './mode.js';
+import { createRunLogger } from './logger.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { checkpointPath, logPath, revertCheckpointPath } from './paths.js';
+import { recordedPlan } from './plan-record.js';
 import { revertActors } from './revert-actors.js';
-import { forwardMovedItems, locateRevertItems, revertDrains } from './revert-items.js';
-import type { RevertItem, RevertSet, SkippedItem } from './revert-items.js';
+import { bulkJobItems, withBulkJobItems } from './revert-bulk.js';
+import { assertRecorded, checkForwardPlan, checkRevertPlan, revertHash, unrecordedSample } from './revert-identity.js';
+import { forwardMovedItems, revertDrains } from './revert-items.js';
+import type { AliveMove, RevertItem, RevertSet, SkippedItem } from './revert-items.js';
+import { locateRevertItems } from './revert-judge.js';
+import {
+  aliveRefusal,
+  assertForward,
+  forwardDestination,
+  inFlightRefusal,
+  planOfRevert,
+  secretsOf,
+} from './revert-plan.js';
+import { groupItems, readRevertState, readSkipped } from './revert-state.js';
+import type { RevertGroup, RevertState } from './revert-state.js';
 import { executeRun } from './run.js';
 import { openExistingCheckpoint } from './status.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
-import { restoreTarget } from './weights-restore.js';
-import type { WeightChange } from './weights-restore.js';
+import { laterWeightChange, restoreTarget, weightsChangedError, weightsLeftBy } from './weights-restore.js';
+import type { LaterWeight, WeightChange } from './weights-restore.js';
 
-export type { RevertItem, SkippedItem } from './revert-items.js';
+export type { AliveMove, RevertItem, SkippedItem } from './revert-items.js';
+export type { RevertGroup } from './revert-state.js';
 
 export { revertCheckpointPath };
-
-/** Items to move back, per kind and pair of storages. */
-export interface RevertGroup {
-  kind: string;
-  from: string;
-  to: string;
-  n: number;
-}
 
 /** What a revert is about to do, shown before it asks (and all a `--dry-run` does). */
 export interface RevertPreview {
@@ -64,6 +75,10 @@ export interface RevertPreview {
   skipped: SkippedItem[];
   /** The weights the revert writes first (empty: already those of before the forward run). */
   weights: WeightChange[];
+  /** The instance's weights changed since the forward run left them (null: they did not). */
+  laterWeights: LaterWeight[] | null;
+  /** Moves of the forward run still queued or running on the instance: the revert refuses while there are any. */
+  alive: AliveMove[];
 }
 
 export interface RevertOptions extends Pick<
@@ -73,23 +88,34 @@ export interface RevertOptions extends Pick<
   dryRun: boolean;
   /** Give the revert's quarantined items another retry.max_attempts tries (as `run --retry-quarantined`). */
   retryQuarantined?: boolean;
-  /** Resume the revert although the plan changed since it started (as `run --accept-plan-change`). */
+  /** Revert under a plan that differs from the forward run's, or resume the revert under a changed one. */
   acceptPlanChange?: boolean;
+  /** Write the weights of before the forward run although they were changed since it left them. */
+  overwriteWeights?: boolean;
+  /** The command that runs this revert again (`shardmove revert PLAN ...`), named in every hint. */
+  command: string;
+  /** The command that resumes the forward run (`shardmove run PLAN ...`), for the refusals that need it. */
+  forwardCommand: string;
   /** Asked once the preview is known and there is something to do; false changes nothing. */
   confirm(preview: RevertPreview): Promise<boolean>;
 }
 
 export type RevertOutcome =
   | { kind: 'nothing'; forwardFile: string; reason: string }
-  | { kind: 'preview'; preview: RevertPreview }
+  /** A dry run's preview; `refusal`: what the revert itself would refuse now (exit 4). */
+  | { kind: 'preview'; preview: RevertPreview; refusal: RuntimeError | null }
   | { kind: 'declined'; preview: RevertPreview }
+  /** Interrupted (SIGINT/SIGTERM) before its run started: nothing was written. */
+  | { kind: 'stopped'; forwardFile: string }
   | { kind: 'ran'; outcome: RunOutcome; revertFile: string; skipped: SkippedItem[] };
 
 /**
  * Reverts the forward run of the plan whose checkpoint is `statePath` (default state/<name>.db).
- * Throws SHARDMOVE_NO_CHECKPOINT without one, SHARDMOVE_CHECKPOINT_MODE for a dry run's or a
- * revert's checkpoint, SHARDMOVE_LOCKED while the forward run holds it, SHARDMOVE_MOVES_IN_FLIGHT
- * while moves of the forward run are still in flight.
+ * Throws SHARDMOVE_NO_CHECKPOINT without one; SHARDMOVE_CHECKPOINT_MODE for a dry run's or a
+ * revert's checkpoint; SHARDMOVE_LOCKED while the forward run holds it; SHARDMOVE_MOVES_IN_FLIGHT
+ * while moves of the forward run are in flight or still queued on the instance;
+ * SHARDMOVE_PLAN_CHANGED for another plan; SHARDMOVE_INSTANCE_CHANGED for another instance;
+ * SHARDMOVE_WEIGHTS_CHANGED when the weights changed since the forward run left them.
  */
 export async function executeRevert(
   opts: RevertOptions,
@@ -116,46 +142,71 @@ export async function executeRevert(
     });
     lease = keepLease(forward, leaseMs, services.clock, log);
     const inFlight = forward.countInFlight();
-    if (inFlight > 0) {
-      throw new RuntimeError(
-        MOVES_IN_FLIGHT,
-        `refusing: ${forwardFile} has ${inFlight} move(s) of the forward run in flight or being posted, which would land after the revert read it. ` +
-          `Resume the forward run (shardmove run) and stop it once nothing is in flight (shardmove control --pause, then status), then revert`,
-      );
-    }
-    const forwardContext = (forward.loadRun()?.snapshot as { context?: Partial<RunContext> } | null)?.context;
+    if (inFlight > 0) throw inFlightRefusal(forwardFile, inFlight, opts.forwardCommand, opts.command);
+    const forwardSaved = forward.loadRun();
+    const forwardContext = (forwardSaved?.snapshot as { context?: Partial<RunContext> } | null)?.context;
     const forwardWeights = forwardContext?.previousWeights ?? null;
-    const moved = forwardMovedItems(forward, (row) =>
-      forwardDestination(forwardContext?.destination ?? plan.move.to[0]!, row),
-    );
-    if (moved.length === 0)
-      return { kind: 'nothing', forwardFile, reason: `${forwardFile} records no item moved by the forward run` };
-    const drains = revertDrains(moved);
-    const revertPlan = planOfRevert(plan, drains, moved);
     const state = readRevertState(revertFile, services);
+    const recorded = recordedPlan(forward);
+    const again = { accept: opts.acceptPlanChange ?? false, again: opts.command, hash: loaded.hash };
+    // The forward run's plan first: another URL is refused before anything is asked of it.
+    if (!state.saved) checkForwardPlan({ ...again, forwardFile, saved: forwardSaved, recorded, plan });
 
     // One client for the reads, the confirmation and the run: an OAuth refresh token is used once.
     const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
     let onRefresh = oauth.onRefresh;
     let onResponse: (e: RequestEvent) => void = () => undefined;
-    api = services.createApi(revertPlan, {
+    api = services.createApi(plan, {
       readOnly: opts.dryRun,
       onRefresh: (t) => onRefresh(t),
       onResponse: (e) => onResponse(e),
     });
     const readAt = services.clock.now();
-    const set: RevertSet | null = state.seeded ? null : await locateRevertItems(api, moved, opts.signal);
+    let reads: ForwardReads;
+    try {
+      reads = await readForward({
+        api,
+        forward,
+        context: forwardContext,
+        plan,
+        seeded: state.seeded,
+        signal: opts.signal,
+        where: { url: plan.instance.url, recordedUrl: recorded ? instanceUrlOf(recorded.plan) : null, forwardFile },
+      });
+    } catch (err) {
+      // Ctrl-C while reading: nothing was written, and the next process reads again.
+      if (opts.signal.aborted) return { kind: 'stopped', forwardFile };
+      throw err;
+    }
+    const { moved, set } = reads;
+    if (moved.length === 0)
+      return { kind: 'nothing', forwardFile, reason: `${forwardFile} records no item moved by the forward run` };
+    const drains = revertDrains(moved);
+    const revertPlan = planOfRevert(plan, drains, moved);
+    checkRevertPlan({ ...again, saved: state.saved, recorded: state.recorded, revertPlan });
+    const left = weightsLeftBy(forwardContext, plan);
+    const current = forwardWeights ? await api.getWeights() : null;
+    const laterWeights = forwardWeights && current ? laterWeightChange(forwardWeights, left, current) : null;
     const preview = buildPreview({
       forwardFile,
       revertFile,
       url: plan.instance.url,
       set,
       state,
-      weights: forwardWeights ? restoreTarget(forwardWeights, await api.getWeights()).changes : [],
+      weights: forwardWeights && current ? restoreTarget(forwardWeights, current).changes : [],
+      laterWeights,
     });
-    if (opts.dryRun) return { kind: 'preview', preview };
+    const refusal =
+      preview.alive.length > 0
+        ? aliveRefusal(preview.alive, forwardFile, opts.command)
+        : laterWeights && !opts.overwriteWeights
+          ? weightsChangedError(laterWeights, 'the forward run', `${opts.command} --overwrite-weights`)
+          : null;
+    if (opts.dryRun) return { kind: 'preview', preview, refusal };
+    if (refusal) throw refusal;
     if ((!state.finished || opts.retryQuarantined) && !(await opts.confirm(preview)))
       return { kind: 'declined', preview };
+    if (opts.signal.aborted) return { kind: 'stopped', forwardFile };
 
     const shared = api;
     const outcome = await executeRun(
@@ -171,14 +222,23 @@ export async function executeRevert(
       },
       {
         ...services,
-        loadPlan: async (): Promise<LoadedPlan> => ({ ...loaded, plan: revertPlan, hash: `revert:${loaded.hash}` }),
+        loadPlan: async (): Promise<LoadedPlan> => ({ ...loaded, plan: revertPlan, hash: revertHash(loaded.hash) }),
         createApi: (_p, o) => {
           onRefresh = o.onRefresh;
           onResponse = o.onResponse;
           // The run closes what it is given; this client is closed here, after the run.
           return { ...shared, close: async () => undefined };
         },
-        actors: revertActors(services.actors, { seed: set, readAt, drains, forward: forwardFile, forwardWeights }),
+        actors: revertActors(services.actors, {
+          seed: set,
+          readAt,
+          drains,
+          forward: forwardFile,
+          forwardWeights,
+          weightsLeft: left,
+          overwriteWeights: opts.overwriteWeights ?? false,
+          command: opts.command,
+        }),
       },
     );
     // The forward checkpoint's lock was taken over (or unlocked) under the revert: it stopped there.
@@ -194,140 +254,48 @@ export async function executeRevert(
   }
 }
 
-function secretsOf(plan: Plan): SecretSet {
-  const secrets = new SecretSet();
-  const creds = plan.instance.credentials;
-  if (creds.type === 'token') secrets.add(creds.token);
-  else secrets.add(creds.accessToken, creds.refreshToken, creds.clientSecret);
-  if (plan.prometheus?.token) secrets.add(plan.prometheus.token);
-  return secrets;
-}
-
-/** The forward checkpoint must hold a real run: a dry run moved nothing; a revert's is not reverted. */
-function assertForward(store: CheckpointStore, file: string, revertFile: string): void {
-  if (store.mode() === 'dry-run') {
-    throw new RuntimeError(
-      CHECKPOINT_MODE,
-      `refusing: ${file} holds a dry run, which moved nothing; name the real run's checkpoint (state/<plan>.db unless it ran with --state)`,
-    );
-  }
-  if (isRevertCheckpoint(store)) {
-    throw new RuntimeError(
-      CHECKPOINT_MODE,
-      `refusing: ${file} holds a revert, not a forward run; to move those items again, run the plan (shardmove run) on its own checkpoint. Its revert would be kept in ${revertFile}`,
-    );
-  }
-}
-
-/** A revert's checkpoint (claimed as one by its first process). */
-function isRevertCheckpoint(store: CheckpointStore): boolean {
-  return store.mode() === 'revert';
+/** What the reads before any write found: the forward run's items, and their verdicts (null: seeded earlier). */
+interface ForwardReads {
+  moved: RevertItem[];
+  set: RevertSet | null;
 }
 
 /**
- * The storage the forward run moved a row's item to: its recorded destination (issue 23), or, in a
- * checkpoint written before items had one, the run's only destination (`only`: as its snapshot
- * recorded it, the plan's when it has none).
+ * The forward run's items (its rows with a move of its own, and its bulk jobs' moves it never
+ * recorded), then either every item read with its move list (a first process), or a few of the
+ * forward run's moves asked again (a revert that resumes). Reads only; refuses another instance.
  */
-function forwardDestination(only: string, row: ItemRow): string {
-  return row.destination ?? only;
-}
-
-/**
- * The revert's plan: the forward plan with the directions swapped, every item pinned to the storage
- * it came from. Throttled whatever the forward mode was (a bulk POST would move everything on the
- * storage); no capacity section and no `move.until` (they are about the forward run's
- * destinations); the kinds and storages the forward run moved items of. Fork networks stay
- * together: each member goes back where it came from, which is where the network was.
- */
-function planOfRevert(
-  plan: Plan,
-  drains: { kinds: Plan['move']['kinds']; sources: string[] },
-  items: readonly RevertItem[],
-): Plan {
-  const to = [...new Set(items.map((i) => i.to))].sort();
-  const { capacity: _capacity, ...rest } = plan;
-  const { until: _until, ...move } = plan.move;
-  return { ...rest, move: { ...move, from: drains.sources, to, kinds: drains.kinds, mode: 'throttled' } };
-}
-
-/** The revert's checkpoint as it stands before this process: items seeded, run finished. */
-interface RevertState {
+async function readForward(a: {
+  api: InstanceApi;
+  forward: CheckpointStore;
+  context: Partial<RunContext> | undefined;
+  plan: Plan;
   seeded: boolean;
-  finished: boolean;
-  remaining: RevertGroup[];
-  skipped: SkippedItem[];
+  signal: AbortSignal;
+  where: { url: string; recordedUrl: string | null; forwardFile: string };
+}): Promise<ForwardReads> {
+  const { context, plan } = a;
+  const only = context?.destination ?? plan.move.to[0]!;
+  const recorded = forwardMovedItems(a.forward, (row) => forwardDestination(only, row));
+  const sources = [...new Set([...(context?.sources ?? []), ...plan.move.from])];
+  const destinations = [...new Set([...(context?.destinations ?? []), ...plan.move.to])];
+  const moved = withBulkJobItems(recorded, await bulkJobItems(a.api, a.forward, sources, destinations));
+  if (moved.length === 0) return { moved, set: null };
+  if (a.seeded) {
+    // Its first process read every item; the instance must still be the one holding the forward run's moves.
+    const sample = await unrecordedSample(a.api, moved);
+    assertRecorded(sample.unrecorded, { ...a.where, checked: sample.checked });
+    return { moved, set: null };
+  }
+  const set = await locateRevertItems(a.api, moved, a.signal);
+  assertRecorded(set.unrecorded, { ...a.where, checked: moved.length });
+  return { moved, set };
 }
 
-const ALL = Number.MAX_SAFE_INTEGER;
-const OPEN_STATES: readonly ItemState[] = ['pending', 'scheduling', 'in_flight'];
-
-function readRevertState(file: string, services: RuntimeServices): RevertState {
-  const none: RevertState = { seeded: false, finished: false, remaining: [], skipped: [] };
-  if (!existsSync(file)) return none;
-  const store = services.openCheckpoint(file, { readOnly: true });
-  try {
-    const held = store.mode();
-    if (held !== null && held !== 'revert') throw modeRefusal(file, held, 'revert');
-    const counts = store.summary(services.clock.now()).counts;
-    if (counts.length === 0) return none;
-    const snap = store.loadRun()?.snapshot as { status?: string; value?: unknown } | null | undefined;
-    const remaining = counts
-      .filter((c) => OPEN_STATES.includes(c.state as ItemState) && c.n > 0)
-      .map((c) => ({ kind: c.kind, from: c.source, to: '', n: c.n }));
-    return {
-      seeded: true,
-      finished: snap?.status === 'done' && snap.value === 'done',
-      remaining,
-      skipped: skippedIn(store),
-    };
-  } finally {
-    store.close();
-  }
-}
-
-function readSkipped(file: string, services: RuntimeServices): SkippedItem[] {
-  const store = services.openCheckpoint(file, { readOnly: true });
-  try {
-    return skippedIn(store);
-  } finally {
-    store.close();
-  }
-}
-
-/** Items the revert left alone: seeded as skipped, or found elsewhere by the drain before their POST. */
-function skippedIn(store: CheckpointStore): SkippedItem[] {
-  const out: SkippedItem[] = [];
-  for (const kind of ['projects', 'snippets', 'groups'] as const) {
-    for (const row of store.itemsInState(kind, null, 'left', ALL)) {
-      out.push({
-        kind,
-        id: row.id,
-        name: row.name,
-        sizeBytes: row.sizeBytes,
-        from: row.source,
-        to: row.destination ?? '',
-        forwardMoveId: 0,
-        storage: null,
-        reason: row.lastError ?? 'left the storage',
-      });
-    }
-    for (const row of store.itemsInState(kind, null, 'moved', ALL)) {
-      if (row.moveId === null)
-        out.push({
-          kind,
-          id: row.id,
-          name: row.name,
-          sizeBytes: row.sizeBytes,
-          from: row.source,
-          to: row.destination ?? '',
-          forwardMoveId: 0,
-          storage: null,
-          reason: row.lastError ?? 'already back',
-        });
-    }
-  }
-  return out;
+/** `instance.url` of a recorded plan, when it holds one. */
+function instanceUrlOf(plan: Record<string, unknown>): string | null {
+  const url = (plan['instance'] as Record<string, unknown> | null)?.['url'];
+  return typeof url === 'string' ? url : null;
 }
 
 function buildPreview(a: {
@@ -337,6 +305,7 @@ function buildPreview(a: {
   set: RevertSet | null;
   state: RevertState;
   weights: WeightChange[];
+  laterWeights: LaterWeight[] | null;
 }): RevertPreview {
   const groups = a.set ? groupItems(a.set.items) : a.state.remaining;
   return {
@@ -348,16 +317,7 @@ function buildPreview(a: {
     total: groups.reduce((n, g) => n + g.n, 0),
     skipped: a.set ? a.set.skipped : a.state.skipped,
     weights: a.weights,
+    laterWeights: a.laterWeights,
+    alive: a.set ? a.set.alive : [],
   };
-}
-
-function groupItems(items: readonly RevertItem[]): RevertGroup[] {
-  const by = new Map<string, RevertGroup>();
-  for (const it of items) {
-    const key = `${it.kind}\u0000${it.from}\u0000${it.to}`;
-    const g = by.get(key) ?? { kind: it.kind, from: it.from, to: it.to, n: 0 };
-    g.n++;
-    by.set(key, g);
-  }
-  return [...by.values()];
 }

@@ -34,6 +34,7 @@ import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { checkpointPath, logPath, revertCheckpointPath } from './paths.js';
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
+import { recordPlan } from './plan-record.js';
 import { chooseStart } from './resume.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
@@ -112,6 +113,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       log.warn({ reason: start.reason }, 'starting the machine from pre-flight');
       store.appendEvent('run.restart', { reason: start.reason }, services.clock.now());
     }
+    // The plan's fields, not only its hash: `revert` names what changed since (the instance URL first).
+    recordPlan(store, plan, hash, services.clock.now());
     const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
     const earlyWarnings = oauth.warning ? [oauth.warning] : [];
     // Also said now, not only in the final report: the operator can still switch to token files.
