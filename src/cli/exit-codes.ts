@@ -2,7 +2,7 @@
 import { COPY_REFUSED } from '../copy/errors.js';
 import { codeOf } from '../errors/base.js';
 import { PLAN_INVALID } from '../plan/errors.js';
-import { CHECKPOINT_MODE, LOCKED, MOVES_IN_FLIGHT, PLAN_CHANGED } from '../runtime/errors.js';
+import { CHECKPOINT_ELSEWHERE, CHECKPOINT_MODE, LOCKED, MOVES_IN_FLIGHT, PLAN_CHANGED } from '../runtime/errors.js';
 import { CHECKPOINT_UNUSABLE, LEASE_LOST } from '../store/errors.js';
 import type { ExitCode } from './context.js';
 import { EXIT } from './context.js';
@@ -22,11 +22,12 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   [LOCKED]: EXIT.refused,
   [PLAN_CHANGED]: EXIT.refused,
   [CHECKPOINT_MODE]: EXIT.refused,
+  [CHECKPOINT_ELSEWHERE]: EXIT.refused,
   [MOVES_IN_FLIGHT]: EXIT.refused,
   [LEASE_LOST]: EXIT.leaseLost,
   [COPY_REFUSED]: EXIT.refused,
   // A failure the operator fixes (the file, its permissions, or --state) before running again; not 2:
-  // the default state/<name>.db is no argument at all, and a good --state may point at a file damaged since.
+  // the default checkpoint is no argument at all, and a good --state may point at a file damaged since.
   [CHECKPOINT_UNUSABLE]: EXIT.failed,
 };
 

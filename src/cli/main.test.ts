@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { CopyRefusedError } from '../copy/errors.js';
 import { PlanError } from '../plan/errors.js';
-import { CHECKPOINT_MODE, MOVES_IN_FLIGHT, PLAN_CHANGED, RuntimeError } from '../runtime/errors.js';
+import {
+  CHECKPOINT_ELSEWHERE,
+  CHECKPOINT_MODE,
+  MOVES_IN_FLIGHT,
+  PLAN_CHANGED,
+  RuntimeError,
+} from '../runtime/errors.js';
 import { FaultOptionsError } from '../sandbox/faults.js';
 import { SeedError } from '../sandbox/seed.js';
 import { CheckpointUnusableError, LeaseLostError, LockedError } from '../store/errors.js';
@@ -19,6 +25,7 @@ const MAPPED: [Error & { code: string }, number][] = [
   [new RuntimeError(PLAN_CHANGED, 'plan changed'), EXIT.refused],
   [new RuntimeError(CHECKPOINT_MODE, 'holds a dry run'), EXIT.refused],
   [new RuntimeError(MOVES_IN_FLIGHT, 'moves in flight'), EXIT.refused],
+  [new RuntimeError(CHECKPOINT_ELSEWHERE, 'left at the old default place'), EXIT.refused],
   [new LeaseLostError('run.db', null), EXIT.leaseLost],
   [new CopyRefusedError('tar-empty-target', 'not empty'), EXIT.refused],
   [

@@ -12,6 +12,11 @@ export const CHECKPOINT_MODE = 'SHARDMOVE_CHECKPOINT_MODE';
  * would land after the revert read the checkpoint and stay on the storage it empties (exit 4).
  */
 export const MOVES_IN_FLIGHT = 'SHARDMOVE_MOVES_IN_FLIGHT';
+/**
+ * The plan's checkpoint is not where it is looked for now (beside the plan), but one of its name is
+ * where an older shardmove put it by default (under the current directory): exit 4, nothing written.
+ */
+export const CHECKPOINT_ELSEWHERE = 'SHARDMOVE_CHECKPOINT_ELSEWHERE';
 /** `status` found no checkpoint for the plan (exit 1). */
 export const NO_CHECKPOINT = 'SHARDMOVE_NO_CHECKPOINT';
 /** The machine stopped in a state it should never reach (a bug); the machine's own code for bugs. */
@@ -20,7 +25,12 @@ export { INTERNAL };
 export { LOCKED };
 
 export type RuntimeErrorCode =
-  typeof PLAN_CHANGED | typeof CHECKPOINT_MODE | typeof MOVES_IN_FLIGHT | typeof NO_CHECKPOINT | typeof INTERNAL;
+  | typeof PLAN_CHANGED
+  | typeof CHECKPOINT_MODE
+  | typeof CHECKPOINT_ELSEWHERE
+  | typeof MOVES_IN_FLIGHT
+  | typeof NO_CHECKPOINT
+  | typeof INTERNAL;
 
 /** The runtime refuses to go on; match on `code`. */
 export class RuntimeError extends ShardmoveError<RuntimeErrorCode> {}

@@ -15,7 +15,7 @@ import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { assertRealRun } from './mode.js';
 import { createOauthWriteback } from './oauth-writeback.js';
-import { checkpointPath, logPath } from './paths.js';
+import { locateCheckpoint, logPath } from './paths.js';
 import { openExistingCheckpoint } from './status.js';
 import type { RuntimeServices } from './types.js';
 
@@ -72,7 +72,14 @@ export async function restoreWeights(
 ): Promise<RestoreOutcome> {
   const services: RuntimeServices = { ...(await import('./services.js')).defaultServices(), ...injected };
   const { plan } = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
-  const file = checkpointPath({ planName: plan.name, statePath: opts.statePath, dryRun: false, cwd: opts.cwd });
+  const file = locateCheckpoint({
+    planFile: opts.planFile,
+    planName: plan.name,
+    planCheckpoint: plan.checkpoint,
+    statePath: opts.statePath,
+    role: 'run',
+    cwd: opts.cwd,
+  }).file;
   const secrets = new SecretSet();
   const creds = plan.instance.credentials;
   if (creds.type === 'token') secrets.add(creds.token);
