@@ -2,6 +2,8 @@
  * The entry point: parses argv, reads the environment, installs signal handlers, runs one command and
  * maps its result or error to a documented exit code. The only module that calls process.exit.
  */
+import { closeSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
@@ -319,15 +321,12 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 /** Runs the CLI with the given arguments and exits the process with the command's exit code. */
 export async function main(argv: string[]): Promise<void> {
   const controller = new AbortController();
-  let signals = 0;
-  const onSignal = (name: NodeJS.Signals) => {
-    signals += 1;
-    // A second Ctrl-C means "now": the checkpoint is written transactionally, so nothing is half-written.
-    if (signals > 1) process.exit(EXIT.interrupted);
-    controller.abort(new Error(`received ${name}`));
-  };
+  const terminals = [0, 1, 2].filter((fd) => isatty(fd));
+  const onSignal = signalHandler(controller, terminals);
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  for (const stream of [process.stdout, process.stderr]) keepGoingWithoutOutput(stream);
 
   const ctx: CommandContext = {
     // Everything printed passes through one escape of control characters (names come from the instance).
@@ -345,8 +344,54 @@ export async function main(argv: string[]): Promise<void> {
     exitCode = exitCodeFor(err, ctx);
   }
   process.exitCode = exitCode;
+  releaseHungUpTerminal(terminals);
   // Pools, timers and servers are closed by the commands; exit explicitly so a stray handle cannot hang CI.
   process.exit(exitCode);
+}
+
+/**
+ * SIGINT, SIGTERM and SIGHUP (a dropped SSH session, a closed terminal) all stop a command the same
+ * way: the step in flight returns, the checkpoint is saved, the run's end is recorded, exit 130. A
+ * second SIGINT or SIGTERM means "now" (every checkpoint write is a transaction, so nothing is
+ * half-written). A hangup never does: it comes twice when the terminal goes (from the kernel, and
+ * again from the shell that passes it on to its jobs), and the first must be allowed to finish.
+ */
+function signalHandler(controller: AbortController, terminals: readonly number[]): (name: NodeJS.Signals) => void {
+  return (name) => {
+    if (!controller.signal.aborted) controller.abort(new Error(`received ${name}`));
+    else if (name !== 'SIGHUP') {
+      releaseHungUpTerminal(terminals);
+      process.exit(EXIT.interrupted);
+    }
+  };
+}
+
+/**
+ * At exit Node restores the settings of each standard stream that was a terminal when it started,
+ * and Node 20 aborts (exit 134, after the run's end was recorded) when that terminal is gone after
+ * a hangup (https://github.com/nodejs/node/issues/51519, fixed in later releases). Closing those
+ * streams first makes it skip them, so a hung-up command exits with its own code. Only streams that
+ * were a terminal and are none now (a hung-up terminal answers no terminal request) are closed.
+ */
+function releaseHungUpTerminal(terminals: readonly number[]): void {
+  for (const fd of terminals) {
+    if (isatty(fd)) continue;
+    try {
+      closeSync(fd);
+    } catch {
+      // Already closed: nothing for Node to restore either.
+    }
+  }
+}
+
+/**
+ * When the terminal is gone (a hangup: writes fail with EIO) or a pipe's reader left (EPIPE), what
+ * would have been printed is dropped and the command goes on: an unhandled error on standard output
+ * would end a drain half-way with no end recorded. The checkpoint, the log and an events file keep
+ * the run's record; a hangup that should stop the run arrives as SIGHUP.
+ */
+function keepGoingWithoutOutput(stream: NodeJS.WriteStream): void {
+  stream.on('error', () => undefined);
 }
 
 function exitCodeFor(err: unknown, ctx: CommandContext): number {
