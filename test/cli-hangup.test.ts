@@ -13,6 +13,7 @@ import { readStatus } from '../src/runtime/status.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import { BIN, invariantViolations, movesOf, runCli, sandboxEnv, storagesOf, writePlan } from './support/cli-harness.js';
 import { startProxiedSandbox } from './support/hold-proxy.js';
+import { movesInFlight } from './support/in-flight.js';
 import { until } from './support/until.js';
 
 /** The checkpoint's event types, oldest first. */
@@ -58,10 +59,7 @@ async function sandboxInFlight(url: string): Promise<string[]> {
   return out.sort();
 }
 
-const inFlightNow = (checkpoint: string) => () =>
-  Promise.resolve(
-    existsSync(checkpoint) ? readStatus(checkpoint, Date.now()).kinds.reduce((n, k) => n + k.inFlight, 0) : 0,
-  );
+const inFlightNow = (checkpoint: string) => () => Promise.resolve(movesInFlight(checkpoint));
 
 /**
  * `shardmove run` on a terminal of its own (`script` gives it a pseudo-terminal), as an SSH session

@@ -47,6 +47,21 @@ describe('diffPlanRecords: which fields of the plan changed', () => {
     ]);
   });
 
+  it('names the keys inside fields with a shape of their own as the plan writes them, in their units', () => {
+    const before = MINIMAL.concat(
+      'retry: {pause_after: {failures: 5, within: 10m}}\ncapacity: {keep_free: 1GiB, storages: {cluster: {free: 1KiB}}}\n',
+    );
+    const after = MINIMAL.replace('  to: cluster\n', '  to: cluster\n  until: {moved: 2TiB}\n').concat(
+      'retry: {pause_after: {failures: 5, within: 1h}}\ncapacity: {keep_free: 2GiB, storages: {cluster: {free: 1TiB}}}\n',
+    );
+    expect(changes(before, after)).toEqual([
+      'capacity.keep_free: 1.0 GiB -> 2.0 GiB',
+      'capacity.storages.cluster.free: 1.0 KiB -> 1.0 TiB',
+      'move.until: (absent) -> {moved: 2.0 TiB}',
+      'retry.pause_after.within: 10m -> 1h',
+    ]);
+  });
+
   it('calls the running stuck limit by its name, not the key the hash keeps for old checkpoints', () => {
     const after = MINIMAL.concat('poll: {stuck_running_after: 2h}\n');
     expect(changes(MINIMAL, after)).toEqual(['poll.stuck_running_after: 1h -> 2h']);

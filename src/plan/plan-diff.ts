@@ -3,6 +3,7 @@
  * hash covers (hash.ts: the normalised plan without credentials) and a refused resume names every
  * field that differs, by its YAML path and with both values (`move.concurrency: 4 -> 8`).
  */
+import { formatBytes } from './capacity-field.js';
 import { formatPlanDuration } from './durations.js';
 import { flattenFields } from './field-table.js';
 import { PLAN_FIELDS } from './plan-fields.js';
@@ -23,7 +24,7 @@ const HASH_ALIASES: Record<string, string> = { 'poll.stuckAfterMs': 'poll.stuckR
 
 interface Named {
   path: string;
-  duration: boolean;
+  unit: 'duration' | 'bytes' | null;
 }
 
 /** Property path (`poll.intervalMs`) to YAML path and whether it holds a duration, from the field table. */
@@ -33,8 +34,8 @@ const BY_PROPS: ReadonlyMap<string, Named> = (() => {
     if (f.props.length === 0) continue;
     const segments = f.path.split('.');
     for (let i = 1; i < f.props.length; i++)
-      out.set(f.props.slice(0, i).join('.'), { path: segments.slice(0, i).join('.'), duration: false });
-    out.set(f.props.join('.'), { path: f.path, duration: f.field.type === 'duration' });
+      out.set(f.props.slice(0, i).join('.'), { path: segments.slice(0, i).join('.'), unit: null });
+    out.set(f.props.join('.'), { path: f.path, unit: f.field.type === 'duration' ? 'duration' : null });
   }
   return out;
 })();
@@ -55,8 +56,8 @@ function walk(a: unknown, b: unknown, props: string[], out: PlanChange[]): void 
     return;
   }
   if (JSON.stringify(a) === JSON.stringify(b)) return;
-  const { path, duration } = nameOf(props);
-  out.push({ path, from: show(a, duration), to: show(b, duration) });
+  const { path, unit } = nameOf(props);
+  out.push({ path, from: show(a, unit), to: show(b, unit) });
 }
 
 /** The YAML path of a property path: the table's names as far as the table goes, then the plan's keys. */
@@ -66,9 +67,24 @@ function nameOf(props: string[]): Named {
   if (exact) return exact;
   for (let i = props.length - 1; i > 0; i--) {
     const known = BY_PROPS.get(props.slice(0, i).join('.'));
-    if (known) return { path: [known.path, ...props.slice(i)].join('.'), duration: false };
+    if (!known) continue;
+    const keys = props.slice(i).map(keyOf);
+    return { path: [known.path, ...keys.map((k) => k.key)].join('.'), unit: keys.at(-1)!.unit };
   }
-  return { path: joined, duration: false };
+  return { path: joined, unit: null };
+}
+
+/**
+ * A key inside a field with a shape of its own, as the plan writes it: the plan holds durations in
+ * ms and sizes in bytes under names that say so (`withinMs`, `keepFreeBytes`, a storage's room as
+ * `bytes` or `query`), which the plan writes as `within`, `keep_free` and `free`.
+ */
+function keyOf(key: string): { key: string; unit: Named['unit'] } {
+  if (key === 'bytes') return { key: 'free', unit: 'bytes' };
+  if (key === 'query') return { key: 'free', unit: null };
+  const m = /^(.+?)(Ms|Bytes)$/.exec(key);
+  if (!m) return { key, unit: null };
+  return { key: m[1]!.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), unit: m[2] === 'Ms' ? 'duration' : 'bytes' };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -76,20 +92,27 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** A value as a plan would write it, on one line: `8`, `30s`, `[nfs-1, nfs-2]`, `(absent)`. */
-function show(v: unknown, duration: boolean): string {
+function show(v: unknown, unit: Named['unit']): string {
   if (v === undefined) return '(absent)';
-  const text = duration && typeof v === 'number' ? formatPlanDuration(v) : flow(v);
+  const text = inUnit(v, unit);
   return text.length > MAX_VALUE ? `${text.slice(0, MAX_VALUE - 3)}...` : text;
+}
+
+/** A number in its unit (`10m`, `1.0 TiB`), anything else as `flow` writes it. */
+function inUnit(v: unknown, unit: Named['unit']): string {
+  if (typeof v !== 'number' || unit === null) return flow(v);
+  return unit === 'duration' ? formatPlanDuration(v) : formatBytes(v);
 }
 
 function flow(v: unknown): string {
   if (typeof v === 'string') return /^[\w./:@*+-]+$/.test(v) ? v : JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(flow).join(', ')}]`;
-  if (isObject(v))
-    return `{${Object.entries(v)
-      .map(([k, x]) => `${k}: ${flow(x)}`)
-      .join(', ')}}`;
-  return String(v);
+  if (!isObject(v)) return String(v);
+  const entries = Object.entries(v).map(([k, x]) => {
+    const { key, unit } = keyOf(k);
+    return `${key}: ${inUnit(x, unit)}`;
+  });
+  return `{${entries.join(', ')}}`;
 }
 
 /** The changes as the lines of a refusal, at most `max` of them and a count of the rest. */

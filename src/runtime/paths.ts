@@ -57,7 +57,7 @@ export function locateCheckpoint(req: CheckpointRequest): CheckpointPlace {
   const legacy = resolve(req.cwd, 'state', `${req.planName}${suffix}.db`);
   if (legacy === file || !existsSync(legacy)) return { file, from };
   if (existsSync(file)) return { file, from, alsoAt: legacy };
-  throw new RuntimeError(CHECKPOINT_ELSEWHERE, leftBehindMessage(file, legacy, from, req.role));
+  throw new RuntimeError(CHECKPOINT_ELSEWHERE, leftBehindMessage(file, legacy, from, req));
 }
 
 /** When an older default place holds a checkpoint of the same name too: what to tell the operator (that one is not used). */
@@ -85,21 +85,25 @@ function withRole(file: string, suffix: string): string {
  * Why a checkpoint at the old default place is not used by itself, and the commands that move it
  * (with its log, WAL, dry run's and revert's files) where it is looked for now.
  */
-function leftBehindMessage(file: string, legacy: string, from: 'plan' | 'default', role: CheckpointRole): string {
+function leftBehindMessage(file: string, legacy: string, from: 'plan' | 'default', req: CheckpointRequest): string {
   const oldBase = legacy.slice(0, -'.db'.length);
   const newBase = file.slice(0, -'.db'.length);
-  const moves = filesOf(legacy, role).map((f) => {
+  const moves = filesOf(legacy, req.role).map((f) => {
     const to = f.startsWith(`${oldBase}.`) ? newBase + f.slice(oldBase.length) : join(dirname(file), basename(f));
-    return `mv -i ${shellQuote(f)} ${shellQuote(to)}`;
+    return `  mv -i ${shellQuote(f)} ${shellQuote(to)}`;
   });
-  return (
-    `refusing: no checkpoint at ${file}, where this plan's checkpoint is ${from === 'plan' ? "(the plan's checkpoint field)" : '(state/ beside the plan file)'}, ` +
-    `but one of the same name is at ${legacy}, under the current directory, where shardmove looked before. ` +
-    'Going on would start a second run beside it. Nothing was written. Either move it to where the plan finds it from any directory ' +
-    `(check first that no run holds it: shardmove status PLAN --state ${shellQuote(legacy)}):\n` +
-    `  mkdir -p ${shellQuote(dirname(file))}\n${moves.map((m) => `  ${m}`).join('\n')}\n` +
-    `or keep it where it is and name it every time: --state ${shellQuote(legacy)}`
-  );
+  const where = from === 'plan' ? "where the plan's checkpoint field says" : 'beside the plan file';
+  return [
+    `refusing: this plan's checkpoint is looked for ${where}, at`,
+    `  ${file}`,
+    'which does not exist; but one of its name is where shardmove looked before, under the current directory:',
+    `  ${legacy}`,
+    'Going on would start a second run beside that one. Nothing was written.',
+    `To go on with it: check that no run holds it (shardmove status ${shellQuote(req.planFile)} --state ${shellQuote(legacy)}), then move it with its files:`,
+    `  mkdir -p ${shellQuote(dirname(file))}`,
+    ...moves,
+    `or name it every time: --state ${shellQuote(legacy)}`,
+  ].join('\n');
 }
 
 /**
