@@ -104,7 +104,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('run')
     .description('Run a plan, or resume it from its checkpoint.')
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--dry-run', 'read-only rehearsal: nothing is changed on the instance', false)
     .option('--accept-plan-change', 'resume even though the plan changed since the checkpoint', false)
     .option(
@@ -143,7 +143,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       'Copy a storage directory to a new environment (rsync, tar or backup), with guardrails, checkpoint and verification.',
     )
     .argument('<plan>', 'copy plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.copy.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.copy.db beside the plan)')
     .option('--dry-run', 'print the exact commands and what they would change; write nothing', false)
     .option(
       '--wipe-target',
@@ -169,7 +169,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('status')
     .description("Show a run's progress from its checkpoint (works while the run goes on).")
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--json', 'machine-readable output', false)
     .action(async (plan: string, opts) => {
       const { runStatusCommand } = await import('./status.js');
@@ -182,7 +182,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       'Make a report of a run from its checkpoint: self-contained HTML with charts, or JSON (works while the run goes on).',
     )
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--html <file>', 'write the report as one self-contained HTML file')
     .option('--json', "print the report's data as JSON", false)
     .action(async (plan: string, opts) => {
@@ -196,7 +196,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       'Write a sandbox seed with the shape of the instance a finished dry run saw (names replaced), to rehearse the plan on.',
     )
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', "the dry run's checkpoint (default: state/<name>.dry-run.db)")
+    .option('--state <file>', "the dry run's checkpoint (default: state/<name>.dry-run.db beside the plan)")
     .option('--out <file>', 'the seed file to write; its items file goes beside it (<out>.items.jsonl)')
     .option('--force', 'replace the seed and items file if they exist', false)
     .action(async (plan: string, opts) => {
@@ -208,7 +208,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('control')
     .description('Steer a run while it goes on: change its concurrency cap, pause or unpause it (no restart).')
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--concurrency <n>', 'moves in flight from now on (1-1000), or "plan" for the plan\'s move.concurrency')
     .option('--pause', 'schedule no new moves; moves in flight are followed to their end', false)
     .option('--unpause', 'schedule again', false)
@@ -251,7 +251,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('restore')
     .description("Put back the weights the checkpoint recorded before the run's first write (asks first).")
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--yes', 'do not ask (automation); without a terminal it is required', false)
     .action(async (plan: string, opts) => {
       const { runWeightsRestoreCommand } = await import('./weights.js');
@@ -266,7 +266,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .argument('<plan>', 'plan YAML file')
     .option(
       '--state <file>',
-      "the forward run's checkpoint (default: state/<name>.db); the revert keeps its own beside it (<file>.revert.db)",
+      "the forward run's checkpoint (default: state/<name>.db beside the plan); the revert keeps its own beside it (<file>.revert.db)",
     )
     .option('--dry-run', 'show what would be moved back and what is skipped; change nothing', false)
     .option('--yes', 'do not ask (automation); without a terminal it is required', false)
@@ -294,7 +294,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       "Remove a run lock whoever holds it (the operator's override); the old holder stops at its next write.",
     )
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--yes', 'do not ask (automation); without a terminal it is required', false)
     .action(async (plan: string, opts) => {
       const { runUnlockCommand } = await import('./unlock.js');

@@ -215,7 +215,7 @@ function assertForward(store: CheckpointStore, file: string, revertFile: string)
   if (store.mode() === 'dry-run') {
     throw new RuntimeError(
       CHECKPOINT_MODE,
-      `refusing: ${file} holds a dry run, which moved nothing; name the real run's checkpoint (state/<plan>.db unless it ran with --state)`,
+      `refusing: ${file} holds a dry run, which moved nothing; name the real run's checkpoint (state/<plan>.db beside the plan unless it ran with --state)`,
     );
   }
   if (isRevertCheckpoint(store)) {
