@@ -119,6 +119,17 @@ describe('describeResume: the line a resume prints', () => {
     expect(describeResume({ ...base, summary: counts({}) })).toMatch(/: no item listed yet \(/);
   });
 
+  it('says when a finished run is only replayed, and when a finished dry run is repeated', () => {
+    const done = { ...saved('done'), snapshot: { status: 'done', value: 'done', context: { startedAt: 0 } } };
+    expect(describeResume({ ...base, saved: done, summary: counts({ moved: 3 }) })).toMatch(
+      /^the run started 1970-01-01T00:00:00Z \(2h14m ago\) has ended: 3 of 3 item\(s\) moved \(/,
+    );
+    const fresh = { kind: 'fresh' as const, snapshot: undefined, previousWeights: null };
+    expect(
+      describeResume({ ...base, saved: done, start: fresh, mode: 'dry-run', summary: counts({ pending: 3 }) }),
+    ).toMatch(/^repeating the dry run started .*: 3 item\(s\) listed \(/);
+  });
+
   it('says nothing for a first start, or a fresh start that carries nothing on', () => {
     expect(describeResume({ ...base, saved: null, summary: counts({}) })).toBeUndefined();
     const fresh = { kind: 'fresh' as const, snapshot: undefined, previousWeights: null };

@@ -150,7 +150,15 @@ export function describeResume(a: {
   if (inFlight > 0) parts.push(`${inFlight} in flight`);
   const quarantined = n(['quarantined']);
   if (quarantined > 0) parts.push(`${quarantined} quarantined`);
-  return `resuming the ${WHAT[a.mode]}${when}: ${parts.join(', ')} (checkpoint ${a.file})`;
+  const ended = (a.saved.snapshot as SavedSnapshot)?.status === 'done';
+  // A finished run run again replays its end; a finished dry run is repeated; anything else goes on.
+  const head =
+    ended && a.start.kind === 'restore'
+      ? `the ${WHAT[a.mode]}${when} has ended`
+      : ended && a.mode === 'dry-run'
+        ? `repeating the dry run${when}`
+        : `resuming the ${WHAT[a.mode]}${when}`;
+  return `${head}: ${parts.join(', ')} (checkpoint ${a.file})`;
 }
 
 /** A short elapsed time: 45s, 12m, 3h05m, 2d04h. */
