@@ -6,12 +6,23 @@
  * 130), and a hangup without SIGHUP (a shell that ignores it, as nohup means to) lets the run finish.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { readStatus } from '../src/runtime/status.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { BIN, invariantViolations, movesOf, runCli, sandboxEnv, storagesOf, writePlan } from './support/cli-harness.js';
+import {
+  BIN,
+  invariantViolations,
+  movesOf,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  storagesOf,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
 import { startProxiedSandbox } from './support/hold-proxy.js';
 import { movesInFlight } from './support/in-flight.js';
 import { until } from './support/until.js';
@@ -141,6 +152,39 @@ describe('a hangup (SIGHUP, a terminal that goes away) mid-drain', { timeout: 90
     expect(inFlightMoves(checkpoint).sort()).toEqual(await sandboxInFlight(sandbox.url));
     const last = eventsFile(join(dir, 'events.jsonl')).at(-1);
     expect(last).toMatchObject({ type: 'run.finished', outcome: 'interrupted', exitCode: 130 });
+  });
+
+  it('SIGHUP stops a revert the same way: exit 130, its checkpoint saved, run.finished written', async () => {
+    // The forward drain on a quick sandbox; the revert on the same state with moves that do not end.
+    const dir = tempDir('hup-revert');
+    const db = join(dir, 'sandbox.db');
+    const seed = writeSeed(dir, { projects: 8, snippets: 1, groups: 1 });
+    const quick = await startSandboxProcess(['--db', db, '--seed', seed, '--move-duration', '20', '--workers', '10']);
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const plan = writePlan(dir, { concurrency: 4 });
+    const forward = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(quick.url) });
+    await quick.stop();
+    expect(forward.code, forward.stderr).toBe(0);
+    const slow = await startSandboxProcess(['--db', db, '--move-duration', '3600000', '--workers', '4']);
+    onTestFinished(() => slow.stop());
+    const revertDb = join(dir, 'state', 'it.revert.db');
+    let pid = 0;
+    const revert = runCli(['revert', plan, '--yes', '--events', 'events.jsonl'], {
+      cwd: dir,
+      env: sandboxEnv(slow.url),
+      onStart: (c) => (pid = c.pid!),
+    });
+    expect(await until(inFlightNow(revertDb), (n) => n === 4, 30_000)).toBe(4);
+    process.kill(pid, 'SIGHUP');
+    const r = await revert;
+    expect(r.code, r.stderr).toBe(130);
+    expect(readStatus(revertDb, Date.now())).toMatchObject({ state: 'interrupted', lock: null });
+    expect(inFlightMoves(revertDb).sort()).toEqual(await sandboxInFlight(slow.url));
+    expect(eventsFile(join(dir, 'events.jsonl')).at(-1)).toMatchObject({
+      type: 'run.finished',
+      outcome: 'interrupted',
+      exitCode: 130,
+    });
   });
 
   it('the terminal goes away (the kernel sends SIGHUP): the same, and the exit code is 130 (no crash on the dead terminal)', async () => {
