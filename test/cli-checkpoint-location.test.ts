@@ -66,18 +66,20 @@ describe('the checkpoint beside the plan', { timeout: 90_000 }, () => {
     expect(existsSync(checkpoint)).toBe(true);
     const moves = await moveCount(sandbox.url);
 
-    const status = await runCli(['status', plan, '--json'], { cwd: elsewhere });
+    // Each from a directory of its own, the readers at once (the revert's preview holds the lock
+    // while it reads, which `control` may write beside); `unlock` after them, or it would take it.
+    const [status, report, control, preview] = await Promise.all([
+      runCli(['status', plan, '--json'], { cwd: elsewhere }),
+      runCli(['report', 'plan.yaml', '--json'], { cwd: plans }),
+      runCli(['control', plan, '--concurrency', '2'], { cwd: third }),
+      runCli(['revert', plan, '--dry-run'], { cwd: elsewhere, env }),
+    ]);
+    const unlock = await runCli(['unlock', plan, '--yes'], { cwd: dir });
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ checkpoint, state: 'done' });
-    const report = await runCli(['report', 'plan.yaml', '--json'], { cwd: plans });
     expect(report.code, report.stderr).toBe(0);
-    expect((await runCli(['control', plan, '--concurrency', '2'], { cwd: third })).stdout).toContain(
-      `checkpoint: ${checkpoint}`,
-    );
-    expect((await runCli(['unlock', plan, '--yes'], { cwd: dir })).stdout).toBe(
-      `not locked: ${checkpoint}\nnothing to do\n`,
-    );
-    const preview = await runCli(['revert', plan, '--dry-run'], { cwd: elsewhere, env });
+    expect(control.stdout).toContain(`checkpoint: ${checkpoint}`);
+    expect(unlock.stdout).toBe(`not locked: ${checkpoint}\nnothing to do\n`);
     expect(preview.code, preview.stderr).toBe(0);
     expect(preview.stdout).toContain(`revert of ${checkpoint}`);
 
