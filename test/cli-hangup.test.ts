@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import Database from 'better-sqlite3';
 import { readStatus } from '../src/runtime/status.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import {
@@ -80,16 +81,27 @@ const inFlightNow = (checkpoint: string) => () => Promise.resolve(movesInFlight(
  * terminal's foreground processes. `setsid` starts the command in a session of its own, which the
  * hangup does not reach (what `setsid` or `disown` do for a long run).
  */
-function runOnTerminal(dir: string, args: string[], env: Record<string, string>, opts: { setsid?: boolean } = {}) {
+function runOnTerminal(
+  dir: string,
+  args: string[],
+  env: Record<string, string>,
+  opts: { setsid?: boolean; foreground?: boolean } = {},
+) {
   const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const command = [...(opts.setsid ? ['setsid'] : []), process.execPath, BIN, ...args].map(quote).join(' ');
-  const inner = `trap '' HUP; ${command} & echo $! > node.pid; wait $!; echo $? > rc`;
+  // In the background the command reads no terminal; in the foreground it does (a prompt), and a
+  // shell that replaces itself with it writes its pid first.
+  const inner = opts.foreground
+    ? `trap '' HUP; sh -c 'echo $$ > node.pid; exec "$0" "$@"' ${command}; echo $? > rc`
+    : `trap '' HUP; ${command} & echo $! > node.pid; wait $!; echo $? > rc`;
   // `; :` keeps the login shell from replacing itself with the inner one: it stays the controlling process.
   const script = spawn('script', ['-qfec', `sh -c ${quote(inner)}; :`, '/dev/null'], {
     cwd: dir,
     env: { ...process.env, ...env, SHELL: '/bin/sh' },
-    stdio: ['pipe', 'ignore', 'ignore'],
+    stdio: ['pipe', 'pipe', 'ignore'],
   });
+  let shown = '';
+  script.stdout.on('data', (c: Buffer) => (shown += c.toString('utf8')));
   onTestFinished(() => {
     script.kill('SIGKILL');
     const pid = Number(existsSync(join(dir, 'node.pid')) ? readFileSync(join(dir, 'node.pid'), 'utf8') : 0);
@@ -102,6 +114,8 @@ function runOnTerminal(dir: string, args: string[], env: Record<string, string>,
     }
   });
   return {
+    /** What the terminal has shown so far. */
+    shown: () => shown,
     /** The terminal goes away: its master side is closed. */
     hangUp: () => script.kill('SIGKILL'),
     pid: () =>
@@ -208,6 +222,33 @@ describe('a hangup (SIGHUP, a terminal that goes away) mid-drain', { timeout: 90
       outcome: 'interrupted',
       exitCode: 130,
     });
+  });
+
+  it('a terminal that goes away at a confirmation prompt: nothing is changed, and the exit is clean (not a crash)', async () => {
+    const dir = tempDir('hup-prompt');
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    writePlan(dir);
+    // A checkpoint whose lock another host holds: `unlock` shows it and asks before removing it.
+    const checkpoint = join(dir, 'state', 'it.db');
+    openCheckpoint(checkpoint).close();
+    const raw = new Database(checkpoint);
+    raw
+      .prepare(
+        'INSERT INTO lock (id, pid, host, started_at, heartbeat_at, lease_ms, generation) VALUES (1, 4242, ?, 1, ?, 3600000, 1)',
+      )
+      .run('other-host', Date.now());
+    raw.close();
+    const term = runOnTerminal(dir, ['unlock', 'plan.yaml'], {}, { foreground: true });
+    expect(
+      await until(
+        () => Promise.resolve(term.shown()),
+        (t) => t.includes('remove it?'),
+        20_000,
+      ),
+    ).toContain('remove it?');
+    term.hangUp();
+    expect(await term.exitCode()).toBe(1);
+    expect(readStatus(checkpoint, Date.now()).lock).toMatchObject({ pid: 4242, host: 'other-host' });
   });
 
   it('a run in a session of its own (setsid) on a terminal that goes away: no SIGHUP reaches it, it finishes, exit 0', async () => {

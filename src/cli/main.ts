@@ -322,7 +322,9 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 export async function main(argv: string[]): Promise<void> {
   const controller = new AbortController();
   const terminals = [0, 1, 2].filter((fd) => isatty(fd));
-  const onSignal = signalHandler(controller, terminals);
+  // On every way out: process.exit, and an exception nothing caught (a prompt whose terminal went away).
+  process.on('exit', () => releaseHungUpTerminal(terminals));
+  const onSignal = signalHandler(controller);
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
@@ -344,7 +346,6 @@ export async function main(argv: string[]): Promise<void> {
     exitCode = exitCodeFor(err, ctx);
   }
   process.exitCode = exitCode;
-  releaseHungUpTerminal(terminals);
   // Pools, timers and servers are closed by the commands; exit explicitly so a stray handle cannot hang CI.
   process.exit(exitCode);
 }
@@ -356,22 +357,20 @@ export async function main(argv: string[]): Promise<void> {
  * half-written). A hangup never does: it comes twice when the terminal goes (from the kernel, and
  * again from the shell that passes it on to its jobs), and the first must be allowed to finish.
  */
-function signalHandler(controller: AbortController, terminals: readonly number[]): (name: NodeJS.Signals) => void {
+function signalHandler(controller: AbortController): (name: NodeJS.Signals) => void {
   return (name) => {
     if (!controller.signal.aborted) controller.abort(new Error(`received ${name}`));
-    else if (name !== 'SIGHUP') {
-      releaseHungUpTerminal(terminals);
-      process.exit(EXIT.interrupted);
-    }
+    else if (name !== 'SIGHUP') process.exit(EXIT.interrupted);
   };
 }
 
 /**
  * At exit Node restores the settings of each standard stream that was a terminal when it started,
  * and Node 20 aborts (exit 134, after the run's end was recorded) when that terminal is gone after
- * a hangup (https://github.com/nodejs/node/issues/51519, fixed in later releases). Closing those
- * streams first makes it skip them, so a hung-up command exits with its own code. Only streams that
- * were a terminal and are none now (a hung-up terminal answers no terminal request) are closed.
+ * a hangup (https://github.com/nodejs/node/issues/51519, fixed in later releases), or crashes when a
+ * prompt had the terminal in raw mode. Closing those streams first (in an exit listener) makes it
+ * skip them, so a hung-up command exits with its own code. Only streams that were a terminal and are
+ * none now (a hung-up terminal answers no terminal request) are closed.
  */
 function releaseHungUpTerminal(terminals: readonly number[]): void {
   for (const fd of terminals) {
