@@ -7,7 +7,6 @@
 import { loadPlan, readPlanHead } from '../plan/load.js';
 import { checkpointProblem } from '../plan/checkpoint-field.js';
 import { locateCheckpoint, otherCheckpointNote } from '../runtime/paths.js';
-import type { CheckpointRole } from '../runtime/paths.js';
 import type { CommandContext } from './context.js';
 
 export interface PlanIdentity {
@@ -34,28 +33,33 @@ export async function readPlanIdentity(file: string, ctx: CommandContext): Promi
 }
 
 /**
- * The checkpoint a command about a plan looks at (status, report, control, unlock: the real run's;
- * twin: the dry run's): `--state FILE` as given (the plan is then not read at all), else where the
- * plan keeps it (runtime/paths.ts). Also the plan's concurrency when known.
+ * The real run's checkpoint a command about a plan looks at (status, report, control, unlock):
+ * `--state FILE` as given (the plan is then not read at all), else where the plan keeps it
+ * (runtime/paths.ts). Also the plan's concurrency when known.
  */
 export async function resolveRunCheckpoint(
   opts: { plan: string; state?: string | undefined },
   ctx: CommandContext,
-  role: Extract<CheckpointRole, 'run' | 'dry-run'> = 'run',
-): Promise<{ file: string; planConcurrency: number | null; plan: PlanIdentity | null }> {
+): Promise<{ file: string; planConcurrency: number | null }> {
   if (opts.state) {
-    const place = locateCheckpoint({ planFile: opts.plan, planName: '', statePath: opts.state, role, cwd: ctx.cwd });
-    return { file: place.file, planConcurrency: null, plan: null };
+    const place = locateCheckpoint({
+      planFile: opts.plan,
+      planName: '',
+      statePath: opts.state,
+      role: 'run',
+      cwd: ctx.cwd,
+    });
+    return { file: place.file, planConcurrency: null };
   }
   const plan = await readPlanIdentity(opts.plan, ctx);
   const place = locateCheckpoint({
     planFile: opts.plan,
     planName: plan.name,
     planCheckpoint: plan.checkpoint,
-    role,
+    role: 'run',
     cwd: ctx.cwd,
   });
   const note = otherCheckpointNote(place);
   if (note) ctx.stderr.write(`note: ${note}\n`);
-  return { file: place.file, planConcurrency: plan.concurrency, plan };
+  return { file: place.file, planConcurrency: plan.concurrency };
 }

@@ -141,7 +141,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       now: services.clock.now(),
     });
     if (resuming) {
-      log.info({ checkpoint: file }, resuming);
+      log.info({ checkpoint: file, says: resuming }, 'resuming');
       opts.stderr.write(`${resuming}\n`);
     }
     const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
