@@ -141,7 +141,7 @@ describe('a checkpoint an older shardmove left under the directory it ran in', {
 
     const refused = await runCli(['run', plan], { cwd: elsewhere, env });
     expect(refused.code, refused.stderr).toBe(4);
-    expect(refused.stderr).toContain(`looked for beside the plan file, at\n  ${join(plans, 'state', 'it.db')}\n`);
+    expect(refused.stderr).toContain(`belongs beside the plan file, at\n  ${join(plans, 'state', 'it.db')}\n`);
     expect(refused.stderr).toContain(`under the current directory:\n  ${old}\n`);
     expect(existsSync(join(plans, 'state'))).toBe(false);
     expect(await moveCount(sandbox.url)).toBe(moves);

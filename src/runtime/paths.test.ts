@@ -76,10 +76,10 @@ describe('a checkpoint left where an older shardmove put it (state/ under the cu
       message = (err as Error).message;
     }
     const q = (p: string) => shellQuote(p);
-    expect(message).toContain(`looked for beside the plan file, at\n  ${join(plans, 'state', 'x.db')}\n`);
+    expect(message).toContain(`belongs beside the plan file, at\n  ${join(plans, 'state', 'x.db')}\n`);
     expect(message).toContain(`under the current directory:\n  ${join(elsewhere, 'state', 'x.db')}\n`);
     expect(message).toContain(
-      `(shardmove status ${q(join(plans, 'x.yaml'))} --state ${join(elsewhere, 'state', 'x.db')})`,
+      `\n  shardmove status ${q(join(plans, 'x.yaml'))} --state ${join(elsewhere, 'state', 'x.db')}\n`,
     );
     expect(message).toContain(`  mkdir -p ${q(join(plans, 'state'))}\n`);
     // Its log, WAL, dry run's and revert's files go with it; another plan's and the copy's stay.

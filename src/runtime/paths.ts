@@ -92,14 +92,20 @@ function leftBehindMessage(file: string, legacy: string, from: 'plan' | 'default
     const to = f.startsWith(`${oldBase}.`) ? newBase + f.slice(oldBase.length) : join(dirname(file), basename(f));
     return `  mv -i ${shellQuote(f)} ${shellQuote(to)}`;
   });
-  const where = from === 'plan' ? "where the plan's checkpoint field says" : 'beside the plan file';
+  const where =
+    from === 'plan'
+      ? "refusing: the plan's checkpoint field puts its checkpoint at"
+      : "refusing: the plan's checkpoint belongs beside the plan file, at";
   return [
-    `refusing: this plan's checkpoint is looked for ${where}, at`,
+    where,
     `  ${file}`,
-    'which does not exist; but one of its name is where shardmove looked before, under the current directory:',
+    'and is not there; one of its name is where shardmove kept it before,',
+    'under the current directory:',
     `  ${legacy}`,
     'Going on would start a second run beside that one. Nothing was written.',
-    `To go on with it: check that no run holds it (shardmove status ${shellQuote(req.planFile)} --state ${shellQuote(legacy)}), then move it with its files:`,
+    'To go on with it, check that no run holds it:',
+    `  shardmove status ${shellQuote(req.planFile)} --state ${shellQuote(legacy)}`,
+    'then move it with its files to where the plan finds it from any directory:',
     `  mkdir -p ${shellQuote(dirname(file))}`,
     ...moves,
     `or name it every time: --state ${shellQuote(legacy)}`,
