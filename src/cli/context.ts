@@ -1,6 +1,6 @@
 /**
  * What main.ts hands every command: the process's streams and environment, and a signal that fires
- * on SIGINT/SIGTERM. Commands never read process.argv/env or call process.exit themselves.
+ * on SIGINT, SIGTERM or SIGHUP. Commands never read process.argv/env or call process.exit themselves.
  */
 export interface CommandContext {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
@@ -14,7 +14,7 @@ export interface CommandContext {
   env: Readonly<Record<string, string | undefined>>;
   /** Working directory that relative paths resolve against. */
   cwd: string;
-  /** Aborted on the first SIGINT or SIGTERM. */
+  /** Aborted on the first SIGINT, SIGTERM or SIGHUP. */
   signal: AbortSignal;
 }
 

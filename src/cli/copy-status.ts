@@ -41,7 +41,7 @@ export async function copyStatusFor(
   } else {
     if (!(await isCopyPlanFile(opts.plan, ctx.cwd))) return undefined;
     const { plan } = await loadCopyPlan(opts.plan, { env: ctx.env, cwd: ctx.cwd });
-    file = copyCheckpointPath(plan.name, undefined, ctx.cwd);
+    file = copyCheckpointPath(opts.plan, plan.name, undefined, ctx.cwd);
   }
   const status = readCopyStatus(file);
   if (!status) {

@@ -4,6 +4,7 @@ import { codeOf } from '../shared/errors.js';
 import { SANDBOX_FAULTS_INVALID, SEED_INVALID } from '../shared/sandbox-errors.js';
 import { PLAN_INVALID } from '../plan/errors.js';
 import {
+  CHECKPOINT_ELSEWHERE,
   CHECKPOINT_MODE,
   INSTANCE_CHANGED,
   LOCKED,
@@ -30,13 +31,14 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   [LOCKED]: EXIT.refused,
   [PLAN_CHANGED]: EXIT.refused,
   [CHECKPOINT_MODE]: EXIT.refused,
+  [CHECKPOINT_ELSEWHERE]: EXIT.refused,
   [MOVES_IN_FLIGHT]: EXIT.refused,
   [INSTANCE_CHANGED]: EXIT.refused,
   [WEIGHTS_CHANGED]: EXIT.refused,
   [LEASE_LOST]: EXIT.leaseLost,
   [COPY_REFUSED]: EXIT.refused,
   // A failure the operator fixes (the file, its permissions, or --state) before running again; not 2:
-  // the default state/<name>.db is no argument at all, and a good --state may point at a file damaged since.
+  // the default checkpoint is no argument at all, and a good --state may point at a file damaged since.
   [CHECKPOINT_UNUSABLE]: EXIT.failed,
 };
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CopyRefusedError } from '../copy/errors.js';
 import { PlanError } from '../plan/errors.js';
 import {
+  CHECKPOINT_ELSEWHERE,
   CHECKPOINT_MODE,
   INSTANCE_CHANGED,
   MOVES_IN_FLIGHT,
@@ -28,6 +29,7 @@ const MAPPED: [Error & { code: string }, number][] = [
   [new RuntimeError(MOVES_IN_FLIGHT, 'moves in flight'), EXIT.refused],
   [new RuntimeError(INSTANCE_CHANGED, 'another instance'), EXIT.refused],
   [new RuntimeError(WEIGHTS_CHANGED, 'weights changed since'), EXIT.refused],
+  [new RuntimeError(CHECKPOINT_ELSEWHERE, 'left at the old default place'), EXIT.refused],
   [new LeaseLostError('run.db', null), EXIT.leaseLost],
   [new CopyRefusedError('tar-empty-target', 'not empty'), EXIT.refused],
   [

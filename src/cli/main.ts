@@ -2,6 +2,8 @@
  * The entry point: parses argv, reads the environment, installs signal handlers, runs one command and
  * maps its result or error to a documented exit code. The only module that calls process.exit.
  */
+import { closeSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
@@ -106,7 +108,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('run')
     .description('Run a plan, or resume it from its checkpoint.')
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--dry-run', 'read-only rehearsal: nothing is changed on the instance', false)
     .option('--accept-plan-change', 'resume even though the plan changed since the checkpoint', false)
     .option(
@@ -145,7 +147,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       'Copy a storage directory to a new environment (rsync, tar or backup), with guardrails, checkpoint and verification.',
     )
     .argument('<plan>', 'copy plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.copy.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.copy.db beside the plan)')
     .option('--dry-run', 'print the exact commands and what they would change; write nothing', false)
     .option(
       '--wipe-target',
@@ -171,7 +173,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('status')
     .description("Show a run's progress from its checkpoint (works while the run goes on).")
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--json', 'machine-readable output', false)
     .action(async (plan: string, opts) => {
       const { runStatusCommand } = await import('./status.js');
@@ -184,7 +186,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       'Make a report of a run from its checkpoint: self-contained HTML with charts, or JSON (works while the run goes on).',
     )
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--html <file>', 'write the report as one self-contained HTML file')
     .option('--json', "print the report's data as JSON", false)
     .action(async (plan: string, opts) => {
@@ -198,7 +200,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       'Write a sandbox seed with the shape of the instance a finished dry run saw (names replaced), to rehearse the plan on.',
     )
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', "the dry run's checkpoint (default: state/<name>.dry-run.db)")
+    .option('--state <file>', "the dry run's checkpoint (default: state/<name>.dry-run.db beside the plan)")
     .option('--out <file>', 'the seed file to write; its items file goes beside it (<out>.items.jsonl)')
     .option('--force', 'replace the seed and items file if they exist', false)
     .action(async (plan: string, opts) => {
@@ -210,7 +212,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('control')
     .description('Steer a run while it goes on: change its concurrency cap, pause or unpause it (no restart).')
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--concurrency <n>', 'moves in flight from now on (1-1000), or "plan" for the plan\'s move.concurrency')
     .option('--pause', 'schedule no new moves; moves in flight are followed to their end', false)
     .option('--unpause', 'schedule again', false)
@@ -253,7 +255,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('restore')
     .description("Put back the weights the checkpoint recorded before the run's first write (asks first).")
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--yes', 'do not ask (automation); without a terminal it is required', false)
     .option('--overwrite-weights', 'write them although the weights changed since the run left them', false)
     .action(async (plan: string, opts) => {
@@ -269,7 +271,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .argument('<plan>', 'plan YAML file')
     .option(
       '--state <file>',
-      "the forward run's checkpoint (default: state/<name>.db); the revert keeps its own beside it (<file>.revert.db)",
+      "the forward run's checkpoint (default: state/<name>.db beside the plan); the revert keeps its own beside it (<file>.revert.db)",
     )
     .option('--dry-run', 'show what would be moved back and what is skipped; change nothing', false)
     .option('--yes', 'do not ask (automation); without a terminal it is required', false)
@@ -306,7 +308,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       "Remove a run lock whoever holds it (the operator's override); the old holder stops at its next write.",
     )
     .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db)')
+    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--yes', 'do not ask (automation); without a terminal it is required', false)
     .action(async (plan: string, opts) => {
       const { runUnlockCommand } = await import('./unlock.js');
@@ -333,15 +335,14 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 /** Runs the CLI with the given arguments and exits the process with the command's exit code. */
 export async function main(argv: string[]): Promise<void> {
   const controller = new AbortController();
-  let signals = 0;
-  const onSignal = (name: NodeJS.Signals) => {
-    signals += 1;
-    // A second Ctrl-C means "now": the checkpoint is written transactionally, so nothing is half-written.
-    if (signals > 1) process.exit(EXIT.interrupted);
-    controller.abort(new Error(`received ${name}`));
-  };
+  const terminals = [0, 1, 2].filter((fd) => isatty(fd));
+  // On every way out: process.exit, and an exception nothing caught (a prompt whose terminal went away).
+  process.on('exit', () => releaseHungUpTerminal(terminals));
+  const onSignal = signalHandler(controller);
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  for (const stream of [process.stdout, process.stderr]) keepGoingWithoutOutput(stream);
 
   const ctx: CommandContext = {
     // Everything printed passes through one escape of control characters (names come from the instance).
@@ -360,6 +361,49 @@ export async function main(argv: string[]): Promise<void> {
   process.exitCode = exitCode;
   // Pools, timers and servers are closed by the commands; exit explicitly so a stray handle cannot hang CI.
   process.exit(exitCode);
+}
+
+/**
+ * SIGINT, SIGTERM and SIGHUP (a dropped SSH session, a closed terminal) all stop a command the same
+ * way: the step in flight returns, the checkpoint is saved, the run's end is recorded, exit 130. A
+ * second SIGINT or SIGTERM means "now" (every checkpoint write is a transaction, so nothing is
+ * half-written). A hangup never does: it comes twice when the terminal goes (from the kernel, and
+ * again from the shell that passes it on to its jobs), and the first must be allowed to finish.
+ */
+function signalHandler(controller: AbortController): (name: NodeJS.Signals) => void {
+  return (name) => {
+    if (!controller.signal.aborted) controller.abort(new Error(`received ${name}`));
+    else if (name !== 'SIGHUP') process.exit(EXIT.interrupted);
+  };
+}
+
+/**
+ * At exit Node restores the settings of each standard stream that was a terminal when it started,
+ * and Node 20 aborts (exit 134, after the run's end was recorded) when that terminal is gone after
+ * a hangup (https://github.com/nodejs/node/issues/51519, fixed in later releases), or crashes when a
+ * prompt had the terminal in raw mode. Closing those streams first (in an exit listener) makes it
+ * skip them, so a hung-up command exits with its own code. Only streams that were a terminal and are
+ * none now (a hung-up terminal answers no terminal request) are closed.
+ */
+function releaseHungUpTerminal(terminals: readonly number[]): void {
+  for (const fd of terminals) {
+    if (isatty(fd)) continue;
+    try {
+      closeSync(fd);
+    } catch {
+      // Already closed: nothing for Node to restore either.
+    }
+  }
+}
+
+/**
+ * When the terminal is gone (a hangup: writes fail with EIO) or a pipe's reader left (EPIPE), what
+ * would have been printed is dropped and the command goes on: an unhandled error on standard output
+ * would end a drain half-way with no end recorded. The checkpoint, the log and an events file keep
+ * the run's record; a hangup that should stop the run arrives as SIGHUP.
+ */
+function keepGoingWithoutOutput(stream: NodeJS.WriteStream): void {
+  stream.on('error', () => undefined);
 }
 
 function exitCodeFor(err: unknown, ctx: CommandContext): number {

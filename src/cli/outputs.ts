@@ -8,7 +8,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isSameFile } from '../files/same-file.js';
-import { checkpointPath, logPath, revertCheckpointPath } from '../runtime/paths.js';
+import { locateCheckpoint, logPath, revertCheckpointPath } from '../runtime/paths.js';
 import type { CommandContext } from './context.js';
 import { ArgsError } from './errors.js';
 import { readPlanIdentity } from './plan-identity.js';
@@ -64,14 +64,31 @@ export async function refuseRunOutputsThatAreInputs(
   if (flags.events && flags.events !== '-') outputs.push([resolve(ctx.cwd, flags.events), `--events ${flags.events}`]);
   if (flags.metricsFile) outputs.push([resolve(ctx.cwd, flags.metricsFile), `--metrics-file ${flags.metricsFile}`]);
   if (outputs.length === 0) return;
-  let planName: string;
+  let plan: { name: string; checkpoint?: string | undefined };
   try {
-    planName = (await readPlanIdentity(flags.plan, ctx)).name;
+    plan = await readPlanIdentity(flags.plan, ctx);
   } catch {
     return;
   }
-  const at = (dryRun: boolean) => checkpointPath({ planName, statePath: flags.state, dryRun, cwd: ctx.cwd });
-  const checkpoints = command === 'run' ? [at(flags.dryRun)] : [at(false), revertCheckpointPath(at(false))];
+  // Where the command itself looks (src/runtime/paths.ts); a checkpoint left at an old place is the
+  // command's to refuse, with its own message.
+  const at = (dryRun: boolean) => {
+    try {
+      return locateCheckpoint({
+        planFile: flags.plan,
+        planName: plan.name,
+        planCheckpoint: plan.checkpoint,
+        statePath: flags.state,
+        role: dryRun ? 'dry-run' : 'run',
+        cwd: ctx.cwd,
+      }).file;
+    } catch {
+      return null;
+    }
+  };
+  const forward = at(command === 'run' && flags.dryRun);
+  if (forward === null) return;
+  const checkpoints = command === 'run' ? [forward] : [forward, revertCheckpointPath(forward)];
   const planFile = resolve(ctx.cwd, flags.plan);
   refuseOutputsThatAreInputs(command, outputs, [
     [planFile, `the plan ${planFile}`],

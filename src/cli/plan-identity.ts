@@ -1,15 +1,18 @@
 /**
- * What `status` and `control` need of a plan: its name (which names the checkpoint) and, when the
- * plan loads, its concurrency. Neither needs credentials, so secrets are not resolved, and a plan
- * whose other ${VAR}s are not set in this shell still names its checkpoint.
+ * What commands about a plan's checkpoint need of the plan: its name and `checkpoint:` field (which
+ * say where the checkpoint is) and, when the plan loads, its concurrency. None of them needs
+ * credentials, so secrets are not resolved, and a plan whose other ${VAR}s are not set in this
+ * shell still names its checkpoint.
  */
-import { resolve } from 'node:path';
-import { loadPlan, readPlanName } from '../plan/load.js';
-import { statusCheckpointPath } from '../runtime/status.js';
+import { loadPlan, readPlanHead } from '../plan/load.js';
+import { checkpointProblem } from '../plan/checkpoint-field.js';
+import { locateCheckpoint, otherCheckpointNote } from '../runtime/paths.js';
 import type { CommandContext } from './context.js';
 
 export interface PlanIdentity {
   name: string;
+  /** The plan's `checkpoint:` field as written; undefined when it has none. */
+  checkpoint: string | undefined;
   /** `move.concurrency`; null when the plan could only be read for its name. */
   concurrency: number | null;
 }
@@ -17,25 +20,46 @@ export interface PlanIdentity {
 export async function readPlanIdentity(file: string, ctx: CommandContext): Promise<PlanIdentity> {
   try {
     const { plan } = await loadPlan(file, { env: ctx.env, cwd: ctx.cwd, resolveSecrets: false });
-    return { name: plan.name, concurrency: plan.move.concurrency };
+    return { name: plan.name, checkpoint: plan.checkpoint ?? undefined, concurrency: plan.move.concurrency };
   } catch (err) {
-    // Other ${VAR}s (the URL) may be unset in this shell: fall back to the plan's `name` field,
-    // read within the loader's limits (issue 19). Without one, the original error says more.
-    const name = await readPlanName(file, ctx.cwd);
-    if (name !== undefined) return { name, concurrency: null };
-    throw err;
+    // Other ${VAR}s (the URL) may be unset in this shell: fall back to the plan's `name` and
+    // `checkpoint` fields, read within the loader's limits. Without a name, or with a checkpoint
+    // field the loader would refuse, the original error says more than a guess would.
+    const head = await readPlanHead(file, ctx.cwd);
+    if (head?.name === undefined) throw err;
+    if (head.checkpoint !== undefined && checkpointProblem(head.checkpoint) !== undefined) throw err;
+    return { name: head.name, checkpoint: head.checkpoint as string | undefined, concurrency: null };
   }
 }
 
 /**
- * The checkpoint a command about a running plan looks at: `--state FILE` as given (the plan is then
- * not read at all), else the plan's real-run checkpoint. Also the plan's concurrency when known.
+ * The real run's checkpoint a command about a plan looks at (status, report, control, unlock):
+ * `--state FILE` as given (the plan is then not read at all), else where the plan keeps it
+ * (runtime/paths.ts). Also the plan's concurrency when known.
  */
 export async function resolveRunCheckpoint(
-  opts: { plan: string; state?: string },
+  opts: { plan: string; state?: string | undefined },
   ctx: CommandContext,
 ): Promise<{ file: string; planConcurrency: number | null }> {
-  if (opts.state) return { file: resolve(ctx.cwd, opts.state), planConcurrency: null };
+  if (opts.state) {
+    const place = locateCheckpoint({
+      planFile: opts.plan,
+      planName: '',
+      statePath: opts.state,
+      role: 'run',
+      cwd: ctx.cwd,
+    });
+    return { file: place.file, planConcurrency: null };
+  }
   const plan = await readPlanIdentity(opts.plan, ctx);
-  return { file: statusCheckpointPath(plan.name, undefined, ctx.cwd), planConcurrency: plan.concurrency };
+  const place = locateCheckpoint({
+    planFile: opts.plan,
+    planName: plan.name,
+    planCheckpoint: plan.checkpoint,
+    role: 'run',
+    cwd: ctx.cwd,
+  });
+  const note = otherCheckpointNote(place);
+  if (note) ctx.stderr.write(`note: ${note}\n`);
+  return { file: place.file, planConcurrency: plan.concurrency };
 }

@@ -10,7 +10,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { formatApproxDuration } from '../report/summary.js';
-import { checkpointPath } from '../runtime/paths.js';
+import { locateCheckpoint, otherCheckpointNote } from '../runtime/paths.js';
 import { lockHolder, openExistingCheckpoint } from '../runtime/status.js';
 import { LockedError } from '../store/errors.js';
 import { TWIN_ADMIN_TOKEN } from '../twin/seed-text.js';
@@ -35,9 +35,17 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
   const out = resolve(ctx.cwd, opts.out);
   checkTarget(out, opts.force);
   const plan = await readPlanIdentity(opts.plan, ctx);
-  const file = opts.state
-    ? resolve(ctx.cwd, opts.state)
-    : checkpointPath({ planName: plan.name, dryRun: true, cwd: ctx.cwd });
+  const place = locateCheckpoint({
+    planFile: opts.plan,
+    planName: plan.name,
+    planCheckpoint: plan.checkpoint,
+    statePath: opts.state,
+    role: 'dry-run',
+    cwd: ctx.cwd,
+  });
+  const file = place.file;
+  const note = otherCheckpointNote(place);
+  if (note) ctx.stderr.write(`note: ${note}\n`);
   // Never over what twin reads (src/cli/outputs.ts): --force replaces a seed, not a checkpoint.
   const planFile = resolve(ctx.cwd, opts.plan);
   refuseOutputsThatAreInputs(

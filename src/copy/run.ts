@@ -5,10 +5,11 @@
  * recognised as such.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, join, posix, resolve } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { loadCopyPlan } from '../plan/copy-load.js';
 import type { CopyPlan } from '../plan/copy-types.js';
 import { isAlive, thisHost } from '../runtime/process.js';
+import { locateCheckpoint } from '../runtime/paths.js';
 import type { CopyRepoRow, CopyRunRow } from '../store/copy-checkpoint.js';
 import { CopyCheckpoint } from '../store/copy-checkpoint.js';
 import { LockedError } from '../store/errors.js';
@@ -68,9 +69,17 @@ export type CopyOutcome =
       failed: CopyRepoRow[];
     };
 
-/** state/<name>.copy.db unless --state: never the move checkpoint of a plan with the same name. */
-export function copyCheckpointPath(planName: string, statePath: string | undefined, cwd: string): string {
-  return statePath ? resolve(cwd, statePath) : resolve(cwd, 'state', `${planName}.copy.db`);
+/**
+ * state/<name>.copy.db beside the plan file unless --state (runtime/paths.ts, as every command's
+ * checkpoint): never the move checkpoint of a plan with the same name.
+ */
+export function copyCheckpointPath(
+  planFile: string,
+  planName: string,
+  statePath: string | undefined,
+  cwd: string,
+): string {
+  return locateCheckpoint({ planFile, planName, statePath, role: 'copy', cwd }).file;
 }
 
 /** The backup directory: the plan's, or <name>.backup next to the checkpoint. */
@@ -96,7 +105,7 @@ function peekCheckpoint(file: string): {
 export async function executeCopy(opts: CopyOptions): Promise<CopyOutcome> {
   const now = opts.now ?? Date.now;
   const { plan, hash } = await loadCopyPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
-  const file = copyCheckpointPath(plan.name, opts.statePath, opts.cwd);
+  const file = copyCheckpointPath(opts.planFile, plan.name, opts.statePath, opts.cwd);
   const say = (line: string) => opts.stdout.write(`${line}\n`);
   const { method, target } = plan.copy;
   const backupDir = method === 'backup' ? backupDirFor(plan, file) : null;

@@ -10,7 +10,7 @@ export const COPY_METHODS: readonly CopyMethod[] = ['backup', 'tar', 'rsync'];
 
 export interface CopyPlan {
   version: 1;
-  /** Names the checkpoint: state/<name>.copy.db unless --state. */
+  /** Names the checkpoint: state/<name>.copy.db beside the plan unless --state. */
   name: string;
   copy: {
     method: CopyMethod;

@@ -18,7 +18,9 @@ export function planHashInput(plan: Plan): unknown {
   const { queueAhead, ...rest } = plan.move;
   const base = queueAhead === 0 ? rest : plan.move;
   const move = plan.move.to.length === 1 ? { ...base, to: plan.move.to[0] } : base;
-  return { ...plan, instance, prometheus, move, poll: pollHashInput(plan.poll) };
+  // Where the checkpoint lives says nothing of what the run does: moving it is no change of plan.
+  const { checkpoint: _checkpoint, ...fields } = plan;
+  return { ...fields, instance, prometheus, move, poll: pollHashInput(plan.poll) };
 }
 
 /**

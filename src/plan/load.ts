@@ -12,7 +12,7 @@ import type { Document, Node } from 'yaml';
 import { LineCounter, isMap, isPair, isScalar, isSeq } from 'yaml';
 import type { PlanProblem } from './errors.js';
 import { PlanError, PlanFileError } from './errors.js';
-import { hashPlan } from './hash.js';
+import { hashPlan, planHashInput } from './hash.js';
 import type { SecretFileReader } from './reader.js';
 import { Reader } from './reader.js';
 import { runRules } from './rules.js';
@@ -28,6 +28,8 @@ export interface LoadedPlan {
   plan: Plan;
   /** sha256 hex over the plan without credentials (hash.ts). */
   hash: string;
+  /** What the hash covers (hash.ts `planHashInput`), kept in the checkpoint to name what changed later. */
+  hashInput?: unknown;
   /** Warnings: the plan loads, but an operator should look. */
   warnings: PlanProblem[];
   /** The file as given (used in messages). */
@@ -138,6 +140,7 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
   return {
     plan: result.plan,
     hash: hashPlan(result.plan),
+    hashInput: planHashInput(result.plan),
     warnings,
     file,
     planWeights: result.planWeights,
@@ -205,6 +208,18 @@ export async function readPlanFile(file: string, cwd: string): Promise<{ abs: st
  * `validate`. Undefined when the file cannot be read, is not YAML within the limits, or has no name.
  */
 export async function readPlanName(file: string, cwd: string): Promise<string | undefined> {
+  return (await readPlanHead(file, cwd))?.name;
+}
+
+/**
+ * What names a plan's checkpoint, read as `readPlanName` reads the name: `name` (undefined when
+ * absent or not text) and `checkpoint`, the value as written (undefined when absent or null), for
+ * the caller to judge. Undefined when the file cannot be read or is not a YAML mapping.
+ */
+export async function readPlanHead(
+  file: string,
+  cwd: string,
+): Promise<{ name: string | undefined; checkpoint: unknown } | undefined> {
   let text: string;
   try {
     ({ text } = await readPlanFile(file, cwd));
@@ -215,9 +230,16 @@ export async function readPlanName(file: string, cwd: string): Promise<string | 
   if (!doc || doc.errors.length > 0) return undefined;
   const root = doc.contents as Node | null;
   if (!isMap(root)) return undefined;
-  const pair = root.items.find((p) => isScalar(p.key) && p.key.value === 'name');
-  const name = isScalar(pair?.value) ? pair.value.value : undefined;
-  return typeof name === 'string' && name.trim() !== '' ? name : undefined;
+  const scalar = (key: string): unknown => {
+    const pair = root.items.find((p) => isScalar(p.key) && p.key.value === key);
+    if (pair === undefined || pair.value == null) return undefined;
+    return isScalar(pair.value) ? (pair.value.value ?? undefined) : pair.value;
+  };
+  const name = scalar('name');
+  return {
+    name: typeof name === 'string' && name.trim() !== '' ? name : undefined,
+    checkpoint: scalar('checkpoint'),
+  };
 }
 
 /** The key node of a top-level field, when the document is a mapping that has it. */

@@ -13,6 +13,7 @@ import type { FieldDoc, FieldTable, JsonSchema, SectionContext } from './field-t
 import { duration, integer, readEnum } from './fields.js';
 import { ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-schema.js';
 import { WINDOW_PATTERN } from '../time/windows.js';
+import { CHECKPOINT_DOC, CHECKPOINT_SCHEMA, readCheckpoint } from './checkpoint-field.js';
 import { PAUSE_AFTER_DOC, PAUSE_AFTER_SCHEMA, readPauseAfter } from './breaker-field.js';
 import { readNumber, readSchedule } from './schedule-fields.js';
 import { CAPACITY_DOC, CAPACITY_SCHEMA, readCapacity } from './capacity-field.js';
@@ -67,10 +68,22 @@ export const PLAN_FIELDS = {
     required: true,
     default: '',
     description:
-      'Names the checkpoint (state/<name>.db) and the log (state/<name>.log). [a-z0-9][a-z0-9_-]*, at most 100 characters.',
+      'Names the checkpoint (state/<name>.db beside the plan file) and the log (state/<name>.log). [a-z0-9][a-z0-9_-]*, at most 100 characters.',
     doc: { type: 'string', allowed: '`[a-z0-9][a-z0-9_-]*`, at most 100 characters' },
     read: readName,
     schema: textSchema({ pattern: NAME_RE.source, maxLength: 100 }),
+  },
+  // Absent stays absent (default undefined), and it is left out of the plan's hash: where the
+  // checkpoint lives is no change of what the run does.
+  checkpoint: {
+    type: 'custom',
+    prop: 'checkpoint',
+    default: undefined,
+    description:
+      "Where the checkpoint lives, relative to the plan file (default state/<name>.db beside it); its log, dry run's and revert's files take their names from it. A literal path: no ${VAR}.",
+    read: (r, node, path) => readCheckpoint(r, node, path),
+    doc: CHECKPOINT_DOC,
+    schema: CHECKPOINT_SCHEMA,
   },
   instance: {
     type: 'section',

@@ -122,7 +122,7 @@ export function renderFinalReport(input: FinalReportInput): string {
       for (const q of summary.quarantined) {
         const d = describeFailure(q.reason, c.instanceVersion);
         lines.push(`  ${q.kind} ${q.id} ${q.name} on ${q.source} after ${q.attempts} attempt(s): ${q.reason}`);
-        const remedy = input.again ? d.remedy.replace(/run again/g, 'run the revert again') : d.remedy;
+        const remedy = input.again ? d.remedy.replace(/\brun again\b/g, 'run the revert again') : d.remedy;
         lines.push(`    ${d.class}: ${remedy} (${d.doc})`);
       }
       if (input.again) lines.push(`  once fixed: ${input.again} --retry-quarantined`);

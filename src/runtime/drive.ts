@@ -32,6 +32,8 @@ export interface DriveArgs {
   services: RuntimeServices;
   plan: Plan;
   hash: string;
+  /** The plan the hash covers, as canonical JSON (plan/hash.ts), kept with every snapshot. */
+  planRecord?: string;
   store: CheckpointStore;
   api: InstanceApi;
   log: Logger;
@@ -91,6 +93,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
       planHash: a.hash,
       machineVersion: MACHINE_VERSION,
       snapshot: actor.getPersistedSnapshot(),
+      plan: a.planRecord ?? null,
     });
   };
   const observers = opts.observers ?? [];

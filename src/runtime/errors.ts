@@ -15,6 +15,8 @@ export const RUNTIME_CODES = defineErrorCodes('runtime', {
     "`revert` found no record of the forward run's moves on this instance (another instance behind the plan's URL, or one restored from a backup). No flag overrides it; nothing was written.",
   SHARDMOVE_WEIGHTS_CHANGED:
     "`revert` or `weights restore` would write the weights of before the run over weights changed since the run left them; the refusal shows each storage's values. Pass --overwrite-weights if that is intended. Nothing was written.",
+  SHARDMOVE_CHECKPOINT_ELSEWHERE:
+    "The plan's checkpoint is not beside the plan, where it is looked for now, but one of its name is under the current directory, where an older shardmove put it: the message says how to move it or name it with --state. Nothing was written.",
   SHARDMOVE_NO_CHECKPOINT:
     'There is no checkpoint for this plan (it never ran, or --state names another file); nothing to show, steer or restore.',
 });
@@ -38,6 +40,11 @@ export const INSTANCE_CHANGED = RUNTIME_CODES.SHARDMOVE_INSTANCE_CHANGED;
  * since the run left them, unless `--overwrite-weights` (exit 4).
  */
 export const WEIGHTS_CHANGED = RUNTIME_CODES.SHARDMOVE_WEIGHTS_CHANGED;
+/**
+ * The plan's checkpoint is not where it is looked for now (beside the plan), but one of its name is
+ * where an older shardmove put it by default (under the current directory): exit 4, nothing written.
+ */
+export const CHECKPOINT_ELSEWHERE = RUNTIME_CODES.SHARDMOVE_CHECKPOINT_ELSEWHERE;
 /** `status` found no checkpoint for the plan (exit 1). */
 export const NO_CHECKPOINT = RUNTIME_CODES.SHARDMOVE_NO_CHECKPOINT;
 /** The machine stopped in a state it should never reach (a bug); the machine's own code for bugs. */
@@ -48,6 +55,7 @@ export { LOCKED };
 export type RuntimeErrorCode =
   | typeof PLAN_CHANGED
   | typeof CHECKPOINT_MODE
+  | typeof CHECKPOINT_ELSEWHERE
   | typeof MOVES_IN_FLIGHT
   | typeof INSTANCE_CHANGED
   | typeof WEIGHTS_CHANGED

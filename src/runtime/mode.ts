@@ -28,7 +28,7 @@ export function assertRealRun(store: CheckpointStore, file: string): void {
   if (store.mode() !== 'dry-run') return;
   throw new RuntimeError(
     CHECKPOINT_MODE,
-    `refusing: ${file} holds a dry run, which changed no weights; name the real run's checkpoint (state/<plan>.db unless it ran with --state)`,
+    `refusing: ${file} holds a dry run, which changed no weights; name the real run's checkpoint (state/<plan>.db beside the plan unless it ran with --state)`,
   );
 }
 
@@ -42,8 +42,8 @@ const REVERT_ON_OTHER = (file: string, held: RunMode) =>
 
 const DRY_ON_REAL = (file: string) =>
   `refusing: ${file} holds a real run, and a dry run never touches a real run's checkpoint. ` +
-  'Leave out --state (a dry run keeps state/<plan>.dry-run.db) or give it a file of its own';
+  'Leave out --state (a dry run keeps state/<plan>.dry-run.db beside the plan) or give it a file of its own';
 
 const REAL_ON_DRY = (file: string) =>
   `refusing: ${file} holds a dry run, which moved nothing, and a real run never resumes one. ` +
-  'Leave out --state (a real run keeps state/<plan>.db), give another file, or delete this one to start the real run afresh';
+  'Leave out --state (a real run keeps state/<plan>.db beside the plan), give another file, or delete this one to start the real run afresh';

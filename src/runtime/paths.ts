@@ -1,14 +1,141 @@
-/** Where a plan's checkpoint and log live: state/<name>.db (dry run: state/<name>.dry-run.db) unless --state. */
-import { dirname, resolve } from 'node:path';
+/**
+ * Where a plan's checkpoint and log live, decided in one place for every command that takes a plan:
+ * `--state FILE` (against the current directory, as typed), else the plan's `checkpoint:` field,
+ * else `state/<name>.db` in the plan file's own folder. The plan file is followed through symlinks
+ * first, so every path that reaches one plan file (from any directory, by any link) finds the same
+ * checkpoint, and a resume from the wrong directory cannot start a second run.
+ */
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { CHECKPOINT_ELSEWHERE, RuntimeError } from './errors.js';
 
-export function checkpointPath(opts: {
+/** Which of a plan's checkpoints: the real run's, its dry run's, or a copy plan's. */
+export type CheckpointRole = 'run' | 'dry-run' | 'copy';
+
+/** What each role adds to the real run's name: `state/x.db`, `state/x.dry-run.db`, `state/x.copy.db`. */
+const ROLE_SUFFIX: Record<CheckpointRole, string> = { run: '', 'dry-run': '.dry-run', copy: '.copy' };
+
+export interface CheckpointRequest {
+  /** The plan file as given on the command line. */
+  planFile: string;
   planName: string;
+  /** The plan's `checkpoint:` field as written (relative to the plan file's folder), when it has one. */
+  planCheckpoint?: string | null | undefined;
+  /** `--state FILE`, when given: used as is, for every role. */
   statePath?: string | undefined;
-  dryRun: boolean;
+  role: CheckpointRole;
   cwd: string;
-}): string {
-  if (opts.statePath) return resolve(opts.cwd, opts.statePath);
-  return resolve(opts.cwd, 'state', `${opts.planName}${opts.dryRun ? '.dry-run' : ''}.db`);
+}
+
+export interface CheckpointPlace {
+  /** The checkpoint's absolute path. */
+  file: string;
+  /** How it was chosen. */
+  from: 'state' | 'plan' | 'default';
+  /**
+   * Another checkpoint of the same name where shardmove looked before it looked beside the plan
+   * (`state/<name>.db` under the current directory), when that file exists too and is not `file`.
+   */
+  alsoAt?: string;
+}
+
+/**
+ * The plan's checkpoint for `role`. Throws SHARDMOVE_CHECKPOINT_ELSEWHERE (exit 4) when it does not
+ * exist yet but the same plan's checkpoint exists where a shardmove before this one put it by
+ * default (`state/<name>.db` under the current directory): going on would start a second run
+ * beside one that may be half done. The message says where each is and how to go on.
+ */
+export function locateCheckpoint(req: CheckpointRequest): CheckpointPlace {
+  if (req.statePath) return { file: resolve(req.cwd, req.statePath), from: 'state' };
+  const suffix = ROLE_SUFFIX[req.role];
+  const planDir = dirname(realPlanPath(req.planFile, req.cwd));
+  const file =
+    req.planCheckpoint && req.role !== 'copy'
+      ? withRole(resolve(planDir, req.planCheckpoint), suffix)
+      : join(planDir, 'state', `${req.planName}${suffix}.db`);
+  const from = req.planCheckpoint && req.role !== 'copy' ? 'plan' : 'default';
+  const legacy = resolve(req.cwd, 'state', `${req.planName}${suffix}.db`);
+  if (legacy === file || !existsSync(legacy)) return { file, from };
+  if (existsSync(file)) return { file, from, alsoAt: legacy };
+  throw new RuntimeError(CHECKPOINT_ELSEWHERE, leftBehindMessage(file, legacy, from, req));
+}
+
+/** When an older default place holds a checkpoint of the same name too: what to tell the operator (that one is not used). */
+export function otherCheckpointNote(place: CheckpointPlace): string | undefined {
+  if (!place.alsoAt) return undefined;
+  return `${place.alsoAt}, under the current directory where shardmove looked before, holds a checkpoint of this plan's name too; this uses ${place.file}`;
+}
+
+/** The plan file's real path (symlinks followed); as resolved when it cannot be read (a test's fake plan). */
+function realPlanPath(planFile: string, cwd: string): string {
+  const abs = resolve(cwd, planFile);
+  try {
+    return realpathSync(abs);
+  } catch {
+    return abs;
+  }
+}
+
+/** `x.db` of the real run -> `x.dry-run.db` for its dry run. */
+function withRole(file: string, suffix: string): string {
+  return suffix === '' ? file : `${file.slice(0, -'.db'.length)}${suffix}.db`;
+}
+
+/**
+ * Why a checkpoint at the old default place is not used by itself, and the commands that move it
+ * (with its log, WAL, dry run's and revert's files) where it is looked for now.
+ */
+function leftBehindMessage(file: string, legacy: string, from: 'plan' | 'default', req: CheckpointRequest): string {
+  const oldBase = legacy.slice(0, -'.db'.length);
+  const newBase = file.slice(0, -'.db'.length);
+  const moves = filesOf(legacy, req.role).map((f) => {
+    const to = f.startsWith(`${oldBase}.`) ? newBase + f.slice(oldBase.length) : join(dirname(file), basename(f));
+    return `  mv -i ${shellQuote(f)} ${shellQuote(to)}`;
+  });
+  const where =
+    from === 'plan'
+      ? "refusing: the plan's checkpoint field puts its checkpoint at"
+      : "refusing: the plan's checkpoint belongs beside the plan file, at";
+  return [
+    where,
+    `  ${file}`,
+    'and is not there; one of its name is where shardmove kept it before,',
+    'under the current directory:',
+    `  ${legacy}`,
+    'Going on would start a second run beside that one. Nothing was written.',
+    'To go on with it, check that no run holds it:',
+    `  shardmove status ${shellQuote(req.planFile)} --state ${shellQuote(legacy)}`,
+    'then move it with its files to where the plan finds it from any directory:',
+    `  mkdir -p ${shellQuote(dirname(file))}`,
+    ...moves,
+    `or name it every time: --state ${shellQuote(legacy)}`,
+  ].join('\n');
+}
+
+/**
+ * Every file of one plan's checkpoints beside `legacy` (its log, WAL, dry run's, revert's ...), a
+ * copy's and a move's apart: they share the plan's name but not their files. A copy's backup folder
+ * (`<name>.backup`, beside its checkpoint by default) goes with the copy's.
+ */
+function filesOf(legacy: string, role: CheckpointRole): string[] {
+  const dir = dirname(legacy);
+  const name = basename(legacy).slice(0, -`${ROLE_SUFFIX[role]}.db`.length);
+  const ofCopy = (n: string) => n.startsWith(`${name}.copy.`) || n === `${name}.backup`;
+  const mine = (n: string) =>
+    role === 'copy' ? ofCopy(n) : n.startsWith(`${name}${ROLE_SUFFIX[role]}.`) && !ofCopy(n);
+  try {
+    return readdirSync(dir)
+      .filter(mine)
+      .sort()
+      .map((n) => join(dir, n));
+  } catch {
+    return [legacy];
+  }
+}
+
+/** A path as a POSIX shell reads it back, quoted only when it must be. */
+export function shellQuote(s: string): string {
+  return /^[\w./=:@%+-]+$/.test(s) && !s.startsWith('-') ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The log file sits next to the checkpoint: foo.db -> foo.log. */

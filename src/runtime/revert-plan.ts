@@ -23,7 +23,7 @@ export function assertForward(store: CheckpointStore, file: string, revertFile: 
   if (store.mode() === 'dry-run') {
     throw new RuntimeError(
       CHECKPOINT_MODE,
-      `refusing: ${file} holds a dry run, which moved nothing; name the real run's checkpoint (state/<plan>.db unless it ran with --state)`,
+      `refusing: ${file} holds a dry run, which moved nothing; name the real run's checkpoint (state/<plan>.db beside the plan unless it ran with --state)`,
     );
   }
   if (store.mode() === 'revert') {

@@ -33,7 +33,7 @@ import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import type { LeaseKeeper } from './lease.js';
 import { createRunLogger } from './logger.js';
 import { createOauthWriteback } from './oauth-writeback.js';
-import { checkpointPath, logPath, revertCheckpointPath } from './paths.js';
+import { locateCheckpoint, logPath, revertCheckpointPath } from './paths.js';
 import { recordedPlan } from './plan-record.js';
 import { revertActors } from './revert-actors.js';
 import { bulkJobItems, withBulkJobItems } from './revert-bulk.js';
@@ -124,7 +124,14 @@ export async function executeRevert(
   const services: RuntimeServices = { ...(await import('./services.js')).defaultServices(), ...injected };
   const loaded = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
   const { plan } = loaded;
-  const forwardFile = checkpointPath({ planName: plan.name, statePath: opts.statePath, dryRun: false, cwd: opts.cwd });
+  const forwardFile = locateCheckpoint({
+    planFile: opts.planFile,
+    planName: plan.name,
+    planCheckpoint: plan.checkpoint,
+    statePath: opts.statePath,
+    role: 'run',
+    cwd: opts.cwd,
+  }).file;
   const revertFile = revertCheckpointPath(forwardFile);
   const secrets = secretsOf(plan);
   const forward = openExistingCheckpoint(forwardFile, { readOnly: false });

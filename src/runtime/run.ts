@@ -11,6 +11,8 @@ import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import type { RunInput } from '../machine/types.js';
 import { formatProblem } from '../plan/errors.js';
+import { canonicalJson, planHashInput } from '../plan/hash.js';
+import { diffPlanRecords, formatPlanChanges } from '../plan/plan-diff.js';
 import type { Plan } from '../plan/types.js';
 import { THROTTLE_DEFAULTS } from '../plan/values.js';
 import type { ThrottleRule } from '../plan/values.js';
@@ -32,10 +34,11 @@ import { createRunLogger, SecretSet } from './logger.js';
 import { assertMode } from './mode.js';
 import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
-import { checkpointPath, logPath, revertCheckpointPath } from './paths.js';
+import { locateCheckpoint, logPath, otherCheckpointNote, revertCheckpointPath } from './paths.js';
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
 import { recordPlan } from './plan-record.js';
-import { chooseStart } from './resume.js';
+import { chooseStart, describeResume, planFixed } from './resume.js';
+import type { StartOptions } from './resume.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
 export type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
@@ -48,18 +51,25 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   const services: RuntimeServices = isComplete(injected)
     ? injected
     : { ...(await import('./services.js')).defaultServices(), ...injected };
-  const {
-    plan,
-    hash,
-    warnings: planWarnings,
-  } = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
+  const loaded = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
+  const { plan, hash, warnings: planWarnings } = loaded;
+  // What the hash covers, kept in the checkpoint: a later refusal names the fields that changed.
+  const planRecord = canonicalJson(loaded.hashInput ?? planHashInput(plan));
   const secrets = new SecretSet();
   const creds = plan.instance.credentials;
   if (creds.type === 'token') secrets.add(creds.token);
   else secrets.add(creds.accessToken, creds.refreshToken, creds.clientSecret);
   if (plan.prometheus?.token) secrets.add(plan.prometheus.token);
 
-  const file = checkpointPath({ planName: plan.name, statePath: opts.statePath, dryRun: opts.dryRun, cwd: opts.cwd });
+  const place = locateCheckpoint({
+    planFile: opts.planFile,
+    planName: plan.name,
+    planCheckpoint: plan.checkpoint,
+    statePath: opts.statePath,
+    role: opts.dryRun ? 'dry-run' : 'run',
+    cwd: opts.cwd,
+  });
+  const file = place.file;
   // The checkpoint first (the store creates its directory): a file that is no checkpoint, or one
   // this process cannot write, is refused before the log is created beside it.
   const store = services.openCheckpoint(file);
@@ -72,6 +82,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     throw err;
   }
   for (const w of planWarnings) opts.stderr.write(`${secrets.scrub(formatProblem(w))}\n`);
+  const elsewhere = otherCheckpointNote(place);
+  if (elsewhere) opts.stderr.write(`note: ${elsewhere}\n`);
 
   const observers = opts.observers ?? [];
   const audit = createAuditBuffer(store, (err) =>
@@ -105,16 +117,36 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     const signal = AbortSignal.any([opts.signal, lease.signal]);
     noteLiveControl(store.readControl(), opts, plan, log);
     const saved = store.loadRun();
+    const mode = opts.mode ?? (opts.dryRun ? 'dry-run' : 'run');
     // Refusals (a changed plan) come before anything is written.
-    let start = chooseStart(saved, hash, opts);
+    const startOpts: StartOptions = {
+      acceptPlanChange: opts.acceptPlanChange,
+      dryRun: opts.dryRun,
+      fixed: () => saved !== null && planFixed(store, saved, { dryRun: opts.dryRun, now: services.clock.now() }),
+      planChanges: () => (saved?.plan ? formatPlanChanges(diffPlanRecords(saved.plan, planRecord)) : null),
+    };
+    let start = chooseStart(saved, hash, startOpts);
     const released = opts.retryQuarantined ? releaseQuarantined(store, opts, services.clock.now(), log) : 0;
-    if (released > 0) start = chooseStart(saved, hash, { ...opts, released });
+    if (released > 0) start = chooseStart(saved, hash, { ...startOpts, released });
     if (start.kind === 'fresh' && start.reason) {
       log.warn({ reason: start.reason }, 'starting the machine from pre-flight');
       store.appendEvent('run.restart', { reason: start.reason }, services.clock.now());
     }
     // The plan's fields, not only its hash: `revert` names what changed since (the instance URL first).
     recordPlan(store, plan, hash, services.clock.now());
+    if (start.note) opts.stderr.write(`note: ${start.note}\n`);
+    const resuming = describeResume({
+      saved,
+      start,
+      summary: store.summary(services.clock.now()),
+      mode,
+      file,
+      now: services.clock.now(),
+    });
+    if (resuming) {
+      log.info({ checkpoint: file, says: resuming }, 'resuming');
+      opts.stderr.write(`${resuming}\n`);
+    }
     const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
     const earlyWarnings = oauth.warning ? [oauth.warning] : [];
     // Also said now, not only in the final report: the operator can still switch to token files.
@@ -158,6 +190,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
         services,
         plan,
         hash,
+        planRecord,
         store,
         api,
         log,

@@ -12,10 +12,7 @@ import type { FailedMove } from '../report/failed-moves.js';
 import { buildStatusReport, capView } from '../report/status.js';
 import type { LockView, StatusReport } from '../report/status.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
-import { checkpointPath } from './paths.js';
 import { isAlive, thisHost } from './process.js';
-
-export { checkpointPath } from './paths.js';
 
 /**
  * Opens the checkpoint at `file` beside a run that may hold it (no lock taken, busy timeout); throws
@@ -92,11 +89,6 @@ export function recentFailures(
 ): FailedMove[] {
   const events = store.lastEventsOf(['move.failed', 'item.retry', 'item.quarantined'], FAILURE_EVENTS_READ);
   return failedMoves(events, (kind, id) => store.getItem(kind, id)?.name ?? null, undefined, version);
-}
-
-/** Where `status` looks for a plan's checkpoint (the real run's, not the dry run's). */
-export function statusCheckpointPath(planName: string, statePath: string | undefined, cwd: string): string {
-  return checkpointPath({ planName, statePath, dryRun: false, cwd });
 }
 
 /** How many events of `type` the checkpoint's log holds (e.g. `item.retry` for the demo's summary). */

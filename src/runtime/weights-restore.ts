@@ -20,7 +20,7 @@ import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { assertRealRun } from './mode.js';
 import { createOauthWriteback } from './oauth-writeback.js';
-import { checkpointPath, logPath } from './paths.js';
+import { locateCheckpoint, logPath } from './paths.js';
 import { LockedError } from '../store/errors.js';
 import { lockHolder, openExistingCheckpoint } from './status.js';
 import type { RuntimeServices } from './types.js';
@@ -148,7 +148,14 @@ export async function restoreWeights(
   const services: RuntimeServices = { ...(await import('./services.js')).defaultServices(), ...injected };
   const { plan } = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
   const command = opts.command ?? 'shardmove weights restore PLAN';
-  const file = checkpointPath({ planName: plan.name, statePath: opts.statePath, dryRun: false, cwd: opts.cwd });
+  const file = locateCheckpoint({
+    planFile: opts.planFile,
+    planName: plan.name,
+    planCheckpoint: plan.checkpoint,
+    statePath: opts.statePath,
+    role: 'run',
+    cwd: opts.cwd,
+  }).file;
   const secrets = new SecretSet();
   const creds = plan.instance.credentials;
   if (creds.type === 'token') secrets.add(creds.token);

@@ -31,7 +31,16 @@ describe('run-level checkpoint', () => {
     expect(s.loadRun()).toBeNull();
     s.saveRun({ planName: 'x', planHash: 'h1', machineVersion: 1, snapshot: { value: 'drain', context: { a: [1] } } });
     s.saveRun({ planName: 'x', planHash: 'h2', machineVersion: 2, snapshot: { value: 'verify' } });
-    expect(s.loadRun()).toEqual({ planName: 'x', planHash: 'h2', machineVersion: 2, snapshot: { value: 'verify' } });
+    expect(s.loadRun()).toEqual({
+      planName: 'x',
+      planHash: 'h2',
+      machineVersion: 2,
+      snapshot: { value: 'verify' },
+      plan: null,
+    });
+    // The plan the hash covers is kept beside it (schema 17), to name what changed later.
+    s.saveRun({ planName: 'x', planHash: 'h3', machineVersion: 2, snapshot: {}, plan: '{"move":{"concurrency":4}}' });
+    expect(s.loadRun()?.plan).toBe('{"move":{"concurrency":4}}');
     s.close();
   });
 

@@ -58,6 +58,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     // Schema 8 (leases); a read-only `status` on an older, unmigrated file sees plain locks.
     const leases = hasTable(db, 'lock_generation');
     const w8 = (sql: string) => p(leases ? sql : 'SELECT 1 WHERE 0');
+    const runPlan = hasColumn(db, 'run', 'plan');
     this.r = {
       getLock: p(
         leases
@@ -75,11 +76,17 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       renewLock: w8('UPDATE lock SET heartbeat_at = ? WHERE id = 1 AND generation = ?'),
       dropLock: w8('DELETE FROM lock WHERE id = 1 AND generation = ?'),
       forceDropLock: p('DELETE FROM lock WHERE id = 1'),
-      getRun: p('SELECT plan_name, plan_hash, machine_version, snapshot FROM run WHERE id = 1'),
+      // Schema 17 keeps the plan; a read-only `status` on an older, unmigrated file reads none
+      // (and never writes, so its put is a no-op there).
+      getRun: p(
+        `SELECT plan_name, plan_hash, machine_version, snapshot, ${runPlan ? 'plan' : 'NULL AS plan'} FROM run WHERE id = 1`,
+      ),
       putRun: p(
-        `INSERT INTO run (id, plan_name, plan_hash, machine_version, snapshot) VALUES (1, ?, ?, ?, ?)
+        runPlan
+          ? `INSERT INTO run (id, plan_name, plan_hash, machine_version, snapshot, plan) VALUES (1, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET plan_name = excluded.plan_name, plan_hash = excluded.plan_hash,
-           machine_version = excluded.machine_version, snapshot = excluded.snapshot`,
+           machine_version = excluded.machine_version, snapshot = excluded.snapshot, plan = excluded.plan`
+          : 'SELECT ?, ?, ?, ?, ? WHERE 0',
       ),
       event: p('INSERT INTO events (at, type, data) VALUES (?, ?, ?)'),
       events: p('SELECT seq, at, type, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
@@ -236,7 +243,8 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
 
   loadRun(): SavedRun | null {
     const r = this.r.getRun.get() as
-      { plan_name: string; plan_hash: string; machine_version: number; snapshot: string } | undefined;
+      | { plan_name: string; plan_hash: string; machine_version: number; snapshot: string; plan: string | null }
+      | undefined;
     if (!r) return null;
     let snapshot: unknown;
     try {
@@ -250,11 +258,11 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
         `${this.file} is not a usable shardmove checkpoint: its saved run is not JSON (${(err as Error).message}); it was left as it is: restore it from a copy, or move it aside`,
       );
     }
-    return { planName: r.plan_name, planHash: r.plan_hash, machineVersion: r.machine_version, snapshot };
+    return { planName: r.plan_name, planHash: r.plan_hash, machineVersion: r.machine_version, snapshot, plan: r.plan };
   }
 
   saveRun(run: SavedRun): void {
-    this.r.putRun.run(run.planName, run.planHash, run.machineVersion, JSON.stringify(run.snapshot));
+    this.r.putRun.run(run.planName, run.planHash, run.machineVersion, JSON.stringify(run.snapshot), run.plan ?? null);
   }
 
   appendEvent<K extends AuditType>(type: K, data: AuditEventMap[K], at: number): void {

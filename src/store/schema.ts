@@ -267,6 +267,11 @@ const MIGRATIONS: readonly string[] = [
   DROP TABLE identity;
   ALTER TABLE identity_16 RENAME TO identity;
   `,
+  // 17: the plan the run's hash covers (the normalised plan without credentials, as canonical JSON),
+  // so that a refused resume can say which fields changed. Older rows have none (null).
+  `
+  ALTER TABLE run ADD COLUMN plan TEXT;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -31,6 +31,11 @@ export interface SavedRun {
   machineVersion: number;
   /** The XState persisted snapshot (JSON). */
   snapshot: unknown;
+  /**
+   * The plan `planHash` covers, as canonical JSON without credentials (plan/hash.ts), for naming
+   * the fields of a changed plan; null in checkpoints written before it was kept (schema 17).
+   */
+  plan?: string | null;
 }
 
 /** Counts per kind, source storage and item state, for `status`, progress lines and reports. */

@@ -54,7 +54,7 @@ export function finishedDryRun(store: Checkpoint): RunContext {
   if (mode === 'run') {
     throw new RuntimeError(
       CHECKPOINT_MODE,
-      `refusing: ${file} holds a real run, whose items have moved since it listed them; a twin is made from a dry run's checkpoint (state/<plan>.dry-run.db unless the dry run had --state)`,
+      `refusing: ${file} holds a real run, whose items have moved since it listed them; a twin is made from a dry run's checkpoint (state/<plan>.dry-run.db beside the plan unless the dry run had --state)`,
     );
   }
   if (!snap?.context) {

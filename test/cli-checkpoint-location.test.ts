@@ -1,0 +1,176 @@
+/**
+ * Where a plan's checkpoint is, end to end: beside the plan file (or where its `checkpoint:` field
+ * says), found the same by every command from any directory; a checkpoint an older shardmove left
+ * under the directory it ran in is never passed over by a second run; and a resume says what it
+ * resumes. Judged from the files on disk and the sandbox's own moves.
+ */
+import { spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { SandboxProcess } from './support/cli-harness.js';
+import {
+  invariantViolations,
+  movesOf,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  storagesOf,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
+import { movesInFlight } from './support/in-flight.js';
+import { until } from './support/until.js';
+
+/** A sandbox, a plan in `<dir>/ops plans/`, and two other directories to run commands from. */
+async function setup(name: string, sandboxArgs: string[], counts: Parameters<typeof writeSeed>[1]) {
+  const dir = tempDir(name);
+  const sandbox: SandboxProcess = await startSandboxProcess([...sandboxArgs, '--seed', writeSeed(dir, counts)]);
+  onTestFinished(async () => {
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const plans = join(dir, 'ops plans');
+  const elsewhere = join(dir, 'elsewhere');
+  const third = join(dir, 'third');
+  for (const d of [plans, elsewhere, third]) mkdirSync(d);
+  const plan = writePlan(plans, { concurrency: 4 });
+  return { dir, sandbox, plans, elsewhere, third, plan, env: sandboxEnv(sandbox.url) };
+}
+
+const moveCount = async (url: string) =>
+  (await Promise.all((['project', 'snippet', 'group'] as const).map((k) => movesOf(url, k)))).flat().length;
+
+const inFlight = movesInFlight;
+
+describe('the checkpoint beside the plan', { timeout: 90_000 }, () => {
+  it('is found the same by every command from any directory', async () => {
+    const { sandbox, plans, elsewhere, third, dir, plan, env } = await setup(
+      'where',
+      ['--move-duration', '20', '--workers', '10'],
+      { projects: 12, snippets: 2, groups: 2 },
+    );
+    const dry = await runCli(['run', plan, '--dry-run'], { cwd: elsewhere, env });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(readdirSync(join(plans, 'state')).sort()).toEqual(['it.dry-run.db', 'it.dry-run.log']);
+    const twin = await runCli(['twin', join('ops plans', 'plan.yaml'), '--out', join(third, 'twin.yaml')], {
+      cwd: dir,
+    });
+    expect(twin.code, twin.stderr).toBe(0);
+
+    const run = await runCli(['run', join('..', 'ops plans', 'plan.yaml')], { cwd: third, env });
+    expect(run.code, run.stderr).toBe(0);
+    const checkpoint = join(plans, 'state', 'it.db');
+    expect(existsSync(checkpoint)).toBe(true);
+    const moves = await moveCount(sandbox.url);
+
+    // Each from a directory of its own, the readers at once (the revert's preview holds the lock
+    // while it reads, which `control` may write beside); `unlock` after them, or it would take it.
+    const [status, report, control, preview] = await Promise.all([
+      runCli(['status', plan, '--json'], { cwd: elsewhere }),
+      runCli(['report', 'plan.yaml', '--json'], { cwd: plans }),
+      runCli(['control', plan, '--concurrency', '2'], { cwd: third }),
+      runCli(['revert', plan, '--dry-run'], { cwd: elsewhere, env }),
+    ]);
+    const unlock = await runCli(['unlock', plan, '--yes'], { cwd: dir });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ checkpoint, state: 'done' });
+    expect(report.code, report.stderr).toBe(0);
+    expect(control.stdout).toContain(`checkpoint: ${checkpoint}`);
+    expect(unlock.stdout).toBe(`not locked: ${checkpoint}\nnothing to do\n`);
+    expect(preview.code, preview.stderr).toBe(0);
+    expect(preview.stdout).toContain(`revert of ${checkpoint}`);
+
+    // Run again from yet another directory: the same finished run, nothing moved twice.
+    const again = await runCli(['run', plan], { cwd: dir, env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(await moveCount(sandbox.url)).toBe(moves);
+    for (const d of [dir, elsewhere, third]) expect(existsSync(join(d, 'state')), d).toBe(false);
+  });
+
+  it("is where the plan's checkpoint field says, relative to the plan file", async () => {
+    const { plans, elsewhere, dir, plan, env } = await setup('field', ['--move-duration', '20', '--workers', '10'], {
+      projects: 6,
+      snippets: 1,
+      groups: 1,
+    });
+    appendFileSync(plan, 'checkpoint: ../runs/retire one.db\n');
+    const run = await runCli(['run', plan], { cwd: elsewhere, env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(readdirSync(join(dir, 'runs')).sort()).toEqual(['retire one.db', 'retire one.log']);
+    const dry = await runCli(['run', 'plan.yaml', '--dry-run'], { cwd: plans, env });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(existsSync(join(dir, 'runs', 'retire one.dry-run.db'))).toBe(true);
+    const status = await runCli(['status', plan, '--json'], { cwd: dir });
+    expect(JSON.parse(status.stdout)).toMatchObject({ checkpoint: join(dir, 'runs', 'retire one.db'), state: 'done' });
+    expect(existsSync(join(plans, 'state'))).toBe(false);
+  });
+});
+
+describe('a checkpoint an older shardmove left under the directory it ran in', { timeout: 90_000 }, () => {
+  it('is never passed over by a second run: refused with both places, moved as the message says, then resumed', async () => {
+    const { sandbox, plans, elsewhere, plan, env } = await setup(
+      'legacy',
+      ['--move-duration', '1500', '--workers', '4'],
+      {
+        projects: 12,
+        snippets: 2,
+        groups: 2,
+      },
+    );
+    // What shardmove wrote by default before: state/<name>.db under the current directory.
+    const old = join(elsewhere, 'state', 'it.db');
+    let child: ChildProcess | undefined;
+    const first = runCli(['run', plan, '--state', join('state', 'it.db')], {
+      cwd: elsewhere,
+      env,
+      onStart: (c) => (child = c),
+    });
+    expect(
+      await until(
+        () => Promise.resolve(inFlight(old)),
+        (n) => n === 4,
+        30_000,
+      ),
+    ).toBe(4);
+    child!.kill('SIGINT');
+    expect((await first).code).toBe(130);
+    const moves = await moveCount(sandbox.url);
+
+    const refused = await runCli(['run', plan], { cwd: elsewhere, env });
+    expect(refused.code, refused.stderr).toBe(4);
+    expect(refused.stderr).toContain(`belongs beside the plan file, at\n  ${join(plans, 'state', 'it.db')}\n`);
+    expect(refused.stderr).toContain(`under the current directory:\n  ${old}\n`);
+    expect(existsSync(join(plans, 'state'))).toBe(false);
+    expect(await moveCount(sandbox.url)).toBe(moves);
+    const status = await runCli(['status', plan], { cwd: elsewhere });
+    expect(status.code).toBe(4);
+
+    // The operator runs the commands the refusal printed, as printed.
+    const commands = refused.stderr
+      .split('\n')
+      .filter((l) => /^ {2}(mkdir -p|mv -i) /.test(l))
+      .join('\n');
+    expect(commands).toMatch(/mv -i .*it\.db .*it\.log/s);
+    expect(spawnSync('sh', ['-c', commands], { cwd: elsewhere, stdio: 'ignore' }).status).toBe(0);
+    expect(existsSync(old)).toBe(false);
+
+    const resumed = await runCli(['run', plan], { cwd: elsewhere, env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(
+      new RegExp(
+        `^resuming the run started \\S+Z \\(\\S+ ago\\): \\d+ of \\d+ item\\(s\\) moved, \\d+ in flight \\(checkpoint ${join(plans, 'state', 'it.db').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)$`,
+        'm',
+      ),
+    );
+    for (const kind of ['projects', 'snippets', 'groups'] as const)
+      expect(
+        [...(await storagesOf(sandbox.url, kind)).values()].filter((s) => s !== 'cluster'),
+        kind,
+      ).toEqual([]);
+    for (const kind of ['project', 'snippet', 'group'] as const)
+      expect(invariantViolations(await movesOf(sandbox.url, kind), 'cluster'), kind).toEqual([]);
+  });
+});

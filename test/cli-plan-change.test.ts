@@ -1,0 +1,115 @@
+/**
+ * A plan is fixed by the run's first write, not by a pre-flight that refused: after "Nothing was
+ * written ... run the same command again", the fixed plan runs; once the run wrote, a changed plan
+ * is refused naming each changed field. Judged from the sandbox's moves and the checkpoint.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openCheckpoint } from '../src/store/checkpoint.js';
+import {
+  invariantViolations,
+  movesOf,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  storagesOf,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
+import { movesInFlight } from './support/in-flight.js';
+import { until } from './support/until.js';
+
+async function setup(name: string, args: string[]) {
+  const dir = tempDir(name);
+  const sandbox = await startSandboxProcess([
+    ...args,
+    '--seed',
+    writeSeed(dir, { projects: 12, snippets: 2, groups: 2 }),
+  ]);
+  onTestFinished(async () => {
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, sandbox, plan: writePlan(dir, { concurrency: 4 }), env: sandboxEnv(sandbox.url) };
+}
+
+const moveCount = async (url: string) =>
+  (await Promise.all((['project', 'snippet', 'group'] as const).map((k) => movesOf(url, k)))).flat().length;
+
+async function expectAllMovedOnce(url: string) {
+  for (const kind of ['projects', 'snippets', 'groups'] as const)
+    expect(
+      [...(await storagesOf(url, kind)).values()].filter((s) => s !== 'cluster'),
+      kind,
+    ).toEqual([]);
+  for (const kind of ['project', 'snippet', 'group'] as const)
+    expect(invariantViolations(await movesOf(url, kind), 'cluster'), kind).toEqual([]);
+}
+
+describe('a changed plan', { timeout: 90_000 }, () => {
+  it('after a pre-flight that refused and wrote nothing, is the plan of the next run: it runs, and says why', async () => {
+    const { dir, sandbox, plan, env } = await setup('change-preflight', ['--move-duration', '20', '--workers', '10']);
+    const base = readFileSync(plan, 'utf8');
+    writeFileSync(plan, `${base}capacity:\n  storages:\n    cluster: {free: 1KiB}\n`);
+    const refused = await runCli(['run', plan], { cwd: dir, env });
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stdout + refused.stderr).toContain('Nothing was written');
+    expect(await moveCount(sandbox.url)).toBe(0);
+
+    writeFileSync(plan, `${base}capacity:\n  storages:\n    cluster: {free: 1TiB}\n`);
+    const fixed = await runCli(['run', plan], { cwd: dir, env });
+    expect(fixed.code, fixed.stdout + fixed.stderr).toBe(0);
+    expect(fixed.stderr).toMatch(
+      /^note: the plan changed since the checkpoint was written \(capacity\.storages\.cluster\.free: 1\.0 KiB -> 1\.0 TiB\), but the last attempt wrote nothing to the instance and recorded no item: this run starts with this plan$/m,
+    );
+    await expectAllMovedOnce(sandbox.url);
+  });
+
+  it('once the run wrote, is refused naming every changed field; --accept-plan-change goes on', async () => {
+    const { dir, sandbox, plan, env } = await setup('change-fixed', ['--move-duration', '1500', '--workers', '4']);
+    const checkpoint = join(dir, 'state', 'it.db');
+    let child: ChildProcess | undefined;
+    const first = runCli(['run', plan], { cwd: dir, env, onStart: (c) => (child = c) });
+    expect(
+      await until(
+        () => Promise.resolve(movesInFlight(checkpoint)),
+        (n) => n === 4,
+        30_000,
+      ),
+    ).toBe(4);
+    child!.kill('SIGINT');
+    expect((await first).code).toBe(130);
+    const moves = await moveCount(sandbox.url);
+
+    writeFileSync(
+      plan,
+      readFileSync(plan, 'utf8')
+        .replace('concurrency: 4', 'concurrency: 8')
+        .replace('max_attempts: 2', 'max_attempts: 5'),
+    );
+    appendFileSync(plan, '# a comment and a token rotation are no change\n');
+    const refused = await runCli(['run', plan], { cwd: dir, env: { ...env, SHARDMOVE_TOKEN: env.SHARDMOVE_TOKEN! } });
+    expect(refused.code, refused.stderr).toBe(4);
+    expect(refused.stderr).toContain(
+      'refusing to resume: the plan changed since the checkpoint was written:\n' +
+        '  move.concurrency: 4 -> 8\n' +
+        '  retry.max_attempts: 2 -> 5\n' +
+        'Run again with --accept-plan-change',
+    );
+    expect(await moveCount(sandbox.url)).toBe(moves);
+
+    const accepted = await runCli(['run', plan, '--accept-plan-change'], { cwd: dir, env });
+    expect(accepted.code, accepted.stderr).toBe(0);
+    await expectAllMovedOnce(sandbox.url);
+    // The checkpoint now keeps the accepted plan: the same plan resumes without a word.
+    const store = openCheckpoint(checkpoint, { readOnly: true });
+    try {
+      expect(JSON.parse(store.loadRun()!.plan!)).toMatchObject({ move: { concurrency: 8 }, retry: { maxAttempts: 5 } });
+    } finally {
+      store.close();
+    }
+  });
+});
