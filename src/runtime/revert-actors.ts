@@ -7,8 +7,8 @@
  * came from.
  */
 import { StepError, WEIGHTS_MISMATCH, abortError } from '../actors/errors.js';
-import { locate } from '../actors/locate.js';
-import type { Location } from '../actors/locate.js';
+import { locate } from '../actors/drain/locate.js';
+import type { Location } from '../actors/drain/locate.js';
 import type { ActorDeps } from '../actors/types.js';
 import { waitForGates } from '../actors/write-gate.js';
 import type { VerifyOutput, WeightsOutput } from '../machine/types.js';

@@ -3,7 +3,7 @@
  * SQLite checkpoint, the undici client and the seven actors. Loaded lazily by run.ts so unit tests
  * with fakes never open a socket or a database.
  */
-import { runDrain } from '../actors/drain.js';
+import { runDrain } from '../actors/drain/run.js';
 import { runGeoResync } from '../actors/geo.js';
 import { runPreflight } from '../actors/preflight.js';
 import { runStorageCheck } from '../actors/storages.js';
