@@ -5,8 +5,8 @@
  * per-item reads are made before anything is written; the rows are then seeded into the revert's
  * checkpoint in one transaction, so a kill leaves either all of them or none.
  */
-import { locate } from '../actors/drain/locate.js';
-import type { Location } from '../actors/drain/locate.js';
+import { locate } from '../actors/index.js';
+import type { Location } from '../actors/index.js';
 import type { InstanceApi } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorStore, ItemRow, ItemStore } from '../store/types.js';
