@@ -3,7 +3,7 @@
  * (intent recorded before; after an ambiguous failure, look for the moves it created before posting
  * again; after a 429, which proves it was not applied, wait for `Retry-After` and post again), then
  * follow the moves it creates through the move lists until none is in flight. Failed and untouched
- * items are left pending: the throttled loop in ./drain.ts retries them per item.
+ * items are left pending: the throttled loop (./loop.ts) retries them per item.
  */
 import { waitForGates } from '../write-gate.js';
 import type { MoveRecord } from '../../api/types.js';

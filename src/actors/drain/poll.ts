@@ -27,7 +27,7 @@ export function trackedKinds(ctx: DrainCtx): Kind[] {
  * Bulk polling passes none: its moves wait in the instance's queue, which says nothing about how
  * long a move runs.
  */
-export interface PollPlanner {
+export interface Forecast {
   model: MoveModel;
   /** When the previous poll of this process started (null: none yet, so nothing is learned). */
   lastPollAt: number | null;
@@ -37,7 +37,7 @@ export interface PollPlanner {
   minGapMs: number;
   /**
    * Expected end (ms since epoch) of every move in flight with a prediction, as of the last poll
-   * plus the moves scheduled since: what queue-ahead (./refill.ts) counts as about to end.
+   * plus the moves scheduled since: what queue ahead (./queue-ahead.ts) counts as about to end.
    */
   ends: number[];
 }
@@ -52,32 +52,32 @@ export interface PollPlanner {
  * that is how the model starts, and how it comes down when it expected moves to take longer. A
  * move that ended before this process's first poll (a restart) teaches nothing.
  */
-function learn(planner: PollPlanner, kind: Kind, row: ItemRow, now: number): void {
-  if (planner.lastPollAt === null || row.scheduledAt === null) return;
-  const seenAlive = planner.lastPollAt > row.scheduledAt;
-  const ms = seenAlive ? planner.lastPollAt - row.scheduledAt : (now - row.scheduledAt) / 2;
-  planner.model.observe(kind, row.sizeBytes, ms);
+function learn(forecast: Forecast, kind: Kind, row: ItemRow, now: number): void {
+  if (forecast.lastPollAt === null || row.scheduledAt === null) return;
+  const seenAlive = forecast.lastPollAt > row.scheduledAt;
+  const ms = seenAlive ? forecast.lastPollAt - row.scheduledAt : (now - row.scheduledAt) / 2;
+  forecast.model.observe(kind, row.sizeBytes, ms);
 }
 
 /**
  * One poll over every kind with moves in flight (the concurrency cap is run-wide, so moves of
  * another kind left by an earlier interrupted drain are tracked too). Returns rows still in flight
- * for this drain's (kind, source). With a planner, finished moves train the model (saved in the
- * poll's transaction) and `planner.earliestEnd` becomes the earliest expected end of what is left.
+ * for this drain's (kind, source). With a forecast, finished moves train the model (saved in the
+ * poll's transaction) and `forecast.earliestEnd` becomes the earliest expected end of what is left.
  */
-export async function pollInFlight(ctx: DrainCtx, planner?: PollPlanner): Promise<number> {
+export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<number> {
   let mine = 0;
   const now = ctx.deps.clock.now();
   let earliest: number | null = null;
   const ends: number[] = [];
   const expect = (kind: Kind, row: ItemRow) => {
-    if (!planner) return;
-    const end = expectedEnd(planner.model, kind, row, now, now, planner.minGapMs);
+    if (!forecast) return;
+    const end = expectedEnd(forecast.model, kind, row, now, now, forecast.minGapMs);
     if (end !== null) ends.push(end);
     if (end !== null && (earliest === null || end < earliest)) earliest = end;
   };
   for (const kind of trackedKinds(ctx)) {
-    if (planner) for (const row of ctx.store.itemsInState(kind, null, 'scheduling', MAX_TRACKED)) expect(kind, row);
+    if (forecast) for (const row of ctx.store.itemsInState(kind, null, 'scheduling', MAX_TRACKED)) expect(kind, row);
     const rows = ctx.store.itemsInState(kind, null, 'in_flight', MAX_TRACKED);
     if (rows.length === 0) continue;
     const ids = rows.map((r) => r.moveId).filter((id): id is number => id !== null);
@@ -92,22 +92,22 @@ export async function pollInFlight(ctx: DrainCtx, planner?: PollPlanner): Promis
         if (move) {
           const done = applyMove(k, row, move, row.scheduledAt ?? ctx.deps.clock.now(), notes.get(move.id));
           if (done && !isTerminal(move.state)) stuck.push(row);
-          if (done && move.state === 'finished' && planner) learn(planner, kind, row, now);
+          if (done && move.state === 'finished' && forecast) learn(forecast, kind, row, now);
           if (!done) expect(kind, row);
           if (!done && kind === ctx.kind && row.source === ctx.source) mine++;
         } else if (row.moveId === null || missing.includes(row.moveId)) lost.push(row);
       }
-      planner?.model.save(now);
+      forecast?.model.save(now);
     });
     for (const row of stuck) await recordStuckState({ ...ctx, kind, source: row.source }, [row.id]);
     for (const row of lost) {
       await reconcileItem({ ...ctx, kind, source: row.source }, { ...row, moveId: null }, 'lost-move');
     }
   }
-  if (planner) {
-    planner.lastPollAt = now;
-    planner.earliestEnd = earliest;
-    planner.ends = ends;
+  if (forecast) {
+    forecast.lastPollAt = now;
+    forecast.earliestEnd = earliest;
+    forecast.ends = ends;
   }
   return mine;
 }
