@@ -1,5 +1,5 @@
 /**
- * The failure breaker (`retry.pause_after`, issue 24): when N moves fail within a window, the run
+ * The failure breaker (`retry.pause_after`): when N moves fail within a window, the run
  * pauses exactly as `shardmove control --pause` does (moves in flight are still followed, nothing
  * new starts) until an operator unpauses it. GitLab.com's rebalance script stops after
  * `--max-failures`; a paused run keeps its checkpoint and goes on with `control --unpause`.

@@ -63,7 +63,7 @@ async function postBulk(ctx: DrainCtx): Promise<void> {
     bulk = { kind, source, state: 'intent', intentAt: deps.clock.now(), seenMaxMoveId: await newestMoveId(ctx) };
     store.setBulk(bulk);
   }
-  // The bulk POST is a write: outside every window, or while a rule holds, it waits (issue 22 item 7).
+  // The bulk POST is a write: outside every window, or while a rule holds, it waits (the write gates).
   await waitForGates(deps, 'the bulk move');
   let ambiguous = 0;
   for (let attempt = 1; ; attempt++) {

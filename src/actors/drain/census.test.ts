@@ -18,7 +18,7 @@ function flagsOf(h: ReturnType<typeof createHarness>) {
   return out;
 }
 
-describe("the dry run's census of hidden and pending-delete projects (issue 21)", () => {
+describe("the dry run's census of hidden and pending-delete projects", () => {
   it('tells hidden from pending-delete projects by listing the source once without each flag', async () => {
     const h = createHarness();
     h.fake.addItems('projects', 'nfs-1', range(1, 250));

@@ -1,5 +1,5 @@
 /**
- * A dry run's census of the projects on a source (issue 21): which of them GitLab hides from its
+ * A dry run's census of the projects on a source (for `shardmove twin`): which of them GitLab hides from its
  * default listing, and why. The enumeration lists with `include_hidden` and `include_pending_delete`
  * and so sees every project, but no field of GitLab's project entity says hidden or pending
  * deletion, and `GET /projects/:id` answers 404 for both. So the source is listed once more without

@@ -17,7 +17,7 @@ export interface DrainCtx {
   source: string;
   /** The plan's first destination: the only one of most plans, and bulk mode's (which allows one). */
   destination: string;
-  /** Every destination of the plan (issue 23). */
+  /** Every destination of the plan (`move.to` may list several). */
   destinations: readonly string[];
 }
 

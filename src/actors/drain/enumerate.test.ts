@@ -1,5 +1,5 @@
 /**
- * Issue 13, items 1, 2 and 9: listings in GitLab's order (snippets newest first, offset only), that
+ * Enumeration: listings in GitLab's order (snippets newest first, offset only), that
  * shift while they are read, that hide projects, or that break on one item. Nothing may be skipped,
  * doubled, or called gone because a listing did not show it.
  */

@@ -1,5 +1,5 @@
 /**
- * Completion prediction (issue 11): how long a move of a kind takes, learned from the moves this
+ * Completion prediction: how long a move of a kind takes, learned from the moves this
  * run watched, so the drain polls when the earliest move in flight is expected to have ended
  * instead of a fixed interval later.
  *

@@ -1,5 +1,5 @@
 /**
- * Issue 11, item 3: one pipeline across drains. While one (source, kind) drain is down to its tail,
+ * One pipeline across drains. While one (source, kind) drain is down to its tail,
  * its free slots take the next drain's items; the cap holds at every instant, each drain still
  * re-lists its own source, and crashes anywhere leave no item moved twice or left behind.
  */
@@ -99,7 +99,7 @@ describe('one pipeline across drains', () => {
     );
   });
 
-  it("runs the drain's verification re-list alongside the next drain's moves (issue 25 item 2), and still retries what it finds", async () => {
+  it("runs the drain's verification re-list alongside the next drain's moves, and still retries what it finds", async () => {
     // A listing page of nfs-1 takes 10 s on the fake clock, five times a move: moves of nfs-2 end during its re-list.
     const h = withDelays(createHarness(plan(4), { startDelayMs: 0, durationMs: 2_000, perPage: 2 }), {
       listItemsOnStorage: (_kind, storage) => (storage === 'nfs-1' ? 10_000 : 0),

@@ -1,5 +1,5 @@
 /**
- * Completion prediction (issue 11) on the fake clock: where polls land with a model that is right,
+ * Completion prediction on the fake clock: where polls land with a model that is right,
  * too slow or too fast, and that the model is checkpoint state a restart continues from.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Queue ahead of predicted ends (issue 25 item 1) on the fake clock: a successor is POSTed beyond the
+ * Queue ahead of predicted ends on the fake clock: a successor is POSTed beyond the
  * cap only for a move the model expects to end within the measured refill round trip, never more
  * than `move.queue_ahead` beyond it, and one posted early is an ordinary move to resume and reconcile.
  * The fake instance answers at once, so the round trip is made measurable by construction: each move

@@ -1,5 +1,5 @@
 /**
- * Queue ahead of predicted ends (issue 25): when a move ends, its slot idles for the refill round
+ * Queue ahead of predicted ends (`move.queue_ahead`): when a move ends, its slot idles for the refill round
  * trip (the poll that notices the end, the POST of the next move, the instance's start of it). With
  * `move.queue_ahead` > 0, a move the model expects to end within that round trip gets its successor
  * POSTed early, so the instance has it queued when the worker frees. The round trip is measured

@@ -1,5 +1,5 @@
 /**
- * Issue 13, orchestrator item 3: a kind whose storage the instance does not expose (CE snippets) is
+ * Move records: a kind whose storage the instance does not expose (CE snippets) is
  * moved by bulk POSTs and followed through the move records they create; verification reads those
  * records. Every assertion is about what the fake instance holds, not what the drain says.
  */

@@ -121,7 +121,7 @@ describe('throttled drain', () => {
     expect(h.fake.violations).toEqual([]);
   });
 
-  it('moves a snippet GET /snippets/:id hides from the admin: its 404 is not read as deleted (issue 21)', async () => {
+  it('moves a snippet GET /snippets/:id hides from the admin: its 404 is not read as deleted', async () => {
     const h = createHarness();
     h.fake.addItems('snippets', 'nfs-1', [1, 2, 3]);
     h.fake.hideSnippet(2);
@@ -134,7 +134,7 @@ describe('throttled drain', () => {
     expect(h.store.readEvents(0, 10_000).filter((e) => e.type === 'item.not_on_source')).toEqual([]);
   });
 
-  it('counts a move that failed after the switch as moved, and lists its source copy as left behind (issue 21)', async () => {
+  it('counts a move that failed after the switch as moved, and lists its source copy as left behind', async () => {
     const h = createHarness();
     h.fake.addItems('projects', 'nfs-1', [1, 2, 3]);
     h.fake.script('projects', 2, 'fail-after-switch');
@@ -492,7 +492,7 @@ describe('live control (shardmove control)', () => {
     expect(h.fake.violations).toEqual([]);
   });
 
-  it('the failure breaker pauses the run after N failed moves within its window; nothing starts until unpaused (issue 24)', async () => {
+  it('the failure breaker pauses the run after N failed moves within its window; nothing starts until unpaused', async () => {
     const plan = testPlan({
       move: { concurrency: 2 },
       retry: { maxAttempts: 3, backoffMs: 1_000, pauseAfter: { failures: 3, withinMs: 600_000 } },

@@ -141,7 +141,7 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
   if (rows.length === 0) return 0;
   const now = deps.clock.now();
   const placement = placementOf(deps);
-  // Intent first, committed, with the item's destination (chosen once, issue 23): a kill after this
+  // Intent first, committed, with the item's destination (chosen once, among `move.to`'s storages): a kill after this
   // line leaves `scheduling` rows that are reconciled, and a resume posts them where they were placed.
   const claimed = store.batch(() =>
     rows.flatMap((row) => {

@@ -1,5 +1,5 @@
 /**
- * Stuck detection (issue 13, item 8): GitLab's move worker is a throttled Sidekiq job, so a move may
+ * Stuck detection: GitLab's move worker is a throttled Sidekiq job, so a move may
  * wait in `scheduled` for hours on a busy instance without being broken. Time queued has its own,
  * long limit; the running limit is timed from when the move was first seen running and grows with
  * the repository's size when the size is known.

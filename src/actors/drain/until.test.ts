@@ -63,7 +63,7 @@ const bounded = (until: Plan['move']['until']): Plan => {
   } as Plan;
 };
 
-describe('a partial drain seen from the drain loop (issue 23)', () => {
+describe('a partial drain seen from the drain loop', () => {
   it('takes new items while the budget lasts, and records the bound only once their intents spent it', async () => {
     const { store, ctx, intend } = await drainOf(bounded({ movedBytes: 6 * GIB }), 0);
     const first = dueItems(ctx, 0, 10);

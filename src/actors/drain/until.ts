@@ -1,5 +1,5 @@
 /**
- * A partial drain (`move.until`, issue 23) seen from the drain loop: which pending items are due,
+ * A partial drain (`move.until`) seen from the drain loop: which pending items are due,
  * and when the next one is. Without a bound they are the checkpoint's own answers. With one, new
  * items are taken largest first while the source's budget lasts (the item that crosses the bound is
  * the last); once the budget is spent the bound is recorded as reached, and from then on only
