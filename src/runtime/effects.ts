@@ -1,9 +1,9 @@
 /**
  * The wrapper that provides the machine's seven named actors (the map `RunActors`, declared with
  * the actors in ../actors/) to the machine. The runtime provides the real map (./services.ts),
- * tests inject their own the same way. The wrapper keeps an interrupted run's results away from the machine: once interrupted, a
- * step's result never arrives, so the saved snapshot keeps the step in flight and a restore
- * invokes it again (every actor is safe to repeat).
+ * tests inject their own the same way. The wrapper keeps an interrupted run's results away from
+ * the machine: once interrupted, a step's result never arrives, so the saved snapshot keeps the
+ * step in flight and a restore invokes it again (every actor is safe to repeat).
  */
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';

@@ -94,11 +94,14 @@ export type Wait =
       page: number | null;
       /** Woken sooner by the running poll's end. */
       pollEnds: boolean;
-      /** Poll when the sleep ran out at or after `at` with no poll running; `await` it when nothing else can want the loop. */
+      /**
+       * Poll when the sleep ran out at or after `at` with no poll running; `await` the poll when
+       * nothing else can want the loop meanwhile.
+       */
       poll: { at: number; await: boolean } | null;
     };
 
-/** Pair `i` is offered slots: the first unless verifying, a later one once the pair before it is listed or verifying. */
+/** Pair `i` is offered slots: the first unless verifying, a later one once the one before it is listed or verifying. */
 function served(v: DrainView, i: number): boolean {
   if (i === 0) return v.pairs[0]?.mode !== 'verifying';
   const before = v.pairs[i - 1];
@@ -141,7 +144,10 @@ export function postedEarly(
   return { items: beyond - Math.max(0, before - cap), beyond };
 }
 
-/** When the next poll is due: `poll.interval` after the anchor, sooner at the earliest expected end, never within `poll.min_interval` of the last. */
+/**
+ * When the next poll is due: `poll.interval` after the anchor, sooner at the earliest expected end,
+ * never within `poll.min_interval` of the last poll.
+ */
 export function nextPollAt(poll: DrainView['poll']): number {
   const latest = poll.anchor + poll.intervalMs;
   if (poll.earliestEnd === null) return latest;
