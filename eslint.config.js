@@ -19,6 +19,12 @@ const into = (dirs) => dirs.flatMap((d) => [`../${d}/*`, `../../${d}/*`]);
 /** Kept in every block: a later block's no-restricted-imports replaces an earlier one's for its files. */
 const NODE_TRAVERSAL = { group: ['node:*/../*'], message: 'A node: import names a built-in module, never a path.' };
 
+/** The runtime reaches the actors through their face (actors/index.ts), never a file behind it. */
+const FACE_OF_ACTORS = {
+  group: ['../actors/*', '!../actors/index.js'],
+  message: 'The runtime imports actors/ through actors/index.ts only.',
+};
+
 /** What each folder may not import (each folder's patterns are one list: see NODE_TRAVERSAL). */
 const walls = Object.fromEntries([
   [
@@ -28,7 +34,10 @@ const walls = Object.fromEntries([
   [FLOOR, [{ group: into(['sandbox', ...orchestrator]), message: 'The shared floor imports nothing above it.' }]],
   ...orchestrator.map((d) => [
     d,
-    d === 'cli' ? [] : [{ group: into(['sandbox']), message: 'Only cli/ and tests start the sandbox.' }],
+    [
+      ...(d === 'cli' ? [] : [{ group: into(['sandbox']), message: 'Only cli/ and tests start the sandbox.' }]),
+      ...(d === 'runtime' ? [FACE_OF_ACTORS] : []),
+    ],
   ]),
 ]);
 

@@ -13,8 +13,8 @@ import type { KindAccessMode } from '../api/types.js';
 import { formatBytes } from '../plan/capacity-field.js';
 import type { Kind } from '../plan/types.js';
 import { CAPACITY_EXCEEDED, StepError } from './errors.js';
-import { PoolCharges, inNetwork, networksInListing, poolsOnMove } from './networks.js';
-import { UnreadableFreeError, bytesOf, freeBytesOf, pickDestination } from './placement.js';
+import { PoolCharges, inNetwork, networksInListing, poolsOnMove } from './drain/networks.js';
+import { UnreadableFreeError, bytesOf, freeBytesOf, pickDestination } from './drain/placement.js';
 import type { ActorDeps } from './types.js';
 
 /** One line of the fit table. */

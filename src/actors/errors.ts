@@ -45,6 +45,8 @@ export const ACTOR_CODES = defineErrorCodes('actors', {
     'A bulk move POST failed ambiguously twice and no move appeared on the instance: whether it was applied is unknown.',
 });
 
+// One constant per code, the same lines as in every module's errors.ts (which is why they read as
+// repeated): the short names other modules match a code by; what each code means is in the table.
 export const NOT_ADMIN = ACTOR_CODES.SHARDMOVE_PREFLIGHT_NOT_ADMIN;
 export const ADMIN_MODE = ACTOR_CODES.SHARDMOVE_PREFLIGHT_ADMIN_MODE;
 export const TOKEN_UNUSABLE = ACTOR_CODES.SHARDMOVE_PREFLIGHT_TOKEN;

@@ -1,11 +1,22 @@
 /**
- * What every effect (actor) receives from the runtime. Actors do one step's work, idempotently:
+ * The actors' contract: what every effect (actor) receives from the runtime (`ActorDeps`), and the
+ * one function per step the machine names (`RunActors`). Actors do one step's work, idempotently:
  * after a crash the runtime restores the machine and re-invokes the step, which must pick up from
  * the checkpoint (SQLite) rather than redo what is done.
  */
 import type { Logger } from 'pino';
 import type { PrometheusClient } from '../api/prometheus.js';
 import type { InstanceApi } from '../api/types.js';
+import type {
+  DrainInput,
+  DrainOutput,
+  GeoOutput,
+  PreflightOutput,
+  StoragesOutput,
+  VerifyInput,
+  VerifyOutput,
+  WeightsOutput,
+} from '../machine/types.js';
 import type { Plan } from '../plan/types.js';
 import type { SchedulingGate } from '../schedule/gate.js';
 import type { ActorStore } from '../store/types.js';
@@ -32,4 +43,18 @@ export interface ActorDeps {
    * never lists a source, which holds other items that must stay where they are.
    */
   itemsGiven?: boolean;
+}
+
+/**
+ * One function per actor the machine names, each taking the run's dependencies and the invoke
+ * input. The runtime provides the real ones (`realActors`, ./index.ts) or a revert's, tests their own.
+ */
+export interface RunActors {
+  preflight(deps: ActorDeps): Promise<PreflightOutput>;
+  storages(deps: ActorDeps): Promise<StoragesOutput>;
+  readWeights(deps: ActorDeps): Promise<Record<string, number>>;
+  weights(deps: ActorDeps, input: { previous: Record<string, number> }): Promise<WeightsOutput>;
+  drain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput>;
+  verify(deps: ActorDeps, input: VerifyInput): Promise<VerifyOutput>;
+  geo(deps: ActorDeps): Promise<GeoOutput>;
 }

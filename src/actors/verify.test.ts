@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { KINDS } from '../plan/types.js';
 import { createHarness, range, testPlan } from '../../test/support/drain-harness.js';
-import { runDrain } from './drain.js';
+import { runDrain } from './drain/run.js';
 import { runVerify } from './verify.js';
 
 describe('verify', () => {

@@ -7,38 +7,26 @@
  * passes as "empty": each is a problem.
  */
 import type { UnlistableGap } from '../api/types.js';
+import type { AuditEventMap } from '../events/vocabulary.js';
 import type { VerifyInput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorStore } from '../store/types.js';
 import { DrainError, VERIFY_FILTER_IGNORED, abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
 
-export interface VerifyEntry {
-  kind: Kind;
-  source: string;
-  /** Items the listing returned. */
-  listed: number;
-  /** Of those, items quarantined by the drain (expected leftovers). */
-  quarantined: number;
-  /** Of those, items not quarantined: the drain missed them, or they arrived since. */
-  unexpected: number;
-  /** Parts of the listing that could not be read (pages answering 500 even one item at a time). */
-  unlistable: number;
-  /** Items the checkpoint knows on the source (not moved, left or quarantined) that the listing did not show. */
-  unlisted: number;
-  /**
-   * How the entry was verified: `listing` (the storage-filtered listing), or `records` when the
-   * instance does not expose the kind's storage and the bulk move's records are the evidence
-   * (`listed` is then 0, and `moved` counts the items whose moves finished).
-   */
-  by?: 'listing' | 'records';
-  moved?: number;
-  /**
-   * Of the items listed, those a partial drain left on the source as its plan asked (`move.until`
-   * reached, never placed): expected, not a problem.
-   */
-  kept?: number;
-}
+/**
+ * What verification found for one (kind, source), recorded as its `verify.checked` event, whose type
+ * it is (declared once, in events/vocabulary.ts). `listed`: the items the listing returned; of those,
+ * `quarantined` (the drain's expected leftovers), `unexpected` (not quarantined: the drain missed them,
+ * or they arrived since) and `kept` (a partial drain left them on the source as its plan asked, never
+ * placed: expected, not a problem). `unlistable`: parts of the listing that could not be read (pages
+ * answering 500 even one item at a time). `unlisted`: items the checkpoint knows on the source (not
+ * moved, left or quarantined) that the listing did not show. `by`: how the entry was verified,
+ * `listing` (the storage-filtered listing), or `records` when the instance does not expose the kind's
+ * storage and the bulk move's records are the evidence (`listed` is then 0, and `moved` counts the
+ * items whose moves finished).
+ */
+export type VerifyEntry = AuditEventMap['verify.checked'];
 
 export interface VerifyResult {
   ok: boolean;

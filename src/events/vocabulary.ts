@@ -37,7 +37,7 @@ interface OfMove extends OfItem {
   moveId: number;
 }
 
-/** Why the run reconciled an item with the instance (actors/reconcile.ts). */
+/** Why the run reconciled an item with the instance (actors/drain/reconcile.ts). */
 type ReconcileCause = 'ambiguous' | 'read-only' | 'resume' | 'lost-move';
 
 /** A holder of the run lock, as the lock row and the lock events record it. */
@@ -130,7 +130,7 @@ export interface AuditEventMap {
   };
   'breaker.tripped': { failures: number; withinMs: number; reason: string };
   'quarantine.released': { count: number };
-  // The cap in force and the gate under it (actors/drain-context.ts, schedule/gate.ts)
+  // The cap in force and the gate under it (actors/cap.ts, schedule/gate.ts)
   'cap.changed': CapData & { previous: CapData | null };
   'window.opened': GateChangeData;
   'window.closed': GateChangeData;
@@ -148,7 +148,7 @@ export interface AuditEventMap {
     since: number | null;
     error: string | null;
   };
-  // Drains (actors/)
+  // Drains (actors/drain/)
   'drain.started': OfDrain & { mode: 'throttled' | 'bulk' | 'records' };
   'drain.finished': OfDrain & {
     moved: number;

@@ -127,7 +127,7 @@ const TIMEOUT = /^4:Deadline Exceeded|GRPC::DeadlineExceeded/i;
 const SOURCE_MISSING = /invalid source repository/i;
 /** A gRPC UNAVAILABLE as GitLab's CommandError prints it (`14:<details>.`), or the class named. */
 const UNAVAILABLE = /^14:|GRPC::Unavailable|failed to connect to all addresses|connections to all backends failing/i;
-/** Our reasons (src/actors/drain-outcome.ts, src/actors/reconcile.ts), and the schedule refusal. */
+/** Our reasons (src/actors/drain/outcome.ts, src/actors/drain/reconcile.ts), and the schedule refusal. */
 const NO_MESSAGE = /^move \d+ failed without an error message$/;
 const READ_ONLY_OURS = 'repository is read-only but no move is running for it';
 const READ_ONLY_REFUSED = /^schedule rejected: .*is read-only/;

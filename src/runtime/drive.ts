@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import { createActor } from 'xstate';
 import type { Snapshot } from 'xstate';
-import type { ActorDeps } from '../actors/types.js';
+import type { ActorDeps } from '../actors/index.js';
 import { isFinalState } from '../events/vocabulary.js';
 import type { InstanceApi } from '../api/types.js';
 import { MACHINE_VERSION, runMachine } from '../machine/machine.js';

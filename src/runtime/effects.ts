@@ -1,35 +1,15 @@
 /**
- * The machine's seven named actors as one map of effects, and the wrapper that provides them to
- * the machine. The runtime provides the real map (./services.ts), tests inject their own the same
- * way. The wrapper keeps an interrupted run's results away from the machine: once interrupted, a
- * step's result never arrives, so the saved snapshot keeps the step in flight and a restore
- * invokes it again (every actor is safe to repeat).
+ * The wrapper that provides the machine's seven named actors (the map `RunActors`, declared with
+ * the actors in ../actors/) to the machine. The runtime provides the real map (./services.ts),
+ * tests inject their own the same way. The wrapper keeps an interrupted run's results away from
+ * the machine: once interrupted, a step's result never arrives, so the saved snapshot keeps the
+ * step in flight and a restore invokes it again (every actor is safe to repeat).
  */
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import type { AnyActorLogic } from 'xstate';
-import type { ActorDeps } from '../actors/types.js';
-import type {
-  DrainInput,
-  DrainOutput,
-  GeoOutput,
-  PreflightOutput,
-  StoragesOutput,
-  VerifyInput,
-  VerifyOutput,
-  WeightsOutput,
-} from '../machine/types.js';
-
-/** One function per actor the machine names, each taking the run's dependencies and the invoke input. */
-export interface RunActors {
-  preflight(deps: ActorDeps): Promise<PreflightOutput>;
-  storages(deps: ActorDeps): Promise<StoragesOutput>;
-  readWeights(deps: ActorDeps): Promise<Record<string, number>>;
-  weights(deps: ActorDeps, input: { previous: Record<string, number> }): Promise<WeightsOutput>;
-  drain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput>;
-  verify(deps: ActorDeps, input: VerifyInput): Promise<VerifyOutput>;
-  geo(deps: ActorDeps): Promise<GeoOutput>;
-}
+import type { ActorDeps, RunActors } from '../actors/index.js';
+import type { DrainInput, VerifyInput } from '../machine/types.js';
 
 /** The actors as XState logic for `runMachine.provide`, and the switch that interrupts them. */
 export interface Effects {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createFakeApi, createManualClock, silentLogger, testPlan } from '../../test/support/fake-runtime-deps.js';
-import type { ActorDeps } from '../actors/types.js';
+import type { ActorDeps } from '../actors/index.js';
 import type { ItemRecord } from '../api/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { restoreForwardWeights, verifyReverted } from './revert-actors.js';

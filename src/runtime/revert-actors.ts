@@ -6,14 +6,10 @@
  * listing a source; verification reads every item the revert moved and checks it is back where it
  * came from.
  */
-import { StepError, WEIGHTS_MISMATCH, abortError } from '../actors/errors.js';
-import { locate } from '../actors/locate.js';
-import type { Location } from '../actors/locate.js';
-import type { ActorDeps } from '../actors/types.js';
-import { waitForGates } from '../actors/write-gate.js';
+import { StepError, WEIGHTS_MISMATCH, abortError, locate, waitForGates } from '../actors/index.js';
+import type { ActorDeps, Location, RunActors } from '../actors/index.js';
 import type { VerifyOutput, WeightsOutput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
-import type { RunActors } from './effects.js';
 import type { RevertSet } from './revert-items.js';
 import { isSeeded, seedRevert } from './revert-items.js';
 import { laterWeightChange, restoreTarget, weightsChangedError } from './weights-restore.js';

@@ -11,7 +11,7 @@ import type { Plan } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { systemClock } from '../time/clock.js';
 import { executeRun } from './run.js';
-import { realActors } from './services.js';
+import { realActors } from '../actors/index.js';
 import type { RunOptions, RuntimeServices } from './types.js';
 
 const TOKEN = 'glpat-runtime-test-secret-value-0042';

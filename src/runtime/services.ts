@@ -3,30 +3,13 @@
  * SQLite checkpoint, the undici client and the seven actors. Loaded lazily by run.ts so unit tests
  * with fakes never open a socket or a database.
  */
-import { runDrain } from '../actors/drain.js';
-import { runGeoResync } from '../actors/geo.js';
-import { runPreflight } from '../actors/preflight.js';
-import { runStorageCheck } from '../actors/storages.js';
-import { runVerify } from '../actors/verify.js';
-import { applyWeights, readWeights } from '../actors/weights.js';
+import { realActors } from '../actors/index.js';
 import { createInstanceApi } from '../api/instance.js';
 import { loadPlan } from '../plan/load.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { systemClock } from '../time/clock.js';
-import type { RunActors } from './effects.js';
 import { isAlive, thisHost } from './process.js';
 import type { RuntimeServices } from './types.js';
-
-/** The actors that do the work, one per step the machine names. */
-export const realActors: RunActors = {
-  preflight: runPreflight,
-  storages: runStorageCheck,
-  readWeights,
-  weights: applyWeights,
-  drain: runDrain,
-  verify: runVerify,
-  geo: runGeoResync,
-};
 
 /** Every real dependency of a run. */
 export function defaultServices(): RuntimeServices {

@@ -7,7 +7,7 @@ import type { Plan } from '../plan/types.js';
 import type { FinalReportInput } from '../report/final.js';
 import type { CheckpointStore, RunMode } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
-import type { RunActors } from './effects.js';
+import type { RunActors } from '../actors/index.js';
 import type { RunObserver } from './observer.js';
 
 /** A fresh OAuth pair after a refresh (secrets: memory and token files only). */

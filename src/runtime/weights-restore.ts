@@ -8,7 +8,7 @@
  * operator) without `--overwrite-weights`.
  */
 import type { Logger } from 'pino';
-import { StepError, WEIGHTS_MISMATCH } from '../actors/errors.js';
+import { StepError, WEIGHTS_MISMATCH } from '../actors/index.js';
 import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import type { RunContext } from '../machine/types.js';

@@ -218,7 +218,7 @@ describe('windows in the gate', () => {
 describe('a drain under maintenance windows (fake clock)', () => {
   it('schedules nothing outside a window, follows moves in flight to their end, and goes on when the next window opens', async () => {
     const { createHarness, range } = await import('../../test/support/drain-harness.js');
-    const { runDrain } = await import('../actors/drain.js');
+    const { runDrain } = await import('../actors/drain/run.js');
     const plan = {
       ...testPlan({ move: { concurrency: 5, kinds: ['projects'] } }),
       schedule: { timezone: 'UTC', windows: ['Mon-Fri 22:00-06:00'] },
@@ -254,7 +254,7 @@ describe('a drain under maintenance windows (fake clock)', () => {
 describe('a drain under the throttle (fake instance)', () => {
   it('failing moves drive the cap down, recovery brings it back up, and it never passes the ceiling', async () => {
     const { createHarness, range } = await import('../../test/support/drain-harness.js');
-    const { runDrain } = await import('../actors/drain.js');
+    const { runDrain } = await import('../actors/drain/run.js');
     const plan: Plan = {
       ...testPlan({
         move: { concurrency: 16, kinds: ['projects'] },
@@ -281,7 +281,7 @@ describe('a drain under the throttle (fake instance)', () => {
 
   it('the operator ceiling from `control` holds under the throttle', async () => {
     const { createHarness, range } = await import('../../test/support/drain-harness.js');
-    const { runDrain } = await import('../actors/drain.js');
+    const { runDrain } = await import('../actors/drain/run.js');
     const plan: Plan = {
       ...testPlan({ move: { concurrency: 16, kinds: ['projects'] } }),
       throttle: { ...THROTTLE_DEFAULTS },

@@ -84,7 +84,7 @@ describe('item checkpoint', () => {
     s.startRound('snippets', 'nfs-1', 2);
     const { back } = s.recordPage('snippets', 'nfs-1', 2, [rec(1), rec(2)], 300);
     expect(back.map((b) => b.id)).toEqual([1]);
-    // Absence proves nothing: item 3 stays pending until a per-item read decides (actors/enumerate.ts).
+    // Absence proves nothing: item 3 stays pending until a per-item read decides (actors/drain/enumerate.ts).
     expect(s.absentItems('snippets', 'nfs-1', 2, 10).map((r) => r.id)).toEqual([3]);
     s.finishRound('snippets', 'nfs-1', 2);
     expect(s.getItem('snippets', 1)).toMatchObject({

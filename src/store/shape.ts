@@ -3,7 +3,7 @@
  * listed projects are hidden or pending deletion. GitLab's project entity says neither, and the
  * enumeration lists with `include_hidden` and `include_pending_delete`, so it sees them all without
  * telling them apart. A dry run therefore lists each project source once more without one flag
- * (src/actors/census.ts): the items the checkpoint knows there and that listing left out carry the
+ * (src/actors/drain/census.ts): the items the checkpoint knows there and that listing left out carry the
  * flag. Written by that census, read by `shardmove twin`.
  *
  * A read-only open of a checkpoint older than schema 14 has no such tables: it knows no census.

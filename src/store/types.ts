@@ -420,6 +420,6 @@ export interface ItemStore {
   setBulk(row: BulkRow): void;
   /** The saved move-duration model of a kind (JSON as written by setMoveModel), or null. */
   getMoveModel(kind: Kind): string | null;
-  /** Saves the move-duration model of a kind (opaque JSON; see src/actors/move-model.ts). */
+  /** Saves the move-duration model of a kind (opaque JSON; see src/actors/drain/move-model.ts). */
   setMoveModel(kind: Kind, data: string, now: number): void;
 }

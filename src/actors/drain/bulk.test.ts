@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { ApiAmbiguousError, ApiRateLimitedError } from '../../api/errors.js';
+import { createHarness, range, resumed, testPlan } from '../../../test/support/drain-harness.js';
+import { bulkThrottleWaitMs } from './bulk.js';
+import { runDrain } from './run.js';
+
+const bulkPlan = (concurrency = 10) => testPlan({ move: { mode: 'bulk', concurrency } });
+
+describe('bulk drain', () => {
+  it('posts once per kind and source, follows the moves, and retries failures per item', async () => {
+    const h = createHarness(bulkPlan());
+    h.fake.addItems('projects', 'nfs-1', range(1, 150));
+    h.fake.addItems('projects', 'nfs-2', range(1000, 1010));
+    h.fake.script('projects', 7, 'fail', 'ok');
+    h.fake.script('projects', 8, 'fail');
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(h.fake.bulkPosts).toBe(1);
+    expect(r).toEqual({ moved: 149, quarantined: 1, remaining: 0 });
+    expect(h.fake.movesOf('projects', 7).map((m) => m.state)).toEqual(['failed', 'finished']);
+    expect(h.fake.movesOf('projects', 8)).toHaveLength(3);
+    expect(h.fake.item('projects', 1005)?.storage).toBe('nfs-2');
+    expect(h.fake.violations).toEqual([]);
+  });
+
+  it('does not post again after an ambiguous failure once the bulk moves appeared', async () => {
+    const h = createHarness(bulkPlan());
+    h.fake.addItems('snippets', 'nfs-1', range(1, 20));
+    const real = h.fake.scheduleBulk.bind(h.fake);
+    h.fake.scheduleBulk = async (kind, source, dest) => {
+      await real(kind, source, dest);
+      throw new ApiAmbiguousError(
+        { method: 'POST', path: '/snippet_repository_storage_moves' },
+        null,
+        'socket hang up',
+      );
+    };
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets' });
+    expect(h.fake.bulkPosts).toBe(1);
+    expect(r).toEqual({ moved: 20, quarantined: 0, remaining: 0 });
+    for (const id of range(1, 20)) expect(h.fake.movesOf('snippets', id)).toHaveLength(1);
+  });
+
+  it('waits Retry-After after a 429 on the bulk POST and posts again: two POSTs, no failed drain', async () => {
+    const h = createHarness(bulkPlan());
+    h.fake.addItems('projects', 'nfs-1', range(1, 20));
+    const real = h.fake.scheduleBulk.bind(h.fake);
+    const postedAt: number[] = [];
+    h.fake.scheduleBulk = async (kind, source, dest) => {
+      postedAt.push(h.clock.now());
+      if (postedAt.length === 1) {
+        throw new ApiRateLimitedError(
+          { method: 'POST', path: '/api/v4/project_repository_storage_moves' },
+          'Retry later',
+          'Retry later',
+          120_000,
+        );
+      }
+      await real(kind, source, dest);
+    };
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(postedAt).toHaveLength(2);
+    expect((postedAt[1] as number) - (postedAt[0] as number)).toBe(120_000);
+    expect(r).toEqual({ moved: 20, quarantined: 0, remaining: 0 });
+    expect(h.fake.postsPerItem.size).toBe(0);
+  });
+
+  it('stops waiting out a bulk 429 when the drain is aborted, without posting again', async () => {
+    const h = createHarness(bulkPlan());
+    h.fake.addItems('projects', 'nfs-1', range(1, 5));
+    let posts = 0;
+    h.fake.scheduleBulk = async () => {
+      posts++;
+      h.abort.abort(new Error('SIGINT'));
+      throw new ApiRateLimitedError(
+        { method: 'POST', path: '/api/v4/project_repository_storage_moves' },
+        'Retry later',
+        'Retry later',
+        60_000,
+      );
+    };
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_ABORTED',
+    });
+    expect(posts).toBe(1);
+  });
+
+  it('caps a long Retry-After, waits a default without one, and never spins on Retry-After: 0', () => {
+    expect(bulkThrottleWaitMs(3_600_000)).toBe(300_000);
+    expect(bulkThrottleWaitMs(null)).toBe(60_000);
+    expect(bulkThrottleWaitMs(0)).toBe(1_000);
+    expect(bulkThrottleWaitMs(7_000)).toBe(7_000);
+  });
+
+  it('resumes after an abort while following the bulk job without posting it again', async () => {
+    const h = createHarness(bulkPlan(), { durationMs: 20_000 });
+    h.fake.addItems('groups', 'nfs-1', range(1, 30));
+    let polls = 0;
+    h.fake.onRequest = (name) => {
+      if (name === 'listMoves' && ++polls === 3) h.abort.abort(new Error('SIGTERM'));
+    };
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'groups' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_ABORTED',
+    });
+    h.fake.onRequest = null;
+    const r = await runDrain(resumed(h).deps, { source: 'nfs-1', kind: 'groups' });
+    expect(r).toEqual({ moved: 30, quarantined: 0, remaining: 0 });
+    expect(h.fake.bulkPosts).toBe(1);
+    for (const id of range(1, 30)) expect(h.fake.movesOf('groups', id)).toHaveLength(1);
+  });
+
+  it('sends nothing mutating in a dry run', async () => {
+    const h = createHarness(bulkPlan());
+    h.fake.addItems('projects', 'nfs-1', range(1, 10));
+    const r = await runDrain({ ...h.deps, dryRun: true }, { source: 'nfs-1', kind: 'projects' });
+    expect(r.remaining).toBe(10);
+    expect(h.fake.stats().mutating).toBe(0);
+  });
+});
+
+describe('bulk drain with a slow bulk job', () => {
+  it('waits for the job to create its moves instead of racing it with per-item POSTs', async () => {
+    const h = createHarness(bulkPlan());
+    h.fake.addItems('projects', 'nfs-1', range(1, 10));
+    const real = h.fake.scheduleBulk.bind(h.fake);
+    const postedAt = { t: 0 };
+    // The job is accepted now but its moves only appear 40 s later (a busy Sidekiq).
+    h.fake.scheduleBulk = async () => {
+      h.fake.bulkPosts++;
+      postedAt.t = h.clock.now();
+    };
+    const listMoves = h.fake.listMoves.bind(h.fake);
+    h.fake.listMoves = async (...a) => {
+      if (postedAt.t > 0 && h.clock.now() >= postedAt.t + 40_000) {
+        postedAt.t = -1;
+        h.fake.bulkPosts--;
+        await real('projects', 'nfs-1', 'cluster');
+      }
+      return listMoves(...a);
+    };
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 10, quarantined: 0, remaining: 0 });
+    expect(h.fake.postsPerItem.size).toBe(0);
+    for (const id of range(1, 10)) expect(h.fake.movesOf('projects', id)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,319 @@
+/**
+ * Where each item goes, and how far a partial drain goes (issue 23).
+ *
+ * With one destination there is nothing to choose. With a list, each item's destination is chosen
+ * when its first intent is recorded (before the POST, in the same transaction), so a resume never
+ * changes a placement already made:
+ * - when the plan gives the room of every destination (`capacity.storages`), the one with the most
+ *   room left after the bytes already placed there;
+ * - otherwise, bytes in proportion to the destinations' weights: the one whose share of the bytes
+ *   placed so far, this item included, is furthest below its weight.
+ * A row that already has a destination (pinned by a revert, or chosen by an earlier attempt) keeps it.
+ * A fork network goes where its first placed member went.
+ *
+ * `move.until` is a budget per source: `{moved: N}` allows N bytes to leave each source (counted
+ * from the placements, so bytes in flight count); `{free: N}` allows the source's free space, read
+ * when each drain of the source starts and advanced by the bytes placed since, to reach N. The item
+ * that crosses the bound is the last one; the bound, once reached, is recorded and holds across
+ * resumes.
+ */
+import type { Kind } from '../../plan/types.js';
+import type { ActorStore, ItemRow, PlacedRow } from '../../store/types.js';
+import { PoolCharges } from './networks.js';
+import type { ActorDeps } from '../types.js';
+
+const MIB = 2 ** 20;
+/**
+ * Bytes counted for an item whose size the API does not give (documented in docs/operations.md):
+ * GitLab reports `statistics.repository_size` for projects only. Generous for a snippet, modest for
+ * a wiki; a project whose size the instance does not report counts with the project allowance.
+ */
+export const SIZE_ALLOWANCE: Readonly<Record<Kind, number>> = {
+  projects: 100 * MIB,
+  snippets: 10 * MIB,
+  groups: 100 * MIB,
+};
+
+/**
+ * A PromQL `free` whose answer is no free space: no sample, or a sample that is no size (negative,
+ * infinite or NaN). The room, or the source's free space, cannot be known.
+ */
+export class UnreadableFreeError extends Error {}
+
+/**
+ * A storage's free bytes from `capacity`: declared, or the lowest sample of its PromQL query; null
+ * when the plan says nothing of it (or names no Prometheus). Throws what the query threw, or
+ * UnreadableFreeError: pre-flight refuses on either, placement places by weights, and a partial
+ * drain schedules nothing new from a source whose free space it cannot read. A negative free space
+ * is unreadable like NaN: taken as a number it would make `move.until: {free}` drain everything.
+ */
+export async function freeBytesOf(
+  deps: Pick<ActorDeps, 'plan'> & Partial<Pick<ActorDeps, 'prometheus'>>,
+  storage: string,
+): Promise<number | null> {
+  const free = deps.plan.capacity?.storages[storage];
+  if (!free) return null;
+  if ('bytes' in free) return free.bytes;
+  if (!deps.prometheus) return null;
+  const values = (await deps.prometheus.query(free.query)).map((x) => x.value);
+  if (values.length === 0) throw new UnreadableFreeError('the query answers no sample');
+  const bad = values.find((v) => !Number.isFinite(v) || v < 0);
+  if (bad !== undefined)
+    throw new UnreadableFreeError(`the query answers ${formatSample(bad)}, which is not a number of free bytes`);
+  return Math.min(...values);
+}
+
+/** A sample as Prometheus writes it. */
+function formatSample(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (!Number.isFinite(v)) return v > 0 ? '+Inf' : '-Inf';
+  return Math.abs(v) >= 1e15 ? v.toExponential() : String(v);
+}
+
+/** Bytes an item counts for: its size, or the kind's allowance when the API gives none. */
+export function bytesOf(kind: Kind, sizeBytes: number | null): number {
+  return kind === 'projects' && sizeBytes !== null ? sizeBytes : SIZE_ALLOWANCE[kind];
+}
+
+/** A checkpoint's placed bytes of one (kind, source, destination): placed and arrived, allowances included. */
+function rowBytes(r: PlacedRow): { bytes: number; moved: number } {
+  const allowance = (n: number) => SIZE_ALLOWANCE[r.kind] * n;
+  return r.kind === 'projects'
+    ? { bytes: r.bytes + allowance(r.unsized), moved: r.movedBytes + allowance(r.movedUnsized) }
+    : { bytes: allowance(r.items), moved: allowance(r.movedItems) };
+}
+
+type PlacementDeps = Pick<ActorDeps, 'plan' | 'store' | 'log' | 'clock'> & Partial<Pick<ActorDeps, 'prometheus'>>;
+
+/** One destination as the policy sees it. */
+export interface Candidate {
+  name: string;
+  /** Bytes placed on it so far. */
+  placed: number;
+  /** Room left before any of this run's placements since the room was read, or null when unknown. */
+  room: number | null;
+  /** Its weight in the plan (the share of bytes it should take when rooms are unknown). */
+  weight: number;
+}
+
+/**
+ * The policy, pure: the most room left when every room is known, else the lowest share of bytes
+ * against weight after this item. Ties go to the first in the plan's order.
+ */
+export function pickDestination(candidates: readonly Candidate[], size: number): string {
+  if (candidates.length === 0) throw new Error('no destination to choose from');
+  let best = candidates[0]!;
+  if (candidates.every((c) => c.room !== null)) {
+    for (const c of candidates) if ((c.room as number) - c.placed > (best.room as number) - best.placed) best = c;
+    return best.name;
+  }
+  const share = (c: Candidate) => (c.weight > 0 ? (c.placed + size) / c.weight : Infinity);
+  for (const c of candidates) if (share(c) < share(best)) best = c;
+  return best.name;
+}
+
+/** Per-run placement state, built from the checkpoint once and kept up to date in memory. */
+export class Placement {
+  private readonly placed = new Map<string, number>();
+  private readonly fromSource = new Map<string, number>();
+  private readonly networks = new Map<number, string>();
+  /** Networks no destination had room for: placed member by member. */
+  private readonly split = new Set<number>();
+  /** The pool copies charged so far, per network and destination. */
+  private readonly pools = new PoolCharges();
+  /** Room per destination when read, minus what was already placed then (so room - placed = room left). */
+  private readonly roomBase = new Map<string, number | null>();
+  /** The sources' free space when read, minus what had already left them then. */
+  private readonly freeBase = new Map<string, number | null>();
+
+  private constructor(private readonly deps: PlacementDeps) {}
+
+  /** Builds the state: bytes placed per destination and per source from the checkpoint, rooms read now. */
+  static async create(deps: PlacementDeps): Promise<Placement> {
+    const p = new Placement(deps);
+    // One destination and no bound: nothing to weigh, so no read of every placed row (resume stays quick).
+    if (deps.plan.move.to.length === 1 && !deps.plan.move.until) return p;
+    // Every row ever placed counts, whatever became of it since (quarantined, left): the same
+    // figures in one process and after a resume.
+    const movedTo = new Map<string, number>();
+    const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
+    for (const r of deps.store.placedBytes()) {
+      const { bytes, moved } = rowBytes(r);
+      add(p.placed, r.destination, bytes);
+      add(p.fromSource, r.source, bytes);
+      add(movedTo, r.destination, moved);
+    }
+    const { networks, split } = deps.store.networkPlacements();
+    for (const [network, d] of networks) p.networks.set(network, d);
+    for (const network of split) p.split.add(network);
+    const { plan } = deps;
+    // A declared size knows nothing of this run: everything placed comes off it. A reading from
+    // Prometheus already shows what arrived (moved): only the rest comes off it.
+    const declared = (storage: string) => {
+      const f = plan.capacity?.storages[storage];
+      return f !== undefined && 'bytes' in f;
+    };
+    if (plan.move.to.length > 1) {
+      for (const d of plan.move.to) {
+        const free = await p.readFree(d);
+        const seen = declared(d) ? 0 : (movedTo.get(d) ?? 0);
+        p.roomBase.set(d, free === null ? null : free - (plan.capacity?.keepFreeBytes ?? 0) + seen);
+      }
+    }
+    return p;
+  }
+
+  /**
+   * Reads `source`'s free space for `move.until: {free}`, when a drain of it starts (each kind's,
+   * and again in a resumed process): the budget follows the source as it is then, not as it was
+   * when the run began. A reading from Prometheus already shows what has left the source (moved);
+   * a declared size knows nothing of this run. Nothing to do for any other bound.
+   */
+  async readSource(source: string): Promise<void> {
+    const until = this.deps.plan.move.until;
+    if (!until || !('freeBytes' in until)) return;
+    const f = this.deps.plan.capacity?.storages[source];
+    let moved = 0;
+    if (f !== undefined && !('bytes' in f))
+      for (const r of this.deps.store.placedBytes()) if (r.source === source) moved += rowBytes(r).moved;
+    const free = await this.readFree(source);
+    this.freeBase.set(source, free === null ? null : free - moved);
+    this.deps.log.info(
+      { source, freeBytes: free, movedBytes: moved },
+      "move.until: the source's free space read as its drain starts",
+    );
+  }
+
+  /** A storage's free bytes for placement; null when unknown, said in the log when it could not be read. */
+  private async readFree(storage: string): Promise<number | null> {
+    try {
+      return await freeBytesOf(this.deps, storage);
+    } catch (err) {
+      this.deps.log.warn(
+        { storage, err: (err as Error).message },
+        'the free space could not be read for placement; placing by weights',
+      );
+      return null;
+    }
+  }
+
+  private candidates(): Candidate[] {
+    return this.deps.plan.move.to.map((name) => {
+      const base = this.roomBase.get(name);
+      return {
+        name,
+        placed: this.placed.get(name) ?? 0,
+        room: base === undefined ? null : base,
+        weight: this.deps.plan.weights[name] ?? 0,
+      };
+    });
+  }
+
+  /**
+   * The destination of `row`: the one it has; its network's, once a member is placed; for a
+   * network's first member, the root's storage when it is a destination with room for the whole
+   * network, else the policy's choice for the network's bytes among the destinations with room for
+   * them. A network no destination has room for is split (said once): its members are then placed
+   * one by one.
+   */
+  choose(kind: Kind, row: Pick<ItemRow, 'sizeBytes' | 'destination' | 'network'>): string {
+    if (row.destination) return row.destination;
+    const to = this.deps.plan.move.to;
+    if (to.length === 1) return to[0]!;
+    const own = bytesOf(kind, row.sizeBytes);
+    const network = row.network ?? null;
+    if (network === null || this.split.has(network)) return pickDestination(this.candidates(), own);
+    const placed = this.networks.get(network);
+    if (placed) return placed;
+    const net = this.deps.store.getNetwork(network);
+    const size = Math.max(net?.bytes ?? 0, own);
+    const candidates = this.candidates();
+    const left = (c: Candidate) => (c.room === null ? Infinity : c.room - c.placed);
+    const anchor = candidates.find((c) => c.name === net?.rootStorage);
+    if (anchor && left(anchor) >= size) return anchor.name;
+    const fitting = candidates.filter((c) => left(c) >= size);
+    if (fitting.length > 0) return pickDestination(fitting, size);
+    this.split.add(network);
+    const extra = net?.poolBytes ?? 0;
+    this.deps.store.appendEvent('network.split', { network, bytes: size, extraBytes: extra }, this.deps.clock.now());
+    this.deps.log.warn(
+      { network, bytes: size, extraBytes: extra },
+      'no destination has room for the whole fork network: it is split, and each extra destination gets its own copy of the pool',
+    );
+    return pickDestination(candidates, own);
+  }
+
+  /** Accounts a placement just recorded in the checkpoint (a network's first placement brings its pool copy). */
+  note(kind: Kind, row: Pick<ItemRow, 'source' | 'sizeBytes' | 'network'>, destination: string): void {
+    // One destination and no bound: nothing is weighed, so nothing to keep (the hot path of most runs).
+    if (this.deps.plan.move.to.length === 1 && !this.deps.plan.move.until) return;
+    const b = bytesOf(kind, row.sizeBytes);
+    this.placed.set(destination, (this.placed.get(destination) ?? 0) + b);
+    this.fromSource.set(row.source, (this.fromSource.get(row.source) ?? 0) + b);
+    const network = row.network ?? null;
+    if (network === null) return;
+    if (!this.split.has(network) && !this.networks.has(network)) this.networks.set(network, destination);
+    // The pool follows its members: a copy on each destination they land on (one for a network
+    // kept together, one per destination for a split one), unless the pool is there already.
+    if (this.pools.charged(network, destination)) return;
+    const net = this.deps.store.getNetwork(network);
+    if (net) {
+      const pool = this.pools.charge(network, destination, net);
+      if (pool > 0) this.placed.set(destination, (this.placed.get(destination) ?? 0) + pool);
+    }
+  }
+
+  /** Bytes placed so far from `source` (scheduled or moved, by this run). */
+  placedFrom(source: string): number {
+    return this.fromSource.get(source) ?? 0;
+  }
+
+  /**
+   * What may still leave `source` under `move.until`: Infinity without a bound, otherwise bytes
+   * (0 or less: the bound is reached), or null when a `free` bound's free space is unknown: then
+   * nothing new is scheduled from the source, and the bound is not called reached either.
+   */
+  budget(source: string): number | null {
+    const until = this.deps.plan.move.until;
+    if (!until) return Infinity;
+    const gone = this.fromSource.get(source) ?? 0;
+    if ('movedBytes' in until) return until.movedBytes - gone;
+    const base = this.freeBase.get(source);
+    if (base === null || base === undefined) return null;
+    return until.freeBytes - (base + gone);
+  }
+}
+
+const BUILDING = new WeakMap<ActorStore, Promise<Placement>>();
+const READY = new WeakMap<ActorStore, Placement>();
+
+/**
+ * Builds the run's placement state (one per checkpoint store) if it is not built yet; with
+ * `source`, the drain of that source is starting: its free space is read now (`move.until: {free}`).
+ */
+export async function preparePlacement(deps: PlacementDeps, source?: string): Promise<Placement> {
+  let p = READY.get(deps.store);
+  if (!p) {
+    let building = BUILDING.get(deps.store);
+    if (!building) {
+      building = Placement.create(deps).then((built) => {
+        READY.set(deps.store, built);
+        return built;
+      });
+      BUILDING.set(deps.store, building);
+    }
+    p = await building;
+  }
+  if (source !== undefined) await p.readSource(source);
+  return p;
+}
+
+/**
+ * The run's placement state, synchronously: scheduling commits its intents before its first await
+ * (the cap counts them), so the drain prepares the state before it schedules anything.
+ */
+export function placementOf(deps: Pick<ActorDeps, 'store'>): Placement {
+  const p = READY.get(deps.store);
+  if (!p) throw new Error('placement used before preparePlacement()');
+  return p;
+}

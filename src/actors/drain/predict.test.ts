@@ -1,0 +1,200 @@
+/**
+ * Completion prediction on the fake clock: where polls land with a model that is right,
+ * too slow or too fast, and that the model is checkpoint state a restart continues from.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openCheckpoint } from '../../store/checkpoint.js';
+import type { Harness } from '../../../test/support/drain-harness.js';
+import { createHarness, range, testPlan } from '../../../test/support/drain-harness.js';
+import { runDrain } from './run.js';
+import { MoveModel } from './move-model.js';
+
+const MB = 1_000_000;
+/** The instance's true duration of a move: 10 s plus 10 s per MB. */
+const truth = (size: number) => 10_000 + size / 100;
+
+/** A model trained on exact observations of `ms(size)` (what a long, well-watched run converges to). */
+function seedModel(h: Harness, ms: (size: number) => number): void {
+  const m = new MoveModel(h.store);
+  for (let i = 1; i <= 64; i++) m.observe('projects', ((i % 8) + 1) * MB, ms(((i % 8) + 1) * MB));
+  m.save(h.clock.now());
+}
+
+/** Items 1..n with sizes i MB whose moves take `truth`; records when each poll and each POST happened. */
+function inventory(h: Harness, n: number) {
+  h.fake.addItems('projects', 'nfs-1', range(1, n));
+  for (const id of range(1, n)) h.fake.setSize('projects', id, id * MB, truth(id * MB));
+  const polls: number[] = [];
+  h.fake.onRequest = (name) => {
+    if (name === 'listMoves' && polls.at(-1) !== h.clock.now()) polls.push(h.clock.now());
+  };
+  return polls;
+}
+
+const gaps = (ts: number[]) => ts.slice(1).map((t, i) => t - (ts[i] as number));
+
+describe('completion prediction', () => {
+  it('polls when the earliest move in flight is expected to end, not at the poll interval', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 3 }, poll: { intervalMs: 300_000, minIntervalMs: 250 } }), {
+      startDelayMs: 0,
+    });
+    seedModel(h, truth);
+    const polls = inventory(h, 6);
+    const t0 = h.clock.now();
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 6, quarantined: 0, remaining: 0 });
+    // Largest first by size class (powers of two: 5 and 6 MB, then 3 and 4 MB share a class): items
+    // 5, 6 and 3 start together; 3 (40 s) is expected to end first, and the first poll lands exactly
+    // then, not at the 5-minute interval.
+    expect(h.fake.moves.slice(0, 3).map((m) => m.itemId)).toEqual([5, 6, 3]);
+    expect(polls[0]).toBe(t0 + truth(3 * MB));
+    // Every move's end is seen by a poll within a quarter of its duration (the fixed cadence would
+    // take up to the whole 5-minute interval).
+    for (const m of h.fake.moves) {
+      const d = truth(h.fake.item('projects', m.itemId)?.sizeBytes ?? 0);
+      const seen = polls.find((t) => t >= m.createdMs + d);
+      expect(seen).toBeDefined();
+      expect((seen ?? Infinity) - (m.createdMs + d)).toBeLessThanOrEqual(d / 4);
+    }
+    expect(Math.max(...gaps(polls))).toBeLessThan(300_000);
+    expect(h.fake.violations).toEqual([]);
+  });
+
+  it('never waits longer than poll.interval with moves in flight when the model expects moves to take far longer', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 3 }, poll: { intervalMs: 5_000, minIntervalMs: 250 } }), {
+      startDelayMs: 0,
+    });
+    seedModel(h, () => 3_600_000);
+    const polls = inventory(h, 6);
+    const t0 = h.clock.now();
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(polls[0]).toBe(t0 + 5_000);
+    expect(Math.max(...gaps(polls))).toBeLessThanOrEqual(5_000);
+    expect(h.store.countStates('projects', 'nfs-1')).toMatchObject({ moved: 6, pending: 0, in_flight: 0 });
+  });
+
+  it('never polls sooner than poll.min_interval, and backs off, when the model expects moves to end at once', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 3 }, poll: { intervalMs: 5_000, minIntervalMs: 250 } }), {
+      startDelayMs: 0,
+    });
+    seedModel(h, () => 1);
+    const polls = inventory(h, 6);
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(Math.min(...gaps(polls))).toBeGreaterThanOrEqual(250);
+    expect(Math.max(...gaps(polls))).toBeLessThanOrEqual(5_000);
+    // Overdue moves are looked at again after a quarter of their age: a fraction of the 440 polls
+    // that one per min_interval over the 110 s the six moves take would cost.
+    expect(polls.length).toBeLessThan(110_000 / 250 / 4);
+    expect(h.store.countStates('projects', 'nfs-1')).toMatchObject({ moved: 6, pending: 0, in_flight: 0 });
+  });
+
+  it('learns the fixed and per-byte parts from watched moves, despite outliers', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 4 }, poll: { intervalMs: 1_000, minIntervalMs: 250 } }), {
+      startDelayMs: 0,
+    });
+    inventory(h, 24);
+    // Two moves that hit a slow Gitaly: ten times their usual duration.
+    h.fake.durations.set('projects:7', truth(7 * MB) * 10);
+    h.fake.durations.set('projects:13', truth(13 * MB) * 10);
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    const fit = new MoveModel(h.store).describe('projects');
+    // Observations are accurate to about half a poll interval.
+    expect(fit?.fixedMs).toBeGreaterThan(8_000);
+    expect(fit?.fixedMs).toBeLessThan(12_000);
+    expect((fit?.perByteMs ?? 0) * MB).toBeGreaterThan(9_000);
+    expect((fit?.perByteMs ?? 0) * MB).toBeLessThan(11_000);
+  });
+
+  it('continues from the checkpointed model after a restart: the first poll of the new process is a predicted one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shardmove-predict-'));
+    try {
+      const file = join(dir, 'cp.sqlite');
+      const plan = testPlan({ move: { concurrency: 4 }, poll: { intervalMs: 300_000, minIntervalMs: 250 } });
+      const h = createHarness(plan, { startDelayMs: 0 }, file);
+      seedModel(h, truth);
+      inventory(h, 4);
+      await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+      const before = new MoveModel(h.store).describe('projects');
+      h.store.close();
+      // A new process: the model comes back from the file, and drives the new items' first poll.
+      const store = openCheckpoint(file);
+      expect(new MoveModel(store).describe('projects')).toEqual(before);
+      h.fake.addItems('projects', 'nfs-1', [9]);
+      h.fake.setSize('projects', 9, 2 * MB, truth(2 * MB));
+      const polls: number[] = [];
+      h.fake.onRequest = (name) => {
+        if (name === 'listMoves' && polls.at(-1) !== h.clock.now()) polls.push(h.clock.now());
+      };
+      let posted = 0;
+      const onReq = h.fake.onRequest;
+      h.fake.onRequest = (name, m) => {
+        if (name === 'scheduleMove') posted = h.clock.now();
+        onReq(name, m);
+      };
+      const r = await runDrain({ ...h.deps, store }, { source: 'nfs-1', kind: 'projects' });
+      expect(r.moved).toBe(5);
+      const predicted = new MoveModel(store).predict('projects', 2 * MB) ?? 0;
+      expect(polls.filter((t) => t > posted)[0]).toBeLessThan(posted + 300_000);
+      expect(Math.abs((polls.filter((t) => t > posted)[0] ?? 0) - (posted + truth(2 * MB)))).toBeLessThanOrEqual(
+        Math.max(250, predicted / 4),
+      );
+      store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('largest first', () => {
+  const SIZES: [number, number | null][] = [
+    [1, 5],
+    [2, null],
+    [3, 50],
+    [4, 20],
+    [5, null],
+    [6, 20],
+    [7, 1],
+    [8, 80],
+  ];
+  const ORDER = [8, 3, 4, 6, 1, 7, 2, 5];
+
+  function sized(h: Harness) {
+    h.fake.addItems('projects', 'nfs-1', range(1, 8));
+    for (const [id, mb] of SIZES) if (mb !== null) h.fake.setSize('projects', id, mb * MB, truth(mb * MB));
+    h.fake.script('projects', 3, 'fail', 'ok');
+  }
+  const firstAttempts = (h: Harness) => [...new Set(h.fake.moves.map((m) => m.itemId))];
+
+  it('starts the largest repositories first, unknown sizes last by id; a failed move retries after its backoff', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 2 } }), { startDelayMs: 0 });
+    sized(h);
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 8, quarantined: 0, remaining: 0 });
+    expect(firstAttempts(h)).toEqual(ORDER);
+    const [failed, retry] = h.fake.movesOf('projects', 3);
+    expect(failed?.state).toBe('failed');
+    expect(retry?.createdMs).toBeGreaterThanOrEqual((failed?.createdMs ?? 0) + truth(50 * MB) + 30_000);
+    expect(h.fake.violations).toEqual([]);
+  });
+
+  it('a run interrupted after three POSTs resumes in the same order', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 2 } }), { startDelayMs: 0 });
+    sized(h);
+    let posts = 0;
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleMove' && ++posts === 3) h.abort.abort(new Error('SIGTERM'));
+    };
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_ABORTED',
+    });
+    h.fake.onRequest = null;
+    const abort = new AbortController();
+    const r = await runDrain({ ...h.deps, signal: abort.signal }, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 8, quarantined: 0, remaining: 0 });
+    expect(firstAttempts(h)).toEqual(ORDER);
+    expect(h.fake.violations).toEqual([]);
+  });
+});

@@ -1,0 +1,197 @@
+/**
+ * Scheduling a batch of items in throttled mode: intents committed in one transaction before any
+ * POST, the POSTs sent together, their answers recorded in one transaction, ambiguous answers
+ * reconciled from the instance's state.
+ */
+import type { ScheduleResult } from '../../api/types.js';
+import type { ItemRow } from '../../store/types.js';
+import { arrivedOn, destinationOf, event } from './context.js';
+import { placementOf } from './placement.js';
+import type { DrainCtx } from './context.js';
+import { classifyPostError } from '../errors.js';
+import { applyMove, recordFailure } from './outcome.js';
+import { arrivalOf, locate } from './locate.js';
+import type { Arrival, Location } from './locate.js';
+import { reconcileItem } from './reconcile.js';
+
+/** Items out of attempts are quarantined instead of scheduled; returns the rest. */
+function dropExhausted(ctx: DrainCtx, rows: ItemRow[]): ItemRow[] {
+  const max = ctx.deps.plan.retry.maxAttempts;
+  // The common case: no transaction at all (one per scheduling chunk was measurable CPU).
+  if (rows.every((row) => row.attempts < max)) return rows;
+  const keep: ItemRow[] = [];
+  ctx.store.batch(() => {
+    for (const row of rows) {
+      if (row.attempts < max) {
+        keep.push(row);
+        continue;
+      }
+      const reason = row.lastError ?? `no attempts left (${row.attempts})`;
+      ctx.store.markQuarantined(ctx.kind, row.id, reason, null);
+      event(ctx, 'item.quarantined', { id: row.id, attempts: row.attempts, reason });
+    }
+  });
+  return keep;
+}
+
+/**
+ * Applies a per-item read's answer to a claimed row: true when the item is to be POSTed (on the
+ * source, or unknown: the POST then decides, and a 404 on it means gone). Elsewhere or deleted:
+ * the row leaves (or counts as moved when it is on the destination) and is not POSTed.
+ */
+function keepLocated(ctx: DrainCtx, row: ItemRow, where: Location, arrival: Arrival | null): boolean {
+  const { deps, store, kind, source } = ctx;
+  const now = deps.clock.now();
+  if (where.at === 'source') {
+    store.touchListed(kind, source, [row.id], now);
+    return true;
+  }
+  if (where.at === 'unknown') return true;
+  if (where.at === 'gone') store.markLeft(kind, row.id, now, 'deleted from the instance');
+  else if (arrivedOn(ctx, row, where.storage)) {
+    const a = arrival ?? { moveId: null, moveState: null, note: 'already on the destination' };
+    store.markMoved(kind, row.id, a.moveId, a.moveState, now, a.note);
+  } else store.markLeft(kind, row.id, now, `now on ${where.storage}`);
+  event(ctx, 'item.not_on_source', { id: row.id, storage: where.at === 'gone' ? null : where.storage });
+  return false;
+}
+
+/** Reads each row's item on its own and applies the answers in one transaction; returns the ids not to POST. */
+async function dropLocatedOffSource(ctx: DrainCtx, rows: readonly ItemRow[]): Promise<Set<number>> {
+  const seen = await Promise.all(rows.map((r) => locate(ctx, r.id)));
+  const arrivals = await Promise.all(
+    rows.map((r, i) => {
+      const where = seen[i] as Location;
+      return where.at === 'elsewhere' && arrivedOn(ctx, r, where.storage) ? arrivalOf(ctx, r, where.storage) : null;
+    }),
+  );
+  const drop = new Set<number>();
+  ctx.store.batch(() => {
+    rows.forEach((row, i) => {
+      if (!keepLocated(ctx, row, seen[i] as Location, arrivals[i] ?? null)) drop.add(row.id);
+    });
+  });
+  return drop;
+}
+
+/**
+ * A retry's item is read again before its POST: a failed or unverified move may still have changed
+ * the item's storage, and a move onto the storage an item is already on is how data gets lost
+ * (gitaly#3752). First attempts rely on the fresh listing. Returns the rows still to POST.
+ */
+async function dropNotOnSource(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[]> {
+  const retries = claimed.filter((r) => r.attempts > 0);
+  if (retries.length === 0) return claimed;
+  const skip = await dropLocatedOffSource(ctx, retries);
+  return claimed.filter((r) => !skip.has(r.id));
+}
+
+/** Items per freshness listing page. */
+const REFRESH_PAGE = 100;
+/**
+ * Shortest age at which a listing counts as stale. Re-listing on every fast poll would put a
+ * listing before most POST batches (slower moves, more requests); an item moved by someone else
+ * within these seconds before its POST is the accepted race (current GitLab finishes a move onto
+ * the storage an item is already on as a no-op, reference §1.5).
+ */
+const FRESH_MIN_MS = 10_000;
+
+/**
+ * An item is POSTed only if the instance showed it on the source recently (within the poll
+ * interval, at least FRESH_MIN_MS): one run can take days, and an item moved by someone else since
+ * it was listed must not get a move onto the storage it is now on. Projects: stale rows are
+ * re-listed a keyset page at a time (from the lowest stale id), about one request per hundred
+ * items. Snippets and groups have only offset pages (snippets newest first), which cannot start at
+ * an id: each stale row is read on its own. Absence from a page is never enough to drop a row: a
+ * row a page did not show is read on its own too (hidden projects, unreadable pages).
+ */
+async function dropUnlisted(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[]> {
+  const { deps, store, kind, source } = ctx;
+  const now = deps.clock.now();
+  const maxAge = Math.max(deps.plan.poll.intervalMs, FRESH_MIN_MS);
+  const stale = claimed.filter((r) => now - r.listedAt >= maxAge).sort((a, b) => a.id - b.id);
+  if (stale.length === 0) return claimed;
+  const unseen: ItemRow[] = kind === 'projects' ? [] : stale;
+  let i = 0;
+  while (kind === 'projects' && i < stale.length) {
+    const from = (stale[i] as ItemRow).id - 1;
+    let page: { id: number }[] = [];
+    for await (const p of deps.api.listItemsOnStorage(kind, source, { afterId: from, perPage: REFRESH_PAGE })) {
+      page = p;
+      break;
+    }
+    const listed = new Set(page.map((it) => it.id));
+    // The page covers ids up to its last one; an empty page covers everything after `from`.
+    const upTo = page.length === 0 ? Infinity : Math.max(...listed);
+    store.touchListed(kind, source, [...listed], deps.clock.now());
+    for (; i < stale.length && (stale[i] as ItemRow).id <= upTo; i++) {
+      const row = stale[i] as ItemRow;
+      if (!listed.has(row.id)) unseen.push(row);
+    }
+  }
+  if (unseen.length === 0) return claimed;
+  const drop = await dropLocatedOffSource(ctx, unseen);
+  return claimed.filter((r) => !drop.has(r.id));
+}
+
+/** Schedules `rows` (pending, due); returns how many POSTs were sent. */
+export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promise<number> {
+  const { deps, store, kind } = ctx;
+  const rows = dropExhausted(ctx, candidates);
+  if (rows.length === 0) return 0;
+  const now = deps.clock.now();
+  const placement = placementOf(deps);
+  // Intent first, committed, with the item's destination (chosen once, among `move.to`'s storages): a kill after this
+  // line leaves `scheduling` rows that are reconciled, and a resume posts them where they were placed.
+  const claimed = store.batch(() =>
+    rows.flatMap((row) => {
+      const destination = placement.choose(kind, row);
+      if (!store.markIntent(kind, row.id, now, destination)) return [];
+      if (!row.destination) placement.note(kind, row, destination);
+      event(ctx, 'move.intent', { id: row.id, attempt: row.attempts + 1, destination });
+      return [{ ...row, destination }];
+    }),
+  );
+  const toPost = await dropNotOnSource(ctx, await dropUnlisted(ctx, claimed));
+  const settled = await Promise.allSettled(
+    toPost.map((row) => deps.api.scheduleMove(kind, row.id, destinationOf(ctx, row))),
+  );
+  const followUp: { row: ItemRow; cause: 'ambiguous' | 'read-only' }[] = [];
+  let fatal: unknown = null;
+  store.batch(() => {
+    settled.forEach((res, i) => {
+      const row = {
+        ...(toPost[i] as ItemRow),
+        state: 'scheduling' as const,
+        attempts: (toPost[i] as ItemRow).attempts + 1,
+        intentAt: now,
+      };
+      if (res.status === 'fulfilled') {
+        const r: ScheduleResult = res.value;
+        if (r.outcome === 'scheduled') {
+          event(ctx, 'move.scheduled', { id: row.id, moveId: r.move.id, moveState: r.move.state });
+          applyMove(ctx, row, r.move, now);
+        } else {
+          event(ctx, 'move.read_only', { id: row.id });
+          followUp.push({ row, cause: 'read-only' });
+        }
+        return;
+      }
+      const failure = classifyPostError(res.reason);
+      const message = res.reason instanceof Error ? res.reason.message : String(res.reason);
+      event(ctx, 'move.post_failed', { id: row.id, failure: failure.kind, error: message });
+      if (failure.kind === 'ambiguous') followUp.push({ row, cause: 'ambiguous' });
+      else if (failure.kind === 'gone') store.markLeft(kind, row.id, deps.clock.now(), 'deleted from the instance');
+      else if (failure.kind === 'rejected') recordFailure(ctx, row, `schedule rejected: ${failure.message}`);
+      else {
+        // Certainly not applied: the attempt does not count.
+        const wait = failure.kind === 'throttled' ? (failure.retryAfterMs ?? deps.plan.poll.intervalMs) : 0;
+        store.markPending(kind, row.id, deps.clock.now() + wait, null, true);
+        if (failure.kind === 'fatal') fatal ??= res.reason;
+      }
+    });
+  });
+  if (fatal) throw fatal;
+  for (const { row, cause } of followUp) await reconcileItem(ctx, row, cause);
+  return toPost.length;
+}

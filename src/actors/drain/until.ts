@@ -1,0 +1,114 @@
+/**
+ * A partial drain (`move.until`) seen from the drain loop: which pending items are due,
+ * and when the next one is. Without a bound they are the checkpoint's own answers. With one, new
+ * items are taken largest first while the source's budget lasts (the item that crosses the bound is
+ * the last); once the budget is spent the bound is recorded as reached, and from then on only
+ * retries of items already placed are due: what was scheduled still moves, the rest stays.
+ */
+import type { ItemRow } from '../../store/types.js';
+import { event } from './context.js';
+import type { DrainCtx } from './context.js';
+import { bytesOf, placementOf } from './placement.js';
+
+/** Whether the source's bound is reached (recorded in the checkpoint, so it holds across resumes). */
+export function boundReached(ctx: DrainCtx): boolean {
+  return ctx.deps.plan.move.until !== undefined && ctx.store.getBound(ctx.source) !== null;
+}
+
+/** Records the bound as reached, once. */
+function reach(ctx: DrainCtx): void {
+  const until = ctx.deps.plan.move.until!;
+  const placed = placementOf(ctx.deps);
+  const limitBytes = 'movedBytes' in until ? until.movedBytes : until.freeBytes;
+  const bound = 'movedBytes' in until ? ('moved' as const) : ('free' as const);
+  const placedBytes = placed.placedFrom(ctx.source);
+  ctx.store.batch(() => {
+    ctx.store.setBound(ctx.source, ctx.deps.clock.now(), `move.until ${bound}: ${limitBytes} bytes`);
+    event(ctx, 'drain.until_reached', { bound, limitBytes, placedBytes });
+  });
+  ctx.deps.log.info(
+    { source: ctx.source, bound, limitBytes, placedBytes },
+    'move.until reached: nothing more is scheduled from this source',
+  );
+}
+
+/**
+ * Up to `limit` pending items due by `now`, within the source's budget: retries of placed items
+ * always, new ones largest first while the budget lasts. The bound is recorded as reached only when
+ * a call finds the budget already spent (by intents committed before it) with unplaced items still
+ * pending, so a kill can never leave the bound recorded ahead of the intents that spent it. An
+ * unknown budget (a `free` bound whose free space could not be read) schedules nothing new and
+ * records nothing: the drain then ends with those items unplaced, and verification says so.
+ */
+export function dueItems(ctx: DrainCtx, now: number, limit: number): ItemRow[] {
+  const { store, kind, source } = ctx;
+  if (!ctx.deps.plan.move.until) return store.dueItems(kind, source, now, limit);
+  if (boundReached(ctx)) return store.duePlacedItems(kind, source, now, limit);
+  let budget = placementOf(ctx.deps).budget(source);
+  if (budget === null) return store.duePlacedItems(kind, source, now, limit);
+  if (budget <= 0) {
+    if (store.countUnplaced(kind, source) > 0) reach(ctx);
+    return store.duePlacedItems(kind, source, now, limit);
+  }
+  const rows = store.dueItems(kind, source, now, limit);
+  const out: ItemRow[] = [];
+  for (const row of rows) {
+    if (row.destination) {
+      out.push(row);
+      continue;
+    }
+    if (budget <= 0) continue;
+    out.push(row);
+    budget -= bytesOf(kind, row.sizeBytes);
+  }
+  return out;
+}
+
+/** When the next pending item is due (absolute ms), or null when none will be. */
+export function nextDueAt(ctx: DrainCtx): number | null {
+  if (!ctx.deps.plan.move.until) return ctx.store.nextDueAt(ctx.kind, ctx.source);
+  if (boundReached(ctx)) return ctx.store.nextPlacedDueAt(ctx.kind, ctx.source);
+  // Unknown budget: only placed items are to come. A spent one still counts the unplaced items as
+  // due, so that the next dueItems call records the bound.
+  if (placementOf(ctx.deps).budget(ctx.source) === null) return ctx.store.nextPlacedDueAt(ctx.kind, ctx.source);
+  return ctx.store.nextDueAt(ctx.kind, ctx.source);
+}
+
+/** Rows placed per transaction by a dry run's placement. */
+const PLAN_CHUNK = 5_000;
+
+/**
+ * A dry run's placement: every pending item not placed yet gets the destination the run would give
+ * it, largest first, until the source's `move.until` budget is spent (then the bound is recorded as
+ * reached). With one destination and no bound there is nothing to decide, and nothing is written.
+ * The order is read once (ids only), then placed a chunk per transaction.
+ */
+export function planPlacement(ctx: DrainCtx): void {
+  const { deps, store, kind, source } = ctx;
+  if (deps.plan.move.to.length === 1 && !deps.plan.move.until) return;
+  if (boundReached(ctx)) return;
+  const placement = placementOf(deps);
+  const order = store.unplacedPendingIds(kind, source);
+  for (let i = 0; i < order.length; i += PLAN_CHUNK) {
+    const rows = store.itemsByIds(kind, order.slice(i, i + PLAN_CHUNK));
+    let stop = false;
+    store.batch(() => {
+      for (const row of rows) {
+        const budget = placement.budget(source);
+        if (budget === null) {
+          stop = true;
+          break;
+        }
+        if (budget <= 0) {
+          reach(ctx);
+          stop = true;
+          break;
+        }
+        const d = placement.choose(kind, row);
+        store.pinDestination(kind, row.id, d);
+        placement.note(kind, row, d);
+      }
+    });
+    if (stop) return;
+  }
+}

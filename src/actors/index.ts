@@ -1,0 +1,31 @@
+/**
+ * The face of actors/: the contract between the machine's named steps and the effects that perform
+ * them (`RunActors`, `ActorDeps`), the real actors, and the few helpers the runtime shares with them
+ * (the cap in force, where an item is, the write gates, the errors). The runtime imports actors/
+ * through this file only; inside actors/ files import each other directly, and none imports this one.
+ */
+import { runDrain } from './drain/run.js';
+import { runGeoResync } from './geo.js';
+import { runPreflight } from './preflight.js';
+import { runStorageCheck } from './storages.js';
+import type { RunActors } from './types.js';
+import { runVerify } from './verify.js';
+import { applyWeights, readWeights } from './weights.js';
+
+export type { ActorDeps, RunActors } from './types.js';
+export { lastCap } from './cap.js';
+export { locate } from './drain/locate.js';
+export type { Location } from './drain/locate.js';
+export { StepError, WEIGHTS_MISMATCH, abortError } from './errors.js';
+export { waitForGates } from './write-gate.js';
+
+/** The actors that do the work, one per step the machine names. */
+export const realActors: RunActors = {
+  preflight: runPreflight,
+  storages: runStorageCheck,
+  readWeights,
+  weights: applyWeights,
+  drain: runDrain,
+  verify: runVerify,
+  geo: runGeoResync,
+};
