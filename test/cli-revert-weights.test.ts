@@ -6,7 +6,7 @@
  */
 import { readdirSync, rmSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { laterWeightChange } from '../src/runtime/weights-restore.js';
+import { laterWeightChange } from '../src/actors/weight-changes.js';
 import {
   ADMIN_TOKEN,
   movesOf,

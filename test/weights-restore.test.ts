@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { restoreTarget } from '../src/runtime/weights-restore.js';
+import { restoreTarget } from '../src/actors/weight-changes.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { CliResult } from './support/cli-harness.js';
 import {

@@ -35,6 +35,8 @@ export const ACTOR_CODES = defineErrorCodes('actors', {
     'The merged storage weights break a plan rule (new repositories would keep landing on a source); nothing was written.',
   SHARDMOVE_WEIGHTS_MISMATCH:
     'The storage weights the instance reports after shardmove wrote them (a run, a revert, `weights restore`) differ from those written.',
+  SHARDMOVE_WEIGHTS_CHANGED:
+    "`revert` or `weights restore` would write the weights of before the run over weights changed since the run left them; the refusal shows each storage's values. Pass --overwrite-weights if that is intended. Nothing was written.",
   SHARDMOVE_ABORTED:
     'The drain or verification was interrupted (SIGINT/SIGTERM); the checkpoint is consistent and the run ends interrupted (130): `run` again resumes.',
   SHARDMOVE_VERIFY_FILTER_IGNORED:
@@ -57,6 +59,11 @@ export const PROMETHEUS_QUERY_REJECTED = ACTOR_CODES.SHARDMOVE_PREFLIGHT_PROMETH
 export const CAPACITY_EXCEEDED = ACTOR_CODES.SHARDMOVE_PREFLIGHT_CAPACITY;
 export const WEIGHTS_INVALID = ACTOR_CODES.SHARDMOVE_WEIGHTS_INVALID;
 export const WEIGHTS_MISMATCH = ACTOR_CODES.SHARDMOVE_WEIGHTS_MISMATCH;
+/**
+ * `revert` and `weights restore` refuse to write the weights of before a run over weights changed
+ * since the run left them, unless `--overwrite-weights` (exit 4).
+ */
+export const WEIGHTS_CHANGED = ACTOR_CODES.SHARDMOVE_WEIGHTS_CHANGED;
 export const ABORTED = ACTOR_CODES.SHARDMOVE_ABORTED;
 export const VERIFY_FILTER_IGNORED = ACTOR_CODES.SHARDMOVE_VERIFY_FILTER_IGNORED;
 /**
@@ -77,7 +84,8 @@ export type StepErrorCode =
   | typeof WEIGHTS_INVALID
   | typeof PROMETHEUS_QUERY_REJECTED
   | typeof CAPACITY_EXCEEDED
-  | typeof WEIGHTS_MISMATCH;
+  | typeof WEIGHTS_MISMATCH
+  | typeof WEIGHTS_CHANGED;
 
 /** Codes of DrainError: the drain and verify steps. */
 export type DrainErrorCode =

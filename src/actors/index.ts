@@ -16,7 +16,13 @@ export type { ActorDeps, RunActors } from './types.js';
 export { lastCap } from './cap.js';
 export { locate } from './drain/locate.js';
 export type { Location } from './drain/locate.js';
-export { StepError, WEIGHTS_MISMATCH, abortError } from './errors.js';
+export { StepError, WEIGHTS_CHANGED, WEIGHTS_MISMATCH, abortError } from './errors.js';
+export { restoreForwardWeights, revertActors, verifyReverted } from './revert.js';
+export type { RevertActorsOptions } from './revert.js';
+export { forwardMovedItems, isSeeded, revertDrains, seedRevert } from './revert-items.js';
+export type { AliveMove, RevertItem, RevertSet, SkippedItem } from './revert-items.js';
+export { laterWeightChange, restoreTarget, sameWeights, weightsChangedError, weightsLeftBy } from './weight-changes.js';
+export type { LaterWeight, WeightChange } from './weight-changes.js';
 export { waitForGates } from './write-gate.js';
 
 /** The actors that do the work, one per step the machine names. */

@@ -8,8 +8,8 @@ import {
   MOVES_IN_FLIGHT,
   PLAN_CHANGED,
   RuntimeError,
-  WEIGHTS_CHANGED,
 } from '../runtime/errors.js';
+import { StepError, WEIGHTS_CHANGED } from '../actors/index.js';
 import { FaultOptionsError } from '../sandbox/faults.js';
 import { SeedError } from '../sandbox/seed.js';
 import { CheckpointUnusableError, LeaseLostError, LockedError } from '../store/errors.js';
@@ -28,7 +28,7 @@ const MAPPED: [Error & { code: string }, number][] = [
   [new RuntimeError(CHECKPOINT_MODE, 'holds a dry run'), EXIT.refused],
   [new RuntimeError(MOVES_IN_FLIGHT, 'moves in flight'), EXIT.refused],
   [new RuntimeError(INSTANCE_CHANGED, 'another instance'), EXIT.refused],
-  [new RuntimeError(WEIGHTS_CHANGED, 'weights changed since'), EXIT.refused],
+  [new StepError(WEIGHTS_CHANGED, 'weights changed since'), EXIT.refused],
   [new RuntimeError(CHECKPOINT_ELSEWHERE, 'left at the old default place'), EXIT.refused],
   [new LeaseLostError('run.db', null), EXIT.leaseLost],
   [new CopyRefusedError('tar-empty-target', 'not empty'), EXIT.refused],

@@ -4,7 +4,7 @@
  * (shared with standard error, see ./terminal.ts), whole lines in a file or a pipe; colours as
  * ./terminal.ts's wantsColour decides from the stream and the environment.
  */
-import { createProgressObserver } from '../report/progress-observer.js';
+import { createProgressObserver } from './progress-observer.js';
 import type { RunObserver } from '../runtime/observer.js';
 import type { CommandContext } from './context.js';
 import { TerminalOutput, wantsColour } from './terminal.js';

@@ -7,7 +7,7 @@
  * 4 while a run holds the lock.
  */
 import { restoreWeights } from '../runtime/weights-restore.js';
-import type { LaterWeight, WeightChange } from '../runtime/weights-restore.js';
+import type { LaterWeight, WeightChange } from '../actors/index.js';
 import { confirm } from './confirm.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';

@@ -5,8 +5,8 @@ import type { RunControl, StatusSummary } from '../store/types.js';
 import { NO_CONTROL } from '../store/types.js';
 import { holdOf } from './hold.js';
 import type { Hold } from './hold.js';
-import { createProgressObserver, MIN_MOVES_FOR_RATE, RateMeter } from './progress-observer.js';
-import type { ProgressSink } from './progress-observer.js';
+import { createProgressObserver, MIN_MOVES_FOR_RATE, RateMeter } from '../cli/progress-observer.js';
+import type { ProgressSink } from '../cli/progress-observer.js';
 import { renderHoldNote, renderProgressLine, textWidth } from './progress.js';
 import type { ProgressView } from './progress.js';
 

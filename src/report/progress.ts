@@ -4,7 +4,7 @@
  * first (the per-kind counts, then the elapsed time, the moves in flight, the rate ...) and never
  * sees a number cut in half; colours only when the caller says the output is a terminal that wants
  * them. Drawing it (a terminal line redrawn in place, or a line every few seconds in a file or
- * pipe) is ./progress-observer.ts's business.
+ * pipe) is ../cli/progress-observer.ts's business.
  */
 import type { StatusSummary } from '../store/types.js';
 import { escapeControls } from './escape.js';

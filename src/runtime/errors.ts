@@ -2,6 +2,7 @@
 import { ShardmoveError, defineErrorCodes } from '../shared/errors.js';
 import { INTERNAL } from '../machine/errors.js';
 import { LOCKED } from '../store/errors.js';
+import { WEIGHTS_CHANGED } from '../actors/index.js';
 
 /** The runtime's error codes, with their meanings for operators (docs/errors.md). */
 export const RUNTIME_CODES = defineErrorCodes('runtime', {
@@ -13,8 +14,6 @@ export const RUNTIME_CODES = defineErrorCodes('runtime', {
     '`revert` refuses while moves of the forward run are in flight or being posted: they would land after it read the checkpoint. Pause the run, wait, then revert.',
   SHARDMOVE_INSTANCE_CHANGED:
     "`revert` found no record of the forward run's moves on this instance (another instance behind the plan's URL, or one restored from a backup). No flag overrides it; nothing was written.",
-  SHARDMOVE_WEIGHTS_CHANGED:
-    "`revert` or `weights restore` would write the weights of before the run over weights changed since the run left them; the refusal shows each storage's values. Pass --overwrite-weights if that is intended. Nothing was written.",
   SHARDMOVE_CHECKPOINT_ELSEWHERE:
     "The plan's checkpoint is not beside the plan, where it is looked for now, but one of its name is under the current directory, where an older shardmove put it: the message says how to move it or name it with --state. Nothing was written.",
   SHARDMOVE_NO_CHECKPOINT:
@@ -35,11 +34,8 @@ export const MOVES_IN_FLIGHT = RUNTIME_CODES.SHARDMOVE_MOVES_IN_FLIGHT;
  * behind the plan's URL, or one restored from a backup (exit 4). No flag overrides it.
  */
 export const INSTANCE_CHANGED = RUNTIME_CODES.SHARDMOVE_INSTANCE_CHANGED;
-/**
- * `revert` and `weights restore` refuse to write the weights of before a run over weights changed
- * since the run left them, unless `--overwrite-weights` (exit 4).
- */
-export const WEIGHTS_CHANGED = RUNTIME_CODES.SHARDMOVE_WEIGHTS_CHANGED;
+/** `revert` and `weights restore` refuse to undo a later change of the weights (exit 4): the actors' code. */
+export { WEIGHTS_CHANGED };
 /**
  * The plan's checkpoint is not where it is looked for now (beside the plan), but one of its name is
  * where an older shardmove put it by default (under the current directory): exit 4, nothing written.
@@ -58,7 +54,6 @@ export type RuntimeErrorCode =
   | typeof CHECKPOINT_ELSEWHERE
   | typeof MOVES_IN_FLIGHT
   | typeof INSTANCE_CHANGED
-  | typeof WEIGHTS_CHANGED
   | typeof NO_CHECKPOINT
   | typeof INTERNAL;
 

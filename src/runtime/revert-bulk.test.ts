@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { InstanceApi, MoveRecord } from '../api/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { bulkJobItems, withBulkJobItems } from './revert-bulk.js';
-import type { RevertItem } from './revert-items.js';
+import type { RevertItem } from '../actors/index.js';
 
 const T0 = Date.parse('2026-06-01T12:00:00Z');
 

@@ -13,7 +13,7 @@
 import type { InstanceApi } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ItemStore } from '../store/types.js';
-import type { RevertItem } from './revert-items.js';
+import type { RevertItem } from '../actors/index.js';
 
 const KINDS: readonly Kind[] = ['projects', 'snippets', 'groups'];
 /** Moves read per page of the instance's move list. */

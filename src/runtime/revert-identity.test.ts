@@ -7,7 +7,7 @@ import type { Plan } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { planChanges, planFields, recordPlan, recordedPlan } from './plan-record.js';
 import { assertRecorded, checkForwardPlan, checkRevertPlan, revertHash, unrecordedSample } from './revert-identity.js';
-import type { RevertItem } from './revert-items.js';
+import type { RevertItem } from '../actors/index.js';
 
 const saved = (planHash: string) => ({ planName: 'p', planHash, machineVersion: 1, snapshot: {} });
 const plan = testPlan();

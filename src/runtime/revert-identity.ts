@@ -18,7 +18,7 @@ import type { SavedRun } from '../store/types.js';
 import { INSTANCE_CHANGED, PLAN_CHANGED, RuntimeError } from './errors.js';
 import type { FieldChange, RecordedPlan } from './plan-record.js';
 import { planChanges, planFields } from './plan-record.js';
-import type { RevertItem } from './revert-items.js';
+import type { RevertItem } from '../actors/index.js';
 
 /** Items named in a refusal before the rest are counted. */
 const NAMED = 5;

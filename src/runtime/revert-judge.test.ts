@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiHttpError } from '../api/errors.js';
 import type { InstanceApi, MoveRecord, MoveState } from '../api/types.js';
 import type { ItemState } from '../store/types.js';
-import type { RevertItem } from './revert-items.js';
+import type { RevertItem } from '../actors/index.js';
 import { judge, locateRevertItems } from './revert-judge.js';
 
 const item = (id: number, forwardState: ItemState = 'moved'): RevertItem => ({

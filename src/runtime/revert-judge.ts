@@ -12,12 +12,12 @@
  *   the instance the forward run worked on);
  * - not the forward run's doing: a row whose forward move failed and left it where it was.
  */
-import { locate } from '../actors/locate.js';
-import type { Location } from '../actors/locate.js';
+import { locate } from '../actors/index.js';
+import type { Location } from '../actors/index.js';
 import { ApiHttpError } from '../api/errors.js';
 import type { InstanceApi, MoveRecord } from '../api/types.js';
 import { TERMINAL_MOVE_STATES } from '../api/types.js';
-import type { AliveMove, RevertItem, RevertSet, SkippedItem } from './revert-items.js';
+import type { AliveMove, RevertItem, RevertSet, SkippedItem } from '../actors/index.js';
 
 /** What the reads found of one item: its storage, and its move list (`gone`: the item no longer exists). */
 export interface ItemReads {

@@ -7,7 +7,7 @@ import type { Plan } from '../plan/types.js';
 import type { CheckpointStore, ItemRow } from '../store/types.js';
 import { CHECKPOINT_MODE, MOVES_IN_FLIGHT, RuntimeError } from './errors.js';
 import { SecretSet } from './logger.js';
-import type { AliveMove, RevertItem } from './revert-items.js';
+import type { AliveMove, RevertItem } from '../actors/index.js';
 
 export function secretsOf(plan: Plan): SecretSet {
   const secrets = new SecretSet();

@@ -7,7 +7,7 @@ import type { CheckpointStore, ItemState, SavedRun } from '../store/types.js';
 import { modeRefusal } from './mode.js';
 import { recordedPlan } from './plan-record.js';
 import type { RecordedPlan } from './plan-record.js';
-import type { RevertItem, SkippedItem } from './revert-items.js';
+import type { RevertItem, SkippedItem } from '../actors/index.js';
 import type { RuntimeServices } from './types.js';
 
 /** Items to move back, per kind and pair of storages. */

@@ -35,11 +35,12 @@ import { createRunLogger } from './logger.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { locateCheckpoint, logPath, revertCheckpointPath } from './paths.js';
 import { recordedPlan } from './plan-record.js';
-import { revertActors } from './revert-actors.js';
+import { revertActors } from '../actors/index.js';
+import type { StepError } from '../actors/index.js';
 import { bulkJobItems, withBulkJobItems } from './revert-bulk.js';
 import { assertRecorded, checkForwardPlan, checkRevertPlan, revertHash, unrecordedSample } from './revert-identity.js';
-import { forwardMovedItems, revertDrains } from './revert-items.js';
-import type { AliveMove, RevertItem, RevertSet, SkippedItem } from './revert-items.js';
+import { forwardMovedItems, revertDrains } from '../actors/index.js';
+import type { AliveMove, RevertItem, RevertSet, SkippedItem } from '../actors/index.js';
 import { locateRevertItems } from './revert-judge.js';
 import {
   aliveRefusal,
@@ -54,10 +55,10 @@ import type { RevertGroup, RevertState } from './revert-state.js';
 import { executeRun } from './run.js';
 import { openExistingCheckpoint } from './status.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
-import { laterWeightChange, restoreTarget, weightsChangedError, weightsLeftBy } from './weights-restore.js';
-import type { LaterWeight, WeightChange } from './weights-restore.js';
+import { laterWeightChange, restoreTarget, weightsChangedError, weightsLeftBy } from '../actors/index.js';
+import type { LaterWeight, WeightChange } from '../actors/index.js';
 
-export type { AliveMove, RevertItem, SkippedItem } from './revert-items.js';
+export type { AliveMove, RevertItem, SkippedItem } from '../actors/index.js';
 export type { RevertGroup } from './revert-state.js';
 
 export { revertCheckpointPath };
@@ -103,7 +104,7 @@ export interface RevertOptions extends Pick<
 export type RevertOutcome =
   | { kind: 'nothing'; forwardFile: string; reason: string }
   /** A dry run's preview; `refusal`: what the revert itself would refuse now (exit 4). */
-  | { kind: 'preview'; preview: RevertPreview; refusal: RuntimeError | null }
+  | { kind: 'preview'; preview: RevertPreview; refusal: RuntimeError | StepError | null }
   | { kind: 'declined'; preview: RevertPreview }
   /** Interrupted (SIGINT/SIGTERM) before its run started: nothing was written. */
   | { kind: 'stopped'; forwardFile: string }

@@ -3,7 +3,7 @@ import type { ItemRecord } from '../api/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { forwardMovedItems, isSeeded, revertDrains, seedRevert } from './revert-items.js';
 import type { RevertItem } from './revert-items.js';
-import { revertCheckpointPath } from './revert.js';
+import { revertCheckpointPath } from '../runtime/paths.js';
 
 const item = (id: number, from = 'cluster', to = 'nfs-1'): RevertItem => ({
   kind: 'projects',

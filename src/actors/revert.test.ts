@@ -3,7 +3,7 @@ import { createFakeApi, createManualClock, silentLogger, testPlan } from '../../
 import type { ActorDeps } from '../actors/index.js';
 import type { ItemRecord } from '../api/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
-import { restoreForwardWeights, verifyReverted } from './revert-actors.js';
+import { restoreForwardWeights, verifyReverted } from './revert.js';
 import { seedRevert } from './revert-items.js';
 
 function depsWith(api: ReturnType<typeof createFakeApi>): ActorDeps & { store: ReturnType<typeof openCheckpoint> } {

@@ -6,13 +6,16 @@
  * listing a source; verification reads every item the revert moved and checks it is back where it
  * came from.
  */
-import { StepError, WEIGHTS_MISMATCH, abortError, locate, waitForGates } from '../actors/index.js';
-import type { ActorDeps, Location, RunActors } from '../actors/index.js';
 import type { VerifyOutput, WeightsOutput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
+import { locate } from './drain/locate.js';
+import type { Location } from './drain/locate.js';
+import { StepError, WEIGHTS_MISMATCH, abortError } from './errors.js';
 import type { RevertSet } from './revert-items.js';
 import { isSeeded, seedRevert } from './revert-items.js';
-import { laterWeightChange, restoreTarget, weightsChangedError } from './weights-restore.js';
+import type { ActorDeps, RunActors } from './types.js';
+import { laterWeightChange, restoreTarget, weightsChangedError } from './weight-changes.js';
+import { waitForGates } from './write-gate.js';
 
 export interface RevertActorsOptions {
   /** The items to seed when the checkpoint has none yet (null: seeded by an earlier process). */
@@ -24,7 +27,7 @@ export interface RevertActorsOptions {
   forward: string;
   /** The weights the forward run found before its first write (null: it recorded none). */
   forwardWeights: Record<string, number> | null;
-  /** The weights the forward run may have left (./weights-restore.ts `weightsLeftBy`). */
+  /** The weights the forward run may have left (./weight-changes.ts `weightsLeftBy`). */
   weightsLeft: Record<string, number>[];
   /** Write the weights of before the forward run over a later change. */
   overwriteWeights: boolean;

@@ -15,8 +15,8 @@
 import type { CapData } from '../events/vocabulary.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
 import type { StatusSummary } from '../store/types.js';
-import { holdOf } from './hold.js';
-import { renderHoldNote, renderProgressLine } from './progress.js';
+import { holdOf } from '../report/hold.js';
+import { renderHoldNote, renderProgressLine } from '../report/progress.js';
 
 /** Where the line goes: a terminal keeps one live line; a file or a pipe gets whole lines. */
 export interface ProgressSink {
