@@ -17,11 +17,13 @@ import { checkAccounts, checkSandbox, gapOf, gapsOn } from './support/release-ch
 import { NOTHING_SKIPPED } from './support/release-judge.js';
 import { runProfile } from './support/release-run.js';
 import type { ProfileRun } from './support/release-run.js';
-import type { Profile } from './support/release-scenario.js';
-import { pickIds, releaseOf, ROLES } from './support/release-scenario.js';
+import type { Profile } from './support/release-profile.js';
+import { releaseOf } from './support/release-profile.js';
+import { pickIds, ROLES } from './support/release-scenario.js';
 /**
  * Every profile the ledger distinguishes for a drain, and what tells it from the row above. Where
- * nothing a drain can see differs, the row says so and expects the same as its neighbour.
+ * nothing a drain can see differs, the row says so and expects the same as its neighbour. EE
+ * Premium is not a row: everything a drain sees is Ultimate's there (group wikis are Premium).
  */
 const PROFILES: Profile[] = [
   {

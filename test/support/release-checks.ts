@@ -5,15 +5,17 @@
  * records, leaving out only a known gap's items and moves (`skip`).
  */
 import type { ExpectStatic } from 'vitest';
-import type { Release } from './release-scenario.js';
+import type { Profile, Release } from './release-profile.js';
 import { DESTINATION, MAX_ATTEMPTS, ROLES, VICTIM, rolesOf } from './release-scenario.js';
-import type { Profile } from './release-scenario.js';
 import type { ProfileRun } from './release-run.js';
 import {
   countBy,
   keyOf,
   moveClass,
   parseStdout,
+  perSource,
+  PLURAL,
+  tallyOfRows,
   readMetrics,
   tallyWithout,
   truthOf,
@@ -23,6 +25,7 @@ import {
 
 interface StatusJson {
   state: string;
+  counts: { kind: string; source: string; state: string; n: number }[];
   kinds: { kind: string; total: number; done: number; quarantined: number }[];
   quarantined: { kind: string; id: number; class: string; remedy: string }[];
   orphans: { kind: string; id: number; source: string }[];
@@ -30,6 +33,7 @@ interface StatusJson {
 
 interface ReportJson {
   outcome: { state: string; instanceVersion: string };
+  storages: { storage: string; total: number; moved: number; quarantined: number }[];
   kinds: {
     kind: string;
     total: number;
@@ -123,6 +127,8 @@ export function checkAccounts(
   const truth = truthOf(out, rolesOf(release), ids, release, skip);
   const roleOf = new Map(ROLES.map((r) => [keyOf(r.kind, ids.get(r.role)!), r]));
   const without = <T>(m: Map<string, T>) => new Map([...m].filter(([k]) => !skip.items.has(k)));
+  const sourceRow = (item: string) => `${PLURAL[roleOf.get(item)!.kind]}@${roleOf.get(item)!.storage}`;
+  const storageRow = (item: string) => roleOf.get(item)!.storage;
 
   // The exit code: never 0 while a planned repository is on a drained source (3 then, 0 otherwise).
   check(out.run.code === 0 && truth.left.length > 0, `exit 0 with ${truth.left.join(', ')} left`).toBe(false);
@@ -142,6 +148,28 @@ export function checkAccounts(
   check(tallyWithout(printed.tally, new Set(printedQ.keys()), skip), 'stdout: per kind').toEqual(truth.tally);
   check(printed.copies.sort(), 'stdout: copies left behind').toEqual([...truth.staleCopies].sort());
   check(printed.verification).toBe('Verification: passed');
+  const recordsTruth = Object.fromEntries(
+    Object.keys(printed.byRecords).map((row) => {
+      const t = truth.bySource[row] ?? { moved: 0, total: 0, quarantined: 0 };
+      return [row, { moved: t.moved, quarantined: t.quarantined }];
+    }),
+  );
+  const recordsSaid = Object.fromEntries(
+    Object.entries(
+      tallyWithout(
+        Object.fromEntries(
+          Object.entries(printed.byRecords).map(([k, v]) => [k, { ...v, total: v.moved + v.quarantined }]),
+        ),
+        new Set(printedQ.keys()),
+        skip,
+        sourceRow,
+      ),
+    ).map(([k, v]) => [k, { moved: v.moved, quarantined: v.quarantined }]),
+  );
+  check(recordsSaid, 'stdout: verified by move records, per source').toEqual(recordsTruth);
+  check(Object.keys(printed.byRecords).length > 0, 'stdout: kinds verified by move records').toBe(
+    !release.snippetsListed || (release.groupWikis && !release.groupsListed),
+  );
   if (!release.groupWikis) check(said).toMatch(/groups skipped: /);
 
   const status = JSON.parse(out.status.stdout) as StatusJson;
@@ -152,6 +180,10 @@ export function checkAccounts(
     check(q.remedy, 'unknown before 16.7').toMatch(/recorded no reason before 16\.7.*UpdateRepositoryStorageWorker/);
   const statusTally = tallyOf(status.kinds.map((k) => ({ ...k, moved: k.done })));
   check(tallyWithout(statusTally, new Set(statusQ.keys()), skip), 'status: per kind').toEqual(truth.tally);
+  check(
+    tallyWithout(tallyOfRows(status.counts), new Set(statusQ.keys()), skip, sourceRow),
+    'status: per source',
+  ).toEqual(truth.bySource);
   check(status.orphans.map((o) => `${keyOf(o.kind, o.id)}@${o.source}`).sort(), 'status: copies').toEqual(
     [...truth.staleCopies].sort(),
   );
@@ -162,6 +194,10 @@ export function checkAccounts(
   check(report.outcome.instanceVersion).toBe(profile.version);
   check(without(reportQ), 'report: quarantined').toEqual(expected);
   check(tallyWithout(tallyOf(report.kinds), new Set(reportQ.keys()), skip), 'report: per kind').toEqual(truth.tally);
+  const storages = tallyOf(report.storages.map((r) => ({ ...r, kind: r.storage })));
+  check(tallyWithout(storages, new Set(reportQ.keys()), skip, storageRow), 'report: per source').toEqual(
+    perSource(truth.bySource),
+  );
   const perKind = (f: (k: ReportJson['kinds'][number]) => number) =>
     Object.fromEntries(report.kinds.map((k) => [k.kind, f(k)]).filter(([, n]) => n !== 0));
   check(
@@ -189,6 +225,10 @@ export function checkAccounts(
     })),
   );
   check(tallyWithout(metricsTally, new Set(statusQ.keys()), skip), 'metrics: items').toEqual(truth.tally);
+  check(
+    tallyWithout(tallyOfRows(metrics.itemRows), new Set(statusQ.keys()), skip, sourceRow),
+    'metrics: items per source',
+  ).toEqual(truth.bySource);
   check(metrics.finished, 'metrics: moves that landed').toEqual(truth.finished);
   check(metrics.failed, 'metrics: moves failed or stuck').toEqual(truth.failed);
   const ended = out.moves.filter(

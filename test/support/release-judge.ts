@@ -7,7 +7,8 @@
  */
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import type { ProfileRun, SandboxItem, SandboxMove } from './release-run.js';
-import type { ItemKind, Release, Role } from './release-scenario.js';
+import type { ItemKind, Release } from './release-profile.js';
+import type { Role } from './release-scenario.js';
 import { DESTINATION, SOURCES } from './release-scenario.js';
 
 /** The plan's name for a kind. */
@@ -15,7 +16,7 @@ export const PLURAL: Record<ItemKind, string> = { project: 'projects', snippet: 
 
 export const keyOf = (kind: string, id: number): string => `${kind.replace(/s$/, '')}:${id}`;
 
-/** Per kind (plural): items moved, of how many, and quarantined. */
+/** Per kind (plural), or per kind and source (`projects@nfs-1`): items moved, of how many, and quarantined. */
 export type Tally = Record<string, { moved: number; total: number; quarantined: number }>;
 
 /** The truth, from the sandbox: the planned items (a repository of a planned kind on a source at the start) and where they are. */
@@ -24,6 +25,8 @@ export interface Truth {
   /** Still on a drained source. */
   left: string[];
   tally: Tally;
+  /** The same per kind and the source the item started on (`projects@nfs-1`). */
+  bySource: Tally;
   /** Copies a move left on a drained source, `kind:id@storage`. */
   staleCopies: string[];
   /** Moves by kind that ended with the repository on the destination, and moves failed or never ending. */
@@ -52,12 +55,18 @@ export function truthOf(
       seeded.has(keyOf(i.kind, i.id)) && !skip.items.has(keyOf(i.kind, i.id)) && (i.kind !== 'group' || r.groupWikis),
   );
   const onSource = (i: SandboxItem) => (SOURCES as readonly string[]).includes(i.storage);
+  const startedOn = new Map(roles.map((role) => [keyOf(role.kind, ids.get(role.role)!), role.storage]));
   const tally: Tally = {};
+  const bySource: Tally = {};
   for (const i of planned) {
-    const t = (tally[PLURAL[i.kind]] ??= { moved: 0, total: 0, quarantined: 0 });
-    t.total++;
-    if (i.storage === DESTINATION) t.moved++;
-    if (onSource(i)) t.quarantined++;
+    for (const t of [
+      (tally[PLURAL[i.kind]] ??= { moved: 0, total: 0, quarantined: 0 }),
+      (bySource[`${PLURAL[i.kind]}@${startedOn.get(keyOf(i.kind, i.id))}`] ??= { moved: 0, total: 0, quarantined: 0 }),
+    ]) {
+      t.total++;
+      if (i.storage === DESTINATION) t.moved++;
+      if (onSource(i)) t.quarantined++;
+    }
   }
   const finished: Record<string, number> = {};
   const failed: Record<string, number> = {};
@@ -71,6 +80,7 @@ export function truthOf(
     planned,
     left: planned.filter(onSource).map((i) => keyOf(i.kind, i.id)),
     tally,
+    bySource,
     staleCopies: planned.flatMap((i) => i.stale_copies.map((s) => `${keyOf(i.kind, i.id)}@${s}`)),
     finished,
     failed,
@@ -110,6 +120,8 @@ export interface PrintedReport {
   quarantined: Map<string, { source: string; class: string }>;
   copies: string[];
   verification: string;
+  /** Kinds verified by move records: per `kind@source`, moved and quarantined as the line says. */
+  byRecords: Record<string, { moved: number; quarantined: number }>;
 }
 
 export function parseStdout(stdout: string): PrintedReport {
@@ -129,7 +141,16 @@ export function parseStdout(stdout: string): PrintedReport {
     .map((l) => /^ {2}(projects|snippets|groups) (\d+) \S+: copy left on (\S+) /.exec(l))
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => `${keyOf(m[1]!, Number(m[2]))}@${m[3]}`);
+  const byRecords: PrintedReport['byRecords'] = {};
+  for (const l of lines) {
+    const m =
+      /^ {2}(projects|snippets|groups) on (\S+): verified by move records.* \((\d+) moved, (\d+) quarantined\)$/.exec(
+        l,
+      );
+    if (m) byRecords[`${m[1]}@${m[2]}`] = { moved: Number(m[3]), quarantined: Number(m[4]) };
+  }
   return {
+    byRecords,
     // Without a terminal, progress lines come first (one per interval), then the report.
     headline: lines.find((l) => /^[A-Z]{4}/.test(l)) ?? '',
     tally,
@@ -143,6 +164,8 @@ export function parseStdout(stdout: string): PrintedReport {
 export interface ReadMetrics {
   /** shardmove_items by kind and state. */
   items: Record<string, Record<string, number>>;
+  /** shardmove_items as rows. */
+  itemRows: CountRow[];
   finished: Record<string, number>;
   failed: Record<string, number>;
   /** shardmove_moves_failed_total by class, every kind together. */
@@ -155,6 +178,7 @@ export function readMetrics(text: string): ReadMetrics {
   const families = new Map(parsePrometheusTextFormat(text).map((f) => [f.name, f.metrics]));
   const out: ReadMetrics = {
     items: {},
+    itemRows: [],
     finished: {},
     failed: {},
     failedByClass: {},
@@ -165,6 +189,7 @@ export function readMetrics(text: string): ReadMetrics {
   for (const s of families.get('shardmove_items') ?? []) {
     const l = s.labels ?? {};
     add((out.items[l.kind!] ??= {}), l.state!, Number(s.value));
+    out.itemRows.push({ kind: l.kind!, source: l.storage!, state: l.state!, n: Number(s.value) });
   }
   for (const s of families.get('shardmove_moves_finished_total') ?? [])
     add(out.finished, s.labels!.kind!, Number(s.value));
@@ -179,16 +204,54 @@ export function readMetrics(text: string): ReadMetrics {
 
 /**
  * A reported tally without the skipped items, each taken off as it was reported: quarantined when
- * `quarantined` (that account's quarantined items) has it, moved otherwise.
+ * `quarantined` (that account's quarantined items) has it, moved otherwise. `rowOf` names an item's
+ * row (by default its kind).
  */
-export function tallyWithout(tally: Tally, quarantined: ReadonlySet<string>, skip: Skip): Tally {
+export function tallyWithout(
+  tally: Tally,
+  quarantined: ReadonlySet<string>,
+  skip: Skip,
+  rowOf: (item: string) => string = (item) => PLURAL[item.split(':')[0] as ItemKind],
+): Tally {
   const out: Tally = structuredClone(tally);
   for (const key of skip.items) {
-    const t = out[PLURAL[key.split(':')[0] as ItemKind]];
+    const t = out[rowOf(key)];
     if (!t) continue;
     t.total--;
     if (quarantined.has(key)) t.quarantined--;
     else t.moved--;
+  }
+  return out;
+}
+
+/** Items of a kind on a source in a state, as `status --json` counts them and the metrics label them. */
+export interface CountRow {
+  kind: string;
+  source: string;
+  state: string;
+  n: number;
+}
+
+/** Count rows as a tally per `kind@source` (or per source alone with `bySourceOnly`). */
+export function tallyOfRows(rows: readonly CountRow[], bySourceOnly = false): Tally {
+  const out: Tally = {};
+  for (const r of rows) {
+    const t = (out[bySourceOnly ? r.source : `${r.kind}@${r.source}`] ??= { moved: 0, total: 0, quarantined: 0 });
+    t.total += r.n;
+    if (r.state === 'moved') t.moved += r.n;
+    if (r.state === 'quarantined') t.quarantined += r.n;
+  }
+  return Object.fromEntries(Object.entries(out).filter(([, t]) => t.total > 0));
+}
+
+/** A per-`kind@source` tally summed per source. */
+export function perSource(t: Tally): Tally {
+  const out: Tally = {};
+  for (const [key, v] of Object.entries(t)) {
+    const s = (out[key.split('@')[1]!] ??= { moved: 0, total: 0, quarantined: 0 });
+    s.moved += v.moved;
+    s.total += v.total;
+    s.quarantined += v.quarantined;
   }
   return out;
 }

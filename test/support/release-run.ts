@@ -14,8 +14,9 @@ import type { RunningSandbox } from '../../src/sandbox/index.js';
 import { ADMIN_TOKEN, BIN } from './cli-harness.js';
 import type { CliResult } from './cli-harness.js';
 import { startNodeExporterPrometheus } from './release-prometheus.js';
-import type { ItemKind, Profile } from './release-scenario.js';
-import { FAULTS, brokenItems, planText, seedFor } from './release-scenario.js';
+import type { ItemKind, Profile } from './release-profile.js';
+import { FAULTS } from './release-scenario.js';
+import { brokenItems, planText, seedFor } from './release-seed.js';
 
 /** An item as the sandbox has it (`GET /-/sandbox/items/:kind/:id`). */
 export interface SandboxItem {

@@ -13,58 +13,7 @@
  */
 import type { MoveFate, FaultOptions } from '../../src/sandbox/faults.js';
 import { createFaults } from '../../src/sandbox/faults.js';
-import type { Seed } from '../../src/sandbox/seed-schema.js';
-import { loadSeed } from '../../src/sandbox/seed.js';
-
-export type ItemKind = 'project' | 'snippet' | 'group';
-export type Edition = 'ee' | 'ce';
-export type Tier = 'free' | 'premium' | 'ultimate';
-
-/** A release and tier profile of the matrix. */
-export interface Profile {
-  name: string;
-  version: string;
-  edition: Edition;
-  tier: Tier;
-  /** What tells this profile apart from its neighbour, for a standard drain (or that nothing does). */
-  differs: string;
-}
-
-const since = (version: string, major: number, minor: number): boolean => {
-  const [a = 0, b = 0] = version.split('.').map(Number);
-  return a !== major ? a > major : b >= minor;
-};
-
-/** What a profile's GitLab does that the standard drain can see (docs/gitlab-behaviour.md). */
-export interface Release {
-  /** Move records carry `error_message` (16.7). */
-  messages: boolean;
-  /** The move worker takes the container's lease (16.6, taken). */
-  lease: boolean;
-  /** `GET /snippets/all` lists snippets by storage (EE 16.3+); otherwise by move records. */
-  snippetsListed: boolean;
-  /** Group wiki repositories exist and move (EE, any tier). */
-  groupWikis: boolean;
-  /** Groups show `repository_storage` (EE Premium/Ultimate); otherwise by move records. */
-  groupsListed: boolean;
-  /** Hidden projects exist (EE). */
-  hidden: boolean;
-  /** A moved fork-network member gets a pool copy on the destination (16.6 by default; 16.3 only behind a flag that is off). */
-  poolsFollow: boolean;
-}
-
-export function releaseOf(p: Profile): Release {
-  const ee = p.edition === 'ee';
-  return {
-    messages: since(p.version, 16, 7),
-    lease: since(p.version, 16, 6),
-    snippetsListed: ee && since(p.version, 16, 3),
-    groupWikis: ee,
-    groupsListed: ee && p.tier !== 'free',
-    hidden: ee,
-    poolsFollow: since(p.version, 16, 6),
-  };
-}
+import type { ItemKind, Release } from './release-profile.js';
 
 /** The sources, drained in this order, and the destination. */
 export const SOURCES = ['nfs-1', 'nfs-2', 'default'] as const;
@@ -99,7 +48,7 @@ export const FAULTS: FaultOptions = {
 };
 
 /** How an item must end on a profile: moved (with a copy left on its source, or not), or quarantined with a class. */
-export type Outcome = { end: 'moved'; staleCopy?: boolean } | { end: 'quarantined'; class: string } | { end: 'absent' };
+export type Outcome = { end: 'moved'; staleCopy?: boolean } | { end: 'quarantined'; class: string };
 
 /** One item of the standard drain. */
 export interface Role {
@@ -116,7 +65,7 @@ export interface Role {
   /** Whether the profile has this item at all (hidden projects: EE; group wikis: EE). */
   exists?: (r: Release) => boolean;
   expect: (r: Release) => Outcome;
-  /** The fates the sandbox records for its moves on the profile (default: `draws`, as many as it made). */
+  /** The fates the sandbox records for its moves on the profile (default: `draws`). */
   recorded?: (r: Release) => MoveFate[];
   /** Where shardmove is known to report this item wrongly today: the gap's name (KNOWN_GAPS). */
   gap?: (r: Release) => string | undefined;
@@ -352,89 +301,16 @@ export function pickIds(faults: FaultOptions = FAULTS): Map<string, number> {
     used.set(role.kind, taken);
     let id = 1;
     const fits = (n: number) => role.draws.every((fate, i) => injector.moveFate(role.kind, n, i + 1) === fate);
-    while (taken.has(id) || !fits(id)) id++;
+    while (taken.has(id) || !fits(id)) {
+      if (++id > 100_000) throw new Error(`no item draws ${role.draws.join(', ')} under these faults (${role.role})`);
+    }
     taken.add(id);
     out.set(role.role, id);
   }
   return out;
 }
 
-/** The `--broken-items` of the drain: the roles that always fail their copy. */
-export function brokenItems(ids: ReadonlyMap<string, number>): string[] {
-  return ROLES.filter((r) => r.broken).map((r) => `${r.kind}:${ids.get(r.role)}`);
-}
-
 /** The roles a profile has. */
 export function rolesOf(release: Release): Role[] {
   return ROLES.filter((r) => r.exists?.(release) ?? true);
-}
-
-/**
- * The destination's filesystem: SHORT_MB less than everything the drain would land if every item
- * moved (each fork-network member's copy with its pool's objects, and a pool copy). Pre-flight counts
- * the big snippet as 10 MiB (GitLab gives no snippet size), so the drain "fits" by about 700 MiB; it
- * lands 1000 MiB, and the victim, last and alone on its source, finds less room than it needs,
- * whatever else failed before it (what does not land is far less than SHORT_MB).
- */
-export function capacityOf(release: Release): number {
-  const mb = rolesOf(release)
-    .filter((r) => r.kind !== 'group' || release.groupWikis)
-    .reduce((a, r) => a + r.sizeMb, 0);
-  const root = ROLES.find((r) => r.role === 'fork root')!.sizeMb;
-  return (mb + 4 * root - SHORT_MB) * 1024 * 1024;
-}
-
-/** The sandbox's seed for a profile: the built-in seed with the standard inventory. */
-export function seedFor(profile: Profile, ids: ReadonlyMap<string, number>): Seed {
-  const release = releaseOf(profile);
-  const seed = structuredClone(loadSeed());
-  seed.instance.version = profile.version;
-  seed.instance.edition = profile.edition;
-  seed.instance.tier = profile.tier;
-  seed.instance.storage_capacity = { ...seed.instance.storage_capacity, [DESTINATION]: capacityOf(release) };
-  const id: RoleIds = (role) => ids.get(role)!;
-  const items = (kind: ItemKind) =>
-    rolesOf(release)
-      .filter((r) => r.kind === kind)
-      .map((r) => ({
-        id: id(r.role),
-        storage: r.storage,
-        size_mb: r.sizeMb,
-        ...(kind === 'project' ? { visibility: 'public' as const } : {}),
-        ...r.fields?.(id),
-      }));
-  // Groups exist on CE too (they just have no wiki repository), so the CE drain meets them.
-  const groups = ROLES.filter((r) => r.kind === 'group').map((r) => ({
-    id: id(r.role),
-    storage: r.storage,
-    size_mb: r.sizeMb,
-  }));
-  seed.inventory = { projects: items('project'), snippets: items('snippet'), groups } as Seed['inventory'];
-  return seed;
-}
-
-/** The plan: every kind, three sources into the destination, short stuck limits, two attempts. */
-export function planText(): string {
-  return [
-    'version: 1',
-    'name: matrix',
-    'instance:',
-    '  url: ${SHARDMOVE_URL}',
-    '  token: ${SHARDMOVE_TOKEN}',
-    '  timeout: 10s',
-    'move:',
-    `  from: [${SOURCES.join(', ')}]`,
-    `  to: ${DESTINATION}`,
-    '  kinds: [projects, snippets, groups]',
-    '  concurrency: 10',
-    `weights: { ${DESTINATION}: 100, ${SOURCES.map((s) => `${s}: 0`).join(', ')} }`,
-    'poll: { interval: 100ms, stuck_scheduled_after: 5s, stuck_running_after: 5s, stuck_running_per_gb: 0s }',
-    `retry: { max_attempts: ${MAX_ATTEMPTS}, backoff: 100ms }`,
-    'verify: true',
-    'prometheus: { url: "${PROMETHEUS_URL}" }',
-    'capacity:',
-    '  storages:',
-    `    ${DESTINATION}: { free: 'node_filesystem_avail_bytes{mountpoint="/mnt/gitaly-cluster"}' }`,
-    '',
-  ].join('\n');
 }
