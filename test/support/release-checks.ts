@@ -29,6 +29,7 @@ interface StatusJson {
   kinds: { kind: string; total: number; done: number; quarantined: number }[];
   quarantined: { kind: string; id: number; class: string; remedy: string }[];
   orphans: { kind: string; id: number; source: string }[];
+  stuck: { kind: string; id: number; moveId: number; moveState: string; readOnly: boolean | null }[];
 }
 
 interface ReportJson {
@@ -184,6 +185,21 @@ export function checkAccounts(
     tallyWithout(tallyOfRows(status.counts), new Set(statusQ.keys()), skip, sourceRow),
     'status: per source',
   ).toEqual(truth.bySource);
+  // Stuck moves: the sandbox's move, in the state it is in, and the item's read-only flag.
+  const running = out.moves.filter(
+    (m) => !skip.moves.has(m.id) && ['scheduled', 'started', 'replicated'].includes(m.state),
+  );
+  check(
+    Object.fromEntries(status.stuck.map((x) => [keyOf(x.kind, x.id), [x.moveId, x.moveState, x.readOnly]])),
+    'status: stuck moves',
+  ).toEqual(
+    Object.fromEntries(
+      running.map((m) => {
+        const item = out.items.find((i) => i.kind === m.kind && i.id === m.itemId);
+        return [keyOf(m.kind, m.itemId), [m.id, m.state, item?.read_only]];
+      }),
+    ),
+  );
   check(status.orphans.map((o) => `${keyOf(o.kind, o.id)}@${o.source}`).sort(), 'status: copies').toEqual(
     [...truth.staleCopies].sort(),
   );
