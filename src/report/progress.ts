@@ -27,6 +27,7 @@ export function renderProgressLine(view: ProgressView): string {
         p.inFlight > 0 ? `${p.inFlight} in flight` : '',
         p.retrying > 0 ? `${p.retrying} failed, retrying` : '',
         p.quarantined > 0 ? `${p.quarantined} quarantined` : '',
+        p.staying > 0 ? `${p.staying} staying` : '',
       ].filter(Boolean);
       return `${p.kind} ${p.done}/${p.total}${extra.length > 0 ? ` (${extra.join(', ')})` : ''}`;
     })

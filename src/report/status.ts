@@ -11,7 +11,9 @@ import type { KindProgress } from './summary.js';
 import { diskPaths } from './disk-paths.js';
 import { describeFailure } from './failure-class.js';
 import type { FailureClass } from './failure-class.js';
-import { formatApproxDuration, orphanLines, placementLines, progressByKind, rateAndEta } from './summary.js';
+import { countItems, listWords } from './counts.js';
+import type { SourceProgress } from './counts.js';
+import { formatApproxDuration, orphanLines, placementLines, rateAndEta } from './summary.js';
 
 /** The run lock as `status` found it: who holds it and whether that process is alive. */
 export interface LockView {
@@ -42,11 +44,17 @@ export interface StatusReport {
   dryRun: boolean;
   error: RunContext['error'];
   kinds: KindProgress[];
+  /** The same count per kind and source (./counts.ts). */
+  bySource: SourceProgress[];
   counts: StatusSummary['counts'];
   total: number;
   movesPerMinute: number;
   etaMs: number | null;
   remaining: number;
+  /** Left on the sources as planned (a reached `move.until` bound): neither remaining nor failed (./counts.ts). */
+  staying: number;
+  /** Sources whose `move.until` bound is reached. */
+  boundsReached: string[];
   stuck: StatusSummary['stuck'];
   /** Each with its failure class and that class's remedy (./failure-class.ts, docs/failures.md). */
   quarantined: (StatusSummary['quarantined'][number] & { class: FailureClass; remedy: string; doc: string })[];
@@ -58,6 +66,8 @@ export interface StatusReport {
   /** Items and bytes per destination (issue 23); empty when nothing was placed per item. */
   placement: NonNullable<StatusSummary['placement']>;
   warnings: string[];
+  /** Pre-flight's information (room that fits), apart from the warnings. */
+  notes: string[];
   previousWeights: Record<string, number> | null;
   /** The operator's live overrides (`shardmove control`) and the plan's own cap. */
   control: RunControl & { planConcurrency: number | null };
@@ -126,6 +136,7 @@ export function buildStatusReport(
     step = `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
   // A run younger than the 10-minute window is measured over its own age.
   const rate = rateAndEta(summary, c?.startedAt ? now - c.startedAt : undefined);
+  const counts = countItems(summary);
   return {
     checkpoint,
     plan: saved?.planName ?? null,
@@ -134,12 +145,15 @@ export function buildStatusReport(
     step,
     dryRun: c?.dryRun ?? false,
     error: c?.error ?? null,
-    kinds: progressByKind(summary),
+    kinds: counts.kinds,
+    bySource: counts.sources,
     counts: summary.counts,
     total: summary.total,
     movesPerMinute: Math.round(rate.perMinute * 10) / 10,
     etaMs: rate.etaMs,
     remaining: rate.remaining,
+    staying: counts.staying,
+    boundsReached: counts.boundsReached,
     stuck: summary.stuck,
     quarantined: summary.quarantined.map((q) => {
       const { class: cls, remedy, doc } = describeFailure(q.reason, c?.instanceVersion ?? null);
@@ -148,6 +162,7 @@ export function buildStatusReport(
     orphans: (summary.orphans ?? []).map((o) => ({ ...o, diskPaths: diskPaths(o.kind, o.id) })),
     placement: summary.placement ?? [],
     warnings: c?.warnings ?? [],
+    notes: c?.notes ?? [],
     previousWeights: c?.previousWeights ?? null,
     control: { ...(summary.control ?? NO_CONTROL), planConcurrency },
     cap,
@@ -194,18 +209,23 @@ export function renderStatus(r: StatusReport): string {
   lines.push(
     `  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${formatApproxDuration(r.etaMs)}`,
   );
+  if (r.staying > 0)
+    lines.push(`  ${r.staying} stay on the sources as planned (move.until reached on ${listWords(r.boundsReached)})`);
   if (r.kinds.length > 0) {
     lines.push('', 'By kind:');
     for (const k of r.kinds) {
       lines.push(
-        `  ${k.kind.padEnd(9)} ${k.done}/${k.total} done, ${k.inFlight} in flight, ${k.waiting} waiting (${k.retrying} failed, retrying), ${k.quarantined} quarantined`,
+        `  ${k.kind.padEnd(9)} ${k.done}/${k.total} done, ${k.inFlight} in flight, ${k.waiting} waiting (${k.retrying} failed, retrying), ${k.quarantined} quarantined${k.staying > 0 ? `, ${k.staying} staying` : ''}`,
       );
     }
     lines.push('', 'By kind, storage and state:');
     for (const c of [...r.counts].sort((a, b) =>
       `${a.kind}${a.source}${a.state}`.localeCompare(`${b.kind}${b.source}${b.state}`),
     )) {
-      lines.push(`  ${c.kind.padEnd(9)} ${c.source.padEnd(12)} ${c.state.padEnd(12)} ${c.n}`);
+      const staying = c.state === 'pending' ? r.bySource.find((b) => b.kind === c.kind && b.source === c.source) : null;
+      lines.push(
+        `  ${c.kind.padEnd(9)} ${c.source.padEnd(12)} ${c.state.padEnd(12)} ${c.n}${staying?.staying ? ` (${staying.staying} staying: move.until)` : ''}`,
+      );
     }
   }
   if (r.stuck.length > 0) {
@@ -224,6 +244,7 @@ export function renderStatus(r: StatusReport): string {
   }
   lines.push(...placementLines(r.placement, r.dryRun));
   lines.push(...orphanLines(r.orphans));
+  if (r.notes.length > 0) lines.push('', 'Room (checked by pre-flight):', ...r.notes.map((n) => `  ${n}`));
   if (r.warnings.length > 0) {
     lines.push('', `Warnings (${r.warnings.length}):`);
     for (const w of r.warnings) lines.push(`  - ${w}`);
