@@ -136,8 +136,23 @@ describe('the final summary says what happened, briefly', () => {
     const section = text.split('\nSource copies left behind (40)')[1]!.split('\n\n')[0]!;
     expect(section.match(/@hashed/g)).toHaveLength(3 * 3);
     expect(section).toContain(
-      '  ... and 37 more; every one with its paths: shardmove status PLAN --state /srv/state/x.db --json (orphans), or shardmove report PLAN --state /srv/state/x.db --html FILE',
+      [
+        '  ... and 37 more: every one, with its paths on the storage, in:',
+        '    shardmove status PLAN --state /srv/state/x.db --json   (orphans)',
+        '    shardmove report PLAN --state /srv/state/x.db --html FILE',
+      ].join('\n'),
     );
+    // Every line of it fits a terminal, and a path with a space is pasted back whole.
+    for (const l of section.split('\n').filter((x) => !x.includes('@hashed')))
+      expect(l.length, l).toBeLessThanOrEqual(80);
+    const spaced = renderFinalReport({
+      state: 'done',
+      context,
+      summary: { ...summary, orphans: copies },
+      elapsedMs: 0,
+      checkpointFile: "/srv/my state/it's.db",
+    });
+    expect(spaced).toContain(`    shardmove status PLAN --state '/srv/my state/it'\\''s.db' --json   (orphans)\n`);
     const status = buildStatusReport('/srv/state/x.db', null, { ...summary, orphans: copies }, 0);
     expect(status.orphans).toHaveLength(40);
     expect(renderStatus(status).match(/copy left on nfs-1/g)).toHaveLength(40);

@@ -195,11 +195,18 @@ function wouldMove(input: FinalReportInput, counts: RunCounts): string[] {
   return lines;
 }
 
+/** A path as a shell reads it back: quoted when it has anything but the plainest characters. */
+const shellWord = (s: string) => (/^[\w./=:-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
 /** Where the whole list of left-behind copies is, for a summary that shows only a few. */
-function fullListOf(input: FinalReportInput): string {
-  if (input.checkpointTemporary) return 'the checkpoint is temporary: keep one with --state FILE to list them all';
-  const state = input.checkpointFile ? ` --state ${input.checkpointFile}` : '';
-  return `every one with its paths: shardmove status PLAN${state} --json (orphans), or shardmove report PLAN${state} --html FILE`;
+function fullListOf(input: FinalReportInput): string[] {
+  if (input.checkpointTemporary) return ['the checkpoint is temporary: keep one with --state FILE to list them all'];
+  const state = input.checkpointFile ? ` --state ${shellWord(input.checkpointFile)}` : '';
+  return [
+    'every one, with its paths on the storage, in:',
+    `  shardmove status PLAN${state} --json   (orphans)`,
+    `  shardmove report PLAN${state} --html FILE`,
+  ];
 }
 
 /** Whether the estimated work fits the maintenance windows, and in how many. */

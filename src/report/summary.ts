@@ -60,8 +60,8 @@ export function placementLines(placement: readonly DestinationPlacement[] | unde
  */
 export function orphanLines(
   orphans: readonly OrphanCopy[] | undefined,
-  /** At most `limit` copies listed (the final summary), then where `fullList` has them all. */
-  short?: { limit: number; fullList: string },
+  /** At most `limit` copies listed (the final summary), then where `fullList` says they all are. */
+  short?: { limit: number; fullList: readonly string[] },
 ): string[] {
   if (!orphans || orphans.length === 0) return [];
   const more = short && orphans.length > short.limit ? orphans.length - short.limit : 0;
@@ -73,6 +73,8 @@ export function orphanLines(
       `  ${o.kind} ${o.id} ${o.name}: copy left on ${o.source} (move ${o.moveId ?? '?'} ${o.moveState === 'failed' ? 'failed after the switch' : o.moveState})`,
       `    at ${diskPaths(o.kind, o.id).join(', ')} (relative to ${o.source}'s path; those that exist)`,
     ]),
-    ...(more > 0 ? [`  ... and ${more} more; ${short!.fullList}`] : []),
+    ...(more > 0
+      ? [`  ... and ${more} more: ${short!.fullList[0]}`, ...short!.fullList.slice(1).map((l) => `  ${l}`)]
+      : []),
   ];
 }
