@@ -86,6 +86,11 @@ const PROGRAMS = new Set([
   'pass',
   'npm',
   'notify-oncall',
+  'tmux',
+  'screen',
+  'systemd-run',
+  'systemctl',
+  'journalctl',
 ]);
 
 interface Session {
