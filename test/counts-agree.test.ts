@@ -192,8 +192,15 @@ describe('placed, moved and staying agree across every output', { timeout: 180_0
     expect(remaining).toBe(placed);
     const store = openCheckpoint(state, { readOnly: true, busyTimeoutMs: 10_000 });
     try {
-      const view = { step: 'drain nfs-1/projects', summary: store.summary(Date.now()), elapsedMs: 60_000 };
-      const line = renderProgressLine({ ...view, hold: null, perMinute: 10 } as typeof view);
+      // What the progress observer hands the renderer (a hold and a rate, where the renderer takes them).
+      const view = {
+        step: 'drain nfs-1/projects',
+        summary: store.summary(Date.now()),
+        elapsedMs: 60_000,
+        hold: null,
+        perMinute: 10,
+      };
+      const line = renderProgressLine(view as Parameters<typeof renderProgressLine>[0]);
       expect(
         sum([...line.matchAll(/(\d+) staying/g)], (m) => Number(m[1])),
         line,
