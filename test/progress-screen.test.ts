@@ -64,12 +64,15 @@ describe.skipIf(skip !== null)('the progress line of a revert on a real terminal
       expect(ran.code, ran.stderr).toBe(0);
       await forward.stop();
 
-      // The same instance again, where moving three of the items back always fails.
+      // The same instance again (on its own address: a revert works only on its forward run's
+      // instance), where moving three of the items back always fails.
       const broken = fromDb<{ id: number }>(
         join(dir, 'state', 'screen.db'),
         "SELECT id FROM items WHERE kind = 'projects' AND state = 'moved' ORDER BY id LIMIT 3",
       ).map((r) => `project:${r.id}`);
       const back = await sandbox([
+        '--port',
+        new URL(forward.url).port,
         '--seed',
         seed,
         '--db',

@@ -89,10 +89,19 @@ export interface SimResult {
 }
 
 /**
+ * A size's class in the drains' largest-first order (store/schema.ts, SIZE_CLASS_SQL): floor(log2)
+ * of a size of at least one byte, -1 for 0; an item without a reported size comes last.
+ */
+function sizeClass(bytes: number): number {
+  return bytes >= 1 ? Math.floor(Math.log2(bytes)) : -1;
+}
+const UNKNOWN_SIZE_CLASS = -2;
+
+/**
  * Where the listed items would go, as the drains will place them: per source in the plan's order,
- * largest first (a fork network ranks by its bytes and its members follow each other), within the
- * source's `move.until` budget, each network on one destination with room for all of it (else
- * split), every other item to the destination the placement policy picks.
+ * kind by kind, largest first by size class (a fork network ranks by its bytes and its members
+ * follow each other), within the source's `move.until` budget, each network on one destination with
+ * room for all of it (else split), every other item to the destination the placement policy picks.
  */
 export function simulatePlacement(
   items: readonly Sized[],
@@ -108,7 +117,12 @@ export function simulatePlacement(
   const netDest = new Map<number, string | null>();
   const pools = new PoolCharges();
   const until = plan.move.until;
-  const rank = (i: Sized) => (i.network !== undefined ? (networks.get(i.network)?.bytes ?? i.bytes) : i.bytes);
+  const rankClass = (i: Sized) =>
+    i.network !== undefined
+      ? sizeClass(networks.get(i.network)?.bytes ?? i.bytes)
+      : i.byAllowance
+        ? UNKNOWN_SIZE_CLASS
+        : sizeClass(i.bytes);
   const candidates = () =>
     plan.move.to.map((name) => {
       const room = rooms.get(name);
@@ -126,9 +140,17 @@ export function simulatePlacement(
       const f = sourceFree.get(source);
       budget = f === null || f === undefined ? 0 : until.freeBytes - f;
     }
+    // The drain's own order: kind by kind in the plan's order, each largest first by size class
+    // (unknown sizes last), a network's members together; one budget per source across its kinds.
     const mine = items
       .filter((i) => i.source === source)
-      .sort((a, b) => rank(b) - rank(a) || (a.network ?? a.id) - (b.network ?? b.id) || a.id - b.id);
+      .sort(
+        (a, b) =>
+          plan.move.kinds.indexOf(a.kind) - plan.move.kinds.indexOf(b.kind) ||
+          rankClass(b) - rankClass(a) ||
+          (a.network ?? a.id) - (b.network ?? b.id) ||
+          a.id - b.id,
+      );
     for (const it of mine) {
       if (budget <= 0) break;
       budget -= it.bytes;
@@ -183,17 +205,25 @@ function listedNetworks(
   return out;
 }
 
+/** What the room check has to say: problems to warn about, and room that fits (information, not a warning). */
+export interface RoomReport {
+  warnings: string[];
+  notes: string[];
+}
+
 /**
- * Checks the room; returns the lines to report (one per destination, with the bytes and items the
- * placement would send there, and the fork networks it splits or the release makes lose their
- * pools). Throws (exit 1, before any write) when a destination's bytes plus `keep_free` exceed its
- * room, except in a dry run, which reports and refuses nothing.
+ * Checks the room; returns the lines to report: a destination with room for what the placement
+ * would send there is a note, one without (a dry run's), unchecked room, fork networks split or
+ * losing their pools are warnings. How many items go where, and how many stay, is not said here:
+ * that is the checkpoint's count (report/counts.ts), which every output shows the same way.
+ * Throws (exit 1, before any write) when a destination's bytes plus `keep_free` exceed its room,
+ * except in a dry run, which reports and refuses nothing.
  */
 export async function checkCapacity(
   deps: ActorDeps,
   access: Partial<Record<Kind, KindAccessMode>>,
   version: string | null = null,
-): Promise<string[]> {
+): Promise<RoomReport> {
   const { plan, api } = deps;
   const capacity = plan.capacity;
   const several = plan.move.to.length > 1 || plan.move.until !== undefined;
@@ -202,7 +232,7 @@ export async function checkCapacity(
   if (!capacity && !several && !poolsAtRisk) {
     const to = plan.move.to[0]!;
     deps.log.warn({ storage: to }, 'the room on the destination was not checked: the plan has no capacity section');
-    return [notChecked(to)];
+    return { warnings: [notChecked(to)], notes: [] };
   }
   const items: Sized[] = [];
   const forks = new Map<number, { forkedFromId?: number | null; forksCount?: number | null }>();
@@ -230,9 +260,10 @@ export async function checkCapacity(
     }
   }
   const networks = listedNetworks(items, forks);
-  const lines: string[] = [];
-  if (poolsAtRisk) lines.push(...poolWarning(items, networks, version, pools));
-  if (!capacity && !several) return [...lines, notChecked(plan.move.to[0]!)];
+  const warnings: string[] = [];
+  const notes: string[] = [];
+  if (poolsAtRisk) warnings.push(...poolWarning(items, networks, version, pools));
+  if (!capacity && !several) return { warnings: [...warnings, notChecked(plan.move.to[0]!)], notes };
   const frees = new Map<string, number | null>();
   for (const to of plan.move.to) frees.set(to, await freeOf(deps, to));
   const rooms = new Map([...frees].map(([d, f]) => [d, f === null ? null : f - (capacity?.keepFreeBytes ?? 0)]));
@@ -255,7 +286,8 @@ export async function checkCapacity(
     if (row.freeBytes !== null) row.fits = row.neededBytes + row.keepFreeBytes <= row.freeBytes;
     if (row.fits === false) unfit.push(row);
     deps.log.info({ fit: row }, 'room checked');
-    lines.push(several ? `${describeFit(row)}; ${p.items} item(s) placed there` : describeFit(row));
+    // Room that is not known (no capacity for this destination) is a risk, and said as one.
+    (row.fits === true ? notes : warnings).push(describeFit(row));
     deps.store.appendEvent(
       'placement.planned',
       { storage: to, items: p.items, bytes: p.bytes, freeBytes: row.freeBytes },
@@ -263,18 +295,11 @@ export async function checkCapacity(
     );
   }
   for (const s of sim.split) {
-    lines.push(
+    warnings.push(
       `fork network of project ${s.network} (${formatBytes(s.bytes)}) fits on no single destination: it will be split, costing about ${formatBytes(s.extraBytes)} more for each extra pool copy`,
     );
   }
-  const placedItems = [...sim.byDestination.values()].reduce((a, p) => a + p.items, 0);
-  const kept = items.length - placedItems;
-  if (kept > 0) {
-    const keptBytes =
-      items.reduce((a, i) => a + i.bytes, 0) - [...sim.byDestination.values()].reduce((a, p) => a + p.bytes, 0);
-    lines.push(`move.until: ${kept} item(s) stay on the sources (about ${formatBytes(Math.max(0, keptBytes))})`);
-  }
-  if (!capacity) lines.push(notChecked('the destinations'));
+  if (!capacity) warnings.push(notChecked('the destinations'));
   const first = unfit[0];
   if (first && !deps.dryRun) {
     throw new StepError(
@@ -285,7 +310,7 @@ export async function checkCapacity(
         '. Nothing was written',
     );
   }
-  return lines;
+  return { warnings, notes };
 }
 
 /** For a refusal: the split networks whose pool copies count in the bytes needed. */

@@ -85,12 +85,17 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
   // Last: the room is judged on what is on the sources now, after every other refusal. Not for
   // given items (a revert): each goes back where it came from, and what is on the sources now is
   // mostly what stays there.
+  const notes: string[] = [];
   if (deps.itemsGiven)
     warnings.push(
       `the room on ${plan.move.to.join(', ')} was not checked: the items go back to the storages they came from`,
     );
-  else warnings.push(...(await checkCapacity(deps, access, version)));
-  return { version, enterprise, username: user.username, warnings, tokenExpiresAt, access };
+  else {
+    const room = await checkCapacity(deps, access, version);
+    warnings.push(...room.warnings);
+    notes.push(...room.notes);
+  }
+  return { version, enterprise, username: user.username, warnings, notes, tokenExpiresAt, access };
 }
 
 /**

@@ -46,6 +46,7 @@ describe('preflight', () => {
       enterprise: true,
       username: 'root',
       warnings: [ROOM_NOT_CHECKED],
+      notes: [],
       tokenExpiresAt: '2099-01-01',
       access: { projects: 'listing', snippets: 'listing', groups: 'listing' },
     });

@@ -90,9 +90,10 @@ describe('the room check (issue 22 item 3)', () => {
     const source = plan.move.from[0]!;
     base.fake.addItems('projects', source, [1, 2]);
     base.fake.setSize('projects', 1, 4096);
-    const lines = await checkCapacity({ ...base.deps, plan, prometheus: tiny, dryRun: true }, {});
+    const room = await checkCapacity({ ...base.deps, plan, prometheus: tiny, dryRun: true }, {});
     // One project by its size, one by the 100 MiB allowance: it does not fit in 1 byte, and a dry run only says so.
-    expect(lines).toEqual([
+    expect(room.notes).toEqual([]);
+    expect(room.warnings).toEqual([
       expect.stringMatching(
         /^room on \S+: needs 100\.0 MiB \+ keep_free 0 B, free 1 B: DOES NOT FIT \(1 item\(s\) counted by allowance/,
       ),

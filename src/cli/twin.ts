@@ -80,8 +80,8 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
       `  names replaced; release ${input.version ?? 'unknown'}; what was not carried is listed in the seed's header`,
       `estimate (dry run): ${formatApproxDuration(input.estimate.ms)} at ${input.estimate.concurrency} moves in flight`,
       'rehearse the same plan on it (docs/sandbox.md, "Rehearsing on a twin of your instance"):',
-      `  shardmove sandbox --seed ${quote(opts.out)} --port 8080 --speed 100 --workers ${input.estimate.concurrency}`,
-      `  GITLAB_URL=http://127.0.0.1:8080 GITLAB_TOKEN=${TWIN_ADMIN_TOKEN} shardmove run ${quote(opts.plan)} --state state/${plan.name}.twin.db`,
+      `  shardmove sandbox --seed ${quote(opts.out)} --port 8081 --speed 100 --workers ${input.estimate.concurrency}`,
+      `  GITLAB_URL=http://127.0.0.1:8081 GITLAB_TOKEN=${TWIN_ADMIN_TOKEN} shardmove run ${quote(opts.plan)} --state state/${plan.name}.twin.db`,
       `(written in ${formatApproxDuration(Date.now() - started)})`,
     ];
     ctx.stdout.write(`${lines.join('\n')}\n`);

@@ -133,6 +133,7 @@ export const runMachine = setup({
               enterprise: event.output.enterprise ?? null,
               tokenExpiresAt: event.output.tokenExpiresAt ?? null,
               warnings: [...context.warnings, ...event.output.warnings],
+              notes: event.output.notes ?? [],
               access,
               // Kinds the instance cannot move at all are skipped (warned), not failed mid-run.
               kinds: context.kinds.filter((k) => access[k] !== 'unsupported'),

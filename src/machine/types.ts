@@ -37,6 +37,8 @@ export interface PreflightOutput {
   enterprise?: boolean | null;
   username: string;
   warnings: string[];
+  /** What pre-flight found that is information, not a problem (room that fits). Absent: none. */
+  notes?: string[];
   /** The run's token's expiry date (YYYY-MM-DD) when known, to compare with the estimated end. */
   tokenExpiresAt?: string | null;
   /**
@@ -144,6 +146,8 @@ export interface RunContext extends RunShape {
   enterprise?: boolean | null;
   tokenExpiresAt: string | null;
   warnings: string[];
+  /** The last pre-flight's notes (room that fits); absent in checkpoints from before they were kept apart. */
+  notes?: string[];
   /** Pre-flight's probe per kind (checkpoints from before issue 13 have none: every kind `listing`). */
   access?: Partial<Record<Kind, KindAccessMode>>;
   /** Drain results keyed by `source/kind`; a re-run of a drain overwrites its own entry. */

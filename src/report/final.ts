@@ -10,8 +10,10 @@ import type { GeoOutput, RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
+import { countItems, partialOutcome, stayingWords } from './counts.js';
+import type { RunCounts } from './counts.js';
 import { describeFailure } from './failure-class.js';
-import { formatBytes, formatApproxDuration, orphanLines, placementLines, progressByKind } from './summary.js';
+import { formatBytes, formatApproxDuration, orphanLines, placementLines } from './summary.js';
 
 export interface FinalReportInput {
   /** The machine's final state value. */
@@ -35,17 +37,34 @@ export interface FinalReportInput {
   schedule?: { schedule: Schedule; now: number } | null;
 }
 
-const HEADLINE: Record<FinalState, string> = {
-  done: 'DONE: every repository moved and verified',
-  doneWithQuarantine: 'DONE WITH QUARANTINED ITEMS: everything else moved and verified',
-  failed: 'FAILED',
-};
-
 const REVERT_HEADLINE: Record<FinalState, string> = {
   done: 'REVERTED: every item the run moved is back where it came from, verified',
   doneWithQuarantine: 'REVERTED WITH QUARANTINED ITEMS: everything else is back where it came from, verified',
   failed: 'REVERT FAILED',
 };
+
+/**
+ * What happened, in one line: a partial drain says how many of the items it knows it moved and
+ * where its bound stopped it, never "every repository"; a run that did not verify does not say
+ * "verified".
+ */
+function headline(input: FinalReportInput, counts: RunCounts): string {
+  const c = input.context;
+  if (c.dryRun)
+    return `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance`;
+  if (input.revertOf) return REVERT_HEADLINE[input.state];
+  const partial = partialOutcome(counts);
+  const how = c.verify ? ' and verified' : ', not verified (plan: verify false)';
+  if (input.state === 'done') return partial ? `DONE: ${partial}` : `DONE: every repository moved${how}`;
+  if (input.state === 'doneWithQuarantine')
+    return partial
+      ? `DONE WITH QUARANTINED ITEMS: ${partial}; ${counts.quarantined} quarantined`
+      : `DONE WITH QUARANTINED ITEMS: everything else moved${how}`;
+  return 'FAILED';
+}
+
+/** The left-behind copies listed in full in the final summary; beyond that, where the full list is. */
+const FEW_COPIES = 3;
 
 /** How to put the weights back, with the checkpoint that holds them; nothing to run after a temporary one. */
 function wayBack(input: FinalReportInput): string {
@@ -71,52 +90,29 @@ export function renderFinalReport(input: FinalReportInput): string {
   const { context: c, summary } = input;
   const lines: string[] = [];
   const dry = c.dryRun;
-  lines.push(
-    dry
-      ? `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance`
-      : (input.revertOf ? REVERT_HEADLINE : HEADLINE)[input.state],
-  );
+  const counts = countItems(summary);
+  lines.push(headline(input, counts));
   if (c.error) lines.push(`  step: ${c.error.step}`, `  cause: ${c.error.message} (${c.error.code})`);
   lines.push(
     `  took ${formatApproxDuration(input.elapsedMs)}${c.instanceVersion ? `, instance version ${c.instanceVersion}` : ''}`,
   );
 
-  const kinds = progressByKind(summary);
   if (dry) {
-    lines.push('', 'Would move:');
-    for (const d of Object.values(c.drains)) {
-      const kept = d.kept ? ` (${d.kept} more stay: move.until)` : '';
-      lines.push(
-        `  ${d.kind} on ${d.source}: ${d.byRecords ? 'unknown number, by one bulk move (the instance does not expose their storage; verified by move records)' : d.remaining}${kept}`,
-      );
-    }
-    if (Object.keys(c.drains).length === 0) for (const p of kinds) lines.push(`  ${p.kind}: ${p.total}`);
-    const total = kinds.reduce((a, p) => a + p.total - p.done - p.quarantined, 0);
-    if (input.estimate) {
-      const e = input.estimate;
-      lines.push(`  known size: ${formatBytes(e.bytes)} in ${e.sized} of ${total} items`);
-      const est = estimateDuration({ ...e, items: total });
-      lines.push(
-        `  estimated duration: ${formatApproxDuration(est.ms)} at ${e.concurrency} moves in flight`,
-        `    (${est.assumptions})`,
-      );
-      if (input.schedule) lines.push(...windowFit(input.schedule.schedule, input.schedule.now, est.ms));
-    }
+    lines.push('', 'Would move:', ...wouldMove(input, counts));
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
     lines.push(...placementLines(summary.placement, true));
   } else {
     lines.push('', 'Repositories:');
-    for (const p of kinds) {
-      const kept = Object.values(c.drains)
-        .filter((d) => d.kind === p.kind)
-        .reduce((a, d) => a + (d.kept ?? 0), 0);
-      const open = p.waiting + p.inFlight - kept;
+    for (const p of counts.kinds) {
+      const open = p.waiting + p.inFlight;
       lines.push(
         `  ${p.kind}: ${p.done} moved of ${p.total}, ${p.quarantined} quarantined${open > 0 ? `, ${open} not finished` : ''}` +
-          `${kept > 0 ? `, ${kept} left on the source as planned (move.until)` : ''}`,
+          `${p.staying > 0 ? `, ${p.staying} left on the source as planned (move.until)` : ''}`,
       );
     }
-    if (kinds.length === 0) lines.push('  (none enumerated)');
+    if (counts.kinds.length === 0) lines.push('  (none enumerated)');
+    const stay = stayingWords(counts);
+    if (stay) lines.push(`  in all: ${counts.done} moved of ${counts.total}; ${stay}`);
     if (summary.quarantined.length > 0) {
       lines.push('', `Quarantined (${summary.quarantined.length}):`);
       for (const q of summary.quarantined) {
@@ -128,7 +124,7 @@ export function renderFinalReport(input: FinalReportInput): string {
       if (input.again) lines.push(`  once fixed: ${input.again} --retry-quarantined`);
     }
     lines.push(...placementLines(summary.placement, c.dryRun));
-    lines.push(...orphanLines(summary.orphans));
+    lines.push(...orphanLines(summary.orphans, { limit: FEW_COPIES, fullList: fullListOf(input) }));
     if (c.verification) {
       lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
       lines.push(...recordsLines(c.verification.perKindAndSource));
@@ -140,6 +136,8 @@ export function renderFinalReport(input: FinalReportInput): string {
     lines.push('', `Weights before: ${weights(c.previousWeights)}`, `Weights now:    ${weights(c.newWeights)}`);
     if (c.weightsWritten && c.previousWeights) lines.push(wayBack(input));
   }
+  // Room that fits is information, kept apart from the warnings.
+  if ((c.notes ?? []).length > 0) lines.push('', 'Room (checked by pre-flight):', ...c.notes!.map((n) => `  ${n}`));
   const warnings = [...c.warnings, ...(input.extraWarnings ?? [])];
   if (warnings.length > 0) {
     lines.push('', `Warnings (${warnings.length}):`);
@@ -154,6 +152,69 @@ export function renderFinalReport(input: FinalReportInput): string {
         : 'Fix the cause and run the same command again: the run resumes from its checkpoint.',
     );
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * A dry run's "Would move" lines: per kind and source what the run would move and what would stay
+ * (the count), the estimate for that scope; nothing estimated when the dry run failed before it knew
+ * what would move.
+ */
+function wouldMove(input: FinalReportInput, counts: RunCounts): string[] {
+  const { context: c } = input;
+  const lines: string[] = [];
+  const drains = Object.values(c.drains);
+  for (const d of drains) {
+    if (d.byRecords) {
+      lines.push(
+        `  ${d.kind} on ${d.source}: unknown number, by one bulk move (the instance does not expose their storage; verified by move records)`,
+      );
+      continue;
+    }
+    const s = counts.sources.find((x) => x.kind === d.kind && x.source === d.source);
+    const moving = s ? s.waiting + s.inFlight : 0;
+    lines.push(
+      `  ${d.kind} on ${d.source}: ${s && s.staying > 0 ? `${moving} of ${s.total} (${s.staying} stay: move.until)` : moving}`,
+    );
+  }
+  if (drains.length === 0 && input.state !== 'failed')
+    for (const p of counts.kinds) lines.push(`  ${p.kind}: ${p.waiting + p.inFlight}`);
+  const stay = stayingWords(counts);
+  if (stay) lines.push(`  in all: ${counts.remaining} of ${counts.total} items; ${stay}`);
+  if (input.state === 'failed') {
+    const step = c.error?.step ?? 'a step';
+    lines.push(
+      drains.length === 0
+        ? `  not known, and no estimate: the dry run stopped at ${step}, before it listed the items`
+        : `  no estimate: the dry run stopped at ${step}, before it knew everything that would move`,
+    );
+    return lines;
+  }
+  if (input.estimate) {
+    const e = input.estimate;
+    const total = counts.remaining;
+    lines.push(`  known size: ${formatBytes(e.bytes)} in ${e.sized} of ${total} items`);
+    const est = estimateDuration({ ...e, items: total });
+    lines.push(
+      `  estimated duration: ${formatApproxDuration(est.ms)} at ${e.concurrency} moves in flight`,
+      `    (${est.assumptions})`,
+    );
+    if (input.schedule) lines.push(...windowFit(input.schedule.schedule, input.schedule.now, est.ms));
+  }
+  return lines;
+}
+
+/** A path as a shell reads it back: quoted when it has anything but the plainest characters. */
+const shellWord = (s: string) => (/^[\w./=:-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** Where the whole list of left-behind copies is, for a summary that shows only a few. */
+function fullListOf(input: FinalReportInput): string[] {
+  if (input.checkpointTemporary) return ['the checkpoint is temporary: keep one with --state FILE to list them all'];
+  const state = input.checkpointFile ? ` --state ${shellWord(input.checkpointFile)}` : '';
+  return [
+    'every one, with its paths on the storage, in:',
+    `  shardmove status PLAN${state} --json   (orphans)`,
+    `  shardmove report PLAN${state} --html FILE`,
+  ];
 }
 
 /** Whether the estimated work fits the maintenance windows, and in how many. */

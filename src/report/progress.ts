@@ -14,7 +14,7 @@ import { formatApproxDuration, progressByKind } from './summary.js';
 export interface ProgressView {
   /** e.g. "drain nfs-1/projects". */
   step: string;
-  summary: Pick<StatusSummary, 'counts' | 'retrying'>;
+  summary: Pick<StatusSummary, 'counts' | 'retrying' | 'staying' | 'boundsReached'>;
   /** Time this process has driven the run. */
   elapsedMs: number;
   /** What holds the run back now (./hold.ts); null: it goes at the plan's cap. */
@@ -94,15 +94,18 @@ function partsOf(view: ProgressView): Part[] {
     const inFlight = sum((k) => k.inFlight);
     const retrying = sum((k) => k.retrying);
     const quarantined = sum((k) => k.quarantined);
+    const staying = sum((k) => k.staying);
     const extra = {
       inFlight: inFlight > 0 ? [{ text: `, ${inFlight} in flight` }] : [],
       retrying: retrying > 0 ? [{ text: `, ${retrying} retrying`, tone: 'warn' as const }] : [],
       quarantined: quarantined > 0 ? [{ text: `, ${quarantined} quarantined`, tone: 'alarm' as const }] : [],
+      // Left on the source as planned (move.until): not work left, and said so.
+      staying: staying > 0 ? [{ text: `, ${staying} staying`, tone: 'dim' as const }] : [],
     };
     add(
       'counts',
       ' | ',
-      [done, ...extra.inFlight, ...extra.retrying, ...extra.quarantined],
+      [done, ...extra.inFlight, ...extra.retrying, ...extra.quarantined, ...extra.staying],
       [done, ...extra.retrying, ...extra.quarantined],
       [done, ...extra.quarantined],
       [done],

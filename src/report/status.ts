@@ -16,7 +16,9 @@ import { failedMoveLines } from './failed-moves.js';
 import type { FailedMove } from './failed-moves.js';
 import { describeFailure } from './failure-class.js';
 import type { FailureClass } from './failure-class.js';
-import { formatApproxDuration, orphanLines, placementLines, progressByKind, rateAndEta } from './summary.js';
+import { countItems, listWords } from './counts.js';
+import type { SourceProgress } from './counts.js';
+import { formatApproxDuration, orphanLines, placementLines, rateAndEta } from './summary.js';
 
 /** The run lock as `status` found it: who holds it and whether that process is alive. */
 export interface LockView {
@@ -49,6 +51,8 @@ export interface StatusReport {
   /** How the run's last process ended (`run.finished` or `run.interrupted`), when it is not running. */
   ended: { state: string; at: number } | null;
   kinds: KindProgress[];
+  /** The same count per kind and source (./counts.ts). */
+  bySource: SourceProgress[];
   counts: StatusSummary['counts'];
   total: number;
   /** Moves that ended per minute over the last 10 minutes (or the run's age); the text shows it only while it runs. */
@@ -56,6 +60,10 @@ export interface StatusReport {
   /** Null when unknown, while nothing is scheduled (`now` stops it), and when it is not running. */
   etaMs: number | null;
   remaining: number;
+  /** Left on the sources as planned (a reached `move.until` bound): neither remaining nor failed (./counts.ts). */
+  staying: number;
+  /** Sources whose `move.until` bound is reached. */
+  boundsReached: string[];
   stuck: StatusSummary['stuck'];
   /**
    * The newest moves GitLab ended `failed` (the ones the failure breaker counts), newest first, with
@@ -72,6 +80,8 @@ export interface StatusReport {
   /** Items and bytes per destination (issue 23); empty when nothing was placed per item. */
   placement: NonNullable<StatusSummary['placement']>;
   warnings: string[];
+  /** Pre-flight's information (room that fits), apart from the warnings. */
+  notes: string[];
   previousWeights: Record<string, number> | null;
   /** The operator's live overrides (`shardmove control`) and the plan's own cap. */
   control: RunControl & { planConcurrency: number | null };
@@ -143,6 +153,7 @@ export function buildStatusReport(
   // Live state only for a live run: a finished or interrupted one shows how it ended, not a rate.
   const running = state === 'running';
   const hold = running ? holdOf(cap, control, timezone) : null;
+  const counts = countItems(summary);
   return {
     checkpoint,
     plan: saved?.planName ?? null,
@@ -152,12 +163,15 @@ export function buildStatusReport(
     dryRun: c?.dryRun ?? false,
     error: c?.error ?? null,
     ended: endedOf(state, last),
-    kinds: progressByKind(summary),
+    kinds: counts.kinds,
+    bySource: counts.sources,
     counts: summary.counts,
     total: summary.total,
     movesPerMinute: Math.round(rate.perMinute * 10) / 10,
     etaMs: running && !hold?.stopped ? rate.etaMs : null,
     remaining: rate.remaining,
+    staying: counts.staying,
+    boundsReached: counts.boundsReached,
     stuck: summary.stuck,
     failures,
     quarantined: summary.quarantined.map((q) => {
@@ -167,6 +181,7 @@ export function buildStatusReport(
     orphans: (summary.orphans ?? []).map((o) => ({ ...o, diskPaths: diskPaths(o.kind, o.id) })),
     placement: summary.placement ?? [],
     warnings: c?.warnings ?? [],
+    notes: c?.notes ?? [],
     previousWeights: c?.previousWeights ?? null,
     control,
     cap: running ? cap : null,
@@ -230,18 +245,23 @@ export function renderStatus(r: StatusReport): string {
     lines.push(
       `  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${r.now?.stopped ? 'paused (nothing new is scheduled)' : formatApproxDuration(r.etaMs)}`,
     );
+  if (r.staying > 0)
+    lines.push(`  ${r.staying} stay on the sources as planned (move.until reached on ${listWords(r.boundsReached)})`);
   if (r.kinds.length > 0) {
     lines.push('', 'By kind:');
     for (const k of r.kinds) {
       lines.push(
-        `  ${k.kind.padEnd(9)} ${k.done}/${k.total} done, ${k.inFlight} in flight, ${k.waiting} waiting (${k.retrying} failed, retrying), ${k.quarantined} quarantined`,
+        `  ${k.kind.padEnd(9)} ${k.done}/${k.total} done, ${k.inFlight} in flight, ${k.waiting} waiting (${k.retrying} failed, retrying), ${k.quarantined} quarantined${k.staying > 0 ? `, ${k.staying} staying` : ''}`,
       );
     }
     lines.push('', 'By kind, storage and state:');
     for (const c of [...r.counts].sort((a, b) =>
       `${a.kind}${a.source}${a.state}`.localeCompare(`${b.kind}${b.source}${b.state}`),
     )) {
-      lines.push(`  ${c.kind.padEnd(9)} ${c.source.padEnd(12)} ${c.state.padEnd(12)} ${c.n}`);
+      const staying = c.state === 'pending' ? r.bySource.find((b) => b.kind === c.kind && b.source === c.source) : null;
+      lines.push(
+        `  ${c.kind.padEnd(9)} ${c.source.padEnd(12)} ${c.state.padEnd(12)} ${c.n}${staying?.staying ? ` (${staying.staying} staying: move.until)` : ''}`,
+      );
     }
   }
   if (r.stuck.length > 0) {
@@ -261,6 +281,7 @@ export function renderStatus(r: StatusReport): string {
   }
   lines.push(...placementLines(r.placement, r.dryRun));
   lines.push(...orphanLines(r.orphans));
+  if (r.notes.length > 0) lines.push('', 'Room (checked by pre-flight):', ...r.notes.map((n) => `  ${n}`));
   if (r.warnings.length > 0) {
     lines.push('', `Warnings (${r.warnings.length}):`);
     for (const w of r.warnings) lines.push(`  - ${w}`);

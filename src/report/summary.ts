@@ -1,71 +1,14 @@
 /**
- * Turns the checkpoint's raw counts (kind x source x item state) into what people read: per kind
- * done / in flight / waiting / quarantined, a rate and an ETA. Pure: the caller passes the time.
+ * What people read of the checkpoint's summary: durations, bytes, the placement and the copies left
+ * behind; the count of items (per kind done / in flight / waiting / quarantined / staying, a rate and
+ * an ETA) is ./counts.ts's, re-exported here. Pure: the caller passes the time.
  */
-import type { Kind } from '../plan/types.js';
-import type { DestinationPlacement, OrphanCopy, StatusSummary } from '../store/types.js';
+import type { DestinationPlacement, OrphanCopy } from '../store/types.js';
 import { diskPaths } from './disk-paths.js';
 
-export interface KindProgress {
-  kind: Kind;
-  total: number;
-  /** Moved, or gone from the source by other means. */
-  done: number;
-  inFlight: number;
-  /** Not started yet, or waiting for a retry after a failed attempt. */
-  waiting: number;
-  /** Of `waiting`: those whose last attempt failed and that wait for their retry. */
-  retrying: number;
-  quarantined: number;
-}
-
-const DONE = new Set(['moved', 'left']);
-const IN_FLIGHT = new Set(['scheduling', 'in_flight']);
-
-/** Per-kind totals, in the order kinds first appear. */
-export function progressByKind(summary: Pick<StatusSummary, 'counts' | 'retrying'>): KindProgress[] {
-  const byKind = new Map<Kind, KindProgress>();
-  for (const c of summary.counts) {
-    let p = byKind.get(c.kind);
-    if (!p) {
-      p = { kind: c.kind, total: 0, done: 0, inFlight: 0, waiting: 0, retrying: 0, quarantined: 0 };
-      byKind.set(c.kind, p);
-    }
-    p.total += c.n;
-    if (DONE.has(c.state)) p.done += c.n;
-    else if (IN_FLIGHT.has(c.state)) p.inFlight += c.n;
-    else if (c.state === 'quarantined') p.quarantined += c.n;
-    else p.waiting += c.n;
-  }
-  for (const r of summary.retrying ?? []) {
-    const p = byKind.get(r.kind);
-    if (p) p.retrying += r.n;
-  }
-  return [...byKind.values()];
-}
-
-export interface Rate {
-  /** Moves per minute over the window. */
-  perMinute: number;
-  /** Milliseconds until the remaining items are done at that rate, or null when unknown. */
-  etaMs: number | null;
-  remaining: number;
-}
-
-/**
- * Rate over the last 10 minutes (or over `elapsedMs` when the run is younger), and the ETA for the
- * items neither done nor quarantined.
- */
-export function rateAndEta(
-  summary: Pick<StatusSummary, 'counts' | 'movedLast10Min' | 'retrying'>,
-  elapsedMs?: number,
-): Rate {
-  const windowMin = Math.max(1 / 60, Math.min(10, (elapsedMs ?? 600_000) / 60_000));
-  const perMinute = summary.movedLast10Min / windowMin;
-  const remaining = progressByKind(summary).reduce((a, p) => a + p.waiting + p.inFlight, 0);
-  const etaMs = remaining === 0 ? 0 : perMinute > 0 ? (remaining / perMinute) * 60_000 : null;
-  return { perMinute, etaMs, remaining };
-}
+// The count lives in ./counts.ts; these names stay here for the renderers that import them.
+export { progressByKind, rateAndEta } from './counts.js';
+export type { KindProgress, Rate } from './counts.js';
 
 /**
  * A duration for people to read, rounded to its two largest units: 95s -> "1m35s", 2h -> "2h00m",
@@ -115,14 +58,23 @@ export function placementLines(placement: readonly DestinationPlacement[] | unde
  * The source copies left behind, as lines for people: each moved item whose move ended `cleanup
  * failed` or failed after the switch. Nothing deletes them; the operator does, once checked.
  */
-export function orphanLines(orphans: readonly OrphanCopy[] | undefined): string[] {
+export function orphanLines(
+  orphans: readonly OrphanCopy[] | undefined,
+  /** At most `limit` copies listed (the final summary), then where `fullList` says they all are. */
+  short?: { limit: number; fullList: readonly string[] },
+): string[] {
   if (!orphans || orphans.length === 0) return [];
+  const more = short && orphans.length > short.limit ? orphans.length - short.limit : 0;
+  const shown = more > 0 ? orphans.slice(0, short!.limit) : orphans;
   return [
     '',
     `Source copies left behind (${orphans.length}): moved, but a copy stays on the old storage; nothing deletes it`,
-    ...orphans.flatMap((o) => [
+    ...shown.flatMap((o) => [
       `  ${o.kind} ${o.id} ${o.name}: copy left on ${o.source} (move ${o.moveId ?? '?'} ${o.moveState === 'failed' ? 'failed after the switch' : o.moveState})`,
       `    at ${diskPaths(o.kind, o.id).join(', ')} (relative to ${o.source}'s path; those that exist)`,
     ]),
+    ...(more > 0
+      ? [`  ... and ${more} more: ${short!.fullList[0]}`, ...short!.fullList.slice(1).map((l) => `  ${l}`)]
+      : []),
   ];
 }

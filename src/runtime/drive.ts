@@ -202,11 +202,14 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   return { kind: 'final', state, report, redact: (text) => a.secrets.scrub(text) };
 }
 
-/** Known sizes of the pending items, summed by the store (memory stays flat at any size). */
+/**
+ * Known sizes of the pending items the run would move (a reached move.until bound leaves the rest),
+ * summed by the store (memory stays flat at any size).
+ */
 function estimateSizes(store: CheckpointStore, c: RunContext): { bytes: number; sized: number; maxBytes: number } {
   const out = { bytes: 0, sized: 0, maxBytes: 0 };
   for (const d of Object.values(c.drains)) {
-    const s = store.sizeStats(d.kind, d.source, 'pending');
+    const s = store.movingSizeStats(d.kind, d.source);
     out.bytes += s.bytes;
     out.sized += s.sized;
     out.maxBytes = Math.max(out.maxBytes, s.maxBytes);

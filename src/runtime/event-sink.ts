@@ -315,6 +315,7 @@ export function createRunEvents(write: (line: string) => void, clock: Clock, pro
       waiting: sum((k) => k.waiting),
       retrying: sum((k) => k.retrying),
       quarantined: sum((k) => k.quarantined),
+      staying: sum((k) => k.staying),
       movesPerMinute: Math.round(rate.perMinute * 10) / 10,
       etaMs: rate.etaMs === null ? null : Math.round(rate.etaMs),
       elapsedMs: Math.round(elapsedMs),

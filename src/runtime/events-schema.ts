@@ -108,6 +108,7 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     waiting: z.number().int().min(0),
     retrying: z.number().int().min(0),
     quarantined: z.number().int().min(0),
+    staying: z.number().int().min(0),
     movesPerMinute: z.number().min(0),
     etaMs: z.number().min(0).nullable(),
     elapsedMs: z.number().int().min(0),

@@ -9,6 +9,7 @@ import { reportOutcome } from '../cli/run.js';
 import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
 import type { Plan } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
+import type { ActorStore } from '../store/types.js';
 import { systemClock } from '../time/clock.js';
 import { executeRun } from './run.js';
 import { realActors } from '../actors/index.js';
@@ -36,7 +37,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 interface Harness {
   plan?: Plan;
   hash?: string;
-  drain?: (i: DrainInput, signal: AbortSignal) => Promise<DrainOutput>;
+  drain?: (i: DrainInput, signal: AbortSignal, store: ActorStore) => Promise<DrainOutput>;
   verify?: () => Promise<VerifyOutput>;
   pid?: number;
   alive?: boolean;
@@ -72,7 +73,7 @@ async function run(h: Harness = {}) {
         if (h.refresh && onRefresh) h.refresh(onRefresh);
         // A careless actor: the logger must still keep the token out of the file.
         deps.log.info({ token: TOKEN, headers: { authorization: `Bearer ${TOKEN}` } }, `draining with ${TOKEN}`);
-        return h.drain ? h.drain(i, deps.signal) : { moved: 3, quarantined: 0, remaining: 0 };
+        return h.drain ? h.drain(i, deps.signal, deps.store) : { moved: 3, quarantined: 0, remaining: 0 };
       },
       verify: h.verify ?? (async () => ({ ok: true, perKindAndSource: {}, problems: [] })),
     },
@@ -241,7 +242,21 @@ describe('executeRun', () => {
   });
 
   it('dry run: no write reaches the api, verify is skipped, the report says nothing changed', async () => {
-    const r = await run({ dryRun: true, drain: async () => ({ moved: 0, quarantined: 0, remaining: 7 }) });
+    // The dry run's report counts what its drains listed into the checkpoint: seven projects on nfs-1.
+    const drain = async (i: DrainInput, _signal: AbortSignal, store: ActorStore) => {
+      if (i.kind !== 'projects' || i.source !== 'nfs-1') return { moved: 0, quarantined: 0, remaining: 0 };
+      store.startRound('projects', 'nfs-1', 1);
+      const listed = [1, 2, 3, 4, 5, 6, 7].map((id) => ({
+        kind: 'projects' as const,
+        id,
+        storage: 'nfs-1',
+        name: `p${id}`,
+        sizeBytes: 1024,
+      }));
+      store.recordPage('projects', 'nfs-1', 1, listed, 0);
+      return { moved: 0, quarantined: 0, remaining: 7 };
+    };
+    const r = await run({ dryRun: true, drain });
     expect(r.code).toBe(0);
     expect(r.api.state.mutating).toBe(0);
     expect(r.stdout).toContain('nothing was changed');

@@ -121,6 +121,17 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
              WHERE destination IS NOT NULL AND state NOT IN ('left', 'quarantined') GROUP BY destination ORDER BY destination`,
           )
         : null,
+      // Schema 15: a reached move.until bound leaves its source's unplaced pending items where they
+      // are. Counted as pending minus pending placed: the partial index holds only the placed ones.
+      bounds: hasTable(db, 'bounds') ? p('SELECT source FROM bounds ORDER BY reached_at, source') : null,
+      staying: hasIndex(db, 'items_placed_due')
+        ? p(
+            `SELECT c.kind, c.source, c.n - (SELECT COUNT(*) FROM items INDEXED BY items_placed_due
+               WHERE kind = c.kind AND source = c.source AND state = 'pending' AND destination IS NOT NULL) AS n
+             FROM item_counts c JOIN bounds b ON b.source = c.source
+             WHERE c.state = 'pending' AND c.n > 0 ORDER BY c.kind, c.source`,
+          )
+        : null,
       release: p(
         `UPDATE items SET state = 'pending', attempts = 0, next_attempt_at = 0
          WHERE state = 'quarantined' AND stuck_at IS NULL`,
@@ -368,6 +379,11 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       this.placementCache = { at: now, rows: (this.r.placement?.all() ?? []) as DestinationPlacement[] };
     }
     const placement = this.placementCache.rows;
+    const boundsReached = ((this.r.bounds?.all() ?? []) as { source: string }[]).map((b) => b.source);
+    const staying =
+      boundsReached.length === 0
+        ? []
+        : ((this.r.staying?.all() ?? []) as { kind: Kind; source: string; n: number }[]).filter((s) => s.n > 0);
     return {
       counts,
       quarantined,
@@ -378,6 +394,8 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       control: this.readControl(),
       orphans,
       placement,
+      boundsReached,
+      staying,
     };
   }
 

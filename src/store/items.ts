@@ -147,6 +147,15 @@ export class ItemTable implements ItemStore {
         `SELECT SUM(size_bytes) AS bytes, COUNT(size_bytes) AS sized, MAX(size_bytes) AS max_bytes
          FROM items WHERE kind = ? AND source = ? AND state = ?`,
       ),
+      // The pending items a run will still move: on a source whose move.until bound is reached,
+      // only those already placed (the rest stays, see ../report/counts.ts).
+      movingSizeStats: w15(
+        `SELECT SUM(size_bytes) AS bytes, COUNT(size_bytes) AS sized, MAX(size_bytes) AS max_bytes
+         FROM items WHERE kind = ? AND source = ? AND state = 'pending'
+           AND (destination IS NOT NULL OR source NOT IN (SELECT source FROM bounds))`,
+        `SELECT SUM(size_bytes) AS bytes, COUNT(size_bytes) AS sized, MAX(size_bytes) AS max_bytes
+         FROM items WHERE kind = ? AND source = ? AND state = 'pending'`,
+      ),
       countStates: p('SELECT state, n FROM item_counts WHERE kind = ? AND source = ?'),
       intent: w(
         `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
@@ -353,6 +362,15 @@ export class ItemTable implements ItemStore {
    */
   sizeStats(kind: Kind, source: string, state: ItemState): { bytes: number; sized: number; maxBytes: number } {
     const r = this.s.sizeStats.get(kind, source, state) as {
+      bytes: number | null;
+      sized: number;
+      max_bytes: number | null;
+    };
+    return { bytes: r.bytes ?? 0, sized: r.sized, maxBytes: r.max_bytes ?? 0 };
+  }
+
+  movingSizeStats(kind: Kind, source: string): { bytes: number; sized: number; maxBytes: number } {
+    const r = this.s.movingSizeStats.get(kind, source) as {
       bytes: number | null;
       sized: number;
       max_bytes: number | null;

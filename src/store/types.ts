@@ -63,6 +63,13 @@ export interface StatusSummary {
   orphans?: OrphanCopy[];
   /** What is placed on each destination (issue 23): chosen, scheduled or moved. Optional: older stores leave it out. */
   placement?: DestinationPlacement[];
+  /**
+   * Partial drains (`move.until`): the sources whose bound is reached, and per kind and source the
+   * pending items never placed there, which no move will take (they stay on the source, as the plan
+   * asked). Optional: older stores leave them out. ../report/counts.ts turns them into the one count.
+   */
+  boundsReached?: string[];
+  staying?: { kind: Kind; source: string; n: number }[];
 }
 
 /** The items placed on one destination: `bytes` sums the known sizes; `unsized` items have none in the API. */
@@ -361,6 +368,11 @@ export interface ItemStore {
   countStates(kind: Kind, source: string): Record<ItemState, number>;
   /** Known sizes of the items in a state, summed in SQL (a dry run's estimate stays flat in memory at any size). */
   sizeStats(kind: Kind, source: string, state: ItemState): { bytes: number; sized: number; maxBytes: number };
+  /**
+   * The same over the pending items the run will still move: all of them, except on a source whose
+   * `move.until` bound is reached, where only those already placed (a dry run's bounded estimate).
+   */
+  movingSizeStats(kind: Kind, source: string): { bytes: number; sized: number; maxBytes: number };
   /**
    * pending -> scheduling, attempts + 1. False (and no change) unless the item was pending. `moveId`
    * keeps the previous attempt's move, so reconciliation can tell a new move from an old one.

@@ -8,6 +8,7 @@
 import { basename } from 'node:path';
 import type { RunContext } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
+import { countItems } from '../report/counts.js';
 import { estimateDuration } from '../report/estimate.js';
 import { writeFileAtomic } from '../files/atomic.js';
 import { CHECKPOINT_MODE, RuntimeError } from '../runtime/errors.js';
@@ -136,17 +137,21 @@ export function writeTwin(opts: TwinOptions): TwinResult {
     (a, b) => kindOrder(a.kind) - kindOrder(b.kind) || a.source.localeCompare(b.source),
   );
   const concurrency = opts.concurrency ?? dryRunConcurrency(store) ?? 10;
+  // The twin carries every item, but the dry run's estimate is for what the plan moves: a partial
+  // drain's items that stay (move.until) are not in it, as in the dry run's own report.
+  const moving = all.map((c) => store.movingSizeStats(c.kind, c.source));
+  const finishedAt = store.lastEventOf(['run.finished'])?.at ?? null;
   const estimate = estimateDuration({
-    items,
-    bytes: all.reduce((a, c) => a + c.bytes, 0),
-    sized: all.reduce((a, c) => a + c.sized, 0),
-    maxBytes: all.reduce((a, c) => Math.max(a, c.maxBytes), 0),
+    items: countItems(store.summary(finishedAt ?? 0)).remaining,
+    bytes: moving.reduce((a, m) => a + m.bytes, 0),
+    sized: moving.reduce((a, m) => a + m.sized, 0),
+    maxBytes: moving.reduce((a, m) => Math.max(a, m.maxBytes), 0),
     concurrency,
   });
   const input: TwinSeedInput = {
     planName: opts.planName,
     checkpointName: basename(store.file),
-    finishedAt: store.lastEventOf(['run.finished'])?.at ?? null,
+    finishedAt,
     version: context.instanceVersion,
     enterprise: context.enterprise ?? null,
     access: context.access ?? {},

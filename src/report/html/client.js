@@ -116,6 +116,17 @@
       },
       {
         type: 'scatter',
+        label: 'rule holds, Prometheus outages, breaker trips, windows, bounds',
+        data: marks(['hold', 'outage', 'breaker', 'window', 'bound'], top),
+        pointStyle: 'crossRot',
+        pointRadius: 7,
+        clip: false,
+        borderColor: '#b42318',
+        backgroundColor: '#b42318',
+        yAxisID: 'y',
+      },
+      {
+        type: 'scatter',
         label: 'steps',
         data: marks(['step'], 0),
         pointStyle: 'circle',

@@ -5,10 +5,12 @@
  */
 import type { GeoOutput, RunContext, VerifyOutput } from '../../machine/types.js';
 import type { Kind } from '../../plan/types.js';
+import { describeRule } from '../../schedule/rules.js';
 import type { StoredEvent } from '../../store/types.js';
 import { isMoveEvent, MoveLedger, spanSeconds } from '../moves.js';
 import type { MoveSpan } from '../moves.js';
 import type { StatusReport } from '../status.js';
+import { partialOutcome } from '../counts.js';
 import { IdleSlotsReader } from '../idle-slots.js';
 
 /** One sample of the timeline, at the end of its bucket. */
@@ -31,7 +33,24 @@ export interface TimelineMarker {
   /** Seconds since the timeline's start. */
   t: number;
   at: number;
-  type: 'run.started' | 'run.resumed' | 'run.interrupted' | 'run.finished' | 'paused' | 'unpaused' | 'cap' | 'step';
+  type:
+    | 'run.started'
+    | 'run.resumed'
+    | 'run.interrupted'
+    | 'run.finished'
+    | 'paused'
+    | 'unpaused'
+    | 'cap'
+    | 'step'
+    /** A throttle rule started or stopped holding the run. */
+    | 'hold'
+    /** Prometheus could not answer a rule, or answers again. */
+    | 'outage'
+    | 'breaker'
+    /** A maintenance window opened or closed. */
+    | 'window'
+    /** A source's `move.until` bound was reached. */
+    | 'bound';
   label: string;
 }
 
@@ -55,6 +74,8 @@ interface ItemTally {
   quarantined: number;
   waiting: number;
   inFlight: number;
+  /** Left on the source as planned (a reached `move.until` bound; ../counts.ts), not among `waiting`. */
+  staying: number;
 }
 
 export interface KindRow extends ItemTally {
@@ -91,6 +112,8 @@ export interface ReportData {
     instanceVersion: string | null;
     total: number;
     remaining: number;
+    /** Left on the sources as planned (move.until): neither remaining nor failed. */
+    staying: number;
     movesPerMinute: number;
     /** Moves that ended on the destination per minute, from the start to the last event. */
     averagePerMinute: number | null;
@@ -148,6 +171,70 @@ const MAX_POINTS = 150;
 const BIN_TARGET = 20;
 /** Throughput is counted over this many buckets (a trailing window). */
 const SMOOTH_BUCKETS = 4;
+
+/**
+ * What held or stopped the run, as a line of the event table: a rule that holds or lets go, a
+ * Prometheus that cannot answer or answers again, the failure breaker, a window that closes or
+ * opens, the throttle's cap, a bound reached. A rule still pending (its `for` not over) is not one.
+ */
+function holdMarker(e: StoredEvent): Omit<TimelineMarker, 't'> | null {
+  switch (e.type) {
+    case 'rule.changed': {
+      const r = e.data;
+      if (r.status === 'error') return { at: e.at, type: 'outage', label: `Prometheus unreadable: ${describeRule(r)}` };
+      if (r.status === 'holding') return { at: e.at, type: 'hold', label: `held by ${describeRule(r)}` };
+      if (r.status === 'ok' && r.previous === 'error')
+        return { at: e.at, type: 'outage', label: `Prometheus answers again: rule ${r.rule}` };
+      if (r.status === 'ok' && r.previous === 'holding')
+        return { at: e.at, type: 'hold', label: `rule ${r.rule} no longer holds` };
+      return null;
+    }
+    case 'breaker.tripped': {
+      const b = e.data;
+      return { at: e.at, type: 'breaker', label: `failure breaker tripped: ${b.reason}` };
+    }
+    case 'window.opened':
+    case 'window.closed': {
+      const w = e.data;
+      const open = e.type === 'window.opened';
+      return {
+        at: e.at,
+        type: 'window',
+        label: open
+          ? `maintenance window opened${w.window ? ` (${w.window})` : ''}`
+          : `maintenance window closed${w.nextOpenAt != null ? `; the next opens ${new Date(w.nextOpenAt).toISOString()}` : ''}`,
+      };
+    }
+    case 'throttle.cap': {
+      const t = e.data;
+      return {
+        at: e.at,
+        type: 'cap',
+        label: `throttle: cap ${t.cap} of ${t.ceiling}${t.reason ? ` (${t.reason})` : ''}`,
+      };
+    }
+    case 'drain.until_reached': {
+      const u = e.data;
+      return { at: e.at, type: 'bound', label: `move.until reached on ${u.source}: nothing more is scheduled from it` };
+    }
+    default:
+      return null;
+  }
+}
+
+/** The outcome in one line, as the final summary words it: a partial drain says how far it went. */
+function headlineOf(status: StatusReport, c: RunContext | null, revertOf: string | null): string {
+  if (c?.dryRun && status.state !== 'running') return `Dry run: ${status.state} (nothing was changed on the instance)`;
+  const fixed = (revertOf ? REVERT_HEADLINES : HEADLINES)[status.state] ?? status.state;
+  if (revertOf || (status.state !== 'done' && status.state !== 'doneWithQuarantine')) return fixed;
+  const done = status.kinds.reduce((a, k) => a + k.done, 0);
+  const partial = partialOutcome({ ...status, done, sources: status.bySource });
+  if (!partial) return fixed;
+  const quarantined = status.quarantined.length;
+  return status.state === 'done'
+    ? `Done: ${partial}`
+    : `Done with quarantined items: ${partial}; ${quarantined} quarantined`;
+}
 
 /** 1, 2 or 5 times a power of ten, at least `x`. */
 export function niceStep(x: number): number {
@@ -208,7 +295,7 @@ export function buildReportData(input: ReportInput): ReportData {
           rawMarkers.push({
             at: e.at,
             type: next.paused ? 'paused' : 'unpaused',
-            label: next.paused ? 'paused' : 'unpaused',
+            label: next.paused ? (e.data.pausedBy ? `paused: ${e.data.pausedBy}` : 'paused') : 'unpaused',
           });
         if (next.concurrency !== prev.concurrency) {
           rawMarkers.push({
@@ -238,6 +325,16 @@ export function buildReportData(input: ReportInput): ReportData {
       case 'step.entered':
         rawMarkers.push({ at: e.at, type: 'step', label: e.data.step });
         break;
+      case 'rule.changed':
+      case 'breaker.tripped':
+      case 'window.opened':
+      case 'window.closed':
+      case 'throttle.cap':
+      case 'drain.until_reached': {
+        const m = holdMarker(e);
+        if (m) rawMarkers.push(m);
+        break;
+      }
       case 'revert.seeded':
         revertOf = e.data.forward;
         break;
@@ -261,10 +358,7 @@ export function buildReportData(input: ReportInput): ReportData {
     plan: status.plan,
     outcome: {
       state: status.state,
-      headline:
-        c?.dryRun && status.state !== 'running'
-          ? `Dry run: ${status.state} (nothing was changed on the instance)`
-          : ((revertOf ? REVERT_HEADLINES : HEADLINES)[status.state] ?? status.state),
+      headline: headlineOf(status, c, revertOf),
       step: status.step,
       dryRun: status.dryRun,
       error: status.error,
@@ -273,6 +367,7 @@ export function buildReportData(input: ReportInput): ReportData {
       instanceVersion: c?.instanceVersion ?? null,
       total: status.total,
       remaining: status.remaining,
+      staying: status.staying,
       movesPerMinute: status.movesPerMinute,
       averagePerMinute:
         last !== null && last > start
@@ -393,7 +488,7 @@ function kindRows(status: StatusReport, spans: MoveSpan[], retries: Map<string, 
       .sort((a, b) => a - b);
     return {
       kind,
-      ...tally(counts),
+      ...tally(counts, status.kinds.find((k) => k.kind === kind)?.staying ?? 0),
       movesFinished: ok.length,
       movesFailed: own.filter((s) => s.end === 'failed' || s.end === 'stuck').length,
       retries: retries.get(kind) ?? 0,
@@ -406,12 +501,18 @@ function kindRows(status: StatusReport, spans: MoveSpan[], retries: Map<string, 
 
 function storageRows(status: StatusReport): StorageRow[] {
   const sources = [...new Set(status.counts.map((c) => c.source))].sort((x, y) => x.localeCompare(y));
-  return sources.map((storage) => ({ storage, ...tally(status.counts.filter((c) => c.source === storage)) }));
+  return sources.map((storage) => ({
+    storage,
+    ...tally(
+      status.counts.filter((c) => c.source === storage),
+      status.bySource.filter((b) => b.source === storage).reduce((a, b) => a + b.staying, 0),
+    ),
+  }));
 }
 
-/** Items by state over some of the checkpoint's (kind, source, state) counts. */
-function tally(counts: readonly { state: string; n: number }[]): ItemTally {
-  const t: ItemTally = { total: 0, moved: 0, left: 0, quarantined: 0, waiting: 0, inFlight: 0 };
+/** Items by state over some of the checkpoint's (kind, source, state) counts, `staying` of them taken out of waiting. */
+function tally(counts: readonly { state: string; n: number }[], staying: number): ItemTally {
+  const t: ItemTally = { total: 0, moved: 0, left: 0, quarantined: 0, waiting: 0, inFlight: 0, staying };
   for (const c of counts) {
     t.total += c.n;
     if (c.state === 'moved') t.moved += c.n;
@@ -420,5 +521,6 @@ function tally(counts: readonly { state: string; n: number }[]): ItemTally {
     else if (IN_FLIGHT_STATES.has(c.state)) t.inFlight += c.n;
     else if (!DONE_STATES.has(c.state)) t.waiting += c.n;
   }
+  t.waiting -= staying;
   return t;
 }

@@ -65,7 +65,10 @@ function outcome(d: ReportData): string {
       'Took',
       o.startedAt !== null && o.lastEventAt !== null ? formatApproxDuration(o.lastEventAt - o.startedAt) : 'unknown',
     ],
-    ['Items', `${o.total} known, ${o.remaining} remaining`],
+    [
+      'Items',
+      `${o.total} known, ${o.remaining} remaining${o.staying > 0 ? `, ${o.staying} staying on the sources as planned (move.until)` : ''}`,
+    ],
     [
       'Rate',
       `${o.averagePerMinute ?? '–'} moves/min on average; ${o.movesPerMinute} over the last 10 minutes${o.state === 'running' ? `; ETA ${formatApproxDuration(o.etaMs)}` : ''}`,
@@ -168,6 +171,7 @@ export function renderHtmlReport(d: ReportData): string {
       'Quarantined',
       'Waiting',
       'In flight',
+      'Staying',
       'Moves finished',
       'Moves failed',
       'Retries',
@@ -183,6 +187,7 @@ export function renderHtmlReport(d: ReportData): string {
       k.quarantined,
       k.waiting,
       k.inFlight,
+      k.staying,
       k.movesFinished,
       k.movesFailed,
       k.retries,
@@ -190,13 +195,13 @@ export function renderHtmlReport(d: ReportData): string {
       num(k.p95Seconds),
       num(k.maxSeconds),
     ]),
-    [false, true, true, true, true, true, true, true, true, true, true, true, true],
+    [false, true, true, true, true, true, true, true, true, true, true, true, true, true],
   );
   const storages = table(
     'storages',
-    ['Source storage', 'Items', 'Moved', 'Left', 'Quarantined', 'Waiting', 'In flight'],
-    d.storages.map((s) => [s.storage, s.total, s.moved, s.left, s.quarantined, s.waiting, s.inFlight]),
-    [false, true, true, true, true, true, true],
+    ['Source storage', 'Items', 'Moved', 'Left', 'Quarantined', 'Waiting', 'In flight', 'Staying'],
+    d.storages.map((s) => [s.storage, s.total, s.moved, s.left, s.quarantined, s.waiting, s.inFlight, s.staying]),
+    [false, true, true, true, true, true, true, true],
   );
   const quarantined =
     d.quarantined.length === 0
@@ -310,7 +315,7 @@ export function renderHtmlReport(d: ReportData): string {
 <body>
 <header><h1>${escapeHtml(title)}</h1><p class="meta">Generated ${escapeHtml(time(d.generatedAt))} from ${escapeHtml(d.checkpoint)}${d.outcome.dryRun ? ' (dry run)' : ''}</p></header>
 ${section('outcome', 'Outcome', outcome(d))}
-${section('timeline-section', 'Timeline', `<p class="note">Moves in flight (left axis) and moves ended per minute (right axis), in ${num(d.timeline.bucketSeconds, 2)}-second steps; the cap in force, pauses, cap changes and restarts are marked.</p><div class="chart"><canvas id="timeline" role="img" aria-label="Moves in flight and throughput over time"></canvas></div>\n${idleNote}\n${markers}`)}
+${section('timeline-section', 'Timeline', `<p class="note">Moves in flight (left axis) and moves ended per minute (right axis), in ${num(d.timeline.bucketSeconds, 2)}-second steps; the cap in force, pauses, cap changes, rule holds, Prometheus outages, breaker trips, maintenance windows, bounds reached and restarts are marked, and listed below.</p><div class="chart"><canvas id="timeline" role="img" aria-label="Moves in flight and throughput over time"></canvas></div>\n${idleNote}\n${markers}`)}
 ${section('durations-section', 'Move durations', `<p class="note">From the POST's answer to the poll that saw the move end (accurate to about one poll interval), in ${num(d.durations.binSeconds, 2)}-second bins, per kind.</p><div class="chart"><canvas id="durations" role="img" aria-label="Histogram of move durations per kind"></canvas></div>`)}
 ${section('kinds-section', 'By kind', kinds)}
 ${section('storages-section', 'By source storage', storages)}

@@ -1,0 +1,183 @@
+/**
+ * The one count of a run's items, from the checkpoint's summary: every output that says how many
+ * items were placed, moved, are still to move or stay where they are (the dry run, the progress
+ * line, the final summary, `status`, the report and the metrics file) reads it from here, so that
+ * their numbers agree. Pure.
+ *
+ * Every item the run knows is in exactly one of: done (moved, or gone from the source by other
+ * means), in flight, waiting (still to move, retries included), quarantined, or staying. An item
+ * stays when its source's `move.until` bound is reached and no move was ever placed for it: the
+ * plan asked to leave it where it is, so it is neither remaining work nor a failure. Before the
+ * bound is reached nothing is known to stay, and every pending item counts as waiting.
+ */
+import type { Kind } from '../plan/types.js';
+import type { StatusSummary } from '../store/types.js';
+
+/** What the count reads of the summary. */
+export type CountInput = Pick<StatusSummary, 'counts' | 'retrying' | 'staying' | 'boundsReached'>;
+
+export interface KindProgress {
+  kind: Kind;
+  total: number;
+  /** Moved, or gone from the source by other means. */
+  done: number;
+  inFlight: number;
+  /** Still to move: not started yet, or waiting for a retry after a failed attempt. */
+  waiting: number;
+  /** Of `waiting`: those whose last attempt failed and that wait for their retry. */
+  retrying: number;
+  quarantined: number;
+  /** Left on the source as planned: a reached `move.until` bound, never placed. */
+  staying: number;
+}
+
+/** One (kind, source): the dry run's lines and the report's storage table. */
+export interface SourceProgress extends KindProgress {
+  source: string;
+}
+
+export interface RunCounts {
+  /** Items the run knows (enumerated on its sources). */
+  total: number;
+  done: number;
+  inFlight: number;
+  waiting: number;
+  quarantined: number;
+  staying: number;
+  /** The run's scope: every item it moves or tried to move (`total - staying`). */
+  planned: number;
+  /** Still to move: `waiting + inFlight`. What the rate, the ETA and `items_remaining` count. */
+  remaining: number;
+  /** Sources whose `move.until` bound is reached. */
+  boundsReached: string[];
+  /** Per kind, in the order kinds first appear in the summary. */
+  kinds: KindProgress[];
+  /** Per kind and source, in the summary's order. */
+  sources: SourceProgress[];
+}
+
+const DONE = new Set(['moved', 'left']);
+const IN_FLIGHT = new Set(['scheduling', 'in_flight']);
+
+function empty(kind: Kind): KindProgress {
+  return { kind, total: 0, done: 0, inFlight: 0, waiting: 0, retrying: 0, quarantined: 0, staying: 0 };
+}
+
+function add(to: KindProgress, from: KindProgress): void {
+  to.total += from.total;
+  to.done += from.done;
+  to.inFlight += from.inFlight;
+  to.waiting += from.waiting;
+  to.retrying += from.retrying;
+  to.quarantined += from.quarantined;
+  to.staying += from.staying;
+}
+
+/** The count, per (kind, source), per kind and in all. */
+export function countItems(summary: CountInput): RunCounts {
+  const bySource = new Map<string, SourceProgress>();
+  const at = (kind: Kind, source: string) => {
+    const key = `${kind}\u0000${source}`;
+    let p = bySource.get(key);
+    if (!p) bySource.set(key, (p = { ...empty(kind), source }));
+    return p;
+  };
+  for (const c of summary.counts) {
+    const p = at(c.kind, c.source);
+    p.total += c.n;
+    if (DONE.has(c.state)) p.done += c.n;
+    else if (IN_FLIGHT.has(c.state)) p.inFlight += c.n;
+    else if (c.state === 'quarantined') p.quarantined += c.n;
+    else p.waiting += c.n;
+  }
+  for (const r of summary.retrying ?? []) {
+    const p = bySource.get(`${r.kind}\u0000${r.source}`);
+    if (p) p.retrying += r.n;
+  }
+  // Never placed, so never retried: staying comes out of waiting, not out of retrying.
+  for (const s of summary.staying ?? []) {
+    const p = bySource.get(`${s.kind}\u0000${s.source}`);
+    if (!p) continue;
+    const n = Math.min(s.n, p.waiting - p.retrying);
+    p.staying += n;
+    p.waiting -= n;
+  }
+  const sources = [...bySource.values()];
+  const byKind = new Map<Kind, KindProgress>();
+  for (const s of sources) {
+    let k = byKind.get(s.kind);
+    if (!k) byKind.set(s.kind, (k = empty(s.kind)));
+    add(k, s);
+  }
+  const all = empty('projects');
+  for (const s of sources) add(all, s);
+  return {
+    total: all.total,
+    done: all.done,
+    inFlight: all.inFlight,
+    waiting: all.waiting,
+    quarantined: all.quarantined,
+    staying: all.staying,
+    planned: all.total - all.staying,
+    remaining: all.waiting + all.inFlight,
+    boundsReached: [...(summary.boundsReached ?? [])],
+    kinds: [...byKind.values()],
+    sources,
+  };
+}
+
+/** Per-kind totals, in the order kinds first appear. */
+export function progressByKind(summary: CountInput): KindProgress[] {
+  return countItems(summary).kinds;
+}
+
+export interface Rate {
+  /** Moves per minute over the window. */
+  perMinute: number;
+  /** Milliseconds until the remaining items are done at that rate, or null when unknown. */
+  etaMs: number | null;
+  /** Items still to move (the count's `remaining`: staying items are not work left). */
+  remaining: number;
+}
+
+/**
+ * Rate over the last 10 minutes (or over `elapsedMs` when the run is younger), and the ETA for the
+ * items still to move.
+ */
+export function rateAndEta(summary: CountInput & Pick<StatusSummary, 'movedLast10Min'>, elapsedMs?: number): Rate {
+  const windowMin = Math.max(1 / 60, Math.min(10, (elapsedMs ?? 600_000) / 60_000));
+  const perMinute = summary.movedLast10Min / windowMin;
+  const { remaining } = countItems(summary);
+  const etaMs = remaining === 0 ? 0 : perMinute > 0 ? (remaining / perMinute) * 60_000 : null;
+  return { perMinute, etaMs, remaining };
+}
+
+/** "nfs-1", "nfs-1 and nfs-2", "nfs-1, nfs-2 and nfs-3". */
+export function listWords(names: readonly string[]): string {
+  if (names.length <= 1) return names.join('');
+  return `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+}
+
+/**
+ * What a partial drain did, in the words of a headline: "moved 26 of 167 as planned: move.until
+ * reached on nfs-1"; null when nothing stays (every item was in the run's scope).
+ */
+export function partialOutcome(
+  c: Pick<RunCounts, 'done' | 'total' | 'staying' | 'boundsReached' | 'sources'>,
+  moved = 'moved',
+): string | null {
+  if (c.staying === 0) return null;
+  const where = listWords(c.boundsReached.length > 0 ? c.boundsReached : stayingSources(c));
+  return `${moved} ${c.done} of ${c.total} as planned: move.until reached on ${where}`;
+}
+
+/** The sources items stay on, in the summary's order. */
+export function stayingSources(c: Pick<RunCounts, 'sources'>): string[] {
+  return [...new Set(c.sources.filter((s) => s.staying > 0).map((s) => s.source))];
+}
+
+/** "141 stay on nfs-1 as planned (move.until)", or null when none stays. */
+export function stayingWords(c: Pick<RunCounts, 'staying' | 'sources'>): string | null {
+  if (c.staying === 0) return null;
+  return `${c.staying} stay on ${listWords(stayingSources(c))} as planned (move.until)`;
+}
