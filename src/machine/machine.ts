@@ -15,6 +15,7 @@ import { ActorNotProvidedError, INTERNAL, VERIFY_FAILED } from './errors.js';
 import type {
   DrainInput,
   DrainOutput,
+  DrainPair,
   GeoOutput,
   PreflightOutput,
   RunContext,
@@ -58,6 +59,24 @@ export function currentDrain(context: RunContext): DrainInput {
   return { source, kind };
 }
 
+/** Every (source, kind) of the run, in the order a drain per pair takes them: source by source, kind by kind. */
+export function everyPair(context: Pick<RunContext, 'sources' | 'kinds' | 'access'>): DrainPair[] {
+  return context.sources.flatMap((source) =>
+    context.kinds.map((kind) => ({ source, kind, access: context.access?.[kind] ?? 'listing' })),
+  );
+}
+
+/**
+ * What the drain step is on, in words (status, the log): the pair of a drain per pair, or every
+ * source and kind of the one schedule.
+ */
+export function drainLabel(
+  context: Pick<RunContext, 'sources' | 'kinds' | 'sourceIndex' | 'kindIndex' | 'order'>,
+): string {
+  if (context.order === 'together') return `drain ${context.sources.join(',')}/${context.kinds.join(',')}`;
+  return `drain ${context.sources[context.sourceIndex]}/${context.kinds[context.kindIndex]}`;
+}
+
 /** Where every step goes when its actor throws: `failed`, with the step and the cause recorded. */
 function failAt(step: StepName) {
   return { target: '#run.failed', actions: { type: 'recordFailure', params: { step } } } as const;
@@ -90,6 +109,7 @@ export const runMachine = setup({
     skipsVerify: ({ context }) => context.dryRun || !context.verify,
     doesGeo: ({ context }) => context.geoResync && !context.dryRun,
     hasQuarantine: ({ context }) => Object.values(context.drains).some((d) => d.quarantined > 0),
+    coversEveryPair: ({ event }) => (event as DoneActorEvent<DrainOutput>).output.perPair !== undefined,
     verifyFailed: ({ event }) => !(event as DoneActorEvent<VerifyOutput>).output.ok,
   },
 }).createMachine({
@@ -102,6 +122,7 @@ export const runMachine = setup({
     verify: input.verify,
     geoResync: input.geoResync,
     dryRun: input.dryRun,
+    ...(input.order ? { order: input.order } : {}),
     step: 'preflight',
     startedAt: input.startedAt ?? null,
     sourceIndex: 0,
@@ -197,12 +218,20 @@ export const runMachine = setup({
         input: ({ context }): DrainInput => {
           const at = currentDrain(context);
           const access = (kind: string) => context.access?.[kind as keyof typeof context.access] ?? 'listing';
+          // The one schedule: one invocation drains every pair (a restored snapshot keeps the input it had).
+          if (context.order === 'together')
+            return { ...at, access: access(at.kind), ahead: null, pairs: everyPair(context) };
           const last =
             context.sourceIndex >= context.sources.length - 1 && context.kindIndex >= context.kinds.length - 1;
           const next = last || context.dryRun ? null : currentDrain({ ...context, ...nextDrain(context) });
           return { ...at, access: access(at.kind), ahead: next ? { ...next, access: access(next.kind) } : null };
         },
         onDone: [
+          {
+            guard: 'coversEveryPair',
+            target: 'afterDrain',
+            actions: assign({ drains: ({ context, event }) => recordPairs(context, event.output) }),
+          },
           {
             guard: 'isLastDrain',
             target: 'afterDrain',
@@ -285,6 +314,16 @@ function geoSiteWarnings(output: GeoOutput): string[] {
 function recordDrain(context: RunContext, output: DrainOutput): RunContext['drains'] {
   const at = currentDrain(context);
   return { ...context.drains, [drainKey(at.source, at.kind)]: { ...at, ...output } };
+}
+
+/** The one schedule's results, one entry per pair, as a drain per pair records its own. */
+function recordPairs(context: RunContext, output: DrainOutput): RunContext['drains'] {
+  const drains = { ...context.drains };
+  for (const p of output.perPair ?? []) {
+    const access = context.access?.[p.kind];
+    drains[drainKey(p.source, p.kind)] = { ...p, ...(access && access !== 'listing' ? { access } : {}) };
+  }
+  return drains;
 }
 
 function nextDrain(context: RunContext): Pick<RunContext, 'sourceIndex' | 'kindIndex'> {

@@ -15,6 +15,12 @@ export type StepName = 'preflight' | 'storages' | 'weights' | 'drain' | 'verify'
 export interface RunInput {
   /** Source storages, drained in this order. */
   sources: string[];
+  /**
+   * How the drain step goes (`move.order`): `together`, one invocation over every (source, kind)
+   * in one schedule; `by-kind`, one invocation per (source, kind) in order. Absent (snapshots from
+   * before the one schedule, bulk mode, a revert): by kind.
+   */
+  order?: 'together' | 'by-kind';
   /** The first destination (the only one before issue 23; kept so older snapshots read the same). */
   destination: string;
   /** Every destination, in the plan's order (issue 23); absent in snapshots older than it. */
@@ -68,6 +74,18 @@ export interface DrainInput {
   access?: KindAccessMode;
   /** The next drain of the sequence, whose items may fill this one's tail (absent for the last). */
   ahead?: { source: string; kind: Kind; access: KindAccessMode } | null;
+  /**
+   * The one schedule (`move.order: together`): every (source, kind) this invocation drains, in the
+   * run's order; `source` and `kind` are then the first of them. Absent: this one pair only.
+   */
+  pairs?: DrainPair[] | null;
+}
+
+/** One (source, kind) of the one schedule. */
+export interface DrainPair {
+  source: string;
+  kind: Kind;
+  access: KindAccessMode;
 }
 
 export interface VerifyInput {
@@ -86,7 +104,15 @@ export interface DrainOutput {
   byRecords?: boolean;
   /** A partial drain (`move.until`) reached its bound: items never placed, left on the source as the plan asked. */
   kept?: number;
+  /**
+   * The one schedule's result per (source, kind), recorded in the context as a drain per pair
+   * would have been (the counts above are then their sums). Absent: the drain of one pair.
+   */
+  perPair?: PairOutput[];
 }
+
+/** What the one schedule says of one (source, kind). */
+export type PairOutput = Omit<DrainOutput, 'perPair'> & { source: string; kind: Kind };
 
 export interface VerifyOutput {
   ok: boolean;
@@ -134,6 +160,8 @@ export interface RunContext extends RunShape {
   step: StepName;
   /** When the machine was first started (kept across restores; for rates in `status`). */
   startedAt: number | null;
+  /** `move.order` as the run started (absent in snapshots from before the one schedule: by kind). */
+  order?: 'together' | 'by-kind';
   /** Which (source, kind) the drain step is on: persisted so a restore re-invokes the same drain. */
   sourceIndex: number;
   kindIndex: number;

@@ -5,6 +5,7 @@
  * from ${VAR} to a file, is not a plan change. Every other field, defaults included, is in.
  */
 import { createHash } from 'node:crypto';
+import { DEFAULT_EXPOSURE_BUDGET } from './queue-ahead-field.js';
 import { DEFAULT_MIN_INTERVAL_MS, PLAN_DEFAULTS } from './schema.js';
 import type { Plan } from './types.js';
 
@@ -14,9 +15,17 @@ export function planHashInput(plan: Plan): unknown {
   // The Prometheus token is a credential too: rotating it is no change of plan.
   const prometheus = plan.prometheus ? { ...plan.prometheus, token: undefined } : plan.prometheus;
   // One destination hashes as the single name it was before `move.to` took a list (issue 23), and
-  // `queue_ahead` (issue 25) counts only away from its default 0: older checkpoints resume as they were.
-  const { queueAhead, ...rest } = plan.move;
-  const base = queueAhead === 0 ? rest : plan.move;
+  // `queue_ahead` (issue 25), `exposure_budget` and `order` count only away from their defaults:
+  // older checkpoints resume as they were.
+  const { queueAhead, exposureBudget, order, ...rest } = plan.move;
+  const base = {
+    ...rest,
+    ...(queueAhead === 0 ? {} : { queueAhead }),
+    ...(exposureBudget === undefined || exposureBudget === null || exposureBudget === DEFAULT_EXPOSURE_BUDGET
+      ? {}
+      : { exposureBudget }),
+    ...(order === undefined || order === null || order === 'together' ? {} : { order }),
+  };
   const move = plan.move.to.length === 1 ? { ...base, to: plan.move.to[0] } : base;
   // Where the checkpoint lives says nothing of what the run does: moving it is no change of plan.
   const { checkpoint: _checkpoint, ...fields } = plan;

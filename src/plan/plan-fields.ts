@@ -16,6 +16,7 @@ import { WINDOW_PATTERN } from '../time/windows.js';
 import { CHECKPOINT_DOC, CHECKPOINT_SCHEMA, readCheckpoint } from './checkpoint-field.js';
 import { PAUSE_AFTER_DOC, PAUSE_AFTER_SCHEMA, readPauseAfter } from './breaker-field.js';
 import { readNumber, readSchedule } from './schedule-fields.js';
+import { DEFAULT_EXPOSURE_BUDGET, QUEUE_AHEAD_RANGE, QUEUE_AHEAD_SCHEMA, readQueueAhead } from './queue-ahead-field.js';
 import { CAPACITY_DOC, CAPACITY_SCHEMA, readCapacity } from './capacity-field.js';
 import {
   DESTINATIONS_DOC,
@@ -37,7 +38,7 @@ import {
 } from './rules-field.js';
 import type { Reader } from './reader.js';
 import type { Kind } from './values.js';
-import { KINDS, THROTTLE_DEFAULTS } from './values.js';
+import { KINDS, MOVE_ORDERS, THROTTLE_DEFAULTS } from './values.js';
 
 const NAME_RE = /^[a-z0-9][a-z0-9_-]*$/;
 const DAY = 86_400_000;
@@ -234,17 +235,48 @@ export const PLAN_FIELDS = {
         },
       },
       queue_ahead: {
-        type: 'integer',
+        type: 'custom',
         prop: 'queueAhead',
-        default: 0,
-        min: 0,
-        max: 1000,
+        default: 0 as number | 'auto',
         description:
-          'Successors POSTed early, beyond `concurrency`, for moves expected to end within the measured refill round trip.',
+          'Successors POSTed early, beyond `concurrency`, for moves expected to end within the measured refill round trip; `auto` chooses how many from that round trip and the rate at which moves end.',
         doc: {
-          allowed: 'at most `concurrency`',
-          more: "Throttled mode only. A successor waits in the instance's queue (its repository read-only) until the slot frees; see [queue ahead](../README.md#queue-ahead).",
+          type: 'integer or `auto`',
+          allowed: `\`${QUEUE_AHEAD_RANGE.min}\` to \`${QUEUE_AHEAD_RANGE.max}\`, at most \`concurrency\`; or \`auto\``,
+          more: "Throttled mode only. A successor waits in the instance's queue (its repository read-only) until the slot frees; see [queue ahead](../README.md#queue-ahead) and [when to write a number](operations.md#queue-ahead-auto-or-a-number).",
         },
+        read: readQueueAhead,
+        schema: QUEUE_AHEAD_SCHEMA,
+      },
+      exposure_budget: {
+        type: 'custom',
+        prop: 'exposureBudget',
+        default: undefined,
+        description:
+          'With `queue_ahead: auto`: the read-only time allowed per unit of move time (a successor queued early is read-only while it waits), 1 to 10.',
+        doc: {
+          type: 'number',
+          default: `\`${DEFAULT_EXPOSURE_BUDGET}\``,
+          allowed: '`1` to `10`',
+          more: 'Read only with `queue_ahead: auto`; `1` posts nothing early.',
+        },
+        read: readNumber(1, 10),
+        schema: numberSchema(1, 10),
+      },
+      order: {
+        type: 'custom',
+        prop: 'order',
+        default: undefined,
+        description:
+          "together: every kind on every source in one largest-first schedule. by-kind: one drain per source and kind, in the plan's order (the order before the one schedule).",
+        doc: {
+          type: 'string',
+          default: '`together`',
+          allowed: '`together`, `by-kind`',
+          more: 'Throttled mode only (bulk mode drains kind by kind). See [one schedule](operations.md#one-schedule-for-the-whole-drain).',
+        },
+        read: (r, node, path) => readEnum(r, node, path, MOVE_ORDERS),
+        schema: textSchema({ enum: [...MOVE_ORDERS] }),
       },
     },
   },

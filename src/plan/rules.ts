@@ -240,7 +240,8 @@ export const countsInRange: PlanRule = {
 export const queueAheadWithinConcurrency: PlanRule = {
   name: 'queue-ahead-within-concurrency',
   check({ plan, valid }) {
-    if (!valid('move.queue_ahead') || !valid('move.concurrency') || plan.move.queueAhead <= plan.move.concurrency)
+    const depth = plan.move.queueAhead;
+    if (!valid('move.queue_ahead') || !valid('move.concurrency') || depth === 'auto' || depth <= plan.move.concurrency)
       return [];
     return [
       error(

@@ -11,6 +11,13 @@ export const KINDS: readonly Kind[] = ['projects', 'snippets', 'groups'];
 
 export type MoveMode = 'throttled' | 'bulk';
 
+/**
+ * `move.order`: `together`, every kind on every source in one largest-first schedule (absent means
+ * this), or `by-kind`, one drain per source and kind in the plan's order.
+ */
+export const MOVE_ORDERS = ['together', 'by-kind'] as const;
+export type MoveOrder = (typeof MOVE_ORDERS)[number];
+
 /** How the run authenticates. Values are secrets: they live in memory only. */
 export type Credentials =
   | { type: 'token'; token: string }

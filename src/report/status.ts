@@ -145,8 +145,12 @@ export function buildStatusReport(
   const c = snap?.context;
   const state = runState(snap, lock);
   let step: string | null = c?.step ?? null;
+  // The one schedule drains every source and kind at once; a drain per pair, one of them.
   if (c && c.step === 'drain' && snap?.status !== 'done')
-    step = `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
+    step =
+      c.order === 'together'
+        ? `drain ${c.sources.join(',')}/${c.kinds.join(',')}`
+        : `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
   // A run younger than the 10-minute window is measured over its own age.
   const rate = rateAndEta(summary, c?.startedAt ? now - c.startedAt : undefined);
   const control = { ...(summary.control ?? NO_CONTROL), planConcurrency };

@@ -10,7 +10,7 @@ import type { Snapshot } from 'xstate';
 import type { ActorDeps } from '../actors/index.js';
 import { isFinalState } from '../events/vocabulary.js';
 import type { InstanceApi } from '../api/types.js';
-import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
+import { MACHINE_VERSION, drainLabel, runMachine } from '../machine/machine.js';
 import type { RunContext, RunInput } from '../machine/types.js';
 import type { Plan } from '../plan/types.js';
 import type { FinalReportInput } from '../report/final.js';
@@ -72,9 +72,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     a.snapshot ? { snapshot: a.snapshot, input: a.input } : { input: a.input },
   );
   const stepLabel = (c: RunContext): string =>
-    c.step === 'drain' && c.sources[c.sourceIndex]
-      ? `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`
-      : c.step;
+    c.step === 'drain' && c.sources[c.sourceIndex] ? drainLabel(c) : c.step;
   let lastLabel = '';
   const extraWarnings: string[] = [];
   // Once per run, when a drain starts: does the token outlive the estimated end?

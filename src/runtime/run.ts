@@ -173,6 +173,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       destination: plan.move.to[0]!,
       destinations: [...plan.move.to],
       kinds: plan.move.kinds,
+      // The one schedule is the throttled drain's: a bulk plan drains kind by kind.
+      order: plan.move.mode === 'throttled' ? (plan.move.order ?? 'together') : 'by-kind',
       verify: plan.verify,
       geoResync: plan.geo.resync,
       dryRun: opts.dryRun,

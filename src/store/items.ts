@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
-import { RANK_ORDER_SQL, SIZE_CLASS_SQL } from './schema.js';
+import { RANK_CLASS_SQL, RANK_ORDER_SQL, SIZE_CLASS_SQL } from './schema.js';
 import { ShapeTable } from './shape.js';
 import { ITEM_STATES } from './types.js';
 import type { BulkRow, EnumCursor, ItemRow, ItemState, ItemStore, NetworkRow, PlacedRow } from './types.js';
@@ -33,6 +33,7 @@ interface RawItem {
   running_at?: number | null;
   destination?: string | null;
   network?: number | null;
+  rank_bytes?: number | null;
 }
 
 function toRow(r: RawItem): ItemRow {
@@ -58,6 +59,8 @@ function toRow(r: RawItem): ItemRow {
     listedAt: r.listed_at,
     destination: r.destination ?? null,
     network: r.network ?? null,
+    // Only a network's members rank by other bytes than their own: other rows leave it out.
+    ...(r.rank_bytes !== null && r.rank_bytes !== undefined ? { rankBytes: r.rank_bytes } : {}),
   };
 }
 
@@ -214,6 +217,11 @@ export class ItemTable implements ItemStore {
       unplacedPendingIds: w15(
         `SELECT id FROM items ${has10 ? 'INDEXED BY items_due_order' : ''} WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL
          ORDER BY ${order}`,
+        'SELECT NULL AS id WHERE 0',
+      ),
+      unplacedPendingKeys: w15(
+        `SELECT id, ${RANK_CLASS_SQL}, COALESCE(network, id) FROM items ${has10 ? 'INDEXED BY items_due_order' : ''}
+         WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL ORDER BY ${order}`,
         'SELECT NULL AS id WHERE 0',
       ),
       countUnplaced: w15(
@@ -499,6 +507,17 @@ export class ItemTable implements ItemStore {
 
   unplacedPendingIds(kind: Kind, source: string): number[] {
     return this.s.unplacedPendingIds.pluck().all(kind, source) as number[];
+  }
+
+  unplacedPendingKeys(kind: Kind, source: string): { ids: number[]; classes: number[]; groups: number[] } {
+    const out = { ids: [] as number[], classes: [] as number[], groups: [] as number[] };
+    // Three flat arrays rather than a row object per item: a million items stay a few tens of MB.
+    for (const r of this.s.unplacedPendingKeys.raw().iterate(kind, source) as Iterable<[number, number, number]>) {
+      out.ids.push(r[0]);
+      out.classes.push(r[1]);
+      out.groups.push(r[2]);
+    }
+    return out;
   }
 
   itemsByIds(kind: Kind, ids: readonly number[]): ItemRow[] {

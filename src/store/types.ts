@@ -234,6 +234,11 @@ export interface ItemRow {
   destination?: string | null;
   /** The item's fork network (its root project's id), when it belongs to one. */
   network?: number | null;
+  /**
+   * The bytes the item ranks by in the largest-first order: its network's bytes for a network's
+   * member, else null (its own size). Optional: stores without it leave it out.
+   */
+  rankBytes?: number | null;
 }
 
 /** A fork network as the checkpoint knows it (issue 23). */
@@ -400,6 +405,12 @@ export interface ItemStore {
   duePlacedItems(kind: Kind, source: string, now: number, limit: number): ItemRow[];
   /** The ids of pending items not placed yet, in the scheduling order (a dry run's placement walks them). */
   unplacedPendingIds(kind: Kind, source: string): number[];
+  /**
+   * The same items with what their place in the order is made of: each one's id, its size class
+   * (as the index computes it: by its network's bytes for a network's member; -2 for an unknown
+   * size) and its group (its network's root id, or its own id), in the scheduling order.
+   */
+  unplacedPendingKeys(kind: Kind, source: string): { ids: number[]; classes: number[]; groups: number[] };
   /** The rows of `ids` that exist, in the order given. */
   itemsByIds(kind: Kind, ids: readonly number[]): ItemRow[];
   /** Pending items never placed (what a reached bound leaves on the source). */

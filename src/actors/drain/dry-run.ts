@@ -8,7 +8,7 @@ import { event } from './context.js';
 import type { DrainCtx } from './context.js';
 import { enumerateRound } from './enumerate.js';
 import { drainResult } from './result.js';
-import { planPlacement } from './until.js';
+import { planPlacement, planPlacementTogether } from './until.js';
 
 /** Dry run: enumerate (read-only on the instance), record what would be scheduled, estimate. */
 export async function dryRun(ctx: DrainCtx): Promise<DrainOutput> {
@@ -19,6 +19,25 @@ export async function dryRun(ctx: DrainCtx): Promise<DrainOutput> {
   // Where each item would go, and where a partial drain (`move.until`) would stop: recorded in the
   // dry run's own checkpoint, which no real run can resume, for its report and `status`.
   planPlacement(ctx);
+  return dryRunResult(ctx);
+}
+
+/**
+ * The one schedule's dry run (`move.order: together`): every pair listed and counted as above, then
+ * placed in the one order the run would take them (./until.ts, planPlacementTogether).
+ */
+export async function dryRunTogether(ctxs: readonly DrainCtx[]): Promise<DrainOutput[]> {
+  for (const ctx of ctxs) {
+    const cur = ctx.store.getCursor(ctx.kind, ctx.source);
+    await enumerateRound(ctx, cur?.done ? cur.round + 1 : undefined);
+    await runCensus(ctx);
+  }
+  planPlacementTogether(ctxs);
+  return ctxs.map(dryRunResult);
+}
+
+/** What a dry run of one pair says, as an event, in the log and as its result. */
+function dryRunResult(ctx: DrainCtx): DrainOutput {
   const res = drainResult(ctx);
   const { concurrency } = ctx.deps.plan.move;
   event(ctx, 'drain.dry_run', {

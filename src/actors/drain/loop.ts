@@ -6,23 +6,15 @@
  * answer never keeps a retry whose backoff ended, or the next drain's items, from their slots.
  */
 import { capInForce } from '../cap.js';
-import type { ActorStore, ItemRow } from '../../store/types.js';
-import type { ActorDeps } from '../types.js';
+import type { ActorStore } from '../../store/types.js';
 import { event, noteControl, throwIfAborted, waitUntil, waitUntilOr } from './context.js';
 import type { DrainCtx } from './context.js';
 import { startListing } from './listing.js';
 import type { Listing } from './listing.js';
-import { MoveModel } from './move-model.js';
-import { pollInFlight } from './poll.js';
-import type { Forecast } from './poll.js';
-import { RefillRoundTrip } from './queue-ahead.js';
-import { scheduleBatch } from './schedule-batch.js';
+import { LoopCore } from './loop-core.js';
 import { planLaunch, planWait, postedEarly } from './turn.js';
 import type { DrainView, Launch, PairMode, PairView } from './turn.js';
 import { dueItems, nextDueAt } from './until.js';
-
-/** Items per scheduling chunk (one intent transaction, its POSTs, one outcome transaction). */
-const SCHEDULE_CHUNK = 50;
 
 /**
  * What one call of the loop serves: this drain's pair in a mode, and the drain after it (`next`),
@@ -59,42 +51,17 @@ export async function moveItems(ctx: DrainCtx, serve: Serve): Promise<void> {
 }
 
 /** One call's loop: what it holds between turns, and the I/O that performs each decision. */
-class Loop {
-  private readonly deps: ActorDeps;
+class Loop extends LoopCore {
   private readonly own: Served;
   private readonly pairs: Served[];
-  /** Completion prediction: the expected ends of the moves in flight, learnt by each poll. */
-  private readonly forecast: Forecast;
-  private readonly roundTrip = new RefillRoundTrip();
-  /** The poll cadence counts from here: the last poll's start, or a launch into an empty run. */
-  private anchor: number;
-  /** A batch or poll that failed: thrown at the next turn's start. */
-  private failed: { err: unknown } | null = null;
-  private controlSeen: string | null = null;
-  /** The poll running beside the loop, if any. */
-  private polling: Promise<void> | null = null;
 
-  constructor(
-    private readonly ctx: DrainCtx,
-    serve: Serve,
-  ) {
-    this.deps = ctx.deps;
+  constructor(ctx: DrainCtx, serve: Serve) {
+    super(ctx);
     const listing =
       serve.mode === 'moving' ? null : startListing(ctx, serve.mode === 'verifying' ? serve.round : undefined);
     this.own = { ctx, mode: serve.mode, listing, posting: new Set() };
     this.pairs = [this.own];
     if (serve.next) this.pairs.push({ ctx: serve.next, mode: 'listing', listing: null, posting: new Set() });
-    // Poll when the earliest move in flight is expected to end, never later than `poll.interval`
-    // after the last poll (or after scheduling into an empty run), never sooner than
-    // `poll.min_interval` after it.
-    this.forecast = {
-      model: new MoveModel(ctx.store),
-      lastPollAt: null,
-      earliestEnd: null,
-      minGapMs: this.deps.plan.poll.minIntervalMs,
-      ends: [],
-    };
-    this.anchor = this.deps.clock.now();
   }
 
   async run(): Promise<void> {
@@ -104,6 +71,7 @@ class Loop {
       this.own.listing?.check();
       throwIfAborted(ctx);
       const { cap, control } = await capInForce(deps);
+      this.lastCap = cap;
       this.controlSeen = noteControl(ctx, control, cap, this.controlSeen);
       const now = deps.clock.now();
       const before = this.view(cap);
@@ -155,7 +123,7 @@ class Loop {
       polling: this.polling !== null,
       partial: plan.move.until !== undefined,
       pairs: this.pairs.map((p) => pairView(p, store)),
-      queueAhead: { depth: plan.move.queueAhead, roundTripMs: this.roundTrip.ms, ends: this.forecast.ends },
+      queueAhead: { depth: this.depth(), roundTripMs: this.roundTrip.ms, ends: this.forecast.ends },
       poll: {
         intervalMs: plan.poll.intervalMs,
         minGapMs: this.forecast.minGapMs,
@@ -182,59 +150,14 @@ class Loop {
 
   /** Schedules up to `limit` due items of `p`; returns how many were launched. */
   private fill(p: Served, limit: number, now: number, restartsCadence: boolean): number {
-    const { ctx, forecast } = this;
     const due = dueItems(p.ctx, now, limit);
     if (due.length === 0) return 0;
-    if (restartsCadence) {
-      this.anchor = now;
-      forecast.earliestEnd = null;
-    }
-    if (p !== this.own) event(ctx, 'drain.ahead', { kind: p.ctx.kind, source: p.ctx.source, items: due.length });
-    for (const row of due) {
-      // Expected with this drain's kind's model, the next drain's items too.
-      const d = forecast.model.predict(ctx.kind, row.sizeBytes);
-      if (d === null) continue;
-      forecast.ends.push(now + d);
-      if (forecast.earliestEnd === null || now + d < forecast.earliestEnd) forecast.earliestEnd = now + d;
-    }
-    // Chunks, each recorded when its own POSTs are answered: a move becomes pollable (and its
-    // slot reusable) without waiting for the slowest POST of a large batch. scheduleBatch
-    // commits its intents synchronously, before its first await.
-    for (let i = 0; i < due.length; i += SCHEDULE_CHUNK) this.post(p, due.slice(i, i + SCHEDULE_CHUNK));
+    if (p !== this.own) event(this.ctx, 'drain.ahead', { kind: p.ctx.kind, source: p.ctx.source, items: due.length });
+    // Each move expected by its own kind's model: the next drain's items may be of another kind.
+    this.expectLaunched(p.ctx, due, now, restartsCadence);
+    // scheduleBatch commits its intents synchronously, before its first await.
+    this.postChunks(p.ctx, p.posting, due);
     return due.length;
-  }
-
-  /** Posts `rows` of pair `p` in the background; the cap counts them once their intents commit. */
-  private post(p: Served, rows: ItemRow[]): void {
-    const { deps } = this;
-    const startedAt = deps.clock.now();
-    const batch: Promise<void> = this.settle(scheduleBatch(p.ctx, rows), () => {
-      this.roundTrip.notePost(deps.clock.now() - startedAt);
-      deps.onProgress?.();
-    }).finally(() => p.posting.delete(batch));
-    p.posting.add(batch);
-  }
-
-  /** Starts a poll beside the loop; the cadence counts from its start, not its end. */
-  private poll(): Promise<void> {
-    const { ctx, deps } = this;
-    this.anchor = deps.clock.now();
-    const startedAt = this.anchor;
-    const p = this.settle(pollInFlight(ctx, this.forecast), () => {
-      this.roundTrip.notePoll(deps.clock.now() - startedAt);
-      deps.onProgress?.();
-    }).finally(() => {
-      this.polling = null;
-    });
-    this.polling = p;
-    return p;
-  }
-
-  /** `work` with its outcome applied: `done` when it succeeds; a failure kept for the next turn to throw. */
-  private settle(work: Promise<unknown>, done: () => void): Promise<void> {
-    return work.then(done, (err: unknown) => {
-      this.failed ??= { err };
-    });
   }
 }
 

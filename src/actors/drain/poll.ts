@@ -7,7 +7,8 @@ import type { Kind } from '../../plan/types.js';
 import type { ItemRow } from '../../store/types.js';
 import type { DrainCtx } from './context.js';
 import { event } from './context.js';
-import { applyMove, isTerminal } from './outcome.js';
+import { applyMove, isTerminal, stuckPhase } from './outcome.js';
+import type { PollSample } from './queue-ahead.js';
 import { confirmNoSpace } from './no-space.js';
 import { expectedEnd } from './move-model.js';
 import type { MoveModel } from './move-model.js';
@@ -40,6 +41,8 @@ export interface Forecast {
    * plus the moves scheduled since: what queue ahead (./queue-ahead.ts) counts as about to end.
    */
   ends: number[];
+  /** What the last poll saw of the moves (`queue_ahead: auto`); null before a second poll. */
+  sample?: PollSample | null;
 }
 
 /**
@@ -70,6 +73,7 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
   const now = ctx.deps.clock.now();
   let earliest: number | null = null;
   const ends: number[] = [];
+  const seen = { ended: 0, queued: 0, running: 0 };
   const expect = (kind: Kind, row: ItemRow) => {
     if (!forecast) return;
     const end = expectedEnd(forecast.model, kind, row, now, now, forecast.minGapMs);
@@ -93,9 +97,14 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
           const done = applyMove(k, row, move, row.scheduledAt ?? ctx.deps.clock.now(), notes.get(move.id));
           if (done && !isTerminal(move.state)) stuck.push(row);
           if (done && move.state === 'finished' && forecast) learn(forecast, kind, row, now);
+          if (done) seen.ended++;
+          else seen[stuckPhase(move.state)]++;
           if (!done) expect(kind, row);
           if (!done && kind === ctx.kind && row.source === ctx.source) mine++;
-        } else if (row.moveId === null || missing.includes(row.moveId)) lost.push(row);
+        } else if (row.moveId === null || missing.includes(row.moveId)) {
+          lost.push(row);
+          seen.ended++;
+        }
       }
       forecast?.model.save(now);
     });
@@ -105,6 +114,7 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
     }
   }
   if (forecast) {
+    forecast.sample = forecast.lastPollAt === null ? null : { elapsedMs: now - forecast.lastPollAt, ...seen };
     forecast.lastPollAt = now;
     forecast.earliestEnd = earliest;
     forecast.ends = ends;

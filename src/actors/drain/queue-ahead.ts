@@ -67,3 +67,58 @@ export function nextEarlyAt(
   if (ends.length - later.length >= queueAhead || later.length === 0) return null;
   return Math.min(...later) - roundTripMs;
 }
+
+/** What one poll saw, for `queue_ahead: auto`. */
+export interface PollSample {
+  /** Since the previous poll, ms. */
+  elapsedMs: number;
+  /** Moves the poll saw end (finished, failed, or gone) since the previous one. */
+  ended: number;
+  /** Moves in flight waiting in the instance's queue (`initial`, `scheduled`): read-only, not moving. */
+  queued: number;
+  /** Moves in flight that run. */
+  running: number;
+}
+
+/** What `queue_ahead: auto` carries from poll to poll. */
+export interface AutoDepthState {
+  /** Moves ending per ms, a running average (null until a poll measured it). */
+  endRate: number | null;
+  /** Running averages of the moves seen queued and running: their ratio is the read-only time added. */
+  queued: number | null;
+  running: number | null;
+  /** The depth in force. */
+  depth: number;
+}
+
+export const AUTO_START: AutoDepthState = { endRate: null, queued: null, running: null, depth: 0 };
+
+/**
+ * `queue_ahead: auto`, pure: the depth after one more poll. What a round trip leaves idle is one slot
+ * per move ending within it, so the depth wanted is the moves expected to end within the measured
+ * refill round trip (end rate x round trip), at most one per slot (the cap). What queueing ahead
+ * costs is read-only time: a successor waits in the instance's queue, read-only, until a worker
+ * frees. The polls see it: a queued move's share of the moves running is the read-only time added
+ * per unit of move time (the exposure less 1). While that share stays within the budget (exposure
+ * budget less 1) the depth grows by one per poll towards what is wanted; once it is over, the depth
+ * halves (a budget overspent by the instance's own queue, whatever queue ahead does, takes the depth
+ * to 0 and keeps it there). Until the round trip and the end rate are both measured, nothing is
+ * posted early.
+ */
+export function nextAutoDepth(
+  prev: AutoDepthState,
+  sample: PollSample,
+  o: { roundTripMs: number | null; cap: number; exposureBudget: number },
+): AutoDepthState {
+  const avg = (p: number | null, x: number) => (p === null ? x : p + ALPHA * (x - p));
+  const rate = sample.elapsedMs > 0 ? sample.ended / sample.elapsedMs : null;
+  const endRate = rate === null ? prev.endRate : avg(prev.endRate, rate);
+  const queued = avg(prev.queued, sample.queued);
+  const running = avg(prev.running, sample.running);
+  const next = { endRate, queued, running, depth: prev.depth };
+  if (o.roundTripMs === null || endRate === null || o.cap <= 0 || o.exposureBudget <= 1) return { ...next, depth: 0 };
+  const wanted = Math.min(o.cap, Math.ceil(endRate * o.roundTripMs));
+  const added = running > 0 ? queued / running : queued > 0 ? Infinity : 0;
+  if (added > o.exposureBudget - 1) return { ...next, depth: Math.floor(prev.depth / 2) };
+  return { ...next, depth: Math.min(wanted, prev.depth + 1) };
+}

@@ -1,5 +1,5 @@
 /**
- * The drain step for one (source, kind): enumerate into the checkpoint, move every item with at
+ * The drain step for one (source, kind), or for every pair at once (./together.ts): enumerate into the checkpoint, move every item with at
  * most `plan.move.concurrency` moves in flight across the run (or the operator's live override,
  * none while paused), re-enumerate the source to verify independently, and repeat (bounded) until
  * only quarantined items remain. Bulk mode starts with one bulk POST (./bulk.ts) and then finishes
@@ -18,6 +18,7 @@ import { moveItems } from './loop.js';
 import { preparePlacement } from './placement.js';
 import { recheckStuck, trackedKinds } from './poll.js';
 import { reconcileScheduling } from './reconcile.js';
+import { runTogether } from './together.js';
 import { drainByRecords } from './records.js';
 import { MAX_EXTRA_ROUNDS, drainResult } from './result.js';
 import { boundReached, nextDueAt } from './until.js';
@@ -28,6 +29,8 @@ import { boundReached, nextDueAt } from './until.js';
  * `deps.signal` aborts.
  */
 export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput> {
+  // The one schedule (move.order: together): every pair at once, each one's own paths kept there.
+  if (input.pairs) return runTogether(deps, input.pairs, runDrain);
   const ctx = createDrainCtx(deps, input.source, input.kind);
   const byRecords = input.access === 'records';
   if (deps.itemsGiven && (deps.dryRun || deps.plan.move.mode !== 'throttled')) {

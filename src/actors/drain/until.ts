@@ -8,6 +8,8 @@
 import type { ItemRow } from '../../store/types.js';
 import { event } from './context.js';
 import type { DrainCtx } from './context.js';
+import { compareKeys, mergeOrdered, orderKey, rankClass } from './order.js';
+import type { OrderKey } from './order.js';
 import { bytesOf, placementOf } from './placement.js';
 
 /** Whether the source's bound is reached (recorded in the checkpoint, so it holds across resumes). */
@@ -64,6 +66,73 @@ export function dueItems(ctx: DrainCtx, now: number, limit: number): ItemRow[] {
   return out;
 }
 
+/** A due row of the one schedule, with the index of its pair. */
+export interface DueRow {
+  pair: number;
+  row: ItemRow;
+}
+
+/**
+ * The one schedule's `dueItems` (`move.order: together`): up to `limit` due items of `pairs` (each
+ * with its index in the run's order), merged into one largest-first order (./order.ts). A partial
+ * drain's budget is the source's, shared by its kinds and spent in that order: retries of placed
+ * items always, new ones while their source's budget lasts. As for one pair, a bound is recorded as
+ * reached only when a call finds its source's budget already spent with unplaced items pending.
+ */
+export function dueTogether(pairs: readonly { ctx: DrainCtx; pair: number }[], now: number, limit: number): DueRow[] {
+  const lists: DueRow[][] = [];
+  const budgets = new Map<string, number | null>();
+  for (const { ctx, pair } of pairs) {
+    const { store, kind, source } = ctx;
+    let rows: ItemRow[];
+    if (!ctx.deps.plan.move.until) rows = store.dueItems(kind, source, now, limit);
+    else {
+      if (!budgets.has(source)) budgets.set(source, boundReached(ctx) ? 0 : placementOf(ctx.deps).budget(source));
+      const budget = budgets.get(source) ?? null;
+      if (budget !== null && budget <= 0 && !boundReached(ctx) && store.countUnplaced(kind, source) > 0) reach(ctx);
+      rows =
+        budget === null || boundReached(ctx)
+          ? store.duePlacedItems(kind, source, now, limit)
+          : store.dueItems(kind, source, now, limit);
+    }
+    const list = rows.map((row) => ({ pair, row }));
+    // Placed retries come in the order their backoffs end: the merge wants each list in its own order.
+    if (ctx.deps.plan.move.until) list.sort((a, b) => compareKeys(keyOf(pairs, a), keyOf(pairs, b)));
+    lists.push(list);
+  }
+  const merged = mergeOrdered(lists, (d) => keyOf(pairs, d), ctxLimit(pairs, limit));
+  if (!pairs[0]?.ctx.deps.plan.move.until) return merged.slice(0, limit);
+  const out: DueRow[] = [];
+  for (const d of merged) {
+    if (out.length >= limit) break;
+    if (d.row.destination) {
+      out.push(d);
+      continue;
+    }
+    const ctx = ctxOf(pairs, d.pair);
+    const budget = budgets.get(ctx.source) ?? null;
+    if (budget === null || budget <= 0) continue;
+    out.push(d);
+    budgets.set(ctx.source, budget - bytesOf(ctx.kind, d.row.sizeBytes));
+  }
+  return out;
+}
+
+/** A partial drain reads every candidate (some are skipped for their source's budget); otherwise `limit` is all. */
+function ctxLimit(pairs: readonly { ctx: DrainCtx }[], limit: number): number {
+  return pairs[0]?.ctx.deps.plan.move.until ? Infinity : limit;
+}
+
+function ctxOf(pairs: readonly { ctx: DrainCtx; pair: number }[], pair: number): DrainCtx {
+  const p = pairs.find((x) => x.pair === pair);
+  if (!p) throw new Error(`no pair ${pair} in the schedule`);
+  return p.ctx;
+}
+
+function keyOf(pairs: readonly { ctx: DrainCtx; pair: number }[], d: DueRow): OrderKey {
+  return orderKey(ctxOf(pairs, d.pair).kind, d.row, d.pair);
+}
+
 /** When the next pending item is due (absolute ms), or null when none will be. */
 export function nextDueAt(ctx: DrainCtx): number | null {
   if (!ctx.deps.plan.move.until) return ctx.store.nextDueAt(ctx.kind, ctx.source);
@@ -110,5 +179,55 @@ export function planPlacement(ctx: DrainCtx): void {
       }
     });
     if (stop) return;
+  }
+}
+
+/**
+ * The one schedule's dry-run placement (`move.order: together`): as `planPlacement`, over every pair
+ * at once in the one order (./order.ts), each source's budget spent by its own items as they come.
+ * The order is read once per pair (ids and keys only), then placed a chunk per transaction.
+ */
+export function planPlacementTogether(ctxs: readonly DrainCtx[]): void {
+  const deps = ctxs[0]?.deps;
+  if (!deps || (deps.plan.move.to.length === 1 && !deps.plan.move.until)) return;
+  const placement = placementOf(deps);
+  const lists = ctxs.map((ctx, pair) => {
+    if (boundReached(ctx)) return [];
+    const k = ctx.store.unplacedPendingKeys(ctx.kind, ctx.source);
+    // The index ranks unsized kinds last; the one order ranks them by their allowance.
+    const own = ctx.kind === 'projects' ? null : rankClass(ctx.kind, null);
+    return k.ids.map((id, i): OrderKey => ({
+      cls: own ?? (k.classes[i] as number),
+      group: k.groups[i] as number,
+      id,
+      pair,
+    }));
+  });
+  const order = mergeOrdered(lists, (k) => k, Infinity);
+  const stopped = new Set<string>();
+  for (let i = 0; i < order.length; i += PLAN_CHUNK) {
+    const chunk = order.slice(i, i + PLAN_CHUNK);
+    const rows = new Map<string, ItemRow>();
+    ctxs.forEach((ctx, pair) => {
+      const ids = chunk.filter((k) => k.pair === pair).map((k) => k.id);
+      if (ids.length > 0) for (const row of ctx.store.itemsByIds(ctx.kind, ids)) rows.set(`${pair}:${row.id}`, row);
+    });
+    deps.store.batch(() => {
+      for (const k of chunk) {
+        const ctx = ctxs[k.pair] as DrainCtx;
+        const row = rows.get(`${k.pair}:${k.id}`);
+        if (!row || stopped.has(ctx.source)) continue;
+        const budget = placement.budget(ctx.source);
+        if (budget === null || budget <= 0) {
+          if (budget !== null) reach(ctx);
+          stopped.add(ctx.source);
+          continue;
+        }
+        const d = placement.choose(ctx.kind, row);
+        ctx.store.pinDestination(ctx.kind, row.id, d);
+        placement.note(ctx.kind, row, d);
+      }
+    });
+    if (ctxs.every((ctx) => stopped.has(ctx.source))) return;
   }
 }
