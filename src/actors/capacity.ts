@@ -11,9 +11,12 @@
  */
 import type { KindAccessMode } from '../api/types.js';
 import { formatBytes } from '../plan/capacity-field.js';
+import { KINDS } from '../plan/types.js';
 import type { Kind } from '../plan/types.js';
 import { CAPACITY_EXCEEDED, StepError } from './errors.js';
 import { PoolCharges, inNetwork, networksInListing, poolsOnMove } from './drain/networks.js';
+import { compareKeys, rankClass, sizeClass } from './drain/order.js';
+import type { OrderKey } from './drain/order.js';
 import { UnreadableFreeError, bytesOf, freeBytesOf, pickDestination } from './drain/placement.js';
 import type { ActorDeps } from './types.js';
 
@@ -89,19 +92,12 @@ export interface SimResult {
 }
 
 /**
- * A size's class in the drains' largest-first order (store/schema.ts, SIZE_CLASS_SQL): floor(log2)
- * of a size of at least one byte, -1 for 0; an item without a reported size comes last.
- */
-function sizeClass(bytes: number): number {
-  return bytes >= 1 ? Math.floor(Math.log2(bytes)) : -1;
-}
-const UNKNOWN_SIZE_CLASS = -2;
-
-/**
- * Where the listed items would go, as the drains will place them: per source in the plan's order,
- * kind by kind, largest first by size class (a fork network ranks by its bytes and its members
- * follow each other), within the source's `move.until` budget, each network on one destination with
- * room for all of it (else split), every other item to the destination the placement policy picks.
+ * Where the listed items would go, as the drains will place them: largest first by size class (a
+ * fork network ranks by its bytes and its members follow each other), in the drain's own order:
+ * every kind on every source in one order (`move.order: together`, drain/order.ts: sizeless kinds
+ * by their allowance), or per source in the plan's order, kind by kind (`by-kind`); within each
+ * source's `move.until` budget, each network on one destination with room for all of it (else
+ * split), every other item to the destination the placement policy picks.
  */
 export function simulatePlacement(
   items: readonly Sized[],
@@ -117,12 +113,19 @@ export function simulatePlacement(
   const netDest = new Map<number, string | null>();
   const pools = new PoolCharges();
   const until = plan.move.until;
-  const rankClass = (i: Sized) =>
-    i.network !== undefined
-      ? sizeClass(networks.get(i.network)?.bytes ?? i.bytes)
-      : i.byAllowance
-        ? UNKNOWN_SIZE_CLASS
-        : sizeClass(i.bytes);
+  // What the drain's order is made of (drain/order.ts), for a listed item.
+  const sizeless = (i: Sized) => i.byAllowance && i.kind !== 'projects';
+  const key = (i: Sized): OrderKey => ({
+    cls:
+      i.network !== undefined
+        ? sizeClass(networks.get(i.network)?.bytes ?? i.bytes)
+        : sizeless(i) || !i.byAllowance
+          ? rankClass(i.kind, i.bytes)
+          : sizeClass(null),
+    group: i.network ?? i.id,
+    id: i.id,
+    pair: plan.move.from.indexOf(i.source) * KINDS.length + plan.move.kinds.indexOf(i.kind),
+  });
   const candidates = () =>
     plan.move.to.map((name) => {
       const room = rooms.get(name);
@@ -133,6 +136,7 @@ export function simulatePlacement(
         weight: plan.weights[name] ?? 0,
       };
     });
+  const budgets = new Map<string, number>();
   for (const source of plan.move.from) {
     let budget = Infinity;
     if (until && 'movedBytes' in until) budget = until.movedBytes;
@@ -140,46 +144,47 @@ export function simulatePlacement(
       const f = sourceFree.get(source);
       budget = f === null || f === undefined ? 0 : until.freeBytes - f;
     }
-    // The drain's own order: kind by kind in the plan's order, each largest first by size class
-    // (unknown sizes last), a network's members together; one budget per source across its kinds.
-    const mine = items
-      .filter((i) => i.source === source)
-      .sort(
-        (a, b) =>
-          plan.move.kinds.indexOf(a.kind) - plan.move.kinds.indexOf(b.kind) ||
-          rankClass(b) - rankClass(a) ||
-          (a.network ?? a.id) - (b.network ?? b.id) ||
-          a.id - b.id,
-      );
-    for (const it of mine) {
-      if (budget <= 0) break;
-      budget -= it.bytes;
-      let dest: string;
-      const net = it.network !== undefined ? networks.get(it.network) : undefined;
-      const known = it.network !== undefined ? netDest.get(it.network) : undefined;
-      if (known) dest = known;
-      else if (it.network !== undefined && net && known === undefined && plan.move.to.length > 1) {
-        const all = candidates();
-        const fitting = all.filter((c) => c.room === null || c.room - c.placed >= net.bytes);
-        if (fitting.length > 0) {
-          dest = pickDestination(fitting, net.bytes);
-          netDest.set(it.network, dest);
-        } else {
-          split.push({ network: it.network, bytes: net.bytes, extraBytes: net.poolBytes });
-          netDest.set(it.network, null);
-          dest = pickDestination(all, it.bytes);
-        }
-      } else dest = pickDestination(candidates(), it.bytes);
-      const d = byDestination.get(dest)!;
-      // The member's pool copy, once per destination it lands on (split or not); the listing
-      // does not say where the root's pool is, so every destination pays.
-      if (it.network !== undefined && net && plan.move.to.length > 1)
-        d.bytes += pools.charge(it.network, dest, { poolBytes: net.poolBytes, rootStorage: null });
-      d.bytes += it.bytes;
-      d.items += 1;
-      if (it.byAllowance) d.byAllowance += 1;
-      d.kinds.add(it.kind);
-    }
+    budgets.set(source, budget);
+  }
+  const keys = new Map(items.map((i) => [i, key(i)]));
+  const byKind = plan.move.order === 'by-kind' || plan.move.mode !== 'throttled';
+  const ordered = [...items]
+    .filter((i) => budgets.has(i.source))
+    .sort((a, b) => {
+      const ka = keys.get(a) as OrderKey;
+      const kb = keys.get(b) as OrderKey;
+      // By kind: source by source, kind by kind, each largest first; together: one order.
+      return (byKind ? ka.pair - kb.pair : 0) || compareKeys(ka, kb);
+    });
+  for (const it of ordered) {
+    const budget = budgets.get(it.source) as number;
+    if (budget <= 0) continue;
+    budgets.set(it.source, budget - it.bytes);
+    let dest: string;
+    const net = it.network !== undefined ? networks.get(it.network) : undefined;
+    const known = it.network !== undefined ? netDest.get(it.network) : undefined;
+    if (known) dest = known;
+    else if (it.network !== undefined && net && known === undefined && plan.move.to.length > 1) {
+      const all = candidates();
+      const fitting = all.filter((c) => c.room === null || c.room - c.placed >= net.bytes);
+      if (fitting.length > 0) {
+        dest = pickDestination(fitting, net.bytes);
+        netDest.set(it.network, dest);
+      } else {
+        split.push({ network: it.network, bytes: net.bytes, extraBytes: net.poolBytes });
+        netDest.set(it.network, null);
+        dest = pickDestination(all, it.bytes);
+      }
+    } else dest = pickDestination(candidates(), it.bytes);
+    const d = byDestination.get(dest)!;
+    // The member's pool copy, once per destination it lands on (split or not); the listing
+    // does not say where the root's pool is, so every destination pays.
+    if (it.network !== undefined && net && plan.move.to.length > 1)
+      d.bytes += pools.charge(it.network, dest, { poolBytes: net.poolBytes, rootStorage: null });
+    d.bytes += it.bytes;
+    d.items += 1;
+    if (it.byAllowance) d.byAllowance += 1;
+    d.kinds.add(it.kind);
   }
   return { byDestination, split };
 }

@@ -256,6 +256,119 @@ describe('run machine', () => {
     expect(end.context.previousWeights).toEqual({ default: 100 });
   });
 
+  it('drains every source and kind in one invocation with the one schedule, recording each pair', async () => {
+    const f: Fakes = {
+      calls: [],
+      drainInputs: [],
+      access: { groups: 'records' },
+      drain: async (i) => ({
+        moved: 12,
+        quarantined: 1,
+        remaining: 0,
+        perPair: (i.pairs ?? []).map((p) => ({
+          source: p.source,
+          kind: p.kind,
+          moved: 2,
+          quarantined: p.kind === 'groups' ? 1 : 0,
+          remaining: 0,
+        })),
+      }),
+    };
+    const { snapshot } = await runToEnd(f, { ...input, order: 'together' });
+    expect(f.calls).toEqual([
+      'preflight',
+      'storages',
+      'readWeights',
+      'weights',
+      'drain:nfs-1/projects',
+      'verify',
+      'geo',
+    ]);
+    expect(f.drainInputs?.[0]?.pairs).toEqual([
+      { source: 'nfs-1', kind: 'projects', access: 'listing' },
+      { source: 'nfs-1', kind: 'snippets', access: 'listing' },
+      { source: 'nfs-1', kind: 'groups', access: 'records' },
+      { source: 'nfs-2', kind: 'projects', access: 'listing' },
+      { source: 'nfs-2', kind: 'snippets', access: 'listing' },
+      { source: 'nfs-2', kind: 'groups', access: 'records' },
+    ]);
+    expect(snapshot.value).toBe('doneWithQuarantine');
+    expect(Object.keys(snapshot.context.drains)).toHaveLength(6);
+    expect(snapshot.context.drains['nfs-2/groups']).toEqual({
+      source: 'nfs-2',
+      kind: 'groups',
+      moved: 2,
+      quarantined: 1,
+      remaining: 0,
+    });
+  });
+
+  it('restored from a snapshot taken mid-drain before the one schedule, goes on pair by pair', async () => {
+    const first: Fakes = { calls: [] };
+    first.drain = (i) =>
+      i.source === 'nfs-1' && i.kind === 'groups'
+        ? new Promise(() => undefined)
+        : Promise.resolve({ moved: 1, quarantined: 0, remaining: 0 });
+    // An older build's input: no order (its snapshots have none either).
+    const actor = createActor(runMachine.provide({ actors: fakeActors(first) }), { input });
+    actor.start();
+    await waitFor(actor, (s) => s.matches('drain') && s.context.kindIndex === 2);
+    const persisted: Snapshot<unknown> = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+    actor.stop();
+
+    // This build restores it under a plan whose order is the one schedule.
+    const second: Fakes = { calls: [] };
+    const restored = createActor(runMachine.provide({ actors: fakeActors(second) }), {
+      snapshot: persisted,
+      input: { ...input, order: 'together' },
+    });
+    restored.start();
+    await toPromise(restored);
+    expect(second.calls).toEqual([
+      'drain:nfs-1/groups',
+      'drain:nfs-2/projects',
+      'drain:nfs-2/snippets',
+      'drain:nfs-2/groups',
+      'verify',
+      'geo',
+    ]);
+    expect(Object.keys(restored.getSnapshot().context.drains)).toHaveLength(6);
+  });
+
+  it('restored from a snapshot taken mid-drain of the one schedule, re-invokes it with every pair', async () => {
+    const first: Fakes = { calls: [], drain: () => new Promise(() => undefined) };
+    const actor = createActor(runMachine.provide({ actors: fakeActors(first) }), {
+      input: { ...input, order: 'together' },
+    });
+    actor.start();
+    await waitFor(actor, (s) => s.matches('drain'));
+    const persisted: Snapshot<unknown> = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+    actor.stop();
+
+    const second: Fakes = {
+      calls: [],
+      drainInputs: [],
+      drain: async (i) => ({
+        moved: 6,
+        quarantined: 0,
+        remaining: 0,
+        perPair: (i.pairs ?? []).map((p) => ({
+          source: p.source,
+          kind: p.kind,
+          moved: 1,
+          quarantined: 0,
+          remaining: 0,
+        })),
+      }),
+    };
+    const restored = createActor(runMachine.provide({ actors: fakeActors(second) }), { snapshot: persisted, input });
+    restored.start();
+    await toPromise(restored);
+    expect(second.calls).toEqual(['drain:nfs-1/projects', 'verify', 'geo']);
+    expect(second.drainInputs?.[0]?.pairs).toHaveLength(6);
+    expect(restored.getSnapshot().value).toBe('done');
+  });
+
   it('restored mid-write of the weights, keeps the weights seen before the write', async () => {
     const first: Fakes = { calls: [] };
     const actors = fakeActors(first);

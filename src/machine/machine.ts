@@ -319,10 +319,7 @@ function recordDrain(context: RunContext, output: DrainOutput): RunContext['drai
 /** The one schedule's results, one entry per pair, as a drain per pair records its own. */
 function recordPairs(context: RunContext, output: DrainOutput): RunContext['drains'] {
   const drains = { ...context.drains };
-  for (const p of output.perPair ?? []) {
-    const access = context.access?.[p.kind];
-    drains[drainKey(p.source, p.kind)] = { ...p, ...(access && access !== 'listing' ? { access } : {}) };
-  }
+  for (const p of output.perPair ?? []) drains[drainKey(p.source, p.kind)] = p;
   return drains;
 }
 

@@ -198,3 +198,28 @@ describe('largest first', () => {
     expect(h.fake.violations).toEqual([]);
   });
 });
+
+describe('completion prediction across kinds', () => {
+  it("expects the next drain's items by their own kind's model, not the drain's", async () => {
+    const h = createHarness(
+      testPlan({ move: { concurrency: 2, kinds: ['projects', 'snippets'] }, poll: { intervalMs: 60_000 } }),
+      { startDelayMs: 0, durationMs: 1_000 },
+    );
+    // Projects take an hour here, snippets a second.
+    const m = new MoveModel(h.store);
+    for (let i = 1; i <= 8; i++) m.observe('projects', i * MB, 3_600_000);
+    for (let i = 1; i <= 8; i++) m.observe('snippets', null, 1_000);
+    m.save(h.clock.now());
+    h.fake.addItems('projects', 'nfs-1', [1]);
+    h.fake.setSize('projects', 1, MB, 3_600_000);
+    h.fake.addItems('snippets', 'nfs-1', [1, 2, 3]);
+    const calls: [string, number][] = [];
+    h.fake.onRequest = (name) => calls.push([name, h.clock.now()]);
+    const next = { source: 'nfs-1', kind: 'snippets' as const, access: 'listing' as const };
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects', access: 'listing', ahead: next });
+    const firstSnippetPost = h.fake.moves.find((mv) => mv.kind === 'snippets')!.createdMs;
+    const firstPollAfter = calls.find(([name, at]) => name === 'listMoves' && at > firstSnippetPost)?.[1];
+    // The snippet's move is expected after a second, and looked at then: not after the poll interval.
+    expect(firstPollAfter).toBe(firstSnippetPost + 1_000);
+  });
+});

@@ -10,6 +10,8 @@ import type { Harness } from '../../../test/support/drain-harness.js';
 import { createHarness, range, resumed, testPlan, withDelays } from '../../../test/support/drain-harness.js';
 import { runDrain } from './run.js';
 import { MoveModel } from './move-model.js';
+import { AUTO_START, nextAutoDepth } from './queue-ahead.js';
+import type { AutoDepthState, PollSample } from './queue-ahead.js';
 
 const MB = 1_000_000;
 /** The instance's true duration of a move: 10 s plus 1 s per MB. */
@@ -19,10 +21,10 @@ const POST_MS = 300;
 
 const slowed = (h: Harness) => withDelays(h, { listMoves: LIST_MS, scheduleMove: POST_MS });
 
-function setup(concurrency: number, queueAhead: number, n: number): Harness {
+function setup(concurrency: number, queueAhead: number | 'auto', n: number, startDelayMs = 0): Harness {
   const h = slowed(
     createHarness(testPlan({ move: { concurrency, queueAhead }, poll: { intervalMs: 60_000, minIntervalMs: 250 } }), {
-      startDelayMs: 0,
+      startDelayMs,
     }),
   );
   const m = new MoveModel(h.store);
@@ -124,5 +126,71 @@ describe('queue ahead of predicted ends', () => {
     expect(new Set(finished.map((m) => m.itemId)).size).toBe(30);
     expect(finished.length).toBe(30);
     expect(h.fake.violations).toEqual([]);
+  });
+});
+
+describe('queue_ahead: auto, the depth after each poll', () => {
+  const o: { roundTripMs: number | null; cap: number; exposureBudget: number } = {
+    roundTripMs: 100,
+    cap: 20,
+    exposureBudget: 1.1,
+  };
+  /** A poll 100 ms after the last: `ended` moves ended, `queued` of the moves in flight wait, `running` run. */
+  const sample = (ended: number, queued = 0, running = 20): PollSample => ({ elapsedMs: 100, ended, queued, running });
+  const at = (depth: number, over: Partial<AutoDepthState> = {}): AutoDepthState => ({
+    endRate: 0.1,
+    queued: 0,
+    running: 20,
+    depth,
+    ...over,
+  });
+  const rows: [
+    string,
+    AutoDepthState,
+    PollSample,
+    Partial<{ roundTripMs: number | null; cap: number; exposureBudget: number }>,
+    number,
+  ][] = [
+    ['nothing posted early before the round trip is measured', at(3), sample(10), { roundTripMs: null }, 0],
+    ['from nothing, one more per poll', AUTO_START, sample(10), {}, 1],
+    ['grows by one per poll towards what a round trip leaves idle', at(4), sample(10), {}, 5],
+    // 10 ends per 100 ms, a 100 ms round trip: 10 slots idle per refill.
+    ['never beyond the moves ending within one round trip', at(10), sample(10), {}, 10],
+    ['a longer round trip wants more', at(10), sample(10), { roundTripMs: 150 }, 11],
+    ['never beyond the cap: one successor per slot', at(20), sample(10), { roundTripMs: 1_000 }, 20],
+    ['fewer ends: the depth follows down at once', at(10), sample(1, 0, 20), { roundTripMs: 100 }, 8],
+    // About 2 of 20 moves waiting, then 3: 11% more read-only time than moving time, over a budget of 1.1.
+    ['read-only time over the budget: the depth halves', at(10, { queued: 2 }), sample(10, 3, 20), {}, 5],
+    ['within a larger budget it keeps growing', at(10, { queued: 2 }), sample(12, 3, 20), { exposureBudget: 1.5 }, 11],
+    ['one poll that saw a queue moves the average only a quarter of the way', at(10), sample(10, 3, 20), {}, 10],
+    ['the instance queues by itself: halves down to nothing', at(1, { queued: 10 }), sample(10, 10, 20), {}, 0],
+    ['a budget of 1 allows no read-only time: nothing early', at(5), sample(10), { exposureBudget: 1 }, 0],
+    ['paused (cap 0): nothing early', at(5), sample(10), { cap: 0 }, 0],
+  ];
+  it.each(rows)('%s', (_, prev, s, over, depth) => {
+    expect(nextAutoDepth(prev, s, { ...o, ...over }).depth).toBe(depth);
+  });
+});
+
+describe('queue_ahead: auto on the fake clock', () => {
+  it('posts successors early, within the cap beyond the cap, once the round trip and the end rate are measured', async () => {
+    const cap = 3;
+    const h = setup(cap, 'auto', 60);
+    const posts = watchPosts(h, cap);
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 60, quarantined: 0, remaining: 0 });
+    expect(queuedAhead(h).length).toBeGreaterThan(0);
+    expect(Math.max(...posts.map((p) => p.beyond))).toBeLessThanOrEqual(cap);
+    expect(h.fake.violations).toEqual([]);
+  });
+
+  it('posts nothing early while the instance keeps moves waiting in its queue (read-only over the budget)', async () => {
+    const cap = 3;
+    // Every move waits 20 s in `scheduled` before it runs: read-only time well over the moves' own.
+    const h = setup(cap, 'auto', 30, 20_000);
+    const posts = watchPosts(h, cap);
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(Math.max(...posts.map((p) => p.beyond))).toBeLessThanOrEqual(0);
+    expect(queuedAhead(h)).toEqual([]);
   });
 });
