@@ -147,6 +147,25 @@ describe('GitLab fidelity of the inventory (EE ultimate)', () => {
       expect(await listed('id_before=23')).toEqual(visible.filter((id) => id < UNLISTABLE));
     });
 
+    it("counts them in an offset page's x-total, an id range at a time: what a dry run's census reads", async () => {
+      const total = async (q: string) => {
+        const r = await get(
+          `/api/v4/projects?repository_storage=nfs-1&order_by=id&sort=asc&simple=true&page=1&per_page=1&${q}`,
+          ADMIN,
+        );
+        expect(r.status).toBe(200);
+        expect(ids(r.body)).toHaveLength(1);
+        return Number(r.headers.get('x-total'));
+      };
+      const range1to9 = 'id_after=0&id_before=10';
+      const both = await total(`${range1to9}&include_hidden=true&include_pending_delete=true`);
+      expect(both).toBe(9);
+      // BOTH is hidden and pending deletion: each listing without one flag leaves it out.
+      expect(both - (await total(`${range1to9}&include_pending_delete=true`))).toBe(2);
+      expect(both - (await total(`${range1to9}&include_hidden=true`))).toBe(2);
+      expect(await total('id_after=5&id_before=8&include_hidden=true&include_pending_delete=true')).toBe(2);
+    });
+
     it('shows them to administrators only, with include_hidden and include_pending_delete', async () => {
       expect(await listed('id_before=10&include_hidden=true', ADMIN)).toEqual([1, 2, 3, 4, HIDDEN, 8, 9]);
       expect(await listed('id_before=10&include_pending_delete=true', ADMIN)).toEqual([1, 2, 3, 4, PENDING, 8, 9]);

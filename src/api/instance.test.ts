@@ -188,6 +188,31 @@ describe('items', () => {
     expect(await ids('pending_delete')).toEqual([2]);
   });
 
+  it("counts a range of a storage's projects from one offset page's x-total, with or without a flag; none above 10,000", async () => {
+    const { pool, api } = setup();
+    const tail = 'order_by=id&sort=asc&simple=true&id_after=100&page=1&per_page=1&id_before=200';
+    pool
+      .intercept({
+        path: `/api/v4/projects?repository_storage=nfs-1&include_hidden=true&include_pending_delete=true&${tail}`,
+        method: 'GET',
+      })
+      .reply(200, [{ id: 101 }], { headers: { 'x-total': '99', 'x-total-pages': '99' } });
+    pool
+      .intercept({
+        path: `/api/v4/projects?repository_storage=nfs-1&include_pending_delete=true&${tail}`,
+        method: 'GET',
+      })
+      .reply(200, [{ id: 101 }], { headers: { 'x-total': '97' } });
+    pool
+      .intercept({ path: `/api/v4/projects?repository_storage=nfs-1&include_hidden=true&${tail}`, method: 'GET' })
+      .reply(200, [{ id: 101 }], { headers: { 'x-next-page': '2' } });
+    const range = { afterId: 100, beforeId: 200 };
+    expect(await api.countItemsOnStorage('nfs-1', range)).toBe(99);
+    expect(await api.countItemsOnStorage('nfs-1', { ...range, leaveOut: 'hidden' })).toBe(97);
+    // GitLab leaves x-total out when the query has more than 10,000 records.
+    expect(await api.countItemsOnStorage('nfs-1', { ...range, leaveOut: 'pending_delete' })).toBeNull();
+  });
+
   it('lists snippets by offset without order params (GitLab ignores them), groups by id, both from page 1', async () => {
     const { pool, api } = setup();
     pool.intercept({ path: '/api/v4/snippets/all?repository_storage=nfs-1&page=1&per_page=100', method: 'GET' }).reply(

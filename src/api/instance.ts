@@ -232,6 +232,28 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       );
     },
 
+    async countItemsOnStorage(storage, o): Promise<number | null> {
+      // An offset page of one project: its x-total is the count, sent when it is at most 10,000
+      // (docs/gitlab-behaviour.md, offset headers); id_after/id_before filter offset pages too.
+      const query: Record<string, string | number | boolean> = {
+        repository_storage: storage,
+        include_hidden: true,
+        include_pending_delete: true,
+        order_by: 'id',
+        sort: 'asc',
+        simple: true,
+        id_after: o.afterId,
+        page: 1,
+        per_page: 1,
+        ...(o.beforeId !== undefined ? { id_before: o.beforeId } : {}),
+      };
+      if (o.leaveOut) delete query[o.leaveOut === 'hidden' ? 'include_hidden' : 'include_pending_delete'];
+      const res = await c.request({ method: 'GET', path: '/projects', query });
+      const total = res.headers['x-total'];
+      const n = Number(Array.isArray(total) ? total[0] : total);
+      return total === undefined || total === '' || !Number.isSafeInteger(n) || n < 0 ? null : n;
+    },
+
     async kindAccess(kind, enterprise): Promise<KindAccess> {
       if (kind === 'projects') return { mode: 'listing', reason: null };
       const movesPath = moveListPath(kind);

@@ -72,6 +72,16 @@ export interface ListItemsOptions {
   leaveOut?: 'hidden' | 'pending_delete';
 }
 
+/** Options of `countItemsOnStorage`. */
+export interface CountItemsOptions {
+  /** Only ids greater than this. */
+  afterId: number;
+  /** Only ids smaller than this; absent: no upper bound. */
+  beforeId?: number;
+  /** Count as GitLab lists without this flag (the projects carrying it left out). */
+  leaveOut?: 'hidden' | 'pending_delete';
+}
+
 /** What `GET /metadata` (15.2+) or `GET /version` says about the instance. */
 export interface InstanceVersion {
   version: string;
@@ -163,6 +173,12 @@ export interface InstanceApi {
    * Pages that keep failing are narrowed down and reported through `onUnlistable`.
    */
   listItemsOnStorage(kind: Kind, storage: string, opts?: ListItemsOptions): AsyncIterable<ItemRecord[]>;
+  /**
+   * How many projects are on `storage` with ids in (`afterId`, `beforeId`), both flags sent unless
+   * `leaveOut` names one: the `x-total` of one offset page of one project. Null when the instance
+   * sends no total (GitLab leaves it out above 10,000 records).
+   */
+  countItemsOnStorage(storage: string, opts: CountItemsOptions): Promise<number | null>;
   /**
    * Read-only probe of how items of `kind` can be found by storage (pre-flight and dry run). An
    * instance with no items of the kind shows nothing to judge by: `enterprise === false` (CE) then

@@ -7,6 +7,7 @@
 import { ApiAmbiguousError, ApiHttpError, ApiNotFoundError } from '../../src/api/errors.js';
 import { listKeysetIsolating, listOffsetIsolating } from '../../src/api/listing.js';
 import type {
+  CountItemsOptions,
   InstanceApi,
   InstanceVersion,
   ItemRecord,
@@ -344,6 +345,19 @@ export class FakeInstance implements InstanceApi {
       },
       { kind, perPage, onUnlistable: opts.onUnlistable },
     );
+  }
+
+  /** Counted as GitLab's x-total of an offset page: null above 10,000 records; a 500 if the page's one project breaks it. */
+  async countItemsOnStorage(storage: string, opts: CountItemsOptions): Promise<number | null> {
+    this.req('countItemsOnStorage');
+    this.listings.push(
+      `count id_after=${opts.afterId} id_before=${opts.beforeId ?? ''} without=${opts.leaveOut ?? ''}`,
+    );
+    const rows = this.listable('projects', storage, opts.leaveOut).filter(
+      (i) => i.id > opts.afterId && (opts.beforeId === undefined || i.id < opts.beforeId),
+    );
+    this.page('projects', rows.slice(0, 1));
+    return rows.length > 10_000 ? null : rows.length;
   }
 
   async getItem(kind: Kind, id: number): Promise<ItemRecord | null> {

@@ -95,6 +95,10 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
     async *listItemsOnStorage() {
       call('listItemsOnStorage');
     },
+    async countItemsOnStorage() {
+      call('countItemsOnStorage');
+      return 0;
+    },
     async getItem() {
       call('getItem');
       return null;

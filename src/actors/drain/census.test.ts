@@ -19,7 +19,7 @@ function flagsOf(h: ReturnType<typeof createHarness>) {
 }
 
 describe("the dry run's census of hidden and pending-delete projects", () => {
-  it('tells hidden from pending-delete projects by listing the source once without each flag', async () => {
+  it('tells hidden from pending-delete projects by what a listing without each flag leaves out', async () => {
     const h = createHarness();
     h.fake.addItems('projects', 'nfs-1', range(1, 250));
     h.fake.addItems('projects', 'nfs-2', [251, 252]);
@@ -41,8 +41,13 @@ describe("the dry run's census of hidden and pending-delete projects", () => {
     h.fake.hide(5, 'pending_delete');
     await runDrain({ ...h.deps, dryRun: true }, { source: 'nfs-1', kind: 'projects' });
     expect(flagsOf(h)).toEqual({ 5: 'pending' });
-    // The enumeration and one listing without include_pending_delete.
+    // The enumeration, then counts (with both flags and without include_pending_delete), and the
+    // range they differ in listed without the flag.
     expect(h.fake.listings.filter((l) => l.startsWith('id_after=0'))).toHaveLength(2);
+    expect(h.fake.listings.filter((l) => l.startsWith('count'))).toEqual([
+      'count id_after=0 id_before= without=',
+      'count id_after=0 id_before= without=pending_delete',
+    ]);
   });
 
   it('leaves a flag unknown when part of its listing cannot be read, rather than taking the unread items as flagged', async () => {
@@ -56,8 +61,50 @@ describe("the dry run's census of hidden and pending-delete projects", () => {
     await runDrain({ ...h.deps, dryRun: true }, { source: 'nfs-1', kind: 'projects' });
     const flags = flagsOf(h);
     expect(Object.keys(flags)).toHaveLength(30);
-    expect(new Set(Object.values(flags))).toEqual(new Set(['hidden?+pending?']));
-    expect(h.store.shape.censusOf('projects', 'nfs-1', 'hidden')).toMatchObject({ doneAt: null, flagged: 0 });
+    // The counts (a page of one project each, not project 12) say no project is hidden; finding the
+    // pending-delete one takes a listing, which project 12 breaks: that flag stays unknown.
+    expect(new Set(Object.values(flags))).toEqual(new Set(['pending?']));
+    expect(h.store.shape.censusOf('projects', 'nfs-1', 'hidden')).toMatchObject({ flagged: 0 });
+    expect(h.store.shape.censusOf('projects', 'nfs-1', 'hidden')?.doneAt).not.toBeNull();
+    expect(h.store.shape.censusOf('projects', 'nfs-1', 'pending_delete')).toMatchObject({ doneAt: null, flagged: 0 });
+  });
+
+  it('leaves a flag unknown when a count cannot be read either', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 30));
+    h.fake.hide(4, 'pending_delete');
+    // Project 1 is the one project of every count's page, and of the listing's first page.
+    h.fake.onRequest = (name) => {
+      if (name === 'version') h.fake.unrenderable.add('projects:1');
+    };
+    await runDrain({ ...h.deps, dryRun: true }, { source: 'nfs-1', kind: 'projects' });
+    expect(new Set(Object.values(flagsOf(h)))).toEqual(new Set(['hidden?+pending?']));
+  });
+
+  it('counts ranges of the source instead of listing it twice more, and lists only where a flag is', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 40_000));
+    h.fake.hide(12_345, 'hidden');
+    h.fake.hide(31_000, 'pending_delete');
+    h.fake.hide(31_001, 'pending_delete');
+    await runDrain({ ...h.deps, dryRun: true }, { source: 'nfs-1', kind: 'projects' });
+    expect(flagsOf(h)).toEqual({ 12345: 'hidden', 31000: 'pending', 31001: 'pending' });
+    const enumeration = 401; // 400 pages of 100 and the empty one that ends the walk
+    const census = h.fake.stats().requests - enumeration - 1; // and the version
+    // Five ranges of 9,000 known ids, three counts each, then the two flagged ranges narrowed:
+    // far from the 800 requests of two more listings.
+    expect(census).toBeLessThan(100);
+  });
+
+  it('finds many flagged projects by listing their range rather than counting each one down', async () => {
+    const h = createHarness();
+    h.fake.addItems('projects', 'nfs-1', range(1, 2_000));
+    for (let id = 5; id <= 2_000; id += 10) h.fake.hide(id, 'hidden');
+    await runDrain({ ...h.deps, dryRun: true }, { source: 'nfs-1', kind: 'projects' });
+    expect(Object.keys(flagsOf(h))).toHaveLength(200);
+    expect(h.store.shape.censusOf('projects', 'nfs-1', 'hidden')).toMatchObject({ flagged: 200 });
+    // One count of all, one without each flag, and one listing of the range without `hidden` (20 pages + 1).
+    expect(h.fake.listings.filter((l) => l.startsWith('count'))).toHaveLength(3);
   });
 
   it('is taken again by the next dry run, for the new enumeration round', async () => {
