@@ -12,6 +12,7 @@ import { redact } from '../plan/secrets.js';
 import { codeOf } from '../shared/errors.js';
 import { EXIT_BY_CODE, exitCodeOf } from './exit-codes.js';
 import { terminalStreams } from './terminal.js';
+import { startPrecheck } from '../runtime/precheck.js';
 
 export { EXIT_BY_CODE } from './exit-codes.js';
 
@@ -136,8 +137,10 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       'keep Prometheus metrics in this file (node_exporter textfile format), rewritten atomically at every poll',
     )
     .action(async (plan: string, opts) => {
+      // The checkpoint's whole-file check runs in a worker thread while the run's modules load.
+      const precheck = startPrecheck({ planFile: plan, statePath: opts.state, dryRun: opts.dryRun, cwd: ctx.cwd });
       const { runRunCommand } = await import('./run.js');
-      setExit(await runRunCommand({ plan, ...opts }, ctx));
+      setExit(await runRunCommand({ plan, ...opts, precheck }, ctx));
     });
 
   // Issue 12: copying a storage directory to a new environment (src/copy/).

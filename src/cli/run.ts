@@ -13,6 +13,7 @@ import { LEASE_RANGE_MS } from '../runtime/lease.js';
 import type { RunEvents } from '../runtime/event-sink.js';
 import type { RunObserver } from '../runtime/observer.js';
 import { executeRun } from '../runtime/run.js';
+import type { Precheck } from '../runtime/precheck.js';
 import type { FinalState, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
@@ -83,6 +84,8 @@ type RunFlags = {
   events?: string;
   eventsInterval?: string;
   metricsFile?: string;
+  /** The checkpoint's whole-file check, started by main before this module loaded. */
+  precheck?: Promise<Precheck | null>;
 };
 
 function startRun(
@@ -106,6 +109,7 @@ function startRun(
     stdout: ctx.stdout,
     stderr: ctx.stderr,
     observers,
+    ...(opts.precheck ? { precheck: opts.precheck } : {}),
   });
 }
 

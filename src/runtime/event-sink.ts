@@ -11,7 +11,7 @@ import type { AuditEvent, CapData } from '../events/vocabulary.js';
 import { classifyFailure } from '../report/failure-class.js';
 import { progressByKind, rateAndEta } from '../report/summary.js';
 import type { Clock } from '../time/clock.js';
-import { EVENTS_VERSION } from './events-schema.js';
+import { EVENTS_VERSION } from './events-version.js';
 import type { RunEventBody } from './events-schema.js';
 import type { ObservedRun, RunObserver } from './observer.js';
 

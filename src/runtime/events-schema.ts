@@ -11,8 +11,10 @@ import { FINAL_STATES } from '../events/vocabulary.js';
 /** A failure class (../report/failure-class.ts). */
 const failureClass = z.enum(FAILURE_CLASSES);
 
-/** The version every line carries in `v`. */
-export const EVENTS_VERSION = 1;
+import { EVENTS_VERSION } from './events-version.js';
+
+/** The version every line carries in `v` (kept in ./events-version.ts: a run writes lines without loading zod). */
+export { EVENTS_VERSION };
 
 const kind = z.enum(['projects', 'snippets', 'groups']);
 const item = { kind, source: z.string(), id: z.number().int() };

@@ -9,6 +9,7 @@ import { reportOutcome } from '../cli/run.js';
 import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
 import type { Plan } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
+import type { Precheck } from './precheck.js';
 import type { ActorStore } from '../store/types.js';
 import { systemClock } from '../time/clock.js';
 import { executeRun } from './run.js';
@@ -46,6 +47,10 @@ interface Harness {
   dryRun?: boolean;
   /** Called with the api options' onRefresh when the drain runs (simulates an OAuth refresh). */
   refresh?: (onRefresh: (t: { accessToken: string; refreshToken: string }) => void) => void;
+  /** The verdict of the checkpoint's check in a worker thread (../runtime/precheck.ts). */
+  precheck?: Precheck | null;
+  /** Each openCheckpoint call's options, as the runtime passed them. */
+  opens?: unknown[];
 }
 
 async function run(h: Harness = {}) {
@@ -61,7 +66,10 @@ async function run(h: Harness = {}) {
   let onRefresh: ((t: { accessToken: string; refreshToken: string }) => void) | undefined;
   const services: RuntimeServices = {
     loadPlan: async () => ({ plan, hash: h.hash ?? 'hash-1', warnings: [], file: 'plan.yaml' }),
-    openCheckpoint: (file) => openCheckpoint(file),
+    openCheckpoint: (file, o) => {
+      h.opens?.push(o);
+      return openCheckpoint(file);
+    },
     createApi: (_plan, o) => {
       onRefresh = o.onRefresh;
       return api;
@@ -92,6 +100,7 @@ async function run(h: Harness = {}) {
     signal: h.signal ?? new AbortController().signal,
     stdout: out.stream,
     stderr: err.stream,
+    ...(h.precheck !== undefined ? { precheck: Promise.resolve(h.precheck) } : {}),
   };
   // The CLI's mapping of the outcome: these tests check the exit code and the printed report.
   const code = reportOutcome(await executeRun(opts, services), { stdout: out.stream, stderr: err.stream });
@@ -132,6 +141,33 @@ describe('executeRun', () => {
       'done',
     ]);
     expect(r.api.state.weights.cluster).toBe(100);
+  });
+
+  it('with the one schedule, one drain step covers every source and kind', async () => {
+    const plan = testPlan({
+      instance: { url: 'http://x', credentials: { type: 'token', token: TOKEN }, sudo: null, timeoutMs: 1000 },
+    });
+    const r = await run({
+      plan: { ...plan, move: { ...plan.move, order: 'together' } },
+      drain: async (i) => ({
+        moved: 6,
+        quarantined: 0,
+        remaining: 0,
+        perPair: (i.pairs ?? []).map((p) => ({
+          source: p.source,
+          kind: p.kind,
+          moved: 1,
+          quarantined: 0,
+          remaining: 0,
+        })),
+      }),
+    });
+    expect(r.code).toBe(0);
+    expect(r.drains).toEqual(['nfs-1/projects']);
+    const { events } = savedSnapshot();
+    const steps = events.filter((e) => e.type === 'step.entered').map((e) => e.data.step);
+    expect(steps).toContain('drain nfs-1,nfs-2/projects,snippets,groups');
+    expect(r.stdout).toContain('DONE: every repository moved and verified');
   });
 
   it('exits 3 when items ended quarantined', async () => {
@@ -321,5 +357,29 @@ describe('executeRun', () => {
     const r = await run({ plan });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('kept in memory only');
+  });
+});
+
+describe("the checkpoint's check done in a worker thread", () => {
+  it('opens the file it checked without checking it again, and any other file as before', async () => {
+    const opens: unknown[] = [];
+    const file = join(dir, 'run.db');
+    expect((await run({ opens, precheck: { file, checked: true } })).code).toBe(0);
+    expect(opens[0]).toEqual({ checked: true });
+    opens.length = 0;
+    expect((await run({ opens, precheck: { file: join(dir, 'other.db'), checked: true } })).code).toBe(0);
+    expect(opens[0]).toBeUndefined();
+  });
+
+  it('refuses a file the worker found damaged, before opening it', async () => {
+    const opens: unknown[] = [];
+    const file = join(dir, 'run.db');
+    const message = `${file} is not a usable shardmove checkpoint: SQLite's quick_check finds it damaged (x)`;
+    await expect(run({ opens, precheck: { file, checked: true, problem: 'damaged', message } })).rejects.toMatchObject({
+      code: 'SHARDMOVE_CHECKPOINT_UNUSABLE',
+      problem: 'damaged',
+      message,
+    });
+    expect(opens).toEqual([]);
   });
 });

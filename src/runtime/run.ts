@@ -36,6 +36,7 @@ import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { locateCheckpoint, logPath, otherCheckpointNote, revertCheckpointPath } from './paths.js';
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
+import { CheckpointUnusableError } from '../store/errors.js';
 import { recordPlan } from './plan-record.js';
 import { chooseStart, describeResume, planFixed } from './resume.js';
 import type { StartOptions } from './resume.js';
@@ -71,8 +72,12 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   });
   const file = place.file;
   // The checkpoint first (the store creates its directory): a file that is no checkpoint, or one
-  // this process cannot write, is refused before the log is created beside it.
-  const store = services.openCheckpoint(file);
+  // this process cannot write, is refused before the log is created beside it. Its whole-file check
+  // may have run already, beside the loading of this module (./precheck.ts).
+  const pre = opts.precheck ? await opts.precheck : null;
+  if (pre?.file === file && pre.checked && pre.problem)
+    throw new CheckpointUnusableError(file, pre.problem, pre.message ?? `${file} is not a usable checkpoint`);
+  const store = services.openCheckpoint(file, pre?.file === file && pre.checked ? { checked: true } : undefined);
   const logFile = logPath(file);
   let log: Logger;
   try {

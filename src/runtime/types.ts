@@ -9,6 +9,7 @@ import type { CheckpointStore, RunMode } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 import type { RunActors } from '../actors/index.js';
 import type { RunObserver } from './observer.js';
+import type { Precheck } from './precheck.js';
 
 /** A fresh OAuth pair after a refresh (secrets: memory and token files only). */
 export interface RefreshedTokens {
@@ -19,7 +20,8 @@ export interface RefreshedTokens {
 /** Everything a run reaches outside itself; `executeRun` fills in the real ones for what is not given. */
 export interface RuntimeServices {
   loadPlan(file: string, opts: { env: Readonly<Record<string, string | undefined>>; cwd: string }): Promise<LoadedPlan>;
-  openCheckpoint(file: string, opts?: { readOnly?: boolean }): CheckpointStore;
+  /** `checked`: the file was just checked whole (./precheck.ts); opening it skips quick_check. */
+  openCheckpoint(file: string, opts?: { readOnly?: boolean; checked?: boolean }): CheckpointStore;
   createApi(
     plan: Plan,
     opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void; onResponse: (e: RequestEvent) => void },
@@ -74,4 +76,6 @@ export interface RunOptions {
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   /** Watchers of the run (e.g. the metrics file); see ./observer.ts. */
   observers?: readonly RunObserver[];
+  /** The checkpoint's whole-file check, started before the run's modules loaded (./precheck.ts). */
+  precheck?: Promise<Precheck | null>;
 }

@@ -9,7 +9,7 @@ import { CheckpointUnusableError, LeaseLostError, LockedError } from './errors.j
 import { ItemTable } from './items.js';
 import { installFence, removeFence, takeoverReason, toHolder } from './lease.js';
 import type { LockRow } from './lease.js';
-import { openCheckpointFile } from './open.js';
+import { checkCheckpointFile, openCheckpointFile } from './open.js';
 import type { CheckpointKind } from './open.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 import { NO_CONTROL } from './types.js';
@@ -33,6 +33,11 @@ export interface OpenOptions {
   readOnly?: boolean;
   /** How long a statement waits for another connection's write lock (ms). Default 5000. */
   busyTimeoutMs?: number;
+  /**
+   * The file was just checked whole (`checkMoveCheckpoint`, in a worker thread): opening skips
+   * quick_check. Everything else an open checks is checked again.
+   */
+  checked?: boolean;
 }
 
 /** SQLite checkpoint: the runtime's CheckpointStore, which the actors see as an ActorStore. */
@@ -516,6 +521,11 @@ const MOVE_CHECKPOINT: CheckpointKind = {
  * SHARDMOVE_CHECKPOINT_UNUSABLE, before writing anything, when the file cannot be a checkpoint
  * (a directory, not SQLite, damaged, another database) or cannot be written when it must be.
  */
+/** Checks a move checkpoint file whole, as opening it would (throws what opening would), and closes it. */
+export function checkMoveCheckpoint(file: string, busyTimeoutMs = 5000): void {
+  checkCheckpointFile(file, MOVE_CHECKPOINT, busyTimeoutMs);
+}
+
 export function openCheckpoint(file: string, opts: OpenOptions = {}): Checkpoint {
   const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
   if (file === ':memory:') {
@@ -524,7 +534,11 @@ export function openCheckpoint(file: string, opts: OpenOptions = {}): Checkpoint
     migrate(db, file);
     return new Checkpoint(file, db);
   }
-  const opened = openCheckpointFile(file, MOVE_CHECKPOINT, { readOnly: opts.readOnly ?? false, busyTimeoutMs });
+  const opened = openCheckpointFile(file, MOVE_CHECKPOINT, {
+    readOnly: opts.readOnly ?? false,
+    busyTimeoutMs,
+    integrity: !opts.checked,
+  });
   const { db } = opened;
   try {
     if (!opts.readOnly) {

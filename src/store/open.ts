@@ -58,8 +58,9 @@ export interface OpenedCheckpointFile {
 /**
  * Opens `file` as a checkpoint of `kind`: read-only, or for writing (its directory is created when
  * missing; the file too, by SQLite). Throws CheckpointUnusableError when the file cannot be one.
- * `integrity: false` (reading only) skips the whole-file check, for a caller that only asks which
- * kind a file is and opens it again to use it.
+ * `integrity: false` skips the whole-file check: for a reader that only asks which kind a file is
+ * and opens it again to use it, and for a writer whose file was just checked whole by
+ * `checkCheckpointFile` (a run checks it in a worker thread while its modules load).
  */
 export function openCheckpointFile(
   file: string,
@@ -70,7 +71,7 @@ export function openCheckpointFile(
   try {
     return opts.readOnly
       ? openForReading(file, kind, opts.busyTimeoutMs, opts.integrity ?? true)
-      : openForWriting(file, kind, opts.busyTimeoutMs);
+      : openForWriting(file, kind, opts.busyTimeoutMs, opts.integrity ?? true);
   } catch (err) {
     // SQLite creates an empty -wal and a -shm before it finds a WAL file damaged or read-only, and a
     // connection that cannot write leaves them: take away what this open added beside a file it refuses.
@@ -155,11 +156,17 @@ function readFile(
   return { db: empty, fresh: true, close: () => empty.close() };
 }
 
-function openForWriting(file: string, kind: CheckpointKind, busyTimeoutMs: number): OpenedCheckpointFile {
+function openForWriting(
+  file: string,
+  kind: CheckpointKind,
+  busyTimeoutMs: number,
+  integrity: boolean,
+): OpenedCheckpointFile {
   if (checkPath(file, kind, { mustExist: false })) {
     // Checked as a reader first: a writing connection that closes last checkpoints a -wal left by a
     // killed run into the file, and a damaged file must be refused without a byte written to it.
-    openForReading(file, kind, busyTimeoutMs, true).close();
+    // A file checked so just now (checkCheckpointFile, in a worker thread) is not read twice.
+    if (integrity) openForReading(file, kind, busyTimeoutMs, true).close();
   } else {
     try {
       mkdirSync(dirname(file), { recursive: true });
@@ -189,6 +196,15 @@ function openForWriting(file: string, kind: CheckpointKind, busyTimeoutMs: numbe
     db.close();
     throw classify(err, file, kind, true);
   }
+}
+
+/**
+ * Checks `file` whole as a reader would (quick_check, the kind, an empty file) and closes it;
+ * throws what opening it would throw. Nothing at `file`: nothing to check.
+ */
+export function checkCheckpointFile(file: string, kind: CheckpointKind, busyTimeoutMs: number): void {
+  if (!checkPath(file, kind, { mustExist: false })) return;
+  openForReading(file, kind, busyTimeoutMs, true).close();
 }
 
 /** How many of quick_check's findings are looked at; the message names the first. */

@@ -186,6 +186,8 @@ export function testPlan(overrides: Partial<Plan> = {}): Plan {
       mode: 'throttled',
       concurrency: 4,
       queueAhead: 0,
+      // The fake actors drain one (source, kind) per call, as the machine invokes them by kind.
+      order: 'by-kind',
     },
     weights: { cluster: 100, 'nfs-1': 0, 'nfs-2': 0, default: 0 },
     poll: {
