@@ -116,6 +116,9 @@ export class ItemTable implements ItemStore {
       ),
       seen: p(`UPDATE items SET seen_round = ?, name = ?, size_bytes = ?, listed_at = ? WHERE kind = ? AND id = ?`),
       touchListed: p(`UPDATE items SET listed_at = ? WHERE kind = ? AND id = ? AND source = ?`),
+      staleListed: p(
+        `SELECT COUNT(*) AS n FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND listed_at < ?`,
+      ),
       backToPending: p(
         `UPDATE items SET state = 'pending', source = ?, last_error = ?, move_id = NULL, move_state = NULL,
            moved_at = NULL, next_attempt_at = 0, seen_round = ?, listed_at = ? WHERE kind = ? AND id = ?`,
@@ -145,6 +148,7 @@ export class ItemTable implements ItemStore {
       nextDue: p(`SELECT MIN(next_attempt_at) AS t FROM items WHERE kind = ? AND source = ? AND state = 'pending'`),
       inStateOf: p('SELECT * FROM items WHERE kind = ? AND source = ? AND state = ? ORDER BY id LIMIT ?'),
       inStateAll: p('SELECT * FROM items WHERE kind = ? AND state = ? ORDER BY id LIMIT ?'),
+      open: p(`SELECT * FROM items WHERE state IN ('scheduling', 'in_flight') ORDER BY kind, id LIMIT ?`),
       countInFlight: p(`SELECT COUNT(*) AS n FROM items WHERE state IN ('scheduling', 'in_flight')`),
       sizeStats: p(
         `SELECT SUM(size_bytes) AS bytes, COUNT(size_bytes) AS sized, MAX(size_bytes) AS max_bytes
@@ -312,6 +316,10 @@ export class ItemTable implements ItemStore {
     });
   }
 
+  countStaleListed(kind: Kind, source: string, before: number): number {
+    return (this.s.staleListed.get(kind, source, before) as { n: number }).n;
+  }
+
   touchListed(kind: Kind, source: string, ids: readonly number[], now: number): void {
     this.batch(() => {
       for (const id of ids) this.s.touchListed.run(now, kind, id, source);
@@ -356,6 +364,10 @@ export class ItemTable implements ItemStore {
 
   nextDueAt(kind: Kind, source: string): number | null {
     return (this.s.nextDue.get(kind, source) as { t: number | null }).t;
+  }
+
+  openItems(limit: number): ItemRow[] {
+    return (this.s.open.all(limit) as RawItem[]).map(toRow);
   }
 
   itemsInState(kind: Kind, source: string | null, state: ItemState, limit: number): ItemRow[] {

@@ -342,6 +342,8 @@ export interface ItemStore {
   ): { added: number; back: ItemRow[] };
   /** Records that a fresh listing showed these items on `source` at `now`. */
   touchListed(kind: Kind, source: string, ids: readonly number[], now: number): void;
+  /** Pending items of (kind, source) a listing last showed before `before` (ms since epoch). */
+  countStaleListed(kind: Kind, source: string, before: number): number;
   /**
    * Pending items that round `round` has not (yet) seen on the source, lowest id first. Absence from
    * a listing proves nothing (offset pages over a changing set skip items; hidden projects may not
@@ -367,6 +369,8 @@ export interface ItemStore {
   nextDueAt(kind: Kind, source: string): number | null;
   /** Items in a state for one (kind, source), lowest id first, at most `limit`. */
   itemsInState(kind: Kind, source: string | null, state: ItemState, limit: number): ItemRow[];
+  /** Up to `limit` rows in `scheduling` or `in_flight`, of every kind and source (a poll reads them at once), by kind and id. */
+  openItems(limit: number): ItemRow[];
   /** Items in `scheduling` or `in_flight` across the whole run (the concurrency cap counts these). */
   countInFlight(): number;
   /** Counts per state for one (kind, source). */

@@ -10,7 +10,7 @@ import type { ItemRow } from '../../store/types.js';
 import type { ActorDeps } from '../types.js';
 import type { DrainCtx } from './context.js';
 import { MoveModel } from './move-model.js';
-import { pollInFlight } from './poll.js';
+import { expectEnd, pollInFlight } from './poll.js';
 import type { Forecast } from './poll.js';
 import { AUTO_START, RefillRoundTrip, nextAutoDepth } from './queue-ahead.js';
 import type { AutoDepthState } from './queue-ahead.js';
@@ -50,6 +50,7 @@ export abstract class LoopCore {
       earliestEnd: null,
       minGapMs: this.deps.plan.poll.minIntervalMs,
       ends: [],
+      kinds: new Map(),
     };
     this.anchor = this.deps.clock.now();
   }
@@ -72,9 +73,7 @@ export abstract class LoopCore {
     }
     for (const row of rows) {
       const d = forecast.model.predict(pairCtx.kind, row.sizeBytes);
-      if (d === null) continue;
-      forecast.ends.push(now + d);
-      if (forecast.earliestEnd === null || now + d < forecast.earliestEnd) forecast.earliestEnd = now + d;
+      if (d !== null) expectEnd(forecast, pairCtx.kind, now + d);
     }
   }
 
@@ -85,7 +84,10 @@ export abstract class LoopCore {
     const batch: Promise<void> = this.settle(scheduleBatch(pairCtx, rows), () => {
       this.roundTrip.notePost(deps.clock.now() - startedAt);
       deps.onProgress?.();
-    }).finally(() => posting.delete(batch));
+    }).finally(() => {
+      posting.delete(batch);
+      this.changed();
+    });
     posting.add(batch);
   }
 
@@ -106,10 +108,14 @@ export abstract class LoopCore {
       deps.onProgress?.();
     }).finally(() => {
       this.polling = null;
+      this.changed();
     });
     this.polling = p;
     return p;
   }
+
+  /** A poll or a POST batch ended: the checkpoint's items may have changed state. */
+  protected changed(): void {}
 
   /** `queue_ahead: auto`: the depth after this poll. */
   private noteSample(): void {

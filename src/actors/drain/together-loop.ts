@@ -49,6 +49,14 @@ export async function moveTogether(ctxs: readonly DrainCtx[]): Promise<PairOutpu
 
 class TogetherLoop extends LoopCore {
   private readonly members: Member[];
+  /**
+   * Pairs found with nothing due, until their next item's backoff ends: not asked again before
+   * then, unless a poll or a POST batch ended since (either can send items back to pending). A
+   * pair asked at every turn was a tenth of the loop's CPU.
+   */
+  private readonly dry = new Map<number, { until: number; epoch: number }>();
+  /** Polls and POST batches ended: what can make a dry pair's items due again. */
+  private epoch = 0;
 
   constructor(ctxs: readonly DrainCtx[]) {
     const first = ctxs[0];
@@ -63,6 +71,10 @@ class TogetherLoop extends LoopCore {
       rounds: 0,
       result: null,
     }));
+  }
+
+  protected override changed(): void {
+    this.epoch++;
   }
 
   results(): PairOutput[] {
@@ -125,6 +137,8 @@ class TogetherLoop extends LoopCore {
   private async apply(step: Step): Promise<void> {
     const m = this.members[step.pair] as Member;
     const { ctx } = m;
+    // A verification can send items back to pending: whatever was known of the pair's due items is old.
+    this.dry.delete(step.pair);
     if (step.do === 'list') m.listing = startListing(ctx);
     else if (step.do === 'move') {
       await m.listing?.stop();
@@ -174,12 +188,24 @@ class TogetherLoop extends LoopCore {
   private launch(plan: ScheduleLaunch, now: number): { count: number; last: DrainCtx | null } {
     const none = { count: 0, last: null };
     if (plan.free <= 0 || plan.take.length === 0) return none;
-    const served = plan.take.map((i) => this.members[i] as Member);
+    const served = plan.take
+      .map((i) => this.members[i] as Member)
+      .filter((m) => {
+        const d = this.dry.get(m.pair);
+        return !d || d.epoch !== this.epoch || now >= d.until;
+      });
+    if (served.length === 0) return none;
+    const short = new Set<number>();
     const due = dueTogether(
       served.map((m) => ({ ctx: m.ctx, pair: m.pair })),
       now,
       plan.free,
+      short,
     );
+    // A pair still being listed gets items with every page: only a listed one can be dry.
+    for (const m of served)
+      if (short.has(m.pair) && m.phase === 'moving')
+        this.dry.set(m.pair, { until: nextDueAt(m.ctx) ?? Infinity, epoch: this.epoch });
     if (due.length === 0) return none;
     // Grouped by pair (a batch posts one pair's items); the order within each group is kept.
     const byPair = new Map<number, typeof due>();

@@ -79,7 +79,13 @@ export interface DueRow {
  * items always, new ones while their source's budget lasts. As for one pair, a bound is recorded as
  * reached only when a call finds its source's budget already spent with unplaced items pending.
  */
-export function dueTogether(pairs: readonly { ctx: DrainCtx; pair: number }[], now: number, limit: number): DueRow[] {
+export function dueTogether(
+  pairs: readonly { ctx: DrainCtx; pair: number }[],
+  now: number,
+  limit: number,
+  /** Gets the pairs that have nothing more due now (their own query came up short). */
+  short?: Set<number>,
+): DueRow[] {
   const lists: DueRow[][] = [];
   const budgets = new Map<string, number | null>();
   for (const { ctx, pair } of pairs) {
@@ -95,6 +101,7 @@ export function dueTogether(pairs: readonly { ctx: DrainCtx; pair: number }[], n
           ? store.duePlacedItems(kind, source, now, limit)
           : store.dueItems(kind, source, now, limit);
     }
+    if (rows.length < limit) short?.add(pair);
     const list = rows.map((row) => ({ pair, row }));
     // Placed retries come in the order their backoffs end: the merge wants each list in its own order.
     if (ctx.deps.plan.move.until) list.sort((a, b) => compareKeys(keyOf(pairs, a), keyOf(pairs, b)));
