@@ -161,6 +161,13 @@ export class ItemTable implements ItemStore {
         `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
            scheduled_at = NULL, running_at = NULL WHERE kind = ? AND id = ? AND state = 'pending'`,
       ),
+      // A bulk job's move for an item already quarantined (GitLab's bulk service schedules every
+      // container still on the storage): followed as one more attempt, so what it does is recorded.
+      intentFromQuarantine: w(
+        `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
+           scheduled_at = NULL, running_at = NULL, stuck_at = NULL
+         WHERE kind = ? AND id = ? AND state = 'quarantined' AND stuck_at IS NULL`,
+      ),
       // The destination is written once, by the first intent (or pinned before it), never changed.
       place: w15(
         `UPDATE items SET destination = COALESCE(destination, ?) WHERE kind = ? AND id = ?`,
@@ -392,6 +399,10 @@ export class ItemTable implements ItemStore {
     if (this.s.intent.run(now, kind, id).changes !== 1) return false;
     if (destination !== undefined) this.s.place.run(destination, kind, id);
     return true;
+  }
+
+  markIntentFromQuarantine(kind: Kind, id: number, now: number): boolean {
+    return this.s.intentFromQuarantine.run(now, kind, id).changes === 1;
   }
 
   pinDestination(kind: Kind, id: number, destination: string): boolean {

@@ -378,6 +378,11 @@ export interface ItemStore {
    * keeps the previous attempt's move, so reconciliation can tell a new move from an old one.
    */
   markIntent(kind: Kind, id: number, now: number, destination?: string): boolean;
+  /**
+   * quarantined -> scheduling, attempts + 1, for a move the instance made for a quarantined item on
+   * its own (a bulk job's). False (and no change) unless the item was quarantined and not stuck.
+   */
+  markIntentFromQuarantine(kind: Kind, id: number, now: number): boolean;
   /** Pins a row's destination before its first intent (a revert: back where it came from); false when it already has one. */
   pinDestination(kind: Kind, id: number, destination: string): boolean;
   /** Records the item's fork network (its root project's id). */
