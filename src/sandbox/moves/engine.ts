@@ -36,8 +36,13 @@
  *   the item is writable again (the `started -> failed` callback). A `failed_after_switch` move
  *   does the same one step later: the item was switched to the destination first, and the source
  *   copy stays behind. See ../faults.ts.
- * - Copies left behind (`cleanup failed`, `failed_after_switch`) are recorded in `stale_copies`;
- *   a later move of the item onto that storage reuses the directory, so its record goes.
+ * - Copies left behind (`cleanup failed`, `failed_after_switch`, and on the destination
+ *   `failed_after_copy`: a job killed after the copy, before the switch) are recorded in
+ *   `stale_copies`; a later move of the item onto that storage reuses the directory (Gitaly's
+ *   ReplicateRepository fetches into a valid existing repository), so its record goes and that
+ *   copy writes only what it lacks. A copy that fails with an error removes what is there
+ *   (`Repositories::ReplicateService` rescues by removing the target), a reused copy included,
+ *   unless the destination's Gitaly cannot be reached.
  * - Room (issue 22, ./room.ts): a storage with a seeded `instance.storage_capacity` has room for
  *   a copy only beside what it holds and what earlier copies into it will write. A move that does
  *   not fit writes until the disk is full and then fails as Gitaly's replication does
@@ -284,7 +289,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     // Same storage: nothing is copied (GitLab's same_filesystem?); unreachable storages fail fast.
     let due = failure !== null ? at + Math.min(copyMs, MIN_MOVE_MS) : q.source === q.destination ? at : at + copyMs;
     const capacity = capacityOf(q.destination);
-    const copyMb = item.size_mb + (q.kind === 'project' && copies(q) ? pools.copyExtraMb(q.itemId, q.destination) : 0);
+    const copyMb = copyWrites(q, item.size_mb);
     if (failure === null && capacity !== undefined && copies(q)) {
       // Replication writes until the disk is full, then fails (and the partial copy is removed).
       const free = capacity - usedBytes(q.destination, at, true);
@@ -316,21 +321,44 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   }
 
   /**
+   * MiB a move's copy writes onto its destination: the item, with its pool's objects and the pool
+   * copy for a fork (./pools.ts), less what a copy left there by an earlier move already holds.
+   */
+  function copyWrites(q: Queued, sizeMb: number): number {
+    if (!copies(q)) return sizeMb;
+    const full = sizeMb + (q.kind === 'project' ? pools.copyExtraMb(q.itemId, q.destination) : 0);
+    return Math.max(0, full - (s.staleCopyMb.get(q.kind, q.itemId, q.destination)?.size_mb ?? 0));
+  }
+
+  /** A copy of the item that `r` leaves on `storage` (`mb` MiB), replacing any copy left there before. */
+  function leaveCopy(r: Running, storage: string, mb: number): void {
+    const before = s.staleCopyMb.get(r.kind, r.itemId, storage)?.size_mb ?? 0;
+    s.insertStaleCopy.run(r.kind, r.itemId, storage, mb, r.id);
+    room.staleCopy(storage, mb - before, 1);
+  }
+
+  /** The copy left on `storage` is gone: reused by a move onto it (the switch), or removed. */
+  function dropCopy(kind: ItemKind, itemId: number, storage: string): void {
+    const before = s.staleCopyMb.get(kind, itemId, storage)?.size_mb;
+    if (before === undefined) return;
+    s.deleteStaleCopy.run(kind, itemId, storage);
+    room.staleCopy(storage, before, -1);
+  }
+
+  /**
    * `track_repository`: the item now lives on the destination, with the content it had when the
    * copy started, and is writable. A copy left there by an earlier move is the one reused.
    */
   function switchToDestination(r: Running, iso: string): void {
     s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
     room.moved(r.sizeMb, r.source, r.destination);
-    if (s.deleteStaleCopy.run(r.kind, r.itemId, r.destination).changes > 0) room.staleCopy(r.destination, r.sizeMb, -1);
+    dropCopy(r.kind, r.itemId, r.destination);
     if (r.kind === 'project') pools.memberMoved(r.itemId, r.source, r.destination);
   }
 
   /** The move's copy on its source stays behind (cleanup failed, or the job died after the switch). */
   function leaveSourceCopy(r: Running): void {
-    const replaced = s.deleteStaleCopy.run(r.kind, r.itemId, r.source).changes > 0;
-    s.insertStaleCopy.run(r.kind, r.itemId, r.source, r.sizeMb, r.id);
-    if (!replaced) room.staleCopy(r.source, r.sizeMb, 1);
+    leaveCopy(r, r.source, r.sizeMb);
   }
 
   /** Whether an earlier move of this item still runs (started or replicated): its worker holds the lease. */
@@ -387,8 +415,28 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       const failure = copyFailure(r, r.snapshotChecksum);
       tracker.copied(r, r.due, copyCode(r, failure));
       if (failure !== null || r.fate === 'interrupted') {
+        // ReplicateService's rescue removes the target, a copy it was fetching into included; a
+        // job killed mid-copy runs no rescue, and an unreachable Gitaly removes nothing.
+        if (failure !== null && !unreachable(r.destination)) dropCopy(r.kind, r.itemId, r.destination);
         s.setMoveState.run('failed', null, failure, iso, r.id);
         s.setReadOnly.run(0, r.kind, r.itemId);
+        release(index, now);
+        return;
+      }
+      if (r.fate === 'failed_after_copy') {
+        // Killed after mirror_repositories, before track_repository: the item stays on its source,
+        // the complete copy (its pool's objects in it; the pool copy comes with the switch here)
+        // stays on the destination, and the rerun within the lease fails the move without a message.
+        if (copies(r))
+          leaveCopy(
+            r,
+            r.destination,
+            r.sizeMb + (r.kind === 'project' ? pools.alternatesMb(r.itemId, r.destination) : 0),
+          );
+        if (lease) {
+          s.setMoveState.run('failed', null, null, iso, r.id);
+          s.setReadOnly.run(0, r.kind, r.itemId);
+        } else s.setMoveState.run('started', null, null, iso, r.id);
         release(index, now);
         return;
       }
@@ -532,11 +580,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
           snapshotChecksum: row.snapshot_checksum ?? '',
           snapshotCommits: row.snapshot_commits ?? 0,
           sizeMb,
-          copyMb:
-            sizeMb +
-            (q.kind === 'project' && copies(q) && row.state === 'started'
-              ? pools.copyExtraMb(q.itemId, q.destination)
-              : 0),
+          copyMb: row.state === 'started' ? copyWrites(q, sizeMb) : sizeMb,
           // A started move's row was last written when it started.
           startedAt: Date.parse(row.updated_at) || now,
         };
