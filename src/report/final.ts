@@ -11,7 +11,9 @@ import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
 import { describeFailure } from './failure-class.js';
-import { formatBytes, formatApproxDuration, orphanLines, placementLines, progressByKind } from './summary.js';
+import { formatBytes, formatApproxDuration, placementLines, progressByKind } from './summary.js';
+import { copiesLines, copiesOf } from './copies.js';
+import type { CopyKnowledge, LiveCopy } from './copies.js';
 
 export interface FinalReportInput {
   /** The machine's final state value. */
@@ -29,6 +31,10 @@ export interface FinalReportInput {
   revertOf?: string;
   /** Warnings the runtime raised while running (e.g. the token expiring before the estimated end). */
   extraWarnings?: string[];
+  /** What the end of the run learnt of where items with copies left behind live (./copies.ts). */
+  copies?: CopyKnowledge;
+  /** A revert's report: copies the forward run left that the revert made live again by moving items back onto them. */
+  madeLive?: LiveCopy[];
   /** Dry run with maintenance windows: the windows and the moment the report is made. */
   schedule?: { schedule: Schedule; now: number } | null;
 }
@@ -124,7 +130,8 @@ export function renderFinalReport(input: FinalReportInput): string {
       }
     }
     lines.push(...placementLines(summary.placement, c.dryRun));
-    lines.push(...orphanLines(summary.orphans));
+    const copies = copiesOf(summary, { destination: c.destination, ...input.copies });
+    lines.push(...copiesLines({ left: copies.left, live: [...copies.live, ...(input.madeLive ?? [])] }));
     if (c.verification) {
       lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
       lines.push(...recordsLines(c.verification.perKindAndSource));

@@ -3,8 +3,7 @@
  * done / in flight / waiting / quarantined, a rate and an ETA. Pure: the caller passes the time.
  */
 import type { Kind } from '../plan/types.js';
-import type { DestinationPlacement, OrphanCopy, StatusSummary } from '../store/types.js';
-import { diskPaths } from './disk-paths.js';
+import type { DestinationPlacement, StatusSummary } from '../store/types.js';
 
 export interface KindProgress {
   kind: Kind;
@@ -108,21 +107,5 @@ export function placementLines(placement: readonly DestinationPlacement[] | unde
       const sized = p.unsized > 0 ? ` (+${p.unsized} without a size)` : '';
       return `  ${p.destination.padEnd(w)}  ${String(p.items).padStart(6)} item(s)  ${formatBytes(p.bytes).padStart(9)}${sized}${dryRun ? '' : `  ${p.moved} moved`}`;
     }),
-  ];
-}
-
-/**
- * The source copies left behind, as lines for people: each moved item whose move ended `cleanup
- * failed` or failed after the switch. Nothing deletes them; the operator does, once checked.
- */
-export function orphanLines(orphans: readonly OrphanCopy[] | undefined): string[] {
-  if (!orphans || orphans.length === 0) return [];
-  return [
-    '',
-    `Source copies left behind (${orphans.length}): moved, but a copy stays on the old storage; nothing deletes it`,
-    ...orphans.flatMap((o) => [
-      `  ${o.kind} ${o.id} ${o.name}: copy left on ${o.source} (move ${o.moveId ?? '?'} ${o.moveState === 'failed' ? 'failed after the switch' : o.moveState})`,
-      `    at ${diskPaths(o.kind, o.id).join(', ')} (relative to ${o.source}'s path; those that exist)`,
-    ]),
   ];
 }

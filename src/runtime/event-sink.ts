@@ -205,6 +205,7 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     case 'schedule.ignored':
     case 'http.mutating':
     case 'weights.restored':
+    case 'copies.checked':
     case 'revert.seeded':
     case 'revert.skipped':
     case 'lock.acquired':

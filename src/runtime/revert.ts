@@ -30,6 +30,7 @@ import { createRunLogger, SecretSet } from './logger.js';
 import { modeRefusal } from './mode.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { checkpointPath, logPath, revertCheckpointPath } from './paths.js';
+import { copiesMadeLive } from './copies.js';
 import { revertActors } from './revert-actors.js';
 import { forwardMovedItems, locateRevertItems, revertDrains } from './revert-items.js';
 import type { RevertItem, RevertSet, SkippedItem } from './revert-items.js';
@@ -183,7 +184,11 @@ export async function executeRevert(
     );
     // The forward checkpoint's lock was taken over (or unlocked) under the revert: it stopped there.
     if (lease.lost) throw new LeaseLostError(forwardFile, forward.readLock());
-    if (outcome.kind === 'final') outcome.report.revertOf = forwardFile;
+    if (outcome.kind === 'final') {
+      outcome.report.revertOf = forwardFile;
+      // Copies the forward run listed as left behind on a storage an item went back to are its repository now.
+      outcome.report.madeLive = copiesMadeLive(forward, forwardFile, services.clock.now());
+    }
     return { kind: 'ran', outcome, revertFile, skipped: readSkipped(revertFile, services) };
   } finally {
     lease?.stop();

@@ -8,6 +8,7 @@ import { openCheckpoint } from '../store/checkpoint.js';
 import type { Checkpoint } from '../store/checkpoint.js';
 import { buildStatusReport, capView } from '../report/status.js';
 import type { LockView, StatusReport } from '../report/status.js';
+import { withCopyKnowledge } from './copies.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
 import { checkpointPath } from './paths.js';
 import { isAlive, thisHost } from './process.js';
@@ -36,14 +37,17 @@ export function lockHolder(store: Pick<Checkpoint, 'readLock'>): LockView | null
 export function readStatus(file: string, now: number, planConcurrency: number | null = null): StatusReport {
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
-    return buildStatusReport(
-      file,
-      store.loadRun(),
-      store.summary(now),
-      now,
-      lockHolder(store),
-      planConcurrency,
-      capView(store.lastEventOf(['cap.changed'])),
+    return withCopyKnowledge(file, store, (copies) =>
+      buildStatusReport(
+        file,
+        store.loadRun(),
+        store.summary(now),
+        now,
+        lockHolder(store),
+        planConcurrency,
+        capView(store.lastEventOf(['cap.changed'])),
+        copies,
+      ),
     );
   } finally {
     store.close();
