@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FailedMove, OrphanCopy } from '../store/types.js';
-import { CLUSTER_NOTE, copiesLines, copiesOf } from './copies.js';
+import { CLUSTER_NOTE_LINES, copiesLines, copiesOf } from './copies.js';
 
 const orphan = (id: number, source = 'nfs-1', moveState = 'cleanup failed'): OrphanCopy => ({
   kind: 'projects',
@@ -108,7 +108,7 @@ describe('copies left behind (one decision for every output)', () => {
     expect(text).toContain('Copies on the destination of failed moves (1)');
     expect(text).toContain('  projects 1 g/p1: possible copy on cluster (move 10 failed without an error message');
     expect(text).toContain('where the item lives: NOT KNOWN');
-    expect(text.split(CLUSTER_NOTE)).toHaveLength(2);
+    expect(text.split(CLUSTER_NOTE_LINES[0])).toHaveLength(2);
     const live = copiesLines({
       left: [],
       live: [
@@ -116,6 +116,6 @@ describe('copies left behind (one decision for every output)', () => {
       ],
     });
     expect(live.join('\n')).toContain('Copies that are live (1)');
-    expect(live.join('\n')).not.toContain(CLUSTER_NOTE);
+    expect(live.join('\n')).not.toContain(CLUSTER_NOTE_LINES[0]);
   });
 });

@@ -224,10 +224,12 @@ function liveOf(c: Omit<LeftCopy, 'itemStorage' | 'known' | 'note' | 'diskPaths'
 }
 
 /** Said wherever paths are printed: on a Gitaly Cluster storage they are not where the files are. */
-export const CLUSTER_NOTE =
-  'On a Gitaly Cluster (Praefect) storage these are the relative paths Praefect knows, not the places of its replicas ' +
-  '(@cluster/repositories/xx/yy/<repository id>): find them with `praefect metadata -virtual-storage <storage> -relative-path <path>` ' +
-  'and remove a copy with `praefect remove-repository`, never by hand.';
+export const CLUSTER_NOTE_LINES = [
+  'On a Gitaly Cluster (Praefect) storage these are the relative paths Praefect knows, not where',
+  'its replicas are (@cluster/repositories/xx/yy/<repository id>): find them with `praefect metadata',
+  '-virtual-storage <storage> -relative-path <path>`, and remove a copy with `praefect remove-repository`.',
+] as const;
+export const CLUSTER_NOTE = CLUSTER_NOTE_LINES.join(' ');
 
 /** The copies as lines for people (the final report and `status`): nothing when there are none. */
 export function copiesLines(view: CopiesView): string[] {
@@ -264,7 +266,7 @@ export function copiesLines(view: CopiesView): string[] {
       );
     }
   }
-  if (view.left.length > 0) lines.push(`  ${CLUSTER_NOTE}`);
+  if (view.left.length > 0) lines.push(...CLUSTER_NOTE_LINES.map((l) => `  ${l}`));
   if (view.live.length > 0) {
     lines.push(
       '',
