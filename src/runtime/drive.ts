@@ -66,6 +66,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     dryRun: opts.dryRun,
     ...(a.gate ? { gate: a.gate } : {}),
     ...(a.prometheus ? { prometheus: a.prometheus } : {}),
+    // Read when asked: pre-flight sets it in the machine's context before any drain places anything.
+    instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
   };
   const effects = createEffects(services.actors, deps, log);
 

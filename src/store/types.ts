@@ -264,7 +264,10 @@ export interface NetworkRow {
   rootStorage: string | null;
   /** The pool's bytes, estimated as the root's repository size, when known. */
   poolBytes: number | null;
-  /** The network's bytes: its members listed on the sources plus its pool. */
+  /**
+   * What the network lands with on one destination: its members listed on the sources, each with the
+   * pool's objects (a member's copy holds its alternates'), plus one copy of the pool.
+   */
   bytes: number;
 }
 
@@ -408,6 +411,8 @@ export interface ItemStore {
   networkPlacements(): { networks: Map<number, string>; split: Set<number> };
   /** What has been placed where so far (issue 23). */
   placedBytes(): PlacedRow[];
+  /** How many members of each fork network have been placed on each destination. */
+  placedNetworkMembers(): { network: number; destination: string; members: number }[];
   /** Pending items already placed (retries of scheduled items), due by `now`: what a reached bound still moves. */
   duePlacedItems(kind: Kind, source: string, now: number, limit: number): ItemRow[];
   /** The ids of pending items not placed yet, in the scheduling order (a dry run's placement walks them). */

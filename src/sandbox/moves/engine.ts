@@ -141,6 +141,8 @@ interface Running extends Queued {
   sizeMb: number;
   /** What the copy writes on the destination: the item, plus its pool's objects and pool copy (./pools.ts). */
   copyMb: number;
+  /** The fork network whose pool this copy also copies onto the destination, when it does. */
+  poolCopyOf?: number;
   /** When the copy started (the room it takes on the destination grows from here). */
   startedAt: number;
 }
@@ -289,7 +291,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     // Same storage: nothing is copied (GitLab's same_filesystem?); unreachable storages fail fast.
     let due = failure !== null ? at + Math.min(copyMs, MIN_MOVE_MS) : q.source === q.destination ? at : at + copyMs;
     const capacity = capacityOf(q.destination);
-    const copyMb = copyWrites(q, item.size_mb);
+    const writes = copyWrites(q, item.size_mb);
+    const copyMb = writes.mb;
     if (failure === null && capacity !== undefined && copies(q)) {
       // Replication writes until the disk is full, then fails (and the partial copy is removed).
       const free = capacity - usedBytes(q.destination, at, true);
@@ -309,6 +312,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       snapshotCommits: item.commit_count,
       sizeMb: item.size_mb,
       copyMb,
+      ...(writes.poolCopyOf === undefined ? {} : { poolCopyOf: writes.poolCopyOf }),
       startedAt: at,
     };
     running.push(r);
@@ -322,12 +326,27 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
 
   /**
    * MiB a move's copy writes onto its destination: the item, with its pool's objects and the pool
-   * copy for a fork (./pools.ts), less what a copy left there by an earlier move already holds.
+   * copy for a fork (./pools.ts), less what a copy left there by an earlier move already holds. A
+   * network's pool is copied onto a storage once: not again by a member whose copy starts while
+   * another member's copy onto the same storage is making it (`poolCopyOf`: the network, when this
+   * copy makes it).
    */
-  function copyWrites(q: Queued, sizeMb: number): number {
-    if (!copies(q)) return sizeMb;
-    const full = sizeMb + (q.kind === 'project' ? pools.copyExtraMb(q.itemId, q.destination) : 0);
-    return Math.max(0, full - (s.staleCopyMb.get(q.kind, q.itemId, q.destination)?.size_mb ?? 0));
+  function copyWrites(q: Queued, sizeMb: number): { mb: number; poolCopyOf?: number } {
+    if (!copies(q)) return { mb: sizeMb };
+    let extra = 0;
+    let poolCopyOf: number | undefined;
+    if (q.kind === 'project') {
+      const alternates = pools.alternatesMb(q.itemId, q.destination);
+      const copy = pools.copyExtraMb(q.itemId, q.destination) - alternates;
+      const network = pools.networkOf(q.itemId);
+      const making = running.some(
+        (r) => r.phase === 'started' && r.destination === q.destination && r.poolCopyOf === network,
+      );
+      extra = alternates + (copy > 0 && !making ? copy : 0);
+      if (copy > 0 && !making) poolCopyOf = network;
+    }
+    const mb = Math.max(0, sizeMb + extra - (s.staleCopyMb.get(q.kind, q.itemId, q.destination)?.size_mb ?? 0));
+    return poolCopyOf === undefined ? { mb } : { mb, poolCopyOf };
   }
 
   /** A copy of the item that `r` leaves on `storage` (`mb` MiB), replacing any copy left there before. */
@@ -573,6 +592,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       const q = toQueued(row, now);
       if (row.due_at_ms !== null) {
         const sizeMb = s.itemById.get(q.kind, q.itemId)?.size_mb ?? 0;
+        const writes = row.state === 'started' ? copyWrites(q, sizeMb) : { mb: sizeMb };
         const r: Running = {
           ...q,
           phase: row.state === 'replicated' ? 'replicated' : 'started',
@@ -580,7 +600,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
           snapshotChecksum: row.snapshot_checksum ?? '',
           snapshotCommits: row.snapshot_commits ?? 0,
           sizeMb,
-          copyMb: row.state === 'started' ? copyWrites(q, sizeMb) : sizeMb,
+          copyMb: writes.mb,
+          ...(writes.poolCopyOf === undefined ? {} : { poolCopyOf: writes.poolCopyOf }),
           // A started move's row was last written when it started.
           startedAt: Date.parse(row.updated_at) || now,
         };
