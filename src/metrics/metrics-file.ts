@@ -97,6 +97,7 @@ export function createMetricsFileObserver(
     m.setGauges({
       summary,
       copies: copiesOf(summary, { destination, checks }).left,
+      storages: { sources: r.plan.move.from, destinations: r.plan.move.to },
       cap,
       elapsedMs: now - r.startedAt,
       step: r.step(),

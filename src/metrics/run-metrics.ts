@@ -49,6 +49,8 @@ export interface GaugeInput {
    * storage its item lives on now. Absent: the series is not written.
    */
   copies?: readonly { source: string; side: 'source' | 'destination' }[];
+  /** The plan's sources and destinations: each has a copies series from the start, 0 until a copy is left there. */
+  storages?: { sources: readonly string[]; destinations: readonly string[] };
 }
 
 export class RunMetrics {
@@ -165,8 +167,12 @@ export class RunMetrics {
     this.started.set({ plan }, g.startedAt / 1000);
     this.info.reset();
     this.info.set({ plan, step: g.step, dry_run: String(g.dryRun) }, 1);
-    if (g.copies) {
+    if (g.copies && !g.dryRun) {
       // Every (storage, side) seen keeps a series, dropping to 0 rather than vanishing once removed or live.
+      for (const storage of g.storages?.sources ?? [])
+        this.copySeries.set(`${storage}\u0000source`, { storage, side: 'source' });
+      for (const storage of g.storages?.destinations ?? [])
+        this.copySeries.set(`${storage}\u0000destination`, { storage, side: 'destination' });
       for (const k of this.copySeries.values()) this.copies.set({ plan, ...k }, 0);
       for (const c of g.copies) {
         this.copySeries.set(`${c.source}\u0000${c.side}`, { storage: c.source, side: c.side });
