@@ -80,6 +80,7 @@ import { hasMoveLease } from './releases.js';
 import { bytesOf, createRoomLedger } from './room.js';
 import { createPoolKeeper } from './pools.js';
 import { createLoadTracker, grpcCodeOf } from './load.js';
+import { createCopyBook } from './copies.js';
 
 export interface EngineOptions {
   workers: number;
@@ -183,6 +184,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   const lease = hasMoveLease(config.version);
   /** Workers, disks and Gitaly calls the running moves keep busy (./load.ts). */
   const tracker = createLoadTracker();
+  const book = createCopyBook(s, room, pools, () => running);
 
   /**
    * Why the copy fails (the exception, untruncated: the move entity truncates it, from 16.7 only),
@@ -324,44 +326,9 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     return r.source !== r.destination && hasRepository(r.kind);
   }
 
-  /**
-   * MiB a move's copy writes onto its destination: the item, with its pool's objects and the pool
-   * copy for a fork (./pools.ts), less what a copy left there by an earlier move already holds. A
-   * network's pool is copied onto a storage once: not again by a member whose copy starts while
-   * another member's copy onto the same storage is making it (`poolCopyOf`: the network, when this
-   * copy makes it).
-   */
+  /** What a move's copy writes, and the copies moves leave (./copies.ts). */
   function copyWrites(q: Queued, sizeMb: number): { mb: number; poolCopyOf?: number } {
-    if (!copies(q)) return { mb: sizeMb };
-    let extra = 0;
-    let poolCopyOf: number | undefined;
-    if (q.kind === 'project') {
-      const alternates = pools.alternatesMb(q.itemId, q.destination);
-      const copy = pools.copyExtraMb(q.itemId, q.destination) - alternates;
-      const network = pools.networkOf(q.itemId);
-      const making = running.some(
-        (r) => r.phase === 'started' && r.destination === q.destination && r.poolCopyOf === network,
-      );
-      extra = alternates + (copy > 0 && !making ? copy : 0);
-      if (copy > 0 && !making) poolCopyOf = network;
-    }
-    const mb = Math.max(0, sizeMb + extra - (s.staleCopyMb.get(q.kind, q.itemId, q.destination)?.size_mb ?? 0));
-    return poolCopyOf === undefined ? { mb } : { mb, poolCopyOf };
-  }
-
-  /** A copy of the item that `r` leaves on `storage` (`mb` MiB), replacing any copy left there before. */
-  function leaveCopy(r: Running, storage: string, mb: number): void {
-    const before = s.staleCopyMb.get(r.kind, r.itemId, storage)?.size_mb ?? 0;
-    s.insertStaleCopy.run(r.kind, r.itemId, storage, mb, r.id);
-    room.staleCopy(storage, mb - before, 1);
-  }
-
-  /** The copy left on `storage` is gone: reused by a move onto it (the switch), or removed. */
-  function dropCopy(kind: ItemKind, itemId: number, storage: string): void {
-    const before = s.staleCopyMb.get(kind, itemId, storage)?.size_mb;
-    if (before === undefined) return;
-    s.deleteStaleCopy.run(kind, itemId, storage);
-    room.staleCopy(storage, before, -1);
+    return book.writes(q, sizeMb, copies(q));
   }
 
   /**
@@ -371,13 +338,13 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   function switchToDestination(r: Running, iso: string): void {
     s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
     room.moved(r.sizeMb, r.source, r.destination);
-    dropCopy(r.kind, r.itemId, r.destination);
+    book.drop(r.kind, r.itemId, r.destination);
     if (r.kind === 'project') pools.memberMoved(r.itemId, r.source, r.destination);
   }
 
   /** The move's copy on its source stays behind (cleanup failed, or the job died after the switch). */
   function leaveSourceCopy(r: Running): void {
-    leaveCopy(r, r.source, r.sizeMb);
+    book.leave(r, r.source, r.sizeMb);
   }
 
   /** Whether an earlier move of this item still runs (started or replicated): its worker holds the lease. */
@@ -436,7 +403,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       if (failure !== null || r.fate === 'interrupted') {
         // ReplicateService's rescue removes the target, a copy it was fetching into included; a
         // job killed mid-copy runs no rescue, and an unreachable Gitaly removes nothing.
-        if (failure !== null && !unreachable(r.destination)) dropCopy(r.kind, r.itemId, r.destination);
+        if (failure !== null && !unreachable(r.destination)) book.drop(r.kind, r.itemId, r.destination);
         s.setMoveState.run('failed', null, failure, iso, r.id);
         s.setReadOnly.run(0, r.kind, r.itemId);
         release(index, now);
@@ -447,7 +414,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
         // the complete copy (its pool's objects in it; the pool copy comes with the switch here)
         // stays on the destination, and the rerun within the lease fails the move without a message.
         if (copies(r))
-          leaveCopy(
+          book.leave(
             r,
             r.destination,
             r.sizeMb + (r.kind === 'project' ? pools.alternatesMb(r.itemId, r.destination) : 0),
