@@ -154,16 +154,36 @@ export function withCopyKnowledge<T>(file: string, store: CheckpointStore, use: 
   const checks = lastCopyChecks(store);
   const revertFile = revertCheckpointPath(file);
   if (store.mode() !== 'run' || !existsSync(revertFile)) return use({ checks });
+  // A revert's checkpoint that cannot be read may hide items moved back onto their copies: then no
+  // copy of this run is called safe to remove.
+  const unreadable = (why: string) =>
+    use({
+      checks,
+      later: () => ({
+        storage: null,
+        moving: false,
+        what: `the revert's checkpoint ${revertFile} cannot be read (${why}): the revert may have moved it back onto this copy`,
+      }),
+    });
   let revert: CheckpointStore;
   try {
     revert = openCheckpoint(revertFile, { readOnly: true, busyTimeoutMs: 10_000 });
-  } catch {
-    return use({ checks });
+  } catch (err) {
+    return unreadable(err instanceof Error ? err.message : String(err));
   }
   try {
-    if (revert.mode() !== 'revert') return use({ checks });
+    if (revert.mode() !== 'revert') return unreadable(`it holds a ${revert.mode() ?? 'new'} checkpoint, not a revert`);
     const later = (kind: Kind, id: number): LaterPlace | undefined => {
-      const row = revert.getItem(kind, id);
+      let row: ItemRow | null;
+      try {
+        row = revert.getItem(kind, id);
+      } catch (err) {
+        return {
+          storage: null,
+          moving: false,
+          what: `the revert's checkpoint ${revertFile} cannot be read (${err instanceof Error ? err.message : String(err)})`,
+        };
+      }
       return row ? laterOf(row) : undefined;
     };
     return use({ checks, later });
