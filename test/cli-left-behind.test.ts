@@ -191,7 +191,7 @@ describe('copies left behind stay true (separate processes, real HTTP)', { timeo
     const moved = fromDb<{ n: number }>(sb.db, "SELECT count(*) AS n FROM moves WHERE state = 'failed'")[0]!.n;
     expect(moved).toBeGreaterThan(left.length);
 
-    expect(run.stdout).toContain(`Copies on the destination of failed moves (${left.length})`);
+    expect(run.stdout).toContain(`Copies left on the destination by failed moves (${left.length})`);
     const status = await statusJson(sb.dir, plan, state);
     expect(status.orphans.map((c) => key(c, c.source)).sort()).toEqual(left);
     for (const c of status.orphans) {
@@ -208,7 +208,7 @@ describe('copies left behind stay true (separate processes, real HTTP)', { timeo
     expect(retried.code, retried.stdout + retried.stderr).toBe(0);
     expect(sandboxCopies(sb.db)).toEqual([]);
     expect((await statusJson(sb.dir, plan, state)).orphans).toEqual([]);
-    expect(retried.stdout).not.toContain('Copies on the destination of failed moves');
+    expect(retried.stdout).not.toContain('Copies left on the destination by failed moves');
     expect(copiesSeries(metrics, 'cluster', 'destination')).toBe(0);
   });
 

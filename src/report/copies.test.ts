@@ -105,7 +105,7 @@ describe('copies left behind (one decision for every output)', () => {
     const text = copiesLines(copiesOf({ orphans: [orphan(7)], failedMoves: [failed(1)] })).join('\n');
     expect(text).toContain('Source copies left behind (1)');
     expect(text).toContain('  projects 7 g/p7: copy left on nfs-1 (move 70 cleanup failed)');
-    expect(text).toContain('Copies on the destination of failed moves (1)');
+    expect(text).toContain('Copies left on the destination by failed moves (1)');
     expect(text).toContain('  projects 1 g/p1: possible copy on cluster (move 10 failed without an error message');
     expect(text).toContain('where the item lives: NOT KNOWN');
     expect(text.split(CLUSTER_NOTE_LINES[0])).toHaveLength(2);

@@ -254,10 +254,7 @@ export function copiesLines(view: CopiesView): string[] {
     }
   }
   if (destination.length > 0) {
-    lines.push(
-      '',
-      `Copies on the destination of failed moves (${destination.length}): the move did not take the item there; nothing deletes them`,
-    );
+    lines.push('', `Copies left on the destination by failed moves (${destination.length}): nothing deletes them`);
     for (const c of destination) {
       lines.push(
         `  ${c.kind} ${c.id} ${c.name}: ${c.possible ? 'possible copy' : 'copy'} on ${c.source} (${c.cause})`,
@@ -268,10 +265,7 @@ export function copiesLines(view: CopiesView): string[] {
   }
   if (view.left.length > 0) lines.push(...CLUSTER_NOTE_LINES.map((l) => `  ${l}`));
   if (view.live.length > 0) {
-    lines.push(
-      '',
-      `Copies that are live (${view.live.length}): the item lives on that storage again, so the copy IS its repository; do not remove it`,
-    );
+    lines.push('', `Copies that are live (${view.live.length}): each IS its item's repository now; do not remove it`);
     for (const c of view.live) lines.push(`  ${c.kind} ${c.id} ${c.name} on ${c.storage}: ${c.why}`);
   }
   return lines;

@@ -50,7 +50,7 @@ export function copiesHtml(d: { orphans: LeftCopy[]; liveCopies?: LiveCopy[] | u
     out.push(
       p.section(
         'destination-copies-section',
-        `Copies on the destination of failed moves (${destination.length})`,
+        `Copies left on the destination by failed moves (${destination.length})`,
         '<p class="note">The move did not take the item there, but it may have copied it before it failed (a job killed after the copy, or a later repository of the project failing). Nothing deletes them: check where the item lives and each path on the storage, then remove it.</p>' +
           p.table('destination-copies', headers('Copy on'), rows(destination), numeric) +
           cluster,
