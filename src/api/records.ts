@@ -88,5 +88,8 @@ export function parseItem(kind: Kind, raw: unknown, ref: RequestRef): ItemRecord
   const forks = it['forks_count'];
   if (typeof parent === 'number') item.forkedFromId = parent;
   if (typeof forks === 'number' && forks > 0) item.forksCount = forks;
+  // GitLab leaves `forks_count` out for a caller without read_code (a project whose repository
+  // feature is disabled, for an administrator): unknown, not 0 (docs/gitlab-behaviour.md §1.5).
+  else if (forks === undefined || forks === null) item.forksCount = null;
   return item;
 }

@@ -40,7 +40,10 @@ export interface ItemRecord {
    * for callers who can read it), null when it is no fork or the field is absent. Others: absent.
    */
   forkedFromId?: number | null;
-  /** Projects: `forks_count`, the number of direct forks, when rendered. */
+  /**
+   * Projects: `forks_count`, the number of direct forks, when above 0; null when the instance left
+   * the field out (a caller without `read_code`): unknown, not 0. Absent: 0.
+   */
   forksCount?: number | null;
 }
 

@@ -89,6 +89,12 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       number('--move-fail-after-switch-rate', 0, 1),
       0,
     )
+    .option(
+      '--move-fail-after-copy-rate <p>',
+      'fraction of moves whose job dies after the copy, before the switch (failed, no message, on the source, the copy left on the destination)',
+      number('--move-fail-after-copy-rate', 0, 1),
+      0,
+    )
     .option('--fault-seed <n>', 'seed for every random fault', number('--fault-seed', 0, 2 ** 31), 1)
     .action(async (opts) => {
       const { runSandboxCommand } = await import('./sandbox.js');

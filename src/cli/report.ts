@@ -15,6 +15,7 @@ import type { ReportData } from '../report/html/data.js';
 import { renderHtmlReport } from '../report/html/render.js';
 import { buildStatusReport } from '../report/status.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
+import { withCopyKnowledge } from '../runtime/copies.js';
 import { lockHolder, openExistingCheckpoint } from '../runtime/status.js';
 import type { Checkpoint } from '../store/checkpoint.js';
 import type { StoredEvent } from '../store/types.js';
@@ -42,7 +43,21 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
     // Read as `status` reads (no transaction, which would hold up the writer): while a run goes on,
     // the events may run a few moments past the counts; the next report catches up.
     const saved = store.loadRun();
-    const status = buildStatusReport(file, saved, store.summary(now), now, lockHolder(store), planConcurrency);
+    const status = withCopyKnowledge(file, store, (copies) =>
+      buildStatusReport(
+        file,
+        saved,
+        store.summary(now),
+        now,
+        lockHolder(store),
+        planConcurrency,
+        null,
+        undefined,
+        undefined,
+        undefined,
+        copies,
+      ),
+    );
     const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;
     return buildReportData({ status, context, events: allEvents(store), now });
   } finally {

@@ -54,6 +54,20 @@ export interface LockHolderData {
   generation?: number;
 }
 
+/** Where an item with a copy left behind was found when a run re-checked it. */
+export interface CopyCheckData {
+  kind: Kind;
+  id: number;
+  /** The storage the copy is on. */
+  storage: string;
+  /** The storage the item lives on, as the instance answered; null when deleted or unreadable. */
+  itemStorage: string | null;
+  /** The item no longer exists. */
+  gone: boolean;
+  /** Why its storage could not be read (null when it was). */
+  why: string | null;
+}
+
 /** A change of the scheduling gate: a maintenance window opened or closed, or the throttle moved the cap. */
 export interface GateChangeData {
   cap: number;
@@ -114,6 +128,11 @@ export interface AuditEventMap {
     errorCode?: string | null;
   };
   'weights.restored': { from: Record<string, number>; to: Record<string, number> };
+  /**
+   * The end of a run read, on the instance, where each item with a copy left behind lives now
+   * (report/copies.ts): a copy on that storage is the live repository, never one to remove.
+   */
+  'copies.checked': { checks: CopyCheckData[] };
   // `shardmove revert` (runtime/revert*.ts): the items taken from the forward run's checkpoint
   'revert.seeded': { forward: string; items: number; skipped: number };
   /** An item the forward run moved that is no longer where it put it (`source`): not moved back. */
@@ -257,6 +276,8 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'schedule.ignored': '--ignore-schedule: maintenance windows are not enforced',
   'http.mutating': 'a mutating request was answered (the audit trail of writes)',
   'weights.restored': 'shardmove weights restore (or a revert) wrote the recorded weights back',
+  'copies.checked':
+    'the end of a run read where each item with a copy left behind lives now (a copy where it lives is live)',
   'revert.seeded':
     'a revert took the items the forward run moved from its checkpoint (those still where it put them, and the skipped)',
   'revert.skipped': 'a revert skips an item that left the storage the forward run moved it to (moved again, deleted)',

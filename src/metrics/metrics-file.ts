@@ -9,6 +9,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { CapData } from '../events/vocabulary.js';
 import { writeFileAtomic } from '../files/atomic.js';
+import { copiesOf } from '../report/copies.js';
+import type { CopyKnowledge } from '../report/copies.js';
 import { isMoveEvent, MoveLedger } from '../report/moves.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
 import { findSamePlanFiles } from './neighbours.js';
@@ -56,6 +58,8 @@ export function createMetricsFileObserver(
   let run: ObservedRun | null = null;
   let afterSeq = 0;
   let cap: CapData | null = null;
+  /** The run's last re-check of where items with copies left behind live (event copies.checked). */
+  let checks: CopyKnowledge['checks'] = null;
   /** How the run ended, from its own events (run.finished, run.interrupted); null while it goes on. */
   let outcome: RunOutcome | null = null;
   let ending = false;
@@ -72,6 +76,7 @@ export function createMetricsFileObserver(
     for (const e of events) {
       afterSeq = e.seq;
       if (e.type === 'cap.changed') cap = e.data;
+      if (e.type === 'copies.checked') checks = { at: e.at, checks: e.data.checks };
       if (e.type === 'run.finished') outcome = OUTCOME_OF_STATE[e.data.state] ?? 'stopped';
       if (e.type === 'run.interrupted') outcome = 'interrupted';
       if (!isMoveEvent(e)) continue;
@@ -86,8 +91,13 @@ export function createMetricsFileObserver(
     // The last write reads every event left: the outcome is the run's last one.
     if (end && events.length === EVENTS_PER_REFRESH) return refresh(r, m, end);
     if (end) m.end(outcome ?? 'stopped', now);
+    const summary = r.store.summary(now);
+    // The run's one destination, for rows that do not record theirs (bulk drains, older checkpoints).
+    const destination = r.plan.move.to.length === 1 ? r.plan.move.to[0]! : null;
     m.setGauges({
-      summary: r.store.summary(now),
+      summary,
+      copies: copiesOf(summary, { destination, checks }).left,
+      storages: { sources: r.plan.move.from, destinations: r.plan.move.to },
       cap,
       elapsedMs: now - r.startedAt,
       step: r.step(),
@@ -144,6 +154,8 @@ export function createMetricsFileObserver(
       afterSeq = r.store.lastEventSeq();
       // The cap in force until this process records its own: the last one the checkpoint holds.
       cap = r.store.lastEventOf(['cap.changed'])?.data ?? null;
+      const lastCheck = r.store.lastEventOf(['copies.checked']);
+      checks = lastCheck ? { at: lastCheck.at, checks: lastCheck.data.checks } : null;
       gapMs = Math.max(250, Math.min(r.plan.poll.intervalMs, 5_000));
       mkdirSync(dirname(file), { recursive: true });
       for (const other of findSamePlanFiles(file, plan))

@@ -44,6 +44,13 @@ export interface GaugeInput {
   startedAt: number;
   /** Now (ms since epoch): the heartbeat. */
   now: number;
+  /**
+   * The copies left behind to remove once checked (../report/copies.ts): never a copy on the
+   * storage its item lives on now. Absent: the series is not written.
+   */
+  copies?: readonly { source: string; side: 'source' | 'destination' }[];
+  /** The plan's sources and destinations: each has a copies series from the start, 0 until a copy is left there. */
+  storages?: { sources: readonly string[]; destinations: readonly string[] };
 }
 
 export class RunMetrics {
@@ -96,6 +103,11 @@ export class RunMetrics {
     'Always 1; the labels name the step the run is in (its final state once it ended), and whether it is a dry run.',
     ['step', 'dry_run'],
   );
+  private readonly copies = this.gauge(
+    'shardmove_copies_left_behind',
+    'Repository copies a move of the run left behind, to remove once checked, by the storage they are on and side (source: the storage a moved item left; destination: where a failed move was copying it); never a copy on the storage its item lives on now (that copy is the repository).',
+    ['storage', 'side'],
+  );
   private readonly finished = new Counter({
     name: 'shardmove_moves_finished_total',
     help: 'Moves that ended with the repository on the destination (finished, or cleanup failed), by kind.',
@@ -121,6 +133,9 @@ export class RunMetrics {
     labelNames: ['plan', 'method', 'status'],
     registers: [this.registry],
   });
+
+  /** The (storage, side) pairs the copies series has had, by `storage\u0000side`. */
+  private readonly copySeries = new Map<string, { storage: string; side: string }>();
 
   /** `plan` is the plan's name, the label every series carries. */
   constructor(readonly plan: string) {}
@@ -152,6 +167,18 @@ export class RunMetrics {
     this.started.set({ plan }, g.startedAt / 1000);
     this.info.reset();
     this.info.set({ plan, step: g.step, dry_run: String(g.dryRun) }, 1);
+    if (g.copies && !g.dryRun) {
+      // Every (storage, side) seen keeps a series, dropping to 0 rather than vanishing once removed or live.
+      for (const storage of g.storages?.sources ?? [])
+        this.copySeries.set(`${storage}\u0000source`, { storage, side: 'source' });
+      for (const storage of g.storages?.destinations ?? [])
+        this.copySeries.set(`${storage}\u0000destination`, { storage, side: 'destination' });
+      for (const k of this.copySeries.values()) this.copies.set({ plan, ...k }, 0);
+      for (const c of g.copies) {
+        this.copySeries.set(`${c.source}\u0000${c.side}`, { storage: c.source, side: c.side });
+        this.copies.inc({ plan, storage: c.source, side: c.side });
+      }
+    }
     if (this.endedAt !== null) return;
     this.inFlight.set({ plan }, inFlight);
     this.cap.set({ plan }, g.cap?.cap ?? Number.NaN);

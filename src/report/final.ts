@@ -13,7 +13,9 @@ import type { EstimateInput } from './estimate.js';
 import { countItems, partialOutcome, stayingWords } from './counts.js';
 import type { RunCounts } from './counts.js';
 import { describeFailure } from './failure-class.js';
-import { formatBytes, formatApproxDuration, orphanLines, placementLines } from './summary.js';
+import { formatBytes, formatApproxDuration, placementLines } from './summary.js';
+import { copiesLines, copiesOf } from './copies.js';
+import type { CopyKnowledge, LiveCopy } from './copies.js';
 
 export interface FinalReportInput {
   /** The machine's final state value. */
@@ -33,6 +35,10 @@ export interface FinalReportInput {
   again?: string;
   /** Warnings the runtime raised while running (e.g. the token expiring before the estimated end). */
   extraWarnings?: string[];
+  /** What the end of the run learnt of where items with copies left behind live (./copies.ts). */
+  copies?: CopyKnowledge;
+  /** A revert's report: copies the forward run left that the revert made live again by moving items back onto them. */
+  madeLive?: LiveCopy[];
   /** Dry run with maintenance windows: the windows and the moment the report is made. */
   schedule?: { schedule: Schedule; now: number } | null;
 }
@@ -124,7 +130,13 @@ export function renderFinalReport(input: FinalReportInput): string {
       if (input.again) lines.push(`  once fixed: ${input.again} --retry-quarantined`);
     }
     lines.push(...placementLines(summary.placement, c.dryRun));
-    lines.push(...orphanLines(summary.orphans, { limit: FEW_COPIES, fullList: fullListOf(input) }));
+    const copies = copiesOf(summary, { destination: c.destination, ...input.copies });
+    lines.push(
+      ...copiesLines(
+        { left: copies.left, live: [...copies.live, ...(input.madeLive ?? [])] },
+        { limit: FEW_COPIES, fullList: fullListOf(input) },
+      ),
+    );
     if (c.verification) {
       lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
       lines.push(...recordsLines(c.verification.perKindAndSource));

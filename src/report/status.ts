@@ -11,14 +11,15 @@ import type { RunContext } from '../machine/types.js';
 import { NO_CONTROL } from '../store/types.js';
 import type { RunControl, SavedRun, StatusSummary } from '../store/types.js';
 import type { KindProgress } from './summary.js';
-import { diskPaths } from './disk-paths.js';
 import { failedMoveLines } from './failed-moves.js';
 import type { FailedMove } from './failed-moves.js';
+import { copiesLines, copiesOf } from './copies.js';
+import type { CopyKnowledge, LeftCopy, LiveCopy } from './copies.js';
 import { describeFailure } from './failure-class.js';
 import type { FailureClass } from './failure-class.js';
 import { countItems, listWords } from './counts.js';
 import type { SourceProgress } from './counts.js';
-import { formatApproxDuration, orphanLines, placementLines, rateAndEta } from './summary.js';
+import { formatApproxDuration, placementLines, rateAndEta } from './summary.js';
 
 /** The run lock as `status` found it: who holds it and whether that process is alive. */
 export interface LockView {
@@ -73,10 +74,14 @@ export interface StatusReport {
   /** Each with its failure class and that class's remedy (./failure-class.ts, docs/failures.md). */
   quarantined: (StatusSummary['quarantined'][number] & { class: FailureClass; remedy: string; doc: string })[];
   /**
-   * Moved items whose source copy is left behind (cleanup failed, or failed after the switch), with
-   * the copy's paths on its storage (hashed storage; relative to the storage's path).
+   * Repository copies left behind for the operator to remove once checked (./copies.ts): on the
+   * storage a moved item left (cleanup failed, failed after the switch), or on the destination of
+   * a failed move; `source` is the storage the copy is on, with its paths there (hashed storage,
+   * relative to the storage's path) and where the item lives, and how that is known.
    */
-  orphans: (NonNullable<StatusSummary['orphans']>[number] & { diskPaths: string[] })[];
+  orphans: LeftCopy[];
+  /** Copies that would be listed but are on the storage their item lives on now: live, never to remove. */
+  liveCopies: LiveCopy[];
   /** Items and bytes per destination (issue 23); empty when nothing was placed per item. */
   placement: NonNullable<StatusSummary['placement']>;
   warnings: string[];
@@ -140,6 +145,8 @@ export function buildStatusReport(
   last: AuditEventOf<'run.finished' | 'run.interrupted'> | null = null,
   /** The plan's schedule zone: a window's time as the progress line gives it. */
   timezone = 'UTC',
+  /** What is known beyond the checkpoint's rows of where items with copies left behind live (./copies.ts). */
+  copies: CopyKnowledge = {},
 ): StatusReport {
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
@@ -154,6 +161,7 @@ export function buildStatusReport(
   const running = state === 'running';
   const hold = running ? holdOf(cap, control, timezone) : null;
   const counts = countItems(summary);
+  const view = copiesOf(summary, { destination: c?.destination ?? null, ...copies });
   return {
     checkpoint,
     plan: saved?.planName ?? null,
@@ -178,7 +186,8 @@ export function buildStatusReport(
       const { class: cls, remedy, doc } = describeFailure(q.reason, c?.instanceVersion ?? null);
       return { ...q, class: cls, remedy, doc };
     }),
-    orphans: (summary.orphans ?? []).map((o) => ({ ...o, diskPaths: diskPaths(o.kind, o.id) })),
+    orphans: view.left,
+    liveCopies: view.live,
     placement: summary.placement ?? [],
     warnings: c?.warnings ?? [],
     notes: c?.notes ?? [],
@@ -280,7 +289,7 @@ export function renderStatus(r: StatusReport): string {
     }
   }
   lines.push(...placementLines(r.placement, r.dryRun));
-  lines.push(...orphanLines(r.orphans));
+  lines.push(...copiesLines({ left: r.orphans, live: r.liveCopies }));
   if (r.notes.length > 0) lines.push('', 'Room (checked by pre-flight):', ...r.notes.map((n) => `  ${n}`));
   if (r.warnings.length > 0) {
     lines.push('', `Warnings (${r.warnings.length}):`);

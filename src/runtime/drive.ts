@@ -20,6 +20,8 @@ import { createEffects } from './effects.js';
 import { scheduleOf } from '../schedule/gate.js';
 import type { SchedulingGate } from '../schedule/gate.js';
 import type { PrometheusClient } from '../api/prometheus.js';
+import { isLeaseLostError } from '../store/lease.js';
+import { recheckCopies } from './copies.js';
 import { INTERNAL, RuntimeError } from './errors.js';
 import { notifyObservers } from './observer.js';
 import type { SecretSet } from './logger.js';
@@ -64,6 +66,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     dryRun: opts.dryRun,
     ...(a.gate ? { gate: a.gate } : {}),
     ...(a.prometheus ? { prometheus: a.prometheus } : {}),
+    // Read when asked: pre-flight sets it in the machine's context before any drain places anything.
+    instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
   };
   const effects = createEffects(services.actors, deps, log);
 
@@ -178,6 +182,22 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   actor.stop();
   const state = String(snap.value);
   if (!isFinalState(state)) throw new RuntimeError(INTERNAL, `the run machine stopped in unexpected state ${state}`);
+  // Before the copies left behind are listed, where their items live now is read once.
+  let copies = null;
+  if (!opts.dryRun) {
+    try {
+      copies = await recheckCopies(store, a.api, {
+        destination: snap.context.destination,
+        now: () => clock.now(),
+        signal: opts.signal,
+      });
+    } catch (err) {
+      // A fenced write means the lock was lost: the caller says so. Anything else leaves the
+      // copies as the checkpoint records them, said as not re-checked.
+      if (isLeaseLostError(err)) throw err;
+      log.warn({ err }, 'the copies left behind could not be re-checked');
+    }
+  }
   const summary = store.summary(clock.now(), true);
   store.appendEvent(
     'run.finished',
@@ -193,6 +213,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     logFile: a.logFile,
     checkpointFile: store.file,
     extraWarnings,
+    copies: { checks: copies },
   };
   if (opts.dryRun) {
     report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency };

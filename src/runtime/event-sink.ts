@@ -206,6 +206,7 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     case 'http.mutating':
     case 'weights.restored':
     case 'plan.recorded':
+    case 'copies.checked':
     case 'revert.seeded':
     case 'revert.skipped':
     case 'lock.acquired':

@@ -35,6 +35,7 @@ import { createRunLogger } from './logger.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { locateCheckpoint, logPath, revertCheckpointPath } from './paths.js';
 import { recordedPlan } from './plan-record.js';
+import { copiesMadeLive } from './copies.js';
 import { revertActors } from '../actors/index.js';
 import type { StepError } from '../actors/index.js';
 import { bulkJobItems, withBulkJobItems } from './revert-bulk.js';
@@ -251,7 +252,11 @@ export async function executeRevert(
     );
     // The forward checkpoint's lock was taken over (or unlocked) under the revert: it stopped there.
     if (lease.lost) throw new LeaseLostError(forwardFile, forward.readLock());
-    if (outcome.kind === 'final') outcome.report.revertOf = forwardFile;
+    if (outcome.kind === 'final') {
+      outcome.report.revertOf = forwardFile;
+      // Copies the forward run listed as left behind on a storage an item went back to are its repository now.
+      outcome.report.madeLive = copiesMadeLive(forward, forwardFile, services.clock.now());
+    }
     return { kind: 'ran', outcome, revertFile, skipped: readSkipped(revertFile, services) };
   } finally {
     lease?.stop();

@@ -11,6 +11,7 @@ import { failedMoves } from '../report/failed-moves.js';
 import type { FailedMove } from '../report/failed-moves.js';
 import { buildStatusReport, capView } from '../report/status.js';
 import type { LockView, StatusReport } from '../report/status.js';
+import { withCopyKnowledge } from './copies.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
 import { isAlive, thisHost } from './process.js';
 
@@ -56,17 +57,20 @@ export function readStatus(file: string, now: number, plan: PlanGiven | null = n
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
     const saved = store.loadRun();
-    return buildStatusReport(
-      file,
-      saved,
-      store.summary(now),
-      now,
-      lockHolder(store),
-      planCapOf(store, plan),
-      capView(store.lastEventOf(['cap.changed'])),
-      recentFailures(store, versionOf(saved)),
-      store.lastEventOf(['run.finished', 'run.interrupted']),
-      plan?.timezone ?? 'UTC',
+    return withCopyKnowledge(file, store, (copies) =>
+      buildStatusReport(
+        file,
+        saved,
+        store.summary(now),
+        now,
+        lockHolder(store),
+        planCapOf(store, plan),
+        capView(store.lastEventOf(['cap.changed'])),
+        recentFailures(store, versionOf(saved)),
+        store.lastEventOf(['run.finished', 'run.interrupted']),
+        plan?.timezone ?? 'UTC',
+        copies,
+      ),
     );
   } finally {
     store.close();

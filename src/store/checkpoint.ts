@@ -113,6 +113,14 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
              WHERE state = 'moved' AND move_state IN ('cleanup failed', 'failed') ORDER BY kind, id`,
           )
         : null,
+      // Failed moves that may have left a copy on their destination: of items the run is done with.
+      failedMoves: p(
+        `SELECT kind, id, name, source, ${hasColumn(db, 'items', 'destination') ? 'destination' : 'NULL AS destination'},
+           move_id, move_state, state, last_error, stuck_at IS NOT NULL AS stuck FROM items
+         WHERE state IN ('quarantined', 'left') AND move_id IS NOT NULL
+           AND (move_state IS NULL OR move_state NOT IN ('finished', 'cleanup failed'))
+         ORDER BY kind, id`,
+      ),
       // Schema 15: what was placed where (issue 23); an older file placed nothing per item.
       placement: hasIndex(db, 'items_placed')
         ? p(
@@ -368,6 +376,31 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       moveId: o.move_id,
       moveState: o.move_state,
     }));
+    const failedMoves = (
+      this.r.failedMoves.all() as {
+        kind: Kind;
+        id: number;
+        name: string;
+        source: string;
+        destination: string | null;
+        move_id: number;
+        move_state: string | null;
+        state: string;
+        last_error: string | null;
+        stuck: number;
+      }[]
+    ).map((f) => ({
+      kind: f.kind,
+      id: f.id,
+      name: f.name,
+      source: f.source,
+      destination: f.destination,
+      moveId: f.move_id,
+      moveState: f.move_state,
+      stuck: f.stuck === 1,
+      state: f.state,
+      reason: f.last_error,
+    }));
     // Read at most every few seconds: every progress, metrics and events tick asks for a summary,
     // and on a large checkpoint this is its dearest part.
     if (
@@ -393,6 +426,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       retrying,
       control: this.readControl(),
       orphans,
+      failedMoves,
       placement,
       boundsReached,
       staying,

@@ -197,6 +197,12 @@ export class ItemTable implements ItemStore {
         'SELECT id, root_storage, pool_bytes, bytes FROM networks ORDER BY id',
         'SELECT NULL AS id WHERE 0',
       ),
+      countNetwork: w15('SELECT COUNT(*) AS n FROM items INDEXED BY items_network WHERE network = ?', 'SELECT 0 AS n'),
+      placedMembers: w15(
+        `SELECT network, destination, COUNT(*) AS members FROM items INDEXED BY items_network
+         WHERE network IS NOT NULL AND destination IS NOT NULL GROUP BY network, destination`,
+        'SELECT NULL AS network WHERE 0',
+      ),
       networkPlacements: w15(
         `SELECT network, MIN(destination) AS destination, COUNT(DISTINCT destination) AS n FROM items INDEXED BY items_network
          WHERE network IS NOT NULL AND destination IS NOT NULL GROUP BY network`,
@@ -423,15 +429,20 @@ export class ItemTable implements ItemStore {
     return this.batch(() => {
       const before = this.getNetwork(network);
       this.s.putNetwork.run(network, rootStorage, poolBytes);
-      // The network's bytes grow by its new members (and by its pool, once known): counted as they
-      // come, never summed again over every member (a page of a large network would be quadratic).
+      // The network's bytes are what it lands with on one destination: each member with the pool's
+      // objects (its copy holds its alternates'), plus one pool copy. They grow by the new members
+      // (and by the pool, once known: once for the copy and once per member counted before), counted
+      // as they come, never summed again over every member (a page of a large network would be
+      // quadratic); the members are counted once, when the pool becomes known.
       let bytes = before?.bytes ?? 0;
-      if ((before?.poolBytes ?? null) === null && poolBytes !== null) bytes += poolBytes;
+      const pool = before?.poolBytes ?? poolBytes ?? 0;
+      if ((before?.poolBytes ?? null) === null && poolBytes !== null)
+        bytes += poolBytes * (1 + (before ? (this.s.countNetwork.get(network) as { n: number }).n : 0));
       const fresh: number[] = [];
       for (const id of ids) {
         const row = this.getItem(kind, id);
         if (!row || row.network === network) continue;
-        bytes += row.sizeBytes ?? 0;
+        bytes += (row.sizeBytes ?? 0) + pool;
         fresh.push(id);
         this.s.setNetwork.run(network, kind, id);
       }
@@ -473,6 +484,10 @@ export class ItemTable implements ItemStore {
       networks: new Map(rows.filter((r) => r.n === 1).map((r) => [r.network, r.destination])),
       split: new Set(rows.filter((r) => r.n > 1).map((r) => r.network)),
     };
+  }
+
+  placedNetworkMembers(): { network: number; destination: string; members: number }[] {
+    return this.s.placedMembers.all() as { network: number; destination: string; members: number }[];
   }
 
   placedBytes(): PlacedRow[] {

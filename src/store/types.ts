@@ -61,6 +61,12 @@ export interface StatusSummary {
    * operator does. Optional: stores that cannot tell leave it out.
    */
   orphans?: OrphanCopy[];
+  /**
+   * Items the run is done with (quarantined, or left the source by other means) whose last move of
+   * ours failed or stuck while it may have been copying: a copy may stay on that move's
+   * destination. Optional: stores that cannot tell leave it out.
+   */
+  failedMoves?: FailedMove[];
   /** What is placed on each destination (issue 23): chosen, scheduled or moved. Optional: older stores leave it out. */
   placement?: DestinationPlacement[];
   /**
@@ -92,6 +98,29 @@ export interface OrphanCopy {
   moveId: number | null;
   /** `cleanup failed`, or `failed` (failed after the switch). */
   moveState: string;
+}
+
+/**
+ * An item the run is done with (quarantined, or gone from its source by other means) whose last move
+ * of ours did not end on the destination: failed, or given up as stuck.
+ */
+export interface FailedMove {
+  kind: Kind;
+  id: number;
+  name: string;
+  /** The storage the item was on when its move was posted. */
+  source: string;
+  /** The move's destination, when the row records it (older checkpoints and bulk drains: null). */
+  destination: string | null;
+  moveId: number;
+  /** The move's state as a poll last saw it before it ended (a failed move's row keeps the state before `failed`). */
+  moveState: string | null;
+  /** Quarantined as stuck in `moveState`, rather than failed. */
+  stuck: boolean;
+  /** `quarantined` or `left`. */
+  state: string;
+  /** Why, as recorded (GitLab's message, ours for a move without one, or why the item left). */
+  reason: string | null;
 }
 
 /**
@@ -247,7 +276,10 @@ export interface NetworkRow {
   rootStorage: string | null;
   /** The pool's bytes, estimated as the root's repository size, when known. */
   poolBytes: number | null;
-  /** The network's bytes: its members listed on the sources plus its pool. */
+  /**
+   * What the network lands with on one destination: its members listed on the sources, each with the
+   * pool's objects (a member's copy holds its alternates'), plus one copy of the pool.
+   */
   bytes: number;
 }
 
@@ -401,6 +433,8 @@ export interface ItemStore {
   networkPlacements(): { networks: Map<number, string>; split: Set<number> };
   /** What has been placed where so far (issue 23). */
   placedBytes(): PlacedRow[];
+  /** How many members of each fork network have been placed on each destination. */
+  placedNetworkMembers(): { network: number; destination: string; members: number }[];
   /** Pending items already placed (retries of scheduled items), due by `now`: what a reached bound still moves. */
   duePlacedItems(kind: Kind, source: string, now: number, limit: number): ItemRow[];
   /** The ids of pending items not placed yet, in the scheduling order (a dry run's placement walks them). */

@@ -134,8 +134,13 @@ export interface ReportData {
   kinds: KindRow[];
   storages: StorageRow[];
   quarantined: StatusReport['quarantined'];
-  /** Copies left on the source storages (cleanup failed, or failed after the switch), with their paths. */
+  /**
+   * Copies left behind, to remove once checked (../copies.ts): on the storage a moved item left, or
+   * on the destination of a failed move, with their paths and where the item lives.
+   */
   orphans: StatusReport['orphans'];
+  /** Copies that would be listed but are on the storage their item lives on now: never to remove. */
+  liveCopies?: StatusReport['liveCopies'];
   /** Items and bytes per destination (issue 23); empty when nothing was placed per item. */
   placement: StatusReport['placement'];
   stuck: StatusReport['stuck'];
@@ -391,6 +396,7 @@ export function buildReportData(input: ReportInput): ReportData {
     storages: storageRows(status),
     quarantined: status.quarantined,
     orphans: status.orphans,
+    liveCopies: status.liveCopies,
     placement: status.placement,
     stuck: status.stuck,
     weights: { before: c?.previousWeights ?? null, after: c?.newWeights ?? null, written: c?.weightsWritten ?? false },

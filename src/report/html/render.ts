@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { formatApproxDuration, formatBytes } from '../summary.js';
+import { copiesHtml } from './copies.js';
 import type { ReportData } from './data.js';
 
 /** Chart.js's browser bundle; the package exports no path to it, so it is found beside its main file. */
@@ -221,27 +222,7 @@ export function renderHtmlReport(d: ReportData): string {
           d.quarantined.map((q) => [q.kind, q.id, q.name, q.source, q.attempts, q.reason, q.class, q.remedy]),
           [false, true, false, false, true, false, false, false],
         );
-  const orphans =
-    d.orphans.length === 0
-      ? ''
-      : section(
-          'orphans-section',
-          `Source copies left behind (${d.orphans.length})`,
-          '<p class="note">Moved, but a copy of the repository stays on the old storage (the move ended <code>cleanup failed</code>, or failed after the switch). Nothing deletes them: check each path on the storage, then remove it.</p>' +
-            table(
-              'orphans',
-              ['Kind', 'Id', 'Name', 'Left on', 'Move', 'Paths (relative to the storage)'],
-              d.orphans.map((o) => [
-                o.kind,
-                o.id,
-                o.name,
-                o.source,
-                `${o.moveId ?? '?'} ${o.moveState === 'failed' ? 'failed after the switch' : o.moveState}`,
-                o.diskPaths.join(' '),
-              ]),
-              [false, true, false, false, false, false],
-            ),
-        );
+  const orphans = copiesHtml(d, { table, section, escapeHtml });
   const placement =
     d.placement.length === 0
       ? ''

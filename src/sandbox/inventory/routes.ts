@@ -58,6 +58,7 @@ import {
 } from '../http/pagination.js';
 import type { Router } from '../http/router.js';
 import { register as registerSandboxRoutes } from './sandbox-routes.js';
+import { register as registerStorageRoute } from './storage-route.js';
 import { addForkFields, hasForks, readForkFacts, withForkFieldsJson } from './forks.js';
 import { canReadCode, readCodeFacts, withoutCodeFields } from './code-access.js';
 
@@ -104,6 +105,7 @@ export function register(router: Router): void {
   router.get('/api/v4/projects', { level: 'public' }, (ctx) => list(ctx, PROJECTS));
   router.get('/api/v4/projects/:id', { level: 'public' }, (ctx) => show(ctx, 'project'));
   router.get('/api/v4/projects/:id/forks', { level: 'public' }, listForks);
+  registerStorageRoute(router);
   router.get('/api/v4/snippets/all', { level: 'user' }, (ctx) => list(ctx, SNIPPETS));
   router.get('/api/v4/snippets/:id', { level: 'user' }, (ctx) => show(ctx, 'snippet'));
   router.get('/api/v4/groups', { level: 'public' }, (ctx) => list(ctx, GROUPS));

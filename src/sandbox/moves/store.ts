@@ -73,6 +73,8 @@ export interface MoveStatements {
   insertStaleCopy: Run<[ItemKind, number, string, number, number]>;
   /** kind, item_id, storage: a move onto `storage` reuses the copy there. */
   deleteStaleCopy: Run<[ItemKind, number, string]>;
+  /** kind, item_id, storage: the size of the copy left there, if any. */
+  staleCopyMb: Get<[ItemKind, number, string], { size_mb: number }>;
   /** Moves per kind, counted once and then kept up to date by `noteMoveCreated` (list totals). */
   counts: Map<ItemKind, number>;
 }
@@ -127,6 +129,7 @@ export const moveStatements = perDatabase(
         'INSERT OR REPLACE INTO stale_copies (kind, item_id, storage, size_mb, move_id) VALUES (?, ?, ?, ?, ?)',
       ),
       deleteStaleCopy: db.prepare('DELETE FROM stale_copies WHERE kind = ? AND item_id = ? AND storage = ?'),
+      staleCopyMb: db.prepare('SELECT size_mb FROM stale_copies WHERE kind = ? AND item_id = ? AND storage = ?'),
       counts: new Map(),
     }) as unknown as MoveStatements,
 );
