@@ -72,7 +72,7 @@ export function createMetricsFileObserver(
     for (const e of events) {
       afterSeq = e.seq;
       if (e.type === 'cap.changed') cap = e.data;
-      if (e.type === 'run.finished') outcome = OUTCOME_OF_STATE[e.data.state] ?? 'stopped';
+      if (e.type === 'run.finished') outcome = OUTCOME_OF_STATE[e.data.outcome] ?? 'stopped';
       if (e.type === 'run.interrupted') outcome = 'interrupted';
       if (!isMoveEvent(e)) continue;
       const ended = ledger.add(e);

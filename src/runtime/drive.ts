@@ -112,7 +112,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
           const label = snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
           if (label !== lastLabel) {
             lastLabel = label;
-            store.appendEvent('step.entered', { step: label }, clock.now());
+            store.appendEvent('step.started', { step: label }, clock.now());
             log.info({ step: label }, 'step entered');
             if (label.startsWith('drain ')) checkTokenDeadline(snap.context);
           }
@@ -181,7 +181,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const summary = store.summary(clock.now(), true);
   store.appendEvent(
     'run.finished',
-    { state, error: snap.context.error, quarantined: summary.quarantined.length },
+    { outcome: state, error: snap.context.error, quarantined: summary.quarantined.length },
     clock.now(),
   );
   log.info({ state, error: snap.context.error, quarantined: summary.quarantined.length }, 'run finished');

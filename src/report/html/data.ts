@@ -233,9 +233,9 @@ export function buildReportData(input: ReportInput): ReportData {
         rawMarkers.push({ at: e.at, type: 'run.interrupted', label: 'interrupted' });
         break;
       case 'run.finished':
-        rawMarkers.push({ at: e.at, type: 'run.finished', label: `finished: ${e.data.state}` });
+        rawMarkers.push({ at: e.at, type: 'run.finished', label: `finished: ${e.data.outcome}` });
         break;
-      case 'step.entered':
+      case 'step.started':
         rawMarkers.push({ at: e.at, type: 'step', label: e.data.step });
         break;
       case 'revert.seeded':
