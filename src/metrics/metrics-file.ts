@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { CapData } from '../events/vocabulary.js';
 import { writeFileAtomic } from '../files/atomic.js';
+import { holdOf } from '../report/hold.js';
 import { isMoveEvent, MoveLedger } from '../report/moves.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
 import { findSamePlanFiles } from './neighbours.js';
@@ -86,10 +87,13 @@ export function createMetricsFileObserver(
     // The last write reads every event left: the outcome is the run's last one.
     if (end && events.length === EVENTS_PER_REFRESH) return refresh(r, m, end);
     if (end) m.end(outcome ?? 'stopped', now);
+    const summary = r.store.summary(now);
+    // The progress line's pace: this process's rate, none until enough of its moves ended.
+    const held = holdOf(cap, r.store.readControl())?.stopped ?? false;
     m.setGauges({
-      summary: r.store.summary(now),
+      summary,
       cap,
-      elapsedMs: now - r.startedAt,
+      pace: r.pace.read(now, summary, held),
       step: r.step(),
       dryRun: r.dryRun,
       startedAt: r.startedAt,

@@ -14,7 +14,7 @@ import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
 import type { RunContext, RunInput } from '../machine/types.js';
 import type { Plan } from '../plan/types.js';
 import type { FinalReportInput } from '../report/final.js';
-import { rateAndEta } from '../report/summary.js';
+import { PaceMeter } from '../report/pace.js';
 import type { CheckpointStore } from '../store/types.js';
 import { createEffects } from './effects.js';
 import { scheduleOf } from '../schedule/gate.js';
@@ -54,6 +54,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const { opts, services, plan, store, log } = a;
   const clock = services.clock;
   const startedAt = clock.now();
+  // This process's rate and ETA, one meter for the token check and every observer.
+  const pace = new PaceMeter(store.summary(startedAt), startedAt);
   const deps: ActorDeps = {
     api: a.api,
     store,
@@ -80,7 +82,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   // Once per run, when a drain starts: does the token outlive the estimated end?
   const checkTokenDeadline = (c: RunContext) => {
     if (extraWarnings.length > 0 || !c.tokenExpiresAt) return;
-    const { etaMs } = rateAndEta(store.summary(clock.now()), clock.now() - startedAt);
+    const { etaMs } = pace.read(clock.now(), store.summary(clock.now()), false);
     const warning = tokenOutlivedWarning(c.tokenExpiresAt, clock.now(), etaMs);
     if (!warning) return;
     extraWarnings.push(warning);
@@ -151,6 +153,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     store,
     clock,
     startedAt,
+    pace,
     dryRun: opts.dryRun,
     step: currentStep,
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,

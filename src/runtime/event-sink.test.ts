@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { testPlan } from '../../test/support/drain-harness.js';
+import { PaceMeter } from '../report/pace.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import type { Clock } from '../time/clock.js';
 import { createRunEvents } from './event-sink.js';
@@ -24,6 +25,7 @@ function setup(write?: (line: string) => void) {
       store,
       clock,
       startedAt: clock.t,
+      pace: new PaceMeter(store.summary(clock.t), clock.t),
       dryRun: false,
       step: () => 'preflight',
     });

@@ -11,7 +11,9 @@ import { toRunEvents } from '../events/run-events-of-audit.js';
 import type { SinkState } from '../events/run-events-of-audit.js';
 import { EVENTS_VERSION } from '../events/run-events.js';
 import type { RunEventBody, RunEventBodyOf } from '../events/run-events.js';
-import { progressByKind, rateAndEta } from '../report/summary.js';
+import type { CapData } from '../events/vocabulary.js';
+import { holdOf } from '../report/hold.js';
+import { progressByKind } from '../report/summary.js';
 import type { Clock } from '../time/clock.js';
 import type { ObservedRun, RunObserver } from './observer.js';
 
@@ -46,6 +48,8 @@ export function createRunEvents(write: (line: string) => void, clock: Clock, pro
   let ticker: NodeJS.Timeout | undefined;
   let run: ObservedRun | null = null;
   let state: SinkState | null = null;
+  /** The cap the drain recorded last: a held run has no ETA. */
+  let cap: CapData | null = null;
   let afterSeq = 0;
   let lastProgress = 0;
   const emit = (body: RunEventBody) => {
@@ -64,6 +68,7 @@ export function createRunEvents(write: (line: string) => void, clock: Clock, pro
       const page = run.store.readEvents(afterSeq, PAGE);
       for (const e of page) {
         afterSeq = e.seq;
+        if (e.type === 'cap.changed') cap = e.data;
         for (const body of toRunEvents(e, state)) emit(body);
       }
       if (page.length < PAGE) return;
@@ -78,7 +83,9 @@ export function createRunEvents(write: (line: string) => void, clock: Clock, pro
     const kinds = progressByKind(summary);
     const sum = (f: (k: (typeof kinds)[number]) => number) => kinds.reduce((a, k) => a + f(k), 0);
     const elapsedMs = Math.max(0, now - run.startedAt);
-    const rate = rateAndEta(summary, elapsedMs);
+    // The progress line's pace: this process's rate, none until enough of its moves ended.
+    const held = holdOf(cap, run.store.readControl())?.stopped ?? false;
+    const pace = run.pace.read(now, summary, held);
     emit({
       type: 'progress',
       step: state.step?.label ?? null,
@@ -88,8 +95,8 @@ export function createRunEvents(write: (line: string) => void, clock: Clock, pro
       waiting: sum((k) => k.waiting),
       retrying: sum((k) => k.retrying),
       quarantined: sum((k) => k.quarantined),
-      movesPerMinute: Math.round(rate.perMinute * 10) / 10,
-      etaMs: rate.etaMs === null ? null : Math.round(rate.etaMs),
+      movesPerMinute: Math.round((pace.perMinute ?? 0) * 10) / 10,
+      etaMs: pace.etaMs === null ? null : Math.round(pace.etaMs),
       elapsedMs: Math.round(elapsedMs),
     });
   };
@@ -110,6 +117,8 @@ export function createRunEvents(write: (line: string) => void, clock: Clock, pro
       run = r;
       state = { run: r, step: null };
       afterSeq = r.fromSeq;
+      // The cap in force until this process records its own: the last one the checkpoint holds.
+      cap = r.store.lastEventOf(['cap.changed'])?.data ?? null;
       readLog();
       // The first progress line comes with the start, then every interval.
       progress(true);
