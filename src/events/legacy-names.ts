@@ -25,6 +25,11 @@ export const LEGACY_AUDIT_NAMES: Readonly<Record<string, LegacyName>> = {
   'plan.recorded': { type: null },
 };
 
+/** How an old name reads now, or undefined for a name of today (own keys only: no name is `toString`). */
+export function legacyName(type: string): LegacyName | undefined {
+  return Object.hasOwn(LEGACY_AUDIT_NAMES, type) ? LEGACY_AUDIT_NAMES[type] : undefined;
+}
+
 /** Types that no reader sees: old checkpoints may hold them, nothing writes them any more. */
 export const RETIRED_AUDIT_TYPES: readonly string[] = Object.entries(LEGACY_AUDIT_NAMES)
   .filter(([, n]) => n.type === null)
@@ -51,7 +56,7 @@ export interface StoredRow {
  * types are never passed here: the queries leave them out, so that a page of events stays full.
  */
 export function readAuditRow(row: StoredRow): AuditEvent {
-  const legacy = LEGACY_AUDIT_NAMES[row.type];
+  const legacy = legacyName(row.type);
   if (!legacy?.type) return row as AuditEvent;
   let data = row.data;
   if (legacy.fields && data !== null && typeof data === 'object') {

@@ -5,7 +5,7 @@
  * log. Same habits as checkpoint.ts: WAL, statements prepared once, one transaction per batch.
  */
 import type Database from 'better-sqlite3';
-import { LEGACY_AUDIT_NAMES } from '../events/legacy-names.js';
+import { legacyName } from '../events/legacy-names.js';
 import { LockedError, StoreVersionError } from './errors.js';
 import { openCheckpointFile } from './open.js';
 import type { CheckpointKind, OpenedCheckpointFile } from './open.js';
@@ -331,7 +331,7 @@ export class CopyCheckpoint {
   readEvents(): Array<{ seq: number; at: number; type: string; data: Record<string, unknown> }> {
     return (this.s.events.all() as Array<{ seq: number; at: number; type: string; data: string }>).map((e) => ({
       ...e,
-      type: LEGACY_AUDIT_NAMES[e.type]?.type ?? e.type,
+      type: legacyName(e.type)?.type ?? e.type,
       data: JSON.parse(e.data) as Record<string, unknown>,
     }));
   }
