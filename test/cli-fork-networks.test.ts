@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { RunEventSchema } from '../src/runtime/events-schema.js';
+import { RunEventSchema } from '../src/events/run-events.js';
 import { ADMIN_TOKEN, runCli, sandboxEnv, tempDir, writeChangedSeed } from './support/cli-harness.js';
 
 const COUNTS = { projects: 60, snippets: 1, groups: 1 };

@@ -110,7 +110,7 @@ function isReEnumeration(file: string, url: string): boolean {
 }
 const lastStep = (file: string): unknown =>
   eventsOf(file)
-    .filter((e) => e.type === 'step.entered')
+    .filter((e) => e.type === 'step.started')
     .at(-1)?.data['step'];
 
 async function snapshotOf(url: string) {

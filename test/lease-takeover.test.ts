@@ -80,7 +80,7 @@ describe('the run lock as a lease (separate processes, real HTTP)', { timeout: 9
         await sleep(30);
       }
     }
-    const takeover = taker.readEvents(0, 100_000).filter((e) => e.type === 'lock.takeover');
+    const takeover = taker.readEvents(0, 100_000).filter((e) => e.type === 'lock.taken_over');
     expect(takeover.at(-1)?.data).toMatchObject({ previous: { pid, leaseMs: LEASE_MS }, reason: 'stale' });
     const before = dumpCheckpoint(file);
 

@@ -1,7 +1,8 @@
 /**
  * Where `run --events` writes: a file, appended to with one write(2) per line (so `tail -f` and
  * other readers never see half a line, and an earlier run's lines stay), or standard output for
- * `-`. Also the run's last event: how it ended and the exit code the process is about to return.
+ * `-`. Also the run's last events: a lost lease, and how it ended with the exit code the process is
+ * about to return.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -10,8 +11,9 @@ import { parseDuration, formatPlanDuration } from '../plan/durations.js';
 import { redact } from '../plan/secrets.js';
 import { createRunEvents } from '../runtime/event-sink.js';
 import type { RunEvents } from '../runtime/event-sink.js';
-import type { RUN_OUTCOMES } from '../runtime/events-schema.js';
+import type { RUN_OUTCOMES } from '../events/run-events.js';
 import type { RunOutcome } from '../runtime/types.js';
+import { LeaseLostError } from '../store/errors.js';
 import { systemClock } from '../time/clock.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
@@ -86,6 +88,8 @@ export function finishWithError(events: RunEvents, err: unknown, redact: (s: str
     [EXIT.leaseLost]: 'leaseLost',
   };
   const outcome: Outcome = byExit[exitCode] ?? (code.startsWith('SHARDMOVE_') ? 'failed' : 'error');
+  // The checkpoint's log cannot say it (this process may no longer write there): the sink does.
+  if (err instanceof LeaseLostError) events.leaseLost(err.holder);
   events.finish({
     type: 'run.finished',
     outcome,

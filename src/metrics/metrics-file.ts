@@ -11,6 +11,7 @@ import type { CapData } from '../events/vocabulary.js';
 import { writeFileAtomic } from '../files/atomic.js';
 import { copiesOf } from '../report/copies.js';
 import type { CopyKnowledge } from '../report/copies.js';
+import { holdOf } from '../report/hold.js';
 import { isMoveEvent, MoveLedger } from '../report/moves.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
 import { findSamePlanFiles } from './neighbours.js';
@@ -77,7 +78,7 @@ export function createMetricsFileObserver(
       afterSeq = e.seq;
       if (e.type === 'cap.changed') cap = e.data;
       if (e.type === 'copies.checked') checks = { at: e.at, checks: e.data.checks };
-      if (e.type === 'run.finished') outcome = OUTCOME_OF_STATE[e.data.state] ?? 'stopped';
+      if (e.type === 'run.finished') outcome = OUTCOME_OF_STATE[e.data.outcome] ?? 'stopped';
       if (e.type === 'run.interrupted') outcome = 'interrupted';
       if (!isMoveEvent(e)) continue;
       const ended = ledger.add(e);
@@ -94,12 +95,14 @@ export function createMetricsFileObserver(
     const summary = r.store.summary(now);
     // The run's one destination, for rows that do not record theirs (bulk drains, older checkpoints).
     const destination = r.plan.move.to.length === 1 ? r.plan.move.to[0]! : null;
+    // The progress line's pace: this process's rate, none until enough of its moves ended.
+    const held = holdOf(cap, r.store.readControl())?.stopped ?? false;
     m.setGauges({
       summary,
       copies: copiesOf(summary, { destination, checks }).left,
       storages: { sources: r.plan.move.from, destinations: r.plan.move.to },
       cap,
-      elapsedMs: now - r.startedAt,
+      pace: r.pace.read(now, summary, held),
       step: r.step(),
       dryRun: r.dryRun,
       startedAt: r.startedAt,

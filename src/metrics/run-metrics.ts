@@ -17,7 +17,8 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestEvent } from '../api/client.js';
 import type { MoveSpan } from '../report/moves.js';
 import { spanFailureClass, spanSeconds } from '../report/moves.js';
-import { rateAndEta } from '../report/summary.js';
+import { etaOf, remainingOf } from '../report/pace.js';
+import type { Pace } from '../report/pace.js';
 import { ITEM_STATES } from '../store/types.js';
 import type { StatusSummary } from '../store/types.js';
 
@@ -37,8 +38,8 @@ export interface GaugeInput {
   summary: StatusSummary;
   /** The cap in force the run recorded last (null: no drain has looked yet). */
   cap: CapData | null;
-  /** ms this process has been running the plan (the rate's window when shorter than 10 minutes). */
-  elapsedMs: number;
+  /** The run's pace (../report/pace.ts), the progress line's; absent: nothing measured (an ETA only when nothing remains). */
+  pace?: Pace;
   step: string;
   dryRun: boolean;
   startedAt: number;
@@ -75,7 +76,7 @@ export class RunMetrics {
   );
   private readonly eta = this.gauge(
     'shardmove_eta_seconds',
-    'Estimated seconds until every remaining item is moved, at the rate of the last 10 minutes; NaN when unknown; absent once the run ended.',
+    "Estimated seconds until every remaining item is moved, at this process's rate over the last 10 minutes (the progress line's: moves inherited from an earlier process do not count); NaN when unknown (measuring, or held); absent once the run ended.",
   );
   private readonly remaining = this.gauge(
     'shardmove_items_remaining',
@@ -183,9 +184,10 @@ export class RunMetrics {
     this.inFlight.set({ plan }, inFlight);
     this.cap.set({ plan }, g.cap?.cap ?? Number.NaN);
     this.paused.set({ plan }, g.summary.control?.paused ? 1 : 0);
-    const rate = rateAndEta(g.summary, g.elapsedMs);
-    this.eta.set({ plan }, rate.etaMs === null ? Number.NaN : rate.etaMs / 1000);
-    this.remaining.set({ plan }, rate.remaining);
+    const remaining = remainingOf(g.summary);
+    const etaMs = g.pace ? g.pace.etaMs : etaOf(remaining, null, false);
+    this.eta.set({ plan }, etaMs === null ? Number.NaN : etaMs / 1000);
+    this.remaining.set({ plan }, remaining);
     this.heartbeat.set({ plan }, g.now / 1000);
   }
 

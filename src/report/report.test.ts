@@ -268,7 +268,7 @@ describe('renderers', () => {
       seq: 9,
       at: Date.UTC(2026, 0, 1, 13),
       type: 'run.finished' as const,
-      data: { state: 'done' as const, error: null, quarantined: 1 },
+      data: { outcome: 'done' as const, error: null, quarantined: 1 },
     };
     const ended = buildStatusReport('/x.db', done, summary, 1, null, 10, rule, [], finished);
     expect(ended).toMatchObject({

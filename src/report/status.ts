@@ -126,7 +126,7 @@ function runState(snap: { status?: string; value?: unknown } | undefined, lock: 
 /** How the last process ended, when that is the state the run is in (a kill -9 leaves no event). */
 function endedOf(state: string, last: AuditEventOf<'run.finished' | 'run.interrupted'> | null): StatusReport['ended'] {
   if (!last || state === 'running' || state === 'not started') return null;
-  const was = last.type === 'run.finished' ? last.data.state : 'interrupted';
+  const was = last.type === 'run.finished' ? last.data.outcome : 'interrupted';
   return was === state ? { state: was, at: last.at } : null;
 }
 

@@ -14,7 +14,7 @@ import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
 import type { RunContext, RunInput } from '../machine/types.js';
 import type { Plan } from '../plan/types.js';
 import type { FinalReportInput } from '../report/final.js';
-import { rateAndEta } from '../report/summary.js';
+import { PaceMeter } from '../report/pace.js';
 import type { CheckpointStore } from '../store/types.js';
 import { createEffects } from './effects.js';
 import { scheduleOf } from '../schedule/gate.js';
@@ -56,6 +56,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const { opts, services, plan, store, log } = a;
   const clock = services.clock;
   const startedAt = clock.now();
+  // This process's rate and ETA, one meter for the token check and every observer.
+  const pace = new PaceMeter(store.summary(startedAt), startedAt);
   const deps: ActorDeps = {
     api: a.api,
     store,
@@ -84,7 +86,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   // Once per run, when a drain starts: does the token outlive the estimated end?
   const checkTokenDeadline = (c: RunContext) => {
     if (extraWarnings.length > 0 || !c.tokenExpiresAt) return;
-    const { etaMs } = rateAndEta(store.summary(clock.now()), clock.now() - startedAt);
+    const { etaMs } = pace.read(clock.now(), store.summary(clock.now()), false);
     const warning = tokenOutlivedWarning(c.tokenExpiresAt, clock.now(), etaMs);
     if (!warning) return;
     extraWarnings.push(warning);
@@ -116,7 +118,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
           const label = snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
           if (label !== lastLabel) {
             lastLabel = label;
-            store.appendEvent('step.entered', { step: label }, clock.now());
+            store.appendEvent('step.started', { step: label }, clock.now());
             log.info({ step: label }, 'step entered');
             if (label.startsWith('drain ')) checkTokenDeadline(snap.context);
           }
@@ -155,6 +157,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     store,
     clock,
     startedAt,
+    pace,
     dryRun: opts.dryRun,
     step: currentStep,
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
@@ -201,7 +204,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const summary = store.summary(clock.now(), true);
   store.appendEvent(
     'run.finished',
-    { state, error: snap.context.error, quarantined: summary.quarantined.length },
+    { outcome: state, error: snap.context.error, quarantined: summary.quarantined.length },
     clock.now(),
   );
   log.info({ state, error: snap.context.error, quarantined: summary.quarantined.length }, 'run finished');

@@ -10,6 +10,7 @@
 import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.js';
 import type { Plan } from '../plan/types.js';
+import type { PaceMeter } from '../report/pace.js';
 import type { CheckpointStore } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 
@@ -26,6 +27,8 @@ export interface ObservedRun {
   clock: Clock;
   /** When this process started driving the run (ms since epoch). */
   startedAt: number;
+  /** The run's pace (this process's rate and the ETA), one meter for every observer: they show the same. */
+  pace: PaceMeter;
   dryRun: boolean;
   /** The step the run is in, e.g. "drain nfs-1/projects". */
   step(): string;

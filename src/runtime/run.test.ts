@@ -117,7 +117,7 @@ describe('executeRun', () => {
     const { run: saved, events } = savedSnapshot();
     expect(saved?.machineVersion).toBe(1);
     expect((saved?.snapshot as { value: string }).value).toBe('done');
-    const steps = events.filter((e) => e.type === 'step.entered').map((e) => e.data.step);
+    const steps = events.filter((e) => e.type === 'step.started').map((e) => e.data.step);
     expect(steps).toEqual([
       'preflight',
       'storages',
@@ -226,7 +226,7 @@ describe('executeRun', () => {
     });
     const r = await run({ alive: false });
     expect(r.code).toBe(0);
-    expect(savedSnapshot().events.map((e) => e.type)).toContain('lock.takeover');
+    expect(savedSnapshot().events.map((e) => e.type)).toContain('lock.taken_over');
   });
 
   it('never writes the token into the log file or the checkpoint', async () => {

@@ -36,7 +36,6 @@ import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { locateCheckpoint, logPath, otherCheckpointNote, revertCheckpointPath } from './paths.js';
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
-import { recordPlan } from './plan-record.js';
 import { chooseStart, describeResume, planFixed } from './resume.js';
 import type { StartOptions } from './resume.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
@@ -132,8 +131,6 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       log.warn({ reason: start.reason }, 'starting the machine from pre-flight');
       store.appendEvent('run.restart', { reason: start.reason }, services.clock.now());
     }
-    // The plan's fields, not only its hash: `revert` names what changed since (the instance URL first).
-    recordPlan(store, plan, hash, services.clock.now());
     if (start.note) opts.stderr.write(`note: ${start.note}\n`);
     const resuming = describeResume({
       saved,

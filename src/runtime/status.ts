@@ -91,7 +91,7 @@ export function recentFailures(
   store: Pick<Checkpoint, 'lastEventsOf' | 'getItem'>,
   version: string | null = null,
 ): FailedMove[] {
-  const events = store.lastEventsOf(['move.failed', 'item.retry', 'item.quarantined'], FAILURE_EVENTS_READ);
+  const events = store.lastEventsOf(['move.failed', 'item.retry', 'move.quarantined'], FAILURE_EVENTS_READ);
   return failedMoves(events, (kind, id) => store.getItem(kind, id)?.name ?? null, undefined, version);
 }
 

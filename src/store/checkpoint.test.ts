@@ -70,7 +70,7 @@ describe('run-level checkpoint', () => {
     // a is "killed": its lock row stays behind.
     const b = openCheckpoint(file);
     b.acquireLock({ pid: 222, host: 'h', startedAt: 2 }, (pid) => pid !== 111);
-    expect(b.readEvents().map((e) => e.type)).toContain('lock.takeover');
+    expect(b.readEvents().map((e) => e.type)).toContain('lock.taken_over');
     b.close();
     const c = openCheckpoint(file);
     c.acquireLock({ pid: 333, host: 'h', startedAt: 3 }, () => true);
@@ -188,7 +188,7 @@ describe('run-level checkpoint', () => {
     const s = openCheckpoint(':memory:');
     for (let i = 1; i <= 6; i++) {
       s.appendEvent('move.failed', { kind: 'projects', source: 'a', id: i, moveId: i, error: null }, i);
-      s.appendEvent('step.entered', { step: `s${i}` }, i);
+      s.appendEvent('step.started', { step: `s${i}` }, i);
     }
     expect(s.lastEventsOf(['move.failed'], 3).map((e) => e.data.id)).toEqual([6, 5, 4]);
     expect(s.lastEventsOf(['move.failed'], 10, 4).map((e) => e.data.id)).toEqual([6, 5]);

@@ -13,6 +13,7 @@ import { openCheckpointFile } from './open.js';
 import type { CheckpointKind } from './open.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 import { NO_CONTROL } from './types.js';
+import { RETIRED_AUDIT_TYPES, readAuditRow, storedNamesOf } from '../events/legacy-names.js';
 import type { AuditEventMap, AuditEventOf, AuditType } from '../events/vocabulary.js';
 import type {
   CheckpointStore,
@@ -89,7 +90,10 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
           : 'SELECT ?, ?, ?, ?, ? WHERE 0',
       ),
       event: p('INSERT INTO events (at, type, data) VALUES (?, ?, ?)'),
-      events: p('SELECT seq, at, type, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
+      // Retired types are left out here, not after: a page of events stays full, so paging goes on.
+      events: p(
+        `SELECT seq, at, type, data FROM events WHERE seq > ? AND type NOT IN (${RETIRED_AUDIT_TYPES.map(sqlText).join(', ')}) ORDER BY seq LIMIT ?`,
+      ),
       lastSeq: p('SELECT COALESCE(MAX(seq), 0) AS seq FROM events'),
       counts: p('SELECT kind, source, state, n FROM item_counts WHERE n > 0 ORDER BY kind, source, state'),
       quarantined: p(
@@ -179,7 +183,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
         reason = takeoverReason(cur, holder, now, isAlive);
         if (reason === null) throw new LockedError(this.file, previous, now);
         this.appendEvent(
-          'lock.takeover',
+          'lock.taken_over',
           { previous, reason, heartbeatAgeMs: now - (previous.heartbeatAt ?? previous.startedAt) },
           now,
         );
@@ -307,12 +311,14 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
    */
   lastEventsOf<K extends AuditType>(types: readonly K[], limit: number, window = 1_000_000): AuditEventOf<K>[] {
     if (types.length === 0 || limit <= 0) return [];
+    // An older checkpoint may hold a type under its old name (../events/legacy-names.ts).
+    const names = storedNamesOf(types);
     const rows = this.db
       .prepare(
-        `SELECT seq, at, type, data FROM events WHERE seq > (SELECT coalesce(max(seq), 0) FROM events) - ? AND type IN (${types.map(() => '?').join(', ')})
+        `SELECT seq, at, type, data FROM events WHERE seq > (SELECT coalesce(max(seq), 0) FROM events) - ? AND type IN (${names.map(() => '?').join(', ')})
          ORDER BY seq DESC LIMIT ?`,
       )
-      .all(window, ...types, limit) as EventRow[];
+      .all(window, ...names, limit) as EventRow[];
     return rows.map((r) => toEvent(r) as AuditEventOf<K>);
   }
 
@@ -500,11 +506,17 @@ interface EventRow {
 }
 
 /**
- * A row of the log as the vocabulary's event. The one place a stored event is trusted to be what
- * its type says: only `appendEvent`, checked against the vocabulary, writes the log.
+ * A row of the log as the vocabulary's event, under today's names. The one place a stored event is
+ * trusted to be what its type says: only `appendEvent`, checked against the vocabulary, writes the
+ * log, and an older release's names are read through the one table of them.
  */
 function toEvent(row: EventRow): StoredEvent {
-  return { ...row, data: JSON.parse(row.data) as unknown } as StoredEvent;
+  return readAuditRow({ ...row, data: JSON.parse(row.data) as unknown });
+}
+
+/** A constant as an SQL string literal. */
+function sqlText(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
 }
 
 /**

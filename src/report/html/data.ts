@@ -207,7 +207,7 @@ function holdMarker(e: StoredEvent): Omit<TimelineMarker, 't'> | null {
         type: 'window',
         label: open
           ? `maintenance window opened${w.window ? ` (${w.window})` : ''}`
-          : `maintenance window closed${w.nextOpenAt != null ? `; the next opens ${new Date(w.nextOpenAt).toISOString()}` : ''}`,
+          : `maintenance window closed${w.nextOpensAt != null ? `; the next opens ${new Date(w.nextOpensAt).toISOString()}` : ''}`,
       };
     }
     case 'throttle.cap': {
@@ -325,9 +325,9 @@ export function buildReportData(input: ReportInput): ReportData {
         rawMarkers.push({ at: e.at, type: 'run.interrupted', label: 'interrupted' });
         break;
       case 'run.finished':
-        rawMarkers.push({ at: e.at, type: 'run.finished', label: `finished: ${e.data.state}` });
+        rawMarkers.push({ at: e.at, type: 'run.finished', label: `finished: ${e.data.outcome}` });
         break;
-      case 'step.entered':
+      case 'step.started':
         rawMarkers.push({ at: e.at, type: 'step', label: e.data.step });
         break;
       case 'rule.changed':

@@ -23,7 +23,7 @@ function events(): StoredEvent[] {
   const drain = { kind: 'projects' as const, source: 'nfs-1' };
   return [
     ev(0, 'run.started', { resumed: false, dryRun: false, pid: 1 }),
-    ev(1, 'step.entered', { step: 'drain nfs-1/projects' }),
+    ev(1, 'step.started', { step: 'drain nfs-1/projects' }),
     ev(10, 'rule.changed', { ...rule, status: 'holding', previous: 'ok' }),
     ev(70, 'rule.changed', { ...rule, value: 0.5, status: 'ok', previous: 'holding', since: null }),
     ev(80, 'rule.changed', {
@@ -47,7 +47,7 @@ function events(): StoredEvent[] {
       previous: { concurrency: null, paused: false },
     }),
     ev(200, 'control.changed', { concurrency: null, paused: false, previous: { concurrency: null, paused: true } }),
-    ev(300, 'window.closed', { cap: 0, ceiling: 10, reason: 'outside every window', nextOpenAt: T0 + 86_400_000 }),
+    ev(300, 'window.closed', { cap: 0, ceiling: 10, reason: 'outside every window', nextOpensAt: T0 + 86_400_000 }),
     ev(400, 'drain.until_reached', { ...drain, bound: 'moved', limitBytes: 2 ** 40, placedBytes: 2 ** 40 + 5 }),
   ];
 }
