@@ -56,7 +56,7 @@ export function createMetricsFileObserver(
   let run: ObservedRun | null = null;
   let afterSeq = 0;
   let cap: CapData | null = null;
-  /** How the run ended, from its own events (run.finished, run.interrupted); null while it goes on. */
+  /** How the run ended, from its own events (run.finished, run.interrupted, run.stopped); null while it goes on. */
   let outcome: RunOutcome | null = null;
   let ending = false;
   let gapMs = 1000;
@@ -72,8 +72,9 @@ export function createMetricsFileObserver(
     for (const e of events) {
       afterSeq = e.seq;
       if (e.type === 'cap.changed') cap = e.data;
-      if (e.type === 'run.finished') outcome = OUTCOME_OF_STATE[e.data.state] ?? 'stopped';
+      if (e.type === 'run.finished') outcome = OUTCOME_OF_STATE[e.data.state] ?? 'error';
       if (e.type === 'run.interrupted') outcome = 'interrupted';
+      if (e.type === 'run.stopped') outcome = 'stopped';
       if (!isMoveEvent(e)) continue;
       const ended = ledger.add(e);
       if (!ended) continue;
@@ -85,7 +86,8 @@ export function createMetricsFileObserver(
     const now = r.clock.now();
     // The last write reads every event left: the outcome is the run's last one.
     if (end && events.length === EVENTS_PER_REFRESH) return refresh(r, m, end);
-    if (end) m.end(outcome ?? 'stopped', now);
+    // No end of its own recorded: the lock was lost to another runner, or an internal error ended it.
+    if (end) m.end(outcome ?? 'error', now);
     m.setGauges({
       summary: r.store.summary(now),
       cap,

@@ -7,8 +7,10 @@
 import type { Logger } from 'pino';
 import { createActor } from 'xstate';
 import type { Snapshot } from 'xstate';
+import { stopSeen } from '../actors/index.js';
 import type { ActorDeps } from '../actors/index.js';
 import { isFinalState } from '../events/vocabulary.js';
+import type { StopRequest } from '../events/vocabulary.js';
 import type { InstanceApi } from '../api/types.js';
 import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
 import type { RunContext, RunInput } from '../machine/types.js';
@@ -23,6 +25,8 @@ import type { PrometheusClient } from '../api/prometheus.js';
 import { INTERNAL, RuntimeError } from './errors.js';
 import { notifyObservers } from './observer.js';
 import type { SecretSet } from './logger.js';
+import { createStopWatch } from './stop.js';
+import type { StopWatch } from './stop.js';
 import { tokenOutlivedWarning } from './token-deadline.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
@@ -47,6 +51,8 @@ export interface DriveArgs {
   prometheus?: PrometheusClient | undefined;
   /** The log's last sequence number before this process took the lock (observers read on from it). */
   fromSeq: number;
+  /** True once the run lock was lost: a stop request and the stop file are then left to its new holder. */
+  leaseLost?: () => boolean;
 }
 
 /** Runs the machine until it is final or interrupted. Throws INTERNAL if it stops in a non-final state. */
@@ -54,13 +60,24 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const { opts, services, plan, store, log } = a;
   const clock = services.clock;
   const startedAt = clock.now();
+  // A stop from outside (control --stop, the stop file) ends the run as Ctrl-C does, once nothing is in flight.
+  const stop = createStopWatch({
+    store,
+    clock,
+    log,
+    external: opts.signal,
+    quiet: () => quietForStop(store, actor.getSnapshot().context, deps),
+    step: () => currentStep(),
+    onSeen: (req, inFlight) => opts.stderr.write(`note: ${stoppingNote(req, inFlight)}\n`),
+  });
+  const signal = AbortSignal.any([opts.signal, stop.signal]);
   const deps: ActorDeps = {
     api: a.api,
     store,
     plan,
     clock,
     log,
-    signal: opts.signal,
+    signal,
     dryRun: opts.dryRun,
     ...(a.gate ? { gate: a.gate } : {}),
     ...(a.prometheus ? { prometheus: a.prometheus } : {}),
@@ -97,7 +114,10 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     });
   };
   const observers = opts.observers ?? [];
-  deps.onProgress = () => notifyObservers(observers, log, 'progress');
+  deps.onProgress = () => {
+    stop.check();
+    notifyObservers(observers, log, 'progress');
+  };
 
   let resolveFinal: (v: 'final') => void = () => undefined;
   const finished = new Promise<'final'>((resolve, reject) => {
@@ -130,8 +150,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
       await effects.interrupt();
       resolve('interrupted');
     };
-    if (opts.signal.aborted) void onAbort();
-    else opts.signal.addEventListener('abort', () => void onAbort(), { once: true });
+    if (signal.aborted) void onAbort();
+    else signal.addEventListener('abort', () => void onAbort(), { once: true });
   });
 
   store.appendEvent('run.started', { resumed: Boolean(a.snapshot), dryRun: opts.dryRun, pid: services.pid }, startedAt);
@@ -139,10 +159,10 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     { plan: plan.name, resumed: Boolean(a.snapshot), dryRun: opts.dryRun, checkpoint: store.file },
     'run started',
   );
-  const currentStep = () => {
+  function currentStep(): string {
     const snap = actor.getSnapshot();
     return snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
-  };
+  }
   notifyObservers(observers, log, 'started', {
     plan,
     checkpoint: store.file,
@@ -154,28 +174,57 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     dryRun: opts.dryRun,
     step: currentStep,
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
-    signal: opts.signal,
+    signal,
   });
   actor.start();
   // A restored run that had already ended emits nothing: it is final at once.
   if (actor.getSnapshot().status === 'done') resolveFinal('final');
   else persist();
+  // A stop asked for before this run started (the stop file left in place) is obeyed at once.
+  stop.start();
   let ending: 'final' | 'interrupted';
   try {
     ending = await Promise.race([finished, stopped]);
   } catch (err) {
     actor.stop();
     throw err;
+  } finally {
+    stop.close();
   }
   if (ending === 'interrupted') {
     persist();
     actor.stop();
-    store.appendEvent('run.interrupted', { step: stepLabel(actor.getSnapshot().context) }, clock.now());
+    const step = stepLabel(actor.getSnapshot().context);
+    const obeyed = stop.obeyed;
+    if (obeyed) {
+      store.appendEvent('run.stopped', { by: obeyed.by, step }, clock.now());
+      log.warn({ stop: obeyed, step }, 'checkpoint saved: stopped on request');
+      const notes = a.leaseLost?.() ? [] : stop.consume();
+      return {
+        kind: 'stopped',
+        report: {
+          stop: obeyed,
+          inFlight: stop.inFlightAtStop,
+          stopFile: stop.file,
+          step,
+          dryRun: opts.dryRun,
+          summary: store.summary(clock.now(), true),
+          elapsedMs: clock.now() - startedAt,
+          checkpointFile: store.file,
+          logFile: a.logFile,
+          notes,
+        },
+        redact: (text) => a.secrets.scrub(text),
+      };
+    }
+    store.appendEvent('run.interrupted', { step }, clock.now());
     log.warn('checkpoint saved after interruption');
+    if (!a.leaseLost?.()) noteConsumed(stop, opts);
     return { kind: 'interrupted' };
   }
   const snap = actor.getSnapshot();
   actor.stop();
+  if (!a.leaseLost?.()) noteConsumed(stop, opts);
   const state = String(snap.value);
   if (!isFinalState(state)) throw new RuntimeError(INTERNAL, `the run machine stopped in unexpected state ${state}`);
   const summary = store.summary(clock.now(), true);
@@ -215,4 +264,44 @@ function estimateSizes(store: CheckpointStore, c: RunContext): { bytes: number; 
     out.maxBytes = Math.max(out.maxBytes, s.maxBytes);
   }
   return out;
+}
+
+/**
+ * Whether a run asked to stop may end now. Outside a drain nothing of this run is going (moves an
+ * earlier process left in flight are followed by the drain that reaches them, as after Ctrl-C).
+ * In a drain: no move in flight or being posted, and, where the drain has a bulk job, the drain
+ * has seen the stop in its cap: until then it follows the job, which the instance cannot call
+ * back, to its end (or holds its POST).
+ */
+function quietForStop(
+  store: Pick<CheckpointStore, 'countInFlight' | 'getBulk'>,
+  c: RunContext,
+  deps: ActorDeps,
+): boolean {
+  if (c.step !== 'drain') return true;
+  if (store.countInFlight() > 0) return false;
+  const kind = c.kinds[c.kindIndex];
+  const source = c.sources[c.sourceIndex];
+  return stopSeen(deps) || !kind || !source || store.getBulk(kind, source) === null;
+}
+
+/** What the run says when it sees a stop request. */
+function stoppingNote(req: StopRequest, inFlight: number): string {
+  const by = req.by === 'file' ? 'the stop file' : 'shardmove control --stop';
+  const then =
+    inFlight > 0
+      ? `the ${inFlight} move(s) in flight are followed to their end, then the run exits`
+      : 'the run exits once nothing is in flight';
+  return `stopping, asked by ${by}: nothing new starts; ${then}; \`run\` again continues`;
+}
+
+/** A run that ended otherwise consumes a stop request too (it came as the run ended), and says so. */
+function noteConsumed(stop: StopWatch, opts: DriveArgs['opts']): void {
+  const seen = stop.seen;
+  const notes = stop.consume();
+  if (seen)
+    opts.stderr.write(
+      `note: the stop asked for by ${seen.by === 'file' ? 'the stop file' : 'shardmove control --stop'} was cleared: the run ended first\n`,
+    );
+  for (const n of notes) opts.stderr.write(`warning: ${n}\n`);
 }

@@ -44,7 +44,7 @@ const control = (c: CapData | null) => (c ? { cap: c.cap, paused: c.paused } : n
 /** The instance's GitLab version as pre-flight read it (null before, or for a sink with no run). */
 const releaseOf = (s: SinkState): string | null => (s.run as ObservedRun | null)?.instanceVersion?.() ?? null;
 
-function endStep(s: SinkState, outcome: 'ok' | 'failed' | 'interrupted', at: number): RunEventBody[] {
+function endStep(s: SinkState, outcome: 'ok' | 'failed' | 'interrupted' | 'stopped', at: number): RunEventBody[] {
   if (!s.step) return [];
   const ended: RunEventBody = {
     type: 'step.ended',
@@ -85,6 +85,10 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     }
     case 'run.interrupted':
       return endStep(s, 'interrupted', e.at);
+    case 'run.stopping':
+      return [{ type: 'run.stopping', by: e.data.by, step: e.data.step, inFlight: e.data.inFlight }];
+    case 'run.stopped':
+      return endStep(s, 'stopped', e.at);
     case 'run.finished':
       return endStep(s, e.data.state === 'failed' ? 'failed' : 'ok', e.at);
     case 'move.scheduled':

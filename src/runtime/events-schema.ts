@@ -28,7 +28,15 @@ const base = {
 };
 
 /** How a run ended, with the process's exit code (README: Exit codes). */
-export const RUN_OUTCOMES = [...FINAL_STATES, 'interrupted', 'refused', 'invalid', 'leaseLost', 'error'] as const;
+export const RUN_OUTCOMES = [
+  ...FINAL_STATES,
+  'interrupted',
+  'stopped',
+  'refused',
+  'invalid',
+  'leaseLost',
+  'error',
+] as const;
 
 export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({
@@ -46,7 +54,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     ...base,
     type: z.literal('step.ended'),
     step: z.string(),
-    outcome: z.enum(['ok', 'failed', 'interrupted']),
+    /** `stopped` (a stop from outside) was added in version 1. */
+    outcome: z.enum(['ok', 'failed', 'interrupted', 'stopped']),
     durationMs: z.number().int().min(0),
   }),
   z.object({
@@ -90,7 +99,7 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     previous: control.nullable(),
     reason: z.string(),
     /** What set the cap (added in version 1: readers of older lines see none). */
-    limit: z.enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle']).optional(),
+    limit: z.enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle', 'stopping']).optional(),
     /** limit rule: the rule that holds the run (`capacity:<storage>` for the room), and since when (added in version 1). */
     rule: z.string().optional(),
     since: z.iso.datetime().nullable().optional(),
@@ -126,6 +135,14 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     type: z.literal('lock.taken_over'),
     previous: z.object({ pid: z.number().int(), host: z.string() }),
     reason: z.enum(['dead', 'stale']),
+  }),
+  /** A stop from outside was seen (added in version 1): nothing new starts; the run ends once nothing is in flight. */
+  z.object({
+    ...base,
+    type: z.literal('run.stopping'),
+    by: z.enum(['control', 'file']),
+    step: z.string(),
+    inFlight: z.number().int().min(0),
   }),
   z.object({
     ...base,

@@ -319,6 +319,17 @@ export function buildReportData(input: ReportInput): ReportData {
       case 'run.interrupted':
         rawMarkers.push({ at: e.at, type: 'run.interrupted', label: 'interrupted' });
         break;
+      // A stop from outside: marked where it was asked for, and where the run ended on it.
+      case 'run.stopping':
+        rawMarkers.push({
+          at: e.at,
+          type: 'hold',
+          label: `stopping (${e.data.by === 'file' ? 'the stop file' : 'shardmove control --stop'})`,
+        });
+        break;
+      case 'run.stopped':
+        rawMarkers.push({ at: e.at, type: 'run.interrupted', label: 'stopped on request' });
+        break;
       case 'run.finished':
         rawMarkers.push({ at: e.at, type: 'run.finished', label: `finished: ${e.data.state}` });
         break;

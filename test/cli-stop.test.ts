@@ -1,0 +1,626 @@
+/**
+ * A stop from outside: `shardmove control PLAN --stop`, and the stop file beside the checkpoint.
+ * The run (a separate process) schedules into a sandbox whose moves are held by its own clock, so
+ * the moves in flight at the stop are built, then let go. Judged from the sandbox's records (no move
+ * created after the run saw the stop, every move in flight at the stop ended before the run exited)
+ * and the checkpoint (no move intent after the stop, the stop consumed), then resumed to its end.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { parseControlChange } from '../src/cli/control.js';
+import type { AuditEvent } from '../src/events/vocabulary.js';
+import { RunEventSchema } from '../src/runtime/events-schema.js';
+import { openCheckpoint } from '../src/store/checkpoint.js';
+import type { CliResult } from './support/cli-harness.js';
+import { invariantViolations, movesOf, runCli, sandboxEnv, tempDir, writePlan } from './support/cli-harness.js';
+import { HELD_MOVE_MS, ended, startHeldSandbox } from './support/held-sandbox.js';
+import { startProxiedSandbox } from './support/hold-proxy.js';
+import type { HeldSandbox } from './support/held-sandbox.js';
+import { until } from './support/until.js';
+
+/** The checkpoint's audit events, oldest first ([] while it does not exist yet). */
+function eventsOf(file: string): AuditEvent[] {
+  if (!existsSync(file)) return [];
+  try {
+    const store = openCheckpoint(file, { readOnly: true, busyTimeoutMs: 10_000 });
+    try {
+      return store.readEvents(0, 1_000_000);
+    } finally {
+      store.close();
+    }
+  } catch {
+    return [];
+  }
+}
+
+/** The entry at `path` (not followed), or null. */
+function lstatOrNull(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** The stop request the checkpoint's control row holds. */
+function stopInRow(file: string) {
+  const store = openCheckpoint(file, { readOnly: true });
+  try {
+    return store.readControl().stop ?? null;
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * What the judge of every stop checks in the checkpoint: no move was started after the run saw the
+ * stop (`run.stopping`; the drain's cap reads the same row, and launches in the tick it read it).
+ */
+function intentsAfterStop(events: readonly AuditEvent[]): number {
+  const seen = events.findIndex((e) => e.type === 'run.stopping');
+  expect(seen, 'the run saw the stop').toBeGreaterThanOrEqual(0);
+  return events.slice(seen).filter((e) => e.type === 'move.intent' || e.type === 'bulk.intent').length;
+}
+
+const has = (file: string, type: string) => () => Promise.resolve(eventsOf(file).some((e) => e.type === type));
+
+function setup(prefix: string, concurrency = 4): { dir: string; plan: string; file: string } {
+  const dir = tempDir(prefix);
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return { dir, plan: writePlan(dir, { concurrency }), file: join(dir, 'state', 'it.db') };
+}
+
+/** Starts `run` and waits until `n` moves of it are in flight in the held sandbox. */
+async function runWithMovesInFlight(
+  held: HeldSandbox,
+  dir: string,
+  args: string[],
+  n: number,
+): Promise<{ run: Promise<CliResult>; pid: () => number }> {
+  let pid = 0;
+  const run = runCli(args, { cwd: dir, env: sandboxEnv(held.url), onStart: (c) => (pid = c.pid ?? 0) });
+  const inFlight = await until(
+    async () => (await held.moves()).filter((m) => !ended(m)).length,
+    (k) => k >= n,
+    30_000,
+  );
+  expect(inFlight).toBe(n);
+  return { run, pid: () => pid };
+}
+
+describe('parseControlChange: --stop', () => {
+  it('takes --stop alone', () => {
+    expect(parseControlChange({ pause: false, unpause: false, stop: true })).toEqual({ stop: true });
+    for (const other of [{ pause: true }, { unpause: true }, { concurrency: '3' }])
+      expect(() => parseControlChange({ pause: false, unpause: false, stop: true, ...other })).toThrow(
+        /--stop takes no --pause, --unpause or --concurrency; give it alone/,
+      );
+  });
+});
+
+describe('a stop from outside (separate processes, real HTTP)', { timeout: 120_000 }, () => {
+  it('control --stop mid-drain: nothing new starts, the moves in flight end, exit 6; the same run resumes it', async () => {
+    const { dir, plan, file } = setup('stop-drain');
+    const held = await startHeldSandbox(dir, { projects: 30, snippets: 4, groups: 2 });
+    const env = sandboxEnv(held.url);
+    const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
+    const eventsFile = join(dir, 'events.jsonl');
+    const metrics = join(dir, 'it.prom');
+    // Two moves, then two more half a move later: they end at two different times.
+    writeFileSync(plan, readFileSync(plan, 'utf8').replace('concurrency: 4', 'concurrency: 2'));
+    const { run } = await runWithMovesInFlight(
+      held,
+      dir,
+      ['run', plan, '--events', eventsFile, '--metrics-file', metrics],
+      2,
+    );
+    held.advance(HELD_MOVE_MS / 2);
+    expect((await cli('control', plan, '--concurrency', '4')).code).toBe(0);
+    expect(
+      await until(
+        async () => (await held.moves()).length,
+        (n) => n === 4,
+        10_000,
+      ),
+    ).toBe(4);
+
+    const asked = await cli('control', plan, '--stop');
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toMatch(
+      /^stopping: no new moves; the moves in flight end first, then the run exits \(6\)\nthe run \(pid \d+\) obeys it within a second\ncheckpoint: /,
+    );
+    // Twice: the first request stands, nothing more is written.
+    const again = await cli('control', plan, '--stop', '--json');
+    expect(JSON.parse(again.stdout)).toMatchObject({ changed: false, stop: { by: 'control' } });
+    expect(await until(has(file, 'run.stopping'), (x) => x, 10_000)).toBe(true);
+    expect(await until(has(file, 'cap.changed'), (x) => x)).toBe(true);
+
+    // While its moves finish, status and the progress line say STOPPING.
+    const status = await cli('status', plan);
+    expect(status.stdout).toMatch(
+      /\n {2}now: STOPPING by shardmove control: no new move; it exits once none is in flight \(since [^)]+\)\n {7}then `run` again continues it\n/,
+    );
+    const atStop = await held.moves();
+    expect(atStop.filter((m) => !ended(m))).toHaveLength(4);
+
+    // The first two end; two slots are free, and nothing new takes them while the others go on.
+    held.advance(HELD_MOVE_MS / 2 + 1_000);
+    await until(
+      () => Promise.resolve(eventsOf(file).filter((e) => e.type === 'move.finished').length),
+      (n) => n === 2,
+      10_000,
+    );
+    await until(has(file, 'cap.changed'), () =>
+      eventsOf(file).some((e) => e.type === 'cap.changed' && e.data.limit === 'stopping'),
+    );
+    expect(await held.moves()).toHaveLength(4);
+    expect(eventsOf(file).some((e) => e.type === 'run.stopped')).toBe(false);
+
+    const done = await held.pumpUntil(run);
+    expect(done.code, done.stderr).toBe(6);
+    expect(done.stdout).toContain(
+      'STOPPED on request (shardmove control --stop): the 4 move(s) in flight ended first\n',
+    );
+    expect(done.stdout).toContain('  step: drain nfs-1/projects (stop asked for at ');
+    expect(done.stdout).toContain(`To continue from here: shardmove run ${plan}\n`);
+    expect(done.stdout).toMatch(/STOPPING by shardmove control/);
+    expect(done.stderr).toContain(
+      'note: stopping, asked by shardmove control --stop: nothing new starts; the 4 move(s) in flight are followed to their end',
+    );
+
+    // The sandbox: the same moves as at the stop, every one of them ended before the run exited.
+    const after = await held.moves();
+    expect(after.map((m) => m.id)).toEqual(atStop.map((m) => m.id));
+    expect(after.filter((m) => !ended(m))).toEqual([]);
+    // The checkpoint: no intent after the drain saw the stop; the request is consumed.
+    const events = eventsOf(file);
+    expect(intentsAfterStop(events)).toBe(0);
+    expect(events.find((e) => e.type === 'run.stopping')?.data).toEqual({
+      by: 'control',
+      step: 'drain nfs-1/projects',
+      inFlight: 4,
+    });
+    expect(events.filter((e) => e.type === 'run.stopped').map((e) => e.data)).toEqual([
+      { by: 'control', step: 'drain nfs-1/projects' },
+    ]);
+    const stops = events
+      .flatMap((e) => (e.type === 'control.changed' ? [e.data] : []))
+      .filter((d) => d.stop !== undefined || d.previous.stop !== undefined);
+    expect(stops).toHaveLength(2);
+    expect(stops[0]).toMatchObject({ stop: { by: 'control' }, previous: { stop: null } });
+    expect(stops[1]).toMatchObject({ previous: { stop: { by: 'control' } } });
+    expect(stops[1]).not.toHaveProperty('stop');
+    expect(stopInRow(file)).toBeNull();
+
+    // --events: run.stopping, the step ended stopped, run.finished with the outcome and exit code 6.
+    const lines = readFileSync(eventsFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => RunEventSchema.parse(JSON.parse(l)));
+    expect(lines.find((l) => l.type === 'run.stopping')).toMatchObject({ by: 'control', inFlight: 4 });
+    expect(lines.find((l) => l.type === 'step.ended' && l.outcome === 'stopped')).toMatchObject({
+      step: 'drain nfs-1/projects',
+    });
+    expect(lines.at(-1)).toMatchObject({ type: 'run.finished', outcome: 'stopped', exitCode: 6, error: null });
+    expect(readFileSync(metrics, 'utf8')).toMatch(
+      /^shardmove_run_end_timestamp_seconds\{[^}]*outcome="stopped"[^}]*\} /m,
+    );
+
+    // Status after it: stopped on request, and a stop now has nothing to stop (nothing is written).
+    const stopped = await cli('status', plan);
+    expect(stopped.stdout).toMatch(
+      /^Plan it: stopped, step drain nfs-1\/projects\n {2}stopped on request at \S+: no process/,
+    );
+    expect(JSON.parse((await cli('status', plan, '--json')).stdout)).toMatchObject({ state: 'stopped' });
+    const late = await cli('control', plan, '--stop');
+    expect(late.stdout).toMatch(/^nothing to stop: no run is going \(a stop would only stop the next `run` at once\)/);
+    expect(stopInRow(file)).toBeNull();
+
+    // The same run resumes it (it does not stop at once) and finishes.
+    const resumed = await held.pumpUntil(cli('run', plan));
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('DONE: every repository moved and verified');
+    for (const kind of ['project', 'snippet', 'group'] as const)
+      expect(invariantViolations(await movesOf(held.url, kind), 'cluster')).toEqual([]);
+    const finished = await cli('control', plan, '--stop');
+    expect(finished.stdout).toMatch(/^nothing to stop: the run has ended \(done\); nothing written\n/);
+  });
+
+  it('the stop file at the start (pre-flight): ends at once, writes nothing to the instance; any kind of entry, never followed', async () => {
+    const { dir, plan } = setup('stop-file');
+    const held = await startHeldSandbox(dir, { projects: 6, snippets: 2, groups: 1 });
+    const weights = await held.weights();
+    const cli = (...args: string[]) => runCli(args, { cwd: dir, env: sandboxEnv(held.url) });
+    const precious = join(dir, 'precious.txt');
+    writeFileSync(precious, 'keep me\n');
+    // Each a checkpoint of its own, with what an operator (or an attacker) leaves at <checkpoint>.stop.
+    const entries: Record<string, (at: string) => void> = {
+      file: (at) => writeFileSync(at, 'please stop\n'),
+      empty: (at) => writeFileSync(at, ''),
+      unreadable: (at) => {
+        writeFileSync(at, 'secret\n');
+        chmodSync(at, 0o000);
+      },
+      'symlink to a file': (at) => symlinkSync(precious, at),
+      'dangling symlink': (at) => symlinkSync(join(dir, 'nowhere'), at),
+      'empty directory': (at) => mkdirSync(at),
+      // A FIFO would block whoever opened it: the run only looks at it.
+      fifo: (at) => execFileSync('mkfifo', [at]),
+    };
+    for (const [name, make] of Object.entries(entries)) {
+      const state = join(dir, name.replace(/ /g, '-'), 'c.db');
+      mkdirSync(join(state, '..'));
+      make(`${state}.stop`);
+      const r = await cli('run', plan, '--state', state);
+      expect(r.code, `${name}: ${r.stderr}`).toBe(6);
+      expect(r.stdout, name).toMatch(
+        /(^|\n)STOPPED on request \(the stop file\): nothing was in flight\n {2}step: preflight /,
+      );
+      expect(r.stdout, name).toContain(`The stop file was removed: ${state}.stop\n`);
+      expect(r.stdout, name).toContain(`To continue from here: shardmove run ${plan} --state ${state}\n`);
+      expect(existsSync(`${state}.stop`) || lstatOrNull(`${state}.stop`) !== null, name).toBe(false);
+      // Nothing was written to the instance: no mutating request in the audit trail.
+      expect(
+        eventsOf(state).filter((e) => e.type === 'http.mutating'),
+        name,
+      ).toEqual([]);
+      expect(
+        eventsOf(state).map((e) => e.type),
+        name,
+      ).toContain('run.stopped');
+      expect(stopInRow(state), name).toBeNull();
+    }
+    expect(readFileSync(precious, 'utf8')).toBe('keep me\n');
+    expect(await held.moves()).toEqual([]);
+    expect(await held.weights()).toEqual(weights);
+
+    // A directory with something in it is not emptied: it is left, said, and stops every run until removed.
+    const state = join(dir, 'full-dir', 'c.db');
+    mkdirSync(`${state}.stop`, { recursive: true });
+    writeFileSync(join(`${state}.stop`, 'note.txt'), 'why\n');
+    const first = await cli('run', plan, '--state', state);
+    expect(first.code, first.stderr).toBe(6);
+    expect(first.stdout).toContain(
+      `could not remove the stop file ${state}.stop (ENOTEMPTY): remove it yourself; while it is there, every run stops at once`,
+    );
+    expect(readFileSync(join(`${state}.stop`, 'note.txt'), 'utf8')).toBe('why\n');
+    expect((await cli('run', plan, '--state', state)).code).toBe(6);
+    rmSync(`${state}.stop`, { recursive: true });
+    // Removed: the same run goes on from its checkpoint.
+    const resumed = await held.pumpUntil(cli('run', plan, '--state', state));
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain('resuming the run started');
+  });
+
+  it('while paused, while no window is open, and a dry run: each stops at once, nothing new starts', async () => {
+    const { dir, plan, file } = setup('stop-held');
+    const held = await startHeldSandbox(dir, { projects: 12, snippets: 2, groups: 1 });
+    const env = sandboxEnv(held.url);
+    const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
+
+    // Paused with moves in flight: they end (let go), then the stop ends the run at once.
+    const { run } = await runWithMovesInFlight(held, dir, ['run', plan], 4);
+    expect((await cli('control', plan, '--pause')).code).toBe(0);
+    await until(has(file, 'control.changed'), (x) => x);
+    const paused = await until(
+      async () => {
+        held.letGo();
+        return (await held.moves()).filter((m) => !ended(m)).length;
+      },
+      (n) => n === 0,
+      20_000,
+    );
+    expect(paused).toBe(0);
+    const atStop = (await held.moves()).length;
+    expect((await cli('control', plan, '--stop')).code).toBe(0);
+    const stopped = await run;
+    expect(stopped.code, stopped.stderr).toBe(6);
+    expect(stopped.stdout).toContain('STOPPED on request (shardmove control --stop): nothing was in flight\n');
+    expect((await held.moves()).length).toBe(atStop);
+    // The pause outlives the stop; the resumed run says so, and a stop ends it at once again.
+    const status = await cli('status', plan);
+    expect(status.stdout).toContain('(kept in the checkpoint for its next run)');
+    const resumed = runCli(['run', plan], { cwd: dir, env });
+    await until(has(file, 'run.started'), () => eventsOf(file).filter((e) => e.type === 'run.started').length === 2);
+    expect((await cli('control', plan, '--stop')).code).toBe(0);
+    const again = await resumed;
+    expect(again.code, again.stderr).toBe(6);
+    expect(again.stderr).toContain('note: this run is paused (shardmove control)');
+    expect((await held.moves()).length).toBe(atStop);
+
+    // No window open: the run waits before its first write; the stop ends it there, nothing written.
+    const windowed = join(dir, 'windowed.yaml');
+    const day = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][(new Date().getUTCDay() + 3) % 7];
+    writeFileSync(
+      windowed,
+      `${readFileSync(plan, 'utf8')}schedule:\n  timezone: UTC\n  windows: ["${day} 01:00-02:00"]\n`,
+    );
+    const wfile = join(dir, 'w.db');
+    const weights = await held.weights();
+    const waiting = runCli(['run', windowed, '--state', wfile], { cwd: dir, env });
+    await until(has(wfile, 'window.closed'), (x) => x, 20_000);
+    expect((await cli('control', windowed, '--state', wfile, '--stop')).code).toBe(0);
+    const w = await waiting;
+    expect(w.code, w.stderr).toBe(6);
+    expect(w.stdout).toMatch(
+      /\nSTOPPED on request \(shardmove control --stop\): nothing was in flight\n {2}step: weights /,
+    );
+    expect(eventsOf(wfile).filter((e) => e.type === 'http.mutating')).toEqual([]);
+    expect(await held.weights()).toEqual(weights);
+    expect((await held.moves()).length).toBe(atStop);
+
+    // A dry run stops the same way (its stop file is beside its own checkpoint), and says it changed nothing.
+    const dry = join(dir, 'state', 'it.dry-run.db');
+    writeFileSync(`${dry}.stop`, '');
+    const d = await cli('run', plan, '--dry-run');
+    expect(d.code, d.stderr).toBe(6);
+    expect(d.stdout).toMatch(
+      /(^|\n)DRY RUN STOPPED on request \(the stop file\): nothing was changed on the instance\n/,
+    );
+    expect(d.stdout).toContain(`To continue from here: shardmove run ${plan} --dry-run\n`);
+    // control --stop on the dry run's checkpoint with no dry run going: nothing to stop, nothing written.
+    const none = await cli('control', plan, '--state', dry, '--stop');
+    expect(none.stdout).toMatch(/^nothing to stop: no run is going/);
+    expect(stopInRow(dry)).toBeNull();
+    const finished = await cli('run', plan, '--dry-run');
+    expect(finished.code, finished.stderr).toBe(0);
+  });
+
+  it('bulk mode: the bulk job cannot be called back, so the run follows it to its end before it stops', async () => {
+    const dir = tempDir('stop-bulk');
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const plan = writePlan(dir, { mode: 'bulk', concurrency: 4, from: ['nfs-1'] });
+    const file = join(dir, 'state', 'it.db');
+    const held = await startHeldSandbox(dir, { projects: 16, snippets: 2, groups: 1 });
+    const env = sandboxEnv(held.url);
+    const onSource = (
+      held.sb.state.db
+        .prepare("SELECT COUNT(*) AS n FROM items WHERE kind = 'project' AND storage = 'nfs-1'")
+        .get() as {
+        n: number;
+      }
+    ).n;
+    // The bulk job makes a move for every project on the source; they are held.
+    const { run } = await runWithMovesInFlight(held, dir, ['run', plan], onSource);
+    expect((await runCli(['control', plan, '--stop'], { cwd: dir, env })).code).toBe(0);
+    await until(has(file, 'run.stopping'), (x) => x, 10_000);
+    const atStop = await held.moves();
+    const done = await held.pumpUntil(run);
+    expect(done.code, done.stderr).toBe(6);
+    const after = await held.moves();
+    expect(after.map((m) => m.id)).toEqual(atStop.map((m) => m.id));
+    expect(after.filter((m) => !ended(m))).toEqual([]);
+    // It followed the job to its end (every move attributed), and started nothing of its own after.
+    const events = eventsOf(file);
+    expect(events.filter((e) => e.type === 'bulk.move_seen')).toHaveLength(onSource);
+    expect(intentsAfterStop(events)).toBe(0);
+    const resumed = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));
+    expect(resumed.code, resumed.stderr).toBe(0);
+  });
+
+  it('a stop, then Ctrl-C: Ctrl-C wins (exit 130, moves left in flight), the stop is consumed and the next run goes on', async () => {
+    const { dir, plan, file } = setup('stop-sigint');
+    const held = await startHeldSandbox(dir, { projects: 12, snippets: 2, groups: 1 });
+    const env = sandboxEnv(held.url);
+    const { run, pid } = await runWithMovesInFlight(held, dir, ['run', plan], 4);
+    expect((await runCli(['control', plan, '--stop'], { cwd: dir, env })).code).toBe(0);
+    await until(has(file, 'run.stopping'), (x) => x, 10_000);
+    process.kill(pid(), 'SIGINT');
+    const cut = await run;
+    expect(cut.code, cut.stderr).toBe(130);
+    expect(cut.stderr).toContain(
+      'note: the stop asked for by shardmove control --stop was cleared: the run ended first',
+    );
+    expect((await held.moves()).filter((m) => !ended(m))).toHaveLength(4);
+    expect(stopInRow(file)).toBeNull();
+    // The next run follows those moves and goes on to the end: it does not stop at once.
+    const resumed = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(eventsOf(file).filter((e) => e.type === 'run.stopped')).toEqual([]);
+  });
+
+  it('a stop, then a lease takeover: the old holder writes nothing (exit 5); the run that takes the lock obeys the stop', async () => {
+    const { dir, plan, file } = setup('stop-takeover');
+    const held = await startHeldSandbox(dir, { projects: 12, snippets: 2, groups: 1 });
+    const env = sandboxEnv(held.url);
+    const { run, pid } = await runWithMovesInFlight(held, dir, ['run', plan, '--lease', '10s'], 4);
+    expect((await runCli(['control', plan, '--stop'], { cwd: dir, env })).code).toBe(0);
+    await until(has(file, 'run.stopping'), (x) => x, 10_000);
+    const atStop = await held.moves();
+
+    // Frozen while stopping; a runner elsewhere finds its heartbeat older than the lease (its clock
+    // is moved past it instead of waiting) and takes the lock over, then lets it go.
+    for (let tries = 0; ; tries++) {
+      process.kill(pid(), 'SIGSTOP');
+      const c = openCheckpoint(file, { busyTimeoutMs: 300 });
+      try {
+        const now = Date.now() + 11_000;
+        const got = c.acquireLock({ pid: 4242, host: 'rescheduled-pod', startedAt: now }, () => true, {
+          ms: 60_000,
+          now,
+        });
+        expect(got.reason).toBe('stale');
+        c.close();
+        break;
+      } catch (err) {
+        c.close();
+        if ((err as { code?: string }).code !== 'SQLITE_BUSY' || tries > 20) throw err;
+        process.kill(pid(), 'SIGCONT');
+        await new Promise((r) => setTimeout(r, 30));
+      }
+    }
+    process.kill(pid(), 'SIGCONT');
+    const lost = await run;
+    expect(lost.code, lost.stderr).toBe(5);
+    // It left the request for whoever runs the checkpoint now.
+    expect(stopInRow(file)).toMatchObject({ by: 'control' });
+
+    const next = runCli(['run', plan], { cwd: dir, env });
+    const obeyed = await held.pumpUntil(next);
+    expect(obeyed.code, obeyed.stderr).toBe(6);
+    const after = await held.moves();
+    expect(after.map((m) => m.id)).toEqual(atStop.map((m) => m.id));
+    expect(after.filter((m) => !ended(m))).toEqual([]);
+    expect(intentsAfterStop(eventsOf(file))).toBe(0);
+    expect(stopInRow(file)).toBeNull();
+    const resumed = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));
+    expect(resumed.code, resumed.stderr).toBe(0);
+  });
+
+  it('a revert stops the same way: control --stop on the plan reaches the revert, which resumes with `shardmove revert`', async () => {
+    const { dir, plan } = setup('stop-revert');
+    const held = await startHeldSandbox(dir, { projects: 10, snippets: 2, groups: 1 });
+    const env = sandboxEnv(held.url);
+    const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
+    const forward = await held.pumpUntil(cli('run', plan));
+    expect(forward.code, forward.stderr).toBe(0);
+    const before = (await held.moves()).length;
+    expect(await cli('control', plan, '--stop').then((r) => r.stdout)).toMatch(
+      /^nothing to stop: the run has ended \(done\); nothing written\n/,
+    );
+
+    const { run } = await runWithMovesInFlight(held, dir, ['revert', plan, '--yes'], 4);
+    const asked = await cli('control', plan, '--stop');
+    expect(asked.code, asked.stderr).toBe(0);
+    const revertFile = join(dir, 'state', 'it.revert.db');
+    expect(asked.stdout).toContain(`a revert holds ${join(dir, 'state', 'it.db')}: the stop is for the revert\n`);
+    expect(asked.stdout).toContain(`checkpoint: ${revertFile}\n`);
+    await until(has(revertFile, 'run.stopping'), (x) => x, 10_000);
+    const atStop = await held.moves();
+    const stopped = await held.pumpUntil(run);
+    expect(stopped.code, stopped.stderr).toBe(6);
+    expect(stopped.stdout).toContain(
+      'STOPPED on request (shardmove control --stop): the 4 move(s) in flight ended first',
+    );
+    expect(stopped.stdout).toContain(`To continue from here: shardmove revert ${plan}\n`);
+    const after = await held.moves();
+    expect(after.map((m) => m.id)).toEqual(atStop.map((m) => m.id));
+    expect(after.filter((m) => !ended(m))).toEqual([]);
+    expect(intentsAfterStop(eventsOf(revertFile))).toBe(0);
+    expect(stopInRow(join(dir, 'state', 'it.db'))).toBeNull();
+
+    const resumed = await held.pumpUntil(cli('revert', plan, '--yes'));
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('REVERTED: every item the run moved is back where it came from, verified');
+    expect((await held.moves()).length).toBeGreaterThan(before);
+  });
+
+  it('control --stop on a run of another host: written, and said to be obeyed if that run is alive', async () => {
+    const { dir, plan, file } = setup('stop-other-host');
+    mkdirSync(join(dir, 'state'));
+    openCheckpoint(file).close();
+    const raw = new Database(file);
+    raw
+      .prepare(
+        'INSERT INTO lock (id, pid, host, started_at, heartbeat_at, lease_ms, generation) VALUES (1, 4242, ?, 1, ?, 3600000, 1)',
+      )
+      .run('other-host', Date.now());
+    raw.close();
+    const r = await runCli(['control', plan, '--stop'], { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /^stopping: .*\nthe run holding it on other-host \(pid 4242\) obeys it within a second, if it is alive\n/,
+    );
+    expect(stopInRow(file)).toMatchObject({ by: 'control' });
+    // Bad options are refused before the file is touched.
+    expect((await runCli(['control', plan, '--stop', '--pause'], { cwd: dir })).code).toBe(2);
+  });
+
+  it('during verification: the round ends cleanly at the stop, and the resumed run verifies again', async () => {
+    const { dir, sandbox, proxy } = await startProxiedSandbox(
+      'stop-verify',
+      ['--move-duration', '20', '--workers', '20'],
+      {
+        projects: 10,
+        snippets: 2,
+        groups: 1,
+      },
+    );
+    const plan = writePlan(dir, { concurrency: 10 });
+    const file = join(dir, 'state', 'it.db');
+    const env = sandboxEnv(proxy.url);
+    const step = () =>
+      eventsOf(file)
+        .filter((e) => e.type === 'step.entered')
+        .at(-1)?.data.step;
+    // The first read of the verification step is answered by the sandbox, and the answer held back.
+    const trapped = proxy.arm({ match: (r) => r.method === 'GET' && step() === 'verify', forward: true });
+    const run = runCli(['run', plan], { cwd: dir, env });
+    await trapped;
+    const moves = async () =>
+      (await Promise.all((['project', 'snippet', 'group'] as const).map((k) => movesOf(sandbox.url, k)))).flat();
+    const atStop = await moves();
+    writeFileSync(`${file}.stop`, '');
+    await until(has(file, 'run.stopping'), (x) => x, 10_000);
+    proxy.release();
+    const stopped = await run;
+    expect(stopped.code, stopped.stderr).toBe(6);
+    expect(stopped.stdout).toContain('  step: verify (stop asked for at ');
+    expect(existsSync(`${file}.stop`)).toBe(false);
+    expect(await moves()).toEqual(atStop);
+    const events = eventsOf(file);
+    const seen = events.findIndex((e) => e.type === 'run.stopping');
+    expect(events.slice(seen).filter((e) => e.type === 'move.intent')).toEqual([]);
+    expect(events[seen]?.data).toMatchObject({ by: 'file', step: 'verify', inFlight: 0 });
+
+    const resumed = await runCli(['run', plan], { cwd: dir, env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('Verification: passed');
+    expect(eventsOf(file).filter((e) => e.type === 'step.entered' && e.data.step === 'verify')).toHaveLength(2);
+    expect(await moves()).toEqual(atStop);
+  });
+
+  it('bulk mode: a stop just before the bulk POST holds it; a stop while the POST is in the air waits for the job', async () => {
+    const { dir, sandbox, proxy } = await startProxiedSandbox(
+      'stop-bulk-post',
+      ['--move-duration', '20', '--workers', '20'],
+      {
+        projects: 12,
+        snippets: 2,
+        groups: 1,
+      },
+    );
+    const plan = writePlan(dir, { mode: 'bulk', concurrency: 4, from: ['nfs-1'] });
+    const env = sandboxEnv(proxy.url);
+    const moves = () => movesOf(sandbox.url, 'project');
+    const isMoveList = (url: string) => url.startsWith('/api/v4/project_repository_storage_moves');
+
+    // The read just before the bulk POST (the newest move, the job's baseline) is held; the stop
+    // comes then: the POST is never sent.
+    const before = join(dir, 'before.db');
+    const read = proxy.arm({
+      match: (r) => r.method === 'GET' && isMoveList(r.url) && /[?&]per_page=1(&|$)/.test(r.url),
+      forward: true,
+    });
+    const first = runCli(['run', plan, '--state', before], { cwd: dir, env });
+    await read;
+    writeFileSync(`${before}.stop`, '');
+    await until(has(before, 'run.stopping'), (x) => x, 10_000);
+    proxy.release();
+    const held = await first;
+    expect(held.code, held.stderr).toBe(6);
+    expect(await moves()).toEqual([]);
+    expect(eventsOf(before).filter((e) => e.type === 'bulk.intent')).toEqual([]);
+
+    // The bulk POST is answered by the sandbox, the answer held back; the stop comes then: the job
+    // runs on the instance whatever the run does, so the run finds its moves and follows them to
+    // their end before it stops.
+    const inAir = join(dir, 'in-air.db');
+    const post = proxy.arm({ match: (r) => r.method === 'POST' && isMoveList(r.url), forward: true });
+    const second = runCli(['run', plan, '--state', inAir], { cwd: dir, env });
+    await post;
+    writeFileSync(`${inAir}.stop`, '');
+    await until(has(inAir, 'run.stopping'), (x) => x, 10_000);
+    proxy.release();
+    const followed = await second;
+    expect(followed.code, followed.stderr).toBe(6);
+    const job = await moves();
+    expect(job.length).toBeGreaterThan(0);
+    expect(job.filter((m) => !ended(m))).toEqual([]);
+    expect(eventsOf(inAir).filter((e) => e.type === 'bulk.move_seen')).toHaveLength(job.length);
+    expect(intentsAfterStop(eventsOf(inAir))).toBe(0);
+  });
+});
