@@ -455,8 +455,14 @@ describe('a stop from outside (separate processes, real HTTP)', { timeout: 120_0
     process.kill(pid(), 'SIGCONT');
     const lost = await run;
     expect(lost.code, lost.stderr).toBe(5);
-    // It left the request for whoever runs the checkpoint now.
+    // It left the request for whoever runs the checkpoint now; status and control say it waits.
     expect(stopInRow(file)).toMatchObject({ by: 'control' });
+    expect((await runCli(['status', plan], { cwd: dir })).stdout).toMatch(
+      /\n {2}stop: asked for at \S+ by shardmove control --stop, not obeyed yet: the next run obeys it at once\n/,
+    );
+    expect((await runCli(['control', plan], { cwd: dir })).stdout).toMatch(
+      /^in force: .*\nstopping: asked for at \S+ by shardmove control --stop\n/,
+    );
 
     const next = runCli(['run', plan], { cwd: dir, env });
     const obeyed = await held.pumpUntil(next);

@@ -93,7 +93,10 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
   else if (r && r.alive === null)
     who = `the run holding it on ${r.host} (pid ${r.pid}) applies it within one poll interval, if it is alive`;
   else who = 'no run is going: it applies when `run` continues this checkpoint';
-  ctx.stdout.write(`${said}\n${changed ? `${who}\n` : ''}checkpoint: ${file}\n`);
+  const stopping = view.stop
+    ? `stopping: asked for at ${new Date(view.stop.at).toISOString()} by ${view.stop.by === 'file' ? 'the stop file' : 'shardmove control --stop'}\n`
+    : '';
+  ctx.stdout.write(`${said}\n${stopping}${changed ? `${who}\n` : ''}checkpoint: ${file}\n`);
   return EXIT.ok;
 }
 

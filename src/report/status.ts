@@ -255,6 +255,12 @@ export function renderStatus(r: StatusReport): string {
     lines.push(
       `  control: ${r.now ? `cap ${r.control.concurrency}, set with shardmove control${r.control.planConcurrency === null ? '' : ` (the plan's is ${r.control.planConcurrency})`}` : describeInForce(r.control)}${r.state === 'running' ? '' : ' (kept in the checkpoint for its next run)'}`,
     );
+  // A stop that waits with no run going (its run lost the lock, or was killed): the next run obeys it.
+  const stop = r.control.stop;
+  if (stop && r.state !== 'running')
+    lines.push(
+      `  stop: asked for at ${new Date(stop.at).toISOString()} by ${stop.by === 'file' ? 'the stop file' : 'shardmove control --stop'}, not obeyed yet: the next run obeys it at once`,
+    );
   const done = r.kinds.reduce((a, k) => a + k.done, 0);
   if (r.state !== 'running') lines.push(`  ${r.total} items known: ${done} done, ${r.remaining} remaining`);
   else
