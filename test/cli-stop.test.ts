@@ -1,95 +1,21 @@
 /**
- * A stop from outside: `shardmove control PLAN --stop`, and the stop file beside the checkpoint.
- * The run (a separate process) schedules into a sandbox whose moves are held by its own clock, so
- * the moves in flight at the stop are built, then let go. Judged from the sandbox's records (no move
- * created after the run saw the stop, every move in flight at the stop ended before the run exited)
- * and the checkpoint (no move intent after the stop, the stop consumed), then resumed to its end.
+ * A stop from outside with `shardmove control PLAN --stop`. The run (a separate process) schedules
+ * into a sandbox whose moves are held by its own clock, so the moves in flight at the stop are
+ * built, then let go. Judged from the sandbox's records (no move created after the run saw the stop,
+ * every move in flight at the stop ended before the run exited) and the checkpoint (no move intent
+ * after the stop, the stop consumed), then resumed to its end. The stop file: ./cli-stop-file.test.ts.
  */
-import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseControlChange } from '../src/cli/control.js';
-import type { AuditEvent } from '../src/events/vocabulary.js';
 import { RunEventSchema } from '../src/runtime/events-schema.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import type { CliResult } from './support/cli-harness.js';
-import { invariantViolations, movesOf, runCli, sandboxEnv, tempDir, writePlan } from './support/cli-harness.js';
+import { invariantViolations, movesOf, runCli, sandboxEnv } from './support/cli-harness.js';
 import { HELD_MOVE_MS, ended, startHeldSandbox } from './support/held-sandbox.js';
-import { startProxiedSandbox } from './support/hold-proxy.js';
-import type { HeldSandbox } from './support/held-sandbox.js';
+import { eventsOf, has, intentsAfterStop, runWithMovesInFlight, setup, stopInRow } from './support/stop-judge.js';
 import { until } from './support/until.js';
-
-/** The checkpoint's audit events, oldest first ([] while it does not exist yet). */
-function eventsOf(file: string): AuditEvent[] {
-  if (!existsSync(file)) return [];
-  try {
-    const store = openCheckpoint(file, { readOnly: true, busyTimeoutMs: 10_000 });
-    try {
-      return store.readEvents(0, 1_000_000);
-    } finally {
-      store.close();
-    }
-  } catch {
-    return [];
-  }
-}
-
-/** The entry at `path` (not followed), or null. */
-function lstatOrNull(path: string) {
-  try {
-    return lstatSync(path);
-  } catch {
-    return null;
-  }
-}
-
-/** The stop request the checkpoint's control row holds. */
-function stopInRow(file: string) {
-  const store = openCheckpoint(file, { readOnly: true });
-  try {
-    return store.readControl().stop ?? null;
-  } finally {
-    store.close();
-  }
-}
-
-/**
- * What the judge of every stop checks in the checkpoint: no move was started after the run saw the
- * stop (`run.stopping`; the drain's cap reads the same row, and launches in the tick it read it).
- */
-function intentsAfterStop(events: readonly AuditEvent[]): number {
-  const seen = events.findIndex((e) => e.type === 'run.stopping');
-  expect(seen, 'the run saw the stop').toBeGreaterThanOrEqual(0);
-  return events.slice(seen).filter((e) => e.type === 'move.intent' || e.type === 'bulk.intent').length;
-}
-
-const has = (file: string, type: string) => () => Promise.resolve(eventsOf(file).some((e) => e.type === type));
-
-function setup(prefix: string, concurrency = 4): { dir: string; plan: string; file: string } {
-  const dir = tempDir(prefix);
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return { dir, plan: writePlan(dir, { concurrency }), file: join(dir, 'state', 'it.db') };
-}
-
-/** Starts `run` and waits until `n` moves of it are in flight in the held sandbox. */
-async function runWithMovesInFlight(
-  held: HeldSandbox,
-  dir: string,
-  args: string[],
-  n: number,
-): Promise<{ run: Promise<CliResult>; pid: () => number }> {
-  let pid = 0;
-  const run = runCli(args, { cwd: dir, env: sandboxEnv(held.url), onStart: (c) => (pid = c.pid ?? 0) });
-  const inFlight = await until(
-    async () => (await held.moves()).filter((m) => !ended(m)).length,
-    (k) => k >= n,
-    30_000,
-  );
-  expect(inFlight).toBe(n);
-  return { run, pid: () => pid };
-}
 
 describe('parseControlChange: --stop', () => {
   it('takes --stop alone', () => {
@@ -101,7 +27,7 @@ describe('parseControlChange: --stop', () => {
   });
 });
 
-describe('a stop from outside (separate processes, real HTTP)', { timeout: 120_000 }, () => {
+describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 }, () => {
   it('control --stop mid-drain: nothing new starts, the moves in flight end, exit 6; the same run resumes it', async () => {
     const { dir, plan, file } = setup('stop-drain');
     const held = await startHeldSandbox(dir, { projects: 30, snippets: 4, groups: 2 });
@@ -161,9 +87,7 @@ describe('a stop from outside (separate processes, real HTTP)', { timeout: 120_0
 
     const done = await held.pumpUntil(run);
     expect(done.code, done.stderr).toBe(6);
-    expect(done.stdout).toContain(
-      'STOPPED on request (shardmove control --stop): the 4 move(s) in flight ended first\n',
-    );
+    expect(done.stdout).toContain('STOPPED on request (shardmove control --stop): 4 move(s) in flight ended first\n');
     expect(done.stdout).toContain('  step: drain nfs-1/projects (stop asked for at ');
     expect(done.stdout).toContain(`To continue from here: shardmove run ${plan}\n`);
     expect(done.stdout).toMatch(/STOPPING by shardmove control/);
@@ -227,72 +151,6 @@ describe('a stop from outside (separate processes, real HTTP)', { timeout: 120_0
       expect(invariantViolations(await movesOf(held.url, kind), 'cluster')).toEqual([]);
     const finished = await cli('control', plan, '--stop');
     expect(finished.stdout).toMatch(/^nothing to stop: the run has ended \(done\); nothing written\n/);
-  });
-
-  it('the stop file at the start (pre-flight): ends at once, writes nothing to the instance; any kind of entry, never followed', async () => {
-    const { dir, plan } = setup('stop-file');
-    const held = await startHeldSandbox(dir, { projects: 6, snippets: 2, groups: 1 });
-    const weights = await held.weights();
-    const cli = (...args: string[]) => runCli(args, { cwd: dir, env: sandboxEnv(held.url) });
-    const precious = join(dir, 'precious.txt');
-    writeFileSync(precious, 'keep me\n');
-    // Each a checkpoint of its own, with what an operator (or an attacker) leaves at <checkpoint>.stop.
-    const entries: Record<string, (at: string) => void> = {
-      file: (at) => writeFileSync(at, 'please stop\n'),
-      empty: (at) => writeFileSync(at, ''),
-      unreadable: (at) => {
-        writeFileSync(at, 'secret\n');
-        chmodSync(at, 0o000);
-      },
-      'symlink to a file': (at) => symlinkSync(precious, at),
-      'dangling symlink': (at) => symlinkSync(join(dir, 'nowhere'), at),
-      'empty directory': (at) => mkdirSync(at),
-      // A FIFO would block whoever opened it: the run only looks at it.
-      fifo: (at) => execFileSync('mkfifo', [at]),
-    };
-    for (const [name, make] of Object.entries(entries)) {
-      const state = join(dir, name.replace(/ /g, '-'), 'c.db');
-      mkdirSync(join(state, '..'));
-      make(`${state}.stop`);
-      const r = await cli('run', plan, '--state', state);
-      expect(r.code, `${name}: ${r.stderr}`).toBe(6);
-      expect(r.stdout, name).toMatch(
-        /(^|\n)STOPPED on request \(the stop file\): nothing was in flight\n {2}step: preflight /,
-      );
-      expect(r.stdout, name).toContain(`The stop file was removed: ${state}.stop\n`);
-      expect(r.stdout, name).toContain(`To continue from here: shardmove run ${plan} --state ${state}\n`);
-      expect(existsSync(`${state}.stop`) || lstatOrNull(`${state}.stop`) !== null, name).toBe(false);
-      // Nothing was written to the instance: no mutating request in the audit trail.
-      expect(
-        eventsOf(state).filter((e) => e.type === 'http.mutating'),
-        name,
-      ).toEqual([]);
-      expect(
-        eventsOf(state).map((e) => e.type),
-        name,
-      ).toContain('run.stopped');
-      expect(stopInRow(state), name).toBeNull();
-    }
-    expect(readFileSync(precious, 'utf8')).toBe('keep me\n');
-    expect(await held.moves()).toEqual([]);
-    expect(await held.weights()).toEqual(weights);
-
-    // A directory with something in it is not emptied: it is left, said, and stops every run until removed.
-    const state = join(dir, 'full-dir', 'c.db');
-    mkdirSync(`${state}.stop`, { recursive: true });
-    writeFileSync(join(`${state}.stop`, 'note.txt'), 'why\n');
-    const first = await cli('run', plan, '--state', state);
-    expect(first.code, first.stderr).toBe(6);
-    expect(first.stdout).toContain(
-      `could not remove the stop file ${state}.stop (ENOTEMPTY): remove it yourself; while it is there, every run stops at once`,
-    );
-    expect(readFileSync(join(`${state}.stop`, 'note.txt'), 'utf8')).toBe('why\n');
-    expect((await cli('run', plan, '--state', state)).code).toBe(6);
-    rmSync(`${state}.stop`, { recursive: true });
-    // Removed: the same run goes on from its checkpoint.
-    const resumed = await held.pumpUntil(cli('run', plan, '--state', state));
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stderr).toContain('resuming the run started');
   });
 
   it('while paused, while no window is open, and a dry run: each stops at once, nothing new starts', async () => {
@@ -367,38 +225,6 @@ describe('a stop from outside (separate processes, real HTTP)', { timeout: 120_0
     expect(stopInRow(dry)).toBeNull();
     const finished = await cli('run', plan, '--dry-run');
     expect(finished.code, finished.stderr).toBe(0);
-  });
-
-  it('bulk mode: the bulk job cannot be called back, so the run follows it to its end before it stops', async () => {
-    const dir = tempDir('stop-bulk');
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const plan = writePlan(dir, { mode: 'bulk', concurrency: 4, from: ['nfs-1'] });
-    const file = join(dir, 'state', 'it.db');
-    const held = await startHeldSandbox(dir, { projects: 16, snippets: 2, groups: 1 });
-    const env = sandboxEnv(held.url);
-    const onSource = (
-      held.sb.state.db
-        .prepare("SELECT COUNT(*) AS n FROM items WHERE kind = 'project' AND storage = 'nfs-1'")
-        .get() as {
-        n: number;
-      }
-    ).n;
-    // The bulk job makes a move for every project on the source; they are held.
-    const { run } = await runWithMovesInFlight(held, dir, ['run', plan], onSource);
-    expect((await runCli(['control', plan, '--stop'], { cwd: dir, env })).code).toBe(0);
-    await until(has(file, 'run.stopping'), (x) => x, 10_000);
-    const atStop = await held.moves();
-    const done = await held.pumpUntil(run);
-    expect(done.code, done.stderr).toBe(6);
-    const after = await held.moves();
-    expect(after.map((m) => m.id)).toEqual(atStop.map((m) => m.id));
-    expect(after.filter((m) => !ended(m))).toEqual([]);
-    // It followed the job to its end (every move attributed), and started nothing of its own after.
-    const events = eventsOf(file);
-    expect(events.filter((e) => e.type === 'bulk.move_seen')).toHaveLength(onSource);
-    expect(intentsAfterStop(events)).toBe(0);
-    const resumed = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));
-    expect(resumed.code, resumed.stderr).toBe(0);
   });
 
   it('a stop, then Ctrl-C: Ctrl-C wins (exit 130, moves left in flight), the stop is consumed and the next run goes on', async () => {
@@ -498,9 +324,7 @@ describe('a stop from outside (separate processes, real HTTP)', { timeout: 120_0
     const atStop = await held.moves();
     const stopped = await held.pumpUntil(run);
     expect(stopped.code, stopped.stderr).toBe(6);
-    expect(stopped.stdout).toContain(
-      'STOPPED on request (shardmove control --stop): the 4 move(s) in flight ended first',
-    );
+    expect(stopped.stdout).toContain('STOPPED on request (shardmove control --stop): 4 move(s) in flight ended first');
     expect(stopped.stdout).toContain(`To continue from here: shardmove revert ${plan}\n`);
     const after = await held.moves();
     expect(after.map((m) => m.id)).toEqual(atStop.map((m) => m.id));
@@ -533,100 +357,5 @@ describe('a stop from outside (separate processes, real HTTP)', { timeout: 120_0
     expect(stopInRow(file)).toMatchObject({ by: 'control' });
     // Bad options are refused before the file is touched.
     expect((await runCli(['control', plan, '--stop', '--pause'], { cwd: dir })).code).toBe(2);
-  });
-
-  it('during verification: the round ends cleanly at the stop, and the resumed run verifies again', async () => {
-    const { dir, sandbox, proxy } = await startProxiedSandbox(
-      'stop-verify',
-      ['--move-duration', '20', '--workers', '20'],
-      {
-        projects: 10,
-        snippets: 2,
-        groups: 1,
-      },
-    );
-    const plan = writePlan(dir, { concurrency: 10 });
-    const file = join(dir, 'state', 'it.db');
-    const env = sandboxEnv(proxy.url);
-    const step = () =>
-      eventsOf(file)
-        .filter((e) => e.type === 'step.entered')
-        .at(-1)?.data.step;
-    // The first read of the verification step is answered by the sandbox, and the answer held back.
-    const trapped = proxy.arm({ match: (r) => r.method === 'GET' && step() === 'verify', forward: true });
-    const run = runCli(['run', plan], { cwd: dir, env });
-    await trapped;
-    const moves = async () =>
-      (await Promise.all((['project', 'snippet', 'group'] as const).map((k) => movesOf(sandbox.url, k)))).flat();
-    const atStop = await moves();
-    writeFileSync(`${file}.stop`, '');
-    await until(has(file, 'run.stopping'), (x) => x, 10_000);
-    proxy.release();
-    const stopped = await run;
-    expect(stopped.code, stopped.stderr).toBe(6);
-    expect(stopped.stdout).toContain('  step: verify (stop asked for at ');
-    expect(existsSync(`${file}.stop`)).toBe(false);
-    expect(await moves()).toEqual(atStop);
-    const events = eventsOf(file);
-    const seen = events.findIndex((e) => e.type === 'run.stopping');
-    expect(events.slice(seen).filter((e) => e.type === 'move.intent')).toEqual([]);
-    expect(events[seen]?.data).toMatchObject({ by: 'file', step: 'verify', inFlight: 0 });
-
-    const resumed = await runCli(['run', plan], { cwd: dir, env });
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stdout).toContain('Verification: passed');
-    expect(eventsOf(file).filter((e) => e.type === 'step.entered' && e.data.step === 'verify')).toHaveLength(2);
-    expect(await moves()).toEqual(atStop);
-  });
-
-  it('bulk mode: a stop just before the bulk POST holds it; a stop while the POST is in the air waits for the job', async () => {
-    const { dir, sandbox, proxy } = await startProxiedSandbox(
-      'stop-bulk-post',
-      ['--move-duration', '20', '--workers', '20'],
-      {
-        projects: 12,
-        snippets: 2,
-        groups: 1,
-      },
-    );
-    const plan = writePlan(dir, { mode: 'bulk', concurrency: 4, from: ['nfs-1'] });
-    const env = sandboxEnv(proxy.url);
-    const moves = () => movesOf(sandbox.url, 'project');
-    const isMoveList = (url: string) => url.startsWith('/api/v4/project_repository_storage_moves');
-
-    // The read just before the bulk POST (the newest move, the job's baseline) is held; the stop
-    // comes then: the POST is never sent.
-    const before = join(dir, 'before.db');
-    const read = proxy.arm({
-      match: (r) => r.method === 'GET' && isMoveList(r.url) && /[?&]per_page=1(&|$)/.test(r.url),
-      forward: true,
-    });
-    const first = runCli(['run', plan, '--state', before], { cwd: dir, env });
-    await read;
-    writeFileSync(`${before}.stop`, '');
-    await until(has(before, 'run.stopping'), (x) => x, 10_000);
-    proxy.release();
-    const held = await first;
-    expect(held.code, held.stderr).toBe(6);
-    expect(await moves()).toEqual([]);
-    expect(eventsOf(before).filter((e) => e.type === 'bulk.intent')).toEqual([]);
-
-    // The bulk POST is answered by the sandbox, the answer held back; the stop comes then: the job
-    // runs on the instance whatever the run does, so the run finds its moves and follows them to
-    // their end before it stops.
-    const inAir = join(dir, 'in-air.db');
-    const post = proxy.arm({ match: (r) => r.method === 'POST' && isMoveList(r.url), forward: true });
-    const second = runCli(['run', plan, '--state', inAir], { cwd: dir, env });
-    await post;
-    writeFileSync(`${inAir}.stop`, '');
-    await until(has(inAir, 'run.stopping'), (x) => x, 10_000);
-    proxy.release();
-    const followed = await second;
-    expect(followed.code, followed.stderr).toBe(6);
-    const job = await moves();
-    expect(job.length).toBeGreaterThan(0);
-    expect(job.filter((m) => !ended(m))).toEqual([]);
-    expect(eventsOf(inAir).filter((e) => e.type === 'bulk.move_seen')).toHaveLength(job.length);
-    expect(intentsAfterStop(eventsOf(inAir))).toBe(0);
   });
 });

@@ -190,7 +190,7 @@ export function renderStoppedReport(input: StoppedReportInput): string {
   const lines = [
     input.dryRun
       ? `DRY RUN STOPPED on request (${by}): nothing was changed on the instance`
-      : `STOPPED on request (${by}): ${input.inFlight > 0 ? `the ${input.inFlight} move(s) in flight ended first` : 'nothing was in flight'}`,
+      : `STOPPED on request (${by}): ${input.inFlight > 0 ? `${input.inFlight} move(s) in flight ended first` : 'nothing was in flight'}`,
     `  step: ${input.step} (stop asked for at ${new Date(input.stop.at).toISOString()})`,
     `  took ${formatApproxDuration(input.elapsedMs)}`,
   ];

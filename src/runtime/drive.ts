@@ -7,10 +7,8 @@
 import type { Logger } from 'pino';
 import { createActor } from 'xstate';
 import type { Snapshot } from 'xstate';
-import { stopSeen } from '../actors/index.js';
 import type { ActorDeps } from '../actors/index.js';
 import { isFinalState } from '../events/vocabulary.js';
-import type { StopRequest } from '../events/vocabulary.js';
 import type { InstanceApi } from '../api/types.js';
 import { MACHINE_VERSION, runMachine } from '../machine/machine.js';
 import type { RunContext, RunInput } from '../machine/types.js';
@@ -25,8 +23,7 @@ import type { PrometheusClient } from '../api/prometheus.js';
 import { INTERNAL, RuntimeError } from './errors.js';
 import { notifyObservers } from './observer.js';
 import type { SecretSet } from './logger.js';
-import { createStopWatch } from './stop.js';
-import type { StopWatch } from './stop.js';
+import { noteConsumed, quietForStop, stoppedOutcome, watchRunForStop } from './stop-run.js';
 import { tokenOutlivedWarning } from './token-deadline.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
@@ -61,14 +58,13 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const clock = services.clock;
   const startedAt = clock.now();
   // A stop from outside (control --stop, the stop file) ends the run as Ctrl-C does, once nothing is in flight.
-  const stop = createStopWatch({
+  const stop = watchRunForStop({
     store,
     clock,
     log,
-    external: opts.signal,
+    opts,
     quiet: () => quietForStop(store, actor.getSnapshot().context, deps),
     step: () => currentStep(),
-    onSeen: (req, inFlight) => opts.stderr.write(`note: ${stoppingNote(req, inFlight)}\n`),
   });
   const signal = AbortSignal.any([opts.signal, stop.signal]);
   const deps: ActorDeps = {
@@ -195,28 +191,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     persist();
     actor.stop();
     const step = stepLabel(actor.getSnapshot().context);
-    const obeyed = stop.obeyed;
-    if (obeyed) {
-      store.appendEvent('run.stopped', { by: obeyed.by, step }, clock.now());
-      log.warn({ stop: obeyed, step }, 'checkpoint saved: stopped on request');
-      const notes = a.leaseLost?.() ? [] : stop.consume();
-      return {
-        kind: 'stopped',
-        report: {
-          stop: obeyed,
-          inFlight: stop.inFlightAtStop,
-          stopFile: stop.file,
-          step,
-          dryRun: opts.dryRun,
-          summary: store.summary(clock.now(), true),
-          elapsedMs: clock.now() - startedAt,
-          checkpointFile: store.file,
-          logFile: a.logFile,
-          notes,
-        },
-        redact: (text) => a.secrets.scrub(text),
-      };
-    }
+    if (stop.obeyed) return stoppedOutcome({ ...a, stop, step, elapsedMs: clock.now() - startedAt });
     store.appendEvent('run.interrupted', { step }, clock.now());
     log.warn('checkpoint saved after interruption');
     if (!a.leaseLost?.()) noteConsumed(stop, opts);
@@ -264,44 +239,4 @@ function estimateSizes(store: CheckpointStore, c: RunContext): { bytes: number; 
     out.maxBytes = Math.max(out.maxBytes, s.maxBytes);
   }
   return out;
-}
-
-/**
- * Whether a run asked to stop may end now. Outside a drain nothing of this run is going (moves an
- * earlier process left in flight are followed by the drain that reaches them, as after Ctrl-C).
- * In a drain: no move in flight or being posted, and, where the drain has a bulk job, the drain
- * has seen the stop in its cap: until then it follows the job, which the instance cannot call
- * back, to its end (or holds its POST).
- */
-function quietForStop(
-  store: Pick<CheckpointStore, 'countInFlight' | 'getBulk'>,
-  c: RunContext,
-  deps: ActorDeps,
-): boolean {
-  if (c.step !== 'drain') return true;
-  if (store.countInFlight() > 0) return false;
-  const kind = c.kinds[c.kindIndex];
-  const source = c.sources[c.sourceIndex];
-  return stopSeen(deps) || !kind || !source || store.getBulk(kind, source) === null;
-}
-
-/** What the run says when it sees a stop request. */
-function stoppingNote(req: StopRequest, inFlight: number): string {
-  const by = req.by === 'file' ? 'the stop file' : 'shardmove control --stop';
-  const then =
-    inFlight > 0
-      ? `the ${inFlight} move(s) in flight are followed to their end, then the run exits`
-      : 'the run exits once nothing is in flight';
-  return `stopping, asked by ${by}: nothing new starts; ${then}; \`run\` again continues`;
-}
-
-/** A run that ended otherwise consumes a stop request too (it came as the run ended), and says so. */
-function noteConsumed(stop: StopWatch, opts: DriveArgs['opts']): void {
-  const seen = stop.seen;
-  const notes = stop.consume();
-  if (seen)
-    opts.stderr.write(
-      `note: the stop asked for by ${seen.by === 'file' ? 'the stop file' : 'shardmove control --stop'} was cleared: the run ended first\n`,
-    );
-  for (const n of notes) opts.stderr.write(`warning: ${n}\n`);
 }
