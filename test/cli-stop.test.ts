@@ -139,6 +139,14 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
       /^Plan it: stopped, step drain nfs-1\/projects\n {2}stopped on request at \S+: no process/,
     );
     expect(JSON.parse((await cli('status', plan, '--json')).stdout)).toMatchObject({ state: 'stopped' });
+    const report = JSON.parse((await cli('report', plan, '--json')).stdout) as {
+      outcome: { headline: string };
+      timeline: { markers: { label: string }[] };
+    };
+    expect(report.outcome.headline).toBe('Stopped on request: run the plan again to continue');
+    expect(report.timeline.markers.map((m) => m.label)).toEqual(
+      expect.arrayContaining(['stopping (shardmove control --stop)', 'stopped on request']),
+    );
     const late = await cli('control', plan, '--stop');
     expect(late.stdout).toMatch(/^nothing to stop: no run is going \(a stop would only stop the next `run` at once\)/);
     expect(stopInRow(file)).toBeNull();

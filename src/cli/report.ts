@@ -42,7 +42,10 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
     // Read as `status` reads (no transaction, which would hold up the writer): while a run goes on,
     // the events may run a few moments past the counts; the next report catches up.
     const saved = store.loadRun();
-    const status = buildStatusReport(file, saved, store.summary(now), now, lockHolder(store), planConcurrency);
+    // How the last process ended: a run stopped on request reads as stopped, not interrupted.
+    const last = store.lastEventOf(['run.finished', 'run.interrupted', 'run.stopped']);
+    const lock = lockHolder(store);
+    const status = buildStatusReport(file, saved, store.summary(now), now, lock, planConcurrency, null, [], last);
     const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;
     return buildReportData({ status, context, events: allEvents(store), now });
   } finally {

@@ -154,6 +154,7 @@ const HEADLINES: Record<string, string> = {
   failed: 'Failed',
   running: 'Running',
   interrupted: 'Interrupted: run the plan again to continue',
+  stopped: 'Stopped on request: run the plan again to continue',
   'not started': 'Not started',
 };
 /** A revert's checkpoint (`shardmove revert`): the states that differ from a drain's. */
@@ -163,6 +164,7 @@ const REVERT_HEADLINES: Record<string, string> = {
   doneWithQuarantine: 'Reverted with quarantined items: everything else is back where it came from, verified',
   failed: 'Revert failed',
   interrupted: 'Interrupted: run the revert again to continue',
+  stopped: 'Stopped on request: run the revert again to continue',
 };
 const DONE_STATES = new Set(['moved', 'left']);
 const IN_FLIGHT_STATES = new Set(['scheduling', 'in_flight']);
