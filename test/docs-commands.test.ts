@@ -74,6 +74,7 @@ const PROGRAMS = new Set([
   'read',
   'cp',
   'mkdir',
+  'touch',
   'cat',
   'tail',
   'jq',
@@ -195,7 +196,7 @@ function checkLine(cmd: DocCommand, specs: Awaited<ReturnType<typeof readSpecs>>
       if (!exists(s, args[0]!)) problems.push(`${where}: cp from ${args[0]}, which does not exist`);
       s.made.add(args[1]!);
     }
-    if (program === 'mkdir') for (const d of args) s.made.add(d);
+    if (program === 'mkdir' || program === 'touch') for (const d of args) s.made.add(d);
     if (program === 'cd') s.elsewhere = true;
     if (program === 'npm') problems.push(...checkNpm(rest, where, s));
   }

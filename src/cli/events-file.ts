@@ -64,8 +64,8 @@ type Outcome = (typeof RUN_OUTCOMES)[number];
 
 /** The final event of a run that returned an outcome. */
 export function finishWithOutcome(events: RunEvents, outcome: RunOutcome, exitCode: number): void {
-  if (outcome.kind === 'interrupted') {
-    events.finish({ type: 'run.finished', outcome: 'interrupted', exitCode, error: null, quarantined: null });
+  if (outcome.kind === 'interrupted' || outcome.kind === 'stopped') {
+    events.finish({ type: 'run.finished', outcome: outcome.kind, exitCode, error: null, quarantined: null });
     return;
   }
   const e = outcome.report.context.error;

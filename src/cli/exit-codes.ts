@@ -62,5 +62,7 @@ export const EXIT_MEANINGS: Readonly<Record<ExitCode, string>> = {
     'Refused before any write: a live lock, a changed plan, the other kind of checkpoint, moves in flight (`revert`), a copy guardrail.',
   [EXIT.leaseLost]:
     'This run lost its lock to another runner or to `shardmove unlock`; nothing more was written, the run goes on where the lock is.',
+  [EXIT.stopped]:
+    'Stopped on request (`control --stop`, or the stop file): nothing new started, the moves in flight ended first; `run` again continues.',
   [EXIT.interrupted]: 'Interrupted (SIGINT/SIGTERM); the checkpoint is saved and `run` again continues.',
 };

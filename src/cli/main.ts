@@ -216,12 +216,19 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 
   program
     .command('control')
-    .description('Steer a run while it goes on: change its concurrency cap, pause or unpause it (no restart).')
+    .description(
+      'Steer a run while it goes on: change its concurrency cap, pause or unpause it, or stop it (no restart).',
+    )
     .argument('<plan>', 'plan YAML file')
     .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--concurrency <n>', 'moves in flight from now on (1-1000), or "plan" for the plan\'s move.concurrency')
     .option('--pause', 'schedule no new moves; moves in flight are followed to their end', false)
     .option('--unpause', 'schedule again', false)
+    .option(
+      '--stop',
+      'stop the run: no new moves, the moves in flight are followed to their end, then it exits (6); run again continues',
+      false,
+    )
     .option('--json', 'machine-readable output', false)
     .action(async (plan: string, opts) => {
       const { runControlCommand } = await import('./control.js');

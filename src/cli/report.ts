@@ -43,20 +43,11 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
     // Read as `status` reads (no transaction, which would hold up the writer): while a run goes on,
     // the events may run a few moments past the counts; the next report catches up.
     const saved = store.loadRun();
+    // How the last process ended: a run stopped on request reads as stopped, not interrupted.
+    const last = store.lastEventOf(['run.finished', 'run.interrupted', 'run.stopped']);
+    const lock = lockHolder(store);
     const status = withCopyKnowledge(file, store, (copies) =>
-      buildStatusReport(
-        file,
-        saved,
-        store.summary(now),
-        now,
-        lockHolder(store),
-        planConcurrency,
-        null,
-        undefined,
-        undefined,
-        undefined,
-        copies,
-      ),
+      buildStatusReport(file, saved, store.summary(now), now, lock, planConcurrency, null, [], last, undefined, copies),
     );
     const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;
     return buildReportData({ status, context, events: allEvents(store), now });

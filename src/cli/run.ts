@@ -3,11 +3,12 @@
  * [--ignore-schedule] [--events FILE|-] [--lease DURATION] [--metrics-file PATH]`: runs or resumes
  * the plan, prints the final report and maps the run's outcome to an exit code:
  * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
- * 4 refused (lock held, plan changed), 5 lost the run lock to another runner, 130 interrupted with the checkpoint saved.
+ * 4 refused (lock held, plan changed), 5 lost the run lock to another runner, 6 stopped on request
+ * (`control --stop`, the stop file), 130 interrupted with the checkpoint saved.
  */
 import { resolve } from 'node:path';
 import { createMetricsFileObserver } from '../metrics/metrics-file.js';
-import { renderFinalReport } from '../report/final.js';
+import { renderFinalReport, renderStoppedReport } from '../report/final.js';
 import { formatPlanDuration, parseDuration } from '../plan/durations.js';
 import { LEASE_RANGE_MS } from '../runtime/lease.js';
 import type { RunEvents } from '../runtime/event-sink.js';
@@ -16,6 +17,7 @@ import { executeRun } from '../runtime/run.js';
 import type { FinalState, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
+import { shellWord } from './command-line.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
@@ -39,9 +41,17 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
     opts,
     ctx,
     (events, human) => startRun(opts, leaseMs, events, human),
-    reportOutcome,
+    (outcome, human) => reportOutcome(outcome, human, runCommand(opts)),
     (outcome) => outcome,
   );
+}
+
+/** The command that continues this run: the plan, its checkpoint and whether it is the dry run. */
+export function runCommand(f: Pick<RunFlags, 'plan' | 'state' | 'dryRun'>): string {
+  const words = ['shardmove', 'run', shellWord(f.plan)];
+  if (f.state) words.push('--state', shellWord(f.state));
+  if (f.dryRun) words.push('--dry-run');
+  return words.join(' ');
 }
 
 /**
@@ -122,11 +132,22 @@ export function parseLease(raw: string | undefined): number | undefined {
   return d.ms;
 }
 
-/** Prints how the run ended (the final report, or how to continue) and returns its exit code. */
-export function reportOutcome(outcome: RunOutcome, out: Pick<CommandContext, 'stdout' | 'stderr'>): ExitCode {
+/**
+ * Prints how the run ended (the final report, or how to continue) and returns its exit code;
+ * `again` is the command that continues it, named when it stopped on request.
+ */
+export function reportOutcome(
+  outcome: RunOutcome,
+  out: Pick<CommandContext, 'stdout' | 'stderr'>,
+  again?: string,
+): ExitCode {
   if (outcome.kind === 'interrupted') {
     out.stderr.write('interrupted; run again to continue\n');
     return EXIT.interrupted;
+  }
+  if (outcome.kind === 'stopped') {
+    out.stdout.write(outcome.redact(renderStoppedReport({ ...outcome.report, ...(again ? { again } : {}) })));
+    return EXIT.stopped;
   }
   out.stdout.write(outcome.redact(renderFinalReport(outcome.report)));
   return EXIT_BY_STATE[outcome.state];

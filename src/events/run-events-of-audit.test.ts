@@ -45,6 +45,7 @@ const SHARED: AuditEvent[] = [
     reason: 'stale',
     heartbeatAgeMs: 5,
   }),
+  auditEvent(at, 'run.stopping', { by: 'file', step: 'drain', inFlight: 2 }),
 ];
 
 describe('the table from audit events to public lines', () => {
@@ -138,6 +139,7 @@ describe('pauses, from the cap the drain records', () => {
     limit: 'throttle',
     reason: 'Gitaly unhealthy',
   });
+  const stopping: CapData = { cap: 0, ceiling: 0, paused: false, limit: 'stopping', reason: 'stopping' };
   const pauses = (previous: CapData | null, cap: CapData) =>
     toRunEvents(auditEvent(at, 'cap.changed', { ...cap, previous }), state())
       .filter((l) => l.type !== 'cap.changed')
@@ -184,6 +186,8 @@ describe('pauses, from the cap the drain records', () => {
       [{ type: 'run.paused', by: 'throttle', reason: 'Gitaly unhealthy' }],
     ],
     ['a new wording of the same hold', control, { ...control, ceiling: 0 }, []],
+    ['a stop is no pause', plan, stopping, []],
+    ['nor, for a paused run, an unpause', control, stopping, []],
   ] as const)('%s', (_what, previous, cap, expected) => {
     expect(pauses(previous, cap)).toEqual(expected);
   });

@@ -52,7 +52,7 @@ const control = (c: CapData | null) => (c ? { cap: c.cap, paused: c.paused } : n
 /** The instance's GitLab version as pre-flight read it (null before, or for a state with no run). */
 const releaseOf = (s: SinkState): string | null => (s.run as MappedRun | null)?.instanceVersion?.() ?? null;
 
-function endStep(s: SinkState, outcome: 'ok' | 'failed' | 'interrupted', at: number): RunEventBody[] {
+function endStep(s: SinkState, outcome: 'ok' | 'failed' | 'interrupted' | 'stopped', at: number): RunEventBody[] {
   if (!s.step) return [];
   const ended: RunEventBody = {
     type: 'step.ended',
@@ -67,7 +67,8 @@ function endStep(s: SinkState, outcome: 'ok' | 'failed' | 'interrupted', at: num
 /** What holds the run with `cap` in force, when nothing new is scheduled under it (null: it goes on). */
 function heldBy(cap: CapData | null) {
   const hold = cap ? holdOf(cap, null) : null;
-  return hold?.stopped ? hold.by : null;
+  // A stop is no pause: `run.stopping` says it, and the run ends.
+  return hold?.stopped && hold.by !== 'stop' ? hold.by : null;
 }
 
 /** Who holds the run, and which rule when a rule (or the room) holds it: a hold by another rule is news. */
@@ -81,6 +82,8 @@ const holdKey = (cap: CapData | null): string | null => {
  * something else holds it now), unpaused when moves may start again.
  */
 function pauseLines(cap: CapData, previous: CapData | null): RunEventBody[] {
+  // A stop is neither a pause nor an unpause (a paused run that is stopped stays unscheduled): `run.stopping` says it.
+  if (cap.limit === 'stopping' || previous?.limit === 'stopping') return [];
   if (holdKey(cap) === holdKey(previous)) return [];
   const before = heldBy(previous);
   const now = heldBy(cap);
@@ -124,6 +127,8 @@ export const RUN_EVENTS_OF_AUDIT: RunEventsOfAudit = {
     return [...out, { type: 'step.started', step: label }];
   },
   'run.interrupted': (e, s) => endStep(s, 'interrupted', e.at),
+  'run.stopping': (e) => [{ type: 'run.stopping', by: e.data.by, step: e.data.step, inFlight: e.data.inFlight }],
+  'run.stopped': (e, s) => endStep(s, 'stopped', e.at),
   // The public run.finished is the CLI's, with the exit code: here the machine's end closes the step.
   'run.finished': (e, s) => endStep(s, e.data.outcome === 'failed' ? 'failed' : 'ok', e.at),
   'move.scheduled': moveScheduled,

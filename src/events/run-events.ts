@@ -34,7 +34,15 @@ const base = {
 };
 
 /** How a run ended, with the process's exit code (README: Exit codes). */
-export const RUN_OUTCOMES = [...FINAL_STATES, 'interrupted', 'refused', 'invalid', 'leaseLost', 'error'] as const;
+export const RUN_OUTCOMES = [
+  ...FINAL_STATES,
+  'interrupted',
+  'stopped',
+  'refused',
+  'invalid',
+  'leaseLost',
+  'error',
+] as const;
 
 /** Who or what holds a paused run (../report/hold.ts says it in words on the progress line and in `status`). */
 export const PAUSE_HOLDERS = ['control', 'breaker', 'rule', 'capacity', 'window', 'throttle'] as const;
@@ -79,10 +87,10 @@ const DECLARED = [
   ),
   declare(
     'step.ended',
-    { step: z.string(), outcome: z.enum(['ok', 'failed', 'interrupted']), durationMs: count },
+    { step: z.string(), outcome: z.enum(['ok', 'failed', 'interrupted', 'stopped']), durationMs: count },
     {
-      fields: { step: '', outcome: '`ok`, `failed`, `interrupted`', durationMs: '' },
-      when: 'The step ended. `failed`: the run failed in it (see `run.finished.error`).',
+      fields: { step: '', outcome: '`ok`, `failed`, `interrupted`, `stopped`', durationMs: '' },
+      when: 'The step ended. `failed`: the run failed in it (see `run.finished.error`); `stopped`: a stop from outside ended the run in it (added within version 1).',
     },
   ),
   declare(
@@ -143,7 +151,7 @@ const DECLARED = [
       previous: control.nullable(),
       reason: z.string(),
       /** Added in version 1: readers of older lines see none. */
-      limit: z.enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle']).optional(),
+      limit: z.enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle', 'stopping']).optional(),
       /** limit rule (added in version 1). */
       rule: z.string().optional(),
       since: z.iso.datetime().nullable().optional(),
@@ -279,6 +287,18 @@ const DECLARED = [
     {
       fields: { holder: '`{pid, host}` of the run that holds the lock now, or null: unlocked, or unknown' },
       when: 'Another runner took this run\'s lock over (or `shardmove unlock` removed it) while this one was paused or stalled: it stopped writing the checkpoint and ends; `run.finished` with `outcome: "leaseLost"` follows. Added within version 1.',
+    },
+  ),
+  declare(
+    'run.stopping',
+    { by: z.enum(['control', 'file']), step: z.string(), inFlight: count },
+    {
+      fields: {
+        by: '`control`: `shardmove control --stop`; `file`: the stop file beside the checkpoint',
+        step: 'the step the run is in',
+        inFlight: 'moves still in flight, followed to their end before the run exits',
+      },
+      when: 'A stop from outside was seen: nothing new starts; the run exits with `run.finished` (`outcome: "stopped"`, exit code 6) once nothing is in flight ([operations.md: Stopping a run from outside](operations.md#stopping-a-run-from-outside)). Added within version 1.',
     },
   ),
   declare(

@@ -82,8 +82,18 @@ export interface GateChangeData {
   closesAt?: number | null;
 }
 
-/** What limits the cap in force, most binding first. */
-export type CapLimit = 'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle';
+/** What limits the cap in force, most binding first (`stopping`: a stop was requested, none may start). */
+export type CapLimit = 'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle' | 'stopping';
+
+/** Who asked a run to stop: `shardmove control --stop`, or the stop file beside the checkpoint. */
+export type StopBy = 'control' | 'file';
+
+/** A stop request as the control row holds it: when it was made and by what. */
+export interface StopRequest {
+  /** ms since epoch. */
+  at: number;
+  by: StopBy;
+}
 
 /** The cap in force: moves allowed in flight, with what set it. */
 export interface CapData {
@@ -110,6 +120,10 @@ export interface AuditEventMap {
   'run.started': { resumed: boolean; dryRun: boolean; pid: number };
   'run.restart': { reason: string };
   'run.interrupted': { step: string };
+  /** The run saw a stop request: nothing new starts; it ends once nothing is in flight. */
+  'run.stopping': { by: StopBy; step: string; inFlight: number };
+  /** The run obeyed a stop request: nothing was in flight; the step it was in returned, the checkpoint is saved. */
+  'run.stopped': { by: StopBy; step: string };
   /** The machine reached a final state (the CLI's `--events` line adds the exit code). */
   'run.finished': {
     outcome: FinalState;
@@ -145,7 +159,9 @@ export interface AuditEventMap {
     concurrency: number | null;
     paused: boolean;
     pausedBy?: string;
-    previous: { concurrency: number | null; paused: boolean };
+    /** A stop request in force (absent: none); a change of it is recorded with `previous.stop`. */
+    stop?: StopRequest;
+    previous: { concurrency: number | null; paused: boolean; stop?: StopRequest | null };
   };
   'breaker.tripped': { failures: number; withinMs: number; reason: string };
   'quarantine.released': { count: number };
@@ -269,6 +285,8 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'run.started': 'the run started or resumed in this process',
   'run.restart': 'the machine starts again from pre-flight (why: a failed run, a changed plan, released items)',
   'run.interrupted': 'SIGINT/SIGTERM: the step in flight returned, the checkpoint is saved',
+  'run.stopping': 'the run saw a stop request (shardmove control --stop, or the stop file): nothing new starts',
+  'run.stopped': 'the run stopped on request once nothing was in flight; the checkpoint is saved',
   'run.finished': 'the machine reached a final state',
   'step.started': 'the machine entered a step',
   'schedule.ignored': '--ignore-schedule: maintenance windows are not enforced',
@@ -282,7 +300,7 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'lock.acquired': 'this process took the run lock',
   'lock.taken_over': 'the run lock of a dead or stale holder was taken over',
   'lock.unlocked': 'shardmove unlock removed the run lock',
-  'control.changed': 'shardmove control changed the cap or paused/unpaused',
+  'control.changed': 'shardmove control changed the cap, paused/unpaused, or a stop was requested or consumed',
   'quarantine.released': '--retry-quarantined released quarantined items',
   'breaker.tripped': 'the failure breaker paused the run (retry.pause_after)',
   'cap.changed': 'the cap in force changed (operator, pause, window or throttle)',

@@ -61,7 +61,7 @@ export function createMetricsFileObserver(
   let cap: CapData | null = null;
   /** The run's last re-check of where items with copies left behind live (event copies.checked). */
   let checks: CopyKnowledge['checks'] = null;
-  /** How the run ended, from its own events (run.finished, run.interrupted); null while it goes on. */
+  /** How the run ended, from its own events (run.finished, run.interrupted, run.stopped); null while it goes on. */
   let outcome: RunOutcome | null = null;
   let ending = false;
   let gapMs = 1000;
@@ -78,8 +78,9 @@ export function createMetricsFileObserver(
       afterSeq = e.seq;
       if (e.type === 'cap.changed') cap = e.data;
       if (e.type === 'copies.checked') checks = { at: e.at, checks: e.data.checks };
-      if (e.type === 'run.finished') outcome = OUTCOME_OF_STATE[e.data.outcome] ?? 'stopped';
+      if (e.type === 'run.finished') outcome = OUTCOME_OF_STATE[e.data.outcome] ?? 'error';
       if (e.type === 'run.interrupted') outcome = 'interrupted';
+      if (e.type === 'run.stopped') outcome = 'stopped';
       if (!isMoveEvent(e)) continue;
       const ended = ledger.add(e);
       if (!ended) continue;
@@ -91,7 +92,8 @@ export function createMetricsFileObserver(
     const now = r.clock.now();
     // The last write reads every event left: the outcome is the run's last one.
     if (end && events.length === EVENTS_PER_REFRESH) return refresh(r, m, end);
-    if (end) m.end(outcome ?? 'stopped', now);
+    // No end of its own recorded: the lock was lost to another runner, or an internal error ended it.
+    if (end) m.end(outcome ?? 'error', now);
     const summary = r.store.summary(now);
     // The run's one destination, for rows that do not record theirs (bulk drains, older checkpoints).
     const destination = r.plan.move.to.length === 1 ? r.plan.move.to[0]! : null;

@@ -27,10 +27,11 @@ export const MOVE_DURATION_BUCKETS = [0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300
 
 /**
  * How a run ended in this process: its final state (done, done with quarantined items, failed),
- * interrupted (SIGINT/SIGTERM, the checkpoint saved), or stopped without either (the run lock lost to
+ * interrupted (SIGINT/SIGTERM, the checkpoint saved), stopped on request (`control --stop`, the stop
+ * file: the moves in flight ended first), or an error without any of those (the run lock lost to
  * another runner, an internal error).
  */
-export const RUN_OUTCOMES = ['done', 'done_with_quarantine', 'failed', 'interrupted', 'stopped'] as const;
+export const RUN_OUTCOMES = ['done', 'done_with_quarantine', 'failed', 'interrupted', 'stopped', 'error'] as const;
 export type RunOutcome = (typeof RUN_OUTCOMES)[number];
 
 /** What one refresh of the gauges needs. */
@@ -96,7 +97,7 @@ export class RunMetrics {
   );
   private readonly ended = this.gauge(
     'shardmove_run_end_timestamp_seconds',
-    'When the run ended in this process (Unix time), and how: done, done_with_quarantine, failed, interrupted, stopped; absent while it runs.',
+    'When the run ended in this process (Unix time), and how: done, done_with_quarantine, failed, interrupted, stopped (on request), error; absent while it runs.',
     ['outcome'],
   );
   private readonly info = this.gauge(

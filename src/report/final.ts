@@ -3,7 +3,7 @@
  * quarantined items with reasons, verification, previous and new weights, warnings; in a dry run,
  * the estimate and "nothing was changed". Pure text from data.
  */
-import type { FinalState } from '../events/vocabulary.js';
+import type { FinalState, StopRequest } from '../events/vocabulary.js';
 import type { Schedule } from '../time/windows.js';
 import { formatWindowTime, upcomingWindows } from '../time/windows.js';
 import type { GeoOutput, RunContext } from '../machine/types.js';
@@ -108,17 +108,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
     lines.push(...placementLines(summary.placement, true));
   } else {
-    lines.push('', 'Repositories:');
-    for (const p of counts.kinds) {
-      const open = p.waiting + p.inFlight;
-      lines.push(
-        `  ${p.kind}: ${p.done} moved of ${p.total}, ${p.quarantined} quarantined${open > 0 ? `, ${open} not finished` : ''}` +
-          `${p.staying > 0 ? `, ${p.staying} left on the source as planned (move.until)` : ''}`,
-      );
-    }
-    if (counts.kinds.length === 0) lines.push('  (none enumerated)');
-    const stay = stayingWords(counts);
-    if (stay) lines.push(`  in all: ${counts.done} moved of ${counts.total}; ${stay}`);
+    lines.push('', ...repositoryLines(counts));
     if (summary.quarantined.length > 0) {
       lines.push('', `Quarantined (${summary.quarantined.length}):`);
       for (const q of summary.quarantined) {
@@ -163,6 +153,70 @@ export function renderFinalReport(input: FinalReportInput): string {
         ? `Fix the cause and run it again: ${input.again} (it resumes from its checkpoint).`
         : 'Fix the cause and run the same command again: the run resumes from its checkpoint.',
     );
+  return `${lines.join('\n')}\n`;
+}
+
+/** The moved, quarantined and unfinished items per kind. */
+function repositoryLines(counts: RunCounts): string[] {
+  const lines = ['Repositories:'];
+  for (const p of counts.kinds) {
+    const open = p.waiting + p.inFlight;
+    lines.push(
+      `  ${p.kind}: ${p.done} moved of ${p.total}, ${p.quarantined} quarantined${open > 0 ? `, ${open} not finished` : ''}` +
+        `${p.staying > 0 ? `, ${p.staying} left on the source as planned (move.until)` : ''}`,
+    );
+  }
+  if (counts.kinds.length === 0) lines.push('  (none enumerated)');
+  const stay = stayingWords(counts);
+  if (stay) lines.push(`  in all: ${counts.done} moved of ${counts.total}; ${stay}`);
+  return lines;
+}
+
+/** A run stopped on request (`shardmove control --stop`, or the stop file), once nothing was in flight. */
+export interface StoppedReportInput {
+  /** The request it obeyed: when it was made and by what. */
+  stop: StopRequest;
+  /** The moves in flight when the run saw it: followed to their end before it stopped. */
+  inFlight: number;
+  /** The stop file's path (named when it asked). */
+  stopFile: string;
+  /** The step the run was in; `run` again starts it again. */
+  step: string;
+  dryRun: boolean;
+  summary: StatusSummary;
+  elapsedMs: number;
+  checkpointFile?: string;
+  logFile?: string;
+  /** What is left to do after the stop (a stop file that could not be removed). */
+  notes: string[];
+  /** The command that continues the run (`shardmove run PLAN ...`, a revert's `shardmove revert ...`). */
+  again?: string;
+}
+
+/**
+ * The report of a run stopped on request: what asked, where it stopped, the counts, and the
+ * command that continues it. Nothing new started after the stop and the moves in flight ended first.
+ */
+export function renderStoppedReport(input: StoppedReportInput): string {
+  const by = input.stop.by === 'file' ? 'the stop file' : 'shardmove control --stop';
+  const lines = [
+    input.dryRun
+      ? `DRY RUN STOPPED on request (${by}): nothing was changed on the instance`
+      : `STOPPED on request (${by}): ${input.inFlight > 0 ? `${input.inFlight} move(s) in flight ended first` : 'nothing was in flight'}`,
+    `  step: ${input.step} (stop asked for at ${new Date(input.stop.at).toISOString()})`,
+    `  took ${formatApproxDuration(input.elapsedMs)}`,
+  ];
+  if (!input.dryRun) {
+    const counts = countItems(input.summary);
+    lines.push('', ...repositoryLines(counts));
+    if (counts.quarantined > 0) lines.push(`  the quarantined items are listed by: shardmove status PLAN`);
+  }
+  if (input.notes.length > 0)
+    lines.push('', `Warnings (${input.notes.length}):`, ...input.notes.map((n) => `  - ${n}`));
+  else if (input.stop.by === 'file') lines.push('', `The stop file was removed: ${input.stopFile}`);
+  if (input.checkpointFile) lines.push('', `Checkpoint: ${input.checkpointFile}`);
+  if (input.logFile) lines.push(`Log: ${input.logFile}`);
+  lines.push(`To continue from here: ${input.again ?? 'run the same command again'}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -39,8 +39,9 @@ export interface StatusReport {
   plan: string | null;
   /**
    * "not started", "running" (a live process holds the lock), "interrupted" (no live holder and the
-   * machine did not reach a final state: killed, stopped by a signal, or crashed), or the final state:
-   * "done", "doneWithQuarantine", "failed".
+   * machine did not reach a final state: killed, stopped by a signal, or crashed), "stopped" (as
+   * interrupted, but on request: `control --stop` or the stop file), or the final state: "done",
+   * "doneWithQuarantine", "failed".
    */
   state: string;
   /** The process holding the run lock, if any (a dead holder means the run was killed). */
@@ -49,7 +50,7 @@ export interface StatusReport {
   step: string | null;
   dryRun: boolean;
   error: RunContext['error'];
-  /** How the run's last process ended (`run.finished` or `run.interrupted`), when it is not running. */
+  /** How the run's last process ended (`run.finished`, `run.interrupted` or `run.stopped`), when it is not running. */
   ended: { state: string; at: number } | null;
   kinds: KindProgress[];
   /** The same count per kind and source (./counts.ts). */
@@ -123,10 +124,14 @@ function runState(snap: { status?: string; value?: unknown } | undefined, lock: 
   return snap ? 'interrupted' : 'not started';
 }
 
+/** The events that say how a run's process ended. */
+export type EndEvent = AuditEventOf<'run.finished' | 'run.interrupted' | 'run.stopped'>;
+
 /** How the last process ended, when that is the state the run is in (a kill -9 leaves no event). */
-function endedOf(state: string, last: AuditEventOf<'run.finished' | 'run.interrupted'> | null): StatusReport['ended'] {
+function endedOf(state: string, last: EndEvent | null): StatusReport['ended'] {
   if (!last || state === 'running' || state === 'not started') return null;
-  const was = last.type === 'run.finished' ? last.data.outcome : 'interrupted';
+  const was =
+    last.type === 'run.finished' ? last.data.outcome : last.type === 'run.stopped' ? 'stopped' : 'interrupted';
   return was === state ? { state: was, at: last.at } : null;
 }
 
@@ -141,8 +146,8 @@ export function buildStatusReport(
   planConcurrency: number | null = null,
   cap: CapView | null = null,
   failures: FailedMove[] = [],
-  /** The run's last `run.finished` or `run.interrupted` event. */
-  last: AuditEventOf<'run.finished' | 'run.interrupted'> | null = null,
+  /** The run's last `run.finished`, `run.interrupted` or `run.stopped` event. */
+  last: EndEvent | null = null,
   /** The plan's schedule zone: a window's time as the progress line gives it. */
   timezone = 'UTC',
   /** What is known beyond the checkpoint's rows of where items with copies left behind live (./copies.ts). */
@@ -150,7 +155,9 @@ export function buildStatusReport(
 ): StatusReport {
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
-  const state = runState(snap, lock);
+  const ran = runState(snap, lock);
+  // A run stopped on request is interrupted as far as its snapshot goes; its last event says more.
+  const state = ran === 'interrupted' && !lock && last?.type === 'run.stopped' ? 'stopped' : ran;
   let step: string | null = c?.step ?? null;
   if (c && c.step === 'drain' && snap?.status !== 'done')
     step = `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
@@ -203,31 +210,40 @@ function describeNow(r: StatusReport): string[] {
   const h = r.now!;
   const c = r.cap;
   const sinceMs =
-    h.by === 'control' || h.by === 'breaker'
-      ? r.control.updatedAt
-      : h.by === 'rule' || h.by === 'capacity'
-        ? (c?.since ?? c?.at)
-        : c?.at;
+    h.by === 'stop'
+      ? (r.control.stop?.at ?? r.control.updatedAt)
+      : h.by === 'control' || h.by === 'breaker'
+        ? r.control.updatedAt
+        : h.by === 'rule' || h.by === 'capacity'
+          ? (c?.since ?? c?.at)
+          : c?.at;
   const since = sinceMs != null ? ` (since ${new Date(sinceMs).toISOString()})` : '';
   const next =
     h.by === 'breaker'
       ? ['"Failed moves" below lists what it counted; `shardmove control --unpause` goes on']
-      : h.by === 'control' && h.stopped
-        ? ['`shardmove control --unpause` goes on']
-        : [];
+      : h.by === 'stop'
+        ? ['then `run` again continues it']
+        : h.by === 'control' && h.stopped
+          ? ['`shardmove control --unpause` goes on']
+          : [];
   return [`${h.full}${h.detail ? `: ${h.detail}` : ''}${since}`, ...next];
 }
 
 /** The status as text for people. */
 export function renderStatus(r: StatusReport): string {
   const lines: string[] = [];
-  const ended = r.ended && r.state !== 'interrupted' ? `, ended ${new Date(r.ended.at).toISOString()}` : '';
+  const ended =
+    r.ended && r.state !== 'interrupted' && r.state !== 'stopped'
+      ? `, ended ${new Date(r.ended.at).toISOString()}`
+      : '';
   // A run that ended is in no step any more (its snapshot's step is its final state); an
-  // interrupted one is, and goes on from it.
-  const step = r.step && r.step !== r.state && r.ended?.state !== r.state ? `, step ${r.step}` : '';
+  // interrupted or stopped one is, and goes on from it.
+  const inStep = r.ended?.state !== r.state || r.state === 'stopped';
+  const step = r.step && r.step !== r.state && inStep ? `, step ${r.step}` : '';
   lines.push(`Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${step}${ended}`);
   const l = r.lock;
-  const at = r.ended?.state === 'interrupted' ? ` at ${new Date(r.ended.at).toISOString()}` : '';
+  const at =
+    r.ended?.state === 'interrupted' || r.ended?.state === 'stopped' ? ` at ${new Date(r.ended.at).toISOString()}` : '';
   // A revert's checkpoint (always `<forward>.revert.db`) is continued by `shardmove revert`, never by `run`.
   const again = r.checkpoint.endsWith('.revert.db')
     ? '`shardmove revert PLAN` (with the forward checkpoint) again to continue it'
@@ -241,12 +257,19 @@ export function renderStatus(r: StatusReport): string {
   else if (l)
     lines.push(`  interrupted: pid ${l.pid} on ${l.host} died holding the lock (killed or crashed); ${again}`);
   else if (r.state === 'interrupted') lines.push(`  interrupted${at}: no process is running it; ${again}`);
+  else if (r.state === 'stopped') lines.push(`  stopped on request${at}: no process is running it; ${again}`);
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
   if (r.now) lines.push(...describeNow(r).map((l, i) => `${i === 0 ? '  now: ' : '       '}${l}`));
   // The pause is the `now` line's while it runs; an override kept for a later run is said as such.
   if (r.control.concurrency !== null || (r.control.paused && !r.now))
     lines.push(
       `  control: ${r.now ? `cap ${r.control.concurrency}, set with shardmove control${r.control.planConcurrency === null ? '' : ` (the plan's is ${r.control.planConcurrency})`}` : describeInForce(r.control)}${r.state === 'running' ? '' : ' (kept in the checkpoint for its next run)'}`,
+    );
+  // A stop that waits with no run going (its run lost the lock, or was killed): the next run obeys it.
+  const stop = r.control.stop;
+  if (stop && r.state !== 'running')
+    lines.push(
+      `  stop: asked for at ${new Date(stop.at).toISOString()} by ${stop.by === 'file' ? 'the stop file' : 'shardmove control --stop'}, not obeyed yet: the next run obeys it at once`,
     );
   const done = r.kinds.reduce((a, k) => a + k.done, 0);
   if (r.state !== 'running') lines.push(`  ${r.total} items known: ${done} done, ${r.remaining} remaining`);

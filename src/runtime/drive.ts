@@ -25,6 +25,7 @@ import { recheckCopies } from './copies.js';
 import { INTERNAL, RuntimeError } from './errors.js';
 import { notifyObservers } from './observer.js';
 import type { SecretSet } from './logger.js';
+import { noteConsumed, quietForStop, stoppedOutcome, watchRunForStop } from './stop-run.js';
 import { tokenOutlivedWarning } from './token-deadline.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
@@ -49,6 +50,8 @@ export interface DriveArgs {
   prometheus?: PrometheusClient | undefined;
   /** The log's last sequence number before this process took the lock (observers read on from it). */
   fromSeq: number;
+  /** True once the run lock was lost: a stop request and the stop file are then left to its new holder. */
+  leaseLost?: () => boolean;
 }
 
 /** Runs the machine until it is final or interrupted. Throws INTERNAL if it stops in a non-final state. */
@@ -58,13 +61,23 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const startedAt = clock.now();
   // This process's rate and ETA, one meter for the token check and every observer.
   const pace = new PaceMeter(store.summary(startedAt), startedAt);
+  // A stop from outside (control --stop, the stop file) ends the run as Ctrl-C does, once nothing is in flight.
+  const stop = watchRunForStop({
+    store,
+    clock,
+    log,
+    opts,
+    quiet: () => quietForStop(store, actor.getSnapshot().context, deps),
+    step: () => currentStep(),
+  });
+  const signal = AbortSignal.any([opts.signal, stop.signal]);
   const deps: ActorDeps = {
     api: a.api,
     store,
     plan,
     clock,
     log,
-    signal: opts.signal,
+    signal,
     dryRun: opts.dryRun,
     ...(a.gate ? { gate: a.gate } : {}),
     ...(a.prometheus ? { prometheus: a.prometheus } : {}),
@@ -103,7 +116,10 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     });
   };
   const observers = opts.observers ?? [];
-  deps.onProgress = () => notifyObservers(observers, log, 'progress');
+  deps.onProgress = () => {
+    stop.check();
+    notifyObservers(observers, log, 'progress');
+  };
 
   let resolveFinal: (v: 'final') => void = () => undefined;
   const finished = new Promise<'final'>((resolve, reject) => {
@@ -136,8 +152,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
       await effects.interrupt();
       resolve('interrupted');
     };
-    if (opts.signal.aborted) void onAbort();
-    else opts.signal.addEventListener('abort', () => void onAbort(), { once: true });
+    if (signal.aborted) void onAbort();
+    else signal.addEventListener('abort', () => void onAbort(), { once: true });
   });
 
   store.appendEvent('run.started', { resumed: Boolean(a.snapshot), dryRun: opts.dryRun, pid: services.pid }, startedAt);
@@ -145,10 +161,10 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     { plan: plan.name, resumed: Boolean(a.snapshot), dryRun: opts.dryRun, checkpoint: store.file },
     'run started',
   );
-  const currentStep = () => {
+  function currentStep(): string {
     const snap = actor.getSnapshot();
     return snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
-  };
+  }
   notifyObservers(observers, log, 'started', {
     plan,
     checkpoint: store.file,
@@ -161,28 +177,36 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     dryRun: opts.dryRun,
     step: currentStep,
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
-    signal: opts.signal,
+    signal,
   });
   actor.start();
   // A restored run that had already ended emits nothing: it is final at once.
   if (actor.getSnapshot().status === 'done') resolveFinal('final');
   else persist();
+  // A stop asked for before this run started (the stop file left in place) is obeyed at once.
+  stop.start();
   let ending: 'final' | 'interrupted';
   try {
     ending = await Promise.race([finished, stopped]);
   } catch (err) {
     actor.stop();
     throw err;
+  } finally {
+    stop.close();
   }
   if (ending === 'interrupted') {
     persist();
     actor.stop();
-    store.appendEvent('run.interrupted', { step: stepLabel(actor.getSnapshot().context) }, clock.now());
+    const step = stepLabel(actor.getSnapshot().context);
+    if (stop.obeyed) return stoppedOutcome({ ...a, stop, step, elapsedMs: clock.now() - startedAt });
+    store.appendEvent('run.interrupted', { step }, clock.now());
     log.warn('checkpoint saved after interruption');
+    if (!a.leaseLost?.()) noteConsumed(stop, opts);
     return { kind: 'interrupted' };
   }
   const snap = actor.getSnapshot();
   actor.stop();
+  if (!a.leaseLost?.()) noteConsumed(stop, opts);
   const state = String(snap.value);
   if (!isFinalState(state)) throw new RuntimeError(INTERNAL, `the run machine stopped in unexpected state ${state}`);
   // Before the copies left behind are listed, where their items live now is read once.

@@ -198,6 +198,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
         gate,
         prometheus,
         fromSeq,
+        leaseLost: () => lease?.lost ?? false,
       });
     } catch (err) {
       // A fenced write may surface anywhere (an actor, a snapshot save): it means one thing.

@@ -67,7 +67,7 @@ export function readStatus(file: string, now: number, plan: PlanGiven | null = n
         planCapOf(store, plan),
         capView(store.lastEventOf(['cap.changed'])),
         recentFailures(store, versionOf(saved)),
-        store.lastEventOf(['run.finished', 'run.interrupted']),
+        store.lastEventOf(['run.finished', 'run.interrupted', 'run.stopped']),
         plan?.timezone ?? 'UTC',
         copies,
       ),

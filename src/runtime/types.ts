@@ -4,7 +4,7 @@ import type { InstanceApi } from '../api/types.js';
 import type { LoadedPlan } from '../plan/load.js';
 import type { PrometheusClient, PrometheusOptions } from '../api/prometheus.js';
 import type { Plan } from '../plan/types.js';
-import type { FinalReportInput } from '../report/final.js';
+import type { FinalReportInput, StoppedReportInput } from '../report/final.js';
 import type { CheckpointStore, RunMode } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 import type { RunActors } from '../actors/index.js';
@@ -40,11 +40,17 @@ import type { FinalState } from '../events/vocabulary.js';
 export type { FinalState } from '../events/vocabulary.js';
 
 /**
- * How a run that got as far as the machine ended: interrupted with the checkpoint saved, or in a
- * final state with the report's data. The CLI turns it into an exit code and prints the report.
+ * How a run that got as far as the machine ended: interrupted or stopped on request with the
+ * checkpoint saved, or in a final state with the report's data. The CLI turns it into an exit code and prints the report.
  */
 export type RunOutcome =
   | { kind: 'interrupted' }
+  | {
+      /** Stopped on request (`control --stop`, the stop file) once nothing was in flight; `run` again resumes. */
+      kind: 'stopped';
+      report: StoppedReportInput;
+      redact(text: string): string;
+    }
   | {
       kind: 'final';
       state: FinalState;

@@ -17,6 +17,7 @@ import { RETIRED_AUDIT_TYPES, readAuditRow, storedNamesOf } from '../events/lega
 import type { AuditEventMap, AuditEventOf, AuditType } from '../events/vocabulary.js';
 import type {
   CheckpointStore,
+  ControlChange,
   DestinationPlacement,
   LockAcquired,
   LockHolder,
@@ -150,18 +151,22 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       ),
       // Schema 5; a read-only `status` on an older, unmigrated file has no overrides.
       // Schema 13 adds paused_by; a read-only status on an older file reads none.
+      // Schema 18 adds the stop request; a read-only status on an older file reads none.
       getControl: control
         ? p(
-            `SELECT concurrency, paused, ${hasColumn(db, 'control', 'paused_by') ? 'paused_by' : 'NULL AS paused_by'}, updated_at FROM control WHERE id = 1`,
+            `SELECT concurrency, paused, ${hasColumn(db, 'control', 'paused_by') ? 'paused_by' : 'NULL AS paused_by'},
+               ${hasColumn(db, 'control', 'stop_at') ? 'stop_at, stop_by' : 'NULL AS stop_at, NULL AS stop_by'}, updated_at
+             FROM control WHERE id = 1`,
           )
         : null,
-      putControl: control
-        ? p(
-            `INSERT INTO control (id, concurrency, paused, paused_by, updated_at) VALUES (1, ?, ?, ?, ?)
-             ON CONFLICT (id) DO UPDATE SET concurrency = excluded.concurrency, paused = excluded.paused, paused_by = excluded.paused_by,
-               updated_at = excluded.updated_at`,
-          )
-        : null,
+      putControl:
+        control && hasColumn(db, 'control', 'stop_at')
+          ? p(
+              `INSERT INTO control (id, concurrency, paused, paused_by, stop_at, stop_by, updated_at) VALUES (1, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (id) DO UPDATE SET concurrency = excluded.concurrency, paused = excluded.paused, paused_by = excluded.paused_by,
+                 stop_at = excluded.stop_at, stop_by = excluded.stop_by, updated_at = excluded.updated_at`,
+            )
+          : null,
     };
   }
 
@@ -441,9 +446,23 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
 
   readControl(): RunControl {
     const r = this.r.getControl?.get() as
-      { concurrency: number | null; paused: number; paused_by: string | null; updated_at: number } | undefined;
+      | {
+          concurrency: number | null;
+          paused: number;
+          paused_by: string | null;
+          stop_at: number | null;
+          stop_by: string | null;
+          updated_at: number;
+        }
+      | undefined;
     return r
-      ? { concurrency: r.concurrency, paused: r.paused === 1, pausedBy: r.paused_by, updatedAt: r.updated_at }
+      ? {
+          concurrency: r.concurrency,
+          paused: r.paused === 1,
+          pausedBy: r.paused_by,
+          stop: r.stop_at === null ? null : { at: r.stop_at, by: r.stop_by === 'file' ? 'file' : 'control' },
+          updatedAt: r.updated_at,
+        }
       : NO_CONTROL;
   }
 
@@ -452,27 +471,44 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
    * to the plan's) and logs the change as a `control.changed` event, in one transaction. Safe while
    * a run holds the lock: the lock is a row, and SQLite serializes the two writers. `pausedBy` says
    * why a pause that no operator asked for holds (the failure breaker); any other change clears it.
+   * `stop` asks the run to stop (a request already waiting keeps its time and origin) or, null,
+   * clears the request (the run that ends consumes it).
    */
-  writeControl(change: { concurrency?: number | null; paused?: boolean; pausedBy?: string }, at: number): RunControl {
+  writeControl(change: ControlChange, at: number): RunControl {
     return this.batch(() => {
       const cur = this.readControl();
       const paused = change.paused ?? cur.paused;
+      const stop = change.stop === undefined ? (cur.stop ?? null) : change.stop && (cur.stop ?? { at, ...change.stop });
       const next: RunControl = {
         concurrency: change.concurrency === undefined ? cur.concurrency : change.concurrency,
         paused,
         pausedBy: pausedByAfter(change, cur, paused),
+        stop,
         updatedAt: at,
       };
       // Writable connections are migrated, so the table is there; only a read-only one lacks it.
       if (!this.r.putControl) throw new Error(`${this.file}: the checkpoint has no control table (opened read-only?)`);
-      this.r.putControl.run(next.concurrency, next.paused ? 1 : 0, next.pausedBy ?? null, at);
+      this.r.putControl.run(
+        next.concurrency,
+        next.paused ? 1 : 0,
+        next.pausedBy ?? null,
+        stop?.at ?? null,
+        stop?.by ?? null,
+        at,
+      );
+      const stopChanged = change.stop !== undefined && (stop?.at ?? null) !== (cur.stop?.at ?? null);
       this.appendEvent(
         'control.changed',
         {
           concurrency: next.concurrency,
           paused: next.paused,
           ...(next.pausedBy ? { pausedBy: next.pausedBy } : {}),
-          previous: { concurrency: cur.concurrency, paused: cur.paused },
+          ...(stop ? { stop } : {}),
+          previous: {
+            concurrency: cur.concurrency,
+            paused: cur.paused,
+            ...(stopChanged ? { stop: cur.stop ?? null } : {}),
+          },
         },
         at,
       );
@@ -524,7 +560,7 @@ function sqlText(s: string): string {
  * the pause alone (a new cap); none once unpaused or paused again by hand.
  */
 function pausedByAfter(
-  change: { paused?: boolean; pausedBy?: string },
+  change: Pick<ControlChange, 'paused' | 'pausedBy'>,
   cur: RunControl,
   paused: boolean,
 ): string | null {

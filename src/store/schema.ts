@@ -272,6 +272,12 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE run ADD COLUMN plan TEXT;
   `,
+  // 18: a stop from outside (\`shardmove control --stop\`, or the stop file beside the checkpoint):
+  // when it was asked for and by what; null when none waits. The run that ends clears it.
+  `
+  ALTER TABLE control ADD COLUMN stop_at INTEGER;
+  ALTER TABLE control ADD COLUMN stop_by TEXT;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -4,7 +4,15 @@
  * (that, plus the lock, the machine snapshot and the summary). `openCheckpoint` in ./checkpoint.ts
  * implements both.
  */
-import type { AuditEvent, AuditEventMap, AuditEventOf, AuditType, LockHolderData } from '../events/vocabulary.js';
+import type {
+  AuditEvent,
+  AuditEventMap,
+  AuditEventOf,
+  AuditType,
+  LockHolderData,
+  StopBy,
+  StopRequest,
+} from '../events/vocabulary.js';
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 
@@ -133,6 +141,11 @@ export interface RunControl {
   paused: boolean;
   /** Why the run is paused, when something else than an operator paused it (the failure breaker). */
   pausedBy?: string | null;
+  /**
+   * A stop request not yet consumed (`shardmove control --stop`, or the stop file): nothing new
+   * starts, and the run ends once nothing is in flight. The run that ends clears it.
+   */
+  stop?: StopRequest | null;
   /** ms since epoch of the last change; null when never set. */
   updatedAt: number | null;
 }
@@ -141,8 +154,17 @@ export const NO_CONTROL: RunControl = Object.freeze({
   concurrency: null,
   paused: false,
   pausedBy: null,
+  stop: null,
   updatedAt: null,
 });
+
+/** A change of the live overrides; fields left out keep their value. `stop: null` clears a stop request. */
+export interface ControlChange {
+  concurrency?: number | null;
+  paused?: boolean;
+  pausedBy?: string;
+  stop?: { by: StopBy } | null;
+}
 
 /**
  * What the actors may do with the checkpoint: read and write item rows, append to the event log,
@@ -155,7 +177,7 @@ export interface ActorStore extends ItemStore {
   /** The operator's live overrides (NO_CONTROL when none were set). Cheap: read on every drain loop turn. */
   readControl(): RunControl;
   /** Changes the live overrides; the actors use it for one thing: the failure breaker's pause. */
-  writeControl(change: { concurrency?: number | null; paused?: boolean; pausedBy?: string }, at: number): RunControl;
+  writeControl(change: ControlChange, at: number): RunControl;
 }
 
 /** The whole checkpoint as the runtime holds it: what the actors may do, plus the run-level part. */

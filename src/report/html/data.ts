@@ -159,6 +159,7 @@ const HEADLINES: Record<string, string> = {
   failed: 'Failed',
   running: 'Running',
   interrupted: 'Interrupted: run the plan again to continue',
+  stopped: 'Stopped on request: run the plan again to continue',
   'not started': 'Not started',
 };
 /** A revert's checkpoint (`shardmove revert`): the states that differ from a drain's. */
@@ -168,6 +169,7 @@ const REVERT_HEADLINES: Record<string, string> = {
   doneWithQuarantine: 'Reverted with quarantined items: everything else is back where it came from, verified',
   failed: 'Revert failed',
   interrupted: 'Interrupted: run the revert again to continue',
+  stopped: 'Stopped on request: run the revert again to continue',
 };
 const DONE_STATES = new Set(['moved', 'left']);
 const IN_FLIGHT_STATES = new Set(['scheduling', 'in_flight']);
@@ -323,6 +325,17 @@ export function buildReportData(input: ReportInput): ReportData {
         break;
       case 'run.interrupted':
         rawMarkers.push({ at: e.at, type: 'run.interrupted', label: 'interrupted' });
+        break;
+      // A stop from outside: marked where it was asked for, and where the run ended on it.
+      case 'run.stopping':
+        rawMarkers.push({
+          at: e.at,
+          type: 'hold',
+          label: `stopping (${e.data.by === 'file' ? 'the stop file' : 'shardmove control --stop'})`,
+        });
+        break;
+      case 'run.stopped':
+        rawMarkers.push({ at: e.at, type: 'run.interrupted', label: 'stopped on request' });
         break;
       case 'run.finished':
         rawMarkers.push({ at: e.at, type: 'run.finished', label: `finished: ${e.data.outcome}` });

@@ -82,3 +82,27 @@ describe("the HTML report's event table", () => {
     expect(table).toContain('<td>Prometheus answers again: rule gitaly-cpu</td>');
   });
 });
+
+describe("the HTML report's timeline: a stop from outside", () => {
+  it('marks where the stop was seen (what asked) and where the run ended on it', () => {
+    const status = buildStatusReport('/x.db', null, summary, T0 + 500_000);
+    const stop = { at: T0 + 5_000, by: 'file' as const };
+    const events = [
+      ev(0, 'run.started', { resumed: false, dryRun: false, pid: 1 }),
+      ev(5, 'control.changed', {
+        concurrency: null,
+        paused: false,
+        stop,
+        previous: { concurrency: null, paused: false, stop: null },
+      }),
+      ev(6, 'run.stopping', { by: 'file', step: 'drain nfs-1/projects', inFlight: 3 }),
+      ev(40, 'run.stopped', { by: 'file', step: 'drain nfs-1/projects' }),
+    ];
+    const data = buildReportData({ status, context: null, events, now: T0 + 500_000 });
+    expect(data.timeline.markers.map((m) => [m.type, m.label])).toEqual([
+      ['run.started', 'run started'],
+      ['hold', 'stopping (the stop file)'],
+      ['run.interrupted', 'stopped on request'],
+    ]);
+  });
+});
