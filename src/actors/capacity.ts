@@ -15,6 +15,7 @@ import type { Kind } from '../plan/types.js';
 import { CAPACITY_EXCEEDED, StepError } from './errors.js';
 import { PoolCharges, inNetwork, networksInListing, poolsOnMove } from './drain/networks.js';
 import { UnreadableFreeError, bytesOf, freeBytesOf, pickDestination } from './drain/placement.js';
+import { chooseItems, selectionOf } from './select.js';
 import type { ActorDeps } from './types.js';
 
 /** One line of the fit table. */
@@ -234,6 +235,7 @@ export async function checkCapacity(
     deps.log.warn({ storage: to }, 'the room on the destination was not checked: the plan has no capacity section');
     return { warnings: [notChecked(to)], notes: [] };
   }
+  const selection = selectionOf(plan);
   const items: Sized[] = [];
   const forks = new Map<number, { forkedFromId?: number | null; forksCount?: number | null }>();
   const uncounted: Kind[] = [];
@@ -245,7 +247,10 @@ export async function checkCapacity(
     }
     for (const source of plan.move.from) {
       for await (const page of api.listItemsOnStorage(kind, source)) {
+        // Only what the run moves counts (move.select): what stays takes no room.
+        const chosen = selection ? await chooseItems(deps, selection, kind, page) : null;
         for (const item of page) {
+          if (chosen && !chosen.get(item.id)) continue;
           items.push({
             kind,
             source,

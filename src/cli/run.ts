@@ -6,6 +6,7 @@
  * 4 refused (lock held, plan changed), 5 lost the run lock to another runner, 130 interrupted with the checkpoint saved.
  */
 import { resolve } from 'node:path';
+import { SELECT_UNKNOWN, SELECT_UNLISTABLE } from '../actors/errors.js';
 import { createMetricsFileObserver } from '../metrics/metrics-file.js';
 import { renderFinalReport } from '../report/final.js';
 import { formatPlanDuration, parseDuration } from '../plan/durations.js';
@@ -129,5 +130,16 @@ export function reportOutcome(outcome: RunOutcome, out: Pick<CommandContext, 'st
     return EXIT.interrupted;
   }
   out.stdout.write(outcome.redact(renderFinalReport(outcome.report)));
+  const code = outcome.report.context.error?.code;
+  if (outcome.state === 'failed' && code && code in EXIT_BY_STEP_CODE) return EXIT_BY_STEP_CODE[code]!;
   return EXIT_BY_STATE[outcome.state];
 }
+
+/**
+ * Failures of a step that are the plan's, not the run's: `move.select` names the instance does not
+ * have, or a kind it cannot choose from. Refused like a plan problem (2), before any write.
+ */
+const EXIT_BY_STEP_CODE: Readonly<Record<string, ExitCode>> = {
+  [SELECT_UNKNOWN]: EXIT.invalid,
+  [SELECT_UNLISTABLE]: EXIT.invalid,
+};

@@ -10,7 +10,7 @@ import type { GeoOutput, RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
-import { countItems, partialOutcome, stayingWords } from './counts.js';
+import { countItems, partialOutcome, stayingWhy, stayingWords } from './counts.js';
 import type { RunCounts } from './counts.js';
 import { describeFailure } from './failure-class.js';
 import { formatBytes, formatApproxDuration, orphanLines, placementLines } from './summary.js';
@@ -107,7 +107,7 @@ export function renderFinalReport(input: FinalReportInput): string {
       const open = p.waiting + p.inFlight;
       lines.push(
         `  ${p.kind}: ${p.done} moved of ${p.total}, ${p.quarantined} quarantined${open > 0 ? `, ${open} not finished` : ''}` +
-          `${p.staying > 0 ? `, ${p.staying} left on the source as planned (move.until)` : ''}`,
+          `${p.staying > 0 ? `, ${p.staying} left on the source as planned (${stayingWhy(p)})` : ''}`,
       );
     }
     if (counts.kinds.length === 0) lines.push('  (none enumerated)');
@@ -173,7 +173,7 @@ function wouldMove(input: FinalReportInput, counts: RunCounts): string[] {
     const s = counts.sources.find((x) => x.kind === d.kind && x.source === d.source);
     const moving = s ? s.waiting + s.inFlight : 0;
     lines.push(
-      `  ${d.kind} on ${d.source}: ${s && s.staying > 0 ? `${moving} of ${s.total} (${s.staying} stay: move.until)` : moving}`,
+      `  ${d.kind} on ${d.source}: ${s && s.staying > 0 ? `${moving} of ${s.total} (${s.staying} stay: ${stayingWhy(s)})` : moving}`,
     );
   }
   if (drains.length === 0 && input.state !== 'failed')

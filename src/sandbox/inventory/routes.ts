@@ -58,6 +58,7 @@ import {
 } from '../http/pagination.js';
 import type { Router } from '../http/router.js';
 import { register as registerSandboxRoutes } from './sandbox-routes.js';
+import { register as registerNamespaceRoutes } from './namespaces.js';
 import { addForkFields, hasForks, readForkFacts, withForkFieldsJson } from './forks.js';
 import { canReadCode, readCodeFacts, withoutCodeFields } from './code-access.js';
 
@@ -108,6 +109,7 @@ export function register(router: Router): void {
   router.get('/api/v4/snippets/:id', { level: 'user' }, (ctx) => show(ctx, 'snippet'));
   router.get('/api/v4/groups', { level: 'public' }, (ctx) => list(ctx, GROUPS));
   router.get('/api/v4/groups/:id', { level: 'public' }, (ctx) => show(ctx, 'group'));
+  registerNamespaceRoutes(router);
   registerSandboxRoutes(router);
 }
 
