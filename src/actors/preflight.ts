@@ -91,7 +91,9 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
   // Last: the room is judged on what is on the sources now, after every other refusal. Not for
   // given items (a revert): each goes back where it came from, and what is on the sources now is
   // mostly what stays there.
-  if (deps.itemsGiven)
+  // A reviewed list's room is judged on its own items once they are seeded (./given-list.ts).
+  if (deps.itemsGiven === 'list') log.info('room: judged on the reviewed list');
+  else if (deps.itemsGiven)
     warnings.push(
       `the room on ${plan.move.to.join(', ')} was not checked: the items go back to the storages they came from`,
     );

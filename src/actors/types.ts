@@ -39,10 +39,11 @@ export interface ActorDeps {
   /** The operator's Prometheus, when the plan names one: pre-flight runs every rule's query once. */
   prometheus?: PrometheusClient;
   /**
-   * The items are given in the checkpoint (`shardmove revert`): the drain moves those rows only and
-   * never lists a source, which holds other items that must stay where they are.
+   * The items are given in the checkpoint (`shardmove revert`, or `list`: a reviewed item list,
+   * `run --only`): the drain moves those rows only and never lists a source, which holds other items
+   * that must stay where they are.
    */
-  itemsGiven?: boolean;
+  itemsGiven?: boolean | 'list';
 }
 
 /**

@@ -11,6 +11,7 @@ import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
 import { countItems, partialOutcome, stayingWhy, stayingWords } from './counts.js';
+import type { SourceProgress } from './counts.js';
 import type { RunCounts } from './counts.js';
 import { describeFailure } from './failure-class.js';
 import { formatBytes, formatApproxDuration, orphanLines, placementLines } from './summary.js';
@@ -127,7 +128,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     lines.push(...orphanLines(summary.orphans, { limit: FEW_COPIES, fullList: fullListOf(input) }));
     if (c.verification) {
       lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
-      lines.push(...recordsLines(c.verification.perKindAndSource));
+      lines.push(...recordsLines(c.verification.perKindAndSource, counts.sources));
       for (const p of c.verification.problems) lines.push(`  ${p}`);
     } else if (!c.verify) {
       lines.push('', 'Verification: skipped (plan: verify false)');
@@ -244,7 +245,7 @@ export function windowFit(schedule: Schedule, now: number, workMs: number): stri
 }
 
 /** Entries verified by move records, said plainly: no listing proved them. */
-function recordsLines(perKindAndSource: unknown): string[] {
+function recordsLines(perKindAndSource: unknown, sources: readonly SourceProgress[]): string[] {
   if (!Array.isArray(perKindAndSource)) return [];
   const out: string[] = [];
   for (const raw of perKindAndSource as {
@@ -255,10 +256,14 @@ function recordsLines(perKindAndSource: unknown): string[] {
     quarantined?: number;
     kept?: number;
   }[]) {
-    if (raw?.kept)
+    if (raw?.kept) {
+      // Why they stay, from the count of that source: a reached bound, or not selected (move.select).
+      const s = sources.find((x) => x.kind === raw.kind && x.source === raw.source);
+      const why = s && s.notSelected > 0 ? stayingWhy(s) : 'move.until reached';
       out.push(
-        `  ${raw.kind} on ${raw.source}: ${raw.kept} still there, as planned (move.until reached); everything scheduled left it`,
+        `  ${raw.kind} on ${raw.source}: ${raw.kept} still there, as planned (${why}); everything scheduled left it`,
       );
+    }
     if (raw?.by !== 'records') continue;
     out.push(
       `  ${raw.kind} on ${raw.source}: verified by move records, not by a listing, because the instance does not expose the storage of ${raw.kind} ` +

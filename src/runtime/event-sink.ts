@@ -208,6 +208,8 @@ export function toRunEvents(e: AuditEvent, s: SinkState): RunEventBody[] {
     case 'plan.recorded':
     case 'revert.seeded':
     case 'revert.skipped':
+    case 'list.seeded':
+    case 'list.skipped':
     case 'lock.acquired':
     case 'lock.unlocked':
     case 'quarantine.released':
