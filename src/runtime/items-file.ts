@@ -329,7 +329,8 @@ function parseCsv(text: string, shown: string, problems: string[]): ItemsList | 
     const it = itemOf(raw, r.line, at, problems);
     if (!it) continue;
     hashes.set(r.line, hash);
-    if (typeof raw['path'] === 'string' && raw['path'].startsWith("'")) it.path = raw['path'].slice(1);
+    // The `'` spreadsheetSafe put before a formula-like text; a path that starts with `'` otherwise is kept.
+    if (typeof raw['path'] === 'string' && /^'[=+\-@\t\r]/.test(raw['path'])) it.path = raw['path'].slice(1);
     items.push(it);
   }
   if (planHash === '' && problems.length === 0) problems.push(`${shown}: no item row, so no plan_hash to check`);
