@@ -38,6 +38,8 @@ function inventory(seed: Document): void {
       { id: 5, name: 'dots', namespace: 'alice', ...at('nfs-2') },
       { id: 6, name: 'tools', namespace: 'other', ...at('nfs-2') },
       { id: 7, name: 'x', namespace: 'acmeish', ...at('nfs-1') },
+      // A name outside ASCII, sent URL-encoded to GET /namespaces/:id.
+      { id: 8, name: 'crème', namespace: 'café', ...at('nfs-1') },
     ],
   );
   seed.setIn(
@@ -103,12 +105,12 @@ describe('move.select (issue 32)', { timeout: 120_000 }, () => {
 
     const dry = await runCli(['run', plan, '--dry-run'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
-    expect(dry.stdout).toMatch(/projects on nfs-1: 2 of 5 \(3 stay: not selected\)/);
+    expect(dry.stdout).toMatch(/projects on nfs-1: 2 of 6 \(4 stay: not selected\)/);
     expect(await moved(sandbox.url)).toEqual([]);
 
     const run = await runCli(['run', plan], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^DONE: moved 8 of 15 as planned: 7 not selected/);
+    expect(run.stdout).toMatch(/^DONE: moved 8 of 16 as planned: 8 not selected/);
     expect(run.stdout).toMatch(/Verification: passed/);
     expect(run.stdout).toMatch(/still there, as planned \(not selected\)/);
 
@@ -125,12 +127,21 @@ describe('move.select (issue 32)', { timeout: 120_000 }, () => {
     expect(await moved(sandbox.url)).toEqual(expected);
     const where = storages(db);
     for (const key of expected) expect(where.get(key), key).toBe('cluster');
-    for (const key of ['group:3', 'project:3', 'project:4', 'project:7', 'snippet:2', 'snippet:3', 'snippet:5'])
+    for (const key of [
+      'group:3',
+      'project:3',
+      'project:4',
+      'project:7',
+      'project:8',
+      'snippet:2',
+      'snippet:3',
+      'snippet:5',
+    ])
       expect(where.get(key), key).not.toBe('cluster');
 
     const status = await runCli(['status', plan, '--json'], { cwd: dir, env });
     const s = JSON.parse(status.stdout) as { staying: number; notSelected: number; remaining: number };
-    expect(s).toMatchObject({ staying: 7, notSelected: 7, remaining: 0 });
+    expect(s).toMatchObject({ staying: 8, notSelected: 8, remaining: 0 });
   });
 
   it('takes a select file of ids and paths, and exclude alone chooses everything else', async () => {
@@ -139,12 +150,12 @@ describe('move.select (issue 32)', { timeout: 120_000 }, () => {
       { projects: 0, snippets: 0, groups: 0 },
       inventory,
     );
-    writeFileSync(join(dir, 'pilot.txt'), '# the pilot\n\nother\n  5  \n');
+    writeFileSync(join(dir, 'pilot.txt'), '# the pilot\n\nother\n  5  \ncafé\n');
     const env = sandboxEnv(sandbox.url);
     const run = await runCli(['run', writePlan(dir, ['file: pilot.txt', 'exclude: [6]'])], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    // other (its wiki, its project 4 and that project's snippet), alice's project 5; not 6, excluded.
-    expect(await moved(sandbox.url)).toEqual(['group:3', 'project:4', 'project:5', 'snippet:3']);
+    // other (its wiki, its project 4 and that project's snippet), alice's project 5, café's 8; not 6, excluded.
+    expect(await moved(sandbox.url)).toEqual(['group:3', 'project:4', 'project:5', 'project:8', 'snippet:3']);
 
     const {
       sandbox: sb2,
@@ -160,6 +171,7 @@ describe('move.select (issue 32)', { timeout: 120_000 }, () => {
       'project:5',
       'project:6',
       'project:7',
+      'project:8',
       'snippet:3',
       'snippet:4',
       'snippet:5',
@@ -217,12 +229,15 @@ describe('move.select (issue 32)', { timeout: 120_000 }, () => {
       inventory,
     );
     const env = sandboxEnv(sandbox.url);
-    const everything = await runCli(['run', writePlan(dir, ['exclude: [acme, other, alice, bob, acmeish, root]'])], {
-      cwd: dir,
-      env,
-    });
+    const everything = await runCli(
+      ['run', writePlan(dir, ['exclude: [acme, other, alice, bob, acmeish, root, café]'])],
+      {
+        cwd: dir,
+        env,
+      },
+    );
     expect(everything.code, everything.stdout + everything.stderr).toBe(0);
-    expect(everything.stdout).toMatch(/^DONE: moved 0 of 15 as planned: 15 not selected/);
+    expect(everything.stdout).toMatch(/^DONE: moved 0 of 16 as planned: 16 not selected/);
     expect(everything.stdout).toMatch(/Verification: passed/);
     // root owns no project and no personal snippet here: the namespace exists and selects nothing.
     const nothing = await runCli(['run', writePlan(dir, ['namespaces: [root]']), '--state', join(dir, 'b.db')], {
@@ -230,7 +245,7 @@ describe('move.select (issue 32)', { timeout: 120_000 }, () => {
       env,
     });
     expect(nothing.code, nothing.stdout + nothing.stderr).toBe(0);
-    expect(nothing.stdout).toMatch(/^DONE: moved 0 of 15 as planned: 15 not selected/);
+    expect(nothing.stdout).toMatch(/^DONE: moved 0 of 16 as planned: 16 not selected/);
     expect(await moved(sandbox.url)).toEqual([]);
   });
 

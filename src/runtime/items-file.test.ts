@@ -94,6 +94,6 @@ describe('the item list', () => {
     const a = checkOf(HASH, ITEMS[0]!);
     expect(checkOf('b'.repeat(64), ITEMS[0]!)).not.toBe(a);
     expect(checkOf(HASH, { ...ITEMS[0]!, destination: 'nfs-2' })).not.toBe(a);
-    expect(checkOf(HASH, { ...ITEMS[0]!, path: 'renamed' })).toBe(a);
+    expect(checkOf(HASH, { ...ITEMS[0]!, path: 'renamed' } as ListedItem)).toBe(a);
   });
 });

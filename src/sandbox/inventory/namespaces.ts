@@ -2,7 +2,12 @@
  * `GET /namespaces/:id`: one namespace by id or full path, as GitLab's `find_namespace!` finds it
  * (lib/api/namespaces.rb, lib/api/helpers.rb): an integer is an id, anything else a full path,
  * matched without regard to case (`find_by_full_path`), URL-encoded in the route (`acme%2Fteam`).
- * A namespace the caller may not read answers `404 Namespace Not Found`, as one that does not exist.
+ * A namespace the caller may not read answers `404 Namespace Not Found`, as one that does not exist:
+ * GitLab's `check_namespace_access` asks `read_namespace_via_membership`, which a user namespace
+ * gives its owner and a group its members (a public group's non-members included get 404), and
+ * administrators everything. The sandbox keeps no group memberships: a group's owner (its creator,
+ * `owner_id`) stands for its members, and a namespace known only from its projects is read by
+ * administrators only.
  *
  * The sandbox keeps no namespace table: a namespace is a group row (whose path is its full path), a
  * user's own namespace (the username), or one the projects live in (`group-3`, `acme/team`, and
@@ -28,8 +33,7 @@ interface Found {
   path: string;
   kind: 'group' | 'user';
   fullPath: string;
-  /** Public groups are readable by every signed-in user; the rest by its owner or an administrator. */
-  visibility: string;
+  /** Who may read it besides administrators: a user namespace's owner, a group's owner (its members' stand-in). */
   ownerId: number | null;
 }
 
@@ -59,10 +63,7 @@ function showNamespace(ctx: RequestContext): Reply {
   const found = findNamespace(ctx.state.db, ctx.params.id ?? '');
   const caller = ctx.caller;
   const readable =
-    found !== undefined &&
-    caller !== null &&
-    (isEffectiveAdmin(ctx, caller) ||
-      (found.kind === 'user' ? found.ownerId === caller.user.id : found.visibility === 'public'));
+    found !== undefined && caller !== null && (isEffectiveAdmin(ctx, caller) || found.ownerId === caller.user.id);
   if (!found || !readable) throw notFound('Namespace');
   const parent = found.fullPath.includes('/') ? found.fullPath.slice(0, found.fullPath.lastIndexOf('/')) : null;
   return {
@@ -89,24 +90,24 @@ export function findNamespace(db: Db, ref: string): Found | undefined {
       return u ? userNamespace(u) : undefined;
     }
     const g = findItem(db, 'group', ref);
-    return g ? groupNamespace(g.id, g.name, g.path, g.visibility) : undefined;
+    return g ? groupNamespace(g.id, g.name, g.path, g.owner_id) : undefined;
   }
   const g = findItem(db, 'group', ref);
-  if (g) return groupNamespace(g.id, g.name, g.path, g.visibility);
+  if (g) return groupNamespace(g.id, g.name, g.path, g.owner_id);
   const u = s.userByName.get(ref);
   if (u) return userNamespace(u);
   const fromProjects = s.projectNamespace.get(ref, ref, ref)?.namespace ?? s.groupAncestor.get(ref, ref)?.path;
   if (fromProjects === undefined) return undefined;
   const fullPath = fromProjects.slice(0, ref.length);
-  return groupNamespace(namespaceId(fullPath), lastPart(fullPath), fullPath, 'public');
+  return groupNamespace(namespaceId(fullPath), lastPart(fullPath), fullPath, null);
 }
 
 function lastPart(fullPath: string): string {
   return fullPath.slice(fullPath.lastIndexOf('/') + 1);
 }
 
-function groupNamespace(id: number, name: string, fullPath: string, visibility: string): Found {
-  return { id, name: lastPart(name), path: lastPart(fullPath), kind: 'group', fullPath, visibility, ownerId: null };
+function groupNamespace(id: number, name: string, fullPath: string, ownerId: number | null): Found {
+  return { id, name: lastPart(name), path: lastPart(fullPath), kind: 'group', fullPath, ownerId };
 }
 
 function userNamespace(u: { id: number; username: string; name: string }): Found {
@@ -116,7 +117,6 @@ function userNamespace(u: { id: number; username: string; name: string }): Found
     path: u.username,
     kind: 'user',
     fullPath: u.username,
-    visibility: 'private',
     ownerId: u.id,
   };
 }
