@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -88,6 +88,22 @@ describe('the item list', () => {
     expect(problems(write('headless.csv', csv.slice(1).join('\r\n')))[0]).toMatch(
       /^ {2}list:1: the header row lacks kind/,
     );
+  });
+
+  it('writes control characters and bidi overrides of a title visibly, in both formats', () => {
+    const evil = [item(9, 'a\u001b[2Jb\u202eevil', { kind: 'snippets' })];
+    const visible = 'a\\u001b[2Jb\\u202eevil';
+    const jsonl = [...renderItems('jsonl', header, evil)].join('');
+    const csv = [...renderItems('csv', header, evil)].join('');
+    for (const text of [jsonl, csv]) expect([...text].filter((c) => c === '\u001b' || c === '\u202e')).toEqual([]);
+    expect((JSON.parse(jsonl.split('\n')[1]!) as { path: string }).path).toBe(visible);
+    expect(csv).toContain(`snippets,9,${visible},`);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('refuses a list it may not read (not as root, who reads every file)', () => {
+    const file = write('locked.jsonl', [...renderItems('jsonl', header, ITEMS)].join(''));
+    chmodSync(file, 0o000);
+    expect(problems(file)).toEqual(['  list: not readable (permission denied)']);
   });
 
   it('ties the check to the plan hash and to every field it covers', () => {

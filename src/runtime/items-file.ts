@@ -9,7 +9,8 @@
  *
  * CSV (`.csv`): a header row `kind,id,path,size_bytes,source,destination,plan_hash,check`, each
  * row carrying the plan's hash (a spreadsheet keeps it through a sort). RFC 4180 quoting; a text
- * that a spreadsheet would take for a formula (`=`, `+`, `-`, `@`) gets a leading `'`.
+ * that a spreadsheet would take for a formula (`=`, `+`, `-`, `@`) gets a leading `'`. Control
+ * characters and bidi overrides in a path (a snippet's title can hold any) are written as `\uXXXX`.
  *
  * `check` is a digest of the plan hash, kind, id, source and destination: a line typed by hand or
  * changed (another destination, a source for a destination) does not match it and is refused. Lines
@@ -21,6 +22,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { Kind } from '../plan/types.js';
 import { KINDS } from '../plan/values.js';
+import { escapeControls } from '../report/escape.js';
 import { ITEMS_FILE_INVALID, RuntimeError } from './errors.js';
 
 export const ITEMS_FORMAT = 1;
@@ -93,7 +95,8 @@ export function* renderItems(
       yield `${JSON.stringify({
         kind: it.kind,
         id: it.id,
-        path: it.path,
+        // Written visibly: a bidi override in a title would reorder the line a reviewer reads.
+        path: escapeControls(it.path),
         size_bytes: it.sizeBytes,
         source: it.source,
         destination: it.destination,
@@ -117,9 +120,13 @@ export function* renderItems(
   }
 }
 
-/** A text a spreadsheet would evaluate (`=1+1`, `@SUM(...)`) is kept as text. */
+/**
+ * A text a spreadsheet would evaluate (`=1+1`, `@SUM(...)`) is kept as text, and control characters
+ * and bidi overrides (a title can hold any) are written visibly, as every output of shardmove does.
+ */
 function spreadsheetSafe(text: string): string {
-  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  const shown = escapeControls(text);
+  return /^[=+\-@\t\r]/.test(shown) ? `'${shown}` : shown;
 }
 
 function csvField(text: string): string {
