@@ -201,6 +201,13 @@ describe('run --only: a reviewed item list (issue 32)', { timeout: 180_000 }, ()
     expect(intoDir.code).toBe(2);
     expect(intoDir.stderr).toMatch(/adir\.jsonl is a directory; name a file/);
 
+    const overPlan = await runCli(['run', plan, '--dry-run', '--items', 'plan.yaml', '--items-format', 'jsonl'], {
+      cwd: dir,
+      env,
+    });
+    expect(overPlan.code).toBe(2);
+    expect(overPlan.stderr).toMatch(/--items plan\.yaml is the plan/);
+
     // Nothing of all that moved anything, nor wrote a real run's checkpoint.
     expect(await ourMoves(sandbox.url)).toEqual([]);
     expect(readFileSync(plan, 'utf8')).toMatch(/name: only/);
