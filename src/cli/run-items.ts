@@ -6,8 +6,8 @@
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { ItemsFormat } from '../runtime/items-file.js';
-import { formatOfName } from '../runtime/items-file.js';
+import type { ItemsFormat } from '../runtime/items-format.js';
+import { formatOfName } from '../runtime/items-format.js';
 import { writeDryRunItems } from '../runtime/items-list.js';
 import { openExistingCheckpoint } from '../runtime/status.js';
 import type { RunOutcome } from '../runtime/types.js';

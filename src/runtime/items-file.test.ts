@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { codeOf } from '../shared/errors.js';
-import type { ListedItem } from './items-file.js';
-import { checkOf, digestOf, formatOfName, readItemsFile, renderItems } from './items-file.js';
+import { readItemsFile } from './items-file.js';
+import type { ListedItem } from './items-format.js';
+import { checkOf, digestOf, formatOfName, renderItems } from './items-format.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'shardmove-items-file-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,8 +8,8 @@ import { KINDS } from '../plan/values.js';
 import type { ItemStore } from '../store/types.js';
 import { ITEM_STATES } from '../store/types.js';
 import { writeFileAtomic } from '../files/atomic.js';
-import type { ItemsFormat, ListedItem } from './items-file.js';
-import { renderItems } from './items-file.js';
+import type { ItemsFormat, ListedItem } from './items-format.js';
+import { renderItems } from './items-format.js';
 import { openExistingCheckpoint } from './status.js';
 
 const ALL = Number.MAX_SAFE_INTEGER;

@@ -1,5 +1,5 @@
 /**
- * `run PLAN --only FILE`: moves exactly the items of a reviewed list (./items-file.ts), made by
+ * `run PLAN --only FILE`: moves exactly the items of a reviewed list (./items-format.ts), made by
  * `run --dry-run --items` under the same plan, and nothing else. The list is read and checked before
  * anything is contacted: every line well formed and unchanged (its check), no item twice, each one
  * the plan moves (exit 2); made under the plan as it is now (exit 4, both hashes named, and the
@@ -14,8 +14,9 @@ import { canonicalJson, planHashInput } from '../plan/hash.js';
 import type { LoadedPlan } from '../plan/load.js';
 import { diffPlanRecords, formatPlanChanges } from '../plan/plan-diff.js';
 import { ITEMS_FILE_INVALID, ITEMS_OTHER_PLAN, RuntimeError } from './errors.js';
-import type { ItemsFormat, ItemsList } from './items-file.js';
-import { digestOf, readItemsFile } from './items-file.js';
+import { readItemsFile } from './items-file.js';
+import type { ItemsFormat, ItemsList } from './items-format.js';
+import { digestOf } from './items-format.js';
 import { locateCheckpoint } from './paths.js';
 import { executeRun } from './run.js';
 import { openExistingCheckpoint } from './status.js';
