@@ -133,6 +133,14 @@ describe('run --only: a reviewed item list (issue 32)', { timeout: 180_000 }, ()
     const items = (JSON.parse(status.stdout) as { items: { kind: string; id: number; state: string }[] }).items;
     expect(items.filter((i) => i.state === 'left').map((i) => i.id)).toEqual([3, 4]);
     expect(items).toHaveLength(7);
+    const report = await runCli(['report', plan, '--json', '--items'], { cwd: dir, env });
+    expect((JSON.parse(report.stdout) as { items: unknown[] }).items).toEqual(items);
+    expect(JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir, env })).stdout)).not.toHaveProperty(
+      'items',
+    );
+    const noJson = await runCli(['status', plan, '--items'], { cwd: dir, env });
+    expect(noJson.code).toBe(2);
+    expect(noJson.stderr).toMatch(/--items lists every item in the JSON output: add --json/);
 
     const plain = await runCli(['run', plan], { cwd: dir, env });
     expect(plain.code, plain.stdout + plain.stderr).toBe(4);
