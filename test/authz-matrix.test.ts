@@ -346,6 +346,18 @@ const buildCases = (): Case[] => [
     nonAdmin: 404,
     anonymous: 404,
   },
+  // A group's namespace is read via membership (GitLab's read_namespace_via_membership): a public
+  // group's non-members get 404 too. The sandbox's groups are root's (owner_id), its members' stand-in.
+  {
+    route: 'GET /api/v4/namespaces/:id',
+    level: 'user',
+    name: 'a group',
+    path: () => '/api/v4/namespaces/group-5',
+    ok: 200,
+    nonAdmin: 404,
+  },
+  // `authenticated_as_admin!`, then the project: where its repository is on disk.
+  { route: 'GET /api/v4/projects/:id/storage', level: 'admin', path: () => '/api/v4/projects/1/storage', ok: 200 },
   { route: 'GET /api/v4/application/settings', level: 'admin', path: () => '/api/v4/application/settings', ok: 200 },
   {
     route: 'PUT /api/v4/application/settings',

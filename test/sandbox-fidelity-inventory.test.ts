@@ -517,7 +517,7 @@ describe('seed: edition, states, unlistable, credentials (issue 13, item 10)', (
     expect(problems(text)).toEqual([
       'seed.yaml:3:46: inventory.generate.hidden_fraction: hidden projects exist only in the enterprise edition (edition: ee)',
       'seed.yaml:4:79: inventory.projects.1.hidden: hidden projects exist only in the enterprise edition (edition: ee)',
-      'seed.yaml:5:41: inventory.snippets.0.pending_delete: unknown field "pending_delete"; known fields: id, name, storage, visibility, size_mb, commit_count, namespace, project',
+      'seed.yaml:5:41: inventory.snippets.0.pending_delete: unknown field "pending_delete"; known fields: id, name, storage, visibility, size_mb, commit_count, namespace, project, author',
     ]);
     expect(
       problems('instance: { storages: [default], unlistable: [11] }\ninventory: { generate: { projects: 10 } }\n'),

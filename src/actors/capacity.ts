@@ -24,6 +24,7 @@ import {
 } from './drain/networks.js';
 import type { NetNode, ReadProject } from './drain/networks.js';
 import { UnreadableFreeError, bytesOf, freeBytesOf, pickDestination } from './drain/placement.js';
+import { chooseItems, selectionOf } from './select.js';
 import type { ActorDeps } from './types.js';
 
 /** One line of the fit table. */
@@ -265,6 +266,7 @@ export async function checkCapacity(
     deps.log.warn({ storage: to }, 'the room on the destination was not checked: the plan has no capacity section');
     return { warnings: [notChecked(to)], notes: [] };
   }
+  const selection = selectionOf(plan);
   const items: Sized[] = [];
   const forks = new Map<number, NetNode>();
   let unknownForks = 0;
@@ -277,7 +279,10 @@ export async function checkCapacity(
     }
     for (const source of plan.move.from) {
       for await (const page of api.listItemsOnStorage(kind, source)) {
+        // Only what the run moves counts (move.select): what stays takes no room.
+        const chosen = selection ? await chooseItems(deps, selection, kind, page) : null;
         for (const item of page) {
+          if (chosen && !chosen.get(item.id)) continue;
           items.push({
             kind,
             source,
@@ -393,4 +398,46 @@ function poolWarning(
     `${why}: ${moving.length} fork(s) of ${names.length} network(s) will each carry the pool's objects themselves on their destination, ` +
       `about ${formatBytes(extra)} more than their own sizes (networks of projects ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', ...' : ''}; see docs/operations.md, "Fork networks")`,
   ];
+}
+
+/**
+ * The room for a reviewed item list (`run --only`): its pending items' bytes on the destination each
+ * is pinned to, against that destination's room. Refuses (exit 1, before any write) as checkCapacity
+ * does; without a capacity section the room is not checked, and said so.
+ */
+export async function checkGivenRoom(deps: ActorDeps): Promise<RoomReport> {
+  const { plan, store } = deps;
+  const capacity = plan.capacity;
+  if (!capacity) return { warnings: [notChecked(plan.move.to.join(', '))], notes: [] };
+  const need = new Map(plan.move.to.map((d) => [d, { bytes: 0, byAllowance: 0 }]));
+  for (const kind of plan.move.kinds)
+    for (const source of plan.move.from)
+      for (const row of store.itemsInState(kind, source, 'pending', Number.MAX_SAFE_INTEGER)) {
+        const n = need.get(row.destination ?? plan.move.to[0]!);
+        if (!n) continue;
+        n.bytes += bytesOf(kind, row.sizeBytes);
+        if (row.sizeBytes === null || kind !== 'projects') n.byAllowance += 1;
+      }
+  const warnings: string[] = [];
+  const notes: string[] = [];
+  for (const [to, n] of need) {
+    const free = await freeOf(deps, to);
+    const row: FitRow = {
+      storage: to,
+      neededBytes: n.bytes,
+      keepFreeBytes: capacity.keepFreeBytes,
+      freeBytes: free,
+      byAllowance: n.byAllowance,
+      uncounted: [],
+      fits: free === null ? null : n.bytes + capacity.keepFreeBytes <= free,
+    };
+    (row.fits === true ? notes : warnings).push(describeFit(row));
+    if (row.fits === false && !deps.dryRun)
+      throw new StepError(
+        CAPACITY_EXCEEDED,
+        `the reviewed list does not fit on ${to}: it needs ${row.neededBytes} bytes (${formatBytes(row.neededBytes)}) plus capacity.keep_free ${row.keepFreeBytes} bytes, ` +
+          `and ${to} has ${free} bytes (${formatBytes(free!)}) free (capacity.storages.${to}.free). Nothing was written`,
+      );
+  }
+  return { warnings, notes };
 }

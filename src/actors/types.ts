@@ -44,10 +44,11 @@ export interface ActorDeps {
    */
   instanceVersion?: () => string | null;
   /**
-   * The items are given in the checkpoint (`shardmove revert`): the drain moves those rows only and
-   * never lists a source, which holds other items that must stay where they are.
+   * The items are given in the checkpoint (`shardmove revert`, or `list`: a reviewed item list,
+   * `run --only`): the drain moves those rows only and never lists a source, which holds other items
+   * that must stay where they are.
    */
-  itemsGiven?: boolean;
+  itemsGiven?: boolean | 'list';
 }
 
 /**

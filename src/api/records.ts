@@ -79,6 +79,15 @@ export function parseItem(kind: Kind, raw: unknown, ref: RequestRef): ItemRecord
     name: str(name) ?? str(it['name']) ?? '',
     sizeBytes: typeof size === 'number' ? size : null,
   };
+  if (kind === 'snippets') {
+    // Issue 32 (move.select): a project snippet follows its project, a personal one its author.
+    const project = it['project_id'];
+    const author =
+      typeof it['author'] === 'object' && it['author'] !== null ? (it['author'] as Json)['username'] : null;
+    // Only what the entity shows: a field it leaves out stays absent (`chooseItems` reads it as null).
+    if ('project_id' in it) item.projectId = typeof project === 'number' ? project : null;
+    if ('author' in it) item.author = typeof author === 'string' ? author : null;
+  }
   if (kind !== 'projects') return item;
   // Fork networks (issue 23): the parent, for callers who can read it (docs/gitlab-behaviour.md).
   const parent =

@@ -45,6 +45,17 @@ export interface ItemRecord {
    * the field out (a caller without `read_code`): unknown, not 0. Absent: 0.
    */
   forksCount?: number | null;
+  /** Snippets: `project_id`, the project a project snippet belongs to (null: a personal snippet). */
+  projectId?: number | null;
+  /** Snippets: `author.username`, whose personal namespace a personal snippet follows (`move.select`). */
+  author?: string | null;
+}
+
+/** A namespace as `GET /namespaces/:id` shows it: a group (subgroups included) or a user's own. */
+export interface NamespaceRecord {
+  id: number;
+  kind: 'group' | 'user' | string;
+  fullPath: string;
 }
 
 /**
@@ -174,6 +185,14 @@ export interface InstanceApi {
   kindAccess(kind: Kind, enterprise: boolean | null): Promise<KindAccess>;
   /** One item, or null on 404 (hidden and pending-delete projects answer 404 too, even to admins). */
   getItem(kind: Kind, id: number): Promise<ItemRecord | null>;
+  /**
+   * A project by id or full path (`move.select` names), for pre-flight: the project, `hidden` when
+   * `GET /projects/:id` answers 404 but the move API finds it (hidden or pending deletion: GitLab's
+   * move routes find those), or null when neither knows it.
+   */
+  findProject(ref: number | string): Promise<ItemRecord | 'hidden' | null>;
+  /** `GET /namespaces/:id` by full path (a group's or a user's), or null on 404. */
+  getNamespace(fullPath: string): Promise<NamespaceRecord | null>;
   /** POST /<kind>/:id/repository_storage_moves with an explicit destination. Never retried. */
   scheduleMove(kind: Kind, itemId: number, destination: string): Promise<ScheduleResult>;
   /** POST /<kind>_repository_storage_moves for a whole storage (202). Never retried. */

@@ -141,6 +141,15 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       '--metrics-file <path>',
       'keep Prometheus metrics in this file (node_exporter textfile format), rewritten atomically at every poll',
     )
+    .option(
+      '--items <file>',
+      'with --dry-run: write every item the run would move (kind, id, path, size, source, destination) with the plan hash, to review',
+    )
+    .option('--only <file>', 'move exactly the items of a reviewed list (made by --dry-run --items) and nothing else')
+    .option(
+      '--items-format <jsonl|csv>',
+      'the format of --items or --only when the file name does not say (.jsonl, .csv)',
+    )
     .action(async (plan: string, opts) => {
       const { runRunCommand } = await import('./run.js');
       setExit(await runRunCommand({ plan, ...opts }, ctx));
@@ -181,6 +190,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .argument('<plan>', 'plan YAML file')
     .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--json', 'machine-readable output', false)
+    .option('--items', 'with --json: list every item (kind, id, path, size, source, destination, state)', false)
     .action(async (plan: string, opts) => {
       const { runStatusCommand } = await import('./status.js');
       setExit(await runStatusCommand({ plan, ...opts }, ctx));
@@ -195,6 +205,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--html <file>', 'write the report as one self-contained HTML file')
     .option('--json', "print the report's data as JSON", false)
+    .option('--items', 'with --json: list every item (kind, id, path, size, source, destination, state)', false)
     .action(async (plan: string, opts) => {
       const { runReportCommand } = await import('./report.js');
       setExit(await runReportCommand({ plan, ...opts }, ctx));

@@ -22,6 +22,7 @@ import type { StoredEvent } from '../store/types.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
+import { readItems } from '../runtime/items-list.js';
 import { checkpointFiles, refuseOutputsThatAreInputs } from './outputs.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 
@@ -57,10 +58,11 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
 }
 
 export async function runReportCommand(
-  opts: { plan: string; state?: string; html?: string; json: boolean },
+  opts: { plan: string; state?: string; html?: string; json: boolean; items?: boolean },
   ctx: CommandContext,
 ): Promise<number> {
   if (!opts.html && !opts.json) throw new ArgsError('report: say what to make: --html FILE, --json, or both');
+  if (opts.items && !opts.json) throw new ArgsError('report: --items lists every item in the JSON output: add --json');
   // Before the checkpoint is read (which may take a while): a path the report cannot go to.
   const out = opts.html === undefined ? undefined : resolve(ctx.cwd, opts.html);
   if (out !== undefined) checkHtmlTarget(out);
@@ -92,7 +94,8 @@ export async function runReportCommand(
     }
     ctx.stderr.write(`report written to ${out}\n`);
   }
-  if (opts.json) ctx.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+  if (opts.json)
+    ctx.stdout.write(`${JSON.stringify(opts.items ? { ...data, items: readItems(file) } : data, null, 2)}\n`);
   return EXIT.ok;
 }
 

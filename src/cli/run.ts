@@ -1,18 +1,21 @@
 /**
- * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change] [--retry-quarantined]
- * [--ignore-schedule] [--events FILE|-] [--lease DURATION] [--metrics-file PATH]`: runs or resumes
+ * `shardmove run PLAN [--state FILE] [--dry-run [--items FILE]] [--only FILE] [--items-format jsonl|csv]
+ * [--accept-plan-change] [--retry-quarantined] [--ignore-schedule] [--events FILE|-] [--lease DURATION]
+ * [--metrics-file PATH]`: runs or resumes
  * the plan, prints the final report and maps the run's outcome to an exit code:
  * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
  * 4 refused (lock held, plan changed), 5 lost the run lock to another runner, 6 stopped on request
  * (`control --stop`, the stop file), 130 interrupted with the checkpoint saved.
  */
 import { resolve } from 'node:path';
+import { SELECT_UNKNOWN, SELECT_UNLISTABLE } from '../actors/errors.js';
 import { createMetricsFileObserver } from '../metrics/metrics-file.js';
 import { renderFinalReport, renderStoppedReport } from '../report/final.js';
 import { formatPlanDuration, parseDuration } from '../plan/durations.js';
 import { LEASE_RANGE_MS } from '../runtime/lease.js';
 import type { RunEvents } from '../runtime/event-sink.js';
 import type { RunObserver } from '../runtime/observer.js';
+import { executeOnly } from '../runtime/only.js';
 import { executeRun } from '../runtime/run.js';
 import type { FinalState, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
@@ -22,6 +25,7 @@ import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
 import { createProgress } from './progress.js';
+import { afterDryRun, afterOnlyRun, checkItemFlags, parseItemsFormat } from './run-items.js';
 
 /** Exit codes of a run that got as far as the machine (README: Exit codes). */
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = {
@@ -35,13 +39,19 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
     throw new ArgsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
   const leaseMs = parseLease(opts.lease);
+  const itemsFormat = checkItemFlags(opts, ctx);
   await refuseRunOutputsThatAreInputs('run', opts, ctx);
   // With events on standard output, the progress line and the report go to standard error.
   return withRunEvents(
     opts,
     ctx,
     (events, human) => startRun(opts, leaseMs, events, human),
-    (outcome, human) => reportOutcome(outcome, human, runCommand(opts)),
+    (outcome, human) => {
+      const code = reportOutcome(outcome, human, runCommand(opts));
+      if (opts.only !== undefined) afterOnlyRun(outcome, human);
+      if (opts.items !== undefined && itemsFormat) return afterDryRun(outcome, opts.items, itemsFormat, code, human);
+      return code;
+    },
     (outcome) => outcome,
   );
 }
@@ -93,6 +103,11 @@ type RunFlags = {
   events?: string;
   eventsInterval?: string;
   metricsFile?: string;
+  /** `--dry-run --items FILE`: write the list the dry run would move. */
+  items?: string;
+  /** `--only FILE`: move exactly the items of a reviewed list. */
+  only?: string;
+  itemsFormat?: string;
 };
 
 function startRun(
@@ -102,7 +117,7 @@ function startRun(
   ctx: CommandContext,
 ): Promise<RunOutcome> {
   const observers = runObservers(events, opts.metricsFile, ctx, 'run');
-  return executeRun({
+  const options = {
     planFile: opts.plan,
     statePath: opts.state,
     dryRun: opts.dryRun,
@@ -116,7 +131,10 @@ function startRun(
     stdout: ctx.stdout,
     stderr: ctx.stderr,
     observers,
-  });
+  };
+  if (opts.only !== undefined)
+    return executeOnly({ ...options, onlyFile: opts.only, format: parseItemsFormat(opts.itemsFormat) });
+  return executeRun(options);
 }
 
 /** `--lease`: a plan duration within LEASE_RANGE_MS; absent means the default. */
@@ -150,5 +168,16 @@ export function reportOutcome(
     return EXIT.stopped;
   }
   out.stdout.write(outcome.redact(renderFinalReport(outcome.report)));
+  const code = outcome.report.context.error?.code;
+  if (outcome.state === 'failed' && code && code in EXIT_BY_STEP_CODE) return EXIT_BY_STEP_CODE[code]!;
   return EXIT_BY_STATE[outcome.state];
 }
+
+/**
+ * Failures of a step that are the plan's, not the run's: `move.select` names the instance does not
+ * have, or a kind it cannot choose from. Refused like a plan problem (2), before any write.
+ */
+const EXIT_BY_STEP_CODE: Readonly<Record<string, ExitCode>> = {
+  [SELECT_UNKNOWN]: EXIT.invalid,
+  [SELECT_UNLISTABLE]: EXIT.invalid,
+};

@@ -15,6 +15,7 @@ import { isCopyPlanFile } from '../plan/copy-load.js';
 import { validateCopyPlan } from './copy-status.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
+import { describeSelect } from '../plan/select-field.js';
 
 /** Validates a plan file; returns 0 or throws PlanError (code SHARDMOVE_PLAN_INVALID). */
 export async function runValidateCommand(opts: { plan: string }, ctx: CommandContext): Promise<number> {
@@ -30,6 +31,9 @@ export async function runValidateCommand(opts: { plan: string }, ctx: CommandCon
       ? [
           `  stops each source once ${'movedBytes' in plan.move.until ? `${formatBytes(plan.move.until.movedBytes)} have left it` : `it has ${formatBytes(plan.move.until.freeBytes)} free`} (move.until); the rest stays`,
         ]
+      : []),
+    ...(plan.move.select
+      ? [`  moves ${describeSelect(plan.move.select)}; pre-flight checks every name on the instance`]
       : []),
     ...scheduleLines(plan, Date.now()),
     ...(plan.throttle

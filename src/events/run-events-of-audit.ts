@@ -233,6 +233,8 @@ export const RUN_EVENTS_OF_AUDIT: RunEventsOfAudit = {
   'http.mutating': PRIVATE,
   'weights.restored': PRIVATE,
   'copies.checked': PRIVATE,
+  'list.seeded': PRIVATE,
+  'list.skipped': PRIVATE,
   'revert.seeded': PRIVATE,
   'revert.skipped': PRIVATE,
   'lock.acquired': PRIVATE,

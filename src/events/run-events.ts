@@ -248,7 +248,7 @@ const DECLARED = [
         retrying: '',
         quarantined: '',
         staying:
-          'left on its source as planned: a partial drain whose `move.until` bound is reached leaves the items it never placed, and `etaMs` does not wait for them',
+          'left on its source as planned: a partial drain whose `move.until` bound is reached leaves the items it never placed, and `move.select` leaves those it does not choose; `etaMs` does not wait for them',
         movesPerMinute: "this process's rate, as on the progress line; 0 while it is still measuring",
         etaMs: 'or null: unknown while measuring or held',
         elapsedMs: '',

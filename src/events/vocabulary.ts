@@ -151,6 +151,10 @@ export interface AuditEventMap {
   'revert.seeded': { forward: string; items: number; skipped: number };
   /** An item the forward run moved that is no longer where it put it (`source`): not moved back. */
   'revert.skipped': OfItem & { storage: string | null; reason: string };
+  // `run --only FILE` (actors/given-list.ts): a reviewed item list seeded into the checkpoint
+  'list.seeded': { file: string; digest: string; items: number; skipped: number };
+  /** A listed item no longer where the list says (`source`): moved elsewhere, or deleted. Not moved. */
+  'list.skipped': OfItem & { storage: string | null; reason: string };
   // The lock and the live control (store/)
   'lock.acquired': { pid: number; host: string; generation: number; leaseMs: number | null };
   'lock.taken_over': { previous: LockHolderData; reason: 'dead' | 'stale' | null; heartbeatAgeMs: number };
@@ -297,6 +301,8 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'revert.seeded':
     'a revert took the items the forward run moved from its checkpoint (those still where it put them, and the skipped)',
   'revert.skipped': 'a revert skips an item that left the storage the forward run moved it to (moved again, deleted)',
+  'list.seeded': 'run --only took the items of a reviewed list, those still where the list says them and the skipped',
+  'list.skipped': 'run --only skips a listed item that is no longer where the list says (moved elsewhere, deleted)',
   'lock.acquired': 'this process took the run lock',
   'lock.taken_over': 'the run lock of a dead or stale holder was taken over',
   'lock.unlocked': 'shardmove unlock removed the run lock',

@@ -81,7 +81,7 @@ export class RunMetrics {
   );
   private readonly remaining = this.gauge(
     'shardmove_items_remaining',
-    'Items still to move: neither moved, quarantined, nor left on the source as planned (move.until reached); absent once the run ended.',
+    'Items still to move: neither moved, quarantined, nor left on the source as planned (move.until reached, or not selected by move.select); absent once the run ended.',
   );
   private readonly lastPoll = this.gauge(
     'shardmove_last_successful_poll_timestamp_seconds',

@@ -3,6 +3,7 @@
  * a row for every key the loader reads.
  */
 import { UNTIL_KEYS } from './target-fields.js';
+import { SELECT_KEYS } from './select-field.js';
 import { PAUSE_AFTER_KEYS } from './breaker-field.js';
 import { RULE_KEYS } from './rules-field.js';
 import { CAPACITY_KEYS } from './capacity-field.js';
@@ -44,6 +45,7 @@ describe('docs/plan.md field table', () => {
       ...RULE_KEYS.map((k) => `throttle.rules[].${k}`),
       ...CAPACITY_KEYS.map((k) => `capacity.${k}`),
       ...UNTIL_KEYS.map((k) => `move.until.${k}`),
+      ...SELECT_KEYS.map((k) => `move.select.${k}`),
     ];
     expect([...rows].sort()).toEqual([...keys].sort());
     expect(rows).toEqual([...new Set(rows)]);

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_MIN_INTERVAL_MS, PLAN_DEFAULTS } from './schema.js';
 import type { Plan } from './types.js';
+import type { MoveSelect, SelectEntry } from './values.js';
 
 /** The normalised plan without its credentials: what the hash covers. */
 export function planHashInput(plan: Plan): unknown {
@@ -17,10 +18,23 @@ export function planHashInput(plan: Plan): unknown {
   // `queue_ahead` (issue 25) counts only away from its default 0: older checkpoints resume as they were.
   const { queueAhead, ...rest } = plan.move;
   const base = queueAhead === 0 ? rest : plan.move;
-  const move = plan.move.to.length === 1 ? { ...base, to: plan.move.to[0] } : base;
+  const to = plan.move.to.length === 1 ? { ...base, to: plan.move.to[0] } : base;
+  // `move.select` (issue 32) counts by the names it holds: not where they are written, nor where its file is.
+  const move = plan.move.select ? { ...to, select: selectHashInput(plan.move.select) } : to;
   // Where the checkpoint lives says nothing of what the run does: moving it is no change of plan.
   const { checkpoint: _checkpoint, ...fields } = plan;
   return { ...fields, instance, prometheus, move, poll: pollHashInput(plan.poll) };
+}
+
+/** The names of a selection, without their positions or the select file's path. */
+function selectHashInput(select: MoveSelect): Record<string, unknown> {
+  const refs = (list: readonly SelectEntry[]) => list.map((e) => e.ref);
+  return {
+    namespaces: refs(select.namespaces),
+    projects: refs(select.projects),
+    exclude: refs(select.exclude),
+    file: select.file ? refs(select.file.entries) : null,
+  };
 }
 
 /**

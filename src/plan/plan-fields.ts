@@ -36,6 +36,7 @@ import {
   readRules,
 } from './rules-field.js';
 import type { Reader } from './reader.js';
+import { SELECT_DOC, SELECT_SCHEMA, readSelect } from './select-field.js';
 import type { Kind } from './values.js';
 import { KINDS, THROTTLE_DEFAULTS } from './values.js';
 
@@ -203,6 +204,16 @@ export const PLAN_FIELDS = {
         doc: UNTIL_DOC,
         read: (r, node, path, invalid) => readUntil(r, node, path, invalid),
         schema: UNTIL_SCHEMA,
+      },
+      select: {
+        type: 'custom',
+        prop: 'select',
+        default: undefined,
+        description:
+          'Which items move: {namespaces: [full paths], projects: [ids or full paths], exclude: [ids or full paths], file: PATH}. Absent: every item on the sources.',
+        doc: SELECT_DOC,
+        read: (r, node, path, invalid) => readSelect(r, node, path, invalid),
+        schema: SELECT_SCHEMA,
       },
       kinds: {
         type: 'custom',

@@ -6,7 +6,7 @@
 import type { TableValue } from './field-table.js';
 import type { PLAN_FIELDS } from './plan-fields.js';
 
-export type { Credentials, Kind, MoveMode, PlanSchedule, ThrottlePlan } from './values.js';
+export type { Credentials, Kind, MoveMode, MoveSelect, PlanSchedule, SelectEntry, ThrottlePlan } from './values.js';
 export { KINDS } from './values.js';
 
 /**

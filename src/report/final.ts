@@ -10,7 +10,8 @@ import type { GeoOutput, RunContext } from '../machine/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
-import { countItems, partialOutcome, stayingWords } from './counts.js';
+import { countItems, partialOutcome, stayingWhy, stayingWords } from './counts.js';
+import type { SourceProgress } from './counts.js';
 import type { RunCounts } from './counts.js';
 import { describeFailure } from './failure-class.js';
 import { formatBytes, formatApproxDuration, placementLines } from './summary.js';
@@ -129,7 +130,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     );
     if (c.verification) {
       lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
-      lines.push(...recordsLines(c.verification.perKindAndSource));
+      lines.push(...recordsLines(c.verification.perKindAndSource, counts.sources));
       for (const p of c.verification.problems) lines.push(`  ${p}`);
     } else if (!c.verify) {
       lines.push('', 'Verification: skipped (plan: verify false)');
@@ -163,7 +164,7 @@ function repositoryLines(counts: RunCounts): string[] {
     const open = p.waiting + p.inFlight;
     lines.push(
       `  ${p.kind}: ${p.done} moved of ${p.total}, ${p.quarantined} quarantined${open > 0 ? `, ${open} not finished` : ''}` +
-        `${p.staying > 0 ? `, ${p.staying} left on the source as planned (move.until)` : ''}`,
+        `${p.staying > 0 ? `, ${p.staying} left on the source as planned (${stayingWhy(p)})` : ''}`,
     );
   }
   if (counts.kinds.length === 0) lines.push('  (none enumerated)');
@@ -239,7 +240,7 @@ function wouldMove(input: FinalReportInput, counts: RunCounts): string[] {
     const s = counts.sources.find((x) => x.kind === d.kind && x.source === d.source);
     const moving = s ? s.waiting + s.inFlight : 0;
     lines.push(
-      `  ${d.kind} on ${d.source}: ${s && s.staying > 0 ? `${moving} of ${s.total} (${s.staying} stay: move.until)` : moving}`,
+      `  ${d.kind} on ${d.source}: ${s && s.staying > 0 ? `${moving} of ${s.total} (${s.staying} stay: ${stayingWhy(s)})` : moving}`,
     );
   }
   if (drains.length === 0 && input.state !== 'failed')
@@ -310,7 +311,7 @@ export function windowFit(schedule: Schedule, now: number, workMs: number): stri
 }
 
 /** Entries verified by move records, said plainly: no listing proved them. */
-function recordsLines(perKindAndSource: unknown): string[] {
+function recordsLines(perKindAndSource: unknown, sources: readonly SourceProgress[]): string[] {
   if (!Array.isArray(perKindAndSource)) return [];
   const out: string[] = [];
   for (const raw of perKindAndSource as {
@@ -321,10 +322,14 @@ function recordsLines(perKindAndSource: unknown): string[] {
     quarantined?: number;
     kept?: number;
   }[]) {
-    if (raw?.kept)
+    if (raw?.kept) {
+      // Why they stay, from the count of that source: a reached bound, or not selected (move.select).
+      const s = sources.find((x) => x.kind === raw.kind && x.source === raw.source);
+      const why = s && s.notSelected > 0 ? stayingWhy(s) : 'move.until reached';
       out.push(
-        `  ${raw.kind} on ${raw.source}: ${raw.kept} still there, as planned (move.until reached); everything scheduled left it`,
+        `  ${raw.kind} on ${raw.source}: ${raw.kept} still there, as planned (${why}); everything scheduled left it`,
       );
+    }
     if (raw?.by !== 'records') continue;
     out.push(
       `  ${raw.kind} on ${raw.source}: verified by move records, not by a listing, because the instance does not expose the storage of ${raw.kind} ` +

@@ -62,8 +62,10 @@ export interface StatusReport {
   /** Null when unknown, while nothing is scheduled (`now` stops it), and when it is not running. */
   etaMs: number | null;
   remaining: number;
-  /** Left on the sources as planned (a reached `move.until` bound): neither remaining nor failed (./counts.ts). */
+  /** Left on the sources as planned (a reached `move.until` bound, or not selected): neither remaining nor failed (./counts.ts). */
   staying: number;
+  /** Of `staying`: not chosen by `move.select`. */
+  notSelected: number;
   /** Sources whose `move.until` bound is reached. */
   boundsReached: string[];
   stuck: StatusSummary['stuck'];
@@ -186,6 +188,7 @@ export function buildStatusReport(
     etaMs: running && !hold?.stopped ? rate.etaMs : null,
     remaining: rate.remaining,
     staying: counts.staying,
+    notSelected: counts.notSelected,
     boundsReached: counts.boundsReached,
     stuck: summary.stuck,
     failures,
@@ -277,8 +280,11 @@ export function renderStatus(r: StatusReport): string {
     lines.push(
       `  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${r.now?.stopped ? 'paused (nothing new is scheduled)' : formatApproxDuration(r.etaMs)}`,
     );
-  if (r.staying > 0)
-    lines.push(`  ${r.staying} stay on the sources as planned (move.until reached on ${listWords(r.boundsReached)})`);
+  if (r.staying > 0) {
+    const bound = r.staying > r.notSelected ? [`move.until reached on ${listWords(r.boundsReached)}`] : [];
+    const chosen = r.notSelected > 0 ? [`${r.notSelected} not selected by move.select`] : [];
+    lines.push(`  ${r.staying} stay on the sources as planned (${[...bound, ...chosen].join('; ')})`);
+  }
   if (r.kinds.length > 0) {
     lines.push('', 'By kind:');
     for (const k of r.kinds) {
@@ -290,9 +296,10 @@ export function renderStatus(r: StatusReport): string {
     for (const c of [...r.counts].sort((a, b) =>
       `${a.kind}${a.source}${a.state}`.localeCompare(`${b.kind}${b.source}${b.state}`),
     )) {
-      const staying = c.state === 'pending' ? r.bySource.find((b) => b.kind === c.kind && b.source === c.source) : null;
+      const s = c.state === 'pending' ? r.bySource.find((b) => b.kind === c.kind && b.source === c.source) : null;
+      const bound = s ? s.staying - s.notSelected : 0;
       lines.push(
-        `  ${c.kind.padEnd(9)} ${c.source.padEnd(12)} ${c.state.padEnd(12)} ${c.n}${staying?.staying ? ` (${staying.staying} staying: move.until)` : ''}`,
+        `  ${c.kind.padEnd(9)} ${c.source.padEnd(12)} ${c.state.padEnd(12)} ${c.n}${bound > 0 ? ` (${bound} staying: move.until)` : ''}`,
       );
     }
   }

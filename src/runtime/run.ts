@@ -32,6 +32,7 @@ import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import type { LeaseKeeper } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { assertMode } from './mode.js';
+import { assertGivenList } from './only-checkpoint.js';
 import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { locateCheckpoint, logPath, otherCheckpointNote, revertCheckpointPath } from './paths.js';
@@ -113,6 +114,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     });
     if (got.reason === 'stale' && got.previous) noteTakeover(got.previous, now, opts, log);
     lease = keepLease(store, leaseMs, services.clock, log);
+    // Under the lock, before anything is written: a reviewed list runs in a checkpoint of its own.
+    assertGivenList(store, file, opts, services.clock.now());
     const signal = AbortSignal.any([opts.signal, lease.signal]);
     noteLiveControl(store.readControl(), opts, plan, log);
     const saved = store.loadRun();

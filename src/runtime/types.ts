@@ -80,4 +80,10 @@ export interface RunOptions {
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   /** Watchers of the run (e.g. the metrics file); see ./observer.ts. */
   observers?: readonly RunObserver[];
+  /**
+   * `run --only FILE`: the reviewed list this run applies (its digest over the items, and the file as
+   * named). The checkpoint must be fresh or seeded from this same list; a run without it refuses a
+   * checkpoint seeded from a list (./only.ts).
+   */
+  given?: { digest: string; file: string };
 }

@@ -259,6 +259,8 @@ const projectSchema = itemSchema.extend({
 /** A snippet with `project` is that project's snippet (GitLab's ProjectSnippet); without, a personal one. */
 const snippetSchema = itemSchema.extend({
   project: int(1).optional(),
+  /** Issue 32: who wrote it (a username or a user id; default root, user 1): a personal snippet's namespace. */
+  author: z.union([z.string(), z.number()], { error: 'must be a username or a user id' }).optional(),
 });
 /** Groups may be pending deletion: GitLab still lists and shows them. Snippets have no such state. */
 const groupSchema = itemSchema.extend({
@@ -359,6 +361,7 @@ export type ItemSeed = z.output<typeof itemSchema> & {
   repository_access_level?: RepositoryAccessLevel;
   members?: (string | number)[];
   project?: number;
+  author?: string | number;
   forked_from?: number | string;
 };
 export type GenerateSpec = z.output<typeof generateSchema>;
@@ -498,6 +501,13 @@ function projectSnippetRules(
     const id = fields(sn).project;
     if (typeof id === 'number' && id > generated && !explicit.has(id))
       problem(['inventory', 'snippets', i, 'project'], `unknown project ${id}`);
+  }
+  for (const [i, sn] of list(inventory.snippets).entries()) {
+    const a = fields(sn).author;
+    if (typeof a === 'string' && !usernames.has(a.toLowerCase()))
+      problem(['inventory', 'snippets', i, 'author'], `unknown user "${a}"`);
+    if (typeof a === 'number' && !userIds.has(a))
+      problem(['inventory', 'snippets', i, 'author'], `unknown user id ${a}`);
   }
   for (const [i, p] of projects.entries()) {
     for (const [j, m] of list(fields(p).members).entries()) {

@@ -468,6 +468,9 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
     'INSERT OR IGNORE INTO project_members (project_id, user_id) SELECT ?, id FROM users WHERE id = ? OR username = ?',
   );
   const attach = attachSnippet(db);
+  const setAuthor = db.prepare(
+    "UPDATE items SET owner_id = (SELECT id FROM users WHERE id = ? OR username = ?) WHERE kind = 'snippet' AND id = ?",
+  );
   for (const key of ['projects', 'snippets', 'groups'] as const) {
     const kind = KIND_OF[key];
     const items: ItemSeed[] = seed.inventory[key] ?? [];
@@ -494,6 +497,7 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
       if (it.snippets_access_level) setLevel.run(it.snippets_access_level, it.id);
       if (it.repository_access_level) setRepositoryLevel.run(it.repository_access_level, it.id);
       for (const m of it.members ?? []) addMember.run(it.id, typeof m === 'number' ? m : -1, String(m));
+      if (kind === 'snippet' && it.author !== undefined) setAuthor.run(it.author, String(it.author), it.id);
       // Projects come first in this loop, so an explicit project is in place before its snippets.
       if (kind === 'snippet' && it.project !== undefined) attach(it.id, it.project);
     }

@@ -9,7 +9,7 @@ import type { Kind } from '../plan/types.js';
 import { RANK_ORDER_SQL, SIZE_CLASS_SQL } from './schema.js';
 import { ShapeTable } from './shape.js';
 import { ITEM_STATES } from './types.js';
-import type { BulkRow, EnumCursor, ItemRow, ItemState, ItemStore, NetworkRow, PlacedRow } from './types.js';
+import type { BulkRow, EnumCursor, GivenList, ItemRow, ItemState, ItemStore, NetworkRow, PlacedRow } from './types.js';
 
 interface RawItem {
   kind: Kind;
@@ -98,6 +98,8 @@ export class ItemTable implements ItemStore {
     // Same for schema 15 (per-item destination, move.until bounds): an old file has placed nothing.
     const has15 = (db.pragma('user_version', { simple: true }) as number) >= 15;
     const w15 = (sql: string, none: string) => p(has15 ? sql : none);
+    // Schema 19 (the reviewed list of `run --only`); an older, unmigrated file was seeded from none.
+    const has19 = (db.pragma('user_version', { simple: true }) as number) >= 19;
     // The order the due-order index walks: by rank from schema 15, by size class from 10, by size before.
     const order = has15 ? RANK_ORDER_SQL : has10 ? `${SIZE_CLASS_SQL} DESC, id` : 'size_bytes DESC, id';
     this.s = {
@@ -172,6 +174,23 @@ export class ItemTable implements ItemStore {
       place: w15(
         `UPDATE items SET destination = COALESCE(destination, ?) WHERE kind = ? AND id = ?`,
         'SELECT 1 WHERE 0',
+      ),
+      // move.select: only a row no move of ours was made for leaves the run's scope.
+      unselect: w15(
+        `UPDATE items SET state = 'unselected', destination = NULL
+         WHERE kind = ? AND id = ? AND state = 'pending' AND attempts = 0 AND move_id IS NULL`,
+        'SELECT 1 WHERE 0',
+      ),
+      reselect: p(
+        `UPDATE items SET state = 'pending', next_attempt_at = 0 WHERE kind = ? AND id = ? AND state = 'unselected'`,
+      ),
+      getGiven: has19
+        ? p('SELECT digest, file, plan_hash, items, seeded_at FROM given_list WHERE id = 1')
+        : p('SELECT NULL AS digest WHERE 0'),
+      putGiven: p(
+        has19
+          ? 'INSERT INTO given_list (id, digest, file, plan_hash, items, seeded_at) VALUES (1, ?, ?, ?, ?, ?)'
+          : 'SELECT ?, ?, ?, ?, ? WHERE 0',
       ),
       pin: w15(
         `UPDATE items SET destination = ? WHERE kind = ? AND id = ? AND destination IS NULL`,
@@ -409,6 +428,23 @@ export class ItemTable implements ItemStore {
 
   markIntentFromQuarantine(kind: Kind, id: number, now: number): boolean {
     return this.s.intentFromQuarantine.run(now, kind, id).changes === 1;
+  }
+
+  setSelected(kind: Kind, id: number, selected: boolean): boolean {
+    return (selected ? this.s.reselect : this.s.unselect).run(kind, id).changes === 1;
+  }
+
+  givenList(): GivenList | null {
+    const r = this.s.getGiven.get() as
+      { digest: string; file: string; plan_hash: string; items: number; seeded_at: number } | undefined;
+    return r ? { digest: r.digest, file: r.file, planHash: r.plan_hash, items: r.items, seededAt: r.seeded_at } : null;
+  }
+
+  setGivenList(list: GivenList): void {
+    const held = this.givenList();
+    if (held && held.digest !== list.digest)
+      throw new Error(`the checkpoint was seeded from another item list (${held.digest})`);
+    if (!held) this.s.putGiven.run(list.digest, list.file, list.planHash, list.items, list.seededAt);
   }
 
   pinDestination(kind: Kind, id: number, destination: string): boolean {

@@ -278,6 +278,18 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE control ADD COLUMN stop_at INTEGER;
   ALTER TABLE control ADD COLUMN stop_by TEXT;
   `,
+  // 19: the reviewed item list a checkpoint was seeded from (\`run --only FILE\`), so
+  // that it is resumed with that list only, and never by a run that lists its sources.
+  `
+  CREATE TABLE given_list (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    digest TEXT NOT NULL,
+    file TEXT NOT NULL,
+    plan_hash TEXT NOT NULL,
+    items INTEGER NOT NULL,
+    seeded_at INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -241,10 +241,33 @@ export interface CheckpointStore extends ActorStore {
  * - `left`: no longer listed on the source although no move of ours finished (moved by a bulk job or by
  *   someone else, or deleted).
  * - `quarantined`: gave up (attempts exhausted, stuck move, permanent rejection); `lastError` says why.
+ * - `unselected`: on the source, but `move.select` does not choose it: it stays there as planned, and
+ *   no move of ours was ever made for it (a row another selection chooses goes back to `pending`).
  */
-export type ItemState = 'pending' | 'scheduling' | 'in_flight' | 'moved' | 'left' | 'quarantined';
+export type ItemState = 'pending' | 'scheduling' | 'in_flight' | 'moved' | 'left' | 'quarantined' | 'unselected';
 
-export const ITEM_STATES: readonly ItemState[] = ['pending', 'scheduling', 'in_flight', 'moved', 'left', 'quarantined'];
+export const ITEM_STATES: readonly ItemState[] = [
+  'pending',
+  'scheduling',
+  'in_flight',
+  'moved',
+  'left',
+  'quarantined',
+  'unselected',
+];
+
+/**
+ * The reviewed item list a checkpoint was seeded from (`run --only FILE`): its digest (over the
+ * items, not the file's bytes), the plan hash it was made under, and when. One per checkpoint.
+ */
+export interface GivenList {
+  digest: string;
+  /** The file as it was named when seeded (for messages). */
+  file: string;
+  planHash: string;
+  items: number;
+  seededAt: number;
+}
 
 export interface ItemRow {
   kind: Kind;
@@ -437,6 +460,16 @@ export interface ItemStore {
    * its own (a bulk job's). False (and no change) unless the item was quarantined and not stuck.
    */
   markIntentFromQuarantine(kind: Kind, id: number, now: number): boolean;
+  /**
+   * `move.select`: `false` turns a pending row no move of ours was ever made for into `unselected`
+   * (its placement forgotten); `true` turns an `unselected` row back into `pending`. Returns whether
+   * the row changed.
+   */
+  setSelected(kind: Kind, id: number, selected: boolean): boolean;
+  /** The reviewed list the checkpoint was seeded from (`run --only`), or null (schema 19). */
+  givenList(): GivenList | null;
+  /** Records the reviewed list (once: a second call with another digest throws). */
+  setGivenList(list: GivenList): void;
   /** Pins a row's destination before its first intent (a revert: back where it came from); false when it already has one. */
   pinDestination(kind: Kind, id: number, destination: string): boolean;
   /** Records the item's fork network (its root project's id). */

@@ -99,6 +99,14 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
       call('getItem');
       return null;
     },
+    async findProject() {
+      call('findProject');
+      return null;
+    },
+    async getNamespace() {
+      call('getNamespace');
+      return null;
+    },
     async scheduleMove() {
       throw new Error('the fake api does not move');
     },

@@ -112,8 +112,10 @@ export interface ReportData {
     instanceVersion: string | null;
     total: number;
     remaining: number;
-    /** Left on the sources as planned (move.until): neither remaining nor failed. */
+    /** Left on the sources as planned (move.until, or not selected): neither remaining nor failed. */
     staying: number;
+    /** Of `staying`: not chosen by `move.select`. */
+    notSelected: number;
     movesPerMinute: number;
     /** Moves that ended on the destination per minute, from the start to the last event. */
     averagePerMinute: number | null;
@@ -386,6 +388,7 @@ export function buildReportData(input: ReportInput): ReportData {
       total: status.total,
       remaining: status.remaining,
       staying: status.staying,
+      notSelected: status.notSelected,
       movesPerMinute: status.movesPerMinute,
       averagePerMinute:
         last !== null && last > start

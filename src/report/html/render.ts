@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { stayingWhy } from '../counts.js';
 import { formatApproxDuration, formatBytes } from '../summary.js';
 import { copiesHtml } from './copies.js';
 import type { ReportData } from './data.js';
@@ -68,7 +69,7 @@ function outcome(d: ReportData): string {
     ],
     [
       'Items',
-      `${o.total} known, ${o.remaining} remaining${o.staying > 0 ? `, ${o.staying} staying on the sources as planned (move.until)` : ''}`,
+      `${o.total} known, ${o.remaining} remaining${o.staying > 0 ? `, ${o.staying} staying on the sources as planned (${stayingWhy(o)})` : ''}`,
     ],
     [
       'Rate',

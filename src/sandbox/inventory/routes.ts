@@ -59,6 +59,7 @@ import {
 import type { Router } from '../http/router.js';
 import { register as registerSandboxRoutes } from './sandbox-routes.js';
 import { register as registerStorageRoute } from './storage-route.js';
+import { register as registerNamespaceRoutes } from './namespaces.js';
 import { addForkFields, hasForks, readForkFacts, withForkFieldsJson } from './forks.js';
 import { canReadCode, readCodeFacts, withoutCodeFields } from './code-access.js';
 
@@ -110,6 +111,7 @@ export function register(router: Router): void {
   router.get('/api/v4/snippets/:id', { level: 'user' }, (ctx) => show(ctx, 'snippet'));
   router.get('/api/v4/groups', { level: 'public' }, (ctx) => list(ctx, GROUPS));
   router.get('/api/v4/groups/:id', { level: 'public' }, (ctx) => show(ctx, 'group'));
+  registerNamespaceRoutes(router);
   registerSandboxRoutes(router);
 }
 
