@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FailedMove, OrphanCopy } from '../store/types.js';
-import { CLUSTER_NOTE_LINES, copiesLines, copiesOf } from './copies.js';
+import { CLUSTER_NOTE_LINES, copiesLines, copiesOf, pathsInWords } from './copies.js';
 
 const orphan = (id: number, source = 'nfs-1', moveState = 'cleanup failed'): OrphanCopy => ({
   kind: 'projects',
@@ -117,5 +117,15 @@ describe('copies left behind (one decision for every output)', () => {
     });
     expect(live.join('\n')).toContain('Copies that are live (1)');
     expect(live.join('\n')).not.toContain(CLUSTER_NOTE_LINES[0]);
+  });
+});
+
+describe('pathsInWords', () => {
+  it('names the first path whole and the others that share its stem by their ending', () => {
+    expect(pathsInWords(['@hashed/ab/cd/x.git', '@hashed/ab/cd/x.wiki.git', '@hashed/ab/cd/x.design.git'])).toBe(
+      '@hashed/ab/cd/x.git, with its .wiki.git and .design.git beside it',
+    );
+    expect(pathsInWords(['@snippets/ab/cd/y.git'])).toBe('@snippets/ab/cd/y.git');
+    expect(pathsInWords(['a.git', 'b.wiki.git'])).toBe('a.git, b.wiki.git');
   });
 });

@@ -251,7 +251,7 @@ export function copiesLines(
     for (const c of more > 0 ? copies.slice(0, short!.limit) : copies) {
       lines.push(
         line(c),
-        `    at ${c.diskPaths.join(', ')} (relative to ${c.source}'s path; those that exist)`,
+        `    at ${pathsInWords(c.diskPaths)} (relative to ${c.source}'s path; those that exist)`,
         ...where(c),
       );
     }
@@ -292,4 +292,17 @@ function wrapWords(text: string, width: number): string[] {
   }
   if (line) lines.push(line);
   return lines;
+}
+
+/**
+ * A repository's paths on disk as one short phrase: the first whole (to paste), the others that
+ * share its stem by their ending only (`.wiki.git`, `.design.git`), which a terminal line can hold.
+ */
+export function pathsInWords(paths: readonly string[]): string {
+  const [first, ...rest] = paths;
+  if (first === undefined) return '(no path)';
+  const stem = first.endsWith('.git') ? first.slice(0, -'.git'.length) : null;
+  if (stem === null || rest.length === 0 || !rest.every((p) => p.startsWith(stem))) return paths.join(', ');
+  const endings = rest.map((p) => p.slice(stem.length));
+  return `${first}, with its ${endings.join(' and ')} beside it`;
 }
