@@ -10,6 +10,12 @@ import Database from 'better-sqlite3';
 
 export type Db = Database.Database;
 
+/**
+ * A prepared statement, typed by its parameters and the row its SQL returns. Declare a statement's
+ * type where it is kept (an interface of statements), and `db.prepare(sql)` takes it from there.
+ */
+export type Statement<P extends unknown[] = unknown[], R = unknown> = Database.Statement<P, R>;
+
 /** Item kinds in the singular, as the API's nested objects and error keys use them. */
 export type ItemKind = 'project' | 'snippet' | 'group';
 export const ITEM_KINDS: readonly ItemKind[] = ['project', 'snippet', 'group'];
