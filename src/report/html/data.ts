@@ -3,7 +3,8 @@
  * from what the checkpoint holds: the status (./../status.ts), the machine's saved context and the
  * event log. Pure: the caller reads the checkpoint and passes the time.
  */
-import type { GeoOutput, RunContext, VerifyOutput } from '../../machine/types.js';
+import type { RunContext, VerifyOutput } from '../../machine/types.js';
+import type { StoredGeoOutput } from '../geo-output.js';
 import type { Kind } from '../../plan/types.js';
 import { describeRule } from '../../schedule/rules.js';
 import type { StoredEvent } from '../../store/types.js';
@@ -148,7 +149,7 @@ export interface ReportData {
   stuck: StatusReport['stuck'];
   weights: { before: Record<string, number> | null; after: Record<string, number> | null; written: boolean };
   verification: { planned: boolean; result: VerifyOutput | null };
-  geo: { planned: boolean; result: GeoOutput | null };
+  geo: { planned: boolean; result: StoredGeoOutput | null };
   warnings: string[];
   control: StatusReport['control'];
   /** A revert's checkpoint: the forward run's checkpoint it moves items back for (null: a forward run). */

@@ -11,6 +11,7 @@ import { stayingWhy } from '../counts.js';
 import { formatApproxDuration, formatBytes } from '../summary.js';
 import { copiesHtml } from './copies.js';
 import type { ReportData } from './data.js';
+import { isPerSite } from '../geo-output.js';
 
 /** Chart.js's browser bundle; the package exports no path to it, so it is found beside its main file. */
 function readChartJs(): string {
@@ -110,8 +111,7 @@ function geo(d: ReportData): string {
   const g = d.geo;
   if (!g.planned) return '<p>Not requested (plan: <code>geo.resync: false</code>).</p>';
   if (!g.result) return '<p>Not run yet.</p>';
-  const legacy = g.result as unknown as { sites?: unknown };
-  if (!Array.isArray(legacy.sites))
+  if (!isPerSite(g.result))
     return '<p>Resync requested from the primary only (a checkpoint from before per-site resync).</p>';
   const warnings = g.result.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('');
   if (g.result.sites.length === 0)
