@@ -1,5 +1,5 @@
 /**
- * Who may read a snippet outside the move routes (issue 21), as GitLab's SnippetsFinder decides
+ * Who may read a snippet outside the move routes, as GitLab's SnippetsFinder decides
  * when it is not asked for `all_available` (`GET /snippets/:id`, and `/snippets/all` for anyone who
  * cannot read all resources). The finder is a union of three sets (`app/finders/snippets_finder.rb`,
  * `snippets_for_personal_and_multiple_projects`; scopes in `app/models/snippet.rb`):
