@@ -1,5 +1,5 @@
 /**
- * Loading a copy plan (issue 12): the same YAML reading, ${VAR} expansion, token scan and
+ * Loading a copy plan (`shardmove copy`): the same YAML reading, ${VAR} expansion, token scan and
  * file:line:col problems as a move plan, with the copy schema. A plan is a copy plan when its
  * top-level mapping has a `copy` key; `isCopyPlanText` says which loader a command should use.
  */

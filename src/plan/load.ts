@@ -102,7 +102,7 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
     // Nothing past the limit was read: that one problem is the answer.
     if (over) throw new PlanError(file, [limitProblem(r, over)]);
     reportYamlErrors(r, text, [...doc.errors, ...doc.warnings]);
-    // A copy plan (issue 12) has its own loader (copy-load.ts); say so instead of listing its fields as unknown.
+    // A copy plan (`shardmove copy`) has its own loader (copy-load.ts); say so instead of listing its fields as unknown.
     const copyKey = doc.errors.length === 0 ? topLevelKey(doc, 'copy') : undefined;
     if (copyKey) r.error('copy', r.posOf(copyKey), 'this is a copy plan: run it with `shardmove copy PLAN`');
     else if (doc.errors.length === 0) {
