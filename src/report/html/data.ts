@@ -56,7 +56,7 @@ export interface TimelineMarker {
 }
 
 /**
- * Idle slots (issue 25): how much of the run had fewer moves held than the cap while an item was
+ * Idle slots: how much of the run had fewer moves held than the cap while an item was
  * due (../idle-slots.ts), and the drains that are not pipelined, whose slots empty between them and
  * the next drain by design.
  */
@@ -144,7 +144,7 @@ export interface ReportData {
   orphans: StatusReport['orphans'];
   /** Copies that would be listed but are on the storage their item lives on now: never to remove. */
   liveCopies?: StatusReport['liveCopies'];
-  /** Items and bytes per destination (issue 23); empty when nothing was placed per item. */
+  /** Items and bytes per destination (many destinations); empty when nothing was placed per item. */
   placement: StatusReport['placement'];
   stuck: StatusReport['stuck'];
   weights: { before: Record<string, number> | null; after: Record<string, number> | null; written: boolean };
