@@ -37,10 +37,10 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
 }
 
-/** SQLite checkpoint: the runtime's CheckpointStore, which the actors see as an ActorStore. */
 /** How long a summary's placement figures are reused. */
 const PLACEMENT_TTL_MS = 5_000;
 
+/** SQLite checkpoint: the runtime's CheckpointStore, which the actors see as an ActorStore. */
 export class Checkpoint extends ItemTable implements CheckpointStore {
   private readonly r;
   private placementCache: { at: number; rows: DestinationPlacement[] } | null = null;
