@@ -161,6 +161,9 @@ code { font-size: 12px; }
 }
 `;
 
+/** Whether a stuck move's repository is read-only, in a table cell. */
+const readOnlyWords = (readOnly: boolean | null) => (readOnly === null ? 'unknown' : readOnly ? 'yes' : 'no');
+
 /** The whole report as one HTML document. */
 export function renderHtmlReport(d: ReportData): string {
   const kinds = table(
@@ -253,13 +256,7 @@ export function renderHtmlReport(d: ReportData): string {
           table(
             'stuck-moves',
             ['Kind', 'Id', 'Move', 'Move state', 'Read-only'],
-            d.stuck.map((s) => [
-              s.kind,
-              s.id,
-              s.moveId,
-              s.moveState,
-              s.readOnly === null ? 'unknown' : s.readOnly ? 'yes' : 'no',
-            ]),
+            d.stuck.map((s) => [s.kind, s.id, s.moveId, s.moveState, readOnlyWords(s.readOnly)]),
           ),
         );
   const markers = table(
