@@ -1,4 +1,4 @@
-// The authorization matrix (issue 4, "Bad input"): every route the sandbox's router knows, crossed
+// The authorization matrix: every route the sandbox's router knows, crossed
 // with every class of credential, gives the documented status (spec: Authentication, Errors;
 // reference §1.1, §6, §7). The route list comes from createRouter(), and a case table must cover
 // every route, so a new route cannot slip past. Non-admin cells must leave the database exactly as
@@ -302,7 +302,7 @@ const buildCases = (): Case[] => [
     nonAdmin: 404,
     anonymous: 404,
   },
-  // Issue 23: a project's forks, 404 to whoever cannot see the project.
+  // Fork networks: a project's forks, 404 to whoever cannot see the project.
   {
     route: 'GET /api/v4/projects/:id/forks',
     level: 'public',

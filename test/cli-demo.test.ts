@@ -32,7 +32,7 @@ describe('shardmove demo', () => {
       const events = store.readEvents(0, 100_000);
       const types = events.map((e) => e.type);
       expect(types.filter((t) => t === 'item.retry').length).toBeGreaterThan(0);
-      // Issue 25 item 2, read from the log alone: no slot idles while an item of this drain or the
+      // Idle slots, read from the log alone: no slot idles while an item of this drain or the
       // next one is due (retry backoffs, the next drain's listing), beyond the refill round trips.
       const idle = idleSlots(events);
       expect(

@@ -1,5 +1,5 @@
 /**
- * Issue 23 items 4 and 5: fork networks in the orchestrator, judged from the sandbox's own records
+ * Fork networks in the orchestrator, judged from the sandbox's own records
  * (where each project is, its size, and its pools per storage): a drain into two destinations keeps
  * every network (a root and its direct forks: a fork of a fork is standalone) on one storage with
  * one pool, and balances what lands (each member with its pool's objects, the pool copies); a
@@ -51,7 +51,7 @@ function splitSeed(dir: string, roomMib: number): string {
   });
 }
 
-describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, () => {
+describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
   let sandbox: RunningSandbox | null = null;
   let dir: string;
   afterEach(async () => {

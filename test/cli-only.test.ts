@@ -77,7 +77,7 @@ function storageOf(db: string, kind: string, id: number): string | undefined {
 
 const listed = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
 
-describe('run --only: a reviewed item list (issue 32)', { timeout: 180_000 }, () => {
+describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
   it('moves exactly the listed items, reports those moved or deleted since, and refuses a plain run on its checkpoint', async () => {
     const { sandbox, dir, db } = await startSeededSandbox('only', { projects: 0, snippets: 0, groups: 0 }, inventory);
     const plan = writePlan(dir);

@@ -1,5 +1,5 @@
 /**
- * Room counts what really lands (issue 31 item 4), judged from the sandbox's own records (its moves,
+ * Room counts what really lands, judged from the sandbox's own records (its moves,
  * its settings, and what its node_exporter says is available on the destination): a moving member
  * of a fork network lands with its pool's objects on every release, the pool is copied once onto
  * the destination on releases that copy pools, and a fork of a fork is standalone. A plan that fits

@@ -1,5 +1,5 @@
 /**
- * Issue 15, the load-aware throttle end to end: a real `shardmove run` against the in-process
+ * The load-aware throttle end to end: a real `shardmove run` against the in-process
  * sandbox whose destination turns unhealthy in `/-/readiness` mid-run. The throttle stops new moves
  * (cap 0, an audit event naming Gitaly), sends no POST while it lasts, and lets the cap back up
  * once the storage recovers; the run still ends with everything moved.

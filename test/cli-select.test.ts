@@ -92,7 +92,7 @@ async function moved(url: string): Promise<string[]> {
   return out.sort();
 }
 
-describe('move.select (issue 32)', { timeout: 120_000 }, () => {
+describe('move.select', { timeout: 120_000 }, () => {
   it('moves what the namespaces and ids choose, with their snippets and wikis, and nothing excluded', async () => {
     const { sandbox, dir, db } = await startSeededSandbox('select', { projects: 0, snippets: 0, groups: 0 }, inventory);
     const plan = writePlan(

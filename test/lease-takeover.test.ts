@@ -1,5 +1,5 @@
 /**
- * The run lock as a lease, with real processes (issue 15): a run that is paused (SIGSTOP, as a
+ * The run lock as a lease, with real processes: a run that is paused (SIGSTOP, as a
  * frozen container or a stopped VM) for longer than its lease is taken over by a runner on another
  * host; when it resumes it writes nothing more to the checkpoint and exits 5. `shardmove unlock` is
  * the operator's override.

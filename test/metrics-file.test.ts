@@ -1,5 +1,5 @@
 /**
- * `run --metrics-file PATH` (issue 14): a real run (CLI process) against a real sandbox process with
+ * `run --metrics-file PATH`: a real run (CLI process) against a real sandbox process with
  * failing moves and broken items; the file is read with a Prometheus text-format parser while the
  * run goes on (every read is a whole file: the writes are atomic) and after it, and its numbers are
  * checked against the sandbox's own move records and the checkpoint.

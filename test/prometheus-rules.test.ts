@@ -1,5 +1,5 @@
 /**
- * Throttle rules against a real Prometheus (issue 22 items 2 and 5), judged from the sandbox's own
+ * Throttle rules against a real Prometheus, judged from the sandbox's own
  * records (its moves and its settings):
  *
  * - a rule that starts holding mid-run: the test writes `test_gate 1` into node_exporter's textfile

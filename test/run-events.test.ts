@@ -1,5 +1,5 @@
 /**
- * `run --events` (issue 15): every line of a real run's event file parses against the documented
+ * `run --events`: every line of a real run's event file parses against the documented
  * schema, the lines tell the run's story (steps, moves, failures, quarantine, progress, cap
  * changes) in agreement with the checkpoint, and the last line carries the exit code.
  */

@@ -1,4 +1,4 @@
-// Issue 13 (items 1, 2, 3, 9, 10, 11): the inventory listings behave as GitLab's, awkward parts
+// Inventory fidelity: the inventory listings behave as GitLab's, awkward parts
 // included. Each block names the ledger section (docs/gitlab-behaviour.md) it pins down.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
@@ -485,7 +485,7 @@ describe('EE Free (ledger 1.2)', () => {
   });
 });
 
-describe('seed: edition, states, unlistable, credentials (issue 13, item 10)', () => {
+describe('seed: edition, states, unlistable, credentials', () => {
   const problems = (text: string): string[] => {
     try {
       parseSeed(text, 'seed.yaml');

@@ -1,5 +1,5 @@
 /**
- * Every write waits for the gates (issue 22 item 7): a run started outside its maintenance windows,
+ * Every write waits for the gates: a run started outside its maintenance windows,
  * or while a pause rule (or the room on the destination) holds it, writes nothing to the instance
  * until it may, the weights included, since many change processes count a settings change as a
  * change; nor while a stop is asked for. Reads (pre-flight, listings, the room check) still run at once. The cap in force decides,

@@ -80,7 +80,7 @@ export function parseItem(kind: Kind, raw: unknown, ref: RequestRef): ItemRecord
     sizeBytes: typeof size === 'number' ? size : null,
   };
   if (kind === 'snippets') {
-    // Issue 32 (move.select): a project snippet follows its project, a personal one its author.
+    // For move.select: a project snippet follows its project, a personal one its author.
     const project = it['project_id'];
     const author =
       typeof it['author'] === 'object' && it['author'] !== null ? (it['author'] as Json)['username'] : null;
@@ -89,7 +89,7 @@ export function parseItem(kind: Kind, raw: unknown, ref: RequestRef): ItemRecord
     if ('author' in it) item.author = typeof author === 'string' ? author : null;
   }
   if (kind !== 'projects') return item;
-  // Fork networks (issue 23): the parent, for callers who can read it (docs/gitlab-behaviour.md).
+  // Fork networks: the parent, for callers who can read it (docs/gitlab-behaviour.md).
   const parent =
     typeof it['forked_from_project'] === 'object' && it['forked_from_project'] !== null
       ? (it['forked_from_project'] as Json)['id']

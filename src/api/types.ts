@@ -212,12 +212,9 @@ export interface InstanceApi {
    * geoRegistriesBulkUpdate RESYNC_ALL for each registry class on Geo site `siteId`, sent through
    * the primary's node proxy (`POST /geo/node_proxy/:id/graphql`): registries live on the
    * secondaries, so a primary's own GraphQL answer proves nothing. Returns GraphQL errors per class;
-   * HTTP failures (404 for an unknown site) throw.
-   */
-  /**
-   * RESYNC_ALL per registry class on one secondary, through the primary's node proxy. `forwarded`
-   * is false when the proxy answered without the mutation's result: GitLab answers `200 {}` when it
-   * could not reach the secondary (ee/lib/api/geo.rb, Geo::RequestService returning false).
+   * HTTP failures (404 for an unknown site) throw. `forwarded` is false when the proxy answered
+   * without the mutation's result: GitLab answers `200 {}` when it could not reach the secondary
+   * (ee/lib/api/geo.rb, Geo::RequestService returning false).
    */
   geoResync(siteId: number, registryClasses: string[]): Promise<GeoResyncResult[]>;
   /** Count of requests sent so far by kind (mutating or not), for reports and benchmarks. */

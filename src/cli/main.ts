@@ -155,7 +155,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       setExit(await runRunCommand({ plan, ...opts }, ctx));
     });
 
-  // Issue 12: copying a storage directory to a new environment (src/copy/).
+  // `shardmove copy`: copying a storage directory to a new environment (src/copy/).
   program
     .command('copy')
     .description(

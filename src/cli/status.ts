@@ -20,7 +20,7 @@ export async function runStatusCommand(
   ctx: CommandContext,
 ): Promise<number> {
   if (opts.items && !opts.json) throw new ArgsError('status: --items lists every item in the JSON output: add --json');
-  // Issue 12: a copy plan (or a copy checkpoint given with --state) has its own status.
+  // A copy plan (`shardmove copy`; or a copy checkpoint given with --state) has its own status.
   const copy = await copyStatusFor(opts, ctx);
   if (copy !== undefined) return copy;
   const { file } = await resolveRunCheckpoint(opts, ctx);

@@ -19,7 +19,7 @@ import { describeSelect } from '../plan/select-field.js';
 
 /** Validates a plan file; returns 0 or throws PlanError (code SHARDMOVE_PLAN_INVALID). */
 export async function runValidateCommand(opts: { plan: string }, ctx: CommandContext): Promise<number> {
-  // Issue 12: copy plans have their own loader and summary.
+  // Copy plans (`shardmove copy`) have their own loader and summary.
   if (await isCopyPlanFile(opts.plan, ctx.cwd)) return validateCopyPlan(opts.plan, ctx);
   const { plan, warnings } = await loadPlan(opts.plan, { env: ctx.env, cwd: ctx.cwd });
   const pace = plan.move.mode === 'bulk' ? 'bulk' : `throttled, at most ${plan.move.concurrency} in flight`;

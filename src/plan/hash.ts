@@ -14,12 +14,12 @@ export function planHashInput(plan: Plan): unknown {
   const { credentials: _credentials, ...instance } = plan.instance;
   // The Prometheus token is a credential too: rotating it is no change of plan.
   const prometheus = plan.prometheus ? { ...plan.prometheus, token: undefined } : plan.prometheus;
-  // One destination hashes as the single name it was before `move.to` took a list (issue 23), and
-  // `queue_ahead` (issue 25) counts only away from its default 0: older checkpoints resume as they were.
+  // One destination hashes as the single name it was before `move.to` took a list, and
+  // `queue_ahead` counts only away from its default 0: older checkpoints resume as they were.
   const { queueAhead, ...rest } = plan.move;
   const base = queueAhead === 0 ? rest : plan.move;
   const to = plan.move.to.length === 1 ? { ...base, to: plan.move.to[0] } : base;
-  // `move.select` (issue 32) counts by the names it holds: not where they are written, nor where its file is.
+  // `move.select` counts by the names it holds: not where they are written, nor where its file is.
   const move = plan.move.select ? { ...to, select: selectHashInput(plan.move.select) } : to;
   // Where the checkpoint lives says nothing of what the run does: moving it is no change of plan.
   const { checkpoint: _checkpoint, ...fields } = plan;
@@ -38,17 +38,18 @@ function selectHashInput(select: MoveSelect): Record<string, unknown> {
 }
 
 /**
- * The poll section in the form the hash had before issue 13 split the stuck limit, so upgrading
- * shardmove does not make every checkpoint's plan a "changed plan": the running limit keeps the key
- * of `stuck_after` (its deprecated name), and the later fields count only when they differ from what
- * a plan gets without writing them (the default; for the size term also 0, which a plan still
- * using `stuck_after` gets). A change between those two size terms alone is therefore not a plan
- * change: it moves nothing, it only changes when a move is called stuck.
+ * The poll section in the form the hash had before the stuck limit was split in two (scheduled and
+ * running), so upgrading shardmove does not make every checkpoint's plan a "changed plan": the
+ * running limit keeps the key of `stuck_after` (its deprecated name), and the later fields count
+ * only when they differ from what a plan gets without writing them (the default; for the size term
+ * also 0, which a plan still using `stuck_after` gets). A change between those two size terms
+ * alone is therefore not a plan change: it moves nothing, it only changes when a move is called
+ * stuck.
  */
 function pollHashInput(poll: Plan['poll']): Record<string, number> {
   const { stuckScheduledAfterMs, stuckRunningAfterMs, stuckRunningPerGbMs, minIntervalMs, ...rest } = poll;
   const out: Record<string, number> = { ...rest, stuckAfterMs: stuckRunningAfterMs };
-  // Issue 11, likewise: counts only away from the default a plan gets without writing it.
+  // `poll.min_interval`, likewise: counts only away from the default a plan gets without writing it.
   if (minIntervalMs !== Math.min(DEFAULT_MIN_INTERVAL_MS, poll.intervalMs)) out['minIntervalMs'] = minIntervalMs;
   if (stuckScheduledAfterMs !== PLAN_DEFAULTS.poll.stuckScheduledAfterMs)
     out['stuckScheduledAfterMs'] = stuckScheduledAfterMs;

@@ -79,7 +79,7 @@ export interface ThrottleRule {
   forMs: number;
 }
 
-/** `capacity:` (issue 22): the room on the storages that receive, checked before any write and watched during the run. */
+/** `capacity:`: the room on the storages that receive, checked before any write and watched during the run. */
 export interface CapacityPlan {
   /** Bytes that must stay free on each destination after the drain. */
   keepFreeBytes: number;
@@ -88,7 +88,7 @@ export interface CapacityPlan {
 }
 
 /**
- * `move.until` (issue 23): a partial drain. `movedBytes`: stop scheduling from each source once that
+ * `move.until`: a partial drain. `movedBytes`: stop scheduling from each source once that
  * many bytes have left it; `freeBytes`: once the source's free space (from `capacity`) reaches it.
  */
 export type MoveUntil = { movedBytes: number } | { freeBytes: number };

@@ -6,7 +6,9 @@
 import type { FinalState, StopRequest } from '../events/vocabulary.js';
 import type { Schedule } from '../time/windows.js';
 import { formatWindowTime, upcomingWindows } from '../time/windows.js';
-import type { GeoOutput, RunContext } from '../machine/types.js';
+import type { RunContext } from '../machine/types.js';
+import { isPerSite } from './geo-output.js';
+import type { StoredGeoOutput } from './geo-output.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
@@ -340,14 +342,13 @@ function recordsLines(perKindAndSource: unknown, sources: readonly SourceProgres
 }
 
 /**
- * The Geo step per secondary site. A checkpoint written before issue 13 holds `{ results }` from
- * one call to the primary instead of `sites`: it is shown as that, not as a per-site outcome.
+ * The Geo step per secondary site. A checkpoint written before per-site resync holds `{ results }`
+ * from one call to the primary instead of `sites`: it is shown as that, not as a per-site outcome.
  */
-function geoLines(geo: GeoOutput): string[] {
-  const legacy = geo as unknown as { sites?: unknown; results?: { registryClass: string }[] };
-  if (!Array.isArray(legacy.sites)) {
+function geoLines(geo: StoredGeoOutput): string[] {
+  if (!isPerSite(geo)) {
     return [
-      `Geo resync requested from the primary only for ${(legacy.results ?? []).map((r) => r.registryClass).join(', ')} (before per-site resync)`,
+      `Geo resync requested from the primary only for ${(geo.results ?? []).map((r) => r.registryClass).join(', ')} (before per-site resync)`,
     ];
   }
   const lines = ['', 'Geo resync:'];

@@ -1,5 +1,5 @@
 /**
- * Idle slots, read from the checkpoint's event log alone (issue 25 item 2): the time during which
+ * Idle slots, read from the checkpoint's event log alone: the time during which
  * fewer moves were held than the cap in force while some item was due. It depends on nothing but
  * the log, so a test can hold a run to it whatever the machine's speed.
  *

@@ -85,7 +85,7 @@ export interface StatusReport {
   orphans: LeftCopy[];
   /** Copies that would be listed but are on the storage their item lives on now: live, never to remove. */
   liveCopies: LiveCopy[];
-  /** Items and bytes per destination (issue 23); empty when nothing was placed per item. */
+  /** Items and bytes per destination (many destinations); empty when nothing was placed per item. */
   placement: NonNullable<StatusSummary['placement']>;
   warnings: string[];
   /** Pre-flight's information (room that fits), apart from the warnings. */

@@ -37,7 +37,7 @@ export function formatBytes(n: number): string {
 }
 
 /**
- * Where the items go (issue 23), as lines for people: items and bytes per destination, and how many
+ * Where the items go among the destinations, as lines for people: items and bytes per destination, and how many
  * have arrived. Nothing when the checkpoint placed nothing per item (one destination, older files).
  */
 export function placementLines(placement: readonly DestinationPlacement[] | undefined, dryRun: boolean): string[] {

@@ -20,7 +20,7 @@
  * rerun comes after the lease expired (or never comes); the service runs only for a `scheduled`
  * move, so it does nothing and the move stays `started`, read-only, for good.
  *
- * `failed_after_switch` (issue 21 item 5): the job is killed after `track_repository` and before
+ * `failed_after_switch` (a move interrupted after the switch): the job is killed after `track_repository` and before
  * `finish_replication!` (`UpdateRepositoryStorageMethods#execute` runs them as separate steps), then
  * rerun while its lease is held. The project already lives on the destination, the move ends
  * `started -> failed` with no `error_message` (the callback makes it writable), and the source

@@ -35,7 +35,7 @@ export const DEFAULT_SEED_PATH = fileURLToPath(new URL('../../plans/sandbox.yaml
 /** Reads and validates a seed file; throws SeedError naming every problem with its position. */
 export function loadSeed(file: string = DEFAULT_SEED_PATH): Seed {
   const seed = parseSeed(readSeedText(file), file);
-  // The items file (issue 21) is read and checked here too, before any database is touched.
+  // The items file (seed-items.ts) is read and checked here too, before any database is touched.
   seedItemsOf(seed, dirname(file));
   return seed;
 }
@@ -233,7 +233,7 @@ export function applySeed(db: Db, seed: Seed, nowMs: number): { seeded: boolean 
 }
 
 /**
- * Geo sites (issue 13): the seed's `geo_sites`, or, where the tier has Geo, a primary and one
+ * Geo sites: the seed's `geo_sites`, or, where the tier has Geo, a primary and one
  * secondary. Data, like the inventory: written into an empty database only.
  */
 function insertGeoSites(db: Db, seed: Seed): void {
@@ -374,7 +374,7 @@ function markProjectStates(db: Db, g: GenerateSpec): void {
 }
 
 /**
- * Issue 21: the snippets feature level of generated projects (`snippets_disabled_fraction`,
+ * Snippet visibility: the snippets feature level of generated projects (`snippets_disabled_fraction`,
  * `snippets_private_fraction`) and which generated snippets belong to a generated project
  * (`project_snippet_fraction`, the project drawn uniformly). Their own generator, as for
  * markProjectStates, so the rest of the inventory is unchanged.
@@ -502,7 +502,7 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
       if (kind === 'snippet' && it.project !== undefined) attach(it.id, it.project);
     }
   }
-  // Issue 23: forks named by listed projects, then the pools of every network (seed-forks.ts).
+  // Fork networks: forks named by listed projects, then the pools of every network (seed-forks.ts).
   const forkProblems = applyListedForks(db, seed);
   if (forkProblems.length === 0) forkProblems.push(...seedPools(db, seed));
   if (forkProblems.length > 0) throw new SeedError(forkProblems);

@@ -37,10 +37,10 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
 }
 
-/** SQLite checkpoint: the runtime's CheckpointStore, which the actors see as an ActorStore. */
 /** How long a summary's placement figures are reused. */
 const PLACEMENT_TTL_MS = 5_000;
 
+/** SQLite checkpoint: the runtime's CheckpointStore, which the actors see as an ActorStore. */
 export class Checkpoint extends ItemTable implements CheckpointStore {
   private readonly r;
   private placementCache: { at: number; rows: DestinationPlacement[] } | null = null;
@@ -126,7 +126,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
            AND (move_state IS NULL OR move_state NOT IN ('finished', 'cleanup failed'))
          ORDER BY kind, id`,
       ),
-      // Schema 15: what was placed where (issue 23); an older file placed nothing per item.
+      // Schema 15: what was placed where (many destinations); an older file placed nothing per item.
       placement: hasIndex(db, 'items_placed')
         ? p(
             `SELECT destination, COUNT(*) AS items, SUM(COALESCE(size_bytes, 0)) AS bytes, SUM(size_bytes IS NULL) AS unsized,

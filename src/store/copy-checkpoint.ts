@@ -1,5 +1,5 @@
 /**
- * The checkpoint of a copy plan (issue 12): its own SQLite file (state/<name>.copy.db), apart from
+ * The checkpoint of a copy plan (`shardmove copy`): its own SQLite file (state/<name>.copy.db), apart from
  * move checkpoints, with its own migrations keyed by `PRAGMA user_version`. It holds the run (method,
  * phase, totals), the run lock, one row per repository (state, bundle checksum, refs) and the event
  * log. Same habits as checkpoint.ts: WAL, statements prepared once, one transaction per batch.

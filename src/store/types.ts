@@ -30,7 +30,10 @@ export interface LockAcquired {
 /** One row of the event log: an audit event of the one vocabulary (src/events/vocabulary.ts). */
 export type StoredEvent = AuditEvent;
 
-/** A checkpoint holds a real run, a dry run or a revert (`shardmove revert`), never two of them (issue 19). */
+/**
+ * A checkpoint holds a real run, a dry run or a revert (`shardmove revert`), never two of them: a
+ * real run that resumed a dry run's checkpoint would report a rehearsal as done.
+ */
 export type RunMode = 'run' | 'dry-run' | 'revert';
 
 export interface SavedRun {
@@ -75,7 +78,7 @@ export interface StatusSummary {
    * destination. Optional: stores that cannot tell leave it out.
    */
   failedMoves?: FailedMove[];
-  /** What is placed on each destination (issue 23): chosen, scheduled or moved. Optional: older stores leave it out. */
+  /** What is placed on each destination (many destinations): chosen, scheduled or moved. Optional: older stores leave it out. */
   placement?: DestinationPlacement[];
   /**
    * Partial drains (`move.until`): the sources whose bound is reached, and per kind and source the
@@ -302,7 +305,7 @@ export interface ItemRow {
   /** ms since epoch when a listing last showed the item on its source (0: unknown). */
   listedAt: number;
   /**
-   * Where the item goes (issue 23): chosen by its first intent, or pinned before it (a revert), and
+   * Where the item goes among the destinations: chosen by its first intent, or pinned before it (a revert), and
    * never changed after. Null until then. Optional: stores without it leave it out.
    */
   destination?: string | null;
@@ -310,7 +313,7 @@ export interface ItemRow {
   network?: number | null;
 }
 
-/** A fork network as the checkpoint knows it (issue 23). */
+/** A fork network as the checkpoint knows it (fork networks move as one unit). */
 export interface NetworkRow {
   /** The root project's id. */
   id: number;
@@ -380,7 +383,7 @@ export interface CensusRow {
   doneAt: number | null;
 }
 
-/** What a dry run's census writes (issue 21): which listed items carry a flag. */
+/** What a dry run's census writes, for the twin: which listed items carry a flag. */
 export interface CensusStore {
   censusOf(kind: Kind, source: string, flag: ItemFlag): CensusRow | null;
   /** Forgets the flag for the items of (kind, source) and opens the census of round `round`. */
@@ -486,7 +489,7 @@ export interface ItemStore {
   networks(): NetworkRow[];
   /** Each network with a placed member and where it went; `split`: networks placed on more than one destination. */
   networkPlacements(): { networks: Map<number, string>; split: Set<number> };
-  /** What has been placed where so far (issue 23). */
+  /** What has been placed where so far, per destination. */
   placedBytes(): PlacedRow[];
   /** How many members of each fork network have been placed on each destination. */
   placedNetworkMembers(): { network: number; destination: string; members: number }[];

@@ -1,5 +1,5 @@
 /**
- * Fakes for the runtime's and the step actors' unit tests (issue 3): an in-memory InstanceApi with
+ * Fakes for the runtime's and the step actors' unit tests: an in-memory InstanceApi with
  * just enough behaviour, a silent logger and a manual clock (tests use a real `:memory:` checkpoint).
  */
 import pino from 'pino';

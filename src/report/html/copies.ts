@@ -35,25 +35,32 @@ export function copiesHtml(d: { orphans: LeftCopy[]; liveCopies?: LiveCopy[] | u
     'Paths (relative to the storage)',
   ];
   const numeric = [false, true, false, false, false, false, false];
+  /** One section of copies left behind: `tableId`'s rows, `on` naming the storage column. */
+  const leftBehind = (tableId: string, title: string, note: string, on: string, list: LeftCopy[]) =>
+    p.section(
+      `${tableId}-section`,
+      `${title} (${list.length})`,
+      `<p class="note">${note}</p>` + p.table(tableId, headers(on), rows(list), numeric) + cluster,
+    );
   const out: string[] = [];
   if (source.length > 0)
     out.push(
-      p.section(
-        'orphans-section',
-        `Source copies left behind (${source.length})`,
-        '<p class="note">Moved, but a copy of the repository stays on the old storage (the move ended <code>cleanup failed</code>, or failed after the switch). Nothing deletes them: check where the item lives and each path on the storage, then remove it.</p>' +
-          p.table('orphans', headers('Left on'), rows(source), numeric) +
-          cluster,
+      leftBehind(
+        'orphans',
+        'Source copies left behind',
+        'Moved, but a copy of the repository stays on the old storage (the move ended <code>cleanup failed</code>, or failed after the switch). Nothing deletes them: check where the item lives and each path on the storage, then remove it.',
+        'Left on',
+        source,
       ),
     );
   if (destination.length > 0)
     out.push(
-      p.section(
-        'destination-copies-section',
-        `Copies left on the destination by failed moves (${destination.length})`,
-        '<p class="note">The move did not take the item there, but it may have copied it before it failed (a job killed after the copy, or a later repository of the project failing). Nothing deletes them: check where the item lives and each path on the storage, then remove it.</p>' +
-          p.table('destination-copies', headers('Copy on'), rows(destination), numeric) +
-          cluster,
+      leftBehind(
+        'destination-copies',
+        'Copies left on the destination by failed moves',
+        'The move did not take the item there, but it may have copied it before it failed (a job killed after the copy, or a later repository of the project failing). Nothing deletes them: check where the item lives and each path on the storage, then remove it.',
+        'Copy on',
+        destination,
       ),
     );
   if (live.length > 0)

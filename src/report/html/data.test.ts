@@ -115,7 +115,7 @@ function build() {
 }
 
 describe('buildReportData', () => {
-  it('says how much of the run had idle slots while items were due, and which drains are not pipelined (issue 25)', () => {
+  it('says how much of the run had idle slots while items were due, and which drains are not pipelined', () => {
     const d = build();
     // Item 2's retry was due at 40 s and started at 41 s, with 2 of 10 slots held: one idle second.
     expect(d.timeline.idle.idleSeconds).toBe(1);

@@ -3,7 +3,8 @@
  * from what the checkpoint holds: the status (./../status.ts), the machine's saved context and the
  * event log. Pure: the caller reads the checkpoint and passes the time.
  */
-import type { GeoOutput, RunContext, VerifyOutput } from '../../machine/types.js';
+import type { RunContext, VerifyOutput } from '../../machine/types.js';
+import type { StoredGeoOutput } from '../geo-output.js';
 import type { Kind } from '../../plan/types.js';
 import { describeRule } from '../../schedule/rules.js';
 import type { StoredEvent } from '../../store/types.js';
@@ -55,7 +56,7 @@ export interface TimelineMarker {
 }
 
 /**
- * Idle slots (issue 25): how much of the run had fewer moves held than the cap while an item was
+ * Idle slots: how much of the run had fewer moves held than the cap while an item was
  * due (../idle-slots.ts), and the drains that are not pipelined, whose slots empty between them and
  * the next drain by design.
  */
@@ -143,12 +144,12 @@ export interface ReportData {
   orphans: StatusReport['orphans'];
   /** Copies that would be listed but are on the storage their item lives on now: never to remove. */
   liveCopies?: StatusReport['liveCopies'];
-  /** Items and bytes per destination (issue 23); empty when nothing was placed per item. */
+  /** Items and bytes per destination (many destinations); empty when nothing was placed per item. */
   placement: StatusReport['placement'];
   stuck: StatusReport['stuck'];
   weights: { before: Record<string, number> | null; after: Record<string, number> | null; written: boolean };
   verification: { planned: boolean; result: VerifyOutput | null };
-  geo: { planned: boolean; result: GeoOutput | null };
+  geo: { planned: boolean; result: StoredGeoOutput | null };
   warnings: string[];
   control: StatusReport['control'];
   /** A revert's checkpoint: the forward run's checkpoint it moves items back for (null: a forward run). */

@@ -11,6 +11,7 @@ import { stayingWhy } from '../counts.js';
 import { formatApproxDuration, formatBytes } from '../summary.js';
 import { copiesHtml } from './copies.js';
 import type { ReportData } from './data.js';
+import { isPerSite } from '../geo-output.js';
 
 /** Chart.js's browser bundle; the package exports no path to it, so it is found beside its main file. */
 function readChartJs(): string {
@@ -110,8 +111,7 @@ function geo(d: ReportData): string {
   const g = d.geo;
   if (!g.planned) return '<p>Not requested (plan: <code>geo.resync: false</code>).</p>';
   if (!g.result) return '<p>Not run yet.</p>';
-  const legacy = g.result as unknown as { sites?: unknown };
-  if (!Array.isArray(legacy.sites))
+  if (!isPerSite(g.result))
     return '<p>Resync requested from the primary only (a checkpoint from before per-site resync).</p>';
   const warnings = g.result.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('');
   if (g.result.sites.length === 0)
@@ -160,6 +160,9 @@ code { font-size: 12px; }
   .headline, th { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }
 `;
+
+/** Whether a stuck move's repository is read-only, in a table cell. */
+const readOnlyWords = (readOnly: boolean | null) => (readOnly === null ? 'unknown' : readOnly ? 'yes' : 'no');
 
 /** The whole report as one HTML document. */
 export function renderHtmlReport(d: ReportData): string {
@@ -253,13 +256,7 @@ export function renderHtmlReport(d: ReportData): string {
           table(
             'stuck-moves',
             ['Kind', 'Id', 'Move', 'Move state', 'Read-only'],
-            d.stuck.map((s) => [
-              s.kind,
-              s.id,
-              s.moveId,
-              s.moveState,
-              s.readOnly === null ? 'unknown' : s.readOnly ? 'yes' : 'no',
-            ]),
+            d.stuck.map((s) => [s.kind, s.id, s.moveId, s.moveState, readOnlyWords(s.readOnly)]),
           ),
         );
   const markers = table(

@@ -168,7 +168,7 @@ const PROJECTS: ListSpec = {
     const simple = boolParam(ctx, 'simple');
     const statistics = storageShown && boolParam(ctx, 'statistics');
     const opts = { origin: ctx.origin, admin: storageShown, sshHost: sshHostOf(ctx.origin) };
-    // Issue 23 (inventory/forks.ts): ProjectWithAccess, for a signed-in caller without `simple`, has forked_from_project.
+    // Fork networks (inventory/forks.ts): ProjectWithAccess, for a signed-in caller without `simple`, has forked_from_project.
     const ids = rows.map((r) => r.id);
     const forks = hasForks(ctx.state.db) ? readForkFacts(ctx.state.db, ids, ctx.state.config.version) : null;
     const code = readCodeFacts(ctx.state.db, ids);
@@ -185,7 +185,7 @@ const PROJECTS: ListSpec = {
   },
 };
 
-/** The release that added `GET /snippets/all` (issue 419640). */
+/** The release that added `GET /snippets/all` (GitLab issue 419640). */
 const SNIPPETS_ALL_SINCE = [16, 3] as const;
 
 const SNIPPETS: ListSpec = {
@@ -464,7 +464,7 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
 }
 
 /**
- * `GET /projects/:id/forks` (issue 23): the project's direct forks (`ForkProjectsFinder`, over
+ * `GET /projects/:id/forks`: the project's direct forks (`ForkProjectsFinder`, over
  * `project.forks`) through `present_projects`, so the same filters, entities per caller and
  * pagination (offset, or keyset by id) as `GET /projects`. A project the caller cannot see is 404.
  */

@@ -43,7 +43,7 @@
  *   copy writes only what it lacks. A copy that fails with an error removes what is there
  *   (`Repositories::ReplicateService` rescues by removing the target), a reused copy included,
  *   unless the destination's Gitaly cannot be reached.
- * - Room (issue 22, ./room.ts): a storage with a seeded `instance.storage_capacity` has room for
+ * - Room (./room.ts): a storage with a seeded `instance.storage_capacity` has room for
  *   a copy only beside what it holds and what earlier copies into it will write. A move that does
  *   not fit writes until the disk is full and then fails as Gitaly's replication does
  *   (`started -> failed`, Gitaly's tar failure (./failures.ts), writable, still on its source; the partial copy is
@@ -177,7 +177,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   /** Whether items of `kind` have a repository for a move to copy (groups: their wiki, EE only). */
   const hasRepository = (kind: ItemKind) => kind !== 'group' || hasGroupWikiRepositories(config);
   const room = createRoomLedger(db, hasRepository);
-  // Issue 23: a project's object pool follows (or, before 16.3/16.6, leaves) it at the switch.
+  // Fork networks: a project's object pool follows (or, before 16.3/16.6, leaves) it at the switch.
   const pools = createPoolKeeper(db, config.version, room);
   // The container's exclusive lease (16.6): before it a second job is never refused, and a rerun
   // of an interrupted job finds its move `started` and does nothing (./releases.ts).

@@ -1,5 +1,5 @@
 /**
- * Object pools (issue 23): GitLab's PoolRepository, the repository on a storage that holds the
+ * Object pools: GitLab's PoolRepository, the repository on a storage that holds the
  * objects a fork network shares, one per network (its root project's id) and storage. A project
  * is linked to at most one pool (`projects.pool_repository_id`), on its own storage.
  *
