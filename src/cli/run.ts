@@ -10,6 +10,7 @@ import { createMetricsFileObserver } from '../metrics/metrics-file.js';
 import { renderFinalReport } from '../report/final.js';
 import { formatPlanDuration, parseDuration } from '../plan/durations.js';
 import { LEASE_RANGE_MS } from '../runtime/lease.js';
+import type { Notifier } from '../notify/worker.js';
 import type { RunEvents } from '../runtime/event-sink.js';
 import type { RunObserver } from '../runtime/observer.js';
 import { executeRun } from '../runtime/run.js';
@@ -18,6 +19,7 @@ import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
+import { createRunNotifier, sayUndelivered } from './notify.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
 import { createProgress } from './progress.js';
 
@@ -34,14 +36,24 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
   }
   const leaseMs = parseLease(opts.lease);
   await refuseRunOutputsThatAreInputs('run', opts, ctx);
-  // With events on standard output, the progress line and the report go to standard error.
-  return withRunEvents(
-    opts,
-    ctx,
-    (events, human) => startRun(opts, leaseMs, events, human),
-    reportOutcome,
-    (outcome) => outcome,
-  );
+  const notifier = createRunNotifier(opts.plan, ctx, exitCodeOfOutcome);
+  try {
+    // With events on standard output, the progress line and the report go to standard error.
+    return await withRunEvents(
+      opts,
+      ctx,
+      (events, human) => startRun(opts, leaseMs, events, human, notifier),
+      (outcome, human) => {
+        const code = reportOutcome(outcome, human);
+        sayUndelivered(notifier.left, human);
+        return code;
+      },
+      (outcome) => outcome,
+    );
+  } catch (err) {
+    sayUndelivered(notifier.left, ctx);
+    throw err;
+  }
 }
 
 /**
@@ -90,8 +102,9 @@ function startRun(
   leaseMs: number | undefined,
   events: RunEvents | undefined,
   ctx: CommandContext,
+  notifier: Notifier,
 ): Promise<RunOutcome> {
-  const observers = runObservers(events, opts.metricsFile, ctx, 'run');
+  const observers = [...runObservers(events, opts.metricsFile, ctx, 'run'), notifier];
   return executeRun({
     planFile: opts.plan,
     statePath: opts.state,
@@ -106,6 +119,7 @@ function startRun(
     stdout: ctx.stdout,
     stderr: ctx.stderr,
     observers,
+    onEnd: (end) => notifier.ended(end),
   });
 }
 
@@ -122,12 +136,14 @@ export function parseLease(raw: string | undefined): number | undefined {
   return d.ms;
 }
 
+/** The exit code of a run's outcome (README: Exit codes). */
+export function exitCodeOfOutcome(outcome: RunOutcome): ExitCode {
+  return outcome.kind === 'interrupted' ? EXIT.interrupted : EXIT_BY_STATE[outcome.state];
+}
+
 /** Prints how the run ended (the final report, or how to continue) and returns its exit code. */
 export function reportOutcome(outcome: RunOutcome, out: Pick<CommandContext, 'stdout' | 'stderr'>): ExitCode {
-  if (outcome.kind === 'interrupted') {
-    out.stderr.write('interrupted; run again to continue\n');
-    return EXIT.interrupted;
-  }
-  out.stdout.write(outcome.redact(renderFinalReport(outcome.report)));
-  return EXIT_BY_STATE[outcome.state];
+  if (outcome.kind === 'interrupted') out.stderr.write('interrupted; run again to continue\n');
+  else out.stdout.write(outcome.redact(renderFinalReport(outcome.report)));
+  return exitCodeOfOutcome(outcome);
 }
