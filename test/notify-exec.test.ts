@@ -177,13 +177,13 @@ describe('a command delivery', () => {
     const plain = script('plain', 'exit 0', 0o644);
     const r = await deliver([plain]);
     expect(r).toMatchObject({ ok: false, permanent: true });
-    expect(!r.ok && r.error).toContain(`cannot run ${plain}: not executable`);
+    expect(!r.ok && r.error).toContain('cannot start: not executable');
     expect(commandProblem(plain, process.env['PATH'])).toBe(`${plain} is not executable (chmod +x it)`);
     const missing = join(dir, 'missing');
     expect(await deliver([missing])).toMatchObject({
       ok: false,
       permanent: true,
-      error: `cannot run ${missing}: not found (ENOENT)`,
+      error: 'cannot start: not found (ENOENT)',
     });
     expect(commandProblem(missing, process.env['PATH'])).toBe(`${missing} does not exist`);
     expect(commandProblem('no-such-hook-anywhere', process.env['PATH'])).toBe(

@@ -36,7 +36,7 @@ export function sayUndelivered(left: NotifyLeft | null, out: Pick<CommandContext
   if (!left || left.waiting.length === 0) return;
   const n = countWaiting(left.waiting);
   const head = left.unrecorded
-    ? `note: notify: ${n} notification(s) not delivered: the run lost its lock, so its last ones were sent once and not recorded:`
-    : `note: notify: ${n} notification(s) not delivered yet: they stay in the checkpoint and the next run of this plan sends them (\`status\` lists them):`;
+    ? `note: notify: ${n} notification(s) not delivered (the run lost its lock: sent once, not kept):`
+    : `note: notify: ${n} notification(s) not delivered; the next run sends them:`;
   out.stderr.write(`${[head, ...waitingLines(left.waiting, false)].join('\n')}\n`);
 }

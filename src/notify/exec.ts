@@ -135,7 +135,7 @@ function runOnce(
         detached: true,
       });
     } catch (err) {
-      resolve(spawnResult(argv[0]!, (err as { code?: string }).code, (err as Error).message));
+      resolve(spawnResult((err as { code?: string }).code, (err as Error).message));
       return;
     }
     running.add(child);
@@ -176,13 +176,13 @@ function runOnce(
       child.stderr!.destroy();
       resolve(result);
     };
-    child.on('error', (err) => finish(spawnResult(argv[0]!, (err as { code?: string }).code, err.message)));
+    child.on('error', (err) => finish(spawnResult((err as { code?: string }).code, err.message)));
     child.on('exit', (code, signal) => {
       if (killedFor) killGroup(child, 'SIGKILL');
       if (code === 0 && !killedFor) return finish({ ok: true });
       const said = output.text();
       const how = killedFor ?? (code !== null ? `exit ${code}` : `killed by ${signal}`);
-      finish({ ok: false, permanent: false, error: `${d.target.label}: ${how}${said ? `: ${said}` : ''}` });
+      finish({ ok: false, permanent: false, error: `${how}${said ? `: ${said}` : ''}` });
     });
   });
 }

@@ -57,7 +57,7 @@ function originOf(location: string | null): string | null {
  * Why a command could not be started: the same would happen again (not found, not executable, not
  * a program) until someone fixes it, so this process stops trying it.
  */
-export function spawnResult(argv0: string, code: string | undefined, message: string): DeliveryResult {
+export function spawnResult(code: string | undefined, message: string): DeliveryResult {
   const why: Record<string, string> = {
     ENOENT: 'not found',
     EACCES: 'not executable (chmod +x it), or a directory',
@@ -69,6 +69,6 @@ export function spawnResult(argv0: string, code: string | undefined, message: st
   return {
     ok: false,
     permanent: known !== undefined,
-    error: `cannot run ${argv0}: ${known ?? message}${code && known ? ` (${code})` : ''}`,
+    error: `cannot start: ${known ?? message}${code && known ? ` (${code})` : ''}`,
   };
 }

@@ -32,7 +32,7 @@ export function createWebhookSender(): Sender {
 
 async function post(dispatcher: Dispatcher, d: Delivery): Promise<DeliveryResult> {
   const plan = d.target.plan;
-  if (plan.kind !== 'webhook') return { ok: false, permanent: true, error: `${d.target.label}: not a webhook` };
+  if (plan.kind !== 'webhook') return { ok: false, permanent: true, error: 'not a webhook' };
   const url = new URL(plan.url);
   const body = plan.format === 'slack' ? JSON.stringify({ text: slackText(d.line) }) : JSON.stringify(d.event);
   const headers: Record<string, string> = {
@@ -68,7 +68,7 @@ async function post(dispatcher: Dispatcher, d: Delivery): Promise<DeliveryResult
       : timeout.aborted
         ? `no answer within ${plan.timeoutMs / 1000}s`
         : ((err as { code?: string }).code ?? (err as Error).message ?? 'error');
-    return { ok: false, permanent: false, error: `${d.target.label}: ${scrub(String(why))}` };
+    return { ok: false, permanent: false, error: scrub(String(why)) };
   }
 }
 

@@ -31,6 +31,9 @@ import { eventLine } from './text.js';
 import type { Sender } from './types.js';
 import { createWebhookSender } from './webhook.js';
 
+/** A receiver's words in a warning line: its start (the checkpoint keeps them whole). */
+const cutShort = (text: string) => (text.length > 100 ? `${text.slice(0, 97)}...` : text);
+
 /** How often the log is read and due retries are looked for when nothing else wakes the worker. */
 const TICK_MS = 1_000;
 /** The least time between two reads the run's progress triggers. */
@@ -176,7 +179,7 @@ export function createNotifier(opts: NotifierOptions): Notifier {
         signal: abort.signal,
       });
     } catch (err) {
-      result = { ok: false, permanent: false, error: `${t.label}: ${(err as Error).message}` };
+      result = { ok: false, permanent: false, error: (err as Error).message };
     }
     const now = run!.clock.now();
     if (result.ok) write(() => store!.delivered(t.key, n.seq, now));
@@ -187,7 +190,7 @@ export function createNotifier(opts: NotifierOptions): Notifier {
       if (!warned.has(t.key)) {
         warned.add(t.key);
         opts.onWarning(
-          `notify: ${error}${result.permanent ? ' (not tried again by this run)' : ' (tried again with backoff)'}; \`status\` lists what waits`,
+          `notify: ${t.label}: ${cutShort(error)} (${result.permanent ? 'not tried again by this run' : 'tried again with backoff'}; \`status\` lists what waits)`,
         );
       }
     }
