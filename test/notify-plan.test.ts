@@ -4,7 +4,7 @@
  * `${VAR}` in a command's arguments never taken literally; the event names those of `--events`;
  * and where notifications go left out of the plan's hash. Also `shardmove validate` on such a plan.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,9 @@ import { RUN_EVENT_NAMES } from '../src/plan/event-names.js';
 import { PlanError } from '../src/plan/errors.js';
 import { parsePlanText } from '../src/plan/load.js';
 import { resolvedSecrets } from '../src/secrets/registry.js';
+import { parse as parseYaml } from 'yaml';
 import { runCli } from './support/cli-harness.js';
+import { compilePlanSchema } from './support/plan-schema.js';
 
 const ENV = {
   GITLAB_URL: 'https://gitlab.example.com',
@@ -201,6 +203,36 @@ describe('the notify section', () => {
     const without = parsePlanText(MINIMAL, 'plan.yaml', { env: ENV, baseDir: '/srv/plans', readFile: () => undefined });
     const withNotify = parse('  - on: [run.finished]\n    exec: [logger]\n');
     expect(withNotify.hash).toBe(without.hash);
+  });
+});
+
+describe('the JSON Schema of notify', () => {
+  const validate = compilePlanSchema();
+  const planWith = (notify: string) => parseYaml(`${MINIMAL}notify:\n${notify}`) as unknown;
+
+  it('accepts the example of docs/operations.md, which the loader reads too', () => {
+    const doc = readFileSync(join(import.meta.dirname, '..', 'docs', 'operations.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Notifications and hooks'));
+    const example = /```yaml\nnotify:\n([\s\S]*?)```/.exec(section)![1]!;
+    expect(validate(planWith(example)), JSON.stringify(validate.errors)).toBe(true);
+    const loaded = parse(example, (p) =>
+      p.endsWith('ops-bus-token') ? { text: 'bus-Zt83kLm0Qa1x', mode: 0o600 } : undefined,
+    );
+    expect(loaded.plan.notify?.map((t) => t.kind)).toEqual(['webhook', 'exec', 'webhook']);
+  });
+
+  it.each([
+    ['an unknown event', '  - on: [run.finish]\n    exec: [logger]\n'],
+    ['progress', '  - on: [progress]\n    exec: [logger]\n'],
+    ['both targets', '  - on: [run.finished]\n    exec: [logger]\n    webhook: {url: "https://a.example/h"}\n'],
+    [
+      'a literal token',
+      '  - on: [run.finished]\n    webhook: {url: "https://a.example/h", token: "abc-literal-token"}\n',
+    ],
+    ['credentials in the URL', '  - on: [run.finished]\n    webhook: {url: "https://u:p@a.example/h"}\n'],
+    ['${VAR} in argv', '  - on: [run.finished]\n    exec: [logger, "${X}"]\n'],
+  ])('refuses %s, as the loader does', (_, notify) => {
+    expect(validate(planWith(notify))).toBe(false);
   });
 });
 

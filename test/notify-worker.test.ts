@@ -15,6 +15,7 @@ import type { RunEvent, RunEventBody } from '../src/events/run-events.js';
 import { RunEventSchema } from '../src/events/run-events.js';
 import { backoffMs, httpResult, spawnResult, BACKOFF_MAX_MS } from '../src/notify/policy.js';
 import type { DeliveryResult } from '../src/notify/policy.js';
+import { eventLine, slackText } from '../src/notify/text.js';
 import type { Delivery, Sender } from '../src/notify/types.js';
 import { createNotifier } from '../src/notify/worker.js';
 import type { Notifier } from '../src/notify/worker.js';
@@ -278,6 +279,55 @@ describe('the delivery worker', () => {
     await n.stopped!();
     expect(sender.got).toEqual([]);
     expect(rows(store)).toEqual([]);
+  });
+});
+
+describe('the lines for people', () => {
+  const at = { v: 1 as const, seq: 1, at: '2026-11-23T22:00:01.204Z' };
+  it.each([
+    [
+      {
+        ...at,
+        type: 'run.paused',
+        by: 'breaker',
+        reason: 'paused by the failure breaker: 20 moves failed within 15m (retry.pause_after); ...',
+      },
+      'shardmove p: PAUSED by the failure breaker: 20 moves failed within 15m; `shardmove control --unpause` goes on',
+    ],
+    [
+      { ...at, type: 'run.paused', by: 'window', reason: 'outside every window', until: '2026-11-30T21:00:00.000Z' },
+      'shardmove p: WAITING for a maintenance window until 2026-11-30T21:00:00.000Z',
+    ],
+    [
+      {
+        ...at,
+        type: 'run.finished',
+        outcome: 'failed',
+        exitCode: 1,
+        error: { code: 'SHARDMOVE_API_UNREACHABLE', message: 'no answer' },
+        quarantined: null,
+      },
+      'shardmove p: run finished failed (exit 1): no answer (SHARDMOVE_API_UNREACHABLE)',
+    ],
+    [
+      {
+        ...at,
+        type: 'move.failed',
+        kind: 'projects',
+        source: 'nfs-1',
+        id: 5,
+        moveId: 9,
+        error: 'bad\u001b[2J\nline',
+        class: 'unknown',
+      },
+      'shardmove p: projects 5 on nfs-1: move 9 failed (unknown): bad\\u001b[2J line',
+    ],
+  ])('%o', (event, line) => {
+    expect(eventLine('p', RunEventSchema.parse(event))).toBe(line);
+  });
+
+  it("escapes Slack's control characters", () => {
+    expect(slackText('a <!channel> & <@U1>')).toBe('a &lt;!channel&gt; &amp; &lt;@U1&gt;');
   });
 });
 

@@ -22,6 +22,27 @@ const quote = (text: string | null | undefined): string => {
 const item = (e: { kind: string; source: string; id: number }) => `${e.kind} ${e.id} on ${e.source}`;
 const ms = (n: number) => (n >= 1000 ? formatPlanDuration(Math.round(n / 1000) * 1000) : `${n}ms`);
 
+/** A pause in the progress line's words: who or what holds the run, and why when that says more. */
+const paused: Line<'run.paused'> = (e) => {
+  const why = quote(e.reason);
+  switch (e.by) {
+    case 'control':
+      return 'PAUSED by shardmove control';
+    case 'breaker': {
+      const count = /^paused by the failure breaker: (\d+ moves? failed within \S+)/.exec(e.reason)?.[1];
+      return `PAUSED by the failure breaker${count ? `: ${count}` : ''}; \`shardmove control --unpause\` goes on`;
+    }
+    case 'rule':
+      return `HELD by rule ${quote(e.rule ?? '')}: ${why}`;
+    case 'capacity':
+      return `HELD: no room (${quote(e.rule ?? 'capacity')}): ${why}`;
+    case 'window':
+      return `WAITING for a maintenance window${e.until ? ` until ${e.until}` : e.until === null ? ' (none opens again)' : ''}`;
+    case 'throttle':
+      return `HELD by the throttle: ${why}`;
+  }
+};
+
 const LINES: { [T in RunEventType]: Line<T> } = {
   'run.started': (e) =>
     `run ${e.resumed ? 'resumed' : 'started'}${e.dryRun ? ' (dry run)' : ''} on ${e.host}, pid ${e.pid}`,
@@ -35,11 +56,9 @@ const LINES: { [T in RunEventType]: Line<T> } = {
   'move.quarantined': (e) =>
     `${item(e)} QUARANTINED${e.attempts === null ? '' : ` after ${e.attempts} attempt(s)`}${e.class ? ` (${e.class})` : ''}: ${quote(e.reason)}`,
   'cap.changed': (e) => `cap ${e.cap}${e.limit ? ` (${e.limit})` : ''}: ${quote(e.reason)}`,
-  'run.paused': (e) =>
-    `PAUSED by ${e.by}: ${quote(e.reason)}${e.until === undefined ? '' : e.until === null ? ' (no window opens again)' : `, until ${e.until}`}`,
+  'run.paused': (e) => paused(e),
   'run.unpaused': (e) => `goes on (was held by ${e.by}), cap ${e.cap}`,
-  'breaker.tripped': (e) =>
-    `failure breaker TRIPPED: ${e.failures} moves failed within ${ms(e.withinMs)}; \`shardmove control --unpause\` goes on`,
+  'breaker.tripped': (e) => `failure breaker TRIPPED: ${e.failures} moves failed within ${ms(e.withinMs)}`,
   'window.opened': (e) => `maintenance window ${quote(e.window)} opened${e.closesAt ? `, closes ${e.closesAt}` : ''}`,
   'window.closed': (e) => `outside every maintenance window${e.nextOpensAt ? `, next opens ${e.nextOpensAt}` : ''}`,
   progress: (e) => `${e.done}/${e.total} done, ${e.inFlight} in flight, ${e.quarantined} quarantined`,
