@@ -21,6 +21,7 @@ import type { RunEvent, RunEventBody } from '../events/run-events.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
 import type { RunEnd } from '../runtime/types.js';
 import { scrubServerText } from '../secrets/registry.js';
+import { isLeaseLostError } from '../store/lease.js';
 import type { NotifyEntry, NotifyStore, NotifyTargetView, PendingNotification } from '../store/types.js';
 import { commandProblem, createExecSender } from './exec.js';
 import { backoffMs, FINAL_WAIT_MS } from './policy.js';
@@ -113,14 +114,17 @@ export function createNotifier(opts: NotifierOptions): Notifier {
     SHARDMOVE_HOST: run?.host ?? '',
   });
 
-  /** Runs a write; a refused one (the lease lost) stops the worker rather than the run. */
+  /**
+   * Runs a write. One the fence refuses (the lease is lost) stops the worker, never the run; any
+   * other failure (a checkpoint busy for long) leaves things as they were, for the next tick.
+   */
   const write = (fn: () => void): boolean => {
     if (broken) return false;
     try {
       fn();
       return true;
-    } catch {
-      broken = true;
+    } catch (err) {
+      if (isLeaseLostError(err)) broken = true;
       return false;
     }
   };
@@ -271,14 +275,14 @@ export function createNotifier(opts: NotifierOptions): Notifier {
       try {
         readLog();
       } catch {
-        broken = true;
+        // Unreadable now: what it holds goes out with the next run.
       }
       const at = run.clock.now();
       const entries = last.map((body) => entryOf(null, at, body));
-      if (!broken) write(() => store!.enqueue(entries, null));
       const waitMs = opts.finalWaitMs ?? FINAL_WAIT_MS;
-      if (broken) await sendUnrecorded(entries, waitMs);
-      else await finalPass(waitMs);
+      // The run's last events go out whatever happens: recorded with the rest, or else once, as they are.
+      if (write(() => store!.enqueue(entries, null))) await finalPass(waitMs);
+      else await sendUnrecorded(entries, waitMs);
       await Promise.all(Object.values(senders).map((s) => s?.close()));
       for (const s of Object.values(opts.senders ?? {})) await s?.close();
     },
