@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { RUN_EVENT_DOCS } from '../events/run-events.js';
 import { escapeControls } from '../report/escape.js';
 import { scrubServerText } from '../secrets/registry.js';
 import { spawnResult } from './policy.js';
@@ -90,8 +91,28 @@ export function commandProblem(argv0: string, path: string | undefined): string 
   }
 }
 
-/** `exitCode` -> `EXIT_CODE`. */
+/** `exitCode` -> `SHARDMOVE_EXIT_CODE`. */
 const envName = (field: string) => `SHARDMOVE_${field.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}`;
+
+/** What every command gets besides its event's own fields (the worker sets the run's, a delivery the rest). */
+export const HOOK_VARIABLES = [
+  'SHARDMOVE_EVENT',
+  'SHARDMOVE_ATTEMPT',
+  'SHARDMOVE_TEXT',
+  'SHARDMOVE_PLAN',
+  'SHARDMOVE_PLAN_FILE',
+  'SHARDMOVE_CHECKPOINT',
+  'SHARDMOVE_HOST',
+] as const;
+
+/**
+ * Every `SHARDMOVE_*` name a command may be given: HOOK_VARIABLES and one per field of the public
+ * events. They share the error codes' form and are none (the catalogue of codes leaves them out).
+ */
+export function hookVariableNames(): string[] {
+  const fields = new Set(['v', 'seq', 'at', 'type', ...RUN_EVENT_DOCS.flatMap((d) => d.fields.map((f) => f.name))]);
+  return [...HOOK_VARIABLES, ...[...fields].map(envName)];
+}
 // eslint-disable-next-line no-control-regex -- an environment value cannot hold NUL
 const noNul = (v: string) => v.replace(/\u0000/g, '');
 
