@@ -41,6 +41,8 @@ const TICK_MS = 1_000;
 const MIN_READ_GAP_MS = 200;
 /** Audit events read per page. */
 const PAGE = 1_000;
+/** How long the end's wait goes on before the run says what it waits for. */
+const SAY_SLOW_MS = 1_000;
 /** After the end's wait, how long aborted attempts get to settle and be recorded. */
 const SETTLE_MS = 2_000;
 
@@ -293,8 +295,15 @@ export function createNotifier(opts: NotifierOptions): Notifier {
     final = true;
     const idle = new Promise<void>((done) => (onIdle = done));
     pump();
+    // A target slow to answer holds the final report back: say why, once it is noticeable.
+    const slow = setTimeout(() => {
+      if (busy.size > 0)
+        opts.onNote(`notify: delivering the run's last notifications (at most ${Math.round(waitMs / 1000)}s)`);
+    }, SAY_SLOW_MS);
+    slow.unref();
     const timer = new Promise<'late'>((done) => setTimeout(() => done('late'), waitMs).unref());
     if ((await Promise.race([idle, timer])) === 'late') await abortAll();
+    clearTimeout(slow);
     onIdle = null;
     const waiting = read(() => store!.waiting()) ?? [];
     if (waiting.length > 0)
