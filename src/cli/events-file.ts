@@ -11,7 +11,7 @@ import { parseDuration, formatPlanDuration } from '../plan/durations.js';
 import { redact } from '../plan/secrets.js';
 import { createRunEvents } from '../runtime/event-sink.js';
 import type { RunEvents } from '../runtime/event-sink.js';
-import type { RUN_OUTCOMES } from '../events/run-events.js';
+import type { RUN_OUTCOMES, RunEventBody, RunEventBodyOf } from '../events/run-events.js';
 import type { RunOutcome } from '../runtime/types.js';
 import { LeaseLostError } from '../store/errors.js';
 import { systemClock } from '../time/clock.js';
@@ -62,24 +62,26 @@ export function openEvents(target: string, progressMs: number, ctx: CommandConte
 
 type Outcome = (typeof RUN_OUTCOMES)[number];
 
-/** The final event of a run that returned an outcome. */
-export function finishWithOutcome(events: RunEvents, outcome: RunOutcome, exitCode: number): void {
-  if (outcome.kind === 'interrupted' || outcome.kind === 'stopped') {
-    events.finish({ type: 'run.finished', outcome: outcome.kind, exitCode, error: null, quarantined: null });
-    return;
-  }
+/** The last event of a run that returned an outcome (`run --events` and the notifications say it alike). */
+export function finishedOfOutcome(outcome: RunOutcome, exitCode: number): RunEventBodyOf<'run.finished'> {
+  if (outcome.kind === 'interrupted' || outcome.kind === 'stopped')
+    return { type: 'run.finished', outcome: outcome.kind, exitCode, error: null, quarantined: null };
   const e = outcome.report.context.error;
-  events.finish({
+  return {
     type: 'run.finished',
     outcome: outcome.state,
     exitCode,
     error: e ? { code: e.code, message: outcome.redact(e.message) } : null,
     quarantined: outcome.report.summary.quarantined.length,
-  });
+  };
 }
 
-/** The final event of a run that threw (refused, invalid, lost its lease, failed before the machine). */
-export function finishWithError(events: RunEvents, err: unknown, redact: (s: string) => string): number {
+/**
+ * The last events of a run that threw (refused, invalid, lost its lease, failed before the
+ * machine): `lease.lost` first when it lost its lease, which the checkpoint's log cannot say (this
+ * process may no longer write there), then `run.finished` with the exit code.
+ */
+export function finishedOfError(err: unknown, redact: (s: string) => string): RunEventBody[] {
   const exitCode = exitCodeOf(err);
   const code = codeOf(err) ?? '';
   const byExit: Partial<Record<number, Outcome>> = {
@@ -88,16 +90,34 @@ export function finishWithError(events: RunEvents, err: unknown, redact: (s: str
     [EXIT.leaseLost]: 'leaseLost',
   };
   const outcome: Outcome = byExit[exitCode] ?? (code.startsWith('SHARDMOVE_') ? 'failed' : 'error');
-  // The checkpoint's log cannot say it (this process may no longer write there): the sink does.
-  if (err instanceof LeaseLostError) events.leaseLost(err.holder);
-  events.finish({
-    type: 'run.finished',
-    outcome,
-    exitCode,
-    error: { code: code || 'SHARDMOVE_INTERNAL', message: redact(err instanceof Error ? err.message : String(err)) },
-    quarantined: null,
-  });
-  return exitCode;
+  const lost: RunEventBody[] =
+    err instanceof LeaseLostError
+      ? [{ type: 'lease.lost', holder: err.holder ? { pid: err.holder.pid, host: err.holder.host } : null }]
+      : [];
+  return [
+    ...lost,
+    {
+      type: 'run.finished',
+      outcome,
+      exitCode,
+      error: { code: code || 'SHARDMOVE_INTERNAL', message: redact(err instanceof Error ? err.message : String(err)) },
+      quarantined: null,
+    },
+  ];
+}
+
+/** The final event of a run that returned an outcome. */
+export function finishWithOutcome(events: RunEvents, outcome: RunOutcome, exitCode: number): void {
+  events.finish(finishedOfOutcome(outcome, exitCode));
+}
+
+/** The final events of a run that threw; returns its exit code. */
+export function finishWithError(events: RunEvents, err: unknown, redact: (s: string) => string): number {
+  for (const body of finishedOfError(err, redact)) {
+    if (body.type === 'lease.lost') events.leaseLost(body.holder);
+    else if (body.type === 'run.finished') events.finish(body);
+  }
+  return exitCodeOf(err);
 }
 
 /**

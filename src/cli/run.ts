@@ -13,16 +13,18 @@ import { createMetricsFileObserver } from '../metrics/metrics-file.js';
 import { renderFinalReport, renderStoppedReport } from '../report/final.js';
 import { formatPlanDuration, parseDuration } from '../plan/durations.js';
 import { LEASE_RANGE_MS } from '../runtime/lease.js';
+import type { Notifier } from '../notify/worker.js';
 import type { RunEvents } from '../runtime/event-sink.js';
 import type { RunObserver } from '../runtime/observer.js';
 import { executeOnly } from '../runtime/only.js';
 import { executeRun } from '../runtime/run.js';
-import type { FinalState, RunOutcome } from '../runtime/types.js';
+import type { FinalState, RunEnd, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
 import { shellWord } from './command-line.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
+import { createRunNotifier, sayUndelivered } from './notify.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
 import { createProgress } from './progress.js';
 import { afterDryRun, afterOnlyRun, checkItemFlags, parseItemsFormat } from './run-items.js';
@@ -41,19 +43,26 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
   const leaseMs = parseLease(opts.lease);
   const itemsFormat = checkItemFlags(opts, ctx);
   await refuseRunOutputsThatAreInputs('run', opts, ctx);
-  // With events on standard output, the progress line and the report go to standard error.
-  return withRunEvents(
-    opts,
-    ctx,
-    (events, human) => startRun(opts, leaseMs, events, human),
-    (outcome, human) => {
-      const code = reportOutcome(outcome, human, runCommand(opts));
-      if (opts.only !== undefined) afterOnlyRun(outcome, human);
-      if (opts.items !== undefined && itemsFormat) return afterDryRun(outcome, opts.items, itemsFormat, code, human);
-      return code;
-    },
-    (outcome) => outcome,
-  );
+  const notifier = createRunNotifier(opts.plan, ctx, exitCodeOfOutcome);
+  try {
+    // With events on standard output, the progress line and the report go to standard error.
+    return await withRunEvents(
+      opts,
+      ctx,
+      (events, human) => startRun(opts, leaseMs, events, human, notifier),
+      (outcome, human) => {
+        let code = reportOutcome(outcome, human, runCommand(opts));
+        if (opts.only !== undefined) afterOnlyRun(outcome, human);
+        if (opts.items !== undefined && itemsFormat) code = afterDryRun(outcome, opts.items, itemsFormat, code, human);
+        sayUndelivered(notifier.left, human);
+        return code;
+      },
+      (outcome) => outcome,
+    );
+  } catch (err) {
+    sayUndelivered(notifier.left, ctx);
+    throw err;
+  }
 }
 
 /** The command that continues this run: the plan, its checkpoint and whether it is the dry run. */
@@ -115,8 +124,9 @@ function startRun(
   leaseMs: number | undefined,
   events: RunEvents | undefined,
   ctx: CommandContext,
+  notifier: Notifier,
 ): Promise<RunOutcome> {
-  const observers = runObservers(events, opts.metricsFile, ctx, 'run');
+  const observers = [...runObservers(events, opts.metricsFile, ctx, 'run'), notifier];
   const options = {
     planFile: opts.plan,
     statePath: opts.state,
@@ -131,6 +141,7 @@ function startRun(
     stdout: ctx.stdout,
     stderr: ctx.stderr,
     observers,
+    onEnd: (end: RunEnd) => notifier.ended(end),
   };
   if (opts.only !== undefined)
     return executeOnly({ ...options, onlyFile: opts.only, format: parseItemsFormat(opts.itemsFormat) });
@@ -150,6 +161,15 @@ export function parseLease(raw: string | undefined): number | undefined {
   return d.ms;
 }
 
+/** The exit code of a run's outcome (README: Exit codes). */
+export function exitCodeOfOutcome(outcome: RunOutcome): ExitCode {
+  if (outcome.kind === 'interrupted') return EXIT.interrupted;
+  if (outcome.kind === 'stopped') return EXIT.stopped;
+  const code = outcome.report.context.error?.code;
+  if (outcome.state === 'failed' && code && code in EXIT_BY_STEP_CODE) return EXIT_BY_STEP_CODE[code]!;
+  return EXIT_BY_STATE[outcome.state];
+}
+
 /**
  * Prints how the run ended (the final report, or how to continue) and returns its exit code;
  * `again` is the command that continues it, named when it stopped on request.
@@ -159,18 +179,11 @@ export function reportOutcome(
   out: Pick<CommandContext, 'stdout' | 'stderr'>,
   again?: string,
 ): ExitCode {
-  if (outcome.kind === 'interrupted') {
-    out.stderr.write('interrupted; run again to continue\n');
-    return EXIT.interrupted;
-  }
-  if (outcome.kind === 'stopped') {
+  if (outcome.kind === 'interrupted') out.stderr.write('interrupted; run again to continue\n');
+  else if (outcome.kind === 'stopped')
     out.stdout.write(outcome.redact(renderStoppedReport({ ...outcome.report, ...(again ? { again } : {}) })));
-    return EXIT.stopped;
-  }
-  out.stdout.write(outcome.redact(renderFinalReport(outcome.report)));
-  const code = outcome.report.context.error?.code;
-  if (outcome.state === 'failed' && code && code in EXIT_BY_STEP_CODE) return EXIT_BY_STEP_CODE[code]!;
-  return EXIT_BY_STATE[outcome.state];
+  else out.stdout.write(outcome.redact(renderFinalReport(outcome.report)));
+  return exitCodeOfOutcome(outcome);
 }
 
 /**

@@ -12,6 +12,7 @@
  */
 import { z } from 'zod';
 import { FAILURE_CLASSES } from '../report/failure-class.js';
+import type { RunEventName } from '../plan/event-names.js';
 import { FINAL_STATES } from './vocabulary.js';
 
 /** The version every line carries in `v`. */
@@ -338,6 +339,12 @@ export type RunEventBody = RunEvent extends infer E
   : never;
 /** The body of one type. */
 export type RunEventBodyOf<T extends RunEventType> = Extract<RunEventBody, { type: T }>;
+
+/** True when A and B are the same set of names. */
+type SameNames<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** Every declared type has its name in ../plan/event-names.ts, and every name there its declaration here. */
+const NAMES_DECLARED: SameNames<RunEventType, RunEventName> = true;
+void NAMES_DECLARED;
 
 /** Every type, in the documented order (docs/events.md). */
 export const RUN_EVENT_TYPES: readonly RunEventType[] = DECLARED.map((d) => d.schema.shape.type.value);

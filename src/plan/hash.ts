@@ -2,7 +2,8 @@
  * The plan's identity for resume: a checkpoint remembers the hash of the plan it was started with,
  * and `run` refuses to continue under a changed plan. Credentials are left out entirely (values,
  * variable names and file paths alike), so rotating a token, say after a revocation, or moving it
- * from ${VAR} to a file, is not a plan change. Every other field, defaults included, is in.
+ * from ${VAR} to a file, is not a plan change; so are where the checkpoint lives and where the
+ * run's events are sent. Every other field, defaults included, is in.
  */
 import { createHash } from 'node:crypto';
 import { DEFAULT_MIN_INTERVAL_MS, PLAN_DEFAULTS } from './schema.js';
@@ -21,8 +22,9 @@ export function planHashInput(plan: Plan): unknown {
   const to = plan.move.to.length === 1 ? { ...base, to: plan.move.to[0] } : base;
   // `move.select` counts by the names it holds: not where they are written, nor where its file is.
   const move = plan.move.select ? { ...to, select: selectHashInput(plan.move.select) } : to;
-  // Where the checkpoint lives says nothing of what the run does: moving it is no change of plan.
-  const { checkpoint: _checkpoint, ...fields } = plan;
+  // Where the checkpoint lives says nothing of what the run does: moving it is no change of plan;
+  // nor where its events are sent (notify), which also holds webhook tokens.
+  const { checkpoint: _checkpoint, notify: _notify, ...fields } = plan;
   return { ...fields, instance, prometheus, move, poll: pollHashInput(plan.poll) };
 }
 

@@ -329,7 +329,7 @@ describe('parsePlanText: every problem at once, with positions', () => {
       lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
     const text = `${MINIMAL}x:\n${lol.map((l) => `  ${l}\n`).join('')}weights: *i\n`;
     expect(problems(text)).toEqual([
-      '9:1 x unknown field "x"; known fields: version, name, checkpoint, instance, move, weights, poll, retry, verify, geo, schedule, prometheus, throttle, capacity',
+      '9:1 x unknown field "x"; known fields: version, name, checkpoint, instance, move, weights, poll, retry, verify, geo, schedule, prometheus, throttle, capacity, notify',
       '19:10 weights aliases (*name) are not supported in plans; write the value out',
     ]);
   });

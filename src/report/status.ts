@@ -9,7 +9,7 @@ import { holdOf } from './hold.js';
 import type { Hold } from './hold.js';
 import type { RunContext } from '../machine/types.js';
 import { NO_CONTROL } from '../store/types.js';
-import type { RunControl, SavedRun, StatusSummary } from '../store/types.js';
+import type { NotifyTargetView, RunControl, SavedRun, StatusSummary } from '../store/types.js';
 import type { KindProgress } from './summary.js';
 import { failedMoveLines } from './failed-moves.js';
 import type { FailedMove } from './failed-moves.js';
@@ -18,6 +18,7 @@ import type { CopyKnowledge, LeftCopy, LiveCopy } from './copies.js';
 import { describeFailure } from './failure-class.js';
 import type { FailureClass } from './failure-class.js';
 import { countItems, listWords } from './counts.js';
+import { countWaiting, waitingLines } from './notifications.js';
 import type { SourceProgress } from './counts.js';
 import { formatApproxDuration, placementLines, rateAndEta } from './summary.js';
 
@@ -104,6 +105,8 @@ export interface StatusReport {
    * not running.
    */
   now: Hold | null;
+  /** Notifications not delivered yet (the plan's `notify:`), per target; empty when none waits. */
+  notifications: NotifyTargetView[];
 }
 
 /** The cap in force as the run last recorded it, and since when. */
@@ -154,6 +157,8 @@ export function buildStatusReport(
   timezone = 'UTC',
   /** What is known beyond the checkpoint's rows of where items with copies left behind live (./copies.ts). */
   copies: CopyKnowledge = {},
+  /** Notifications not delivered yet, per target. */
+  notifications: NotifyTargetView[] = [],
 ): StatusReport {
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
@@ -205,6 +210,7 @@ export function buildStatusReport(
     control,
     cap: running ? cap : null,
     now: hold,
+    notifications,
   };
 }
 
@@ -317,6 +323,10 @@ export function renderStatus(r: StatusReport): string {
       lines.push(`  ${q.kind} ${q.id} ${q.name} on ${q.source} after ${q.attempts} attempt(s): ${q.reason}`);
       lines.push(`    ${q.class}: ${q.remedy} (${q.doc})`);
     }
+  }
+  if (r.notifications.length > 0) {
+    lines.push('', `Notifications not delivered (${countWaiting(r.notifications)}):`);
+    lines.push(...waitingLines(r.notifications, r.state === 'running'));
   }
   lines.push(...placementLines(r.placement, r.dryRun));
   lines.push(...copiesLines({ left: r.orphans, live: r.liveCopies }));

@@ -171,6 +171,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     host: services.host,
     fromSeq: a.fromSeq,
     store,
+    notifications: store.notifications,
     clock,
     startedAt,
     pace,

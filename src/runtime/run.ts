@@ -39,9 +39,9 @@ import { locateCheckpoint, logPath, otherCheckpointNote, revertCheckpointPath } 
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
 import { chooseStart, describeResume, planFixed } from './resume.js';
 import type { StartOptions } from './resume.js';
-import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
+import type { RunEnd, RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
-export type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
+export type { RunEnd, RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
 /**
  * Runs or resumes the plan; resolves to how it ended. Throws (with a stable code) when the plan is
@@ -92,6 +92,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   let api: InstanceApi | undefined;
   let prometheus: PrometheusClient | undefined;
   let lease: LeaseKeeper | undefined;
+  let end: RunEnd | undefined;
   try {
     // Before the lock: a refused run leaves the other kind's checkpoint exactly as it was.
     assertMode(store, file, opts.mode ?? (opts.dryRun ? 'dry-run' : 'run'));
@@ -209,12 +210,18 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       throw err;
     }
     if (lease.lost) throw new LeaseLostError(store.file, store.readLock());
+    end = { outcome };
     return outcome;
+  } catch (err) {
+    // Only a run that held the lock has an end to tell: a refusal before it never started.
+    if (lease) end = { error: err };
+    throw err;
   } finally {
     lease?.stop();
     await api?.close().catch(() => undefined);
     await prometheus?.close().catch(() => undefined);
     flushAudit(audit, log);
+    if (end && opts.onEnd) tellEnd(opts.onEnd, end, log);
     await stopObservers(observers, log);
     store.releaseLock();
     store.close();
@@ -337,6 +344,15 @@ function flushAudit(audit: { flush(): void }, log: Logger): void {
     audit.flush();
   } catch (err) {
     log.warn({ err, leaseLost: isLeaseLostError(err) }, 'could not write the last audit lines');
+  }
+}
+
+/** The caller hears how the run ended; what it throws is logged, never hiding that end. */
+function tellEnd(onEnd: (end: RunEnd) => void, end: RunEnd, log: Logger): void {
+  try {
+    onEnd(end);
+  } catch (err) {
+    log.warn({ err }, 'the run end could not be told');
   }
 }
 

@@ -70,6 +70,7 @@ export function readStatus(file: string, now: number, plan: PlanGiven | null = n
         store.lastEventOf(['run.finished', 'run.interrupted', 'run.stopped']),
         plan?.timezone ?? 'UTC',
         copies,
+        store.notifications.waiting(),
       ),
     );
   } finally {

@@ -59,6 +59,9 @@ export type RunOutcome =
       redact(text: string): string;
     };
 
+/** How a run ended, as its caller hears it before the checkpoint is let go: its outcome, or what it threw. */
+export type RunEnd = { outcome: RunOutcome } | { error: unknown };
+
 /** Options of one `run` (the CLI's arguments and context). */
 export interface RunOptions {
   planFile: string;
@@ -86,4 +89,9 @@ export interface RunOptions {
    * checkpoint seeded from a list (./only.ts).
    */
   given?: { digest: string; file: string };
+  /**
+   * Told how the run ended once it got as far as the lock, while the checkpoint is still held and
+   * before the observers stop (the notifications record the run's last event with it).
+   */
+  onEnd?: (end: RunEnd) => void;
 }

@@ -11,6 +11,7 @@ import { installFence, removeFence, takeoverReason, toHolder } from './lease.js'
 import type { LockRow } from './lease.js';
 import { openCheckpointFile } from './open.js';
 import type { CheckpointKind } from './open.js';
+import { NotificationTable } from './notifications.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 import { NO_CONTROL } from './types.js';
 import { RETIRED_AUDIT_TYPES, readAuditRow, storedNamesOf } from '../events/legacy-names.js';
@@ -43,6 +44,7 @@ const PLACEMENT_TTL_MS = 5_000;
 /** SQLite checkpoint: the runtime's CheckpointStore, which the actors see as an ActorStore. */
 export class Checkpoint extends ItemTable implements CheckpointStore {
   private readonly r;
+  readonly notifications: NotificationTable;
   private placementCache: { at: number; rows: DestinationPlacement[] } | null = null;
   private lockHolder: LockHolder | null = null;
   /** The generation of the lock this store holds (null: none). */
@@ -55,6 +57,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     private readonly closeDb: () => void = () => db.close(),
   ) {
     super(db);
+    this.notifications = new NotificationTable(db);
     const p = (sql: string) => db.prepare(sql);
     const control = hasTable(db, 'control');
     // Schema 8 (leases); a read-only `status` on an older, unmigrated file sees plain locks.

@@ -24,6 +24,9 @@ const FENCED_TABLES = [
   'control',
   'census',
   'item_flags',
+  'notify_events',
+  'notify_deliveries',
+  'notify_cursor',
 ] as const;
 
 /** The lock row as stored (schema 8 added heartbeat_at, lease_ms and generation). */

@@ -186,6 +186,8 @@ export interface ActorStore extends ItemStore {
 /** The whole checkpoint as the runtime holds it: what the actors may do, plus the run-level part. */
 export interface CheckpointStore extends ActorStore {
   readonly file: string;
+  /** Notifications and their deliveries (the plan's `notify:`, schema 20): ./notifications.ts. */
+  readonly notifications: NotifyStore;
   /**
    * Takes the run lock. Throws an error with code SHARDMOVE_LOCKED naming the holder when another
    * live process holds it; takes over a lock whose holder process is dead on this host (`isAlive`
@@ -531,4 +533,77 @@ export interface ItemStore {
   getMoveModel(kind: Kind): string | null;
   /** Saves the move-duration model of a kind (opaque JSON; see src/actors/drain/move-model.ts). */
   setMoveModel(kind: Kind, data: string, now: number): void;
+}
+
+/** A target of the plan's `notify:` as its deliveries are kept: a stable key, and words for people. */
+export interface NotifyTargetRef {
+  key: string;
+  label: string;
+}
+
+/** A public event to notify, with the targets that asked for it. */
+export interface NotifyEntry {
+  /** The audit event it stands for; null for one the run adds at its end (`run.finished`). */
+  auditSeq: number | null;
+  at: number;
+  type: string;
+  /** The event without `v`, `seq` and `at` (the sender adds them). */
+  body: object;
+  targets: readonly NotifyTargetRef[];
+}
+
+/** The next notification a target waits for. */
+export interface PendingNotification {
+  /** The notification's own number: its `seq` in every delivery, the same on every retry. */
+  seq: number;
+  type: string;
+  at: number;
+  body: object;
+  attempts: number;
+  /** When it may be tried again (ms); null: given up by this process (the next run tries it again). */
+  nextAttemptAt: number | null;
+  lastError: string | null;
+}
+
+/** What waits for one target, for `status` and the end of a run. */
+export interface NotifyTargetView {
+  target: string;
+  label: string;
+  /** Deliveries not made yet; `givenUp` of them wait for the next run. */
+  waiting: number;
+  givenUp: number;
+  /** The oldest of them. */
+  oldest: {
+    seq: number;
+    type: string;
+    at: number;
+    attempts: number;
+    nextAttemptAt: number | null;
+    lastError: string | null;
+  };
+}
+
+/**
+ * Notifications and their deliveries, kept in the checkpoint so that none is lost to a crash: every
+ * public event a target asked for is recorded once, with one delivery per target, before it is sent;
+ * a delivery counts its attempts and is marked delivered only once the target took it.
+ */
+export interface NotifyStore {
+  /** The last audit event turned into notifications (null: none yet from this checkpoint). */
+  cursor(): number | null;
+  /** Records `entries` and moves the cursor to `cursor`, in one transaction. */
+  enqueue(entries: readonly NotifyEntry[], cursor: number | null): void;
+  /** The oldest undelivered notification of `target` this process has not given up (null: none). */
+  head(target: string): PendingNotification | null;
+  /** Counts one attempt at a delivery (before it is made: a crash during it counts too); returns the attempts. */
+  attempted(target: string, seq: number): number;
+  delivered(target: string, seq: number, at: number): void;
+  /** A failed attempt: why, and when to try again (null: not again in this process). */
+  failed(target: string, seq: number, error: string, nextAttemptAt: number | null): void;
+  /** At a run's start: every undelivered delivery is due at `now` again, given up ones included. */
+  retryAll(now: number): void;
+  /** What waits per target (targets with nothing undelivered are left out). */
+  waiting(): NotifyTargetView[];
+  /** The newest notification's number (0: none). */
+  lastSeq(): number;
 }
