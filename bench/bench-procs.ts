@@ -132,9 +132,9 @@ export interface PlanOptions {
   pollInterval: string;
   backoff: string;
   mode?: 'throttled' | 'bulk';
-  /** `poll.min_interval` (issue 11); the plan's default when absent. */
+  /** `poll.min_interval`; the plan's default when absent. */
   minInterval?: string;
-  /** `move.queue_ahead` (issue 25); the plan's default 0 when absent. */
+  /** `move.queue_ahead`; the plan's default 0 when absent. */
   queueAhead?: number;
 }
 

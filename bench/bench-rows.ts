@@ -350,7 +350,7 @@ export async function scaleRow(c: BenchConfig): Promise<ScaleRow> {
   }
 }
 
-/** What the sandbox's own move records say about one run (issue 11): read from its SQLite file. */
+/** What the sandbox's own move records say about one run: read from its SQLite file. */
 export interface MoveRecords {
   moves: number;
   /** Distinct items with a finished move. */
@@ -366,7 +366,7 @@ export interface MoveRecords {
 }
 
 /**
- * The physical limit of a span (issue 25): the moves' total work spread over the instance's
+ * The physical limit of a span: the moves' total work spread over the instance's
  * workers, or the longest move if that is longer. No scheduler can end sooner.
  */
 export function physicalLimitMs(r: MoveRecords, workers: number): number {
@@ -429,9 +429,9 @@ export interface SlotsRow {
   pollInterval: string;
   minInterval: string;
   bulk: SlotsSide;
-  /** shardmove with each `move.queue_ahead` asked for (issue 25), in that order. */
+  /** shardmove with each `move.queue_ahead` asked for, in that order. */
   shardmove: { queueAhead: number; side: SlotsSide }[];
-  /** shardmove with `min_interval` = `interval` (the fixed cadence before issue 11), when asked for. */
+  /** shardmove with `min_interval` = `interval` (the fixed cadence before completion prediction), when asked for. */
   fixed: SlotsSide | null;
 }
 
@@ -444,7 +444,7 @@ function parseTime(stderr: string): { cpuMs: number; peakRssMb: number } {
 }
 
 /**
- * Row 5 (issue 11): keep the server's move slots full. Long-tailed log-normal sizes (median
+ * Row 5: keep the server's move slots full. Long-tailed log-normal sizes (median
  * `medianMb`), the sandbox's `--speed` scaling a median move to tens of ms, the operator's 5 s poll
  * and 250 ms minimum scaled by the same factor, and the cap at the sandbox's workers. The
  * documented bulk sequence and shardmove run on the same seed, each against its own sandbox, and

@@ -1,5 +1,5 @@
 /**
- * `npm run torture`: the fault and crash torture of issue 4, full configuration by default.
+ * `npm run torture`: the fault and crash torture, full configuration by default.
  *
  *   npm run torture -- [--seed N] [--kills N] [--sandbox-restarts N] [--size PROJECTS] [--small] [--keep]
  *

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:twin`: the twin at scale (issue 21 item 7). A finished dry run's checkpoint with
+ * `npm run bench:twin`: the twin at scale. A finished dry run's checkpoint with
  * BENCH_TWIN_ITEMS projects (default 1,000,000) is made quickly: a real dry run against a small
  * sandbox, then the items written into its checkpoint with the store's own recordPage (sizes
  * log-normal, 1% hidden and 0.5% pending deletion by the census' own tables). Then it measures, each

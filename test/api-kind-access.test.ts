@@ -1,5 +1,5 @@
 /**
- * Issue 13, orchestrator item 3: pre-flight's probe of how each kind can be found by storage, run
+ * Per-kind access: pre-flight's probe of how each kind can be found by storage, run
  * against the sandbox on every edition, tier and version where the answer differs. The probe is
  * read-only: no instance changes, whatever it finds.
  */

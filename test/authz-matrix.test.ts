@@ -1,4 +1,4 @@
-// The authorization matrix (issue 4, "Bad input"): every route the sandbox's router knows, crossed
+// The authorization matrix: every route the sandbox's router knows, crossed
 // with every class of credential, gives the documented status (spec: Authentication, Errors;
 // reference §1.1, §6, §7). The route list comes from createRouter(), and a case table must cover
 // every route, so a new route cannot slip past. Non-admin cells must leave the database exactly as
@@ -302,7 +302,7 @@ const buildCases = (): Case[] => [
     nonAdmin: 404,
     anonymous: 404,
   },
-  // Issue 23: a project's forks, 404 to whoever cannot see the project.
+  // Fork networks: a project's forks, 404 to whoever cannot see the project.
   {
     route: 'GET /api/v4/projects/:id/forks',
     level: 'public',
@@ -346,6 +346,18 @@ const buildCases = (): Case[] => [
     nonAdmin: 404,
     anonymous: 404,
   },
+  // A group's namespace is read via membership (GitLab's read_namespace_via_membership): a public
+  // group's non-members get 404 too. The sandbox's groups are root's (owner_id), its members' stand-in.
+  {
+    route: 'GET /api/v4/namespaces/:id',
+    level: 'user',
+    name: 'a group',
+    path: () => '/api/v4/namespaces/group-5',
+    ok: 200,
+    nonAdmin: 404,
+  },
+  // `authenticated_as_admin!`, then the project: where its repository is on disk.
+  { route: 'GET /api/v4/projects/:id/storage', level: 'admin', path: () => '/api/v4/projects/1/storage', ok: 200 },
   { route: 'GET /api/v4/application/settings', level: 'admin', path: () => '/api/v4/application/settings', ok: 200 },
   {
     route: 'PUT /api/v4/application/settings',

@@ -1,5 +1,5 @@
 /**
- * Issue 19 item 6: a checkpoint that is no checkpoint (a text file, a database cut in half, a
+ * A checkpoint that is no checkpoint (a text file, a database cut in half, a
  * directory), or one the command cannot write, is refused by every command with one line naming the
  * file and the problem and a documented exit code, never a stack trace; the file is left exactly as
  * it was and nothing is created beside it. `status` and `report` read where the directory is not

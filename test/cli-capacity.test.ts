@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 3 end to end: a drain that does not fit on its destination is refused in pre-flight
+ * The room check end to end: a drain that does not fit on its destination is refused in pre-flight
  * before any write (judged from the sandbox: no move, the weights as they were), and a dry run of
  * the same plan prints the fit table and refuses nothing.
  */

@@ -8,6 +8,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseControlChange } from '../src/cli/control.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { CliResult } from './support/cli-harness.js';
+import { until } from './support/until.js';
 import {
   invariantViolations,
   movesOf,
@@ -18,8 +19,6 @@ import {
   writePlan,
   writeSeed,
 } from './support/cli-harness.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function projectMoves(url: string): Promise<number> {
   return (await movesOf(url, 'project')).length;
@@ -72,9 +71,13 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
     expect(bad.stderr).toContain('--concurrency must be a whole number from 1 to 1000');
 
     const run: Promise<CliResult> = runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
-    const until = Date.now() + 20_000;
-    while ((await projectMoves(sandbox.url)) < 12 && Date.now() < until) await sleep(50);
-    expect(await projectMoves(sandbox.url)).toBeGreaterThanOrEqual(12);
+    expect(
+      await until(
+        () => projectMoves(sandbox.url),
+        (n) => n >= 12,
+        20_000,
+      ),
+    ).toBeGreaterThanOrEqual(12);
 
     const paused = await control('--pause');
     expect(paused.code, paused.stderr).toBe(0);
@@ -83,16 +86,33 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
     );
     expect(paused.stdout).toMatch(/the run \(pid \d+\) applies it within one poll interval/);
 
-    // Within a poll interval (100 ms) scheduling stops; what was in flight ends by itself.
-    await sleep(1_000);
-    const atPause = await projectMoves(sandbox.url);
-    await sleep(1_500);
-    expect(await projectMoves(sandbox.url)).toBe(atPause);
+    // The run takes the pause at its next turn (it records the cap as paused); what was in flight
+    // then ends by itself, on the sandbox's own records, and nothing new is created after it.
+    const pausedSeen = await until(
+      async () => {
+        const store = openCheckpoint(join(dir, 'state', 'it.db'), { readOnly: true });
+        try {
+          return store.lastEventOf(['cap.changed'])?.data.paused === true;
+        } finally {
+          store.close();
+        }
+      },
+      (seen) => seen,
+      20_000,
+    );
+    expect(pausedSeen).toBe(true);
+    const open = (moves: { state: string }[]) =>
+      moves.filter((m) => !['finished', 'failed', 'cleanup failed'].includes(m.state));
     expect(
-      (await movesOf(sandbox.url, 'project')).filter(
-        (m) => !['finished', 'failed', 'cleanup failed'].includes(m.state),
+      open(
+        await until(
+          () => movesOf(sandbox.url, 'project'),
+          (m) => open(m).length === 0,
+          20_000,
+        ),
       ),
     ).toEqual([]);
+    const atPause = await projectMoves(sandbox.url);
 
     const status = await runCli(['status', plan, '--json'], { cwd: dir, env: sandboxEnv(sandbox.url) });
     const report = JSON.parse(status.stdout) as {
@@ -124,6 +144,8 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
       capWhenUnpaused: 6,
     });
 
+    // Still nothing new, after all the reads above: the paused run schedules nothing.
+    expect(await projectMoves(sandbox.url)).toBe(atPause);
     const resumed = await control('--unpause', '--concurrency', '3');
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/^unpaused: cap 3 \(the plan's is 6\)\n/);

@@ -1,4 +1,4 @@
-// Issue 12: a copy killed in the middle (SIGKILL, no cleanup) and run again. rsync and backup resume
+// `shardmove copy` killed in the middle (SIGKILL, no cleanup) and run again. rsync and backup resume
 // (backup does not redo repositories restored before the kill); tar refuses to continue until
 // --wipe-target, after which the target is identical to the source.
 import { spawn, spawnSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Issue 12: `shardmove copy` for real, between real directories of real bare repositories, through
+// `shardmove copy` for real, between real directories of real bare repositories, through
 // the CLI process: each method copies and verifies, every guardrail refuses with its rule and
 // writes nothing, a tampered ref is caught, and SSH goes through a local fake `ssh`.
 import { spawnSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * Issue 23 items 1, 2 and 5 end to end, judged from the sandbox's own records: a drain of one
+ * Many destinations and partial drains end to end, judged from the sandbox's own records: a drain of one
  * source into two destinations with equal room balances the bytes; a partial drain stops at its
  * `moved:` bound and verification reports the rest as expected; a kill mid-placement and a resume
  * change no placement already recorded.
@@ -21,7 +21,7 @@ function smallSeed(dir: string, projects: number): string {
   return file;
 }
 
-describe('many destinations and partial drains (issue 23)', { timeout: 120_000 }, () => {
+describe('many destinations and partial drains', { timeout: 120_000 }, () => {
   let sandbox: RunningSandbox;
   let dir: string;
   beforeEach(async () => {

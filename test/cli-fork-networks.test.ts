@@ -1,15 +1,17 @@
 /**
- * Issue 23 items 4 and 5: fork networks in the orchestrator, judged from the sandbox's own records
- * (where each project is, and its pools per storage): a drain into two destinations keeps every
- * network on one storage with one pool; a network whose root already sits on a destination goes
- * there; a release whose moves drop pool links is warned about before anything moves.
+ * Fork networks in the orchestrator, judged from the sandbox's own records
+ * (where each project is, its size, and its pools per storage): a drain into two destinations keeps
+ * every network (a root and its direct forks: a fork of a fork is standalone) on one storage with
+ * one pool, and balances what lands (each member with its pool's objects, the pool copies); a
+ * network whose root already sits on a destination goes there; a release whose moves drop pool
+ * links is warned about before anything moves.
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { RunEventSchema } from '../src/runtime/events-schema.js';
+import { RunEventSchema } from '../src/events/run-events.js';
 import { ADMIN_TOKEN, runCli, sandboxEnv, tempDir, writeChangedSeed } from './support/cli-harness.js';
 
 const COUNTS = { projects: 60, snippets: 1, groups: 1 };
@@ -49,7 +51,7 @@ function splitSeed(dir: string, roomMib: number): string {
   });
 }
 
-describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, () => {
+describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
   let sandbox: RunningSandbox | null = null;
   let dir: string;
   afterEach(async () => {
@@ -58,7 +60,7 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('drains into two destinations with equal room: every network on one storage with one pool, bytes within 10%', async () => {
+  it('drains into two destinations with equal room: every network on one storage with one pool, landed bytes within 10%', async () => {
     dir = tempDir('forks-balance');
     sandbox = await startSandbox({
       seed: writeChangedSeed(dir, COUNTS, (doc) => {
@@ -73,7 +75,6 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     const before = await poolsOf(sandbox.url);
     const networks = new Map(before.map((p) => [p.network, p.members]));
     expect(networks.size).toBeGreaterThanOrEqual(3);
-    const onSource = sandboxProjects(sandbox);
     const file = writeProjectsPlan(dir, ['cluster', 'nfs-2'], {
       name: 'forks',
       extra: ['capacity:', '  storages: {cluster: {free: 1TiB}, nfs-2: {free: 1TiB}}'],
@@ -94,16 +95,20 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
       expect(mine, `pools of network ${network}`).toHaveLength(1);
       expect(['cluster', 'nfs-2']).toContain(mine[0]!.storage);
     }
+    // What landed on each destination, as the sandbox counts it: the projects as they are there now
+    // (a moved member carries its pool's objects) and the pools.
     const bytes = new Map<string, number>([
       ['cluster', 0],
       ['nfs-2', 0],
     ]);
-    for (const p of onSource) bytes.set(after.get(p.id)!, (bytes.get(after.get(p.id)!) ?? 0) + p.size_mb);
+    for (const p of sandboxProjects(sandbox))
+      if (bytes.has(p.storage)) bytes.set(p.storage, bytes.get(p.storage)! + p.size_mb);
+    for (const p of pools) bytes.set(p.storage, bytes.get(p.storage)! + p.bytes / 2 ** 20);
     const [a, b] = [bytes.get('cluster')!, bytes.get('nfs-2')!];
     expect(Math.abs(a - b) / Math.max(a, b)).toBeLessThanOrEqual(0.1);
   });
 
-  it('sends every member of a network whose root, or a fork on the way to it, already sits on a destination to that destination', async () => {
+  it('sends every member of a network whose root already sits on a destination there, keeps a network whose root stays elsewhere together, and places a fork of a fork on its own', async () => {
     dir = tempDir('forks-anchor');
     sandbox = await startSandbox({
       seed: writeChangedSeed(dir, COUNTS, (doc) => {
@@ -115,14 +120,13 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
             { id: 1, name: 'big', storage: 'nfs-1', visibility: 'public', size_mb: 500 },
             { id: 2, name: 'root', storage: 'cluster', visibility: 'public', size_mb: 50 },
             { id: 3, name: 'fork-a', storage: 'nfs-1', visibility: 'public', size_mb: 20, forked_from: 2 },
-            { id: 4, name: 'fork-b', storage: 'nfs-1', visibility: 'public', size_mb: 10, forked_from: 3 },
+            // A fork of a fork: no pool, so no network to keep it with.
+            { id: 4, name: 'fork-of-fork', storage: 'nfs-1', visibility: 'public', size_mb: 10, forked_from: 3 },
             { id: 5, name: 'other', storage: 'nfs-1', visibility: 'public', size_mb: 5 },
-            // A second network whose root stays outside the plan (default), with a fork between it
-            // and the moving members that already sits on cluster: that fork anchors it there.
+            // A second network whose root stays outside the plan (default): its direct forks go together.
             { id: 6, name: 'root-b', storage: 'default', visibility: 'public', size_mb: 30 },
-            { id: 7, name: 'fork-b1', storage: 'cluster', visibility: 'public', size_mb: 8, forked_from: 6 },
-            { id: 8, name: 'fork-b2', storage: 'nfs-1', visibility: 'public', size_mb: 15, forked_from: 7 },
-            { id: 9, name: 'fork-b3', storage: 'nfs-1', visibility: 'public', size_mb: 12, forked_from: 7 },
+            { id: 8, name: 'fork-b2', storage: 'nfs-1', visibility: 'public', size_mb: 15, forked_from: 6 },
+            { id: 9, name: 'fork-b3', storage: 'nfs-1', visibility: 'public', size_mb: 12, forked_from: 6 },
           ]),
         );
         doc.setIn(['inventory', 'snippets'], doc.createNode([]));
@@ -142,12 +146,18 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     expect(after.get(1)).toBe('cluster');
     expect(after.get(2)).toBe('cluster');
     expect(after.get(3)).toBe('cluster');
-    expect(after.get(4)).toBe('cluster');
+    expect(['cluster', 'nfs-2']).toContain(after.get(4));
     expect(after.get(6)).toBe('default');
-    expect(after.get(8)).toBe('cluster');
-    expect(after.get(9)).toBe('cluster');
-    const pools = (await poolsOf(sandbox.url)).filter((p) => p.network === 2);
-    expect(pools.map((p) => p.storage)).toEqual(['cluster']);
+    expect(after.get(8)).toBe(after.get(9));
+    const pools = await poolsOf(sandbox.url);
+    expect(pools.filter((p) => p.network === 2)).toEqual([
+      expect.objectContaining({ storage: 'cluster', members: [2, 3] }),
+    ]);
+    // Network 6: one pool copy, where both forks went; the fork of a fork is in no pool.
+    expect(pools.filter((p) => p.network === 6 && p.storage !== 'default')).toEqual([
+      expect.objectContaining({ storage: after.get(8), members: [8, 9] }),
+    ]);
+    expect(pools.flatMap((p) => p.members)).not.toContain(4);
   });
 
   it("warns before anything moves when the release drops a moved fork's pool link, naming the networks", async () => {
@@ -182,8 +192,8 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
   it('charges a split network its pool copy on every destination it lands on: refused before any write when that does not fit', async () => {
     dir = tempDir('forks-split');
     sandbox = await startSandbox({
-      // 1.6 GiB with the pool, and each destination has 1000 MiB, so the network is split; each
-      // half brings a 500 MiB pool copy.
+      // Each destination has 1000 MiB; the root alone lands with 1000 MiB (its 500 and its pool's
+      // objects) and brings a 500 MiB pool copy: no destination can take it.
       seed: splitSeed(dir, 1000),
       workers: 1,
       moveDurationMs: 20,
@@ -197,8 +207,8 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
     const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
     const out = run.stdout + run.stderr;
     expect(run.code, out).toBe(1);
-    // nfs-2: both forks (600 MiB) and their pool copy (500 MiB).
-    expect(out).toMatch(/the drain does not fit on nfs-2: it needs 1153433600 bytes \(1\.1 GiB\)/);
+    // cluster: the root (500 MiB), its pool's objects (500 MiB) and the pool copy (500 MiB).
+    expect(out).toMatch(/the drain does not fit on cluster: it needs 1572864000 bytes \(1\.5 GiB\)/);
     expect(out).toMatch(
       /that counts a pool copy on each destination of the fork network\(s\) of project\(s\) 1, split because they fit on no single destination/,
     );
@@ -210,11 +220,13 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
 
   it('writes network.split to --events, and a split that fits moves, a pool on each destination', async () => {
     dir = tempDir('forks-split-fits');
-    // 1.6 GiB does not fit in 1200 MiB, but each half with its pool copy does (1000 and 1100 MiB).
-    sandbox = await startSandbox({ seed: splitSeed(dir, 1200), workers: 1, moveDurationMs: 20 });
+    // Together the network lands with 3100 MiB (each member with the pool's 500 MiB, one pool
+    // copy), which 2200 MiB cannot take; split, the root lands with 1500 MiB on one destination and
+    // the forks with 2100 MiB on the other, each with its pool copy.
+    sandbox = await startSandbox({ seed: splitSeed(dir, 2200), workers: 1, moveDurationMs: 20 });
     const file = writeProjectsPlan(dir, ['cluster', 'nfs-2'], {
       name: 'split',
-      extra: ['capacity:', '  storages: {cluster: {free: 1200MiB}, nfs-2: {free: 1200MiB}}'],
+      extra: ['capacity:', '  storages: {cluster: {free: 2200MiB}, nfs-2: {free: 2200MiB}}'],
     });
     const events = join(dir, 'events.jsonl');
     const run = await runCli(['run', file, '--state', join(dir, 'run.db'), '--events', events], {
@@ -227,10 +239,13 @@ describe('fork networks in the orchestrator (issue 23)', { timeout: 120_000 }, (
       .split('\n')
       .map((l) => RunEventSchema.parse(JSON.parse(l)));
     expect(lines.filter((l) => l.type === 'network.split')).toEqual([
-      expect.objectContaining({ network: 1, bytes: 1600 * 2 ** 20, extraBytes: 500 * 2 ** 20 }),
+      expect.objectContaining({ network: 1, bytes: 3100 * 2 ** 20, extraBytes: 500 * 2 ** 20 }),
     ]);
-    // The sandbox's records: the network's members on both destinations, a pool on each.
+    // The sandbox's records: the network's members on both destinations, a pool on each, no move
+    // that ran out of room.
     const pools = (await poolsOf(sandbox.url)).filter((p) => p.network === 1).map((p) => p.storage);
     expect(pools.sort()).toEqual(['cluster', 'nfs-2']);
+    const moves = sandbox.state.db.prepare('SELECT state, fate FROM moves').all() as { state: string; fate: string }[];
+    expect(moves.map((m) => `${m.state} ${m.fate}`)).toEqual(['finished ok', 'finished ok', 'finished ok']);
   });
 });

@@ -179,7 +179,17 @@ describe('a hangup (SIGHUP, a terminal that goes away) mid-drain', { timeout: 90
     const forward = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(quick.url) });
     await quick.stop();
     expect(forward.code, forward.stderr).toBe(0);
-    const slow = await startSandboxProcess(['--db', db, '--move-duration', '3600000', '--workers', '4']);
+    // The same instance, on its own address: a revert works only on its forward run's instance.
+    const slow = await startSandboxProcess([
+      '--port',
+      new URL(quick.url).port,
+      '--db',
+      db,
+      '--move-duration',
+      '3600000',
+      '--workers',
+      '4',
+    ]);
     onTestFinished(() => slow.stop());
     const revertDb = join(dir, 'state', 'it.revert.db');
     let pid = 0;

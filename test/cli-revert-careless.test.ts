@@ -1,5 +1,5 @@
 /**
- * `shardmove revert` as a careless operator uses it (issue 24): before any run, on a dry run's
+ * `shardmove revert` as a careless operator uses it: before any run, on a dry run's
  * checkpoint, without a terminal and without --yes, while the forward run runs, twice at once,
  * the forward run started during a revert, a revert of a revert, `run` on the revert's checkpoint,
  * all with checkpoint paths holding spaces. Each refusal changes nothing on the instance (judged

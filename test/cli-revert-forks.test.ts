@@ -1,5 +1,5 @@
 /**
- * `shardmove revert` and fork networks (issues 23 and 24): a forward run that drained two sources
+ * `shardmove revert` and fork networks: a forward run that drained two sources
  * into two destinations, keeping each network together, then a revert. Every member is pinned to
  * the storage it came from, so each network goes back as it was: judged from the sandbox's own
  * records (each project's storage and checksum, the pools per network and storage).

@@ -51,7 +51,6 @@ function asSchema14(current: string, file: string): void {
       const cols = (db.prepare(`PRAGMA main.table_info(${name})`).all() as { name: string }[]).map((c) => c.name);
       db.exec(`INSERT INTO main.${name} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM cur.${name}`);
     }
-    db.exec(`DELETE FROM main.events WHERE type = 'plan.recorded'`);
     db.exec('DELETE FROM main.lock');
     db.exec('DETACH DATABASE cur');
   } finally {

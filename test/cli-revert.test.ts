@@ -1,5 +1,5 @@
 /**
- * `shardmove revert` end to end (issue 24): a forward run, then a revert, the sandbox and the CLI
+ * `shardmove revert` end to end: a forward run, then a revert, the sandbox and the CLI
  * as separate processes over real HTTP. Judged from the sandbox's own records (where each item is,
  * its checksum, the weights, the moves it recorded), not from what shardmove prints.
  */

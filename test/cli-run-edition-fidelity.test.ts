@@ -1,5 +1,5 @@
 /**
- * Issue 13, "Tests and proof": real `shardmove run` processes against sandbox processes that behave
+ * Inventory fidelity, end to end: real `shardmove run` processes against sandbox processes that behave
  * as GitLab does where it is awkward: a Community Edition instance (snippet storage not exposed, no
  * group moves), hidden and pending-delete projects, several pages of newest-first snippets with a
  * snippet created on the source while the run lists them, and a project that breaks its listing

@@ -1,5 +1,5 @@
 /**
- * Issue 13, items 5-7, end to end: a real `shardmove run` against a sandbox process that behaves as
+ * Instance fidelity end to end: a real `shardmove run` against a sandbox process that behaves as
  * GitLab does for Admin Mode, the monitoring IP allowlist and Geo. Each run's end state is judged
  * from the sandbox's own SQLite database (`--db`), not only through its API.
  */

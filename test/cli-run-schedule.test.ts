@@ -1,5 +1,5 @@
 /**
- * Issue 15, maintenance windows end to end: a real `shardmove run` whose plan's only window is days
+ * Maintenance windows end to end: a real `shardmove run` whose plan's only window is days
  * away says at once that it waits, shows it in `status`, and sends no POST to the sandbox (judged
  * from the sandbox's own database); `--ignore-schedule` then runs it to the end and leaves an audit
  * event saying so.

@@ -110,7 +110,7 @@ function isReEnumeration(file: string, url: string): boolean {
 }
 const lastStep = (file: string): unknown =>
   eventsOf(file)
-    .filter((e) => e.type === 'step.entered')
+    .filter((e) => e.type === 'step.started')
     .at(-1)?.data['step'];
 
 async function snapshotOf(url: string) {
@@ -302,14 +302,14 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
       expect(killed.state).toBe('interrupted');
       expect(killed.lock).toMatchObject({ alive: false });
 
-      // SIGINT half a second into a resumed run: the step in flight returns, the checkpoint is saved.
+      // SIGINT into a resumed run once it schedules again: the step in flight returns, the checkpoint is saved.
       const seq = eventsOf(checkpoint).at(-1)?.seq ?? 0;
       const interrupted = await runCli(['run', plan], {
         cwd: dir,
         env,
         onStart: (child) =>
-          void waitForEvent(checkpoint, 'run.started', seq).then(
-            () => setTimeout(() => child.kill('SIGINT'), 500),
+          void waitForEvent(checkpoint, 'move.scheduled', seq).then(
+            () => child.kill('SIGINT'),
             () => child.kill('SIGKILL'),
           ),
       });

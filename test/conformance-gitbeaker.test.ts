@@ -24,7 +24,7 @@ function seed(): Seed {
         storage: id <= 7 ? 'nfs-1' : 'nfs-2',
         visibility: id % 3 === 0 ? ('public' as const) : ('private' as const),
       })),
-      // Issue 13: a hidden and a pending-delete project, which GitLab lists only on request.
+      // Inventory fidelity: a hidden and a pending-delete project, which GitLab lists only on request.
       { id: 13, storage: 'nfs-1', hidden: true },
       { id: 14, storage: 'nfs-1', pending_delete: true },
     ],
@@ -83,7 +83,7 @@ describe('conformance with @gitbeaker/rest', () => {
     });
   });
 
-  describe('hidden and pending-delete projects (issue 13)', () => {
+  describe('hidden and pending-delete projects', () => {
     it('lists them only with includeHidden / includePendingDelete, and shows neither', async () => {
       const byDefault = (await api.Projects.all({ repositoryStorage: 'nfs-1', perPage: 100 })) as Json[];
       expect(byDefault.map((p) => p.id)).not.toContain(13);
@@ -107,7 +107,7 @@ describe('conformance with @gitbeaker/rest', () => {
       expect(move).toMatchObject({ project: { id: 13 }, destination_storage_name: 'nfs-2' });
     });
 
-    it('shows no repository_read_only on any entity (issue 13)', async () => {
+    it('shows no repository_read_only on any entity', async () => {
       expect(await api.Projects.show(1)).not.toHaveProperty('repository_read_only');
       expect(await api.Snippets.show(1)).not.toHaveProperty('repository_read_only');
       expect(await api.Groups.show(1)).not.toHaveProperty('repository_read_only');
@@ -199,7 +199,7 @@ describe('conformance with @gitbeaker/rest', () => {
   });
 });
 
-describe('conformance with @gitbeaker/rest: a Community Edition instance (issue 13)', () => {
+describe('conformance with @gitbeaker/rest: a Community Edition instance', () => {
   let sb: RunningSandbox;
   let api: Api;
   beforeAll(async () => {

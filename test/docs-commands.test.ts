@@ -74,6 +74,7 @@ const PROGRAMS = new Set([
   'read',
   'cp',
   'mkdir',
+  'touch',
   'cat',
   'tail',
   'jq',
@@ -148,13 +149,13 @@ function checkShardmove(
   const plan = spec.args[0]?.name === 'plan' ? positional[0] : undefined;
   if (plan && !placeholder(plan) && !OPERATORS_OWN.has(plan) && !exists(s, plan))
     problems.push(`${where}: the plan ${plan} does not exist (no file, and no command before makes it)`);
-  for (const flag of ['--seed', '--plan', '--token-file']) {
+  for (const flag of ['--seed', '--plan', '--token-file', '--only']) {
     const f = values.get(flag);
     if (f && !placeholder(f) && !OPERATORS_OWN.has(f) && !exists(s, f))
       problems.push(`${where}: ${flag} ${f} does not exist (no file, and no command before makes it)`);
   }
   // The commands that refuse to write into a folder that is not there.
-  for (const flag of ['--out', '--html']) {
+  for (const flag of ['--out', '--html', '--items']) {
     const f = values.get(flag);
     if (!f || placeholder(f)) continue;
     if (!dirExists(s, f)) problems.push(`${where}: ${flag} ${f}: its folder ${dirname(f)} does not exist yet`);
@@ -195,7 +196,7 @@ function checkLine(cmd: DocCommand, specs: Awaited<ReturnType<typeof readSpecs>>
       if (!exists(s, args[0]!)) problems.push(`${where}: cp from ${args[0]}, which does not exist`);
       s.made.add(args[1]!);
     }
-    if (program === 'mkdir') for (const d of args) s.made.add(d);
+    if (program === 'mkdir' || program === 'touch') for (const d of args) s.made.add(d);
     if (program === 'cd') s.elsewhere = true;
     if (program === 'npm') problems.push(...checkNpm(rest, where, s));
   }

@@ -1,7 +1,7 @@
 /**
  * Every relative link in README.md and docs/*.md leads somewhere: the file exists and a `#anchor`
  * names a heading of the page it points at, slugged as GitHub does. The README was split into
- * docs/ (issue 20); this keeps the pages' references to each other honest as sections move.
+ * docs/; this keeps the pages' references to each other honest as sections move.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';

@@ -12,6 +12,7 @@ import { ArgsError } from '../src/cli/errors.js';
 import { EXIT_BY_CODE, EXIT_MEANINGS } from '../src/cli/exit-codes.js';
 import { FaultOptionsError } from '../src/sandbox/faults.js';
 import { SeedError } from '../src/sandbox/seed.js';
+import { hookVariableNames } from '../src/notify/hook-variables.js';
 import { ShardmoveError, codeOf } from '../src/shared/errors.js';
 import { LockedError } from '../src/store/errors.js';
 
@@ -19,9 +20,16 @@ const ROOT = join(import.meta.dirname, '..');
 
 /**
  * Names of the code's form that are no error codes: the environment variables the examples pass
- * the instance's URL and token in, and the constant holding shardmove's version.
+ * the instance's URL and token in, the constant holding shardmove's version, the variable that tells
+ * the checkpoint's check in a worker thread where tsx is, and the variables a `notify:` command is given.
  */
-const NOT_CODES = new Set(['SHARDMOVE_URL', 'SHARDMOVE_TOKEN', 'SHARDMOVE_VERSION']);
+const NOT_CODES = new Set([
+  'SHARDMOVE_URL',
+  'SHARDMOVE_TOKEN',
+  'SHARDMOVE_VERSION',
+  'SHARDMOVE_TSX_API',
+  ...hookVariableNames(),
+]);
 const NAME = /\bSHARDMOVE_[A-Z0-9]+(?:_[A-Z0-9]+)*\b/g;
 
 /** Every name of the code's form in `files`, with where it is, that is neither declared nor in NOT_CODES. */

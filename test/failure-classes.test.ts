@@ -1,5 +1,5 @@
 /**
- * Issue 24 item 2: each failure class injected by the sandbox (`--move-failures <class>=1`) with
+ * Failure classes: each failure class injected by the sandbox (`--move-failures <class>=1`) with
  * GitLab's message and end state, a real `shardmove run` against it, then `status --json`: every
  * quarantined item carries the class and its remedy. The class is judged from the sandbox's own
  * records (its moves' states and error_message, the item's read-only flag), not from ours.

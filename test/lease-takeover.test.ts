@@ -1,5 +1,5 @@
 /**
- * The run lock as a lease, with real processes (issue 15): a run that is paused (SIGSTOP, as a
+ * The run lock as a lease, with real processes: a run that is paused (SIGSTOP, as a
  * frozen container or a stopped VM) for longer than its lease is taken over by a runner on another
  * host; when it resumes it writes nothing more to the checkpoint and exits 5. `shardmove unlock` is
  * the operator's override.
@@ -80,7 +80,7 @@ describe('the run lock as a lease (separate processes, real HTTP)', { timeout: 9
         await sleep(30);
       }
     }
-    const takeover = taker.readEvents(0, 100_000).filter((e) => e.type === 'lock.takeover');
+    const takeover = taker.readEvents(0, 100_000).filter((e) => e.type === 'lock.taken_over');
     expect(takeover.at(-1)?.data).toMatchObject({ previous: { pid, leaseMs: LEASE_MS }, reason: 'stale' });
     const before = dumpCheckpoint(file);
 

@@ -1,5 +1,5 @@
 /**
- * `run --metrics-file PATH` (issue 14): a real run (CLI process) against a real sandbox process with
+ * `run --metrics-file PATH`: a real run (CLI process) against a real sandbox process with
  * failing moves and broken items; the file is read with a Prometheus text-format parser while the
  * run goes on (every read is a whole file: the writes are atomic) and after it, and its numbers are
  * checked against the sandbox's own move records and the checkpoint.
@@ -11,6 +11,7 @@ import type { ParsedFamily } from 'parse-prometheus-text-format';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import {
+  ADMIN_TOKEN,
   movesOf,
   runCli,
   sandboxEnv,
@@ -34,9 +35,10 @@ const LIVE_FAMILIES = [
   'shardmove_run_start_timestamp_seconds',
   'shardmove_run_info',
 ];
-/** The file the run leaves: what is true of a run that ended. */
+/** The file the run leaves: what is true of a run that ended (this one left copies behind). */
 const FINAL_FAMILIES = [
   'shardmove_items',
+  'shardmove_copies_left_behind',
   'shardmove_run_start_timestamp_seconds',
   'shardmove_run_end_timestamp_seconds',
   'shardmove_run_info',
@@ -207,6 +209,26 @@ describe('run --metrics-file', { timeout: 90_000 }, () => {
       ).toBe(own.filter((m) => m.state === 'failed').length);
     }
     expect(sum(failed)).toBeGreaterThan(2);
+
+    // Copies left behind: those the sandbox holds, by storage (moves that ended cleanup failed).
+    const held = new Map<string, number>();
+    for (const kind of ['project', 'snippet', 'group'] as const) {
+      for (const id of new Set(sandboxMoves.filter((m) => m.kind === `${kind}s`).map((m) => m.itemId))) {
+        const res = await fetch(`${sandbox.url}/-/sandbox/items/${kind}/${id}`, {
+          headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN },
+        });
+        for (const storage of ((await res.json()) as { stale_copies: string[] }).stale_copies)
+          held.set(storage, (held.get(storage) ?? 0) + 1);
+      }
+    }
+    expect(held.size).toBeGreaterThan(0);
+    const copies = families.get('shardmove_copies_left_behind');
+    for (const [storage, n] of held)
+      expect(
+        sum(copies, (l) => l.storage === storage),
+        storage,
+      ).toBe(n);
+    expect(sum(copies)).toBe([...held.values()].reduce((a, n) => a + n, 0));
 
     // Durations: one observation per ended move, sane values.
     const hist = histogramByKind(text, 'shardmove_move_duration_seconds');

@@ -1,5 +1,5 @@
 /**
- * docs/grafana-dashboard.json (issue 22): an importable Grafana export whose every query names only
+ * docs/grafana-dashboard.json: an importable Grafana export whose every query names only
  * metrics that `run --metrics-file` exports (or node_exporter's own textfile metrics), uses every one
  * of them, parses in a real Prometheus, and answers there for a real run's metrics file. The static
  * checks run everywhere; the Prometheus part skips with a reason on a machine without the binaries.

@@ -1,5 +1,5 @@
 /**
- * `run --metrics-file` as an operator sees it (issue 22): a real run (CLI process) against a real
+ * `run --metrics-file` as an operator sees it: a real run (CLI process) against a real
  * sandbox process writes its file into node_exporter's textfile directory, and a real Prometheus
  * scraping node_exporter every second is asked, while the run goes on and after it, what an
  * operator's dashboard would ask. The numbers are judged against the sandbox's own records.

@@ -1,5 +1,5 @@
 /**
- * Throttle rules against a real Prometheus (issue 22 items 2 and 5), judged from the sandbox's own
+ * Throttle rules against a real Prometheus, judged from the sandbox's own
  * records (its moves and its settings):
  *
  * - a rule that starts holding mid-run: the test writes `test_gate 1` into node_exporter's textfile
@@ -108,6 +108,12 @@ describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
       expect(line).toMatchObject({ cap: 0, rule: 'test-gate', since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
       // Since the reading that found it past its bound: the same reading that recorded rule.changed.
       expect(Date.parse(String(line!['since']))).toBe(held!.data['since']);
+      // The pause itself, for notifications: paused by the rule, then unpaused once it let go.
+      const pauses = lines.filter((l) => l['type'] === 'run.paused' || l['type'] === 'run.unpaused');
+      expect(pauses).toEqual([
+        expect.objectContaining({ type: 'run.paused', by: 'rule', rule: 'test-gate' }),
+        expect.objectContaining({ type: 'run.unpaused', by: 'rule' }),
+      ]);
       // The sandbox's own records: no move created while the rule held (a POST already on its way
       // when the rule was read is answered within moments), and every project moved in the end.
       const created = (sandbox.state.db.prepare('SELECT created_at FROM moves').all() as { created_at: string }[]).map(

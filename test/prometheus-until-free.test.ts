@@ -1,5 +1,5 @@
 /**
- * Issue 23 item 2, the second form: `move.until: {free: SIZE}` stops a partial drain once the
+ * Partial drains, the second form: `move.until: {free: SIZE}` stops a partial drain once the
  * source's free space, read from a real Prometheus scraping the sandbox's node_filesystem metrics,
  * reaches SIZE. Judged from the sandbox's own records: the source's free space afterwards, and what
  * stayed on it. And the free space is read when each source's drain starts: a source that fills up

@@ -1,5 +1,5 @@
 /**
- * `shardmove report --html` (issue 14): a real run against the in-process sandbox (failing moves,
+ * `shardmove report --html`: a real run against the in-process sandbox (failing moves,
  * two broken items, a cap lowered, a pause and an unpause from a second connection), a report taken
  * while the run is paused and one after it, opened in a real browser (Debian's chromium through
  * playwright-core): the charts exist and hold the run's data, the tables have the checkpoint's

@@ -1,14 +1,14 @@
 /**
- * `run --events` (issue 15): every line of a real run's event file parses against the documented
+ * `run --events`: every line of a real run's event file parses against the documented
  * schema, the lines tell the run's story (steps, moves, failures, quarantine, progress, cap
  * changes) in agreement with the checkpoint, and the last line carries the exit code.
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RUN_EVENT_TYPES, RunEventSchema } from '../src/runtime/events-schema.js';
-import type { RunEvent } from '../src/runtime/events-schema.js';
-import { toRunEvents } from '../src/runtime/event-sink.js';
+import { RUN_EVENT_TYPES, RunEventSchema } from '../src/events/run-events.js';
+import type { RunEvent } from '../src/events/run-events.js';
+import { toRunEvents } from '../src/events/run-events-of-audit.js';
 import { auditEvent } from './support/audit-event.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';

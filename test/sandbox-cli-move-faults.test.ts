@@ -1,4 +1,4 @@
-// The sandbox command's move-fault flags for issue 21: --interrupt-rate (a rerun while the lease is
+// The sandbox command's move-fault flags: --interrupt-rate (a rerun while the lease is
 // held: failed without a message, left on the source) and --move-fail-after-switch-rate (the job
 // dies after the switch: failed without a message, on the destination, the source copy left).
 import { afterEach, describe, expect, it } from 'vitest';

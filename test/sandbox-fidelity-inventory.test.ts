@@ -1,4 +1,4 @@
-// Issue 13 (items 1, 2, 3, 9, 10, 11): the inventory listings behave as GitLab's, awkward parts
+// Inventory fidelity: the inventory listings behave as GitLab's, awkward parts
 // included. Each block names the ledger section (docs/gitlab-behaviour.md) it pins down.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
@@ -504,7 +504,7 @@ describe('EE Free (ledger 1.2)', () => {
   });
 });
 
-describe('seed: edition, states, unlistable, credentials (issue 13, item 10)', () => {
+describe('seed: edition, states, unlistable, credentials', () => {
   const problems = (text: string): string[] => {
     try {
       parseSeed(text, 'seed.yaml');
@@ -536,7 +536,7 @@ describe('seed: edition, states, unlistable, credentials (issue 13, item 10)', (
     expect(problems(text)).toEqual([
       'seed.yaml:3:46: inventory.generate.hidden_fraction: hidden projects exist only in the enterprise edition (edition: ee)',
       'seed.yaml:4:79: inventory.projects.1.hidden: hidden projects exist only in the enterprise edition (edition: ee)',
-      'seed.yaml:5:41: inventory.snippets.0.pending_delete: unknown field "pending_delete"; known fields: id, name, storage, visibility, size_mb, commit_count, namespace, project',
+      'seed.yaml:5:41: inventory.snippets.0.pending_delete: unknown field "pending_delete"; known fields: id, name, storage, visibility, size_mb, commit_count, namespace, project, author',
     ]);
     expect(
       problems('instance: { storages: [default], unlistable: [11] }\ninventory: { generate: { projects: 10 } }\n'),

@@ -1,4 +1,4 @@
-// Issue 23 item 3: fork networks and object pools in the sandbox. Seeds name networks (generated
+// Fork networks and object pools in the sandbox. Seeds name networks (generated
 // or listed with forked_from); project entities carry forked_from_project where GitLab renders it;
 // GET /projects/:id/forks lists direct forks; pools live per network and storage, count in the
 // storage's used space, and follow moves as the seeded release does (pool replication on move from

@@ -1,6 +1,6 @@
-// Move lifecycles under random sequences of schedules, commits and time (issue 4, "Bad input" and
-// issue 2's "a commit accepted before or after a move is never lost by it"). The sandbox runs on a
-// manual clock, so a step of time is exact: the engine is woken after each advance.
+// Move lifecycles under random sequences of schedules, commits and time (a commit accepted before
+// or after a move is never lost by it). The sandbox runs on a manual clock, so a step of time is
+// exact: the engine is woken after each advance.
 //
 // Steps include stopping and restarting the sandbox on its --db file.
 //

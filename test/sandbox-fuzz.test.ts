@@ -1,4 +1,4 @@
-// Property tests over real HTTP (issue 4, "Bad input"): arbitrary paths (the router's own templates
+// Property tests over real HTTP (bad input): arbitrary paths (the router's own templates
 // with random segments and encodings, and free-form ones), methods, credential headers, Sudo,
 // cookies, content types, query strings and JSON, form or garbage bodies. Properties: never a 5xx
 // (no faults are injected here), every error is JSON, a refused request or a read changes nothing,

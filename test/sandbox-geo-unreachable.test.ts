@@ -1,4 +1,4 @@
-// Issue 21 item 2, sandbox side: a secondary the primary cannot reach. Geo::RequestService returns
+// Geo, sandbox side: a secondary the primary cannot reach. Geo::RequestService returns
 // false when the forward fails, and the primary's node proxy turns that into `200 {}` (16.7's
 // ee/lib/ee/api/geo.rb: `execute(body) || {}`) or, in newer releases, a 500 with an error.
 import { afterEach, describe, expect, it } from 'vitest';

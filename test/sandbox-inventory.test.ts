@@ -232,7 +232,7 @@ describe('inventory listings (12,000 projects)', () => {
       }
     });
 
-    // GitLab exposes no read-only flag (issue 13, item 9): the sandbox serves it on its own route.
+    // GitLab exposes no read-only flag: the sandbox serves it on its own route.
     it('keeps the read-only flag out of the entity, and serves it on GET /-/sandbox/items/:kind/:id', async () => {
       sandbox.state.db.prepare("UPDATE items SET read_only = 1 WHERE kind = 'project' AND id = 7").run();
       const r = await get('/api/v4/projects/7', ADMIN);
@@ -285,7 +285,7 @@ describe('inventory listings (12,000 projects)', () => {
       expect((await get('/api/v4/snippets/all')).status).toBe(401);
     });
 
-    // GitLab's /snippets/all declares no order and no keyset (issue 13, item 1): newest first, offset headers.
+    // GitLab's /snippets/all declares no order and no keyset: newest first, offset headers.
     it('shows one snippet with its author; lists newest first with offset pagination whatever is asked', async () => {
       const r = await get('/api/v4/snippets/3', ADMIN);
       expect(r.body).toMatchObject({
@@ -375,7 +375,7 @@ describe('inventory on the free tier', () => {
     await sandbox.close();
   });
 
-  // EE Free applies the groups filter for admins (issue 13, item 2) to the wiki repositories a
+  // EE Free applies the groups filter for admins to the wiki repositories a
   // lapsed licence left, without showing the field.
   it('filters groups by their wiki repositories without showing the field, and filters projects', async () => {
     const r = await get('/api/v4/groups?repository_storage=nfs-2&per_page=100', ADMIN);

@@ -184,7 +184,7 @@ describe('repository storage moves', () => {
       status: 404,
       body: { message: '404 Group Not Found' },
     });
-    // The snippet move routes declare `:id` a String and look it up with Snippet.find_by (issue 21 item 6).
+    // The snippet move routes declare `:id` a String and look it up with Snippet.find_by.
     expect(await call(sb, 'GET', '/snippets/x/repository_storage_moves')).toMatchObject({
       status: 404,
       body: { message: '404 Snippet Not Found' },

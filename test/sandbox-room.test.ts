@@ -1,4 +1,4 @@
-// Issue 22 item 4: the sandbox tells the same story about room and load. Storages have a seeded
+// Room and load: the sandbox tells the same story about room and load. Storages have a seeded
 // capacity; its node_exporter (GET /-/sandbox/node-exporter/metrics) serves node_filesystem_* for
 // each storage's filesystem and the disks' busy time, which follow the moves; a move into a storage
 // without room fails as Gitaly's replication does.

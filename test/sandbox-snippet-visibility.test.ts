@@ -1,4 +1,4 @@
-// Issue 21 item 1, sandbox side: GET /snippets/:id looks a snippet up through GitLab's
+// Snippet visibility, sandbox side: GET /snippets/:id looks a snippet up through GitLab's
 // SnippetsFinder without `all_available`, so an administrator who is not a member gets 404 for the
 // snippets of a project whose snippets feature is disabled or members-only, while /snippets/all
 // lists them and the move routes (Snippet.find_by) move them.

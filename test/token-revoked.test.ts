@@ -85,7 +85,7 @@ async function revokedMidRun(name: string, c: Case): Promise<void> {
     .filter((e) => e.type === 'run.finished')
     .at(-1);
   store.close();
-  expect(finished?.data['state']).toBe('failed');
+  expect(finished?.data['outcome']).toBe('failed');
   const status = await runCli(['status', plan, '--json'], { cwd: work });
   expect(status.code, status.stderr).toBe(0);
   expect((JSON.parse(status.stdout) as { state: string }).state).toBe('failed');

@@ -1,5 +1,5 @@
 /**
- * Stuck moves end to end (issue 4), sandbox and CLI as separate processes: a move that stays in
+ * Stuck moves end to end, sandbox and CLI as separate processes: a move that stays in
  * `started` longer than `poll.stuck_after` is reported in `status` and the log with the item's
  * read-only state and ends quarantined as `stuck`; a later run never schedules another move while
  * the sandbox still shows it running, and releases the item once the move ended (failed: moved

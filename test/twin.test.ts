@@ -1,5 +1,5 @@
 /**
- * Issue 21 item 7, the twin: a dry run against sandbox A, `shardmove twin`, sandbox B on the twin's
+ * The twin: a dry run against sandbox A, `shardmove twin`, sandbox B on the twin's
  * seed, then a real run of the same plan against B. Judged from the sandboxes' own databases: B
  * holds the same counts and project sizes per kind and source storage as A, the same hidden and
  * pending-delete projects, and none of A's names, paths, users, tokens, URL or host. Then the
@@ -142,7 +142,7 @@ function copyOfDryRun(name: string): string {
   return file;
 }
 
-describe('shardmove twin (issue 21 item 7)', () => {
+describe('shardmove twin', () => {
   it(
     "writes a seed with A's shape and none of its names; the same plan then runs on B, which holds what A held",
     { timeout: 120_000 },

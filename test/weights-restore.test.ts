@@ -1,5 +1,5 @@
 /**
- * `shardmove weights restore` against the sandbox after a real run (issue 15): refused while the
+ * `shardmove weights restore` against the sandbox after a real run: refused while the
  * run holds the checkpoint, puts back the weights recorded before the run's first write, and a
  * second call changes nothing.
  */

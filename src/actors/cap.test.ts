@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createHarness, testPlan } from '../../test/support/drain-harness.js';
 import type { GateDecision, SchedulingGate } from '../schedule/gate.js';
-import { capInForce, lastCap } from './cap.js';
+import { capInForce, lastCap, stopSeen } from './cap.js';
 
 /** A gate that answers what the test says, under whatever ceiling it is given. */
 function fixedGate(answer: (ceiling: number) => GateDecision): SchedulingGate {
@@ -81,5 +81,37 @@ describe('the cap in force', () => {
     };
     expect((await capInForce(deps)).cap).toBe(0);
     expect(asked).toBe(0);
+  });
+});
+
+describe('the cap in force under a stop request', () => {
+  it('is 0 above everything, and marks the stop as seen by the scheduling', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 8 } }));
+    expect(stopSeen(h.deps)).toBe(false);
+    h.store.writeControl({ paused: true }, 1);
+    h.store.writeControl({ stop: { by: 'file' } }, 2);
+    expect(await capInForce(h.deps)).toMatchObject({ cap: 0, ceiling: 0, paused: true, limit: 'stopping' });
+    expect(stopSeen(h.deps)).toBe(true);
+  });
+
+  it('asked for while the gate was consulted: the cap it returns is already 0', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 8 } }));
+    let answered: () => void = () => undefined;
+    const deps = {
+      ...h.deps,
+      gate: {
+        decide: (ceiling: number) =>
+          new Promise<GateDecision>((resolve) => {
+            answered = () => resolve({ cap: ceiling, limit: null, reason: null, waitingUntil: null });
+          }),
+        noteMove: () => undefined,
+        noteResponse: () => undefined,
+      },
+    };
+    const deciding = capInForce(deps);
+    h.store.writeControl({ stop: { by: 'control' } }, 1);
+    answered();
+    expect(await deciding).toMatchObject({ cap: 0, limit: 'stopping' });
+    expect(capEvents(h).map((d) => d.limit)).toEqual(['stopping']);
   });
 });

@@ -2,6 +2,7 @@
  * The cap in force: how many moves may be in flight right now, as one value. The operator's cap
  * (the plan's `move.concurrency`, or `shardmove control`'s override, 0 while paused) is the ceiling;
  * the scheduling gate lowers it (0 outside every maintenance window, the throttle's cap under load).
+ * A stop request (`shardmove control --stop`, the stop file) makes it 0 as well, above everything.
  * The drain computes it at every turn of its loop and records every change as a `cap.changed`
  * audit event; `--events`, the metrics file, the progress line, `status` and the report all show
  * that recorded value, so they cannot disagree.
@@ -24,8 +25,19 @@ export function lastCap(deps: ActorDeps): CapData | null {
   return recorded.get(deps) ?? null;
 }
 
-/** The operator's cap: the plan's, `shardmove control`'s override, or 0 while paused. */
+/** The operator's cap: the plan's, `shardmove control`'s override, or 0 while paused or stopping. */
 function operatorCap(control: RunControl, planCap: number): CapData {
+  if (control.stop)
+    return {
+      cap: 0,
+      ceiling: 0,
+      paused: control.paused,
+      limit: 'stopping',
+      reason:
+        control.stop.by === 'file'
+          ? 'stopping: the stop file asks for it; the run ends once nothing is in flight'
+          : 'stopping: shardmove control --stop asks for it; the run ends once nothing is in flight',
+    };
   if (control.paused)
     return {
       cap: 0,
@@ -52,11 +64,16 @@ function operatorCap(control: RunControl, planCap: number): CapData {
  * Nothing in flight is affected: a cap below the moves in flight only stops new ones.
  */
 export async function capInForce(deps: ActorDeps): Promise<CapDecision> {
-  const control = deps.store.readControl();
+  let control = deps.store.readControl();
   let cap = operatorCap(control, deps.plan.move.concurrency);
   let waitingUntil: number | null = null;
   if (deps.gate && cap.cap > 0) {
     const d = await deps.gate.decide(cap.ceiling, deps.clock.now());
+    // A stop asked for while the gate was consulted holds at once: the caller launches in this same
+    // tick, so nothing starts after the run saw a stop (the stop watcher counts what did before).
+    const now = deps.store.readControl();
+    if (now.stop) return decided(deps, operatorCap(now, deps.plan.move.concurrency), now, null);
+    control = now;
     waitingUntil = d.waitingUntil;
     if (d.limit !== null && d.cap < cap.ceiling) {
       cap = {
@@ -69,8 +86,26 @@ export async function capInForce(deps: ActorDeps): Promise<CapDecision> {
       };
     }
   }
+  return decided(deps, cap, control, waitingUntil);
+}
+
+/** Records the cap decided and marks a stop as seen by the drain. */
+function decided(deps: ActorDeps, cap: CapData, control: RunControl, waitingUntil: number | null): CapDecision {
   record(deps, cap);
+  if (cap.limit === 'stopping') stopsSeen.add(deps);
   return { ...cap, control, waitingUntil };
+}
+
+/** The runs whose drain (or write gate) has seen a stop request in the cap it decided. */
+const stopsSeen = new WeakSet<ActorDeps>();
+
+/**
+ * Whether this run's scheduling has decided a cap under a stop request: from then on nothing new
+ * starts. A drain following a bulk job does not decide caps until the job is followed to its end,
+ * so the stop watcher waits for this before it ends a drain that has a bulk job.
+ */
+export function stopSeen(deps: ActorDeps): boolean {
+  return stopsSeen.has(deps);
 }
 
 /** Appends `cap.changed` when the cap, the pause or what limits it changed (a new wording alone does not). */

@@ -14,10 +14,20 @@ import { formatBytes } from '../plan/capacity-field.js';
 import { KINDS } from '../plan/types.js';
 import type { Kind } from '../plan/types.js';
 import { CAPACITY_EXCEEDED, StepError } from './errors.js';
-import { PoolCharges, inNetwork, networksInListing, poolsOnMove } from './drain/networks.js';
+import {
+  PoolCharges,
+  copiesPools,
+  inNetwork,
+  isPoolMember,
+  memberLanding,
+  placeInNetwork,
+  poolsOnMove,
+} from './drain/networks.js';
+import type { NetNode, ReadProject } from './drain/networks.js';
 import { compareKeys, rankClass, sizeClass } from './drain/order.js';
 import type { OrderKey } from './drain/order.js';
 import { UnreadableFreeError, bytesOf, freeBytesOf, pickDestination } from './drain/placement.js';
+import { chooseItems, selectionOf } from './select.js';
 import type { ActorDeps } from './types.js';
 
 /** One line of the fit table. */
@@ -30,6 +40,8 @@ export interface FitRow {
   byAllowance: number;
   /** Kinds that could not be listed (moved by records): their bytes are not counted. */
   uncounted: Kind[];
+  /** Projects whose `forks_count` the instance left out, counted as possible fork network roots. */
+  unknownForks?: number;
   fits: boolean | null;
 }
 
@@ -40,6 +52,7 @@ export function describeFit(r: FitRow): string {
   const extra = [
     r.byAllowance > 0 ? `${r.byAllowance} item(s) counted by allowance (no size in the API)` : '',
     r.uncounted.length > 0 ? `${r.uncounted.join(', ')} not counted (not listable)` : '',
+    r.unknownForks ? `${r.unknownForks} project(s) without forks_count counted as fork network roots` : '',
   ]
     .filter(Boolean)
     .join('; ');
@@ -57,10 +70,15 @@ export interface Sized {
   network?: number;
 }
 
-/** A fork network in the simulation: its members' bytes plus its pool's (estimated as the root's size). */
+/**
+ * A fork network in the simulation: what its listed members land with (each its own bytes and the
+ * pool's objects), the pool's bytes (estimated as the root's size), and where the pool is.
+ */
 export interface SimNetwork {
   bytes: number;
   poolBytes: number;
+  /** The root's storage, where its pool is (no copy is made there); null when unknown. */
+  rootStorage: string | null;
 }
 
 /** A storage's free bytes for pre-flight: unread room is unchecked room, refused like room that is too small. */
@@ -98,6 +116,8 @@ export interface SimResult {
  * by their allowance), or per source in the plan's order, kind by kind (`by-kind`); within each
  * source's `move.until` budget, each network on one destination with room for all of it (else
  * split), every other item to the destination the placement policy picks.
+ * A network member lands with the pool's objects, and a destination without the pool gets a copy of
+ * it on releases that copy pools (`copies`).
  */
 export function simulatePlacement(
   items: readonly Sized[],
@@ -105,13 +125,14 @@ export function simulatePlacement(
   rooms: ReadonlyMap<string, number | null>,
   sourceFree: ReadonlyMap<string, number | null> = new Map(),
   networks: ReadonlyMap<number, SimNetwork> = new Map(),
+  copies = true,
 ): SimResult {
   const byDestination = new Map(
     plan.move.to.map((d) => [d, { bytes: 0, items: 0, byAllowance: 0, kinds: new Set<Kind>() }]),
   );
   const split: SimResult['split'] = [];
   const netDest = new Map<number, string | null>();
-  const pools = new PoolCharges();
+  const pools = new PoolCharges(copies);
   const until = plan.move.until;
   // What the drain's order is made of (drain/order.ts), for a listed item.
   const sizeless = (i: Sized) => i.byAllowance && i.kind !== 'projects';
@@ -166,21 +187,23 @@ export function simulatePlacement(
     if (known) dest = known;
     else if (it.network !== undefined && net && known === undefined && plan.move.to.length > 1) {
       const all = candidates();
-      const fitting = all.filter((c) => c.room === null || c.room - c.placed >= net.bytes);
+      const need = (c: { name: string }) => net.bytes + pools.copyOn(c.name, net);
+      const fitting = all.filter((c) => c.room === null || c.room - c.placed >= need(c));
       if (fitting.length > 0) {
         dest = pickDestination(fitting, net.bytes);
         netDest.set(it.network, dest);
       } else {
-        split.push({ network: it.network, bytes: net.bytes, extraBytes: net.poolBytes });
+        const extra = copies ? net.poolBytes : 0;
+        split.push({ network: it.network, bytes: net.bytes + extra, extraBytes: extra });
         netDest.set(it.network, null);
-        dest = pickDestination(all, it.bytes);
+        dest = pickDestination(all, memberLanding(it.bytes, net.poolBytes));
       }
-    } else dest = pickDestination(candidates(), it.bytes);
+    } else dest = pickDestination(candidates(), net ? memberLanding(it.bytes, net.poolBytes) : it.bytes);
     const d = byDestination.get(dest)!;
-    // The member's pool copy, once per destination it lands on (split or not); the listing
-    // does not say where the root's pool is, so every destination pays.
-    if (it.network !== undefined && net && plan.move.to.length > 1)
-      d.bytes += pools.charge(it.network, dest, { poolBytes: net.poolBytes, rootStorage: null });
+    // A member lands with the pool's objects, and brings the pool copy once per destination it
+    // lands on (split or not) where the pool is not, on releases that copy it.
+    if (net && it.network !== undefined)
+      d.bytes += memberLanding(it.bytes, net.poolBytes) - it.bytes + pools.charge(it.network, dest, net);
     d.bytes += it.bytes;
     d.items += 1;
     if (it.byAllowance) d.byAllowance += 1;
@@ -189,24 +212,33 @@ export function simulatePlacement(
   return { byDestination, split };
 }
 
-/** The listed projects' fork networks (as far as the listing shows them) with their bytes. */
-function listedNetworks(
+/**
+ * The listed projects' fork networks with what they land with: only the root and its direct forks
+ * are members (a fork of a fork is standalone, its bytes its own). A parent the listing did not
+ * show is read by id (once), as the drain does, to learn whether it is the root.
+ */
+async function listedNetworks(
   items: Sized[],
-  raw: Map<number, { forkedFromId?: number | null; forksCount?: number | null }>,
-): Map<number, SimNetwork> {
-  const roots = networksInListing([...raw].map(([id, r]) => ({ id, ...r })));
-  const sizes = new Map(items.filter((i) => i.kind === 'projects').map((i) => [i.id, i.bytes]));
+  raw: Map<number, NetNode>,
+  read: ReadProject,
+): Promise<Map<number, SimNetwork>> {
+  const known = new Map(raw);
+  const byId = new Map(items.filter((i) => i.kind === 'projects').map((i) => [i.id, i]));
   const out = new Map<number, SimNetwork>();
-  for (const it of items) {
-    if (it.kind !== 'projects') continue;
-    const root = roots.get(it.id);
-    if (root === undefined) continue;
-    it.network = root;
-    const n = out.get(root) ?? { bytes: 0, poolBytes: sizes.get(root) ?? 0 };
-    n.bytes += it.bytes;
-    out.set(root, n);
+  for (const id of raw.keys()) {
+    const place = await placeInNetwork(id, known, read);
+    const it = byId.get(id);
+    if (!it || !isPoolMember(place)) continue;
+    it.network = place.root;
+    const root = known.get(place.root);
+    const n = out.get(place.root) ?? {
+      bytes: 0,
+      poolBytes: bytesOf('projects', root?.sizeBytes ?? null),
+      rootStorage: root?.storage ?? null,
+    };
+    n.bytes += memberLanding(it.bytes, n.poolBytes);
+    out.set(place.root, n);
   }
-  for (const n of out.values()) n.bytes += n.poolBytes;
   return out;
 }
 
@@ -239,8 +271,10 @@ export async function checkCapacity(
     deps.log.warn({ storage: to }, 'the room on the destination was not checked: the plan has no capacity section');
     return { warnings: [notChecked(to)], notes: [] };
   }
+  const selection = selectionOf(plan);
   const items: Sized[] = [];
-  const forks = new Map<number, { forkedFromId?: number | null; forksCount?: number | null }>();
+  const forks = new Map<number, NetNode>();
+  let unknownForks = 0;
   const uncounted: Kind[] = [];
   for (const kind of plan.move.kinds) {
     if (access[kind] === 'unsupported') continue;
@@ -250,7 +284,10 @@ export async function checkCapacity(
     }
     for (const source of plan.move.from) {
       for await (const page of api.listItemsOnStorage(kind, source)) {
+        // Only what the run moves counts (move.select): what stays takes no room.
+        const chosen = selection ? await chooseItems(deps, selection, kind, page) : null;
         for (const item of page) {
+          if (chosen && !chosen.get(item.id)) continue;
           items.push({
             kind,
             source,
@@ -258,13 +295,27 @@ export async function checkCapacity(
             bytes: bytesOf(kind, item.sizeBytes),
             byAllowance: item.sizeBytes === null || kind !== 'projects',
           });
-          if (kind === 'projects' && inNetwork(item))
-            forks.set(item.id, { forkedFromId: item.forkedFromId ?? null, forksCount: item.forksCount ?? null });
+          if (kind === 'projects' && inNetwork(item)) {
+            forks.set(item.id, { parent: item.forkedFromId ?? null, storage: item.storage, sizeBytes: item.sizeBytes });
+            if (item.forksCount === null) unknownForks += 1;
+          }
         }
       }
     }
   }
-  const networks = listedNetworks(items, forks);
+  const read: ReadProject = async (id) => {
+    try {
+      return await api.getItem('projects', id);
+    } catch (err) {
+      if (deps.signal.aborted) throw err;
+      deps.log.warn(
+        { id, err: (err as Error).message },
+        'a fork parent could not be read: its child is taken as the root',
+      );
+      return null;
+    }
+  };
+  const networks = await listedNetworks(items, forks, read);
   const warnings: string[] = [];
   const notes: string[] = [];
   if (poolsAtRisk) warnings.push(...poolWarning(items, networks, version, pools));
@@ -275,7 +326,7 @@ export async function checkCapacity(
   const sourceFree = new Map<string, number | null>();
   if (plan.move.until && 'freeBytes' in plan.move.until)
     for (const s of plan.move.from) sourceFree.set(s, await freeOf(deps, s));
-  const sim = simulatePlacement(items, plan, rooms, sourceFree, networks);
+  const sim = simulatePlacement(items, plan, rooms, sourceFree, networks, copiesPools(version));
   const unfit: FitRow[] = [];
   for (const to of plan.move.to) {
     const p = sim.byDestination.get(to)!;
@@ -286,6 +337,7 @@ export async function checkCapacity(
       freeBytes: frees.get(to) ?? null,
       byAllowance: p.byAllowance,
       uncounted,
+      unknownForks,
       fits: null,
     };
     if (row.freeBytes !== null) row.fits = row.neededBytes + row.keepFreeBytes <= row.freeBytes;
@@ -351,4 +403,46 @@ function poolWarning(
     `${why}: ${moving.length} fork(s) of ${names.length} network(s) will each carry the pool's objects themselves on their destination, ` +
       `about ${formatBytes(extra)} more than their own sizes (networks of projects ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', ...' : ''}; see docs/operations.md, "Fork networks")`,
   ];
+}
+
+/**
+ * The room for a reviewed item list (`run --only`): its pending items' bytes on the destination each
+ * is pinned to, against that destination's room. Refuses (exit 1, before any write) as checkCapacity
+ * does; without a capacity section the room is not checked, and said so.
+ */
+export async function checkGivenRoom(deps: ActorDeps): Promise<RoomReport> {
+  const { plan, store } = deps;
+  const capacity = plan.capacity;
+  if (!capacity) return { warnings: [notChecked(plan.move.to.join(', '))], notes: [] };
+  const need = new Map(plan.move.to.map((d) => [d, { bytes: 0, byAllowance: 0 }]));
+  for (const kind of plan.move.kinds)
+    for (const source of plan.move.from)
+      for (const row of store.itemsInState(kind, source, 'pending', Number.MAX_SAFE_INTEGER)) {
+        const n = need.get(row.destination ?? plan.move.to[0]!);
+        if (!n) continue;
+        n.bytes += bytesOf(kind, row.sizeBytes);
+        if (row.sizeBytes === null || kind !== 'projects') n.byAllowance += 1;
+      }
+  const warnings: string[] = [];
+  const notes: string[] = [];
+  for (const [to, n] of need) {
+    const free = await freeOf(deps, to);
+    const row: FitRow = {
+      storage: to,
+      neededBytes: n.bytes,
+      keepFreeBytes: capacity.keepFreeBytes,
+      freeBytes: free,
+      byAllowance: n.byAllowance,
+      uncounted: [],
+      fits: free === null ? null : n.bytes + capacity.keepFreeBytes <= free,
+    };
+    (row.fits === true ? notes : warnings).push(describeFit(row));
+    if (row.fits === false && !deps.dryRun)
+      throw new StepError(
+        CAPACITY_EXCEEDED,
+        `the reviewed list does not fit on ${to}: it needs ${row.neededBytes} bytes (${formatBytes(row.neededBytes)}) plus capacity.keep_free ${row.keepFreeBytes} bytes, ` +
+          `and ${to} has ${free} bytes (${formatBytes(free!)}) free (capacity.storages.${to}.free). Nothing was written`,
+      );
+  }
+  return { warnings, notes };
 }

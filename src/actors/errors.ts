@@ -31,6 +31,10 @@ export const ACTOR_CODES = defineErrorCodes('actors', {
     "Pre-flight: Prometheus rejects a throttle rule's query (its own error is quoted), or the query answers neither a scalar nor an instant vector.",
   SHARDMOVE_PREFLIGHT_CAPACITY:
     "Pre-flight: what is left to move plus capacity.keep_free exceeds a destination's room, or that room cannot be read. Nothing was written.",
+  SHARDMOVE_SELECT_UNKNOWN:
+    'Pre-flight: a name in move.select (namespaces, projects, exclude or its file) is not on the instance, or is not what its list takes (a namespace under projects); each is named at its file:line:col, or file:line for the select file. Nothing was written (exit 2).',
+  SHARDMOVE_SELECT_UNLISTABLE:
+    'Pre-flight: move.select chooses items, but the instance does not expose the storage of a kind the plan moves, which then moves by one bulk move per storage and cannot choose: drop the kind from move.kinds. Nothing was written (exit 2).',
   SHARDMOVE_WEIGHTS_INVALID:
     'The merged storage weights break a plan rule (new repositories would keep landing on a source); nothing was written.',
   SHARDMOVE_WEIGHTS_MISMATCH:
@@ -57,6 +61,10 @@ export const READINESS_REFUSED = ACTOR_CODES.SHARDMOVE_STORAGE_READINESS_REFUSED
 export const STORAGE_UNHEALTHY = ACTOR_CODES.SHARDMOVE_STORAGE_UNHEALTHY;
 export const PROMETHEUS_QUERY_REJECTED = ACTOR_CODES.SHARDMOVE_PREFLIGHT_PROMETHEUS_QUERY;
 export const CAPACITY_EXCEEDED = ACTOR_CODES.SHARDMOVE_PREFLIGHT_CAPACITY;
+/** A `move.select` name the instance does not know (exit 2, like a plan problem). */
+export const SELECT_UNKNOWN = ACTOR_CODES.SHARDMOVE_SELECT_UNKNOWN;
+/** `move.select` with a kind moved by move records, which cannot choose (exit 2). */
+export const SELECT_UNLISTABLE = ACTOR_CODES.SHARDMOVE_SELECT_UNLISTABLE;
 export const WEIGHTS_INVALID = ACTOR_CODES.SHARDMOVE_WEIGHTS_INVALID;
 export const WEIGHTS_MISMATCH = ACTOR_CODES.SHARDMOVE_WEIGHTS_MISMATCH;
 /**
@@ -85,7 +93,9 @@ export type StepErrorCode =
   | typeof PROMETHEUS_QUERY_REJECTED
   | typeof CAPACITY_EXCEEDED
   | typeof WEIGHTS_MISMATCH
-  | typeof WEIGHTS_CHANGED;
+  | typeof WEIGHTS_CHANGED
+  | typeof SELECT_UNKNOWN
+  | typeof SELECT_UNLISTABLE;
 
 /** Codes of DrainError: the drain and verify steps. */
 export type DrainErrorCode =

@@ -13,10 +13,12 @@ import { runVerify } from './verify.js';
 import { applyWeights, readWeights } from './weights.js';
 
 export type { ActorDeps, RunActors } from './types.js';
-export { lastCap } from './cap.js';
+export { lastCap, stopSeen } from './cap.js';
 export { locate } from './drain/locate.js';
 export type { Location } from './drain/locate.js';
 export { StepError, WEIGHTS_CHANGED, WEIGHTS_MISMATCH, abortError } from './errors.js';
+export { givenListActors } from './given-list.js';
+export type { GivenItem, GivenListOptions } from './given-list.js';
 export { restoreForwardWeights, revertActors, verifyReverted } from './revert.js';
 export type { RevertActorsOptions } from './revert.js';
 export { forwardMovedItems, isSeeded, revertDrains, seedRevert } from './revert-items.js';

@@ -7,6 +7,7 @@ import { TERMINAL_MOVE_STATES } from '../api/types.js';
 import type { PreflightOutput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import { checkCapacity } from './capacity.js';
+import { resolveSelection } from './select-resolve.js';
 import type { ActorDeps } from './types.js';
 import { codeOf } from '../shared/errors.js';
 import { ADMIN_MODE, NOT_ADMIN, PROMETHEUS_QUERY_REJECTED, StepError, TOKEN_UNUSABLE } from './errors.js';
@@ -69,6 +70,10 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
     }
   }
 
+  // What moves (move.select): every name on the instance, before the room is judged on the selection.
+  // A revert's or a reviewed list's items are given: they were chosen before.
+  if (!deps.itemsGiven) await resolveSelection(deps, access);
+
   for (const kind of plan.move.kinds) {
     if (access[kind] === 'unsupported') continue;
     const busy = await auditInFlightMoves(api, kind, plan.move.from);
@@ -82,11 +87,13 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
       );
     }
   }
+  const notes: string[] = [];
   // Last: the room is judged on what is on the sources now, after every other refusal. Not for
   // given items (a revert): each goes back where it came from, and what is on the sources now is
   // mostly what stays there.
-  const notes: string[] = [];
-  if (deps.itemsGiven)
+  // A reviewed list's room is judged on its own items once they are seeded (./given-list.ts).
+  if (deps.itemsGiven === 'list') log.info('room: judged on the reviewed list');
+  else if (deps.itemsGiven)
     warnings.push(
       `the room on ${plan.move.to.join(', ')} was not checked: the items go back to the storages they came from`,
     );

@@ -108,10 +108,11 @@ const ALL = Number.MAX_SAFE_INTEGER;
 /**
  * Every item the revert moved (a move of its own ended finished or cleanup failed) is read on its
  * own, as the drain reads one (a hidden project through its move list): it must be on the storage it
- * came from before the forward run. Quarantined items are the run's known leftovers (the report
+ * came from before the forward run. A reviewed list's run (`by: 'list'`) is verified the same way:
+ * each item it moved must be on the destination the list pinned. Quarantined items are the run's known leftovers (the report
  * lists them); skipped items were never the revert's to move.
  */
-export async function verifyReverted(deps: ActorDeps): Promise<VerifyOutput> {
+export async function verifyReverted(deps: ActorDeps, by: 'revert' | 'list' = 'revert'): Promise<VerifyOutput> {
   const { store, plan } = deps;
   const entries: {
     kind: Kind;
@@ -164,7 +165,7 @@ export async function verifyReverted(deps: ActorDeps): Promise<VerifyOutput> {
     perKindAndSource: entries.map((e) => ({
       kind: e.kind,
       source: e.source,
-      by: 'revert',
+      by,
       checked: e.checked,
       back: e.back,
       wrong: e.wrong,

@@ -39,10 +39,16 @@ export interface ActorDeps {
   /** The operator's Prometheus, when the plan names one: pre-flight runs every rule's query once. */
   prometheus?: PrometheusClient;
   /**
-   * The items are given in the checkpoint (`shardmove revert`): the drain moves those rows only and
-   * never lists a source, which holds other items that must stay where they are.
+   * The instance's GitLab version as pre-flight read it (null before pre-flight, or unreadable): what
+   * lands with a fork's move depends on the release (./networks.ts).
    */
-  itemsGiven?: boolean;
+  instanceVersion?: () => string | null;
+  /**
+   * The items are given in the checkpoint (`shardmove revert`, or `list`: a reviewed item list,
+   * `run --only`): the drain moves those rows only and never lists a source, which holds other items
+   * that must stay where they are.
+   */
+  itemsGiven?: boolean | 'list';
 }
 
 /**

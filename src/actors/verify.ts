@@ -12,6 +12,7 @@ import type { VerifyInput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorStore } from '../store/types.js';
 import { DrainError, VERIFY_FILTER_IGNORED, abortError } from './errors.js';
+import { chooseItems, selectionOf } from './select.js';
 import type { ActorDeps } from './types.js';
 
 /**
@@ -19,7 +20,7 @@ import type { ActorDeps } from './types.js';
  * it is (declared once, in events/vocabulary.ts). `listed`: the items the listing returned; of those,
  * `quarantined` (the drain's expected leftovers), `unexpected` (not quarantined: the drain missed them,
  * or they arrived since) and `kept` (a partial drain left them on the source as its plan asked, never
- * placed: expected, not a problem). `unlistable`: parts of the listing that could not be read (pages
+ * placed, or `move.select` did not choose them: expected, not a problem). `unlistable`: parts of the listing that could not be read (pages
  * answering 500 even one item at a time). `unlisted`: items the checkpoint knows on the source (not
  * moved, left or quarantined) that the listing did not show. `by`: how the entry was verified,
  * `listing` (the storage-filtered listing), or `records` when the instance does not expose the kind's
@@ -66,11 +67,14 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
         by: 'listing',
       };
       const bounded = deps.plan.move.until !== undefined && store.getBound(source) !== null;
-      if (bounded) entry.kept = 0;
+      const selection = selectionOf(deps.plan);
+      if (bounded || selection) entry.kept = 0;
       const gaps: UnlistableGap[] = [];
       const listedIds = new Set<number>();
       for await (const page of deps.api.listItemsOnStorage(kind, source, { onUnlistable: (g) => gaps.push(g) })) {
         if (deps.signal.aborted) throw abortError(deps.signal);
+        // Not selected (move.select): stays, as planned; an item listed since the drain is judged the same way.
+        const chosen = selection ? await chooseItems(deps, selection, kind, page) : null;
         for (const item of page) {
           if (item.storage !== source) {
             const seen = item.storage === null ? 'no repository_storage field' : `repository_storage ${item.storage}`;
@@ -90,6 +94,10 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
           const row = store.getItem(kind, item.id);
           if (row?.state === 'quarantined') {
             entry.quarantined++;
+            continue;
+          }
+          if (row?.state === 'unselected' || (chosen && !row && !chosen.get(item.id))) {
+            entry.kept = (entry.kept ?? 0) + 1;
             continue;
           }
           // Left by the bound: an item never placed (or one the checkpoint never saw, listed after it).

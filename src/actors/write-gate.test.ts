@@ -44,7 +44,7 @@ const held: GateDecision = {
 };
 const open: GateDecision = { cap: 10, limit: null, reason: null, waitingUntil: null };
 
-describe('every write waits for the gates (issue 22 item 7)', () => {
+describe('every write waits for the gates', () => {
   it('writes the weights only once neither a closed window nor a holding rule keeps the cap at 0', async () => {
     const h = createHarness(testPlan({}));
     const gate = scriptedGate([closed, closed, held, open]);
@@ -70,7 +70,7 @@ describe('every write waits for the gates (issue 22 item 7)', () => {
   });
 });
 
-describe('the room check (issue 22 item 3)', () => {
+describe('the room check', () => {
   it('refuses when Prometheus cannot answer the free bytes, and in a dry run reports without refusing', async () => {
     const { checkCapacity } = await import('./capacity.js');
     const base = createHarness(testPlan({}));

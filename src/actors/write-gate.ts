@@ -1,24 +1,28 @@
 /**
- * Every write waits for the gates (issue 22 item 7): a run started outside its maintenance windows,
+ * Every write waits for the gates: a run started outside its maintenance windows,
  * or while a pause rule (or the room on the destination) holds it, writes nothing to the instance
  * until it may, the weights included, since many change processes count a settings change as a
- * change. Reads (pre-flight, listings, the room check) still run at once. The cap in force decides,
+ * change; nor while a stop is asked for. Reads (pre-flight, listings, the room check) still run at once. The cap in force decides,
  * exactly as it does for moves, and its changes are recorded (`cap.changed`) the same way.
  */
 import { capInForce } from './cap.js';
 import { abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
 
-/** Resolves once neither a closed window nor a holding rule keeps the cap at 0 (at once without a gate, or in a dry run). */
+/**
+ * Resolves once neither a closed window nor a holding rule keeps the cap at 0 (at once without a
+ * gate, or in a dry run). A stop request holds every write too, gate or none: a run asked to stop
+ * starts nothing new, and ends (its signal aborts this wait) once nothing is in flight.
+ */
 export async function waitForGates(
   deps: Pick<ActorDeps, 'gate' | 'store' | 'plan' | 'clock' | 'log' | 'signal' | 'dryRun'>,
   what: string,
 ): Promise<void> {
-  if (!deps.gate || deps.dryRun) return;
+  if (deps.dryRun || (!deps.gate && !deps.store.readControl().stop)) return;
   let said = false;
   for (;;) {
     const c = await capInForce(deps as ActorDeps);
-    if (c.cap > 0 || (c.limit !== 'window' && c.limit !== 'rule')) return;
+    if (c.cap > 0 || (c.limit !== 'window' && c.limit !== 'rule' && c.limit !== 'stopping')) return;
     if (!said) {
       deps.log.info({ limit: c.limit, reason: c.reason }, `${what} waits for the gates`);
       said = true;

@@ -140,6 +140,22 @@ describe('pre-flight reads', () => {
 });
 
 describe('items', () => {
+  it('reads forks_count left out (a caller without read_code) as unknown, not 0 (docs/gitlab-behaviour.md §1.5)', async () => {
+    const { pool, api } = setup();
+    const project = (id: number, extra: Record<string, unknown>) => ({
+      id,
+      path_with_namespace: `g/p${id}`,
+      repository_storage: 'nfs-1',
+      ...extra,
+    });
+    pool.intercept({ path: '/api/v4/projects/1', method: 'GET' }).reply(200, project(1, {}), J);
+    pool.intercept({ path: '/api/v4/projects/2', method: 'GET' }).reply(200, project(2, { forks_count: 0 }), J);
+    pool.intercept({ path: '/api/v4/projects/3', method: 'GET' }).reply(200, project(3, { forks_count: 4 }), J);
+    expect((await api.getItem('projects', 1))?.forksCount).toBeNull();
+    expect(await api.getItem('projects', 2)).not.toHaveProperty('forksCount');
+    expect((await api.getItem('projects', 3))?.forksCount).toBe(4);
+  });
+
   it('lists projects by keyset from afterId, hidden and pending-delete ones included, never reading repository_read_only', async () => {
     const { pool, api } = setup();
     const project = (id: number) => ({
@@ -148,6 +164,7 @@ describe('items', () => {
       repository_storage: 'nfs-1',
       repository_read_only: true,
       statistics: { repository_size: id * 10 },
+      forks_count: 0,
     });
     const q =
       'repository_storage=nfs-1&statistics=true&include_hidden=true&include_pending_delete=true&pagination=keyset&order_by=id&sort=asc';

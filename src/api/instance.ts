@@ -23,6 +23,7 @@ import type {
   KindAccess,
   MovePage,
   MoveRecord,
+  NamespaceRecord,
   Readiness,
   ScheduleResult,
   StorageHealth,
@@ -324,6 +325,26 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     async getItem(kind, id) {
       const body = await getOrNull(`/${kind}/${id}`);
       return body === null ? null : parseItem(kind, body, { method: 'GET', path: `/api/v4/${kind}/${id}` });
+    },
+
+    async findProject(ref) {
+      // A full path goes in one path segment, URL-encoded (`acme%2Ftools`), as GitLab's routes take it.
+      const id = encodeURIComponent(String(ref));
+      const body = await getOrNull(`/projects/${id}`);
+      if (body !== null) return parseItem('projects', body, { method: 'GET', path: `/api/v4/projects/${id}` });
+      // Hidden and pending-delete projects are 404 above, even to admins; the move API finds them.
+      const moves = await getOrNull(`/projects/${id}/repository_storage_moves`, { per_page: 1 });
+      return moves === null ? null : 'hidden';
+    },
+
+    async getNamespace(fullPath): Promise<NamespaceRecord | null> {
+      const path = `/namespaces/${encodeURIComponent(fullPath)}`;
+      const body = (await getOrNull(path)) as Json | null;
+      if (body === null) return null;
+      const ref = { method: 'GET', path: `/api/v4${path}` };
+      if (typeof body !== 'object' || typeof body['id'] !== 'number' || typeof body['full_path'] !== 'string')
+        throw new ApiInvalidResponseError(ref, 'a namespace without an id or full_path');
+      return { id: body['id'], kind: String(body['kind'] ?? ''), fullPath: body['full_path'] };
     },
 
     async scheduleMove(kind, itemId, destination): Promise<ScheduleResult> {

@@ -79,8 +79,17 @@ export function parseItem(kind: Kind, raw: unknown, ref: RequestRef): ItemRecord
     name: str(name) ?? str(it['name']) ?? '',
     sizeBytes: typeof size === 'number' ? size : null,
   };
+  if (kind === 'snippets') {
+    // For move.select: a project snippet follows its project, a personal one its author.
+    const project = it['project_id'];
+    const author =
+      typeof it['author'] === 'object' && it['author'] !== null ? (it['author'] as Json)['username'] : null;
+    // Only what the entity shows: a field it leaves out stays absent (`chooseItems` reads it as null).
+    if ('project_id' in it) item.projectId = typeof project === 'number' ? project : null;
+    if ('author' in it) item.author = typeof author === 'string' ? author : null;
+  }
   if (kind !== 'projects') return item;
-  // Fork networks (issue 23): the parent, for callers who can read it (docs/gitlab-behaviour.md).
+  // Fork networks: the parent, for callers who can read it (docs/gitlab-behaviour.md).
   const parent =
     typeof it['forked_from_project'] === 'object' && it['forked_from_project'] !== null
       ? (it['forked_from_project'] as Json)['id']
@@ -88,5 +97,8 @@ export function parseItem(kind: Kind, raw: unknown, ref: RequestRef): ItemRecord
   const forks = it['forks_count'];
   if (typeof parent === 'number') item.forkedFromId = parent;
   if (typeof forks === 'number' && forks > 0) item.forksCount = forks;
+  // GitLab leaves `forks_count` out for a caller without read_code (a project whose repository
+  // feature is disabled, for an administrator): unknown, not 0 (docs/gitlab-behaviour.md §1.5).
+  else if (forks === undefined || forks === null) item.forksCount = null;
   return item;
 }

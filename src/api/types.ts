@@ -40,8 +40,22 @@ export interface ItemRecord {
    * for callers who can read it), null when it is no fork or the field is absent. Others: absent.
    */
   forkedFromId?: number | null;
-  /** Projects: `forks_count`, the number of direct forks, when rendered. */
+  /**
+   * Projects: `forks_count`, the number of direct forks, when above 0; null when the instance left
+   * the field out (a caller without `read_code`): unknown, not 0. Absent: 0.
+   */
   forksCount?: number | null;
+  /** Snippets: `project_id`, the project a project snippet belongs to (null: a personal snippet). */
+  projectId?: number | null;
+  /** Snippets: `author.username`, whose personal namespace a personal snippet follows (`move.select`). */
+  author?: string | null;
+}
+
+/** A namespace as `GET /namespaces/:id` shows it: a group (subgroups included) or a user's own. */
+export interface NamespaceRecord {
+  id: number;
+  kind: 'group' | 'user' | string;
+  fullPath: string;
 }
 
 /**
@@ -187,6 +201,14 @@ export interface InstanceApi {
   kindAccess(kind: Kind, enterprise: boolean | null): Promise<KindAccess>;
   /** One item, or null on 404 (hidden and pending-delete projects answer 404 too, even to admins). */
   getItem(kind: Kind, id: number): Promise<ItemRecord | null>;
+  /**
+   * A project by id or full path (`move.select` names), for pre-flight: the project, `hidden` when
+   * `GET /projects/:id` answers 404 but the move API finds it (hidden or pending deletion: GitLab's
+   * move routes find those), or null when neither knows it.
+   */
+  findProject(ref: number | string): Promise<ItemRecord | 'hidden' | null>;
+  /** `GET /namespaces/:id` by full path (a group's or a user's), or null on 404. */
+  getNamespace(fullPath: string): Promise<NamespaceRecord | null>;
   /** POST /<kind>/:id/repository_storage_moves with an explicit destination. Never retried. */
   scheduleMove(kind: Kind, itemId: number, destination: string): Promise<ScheduleResult>;
   /** POST /<kind>_repository_storage_moves for a whole storage (202). Never retried. */
@@ -206,12 +228,9 @@ export interface InstanceApi {
    * geoRegistriesBulkUpdate RESYNC_ALL for each registry class on Geo site `siteId`, sent through
    * the primary's node proxy (`POST /geo/node_proxy/:id/graphql`): registries live on the
    * secondaries, so a primary's own GraphQL answer proves nothing. Returns GraphQL errors per class;
-   * HTTP failures (404 for an unknown site) throw.
-   */
-  /**
-   * RESYNC_ALL per registry class on one secondary, through the primary's node proxy. `forwarded`
-   * is false when the proxy answered without the mutation's result: GitLab answers `200 {}` when it
-   * could not reach the secondary (ee/lib/api/geo.rb, Geo::RequestService returning false).
+   * HTTP failures (404 for an unknown site) throw. `forwarded` is false when the proxy answered
+   * without the mutation's result: GitLab answers `200 {}` when it could not reach the secondary
+   * (ee/lib/api/geo.rb, Geo::RequestService returning false).
    */
   geoResync(siteId: number, registryClasses: string[]): Promise<GeoResyncResult[]>;
   /** Count of requests sent so far by kind (mutating or not), for reports and benchmarks. */

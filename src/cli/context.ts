@@ -26,6 +26,7 @@ export const EXIT = {
   quarantined: 3,
   refused: 4,
   leaseLost: 5,
+  stopped: 6,
   interrupted: 130,
 } as const;
 

@@ -1,13 +1,16 @@
 /**
- * `shardmove control PLAN [--state FILE] [--concurrency N|plan] [--pause | --unpause]`: steers a
- * run while it goes on. The overrides live in the checkpoint; the running process picks them up
- * within one poll interval, and a later `run` of the same checkpoint keeps them. It says what it did
- * in words ("paused", "unpaused: cap back to the plan's 10"); without options, what is in force.
- * `--json` gives the overrides with numbers: the plan's cap, the cap now and once unpaused. Exit 0 when read or written; 1 when there is no checkpoint; 2 for
- * invalid options.
+ * `shardmove control PLAN [--state FILE] [--concurrency N|plan] [--pause | --unpause | --stop]`:
+ * steers a run while it goes on. The overrides live in the checkpoint; the running process picks
+ * them up within one poll interval, and a later `run` of the same checkpoint keeps them. It says
+ * what it did in words ("paused", "unpaused: cap back to the plan's 10"); without options, what is
+ * in force. `--stop` ends the run: no new moves, the moves in flight followed to their end, then it
+ * exits with 6, and `run` again continues it (../runtime/stop.ts). `--json` gives the overrides with
+ * numbers: the plan's cap, the cap now and once unpaused. Exit 0 when read or written; 1 when there
+ * is no checkpoint; 2 for invalid options.
  */
 import { applyControl } from '../runtime/control.js';
-import type { ControlChange } from '../runtime/control.js';
+import type { ControlChange, ControlResult, StopAnswer } from '../runtime/control.js';
+import { stopFilePath } from '../runtime/stop.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
 import { RANGES } from '../plan/rules.js';
 import { capWhenUnpaused, describeChange } from '../report/control-words.js';
@@ -24,11 +27,20 @@ export interface ControlOptions {
   concurrency?: string;
   pause: boolean;
   unpause: boolean;
+  stop?: boolean;
   json: boolean;
 }
 
 /** Parses the options into a change (pure); throws SHARDMOVE_ARGS_INVALID naming the problem. */
-export function parseControlChange(opts: Pick<ControlOptions, 'concurrency' | 'pause' | 'unpause'>): ControlChange {
+export function parseControlChange(
+  opts: Pick<ControlOptions, 'concurrency' | 'pause' | 'unpause' | 'stop'>,
+): ControlChange {
+  if (opts.stop) {
+    // A stop ends the run: a cap or a pause given with it would only hold for the next run, unasked.
+    if (opts.pause || opts.unpause || opts.concurrency !== undefined)
+      throw new ArgsError('control: --stop takes no --pause, --unpause or --concurrency; give it alone');
+    return { stop: true };
+  }
   if (opts.pause && opts.unpause) throw new ArgsError('control: --pause and --unpause together; give one');
   const change: ControlChange = {};
   if (opts.pause) change.paused = true;
@@ -60,6 +72,7 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
     throw err;
   }
   const view: ControlView = { ...result.control, planConcurrency: result.planConcurrency };
+  if (result.stop) return reportStop(result, file, opts, ctx);
   const said = describeChange(change, result.before, view);
   if (opts.json) {
     const control = {
@@ -80,6 +93,55 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
   else if (r && r.alive === null)
     who = `the run holding it on ${r.host} (pid ${r.pid}) applies it within one poll interval, if it is alive`;
   else who = 'no run is going: it applies when `run` continues this checkpoint';
-  ctx.stdout.write(`${said}\n${changed ? `${who}\n` : ''}checkpoint: ${file}\n`);
+  const stopping = view.stop
+    ? `stopping: asked for at ${new Date(view.stop.at).toISOString()} by ${view.stop.by === 'file' ? 'the stop file' : 'shardmove control --stop'}\n`
+    : '';
+  ctx.stdout.write(`${said}\n${stopping}${changed ? `${who}\n` : ''}checkpoint: ${file}\n`);
   return EXIT.ok;
+}
+
+/** What a `--stop` did: asked, already asked, or nothing to stop; and who obeys it. */
+function reportStop(result: ControlResult, given: string, opts: ControlOptions, ctx: CommandContext): number {
+  const answer = result.stop!;
+  const said = describeStop(answer);
+  const r = result.runner;
+  const who = !r
+    ? null
+    : r.alive === true
+      ? `the run (pid ${r.pid}) obeys it within a second`
+      : `the run holding it on ${r.host} (pid ${r.pid}) obeys it within a second, if it is alive`;
+  if (opts.json) {
+    const out = {
+      checkpoint: result.file,
+      changed: answer.kind === 'asked',
+      said,
+      stop: answer.kind === 'no run' ? null : answer.stop,
+      ended: answer.kind === 'no run' ? answer.ended : null,
+      stopFile: stopFilePath(result.file),
+      runner: r,
+    };
+    ctx.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  const lines = [said];
+  if (who && answer.kind !== 'no run') lines.push(who);
+  if (result.file !== given) lines.push(`a revert holds ${given}: the stop is for the revert`);
+  lines.push(`checkpoint: ${result.file}`);
+  ctx.stdout.write(`${lines.join('\n')}\n`);
+  return EXIT.ok;
+}
+
+/** A stop's answer in words. */
+export function describeStop(a: StopAnswer): string {
+  const at = (s: { at: number }) => new Date(s.at).toISOString();
+  switch (a.kind) {
+    case 'asked':
+      return 'stopping: no new moves; the moves in flight end first, then the run exits (6)';
+    case 'already':
+      return `already stopping (asked for at ${at(a.stop)} by ${a.stop.by === 'file' ? 'the stop file' : 'shardmove control --stop'}); nothing written`;
+    case 'no run':
+      return a.ended
+        ? `nothing to stop: the run has ended (${a.ended}); nothing written`
+        : 'nothing to stop: no run is going (a stop would only stop the next `run` at once); nothing written';
+  }
 }

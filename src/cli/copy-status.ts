@@ -1,5 +1,5 @@
 /**
- * What `validate` and `status` do with a copy plan (issue 12), kept apart from their move-plan code:
+ * What `validate` and `status` do with a copy plan (`shardmove copy`), kept apart from their move-plan code:
  * the summary of a valid copy plan, and the copy checkpoint's status.
  */
 import { copyCheckpointPath } from '../copy/run.js';

@@ -1,7 +1,8 @@
 /**
  * Where `run --events` writes: a file, appended to with one write(2) per line (so `tail -f` and
  * other readers never see half a line, and an earlier run's lines stay), or standard output for
- * `-`. Also the run's last event: how it ended and the exit code the process is about to return.
+ * `-`. Also the run's last events: a lost lease, and how it ended with the exit code the process is
+ * about to return.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -10,8 +11,9 @@ import { parseDuration, formatPlanDuration } from '../plan/durations.js';
 import { redact } from '../plan/secrets.js';
 import { createRunEvents } from '../runtime/event-sink.js';
 import type { RunEvents } from '../runtime/event-sink.js';
-import type { RUN_OUTCOMES } from '../runtime/events-schema.js';
+import type { RUN_OUTCOMES, RunEventBody, RunEventBodyOf } from '../events/run-events.js';
 import type { RunOutcome } from '../runtime/types.js';
+import { LeaseLostError } from '../store/errors.js';
 import { systemClock } from '../time/clock.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
@@ -60,24 +62,26 @@ export function openEvents(target: string, progressMs: number, ctx: CommandConte
 
 type Outcome = (typeof RUN_OUTCOMES)[number];
 
-/** The final event of a run that returned an outcome. */
-export function finishWithOutcome(events: RunEvents, outcome: RunOutcome, exitCode: number): void {
-  if (outcome.kind === 'interrupted') {
-    events.finish({ type: 'run.finished', outcome: 'interrupted', exitCode, error: null, quarantined: null });
-    return;
-  }
+/** The last event of a run that returned an outcome (`run --events` and the notifications say it alike). */
+export function finishedOfOutcome(outcome: RunOutcome, exitCode: number): RunEventBodyOf<'run.finished'> {
+  if (outcome.kind === 'interrupted' || outcome.kind === 'stopped')
+    return { type: 'run.finished', outcome: outcome.kind, exitCode, error: null, quarantined: null };
   const e = outcome.report.context.error;
-  events.finish({
+  return {
     type: 'run.finished',
     outcome: outcome.state,
     exitCode,
     error: e ? { code: e.code, message: outcome.redact(e.message) } : null,
     quarantined: outcome.report.summary.quarantined.length,
-  });
+  };
 }
 
-/** The final event of a run that threw (refused, invalid, lost its lease, failed before the machine). */
-export function finishWithError(events: RunEvents, err: unknown, redact: (s: string) => string): number {
+/**
+ * The last events of a run that threw (refused, invalid, lost its lease, failed before the
+ * machine): `lease.lost` first when it lost its lease, which the checkpoint's log cannot say (this
+ * process may no longer write there), then `run.finished` with the exit code.
+ */
+export function finishedOfError(err: unknown, redact: (s: string) => string): RunEventBody[] {
   const exitCode = exitCodeOf(err);
   const code = codeOf(err) ?? '';
   const byExit: Partial<Record<number, Outcome>> = {
@@ -86,14 +90,34 @@ export function finishWithError(events: RunEvents, err: unknown, redact: (s: str
     [EXIT.leaseLost]: 'leaseLost',
   };
   const outcome: Outcome = byExit[exitCode] ?? (code.startsWith('SHARDMOVE_') ? 'failed' : 'error');
-  events.finish({
-    type: 'run.finished',
-    outcome,
-    exitCode,
-    error: { code: code || 'SHARDMOVE_INTERNAL', message: redact(err instanceof Error ? err.message : String(err)) },
-    quarantined: null,
-  });
-  return exitCode;
+  const lost: RunEventBody[] =
+    err instanceof LeaseLostError
+      ? [{ type: 'lease.lost', holder: err.holder ? { pid: err.holder.pid, host: err.holder.host } : null }]
+      : [];
+  return [
+    ...lost,
+    {
+      type: 'run.finished',
+      outcome,
+      exitCode,
+      error: { code: code || 'SHARDMOVE_INTERNAL', message: redact(err instanceof Error ? err.message : String(err)) },
+      quarantined: null,
+    },
+  ];
+}
+
+/** The final event of a run that returned an outcome. */
+export function finishWithOutcome(events: RunEvents, outcome: RunOutcome, exitCode: number): void {
+  events.finish(finishedOfOutcome(outcome, exitCode));
+}
+
+/** The final events of a run that threw; returns its exit code. */
+export function finishWithError(events: RunEvents, err: unknown, redact: (s: string) => string): number {
+  for (const body of finishedOfError(err, redact)) {
+    if (body.type === 'lease.lost') events.leaseLost(body.holder);
+    else if (body.type === 'run.finished') events.finish(body);
+  }
+  return exitCodeOf(err);
 }
 
 /**

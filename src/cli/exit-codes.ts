@@ -7,6 +7,9 @@ import {
   CHECKPOINT_ELSEWHERE,
   CHECKPOINT_MODE,
   INSTANCE_CHANGED,
+  ITEMS_FILE_INVALID,
+  ITEMS_OTHER_LIST,
+  ITEMS_OTHER_PLAN,
   LOCKED,
   MOVES_IN_FLIGHT,
   PLAN_CHANGED,
@@ -28,6 +31,9 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   [ARGS_INVALID]: EXIT.invalid,
   [SEED_INVALID]: EXIT.invalid,
   [SANDBOX_FAULTS_INVALID]: EXIT.invalid,
+  [ITEMS_FILE_INVALID]: EXIT.invalid,
+  [ITEMS_OTHER_PLAN]: EXIT.refused,
+  [ITEMS_OTHER_LIST]: EXIT.refused,
   [LOCKED]: EXIT.refused,
   [PLAN_CHANGED]: EXIT.refused,
   [CHECKPOINT_MODE]: EXIT.refused,
@@ -62,5 +68,7 @@ export const EXIT_MEANINGS: Readonly<Record<ExitCode, string>> = {
     'Refused before any write: a live lock, a changed plan, the other kind of checkpoint, moves in flight (`revert`), a copy guardrail.',
   [EXIT.leaseLost]:
     'This run lost its lock to another runner or to `shardmove unlock`; nothing more was written, the run goes on where the lock is.',
+  [EXIT.stopped]:
+    'Stopped on request (`control --stop`, or the stop file): nothing new started, the moves in flight ended first; `run` again continues.',
   [EXIT.interrupted]: 'Interrupted (SIGINT/SIGTERM); the checkpoint is saved and `run` again continues.',
 };

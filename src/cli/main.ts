@@ -90,6 +90,12 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       number('--move-fail-after-switch-rate', 0, 1),
       0,
     )
+    .option(
+      '--move-fail-after-copy-rate <p>',
+      'fraction of moves whose job dies after the copy, before the switch (failed, no message, on the source, the copy left on the destination)',
+      number('--move-fail-after-copy-rate', 0, 1),
+      0,
+    )
     .option('--fault-seed <n>', 'seed for every random fault', number('--fault-seed', 0, 2 ** 31), 1)
     .action(async (opts) => {
       const { runSandboxCommand } = await import('./sandbox.js');
@@ -136,6 +142,15 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       '--metrics-file <path>',
       'keep Prometheus metrics in this file (node_exporter textfile format), rewritten atomically at every poll',
     )
+    .option(
+      '--items <file>',
+      'with --dry-run: write every item the run would move (kind, id, path, size, source, destination) with the plan hash, to review',
+    )
+    .option('--only <file>', 'move exactly the items of a reviewed list (made by --dry-run --items) and nothing else')
+    .option(
+      '--items-format <jsonl|csv>',
+      'the format of --items or --only when the file name does not say (.jsonl, .csv)',
+    )
     .action(async (plan: string, opts) => {
       // The checkpoint's whole-file check runs in a worker thread while the run's modules load.
       const precheck = startPrecheck({ planFile: plan, statePath: opts.state, dryRun: opts.dryRun, cwd: ctx.cwd });
@@ -143,7 +158,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       setExit(await runRunCommand({ plan, ...opts, precheck }, ctx));
     });
 
-  // Issue 12: copying a storage directory to a new environment (src/copy/).
+  // `shardmove copy`: copying a storage directory to a new environment (src/copy/).
   program
     .command('copy')
     .description(
@@ -178,6 +193,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .argument('<plan>', 'plan YAML file')
     .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--json', 'machine-readable output', false)
+    .option('--items', 'with --json: list every item (kind, id, path, size, source, destination, state)', false)
     .action(async (plan: string, opts) => {
       const { runStatusCommand } = await import('./status.js');
       setExit(await runStatusCommand({ plan, ...opts }, ctx));
@@ -192,6 +208,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--html <file>', 'write the report as one self-contained HTML file')
     .option('--json', "print the report's data as JSON", false)
+    .option('--items', 'with --json: list every item (kind, id, path, size, source, destination, state)', false)
     .action(async (plan: string, opts) => {
       const { runReportCommand } = await import('./report.js');
       setExit(await runReportCommand({ plan, ...opts }, ctx));
@@ -213,12 +230,19 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
 
   program
     .command('control')
-    .description('Steer a run while it goes on: change its concurrency cap, pause or unpause it (no restart).')
+    .description(
+      'Steer a run while it goes on: change its concurrency cap, pause or unpause it, or stop it (no restart).',
+    )
     .argument('<plan>', 'plan YAML file')
     .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--concurrency <n>', 'moves in flight from now on (1-1000), or "plan" for the plan\'s move.concurrency')
     .option('--pause', 'schedule no new moves; moves in flight are followed to their end', false)
     .option('--unpause', 'schedule again', false)
+    .option(
+      '--stop',
+      'stop the run: no new moves, the moves in flight are followed to their end, then it exits (6); run again continues',
+      false,
+    )
     .option('--json', 'machine-readable output', false)
     .action(async (plan: string, opts) => {
       const { runControlCommand } = await import('./control.js');

@@ -57,12 +57,20 @@ export function refuseOutputsThatAreInputs(
  */
 export async function refuseRunOutputsThatAreInputs(
   command: 'run' | 'revert',
-  flags: { plan: string; state?: string | undefined; dryRun: boolean; events?: string; metricsFile?: string },
+  flags: {
+    plan: string;
+    state?: string | undefined;
+    dryRun: boolean;
+    events?: string;
+    metricsFile?: string;
+    items?: string;
+  },
   ctx: CommandContext,
 ): Promise<void> {
   const outputs: NamedFile[] = [];
   if (flags.events && flags.events !== '-') outputs.push([resolve(ctx.cwd, flags.events), `--events ${flags.events}`]);
   if (flags.metricsFile) outputs.push([resolve(ctx.cwd, flags.metricsFile), `--metrics-file ${flags.metricsFile}`]);
+  if (flags.items) outputs.push([resolve(ctx.cwd, flags.items), `--items ${flags.items}`]);
   if (outputs.length === 0) return;
   let plan: { name: string; checkpoint?: string | undefined };
   try {

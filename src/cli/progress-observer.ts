@@ -7,14 +7,11 @@
  * saying so stays on the screen (above the live line), or is written at once to the file, so the
  * operator can tell when it happened.
  *
- * The rate is this process's own: the moves that ended since it started (those it inherited in
- * flight from an earlier process do not count), over the last 10 minutes, shown once 5 of them
- * ended. A resumed run therefore says "ETA measuring" for a while instead of dividing the last
- * process's moves by a few seconds. While the run is held the measurement starts over.
+ * The rate and the ETA are the run's pace (./pace.ts), the same the `--events` progress lines and the
+ * metrics file give: this process's own, "ETA measuring" until 5 of its moves ended.
  */
 import type { CapData } from '../events/vocabulary.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
-import type { StatusSummary } from '../store/types.js';
 import { holdOf } from '../report/hold.js';
 import { renderHoldNote, renderProgressLine } from '../report/progress.js';
 
@@ -33,56 +30,13 @@ export interface ProgressSink {
   print(line: string): void;
 }
 
-/** Moves that must end in this process before a rate is shown. */
-export const MIN_MOVES_FOR_RATE = 5;
-const RATE_WINDOW_MS = 10 * 60_000;
 const TTY_GAP_MS = 250;
 const LINE_GAP_MS = 10_000;
-
-/** The moves per minute of this process, over the last 10 minutes, from samples of the moved count. */
-export class RateMeter {
-  private samples: { at: number; n: number }[] = [];
-  /** Moves already ended (moved0) or in flight (inherited) when the process started: not this process's. */
-  constructor(
-    private readonly moved0: number,
-    private readonly inherited: number,
-    at: number,
-  ) {
-    this.samples.push({ at, n: 0 });
-  }
-
-  /** Takes a sample; `held`: nothing is scheduled, so the measurement starts over. */
-  note(at: number, moved: number, held: boolean): void {
-    const n = Math.max(0, moved - this.moved0 - this.inherited);
-    const last = this.samples.at(-1)!;
-    if (held) {
-      this.samples = [{ at, n }];
-      return;
-    }
-    if (at - last.at >= 1_000 || n !== last.n) this.samples.push({ at, n });
-    while (this.samples.length > 2 && this.samples[1]!.at <= at - RATE_WINDOW_MS) this.samples.shift();
-  }
-
-  /** Moves per minute, or null until MIN_MOVES_FOR_RATE moves ended in the window. */
-  perMinute(): number | null {
-    const first = this.samples[0]!;
-    const last = this.samples.at(-1)!;
-    const n = last.n - first.n;
-    if (n < MIN_MOVES_FOR_RATE || last.at <= first.at) return null;
-    return (n / (last.at - first.at)) * 60_000;
-  }
-}
-
-const movedIn = (s: Pick<StatusSummary, 'counts'>) =>
-  s.counts.filter((c) => c.state === 'moved').reduce((a, c) => a + c.n, 0);
-const inFlightIn = (s: Pick<StatusSummary, 'counts'>) =>
-  s.counts.filter((c) => c.state === 'in_flight' || c.state === 'scheduling').reduce((a, c) => a + c.n, 0);
 
 /** The observer that draws the progress line to `sink` from the run's start to its stop. */
 export function createProgressObserver(sink: ProgressSink): RunObserver {
   const baseGapMs = sink.tty ? TTY_GAP_MS : 1_000;
   let run: ObservedRun | null = null;
-  let meter: RateMeter | null = null;
   let timer: NodeJS.Timeout | null = null;
   let cap: CapData | null = null;
   let seenSeq = 0;
@@ -111,13 +65,13 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
   const read = (r: ObservedRun, held: ReturnType<typeof look>) => {
     const now = r.clock.now();
     const summary = r.store.summary(now);
-    meter?.note(now, movedIn(summary), held.hold?.stopped ?? false);
+    const pace = r.pace.read(now, summary, held.hold?.stopped ?? false);
     return {
       step: r.step(),
       summary,
       elapsedMs: now - r.startedAt,
       hold: held.hold,
-      perMinute: meter?.perMinute() ?? null,
+      perMinute: pace.perMinute,
       stopping: held.stopping,
     };
   };
@@ -157,9 +111,6 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
     started(r) {
       run = r;
       seenSeq = r.fromSeq;
-      const now = r.clock.now();
-      const s = r.store.summary(now);
-      meter = new RateMeter(movedIn(s), inFlightIn(s), now);
       // A file or a pipe: the first line after one interval (short runs stay quiet), or at a hold.
       lastPrint = Date.now();
       timer = setInterval(tick, baseGapMs);

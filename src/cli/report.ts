@@ -15,12 +15,14 @@ import type { ReportData } from '../report/html/data.js';
 import { renderHtmlReport } from '../report/html/render.js';
 import { buildStatusReport } from '../report/status.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
+import { withCopyKnowledge } from '../runtime/copies.js';
 import { lockHolder, openExistingCheckpoint } from '../runtime/status.js';
 import type { Checkpoint } from '../store/checkpoint.js';
 import type { StoredEvent } from '../store/types.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
+import { readItems } from '../runtime/items-list.js';
 import { checkpointFiles, refuseOutputsThatAreInputs } from './outputs.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 
@@ -42,7 +44,12 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
     // Read as `status` reads (no transaction, which would hold up the writer): while a run goes on,
     // the events may run a few moments past the counts; the next report catches up.
     const saved = store.loadRun();
-    const status = buildStatusReport(file, saved, store.summary(now), now, lockHolder(store), planConcurrency);
+    // How the last process ended: a run stopped on request reads as stopped, not interrupted.
+    const last = store.lastEventOf(['run.finished', 'run.interrupted', 'run.stopped']);
+    const lock = lockHolder(store);
+    const status = withCopyKnowledge(file, store, (copies) =>
+      buildStatusReport(file, saved, store.summary(now), now, lock, planConcurrency, null, [], last, undefined, copies),
+    );
     const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;
     return buildReportData({ status, context, events: allEvents(store), now });
   } finally {
@@ -51,10 +58,11 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
 }
 
 export async function runReportCommand(
-  opts: { plan: string; state?: string; html?: string; json: boolean },
+  opts: { plan: string; state?: string; html?: string; json: boolean; items?: boolean },
   ctx: CommandContext,
 ): Promise<number> {
   if (!opts.html && !opts.json) throw new ArgsError('report: say what to make: --html FILE, --json, or both');
+  if (opts.items && !opts.json) throw new ArgsError('report: --items lists every item in the JSON output: add --json');
   // Before the checkpoint is read (which may take a while): a path the report cannot go to.
   const out = opts.html === undefined ? undefined : resolve(ctx.cwd, opts.html);
   if (out !== undefined) checkHtmlTarget(out);
@@ -86,7 +94,8 @@ export async function runReportCommand(
     }
     ctx.stderr.write(`report written to ${out}\n`);
   }
-  if (opts.json) ctx.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+  if (opts.json)
+    ctx.stdout.write(`${JSON.stringify(opts.items ? { ...data, items: readItems(file) } : data, null, 2)}\n`);
   return EXIT.ok;
 }
 

@@ -9,7 +9,8 @@
  * arguments, or no terminal and no --yes; 3 reverted except quarantined items; 4 refused (the
  * forward run holds its lock or has moves in flight or still queued, another plan or instance, the
  * weights changed since the forward run, a dry run's or a revert's checkpoint named); 5 lost the
- * lock; 130 interrupted with the checkpoint saved. Every hint it prints names `shardmove revert`.
+ * lock; 6 stopped on request (`control --stop`, the stop file); 130 interrupted with the checkpoint
+ * saved. Every hint it prints names `shardmove revert`.
  */
 import { executeRevert } from '../runtime/revert.js';
 import type { RevertOutcome, RevertPreview, SkippedItem } from '../runtime/revert.js';
@@ -174,6 +175,7 @@ function finish(outcome: RevertOutcome, opts: RevertFlags, ctx: CommandContext):
         ctx.stderr.write(`interrupted; the revert's checkpoint is saved. To continue it: ${again}\n`);
         return EXIT.interrupted;
       }
+      if (run.kind === 'stopped') return reportOutcome(run, ctx, again);
       run.report.again = again;
       const code = reportOutcome(run, ctx);
       const lines = renderSkipped(outcome.skipped);

@@ -1,26 +1,34 @@
 /**
- * `shardmove run PLAN [--state FILE] [--dry-run] [--accept-plan-change] [--retry-quarantined]
- * [--ignore-schedule] [--events FILE|-] [--lease DURATION] [--metrics-file PATH]`: runs or resumes
+ * `shardmove run PLAN [--state FILE] [--dry-run [--items FILE]] [--only FILE] [--items-format jsonl|csv]
+ * [--accept-plan-change] [--retry-quarantined] [--ignore-schedule] [--events FILE|-] [--lease DURATION]
+ * [--metrics-file PATH]`: runs or resumes
  * the plan, prints the final report and maps the run's outcome to an exit code:
  * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
- * 4 refused (lock held, plan changed), 5 lost the run lock to another runner, 130 interrupted with the checkpoint saved.
+ * 4 refused (lock held, plan changed), 5 lost the run lock to another runner, 6 stopped on request
+ * (`control --stop`, the stop file), 130 interrupted with the checkpoint saved.
  */
 import { resolve } from 'node:path';
+import { SELECT_UNKNOWN, SELECT_UNLISTABLE } from '../actors/errors.js';
 import { createMetricsFileObserver } from '../metrics/metrics-file.js';
-import { renderFinalReport } from '../report/final.js';
+import { renderFinalReport, renderStoppedReport } from '../report/final.js';
 import { formatPlanDuration, parseDuration } from '../plan/durations.js';
 import { LEASE_RANGE_MS } from '../runtime/lease.js';
+import type { Notifier } from '../notify/worker.js';
 import type { RunEvents } from '../runtime/event-sink.js';
 import type { RunObserver } from '../runtime/observer.js';
+import { executeOnly } from '../runtime/only.js';
 import { executeRun } from '../runtime/run.js';
 import type { Precheck } from '../runtime/precheck.js';
-import type { FinalState, RunOutcome } from '../runtime/types.js';
+import type { FinalState, RunEnd, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
+import { shellWord } from './command-line.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
+import { createRunNotifier, sayUndelivered } from './notify.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
 import { createProgress } from './progress.js';
+import { afterDryRun, afterOnlyRun, checkItemFlags, parseItemsFormat } from './run-items.js';
 
 /** Exit codes of a run that got as far as the machine (README: Exit codes). */
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = {
@@ -34,15 +42,36 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
     throw new ArgsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
   const leaseMs = parseLease(opts.lease);
+  const itemsFormat = checkItemFlags(opts, ctx);
   await refuseRunOutputsThatAreInputs('run', opts, ctx);
-  // With events on standard output, the progress line and the report go to standard error.
-  return withRunEvents(
-    opts,
-    ctx,
-    (events, human) => startRun(opts, leaseMs, events, human),
-    reportOutcome,
-    (outcome) => outcome,
-  );
+  const notifier = createRunNotifier(opts.plan, ctx, exitCodeOfOutcome);
+  try {
+    // With events on standard output, the progress line and the report go to standard error.
+    return await withRunEvents(
+      opts,
+      ctx,
+      (events, human) => startRun(opts, leaseMs, events, human, notifier),
+      (outcome, human) => {
+        let code = reportOutcome(outcome, human, runCommand(opts));
+        if (opts.only !== undefined) afterOnlyRun(outcome, human);
+        if (opts.items !== undefined && itemsFormat) code = afterDryRun(outcome, opts.items, itemsFormat, code, human);
+        sayUndelivered(notifier.left, human);
+        return code;
+      },
+      (outcome) => outcome,
+    );
+  } catch (err) {
+    sayUndelivered(notifier.left, ctx);
+    throw err;
+  }
+}
+
+/** The command that continues this run: the plan, its checkpoint and whether it is the dry run. */
+export function runCommand(f: Pick<RunFlags, 'plan' | 'state' | 'dryRun'>): string {
+  const words = ['shardmove', 'run', shellWord(f.plan)];
+  if (f.state) words.push('--state', shellWord(f.state));
+  if (f.dryRun) words.push('--dry-run');
+  return words.join(' ');
 }
 
 /**
@@ -84,6 +113,11 @@ type RunFlags = {
   events?: string;
   eventsInterval?: string;
   metricsFile?: string;
+  /** `--dry-run --items FILE`: write the list the dry run would move. */
+  items?: string;
+  /** `--only FILE`: move exactly the items of a reviewed list. */
+  only?: string;
+  itemsFormat?: string;
   /** The checkpoint's whole-file check, started by main before this module loaded. */
   precheck?: Promise<Precheck | null>;
 };
@@ -93,9 +127,10 @@ function startRun(
   leaseMs: number | undefined,
   events: RunEvents | undefined,
   ctx: CommandContext,
+  notifier: Notifier,
 ): Promise<RunOutcome> {
-  const observers = runObservers(events, opts.metricsFile, ctx, 'run');
-  return executeRun({
+  const observers = [...runObservers(events, opts.metricsFile, ctx, 'run'), notifier];
+  const options = {
     planFile: opts.plan,
     statePath: opts.state,
     dryRun: opts.dryRun,
@@ -109,8 +144,12 @@ function startRun(
     stdout: ctx.stdout,
     stderr: ctx.stderr,
     observers,
+    onEnd: (end: RunEnd) => notifier.ended(end),
     ...(opts.precheck ? { precheck: opts.precheck } : {}),
-  });
+  };
+  if (opts.only !== undefined)
+    return executeOnly({ ...options, onlyFile: opts.only, format: parseItemsFormat(opts.itemsFormat) });
+  return executeRun(options);
 }
 
 /** `--lease`: a plan duration within LEASE_RANGE_MS; absent means the default. */
@@ -126,12 +165,36 @@ export function parseLease(raw: string | undefined): number | undefined {
   return d.ms;
 }
 
-/** Prints how the run ended (the final report, or how to continue) and returns its exit code. */
-export function reportOutcome(outcome: RunOutcome, out: Pick<CommandContext, 'stdout' | 'stderr'>): ExitCode {
-  if (outcome.kind === 'interrupted') {
-    out.stderr.write('interrupted; run again to continue\n');
-    return EXIT.interrupted;
-  }
-  out.stdout.write(outcome.redact(renderFinalReport(outcome.report)));
+/** The exit code of a run's outcome (README: Exit codes). */
+export function exitCodeOfOutcome(outcome: RunOutcome): ExitCode {
+  if (outcome.kind === 'interrupted') return EXIT.interrupted;
+  if (outcome.kind === 'stopped') return EXIT.stopped;
+  const code = outcome.report.context.error?.code;
+  if (outcome.state === 'failed' && code && code in EXIT_BY_STEP_CODE) return EXIT_BY_STEP_CODE[code]!;
   return EXIT_BY_STATE[outcome.state];
 }
+
+/**
+ * Prints how the run ended (the final report, or how to continue) and returns its exit code;
+ * `again` is the command that continues it, named when it stopped on request.
+ */
+export function reportOutcome(
+  outcome: RunOutcome,
+  out: Pick<CommandContext, 'stdout' | 'stderr'>,
+  again?: string,
+): ExitCode {
+  if (outcome.kind === 'interrupted') out.stderr.write('interrupted; run again to continue\n');
+  else if (outcome.kind === 'stopped')
+    out.stdout.write(outcome.redact(renderStoppedReport({ ...outcome.report, ...(again ? { again } : {}) })));
+  else out.stdout.write(outcome.redact(renderFinalReport(outcome.report)));
+  return exitCodeOfOutcome(outcome);
+}
+
+/**
+ * Failures of a step that are the plan's, not the run's: `move.select` names the instance does not
+ * have, or a kind it cannot choose from. Refused like a plan problem (2), before any write.
+ */
+const EXIT_BY_STEP_CODE: Readonly<Record<string, ExitCode>> = {
+  [SELECT_UNKNOWN]: EXIT.invalid,
+  [SELECT_UNLISTABLE]: EXIT.invalid,
+};

@@ -31,6 +31,7 @@ export interface SandboxCommandOptions {
   stuckRate: number;
   interruptRate: number;
   moveFailAfterSwitchRate: number;
+  moveFailAfterCopyRate: number;
   faultSeed: number;
 }
 
@@ -45,6 +46,7 @@ function checkFailShares(opts: SandboxCommandOptions, moveFailures: MoveFailures
     ['--stuck-rate', opts.stuckRate],
     ['--interrupt-rate', opts.interruptRate],
     ['--move-fail-after-switch-rate', opts.moveFailAfterSwitchRate],
+    ['--move-fail-after-copy-rate', opts.moveFailAfterCopyRate],
     ['--move-failures', classes],
   ];
   const total = shares.reduce((a, [, v]) => a + v, 0);
@@ -89,6 +91,7 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
       stuckRate: opts.stuckRate,
       interruptRate: opts.interruptRate,
       failAfterSwitchRate: opts.moveFailAfterSwitchRate,
+      failAfterCopyRate: opts.moveFailAfterCopyRate,
       seed: opts.faultSeed,
     },
     logger,

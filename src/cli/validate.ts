@@ -15,10 +15,11 @@ import { isCopyPlanFile } from '../plan/copy-load.js';
 import { validateCopyPlan } from './copy-status.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
+import { describeSelect } from '../plan/select-field.js';
 
 /** Validates a plan file; returns 0 or throws PlanError (code SHARDMOVE_PLAN_INVALID). */
 export async function runValidateCommand(opts: { plan: string }, ctx: CommandContext): Promise<number> {
-  // Issue 12: copy plans have their own loader and summary.
+  // Copy plans (`shardmove copy`) have their own loader and summary.
   if (await isCopyPlanFile(opts.plan, ctx.cwd)) return validateCopyPlan(opts.plan, ctx);
   const { plan, warnings } = await loadPlan(opts.plan, { env: ctx.env, cwd: ctx.cwd });
   const pace = plan.move.mode === 'bulk' ? 'bulk' : `throttled, at most ${plan.move.concurrency} in flight`;
@@ -30,6 +31,9 @@ export async function runValidateCommand(opts: { plan: string }, ctx: CommandCon
       ? [
           `  stops each source once ${'movedBytes' in plan.move.until ? `${formatBytes(plan.move.until.movedBytes)} have left it` : `it has ${formatBytes(plan.move.until.freeBytes)} free`} (move.until); the rest stays`,
         ]
+      : []),
+    ...(plan.move.select
+      ? [`  moves ${describeSelect(plan.move.select)}; pre-flight checks every name on the instance`]
       : []),
     ...scheduleLines(plan, Date.now()),
     ...(plan.throttle

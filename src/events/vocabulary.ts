@@ -4,9 +4,10 @@
  * file, the report, `status`) get the data typed by the event's type, with no casts. The way undici
  * declares its diagnostics channels and xstate its inspection events.
  *
- * The vocabulary only grows. A checkpoint written by an older release holds only types declared
- * here, so a type is never renamed or removed, and its fields are only added (as optional when an
- * older checkpoint may lack them).
+ * One concept has one name: where `run --events` (./run-events.ts) has the same event, the log uses
+ * its name and its fields. A checkpoint written by an older release may hold names since changed or
+ * retired: its readers take them through one table (./legacy-names.ts), so a name changes there or
+ * not at all. Fields are only added otherwise (as optional when an older checkpoint may lack them).
  *
  * This module is at the bottom of the house: it imports nothing but the plan's `Kind`. The shapes of
  * higher layers' values (a verification entry, a drain's result) are restated here as fields.
@@ -54,6 +55,20 @@ export interface LockHolderData {
   generation?: number;
 }
 
+/** Where an item with a copy left behind was found when a run re-checked it. */
+export interface CopyCheckData {
+  kind: Kind;
+  id: number;
+  /** The storage the copy is on. */
+  storage: string;
+  /** The storage the item lives on, as the instance answered; null when deleted or unreadable. */
+  itemStorage: string | null;
+  /** The item no longer exists. */
+  gone: boolean;
+  /** Why its storage could not be read (null when it was). */
+  why: string | null;
+}
+
 /** A change of the scheduling gate: a maintenance window opened or closed, or the throttle moved the cap. */
 export interface GateChangeData {
   cap: number;
@@ -61,14 +76,24 @@ export interface GateChangeData {
   ceiling: number;
   reason: string | null;
   /** window.closed: when the next window opens (ms since epoch). */
-  nextOpenAt?: number | null;
+  nextOpensAt?: number | null;
   /** window.opened: the window as the plan writes it, and when it closes. */
   window?: string | null;
   closesAt?: number | null;
 }
 
-/** What limits the cap in force, most binding first. */
-export type CapLimit = 'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle';
+/** What limits the cap in force, most binding first (`stopping`: a stop was requested, none may start). */
+export type CapLimit = 'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle' | 'stopping';
+
+/** Who asked a run to stop: `shardmove control --stop`, or the stop file beside the checkpoint. */
+export type StopBy = 'control' | 'file';
+
+/** A stop request as the control row holds it: when it was made and by what. */
+export interface StopRequest {
+  /** ms since epoch. */
+  at: number;
+  by: StopBy;
+}
 
 /** The cap in force: moves allowed in flight, with what set it. */
 export interface CapData {
@@ -95,14 +120,17 @@ export interface AuditEventMap {
   'run.started': { resumed: boolean; dryRun: boolean; pid: number };
   'run.restart': { reason: string };
   'run.interrupted': { step: string };
+  /** The run saw a stop request: nothing new starts; it ends once nothing is in flight. */
+  'run.stopping': { by: StopBy; step: string; inFlight: number };
+  /** The run obeyed a stop request: nothing was in flight; the step it was in returned, the checkpoint is saved. */
+  'run.stopped': { by: StopBy; step: string };
+  /** The machine reached a final state (the CLI's `--events` line adds the exit code). */
   'run.finished': {
-    state: FinalState;
+    outcome: FinalState;
     error: { step: string; code: string; message: string } | null;
     quarantined: number;
   };
-  'step.entered': { step: string };
-  /** The plan's hashed fields (no credentials), once per process whose plan differs from the last recorded. */
-  'plan.recorded': { hash: string; plan: Record<string, unknown> };
+  'step.started': { step: string };
   'schedule.ignored': { windows: string[]; timezone: string };
   'http.mutating': {
     method: string;
@@ -114,19 +142,30 @@ export interface AuditEventMap {
     errorCode?: string | null;
   };
   'weights.restored': { from: Record<string, number>; to: Record<string, number> };
+  /**
+   * The end of a run read, on the instance, where each item with a copy left behind lives now
+   * (report/copies.ts): a copy on that storage is the live repository, never one to remove.
+   */
+  'copies.checked': { checks: CopyCheckData[] };
   // `shardmove revert` (runtime/revert*.ts): the items taken from the forward run's checkpoint
   'revert.seeded': { forward: string; items: number; skipped: number };
   /** An item the forward run moved that is no longer where it put it (`source`): not moved back. */
   'revert.skipped': OfItem & { storage: string | null; reason: string };
+  // `run --only FILE` (actors/given-list.ts): a reviewed item list seeded into the checkpoint
+  'list.seeded': { file: string; digest: string; items: number; skipped: number };
+  /** A listed item no longer where the list says (`source`): moved elsewhere, or deleted. Not moved. */
+  'list.skipped': OfItem & { storage: string | null; reason: string };
   // The lock and the live control (store/)
   'lock.acquired': { pid: number; host: string; generation: number; leaseMs: number | null };
-  'lock.takeover': { previous: LockHolderData; reason: 'dead' | 'stale' | null; heartbeatAgeMs: number };
+  'lock.taken_over': { previous: LockHolderData; reason: 'dead' | 'stale' | null; heartbeatAgeMs: number };
   'lock.unlocked': { previous: LockHolderData; by: { pid: number; host: string } };
   'control.changed': {
     concurrency: number | null;
     paused: boolean;
     pausedBy?: string;
-    previous: { concurrency: number | null; paused: boolean };
+    /** A stop request in force (absent: none); a change of it is recorded with `previous.stop`. */
+    stop?: StopRequest;
+    previous: { concurrency: number | null; paused: boolean; stop?: StopRequest | null };
   };
   'breaker.tripped': { failures: number; withinMs: number; reason: string };
   'quarantine.released': { count: number };
@@ -174,7 +213,7 @@ export interface AuditEventMap {
   /** A partial drain's bound (`move.until`) is reached for the source: nothing more is scheduled from it. */
   'drain.until_reached': OfDrain & { bound: 'moved' | 'free'; limitBytes: number; placedBytes: number };
   /**
-   * Queue ahead (issue 25): `items` successors were POSTed beyond the cap for moves expected to end
+   * Queue ahead (`move.queue_ahead`): `items` successors were POSTed beyond the cap for moves expected to end
    * within the measured refill round trip; `beyond` is how many moves are now in flight over the cap.
    */
   'drain.queued_ahead': OfDrain & { items: number; beyond: number; roundTripMs: number };
@@ -197,7 +236,7 @@ export interface AuditEventMap {
   'item.already_on_destination': OfItem & { cause: ReconcileCause };
   'item.stuck_state': OfItem & { moveId: number | null; moveState: string | null; readOnly: boolean | null };
   'item.retry': OfItem & { attempts: number; nextAttemptAt: number; reason: string };
-  'item.quarantined': OfItem & { attempts: number; reason: string };
+  'move.quarantined': OfItem & { attempts: number; reason: string };
   'move.intent': OfItem & { attempt: number; destination: string };
   'move.scheduled': OfMove & { moveState: string };
   'move.read_only': OfItem;
@@ -250,20 +289,24 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'run.started': 'the run started or resumed in this process',
   'run.restart': 'the machine starts again from pre-flight (why: a failed run, a changed plan, released items)',
   'run.interrupted': 'SIGINT/SIGTERM: the step in flight returned, the checkpoint is saved',
+  'run.stopping': 'the run saw a stop request (shardmove control --stop, or the stop file): nothing new starts',
+  'run.stopped': 'the run stopped on request once nothing was in flight; the checkpoint is saved',
   'run.finished': 'the machine reached a final state',
-  'step.entered': 'the machine entered a step',
-  'plan.recorded':
-    "the plan's fields (credentials left out) this process runs under, when they differ from the last recorded",
+  'step.started': 'the machine entered a step',
   'schedule.ignored': '--ignore-schedule: maintenance windows are not enforced',
   'http.mutating': 'a mutating request was answered (the audit trail of writes)',
   'weights.restored': 'shardmove weights restore (or a revert) wrote the recorded weights back',
+  'copies.checked':
+    'the end of a run read where each item with a copy left behind lives now (a copy where it lives is live)',
   'revert.seeded':
     'a revert took the items the forward run moved from its checkpoint (those still where it put them, and the skipped)',
   'revert.skipped': 'a revert skips an item that left the storage the forward run moved it to (moved again, deleted)',
+  'list.seeded': 'run --only took the items of a reviewed list, those still where the list says them and the skipped',
+  'list.skipped': 'run --only skips a listed item that is no longer where the list says (moved elsewhere, deleted)',
   'lock.acquired': 'this process took the run lock',
-  'lock.takeover': 'the run lock of a dead or stale holder was taken over',
+  'lock.taken_over': 'the run lock of a dead or stale holder was taken over',
   'lock.unlocked': 'shardmove unlock removed the run lock',
-  'control.changed': 'shardmove control changed the cap or paused/unpaused',
+  'control.changed': 'shardmove control changed the cap, paused/unpaused, or a stop was requested or consumed',
   'quarantine.released': '--retry-quarantined released quarantined items',
   'breaker.tripped': 'the failure breaker paused the run (retry.pause_after)',
   'cap.changed': 'the cap in force changed (operator, pause, window or throttle)',
@@ -293,7 +336,7 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'item.already_on_destination': 'an item is already on the destination',
   'item.stuck_state': 'the read-only state of a stuck item',
   'item.retry': 'a failed item waits for another attempt',
-  'item.quarantined': 'an item is quarantined (attempts used up, or refused)',
+  'move.quarantined': 'an item is quarantined (attempts used up, or refused)',
   'move.intent': 'a move POST is about to be sent',
   'move.scheduled': 'a move POST was answered with a move',
   'move.read_only': 'a move POST was refused: the repository is read-only',

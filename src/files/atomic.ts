@@ -1,8 +1,9 @@
 /**
  * Replacing a file atomically, safely in a directory others can write to. The temporary file gets
  * an unpredictable name and is created with O_EXCL and mode 0600, so a symlink or file planted at a
- * guessed name is never followed or reused (issue 19 defect 10), and a secret is never readable by
- * others, not even for the moment before the rename. Its final mode is set before the rename.
+ * guessed name is never followed or reused (the OAuth write-back and the metrics file once wrote
+ * through predictable names), and a secret is never readable by others, not even for the moment
+ * before the rename. Its final mode is set before the rename.
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, fchmodSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';

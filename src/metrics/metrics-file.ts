@@ -9,6 +9,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { CapData } from '../events/vocabulary.js';
 import { writeFileAtomic } from '../files/atomic.js';
+import { copiesOf } from '../report/copies.js';
+import type { CopyKnowledge } from '../report/copies.js';
+import { holdOf } from '../report/hold.js';
 import { isMoveEvent, MoveLedger } from '../report/moves.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
 import { findSamePlanFiles } from './neighbours.js';
@@ -56,7 +59,9 @@ export function createMetricsFileObserver(
   let run: ObservedRun | null = null;
   let afterSeq = 0;
   let cap: CapData | null = null;
-  /** How the run ended, from its own events (run.finished, run.interrupted); null while it goes on. */
+  /** The run's last re-check of where items with copies left behind live (event copies.checked). */
+  let checks: CopyKnowledge['checks'] = null;
+  /** How the run ended, from its own events (run.finished, run.interrupted, run.stopped); null while it goes on. */
   let outcome: RunOutcome | null = null;
   let ending = false;
   let gapMs = 1000;
@@ -72,8 +77,10 @@ export function createMetricsFileObserver(
     for (const e of events) {
       afterSeq = e.seq;
       if (e.type === 'cap.changed') cap = e.data;
-      if (e.type === 'run.finished') outcome = OUTCOME_OF_STATE[e.data.state] ?? 'stopped';
+      if (e.type === 'copies.checked') checks = { at: e.at, checks: e.data.checks };
+      if (e.type === 'run.finished') outcome = OUTCOME_OF_STATE[e.data.outcome] ?? 'error';
       if (e.type === 'run.interrupted') outcome = 'interrupted';
+      if (e.type === 'run.stopped') outcome = 'stopped';
       if (!isMoveEvent(e)) continue;
       const ended = ledger.add(e);
       if (!ended) continue;
@@ -85,11 +92,19 @@ export function createMetricsFileObserver(
     const now = r.clock.now();
     // The last write reads every event left: the outcome is the run's last one.
     if (end && events.length === EVENTS_PER_REFRESH) return refresh(r, m, end);
-    if (end) m.end(outcome ?? 'stopped', now);
+    // No end of its own recorded: the lock was lost to another runner, or an internal error ended it.
+    if (end) m.end(outcome ?? 'error', now);
+    const summary = r.store.summary(now);
+    // The run's one destination, for rows that do not record theirs (bulk drains, older checkpoints).
+    const destination = r.plan.move.to.length === 1 ? r.plan.move.to[0]! : null;
+    // The progress line's pace: this process's rate, none until enough of its moves ended.
+    const held = holdOf(cap, r.store.readControl())?.stopped ?? false;
     m.setGauges({
-      summary: r.store.summary(now),
+      summary,
+      copies: copiesOf(summary, { destination, checks }).left,
+      storages: { sources: r.plan.move.from, destinations: r.plan.move.to },
       cap,
-      elapsedMs: now - r.startedAt,
+      pace: r.pace.read(now, summary, held),
       step: r.step(),
       dryRun: r.dryRun,
       startedAt: r.startedAt,
@@ -144,6 +159,8 @@ export function createMetricsFileObserver(
       afterSeq = r.store.lastEventSeq();
       // The cap in force until this process records its own: the last one the checkpoint holds.
       cap = r.store.lastEventOf(['cap.changed'])?.data ?? null;
+      const lastCheck = r.store.lastEventOf(['copies.checked']);
+      checks = lastCheck ? { at: lastCheck.at, checks: lastCheck.data.checks } : null;
       gapMs = Math.max(250, Math.min(r.plan.poll.intervalMs, 5_000));
       mkdirSync(dirname(file), { recursive: true });
       for (const other of findSamePlanFiles(file, plan))

@@ -1,6 +1,7 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import type { StatusSummary } from '../store/types.js';
+import { etaOf, remainingOf } from '../report/pace.js';
 import { RunMetrics } from './run-metrics.js';
 
 const value = (text: string, name: string) =>
@@ -29,7 +30,8 @@ describe('shardmove_items_remaining of a partial drain', () => {
     const m = new RunMetrics('p');
     const base = {
       cap: null,
-      elapsedMs: 60_000,
+      // The run's pace, 6 moves a minute, over what remains: the staying items are not waited for.
+      pace: { perMinute: 6, etaMs: etaOf(remainingOf(summary), 6, false), remaining: remainingOf(summary) },
       step: 'drain nfs-1/projects',
       dryRun: false,
       startedAt: 0,
@@ -38,7 +40,7 @@ describe('shardmove_items_remaining of a partial drain', () => {
     m.setGauges({ ...base, summary });
     const text = await m.render();
     expect(value(text, 'shardmove_items_remaining')).toBe('6');
-    // 6 moves a minute over the minute the run has gone: one more minute for the 6 left.
+    // 6 moves a minute: one more minute for the 6 left.
     expect(value(text, 'shardmove_eta_seconds')).toBe('60');
   });
 });

@@ -17,7 +17,8 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestEvent } from '../api/client.js';
 import type { MoveSpan } from '../report/moves.js';
 import { spanFailureClass, spanSeconds } from '../report/moves.js';
-import { rateAndEta } from '../report/summary.js';
+import { etaOf, remainingOf } from '../report/pace.js';
+import type { Pace } from '../report/pace.js';
 import { ITEM_STATES } from '../store/types.js';
 import type { StatusSummary } from '../store/types.js';
 
@@ -26,10 +27,11 @@ export const MOVE_DURATION_BUCKETS = [0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300
 
 /**
  * How a run ended in this process: its final state (done, done with quarantined items, failed),
- * interrupted (SIGINT/SIGTERM, the checkpoint saved), or stopped without either (the run lock lost to
+ * interrupted (SIGINT/SIGTERM, the checkpoint saved), stopped on request (`control --stop`, the stop
+ * file: the moves in flight ended first), or an error without any of those (the run lock lost to
  * another runner, an internal error).
  */
-export const RUN_OUTCOMES = ['done', 'done_with_quarantine', 'failed', 'interrupted', 'stopped'] as const;
+export const RUN_OUTCOMES = ['done', 'done_with_quarantine', 'failed', 'interrupted', 'stopped', 'error'] as const;
 export type RunOutcome = (typeof RUN_OUTCOMES)[number];
 
 /** What one refresh of the gauges needs. */
@@ -37,13 +39,20 @@ export interface GaugeInput {
   summary: StatusSummary;
   /** The cap in force the run recorded last (null: no drain has looked yet). */
   cap: CapData | null;
-  /** ms this process has been running the plan (the rate's window when shorter than 10 minutes). */
-  elapsedMs: number;
+  /** The run's pace (../report/pace.ts), the progress line's; absent: nothing measured (an ETA only when nothing remains). */
+  pace?: Pace;
   step: string;
   dryRun: boolean;
   startedAt: number;
   /** Now (ms since epoch): the heartbeat. */
   now: number;
+  /**
+   * The copies left behind to remove once checked (../report/copies.ts): never a copy on the
+   * storage its item lives on now. Absent: the series is not written.
+   */
+  copies?: readonly { source: string; side: 'source' | 'destination' }[];
+  /** The plan's sources and destinations: each has a copies series from the start, 0 until a copy is left there. */
+  storages?: { sources: readonly string[]; destinations: readonly string[] };
 }
 
 export class RunMetrics {
@@ -68,11 +77,11 @@ export class RunMetrics {
   );
   private readonly eta = this.gauge(
     'shardmove_eta_seconds',
-    'Estimated seconds until every remaining item is moved, at the rate of the last 10 minutes; NaN when unknown; absent once the run ended.',
+    "Estimated seconds until every remaining item is moved, at this process's rate over the last 10 minutes (the progress line's: moves inherited from an earlier process do not count); NaN when unknown (measuring, or held); absent once the run ended.",
   );
   private readonly remaining = this.gauge(
     'shardmove_items_remaining',
-    'Items still to move: neither moved, quarantined, nor left on the source as planned (move.until reached); absent once the run ended.',
+    'Items still to move: neither moved, quarantined, nor left on the source as planned (move.until reached, or not selected by move.select); absent once the run ended.',
   );
   private readonly lastPoll = this.gauge(
     'shardmove_last_successful_poll_timestamp_seconds',
@@ -88,13 +97,18 @@ export class RunMetrics {
   );
   private readonly ended = this.gauge(
     'shardmove_run_end_timestamp_seconds',
-    'When the run ended in this process (Unix time), and how: done, done_with_quarantine, failed, interrupted, stopped; absent while it runs.',
+    'When the run ended in this process (Unix time), and how: done, done_with_quarantine, failed, interrupted, stopped (on request), error; absent while it runs.',
     ['outcome'],
   );
   private readonly info = this.gauge(
     'shardmove_run_info',
     'Always 1; the labels name the step the run is in (its final state once it ended), and whether it is a dry run.',
     ['step', 'dry_run'],
+  );
+  private readonly copies = this.gauge(
+    'shardmove_copies_left_behind',
+    'Repository copies a move of the run left behind, to remove once checked, by the storage they are on and side (source: the storage a moved item left; destination: where a failed move was copying it); never a copy on the storage its item lives on now (that copy is the repository).',
+    ['storage', 'side'],
   );
   private readonly finished = new Counter({
     name: 'shardmove_moves_finished_total',
@@ -121,6 +135,9 @@ export class RunMetrics {
     labelNames: ['plan', 'method', 'status'],
     registers: [this.registry],
   });
+
+  /** The (storage, side) pairs the copies series has had, by `storage\u0000side`. */
+  private readonly copySeries = new Map<string, { storage: string; side: string }>();
 
   /** `plan` is the plan's name, the label every series carries. */
   constructor(readonly plan: string) {}
@@ -152,13 +169,26 @@ export class RunMetrics {
     this.started.set({ plan }, g.startedAt / 1000);
     this.info.reset();
     this.info.set({ plan, step: g.step, dry_run: String(g.dryRun) }, 1);
+    if (g.copies && !g.dryRun) {
+      // Every (storage, side) seen keeps a series, dropping to 0 rather than vanishing once removed or live.
+      for (const storage of g.storages?.sources ?? [])
+        this.copySeries.set(`${storage}\u0000source`, { storage, side: 'source' });
+      for (const storage of g.storages?.destinations ?? [])
+        this.copySeries.set(`${storage}\u0000destination`, { storage, side: 'destination' });
+      for (const k of this.copySeries.values()) this.copies.set({ plan, ...k }, 0);
+      for (const c of g.copies) {
+        this.copySeries.set(`${c.source}\u0000${c.side}`, { storage: c.source, side: c.side });
+        this.copies.inc({ plan, storage: c.source, side: c.side });
+      }
+    }
     if (this.endedAt !== null) return;
     this.inFlight.set({ plan }, inFlight);
     this.cap.set({ plan }, g.cap?.cap ?? Number.NaN);
     this.paused.set({ plan }, g.summary.control?.paused ? 1 : 0);
-    const rate = rateAndEta(g.summary, g.elapsedMs);
-    this.eta.set({ plan }, rate.etaMs === null ? Number.NaN : rate.etaMs / 1000);
-    this.remaining.set({ plan }, rate.remaining);
+    const remaining = remainingOf(g.summary);
+    const etaMs = g.pace ? g.pace.etaMs : etaOf(remaining, null, false);
+    this.eta.set({ plan }, etaMs === null ? Number.NaN : etaMs / 1000);
+    this.remaining.set({ plan }, remaining);
     this.heartbeat.set({ plan }, g.now / 1000);
   }
 

@@ -1,5 +1,5 @@
 /**
- * `retry.pause_after: {failures: N, within: DURATION}`: the failure breaker (issue 24). When N moves
+ * `retry.pause_after: {failures: N, within: DURATION}`: the failure breaker. When N moves
  * fail within that window the run pauses, exactly as `shardmove control --pause` does, until an
  * operator unpauses it. Absent: off (a run halves its cap through the throttle, if any, and goes on).
  */

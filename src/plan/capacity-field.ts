@@ -1,5 +1,5 @@
 /**
- * `capacity:` (issue 22 item 3): how much room each receiving storage has, so that pre-flight can
+ * `capacity:`: how much room each receiving storage has, so that pre-flight can
  * refuse a drain that does not fit before its first write, and the run can pause when a destination
  * fills up (`keep_free`).
  *

@@ -1,5 +1,5 @@
 /**
- * Loading a copy plan (issue 12): the same YAML reading, ${VAR} expansion, token scan and
+ * Loading a copy plan (`shardmove copy`): the same YAML reading, ${VAR} expansion, token scan and
  * file:line:col problems as a move plan, with the copy schema. A plan is a copy plan when its
  * top-level mapping has a `copy` key; `isCopyPlanText` says which loader a command should use.
  */
@@ -9,7 +9,7 @@ import type { Node } from 'yaml';
 import { LineCounter } from 'yaml';
 import type { PlanProblem } from './errors.js';
 import { PlanError } from './errors.js';
-import { PLAN_YAML_LIMITS, limitProblem, readPlanFile, reportYamlErrors, scanForTokens, topLevelKey } from './load.js';
+import { PLAN_YAML_LIMITS, readPlanDocument, readPlanFile, topLevelKey } from './load.js';
 import { Reader } from './reader.js';
 import { readCopyPlanTree } from './copy-schema.js';
 import type { CopyPlan } from './copy-types.js';
@@ -55,24 +55,9 @@ export function parseCopyPlanText(
     false,
   );
   let plan: CopyPlan | undefined;
-  try {
-    const { doc, over } = parseYaml(
-      text,
-      { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false },
-      PLAN_YAML_LIMITS,
-    );
-    if (over) throw new PlanError(file, [limitProblem(r, over)]);
-    reportYamlErrors(r, text, [...doc.errors, ...doc.warnings]);
+  readPlanDocument(r, (doc) => {
     if (doc.errors.length === 0) plan = readCopyPlanTree(r, (doc.contents ?? null) as Node | null);
-    scanForTokens(r, text, doc);
-  } catch (err) {
-    if (err instanceof PlanError) throw err;
-    r.error(
-      '',
-      { line: 1, col: 1 },
-      `could not read the plan (${err instanceof Error ? err.name : 'error'}); please report this`,
-    );
-  }
+  });
   const clean = (p: PlanProblem): PlanProblem => ({ ...p, message: redact(p.message), path: redact(p.path) });
   if (r.errors.length > 0 || !plan) throw new PlanError(file, r.errors.map(clean), r.warnings.map(clean));
   return { plan, hash: hashCopyPlan(plan), warnings: r.warnings.map(clean), file };

@@ -1,5 +1,5 @@
 /**
- * Copy plan version 1 (issue 12): the fields, their types and the named rules that can be decided
+ * Copy plan version 1 (`shardmove copy`): the fields, their types and the named rules that can be decided
  * from the plan alone. The move plan's schema (schema.ts) is untouched; both share the Reader, so a
  * copy plan's problems come out as file:line:col like a move plan's.
  */

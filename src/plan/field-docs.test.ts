@@ -3,9 +3,11 @@
  * a row for every key the loader reads.
  */
 import { UNTIL_KEYS } from './target-fields.js';
+import { SELECT_KEYS } from './select-field.js';
 import { PAUSE_AFTER_KEYS } from './breaker-field.js';
 import { RULE_KEYS } from './rules-field.js';
 import { CAPACITY_KEYS } from './capacity-field.js';
+import { NOTIFY_KEYS } from './notify-field.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,6 +46,8 @@ describe('docs/plan.md field table', () => {
       ...RULE_KEYS.map((k) => `throttle.rules[].${k}`),
       ...CAPACITY_KEYS.map((k) => `capacity.${k}`),
       ...UNTIL_KEYS.map((k) => `move.until.${k}`),
+      ...SELECT_KEYS.map((k) => `move.select.${k}`),
+      ...NOTIFY_KEYS.map((k) => `notify[].${k}`),
     ];
     expect([...rows].sort()).toEqual([...keys].sort());
     expect(rows).toEqual([...new Set(rows)]);

@@ -124,7 +124,7 @@ geo: { resync: true }
   });
 
   it('hash of a plan written before the stuck limit was split is unchanged, so its checkpoint resumes without --accept-plan-change', () => {
-    // Computed by the release before issue 13 (poll: { intervalMs, stuckAfterMs }).
+    // Computed by the release before the stuck limit was split (poll: { intervalMs, stuckAfterMs }).
     expect(parse(MINIMAL).hash).toBe('379ad22bf77842cc210f613194c5f163502c55509d9f0aeb4b1e72ec12835806');
     expect(parse(`${MINIMAL}poll: { interval: 10s, stuck_after: 2h }\n`).hash).toBe(
       '54bd7532f1ff86301a8fee008f87b943e303fdbe07b548811a97ca221199b4f3',
@@ -135,7 +135,7 @@ geo: { resync: true }
     );
     expect(parse(`${MINIMAL}poll: { stuck_scheduled_after: 48h }\n`).hash).not.toBe(parse(MINIMAL).hash);
     expect(parse(`${MINIMAL}poll: { stuck_running_per_gb: 1h }\n`).hash).not.toBe(parse(MINIMAL).hash);
-    // Issue 11: poll.min_interval at its default is no change; away from it, it is.
+    // poll.min_interval at its default is no change; away from it, it is.
     expect(parse(`${MINIMAL}poll: { min_interval: 250ms }\n`).hash).toBe(parse(MINIMAL).hash);
     expect(parse(`${MINIMAL}poll: { min_interval: 1s }\n`).hash).not.toBe(parse(MINIMAL).hash);
   });
@@ -237,14 +237,14 @@ describe('parsePlanText: every problem at once, with positions', () => {
     expect(problems('a: b: hunter2\n').join('\n')).not.toContain('hunter2');
   });
 
-  it('answers a plan nested deeper than 32 levels with that one problem, where it happens (issue 19)', () => {
+  it('answers a plan nested deeper than 32 levels with that one problem, where it happens', () => {
     // Just under the 1 MB cap. Before: 582 s and 1.19 GB, then "Maximum call stack size exceeded".
     expect(problems(`version: 1\na: ${'['.repeat(999_000)}`)).toEqual([
       '2:35  YAML nested deeper than 32 levels (mappings and lists inside each other); a plan needs 3',
     ]);
   });
 
-  it('answers a plan of more than 50,000 YAML tokens with that one problem, where it passes the bound (issue 19)', () => {
+  it('answers a plan of more than 50,000 YAML tokens with that one problem, where it passes the bound', () => {
     // A plan under 1 MB of list items or keys took seconds to parse and walk; the example plan has 230 tokens.
     expect(problems(`version: 1\nname: x\nmove:\n  from: [${'a, '.repeat(300_000)}a]\n`)).toEqual([
       '4:37491  more than 50000 YAML tokens (keys, values, brackets, comments ...); a plan has a few hundred',
@@ -254,7 +254,7 @@ describe('parsePlanText: every problem at once, with positions', () => {
     ]);
   });
 
-  it('looks for the ${VAR} hint on a long broken line in one pass (issue 19)', () => {
+  it('looks for the ${VAR} hint on a long broken line in one pass', () => {
     // The hint's regex retried from every bracket to the end of the line: minutes for this one. A
     // plan cannot hold it any more (more than 50,000 tokens), so the error is given directly.
     const text = `version: 1\na: [${'[], '.repeat(150_000)}] ]\n`;
@@ -322,14 +322,14 @@ describe('parsePlanText: every problem at once, with positions', () => {
     ]);
   });
 
-  it('refuses a "billion laughs" without expanding it: plans never resolve aliases (issue 19)', () => {
+  it('refuses a "billion laughs" without expanding it: plans never resolve aliases', () => {
     // The loader walks the YAML nodes and never calls toJS, so yaml's maxAliasCount does not come into it.
     const lol = ['lol: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
     for (const [prev, name] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi'])
       lol.push(`${name}${name}: &${name} [${Array(9).fill(`*${prev}`).join(', ')}]`);
     const text = `${MINIMAL}x:\n${lol.map((l) => `  ${l}\n`).join('')}weights: *i\n`;
     expect(problems(text)).toEqual([
-      '9:1 x unknown field "x"; known fields: version, name, checkpoint, instance, move, weights, poll, retry, verify, geo, schedule, prometheus, throttle, capacity',
+      '9:1 x unknown field "x"; known fields: version, name, checkpoint, instance, move, weights, poll, retry, verify, geo, schedule, prometheus, throttle, capacity, notify',
       '19:10 weights aliases (*name) are not supported in plans; write the value out',
     ]);
   });
@@ -502,7 +502,7 @@ describe('loadPlan', () => {
     });
   });
 
-  it('refuses bytes that are not UTF-8 at the line:col of the first one, instead of reading them as U+FFFD (issue 19)', async () => {
+  it('refuses bytes that are not UTF-8 at the line:col of the first one, instead of reading them as U+FFFD', async () => {
     // `name: caf` then Latin-1 é (0xE9), as an editor saving in the wrong encoding writes it.
     writeFileSync(
       join(dir, 'latin1.yaml'),
@@ -565,7 +565,7 @@ describe('readPlanName (for status and control when the plan does not load)', ()
     expect(await readPlanName('p.yaml', dir)).toBe('retire-nfs');
   });
 
-  it('gives up, within the loader limits, on what is not a plan (issue 19)', async () => {
+  it('gives up, within the loader limits, on what is not a plan', async () => {
     // yaml.parse on these took 100 s (100,000 keys) and 5 s (a stack overflow) in `status`.
     writeFileSync(
       join(dir, 'keys.yaml'),
@@ -581,7 +581,7 @@ describe('readPlanName (for status and control when the plan does not load)', ()
   });
 });
 
-describe('move.to as a list and move.until (issue 23), written carelessly', () => {
+describe('move.to as a list and move.until, written carelessly', () => {
   const withMove = (lines: string) => MINIMAL.replace('  to: cluster\n', lines);
   it.each([
     ['  to: []\n', '8:7 move.to list at least one destination storage'],

@@ -93,16 +93,8 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
     opts.resolveSecrets ?? true,
   );
   let result: ReturnType<typeof readPlanTree> | undefined;
-  try {
-    const { doc, over } = parseYaml(
-      text,
-      { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false },
-      PLAN_YAML_LIMITS,
-    );
-    // Nothing past the limit was read: that one problem is the answer.
-    if (over) throw new PlanError(file, [limitProblem(r, over)]);
-    reportYamlErrors(r, text, [...doc.errors, ...doc.warnings]);
-    // A copy plan (issue 12) has its own loader (copy-load.ts); say so instead of listing its fields as unknown.
+  readPlanDocument(r, (doc) => {
+    // A copy plan (`shardmove copy`) has its own loader (copy-load.ts); say so instead of listing its fields as unknown.
     const copyKey = doc.errors.length === 0 ? topLevelKey(doc, 'copy') : undefined;
     if (copyKey) r.error('copy', r.posOf(copyKey), 'this is a copy plan: run it with `shardmove copy PLAN`');
     else if (doc.errors.length === 0) {
@@ -118,16 +110,7 @@ export function parsePlanText(text: string, file: string, opts: ParsePlanOptions
           (f.severity === 'error' ? r.error : r.warn).call(r, f.path, r.at(f.path), f.message, f.rule);
       }
     }
-    scanForTokens(r, text, doc);
-  } catch (err) {
-    if (err instanceof PlanError) throw err;
-    // A bug in the walker must still come out as a plan problem, not a crash with a stack.
-    r.error(
-      '',
-      { line: 1, col: 1 },
-      `could not read the plan (${err instanceof Error ? err.name : 'error'}); please report this`,
-    );
-  }
+  });
   // Every secret resolved, fed once to the process's registry: each client scrubs what servers answer with it.
   resolvedSecrets.add(...r.secrets);
   const clean = (p: PlanProblem): PlanProblem => ({
@@ -264,6 +247,35 @@ function isValid(invalid: ReadonlySet<string>, path: string): boolean {
  * list items) from costing seconds to parse and walk.
  */
 export const PLAN_YAML_LIMITS = { maxNesting: MAX_NESTING, maxTokens: 50_000 } as const;
+
+/**
+ * Reads the reader's text as YAML within the plan limits, for a move plan and a copy plan alike:
+ * reports its syntax problems, hands the document to `read` (which reads it only when it parsed
+ * without errors), then looks for tokens written in clear. A limit hit throws its one PlanError at
+ * once; anything else thrown comes out as one plan problem.
+ */
+export function readPlanDocument(r: Reader, read: (doc: Document) => void): void {
+  try {
+    const { doc, over } = parseYaml(
+      r.sourceText,
+      { lineCounter: r.lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: false },
+      PLAN_YAML_LIMITS,
+    );
+    // Nothing past the limit was read: that one problem is the answer.
+    if (over) throw new PlanError(r.file, [limitProblem(r, over)]);
+    reportYamlErrors(r, r.sourceText, [...doc.errors, ...doc.warnings]);
+    read(doc);
+    scanForTokens(r, r.sourceText, doc);
+  } catch (err) {
+    if (err instanceof PlanError) throw err;
+    // A bug in the walker must still come out as a plan problem, not a crash with a stack.
+    r.error(
+      '',
+      { line: 1, col: 1 },
+      `could not read the plan (${err instanceof Error ? err.name : 'error'}); please report this`,
+    );
+  }
+}
 
 /**
  * The one problem of a plan over a YAML limit (PLAN_YAML_LIMITS): nothing else is reported, since

@@ -36,7 +36,9 @@ import {
   readPrometheusUrl,
   readRules,
 } from './rules-field.js';
+import { NOTIFY_DOC, NOTIFY_SCHEMA, readNotify } from './notify-field.js';
 import type { Reader } from './reader.js';
+import { SELECT_DOC, SELECT_SCHEMA, readSelect } from './select-field.js';
 import type { Kind } from './values.js';
 import { KINDS, MOVE_ORDERS, THROTTLE_DEFAULTS } from './values.js';
 
@@ -204,6 +206,16 @@ export const PLAN_FIELDS = {
         doc: UNTIL_DOC,
         read: (r, node, path, invalid) => readUntil(r, node, path, invalid),
         schema: UNTIL_SCHEMA,
+      },
+      select: {
+        type: 'custom',
+        prop: 'select',
+        default: undefined,
+        description:
+          'Which items move: {namespaces: [full paths], projects: [ids or full paths], exclude: [ids or full paths], file: PATH}. Absent: every item on the sources.',
+        doc: SELECT_DOC,
+        read: (r, node, path, invalid) => readSelect(r, node, path, invalid),
+        schema: SELECT_SCHEMA,
       },
       kinds: {
         type: 'custom',
@@ -606,6 +618,18 @@ export const PLAN_FIELDS = {
     doc: CAPACITY_DOC,
     read: (r, node, path) => readCapacity(r, node, path),
     schema: CAPACITY_SCHEMA,
+  },
+  // Absent stays absent, and it is left out of the plan's hash: where the run's events go changes
+  // nothing it does, so a pager added mid-migration needs no --accept-plan-change.
+  notify: {
+    type: 'custom',
+    prop: 'notify',
+    default: undefined,
+    description:
+      "Notifications and hooks: a list of {on: [event names] or ['*'], webhook: {url, format: json | slack, token | token_file} or exec: [argv], timeout}. Deliveries are kept in the checkpoint and retried until they are delivered.",
+    doc: NOTIFY_DOC,
+    read: (r, node, path, invalid) => readNotify(r, node, path, invalid),
+    schema: NOTIFY_SCHEMA,
   },
 } as const satisfies FieldTable;
 

@@ -1,5 +1,5 @@
 /**
- * `throttle.rules` (issue 22): PromQL queries read from the operator's Prometheus every
+ * `throttle.rules`: PromQL queries read from the operator's Prometheus every
  * `throttle.health_every`; a rule whose value is past its bound (for `for`, when given) pauses the
  * run (`action: pause`) or cuts the throttle's cap (`action: cut`). And the `prometheus:` section's
  * own readers: its URL and its optional token.

@@ -330,6 +330,10 @@ export const bulkMovesEverything: PlanRule = {
       );
     if (plan.move.until && valid('move.until'))
       out.push(error('move.until', 'bulk mode moves everything on a source: a partial drain needs mode: throttled'));
+    if (plan.move.select && valid('move.select'))
+      out.push(
+        error('move.select', 'bulk mode moves everything on a source: choosing what moves needs mode: throttled'),
+      );
     return out;
   },
 };

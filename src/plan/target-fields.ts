@@ -1,5 +1,5 @@
 /**
- * Where a drain goes and how far (issue 23): `move.to` as one storage or a list of them, and
+ * Where a drain goes and how far (many destinations, partial drains): `move.to` as one storage or a list of them, and
  * `move.until` for a partial drain.
  *
  *   move:

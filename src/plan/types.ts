@@ -6,7 +6,16 @@
 import type { TableValue } from './field-table.js';
 import type { PLAN_FIELDS } from './plan-fields.js';
 
-export type { Credentials, Kind, MoveMode, MoveOrder, PlanSchedule, ThrottlePlan } from './values.js';
+export type {
+  Credentials,
+  Kind,
+  MoveMode,
+  MoveOrder,
+  MoveSelect,
+  PlanSchedule,
+  SelectEntry,
+  ThrottlePlan,
+} from './values.js';
 export { KINDS } from './values.js';
 
 /**

@@ -86,7 +86,7 @@ export interface ThrottleRule {
   forMs: number;
 }
 
-/** `capacity:` (issue 22): the room on the storages that receive, checked before any write and watched during the run. */
+/** `capacity:`: the room on the storages that receive, checked before any write and watched during the run. */
 export interface CapacityPlan {
   /** Bytes that must stay free on each destination after the drain. */
   keepFreeBytes: number;
@@ -95,7 +95,29 @@ export interface CapacityPlan {
 }
 
 /**
- * `move.until` (issue 23): a partial drain. `movedBytes`: stop scheduling from each source once that
+ * `move.until`: a partial drain. `movedBytes`: stop scheduling from each source once that
  * many bytes have left it; `freeBytes`: once the source's free space (from `capacity`) reaches it.
  */
 export type MoveUntil = { movedBytes: number } | { freeBytes: number };
+
+/**
+ * One name of `move.select`: a project id (a number) or a full path (a project's or a namespace's),
+ * and where it was written (`plan.yaml:12:7`, or `pilot.txt:3` for a line of its file), so that
+ * pre-flight names the entry it refuses. The plan's hash covers `ref` only.
+ */
+export interface SelectEntry {
+  ref: number | string;
+  at: string;
+}
+
+/** `move.select` (select-field.ts): what moves, and what never does. */
+export interface MoveSelect {
+  /** Full paths of groups or users: everything in them and their subgroups. */
+  namespaces: SelectEntry[];
+  /** Projects by id or full path. */
+  projects: SelectEntry[];
+  /** Never moved: projects by id or path, namespaces by path. */
+  exclude: SelectEntry[];
+  /** The select file (absolute path) and its lines, each a project or a namespace. */
+  file: { path: string; entries: SelectEntry[] } | null;
+}

@@ -43,8 +43,28 @@ describe('the one count', () => {
     for (const p of [...c.kinds, ...c.sources])
       expect(p.done + p.inFlight + p.waiting + p.quarantined + p.staying, `${p.kind}`).toBe(p.total);
     expect(c.kinds).toEqual([
-      { kind: 'projects', total: 167, done: 22, inFlight: 4, waiting: 32, retrying: 2, quarantined: 1, staying: 108 },
-      { kind: 'snippets', total: 19, done: 0, inFlight: 0, waiting: 0, retrying: 0, quarantined: 0, staying: 19 },
+      {
+        kind: 'projects',
+        total: 167,
+        done: 22,
+        inFlight: 4,
+        waiting: 32,
+        retrying: 2,
+        quarantined: 1,
+        staying: 108,
+        notSelected: 0,
+      },
+      {
+        kind: 'snippets',
+        total: 19,
+        done: 0,
+        inFlight: 0,
+        waiting: 0,
+        retrying: 0,
+        quarantined: 0,
+        staying: 19,
+        notSelected: 0,
+      },
     ]);
     expect(c.sources.map((s) => [s.kind, s.source, s.staying])).toEqual([
       ['projects', 'nfs-1', 108],

@@ -6,9 +6,10 @@
  *
  * Every item the run knows is in exactly one of: done (moved, or gone from the source by other
  * means), in flight, waiting (still to move, retries included), quarantined, or staying. An item
- * stays when its source's `move.until` bound is reached and no move was ever placed for it: the
- * plan asked to leave it where it is, so it is neither remaining work nor a failure. Before the
- * bound is reached nothing is known to stay, and every pending item counts as waiting.
+ * stays when its source's `move.until` bound is reached and no move was ever placed for it, or when
+ * `move.select` does not choose it (`notSelected`, a part of staying): the plan asked to leave it
+ * where it is, so it is neither remaining work nor a failure. Before the bound is reached nothing is
+ * known to stay by it, and every pending item counts as waiting.
  */
 import type { Kind } from '../plan/types.js';
 import type { StatusSummary } from '../store/types.js';
@@ -27,8 +28,10 @@ export interface KindProgress {
   /** Of `waiting`: those whose last attempt failed and that wait for their retry. */
   retrying: number;
   quarantined: number;
-  /** Left on the source as planned: a reached `move.until` bound, never placed. */
+  /** Left on the source as planned: a reached `move.until` bound, never placed, or not selected. */
   staying: number;
+  /** Of `staying`: those `move.select` does not choose. */
+  notSelected: number;
 }
 
 /** One (kind, source): the dry run's lines and the report's storage table. */
@@ -44,6 +47,8 @@ export interface RunCounts {
   waiting: number;
   quarantined: number;
   staying: number;
+  /** Of `staying`: not chosen by `move.select`. */
+  notSelected: number;
   /** The run's scope: every item it moves or tried to move (`total - staying`). */
   planned: number;
   /** Still to move: `waiting + inFlight`. What the rate, the ETA and `items_remaining` count. */
@@ -60,7 +65,7 @@ const DONE = new Set(['moved', 'left']);
 const IN_FLIGHT = new Set(['scheduling', 'in_flight']);
 
 function empty(kind: Kind): KindProgress {
-  return { kind, total: 0, done: 0, inFlight: 0, waiting: 0, retrying: 0, quarantined: 0, staying: 0 };
+  return { kind, total: 0, done: 0, inFlight: 0, waiting: 0, retrying: 0, quarantined: 0, staying: 0, notSelected: 0 };
 }
 
 function add(to: KindProgress, from: KindProgress): void {
@@ -71,6 +76,7 @@ function add(to: KindProgress, from: KindProgress): void {
   to.retrying += from.retrying;
   to.quarantined += from.quarantined;
   to.staying += from.staying;
+  to.notSelected += from.notSelected;
 }
 
 /** The count, per (kind, source), per kind and in all. */
@@ -88,7 +94,10 @@ export function countItems(summary: CountInput): RunCounts {
     if (DONE.has(c.state)) p.done += c.n;
     else if (IN_FLIGHT.has(c.state)) p.inFlight += c.n;
     else if (c.state === 'quarantined') p.quarantined += c.n;
-    else p.waiting += c.n;
+    else if (c.state === 'unselected') {
+      p.staying += c.n;
+      p.notSelected += c.n;
+    } else p.waiting += c.n;
   }
   for (const r of summary.retrying ?? []) {
     const p = bySource.get(`${r.kind}\u0000${r.source}`);
@@ -118,6 +127,7 @@ export function countItems(summary: CountInput): RunCounts {
     waiting: all.waiting,
     quarantined: all.quarantined,
     staying: all.staying,
+    notSelected: all.notSelected,
     planned: all.total - all.staying,
     remaining: all.waiting + all.inFlight,
     boundsReached: [...(summary.boundsReached ?? [])],
@@ -160,15 +170,30 @@ export function listWords(names: readonly string[]): string {
 
 /**
  * What a partial drain did, in the words of a headline: "moved 26 of 167 as planned: move.until
- * reached on nfs-1"; null when nothing stays (every item was in the run's scope).
+ * reached on nfs-1", "moved 26 of 167 as planned: 141 not selected"; null when nothing stays (every
+ * item was in the run's scope).
  */
 export function partialOutcome(
-  c: Pick<RunCounts, 'done' | 'total' | 'staying' | 'boundsReached' | 'sources'>,
+  c: Pick<RunCounts, 'done' | 'total' | 'staying' | 'boundsReached' | 'sources'> & { notSelected?: number },
   moved = 'moved',
 ): string | null {
   if (c.staying === 0) return null;
-  const where = listWords(c.boundsReached.length > 0 ? c.boundsReached : stayingSources(c));
-  return `${moved} ${c.done} of ${c.total} as planned: move.until reached on ${where}`;
+  const notSelected = c.notSelected ?? 0;
+  const why: string[] = [];
+  if (c.staying > notSelected) {
+    const bounded = c.boundsReached.length > 0 ? c.boundsReached : stayingSources(c);
+    why.push(`move.until reached on ${listWords(bounded)}`);
+  }
+  if (notSelected > 0) why.push(`${notSelected} not selected`);
+  return `${moved} ${c.done} of ${c.total} as planned: ${why.join(', ')}`;
+}
+
+/** Why items stay, in brackets' words: "move.until", "not selected", "move.until; 120 not selected". */
+export function stayingWhy(c: { staying: number; notSelected?: number }): string {
+  const notSelected = c.notSelected ?? 0;
+  if (notSelected === 0) return 'move.until';
+  if (notSelected >= c.staying) return 'not selected';
+  return `move.until; ${notSelected} not selected`;
 }
 
 /** The sources items stay on, in the summary's order. */
@@ -176,8 +201,8 @@ export function stayingSources(c: Pick<RunCounts, 'sources'>): string[] {
   return [...new Set(c.sources.filter((s) => s.staying > 0).map((s) => s.source))];
 }
 
-/** "141 stay on nfs-1 as planned (move.until)", or null when none stays. */
-export function stayingWords(c: Pick<RunCounts, 'staying' | 'sources'>): string | null {
+/** "141 stay on nfs-1 as planned (move.until)", "(not selected)", or null when none stays. */
+export function stayingWords(c: Pick<RunCounts, 'staying' | 'sources'> & { notSelected?: number }): string | null {
   if (c.staying === 0) return null;
-  return `${c.staying} stay on ${listWords(stayingSources(c))} as planned (move.until)`;
+  return `${c.staying} stay on ${listWords(stayingSources(c))} as planned (${stayingWhy(c)})`;
 }

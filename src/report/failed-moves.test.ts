@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuditEventOf } from '../events/vocabulary.js';
 import { failedMoveLines, failedMoves } from './failed-moves.js';
 
-type Ev = AuditEventOf<'move.failed'> | AuditEventOf<'item.retry'> | AuditEventOf<'item.quarantined'>;
+type Ev = AuditEventOf<'move.failed'> | AuditEventOf<'item.retry'> | AuditEventOf<'move.quarantined'>;
 const failed = (seq: number, id: number, moveId: number, error: string | null): Ev => ({
   seq,
   at: seq * 1000,
@@ -18,7 +18,7 @@ const retry = (seq: number, id: number, attempts: number): Ev => ({
 const quarantined = (seq: number, id: number, attempts: number): Ev => ({
   seq,
   at: seq * 1000,
-  type: 'item.quarantined',
+  type: 'move.quarantined',
   data: { kind: 'projects', source: 'nfs-1', id, attempts, reason: 'x' },
 });
 

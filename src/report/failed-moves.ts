@@ -3,7 +3,7 @@
  * `failed`, newest first, with its item, which attempt it was, what happened next (a retry, or
  * quarantine), GitLab's own `error_message`, and that message's failure class and remedy. These
  * are the moves the failure breaker counts, so its pause points here. Pure: built from the
- * checkpoint's `move.failed` events and the `item.retry` / `item.quarantined` event that followed
+ * checkpoint's `move.failed` events and the `item.retry` / `move.quarantined` event that followed
  * each.
  */
 import type { AuditEventOf } from '../events/vocabulary.js';
@@ -35,7 +35,7 @@ export interface FailedMove {
   doc: string;
 }
 
-type Seen = AuditEventOf<'move.failed'> | AuditEventOf<'item.retry'> | AuditEventOf<'item.quarantined'>;
+type Seen = AuditEventOf<'move.failed'> | AuditEventOf<'item.retry'> | AuditEventOf<'move.quarantined'>;
 
 /**
  * The failed moves among `events` (newest first, as the store gives them), each with the attempt

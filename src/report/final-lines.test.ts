@@ -134,7 +134,9 @@ describe('the final summary says what happened, briefly', () => {
   it('lists a few left-behind copies and says where the whole list is; status keeps them all', () => {
     const text = report({ summary: { orphans: copies } });
     const section = text.split('\nSource copies left behind (40)')[1]!.split('\n\n')[0]!;
-    expect(section.match(/@hashed/g)).toHaveLength(3 * 3);
+    // Three copies, each with its repository path whole and its wiki and design repositories by their ending.
+    expect(section.match(/@hashed/g)).toHaveLength(3);
+    expect(section.match(/with its \.wiki\.git and \.design\.git beside it/g)).toHaveLength(3);
     expect(section).toContain(
       [
         '  ... and 37 more: every one, with its paths on the storage, in:',

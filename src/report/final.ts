@@ -3,17 +3,22 @@
  * quarantined items with reasons, verification, previous and new weights, warnings; in a dry run,
  * the estimate and "nothing was changed". Pure text from data.
  */
-import type { FinalState } from '../events/vocabulary.js';
+import type { FinalState, StopRequest } from '../events/vocabulary.js';
 import type { Schedule } from '../time/windows.js';
 import { formatWindowTime, upcomingWindows } from '../time/windows.js';
-import type { GeoOutput, RunContext } from '../machine/types.js';
+import type { RunContext } from '../machine/types.js';
+import { isPerSite } from './geo-output.js';
+import type { StoredGeoOutput } from './geo-output.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
-import { countItems, partialOutcome, stayingWords } from './counts.js';
+import { countItems, partialOutcome, stayingWhy, stayingWords } from './counts.js';
+import type { SourceProgress } from './counts.js';
 import type { RunCounts } from './counts.js';
 import { describeFailure } from './failure-class.js';
-import { formatBytes, formatApproxDuration, orphanLines, placementLines } from './summary.js';
+import { formatBytes, formatApproxDuration, placementLines } from './summary.js';
+import { copiesLines, copiesOf } from './copies.js';
+import type { CopyKnowledge, LiveCopy } from './copies.js';
 
 export interface FinalReportInput {
   /** The machine's final state value. */
@@ -33,6 +38,10 @@ export interface FinalReportInput {
   again?: string;
   /** Warnings the runtime raised while running (e.g. the token expiring before the estimated end). */
   extraWarnings?: string[];
+  /** What the end of the run learnt of where items with copies left behind live (./copies.ts). */
+  copies?: CopyKnowledge;
+  /** A revert's report: copies the forward run left that the revert made live again by moving items back onto them. */
+  madeLive?: LiveCopy[];
   /** Dry run with maintenance windows: the windows and the moment the report is made. */
   schedule?: { schedule: Schedule; now: number } | null;
 }
@@ -102,17 +111,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
     lines.push(...placementLines(summary.placement, true));
   } else {
-    lines.push('', 'Repositories:');
-    for (const p of counts.kinds) {
-      const open = p.waiting + p.inFlight;
-      lines.push(
-        `  ${p.kind}: ${p.done} moved of ${p.total}, ${p.quarantined} quarantined${open > 0 ? `, ${open} not finished` : ''}` +
-          `${p.staying > 0 ? `, ${p.staying} left on the source as planned (move.until)` : ''}`,
-      );
-    }
-    if (counts.kinds.length === 0) lines.push('  (none enumerated)');
-    const stay = stayingWords(counts);
-    if (stay) lines.push(`  in all: ${counts.done} moved of ${counts.total}; ${stay}`);
+    lines.push('', ...repositoryLines(counts));
     if (summary.quarantined.length > 0) {
       lines.push('', `Quarantined (${summary.quarantined.length}):`);
       for (const q of summary.quarantined) {
@@ -124,10 +123,16 @@ export function renderFinalReport(input: FinalReportInput): string {
       if (input.again) lines.push(`  once fixed: ${input.again} --retry-quarantined`);
     }
     lines.push(...placementLines(summary.placement, c.dryRun));
-    lines.push(...orphanLines(summary.orphans, { limit: FEW_COPIES, fullList: fullListOf(input) }));
+    const copies = copiesOf(summary, { destination: c.destination, ...input.copies });
+    lines.push(
+      ...copiesLines(
+        { left: copies.left, live: [...copies.live, ...(input.madeLive ?? [])] },
+        { limit: FEW_COPIES, fullList: fullListOf(input) },
+      ),
+    );
     if (c.verification) {
       lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
-      lines.push(...recordsLines(c.verification.perKindAndSource));
+      lines.push(...recordsLines(c.verification.perKindAndSource, counts.sources));
       for (const p of c.verification.problems) lines.push(`  ${p}`);
     } else if (!c.verify) {
       lines.push('', 'Verification: skipped (plan: verify false)');
@@ -154,6 +159,70 @@ export function renderFinalReport(input: FinalReportInput): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** The moved, quarantined and unfinished items per kind. */
+function repositoryLines(counts: RunCounts): string[] {
+  const lines = ['Repositories:'];
+  for (const p of counts.kinds) {
+    const open = p.waiting + p.inFlight;
+    lines.push(
+      `  ${p.kind}: ${p.done} moved of ${p.total}, ${p.quarantined} quarantined${open > 0 ? `, ${open} not finished` : ''}` +
+        `${p.staying > 0 ? `, ${p.staying} left on the source as planned (${stayingWhy(p)})` : ''}`,
+    );
+  }
+  if (counts.kinds.length === 0) lines.push('  (none enumerated)');
+  const stay = stayingWords(counts);
+  if (stay) lines.push(`  in all: ${counts.done} moved of ${counts.total}; ${stay}`);
+  return lines;
+}
+
+/** A run stopped on request (`shardmove control --stop`, or the stop file), once nothing was in flight. */
+export interface StoppedReportInput {
+  /** The request it obeyed: when it was made and by what. */
+  stop: StopRequest;
+  /** The moves in flight when the run saw it: followed to their end before it stopped. */
+  inFlight: number;
+  /** The stop file's path (named when it asked). */
+  stopFile: string;
+  /** The step the run was in; `run` again starts it again. */
+  step: string;
+  dryRun: boolean;
+  summary: StatusSummary;
+  elapsedMs: number;
+  checkpointFile?: string;
+  logFile?: string;
+  /** What is left to do after the stop (a stop file that could not be removed). */
+  notes: string[];
+  /** The command that continues the run (`shardmove run PLAN ...`, a revert's `shardmove revert ...`). */
+  again?: string;
+}
+
+/**
+ * The report of a run stopped on request: what asked, where it stopped, the counts, and the
+ * command that continues it. Nothing new started after the stop and the moves in flight ended first.
+ */
+export function renderStoppedReport(input: StoppedReportInput): string {
+  const by = input.stop.by === 'file' ? 'the stop file' : 'shardmove control --stop';
+  const lines = [
+    input.dryRun
+      ? `DRY RUN STOPPED on request (${by}): nothing was changed on the instance`
+      : `STOPPED on request (${by}): ${input.inFlight > 0 ? `${input.inFlight} move(s) in flight ended first` : 'nothing was in flight'}`,
+    `  step: ${input.step} (stop asked for at ${new Date(input.stop.at).toISOString()})`,
+    `  took ${formatApproxDuration(input.elapsedMs)}`,
+  ];
+  if (!input.dryRun) {
+    const counts = countItems(input.summary);
+    lines.push('', ...repositoryLines(counts));
+    if (counts.quarantined > 0) lines.push(`  the quarantined items are listed by: shardmove status PLAN`);
+  }
+  if (input.notes.length > 0)
+    lines.push('', `Warnings (${input.notes.length}):`, ...input.notes.map((n) => `  - ${n}`));
+  else if (input.stop.by === 'file') lines.push('', `The stop file was removed: ${input.stopFile}`);
+  if (input.checkpointFile) lines.push('', `Checkpoint: ${input.checkpointFile}`);
+  if (input.logFile) lines.push(`Log: ${input.logFile}`);
+  lines.push(`To continue from here: ${input.again ?? 'run the same command again'}`);
+  return `${lines.join('\n')}\n`;
+}
+
 /**
  * A dry run's "Would move" lines: per kind and source what the run would move and what would stay
  * (the count), the estimate for that scope; nothing estimated when the dry run failed before it knew
@@ -173,7 +242,7 @@ function wouldMove(input: FinalReportInput, counts: RunCounts): string[] {
     const s = counts.sources.find((x) => x.kind === d.kind && x.source === d.source);
     const moving = s ? s.waiting + s.inFlight : 0;
     lines.push(
-      `  ${d.kind} on ${d.source}: ${s && s.staying > 0 ? `${moving} of ${s.total} (${s.staying} stay: move.until)` : moving}`,
+      `  ${d.kind} on ${d.source}: ${s && s.staying > 0 ? `${moving} of ${s.total} (${s.staying} stay: ${stayingWhy(s)})` : moving}`,
     );
   }
   if (drains.length === 0 && input.state !== 'failed')
@@ -244,7 +313,7 @@ export function windowFit(schedule: Schedule, now: number, workMs: number): stri
 }
 
 /** Entries verified by move records, said plainly: no listing proved them. */
-function recordsLines(perKindAndSource: unknown): string[] {
+function recordsLines(perKindAndSource: unknown, sources: readonly SourceProgress[]): string[] {
   if (!Array.isArray(perKindAndSource)) return [];
   const out: string[] = [];
   for (const raw of perKindAndSource as {
@@ -255,10 +324,14 @@ function recordsLines(perKindAndSource: unknown): string[] {
     quarantined?: number;
     kept?: number;
   }[]) {
-    if (raw?.kept)
+    if (raw?.kept) {
+      // Why they stay, from the count of that source: a reached bound, or not selected (move.select).
+      const s = sources.find((x) => x.kind === raw.kind && x.source === raw.source);
+      const why = s && s.notSelected > 0 ? stayingWhy(s) : 'move.until reached';
       out.push(
-        `  ${raw.kind} on ${raw.source}: ${raw.kept} still there, as planned (move.until reached); everything scheduled left it`,
+        `  ${raw.kind} on ${raw.source}: ${raw.kept} still there, as planned (${why}); everything scheduled left it`,
       );
+    }
     if (raw?.by !== 'records') continue;
     out.push(
       `  ${raw.kind} on ${raw.source}: verified by move records, not by a listing, because the instance does not expose the storage of ${raw.kind} ` +
@@ -269,14 +342,13 @@ function recordsLines(perKindAndSource: unknown): string[] {
 }
 
 /**
- * The Geo step per secondary site. A checkpoint written before issue 13 holds `{ results }` from
- * one call to the primary instead of `sites`: it is shown as that, not as a per-site outcome.
+ * The Geo step per secondary site. A checkpoint written before per-site resync holds `{ results }`
+ * from one call to the primary instead of `sites`: it is shown as that, not as a per-site outcome.
  */
-function geoLines(geo: GeoOutput): string[] {
-  const legacy = geo as unknown as { sites?: unknown; results?: { registryClass: string }[] };
-  if (!Array.isArray(legacy.sites)) {
+function geoLines(geo: StoredGeoOutput): string[] {
+  if (!isPerSite(geo)) {
     return [
-      `Geo resync requested from the primary only for ${(legacy.results ?? []).map((r) => r.registryClass).join(', ')} (before per-site resync)`,
+      `Geo resync requested from the primary only for ${(geo.results ?? []).map((r) => r.registryClass).join(', ')} (before per-site resync)`,
     ];
   }
   const lines = ['', 'Geo resync:'];

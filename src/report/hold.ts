@@ -1,6 +1,7 @@
 /**
  * What holds a run back right now, in the same words on the progress line of every command that
- * drives a drain (`run`, `revert`, `demo`) and in `status`: paused (by an operator with `shardmove
+ * drives a drain (`run`, `revert`, `demo`) and in `status`: stopping (a stop from outside, by
+ * `shardmove control --stop` or the stop file), paused (by an operator with `shardmove
  * control`, or by the failure breaker), held (by a throttle rule, by a destination's room, by the
  * throttle), waiting for a maintenance window, or running under a lower cap. Pure: read from the
  * checkpoint's live control and the run's last recorded cap.
@@ -9,8 +10,8 @@ import type { CapData } from '../events/vocabulary.js';
 import { formatWindowTime } from '../time/windows.js';
 import type { RunControl } from '../store/types.js';
 
-/** Who or what holds the run. */
-export type HoldBy = 'control' | 'breaker' | 'rule' | 'capacity' | 'window' | 'throttle';
+/** Who or what holds the run; `stop`: a stop from outside (control --stop, the stop file) ends it. */
+export type HoldBy = 'stop' | 'control' | 'breaker' | 'rule' | 'capacity' | 'window' | 'throttle';
 
 export interface Hold {
   by: HoldBy;
@@ -35,6 +36,19 @@ export const BREAKER_PREFIX = 'paused by the failure breaker';
  * that still says "paused" after an unpause is stale (the drain has not turned yet) and ignored.
  */
 export function holdOf(cap: CapData | null, control: RunControl | null, timezone = 'UTC'): Hold | null {
+  // A stop ends the run: it says so above a pause, a hold or a window, whatever else holds.
+  const stop = control ? (control.stop ?? null) : cap?.limit === 'stopping' ? { by: null } : null;
+  if (stop) {
+    const by = stop.by === 'file' ? 'the stop file' : stop.by === 'control' ? 'shardmove control' : null;
+    return {
+      by: 'stop',
+      stopped: true,
+      full: by ? `STOPPING by ${by}` : 'STOPPING',
+      short: 'STOPPING',
+      detail: 'no new move; it exits once none is in flight',
+      tone: 'warn',
+    };
+  }
   const paused = control ? control.paused : cap?.limit === 'paused';
   if (paused) {
     // The live control says who paused it now: an operator's pause over the breaker's is the operator's.
@@ -63,6 +77,7 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
   switch (cap.limit) {
     case 'plan':
     case 'paused':
+    case 'stopping':
       return null;
     case 'control':
       return {

@@ -1,5 +1,5 @@
 /**
- * Idle slots, read from the checkpoint's event log alone (issue 25 item 2): the time during which
+ * Idle slots, read from the checkpoint's event log alone: the time during which
  * fewer moves were held than the cap in force while some item was due. It depends on nothing but
  * the log, so a test can hold a run to it whatever the machine's speed.
  *
@@ -33,7 +33,7 @@ const NO_MOVE = new Set<string>([
   'move.post_failed',
   'move.not_created',
   'item.not_on_source',
-  'item.quarantined',
+  'move.quarantined',
   'item.gone',
   'item.elsewhere',
   'item.already_on_destination',

@@ -5,7 +5,8 @@ import type { RunControl, StatusSummary } from '../store/types.js';
 import { NO_CONTROL } from '../store/types.js';
 import { holdOf } from './hold.js';
 import type { Hold } from './hold.js';
-import { createProgressObserver, MIN_MOVES_FOR_RATE, RateMeter } from '../cli/progress-observer.js';
+import { createProgressObserver } from '../cli/progress-observer.js';
+import { MIN_MOVES_FOR_RATE, PaceMeter, RateMeter } from './pace.js';
 import type { ProgressSink } from '../cli/progress-observer.js';
 import { renderHoldNote, renderProgressLine, textWidth } from './progress.js';
 import type { ProgressView } from './progress.js';
@@ -266,6 +267,7 @@ function fakeRun(state: {
     host: 'h',
     fromSeq: 0,
     startedAt: 0,
+    pace: new PaceMeter(state.summary, state.now),
     dryRun: false,
     clock: { now: () => state.now, sleep: () => Promise.resolve() },
     step: () => state.step,

@@ -9,6 +9,7 @@
 import type { StatusSummary } from '../store/types.js';
 import { escapeControls } from './escape.js';
 import type { Hold } from './hold.js';
+import { etaOf } from './pace.js';
 import { formatApproxDuration, progressByKind } from './summary.js';
 
 export interface ProgressView {
@@ -122,7 +123,7 @@ function partsOf(view: ProgressView): Part[] {
       add('pace', ' | ', [measuring], [measuring], [{ text: 'ETA ?', tone: 'dim' }]);
     } else {
       const rate = formatRate(view.perMinute);
-      const eta = { text: `ETA ${formatApproxDuration(remaining === 0 ? 0 : (remaining / view.perMinute) * 60_000)}` };
+      const eta = { text: `ETA ${formatApproxDuration(etaOf(remaining, view.perMinute, false))}` };
       add('pace', ' | ', [{ text: `${rate} moves/min, ` }, eta], [{ text: `${rate}/min, ` }, eta], [eta]);
     }
   }

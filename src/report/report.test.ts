@@ -49,8 +49,28 @@ const context: RunContext = {
 describe('summary', () => {
   it('groups item states per kind', () => {
     expect(progressByKind(summary)).toEqual([
-      { kind: 'projects', total: 100, done: 82, inFlight: 10, waiting: 7, retrying: 3, quarantined: 1, staying: 0 },
-      { kind: 'snippets', total: 5, done: 5, inFlight: 0, waiting: 0, retrying: 0, quarantined: 0, staying: 0 },
+      {
+        kind: 'projects',
+        total: 100,
+        done: 82,
+        inFlight: 10,
+        waiting: 7,
+        retrying: 3,
+        quarantined: 1,
+        staying: 0,
+        notSelected: 0,
+      },
+      {
+        kind: 'snippets',
+        total: 5,
+        done: 5,
+        inFlight: 0,
+        waiting: 0,
+        retrying: 0,
+        quarantined: 0,
+        staying: 0,
+        notSelected: 0,
+      },
     ]);
   });
 
@@ -268,7 +288,7 @@ describe('renderers', () => {
       seq: 9,
       at: Date.UTC(2026, 0, 1, 13),
       type: 'run.finished' as const,
-      data: { state: 'done' as const, error: null, quarantined: 1 },
+      data: { outcome: 'done' as const, error: null, quarantined: 1 },
     };
     const ended = buildStatusReport('/x.db', done, summary, 1, null, 10, rule, [], finished);
     expect(ended).toMatchObject({

@@ -9,16 +9,18 @@ import { holdOf } from './hold.js';
 import type { Hold } from './hold.js';
 import type { RunContext } from '../machine/types.js';
 import { NO_CONTROL } from '../store/types.js';
-import type { RunControl, SavedRun, StatusSummary } from '../store/types.js';
+import type { NotifyTargetView, RunControl, SavedRun, StatusSummary } from '../store/types.js';
 import type { KindProgress } from './summary.js';
-import { diskPaths } from './disk-paths.js';
 import { failedMoveLines } from './failed-moves.js';
 import type { FailedMove } from './failed-moves.js';
+import { copiesLines, copiesOf } from './copies.js';
+import type { CopyKnowledge, LeftCopy, LiveCopy } from './copies.js';
 import { describeFailure } from './failure-class.js';
 import type { FailureClass } from './failure-class.js';
 import { countItems, listWords } from './counts.js';
+import { countWaiting, waitingLines } from './notifications.js';
 import type { SourceProgress } from './counts.js';
-import { formatApproxDuration, orphanLines, placementLines, rateAndEta } from './summary.js';
+import { formatApproxDuration, placementLines, rateAndEta } from './summary.js';
 
 /** The run lock as `status` found it: who holds it and whether that process is alive. */
 export interface LockView {
@@ -38,8 +40,9 @@ export interface StatusReport {
   plan: string | null;
   /**
    * "not started", "running" (a live process holds the lock), "interrupted" (no live holder and the
-   * machine did not reach a final state: killed, stopped by a signal, or crashed), or the final state:
-   * "done", "doneWithQuarantine", "failed".
+   * machine did not reach a final state: killed, stopped by a signal, or crashed), "stopped" (as
+   * interrupted, but on request: `control --stop` or the stop file), or the final state: "done",
+   * "doneWithQuarantine", "failed".
    */
   state: string;
   /** The process holding the run lock, if any (a dead holder means the run was killed). */
@@ -48,7 +51,7 @@ export interface StatusReport {
   step: string | null;
   dryRun: boolean;
   error: RunContext['error'];
-  /** How the run's last process ended (`run.finished` or `run.interrupted`), when it is not running. */
+  /** How the run's last process ended (`run.finished`, `run.interrupted` or `run.stopped`), when it is not running. */
   ended: { state: string; at: number } | null;
   kinds: KindProgress[];
   /** The same count per kind and source (./counts.ts). */
@@ -60,8 +63,10 @@ export interface StatusReport {
   /** Null when unknown, while nothing is scheduled (`now` stops it), and when it is not running. */
   etaMs: number | null;
   remaining: number;
-  /** Left on the sources as planned (a reached `move.until` bound): neither remaining nor failed (./counts.ts). */
+  /** Left on the sources as planned (a reached `move.until` bound, or not selected): neither remaining nor failed (./counts.ts). */
   staying: number;
+  /** Of `staying`: not chosen by `move.select`. */
+  notSelected: number;
   /** Sources whose `move.until` bound is reached. */
   boundsReached: string[];
   stuck: StatusSummary['stuck'];
@@ -73,11 +78,15 @@ export interface StatusReport {
   /** Each with its failure class and that class's remedy (./failure-class.ts, docs/failures.md). */
   quarantined: (StatusSummary['quarantined'][number] & { class: FailureClass; remedy: string; doc: string })[];
   /**
-   * Moved items whose source copy is left behind (cleanup failed, or failed after the switch), with
-   * the copy's paths on its storage (hashed storage; relative to the storage's path).
+   * Repository copies left behind for the operator to remove once checked (./copies.ts): on the
+   * storage a moved item left (cleanup failed, failed after the switch), or on the destination of
+   * a failed move; `source` is the storage the copy is on, with its paths there (hashed storage,
+   * relative to the storage's path) and where the item lives, and how that is known.
    */
-  orphans: (NonNullable<StatusSummary['orphans']>[number] & { diskPaths: string[] })[];
-  /** Items and bytes per destination (issue 23); empty when nothing was placed per item. */
+  orphans: LeftCopy[];
+  /** Copies that would be listed but are on the storage their item lives on now: live, never to remove. */
+  liveCopies: LiveCopy[];
+  /** Items and bytes per destination (many destinations); empty when nothing was placed per item. */
   placement: NonNullable<StatusSummary['placement']>;
   warnings: string[];
   /** Pre-flight's information (room that fits), apart from the warnings. */
@@ -96,6 +105,8 @@ export interface StatusReport {
    * not running.
    */
   now: Hold | null;
+  /** Notifications not delivered yet (the plan's `notify:`), per target; empty when none waits. */
+  notifications: NotifyTargetView[];
 }
 
 /** The cap in force as the run last recorded it, and since when. */
@@ -118,10 +129,14 @@ function runState(snap: { status?: string; value?: unknown } | undefined, lock: 
   return snap ? 'interrupted' : 'not started';
 }
 
+/** The events that say how a run's process ended. */
+export type EndEvent = AuditEventOf<'run.finished' | 'run.interrupted' | 'run.stopped'>;
+
 /** How the last process ended, when that is the state the run is in (a kill -9 leaves no event). */
-function endedOf(state: string, last: AuditEventOf<'run.finished' | 'run.interrupted'> | null): StatusReport['ended'] {
+function endedOf(state: string, last: EndEvent | null): StatusReport['ended'] {
   if (!last || state === 'running' || state === 'not started') return null;
-  const was = last.type === 'run.finished' ? last.data.state : 'interrupted';
+  const was =
+    last.type === 'run.finished' ? last.data.outcome : last.type === 'run.stopped' ? 'stopped' : 'interrupted';
   return was === state ? { state: was, at: last.at } : null;
 }
 
@@ -136,14 +151,20 @@ export function buildStatusReport(
   planConcurrency: number | null = null,
   cap: CapView | null = null,
   failures: FailedMove[] = [],
-  /** The run's last `run.finished` or `run.interrupted` event. */
-  last: AuditEventOf<'run.finished' | 'run.interrupted'> | null = null,
+  /** The run's last `run.finished`, `run.interrupted` or `run.stopped` event. */
+  last: EndEvent | null = null,
   /** The plan's schedule zone: a window's time as the progress line gives it. */
   timezone = 'UTC',
+  /** What is known beyond the checkpoint's rows of where items with copies left behind live (./copies.ts). */
+  copies: CopyKnowledge = {},
+  /** Notifications not delivered yet, per target. */
+  notifications: NotifyTargetView[] = [],
 ): StatusReport {
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
-  const state = runState(snap, lock);
+  const ran = runState(snap, lock);
+  // A run stopped on request is interrupted as far as its snapshot goes; its last event says more.
+  const state = ran === 'interrupted' && !lock && last?.type === 'run.stopped' ? 'stopped' : ran;
   let step: string | null = c?.step ?? null;
   // The one schedule drains every source and kind at once; a drain per pair, one of them.
   if (c && c.step === 'drain' && snap?.status !== 'done')
@@ -158,6 +179,7 @@ export function buildStatusReport(
   const running = state === 'running';
   const hold = running ? holdOf(cap, control, timezone) : null;
   const counts = countItems(summary);
+  const view = copiesOf(summary, { destination: c?.destination ?? null, ...copies });
   return {
     checkpoint,
     plan: saved?.planName ?? null,
@@ -175,6 +197,7 @@ export function buildStatusReport(
     etaMs: running && !hold?.stopped ? rate.etaMs : null,
     remaining: rate.remaining,
     staying: counts.staying,
+    notSelected: counts.notSelected,
     boundsReached: counts.boundsReached,
     stuck: summary.stuck,
     failures,
@@ -182,7 +205,8 @@ export function buildStatusReport(
       const { class: cls, remedy, doc } = describeFailure(q.reason, c?.instanceVersion ?? null);
       return { ...q, class: cls, remedy, doc };
     }),
-    orphans: (summary.orphans ?? []).map((o) => ({ ...o, diskPaths: diskPaths(o.kind, o.id) })),
+    orphans: view.left,
+    liveCopies: view.live,
     placement: summary.placement ?? [],
     warnings: c?.warnings ?? [],
     notes: c?.notes ?? [],
@@ -190,6 +214,7 @@ export function buildStatusReport(
     control,
     cap: running ? cap : null,
     now: hold,
+    notifications,
   };
 }
 
@@ -198,31 +223,40 @@ function describeNow(r: StatusReport): string[] {
   const h = r.now!;
   const c = r.cap;
   const sinceMs =
-    h.by === 'control' || h.by === 'breaker'
-      ? r.control.updatedAt
-      : h.by === 'rule' || h.by === 'capacity'
-        ? (c?.since ?? c?.at)
-        : c?.at;
+    h.by === 'stop'
+      ? (r.control.stop?.at ?? r.control.updatedAt)
+      : h.by === 'control' || h.by === 'breaker'
+        ? r.control.updatedAt
+        : h.by === 'rule' || h.by === 'capacity'
+          ? (c?.since ?? c?.at)
+          : c?.at;
   const since = sinceMs != null ? ` (since ${new Date(sinceMs).toISOString()})` : '';
   const next =
     h.by === 'breaker'
       ? ['"Failed moves" below lists what it counted; `shardmove control --unpause` goes on']
-      : h.by === 'control' && h.stopped
-        ? ['`shardmove control --unpause` goes on']
-        : [];
+      : h.by === 'stop'
+        ? ['then `run` again continues it']
+        : h.by === 'control' && h.stopped
+          ? ['`shardmove control --unpause` goes on']
+          : [];
   return [`${h.full}${h.detail ? `: ${h.detail}` : ''}${since}`, ...next];
 }
 
 /** The status as text for people. */
 export function renderStatus(r: StatusReport): string {
   const lines: string[] = [];
-  const ended = r.ended && r.state !== 'interrupted' ? `, ended ${new Date(r.ended.at).toISOString()}` : '';
+  const ended =
+    r.ended && r.state !== 'interrupted' && r.state !== 'stopped'
+      ? `, ended ${new Date(r.ended.at).toISOString()}`
+      : '';
   // A run that ended is in no step any more (its snapshot's step is its final state); an
-  // interrupted one is, and goes on from it.
-  const step = r.step && r.step !== r.state && r.ended?.state !== r.state ? `, step ${r.step}` : '';
+  // interrupted or stopped one is, and goes on from it.
+  const inStep = r.ended?.state !== r.state || r.state === 'stopped';
+  const step = r.step && r.step !== r.state && inStep ? `, step ${r.step}` : '';
   lines.push(`Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${step}${ended}`);
   const l = r.lock;
-  const at = r.ended?.state === 'interrupted' ? ` at ${new Date(r.ended.at).toISOString()}` : '';
+  const at =
+    r.ended?.state === 'interrupted' || r.ended?.state === 'stopped' ? ` at ${new Date(r.ended.at).toISOString()}` : '';
   // A revert's checkpoint (always `<forward>.revert.db`) is continued by `shardmove revert`, never by `run`.
   const again = r.checkpoint.endsWith('.revert.db')
     ? '`shardmove revert PLAN` (with the forward checkpoint) again to continue it'
@@ -236,6 +270,7 @@ export function renderStatus(r: StatusReport): string {
   else if (l)
     lines.push(`  interrupted: pid ${l.pid} on ${l.host} died holding the lock (killed or crashed); ${again}`);
   else if (r.state === 'interrupted') lines.push(`  interrupted${at}: no process is running it; ${again}`);
+  else if (r.state === 'stopped') lines.push(`  stopped on request${at}: no process is running it; ${again}`);
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
   if (r.now) lines.push(...describeNow(r).map((l, i) => `${i === 0 ? '  now: ' : '       '}${l}`));
   // The pause is the `now` line's while it runs; an override kept for a later run is said as such.
@@ -243,14 +278,23 @@ export function renderStatus(r: StatusReport): string {
     lines.push(
       `  control: ${r.now ? `cap ${r.control.concurrency}, set with shardmove control${r.control.planConcurrency === null ? '' : ` (the plan's is ${r.control.planConcurrency})`}` : describeInForce(r.control)}${r.state === 'running' ? '' : ' (kept in the checkpoint for its next run)'}`,
     );
+  // A stop that waits with no run going (its run lost the lock, or was killed): the next run obeys it.
+  const stop = r.control.stop;
+  if (stop && r.state !== 'running')
+    lines.push(
+      `  stop: asked for at ${new Date(stop.at).toISOString()} by ${stop.by === 'file' ? 'the stop file' : 'shardmove control --stop'}, not obeyed yet: the next run obeys it at once`,
+    );
   const done = r.kinds.reduce((a, k) => a + k.done, 0);
   if (r.state !== 'running') lines.push(`  ${r.total} items known: ${done} done, ${r.remaining} remaining`);
   else
     lines.push(
       `  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${r.now?.stopped ? 'paused (nothing new is scheduled)' : formatApproxDuration(r.etaMs)}`,
     );
-  if (r.staying > 0)
-    lines.push(`  ${r.staying} stay on the sources as planned (move.until reached on ${listWords(r.boundsReached)})`);
+  if (r.staying > 0) {
+    const bound = r.staying > r.notSelected ? [`move.until reached on ${listWords(r.boundsReached)}`] : [];
+    const chosen = r.notSelected > 0 ? [`${r.notSelected} not selected by move.select`] : [];
+    lines.push(`  ${r.staying} stay on the sources as planned (${[...bound, ...chosen].join('; ')})`);
+  }
   if (r.kinds.length > 0) {
     lines.push('', 'By kind:');
     for (const k of r.kinds) {
@@ -262,9 +306,10 @@ export function renderStatus(r: StatusReport): string {
     for (const c of [...r.counts].sort((a, b) =>
       `${a.kind}${a.source}${a.state}`.localeCompare(`${b.kind}${b.source}${b.state}`),
     )) {
-      const staying = c.state === 'pending' ? r.bySource.find((b) => b.kind === c.kind && b.source === c.source) : null;
+      const s = c.state === 'pending' ? r.bySource.find((b) => b.kind === c.kind && b.source === c.source) : null;
+      const bound = s ? s.staying - s.notSelected : 0;
       lines.push(
-        `  ${c.kind.padEnd(9)} ${c.source.padEnd(12)} ${c.state.padEnd(12)} ${c.n}${staying?.staying ? ` (${staying.staying} staying: move.until)` : ''}`,
+        `  ${c.kind.padEnd(9)} ${c.source.padEnd(12)} ${c.state.padEnd(12)} ${c.n}${bound > 0 ? ` (${bound} staying: move.until)` : ''}`,
       );
     }
   }
@@ -283,8 +328,12 @@ export function renderStatus(r: StatusReport): string {
       lines.push(`    ${q.class}: ${q.remedy} (${q.doc})`);
     }
   }
+  if (r.notifications.length > 0) {
+    lines.push('', `Notifications not delivered (${countWaiting(r.notifications)}):`);
+    lines.push(...waitingLines(r.notifications, r.state === 'running'));
+  }
   lines.push(...placementLines(r.placement, r.dryRun));
-  lines.push(...orphanLines(r.orphans));
+  lines.push(...copiesLines({ left: r.orphans, live: r.liveCopies }));
   if (r.notes.length > 0) lines.push('', 'Room (checked by pre-flight):', ...r.notes.map((n) => `  ${n}`));
   if (r.warnings.length > 0) {
     lines.push('', `Warnings (${r.warnings.length}):`);

@@ -3,8 +3,7 @@
  * behind; the count of items (per kind done / in flight / waiting / quarantined / staying, a rate and
  * an ETA) is ./counts.ts's, re-exported here. Pure: the caller passes the time.
  */
-import type { DestinationPlacement, OrphanCopy } from '../store/types.js';
-import { diskPaths } from './disk-paths.js';
+import type { DestinationPlacement } from '../store/types.js';
 
 // The count lives in ./counts.ts; these names stay here for the renderers that import them.
 export { progressByKind, rateAndEta } from './counts.js';
@@ -38,7 +37,7 @@ export function formatBytes(n: number): string {
 }
 
 /**
- * Where the items go (issue 23), as lines for people: items and bytes per destination, and how many
+ * Where the items go among the destinations, as lines for people: items and bytes per destination, and how many
  * have arrived. Nothing when the checkpoint placed nothing per item (one destination, older files).
  */
 export function placementLines(placement: readonly DestinationPlacement[] | undefined, dryRun: boolean): string[] {
@@ -51,30 +50,5 @@ export function placementLines(placement: readonly DestinationPlacement[] | unde
       const sized = p.unsized > 0 ? ` (+${p.unsized} without a size)` : '';
       return `  ${p.destination.padEnd(w)}  ${String(p.items).padStart(6)} item(s)  ${formatBytes(p.bytes).padStart(9)}${sized}${dryRun ? '' : `  ${p.moved} moved`}`;
     }),
-  ];
-}
-
-/**
- * The source copies left behind, as lines for people: each moved item whose move ended `cleanup
- * failed` or failed after the switch. Nothing deletes them; the operator does, once checked.
- */
-export function orphanLines(
-  orphans: readonly OrphanCopy[] | undefined,
-  /** At most `limit` copies listed (the final summary), then where `fullList` says they all are. */
-  short?: { limit: number; fullList: readonly string[] },
-): string[] {
-  if (!orphans || orphans.length === 0) return [];
-  const more = short && orphans.length > short.limit ? orphans.length - short.limit : 0;
-  const shown = more > 0 ? orphans.slice(0, short!.limit) : orphans;
-  return [
-    '',
-    `Source copies left behind (${orphans.length}): moved, but a copy stays on the old storage; nothing deletes it`,
-    ...shown.flatMap((o) => [
-      `  ${o.kind} ${o.id} ${o.name}: copy left on ${o.source} (move ${o.moveId ?? '?'} ${o.moveState === 'failed' ? 'failed after the switch' : o.moveState})`,
-      `    at ${diskPaths(o.kind, o.id).join(', ')} (relative to ${o.source}'s path; those that exist)`,
-    ]),
-    ...(more > 0
-      ? [`  ... and ${more} more: ${short!.fullList[0]}`, ...short!.fullList.slice(1).map((l) => `  ${l}`)]
-      : []),
   ];
 }

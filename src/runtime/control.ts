@@ -2,9 +2,18 @@
  * `shardmove control`: the operator's live overrides of a run, written into its checkpoint, where
  * the running process reads them at every turn of its scheduling loop (no restart, no plan change).
  * The run lock is not taken: the control is meant for a checkpoint that a live run holds.
+ *
+ * A stop (`--stop`) is written only while a run holds the checkpoint: it stops that run (or the one
+ * that takes its lock over), which consumes it when it ends. Written with no run going, it would only
+ * stop the next `run` at once. A revert holds its forward run's checkpoint too: a stop given for the
+ * forward checkpoint while a revert holds it is written into the revert's, which that process reads.
  */
+import { existsSync } from 'node:fs';
+import type { StopRequest } from '../events/vocabulary.js';
 import type { LockView } from '../report/status.js';
+import type { Checkpoint } from '../store/checkpoint.js';
 import type { RunControl } from '../store/types.js';
+import { revertCheckpointPath } from './paths.js';
 import { lockHolder, openExistingCheckpoint, planCapOf } from './status.js';
 import type { PlanGiven } from './status.js';
 
@@ -12,9 +21,22 @@ export interface ControlChange {
   /** A cap other than the plan's; null goes back to the plan's `move.concurrency`. */
   concurrency?: number | null;
   paused?: boolean;
+  /** Ask the run holding the checkpoint to stop (`--stop`). */
+  stop?: true;
 }
 
+/** What became of a `--stop`. */
+export type StopAnswer =
+  /** Written now: the run stops once nothing is in flight. */
+  | { kind: 'asked'; stop: StopRequest }
+  /** A stop was already asked for and waits: nothing written. */
+  | { kind: 'already'; stop: StopRequest }
+  /** No run holds the checkpoint (none, or its holder is gone; `ended`: its final state): nothing written. */
+  | { kind: 'no run'; ended: string | null };
+
 export interface ControlResult {
+  /** The checkpoint changed or read: the one given, or a revert's holding it (`--stop`). */
+  file: string;
   /** The overrides before the change, and after it. */
   before: RunControl;
   control: RunControl;
@@ -22,6 +44,8 @@ export interface ControlResult {
   planConcurrency: number | null;
   /** The live process that will apply the change, if one holds the checkpoint. */
   runner: LockView | null;
+  /** With `--stop`: whether it was asked for. */
+  stop?: StopAnswer;
 }
 
 /**
@@ -35,13 +59,67 @@ export function applyControl(
   now: number,
   plan: PlanGiven | null = null,
 ): ControlResult {
+  if (change.stop) return applyStop(stopTarget(file), now, plan);
   const changing = change.concurrency !== undefined || change.paused !== undefined;
   const store = openExistingCheckpoint(file, { readOnly: !changing });
   try {
     const before = store.readControl();
-    const control = changing ? store.writeControl(change, now) : before;
-    return { before, control, planConcurrency: planCapOf(store, plan), runner: lockHolder(store) };
+    const control = changing
+      ? store.writeControl({ concurrency: change.concurrency, paused: change.paused }, now)
+      : before;
+    return { file, before, control, planConcurrency: planCapOf(store, plan), runner: lockHolder(store) };
   } finally {
     store.close();
   }
+}
+
+/**
+ * Writes a stop request, in one transaction with the look at the lock, so that a run ending at that
+ * moment cannot leave a request behind for the next one.
+ */
+function applyStop(file: string, now: number, plan: PlanGiven | null): ControlResult {
+  const store = openExistingCheckpoint(file, { readOnly: false });
+  try {
+    return store.batch((): ControlResult => {
+      const before = store.readControl();
+      const runner = lockHolder(store);
+      const base = { file, before, control: before, planConcurrency: planCapOf(store, plan), runner };
+      if (!runner || runner.alive === false) return { ...base, stop: { kind: 'no run', ended: endedState(store) } };
+      if (before.stop) return { ...base, stop: { kind: 'already', stop: before.stop } };
+      const control = store.writeControl({ stop: { by: 'control' } }, now);
+      return { ...base, control, stop: { kind: 'asked', stop: control.stop! } };
+    });
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * The checkpoint a stop is for: the one given, or the revert's beside it when a revert holds both
+ * (the same process holds the forward lock and the revert's).
+ */
+function stopTarget(file: string): string {
+  const revert = revertCheckpointPath(file);
+  if (revert === file || !existsSync(revert)) return file;
+  const forward = openExistingCheckpoint(file, { readOnly: true });
+  let holder: LockView | null;
+  try {
+    holder = lockHolder(forward);
+  } finally {
+    forward.close();
+  }
+  if (!holder || holder.alive === false) return file;
+  const other = openExistingCheckpoint(revert, { readOnly: true });
+  try {
+    const r = lockHolder(other);
+    return r && r.pid === holder.pid && r.host === holder.host ? revert : file;
+  } finally {
+    other.close();
+  }
+}
+
+/** The final state a run that holds no lock ended in, or null (interrupted, or never started). */
+function endedState(store: Pick<Checkpoint, 'loadRun'>): string | null {
+  const snap = store.loadRun()?.snapshot as { status?: string; value?: unknown } | undefined;
+  return snap?.status === 'done' ? String(snap.value) : null;
 }

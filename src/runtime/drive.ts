@@ -14,15 +14,18 @@ import { MACHINE_VERSION, drainLabel, runMachine } from '../machine/machine.js';
 import type { RunContext, RunInput } from '../machine/types.js';
 import type { Plan } from '../plan/types.js';
 import type { FinalReportInput } from '../report/final.js';
-import { rateAndEta } from '../report/summary.js';
+import { PaceMeter } from '../report/pace.js';
 import type { CheckpointStore } from '../store/types.js';
 import { createEffects } from './effects.js';
 import { scheduleOf } from '../schedule/gate.js';
 import type { SchedulingGate } from '../schedule/gate.js';
 import type { PrometheusClient } from '../api/prometheus.js';
+import { isLeaseLostError } from '../store/lease.js';
+import { recheckCopies } from './copies.js';
 import { INTERNAL, RuntimeError } from './errors.js';
 import { notifyObservers } from './observer.js';
 import type { SecretSet } from './logger.js';
+import { noteConsumed, quietForStop, stoppedOutcome, watchRunForStop } from './stop-run.js';
 import { tokenOutlivedWarning } from './token-deadline.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
@@ -47,6 +50,8 @@ export interface DriveArgs {
   prometheus?: PrometheusClient | undefined;
   /** The log's last sequence number before this process took the lock (observers read on from it). */
   fromSeq: number;
+  /** True once the run lock was lost: a stop request and the stop file are then left to its new holder. */
+  leaseLost?: () => boolean;
 }
 
 /** Runs the machine until it is final or interrupted. Throws INTERNAL if it stops in a non-final state. */
@@ -54,16 +59,30 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const { opts, services, plan, store, log } = a;
   const clock = services.clock;
   const startedAt = clock.now();
+  // This process's rate and ETA, one meter for the token check and every observer.
+  const pace = new PaceMeter(store.summary(startedAt), startedAt);
+  // A stop from outside (control --stop, the stop file) ends the run as Ctrl-C does, once nothing is in flight.
+  const stop = watchRunForStop({
+    store,
+    clock,
+    log,
+    opts,
+    quiet: () => quietForStop(store, actor.getSnapshot().context, deps),
+    step: () => currentStep(),
+  });
+  const signal = AbortSignal.any([opts.signal, stop.signal]);
   const deps: ActorDeps = {
     api: a.api,
     store,
     plan,
     clock,
     log,
-    signal: opts.signal,
+    signal,
     dryRun: opts.dryRun,
     ...(a.gate ? { gate: a.gate } : {}),
     ...(a.prometheus ? { prometheus: a.prometheus } : {}),
+    // Read when asked: pre-flight sets it in the machine's context before any drain places anything.
+    instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
   };
   const effects = createEffects(services.actors, deps, log);
 
@@ -78,7 +97,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   // Once per run, when a drain starts: does the token outlive the estimated end?
   const checkTokenDeadline = (c: RunContext) => {
     if (extraWarnings.length > 0 || !c.tokenExpiresAt) return;
-    const { etaMs } = rateAndEta(store.summary(clock.now()), clock.now() - startedAt);
+    const { etaMs } = pace.read(clock.now(), store.summary(clock.now()), false);
     const warning = tokenOutlivedWarning(c.tokenExpiresAt, clock.now(), etaMs);
     if (!warning) return;
     extraWarnings.push(warning);
@@ -95,7 +114,10 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     });
   };
   const observers = opts.observers ?? [];
-  deps.onProgress = () => notifyObservers(observers, log, 'progress');
+  deps.onProgress = () => {
+    stop.check();
+    notifyObservers(observers, log, 'progress');
+  };
 
   let resolveFinal: (v: 'final') => void = () => undefined;
   const finished = new Promise<'final'>((resolve, reject) => {
@@ -110,7 +132,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
           const label = snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
           if (label !== lastLabel) {
             lastLabel = label;
-            store.appendEvent('step.entered', { step: label }, clock.now());
+            store.appendEvent('step.started', { step: label }, clock.now());
             log.info({ step: label }, 'step entered');
             if (label.startsWith('drain ')) checkTokenDeadline(snap.context);
           }
@@ -128,8 +150,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
       await effects.interrupt();
       resolve('interrupted');
     };
-    if (opts.signal.aborted) void onAbort();
-    else opts.signal.addEventListener('abort', () => void onAbort(), { once: true });
+    if (signal.aborted) void onAbort();
+    else signal.addEventListener('abort', () => void onAbort(), { once: true });
   });
 
   store.appendEvent('run.started', { resumed: Boolean(a.snapshot), dryRun: opts.dryRun, pid: services.pid }, startedAt);
@@ -137,49 +159,75 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     { plan: plan.name, resumed: Boolean(a.snapshot), dryRun: opts.dryRun, checkpoint: store.file },
     'run started',
   );
-  const currentStep = () => {
+  function currentStep(): string {
     const snap = actor.getSnapshot();
     return snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
-  };
+  }
   notifyObservers(observers, log, 'started', {
     plan,
     checkpoint: store.file,
     host: services.host,
     fromSeq: a.fromSeq,
     store,
+    notifications: store.notifications,
     clock,
     startedAt,
+    pace,
     dryRun: opts.dryRun,
     step: currentStep,
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
-    signal: opts.signal,
+    signal,
   });
   actor.start();
   // A restored run that had already ended emits nothing: it is final at once.
   if (actor.getSnapshot().status === 'done') resolveFinal('final');
   else persist();
+  // A stop asked for before this run started (the stop file left in place) is obeyed at once.
+  stop.start();
   let ending: 'final' | 'interrupted';
   try {
     ending = await Promise.race([finished, stopped]);
   } catch (err) {
     actor.stop();
     throw err;
+  } finally {
+    stop.close();
   }
   if (ending === 'interrupted') {
     persist();
     actor.stop();
-    store.appendEvent('run.interrupted', { step: stepLabel(actor.getSnapshot().context) }, clock.now());
+    const step = stepLabel(actor.getSnapshot().context);
+    if (stop.obeyed) return stoppedOutcome({ ...a, stop, step, elapsedMs: clock.now() - startedAt });
+    store.appendEvent('run.interrupted', { step }, clock.now());
     log.warn('checkpoint saved after interruption');
+    if (!a.leaseLost?.()) noteConsumed(stop, opts);
     return { kind: 'interrupted' };
   }
   const snap = actor.getSnapshot();
   actor.stop();
+  if (!a.leaseLost?.()) noteConsumed(stop, opts);
   const state = String(snap.value);
   if (!isFinalState(state)) throw new RuntimeError(INTERNAL, `the run machine stopped in unexpected state ${state}`);
+  // Before the copies left behind are listed, where their items live now is read once.
+  let copies = null;
+  if (!opts.dryRun) {
+    try {
+      copies = await recheckCopies(store, a.api, {
+        destination: snap.context.destination,
+        now: () => clock.now(),
+        signal: opts.signal,
+      });
+    } catch (err) {
+      // A fenced write means the lock was lost: the caller says so. Anything else leaves the
+      // copies as the checkpoint records them, said as not re-checked.
+      if (isLeaseLostError(err)) throw err;
+      log.warn({ err }, 'the copies left behind could not be re-checked');
+    }
+  }
   const summary = store.summary(clock.now(), true);
   store.appendEvent(
     'run.finished',
-    { state, error: snap.context.error, quarantined: summary.quarantined.length },
+    { outcome: state, error: snap.context.error, quarantined: summary.quarantined.length },
     clock.now(),
   );
   log.info({ state, error: snap.context.error, quarantined: summary.quarantined.length }, 'run finished');
@@ -191,6 +239,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     logFile: a.logFile,
     checkpointFile: store.file,
     extraWarnings,
+    copies: { checks: copies },
   };
   if (opts.dryRun) {
     report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency };

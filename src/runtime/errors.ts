@@ -16,6 +16,12 @@ export const RUNTIME_CODES = defineErrorCodes('runtime', {
     "`revert` found no record of the forward run's moves on this instance (another instance behind the plan's URL, or one restored from a backup). No flag overrides it; nothing was written.",
   SHARDMOVE_CHECKPOINT_ELSEWHERE:
     "The plan's checkpoint is not beside the plan, where it is looked for now, but one of its name is under the current directory, where an older shardmove put it: the message says how to move it or name it with --state. Nothing was written.",
+  SHARDMOVE_ITEMS_FILE_INVALID:
+    '`run --only FILE`, `run --dry-run --items FILE`: the item list cannot be read or used (not a file, not UTF-8, a malformed line, a line whose check does not match because it was changed or typed by hand, an item listed twice, an item the plan does not move); every problem is named at its file:line. Nothing was written (exit 2).',
+  SHARDMOVE_ITEMS_OTHER_PLAN:
+    "`run --only FILE`: the list was made under another plan (its plan_hash is not the plan's now; both are named, and the fields that changed when the dry run that made it is still beside the plan). Make the list again with `run --dry-run --items`. Nothing was written (exit 4).",
+  SHARDMOVE_ITEMS_OTHER_LIST:
+    'The checkpoint holds the run of another item list (`run --only`), or a run that lists its sources: a reviewed list runs in a checkpoint of its own, and only with that list. Give it its own --state. Nothing was written (exit 4).',
   SHARDMOVE_NO_CHECKPOINT:
     'There is no checkpoint for this plan (it never ran, or --state names another file); nothing to show, steer or restore.',
 });
@@ -41,6 +47,12 @@ export { WEIGHTS_CHANGED };
  * where an older shardmove put it by default (under the current directory): exit 4, nothing written.
  */
 export const CHECKPOINT_ELSEWHERE = RUNTIME_CODES.SHARDMOVE_CHECKPOINT_ELSEWHERE;
+/** An item list that cannot be read or applied: each problem at its file:line (exit 2). */
+export const ITEMS_FILE_INVALID = RUNTIME_CODES.SHARDMOVE_ITEMS_FILE_INVALID;
+/** `run --only`: the list was made under another plan (exit 4). */
+export const ITEMS_OTHER_PLAN = RUNTIME_CODES.SHARDMOVE_ITEMS_OTHER_PLAN;
+/** A checkpoint of another item list, or of a listing run, for `run --only`, or the reverse (exit 4). */
+export const ITEMS_OTHER_LIST = RUNTIME_CODES.SHARDMOVE_ITEMS_OTHER_LIST;
 /** `status` found no checkpoint for the plan (exit 1). */
 export const NO_CHECKPOINT = RUNTIME_CODES.SHARDMOVE_NO_CHECKPOINT;
 /** The machine stopped in a state it should never reach (a bug); the machine's own code for bugs. */
@@ -55,6 +67,9 @@ export type RuntimeErrorCode =
   | typeof MOVES_IN_FLIGHT
   | typeof INSTANCE_CHANGED
   | typeof NO_CHECKPOINT
+  | typeof ITEMS_FILE_INVALID
+  | typeof ITEMS_OTHER_PLAN
+  | typeof ITEMS_OTHER_LIST
   | typeof INTERNAL;
 
 /** The runtime refuses to go on; match on `code`. */

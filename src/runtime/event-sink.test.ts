@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { testPlan } from '../../test/support/drain-harness.js';
+import { PaceMeter } from '../report/pace.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import type { Clock } from '../time/clock.js';
 import { createRunEvents } from './event-sink.js';
 import type { RunEvents } from './event-sink.js';
-import { RunEventSchema } from './events-schema.js';
-import type { RunEvent } from './events-schema.js';
+import { RunEventSchema } from '../events/run-events.js';
+import type { RunEvent } from '../events/run-events.js';
 
 const clock: Clock & { t: number } = { t: 1_700_000_000_000, now: () => clock.t, sleep: () => Promise.resolve() };
 
@@ -24,6 +25,7 @@ function setup(write?: (line: string) => void) {
       store,
       clock,
       startedAt: clock.t,
+      pace: new PaceMeter(store.summary(clock.t), clock.t),
       dryRun: false,
       step: () => 'preflight',
     });
@@ -39,12 +41,12 @@ describe('run events from the committed audit log', () => {
     const { events, store, read, start } = setup();
     store.appendEvent('run.started', { resumed: false, dryRun: false, pid: 5 }, clock.t);
     start(0);
-    store.appendEvent('step.entered', { step: 'preflight' }, clock.t);
+    store.appendEvent('step.started', { step: 'preflight' }, clock.t);
     clock.t += 250;
-    store.appendEvent('step.entered', { step: 'verify' }, clock.t);
+    store.appendEvent('step.started', { step: 'verify' }, clock.t);
     clock.t += 100;
-    store.appendEvent('step.entered', { step: 'failed' }, clock.t);
-    store.appendEvent('run.finished', { state: 'failed', error: null, quarantined: 0 }, clock.t);
+    store.appendEvent('step.started', { step: 'failed' }, clock.t);
+    store.appendEvent('run.finished', { outcome: 'failed', error: null, quarantined: 0 }, clock.t);
     stop(events);
     const steps = read().filter((e) => e.type.startsWith('step.'));
     expect(steps.map((e) => [e.type, 'step' in e ? e.step : null, 'outcome' in e ? e.outcome : null])).toEqual([
@@ -82,7 +84,7 @@ describe('run events from the committed audit log', () => {
     store.appendEvent('move.finished', { kind: 'projects', source: 'a', id: 1, moveId: 1 }, clock.t);
     const fromSeq = store.lastEventSeq();
     store.appendEvent(
-      'lock.takeover',
+      'lock.taken_over',
       { previous: { pid: 9, host: 'h', startedAt: 0 }, reason: 'dead', heartbeatAgeMs: 1 },
       clock.t,
     );

@@ -1,5 +1,5 @@
 /**
- * Keeping the run lock as a lease (issue 15): renew its heartbeat in the checkpoint several times
+ * Keeping the run lock as a lease: renew its heartbeat in the checkpoint several times
  * per lease period, and stop the run as soon as the lock turns out not to be ours any more. The
  * store's fence (src/store/lease.ts) already refuses every write of a holder that lost its lease;
  * this only makes the stop prompt and clear when the process is idle between writes.

@@ -1,5 +1,5 @@
 /**
- * The kind of run a checkpoint holds (issue 19). A real run never resumes a dry run's checkpoint: it
+ * The kind of run a checkpoint holds. A real run never resumes a dry run's checkpoint: it
  * would replay a rehearsal that moved nothing and report it done. A dry run never touches a real
  * run's. A revert's checkpoint (`shardmove revert`) is a third kind, resumed by a revert only. The first
  * run on a file claims it; everything after that must be of the same kind.

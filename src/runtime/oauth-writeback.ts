@@ -20,17 +20,17 @@ export interface OauthWriteback {
   warning: string | null;
 }
 
-/**
- * The refresh handler of a run: every new pair joins the secrets the logger redacts and, when the
- * plan read the tokens from files, is written back there. A failed write is logged, not thrown: the
- * run goes on with the pair in memory. Token credentials never refresh (no-op handler).
- */
 /** What the writeback logs to: a run's logger, or one that opens its file on the first line. */
 export interface WritebackLog {
   info(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
 
+/**
+ * The refresh handler of a run: every new pair joins the secrets the logger redacts and, when the
+ * plan read the tokens from files, is written back there. A failed write is logged, not thrown: the
+ * run goes on with the pair in memory. Token credentials never refresh (no-op handler).
+ */
 export function createOauthWriteback(
   planFile: string,
   env: Readonly<Record<string, string | undefined>>,

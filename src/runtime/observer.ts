@@ -10,7 +10,8 @@
 import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.js';
 import type { Plan } from '../plan/types.js';
-import type { CheckpointStore } from '../store/types.js';
+import type { PaceMeter } from '../report/pace.js';
+import type { CheckpointStore, NotifyStore } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 
 /** What an observer may look at while the run goes on. */
@@ -23,9 +24,16 @@ export interface ObservedRun {
   fromSeq: number;
   /** The run's own checkpoint connection: read it (summary, events); never write. */
   store: Pick<CheckpointStore, 'summary' | 'readEvents' | 'lastEventSeq' | 'lastEventOf' | 'readControl' | 'getItem'>;
+  /**
+   * The checkpoint's notifications (the plan's `notify:`), on the same connection: the one part an
+   * observer writes, and only their delivery worker does.
+   */
+  notifications?: NotifyStore;
   clock: Clock;
   /** When this process started driving the run (ms since epoch). */
   startedAt: number;
+  /** The run's pace (this process's rate and the ETA), one meter for every observer: they show the same. */
+  pace: PaceMeter;
   dryRun: boolean;
   /** The step the run is in, e.g. "drain nfs-1/projects". */
   step(): string;

@@ -2,24 +2,38 @@ import { describe, expect, it } from 'vitest';
 import { testPlan } from '../../test/support/fake-runtime-deps.js';
 import { ApiHttpError } from '../api/errors.js';
 import type { InstanceApi, MoveRecord } from '../api/types.js';
-import { hashPlan } from '../plan/hash.js';
+import { canonicalJson, hashPlan, planHashInput } from '../plan/hash.js';
+import { diffPlanRecords } from '../plan/plan-diff.js';
 import type { Plan } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
-import { planChanges, planFields, recordPlan, recordedPlan } from './plan-record.js';
-import { assertRecorded, checkForwardPlan, checkRevertPlan, revertHash, unrecordedSample } from './revert-identity.js';
+import {
+  assertRecorded,
+  checkForwardPlan,
+  checkRevertPlan,
+  recordedUrlOf,
+  revertHash,
+  unrecordedSample,
+} from './revert-identity.js';
 import type { RevertItem } from '../actors/index.js';
 
-const saved = (planHash: string) => ({ planName: 'p', planHash, machineVersion: 1, snapshot: {} });
+/** The plan's fields as the run row keeps them (schema 17). */
+const record = (p: Plan) => canonicalJson(planHashInput(p));
+/** A saved run under `planHash`, keeping the fields of `p` (none: written before schema 17). */
+const saved = (planHash: string, p: Plan | null = null) => ({
+  planName: 'p',
+  planHash,
+  machineVersion: 1,
+  snapshot: {},
+  plan: p ? record(p) : null,
+});
 const plan = testPlan();
 const moved = testPlan({ instance: { ...plan.instance, url: 'http://127.0.0.1:2' } });
 const faster = testPlan({ move: { ...plan.move, concurrency: 9 } });
-const record = (p: Plan) => ({ hash: hashPlan(p), plan: planFields(p) });
 
 function check(over: Partial<Parameters<typeof checkForwardPlan>[0]>): void {
   checkForwardPlan({
     forwardFile: 'state/it.db',
-    saved: saved(hashPlan(plan)),
-    recorded: record(plan),
+    saved: saved(hashPlan(plan), plan),
     plan,
     hash: hashPlan(plan),
     accept: false,
@@ -42,7 +56,7 @@ describe("a revert under its forward run's plan", () => {
   });
 
   it('says so when the forward checkpoint predates recorded plans', () => {
-    expect(() => check({ plan: faster, hash: hashPlan(faster), saved: saved('old'), recorded: null })).toThrow(
+    expect(() => check({ plan: faster, hash: hashPlan(faster), saved: saved('old') })).toThrow(
       /did not record the plan, so which fields differ cannot be told/,
     );
   });
@@ -50,9 +64,8 @@ describe("a revert under its forward run's plan", () => {
   it("keeps to the plan the revert's own checkpoint runs under once it accepted one", () => {
     const revert = (p: Plan) =>
       checkRevertPlan({
-        saved: saved(revertHash(hashPlan(faster))),
-        recorded: record(faster),
-        revertPlan: p,
+        saved: saved(revertHash(hashPlan(faster)), faster),
+        plan: p,
         hash: hashPlan(p),
         accept: false,
         again: 'shardmove revert plan.yaml',
@@ -62,16 +75,15 @@ describe("a revert under its forward run's plan", () => {
     expect(() => revert(plan)).toThrow(/differs from the one this revert started under \(move\.concurrency: 9 -> 4\)/);
   });
 
-  it('records a plan once per change, without credentials, and tells the fields apart', () => {
+  it("reads the plan from the run row, without credentials, and tells the fields apart as run's refusal does", () => {
     const s = openCheckpoint(':memory:');
-    recordPlan(s, plan, hashPlan(plan), 1);
-    recordPlan(s, plan, hashPlan(plan), 2);
-    recordPlan(s, faster, hashPlan(faster), 3);
-    expect(s.readEvents().map((e) => e.type)).toEqual(['plan.recorded', 'plan.recorded']);
-    expect(recordedPlan(s)?.hash).toBe(hashPlan(faster));
-    expect(JSON.stringify(s.readEvents())).not.toContain('glpat-');
-    expect(planChanges(planFields(plan), planFields(moved))).toEqual([
-      { path: 'instance.url', before: 'http://127.0.0.1:1', now: 'http://127.0.0.1:2' },
+    s.saveRun(saved(hashPlan(plan), plan));
+    expect(s.loadRun()?.plan).toBe(record(plan));
+    expect(JSON.stringify(s.loadRun())).not.toContain('glpat-');
+    expect(recordedUrlOf(s.loadRun())).toBe('http://127.0.0.1:1');
+    expect(recordedUrlOf(saved('old'))).toBeNull();
+    expect(diffPlanRecords(record(plan), record(moved))).toEqual([
+      { path: 'instance.url', from: 'http://127.0.0.1:1', to: 'http://127.0.0.1:2' },
     ]);
   });
 });

@@ -4,8 +4,9 @@
  *
  * - The plan, by the same identity `run` uses (src/plan/hash.ts: every field but the credentials,
  *   the instance URL included). A plan that differs from the forward run's is refused unless
- *   `--accept-plan-change`, naming the fields that differ when the forward checkpoint recorded them
- *   (`plan.recorded`, ./plan-record.ts): the instance URL as recorded against the URL now first.
+ *   `--accept-plan-change`, naming the fields that differ when the forward checkpoint keeps its plan
+ *   (the run row's, schema 17, compared as `run` compares it: src/plan/plan-diff.ts): the instance
+ *   URL as recorded against the URL now first.
  * - The instance, by evidence rather than by address: it must hold the forward run's own moves (the
  *   move ids its checkpoint records, each for its item). Another instance behind the same URL, or
  *   one restored from a backup taken before the forward run, has none of them. No flag overrides
@@ -13,11 +14,12 @@
  */
 import { ApiHttpError } from '../api/errors.js';
 import type { InstanceApi } from '../api/types.js';
+import { canonicalJson, planHashInput } from '../plan/hash.js';
+import { diffPlanRecords } from '../plan/plan-diff.js';
+import type { PlanChange } from '../plan/plan-diff.js';
 import type { Plan } from '../plan/types.js';
 import type { SavedRun } from '../store/types.js';
 import { INSTANCE_CHANGED, PLAN_CHANGED, RuntimeError } from './errors.js';
-import type { FieldChange, RecordedPlan } from './plan-record.js';
-import { planChanges, planFields } from './plan-record.js';
 import type { RevertItem } from '../actors/index.js';
 
 /** Items named in a refusal before the rest are counted. */
@@ -30,7 +32,6 @@ const NAMED = 5;
 export function checkForwardPlan(a: {
   forwardFile: string;
   saved: SavedRun | null;
-  recorded: RecordedPlan | null;
   plan: Plan;
   hash: string;
   accept: boolean;
@@ -38,34 +39,45 @@ export function checkForwardPlan(a: {
   again: string;
 }): void {
   if (a.accept || !a.saved || a.saved.planHash === a.hash) return;
-  const changes = a.recorded ? planChanges(a.recorded.plan, planFields(a.plan)) : null;
+  const changes = changesSince(a.saved, a.plan);
   throw planChanged(`the one the forward run in ${a.forwardFile} ran with`, 'the forward run', changes, a.again);
 }
 
 /**
  * Refuses (SHARDMOVE_PLAN_CHANGED, exit 4) a plan that differs from the one the revert's own
  * checkpoint runs under (which an earlier `--accept-plan-change` may have made differ from the
- * forward run's), unless accepted. `revertPlan` is the revert's plan made of the plan as loaded.
+ * forward run's), unless accepted. `plan` is the plan as loaded: the revert's checkpoint keeps its
+ * fields (and the revert's own hash of them, `revertHash`).
  */
 export function checkRevertPlan(a: {
   saved: SavedRun | null;
-  recorded: RecordedPlan | null;
-  revertPlan: Plan;
+  plan: Plan;
   hash: string;
   accept: boolean;
   again: string;
 }): void {
   if (a.accept || !a.saved || a.saved.planHash === revertHash(a.hash)) return;
-  const changes = a.recorded ? planChanges(a.recorded.plan, planFields(a.revertPlan)) : null;
-  throw planChanged('the one this revert started under', 'this revert', changes, a.again);
+  throw planChanged('the one this revert started under', 'this revert', changesSince(a.saved, a.plan), a.again);
 }
 
-function planChanged(than: string, by: string, changes: FieldChange[] | null, again: string): RuntimeError {
+/** The fields of `plan` that differ from the plan `saved` keeps, or null when it keeps none (before schema 17). */
+function changesSince(saved: SavedRun, plan: Plan): PlanChange[] | null {
+  return saved.plan ? diffPlanRecords(saved.plan, canonicalJson(planHashInput(plan))) : null;
+}
+
+/** `instance.url` of the plan a saved run keeps, when it keeps one. */
+export function recordedUrlOf(saved: SavedRun | null): string | null {
+  if (!saved?.plan) return null;
+  const url = (JSON.parse(saved.plan) as { instance?: { url?: unknown } } | null)?.instance?.url;
+  return typeof url === 'string' ? url : null;
+}
+
+function planChanged(than: string, by: string, changes: PlanChange[] | null, again: string): RuntimeError {
   const url = changes?.find((c) => c.path === 'instance.url');
   const rest = (changes ?? []).filter((c) => c !== url);
   const what: string[] = [];
-  if (url) what.push(`the instance URL: ${url.before} as recorded by ${by}, ${url.now} now`);
-  for (const c of rest.slice(0, 8)) what.push(`${c.path}: ${c.before} -> ${c.now}`);
+  if (url) what.push(`the instance URL: ${url.from} as recorded by ${by}, ${url.to} now`);
+  for (const c of rest.slice(0, 8)) what.push(`${c.path}: ${c.from} -> ${c.to}`);
   if (rest.length > 8) what.push(`and ${rest.length - 8} more`);
   const which =
     changes === null

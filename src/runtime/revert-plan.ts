@@ -35,7 +35,7 @@ export function assertForward(store: CheckpointStore, file: string, revertFile: 
 }
 
 /**
- * The storage the forward run moved a row's item to: its recorded destination (issue 23), or, in a
+ * The storage the forward run moved a row's item to: its recorded destination (many destinations), or, in a
  * checkpoint written before items had one, the run's only destination (`only`: as its snapshot
  * recorded it, the plan's when it has none).
  */

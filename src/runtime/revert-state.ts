@@ -5,8 +5,6 @@
 import { existsSync } from 'node:fs';
 import type { CheckpointStore, ItemState, SavedRun } from '../store/types.js';
 import { modeRefusal } from './mode.js';
-import { recordedPlan } from './plan-record.js';
-import type { RecordedPlan } from './plan-record.js';
 import type { RevertItem, SkippedItem } from '../actors/index.js';
 import type { RuntimeServices } from './types.js';
 
@@ -24,10 +22,8 @@ export interface RevertState {
   finished: boolean;
   remaining: RevertGroup[];
   skipped: SkippedItem[];
-  /** The revert's saved run (its plan hash), null before its first snapshot. */
+  /** The revert's saved run (its plan hash and the plan's fields), null before its first snapshot. */
   saved: SavedRun | null;
-  /** The plan the revert recorded last (./plan-record.ts). */
-  recorded: RecordedPlan | null;
 }
 
 const ALL = Number.MAX_SAFE_INTEGER;
@@ -43,7 +39,6 @@ export function readRevertState(
     remaining: [],
     skipped: [],
     saved: null,
-    recorded: null,
   };
   if (!existsSync(file)) return none;
   const store = services.openCheckpoint(file, { readOnly: true });
@@ -51,9 +46,8 @@ export function readRevertState(
     const held = store.mode();
     if (held !== null && held !== 'revert') throw modeRefusal(file, held, 'revert');
     const saved = store.loadRun();
-    const recorded = recordedPlan(store);
     const counts = store.summary(services.clock.now()).counts;
-    if (counts.length === 0) return { ...none, saved, recorded };
+    if (counts.length === 0) return { ...none, saved };
     const snap = saved?.snapshot as { status?: string; value?: unknown } | null | undefined;
     const remaining = counts
       .filter((c) => OPEN_STATES.includes(c.state as ItemState) && c.n > 0)
@@ -64,7 +58,6 @@ export function readRevertState(
       remaining,
       skipped: skippedIn(store),
       saved,
-      recorded,
     };
   } finally {
     store.close();

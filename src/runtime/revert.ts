@@ -24,6 +24,7 @@ import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import type { RunContext } from '../machine/types.js';
+import { planHashInput } from '../plan/hash.js';
 import type { LoadedPlan } from '../plan/load.js';
 import type { Plan } from '../plan/types.js';
 import type { CheckpointStore } from '../store/types.js';
@@ -34,11 +35,18 @@ import type { LeaseKeeper } from './lease.js';
 import { createRunLogger } from './logger.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { locateCheckpoint, logPath, revertCheckpointPath } from './paths.js';
-import { recordedPlan } from './plan-record.js';
+import { copiesMadeLive } from './copies.js';
 import { revertActors } from '../actors/index.js';
 import type { StepError } from '../actors/index.js';
 import { bulkJobItems, withBulkJobItems } from './revert-bulk.js';
-import { assertRecorded, checkForwardPlan, checkRevertPlan, revertHash, unrecordedSample } from './revert-identity.js';
+import {
+  assertRecorded,
+  checkForwardPlan,
+  checkRevertPlan,
+  recordedUrlOf,
+  revertHash,
+  unrecordedSample,
+} from './revert-identity.js';
 import { forwardMovedItems, revertDrains } from '../actors/index.js';
 import type { AliveMove, RevertItem, RevertSet, SkippedItem } from '../actors/index.js';
 import { locateRevertItems } from './revert-judge.js';
@@ -155,10 +163,9 @@ export async function executeRevert(
     const forwardContext = (forwardSaved?.snapshot as { context?: Partial<RunContext> } | null)?.context;
     const forwardWeights = forwardContext?.previousWeights ?? null;
     const state = readRevertState(revertFile, services);
-    const recorded = recordedPlan(forward);
     const again = { accept: opts.acceptPlanChange ?? false, again: opts.command, hash: loaded.hash };
     // The forward run's plan first: another URL is refused before anything is asked of it.
-    if (!state.saved) checkForwardPlan({ ...again, forwardFile, saved: forwardSaved, recorded, plan });
+    if (!state.saved) checkForwardPlan({ ...again, forwardFile, saved: forwardSaved, plan });
 
     // One client for the reads, the confirmation and the run: an OAuth refresh token is used once.
     const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
@@ -179,7 +186,7 @@ export async function executeRevert(
         plan,
         seeded: state.seeded,
         signal: opts.signal,
-        where: { url: plan.instance.url, recordedUrl: recorded ? instanceUrlOf(recorded.plan) : null, forwardFile },
+        where: { url: plan.instance.url, recordedUrl: recordedUrlOf(forwardSaved), forwardFile },
       });
     } catch (err) {
       // Ctrl-C while reading: nothing was written, and the next process reads again.
@@ -191,7 +198,7 @@ export async function executeRevert(
       return { kind: 'nothing', forwardFile, reason: `${forwardFile} records no item moved by the forward run` };
     const drains = revertDrains(moved);
     const revertPlan = planOfRevert(plan, drains, moved);
-    checkRevertPlan({ ...again, saved: state.saved, recorded: state.recorded, revertPlan });
+    checkRevertPlan({ ...again, saved: state.saved, plan });
     const left = weightsLeftBy(forwardContext, plan);
     const current = forwardWeights ? await api.getWeights() : null;
     const laterWeights = forwardWeights && current ? laterWeightChange(forwardWeights, left, current) : null;
@@ -230,7 +237,14 @@ export async function executeRevert(
       },
       {
         ...services,
-        loadPlan: async (): Promise<LoadedPlan> => ({ ...loaded, plan: revertPlan, hash: revertHash(loaded.hash) }),
+        // The revert's checkpoint keeps the plan as loaded (its fields, under the revert's hash of them):
+        // a later revert names what changed in the file, not in the plan derived from it.
+        loadPlan: async (): Promise<LoadedPlan> => ({
+          ...loaded,
+          plan: revertPlan,
+          hash: revertHash(loaded.hash),
+          hashInput: loaded.hashInput ?? planHashInput(plan),
+        }),
         createApi: (_p, o) => {
           onRefresh = o.onRefresh;
           onResponse = o.onResponse;
@@ -251,7 +265,11 @@ export async function executeRevert(
     );
     // The forward checkpoint's lock was taken over (or unlocked) under the revert: it stopped there.
     if (lease.lost) throw new LeaseLostError(forwardFile, forward.readLock());
-    if (outcome.kind === 'final') outcome.report.revertOf = forwardFile;
+    if (outcome.kind === 'final') {
+      outcome.report.revertOf = forwardFile;
+      // Copies the forward run listed as left behind on a storage an item went back to are its repository now.
+      outcome.report.madeLive = copiesMadeLive(forward, forwardFile, services.clock.now());
+    }
     return { kind: 'ran', outcome, revertFile, skipped: readSkipped(revertFile, services) };
   } finally {
     lease?.stop();
@@ -298,12 +316,6 @@ async function readForward(a: {
   const set = await locateRevertItems(a.api, moved, a.signal);
   assertRecorded(set.unrecorded, { ...a.where, checked: moved.length });
   return { moved, set };
-}
-
-/** `instance.url` of a recorded plan, when it holds one. */
-function instanceUrlOf(plan: Record<string, unknown>): string | null {
-  const url = (plan['instance'] as Record<string, unknown> | null)?.['url'];
-  return typeof url === 'string' ? url : null;
 }
 
 function buildPreview(a: {

@@ -126,7 +126,7 @@ describe('executeRun', () => {
     const { run: saved, events } = savedSnapshot();
     expect(saved?.machineVersion).toBe(1);
     expect((saved?.snapshot as { value: string }).value).toBe('done');
-    const steps = events.filter((e) => e.type === 'step.entered').map((e) => e.data.step);
+    const steps = events.filter((e) => e.type === 'step.started').map((e) => e.data.step);
     expect(steps).toEqual([
       'preflight',
       'storages',
@@ -165,7 +165,7 @@ describe('executeRun', () => {
     expect(r.code).toBe(0);
     expect(r.drains).toEqual(['nfs-1/projects']);
     const { events } = savedSnapshot();
-    const steps = events.filter((e) => e.type === 'step.entered').map((e) => e.data.step);
+    const steps = events.filter((e) => e.type === 'step.started').map((e) => e.data.step);
     expect(steps).toContain('drain nfs-1,nfs-2/projects,snippets,groups');
     expect(r.stdout).toContain('DONE: every repository moved and verified');
   });
@@ -262,7 +262,7 @@ describe('executeRun', () => {
     });
     const r = await run({ alive: false });
     expect(r.code).toBe(0);
-    expect(savedSnapshot().events.map((e) => e.type)).toContain('lock.takeover');
+    expect(savedSnapshot().events.map((e) => e.type)).toContain('lock.taken_over');
   });
 
   it('never writes the token into the log file or the checkpoint', async () => {

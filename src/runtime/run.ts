@@ -32,17 +32,17 @@ import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import type { LeaseKeeper } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { assertMode } from './mode.js';
+import { assertGivenList } from './only-checkpoint.js';
 import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { locateCheckpoint, logPath, otherCheckpointNote, revertCheckpointPath } from './paths.js';
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
 import { CheckpointUnusableError } from '../store/errors.js';
-import { recordPlan } from './plan-record.js';
 import { chooseStart, describeResume, planFixed } from './resume.js';
 import type { StartOptions } from './resume.js';
-import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
+import type { RunEnd, RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
-export type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
+export type { RunEnd, RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
 /**
  * Runs or resumes the plan; resolves to how it ended. Throws (with a stable code) when the plan is
@@ -97,6 +97,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   let api: InstanceApi | undefined;
   let prometheus: PrometheusClient | undefined;
   let lease: LeaseKeeper | undefined;
+  let end: RunEnd | undefined;
   try {
     // Before the lock: a refused run leaves the other kind's checkpoint exactly as it was.
     assertMode(store, file, opts.mode ?? (opts.dryRun ? 'dry-run' : 'run'));
@@ -119,6 +120,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     });
     if (got.reason === 'stale' && got.previous) noteTakeover(got.previous, now, opts, log);
     lease = keepLease(store, leaseMs, services.clock, log);
+    // Under the lock, before anything is written: a reviewed list runs in a checkpoint of its own.
+    assertGivenList(store, file, opts, services.clock.now());
     const signal = AbortSignal.any([opts.signal, lease.signal]);
     noteLiveControl(store.readControl(), opts, plan, log);
     const saved = store.loadRun();
@@ -137,8 +140,6 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       log.warn({ reason: start.reason }, 'starting the machine from pre-flight');
       store.appendEvent('run.restart', { reason: start.reason }, services.clock.now());
     }
-    // The plan's fields, not only its hash: `revert` names what changed since (the instance URL first).
-    recordPlan(store, plan, hash, services.clock.now());
     if (start.note) opts.stderr.write(`note: ${start.note}\n`);
     const resuming = describeResume({
       saved,
@@ -208,6 +209,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
         gate,
         prometheus,
         fromSeq,
+        leaseLost: () => lease?.lost ?? false,
       });
     } catch (err) {
       // A fenced write may surface anywhere (an actor, a snapshot save): it means one thing.
@@ -215,12 +217,18 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       throw err;
     }
     if (lease.lost) throw new LeaseLostError(store.file, store.readLock());
+    end = { outcome };
     return outcome;
+  } catch (err) {
+    // Only a run that held the lock has an end to tell: a refusal before it never started.
+    if (lease) end = { error: err };
+    throw err;
   } finally {
     lease?.stop();
     await api?.close().catch(() => undefined);
     await prometheus?.close().catch(() => undefined);
     flushAudit(audit, log);
+    if (end && opts.onEnd) tellEnd(opts.onEnd, end, log);
     await stopObservers(observers, log);
     store.releaseLock();
     store.close();
@@ -343,6 +351,15 @@ function flushAudit(audit: { flush(): void }, log: Logger): void {
     audit.flush();
   } catch (err) {
     log.warn({ err, leaseLost: isLeaseLostError(err) }, 'could not write the last audit lines');
+  }
+}
+
+/** The caller hears how the run ended; what it throws is logged, never hiding that end. */
+function tellEnd(onEnd: (end: RunEnd) => void, end: RunEnd, log: Logger): void {
+  try {
+    onEnd(end);
+  } catch (err) {
+    log.warn({ err }, 'the run end could not be told');
   }
 }
 

@@ -11,6 +11,7 @@ import { failedMoves } from '../report/failed-moves.js';
 import type { FailedMove } from '../report/failed-moves.js';
 import { buildStatusReport, capView } from '../report/status.js';
 import type { LockView, StatusReport } from '../report/status.js';
+import { withCopyKnowledge } from './copies.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
 import { isAlive, thisHost } from './process.js';
 
@@ -56,17 +57,21 @@ export function readStatus(file: string, now: number, plan: PlanGiven | null = n
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
     const saved = store.loadRun();
-    return buildStatusReport(
-      file,
-      saved,
-      store.summary(now),
-      now,
-      lockHolder(store),
-      planCapOf(store, plan),
-      capView(store.lastEventOf(['cap.changed'])),
-      recentFailures(store, versionOf(saved)),
-      store.lastEventOf(['run.finished', 'run.interrupted']),
-      plan?.timezone ?? 'UTC',
+    return withCopyKnowledge(file, store, (copies) =>
+      buildStatusReport(
+        file,
+        saved,
+        store.summary(now),
+        now,
+        lockHolder(store),
+        planCapOf(store, plan),
+        capView(store.lastEventOf(['cap.changed'])),
+        recentFailures(store, versionOf(saved)),
+        store.lastEventOf(['run.finished', 'run.interrupted', 'run.stopped']),
+        plan?.timezone ?? 'UTC',
+        copies,
+        store.notifications.waiting(),
+      ),
     );
   } finally {
     store.close();
@@ -87,7 +92,7 @@ export function recentFailures(
   store: Pick<Checkpoint, 'lastEventsOf' | 'getItem'>,
   version: string | null = null,
 ): FailedMove[] {
-  const events = store.lastEventsOf(['move.failed', 'item.retry', 'item.quarantined'], FAILURE_EVENTS_READ);
+  const events = store.lastEventsOf(['move.failed', 'item.retry', 'move.quarantined'], FAILURE_EVENTS_READ);
   return failedMoves(events, (kind, id) => store.getItem(kind, id)?.name ?? null, undefined, version);
 }
 

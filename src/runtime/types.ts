@@ -4,7 +4,7 @@ import type { InstanceApi } from '../api/types.js';
 import type { LoadedPlan } from '../plan/load.js';
 import type { PrometheusClient, PrometheusOptions } from '../api/prometheus.js';
 import type { Plan } from '../plan/types.js';
-import type { FinalReportInput } from '../report/final.js';
+import type { FinalReportInput, StoppedReportInput } from '../report/final.js';
 import type { CheckpointStore, RunMode } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
 import type { RunActors } from '../actors/index.js';
@@ -42,11 +42,17 @@ import type { FinalState } from '../events/vocabulary.js';
 export type { FinalState } from '../events/vocabulary.js';
 
 /**
- * How a run that got as far as the machine ended: interrupted with the checkpoint saved, or in a
- * final state with the report's data. The CLI turns it into an exit code and prints the report.
+ * How a run that got as far as the machine ended: interrupted or stopped on request with the
+ * checkpoint saved, or in a final state with the report's data. The CLI turns it into an exit code and prints the report.
  */
 export type RunOutcome =
   | { kind: 'interrupted' }
+  | {
+      /** Stopped on request (`control --stop`, the stop file) once nothing was in flight; `run` again resumes. */
+      kind: 'stopped';
+      report: StoppedReportInput;
+      redact(text: string): string;
+    }
   | {
       kind: 'final';
       state: FinalState;
@@ -54,6 +60,9 @@ export type RunOutcome =
       /** Masks the run's secrets (refreshed OAuth tokens included) in text about to be printed. */
       redact(text: string): string;
     };
+
+/** How a run ended, as its caller hears it before the checkpoint is let go: its outcome, or what it threw. */
+export type RunEnd = { outcome: RunOutcome } | { error: unknown };
 
 /** Options of one `run` (the CLI's arguments and context). */
 export interface RunOptions {
@@ -78,4 +87,15 @@ export interface RunOptions {
   observers?: readonly RunObserver[];
   /** The checkpoint's whole-file check, started before the run's modules loaded (./precheck.ts). */
   precheck?: Promise<Precheck | null>;
+  /**
+   * `run --only FILE`: the reviewed list this run applies (its digest over the items, and the file as
+   * named). The checkpoint must be fresh or seeded from this same list; a run without it refuses a
+   * checkpoint seeded from a list (./only.ts).
+   */
+  given?: { digest: string; file: string };
+  /**
+   * Told how the run ended once it got as far as the lock, while the checkpoint is still held and
+   * before the observers stop (the notifications record the run's last event with it).
+   */
+  onEnd?: (end: RunEnd) => void;
 }

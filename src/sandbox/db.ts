@@ -10,6 +10,12 @@ import Database from 'better-sqlite3';
 
 export type Db = Database.Database;
 
+/**
+ * A prepared statement, typed by its parameters and the row its SQL returns. Declare a statement's
+ * type where it is kept (an interface of statements), and `db.prepare(sql)` takes it from there.
+ */
+export type Statement<P extends unknown[] = unknown[], R = unknown> = Database.Statement<P, R>;
+
 /** Item kinds in the singular, as the API's nested objects and error keys use them. */
 export type ItemKind = 'project' | 'snippet' | 'group';
 export const ITEM_KINDS: readonly ItemKind[] = ['project', 'snippet', 'group'];
@@ -179,11 +185,11 @@ const MIGRATIONS: string[] = [
   // scan of a million projects took 150 ms per request. Queries name it (INDEXED BY): without
   // statistics SQLite prefers the primary key's `kind` prefix.
   'CREATE INDEX items_path ON items(kind, path COLLATE NOCASE);',
-  // Issue 13: projects GitLab hides from listings and from GET /projects/:id (but still moves):
+  // Inventory fidelity: projects GitLab hides from listings and from GET /projects/:id (but still moves):
   // `hidden` (EE) and `pending_delete`; groups may be pending deletion too (and stay listed).
   `ALTER TABLE items ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE items ADD COLUMN pending_delete INTEGER NOT NULL DEFAULT 0;`,
-  // Issue 13 (moves, health, Geo): move lists ordered by created_at as GitLab's
+  // Move lists, health and Geo as GitLab has them: move lists ordered by created_at as GitLab's
   // `order_created_at_desc`; Geo sites that can be disabled; bulk actions recorded per site (the
   // registries live on the secondaries), with the number of registries each one marked.
   `
@@ -193,15 +199,15 @@ const MIGRATIONS: string[] = [
   ALTER TABLE geo_actions ADD COLUMN site_id INTEGER;
   ALTER TABLE geo_actions ADD COLUMN registries INTEGER NOT NULL DEFAULT 0;
   `,
-  // Issue 21: a project's snippets feature level (GitLab's ProjectFeature `snippets_access_level`)
+  // Snippet visibility: a project's snippets feature level (GitLab's ProjectFeature `snippets_access_level`)
   // and its members, which decide who GET /snippets/:id shows a project snippet to.
   `
   ALTER TABLE items ADD COLUMN snippets_access_level TEXT NOT NULL DEFAULT 'enabled';
   CREATE TABLE project_members (project_id INTEGER NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (project_id, user_id)) WITHOUT ROWID;
   `,
-  // Issue 21: a Geo site the primary cannot reach (its node proxy gets no answer).
+  // A Geo site the primary cannot reach (its node proxy gets no answer).
   'ALTER TABLE geo_sites ADD COLUMN reachable INTEGER NOT NULL DEFAULT 1;',
-  // Issue 21 item 5 (and issue 22's room): repository copies a move left on a storage that no
+  // Copies left behind (and the room they take): repository copies a move left on a storage that no
   // longer serves the item (`cleanup failed`, or a job killed after the switch). They take room
   // until someone removes them; a later move back onto that storage reuses the directory.
   `
@@ -214,7 +220,7 @@ const MIGRATIONS: string[] = [
     PRIMARY KEY (kind, item_id, storage)
   ) WITHOUT ROWID;
   `,
-  // Issue 23 item 3: fork networks and object pools (inventory/forks.ts, moves/pools.ts). A
+  // Fork networks and object pools (inventory/forks.ts, moves/pools.ts). A
   // project's `forked_from` is the project it was forked from (GitLab's fork_network_members row);
   // a pool is GitLab's PoolRepository, one per network (its root project's id) and storage, and a
   // project is linked to at most one (`projects.pool_repository_id`).
@@ -234,7 +240,7 @@ const MIGRATIONS: string[] = [
   );
   CREATE INDEX pool_members_pool ON pool_members(network, storage);
   `,
-  // Releases and tiers (issue 31): a project's repository feature level (GitLab's ProjectFeature
+  // Releases and tiers: a project's repository feature level (GitLab's ProjectFeature
   // `repository_access_level`), which decides who has `read_code` (inventory/code-access.ts).
   "ALTER TABLE items ADD COLUMN repository_access_level TEXT NOT NULL DEFAULT 'enabled';",
 ];

@@ -10,7 +10,7 @@
  *
  * Move fates are decided when a move is created: listed broken items always fail; otherwise a
  * draw keyed by (seed, kind, item, attempt) picks stuck, fail (a tenth of those `cleanup_fail`),
- * interrupted, failed_after_switch or ok. Being keyed by the attempt, a rescheduled move draws
+ * interrupted, failed_after_switch, one of the failure classes, failed_after_copy or ok. Being keyed by the attempt, a rescheduled move draws
  * anew and may succeed, independently of how requests interleave.
  *
  * The two fates of a Sidekiq job killed mid-copy (`UpdateRepositoryStorageWorker`): Sidekiq runs it
@@ -20,11 +20,17 @@
  * rerun comes after the lease expired (or never comes); the service runs only for a `scheduled`
  * move, so it does nothing and the move stays `started`, read-only, for good.
  *
- * `failed_after_switch` (issue 21 item 5): the job is killed after `track_repository` and before
+ * `failed_after_switch` (a move interrupted after the switch): the job is killed after `track_repository` and before
  * `finish_replication!` (`UpdateRepositoryStorageMethods#execute` runs them as separate steps), then
  * rerun while its lease is held. The project already lives on the destination, the move ends
  * `started -> failed` with no `error_message` (the callback makes it writable), and the source
  * copy stays, since `remove_old_paths` never ran.
+ *
+ * `failed_after_copy`: the job is killed one step earlier, after `mirror_repositories` copied the
+ * repository onto the destination and before `track_repository` switched it, then rerun while its
+ * lease is held: `started -> failed` with no `error_message`, the item writable and still served
+ * from its source, and the complete copy on the destination stays there (nothing in GitLab removes
+ * it: `Repositories::ReplicateService` removes a copy only when its own replication raises).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -53,6 +59,13 @@ export interface FaultOptions {
    * source copy is left behind (`--move-fail-after-switch-rate`).
    */
   failAfterSwitchRate?: number;
+  /**
+   * Share of moves whose job is killed after the copy onto the destination and before the switch,
+   * and rerun while its lease is held: the move fails without a message, the item stays on its
+   * source, and the copy stays on the destination (`--move-fail-after-copy-rate`). Drawn after
+   * the failure classes, so adding it changes no existing seed's outcome for the others.
+   */
+  failAfterCopyRate?: number;
   /**
    * Shares of moves that fail as one failure class does on GitLab (`--move-failures
    * checksum=0.05,no-space=0.01`): see INJECTED_FAILURES. Drawn after the rates above, so adding
@@ -136,6 +149,7 @@ export function totalFailRate(options: FaultOptions): number {
     options.moveFailRate +
     (options.interruptRate ?? 0) +
     (options.failAfterSwitchRate ?? 0) +
+    (options.failAfterCopyRate ?? 0) +
     classes
   );
 }
@@ -149,6 +163,7 @@ export const NO_FAULTS: FaultOptions = {
   stuckRate: 0,
   interruptRate: 0,
   failAfterSwitchRate: 0,
+  failAfterCopyRate: 0,
   seed: 1,
 };
 
@@ -160,6 +175,7 @@ export type MoveFate =
   | 'stuck'
   | 'interrupted'
   | 'failed_after_switch'
+  | 'failed_after_copy'
   | 'no_space'
   | 'read_only_left'
   | 'source_missing'
@@ -252,6 +268,7 @@ function kindCode(kind: string): number {
 export function createFaults(options: FaultOptions, now: () => number = () => Date.now()): Faults {
   const interruptRate = options.interruptRate ?? 0;
   const switchRate = options.failAfterSwitchRate ?? 0;
+  const copyRate = options.failAfterCopyRate ?? 0;
   for (const [name, v] of [
     ['errorRate', options.errorRate],
     ['resetRate', options.resetRate],
@@ -259,6 +276,7 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
     ['stuckRate', options.stuckRate],
     ['interruptRate', interruptRate],
     ['failAfterSwitchRate', switchRate],
+    ['failAfterCopyRate', copyRate],
   ] as const)
     checkRate(name, v);
   const classes = Object.entries(options.moveFailures ?? {}) as [InjectedFailure, number][];
@@ -269,7 +287,7 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
   const before = options.stuckRate + options.moveFailRate + interruptRate + switchRate;
   if (totalFailRate(options) > 1 + 1e-9) {
     throw new FaultOptionsError(
-      'stuckRate + moveFailRate + interruptRate + failAfterSwitchRate + moveFailures must not exceed 1',
+      'stuckRate + moveFailRate + interruptRate + failAfterSwitchRate + moveFailures + failAfterCopyRate must not exceed 1',
     );
   }
   // In INJECTED_FAILURES order, so the bands do not depend on how the flag was typed.
@@ -359,6 +377,7 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
         options.moveFailRate === 0 &&
         interruptRate === 0 &&
         switchRate === 0 &&
+        copyRate === 0 &&
         bands.length === 0
       )
         return 'ok';
@@ -390,6 +409,10 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
           bump(`move_class_${name}`);
           return INJECTED_FAILURES[name];
         }
+      }
+      if (r < edge + copyRate) {
+        bump('move_failed_after_copy');
+        return 'failed_after_copy';
       }
       return 'ok';
     },

@@ -1,5 +1,5 @@
 /**
- * Fork networks and their object pools in the seed (issue 23). Data, like the rest of the
+ * Fork networks and their object pools in the seed. Data, like the rest of the
  * inventory: written into an empty database only.
  *
  * - `inventory.generate.fork_networks: {count, max_forks}` picks `count` networks among the

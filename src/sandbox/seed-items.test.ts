@@ -36,7 +36,7 @@ function problemsOf(lines: string[], seedText = SEED): string[] {
   return parseSeedItems(lines.join('\n'), 'items.jsonl', seed).problems;
 }
 
-describe("the seed's items file (issue 21)", () => {
+describe("the seed's items file", () => {
   it('seeds one item per line beside the seed, names from the id, sizes in bytes, flags as given', () => {
     const seed = loadSeed(
       files([

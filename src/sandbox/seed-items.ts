@@ -1,5 +1,5 @@
 /**
- * The seed's compact inventory (issue 21): `inventory.items_file` names a file of one item per
+ * The seed's compact inventory: `inventory.items_file` names a file of one item per
  * line, for inventories too large for YAML. Parsing 100,000 items as YAML mappings takes 6 s and
  * 600 MB; a million never fits the seeding budget. This file is what `shardmove twin` writes.
  *

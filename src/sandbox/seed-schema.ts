@@ -52,7 +52,7 @@ const fraction = z
   .min(0, { error: 'must be between 0 and 1' })
   .max(1, { error: 'must be between 0 and 1' });
 
-// --- Issue 13, instance side (health allowlist, Geo): kept in one block to keep merges simple. ---
+// --- The instance's monitoring allowlist and Geo sites: configuration, in one block. ---
 
 /** GitLab's default `monitoring.ip_whitelist` (Omnibus `gitlab_rails['monitoring_whitelist']`). */
 export const DEFAULT_MONITORING_ALLOWLIST = ['127.0.0.0/8', '::1/128'];
@@ -74,8 +74,8 @@ export function parseCidr(value: string): { address: string; prefix: number; fam
   return { address, prefix: Number(prefixText), family };
 }
 
-/** Fields of `instance` added for issue 13 (configuration, applied at every start). */
-const instanceIssue13Fields = {
+/** Fields of `instance` for health checks and Geo (configuration, applied at every start). */
+const instanceHealthGeoFields = {
   /**
    * Clients allowed to read /-/health, /-/liveness and /-/readiness (GitLab's monitoring IP
    * allowlist); absent means DEFAULT_MONITORING_ALLOWLIST (optional in the type, so configs built
@@ -91,7 +91,7 @@ const geoSiteSchema = z.strictObject({
   primary: bool.optional(),
   /** A disabled site does not replicate (GitLab's `enabled: false`); default true. */
   enabled: bool.optional(),
-  /** `false`: the primary cannot reach the site, so the primary's node proxy gets no answer from it (issue 21); default true. */
+  /** `false`: the primary cannot reach the site, so the primary's node proxy gets no answer from it (what the proxy answers then: instance/geo.ts); default true. */
   reachable: bool.optional(),
 });
 
@@ -124,7 +124,7 @@ export function siteHost(url: string): string | null {
   }
 }
 
-// --- End of the issue 13 instance block. ---
+// --- End of the monitoring allowlist and Geo block. ---
 
 const instanceFields = z.strictObject(
   {
@@ -145,13 +145,13 @@ const instanceFields = z.strictObject(
       .optional(),
     admin_mode: bool.default(false),
     feature_flags: z.record(z.string(), bool, { error: 'must be a mapping' }).default({}),
-    // Issue 13 (inventory fidelity): the edition, and projects GitLab cannot render in a listing.
+    // Inventory fidelity: the edition, and projects GitLab cannot render in a listing.
     edition: z.enum(EDITIONS, { error: 'must be ee or ce' }).default('ee'),
     /** Project ids whose listing pages answer 500 (an entity GitLab fails to serialise). */
     unlistable: z.array(int(1), { error: 'must be a list of project ids' }).default([]),
-    ...instanceIssue13Fields,
+    ...instanceHealthGeoFields,
     /**
-     * Issue 22: the size in bytes of the filesystem each storage lives on. Storages left out have no
+     * Room on each storage: the size in bytes of the filesystem each storage lives on. Storages left out have no
      * known size: they never run out of room and the sandbox's node_exporter leaves them out of the
      * filesystem metrics. Optional in the type, so configurations built by hand stay valid.
      */
@@ -237,12 +237,12 @@ export type SnippetsAccessLevel = (typeof SNIPPETS_ACCESS_LEVELS)[number];
 /** The same levels for the repository feature (`repository_access_level`). */
 export type RepositoryAccessLevel = SnippetsAccessLevel;
 
-// Issue 13 (inventory fidelity): deletion and hiding states, per kind as GitLab has them.
+// Inventory fidelity: deletion and hiding states, per kind as GitLab has them.
 /** Projects may be hidden (EE) or pending deletion: left out of GET /projects, still movable. */
 const projectSchema = itemSchema.extend({
   hidden: bool.optional(),
   pending_delete: bool.optional(),
-  // Issue 21: who may see the project's snippets. `private` is GitLab's "Only project members".
+  // Snippet visibility: who may see the project's snippets. `private` is GitLab's "Only project members".
   snippets_access_level: z.enum(SNIPPETS_ACCESS_LEVELS, { error: 'must be disabled, private or enabled' }).optional(),
   /**
    * Who has `read_code` (the repository, `forks_count` and `readme_url` in the entity): `private`
@@ -251,7 +251,7 @@ const projectSchema = itemSchema.extend({
   repository_access_level: z.enum(SNIPPETS_ACCESS_LEVELS, { error: 'must be disabled, private or enabled' }).optional(),
   /** Users (username or id) who are members of the project. */
   members: z.array(z.union([z.string(), z.number()]), { error: 'must be a list of usernames or user ids' }).optional(),
-  /** Issue 23: the project this one is a fork of, by id or full path (`group-1/project-3`). */
+  /** Fork networks: the project this one is a fork of, by id or full path (`group-1/project-3`). */
   forked_from: z
     .union([int(1), text], { error: 'must be a project id or a full path such as group-1/project-3' })
     .optional(),
@@ -259,6 +259,8 @@ const projectSchema = itemSchema.extend({
 /** A snippet with `project` is that project's snippet (GitLab's ProjectSnippet); without, a personal one. */
 const snippetSchema = itemSchema.extend({
   project: int(1).optional(),
+  /** Who wrote it (a username or a user id; default root, user 1): a personal snippet's namespace. */
+  author: z.union([z.string(), z.number()], { error: 'must be a username or a user id' }).optional(),
 });
 /** Groups may be pending deletion: GitLab still lists and shows them. Snippets have no such state. */
 const groupSchema = itemSchema.extend({
@@ -276,7 +278,7 @@ const generateSchema = z.strictObject(
     hidden_fraction: fraction.default(0),
     pending_delete_fraction: fraction.default(0),
     /**
-     * Issue 21: share of generated snippets that belong to a generated project, and shares of
+     * Snippet visibility: share of generated snippets that belong to a generated project, and shares of
      * generated projects whose snippets feature is disabled or members-only; each drawn apart.
      * Optional rather than defaulted, so generate specs written in code stay complete without them.
      */
@@ -290,7 +292,7 @@ const generateSchema = z.strictObject(
       })
       .optional(),
     /**
-     * Issue 23: `count` fork networks among the generated projects, each a root and 1 to `max_forks`
+     * Fork networks: `count` of them among the generated projects, each a root and 1 to `max_forks`
      * forks (forks of the root or of its forks), drawn from their own generator (seed-forks.ts).
      */
     fork_networks: z
@@ -322,7 +324,7 @@ const inventorySchema = z.strictObject(
     projects: z.array(projectSchema, { error: 'must be a list' }).optional(),
     snippets: z.array(snippetSchema, { error: 'must be a list' }).optional(),
     groups: z.array(groupSchema, { error: 'must be a list' }).optional(),
-    /** Issue 21: a file of one item per line beside the seed, for inventories too large for YAML (seed-items.ts). */
+    /** A file of one item per line beside the seed, for inventories too large for YAML (seed-items.ts). */
     items_file: text.optional(),
   },
   { error: 'must be a mapping' },
@@ -359,6 +361,7 @@ export type ItemSeed = z.output<typeof itemSchema> & {
   repository_access_level?: RepositoryAccessLevel;
   members?: (string | number)[];
   project?: number;
+  author?: string | number;
   forked_from?: number | string;
 };
 export type GenerateSpec = z.output<typeof generateSchema>;
@@ -458,7 +461,7 @@ const OWNER_REASON = {
   group: 'the group it belongs to',
 } as const;
 
-// Issue 13 (inventory fidelity): rules for hidden, pending-delete and unlistable projects.
+// Inventory fidelity: rules for hidden, pending-delete and unlistable projects.
 function inventoryStateRules(
   instance: Record<string, unknown>,
   inventory: Record<string, unknown>,
@@ -483,7 +486,7 @@ function inventoryStateRules(
   }
 }
 
-// Issue 21: project snippets, their projects' feature levels and members.
+// Snippet visibility: project snippets, their projects' feature levels and members.
 function projectSnippetRules(
   inventory: Record<string, unknown>,
   usernames: Set<string>,
@@ -498,6 +501,13 @@ function projectSnippetRules(
     const id = fields(sn).project;
     if (typeof id === 'number' && id > generated && !explicit.has(id))
       problem(['inventory', 'snippets', i, 'project'], `unknown project ${id}`);
+  }
+  for (const [i, sn] of list(inventory.snippets).entries()) {
+    const a = fields(sn).author;
+    if (typeof a === 'string' && !usernames.has(a.toLowerCase()))
+      problem(['inventory', 'snippets', i, 'author'], `unknown user "${a}"`);
+    if (typeof a === 'number' && !userIds.has(a))
+      problem(['inventory', 'snippets', i, 'author'], `unknown user id ${a}`);
   }
   for (const [i, p] of projects.entries()) {
     for (const [j, m] of list(fields(p).members).entries()) {
@@ -522,7 +532,7 @@ function projectSnippetRules(
   }
 }
 
-// Issue 23: fork networks. Which project `forked_from` names, and that the generated ones fit.
+// Fork networks: which project `forked_from` names, and that the generated ones fit.
 function forkRules(
   inventory: Record<string, unknown>,
   problem: (path: (string | number)[], message: string) => void,

@@ -192,7 +192,7 @@ describe('validating a seed', () => {
     ]);
   });
 
-  it('refuses generated sizes that are not above 0 (issue 19)', () => {
+  it('refuses generated sizes that are not above 0', () => {
     // A max of -5 gave every generated repository a size of -5 MB.
     expect(problems('inventory:\n  generate: { projects: 3, size_mb: { median: 0, max: -5 } }\n')).toEqual([
       '2:47: inventory.generate.size_mb.median: must be a number > 0',
@@ -207,7 +207,7 @@ describe('validating a seed', () => {
   });
 });
 
-describe('hostile seeds (issue 19)', () => {
+describe('hostile seeds', () => {
   it('refuses nesting deeper than 32 levels where it happens, at once', () => {
     // Before: minutes of parsing, then "Maximum call stack size exceeded".
     expect(problems(`users: ${'['.repeat(999_990)}`)).toEqual([

@@ -35,7 +35,7 @@ export const DEFAULT_SEED_PATH = fileURLToPath(new URL('../../plans/sandbox.yaml
 /** Reads and validates a seed file; throws SeedError naming every problem with its position. */
 export function loadSeed(file: string = DEFAULT_SEED_PATH): Seed {
   const seed = parseSeed(readSeedText(file), file);
-  // The items file (issue 21) is read and checked here too, before any database is touched.
+  // The items file (seed-items.ts) is read and checked here too, before any database is touched.
   seedItemsOf(seed, dirname(file));
   return seed;
 }
@@ -233,7 +233,7 @@ export function applySeed(db: Db, seed: Seed, nowMs: number): { seeded: boolean 
 }
 
 /**
- * Geo sites (issue 13): the seed's `geo_sites`, or, where the tier has Geo, a primary and one
+ * Geo sites: the seed's `geo_sites`, or, where the tier has Geo, a primary and one
  * secondary. Data, like the inventory: written into an empty database only.
  */
 function insertGeoSites(db: Db, seed: Seed): void {
@@ -374,7 +374,7 @@ function markProjectStates(db: Db, g: GenerateSpec): void {
 }
 
 /**
- * Issue 21: the snippets feature level of generated projects (`snippets_disabled_fraction`,
+ * Snippet visibility: the snippets feature level of generated projects (`snippets_disabled_fraction`,
  * `snippets_private_fraction`) and which generated snippets belong to a generated project
  * (`project_snippet_fraction`, the project drawn uniformly). Their own generator, as for
  * markProjectStates, so the rest of the inventory is unchanged.
@@ -468,6 +468,9 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
     'INSERT OR IGNORE INTO project_members (project_id, user_id) SELECT ?, id FROM users WHERE id = ? OR username = ?',
   );
   const attach = attachSnippet(db);
+  const setAuthor = db.prepare(
+    "UPDATE items SET owner_id = (SELECT id FROM users WHERE id = ? OR username = ?) WHERE kind = 'snippet' AND id = ?",
+  );
   for (const key of ['projects', 'snippets', 'groups'] as const) {
     const kind = KIND_OF[key];
     const items: ItemSeed[] = seed.inventory[key] ?? [];
@@ -494,11 +497,12 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
       if (it.snippets_access_level) setLevel.run(it.snippets_access_level, it.id);
       if (it.repository_access_level) setRepositoryLevel.run(it.repository_access_level, it.id);
       for (const m of it.members ?? []) addMember.run(it.id, typeof m === 'number' ? m : -1, String(m));
+      if (kind === 'snippet' && it.author !== undefined) setAuthor.run(it.author, String(it.author), it.id);
       // Projects come first in this loop, so an explicit project is in place before its snippets.
       if (kind === 'snippet' && it.project !== undefined) attach(it.id, it.project);
     }
   }
-  // Issue 23: forks named by listed projects, then the pools of every network (seed-forks.ts).
+  // Fork networks: forks named by listed projects, then the pools of every network (seed-forks.ts).
   const forkProblems = applyListedForks(db, seed);
   if (forkProblems.length === 0) forkProblems.push(...seedPools(db, seed));
   if (forkProblems.length > 0) throw new SeedError(forkProblems);

@@ -79,7 +79,7 @@ describe('plan: schedule and throttle sections', () => {
     ]);
   });
 
-  it('refuses throttle durations of 0, or below what the field allows, at their line:col (issue 19)', () => {
+  it('refuses throttle durations of 0, or below what the field allows, at their line:col', () => {
     // 0 read /-/readiness and grew the cap back at every pass; a p90 of 0 cut it at every sample.
     expect(problems('throttle:\n  health_every: 0s\n  increase_every: 0ms\n  latency_p90: 0ms\n')).toEqual([
       '10:17 throttle.health_every 0s is out of range: allowed 100ms to 1h [durations-in-range]',
@@ -97,7 +97,7 @@ describe('plan: schedule and throttle sections', () => {
     expect(parse('throttle:\n').plan.throttle).toEqual(THROTTLE_DEFAULTS);
   });
 
-  it('refuses a window that ends when it starts at its line:col (issue 19)', () => {
+  it('refuses a window that ends when it starts at its line:col', () => {
     expect(problems('schedule:\n  windows:\n    - "Mon-Fri 22:00-06:00"\n    - daily 03:00-03:00\n')).toEqual([
       '12:7 schedule.windows[1] "daily 03:00-03:00" ends when it starts; for a schedule that is always open write "daily 00:00-24:00" (or leave out schedule), for 24 hours from a time write a span such as "Mon 03:00-Tue 03:00"',
     ]);
@@ -295,7 +295,7 @@ describe('a drain under the throttle (fake instance)', () => {
   });
 });
 
-describe('the gate with throttle rules (issue 22)', () => {
+describe('the gate with throttle rules', () => {
   it('a holding pause rule makes the cap 0 with limit rule; a holding cut rule cuts like a bad signal', async () => {
     const answers: Record<string, number> = { p: 0, c: 0 };
     const client = {

@@ -164,7 +164,7 @@ export function createGate(opts: GateOptions): SchedulingGate {
           stateOpen = openWindow(schedule, now) !== null;
         }
         const open = stateOpen;
-        const nextOpenAt = open ? null : Number.isFinite(stateUntil) ? stateUntil : null;
+        const nextOpensAt = open ? null : Number.isFinite(stateUntil) ? stateUntil : null;
         if (open !== windowOpen) {
           windowOpen = open;
           const closesAt = Number.isFinite(stateUntil) ? stateUntil : null;
@@ -187,13 +187,13 @@ export function createGate(opts: GateOptions): SchedulingGate {
                   reason: opts.ignoreSchedule
                     ? 'outside every window, but --ignore-schedule'
                     : 'outside every maintenance window',
-                  nextOpenAt,
+                  nextOpensAt,
                   window: closing,
                 },
           );
         }
         if (!open && !opts.ignoreSchedule) {
-          return { cap: 0, limit: 'window', reason: 'outside every maintenance window', waitingUntil: nextOpenAt };
+          return { cap: 0, limit: 'window', reason: 'outside every maintenance window', waitingUntil: nextOpensAt };
         }
       }
       const verdict = opts.rules ? await opts.rules.evaluate(now) : null;

@@ -1,5 +1,5 @@
 /**
- * Throttle rules (issue 22): PromQL queries on the operator's Prometheus, read at most once per
+ * Throttle rules: PromQL queries on the operator's Prometheus, read at most once per
  * `throttle.health_every`. A rule is `ok`, `pending` (past its bound, for less than its `for`),
  * `holding` (past its bound for at least `for`) or `error` (its query failed). A holding `pause`
  * rule stops new moves (the gate's cap is 0); a holding `cut` rule is a bad signal for the

@@ -19,7 +19,7 @@ function over(text: string, limits: YamlLimits = {}): string | undefined {
 }
 const tooDeep = (text: string) => over(text)?.replace(/^nesting /, '');
 
-describe('parseYaml: nesting (issue 19, item 7)', () => {
+describe('parseYaml: nesting, read in time linear in its depth', () => {
   it('reads what the yaml package reads, with the same errors', () => {
     for (const file of ['plans/example.yaml', 'plans/demo.yaml', 'plans/copy-example.yaml', 'plans/sandbox.yaml']) {
       const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
@@ -78,7 +78,7 @@ describe('parseYaml: nesting (issue 19, item 7)', () => {
   });
 });
 
-describe('parseYaml: tokens, anchors and aliases (issue 19)', () => {
+describe('parseYaml: tokens, anchors and aliases', () => {
   it('stops at the first token over the bound', () => {
     // Document start, scalar marker, a, :, space, [, marker, 1, comma, space, marker, 2, ], newline.
     expect(over('a: [1, 2]\n', { maxTokens: 14 })).toBeUndefined();
@@ -97,7 +97,7 @@ describe('parseYaml: tokens, anchors and aliases (issue 19)', () => {
   });
 });
 
-describe('parseYaml: duplicate keys (issue 19)', () => {
+describe('parseYaml: duplicate keys', () => {
   it('finds a repeated key among a hundred thousand in one pass', () => {
     // The composer compared each key with every earlier one: 96 s for a 1 MB plan of keys.
     const keys = Array.from({ length: 100_000 }, (_, i) => `  k${i}: 1\n`).join('');
@@ -108,7 +108,7 @@ describe('parseYaml: duplicate keys (issue 19)', () => {
   });
 });
 
-describe('decodeUtf8 (issue 19)', () => {
+describe('decodeUtf8: bytes that are not UTF-8 are an error at their position', () => {
   const bytes = (...parts: Array<string | number[]>) =>
     Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
   const where = (b: Buffer) => decodeUtf8(b).notUtf8;

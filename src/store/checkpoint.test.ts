@@ -70,7 +70,7 @@ describe('run-level checkpoint', () => {
     // a is "killed": its lock row stays behind.
     const b = openCheckpoint(file);
     b.acquireLock({ pid: 222, host: 'h', startedAt: 2 }, (pid) => pid !== 111);
-    expect(b.readEvents().map((e) => e.type)).toContain('lock.takeover');
+    expect(b.readEvents().map((e) => e.type)).toContain('lock.taken_over');
     b.close();
     const c = openCheckpoint(file);
     c.acquireLock({ pid: 333, host: 'h', startedAt: 3 }, () => true);
@@ -188,7 +188,7 @@ describe('run-level checkpoint', () => {
     const s = openCheckpoint(':memory:');
     for (let i = 1; i <= 6; i++) {
       s.appendEvent('move.failed', { kind: 'projects', source: 'a', id: i, moveId: i, error: null }, i);
-      s.appendEvent('step.entered', { step: `s${i}` }, i);
+      s.appendEvent('step.started', { step: `s${i}` }, i);
     }
     expect(s.lastEventsOf(['move.failed'], 3).map((e) => e.data.id)).toEqual([6, 5, 4]);
     expect(s.lastEventsOf(['move.failed'], 10, 4).map((e) => e.data.id)).toEqual([6, 5]);
@@ -284,23 +284,26 @@ describe('the kind of run a checkpoint holds (schema 11)', () => {
 describe('live control (shardmove control)', () => {
   it('has no overrides until written; a change keeps the fields it does not name and is logged', () => {
     const s = openCheckpoint(':memory:');
-    expect(s.readControl()).toEqual({ concurrency: null, paused: false, pausedBy: null, updatedAt: null });
+    expect(s.readControl()).toEqual({ concurrency: null, paused: false, pausedBy: null, stop: null, updatedAt: null });
     expect(s.writeControl({ concurrency: 3 }, 1000)).toEqual({
       concurrency: 3,
       paused: false,
       pausedBy: null,
+      stop: null,
       updatedAt: 1000,
     });
     expect(s.writeControl({ paused: true }, 2000)).toEqual({
       concurrency: 3,
       paused: true,
       pausedBy: null,
+      stop: null,
       updatedAt: 2000,
     });
     expect(s.writeControl({ concurrency: null, paused: false }, 3000)).toEqual({
       concurrency: null,
       paused: false,
       pausedBy: null,
+      stop: null,
       updatedAt: 3000,
     });
     const changes = s
@@ -312,7 +315,13 @@ describe('live control (shardmove control)', () => {
       { concurrency: 3, paused: true, previous: { concurrency: 3, paused: false } },
       { concurrency: null, paused: false, previous: { concurrency: 3, paused: true } },
     ]);
-    expect(s.summary(4000).control).toEqual({ concurrency: null, paused: false, pausedBy: null, updatedAt: 3000 });
+    expect(s.summary(4000).control).toEqual({
+      concurrency: null,
+      paused: false,
+      pausedBy: null,
+      stop: null,
+      updatedAt: 3000,
+    });
     s.close();
   });
 
@@ -327,6 +336,45 @@ describe('live control (shardmove control)', () => {
     });
     expect(s.writeControl({ paused: false }, 3)).toMatchObject({ paused: false, pausedBy: null });
     expect(s.writeControl({ paused: true }, 4)).toMatchObject({ paused: true, pausedBy: null });
+    s.close();
+  });
+
+  it('keeps the first stop request until it is cleared, and logs its coming and going', () => {
+    const s = openCheckpoint(':memory:');
+    expect(s.writeControl({ stop: { by: 'control' } }, 10)).toMatchObject({ stop: { at: 10, by: 'control' } });
+    // A second request (the stop file seen after it) keeps the first's time and origin.
+    expect(s.writeControl({ stop: { by: 'file' } }, 20)).toMatchObject({ stop: { at: 10, by: 'control' } });
+    expect(s.writeControl({ paused: true }, 30)).toMatchObject({ paused: true, stop: { at: 10, by: 'control' } });
+    expect(s.writeControl({ stop: null }, 40)).toMatchObject({ paused: true, stop: null });
+    const changes = s
+      .readEvents()
+      .filter((e) => e.type === 'control.changed')
+      .map((e) => e.data);
+    expect(changes).toEqual([
+      {
+        concurrency: null,
+        paused: false,
+        stop: { at: 10, by: 'control' },
+        previous: { concurrency: null, paused: false, stop: null },
+      },
+      {
+        concurrency: null,
+        paused: false,
+        stop: { at: 10, by: 'control' },
+        previous: { concurrency: null, paused: false },
+      },
+      {
+        concurrency: null,
+        paused: true,
+        stop: { at: 10, by: 'control' },
+        previous: { concurrency: null, paused: false },
+      },
+      {
+        concurrency: null,
+        paused: true,
+        previous: { concurrency: null, paused: true, stop: { at: 10, by: 'control' } },
+      },
+    ]);
     s.close();
   });
 
@@ -349,8 +397,9 @@ describe('live control (shardmove control)', () => {
     migrate(db, file, 4);
     db.close();
     const ro = openCheckpoint(file, { readOnly: true });
-    expect(ro.readControl()).toEqual({ concurrency: null, paused: false, pausedBy: null, updatedAt: null });
-    expect(ro.summary(0).control).toEqual({ concurrency: null, paused: false, pausedBy: null, updatedAt: null });
+    const none = { concurrency: null, paused: false, pausedBy: null, stop: null, updatedAt: null };
+    expect(ro.readControl()).toEqual(none);
+    expect(ro.summary(0).control).toEqual(none);
     ro.close();
     // A writable open migrates it, and the table is there.
     const rw = openCheckpoint(file);

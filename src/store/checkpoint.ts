@@ -11,11 +11,14 @@ import { installFence, removeFence, takeoverReason, toHolder } from './lease.js'
 import type { LockRow } from './lease.js';
 import { checkCheckpointFile, openCheckpointFile } from './open.js';
 import type { CheckpointKind } from './open.js';
+import { NotificationTable } from './notifications.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 import { NO_CONTROL } from './types.js';
+import { RETIRED_AUDIT_TYPES, readAuditRow, storedNamesOf } from '../events/legacy-names.js';
 import type { AuditEventMap, AuditEventOf, AuditType } from '../events/vocabulary.js';
 import type {
   CheckpointStore,
+  ControlChange,
   DestinationPlacement,
   LockAcquired,
   LockHolder,
@@ -40,12 +43,13 @@ export interface OpenOptions {
   checked?: boolean;
 }
 
-/** SQLite checkpoint: the runtime's CheckpointStore, which the actors see as an ActorStore. */
 /** How long a summary's placement figures are reused. */
 const PLACEMENT_TTL_MS = 5_000;
 
+/** SQLite checkpoint: the runtime's CheckpointStore, which the actors see as an ActorStore. */
 export class Checkpoint extends ItemTable implements CheckpointStore {
   private readonly r;
+  readonly notifications: NotificationTable;
   private placementCache: { at: number; rows: DestinationPlacement[] } | null = null;
   private lockHolder: LockHolder | null = null;
   /** The generation of the lock this store holds (null: none). */
@@ -58,6 +62,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     private readonly closeDb: () => void = () => db.close(),
   ) {
     super(db);
+    this.notifications = new NotificationTable(db);
     const p = (sql: string) => db.prepare(sql);
     const control = hasTable(db, 'control');
     // Schema 8 (leases); a read-only `status` on an older, unmigrated file sees plain locks.
@@ -94,7 +99,10 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
           : 'SELECT ?, ?, ?, ?, ? WHERE 0',
       ),
       event: p('INSERT INTO events (at, type, data) VALUES (?, ?, ?)'),
-      events: p('SELECT seq, at, type, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
+      // Retired types are left out here, not after: a page of events stays full, so paging goes on.
+      events: p(
+        `SELECT seq, at, type, data FROM events WHERE seq > ? AND type NOT IN (${RETIRED_AUDIT_TYPES.map(sqlText).join(', ')}) ORDER BY seq LIMIT ?`,
+      ),
       lastSeq: p('SELECT COALESCE(MAX(seq), 0) AS seq FROM events'),
       counts: p('SELECT kind, source, state, n FROM item_counts WHERE n > 0 ORDER BY kind, source, state'),
       quarantined: p(
@@ -118,7 +126,15 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
              WHERE state = 'moved' AND move_state IN ('cleanup failed', 'failed') ORDER BY kind, id`,
           )
         : null,
-      // Schema 15: what was placed where (issue 23); an older file placed nothing per item.
+      // Failed moves that may have left a copy on their destination: of items the run is done with.
+      failedMoves: p(
+        `SELECT kind, id, name, source, ${hasColumn(db, 'items', 'destination') ? 'destination' : 'NULL AS destination'},
+           move_id, move_state, state, last_error, stuck_at IS NOT NULL AS stuck FROM items
+         WHERE state IN ('quarantined', 'left') AND move_id IS NOT NULL
+           AND (move_state IS NULL OR move_state NOT IN ('finished', 'cleanup failed'))
+         ORDER BY kind, id`,
+      ),
+      // Schema 15: what was placed where (many destinations); an older file placed nothing per item.
       placement: hasIndex(db, 'items_placed')
         ? p(
             `SELECT destination, COUNT(*) AS items, SUM(COALESCE(size_bytes, 0)) AS bytes, SUM(size_bytes IS NULL) AS unsized,
@@ -143,18 +159,22 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       ),
       // Schema 5; a read-only `status` on an older, unmigrated file has no overrides.
       // Schema 13 adds paused_by; a read-only status on an older file reads none.
+      // Schema 18 adds the stop request; a read-only status on an older file reads none.
       getControl: control
         ? p(
-            `SELECT concurrency, paused, ${hasColumn(db, 'control', 'paused_by') ? 'paused_by' : 'NULL AS paused_by'}, updated_at FROM control WHERE id = 1`,
+            `SELECT concurrency, paused, ${hasColumn(db, 'control', 'paused_by') ? 'paused_by' : 'NULL AS paused_by'},
+               ${hasColumn(db, 'control', 'stop_at') ? 'stop_at, stop_by' : 'NULL AS stop_at, NULL AS stop_by'}, updated_at
+             FROM control WHERE id = 1`,
           )
         : null,
-      putControl: control
-        ? p(
-            `INSERT INTO control (id, concurrency, paused, paused_by, updated_at) VALUES (1, ?, ?, ?, ?)
-             ON CONFLICT (id) DO UPDATE SET concurrency = excluded.concurrency, paused = excluded.paused, paused_by = excluded.paused_by,
-               updated_at = excluded.updated_at`,
-          )
-        : null,
+      putControl:
+        control && hasColumn(db, 'control', 'stop_at')
+          ? p(
+              `INSERT INTO control (id, concurrency, paused, paused_by, stop_at, stop_by, updated_at) VALUES (1, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (id) DO UPDATE SET concurrency = excluded.concurrency, paused = excluded.paused, paused_by = excluded.paused_by,
+                 stop_at = excluded.stop_at, stop_by = excluded.stop_by, updated_at = excluded.updated_at`,
+            )
+          : null,
     };
   }
 
@@ -176,7 +196,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
         reason = takeoverReason(cur, holder, now, isAlive);
         if (reason === null) throw new LockedError(this.file, previous, now);
         this.appendEvent(
-          'lock.takeover',
+          'lock.taken_over',
           { previous, reason, heartbeatAgeMs: now - (previous.heartbeatAt ?? previous.startedAt) },
           now,
         );
@@ -304,12 +324,14 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
    */
   lastEventsOf<K extends AuditType>(types: readonly K[], limit: number, window = 1_000_000): AuditEventOf<K>[] {
     if (types.length === 0 || limit <= 0) return [];
+    // An older checkpoint may hold a type under its old name (../events/legacy-names.ts).
+    const names = storedNamesOf(types);
     const rows = this.db
       .prepare(
-        `SELECT seq, at, type, data FROM events WHERE seq > (SELECT coalesce(max(seq), 0) FROM events) - ? AND type IN (${types.map(() => '?').join(', ')})
+        `SELECT seq, at, type, data FROM events WHERE seq > (SELECT coalesce(max(seq), 0) FROM events) - ? AND type IN (${names.map(() => '?').join(', ')})
          ORDER BY seq DESC LIMIT ?`,
       )
-      .all(window, ...types, limit) as EventRow[];
+      .all(window, ...names, limit) as EventRow[];
     return rows.map((r) => toEvent(r) as AuditEventOf<K>);
   }
 
@@ -373,6 +395,31 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       moveId: o.move_id,
       moveState: o.move_state,
     }));
+    const failedMoves = (
+      this.r.failedMoves.all() as {
+        kind: Kind;
+        id: number;
+        name: string;
+        source: string;
+        destination: string | null;
+        move_id: number;
+        move_state: string | null;
+        state: string;
+        last_error: string | null;
+        stuck: number;
+      }[]
+    ).map((f) => ({
+      kind: f.kind,
+      id: f.id,
+      name: f.name,
+      source: f.source,
+      destination: f.destination,
+      moveId: f.move_id,
+      moveState: f.move_state,
+      stuck: f.stuck === 1,
+      state: f.state,
+      reason: f.last_error,
+    }));
     // Read at most every few seconds: every progress, metrics and events tick asks for a summary,
     // and on a large checkpoint this is its dearest part.
     if (
@@ -398,6 +445,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       retrying,
       control: this.readControl(),
       orphans,
+      failedMoves,
       placement,
       boundsReached,
       staying,
@@ -406,9 +454,23 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
 
   readControl(): RunControl {
     const r = this.r.getControl?.get() as
-      { concurrency: number | null; paused: number; paused_by: string | null; updated_at: number } | undefined;
+      | {
+          concurrency: number | null;
+          paused: number;
+          paused_by: string | null;
+          stop_at: number | null;
+          stop_by: string | null;
+          updated_at: number;
+        }
+      | undefined;
     return r
-      ? { concurrency: r.concurrency, paused: r.paused === 1, pausedBy: r.paused_by, updatedAt: r.updated_at }
+      ? {
+          concurrency: r.concurrency,
+          paused: r.paused === 1,
+          pausedBy: r.paused_by,
+          stop: r.stop_at === null ? null : { at: r.stop_at, by: r.stop_by === 'file' ? 'file' : 'control' },
+          updatedAt: r.updated_at,
+        }
       : NO_CONTROL;
   }
 
@@ -417,27 +479,44 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
    * to the plan's) and logs the change as a `control.changed` event, in one transaction. Safe while
    * a run holds the lock: the lock is a row, and SQLite serializes the two writers. `pausedBy` says
    * why a pause that no operator asked for holds (the failure breaker); any other change clears it.
+   * `stop` asks the run to stop (a request already waiting keeps its time and origin) or, null,
+   * clears the request (the run that ends consumes it).
    */
-  writeControl(change: { concurrency?: number | null; paused?: boolean; pausedBy?: string }, at: number): RunControl {
+  writeControl(change: ControlChange, at: number): RunControl {
     return this.batch(() => {
       const cur = this.readControl();
       const paused = change.paused ?? cur.paused;
+      const stop = change.stop === undefined ? (cur.stop ?? null) : change.stop && (cur.stop ?? { at, ...change.stop });
       const next: RunControl = {
         concurrency: change.concurrency === undefined ? cur.concurrency : change.concurrency,
         paused,
         pausedBy: pausedByAfter(change, cur, paused),
+        stop,
         updatedAt: at,
       };
       // Writable connections are migrated, so the table is there; only a read-only one lacks it.
       if (!this.r.putControl) throw new Error(`${this.file}: the checkpoint has no control table (opened read-only?)`);
-      this.r.putControl.run(next.concurrency, next.paused ? 1 : 0, next.pausedBy ?? null, at);
+      this.r.putControl.run(
+        next.concurrency,
+        next.paused ? 1 : 0,
+        next.pausedBy ?? null,
+        stop?.at ?? null,
+        stop?.by ?? null,
+        at,
+      );
+      const stopChanged = change.stop !== undefined && (stop?.at ?? null) !== (cur.stop?.at ?? null);
       this.appendEvent(
         'control.changed',
         {
           concurrency: next.concurrency,
           paused: next.paused,
           ...(next.pausedBy ? { pausedBy: next.pausedBy } : {}),
-          previous: { concurrency: cur.concurrency, paused: cur.paused },
+          ...(stop ? { stop } : {}),
+          previous: {
+            concurrency: cur.concurrency,
+            paused: cur.paused,
+            ...(stopChanged ? { stop: cur.stop ?? null } : {}),
+          },
         },
         at,
       );
@@ -471,11 +550,17 @@ interface EventRow {
 }
 
 /**
- * A row of the log as the vocabulary's event. The one place a stored event is trusted to be what
- * its type says: only `appendEvent`, checked against the vocabulary, writes the log.
+ * A row of the log as the vocabulary's event, under today's names. The one place a stored event is
+ * trusted to be what its type says: only `appendEvent`, checked against the vocabulary, writes the
+ * log, and an older release's names are read through the one table of them.
  */
 function toEvent(row: EventRow): StoredEvent {
-  return { ...row, data: JSON.parse(row.data) as unknown } as StoredEvent;
+  return readAuditRow({ ...row, data: JSON.parse(row.data) as unknown });
+}
+
+/** A constant as an SQL string literal. */
+function sqlText(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
 }
 
 /**
@@ -483,7 +568,7 @@ function toEvent(row: EventRow): StoredEvent {
  * the pause alone (a new cap); none once unpaused or paused again by hand.
  */
 function pausedByAfter(
-  change: { paused?: boolean; pausedBy?: string },
+  change: Pick<ControlChange, 'paused' | 'pausedBy'>,
   cur: RunControl,
   paused: boolean,
 ): string | null {

@@ -1,10 +1,11 @@
 /**
- * The checkpoint of a copy plan (issue 12): its own SQLite file (state/<name>.copy.db), apart from
+ * The checkpoint of a copy plan (`shardmove copy`): its own SQLite file (state/<name>.copy.db), apart from
  * move checkpoints, with its own migrations keyed by `PRAGMA user_version`. It holds the run (method,
  * phase, totals), the run lock, one row per repository (state, bundle checksum, refs) and the event
  * log. Same habits as checkpoint.ts: WAL, statements prepared once, one transaction per batch.
  */
 import type Database from 'better-sqlite3';
+import { legacyName } from '../events/legacy-names.js';
 import { LockedError, StoreVersionError } from './errors.js';
 import { openCheckpointFile } from './open.js';
 import type { CheckpointKind, OpenedCheckpointFile } from './open.js';
@@ -215,7 +216,7 @@ export class CopyCheckpoint {
         if (cur && !(cur.pid === holder.pid && cur.host === holder.host)) {
           const existing = { pid: cur.pid, host: cur.host, startedAt: cur.started_at };
           if (cur.host !== holder.host || isAlive(cur.pid)) throw new LockedError(this.file, existing);
-          this.event('lock.takeover', { previous: existing }, holder.startedAt);
+          this.event('lock.taken_over', { previous: existing }, holder.startedAt);
         }
         w.putLock.run(holder.pid, holder.host, holder.startedAt);
       })
@@ -326,9 +327,11 @@ export class CopyCheckpoint {
     return out;
   }
 
+  /** The copy's log, with the names the run's audit log changed read as today (a takeover is `lock.taken_over`). */
   readEvents(): Array<{ seq: number; at: number; type: string; data: Record<string, unknown> }> {
     return (this.s.events.all() as Array<{ seq: number; at: number; type: string; data: string }>).map((e) => ({
       ...e,
+      type: legacyName(e.type)?.type ?? e.type,
       data: JSON.parse(e.data) as Record<string, unknown>,
     }));
   }

@@ -9,7 +9,7 @@ import type { Kind } from '../plan/types.js';
 import { RANK_CLASS_SQL, RANK_ORDER_SQL, SIZE_CLASS_SQL } from './schema.js';
 import { ShapeTable } from './shape.js';
 import { ITEM_STATES } from './types.js';
-import type { BulkRow, EnumCursor, ItemRow, ItemState, ItemStore, NetworkRow, PlacedRow } from './types.js';
+import type { BulkRow, EnumCursor, GivenList, ItemRow, ItemState, ItemStore, NetworkRow, PlacedRow } from './types.js';
 
 interface RawItem {
   kind: Kind;
@@ -101,6 +101,8 @@ export class ItemTable implements ItemStore {
     // Same for schema 15 (per-item destination, move.until bounds): an old file has placed nothing.
     const has15 = (db.pragma('user_version', { simple: true }) as number) >= 15;
     const w15 = (sql: string, none: string) => p(has15 ? sql : none);
+    // Schema 19 (the reviewed list of `run --only`); an older, unmigrated file was seeded from none.
+    const has19 = (db.pragma('user_version', { simple: true }) as number) >= 19;
     // The order the due-order index walks: by rank from schema 15, by size class from 10, by size before.
     const order = has15 ? RANK_ORDER_SQL : has10 ? `${SIZE_CLASS_SQL} DESC, id` : 'size_bytes DESC, id';
     this.s = {
@@ -168,10 +170,34 @@ export class ItemTable implements ItemStore {
         `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
            scheduled_at = NULL, running_at = NULL WHERE kind = ? AND id = ? AND state = 'pending'`,
       ),
+      // A bulk job's move for an item already quarantined (GitLab's bulk service schedules every
+      // container still on the storage): followed as one more attempt, so what it does is recorded.
+      intentFromQuarantine: w(
+        `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
+           scheduled_at = NULL, running_at = NULL, stuck_at = NULL
+         WHERE kind = ? AND id = ? AND state = 'quarantined' AND stuck_at IS NULL`,
+      ),
       // The destination is written once, by the first intent (or pinned before it), never changed.
       place: w15(
         `UPDATE items SET destination = COALESCE(destination, ?) WHERE kind = ? AND id = ?`,
         'SELECT 1 WHERE 0',
+      ),
+      // move.select: only a row no move of ours was made for leaves the run's scope.
+      unselect: w15(
+        `UPDATE items SET state = 'unselected', destination = NULL
+         WHERE kind = ? AND id = ? AND state = 'pending' AND attempts = 0 AND move_id IS NULL`,
+        'SELECT 1 WHERE 0',
+      ),
+      reselect: p(
+        `UPDATE items SET state = 'pending', next_attempt_at = 0 WHERE kind = ? AND id = ? AND state = 'unselected'`,
+      ),
+      getGiven: has19
+        ? p('SELECT digest, file, plan_hash, items, seeded_at FROM given_list WHERE id = 1')
+        : p('SELECT NULL AS digest WHERE 0'),
+      putGiven: p(
+        has19
+          ? 'INSERT INTO given_list (id, digest, file, plan_hash, items, seeded_at) VALUES (1, ?, ?, ?, ?, ?)'
+          : 'SELECT ?, ?, ?, ?, ? WHERE 0',
       ),
       pin: w15(
         `UPDATE items SET destination = ? WHERE kind = ? AND id = ? AND destination IS NULL`,
@@ -196,6 +222,12 @@ export class ItemTable implements ItemStore {
       allNetworks: w15(
         'SELECT id, root_storage, pool_bytes, bytes FROM networks ORDER BY id',
         'SELECT NULL AS id WHERE 0',
+      ),
+      countNetwork: w15('SELECT COUNT(*) AS n FROM items INDEXED BY items_network WHERE network = ?', 'SELECT 0 AS n'),
+      placedMembers: w15(
+        `SELECT network, destination, COUNT(*) AS members FROM items INDEXED BY items_network
+         WHERE network IS NOT NULL AND destination IS NOT NULL GROUP BY network, destination`,
+        'SELECT NULL AS network WHERE 0',
       ),
       networkPlacements: w15(
         `SELECT network, MIN(destination) AS destination, COUNT(DISTINCT destination) AS n FROM items INDEXED BY items_network
@@ -414,6 +446,27 @@ export class ItemTable implements ItemStore {
     return true;
   }
 
+  markIntentFromQuarantine(kind: Kind, id: number, now: number): boolean {
+    return this.s.intentFromQuarantine.run(now, kind, id).changes === 1;
+  }
+
+  setSelected(kind: Kind, id: number, selected: boolean): boolean {
+    return (selected ? this.s.reselect : this.s.unselect).run(kind, id).changes === 1;
+  }
+
+  givenList(): GivenList | null {
+    const r = this.s.getGiven.get() as
+      { digest: string; file: string; plan_hash: string; items: number; seeded_at: number } | undefined;
+    return r ? { digest: r.digest, file: r.file, planHash: r.plan_hash, items: r.items, seededAt: r.seeded_at } : null;
+  }
+
+  setGivenList(list: GivenList): void {
+    const held = this.givenList();
+    if (held && held.digest !== list.digest)
+      throw new Error(`the checkpoint was seeded from another item list (${held.digest})`);
+    if (!held) this.s.putGiven.run(list.digest, list.file, list.planHash, list.items, list.seededAt);
+  }
+
   pinDestination(kind: Kind, id: number, destination: string): boolean {
     return this.s.pin.run(destination, kind, id).changes === 1;
   }
@@ -432,15 +485,20 @@ export class ItemTable implements ItemStore {
     return this.batch(() => {
       const before = this.getNetwork(network);
       this.s.putNetwork.run(network, rootStorage, poolBytes);
-      // The network's bytes grow by its new members (and by its pool, once known): counted as they
-      // come, never summed again over every member (a page of a large network would be quadratic).
+      // The network's bytes are what it lands with on one destination: each member with the pool's
+      // objects (its copy holds its alternates'), plus one pool copy. They grow by the new members
+      // (and by the pool, once known: once for the copy and once per member counted before), counted
+      // as they come, never summed again over every member (a page of a large network would be
+      // quadratic); the members are counted once, when the pool becomes known.
       let bytes = before?.bytes ?? 0;
-      if ((before?.poolBytes ?? null) === null && poolBytes !== null) bytes += poolBytes;
+      const pool = before?.poolBytes ?? poolBytes ?? 0;
+      if ((before?.poolBytes ?? null) === null && poolBytes !== null)
+        bytes += poolBytes * (1 + (before ? (this.s.countNetwork.get(network) as { n: number }).n : 0));
       const fresh: number[] = [];
       for (const id of ids) {
         const row = this.getItem(kind, id);
         if (!row || row.network === network) continue;
-        bytes += row.sizeBytes ?? 0;
+        bytes += (row.sizeBytes ?? 0) + pool;
         fresh.push(id);
         this.s.setNetwork.run(network, kind, id);
       }
@@ -482,6 +540,10 @@ export class ItemTable implements ItemStore {
       networks: new Map(rows.filter((r) => r.n === 1).map((r) => [r.network, r.destination])),
       split: new Set(rows.filter((r) => r.n > 1).map((r) => r.network)),
     };
+  }
+
+  placedNetworkMembers(): { network: number; destination: string; members: number }[] {
+    return this.s.placedMembers.all() as { network: number; destination: string; members: number }[];
   }
 
   placedBytes(): PlacedRow[] {

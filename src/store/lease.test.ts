@@ -42,7 +42,7 @@ describe('the run lock as a lease', () => {
     });
     expect(got.reason).toBe('stale');
     expect(got.previous).toMatchObject({ pid: 111, host: 'pod-a', heartbeatAt: T0 + 10_000, leaseMs: LEASE });
-    const takeover = b.readEvents().find((e) => e.type === 'lock.takeover');
+    const takeover = b.readEvents().find((e) => e.type === 'lock.taken_over');
     expect(takeover?.data).toMatchObject({
       previous: { pid: 111, host: 'pod-a' },
       reason: 'stale',

@@ -1,5 +1,5 @@
 /**
- * The run lock as a lease (issue 15). The holder renews a heartbeat in the lock row; a lock whose
+ * The run lock as a lease. The holder renews a heartbeat in the lock row; a lock whose
  * heartbeat is older than the holder's own lease period may be taken over. Every takeover (and
  * every `shardmove unlock`) raises the lock generation, and the holder's connection carries TEMP
  * triggers that refuse any write to the checkpoint once the lock row no longer shows its
@@ -24,6 +24,9 @@ const FENCED_TABLES = [
   'control',
   'census',
   'item_flags',
+  'notify_events',
+  'notify_deliveries',
+  'notify_cursor',
 ] as const;
 
 /** The lock row as stored (schema 8 added heartbeat_at, lease_ms and generation). */

@@ -272,6 +272,53 @@ const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE run ADD COLUMN plan TEXT;
   `,
+  // 18: a stop from outside (\`shardmove control --stop\`, or the stop file beside the checkpoint):
+  // when it was asked for and by what; null when none waits. The run that ends clears it.
+  `
+  ALTER TABLE control ADD COLUMN stop_at INTEGER;
+  ALTER TABLE control ADD COLUMN stop_by TEXT;
+  `,
+  // 19: the reviewed item list a checkpoint was seeded from (\`run --only FILE\`), so
+  // that it is resumed with that list only, and never by a run that lists its sources.
+  `
+  CREATE TABLE given_list (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    digest TEXT NOT NULL,
+    file TEXT NOT NULL,
+    plan_hash TEXT NOT NULL,
+    items INTEGER NOT NULL,
+    seeded_at INTEGER NOT NULL
+  );
+  `,
+  // 20: notifications and hooks (the plan's `notify:`). The public events the targets asked for, each
+  // once with a number of its own (its `seq` for every delivery), and one delivery per event and
+  // target until it is delivered: attempts, the next attempt (null: given up by the process that
+  // tried, tried again by the next run) and the last error. The cursor is the last audit event turned
+  // into notifications, so a run killed between an event and its notification makes it on resume.
+  `
+  CREATE TABLE notify_events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    audit_seq INTEGER,
+    at INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    body TEXT NOT NULL
+  );
+  CREATE TABLE notify_deliveries (
+    target TEXT NOT NULL,
+    event_seq INTEGER NOT NULL,
+    label TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER,
+    delivered_at INTEGER,
+    last_error TEXT,
+    PRIMARY KEY (target, event_seq)
+  ) WITHOUT ROWID;
+  CREATE INDEX notify_undelivered ON notify_deliveries (target, event_seq) WHERE delivered_at IS NULL;
+  CREATE TABLE notify_cursor (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    audit_seq INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this build writes. */

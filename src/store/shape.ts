@@ -1,5 +1,5 @@
 /**
- * What a checkpoint knows of the instance's shape beyond its item rows (issue 21, the twin): which
+ * What a checkpoint knows of the instance's shape beyond its item rows, for the twin (`shardmove twin`): which
  * listed projects are hidden or pending deletion. GitLab's project entity says neither, and the
  * enumeration lists with `include_hidden` and `include_pending_delete`, so it sees them all without
  * telling them apart. A dry run therefore lists each project source once more without one flag

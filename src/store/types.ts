@@ -4,7 +4,15 @@
  * (that, plus the lock, the machine snapshot and the summary). `openCheckpoint` in ./checkpoint.ts
  * implements both.
  */
-import type { AuditEvent, AuditEventMap, AuditEventOf, AuditType, LockHolderData } from '../events/vocabulary.js';
+import type {
+  AuditEvent,
+  AuditEventMap,
+  AuditEventOf,
+  AuditType,
+  LockHolderData,
+  StopBy,
+  StopRequest,
+} from '../events/vocabulary.js';
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 
@@ -22,7 +30,10 @@ export interface LockAcquired {
 /** One row of the event log: an audit event of the one vocabulary (src/events/vocabulary.ts). */
 export type StoredEvent = AuditEvent;
 
-/** A checkpoint holds a real run, a dry run or a revert (`shardmove revert`), never two of them (issue 19). */
+/**
+ * A checkpoint holds a real run, a dry run or a revert (`shardmove revert`), never two of them: a
+ * real run that resumed a dry run's checkpoint would report a rehearsal as done.
+ */
 export type RunMode = 'run' | 'dry-run' | 'revert';
 
 export interface SavedRun {
@@ -61,7 +72,13 @@ export interface StatusSummary {
    * operator does. Optional: stores that cannot tell leave it out.
    */
   orphans?: OrphanCopy[];
-  /** What is placed on each destination (issue 23): chosen, scheduled or moved. Optional: older stores leave it out. */
+  /**
+   * Items the run is done with (quarantined, or left the source by other means) whose last move of
+   * ours failed or stuck while it may have been copying: a copy may stay on that move's
+   * destination. Optional: stores that cannot tell leave it out.
+   */
+  failedMoves?: FailedMove[];
+  /** What is placed on each destination (many destinations): chosen, scheduled or moved. Optional: older stores leave it out. */
   placement?: DestinationPlacement[];
   /**
    * Partial drains (`move.until`): the sources whose bound is reached, and per kind and source the
@@ -95,6 +112,29 @@ export interface OrphanCopy {
 }
 
 /**
+ * An item the run is done with (quarantined, or gone from its source by other means) whose last move
+ * of ours did not end on the destination: failed, or given up as stuck.
+ */
+export interface FailedMove {
+  kind: Kind;
+  id: number;
+  name: string;
+  /** The storage the item was on when its move was posted. */
+  source: string;
+  /** The move's destination, when the row records it (older checkpoints and bulk drains: null). */
+  destination: string | null;
+  moveId: number;
+  /** The move's state as a poll last saw it before it ended (a failed move's row keeps the state before `failed`). */
+  moveState: string | null;
+  /** Quarantined as stuck in `moveState`, rather than failed. */
+  stuck: boolean;
+  /** `quarantined` or `left`. */
+  state: string;
+  /** Why, as recorded (GitLab's message, ours for a move without one, or why the item left). */
+  reason: string | null;
+}
+
+/**
  * The operator's live overrides of a run (`shardmove control`), read by the drain at every turn of
  * its loop. `concurrency` null means the plan's `move.concurrency`; `paused` stops new moves (moves
  * in flight are still followed to their end).
@@ -104,6 +144,11 @@ export interface RunControl {
   paused: boolean;
   /** Why the run is paused, when something else than an operator paused it (the failure breaker). */
   pausedBy?: string | null;
+  /**
+   * A stop request not yet consumed (`shardmove control --stop`, or the stop file): nothing new
+   * starts, and the run ends once nothing is in flight. The run that ends clears it.
+   */
+  stop?: StopRequest | null;
   /** ms since epoch of the last change; null when never set. */
   updatedAt: number | null;
 }
@@ -112,8 +157,17 @@ export const NO_CONTROL: RunControl = Object.freeze({
   concurrency: null,
   paused: false,
   pausedBy: null,
+  stop: null,
   updatedAt: null,
 });
+
+/** A change of the live overrides; fields left out keep their value. `stop: null` clears a stop request. */
+export interface ControlChange {
+  concurrency?: number | null;
+  paused?: boolean;
+  pausedBy?: string;
+  stop?: { by: StopBy } | null;
+}
 
 /**
  * What the actors may do with the checkpoint: read and write item rows, append to the event log,
@@ -126,12 +180,14 @@ export interface ActorStore extends ItemStore {
   /** The operator's live overrides (NO_CONTROL when none were set). Cheap: read on every drain loop turn. */
   readControl(): RunControl;
   /** Changes the live overrides; the actors use it for one thing: the failure breaker's pause. */
-  writeControl(change: { concurrency?: number | null; paused?: boolean; pausedBy?: string }, at: number): RunControl;
+  writeControl(change: ControlChange, at: number): RunControl;
 }
 
 /** The whole checkpoint as the runtime holds it: what the actors may do, plus the run-level part. */
 export interface CheckpointStore extends ActorStore {
   readonly file: string;
+  /** Notifications and their deliveries (the plan's `notify:`, schema 20): ./notifications.ts. */
+  readonly notifications: NotifyStore;
   /**
    * Takes the run lock. Throws an error with code SHARDMOVE_LOCKED naming the holder when another
    * live process holds it; takes over a lock whose holder process is dead on this host (`isAlive`
@@ -190,10 +246,33 @@ export interface CheckpointStore extends ActorStore {
  * - `left`: no longer listed on the source although no move of ours finished (moved by a bulk job or by
  *   someone else, or deleted).
  * - `quarantined`: gave up (attempts exhausted, stuck move, permanent rejection); `lastError` says why.
+ * - `unselected`: on the source, but `move.select` does not choose it: it stays there as planned, and
+ *   no move of ours was ever made for it (a row another selection chooses goes back to `pending`).
  */
-export type ItemState = 'pending' | 'scheduling' | 'in_flight' | 'moved' | 'left' | 'quarantined';
+export type ItemState = 'pending' | 'scheduling' | 'in_flight' | 'moved' | 'left' | 'quarantined' | 'unselected';
 
-export const ITEM_STATES: readonly ItemState[] = ['pending', 'scheduling', 'in_flight', 'moved', 'left', 'quarantined'];
+export const ITEM_STATES: readonly ItemState[] = [
+  'pending',
+  'scheduling',
+  'in_flight',
+  'moved',
+  'left',
+  'quarantined',
+  'unselected',
+];
+
+/**
+ * The reviewed item list a checkpoint was seeded from (`run --only FILE`): its digest (over the
+ * items, not the file's bytes), the plan hash it was made under, and when. One per checkpoint.
+ */
+export interface GivenList {
+  digest: string;
+  /** The file as it was named when seeded (for messages). */
+  file: string;
+  planHash: string;
+  items: number;
+  seededAt: number;
+}
 
 export interface ItemRow {
   kind: Kind;
@@ -228,7 +307,7 @@ export interface ItemRow {
   /** ms since epoch when a listing last showed the item on its source (0: unknown). */
   listedAt: number;
   /**
-   * Where the item goes (issue 23): chosen by its first intent, or pinned before it (a revert), and
+   * Where the item goes among the destinations: chosen by its first intent, or pinned before it (a revert), and
    * never changed after. Null until then. Optional: stores without it leave it out.
    */
   destination?: string | null;
@@ -241,7 +320,7 @@ export interface ItemRow {
   rankBytes?: number | null;
 }
 
-/** A fork network as the checkpoint knows it (issue 23). */
+/** A fork network as the checkpoint knows it (fork networks move as one unit). */
 export interface NetworkRow {
   /** The root project's id. */
   id: number;
@@ -252,7 +331,10 @@ export interface NetworkRow {
   rootStorage: string | null;
   /** The pool's bytes, estimated as the root's repository size, when known. */
   poolBytes: number | null;
-  /** The network's bytes: its members listed on the sources plus its pool. */
+  /**
+   * What the network lands with on one destination: its members listed on the sources, each with the
+   * pool's objects (a member's copy holds its alternates'), plus one copy of the pool.
+   */
   bytes: number;
 }
 
@@ -308,7 +390,7 @@ export interface CensusRow {
   doneAt: number | null;
 }
 
-/** What a dry run's census writes (issue 21): which listed items carry a flag. */
+/** What a dry run's census writes, for the twin: which listed items carry a flag. */
 export interface CensusStore {
   censusOf(kind: Kind, source: string, flag: ItemFlag): CensusRow | null;
   /** Forgets the flag for the items of (kind, source) and opens the census of round `round`. */
@@ -387,6 +469,21 @@ export interface ItemStore {
    * keeps the previous attempt's move, so reconciliation can tell a new move from an old one.
    */
   markIntent(kind: Kind, id: number, now: number, destination?: string): boolean;
+  /**
+   * quarantined -> scheduling, attempts + 1, for a move the instance made for a quarantined item on
+   * its own (a bulk job's). False (and no change) unless the item was quarantined and not stuck.
+   */
+  markIntentFromQuarantine(kind: Kind, id: number, now: number): boolean;
+  /**
+   * `move.select`: `false` turns a pending row no move of ours was ever made for into `unselected`
+   * (its placement forgotten); `true` turns an `unselected` row back into `pending`. Returns whether
+   * the row changed.
+   */
+  setSelected(kind: Kind, id: number, selected: boolean): boolean;
+  /** The reviewed list the checkpoint was seeded from (`run --only`), or null (schema 19). */
+  givenList(): GivenList | null;
+  /** Records the reviewed list (once: a second call with another digest throws). */
+  setGivenList(list: GivenList): void;
   /** Pins a row's destination before its first intent (a revert: back where it came from); false when it already has one. */
   pinDestination(kind: Kind, id: number, destination: string): boolean;
   /** Records the item's fork network (its root project's id). */
@@ -403,8 +500,10 @@ export interface ItemStore {
   networks(): NetworkRow[];
   /** Each network with a placed member and where it went; `split`: networks placed on more than one destination. */
   networkPlacements(): { networks: Map<number, string>; split: Set<number> };
-  /** What has been placed where so far (issue 23). */
+  /** What has been placed where so far, per destination. */
   placedBytes(): PlacedRow[];
+  /** How many members of each fork network have been placed on each destination. */
+  placedNetworkMembers(): { network: number; destination: string; members: number }[];
   /** Pending items already placed (retries of scheduled items), due by `now`: what a reached bound still moves. */
   duePlacedItems(kind: Kind, source: string, now: number, limit: number): ItemRow[];
   /** The ids of pending items not placed yet, in the scheduling order (a dry run's placement walks them). */
@@ -449,4 +548,77 @@ export interface ItemStore {
   getMoveModel(kind: Kind): string | null;
   /** Saves the move-duration model of a kind (opaque JSON; see src/actors/drain/move-model.ts). */
   setMoveModel(kind: Kind, data: string, now: number): void;
+}
+
+/** A target of the plan's `notify:` as its deliveries are kept: a stable key, and words for people. */
+export interface NotifyTargetRef {
+  key: string;
+  label: string;
+}
+
+/** A public event to notify, with the targets that asked for it. */
+export interface NotifyEntry {
+  /** The audit event it stands for; null for one the run adds at its end (`run.finished`). */
+  auditSeq: number | null;
+  at: number;
+  type: string;
+  /** The event without `v`, `seq` and `at` (the sender adds them). */
+  body: object;
+  targets: readonly NotifyTargetRef[];
+}
+
+/** The next notification a target waits for. */
+export interface PendingNotification {
+  /** The notification's own number: its `seq` in every delivery, the same on every retry. */
+  seq: number;
+  type: string;
+  at: number;
+  body: object;
+  attempts: number;
+  /** When it may be tried again (ms); null: given up by this process (the next run tries it again). */
+  nextAttemptAt: number | null;
+  lastError: string | null;
+}
+
+/** What waits for one target, for `status` and the end of a run. */
+export interface NotifyTargetView {
+  target: string;
+  label: string;
+  /** Deliveries not made yet; `givenUp` of them wait for the next run. */
+  waiting: number;
+  givenUp: number;
+  /** The oldest of them. */
+  oldest: {
+    seq: number;
+    type: string;
+    at: number;
+    attempts: number;
+    nextAttemptAt: number | null;
+    lastError: string | null;
+  };
+}
+
+/**
+ * Notifications and their deliveries, kept in the checkpoint so that none is lost to a crash: every
+ * public event a target asked for is recorded once, with one delivery per target, before it is sent;
+ * a delivery counts its attempts and is marked delivered only once the target took it.
+ */
+export interface NotifyStore {
+  /** The last audit event turned into notifications (null: none yet from this checkpoint). */
+  cursor(): number | null;
+  /** Records `entries` and moves the cursor to `cursor`, in one transaction. */
+  enqueue(entries: readonly NotifyEntry[], cursor: number | null): void;
+  /** The oldest undelivered notification of `target` this process has not given up (null: none). */
+  head(target: string): PendingNotification | null;
+  /** Counts one attempt at a delivery (before it is made: a crash during it counts too); returns the attempts. */
+  attempted(target: string, seq: number): number;
+  delivered(target: string, seq: number, at: number): void;
+  /** A failed attempt: why, and when to try again (null: not again in this process). */
+  failed(target: string, seq: number, error: string, nextAttemptAt: number | null): void;
+  /** At a run's start: every undelivered delivery is due at `now` again, given up ones included. */
+  retryAll(now: number): void;
+  /** What waits per target (targets with nothing undelivered are left out). */
+  waiting(): NotifyTargetView[];
+  /** The newest notification's number (0: none). */
+  lastSeq(): number;
 }

@@ -27,7 +27,7 @@ describe('window syntax', () => {
     'Tue 09:30-09:30',
     'Sat 00:00-Sat 00:00',
     'Sun 12:00-Sun 12:00',
-  ])('refuses "%s", which ends when it starts, and says how to write always (issue 19)', (text) => {
+  ])('refuses "%s", which ends when it starts, and says how to write always', (text) => {
     expect(() => parseWindow(text)).toThrow(WindowSyntaxError);
     expect(() => parseWindow(text)).toThrow(
       /ends when it starts; for a schedule that is always open write "daily 00:00-24:00" \(or leave out schedule\)/,

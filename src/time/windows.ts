@@ -47,35 +47,30 @@ export const WINDOW_PATTERN = `^\\s*(?:${DAILY.source.slice(1, -1)}|${SPAN.sourc
   '\\s+',
 );
 
-const dayIndex = (d: string) => DAYS.indexOf(d as (typeof DAYS)[number]);
+// A match's groups are `string | undefined` to the compiler; the patterns above make every group
+// these read present, and an absent one would read as NaN or -1, never as a valid time.
+const dayIndex = (d: string | undefined) => DAYS.findIndex((day) => day === d);
+const minutesOf = (h: string | undefined, m: string | undefined) => Number(h) * 60 + Number(m);
 
 /** Parses one window; throws WindowSyntaxError with what is wrong. */
 export function parseWindow(text: string): Window {
   const t = text.trim().replace(/\s+/g, ' ');
   const span = SPAN.exec(t);
   if (span) {
-    const [, d1, h1, m1, d2, h2, m2] = span as unknown as [string, string, string, string, string, string, string];
-    const start = dayIndex(d1) * 1440 + Number(h1) * 60 + Number(m1);
-    let end = dayIndex(d2) * 1440 + Number(h2) * 60 + Number(m2);
+    const [, d1, h1, m1, d2, h2, m2] = span;
+    const start = dayIndex(d1) * 1440 + minutesOf(h1, m1);
+    let end = dayIndex(d2) * 1440 + minutesOf(h2, m2);
     if (end === start) throw endsWhenItStarts(text);
     if (end < start) end += WEEK_MIN;
     return { text, spans: [{ start, end }] };
   }
   const daily = DAILY.exec(t);
   if (daily) {
-    const [, from, to, h1, m1, h2, m2] = daily as unknown as [
-      string,
-      string | undefined,
-      string | undefined,
-      string,
-      string,
-      string | undefined,
-      string | undefined,
-    ];
+    const [, from, to, h1, m1, h2, m2] = daily;
     const first = from === undefined ? 0 : dayIndex(from);
     const last = from === undefined ? 6 : to === undefined ? first : dayIndex(to);
-    const startMin = Number(h1) * 60 + Number(m1);
-    let endMin = h2 === undefined ? 1440 : Number(h2) * 60 + Number(m2);
+    const startMin = minutesOf(h1, m1);
+    let endMin = h2 === undefined ? 1440 : minutesOf(h2, m2);
     if (endMin === startMin) throw endsWhenItStarts(text);
     if (endMin < startMin) endMin += 1440;
     const spans: Window['spans'] = [];

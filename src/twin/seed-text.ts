@@ -59,14 +59,14 @@ export interface TwinSeedInput {
   checkpointName: string;
   finishedAt: number | null;
   version: string | null;
-  /** true EE, false CE, null: the instance did not say (or the checkpoint predates issue 21). */
+  /** true EE, false CE, null: the instance did not say (or the dry run's release did not record it). */
   enterprise: boolean | null;
   access: Partial<Record<Kind, KindAccessMode>>;
   /** Drains the dry run counted by move records (no number known), as `kind on source`. */
   byRecords: { kind: Kind; source: string }[];
   sources: string[];
   destination: string;
-  /** Every destination (issue 23); the first is `destination`. */
+  /** Every destination; the first is `destination`. */
   destinations?: string[];
   weights: Record<string, number> | null;
   counts: TwinCount[];
@@ -85,7 +85,7 @@ export function editionOf(
   const ee =
     enterprise === true
       ? 'edition ee (GET /metadata)'
-      : 'edition unknown (the checkpoint does not record it: a dry run from before issue 21, or an instance whose /metadata does not say), written as ee';
+      : 'edition unknown (the checkpoint does not record it: a dry run by an older release, or an instance whose /metadata does not say), written as ee';
   const groups = access.groups;
   // EE shows a group's storage only with the group_wikis licence: without it (Free) pre-flight moves
   // groups by their move records (checkpoints from before that said `unsupported`).

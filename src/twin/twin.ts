@@ -1,5 +1,5 @@
 /**
- * `shardmove twin` (issue 21 item 7): a sandbox seed with the shape of the instance a dry run saw,
+ * `shardmove twin`: a sandbox seed with the shape of the instance a dry run saw,
  * written from the dry run's checkpoint alone (no request, no credential). The seed is YAML with a
  * header saying what was carried; the items go to a file beside it, one JSON line each, streamed
  * from the checkpoint so a million items never sit in memory. Both files are written to temporary

@@ -1,5 +1,5 @@
 /**
- * For the CLI integration tests of issue 3: the sandbox and the CLI as separate processes, talking
+ * For the CLI integration tests: the sandbox and the CLI as separate processes, talking
  * over real HTTP, plus small readers of the sandbox's own view (items by storage, move lists).
  */
 import { spawn } from 'node:child_process';

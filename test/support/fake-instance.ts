@@ -15,6 +15,7 @@ import type {
   ListItemsOptions,
   MovePage,
   MoveRecord,
+  NamespaceRecord,
   ScheduleResult,
 } from '../../src/api/types.js';
 import type { Clock } from '../../src/time/clock.js';
@@ -364,6 +365,25 @@ export class FakeInstance implements InstanceApi {
     this.req('getItem');
     const it = this.items.get(key(kind, id));
     return it && !it.hidden && !it.unreadable ? this.record(it) : null;
+  }
+
+  async findProject(ref: number | string): Promise<ItemRecord | 'hidden' | null> {
+    this.req('findProject');
+    const it =
+      typeof ref === 'number'
+        ? this.items.get(key('projects', ref))
+        : [...this.items.values()].find((i) => i.kind === 'projects' && i.name.toLowerCase() === ref.toLowerCase());
+    if (!it) return null;
+    return it.hidden || it.unreadable ? 'hidden' : this.record(it);
+  }
+
+  async getNamespace(fullPath: string): Promise<NamespaceRecord | null> {
+    this.req('getNamespace');
+    const ns = fullPath.toLowerCase();
+    const inIt = [...this.items.values()].some(
+      (i) => i.name.toLowerCase() === ns || i.name.toLowerCase().startsWith(`${ns}/`),
+    );
+    return inIt ? { id: 0, kind: 'group', fullPath } : null;
   }
 
   async scheduleMove(kind: Kind, itemId: number, destination: string): Promise<ScheduleResult> {

@@ -1,5 +1,5 @@
 /**
- * Fakes for the runtime's and the step actors' unit tests (issue 3): an in-memory InstanceApi with
+ * Fakes for the runtime's and the step actors' unit tests: an in-memory InstanceApi with
  * just enough behaviour, a silent logger and a manual clock (tests use a real `:memory:` checkpoint).
  */
 import pino from 'pino';
@@ -101,6 +101,14 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
     },
     async getItem() {
       call('getItem');
+      return null;
+    },
+    async findProject() {
+      call('findProject');
+      return null;
+    },
+    async getNamespace() {
+      call('getNamespace');
       return null;
     },
     async scheduleMove() {

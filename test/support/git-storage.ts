@@ -1,5 +1,5 @@
 /**
- * Real Git storages for the copy tests (issue 12): bare repositories laid out like a GitLab
+ * Real Git storages for the `shardmove copy` tests: bare repositories laid out like a GitLab
  * storage, built with the system's `git`, plus a fake `ssh` that runs the remote command on this
  * machine (no network) and logs each invocation.
  */

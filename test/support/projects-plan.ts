@@ -1,7 +1,7 @@
 /**
- * For the issue 23 tests: a plan that drains nfs-1's projects into `to` on the sandbox
- * (credentials from ${SHARDMOVE_URL} / ${SHARDMOVE_TOKEN}), and the sandbox's own record of where
- * every project is.
+ * For the tests of many destinations and fork networks: a plan that drains nfs-1's projects into
+ * `to` on the sandbox (credentials from ${SHARDMOVE_URL} / ${SHARDMOVE_TOKEN}), and the sandbox's
+ * own record of where every project is.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * A real Prometheus and a real node_exporter on loopback, for the tests that prove what an operator
- * sees (issue 22): node_exporter runs only its textfile collector on a directory the test gives, and
+ * sees: node_exporter runs only its textfile collector on a directory the test gives, and
  * Prometheus scrapes it (and any other target) every second with a configuration generated in a temp
  * directory, its TSDB there too, nothing remote. Ports are chosen by binding port 0 first, and a start
  * that still loses the race (EADDRINUSE) is retried on another port. Every wait is bounded; stop()

@@ -112,7 +112,8 @@ export interface BulkPhaseResult {
  * Attributes newly discovered bulk moves to their items (as attempts of ours). With `learn` (the
  * storage is not exposed, so nothing was enumerated), a move off the source is how an item becomes
  * known: unknown items are recorded, and moved or left ones go back to pending (the job found them
- * on the source again). Moves for quarantined items are counted, not adopted.
+ * on the source again). Moves for quarantined items are followed as one more attempt and counted
+ * apart (they prove nothing new is on the source).
  */
 function attribute(ctx: DrainCtx, moves: MoveRecord[], round: number, learn: boolean, acc: BulkPhaseResult): void {
   const { store, kind, source, deps } = ctx;
@@ -126,8 +127,13 @@ function attribute(ctx: DrainCtx, moves: MoveRecord[], round: number, learn: boo
       }
       const row = store.getItem(kind, m.itemId);
       if (row?.state === 'quarantined') {
+        // GitLab's bulk service schedules every container still on the storage, quarantined ones
+        // included: the move is followed as one more attempt (it may well move the item), but it is
+        // no evidence that anything new is on the source, so it is counted apart.
         acc.quarantined++;
         event(ctx, 'bulk.move_for_quarantined', { id: m.itemId, moveId: m.id, moveState: m.state });
+        if (store.markIntentFromQuarantine(kind, m.itemId, now))
+          applyMove(ctx, { ...row, state: 'scheduling', attempts: row.attempts + 1, intentAt: now }, m, now);
         continue;
       }
       if (!row || row.state !== 'pending') continue;

@@ -9,6 +9,7 @@ import { DrainError, STORAGE_NOT_EXPOSED, VERIFY_FILTER_IGNORED } from '../error
 import { noteNetworks } from './networks.js';
 import type { DrainCtx } from './context.js';
 import { locate } from './locate.js';
+import { chooseItems, selectionOf, unlistableChosen } from '../select.js';
 
 export interface RoundResult {
   round: number;
@@ -60,6 +61,7 @@ export async function enumerateRound(
   let back = 0;
   const afterId = kind === 'projects' ? cursor.afterId : 0;
   event(ctx, 'enumerate.started', { round, afterId });
+  const selection = selectionOf(deps.plan);
   const gaps: UnlistableGap[] = [];
   const known = new Set(store.unlistable(kind, source, round).map(gapKey));
   const flushGaps = () => {
@@ -71,7 +73,7 @@ export async function enumerateRound(
         store.recordUnlistable(kind, source, round, gap, now);
         // A keyset listing filtered on the source named the item: it is on the source, and a POST
         // by id can move it although no listing shows it.
-        if (gap.id !== null)
+        if (gap.id !== null) {
           store.recordPage(
             kind,
             source,
@@ -79,6 +81,9 @@ export async function enumerateRound(
             [{ kind, id: gap.id, storage: source, name: `(unlistable ${kind} ${gap.id})`, sizeBytes: null }],
             now,
           );
+          // Its path cannot be read: a selection takes it only by its id.
+          if (selection) store.setSelected(kind, gap.id, unlistableChosen(selection, kind, gap.id));
+        }
       });
       const { kind: _k, ...where } = gap;
       event(ctx, 'enumerate.unlistable', { round, ...where });
@@ -91,7 +96,13 @@ export async function enumerateRound(
   });
   for await (const page of pages) {
     checkStorageField(ctx, page);
-    const res = store.recordPage(kind, source, round, page, deps.clock.now());
+    // move.select: every listed item gets a row, those not chosen as `unselected` (they stay, as planned).
+    const chosen = selection ? await chooseItems(deps, selection, kind, page) : null;
+    const res = store.batch(() => {
+      const recorded = store.recordPage(kind, source, round, page, deps.clock.now());
+      if (chosen) for (const [id, yes] of chosen) store.setSelected(kind, id, yes);
+      return recorded;
+    });
     await noteNetworks(ctx, page);
     added += res.added;
     back += res.back.length;

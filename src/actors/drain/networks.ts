@@ -1,22 +1,31 @@
 /**
- * Fork networks, discovered from the projects listed (issue 23). A project and its forks share an
- * object pool on their storage; a member that moves alone gets its own copy of the pool on the
- * destination (or, on releases before pools followed moves, loses its link and carries every
- * object itself), so a network is placed on one destination and scheduled as one unit.
+ * Fork networks, discovered from the projects listed (issue 23). A project and its direct forks
+ * share an object pool on their storage; a fork of a fork has none (GitLab's `object_pool_params`
+ * gives no pool to a fork made from a fork), so it is a standalone repository here: no network.
+ * A member that moves alone gets its own copy of the pool on the destination (or, on releases
+ * before pools followed moves, loses its link), so a network is placed on one destination and
+ * scheduled as one unit.
+ *
+ * What a member lands with: its own bytes **and the pool's**, on every release, since its copy is
+ * made from a snapshot that holds its alternates' objects and nothing in the move deduplicates it;
+ * plus, on releases that copy the pool on move, one pool copy per network and destination where it
+ * has none yet (docs/gitlab-behaviour.md §3.6). The one arithmetic of that is here (`memberLanding`,
+ * PoolCharges), for pre-flight's room check and the drain's placement alike.
  *
  * GitLab renders `forked_from_project` (the direct parent) in the admin listing the drain already
- * reads, and `forks_count` in every project entity (docs/gitlab-behaviour.md). The root is found by
- * walking parents: those the listing showed are known, the others are read one by one (`GET
- * /projects/:id`, cached), so a root that stays on a storage outside the plan still anchors its
- * network (and a fork between it and the moving members that already sits on a destination anchors
- * it there). A project with forks and no parent is a root. The pool's bytes are not in the API: they
- * are estimated as the root's repository size (the pool is created from the root).
+ * reads, and `forks_count` in every project entity for callers with `read_code`; without it the
+ * field is absent, which is unknown, not 0: such a project counts as a possible root. The root is
+ * found by walking parents: those the listing showed are known, the others are read one by one
+ * (`GET /projects/:id`, cached), so a root that stays on a storage outside the plan still anchors
+ * its network. The pool's bytes are not in the API: they are estimated as the root's repository
+ * size (the pool is created from the root).
  */
 import type { ItemRecord } from '../../api/types.js';
 import type { ActorStore } from '../../store/types.js';
 import type { DrainCtx } from './context.js';
+import { bytesOf } from './sizes.js';
 
-interface NetNode {
+export interface NetNode {
   parent: number | null;
   storage: string | null;
   sizeBytes: number | null;
@@ -36,13 +45,37 @@ function knownOf(store: ActorStore): Map<number, NetNode> {
   return m;
 }
 
-/** Whether a listed project belongs to a fork network (it is a fork, or it has forks). */
+/**
+ * Whether a listed project may belong to a fork network: it is a fork, it has forks, or the
+ * instance left its `forks_count` out (unknown, not 0).
+ */
 export function inNetwork(it: Pick<ItemRecord, 'forkedFromId' | 'forksCount'>): boolean {
-  return (it.forkedFromId ?? null) !== null || (it.forksCount ?? 0) > 0;
+  return (it.forkedFromId ?? null) !== null || it.forksCount === null || (it.forksCount ?? 0) > 0;
 }
 
-/** The root of `id`'s network: the first ancestor without a parent (or the last one readable). */
-async function rootOf(ctx: DrainCtx, id: number, known: Map<number, NetNode>): Promise<number> {
+/** A project's place in its network: the root's id, and how many parents up it is (0: the root). */
+export interface NetworkPlace {
+  root: number;
+  depth: number;
+}
+
+/** Only the root and its direct forks are linked to the network's pool. */
+export function isPoolMember(place: NetworkPlace): boolean {
+  return place.depth <= 1;
+}
+
+/** A project by id (a parent the listing did not show), null when it cannot be read. */
+export type ReadProject = (id: number) => Promise<Pick<ItemRecord, 'forkedFromId' | 'storage' | 'sizeBytes'> | null>;
+
+/**
+ * The root of `id`'s network and its depth: the first ancestor without a parent (or, when a parent
+ * cannot be read, the last one readable), `known` holding the projects seen so far.
+ */
+export async function placeInNetwork(
+  id: number,
+  known: Map<number, NetNode>,
+  read: ReadProject,
+): Promise<NetworkPlace> {
   let cur = id;
   let child = id;
   const seen = new Set<number>();
@@ -50,31 +83,39 @@ async function rootOf(ctx: DrainCtx, id: number, known: Map<number, NetNode>): P
     seen.add(cur);
     let node = known.get(cur);
     if (!node) {
-      let item: ItemRecord | null = null;
-      try {
-        item = await ctx.deps.api.getItem('projects', cur);
-      } catch (err) {
-        if (ctx.deps.signal.aborted) throw err;
-        ctx.deps.log.warn(
-          { id: cur, err: (err as Error).message },
-          'a fork parent could not be read: its child is taken as the root',
-        );
-      }
-      if (!item) return child;
+      const item = await read(cur);
+      if (!item) return { root: child, depth: Math.max(0, depth - 1) };
       node = { parent: item.forkedFromId ?? null, storage: item.storage, sizeBytes: item.sizeBytes };
       known.set(cur, node);
     }
-    if (node.parent === null) return cur;
+    if (node.parent === null) return { root: cur, depth };
     child = cur;
     cur = node.parent;
   }
-  return cur;
+  return { root: cur, depth: MAX_DEPTH };
+}
+
+/** Reads a parent for the drain, logging (not throwing) what cannot be read. */
+function drainReader(ctx: DrainCtx): ReadProject {
+  return async (id) => {
+    try {
+      return await ctx.deps.api.getItem('projects', id);
+    } catch (err) {
+      if (ctx.deps.signal.aborted) throw err;
+      ctx.deps.log.warn(
+        { id, err: (err as Error).message },
+        'a fork parent could not be read: its child is taken as the root',
+      );
+      return null;
+    }
+  };
 }
 
 /**
- * Records the networks of a listing page's projects in the checkpoint: each member's network (its
- * root's id), the root's storage and the pool estimate, and the network's bytes as every member's
- * scheduling rank. Nothing for other kinds, nor for projects in no network.
+ * Records the networks of a listing page's projects in the checkpoint: each pool member's network
+ * (its root's id), the root's storage and the pool estimate, and the network's bytes as every
+ * member's scheduling rank. Nothing for other kinds, for projects in no network, nor for forks of
+ * forks (standalone).
  */
 export async function noteNetworks(ctx: DrainCtx, page: readonly ItemRecord[]): Promise<void> {
   if (ctx.kind !== 'projects') return;
@@ -84,20 +125,29 @@ export async function noteNetworks(ctx: DrainCtx, page: readonly ItemRecord[]): 
   for (const it of members)
     known.set(it.id, { parent: it.forkedFromId ?? null, storage: it.storage, sizeBytes: it.sizeBytes });
   const byRoot = new Map<number, number[]>();
+  const read = drainReader(ctx);
   for (const it of members) {
-    const root = await rootOf(ctx, it.id, known);
-    byRoot.set(root, [...(byRoot.get(root) ?? []), it.id]);
+    const place = await placeInNetwork(it.id, known, read);
+    if (!isPoolMember(place)) continue;
+    byRoot.set(place.root, [...(byRoot.get(place.root) ?? []), it.id]);
   }
   for (const [root, ids] of byRoot) {
     const r = known.get(root);
-    ctx.store.noteNetwork('projects', ids, root, anchorOf(ctx, ids, root, known), r?.sizeBytes ?? null);
+    // The pool is estimated as the root's size, or the project allowance when the API gives none.
+    ctx.store.noteNetwork(
+      'projects',
+      ids,
+      root,
+      anchorOf(ctx, ids, root, known),
+      r ? bytesOf('projects', r.sizeBytes) : null,
+    );
   }
 }
 
 /**
- * Where a network is anchored: a member already on one of the plan's destinations (the root, or a
- * fork between the listed members and the root, as far as the walk to the root saw them), else
- * the root's storage.
+ * Where a network is anchored: the root's storage when it is one of the plan's destinations (its
+ * pool is there), else the root's storage all the same (outside the plan, perhaps). The walk from
+ * a member to the root passes no fork between them: only direct forks are members.
  */
 function anchorOf(ctx: DrainCtx, ids: readonly number[], root: number, known: Map<number, NetNode>): string | null {
   const destinations = ctx.deps.plan.move.to;
@@ -115,52 +165,56 @@ function anchorOf(ctx: DrainCtx, ids: readonly number[], root: number, known: Ma
   return rootStorage;
 }
 
+/** What one moving pool member lands with: its own bytes and its pool's objects, on every release. */
+export function memberLanding(ownBytes: number, poolBytes: number | null): number {
+  return ownBytes + (poolBytes ?? 0);
+}
+
 /**
- * Networks within one listing, without reading anything else (pre-flight's estimate): each fork's
- * root is its topmost ancestor the listing shows, or its parent when the listing does not show it.
+ * Whether moves of `version` copy a member's pool onto its destination: from 16.7 always, 16.3 to
+ * 16.6 behind `replicate_object_pool_on_move` (counted: the flag may be on, and room must not be
+ * short), and an unknown release counted too; before 16.3 never.
  */
-export function networksInListing(
-  items: readonly Pick<ItemRecord, 'id' | 'forkedFromId' | 'forksCount'>[],
-): Map<number, number> {
-  const parent = new Map<number, number | null>();
-  for (const it of items) if (inNetwork(it)) parent.set(it.id, it.forkedFromId ?? null);
-  const out = new Map<number, number>();
-  for (const id of parent.keys()) {
-    let cur = id;
-    for (let depth = 0; depth < MAX_DEPTH; depth++) {
-      const p = parent.get(cur);
-      if (p === null || p === undefined) break;
-      cur = p;
-      if (!parent.has(cur)) break;
-    }
-    out.set(id, cur);
-  }
-  return out;
+export function copiesPools(version: string | null): boolean {
+  return poolsOnMove(version) !== 'dropped';
 }
 
 /**
  * The pool copies a placement brings to the destinations: the one place that charges them. A
  * member that lands where its network has no pool yet brings a copy of the pool (its bytes, estimated
- * as the root's size) unless the pool is already there (the network's anchor). A network placed on one
- * destination pays once; a split network pays once on every destination it lands on, which is what
- * makes a split cost more than the network's own bytes.
+ * as the root's size) unless the pool is already there (the network's anchor), on releases that copy
+ * pools (`copies`). A network placed on one destination pays once; a split network pays once on every
+ * destination it lands on, which is what makes a split cost more than the network's own bytes.
  */
 export class PoolCharges {
   readonly #charged = new Map<number, Set<string>>();
+
+  constructor(private readonly copies = true) {}
 
   /** Whether `network`'s pool copy on `destination` is counted already. */
   charged(network: number, destination: string): boolean {
     return this.#charged.get(network)?.has(destination) ?? false;
   }
 
+  /** The bytes of one copy of the pool, on a release that makes one (else 0). */
+  copyBytes(pool: { poolBytes: number | null }): number {
+    return this.copies ? (pool.poolBytes ?? 0) : 0;
+  }
+
+  /** The pool copy a network would bring to `destination` (0 where its pool is), without charging it. */
+  copyOn(destination: string, pool: { poolBytes: number | null; rootStorage: string | null }): number {
+    return pool.rootStorage === destination ? 0 : this.copyBytes(pool);
+  }
+
   /** Bytes to add to `destination` for placing a member of `network` there: the pool copy once, else 0. */
   charge(network: number, destination: string, pool: { poolBytes: number | null; rootStorage: string | null }): number {
-    if (!pool.poolBytes || pool.rootStorage === destination) return 0;
+    const copy = this.copyOn(destination, pool);
+    if (copy === 0) return 0;
     const on = this.#charged.get(network) ?? new Set<string>();
     if (on.has(destination)) return 0;
     on.add(destination);
     this.#charged.set(network, on);
-    return pool.poolBytes;
+    return copy;
   }
 }
 

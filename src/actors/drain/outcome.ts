@@ -22,8 +22,8 @@ export function recordFailure(ctx: DrainCtx, row: ItemRow, reason: string): void
   const now = deps.clock.now();
   if (row.attempts >= deps.plan.retry.maxAttempts) {
     store.markQuarantined(kind, row.id, reason, null);
-    event(ctx, 'item.quarantined', { id: row.id, attempts: row.attempts, reason });
-    deps.log.warn({ kind, id: row.id, attempts: row.attempts, reason }, 'item quarantined');
+    event(ctx, 'move.quarantined', { id: row.id, attempts: row.attempts, reason });
+    deps.log.warn({ kind, id: row.id, attempts: row.attempts, reason }, 'move.quarantined');
   } else {
     const at = now + deps.plan.retry.backoffMs;
     store.markPending(kind, row.id, at, reason, false);

@@ -136,7 +136,7 @@ describe('the placement policy (issue 23)', () => {
       ...base,
       move: { ...base.move, to: ['a', 'b'] },
       weights: { a: 100, b: 100 },
-      capacity: { keepFreeBytes: 0, storages: { a: { bytes: 650 * MIB }, b: { bytes: 1000 * MIB } } },
+      capacity: { keepFreeBytes: 0, storages: { a: { bytes: 900 * MIB }, b: { bytes: 1400 * MIB } } },
     } as Plan;
     const { store, make } = placementFor(plan);
     store.startRound('projects', 'nfs-1', 1);
@@ -147,8 +147,9 @@ describe('the placement policy (issue 23)', () => {
       [2, 3].map((id) => ({ kind: 'projects' as const, id, storage: 'nfs-1', name: `p${id}`, sizeBytes: 300 * MIB })),
       0,
     );
-    // Root 1 sits on a with its 500 MiB pool; its forks 2 and 3 move: 1.1 GiB with the pool, more
-    // than either destination has room for, so the network is split.
+    // Root 1 sits on a with its 500 MiB pool; its forks 2 and 3 move, each landing with the pool's
+    // objects: 1600 MiB on a, 2100 MiB on b with a pool copy, more than either has room for, so the
+    // network is split.
     store.noteNetwork('projects', [2, 3], 1, 'a', 500 * MIB);
     const p = await make();
     const place = () => {
@@ -157,11 +158,66 @@ describe('the placement policy (issue 23)', () => {
       p.note('projects', row, d);
       return d;
     };
-    // Fork 2 goes to b (the most room), bringing a pool copy there: 800 MiB of b's 1000. Fork 3
-    // then fits only on a, beside the pool it shares (300 of 650 MiB); counted without b's pool
-    // copy, b would look emptier (700 left) and fork 3 would run b out of space.
+    // Fork 2 goes to b (the most room) with the pool's objects and a pool copy: 1300 MiB of b's
+    // 1400. Fork 3 then goes to a, beside the pool it shares (800 of 900 MiB); counted by the forks'
+    // own sizes, b would look emptier (1100 left) and fork 3 would run b out of space.
     expect([place(), place()]).toEqual(['b', 'a']);
     expect(store.readEvents(0, 100).find((e) => e.type === 'network.split')?.data).toMatchObject({ network: 1 });
+  });
+
+  it("counts each member with its pool's objects on every release, and the pool copy only on releases that make one", async () => {
+    const base = testPlan();
+    const MIB = 2 ** 20;
+    const plan = {
+      ...base,
+      move: { ...base.move, to: ['a', 'b'] },
+      weights: { a: 100, b: 100 },
+      capacity: { keepFreeBytes: 0, storages: { a: { bytes: 2000 * MIB }, b: { bytes: 1000 * MIB } } },
+    } as Plan;
+    for (const [version, expected] of [
+      // 16.2 copies no pool: the network (root 500 and fork 300 MiB, each with the pool's 500 MiB)
+      // lands with 1800 MiB, which a takes whole.
+      ['16.2.0', ['a', 'a']],
+      // 17.11 adds the pool copy (2300 MiB): no destination takes it whole, so it is split, each
+      // member where the most room is left.
+      ['17.11.0', ['a', 'b']],
+    ] as const) {
+      const store = openCheckpoint(':memory:');
+      store.startRound('projects', 'nfs-1', 1);
+      store.recordPage(
+        'projects',
+        'nfs-1',
+        1,
+        [
+          { kind: 'projects' as const, id: 1, storage: 'nfs-1', name: 'root', sizeBytes: 500 * MIB },
+          { kind: 'projects' as const, id: 2, storage: 'nfs-1', name: 'fork', sizeBytes: 300 * MIB },
+        ],
+        0,
+      );
+      store.noteNetwork('projects', [1, 2], 1, 'nfs-1', 500 * MIB);
+      // What the network lands with on one destination: 1000 + 800 MiB, and one pool copy.
+      expect(store.getNetwork(1)?.bytes).toBe(2300 * MIB);
+      const p = await Placement.create({
+        plan,
+        store,
+        log: pino({ level: 'silent' }),
+        clock: { now: () => 0, sleep: () => Promise.resolve() },
+        instanceVersion: () => version,
+      });
+      const got = [500, 300].map((mb) => {
+        const row = { source: 'nfs-1', sizeBytes: mb * MIB, destination: null, network: 1 };
+        const d = p.choose('projects', row);
+        p.note('projects', row, d);
+        return d;
+      });
+      expect(got, version).toEqual(expected);
+      const split = store.readEvents(0, 100).find((e) => e.type === 'network.split')?.data as
+        { bytes: number; extraBytes: number } | undefined;
+      expect(split, version).toEqual(
+        version === '16.2.0' ? undefined : { network: 1, bytes: 2300 * MIB, extraBytes: 500 * MIB },
+      );
+      store.close();
+    }
   });
 
   it("budgets a partial drain: moved bytes per source, or the source's free space from capacity", async () => {

@@ -9,7 +9,10 @@
  * - otherwise, bytes in proportion to the destinations' weights: the one whose share of the bytes
  *   placed so far, this item included, is furthest below its weight.
  * A row that already has a destination (pinned by a revert, or chosen by an earlier attempt) keeps it.
- * A fork network goes where its first placed member went.
+ * A fork network goes where its first placed member went. What a placement takes off a
+ * destination's room is what lands there: a network member with its pool's objects, and the pool's
+ * copy once per network and destination on releases that copy it (./networks.ts, the release read
+ * by pre-flight).
  *
  * `move.until` is a budget per source: `{moved: N}` allows N bytes to leave each source (counted
  * from the placements, so bytes in flight count); `{free: N}` allows the source's free space, read
@@ -19,20 +22,11 @@
  */
 import type { Kind } from '../../plan/types.js';
 import type { ActorStore, ItemRow, PlacedRow } from '../../store/types.js';
-import { PoolCharges } from './networks.js';
+import { PoolCharges, copiesPools, memberLanding } from './networks.js';
+import { SIZE_ALLOWANCE, bytesOf } from './sizes.js';
 import type { ActorDeps } from '../types.js';
 
-const MIB = 2 ** 20;
-/**
- * Bytes counted for an item whose size the API does not give (documented in docs/operations.md):
- * GitLab reports `statistics.repository_size` for projects only. Generous for a snippet, modest for
- * a wiki; a project whose size the instance does not report counts with the project allowance.
- */
-export const SIZE_ALLOWANCE: Readonly<Record<Kind, number>> = {
-  projects: 100 * MIB,
-  snippets: 10 * MIB,
-  groups: 100 * MIB,
-};
+export { SIZE_ALLOWANCE, bytesOf } from './sizes.js';
 
 /**
  * A PromQL `free` whose answer is no free space: no sample, or a sample that is no size (negative,
@@ -70,11 +64,6 @@ function formatSample(v: number): string {
   return Math.abs(v) >= 1e15 ? v.toExponential() : String(v);
 }
 
-/** Bytes an item counts for: its size, or the kind's allowance when the API gives none. */
-export function bytesOf(kind: Kind, sizeBytes: number | null): number {
-  return kind === 'projects' && sizeBytes !== null ? sizeBytes : SIZE_ALLOWANCE[kind];
-}
-
 /** A checkpoint's placed bytes of one (kind, source, destination): placed and arrived, allowances included. */
 function rowBytes(r: PlacedRow): { bytes: number; moved: number } {
   const allowance = (n: number) => SIZE_ALLOWANCE[r.kind] * n;
@@ -83,7 +72,8 @@ function rowBytes(r: PlacedRow): { bytes: number; moved: number } {
     : { bytes: allowance(r.items), moved: allowance(r.movedItems) };
 }
 
-type PlacementDeps = Pick<ActorDeps, 'plan' | 'store' | 'log' | 'clock'> & Partial<Pick<ActorDeps, 'prometheus'>>;
+type PlacementDeps = Pick<ActorDeps, 'plan' | 'store' | 'log' | 'clock'> &
+  Partial<Pick<ActorDeps, 'prometheus' | 'instanceVersion'>>;
 
 /** One destination as the policy sees it. */
 export interface Candidate {
@@ -119,14 +109,16 @@ export class Placement {
   private readonly networks = new Map<number, string>();
   /** Networks no destination had room for: placed member by member. */
   private readonly split = new Set<number>();
-  /** The pool copies charged so far, per network and destination. */
-  private readonly pools = new PoolCharges();
+  /** The pool copies charged so far, per network and destination (on releases that copy pools). */
+  private readonly pools: PoolCharges;
   /** Room per destination when read, minus what was already placed then (so room - placed = room left). */
   private readonly roomBase = new Map<string, number | null>();
   /** The sources' free space when read, minus what had already left them then. */
   private readonly freeBase = new Map<string, number | null>();
 
-  private constructor(private readonly deps: PlacementDeps) {}
+  private constructor(private readonly deps: PlacementDeps) {
+    this.pools = new PoolCharges(copiesPools(deps.instanceVersion?.() ?? null));
+  }
 
   /** Builds the state: bytes placed per destination and per source from the checkpoint, rooms read now. */
   static async create(deps: PlacementDeps): Promise<Placement> {
@@ -146,6 +138,14 @@ export class Placement {
     const { networks, split } = deps.store.networkPlacements();
     for (const [network, d] of networks) p.networks.set(network, d);
     for (const network of split) p.split.add(network);
+    // What placed network members land with beyond their own bytes: the pool's objects each, and a
+    // pool copy once per destination (charged again here, so a later member does not pay twice).
+    for (const m of deps.store.placedNetworkMembers()) {
+      const net = deps.store.getNetwork(m.network);
+      if (!net) continue;
+      const extra = m.members * memberLanding(0, net.poolBytes) + p.pools.charge(m.network, m.destination, net);
+      add(p.placed, m.destination, extra);
+    }
     const { plan } = deps;
     // A declared size knows nothing of this run: everything placed comes off it. A reading from
     // Prometheus already shows what arrived (moved): only the rest comes off it.
@@ -226,21 +226,26 @@ export class Placement {
     const placed = this.networks.get(network);
     if (placed) return placed;
     const net = this.deps.store.getNetwork(network);
-    const size = Math.max(net?.bytes ?? 0, own);
+    // The network's bytes count one pool copy; none is made where the pool is (or on a release
+    // that copies no pool).
+    const pool = { poolBytes: net?.poolBytes ?? null, rootStorage: net?.rootStorage ?? null };
+    const members = (net?.bytes ?? 0) - (net?.poolBytes ?? 0);
+    const size = (c: Candidate) => Math.max(members + this.pools.copyOn(c.name, pool), own);
     const candidates = this.candidates();
     const left = (c: Candidate) => (c.room === null ? Infinity : c.room - c.placed);
     const anchor = candidates.find((c) => c.name === net?.rootStorage);
-    if (anchor && left(anchor) >= size) return anchor.name;
-    const fitting = candidates.filter((c) => left(c) >= size);
-    if (fitting.length > 0) return pickDestination(fitting, size);
+    if (anchor && left(anchor) >= size(anchor)) return anchor.name;
+    const fitting = candidates.filter((c) => left(c) >= size(c));
+    if (fitting.length > 0) return pickDestination(fitting, Math.max(net?.bytes ?? 0, own));
     this.split.add(network);
-    const extra = net?.poolBytes ?? 0;
-    this.deps.store.appendEvent('network.split', { network, bytes: size, extraBytes: extra }, this.deps.clock.now());
+    const extra = this.pools.copyBytes(pool);
+    const bytes = Math.max(members + extra, own);
+    this.deps.store.appendEvent('network.split', { network, bytes, extraBytes: extra }, this.deps.clock.now());
     this.deps.log.warn(
-      { network, bytes: size, extraBytes: extra },
+      { network, bytes, extraBytes: extra },
       'no destination has room for the whole fork network: it is split, and each extra destination gets its own copy of the pool',
     );
-    return pickDestination(candidates, own);
+    return pickDestination(candidates, memberLanding(own, pool.poolBytes));
   }
 
   /** Accounts a placement just recorded in the checkpoint (a network's first placement brings its pool copy). */
@@ -253,14 +258,13 @@ export class Placement {
     const network = row.network ?? null;
     if (network === null) return;
     if (!this.split.has(network) && !this.networks.has(network)) this.networks.set(network, destination);
-    // The pool follows its members: a copy on each destination they land on (one for a network
-    // kept together, one per destination for a split one), unless the pool is there already.
-    if (this.pools.charged(network, destination)) return;
     const net = this.deps.store.getNetwork(network);
-    if (net) {
-      const pool = this.pools.charge(network, destination, net);
-      if (pool > 0) this.placed.set(destination, (this.placed.get(destination) ?? 0) + pool);
-    }
+    if (!net) return;
+    // The member lands with its pool's objects; the pool follows its members: a copy on each
+    // destination they land on (one for a network kept together, one per destination for a split
+    // one), unless the pool is there already or the release copies none.
+    const extra = memberLanding(0, net.poolBytes) + this.pools.charge(network, destination, net);
+    if (extra > 0) this.placed.set(destination, (this.placed.get(destination) ?? 0) + extra);
   }
 
   /** Bytes placed so far from `source` (scheduled or moved, by this run). */

@@ -29,7 +29,7 @@ function dropExhausted(ctx: DrainCtx, rows: ItemRow[]): ItemRow[] {
       }
       const reason = row.lastError ?? `no attempts left (${row.attempts})`;
       ctx.store.markQuarantined(ctx.kind, row.id, reason, null);
-      event(ctx, 'item.quarantined', { id: row.id, attempts: row.attempts, reason });
+      event(ctx, 'move.quarantined', { id: row.id, attempts: row.attempts, reason });
     }
   });
   return keep;

@@ -51,7 +51,7 @@ function events(): StoredEvent[] {
   const p = (id: number, moveId: number) => ({ kind: 'projects', source: 'nfs-1', id, moveId }) as const;
   return [
     ev(0, 'run.started', { resumed: false, dryRun: false, pid: 1 }),
-    ev(0, 'step.entered', { step: 'drain nfs-1/projects' }),
+    ev(0, 'step.started', { step: 'drain nfs-1/projects' }),
     ev(0, 'drain.started', { kind: 'projects', source: 'nfs-1', mode: 'throttled' }),
     ev(0, 'cap.changed', { ...PLAN_CAP, previous: null }),
     ev(1, 'move.scheduled', { ...p(1, 1), moveState: 'scheduled' }),
@@ -79,7 +79,7 @@ function events(): StoredEvent[] {
     ev(54, 'drain.started', { kind: 'snippets', source: 'nfs-2', mode: 'bulk' }),
     ev(55, 'bulk.move_seen', { kind: 'snippets', source: 'nfs-2', id: 9, moveId: 1, moveState: 'started' }),
     ev(60, 'move.finished', { kind: 'snippets', source: 'nfs-2', id: 9, moveId: 1 }),
-    ev(60, 'run.finished', { state: 'doneWithQuarantine', error: null, quarantined: 1 }),
+    ev(60, 'run.finished', { outcome: 'doneWithQuarantine', error: null, quarantined: 1 }),
   ];
 }
 
@@ -115,7 +115,7 @@ function build() {
 }
 
 describe('buildReportData', () => {
-  it('says how much of the run had idle slots while items were due, and which drains are not pipelined (issue 25)', () => {
+  it('says how much of the run had idle slots while items were due, and which drains are not pipelined', () => {
     const d = build();
     // Item 2's retry was due at 40 s and started at 41 s, with 2 of 10 slots held: one idle second.
     expect(d.timeline.idle.idleSeconds).toBe(1);

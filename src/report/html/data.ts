@@ -3,7 +3,8 @@
  * from what the checkpoint holds: the status (./../status.ts), the machine's saved context and the
  * event log. Pure: the caller reads the checkpoint and passes the time.
  */
-import type { GeoOutput, RunContext, VerifyOutput } from '../../machine/types.js';
+import type { RunContext, VerifyOutput } from '../../machine/types.js';
+import type { StoredGeoOutput } from '../geo-output.js';
 import type { Kind } from '../../plan/types.js';
 import { describeRule } from '../../schedule/rules.js';
 import type { StoredEvent } from '../../store/types.js';
@@ -55,7 +56,7 @@ export interface TimelineMarker {
 }
 
 /**
- * Idle slots (issue 25): how much of the run had fewer moves held than the cap while an item was
+ * Idle slots: how much of the run had fewer moves held than the cap while an item was
  * due (../idle-slots.ts), and the drains that are not pipelined, whose slots empty between them and
  * the next drain by design.
  */
@@ -112,8 +113,10 @@ export interface ReportData {
     instanceVersion: string | null;
     total: number;
     remaining: number;
-    /** Left on the sources as planned (move.until): neither remaining nor failed. */
+    /** Left on the sources as planned (move.until, or not selected): neither remaining nor failed. */
     staying: number;
+    /** Of `staying`: not chosen by `move.select`. */
+    notSelected: number;
     movesPerMinute: number;
     /** Moves that ended on the destination per minute, from the start to the last event. */
     averagePerMinute: number | null;
@@ -134,14 +137,19 @@ export interface ReportData {
   kinds: KindRow[];
   storages: StorageRow[];
   quarantined: StatusReport['quarantined'];
-  /** Copies left on the source storages (cleanup failed, or failed after the switch), with their paths. */
+  /**
+   * Copies left behind, to remove once checked (../copies.ts): on the storage a moved item left, or
+   * on the destination of a failed move, with their paths and where the item lives.
+   */
   orphans: StatusReport['orphans'];
-  /** Items and bytes per destination (issue 23); empty when nothing was placed per item. */
+  /** Copies that would be listed but are on the storage their item lives on now: never to remove. */
+  liveCopies?: StatusReport['liveCopies'];
+  /** Items and bytes per destination (many destinations); empty when nothing was placed per item. */
   placement: StatusReport['placement'];
   stuck: StatusReport['stuck'];
   weights: { before: Record<string, number> | null; after: Record<string, number> | null; written: boolean };
   verification: { planned: boolean; result: VerifyOutput | null };
-  geo: { planned: boolean; result: GeoOutput | null };
+  geo: { planned: boolean; result: StoredGeoOutput | null };
   warnings: string[];
   control: StatusReport['control'];
   /** A revert's checkpoint: the forward run's checkpoint it moves items back for (null: a forward run). */
@@ -154,6 +162,7 @@ const HEADLINES: Record<string, string> = {
   failed: 'Failed',
   running: 'Running',
   interrupted: 'Interrupted: run the plan again to continue',
+  stopped: 'Stopped on request: run the plan again to continue',
   'not started': 'Not started',
 };
 /** A revert's checkpoint (`shardmove revert`): the states that differ from a drain's. */
@@ -163,6 +172,7 @@ const REVERT_HEADLINES: Record<string, string> = {
   doneWithQuarantine: 'Reverted with quarantined items: everything else is back where it came from, verified',
   failed: 'Revert failed',
   interrupted: 'Interrupted: run the revert again to continue',
+  stopped: 'Stopped on request: run the revert again to continue',
 };
 const DONE_STATES = new Set(['moved', 'left']);
 const IN_FLIGHT_STATES = new Set(['scheduling', 'in_flight']);
@@ -202,7 +212,7 @@ function holdMarker(e: StoredEvent): Omit<TimelineMarker, 't'> | null {
         type: 'window',
         label: open
           ? `maintenance window opened${w.window ? ` (${w.window})` : ''}`
-          : `maintenance window closed${w.nextOpenAt != null ? `; the next opens ${new Date(w.nextOpenAt).toISOString()}` : ''}`,
+          : `maintenance window closed${w.nextOpensAt != null ? `; the next opens ${new Date(w.nextOpensAt).toISOString()}` : ''}`,
       };
     }
     case 'throttle.cap': {
@@ -319,10 +329,21 @@ export function buildReportData(input: ReportInput): ReportData {
       case 'run.interrupted':
         rawMarkers.push({ at: e.at, type: 'run.interrupted', label: 'interrupted' });
         break;
-      case 'run.finished':
-        rawMarkers.push({ at: e.at, type: 'run.finished', label: `finished: ${e.data.state}` });
+      // A stop from outside: marked where it was asked for, and where the run ended on it.
+      case 'run.stopping':
+        rawMarkers.push({
+          at: e.at,
+          type: 'hold',
+          label: `stopping (${e.data.by === 'file' ? 'the stop file' : 'shardmove control --stop'})`,
+        });
         break;
-      case 'step.entered':
+      case 'run.stopped':
+        rawMarkers.push({ at: e.at, type: 'run.interrupted', label: 'stopped on request' });
+        break;
+      case 'run.finished':
+        rawMarkers.push({ at: e.at, type: 'run.finished', label: `finished: ${e.data.outcome}` });
+        break;
+      case 'step.started':
         rawMarkers.push({ at: e.at, type: 'step', label: e.data.step });
         break;
       case 'rule.changed':
@@ -368,6 +389,7 @@ export function buildReportData(input: ReportInput): ReportData {
       total: status.total,
       remaining: status.remaining,
       staying: status.staying,
+      notSelected: status.notSelected,
       movesPerMinute: status.movesPerMinute,
       averagePerMinute:
         last !== null && last > start
@@ -391,6 +413,7 @@ export function buildReportData(input: ReportInput): ReportData {
     storages: storageRows(status),
     quarantined: status.quarantined,
     orphans: status.orphans,
+    liveCopies: status.liveCopies,
     placement: status.placement,
     stuck: status.stuck,
     weights: { before: c?.previousWeights ?? null, after: c?.newWeights ?? null, written: c?.weightsWritten ?? false },

@@ -23,7 +23,7 @@ function events(): StoredEvent[] {
   const drain = { kind: 'projects' as const, source: 'nfs-1' };
   return [
     ev(0, 'run.started', { resumed: false, dryRun: false, pid: 1 }),
-    ev(1, 'step.entered', { step: 'drain nfs-1/projects' }),
+    ev(1, 'step.started', { step: 'drain nfs-1/projects' }),
     ev(10, 'rule.changed', { ...rule, status: 'holding', previous: 'ok' }),
     ev(70, 'rule.changed', { ...rule, value: 0.5, status: 'ok', previous: 'holding', since: null }),
     ev(80, 'rule.changed', {
@@ -47,7 +47,7 @@ function events(): StoredEvent[] {
       previous: { concurrency: null, paused: false },
     }),
     ev(200, 'control.changed', { concurrency: null, paused: false, previous: { concurrency: null, paused: true } }),
-    ev(300, 'window.closed', { cap: 0, ceiling: 10, reason: 'outside every window', nextOpenAt: T0 + 86_400_000 }),
+    ev(300, 'window.closed', { cap: 0, ceiling: 10, reason: 'outside every window', nextOpensAt: T0 + 86_400_000 }),
     ev(400, 'drain.until_reached', { ...drain, bound: 'moved', limitBytes: 2 ** 40, placedBytes: 2 ** 40 + 5 }),
   ];
 }
@@ -80,5 +80,29 @@ describe("the HTML report's event table", () => {
       '<td>failure breaker tripped: paused by the failure breaker: 20 failed moves within 15m</td>',
     );
     expect(table).toContain('<td>Prometheus answers again: rule gitaly-cpu</td>');
+  });
+});
+
+describe("the HTML report's timeline: a stop from outside", () => {
+  it('marks where the stop was seen (what asked) and where the run ended on it', () => {
+    const status = buildStatusReport('/x.db', null, summary, T0 + 500_000);
+    const stop = { at: T0 + 5_000, by: 'file' as const };
+    const events = [
+      ev(0, 'run.started', { resumed: false, dryRun: false, pid: 1 }),
+      ev(5, 'control.changed', {
+        concurrency: null,
+        paused: false,
+        stop,
+        previous: { concurrency: null, paused: false, stop: null },
+      }),
+      ev(6, 'run.stopping', { by: 'file', step: 'drain nfs-1/projects', inFlight: 3 }),
+      ev(40, 'run.stopped', { by: 'file', step: 'drain nfs-1/projects' }),
+    ];
+    const data = buildReportData({ status, context: null, events, now: T0 + 500_000 });
+    expect(data.timeline.markers.map((m) => [m.type, m.label])).toEqual([
+      ['run.started', 'run started'],
+      ['hold', 'stopping (the stop file)'],
+      ['run.interrupted', 'stopped on request'],
+    ]);
   });
 });

@@ -7,8 +7,11 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { stayingWhy } from '../counts.js';
 import { formatApproxDuration, formatBytes } from '../summary.js';
+import { copiesHtml } from './copies.js';
 import type { ReportData } from './data.js';
+import { isPerSite } from '../geo-output.js';
 
 /** Chart.js's browser bundle; the package exports no path to it, so it is found beside its main file. */
 function readChartJs(): string {
@@ -67,7 +70,7 @@ function outcome(d: ReportData): string {
     ],
     [
       'Items',
-      `${o.total} known, ${o.remaining} remaining${o.staying > 0 ? `, ${o.staying} staying on the sources as planned (move.until)` : ''}`,
+      `${o.total} known, ${o.remaining} remaining${o.staying > 0 ? `, ${o.staying} staying on the sources as planned (${stayingWhy(o)})` : ''}`,
     ],
     [
       'Rate',
@@ -108,8 +111,7 @@ function geo(d: ReportData): string {
   const g = d.geo;
   if (!g.planned) return '<p>Not requested (plan: <code>geo.resync: false</code>).</p>';
   if (!g.result) return '<p>Not run yet.</p>';
-  const legacy = g.result as unknown as { sites?: unknown };
-  if (!Array.isArray(legacy.sites))
+  if (!isPerSite(g.result))
     return '<p>Resync requested from the primary only (a checkpoint from before per-site resync).</p>';
   const warnings = g.result.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('');
   if (g.result.sites.length === 0)
@@ -158,6 +160,9 @@ code { font-size: 12px; }
   .headline, th { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 }
 `;
+
+/** Whether a stuck move's repository is read-only, in a table cell. */
+const readOnlyWords = (readOnly: boolean | null) => (readOnly === null ? 'unknown' : readOnly ? 'yes' : 'no');
 
 /** The whole report as one HTML document. */
 export function renderHtmlReport(d: ReportData): string {
@@ -221,27 +226,7 @@ export function renderHtmlReport(d: ReportData): string {
           d.quarantined.map((q) => [q.kind, q.id, q.name, q.source, q.attempts, q.reason, q.class, q.remedy]),
           [false, true, false, false, true, false, false, false],
         );
-  const orphans =
-    d.orphans.length === 0
-      ? ''
-      : section(
-          'orphans-section',
-          `Source copies left behind (${d.orphans.length})`,
-          '<p class="note">Moved, but a copy of the repository stays on the old storage (the move ended <code>cleanup failed</code>, or failed after the switch). Nothing deletes them: check each path on the storage, then remove it.</p>' +
-            table(
-              'orphans',
-              ['Kind', 'Id', 'Name', 'Left on', 'Move', 'Paths (relative to the storage)'],
-              d.orphans.map((o) => [
-                o.kind,
-                o.id,
-                o.name,
-                o.source,
-                `${o.moveId ?? '?'} ${o.moveState === 'failed' ? 'failed after the switch' : o.moveState}`,
-                o.diskPaths.join(' '),
-              ]),
-              [false, true, false, false, false, false],
-            ),
-        );
+  const orphans = copiesHtml(d, { table, section, escapeHtml });
   const placement =
     d.placement.length === 0
       ? ''
@@ -271,13 +256,7 @@ export function renderHtmlReport(d: ReportData): string {
           table(
             'stuck-moves',
             ['Kind', 'Id', 'Move', 'Move state', 'Read-only'],
-            d.stuck.map((s) => [
-              s.kind,
-              s.id,
-              s.moveId,
-              s.moveState,
-              s.readOnly === null ? 'unknown' : s.readOnly ? 'yes' : 'no',
-            ]),
+            d.stuck.map((s) => [s.kind, s.id, s.moveId, s.moveState, readOnlyWords(s.readOnly)]),
           ),
         );
   const markers = table(

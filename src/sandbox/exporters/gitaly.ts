@@ -19,27 +19,7 @@
 import type { EngineLoad } from '../http/context.js';
 import type { Family } from './exposition.js';
 import { renderFamilies } from './exposition.js';
-
-/** gRPC status codes by name, in code order. */
-const GRPC_CODES = [
-  'OK',
-  'Canceled',
-  'Unknown',
-  'InvalidArgument',
-  'DeadlineExceeded',
-  'NotFound',
-  'AlreadyExists',
-  'PermissionDenied',
-  'ResourceExhausted',
-  'FailedPrecondition',
-  'Aborted',
-  'OutOfRange',
-  'Unimplemented',
-  'Internal',
-  'Unavailable',
-  'DataLoss',
-  'Unauthenticated',
-];
+import { GRPC_CODES } from '../moves/load.js';
 
 const REPLICATE = { grpc_service: 'gitaly.RepositoryService', grpc_method: 'ReplicateRepository' };
 

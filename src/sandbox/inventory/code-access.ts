@@ -1,5 +1,5 @@
 /**
- * `read_code` on a project, as far as the entities need it (releases and tiers, issue 31).
+ * `read_code` on a project, as far as the entities need it (per release and tier).
  * `BasicProjectDetails` shows `default_branch`, `readme_url` and `forks_count` only to a caller with
  * `read_code` (`with_options if: user_has_access_to_project_repository?`,
  * lib/api/entities/basic_project_details.rb), so they are **absent**, not empty or 0, otherwise.

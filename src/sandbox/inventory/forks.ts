@@ -1,5 +1,5 @@
 /**
- * Fork networks in project entities (issue 23), as GitLab renders them:
+ * Fork networks in project entities, as GitLab renders them:
  *
  * - `forks_count` (BasicProjectDetails, so every project entity): the project's direct forks
  *   (`project.forks`, ForksCountService).

@@ -44,7 +44,7 @@ describe('items by full path', () => {
     const db = sb.state.db;
     const plan = (sql: string, ...params: unknown[]) =>
       (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(' ');
-    const byPath = (itemStatements(db).byPath as unknown as { source: string }).source;
+    const byPath = itemStatements(db).byPath.source;
     expect(plan(byPath, 'project', 'a', 'b')).toMatch(/USING INDEX items_path \(kind=\? AND path=\?\)/);
     expect(findItem(db, 'project', full.toUpperCase())?.id).toBe(123);
     expect(findItem(db, 'group', 'NO-SUCH-GROUP')).toBeUndefined();

@@ -3,7 +3,7 @@
  * The lookups that the inventory, move and write routes share, so that `:id` means the same item
  * on every route (the row type, ItemRow, is the table's and lives in ../db.ts).
  */
-import type { Db, ItemKind, ItemRow } from '../db.js';
+import type { Db, ItemKind, ItemRow, Statement } from '../db.js';
 import { ITEM_COLUMNS, perDatabase } from '../db.js';
 import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
 
@@ -18,18 +18,13 @@ export interface AuthorInfo {
   state: string;
 }
 
-// better-sqlite3's Statement generics are awkward to spell; this narrow view is what we use.
-interface Get<P extends unknown[], R> {
-  get(...params: P): R | undefined;
-}
-
 export interface ItemStatements {
-  byId: Get<[ItemKind, number], ItemRow>;
+  byId: Statement<[ItemKind, number], ItemRow>;
   /** kind, namespace, path. Case-insensitive, as GitLab's find_by_full_path. */
-  byPath: Get<[ItemKind, string, string], ItemRow>;
-  authorById: Get<[number], AuthorInfo>;
+  byPath: Statement<[ItemKind, string, string], ItemRow>;
+  authorById: Statement<[number], AuthorInfo>;
   /** kind, id: the states that hide a project from GitLab's default lookups. */
-  stateById: Get<[ItemKind, number], ItemState>;
+  stateById: Statement<[ItemKind, number], ItemState>;
 }
 
 /** States GitLab keeps outside the REST entities (see `GET /-/sandbox/items/:kind/:id`). */
@@ -39,18 +34,15 @@ export interface ItemState {
 }
 
 /** The item lookups of `db`, prepared on first use. */
-export const itemStatements = perDatabase(
-  (db): ItemStatements =>
-    ({
-      byId: db.prepare(`SELECT ${ITEM_COLUMNS} FROM items WHERE kind = ? AND id = ?`),
-      // Queries name the index: without statistics SQLite prefers the primary key's `kind` prefix.
-      byPath: db.prepare(
-        `SELECT ${ITEM_COLUMNS} FROM items INDEXED BY items_path WHERE kind = ? AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1`,
-      ),
-      authorById: db.prepare('SELECT id, username, name, state FROM users WHERE id = ?'),
-      stateById: db.prepare('SELECT hidden, pending_delete FROM items WHERE kind = ? AND id = ?'),
-    }) as unknown as ItemStatements,
-);
+export const itemStatements = perDatabase((db): ItemStatements => ({
+  byId: db.prepare(`SELECT ${ITEM_COLUMNS} FROM items WHERE kind = ? AND id = ?`),
+  // Queries name the index: without statistics SQLite prefers the primary key's `kind` prefix.
+  byPath: db.prepare(
+    `SELECT ${ITEM_COLUMNS} FROM items INDEXED BY items_path WHERE kind = ? AND namespace = ? COLLATE NOCASE AND path = ? COLLATE NOCASE LIMIT 1`,
+  ),
+  authorById: db.prepare('SELECT id, username, name, state FROM users WHERE id = ?'),
+  stateById: db.prepare('SELECT hidden, pending_delete FROM items WHERE kind = ? AND id = ?'),
+}));
 
 /**
  * Which items a lookup may find. `all`: every row, as GitLab's move routes see projects (they

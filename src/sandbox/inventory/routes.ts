@@ -58,6 +58,8 @@ import {
 } from '../http/pagination.js';
 import type { Router } from '../http/router.js';
 import { register as registerSandboxRoutes } from './sandbox-routes.js';
+import { register as registerStorageRoute } from './storage-route.js';
+import { register as registerNamespaceRoutes } from './namespaces.js';
 import { addForkFields, hasForks, readForkFacts, withForkFieldsJson } from './forks.js';
 import { canReadCode, readCodeFacts, withoutCodeFields } from './code-access.js';
 
@@ -104,10 +106,12 @@ export function register(router: Router): void {
   router.get('/api/v4/projects', { level: 'public' }, (ctx) => list(ctx, PROJECTS));
   router.get('/api/v4/projects/:id', { level: 'public' }, (ctx) => show(ctx, 'project'));
   router.get('/api/v4/projects/:id/forks', { level: 'public' }, listForks);
+  registerStorageRoute(router);
   router.get('/api/v4/snippets/all', { level: 'user' }, (ctx) => list(ctx, SNIPPETS));
   router.get('/api/v4/snippets/:id', { level: 'user' }, (ctx) => show(ctx, 'snippet'));
   router.get('/api/v4/groups', { level: 'public' }, (ctx) => list(ctx, GROUPS));
   router.get('/api/v4/groups/:id', { level: 'public' }, (ctx) => show(ctx, 'group'));
+  registerNamespaceRoutes(router);
   registerSandboxRoutes(router);
 }
 
@@ -164,7 +168,7 @@ const PROJECTS: ListSpec = {
     const simple = boolParam(ctx, 'simple');
     const statistics = storageShown && boolParam(ctx, 'statistics');
     const opts = { origin: ctx.origin, admin: storageShown, sshHost: sshHostOf(ctx.origin) };
-    // Issue 23 (inventory/forks.ts): ProjectWithAccess, for a signed-in caller without `simple`, has forked_from_project.
+    // Fork networks (inventory/forks.ts): ProjectWithAccess, for a signed-in caller without `simple`, has forked_from_project.
     const ids = rows.map((r) => r.id);
     const forks = hasForks(ctx.state.db) ? readForkFacts(ctx.state.db, ids, ctx.state.config.version) : null;
     const code = readCodeFacts(ctx.state.db, ids);
@@ -181,7 +185,7 @@ const PROJECTS: ListSpec = {
   },
 };
 
-/** The release that added `GET /snippets/all` (issue 419640). */
+/** The release that added `GET /snippets/all` (GitLab issue 419640). */
 const SNIPPETS_ALL_SINCE = [16, 3] as const;
 
 const SNIPPETS: ListSpec = {
@@ -460,7 +464,7 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
 }
 
 /**
- * `GET /projects/:id/forks` (issue 23): the project's direct forks (`ForkProjectsFinder`, over
+ * `GET /projects/:id/forks`: the project's direct forks (`ForkProjectsFinder`, over
  * `project.forks`) through `present_projects`, so the same filters, entities per caller and
  * pagination (offset, or keyset by id) as `GET /projects`. A project the caller cannot see is 404.
  */

@@ -1,5 +1,5 @@
 /**
- * Who may read a snippet outside the move routes (issue 21), as GitLab's SnippetsFinder decides
+ * Who may read a snippet outside the move routes, as GitLab's SnippetsFinder decides
  * when it is not asked for `all_available` (`GET /snippets/:id`, and `/snippets/all` for anyone who
  * cannot read all resources). The finder is a union of three sets (`app/finders/snippets_finder.rb`,
  * `snippets_for_personal_and_multiple_projects`; scopes in `app/models/snippet.rb`):
@@ -17,7 +17,7 @@
  * move routes look snippets up with `Snippet.find_by` and `/snippets/all` gives administrators
  * `Snippet.all`, so neither is affected. Other users' levels are internal and public.
  */
-import type { Db } from '../db.js';
+import type { Db, Statement } from '../db.js';
 import { perDatabase } from '../db.js';
 
 /** The reader: a user id and whether it reads as an administrator (Admin Mode counted). */
@@ -38,19 +38,14 @@ interface ProjectFacts {
   snippets_access_level: string;
 }
 
-// better-sqlite3's Statement generics are awkward to spell; these narrow views are what we use.
-interface Get<P extends unknown[], R> {
-  get(...params: P): R | undefined;
+interface VisibilityStatements {
+  project: Statement<[number], ProjectFacts>;
+  member: Statement<[number, number], { m: number }>;
 }
 
-const statements = perDatabase((db) => ({
-  project: db.prepare(
-    "SELECT visibility, snippets_access_level FROM items WHERE kind = 'project' AND id = ?",
-  ) as unknown as Get<[number], ProjectFacts>,
-  member: db.prepare('SELECT 1 AS m FROM project_members WHERE project_id = ? AND user_id = ?') as unknown as Get<
-    [number, number],
-    { m: number }
-  >,
+const statements = perDatabase((db): VisibilityStatements => ({
+  project: db.prepare("SELECT visibility, snippets_access_level FROM items WHERE kind = 'project' AND id = ?"),
+  member: db.prepare('SELECT 1 AS m FROM project_members WHERE project_id = ? AND user_id = ?'),
 }));
 
 /** Visibility levels a logged-in user who is not an administrator may read (no external users here). */

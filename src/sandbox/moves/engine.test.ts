@@ -30,8 +30,16 @@ inventory:
   groups: [{ id: 1, storage: nfs-1 }]
 `;
 
-function fakeFaults(fates: Record<string, MoveFate> = {}): Faults {
-  return { onRequest: async () => false, moveFate: (kind, id) => fates[`${kind}:${id}`] ?? 'ok', counts: () => ({}) };
+/** Fates by `kind:id`: one for every attempt, or a list by attempt (then `ok`). */
+function fakeFaults(fates: Record<string, MoveFate | MoveFate[]> = {}): Faults {
+  return {
+    onRequest: async () => false,
+    moveFate: (kind, id, attempt = 1) => {
+      const f = fates[`${kind}:${id}`];
+      return (Array.isArray(f) ? f[attempt - 1] : f) ?? 'ok';
+    },
+    counts: () => ({}),
+  };
 }
 
 const engines: MoveEngine[] = [];
@@ -43,7 +51,7 @@ afterEach(() => {
 
 function setup(
   opts: {
-    fates?: Record<string, MoveFate>;
+    fates?: Record<string, MoveFate | MoveFate[]>;
     workers?: number;
     ms?: number;
     file?: string;
@@ -156,6 +164,33 @@ describe('move engine', () => {
     await until(() => move(m.id).state === 'cleanup failed');
     expect(move(m.id).error_message).toMatch(/remove/);
     expect(item('group', 1)).toMatchObject({ storage: 'cluster', read_only: 0 });
+  });
+
+  it('leaves the copy on the destination when the job dies after the copy; a move onto it reuses it, a failing one removes it', async () => {
+    const { db, engine, item, move } = setup({
+      fates: { 'project:1': ['failed_after_copy', 'ok'], 'project:2': ['failed_after_copy', 'fail'] },
+    });
+    const copies = (id: number) =>
+      (
+        db.prepare("SELECT storage, size_mb FROM stale_copies WHERE kind = 'project' AND item_id = ?").all(id) as {
+          storage: string;
+          size_mb: number;
+        }[]
+      ).map((c) => c.storage);
+    const first = [1, 2].map((id) => scheduled(engine.schedule(item('project', id), 'cluster')));
+    await until(() => first.every((m) => move(m.id).state === 'failed'));
+    for (const m of first) expect(move(m.id).error_message).toBeNull();
+    for (const id of [1, 2]) {
+      expect(item('project', id)).toMatchObject({ storage: 'nfs-1', read_only: 0 });
+      expect(copies(id)).toEqual(['cluster']);
+    }
+    // The retry fetches into the copy: it is the repository now. A copy that fails removes it.
+    const again = [1, 2].map((id) => scheduled(engine.schedule(item('project', id), 'cluster')));
+    await until(() => move(again[0]!.id).state === 'finished' && move(again[1]!.id).state === 'failed');
+    expect(item('project', 1).storage).toBe('cluster');
+    expect(copies(1)).toEqual([]);
+    expect(item('project', 2).storage).toBe('nfs-1');
+    expect(copies(2)).toEqual([]);
   });
 
   it('leaves a stuck move in started with the item read-only, without holding a worker', async () => {
@@ -352,7 +387,7 @@ describe('move engine', () => {
       ['group', 1],
     ];
     const STORAGES = ['default', 'nfs-1', 'nfs-2', 'cluster'];
-    const FATES: MoveFate[] = ['ok', 'ok', 'ok', 'fail', 'cleanup_fail', 'stuck'];
+    const FATES: MoveFate[] = ['ok', 'ok', 'ok', 'fail', 'cleanup_fail', 'stuck', 'failed_after_copy'];
     const command = fc.oneof(
       fc.record({
         op: fc.constant('schedule' as const),
@@ -426,6 +461,11 @@ describe('move engine', () => {
               expect(row.checksum).toBe(fakeChecksum(kind, id, row.commit_count));
               const landed = mine.filter((m) => ['replicated', 'finished', 'cleanup failed'].includes(m.state)).at(-1);
               if (landed) expect(row.storage).toBe(landed.destination);
+              // A copy left behind is never on the storage the item is served from: a move onto it reused it.
+              const left = db
+                .prepare('SELECT storage FROM stale_copies WHERE kind = ? AND item_id = ?')
+                .all(kind, id) as { storage: string }[];
+              expect(left.map((c) => c.storage)).not.toContain(row.storage);
             }
           }
         } finally {

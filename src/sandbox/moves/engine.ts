@@ -36,9 +36,14 @@
  *   the item is writable again (the `started -> failed` callback). A `failed_after_switch` move
  *   does the same one step later: the item was switched to the destination first, and the source
  *   copy stays behind. See ../faults.ts.
- * - Copies left behind (`cleanup failed`, `failed_after_switch`) are recorded in `stale_copies`;
- *   a later move of the item onto that storage reuses the directory, so its record goes.
- * - Room (issue 22, ./room.ts): a storage with a seeded `instance.storage_capacity` has room for
+ * - Copies left behind (`cleanup failed`, `failed_after_switch`, and on the destination
+ *   `failed_after_copy`: a job killed after the copy, before the switch) are recorded in
+ *   `stale_copies`; a later move of the item onto that storage reuses the directory (Gitaly's
+ *   ReplicateRepository fetches into a valid existing repository), so its record goes and that
+ *   copy writes only what it lacks. A copy that fails with an error removes what is there
+ *   (`Repositories::ReplicateService` rescues by removing the target), a reused copy included,
+ *   unless the destination's Gitaly cannot be reached.
+ * - Room (./room.ts): a storage with a seeded `instance.storage_capacity` has room for
  *   a copy only beside what it holds and what earlier copies into it will write. A move that does
  *   not fit writes until the disk is full and then fails as Gitaly's replication does
  *   (`started -> failed`, Gitaly's tar failure (./failures.ts), writable, still on its source; the partial copy is
@@ -75,6 +80,7 @@ import { hasMoveLease } from './releases.js';
 import { bytesOf, createRoomLedger } from './room.js';
 import { createPoolKeeper } from './pools.js';
 import { createLoadTracker, grpcCodeOf } from './load.js';
+import { createCopyBook } from './copies.js';
 
 export interface EngineOptions {
   workers: number;
@@ -136,6 +142,8 @@ interface Running extends Queued {
   sizeMb: number;
   /** What the copy writes on the destination: the item, plus its pool's objects and pool copy (./pools.ts). */
   copyMb: number;
+  /** The fork network whose pool this copy also copies onto the destination, when it does. */
+  poolCopyOf?: number;
   /** When the copy started (the room it takes on the destination grows from here). */
   startedAt: number;
 }
@@ -169,13 +177,14 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   /** Whether items of `kind` have a repository for a move to copy (groups: their wiki, EE only). */
   const hasRepository = (kind: ItemKind) => kind !== 'group' || hasGroupWikiRepositories(config);
   const room = createRoomLedger(db, hasRepository);
-  // Issue 23: a project's object pool follows (or, before 16.3/16.6, leaves) it at the switch.
+  // Fork networks: a project's object pool follows (or, before 16.3/16.6, leaves) it at the switch.
   const pools = createPoolKeeper(db, config.version, room);
   // The container's exclusive lease (16.6): before it a second job is never refused, and a rerun
   // of an interrupted job finds its move `started` and does nothing (./releases.ts).
   const lease = hasMoveLease(config.version);
   /** Workers, disks and Gitaly calls the running moves keep busy (./load.ts). */
   const tracker = createLoadTracker();
+  const book = createCopyBook(s, room, pools, () => running);
 
   /**
    * Why the copy fails (the exception, untruncated: the move entity truncates it, from 16.7 only),
@@ -284,7 +293,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     // Same storage: nothing is copied (GitLab's same_filesystem?); unreachable storages fail fast.
     let due = failure !== null ? at + Math.min(copyMs, MIN_MOVE_MS) : q.source === q.destination ? at : at + copyMs;
     const capacity = capacityOf(q.destination);
-    const copyMb = item.size_mb + (q.kind === 'project' && copies(q) ? pools.copyExtraMb(q.itemId, q.destination) : 0);
+    const writes = copyWrites(q, item.size_mb);
+    const copyMb = writes.mb;
     if (failure === null && capacity !== undefined && copies(q)) {
       // Replication writes until the disk is full, then fails (and the partial copy is removed).
       const free = capacity - usedBytes(q.destination, at, true);
@@ -304,6 +314,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       snapshotCommits: item.commit_count,
       sizeMb: item.size_mb,
       copyMb,
+      ...(writes.poolCopyOf === undefined ? {} : { poolCopyOf: writes.poolCopyOf }),
       startedAt: at,
     };
     running.push(r);
@@ -315,6 +326,11 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     return r.source !== r.destination && hasRepository(r.kind);
   }
 
+  /** What a move's copy writes, and the copies moves leave (./copies.ts). */
+  function copyWrites(q: Queued, sizeMb: number): { mb: number; poolCopyOf?: number } {
+    return book.writes(q, sizeMb, copies(q));
+  }
+
   /**
    * `track_repository`: the item now lives on the destination, with the content it had when the
    * copy started, and is writable. A copy left there by an earlier move is the one reused.
@@ -322,15 +338,13 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   function switchToDestination(r: Running, iso: string): void {
     s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
     room.moved(r.sizeMb, r.source, r.destination);
-    if (s.deleteStaleCopy.run(r.kind, r.itemId, r.destination).changes > 0) room.staleCopy(r.destination, r.sizeMb, -1);
+    book.drop(r.kind, r.itemId, r.destination);
     if (r.kind === 'project') pools.memberMoved(r.itemId, r.source, r.destination);
   }
 
   /** The move's copy on its source stays behind (cleanup failed, or the job died after the switch). */
   function leaveSourceCopy(r: Running): void {
-    const replaced = s.deleteStaleCopy.run(r.kind, r.itemId, r.source).changes > 0;
-    s.insertStaleCopy.run(r.kind, r.itemId, r.source, r.sizeMb, r.id);
-    if (!replaced) room.staleCopy(r.source, r.sizeMb, 1);
+    book.leave(r, r.source, r.sizeMb);
   }
 
   /** Whether an earlier move of this item still runs (started or replicated): its worker holds the lease. */
@@ -387,8 +401,28 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       const failure = copyFailure(r, r.snapshotChecksum);
       tracker.copied(r, r.due, copyCode(r, failure));
       if (failure !== null || r.fate === 'interrupted') {
+        // ReplicateService's rescue removes the target, a copy it was fetching into included; a
+        // job killed mid-copy runs no rescue, and an unreachable Gitaly removes nothing.
+        if (failure !== null && !unreachable(r.destination)) book.drop(r.kind, r.itemId, r.destination);
         s.setMoveState.run('failed', null, failure, iso, r.id);
         s.setReadOnly.run(0, r.kind, r.itemId);
+        release(index, now);
+        return;
+      }
+      if (r.fate === 'failed_after_copy') {
+        // Killed after mirror_repositories, before track_repository: the item stays on its source,
+        // the complete copy (its pool's objects in it; the pool copy comes with the switch here)
+        // stays on the destination, and the rerun within the lease fails the move without a message.
+        if (copies(r))
+          book.leave(
+            r,
+            r.destination,
+            r.sizeMb + (r.kind === 'project' ? pools.alternatesMb(r.itemId, r.destination) : 0),
+          );
+        if (lease) {
+          s.setMoveState.run('failed', null, null, iso, r.id);
+          s.setReadOnly.run(0, r.kind, r.itemId);
+        } else s.setMoveState.run('started', null, null, iso, r.id);
         release(index, now);
         return;
       }
@@ -525,6 +559,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       const q = toQueued(row, now);
       if (row.due_at_ms !== null) {
         const sizeMb = s.itemById.get(q.kind, q.itemId)?.size_mb ?? 0;
+        const writes = row.state === 'started' ? copyWrites(q, sizeMb) : { mb: sizeMb };
         const r: Running = {
           ...q,
           phase: row.state === 'replicated' ? 'replicated' : 'started',
@@ -532,11 +567,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
           snapshotChecksum: row.snapshot_checksum ?? '',
           snapshotCommits: row.snapshot_commits ?? 0,
           sizeMb,
-          copyMb:
-            sizeMb +
-            (q.kind === 'project' && copies(q) && row.state === 'started'
-              ? pools.copyExtraMb(q.itemId, q.destination)
-              : 0),
+          copyMb: writes.mb,
+          ...(writes.poolCopyOf === undefined ? {} : { poolCopyOf: writes.poolCopyOf }),
           // A started move's row was last written when it started.
           startedAt: Date.parse(row.updated_at) || now,
         };

@@ -56,7 +56,7 @@ export interface LoadTracker {
 }
 
 /** gRPC status code names by number (google.golang.org/grpc/codes, `Code.String()`). */
-const GRPC_CODES = [
+export const GRPC_CODES = [
   'OK',
   'Canceled',
   'Unknown',

@@ -1,5 +1,5 @@
 /**
- * `GET /-/sandbox/pools` (issue 23), effective administrators only, like the other `/-/sandbox/`
+ * `GET /-/sandbox/pools`, effective administrators only, like the other `/-/sandbox/`
  * routes: the object pools the sandbox holds, `[{ network, storage, bytes, members }]` by network
  * then storage, `network` the root project's id, `members` the linked project ids in id order.
  * GitLab keeps pools internal (`pool_repositories`); this is for rehearsals and tests to judge

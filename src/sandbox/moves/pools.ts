@@ -1,5 +1,5 @@
 /**
- * Object pools (issue 23): GitLab's PoolRepository, the repository on a storage that holds the
+ * Object pools: GitLab's PoolRepository, the repository on a storage that holds the
  * objects a fork network shares, one per network (its root project's id) and storage. A project
  * is linked to at most one pool (`projects.pool_repository_id`), on its own storage.
  *
@@ -138,6 +138,10 @@ export interface PoolKeeper {
    * and the network has none on `to` yet.
    */
   copyExtraMb(id: number, to: string): number;
+  /** MiB of its pool's objects a copy of project `id` onto `to` holds (its alternates, in the snapshot). */
+  alternatesMb(id: number, to: string): number;
+  /** The fork network whose pool project `id` is linked to, if any. */
+  networkOf(id: number): number | undefined;
 }
 
 /** The pools of `db` on an instance of `version`, kept in step with `room`'s sums. */
@@ -179,6 +183,14 @@ export function createPoolKeeper(db: Db, version: string, room: RoomLedger): Poo
       const poolMb = s.pool.get(link.network, link.storage)?.size_mb ?? 0;
       const copy = replicatesPoolsOnMove(version, readPoolFlag(db)) && !s.pool.get(link.network, to) ? poolMb : 0;
       return poolMb + copy;
+    },
+    networkOf(id) {
+      return s.linkOf.get(id)?.network;
+    },
+    alternatesMb(id, to) {
+      const link = s.linkOf.get(id);
+      if (!link || link.storage === to) return 0;
+      return s.pool.get(link.network, link.storage)?.size_mb ?? 0;
     },
   };
 }

@@ -8,7 +8,7 @@
  *   `UpdateRepositoryStorageMethods#execute` calls `do_fail!` and re-raises with
  *   `track_and_raise_exception`: the reason reaches only Sidekiq's log, and the move entity has no
  *   such field.
- * - The exclusive lease on a container's move (`UpdateRepositoryStorageWorker`, issue 429049):
+ * - The exclusive lease on a container's move (`UpdateRepositoryStorageWorker`, GitLab issue 429049):
  *   taken as 16.6. Before it, the worker runs every job it is given: a second move of a container
  *   is not refused, and a Sidekiq rerun of an interrupted job finds the move `started` and does
  *   nothing (the service acts only on a `scheduled` move), so the move stays `started`.

@@ -1,5 +1,5 @@
 /**
- * Room on each storage (issue 22): what the repositories on it take, for the move engine (a move
+ * Room on each storage: what the repositories on it take, for the move engine (a move
  * into a storage without room fails as Gitaly's replication does) and for the sandbox's node_exporter
  * (../exporters/node-exporter.ts).
  *
@@ -36,7 +36,7 @@ export interface RoomLedger {
   moved(sizeMb: number, from: string, to: string): void;
   /** A copy of `sizeMb` was left on (`+1`) or taken off (`-1`) `storage`. */
   staleCopy(storage: string, sizeMb: number, sign: 1 | -1): void;
-  /** `sizeMb` more (negative: less) on `storage` that is no item's own repository (issue 23: object pools). */
+  /** `sizeMb` more (negative: less) on `storage` that is no item's own repository (object pools). */
   adjust(storage: string, sizeMb: number): void;
   /** Drops the sums (they are read again when next asked for). */
   forget(): void;
@@ -58,7 +58,7 @@ export function createRoomLedger(db: Db, hasRepository: (kind: ItemKind) => bool
       mb: number;
     }[])
       add(r.storage, r.mb);
-    // Issue 23: object pools (moves/pools.ts), one per fork network and storage.
+    // Object pools (moves/pools.ts), one per fork network and storage.
     for (const r of db.prepare('SELECT storage, sum(size_mb) AS mb FROM pools GROUP BY storage').all() as {
       storage: string;
       mb: number;

@@ -1,7 +1,8 @@
 /**
- * Issue 19, defect 8: text from the instance reached the terminal raw. A project named with a screen
- * clear, an OSC window title, a bell and a carriage return is quarantined (its moves always fail), so
- * its name is printed by `run`'s final report and by `status`; neither prints a control character.
+ * Terminal escapes: text from the instance once reached the terminal raw. A project named with a
+ * screen clear, an OSC window title, a bell and a carriage return is quarantined (its moves always
+ * fail), so its name is printed by `run`'s final report and by `status`; neither prints a control
+ * character.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
@@ -12,7 +13,7 @@ const HOSTILE = 'evil\u001b[2J\u001b]0;pwned\u0007\rhidden\u009b31m\u202eabc';
 // eslint-disable-next-line no-control-regex -- what must never reach the terminal
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
-describe('terminal escapes from the instance (issue 19 defect 8)', () => {
+describe('terminal escapes from the instance', () => {
   it(
     'run and status print a hostile project name with its control characters escaped',
     { timeout: 60_000 },

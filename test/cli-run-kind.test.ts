@@ -1,7 +1,7 @@
 /**
- * Issue 19, defect 1: a checkpoint holds one kind of run. A real run on a dry run's checkpoint said
- * "DRY RUN COMPLETE" and exited 0 with nothing moved; a dry run on an interrupted real checkpoint
- * restored the real snapshot and marked the real run failed. Both are now refused (exit 4) before
+ * A checkpoint holds one kind of run (the hostile probe's worst find). A real run on a dry run's
+ * checkpoint said "DRY RUN COMPLETE" and exited 0 with nothing moved; a dry run on an interrupted
+ * real checkpoint restored the real snapshot and marked the real run failed. Both are now refused (exit 4) before
  * anything is written, judged from the sandbox's own move records and the checkpoint's rows.
  */
 import { rmSync } from 'node:fs';
@@ -58,7 +58,7 @@ async function allMoves(url: string) {
   return [...(await movesOf(url, 'project')), ...(await movesOf(url, 'snippet')), ...(await movesOf(url, 'group'))];
 }
 
-describe('one kind of run per checkpoint (issue 19 defect 1)', () => {
+describe('one kind of run per checkpoint', () => {
   it("a real run on a finished dry run's --state refuses with exit 4, moves nothing and claims no success", async () => {
     const { sandbox, dir, env } = await setup('kind-dry-real', ['--move-duration', '20']);
     const plan = writePlan(dir);

@@ -1,6 +1,6 @@
-// Issue 21, item 6, over real HTTP: the small move rows. Snippet ids on the move routes are cast by
-// ActiveRecord, not validated by Grape; an empty destination is blank as well as unknown; a job
-// rerun while its lease is held fails the move without a message.
+// Over real HTTP: the small move rows of the second fidelity pass. Snippet ids on the move routes
+// are cast by ActiveRecord, not validated by Grape; an empty destination is blank as well as
+// unknown; a job rerun while its lease is held fails the move without a message.
 import { startManualSandbox } from './support/manual-sandbox.js';
 import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
@@ -124,7 +124,7 @@ describe('a Sidekiq rerun while the lease is held (fault interruptRate)', () => 
   });
 });
 
-describe('a job killed after the switch (fault failAfterSwitchRate, issue 21 item 5)', () => {
+describe('a job killed after the switch (fault failAfterSwitchRate)', () => {
   const itemState = async (sb: RunningSandbox, kind: string, id: number) => {
     const res = await fetch(`${sb.url}/-/sandbox/items/${kind}/${id}`, {
       headers: { 'private-token': 'glpat-sandbox-root-api-sudo-0001' },

@@ -1,4 +1,4 @@
-// Issue 13, items 4 and 8, over real HTTP: move lists ordered by created_at (not id), a second move
+// Over real HTTP: move lists ordered by created_at (not id), a second move
 // whose worker finds the container lease held (GitLab's do_fail!), and group moves absent on CE.
 import { startManualSandbox } from './support/manual-sandbox.js';
 import { describe, expect, it } from 'vitest';
@@ -111,7 +111,7 @@ describe("a second move while the first one's worker holds the lease", () => {
 
 describe('group moves on the Community Edition', () => {
   it('do not exist: 404 {"error":"404 Not Found"} before authentication; project and snippet moves do', async () => {
-    // `instance.edition` arrives with the inventory work on issue 13; the parsed seed carries it already.
+    // The parsed seed carries `instance.edition` already.
     const { sb } = await startManual(
       seed((s) => {
         Object.assign(s.instance, { edition: 'ce' });

@@ -1,4 +1,4 @@
-// Issue 10 (companion bug): the move records (and PUT /snippets/:id) showed a project snippet with
+// One snippet entity: the move records (and PUT /snippets/:id) showed a project snippet with
 // a personal snippet's web_url (`/-/snippets/:id`), because they and the listing had drifted-apart
 // copies of the snippet entity. One entity now serves all; a snippet has one web_url everywhere.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

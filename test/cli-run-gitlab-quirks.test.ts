@@ -1,5 +1,5 @@
 /**
- * Issue 21 items 1, 2 and 5 end to end: the sandbox does what GitLab does, and a real run against
+ * Fidelity, second pass, end to end: the sandbox does what GitLab does, and a real run against
  * it ends right, judged from the sandbox's own records.
  * - Project snippets GET /snippets/:id hides from an admin (their project's snippets disabled) are
  *   moved, never reported deleted, and verification passes.
@@ -61,7 +61,7 @@ const notMoved = async (url: string) =>
     )
   ).flat();
 
-describe('issue 21: what GitLab hides or answers oddly, run end to end', { timeout: 90_000 }, () => {
+describe('what GitLab hides or answers oddly, run end to end', { timeout: 90_000 }, () => {
   it('snippets an admin cannot GET are moved (a failed first move makes the run read them), none called deleted', async () => {
     const { sandbox, dir, db } = await sandboxWith(
       'hidden-snippets',

@@ -1,5 +1,5 @@
 /**
- * Issue 19 (items 6, 7, 9) through the real CLI: hostile plans and seeds are invalid input (exit 2,
+ * The hostile probe's input through the real CLI: hostile plans and seeds are invalid input (exit 2,
  * one line `file:line:col: message`), answered at once instead of after minutes, a stack overflow or
  * an internal error. A process that does not finish is killed (SIGKILL: the CLI handles the first
  * SIGTERM itself); no test measures time.
@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const BIN = resolve(import.meta.dirname, '../bin/shardmove');
-const dir = mkdtempSync(join(tmpdir(), 'shardmove-issue-19-'));
+const dir = mkdtempSync(join(tmpdir(), 'shardmove-hostile-input-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function cli(args: string[]): Promise<{ code: number; stderr: string }> {
@@ -28,7 +28,7 @@ function cli(args: string[]): Promise<{ code: number; stderr: string }> {
   });
 }
 
-describe('issue 19: hostile input through the CLI', () => {
+describe('hostile input through the CLI', () => {
   it('validate: a 1 MB plan of nested brackets exits 2 at the first level too deep', async () => {
     // Before: 582 s and 1.19 GB, then "Maximum call stack size exceeded".
     writeFileSync(join(dir, 'nested.yaml'), `a: ${'['.repeat(500_000)}`);

@@ -1,0 +1,110 @@
+/**
+ * The run machine's actors for a reviewed item list (`run PLAN --only FILE`): the same seven, three
+ * changed. Pre-flight reads every listed item on the instance and seeds the checkpoint with them,
+ * once and in one transaction: those still on the source the list names become pending rows with
+ * the list's destination pinned, those elsewhere or deleted `left` rows with the reason (each a
+ * `list.skipped` event), and every listing round is marked done so that no drain ever lists a
+ * source. The room is judged on the listed items. The drain moves the given rows only (as a revert
+ * does, ./drain/given.ts); verification reads each moved item and checks it is on its destination.
+ * Nothing else on a source is ever moved in the place of an item that is no longer there.
+ */
+import type { Kind } from '../plan/types.js';
+import type { GivenList } from '../store/types.js';
+import { checkGivenRoom } from './capacity.js';
+import { locate } from './drain/locate.js';
+import type { Location } from './drain/locate.js';
+import { abortError } from './errors.js';
+import { verifyReverted } from './revert.js';
+import type { ActorDeps, RunActors } from './types.js';
+
+/** One item of the list, as the runtime read it from the file. */
+export interface GivenItem {
+  kind: Kind;
+  id: number;
+  path: string;
+  sizeBytes: number | null;
+  source: string;
+  destination: string;
+}
+
+export interface GivenListOptions {
+  items: readonly GivenItem[];
+  /** The list's identity, recorded with the seed (a resume must bring the same list). */
+  list: Omit<GivenList, 'seededAt'>;
+}
+
+const PARALLEL_READS = 8;
+
+/** The real actors with a reviewed list's pre-flight, drain and verification. */
+export function givenListActors(base: RunActors, o: GivenListOptions): RunActors {
+  return {
+    ...base,
+    preflight: async (deps) => {
+      const out = await base.preflight({ ...deps, itemsGiven: 'list' });
+      if (deps.store.givenList() === null) await seedList(deps, o);
+      const room = await checkGivenRoom(deps);
+      return { ...out, warnings: [...out.warnings, ...room.warnings], notes: [...(out.notes ?? []), ...room.notes] };
+    },
+    drain: (deps, input) => base.drain({ ...deps, itemsGiven: 'list' }, { ...input, access: 'listing', ahead: null }),
+    verify: (deps) => verifyReverted(deps, 'list'),
+  };
+}
+
+/**
+ * Reads every listed item where the list says it is, then writes them all in one transaction: a
+ * kill before it leaves nothing (the next process reads again), after it rows to resume from.
+ */
+async function seedList(deps: ActorDeps, o: GivenListOptions): Promise<void> {
+  const { store, plan, clock } = deps;
+  const found: Location[] = [];
+  for (let i = 0; i < o.items.length; i += PARALLEL_READS) {
+    if (deps.signal.aborted) throw abortError(deps.signal);
+    const batch = o.items.slice(i, i + PARALLEL_READS);
+    found.push(...(await Promise.all(batch.map((it) => locate({ deps, kind: it.kind, source: it.source }, it.id)))));
+  }
+  const readAt = clock.now();
+  store.batch(() => {
+    for (const kind of plan.move.kinds) for (const source of plan.move.from) store.startRound(kind, source, 1);
+    let skipped = 0;
+    o.items.forEach((it, i) => {
+      store.recordPage(
+        it.kind,
+        it.source,
+        1,
+        [{ kind: it.kind, id: it.id, storage: it.source, name: it.path, sizeBytes: it.sizeBytes }],
+        readAt,
+      );
+      // Pinned before any intent: the item goes where the reviewed list says, never elsewhere.
+      store.pinDestination(it.kind, it.id, it.destination);
+      const where = found[i]!;
+      const reason =
+        where.at === 'elsewhere'
+          ? `no longer on ${it.source} as the list says: now on ${where.storage}`
+          : where.at === 'gone'
+            ? 'no longer on the instance (deleted)'
+            : null;
+      if (reason === null) return;
+      skipped++;
+      store.markLeft(it.kind, it.id, readAt, reason);
+      store.appendEvent(
+        'list.skipped',
+        {
+          kind: it.kind,
+          source: it.source,
+          id: it.id,
+          storage: where.at === 'elsewhere' ? where.storage : null,
+          reason,
+        },
+        readAt,
+      );
+    });
+    for (const kind of plan.move.kinds) for (const source of plan.move.from) store.finishRound(kind, source, 1);
+    store.setGivenList({ ...o.list, seededAt: readAt });
+    store.appendEvent(
+      'list.seeded',
+      { file: o.list.file, digest: o.list.digest, items: o.items.length, skipped },
+      readAt,
+    );
+  });
+  deps.log.info({ file: o.list.file, items: o.items.length }, 'reviewed item list seeded');
+}

@@ -1,0 +1,242 @@
+/**
+ * `notify:` end to end: real `shardmove run` processes against the sandbox, a local webhook
+ * receiver and a local command. A run's story reaches both; a receiver that is down leaves its
+ * notifications in the checkpoint (said at the end and by `status`) and the next run delivers them;
+ * a run killed with SIGKILL while a delivery hangs delivers everything on resume, at least once; a
+ * Ctrl-C while a command is delivering lets it finish and then says how the run ended; a delivery
+ * that hangs never holds the drain up; a dry run sends nothing. Judged from what the receiver and
+ * the command got, the sandbox's moves and the checkpoint's rows.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { RunEventSchema } from '../src/events/run-events.js';
+import type { RunEvent } from '../src/events/run-events.js';
+import { startSandbox } from '../src/sandbox/index.js';
+import type { RunningSandbox } from '../src/sandbox/index.js';
+import { fromDb, movesOf, runCli, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { startReceiver } from './support/notify-receiver.js';
+import type { Receiver } from './support/notify-receiver.js';
+
+const HOOK_TOKEN = 'hook-token-Rw73LpXz0qNd';
+
+let sandbox: RunningSandbox;
+let dir: string;
+beforeAll(() => {
+  dir = tempDir('notify-run');
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// Every test moves the whole inventory: each has a sandbox of its own.
+beforeEach(async () => {
+  sandbox = await startSandbox({
+    seed: writeSeed(dir, { projects: 40, snippets: 4, groups: 2 }),
+    workers: 10,
+    moveDurationMs: 150,
+    faults: { brokenItems: ['project:3'], seed: 7 },
+  });
+  onTestFinished(() => sandbox.close());
+});
+
+const env = () => ({ ...sandboxEnv(sandbox.url), HOOK_TOKEN });
+
+/** A plan for the sandbox named `name`, with `notify` (YAML lines) appended. */
+function planWith(name: string, notify: string[], concurrency = 4): string {
+  const file = writePlan(dir, { name, concurrency });
+  const own = join(dir, `${name}.yaml`);
+  writeFileSync(own, `${readFileSync(file, 'utf8')}notify:\n${notify.map((l) => `  ${l}`).join('\n')}\n`);
+  return own;
+}
+
+const events = (r: Receiver): RunEvent[] => r.seen.map((s) => RunEventSchema.parse(JSON.parse(s.body)));
+
+interface DeliveryRow {
+  target: string;
+  event_seq: number;
+  attempts: number;
+  delivered_at: number | null;
+  type: string;
+  body: string;
+}
+const deliveries = (name: string) =>
+  fromDb<DeliveryRow>(
+    join(dir, 'state', `${name}.db`),
+    'SELECT d.target, d.event_seq, d.attempts, d.delivered_at, e.type, e.body FROM notify_deliveries d JOIN notify_events e ON e.seq = d.event_seq ORDER BY d.target, d.event_seq',
+  );
+
+/** A command that appends each event it gets to `<name>.jsonl`; with `block`, it waits for `<name>.release` first on run.started. */
+function hook(name: string, block = false): string {
+  const file = join(dir, `${name}.sh`);
+  const log = join(dir, `${name}.jsonl`);
+  const wait = block
+    ? `if [ "$SHARDMOVE_EVENT" = run.started ]; then touch "${dir}/${name}.started"; while [ ! -f "${dir}/${name}.release" ]; do sleep 0.05; done; fi`
+    : '';
+  writeFileSync(file, `#!/bin/sh\n${wait}\ncat >> "${log}"\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
+const hookEvents = (name: string): RunEvent[] =>
+  existsSync(join(dir, `${name}.jsonl`))
+    ? readFileSync(join(dir, `${name}.jsonl`), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => RunEventSchema.parse(JSON.parse(l)))
+    : [];
+
+describe('notify in a real run', { timeout: 120_000 }, () => {
+  it('tells the run to a webhook and a command, the token in a header only', async () => {
+    const receiver = await startReceiver();
+    const plan = planWith('told', [
+      `- on: ['*']`,
+      `  webhook: {url: '${receiver.url}/hooks/shardmove', token: '\${HOOK_TOKEN}'}`,
+      `- on: [run.started, move.quarantined, run.finished]`,
+      `  exec: [${hook('told')}]`,
+    ]);
+    const run = await runCli(['run', plan], { cwd: dir, env: env() });
+    expect(run.code, run.stderr).toBe(3);
+    const got = events(receiver);
+    expect(got[0]).toMatchObject({ type: 'run.started', plan: 'told', resumed: false });
+    expect(got.at(-1)).toMatchObject({
+      type: 'run.finished',
+      outcome: 'doneWithQuarantine',
+      exitCode: 3,
+      quarantined: 1,
+    });
+    expect(got.filter((e) => e.type === 'progress')).toEqual([]);
+    expect(got.filter((e) => e.type === 'move.quarantined')).toEqual([
+      expect.objectContaining({ kind: 'projects', id: 3 }),
+    ]);
+    expect(got.filter((e) => e.type === 'move.finished').length).toBeGreaterThan(30);
+    // One attempt each, in order: seq counts up without a gap.
+    expect(got.map((e) => e.seq)).toEqual(got.map((_, i) => i + 1));
+    for (const s of receiver.seen) {
+      expect(s.headers['authorization']).toBe(`Bearer ${HOOK_TOKEN}`);
+      expect(s.body).not.toContain(HOOK_TOKEN);
+    }
+    expect(hookEvents('told').map((e) => e.type)).toEqual(['run.started', 'move.quarantined', 'run.finished']);
+    expect(hookEvents('told').at(-1)).toMatchObject({ outcome: 'doneWithQuarantine', exitCode: 3 });
+    // Everything delivered, and recorded as such; the token nowhere in the checkpoint or the log.
+    const rows = deliveries('told');
+    expect(rows.length).toBe(got.length + 3);
+    expect(rows.every((r) => r.delivered_at !== null && r.attempts === 1)).toBe(true);
+    for (const f of readdirSync(join(dir, 'state')).filter((f) => f.startsWith('told.')))
+      expect(readFileSync(join(dir, 'state', f)).includes(HOOK_TOKEN), f).toBe(false);
+  });
+
+  it('keeps what a receiver that is down did not take, says so, and delivers it on the next run', async () => {
+    const receiver = await startReceiver((_, res) => {
+      res.statusCode = 503;
+      res.end('maintenance');
+    });
+    const plan = planWith('down', [
+      `- on: [run.started, move.quarantined, run.finished]`,
+      `  webhook: {url: '${receiver.url}/hook'}`,
+    ]);
+    const first = await runCli(['run', plan], { cwd: dir, env: env() });
+    expect(first.code, first.stderr).toBe(3);
+    expect(first.stderr).toContain(
+      `warning: notify: webhook ${receiver.url}: HTTP 503: maintenance (tried again with backoff;`,
+    );
+    expect(first.stderr).toContain(
+      `note: notify: 3 notification(s) not delivered; the next run sends them:\n  webhook ${receiver.url}: 3 waiting, the oldest seq 1 (run.started)\n`,
+    );
+    expect(deliveries('down').map((r) => [r.type, r.delivered_at])).toEqual([
+      ['run.started', null],
+      ['move.quarantined', null],
+      ['run.finished', null],
+    ]);
+    const status = await runCli(['status', plan], { cwd: dir, env: env() });
+    expect(status.stdout).toContain('Notifications not delivered (3):');
+    expect(status.stdout).toContain(`webhook ${receiver.url}: 3 waiting, the oldest seq 1 (run.started)`);
+    expect(status.stdout).toMatch(
+      /attempt\(s\); the next run of this plan sends them\n {4}last: HTTP 503: maintenance\n/,
+    );
+    const json = JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir, env: env() })).stdout) as {
+      notifications: { waiting: number }[];
+    };
+    expect(json.notifications).toEqual([expect.objectContaining({ waiting: 3, label: `webhook ${receiver.url}` })]);
+
+    const before = receiver.seen.length;
+    receiver.answer = (_, res) => res.end('ok');
+    const second = await runCli(['run', plan], { cwd: dir, env: env() });
+    expect(second.code, second.stderr).toBe(3);
+    expect(second.stderr).not.toContain('not delivered');
+    const delivered = events(receiver).slice(before);
+    expect(delivered.map((e) => `${e.type}#${e.seq}`)).toEqual([
+      'run.started#1',
+      'move.quarantined#2',
+      'run.finished#3',
+      'run.started#4',
+      'run.finished#5',
+    ]);
+    expect(deliveries('down').every((r) => r.delivered_at !== null)).toBe(true);
+    expect((await runCli(['status', plan], { cwd: dir, env: env() })).stdout).not.toContain('Notifications');
+  });
+
+  it('delivers on resume what a run killed during a delivery left, at least once', async () => {
+    let held: (() => void) | null = null;
+    const receiver = await startReceiver((req, res) => {
+      // The first move that ends is never answered: the run is killed while it waits.
+      if (!held && (JSON.parse(req.body) as { type: string }).type === 'move.finished') held = () => res.destroy();
+      else res.end('ok');
+    });
+    const plan = planWith('killed', [`- on: ['*']`, `  webhook: {url: '${receiver.url}/hook'}`], 2);
+    let child: ChildProcess | undefined;
+    const first = runCli(['run', plan], { cwd: dir, env: env(), onStart: (c) => (child = c) });
+    await expect.poll(() => held !== null, { timeout: 60_000 }).toBe(true);
+    child!.kill('SIGKILL');
+    expect((await first).code).toBeNull();
+    const heldEvent = events(receiver).at(-1)!;
+    expect(heldEvent.type).toBe('move.finished');
+    held!();
+    receiver.answer = (_, res) => res.end('ok');
+
+    const resumed = await runCli(['run', plan], { cwd: dir, env: env() });
+    expect(resumed.code, resumed.stderr).toBe(3);
+    const got = events(receiver);
+    // The held one again, the very same object, then everything after it.
+    expect(got.filter((e) => e.seq === heldEvent.seq)).toEqual([heldEvent, heldEvent]);
+    const rows = deliveries('killed');
+    expect(rows.every((r) => r.delivered_at !== null)).toBe(true);
+    expect(new Set(got.map((e) => e.seq))).toEqual(new Set(rows.map((r) => r.event_seq)));
+    // Every move the checkpoint's log says ended, in either process, reached the receiver.
+    const ended = fromDb<{ data: string }>(
+      join(dir, 'state', 'killed.db'),
+      "SELECT data FROM events WHERE type = 'move.finished'",
+    );
+    const told = new Set(got.flatMap((e) => (e.type === 'move.finished' ? [e.moveId] : [])));
+    for (const e of ended) expect(told.has((JSON.parse(e.data) as { moveId: number }).moveId)).toBe(true);
+    expect(got.at(-1)).toMatchObject({ type: 'run.finished', exitCode: 3 });
+  });
+
+  it('lets a command finish its delivery after Ctrl-C, then says the run was interrupted; the drain never waits for it', async () => {
+    const plan = planWith('ctrlc', [`- on: [run.started, run.finished]`, `  exec: [${hook('ctrlc', true)}]`], 2);
+    let child: ChildProcess | undefined;
+    const run = runCli(['run', plan], { cwd: dir, env: env(), onStart: (c) => (child = c) });
+    await expect.poll(() => existsSync(join(dir, 'ctrlc.started')), { timeout: 30_000 }).toBe(true);
+    // The command still holds its first delivery; the drain goes on regardless.
+    const finishedBefore = (await movesOf(sandbox.url, 'project')).filter((m) => m.state === 'finished').length;
+    await expect
+      .poll(async () => (await movesOf(sandbox.url, 'project')).filter((m) => m.state === 'finished').length, {
+        timeout: 30_000,
+      })
+      .toBeGreaterThan(finishedBefore);
+    expect(hookEvents('ctrlc')).toEqual([]);
+    child!.kill('SIGINT');
+    writeFileSync(join(dir, 'ctrlc.release'), '');
+    const ended = await run;
+    expect(ended.code, ended.stderr).toBe(130);
+    expect(hookEvents('ctrlc').map((e) => e.type)).toEqual(['run.started', 'run.finished']);
+    expect(hookEvents('ctrlc')[1]).toMatchObject({ outcome: 'interrupted', exitCode: 130 });
+    expect(deliveries('ctrlc').every((r) => r.delivered_at !== null)).toBe(true);
+  });
+
+  it('sends nothing in a dry run, and says so', async () => {
+    const receiver = await startReceiver();
+    const plan = planWith('dry', [`- on: ['*']`, `  webhook: {url: '${receiver.url}/hook'}`]);
+    const dry = await runCli(['run', plan, '--dry-run'], { cwd: dir, env: env() });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stderr).toContain('note: notify: a dry run sends no notification');
+    expect(receiver.seen).toEqual([]);
+  });
+});
