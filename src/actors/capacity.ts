@@ -1,5 +1,5 @@
 /**
- * The room check of pre-flight (issue 22 item 3): the bytes that will land on the destination
+ * The room check of pre-flight: the bytes that will land on the destination
  * against the room it has, before the first write (the weights included). Read-only: it lists the
  * sources' items (the drains list them again, as they always did) and reads the free space, declared
  * in the plan or answered by Prometheus.
@@ -99,7 +99,7 @@ async function freeOf(deps: ActorDeps, storage: string): Promise<number | null> 
   }
 }
 
-/** Said once, by pre-flight (issue 22): a drain that fills its destination breaks every push there. */
+/** Said once, by pre-flight: a drain that fills its destination breaks every push there. */
 const notChecked = (where: string) =>
   `the room on ${where} was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")`;
 

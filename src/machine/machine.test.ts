@@ -395,7 +395,7 @@ describe('run machine', () => {
   });
 });
 
-describe('kinds the instance cannot list or move (issue 13, orchestrator item 3)', () => {
+describe('kinds the instance cannot list or move', () => {
   it('drops a kind pre-flight found unsupported, and passes each drain and verify how its kind is found', async () => {
     const f: Fakes = {
       calls: [],

@@ -21,9 +21,9 @@ export interface RunInput {
    * before the one schedule, bulk mode, a revert): by kind.
    */
   order?: 'together' | 'by-kind';
-  /** The first destination (the only one before issue 23; kept so older snapshots read the same). */
+  /** The first destination (the only one before `move.to` took a list; kept so older snapshots read the same). */
   destination: string;
-  /** Every destination, in the plan's order (issue 23); absent in snapshots older than it. */
+  /** Every destination, in the plan's order; absent in snapshots older than several destinations. */
   destinations?: string[];
   kinds: Kind[];
   verify: boolean;
@@ -132,7 +132,7 @@ export interface GeoSiteResult {
 
 /**
  * The Geo step's outcome, per secondary site. `warnings` say why nothing (or not everything) was
- * resynced: no Geo, no secondary, a disabled site. Checkpoints written before issue 13 hold
+ * resynced: no Geo, no secondary, a disabled site. Checkpoints written before per-site resync hold
  * `{ results }` (one call to the primary) instead; readers must not assume `sites`.
  */
 export interface GeoOutput {
@@ -170,13 +170,13 @@ export interface RunContext extends RunShape {
   newWeights: Record<string, number> | null;
   weightsWritten: boolean;
   instanceVersion: string | null;
-  /** Pre-flight's edition (true EE, false CE, null unknown); absent in checkpoints from before issue 21. */
+  /** Pre-flight's edition (true EE, false CE, null unknown); absent in checkpoints from before the edition was probed. */
   enterprise?: boolean | null;
   tokenExpiresAt: string | null;
   warnings: string[];
   /** The last pre-flight's notes (room that fits); absent in checkpoints from before they were kept apart. */
   notes?: string[];
-  /** Pre-flight's probe per kind (checkpoints from before issue 13 have none: every kind `listing`). */
+  /** Pre-flight's probe per kind (checkpoints from before the probe have none: every kind `listing`). */
   access?: Partial<Record<Kind, KindAccessMode>>;
   /** Drain results keyed by `source/kind`; a re-run of a drain overwrites its own entry. */
   drains: Record<string, DrainOutput & DrainInput>;

@@ -803,7 +803,7 @@ function readWeights(r: Reader, node: Node, path: string, invalid: Set<string>):
 }
 
 /**
- * `stuck_after` was the one stuck limit before issue 13, counted from scheduling, so moves queued in
+ * `stuck_after` was the one stuck limit before it was split in two, counted from scheduling, so moves queued in
  * `scheduled` on a busy instance were quarantined. It is now the deprecated name of
  * `stuck_running_after` and still works, with a warning; a plan that uses it keeps its flat running
  * limit (no allowance per GiB) unless it sets `stuck_running_per_gb`.

@@ -19,7 +19,7 @@ function sizeClassOf(expr: string): string {
 export const SIZE_CLASS_SQL = sizeClassOf('size_bytes');
 
 /**
- * The scheduling order from schema 15 (issue 23): a fork network's members rank by the network's
+ * The scheduling order from schema 15 (fork networks): a fork network's members rank by the network's
  * bytes (`rank_bytes`: its members on the sources plus its pool), every other item by its own size,
  * and a network's members follow each other (`COALESCE(network, id)`), so a network is scheduled as
  * one unit, largest first. The index (migration 15) and the queries in items.ts use this exact text.
@@ -156,7 +156,7 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX unlistable_by_round ON unlistable (kind, source, round);
   ALTER TABLE bulk ADD COLUMN confirmed_at INTEGER;
   `,
-  // 8: the run lock as a lease (issue 15): the holder renews heartbeat_at; a lock whose heartbeat is
+  // 8: the run lock as a lease: the holder renews heartbeat_at; a lock whose heartbeat is
   // older than its holder's lease_ms may be taken over. Every acquisition raises the generation
   // (kept in lock_generation, which outlives released locks), and the holder's writes are fenced on it.
   `
@@ -168,7 +168,7 @@ const MIGRATIONS: readonly string[] = [
     n INTEGER NOT NULL
   );
   `,
-  // 9 (issue 11): the learned move-duration model per kind (a JSON window of recent observations),
+  // 9: the learned move-duration model per kind (a JSON window of recent observations),
   // so a resumed run predicts completions from what it already watched; and the largest-first
   // scheduling order (size descending, unknown sizes last, then id) read straight off an index.
   `
@@ -187,7 +187,7 @@ const MIGRATIONS: readonly string[] = [
   DROP INDEX items_due_order;
   CREATE INDEX items_due_order ON items (kind, source, ${SIZE_CLASS_SQL} DESC, id) WHERE state = 'pending';
   `,
-  // 11 (issue 19): what kind of run the checkpoint holds, a real run or a dry run, fixed by the
+  // 11: what kind of run the checkpoint holds, a real run or a dry run, fixed by the
   // first run that claims it, so that neither can ever resume the other's snapshot. An older
   // checkpoint takes the kind of the first run that started on it.
   `
@@ -199,16 +199,16 @@ const MIGRATIONS: readonly string[] = [
     SELECT 1, CASE WHEN json_extract(data, '$.dryRun') = 1 THEN 'dry-run' ELSE 'run' END
     FROM events WHERE type = 'run.started' ORDER BY seq LIMIT 1;
   `,
-  // 12 (issue 21): moved items whose source copy is left behind (a move that ended cleanup failed,
+  // 12: moved items whose source copy is left behind (a move that ended cleanup failed,
   // or failed after the switch), read by every summary: a partial index keeps that read small.
   `
   CREATE INDEX items_orphans ON items (kind, id) WHERE state = 'moved' AND move_state IN ('cleanup failed', 'failed');
   `,
-  // 13 (issue 24): why the run is paused when the failure breaker paused it (null: an operator did).
+  // 13: why the run is paused when the failure breaker paused it (null: an operator did).
   `
   ALTER TABLE control ADD COLUMN paused_by TEXT;
   `,
-  // 14 (issue 21, the twin): what a dry run learnt of its projects beyond the listing. GitLab's
+  // 14 (the twin): what a dry run learnt of its projects beyond the listing. GitLab's
   // entities say nothing of hidden or pending deletion, so a dry run lists each project source
   // again without one flag (./shape.ts); `census` says which of those listings finished for which
   // enumeration round, `item_flags` holds the items found to carry a flag (only those: the
@@ -230,7 +230,7 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (kind, id, flag)
   ) WITHOUT ROWID;
   `,
-  // 15 (issue 23): where each item goes, chosen when its first intent is recorded (or pinned when
+  // 15 (many destinations): where each item goes, chosen when its first intent is recorded (or pinned when
   // the row is written, as a revert does) and never changed after; the fork network an item belongs
   // to (its root project's id), so a network is placed as one unit; and the sources whose
   // \`move.until\` bound was reached (what is left there stays, as expected).
@@ -255,7 +255,7 @@ const MIGRATIONS: readonly string[] = [
     note TEXT NOT NULL
   );
   `,
-  // 16 (issue 24): a third kind of checkpoint, a revert's (\`shardmove revert\`, beside the forward
+  // 16: a third kind of checkpoint, a revert's (\`shardmove revert\`, beside the forward
   // run's): neither a run nor a dry run may ever resume it, and it is never reverted in turn.
   // SQLite cannot change a CHECK in place, so the one-row table is copied.
   `

@@ -1,5 +1,5 @@
 /**
- * Fork networks, discovered from the projects listed (issue 23). A project and its direct forks
+ * Fork networks, discovered from the projects listed. A project and its direct forks
  * share an object pool on their storage; a fork of a fork has none (GitLab's `object_pool_params`
  * gives no pool to a fork made from a fork), so it is a standalone repository here: no network.
  * A member that moves alone gets its own copy of the pool on the destination (or, on releases

@@ -26,7 +26,7 @@ function placementFor(plan: Plan, free: Record<string, number> = {}) {
   };
 }
 
-describe('the placement policy (issue 23)', () => {
+describe('the placement policy (many destinations)', () => {
   it('takes the most room left when every room is known, else the lowest share of bytes against weight; ties go to the first', () => {
     expect(
       pickDestination(

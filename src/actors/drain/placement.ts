@@ -1,5 +1,5 @@
 /**
- * Where each item goes, and how far a partial drain goes (issue 23).
+ * Where each item goes, and how far a partial drain goes (many destinations, `move.until`).
  *
  * With one destination there is nothing to choose. With a list, each item's destination is chosen
  * when its first intent is recorded (before the POST, in the same transaction), so a resume never
