@@ -23,7 +23,14 @@ export { restoreForwardWeights, revertActors, verifyReverted } from './revert.js
 export type { RevertActorsOptions } from './revert.js';
 export { forwardMovedItems, isSeeded, revertDrains, seedRevert } from './revert-items.js';
 export type { AliveMove, RevertItem, RevertSet, SkippedItem } from './revert-items.js';
-export { laterWeightChange, restoreTarget, sameWeights, weightsChangedError, weightsLeftBy } from './weight-changes.js';
+export {
+  laterWeightChange,
+  restoreTarget,
+  sameWeights,
+  weightsChangedError,
+  weightsLeftBy,
+  writeRestoredWeights,
+} from './weight-changes.js';
 export type { LaterWeight, WeightChange } from './weight-changes.js';
 export { waitForGates } from './write-gate.js';
 

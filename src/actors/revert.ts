@@ -10,11 +10,11 @@ import type { VerifyOutput, WeightsOutput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import { locate } from './drain/locate.js';
 import type { Location } from './drain/locate.js';
-import { StepError, WEIGHTS_MISMATCH, abortError } from './errors.js';
+import { abortError } from './errors.js';
 import type { RevertSet } from './revert-items.js';
 import { isSeeded, seedRevert } from './revert-items.js';
 import type { ActorDeps, RunActors } from './types.js';
-import { laterWeightChange, restoreTarget, weightsChangedError } from './weight-changes.js';
+import { laterWeightChange, restoreTarget, weightsChangedError, writeRestoredWeights } from './weight-changes.js';
 import { waitForGates } from './write-gate.js';
 
 export interface RevertActorsOptions {
@@ -86,14 +86,7 @@ export async function restoreForwardWeights(
     log.info({ weights: current }, 'weights already those before the forward run');
     return { current, written: false, warnings: [] };
   }
-  await api.setWeights(target);
-  const readBack = await api.getWeights();
-  if (restoreTarget(target, readBack).changes.length > 0) {
-    throw new StepError(
-      WEIGHTS_MISMATCH,
-      `the instance reports weights ${JSON.stringify(readBack)} after writing ${JSON.stringify(target)}`,
-    );
-  }
+  const readBack = await writeRestoredWeights(api, target);
   deps.store.appendEvent('weights.restored', { from: current, to: readBack }, deps.clock.now());
   log.info({ from: current, to: readBack }, 'weights of before the forward run restored');
   return { current: readBack, written: true, warnings: [] };

@@ -4,10 +4,11 @@
  * run, an operator), which a restore refuses to undo without `--overwrite-weights`. Used by the
  * revert's weights step (./revert.ts) and `shardmove weights restore` (runtime/weights-restore.ts).
  */
+import type { InstanceApi } from '../api/types.js';
 import type { RunContext } from '../machine/types.js';
 import { checkMergedWeights } from '../plan/rules.js';
 import type { Plan } from '../plan/types.js';
-import { StepError, WEIGHTS_CHANGED } from './errors.js';
+import { StepError, WEIGHTS_CHANGED, WEIGHTS_MISMATCH } from './errors.js';
 
 /** One storage whose weight changes. */
 export interface WeightChange {
@@ -96,4 +97,24 @@ export function weightsChangedError(change: readonly LaterWeight[], by: string, 
     `refusing: the instance's weights changed since ${by} ended (${rows.join('; ')}); writing the weights of before it would undo that later change. ` +
       `Nothing was written. If the change is to be undone too, run again with ${flag}`,
   );
+}
+
+/**
+ * Writes the weights a restore chose and reads them back: SHARDMOVE_WEIGHTS_MISMATCH when the
+ * instance reports others (a write it took only in part, or another writer at the same moment).
+ * Returns the weights read back.
+ */
+export async function writeRestoredWeights(
+  api: Pick<InstanceApi, 'setWeights' | 'getWeights'>,
+  target: Readonly<Record<string, number>>,
+): Promise<Record<string, number>> {
+  await api.setWeights(target);
+  const readBack = await api.getWeights();
+  if (restoreTarget(target, readBack).changes.length > 0) {
+    throw new StepError(
+      WEIGHTS_MISMATCH,
+      `the instance reports weights ${JSON.stringify(readBack)} after writing ${JSON.stringify(target)}`,
+    );
+  }
+  return readBack;
 }

@@ -18,6 +18,11 @@ export interface CommandContext {
   signal: AbortSignal;
 }
 
+/** What a run of the runtime takes of the command's process, as one spread (`run`, `revert`, `copy`). */
+export function processOf(ctx: CommandContext): Pick<CommandContext, 'env' | 'cwd' | 'signal' | 'stdout' | 'stderr'> {
+  return { env: ctx.env, cwd: ctx.cwd, signal: ctx.signal, stdout: ctx.stdout, stderr: ctx.stderr };
+}
+
 /** Documented exit codes (README: Exit codes). */
 export const EXIT = {
   ok: 0,

@@ -10,7 +10,7 @@ import { formatBytes } from '../report/summary.js';
 import type { CopyOutcome } from '../copy/run.js';
 import { executeCopy } from '../copy/run.js';
 import type { CommandContext, ExitCode } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, processOf } from './context.js';
 import { ArgsError } from './errors.js';
 
 /** At most this many differences are listed; the count says how many there are. */
@@ -36,11 +36,7 @@ export async function runCopyCommand(
     wipeTarget: opts.wipeTarget,
     wipeAnyTarget: opts.wipeAnyTarget,
     hostsDiffer: opts.hostsDiffer,
-    env: ctx.env,
-    cwd: ctx.cwd,
-    signal: ctx.signal,
-    stdout: ctx.stdout,
-    stderr: ctx.stderr,
+    ...processOf(ctx),
   });
   return reportCopyOutcome(outcome, ctx);
 }

@@ -17,7 +17,7 @@ import type { RevertOutcome, RevertPreview, SkippedItem } from '../runtime/rever
 import type { RunEvents } from '../runtime/event-sink.js';
 import { confirm } from './confirm.js';
 import type { CommandContext } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, processOf } from './context.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
@@ -132,11 +132,7 @@ function startRevert(
     command: revertCommand(opts),
     forwardCommand: forwardCommand(opts),
     leaseMs,
-    env: ctx.env,
-    cwd: ctx.cwd,
-    signal: ctx.signal,
-    stdout: ctx.stdout,
-    stderr: ctx.stderr,
+    ...processOf(ctx),
     observers,
     confirm: async (preview) => {
       ctx.stdout.write(renderPreview(preview, opts.overwriteWeights));

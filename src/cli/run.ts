@@ -21,7 +21,7 @@ import { executeRun } from '../runtime/run.js';
 import type { Precheck } from '../runtime/precheck.js';
 import type { FinalState, RunEnd, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, processOf } from './context.js';
 import { shellWord } from './command-line.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
@@ -138,11 +138,7 @@ function startRun(
     retryQuarantined: opts.retryQuarantined,
     ignoreSchedule: opts.ignoreSchedule ?? false,
     leaseMs,
-    env: ctx.env,
-    cwd: ctx.cwd,
-    signal: ctx.signal,
-    stdout: ctx.stdout,
-    stderr: ctx.stderr,
+    ...processOf(ctx),
     observers,
     onEnd: (end: RunEnd) => notifier.ended(end),
     ...(opts.precheck ? { precheck: opts.precheck } : {}),

@@ -28,6 +28,7 @@ import { duration, readEnum } from './fields.js';
 import { DURATION_PATTERN, ONLY_VAR_REFS, isSet, textSchema } from './json-schema.js';
 import { closest } from './reader.js';
 import type { Entry, Pos, Reader } from './reader.js';
+import { readHttpUrl } from './url-field.js';
 import { showValue } from './secrets.js';
 
 export const NOTIFY_KEYS = ['on', 'webhook', 'exec', 'timeout'] as const;
@@ -235,24 +236,14 @@ function readWebhook(r: Reader, node: Node, path: string): WebhookTarget | undef
 }
 
 function readWebhookUrl(r: Reader, node: Node, path: string): string | undefined {
+  const read = readHttpUrl(r, node, path, {
+    example: 'https://alerts.example.com/hooks/shardmove',
+    credentials:
+      ' (user:password@): put the secret in token or token_file, which is sent as a header, never in the URL',
+  });
+  if (!read) return undefined;
+  const { url: u, fromVars } = read;
   const at = r.posOf(node);
-  r.mark(path, at);
-  const s = r.string(node, path);
-  if (!s) return undefined;
-  let u: URL;
-  try {
-    u = new URL(s.value.trim());
-  } catch {
-    return void r.error(path, at, 'not a valid URL; expected e.g. https://alerts.example.com/hooks/shardmove');
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    return void r.error(path, at, 'must be an http:// or https:// URL');
-  if (u.username || u.password)
-    return void r.error(
-      path,
-      at,
-      'must not contain credentials (user:password@): put the secret in token or token_file, which is sent as a header, never in the URL',
-    );
   if (u.hash) return void r.error(path, at, 'must not have a fragment');
   for (const name of u.searchParams.keys()) {
     if (CREDENTIAL_PARAM.test(name))
@@ -263,7 +254,7 @@ function readWebhookUrl(r: Reader, node: Node, path: string): string | undefined
       );
   }
   const keyed = KEY_IN_PATH.find((k) => k.host.test(u.hostname) && k.path.test(u.pathname));
-  if (keyed && !s.fromVars) {
+  if (keyed && !fromVars) {
     if (node.range) r.secretRanges.push([node.range[0], node.range[2]]);
     return void r.error(
       path,
@@ -274,7 +265,7 @@ function readWebhookUrl(r: Reader, node: Node, path: string): string | undefined
   // A URL from the environment may carry its key in its path: redacted like any other secret, so no
   // message, log or echo repeats it; only its origin is ever shown.
   const rest = `${u.pathname}${u.search}`;
-  if (s.fromVars && rest.length > 1) r.secrets.push(rest);
+  if (fromVars && rest.length > 1) r.secrets.push(rest);
   return u.href;
 }
 

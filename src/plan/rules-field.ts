@@ -16,6 +16,7 @@ import type { FieldDoc, JsonSchema } from './field-table.js';
 import { duration, readEnum } from './fields.js';
 import { DURATION_PATTERN, ONLY_VAR_REFS, VAR_STRING, isSet, textSchema } from './json-schema.js';
 import type { Entry, Pos, Reader } from './reader.js';
+import { readHttpUrl } from './url-field.js';
 import type { ThrottleRule } from './values.js';
 
 export const RULE_KEYS = ['name', 'query', 'above', 'below', 'action', 'for'] as const;
@@ -168,20 +169,13 @@ export const RULES_DOC: FieldDoc = {
 
 /** `prometheus.url`: an http(s) base URL, without credentials, query or fragment. */
 export function readPrometheusUrl(r: Reader, node: Node, path: string): string | undefined {
+  const read = readHttpUrl(r, node, path, {
+    example: 'http://localhost:9090',
+    credentials: '; use token or token_file',
+  });
+  if (!read) return undefined;
+  const u = read.url;
   const at = r.posOf(node);
-  r.mark(path, at);
-  const s = r.string(node, path);
-  if (!s) return undefined;
-  let u: URL;
-  try {
-    u = new URL(s.value.trim());
-  } catch {
-    r.error(path, at, 'not a valid URL; expected e.g. http://localhost:9090');
-    return undefined;
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    return void r.error(path, at, 'must be an http:// or https:// URL');
-  if (u.username || u.password) return void r.error(path, at, 'must not contain credentials; use token or token_file');
   if (u.search || u.hash) return void r.error(path, at, 'must not have a query or fragment');
   return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
 }

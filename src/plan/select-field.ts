@@ -20,6 +20,7 @@ import type { FieldDoc, JsonSchema } from './field-table.js';
 import { textSchema } from './json-schema.js';
 import type { Entry, Reader } from './reader.js';
 import type { MoveSelect, SelectEntry } from './values.js';
+import { fileProblem } from '../shared/file-problem.js';
 
 export const SELECT_KEYS = ['namespaces', 'projects', 'exclude', 'file'] as const;
 
@@ -196,16 +197,6 @@ function readSelectFile(r: Reader, node: Node, path: string): { path: string; en
     return undefined;
   }
   return { path: absolute, entries: read.entries };
-}
-
-/** A file that cannot be read, in words. */
-function fileProblem(err: unknown): string {
-  const code = (err as { code?: unknown }).code;
-  if (code === 'ENOENT') return 'no such file';
-  if (code === 'EISDIR') return 'a directory, not a file';
-  if (code === 'EACCES' || code === 'EPERM') return 'not readable (permission denied)';
-  if (err instanceof TypeError) return 'not UTF-8 text';
-  return (err as Error).message;
 }
 
 /** `move.select`; undefined when unusable (reported). */

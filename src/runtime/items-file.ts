@@ -8,6 +8,7 @@ import type { Kind } from '../plan/types.js';
 import { ITEMS_FILE_INVALID, RuntimeError } from './errors.js';
 import type { ItemsFormat, ItemsList, ListedItem } from './items-format.js';
 import { CSV_COLUMNS, ITEMS_FORMAT, MAX_ITEMS_FILE_BYTES, checkOf, formatOfName } from './items-format.js';
+import { fileProblem } from '../shared/file-problem.js';
 
 /** Problems listed in a refusal before the rest are counted. */
 const MAX_LISTED = 30;
@@ -42,15 +43,6 @@ function invalid(shown: string, problems: readonly string[]): RuntimeError {
     ITEMS_FILE_INVALID,
     `${shown} is not a usable item list (${problems.length} problem${problems.length === 1 ? '' : 's'}); nothing was read from the instance or written:\n${listed.join('\n')}`,
   );
-}
-
-function fileProblem(err: unknown): string {
-  const code = (err as { code?: unknown }).code;
-  if (code === 'ENOENT') return 'no such file';
-  if (code === 'EISDIR') return 'a directory, not a file';
-  if (code === 'EACCES' || code === 'EPERM') return 'not readable (permission denied)';
-  if (err instanceof TypeError) return 'not UTF-8 text';
-  return (err as Error).message;
 }
 
 type Raw = Record<string, unknown>;

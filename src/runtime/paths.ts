@@ -39,6 +39,21 @@ export interface CheckpointPlace {
   alsoAt?: string;
 }
 
+/** The forward run's checkpoint of a loaded plan (`revert`, `weights restore`): `--state`, or the plan's place. */
+export function runCheckpointOf(
+  plan: { name: string; checkpoint?: string | null | undefined },
+  opts: { planFile: string; statePath?: string | undefined; cwd: string },
+): string {
+  return locateCheckpoint({
+    planFile: opts.planFile,
+    planName: plan.name,
+    planCheckpoint: plan.checkpoint,
+    statePath: opts.statePath,
+    role: 'run',
+    cwd: opts.cwd,
+  }).file;
+}
+
 /**
  * The plan's checkpoint for `role`. Throws SHARDMOVE_CHECKPOINT_ELSEWHERE (exit 4) when it does not
  * exist yet but the same plan's checkpoint exists where a shardmove before this one put it by

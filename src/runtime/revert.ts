@@ -34,7 +34,7 @@ import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import type { LeaseKeeper } from './lease.js';
 import { createRunLogger } from './logger.js';
 import { createOauthWriteback } from './oauth-writeback.js';
-import { locateCheckpoint, logPath, revertCheckpointPath } from './paths.js';
+import { logPath, revertCheckpointPath, runCheckpointOf } from './paths.js';
 import { copiesMadeLive } from './copies.js';
 import { revertActors } from '../actors/index.js';
 import type { StepError } from '../actors/index.js';
@@ -133,14 +133,7 @@ export async function executeRevert(
   const services: RuntimeServices = { ...(await import('./services.js')).defaultServices(), ...injected };
   const loaded = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
   const { plan } = loaded;
-  const forwardFile = locateCheckpoint({
-    planFile: opts.planFile,
-    planName: plan.name,
-    planCheckpoint: plan.checkpoint,
-    statePath: opts.statePath,
-    role: 'run',
-    cwd: opts.cwd,
-  }).file;
+  const forwardFile = runCheckpointOf(plan, opts);
   const revertFile = revertCheckpointPath(forwardFile);
   const secrets = secretsOf(plan);
   const forward = openExistingCheckpoint(forwardFile, { readOnly: false });

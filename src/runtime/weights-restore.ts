@@ -15,6 +15,7 @@ import {
   restoreTarget,
   weightsChangedError,
   weightsLeftBy,
+  writeRestoredWeights,
 } from '../actors/index.js';
 import type { LaterWeight, WeightChange } from '../actors/index.js';
 import type { RequestEvent } from '../api/client.js';
@@ -25,7 +26,7 @@ import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { assertRealRun } from './mode.js';
 import { createOauthWriteback } from './oauth-writeback.js';
-import { locateCheckpoint, logPath } from './paths.js';
+import { logPath, runCheckpointOf } from './paths.js';
 import { LockedError } from '../store/errors.js';
 import { lockHolder, openExistingCheckpoint } from './status.js';
 import type { RuntimeServices } from './types.js';
@@ -64,14 +65,7 @@ export async function restoreWeights(
   const services: RuntimeServices = { ...(await import('./services.js')).defaultServices(), ...injected };
   const { plan } = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
   const command = opts.command ?? 'shardmove weights restore PLAN';
-  const file = locateCheckpoint({
-    planFile: opts.planFile,
-    planName: plan.name,
-    planCheckpoint: plan.checkpoint,
-    statePath: opts.statePath,
-    role: 'run',
-    cwd: opts.cwd,
-  }).file;
+  const file = runCheckpointOf(plan, opts);
   const secrets = new SecretSet();
   const creds = plan.instance.credentials;
   if (creds.type === 'token') secrets.add(creds.token);
@@ -127,14 +121,7 @@ export async function restoreWeights(
         );
       }
       store.assertLease();
-      await api.setWeights(target);
-      const readBack = await api.getWeights();
-      if (restoreTarget(target, readBack).changes.length > 0) {
-        throw new StepError(
-          WEIGHTS_MISMATCH,
-          `the instance reports weights ${JSON.stringify(readBack)} after writing ${JSON.stringify(target)}`,
-        );
-      }
+      const readBack = await writeRestoredWeights(api, target);
       store.appendEvent('weights.restored', { from: current, to: readBack }, services.clock.now());
       log.info({ from: current, to: readBack }, 'weights restored');
       return { kind: 'restored', file, changes, weights: readBack };
