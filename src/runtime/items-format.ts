@@ -20,7 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import { extname } from 'node:path';
-import type { Kind } from '../plan/types.js';
+import type { GivenItem } from '../actors/index.js';
 import { escapeControls } from '../report/escape.js';
 
 export const ITEMS_FORMAT = 1;
@@ -29,14 +29,8 @@ export const CSV_COLUMNS = ['kind', 'id', 'path', 'size_bytes', 'source', 'desti
 /** A list is names and a few numbers per item: a million items fit far below this. */
 export const MAX_ITEMS_FILE_BYTES = 512_000_000;
 
-/** One item of the list. */
-export interface ListedItem {
-  kind: Kind;
-  id: number;
-  path: string;
-  sizeBytes: number | null;
-  source: string;
-  destination: string;
+/** One item of the list: what the runtime gives the drain, and the line it stands on. */
+export interface ListedItem extends GivenItem {
   /** The line it was read from (1-based), for messages; 0 for a list being written. */
   line: number;
 }
