@@ -108,6 +108,9 @@ describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
     const run = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toMatch(/Verification: passed/);
+    expect(run.stdout.split('\n')[0]).toMatch(
+      /^DONE: \d+ of the \d+ items of the list list\.jsonl moved \(2 no longer where it says\) and verified$/,
+    );
     expect(run.stdout).toMatch(/Not moved: no longer where the list says \(2\); nothing was moved in their place:/);
     expect(run.stdout).toMatch(
       /projects 3 \(acme\/p3\) listed on nfs-1: no longer on nfs-1 as the list says: now on default/,
@@ -252,6 +255,7 @@ describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
     expect(text).toContain(`snippets,1,"'=HYPERLINK(""http://x"")",`);
     const run = await runCli(['run', plan, '--only', 'list.csv'], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout.split('\n')[0]).toBe('DONE: every item of the list list.csv moved and verified');
     expect(await ourMoves(sandbox.url)).toHaveLength(8);
     expect(storageOf(db, 'project', 6)).toBe('cluster');
     expect(storageOf(db, 'snippet', 1)).toBe('cluster');

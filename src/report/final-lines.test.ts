@@ -88,6 +88,19 @@ describe('the final summary says what happened, briefly', () => {
     );
   });
 
+  it('the run of a reviewed list says its items moved, not every repository', () => {
+    const whole = { counts: [{ kind: 'projects' as const, source: 'nfs-1', state: 'moved', n: 3 }], staying: [] };
+    const text = renderFinalReport({
+      state: 'done',
+      context,
+      summary: { ...summary, ...whole },
+      elapsedMs: 1000,
+      checkpointFile: '/srv/state/x.db',
+      givenList: 'reviewed items.jsonl',
+    });
+    expect(text.split('\n')[0]).toBe('DONE: every item of the list reviewed items.jsonl moved and verified');
+  });
+
   it('room that fits is a note, apart from the warnings', () => {
     const text = report({});
     expect(text).toContain(

@@ -44,6 +44,8 @@ export interface FinalReportInput {
   madeLive?: LiveCopy[];
   /** Dry run with maintenance windows: the windows and the moment the report is made. */
   schedule?: { schedule: Schedule; now: number } | null;
+  /** `run --only FILE`: the reviewed list the run applied, as it was named (null: the run listed its sources). */
+  givenList?: string | null;
 }
 
 const REVERT_HEADLINE: Record<FinalState, string> = {
@@ -54,8 +56,7 @@ const REVERT_HEADLINE: Record<FinalState, string> = {
 
 /**
  * What happened, in one line: a partial drain says how many of the items it knows it moved and
- * where its bound stopped it, never "every repository"; a run that did not verify does not say
- * "verified".
+ * where its bound stopped it, never "every repository", nor does the run of a reviewed list; a run that did not verify does not say "verified".
  */
 function headline(input: FinalReportInput, counts: RunCounts): string {
   const c = input.context;
@@ -64,12 +65,28 @@ function headline(input: FinalReportInput, counts: RunCounts): string {
   if (input.revertOf) return REVERT_HEADLINE[input.state];
   const partial = partialOutcome(counts);
   const how = c.verify ? ' and verified' : ', not verified (plan: verify false)';
+  if (input.state === 'done' && input.givenList) return `DONE: ${listOutcome(input, input.givenList)}${how}`;
   if (input.state === 'done') return partial ? `DONE: ${partial}` : `DONE: every repository moved${how}`;
   if (input.state === 'doneWithQuarantine')
     return partial
       ? `DONE WITH QUARANTINED ITEMS: ${partial}; ${counts.quarantined} quarantined`
       : `DONE WITH QUARANTINED ITEMS: everything else moved${how}`;
   return 'FAILED';
+}
+
+/**
+ * A reviewed list's run knows only the list's items: "every" is theirs, and those no longer where
+ * the list says (moved by someone else, deleted) are not said to have moved.
+ */
+function listOutcome(input: FinalReportInput, file: string): string {
+  let total = 0;
+  let left = 0;
+  for (const c of input.summary.counts) {
+    total += c.n;
+    if (c.state === 'left') left += c.n;
+  }
+  if (left === 0) return `every item of the list ${file} moved`;
+  return `${total - left} of the ${total} items of the list ${file} moved (${left} no longer where it says)`;
 }
 
 /** The left-behind copies listed in full in the final summary; beyond that, where the full list is. */

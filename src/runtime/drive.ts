@@ -240,6 +240,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     checkpointFile: store.file,
     extraWarnings,
     copies: { checks: copies },
+    givenList: store.givenList()?.file ?? null,
   };
   if (opts.dryRun) {
     report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency };
