@@ -48,7 +48,7 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
     const last = store.lastEventOf(['run.finished', 'run.interrupted', 'run.stopped']);
     const lock = lockHolder(store);
     const status = withCopyKnowledge(file, store, (copies) =>
-      buildStatusReport(file, saved, store.summary(now), now, lock, planConcurrency, null, [], last, undefined, copies),
+      buildStatusReport(file, saved, store.summary(now), now, { lock, planConcurrency, last, copies }),
     );
     const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;
     return buildReportData({ status, context, events: allEvents(store), now });

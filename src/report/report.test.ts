@@ -232,15 +232,15 @@ describe('renderers', () => {
     };
     const failed = { ...active, snapshot: { status: 'done', value: 'failed', context } };
     const holder = { pid: 77, host: 'h1', startedAt: 0 };
-    const live = buildStatusReport('/x.db', active, summary, 1, { ...holder, alive: true });
+    const live = buildStatusReport('/x.db', active, summary, 1, { lock: { ...holder, alive: true } });
     expect(live.state).toBe('running');
     expect(renderStatus(live)).toContain('running as pid 77 on h1');
-    const killed = buildStatusReport('/x.db', active, summary, 1, { ...holder, alive: false });
+    const killed = buildStatusReport('/x.db', active, summary, 1, { lock: { ...holder, alive: false } });
     expect(killed.state).toBe('interrupted');
     expect(renderStatus(killed)).toContain('pid 77 on h1 died holding the lock');
-    expect(buildStatusReport('/x.db', active, summary, 1, { ...holder, alive: null }).state).toBe('running');
-    expect(buildStatusReport('/x.db', failed, summary, 1, { ...holder, alive: true }).state).toBe('running');
-    expect(buildStatusReport('/x.db', failed, summary, 1, null).state).toBe('failed');
+    expect(buildStatusReport('/x.db', active, summary, 1, { lock: { ...holder, alive: null } }).state).toBe('running');
+    expect(buildStatusReport('/x.db', failed, summary, 1, { lock: { ...holder, alive: true } }).state).toBe('running');
+    expect(buildStatusReport('/x.db', failed, summary, 1, { lock: null }).state).toBe('failed');
   });
 
   it("status of a live run says what holds it now, in the progress line's words; of an ended one, how it ended", () => {
@@ -260,15 +260,11 @@ describe('renderers', () => {
       reason: 'rule disk-busy: 0.93 above 0.9: no new move while it holds',
       at: Date.UTC(2026, 0, 1, 12, 0, 5),
     };
-    const live = buildStatusReport(
-      '/x.db',
-      active,
-      summary,
-      1,
-      { pid: 7, host: 'h', startedAt: 0, alive: true },
-      10,
-      rule,
-    );
+    const live = buildStatusReport('/x.db', active, summary, 1, {
+      lock: { pid: 7, host: 'h', startedAt: 0, alive: true },
+      planConcurrency: 10,
+      cap: rule,
+    });
     expect(live.now).toMatchObject({ by: 'rule', full: 'HELD by rule disk-busy', stopped: true });
     expect(live.etaMs).toBeNull();
     const text = renderStatus(live);
@@ -277,7 +273,14 @@ describe('renderers', () => {
     // A closed window reads as on the progress line, in the plan's zone.
     const window = { ...rule, limit: 'window' as const, until: Date.UTC(2026, 10, 30, 21) };
     const holder = { pid: 7, host: 'h', startedAt: 0, alive: true };
-    const waiting = buildStatusReport('/x.db', active, summary, 1, holder, 10, window, [], null, 'Europe/Berlin');
+    const waiting = buildStatusReport('/x.db', active, summary, 1, {
+      lock: holder,
+      planConcurrency: 10,
+      cap: window,
+      failures: [],
+      last: null,
+      timezone: 'Europe/Berlin',
+    });
     expect(renderStatus(waiting)).toContain(
       '  now: WAITING for the window at Mon 2026-11-30 22:00 Europe/Berlin (since ',
     );
@@ -290,7 +293,13 @@ describe('renderers', () => {
       type: 'run.finished' as const,
       data: { outcome: 'done' as const, error: null, quarantined: 1 },
     };
-    const ended = buildStatusReport('/x.db', done, summary, 1, null, 10, rule, [], finished);
+    const ended = buildStatusReport('/x.db', done, summary, 1, {
+      lock: null,
+      planConcurrency: 10,
+      cap: rule,
+      failures: [],
+      last: finished,
+    });
     expect(ended).toMatchObject({
       state: 'done',
       ended: { state: 'done', at: finished.at },

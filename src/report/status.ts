@@ -140,26 +140,33 @@ function endedOf(state: string, last: EndEvent | null): StatusReport['ended'] {
   return was === state ? { state: was, at: last.at } : null;
 }
 
+/** What a status knows beyond the checkpoint's run row and summary, each optional. */
+export interface StatusSources {
+  lock?: LockView | null;
+  /** The plan's `move.concurrency`, when the caller loaded the plan (the checkpoint does not keep it). */
+  planConcurrency?: number | null;
+  cap?: CapView | null;
+  failures?: FailedMove[];
+  /** The run's last `run.finished`, `run.interrupted` or `run.stopped` event. */
+  last?: EndEvent | null;
+  /** The plan's schedule zone: a window's time as the progress line gives it (UTC when absent). */
+  timezone?: string;
+  /** What is known beyond the checkpoint's rows of where items with copies left behind live (./copies.ts). */
+  copies?: CopyKnowledge;
+  /** Notifications not delivered yet, per target. */
+  notifications?: NotifyTargetView[];
+}
+
 /** Builds the status from what the checkpoint holds (pure); `lock` is the lock row with its liveness. */
 export function buildStatusReport(
   checkpoint: string,
   saved: SavedRun | null,
   summary: StatusSummary,
   now: number,
-  lock: LockView | null = null,
-  /** The plan's `move.concurrency`, when the caller loaded the plan (the checkpoint does not keep it). */
-  planConcurrency: number | null = null,
-  cap: CapView | null = null,
-  failures: FailedMove[] = [],
-  /** The run's last `run.finished`, `run.interrupted` or `run.stopped` event. */
-  last: EndEvent | null = null,
-  /** The plan's schedule zone: a window's time as the progress line gives it. */
-  timezone = 'UTC',
-  /** What is known beyond the checkpoint's rows of where items with copies left behind live (./copies.ts). */
-  copies: CopyKnowledge = {},
-  /** Notifications not delivered yet, per target. */
-  notifications: NotifyTargetView[] = [],
+  more: StatusSources = {},
 ): StatusReport {
+  const { lock = null, planConcurrency = null, cap = null, failures = [], last = null } = more;
+  const { timezone = 'UTC', copies = {}, notifications = [] } = more;
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
   const ran = runState(snap, lock);

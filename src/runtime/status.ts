@@ -58,20 +58,16 @@ export function readStatus(file: string, now: number, plan: PlanGiven | null = n
   try {
     const saved = store.loadRun();
     return withCopyKnowledge(file, store, (copies) =>
-      buildStatusReport(
-        file,
-        saved,
-        store.summary(now),
-        now,
-        lockHolder(store),
-        planCapOf(store, plan),
-        capView(store.lastEventOf(['cap.changed'])),
-        recentFailures(store, versionOf(saved)),
-        store.lastEventOf(['run.finished', 'run.interrupted', 'run.stopped']),
-        plan?.timezone ?? 'UTC',
+      buildStatusReport(file, saved, store.summary(now), now, {
+        lock: lockHolder(store),
+        planConcurrency: planCapOf(store, plan),
+        cap: capView(store.lastEventOf(['cap.changed'])),
+        failures: recentFailures(store, versionOf(saved)),
+        last: store.lastEventOf(['run.finished', 'run.interrupted', 'run.stopped']),
+        timezone: plan?.timezone ?? 'UTC',
         copies,
-        store.notifications.waiting(),
-      ),
+        notifications: store.notifications.waiting(),
+      }),
     );
   } finally {
     store.close();

@@ -108,8 +108,7 @@ function build() {
     { planName: 'it', planHash: 'h', machineVersion: 1, snapshot },
     summary,
     T0 + 3_600_000,
-    null,
-    10,
+    { lock: null, planConcurrency: 10 },
   );
   return buildReportData({ status, context: snapshot.context as never, events: events(), now: T0 + 3_600_000 });
 }
@@ -225,8 +224,7 @@ describe('buildReportData', () => {
       { planName: 'it', planHash: 'h', machineVersion: 1, snapshot },
       { ...summary, quarantined: [], orphans: [] },
       T0 + 60_000,
-      null,
-      10,
+      { lock: null, planConcurrency: 10 },
     );
     const data = buildReportData({
       status,
