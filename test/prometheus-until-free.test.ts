@@ -130,6 +130,8 @@ describe("a partial drain bounded by the source's free space (real Prometheus)",
           `  until: {free: ${wantFree}}`,
           '  kinds: [projects]',
           '  concurrency: 2',
+          // A source's drain after another's: the one schedule reads every source's room at once.
+          '  order: by-kind',
           'poll: { interval: 100ms }',
           'retry: { max_attempts: 2, backoff: 100ms }',
           `prometheus:\n  url: ${stack.prometheusUrl}`,

@@ -57,7 +57,12 @@ export function seedFor(profile: Profile, ids: ReadonlyMap<string, number>): See
   return seed;
 }
 
-/** The plan: every kind, three sources into the destination, short stuck limits, two attempts. */
+/**
+ * The plan: every kind, three sources into the destination, short stuck limits, two attempts. In
+ * the documented order, kind by kind and source by source (`move.order: by-kind`): the one real
+ * no-space needs its victim last and alone on its source, which the one schedule (largest first
+ * across every source) would move first, while the destination is still empty.
+ */
 export function planText(): string {
   return [
     'version: 1',
@@ -71,6 +76,7 @@ export function planText(): string {
     `  to: ${DESTINATION}`,
     '  kinds: [projects, snippets, groups]',
     '  concurrency: 10',
+    '  order: by-kind',
     `weights: { ${DESTINATION}: 100, ${SOURCES.map((s) => `${s}: 0`).join(', ')} }`,
     'poll: { interval: 100ms, stuck_scheduled_after: 5s, stuck_running_after: 5s, stuck_running_per_gb: 0s }',
     `retry: { max_attempts: ${MAX_ATTEMPTS}, backoff: 100ms }`,
