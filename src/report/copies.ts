@@ -25,6 +25,7 @@ import type { CopyCheckData } from '../events/vocabulary.js';
 import type { Kind } from '../plan/types.js';
 import type { FailedMove, OrphanCopy } from '../store/types.js';
 import { diskPaths } from './disk-paths.js';
+import { headThenWrapped, wrapWords } from './wrap.js';
 
 /** What a later checkpoint (a revert's) says of an item: where it lives, or where it is going. */
 export interface LaterPlace {
@@ -251,7 +252,11 @@ export function copiesLines(
     for (const c of more > 0 ? copies.slice(0, short!.limit) : copies) {
       lines.push(
         line(c),
-        `    at ${pathsInWords(c.diskPaths)} (relative to ${c.source}'s path; those that exist)`,
+        ...headThenWrapped(
+          '    ',
+          `at ${pathsInWords(c.diskPaths)}`,
+          `(relative to ${c.source}'s path; those that exist)`,
+        ),
         ...where(c),
       );
     }
@@ -277,20 +282,6 @@ export function copiesLines(
     lines.push('', `Copies that are live (${view.live.length}): each IS its item's repository now; do not remove it`);
     for (const c of view.live) lines.push(`  ${c.kind} ${c.id} ${c.name} on ${c.storage}: ${c.why}`);
   }
-  return lines;
-}
-
-/** `text` in lines of at most `width` characters, broken at spaces (a longer word stands alone). */
-function wrapWords(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  if (line) lines.push(line);
   return lines;
 }
 

@@ -19,6 +19,7 @@ import { describeFailure } from './failure-class.js';
 import { formatBytes, formatApproxDuration, placementLines } from './summary.js';
 import { copiesLines, copiesOf } from './copies.js';
 import type { CopyKnowledge, LiveCopy } from './copies.js';
+import { headThenWrapped } from './wrap.js';
 
 export interface FinalReportInput {
   /** The machine's final state value. */
@@ -378,7 +379,8 @@ function geoLines(geo: StoredGeoOutput): string[] {
     }
     const refused = s.results.filter((r) => r.errors.length > 0);
     const accepted = s.results.filter((r) => r.errors.length === 0).map((r) => r.registryClass);
-    lines.push(`  ${site}: requested for ${accepted.length > 0 ? accepted.join(', ') : 'nothing'}`);
+    if (accepted.length === 0) lines.push(`  ${site}: requested for nothing`);
+    else lines.push(...headThenWrapped('  ', `${site}: requested for`, accepted.join(', ')));
     for (const r of refused) lines.push(`    refused ${r.registryClass}: ${r.errors.join('; ')}`);
   }
   return lines;
