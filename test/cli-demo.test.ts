@@ -57,7 +57,7 @@ describe('shardmove demo leaves nothing in the temporary directory', () => {
         child.stdout?.on('data', (c) => {
           out += String(c);
           // The first progress line (non-TTY: after ~10 s) is too slow to wait for: the first drain step suffices.
-          if (sawProgress || !/checkpoint: .*temporary/.test(out)) return;
+          if (sawProgress || !/checkpoint: .*\n +\(temporary/.test(out)) return;
           sawProgress = true;
           const created = readdirSync(tmp);
           expect(created.some((f) => f.startsWith('shardmove-demo-'))).toBe(true);

@@ -85,8 +85,12 @@ async function demo(
   try {
     const what = edition === 'ce' ? 'built-in seed as the Community Edition' : 'built-in seed';
     ctx.stdout.write(
-      `shardmove demo: sandbox running at ${sandbox.url} (${what}; ${Math.round(DEMO_FAULTS.moveFailRate * 100)}% of moves fail and are retried)\n` +
-        `plan: ${planFile}\ncheckpoint: ${statePath}${temporary ? ' (temporary, removed when the demo ends; keep one with --state FILE)' : ''}\n\n`,
+      // A line a terminal of 80 columns holds, each: where things are, then what they are.
+      `shardmove demo: sandbox running at ${sandbox.url}\n` +
+        `  (${what}; ${Math.round(DEMO_FAULTS.moveFailRate * 100)}% of moves fail and are retried)\n` +
+        `plan: ${planFile}\ncheckpoint: ${statePath}\n` +
+        (temporary ? '  (temporary, removed when the demo ends; keep one with --state FILE)\n' : '') +
+        '\n',
     );
     const outcome = await executeRun({
       planFile,
