@@ -7,7 +7,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { NO_REASON_BEFORE_16_7 } from '../src/report/failure-class.js';
+import { NO_REASON_BEFORE_16_7 } from '../src/events/failure-class.js';
 import {
   ADMIN_TOKEN,
   fromDb,

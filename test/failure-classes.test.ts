@@ -7,8 +7,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { FAILURE_REMEDIES } from '../src/report/failure-class.js';
-import type { FailureClass } from '../src/report/failure-class.js';
+import { FAILURE_REMEDIES } from '../src/events/failure-class.js';
+import type { FailureClass } from '../src/events/failure-class.js';
 import type { InjectedFailure } from '../src/sandbox/index.js';
 import { ADMIN_TOKEN, runCli, sandboxEnv, startSandboxProcess, tempDir, writeSeed } from './support/cli-harness.js';
 

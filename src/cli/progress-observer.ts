@@ -12,7 +12,7 @@
  */
 import type { CapData } from '../events/vocabulary.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
-import { holdOf } from '../report/hold.js';
+import { holdOf } from '../events/hold.js';
 import { renderHoldNote, renderProgressLine } from '../report/progress.js';
 
 /** Where the line goes: a terminal keeps one live line; a file or a pipe gets whole lines. */

@@ -8,8 +8,8 @@
  * move adopted after an unanswered POST. Pauses are read from the cap the drain records: a cap of 0
  * is a held run, and what holds it is said as the progress line and `status` say it (../report/hold.ts).
  */
-import { classifyFailure } from '../report/failure-class.js';
-import { holdOf } from '../report/hold.js';
+import { classifyFailure } from './failure-class.js';
+import { holdOf } from './hold.js';
 import type { RunEventBody, RunEventBodyOf } from './run-events.js';
 import { isFinalState } from './vocabulary.js';
 import type { AuditEventMap, AuditType, CapData } from './vocabulary.js';

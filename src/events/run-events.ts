@@ -11,7 +11,7 @@
  * do not know); renaming, removing or retyping a field raises it.
  */
 import { z } from 'zod';
-import { FAILURE_CLASSES } from '../report/failure-class.js';
+import { FAILURE_CLASSES } from './failure-class.js';
 import type { RunEventName } from '../plan/event-names.js';
 import { EVENTS_VERSION } from './events-version.js';
 import { FINAL_STATES } from './vocabulary.js';

@@ -95,6 +95,25 @@ export interface StopRequest {
   by: StopBy;
 }
 
+/**
+ * The operator's live overrides of a run (`shardmove control`), read by the drain at every turn of
+ * its loop. `concurrency` null means the plan's `move.concurrency`; `paused` stops new moves (moves
+ * in flight are still followed to their end).
+ */
+export interface RunControl {
+  concurrency: number | null;
+  paused: boolean;
+  /** Why the run is paused, when something else than an operator paused it (the failure breaker). */
+  pausedBy?: string | null;
+  /**
+   * A stop request not yet consumed (`shardmove control --stop`, or the stop file): nothing new
+   * starts, and the run ends once nothing is in flight. The run that ends clears it.
+   */
+  stop?: StopRequest | null;
+  /** ms since epoch of the last change; null when never set. */
+  updatedAt: number | null;
+}
+
 /** The cap in force: moves allowed in flight, with what set it. */
 export interface CapData {
   /** Moves allowed in flight now (0: none may start). */

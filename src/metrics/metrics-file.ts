@@ -11,7 +11,7 @@ import type { CapData } from '../events/vocabulary.js';
 import { writeFileAtomic } from '../files/atomic.js';
 import { copiesOf } from '../report/copies.js';
 import type { CopyKnowledge } from '../report/copies.js';
-import { holdOf } from '../report/hold.js';
+import { holdOf } from '../events/hold.js';
 import { isMoveEvent, MoveLedger } from '../report/moves.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
 import { findSamePlanFiles } from './neighbours.js';

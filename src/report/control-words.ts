@@ -4,7 +4,7 @@
  * what is in force (`control` without options, `status`). Pure.
  */
 import type { RunControl } from '../store/types.js';
-import { BREAKER_PREFIX } from './hold.js';
+import { BREAKER_PREFIX } from '../events/hold.js';
 
 /** The overrides with the plan's `move.concurrency` (null: neither the plan nor the checkpoint says). */
 export interface ControlView extends RunControl {

@@ -8,8 +8,8 @@
  */
 import type { AuditEventOf } from '../events/vocabulary.js';
 import type { Kind } from '../plan/types.js';
-import { describeFailure } from './failure-class.js';
-import type { FailureClass } from './failure-class.js';
+import { describeFailure } from '../events/failure-class.js';
+import type { FailureClass } from '../events/failure-class.js';
 
 /** How many failed moves `status` lists. */
 export const FAILED_MOVES_SHOWN = 10;

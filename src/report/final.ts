@@ -15,7 +15,7 @@ import type { EstimateInput } from './estimate.js';
 import { countItems, partialOutcome, stayingWhy, stayingWords } from './counts.js';
 import type { SourceProgress } from './counts.js';
 import type { RunCounts } from './counts.js';
-import { describeFailure } from './failure-class.js';
+import { describeFailure } from '../events/failure-class.js';
 import { formatBytes, formatApproxDuration, placementLines } from './summary.js';
 import { copiesLines, copiesOf } from './copies.js';
 import type { CopyKnowledge, LiveCopy } from './copies.js';

@@ -8,8 +8,8 @@
 import { isMoveEnd, isMoveEvent, isMoveStart, MOVE_ENDS } from '../events/vocabulary.js';
 import type { AuditEvent, MoveEnd, MoveEvent } from '../events/vocabulary.js';
 import type { Kind } from '../plan/types.js';
-import { classifyFailure } from './failure-class.js';
-import type { FailureClass } from './failure-class.js';
+import { classifyFailure } from '../events/failure-class.js';
+import type { FailureClass } from '../events/failure-class.js';
 
 export type { MoveEnd } from '../events/vocabulary.js';
 export { isMoveEvent } from '../events/vocabulary.js';

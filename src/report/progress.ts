@@ -8,7 +8,7 @@
  */
 import type { StatusSummary } from '../store/types.js';
 import { escapeControls } from './escape.js';
-import type { Hold } from './hold.js';
+import type { Hold } from '../events/hold.js';
 import { etaOf } from './pace.js';
 import { formatApproxDuration, progressByKind } from './summary.js';
 

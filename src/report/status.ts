@@ -5,8 +5,8 @@
  */
 import type { AuditEventOf, CapData } from '../events/vocabulary.js';
 import { describeInForce } from './control-words.js';
-import { holdOf } from './hold.js';
-import type { Hold } from './hold.js';
+import { holdOf } from '../events/hold.js';
+import type { Hold } from '../events/hold.js';
 import type { RunContext } from '../machine/types.js';
 import { NO_CONTROL } from '../store/types.js';
 import type { NotifyTargetView, RunControl, SavedRun, StatusSummary } from '../store/types.js';
@@ -15,8 +15,8 @@ import { failedMoveLines } from './failed-moves.js';
 import type { FailedMove } from './failed-moves.js';
 import { copiesLines, copiesOf } from './copies.js';
 import type { CopyKnowledge, LeftCopy, LiveCopy } from './copies.js';
-import { describeFailure } from './failure-class.js';
-import type { FailureClass } from './failure-class.js';
+import { describeFailure } from '../events/failure-class.js';
+import type { FailureClass } from '../events/failure-class.js';
 import { countItems, listWords } from './counts.js';
 import { countWaiting, waitingLines } from './notifications.js';
 import type { SourceProgress } from './counts.js';

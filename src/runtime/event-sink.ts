@@ -12,7 +12,7 @@ import type { SinkState } from '../events/run-events-of-audit.js';
 import { EVENTS_VERSION } from '../events/events-version.js';
 import type { RunEventBody, RunEventBodyOf } from '../events/run-events.js';
 import type { CapData } from '../events/vocabulary.js';
-import { holdOf } from '../report/hold.js';
+import { holdOf } from '../events/hold.js';
 import { progressByKind } from '../report/summary.js';
 import type { Clock } from '../time/clock.js';
 import type { ObservedRun, RunObserver } from './observer.js';

@@ -11,7 +11,7 @@ import type {
   AuditType,
   LockHolderData,
   StopBy,
-  StopRequest,
+  RunControl,
 } from '../events/vocabulary.js';
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
@@ -134,24 +134,8 @@ export interface FailedMove {
   reason: string | null;
 }
 
-/**
- * The operator's live overrides of a run (`shardmove control`), read by the drain at every turn of
- * its loop. `concurrency` null means the plan's `move.concurrency`; `paused` stops new moves (moves
- * in flight are still followed to their end).
- */
-export interface RunControl {
-  concurrency: number | null;
-  paused: boolean;
-  /** Why the run is paused, when something else than an operator paused it (the failure breaker). */
-  pausedBy?: string | null;
-  /**
-   * A stop request not yet consumed (`shardmove control --stop`, or the stop file): nothing new
-   * starts, and the run ends once nothing is in flight. The run that ends clears it.
-   */
-  stop?: StopRequest | null;
-  /** ms since epoch of the last change; null when never set. */
-  updatedAt: number | null;
-}
+/** The operator's live overrides of a run (`shardmove control`): declared with the vocabulary that records their changes. */
+export type { RunControl } from '../events/vocabulary.js';
 
 export const NO_CONTROL: RunControl = Object.freeze({
   concurrency: null,

@@ -2,7 +2,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { MoveRecord } from '../../api/types.js';
 import type { Plan } from '../../plan/types.js';
-import { classifyFailure } from '../../report/failure-class.js';
+import { classifyFailure } from '../../events/failure-class.js';
 import type { ItemRow } from '../../store/types.js';
 import { createHarness, testPlan } from '../../../test/support/drain-harness.js';
 import { runDrain } from './run.js';

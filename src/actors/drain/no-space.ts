@@ -9,7 +9,7 @@
  */
 import type { MoveRecord } from '../../api/types.js';
 import type { Kind } from '../../plan/types.js';
-import { isTarFailure, noteNoSpace } from '../../report/failure-class.js';
+import { isTarFailure, noteNoSpace } from '../../events/failure-class.js';
 import type { ItemRow } from '../../store/types.js';
 import { bytesOf, freeBytesOf } from './placement.js';
 import type { ActorDeps } from '../types.js';

@@ -6,9 +6,8 @@
  * throttle), waiting for a maintenance window, or running under a lower cap. Pure: read from the
  * checkpoint's live control and the run's last recorded cap.
  */
-import type { CapData } from '../events/vocabulary.js';
+import type { CapData, RunControl } from './vocabulary.js';
 import { formatWindowTime } from '../time/windows.js';
-import type { RunControl } from '../store/types.js';
 
 /** Who or what holds the run; `stop`: a stop from outside (control --stop, the stop file) ends it. */
 export type HoldBy = 'stop' | 'control' | 'breaker' | 'rule' | 'capacity' | 'window' | 'throttle';
