@@ -164,9 +164,9 @@ export class Placement {
   }
 
   /**
-   * Reads `source`'s free space for `move.until: {free}`, when a drain of it starts (each kind's,
-   * and again in a resumed process): the budget follows the source as it is then, not as it was
-   * when the run began. A reading from Prometheus already shows what has left the source (moved);
+   * Reads `source`'s free space for `move.until: {free}`, when a drain of it starts (the one
+   * schedule's, every source at once; or each kind's with `move.order: by-kind`; and again in a
+   * resumed process): the budget follows the source as it is then, not as it was when the run began. A reading from Prometheus already shows what has left the source (moved);
    * a declared size knows nothing of this run. Nothing to do for any other bound.
    */
   async readSource(source: string): Promise<void> {
