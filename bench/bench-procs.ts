@@ -135,7 +135,9 @@ export interface PlanOptions {
   /** `poll.min_interval`; the plan's default when absent. */
   minInterval?: string;
   /** `move.queue_ahead`; the plan's default 0 when absent. */
-  queueAhead?: number;
+  queueAhead?: number | 'auto';
+  /** `move.order` (`together` or `by-kind`); the plan's default (`together`) when absent. */
+  order?: 'together' | 'by-kind';
 }
 
 export function writePlan(dir: string, name: string, o: PlanOptions): string {
@@ -150,6 +152,7 @@ export function writePlan(dir: string, name: string, o: PlanOptions): string {
       mode: o.mode ?? 'throttled',
       concurrency: o.concurrency,
       ...(o.queueAhead ? { queue_ahead: o.queueAhead } : {}),
+      ...(o.order ? { order: o.order } : {}),
     },
     weights: Object.fromEntries([['cluster', 100], ...o.from.map((s) => [s, 0])]),
     poll: { interval: o.pollInterval, ...(o.minInterval ? { min_interval: o.minInterval } : {}) },
@@ -167,9 +170,12 @@ export interface RunResult {
   wallMs: number;
   /** VmHWM of the orchestrator process, last value read before it ended (MB). */
   peakRssMb: number;
-  /** CPU time of the orchestrator, last value read before it ended (ms). */
+  /**
+   * CPU time (user + system) of the orchestrator (ms): its own process.cpuUsage() at exit, written
+   * by the preload; when it was killed, the last value read from /proc before it ended.
+   */
   cpuMs: number;
-  checkpoint: { commits: number; statements: number; firstAt: number; lastAt: number } | null;
+  checkpoint: { commits: number; statements: number; firstAt: number; lastAt: number; cpuMs?: number } | null;
   stderr: string;
 }
 
@@ -234,7 +240,7 @@ export function spawnRun(plan: string, state: string, extra: string[] = []): Run
         signal,
         wallMs: performance.now() - started,
         peakRssMb: peakKb / 1024,
-        cpuMs: cpu,
+        cpuMs: checkpoint?.cpuMs ?? cpu,
         checkpoint,
         stderr,
       });

@@ -1,7 +1,7 @@
 /**
  * Preload for the orchestrator (`node --import tsx --import ./bench/bench-sqlite.ts bin/shardmove run
  * ...`): counts checkpoint writes by wrapping better-sqlite3's prepare and transaction, and writes
- * them to the file named by BENCH_SQLITE_FILE when the process exits. A commit is a transaction
+ * them to the file named by BENCH_SQLITE_FILE when the process exits, with the process's CPU time. A commit is a transaction
  * (or a write statement outside one: SQLite commits it alone); statements are rows-changing runs.
  */
 import { writeFileSync } from 'node:fs';
@@ -69,7 +69,11 @@ Database.prototype.transaction = function (this: Db, fn: (...a: unknown[]) => un
 
 process.on('exit', () => {
   const file = process.env.BENCH_SQLITE_FILE;
-  if (file) writeFileSync(file, JSON.stringify(debug ? { ...counts, alone: Object.fromEntries(alone) } : counts));
+  // The process's own CPU (user + system, worker threads included) to its last turn: /proc sampled
+  // from outside misses what it spends after the last sample.
+  const cpu = process.cpuUsage();
+  const out = { ...counts, cpuMs: (cpu.user + cpu.system) / 1000 };
+  if (file) writeFileSync(file, JSON.stringify(debug ? { ...out, alone: Object.fromEntries(alone) } : out));
 });
 
 // BENCH_MEM=1: where the orchestrator's memory is (V8 heap, external, array buffers, RSS), every second.
