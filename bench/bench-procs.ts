@@ -175,7 +175,15 @@ export interface RunResult {
    * by the preload; when it was killed, the last value read from /proc before it ended.
    */
   cpuMs: number;
-  checkpoint: { commits: number; statements: number; firstAt: number; lastAt: number; cpuMs?: number } | null;
+  checkpoint: {
+    commits: number;
+    statements: number;
+    firstAt: number;
+    lastAt: number;
+    cpuMs?: number;
+    /** CPU (ms) the process had used at its first checkpoint write: its start-up. */
+    cpuAtFirstMs?: number;
+  } | null;
   stderr: string;
 }
 

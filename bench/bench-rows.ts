@@ -424,6 +424,8 @@ export interface SlotsSide {
   exit: string;
   /** The machine's 1-minute load average when this side ended. */
   load: number;
+  /** shardmove's checkpoint transactions and rows written (bench/bench-sqlite.ts); null for bulk. */
+  checkpoint: { commits: number; statements: number; cpuAtFirstMs?: number } | null;
 }
 
 /** One shardmove configuration of row 5: `move.order` and `move.queue_ahead`. */
@@ -539,7 +541,7 @@ export async function slotsRow(
         stderr = e.stderr ?? '';
         exit = `error: ${(e.stderr || e.message).trim().split('\n')[0]}`;
       }
-      bulk = { records: empty, requests: await sb.counts(), ...parseTime(stderr), exit, load: 0 };
+      bulk = { records: empty, requests: await sb.counts(), ...parseTime(stderr), exit, load: 0, checkpoint: null };
       // The script stops when the projects are gone; the snippets and wikis its bulk POSTs queued
       // behind them are still moving. Their moves belong to the span, not its requests.
       if (!(await drained(sb.url, sources, 600_000))) bulk.exit += '; snippets or wikis still on the source';
@@ -576,6 +578,7 @@ export async function slotsRow(
         peakRssMb: r.peakRssMb,
         exit: `exit ${r.code}`,
         load: loadavg()[0] ?? 0,
+        checkpoint: r.checkpoint,
       };
     } finally {
       await sb.stop();

@@ -238,9 +238,13 @@ async function main(): Promise<void> {
         );
       for (const [name, x] of sides) {
         const limit = limits.size === 1 ? '' : `, limit ${s(physicalLimitMs(x.records, workers))}`;
+        const per = (n: number) => (n / Math.max(1, x.records.moves)).toFixed(1);
+        const ck = x.checkpoint
+          ? `, start-up ${s(x.checkpoint.cpuAtFirstMs ?? 0)} of it; ${per(x.checkpoint.commits)} commits and ${per(x.checkpoint.statements)} rows written per move`
+          : '';
         print(
           `  ${name.padEnd(20)} ${x.records.moved}/${x.records.moves} moved/moves, ${x.requests.total} req, ` +
-            `CPU ${s(x.cpuMs)}, RSS ${mb(x.peakRssMb)}${limit}, ${x.exit}`,
+            `CPU ${s(x.cpuMs)}, RSS ${mb(x.peakRssMb)}${limit}, ${x.exit}${ck}`,
         );
       }
       print(
