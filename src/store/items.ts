@@ -71,6 +71,8 @@ export const STILL_ON_SOURCE = 'move finished but the item is still listed on th
 export class ItemTable implements ItemStore {
   private readonly s;
   private readonly inTx: () => boolean;
+  /** The checkpoint has the per-item destination (schema 15): an intent writes it in the same statement. */
+  private readonly has15: boolean;
   readonly shape: ShapeTable;
 
   constructor(protected readonly db: Database.Database) {
@@ -100,6 +102,7 @@ export class ItemTable implements ItemStore {
     const w9 = (sql: string) => p(has9 ? sql : 'SELECT NULL AS data WHERE 0');
     // Same for schema 15 (per-item destination, move.until bounds): an old file has placed nothing.
     const has15 = (db.pragma('user_version', { simple: true }) as number) >= 15;
+    this.has15 = has15;
     const w15 = (sql: string, none: string) => p(has15 ? sql : none);
     // Schema 19 (the reviewed list of `run --only`); an older, unmigrated file was seeded from none.
     const has19 = (db.pragma('user_version', { simple: true }) as number) >= 19;
@@ -177,7 +180,13 @@ export class ItemTable implements ItemStore {
            scheduled_at = NULL, running_at = NULL, stuck_at = NULL
          WHERE kind = ? AND id = ? AND state = 'quarantined' AND stuck_at IS NULL`,
       ),
-      // The destination is written once, by the first intent (or pinned before it), never changed.
+      // The intent and the destination in one statement (one row write per move, not two). The
+      // destination is written once, by the first intent (or pinned before it), never changed.
+      intentPlaced: w15(
+        `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
+           scheduled_at = NULL, running_at = NULL, destination = COALESCE(destination, ?) WHERE kind = ? AND id = ? AND state = 'pending'`,
+        'SELECT 1 WHERE 0',
+      ),
       place: w15(
         `UPDATE items SET destination = COALESCE(destination, ?) WHERE kind = ? AND id = ?`,
         'SELECT 1 WHERE 0',
@@ -391,6 +400,11 @@ export class ItemTable implements ItemStore {
   }
 
   dueItems(kind: Kind, source: string, now: number, limit: number): ItemRow[] {
+    // The ordered walk costs tens of µs even when it finds nothing (measured: about 55 µs on an
+    // empty pair against 3 µs for the earliest due time); the loops ask at most turns, and a pair
+    // whose items are all in flight or waiting out a backoff is asked often.
+    const next = this.nextDueAt(kind, source);
+    if (next === null || next > now) return [];
     return (this.s.due.all(kind, source, now, limit) as RawItem[]).map(toRow);
   }
 
@@ -441,6 +455,8 @@ export class ItemTable implements ItemStore {
   }
 
   markIntent(kind: Kind, id: number, now: number, destination?: string): boolean {
+    if (destination !== undefined && this.has15)
+      return this.s.intentPlaced.run(now, destination, kind, id).changes === 1;
     if (this.s.intent.run(now, kind, id).changes !== 1) return false;
     if (destination !== undefined) this.s.place.run(destination, kind, id);
     return true;
