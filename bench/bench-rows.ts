@@ -454,12 +454,24 @@ function parseTime(stderr: string): { cpuMs: number; peakRssMb: number } {
     : { cpuMs: NaN, peakRssMb: NaN };
 }
 
-/** Waits until no item of `kinds` is left on `sources` (the bulk script watches projects only). */
-async function drained(url: string, sources: string[], limitMs: number): Promise<boolean> {
+/**
+ * Waits until nothing is left on `sources` and every move in the sandbox's records (`db`) has ended:
+ * the bulk script watches projects only, and an item leaves its source before its move finishes.
+ */
+async function drained(url: string, sources: string[], db: string, limitMs: number): Promise<boolean> {
   const until = performance.now() + limitMs;
+  const open = () => {
+    const d = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      const sql = "SELECT COUNT(*) AS n FROM moves WHERE state NOT IN ('finished', 'failed', 'cleanup failed')";
+      return (d.prepare(sql).get() as { n: number }).n;
+    } finally {
+      d.close();
+    }
+  };
   while (performance.now() < until) {
     const l = await leftovers(url, sources);
-    if (l.projects + l.snippets + l.groups === 0) return true;
+    if (l.projects + l.snippets + l.groups === 0 && open() === 0) return true;
     await new Promise((r) => setTimeout(r, 250));
   }
   return false;
@@ -544,7 +556,7 @@ export async function slotsRow(
       bulk = { records: empty, requests: await sb.counts(), ...parseTime(stderr), exit, load: 0, checkpoint: null };
       // The script stops when the projects are gone; the snippets and wikis its bulk POSTs queued
       // behind them are still moving. Their moves belong to the span, not its requests.
-      if (!(await drained(sb.url, sources, 600_000))) bulk.exit += '; snippets or wikis still on the source';
+      if (!(await drained(sb.url, sources, bulkDb, 600_000))) bulk.exit += '; snippets or wikis still on the source';
       bulk.load = loadavg()[0] ?? 0;
     } finally {
       await sb.stop();
