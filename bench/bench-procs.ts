@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,21 @@ import type { RequestCounts } from './bench-count.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'shardmove');
+/**
+ * Whether bin/shardmove runs the built tree (dist/, current with src/) or the TypeScript through
+ * tsx, by the rule bin/shardmove follows: start-up CPU and the time to a resumed run's first call
+ * differ between the two by about a second.
+ */
+export function runsBuilt(): boolean {
+  const at = statSync(join(ROOT, 'dist', '.build-stamp'), { throwIfNoEntry: false })?.mtimeMs;
+  if (at === undefined || !existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) return false;
+  const files = readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && !e.name.endsWith('.test.ts'))
+    .map((e) => join(e.parentPath, e.name));
+  files.push(join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json'));
+  return files.every((f) => (statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0) <= at);
+}
+
 /** The sandbox seed's admin token (a sandbox-only value); handed to plans through the environment. */
 export const BENCH_TOKEN = 'glpat-sandbox-root-api-sudo-0001';
 

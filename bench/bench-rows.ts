@@ -247,6 +247,9 @@ export interface ScaleRow {
   seedMs: number;
   dryRun: RunResult;
   dryRequests: RequestCounts;
+  /** The machine's 1-minute load average when the dry run ended, and when the resume was measured. */
+  dryLoad: number;
+  resumeLoad: number;
   killedAfterMs: number;
   /** Whether the killed run had finished its listing (else it was killed at scaleKillAfterMs). */
   listed: boolean;
@@ -304,6 +307,7 @@ export async function scaleRow(c: BenchConfig): Promise<ScaleRow> {
     await sb.counts();
     const dryRun = await spawnRun(plan, join(c.dir, 'scale-dry.db'), ['--dry-run']).done;
     const dryRequests = await sb.counts();
+    const dryLoad = loadavg()[0] ?? 0;
     if (dryRun.code !== 0) process.stderr.write(`dry run exited ${dryRun.code}:\n${dryRun.stderr.slice(-3000)}\n`);
 
     const state = join(c.dir, 'scale.db');
@@ -333,6 +337,7 @@ export async function scaleRow(c: BenchConfig): Promise<ScaleRow> {
         break;
       }
     }
+    const resumeLoad = loadavg()[0] ?? 0;
     resumed.kill('SIGTERM');
     await resumed.done;
     return {
@@ -340,6 +345,8 @@ export async function scaleRow(c: BenchConfig): Promise<ScaleRow> {
       seedMs,
       dryRun,
       dryRequests,
+      dryLoad,
+      resumeLoad,
       killedAfterMs,
       listed,
       checkpointItems,

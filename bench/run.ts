@@ -6,15 +6,25 @@
  * orchestrator's peak RSS is its VmHWM from /proc, checkpoint writes are counted by a preload
  * wrapping better-sqlite3 (bench/bench-sqlite.ts).
  *
- * Knobs (env): BENCH_ROWS=1,2,3,4  BENCH_PROJECTS=20000 BENCH_SNIPPETS=2000 BENCH_GROUPS=500
+ * Knobs (env): BENCH_ROWS=1,2,3,4 (5 and 6 on request)  BENCH_PROJECTS=20000 BENCH_SNIPPETS=2000 BENCH_GROUPS=500
  * BENCH_WORKERS=50 BENCH_MOVE_MS=20 BENCH_FAIL_RATE=0.02 BENCH_CONCURRENCY BENCH_POLL=...
  * BENCH_SEQ_ITEMS=1000 BENCH_SEQ_POLL_MS=20 BENCH_SCALE_PROJECTS=1000000 BENCH_SCALE_KILL_S=240
- * BENCH_SLOTS_PROJECTS=2000 BENCH_SLOTS_MEDIAN_MB=20 BENCH_SLOTS_MAX_MB=20000 BENCH_SLOTS_SPEEDS=20,5 BENCH_SLOTS_WORKERS=20
- * BENCH_SLOTS_QUEUE_AHEAD=0,2 (row 5: one shardmove run per move.queue_ahead, at each speed)
- * BENCH_SLOTS_FIXED=1 (row 5; also shardmove at the fixed poll cadence, min_interval = interval)
+ * Row 5 (keep the slots full; every figure from the sandbox's own move records):
+ * BENCH_SLOTS_PROJECTS=2000 BENCH_SLOTS_SNIPPETS=1000 BENCH_SLOTS_GROUPS=400 (all on one source)
+ * BENCH_SLOTS_MEDIAN_MB=20 BENCH_SLOTS_MAX_MB=20000 BENCH_SLOTS_SPEEDS=20,5 BENCH_SLOTS_WORKERS=20 (= the cap)
+ * BENCH_SLOTS_ORDERS=by-kind,together (move.order) BENCH_SLOTS_QUEUE_AHEAD=0,2,auto (move.queue_ahead):
+ * at each speed, the documented bulk sequence, then one shardmove run per order and queue_ahead
+ * (`auto` with `together` only), all in one bench run on one machine
+ * BENCH_SLOTS_FIXED=1 (also shardmove at the fixed poll cadence, min_interval = interval)
+ * Row 6: the demo (`npm start`'s plan and in-process sandbox), its idle share of slots from its event log.
  * BENCH_BACKOFF=250ms BENCH_KEEP=1 (keep the scratch directory) BENCH_VERBOSE=1
  * BENCH_RUN_ARGS="--cpu-prof --cpu-prof-dir=DIR" (node flags for the orchestrator processes),
- * BENCH_SANDBOX_ARGS likewise for the sandbox processes.
+ * BENCH_SANDBOX_ARGS likewise for the sandbox processes. BENCH_SQLITE_DEBUG=1: the orchestrator's
+ * checkpoint statements by SQL, in <state>.bench-sqlite.json (with BENCH_KEEP=1).
+ *
+ * The orchestrator's CPU is its own process.cpuUsage() at exit (user + system, every thread), and
+ * the part of it spent before its first checkpoint write (start-up: module loading, which tsx
+ * transpiles in a clone without a current build, and the plan) is printed apart.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -23,6 +33,7 @@ import type { BenchConfig, Left } from './bench-rows.js';
 import { baselineRow, physicalLimitMs, scaleRow, sequentialRow, slotsRow, throttledRow } from './bench-rows.js';
 import type { SlotsConfig, SlotsSide } from './bench-rows.js';
 import { demoIdleRow } from './bench-demo.js';
+import { runsBuilt } from './bench-procs.js';
 
 const env = process.env;
 const num = (name: string, dflt: number) => (env[name] !== undefined && env[name] !== '' ? Number(env[name]) : dflt);
@@ -71,7 +82,8 @@ async function main(): Promise<void> {
   const say = (m: string) => process.stderr.write(`bench: ${m}\n`);
   say(
     `${items} items (${inv.projects}/${inv.snippets}/${inv.groups}), workers ${config.workers}, moves ${config.moveMs} ms, fail rate ${config.failRate}, ` +
-      `concurrency ${config.concurrency}, poll ${config.pollInterval}; scratch ${dir}`,
+      `concurrency ${config.concurrency}, poll ${config.pollInterval}; scratch ${dir}; ` +
+      `bin/shardmove runs ${runsBuilt() ? 'the built dist/' : 'src/ through tsx (no current build: npm run build)'}`,
   );
   if (rows.has('1')) {
     say('row 1: shardmove throttled...');
@@ -155,12 +167,19 @@ async function main(): Promise<void> {
   if (rows.has('4')) {
     say(`row 4: scale, ${config.scaleProjects} projects...`);
     const r = await scaleRow(config);
-    section(`4. scale: ${r.projects} projects on one storage`);
+    section(
+      `4. scale: ${r.projects} projects on one storage (bin/shardmove runs ${runsBuilt() ? 'the built dist/' : 'src/ through tsx'})`,
+    );
     row('sandbox seeding', s(r.seedMs));
     row(
       'dry run (enumeration + checkpoint)',
       s(r.dryRun.wallMs),
-      `exit ${r.dryRun.code}, ${r.dryRequests.total} requests`,
+      `exit ${r.dryRun.code}; target <= 40 s; load average ${r.dryLoad.toFixed(1)} at its end`,
+    );
+    row(
+      'requests, dry run',
+      String(r.dryRequests.total),
+      `${((r.dryRequests.total * 100) / r.projects).toFixed(2)} per 100 items (target about 1): listings ${r.dryRequests.byClass.listing}, other ${r.dryRequests.total - r.dryRequests.byClass.listing}`,
     );
     row('peak RSS, dry run', mb(r.dryRun.peakRssMb), 'target < 250 MB');
     row(
@@ -171,7 +190,7 @@ async function main(): Promise<void> {
     row(
       'resume: spawn to first API call',
       r.resumeFirstCallMs === null ? 'none' : s(r.resumeFirstCallMs),
-      'target < 3 s (sandbox-side first request)',
+      `target < 1 s (sandbox-side first request); load average ${r.resumeLoad.toFixed(1)}`,
     );
     row('resume: spawn to first POST', r.resumeFirstPostMs === null ? 'none' : s(r.resumeFirstPostMs));
   }
@@ -247,6 +266,11 @@ async function main(): Promise<void> {
         print(
           `  ${name.padEnd(20)} ${x.records.moved}/${x.records.moves} moved/moves, ${x.requests.total} req, ` +
             `CPU ${s(x.cpuMs)}, RSS ${mb(x.peakRssMb)}${limit}, ${x.exit}${ck}`,
+        );
+        const b = x.requests.byClass;
+        print(
+          `    requests: POST ${b.postItem + b.postBulk}, move lists ${b.moveList}, move GETs ${b.moveGet}, ` +
+            `listings ${b.listing}, item GETs ${b.itemGet}, other ${b.other}`,
         );
       }
       print(
