@@ -202,4 +202,18 @@ describe('item checkpoint', () => {
     s.markIntent('snippets', 2, 2_000);
     expect(s.dueItems('snippets', 'nfs-1', 5_000, 10)).toEqual([]);
   });
+
+  it('walks the due order without a bound LIMIT, which SQLite would re-prepare at every call', () => {
+    const s = seeded([1, 2, 3, 4, 5]);
+    // The statement the drain loop runs at every turn: its text must not bind the LIMIT.
+    const due = (s as unknown as { s: { due: { source: string } } }).s.due.source;
+    expect(due).toMatch(/ORDER BY/);
+    expect(due).not.toMatch(/LIMIT\s+\?/i);
+    // The limit still holds, in the order, and an item past it is offered by the next call.
+    expect(s.dueItems('snippets', 'nfs-1', 0, 2).map((r) => r.id)).toEqual([1, 2]);
+    expect(s.dueItems('snippets', 'nfs-1', 0, 0)).toEqual([]);
+    s.markIntent('snippets', 1, 0);
+    expect(s.dueItems('snippets', 'nfs-1', 0, 2).map((r) => r.id)).toEqual([2, 3]);
+    expect(s.dueItems('snippets', 'nfs-1', 0, 100).map((r) => r.id)).toEqual([2, 3, 4, 5]);
+  });
 });
