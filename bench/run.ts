@@ -196,8 +196,17 @@ async function main(): Promise<void> {
   }
   if (rows.has('5')) {
     const speeds = (env.BENCH_SLOTS_SPEEDS ?? env.BENCH_SLOTS_SPEED ?? '20,5').split(',').map(Number);
-    const orders = list('BENCH_SLOTS_ORDERS', 'by-kind,together') as SlotsConfig['order'][];
-    const queueAheads = list('BENCH_SLOTS_QUEUE_AHEAD', '0,2,auto').map((q) => (q === 'auto' ? q : Number(q)));
+    const orders = list('BENCH_SLOTS_ORDERS', 'by-kind,together').map((o) => {
+      if (o !== 'by-kind' && o !== 'together')
+        throw new Error(`BENCH_SLOTS_ORDERS: "${o}" is not a move.order; use by-kind, together or both`);
+      return o;
+    });
+    const queueAheads = list('BENCH_SLOTS_QUEUE_AHEAD', '0,2,auto').map((q): number | 'auto' => {
+      if (q === 'auto') return q;
+      if (!/^\d+$/.test(q))
+        throw new Error(`BENCH_SLOTS_QUEUE_AHEAD: "${q}" is not a queue_ahead; use integers or auto`);
+      return Number(q);
+    });
     // `auto` is the one schedule's; the old order is measured at the fixed depths it had.
     const configs: SlotsConfig[] = orders.flatMap((order) =>
       queueAheads
