@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,21 @@ import type { RequestCounts } from './bench-count.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'shardmove');
+/**
+ * Whether bin/shardmove runs the built tree (dist/, current with src/) or the TypeScript through
+ * tsx, by the rule bin/shardmove follows: start-up CPU and the time to a resumed run's first call
+ * differ between the two by about a second.
+ */
+export function runsBuilt(): boolean {
+  const at = statSync(join(ROOT, 'dist', '.build-stamp'), { throwIfNoEntry: false })?.mtimeMs;
+  if (at === undefined || !existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) return false;
+  const files = readdirSync(join(ROOT, 'src'), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && !e.name.endsWith('.test.ts'))
+    .map((e) => join(e.parentPath, e.name));
+  files.push(join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json'));
+  return files.every((f) => (statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? 0) <= at);
+}
+
 /** The sandbox seed's admin token (a sandbox-only value); handed to plans through the environment. */
 export const BENCH_TOKEN = 'glpat-sandbox-root-api-sudo-0001';
 
@@ -135,7 +150,9 @@ export interface PlanOptions {
   /** `poll.min_interval`; the plan's default when absent. */
   minInterval?: string;
   /** `move.queue_ahead`; the plan's default 0 when absent. */
-  queueAhead?: number;
+  queueAhead?: number | 'auto';
+  /** `move.order` (`together` or `by-kind`); the plan's default (`together`) when absent. */
+  order?: 'together' | 'by-kind';
 }
 
 export function writePlan(dir: string, name: string, o: PlanOptions): string {
@@ -150,6 +167,7 @@ export function writePlan(dir: string, name: string, o: PlanOptions): string {
       mode: o.mode ?? 'throttled',
       concurrency: o.concurrency,
       ...(o.queueAhead ? { queue_ahead: o.queueAhead } : {}),
+      ...(o.order ? { order: o.order } : {}),
     },
     weights: Object.fromEntries([['cluster', 100], ...o.from.map((s) => [s, 0])]),
     poll: { interval: o.pollInterval, ...(o.minInterval ? { min_interval: o.minInterval } : {}) },
@@ -167,9 +185,20 @@ export interface RunResult {
   wallMs: number;
   /** VmHWM of the orchestrator process, last value read before it ended (MB). */
   peakRssMb: number;
-  /** CPU time of the orchestrator, last value read before it ended (ms). */
+  /**
+   * CPU time (user + system) of the orchestrator (ms): its own process.cpuUsage() at exit, written
+   * by the preload; when it was killed, the last value read from /proc before it ended.
+   */
   cpuMs: number;
-  checkpoint: { commits: number; statements: number; firstAt: number; lastAt: number } | null;
+  checkpoint: {
+    commits: number;
+    statements: number;
+    firstAt: number;
+    lastAt: number;
+    cpuMs?: number;
+    /** CPU (ms) the process had used at its first checkpoint write: its start-up. */
+    cpuAtFirstMs?: number;
+  } | null;
   stderr: string;
 }
 
@@ -234,7 +263,7 @@ export function spawnRun(plan: string, state: string, extra: string[] = []): Run
         signal,
         wallMs: performance.now() - started,
         peakRssMb: peakKb / 1024,
-        cpuMs: cpu,
+        cpuMs: checkpoint?.cpuMs ?? cpu,
         checkpoint,
         stderr,
       });

@@ -3,6 +3,7 @@
  * process (`bin/shardmove sandbox`, counting requests) so rows do not share moves or load.
  */
 import { execFile } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -246,6 +247,9 @@ export interface ScaleRow {
   seedMs: number;
   dryRun: RunResult;
   dryRequests: RequestCounts;
+  /** The machine's 1-minute load average when the dry run ended, and when the resume was measured. */
+  dryLoad: number;
+  resumeLoad: number;
   killedAfterMs: number;
   /** Whether the killed run had finished its listing (else it was killed at scaleKillAfterMs). */
   listed: boolean;
@@ -303,6 +307,7 @@ export async function scaleRow(c: BenchConfig): Promise<ScaleRow> {
     await sb.counts();
     const dryRun = await spawnRun(plan, join(c.dir, 'scale-dry.db'), ['--dry-run']).done;
     const dryRequests = await sb.counts();
+    const dryLoad = loadavg()[0] ?? 0;
     if (dryRun.code !== 0) process.stderr.write(`dry run exited ${dryRun.code}:\n${dryRun.stderr.slice(-3000)}\n`);
 
     const state = join(c.dir, 'scale.db');
@@ -332,6 +337,7 @@ export async function scaleRow(c: BenchConfig): Promise<ScaleRow> {
         break;
       }
     }
+    const resumeLoad = loadavg()[0] ?? 0;
     resumed.kill('SIGTERM');
     await resumed.done;
     return {
@@ -339,6 +345,8 @@ export async function scaleRow(c: BenchConfig): Promise<ScaleRow> {
       seedMs,
       dryRun,
       dryRequests,
+      dryLoad,
+      resumeLoad,
       killedAfterMs,
       listed,
       checkpointItems,
@@ -421,16 +429,26 @@ export interface SlotsSide {
   /** Orchestrator peak RSS (MB): shardmove's VmHWM, or the largest of the script's processes. */
   peakRssMb: number;
   exit: string;
+  /** The machine's 1-minute load average when this side ended. */
+  load: number;
+  /** shardmove's checkpoint transactions and rows written (bench/bench-sqlite.ts); null for bulk. */
+  checkpoint: { commits: number; statements: number; cpuAtFirstMs?: number } | null;
+}
+
+/** One shardmove configuration of row 5: `move.order` and `move.queue_ahead`. */
+export interface SlotsConfig {
+  order: 'together' | 'by-kind';
+  queueAhead: number | 'auto';
 }
 
 export interface SlotsRow {
-  projects: number;
+  items: number;
   speed: number;
   pollInterval: string;
   minInterval: string;
   bulk: SlotsSide;
-  /** shardmove with each `move.queue_ahead` asked for, in that order. */
-  shardmove: { queueAhead: number; side: SlotsSide }[];
+  /** shardmove with each configuration asked for, in that order. */
+  shardmove: { config: SlotsConfig; side: SlotsSide }[];
   /** shardmove with `min_interval` = `interval` (the fixed cadence before completion prediction), when asked for. */
   fixed: SlotsSide | null;
 }
@@ -444,23 +462,57 @@ function parseTime(stderr: string): { cpuMs: number; peakRssMb: number } {
 }
 
 /**
- * Row 5: keep the server's move slots full. Long-tailed log-normal sizes (median
- * `medianMb`), the sandbox's `--speed` scaling a median move to tens of ms, the operator's 5 s poll
+ * Waits until nothing is left on `sources` and every move in the sandbox's records (`db`) has ended:
+ * the bulk script watches projects only, and an item leaves its source before its move finishes.
+ */
+async function drained(url: string, sources: string[], db: string, limitMs: number): Promise<boolean> {
+  const until = performance.now() + limitMs;
+  const open = () => {
+    const d = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      const sql = "SELECT COUNT(*) AS n FROM moves WHERE state NOT IN ('finished', 'failed', 'cleanup failed')";
+      return (d.prepare(sql).get() as { n: number }).n;
+    } finally {
+      d.close();
+    }
+  };
+  while (performance.now() < until) {
+    const l = await leftovers(url, sources);
+    if (l.projects + l.snippets + l.groups === 0 && open() === 0) return true;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
+
+/**
+ * Row 5: keep the server's move slots full. Long-tailed log-normal sizes (median `medianMb`) for
+ * every kind, the sandbox's `--speed` scaling a median move to tens of ms, the operator's 5 s poll
  * and 250 ms minimum scaled by the same factor, and the cap at the sandbox's workers. The
- * documented bulk sequence and shardmove run on the same seed, each against its own sandbox, and
- * both are read from the sandbox's move records.
+ * documented bulk sequence and shardmove (each `move.order` and `move.queue_ahead` asked for) run
+ * on the same seed, each against its own sandbox, and all are read from the sandbox's move records.
  */
 export async function slotsRow(
   c: BenchConfig,
-  o: { projects: number; medianMb: number; maxMb: number; speed: number; fixed: boolean; queueAheads: number[] },
+  o: {
+    inventory: Inventory;
+    medianMb: number;
+    maxMb: number;
+    speed: number;
+    fixed: boolean;
+    configs: SlotsConfig[];
+  },
 ): Promise<SlotsRow> {
-  const inv: Inventory = {
-    projects: o.projects,
-    snippets: 0,
-    groups: 0,
-    storages: { 'nfs-1': 1 },
-    sizeMb: { median: o.medianMb, max: o.maxMb },
-  };
+  const inv: Inventory = { ...o.inventory, sizeMb: { median: o.medianMb, max: o.maxMb } };
+  const sources = Object.keys(inv.storages);
+  const kinds = (
+    [
+      ['projects', inv.projects],
+      ['snippets', inv.snippets],
+      ['groups', inv.groups],
+    ] as const
+  )
+    .filter(([, n]) => n > 0)
+    .map(([k]) => k);
   const seed = writeSeed(c.dir, inv);
   // Speed 1 is 50 ms per MB (src/sandbox/moves/policy.ts); the same factor scales the poll.
   const scale = 1 / o.speed;
@@ -479,6 +531,7 @@ export async function slotsRow(
     '--db',
     db,
   ];
+  const empty: MoveRecords = { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0, longestMs: 0 };
 
   const bulkDb = join(c.dir, `slots-bulk-s${o.speed}-sandbox.db`);
   let bulk: SlotsSide;
@@ -494,9 +547,9 @@ export async function slotsRow(
             ...process.env,
             GITLAB_URL: sb.url,
             GITLAB_TOKEN: BENCH_TOKEN,
-            SOURCES: 'nfs-1',
+            SOURCES: sources.join(' '),
             POLL_SECONDS: String(Math.max(0.1, 5 * scale)),
-            TIMEOUT_SECONDS: '600',
+            TIMEOUT_SECONDS: '900',
           },
           maxBuffer: 1 << 20,
         });
@@ -507,42 +560,44 @@ export async function slotsRow(
         stderr = e.stderr ?? '';
         exit = `error: ${(e.stderr || e.message).trim().split('\n')[0]}`;
       }
-      bulk = {
-        records: { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0, longestMs: 0 },
-        requests: await sb.counts(),
-        ...parseTime(stderr),
-        exit,
-      };
+      bulk = { records: empty, requests: await sb.counts(), ...parseTime(stderr), exit, load: 0, checkpoint: null };
+      // The script stops when the projects are gone; the snippets and wikis its bulk POSTs queued
+      // behind them are still moving. Their moves belong to the span, not its requests.
+      if (!(await drained(sb.url, sources, bulkDb, 600_000))) bulk.exit += '; snippets or wikis still on the source';
+      bulk.load = loadavg()[0] ?? 0;
     } finally {
       await sb.stop();
     }
     bulk.records = readMoveRecords(bulkDb);
   }
 
-  const runShardmove = async (name: string, min: string, queueAhead = 0): Promise<SlotsSide> => {
+  const runShardmove = async (name: string, min: string, cfg: SlotsConfig): Promise<SlotsSide> => {
     const db = join(c.dir, `${name}-sandbox.db`);
     let side: SlotsSide;
     const sb = await startSandboxProc(args(db));
     try {
       const plan = writePlan(c.dir, name, {
         url: sb.url,
-        from: ['nfs-1'],
-        kinds: ['projects'],
+        from: sources,
+        kinds: [...kinds],
         concurrency: c.workers,
         pollInterval,
         minInterval: min,
         backoff: c.backoff,
-        queueAhead,
+        queueAhead: cfg.queueAhead,
+        order: cfg.order,
       });
       await sb.counts();
       const r = await spawnRun(plan, join(c.dir, `${name}.db`)).done;
       if (r.code !== 0) process.stderr.write(`shardmove run exited ${r.code}:\n${r.stderr.slice(-3000)}\n`);
       side = {
-        records: { moves: 0, moved: 0, spanMs: 0, exposure: 0, workMs: 0, longestMs: 0 },
+        records: empty,
         requests: await sb.counts(),
         cpuMs: r.cpuMs,
         peakRssMb: r.peakRssMb,
         exit: `exit ${r.code}`,
+        load: loadavg()[0] ?? 0,
+        checkpoint: r.checkpoint,
       };
     } finally {
       await sb.stop();
@@ -551,8 +606,20 @@ export async function slotsRow(
     return side;
   };
   const shardmove: SlotsRow['shardmove'] = [];
-  for (const qa of o.queueAheads)
-    shardmove.push({ queueAhead: qa, side: await runShardmove(`bench-slots-s${o.speed}-qa${qa}`, minInterval, qa) });
-  const fixed = o.fixed ? await runShardmove(`bench-slots-fixed-s${o.speed}`, pollInterval) : null;
-  return { projects: o.projects, speed: o.speed, pollInterval, minInterval, bulk, shardmove, fixed };
+  for (const cfg of o.configs) {
+    const name = `bench-slots-s${o.speed}-${cfg.order}-qa${cfg.queueAhead}`;
+    shardmove.push({ config: cfg, side: await runShardmove(name, minInterval, cfg) });
+  }
+  const fixed = o.fixed
+    ? await runShardmove(`bench-slots-fixed-s${o.speed}`, pollInterval, { order: 'together', queueAhead: 0 })
+    : null;
+  return {
+    items: inv.projects + inv.snippets + inv.groups,
+    speed: o.speed,
+    pollInterval,
+    minInterval,
+    bulk,
+    shardmove,
+    fixed,
+  };
 }

@@ -1,7 +1,7 @@
 /**
  * Preload for the orchestrator (`node --import tsx --import ./bench/bench-sqlite.ts bin/shardmove run
  * ...`): counts checkpoint writes by wrapping better-sqlite3's prepare and transaction, and writes
- * them to the file named by BENCH_SQLITE_FILE when the process exits. A commit is a transaction
+ * them to the file named by BENCH_SQLITE_FILE when the process exits, with the process's CPU time. A commit is a transaction
  * (or a write statement outside one: SQLite commits it alone); statements are rows-changing runs.
  */
 import { writeFileSync } from 'node:fs';
@@ -9,22 +9,36 @@ import { createRequire } from 'node:module';
 
 interface Stmt {
   reader: boolean;
+  source: string;
   database: { inTransaction: boolean };
   run(...args: unknown[]): unknown;
+  get(...args: unknown[]): unknown;
+  all(...args: unknown[]): unknown;
+  iterate(...args: unknown[]): unknown;
 }
 type Db = { prepare(sql: string): Stmt; transaction(fn: (...a: unknown[]) => unknown): unknown };
 
 const require = createRequire(import.meta.url);
 const Database = require('better-sqlite3') as { prototype: Db };
-const counts = { commits: 0, statements: 0, firstAt: 0, lastAt: 0 };
-/** BENCH_SQLITE_DEBUG=1: autocommitted statements by SQL, to find who writes outside a batch. */
+const counts = { commits: 0, statements: 0, firstAt: 0, lastAt: 0, cpuAtFirstMs: 0 };
+/**
+ * BENCH_SQLITE_DEBUG=1: autocommitted statements by SQL, to find who writes outside a batch, and
+ * every statement run (reads included) by SQL, to count statements per move.
+ */
 const alone = new Map<string, number>();
+const every = new Map<string, number>();
 const debug = process.env.BENCH_SQLITE_DEBUG === '1';
 const patched = new WeakSet<object>();
 
 function stamp(): void {
   const now = Date.now();
-  if (counts.firstAt === 0) counts.firstAt = now;
+  if (counts.firstAt === 0) {
+    counts.firstAt = now;
+    // The process's CPU before its first checkpoint write: start-up (module loading, which tsx
+    // transpiles when the tree is not built, and the plan) rather than the moves.
+    const cpu = process.cpuUsage();
+    counts.cpuAtFirstMs = (cpu.user + cpu.system) / 1000;
+  }
   counts.lastAt = now;
 }
 
@@ -35,6 +49,15 @@ Database.prototype.prepare = function (this: Db, sql: string): Stmt {
   if (!patched.has(proto)) {
     patched.add(proto);
     const run = proto.run;
+    if (debug)
+      for (const m of ['get', 'all', 'iterate'] as const) {
+        const orig = proto[m];
+        proto[m] = function (this: Stmt, ...args: unknown[]) {
+          const sql = this.source.replace(/\s+/g, ' ').slice(0, 70);
+          every.set(sql, (every.get(sql) ?? 0) + 1);
+          return orig.apply(this, args);
+        };
+      }
     proto.run = function (this: Stmt, ...args: unknown[]) {
       // better-sqlite3 runs BEGIN/COMMIT/SAVEPOINT as statements of its own: the transaction wrapper
       // below counts those commits.
@@ -43,6 +66,10 @@ Database.prototype.prepare = function (this: Db, sql: string): Stmt {
         !/^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i.test((this as unknown as { source: string }).source)
       ) {
         counts.statements++;
+        if (debug) {
+          const sql = this.source.replace(/\s+/g, ' ').slice(0, 70);
+          every.set(sql, (every.get(sql) ?? 0) + 1);
+        }
         if (!this.database.inTransaction) {
           counts.commits++;
           if (debug) {
@@ -69,7 +96,15 @@ Database.prototype.transaction = function (this: Db, fn: (...a: unknown[]) => un
 
 process.on('exit', () => {
   const file = process.env.BENCH_SQLITE_FILE;
-  if (file) writeFileSync(file, JSON.stringify(debug ? { ...counts, alone: Object.fromEntries(alone) } : counts));
+  // The process's own CPU (user + system, worker threads included) to its last turn: /proc sampled
+  // from outside misses what it spends after the last sample.
+  const cpu = process.cpuUsage();
+  const out = { ...counts, cpuMs: (cpu.user + cpu.system) / 1000 };
+  if (file)
+    writeFileSync(
+      file,
+      JSON.stringify(debug ? { ...out, alone: Object.fromEntries(alone), every: Object.fromEntries(every) } : out),
+    );
 });
 
 // BENCH_MEM=1: where the orchestrator's memory is (V8 heap, external, array buffers, RSS), every second.

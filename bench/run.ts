@@ -6,26 +6,44 @@
  * orchestrator's peak RSS is its VmHWM from /proc, checkpoint writes are counted by a preload
  * wrapping better-sqlite3 (bench/bench-sqlite.ts).
  *
- * Knobs (env): BENCH_ROWS=1,2,3,4  BENCH_PROJECTS=20000 BENCH_SNIPPETS=2000 BENCH_GROUPS=500
+ * Knobs (env): BENCH_ROWS=1,2,3,4 (5 and 6 on request)  BENCH_PROJECTS=20000 BENCH_SNIPPETS=2000 BENCH_GROUPS=500
  * BENCH_WORKERS=50 BENCH_MOVE_MS=20 BENCH_FAIL_RATE=0.02 BENCH_CONCURRENCY BENCH_POLL=...
  * BENCH_SEQ_ITEMS=1000 BENCH_SEQ_POLL_MS=20 BENCH_SCALE_PROJECTS=1000000 BENCH_SCALE_KILL_S=240
- * BENCH_SLOTS_PROJECTS=2000 BENCH_SLOTS_MEDIAN_MB=20 BENCH_SLOTS_MAX_MB=20000 BENCH_SLOTS_SPEEDS=20,5 BENCH_SLOTS_WORKERS=20
- * BENCH_SLOTS_QUEUE_AHEAD=0,2 (row 5: one shardmove run per move.queue_ahead, at each speed)
- * BENCH_SLOTS_FIXED=1 (row 5; also shardmove at the fixed poll cadence, min_interval = interval)
+ * Row 5 (keep the slots full; every figure from the sandbox's own move records):
+ * BENCH_SLOTS_PROJECTS=2000 BENCH_SLOTS_SNIPPETS=1000 BENCH_SLOTS_GROUPS=400 (all on one source)
+ * BENCH_SLOTS_MEDIAN_MB=20 BENCH_SLOTS_MAX_MB=20000 BENCH_SLOTS_SPEEDS=20,5 BENCH_SLOTS_WORKERS=20 (= the cap)
+ * BENCH_SLOTS_ORDERS=by-kind,together (move.order) BENCH_SLOTS_QUEUE_AHEAD=0,2,auto (move.queue_ahead):
+ * at each speed, the documented bulk sequence, then one shardmove run per order and queue_ahead
+ * (`auto` with `together` only), all in one bench run on one machine
+ * BENCH_SLOTS_FIXED=1 (also shardmove at the fixed poll cadence, min_interval = interval)
+ * Row 6: the demo (`npm start`'s plan and in-process sandbox), its idle share of slots from its event log.
  * BENCH_BACKOFF=250ms BENCH_KEEP=1 (keep the scratch directory) BENCH_VERBOSE=1
  * BENCH_RUN_ARGS="--cpu-prof --cpu-prof-dir=DIR" (node flags for the orchestrator processes),
- * BENCH_SANDBOX_ARGS likewise for the sandbox processes.
+ * BENCH_SANDBOX_ARGS likewise for the sandbox processes. BENCH_SQLITE_DEBUG=1: the orchestrator's
+ * checkpoint statements by SQL, in <state>.bench-sqlite.json (with BENCH_KEEP=1).
+ *
+ * The orchestrator's CPU is its own process.cpuUsage() at exit (user + system, every thread), and
+ * the part of it spent before its first checkpoint write (start-up: module loading, which tsx
+ * transpiles in a clone without a current build, and the plan) is printed apart.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchConfig, Left } from './bench-rows.js';
 import { baselineRow, physicalLimitMs, scaleRow, sequentialRow, slotsRow, throttledRow } from './bench-rows.js';
-import type { SlotsSide } from './bench-rows.js';
+import type { SlotsConfig, SlotsSide } from './bench-rows.js';
+import { demoIdleRow } from './bench-demo.js';
+import { runsBuilt } from './bench-procs.js';
 
 const env = process.env;
 const num = (name: string, dflt: number) => (env[name] !== undefined && env[name] !== '' ? Number(env[name]) : dflt);
 const rows = new Set((env.BENCH_ROWS ?? '1,2,3,4').split(',').map((s) => s.trim()));
+const list = (name: string, dflt: string) =>
+  (env[name] || dflt)
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+const label = (c: SlotsConfig) => `${c.order} qa ${c.queueAhead}`;
 
 const dir = mkdtempSync(join(tmpdir(), 'shardmove-bench-'));
 const config: BenchConfig = {
@@ -64,7 +82,8 @@ async function main(): Promise<void> {
   const say = (m: string) => process.stderr.write(`bench: ${m}\n`);
   say(
     `${items} items (${inv.projects}/${inv.snippets}/${inv.groups}), workers ${config.workers}, moves ${config.moveMs} ms, fail rate ${config.failRate}, ` +
-      `concurrency ${config.concurrency}, poll ${config.pollInterval}; scratch ${dir}`,
+      `concurrency ${config.concurrency}, poll ${config.pollInterval}; scratch ${dir}; ` +
+      `bin/shardmove runs ${runsBuilt() ? 'the built dist/' : 'src/ through tsx (no current build: npm run build)'}`,
   );
   if (rows.has('1')) {
     say('row 1: shardmove throttled...');
@@ -148,12 +167,19 @@ async function main(): Promise<void> {
   if (rows.has('4')) {
     say(`row 4: scale, ${config.scaleProjects} projects...`);
     const r = await scaleRow(config);
-    section(`4. scale: ${r.projects} projects on one storage`);
+    section(
+      `4. scale: ${r.projects} projects on one storage (bin/shardmove runs ${runsBuilt() ? 'the built dist/' : 'src/ through tsx'})`,
+    );
     row('sandbox seeding', s(r.seedMs));
     row(
       'dry run (enumeration + checkpoint)',
       s(r.dryRun.wallMs),
-      `exit ${r.dryRun.code}, ${r.dryRequests.total} requests`,
+      `exit ${r.dryRun.code}; target <= 40 s; load average ${r.dryLoad.toFixed(1)} at its end`,
+    );
+    row(
+      'requests, dry run',
+      String(r.dryRequests.total),
+      `${((r.dryRequests.total * 100) / r.projects).toFixed(2)} per 100 items (target about 1): listings ${r.dryRequests.byClass.listing}, other ${r.dryRequests.total - r.dryRequests.byClass.listing}`,
     );
     row('peak RSS, dry run', mb(r.dryRun.peakRssMb), 'target < 250 MB');
     row(
@@ -164,62 +190,121 @@ async function main(): Promise<void> {
     row(
       'resume: spawn to first API call',
       r.resumeFirstCallMs === null ? 'none' : s(r.resumeFirstCallMs),
-      'target < 3 s (sandbox-side first request)',
+      `target < 1 s (sandbox-side first request); load average ${r.resumeLoad.toFixed(1)}`,
     );
     row('resume: spawn to first POST', r.resumeFirstPostMs === null ? 'none' : s(r.resumeFirstPostMs));
   }
   if (rows.has('5')) {
     const speeds = (env.BENCH_SLOTS_SPEEDS ?? env.BENCH_SLOTS_SPEED ?? '20,5').split(',').map(Number);
-    const queueAheads = (env.BENCH_SLOTS_QUEUE_AHEAD ?? '0,2').split(',').map(Number);
+    const orders = list('BENCH_SLOTS_ORDERS', 'by-kind,together').map((o) => {
+      if (o !== 'by-kind' && o !== 'together')
+        throw new Error(`BENCH_SLOTS_ORDERS: "${o}" is not a move.order; use by-kind, together or both`);
+      return o;
+    });
+    const queueAheads = list('BENCH_SLOTS_QUEUE_AHEAD', '0,2,auto').map((q): number | 'auto' => {
+      if (q === 'auto') return q;
+      if (!/^\d+$/.test(q))
+        throw new Error(`BENCH_SLOTS_QUEUE_AHEAD: "${q}" is not a queue_ahead; use integers or auto`);
+      return Number(q);
+    });
+    // `auto` is the one schedule's; the old order is measured at the fixed depths it had.
+    const configs: SlotsConfig[] = orders.flatMap((order) =>
+      queueAheads
+        .filter((queueAhead) => order === 'together' || queueAhead !== 'auto')
+        .map((queueAhead) => ({ order, queueAhead })),
+    );
     const workers = num('BENCH_SLOTS_WORKERS', 20);
+    const slotsInventory = {
+      projects: num('BENCH_SLOTS_PROJECTS', 2000),
+      snippets: num('BENCH_SLOTS_SNIPPETS', 1000),
+      groups: num('BENCH_SLOTS_GROUPS', 400),
+      storages: { 'nfs-1': 1 },
+    };
     for (const speed of speeds) {
       const o = {
-        projects: num('BENCH_SLOTS_PROJECTS', 2000),
+        inventory: slotsInventory,
         medianMb: num('BENCH_SLOTS_MEDIAN_MB', 20),
         maxMb: num('BENCH_SLOTS_MAX_MB', 20_000),
         speed,
         fixed: env.BENCH_SLOTS_FIXED === '1',
-        queueAheads,
+        configs,
       };
       say(
-        `row 5: slots, ${o.projects} projects, log-normal sizes around ${o.medianMb} MB, speed ${o.speed}, ${workers} workers, queue_ahead ${queueAheads.join(' and ')}...`,
+        `row 5: slots, ${slotsInventory.projects}/${slotsInventory.snippets}/${slotsInventory.groups} items on one source, sizes around ${o.medianMb} MB, speed ${speed}, ${workers} workers, ` +
+          `${configs.map(label).join('; ')}...`,
       );
       const r = await slotsRow({ ...config, workers }, o);
       section(
-        `5. keep the slots full: ${r.projects} projects, sizes log-normal (median ${o.medianMb} MB, max ${o.maxMb} MB), --speed ${r.speed}, ` +
-          `${workers} workers = cap, poll ${r.pollInterval} (5 s scaled), min_interval ${r.minInterval}; read from the sandbox's move records`,
+        `5. keep the slots full: ${r.items} items (${slotsInventory.projects} projects, ${slotsInventory.snippets} snippets, ${slotsInventory.groups} group wikis) on one source, ` +
+          `sizes log-normal (median ${o.medianMb} MB, max ${o.maxMb} MB), --speed ${r.speed}, ${workers} workers = cap, poll ${r.pollInterval} (5 s scaled), ` +
+          `min_interval ${r.minInterval}; read from the sandbox's move records`,
       );
-      const perItem = (x: SlotsSide) => x.requests.total / Math.max(1, x.records.moved);
-      const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}x` : 'n/a');
-      const side = (name: string, x: SlotsSide, targets: boolean) => {
+      const sides: [string, SlotsSide][] = [
+        ['bulk (documented)', r.bulk],
+        ...r.shardmove.map(({ config: c, side: x }): [string, SlotsSide] => [label(c), x]),
+        ...(r.fixed ? [['fixed cadence', r.fixed] as [string, SlotsSide]] : []),
+      ];
+      const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(3) : 'n/a');
+      // One line per side, under 80 columns: the issue's columns, the orchestrator's CPU per move and the load.
+      print(
+        `  ${'side'.padEnd(20)} ${'span s'.padStart(7)} ${'/limit'.padStart(6)} ${'/bulk'.padStart(6)} ${'expo'.padStart(6)} ${'req/it'.padStart(6)} ${'µs/mv'.padStart(6)} ${'net'.padStart(5)} ${'load'.padStart(5)}`,
+      );
+      for (const [name, x] of sides) {
         const limit = physicalLimitMs(x.records, workers);
-        row(
-          `${name}: span`,
-          s(x.records.spanMs),
-          `${x.records.moves} moves, ${x.records.moved} items moved, moves' own work ${s(x.records.workMs)}, longest ${s(x.records.longestMs)}; ${x.exit}`,
+        print(
+          `  ${name.padEnd(20)} ${(x.records.spanMs / 1000).toFixed(2).padStart(7)} ${ratio(x.records.spanMs, limit).padStart(6)} ` +
+            `${ratio(x.records.spanMs, r.bulk.records.spanMs).padStart(6)} ${x.records.exposure.toFixed(3).padStart(6)} ` +
+            `${(x.requests.total / Math.max(1, x.records.moved)).toFixed(2).padStart(6)} ` +
+            `${((x.cpuMs * 1000) / Math.max(1, x.records.moves)).toFixed(0).padStart(6)} ` +
+            `${(((x.cpuMs - (x.checkpoint?.cpuAtFirstMs ?? 0)) * 1000) / Math.max(1, x.records.moves)).toFixed(0).padStart(5)} ` +
+            `${x.load.toFixed(1).padStart(5)}`,
         );
-        row(
-          `${name}: span / physical limit`,
-          ratio(x.records.spanMs, limit),
-          `limit ${s(limit)} = max(work / ${workers} workers, longest move)${targets ? '; target <= 1.03x with queue_ahead 2' : ''}`,
+      }
+      const limits = new Set(sides.map(([, x]) => s(physicalLimitMs(x.records, workers))));
+      const first = r.bulk.records;
+      if (limits.size === 1)
+        print(
+          `  limit ${[...limits][0]} = max(work ${s(first.workMs)} / ${workers} workers, longest move ${s(first.longestMs)})`,
         );
-        if (x !== r.bulk) row(`${name}: span / bulk`, ratio(x.records.spanMs, r.bulk.records.spanMs));
-        row(
-          `${name}: read-only exposure`,
-          `${x.records.exposure.toFixed(2)}x`,
-          `sum of created -> finished over the moves' own durations${targets ? '; target <= 1.3x' : ''}`,
+      for (const [name, x] of sides) {
+        const limit = limits.size === 1 ? '' : `, limit ${s(physicalLimitMs(x.records, workers))}`;
+        const per = (n: number) => (n / Math.max(1, x.records.moves)).toFixed(1);
+        const ck = x.checkpoint
+          ? `, start-up ${s(x.checkpoint.cpuAtFirstMs ?? 0)} of it; ${per(x.checkpoint.commits)} commits and ${per(x.checkpoint.statements)} rows written per move`
+          : '';
+        print(
+          `  ${name.padEnd(20)} ${x.records.moved}/${x.records.moves} moved/moves, ${x.requests.total} req, ` +
+            `CPU ${s(x.cpuMs)}, RSS ${mb(x.peakRssMb)}${limit}, ${x.exit}${ck}`,
         );
-        row(
-          `${name}: requests per moved item`,
-          perItem(x).toFixed(2),
-          `${x.requests.total} requests${targets ? '; target <= 1.5' : ''}`,
+        const b = x.requests.byClass;
+        print(
+          `    requests: POST ${b.postItem + b.postBulk}, move lists ${b.moveList}, move GETs ${b.moveGet}, ` +
+            `listings ${b.listing}, item GETs ${b.itemGet}, other ${b.other}`,
         );
-        row(`${name}: orchestrator CPU / peak RSS`, `${s(x.cpuMs)} / ${mb(x.peakRssMb)}`);
-      };
-      side('bulk', r.bulk, false);
-      for (const { queueAhead, side: x } of r.shardmove) side(`shardmove, queue_ahead ${queueAhead}`, x, true);
-      if (r.fixed) side('shardmove, fixed cadence', r.fixed, false);
+      }
+      print(
+        `  targets: --speed 5 span/limit <= 1.03, expo <= 1.1, req/it <= 1.5;\n` +
+          `           --speed 20 span/limit <= 1.10 with auto.\n` +
+          `  expo: read-only time / move time; µs/mv: orchestrator CPU per move;\n` +
+          `  net: the same without its start-up (CPU before its first checkpoint write)\n` +
+          `  (bulk: the script's shell, curl and jq); load: 1-min load average at its end`,
+      );
     }
+  }
+  if (rows.has('6')) {
+    say('row 6: the demo (npm start), idle slots from its event log...');
+    const r = await demoIdleRow(config);
+    section(`6. the demo (plans/demo.yaml against its in-process sandbox, as npm start runs it)`);
+    row(
+      'idle share of slots',
+      `${(r.share * 100).toFixed(1)}%`,
+      `target < 5%; load average ${r.load.toFixed(1)} at the end`,
+    );
+    row(
+      'idle / run',
+      `${s(r.idleMs)} / ${s(r.runMs)}`,
+      `exit ${r.code}; stretches over 250 ms: ${r.long.map(([a, b]) => s(b - a)).join(', ') || 'none'}`,
+    );
   }
 }
 

@@ -167,4 +167,53 @@ describe('item checkpoint', () => {
       .all('snippets', 'nfs-1', 0, 10);
     expect(plan.map((r) => r.detail).join(' ')).not.toMatch(/TEMP B-TREE/);
   });
+
+  it('writes an intent and its destination in one statement, keeping a destination pinned before it', () => {
+    const s = seeded([1, 2, 3, 4]);
+    const db = (s as unknown as { db: { prepare(sql: string): { get(): { n: number } } } }).db;
+    // Rows changed, the item_counts triggers' included: an intent without a destination is the measure.
+    const changes = (f: () => void) => {
+      const before = db.prepare('SELECT total_changes() AS n').get().n;
+      f();
+      return db.prepare('SELECT total_changes() AS n').get().n - before;
+    };
+    const alone = changes(() => s.markIntent('snippets', 4, 100));
+    s.pinDestination('snippets', 2, 'gitaly-2');
+    // No second UPDATE for the destination: a row write less per move.
+    expect(changes(() => s.markIntent('snippets', 1, 100, 'gitaly-1'))).toBe(alone);
+    expect(s.getItem('snippets', 1)).toMatchObject({ state: 'scheduling', attempts: 1, destination: 'gitaly-1' });
+    expect(changes(() => s.markIntent('snippets', 2, 100, 'gitaly-1'))).toBe(alone);
+    expect(s.getItem('snippets', 2)).toMatchObject({ state: 'scheduling', destination: 'gitaly-2' });
+    // A row no longer pending gets neither an intent nor a destination.
+    expect(changes(() => expect(s.markIntent('snippets', 1, 200, 'gitaly-3')).toBe(false))).toBe(0);
+    expect(s.getItem('snippets', 1)).toMatchObject({ attempts: 1, destination: 'gitaly-1' });
+  });
+
+  it('offers nothing while every pending item waits out a backoff, and each once its backoff ends', () => {
+    const s = seeded([1, 2]);
+    for (const id of [1, 2]) {
+      s.markIntent('snippets', id, 0);
+      s.markPending('snippets', id, 1_000 * id, 'boom', false);
+    }
+    expect(s.dueItems('snippets', 'nfs-1', 999, 10)).toEqual([]);
+    expect(s.dueItems('snippets', 'nfs-1', 1_000, 10).map((r) => r.id)).toEqual([1]);
+    expect(s.dueItems('snippets', 'nfs-1', 2_000, 10).map((r) => r.id)).toEqual([1, 2]);
+    s.markIntent('snippets', 1, 2_000);
+    s.markIntent('snippets', 2, 2_000);
+    expect(s.dueItems('snippets', 'nfs-1', 5_000, 10)).toEqual([]);
+  });
+
+  it('walks the due order without a bound LIMIT, which SQLite would re-prepare at every call', () => {
+    const s = seeded([1, 2, 3, 4, 5]);
+    // The statement the drain loop runs at every turn: its text must not bind the LIMIT.
+    const due = (s as unknown as { s: { due: { source: string } } }).s.due.source;
+    expect(due).toMatch(/ORDER BY/);
+    expect(due).not.toMatch(/LIMIT\s+\?/i);
+    // The limit still holds, in the order, and an item past it is offered by the next call.
+    expect(s.dueItems('snippets', 'nfs-1', 0, 2).map((r) => r.id)).toEqual([1, 2]);
+    expect(s.dueItems('snippets', 'nfs-1', 0, 0)).toEqual([]);
+    s.markIntent('snippets', 1, 0);
+    expect(s.dueItems('snippets', 'nfs-1', 0, 2).map((r) => r.id)).toEqual([2, 3]);
+    expect(s.dueItems('snippets', 'nfs-1', 0, 100).map((r) => r.id)).toEqual([2, 3, 4, 5]);
+  });
 });
