@@ -22,6 +22,8 @@ import type { Clock } from '../time/clock.js';
 
 /** How often the watcher looks for a stop request when nothing told it to. */
 export const STOP_CHECK_MS = 1_000;
+/** At a turn of the drain, the stop file is looked at again only this long after the last look. */
+const FILE_LOOK_MS = 200;
 
 /** The stop file of a checkpoint: beside it, its name and `.stop`. */
 export function stopFilePath(checkpoint: string): string {
@@ -89,10 +91,17 @@ export function createStopWatch(o: StopWatchOptions): StopWatch {
     o.log.info({ file, type: fileType(st) }, 'stop file found');
   };
 
-  const check = (): void => {
+  // The file is looked at by the timer, and at a turn of the drain only when the last look is a
+  // while ago: an lstat after every POST batch and poll was 3% of a drain's CPU.
+  let lastLook = -Infinity;
+  const check = (fromTimer = false): void => {
     if (obeyed || o.external.aborted) return;
     try {
-      lookAtFile();
+      const t = performance.now();
+      if (fromTimer || t - lastLook >= FILE_LOOK_MS) {
+        lastLook = t;
+        lookAtFile();
+      }
       const stop = o.store.readControl().stop ?? null;
       if (!stop) return;
       if (!seen) {
@@ -127,10 +136,10 @@ export function createStopWatch(o: StopWatchOptions): StopWatch {
       return inFlightAtStop;
     },
     file,
-    check,
+    check: () => check(),
     start() {
-      check();
-      timer ??= setInterval(check, STOP_CHECK_MS);
+      check(true);
+      timer ??= setInterval(() => check(true), STOP_CHECK_MS);
       timer.unref();
     },
     close() {
