@@ -16,9 +16,9 @@
  * - `planScheduleWait`: whether the schedule is done, waits for a listing's page, or sleeps until the
  *   earliest of the next poll, a retry's backoff and an early successor's time.
  */
-import { earlyAllowance, nextEarlyAt } from './queue-ahead.js';
+import { earlyAllowance } from './queue-ahead.js';
 import { MAX_EXTRA_ROUNDS } from './result.js';
-import { nextPollAt } from './turn.js';
+import { earliest, sleepWithMovesOpen } from './turn.js';
 import type { DrainView, ListingState, Wait } from './turn.js';
 
 /** Where a pair is in the one schedule. */
@@ -134,19 +134,5 @@ export function planScheduleWait(v: ScheduleView, now: number, free: number): Wa
     const due = earliest(offers.map((p) => p.nextDueAt));
     return { do: 'sleep', until: due ?? now + v.poll.intervalMs, page: null, pollEnds: false, poll: null };
   }
-  // Only with every slot taken can an early successor add a move (free slots mean nothing is due).
-  const { depth, roundTripMs, ends } = v.queueAhead;
-  const earlyAt = free > 0 ? null : nextEarlyAt(ends, now, roundTripMs, depth);
-  // While a poll runs, the next one waits for it (its end wakes the loop; a poll interval at the latest).
-  const pollAt = v.polling ? now + v.poll.intervalMs : nextPollAt(v.poll);
-  const until = Math.min(pollAt, dueAt ?? Infinity, earlyAt !== null && earlyAt > now ? earlyAt : Infinity);
-  // Nothing else can want the loop before the poll ends: it waits for the poll, as an inline poll would.
-  const alone = dueAt === null && earlyAt === null && page === null;
-  return { do: 'sleep', until, page, pollEnds: v.polling, poll: { at: pollAt, await: alone } };
-}
-
-function earliest(times: (number | null)[]): number | null {
-  let min: number | null = null;
-  for (const t of times) if (t !== null && (min === null || t < min)) min = t;
-  return min;
+  return sleepWithMovesOpen(v, now, free, dueAt, page);
 }

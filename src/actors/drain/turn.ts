@@ -182,6 +182,21 @@ export function planWait(v: DrainView, now: number, free: number): Wait {
     // Only items waiting out a retry backoff (or a later pair's listing): until the earliest of them.
     return { do: 'sleep', until: dueAt ?? own.nextDueAt, page, pollEnds: false, poll: null };
   }
+  return sleepWithMovesOpen(v, now, free, dueAt, page);
+}
+
+/**
+ * How a drain with moves open waits (one pair's or the one schedule's): until the next poll, the
+ * next item due, or the moment an early successor may go, whichever comes first; `page` is the
+ * listing whose next page would wake it.
+ */
+export function sleepWithMovesOpen(
+  v: Pick<DrainView, 'queueAhead' | 'polling' | 'poll'>,
+  now: number,
+  free: number,
+  dueAt: number | null,
+  page: number | null,
+): Wait {
   // Only with every slot taken can an early successor add a move (free slots mean nothing is due).
   const { depth, roundTripMs, ends } = v.queueAhead;
   const earlyAt = free > 0 ? null : nextEarlyAt(ends, now, roundTripMs, depth);
@@ -194,7 +209,8 @@ export function planWait(v: DrainView, now: number, free: number): Wait {
   return { do: 'sleep', until, page, pollEnds: v.polling, poll: { at: pollAt, await: alone } };
 }
 
-function earliest(times: (number | null)[]): number | null {
+/** The earliest of some moments; null when none is given. */
+export function earliest(times: (number | null)[]): number | null {
   let min: number | null = null;
   for (const t of times) if (t !== null && (min === null || t < min)) min = t;
   return min;
