@@ -25,9 +25,6 @@ import {
   symlinkSync,
   truncateSync,
   writeFileSync,
-  writeSync,
-  openSync,
-  closeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +35,7 @@ import { CopyCheckpoint } from '../src/store/copy-checkpoint.js';
 import type { RunMode } from '../src/store/types.js';
 import type { CliResult } from './support/cli-harness.js';
 import { BIN, tempDir } from './support/cli-harness.js';
+import { eventLogPage, overwritePage } from './support/damaged-checkpoint.js';
 
 const ROOT_USER = process.getuid?.() === 0;
 const NOBODY = { uid: 65534, gid: 65534 };
@@ -140,37 +138,6 @@ afterAll(() => {
 });
 
 /** SQLite's page size, as the checkpoints are written (the default). */
-const PAGE = 4096;
-
-/**
- * Overwrites page `n` (1-based) of `file` with `fill`, leaving the header (page 1) and the file's
- * length as they were: the damage SQLite does not see when it opens the file.
- */
-function overwritePage(file: string, n: number, fill = 0x41): void {
-  const fd = openSync(file, 'r+');
-  try {
-    writeSync(fd, Buffer.alloc(PAGE, fill), 0, PAGE, (n - 1) * PAGE);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * A page in the middle of the event log (a leaf of its b-tree, found with SQLite's dbstat table):
- * one that `status` never reads, so only a check of the whole file finds it.
- */
-function eventLogPage(file: string): number {
-  // Not read-only: a read-only connection would leave a -wal and a -shm beside the file.
-  const db = new Database(file, { fileMustExist: true });
-  try {
-    const leaves = db
-      .prepare(`SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' ORDER BY pageno`)
-      .all() as { pageno: number }[];
-    return leaves[Math.floor(leaves.length / 2)]!.pageno;
-  } finally {
-    db.close();
-  }
-}
 
 /** The ways a file at the checkpoint's path is no checkpoint, each in a directory of its own. */
 const BAD: Record<string, { make: (file: string) => void; problem: (what: string) => string | RegExp }> = {

@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
-  closeSync,
   copyFileSync,
   mkdirSync,
-  openSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -11,7 +9,6 @@ import {
   statSync,
   truncateSync,
   writeFileSync,
-  writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +18,7 @@ import { openCheckpoint } from './checkpoint.js';
 import { CopyCheckpoint, isCopyCheckpointFile } from './copy-checkpoint.js';
 import type { CheckpointProblem } from './errors.js';
 import { CHECKPOINT_UNUSABLE } from './errors.js';
+import { checkpointWithEvents, overwriteEventPage } from '../../test/support/damaged-checkpoint.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -43,31 +41,6 @@ function contents(dir: string): Record<string, string> {
   );
 }
 
-function realCheckpoint(file: string): void {
-  const cp = openCheckpoint(file);
-  cp.saveRun({ planName: 'p', planHash: 'h', machineVersion: 1, snapshot: {} });
-  cp.batch(() => {
-    for (let i = 0; i < 300; i++) cp.appendEvent('run.restart', { reason: 'x'.repeat(200) }, i);
-  });
-  cp.close();
-}
-
-/**
- * Overwrites one leaf page of the event log with garbage, the header and the length left as they
- * were: SQLite opens the file and meets the page only when a query reads it.
- */
-function overwriteEventPage(file: string): void {
-  const db = new Database(file, { fileMustExist: true });
-  const leaves = db
-    .prepare(`SELECT pageno FROM dbstat WHERE name = 'events' AND pagetype = 'leaf' ORDER BY pageno`)
-    .all() as { pageno: number }[];
-  db.close();
-  const page = leaves[Math.floor(leaves.length / 2)]!.pageno;
-  const fd = openSync(file, 'r+');
-  writeSync(fd, Buffer.alloc(4096, 0x41), 0, 4096, (page - 1) * 4096);
-  closeSync(fd);
-}
-
 const unusable = (problem: CheckpointProblem, message: RegExp) =>
   expect.objectContaining({
     code: CHECKPOINT_UNUSABLE,
@@ -85,14 +58,14 @@ describe('opening a file that is no checkpoint', () => {
     ],
     [
       'a truncated database',
-      (f) => (realCheckpoint(f), truncateSync(f, Math.floor(statSync(f).size / 2))),
+      (f) => (checkpointWithEvents(f), truncateSync(f, Math.floor(statSync(f).size / 2))),
       'damaged',
       /state\.db is not a usable shardmove checkpoint: database disk image is malformed \(truncated/,
     ],
     ['a directory', (f) => mkdirSync(f), 'directory', /state\.db is not a shardmove checkpoint: it is a directory$/],
     [
       'a page overwritten inside, the header intact',
-      (f) => (realCheckpoint(f), overwriteEventPage(f)),
+      (f) => (checkpointWithEvents(f), overwriteEventPage(f)),
       'damaged',
       /state\.db is not a usable shardmove (copy )?checkpoint: (SQLite's quick_check finds it damaged|database disk image is malformed)/,
     ],
@@ -125,7 +98,7 @@ describe('opening a file that is no checkpoint', () => {
   it('a move checkpoint is no copy checkpoint, and the reverse; each says which it is', () => {
     const dir = tempDir();
     const move = join(dir, 'move.db');
-    realCheckpoint(move);
+    checkpointWithEvents(move);
     const copy = join(dir, 'copy.db');
     CopyCheckpoint.open(copy).close();
     const before = contents(dir);
@@ -146,7 +119,7 @@ describe('a damaged checkpoint beside what a killed run left', () => {
     const dir = tempDir();
     const work = join(dir, 'work');
     mkdirSync(work);
-    realCheckpoint(join(work, 'state.db'));
+    checkpointWithEvents(join(work, 'state.db'));
     // What kill -9 leaves: the last commits in the -wal, not yet in the file.
     const writer = new Database(join(work, 'state.db'));
     writer.pragma('wal_autocheckpoint = 0');
@@ -166,7 +139,7 @@ describe('a damaged checkpoint beside what a killed run left', () => {
   it('a saved run that is not JSON is refused as damaged, not read as no run', () => {
     const dir = tempDir();
     const file = join(dir, 'state.db');
-    realCheckpoint(file);
+    checkpointWithEvents(file);
     const db = new Database(file);
     db.prepare(`UPDATE run SET snapshot = '{"value": "drain", ' WHERE id = 1`).run();
     db.close();
