@@ -256,6 +256,14 @@ describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
     const run = await runCli(['run', plan, '--only', 'list.csv'], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout.split('\n')[0]).toBe('DONE: every item of the list list.csv moved and verified');
+    // status and the HTML report say the same of the list's run.
+    const status = await runCli(['status', plan, '--json'], { cwd: dir, env });
+    expect(JSON.parse(status.stdout).listOutcome).toBe('every item of the list list.csv moved');
+    const html = await runCli(['report', plan, '--html', 'r.html'], { cwd: dir, env });
+    expect(html.code, html.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'r.html'), 'utf8')).toContain(
+      'Done: every item of the list list.csv moved and verified',
+    );
     expect(await ourMoves(sandbox.url)).toHaveLength(8);
     expect(storageOf(db, 'project', 6)).toBe('cluster');
     expect(storageOf(db, 'snippet', 1)).toBe('cluster');

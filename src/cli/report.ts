@@ -48,7 +48,13 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
     const last = store.lastEventOf(['run.finished', 'run.interrupted', 'run.stopped']);
     const lock = lockHolder(store);
     const status = withCopyKnowledge(file, store, (copies) =>
-      buildStatusReport(file, saved, store.summary(now), now, { lock, planConcurrency, last, copies }),
+      buildStatusReport(file, saved, store.summary(now), now, {
+        lock,
+        planConcurrency,
+        last,
+        copies,
+        givenList: store.givenList()?.file ?? null,
+      }),
     );
     const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;
     return buildReportData({ status, context, events: allEvents(store), now });

@@ -206,3 +206,19 @@ export function stayingWords(c: Pick<RunCounts, 'staying' | 'sources'> & { notSe
   if (c.staying === 0) return null;
   return `${c.staying} stay on ${listWords(stayingSources(c))} as planned (${stayingWhy(c)})`;
 }
+
+/**
+ * What the run of a reviewed list (`run --only FILE`) did, in a headline's words: it knows only the
+ * list's items, so "every" is theirs, and those no longer where the list says (moved by someone
+ * else, deleted) are not said to have moved.
+ */
+export function listOutcome(file: string, counts: readonly { state: string; n: number }[]): string {
+  let total = 0;
+  let left = 0;
+  for (const c of counts) {
+    total += c.n;
+    if (c.state === 'left') left += c.n;
+  }
+  if (left === 0) return `every item of the list ${file} moved`;
+  return `${total - left} of the ${total} items of the list ${file} moved (${left} no longer where it says)`;
+}

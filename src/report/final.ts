@@ -12,7 +12,7 @@ import type { StoredGeoOutput } from './geo-output.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
-import { countItems, partialOutcome, stayingWhy, stayingWords } from './counts.js';
+import { countItems, listOutcome, partialOutcome, stayingWhy, stayingWords } from './counts.js';
 import type { SourceProgress } from './counts.js';
 import type { RunCounts } from './counts.js';
 import { describeFailure } from '../events/failure-class.js';
@@ -66,28 +66,14 @@ function headline(input: FinalReportInput, counts: RunCounts): string {
   if (input.revertOf) return REVERT_HEADLINE[input.state];
   const partial = partialOutcome(counts);
   const how = c.verify ? ' and verified' : ', not verified (plan: verify false)';
-  if (input.state === 'done' && input.givenList) return `DONE: ${listOutcome(input, input.givenList)}${how}`;
+  if (input.state === 'done' && input.givenList)
+    return `DONE: ${listOutcome(input.givenList, input.summary.counts)}${how}`;
   if (input.state === 'done') return partial ? `DONE: ${partial}` : `DONE: every repository moved${how}`;
   if (input.state === 'doneWithQuarantine')
     return partial
       ? `DONE WITH QUARANTINED ITEMS: ${partial}; ${counts.quarantined} quarantined`
       : `DONE WITH QUARANTINED ITEMS: everything else moved${how}`;
   return 'FAILED';
-}
-
-/**
- * A reviewed list's run knows only the list's items: "every" is theirs, and those no longer where
- * the list says (moved by someone else, deleted) are not said to have moved.
- */
-function listOutcome(input: FinalReportInput, file: string): string {
-  let total = 0;
-  let left = 0;
-  for (const c of input.summary.counts) {
-    total += c.n;
-    if (c.state === 'left') left += c.n;
-  }
-  if (left === 0) return `every item of the list ${file} moved`;
-  return `${total - left} of the ${total} items of the list ${file} moved (${left} no longer where it says)`;
 }
 
 /** The left-behind copies listed in full in the final summary; beyond that, where the full list is. */

@@ -17,7 +17,7 @@ import { copiesLines, copiesOf } from './copies.js';
 import type { CopyKnowledge, LeftCopy, LiveCopy } from './copies.js';
 import { describeFailure } from '../events/failure-class.js';
 import type { FailureClass } from '../events/failure-class.js';
-import { countItems, listWords } from './counts.js';
+import { countItems, listOutcome, listWords } from './counts.js';
 import { countWaiting, waitingLines } from './notifications.js';
 import type { SourceProgress } from './counts.js';
 import { formatApproxDuration, placementLines, rateAndEta } from './summary.js';
@@ -38,6 +38,8 @@ export interface LockView {
 export interface StatusReport {
   checkpoint: string;
   plan: string | null;
+  /** `run --only FILE`: what the run of that list did, in a headline's words (null: no list). */
+  listOutcome: string | null;
   /**
    * "not started", "running" (a live process holds the lock), "interrupted" (no live holder and the
    * machine did not reach a final state: killed, stopped by a signal, or crashed), "stopped" (as
@@ -155,6 +157,8 @@ export interface StatusSources {
   copies?: CopyKnowledge;
   /** Notifications not delivered yet, per target. */
   notifications?: NotifyTargetView[];
+  /** `run --only FILE`: the reviewed list the checkpoint was seeded from, as it was named. */
+  givenList?: string | null;
 }
 
 /** Builds the status from what the checkpoint holds (pure); `lock` is the lock row with its liveness. */
@@ -166,7 +170,7 @@ export function buildStatusReport(
   more: StatusSources = {},
 ): StatusReport {
   const { lock = null, planConcurrency = null, cap = null, failures = [], last = null } = more;
-  const { timezone = 'UTC', copies = {}, notifications = [] } = more;
+  const { timezone = 'UTC', copies = {}, notifications = [], givenList = null } = more;
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
   const ran = runState(snap, lock);
@@ -190,6 +194,8 @@ export function buildStatusReport(
   return {
     checkpoint,
     plan: saved?.planName ?? null,
+    // What the run of a reviewed list did, in a headline's words; null for a run that listed its sources.
+    listOutcome: givenList ? listOutcome(givenList, summary.counts) : null,
     state,
     lock,
     step,

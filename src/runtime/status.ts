@@ -67,6 +67,7 @@ export function readStatus(file: string, now: number, plan: PlanGiven | null = n
         timezone: plan?.timezone ?? 'UTC',
         copies,
         notifications: store.notifications.waiting(),
+        givenList: store.givenList()?.file ?? null,
       }),
     );
   } finally {

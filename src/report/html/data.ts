@@ -237,6 +237,8 @@ function headlineOf(status: StatusReport, c: RunContext | null, revertOf: string
   if (c?.dryRun && status.state !== 'running') return `Dry run: ${status.state} (nothing was changed on the instance)`;
   const fixed = (revertOf ? REVERT_HEADLINES : HEADLINES)[status.state] ?? status.state;
   if (revertOf || (status.state !== 'done' && status.state !== 'doneWithQuarantine')) return fixed;
+  if (status.state === 'done' && status.listOutcome)
+    return `Done: ${status.listOutcome}${c?.verify === false ? ', not verified (plan: verify false)' : ' and verified'}`;
   const done = status.kinds.reduce((a, k) => a + k.done, 0);
   const partial = partialOutcome({ ...status, done, sources: status.bySource });
   if (!partial) return fixed;
