@@ -121,7 +121,7 @@ describe('what GitLab hides or answers oddly, run end to end', { timeout: 90_000
     writeFileSync(plan, `${readFileSync(plan, 'utf8').replace('verify: true', 'verify: true\ngeo: { resync: true }')}`);
     const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/"eu" \(site 2\): requested for /);
+    expect(r.stdout).toMatch(/"eu" \(site 2\): requested for\s+PROJECT_REPOSITORY_REGISTRY, /);
     expect(r.stdout).toMatch(/"apac" \(site 4\): FAILED: the primary could not reach this secondary/);
     expect(r.stdout).not.toMatch(/"apac" \(site 4\): requested/);
   });
