@@ -4,13 +4,12 @@
  * top-level mapping has a `copy` key; `isCopyPlanText` says which loader a command should use.
  */
 import { createHash } from 'node:crypto';
-import { dirname, resolve } from 'node:path';
+import { dirname } from 'node:path';
 import type { Node } from 'yaml';
 import { LineCounter } from 'yaml';
 import type { PlanProblem } from './errors.js';
 import { PlanError } from './errors.js';
-import { PLAN_YAML_LIMITS, readPlanDocument, readPlanFile, topLevelKey } from './load.js';
-import { Reader } from './reader.js';
+import { PLAN_YAML_LIMITS, readPlanDocument, readPlanFile, readerOf, topLevelKey } from './load.js';
 import { readCopyPlanTree } from './copy-schema.js';
 import type { CopyPlan } from './copy-types.js';
 import { redact } from './secrets.js';
@@ -43,17 +42,8 @@ export function parseCopyPlanText(
   file: string,
   opts: { env: Readonly<Record<string, string | undefined>>; baseDir?: string },
 ): LoadedCopyPlan {
-  const lineCounter = new LineCounter();
   // Copy plans hold no secrets: a *_file reader is never needed.
-  const r = new Reader(
-    file,
-    text,
-    lineCounter,
-    opts.env,
-    opts.baseDir ?? dirname(resolve(file)),
-    () => undefined,
-    false,
-  );
+  const r = readerOf(text, file, { ...opts, readFile: () => undefined, resolveSecrets: false });
   let plan: CopyPlan | undefined;
   readPlanDocument(r, (doc) => {
     if (doc.errors.length === 0) plan = readCopyPlanTree(r, (doc.contents ?? null) as Node | null);

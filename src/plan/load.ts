@@ -77,21 +77,29 @@ export const readSecretFileFromDisk: SecretFileReader = (path) => {
   }
 };
 
-/**
- * Parses and validates plan text. Returns the loaded plan or throws PlanError with every problem;
- * never throws anything else. Pure except for reading *_file secrets through `opts.readFile`.
- */
-export function parsePlanText(text: string, file: string, opts: ParsePlanOptions): LoadedPlan {
-  const lineCounter = new LineCounter();
-  const r = new Reader(
+/** The reader of a plan's text (a move plan's or a copy plan's): relative paths from the plan's folder. */
+export function readerOf(
+  text: string,
+  file: string,
+  opts: Pick<ParsePlanOptions, 'env' | 'baseDir' | 'readFile' | 'resolveSecrets'>,
+): Reader {
+  return new Reader(
     file,
     text,
-    lineCounter,
+    new LineCounter(),
     opts.env,
     opts.baseDir ?? dirname(resolve(file)),
     opts.readFile ?? readSecretFileFromDisk,
     opts.resolveSecrets ?? true,
   );
+}
+
+/**
+ * Parses and validates plan text. Returns the loaded plan or throws PlanError with every problem;
+ * never throws anything else. Pure except for reading *_file secrets through `opts.readFile`.
+ */
+export function parsePlanText(text: string, file: string, opts: ParsePlanOptions): LoadedPlan {
+  const r = readerOf(text, file, opts);
   let result: ReturnType<typeof readPlanTree> | undefined;
   readPlanDocument(r, (doc) => {
     // A copy plan (`shardmove copy`) has its own loader (copy-load.ts); say so instead of listing its fields as unknown.

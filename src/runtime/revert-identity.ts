@@ -25,19 +25,22 @@ import type { RevertItem } from '../actors/index.js';
 /** Items named in a refusal before the rest are counted. */
 const NAMED = 5;
 
+/** A plan as loaded against a checkpoint's saved run, for the checks that refuse a changed plan. */
+interface PlanCheck {
+  saved: SavedRun | null;
+  plan: Plan;
+  hash: string;
+  /** `--accept-plan-change` was given. */
+  accept: boolean;
+  /** The command that accepts the change, for the message. */
+  again: string;
+}
+
 /**
  * Refuses (SHARDMOVE_PLAN_CHANGED, exit 4) a plan that differs from the forward run's, unless
  * accepted. Asked before the instance is contacted: another URL is refused without a request to it.
  */
-export function checkForwardPlan(a: {
-  forwardFile: string;
-  saved: SavedRun | null;
-  plan: Plan;
-  hash: string;
-  accept: boolean;
-  /** The command that accepts the change, for the message. */
-  again: string;
-}): void {
+export function checkForwardPlan(a: PlanCheck & { forwardFile: string }): void {
   if (a.accept || !a.saved || a.saved.planHash === a.hash) return;
   const changes = changesSince(a.saved, a.plan);
   throw planChanged(`the one the forward run in ${a.forwardFile} ran with`, 'the forward run', changes, a.again);
@@ -49,13 +52,7 @@ export function checkForwardPlan(a: {
  * forward run's), unless accepted. `plan` is the plan as loaded: the revert's checkpoint keeps its
  * fields (and the revert's own hash of them, `revertHash`).
  */
-export function checkRevertPlan(a: {
-  saved: SavedRun | null;
-  plan: Plan;
-  hash: string;
-  accept: boolean;
-  again: string;
-}): void {
+export function checkRevertPlan(a: PlanCheck): void {
   if (a.accept || !a.saved || a.saved.planHash === revertHash(a.hash)) return;
   throw planChanged('the one this revert started under', 'this revert', changesSince(a.saved, a.plan), a.again);
 }
