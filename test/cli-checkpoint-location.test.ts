@@ -6,38 +6,31 @@
  */
 import { spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import type { SandboxProcess } from './support/cli-harness.js';
+import { describe, expect, it } from 'vitest';
+
 import {
   invariantViolations,
   movesOf,
   runCli,
-  sandboxEnv,
-  startSandboxProcess,
+  seededSandboxProcess,
   storagesOf,
-  tempDir,
   writePlan,
-  writeSeed,
 } from './support/cli-harness.js';
+import type { writeSeed } from './support/cli-harness.js';
 import { movesInFlight } from './support/in-flight.js';
 import { until } from './support/until.js';
 
 /** A sandbox, a plan in `<dir>/ops plans/`, and two other directories to run commands from. */
 async function setup(name: string, sandboxArgs: string[], counts: Parameters<typeof writeSeed>[1]) {
-  const dir = tempDir(name);
-  const sandbox: SandboxProcess = await startSandboxProcess([...sandboxArgs, '--seed', writeSeed(dir, counts)]);
-  onTestFinished(async () => {
-    await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, sandbox, env } = await seededSandboxProcess(name, counts, sandboxArgs);
   const plans = join(dir, 'ops plans');
   const elsewhere = join(dir, 'elsewhere');
   const third = join(dir, 'third');
   for (const d of [plans, elsewhere, third]) mkdirSync(d);
   const plan = writePlan(plans, { concurrency: 4 });
-  return { dir, sandbox, plans, elsewhere, third, plan, env: sandboxEnv(sandbox.url) };
+  return { dir, sandbox, plans, elsewhere, third, plan, env };
 }
 
 const moveCount = async (url: string) =>

@@ -4,36 +4,24 @@
  * is refused naming each changed field. Judged from the sandbox's moves and the checkpoint.
  */
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import {
   invariantViolations,
   movesOf,
   runCli,
-  sandboxEnv,
-  startSandboxProcess,
+  seededSandboxProcess,
   storagesOf,
-  tempDir,
   writePlan,
-  writeSeed,
 } from './support/cli-harness.js';
 import { movesInFlight } from './support/in-flight.js';
 import { until } from './support/until.js';
 
 async function setup(name: string, args: string[]) {
-  const dir = tempDir(name);
-  const sandbox = await startSandboxProcess([
-    ...args,
-    '--seed',
-    writeSeed(dir, { projects: 12, snippets: 2, groups: 2 }),
-  ]);
-  onTestFinished(async () => {
-    await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { dir, sandbox, plan: writePlan(dir, { concurrency: 4 }), env: sandboxEnv(sandbox.url) };
+  const run = await seededSandboxProcess(name, { projects: 12, snippets: 2, groups: 2 }, args);
+  return { ...run, plan: writePlan(run.dir, { concurrency: 4 }) };
 }
 
 const moveCount = async (url: string) =>

@@ -4,20 +4,10 @@
  * show the difference (what the run left, what the instance has, what they would write) and refuse
  * without `--overwrite-weights`. Judged from the sandbox's own weights and moves.
  */
-import { readdirSync, rmSync } from 'node:fs';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { laterWeightChange } from '../src/actors/weight-changes.js';
-import {
-  ADMIN_TOKEN,
-  movesOf,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  storagesOf,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
+import { ADMIN_TOKEN, movesOf, runCli, seededSandboxProcess, storagesOf, writePlan } from './support/cli-harness.js';
 
 /** Revert checkpoints anywhere under `dir` (wherever the default checkpoint lives): a refused revert writes none. */
 function revertFilesUnder(dir: string): string[] {
@@ -48,21 +38,13 @@ async function allMoves(url: string): Promise<number> {
 const positive = (w: Record<string, number>) => Object.fromEntries(Object.entries(w).filter(([, v]) => v > 0));
 
 async function forwardThenLaterChange(name: string) {
-  const dir = tempDir(name);
-  const sandbox = await startSandboxProcess([
+  const { dir, sandbox, env } = await seededSandboxProcess(name, { projects: 10, snippets: 2, groups: 2 }, [
     '--move-duration',
     '30',
     '--workers',
     '10',
-    '--seed',
-    writeSeed(dir, { projects: 10, snippets: 2, groups: 2 }),
   ]);
-  onTestFinished(async () => {
-    await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
   const plan = writePlan(dir, { concurrency: 4 });
-  const env = sandboxEnv(sandbox.url);
   const before = { weights: await weightsOf(sandbox.url), projects: await storagesOf(sandbox.url, 'projects') };
   const forward = await runCli(['run', plan], { cwd: dir, env });
   expect(forward.code, forward.stderr).toBe(0);

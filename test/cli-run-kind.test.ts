@@ -4,35 +4,14 @@
  * real checkpoint restored the real snapshot and marked the real run failed. Both are now refused (exit 4) before
  * anything is written, judged from the sandbox's own move records and the checkpoint's rows.
  */
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import {
-  fromDb,
-  movesOf,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  storagesOf,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
+import { fromDb, movesOf, runCli, seededSandboxProcess, storagesOf, writePlan } from './support/cli-harness.js';
 import { until } from './support/until.js';
 
-async function setup(name: string, sandboxArgs: string[]) {
-  const dir = tempDir(name);
-  const sandbox = await startSandboxProcess([
-    ...sandboxArgs,
-    '--seed',
-    writeSeed(dir, { projects: 12, snippets: 3, groups: 2 }),
-  ]);
-  onTestFinished(async () => {
-    await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { sandbox, dir, env: sandboxEnv(sandbox.url) };
+function setup(name: string, sandboxArgs: string[]) {
+  return seededSandboxProcess(name, { projects: 12, snippets: 3, groups: 2 }, sandboxArgs);
 }
 
 /** Everything of the checkpoint a run could change: its snapshot, its event log, its item rows. */

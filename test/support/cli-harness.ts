@@ -108,6 +108,24 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `shardmove-${prefix}-`));
 }
 
+/**
+ * A sandbox process seeded with `counts` in a fresh temporary directory (`args` before the seed),
+ * both gone when the test ends, and the environment a run against it takes.
+ */
+export async function seededSandboxProcess(
+  name: string,
+  counts: Parameters<typeof writeSeed>[1],
+  args: string[] = [],
+): Promise<{ dir: string; sandbox: SandboxProcess; env: Record<string, string> }> {
+  const dir = tempDir(name);
+  const sandbox = await startSandboxProcess([...args, '--seed', writeSeed(dir, counts)]);
+  onTestFinished(async () => {
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, sandbox, env: sandboxEnv(sandbox.url) };
+}
+
 /** Writes a plan for the sandbox (credentials from ${SHARDMOVE_URL} / ${SHARDMOVE_TOKEN}). */
 export function writePlan(
   dir: string,
