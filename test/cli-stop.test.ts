@@ -37,7 +37,7 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     const metrics = join(dir, 'it.prom');
     // Two moves, then two more half a move later: they end at two different times.
     writeFileSync(plan, readFileSync(plan, 'utf8').replace('concurrency: 4', 'concurrency: 2'));
-    const { run } = await runWithMovesInFlight(
+    const { run, stdout } = await runWithMovesInFlight(
       held,
       dir,
       ['run', plan, '--events', eventsFile, '--metrics-file', metrics],
@@ -71,6 +71,14 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     );
     const atStop = await held.moves();
     expect(atStop.filter((m) => !ended(m))).toHaveLength(4);
+    // The run's own line says so while its moves are held (a pipe gets a line at each hold).
+    expect(
+      await until(
+        () => Promise.resolve(stdout()),
+        (o) => /STOPPING by shardmove control/.test(o),
+        10_000,
+      ),
+    ).toMatch(/STOPPING by shardmove control/);
 
     // The first two end; two slots are free, and nothing new takes them while the others go on.
     held.advance(HELD_MOVE_MS / 2 + 1_000);

@@ -72,14 +72,23 @@ export async function runWithMovesInFlight(
   dir: string,
   args: string[],
   n: number,
-): Promise<{ run: Promise<CliResult>; pid: () => number }> {
+): Promise<{ run: Promise<CliResult>; pid: () => number; stdout: () => string }> {
   let pid = 0;
-  const run = runCli(args, { cwd: dir, env: sandboxEnv(held.url), onStart: (c) => (pid = c.pid ?? 0) });
+  let out = '';
+  const run = runCli(args, {
+    cwd: dir,
+    env: sandboxEnv(held.url),
+    onStart: (c) => {
+      pid = c.pid ?? 0;
+      // What the run has printed so far, read while it goes on.
+      c.stdout?.on('data', (chunk) => (out += String(chunk)));
+    },
+  });
   const inFlight = await until(
     async () => (await held.moves()).filter((m) => !ended(m)).length,
     (k) => k >= n,
     30_000,
   );
   expect(inFlight).toBe(n);
-  return { run, pid: () => pid };
+  return { run, pid: () => pid, stdout: () => out };
 }
