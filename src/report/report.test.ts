@@ -312,6 +312,15 @@ describe('renderers', () => {
       /^Plan p: done, ended 2026-01-01T13:00:00.000Z\n {2}105 items known: 87 done, 17 remaining\n/,
     );
     expect(endedText).not.toMatch(/moves\/min|ETA|HELD|now: /);
+    // The run of a reviewed list: its outcome in words once done, never while it runs.
+    expect(buildStatusReport('/x.db', done, summary, 1, { givenList: 'l.jsonl' }).listOutcome).toMatch(
+      /of the list l\.jsonl moved/,
+    );
+    const liveLock = { pid: 7, host: 'h', startedAt: 0, alive: true };
+    expect(
+      buildStatusReport('/x.db', active, summary, 1, { lock: liveLock, givenList: 'l.jsonl' }).listOutcome,
+    ).toBeNull();
+    expect(buildStatusReport('/x.db', done, summary, 1).listOutcome).toBeNull();
   });
 });
 

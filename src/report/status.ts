@@ -38,7 +38,11 @@ export interface LockView {
 export interface StatusReport {
   checkpoint: string;
   plan: string | null;
-  /** `run --only FILE`: what the run of that list did, in a headline's words (null: no list). */
+  /**
+   * `run --only FILE`, once the run is done with nothing quarantined: what the run of that list did,
+   * in a headline's words (null otherwise: while it runs nothing is yet "moved", and a quarantined
+   * item was not).
+   */
   listOutcome: string | null;
   /**
    * "not started", "running" (a live process holds the lock), "interrupted" (no live holder and the
@@ -194,8 +198,8 @@ export function buildStatusReport(
   return {
     checkpoint,
     plan: saved?.planName ?? null,
-    // What the run of a reviewed list did, in a headline's words; null for a run that listed its sources.
-    listOutcome: givenList ? listOutcome(givenList, summary.counts) : null,
+    // What the run of a reviewed list did, once done (see the field).
+    listOutcome: givenList && state === 'done' ? listOutcome(givenList, summary.counts) : null,
     state,
     lock,
     step,
