@@ -9,6 +9,8 @@
 import type { ItemRow } from '../../store/types.js';
 import type { ActorDeps } from '../types.js';
 import type { DrainCtx } from './context.js';
+import type { Listing } from './listing.js';
+import type { Wait } from './turn.js';
 import { MoveModel } from './move-model.js';
 import { expectEnd, pollInFlight } from './poll.js';
 import type { Forecast } from './poll.js';
@@ -19,6 +21,9 @@ import { scheduleBatch } from './schedule-batch.js';
 
 /** Items per scheduling chunk (one intent transaction, its POSTs, one outcome transaction). */
 export const SCHEDULE_CHUNK = 50;
+
+/** A turn's wait when it sleeps. */
+export type SleepWait = Extract<Wait, { do: 'sleep' }>;
 
 export abstract class LoopCore {
   protected readonly deps: ActorDeps;
@@ -116,6 +121,23 @@ export abstract class LoopCore {
 
   /** A poll or a POST batch ended: the checkpoint's items may have changed state. */
   protected changed(): void {}
+
+  /**
+   * What can end a turn's sleep early: the next page of `page`'s listing, and the running poll's end
+   * when the wait asks for it. Synchronous, so that the loop still awaits its sleep inline (one more
+   * async hop per turn would move the moment the loop looks again relative to the batches and polls
+   * running beside it).
+   */
+  protected wakes(wait: SleepWait, page: Listing | null): Promise<void>[] {
+    return [page?.nextPage(), wait.pollEnds ? this.polling : null].filter(
+      (e): e is Promise<void> => e !== null && e !== undefined,
+    );
+  }
+
+  /** After a sleep: whether this turn polls (not when woken early, while a poll runs, or before its time). */
+  protected pollsNow(wait: SleepWait, woke: 'event' | 'deadline'): boolean {
+    return wait.poll !== null && woke !== 'event' && this.polling === null && this.deps.clock.now() >= wait.poll.at;
+  }
 
   /** `queue_ahead: auto`: the depth after this poll. */
   private noteSample(): void {

@@ -86,20 +86,16 @@ class Loop extends LoopCore {
         await this.pairs[wait.pair]?.listing?.nextPage();
         continue;
       }
-      // Slept here rather than in an async method: one more hop per turn would move the moment the
-      // loop looks again relative to the batches and polls running beside it.
-      const page = wait.page === null ? null : (this.pairs[wait.page]?.listing ?? null);
-      const wakes = [page?.nextPage(), wait.pollEnds ? this.polling : null].filter(
-        (e): e is Promise<void> => e !== null && e !== undefined,
-      );
+      // Slept here rather than in an async method (see wakes in ./loop-core.ts).
+      const wakes = this.wakes(wait, wait.page === null ? null : (this.pairs[wait.page]?.listing ?? null));
       const woke =
         wakes.length > 0
           ? await waitUntilOr(ctx, wait.until, Promise.race(wakes))
           : (await waitUntil(ctx, wait.until), 'deadline');
       // Woken for a page, a due item, an early successor or a poll's end: schedule first, poll when it is time.
-      if (!wait.poll || woke === 'event' || this.polling || deps.clock.now() < wait.poll.at) continue;
+      if (!this.pollsNow(wait, woke)) continue;
       const started = this.poll();
-      if (wait.poll.await) await started;
+      if (wait.poll?.await) await started;
     }
   }
 

@@ -111,18 +111,15 @@ class TogetherLoop extends LoopCore {
         await this.members[wait.pair]?.listing?.nextPage();
         continue;
       }
-      // Slept here rather than in an async method (see ./loop-core.ts).
-      const page = wait.page === null ? null : (this.members[wait.page]?.listing ?? null);
-      const wakes = [page?.nextPage(), wait.pollEnds ? this.polling : null].filter(
-        (e): e is Promise<void> => e !== null && e !== undefined,
-      );
+      // Slept here rather than in an async method (see wakes in ./loop-core.ts).
+      const wakes = this.wakes(wait, wait.page === null ? null : (this.members[wait.page]?.listing ?? null));
       const woke =
         wakes.length > 0
           ? await waitUntilOr(ctx, wait.until, Promise.race(wakes))
           : (await waitUntil(ctx, wait.until), 'deadline');
-      if (!wait.poll || woke === 'event' || this.polling || deps.clock.now() < wait.poll.at) continue;
+      if (!this.pollsNow(wait, woke)) continue;
       const started = this.poll();
-      if (wait.poll.await) await started;
+      if (wait.poll?.await) await started;
     }
   }
 
