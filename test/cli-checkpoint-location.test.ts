@@ -5,7 +5,6 @@
  * resumes. Judged from the files on disk and the sandbox's own moves.
  */
 import { spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,14 +12,14 @@ import { describe, expect, it } from 'vitest';
 import {
   invariantViolations,
   movesOf,
+  moveTotal,
   runCli,
   seededSandboxProcess,
   storagesOf,
   writePlan,
 } from './support/cli-harness.js';
 import type { writeSeed } from './support/cli-harness.js';
-import { movesInFlight } from './support/in-flight.js';
-import { until } from './support/until.js';
+import { interruptAtMovesInFlight } from './support/in-flight.js';
 
 /** A sandbox, a plan in `<dir>/ops plans/`, and two other directories to run commands from. */
 async function setup(name: string, sandboxArgs: string[], counts: Parameters<typeof writeSeed>[1]) {
@@ -32,11 +31,6 @@ async function setup(name: string, sandboxArgs: string[], counts: Parameters<typ
   const plan = writePlan(plans, { concurrency: 4 });
   return { dir, sandbox, plans, elsewhere, third, plan, env };
 }
-
-const moveCount = async (url: string) =>
-  (await Promise.all((['project', 'snippet', 'group'] as const).map((k) => movesOf(url, k)))).flat().length;
-
-const inFlight = movesInFlight;
 
 describe('the checkpoint beside the plan', { timeout: 90_000 }, () => {
   it('is found the same by every command from any directory', async () => {
@@ -57,7 +51,7 @@ describe('the checkpoint beside the plan', { timeout: 90_000 }, () => {
     expect(run.code, run.stderr).toBe(0);
     const checkpoint = join(plans, 'state', 'it.db');
     expect(existsSync(checkpoint)).toBe(true);
-    const moves = await moveCount(sandbox.url);
+    const moves = await moveTotal(sandbox.url);
 
     // Each from a directory of its own, the readers at once (the revert's preview holds the lock
     // while it reads, which `control` may write beside); `unlock` after them, or it would take it.
@@ -79,7 +73,7 @@ describe('the checkpoint beside the plan', { timeout: 90_000 }, () => {
     // Run again from yet another directory: the same finished run, nothing moved twice.
     const again = await runCli(['run', plan], { cwd: dir, env });
     expect(again.code, again.stderr).toBe(0);
-    expect(await moveCount(sandbox.url)).toBe(moves);
+    expect(await moveTotal(sandbox.url)).toBe(moves);
     for (const d of [dir, elsewhere, third]) expect(existsSync(join(d, 'state')), d).toBe(false);
   });
 
@@ -115,29 +109,21 @@ describe('a checkpoint an older shardmove left under the directory it ran in', {
     );
     // What shardmove wrote by default before: state/<name>.db under the current directory.
     const old = join(elsewhere, 'state', 'it.db');
-    let child: ChildProcess | undefined;
-    const first = runCli(['run', plan, '--state', join('state', 'it.db')], {
-      cwd: elsewhere,
-      env,
-      onStart: (c) => (child = c),
-    });
-    expect(
-      await until(
-        () => Promise.resolve(inFlight(old)),
-        (n) => n === 4,
-        30_000,
-      ),
-    ).toBe(4);
-    child!.kill('SIGINT');
-    expect((await first).code).toBe(130);
-    const moves = await moveCount(sandbox.url);
+    const first = await interruptAtMovesInFlight(
+      ['run', plan, '--state', join('state', 'it.db')],
+      { cwd: elsewhere, env },
+      old,
+      4,
+    );
+    expect(first.code).toBe(130);
+    const moves = await moveTotal(sandbox.url);
 
     const refused = await runCli(['run', plan], { cwd: elsewhere, env });
     expect(refused.code, refused.stderr).toBe(4);
     expect(refused.stderr).toContain(`belongs beside the plan file, at\n  ${join(plans, 'state', 'it.db')}\n`);
     expect(refused.stderr).toContain(`under the current directory:\n  ${old}\n`);
     expect(existsSync(join(plans, 'state'))).toBe(false);
-    expect(await moveCount(sandbox.url)).toBe(moves);
+    expect(await moveTotal(sandbox.url)).toBe(moves);
     const status = await runCli(['status', plan], { cwd: elsewhere });
     expect(status.code).toBe(4);
 

@@ -3,7 +3,6 @@
  * written ... run the same command again", the fixed plan runs; once the run wrote, a changed plan
  * is refused naming each changed field. Judged from the sandbox's moves and the checkpoint.
  */
-import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,21 +10,18 @@ import { openCheckpoint } from '../src/store/checkpoint.js';
 import {
   invariantViolations,
   movesOf,
+  moveTotal,
   runCli,
   seededSandboxProcess,
   storagesOf,
   writePlan,
 } from './support/cli-harness.js';
-import { movesInFlight } from './support/in-flight.js';
-import { until } from './support/until.js';
+import { interruptAtMovesInFlight } from './support/in-flight.js';
 
 async function setup(name: string, args: string[]) {
   const run = await seededSandboxProcess(name, { projects: 12, snippets: 2, groups: 2 }, args);
   return { ...run, plan: writePlan(run.dir, { concurrency: 4 }) };
 }
-
-const moveCount = async (url: string) =>
-  (await Promise.all((['project', 'snippet', 'group'] as const).map((k) => movesOf(url, k)))).flat().length;
 
 async function expectAllMovedOnce(url: string) {
   for (const kind of ['projects', 'snippets', 'groups'] as const)
@@ -45,7 +41,7 @@ describe('a changed plan', { timeout: 90_000 }, () => {
     const refused = await runCli(['run', plan], { cwd: dir, env });
     expect(refused.code, refused.stderr).toBe(1);
     expect(refused.stdout + refused.stderr).toContain('Nothing was written');
-    expect(await moveCount(sandbox.url)).toBe(0);
+    expect(await moveTotal(sandbox.url)).toBe(0);
 
     writeFileSync(plan, `${base}capacity:\n  storages:\n    cluster: {free: 1TiB}\n`);
     const fixed = await runCli(['run', plan], { cwd: dir, env });
@@ -59,18 +55,9 @@ describe('a changed plan', { timeout: 90_000 }, () => {
   it('once the run wrote, is refused naming every changed field; --accept-plan-change goes on', async () => {
     const { dir, sandbox, plan, env } = await setup('change-fixed', ['--move-duration', '1500', '--workers', '4']);
     const checkpoint = join(dir, 'state', 'it.db');
-    let child: ChildProcess | undefined;
-    const first = runCli(['run', plan], { cwd: dir, env, onStart: (c) => (child = c) });
-    expect(
-      await until(
-        () => Promise.resolve(movesInFlight(checkpoint)),
-        (n) => n === 4,
-        30_000,
-      ),
-    ).toBe(4);
-    child!.kill('SIGINT');
-    expect((await first).code).toBe(130);
-    const moves = await moveCount(sandbox.url);
+    const first = await interruptAtMovesInFlight(['run', plan], { cwd: dir, env }, checkpoint, 4);
+    expect(first.code).toBe(130);
+    const moves = await moveTotal(sandbox.url);
 
     writeFileSync(
       plan,
@@ -87,7 +74,7 @@ describe('a changed plan', { timeout: 90_000 }, () => {
         '  retry.max_attempts: 2 -> 5\n' +
         'Run again with --accept-plan-change',
     );
-    expect(await moveCount(sandbox.url)).toBe(moves);
+    expect(await moveTotal(sandbox.url)).toBe(moves);
 
     const accepted = await runCli(['run', plan, '--accept-plan-change'], { cwd: dir, env });
     expect(accepted.code, accepted.stderr).toBe(0);

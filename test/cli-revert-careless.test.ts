@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { CliResult } from './support/cli-harness.js';
-import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, storagesOf, writePlan } from './support/cli-harness.js';
+import { ADMIN_TOKEN, moveTotal, runCli, sandboxEnv, storagesOf, writePlan } from './support/cli-harness.js';
 import type { SeenRequest } from './support/hold-proxy.js';
 import { startProxiedSandbox } from './support/hold-proxy.js';
 
@@ -24,12 +24,6 @@ async function weightsOf(url: string): Promise<Record<string, number>> {
 const positive = (w: Record<string, number>) => Object.fromEntries(Object.entries(w).filter(([, v]) => v > 0));
 
 /** Every move the sandbox recorded, of every kind. */
-async function allMoves(url: string): Promise<number> {
-  let n = 0;
-  for (const k of ['project', 'snippet', 'group'] as const) n += (await movesOf(url, k)).length;
-  return n;
-}
-
 function inFlight(file: string): number {
   if (!existsSync(file)) return 0;
   try {
@@ -99,7 +93,7 @@ describe('shardmove revert, used carelessly (separate processes, real HTTP)', ()
       expect(existsSync(revertDb)).toBe(false);
       const forward = await cli(['run', plan, '--state', forwardDb]);
       expect(forward.code, forward.stderr).toBe(0);
-      const afterForward = await allMoves(sandbox.url);
+      const afterForward = await moveTotal(sandbox.url);
       const weightsForward = await weightsOf(sandbox.url);
 
       // No terminal and no --yes: the preview is shown, nothing is written (2).
@@ -107,7 +101,7 @@ describe('shardmove revert, used carelessly (separate processes, real HTTP)', ()
       expect(unasked.code, unasked.stderr).toBe(2);
       expect(unasked.stdout).toMatch(/move \d+ projects back from cluster to nfs-1/);
       expect(unasked.stderr).toContain('pass --yes');
-      expect(await allMoves(sandbox.url)).toBe(afterForward);
+      expect(await moveTotal(sandbox.url)).toBe(afterForward);
       expect(await weightsOf(sandbox.url)).toEqual(weightsForward);
       expect(existsSync(revertDb)).toBe(false);
 
@@ -146,7 +140,7 @@ describe('shardmove revert, used carelessly (separate processes, real HTTP)', ()
       expect(reverted.stdout).toContain('resuming the revert');
       expect(await storagesOf(sandbox.url, 'projects')).toEqual(before);
       expect(positive(await weightsOf(sandbox.url))).toEqual(positive(weightsBefore));
-      const afterRevert = await allMoves(sandbox.url);
+      const afterRevert = await moveTotal(sandbox.url);
 
       // A revert of the revert, and `run` on the revert's checkpoint: refused (4), nothing moved.
       const revertOfRevert = await cli(['revert', plan, '--state', join('run state', 'fwd one.revert.db'), '--yes']);
@@ -164,7 +158,7 @@ describe('shardmove revert, used carelessly (separate processes, real HTTP)', ()
       // Twice: the revert is done, nothing is asked, nothing moves.
       const twice = await cli(['revert', plan, '--state', forwardDb]);
       expect(twice.code, twice.stderr).toBe(0);
-      expect(await allMoves(sandbox.url)).toBe(afterRevert);
+      expect(await moveTotal(sandbox.url)).toBe(afterRevert);
       expect(await storagesOf(sandbox.url, 'projects')).toEqual(before);
     },
   );

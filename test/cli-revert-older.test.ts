@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { migrate } from '../src/store/schema.js';
 import {
-  movesOf,
+  moveTotal,
   runCli,
   sandboxEnv,
   startSandboxProcess,
@@ -25,12 +25,6 @@ async function everything(url: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const kind of KINDS) for (const [id, s] of await storagesOf(url, kind)) out.set(`${kind}:${id}`, s);
   return out;
-}
-
-async function allMoves(url: string): Promise<number> {
-  let n = 0;
-  for (const k of ['project', 'snippet', 'group'] as const) n += (await movesOf(url, k)).length;
-  return n;
 }
 
 /**
@@ -79,7 +73,7 @@ describe('shardmove revert on an older checkpoint, after dry runs', { timeout: 1
     mkdirSync(join(dir, 'old'));
     asSchema14(join(dir, 'new', 'fwd.db'), join(dir, 'old', 'fwd.db'));
     rmSync(join(dir, 'new'), { recursive: true });
-    const afterForward = await allMoves(sandbox.url);
+    const afterForward = await moveTotal(sandbox.url);
 
     // A dry run of the same plan beside it (its own checkpoint), then a dry run of the revert: nothing moves.
     const dry = await runCli(['run', plan, '--dry-run', '--state', join('old', 'rehearsal.db')], { cwd: dir, env });
@@ -87,7 +81,7 @@ describe('shardmove revert on an older checkpoint, after dry runs', { timeout: 1
     const preview = await runCli(['revert', plan, '--state', join('old', 'fwd.db'), '--dry-run'], { cwd: dir, env });
     expect(preview.code, `${preview.stdout}${preview.stderr}`).toBe(0);
     expect(preview.stdout).toMatch(/move \d+ projects back from cluster to nfs-1/);
-    expect(await allMoves(sandbox.url)).toBe(afterForward);
+    expect(await moveTotal(sandbox.url)).toBe(afterForward);
 
     // A changed plan: refused, and the checkpoint cannot say which field changed.
     const text = readFileSync(plan, 'utf8');
@@ -101,9 +95,9 @@ describe('shardmove revert on an older checkpoint, after dry runs', { timeout: 1
     expect(revert.code, `${revert.stdout}${revert.stderr}`).toBe(0);
     expect(await everything(sandbox.url)).toEqual(before);
     // Twice: nothing asked, nothing moved.
-    const moves = await allMoves(sandbox.url);
+    const moves = await moveTotal(sandbox.url);
     const twice = await runCli(['revert', plan, '--state', join('old', 'fwd.db')], { cwd: dir, env });
     expect(twice.code, `${twice.stdout}${twice.stderr}`).toBe(0);
-    expect(await allMoves(sandbox.url)).toBe(moves);
+    expect(await moveTotal(sandbox.url)).toBe(moves);
   });
 });

@@ -7,7 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { laterWeightChange } from '../src/actors/weight-changes.js';
-import { ADMIN_TOKEN, movesOf, runCli, seededSandboxProcess, storagesOf, writePlan } from './support/cli-harness.js';
+import { ADMIN_TOKEN, moveTotal, runCli, seededSandboxProcess, storagesOf, writePlan } from './support/cli-harness.js';
 
 /** Revert checkpoints anywhere under `dir` (wherever the default checkpoint lives): a refused revert writes none. */
 function revertFilesUnder(dir: string): string[] {
@@ -29,12 +29,6 @@ async function setWeights(url: string, weights: Record<string, number>): Promise
   expect(res.status).toBe(200);
 }
 
-async function allMoves(url: string): Promise<number> {
-  let n = 0;
-  for (const k of ['project', 'snippet', 'group'] as const) n += (await movesOf(url, k)).length;
-  return n;
-}
-
 const positive = (w: Record<string, number>) => Object.fromEntries(Object.entries(w).filter(([, v]) => v > 0));
 
 async function forwardThenLaterChange(name: string) {
@@ -51,7 +45,7 @@ async function forwardThenLaterChange(name: string) {
   expect(positive(await weightsOf(sandbox.url))).toEqual({ cluster: 100 });
   // Another run, later: new projects go to nfs-2 now.
   await setWeights(sandbox.url, { default: 0, 'nfs-1': 0, 'nfs-2': 100, cluster: 0 });
-  return { dir, sandbox, plan, env, before, later: await weightsOf(sandbox.url), moves: await allMoves(sandbox.url) };
+  return { dir, sandbox, plan, env, before, later: await weightsOf(sandbox.url), moves: await moveTotal(sandbox.url) };
 }
 
 describe('laterWeightChange', () => {
@@ -86,7 +80,7 @@ describe('the weights of before, over a later change (separate processes, real H
     const refused = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
     expect(refused.code, refused.stderr).toBe(4);
     expect(await weightsOf(sandbox.url)).toEqual(later);
-    expect(await allMoves(sandbox.url)).toBe(moves);
+    expect(await moveTotal(sandbox.url)).toBe(moves);
     expect(revertFilesUnder(dir)).toEqual([]);
 
     const overwritten = await runCli(['revert', plan, '--yes', '--overwrite-weights'], { cwd: dir, env });

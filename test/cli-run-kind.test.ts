@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { fromDb, movesOf, runCli, seededSandboxProcess, storagesOf, writePlan } from './support/cli-harness.js';
+import { allMovesOf, fromDb, runCli, seededSandboxProcess, storagesOf, writePlan } from './support/cli-harness.js';
 import { until } from './support/until.js';
 
 function setup(name: string, sandboxArgs: string[]) {
@@ -33,10 +33,6 @@ function inFlight(file: string): number {
   }
 }
 
-async function allMoves(url: string) {
-  return [...(await movesOf(url, 'project')), ...(await movesOf(url, 'snippet')), ...(await movesOf(url, 'group'))];
-}
-
 describe('one kind of run per checkpoint', () => {
   it("a real run on a finished dry run's --state refuses with exit 4, moves nothing and claims no success", async () => {
     const { sandbox, dir, env } = await setup('kind-dry-real', ['--move-duration', '20']);
@@ -51,7 +47,7 @@ describe('one kind of run per checkpoint', () => {
     expect(real.code, real.stdout + real.stderr).toBe(4);
     expect(real.stderr).toContain('holds a dry run');
     expect(real.stdout).not.toContain('DRY RUN');
-    expect(await allMoves(sandbox.url)).toEqual([]);
+    expect(await allMovesOf(sandbox.url)).toEqual([]);
     expect(checkpointRows(state)).toEqual(before);
 
     // The way out the message names: the real run's own checkpoint moves everything.
@@ -83,13 +79,13 @@ describe('one kind of run per checkpoint', () => {
       expect((await real).code).toBe(130);
       const before = checkpointRows(state);
       expect(before.mode).toBe('run');
-      const movesBefore = await allMoves(sandbox.url);
+      const movesBefore = await allMovesOf(sandbox.url);
 
       const dry = await runCli(['run', plan, '--dry-run', '--state', state], { cwd: dir, env });
       expect(dry.code, dry.stdout + dry.stderr).toBe(4);
       expect(dry.stderr).toContain('holds a real run');
       expect(checkpointRows(state)).toEqual(before);
-      expect((await allMoves(sandbox.url)).length).toBe(movesBefore.length);
+      expect((await allMovesOf(sandbox.url)).length).toBe(movesBefore.length);
 
       const resumed = await runCli(['run', plan, '--state', state], { cwd: dir, env });
       expect(resumed.code, resumed.stderr).toBe(0);

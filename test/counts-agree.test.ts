@@ -13,7 +13,7 @@ import { renderProgressLine } from '../src/report/progress.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { fromDb, movesOf, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
+import { allMovesOf, fromDb, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
 import { until } from './support/until.js';
 
 interface StatusJson {
@@ -45,10 +45,6 @@ function onStorage(sb: RunningSandbox, storage: string): number {
 }
 
 /** Every move the sandbox recorded, of every kind. */
-async function allMoves(url: string) {
-  return [...(await movesOf(url, 'project')), ...(await movesOf(url, 'snippet')), ...(await movesOf(url, 'group'))];
-}
-
 /** One sample of the metrics file, or null when the series is absent. */
 function sample(text: string, series: string): number | null {
   const m = new RegExp(`^${series.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text);
@@ -161,7 +157,7 @@ describe('placed, moved and staying agree across every output', { timeout: 180_0
         } catch {
           // not created yet
         }
-        return bounds === 1 ? (await allMoves(sb.url)).length : -1;
+        return bounds === 1 ? (await allMovesOf(sb.url)).length : -1;
       },
       (n) => n === placed,
       60_000,
@@ -220,7 +216,7 @@ describe('placed, moved and staying agree across every output', { timeout: 180_0
 
     // The sandbox's records: what left the source, what stays.
     expect(onStorage(sb, 'nfs-1')).toBe(staying);
-    const moves = await allMoves(sb.url);
+    const moves = await allMovesOf(sb.url);
     expect(moves.filter((m) => m.state === 'finished')).toHaveLength(placed);
 
     const headline = `moved ${placed} of ${total} as planned: move.until reached on nfs-1`;
@@ -278,7 +274,7 @@ describe('placed, moved and staying agree across every output', { timeout: 180_0
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout.split('\n')[0]).toBe('DONE: every repository moved and verified');
     expect(onStorage(sb, 'nfs-1')).toBe(0);
-    expect((await allMoves(sb.url)).filter((m) => m.state === 'finished')).toHaveLength(total);
+    expect((await allMovesOf(sb.url)).filter((m) => m.state === 'finished')).toHaveLength(total);
     const status = JSON.parse((await cli('status', plan, '--state', state, '--json')).stdout) as StatusJson;
     expect(status).toMatchObject({ total, remaining: 0, staying: 0 });
     expect(sum(status.placement, (p) => p.items)).toBe(total);

@@ -229,6 +229,16 @@ export async function movesOf(url: string, kind: 'project' | 'snippet' | 'group'
   }
 }
 
+/** Every move the sandbox recorded, of every kind. */
+export async function allMovesOf(url: string): Promise<SandboxMove[]> {
+  return [...(await movesOf(url, 'project')), ...(await movesOf(url, 'snippet')), ...(await movesOf(url, 'group'))];
+}
+
+/** How many moves the sandbox recorded, of every kind. */
+export async function moveTotal(url: string): Promise<number> {
+  return (await allMovesOf(url)).length;
+}
+
 /**
  * The scheduling invariants, from the sandbox's own records: no move for an item already on the
  * destination, and per item every move but the last one failed (never two moves alive at once).
