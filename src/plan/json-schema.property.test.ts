@@ -433,6 +433,8 @@ const good = {
 };
 
 const validate = compilePlanSchema(renderPlanJsonSchema());
+/** AGREE_SEED=n replays the run a failure printed (fast-check's seed). */
+const seed = process.env.AGREE_SEED ? { seed: Number(process.env.AGREE_SEED) } : {};
 
 function loaderProblems(text: string): PlanProblem[] {
   try {
@@ -461,11 +463,17 @@ function agree(plan: unknown): void {
 
 describe('property: the JSON Schema and the loader agree', () => {
   it('on plans generated from the field table', () => {
-    fc.assert(fc.property(anyPlan, agree), { numRuns: Number(process.env.AGREE_RUNS ?? 400) });
+    fc.assert(fc.property(anyPlan, agree), { numRuns: Number(process.env.AGREE_RUNS ?? 400), ...seed });
   });
 
   it('on valid plans from the field table with up to two fields changed to anything', () => {
-    fc.assert(fc.property(mutatedPlan, agree), { numRuns: Number(process.env.AGREE_RUNS ?? 600) });
+    fc.assert(fc.property(mutatedPlan, agree), { numRuns: Number(process.env.AGREE_RUNS ?? 600), ...seed });
+  });
+
+  it('an optional section with a required field is refused by both when null', () => {
+    const plan = { ...good, prometheus: null };
+    expect(validate(plan)).toBe(false);
+    expect(loaderProblems(stringify(plan)).map((p) => p.path)).toEqual(['prometheus.url']);
   });
 
   it('the good base plan passes both', () => {

@@ -74,7 +74,13 @@ function describe(f: Field): string {
 
 function fieldSchema(f: Field): JsonSchema {
   if (f.type === 'section')
-    return sectionSchema(f.fields, { description: describe(f), nullable: !f.required, extra: f.schema });
+    // An optional section may be null ("take the defaults") only when it has no required field of
+    // its own: the loader reads `prometheus: null` as a section without its required url.
+    return sectionSchema(f.fields, {
+      description: describe(f),
+      nullable: !f.required && !Object.values(f.fields).some((c) => c.type !== 'group' && c.required),
+      extra: f.schema,
+    });
   if (f.type === 'group') throw new Error('a group is not a single key');
   const value = valueSchema(f);
   const out: JsonSchema = { description: describe(f), ...(f.required ? value : nullable(value)) };
