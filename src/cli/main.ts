@@ -386,8 +386,32 @@ export async function main(argv: string[]): Promise<void> {
     exitCode = exitCodeFor(err, ctx);
   }
   process.exitCode = exitCode;
+  // What was printed reaches its reader first: to a pipe, Node writes asynchronously, and an exit
+  // with writes still queued would cut `status --json | jq` at the pipe's 64 KiB, exit 0.
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   // Pools, timers and servers are closed by the commands; exit explicitly so a stray handle cannot hang CI.
   process.exit(exitCode);
+}
+
+/**
+ * Resolves once everything written to `stream` so far has been handed to the operating system, or
+ * at once when the stream can no longer take it (a reader that left: EPIPE; a hung-up terminal).
+ * A write's callback runs after every earlier write's, so an empty write marks the end of the queue.
+ * A reader that never reads holds the command, as it would hold any program writing to it; a second
+ * Ctrl-C still exits at once.
+ */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  if (stream.destroyed || stream.writableEnded || stream.writableLength === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      stream.off('error', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.once('error', done);
+    stream.once('close', done);
+    stream.write('', done);
+  });
 }
 
 /**
