@@ -42,6 +42,28 @@ move:
   mode: bulk
 `;
 
+const FULL = `version: 1
+name: full
+instance:
+  url: \${GITLAB_URL}
+  token: \${GITLAB_TOKEN}
+move:
+  from: [nfs-1]
+  to: [g2, g3]
+retry:
+  pause_after: { failures: 20, within: 15m }
+geo: { resync: true }
+prometheus:
+  url: http://127.0.0.1:9090
+throttle:
+  rules:
+    - { name: gitaly-cpu, query: 'avg(rate(node_cpu_seconds_total[5m]))', above: 0.8, action: pause, for: 2m }
+capacity:
+  storages: { g2: { free: 4TiB }, g3: { free: 'node_filesystem_avail_bytes{mountpoint="/srv"}' } }
+notify:
+  - { webhook: { url: 'https://hooks.example.com/services/T000/B000' }, on: [run.finished] }
+`;
+
 describe('shardmove validate', () => {
   const env = { GITLAB_URL: 'http://127.0.0.1:9', GITLAB_TOKEN: TOKEN };
 
@@ -93,6 +115,67 @@ describe('shardmove validate', () => {
       const r = await cli([flag]);
       expect([r.code, r.stdout.trim(), r.stderr]).toEqual([0, version, '']);
     }
+  });
+
+  it('the summary names every section the plan sets, a webhook by its origin only', async () => {
+    writeFileSync(join(dir, 'full.yaml'), FULL);
+    const r = await cli(['validate', 'full.yaml'], env);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toContain('breaker: 20 failed moves within 15m pause the run');
+    expect(r.stdout).toContain(
+      'rule gitaly-cpu: pause while avg(rate(node_cpu_seconds_total[5m])) is above 0.8 for 2m',
+    );
+    expect(r.stdout).toContain('prometheus: http://127.0.0.1:9090 (on error: pause)');
+    expect(r.stdout).toContain(
+      'capacity: g2 4.0 TiB free; g3 free from PromQL node_filesystem_avail_bytes{mountpoint="/srv"}',
+    );
+    expect(r.stdout).toContain('notify[0]: json webhook to https://hooks.example.com on run.finished');
+    expect(r.stdout).toContain('verify: on; geo resync: on');
+    expect(r.stdout).not.toContain('/T000/B000');
+  });
+
+  it('--json: one document with the summary, exit 0; an invalid plan: its diagnostics with line and column, exit 2', async () => {
+    writeFileSync(join(dir, 'full.yaml'), FULL);
+    const ok = await cli(['validate', '--json', 'full.yaml'], env);
+    expect([ok.code, ok.stderr]).toEqual([0, '']);
+    const doc = JSON.parse(ok.stdout) as Record<string, unknown> & { summary: Record<string, unknown> };
+    expect(doc).toMatchObject({ valid: true, plan: 'full', errorCount: 0, file: join(dir, 'full.yaml') });
+    expect(doc.summary).toMatchObject({
+      move: { from: ['nfs-1'], to: ['g2', 'g3'] },
+      throttle: { rules: [{ name: 'gitaly-cpu', above: 0.8, action: 'pause', forMs: 120_000 }] },
+      capacity: {
+        storages: { g2: { freeBytes: 4 * 2 ** 40 }, g3: { query: 'node_filesystem_avail_bytes{mountpoint="/srv"}' } },
+      },
+      notify: [{ kind: 'webhook', to: 'https://hooks.example.com', on: ['run.finished'] }],
+      geo: { resync: true },
+    });
+    expect(ok.stdout).not.toContain(TOKEN);
+    expect(ok.stdout).not.toContain('/T000/B000');
+
+    const bad = await cli(['validate', '--json', 'full.yaml'], { GITLAB_TOKEN: TOKEN });
+    expect([bad.code, bad.stderr]).toEqual([2, '']);
+    expect(JSON.parse(bad.stdout)).toEqual({
+      valid: false,
+      file: join(dir, 'full.yaml'),
+      plan: null,
+      errorCount: 1,
+      warningCount: 0,
+      diagnostics: [
+        {
+          severity: 'error',
+          file: 'full.yaml',
+          line: 4,
+          column: 8,
+          path: 'instance.url',
+          message: 'environment variable GITLAB_URL is not set',
+          rule: null,
+        },
+      ],
+    });
+
+    const missing = await cli(['validate', '--json', 'nope.yaml'], env);
+    expect(missing.code).toBe(2);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ valid: false, diagnostics: [{ line: 1, column: 1 }] });
   });
 
   it('a missing plan file: exit 2', async () => {

@@ -106,9 +106,10 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .command('validate')
     .description('Check a plan file and report every problem with file:line:col.')
     .argument('<plan>', 'plan YAML file')
-    .action(async (plan: string) => {
+    .option('--json', 'one JSON document: valid, diagnostics with file, line and column, and the summary', false)
+    .action(async (plan: string, opts: { json: boolean }) => {
       const { runValidateCommand } = await import('./validate.js');
-      setExit(await runValidateCommand({ plan }, ctx));
+      setExit(await runValidateCommand({ plan, json: opts.json }, ctx));
     });
 
   program
