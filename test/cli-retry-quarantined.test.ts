@@ -12,6 +12,7 @@ import {
   invariantViolations,
   movesOf,
   runCli,
+  runPrinted,
   sandboxEnv,
   startSandboxProcess,
   storagesOf,
@@ -55,7 +56,10 @@ describe('shardmove run --retry-quarantined (separate processes, real HTTP)', { 
     expect(dry.code).toBe(2);
     expect(dry.stderr).toContain('--retry-quarantined changes the checkpoint; a --dry-run never does');
 
-    const retried = await runCli(['run', plan, '--retry-quarantined'], { cwd: dir, env: env() });
+    // The command the report printed for this ("once fixed: ..."), run as printed through a shell.
+    const printed = /^ {2}once fixed: (shardmove .+)$/m.exec(again.stdout)?.[1];
+    expect(printed).toBe(`shardmove run ${plan} --retry-quarantined`);
+    const retried = await runPrinted(printed!, { cwd: dir, env: env() });
     expect(retried.code, retried.stderr).toBe(0);
     expect(retried.stderr).toContain('note: 2 quarantined item(s) get another try');
     expect(retried.stdout).toContain('DONE: every repository moved and verified');

@@ -314,7 +314,7 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
           ),
       });
       expect(interrupted.code, interrupted.stderr).toBe(130);
-      expect(interrupted.stderr).toContain('interrupted; run again to continue');
+      expect(interrupted.stderr).toMatch(/interrupted; to continue: shardmove run \S+plan\.yaml\n/);
       expect(
         eventsOf(checkpoint)
           .filter((e) => e.seq > seq)

@@ -23,6 +23,9 @@ export function processOf(ctx: CommandContext): Pick<CommandContext, 'env' | 'cw
   return { env: ctx.env, cwd: ctx.cwd, signal: ctx.signal, stdout: ctx.stdout, stderr: ctx.stderr };
 }
 
+/** The defaults of `run`'s and `revert`'s flags that take a value (a command printed to continue leaves them out). */
+export const FLAG_DEFAULTS = { lease: '60s', eventsInterval: '30s' } as const;
+
 /** Documented exit codes (README: Exit codes). */
 export const EXIT = {
   ok: 0,

@@ -16,7 +16,7 @@ import type { RunOutcome } from '../runtime/types.js';
 import { LeaseLostError } from '../store/errors.js';
 import { systemClock } from '../time/clock.js';
 import type { CommandContext } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, FLAG_DEFAULTS } from './context.js';
 import { ArgsError } from './errors.js';
 import { exitCodeOf } from './exit-codes.js';
 
@@ -133,7 +133,7 @@ export async function withRunEvents<T>(
   finish: (outcome: T, human: CommandContext) => number,
   outcomeOf: (outcome: T) => RunOutcome | null,
 ): Promise<number> {
-  const progressMs = parseEventsInterval(flags.eventsInterval ?? '30s');
+  const progressMs = parseEventsInterval(flags.eventsInterval ?? FLAG_DEFAULTS.eventsInterval);
   if (!flags.events) return finish(await start(undefined, ctx), ctx);
   const human = flags.events === '-' ? { ...ctx, stdout: ctx.stderr } : ctx;
   const target = openEvents(flags.events, progressMs, ctx);

@@ -6,7 +6,7 @@ import { closeSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { CommandContext } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, FLAG_DEFAULTS } from './context.js';
 import { SHARDMOVE_VERSION } from '../api/version.js';
 import { redact } from '../plan/secrets.js';
 import { codeOf } from '../shared/errors.js';
@@ -133,11 +133,11 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       '--events <file>',
       "write the run's events as JSON lines (docs/events.md) to this file (appended), or - for standard output",
     )
-    .option('--events-interval <duration>', 'how often --events gets a progress event', '30s')
+    .option('--events-interval <duration>', 'how often --events gets a progress event', FLAG_DEFAULTS.eventsInterval)
     .option(
       '--lease <duration>',
       'run lock lease: another runner may take the lock over once the heartbeat is older than this (10s to 24h)',
-      '60s',
+      FLAG_DEFAULTS.lease,
     )
     .option(
       '--metrics-file <path>',
@@ -322,8 +322,8 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       '--events <file>',
       "write the revert's events as JSON lines (docs/events.md) to this file (appended), or - for standard output",
     )
-    .option('--events-interval <duration>', 'how often --events gets a progress event', '30s')
-    .option('--lease <duration>', 'lock lease (10s to 24h), as for run', '60s')
+    .option('--events-interval <duration>', 'how often --events gets a progress event', FLAG_DEFAULTS.eventsInterval)
+    .option('--lease <duration>', 'lock lease (10s to 24h), as for run', FLAG_DEFAULTS.lease)
     .option('--metrics-file <path>', 'keep Prometheus metrics in this file (node_exporter textfile format), as for run')
     .action(async (plan: string, opts) => {
       const { runRevertCommand } = await import('./revert.js');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCommand } from './run.js';
+import { runCommand, statusCommand } from './run.js';
 
 describe('the command that continues a run, as a stopped run prints it', () => {
   it('names the plan, the checkpoint and the dry run, pasteable into a shell', () => {
@@ -7,5 +7,30 @@ describe('the command that continues a run, as a stopped run prints it', () => {
     expect(runCommand({ plan: 'my plans/it.yaml', state: "-it's.db", dryRun: true })).toBe(
       `shardmove run 'my plans/it.yaml' --state './-it'\\''s.db' --dry-run`,
     );
+  });
+
+  it('keeps every flag that makes it the same run: the list, the outputs, the schedule and the lease', () => {
+    expect(
+      runCommand({
+        plan: 'p.yaml',
+        dryRun: false,
+        only: 'reviewed list.csv',
+        itemsFormat: 'csv',
+        ignoreSchedule: true,
+        lease: '2m',
+        events: '-',
+        eventsInterval: '10s',
+        metricsFile: '/var/lib/node_exporter/shardmove.prom',
+      }),
+    ).toBe(
+      "shardmove run p.yaml --only 'reviewed list.csv' --items-format csv --ignore-schedule --lease 2m --events - --events-interval 10s --metrics-file /var/lib/node_exporter/shardmove.prom",
+    );
+    expect(runCommand({ plan: 'p.yaml', dryRun: true, items: '-l.jsonl', events: 'e v.jsonl' })).toBe(
+      "shardmove run p.yaml --dry-run --items ./-l.jsonl --events 'e v.jsonl'",
+    );
+  });
+
+  it('the status command names the same checkpoint', () => {
+    expect(statusCommand({ plan: 'a b.yaml', state: 's.db' })).toBe("shardmove status 'a b.yaml' --state s.db");
   });
 });

@@ -21,7 +21,7 @@ import { executeRun } from '../runtime/run.js';
 import type { Precheck } from '../runtime/precheck.js';
 import type { FinalState, RunEnd, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
-import { EXIT, processOf } from './context.js';
+import { EXIT, FLAG_DEFAULTS, processOf } from './context.js';
 import { shellWord } from './command-line.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
@@ -52,7 +52,7 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
       ctx,
       (events, human) => startRun(opts, leaseMs, events, human, notifier),
       (outcome, human) => {
-        let code = reportOutcome(outcome, human, runCommand(opts));
+        let code = reportOutcome(outcome, human, runCommand(opts), statusCommand(opts));
         if (opts.only !== undefined) afterOnlyRun(outcome, human);
         if (opts.items !== undefined && itemsFormat) code = afterDryRun(outcome, opts.items, itemsFormat, code, human);
         sayUndelivered(notifier.left, human);
@@ -66,12 +66,47 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
   }
 }
 
-/** The command that continues this run: the plan, its checkpoint and whether it is the dry run. */
-export function runCommand(f: Pick<RunFlags, 'plan' | 'state' | 'dryRun'>): string {
+/**
+ * The command that continues this run as it was started: the plan, its checkpoint, the dry run,
+ * the reviewed list it applies or writes, and the outputs it feeds (--events, --metrics-file), so
+ * that the run that continues is the same run and its watchers keep getting it. The one-off flags
+ * (--accept-plan-change, --retry-quarantined) are left out: the checkpoint has taken them.
+ */
+export function runCommand(
+  f: Pick<
+    RunFlags,
+    | 'plan'
+    | 'state'
+    | 'dryRun'
+    | 'items'
+    | 'only'
+    | 'itemsFormat'
+    | 'ignoreSchedule'
+    | 'lease'
+    | 'events'
+    | 'eventsInterval'
+    | 'metricsFile'
+  >,
+): string {
   const words = ['shardmove', 'run', shellWord(f.plan)];
   if (f.state) words.push('--state', shellWord(f.state));
   if (f.dryRun) words.push('--dry-run');
+  if (f.items !== undefined) words.push('--items', shellWord(f.items));
+  if (f.only !== undefined) words.push('--only', shellWord(f.only));
+  if (f.itemsFormat !== undefined) words.push('--items-format', shellWord(f.itemsFormat));
+  if (f.ignoreSchedule) words.push('--ignore-schedule');
+  if (f.lease !== undefined && f.lease !== FLAG_DEFAULTS.lease) words.push('--lease', shellWord(f.lease));
+  // `-` is standard output, not a file named "-": it stays as written.
+  if (f.events !== undefined) words.push('--events', f.events === '-' ? '-' : shellWord(f.events));
+  if (f.eventsInterval !== undefined && f.eventsInterval !== FLAG_DEFAULTS.eventsInterval)
+    words.push('--events-interval', shellWord(f.eventsInterval));
+  if (f.metricsFile !== undefined) words.push('--metrics-file', shellWord(f.metricsFile));
   return words.join(' ');
+}
+
+/** The status command for this run's checkpoint. */
+export function statusCommand(f: Pick<RunFlags, 'plan' | 'state'>): string {
+  return ['shardmove', 'status', shellWord(f.plan), ...(f.state ? ['--state', shellWord(f.state)] : [])].join(' ');
 }
 
 /**
@@ -172,17 +207,21 @@ export function exitCodeOfOutcome(outcome: RunOutcome): ExitCode {
 
 /**
  * Prints how the run ended (the final report, or how to continue) and returns its exit code;
- * `again` is the command that continues it, named when it stopped on request.
+ * `again` is the command that continues it and `status` the one that lists its items, named in
+ * every hint that tells the operator what to type.
  */
 export function reportOutcome(
   outcome: RunOutcome,
   out: Pick<CommandContext, 'stdout' | 'stderr'>,
   again?: string,
+  status?: string,
 ): ExitCode {
-  if (outcome.kind === 'interrupted') out.stderr.write('interrupted; run again to continue\n');
+  const named = { ...(again ? { again } : {}), ...(status ? { status } : {}) };
+  if (outcome.kind === 'interrupted')
+    out.stderr.write(again ? `interrupted; to continue: ${again}\n` : 'interrupted; run again to continue\n');
   else if (outcome.kind === 'stopped')
-    out.stdout.write(outcome.redact(renderStoppedReport({ ...outcome.report, ...(again ? { again } : {}) })));
-  else out.stdout.write(outcome.redact(renderFinalReport(outcome.report)));
+    out.stdout.write(outcome.redact(renderStoppedReport({ ...outcome.report, ...named })));
+  else out.stdout.write(outcome.redact(renderFinalReport({ ...outcome.report, ...named })));
   return exitCodeOfOutcome(outcome);
 }
 

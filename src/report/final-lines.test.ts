@@ -173,3 +173,43 @@ describe('the final summary says what happened, briefly', () => {
     expect(renderStatus(status).match(/copy left on nfs-1/g)).toHaveLength(40);
   });
 });
+
+describe('the commands a run report prints are the ones that continue it', () => {
+  const quarantined = [
+    { kind: 'projects' as const, id: 7, source: 'nfs-1', name: 'g/p7', reason: 'failed', attempts: 3 },
+  ];
+  it("a run's quarantine names run --retry-quarantined and keeps each remedy's own words; a revert's says revert", () => {
+    const run = renderFinalReport({
+      state: 'doneWithQuarantine',
+      context,
+      summary: { ...summary, quarantined },
+      elapsedMs: 0,
+      again: "shardmove run 'my plan.yaml' --only l.csv",
+      status: "shardmove status 'my plan.yaml'",
+    });
+    expect(run).toContain("\n  once fixed: shardmove run 'my plan.yaml' --only l.csv --retry-quarantined\n");
+    expect(run).not.toContain('run the revert again');
+    const revert = renderFinalReport({
+      state: 'doneWithQuarantine',
+      context,
+      summary: { ...summary, quarantined },
+      elapsedMs: 0,
+      again: 'shardmove revert p.yaml',
+      revertOf: '/srv/state/p.db',
+    });
+    expect(revert).toContain('\n  once fixed: shardmove revert p.yaml --retry-quarantined\n');
+  });
+
+  it('the list of left-behind copies is read with the status and report commands of this checkpoint', () => {
+    const text = renderFinalReport({
+      state: 'done',
+      context,
+      summary: { ...summary, orphans: copies },
+      elapsedMs: 0,
+      checkpointFile: '/srv/state/x.db',
+      status: "shardmove status 'my plan.yaml' --state /srv/state/x.db",
+    });
+    expect(text).toContain("    shardmove status 'my plan.yaml' --state /srv/state/x.db --json   (orphans)\n");
+    expect(text).toContain("    shardmove report 'my plan.yaml' --state /srv/state/x.db --html FILE\n");
+  });
+});

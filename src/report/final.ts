@@ -35,8 +35,10 @@ export interface FinalReportInput {
   checkpointTemporary?: boolean;
   /** A revert's report: the forward run's checkpoint it moved items back for (no revert of a revert is offered). */
   revertOf?: string;
-  /** The command that runs this again (a revert's: `shardmove revert PLAN ...`), named in the hints instead of "run". */
+  /** The command that runs this again (`shardmove run PLAN ...`, a revert's `shardmove revert PLAN ...`), named in the hints. */
   again?: string;
+  /** The command that lists this run's items (`shardmove status PLAN ...`). */
+  status?: string;
   /** Warnings the runtime raised while running (e.g. the token expiring before the estimated end). */
   extraWarnings?: string[];
   /** What the end of the run learnt of where items with copies left behind live (./copies.ts). */
@@ -121,7 +123,7 @@ export function renderFinalReport(input: FinalReportInput): string {
       for (const q of summary.quarantined) {
         const d = describeFailure(q.reason, c.instanceVersion);
         lines.push(`  ${q.kind} ${q.id} ${q.name} on ${q.source} after ${q.attempts} attempt(s): ${q.reason}`);
-        const remedy = input.again ? d.remedy.replace(/\brun again\b/g, 'run the revert again') : d.remedy;
+        const remedy = input.revertOf ? d.remedy.replace(/\brun again\b/g, 'run the revert again') : d.remedy;
         lines.push(`    ${d.class}: ${remedy} (${d.doc})`);
       }
       if (input.again) lines.push(`  once fixed: ${input.again} --retry-quarantined`);
@@ -198,6 +200,8 @@ export interface StoppedReportInput {
   notes: string[];
   /** The command that continues the run (`shardmove run PLAN ...`, a revert's `shardmove revert ...`). */
   again?: string;
+  /** The command that lists the run's items (`shardmove status PLAN ...`). */
+  status?: string;
 }
 
 /**
@@ -216,7 +220,8 @@ export function renderStoppedReport(input: StoppedReportInput): string {
   if (!input.dryRun) {
     const counts = countItems(input.summary);
     lines.push('', ...repositoryLines(counts));
-    if (counts.quarantined > 0) lines.push(`  the quarantined items are listed by: shardmove status PLAN`);
+    if (counts.quarantined > 0)
+      lines.push(`  the quarantined items are listed by: ${input.status ?? 'shardmove status with the same plan'}`);
   }
   if (input.notes.length > 0)
     lines.push('', `Warnings (${input.notes.length}):`, ...input.notes.map((n) => `  - ${n}`));
@@ -282,6 +287,12 @@ const shellWord = (s: string) => (/^[\w./=:-]+$/.test(s) ? s : `'${s.replace(/'/
 /** Where the whole list of left-behind copies is, for a summary that shows only a few. */
 function fullListOf(input: FinalReportInput): string[] {
   if (input.checkpointTemporary) return ['the checkpoint is temporary: keep one with --state FILE to list them all'];
+  if (input.status)
+    return [
+      'every one, with its paths on the storage, in:',
+      `  ${input.status} --json   (orphans)`,
+      `  ${input.status.replace(/^shardmove status /, 'shardmove report ')} --html FILE`,
+    ];
   const state = input.checkpointFile ? ` --state ${shellWord(input.checkpointFile)}` : '';
   return [
     'every one, with its paths on the storage, in:',

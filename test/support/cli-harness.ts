@@ -104,6 +104,29 @@ export function runCli(
   return new Promise((done) => child.on('exit', (code) => done({ code, stdout, stderr })));
 }
 
+/**
+ * Runs a command line shardmove printed for the operator (`shardmove run 'my plan.yaml' --state ...`)
+ * as printed, through bash, with `shardmove` standing for this checkout's bin: what the operator
+ * would get by pasting it.
+ */
+export function runPrinted(
+  line: string,
+  opts: { env?: Record<string, string>; cwd: string; onStart?: (c: ChildProcess) => void },
+): Promise<CliResult> {
+  if (!line.startsWith('shardmove ')) throw new Error(`not a shardmove command: ${line}`);
+  const child = spawn('bash', ['-c', `shardmove() { "$SHARDMOVE_NODE" "$SHARDMOVE_BIN" "$@"; }\n${line}`], {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env, SHARDMOVE_NODE: process.execPath, SHARDMOVE_BIN: BIN },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c) => (stdout += String(c)));
+  child.stderr?.on('data', (c) => (stderr += String(c)));
+  opts.onStart?.(child);
+  return new Promise((done) => child.on('exit', (code) => done({ code, stdout, stderr })));
+}
+
 export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `shardmove-${prefix}-`));
 }
