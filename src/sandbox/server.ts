@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller, RequestContext, SandboxState, Reply } from './http/context.js';
 import { SandboxHttpError } from './http/errors.js';
 import { authenticate } from './auth/authenticate.js';
+import { atLeast, parseRelease } from './auth/token-types.js';
 import type { Router } from './http/router.js';
 
 /** Request bodies above this size are refused with 413. */
@@ -65,8 +66,14 @@ async function dispatch(
     throw new SandboxHttpError(400, { error: 'malformed request URL' });
   }
   const match = router.match(method, url.pathname);
-  // An `ee/` route on the Community Edition is no route at all: Grape's catch-all, before authentication.
-  if (match.kind === 'not-found' || (match.kind === 'found' && match.route.ee && state.config.edition === 'ce')) {
+  // An `ee/` route on the Community Edition, or a route of a later release, is no route at all:
+  // Grape's catch-all, before authentication.
+  if (
+    match.kind === 'not-found' ||
+    (match.kind === 'found' &&
+      ((match.route.ee && state.config.edition === 'ce') ||
+        (match.route.since !== null && !atLeast(parseRelease(state.config.version), match.route.since))))
+  ) {
     await drain(req);
     throw new SandboxHttpError(404, { error: '404 Not Found' });
   }
