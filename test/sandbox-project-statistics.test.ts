@@ -53,3 +53,38 @@ describe('project statistics per release', () => {
     });
   }
 });
+
+describe('GET /projects/:id/statistics (fetch counts, lib/api/project_statistics.rb)', () => {
+  const ALICE = 'glpat-sandbox-alice-api-00000006';
+
+  it('answers the Reporter role and administrators; 403 to others who see the project, 404 to those who do not', async () => {
+    const seed = structuredClone(loadSeed());
+    seed.inventory = {
+      projects: [
+        { id: 1, storage: 'nfs-1', visibility: 'public', members: ['alice'] },
+        { id: 2, storage: 'nfs-1', visibility: 'public' },
+        { id: 3, storage: 'nfs-1', visibility: 'private' },
+        { id: 4, storage: 'nfs-1', visibility: 'public', hidden: true },
+      ],
+    };
+    const sb = await startSandbox({ seed });
+    running.push(sb);
+    const none = { fetches: { total: 0, days: [] } };
+    expect(await callSandbox(sb, 'GET', '/projects/1/statistics')).toMatchObject({ status: 200, body: none });
+    expect(await callSandbox(sb, 'GET', '/projects/group-1%2Fproject-1/statistics')).toMatchObject({ status: 200 });
+    expect(await callSandbox(sb, 'GET', '/projects/1/statistics', undefined, ALICE)).toMatchObject({
+      status: 200,
+      body: none,
+    });
+    expect(await callSandbox(sb, 'GET', '/projects/2/statistics', undefined, ALICE)).toMatchObject({
+      status: 403,
+      body: { message: '403 Forbidden' },
+    });
+    expect(await callSandbox(sb, 'GET', '/projects/3/statistics', undefined, ALICE)).toMatchObject({
+      status: 404,
+      body: { message: '404 Project Not Found' },
+    });
+    expect(await callSandbox(sb, 'GET', '/projects/4/statistics')).toMatchObject({ status: 404 });
+    expect(await callSandbox(sb, 'GET', '/projects/1/statistics', undefined, null)).toMatchObject({ status: 401 });
+  });
+});

@@ -49,7 +49,7 @@ import {
   ownSnippetsSql,
   readableSnippetsSql,
 } from './snippet-visibility.js';
-import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
+import { SandboxHttpError, forbidden, invalidParam, notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
 import { atLeast, parseRelease } from '../auth/token-types.js';
 import {
@@ -120,6 +120,7 @@ export function register(router: Router): void {
   router.get('/api/v4/projects', { level: 'public' }, (ctx) => list(ctx, PROJECTS));
   router.get('/api/v4/projects/:id', { level: 'public' }, (ctx) => show(ctx, 'project'));
   router.get('/api/v4/projects/:id/forks', { level: 'public' }, listForks);
+  router.get('/api/v4/projects/:id/statistics', { level: 'user' }, dailyStatistics);
   registerStorageRoute(router);
   router.get('/api/v4/snippets', { level: 'user' }, (ctx) => list(ctx, OWN_SNIPPETS));
   // Before /snippets/:id, whose Integer `id` would refuse `public` (Grape matches routes in order).
@@ -527,6 +528,27 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
   }
   if (kind === 'snippet') return { body: snippetEntity(row, opts, createAuthorLookup(ctx.state.db)(row.owner_id)) };
   return { body: { ...groupEntity(row, opts), projects: [], shared_projects: [] } };
+}
+
+const isMember = (db: Db, projectId: number, userId: number): boolean =>
+  db.prepare('SELECT 1 FROM project_members WHERE project_id = ? AND user_id = ?').get(projectId, userId) !== undefined;
+
+/**
+ * `GET /projects/:id/statistics` (lib/api/project_statistics.rb): the project's HTTP fetch counts
+ * of the last 30 days, `ProjectDailyStatistics`. `authenticate!`, then `user_project` (404 for a
+ * project the caller cannot see, hidden and pending-delete ones included) and `authorize!
+ * :daily_statistics`, which needs the Reporter role: administrators, the owner and members here;
+ * anyone else 403. The sandbox serves no clones, so there are no fetches.
+ */
+function dailyStatistics(ctx: RequestContext): Reply {
+  const admin = callerIsAdmin(ctx);
+  const row = findItem(ctx.state.db, 'project', ctx.params.id ?? '', { scope: 'default' });
+  if (!row || !canSee(ctx.caller, admin, row)) throw notFound(KIND_LABEL.project);
+  const userId = ctx.caller?.user.id;
+  const reporter =
+    admin || (userId !== undefined && (row.owner_id === userId || isMember(ctx.state.db, row.id, userId)));
+  if (!reporter) throw forbidden();
+  return { body: { fetches: { total: 0, days: [] } } };
 }
 
 /**
