@@ -105,6 +105,17 @@ describe('the Geo sites API by release', () => {
     }
     expect((await callSandbox(sb, 'GET', '/geo_nodes')).body.map((n) => n.id)).toEqual([1, 2]);
     expect((await callSandbox(sb, 'GET', '/geo_nodes/1/status')).body).toMatchObject({ geo_node_id: 1 });
+    // A route the release does not have is no route for any method: 404, not 405.
+    expect(await callSandbox(sb, 'POST', '/geo_sites', {})).toMatchObject({ status: 404 });
+  });
+
+  it('is no route on the Community Edition for any method either', async () => {
+    const ce = await start({ edition: 'ce', tier: 'free' });
+    for (const method of ['POST', 'PUT', 'DELETE'])
+      expect(await callSandbox(ce, method, '/geo_sites/1', {})).toMatchObject({
+        status: 404,
+        body: { error: '404 Not Found' },
+      });
   });
 
   it('is there from 16.0', async () => {

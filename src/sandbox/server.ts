@@ -65,15 +65,15 @@ async function dispatch(
     await drain(req);
     throw new SandboxHttpError(400, { error: 'malformed request URL' });
   }
-  const match = router.match(method, url.pathname);
-  // An `ee/` route on the Community Edition, or a route of a later release, is no route at all:
-  // Grape's catch-all, before authentication.
-  if (
-    match.kind === 'not-found' ||
-    (match.kind === 'found' &&
-      ((match.route.ee && state.config.edition === 'ce') ||
-        (match.route.since !== null && !atLeast(parseRelease(state.config.version), match.route.since))))
-  ) {
+  // An `ee/` route on the Community Edition, or a route of a later release, is no route at all
+  // (Grape's catch-all 404, before authentication), and no reason for a 405 either.
+  const release = parseRelease(state.config.version);
+  const match = router.match(
+    method,
+    url.pathname,
+    (route) => !(route.ee && state.config.edition === 'ce') && (route.since === null || atLeast(release, route.since)),
+  );
+  if (match.kind === 'not-found') {
     await drain(req);
     throw new SandboxHttpError(404, { error: '404 Not Found' });
   }

@@ -75,7 +75,11 @@ export class Router {
     return this.add('DELETE', pattern, auth, handler, options);
   }
 
-  match(method: string, path: string): Match {
+  /**
+   * The route for `method` and `path` among those `present` keeps (every route by default): a
+   * route the instance does not have counts neither for a match nor for a 405's `allowed`.
+   */
+  match(method: string, path: string, present: (route: Route) => boolean = () => true): Match {
     let parts: string[];
     try {
       parts = path
@@ -87,6 +91,7 @@ export class Router {
     }
     const allowed: string[] = [];
     for (const route of this.byLength.get(parts.length) ?? []) {
+      if (!present(route)) continue;
       const params = matchSegments(route.segments, parts);
       if (!params) continue;
       const wanted = method === 'HEAD' ? 'GET' : method;
