@@ -319,7 +319,18 @@ const buildCases = (): Case[] => [
     nonAdmin: 404,
     anonymous: 404,
   },
+  { route: 'GET /api/v4/snippets', level: 'user', path: () => '/api/v4/snippets', ok: 200 },
+  { route: 'GET /api/v4/snippets/public', level: 'user', path: () => '/api/v4/snippets/public', ok: 200 },
   { route: 'GET /api/v4/snippets/all', level: 'user', path: () => '/api/v4/snippets/all', ok: 200 },
+  // Fetch statistics: the Reporter role (root owns every seeded project); 404 to whoever cannot see it.
+  {
+    route: 'GET /api/v4/projects/:id/statistics',
+    level: 'user',
+    name: 'private project',
+    path: () => '/api/v4/projects/3/statistics',
+    ok: 200,
+    nonAdmin: 404,
+  },
   {
     route: 'GET /api/v4/snippets/:id',
     level: 'user',
@@ -392,6 +403,10 @@ const buildCases = (): Case[] => [
   { route: 'GET /api/v4/geo_sites/status', level: 'admin', path: () => '/api/v4/geo_sites/status', ok: 200 },
   { route: 'GET /api/v4/geo_sites/:id', level: 'admin', path: () => '/api/v4/geo_sites/2', ok: 200 },
   { route: 'GET /api/v4/geo_sites/:id/status', level: 'admin', path: () => '/api/v4/geo_sites/2/status', ok: 200 },
+  { route: 'GET /api/v4/geo_nodes', level: 'admin', path: () => '/api/v4/geo_nodes', ok: 200 },
+  { route: 'GET /api/v4/geo_nodes/status', level: 'admin', path: () => '/api/v4/geo_nodes/status', ok: 200 },
+  { route: 'GET /api/v4/geo_nodes/:id', level: 'admin', path: () => '/api/v4/geo_nodes/2', ok: 200 },
+  { route: 'GET /api/v4/geo_nodes/:id/status', level: 'admin', path: () => '/api/v4/geo_nodes/2/status', ok: 200 },
   // GraphQL answers 200 with `errors` to callers without the rights; the state check proves nothing was recorded.
   { route: 'POST /api/graphql', level: 'public', path: () => '/api/graphql', body: geoMutation, ok: 200 },
   {

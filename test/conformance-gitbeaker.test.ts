@@ -28,7 +28,11 @@ function seed(): Seed {
       { id: 13, storage: 'nfs-1', hidden: true },
       { id: 14, storage: 'nfs-1', pending_delete: true },
     ],
-    snippets: ids(4).map((id) => ({ id, storage: 'nfs-1' })),
+    snippets: [
+      ...ids(4).map((id) => ({ id, storage: 'nfs-1' })),
+      // Alice's public personal snippet, on a storage the bulk moves below leave alone.
+      { id: 5, storage: 'nfs-2', author: 'alice', visibility: 'public' as const },
+    ],
     groups: ids(4).map((id) => ({ id, storage: 'nfs-1' })),
   };
   return s;
@@ -171,6 +175,51 @@ describe('conformance with @gitbeaker/rest', () => {
     });
   });
 
+  describe('snippets, Geo and project statistics (routes real clients call)', () => {
+    it("lists the caller's own snippets with Snippets.all, and public personal ones with { public: true }", async () => {
+      const own = (await api.Snippets.all()) as Json[];
+      expect(own.map((s) => s.id)).toEqual([4, 3, 2, 1]);
+      const alice = new Gitlab({ host: sb.url, token: ALICE });
+      expect(((await alice.Snippets.all()) as Json[]).map((s) => s.id)).toEqual([5]);
+      const pub = (await api.Snippets.all({ public: true })) as Json[];
+      expect(pub.map((s) => s.id)).toContain(5);
+      expect(pub.every((s) => s.visibility === 'public' && s.project_id === null)).toBe(true);
+      const paged = await api.Snippets.all({ perPage: 2, showExpanded: true, maxPages: 1 } as never);
+      expect((paged as unknown as { paginationInfo: Json }).paginationInfo).toMatchObject({ total: 4, next: 2 });
+    });
+
+    it('shows the clone URLs of a snippet repository', async () => {
+      const snippet = (await api.Snippets.show(5)) as Json;
+      expect(snippet).toMatchObject({
+        ssh_url_to_repo: `git@${new URL(sb.url).hostname}:snippets/5.git`,
+        http_url_to_repo: `${sb.url}/snippets/5.git`,
+      });
+    });
+
+    it('reads Geo sites and the older Geo nodes, their statuses one by one', async () => {
+      const sites = (await api.GeoSites.all()) as Json[];
+      const nodes = (await api.GeoNodes.all()) as Json[];
+      expect(sites.map((s) => s.id)).toEqual([1, 2]);
+      expect(nodes.map((n) => n.id)).toEqual([1, 2]);
+      expect(await api.GeoSites.show(2)).toMatchObject({ id: 2, primary: false });
+      expect(await api.GeoNodes.show(2)).toMatchObject({ id: 2, primary: false, clone_protocol: 'http' });
+      expect(await api.GeoSites.showStatus(2)).toMatchObject({ geo_node_id: 2, healthy: true });
+      expect(await api.GeoNodes.showStatus(2)).toMatchObject({ geo_node_id: 2, healthy: true });
+      // gitbeaker's allStatuses asks for /geo_*/statuses, which GitLab does not route: its Integer
+      // `:id` refuses `statuses`. GitLab's list of statuses is /geo_*/status.
+      await expect(api.GeoSites.allStatuses()).rejects.toThrow('id is invalid');
+      await expect(api.GeoNodes.allStatuses()).rejects.toThrow('id is invalid');
+    });
+
+    it('shows project statistics with every field GitLab has, and the fetch statistics', async () => {
+      const project = (await api.Projects.show(1, { statistics: true } as never)) as Json;
+      expect(project.statistics).toMatchObject({ pipeline_artifacts_size: 0, container_registry_size: 0 });
+      expect(await api.ProjectStatistics.show(1)).toEqual({ fetches: { total: 0, days: [] } });
+      const listed = (await api.Projects.all({ statistics: true, perPage: 2, maxPages: 1 } as never)) as Json[];
+      expect(listed[0]?.statistics).toHaveProperty('container_registry_size', 0);
+    });
+  });
+
   describe('sudo', () => {
     it('acts as another user with the sudo option, per client or per request', async () => {
       const asAlice = new Gitlab({ host: sb.url, token: ADMIN, sudo: 'alice' });
@@ -223,6 +272,16 @@ describe('conformance with @gitbeaker/rest: a Community Edition instance', () =>
     const snippet = (await api.Snippets.show(1)) as Json;
     expect(snippet).toMatchObject({ id: 1 });
     expect(snippet).not.toHaveProperty('repository_storage');
+  });
+
+  it("lists the caller's own and public snippets there too (GET /snippets is no edition signal)", async () => {
+    expect(((await api.Snippets.all()) as Json[]).map((s) => s.id)).toEqual([4, 3, 2, 1]);
+    expect(((await api.Snippets.all({ public: true })) as Json[]).map((s) => s.id)).toContain(5);
+  });
+
+  it('has no Geo API at all', async () => {
+    await expect(api.GeoNodes.all()).rejects.toThrow('404');
+    await expect(api.GeoSites.all()).rejects.toThrow('404');
   });
 
   it('has no group repository storage moves', async () => {

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller, RequestContext, SandboxState, Reply } from './http/context.js';
 import { SandboxHttpError } from './http/errors.js';
 import { authenticate } from './auth/authenticate.js';
+import { atLeast, parseRelease } from './auth/token-types.js';
 import type { Router } from './http/router.js';
 
 /** Request bodies above this size are refused with 413. */
@@ -64,9 +65,15 @@ async function dispatch(
     await drain(req);
     throw new SandboxHttpError(400, { error: 'malformed request URL' });
   }
-  const match = router.match(method, url.pathname);
-  // An `ee/` route on the Community Edition is no route at all: Grape's catch-all, before authentication.
-  if (match.kind === 'not-found' || (match.kind === 'found' && match.route.ee && state.config.edition === 'ce')) {
+  // An `ee/` route on the Community Edition, or a route of a later release, is no route at all
+  // (Grape's catch-all 404, before authentication), and no reason for a 405 either.
+  const release = parseRelease(state.config.version);
+  const match = router.match(
+    method,
+    url.pathname,
+    (route) => !(route.ee && state.config.edition === 'ce') && (route.since === null || atLeast(release, route.since)),
+  );
+  if (match.kind === 'not-found') {
     await drain(req);
     throw new SandboxHttpError(404, { error: '404 Not Found' });
   }

@@ -1,7 +1,8 @@
 /**
  * A small path router: `/api/v4/projects/:id/repository_storage_moves`. Params are decoded; a
  * path that matches with another method yields 405, none at all 404. A route marked `ee` is GitLab
- * code under `ee/`: the server treats it as absent on the Community Edition.
+ * code under `ee/`: the server treats it as absent on the Community Edition; a route with `since`
+ * is absent on releases older than that one.
  */
 import type { RequestContext, Reply } from './context.js';
 
@@ -20,6 +21,8 @@ export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
 export interface RouteOptions {
   /** The route is defined under GitLab's `ee/` tree, so the Community Edition does not have it. */
   ee?: boolean;
+  /** The first GitLab release (major, minor) that mounts the route; before it there is no such route. */
+  since?: readonly [number, number];
 }
 
 export interface Route {
@@ -29,6 +32,7 @@ export interface Route {
   handler: Handler;
   segments: string[];
   ee: boolean;
+  since: readonly [number, number] | null;
 }
 
 export type Match =
@@ -49,6 +53,7 @@ export class Router {
       handler,
       segments: pattern.split('/').filter(Boolean),
       ee: options.ee === true,
+      since: options.since ?? null,
     };
     this.routes.push(route);
     const same = this.byLength.get(route.segments.length);
@@ -70,7 +75,11 @@ export class Router {
     return this.add('DELETE', pattern, auth, handler, options);
   }
 
-  match(method: string, path: string): Match {
+  /**
+   * The route for `method` and `path` among those `present` keeps (every route by default): a
+   * route the instance does not have counts neither for a match nor for a 405's `allowed`.
+   */
+  match(method: string, path: string, present: (route: Route) => boolean = () => true): Match {
     let parts: string[];
     try {
       parts = path
@@ -82,6 +91,7 @@ export class Router {
     }
     const allowed: string[] = [];
     for (const route of this.byLength.get(parts.length) ?? []) {
+      if (!present(route)) continue;
       const params = matchSegments(route.segments, parts);
       if (!params) continue;
       const wanted = method === 'HEAD' ? 'GET' : method;

@@ -1,5 +1,6 @@
 /**
- * Geo, reference §5: the Geo sites REST API (admin, offset-paginated lists) and the
+ * Geo, reference §5: the Geo sites REST API (admin, offset-paginated lists), the older Geo nodes
+ * API beside it, and the
  * `geoRegistriesBulkUpdate` GraphQL mutation at POST /api/graphql and through the primary's proxy,
  * POST /api/v4/geo/node_proxy/:id/graphql.
  *
@@ -11,6 +12,13 @@
  * instance without Geo simply has no sites. A site `:id` is a Grape Integer (400 `id is invalid`
  * otherwise) looked up with `GeoNode.find`, so an unknown one is ActiveRecord's
  * 404 `{"message":"404 Not found"}`, not the `404 GeoSite Not Found` the route's `desc` lists.
+ *
+ * Releases: `/geo_nodes` is the older API, mounted on every release modelled here and still in the
+ * newest source (deprecated in 16.0, to be removed with API v5: `ee/lib/api/geo_nodes.rb`).
+ * `/geo_sites` came in 16.0 (issue 369140): before it there is no such route. Both read the same
+ * `GeoNode` rows with the same guard; the node entity adds `clone_protocol: "http"` (kept for
+ * backwards compatibility) and both entities link to their own API's paths, the node status's
+ * `_links` naming `node` where the site status's name `site`.
  *
  * Sites (the seed's `geo_sites`): one process plays the primary and every secondary. A request is
  * at the site whose URL host matches its `Host` header, and at the primary otherwise (the
@@ -85,13 +93,39 @@ const NO_PERMISSION =
 export function register(router: Router): void {
   const ADMIN = { level: 'admin' } as const;
   const EE = { ee: true };
-  router.get('/api/v4/geo_sites', ADMIN, (ctx) => pagedSites(ctx, (s) => siteEntity(ctx, s)), EE);
-  router.get('/api/v4/geo_sites/status', ADMIN, (ctx) => pagedSites(ctx, (s) => siteStatus(ctx, s)), EE);
-  router.get('/api/v4/geo_sites/:id', ADMIN, (ctx) => ({ body: siteEntity(ctx, oneSite(ctx)) }), EE);
-  router.get('/api/v4/geo_sites/:id/status', ADMIN, (ctx) => ({ body: siteStatus(ctx, oneSite(ctx)) }), EE);
+  for (const api of [SITES_API, NODES_API]) {
+    const base = `/api/v4/${api.resource}`;
+    const options = api.since ? { ...EE, since: api.since } : EE;
+    router.get(base, ADMIN, (ctx) => pagedSites(ctx, (s) => siteEntity(ctx, s, api)), options);
+    // Before `:id`, whose Integer `id` would refuse `status`.
+    router.get(`${base}/status`, ADMIN, (ctx) => pagedSites(ctx, (s) => siteStatus(ctx, s, api)), options);
+    router.get(`${base}/:id`, ADMIN, (ctx) => ({ body: siteEntity(ctx, oneSite(ctx), api) }), options);
+    router.get(`${base}/:id/status`, ADMIN, (ctx) => ({ body: siteStatus(ctx, oneSite(ctx), api) }), options);
+  }
   router.post('/api/graphql', { level: 'public' }, (ctx) => graphql(ctx, currentSite(ctx)));
   router.post('/api/v4/geo/node_proxy/:id/graphql', ADMIN, (ctx) => nodeProxy(ctx, oneSite(ctx)), EE);
 }
+
+/** One of the two REST APIs over Geo sites: its path, the release that mounted it, its entities' differences. */
+interface GeoApi {
+  resource: 'geo_sites' | 'geo_nodes';
+  since: readonly [number, number] | null;
+  /** The name of the status entity's link to its site (`site`, or `node` in the Geo nodes API). */
+  statusLink: 'site' | 'node';
+  /** The node entity's `clone_protocol` ("Retained for backwards compatibility. Remove in API v5"). */
+  cloneProtocol: boolean;
+}
+
+/** The release that added `/geo_sites` (issue 369140; its docs: "Introduced in GitLab 16.0"). */
+export const GEO_SITES_API_SINCE = [16, 0] as const;
+
+const SITES_API: GeoApi = {
+  resource: 'geo_sites',
+  since: GEO_SITES_API_SINCE,
+  statusLink: 'site',
+  cloneProtocol: false,
+};
+const NODES_API: GeoApi = { resource: 'geo_nodes', since: null, statusLink: 'node', cloneProtocol: true };
 
 /**
  * The first release whose node proxy answers 500 when the forward fails. `Geo::RequestService`
@@ -159,11 +193,12 @@ function oneSite(ctx: RequestContext): SiteRow {
 }
 
 /**
- * GitLab's GeoSite entity. `current` is the site the request reached; `sync_object_storage` and
- * `web_geo_replication_details_url` are exposed for secondaries only.
+ * GitLab's GeoSite entity (or GeoNode, for the older API). `current` is the site the request
+ * reached; `sync_object_storage` and `web_geo_replication_details_url` are exposed for secondaries
+ * only.
  */
-function siteEntity(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
-  const api = `${ctx.origin}/api/v4/geo_sites/${s.id}`;
+function siteEntity(ctx: RequestContext, s: SiteRow, geoApi: GeoApi): Record<string, unknown> {
+  const api = `${ctx.origin}/api/v4/${geoApi.resource}/${s.id}`;
   const secondary = s.is_primary !== 1;
   return {
     id: s.id,
@@ -182,6 +217,7 @@ function siteEntity(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
     selective_sync_namespace_ids: [],
     minimum_reverification_interval: 7,
     ...(secondary ? { sync_object_storage: false } : {}),
+    ...(geoApi.cloneProtocol ? { clone_protocol: 'http' } : {}),
     web_edit_url: `${ctx.origin}/admin/geo/sites/${s.id}/edit`,
     ...(secondary
       ? {
@@ -200,7 +236,7 @@ interface ActionRow {
   registries: number;
 }
 
-function siteStatus(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
+function siteStatus(ctx: RequestContext, s: SiteRow, geoApi: GeoApi): Record<string, unknown> {
   const { db } = ctx.state;
   const counts = new Map<string, number>();
   for (const r of db.prepare('SELECT kind, count(*) AS n FROM items GROUP BY kind').all() as {
@@ -259,6 +295,8 @@ function siteStatus(ctx: RequestContext, s: SiteRow): Record<string, unknown> {
   out.version = ctx.state.config.version;
   out.revision = 'sandbox';
   out.storage_shards_match = true;
+  const api = `${ctx.origin}/api/v4/${geoApi.resource}/${s.id}`;
+  out._links = { self: `${api}/status`, [geoApi.statusLink]: api };
   return out;
 }
 

@@ -181,8 +181,20 @@ function snippetWebUrl(row: NestedEntityRow, origin: string): string {
 }
 
 /**
+ * Where a snippet's repository lives in URLs: `Snippet#full_path`, the project's full path (project
+ * snippets, whose `namespace` holds it) and then `snippets/<id>`.
+ */
+function snippetRepositoryPath(row: NestedEntityRow): string {
+  return row.project_id === null ? `snippets/${row.id}` : `${row.namespace}/snippets/${row.id}`;
+}
+
+/**
  * GitLab's `BasicSnippet` entity: what a move record nests, and how `Snippet` begins. The sandbox
  * stores no description; `description` is one a request just set (PUT /snippets/:id echoes it).
+ * The clone URLs are exposed `if: snippet.repository_exists?`; every sandbox snippet has a
+ * repository (it has a storage and moves), so they are always there. They are built as
+ * `Gitlab::RepositoryUrlBuilder` does: the SSH path prefix (`git@host:`) or the root URL, then the
+ * repository's full path and `.git`.
  */
 export function basicSnippetEntity(
   row: NestedEntityRow,
@@ -212,6 +224,8 @@ export function basicSnippetEntity(
     project_id: row.project_id,
     web_url: webUrl,
     raw_url: `${webUrl}/raw`,
+    ssh_url_to_repo: `git@${sshHostOf(origin)}:${snippetRepositoryPath(row)}.git`,
+    http_url_to_repo: `${origin}/${snippetRepositoryPath(row)}.git`,
   };
 }
 

@@ -1,6 +1,7 @@
 /**
- * GET /projects, /projects/:id, /snippets/all, /snippets/:id, /groups, /groups/:id: listings with
- * the parameters and pagination GitLab declares for each (docs/gitlab-behaviour.md §1, §2).
+ * GET /projects, /projects/:id, /snippets, /snippets/public, /snippets/all, /snippets/:id, /groups,
+ * /groups/:id: listings with the parameters and pagination GitLab declares for each
+ * (docs/gitlab-behaviour.md §1, §2).
  *
  * Who sees what: anonymous callers see public items; authenticated users public and internal ones
  * plus their own; effective administrators everything. The `repository_storage` filter applies
@@ -16,6 +17,9 @@
  *   answers 500, as GitLab does when one entity of a page fails to render.
  * - /snippets/all (16.3+): only `created_after`, `created_before`, `page`, `per_page` and (EE)
  *   `repository_storage`; always id descending, offset only. Anything else is ignored.
+ * - /snippets (the caller's own, administrators included) and /snippets/public (public personal
+ *   snippets): `created_after`, `created_before` and the pagination parameters only (no storage
+ *   filter: `optional_list_params_ee` is declared on /snippets/all alone); id descending, offset.
  * - /groups: `order_by`/`sort`, `visibility`, `search`, `owned`; the storage filter is EE (it
  *   selects by wiki repository, and only Premium/Ultimate groups have wikis). Groups pending
  *   deletion are listed. A logged-in caller always gets offset pages (`present_groups` paginates
@@ -39,8 +43,13 @@ import {
   sshHostOf,
 } from './entities.js';
 import { KIND_LABEL, createAuthorLookup, findItem, hasGroupWikiRepositories, licensesGroupWikis } from './items.js';
-import { canReadSnippet, readableSnippetsSql } from './snippet-visibility.js';
-import { SandboxHttpError, invalidParam, notFound } from '../http/errors.js';
+import {
+  PUBLIC_PERSONAL_SNIPPETS_SQL,
+  canReadSnippet,
+  ownSnippetsSql,
+  readableSnippetsSql,
+} from './snippet-visibility.js';
+import { SandboxHttpError, forbidden, invalidParam, notFound } from '../http/errors.js';
 import { isEffectiveAdmin } from '../auth/authenticate.js';
 import { atLeast, parseRelease } from '../auth/token-types.js';
 import {
@@ -99,6 +108,11 @@ interface ListSpec {
   guard?(ctx: RequestContext): void;
   /** What a caller who is not an administrator may list, where the kind has its own rule (snippets). */
   visible?(caller: Caller): { sql: string; params: unknown[] };
+  /**
+   * What the list holds for every caller, administrators included, where the route names its own
+   * set (/snippets: the caller's own; /snippets/public): it replaces `visible` and the admin's all.
+   */
+  scope?(caller: Caller, admin: boolean): { sql: string; params: unknown[] };
 }
 
 /** Adds the inventory routes: project, snippet and group lists and single items, and the sandbox's own routes. */
@@ -106,7 +120,11 @@ export function register(router: Router): void {
   router.get('/api/v4/projects', { level: 'public' }, (ctx) => list(ctx, PROJECTS));
   router.get('/api/v4/projects/:id', { level: 'public' }, (ctx) => show(ctx, 'project'));
   router.get('/api/v4/projects/:id/forks', { level: 'public' }, listForks);
+  router.get('/api/v4/projects/:id/statistics', { level: 'user' }, dailyStatistics);
   registerStorageRoute(router);
+  router.get('/api/v4/snippets', { level: 'user' }, (ctx) => list(ctx, OWN_SNIPPETS));
+  // Before /snippets/:id, whose Integer `id` would refuse `public` (Grape matches routes in order).
+  router.get('/api/v4/snippets/public', { level: 'user' }, (ctx) => list(ctx, PUBLIC_SNIPPETS));
   router.get('/api/v4/snippets/all', { level: 'user' }, (ctx) => list(ctx, SNIPPETS));
   router.get('/api/v4/snippets/:id', { level: 'user' }, (ctx) => show(ctx, 'snippet'));
   router.get('/api/v4/groups', { level: 'public' }, (ctx) => list(ctx, GROUPS));
@@ -179,7 +197,7 @@ const PROJECTS: ListSpec = {
       // Without read_code the entity has no default_branch, readme_url or forks_count (rare: re-rendered).
       if (!canReadCode(ctx.state.db, code, r.id, viewer))
         json = JSON.stringify(withoutCodeFields(JSON.parse(json) as Record<string, unknown>));
-      return statistics ? `${json.slice(0, -1)},"statistics":${JSON.stringify(statisticsOf(r))}}` : json;
+      return statistics ? `${json.slice(0, -1)},"statistics":${JSON.stringify(statisticsOf(ctx, r))}}` : json;
     });
     return `[${parts.join(',')}]`;
   },
@@ -201,17 +219,7 @@ const SNIPPETS: ListSpec = {
   filter: (ctx, admin, q) => {
     // EE only (`EE::SnippetsFinder#by_repository_storage`); CE does not declare the parameter.
     if (admin && isEnterprise(ctx)) storageFilter(ctx, q);
-    // CreatedAtFilterable: created_at >= created_after, <= created_before.
-    const after = dateTimeParam(ctx, 'created_after');
-    const before = dateTimeParam(ctx, 'created_before');
-    if (after !== undefined) {
-      q.where.push('created_at >= ?');
-      q.params.push(after);
-    }
-    if (before !== undefined) {
-      q.where.push('created_at <= ?');
-      q.params.push(before);
-    }
+    createdAtFilter(ctx, q);
   },
   showsStorage: isEnterprise,
   // Without `read_all_resources` the finder's union applies: project snippets follow their
@@ -221,6 +229,34 @@ const SNIPPETS: ListSpec = {
     const authors = createAuthorLookup(ctx.state.db);
     return rows.map((r) => snippetEntity(r, { origin: ctx.origin, admin: storageShown }, authors(r.owner_id)));
   },
+};
+
+/**
+ * `GET /snippets`: the caller's own snippets (`SnippetsFinder` with `author: current_user`, no
+ * `all_available`), so an administrator gets their own too, not every snippet. `Entities::Snippet`,
+ * with EE's `repository_storage` for administrators. The route is as old as the API (8.15);
+ * `created_after`/`created_before` came with issue 336380 (2021), before any release modelled here.
+ */
+const OWN_SNIPPETS: ListSpec = {
+  kind: 'snippet',
+  entity: 'Snippet',
+  order: null,
+  keyset: 'none',
+  offsetLimit: () => 0,
+  filter: (ctx, _admin, q) => createdAtFilter(ctx, q),
+  showsStorage: isEnterprise,
+  scope: (caller, admin) => ownSnippetsSql(caller.user.id, admin),
+  render: SNIPPETS.render,
+};
+
+/**
+ * `GET /snippets/public`: public personal snippets, found with no user (`find_snippets(user: nil,
+ * params: { only_personal: true })`), whoever asks; `authenticate!` still refuses anonymous
+ * callers. `Entities::PersonalSnippet` is `Snippet` (EE's `repository_storage` included).
+ */
+const PUBLIC_SNIPPETS: ListSpec = {
+  ...OWN_SNIPPETS,
+  scope: () => ({ sql: PUBLIC_PERSONAL_SNIPPETS_SQL, params: [] }),
 };
 
 const GROUPS: ListSpec = {
@@ -255,6 +291,20 @@ function dateTimeParam(ctx: RequestContext, name: string): string | undefined {
   const ms = typeof v === 'string' ? Date.parse(v) : Number.NaN;
   if (Number.isNaN(ms)) throw invalidParam(`${name} is invalid`);
   return new Date(ms).toISOString();
+}
+
+/** `CreatedAtFilter`: created_at >= created_after, <= created_before (the snippet lists). */
+function createdAtFilter(ctx: RequestContext, q: ListQuery): void {
+  const after = dateTimeParam(ctx, 'created_after');
+  const before = dateTimeParam(ctx, 'created_before');
+  if (after !== undefined) {
+    q.where.push('created_at >= ?');
+    q.params.push(after);
+  }
+  if (before !== undefined) {
+    q.where.push('created_at <= ?');
+    q.params.push(before);
+  }
 }
 
 function readStorage(ctx: RequestContext): string | undefined {
@@ -299,19 +349,31 @@ function commonFilters(ctx: RequestContext, q: ListQuery): void {
   }
 }
 
-function statisticsOf(r: EntityRow): Record<string, number> {
+/**
+ * The release whose `ProjectStatistics` entity exposes `container_registry_size` (MR 143331, issue
+ * 438865, merged early in February 2024: 16.9 inferred, UNSETTLED against 16.10;
+ * docs/gitlab-behaviour.md §1.4). `pipeline_artifacts_size` came in 2021 (MR 72075), before any
+ * release modelled here.
+ */
+export const CONTAINER_REGISTRY_SIZE_SINCE = [16, 9] as const;
+
+/** GitLab's `ProjectStatistics` entity, its fields in GitLab's order. */
+function statisticsOf(ctx: RequestContext, r: EntityRow): Record<string, number> {
   const bytes = Math.round(r.size_mb * 1024 * 1024);
-  return {
+  const stats: Record<string, number> = {
     commit_count: r.commit_count,
     storage_size: bytes,
     repository_size: bytes,
     wiki_size: 0,
     lfs_objects_size: 0,
     job_artifacts_size: 0,
+    pipeline_artifacts_size: 0,
     packages_size: 0,
     snippets_size: 0,
     uploads_size: 0,
   };
+  if (atLeast(parseRelease(ctx.state.config.version), CONTAINER_REGISTRY_SIZE_SINCE)) stats.container_registry_size = 0;
+  return stats;
 }
 
 /** Statements are prepared once per database and SQL text: listing is the hot path of the benchmark. */
@@ -363,7 +425,12 @@ function list(ctx: RequestContext, spec: ListSpec): Reply {
   const admin = callerIsAdmin(ctx);
   const q: ListQuery = { where: ['kind = ?'], params: [spec.kind], from: 'items' };
   spec.filter(ctx, admin, q);
-  const vis = !admin && ctx.caller && spec.visible ? spec.visible(ctx.caller) : visibleTo(ctx.caller, admin);
+  const vis =
+    spec.scope && ctx.caller
+      ? spec.scope(ctx.caller, admin)
+      : !admin && ctx.caller && spec.visible
+        ? spec.visible(ctx.caller)
+        : visibleTo(ctx.caller, admin);
   if (vis.sql) {
     q.where.push(vis.sql);
     q.params.push(...vis.params);
@@ -456,11 +523,32 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
     if (hasForks(ctx.state.db))
       addForkFields(e, row.id, readForkFacts(ctx.state.db, [row.id], ctx.state.config.version), viewer, ctx.origin);
     if (!canReadCode(ctx.state.db, readCodeFacts(ctx.state.db, [row.id]), row.id, viewer)) withoutCodeFields(e);
-    if (admin && boolParam(ctx, 'statistics')) e.statistics = statisticsOf(row);
+    if (admin && boolParam(ctx, 'statistics')) e.statistics = statisticsOf(ctx, row);
     return { body: e };
   }
   if (kind === 'snippet') return { body: snippetEntity(row, opts, createAuthorLookup(ctx.state.db)(row.owner_id)) };
   return { body: { ...groupEntity(row, opts), projects: [], shared_projects: [] } };
+}
+
+const isMember = (db: Db, projectId: number, userId: number): boolean =>
+  db.prepare('SELECT 1 FROM project_members WHERE project_id = ? AND user_id = ?').get(projectId, userId) !== undefined;
+
+/**
+ * `GET /projects/:id/statistics` (lib/api/project_statistics.rb): the project's HTTP fetch counts
+ * of the last 30 days, `ProjectDailyStatistics`. `authenticate!`, then `user_project` (404 for a
+ * project the caller cannot see, hidden and pending-delete ones included) and `authorize!
+ * :daily_statistics`, which needs the Reporter role: administrators, the owner and members here;
+ * anyone else 403. The sandbox serves no clones, so there are no fetches.
+ */
+function dailyStatistics(ctx: RequestContext): Reply {
+  const admin = callerIsAdmin(ctx);
+  const row = findItem(ctx.state.db, 'project', ctx.params.id ?? '', { scope: 'default' });
+  if (!row || !canSee(ctx.caller, admin, row)) throw notFound(KIND_LABEL.project);
+  const userId = ctx.caller?.user.id;
+  const reporter =
+    admin || (userId !== undefined && (row.owner_id === userId || isMember(ctx.state.db, row.id, userId)));
+  if (!reporter) throw forbidden();
+  return { body: { fetches: { total: 0, days: [] } } };
 }
 
 /**

@@ -82,3 +82,30 @@ export function readableSnippetsSql(userId: number): { sql: string; params: unkn
     params: [userId, userId, userId],
   };
 }
+
+/**
+ * `GET /snippets`: the finder with `author: current_user` and no `all_available`, for every caller
+ * administrators included, as SQL over `items`. The same union with the author fixed: the caller's
+ * personal snippets (all of them: `snippets_for_author` keeps private ones when the author is the
+ * caller), and the caller's project snippets whose project the caller's levels allow with the
+ * snippets feature `enabled`, or whose project the caller is a member of with the feature `enabled`
+ * or `private`. An administrator's levels are all three, so only the feature and membership remain.
+ */
+export function ownSnippetsSql(userId: number, admin: boolean): { sql: string; params: unknown[] } {
+  const levels = USER_LEVELS.map((l) => `'${l}'`).join(', ');
+  const projectVisible = admin ? '1' : `p.visibility IN (${levels})`;
+  return {
+    sql: `(owner_id = ? AND (project_id IS NULL
+      OR EXISTS (SELECT 1 FROM items p WHERE p.kind = 'project' AND p.id = items.project_id AND (
+        (p.snippets_access_level = 'enabled' AND ${projectVisible})
+        OR (p.snippets_access_level IN ('enabled', 'private')
+          AND EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = p.id AND m.user_id = ?))))))`,
+    params: [userId, userId],
+  };
+}
+
+/**
+ * `GET /snippets/public`: the finder with no user and `only_personal`, so personal snippets that are
+ * public, whoever asks (an administrator too).
+ */
+export const PUBLIC_PERSONAL_SNIPPETS_SQL = "(project_id IS NULL AND visibility = 'public')";
