@@ -285,7 +285,8 @@ describe('shardmove twin', () => {
       ['victim.db', victim, 'the checkpoint'],
       [victim, victim, 'the checkpoint'],
       ['./sub/../victim.db', victim, 'the checkpoint'],
-      ['link.yaml', victim, 'the checkpoint'],
+      // A symlink is never an output, whatever it leads to (src/files/atomic.ts).
+      ['link.yaml', victim, 'a symlink'],
       ['hard.yaml', victim, 'the checkpoint'],
       ['victim.db', join(cases, 'state-link.db'), 'the checkpoint'],
       ['victim.db-wal', victim, "the checkpoint's -wal file"],
@@ -299,7 +300,7 @@ describe('shardmove twin', () => {
       const r = await runCli(['twin', planCopy, '--state', state, '--out', out, '--force'], { cwd: cases });
       expect(r.code, `--out ${out}: ${r.stderr}`).toBe(2);
       expect(r.stderr, `--out ${out}`).toContain(`is ${what}`);
-      expect(r.stderr).toContain('which twin uses; write it somewhere else');
+      if (what !== 'a symlink') expect(r.stderr).toContain('which twin uses; write it somewhere else');
     }
     const after = filesIn(cases);
     expect(after).toEqual(before);
