@@ -1,6 +1,6 @@
 /**
  * `shardmove run PLAN [--state FILE] [--dry-run [--items FILE]] [--only FILE] [--items-format jsonl|csv]
- * [--accept-plan-change] [--retry-quarantined] [--ignore-schedule] [--events FILE|-] [--lease DURATION]
+ * [--force] [--accept-plan-change] [--retry-quarantined] [--ignore-schedule] [--events FILE|-] [--lease DURATION]
  * [--metrics-file PATH]`: runs or resumes
  * the plan, prints the final report and maps the run's outcome to an exit code:
  * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
@@ -10,6 +10,8 @@
 import { resolve } from 'node:path';
 import { SELECT_UNKNOWN, SELECT_UNLISTABLE } from '../actors/errors.js';
 import { createMetricsFileObserver } from '../metrics/metrics-file.js';
+import { claimMetricsFile } from '../metrics/owner.js';
+import type { MetricsClaim } from '../metrics/owner.js';
 import { renderFinalReport, renderStoppedReport } from '../report/final.js';
 import { formatPlanDuration, parseDuration } from '../plan/durations.js';
 import { LEASE_RANGE_MS } from '../runtime/lease.js';
@@ -27,6 +29,7 @@ import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
 import { createRunNotifier, sayUndelivered } from './notify.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
+import type { RunOutputsPlace } from './outputs.js';
 import { createProgress } from './progress.js';
 import { afterDryRun, afterOnlyRun, checkItemFlags, parseItemsFormat } from './run-items.js';
 
@@ -43,7 +46,8 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
   }
   const leaseMs = parseLease(opts.lease);
   const itemsFormat = checkItemFlags(opts, ctx);
-  await refuseRunOutputsThatAreInputs('run', opts, ctx);
+  const place = await refuseRunOutputsThatAreInputs('run', opts, ctx);
+  const metrics = claimRunMetricsFile(opts, place, ctx);
   const notifier = createRunNotifier(opts.plan, ctx, exitCodeOfOutcome);
   try {
     // With events on standard output, the progress line and the report go to standard error.
@@ -54,7 +58,8 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
       (outcome, human) => {
         let code = reportOutcome(outcome, human, runCommand(opts));
         if (opts.only !== undefined) afterOnlyRun(outcome, human);
-        if (opts.items !== undefined && itemsFormat) code = afterDryRun(outcome, opts.items, itemsFormat, code, human);
+        if (opts.items !== undefined && itemsFormat)
+          code = afterDryRun(outcome, opts.items, itemsFormat, code, human, opts.force);
         sayUndelivered(notifier.left, human);
         return code;
       },
@@ -63,7 +68,37 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
   } catch (err) {
     sayUndelivered(notifier.left, ctx);
     throw err;
+  } finally {
+    metrics.release();
   }
+}
+
+/**
+ * Makes this run the keeper of its --metrics-file for as long as it goes on (src/metrics/owner.ts):
+ * refused (exit 4) while another live run keeps it. Nothing to keep without the flag.
+ */
+export function claimRunMetricsFile(
+  flags: { plan: string; metricsFile?: string | undefined },
+  place: RunOutputsPlace,
+  ctx: CommandContext,
+): MetricsClaim {
+  if (!flags.metricsFile) return { release: () => undefined };
+  const planFile = resolve(ctx.cwd, flags.plan);
+  return claimMetricsFile(
+    resolve(ctx.cwd, flags.metricsFile),
+    { plan: place.planName ?? planFile, planFile, checkpoint: place.checkpoint },
+    {
+      flag: flags.metricsFile,
+      onTakeover: (stale) =>
+        ctx.stderr.write(
+          `note: --metrics-file: took over ${flags.metricsFile} from a run that is gone (plan ${stale.plan}, pid ${stale.pid}, since ${stale.startedAt})\n`,
+        ),
+      onError: (err) =>
+        ctx.stderr.write(
+          `warning: --metrics-file: cannot record this run as the keeper of ${flags.metricsFile}: ${err instanceof Error ? err.message : String(err)}\n`,
+        ),
+    },
+  );
 }
 
 /** The command that continues this run: the plan, its checkpoint and whether it is the dry run. */
@@ -118,6 +153,8 @@ type RunFlags = {
   /** `--only FILE`: move exactly the items of a reviewed list. */
   only?: string;
   itemsFormat?: string;
+  /** `--force`: with --dry-run --items, replace a list that exists. */
+  force?: boolean;
   /** The checkpoint's whole-file check, started by main before this module loaded. */
   precheck?: Promise<Precheck | null>;
 };
