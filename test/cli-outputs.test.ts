@@ -65,7 +65,7 @@ describe('a reviewed list is never replaced by a dry run run again', { timeout: 
   });
 });
 
-describe('outputs are regular files, never anything else at their name', { timeout: 120_000 }, () => {
+describe('outputs are regular files, never anything else at their name', { timeout: 300_000 }, () => {
   /** A folder with a plan (its instance is never contacted) and things that are not regular files. */
   function setup() {
     const dir = tempDir('outputs');
@@ -95,8 +95,8 @@ describe('outputs are regular files, never anything else at their name', { timeo
     const { dir, plan, precious, fifo, link, device, cli } = setup();
     const cases: { args: string[]; path: string; flag: string }[] = [];
     const at = (flag: string, path: string, ...args: string[]) => cases.push({ args, path, flag });
-    at('--items', fifo('l.jsonl'), 'run', plan, '--dry-run', '--items', 'l.jsonl', '--force');
-    at('--items', link('-a list.jsonl'), 'run', plan, '--dry-run', '--items=-a list.jsonl', '--force');
+    at('--items', fifo('l.jsonl'), 'run', plan, '--dry-run', '--items', 'l.jsonl');
+    at('--items', link('-a list.jsonl'), 'run', plan, '--dry-run', '--items=-a list.jsonl');
     at('--metrics-file', fifo('m.prom'), 'run', plan, '--metrics-file', 'm.prom');
     at('--metrics-file', link('dangling.prom', join(dir, 'nowhere')), 'run', plan, '--metrics-file', 'dangling.prom');
     at('--metrics-file', link('r.prom'), 'revert', plan, '--metrics-file', 'r.prom');
@@ -105,6 +105,8 @@ describe('outputs are regular files, never anything else at their name', { timeo
     at('--html', fifo('r.html'), 'report', plan, '--html', 'r.html');
     at('--html', link('-r 2.html'), 'report', plan, '--html=-r 2.html');
     at('--out', link('seed.yaml'), 'twin', plan, '--out', 'seed.yaml', '--force');
+    // --force replaces a list that is there, never anything but a regular file.
+    at('--items', fifo('forced.jsonl'), 'run', plan, '--dry-run', '--items', 'forced.jsonl', '--force');
     if (isRoot) {
       at('--items', device('full.jsonl'), 'run', plan, '--dry-run', '--items', 'full.jsonl', '--force');
       at('--html', device('full.html'), 'report', plan, '--html', 'full.html');
