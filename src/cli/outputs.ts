@@ -53,12 +53,11 @@ export function checkOutputPath(
   ctx: Pick<CommandContext, 'cwd'>,
   opts: { stream?: boolean } = {},
 ): string {
-  if (given === '-') {
-    if (opts.stream) return '-';
-    throw new ArgsError(`${command}: ${flag} names a file; it cannot be - (standard output): name a file`);
-  }
-  const out = resolve(ctx.cwd, given);
+  const out = resolveOutputPath(command, flag, given, ctx, opts);
+  if (out === '-') return out;
   const at = outputTargetOf(out);
+  if (at.kind === 'other' && at.what === 'a directory')
+    throw new ArgsError(`${command}: ${flag} ${given} is a directory; name a file`);
   if (at.kind === 'other')
     throw new ArgsError(
       `${command}: ${flag} ${given} is ${at.what}; shardmove writes only a regular file there, new or replaced` +
@@ -66,6 +65,25 @@ export function checkOutputPath(
         ' (name a regular file)',
     );
   return out;
+}
+
+/**
+ * An output flag's path resolved, or `-` where `stream` says standard output is taken (refused
+ * elsewhere); what is at the path is checkOutputPath's, which a command calls once it compared its
+ * outputs with its inputs (a symlink to the checkpoint is named as the checkpoint first).
+ */
+export function resolveOutputPath(
+  command: string,
+  flag: string,
+  given: string,
+  ctx: Pick<CommandContext, 'cwd'>,
+  opts: { stream?: boolean } = {},
+): string {
+  if (given === '-') {
+    if (opts.stream) return '-';
+    throw new ArgsError(`${command}: ${flag} names a file; it cannot be - (standard output): name a file`);
+  }
+  return resolve(ctx.cwd, given);
 }
 
 /** Throws ArgsError (exit 2) when any output is any input. */
@@ -94,20 +112,32 @@ export interface RunOutputsPlace {
  */
 export async function refuseRunOutputsThatAreInputs(
   command: 'run' | 'revert',
-  flags: {
-    plan: string;
-    state?: string | undefined;
-    dryRun: boolean;
-    events?: string;
-    metricsFile?: string;
-    items?: string;
-  },
+  flags: RunOutputFlags,
+  ctx: CommandContext,
+): Promise<RunOutputsPlace> {
+  const place = await refuseInputs(command, flags, ctx);
+  // Then, still before any work: an output that is not a regular file is never written to.
+  if (flags.events) checkOutputPath(command, '--events', flags.events, ctx, { stream: true });
+  if (flags.metricsFile) checkOutputPath(command, '--metrics-file', flags.metricsFile, ctx);
+  if (flags.items) checkOutputPath(command, '--items', flags.items, ctx);
+  return place;
+}
+
+type RunOutputFlags = {
+  plan: string;
+  state?: string | undefined;
+  dryRun: boolean;
+  events?: string;
+  metricsFile?: string;
+  items?: string;
+};
+
+async function refuseInputs(
+  command: 'run' | 'revert',
+  flags: RunOutputFlags,
   ctx: CommandContext,
 ): Promise<RunOutputsPlace> {
   const none: RunOutputsPlace = { planName: null, checkpoint: null };
-  // Before anything else: an output that is not a regular file is never written to.
-  if (flags.events) checkOutputPath(command, '--events', flags.events, ctx, { stream: true });
-  if (flags.metricsFile) checkOutputPath(command, '--metrics-file', flags.metricsFile, ctx);
   const outputs: NamedFile[] = [];
   if (flags.events && flags.events !== '-') outputs.push([resolve(ctx.cwd, flags.events), `--events ${flags.events}`]);
   if (flags.metricsFile) outputs.push([resolve(ctx.cwd, flags.metricsFile), `--metrics-file ${flags.metricsFile}`]);

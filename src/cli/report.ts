@@ -24,7 +24,7 @@ import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
 import { readItems } from '../runtime/items-list.js';
-import { checkOutputPath, checkpointFiles, refuseOutputsThatAreInputs } from './outputs.js';
+import { checkOutputPath, checkpointFiles, refuseOutputsThatAreInputs, resolveOutputPath } from './outputs.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 
 /** The event log in pages, so a million-item checkpoint is not parsed into one array first. */
@@ -74,7 +74,7 @@ export async function runReportCommand(
     throw new ArgsError('report: --html - and --json both write to standard output: give one of them, or --html FILE');
   // Before the checkpoint is read (which may take a while): a path the report cannot go to.
   const target =
-    opts.html === undefined ? undefined : checkOutputPath('report', '--html', opts.html, ctx, { stream: true });
+    opts.html === undefined ? undefined : resolveOutputPath('report', '--html', opts.html, ctx, { stream: true });
   const toStdout = target === '-';
   const out = target === undefined || toStdout ? undefined : target;
   if (out !== undefined) checkHtmlTarget(out);
@@ -86,6 +86,8 @@ export async function runReportCommand(
       [[out, `--html ${out}`]],
       [[resolve(ctx.cwd, opts.plan), `the plan ${resolve(ctx.cwd, opts.plan)}`], ...checkpointFiles(file)],
     );
+  // Only ever a regular file (src/cli/outputs.ts), still before the checkpoint is read.
+  if (out !== undefined) checkOutputPath('report', '--html', opts.html!, ctx);
   let data: ReportData;
   try {
     data = readReportData(file, Date.now(), planConcurrency);

@@ -17,7 +17,7 @@ import type { RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
-import { checkOutputPath } from './outputs.js';
+import { resolveOutputPath } from './outputs.js';
 
 export interface ItemFlags {
   dryRun: boolean;
@@ -61,7 +61,7 @@ export function checkItemFlags(flags: ItemFlags, ctx: Pick<CommandContext, 'cwd'
     throw new ArgsError(
       'run: --items FILE writes the list a dry run would move: add --dry-run (a real run applies a list with --only FILE)',
     );
-  const out = checkOutputPath('run', '--items', flags.items, ctx);
+  const out = resolveOutputPath('run', '--items', flags.items, ctx);
   const chosen = format ?? formatOfName(out);
   if (chosen === null)
     throw new ArgsError(
@@ -77,13 +77,21 @@ export function checkItemFlags(flags: ItemFlags, ctx: Pick<CommandContext, 'cwd'
   } catch {
     throw new ArgsError(`run: --items ${flags.items}: the folder ${dirname(out)} is missing or not writable`);
   }
-  // The list there may be the one an operator reviewed and trimmed: a dry run run again must not
-  // put back what the review took out. Checked again as the list is written (src/files/atomic.ts).
-  if (!flags.force && outputTargetOf(out).kind === 'file')
+  return chosen;
+}
+
+/**
+ * Refuses (exit 2) an --items list that is there without --force: it may be the one an operator
+ * reviewed and trimmed, and a dry run run again must not put back what the review took out. Called
+ * once the outputs were compared with the inputs (src/cli/outputs.ts); checked again as the list is
+ * written (src/files/atomic.ts).
+ */
+export function refuseExistingList(flags: ItemFlags, ctx: Pick<CommandContext, 'cwd'>): void {
+  if (flags.items === undefined || flags.force) return;
+  if (outputTargetOf(resolve(ctx.cwd, flags.items)).kind === 'file')
     throw new ArgsError(
       `run: --items ${flags.items} exists (it may be a list you reviewed); pass --force to replace it, or name another file`,
     );
-  return chosen;
 }
 
 /**

@@ -31,7 +31,7 @@ import { createRunNotifier, sayUndelivered } from './notify.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
 import type { RunOutputsPlace } from './outputs.js';
 import { createProgress } from './progress.js';
-import { afterDryRun, afterOnlyRun, checkItemFlags, parseItemsFormat } from './run-items.js';
+import { afterDryRun, afterOnlyRun, checkItemFlags, parseItemsFormat, refuseExistingList } from './run-items.js';
 
 /** Exit codes of a run that got as far as the machine (README: Exit codes). */
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = {
@@ -47,6 +47,7 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
   const leaseMs = parseLease(opts.lease);
   const itemsFormat = checkItemFlags(opts, ctx);
   const place = await refuseRunOutputsThatAreInputs('run', opts, ctx);
+  refuseExistingList(opts, ctx);
   const metrics = claimRunMetricsFile(opts, place, ctx);
   const notifier = createRunNotifier(opts.plan, ctx, exitCodeOfOutcome);
   try {
