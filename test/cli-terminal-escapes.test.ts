@@ -2,9 +2,10 @@
  * Terminal escapes: text from the instance once reached the terminal raw. A project named with a
  * screen clear, an OSC window title, a bell and a carriage return is quarantined (its moves always
  * fail), so its name is printed by `run`'s final report and by `status`; neither prints a control
- * character.
+ * character, and neither does `report --html` (to a file, or to standard output for `-`).
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
@@ -51,6 +52,18 @@ describe('terminal escapes from the instance', () => {
       expect(json.stdout).not.toMatch(CONTROL);
       const names = (JSON.parse(json.stdout) as { quarantined: { name: string }[] }).quarantined.map((q) => q.name);
       expect(names.some((n) => n.includes(HOSTILE))).toBe(true);
+
+      // The HTML report shows the name as the terminal does, in its tables and in its inlined data.
+      const report = await runCli(['report', plan, '--html', 'report.html'], { cwd: dir });
+      expect(report.code, report.stderr).toBe(0);
+      const html = readFileSync(join(dir, 'report.html'), 'utf8');
+      expect(html).toContain('evil\\u001b[2J\\u001b]0;pwned\\u0007\\u000dhidden\\u009b31m\\u202eabc');
+      expect(html).not.toMatch(CONTROL);
+      const piped = await runCli(['report', plan, '--html', '-'], { cwd: dir });
+      expect(piped.code, piped.stderr).toBe(0);
+      expect(piped.stdout).toMatch(/^<!doctype html>/);
+      expect(piped.stdout).toContain('evil\\u001b[2J');
+      expect(piped.stdout).not.toMatch(CONTROL);
     },
   );
 });

@@ -15,6 +15,7 @@ import {
   PLAN_CHANGED,
   WEIGHTS_CHANGED,
 } from '../runtime/errors.js';
+import { METRICS_FILE_IN_USE } from '../metrics/errors.js';
 import { CHECKPOINT_UNUSABLE, LEASE_LOST } from '../store/errors.js';
 import type { ExitCode } from './context.js';
 import { EXIT } from './context.js';
@@ -43,6 +44,7 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   [WEIGHTS_CHANGED]: EXIT.refused,
   [LEASE_LOST]: EXIT.leaseLost,
   [COPY_REFUSED]: EXIT.refused,
+  [METRICS_FILE_IN_USE]: EXIT.refused,
   // A failure the operator fixes (the file, its permissions, or --state) before running again; not 2:
   // the default checkpoint is no argument at all, and a good --state may point at a file damaged since.
   [CHECKPOINT_UNUSABLE]: EXIT.failed,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CopyRefusedError } from '../copy/errors.js';
+import { MetricsFileInUseError } from '../metrics/errors.js';
 import { PlanError } from '../plan/errors.js';
 import {
   CHECKPOINT_ELSEWHERE,
@@ -38,6 +39,7 @@ const MAPPED: [Error & { code: string }, number][] = [
   [new RuntimeError(ITEMS_OTHER_LIST, 'seeded from another list'), EXIT.refused],
   [new LeaseLostError('run.db', null), EXIT.leaseLost],
   [new CopyRefusedError('tar-empty-target', 'not empty'), EXIT.refused],
+  [new MetricsFileInUseError('--metrics-file m.prom is kept by another run'), EXIT.refused],
   [
     new CheckpointUnusableError(
       'run.db',

@@ -147,6 +147,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       '--items <file>',
       'with --dry-run: write every item the run would move (kind, id, path, size, source, destination) with the plan hash, to review',
     )
+    .option('--force', 'with --dry-run --items: replace the list file if it exists (it may be the one reviewed)', false)
     .option('--only <file>', 'move exactly the items of a reviewed list (made by --dry-run --items) and nothing else')
     .option(
       '--items-format <jsonl|csv>',

@@ -1,10 +1,11 @@
 /**
  * `shardmove report PLAN [--state FILE] [--html FILE] [--json]`: the run's report from its
- * checkpoint, as a self-contained HTML file (charts and tables, printable) and/or as JSON on stdout.
- * Read-only like `status`: it works while the run goes on, and needs no credentials. Exit 0 when a
- * report was made; 1 when there is no checkpoint or the HTML file could not be written; 2 for
- * invalid options (an --html path whose directory does not exist, or is not writable, or that is
- * the checkpoint, a file beside it or the plan).
+ * checkpoint, as a self-contained HTML file (charts and tables, printable) and/or as JSON on stdout;
+ * `--html -` writes the HTML to stdout instead. Read-only like `status`: it works while the run goes
+ * on, and needs no credentials. Exit 0 when a report was made; 1 when there is no checkpoint or the
+ * HTML file could not be written; 2 for invalid options (an --html path whose directory does not
+ * exist, or is not writable, that is anything but a regular file (src/cli/outputs.ts), or that is
+ * the checkpoint, a file beside it or the plan; `--html -` with `--json`).
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -23,7 +24,7 @@ import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
 import { readItems } from '../runtime/items-list.js';
-import { checkpointFiles, refuseOutputsThatAreInputs } from './outputs.js';
+import { checkOutputPath, checkpointFiles, refuseOutputsThatAreInputs, resolveOutputPath } from './outputs.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 
 /** The event log in pages, so a million-item checkpoint is not parsed into one array first. */
@@ -69,8 +70,13 @@ export async function runReportCommand(
 ): Promise<number> {
   if (!opts.html && !opts.json) throw new ArgsError('report: say what to make: --html FILE, --json, or both');
   if (opts.items && !opts.json) throw new ArgsError('report: --items lists every item in the JSON output: add --json');
+  if (opts.html === '-' && opts.json)
+    throw new ArgsError('report: --html - and --json both write to standard output: give one of them, or --html FILE');
   // Before the checkpoint is read (which may take a while): a path the report cannot go to.
-  const out = opts.html === undefined ? undefined : resolve(ctx.cwd, opts.html);
+  const target =
+    opts.html === undefined ? undefined : resolveOutputPath('report', '--html', opts.html, ctx, { stream: true });
+  const toStdout = target === '-';
+  const out = target === undefined || toStdout ? undefined : target;
   if (out !== undefined) checkHtmlTarget(out);
   const { file, planConcurrency } = await resolveRunCheckpoint(opts, ctx);
   // Never over the checkpoint it reads (src/cli/outputs.ts), nor the plan.
@@ -80,6 +86,8 @@ export async function runReportCommand(
       [[out, `--html ${out}`]],
       [[resolve(ctx.cwd, opts.plan), `the plan ${resolve(ctx.cwd, opts.plan)}`], ...checkpointFiles(file)],
     );
+  // Only ever a regular file (src/cli/outputs.ts), still before the checkpoint is read.
+  if (out !== undefined) checkOutputPath('report', '--html', opts.html!, ctx);
   let data: ReportData;
   try {
     data = readReportData(file, Date.now(), planConcurrency);
@@ -90,6 +98,7 @@ export async function runReportCommand(
     }
     throw err;
   }
+  if (toStdout) ctx.stdout.write(renderHtmlReport(data));
   if (out !== undefined) {
     // Written beside it and renamed: a failed write (a full disk) leaves no half-written report.
     try {

@@ -21,7 +21,7 @@ import { EXIT, processOf } from './context.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
-import { parseLease, reportOutcome, runObservers } from './run.js';
+import { claimRunMetricsFile, parseLease, reportOutcome, runObservers } from './run.js';
 import { shellWord } from './command-line.js';
 import { renderLaterWeights, renderWeightChanges } from './weights.js';
 
@@ -105,14 +105,19 @@ export async function runRevertCommand(opts: RevertFlags, ctx: CommandContext): 
     throw new ArgsError('revert: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
   const leaseMs = parseLease(opts.lease);
-  await refuseRunOutputsThatAreInputs('revert', opts, ctx);
-  return withRunEvents(
-    opts,
-    ctx,
-    (events, human) => startRevert(opts, leaseMs, events, human),
-    (outcome, out) => finish(outcome, opts, out),
-    (outcome) => (outcome.kind === 'ran' ? outcome.outcome : null),
-  );
+  const place = await refuseRunOutputsThatAreInputs('revert', opts, ctx);
+  const metrics = claimRunMetricsFile(opts, place, ctx);
+  try {
+    return await withRunEvents(
+      opts,
+      ctx,
+      (events, human) => startRevert(opts, leaseMs, events, human),
+      (outcome, out) => finish(outcome, opts, out),
+      (outcome) => (outcome.kind === 'ran' ? outcome.outcome : null),
+    );
+  } finally {
+    metrics.release();
+  }
 }
 
 function startRevert(

@@ -2,10 +2,13 @@
  * `run`'s item-list flags: `--dry-run --items FILE` writes what the dry run would move, `--only FILE`
  * applies a reviewed list, `--items-format jsonl|csv` when a file's name does not say. Every
  * combination that cannot mean anything is refused before the run (exit 2), and the list's path too
- * when it cannot be written (a directory, a folder that is missing or not writable).
+ * when it cannot be written (a directory, a folder that is missing or not writable, anything but a
+ * regular file: src/cli/outputs.ts), or when a list is there already: it may be the one reviewed, so
+ * it is replaced only with `--force`.
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { outputTargetOf } from '../files/atomic.js';
 import type { ItemsFormat } from '../runtime/items-format.js';
 import { formatOfName } from '../runtime/items-format.js';
 import { writeDryRunItems } from '../runtime/items-list.js';
@@ -14,6 +17,7 @@ import type { RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
+import { resolveOutputPath } from './outputs.js';
 
 export interface ItemFlags {
   dryRun: boolean;
@@ -21,6 +25,8 @@ export interface ItemFlags {
   items?: string | undefined;
   only?: string | undefined;
   itemsFormat?: string | undefined;
+  /** `--force`: replace an --items file that exists. */
+  force?: boolean | undefined;
 }
 
 /** The `--items-format` given, or null; throws ArgsError for anything else. */
@@ -45,6 +51,8 @@ export function checkItemFlags(flags: ItemFlags, ctx: Pick<CommandContext, 'cwd'
       throw new ArgsError('run: --items writes a list in a dry run; --only applies one. Give one of them');
     return null;
   }
+  if (flags.force && flags.items === undefined)
+    throw new ArgsError('run: --force replaces a list that exists: it goes with --dry-run --items FILE');
   if (flags.items === undefined) {
     if (format !== null) throw new ArgsError('run: --items-format goes with --items FILE or --only FILE');
     return null;
@@ -53,7 +61,7 @@ export function checkItemFlags(flags: ItemFlags, ctx: Pick<CommandContext, 'cwd'
     throw new ArgsError(
       'run: --items FILE writes the list a dry run would move: add --dry-run (a real run applies a list with --only FILE)',
     );
-  const out = resolve(ctx.cwd, flags.items);
+  const out = resolveOutputPath('run', '--items', flags.items, ctx);
   const chosen = format ?? formatOfName(out);
   if (chosen === null)
     throw new ArgsError(
@@ -73,6 +81,20 @@ export function checkItemFlags(flags: ItemFlags, ctx: Pick<CommandContext, 'cwd'
 }
 
 /**
+ * Refuses (exit 2) an --items list that is there without --force: it may be the one an operator
+ * reviewed and trimmed, and a dry run run again must not put back what the review took out. Called
+ * once the outputs were compared with the inputs (src/cli/outputs.ts); checked again as the list is
+ * written (src/files/atomic.ts).
+ */
+export function refuseExistingList(flags: ItemFlags, ctx: Pick<CommandContext, 'cwd'>): void {
+  if (flags.items === undefined || flags.force) return;
+  if (outputTargetOf(resolve(ctx.cwd, flags.items)).kind === 'file')
+    throw new ArgsError(
+      `run: --items ${flags.items} exists (it may be a list you reviewed); pass --force to replace it, or name another file`,
+    );
+}
+
+/**
  * After a dry run: writes its list when it finished, and says so (or why not). Returns the exit
  * code to give: the run's, or 1 when the list could not be written.
  */
@@ -82,6 +104,7 @@ export function afterDryRun(
   format: ItemsFormat,
   code: ExitCode,
   ctx: Pick<CommandContext, 'cwd' | 'stdout' | 'stderr'>,
+  force = false,
 ): ExitCode {
   if (outcome.kind !== 'final' || outcome.state === 'failed') {
     ctx.stderr.write(`no item list written to ${items}: the dry run did not finish\n`);
@@ -90,7 +113,9 @@ export function afterDryRun(
   const checkpoint = outcome.report.checkpointFile;
   if (!checkpoint) return code;
   try {
-    const written = writeDryRunItems(checkpoint, resolve(ctx.cwd, items), format, Date.now());
+    const written = writeDryRunItems(checkpoint, resolve(ctx.cwd, items), format, Date.now(), {
+      replace: force,
+    });
     ctx.stdout.write(
       `Item list: ${written.items} item(s) the run would move, written to ${items} (${format}); review it, then apply exactly it with --only ${items}\n`,
     );

@@ -1,6 +1,6 @@
 /**
  * `shardmove run PLAN [--state FILE] [--dry-run [--items FILE]] [--only FILE] [--items-format jsonl|csv]
- * [--accept-plan-change] [--retry-quarantined] [--ignore-schedule] [--events FILE|-] [--lease DURATION]
+ * [--force] [--accept-plan-change] [--retry-quarantined] [--ignore-schedule] [--events FILE|-] [--lease DURATION]
  * [--metrics-file PATH]`: runs or resumes
  * the plan, prints the final report and maps the run's outcome to an exit code:
  * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
@@ -10,6 +10,8 @@
 import { resolve } from 'node:path';
 import { SELECT_UNKNOWN, SELECT_UNLISTABLE } from '../actors/errors.js';
 import { createMetricsFileObserver } from '../metrics/metrics-file.js';
+import { claimMetricsFile } from '../metrics/owner.js';
+import type { MetricsClaim } from '../metrics/owner.js';
 import { renderFinalReport, renderStoppedReport } from '../report/final.js';
 import { formatPlanDuration, parseDuration } from '../plan/durations.js';
 import { LEASE_RANGE_MS } from '../runtime/lease.js';
@@ -27,8 +29,9 @@ import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
 import { createRunNotifier, sayUndelivered } from './notify.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
+import type { RunOutputsPlace } from './outputs.js';
 import { createProgress } from './progress.js';
-import { afterDryRun, afterOnlyRun, checkItemFlags, parseItemsFormat } from './run-items.js';
+import { afterDryRun, afterOnlyRun, checkItemFlags, parseItemsFormat, refuseExistingList } from './run-items.js';
 
 /** Exit codes of a run that got as far as the machine (README: Exit codes). */
 const EXIT_BY_STATE: Record<FinalState, ExitCode> = {
@@ -43,7 +46,9 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
   }
   const leaseMs = parseLease(opts.lease);
   const itemsFormat = checkItemFlags(opts, ctx);
-  await refuseRunOutputsThatAreInputs('run', opts, ctx);
+  const place = await refuseRunOutputsThatAreInputs('run', opts, ctx);
+  refuseExistingList(opts, ctx);
+  const metrics = claimRunMetricsFile(opts, place, ctx);
   const notifier = createRunNotifier(opts.plan, ctx, exitCodeOfOutcome);
   try {
     // With events on standard output, the progress line and the report go to standard error.
@@ -54,7 +59,8 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
       (outcome, human) => {
         let code = reportOutcome(outcome, human, runCommand(opts), statusCommand(opts));
         if (opts.only !== undefined) afterOnlyRun(outcome, human);
-        if (opts.items !== undefined && itemsFormat) code = afterDryRun(outcome, opts.items, itemsFormat, code, human);
+        if (opts.items !== undefined && itemsFormat)
+          code = afterDryRun(outcome, opts.items, itemsFormat, code, human, opts.force);
         sayUndelivered(notifier.left, human);
         return code;
       },
@@ -63,7 +69,37 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
   } catch (err) {
     sayUndelivered(notifier.left, ctx);
     throw err;
+  } finally {
+    metrics.release();
   }
+}
+
+/**
+ * Makes this run the keeper of its --metrics-file for as long as it goes on (src/metrics/owner.ts):
+ * refused (exit 4) while another live run keeps it. Nothing to keep without the flag.
+ */
+export function claimRunMetricsFile(
+  flags: { plan: string; metricsFile?: string | undefined },
+  place: RunOutputsPlace,
+  ctx: CommandContext,
+): MetricsClaim {
+  if (!flags.metricsFile) return { release: () => undefined };
+  const planFile = resolve(ctx.cwd, flags.plan);
+  return claimMetricsFile(
+    resolve(ctx.cwd, flags.metricsFile),
+    { plan: place.planName ?? planFile, planFile, checkpoint: place.checkpoint },
+    {
+      flag: flags.metricsFile,
+      onTakeover: (stale) =>
+        ctx.stderr.write(
+          `note: --metrics-file: took over ${flags.metricsFile} from a run that is gone (plan ${stale.plan}, pid ${stale.pid}, since ${stale.startedAt})\n`,
+        ),
+      onError: (err) =>
+        ctx.stderr.write(
+          `warning: --metrics-file: cannot record this run as the keeper of ${flags.metricsFile}: ${err instanceof Error ? err.message : String(err)}\n`,
+        ),
+    },
+  );
 }
 
 /**
@@ -79,6 +115,7 @@ export function runCommand(
     | 'state'
     | 'dryRun'
     | 'items'
+    | 'force'
     | 'only'
     | 'itemsFormat'
     | 'ignoreSchedule'
@@ -92,6 +129,8 @@ export function runCommand(
   if (f.state) words.push('--state', shellWord(f.state));
   if (f.dryRun) words.push('--dry-run');
   if (f.items !== undefined) words.push('--items', shellWord(f.items));
+  // A list the operator let this dry run replace: the run that continues it may replace it too.
+  if (f.force) words.push('--force');
   if (f.only !== undefined) words.push('--only', shellWord(f.only));
   if (f.itemsFormat !== undefined) words.push('--items-format', shellWord(f.itemsFormat));
   if (f.ignoreSchedule) words.push('--ignore-schedule');
@@ -153,6 +192,8 @@ type RunFlags = {
   /** `--only FILE`: move exactly the items of a reviewed list. */
   only?: string;
   itemsFormat?: string;
+  /** `--force`: with --dry-run --items, replace a list that exists. */
+  force?: boolean;
   /** The checkpoint's whole-file check, started by main before this module loaded. */
   precheck?: Promise<Precheck | null>;
 };

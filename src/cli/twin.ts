@@ -18,7 +18,7 @@ import { itemsFileFor, writeTwin } from '../twin/twin.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
-import { checkpointFiles, refuseOutputsThatAreInputs } from './outputs.js';
+import { checkOutputPath, checkpointFiles, refuseOutputsThatAreInputs, resolveOutputPath } from './outputs.js';
 import { readPlanIdentity } from './plan-identity.js';
 
 export interface TwinFlags {
@@ -32,7 +32,7 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
   if (opts.out === undefined || opts.out === '')
     throw new ArgsError('twin: say where to write the seed: --out SEED.yaml (its items file is written beside it)');
   // Before the checkpoint is read: a place the seed cannot go, or files it would replace.
-  const out = resolve(ctx.cwd, opts.out);
+  const out = resolveOutputPath('twin', '--out', opts.out, ctx);
   checkTarget(out, opts.force);
   const plan = await readPlanIdentity(opts.plan, ctx);
   const place = locateCheckpoint({
@@ -56,6 +56,9 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
     ],
     [[planFile, `the plan ${planFile}`], ...checkpointFiles(file)],
   );
+  // Neither is ever anything but a regular file, even with --force (src/cli/outputs.ts).
+  checkOutputPath('twin', '--out', opts.out, ctx);
+  checkOutputPath('twin', 'the items file of --out', itemsFileFor(out), ctx);
   const started = Date.now();
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {

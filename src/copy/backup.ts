@@ -9,7 +9,8 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, stat } from 'node:fs/promises';
+import { refuseNonFile, writeFileAtomic } from '../files/atomic.js';
 import { dirname, join, posix } from 'node:path';
 import type { CopyRepoRow } from '../store/copy-checkpoint.js';
 import { runChecked, runScript, scriptArgv, showCommand, shq } from './exec.js';
@@ -128,6 +129,8 @@ async function backupRepo(ctx: MethodContext, backupDir: string, rel: string): P
       `git bundle of ${rel}`,
       { signal: ctx.signal },
     );
+    // Only ever over a regular file, as every output (../files/atomic.ts).
+    refuseNonFile(f.bundle);
     await rename(tmp, f.bundle);
     bundleSha256 = await sha256File(f.bundle);
   }
@@ -223,6 +226,7 @@ async function writeManifest(ctx: MethodContext, backupDir: string, rows: readon
     })),
   };
   const file = join(backupDir, 'manifest.json');
-  await writeFile(`${file}.partial`, `${JSON.stringify(manifest, null, 2)}\n`);
-  await rename(`${file}.partial`, file);
+  // Through an exclusive temporary file (a predictable `.partial` name could be a planted symlink),
+  // and only ever over a regular file (../files/atomic.ts).
+  writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o644 });
 }

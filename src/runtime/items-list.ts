@@ -59,9 +59,16 @@ export function wouldMove(
 
 /**
  * Writes the list of the dry run in `checkpointFile` to `out` (atomically: a reader never sees half
- * a list). Throws when the checkpoint holds no finished dry run.
+ * a list). Throws when the checkpoint holds no finished dry run, and OUTPUT_EXISTS when a file is at
+ * `out` and `replace` is not set (one may have appeared while the dry run ran: it stays).
  */
-export function writeDryRunItems(checkpointFile: string, out: string, format: ItemsFormat, now: number): ListWritten {
+export function writeDryRunItems(
+  checkpointFile: string,
+  out: string,
+  format: ItemsFormat,
+  now: number,
+  opts: { replace?: boolean } = {},
+): ListWritten {
   const store = openExistingCheckpoint(checkpointFile, { readOnly: true });
   try {
     const saved = store.loadRun();
@@ -75,7 +82,7 @@ export function writeDryRunItems(checkpointFile: string, out: string, format: It
         { planName: saved.planName, planHash: saved.planHash, createdAt: new Date(now).toISOString() },
         found.list,
       ),
-      { mode: 0o644 },
+      { mode: 0o644, replace: opts.replace ?? false },
     );
     return { items: found.items, unlisted: found.unlisted };
   } finally {

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { stayingWhy } from '../counts.js';
 import { formatApproxDuration, formatBytes } from '../summary.js';
+import { escapeControls } from '../escape.js';
 import { copiesHtml } from './copies.js';
 import type { ReportData } from './data.js';
 import { isPerSite } from '../geo-output.js';
@@ -23,9 +24,18 @@ function readClient(): string {
   return readFileSync(new URL('./client.js', import.meta.url), 'utf8');
 }
 
-/** Text for HTML element content and attribute values. */
+/**
+ * Text for HTML element content and attribute values. Control characters of a name or message from
+ * the instance or the plan (ESC, BEL, a bidi override that reorders what a line says) are shown as
+ * the terminal shows them, visible `\uXXXX` text (../escape.ts), not passed to the browser raw.
+ */
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return escapeControls(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** The report's data for the inlined script: every string's control characters made visible, as in the tables. */
+function visibleData(d: ReportData): string {
+  return JSON.stringify(d, (_key, value: unknown) => (typeof value === 'string' ? escapeControls(value) : value));
 }
 
 /** A script element's content must not close it early. */
@@ -280,7 +290,7 @@ export function renderHtmlReport(d: ReportData): string {
           `Warnings (${d.warnings.length})`,
           `<ul>${d.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>`,
         );
-  const data = JSON.stringify(d).replace(/</g, '\\u003c');
+  const data = visibleData(d).replace(/</g, '\\u003c');
   const title = `shardmove report: ${d.plan ?? 'unknown plan'}`;
   return `<!doctype html>
 <html lang="en">
