@@ -9,6 +9,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { RunEventSchema } from '../src/events/run-events.js';
@@ -86,14 +87,33 @@ const hookEvents = (name: string): RunEvent[] =>
 describe('notify in a real run', { timeout: 120_000 }, () => {
   it('tells the run to a webhook and a command, the token in a header only', async () => {
     const receiver = await startReceiver();
+    const slack = await startReceiver();
     const plan = planWith('told', [
       `- on: ['*']`,
       `  webhook: {url: '${receiver.url}/hooks/shardmove', token: '\${HOOK_TOKEN}'}`,
       `- on: [run.started, move.quarantined, run.finished]`,
       `  exec: [${hook('told')}]`,
+      `- on: [run.finished]`,
+      `  webhook: {url: '${slack.url}/slack', format: slack}`,
     ]);
     const run = await runCli(['run', plan], { cwd: dir, env: env() });
     expect(run.code, run.stderr).toBe(3);
+    // Every notification names the run it is about, in the body and on the command's standard input.
+    const about = {
+      plan: 'told',
+      planFile: plan,
+      instance: sandbox.url.replace(/\/+$/, ''),
+      host: hostname(),
+      checkpoint: join(dir, 'state', 'told.db'),
+    };
+    for (const s of receiver.seen) expect((JSON.parse(s.body) as { run: unknown }).run).toEqual(about);
+    const stdin = readFileSync(join(dir, 'told.jsonl'), 'utf8').trim().split('\n');
+    expect(stdin).toHaveLength(3);
+    for (const line of stdin) expect((JSON.parse(line) as { run: unknown }).run).toEqual(about);
+    // Slack's text keeps its one line, naming the plan and the host.
+    expect(JSON.parse(slack.seen[0]!.body)).toEqual({
+      text: `shardmove told on ${hostname()}: run finished doneWithQuarantine (exit 3), 1 quarantined`,
+    });
     const got = events(receiver);
     expect(got[0]).toMatchObject({ type: 'run.started', plan: 'told', resumed: false });
     expect(got.at(-1)).toMatchObject({
@@ -117,7 +137,7 @@ describe('notify in a real run', { timeout: 120_000 }, () => {
     expect(hookEvents('told').at(-1)).toMatchObject({ outcome: 'doneWithQuarantine', exitCode: 3 });
     // Everything delivered, and recorded as such; the token nowhere in the checkpoint or the log.
     const rows = deliveries('told');
-    expect(rows.length).toBe(got.length + 3);
+    expect(rows.length).toBe(got.length + 3 + 1);
     expect(rows.every((r) => r.delivered_at !== null && r.attempts === 1)).toBe(true);
     for (const f of readdirSync(join(dir, 'state')).filter((f) => f.startsWith('told.')))
       expect(readFileSync(join(dir, 'state', f)).includes(HOOK_TOKEN), f).toBe(false);
