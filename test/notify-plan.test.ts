@@ -101,12 +101,16 @@ describe('the notify section', () => {
         path: 'notify[3]',
       },
     ]);
-    // The token, and a webhook URL from the environment that carries its key, whole or in part, are redacted everywhere.
+    // The token, and the key of a webhook URL from the environment, whole or in part, are redacted everywhere.
     expect(resolvedSecrets.scrub(`Bearer ${ENV.HOOK_TOKEN} ${ENV.SLACK_WEBHOOK_URL}`)).toBe(
-      'Bearer [REDACTED] [REDACTED]',
+      'Bearer [REDACTED] https://hooks.slack.com/services/T0AAA/B0BBB/[REDACTED]',
     );
-    expect(resolvedSecrets.scrub(`POST ${new URL(ENV.SLACK_WEBHOOK_URL).pathname} HTTP/1.1`)).toBe(
-      'POST [REDACTED] HTTP/1.1',
+    expect(resolvedSecrets.scrub(`POST ${new URL(ENV.SLACK_WEBHOOK_URL).pathname.slice(0, -5)}... HTTP/1.1`)).toBe(
+      'POST /services/T0AAA/B0BBB/[REDACTED]... HTTP/1.1',
+    );
+    // What is not secret in such a URL (its host, the words of its path) stays readable elsewhere.
+    expect(resolvedSecrets.scrub('https://hooks.slack.com/services/ and gitlab.example.com')).toBe(
+      'https://hooks.slack.com/services/ and gitlab.example.com',
     );
   });
 

@@ -238,10 +238,11 @@ function readWebhookUrl(r: Reader, node: Node, path: string): string | undefined
         : `${credential.what}: put the secret in token or token_file, which is sent as a header, never in the URL; or, if the receiver takes it only in the URL, write url: \${${credential.variable}} and keep it out of the plan file`,
     );
   }
-  // A URL from the environment may carry its key in its path or query: registered with its parts
-  // as secrets, so no message, log, checkpoint or echo repeats it; only its origin is ever shown.
-  const rest = `${u.pathname}${u.search}`;
-  if (fromVars && (credential || rest.length > 1)) r.secrets.push(u.href, rest, ...(credential?.values ?? []));
+  // A URL from the environment may carry its key in its path or query: its secret parts are
+  // registered, so no message, log, checkpoint or echo repeats them; only its origin is ever
+  // shown. Only those parts: the scrub masks any long run of a registered value, and the rest
+  // of a URL (its host, its words) appears in ordinary answers.
+  if (fromVars && credential) r.secrets.push(...credential.values);
   return u.href;
 }
 

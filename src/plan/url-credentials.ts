@@ -15,7 +15,12 @@ export interface UrlCredential {
   variable: string;
   /** True when the path is the key (the URL as a whole is the secret), false when a query parameter holds it. */
   inPath: boolean;
-  /** The secret parts (a key in the path, a query parameter's value): registered, so no text repeats them. */
+  /**
+   * The secret parts (a key in the path, a credential parameter's value): registered, so no text
+   * repeats them. Only parts that cannot be ordinary words: any 12 characters of a registered
+   * value are masked wherever they appear, in the instance's answers too (before they are parsed),
+   * so a host, a word of the path or a storage's name must never be one.
+   */
   values: string[];
 }
 
@@ -94,6 +99,16 @@ export function looksLikeKey(text: string): boolean {
   return false;
 }
 
+/**
+ * A part worth registering as a secret: 8 characters or more, and not a plain word or number
+ * (`services`, `IncomingWebhook` is kept: mixed case; `storage`, `sendMessage`... are not).
+ */
+function notAWord(text: string): boolean {
+  if (text.length < 8) return false;
+  if (/^[a-z]+([-_.][a-z]+)*$/i.test(text) && !/[a-z][A-Z]/.test(text.slice(1))) return false;
+  return !/^[0-9]{1,11}$/.test(text);
+}
+
 /** The host as a resolver sees it: lower case, without trailing dots. */
 export function normalHost(u: URL): string {
   return u.hostname.toLowerCase().replace(/\.+$/, '');
@@ -117,19 +132,19 @@ export function credentialIn(u: URL): UrlCredential | null {
   const values: string[] = [];
   let what: string | null = keyed ? `a ${keyed.what} webhook URL is itself a secret (its path is the key)` : null;
   let inPath = keyed !== undefined;
-  if (keyed) values.push(...segments.slice(1).filter((s) => s.length >= 6));
+  if (keyed) values.push(...segments.slice(1).filter(notAWord));
   for (const s of segments) {
     const plain = decode(s);
     // A Telegram bot's path segment is `bot<id>:<key>`: the whole segment is the secret.
     if (looksLikeKey(plain) || looksLikeKey(plain.replace(/^bot/, ''))) {
-      values.push(s, plain);
+      values.push(...[s, plain].filter(notAWord));
       what ??= 'its path holds a key (the URL is itself a secret)';
       inPath = true;
     }
   }
   for (const [name, value] of u.searchParams) {
     if (isCredentialParam(name) || looksLikeKey(value)) {
-      values.push(value);
+      if (notAWord(value)) values.push(value);
       what ??= `query parameter ${JSON.stringify(name.length > 40 ? `${name.slice(0, 37)}...` : name)} carries a credential`;
     }
   }
