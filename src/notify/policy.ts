@@ -69,7 +69,8 @@ function redirectWords(location: string | null, ctx: RedirectContext): string {
     const shown = quoted.length > MAX_LOCATION ? `${quoted.slice(0, MAX_LOCATION - 3)}...` : quoted;
     return `a redirect to ${JSON.stringify(shown)}, which is not an address, not followed (${rule})`;
   }
-  const shown = ctx.scrub(showUrl(to));
+  const clean = ctx.scrub(showUrl(to));
+  const shown = clean.length > MAX_LOCATION ? `${clean.slice(0, MAX_LOCATION - 3)}...` : clean;
   if (to.protocol !== 'http:' && to.protocol !== 'https:')
     return `a redirect to ${shown}, not an http(s) address, not followed (${rule})`;
   return `a redirect to ${shown}, not followed (${rule}: write the address it points to, if it is the right one)`;
