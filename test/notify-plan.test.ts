@@ -103,10 +103,10 @@ describe('the notify section', () => {
     ]);
     // The token, and the key of a webhook URL from the environment, whole or in part, are redacted everywhere.
     expect(resolvedSecrets.scrub(`Bearer ${ENV.HOOK_TOKEN} ${ENV.SLACK_WEBHOOK_URL}`)).toBe(
-      'Bearer [REDACTED] https://hooks.slack.com/services/T0AAA/B0BBB/[REDACTED]',
+      'Bearer [REDACTED] https://hooks.slack.com[REDACTED]',
     );
     expect(resolvedSecrets.scrub(`POST ${new URL(ENV.SLACK_WEBHOOK_URL).pathname.slice(0, -5)}... HTTP/1.1`)).toBe(
-      'POST /services/T0AAA/B0BBB/[REDACTED]... HTTP/1.1',
+      'POST [REDACTED]... HTTP/1.1',
     );
     // What is not secret in such a URL (its host, the words of its path) stays readable elsewhere.
     expect(resolvedSecrets.scrub('https://hooks.slack.com/services/ and gitlab.example.com')).toBe(

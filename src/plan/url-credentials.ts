@@ -58,6 +58,9 @@ const KEY_IN_PATH: readonly KeyedHost[] = [
     what: 'Telegram bot',
     variable: 'TELEGRAM_WEBHOOK_URL',
   },
+  { host: /^hooks\.zapier\.com$/, path: /^\/hooks\//, what: 'Zapier', variable: 'ZAPIER_WEBHOOK_URL' },
+  { host: /^maker\.ifttt\.com$/, path: /\/key\//, what: 'IFTTT', variable: 'IFTTT_WEBHOOK_URL' },
+  { host: /^hook\.([a-z0-9-]+\.)?(make|integromat)\.com$/, path: /^\/./, what: 'Make', variable: 'MAKE_WEBHOOK_URL' },
 ];
 
 /** The same services' key-bearing path shapes on any host (a proxy, a self-hosted bot API, a mirror). */
@@ -125,14 +128,16 @@ const decode = (text: string) => {
 /** The credential `u` carries in its path or query (user:password@ is the caller's to refuse), or null. */
 export function credentialIn(u: URL): UrlCredential | null {
   const host = normalHost(u);
-  const path = u.pathname;
-  const segments = path.split('/').filter((s) => s !== '');
+  // Judged as the receiver reads it: `/%73ervices/` is `/services/` to Slack.
+  const path = decode(u.pathname);
+  const segments = u.pathname.split('/').filter((s) => s !== '');
   const keyed =
     KEY_IN_PATH.find((k) => k.host.test(host) && k.path.test(path)) ?? KEY_PATH_SHAPES.find((k) => k.path.test(path));
   const values: string[] = [];
   let what: string | null = keyed ? `a ${keyed.what} webhook URL is itself a secret (its path is the key)` : null;
   let inPath = keyed !== undefined;
-  if (keyed) values.push(...segments.slice(1).filter(notAWord));
+  // A keyed service's path is the key as a whole (Zapier's parts are short): registered whole too.
+  if (keyed) values.push(...(u.pathname.length >= 12 ? [u.pathname] : []), ...segments.slice(1).filter(notAWord));
   for (const s of segments) {
     const plain = decode(s);
     // A Telegram bot's path segment is `bot<id>:<key>`: the whole segment is the secret.
@@ -166,7 +171,7 @@ export function showUrl(u: URL): string {
     .split('/')
     .map((s) => (looksLikeKey(decode(s)) || looksLikeKey(decode(s).replace(/^bot/, '')) ? REDACTED : s))
     .join('/');
-  const keyed = KEY_IN_PATH.some((k) => k.host.test(normalHost(u)) && k.path.test(u.pathname));
+  const keyed = KEY_IN_PATH.some((k) => k.host.test(normalHost(u)) && k.path.test(decode(u.pathname)));
   const shownPath = keyed ? `/${u.pathname.split('/')[1] ?? ''}/${REDACTED}` : path;
   const query = [...u.searchParams]
     .map(
