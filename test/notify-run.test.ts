@@ -143,6 +143,43 @@ describe('notify in a real run', { timeout: 120_000 }, () => {
       expect(readFileSync(join(dir, 'state', f)).includes(HOOK_TOKEN), f).toBe(false);
   });
 
+  it('keeps no piece of a URL key a receiver quotes, nor of the token a hook prints across its kept end, in the checkpoint, stderr or status', async () => {
+    const key = 'x9c8v7b6n5m4q3w2e1r0';
+    const token = sandboxEnv(sandbox.url)['SHARDMOVE_TOKEN']!;
+    const receiver = await startReceiver((req, res) => {
+      res.statusCode = 400;
+      res.end(`${'-'.repeat(1_990)} bad request: POST ${req.url} HTTP/1.1`);
+    });
+    // 26 characters of the token inside the output's last 2 KiB, the rest before it.
+    writeFileSync(join(dir, 'said.txt'), `${'='.repeat(3_000)} token ${token}${'='.repeat(2_048 - 26)}`);
+    const talk = join(dir, 'talk.sh');
+    writeFileSync(talk, `#!/bin/sh\ncat > /dev/null\ncat "${dir}/said.txt"\nexit 1\n`);
+    chmodSync(talk, 0o755);
+    const plan = planWith('echoed', [
+      `- on: [run.finished]`,
+      `  webhook: {url: '\${KEYED_URL}'}`,
+      `- on: [run.finished]`,
+      `  exec: [${talk}]`,
+    ]);
+    const keyed = { ...env(), KEYED_URL: `${receiver.url}/hooks?private_token=${key}` };
+    const run = await runCli(['run', plan], { cwd: dir, env: keyed });
+    expect(run.code, run.stderr).toBe(3);
+    expect(receiver.seen[0]!.url).toBe(`/hooks?private_token=${key}`);
+    const status = await runCli(['status', plan], { cwd: dir, env: keyed });
+    const stored = readdirSync(join(dir, 'state'))
+      .filter((f) => f.startsWith('echoed.'))
+      .map((f) => readFileSync(join(dir, 'state', f)).toString('latin1'));
+    expect(run.stderr).toContain('notify: webhook');
+    expect(status.stdout).toContain('HTTP 400');
+    const pieces = (secret: string, from = 0) =>
+      Array.from({ length: secret.length - from - 5 }, (_, i) => secret.slice(from + i, from + i + 6));
+    for (const text of [run.stdout, run.stderr, status.stdout, status.stderr, ...stored]) {
+      for (const p of pieces(key)) expect(text).not.toContain(p);
+      // The token's body; its prefix (glpat-) is every token's.
+      for (const p of pieces(token, 6)) expect(text).not.toContain(p);
+    }
+  });
+
   it('keeps what a receiver that is down did not take, says so, and delivers it on the next run', async () => {
     const receiver = await startReceiver((_, res) => {
       res.statusCode = 503;
