@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  REDACTED,
-  SecretRegistry,
-  resolvedSecrets,
-  scrubServerText,
-  scrubThenKeepHead,
-  scrubThenKeepTail,
-} from './registry.js';
+import { REDACTED, SecretRegistry, resolvedSecrets, scrubServerText } from './registry.js';
 
 const TOKEN = 'glpat-Kq4Zr8Xm2Vv6Jd9Nc3Bt';
 const OAUTH = 'Aq7+Lk4/Hw9Rt2Ge6Uy=';
@@ -100,18 +93,6 @@ describe('pieces of a secret', () => {
         }),
         { numRuns: 300 },
       );
-    }
-  });
-
-  it('scrubs before it cuts: the kept end of a long text holds no piece of a secret it straddled', () => {
-    const secret = TOKENS[0]!;
-    const r = `${'='.repeat(50)}${secret}${'='.repeat(50)}`;
-    resolvedSecrets.add(secret);
-    for (let keep = 1; keep <= r.length; keep += 1) {
-      const tail = scrubThenKeepTail(r, keep);
-      const head = scrubThenKeepHead(r, keep);
-      expect(anyPiece(tail, secret), tail).toBe(false);
-      expect(anyPiece(head, secret), head).toBe(false);
     }
   });
 });

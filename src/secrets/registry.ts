@@ -140,31 +140,3 @@ export function scrubServerText(
   more.add(...extra);
   return more.scrub(out, edges);
 }
-
-/**
- * At most the last `max` characters of an outside text, scrubbed first and then cut (with `...`
- * where it was cut): what a message keeps of a long answer or output. `edges` says whether `text`
- * itself was already cut (a stream kept only so far).
- */
-export function scrubThenKeepTail(
-  text: string,
-  max: number,
-  extra: readonly (string | null | undefined)[] = [],
-  edges: CutEdges = {},
-): string {
-  const clean = scrubServerText(text, extra, edges);
-  if (clean.length <= max && !edges.start) return clean;
-  return `...${clean.length <= max ? clean : clean.slice(clean.length - max)}`;
-}
-
-/** At most the first `max` characters of an outside text, scrubbed first and then cut (see scrubThenKeepTail). */
-export function scrubThenKeepHead(
-  text: string,
-  max: number,
-  extra: readonly (string | null | undefined)[] = [],
-  edges: CutEdges = {},
-): string {
-  const clean = scrubServerText(text, extra, edges);
-  if (clean.length <= max && !edges.end) return clean;
-  return `${clean.length <= max ? clean : clean.slice(0, max)}...`;
-}
