@@ -27,6 +27,14 @@ const FINISHED = {
   quarantined: 2,
 } as RunEvent;
 
+const RUN = {
+  plan: 'retire-nfs',
+  planFile: '/srv/plans/retire nfs/plan.yaml',
+  instance: 'https://gitlab.example.com/gitlab',
+  host: 'ops-1',
+  checkpoint: '/srv/state/retire-nfs.db',
+};
+
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'shardmove-notify-exec-'));
@@ -56,12 +64,12 @@ function deliver(
   const sender = createExecSender({
     cwd: dir,
     env: { PATH: process.env['PATH'], ...opts.env },
-    base: { SHARDMOVE_PLAN: 'retire-nfs', SHARDMOVE_CHECKPOINT: '/srv/state/retire-nfs.db' },
   });
   const d: Delivery = {
     target: targetsOf([plan])[0]!,
     event: FINISHED,
-    line: 'shardmove retire-nfs: run finished doneWithQuarantine (exit 3), 2 quarantined',
+    line: 'shardmove retire-nfs on ops-1: run finished doneWithQuarantine (exit 3), 2 quarantined',
+    run: RUN,
     attempt: 2,
     signal: opts.signal ?? new AbortController().signal,
   };
@@ -88,7 +96,8 @@ describe('a command delivery', () => {
     const hook = script('hook', `cat > "${out}.json"; env > "${out}.env"`);
     const result = await deliver([hook], { env: { GITLAB_TOKEN: SECRET, TEAM: 'storage', SHARDMOVE_FAKE: 'x' } });
     expect(result).toEqual({ ok: true });
-    expect(JSON.parse(readFileSync(`${out}.json`, 'utf8'))).toEqual(FINISHED);
+    // The --events object, and which run it is about.
+    expect(JSON.parse(readFileSync(`${out}.json`, 'utf8'))).toEqual({ ...FINISHED, run: RUN });
     const env = Object.fromEntries(
       readFileSync(`${out}.env`, 'utf8')
         .trim()
@@ -103,8 +112,11 @@ describe('a command delivery', () => {
       SHARDMOVE_SEQ: '12',
       SHARDMOVE_ATTEMPT: '2',
       SHARDMOVE_PLAN: 'retire-nfs',
+      SHARDMOVE_PLAN_FILE: '/srv/plans/retire nfs/plan.yaml',
       SHARDMOVE_CHECKPOINT: '/srv/state/retire-nfs.db',
-      SHARDMOVE_TEXT: 'shardmove retire-nfs: run finished doneWithQuarantine (exit 3), 2 quarantined',
+      SHARDMOVE_HOST: 'ops-1',
+      SHARDMOVE_INSTANCE: 'https://gitlab.example.com/gitlab',
+      SHARDMOVE_TEXT: 'shardmove retire-nfs on ops-1: run finished doneWithQuarantine (exit 3), 2 quarantined',
       TEAM: 'storage',
     });
     expect(env['GITLAB_TOKEN']).toBeUndefined();

@@ -101,9 +101,16 @@ describe('the notify section', () => {
         path: 'notify[3]',
       },
     ]);
-    // The token, and the key that a webhook URL from the environment may carry in its path, are redacted everywhere.
+    // The token, and the key of a webhook URL from the environment, whole or in part, are redacted everywhere.
     expect(resolvedSecrets.scrub(`Bearer ${ENV.HOOK_TOKEN} ${ENV.SLACK_WEBHOOK_URL}`)).toBe(
       'Bearer [REDACTED] https://hooks.slack.com[REDACTED]',
+    );
+    expect(resolvedSecrets.scrub(`POST ${new URL(ENV.SLACK_WEBHOOK_URL).pathname.slice(0, -5)}... HTTP/1.1`)).toBe(
+      'POST [REDACTED]... HTTP/1.1',
+    );
+    // What is not secret in such a URL (its host, the words of its path) stays readable elsewhere.
+    expect(resolvedSecrets.scrub('https://hooks.slack.com/services/ and gitlab.example.com')).toBe(
+      'https://hooks.slack.com/services/ and gitlab.example.com',
     );
   });
 
@@ -145,7 +152,7 @@ describe('the notify section', () => {
     );
     expect(got).toEqual([
       '11:20 notify[0].webhook.url: must not contain credentials (user:password@): put the secret in token or token_file, which is sent as a header, never in the URL',
-      '13:20 notify[1].webhook.url: query parameter "api_key" carries a credential: put the secret in token or token_file, which is sent as a header, never in the URL',
+      '13:20 notify[1].webhook.url: query parameter "api_key" carries a credential: put the secret in token or token_file, which is sent as a header, never in the URL; or, if the receiver takes it only in the URL, write url: ${WEBHOOK_URL} and keep it out of the plan file',
       '13:80 notify[1].webhook.token: a literal secret is not allowed: secrets come from the environment or a file: write ${VAR} or use token_file',
       '15:20 notify[2].webhook.url: a Slack webhook URL is itself a secret (its path is the key): write url: ${SLACK_WEBHOOK_URL} and keep it out of the plan file',
       '17:20 notify[3].webhook.url: must be an http:// or https:// URL',
@@ -153,6 +160,91 @@ describe('the notify section', () => {
     ]);
     for (const secret of ['hunter2-pass', 's3cr3t-literal-value', 'Xy12Zz34Ww56Vv78Uu90Tt12'])
       for (const p of got) expect(p).not.toContain(secret);
+  });
+
+  it.each([
+    [
+      'a legacy token in ?private_token=',
+      'https://gitlab.example.com/api/v4/projects/1?private_token=x1c2v3b4n5m6q7w8e9r0',
+      'query parameter "private_token" carries a credential',
+    ],
+    [
+      'a signature in the query',
+      'https://bus.example.com/hook?X-Amz-Signature=d0e1f2a3&team=a',
+      'query parameter "X-Amz-Signature" carries a credential',
+    ],
+    [
+      'a Slack host with a trailing dot',
+      'https://hooks.slack.com./services/T0AAA/B0BBB/Xy12Zz34Ww56Vv78Uu90Tt12',
+      'a Slack webhook URL is itself a secret',
+    ],
+    [
+      'a Slack host in capitals',
+      'https://HOOKS.Slack.COM/services/T0AAA/B0BBB/Xy12Zz34Ww56Vv78Uu90Tt12',
+      'a Slack webhook URL is itself a secret',
+    ],
+    [
+      'a Slack host in full-width letters',
+      'https://ｈｏｏｋｓ.slack.com/services/T0AAA/B0BBB/Xy12Zz34Ww56Vv78Uu90Tt12',
+      'a Slack webhook URL is itself a secret',
+    ],
+    [
+      'a Slack path behind a proxy',
+      'https://proxy.example.com/services/T0AAA/B0BBB/Xy12Zz34Ww56Vv78Uu90Tt12',
+      'a Slack webhook URL is itself a secret',
+    ],
+    [
+      'a Teams webhook on outlook.office.com',
+      'https://outlook.office.com/webhook/a1b2c3d4-0000-4000-8000-000000000001@e5f6/IncomingWebhook/0a1b2c3d4e5f/9f8e7d6c',
+      'a Microsoft Teams webhook URL is itself a secret',
+    ],
+    [
+      'a Discord webhook',
+      'https://discord.com/api/webhooks/123456789012345678/AbCdEf-gh_IjKlMnOp',
+      'a Discord webhook URL is itself a secret',
+    ],
+    [
+      'a Telegram bot',
+      'https://api.telegram.org/bot123456789:AAEhBOweik6ad9r_QXMENQjcrGbqCr4K-bs/sendMessage',
+      'a Telegram bot webhook URL is itself a secret',
+    ],
+    [
+      'a legacy token as a path segment',
+      'https://alerts.example.com/hooks/x1c2v3b4n5m6q7w8e9r0',
+      'its path holds a key',
+    ],
+    ['a GitLab token as a path segment', 'https://alerts.example.com/hooks/gldt-Zq8w2e4r6t1y3u5i7o9p', ''],
+  ])('refuses a URL that carries a credential written into the plan: %s', (_, url, words) => {
+    const got = problems(`  - on: [run.finished]\n    webhook: {url: "${url}"}\n`);
+    expect(got).toHaveLength(1);
+    expect(got[0]).toContain('notify[0].webhook.url: ');
+    expect(got[0]).toContain(words);
+    const secretPart = /[A-Za-z0-9_:-]{16,}/.exec(new URL(url).pathname + new URL(url).search)?.[0] ?? '';
+    for (let i = 0; i + 6 <= secretPart.length; i += 1) expect(got[0]).not.toContain(secretPart.slice(i, i + 6));
+  });
+
+  it('takes such a URL from the environment, and scrubs it, whole or in part, from every text', () => {
+    const key = 'x9c8v7b6n5m4q3w2e1r0';
+    const url = `https://gitlab.example.com/hooks?private_token=${key}`;
+    const telegram = 'https://api.telegram.org/bot123456789:AAEhBOweik6ad9r_QXMENQjcrGbqCr4K-bs/sendMessage';
+    const { plan } = parsePlanText(
+      `${MINIMAL}notify:\n  - on: [run.finished]\n    webhook: {url: "\${HOOK_URL}"}\n  - on: [run.finished]\n    webhook: {url: "\${TG_URL}"}\n`,
+      'plan.yaml',
+      { env: { ...ENV, HOOK_URL: url, TG_URL: telegram }, baseDir: '/srv/plans', readFile: () => undefined },
+    );
+    expect(plan.notify?.map((t) => t.kind === 'webhook' && t.url)).toEqual([url, telegram]);
+    // A receiver that quotes the request line, or a proxy that cuts it short.
+    for (const echo of [
+      `POST /hooks?private_token=${key} HTTP/1.1`,
+      `token ${key.slice(4)}`,
+      `got ${key.slice(0, 14)}...`,
+      `POST /bot123456789:AAEhBOweik6ad9r_QXMENQjcrGbqCr4K-bs/sendMessage`,
+    ]) {
+      const out = resolvedSecrets.scrub(echo);
+      expect(out).toContain('[REDACTED]');
+      for (const secret of [key, '123456789:AAEhBOweik6ad9r_QXMENQjcrGbqCr4K-bs'])
+        for (let i = 0; i + 6 <= secret.length; i += 1) expect(out).not.toContain(secret.slice(i, i + 6));
+    }
   });
 
   it("refuses ${VAR} in a command's arguments, an empty command, and a target with both or neither of webhook and exec", () => {

@@ -9,6 +9,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { RunEventSchema } from '../src/events/run-events.js';
@@ -86,14 +87,33 @@ const hookEvents = (name: string): RunEvent[] =>
 describe('notify in a real run', { timeout: 120_000 }, () => {
   it('tells the run to a webhook and a command, the token in a header only', async () => {
     const receiver = await startReceiver();
+    const slack = await startReceiver();
     const plan = planWith('told', [
       `- on: ['*']`,
       `  webhook: {url: '${receiver.url}/hooks/shardmove', token: '\${HOOK_TOKEN}'}`,
       `- on: [run.started, move.quarantined, run.finished]`,
       `  exec: [${hook('told')}]`,
+      `- on: [run.finished]`,
+      `  webhook: {url: '${slack.url}/slack', format: slack}`,
     ]);
     const run = await runCli(['run', plan], { cwd: dir, env: env() });
     expect(run.code, run.stderr).toBe(3);
+    // Every notification names the run it is about, in the body and on the command's standard input.
+    const about = {
+      plan: 'told',
+      planFile: plan,
+      instance: sandbox.url.replace(/\/+$/, ''),
+      host: hostname(),
+      checkpoint: join(dir, 'state', 'told.db'),
+    };
+    for (const s of receiver.seen) expect((JSON.parse(s.body) as { run: unknown }).run).toEqual(about);
+    const stdin = readFileSync(join(dir, 'told.jsonl'), 'utf8').trim().split('\n');
+    expect(stdin).toHaveLength(3);
+    for (const line of stdin) expect((JSON.parse(line) as { run: unknown }).run).toEqual(about);
+    // Slack's text keeps its one line, naming the plan and the host.
+    expect(JSON.parse(slack.seen[0]!.body)).toEqual({
+      text: `shardmove told on ${hostname()}: run finished doneWithQuarantine (exit 3), 1 quarantined`,
+    });
     const got = events(receiver);
     expect(got[0]).toMatchObject({ type: 'run.started', plan: 'told', resumed: false });
     expect(got.at(-1)).toMatchObject({
@@ -117,10 +137,47 @@ describe('notify in a real run', { timeout: 120_000 }, () => {
     expect(hookEvents('told').at(-1)).toMatchObject({ outcome: 'doneWithQuarantine', exitCode: 3 });
     // Everything delivered, and recorded as such; the token nowhere in the checkpoint or the log.
     const rows = deliveries('told');
-    expect(rows.length).toBe(got.length + 3);
+    expect(rows.length).toBe(got.length + 3 + 1);
     expect(rows.every((r) => r.delivered_at !== null && r.attempts === 1)).toBe(true);
     for (const f of readdirSync(join(dir, 'state')).filter((f) => f.startsWith('told.')))
       expect(readFileSync(join(dir, 'state', f)).includes(HOOK_TOKEN), f).toBe(false);
+  });
+
+  it('keeps no piece of a URL key a receiver quotes, nor of the token a hook prints across its kept end, in the checkpoint, stderr or status', async () => {
+    const key = 'x9c8v7b6n5m4q3w2e1r0';
+    const token = sandboxEnv(sandbox.url)['SHARDMOVE_TOKEN']!;
+    const receiver = await startReceiver((req, res) => {
+      res.statusCode = 400;
+      res.end(`${'-'.repeat(1_990)} bad request: POST ${req.url} HTTP/1.1`);
+    });
+    // 26 characters of the token inside the output's last 2 KiB, the rest before it.
+    writeFileSync(join(dir, 'said.txt'), `${'='.repeat(3_000)} token ${token}${'='.repeat(2_048 - 26)}`);
+    const talk = join(dir, 'talk.sh');
+    writeFileSync(talk, `#!/bin/sh\ncat > /dev/null\ncat "${dir}/said.txt"\nexit 1\n`);
+    chmodSync(talk, 0o755);
+    const plan = planWith('echoed', [
+      `- on: [run.finished]`,
+      `  webhook: {url: '\${KEYED_URL}'}`,
+      `- on: [run.finished]`,
+      `  exec: [${talk}]`,
+    ]);
+    const keyed = { ...env(), KEYED_URL: `${receiver.url}/hooks?private_token=${key}` };
+    const run = await runCli(['run', plan], { cwd: dir, env: keyed });
+    expect(run.code, run.stderr).toBe(3);
+    expect(receiver.seen[0]!.url).toBe(`/hooks?private_token=${key}`);
+    const status = await runCli(['status', plan], { cwd: dir, env: keyed });
+    const stored = readdirSync(join(dir, 'state'))
+      .filter((f) => f.startsWith('echoed.'))
+      .map((f) => readFileSync(join(dir, 'state', f)).toString('latin1'));
+    expect(run.stderr).toContain('notify: webhook');
+    expect(status.stdout).toContain('HTTP 400');
+    const pieces = (secret: string, from = 0) =>
+      Array.from({ length: secret.length - from - 5 }, (_, i) => secret.slice(from + i, from + i + 6));
+    for (const text of [run.stdout, run.stderr, status.stdout, status.stderr, ...stored]) {
+      for (const p of pieces(key)) expect(text).not.toContain(p);
+      // The token's body; its prefix (glpat-) is every token's.
+      for (const p of pieces(token, 6)) expect(text).not.toContain(p);
+    }
   });
 
   it('keeps what a receiver that is down did not take, says so, and delivers it on the next run', async () => {

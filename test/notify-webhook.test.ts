@@ -53,6 +53,14 @@ async function receiver(answer: (req: Seen, res: ServerResponse) => void): Promi
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
+const RUN = {
+  plan: 'p',
+  planFile: '/srv/plans/p.yaml',
+  instance: 'https://gitlab.example.com',
+  host: 'ops-1',
+  checkpoint: '/srv/plans/state/p.db',
+};
+
 const EVENT = {
   v: 1,
   seq: 7,
@@ -88,6 +96,7 @@ function deliver(
     target: targetsOf([plan])[0]!,
     event: EVENT,
     line: 'shardmove p: projects 17 on nfs-1 QUARANTINED after 3 attempt(s) (checksum): checksum <!channel> & <@U123> differ',
+    run: RUN,
     attempt: 1,
     signal,
   };
@@ -95,7 +104,7 @@ function deliver(
 }
 
 describe('a webhook delivery', () => {
-  it('POSTs the --events line as its body, the token in Authorization only', async () => {
+  it('POSTs the --events object and the run it is about as its body, the token in Authorization only', async () => {
     const r = await receiver((_, res) => res.end('ok'));
     const result = await deliver(`${r.url}/hooks/shardmove?team=storage`);
     expect(result).toEqual({ ok: true });
@@ -108,6 +117,7 @@ describe('a webhook delivery', () => {
     expect(got.headers['x-shardmove-event']).toBe('move.quarantined');
     expect(got.headers['x-shardmove-seq']).toBe('7');
     expect(RunEventSchema.parse(JSON.parse(got.body))).toEqual(EVENT);
+    expect(JSON.parse(got.body)).toEqual({ ...EVENT, run: RUN });
     expect(got.body).not.toContain(TOKEN);
     expect(got.url).not.toContain(TOKEN);
   });
@@ -170,9 +180,39 @@ describe('a webhook delivery', () => {
     const result = await deliver(r.url);
     expect(result).toMatchObject({ ok: false, permanent: true });
     const error = result.ok ? '' : result.error;
-    expect(error).toContain(`HTTP 307: a redirect to ${other.url}, not followed`);
+    expect(error).toContain(`HTTP 307: a redirect to ${other.url}/collect?key=[REDACTED], not followed`);
     expect(error).not.toContain('elsewhere-secret');
     expect(other.seen).toEqual([]);
+  });
+
+  it.each([
+    ['file:///etc/passwd', 'a redirect to file:///etc/passwd, not an http(s) address, not followed'],
+    ['/elsewhere/hook?team=a', 'a redirect to {origin}/elsewhere/hook?team=a, not followed'],
+    ['next', 'a redirect to {origin}/hooks/next, not followed'],
+    ['//other.example/x', 'a redirect to http://other.example/x, not followed'],
+    ['HTTPS://Other.Example./x', 'a redirect to https://other.example./x, not followed'],
+    [
+      'https://u:hunter2pass@other.example/p?private_token=x1c2v3b4n5m6q7w8e9r0&team=a',
+      'a redirect to https://[REDACTED]@other.example/p?private_token=[REDACTED]&team=a, not followed',
+    ],
+    [
+      'https://hooks.slack.com/services/T0AAA/B0BBB/Xy12Zz34Ww56Vv78Uu90Tt12',
+      'a redirect to https://hooks.slack.com/services/[REDACTED], not followed',
+    ],
+    ['http://[::1', 'a redirect to "http://[::1", which is not an address, not followed'],
+  ])('reports a redirect to %s where it points, scrubbed, and does not follow it', async (location, words) => {
+    const r = await receiver((_, res) => {
+      res.writeHead(302, { location });
+      res.end();
+    });
+    const result = await deliver(`${r.url}/hooks/shardmove`);
+    expect(result).toMatchObject({ ok: false, permanent: true });
+    const error = result.ok ? '' : result.error;
+    expect(error).toContain(`HTTP 302: ${words.replace('{origin}', r.url)}`);
+    expect(error).not.toContain('hunter2pass');
+    expect(error).not.toContain('x1c2v3b4n5m6q7w8e9r0');
+    expect(error).not.toContain('Xy12Zz34');
+    expect(r.seen).toHaveLength(1);
   });
 
   it('reads a few KiB of an endless answer and lets it go', async () => {

@@ -136,7 +136,9 @@ describe('the delivery worker', () => {
     expect(types(sender.got)).toEqual(['run.started#1', 'move.quarantined#2']);
     for (const d of sender.got) expect(RunEventSchema.safeParse(d.event).success).toBe(true);
     expect(sender.got[1]!.event).toMatchObject({ kind: 'projects', id: 7, reason: 'boom', attempts: 3 });
-    expect(sender.got[1]!.line).toBe('shardmove p: projects 7 on nfs-1 QUARANTINED after 3 attempt(s) (unknown): boom');
+    expect(sender.got[1]!.line).toBe(
+      'shardmove p on h: projects 7 on nfs-1 QUARANTINED after 3 attempt(s) (unknown): boom',
+    );
     await vi.waitFor(() => expect(rows(store).every((r) => r.delivered)).toBe(true));
     expect(rows(store).map((r) => r.attempts)).toEqual([1, 1]);
     await n.stopped!();
@@ -292,11 +294,11 @@ describe('the lines for people', () => {
         by: 'breaker',
         reason: 'paused by the failure breaker: 20 moves failed within 15m (retry.pause_after); ...',
       },
-      'shardmove p: PAUSED by the failure breaker: 20 moves failed within 15m; `shardmove control --unpause` goes on',
+      'shardmove p on h: PAUSED by the failure breaker: 20 moves failed within 15m; `shardmove control --unpause` goes on',
     ],
     [
       { ...at, type: 'run.paused', by: 'window', reason: 'outside every window', until: '2026-11-30T21:00:00.000Z' },
-      'shardmove p: WAITING for a maintenance window until 2026-11-30T21:00:00.000Z',
+      'shardmove p on h: WAITING for a maintenance window until 2026-11-30T21:00:00.000Z',
     ],
     [
       {
@@ -307,7 +309,7 @@ describe('the lines for people', () => {
         error: { code: 'SHARDMOVE_API_UNREACHABLE', message: 'no answer' },
         quarantined: null,
       },
-      'shardmove p: run finished failed (exit 1): no answer (SHARDMOVE_API_UNREACHABLE)',
+      'shardmove p on h: run finished failed (exit 1): no answer (SHARDMOVE_API_UNREACHABLE)',
     ],
     [
       {
@@ -320,10 +322,10 @@ describe('the lines for people', () => {
         error: 'bad\u001b[2J\nline',
         class: 'unknown',
       },
-      'shardmove p: projects 5 on nfs-1: move 9 failed (unknown): bad\\u001b[2J line',
+      'shardmove p on h: projects 5 on nfs-1: move 9 failed (unknown): bad\\u001b[2J line',
     ],
   ])('%o', (event, line) => {
-    expect(eventLine('p', RunEventSchema.parse(event))).toBe(line);
+    expect(eventLine({ plan: 'p', host: 'h' }, RunEventSchema.parse(event))).toBe(line);
   });
 
   it("escapes Slack's control characters", () => {

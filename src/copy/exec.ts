@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
+import { scrubServerText } from '../secrets/registry.js';
 import { CopyFailedError } from './errors.js';
 
 /** A directory on this machine (host null) or on an ssh host. */
@@ -90,9 +91,12 @@ export function runScript(host: string | null, script: string, what: string, opt
   return runChecked(scriptArgv(host, script), what, opts);
 }
 
-/** The last lines of a command's stderr, for an error message. */
+/**
+ * The last lines of a command's stderr, for an error message: scrubbed of every secret the process
+ * knows before it is cut, so no cut keeps a piece of one.
+ */
 export function tail(text: string, lines = 5): string {
-  return text.trimEnd().split('\n').slice(-lines).join('\n');
+  return scrubServerText(text).trimEnd().split('\n').slice(-lines).join('\n');
 }
 
 function collect(stream: Readable, onLine?: (line: string) => void): () => string {

@@ -4,7 +4,8 @@
  * its own, so the terminal's Ctrl-C does not cut a delivery short (the run's end waits for it) and
  * a time limit can end the command and every process it started: past it the group gets SIGTERM,
  * then SIGKILL. Exit 0 means delivered. Its output is read as it comes (a command that writes a
- * lot never blocks on a full pipe) and only its last lines are kept, for the error message.
+ * lot never blocks on a full pipe) and only its end is kept for the error message, scrubbed before
+ * it is cut.
  *
  * The command inherits shardmove's environment less every variable that holds one of the run's
  * secrets (the instance token, say) and less any `SHARDMOVE_*` of its own.
@@ -16,21 +17,28 @@ import { delimiter, join } from 'node:path';
 import { escapeControls } from '../report/escape.js';
 import { scrubServerText } from '../secrets/registry.js';
 import { spawnResult } from './policy.js';
+import { notificationJson } from './text.js';
 import type { DeliveryResult } from './policy.js';
-import type { Delivery, Sender } from './types.js';
+import type { Delivery, NotifiedRun, Sender } from './types.js';
 
 /** After SIGTERM, how long the group has before SIGKILL. */
 const KILL_GRACE_MS = 2_000;
-/** What is kept of a command's output, for its error message. */
-const KEEP_BYTES = 2_048;
+/** What is kept of a command's output, for its error message (characters, once scrubbed). */
+const KEEP_CHARS = 2_048;
+/**
+ * What is read and held of the output's end before it is scrubbed: more than is kept, so a secret
+ * that straddles the kept part's start is whole in what is scrubbed (and a piece of one at the
+ * held part's own start is masked as a cut edge).
+ */
+const HOLD_BYTES = 8_192;
 
 export interface ExecContext {
   /** The plan's directory: where commands run. */
   cwd: string;
   /** shardmove's environment. */
   env: Readonly<Record<string, string | undefined>>;
-  /** SHARDMOVE_* variables every command gets (plan, plan file, checkpoint, host). */
-  base: Readonly<Record<string, string>>;
+  /** SHARDMOVE_* variables every command gets besides the run's (tests). */
+  base?: Readonly<Record<string, string>>;
 }
 
 /** The command sender. Groups still running when the process exits (a second Ctrl-C) are killed with it. */
@@ -102,17 +110,33 @@ export const HOOK_VARIABLES = [
   'SHARDMOVE_PLAN_FILE',
   'SHARDMOVE_CHECKPOINT',
   'SHARDMOVE_HOST',
+  'SHARDMOVE_INSTANCE',
 ] as const;
 
 // eslint-disable-next-line no-control-regex -- an environment value cannot hold NUL
 const noNul = (v: string) => v.replace(/\u0000/g, '');
 
-/** The variables a delivery adds: the event's type, its every plain field, the attempt and the line. */
-export function eventEnv(d: Delivery, base: Readonly<Record<string, string>>): Record<string, string> {
+/** What names the run in a command's variables: the `run` object of its standard input. */
+export function runEnv(run: NotifiedRun): Record<string, string> {
+  return {
+    SHARDMOVE_PLAN: noNul(run.plan),
+    SHARDMOVE_PLAN_FILE: noNul(run.planFile),
+    SHARDMOVE_CHECKPOINT: noNul(run.checkpoint),
+    SHARDMOVE_HOST: noNul(run.host),
+    SHARDMOVE_INSTANCE: noNul(run.instance),
+  };
+}
+
+/**
+ * The variables a delivery adds: the run's, the event's type, its every plain field, the attempt
+ * and the line. The run's come last: no event field may say another plan or host.
+ */
+export function eventEnv(d: Delivery, base: Readonly<Record<string, string>> = {}): Record<string, string> {
   const out: Record<string, string> = { ...base };
   for (const [k, v] of Object.entries(d.event)) {
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[envName(k)] = noNul(String(v));
   }
+  Object.assign(out, runEnv(d.run));
   out['SHARDMOVE_EVENT'] = d.event.type;
   out['SHARDMOVE_ATTEMPT'] = String(d.attempt);
   out['SHARDMOVE_TEXT'] = noNul(d.line);
@@ -156,7 +180,7 @@ function runOnce(
     child.stderr!.on('data', output.add);
     // A command that does not read its input ends the pipe early: that is its business.
     child.stdin!.on('error', () => undefined);
-    child.stdin!.end(`${JSON.stringify(d.event)}\n`);
+    child.stdin!.end(`${notificationJson(d.event, d.run)}\n`);
     let killedFor: string | null = null;
     let grace: NodeJS.Timeout | undefined;
     const stop = (why: string) => {
@@ -199,23 +223,28 @@ function runOnce(
   });
 }
 
-/** The last KEEP_BYTES of what a command writes, scrubbed and on one line. */
+/**
+ * The end of what a command writes, for its error message: the last HOLD_BYTES held, scrubbed,
+ * then the last KEEP_CHARS of that kept, on one line. Scrubbed before it is cut, so no cut leaves
+ * a piece of a secret behind.
+ */
 function keepTail(): { add: (chunk: Buffer) => void; text: () => string } {
-  let kept = Buffer.alloc(0);
+  let held = Buffer.alloc(0);
   let cut = false;
   return {
     add: (chunk) => {
-      kept = Buffer.concat([kept, chunk]);
-      if (kept.length > KEEP_BYTES) {
-        kept = kept.subarray(kept.length - KEEP_BYTES);
+      held = Buffer.concat([held, chunk]);
+      if (held.length > HOLD_BYTES) {
+        held = held.subarray(held.length - HOLD_BYTES);
         cut = true;
       }
     },
     text: () => {
-      const t = escapeControls(scrubServerText(kept.toString('utf8')))
+      const t = escapeControls(scrubServerText(held.toString('utf8'), [], { start: cut }))
         .replace(/\s+/g, ' ')
         .trim();
-      return cut ? `...${t}` : t;
+      if (t.length <= KEEP_CHARS) return cut ? `...${t}` : t;
+      return `...${t.slice(t.length - KEEP_CHARS)}`;
     },
   };
 }

@@ -8,13 +8,16 @@
 import type { RunEvent, RunEventType } from '../events/run-events.js';
 import { formatPlanDuration } from '../plan/durations.js';
 import { escapeControls } from '../report/escape.js';
+import { scrubServerText } from '../secrets/registry.js';
+import type { NotifiedRun } from './types.js';
 
 type Line<T extends RunEventType> = (e: Extract<RunEvent, { type: T }>) => string;
 
 /** Instance text kept short: a line, not a page. */
 const MAX_QUOTE = 300;
 const quote = (text: string | null | undefined): string => {
-  const t = escapeControls(String(text ?? ''))
+  // Scrubbed before it is cut: a cut must not leave a piece of a secret that the whole would have lost.
+  const t = escapeControls(scrubServerText(String(text ?? '')))
     .replace(/\s+/g, ' ')
     .trim();
   return t.length > MAX_QUOTE ? `${t.slice(0, MAX_QUOTE - 3)}...` : t;
@@ -44,8 +47,7 @@ const paused: Line<'run.paused'> = (e) => {
 };
 
 const LINES: { [T in RunEventType]: Line<T> } = {
-  'run.started': (e) =>
-    `run ${e.resumed ? 'resumed' : 'started'}${e.dryRun ? ' (dry run)' : ''} on ${e.host}, pid ${e.pid}`,
+  'run.started': (e) => `run ${e.resumed ? 'resumed' : 'started'}${e.dryRun ? ' (dry run)' : ''}, pid ${e.pid}`,
   'step.started': (e) => `step ${e.step} started`,
   'step.ended': (e) => `step ${e.step} ended ${e.outcome} after ${ms(e.durationMs)}`,
   'move.scheduled': (e) => `${item(e)}: move ${e.moveId} scheduled${e.bulk ? ' (bulk)' : ''}`,
@@ -73,10 +75,18 @@ const LINES: { [T in RunEventType]: Line<T> } = {
     `run finished ${e.outcome} (exit ${e.exitCode})${e.quarantined ? `, ${e.quarantined} quarantined` : ''}${e.error ? `: ${quote(e.error.message)} (${e.error.code})` : ''}`,
 };
 
-/** The event in one line: `shardmove <plan>: <what happened>`. */
-export function eventLine(plan: string, e: RunEvent): string {
+/** The event in one line: `shardmove <plan> on <host>: <what happened>`. */
+export function eventLine(run: Pick<NotifiedRun, 'plan' | 'host'>, e: RunEvent): string {
   const line = (LINES[e.type] as (e: RunEvent) => string)(e);
-  return `shardmove ${plan}: ${line}`;
+  return `shardmove ${run.plan}${run.host ? ` on ${quote(run.host)}` : ''}: ${line}`;
+}
+
+/**
+ * A notification as JSON (a webhook's `format: json` body, a command's standard input): the
+ * `--events` object and, under `run`, which run it is about.
+ */
+export function notificationJson(event: RunEvent, run: NotifiedRun): string {
+  return JSON.stringify({ ...event, run });
 }
 
 /** The line as Slack's `text` takes it: `&`, `<` and `>` escaped (Slack's formatting rules). */

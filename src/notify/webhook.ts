@@ -1,6 +1,6 @@
 /**
- * A webhook delivery: one POST of the event (the `--events` line as the JSON body, or Slack's
- * `{"text": ...}`), with the target's token as `Authorization: Bearer` and never anywhere else. One
+ * A webhook delivery: one POST of the event (the `--events` object with the `run` it is about as
+ * the JSON body, or Slack's `{"text": ...}`, whose line names the plan and host), with the target's token as `Authorization: Bearer` and never anywhere else. One
  * attempt with a time limit on the whole exchange; redirects are not followed (./policy.ts says
  * why); an answer's body is read only as far as an error message needs, so a receiver that answers
  * slowly or endlessly costs at most the time limit and a few KiB. What a receiver says is scrubbed
@@ -11,13 +11,16 @@ import type { Dispatcher } from 'undici';
 import { SHARDMOVE_VERSION } from '../api/version.js';
 import { escapeControls } from '../report/escape.js';
 import { scrubServerText } from '../secrets/registry.js';
+import type { CutEdges } from '../secrets/registry.js';
 import { httpResult } from './policy.js';
 import type { DeliveryResult } from './policy.js';
-import { slackText } from './text.js';
+import { notificationJson, slackText } from './text.js';
 import type { Delivery, Sender } from './types.js';
 
-/** What is read of an answer that is not a success, for its error message. */
-const ERROR_TEXT_BYTES = 2_048;
+/** What is kept of an answer that is not a success, for its error message (characters, once scrubbed). */
+const ERROR_TEXT_CHARS = 2_048;
+/** What is read of it: more than is kept, so a secret that straddles the kept part's end is whole when it is scrubbed. */
+const ERROR_READ_BYTES = 8_192;
 /** What is read (and dropped) of a success's body before the connection is let go. */
 const DUMP_BYTES = 64 * 1024;
 
@@ -35,7 +38,7 @@ async function post(dispatcher: Dispatcher, d: Delivery): Promise<DeliveryResult
   const plan = d.target.plan;
   if (plan.kind !== 'webhook') return { ok: false, permanent: true, error: 'not a webhook' };
   const url = new URL(plan.url);
-  const body = plan.format === 'slack' ? JSON.stringify({ text: slackText(d.line) }) : JSON.stringify(d.event);
+  const body = plan.format === 'slack' ? JSON.stringify({ text: slackText(d.line) }) : notificationJson(d.event, d.run);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'user-agent': `shardmove/${SHARDMOVE_VERSION}`,
@@ -44,7 +47,8 @@ async function post(dispatcher: Dispatcher, d: Delivery): Promise<DeliveryResult
   };
   if (plan.token) headers['authorization'] = `Bearer ${plan.token}`;
   const timeout = AbortSignal.timeout(plan.timeoutMs);
-  const scrub = (text: string) => escapeControls(scrubServerText(text, [plan.token])).replace(/\s+/g, ' ');
+  const scrub = (text: string, edges: CutEdges = {}) =>
+    escapeControls(scrubServerText(text, [plan.token], edges)).replace(/\s+/g, ' ');
   try {
     const res = await dispatcher.request({
       origin: url.origin,
@@ -60,9 +64,15 @@ async function post(dispatcher: Dispatcher, d: Delivery): Promise<DeliveryResult
       await res.body.dump({ limit: DUMP_BYTES }).catch(() => undefined);
       return { ok: true };
     }
-    const text = await readSome(res.body, ERROR_TEXT_BYTES).catch(() => '');
+    const read = await readSome(res.body, ERROR_READ_BYTES).catch(() => ({ text: '', cut: false }));
+    // Scrubbed whole (a piece of a secret at the read's end is masked as a cut edge), then cut.
+    const clean = scrub(read.text, { end: read.cut });
+    const said = clean.length > ERROR_TEXT_CHARS || read.cut ? `${clean.slice(0, ERROR_TEXT_CHARS)}...` : clean;
     const location = res.headers['location'];
-    return httpResult(res.statusCode, typeof location === 'string' ? scrub(location) : null, scrub(text));
+    return httpResult(res.statusCode, typeof location === 'string' ? location : null, said, {
+      base: url,
+      scrub: (t: string) => scrub(t),
+    });
   } catch (err) {
     const why = d.signal.aborted
       ? 'the run ended before it answered'
@@ -73,8 +83,8 @@ async function post(dispatcher: Dispatcher, d: Delivery): Promise<DeliveryResult
   }
 }
 
-/** The first `limit` bytes of a body as text; the rest is not read (the stream is destroyed). */
-async function readSome(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
+/** The first `limit` bytes of a body as text, and whether there was more; the rest is not read (the stream is destroyed). */
+async function readSome(body: Dispatcher.ResponseData['body'], limit: number): Promise<{ text: string; cut: boolean }> {
   const chunks: Buffer[] = [];
   let bytes = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -85,6 +95,5 @@ async function readSome(body: Dispatcher.ResponseData['body'], limit: number): P
       break;
     }
   }
-  const text = Buffer.concat(chunks).subarray(0, limit).toString('utf8');
-  return bytes >= limit ? `${text}...` : text;
+  return { text: Buffer.concat(chunks).subarray(0, limit).toString('utf8'), cut: bytes >= limit };
 }

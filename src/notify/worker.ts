@@ -29,8 +29,21 @@ import type { DeliveryResult } from './policy.js';
 import { targetsOf } from './targets.js';
 import type { Target } from './targets.js';
 import { eventLine } from './text.js';
-import type { Sender } from './types.js';
+import type { NotifiedRun, Sender } from './types.js';
 import { createWebhookSender } from './webhook.js';
+
+/**
+ * The instance's URL as a notification names it: its origin and path (an instance may live under
+ * a path), never a query or user:password@, scrubbed of every secret the run knows.
+ */
+export function shownInstance(url: string): string {
+  try {
+    const u = new URL(url);
+    return scrubServerText(`${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`);
+  } catch {
+    return '';
+  }
+}
 
 /** A receiver's words in a warning line: its start (the checkpoint keeps them whole). */
 const cutShort = (text: string) => (text.length > 100 ? `${text.slice(0, 97)}...` : text);
@@ -106,15 +119,19 @@ export function createNotifier(opts: NotifierOptions): Notifier {
     senders[kind] ??=
       kind === 'webhook'
         ? createWebhookSender()
-        : createExecSender({ cwd: dirname(resolve(opts.cwd, opts.planFile)), env: opts.env, base: baseEnv() });
+        : createExecSender({ cwd: dirname(resolve(opts.cwd, opts.planFile)), env: opts.env });
     return senders[kind]!;
   };
-  const baseEnv = (): Record<string, string> => ({
-    SHARDMOVE_PLAN: run?.plan.name ?? '',
-    SHARDMOVE_PLAN_FILE: resolve(opts.cwd, opts.planFile),
-    SHARDMOVE_CHECKPOINT: run?.checkpoint ?? '',
-    SHARDMOVE_HOST: run?.host ?? '',
-  });
+  /** Which run the notifications are about: the same in every body, standard input and variable. */
+  let about: NotifiedRun | null = null;
+  const notified = (): NotifiedRun =>
+    (about ??= {
+      plan: run!.plan.name,
+      planFile: resolve(opts.cwd, opts.planFile),
+      instance: shownInstance(run!.plan.instance.url),
+      host: run!.host,
+      checkpoint: resolve(opts.cwd, run!.checkpoint),
+    });
 
   /**
    * Runs a write. One the fence refuses (the lease is lost) stops the worker, never the run; any
@@ -180,7 +197,8 @@ export function createNotifier(opts: NotifierOptions): Notifier {
       result = await sender(t.plan.kind).send({
         target: t,
         event,
-        line: eventLine(run!.plan.name, event),
+        line: eventLine(notified(), event),
+        run: notified(),
         attempt,
         signal: abort.signal,
       });
@@ -341,7 +359,14 @@ export function createNotifier(opts: NotifierOptions): Notifier {
           const seq = after + entries.indexOf(e) + 1;
           const event = { v: EVENTS_VERSION, seq, at: new Date(e.at).toISOString(), ...e.body } as RunEvent;
           const result = await sender(t.plan.kind)
-            .send({ target: t, event, line: eventLine(run!.plan.name, event), attempt: 1, signal: abort.signal })
+            .send({
+              target: t,
+              event,
+              line: eventLine(notified(), event),
+              run: notified(),
+              attempt: 1,
+              signal: abort.signal,
+            })
             .catch((err: unknown) => ({ ok: false, permanent: false, error: String(err) }) as DeliveryResult);
           if (result.ok) continue;
           failures.push({

@@ -11,8 +11,9 @@
  *
  * The names are the `--events` vocabulary (./event-names.ts); `'*'` is every one of them
  * but `progress`. A webhook's token follows the plan's secret rules (`${VAR}` or a file, never a
- * literal) and goes in a header, so a URL with credentials in it is refused; a URL that is itself a
- * key (Slack's incoming webhooks) must come from the environment. A command's argv is taken as
+ * literal) and goes in a header; a URL that carries a credential (user:password@ is refused
+ * outright; a key in its path, as Slack's incoming webhooks have, or in its query, as
+ * `?private_token=`) must come from the environment (./url-credentials.ts judges it). A command's argv is taken as
  * written: a `${VAR}` there would put its value where every user of the host can read it (`ps`).
  */
 import { isAbsolute, resolve } from 'node:path';
@@ -28,6 +29,7 @@ import { duration, readEnum } from './fields.js';
 import { DURATION_PATTERN, ONLY_VAR_REFS, isSet, textSchema } from './json-schema.js';
 import { closest } from './reader.js';
 import type { Entry, Pos, Reader } from './reader.js';
+import { credentialIn } from './url-credentials.js';
 import { readHttpUrl } from './url-field.js';
 import { showValue } from './secrets.js';
 
@@ -191,26 +193,6 @@ function readOn(r: Reader, node: Node, path: string): { on: NotifyEventName[]; a
   return { on: NOTIFY_EVENTS.filter((n) => names.has(n)), all };
 }
 
-/** Hosts whose webhook URLs are themselves the key (the path is the secret). */
-const KEY_IN_PATH: readonly { host: RegExp; path: RegExp; what: string; variable: string }[] = [
-  {
-    host: /^hooks\.slack\.com$/i,
-    path: /^\/(services|workflows|triggers)\//,
-    what: 'Slack',
-    variable: 'SLACK_WEBHOOK_URL',
-  },
-  {
-    host: /^(discord|discordapp)\.com$/i,
-    path: /^\/api\/webhooks\//,
-    what: 'Discord',
-    variable: 'DISCORD_WEBHOOK_URL',
-  },
-  { host: /\.webhook\.office\.com$/i, path: /./, what: 'Microsoft Teams', variable: 'TEAMS_WEBHOOK_URL' },
-];
-/** Query parameters that carry credentials: refused, since a URL ends up in proxies' and receivers' logs. */
-const CREDENTIAL_PARAM =
-  /^(access[_-]?token|token|api[_-]?key|apikey|key|secret|client[_-]?secret|password|passwd|pwd|auth|authorization|sig|signature|code|routing[_-]?key)$/i;
-
 function readWebhook(r: Reader, node: Node, path: string): WebhookTarget | undefined {
   r.mark(path, r.posOf(node));
   const m = r.map(node, path, WEBHOOK_KEYS);
@@ -245,27 +227,22 @@ function readWebhookUrl(r: Reader, node: Node, path: string): string | undefined
   const { url: u, fromVars } = read;
   const at = r.posOf(node);
   if (u.hash) return void r.error(path, at, 'must not have a fragment');
-  for (const name of u.searchParams.keys()) {
-    if (CREDENTIAL_PARAM.test(name))
-      return void r.error(
-        path,
-        at,
-        `query parameter ${showValue(name)} carries a credential: put the secret in token or token_file, which is sent as a header, never in the URL`,
-      );
-  }
-  const keyed = KEY_IN_PATH.find((k) => k.host.test(u.hostname) && k.path.test(u.pathname));
-  if (keyed && !fromVars) {
+  const credential = credentialIn(u);
+  if (credential && !fromVars) {
     if (node.range) r.secretRanges.push([node.range[0], node.range[2]]);
     return void r.error(
       path,
       at,
-      `a ${keyed.what} webhook URL is itself a secret (its path is the key): write url: \${${keyed.variable}} and keep it out of the plan file`,
+      credential.inPath
+        ? `${credential.what}: write url: \${${credential.variable}} and keep it out of the plan file`
+        : `${credential.what}: put the secret in token or token_file, which is sent as a header, never in the URL; or, if the receiver takes it only in the URL, write url: \${${credential.variable}} and keep it out of the plan file`,
     );
   }
-  // A URL from the environment may carry its key in its path: redacted like any other secret, so no
-  // message, log or echo repeats it; only its origin is ever shown.
-  const rest = `${u.pathname}${u.search}`;
-  if (fromVars && rest.length > 1) r.secrets.push(rest);
+  // A URL from the environment may carry its key in its path or query: its secret parts are
+  // registered, so no message, log, checkpoint or echo repeats them; only its origin is ever
+  // shown. Only those parts: the scrub masks any long run of a registered value, and the rest
+  // of a URL (its host, its words) appears in ordinary answers.
+  if (fromVars && credential) r.secrets.push(...credential.values);
   return u.href;
 }
 
@@ -372,14 +349,14 @@ export const NOTIFY_DOC: FieldDoc = {
       default: 'one of webhook, exec',
       allowed: '`url` (required), `format`: `json` (default) or `slack`, `token` (`${VAR}`) or `token_file`',
       meaning:
-        'POSTs each event: the `--events` line as its JSON body, or Slack\'s `{"text": ...}`. The token goes in `Authorization: Bearer`; a URL with credentials in it is refused, and a Slack, Discord or Teams URL must come from `${VAR}`. Redirects are not followed.',
+        'POSTs each event: the `--events` object with the `run` it is about (plan, plan file, instance, host, checkpoint) as its JSON body, or Slack\'s `{"text": ...}` naming the plan and host. The token goes in `Authorization: Bearer`; `user:password@` in the URL is refused, and a URL that carries a key in its path or query (Slack, Discord, Teams, a Telegram bot, `?private_token=`, `?sig=` ...) must come from `${VAR}`. Redirects are not followed.',
     },
     exec: {
       type: 'list of strings',
       default: 'one of webhook, exec',
       allowed: 'no `${VAR}`; a path relative to the plan, or a name on `PATH`',
       meaning:
-        'Runs the command without a shell, the event as JSON on standard input and in `SHARDMOVE_*` variables; exit 0 means delivered.',
+        "Runs the command without a shell, the event as JSON on standard input (the webhook's body) and in `SHARDMOVE_*` variables; exit 0 means delivered.",
     },
     timeout: {
       type: 'duration',
