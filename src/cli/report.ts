@@ -6,6 +6,7 @@
  * invalid options (an --html path whose directory does not exist, or is not writable, or that is
  * the checkpoint, a file beside it or the plan).
  */
+import { LEFT_SELECTION_LISTED, leftSelectionOf } from '../report/left-selection.js';
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { writeFileAtomic } from '../files/atomic.js';
@@ -54,6 +55,7 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
         last,
         copies,
         givenList: store.givenList()?.file ?? null,
+        leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
       }),
     );
     const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;
