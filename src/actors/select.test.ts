@@ -89,7 +89,7 @@ describe('pre-flight: resolveSelection', () => {
     log,
     signal: new AbortController().signal,
     plan: {
-      move: { kinds, select: { namespaces: [], projects: [], exclude: [], file: null, ...select } },
+      move: { kinds, from: ['nfs-1'], select: { namespaces: [], projects: [], exclude: [], file: null, ...select } },
     } as never,
   });
 
@@ -133,5 +133,27 @@ describe('pre-flight: resolveSelection', () => {
       '    plan.yaml:4:1: no project has id 5',
       '    plan.yaml:1:1: no project, group or user has the full path "nope"',
     ]);
+  });
+
+  it('warns of each project named to move that is on no source, and reads a quoted all-digit name as a path', async () => {
+    const asked: (number | string)[] = [];
+    const api: Partial<InstanceApi> = {
+      getNamespace: async (p) => (p === '2024' ? { id: 9, kind: 'group', fullPath: '2024' } : null),
+      findProject: async (ref) => {
+        asked.push(ref);
+        return ref === 'acme/far'
+          ? { kind: 'projects', id: 7, storage: 'nfs-2', name: 'acme/far', sizeBytes: null }
+          : null;
+      },
+    };
+    const warnings = await resolveSelection(
+      deps({ namespaces: entries('2024'), projects: entries('acme/far'), exclude: entries('2024') }, api),
+      { projects: 'listing' },
+    );
+    expect(warnings).toEqual([
+      'move.select: "acme/far" (plan.yaml:1:1) is named but not on a source storage (on nfs-2): this run does not move it',
+    ]);
+    // "2024" is never asked for as a project (GET /projects/2024 would read project id 2024).
+    expect(asked).toEqual(['acme/far']);
   });
 });

@@ -51,7 +51,12 @@ function hasControl(text: string): boolean {
   return [...text].some((c) => c < ' ' || c === '\u007f');
 }
 
-/** A project id as written, or undefined when `text` is none (digits only). */
+/**
+ * A project id as written, or undefined when `text` is none (digits only). Used where a quoted
+ * string of digits can only be an id: under `projects` (a project's full path has its namespace)
+ * and on a select file's line (no quotes there). Under `namespaces` and `exclude` a quoted string is
+ * a path, an all-digit group's included (`"2024"`); only a YAML number is an id.
+ */
 function idOf(text: string): number | undefined {
   return /^\d+$/.test(text) ? Number(text) : undefined;
 }
@@ -61,7 +66,8 @@ type Form = 'namespace' | 'project' | 'either';
 /** Why an entry read as `ref` does not fit `form`, or undefined. */
 function formProblem(ref: number | string, form: Form): string | undefined {
   if (typeof ref === 'number') {
-    if (form === 'namespace') return 'a namespace is named by its full path (acme, acme/team), not by an id';
+    if (form === 'namespace')
+      return `a namespace is named by its full path (acme, acme/team), not by an id; a group whose path is all digits is written in quotes ("${ref}")`;
     if (!Number.isSafeInteger(ref) || ref < 1) return `an id is a whole number from 1 to ${MAX_SELECT_ID}`;
     return undefined;
   }
@@ -97,7 +103,7 @@ function readEntries(r: Reader, node: Node, path: string, form: Form): SelectEnt
     if (isScalar(item) && typeof item.value === 'number') ref = item.value;
     else {
       const s = r.string(item, where);
-      if (s) ref = form === 'namespace' ? s.value : (idOf(s.value) ?? s.value);
+      if (s) ref = form === 'project' ? (idOf(s.value) ?? s.value) : s.value;
     }
     if (ref === undefined) {
       ok = false;
