@@ -283,13 +283,14 @@ export const SELECT_DOC: FieldDoc = {
   allowed: 'throttled mode; every name must exist on the instance (pre-flight)',
   more:
     "Project snippets follow their project, group wikis their group, personal snippets their author's namespace (the username). " +
-    'What is not selected stays on the source as planned. See [choosing what moves](operations.md#choosing-what-moves).',
+    'What is not selected stays on the source as planned; the selection is judged again on the instance right before each move and at verification (an item transferred out of it is not moved). See [choosing what moves](operations.md#choosing-what-moves).',
   keys: {
     namespaces: {
       type: 'list of full paths',
       default: 'none',
       allowed: 'groups or users, each once',
-      meaning: 'Everything in these namespaces and their subgroups.',
+      meaning:
+        'Everything in these namespaces and their subgroups. Always paths: a top-level group whose path is all digits is quoted (`"2024"`); an unquoted number is refused.',
     },
     projects: {
       type: 'list of ids or full paths',
@@ -301,7 +302,8 @@ export const SELECT_DOC: FieldDoc = {
       type: 'list of ids or full paths',
       default: 'none',
       allowed: 'projects (id or path) or namespaces (path)',
-      meaning: 'Never moved, even when selected otherwise. Alone, everything else is selected.',
+      meaning:
+        'Never moved, even when selected otherwise. Alone, everything else is selected. A YAML number is a project id, a quoted string a path (`"2024"`: the group 2024).',
     },
     file: {
       type: 'path',
