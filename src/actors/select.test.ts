@@ -4,7 +4,7 @@ import type { InstanceApi, ItemRecord, KindAccessMode } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 import type { MoveSelect } from '../plan/values.js';
 import { codeOf } from '../shared/errors.js';
-import { chooseItems, groupChosen, projectChosen, selectionOf, snippetChosen } from './select.js';
+import { chooseItems, groupChosen, judgeNow, projectChosen, selectionOf, snippetChosen } from './select.js';
 import { resolveSelection } from './select-resolve.js';
 
 const entries = (...refs: (number | string)[]) => refs.map((ref, i) => ({ ref, at: `plan.yaml:${i + 1}:1` }));
@@ -79,6 +79,50 @@ describe('the selection matcher', () => {
     ]);
     await chooseItems(deps, s, 'snippets', page);
     expect(asked.sort()).toEqual([5, 6]);
+  });
+});
+
+describe('judged on the current state', () => {
+  const item = (kind: Kind, id: number, name: string, more: Partial<ItemRecord> = {}): ItemRecord => ({
+    kind,
+    id,
+    name,
+    storage: 'nfs-1',
+    sizeBytes: null,
+    ...more,
+  });
+
+  it('follows a transfer: a project, a group, and a project snippet by its project as they are now', async () => {
+    const s = sel({ namespaces: entries('acme'), exclude: entries('acme/team') });
+    const now: Record<string, ItemRecord> = {
+      'projects:1': item('projects', 1, 'acme/team/web'),
+      'projects:2': item('projects', 2, 'other/api'),
+      'projects:3': item('projects', 3, 'acme/ops'),
+      'groups:5': item('groups', 5, 'acme/team/docs'),
+      'snippets:7': item('snippets', 7, 's', { projectId: 1, author: 'bob' }),
+      'snippets:8': item('snippets', 8, 's', { projectId: 3, author: 'bob' }),
+    };
+    const deps = { api: { getItem: async (k: Kind, id: number) => now[`${k}:${id}`] ?? null } as never };
+    expect(await judgeNow(deps, s, 'projects', 1, 'acme/web')).toEqual({
+      chosen: false,
+      reason: 'left the selection: now acme/team/web, excluded by acme/team',
+    });
+    expect(await judgeNow(deps, s, 'projects', 2, 'acme/api')).toEqual({
+      chosen: false,
+      reason: 'left the selection: now other/api, in none of the selected namespaces or projects',
+    });
+    expect((await judgeNow(deps, s, 'projects', 3, 'acme/ops')).chosen).toBe(true);
+    // Not readable now (hidden): judged by what was last seen.
+    expect((await judgeNow(deps, s, 'projects', 4, 'acme/x')).chosen).toBe(true);
+    expect(await judgeNow(deps, s, 'groups', 5, 'acme/docs')).toEqual({
+      chosen: false,
+      reason: 'left the selection: the group is now acme/team/docs, excluded by acme/team',
+    });
+    expect(await judgeNow(deps, s, 'snippets', 7, 's')).toEqual({
+      chosen: false,
+      reason: 'left the selection: its project is now acme/team/web, excluded by acme/team',
+    });
+    expect((await judgeNow(deps, s, 'snippets', 8, 's')).chosen).toBe(true);
   });
 });
 

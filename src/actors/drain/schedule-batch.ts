@@ -147,7 +147,8 @@ async function dropUnlisted(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[
  * or out of every selected one, is not moved. It becomes `unselected` with the reason (it stays on
  * the source, as the plan now asks), the intent's attempt given back. One read per item (a project
  * snippet's project too): a listing shows storages, not a transfer made a second ago. An item that
- * cannot be judged now (the read failed) is not posted either: it waits for its next turn.
+ * cannot be judged now (the read failed) is not posted either: it waits for its next turn, that
+ * attempt counted.
  */
 async function dropOutOfSelection(ctx: DrainCtx, rows: ItemRow[]): Promise<ItemRow[]> {
   const selection = selectionOf(ctx.deps.plan);
@@ -161,12 +162,13 @@ async function dropOutOfSelection(ctx: DrainCtx, rows: ItemRow[]): Promise<ItemR
       if (res.status === 'rejected') {
         if (deps.signal.aborted) return;
         const why = res.reason instanceof Error ? res.reason.message : String(res.reason);
+        // The attempt counts: an item that can never be read again ends quarantined, not retried forever.
         store.markPending(
           kind,
           row.id,
           deps.clock.now() + deps.plan.poll.intervalMs,
           `cannot check move.select now: ${why}`,
-          true,
+          false,
         );
         return;
       }
