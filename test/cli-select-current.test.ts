@@ -150,4 +150,29 @@ describe('move.select judged on the current state', { timeout: 120_000 }, () => 
     expect(json.kinds).toEqual([expect.objectContaining({ kind: 'projects', total: 3, done: 2, staying: 1 })]);
     expect(json.listOutcome).toBe('2 of the 3 items of the list list.jsonl moved (1 left the selection)');
   });
+
+  it('a revert does not move back a project transferred into an excluded namespace since the run', async () => {
+    const { sandbox, dir, db } = await startSeededSandbox(
+      'sel-now-revert',
+      { projects: 0, snippets: 0, groups: 0 },
+      inventory,
+    );
+    const plan = writePlan(dir);
+    const env = sandboxEnv(sandbox.url);
+    const run = await runCli(['run', plan], { cwd: dir, env });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(await projectMoves(sandbox.url)).toEqual([1, 2, 3]);
+    const raw = new Database(db);
+    raw.prepare("UPDATE items SET namespace = 'acme/team' WHERE kind = 'project' AND id = 2").run();
+    raw.close();
+
+    const revert = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
+    expect(revert.code, revert.stdout + revert.stderr).toBe(0);
+    // The sandbox's records: 1 and 3 moved back, 2 moved once (forward) and left where it is.
+    expect(await projectMoves(sandbox.url)).toEqual([1, 1, 2, 3, 3]);
+    expect(revert.stdout.split('\n')).toContain(
+      'REVERTED EXCEPT 1 THAT LEFT THE SELECTION: everything else the run moved is back where it came from, verified',
+    );
+    expect(revert.stdout).toContain('left the selection: now acme/team/api, excluded by acme/team');
+  });
 });

@@ -67,6 +67,10 @@ function headline(input: FinalReportInput, counts: RunCounts): string {
   const c = input.context;
   if (c.dryRun)
     return `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance`;
+  const out = input.leftSelection?.total ?? 0;
+  // An item that left the selection since the forward run is not moved back: "every" would be false.
+  if (input.revertOf && out > 0 && input.state !== 'failed')
+    return `REVERTED EXCEPT ${out} THAT LEFT THE SELECTION: everything else the run moved is back where it came from, verified`;
   if (input.revertOf) return REVERT_HEADLINE[input.state];
   const partial = partialOutcome(counts);
   const how = c.verify ? ' and verified' : ', not verified (plan: verify false)';
