@@ -72,7 +72,7 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
 
   // What moves (move.select): every name on the instance, before the room is judged on the selection.
   // A revert's or a reviewed list's items are given: they were chosen before.
-  if (!deps.itemsGiven) await resolveSelection(deps, access);
+  if (!deps.itemsGiven) warnings.push(...(await resolveSelection(deps, access)));
 
   for (const kind of plan.move.kinds) {
     if (access[kind] === 'unsupported') continue;

@@ -22,14 +22,16 @@ type Found = 'project' | 'namespace' | null;
 
 /**
  * Checks the plan's selection against the instance (the log says how many names). Throws StepError
- * SHARDMOVE_SELECT_UNLISTABLE or SHARDMOVE_SELECT_UNKNOWN.
+ * SHARDMOVE_SELECT_UNLISTABLE or SHARDMOVE_SELECT_UNKNOWN. Returns the warnings: each project named
+ * to move (`projects`, or a project line of the file) that is on none of the sources, with where it
+ * is, since the run does not move it and would otherwise never say so.
  */
 export async function resolveSelection(
   deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'signal'>,
   access: Partial<Record<Kind, KindAccessMode>>,
-): Promise<void> {
+): Promise<string[]> {
   const sel = deps.plan.move.select;
-  if (!sel) return;
+  if (!sel) return [];
   const byRecords = deps.plan.move.kinds.filter((k) => access[k] === 'records');
   if (byRecords.length > 0) {
     throw new StepError(
@@ -45,13 +47,19 @@ export async function resolveSelection(
     ...(sel.file?.entries ?? []).map((entry) => ({ entry, form: 'either' as const, list: 'file' })),
   ];
   const problems: string[] = [];
+  const elsewhere: { name: string; at: string; storage: string }[] = [];
   for (let i = 0; i < checks.length; i += PARALLEL_READS) {
     if (deps.signal.aborted) throw deps.signal.reason instanceof Error ? deps.signal.reason : new Error('aborted');
     const batch = checks.slice(i, i + PARALLEL_READS);
     const found = await Promise.all(batch.map((c) => lookUp(deps, c.entry.ref, c.form)));
     batch.forEach((c, j) => {
-      const problem = problemOf(c.entry.ref, c.form, found[j] ?? null);
+      const seen = found[j] ?? { found: null, storage: null };
+      const problem = problemOf(c.entry.ref, c.form, seen.found);
       if (problem) problems.push(`${c.entry.at}: ${problem}`);
+      else if (c.list !== 'exclude' && seen.found === 'project' && seen.storage !== null) {
+        if (!deps.plan.move.from.includes(seen.storage))
+          elsewhere.push({ name: nameOf(c.entry.ref), at: c.entry.at, storage: seen.storage });
+      }
     });
   }
   if (problems.length > 0) {
@@ -65,22 +73,49 @@ export async function resolveSelection(
     );
   }
   deps.log.info({ names: checks.length }, 'move.select: every name is on the instance');
+  const out = elsewhere
+    .slice(0, MAX_LISTED)
+    .map(
+      (e) =>
+        `move.select: ${e.name} (${e.at}) is named but not on a source storage (on ${e.storage}): this run does not move it`,
+    );
+  if (elsewhere.length > MAX_LISTED)
+    out.push(`move.select: ${elsewhere.length - MAX_LISTED} more named projects are not on a source storage either`);
+  return out;
+}
+
+/** A name as the messages give it: `project 4711`, or the path in quotes. */
+function nameOf(ref: number | string): string {
+  return typeof ref === 'number' ? `project ${ref}` : JSON.stringify(ref);
+}
+
+/** What `ref` is on the instance, and a project's storage when its read shows one. */
+interface Seen {
+  found: Found;
+  storage: string | null;
 }
 
 /** What `ref` is on the instance, asking only what `form` needs (and a second read to explain a miss). */
-async function lookUp(deps: Pick<ActorDeps, 'api'>, ref: number | string, form: Form): Promise<Found> {
-  if (typeof ref === 'number') return (await deps.api.findProject(ref)) === null ? null : 'project';
-  if (form === 'namespace') {
-    if ((await deps.api.getNamespace(ref)) !== null) return 'namespace';
-    return (await deps.api.findProject(ref)) === null ? null : 'project';
-  }
-  if ((await deps.api.findProject(ref)) !== null) return 'project';
-  return (await deps.api.getNamespace(ref)) === null ? null : 'namespace';
+async function lookUp(deps: Pick<ActorDeps, 'api'>, ref: number | string, form: Form): Promise<Seen> {
+  const project = async (): Promise<Seen | null> => {
+    const p = await deps.api.findProject(ref);
+    if (p === null) return null;
+    return { found: 'project', storage: p === 'hidden' ? null : p.storage };
+  };
+  const namespace = async (): Promise<Seen | null> =>
+    (await deps.api.getNamespace(String(ref))) === null ? null : { found: 'namespace', storage: null };
+  const none: Seen = { found: null, storage: null };
+  if (typeof ref === 'number') return (await project()) ?? none;
+  // A quoted string of digits is a path, and no project's path is one (it has a namespace), while
+  // GET /projects/2024 would read project id 2024.
+  if (/^\d+$/.test(ref)) return (await namespace()) ?? none;
+  if (form === 'namespace') return (await namespace()) ?? (await project()) ?? none;
+  return (await project()) ?? (await namespace()) ?? none;
 }
 
 /** Why a name does not do what its list asks, or null when it does. */
 function problemOf(ref: number | string, form: Form, found: Found): string | null {
-  const name = typeof ref === 'number' ? `project ${ref}` : JSON.stringify(ref);
+  const name = nameOf(ref);
   if (found === null)
     return typeof ref === 'number'
       ? `no project has id ${ref}`
@@ -88,7 +123,7 @@ function problemOf(ref: number | string, form: Form, found: Found): string | nul
         ? `no group or user has the full path ${name}`
         : form === 'project'
           ? `no project has the full path ${name}`
-          : `no project, group or user has the full path ${name}`;
+          : `no project, group or user has the full path ${name}${/^\d+$/.test(ref) ? `; a project id is written without quotes (${ref})` : ''}`;
   if (form === 'namespace' && found === 'project')
     return `${name} is a project, not a namespace: list it under move.select.projects`;
   if (form === 'project' && found === 'namespace')

@@ -4,7 +4,7 @@ import type { InstanceApi, ItemRecord, KindAccessMode } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 import type { MoveSelect } from '../plan/values.js';
 import { codeOf } from '../shared/errors.js';
-import { chooseItems, groupChosen, projectChosen, selectionOf, snippetChosen } from './select.js';
+import { chooseItems, groupChosen, judgeNow, projectChosen, selectionOf, snippetChosen } from './select.js';
 import { resolveSelection } from './select-resolve.js';
 
 const entries = (...refs: (number | string)[]) => refs.map((ref, i) => ({ ref, at: `plan.yaml:${i + 1}:1` }));
@@ -82,6 +82,50 @@ describe('the selection matcher', () => {
   });
 });
 
+describe('judged on the current state', () => {
+  const item = (kind: Kind, id: number, name: string, more: Partial<ItemRecord> = {}): ItemRecord => ({
+    kind,
+    id,
+    name,
+    storage: 'nfs-1',
+    sizeBytes: null,
+    ...more,
+  });
+
+  it('follows a transfer: a project, a group, and a project snippet by its project as they are now', async () => {
+    const s = sel({ namespaces: entries('acme'), exclude: entries('acme/team') });
+    const now: Record<string, ItemRecord> = {
+      'projects:1': item('projects', 1, 'acme/team/web'),
+      'projects:2': item('projects', 2, 'other/api'),
+      'projects:3': item('projects', 3, 'acme/ops'),
+      'groups:5': item('groups', 5, 'acme/team/docs'),
+      'snippets:7': item('snippets', 7, 's', { projectId: 1, author: 'bob' }),
+      'snippets:8': item('snippets', 8, 's', { projectId: 3, author: 'bob' }),
+    };
+    const deps = { api: { getItem: async (k: Kind, id: number) => now[`${k}:${id}`] ?? null } as never };
+    expect(await judgeNow(deps, s, 'projects', 1, 'acme/web')).toEqual({
+      chosen: false,
+      reason: 'left the selection: now acme/team/web, excluded by acme/team',
+    });
+    expect(await judgeNow(deps, s, 'projects', 2, 'acme/api')).toEqual({
+      chosen: false,
+      reason: 'left the selection: now other/api, in none of the selected namespaces or projects',
+    });
+    expect((await judgeNow(deps, s, 'projects', 3, 'acme/ops')).chosen).toBe(true);
+    // Not readable now (hidden): judged by what was last seen.
+    expect((await judgeNow(deps, s, 'projects', 4, 'acme/x')).chosen).toBe(true);
+    expect(await judgeNow(deps, s, 'groups', 5, 'acme/docs')).toEqual({
+      chosen: false,
+      reason: 'left the selection: the group is now acme/team/docs, excluded by acme/team',
+    });
+    expect(await judgeNow(deps, s, 'snippets', 7, 's')).toEqual({
+      chosen: false,
+      reason: 'left the selection: its project is now acme/team/web, excluded by acme/team',
+    });
+    expect((await judgeNow(deps, s, 'snippets', 8, 's')).chosen).toBe(true);
+  });
+});
+
 describe('pre-flight: resolveSelection', () => {
   const log = pino({ level: 'silent' });
   const deps = (select: Partial<MoveSelect>, api: Partial<InstanceApi>, kinds: Kind[] = ['projects']) => ({
@@ -89,7 +133,7 @@ describe('pre-flight: resolveSelection', () => {
     log,
     signal: new AbortController().signal,
     plan: {
-      move: { kinds, select: { namespaces: [], projects: [], exclude: [], file: null, ...select } },
+      move: { kinds, from: ['nfs-1'], select: { namespaces: [], projects: [], exclude: [], file: null, ...select } },
     } as never,
   });
 
@@ -133,5 +177,27 @@ describe('pre-flight: resolveSelection', () => {
       '    plan.yaml:4:1: no project has id 5',
       '    plan.yaml:1:1: no project, group or user has the full path "nope"',
     ]);
+  });
+
+  it('warns of each project named to move that is on no source, and reads a quoted all-digit name as a path', async () => {
+    const asked: (number | string)[] = [];
+    const api: Partial<InstanceApi> = {
+      getNamespace: async (p) => (p === '2024' ? { id: 9, kind: 'group', fullPath: '2024' } : null),
+      findProject: async (ref) => {
+        asked.push(ref);
+        return ref === 'acme/far'
+          ? { kind: 'projects', id: 7, storage: 'nfs-2', name: 'acme/far', sizeBytes: null }
+          : null;
+      },
+    };
+    const warnings = await resolveSelection(
+      deps({ namespaces: entries('2024'), projects: entries('acme/far'), exclude: entries('2024') }, api),
+      { projects: 'listing' },
+    );
+    expect(warnings).toEqual([
+      'move.select: "acme/far" (plan.yaml:1:1) is named but not on a source storage (on nfs-2): this run does not move it',
+    ]);
+    // "2024" is never asked for as a project (GET /projects/2024 would read project id 2024).
+    expect(asked).toEqual(['acme/far']);
   });
 });

@@ -151,3 +151,68 @@ async function snippetProjectPaths(
   }
   return cache;
 }
+
+/** The first of `roots` that `path` is or is inside, or null. */
+function rootOf(path: string, roots: readonly string[]): string | null {
+  const p = path.toLowerCase();
+  return roots.find((r) => p === r || p.startsWith(`${r}/`)) ?? null;
+}
+
+/** Why a project or group at `path` (chosen once) is no longer: "excluded by acme/team", "outside the selection". */
+function whyOut(s: Selection, path: string): string {
+  const root = rootOf(path, s.excludeUnder);
+  return root !== null ? `excluded by ${root}` : 'in none of the selected namespaces or projects';
+}
+
+/** What the instance shows of an item now, judged by the selection: `reason` says why it is out. */
+export interface CurrentChoice {
+  chosen: boolean;
+  /** Why it left the selection ("left the selection: now acme/team/web, excluded by acme/team"); null when chosen. */
+  reason: string | null;
+}
+
+/**
+ * Judges one item again on the instance's current state: its project's or group's full path as it
+ * is now (a project transferred into an excluded namespace since it was listed is out), a project
+ * snippet by its project's current path, a personal snippet by its author. An item that cannot be
+ * read now (hidden, 404) is judged by what was last seen of it (`knownPath`): the move's own read
+ * decides whether it is still there.
+ */
+export async function judgeNow(
+  deps: Pick<ActorDeps, 'api'>,
+  s: Selection,
+  kind: Kind,
+  id: number,
+  knownPath: string,
+): Promise<CurrentChoice> {
+  const item = await deps.api.getItem(kind, id);
+  if (kind === 'projects') {
+    const path = item?.name ?? knownPath;
+    if (projectChosen(s, id, path)) return { chosen: true, reason: null };
+    return { chosen: false, reason: `left the selection: now ${path}, ${whyOut(s, path)}` };
+  }
+  if (kind === 'groups') {
+    const path = item?.name ?? knownPath;
+    if (groupChosen(s, path)) return { chosen: true, reason: null };
+    return { chosen: false, reason: `left the selection: the group is now ${path}, ${whyOut(s, path)}` };
+  }
+  if (item === null) return { chosen: true, reason: null };
+  const projectId = item.projectId ?? null;
+  const author = item.author ?? null;
+  const project = projectId === null ? null : await deps.api.getItem('projects', projectId);
+  const path = project?.name ?? null;
+  if (snippetChosen(s, { projectId, author }, path)) return { chosen: true, reason: null };
+  if (projectId !== null) {
+    return {
+      chosen: false,
+      reason:
+        path === null
+          ? `left the selection: its project ${projectId} cannot be read`
+          : `left the selection: its project is now ${path}, ${whyOut(s, path)}`,
+    };
+  }
+  return {
+    chosen: false,
+    reason: `left the selection: its author ${author ?? '(none)'} is ${whyOut(s, author ?? '')}`,
+  };
+}

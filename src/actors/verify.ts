@@ -100,6 +100,14 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
             entry.kept = (entry.kept ?? 0) + 1;
             continue;
           }
+          // Judged again on what the listing shows now: an item transferred out of the selection
+          // after its row was made, and never moved by the run, stays as the plan now asks.
+          if (chosen && row && row.state === 'pending' && !chosen.get(item.id)) {
+            const now = kind === 'snippets' ? 'its project or author' : item.name;
+            store.leaveSelection(kind, item.id, `left the selection: now ${now}, which move.select does not choose`);
+            entry.kept = (entry.kept ?? 0) + 1;
+            continue;
+          }
           // Left by the bound: an item never placed (or one the checkpoint never saw, listed after it).
           if (bounded && (!row || (row.state === 'pending' && !row.destination))) {
             entry.kept = (entry.kept ?? 0) + 1;

@@ -114,6 +114,30 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     }
   }
 
+  /** Pages of a group search read at most before a digit path counts as unknown. */
+  const DIGIT_SEARCH_PAGES = 20;
+
+  /**
+   * A top-level namespace whose path is all digits: a group by `GET /groups?search=` (matching name
+   * or path; the one whose full path is exactly it), else a user by `GET /users?username=`.
+   */
+  async function digitNamespace(fullPath: string): Promise<NamespaceRecord | null> {
+    const want = fullPath.toLowerCase();
+    let pages = 0;
+    for await (const page of paginateOffset(c, '/groups', { search: fullPath }, { perPage: 100 })) {
+      for (const g of page as Json[]) {
+        if (typeof g === 'object' && g !== null && typeof g['id'] === 'number' && typeof g['full_path'] === 'string')
+          if (g['full_path'].toLowerCase() === want) return { id: g['id'], kind: 'group', fullPath: g['full_path'] };
+      }
+      if (++pages >= DIGIT_SEARCH_PAGES) break;
+    }
+    const users = (await getOrNull('/users', { username: fullPath })) as Json[] | null;
+    const user = Array.isArray(users) ? users.find((u) => typeof u === 'object' && u !== null) : undefined;
+    if (user && typeof user['id'] === 'number' && typeof user['username'] === 'string')
+      return { id: user['id'], kind: 'user', fullPath: user['username'] };
+    return null;
+  }
+
   return {
     async version(): Promise<InstanceVersion> {
       // /metadata (15.2+) always says `enterprise`; /version only on some versions.
@@ -338,6 +362,9 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     },
 
     async getNamespace(fullPath): Promise<NamespaceRecord | null> {
+      // GitLab reads an all-digit :id as an id (`find_namespace`, `find_group`), so a top-level
+      // group or user whose path is all digits ("2024") is found by name instead.
+      if (/^\d+$/.test(fullPath)) return digitNamespace(fullPath);
       const path = `/namespaces/${encodeURIComponent(fullPath)}`;
       const body = (await getOrNull(path)) as Json | null;
       if (body === null) return null;

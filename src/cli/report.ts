@@ -7,6 +7,7 @@
  * exist, or is not writable, that is anything but a regular file (src/cli/outputs.ts), or that is
  * the checkpoint, a file beside it or the plan; `--html -` with `--json`).
  */
+import { LEFT_SELECTION_LISTED, leftSelectionOf } from '../report/left-selection.js';
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { writeFileAtomic } from '../files/atomic.js';
@@ -55,6 +56,7 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
         last,
         copies,
         givenList: store.givenList()?.file ?? null,
+        leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
       }),
     );
     const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;

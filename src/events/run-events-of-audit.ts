@@ -252,6 +252,7 @@ export const RUN_EVENTS_OF_AUDIT: RunEventsOfAudit = {
   'enumerate.finished': PRIVATE,
   'enumerate.filter_ignored': PRIVATE,
   'item.not_on_source': PRIVATE,
+  'item.left_selection': PRIVATE,
   'item.still_on_source': PRIVATE,
   'item.absent_but_on_source': PRIVATE,
   'item.absent_unknown': PRIVATE,

@@ -247,6 +247,7 @@ export interface AuditEventMap {
   'enumerate.finished': OfDrain & { round: number; added: number; back: number; left: number };
   'enumerate.filter_ignored': OfItem & { storage: string | null };
   'item.not_on_source': OfItem & { storage: string | null };
+  'item.left_selection': OfItem & { reason: string };
   'item.still_on_source': OfItem & { moveId: number | null; reason: string | null };
   'item.absent_but_on_source': OfItem & { round: number };
   'item.absent_unknown': OfItem & { round: number; why: string };
@@ -347,6 +348,7 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'enumerate.finished': 'a listing round ended',
   'enumerate.filter_ignored': 'the instance ignored the repository_storage filter',
   'item.not_on_source': 'an item was not on the source when its move was due',
+  'item.left_selection': 'an item move.select no longer chooses (transferred since it was listed) was not moved',
   'item.still_on_source': 'a moved item was listed on the source again',
   'item.absent_but_on_source': 'an item missing from the listing is still on the source',
   'item.absent_unknown': 'an item missing from the listing could not be located',

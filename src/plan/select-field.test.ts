@@ -86,7 +86,7 @@ describe('move.select', () => {
         ),
       ),
     ).toEqual([
-      '10:18 move.select.namespaces[0] a namespace is named by its full path (acme, acme/team), not by an id',
+      '10:18 move.select.namespaces[0] a namespace is named by its full path (acme, acme/team), not by an id; a group whose path is all digits is written in quotes ("12")',
       '10:22 move.select.namespaces[1] an empty path',
       '10:26 move.select.namespaces[2] a full path neither starts nor ends with "/"',
       '11:16 move.select.projects[0] an id is a whole number from 1 to 9007199254740991',

@@ -51,7 +51,12 @@ function hasControl(text: string): boolean {
   return [...text].some((c) => c < ' ' || c === '\u007f');
 }
 
-/** A project id as written, or undefined when `text` is none (digits only). */
+/**
+ * A project id as written, or undefined when `text` is none (digits only). Used where a quoted
+ * string of digits can only be an id: under `projects` (a project's full path has its namespace)
+ * and on a select file's line (no quotes there). Under `namespaces` and `exclude` a quoted string is
+ * a path, an all-digit group's included (`"2024"`); only a YAML number is an id.
+ */
 function idOf(text: string): number | undefined {
   return /^\d+$/.test(text) ? Number(text) : undefined;
 }
@@ -61,7 +66,8 @@ type Form = 'namespace' | 'project' | 'either';
 /** Why an entry read as `ref` does not fit `form`, or undefined. */
 function formProblem(ref: number | string, form: Form): string | undefined {
   if (typeof ref === 'number') {
-    if (form === 'namespace') return 'a namespace is named by its full path (acme, acme/team), not by an id';
+    if (form === 'namespace')
+      return `a namespace is named by its full path (acme, acme/team), not by an id; a group whose path is all digits is written in quotes ("${ref}")`;
     if (!Number.isSafeInteger(ref) || ref < 1) return `an id is a whole number from 1 to ${MAX_SELECT_ID}`;
     return undefined;
   }
@@ -97,7 +103,7 @@ function readEntries(r: Reader, node: Node, path: string, form: Form): SelectEnt
     if (isScalar(item) && typeof item.value === 'number') ref = item.value;
     else {
       const s = r.string(item, where);
-      if (s) ref = form === 'namespace' ? s.value : (idOf(s.value) ?? s.value);
+      if (s) ref = form === 'project' ? (idOf(s.value) ?? s.value) : s.value;
     }
     if (ref === undefined) {
       ok = false;
@@ -277,13 +283,14 @@ export const SELECT_DOC: FieldDoc = {
   allowed: 'throttled mode; every name must exist on the instance (pre-flight)',
   more:
     "Project snippets follow their project, group wikis their group, personal snippets their author's namespace (the username). " +
-    'What is not selected stays on the source as planned. See [choosing what moves](operations.md#choosing-what-moves).',
+    'What is not selected stays on the source as planned; the selection is judged again on the instance right before each move and at verification (an item transferred out of it is not moved). See [choosing what moves](operations.md#choosing-what-moves).',
   keys: {
     namespaces: {
       type: 'list of full paths',
       default: 'none',
       allowed: 'groups or users, each once',
-      meaning: 'Everything in these namespaces and their subgroups.',
+      meaning:
+        'Everything in these namespaces and their subgroups. Always paths: a top-level group whose path is all digits is quoted (`"2024"`); an unquoted number is refused.',
     },
     projects: {
       type: 'list of ids or full paths',
@@ -295,7 +302,8 @@ export const SELECT_DOC: FieldDoc = {
       type: 'list of ids or full paths',
       default: 'none',
       allowed: 'projects (id or path) or namespaces (path)',
-      meaning: 'Never moved, even when selected otherwise. Alone, everything else is selected.',
+      meaning:
+        'Never moved, even when selected otherwise. Alone, everything else is selected. A YAML number is a project id, a quoted string a path (`"2024"`: the group 2024).',
     },
     file: {
       type: 'path',

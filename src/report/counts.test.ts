@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StatusSummary } from '../store/types.js';
-import { countItems, listWords, partialOutcome, rateAndEta, stayingWords } from './counts.js';
+import { countItems, listOutcome, listWords, partialOutcome, rateAndEta, stayingWords } from './counts.js';
 
 /** A partial drain of nfs-1 (bound reached) beside a whole drain of nfs-2, mid-run. */
 const summary: StatusSummary = {
@@ -41,7 +41,7 @@ describe('the one count', () => {
       boundsReached: ['nfs-1'],
     });
     for (const p of [...c.kinds, ...c.sources])
-      expect(p.done + p.inFlight + p.waiting + p.quarantined + p.staying, `${p.kind}`).toBe(p.total);
+      expect(p.done + p.inFlight + p.waiting + p.quarantined + p.staying + p.skipped, `${p.kind}`).toBe(p.total);
     expect(c.kinds).toEqual([
       {
         kind: 'projects',
@@ -53,6 +53,7 @@ describe('the one count', () => {
         quarantined: 1,
         staying: 108,
         notSelected: 0,
+        skipped: 0,
       },
       {
         kind: 'snippets',
@@ -64,6 +65,7 @@ describe('the one count', () => {
         quarantined: 0,
         staying: 19,
         notSelected: 0,
+        skipped: 0,
       },
     ]);
     expect(c.sources.map((s) => [s.kind, s.source, s.staying])).toEqual([
@@ -96,5 +98,20 @@ describe('the one count', () => {
     expect(stayingWords(c)).toBe('127 stay on nfs-1 as planned (move.until)');
     expect(listWords(['nfs-1', 'nfs-2', 'nfs-3'])).toBe('nfs-1, nfs-2 and nfs-3');
     expect(listWords(['nfs-1', 'nfs-2'])).toBe('nfs-1 and nfs-2');
+  });
+
+  it("counts a reviewed list's items no longer where it says as not moved, in agreement with its headline", () => {
+    const counts = [
+      { kind: 'projects' as const, source: 'nfs-1', state: 'moved', n: 1 },
+      { kind: 'projects' as const, source: 'nfs-1', state: 'left', n: 4 },
+    ];
+    const list = countItems({ counts, listRun: true });
+    expect(list.kinds).toEqual([expect.objectContaining({ kind: 'projects', total: 5, done: 1, skipped: 4 })]);
+    expect(list).toMatchObject({ done: 1, skipped: 4, remaining: 0, planned: 5 });
+    expect(listOutcome('l.jsonl', counts)).toBe(
+      '1 of the 5 items of the list l.jsonl moved (4 no longer where it says)',
+    );
+    // Elsewhere an item gone from the source by other means is done: the source is drained of it.
+    expect(countItems({ counts })).toMatchObject({ done: 5, skipped: 0 });
   });
 });

@@ -15,7 +15,7 @@ import type { Kind } from '../plan/types.js';
 import type { StatusSummary } from '../store/types.js';
 
 /** What the count reads of the summary. */
-export type CountInput = Pick<StatusSummary, 'counts' | 'retrying' | 'staying' | 'boundsReached'>;
+export type CountInput = Pick<StatusSummary, 'counts' | 'retrying' | 'staying' | 'boundsReached' | 'listRun'>;
 
 export interface KindProgress {
   kind: Kind;
@@ -32,6 +32,12 @@ export interface KindProgress {
   staying: number;
   /** Of `staying`: those `move.select` does not choose. */
   notSelected: number;
+  /**
+   * A reviewed list's run (`run --only`): listed items no longer where the list says (moved by
+   * someone else, deleted). Not moved by the run, and no work left: neither `done` nor `waiting`.
+   * Always 0 in other runs, where an item gone from the source by other means is `done`.
+   */
+  skipped: number;
 }
 
 /** One (kind, source): the dry run's lines and the report's storage table. */
@@ -49,6 +55,8 @@ export interface RunCounts {
   staying: number;
   /** Of `staying`: not chosen by `move.select`. */
   notSelected: number;
+  /** A reviewed list's items no longer where the list says (see KindProgress). */
+  skipped: number;
   /** The run's scope: every item it moves or tried to move (`total - staying`). */
   planned: number;
   /** Still to move: `waiting + inFlight`. What the rate, the ETA and `items_remaining` count. */
@@ -65,7 +73,18 @@ const DONE = new Set(['moved', 'left']);
 const IN_FLIGHT = new Set(['scheduling', 'in_flight']);
 
 function empty(kind: Kind): KindProgress {
-  return { kind, total: 0, done: 0, inFlight: 0, waiting: 0, retrying: 0, quarantined: 0, staying: 0, notSelected: 0 };
+  return {
+    kind,
+    total: 0,
+    done: 0,
+    inFlight: 0,
+    waiting: 0,
+    retrying: 0,
+    quarantined: 0,
+    staying: 0,
+    notSelected: 0,
+    skipped: 0,
+  };
 }
 
 function add(to: KindProgress, from: KindProgress): void {
@@ -77,6 +96,7 @@ function add(to: KindProgress, from: KindProgress): void {
   to.quarantined += from.quarantined;
   to.staying += from.staying;
   to.notSelected += from.notSelected;
+  to.skipped += from.skipped;
 }
 
 /** The count, per (kind, source), per kind and in all. */
@@ -91,7 +111,9 @@ export function countItems(summary: CountInput): RunCounts {
   for (const c of summary.counts) {
     const p = at(c.kind, c.source);
     p.total += c.n;
-    if (DONE.has(c.state)) p.done += c.n;
+    // A reviewed list's run knows only its items: one no longer where the list says was not moved.
+    if (summary.listRun && c.state === 'left') p.skipped += c.n;
+    else if (DONE.has(c.state)) p.done += c.n;
     else if (IN_FLIGHT.has(c.state)) p.inFlight += c.n;
     else if (c.state === 'quarantined') p.quarantined += c.n;
     else if (c.state === 'unselected') {
@@ -128,6 +150,7 @@ export function countItems(summary: CountInput): RunCounts {
     quarantined: all.quarantined,
     staying: all.staying,
     notSelected: all.notSelected,
+    skipped: all.skipped,
     planned: all.total - all.staying,
     remaining: all.waiting + all.inFlight,
     boundsReached: [...(summary.boundsReached ?? [])],
@@ -215,10 +238,21 @@ export function stayingWords(c: Pick<RunCounts, 'staying' | 'sources'> & { notSe
 export function listOutcome(file: string, counts: readonly { state: string; n: number }[]): string {
   let total = 0;
   let left = 0;
+  let out = 0;
   for (const c of counts) {
     total += c.n;
     if (c.state === 'left') left += c.n;
+    else if (c.state === 'unselected') out += c.n;
   }
-  if (left === 0) return `every item of the list ${file} moved`;
-  return `${total - left} of the ${total} items of the list ${file} moved (${left} no longer where it says)`;
+  if (left + out === 0) return `every item of the list ${file} moved`;
+  const why = [
+    ...(left > 0 ? [`${left} no longer where it says`] : []),
+    ...(out > 0 ? [`${out} left the selection`] : []),
+  ];
+  return `${total - left - out} of the ${total} items of the list ${file} moved (${why.join(', ')})`;
+}
+
+/** "4 not moved (no longer where the list says)", or null when none was skipped. */
+export function skippedWords(c: { skipped: number }): string | null {
+  return c.skipped > 0 ? `${c.skipped} not moved (no longer where the list says)` : null;
 }

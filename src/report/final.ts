@@ -12,7 +12,7 @@ import type { StoredGeoOutput } from './geo-output.js';
 import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import type { EstimateInput } from './estimate.js';
-import { countItems, listOutcome, partialOutcome, stayingWhy, stayingWords } from './counts.js';
+import { countItems, listOutcome, partialOutcome, skippedWords, stayingWhy, stayingWords } from './counts.js';
 import type { SourceProgress } from './counts.js';
 import type { RunCounts } from './counts.js';
 import { describeFailure } from '../events/failure-class.js';
@@ -20,6 +20,8 @@ import { formatBytes, formatApproxDuration, placementLines } from './summary.js'
 import { copiesLines, copiesOf } from './copies.js';
 import type { CopyKnowledge, LiveCopy } from './copies.js';
 import { headThenWrapped } from './wrap.js';
+import { leftSelectionLines } from './left-selection.js';
+import type { LeftSelectionItem } from './left-selection.js';
 
 export interface FinalReportInput {
   /** The machine's final state value. */
@@ -49,6 +51,8 @@ export interface FinalReportInput {
   schedule?: { schedule: Schedule; now: number } | null;
   /** `run --only FILE`: the reviewed list the run applied, as it was named (null: the run listed its sources). */
   givenList?: string | null;
+  /** Items move.select no longer chose when their move was due (./left-selection.ts). */
+  leftSelection?: { items: LeftSelectionItem[]; total: number };
 }
 
 const REVERT_HEADLINE: Record<FinalState, string> = {
@@ -65,6 +69,10 @@ function headline(input: FinalReportInput, counts: RunCounts): string {
   const c = input.context;
   if (c.dryRun)
     return `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance`;
+  const out = input.leftSelection?.total ?? 0;
+  // An item that left the selection since the forward run is not moved back: "every" would be false.
+  if (input.revertOf && out > 0 && input.state !== 'failed')
+    return `REVERTED EXCEPT ${out} THAT LEFT THE SELECTION: everything else the run moved is back where it came from, verified`;
   if (input.revertOf) return REVERT_HEADLINE[input.state];
   const partial = partialOutcome(counts);
   const how = c.verify ? ' and verified' : ', not verified (plan: verify false)';
@@ -118,6 +126,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     lines.push(...placementLines(summary.placement, true));
   } else {
     lines.push('', ...repositoryLines(counts));
+    lines.push(...leftSelectionLines(input.leftSelection));
     if (summary.quarantined.length > 0) {
       lines.push('', `Quarantined (${summary.quarantined.length}):`);
       for (const q of summary.quarantined) {
@@ -172,12 +181,13 @@ function repositoryLines(counts: RunCounts): string[] {
     const open = p.waiting + p.inFlight;
     lines.push(
       `  ${p.kind}: ${p.done} moved of ${p.total}, ${p.quarantined} quarantined${open > 0 ? `, ${open} not finished` : ''}` +
+        `${p.skipped > 0 ? `, ${skippedWords(p)}` : ''}` +
         `${p.staying > 0 ? `, ${p.staying} left on the source as planned (${stayingWhy(p)})` : ''}`,
     );
   }
   if (counts.kinds.length === 0) lines.push('  (none enumerated)');
-  const stay = stayingWords(counts);
-  if (stay) lines.push(`  in all: ${counts.done} moved of ${counts.total}; ${stay}`);
+  const besides = [stayingWords(counts), skippedWords(counts)].filter((w): w is string => w !== null);
+  if (besides.length > 0) lines.push(`  in all: ${counts.done} moved of ${counts.total}; ${besides.join('; ')}`);
   return lines;
 }
 

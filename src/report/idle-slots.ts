@@ -33,6 +33,7 @@ const NO_MOVE = new Set<string>([
   'move.post_failed',
   'move.not_created',
   'item.not_on_source',
+  'item.left_selection',
   'move.quarantined',
   'item.gone',
   'item.elsewhere',

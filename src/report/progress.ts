@@ -96,17 +96,20 @@ function partsOf(view: ProgressView): Part[] {
     const retrying = sum((k) => k.retrying);
     const quarantined = sum((k) => k.quarantined);
     const staying = sum((k) => k.staying);
+    const skipped = sum((k) => k.skipped);
     const extra = {
       inFlight: inFlight > 0 ? [{ text: `, ${inFlight} in flight` }] : [],
       retrying: retrying > 0 ? [{ text: `, ${retrying} retrying`, tone: 'warn' as const }] : [],
       quarantined: quarantined > 0 ? [{ text: `, ${quarantined} quarantined`, tone: 'alarm' as const }] : [],
       // Left on the source as planned (move.until): not work left, and said so.
       staying: staying > 0 ? [{ text: `, ${staying} staying`, tone: 'dim' as const }] : [],
+      // A reviewed list's items no longer where it says: neither done nor work left.
+      skipped: skipped > 0 ? [{ text: `, ${skipped} not moved`, tone: 'dim' as const }] : [],
     };
     add(
       'counts',
       ' | ',
-      [done, ...extra.inFlight, ...extra.retrying, ...extra.quarantined, ...extra.staying],
+      [done, ...extra.inFlight, ...extra.retrying, ...extra.quarantined, ...extra.staying, ...extra.skipped],
       [done, ...extra.retrying, ...extra.quarantined],
       [done, ...extra.quarantined],
       [done],

@@ -59,6 +59,7 @@ describe('summary', () => {
         quarantined: 1,
         staying: 0,
         notSelected: 0,
+        skipped: 0,
       },
       {
         kind: 'snippets',
@@ -70,6 +71,7 @@ describe('summary', () => {
         quarantined: 0,
         staying: 0,
         notSelected: 0,
+        skipped: 0,
       },
     ]);
   });

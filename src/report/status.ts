@@ -21,6 +21,8 @@ import { countItems, listOutcome, listWords } from './counts.js';
 import { countWaiting, waitingLines } from './notifications.js';
 import type { SourceProgress } from './counts.js';
 import { formatApproxDuration, placementLines, rateAndEta } from './summary.js';
+import { leftSelectionLines } from './left-selection.js';
+import type { LeftSelectionItem } from './left-selection.js';
 
 /** The run lock as `status` found it: who holds it and whether that process is alive. */
 export interface LockView {
@@ -113,6 +115,12 @@ export interface StatusReport {
   now: Hold | null;
   /** Notifications not delivered yet (the plan's `notify:`), per target; empty when none waits. */
   notifications: NotifyTargetView[];
+  /**
+   * Items `move.select` no longer chose when their move was due (transferred since they were
+   * listed): not moved, they stay on their source (counted in `staying` and `notSelected`). The
+   * first 50 by kind and id, with `total` the count of them all.
+   */
+  leftSelection: { items: LeftSelectionItem[]; total: number };
 }
 
 /** The cap in force as the run last recorded it, and since when. */
@@ -163,6 +171,8 @@ export interface StatusSources {
   notifications?: NotifyTargetView[];
   /** `run --only FILE`: the reviewed list the checkpoint was seeded from, as it was named. */
   givenList?: string | null;
+  /** Items move.select no longer chose when their move was due (./left-selection.ts). */
+  leftSelection?: { items: LeftSelectionItem[]; total: number };
 }
 
 /** Builds the status from what the checkpoint holds (pure); `lock` is the lock row with its liveness. */
@@ -175,6 +185,7 @@ export function buildStatusReport(
 ): StatusReport {
   const { lock = null, planConcurrency = null, cap = null, failures = [], last = null } = more;
   const { timezone = 'UTC', copies = {}, notifications = [], givenList = null } = more;
+  const { leftSelection = { items: [], total: 0 } } = more;
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
   const ran = runState(snap, lock);
@@ -232,6 +243,7 @@ export function buildStatusReport(
     cap: running ? cap : null,
     now: hold,
     notifications,
+    leftSelection,
   };
 }
 
@@ -302,7 +314,9 @@ export function renderStatus(r: StatusReport): string {
       `  stop: asked for at ${new Date(stop.at).toISOString()} by ${stop.by === 'file' ? 'the stop file' : 'shardmove control --stop'}, not obeyed yet: the next run obeys it at once`,
     );
   const done = r.kinds.reduce((a, k) => a + k.done, 0);
-  if (r.state !== 'running') lines.push(`  ${r.total} items known: ${done} done, ${r.remaining} remaining`);
+  const skipped = r.kinds.reduce((a, k) => a + k.skipped, 0);
+  const notMoved = skipped > 0 ? `, ${skipped} not moved (no longer where the list says)` : '';
+  if (r.state !== 'running') lines.push(`  ${r.total} items known: ${done} done, ${r.remaining} remaining${notMoved}`);
   else
     lines.push(
       `  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${r.now?.stopped ? 'paused (nothing new is scheduled)' : formatApproxDuration(r.etaMs)}`,
@@ -316,7 +330,7 @@ export function renderStatus(r: StatusReport): string {
     lines.push('', 'By kind:');
     for (const k of r.kinds) {
       lines.push(
-        `  ${k.kind.padEnd(9)} ${k.done}/${k.total} done, ${k.inFlight} in flight, ${k.waiting} waiting (${k.retrying} failed, retrying), ${k.quarantined} quarantined${k.staying > 0 ? `, ${k.staying} staying` : ''}`,
+        `  ${k.kind.padEnd(9)} ${k.done}/${k.total} done, ${k.inFlight} in flight, ${k.waiting} waiting (${k.retrying} failed, retrying), ${k.quarantined} quarantined${k.staying > 0 ? `, ${k.staying} staying` : ''}${k.skipped > 0 ? `, ${k.skipped} not moved (no longer where the list says)` : ''}`,
       );
     }
     lines.push('', 'By kind, storage and state:');
@@ -330,6 +344,7 @@ export function renderStatus(r: StatusReport): string {
       );
     }
   }
+  lines.push(...leftSelectionLines(r.leftSelection));
   if (r.stuck.length > 0) {
     lines.push('', `Stuck (${r.stuck.length}):`);
     for (const s of r.stuck)

@@ -4,6 +4,7 @@
  * observers (the progress line among them), and on SIGINT/SIGTERM lets the step in flight return before saving. Returns the outcome; what it
  * means for the exit code and how it is printed is the CLI's business.
  */
+import { LEFT_SELECTION_LISTED, leftSelectionOf } from '../report/left-selection.js';
 import type { Logger } from 'pino';
 import { createActor } from 'xstate';
 import type { Snapshot } from 'xstate';
@@ -241,6 +242,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     extraWarnings,
     copies: { checks: copies },
     givenList: store.givenList()?.file ?? null,
+    leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
   };
   if (opts.dryRun) {
     report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency };

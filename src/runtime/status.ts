@@ -3,6 +3,7 @@
  * readers in) with a busy timeout, no lock taken, nothing written. The lock row tells a live run
  * (its holder's pid is alive) from an interrupted one (no holder, or a dead one after kill -9).
  */
+import { LEFT_SELECTION_LISTED, leftSelectionOf } from '../report/left-selection.js';
 import { existsSync } from 'node:fs';
 import { openCheckpoint } from '../store/checkpoint.js';
 import type { Checkpoint } from '../store/checkpoint.js';
@@ -68,6 +69,7 @@ export function readStatus(file: string, now: number, plan: PlanGiven | null = n
         copies,
         notifications: store.notifications.waiting(),
         givenList: store.givenList()?.file ?? null,
+        leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
       }),
     );
   } finally {

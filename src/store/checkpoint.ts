@@ -449,6 +449,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       placement,
       boundsReached,
       staying,
+      listRun: this.givenList() !== null,
     };
   }
 

@@ -68,6 +68,9 @@ function toRow(r: RawItem): ItemRow {
 export const STILL_ON_SOURCE = 'move finished but the item is still listed on the source (GitLab issue 345591)';
 
 /** SQLite-backed ItemStore over an open, migrated database. */
+/** How the reason of a row judged out of `move.select` just before its move begins (../actors/select.ts writes it). */
+export const LEFT_SELECTION = 'left the selection';
+
 export class ItemTable implements ItemStore {
   private readonly s;
   private readonly inTx: () => boolean;
@@ -157,6 +160,12 @@ export class ItemTable implements ItemStore {
       inStateOf: p('SELECT * FROM items WHERE kind = ? AND source = ? AND state = ? ORDER BY id LIMIT ?'),
       inStateAll: p('SELECT * FROM items WHERE kind = ? AND state = ? ORDER BY id LIMIT ?'),
       open: p(`SELECT * FROM items WHERE state IN ('scheduling', 'in_flight') ORDER BY kind, id LIMIT ?`),
+      leftSelection: p(
+        `SELECT * FROM items WHERE state = 'unselected' AND last_error LIKE '${LEFT_SELECTION}%' ORDER BY kind, id LIMIT ?`,
+      ),
+      countLeftSelection: p(
+        `SELECT COUNT(*) AS n FROM items WHERE state = 'unselected' AND last_error LIKE '${LEFT_SELECTION}%'`,
+      ),
       countInFlight: p(`SELECT COUNT(*) AS n FROM items WHERE state IN ('scheduling', 'in_flight')`),
       sizeStats: p(
         `SELECT SUM(size_bytes) AS bytes, COUNT(size_bytes) AS sized, MAX(size_bytes) AS max_bytes
@@ -202,6 +211,12 @@ export class ItemTable implements ItemStore {
       ),
       reselect: p(
         `UPDATE items SET state = 'pending', next_attempt_at = 0 WHERE kind = ? AND id = ? AND state = 'unselected'`,
+      ),
+      // Judged out just before its POST: the intent's attempt is given back, no move was sent.
+      leaveSelection: p(
+        `UPDATE items SET state = 'unselected', last_error = ?,
+           attempts = CASE WHEN state = 'scheduling' THEN max(attempts - 1, 0) ELSE attempts END, intent_at = NULL
+         WHERE kind = ? AND id = ? AND state IN ('pending', 'scheduling')`,
       ),
       getGiven: has19
         ? p('SELECT digest, file, plan_hash, items, seeded_at FROM given_list WHERE id = 1')
@@ -421,6 +436,13 @@ export class ItemTable implements ItemStore {
     return (this.s.open.all(limit) as RawItem[]).map(toRow);
   }
 
+  leftSelection(limit: number): { rows: ItemRow[]; total: number } {
+    return {
+      rows: (this.s.leftSelection.all(limit) as RawItem[]).map(toRow),
+      total: (this.s.countLeftSelection.get() as { n: number }).n,
+    };
+  }
+
   itemsInState(kind: Kind, source: string | null, state: ItemState, limit: number): ItemRow[] {
     const raw =
       source === null ? this.s.inStateAll.all(kind, state, limit) : this.s.inStateOf.all(kind, source, state, limit);
@@ -473,6 +495,10 @@ export class ItemTable implements ItemStore {
 
   setSelected(kind: Kind, id: number, selected: boolean): boolean {
     return (selected ? this.s.reselect : this.s.unselect).run(kind, id).changes === 1;
+  }
+
+  leaveSelection(kind: Kind, id: number, reason: string): boolean {
+    return this.s.leaveSelection.run(reason, kind, id).changes === 1;
   }
 
   givenList(): GivenList | null {

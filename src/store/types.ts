@@ -87,6 +87,12 @@ export interface StatusSummary {
    */
   boundsReached?: string[];
   staying?: { kind: Kind; source: string; n: number }[];
+  /**
+   * The checkpoint holds the run of a reviewed list (`run --only`): its `left` items are listed
+   * items no longer where the list says, which the run did not move (../report/counts.ts counts
+   * them apart from the moved ones). Optional: absent means false.
+   */
+  listRun?: boolean;
 }
 
 /** The items placed on one destination: `bytes` sums the known sizes; `unsized` items have none in the API. */
@@ -435,6 +441,11 @@ export interface ItemStore {
   nextDueAt(kind: Kind, source: string): number | null;
   /** Items in a state for one (kind, source), lowest id first, at most `limit`. */
   itemsInState(kind: Kind, source: string | null, state: ItemState, limit: number): ItemRow[];
+  /**
+   * Rows `move.select` no longer chose when their move was due (transferred since they were listed):
+   * the first `limit` by kind and id, and how many there are.
+   */
+  leftSelection(limit: number): { rows: ItemRow[]; total: number };
   /** Up to `limit` rows in `scheduling` or `in_flight`, of every kind and source (a poll reads them at once), by kind and id. */
   openItems(limit: number): ItemRow[];
   /** Items in `scheduling` or `in_flight` across the whole run (the concurrency cap counts these). */
@@ -464,6 +475,12 @@ export interface ItemStore {
    * the row changed.
    */
   setSelected(kind: Kind, id: number, selected: boolean): boolean;
+  /**
+   * A pending or scheduling row that `move.select` no longer chooses on the instance's current
+   * state (judged just before its POST): `unselected` with `reason` as its last error, the intent's
+   * attempt given back. Returns whether the row changed.
+   */
+  leaveSelection(kind: Kind, id: number, reason: string): boolean;
   /** The reviewed list the checkpoint was seeded from (`run --only`), or null (schema 19). */
   givenList(): GivenList | null;
   /** Records the reviewed list (once: a second call with another digest throws). */

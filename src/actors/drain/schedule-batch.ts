@@ -8,12 +8,13 @@ import type { ItemRow } from '../../store/types.js';
 import { arrivedOn, destinationOf, event } from './context.js';
 import { placementOf } from './placement.js';
 import type { DrainCtx } from './context.js';
-import { classifyPostError } from '../errors.js';
+import { abortError, classifyPostError } from '../errors.js';
 import { applyMove, recordFailure } from './outcome.js';
 import { arrivalOf, locate } from './locate.js';
 import type { Arrival, Location } from './locate.js';
 import { reconcileItem } from './reconcile.js';
 import { relistIfStale } from './relist.js';
+import { judgeNow, selectionOf } from '../select.js';
 
 /** Items out of attempts are quarantined instead of scheduled; returns the rest. */
 function dropExhausted(ctx: DrainCtx, rows: ItemRow[]): ItemRow[] {
@@ -140,6 +141,51 @@ async function dropUnlisted(ctx: DrainCtx, claimed: ItemRow[]): Promise<ItemRow[
   return claimed.filter((r) => !drop.has(r.id));
 }
 
+/**
+ * `move.select` judged again on the instance's current state, right before the POSTs: an item
+ * transferred since it was listed (or since a reviewed list was made) into an excluded namespace,
+ * or out of every selected one, is not moved. It becomes `unselected` with the reason (it stays on
+ * the source, as the plan now asks), the intent's attempt given back. One read per item (a project
+ * snippet's project too): a listing shows storages, not a transfer made a second ago. An item that
+ * cannot be judged now (the read failed) is not posted either: it waits for its next turn, that
+ * attempt counted.
+ */
+async function dropOutOfSelection(ctx: DrainCtx, rows: ItemRow[]): Promise<ItemRow[]> {
+  const selection = selectionOf(ctx.deps.plan);
+  if (!selection || rows.length === 0) return rows;
+  const { deps, store, kind } = ctx;
+  const judged = await Promise.allSettled(rows.map((r) => judgeNow(deps, selection, kind, r.id, r.name)));
+  const keep: ItemRow[] = [];
+  store.batch(() => {
+    rows.forEach((row, i) => {
+      const res = judged[i] as PromiseSettledResult<Awaited<ReturnType<typeof judgeNow>>>;
+      if (res.status === 'rejected') {
+        if (deps.signal.aborted) return;
+        const why = res.reason instanceof Error ? res.reason.message : String(res.reason);
+        // The attempt counts: an item that can never be read again ends quarantined, not retried forever.
+        store.markPending(
+          kind,
+          row.id,
+          deps.clock.now() + deps.plan.poll.intervalMs,
+          `cannot check move.select now: ${why}`,
+          false,
+        );
+        return;
+      }
+      if (res.value.chosen) {
+        keep.push(row);
+        return;
+      }
+      const reason = res.value.reason ?? 'left the selection';
+      store.leaveSelection(kind, row.id, reason);
+      event(ctx, 'item.left_selection', { id: row.id, reason });
+      deps.log.warn({ kind, id: row.id, source: ctx.source, reason }, 'not moved: move.select no longer chooses it');
+    });
+  });
+  if (deps.signal.aborted) throw abortError(deps.signal);
+  return keep;
+}
+
 /** Schedules `rows` (pending, due); returns how many POSTs were sent. */
 export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promise<number> {
   const { deps, store, kind } = ctx;
@@ -158,7 +204,7 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
       return [{ ...row, destination }];
     }),
   );
-  const toPost = await dropNotOnSource(ctx, await dropUnlisted(ctx, claimed));
+  const toPost = await dropOutOfSelection(ctx, await dropNotOnSource(ctx, await dropUnlisted(ctx, claimed)));
   const settled = await Promise.allSettled(
     toPost.map((row) => deps.api.scheduleMove(kind, row.id, destinationOf(ctx, row))),
   );
