@@ -85,7 +85,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
     stopAsked: () => stop.asked(),
   };
-  const effects = createEffects(services.actors, deps, log);
+  let failDrive: (err: unknown) => void = () => undefined;
+  const effects = createEffects(services.actors, deps, log, (err) => failDrive(err));
 
   const actor = createActor(
     runMachine.provide({ actors: effects.logic }),
@@ -123,6 +124,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   let resolveFinal: (v: 'final') => void = () => undefined;
   const finished = new Promise<'final'>((resolve, reject) => {
     resolveFinal = resolve;
+    failDrive = reject;
     actor.subscribe({
       next: (snap) => {
         if (effects.interrupted) return;

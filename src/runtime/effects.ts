@@ -10,6 +10,7 @@ import { fromPromise } from 'xstate';
 import type { AnyActorLogic } from 'xstate';
 import type { ActorDeps, RunActors } from '../actors/index.js';
 import type { DrainInput, GeoOutput, VerifyInput, WeightsOutput } from '../machine/types.js';
+import { isBusyError } from '../store/busy.js';
 
 /** The actors as XState logic for `runMachine.provide`, and the switch that interrupts them. */
 export interface Effects {
@@ -26,8 +27,18 @@ export interface Effects {
   readonly lateWrites: readonly string[];
 }
 
-/** Wraps `actors` around `deps`: each invocation is logged, tracked while in flight, and gated by `interrupt`. */
-export function createEffects(actors: RunActors, deps: ActorDeps, log: Logger): Effects {
+/**
+ * Wraps `actors` around `deps`: each invocation is logged, tracked while in flight, and gated by
+ * `interrupt`. A step that fails because the checkpoint stayed busy (another process held its write
+ * lock past the busy timeout) is not a failure of the step: it goes to `onBusy`, which ends the run,
+ * and never to the machine, which would record it as the step's failure in that same checkpoint.
+ */
+export function createEffects(
+  actors: RunActors,
+  deps: ActorDeps,
+  log: Logger,
+  onBusy: (err: unknown) => void = () => undefined,
+): Effects {
   let interrupted = deps.signal.aborted;
   const inflight = new Set<Promise<unknown>>();
   const lateWrites: string[] = [];
@@ -58,6 +69,11 @@ export function createEffects(actors: RunActors, deps: ActorDeps, log: Logger): 
         inflight.delete(p);
       }
       if (interrupted) return never();
+      if (!result.ok && isBusyError(result.error)) {
+        log.error({ step: name, err: result.error }, 'the checkpoint stayed busy: the run stops');
+        onBusy(result.error);
+        return never();
+      }
       if (!result.ok) {
         log.error({ step: name, err: result.error }, 'step failed');
         throw result.error;
