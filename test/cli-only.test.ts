@@ -269,6 +269,29 @@ describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
     expect(storageOf(db, 'snippet', 1)).toBe('cluster');
   });
 
+  it('applies a CSV list saved again by a spreadsheet or a Windows tool: a BOM, CR CR LF line ends, empty rows', async () => {
+    const { sandbox, dir, db } = await startSeededSandbox(
+      'only-crlf',
+      { projects: 0, snippets: 0, groups: 0 },
+      inventory,
+    );
+    const plan = writePlan(dir);
+    const env = sandboxEnv(sandbox.url);
+    const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.csv'], { cwd: dir, env });
+    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    const rows = readFileSync(join(dir, 'list.csv'), 'utf8').trimEnd().split('\r\n');
+    // The review keeps two items: project 6 (the quoted path with a comma) and snippet 1.
+    const kept = rows.filter((r, i) => i === 0 || r.startsWith('projects,6,') || r.startsWith('snippets,1,'));
+    expect(kept).toHaveLength(3);
+    writeFileSync(join(dir, 'saved.csv'), `\uFEFF${kept.join('\r\r\n')}\r\r\n,,,,,,,\r\r\n`);
+    const run = await runCli(['run', plan, '--only', 'saved.csv'], { cwd: dir, env });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout.split('\n')[0]).toBe('DONE: every item of the list saved.csv moved and verified');
+    expect(await ourMoves(sandbox.url)).toHaveLength(2);
+    expect(storageOf(db, 'project', 6)).toBe('cluster');
+    expect(storageOf(db, 'snippet', 1)).toBe('cluster');
+  });
+
   it('retries the quarantined items of a list with --retry-quarantined, and moves nothing else', async () => {
     const { sandbox, dir, db } = await startSeededSandbox(
       'only-retry',

@@ -97,7 +97,12 @@ function decided(deps: ActorDeps, cap: CapData, control: RunControl, waitingUnti
 }
 
 /** The runs whose drain (or write gate) has seen a stop request in the cap it decided. */
-const stopsSeen = new WeakSet<ActorDeps>();
+const stopsSeen = new WeakSet<object>();
+
+/** A write held back for a stop request (./write-gate.ts): from then on this run starts nothing new. */
+export function markStopSeen(deps: object): void {
+  stopsSeen.add(deps);
+}
 
 /**
  * Whether this run's scheduling has decided a cap under a stop request: from then on nothing new

@@ -10,7 +10,7 @@ import { codeOf } from '../shared/errors.js';
 import type { GeoOutput, GeoSiteResult } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorDeps } from './types.js';
-import { waitForGates } from './write-gate.js';
+import { holdForStop, waitForGates } from './write-gate.js';
 
 const REGISTRIES: Record<Kind, string[]> = {
   projects: [
@@ -33,7 +33,7 @@ export function registryClassesFor(kinds: readonly Kind[]): string[] {
 /** Asks every enabled Geo secondary for a resync of the moved kinds' registries; per-site outcomes are returned. */
 export async function runGeoResync(
   deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'signal'> &
-    Partial<Pick<ActorDeps, 'gate' | 'store' | 'clock' | 'dryRun'>>,
+    Partial<Pick<ActorDeps, 'gate' | 'store' | 'clock' | 'dryRun' | 'stopAsked'>>,
 ): Promise<GeoOutput> {
   const { api, log } = deps;
   const classes = registryClassesFor(deps.plan.move.kinds);
@@ -68,6 +68,8 @@ export async function runGeoResync(
       warnings.push(`Geo site "${site.name}" (id ${site.id}) is disabled: not resynced; resync it once it is enabled`);
       continue;
     }
+    // Each site's resync is a write of its own: a stop asked for since the last one keeps it unsent.
+    if (deps.clock) await holdForStop({ ...deps, clock: deps.clock, dryRun: deps.dryRun ?? false }, 'the Geo resync');
     try {
       const results = await api.geoResync(site.id, classes);
       // The proxy's `200 {}` for every class: the secondary was never reached, so nothing was requested.

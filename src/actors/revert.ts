@@ -15,7 +15,7 @@ import type { RevertSet } from './revert-items.js';
 import { isSeeded, seedRevert } from './revert-items.js';
 import type { ActorDeps, RunActors } from './types.js';
 import { laterWeightChange, restoreTarget, weightsChangedError, writeRestoredWeights } from './weight-changes.js';
-import { waitForGates } from './write-gate.js';
+import { holdForStop, waitForGates } from './write-gate.js';
 
 export interface RevertActorsOptions {
   /** The items to seed when the checkpoint has none yet (null: seeded by an earlier process). */
@@ -86,6 +86,8 @@ export async function restoreForwardWeights(
     log.info({ weights: current }, 'weights already those before the forward run');
     return { current, written: false, warnings: [] };
   }
+  // The read above can take seconds: a stop asked for meanwhile keeps the PUT from being sent.
+  await holdForStop(deps, 'writing the weights');
   const readBack = await writeRestoredWeights(api, target);
   deps.store.appendEvent('weights.restored', { from: current, to: readBack }, deps.clock.now());
   log.info({ from: current, to: readBack }, 'weights of before the forward run restored');

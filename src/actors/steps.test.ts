@@ -217,6 +217,33 @@ describe('weights', () => {
     expect(api.state.weights).toEqual(out.current);
   });
 
+  it('sends no PUT when a stop or Ctrl-C comes while the weights are read, and ends with the abort', async () => {
+    for (const how of ['signal', 'stop'] as const) {
+      const api = createFakeApi();
+      const abort = new AbortController();
+      let asked = false;
+      let looks = 0;
+      // The run's stop watcher ends a run that has nothing in flight: the signal, at its next look.
+      const stopAsked = () => {
+        if (asked && ++looks > 1) abort.abort(new Error('stopped on request'));
+        return asked;
+      };
+      const d: ActorDeps = { ...deps(api), signal: abort.signal, stopAsked };
+      const read = api.getWeights.bind(api);
+      api.getWeights = async () => {
+        const w = await read();
+        if (how === 'signal') abort.abort(new Error('received SIGINT'));
+        else asked = true;
+        return w;
+      };
+      await expect(applyWeights(d, { previous: { default: 100 } })).rejects.toMatchObject({
+        code: 'SHARDMOVE_ABORTED',
+      });
+      expect(api.state.calls, how).not.toContain('setWeights');
+      expect(api.state.weights).toEqual({ default: 100 });
+    }
+  });
+
   it('writes nothing in a dry run and reports what it would write', async () => {
     const api = createFakeApi();
     const out = await applyWeights(deps(api, testPlan(), true), { previous: {} });

@@ -49,6 +49,12 @@ export interface ActorDeps {
    * that must stay where they are.
    */
   itemsGiven?: boolean | 'list';
+  /**
+   * Whether a stop was asked for (`shardmove control --stop`, the stop file), looked at now: the
+   * row and the stop file both, without waiting for the watcher's next look. Absent (tests, a
+   * command without a watcher): the checkpoint's control row alone is read.
+   */
+  stopAsked?: () => boolean;
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { WeightsOutput } from '../machine/types.js';
 import { checkMergedWeights } from '../plan/rules.js';
 import type { ActorDeps } from './types.js';
-import { waitForGates } from './write-gate.js';
+import { holdForStop, waitForGates } from './write-gate.js';
 import { StepError, WEIGHTS_INVALID, WEIGHTS_MISMATCH } from './errors.js';
 
 /** Reads the instance's current weights (kept as the "previous" weights for the report and rollback). */
@@ -22,7 +22,7 @@ function sameWeights(a: Record<string, number>, b: Record<string, number>, keys:
 /** Merges, checks, writes (not in a dry run, not when already equal) and verifies the weights. */
 export async function applyWeights(
   deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'dryRun'> &
-    Partial<Pick<ActorDeps, 'gate' | 'store' | 'clock' | 'signal'>>,
+    Partial<Pick<ActorDeps, 'gate' | 'store' | 'clock' | 'signal' | 'stopAsked'>>,
   _input: { previous: Record<string, number> },
 ): Promise<WeightsOutput> {
   const { api, plan, log } = deps;
@@ -46,6 +46,9 @@ export async function applyWeights(
     log.info({ from: current, to: merged }, 'weights would be written');
     return { current: merged, written: false, warnings: [] };
   }
+  // The read above can take seconds: a stop asked for meanwhile keeps the PUT from being sent.
+  if (deps.signal && deps.clock)
+    await holdForStop({ ...deps, signal: deps.signal, clock: deps.clock }, 'writing the weights');
   await api.setWeights(merged);
   const readBack = await api.getWeights();
   if (!sameWeights(readBack, merged, keys)) {

@@ -5,9 +5,54 @@
  * change; nor while a stop is asked for. Reads (pre-flight, listings, the room check) still run at once. The cap in force decides,
  * exactly as it does for moves, and its changes are recorded (`cap.changed`) the same way.
  */
-import { capInForce } from './cap.js';
+import { capInForce, markStopSeen } from './cap.js';
 import { abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
+
+/**
+ * Whether a stop was asked for, now: Ctrl-C (or SIGTERM, SIGHUP: the signal), a stop request in
+ * the checkpoint's row, or the stop file the watcher has not yet written into the row.
+ */
+export function stopAskedNow(deps: Pick<ActorDeps, 'signal' | 'stopAsked'> & { store?: ActorDeps['store'] }): boolean {
+  if (deps.signal.aborted) return true;
+  if (deps.stopAsked) return deps.stopAsked();
+  return Boolean(deps.store?.readControl().stop);
+}
+
+/**
+ * The last look before a write to the instance, after the reads that led to it: a read can take
+ * seconds (a slow instance, a retried request), and a stop asked for meanwhile must keep the write
+ * from being sent. Resolves when no stop was asked; otherwise it sends nothing and waits for the
+ * run's end (its signal: the stop watcher ends a run that has nothing in flight), then throws the
+ * abort. `what` names the write in the log. A dry run writes nothing: it resolves at once.
+ */
+export async function holdForStop(
+  deps: Pick<ActorDeps, 'signal' | 'log' | 'dryRun' | 'clock' | 'stopAsked'> &
+    Partial<Pick<ActorDeps, 'store' | 'plan'>>,
+  what: string,
+): Promise<void> {
+  if (deps.dryRun) return;
+  let said = false;
+  for (;;) {
+    if (deps.signal.aborted) {
+      if (!said) deps.log.warn({ write: what }, `${what}: not sent, the run is ending (a stop, or a signal)`);
+      throw abortError(deps.signal);
+    }
+    if (!stopAskedNow(deps)) return;
+    if (!said) {
+      deps.log.warn({ write: what }, `${what}: not sent, a stop was asked for`);
+      // A drain holding a bulk POST may end now: the stop watcher waits for this (runtime/stop-run.ts).
+      markStopSeen(deps);
+      said = true;
+    }
+    try {
+      await deps.clock.sleep(Math.min(deps.plan?.poll.intervalMs ?? 200, 200), deps.signal);
+    } catch (err) {
+      if (deps.signal.aborted) throw abortError(deps.signal);
+      throw err;
+    }
+  }
+}
 
 /**
  * Resolves once neither a closed window nor a holding rule keeps the cap at 0 (at once without a

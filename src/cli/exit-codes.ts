@@ -16,7 +16,7 @@ import {
   WEIGHTS_CHANGED,
 } from '../runtime/errors.js';
 import { METRICS_FILE_IN_USE } from '../metrics/errors.js';
-import { CHECKPOINT_UNUSABLE, LEASE_LOST } from '../store/errors.js';
+import { CHECKPOINT_BUSY, CHECKPOINT_UNUSABLE, LEASE_LOST } from '../store/errors.js';
 import type { ExitCode } from './context.js';
 import { EXIT } from './context.js';
 import { ARGS_INVALID } from './errors.js';
@@ -48,6 +48,8 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   // A failure the operator fixes (the file, its permissions, or --state) before running again; not 2:
   // the default checkpoint is no argument at all, and a good --state may point at a file damaged since.
   [CHECKPOINT_UNUSABLE]: EXIT.failed,
+  // Another process holds the checkpoint's write lock: like the run lock, wait or end the holder.
+  [CHECKPOINT_BUSY]: EXIT.refused,
 };
 
 /** The exit code of a thrown error: its own when it has one, else 1 (a failure, or an internal error). */

@@ -16,7 +16,7 @@ import {
 import { StepError, WEIGHTS_CHANGED } from '../actors/index.js';
 import { FaultOptionsError } from '../sandbox/faults.js';
 import { SeedError } from '../sandbox/seed.js';
-import { CheckpointUnusableError, LeaseLostError, LockedError } from '../store/errors.js';
+import { CheckpointBusyError, CheckpointUnusableError, LeaseLostError, LockedError } from '../store/errors.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
 import { EXIT_BY_CODE } from './main.js';
@@ -48,6 +48,7 @@ const MAPPED: [Error & { code: string }, number][] = [
     ),
     EXIT.failed,
   ],
+  [new CheckpointBusyError('run.db', null, 'checkpoint run.db is busy'), EXIT.refused],
 ];
 
 describe('EXIT_BY_CODE', () => {

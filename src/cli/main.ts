@@ -13,6 +13,7 @@ import { codeOf } from '../shared/errors.js';
 import { EXIT_BY_CODE, exitCodeOf } from './exit-codes.js';
 import { terminalStreams } from './terminal.js';
 import { startPrecheck } from '../runtime/precheck.js';
+import { isBusyError, setCheckpointBusyTimeout } from '../store/busy.js';
 
 export { EXIT_BY_CODE } from './exit-codes.js';
 
@@ -381,6 +382,10 @@ export async function main(argv: string[]): Promise<void> {
     cwd: process.cwd(),
     signal: controller.signal,
   };
+  // How long a command waits for another process's write lock on a checkpoint (tests shorten it).
+  const busyMs = Number(process.env.CHECKPOINT_BUSY_TIMEOUT_MS);
+  if (process.env.CHECKPOINT_BUSY_TIMEOUT_MS && Number.isSafeInteger(busyMs) && busyMs >= 0)
+    setCheckpointBusyTimeout(busyMs);
   let exitCode: number = EXIT.ok;
   try {
     await buildProgram(ctx, (c) => (exitCode = c)).parseAsync(argv, { from: 'user' });
@@ -474,6 +479,13 @@ function exitCodeFor(err: unknown, ctx: CommandContext): number {
   if (code.startsWith('SHARDMOVE_')) {
     ctx.stderr.write(`shardmove: ${message} (${code})\n`);
     return exitCodeOf(err);
+  }
+  // A checkpoint write that waited past the busy timeout where no command named the holder.
+  if (isBusyError(err)) {
+    ctx.stderr.write(
+      `shardmove: a checkpoint is busy: another process held a write lock on it past the busy timeout (${message}); nothing more was written: run the command again once it is free\n`,
+    );
+    return EXIT.refused;
   }
   ctx.stderr.write(
     `shardmove: internal error: ${message}\n` +

@@ -53,6 +53,7 @@ export async function runWeightsRestoreCommand(opts: WeightsRestoreOptions, ctx:
     env: ctx.env,
     cwd: ctx.cwd,
     stderr: ctx.stderr,
+    signal: ctx.signal,
     overwriteWeights: opts.overwriteWeights ?? false,
     command: restoreCommand(opts),
     confirm: async (changes, info) => {
@@ -80,6 +81,9 @@ export async function runWeightsRestoreCommand(opts: WeightsRestoreOptions, ctx:
     case 'declined':
       ctx.stderr.write('not written; nothing changed\n');
       return EXIT.failed;
+    case 'interrupted':
+      ctx.stderr.write('interrupted before the weights were sent: not written; nothing changed\n');
+      return EXIT.interrupted;
     case 'restored':
       ctx.stdout.write(
         `restored: repository_storages_weighted is ${JSON.stringify(outcome.weights)} again (logged in the checkpoint as weights.restored)\n`,

@@ -134,4 +134,15 @@ describe('move.select', () => {
       problems: ['f:3: a full path has no spaces or control characters'],
     });
   });
+
+  it('reads the line ends of every saver (CR CR LF, a lone CR) and a BOM, each line numbered as an editor shows it', () => {
+    const text = '\uFEFF# pilot\r\r\nacme/web\r\r\n42\racme/web\r\n';
+    expect(parseSelectLines(text, 'f')).toEqual({
+      entries: [
+        { ref: 'acme/web', at: 'f:2' },
+        { ref: 42, at: 'f:3' },
+      ],
+      problems: ['f:4: "acme/web" is listed twice (first on line 2)'],
+    });
+  });
 });

@@ -21,6 +21,7 @@ import { textSchema } from './json-schema.js';
 import type { Entry, Reader } from './reader.js';
 import type { MoveSelect, SelectEntry } from './values.js';
 import { fileProblem } from '../shared/file-problem.js';
+import { linesOf } from '../shared/line-ends.js';
 
 export const SELECT_KEYS = ['namespaces', 'projects', 'exclude', 'file'] as const;
 
@@ -144,7 +145,7 @@ export function parseSelectLines(text: string, shown: string): SelectFileRead {
   const entries: SelectEntry[] = [];
   const problems: string[] = [];
   const seen = new Map<string, number>();
-  const lines = text.split(/\r?\n/);
+  const lines = linesOf(text);
   lines.forEach((raw, i) => {
     const line = i + 1;
     const t = raw.trim();
@@ -309,7 +310,8 @@ export const SELECT_DOC: FieldDoc = {
       type: 'path',
       default: 'none',
       allowed: 'a UTF-8 file relative to the plan file, at most 10 MB',
-      meaning: 'One project id or full path (a project or a namespace) per line; blank lines and `#` comments skipped.',
+      meaning:
+        'One project id or full path (a project or a namespace) per line; blank lines and `#` comments skipped; any line ends and a leading BOM.',
     },
   },
 };

@@ -208,6 +208,8 @@ export interface StoppedReportInput {
   logFile?: string;
   /** What is left to do after the stop (a stop file that could not be removed). */
   notes: string[];
+  /** Writes to the instance the step in flight had sent before the stop came, in words. */
+  late?: string[];
   /** The command that continues the run (`shardmove run PLAN ...`, a revert's `shardmove revert ...`). */
   again?: string;
   /** The command that lists the run's items (`shardmove status PLAN ...`). */
@@ -233,6 +235,8 @@ export function renderStoppedReport(input: StoppedReportInput): string {
     if (counts.quarantined > 0)
       lines.push(`  the quarantined items are listed by: ${input.status ?? 'shardmove status with the same plan'}`);
   }
+  if (input.late && input.late.length > 0)
+    lines.push('', 'Sent before the stop came:', ...input.late.map((w) => `  - ${w}`));
   if (input.notes.length > 0)
     lines.push('', `Warnings (${input.notes.length}):`, ...input.notes.map((n) => `  - ${n}`));
   else if (input.stop.by === 'file') lines.push('', `The stop file was removed: ${input.stopFile}`);

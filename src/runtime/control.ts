@@ -11,6 +11,7 @@
 import { existsSync } from 'node:fs';
 import type { StopRequest } from '../events/vocabulary.js';
 import type { LockView } from '../report/status.js';
+import { busyRefusal } from '../store/busy.js';
 import type { Checkpoint } from '../store/checkpoint.js';
 import type { RunControl } from '../store/types.js';
 import { revertCheckpointPath } from './paths.js';
@@ -68,6 +69,8 @@ export function applyControl(
       ? store.writeControl({ concurrency: change.concurrency, paused: change.paused }, now)
       : before;
     return { file, before, control, planConcurrency: planCapOf(store, plan), runner: lockHolder(store) };
+  } catch (err) {
+    throw busyRefusal(err, store);
   } finally {
     store.close();
   }
@@ -89,6 +92,8 @@ function applyStop(file: string, now: number, plan: PlanGiven | null): ControlRe
       const control = store.writeControl({ stop: { by: 'control' } }, now);
       return { ...base, control, stop: { kind: 'asked', stop: control.stop! } };
     });
+  } catch (err) {
+    throw busyRefusal(err, store);
   } finally {
     store.close();
   }

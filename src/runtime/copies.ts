@@ -16,6 +16,7 @@ import type { Kind } from '../plan/types.js';
 import { copiesOf } from '../report/copies.js';
 import type { CopyKnowledge, LaterPlace, LiveCopy } from '../report/copies.js';
 import { openCheckpoint } from '../store/checkpoint.js';
+import { checkpointBusyTimeout } from '../store/busy.js';
 import type { CheckpointStore, ItemRow } from '../store/types.js';
 import { revertCheckpointPath } from './paths.js';
 
@@ -167,7 +168,7 @@ export function withCopyKnowledge<T>(file: string, store: CheckpointStore, use: 
     });
   let revert: CheckpointStore;
   try {
-    revert = openCheckpoint(revertFile, { readOnly: true, busyTimeoutMs: 10_000 });
+    revert = openCheckpoint(revertFile, { readOnly: true, busyTimeoutMs: checkpointBusyTimeout() });
   } catch (err) {
     return unreadable(err instanceof Error ? err.message : String(err));
   }

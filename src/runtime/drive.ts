@@ -84,8 +84,10 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     ...(a.prometheus ? { prometheus: a.prometheus } : {}),
     // Read when asked: pre-flight sets it in the machine's context before any drain places anything.
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
+    stopAsked: () => stop.asked(),
   };
-  const effects = createEffects(services.actors, deps, log);
+  let failDrive: (err: unknown) => void = () => undefined;
+  const effects = createEffects(services.actors, deps, log, (err) => failDrive(err));
 
   const actor = createActor(
     runMachine.provide({ actors: effects.logic }),
@@ -123,6 +125,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   let resolveFinal: (v: 'final') => void = () => undefined;
   const finished = new Promise<'final'>((resolve, reject) => {
     resolveFinal = resolve;
+    failDrive = reject;
     actor.subscribe({
       next: (snap) => {
         if (effects.interrupted) return;
@@ -198,9 +201,11 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     persist();
     actor.stop();
     const step = stepLabel(actor.getSnapshot().context);
-    if (stop.obeyed) return stoppedOutcome({ ...a, stop, step, elapsedMs: clock.now() - startedAt });
+    const late = [...effects.lateWrites];
+    if (stop.obeyed) return stoppedOutcome({ ...a, stop, step, late, elapsedMs: clock.now() - startedAt });
     store.appendEvent('run.interrupted', { step }, clock.now());
     log.warn('checkpoint saved after interruption');
+    for (const w of late) opts.stderr.write(`note: ${w}\n`);
     if (!a.leaseLost?.()) noteConsumed(stop, opts);
     return { kind: 'interrupted' };
   }

@@ -65,6 +65,26 @@ describe('the item list', () => {
     expect(readItemsFile(write('noext', csv), 'noext', null).format).toBe('csv');
   });
 
+  it("reads a CSV and JSON lines whatever the saver's line ends (CR CR LF, a lone CR), a BOM and rows of empty cells", () => {
+    const csv = [...renderItems('csv', header, ITEMS)].join('');
+    const jsonl = [...renderItems('jsonl', header, ITEMS)].join('');
+    const variants: [string, string][] = [
+      ['crcrlf.csv', csv.replace(/\r\n/g, '\r\r\n')],
+      ['cr.csv', `\uFEFF${csv.replace(/\r\n/g, '\r')}`],
+      ['cells.csv', `\uFEFF${csv},,,,,,,\r\n,,,,,,,\r\n`],
+      ['crcrlf.jsonl', `\uFEFF${jsonl.replace(/\n/g, '\r\r\n')}`],
+      ['cr.jsonl', jsonl.replace(/\n/g, '\r')],
+    ];
+    for (const [name, text] of variants) {
+      const read = readItemsFile(write(name, text), name, null);
+      expect(read.items.map(({ line: _line, ...it }) => it)).toEqual(ITEMS.map(({ line: _line, ...it }) => it));
+    }
+    // A problem is still named at the line an editor shows: the second item row is line 3.
+    const rows = csv.split('\r\n');
+    rows[2] = rows[2]!.replace(',nfs-1,', ',nfs 1,');
+    expect(problems(write('bad.csv', rows.join('\r\r\n')))).toEqual(['  list:3: source must be a name']);
+  });
+
   it('refuses changed and typed lines, repeats and huge ids, each at its line', () => {
     const lines = [...renderItems('jsonl', header, ITEMS.slice(0, 3))].join('').trimEnd().split('\n');
     const typed = JSON.stringify({ ...JSON.parse(lines[1]!), id: 9 });

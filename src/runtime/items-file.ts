@@ -9,6 +9,7 @@ import { ITEMS_FILE_INVALID, RuntimeError } from './errors.js';
 import type { ItemsFormat, ItemsList, ListedItem } from './items-format.js';
 import { CSV_COLUMNS, ITEMS_FORMAT, MAX_ITEMS_FILE_BYTES, checkOf, formatOfName } from './items-format.js';
 import { fileProblem } from '../shared/file-problem.js';
+import { lineEndAt, linesOf, withoutBom } from '../shared/line-ends.js';
 
 /** Problems listed in a refusal before the rest are counted. */
 const MAX_LISTED = 30;
@@ -28,7 +29,7 @@ export function readItemsFile(file: string, shown: string, format: ItemsFormat |
   } catch (err) {
     throw invalid(shown, [`${shown}: ${fileProblem(err)}`]);
   }
-  if (text.startsWith('\uFEFF')) text = text.slice(1);
+  text = withoutBom(text);
   const fmt = format ?? formatOfName(file) ?? (text.trimStart().startsWith('{') ? 'jsonl' : 'csv');
   const problems: string[] = [];
   const list = fmt === 'jsonl' ? parseJsonLines(text, shown, problems) : parseCsv(text, shown, problems);
@@ -48,7 +49,7 @@ function invalid(shown: string, problems: readonly string[]): RuntimeError {
 type Raw = Record<string, unknown>;
 
 function parseJsonLines(text: string, shown: string, problems: string[]): ItemsList | null {
-  const lines = text.split(/\r?\n/);
+  const lines = linesOf(text);
   let header: Raw | null = null;
   const items: ListedItem[] = [];
   lines.forEach((line, i) => {
@@ -191,7 +192,8 @@ function parseCsv(text: string, shown: string, problems: string[]): ItemsList | 
   const hashes = new Map<number, string>();
   let planHash = '';
   for (const r of records.slice(1)) {
-    if (r.fields.length === 1 && r.fields[0] === '') continue;
+    // A blank line, or a row of empty cells (a spreadsheet saves the rows it once showed as `,,,,`).
+    if (r.fields.every((f) => f === '')) continue;
     const at = `${shown}:${r.line}`;
     if (r.fields.length !== columns.length) {
       problems.push(`${at}: ${r.fields.length} fields, the header has ${columns.length}`);
@@ -240,9 +242,11 @@ function csvRecords(text: string, shown: string, problems: string[]): { line: nu
           quoted = false;
           i++;
         } else {
-          if (c === '\n') line++;
-          field += c;
-          i++;
+          // A quoted field keeps its line ends as they are; each still counts as one line.
+          const end = lineEndAt(text, i);
+          if (end > 0) line++;
+          field += text.slice(i, i + Math.max(end, 1));
+          i += Math.max(end, 1);
         }
       } else if (c === '"' && field === '') {
         quoted = true;
@@ -251,9 +255,9 @@ function csvRecords(text: string, shown: string, problems: string[]): { line: nu
         fields.push(field);
         field = '';
         i++;
-      } else if (c === '\n' || (c === '\r' && text[i + 1] === '\n')) {
+      } else if (lineEndAt(text, i) > 0) {
         fields.push(field);
-        i += c === '\r' ? 2 : 1;
+        i += lineEndAt(text, i);
         line++;
         break;
       } else {

@@ -22,6 +22,7 @@ import { createGate, scheduleOf } from '../schedule/gate.js';
 import { createRuleWatch, describeRule } from '../schedule/rules.js';
 import type { SchedulingGate } from '../schedule/gate.js';
 import { formatWindowTime, nextChange, openWindow } from '../time/windows.js';
+import { busyRefusal, isBusyError } from '../store/busy.js';
 import { LeaseLostError } from '../store/errors.js';
 import { isLeaseLostError } from '../store/lease.js';
 import type { CheckpointStore, LockHolder, RunControl } from '../store/types.js';
@@ -219,7 +220,10 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     if (lease.lost) throw new LeaseLostError(store.file, store.readLock());
     end = { outcome };
     return outcome;
-  } catch (err) {
+  } catch (caught) {
+    // A write that waited past the busy timeout (another process holds the write lock): the run
+    // stops where it is, with the holder named, not as an internal error.
+    const err = busyRefusal(caught, store, { self: { pid: services.pid, host: services.host }, during: !!lease });
     // Only a run that held the lock has an end to tell: a refusal before it never started.
     if (lease) end = { error: err };
     throw err;
@@ -230,7 +234,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     flushAudit(audit, log);
     if (end && opts.onEnd) tellEnd(opts.onEnd, end, log);
     await stopObservers(observers, log);
-    store.releaseLock();
+    releaseUnlessBusy(store, log);
     store.close();
     log.flush();
   }
@@ -398,4 +402,17 @@ function noteLiveControl(control: RunControl, opts: RunOptions, plan: Plan, log:
     : `the concurrency cap is ${cap} (shardmove control; the plan says ${plan.move.concurrency}); \`--concurrency plan\` goes back to the plan's`;
   log.info({ paused: control.paused, concurrency: cap }, 'live control in force at start');
   opts.stderr.write(`note: ${note}\n`);
+}
+
+/**
+ * Releases the run lock; when the checkpoint is still busy (another process holds its write lock),
+ * leaves it: the lock names this process, which is gone once it exits, so the next run takes it over.
+ */
+function releaseUnlessBusy(store: Pick<CheckpointStore, 'releaseLock'>, log: Logger): void {
+  try {
+    store.releaseLock();
+  } catch (err) {
+    if (!isBusyError(err)) throw err;
+    log.warn({ err }, 'could not release the run lock: the checkpoint is busy; the next run takes it over');
+  }
 }

@@ -6,6 +6,7 @@
 import { LEFT_SELECTION_LISTED, leftSelectionOf } from '../report/left-selection.js';
 import { existsSync } from 'node:fs';
 import { openCheckpoint } from '../store/checkpoint.js';
+import { checkpointBusyTimeout } from '../store/busy.js';
 import type { Checkpoint } from '../store/checkpoint.js';
 import type { SavedRun } from '../store/types.js';
 import { failedMoves } from '../report/failed-moves.js';
@@ -25,7 +26,7 @@ export function openExistingCheckpoint(file: string, opts: { readOnly: boolean }
   if (!existsSync(file)) {
     throw new RuntimeError(NO_CHECKPOINT, `no checkpoint at ${file}: the plan has not run yet (or pass --state FILE)`);
   }
-  return openCheckpoint(file, { readOnly: opts.readOnly, busyTimeoutMs: 10_000 });
+  return openCheckpoint(file, { readOnly: opts.readOnly, busyTimeoutMs: checkpointBusyTimeout() });
 }
 
 /** The lock holder with its liveness; a holder on another host cannot be probed (alive: null). */
@@ -97,7 +98,7 @@ export function recentFailures(
 
 /** How many events of `type` the checkpoint's log holds (e.g. `item.retry` for the demo's summary). */
 export function countEvents(file: string, type: string): number {
-  const store = openCheckpoint(file, { readOnly: true, busyTimeoutMs: 10_000 });
+  const store = openCheckpoint(file, { readOnly: true, busyTimeoutMs: checkpointBusyTimeout() });
   try {
     let n = 0;
     let after = 0;

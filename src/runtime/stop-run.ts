@@ -69,6 +69,8 @@ function stoppingNote(req: StopRequest, inFlight: number): string {
 export function stoppedOutcome(a: {
   stop: StopWatch;
   step: string;
+  /** Writes the step in flight made before the stop came (effects.ts `lateWrites`), in words. */
+  late?: readonly string[];
   elapsedMs: number;
   opts: Pick<RunOptions, 'dryRun'>;
   store: CheckpointStore;
@@ -96,6 +98,7 @@ export function stoppedOutcome(a: {
       checkpointFile: a.store.file,
       logFile: a.logFile,
       notes,
+      ...(a.late && a.late.length > 0 ? { late: [...a.late] } : {}),
     },
     redact: (text) => a.secrets.scrub(text),
   };

@@ -58,6 +58,11 @@ export interface StopWatch {
   readonly file: string;
   /** Looks now (at start, and whenever the run reports progress). */
   check(): void;
+  /**
+   * Looks now, at the stop file too however recently it was looked at, and tells whether a request
+   * was seen: asked right before a write to the instance, which a stop asked for must keep unsent.
+   */
+  asked(): boolean;
   /** Starts looking every STOP_CHECK_MS. */
   start(): void;
   /** Stops looking. */
@@ -137,6 +142,10 @@ export function createStopWatch(o: StopWatchOptions): StopWatch {
     },
     file,
     check: () => check(),
+    asked() {
+      check(true);
+      return seen !== null;
+    },
     start() {
       check(true);
       timer ??= setInterval(() => check(true), STOP_CHECK_MS);

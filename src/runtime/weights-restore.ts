@@ -41,6 +41,8 @@ export interface RestoreOptions {
   overwriteWeights?: boolean;
   /** The command that runs this restore again (for the refusal of a later change). */
   command?: string;
+  /** Ctrl-C, SIGTERM or SIGHUP: once aborted, the weights are not written (when the PUT is not yet sent). */
+  signal?: AbortSignal;
   /** Asked once the change is known and non-empty; false leaves everything as it is. */
   confirm(changes: WeightChange[], info: { file: string; url: string; later: LaterWeight[] | null }): Promise<boolean>;
 }
@@ -49,6 +51,7 @@ export type RestoreOutcome =
   | { kind: 'nothing-recorded'; file: string }
   | { kind: 'unchanged'; file: string; weights: Record<string, number> }
   | { kind: 'declined'; file: string; changes: WeightChange[] }
+  | { kind: 'interrupted'; file: string }
   | { kind: 'restored'; file: string; changes: WeightChange[]; weights: Record<string, number> };
 
 /**
@@ -121,6 +124,8 @@ export async function restoreWeights(
         );
       }
       store.assertLease();
+      // Interrupted during the answer or the reads: the PUT is not sent.
+      if (opts.signal?.aborted) return { kind: 'interrupted', file };
       const readBack = await writeRestoredWeights(api, target);
       store.appendEvent('weights.restored', { from: current, to: readBack }, services.clock.now());
       log.info({ from: current, to: readBack }, 'weights restored');

@@ -5,6 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import type { Kind } from '../plan/types.js';
+import { checkpointBusy, checkpointBusyTimeout, isBusyError, lockHolderOn } from './busy.js';
 import { CheckpointUnusableError, LeaseLostError, LockedError } from './errors.js';
 import { ItemTable } from './items.js';
 import { installFence, removeFence, takeoverReason, toHolder } from './lease.js';
@@ -34,7 +35,7 @@ const TEN_MINUTES = 10 * 60 * 1000;
 export interface OpenOptions {
   /** Open an existing file for reading only (`status`): no migration, no writes. */
   readOnly?: boolean;
-  /** How long a statement waits for another connection's write lock (ms). Default 5000. */
+  /** How long a statement waits for another connection's write lock (ms). Default: store/busy.ts. */
   busyTimeoutMs?: number;
   /**
    * The file was just checked whole (`checkMoveCheckpoint`, in a worker thread): opening skips
@@ -537,6 +538,10 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     if (!this.db.open) return;
     try {
       this.releaseLock();
+    } catch (err) {
+      // Another process holds the write lock: the lock row stays, naming this process, which is
+      // gone once it exits (the next run takes it over as stale). Closing must not fail on it.
+      if (!isBusyError(err)) throw err;
     } finally {
       this.closeDb();
     }
@@ -608,12 +613,12 @@ const MOVE_CHECKPOINT: CheckpointKind = {
  * (a directory, not SQLite, damaged, another database) or cannot be written when it must be.
  */
 /** Checks a move checkpoint file whole, as opening it would (throws what opening would), and closes it. */
-export function checkMoveCheckpoint(file: string, busyTimeoutMs = 5000): void {
+export function checkMoveCheckpoint(file: string, busyTimeoutMs = checkpointBusyTimeout()): void {
   checkCheckpointFile(file, MOVE_CHECKPOINT, busyTimeoutMs);
 }
 
 export function openCheckpoint(file: string, opts: OpenOptions = {}): Checkpoint {
-  const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+  const busyTimeoutMs = opts.busyTimeoutMs ?? checkpointBusyTimeout();
   if (file === ':memory:') {
     const db = new Database(file);
     db.pragma('synchronous = NORMAL');
@@ -635,7 +640,8 @@ export function openCheckpoint(file: string, opts: OpenOptions = {}): Checkpoint
     }
     return new Checkpoint(file, db, () => opened.close());
   } catch (err) {
+    const refusal = isBusyError(err) ? checkpointBusy(file, lockHolderOn(db)) : null;
     opened.close();
-    throw err;
+    throw refusal ?? err;
   }
 }

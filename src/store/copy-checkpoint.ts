@@ -7,6 +7,7 @@
 import type Database from 'better-sqlite3';
 import { legacyName } from '../events/legacy-names.js';
 import { LockedError, StoreVersionError } from './errors.js';
+import { checkpointBusyTimeout } from './busy.js';
 import { openCheckpointFile } from './open.js';
 import type { CheckpointKind, OpenedCheckpointFile } from './open.js';
 import type { LockHolder } from './types.js';
@@ -111,7 +112,11 @@ const COPY_CHECKPOINT: CheckpointKind = {
 export function isCopyCheckpointFile(file: string): boolean {
   let opened: OpenedCheckpointFile | undefined;
   try {
-    opened = openCheckpointFile(file, COPY_CHECKPOINT, { readOnly: true, busyTimeoutMs: 5000, integrity: false });
+    opened = openCheckpointFile(file, COPY_CHECKPOINT, {
+      readOnly: true,
+      busyTimeoutMs: checkpointBusyTimeout(),
+      integrity: false,
+    });
     return !opened.fresh;
   } catch {
     return false;
@@ -178,7 +183,10 @@ export class CopyCheckpoint {
    * SHARDMOVE_CHECKPOINT_UNUSABLE, before writing anything, for a file that cannot be one.
    */
   static open(file: string): CopyCheckpoint {
-    const opened = openCheckpointFile(file, COPY_CHECKPOINT, { readOnly: false, busyTimeoutMs: 5000 });
+    const opened = openCheckpointFile(file, COPY_CHECKPOINT, {
+      readOnly: false,
+      busyTimeoutMs: checkpointBusyTimeout(),
+    });
     const { db } = opened;
     try {
       const current = db.pragma('user_version', { simple: true }) as number;
@@ -194,7 +202,10 @@ export class CopyCheckpoint {
 
   /** Opens an existing checkpoint for reading only (`status`); an empty file reads as an empty checkpoint. */
   static openReadOnly(file: string): CopyCheckpoint {
-    const opened = openCheckpointFile(file, COPY_CHECKPOINT, { readOnly: true, busyTimeoutMs: 5000 });
+    const opened = openCheckpointFile(file, COPY_CHECKPOINT, {
+      readOnly: true,
+      busyTimeoutMs: checkpointBusyTimeout(),
+    });
     try {
       return new CopyCheckpoint(file, opened, true);
     } catch (err) {

@@ -12,6 +12,8 @@ export const STORE_CODES = defineErrorCodes('store', {
     'This run lost its lock: another runner took it over after the lease expired, or an operator ran `shardmove unlock`. Nothing more was written; the run goes on where the lock is.',
   SHARDMOVE_CHECKPOINT_UNUSABLE:
     'The checkpoint file cannot be used (a directory, not SQLite, damaged, the other kind, not writable); the file is left as it was: fix it, or name another with --state.',
+  SHARDMOVE_CHECKPOINT_BUSY:
+    'Another process held a write lock on the checkpoint for longer than the busy timeout (10 s): a shardmove run frozen mid-write (SIGSTOP, a debugger), a backup, or sqlite3. The holder is named where the run lock tells it. Nothing more was written; wait for it or end it, then run the command again.',
 });
 
 /** Code of LockedError. */
@@ -22,6 +24,8 @@ export const STORE_VERSION = STORE_CODES.SHARDMOVE_STORE_VERSION;
 export const LEASE_LOST = STORE_CODES.SHARDMOVE_LEASE_LOST;
 /** Code of CheckpointUnusableError. */
 export const CHECKPOINT_UNUSABLE = STORE_CODES.SHARDMOVE_CHECKPOINT_UNUSABLE;
+/** Code of CheckpointBusyError. */
+export const CHECKPOINT_BUSY = STORE_CODES.SHARDMOVE_CHECKPOINT_BUSY;
 
 /** Another live process holds the run lock of this checkpoint (exit 4). */
 export class LockedError extends ShardmoveError<typeof LOCKED> {
@@ -95,5 +99,20 @@ export class CheckpointUnusableError extends ShardmoveError<typeof CHECKPOINT_UN
     message: string,
   ) {
     super(CHECKPOINT_UNUSABLE, message);
+  }
+}
+
+/**
+ * Another process held a write lock on the checkpoint for longer than the busy timeout (exit 4):
+ * nothing more was written by this command. `holder` is the run lock's holder when the checkpoint
+ * names one that is not this process, else null (a backup, `sqlite3`, another program).
+ */
+export class CheckpointBusyError extends ShardmoveError<typeof CHECKPOINT_BUSY> {
+  constructor(
+    readonly file: string,
+    readonly holder: LockHolder | null,
+    message: string,
+  ) {
+    super(CHECKPOINT_BUSY, message);
   }
 }

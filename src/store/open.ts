@@ -30,6 +30,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { checkpointBusy, isBusyError, lockHolderOn } from './busy.js';
 import type { CheckpointProblem } from './errors.js';
 import { CheckpointUnusableError, StoreVersionError } from './errors.js';
 
@@ -193,8 +194,10 @@ function openForWriting(
     }
     return { db, fresh, close: () => db.close() };
   } catch (err) {
+    // Another writer kept its lock past the busy timeout: named from the run lock, read beside it.
+    const refusal = isBusyError(err) ? checkpointBusy(file, lockHolderOn(db)) : null;
     db.close();
-    throw classify(err, file, kind, true);
+    throw refusal ?? classify(err, file, kind, true);
   }
 }
 
@@ -282,6 +285,7 @@ function needsPrivateCopy(err: unknown, file: string): boolean {
 /** A SQLite (or file system) error while opening, as the problem it means for this file. */
 function classify(err: unknown, file: string, kind: CheckpointKind, writing: boolean): unknown {
   if (err instanceof CheckpointUnusableError) return err;
+  if (isBusyError(err)) return checkpointBusy(file, null);
   const code =
     err instanceof Database.SqliteError
       ? err.code

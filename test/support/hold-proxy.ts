@@ -26,12 +26,27 @@ export interface Trap {
   forward: boolean;
 }
 
+/** A request the proxy held, with what it needs to answer it late (`letGo`). */
+interface Held {
+  res: ServerResponse;
+  req: IncomingMessage;
+  body: Buffer;
+  forwarded: boolean;
+}
+
 export interface HoldProxy {
   url: string;
   /** Arms a trap; resolves with the matched request once it is held (answer withheld). */
   arm(trap: Trap): Promise<SeenRequest>;
   /** Drops held connections and disarms (the CLI that sent them is dead). */
   release(): void;
+  /**
+   * Sends the held requests that were not forwarded on to the sandbox now and passes its answers
+   * back, as if the instance had been slow (one that was forwarded is dropped: its answer is lost).
+   */
+  letGo(): Promise<void>;
+  /** Every request the proxy received, in order (held ones included). */
+  readonly seen: readonly SeenRequest[];
   close(): Promise<void>;
 }
 
@@ -39,7 +54,8 @@ export interface HoldProxy {
 export async function startHoldProxy(upstream: string): Promise<HoldProxy> {
   const target = new URL(upstream);
   let trap: (Trap & { hit: (r: SeenRequest) => void }) | null = null;
-  const held: ServerResponse[] = [];
+  const held: Held[] = [];
+  const seenAll: SeenRequest[] = [];
 
   const forward = (
     req: IncomingMessage,
@@ -67,14 +83,19 @@ export async function startHoldProxy(upstream: string): Promise<HoldProxy> {
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
     const seen: SeenRequest = { method: req.method ?? 'GET', url: req.url ?? '/', body: body.toString('utf8') };
+    seenAll.push(seen);
     const t = trap;
     if (t && t.match(seen)) {
       trap = null;
       if (t.forward) await forward(req, body).catch(() => undefined);
-      held.push(res);
+      held.push({ res, req, body, forwarded: t.forward });
       t.hit(seen);
       return;
     }
+    await answer(req, body, res);
+  };
+
+  const answer = async (req: IncomingMessage, body: Buffer, res: ServerResponse) => {
     try {
       const out = await forward(req, body);
       const headers = { ...out.headers };
@@ -92,12 +113,20 @@ export async function startHoldProxy(upstream: string): Promise<HoldProxy> {
   const { port } = server.address() as AddressInfo;
   const release = () => {
     trap = null;
-    for (const res of held.splice(0)) res.socket?.destroy();
+    for (const h of held.splice(0)) h.res.socket?.destroy();
+  };
+  const letGo = async () => {
+    for (const h of held.splice(0)) {
+      if (h.forwarded) h.res.socket?.destroy();
+      else await answer(h.req, h.body, h.res);
+    }
   };
   return {
     url: `http://127.0.0.1:${port}`,
     arm: (t) => new Promise((hit) => (trap = { ...t, hit })),
     release,
+    letGo,
+    seen: seenAll,
     close: () =>
       new Promise<void>((resolve) => {
         release();

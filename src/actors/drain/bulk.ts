@@ -5,7 +5,7 @@
  * follow the moves it creates through the move lists until none is in flight. Failed and untouched
  * items are left pending: the throttled loop (./loop.ts) retries them per item.
  */
-import { waitForGates } from '../write-gate.js';
+import { holdForStop, waitForGates } from '../write-gate.js';
 import type { MoveRecord } from '../../api/types.js';
 import { event, throwIfAborted, waitUntil } from './context.js';
 import type { DrainCtx } from './context.js';
@@ -67,6 +67,9 @@ async function postBulk(ctx: DrainCtx): Promise<void> {
   await waitForGates(deps, 'the bulk move');
   let ambiguous = 0;
   for (let attempt = 1; ; attempt++) {
+    // After the reads before it (the newest move id, a look for the job after an unclear answer)
+    // or a wait on a 429: a stop asked for since keeps the POST unsent.
+    await holdForStop(deps, 'the bulk move');
     event(ctx, 'bulk.intent', { destination, attempt });
     try {
       await deps.api.scheduleBulk(kind, source, destination);

@@ -492,6 +492,41 @@ describe('live control (shardmove control)', () => {
     expect(h.fake.violations).toEqual([]);
   });
 
+  it("a stop asked for while a retry's item is read before its POST: that POST and every later one are not sent", async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 5 }, retry: { backoffMs: 1_000 } }), {
+      durationMs: 5_000,
+    });
+    h.fake.addItems('projects', 'nfs-1', range(1, 10));
+    h.fake.script('projects', 1, 'fail', 'ok');
+    let stoppedAt: number | null = null;
+    let postsAfterStop = 0;
+    const getItem = h.fake.getItem.bind(h.fake);
+    // The read of item 1 before its second POST: the stop lands while it is answered.
+    h.fake.getItem = (kind, id) => {
+      if (id === 1 && stoppedAt === null) {
+        h.store.writeControl({ stop: { by: 'control' } }, h.clock.now());
+        stoppedAt = h.clock.now();
+      }
+      return getItem(kind, id);
+    };
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleMove' && stoppedAt !== null) postsAfterStop++;
+    };
+    // The run's watcher ends a stopped run once nothing is in flight: here, the test does.
+    onSleep(h, () => {
+      if (stoppedAt !== null && h.store.countInFlight() === 0) h.abort.abort(new Error('stopped on request'));
+    });
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_ABORTED',
+    });
+    expect(stoppedAt).not.toBeNull();
+    expect(postsAfterStop).toBe(0);
+    // Item 1 waits again, its attempt not counted for the POST that was never sent.
+    const row = h.store.getItem('projects', 1);
+    expect(row).toMatchObject({ state: 'pending', attempts: 1 });
+    expect(h.fake.violations).toEqual([]);
+  });
+
   it('the failure breaker pauses the run after N failed moves within its window; nothing starts until unpaused', async () => {
     const plan = testPlan({
       move: { concurrency: 2 },

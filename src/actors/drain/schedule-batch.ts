@@ -9,6 +9,7 @@ import { arrivedOn, destinationOf, event } from './context.js';
 import { placementOf } from './placement.js';
 import type { DrainCtx } from './context.js';
 import { abortError, classifyPostError } from '../errors.js';
+import { stopAskedNow } from '../write-gate.js';
 import { applyMove, recordFailure } from './outcome.js';
 import { arrivalOf, locate } from './locate.js';
 import type { Arrival, Location } from './locate.js';
@@ -205,6 +206,16 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
     }),
   );
   const toPost = await dropOutOfSelection(ctx, await dropNotOnSource(ctx, await dropUnlisted(ctx, claimed)));
+  // Reads came between the cap this batch was claimed under and its POSTs (a stale listing, a
+  // retry's item: each returns a new array then), and they can take seconds: a stop asked for
+  // meanwhile sends none of them. The rows go back to waiting, their attempt not counted.
+  if (toPost !== claimed && toPost.length > 0 && stopAskedNow(deps)) {
+    store.batch(() => {
+      for (const row of toPost) store.markPending(kind, row.id, deps.clock.now(), null, true);
+    });
+    deps.log.warn({ kind, items: toPost.length }, 'moves not posted: a stop was asked for while their items were read');
+    return 0;
+  }
   const settled = await Promise.allSettled(
     toPost.map((row) => deps.api.scheduleMove(kind, row.id, destinationOf(ctx, row))),
   );
