@@ -100,10 +100,8 @@ export function recordQueueHold(deps: ActorDeps, reason: string | null): void {
   // A pause or a stop says more than the queue does, and stays what the run shows.
   if (reason === null || cap.limit === 'paused' || cap.limit === 'stopping') record(deps, cap);
   else record(deps, { cap: 0, ceiling: cap.ceiling, paused: false, limit: 'queue', reason });
-  // A job that waits in the queue may wait for hours and cannot be called back: a stop seen while
-  // nothing of it is in flight ends the run (exit 6), and the next run follows the job from the
-  // checkpoint's bulk row.
-  if (cap.limit === 'stopping') stopsSeen.add(deps);
+  // A stop is not marked as seen here: a stop follows the bulk job, which cannot be called back,
+  // to its end (README, exit 6), however long it waits in the queue; Ctrl-C ends the run at once.
 }
 
 /** Records the cap decided and marks a stop as seen by the drain. */

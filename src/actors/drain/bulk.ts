@@ -95,8 +95,12 @@ async function postBulk(ctx: DrainCtx): Promise<number> {
         continue;
       }
       if (failure.kind !== 'ambiguous') throw err;
-      // The job may have been enqueued: look before posting again.
-      if (await bulkMovesAppeared(ctx, bulk.seenMaxMoveId)) {
+      // The job may have been enqueued: look before posting again. A job still in Sidekiq's queue
+      // has no move yet, so wait until the queue is past this POST, then look once more.
+      if (
+        (await bulkMovesAppeared(ctx, bulk.seenMaxMoveId)) ||
+        ((await waitOutQueue(ctx, deps.clock.now())) && (await bulkMovesAppeared(ctx, bulk.seenMaxMoveId)))
+      ) {
         store.setBulk({ ...bulk, state: 'posted' });
         event(ctx, 'bulk.adopted', { above: bulk.seenMaxMoveId });
         return deps.clock.now();
@@ -242,6 +246,34 @@ export async function runBulkPhase(ctx: DrainCtx, opts: BulkPhaseOptions = {}): 
   if (!acc.ran && unproven !== undefined) acc.unproven = unproven;
   if (idle >= IDLE_POLLS) event(ctx, 'bulk.settled', { found: acc.found, quarantined: acc.quarantined, ran: acc.ran });
   return acc;
+}
+
+/**
+ * After an unanswered bulk POST: waits while Sidekiq's queue may hold a job enqueued by `by` (held
+ * on the progress line), then one poll interval for its first moves. False when the queue cannot be
+ * read (nothing to wait for: the caller decides as before).
+ */
+async function waitOutQueue(ctx: DrainCtx, by: number): Promise<boolean> {
+  const { deps } = ctx;
+  let held = false;
+  for (;;) {
+    const q = await readBulkQueue(ctx, by);
+    if (q.state === 'left') break;
+    if (q.state === 'unknown') {
+      if (held) recordQueueHold(deps, null);
+      return false;
+    }
+    recordQueueHold(
+      deps,
+      `${ctx.kind} off ${ctx.source}: queue ${q.queue} holds ${q.backlog} job(s), the oldest ${q.latencyS} s old`,
+    );
+    held = true;
+    deps.onProgress?.();
+    await waitUntil(ctx, deps.clock.now() + deps.plan.poll.intervalMs);
+  }
+  if (held) recordQueueHold(deps, null);
+  await waitUntil(ctx, deps.clock.now() + deps.plan.poll.intervalMs);
+  return true;
 }
 
 /** Sidekiq's queue as it bears on our job; any failure to read it is `unknown`, never a failed drain. */
