@@ -89,4 +89,18 @@ describe('shardmove sandbox move-fault flags', () => {
     expect(over.stderr).toContain('--move-failures: checksum=1.5: a rate is a fraction of moves, from 0 to 1');
     expect(over.stdout).toBe('');
   });
+
+  it('refuses a --bulk-delay that is not a duration, negative or over a day, before it listens (exit 2)', async () => {
+    for (const [value, says] of [
+      ['75', 'a bare number is ambiguous'],
+      ['-5s', 'not a duration'],
+      ['25h', 'more than a day'],
+    ] as const) {
+      const r = await runCli(['sandbox', '--port', '0', '--bulk-delay', value], { cwd: tempDir('cli-faults') });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`sandbox --bulk-delay: "${value}"`);
+      expect(r.stderr).toContain(says);
+      expect(r.stdout).toBe('');
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createHarness, testPlan } from '../../test/support/drain-harness.js';
 import type { GateDecision, SchedulingGate } from '../schedule/gate.js';
-import { capInForce, lastCap, stopSeen } from './cap.js';
+import { capInForce, lastCap, recordQueueHold, stopSeen } from './cap.js';
 
 /** A gate that answers what the test says, under whatever ceiling it is given. */
 function fixedGate(answer: (ceiling: number) => GateDecision): SchedulingGate {
@@ -113,5 +113,22 @@ describe('the cap in force under a stop request', () => {
     answered();
     expect(await deciding).toMatchObject({ cap: 0, limit: 'stopping' });
     expect(capEvents(h).map((d) => d.limit)).toEqual(['stopping']);
+  });
+});
+
+describe("the hold of a bulk move's job waiting in Sidekiq's queue", () => {
+  it("is a cap of 0 in its words, released to the operator's cap; a stop shows above it and still follows the job", () => {
+    const h = createHarness(testPlan({ move: { concurrency: 8 } }));
+    recordQueueHold(h.deps, 'snippets off nfs-1: queue default holds 1 job(s), the oldest 75 s old');
+    expect(lastCap(h.deps)).toMatchObject({ cap: 0, ceiling: 8, limit: 'queue' });
+    recordQueueHold(h.deps, null);
+    expect(lastCap(h.deps)).toMatchObject({ cap: 8, limit: 'plan' });
+    expect(stopSeen(h.deps)).toBe(false);
+    h.store.writeControl({ stop: { by: 'control' } }, 1);
+    recordQueueHold(h.deps, 'snippets off nfs-1: still queued');
+    expect(lastCap(h.deps)).toMatchObject({ cap: 0, limit: 'stopping' });
+    // The job cannot be called back: the stop waits for it, as it waits for moves in flight.
+    expect(stopSeen(h.deps)).toBe(false);
+    expect(capEvents(h).map((d) => d.limit)).toEqual(['queue', 'plan', 'stopping']);
   });
 });

@@ -89,6 +89,21 @@ export async function capInForce(deps: ActorDeps): Promise<CapDecision> {
   return decided(deps, cap, control, waitingUntil);
 }
 
+/**
+ * While a bulk move's job waits in Sidekiq's queue the drain starts nothing and waits with it: the
+ * hold is recorded as a cap of 0 (`queue`), in `reason`'s words; null records the operator's cap
+ * again once the job left the queue (the next turn of a loop records the gate's).
+ */
+export function recordQueueHold(deps: ActorDeps, reason: string | null): void {
+  const control = deps.store.readControl();
+  const cap = operatorCap(control, deps.plan.move.concurrency);
+  // A pause or a stop says more than the queue does, and stays what the run shows.
+  if (reason === null || cap.limit === 'paused' || cap.limit === 'stopping') record(deps, cap);
+  else record(deps, { cap: 0, ceiling: cap.ceiling, paused: false, limit: 'queue', reason });
+  // A stop is not marked as seen here: a stop follows the bulk job, which cannot be called back,
+  // to its end (README, exit 6), however long it waits in the queue; Ctrl-C ends the run at once.
+}
+
 /** Records the cap decided and marks a stop as seen by the drain. */
 function decided(deps: ActorDeps, cap: CapData, control: RunControl, waitingUntil: number | null): CapDecision {
   record(deps, cap);

@@ -13,6 +13,7 @@ import type { Kind } from '../plan/types.js';
 import type { ActorStore } from '../store/types.js';
 import { DrainError, VERIFY_FILTER_IGNORED, abortError } from './errors.js';
 import { chooseItems, selectionOf } from './select.js';
+import { unconfirmedByRecords } from './drain/records.js';
 import type { ActorDeps } from './types.js';
 
 /**
@@ -175,12 +176,7 @@ function verifyByRecords(store: ActorStore, kind: Kind, source: string, problems
     by: 'records',
     moved: c.moved + c.left,
   };
-  if (!store.getBulk(kind, source)?.confirmedAt) {
-    problems.push(
-      `${kind} on ${source}: not verified. The instance does not expose their storage, and no bulk move for ${source} has yet been seen to find nothing else ` +
-        'there; run again to sweep once more',
-    );
-  }
+  if (!store.getBulk(kind, source)?.confirmedAt) problems.push(unconfirmedByRecords(kind, source));
   for (const state of ['pending', 'scheduling', 'in_flight'] as const) {
     for (const row of store.itemsInState(kind, source, state, MAX_LISTED_PROBLEMS)) {
       problems.push(`${kind} ${row.id} (${row.name}) is still on ${source} (${state}, known from the move records)`);

@@ -24,6 +24,7 @@ import type {
   MovePage,
   MoveRecord,
   NamespaceRecord,
+  QueueMetrics,
   Readiness,
   ScheduleResult,
   StorageHealth,
@@ -417,6 +418,22 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       const path = `${moveListPath(kind)}/${moveId}`;
       const body = await getOrNull(path);
       return body === null ? null : parseMove(kind, body, { method: 'GET', path: `/api/v4${path}` });
+    },
+
+    async queueMetrics(): Promise<QueueMetrics> {
+      const ref = { method: 'GET', path: '/api/v4/sidekiq/queue_metrics' };
+      const res = await c.request({ method: 'GET', path: '/sidekiq/queue_metrics' });
+      const raw = (res.body as { queues?: unknown } | null)?.queues;
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+        throw new ApiInvalidResponseError(ref, 'expected {queues: {<name>: {backlog, latency}}}');
+      const queues: QueueMetrics['queues'] = {};
+      for (const [name, q] of Object.entries(raw as Record<string, unknown>)) {
+        const { backlog, latency } = (q ?? {}) as { backlog?: unknown; latency?: unknown };
+        if (typeof backlog !== 'number' || typeof latency !== 'number' || backlog < 0 || !Number.isFinite(latency))
+          throw new ApiInvalidResponseError(ref, `queue ${JSON.stringify(name)} without a numeric backlog and latency`);
+        queues[name] = { backlog, latency };
+      }
+      return { queues };
     },
 
     async geoSites(): Promise<GeoSite[] | null> {

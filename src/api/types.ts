@@ -148,6 +148,14 @@ export interface CurrentUser {
   isAdmin: boolean;
 }
 
+/**
+ * `GET /sidekiq/queue_metrics` (administrators): every Sidekiq queue by name, its `backlog` (jobs
+ * waiting) and `latency` (whole seconds since its oldest waiting job was enqueued, 0 when none).
+ */
+export interface QueueMetrics {
+  queues: Record<string, { backlog: number; latency: number }>;
+}
+
 /** A Geo site as `GET /geo_sites` lists it (the fields the resync needs). */
 export interface GeoSite {
   id: number;
@@ -222,6 +230,11 @@ export interface InstanceApi {
   listMoves(kind: Kind, page: number, perPage: number): Promise<MovePage>;
   /** One move, or null on 404. */
   getMove(kind: Kind, moveId: number): Promise<MoveRecord | null>;
+  /**
+   * GET /sidekiq/queue_metrics (admin): how a bulk move's job waits, which nothing else in the API
+   * shows. Throws on any failure (403 for a token that is not an administrator's).
+   */
+  queueMetrics(): Promise<QueueMetrics>;
   /** GET /geo_sites (admin, Premium/Ultimate), every page; null on 404 (no Geo, or a Free/CE instance). */
   geoSites(): Promise<GeoSite[] | null>;
   /**

@@ -97,6 +97,10 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       number('--move-fail-after-copy-rate', 0, 1),
       0,
     )
+    .option(
+      '--bulk-delay <duration>',
+      "how long each bulk POST's job waits in Sidekiq's queue before it runs, e.g. 75s or 0 (default 2s)",
+    )
     .option('--fault-seed <n>', 'seed for every random fault', number('--fault-seed', 0, 2 ** 31), 1)
     .action(async (opts) => {
       const { runSandboxCommand } = await import('./sandbox.js');

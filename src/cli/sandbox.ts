@@ -5,6 +5,7 @@
 import { resolve } from 'node:path';
 import pino from 'pino';
 import { parseMoveFailures, startSandbox } from '../sandbox/index.js';
+import { parseDuration } from '../plan/durations.js';
 import type { MoveFailures } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
@@ -32,7 +33,21 @@ export interface SandboxCommandOptions {
   interruptRate: number;
   moveFailAfterSwitchRate: number;
   moveFailAfterCopyRate: number;
+  /** `75s`, `500ms`, `0`: the bulk job's wait in Sidekiq's queue (the sandbox's default when unset). */
+  bulkDelay?: string;
   faultSeed: number;
+}
+
+/** The longest `--bulk-delay`: a day (the sandbox refuses more). */
+const MAX_BULK_DELAY_MS = 86_400_000;
+
+/** `--bulk-delay`'s milliseconds: a duration as plans write them, or a bare 0. */
+function bulkDelayMs(raw: string): number {
+  if (raw.trim() === '0') return 0;
+  const d = parseDuration(raw);
+  if (!d.ok) throw new ArgsError(`sandbox --bulk-delay: "${raw}": ${d.reason}`);
+  if (d.ms > MAX_BULK_DELAY_MS) throw new ArgsError(`sandbox --bulk-delay: "${raw}" is more than a day`);
+  return d.ms;
 }
 
 /**
@@ -65,6 +80,7 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
   // Every flag checked before anything starts (exit 2).
   const moveFailures = opts.moveFailures ? parseMoveFailures(opts.moveFailures) : undefined;
   checkFailShares(opts, moveFailures);
+  const bulkDelay = opts.bulkDelay !== undefined ? bulkDelayMs(opts.bulkDelay) : undefined;
   const logger = pino({ level: ctx.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
   const sandbox = await startSandbox({
     host: opts.host,
@@ -92,6 +108,7 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
       interruptRate: opts.interruptRate,
       failAfterSwitchRate: opts.moveFailAfterSwitchRate,
       failAfterCopyRate: opts.moveFailAfterCopyRate,
+      ...(bulkDelay !== undefined ? { bulkDelayMs: bulkDelay } : {}),
       seed: opts.faultSeed,
     },
     logger,

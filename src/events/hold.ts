@@ -3,14 +3,15 @@
  * drives a drain (`run`, `revert`, `demo`) and in `status`: stopping (a stop from outside, by
  * `shardmove control --stop` or the stop file), paused (by an operator with `shardmove
  * control`, or by the failure breaker), held (by a throttle rule, by a destination's room, by the
- * throttle), waiting for a maintenance window, or running under a lower cap. Pure: read from the
+ * throttle, by a bulk move's job still waiting in Sidekiq's queue), waiting for a maintenance
+ * window, or running under a lower cap. Pure: read from the
  * checkpoint's live control and the run's last recorded cap.
  */
 import type { CapData, RunControl } from './vocabulary.js';
 import { formatWindowTime } from '../time/windows.js';
 
 /** Who or what holds the run; `stop`: a stop from outside (control --stop, the stop file) ends it. */
-export type HoldBy = 'stop' | 'control' | 'breaker' | 'rule' | 'capacity' | 'window' | 'throttle';
+export type HoldBy = 'stop' | 'control' | 'breaker' | 'rule' | 'capacity' | 'window' | 'throttle' | 'queue';
 
 export interface Hold {
   by: HoldBy;
@@ -113,6 +114,15 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
         tone: 'warn',
       };
     }
+    case 'queue':
+      return {
+        by: 'queue',
+        stopped: true,
+        full: "HELD: the bulk move's job waits in Sidekiq's queue",
+        short: 'HELD (queue)',
+        detail: cap.reason,
+        tone: 'note',
+      };
     case 'throttle':
       if (cap.cap > 0) return lowerCap(cap, 'throttle');
       return {

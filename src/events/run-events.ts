@@ -47,7 +47,7 @@ export const RUN_OUTCOMES = [
 ] as const;
 
 /** Who or what holds a paused run (../report/hold.ts says it in words on the progress line and in `status`). */
-export const PAUSE_HOLDERS = ['control', 'breaker', 'rule', 'capacity', 'window', 'throttle'] as const;
+export const PAUSE_HOLDERS = ['control', 'breaker', 'rule', 'capacity', 'window', 'throttle', 'queue'] as const;
 
 /** What docs/events.md says of one type: each field in a few words ('' when its name says it all), and when it comes. */
 export interface RunEventDoc<F extends string = string> {
@@ -153,7 +153,7 @@ const DECLARED = [
       previous: control.nullable(),
       reason: z.string(),
       /** Added in version 1: readers of older lines see none. */
-      limit: z.enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle', 'stopping']).optional(),
+      limit: z.enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle', 'queue', 'stopping']).optional(),
       /** limit rule (added in version 1). */
       rule: z.string().optional(),
       since: z.iso.datetime().nullable().optional(),

@@ -83,7 +83,8 @@ export interface GateChangeData {
 }
 
 /** What limits the cap in force, most binding first (`stopping`: a stop was requested, none may start). */
-export type CapLimit = 'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle' | 'stopping';
+/** `queue`: a bulk move's job still waits in Sidekiq's queue, so the drain waits with it (actors/drain/bulk.ts). */
+export type CapLimit = 'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle' | 'queue' | 'stopping';
 
 /** Who asked a run to stop: `shardmove control --stop`, or the stop file beside the checkpoint. */
 export type StopBy = 'control' | 'file';
@@ -275,10 +276,20 @@ export interface AuditEventMap {
   'bulk.adopted': OfDrain & { above: number };
   'bulk.move_seen': OfMove & { moveState: string };
   'bulk.move_for_quarantined': OfMove & { moveState: string };
-  'bulk.settled': OfDrain & { found: number; quarantined: number };
+  /** Nothing of the job seen yet, and Sidekiq's queue may still hold it (actors/drain/bulk-queue.ts). */
+  'bulk.queued': OfDrain & { queue: string; backlog: number; latencyS: number };
+  /** The queues that can hold the job are empty or younger than its POST: it ran, or runs now. */
+  'bulk.dequeued': OfDrain & { queues: string[] };
+  /** `GET /sidekiq/queue_metrics` failed: nothing proves that the job ran. */
+  'bulk.queue_unknown': OfDrain & { reason: string };
+  /** `ran`: a move of the job was seen, or the queue showed it gone (absent in older logs). */
+  'bulk.settled': OfDrain & { found: number; quarantined: number; ran?: boolean };
   'records.sweep': OfDrain & { sweep: number; above: number };
   'records.confirmed': OfDrain & { sweep: number; quarantined: number };
-  'records.unconfirmed': OfDrain & { sweeps: number };
+  /** A sweep whose job created no move and cannot be proven to have run: it confirms nothing. */
+  'records.unproven': OfDrain & { sweep: number; reason: string };
+  /** `unproven`: why the last sweep could not confirm, when its job was not proven to have run. */
+  'records.unconfirmed': OfDrain & { sweeps: number; unproven?: string };
   // Verification (actors/verify.ts)
   'verify.checked': OfDrain & {
     listed: number;
@@ -376,10 +387,14 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'bulk.adopted': 'the moves of an unanswered bulk POST are looked for',
   'bulk.move_seen': "a bulk job's move was attributed to an item",
   'bulk.move_for_quarantined': "a bulk job's move for a quarantined item",
+  'bulk.queued': "a bulk move's job may still wait in Sidekiq's queue",
+  'bulk.dequeued': "a bulk move's job left Sidekiq's queue",
+  'bulk.queue_unknown': "Sidekiq's queue could not be read for a bulk move's job",
   'bulk.settled': 'the moves of a bulk job were followed to their end',
   'records.sweep': 'a sweep by move records started (kinds whose storage is not exposed)',
   'records.confirmed': 'a sweep found nothing else on the source',
-  'records.unconfirmed': 'every sweep still found items on the source',
+  'records.unproven': 'a sweep found no move, but its bulk job was not proven to have run',
+  'records.unconfirmed': 'no sweep confirmed the source empty',
   'verify.checked': 'a source was checked empty (or not) for one kind',
   'verify.filter_ignored': 'verification saw the repository_storage filter ignored',
 };

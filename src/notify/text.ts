@@ -43,6 +43,8 @@ const paused: Line<'run.paused'> = (e) => {
       return `WAITING for a maintenance window${e.until ? ` until ${e.until}` : e.until === null ? ' (none opens again)' : ''}`;
     case 'throttle':
       return `HELD by the throttle: ${why}`;
+    case 'queue':
+      return `HELD: the bulk move's job waits in Sidekiq's queue: ${why}`;
   }
 };
 

@@ -72,8 +72,19 @@ export interface FaultOptions {
    * them changes no existing seed's outcome for the other rates.
    */
   moveFailures?: MoveFailures;
+  /**
+   * How long each bulk POST's job waits in Sidekiq's queue before it runs (`--bulk-delay`), in ms
+   * of the sandbox's clock; DEFAULT_BULK_DELAY_MS when unset. GitLab's bulk route only enqueues
+   * `<Kind>::ScheduleBulkRepositoryShardMovesWorker`, whose wait depends on the queue's load.
+   */
+  bulkDelayMs?: number;
   seed: number;
 }
+
+/** A quiet instance's wait for a bulk job (a few seconds): the default of `bulkDelayMs`. */
+export const DEFAULT_BULK_DELAY_MS = 2_000;
+/** The longest `bulkDelayMs` accepted: a day. */
+export const MAX_BULK_DELAY_MS = 86_400_000;
 
 /**
  * The failure classes the sandbox injects by name, each as the fate that ends a move as GitLab
@@ -296,6 +307,9 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
     .filter(([, v]) => v > 0);
   if (!Number.isFinite(options.latencyMs) || options.latencyMs < 0)
     throw new FaultOptionsError(`latencyMs must be >= 0, got ${options.latencyMs}`);
+  const bulkDelay = options.bulkDelayMs;
+  if (bulkDelay !== undefined && (!Number.isFinite(bulkDelay) || bulkDelay < 0 || bulkDelay > MAX_BULK_DELAY_MS))
+    throw new FaultOptionsError(`bulkDelayMs must be from 0 to ${MAX_BULK_DELAY_MS} (a day), got ${bulkDelay}`);
   if (options.rateLimit !== undefined && (!Number.isInteger(options.rateLimit) || options.rateLimit < 1)) {
     throw new FaultOptionsError(`rateLimit must be a positive integer (requests per minute), got ${options.rateLimit}`);
   }

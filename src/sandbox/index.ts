@@ -10,7 +10,7 @@ import type { Clock } from './clock.js';
 import type { SandboxState } from './http/context.js';
 import { getMeta, openDatabase } from './db.js';
 import type { FaultOptions } from './faults.js';
-import { NO_FAULTS, createFaults } from './faults.js';
+import { DEFAULT_BULK_DELAY_MS, NO_FAULTS, createFaults } from './faults.js';
 import type { MoveEngine } from './moves/engine.js';
 import { createMoveEngine } from './moves/engine.js';
 import { Router } from './http/router.js';
@@ -105,6 +105,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     // Destination picks by weight are reproducible under the fault seed.
     random: createRandom(faultOptions.seed ^ 0x5eed),
     speed: options.speed ?? 1,
+    bulkDelayMs: faultOptions.bulkDelayMs ?? DEFAULT_BULK_DELAY_MS,
     ...(options.moveDurationMs !== undefined ? { moveDurationMs: options.moveDurationMs } : {}),
   });
   const state: RunningState = { ...base, engine };

@@ -100,6 +100,13 @@ export interface FakeOptions {
   listsHidden?: boolean;
   /** The `error_message` of a `fail` script's move (default: a checksum-like text naming the item). */
   failMessage?: string;
+  /**
+   * How long a bulk POST's job waits in Sidekiq's `default` queue before it schedules its moves
+   * (ms; default 0, at once). While it waits, `queueMetrics` shows it.
+   */
+  bulkDelayMs?: number;
+  /** `forbidden`: `GET /sidekiq/queue_metrics` answers 403 (a token or instance that cannot read it). */
+  queueMetrics?: 'ok' | 'forbidden';
 }
 
 const key = (kind: Kind, id: number) => `${kind}:${id}`;
@@ -125,6 +132,9 @@ export class FakeInstance implements InstanceApi {
   onRequest: ((name: string, mutating: boolean) => void) | null = null;
   readonly postsPerItem = new Map<string, number>();
   bulkPosts = 0;
+  /** Bulk jobs still waiting in the queue, oldest first. */
+  readonly bulkQueue: { kind: Kind; source: string; destination: string; enqueuedMs: number }[] = [];
+  queueMetricsCalls = 0;
   /** Most moves ever in flight at once. */
   peakInFlight = 0;
   private reqs = 0;
@@ -174,6 +184,10 @@ export class FakeInstance implements InstanceApi {
   /** Applies every transition due by now. */
   advance(): void {
     const now = this.opts.clock.now();
+    while (this.bulkQueue.length > 0 && now >= (this.bulkQueue[0]?.enqueuedMs ?? 0) + (this.opts.bulkDelayMs ?? 0)) {
+      const job = this.bulkQueue.shift()!;
+      this.runBulk(job.kind, job.source, job.destination);
+    }
     for (const m of [...this.active]) {
       const it = this.items.get(key(m.kind, m.itemId));
       if (!it) continue;
@@ -413,9 +427,28 @@ export class FakeInstance implements InstanceApi {
     this.req('scheduleBulk', true);
     this.noGroupMoves(kind);
     this.bulkPosts++;
-    // The bulk worker skips read-only items (validation) and items no longer on the source.
+    if ((this.opts.bulkDelayMs ?? 0) > 0) {
+      this.bulkQueue.push({ kind, source, destination, enqueuedMs: this.opts.clock.now() });
+      return;
+    }
+    this.runBulk(kind, source, destination);
+  }
+
+  /** The bulk worker skips read-only items (validation) and items no longer on the source. */
+  private runBulk(kind: Kind, source: string, destination: string): void {
     for (const it of [...this.items.values()].sort((a, b) => a.id - b.id))
       if (it.kind === kind && it.storage === source && !it.readOnly) this.createMove(it, destination);
+  }
+
+  async queueMetrics(): Promise<{ queues: Record<string, { backlog: number; latency: number }> }> {
+    this.req('queueMetrics');
+    this.queueMetricsCalls++;
+    const ref = { method: 'GET', path: '/api/v4/sidekiq/queue_metrics' };
+    if (this.opts.queueMetrics === 'forbidden')
+      throw new ApiHttpError(ref, 403, '403 Forbidden', { message: '403 Forbidden' });
+    const oldest = this.bulkQueue[0];
+    const latency = oldest ? Math.trunc((this.opts.clock.now() - oldest.enqueuedMs) / 1000) : 0;
+    return { queues: { default: { backlog: this.bulkQueue.length, latency }, mailers: { backlog: 0, latency: 0 } } };
   }
 
   async listItemMoves(kind: Kind, itemId: number): Promise<MoveRecord[]> {

@@ -117,6 +117,9 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
     async scheduleBulk() {
       throw new Error('the fake api does not move');
     },
+    async queueMetrics() {
+      return { queues: {} };
+    },
     async listItemMoves() {
       return [];
     },

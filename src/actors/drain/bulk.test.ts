@@ -118,8 +118,39 @@ describe('bulk drain', () => {
 });
 
 describe('bulk drain with a slow bulk job', () => {
-  it('waits for the job to create its moves instead of racing it with per-item POSTs', async () => {
-    const h = createHarness(bulkPlan());
+  it('does not post again after an ambiguous failure while the job waits in the queue, with no move yet', async () => {
+    const h = createHarness(bulkPlan(), { bulkDelayMs: 75_000 });
+    h.fake.addItems('snippets', 'nfs-1', range(1, 20));
+    const real = h.fake.scheduleBulk.bind(h.fake);
+    h.fake.scheduleBulk = async (kind, source, dest) => {
+      await real(kind, source, dest);
+      throw new ApiAmbiguousError(
+        { method: 'POST', path: '/snippet_repository_storage_moves' },
+        null,
+        'socket hang up',
+      );
+    };
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets' });
+    expect(h.fake.bulkPosts).toBe(1);
+    expect(r).toEqual({ moved: 20, quarantined: 0, remaining: 0 });
+    for (const id of range(1, 20)) expect(h.fake.movesOf('snippets', id)).toHaveLength(1);
+  });
+
+  it("waits for the job while Sidekiq's queue shows it, instead of racing it with per-item POSTs", async () => {
+    const h = createHarness(bulkPlan(), { bulkDelayMs: 10 * 60_000 });
+    h.fake.addItems('projects', 'nfs-1', range(1, 10));
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 10, quarantined: 0, remaining: 0 });
+    expect(h.fake.postsPerItem.size).toBe(0);
+    for (const id of range(1, 10)) expect(h.fake.movesOf('projects', id)).toHaveLength(1);
+    // The wait was a hold on the run, released once the job left the queue.
+    const caps = h.store.lastEventsOf(['cap.changed'], 50).map((e) => e.data.limit);
+    expect(caps).toContain('queue');
+    expect(h.store.lastEventOf(['cap.changed'])?.data.limit).not.toBe('queue');
+  });
+
+  it("waits a minute at most when Sidekiq's queue cannot be read", async () => {
+    const h = createHarness(bulkPlan(), { queueMetrics: 'forbidden' });
     h.fake.addItems('projects', 'nfs-1', range(1, 10));
     const real = h.fake.scheduleBulk.bind(h.fake);
     const postedAt = { t: 0 };

@@ -6,6 +6,9 @@
  * items are left pending: the throttled loop (./loop.ts) retries them per item.
  */
 import { holdForStop, waitForGates } from '../write-gate.js';
+import { recordQueueHold } from '../cap.js';
+import { bulkJobQueue, judgeBulkQueue } from './bulk-queue.js';
+import type { BulkQueueState } from './bulk-queue.js';
 import type { MoveRecord } from '../../api/types.js';
 import { event, throwIfAborted, waitUntil } from './context.js';
 import type { DrainCtx } from './context.js';
@@ -17,9 +20,10 @@ import { MOVES_PER_PAGE, pollMoves } from './track-moves.js';
 /** Polls without any new bulk move and nothing in flight before the bulk job is considered done. */
 const IDLE_POLLS = 2;
 /**
- * How long the bulk job may take to create its first move (GitLab runs it as a Sidekiq job, which
- * can queue) before idle polls count: falling back to per-item POSTs too early would race it. Twelve
- * poll intervals, at most a minute (a minute at the default 5 s interval).
+ * How long the bulk job may take to create its first move before idle polls count, when Sidekiq's
+ * queue cannot be read (./bulk-queue.ts): falling back to per-item POSTs too early would race it.
+ * Twelve poll intervals, at most a minute (a minute at the default 5 s interval). A job the queue
+ * shows waiting is waited for however long it waits; without the queue, nothing proves it ran.
  */
 const BULK_START_GRACE_POLLS = 12;
 const BULK_START_GRACE_MAX_MS = 60_000;
@@ -50,14 +54,16 @@ async function bulkMovesAppeared(ctx: DrainCtx, above: number): Promise<boolean>
   return page.moves.some((m) => m.id > above && m.sourceStorage === ctx.source);
 }
 
-async function postBulk(ctx: DrainCtx): Promise<void> {
+/** Posts the bulk move once; returns the time its job was enqueued by, on this process's clock. */
+async function postBulk(ctx: DrainCtx): Promise<number> {
   const { deps, store, kind, source, destination } = ctx;
   let bulk = store.getBulk(kind, source);
-  if (bulk?.state === 'posted') return;
+  // Posted by an earlier process: its job was enqueued before now, which is all that is known.
+  if (bulk?.state === 'posted') return deps.clock.now();
   if (bulk && (await bulkMovesAppeared(ctx, bulk.seenMaxMoveId))) {
     store.setBulk({ ...bulk, state: 'posted' });
     event(ctx, 'bulk.adopted', { above: bulk.seenMaxMoveId });
-    return;
+    return deps.clock.now();
   }
   if (!bulk) {
     bulk = { kind, source, state: 'intent', intentAt: deps.clock.now(), seenMaxMoveId: await newestMoveId(ctx) };
@@ -73,9 +79,10 @@ async function postBulk(ctx: DrainCtx): Promise<void> {
     event(ctx, 'bulk.intent', { destination, attempt });
     try {
       await deps.api.scheduleBulk(kind, source, destination);
+      const answeredAt = deps.clock.now();
       store.setBulk({ ...bulk, state: 'posted' });
       event(ctx, 'bulk.posted', { destination });
-      return;
+      return answeredAt;
     } catch (err) {
       const failure = classifyPostError(err);
       event(ctx, 'bulk.post_failed', {
@@ -91,11 +98,15 @@ async function postBulk(ctx: DrainCtx): Promise<void> {
         continue;
       }
       if (failure.kind !== 'ambiguous') throw err;
-      // The job may have been enqueued: look before posting again.
-      if (await bulkMovesAppeared(ctx, bulk.seenMaxMoveId)) {
+      // The job may have been enqueued: look before posting again. A job still in Sidekiq's queue
+      // has no move yet, so wait until the queue is past this POST, then look once more.
+      if (
+        (await bulkMovesAppeared(ctx, bulk.seenMaxMoveId)) ||
+        ((await waitOutQueue(ctx, deps.clock.now())) && (await bulkMovesAppeared(ctx, bulk.seenMaxMoveId)))
+      ) {
         store.setBulk({ ...bulk, state: 'posted' });
         event(ctx, 'bulk.adopted', { above: bulk.seenMaxMoveId });
-        return;
+        return deps.clock.now();
       }
       if (++ambiguous >= 2) break;
     }
@@ -109,6 +120,13 @@ export interface BulkPhaseResult {
   found: number;
   /** Moves the job created for items already quarantined (left to the instance, not counted as new). */
   quarantined: number;
+  /**
+   * Whether the job is known to have run: a move of it was seen, or Sidekiq's queue showed it gone
+   * (./bulk-queue.ts). False: nothing proves it ran, and a job still queued would look the same.
+   */
+  ran: boolean;
+  /** Why it could not be proven to have run (the queue unreadable), when `ran` is false. */
+  unproven?: string;
 }
 
 /**
@@ -163,12 +181,15 @@ export interface BulkPhaseOptions {
 export async function runBulkPhase(ctx: DrainCtx, opts: BulkPhaseOptions = {}): Promise<BulkPhaseResult> {
   const { deps, store, kind, source } = ctx;
   const learn = opts.learn ?? false;
-  const acc: BulkPhaseResult = { found: 0, quarantined: 0 };
+  const acc: BulkPhaseResult = { found: 0, quarantined: 0, ran: false };
   const c = store.countStates(kind, source);
   if (!learn && c.pending === 0 && store.getBulk(kind, source)?.state !== 'posted') return acc;
-  await postBulk(ctx);
+  const enqueuedBy = await postBulk(ctx);
   let idle = 0;
   let seenAny = false;
+  let left = false;
+  let held = false;
+  let unproven: string | undefined;
   const interval = deps.plan.poll.intervalMs;
   while (idle < IDLE_POLLS) {
     throwIfAborted(ctx);
@@ -184,13 +205,90 @@ export async function runBulkPhase(ctx: DrainCtx, opts: BulkPhaseOptions = {}): 
     deps.onProgress?.();
     const found = acc.found + acc.quarantined - before;
     seenAny ||= found > 0;
-    const started =
-      seenAny ||
-      deps.clock.now() >= bulk.intentAt + Math.min(BULK_START_GRACE_MAX_MS, BULK_START_GRACE_POLLS * interval);
+    let started = seenAny || left;
+    if (!started) {
+      // Nothing of the job seen yet: it may still wait in Sidekiq's queue, where the API shows nothing.
+      const q = await readBulkQueue(ctx, enqueuedBy);
+      if (q.state === 'queued') {
+        const reason = `${kind} off ${source}: queue ${q.queue} holds ${q.backlog} job(s), the oldest ${q.latencyS} s old`;
+        if (!held) {
+          event(ctx, 'bulk.queued', { queue: q.queue, backlog: q.backlog, latencyS: q.latencyS });
+          deps.log.info({ kind, source, ...q }, "bulk move's job still waits in Sidekiq's queue: waiting for it");
+        }
+        recordQueueHold(deps, reason);
+        held = true;
+      } else {
+        if (held) recordQueueHold(deps, null);
+        held = false;
+        if (q.state === 'left') {
+          left = true;
+          unproven = undefined;
+          event(ctx, 'bulk.dequeued', { queues: q.queues });
+        } else {
+          if (unproven === undefined) {
+            event(ctx, 'bulk.queue_unknown', { reason: q.reason });
+            deps.log.warn(
+              { kind, source, reason: q.reason },
+              "Sidekiq's queue cannot be read: the bulk job cannot be proven to have run",
+            );
+          }
+          unproven = q.reason;
+        }
+      }
+      started =
+        left ||
+        (q.state === 'unknown' &&
+          deps.clock.now() >= bulk.intentAt + Math.min(BULK_START_GRACE_MAX_MS, BULK_START_GRACE_POLLS * interval));
+    }
     idle = found === 0 && inFlight === 0 && started ? idle + 1 : 0;
     // Without `learn` the enumerated items are the whole job: done when none is left to see.
-    if (!learn && store.countStates(kind, source).pending === 0 && inFlight === 0) return acc;
+    if (!learn && store.countStates(kind, source).pending === 0 && inFlight === 0) break;
   }
-  event(ctx, 'bulk.settled', { ...acc });
+  if (held) recordQueueHold(deps, null);
+  acc.ran = seenAny || left;
+  if (!acc.ran && unproven !== undefined) acc.unproven = unproven;
+  if (idle >= IDLE_POLLS) event(ctx, 'bulk.settled', { found: acc.found, quarantined: acc.quarantined, ran: acc.ran });
   return acc;
+}
+
+/**
+ * After an unanswered bulk POST: waits while Sidekiq's queue may hold a job enqueued by `by` (held
+ * on the progress line), then one poll interval for its first moves. False when the queue cannot be
+ * read (nothing to wait for: the caller decides as before).
+ */
+async function waitOutQueue(ctx: DrainCtx, by: number): Promise<boolean> {
+  const { deps } = ctx;
+  let held = false;
+  for (;;) {
+    const q = await readBulkQueue(ctx, by);
+    if (q.state === 'left') break;
+    if (q.state === 'unknown') {
+      if (held) recordQueueHold(deps, null);
+      return false;
+    }
+    recordQueueHold(
+      deps,
+      `${ctx.kind} off ${ctx.source}: queue ${q.queue} holds ${q.backlog} job(s), the oldest ${q.latencyS} s old`,
+    );
+    held = true;
+    deps.onProgress?.();
+    await waitUntil(ctx, deps.clock.now() + deps.plan.poll.intervalMs);
+  }
+  if (held) recordQueueHold(deps, null);
+  await waitUntil(ctx, deps.clock.now() + deps.plan.poll.intervalMs);
+  return true;
+}
+
+/** Sidekiq's queue as it bears on our job; any failure to read it is `unknown`, never a failed drain. */
+async function readBulkQueue(ctx: DrainCtx, enqueuedBy: number): Promise<BulkQueueState> {
+  const { deps, kind } = ctx;
+  const readAt = deps.clock.now();
+  try {
+    const metrics = await deps.api.queueMetrics();
+    return judgeBulkQueue(metrics, bulkJobQueue(kind, deps.instanceVersion?.() ?? null), enqueuedBy, readAt);
+  } catch (err) {
+    throwIfAborted(ctx);
+    const why = err instanceof Error ? err.message : String(err);
+    return { state: 'unknown', reason: `GET /api/v4/sidekiq/queue_metrics failed (${why})` };
+  }
 }

@@ -115,3 +115,47 @@ describe('drain by move records (storage not exposed)', () => {
     expect(h.fake.moves).toHaveLength(0);
   });
 });
+
+describe('a bulk job that waits in Sidekiq queue (records)', () => {
+  /** 75 s in the queue: longer than the minute the drain once waited for a first move. */
+  const LATE = 75_000;
+
+  it('waits while the queue shows the job, then confirms, and no job is left to move anything later', async () => {
+    const h = createHarness(testPlan(), { ...ce, bulkDelayMs: LATE });
+    h.fake.addItems('snippets', 'nfs-1', range(1, 5));
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets', access: 'records' });
+    expect(r).toEqual({ moved: 5, quarantined: 0, remaining: 0, byRecords: true });
+    for (const id of range(1, 5)) expect(h.fake.item('snippets', id)?.storage).toBe('cluster');
+    expect(h.store.getBulk('snippets', 'nfs-1')?.confirmedAt).not.toBeNull();
+    // Every job the drain posted has run: none waits to move a repository after the run.
+    expect(h.fake.bulkQueue).toEqual([]);
+    const before = h.fake.moves.length;
+    await h.clock.sleep(10 * LATE);
+    h.fake.advance();
+    expect(h.fake.moves.length).toBe(before);
+    const v = await runVerify(h.deps, { kinds: ['snippets'], access: { snippets: 'records' } });
+    expect(v.ok).toBe(true);
+  });
+
+  it('never confirms an empty-looking sweep whose job was not seen to run, and says how to check', async () => {
+    // The queue cannot be read, and the first job comes only after the minute's grace.
+    const h = createHarness(testPlan(), { ...ce, bulkDelayMs: 10 * 60_000, queueMetrics: 'forbidden' });
+    h.fake.addItems('snippets', 'nfs-1', range(1, 5));
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets', access: 'records' });
+    expect(h.store.getBulk('snippets', 'nfs-1')?.confirmedAt ?? null).toBeNull();
+    const v = await runVerify(h.deps, { kinds: ['snippets'], access: { snippets: 'records' } });
+    expect(v.ok).toBe(false);
+    expect(v.problems.join('\n')).toContain("SnippetRepository.for_repository_storage('nfs-1').count");
+    expect(v.problems.join('\n')).toContain("Sidekiq's queue");
+  });
+
+  it('confirms on a job seen to leave the queue, when it found nothing', async () => {
+    const h = createHarness(testPlan(), { ...ce, bulkDelayMs: LATE });
+    h.fake.addItems('snippets', 'nfs-2', range(100, 102));
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets', access: 'records' });
+    expect(r).toEqual({ moved: 0, quarantined: 0, remaining: 0, byRecords: true });
+    expect(h.fake.bulkPosts).toBe(1);
+    expect(h.fake.bulkQueue).toEqual([]);
+    expect(h.store.getBulk('snippets', 'nfs-1')?.confirmedAt).not.toBeNull();
+  });
+});

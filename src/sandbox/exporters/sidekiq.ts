@@ -15,6 +15,12 @@
  *   `sidekiq_jobs_enqueued_size` (`lib/gitlab_exporter/sidekiq.rb`; the HELP texts are the sandbox's).
  * - `GET /api/v4/sidekiq/queue_metrics` (`lib/api/sidekiq_metrics.rb`): `{queues: {name: {backlog,
  *   latency}}}`, latency in whole seconds (`queue.latency.to_i`), queues in name order.
+ * - Bulk jobs: a bulk POST enqueues one `<Kind>::ScheduleBulkRepositoryShardMovesWorker` job
+ *   (`ScheduleBulkRepositoryShardMovesMethods.enqueue`, `perform_async`). It waits in the same
+ *   queue as the moves from 16.0 (`default`), before in its own (`snippets_schedule_bulk_repository_shard_moves`,
+ *   listed once a job was pushed to it, as Sidekiq's `queues` set keeps it), until the engine runs
+ *   it (../moves/engine.ts). Sidekiq's `Queue#latency` is the age of the oldest job in the queue
+ *   (`lindex -1`, its `enqueued_at`), bulk jobs and moves alike.
  */
 import type { Db, ItemKind } from '../db.js';
 import type { EngineLoad } from '../http/context.js';
@@ -52,6 +58,12 @@ export function moveQueueOf(kind: ItemKind, version: string): string {
   return `${kind}s_update_repository_storage`;
 }
 
+/** The queue a kind's bulk-scheduling jobs go to on `version` (the worker's own queue before 16.0). */
+export function bulkQueueOf(kind: ItemKind, version: string): string {
+  if (atLeast(parseRelease(version), DEFAULT_ROUTING_SINCE)) return 'default';
+  return `${kind}s_schedule_bulk_repository_shard_moves`;
+}
+
 /** Every queue with its backlog and latency at `now` (ms), in name order. */
 export function readQueues(db: Db, config: { version: string; edition: Edition }, now: number): QueueState[] {
   const rows = db
@@ -60,16 +72,26 @@ export function readQueues(db: Db, config: { version: string; edition: Edition }
        WHERE state = 'scheduled' AND fate != 'stuck_queued' GROUP BY kind`,
     )
     .all() as { kind: ItemKind; n: number; oldest: string }[];
+  // Bulk jobs not started (nothing walked yet) are still queued; every kind ever pushed is listed.
+  const bulk = db
+    .prepare(
+      `SELECT kind, sum(done = 0 AND cursor_id = 0) AS n,
+              min(CASE WHEN done = 0 AND cursor_id = 0 THEN created_at END) AS oldest
+       FROM bulk_jobs GROUP BY kind`,
+    )
+    .all() as { kind: ItemKind; n: number; oldest: string | null }[];
   const queues = new Map<string, { size: number; oldest: number | null }>();
   const add = (name: string) => queues.get(name) ?? queues.set(name, { size: 0, oldest: null }).get(name)!;
   for (const kind of kindsOf(config.edition)) add(moveQueueOf(kind, config.version));
   if (atLeast(parseRelease(config.version), DEFAULT_ROUTING_SINCE)) add('mailers');
-  for (const r of rows) {
-    const q = add(moveQueueOf(r.kind, config.version));
-    q.size += r.n;
-    const at = Date.parse(r.oldest);
+  const waiting = (name: string, n: number, oldest: string | null) => {
+    const q = add(name);
+    q.size += n;
+    const at = oldest === null ? NaN : Date.parse(oldest);
     if (Number.isFinite(at) && (q.oldest === null || at < q.oldest)) q.oldest = at;
-  }
+  };
+  for (const r of rows) waiting(moveQueueOf(r.kind, config.version), r.n, r.oldest);
+  for (const r of bulk) waiting(bulkQueueOf(r.kind, config.version), r.n, r.oldest);
   return [...queues.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, q]) => ({

@@ -54,7 +54,11 @@
  *   (at least 10 ms); 90% copying (`started`), 10% removing the source copy (`replicated`). A move
  *   to the same storage copies nothing and finishes at once; a move from or to an unreachable
  *   storage fails within 10 ms with a Gitaly UNAVAILABLE message.
- * - Bulk jobs (`bulk_jobs`) are processed one batch per event-loop turn, resuming from their
+ * - Bulk jobs (`bulk_jobs`) wait in Sidekiq's queue first: the bulk POST only enqueues
+ *   `<Kind>::ScheduleBulkRepositoryShardMovesWorker`, and the job runs `bulkDelayMs` after it (on
+ *   the sandbox's clock, from the job's `created_at`, so a restart keeps the wait), FIFO, one at a
+ *   time. While it waits, nothing of it shows in the move records; the queue shows it
+ *   (../exporters/sidekiq.ts). Then it is processed one batch per event-loop turn, resuming from its
  *   cursor after a restart; read-only items are skipped, as GitLab's `is read-only` validation
  *   skips them.
  * - Group wikis are moved on every EE tier: the move API and the bulk service
@@ -91,6 +95,11 @@ export interface EngineOptions {
   random?: () => number;
   /** Items per bulk-schedule batch (one transaction each); default 500. */
   bulkBatchSize?: number;
+  /**
+   * How long a bulk job waits in Sidekiq's queue before it runs, from its POST, on the sandbox's
+   * clock (ms); default 0. A job runs once it is due and every earlier one has started.
+   */
+  bulkDelayMs?: number;
 }
 
 /** The engine as index.ts runs it; route handlers see only its MoveScheduler side. */
@@ -170,6 +179,10 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   let timerAt = Number.POSITIVE_INFINITY;
   let immediate: NodeJS.Immediate | null = null;
   let bulkImmediate: NodeJS.Immediate | null = null;
+  /** The wake-up of a bulk job still waiting in the queue, and when it is due (sandbox time). */
+  let bulkTimer: NodeJS.Timeout | null = null;
+  let bulkWaitingUntil: number | null = null;
+  const bulkDelayMs = Math.max(0, options.bulkDelayMs ?? 0);
   let started = false;
   let closed = false;
 
@@ -593,6 +606,15 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     const job = s.activeBulk.all()[0];
     if (!job) return;
     const now = clock.now();
+    // Still in Sidekiq's queue (not started: nothing walked yet): it runs once due, on this clock.
+    if (job.cursor_id === 0) {
+      const due = (Date.parse(job.created_at) || now) + bulkDelayMs;
+      if (due > now) {
+        armBulk(due);
+        return;
+      }
+    }
+    bulkWaitingUntil = null;
     const created: Queued[] = [];
     try {
       db.transaction(() => {
@@ -625,6 +647,20 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     bulkImmediate.unref();
   }
 
+  /** Wakes the bulk worker when the waiting job is due (a clock moved by a test wakes it on `kick`). */
+  function armBulk(due: number): void {
+    bulkWaitingUntil = due;
+    if (bulkTimer) clearTimeout(bulkTimer);
+    bulkTimer = setTimeout(
+      () => {
+        bulkTimer = null;
+        kickBulk();
+      },
+      Math.max(0, due - clock.now()),
+    );
+    bulkTimer.unref();
+  }
+
   return {
     kinds: ITEM_KINDS,
     start() {
@@ -640,11 +676,17 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       if (timer) clearTimeout(timer);
       if (immediate) clearImmediate(immediate);
       if (bulkImmediate) clearImmediate(bulkImmediate);
+      if (bulkTimer) clearTimeout(bulkTimer);
+      bulkTimer = null;
       timer = null;
       immediate = null;
       bulkImmediate = null;
     },
-    kick,
+    kick() {
+      kick();
+      // A clock moved on by a test may have made a waiting bulk job due.
+      if (bulkWaitingUntil !== null && bulkWaitingUntil <= clock.now()) kickBulk();
+    },
     schedule(item, destination) {
       const errors: Record<string, string[]> = {};
       // RepositoryStorageMovable validates presence, then inclusion: "" (or spaces) fails both.

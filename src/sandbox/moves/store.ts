@@ -16,6 +16,8 @@ export interface BulkJobRow {
   destination: string | null;
   cursor_id: number;
   done: number;
+  /** When the bulk POST enqueued the job (ISO): it runs `bulkDelayMs` later. */
+  created_at: string;
 }
 
 /** The few item columns a bulk batch needs. */
@@ -100,7 +102,7 @@ export const moveStatements = perDatabase((db): MoveStatements => ({
   settings: db.prepare("SELECT value FROM meta WHERE key = 'settings'"),
   insertBulk: db.prepare('INSERT INTO bulk_jobs (kind, source, destination, created_at) VALUES (?, ?, ?, ?)'),
   activeBulk: db.prepare(
-    'SELECT id, kind, source, destination, cursor_id, done FROM bulk_jobs WHERE done = 0 ORDER BY id',
+    'SELECT id, kind, source, destination, cursor_id, done, created_at FROM bulk_jobs WHERE done = 0 ORDER BY id',
   ),
   bulkBatch: db.prepare(
     'SELECT id, read_only, size_mb FROM items WHERE kind = ? AND storage = ? AND id > ? ORDER BY id LIMIT ?',
