@@ -119,11 +119,11 @@ function leftBehindMessage(file: string, legacy: string, from: 'plan' | 'default
     `  ${legacy}`,
     'Going on would start a second run beside that one. Nothing was written.',
     'To go on with it, check that no run holds it:',
-    `  shardmove status ${shellQuote(req.planFile)} --state ${shellQuote(legacy)}`,
+    `  shardmove status ${shellPath(req.planFile)} --state ${shellPath(legacy)}`,
     'then move it with its files to where the plan finds it from any directory:',
     `  mkdir -p ${shellQuote(dirname(file))}`,
     ...moves,
-    `or name it every time: --state ${shellQuote(legacy)}`,
+    `or name it every time: --state ${shellPath(legacy)}`,
   ].join('\n');
 }
 
@@ -151,6 +151,14 @@ function filesOf(legacy: string, role: CheckpointRole): string[] {
 /** A path as a POSIX shell reads it back, quoted only when it must be. */
 export function shellQuote(s: string): string {
   return /^[\w./=:@%+-]+$/.test(s) && !s.startsWith('-') ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A path as an argument a command reads back as that path: quoted for a POSIX shell, and a
+ * relative path that starts with `-` written `./-x`, which no command takes for an option.
+ */
+export function shellPath(path: string): string {
+  return shellQuote(path.startsWith('-') ? `./${path}` : path);
 }
 
 /** The log file sits next to the checkpoint: foo.db -> foo.log. */
