@@ -12,6 +12,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { readPlanFile } from '../plan/load.js';
 import { formatApproxDuration } from '../report/summary.js';
 import { locateCheckpoint, otherCheckpointNote, shellPath } from '../runtime/paths.js';
+import { assertCheckpointOfPlan } from '../runtime/plan-owner.js';
 import { lockHolder, openExistingCheckpoint } from '../runtime/status.js';
 import { LockedError } from '../store/errors.js';
 import { TWIN_ADMIN_TOKEN } from '../twin/seed-text.js';
@@ -70,15 +71,11 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
   const started = Date.now();
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
+    // Another plan's dry run is no twin of this plan's instance, and the rehearsal plan is this plan's.
+    assertCheckpointOfPlan(store, file, { file: opts.plan, cwd: ctx.cwd, name: plan.name, hash: plan.hash });
     const holder = lockHolder(store);
     // A dry run going on now may have listed part of a storage so far.
     if (holder?.alive) throw new LockedError(file, holder, Date.now());
-    const saved = store.loadRun();
-    if (saved && saved.planName !== plan.name) {
-      ctx.stderr.write(
-        `warning: ${file} was written by plan "${saved.planName}", not "${plan.name}"; the twin is of what that dry run saw\n`,
-      );
-    }
     const rehearsal = await rehearsalOf(opts.plan, plan.name, out, file, ctx);
     const seedArg = shellPath(opts.out);
     const rehearsalLines = (seed: string, planArg: string | null) => [
