@@ -332,6 +332,8 @@ describe('shardmove twin', () => {
     const half = await runCli(['twin', plan, '--state', unfinished, '--out', 'x.yaml'], { cwd: dir });
     expect(half.code).toBe(1);
     expect(half.stderr).toContain('has not finished (it stopped at drain)');
+    // The dry run to run again is this one: the plan and the checkpoint given, as a shell reads them.
+    expect(half.stderr).toContain(`run \`shardmove run ${plan} --dry-run --state ${unfinished}\` again`);
     expect(existsSync(join(dir, 'x.yaml'))).toBe(false);
   });
 

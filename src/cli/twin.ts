@@ -93,6 +93,7 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
       concurrency: plan.concurrency,
       out,
       ...('problem' in rehearsal ? {} : { rehearsal: { file: rehearsalPlanFor(out), text: rehearsal.text } }),
+      dryRunCommand: `shardmove run ${shellPath(opts.plan)} --dry-run${opts.state ? ` --state ${shellPath(opts.state)}` : ''}`,
       // In the seed's header, from the seed's folder.
       rehearsalLines: rehearsalLines('THIS_FILE', shellPath(basename(rehearsalPlanFor(out)))),
     });

@@ -33,6 +33,8 @@ export interface TwinOptions {
   rehearsal?: { file: string; text: string };
   /** How to rehearse, for the seed's header (./seed-text.ts). */
   rehearsalLines?: string[];
+  /** The dry run that makes this checkpoint, as the operator runs it, for the refusals. */
+  dryRunCommand?: string;
 }
 
 export interface TwinResult {
@@ -52,7 +54,7 @@ export function itemsFileFor(out: string): string {
  * its items have moved since), or no finished dry run (TWIN_UNFINISHED, exit 1: an unfinished one
  * may have listed part of a storage, and a twin of half an instance would rehearse the wrong thing).
  */
-export function finishedDryRun(store: Checkpoint): RunContext {
+export function finishedDryRun(store: Checkpoint, dryRunCommand = 'shardmove run PLAN --dry-run'): RunContext {
   const file = store.file;
   const saved = store.loadRun();
   const snap = saved?.snapshot as { status?: unknown; value?: unknown; context?: RunContext } | undefined;
@@ -66,7 +68,7 @@ export function finishedDryRun(store: Checkpoint): RunContext {
   if (!snap?.context) {
     throw new TwinError(
       TWIN_UNFINISHED,
-      `${file} holds no dry run yet: run \`shardmove run PLAN --dry-run\` first, then make the twin from its checkpoint`,
+      `${file} holds no dry run yet: run \`${dryRunCommand}\` first, then make the twin from its checkpoint`,
     );
   }
   if (snap.status !== 'done' || snap.value !== 'done') {
@@ -74,7 +76,7 @@ export function finishedDryRun(store: Checkpoint): RunContext {
     const where = c.error ? `it failed at ${c.error.step}: ${c.error.message}` : `it stopped at ${c.step}`;
     throw new TwinError(
       TWIN_UNFINISHED,
-      `the dry run in ${file} has not finished (${where}), so it may have listed only part of the instance: run \`shardmove run PLAN --dry-run\` again until it reports DRY RUN COMPLETE`,
+      `the dry run in ${file} has not finished (${where}), so it may have listed only part of the instance: run \`${dryRunCommand}\` again until it reports DRY RUN COMPLETE`,
     );
   }
   return snap.context;
@@ -83,7 +85,7 @@ export function finishedDryRun(store: Checkpoint): RunContext {
 /** Writes the twin of the finished dry run in `opts.store`: the items file, then the seed. */
 export function writeTwin(opts: TwinOptions): TwinResult {
   const { store } = opts;
-  const context = finishedDryRun(store);
+  const context = finishedDryRun(store, opts.dryRunCommand);
   const seedFile = opts.out;
   const itemsFile = itemsFileFor(seedFile);
   const counts = new Map<string, TwinCount>();
