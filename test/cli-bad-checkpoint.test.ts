@@ -67,6 +67,17 @@ function cli(args: string[], opts: { asOther?: boolean } = {}): Promise<CliResul
 }
 
 /** A real checkpoint with a run and enough events to span many pages; `mode`: the kind of run it is. */
+/**
+ * The test's plan under another name, beside it: a checkpoint of plan `name` is that plan's, and
+ * every command refuses it under another plan.
+ */
+function planNamed(name: string): string {
+  const file = join(base, `${name}.yaml`);
+  writeFileSync(file, readFileSync(plan, 'utf8').replace(/^name: bad$/m, `name: ${name}`));
+  openUp(file);
+  return file;
+}
+
 function writeCheckpoint(file: string, planName = 'bad', mode?: RunMode): void {
   const cp = openCheckpoint(file);
   if (mode) cp.claimMode(mode);
@@ -358,13 +369,15 @@ describe("status and report read where the checkpoint's directory is not writabl
       }
       const before = { clean: snapshot(clean), crashed: snapshot(crashed) };
       const tmpBefore = leftovers();
+      // Each read under its own plan: the name the -wal holds is the plan the crashed checkpoint is of now.
+      const [cleanPlan, crashedPlan] = [planNamed('cleanly-stopped'), planNamed('after-the-crash')];
       const [status, report, statusAfterCrash, reportAfterCrash, control, viaLink] = await Promise.all([
-        cli(['status', plan, '--state', join(clean, 'state.db')], { asOther: true }),
-        cli(['report', plan, '--json', '--state', join(clean, 'state.db')], { asOther: true }),
-        cli(['status', plan, '--json', '--state', join(crashed, 'state.db')], { asOther: true }),
-        cli(['report', plan, '--json', '--state', join(crashed, 'state.db')], { asOther: true }),
-        cli(['control', plan, '--state', join(clean, 'state.db')], { asOther: true }),
-        cli(['status', plan, '--json', '--state', join(linked, 'state.db')], { asOther: true }),
+        cli(['status', cleanPlan, '--state', join(clean, 'state.db')], { asOther: true }),
+        cli(['report', cleanPlan, '--json', '--state', join(clean, 'state.db')], { asOther: true }),
+        cli(['status', crashedPlan, '--json', '--state', join(crashed, 'state.db')], { asOther: true }),
+        cli(['report', crashedPlan, '--json', '--state', join(crashed, 'state.db')], { asOther: true }),
+        cli(['control', cleanPlan, '--state', join(clean, 'state.db')], { asOther: true }),
+        cli(['status', crashedPlan, '--json', '--state', join(linked, 'state.db')], { asOther: true }),
       ]);
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toMatch(/^Plan cleanly-stopped: /);
@@ -541,6 +554,7 @@ describe('a symlinked checkpoint and a path with spaces work as any other', { ti
     mkdirSync(real);
     const file = join(real, 'my run.db');
     writeCheckpoint(file, 'spaced');
+    const plan = planNamed('spaced');
     const links = join(base, 'links');
     mkdirSync(links);
     const link = join(links, 'state.db');

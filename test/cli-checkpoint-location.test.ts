@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 
 import {
@@ -153,3 +154,52 @@ describe('a checkpoint an older shardmove left under the directory it ran in', {
       expect(invariantViolations(await movesOf(sandbox.url, kind), 'cluster'), kind).toEqual([]);
   });
 });
+
+describe(
+  'a checkpoint under the current directory that another plan of the same name keeps there',
+  { timeout: 90_000 },
+  () => {
+    it("is that plan's, not taken for this plan's left-behind one: no refusal, no mv, and that plan still finds it", async () => {
+      const { dir, sandbox, env } = await seededSandboxProcess('same-name', { projects: 6, snippets: 1, groups: 1 }, [
+        '--move-duration',
+        '20',
+        '--workers',
+        '10',
+      ]);
+      const a = join(dir, 'a');
+      const b = join(dir, 'b');
+      for (const d of [a, b]) mkdirSync(d);
+      writePlan(a, { name: 'retire', concurrency: 4, from: ['nfs-1'] });
+      writePlan(b, { name: 'retire', concurrency: 3, from: ['nfs-2'] });
+      const ofA = join(a, 'state', 'retire.db');
+      const first = await runCli(['run', 'plan.yaml'], { cwd: a, env });
+      expect(first.code, first.stderr).toBe(0);
+      const moves = await moveTotal(sandbox.url);
+      const statusOfA = async () => JSON.parse((await runCli(['status', 'plan.yaml', '--json'], { cwd: a })).stdout);
+      expect(await statusOfA()).toMatchObject({ checkpoint: ofA, state: 'done' });
+
+      // As an older release left it, without the plan file its run ran: the plan beside it keeps it there.
+      const db = new Database(ofA);
+      db.prepare("UPDATE events SET data = json_remove(data, '$.planFile') WHERE type = 'run.started'").run();
+      db.close();
+      const status = await runCli(['status', join('..', 'b', 'plan.yaml')], { cwd: a });
+      expect(status.code, status.stderr).toBe(1);
+      expect(status.stderr).toContain(
+        `note: ${ofA}, under the current directory, is the checkpoint of another plan of this name (${join(a, 'plan.yaml')}), not this plan's`,
+      );
+      expect(status.stderr).toContain(`no checkpoint at ${join(b, 'state', 'retire.db')}`);
+      expect(status.stderr).not.toContain('mv -i');
+
+      // b runs with its own checkpoint, beside it; a's is where it was, and a still finds its run.
+      const run = await runCli(['run', join('..', 'b', 'plan.yaml')], { cwd: a, env });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stderr).not.toContain('mv -i');
+      expect(existsSync(join(b, 'state', 'retire.db'))).toBe(true);
+      expect(await moveTotal(sandbox.url)).toBeGreaterThan(moves);
+      expect(await statusOfA()).toMatchObject({ checkpoint: ofA, state: 'done' });
+      // Now that a's checkpoint records its plan file, the same holds from a's folder with b's plan by any path.
+      const again = await runCli(['status', join(dir, 'b', 'plan.yaml'), '--json'], { cwd: a });
+      expect(JSON.parse(again.stdout)).toMatchObject({ checkpoint: join(b, 'state', 'retire.db') });
+    });
+  },
+);

@@ -2,12 +2,13 @@
  * `shardmove control` against a live run: separate processes for the sandbox, the run and the
  * operator's commands, over real HTTP and one shared checkpoint file.
  */
-import { rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseControlChange } from '../src/cli/control.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { CliResult } from './support/cli-harness.js';
+import { startHeldSandbox } from './support/held-sandbox.js';
 import { until } from './support/until.js';
 import {
   invariantViolations,
@@ -191,5 +192,65 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
       unknown
     >;
     expect(endedJson).toMatchObject({ state: 'done', ended: { state: 'done' }, etaMs: null, cap: null, now: null });
+  });
+});
+
+describe("another plan's checkpoint (separate processes, real HTTP)", { timeout: 90_000 }, () => {
+  it('is refused by control, status, report, unlock, twin and run alike (exit 4, one message), and the live run is not stopped', async () => {
+    const dir = tempDir('control-other');
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const held = await startHeldSandbox(dir, { projects: 6, snippets: 1, groups: 1 });
+    const env = sandboxEnv(held.url);
+    for (const d of ['e', 'other', 'same-name']) mkdirSync(join(dir, d));
+    const e = writePlan(join(dir, 'e'), { name: 'e', concurrency: 2 });
+    const other = writePlan(join(dir, 'other'), { name: 'other', concurrency: 3 });
+    // Another plan of the same name in another folder: its file, not its name, tells them apart.
+    const sameName = writePlan(join(dir, 'same-name'), { name: 'e', concurrency: 4 });
+    const state = join(dir, 'e', 'state', 'e.db');
+    const run = runCli(['run', e], { cwd: dir, env });
+    await until(
+      async () => (await held.moves()).length,
+      (n) => n >= 2,
+      30_000,
+    );
+
+    const refusals: string[] = [];
+    for (const plan of [other, sameName]) {
+      for (const args of [
+        ['control', plan, '--state', state, '--stop'],
+        ['control', plan, '--state', state, '--pause'],
+        ['status', plan, '--state', state],
+        ['report', plan, '--state', state, '--json'],
+        ['unlock', plan, '--state', state, '--yes'],
+        ['twin', plan, '--state', state, '--out', join(dir, 'twin.yaml')],
+        ['run', plan, '--state', state],
+      ]) {
+        const r = await runCli(args, { cwd: dir, env });
+        expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(4);
+        refusals.push(r.stderr.replace(/^shardmove( \w+)?: /, ''));
+      }
+    }
+    const expected = (plan: string, name: string) =>
+      `refusing: ${state} is the checkpoint of plan "e" (${e}), not of plan "${name}" (${plan}): under this plan it would show, steer or resume the other plan's run.`;
+    expect(refusals.map((r) => r.split('\n')[0]!.slice(0, expected(other, 'other').length))).toEqual([
+      ...Array<string>(7).fill(expected(other, 'other')),
+      ...Array<string>(7).fill(expected(sameName, 'e')),
+    ]);
+    expect(existsSync(join(dir, 'twin.yaml'))).toBe(false);
+
+    // Nothing reached plan e's run: no stop, no pause, its lock held; it ends as it would have.
+    const store = openCheckpoint(state, { readOnly: true });
+    try {
+      const control = store.readControl();
+      expect([control.paused, control.stop ?? null]).toEqual([false, null]);
+      expect(store.readLock()).not.toBeNull();
+    } finally {
+      store.close();
+    }
+    const ended = await held.pumpUntil(run);
+    expect(ended.code, ended.stdout + ended.stderr).toBe(0);
+    // The plan itself, from any folder, still steers its own checkpoint.
+    expect((await runCli(['control', e, '--state', state], { cwd: dir, env })).code).toBe(0);
+    expect((await runCli(['status', join('e', 'plan.yaml')], { cwd: dir, env })).code).toBe(0);
   });
 });

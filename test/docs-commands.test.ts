@@ -160,7 +160,7 @@ function checkShardmove(
     if (!f || placeholder(f)) continue;
     if (!dirExists(s, f)) problems.push(`${where}: ${flag} ${f}: its folder ${dirname(f)} does not exist yet`);
     s.made.add(f);
-    if (flag === '--out') s.made.add(f.replace(/\.ya?ml$/, '.items.jsonl'));
+    if (flag === '--out') s.made.add(f.replace(/\.ya?ml$/, '.items.jsonl')).add(f.replace(/\.ya?ml$/, '.plan.yaml'));
   }
   for (const flag of ['--state', '--events', '--metrics-file']) {
     const f = values.get(flag);
@@ -258,8 +258,8 @@ describe('the commands README.md and docs/ show', { timeout: 180_000 }, () => {
   it('reads the pages: shell and console blocks, prompts, continuations, the synopses of the prose', () => {
     expect(lines.length).toBeGreaterThan(30);
     expect(lines.find((l) => l.text.startsWith('bin/shardmove twin '))?.text).toMatch(/--out twin\//);
-    const rehearsal = lines.find((l) => l.text.includes('GITLAB_TOKEN=glpat-twin-rehearsal-admin-0001'));
-    expect(rehearsal?.text).toMatch(/\s+bin\/shardmove run plans\/retire-nfs\.yaml --state /);
+    const rehearsal = lines.find((l) => l.text.includes('SHARDMOVE_TWIN_TOKEN=glpat-twin-rehearsal-admin-0001'));
+    expect(rehearsal?.text).toMatch(/\s+bin\/shardmove run twin\/retire-nfs\.plan\.yaml$/);
     expect(parseLine('A=1 B="x y" bin/shardmove run p.yaml --state "s t.db" & # why')).toEqual([
       {
         assigns: { A: '1', B: 'x y' },
@@ -305,10 +305,12 @@ describe('the commands README.md and docs/ show', { timeout: 180_000 }, () => {
       if (started.size === 0) continue;
       for (const l of mine)
         for (const c of parseLine(l.text)) {
-          const port = /^http:\/\/127\.0\.0\.1:(\d+)/.exec(c.assigns.GITLAB_URL ?? '')?.[1];
+          const port = /^http:\/\/127\.0\.0\.1:(\d+)/.exec(
+            c.assigns.GITLAB_URL ?? c.assigns.SHARDMOVE_TWIN_URL ?? '',
+          )?.[1];
           if (port && !started.has(Number(port)))
             problems.push(
-              `${l.page}:${l.line}: GITLAB_URL points at port ${port}, but the block starts its sandbox elsewhere`,
+              `${l.page}:${l.line}: the URL points at port ${port}, but the block starts its sandbox elsewhere`,
             );
         }
     }
@@ -379,6 +381,7 @@ describe('the commands README.md and docs/ show', { timeout: 180_000 }, () => {
       expect(out.stdout.match(/DRY RUN COMPLETE/g)).toHaveLength(2);
       expect(readFileSync(join(work, 'twin', 'retire-nfs.yaml'), 'utf8')).toContain('glpat-twin-rehearsal-admin-0001');
       expect(existsSync(join(work, 'twin', 'retire-nfs.items.jsonl'))).toBe(true);
+      expect(readFileSync(join(work, 'twin', 'retire-nfs.plan.yaml'), 'utf8')).toContain('url: ${SHARDMOVE_TWIN_URL}');
     });
   });
 });

@@ -17,9 +17,11 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { parseDocument } from 'yaml';
 import { openDatabase } from '../src/sandbox/db.js';
 import { applySeed, loadSeed, parseSeed } from '../src/sandbox/seed.js';
@@ -28,6 +30,8 @@ import { ITEMS_HEADER, itemLine, renderTwinSeed } from '../src/twin/seed-text.js
 import type { TwinSeedInput } from '../src/twin/seed-text.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import {
+  ADMIN_TOKEN,
+  BIN,
   fromDb,
   runCli,
   sandboxEnv,
@@ -36,7 +40,7 @@ import {
   writePlan,
   writeSeed,
 } from './support/cli-harness.js';
-import type { SandboxProcess } from './support/cli-harness.js';
+import type { CliResult, SandboxProcess } from './support/cli-harness.js';
 
 const TWIN_TOKEN = 'glpat-twin-rehearsal-admin-0001';
 const SOURCES = ['nfs-1', 'nfs-2', 'default'];
@@ -328,6 +332,8 @@ describe('shardmove twin', () => {
     const half = await runCli(['twin', plan, '--state', unfinished, '--out', 'x.yaml'], { cwd: dir });
     expect(half.code).toBe(1);
     expect(half.stderr).toContain('has not finished (it stopped at drain)');
+    // The dry run to run again is this one: the plan and the checkpoint given, as a shell reads them.
+    expect(half.stderr).toContain(`run \`shardmove run ${plan} --dry-run --state ${unfinished}\` again`);
     expect(existsSync(join(dir, 'x.yaml'))).toBe(false);
   });
 
@@ -401,4 +407,100 @@ describe("the twin's seed format, as the sandbox reads it", () => {
 
 function fromMemory(db: ReturnType<typeof openDatabase>): number {
   return (db.prepare('SELECT COUNT(*) AS n FROM items').get() as { n: number }).n;
+}
+
+describe("twin's printed rehearsal, followed as printed", () => {
+  it(
+    'for a plan with a literal url and a token_file, moves everything on the twin and nothing on production',
+    { timeout: 120_000 },
+    async () => {
+      const root = tempDir('twin-printed');
+      onTestFinished(() => rmSync(root, { recursive: true, force: true }));
+      // Production: a sandbox of its own, on another address than the rehearsal's.
+      const prodDb = join(root, 'production.db');
+      const production = await startSandboxProcess([
+        '--host',
+        '127.0.0.2',
+        '--db',
+        prodDb,
+        '--seed',
+        writeSeed(root, { projects: 12, snippets: 2, groups: 2 }),
+      ]);
+      onTestFinished(() => production.stop());
+      // A plan that names its instance as production plans do: neither from a variable.
+      const plans = join(root, "ops 'plans'");
+      mkdirSync(plans);
+      const planFile = join(plans, 'retire `x`.yaml');
+      const text = readFileSync(writePlan(plans, { name: 'retire', concurrency: 4 }), 'utf8')
+        .replace('url: ${SHARDMOVE_URL}', `url: ${production.url}`)
+        .replace('token: ${SHARDMOVE_TOKEN}', 'token_file: token.txt');
+      writeFileSync(planFile, text);
+      writeFileSync(join(plans, 'token.txt'), `${ADMIN_TOKEN}\n`, { mode: 0o600 });
+      const planArg = join("ops 'plans'", 'retire `x`.yaml');
+      const dry = await runCli(['run', planArg, '--dry-run'], { cwd: root });
+      expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+      const twin = await runCli(['twin', planArg, "--out=-twin 'seed'.yaml"], { cwd: root });
+      expect(twin.code, twin.stdout + twin.stderr).toBe(0);
+      const printed = twin.stdout.split('\n');
+      const at = printed.indexOf(
+        'rehearse the same plan on it (docs/sandbox.md, "Rehearsing on a twin of your instance"):',
+      );
+      const [sandboxLine, runLine] = printed.slice(at + 1, at + 3).map((l) => l.trim());
+      expect(sandboxLine).toMatch(/^shardmove sandbox --seed .* --port 8081 /);
+      expect(runLine).toMatch(/^SHARDMOVE_TWIN_URL=http:\/\/127\.0\.0\.1:8081 SHARDMOVE_TWIN_TOKEN=\S+ shardmove run /);
+
+      // `shardmove` on the PATH, as an operator has it; the twin on port 0 instead of 8081 (as the
+      // printed note says: its URL then goes into SHARDMOVE_TWIN_URL), on a database to judge from.
+      const bin = join(root, 'bin');
+      mkdirSync(bin);
+      symlinkSync(BIN, join(bin, 'shardmove'));
+      const env = { PATH: `${bin}:${process.env.PATH ?? ''}`, NO_COLOR: '1' };
+      const twinDb = join(root, 'twin.db');
+      const rehearsal = await startShell(sandboxLine!.replace('--port 8081', `--port 0 --db ${twinDb}`), root, env);
+      onTestFinished(() => rehearsal.stop());
+      const run = await runShell(runLine!.replace('http://127.0.0.1:8081', rehearsal.url), root, env);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+
+      const count = (db: string) => fromDb<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM moves')[0]!.n;
+      expect(count(prodDb)).toBe(0);
+      expect(count(twinDb)).toBe(16);
+      // The rehearsal's checkpoint is beside the rehearsal plan; the plan's folder holds only its dry run's.
+      expect(existsSync(join(root, 'state', 'retire.twin.db'))).toBe(true);
+      expect(readdirSync(join(plans, 'state')).sort()).toEqual(['retire.dry-run.db', 'retire.dry-run.log']);
+    },
+  );
+});
+
+/** Runs a command line through `sh -c` to its end. */
+function runShell(line: string, cwd: string, env: Record<string, string>): Promise<CliResult> {
+  const child = spawn('sh', ['-c', line], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c) => (stdout += String(c)));
+  child.stderr.on('data', (c) => (stderr += String(c)));
+  return new Promise((done) => child.on('exit', (code) => done({ code, stdout, stderr })));
+}
+
+/** Starts a sandbox command line through `sh -c` and waits for its ready line. */
+async function startShell(
+  line: string,
+  cwd: string,
+  env: Record<string, string>,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const child = spawn('sh', ['-c', `exec ${line}`], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (c) => (stderr += String(c)));
+  const url = await new Promise<string>((done, fail) => {
+    createInterface({ input: child.stdout }).once('line', (l) => done((JSON.parse(l) as { url: string }).url));
+    child.once('exit', (code) => fail(new Error(`${line}: exited ${code}: ${stderr}`)));
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+      }),
+  };
 }

@@ -8,13 +8,24 @@
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
+import { readPlanFile } from '../plan/load.js';
 import { formatApproxDuration } from '../report/summary.js';
-import { locateCheckpoint, otherCheckpointNote } from '../runtime/paths.js';
+import { locateCheckpoint, otherCheckpointNote, shellPath } from '../runtime/paths.js';
+import { assertCheckpointOfPlan } from '../runtime/plan-owner.js';
 import { lockHolder, openExistingCheckpoint } from '../runtime/status.js';
 import { LockedError } from '../store/errors.js';
 import { TWIN_ADMIN_TOKEN } from '../twin/seed-text.js';
-import { itemsFileFor, writeTwin } from '../twin/twin.js';
+import {
+  TWIN_PORT,
+  TWIN_TOKEN_VAR,
+  TWIN_URL,
+  TWIN_URL_VAR,
+  rehearsalPlanFor,
+  renderRehearsalPlan,
+} from '../twin/rehearsal-plan.js';
+import type { RehearsalPlan } from '../twin/rehearsal-plan.js';
+import { itemsFileFor, twinConcurrency, writeTwin } from '../twin/twin.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
@@ -53,6 +64,7 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
     [
       [out, `--out ${out}`],
       [itemsFileFor(out), `${itemsFileFor(out)} (the items file of --out ${out})`],
+      [rehearsalPlanFor(out), `${rehearsalPlanFor(out)} (the rehearsal plan of --out ${out})`],
     ],
     [[planFile, `the plan ${planFile}`], ...checkpointFiles(file)],
   );
@@ -62,20 +74,37 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
   const started = Date.now();
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
+    // Another plan's dry run is no twin of this plan's instance, and the rehearsal plan is this plan's.
+    assertCheckpointOfPlan(store, file, { file: opts.plan, cwd: ctx.cwd, name: plan.name, hash: plan.hash });
     const holder = lockHolder(store);
     // A dry run going on now may have listed part of a storage so far.
     if (holder?.alive) throw new LockedError(file, holder, Date.now());
-    const saved = store.loadRun();
-    if (saved && saved.planName !== plan.name) {
-      ctx.stderr.write(
-        `warning: ${file} was written by plan "${saved.planName}", not "${plan.name}"; the twin is of what that dry run saw\n`,
-      );
-    }
-    const twin = writeTwin({ store, planName: plan.name, concurrency: plan.concurrency, out });
+    const rehearsal = await rehearsalOf(opts.plan, plan.name, out, file, ctx);
+    const seedArg = shellPath(opts.out);
+    const rehearsalLines = (seed: string, planArg: string | null) => [
+      `shardmove sandbox --seed ${seed} --port ${TWIN_PORT} --speed 100 --workers ${twinConcurrency(store, plan.concurrency)}`,
+      ...('problem' in rehearsal
+        ? [`no rehearsal command: ${rehearsal.problem}`]
+        : [
+            `${TWIN_URL_VAR}=${TWIN_URL} ${TWIN_TOKEN_VAR}=${TWIN_ADMIN_TOKEN} shardmove run ${planArg}`,
+            `(the plan, reading its instance from these two variables only, with a checkpoint of its own: ${rehearsal.checkpoint} beside it${rehearsal.removed.length > 0 ? `; left out: ${rehearsal.removed.join(', ')}` : ''}. On another port, or --port 0, set ${TWIN_URL_VAR} to the url the sandbox prints)`,
+          ]),
+    ];
+    const twin = writeTwin({
+      store,
+      planName: plan.name,
+      concurrency: plan.concurrency,
+      out,
+      ...('problem' in rehearsal ? {} : { rehearsal: { file: rehearsalPlanFor(out), text: rehearsal.text } }),
+      dryRunCommand: `shardmove run ${shellPath(opts.plan)} --dry-run${opts.state ? ` --state ${shellPath(opts.state)}` : ''}`,
+      // In the seed's header, from the seed's folder.
+      rehearsalLines: rehearsalLines('THIS_FILE', shellPath(basename(rehearsalPlanFor(out)))),
+    });
     const { input } = twin;
     const lines = [
       `twin written: ${twin.seedFile}`,
       `  items: ${twin.items} in ${twin.itemsFile}${twin.items === 0 ? " (the dry run found nothing on the plan's sources)" : ''}`,
+      ...('problem' in rehearsal ? [] : [`  rehearsal plan: ${rehearsalPlanFor(out)}`]),
       ...input.counts.map(
         (c) =>
           `  ${c.kind} on ${c.source}: ${c.items}${c.kind === 'projects' ? `, ${c.hiddenUnknown > 0 ? 'hidden unknown' : `${c.hidden} hidden`}, ${c.pendingUnknown > 0 ? 'pending deletion unknown' : `${c.pendingDelete} pending deletion`}` : ''}`,
@@ -83,8 +112,7 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
       `  names replaced; release ${input.version ?? 'unknown'}; what was not carried is listed in the seed's header`,
       `estimate (dry run): ${formatApproxDuration(input.estimate.ms)} at ${input.estimate.concurrency} moves in flight`,
       'rehearse the same plan on it (docs/sandbox.md, "Rehearsing on a twin of your instance"):',
-      `  shardmove sandbox --seed ${quote(opts.out)} --port 8081 --speed 100 --workers ${input.estimate.concurrency}`,
-      `  GITLAB_URL=http://127.0.0.1:8081 GITLAB_TOKEN=${TWIN_ADMIN_TOKEN} shardmove run ${quote(opts.plan)} --state state/${plan.name}.twin.db`,
+      ...rehearsalLines(seedArg, shellPath(rehearsalPlanFor(opts.out))).map((l) => `  ${l}`),
       `(written in ${formatApproxDuration(Date.now() - started)})`,
     ];
     ctx.stdout.write(`${lines.join('\n')}\n`);
@@ -94,10 +122,31 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
   }
 }
 
-/** A path as a shell reads it back. */
-const quote = (s: string) => (/^[\w./=:-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+/**
+ * The rehearsal plan for the plan file, or why there is none: a copy that can reach only the twin
+ * (../twin/rehearsal-plan.ts), whose checkpoint is none of the plan's own.
+ */
+async function rehearsalOf(
+  planFile: string,
+  name: string,
+  out: string,
+  checkpoint: string,
+  ctx: CommandContext,
+): Promise<RehearsalPlan | { problem: string }> {
+  const { abs, text } = await readPlanFile(planFile, ctx.cwd);
+  const file = rehearsalPlanFor(out);
+  const made = renderRehearsalPlan(text, { planFile: abs, planName: name, file, env: ctx.env });
+  if ('problem' in made) return { problem: `the plan pointed at the twin would not load: ${made.problem}` };
+  const own = resolve(dirname(file), made.checkpoint);
+  const theirs = [checkpoint, checkpoint.replace(/\.dry-run\.db$/, '.db')];
+  if ([own, own.replace(/\.db$/, '.dry-run.db')].some((f) => theirs.includes(f)))
+    return {
+      problem: `the rehearsal's checkpoint ${own} would be the plan's own ${checkpoint}: write the twin elsewhere`,
+    };
+  return made;
+}
 
-/** Refuses (exit 2) an --out the seed or its items file cannot be written to, or would replace without --force. */
+/** Refuses (exit 2) an --out the seed, its items file or rehearsal plan cannot be written to, or would replace without --force. */
 function checkTarget(out: string, force: boolean): void {
   const dir = dirname(out);
   const dirStat = statOrNull(dir);
@@ -108,13 +157,13 @@ function checkTarget(out: string, force: boolean): void {
   } catch {
     throw new ArgsError(`twin: --out ${out}: the directory ${dir} is not writable`);
   }
-  for (const f of [out, itemsFileFor(out)]) {
+  for (const f of [out, itemsFileFor(out), rehearsalPlanFor(out)]) {
     const st = statOrNull(f);
     if (st === null) continue;
     if (st.isDirectory()) throw new ArgsError(`twin: ${f} is a directory; --out names the seed file`);
     if (!force)
       throw new ArgsError(
-        `twin: ${f} exists; pass --force to replace it (the seed and its items file are replaced together)`,
+        `twin: ${f} exists; pass --force to replace it (the seed, its items file and its rehearsal plan are replaced together)`,
       );
   }
 }

@@ -137,7 +137,8 @@ export interface CapData {
 /** Every audit event and the fields of its data. */
 export interface AuditEventMap {
   // The run (runtime/)
-  'run.started': { resumed: boolean; dryRun: boolean; pid: number };
+  /** `planFile`: the plan file's real path, which the checkpoint belongs to (older events have none). */
+  'run.started': { resumed: boolean; dryRun: boolean; pid: number; planFile?: string };
   'run.restart': { reason: string };
   'run.interrupted': { step: string };
   /** The run saw a stop request: nothing new starts; it ends once nothing is in flight. */

@@ -24,6 +24,7 @@ import type { PrometheusClient } from '../api/prometheus.js';
 import { isLeaseLostError } from '../store/lease.js';
 import { recheckCopies } from './copies.js';
 import { INTERNAL, RuntimeError } from './errors.js';
+import { realPlanPath } from './plan-owner.js';
 import { notifyObservers } from './observer.js';
 import type { SecretSet } from './logger.js';
 import { noteConsumed, quietForStop, stoppedOutcome, watchRunForStop } from './stop-run.js';
@@ -158,7 +159,17 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     else signal.addEventListener('abort', () => void onAbort(), { once: true });
   });
 
-  store.appendEvent('run.started', { resumed: Boolean(a.snapshot), dryRun: opts.dryRun, pid: services.pid }, startedAt);
+  store.appendEvent(
+    'run.started',
+    {
+      resumed: Boolean(a.snapshot),
+      dryRun: opts.dryRun,
+      pid: services.pid,
+      // Which plan the checkpoint belongs to (./plan-owner.ts): its file, however the command named it.
+      planFile: realPlanPath(opts.planFile, opts.cwd),
+    },
+    startedAt,
+  );
   log.info(
     { plan: plan.name, resumed: Boolean(a.snapshot), dryRun: opts.dryRun, checkpoint: store.file },
     'run started',

@@ -5,9 +5,10 @@
  * first, so every path that reaches one plan file (from any directory, by any link) finds the same
  * checkpoint, and a resume from the wrong directory cannot start a second run.
  */
-import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { CHECKPOINT_ELSEWHERE, RuntimeError } from './errors.js';
+import { ownerOfCheckpoint, realPlanPath } from './plan-owner.js';
 
 /** Which of a plan's checkpoints: the real run's, its dry run's, or a copy plan's. */
 export type CheckpointRole = 'run' | 'dry-run' | 'copy';
@@ -37,6 +38,12 @@ export interface CheckpointPlace {
    * (`state/<name>.db` under the current directory), when that file exists too and is not `file`.
    */
   alsoAt?: string;
+  /**
+   * A checkpoint of the same name where shardmove looked before, which is another plan's (the plan
+   * file it records, or a plan beside it that keeps its checkpoint there): not this plan's, and
+   * never to be moved to it.
+   */
+  otherPlan?: { file: string; plan: string };
 }
 
 /** The forward run's checkpoint of a loaded plan (`revert`, `weights restore`): `--state`, or the plan's place. */
@@ -58,7 +65,9 @@ export function runCheckpointOf(
  * The plan's checkpoint for `role`. Throws SHARDMOVE_CHECKPOINT_ELSEWHERE (exit 4) when it does not
  * exist yet but the same plan's checkpoint exists where a shardmove before this one put it by
  * default (`state/<name>.db` under the current directory): going on would start a second run
- * beside one that may be half done. The message says where each is and how to go on.
+ * beside one that may be half done. The message says where each is and how to go on. A file there
+ * that is another plan's (./plan-owner.ts: the plan file it records, or the plan beside it that
+ * keeps its checkpoint there) is not this plan's: it is named in a note, never moved.
  */
 export function locateCheckpoint(req: CheckpointRequest): CheckpointPlace {
   if (req.statePath) return { file: resolve(req.cwd, req.statePath), from: 'state' };
@@ -71,24 +80,23 @@ export function locateCheckpoint(req: CheckpointRequest): CheckpointPlace {
   const from = req.planCheckpoint && req.role !== 'copy' ? 'plan' : 'default';
   const legacy = resolve(req.cwd, 'state', `${req.planName}${suffix}.db`);
   if (legacy === file || !existsSync(legacy)) return { file, from };
+  // Another plan of the same name may keep its checkpoint there now (a plan in the current
+  // directory): that one is neither left behind by this plan nor to be moved to it.
+  if (req.role !== 'copy') {
+    const owner = ownerOfCheckpoint(legacy, req.planName, suffix);
+    if (owner !== null && owner !== realPlanPath(req.planFile, req.cwd))
+      return { file, from, otherPlan: { file: legacy, plan: owner } };
+  }
   if (existsSync(file)) return { file, from, alsoAt: legacy };
   throw new RuntimeError(CHECKPOINT_ELSEWHERE, leftBehindMessage(file, legacy, from, req));
 }
 
 /** When an older default place holds a checkpoint of the same name too: what to tell the operator (that one is not used). */
 export function otherCheckpointNote(place: CheckpointPlace): string | undefined {
+  if (place.otherPlan)
+    return `${place.otherPlan.file}, under the current directory, is the checkpoint of another plan of this name (${place.otherPlan.plan}), not this plan's; this uses ${place.file}`;
   if (!place.alsoAt) return undefined;
   return `${place.alsoAt}, under the current directory where shardmove looked before, holds a checkpoint of this plan's name too; this uses ${place.file}`;
-}
-
-/** The plan file's real path (symlinks followed); as resolved when it cannot be read (a test's fake plan). */
-function realPlanPath(planFile: string, cwd: string): string {
-  const abs = resolve(cwd, planFile);
-  try {
-    return realpathSync(abs);
-  } catch {
-    return abs;
-  }
 }
 
 /** `x.db` of the real run -> `x.dry-run.db` for its dry run. */
@@ -119,11 +127,11 @@ function leftBehindMessage(file: string, legacy: string, from: 'plan' | 'default
     `  ${legacy}`,
     'Going on would start a second run beside that one. Nothing was written.',
     'To go on with it, check that no run holds it:',
-    `  shardmove status ${shellQuote(req.planFile)} --state ${shellQuote(legacy)}`,
+    `  shardmove status ${shellPath(req.planFile)} --state ${shellPath(legacy)}`,
     'then move it with its files to where the plan finds it from any directory:',
     `  mkdir -p ${shellQuote(dirname(file))}`,
     ...moves,
-    `or name it every time: --state ${shellQuote(legacy)}`,
+    `or name it every time: --state ${shellPath(legacy)}`,
   ].join('\n');
 }
 
@@ -151,6 +159,14 @@ function filesOf(legacy: string, role: CheckpointRole): string[] {
 /** A path as a POSIX shell reads it back, quoted only when it must be. */
 export function shellQuote(s: string): string {
   return /^[\w./=:@%+-]+$/.test(s) && !s.startsWith('-') ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A path as an argument a command reads back as that path: quoted for a POSIX shell, and a
+ * relative path that starts with `-` written `./-x`, which no command takes for an option.
+ */
+export function shellPath(path: string): string {
+  return shellQuote(path.startsWith('-') ? `./${path}` : path);
 }
 
 /** The log file sits next to the checkpoint: foo.db -> foo.log. */

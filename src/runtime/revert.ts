@@ -32,6 +32,7 @@ import { LeaseLostError } from '../store/errors.js';
 import type { RuntimeError } from './errors.js';
 import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import type { LeaseKeeper } from './lease.js';
+import { assertCheckpointOfPlan } from './plan-owner.js';
 import { createRunLogger } from './logger.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { logPath, revertCheckpointPath, runCheckpointOf } from './paths.js';
@@ -142,6 +143,13 @@ export async function executeRevert(
   let api: InstanceApi | undefined;
   try {
     assertForward(forward, forwardFile, revertFile);
+    if (!opts.acceptPlanChange)
+      assertCheckpointOfPlan(forward, forwardFile, {
+        file: opts.planFile,
+        cwd: opts.cwd,
+        name: plan.name,
+        hash: loaded.hash,
+      });
     log = createRunLogger(logPath(revertFile), secrets, opts.env.LOG_LEVEL ?? 'info');
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
     const now = services.clock.now();

@@ -34,9 +34,10 @@ import type { LeaseKeeper } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { assertMode } from './mode.js';
 import { assertGivenList } from './only-checkpoint.js';
+import { assertCheckpointOfPlan } from './plan-owner.js';
 import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
-import { locateCheckpoint, logPath, otherCheckpointNote, revertCheckpointPath } from './paths.js';
+import { locateCheckpoint, logPath, otherCheckpointNote, revertCheckpointPath, shellPath } from './paths.js';
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
 import { CheckpointUnusableError } from '../store/errors.js';
 import { chooseStart, describeResume, planFixed } from './resume.js';
@@ -102,6 +103,10 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   try {
     // Before the lock: a refused run leaves the other kind's checkpoint exactly as it was.
     assertMode(store, file, opts.mode ?? (opts.dryRun ? 'dry-run' : 'run'));
+    // Another plan's checkpoint (named by --state, or one a plan of the same name shares) is not
+    // resumed as this plan's changed one; the flag takes a plan renamed or moved on purpose.
+    if (!opts.acceptPlanChange)
+      assertCheckpointOfPlan(store, file, { file: opts.planFile, cwd: opts.cwd, name: plan.name, hash });
     // A drain that was reverted is not resumed by accident: a run that had ended failed or with
     // quarantined items would start its drains again and move everything off the sources once more.
     if ((opts.mode ?? 'run') === 'run' && !opts.dryRun && existsSync(revertCheckpointPath(file))) {
@@ -398,7 +403,7 @@ function noteLiveControl(control: RunControl, opts: RunOptions, plan: Plan, log:
   if (opts.dryRun || (!control.paused && control.concurrency === null)) return;
   const cap = control.concurrency ?? plan.move.concurrency;
   const note = control.paused
-    ? `this run is paused (shardmove control): it schedules no moves until \`shardmove control ${opts.planFile} --unpause\``
+    ? `this run is paused (shardmove control): it schedules no moves until \`shardmove control ${shellPath(opts.planFile)}${opts.statePath ? ` --state ${shellPath(opts.statePath)}` : ''} --unpause\``
     : `the concurrency cap is ${cap} (shardmove control; the plan says ${plan.move.concurrency}); \`--concurrency plan\` goes back to the plan's`;
   log.info({ paused: control.paused, concurrency: cap }, 'live control in force at start');
   opts.stderr.write(`note: ${note}\n`);

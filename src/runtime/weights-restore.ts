@@ -28,6 +28,8 @@ import { assertRealRun } from './mode.js';
 import { createOauthWriteback } from './oauth-writeback.js';
 import { logPath, runCheckpointOf } from './paths.js';
 import { LockedError } from '../store/errors.js';
+import { assertCheckpointOfPlan } from './plan-owner.js';
+import type { PlanOfCommand } from './plan-owner.js';
 import { lockHolder, openExistingCheckpoint } from './status.js';
 import type { RuntimeServices } from './types.js';
 
@@ -66,7 +68,7 @@ export async function restoreWeights(
   injected: Partial<RuntimeServices> = {},
 ): Promise<RestoreOutcome> {
   const services: RuntimeServices = { ...(await import('./services.js')).defaultServices(), ...injected };
-  const { plan } = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
+  const { plan, hash } = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
   const command = opts.command ?? 'shardmove weights restore PLAN';
   const file = runCheckpointOf(plan, opts);
   const secrets = new SecretSet();
@@ -76,7 +78,7 @@ export async function restoreWeights(
   // The preview reads only: a refusal, "nothing to do", or an answer of no leaves the checkpoint
   // and its directory as they were (no lock written, no log created). The lock is taken once the
   // operator said yes, and the weights are read again under it.
-  const recorded = readRecordedRun(file, services);
+  const recorded = readRecordedRun(file, services, { file: opts.planFile, cwd: opts.cwd, name: plan.name, hash });
   const previous = recorded?.previousWeights ?? null;
   if (!previous) return { kind: 'nothing-recorded', file };
   // The log beside the checkpoint is created on its first line: a refreshed OAuth token, or the lock.
@@ -164,10 +166,13 @@ function recordedWeights(store: { loadRun(): { snapshot: unknown } | null }): Re
 function readRecordedRun(
   file: string,
   services: RuntimeServices,
+  plan: PlanOfCommand,
 ): Pick<Partial<RunContext>, 'previousWeights' | 'newWeights'> | null {
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
     assertRealRun(store, file);
+    // Another plan's weights are not put back under this one.
+    assertCheckpointOfPlan(store, file, plan);
     // A live run on this host; any other holder is for acquireLock to judge (a lease may have expired).
     const holder = lockHolder(store);
     if (holder?.alive === true && holder.pid !== services.pid)

@@ -74,6 +74,11 @@ export interface TwinSeedInput {
   estimate: Estimate & { concurrency: number };
   /** The items file's name, relative to the seed. */
   itemsFile: string;
+  /**
+   * How to rehearse on the twin, for the header: the commands (from the seed's folder), or why
+   * there are none. Absent: the header names no command.
+   */
+  rehearsal?: string[];
 }
 
 /** Edition and tier as far as pre-flight showed them, with the reason in words. */
@@ -141,11 +146,13 @@ export function renderTwinSeed(input: TwinSeedInput): string {
     `named from its id: projects ${TWIN_NAMESPACE}/project-<id>, snippets snippet-<id>, group wikis group-<id>.`,
     'Storage names are kept: the plan names them.',
     '',
-    'Rehearse the same plan on it (docs/sandbox.md, "Rehearsing on a twin of your instance"):',
-    `  shardmove sandbox --seed THIS_FILE --port 8081 --speed 100 --workers ${input.estimate.concurrency}`,
-    `  GITLAB_URL=http://127.0.0.1:8081 GITLAB_TOKEN=${TWIN_ADMIN_TOKEN} \\`,
-    `    shardmove run PLAN --state state/${input.planName}.twin.db`,
-    '',
+    ...(input.rehearsal
+      ? [
+          'Rehearse the same plan on it (docs/sandbox.md, "Rehearsing on a twin of your instance"):',
+          ...input.rehearsal.map((l) => `  ${l.replace(/[\r\n]/g, '?')}`),
+          '',
+        ]
+      : []),
     'Carried from the dry run:',
     `  release ${input.version ?? 'unknown (written as the sandbox default)'}; ${e.note}`,
     `  storages ${storages.map(name).join(', ')}; ${input.weights ? 'weights as the instance had them before the dry run' : 'weights unknown (the sandbox default)'}`,

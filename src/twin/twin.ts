@@ -2,8 +2,9 @@
  * `shardmove twin`: a sandbox seed with the shape of the instance a dry run saw,
  * written from the dry run's checkpoint alone (no request, no credential). The seed is YAML with a
  * header saying what was carried; the items go to a file beside it, one JSON line each, streamed
- * from the checkpoint so a million items never sit in memory. Both files are written to temporary
- * names and renamed, the items file first: a seed is never in place without its items.
+ * from the checkpoint so a million items never sit in memory. The files are written to temporary
+ * names and renamed, the items file first: a seed is never in place without its items; the
+ * rehearsal plan (./rehearsal-plan.ts) last.
  */
 import { basename } from 'node:path';
 import type { RunContext } from '../machine/types.js';
@@ -28,6 +29,12 @@ export interface TwinOptions {
   concurrency: number | null;
   /** The seed file; its items file is written beside it. */
   out: string;
+  /** The rehearsal plan (./rehearsal-plan.ts), written last, beside the seed; absent when there is none. */
+  rehearsal?: { file: string; text: string };
+  /** How to rehearse, for the seed's header (./seed-text.ts). */
+  rehearsalLines?: string[];
+  /** The dry run that makes this checkpoint, as the operator runs it, for the refusals. */
+  dryRunCommand?: string;
 }
 
 export interface TwinResult {
@@ -47,7 +54,7 @@ export function itemsFileFor(out: string): string {
  * its items have moved since), or no finished dry run (TWIN_UNFINISHED, exit 1: an unfinished one
  * may have listed part of a storage, and a twin of half an instance would rehearse the wrong thing).
  */
-export function finishedDryRun(store: Checkpoint): RunContext {
+export function finishedDryRun(store: Checkpoint, dryRunCommand = 'shardmove run PLAN --dry-run'): RunContext {
   const file = store.file;
   const saved = store.loadRun();
   const snap = saved?.snapshot as { status?: unknown; value?: unknown; context?: RunContext } | undefined;
@@ -61,7 +68,7 @@ export function finishedDryRun(store: Checkpoint): RunContext {
   if (!snap?.context) {
     throw new TwinError(
       TWIN_UNFINISHED,
-      `${file} holds no dry run yet: run \`shardmove run PLAN --dry-run\` first, then make the twin from its checkpoint`,
+      `${file} holds no dry run yet: run \`${dryRunCommand}\` first, then make the twin from its checkpoint`,
     );
   }
   if (snap.status !== 'done' || snap.value !== 'done') {
@@ -69,7 +76,7 @@ export function finishedDryRun(store: Checkpoint): RunContext {
     const where = c.error ? `it failed at ${c.error.step}: ${c.error.message}` : `it stopped at ${c.step}`;
     throw new TwinError(
       TWIN_UNFINISHED,
-      `the dry run in ${file} has not finished (${where}), so it may have listed only part of the instance: run \`shardmove run PLAN --dry-run\` again until it reports DRY RUN COMPLETE`,
+      `the dry run in ${file} has not finished (${where}), so it may have listed only part of the instance: run \`${dryRunCommand}\` again until it reports DRY RUN COMPLETE`,
     );
   }
   return snap.context;
@@ -78,7 +85,7 @@ export function finishedDryRun(store: Checkpoint): RunContext {
 /** Writes the twin of the finished dry run in `opts.store`: the items file, then the seed. */
 export function writeTwin(opts: TwinOptions): TwinResult {
   const { store } = opts;
-  const context = finishedDryRun(store);
+  const context = finishedDryRun(store, opts.dryRunCommand);
   const seedFile = opts.out;
   const itemsFile = itemsFileFor(seedFile);
   const counts = new Map<string, TwinCount>();
@@ -136,7 +143,7 @@ export function writeTwin(opts: TwinOptions): TwinResult {
   const all = [...counts.values()].sort(
     (a, b) => kindOrder(a.kind) - kindOrder(b.kind) || a.source.localeCompare(b.source),
   );
-  const concurrency = opts.concurrency ?? dryRunConcurrency(store) ?? 10;
+  const concurrency = twinConcurrency(store, opts.concurrency);
   // The twin carries every item, but the dry run's estimate is for what the plan moves: a partial
   // drain's items that stay (move.until) are not in it, as in the dry run's own report.
   const moving = all.map((c) => store.movingSizeStats(c.kind, c.source));
@@ -166,12 +173,19 @@ export function writeTwin(opts: TwinOptions): TwinResult {
     unlistable: carriedUnlistable,
     estimate: { ...estimate, concurrency },
     itemsFile: basename(itemsFile),
+    ...(opts.rehearsalLines ? { rehearsal: opts.rehearsalLines } : {}),
   };
   write(seedFile, renderTwinSeed(input));
+  if (opts.rehearsal) write(opts.rehearsal.file, opts.rehearsal.text);
   return { seedFile, itemsFile, items, input };
 }
 
 const kindOrder = (k: Kind) => ['projects', 'snippets', 'groups'].indexOf(k);
+
+/** The moves in flight the twin is estimated and rehearsed at: the plan's, else the dry run's, else 10. */
+export function twinConcurrency(store: Checkpoint, planConcurrency: number | null): number {
+  return planConcurrency ?? dryRunConcurrency(store) ?? 10;
+}
 
 /** The concurrency the dry run estimated with (its `drain.dry_run` events), if any. */
 function dryRunConcurrency(store: Checkpoint): number | null {
