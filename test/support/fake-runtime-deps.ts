@@ -24,6 +24,8 @@ export interface FakeApiState {
   geoSiteErrors: Record<number, Error>;
   /** Site ids the primary cannot reach: its node proxy answers `200 {}` (nothing forwarded). */
   geoUnreachable?: number[];
+  /** Site ids whose GraphQL has no geoRegistriesBulkUpdate (a release before 16.4). */
+  geoUnsupported?: number[];
   /** Thrown by every admin-only call (settings, token inspection), e.g. GitLab's 403 under Admin Mode. */
   adminError?: Error;
   /** Thrown by the readiness probe (e.g. a 404 outside the monitoring allowlist). */
@@ -143,6 +145,13 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
           registryClass,
           errors: ['no answer through the node proxy (200 {})'],
           forwarded: false,
+        }));
+      if (state.geoUnsupported?.includes(siteId))
+        return classes.map((registryClass) => ({
+          registryClass,
+          errors: ["Field 'geoRegistriesBulkUpdate' doesn't exist on type 'Mutation'"],
+          forwarded: true,
+          unsupported: true as const,
         }));
       return classes.map((registryClass) => ({
         registryClass,
