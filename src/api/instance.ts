@@ -316,7 +316,7 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       if (Array.isArray(probe.body) && probe.body.length > 0) {
         return {
           mode: 'records',
-          reason: `GET /api/v4${path} ignores the repository_storage filter on this instance, so a listing cannot tell what is on a storage`,
+          reason: `GET /api/v4${path} ignores the repository_storage filter on this instance${kind === 'groups' ? ' (GitLab declares the group filter from 16.3 and ignores it before, listing every group)' : ''}, so a listing cannot tell what is on a storage`,
         };
       }
       return { mode: 'listing', reason: null };
