@@ -112,6 +112,8 @@ function noBulkUpdateMessage(classes: readonly string[]): string {
     `GraphQL answered "Field 'geoRegistriesBulkUpdate' doesn't exist"): nothing was resynced for ${classes.join(', ')}. ` +
     'Resync by hand: on the secondary, Admin Area > Geo > Sites > Replication details, "Resync all" for each data type ' +
     '(projects: Admin Area > Geo > Projects); or in a Rails console on the secondary, ' +
-    '`Geo::ProjectRegistry.update_all(resync_repository: true, resync_wiki: true)` for projects and their wikis'
+    '`Geo::ProjectRegistry.update_all(resync_repository: true, resync_wiki: true)` for projects and their wikis ' +
+    '(where projects are on the self-service framework, `Geo::ProjectRepositoryRegistry.update_all(state: 0, last_synced_at: nil)`, ' +
+    'and likewise for each other registry class)'
   );
 }

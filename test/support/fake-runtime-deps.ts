@@ -18,7 +18,7 @@ export interface FakeApiState {
   brokenWeights?: Record<string, number>;
   moves: MoveRecord[];
   geoErrors: Record<string, string[]>;
-  /** What GET /geo_sites lists (null: 404, no Geo). Default: a primary and one secondary. */
+  /** What GET /geo_sites (or /geo_nodes) lists (null: both 404, no Geo API). Default: a primary and one secondary. */
   geoSites: GeoSite[] | null;
   /** Thrown by the node proxy for these site ids (e.g. a 404 for an unknown site). */
   geoSiteErrors: Record<number, Error>;
