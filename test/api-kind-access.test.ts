@@ -81,9 +81,21 @@ describe('kind access probe against the sandbox', () => {
     });
   });
 
-  it('EE 16.2: no /snippets/all route yet, so snippets go by move records', async () => {
+  // GET /groups?repository_storage= is declared from 16.3 (issue 419643); before, GitLab ignores
+  // the unknown parameter and lists every group, which the probe on a storage that cannot exist shows.
+  it('EE 16.2: no /snippets/all route yet and the group storage filter ignored, so both go by move records', async () => {
     expect(await probe({ tier: 'ultimate', version: '16.2.0' })).toMatchObject({
       snippets: 'records',
+      groups: 'records',
+    });
+    const groups = await api!.kindAccess('groups', true);
+    expect(groups.reason).toMatch(/ignores the repository_storage filter .*from 16\.3/);
+  });
+
+  it('EE 16.3: snippets and groups listed by storage', async () => {
+    expect(await probe({ tier: 'ultimate', version: '16.3.0' })).toEqual({
+      projects: 'listing',
+      snippets: 'listing',
       groups: 'listing',
     });
   });

@@ -32,7 +32,7 @@ const PROFILES: Profile[] = [
     edition: 'ee',
     tier: 'ultimate',
     differs:
-      'oldest: no error_message, no move lease, no GET /snippets/all (snippets by move records), no pool replication; Sidekiq routes each move worker to its own queue (exporters only: the drain sees what 16.0 shows)',
+      'oldest: no error_message, no move lease, no GET /snippets/all (snippets by move records), the GET /groups storage filter ignored (group wikis by move records), no pool replication; Sidekiq routes each move worker to its own queue (exporters only: the drain sees what 16.0 shows)',
   },
   {
     name: '16.0 EE Ultimate',
@@ -53,7 +53,8 @@ const PROFILES: Profile[] = [
     version: '16.3.0',
     edition: 'ee',
     tier: 'ultimate',
-    differs: 'GET /snippets/all: snippets by listing; pool replication exists behind a flag that is off',
+    differs:
+      'GET /snippets/all: snippets by listing; the GET /groups storage filter: group wikis by listing; pool replication exists behind a flag that is off',
   },
   {
     name: '16.5 EE Ultimate',

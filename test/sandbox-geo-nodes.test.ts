@@ -123,3 +123,40 @@ describe('the Geo sites API by release', () => {
     expect((await callSandbox(sb, 'GET', '/geo_sites')).body.map((s) => s.id)).toEqual([1, 2]);
   });
 });
+
+describe('the Geo registries bulk update by release', () => {
+  const resync = {
+    query:
+      'mutation($registryClass: GeoRegistryClass!) { geoRegistriesBulkUpdate(input: {registryClass: $registryClass, action: RESYNC_ALL}) { registryClass errors } }',
+    variables: { registryClass: 'SNIPPET_REPOSITORY_REGISTRY' },
+  };
+  const actions = (sb: RunningSandbox) =>
+    (sb.state.db.prepare('SELECT count(*) AS n FROM geo_actions').get() as { n: number }).n;
+
+  // ee/app/graphql/ee/types/mutation_type.rb mounts it with `alpha: { milestone: '16.4' }`.
+  for (const version of ['15.11.0', '16.3.0']) {
+    it(`is not in the schema on ${version}: the undefined-field error through the proxy, nothing recorded`, async () => {
+      const sb = await start({ version });
+      const r = await callSandbox(sb, 'POST', '/geo/node_proxy/2/graphql', resync);
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({
+        errors: [
+          {
+            message: "Field 'geoRegistriesBulkUpdate' doesn't exist on type 'Mutation'",
+            extensions: { code: 'undefinedField', typeName: 'Mutation', fieldName: 'geoRegistriesBulkUpdate' },
+          },
+        ],
+      });
+      expect(actions(sb)).toBe(0);
+    });
+  }
+
+  it('is there from 16.4, and the secondary records the resync', async () => {
+    const sb = await start({ version: '16.4.0' });
+    const r = await callSandbox(sb, 'POST', '/geo/node_proxy/2/graphql', resync);
+    expect(r.body).toEqual({
+      data: { geoRegistriesBulkUpdate: { registryClass: 'SNIPPET_REPOSITORY_REGISTRY', errors: [] } },
+    });
+    expect(actions(sb)).toBe(1);
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * Step 6, Geo resync: `RESYNC_ALL` for the registries of the kinds that moved, so secondaries fetch
  * the repositories from their new storage. Registries live on the secondaries, so the secondaries
- * are discovered (`GET /geo_sites`) and each is asked through the primary's node proxy; a primary's
+ * are discovered (`GET /geo_sites`, or `GET /geo_nodes` before 16.0) and each is asked through the
+ * primary's node proxy; a primary's
  * own answer would be "success" with nothing resynced. The result is per site. Safe to repeat (a
  * resync is idempotent). Per-site failures are results, not errors: the machine turns them into
  * warnings, as it always did for refused registry classes.
@@ -39,22 +40,23 @@ export async function runGeoResync(
   const classes = registryClassesFor(deps.plan.move.kinds);
   const all = await api.geoSites();
   if (all === null) {
-    log.warn('geo resync: no Geo on the instance (GET /geo_sites answered 404)');
+    log.warn('geo resync: no Geo API on the instance (GET /geo_sites and GET /geo_nodes answered 404)');
     return {
       sites: [],
       warnings: [
-        'no Geo secondary: nothing to resync (GET /geo_sites answered 404: Geo is not set up, or the instance is not Premium/Ultimate)',
+        'no Geo secondary: nothing to resync (GET /geo_sites and GET /geo_nodes answered 404: no Geo API, as on the Community Edition)',
       ],
     };
   }
+  const listedBy = all[0]?.listedBy === 'geo_nodes' ? 'GET /geo_nodes' : 'GET /geo_sites';
   const secondaries = all.filter((s) => !s.primary);
   const warnings: string[] = [];
   if (secondaries.length === 0) {
-    log.warn({ sites: all.length }, 'geo resync: no Geo secondary');
+    log.warn({ sites: all.length, listedBy }, 'geo resync: no Geo secondary');
     warnings.push(
-      `no Geo secondary: nothing to resync (GET /geo_sites lists ${all.length === 0 ? 'no site' : 'only the primary'})`,
+      `no Geo secondary: nothing to resync (${listedBy} lists ${all.length === 0 ? 'no site' : 'only the primary'})`,
     );
-  }
+  } else log.info({ secondaries: secondaries.length, listedBy }, 'geo resync: secondaries found');
   const sites: GeoSiteResult[] = [];
   // A resync is a write: it waits for the gates as the moves and the weights do.
   if (secondaries.length > 0 && deps.gate && deps.store && deps.clock) {
@@ -80,6 +82,12 @@ export async function runGeoResync(
         sites.push({ siteId: site.id, name: site.name, results: [], error: message });
         continue;
       }
+      // A release before the mutation: the secondary's schema has no geoRegistriesBulkUpdate.
+      if (results.length > 0 && results.every((r) => r.unsupported === true)) {
+        log.warn({ site: site.id }, 'geo resync: the release has no geoRegistriesBulkUpdate');
+        sites.push({ siteId: site.id, name: site.name, results: [], error: noBulkUpdateMessage(classes) });
+        continue;
+      }
       for (const r of results) {
         if (r.errors.length > 0)
           log.warn({ site: site.id, registryClass: r.registryClass, errors: r.errors }, 'geo resync refused');
@@ -94,4 +102,20 @@ export async function runGeoResync(
     }
   }
   return { sites, warnings };
+}
+
+/**
+ * Why nothing was resynced on a release without `geoRegistriesBulkUpdate` (mounted from 16.4;
+ * before 16.1 Geo has no registry mutation at all and no REST resync), and how to do it by hand.
+ */
+function noBulkUpdateMessage(classes: readonly string[]): string {
+  return (
+    'this GitLab release has no API to resync Geo registries (geoRegistriesBulkUpdate is GitLab 16.4 and later; ' +
+    `GraphQL answered "Field 'geoRegistriesBulkUpdate' doesn't exist"): nothing was resynced for ${classes.join(', ')}. ` +
+    'Resync by hand: on the secondary, Admin Area > Geo > Sites > Replication details, "Resync all" for each data type ' +
+    '(projects: Admin Area > Geo > Projects); or in a Rails console on the secondary, ' +
+    '`Geo::ProjectRegistry.update_all(resync_repository: true, resync_wiki: true)` for projects and their wikis ' +
+    '(where projects are on the self-service framework, `Geo::ProjectRepositoryRegistry.update_all(state: 0, last_synced_at: nil)`, ' +
+    'and likewise for each other registry class)'
+  );
 }

@@ -335,8 +335,31 @@ describe('geo', () => {
     const b = await runGeoResync(deps(noGeo));
     expect(b).toEqual({
       sites: [],
-      warnings: [expect.stringMatching(/^no Geo secondary: nothing to resync \(GET \/geo_sites answered 404/)],
+      warnings: [
+        expect.stringMatching(
+          /^no Geo secondary: nothing to resync \(GET \/geo_sites and GET \/geo_nodes answered 404/,
+        ),
+      ],
     });
+  });
+
+  it('names the API that listed the secondaries, and reports a release without the bulk mutation as failed with the way by hand', async () => {
+    const api = createFakeApi({
+      geoSites: [
+        { id: 1, name: 'primary', url: 'https://p.test', primary: true, enabled: true, listedBy: 'geo_nodes' },
+        { id: 2, name: 'eu', url: 'https://eu.test', primary: false, enabled: true, listedBy: 'geo_nodes' },
+      ],
+      geoUnsupported: [2],
+    });
+    const out = await runGeoResync(deps(api));
+    expect(api.state.calls.filter((c) => c.startsWith('geo'))).toEqual(['geoSites', 'geoResync:2']);
+    expect(out.warnings).toEqual([]);
+    expect(out.sites).toEqual([{ siteId: 2, name: 'eu', results: [], error: expect.any(String) }]);
+    const error = out.sites[0]?.error ?? '';
+    expect(error).toMatch(/no API to resync Geo registries \(geoRegistriesBulkUpdate is GitLab 16\.4 and later/);
+    expect(error).toContain('nothing was resynced for PROJECT_REPOSITORY_REGISTRY');
+    expect(error).toContain('Resync all');
+    expect(error).toContain('Geo::ProjectRegistry');
   });
 
   it('records a failing site and goes on with the others; skips a disabled one with a warning', async () => {

@@ -427,7 +427,7 @@ describe('moves', () => {
 });
 
 describe('geo and dry run', () => {
-  it('lists the Geo sites across pages, and answers null where GET /geo_sites is 404 (no Geo, Free tier)', async () => {
+  it('lists the Geo sites across pages, and answers null where GET /geo_sites and GET /geo_nodes are 404 (no Geo API: the Community Edition)', async () => {
     const { pool, api } = setup();
     const site = (id: number, primary: boolean, extra: Record<string, unknown> = {}) => ({
       id,
@@ -445,14 +445,60 @@ describe('geo and dry run', () => {
       .intercept({ path: '/api/v4/geo_sites?page=2&per_page=100', method: 'GET' })
       .reply(200, [site(3, false, { enabled: false })], { headers: { 'x-next-page': '' } });
     expect(await api.geoSites()).toEqual([
-      { id: 1, name: 'site-1', url: 'https://s1.test/', primary: true, enabled: true },
-      { id: 2, name: 'site-2', url: 'https://s2.test/', primary: false, enabled: true },
-      { id: 3, name: 'site-3', url: 'https://s3.test/', primary: false, enabled: false },
+      { listedBy: 'geo_sites', id: 1, name: 'site-1', url: 'https://s1.test/', primary: true, enabled: true },
+      { listedBy: 'geo_sites', id: 2, name: 'site-2', url: 'https://s2.test/', primary: false, enabled: true },
+      { listedBy: 'geo_sites', id: 3, name: 'site-3', url: 'https://s3.test/', primary: false, enabled: false },
     ]);
     pool
       .intercept({ path: '/api/v4/geo_sites?page=1&per_page=100', method: 'GET' })
-      .reply(404, { message: '404 Not found' }, J);
+      .reply(404, { error: '404 Not Found' }, J);
+    pool
+      .intercept({ path: '/api/v4/geo_nodes?page=1&per_page=100', method: 'GET' })
+      .reply(404, { error: '404 Not Found' }, J);
     expect(await api.geoSites()).toBeNull();
+  });
+
+  it('asks GET /geo_nodes where GET /geo_sites is 404 (before 16.0), and says which API listed the sites', async () => {
+    const { pool, api } = setup();
+    pool
+      .intercept({ path: '/api/v4/geo_sites?page=1&per_page=100', method: 'GET' })
+      .reply(404, { error: '404 Not Found' }, J);
+    pool.intercept({ path: '/api/v4/geo_nodes?page=1&per_page=100', method: 'GET' }).reply(
+      200,
+      [
+        { id: 1, name: 'primary', url: 'https://p.test/', primary: true, enabled: true, clone_protocol: 'http' },
+        { id: 2, name: 'eu', url: 'https://eu.test/', primary: false, enabled: true, clone_protocol: 'http' },
+      ],
+      { headers: { 'x-next-page': '' } },
+    );
+    expect(await api.geoSites()).toEqual([
+      { listedBy: 'geo_nodes', id: 1, name: 'primary', url: 'https://p.test/', primary: true, enabled: true },
+      { listedBy: 'geo_nodes', id: 2, name: 'eu', url: 'https://eu.test/', primary: false, enabled: true },
+    ]);
+  });
+
+  it('marks a secondary whose schema has no geoRegistriesBulkUpdate (before 16.4) as unsupported, not refused', async () => {
+    const { pool, api } = setup();
+    pool.intercept({ path: '/api/v4/geo/node_proxy/2/graphql', method: 'POST' }).reply(
+      200,
+      {
+        errors: [
+          {
+            message: "Field 'geoRegistriesBulkUpdate' doesn't exist on type 'Mutation'",
+            extensions: { code: 'undefinedField', typeName: 'Mutation', fieldName: 'geoRegistriesBulkUpdate' },
+          },
+        ],
+      },
+      J,
+    );
+    expect(await api.geoResync(2, ['SNIPPET_REPOSITORY_REGISTRY'])).toEqual([
+      {
+        registryClass: 'SNIPPET_REPOSITORY_REGISTRY',
+        errors: ["Field 'geoRegistriesBulkUpdate' doesn't exist on type 'Mutation'"],
+        forwarded: true,
+        unsupported: true,
+      },
+    ]);
   });
 
   it('sends RESYNC_ALL per registry class to a secondary through the node proxy and returns GraphQL errors', async () => {

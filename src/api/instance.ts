@@ -341,7 +341,7 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       if (Array.isArray(probe.body) && probe.body.length > 0) {
         return {
           mode: 'records',
-          reason: `GET /api/v4${path} ignores the repository_storage filter on this instance, so a listing cannot tell what is on a storage`,
+          reason: `GET /api/v4${path} ignores the repository_storage filter on this instance${kind === 'groups' ? ' (GitLab declares the group filter from 16.3 and ignores it before, listing every group)' : ''}, so a listing cannot tell what is on a storage`,
         };
       }
       return { mode: 'listing', reason: null };
@@ -437,15 +437,20 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     },
 
     async geoSites(): Promise<GeoSite[] | null> {
-      const out: GeoSite[] = [];
-      try {
-        for await (const page of paginateOffset(c, '/geo_sites', {}))
-          for (const raw of page) out.push(parseGeoSite(raw));
-      } catch (err) {
-        if (err instanceof ApiHttpError && err.status === 404) return null;
-        throw err;
+      // `/geo_sites` came in 16.0; before it `/geo_nodes` (over the same GeoNode rows) is the only
+      // Geo REST API, so its 404 alone does not mean "no Geo".
+      for (const resource of ['geo_sites', 'geo_nodes'] as const) {
+        const out: GeoSite[] = [];
+        try {
+          for await (const page of paginateOffset(c, `/${resource}`, {}))
+            for (const raw of page) out.push(parseGeoSite(raw, resource));
+        } catch (err) {
+          if (err instanceof ApiHttpError && err.status === 404) continue;
+          throw err;
+        }
+        return out;
       }
-      return out;
+      return null;
     },
 
     async geoResync(siteId, registryClasses) {
@@ -492,11 +497,12 @@ export function parseReadiness(body: unknown): Readiness {
   return { status: typeof b['status'] === 'string' ? b['status'] : 'unknown', gitaly };
 }
 
-function parseGeoSite(raw: unknown): GeoSite {
+function parseGeoSite(raw: unknown, resource: 'geo_sites' | 'geo_nodes'): GeoSite {
   const s = (raw ?? {}) as Json;
   if (typeof s['id'] !== 'number')
-    throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/geo_sites' }, 'a site without an id');
+    throw new ApiInvalidResponseError({ method: 'GET', path: `/api/v4/${resource}` }, 'a site without an id');
   return {
+    listedBy: resource,
     id: s['id'],
     name: typeof s['name'] === 'string' ? s['name'] : `site ${s['id']}`,
     url: typeof s['url'] === 'string' ? s['url'] : '',
@@ -522,7 +528,7 @@ function parseWeights(body: unknown): Record<string, number> {
  * Top-level GraphQL errors plus the mutation's own `errors` list. An answer with neither a `data`
  * nor an `errors` member is the node proxy's `200 {}`: the secondary was not reached, nothing resynced.
  */
-function graphqlOutcome(body: unknown): { errors: string[]; forwarded: boolean } {
+function graphqlOutcome(body: unknown): { errors: string[]; forwarded: boolean; unsupported?: true } {
   const b = (body ?? {}) as Json;
   const errors: string[] = [];
   if (Array.isArray(b['errors']))
@@ -531,5 +537,13 @@ function graphqlOutcome(body: unknown): { errors: string[]; forwarded: boolean }
   if (Array.isArray(data?.['errors'])) for (const e of data['errors'] as unknown[]) errors.push(String(e));
   const forwarded = 'data' in b || errors.length > 0;
   if (!forwarded) errors.push('no answer through the node proxy (200 {}): the primary could not reach this secondary');
-  return { errors, forwarded };
+  // graphql-ruby's static validation when the schema has no such field: a release before the
+  // mutation (or the Community Edition). Nothing was enqueued.
+  const unsupported =
+    Array.isArray(b['errors']) &&
+    (b['errors'] as unknown[]).some((e) => {
+      const ext = (((e ?? {}) as Json)['extensions'] ?? {}) as Json;
+      return ext['code'] === 'undefinedField' && ext['fieldName'] === 'geoRegistriesBulkUpdate';
+    });
+  return unsupported ? { errors, forwarded, unsupported } : { errors, forwarded };
 }

@@ -163,6 +163,8 @@ export interface GeoSite {
   url: string;
   primary: boolean;
   enabled: boolean;
+  /** The API that listed it: `geo_nodes` where `/geo_sites` does not exist yet (before 16.0). */
+  listedBy?: 'geo_sites' | 'geo_nodes';
 }
 
 /** Result of scheduling one item's move. */
@@ -235,7 +237,10 @@ export interface InstanceApi {
    * shows. Throws on any failure (403 for a token that is not an administrator's).
    */
   queueMetrics(): Promise<QueueMetrics>;
-  /** GET /geo_sites (admin, Premium/Ultimate), every page; null on 404 (no Geo, or a Free/CE instance). */
+  /**
+   * GET /geo_sites (admin, EE), every page; where it is 404 (before 16.0) GET /geo_nodes, the older
+   * API over the same sites; null only when both are 404 (no Geo API: the Community Edition).
+   */
   geoSites(): Promise<GeoSite[] | null>;
   /**
    * geoRegistriesBulkUpdate RESYNC_ALL for each registry class on Geo site `siteId`, sent through
@@ -256,4 +261,6 @@ export interface GeoResyncResult {
   registryClass: string;
   errors: string[];
   forwarded: boolean;
+  /** The secondary's GraphQL schema has no `geoRegistriesBulkUpdate` (a release before 16.4): nothing was enqueued. */
+  unsupported?: true;
 }

@@ -87,6 +87,11 @@ describe("the twin's seed text", () => {
     expect(editionOf(false, { groups: 'unsupported' })).toMatchObject({ edition: 'ce', tier: null });
     expect(editionOf(true, { groups: 'unsupported' })).toMatchObject({ edition: 'ee', tier: 'free' });
     expect(editionOf(true, { groups: 'records' })).toMatchObject({ edition: 'ee', tier: 'free' });
+    expect(editionOf(true, { groups: 'records' }, '17.11.0')).toMatchObject({ edition: 'ee', tier: 'free' });
+    // Before 16.3 every tier moves group wikis by move records: the tier is not known.
+    const old = editionOf(true, { groups: 'records' }, '16.2.0');
+    expect(old).toMatchObject({ edition: 'ee', tier: 'ultimate' });
+    expect(old.note).toContain('tier unknown (before 16.3');
     expect(editionOf(true, { groups: 'listing' })).toMatchObject({ edition: 'ee', tier: 'premium' });
     expect(editionOf(true, {}).note).toContain('tier unknown (the plan moves no group wikis');
     expect(editionOf(null, { groups: 'listing' }).note).toContain('edition unknown');

@@ -85,6 +85,7 @@ export interface TwinSeedInput {
 export function editionOf(
   enterprise: boolean | null,
   access: Partial<Record<Kind, KindAccessMode>>,
+  version?: string | null,
 ): { edition: 'ee' | 'ce'; tier: 'free' | 'premium' | 'ultimate' | null; note: string } {
   if (enterprise === false) return { edition: 'ce', tier: null, note: 'edition ce (GET /metadata), which has no tier' };
   const ee =
@@ -92,6 +93,14 @@ export function editionOf(
       ? 'edition ee (GET /metadata)'
       : 'edition unknown (the checkpoint does not record it: a dry run by an older release, or an instance whose /metadata does not say), written as ee';
   const groups = access.groups;
+  // Before 16.3 GET /groups ignores the storage filter on every tier, so move records say nothing of the licence.
+  const [major = 0, minor = 0] = (version ?? '').split('.').map(Number);
+  if (groups === 'records' && version && (major < 16 || (major === 16 && minor < 3)))
+    return {
+      edition: 'ee',
+      tier: 'ultimate',
+      note: `${ee}; tier unknown (before 16.3 GET /groups ignores the storage filter on every tier, so group wikis go by move records whatever the licence), written as ultimate, the sandbox's default`,
+    };
   // EE shows a group's storage only with the group_wikis licence: without it (Free) pre-flight moves
   // groups by their move records (checkpoints from before that said `unsupported`).
   if (groups === 'unsupported' || groups === 'records')
@@ -134,7 +143,7 @@ export function storagesOf(
 
 /** The seed YAML, header comment first. */
 export function renderTwinSeed(input: TwinSeedInput): string {
-  const e = editionOf(input.enterprise, input.access);
+  const e = editionOf(input.enterprise, input.access, input.version);
   const storages = storagesOf(input);
   const c: string[] = [];
   c.push(

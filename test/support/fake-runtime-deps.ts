@@ -18,12 +18,14 @@ export interface FakeApiState {
   brokenWeights?: Record<string, number>;
   moves: MoveRecord[];
   geoErrors: Record<string, string[]>;
-  /** What GET /geo_sites lists (null: 404, no Geo). Default: a primary and one secondary. */
+  /** What GET /geo_sites (or /geo_nodes) lists (null: both 404, no Geo API). Default: a primary and one secondary. */
   geoSites: GeoSite[] | null;
   /** Thrown by the node proxy for these site ids (e.g. a 404 for an unknown site). */
   geoSiteErrors: Record<number, Error>;
   /** Site ids the primary cannot reach: its node proxy answers `200 {}` (nothing forwarded). */
   geoUnreachable?: number[];
+  /** Site ids whose GraphQL has no geoRegistriesBulkUpdate (a release before 16.4). */
+  geoUnsupported?: number[];
   /** Thrown by every admin-only call (settings, token inspection), e.g. GitLab's 403 under Admin Mode. */
   adminError?: Error;
   /** Thrown by the readiness probe (e.g. a 404 outside the monitoring allowlist). */
@@ -146,6 +148,13 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
           registryClass,
           errors: ['no answer through the node proxy (200 {})'],
           forwarded: false,
+        }));
+      if (state.geoUnsupported?.includes(siteId))
+        return classes.map((registryClass) => ({
+          registryClass,
+          errors: ["Field 'geoRegistriesBulkUpdate' doesn't exist on type 'Mutation'"],
+          forwarded: true,
+          unsupported: true as const,
         }));
       return classes.map((registryClass) => ({
         registryClass,

@@ -32,7 +32,10 @@ export interface Release {
   snippetsListed: boolean;
   /** Group wiki repositories exist and move (EE, any tier). */
   groupWikis: boolean;
-  /** Groups show `repository_storage` (EE Premium/Ultimate); otherwise by move records. */
+  /**
+   * Groups can be listed by storage: they show `repository_storage` (EE Premium/Ultimate) and the
+   * `GET /groups` filter is declared (16.3; before, it is ignored). Otherwise by move records.
+   */
   groupsListed: boolean;
   /** Hidden projects exist (EE). */
   hidden: boolean;
@@ -47,7 +50,7 @@ export function releaseOf(p: Profile): Release {
     lease: since(p.version, 16, 6),
     snippetsListed: ee && since(p.version, 16, 3),
     groupWikis: ee,
-    groupsListed: ee && p.tier !== 'free',
+    groupsListed: ee && p.tier !== 'free' && since(p.version, 16, 3),
     hidden: ee,
     poolsFollow: since(p.version, 16, 6),
   };

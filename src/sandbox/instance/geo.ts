@@ -15,7 +15,9 @@
  *
  * Releases: `/geo_nodes` is the older API, mounted on every release modelled here and still in the
  * newest source (deprecated in 16.0, to be removed with API v5: `ee/lib/api/geo_nodes.rb`).
- * `/geo_sites` came in 16.0 (issue 369140): before it there is no such route. Both read the same
+ * `/geo_sites` came in 16.0 (issue 369140): before it there is no such route. The bulk mutation
+ * is in the schema from 16.4 (GEO_BULK_UPDATE_SINCE); before, it is graphql-ruby's undefined-field
+ * error, as on the Community Edition. Both REST APIs read the same
  * `GeoNode` rows with the same guard; the node entity adds `clone_protocol: "http"` (kept for
  * backwards compatibility) and both entities link to their own API's paths, the node status's
  * `_links` naming `node` where the site status's name `site`.
@@ -115,6 +117,14 @@ interface GeoApi {
   /** The node entity's `clone_protocol` ("Retained for backwards compatibility. Remove in API v5"). */
   cloneProtocol: boolean;
 }
+
+/**
+ * The release whose GraphQL schema has `geoRegistriesBulkUpdate`: `ee/app/graphql/ee/types/mutation_type.rb`
+ * mounts it with `alpha: { milestone: '16.4' }` (MR 123758), beside `geoRegistriesUpdate` (one
+ * registry, `milestone: '16.1'`, MR 114673). Before 16.1 no Geo registry mutation exists at all,
+ * and no REST route resyncs repository registries (`ee/lib/api/geo_nodes.rb` has none).
+ */
+export const GEO_BULK_UPDATE_SINCE = [16, 4] as const;
 
 /** The release that added `/geo_sites` (issue 369140; its docs: "Introduced in GitLab 16.0"). */
 export const GEO_SITES_API_SINCE = [16, 0] as const;
@@ -386,8 +396,9 @@ function graphql(ctx: RequestContext, site: SiteRow | undefined): Reply {
     return gqlErrors({ message: 'Variables must be an object' });
   const parsed = parseBulkUpdate(query, variables as Record<string, unknown>);
   if ('message' in parsed) return gqlErrors(parsed);
-  // The Community Edition's schema has no Geo mutations: graphql-ruby's static validation error.
-  if (ctx.state.config.edition === 'ce') {
+  // The Community Edition's schema has no Geo mutations, nor has EE's before the mutation was
+  // mounted: graphql-ruby's static validation error.
+  if (ctx.state.config.edition === 'ce' || !atLeast(parseRelease(ctx.state.config.version), GEO_BULK_UPDATE_SINCE)) {
     return gqlErrors({
       message: "Field 'geoRegistriesBulkUpdate' doesn't exist on type 'Mutation'",
       extensions: { code: 'undefinedField', typeName: 'Mutation', fieldName: 'geoRegistriesBulkUpdate' },

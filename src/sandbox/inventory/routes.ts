@@ -20,8 +20,9 @@
  * - /snippets (the caller's own, administrators included) and /snippets/public (public personal
  *   snippets): `created_after`, `created_before` and the pagination parameters only (no storage
  *   filter: `optional_list_params_ee` is declared on /snippets/all alone); id descending, offset.
- * - /groups: `order_by`/`sort`, `visibility`, `search`, `owned`; the storage filter is EE (it
- *   selects by wiki repository, and only Premium/Ultimate groups have wikis). Groups pending
+ * - /groups: `order_by`/`sort`, `visibility`, `search`, `owned`; the storage filter is EE and
+ *   16.3+ (it selects by wiki repository, and only Premium/Ultimate groups have wikis; before 16.3
+ *   it is ignored: every group is listed). Groups pending
  *   deletion are listed. A logged-in caller always gets offset pages (`present_groups` paginates
  *   by offset; `pagination=keyset` is ignored). Anonymous callers may ask for keyset, here by id
  *   (GitLab's is a cursor over `name asc`: a known difference, see docs/gitlab-behaviour.md §1.4).
@@ -259,6 +260,12 @@ const PUBLIC_SNIPPETS: ListSpec = {
   scope: () => ({ sql: PUBLIC_PERSONAL_SNIPPETS_SQL, params: [] }),
 };
 
+/**
+ * The release that declared `GET /groups?repository_storage=` (docs: "Introduced in GitLab 16.3",
+ * issue 419643). Before it the parameter is unknown and ignored, as GitLab ignores any.
+ */
+export const GROUP_STORAGE_FILTER_SINCE = [16, 3] as const;
+
 const GROUPS: ListSpec = {
   kind: 'group',
   entity: 'Group',
@@ -268,8 +275,14 @@ const GROUPS: ListSpec = {
   offsetLimit: () => 0,
   filter: (ctx, admin, q) => {
     // EE::GroupsFinder selects groups by their wiki repository's shard with no licence check, so an
-    // administrator's filter applies on EE Free too (where the field is not shown).
-    if (admin && hasGroupWikiRepositories(ctx.state.config)) storageFilter(ctx, q);
+    // administrator's filter applies on EE Free too (where the field is not shown). Before the
+    // release that declared it, Grape drops the undeclared parameter: every group is listed.
+    if (
+      admin &&
+      hasGroupWikiRepositories(ctx.state.config) &&
+      atLeast(parseRelease(ctx.state.config.version), GROUP_STORAGE_FILTER_SINCE)
+    )
+      storageFilter(ctx, q);
     commonFilters(ctx, q);
   },
   showsStorage: (ctx) => licensesGroupWikis(ctx.state.config),
