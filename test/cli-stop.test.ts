@@ -97,7 +97,10 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     expect(done.code, done.stderr).toBe(6);
     expect(done.stdout).toContain('STOPPED on request (shardmove control --stop): 4 move(s) in flight ended first\n');
     expect(done.stdout).toContain('  step: drain nfs-1,nfs-2,default/projects,snippets,groups (stop asked for at ');
-    expect(done.stdout).toContain(`To continue from here: shardmove run ${plan}\n`);
+    // The command that continues it keeps the outputs this run fed.
+    expect(done.stdout).toContain(
+      `To continue from here: shardmove run ${plan} --events ${eventsFile} --metrics-file ${metrics}\n`,
+    );
     expect(done.stdout).toMatch(/STOPPING by shardmove control/);
     expect(done.stderr).toContain(
       'note: stopping, asked by shardmove control --stop: nothing new starts; the 4 move(s) in flight are followed to their end',

@@ -13,6 +13,7 @@ import { EXIT_BY_CODE, EXIT_MEANINGS } from '../src/cli/exit-codes.js';
 import { FaultOptionsError } from '../src/sandbox/faults.js';
 import { SeedError } from '../src/sandbox/seed.js';
 import { hookVariableNames } from '../src/notify/hook-variables.js';
+import { TWIN_TOKEN_VAR, TWIN_URL_VAR } from '../src/twin/rehearsal-plan.js';
 import { ShardmoveError, codeOf } from '../src/shared/errors.js';
 import { LockedError } from '../src/store/errors.js';
 
@@ -21,13 +22,16 @@ const ROOT = join(import.meta.dirname, '..');
 /**
  * Names of the code's form that are no error codes: the environment variables the examples pass
  * the instance's URL and token in, the constant holding shardmove's version, the variable that tells
- * the checkpoint's check in a worker thread where tsx is, and the variables a `notify:` command is given.
+ * the checkpoint's check in a worker thread where tsx is, the variables a twin's rehearsal plan reads
+ * the twin from, and the variables a `notify:` command is given.
  */
 const NOT_CODES = new Set([
   'SHARDMOVE_URL',
   'SHARDMOVE_TOKEN',
   'SHARDMOVE_VERSION',
   'SHARDMOVE_TSX_API',
+  TWIN_URL_VAR,
+  TWIN_TOKEN_VAR,
   ...hookVariableNames(),
 ]);
 const NAME = /\bSHARDMOVE_[A-Z0-9]+(?:_[A-Z0-9]+)*\b/g;

@@ -89,7 +89,8 @@ describe('shardmove weights restore (separate processes, real HTTP)', { timeout:
     expect(during.stderr).toMatch(/locked by pid \d+/);
     const ended = await run;
     expect(ended.code, ended.stderr).toBe(0);
-    expect(ended.stdout).toContain('shardmove weights restore PLAN');
+    // The printed command names this plan and checkpoint, pasteable as it is.
+    expect(ended.stdout).toMatch(/shardmove weights restore \S*plan\.yaml --state \S+\.db\)/);
     const after = await weightsOf(sandbox.url);
     expect(positive(after)).toEqual({ cluster: 100 });
     expect(positive(before)).not.toEqual(positive(after));

@@ -176,9 +176,9 @@ function finish(outcome: RevertOutcome, opts: RevertFlags, ctx: CommandContext):
         ctx.stderr.write(`interrupted; the revert's checkpoint is saved. To continue it: ${again}\n`);
         return EXIT.interrupted;
       }
-      if (run.kind === 'stopped') return reportOutcome(run, ctx, again);
+      if (run.kind === 'stopped') return reportOutcome(run, ctx, { again, plan: opts.plan });
       run.report.again = again;
-      const code = reportOutcome(run, ctx);
+      const code = reportOutcome(run, ctx, { plan: opts.plan });
       const lines = renderSkipped(outcome.skipped);
       if (lines.length > 0) ctx.stdout.write(`\nRevert:\n${lines.join('\n')}\n`);
       return code;

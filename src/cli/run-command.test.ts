@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCommand, statusCommand } from './run.js';
+import { runCommand } from './run.js';
 
 describe('the command that continues a run, as a stopped run prints it', () => {
   it('names the plan, the checkpoint and the dry run, pasteable into a shell', () => {
@@ -28,9 +28,5 @@ describe('the command that continues a run, as a stopped run prints it', () => {
     expect(runCommand({ plan: 'p.yaml', dryRun: true, items: '-l.jsonl', events: 'e v.jsonl' })).toBe(
       "shardmove run p.yaml --dry-run --items ./-l.jsonl --events 'e v.jsonl'",
     );
-  });
-
-  it('the status command names the same checkpoint', () => {
-    expect(statusCommand({ plan: 'a b.yaml', state: 's.db' })).toBe("shardmove status 'a b.yaml' --state s.db");
   });
 });

@@ -57,7 +57,7 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
       ctx,
       (events, human) => startRun(opts, leaseMs, events, human, notifier),
       (outcome, human) => {
-        let code = reportOutcome(outcome, human, runCommand(opts), statusCommand(opts));
+        let code = reportOutcome(outcome, human, { again: runCommand(opts), plan: opts.plan });
         if (opts.only !== undefined) afterOnlyRun(outcome, human);
         if (opts.items !== undefined && itemsFormat)
           code = afterDryRun(outcome, opts.items, itemsFormat, code, human, opts.force);
@@ -141,11 +141,6 @@ export function runCommand(
     words.push('--events-interval', shellWord(f.eventsInterval));
   if (f.metricsFile !== undefined) words.push('--metrics-file', shellWord(f.metricsFile));
   return words.join(' ');
-}
-
-/** The status command for this run's checkpoint. */
-export function statusCommand(f: Pick<RunFlags, 'plan' | 'state'>): string {
-  return ['shardmove', 'status', shellWord(f.plan), ...(f.state ? ['--state', shellWord(f.state)] : [])].join(' ');
 }
 
 /**
@@ -248,16 +243,16 @@ export function exitCodeOfOutcome(outcome: RunOutcome): ExitCode {
 
 /**
  * Prints how the run ended (the final report, or how to continue) and returns its exit code;
- * `again` is the command that continues it and `status` the one that lists its items, named in
- * every hint that tells the operator what to type.
+ * `again` is the command that continues it and `plan` the plan file as named, for every hint that
+ * tells the operator what to type.
  */
 export function reportOutcome(
   outcome: RunOutcome,
   out: Pick<CommandContext, 'stdout' | 'stderr'>,
-  again?: string,
-  status?: string,
+  hints: { again?: string; plan?: string } = {},
 ): ExitCode {
-  const named = { ...(again ? { again } : {}), ...(status ? { status } : {}) };
+  const { again } = hints;
+  const named = { ...(again ? { again } : {}), ...(hints.plan !== undefined ? { plan: hints.plan } : {}) };
   if (outcome.kind === 'interrupted')
     out.stderr.write(again ? `interrupted; to continue: ${again}\n` : 'interrupted; run again to continue\n');
   else if (outcome.kind === 'stopped')

@@ -11,7 +11,8 @@ import type { Stats } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { readPlanFile } from '../plan/load.js';
 import { formatApproxDuration } from '../report/summary.js';
-import { locateCheckpoint, otherCheckpointNote, shellPath } from '../runtime/paths.js';
+import { locateCheckpoint, otherCheckpointNote } from '../runtime/paths.js';
+import { shellWord } from '../shared/shell-word.js';
 import { assertCheckpointOfPlan } from '../runtime/plan-owner.js';
 import { lockHolder, openExistingCheckpoint } from '../runtime/status.js';
 import { LockedError } from '../store/errors.js';
@@ -80,7 +81,7 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
     // A dry run going on now may have listed part of a storage so far.
     if (holder?.alive) throw new LockedError(file, holder, Date.now());
     const rehearsal = await rehearsalOf(opts.plan, plan.name, out, file, ctx);
-    const seedArg = shellPath(opts.out);
+    const seedArg = shellWord(opts.out);
     const rehearsalLines = (seed: string, planArg: string | null) => [
       `shardmove sandbox --seed ${seed} --port ${TWIN_PORT} --speed 100 --workers ${twinConcurrency(store, plan.concurrency)}`,
       ...('problem' in rehearsal
@@ -96,9 +97,9 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
       concurrency: plan.concurrency,
       out,
       ...('problem' in rehearsal ? {} : { rehearsal: { file: rehearsalPlanFor(out), text: rehearsal.text } }),
-      dryRunCommand: `shardmove run ${shellPath(opts.plan)} --dry-run${opts.state ? ` --state ${shellPath(opts.state)}` : ''}`,
+      dryRunCommand: `shardmove run ${shellWord(opts.plan)} --dry-run${opts.state ? ` --state ${shellWord(opts.state)}` : ''}`,
       // In the seed's header, from the seed's folder.
-      rehearsalLines: rehearsalLines('THIS_FILE', shellPath(basename(rehearsalPlanFor(out)))),
+      rehearsalLines: rehearsalLines('THIS_FILE', shellWord(basename(rehearsalPlanFor(out)))),
     });
     const { input } = twin;
     const lines = [
@@ -112,7 +113,7 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
       `  names replaced; release ${input.version ?? 'unknown'}; what was not carried is listed in the seed's header`,
       `estimate (dry run): ${formatApproxDuration(input.estimate.ms)} at ${input.estimate.concurrency} moves in flight`,
       'rehearse the same plan on it (docs/sandbox.md, "Rehearsing on a twin of your instance"):',
-      ...rehearsalLines(seedArg, shellPath(rehearsalPlanFor(opts.out))).map((l) => `  ${l}`),
+      ...rehearsalLines(seedArg, shellWord(rehearsalPlanFor(opts.out))).map((l) => `  ${l}`),
       `(written in ${formatApproxDuration(Date.now() - started)})`,
     ];
     ctx.stdout.write(`${lines.join('\n')}\n`);

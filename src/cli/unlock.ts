@@ -12,6 +12,7 @@ import { confirm } from './confirm.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
+import { shellWord } from './command-line.js';
 
 export interface UnlockOptions {
   plan: string;
@@ -50,7 +51,7 @@ export async function runUnlockCommand(opts: UnlockOptions, ctx: CommandContext)
   const removed = unlockCheckpoint(file, { pid: process.pid, host: thisHost() }, now);
   ctx.stdout.write(
     removed
-      ? `unlocked: removed the lock of pid ${removed.pid} on ${removed.host} (logged as lock.unlocked); \`shardmove run\` may continue the checkpoint now\n`
+      ? `unlocked: removed the lock of pid ${removed.pid} on ${removed.host} (logged as lock.unlocked); \`${['shardmove', 'run', shellWord(opts.plan), ...(opts.state ? ['--state', shellWord(opts.state)] : [])].join(' ')}\` may continue the checkpoint now\n`
       : 'not locked any more (its holder released it meanwhile); nothing to do\n',
   );
   return EXIT.ok;

@@ -185,7 +185,7 @@ describe('the commands a run report prints are the ones that continue it', () =>
       summary: { ...summary, quarantined },
       elapsedMs: 0,
       again: "shardmove run 'my plan.yaml' --only l.csv",
-      status: "shardmove status 'my plan.yaml'",
+      plan: 'my plan.yaml',
     });
     expect(run).toContain("\n  once fixed: shardmove run 'my plan.yaml' --only l.csv --retry-quarantined\n");
     expect(run).not.toContain('run the revert again');
@@ -207,8 +207,10 @@ describe('the commands a run report prints are the ones that continue it', () =>
       summary: { ...summary, orphans: copies },
       elapsedMs: 0,
       checkpointFile: '/srv/state/x.db',
-      status: "shardmove status 'my plan.yaml' --state /srv/state/x.db",
+      plan: 'my plan.yaml',
     });
+    expect(text).toContain("shardmove weights restore 'my plan.yaml' --state /srv/state/x.db)");
+    expect(text).toContain("shardmove revert 'my plan.yaml' --state /srv/state/x.db)");
     expect(text).toContain("    shardmove status 'my plan.yaml' --state /srv/state/x.db --json   (orphans)\n");
     expect(text).toContain("    shardmove report 'my plan.yaml' --state /srv/state/x.db --html FILE\n");
   });

@@ -3,6 +3,7 @@
  * quarantined items with reasons, verification, previous and new weights, warnings; in a dry run,
  * the estimate and "nothing was changed". Pure text from data.
  */
+import { shellWord } from '../shared/shell-word.js';
 import type { FinalState, StopRequest } from '../events/vocabulary.js';
 import type { Schedule } from '../time/windows.js';
 import { formatWindowTime, upcomingWindows } from '../time/windows.js';
@@ -39,8 +40,8 @@ export interface FinalReportInput {
   revertOf?: string;
   /** The command that runs this again (`shardmove run PLAN ...`, a revert's `shardmove revert PLAN ...`), named in the hints. */
   again?: string;
-  /** The command that lists this run's items (`shardmove status PLAN ...`). */
-  status?: string;
+  /** The plan file as the operator named it, for the commands the report prints (`PLAN` when not known). */
+  plan?: string;
   /** Warnings the runtime raised while running (e.g. the token expiring before the estimated end). */
   extraWarnings?: string[];
   /** What the end of the run learnt of where items with copies left behind live (./copies.ts). */
@@ -93,10 +94,18 @@ const FEW_COPIES = 3;
 function wayBack(input: FinalReportInput): string {
   if (input.checkpointTemporary)
     return '  (the checkpoint is temporary and removed now: keep one with --state FILE to be able to restore the weights later)';
-  const state = input.checkpointFile ? ` --state ${input.checkpointFile}` : '';
-  const back = `  (to put the "before" values back: shardmove weights restore PLAN${state})`;
+  const back = `  (to put the "before" values back: ${commandOn('weights restore', input)})`;
   if (input.revertOf) return back;
-  return `${back}\n  (to move every item this run moved back where it came from, these weights first: shardmove revert PLAN${state})`;
+  return `${back}\n  (to move every item this run moved back where it came from, these weights first: ${commandOn('revert', input)})`;
+}
+
+/**
+ * `shardmove VERB PLAN --state CHECKPOINT` on this run's checkpoint, pasteable: the plan as the
+ * operator named it (`PLAN` where the report does not know it, as in the demo's).
+ */
+function commandOn(verb: string, input: { plan?: string | undefined; checkpointFile?: string | undefined }): string {
+  const plan = input.plan !== undefined ? shellWord(input.plan) : 'PLAN';
+  return `shardmove ${verb} ${plan}${input.checkpointFile ? ` --state ${shellWord(input.checkpointFile)}` : ''}`;
 }
 
 function weights(w: Record<string, number> | null): string {
@@ -212,8 +221,8 @@ export interface StoppedReportInput {
   late?: string[];
   /** The command that continues the run (`shardmove run PLAN ...`, a revert's `shardmove revert ...`). */
   again?: string;
-  /** The command that lists the run's items (`shardmove status PLAN ...`). */
-  status?: string;
+  /** The plan file as the operator named it, for the commands the report prints (`PLAN` when not known). */
+  plan?: string;
 }
 
 /**
@@ -232,8 +241,7 @@ export function renderStoppedReport(input: StoppedReportInput): string {
   if (!input.dryRun) {
     const counts = countItems(input.summary);
     lines.push('', ...repositoryLines(counts));
-    if (counts.quarantined > 0)
-      lines.push(`  the quarantined items are listed by: ${input.status ?? 'shardmove status with the same plan'}`);
+    if (counts.quarantined > 0) lines.push(`  the quarantined items are listed by: ${commandOn('status', input)}`);
   }
   if (input.late && input.late.length > 0)
     lines.push('', 'Sent before the stop came:', ...input.late.map((w) => `  - ${w}`));
@@ -295,23 +303,13 @@ function wouldMove(input: FinalReportInput, counts: RunCounts): string[] {
   return lines;
 }
 
-/** A path as a shell reads it back: quoted when it has anything but the plainest characters. */
-const shellWord = (s: string) => (/^[\w./=:-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-
 /** Where the whole list of left-behind copies is, for a summary that shows only a few. */
 function fullListOf(input: FinalReportInput): string[] {
   if (input.checkpointTemporary) return ['the checkpoint is temporary: keep one with --state FILE to list them all'];
-  if (input.status)
-    return [
-      'every one, with its paths on the storage, in:',
-      `  ${input.status} --json   (orphans)`,
-      `  ${input.status.replace(/^shardmove status /, 'shardmove report ')} --html FILE`,
-    ];
-  const state = input.checkpointFile ? ` --state ${shellWord(input.checkpointFile)}` : '';
   return [
     'every one, with its paths on the storage, in:',
-    `  shardmove status PLAN${state} --json   (orphans)`,
-    `  shardmove report PLAN${state} --html FILE`,
+    `  ${commandOn('status', input)} --json   (orphans)`,
+    `  ${commandOn('report', input)} --html FILE`,
   ];
 }
 

@@ -18,6 +18,7 @@ import { readItemsFile } from './items-file.js';
 import type { ItemsFormat, ItemsList } from './items-format.js';
 import { digestOf } from './items-format.js';
 import { locateCheckpoint } from './paths.js';
+import { shellWord } from '../shared/shell-word.js';
 import { executeRun } from './run.js';
 import { openExistingCheckpoint } from './status.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
@@ -89,7 +90,7 @@ function otherPlan(opts: OnlyOptions, loaded: LoadedPlan, list: ItemsList): Runt
   return new RuntimeError(
     ITEMS_OTHER_PLAN,
     `refusing: ${opts.onlyFile} was made under plan hash ${list.planHash}, and ${opts.planFile} hashes ${loaded.hash} now; ${what}` +
-      `${what.endsWith('\n') ? '' : ' '}The list applies exactly what was reviewed under its plan: make it again with \`shardmove run ${opts.planFile} --dry-run --items ${opts.onlyFile}\`, review it, and apply that. Nothing was written`,
+      `${what.endsWith('\n') ? '' : ' '}The list applies exactly what was reviewed under its plan: make it again with \`shardmove run ${shellWord(opts.planFile)} --dry-run --items ${shellWord(opts.onlyFile)} --force\`, review it, and apply that. Nothing was written`,
   );
 }
 

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { locateCheckpoint, shellQuote } from './paths.js';
+import { locateCheckpoint } from './paths.js';
+import { shellWord } from '../shared/shell-word.js';
 
 let root: string;
 let plans: string;
@@ -75,7 +76,7 @@ describe('a checkpoint left where an older shardmove put it (state/ under the cu
       expect(err).toMatchObject({ code: 'SHARDMOVE_CHECKPOINT_ELSEWHERE' });
       message = (err as Error).message;
     }
-    const q = (p: string) => shellQuote(p);
+    const q = (p: string) => shellWord(p);
     expect(message).toContain(`belongs beside the plan file, at\n  ${join(plans, 'state', 'x.db')}\n`);
     expect(message).toContain(`under the current directory:\n  ${join(elsewhere, 'state', 'x.db')}\n`);
     expect(message).toContain(
@@ -94,7 +95,7 @@ describe('a checkpoint left where an older shardmove put it (state/ under the cu
 
   it('maps every file to the name the plan field gives, and a copy moves its own files only', () => {
     expect(() => at(elsewhere, join(plans, 'x.yaml'), { planCheckpoint: 'runs/r.db' })).toThrow(
-      `mv -i ${join(elsewhere, 'state', 'x.dry-run.db')} ${shellQuote(join(plans, 'runs', 'r.dry-run.db'))}`,
+      `mv -i ${join(elsewhere, 'state', 'x.dry-run.db')} ${shellWord(join(plans, 'runs', 'r.dry-run.db'))}`,
     );
     mkdirSync(join(elsewhere, 'state', 'x.backup'));
     let message = '';
@@ -104,8 +105,8 @@ describe('a checkpoint left where an older shardmove put it (state/ under the cu
       message = (err as Error).message;
     }
     expect(message.match(/mv -i .*/g)).toEqual([
-      `mv -i ${join(elsewhere, 'state', 'x.backup')} ${shellQuote(join(plans, 'state', 'x.backup'))}`,
-      `mv -i ${join(elsewhere, 'state', 'x.copy.db')} ${shellQuote(join(plans, 'state', 'x.copy.db'))}`,
+      `mv -i ${join(elsewhere, 'state', 'x.backup')} ${shellWord(join(plans, 'state', 'x.backup'))}`,
+      `mv -i ${join(elsewhere, 'state', 'x.copy.db')} ${shellWord(join(plans, 'state', 'x.copy.db'))}`,
     ]);
   });
 
@@ -128,12 +129,13 @@ describe('a checkpoint left where an older shardmove put it (state/ under the cu
   });
 });
 
-describe('shellQuote', () => {
+describe('shellWord', () => {
   it.each([
     ['/srv/plans/state/x.db', '/srv/plans/state/x.db'],
     ['/srv/ops plans/x.db', "'/srv/ops plans/x.db'"],
     ["/srv/it's/x.db", "'/srv/it'\\''s/x.db'"],
-    ['-rf', "'-rf'"],
+    ['-rf', './-rf'],
+    ["-it's", "'./-it'\\''s'"],
     ['/a/$(reboot)/x.db', "'/a/$(reboot)/x.db'"],
-  ])('%s', (raw, quoted) => expect(shellQuote(raw)).toBe(quoted));
+  ])('%s', (raw, quoted) => expect(shellWord(raw)).toBe(quoted));
 });

@@ -5,6 +5,7 @@
  * first, so every path that reaches one plan file (from any directory, by any link) finds the same
  * checkpoint, and a resume from the wrong directory cannot start a second run.
  */
+import { shellWord } from '../shared/shell-word.js';
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { CHECKPOINT_ELSEWHERE, RuntimeError } from './errors.js';
@@ -113,7 +114,7 @@ function leftBehindMessage(file: string, legacy: string, from: 'plan' | 'default
   const newBase = file.slice(0, -'.db'.length);
   const moves = filesOf(legacy, req.role).map((f) => {
     const to = f.startsWith(`${oldBase}.`) ? newBase + f.slice(oldBase.length) : join(dirname(file), basename(f));
-    return `  mv -i ${shellQuote(f)} ${shellQuote(to)}`;
+    return `  mv -i ${shellWord(f)} ${shellWord(to)}`;
   });
   const where =
     from === 'plan'
@@ -127,11 +128,11 @@ function leftBehindMessage(file: string, legacy: string, from: 'plan' | 'default
     `  ${legacy}`,
     'Going on would start a second run beside that one. Nothing was written.',
     'To go on with it, check that no run holds it:',
-    `  shardmove status ${shellPath(req.planFile)} --state ${shellPath(legacy)}`,
+    `  shardmove status ${shellWord(req.planFile)} --state ${shellWord(legacy)}`,
     'then move it with its files to where the plan finds it from any directory:',
-    `  mkdir -p ${shellQuote(dirname(file))}`,
+    `  mkdir -p ${shellWord(dirname(file))}`,
     ...moves,
-    `or name it every time: --state ${shellPath(legacy)}`,
+    `or name it every time: --state ${shellWord(legacy)}`,
   ].join('\n');
 }
 
@@ -154,19 +155,6 @@ function filesOf(legacy: string, role: CheckpointRole): string[] {
   } catch {
     return [legacy];
   }
-}
-
-/** A path as a POSIX shell reads it back, quoted only when it must be. */
-export function shellQuote(s: string): string {
-  return /^[\w./=:@%+-]+$/.test(s) && !s.startsWith('-') ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-/**
- * A path as an argument a command reads back as that path: quoted for a POSIX shell, and a
- * relative path that starts with `-` written `./-x`, which no command takes for an option.
- */
-export function shellPath(path: string): string {
-  return shellQuote(path.startsWith('-') ? `./${path}` : path);
 }
 
 /** The log file sits next to the checkpoint: foo.db -> foo.log. */

@@ -69,7 +69,7 @@ export function inFlightRefusal(file: string, n: number, forwardCommand: string,
   return new RuntimeError(
     MOVES_IN_FLIGHT,
     `refusing: ${file} has ${n} move(s) of the forward run in flight or being posted, which would land after the revert read it. Nothing was written. ` +
-      `Resume the forward run (${forwardCommand}), pause it once nothing more should start (shardmove control --pause), wait until status shows nothing in flight, stop it, then: ${command}`,
+      `Resume the forward run (${forwardCommand}), pause it once nothing more should start (${forwardCommand.replace(/^shardmove run /, 'shardmove control ')} --pause), wait until status shows nothing in flight, stop it, then: ${command}`,
   );
 }
 

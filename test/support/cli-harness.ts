@@ -127,8 +127,14 @@ export function runPrinted(
   return new Promise((done) => child.on('exit', (code) => done({ code, stdout, stderr })));
 }
 
+/**
+ * A fresh temporary directory, `shardmove-PREFIX.XXXXXX`. The dot keeps mkdtemp's random letters
+ * apart from the name: `shardmove-control-other-oz6SvV` has the shape of a custom-prefixed token
+ * (a word, a dash, 20 mixed-case characters and digits), and every message naming a path under it
+ * came out masked, as the run masks anything token-like.
+ */
 export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `shardmove-${prefix}-`));
+  return mkdtempSync(join(tmpdir(), `shardmove-${prefix}.`));
 }
 
 /**
