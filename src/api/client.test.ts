@@ -377,3 +377,85 @@ describe('helpers', () => {
     expect(gitlabMessage(null)).toBeNull();
   });
 });
+
+describe('redirects', () => {
+  const OLD = '/api/v4/projects/acme%2Fold-name';
+  const moved = (location: string) => ({ headers: { location, 'content-type': 'application/json' } });
+
+  it('follows a GET once to the project id on the same origin, with the token, and says where from', async () => {
+    const { pool, client } = setup();
+    pool
+      .intercept({ path: OLD, method: 'GET' })
+      .reply(301, { message: '301 Moved Permanently' }, moved(`${ORIGIN}/api/v4/projects/42`));
+    pool
+      .intercept({ path: '/api/v4/projects/42', method: 'GET', headers: { 'private-token': TOKEN } })
+      .reply(200, { id: 42, path_with_namespace: 'acme/new-name' }, JSON_HEADERS);
+    const res = await client.request({ method: 'GET', path: '/projects/acme%2Fold-name' });
+    expect(res.body).toEqual({ id: 42, path_with_namespace: 'acme/new-name' });
+    expect(res.redirectedFrom).toBe(OLD);
+  });
+
+  it('keeps the query and a base path, and follows to a route under the project id', async () => {
+    const { pool, client } = setup({ baseUrl: `${ORIGIN}/gitlab` });
+    pool
+      .intercept({ path: `/gitlab${OLD}/repository_storage_moves?per_page=1`, method: 'GET' })
+      .reply(301, '', moved('/gitlab/api/v4/projects/42/repository_storage_moves?per_page=1'));
+    pool
+      .intercept({ path: '/gitlab/api/v4/projects/42/repository_storage_moves?per_page=1', method: 'GET' })
+      .reply(200, [], JSON_HEADERS);
+    const res = await client.request({
+      method: 'GET',
+      path: '/projects/acme%2Fold-name/repository_storage_moves',
+      query: { per_page: 1 },
+    });
+    expect(res.body).toEqual([]);
+  });
+
+  it('never follows to another origin, and says so instead of a bare status', async () => {
+    const { pool, client } = setup();
+    pool
+      .intercept({ path: OLD, method: 'GET' })
+      .reply(301, '', moved('http://elsewhere.test/api/v4/projects/42?private_token=leak'));
+    const err = await caught(client.request({ method: 'GET', path: '/projects/acme%2Fold-name' }));
+    expect(err).toBeInstanceOf(ApiHttpError);
+    expect(err.message).toContain('another origin (http://elsewhere.test/api/v4/projects/42)');
+    expect(err.message).toContain('no credentials were sent there');
+    expect(err.message).not.toContain('leak');
+  });
+
+  it('follows only to a project id: not to another route of the same origin', async () => {
+    const { pool, client } = setup();
+    pool.intercept({ path: OLD, method: 'GET' }).reply(302, '', moved(`${ORIGIN}/users/sign_in`));
+    const err = await caught(client.request({ method: 'GET', path: '/projects/acme%2Fold-name' }));
+    expect(err.message).toMatch(
+      /HTTP 302: redirected to http:\/\/gitlab\.test\/users\/sign_in; only a redirect to a project's id/,
+    );
+  });
+
+  it('follows once: a second redirect is an error', async () => {
+    const { pool, client } = setup();
+    pool.intercept({ path: OLD, method: 'GET' }).reply(301, '', moved('/api/v4/projects/42'));
+    pool.intercept({ path: '/api/v4/projects/42', method: 'GET' }).reply(301, '', moved('/api/v4/projects/42'));
+    const err = await caught(client.request({ method: 'GET', path: '/projects/acme%2Fold-name' }));
+    expect(err.message).toContain('redirected again');
+  });
+
+  it('does not follow a redirect of a POST: nothing is sent to the Location', async () => {
+    const { pool, client } = setup();
+    pool
+      .intercept({ path: `${OLD}/repository_storage_moves`, method: 'POST' })
+      .reply(301, '', moved('/api/v4/projects/42/repository_storage_moves'));
+    const err = await caught(
+      client.request({ method: 'POST', path: '/projects/acme%2Fold-name/repository_storage_moves', body: {} }),
+    );
+    expect(err).toBeInstanceOf(ApiHttpError);
+    expect(err.message).toContain('only a GET is followed');
+  });
+
+  it('a redirect without a Location is named as such', async () => {
+    const { pool, client } = setup();
+    pool.intercept({ path: OLD, method: 'GET' }).reply(301, '');
+    const err = await caught(client.request({ method: 'GET', path: '/projects/acme%2Fold-name' }));
+    expect(err.message).toContain('a redirect without a Location');
+  });
+});

@@ -113,6 +113,11 @@ export interface ApiResponse {
   headers: Record<string, string | string[] | undefined>;
   /** Parsed JSON, or the text when the body is not JSON, or null when empty. */
   body: unknown;
+  /**
+   * The path first asked (with /api/v4) when the instance redirected a GET to a project's id (a
+   * renamed or transferred project named by a former path) and the client followed it; else absent.
+   */
+  redirectedFrom?: string;
 }
 
 /** The client: one request function over a shared keep-alive pool. */
@@ -165,12 +170,14 @@ export function createClient(opts: ClientOptions): ApiClient {
   const counts = { requests: 0, mutating: 0 };
 
   async function request(r: RequestOptions): Promise<ApiResponse> {
-    const fullPath = `${prefix}${r.root ? '' : '/api/v4'}${r.path}`;
-    const ref: RequestRef = { method: r.method, path: fullPath };
+    const askedPath = `${prefix}${r.root ? '' : '/api/v4'}${r.path}`;
+    let fullPath = askedPath;
+    let ref: RequestRef = { method: r.method, path: fullPath };
+    let redirected = false;
     const mutating = r.method !== 'GET' && r.readOnlySafe !== true;
     if (opts.readOnly && mutating) throw new DryRunBlockedError(ref);
     const query = buildQuery(r.query);
-    const loggedPath = fullPath + buildQuery(r.query, SENSITIVE_QUERY);
+    const loggedQuery = buildQuery(r.query, SENSITIVE_QUERY);
     // A POST that only reads (token inspection) is as safe to repeat as a GET.
     const idempotent = r.method === 'GET' || r.method === 'PUT' || r.readOnlySafe === true;
     const payload = r.body === undefined ? undefined : JSON.stringify(r.body);
@@ -183,7 +190,7 @@ export function createClient(opts: ClientOptions): ApiClient {
       const headers: Record<string, string> = { accept: 'application/json', 'user-agent': userAgent, ...auth };
       if (payload !== undefined) headers['content-type'] = 'application/json';
       if (opts.sudo && !r.anonymous) headers['sudo'] = opts.sudo;
-      const event: RequestEvent = { method: r.method, path: loggedPath, attempt, mutating };
+      const event: RequestEvent = { method: r.method, path: fullPath + loggedQuery, attempt, mutating };
       counts.requests++;
       if (mutating) counts.mutating++;
       opts.onRequest?.(event);
@@ -211,9 +218,14 @@ export function createClient(opts: ClientOptions): ApiClient {
       }
       let retryAfterMs: number | null = null;
       let body: unknown = null;
+      let follow: string | null = null;
       if (answer) {
         body = parseBody(answer.text, answer.headers['content-type']);
-        if ((answer.status < 200 || answer.status >= 300) && !r.acceptStatus?.includes(answer.status)) {
+        if (answer.status >= 300 && answer.status < 400 && !r.acceptStatus?.includes(answer.status)) {
+          const rule = redirectRule(base, prefix, r.method, redirected, answer.headers['location']);
+          if (rule.follow !== null) follow = rule.follow;
+          else error = new ApiHttpError(ref, answer.status, rule.refusal, body);
+        } else if ((answer.status < 200 || answer.status >= 300) && !r.acceptStatus?.includes(answer.status)) {
           retryAfterMs = parseRetryAfter(answer.headers['retry-after'], now());
           error = httpError(ref, answer.status, body, retryAfterMs);
         }
@@ -225,7 +237,17 @@ export function createClient(opts: ClientOptions): ApiClient {
         durationMs: now() - started,
         errorCode: error?.code ?? null,
       });
-      if (answer && !error) return { status: answer.status, headers: answer.headers, body };
+      if (follow !== null) {
+        // The same request once more at the project's id; attempts and retries carry on as one request.
+        fullPath = follow;
+        redirected = true;
+        ref = { method: r.method, path: fullPath };
+        continue;
+      }
+      if (answer && !error)
+        return !redirected
+          ? { status: answer.status, headers: answer.headers, body }
+          : { status: answer.status, headers: answer.headers, body, redirectedFrom: askedPath };
       if (!error) throw new Error('unreachable: no answer and no error');
       if (error instanceof ApiUnauthorizedError && !refreshed && !r.anonymous) {
         // A 401 is decided before the endpoint runs, so resending even a POST cannot double it.
@@ -273,6 +295,44 @@ export function createPool(timeoutMs: number, concurrency: number): Dispatcher {
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
   });
+}
+
+/** A project's own route under the API, where GitLab sends a GET that named a project by a former path. */
+const PROJECT_ID_ROUTE = /^\/api\/v4\/projects\/\d+(?:\/[A-Za-z0-9_-]+)*$/;
+
+/**
+ * Whether a 3xx answer to a request is followed, and where to. Only a GET, only once, only to the
+ * same origin and only to a project's own route by id (`/api/v4/projects/<id>[/...]`), which is
+ * the one redirect GitLab's API sends (a project named by a former path). Anything else would send
+ * the credentials somewhere the operator did not name, so it becomes an error that says where the
+ * answer pointed and why it was not followed (never a bare status). The Location's query is not
+ * quoted: a server may have put a secret there.
+ */
+export function redirectRule(
+  base: URL,
+  prefix: string,
+  method: HttpMethod,
+  alreadyRedirected: boolean,
+  location: string | string[] | undefined,
+): { follow: string; refusal: null } | { follow: null; refusal: string } {
+  const raw = Array.isArray(location) ? location[0] : location;
+  const refuse = (why: string) => ({ follow: null, refusal: why });
+  if (raw === undefined || raw.trim() === '') return refuse('a redirect without a Location; not followed');
+  let to: URL;
+  try {
+    to = new URL(raw, base);
+  } catch {
+    return refuse('a redirect to a Location that is not a URL; not followed');
+  }
+  const where = `${to.origin}${to.pathname}`;
+  if (method !== 'GET') return refuse(`redirected to ${where}; only a GET is followed, so nothing was sent there`);
+  if (alreadyRedirected) return refuse(`redirected again, to ${where}; a redirect is followed once`);
+  if (to.origin !== base.origin)
+    return refuse(`redirected to another origin (${where}); not followed, and no credentials were sent there`);
+  const rest = to.pathname.startsWith(`${prefix}/`) ? to.pathname.slice(prefix.length) : null;
+  if (rest === null || !PROJECT_ID_ROUTE.test(rest))
+    return refuse(`redirected to ${where}; only a redirect to a project's id (/api/v4/projects/<id>) is followed`);
+  return { follow: to.pathname, refusal: null };
 }
 
 /** Capped exponential backoff; `failures` counts from 1. */
