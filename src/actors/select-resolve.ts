@@ -8,6 +8,7 @@ import type { KindAccessMode } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 import type { SelectEntry } from '../plan/values.js';
 import { SELECT_UNKNOWN, SELECT_UNLISTABLE, StepError } from './errors.js';
+import { followFormerPath } from './select.js';
 import type { ActorDeps } from './types.js';
 
 /** Names asked at once. */
@@ -40,14 +41,15 @@ export async function resolveSelection(
         `taking everything there. Leave ${byRecords.join(' and ')} out of move.kinds (and move them in a run of their own), or drop move.select. Nothing was written`,
     );
   }
-  const checks: { entry: SelectEntry; form: Form; list: string }[] = [
-    ...sel.namespaces.map((entry) => ({ entry, form: 'namespace' as const, list: 'namespaces' })),
-    ...sel.projects.map((entry) => ({ entry, form: 'project' as const, list: 'projects' })),
-    ...sel.exclude.map((entry) => ({ entry, form: 'either' as const, list: 'exclude' })),
-    ...(sel.file?.entries ?? []).map((entry) => ({ entry, form: 'either' as const, list: 'file' })),
+  const checks: { entry: SelectEntry; form: Form; list: 'namespaces' | 'projects' | 'exclude' | 'file' }[] = [
+    ...sel.namespaces.map((entry) => ({ entry, form: 'namespace' as const, list: 'namespaces' as const })),
+    ...sel.projects.map((entry) => ({ entry, form: 'project' as const, list: 'projects' as const })),
+    ...sel.exclude.map((entry) => ({ entry, form: 'either' as const, list: 'exclude' as const })),
+    ...(sel.file?.entries ?? []).map((entry) => ({ entry, form: 'either' as const, list: 'file' as const })),
   ];
   const problems: string[] = [];
   const elsewhere: { name: string; at: string; storage: string }[] = [];
+  const renamed: string[] = [];
   for (let i = 0; i < checks.length; i += PARALLEL_READS) {
     if (deps.signal.aborted) throw deps.signal.reason instanceof Error ? deps.signal.reason : new Error('aborted');
     const batch = checks.slice(i, i + PARALLEL_READS);
@@ -56,7 +58,15 @@ export async function resolveSelection(
       const seen = found[j] ?? { found: null, storage: null };
       const problem = problemOf(c.entry.ref, c.form, seen.found);
       if (problem) problems.push(`${c.entry.at}: ${problem}`);
-      else if (c.list !== 'exclude' && seen.found === 'project' && seen.storage !== null) {
+      if (!problem && seen.now) {
+        followFormerPath(deps.plan, c.list === 'namespaces' ? 'projects' : c.list, seen.now.id);
+        renamed.push(
+          `move.select: project ${seen.now.id} (${c.entry.at}) was ${String(c.entry.ref)}, now ${seen.now.path}: ` +
+            `the instance redirects the former path, and the run follows project ${seen.now.id}; write ${seen.now.path} in the plan`,
+        );
+      }
+      if (problem) return;
+      if (c.list !== 'exclude' && seen.found === 'project' && seen.storage !== null) {
         if (!deps.plan.move.from.includes(seen.storage))
           elsewhere.push({ name: nameOf(c.entry.ref), at: c.entry.at, storage: seen.storage });
       }
@@ -73,12 +83,16 @@ export async function resolveSelection(
     );
   }
   deps.log.info({ names: checks.length }, 'move.select: every name is on the instance');
-  const out = elsewhere
+  const out = [...renamed.slice(0, MAX_LISTED)];
+  if (renamed.length > MAX_LISTED)
+    out.push(`move.select: ${renamed.length - MAX_LISTED} more names are former paths of renamed or moved projects`);
+  const far = elsewhere
     .slice(0, MAX_LISTED)
     .map(
       (e) =>
         `move.select: ${e.name} (${e.at}) is named but not on a source storage (on ${e.storage}): this run does not move it`,
     );
+  out.push(...far);
   if (elsewhere.length > MAX_LISTED)
     out.push(`move.select: ${elsewhere.length - MAX_LISTED} more named projects are not on a source storage either`);
   return out;
@@ -93,6 +107,8 @@ function nameOf(ref: number | string): string {
 interface Seen {
   found: Found;
   storage: string | null;
+  /** A project named by a former path: where it is now. */
+  now?: { id: number; path: string };
 }
 
 /** What `ref` is on the instance, asking only what `form` needs (and a second read to explain a miss). */
@@ -100,7 +116,11 @@ async function lookUp(deps: Pick<ActorDeps, 'api'>, ref: number | string, form: 
   const project = async (): Promise<Seen | null> => {
     const p = await deps.api.findProject(ref);
     if (p === null) return null;
-    return { found: 'project', storage: p === 'hidden' ? null : p.storage };
+    if (p === 'hidden') return { found: 'project', storage: null };
+    // GitLab answers a former path with the project (the client follows the redirect): the path
+    // it shows is then not the one asked. Paths ignore case.
+    const moved = typeof ref === 'string' && p.name.toLowerCase() !== ref.toLowerCase();
+    return { found: 'project', storage: p.storage, ...(moved ? { now: { id: p.id, path: p.name } } : {}) };
   };
   const namespace = async (): Promise<Seen | null> =>
     (await deps.api.getNamespace(String(ref))) === null ? null : { found: 'namespace', storage: null };

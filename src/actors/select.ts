@@ -58,6 +58,22 @@ export function selectionOf(plan: { move: { select?: MoveSelect | null | undefin
   return out;
 }
 
+/**
+ * A project the plan names by a former full path (the instance redirected the path to it): the
+ * selection follows it by id, since no listing shows it under the name the plan wrote. `list` is
+ * where the name is written; an excluded one is excluded by id.
+ */
+export function followFormerPath(
+  plan: { move: { select?: MoveSelect | null | undefined } },
+  list: 'projects' | 'exclude' | 'file',
+  id: number,
+): void {
+  const s = selectionOf(plan);
+  if (!s) return;
+  // The compiled selection's sets are this module's own Sets, read-only only to the callers.
+  (list === 'exclude' ? (s.excludeIds as Set<number>) : (s.projectIds as Set<number>)).add(id);
+}
+
 /** Whether `path` is one of `roots` or inside one of them. */
 function underAny(path: string, roots: readonly string[]): boolean {
   const p = path.toLowerCase();

@@ -243,6 +243,14 @@ const MIGRATIONS: string[] = [
   // Releases and tiers: a project's repository feature level (GitLab's ProjectFeature
   // `repository_access_level`), which decides who has `read_code` (inventory/code-access.ts).
   "ALTER TABLE items ADD COLUMN repository_access_level TEXT NOT NULL DEFAULT 'enabled';",
+  // A renamed or transferred project's former full paths (GitLab's redirect_routes), which the
+  // API redirects to the project from 16.7 (inventory/redirects.ts).
+  `
+  CREATE TABLE redirect_routes (
+    path TEXT PRIMARY KEY COLLATE NOCASE,
+    project_id INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */

@@ -251,6 +251,15 @@ const projectSchema = itemSchema.extend({
   repository_access_level: z.enum(SNIPPETS_ACCESS_LEVELS, { error: 'must be disabled, private or enabled' }).optional(),
   /** Users (username or id) who are members of the project. */
   members: z.array(z.union([z.string(), z.number()]), { error: 'must be a list of usernames or user ids' }).optional(),
+  /**
+   * Full paths the project had before a rename or transfer (`group-1/old-name`): from 16.7 the API
+   * redirects a GET that names one to the project, and refuses every other method (405).
+   */
+  former_paths: z
+    .array(z.string().regex(/^[^/\s]+(\/[^/\s]+)+$/, { error: 'must be a full path such as group-1/old-name' }), {
+      error: 'must be a list of full paths such as group-1/old-name',
+    })
+    .optional(),
   /** Fork networks: the project this one is a fork of, by id or full path (`group-1/project-3`). */
   forked_from: z
     .union([int(1), text], { error: 'must be a project id or a full path such as group-1/project-3' })
@@ -359,6 +368,7 @@ export type ItemSeed = z.output<typeof itemSchema> & {
   pending_delete?: boolean;
   snippets_access_level?: SnippetsAccessLevel;
   repository_access_level?: RepositoryAccessLevel;
+  former_paths?: string[];
   members?: (string | number)[];
   project?: number;
   author?: string | number;

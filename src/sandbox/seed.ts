@@ -467,6 +467,8 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
   const addMember = db.prepare(
     'INSERT OR IGNORE INTO project_members (project_id, user_id) SELECT ?, id FROM users WHERE id = ? OR username = ?',
   );
+  const addFormer = db.prepare('INSERT OR REPLACE INTO redirect_routes (path, project_id) VALUES (?, ?)');
+  const formerOwner = db.prepare('SELECT project_id FROM redirect_routes WHERE path = ?');
   const attach = attachSnippet(db);
   const setAuthor = db.prepare(
     "UPDATE items SET owner_id = (SELECT id FROM users WHERE id = ? OR username = ?) WHERE kind = 'snippet' AND id = ?",
@@ -496,6 +498,14 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
       if (it.hidden || it.pending_delete) setState.run(it.hidden ? 1 : 0, it.pending_delete ? 1 : 0, kind, it.id);
       if (it.snippets_access_level) setLevel.run(it.snippets_access_level, it.id);
       if (it.repository_access_level) setRepositoryLevel.run(it.repository_access_level, it.id);
+      for (const former of it.former_paths ?? []) {
+        const owner = formerOwner.get(former) as { project_id: number } | undefined;
+        if (owner && owner.project_id !== it.id)
+          throw new SeedError([
+            `inventory.projects: ${JSON.stringify(former)} is a former path of projects ${owner.project_id} and ${it.id}`,
+          ]);
+        addFormer.run(former, it.id);
+      }
       for (const m of it.members ?? []) addMember.run(it.id, typeof m === 'number' ? m : -1, String(m));
       if (kind === 'snippet' && it.author !== undefined) setAuthor.run(it.author, String(it.author), it.id);
       // Projects come first in this loop, so an explicit project is in place before its snippets.

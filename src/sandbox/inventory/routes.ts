@@ -44,6 +44,7 @@ import {
   sshHostOf,
 } from './entities.js';
 import { KIND_LABEL, createAuthorLookup, findItem, hasGroupWikiRepositories, licensesGroupWikis } from './items.js';
+import { requireProject } from './redirects.js';
 import {
   PUBLIC_PERSONAL_SNIPPETS_SQL,
   canReadSnippet,
@@ -525,6 +526,8 @@ function show(ctx: RequestContext, kind: ItemKind): Reply {
     (kind === 'snippet' && ctx.caller
       ? canReadSnippet(ctx.state.db, { userId: ctx.caller.user.id, admin }, row)
       : canSee(ctx.caller, admin, row));
+  if (!row && kind === 'project')
+    requireProject(ctx, { scope: 'default' }, (moved) => canSee(ctx.caller, admin, moved));
   if (!row || !visible) throw notFound(KIND_LABEL[kind]);
   const opts = { origin: ctx.origin, admin: admin && SPECS[kind].showsStorage(ctx) };
   if (kind === 'project') {

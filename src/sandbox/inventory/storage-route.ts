@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { RequestContext, Reply } from '../http/context.js';
 import type { Router } from '../http/router.js';
-import { requireItem } from './items.js';
+import { requireProject } from './redirects.js';
 
 /** Hashed storage's disk path of project `id` (`Storage::Hashed#disk_path`). */
 export function hashedDiskPath(id: number): string {
@@ -19,7 +19,7 @@ export function hashedDiskPath(id: number): string {
 }
 
 function showStorage(ctx: RequestContext): Reply {
-  const row = requireItem(ctx.state.db, 'project', ctx.params.id, { scope: 'default' });
+  const row = requireProject(ctx, { scope: 'default' });
   return {
     body: {
       disk_path: hashedDiskPath(row.id),

@@ -27,6 +27,7 @@ import { READ_ONLY_MESSAGE, badRequest, forbidden, notFound } from '../http/erro
 import type { Router } from '../http/router.js';
 import { fakeChecksum } from '../checksum.js';
 import { KIND_LABEL, createAuthorLookup, itemStatements, requireGroupTier, requireItem } from './items.js';
+import { requireProject } from './redirects.js';
 import { commitEntity, parseCommitBody, parseSnippetBody, parseWikiBody, wikiSlug } from './write-params.js';
 import { snippetEntity } from './entities.js';
 
@@ -111,7 +112,10 @@ function createWikiPage(ctx: RequestContext): Reply {
  */
 function writableItem(ctx: RequestContext, kind: ItemKind, needsRepository = true): ItemRow {
   // GitLab's default project scopes: hidden and pending-delete projects are not found here.
-  const item = requireItem(ctx.state.db, kind, ctx.params.id, { scope: 'default' });
+  const item =
+    kind === 'project'
+      ? requireProject(ctx, { scope: 'default' })
+      : requireItem(ctx.state.db, kind, ctx.params.id, { scope: 'default' });
   const caller = ctx.caller;
   const admin = caller !== null && isEffectiveAdmin(ctx, caller);
   if (!admin && (caller === null || item.owner_id !== caller.user.id)) {

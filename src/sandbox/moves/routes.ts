@@ -20,6 +20,7 @@ import type { Router } from '../http/router.js';
 import type { OffsetPage } from '../http/pagination.js';
 import { TOTAL_COUNT_LIMIT, countCapped, offsetHeaders, parseOffset } from '../http/pagination.js';
 import { itemStatements, requireItem } from '../inventory/items.js';
+import { requireProject } from '../inventory/redirects.js';
 import { createMoveRenderer } from './entities.js';
 import type { MoveListRow } from './store.js';
 import { countMoves, moveStatements } from './store.js';
@@ -51,6 +52,7 @@ export function register(router: Router): void {
  * Grape's 400) and `12abc` find snippet 12.
  */
 function itemOf(ctx: RequestContext, kind: ItemKind): () => ItemRow {
+  if (kind === 'project') return () => requireProject(ctx);
   if (kind !== 'snippet') return () => requireItem(ctx.state.db, kind, ctx.params.id);
   const id = activeRecordId(ctx.params.id ?? '');
   const snippet = id === undefined ? undefined : itemStatements(ctx.state.db).byId.get('snippet', id);
