@@ -272,3 +272,32 @@ describe('hostile seeds', () => {
     }
   });
 });
+
+describe('former paths', () => {
+  const project = (id: number, former: string[]) => ({
+    id,
+    storage: 'default',
+    namespace: 'acme',
+    former_paths: former,
+  });
+
+  it('keeps each listed former path for its project', () => {
+    const db = seeded(0, { projects: [project(3, ['acme/old', 'other/older'])] });
+    expect(db.prepare('SELECT path, project_id FROM redirect_routes ORDER BY path').all()).toEqual([
+      { path: 'acme/old', project_id: 3 },
+      { path: 'other/older', project_id: 3 },
+    ]);
+  });
+
+  it('refuses one former path for two projects', () => {
+    expect(() => seeded(0, { projects: [project(3, ['acme/old']), project(4, ['ACME/old'])] })).toThrow(
+      /"ACME\/old" is a former path of projects 3 and 4/,
+    );
+  });
+
+  it('refuses a former path without a namespace', () => {
+    expect(problems('inventory:\n  projects: [{ id: 1, storage: default, former_paths: [old] }]\n').join('\n')).toMatch(
+      /must be a full path such as group-1\/old-name/,
+    );
+  });
+});
