@@ -201,3 +201,56 @@ describe('pre-flight: resolveSelection', () => {
     expect(asked).toEqual(['acme/far']);
   });
 });
+
+describe('pre-flight: names that are former paths of a project', () => {
+  const log = pino({ level: 'silent' });
+  // The instance redirected these paths: the project read back shows its path of today.
+  const api: Partial<InstanceApi> = {
+    getNamespace: async () => null,
+    findProject: async (ref) =>
+      ref === 'acme/old' || ref === 'acme/new'
+        ? { kind: 'projects', id: 7, storage: 'nfs-1', name: 'acme/new', sizeBytes: null }
+        : ref === 'acme/was-api' || ref === 'ACME/API'
+          ? { kind: 'projects', id: 8, storage: 'nfs-1', name: 'acme/api', sizeBytes: null }
+          : null,
+  };
+  const run = (select: Partial<MoveSelect>) => {
+    const plan = {
+      move: {
+        kinds: ['projects'],
+        from: ['nfs-1'],
+        select: { namespaces: [], projects: [], exclude: [], file: null, ...select },
+      },
+    };
+    return {
+      plan,
+      warnings: resolveSelection(
+        { api: api as InstanceApi, log, signal: new AbortController().signal, plan: plan as never },
+        { projects: 'listing' },
+      ),
+    };
+  };
+
+  it('chooses the project by its id, names both paths, and excludes by id what exclude names by a former path', async () => {
+    const { plan, warnings } = run({ projects: entries('acme/old'), exclude: entries('acme/was-api') });
+    expect(await warnings).toEqual([
+      expect.stringMatching(
+        /^move\.select: project 7 \(plan\.yaml:1:1\) was acme\/old, now acme\/new: .*write acme\/new in the plan$/,
+      ),
+      expect.stringMatching(/^move\.select: project 8 \(plan\.yaml:1:1\) was acme\/was-api, now acme\/api/),
+    ]);
+    const s = selectionOf(plan)!;
+    expect(projectChosen(s, 7, 'acme/new')).toBe(true);
+    expect(projectChosen(s, 8, 'acme/api')).toBe(false);
+    // Only exclude: everything else is chosen, the project excluded by its former path is not.
+    const only = run({ exclude: entries('acme/was-api') });
+    await only.warnings;
+    expect(projectChosen(selectionOf(only.plan)!, 8, 'acme/api')).toBe(false);
+    expect(projectChosen(selectionOf(only.plan)!, 7, 'acme/new')).toBe(true);
+  });
+
+  it('says nothing of a name that is the path of today, whatever its case', async () => {
+    const { warnings } = run({ projects: entries('acme/new', 'ACME/API') });
+    expect(await warnings).toEqual([]);
+  });
+});
