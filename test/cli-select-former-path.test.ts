@@ -10,9 +10,10 @@ import { describe, expect, it } from 'vitest';
 import type { Document } from 'yaml';
 import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, startSeededSandbox } from './support/cli-harness.js';
 
-function inventory(version: string) {
+function inventory(version: string, flag?: boolean) {
   return (seed: Document): void => {
     seed.setIn(['instance', 'version'], version);
+    if (flag !== undefined) seed.setIn(['instance', 'feature_flags'], { api_redirect_moved_projects: flag });
     seed.setIn(['inventory', 'groups'], [{ id: 1, name: 'acme', storage: 'nfs-1', size_mb: 5 }]);
     seed.setIn(
       ['inventory', 'projects'],
@@ -93,5 +94,18 @@ describe('a project named by a former path', { timeout: 120_000 }, () => {
     expect(run.code, run.stdout + run.stderr).toBe(2);
     expect(run.stdout).toMatch(/plan\.yaml:10:24: no project has the full path "acme\/old-name"/);
     expect(await movesOf(sandbox.url, 'project')).toEqual([]);
+  });
+
+  it('16.5: the sandbox redirects only with api_redirect_moved_projects on', async () => {
+    const off = await startSeededSandbox('former-165', { projects: 0, snippets: 0, groups: 0 }, inventory('16.5.0'));
+    expect((await call(off.sandbox.url, 'GET', OLD)).status).toBe(404);
+    const on = await startSeededSandbox(
+      'former-165-on',
+      { projects: 0, snippets: 0, groups: 0 },
+      inventory('16.5.0', true),
+    );
+    const get = await call(on.sandbox.url, 'GET', OLD);
+    expect(get.status).toBe(301);
+    expect(get.headers.get('location')).toBe(`${on.sandbox.url}/api/v4/projects/7`);
   });
 });

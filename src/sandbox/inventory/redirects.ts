@@ -4,7 +4,8 @@
  * when the path asked is not the project's own, answers a GET with 301 to the same request at the
  * project's id (`url_with_project_id`) and any other method with 405 "Non GET methods are not
  * allowed for moved projects". From 16.7; 16.4 to 16.6 behind the `api_redirect_moved_projects`
- * flag, off by default, so the sandbox answers 404 there as for any unknown path. Groups and users
+ * flag, off by default: the sandbox redirects there only when the seed turns the flag on
+ * (`instance.feature_flags`), and otherwise answers 404 as for any unknown path. Groups and users
  * never redirect.
  */
 import { atLeast, parseRelease } from '../auth/token-types.js';
@@ -17,10 +18,23 @@ import type { FindOptions } from './items.js';
 
 /** The first release that redirects moved projects by default. */
 export const PROJECT_REDIRECTS_SINCE = [16, 7] as const;
+/** The flag that gates the redirects before that, and the first release that has it. */
+export const PROJECT_REDIRECTS_FLAG = 'api_redirect_moved_projects';
+const FLAG_SINCE = [16, 4] as const;
 
 const statements = perDatabase((db: Db) => ({
   byPath: db.prepare('SELECT project_id FROM redirect_routes WHERE path = ?'),
+  flag: db.prepare<[string], { value: string }>('SELECT value FROM features WHERE name = ?'),
 }));
+
+/** Whether `version` redirects former paths, given the instance's feature flags in `db`. */
+function redirects(db: Db, version: string): boolean {
+  const release = parseRelease(version);
+  if (atLeast(release, PROJECT_REDIRECTS_SINCE)) return true;
+  if (!atLeast(release, FLAG_SINCE)) return false;
+  const row = statements(db).flag.get(PROJECT_REDIRECTS_FLAG);
+  return row !== undefined && row.value.trim() === 'true';
+}
 
 /**
  * The project a former full path leads to on this release, or null. Only a path (an id never
@@ -28,7 +42,7 @@ const statements = perDatabase((db: Db) => ({
  */
 export function formerPathTarget(ctx: RequestContext, ref: string): number | null {
   if (!ref.includes('/')) return null;
-  if (!atLeast(parseRelease(ctx.state.config.version), PROJECT_REDIRECTS_SINCE)) return null;
+  if (!redirects(ctx.state.db, ctx.state.config.version)) return null;
   const row = statements(ctx.state.db).byPath.get(ref) as { project_id: number } | undefined;
   return row?.project_id ?? null;
 }
