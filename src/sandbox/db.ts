@@ -243,6 +243,9 @@ const MIGRATIONS: string[] = [
   // Releases and tiers: a project's repository feature level (GitLab's ProjectFeature
   // `repository_access_level`), which decides who has `read_code` (inventory/code-access.ts).
   "ALTER TABLE items ADD COLUMN repository_access_level TEXT NOT NULL DEFAULT 'enabled';",
+  // A project's wiki repository (GitLab's `statistics.wiki_size`): a project move copies it too, so
+  // it takes room on the destination beside the repository's `size_mb`.
+  'ALTER TABLE items ADD COLUMN wiki_mb REAL NOT NULL DEFAULT 0;',
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */
