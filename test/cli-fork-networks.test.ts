@@ -207,8 +207,9 @@ describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
     const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
     const out = run.stdout + run.stderr;
     expect(run.code, out).toBe(1);
-    // cluster: the root (500 MiB), its pool's objects (500 MiB) and the pool copy (500 MiB).
-    expect(out).toMatch(/the drain does not fit on cluster: it needs 1572864000 bytes \(1\.5 GiB\)/);
+    // cluster: the root (500 MiB), its pool's objects (500 MiB), the pool copy (500 MiB) and the
+    // root's design repository allowance (1 MiB).
+    expect(out).toMatch(/the drain does not fit on cluster: it needs 1573912576 bytes \(1\.5 GiB\)/);
     expect(out).toMatch(
       /that counts a pool copy on each destination of the fork network\(s\) of project\(s\) 1, split because they fit on no single destination/,
     );

@@ -27,6 +27,7 @@ import type { NetNode, ReadProject } from './drain/networks.js';
 import { compareKeys, rankClass, sizeClass } from './drain/order.js';
 import type { OrderKey } from './drain/order.js';
 import { UnreadableFreeError, bytesOf, freeBytesOf, pickDestination } from './drain/placement.js';
+import { DESIGN_ALLOWANCE, poolBytesOf } from './drain/sizes.js';
 import { chooseItems, selectionOf } from './select.js';
 import type { ActorDeps } from './types.js';
 
@@ -66,6 +67,8 @@ export interface Sized {
   id: number;
   bytes: number;
   byAllowance: boolean;
+  /** Projects: the wiki's part of `bytes` (`statistics.wiki_size`), when it has one. */
+  wikiBytes?: number;
   /** Its fork network (the root id as far as the listing shows), when in one. */
   network?: number;
 }
@@ -233,7 +236,7 @@ async function listedNetworks(
     const root = known.get(place.root);
     const n = out.get(place.root) ?? {
       bytes: 0,
-      poolBytes: bytesOf('projects', root?.sizeBytes ?? null),
+      poolBytes: poolBytesOf(root ?? { sizeBytes: null }),
       rootStorage: root?.storage ?? null,
     };
     n.bytes += memberLanding(it.bytes, n.poolBytes);
@@ -294,9 +297,15 @@ export async function checkCapacity(
             id: item.id,
             bytes: bytesOf(kind, item.sizeBytes),
             byAllowance: item.sizeBytes === null || kind !== 'projects',
+            ...(item.wikiBytes ? { wikiBytes: item.wikiBytes } : {}),
           });
           if (kind === 'projects' && inNetwork(item)) {
-            forks.set(item.id, { parent: item.forkedFromId ?? null, storage: item.storage, sizeBytes: item.sizeBytes });
+            forks.set(item.id, {
+              parent: item.forkedFromId ?? null,
+              storage: item.storage,
+              sizeBytes: item.sizeBytes,
+              ...(item.wikiBytes ? { wikiBytes: item.wikiBytes } : {}),
+            });
             if (item.forksCount === null) unknownForks += 1;
           }
         }
@@ -364,10 +373,35 @@ export async function checkCapacity(
       `the drain does not fit on ${first.storage}: it needs ${first.neededBytes} bytes (${formatBytes(first.neededBytes)}) plus capacity.keep_free ${first.keepFreeBytes} bytes, ` +
         `and ${first.storage} has ${first.freeBytes} bytes (${formatBytes(first.freeBytes!)}) free (capacity.storages.${first.storage}.free)` +
         splitNote(sim.split) +
+        wikiNote(items) +
         '. Nothing was written',
     );
   }
   return { warnings, notes };
+}
+
+/**
+ * For a refusal: what the project wikis and design repositories add to the bytes needed, since a
+ * project move copies them beside the repository (docs/operations.md, "Room").
+ */
+export function wikiNote(items: readonly Sized[]): string {
+  let wikis = 0;
+  let withWiki = 0;
+  let projects = 0;
+  for (const i of items) {
+    if (i.kind !== 'projects' || i.byAllowance) continue;
+    projects += 1;
+    if (i.wikiBytes) {
+      wikis += i.wikiBytes;
+      withWiki += 1;
+    }
+  }
+  if (projects === 0) return '';
+  const wiki =
+    withWiki > 0
+      ? `the wikis of ${withWiki} project(s), ${wikis} bytes (${formatBytes(wikis)}, statistics.wiki_size), and `
+      : '';
+  return `; the listed projects count with ${wiki}a design repository allowance of ${formatBytes(DESIGN_ALLOWANCE)} each (${projects} project(s)), which a project move copies beside the repository`;
 }
 
 /** For a refusal: the split networks whose pool copies count in the bytes needed. */

@@ -71,14 +71,18 @@ export function parseItem(kind: Kind, raw: unknown, ref: RequestRef): ItemRecord
   const name = kind === 'projects' ? it['path_with_namespace'] : kind === 'snippets' ? it['title'] : it['full_path'];
   const stats = typeof it['statistics'] === 'object' && it['statistics'] !== null ? (it['statistics'] as Json) : null;
   const size = stats?.['repository_size'];
+  // A project move copies the wiki too (`mirror_repositories`), so its bytes count as the move's.
+  const wiki = stats?.['wiki_size'];
+  const wikiBytes = typeof size === 'number' && typeof wiki === 'number' && wiki > 0 ? wiki : 0;
   // `repository_read_only` is not a GitLab API field (docs/gitlab-behaviour.md §1.4): never read it.
   const item: ItemRecord = {
     kind,
     id: int(it['id'], ref, 'item.id'),
     storage: str(it['repository_storage']),
     name: str(name) ?? str(it['name']) ?? '',
-    sizeBytes: typeof size === 'number' ? size : null,
+    sizeBytes: typeof size === 'number' ? size + wikiBytes : null,
   };
+  if (wikiBytes > 0) item.wikiBytes = wikiBytes;
   if (kind === 'snippets') {
     // For move.select: a project snippet follows its project, a personal one its author.
     const project = it['project_id'];

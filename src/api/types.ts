@@ -33,8 +33,13 @@ export interface ItemRecord {
   storage: string | null;
   /** Display name (path_with_namespace, title or full_path). */
   name: string;
-  /** Repository size in bytes when the instance reports it, else null. */
+  /**
+   * Bytes a move copies, as the instance reports them, else null: for a project its repository and
+   * its wiki (`statistics.repository_size + wiki_size`), both of which a project move copies.
+   */
   sizeBytes: number | null;
+  /** Projects: the wiki's part of `sizeBytes` (`statistics.wiki_size`), when reported. */
+  wikiBytes?: number;
   /**
    * Projects: the id of the project this one was forked from (`forked_from_project.id`, rendered
    * for callers who can read it), null when it is no fork or the field is absent. Others: absent.

@@ -38,6 +38,21 @@ describe('copies left behind (one decision for every output)', () => {
     expect(v.left[0]!.diskPaths[0]).toMatch(/^@hashed\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}\.git$/);
   });
 
+  it("lists a possible destination copy for a project move out of room (its wiki or design copy may be what failed), not a snippet's", () => {
+    const room =
+      '13:could not create repository from snapshot: creating repository: extracting snapshot: wait for tar: exit status 2. (shardmove: the destination cluster has 10.0MiB free, less than the 41.0MiB this copy needs)';
+    const v = copiesOf({
+      failedMoves: [
+        failed(1, { reason: room }),
+        failed(2, { reason: 'Cannot write: No space left on device' }),
+        failed(3, { kind: 'snippets', reason: room }),
+      ],
+    });
+    expect(where(v)).toEqual(['1@cluster:unknown', '2@cluster:unknown']);
+    expect(v.left[0]).toMatchObject({ possible: true, side: 'destination' });
+    expect(v.left[0]!.cause).toMatch(/ran out of room: if its wiki or design repository was being copied/);
+  });
+
   it('lists a destination copy only for a failure that may have copied: no message, a later repository, a move stuck running', () => {
     const v = copiesOf({
       failedMoves: [

@@ -10,7 +10,8 @@
  *   move of ours may have copied before it failed: a job killed after the copy and rerun within its
  *   lease fails the move without a message and removes nothing; a project move whose wiki or design
  *   repository failed (or its pool copy, in releases that copy the pool after the repositories)
- *   keeps the repositories copied before it. A failure in the copy itself leaves nothing there:
+ *   keeps the repositories copied before it; so may one that ran out of room, since the message
+ *   does not say which of its repositories was being copied. A failure in the copy itself leaves nothing there:
  *   `Repositories::ReplicateService` removes the target when its replication raises.
  *
  * A copy on the storage where its item lives now is the live repository: Gitaly's
@@ -21,6 +22,7 @@
  * on the instance (event `copies.checked`, written when a run ends), and the run's own records;
  * when none of them can tell, the copy is listed as not re-checked, to be looked at first.
  */
+import { classifyFailure } from '../events/failure-class.js';
 import type { CopyCheckData } from '../events/vocabulary.js';
 import type { Kind } from '../plan/types.js';
 import type { FailedMove, OrphanCopy } from '../store/types.js';
@@ -116,6 +118,13 @@ function destinationCause(f: FailedMove): { cause: string; certain: boolean } | 
   const reason = f.reason ?? '';
   if (f.kind === 'projects' && LATER_REPOSITORY.test(reason))
     return { cause: `move ${f.moveId} failed after copying the project repository: ${reason}`, certain: true };
+  // The message does not say which of the project's repositories ran out of room: when it was the
+  // wiki's or the design repository's copy, the project repository's copy is complete and stays.
+  if (f.kind === 'projects' && classifyFailure(reason) === 'no-space')
+    return {
+      cause: `move ${f.moveId} ran out of room: if its wiki or design repository was being copied, the project repository's copy remains: ${reason}`,
+      certain: false,
+    };
   if (f.reason === null || NO_MESSAGE.test(reason))
     return {
       cause: `move ${f.moveId} failed without an error message: its job may have died after copying`,

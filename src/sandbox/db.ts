@@ -251,6 +251,9 @@ const MIGRATIONS: string[] = [
     project_id INTEGER NOT NULL
   );
   `,
+  // A project's wiki repository (GitLab's `statistics.wiki_size`): a project move copies it too, so
+  // it takes room on the destination beside the repository's `size_mb`.
+  'ALTER TABLE items ADD COLUMN wiki_mb REAL NOT NULL DEFAULT 0;',
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */

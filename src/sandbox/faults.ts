@@ -188,6 +188,8 @@ export type MoveFate =
   | 'failed_after_switch'
   | 'failed_after_copy'
   | 'no_space'
+  /** Out of room during the wiki's copy, the repository's copy complete (decided by the engine). */
+  | 'no_space_wiki'
   | 'read_only_left'
   | 'source_missing'
   | 'unavailable'

@@ -260,6 +260,8 @@ const projectSchema = itemSchema.extend({
       error: 'must be a list of full paths such as group-1/old-name',
     })
     .optional(),
+  /** Size of the project's wiki repository in MB (`statistics.wiki_size`; default 0: no wiki). */
+  wiki_mb: z.number({ error: 'must be a number' }).nonnegative({ error: 'must be a number >= 0' }).optional(),
   /** Fork networks: the project this one is a fork of, by id or full path (`group-1/project-3`). */
   forked_from: z
     .union([int(1), text], { error: 'must be a project id or a full path such as group-1/project-3' })
@@ -313,6 +315,11 @@ const generateSchema = z.strictObject(
         { error: 'must be a mapping with count and max_forks' },
       )
       .optional(),
+    /**
+     * Each generated project's wiki as a share of its repository's `size_mb` (default 0: no wikis).
+     * A share, not a draw: the same random_seed keeps giving the same inventory.
+     */
+    wiki_fraction: z.number({ error: 'must be a number >= 0' }).min(0, { error: 'must be a number >= 0' }).optional(),
     // Sizes are drawn around the median and capped at max: 0 or below made every size 0.1 MB, or negative.
     size_mb: z
       .strictObject(
@@ -367,6 +374,7 @@ export type ItemSeed = z.output<typeof itemSchema> & {
   hidden?: boolean;
   pending_delete?: boolean;
   snippets_access_level?: SnippetsAccessLevel;
+  wiki_mb?: number;
   repository_access_level?: RepositoryAccessLevel;
   former_paths?: string[];
   members?: (string | number)[];

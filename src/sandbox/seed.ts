@@ -452,6 +452,8 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
       }
       writer.flush();
     }
+    if (g.wiki_fraction)
+      db.prepare("UPDATE items SET wiki_mb = round(size_mb * ?, 1) WHERE kind = 'project'").run(g.wiki_fraction);
     markProjectStates(db, g);
     markSnippetFeatures(db, g);
     drawForkNetworks(db, g);
@@ -460,6 +462,7 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
   // Explicit items replace generated ones (and those of the items file) with the same id.
   const upsert = db.prepare(`INSERT OR REPLACE INTO items (${ITEM_COLUMNS}) VALUES ${ITEM_VALUES}`);
   const setState = db.prepare('UPDATE items SET hidden = ?, pending_delete = ? WHERE kind = ? AND id = ?');
+  const setWiki = db.prepare("UPDATE items SET wiki_mb = ? WHERE kind = 'project' AND id = ?");
   const setLevel = db.prepare("UPDATE items SET snippets_access_level = ? WHERE kind = 'project' AND id = ?");
   const setRepositoryLevel = db.prepare(
     "UPDATE items SET repository_access_level = ? WHERE kind = 'project' AND id = ?",
@@ -496,6 +499,7 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
         now,
       );
       if (it.hidden || it.pending_delete) setState.run(it.hidden ? 1 : 0, it.pending_delete ? 1 : 0, kind, it.id);
+      if (it.wiki_mb) setWiki.run(it.wiki_mb, it.id);
       if (it.snippets_access_level) setLevel.run(it.snippets_access_level, it.id);
       if (it.repository_access_level) setRepositoryLevel.run(it.repository_access_level, it.id);
       for (const former of it.former_paths ?? []) {

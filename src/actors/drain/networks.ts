@@ -23,12 +23,14 @@
 import type { ItemRecord } from '../../api/types.js';
 import type { ActorStore } from '../../store/types.js';
 import type { DrainCtx } from './context.js';
-import { bytesOf } from './sizes.js';
+import { poolBytesOf } from './sizes.js';
 
 export interface NetNode {
   parent: number | null;
   storage: string | null;
   sizeBytes: number | null;
+  /** The wiki's part of `sizeBytes`, when known (it is in no pool). */
+  wikiBytes?: number;
 }
 
 /** Parent chains longer than this are not followed (GitLab has no limit; a cycle would be a bug). */
@@ -134,13 +136,7 @@ export async function noteNetworks(ctx: DrainCtx, page: readonly ItemRecord[]): 
   for (const [root, ids] of byRoot) {
     const r = known.get(root);
     // The pool is estimated as the root's size, or the project allowance when the API gives none.
-    ctx.store.noteNetwork(
-      'projects',
-      ids,
-      root,
-      anchorOf(ctx, ids, root, known),
-      r ? bytesOf('projects', r.sizeBytes) : null,
-    );
+    ctx.store.noteNetwork('projects', ids, root, anchorOf(ctx, ids, root, known), r ? poolBytesOf(r) : null);
   }
 }
 

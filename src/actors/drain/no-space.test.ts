@@ -49,7 +49,7 @@ describe('confirmNoSpace', () => {
     const notes = await confirmNoSpace(deps({ cluster: { bytes: 10 * MIB } }), 'projects', rows, found);
     expect([...notes.keys()]).toEqual([11]);
     expect(notes.get(11)).toBe(
-      `${TAR} (shardmove: the destination cluster has 10.0MiB free, less than the 40.0MiB this copy needs)`,
+      `${TAR} (shardmove: the destination cluster has 10.0MiB free, less than the 41.0MiB this copy needs)`,
     );
     expect(classifyFailure(notes.get(11) ?? null)).toBe('no-space');
     expect(classifyFailure(TAR)).toBe('tar-failed');
@@ -79,7 +79,7 @@ describe('a drain whose moves end in a tar failure', () => {
   it("records no space when the destination's declared free space is below the copy, a tar failure otherwise", async () => {
     const full = await run({ keepFreeBytes: 0, storages: { cluster: { bytes: 10 * MIB } } });
     expect(full).toBe(
-      `${TAR} (shardmove: the destination cluster has 10.0MiB free, less than the 40.0MiB this copy needs)`,
+      `${TAR} (shardmove: the destination cluster has 10.0MiB free, less than the 41.0MiB this copy needs)`,
     );
     expect(classifyFailure(full)).toBe('no-space');
     const roomy = await run({ keepFreeBytes: 0, storages: { cluster: { bytes: 1024 * MIB } } });

@@ -3,6 +3,7 @@ import { openCheckpoint } from '../../store/checkpoint.js';
 import { testPlan } from '../../../test/support/fake-runtime-deps.js';
 import type { Plan } from '../../plan/types.js';
 import { Placement, pickDestination } from './placement.js';
+import { DESIGN_ALLOWANCE } from './sizes.js';
 import pino from 'pino';
 
 const GIB = 2 ** 30;
@@ -226,7 +227,8 @@ describe('the placement policy (many destinations)', () => {
     const a = await placementFor(moved).make();
     expect(a.budget('nfs-1')).toBe(3 * GIB);
     a.note('projects', { source: 'nfs-1', sizeBytes: 2 * GIB, network: null }, 'cluster');
-    expect(a.budget('nfs-1')).toBe(GIB);
+    // A project counts with its design repository's allowance beside its reported size.
+    expect(a.budget('nfs-1')).toBe(GIB - DESIGN_ALLOWANCE);
     expect(a.budget('nfs-2')).toBe(3 * GIB);
 
     const free = {
@@ -242,7 +244,7 @@ describe('the placement policy (many destinations)', () => {
     // 4 GiB free now: 6 GiB may leave before the source has 10 GiB free.
     expect(b.budget('nfs-1')).toBe(6 * GIB);
     b.note('projects', { source: 'nfs-1', sizeBytes: 5 * GIB, network: null }, 'cluster');
-    expect(b.budget('nfs-1')).toBe(GIB);
+    expect(b.budget('nfs-1')).toBe(GIB - DESIGN_ALLOWANCE);
     // A source whose free space cannot be read has no budget at all (null): nothing new is
     // scheduled from it, and the bound is never guessed to be reached.
     expect(b.budget('nfs-2')).toBeNull();
@@ -335,9 +337,10 @@ describe('the placement policy (many destinations)', () => {
     // a: 20 GiB declared, b: 10 GiB read: a keeps the most room left for three 4 GiB items.
     expect(placed).toEqual(['a', 'a', 'a']);
     const again = await make();
-    // The bound: 20 GiB minus the 12 placed, quarantined included, as before the "kill".
+    // The bound: 20 GiB minus the 12 placed (and three design allowances), quarantined included,
+    // as before the "kill".
     expect(again.budget('nfs-1')).toBe(first.budget('nfs-1'));
-    expect(again.budget('nfs-1')).toBe(8 * GIB);
+    expect(again.budget('nfs-1')).toBe(8 * GIB - 3 * DESIGN_ALLOWANCE);
     // Rooms: a declared 20 GiB minus its 12 placed = 8 (a resume that forgot them would say 20);
     // b read at 10 with nothing placed there: b.
     expect(again.choose('projects', { sizeBytes: 4 * GIB, destination: null, network: null })).toBe('b');

@@ -23,7 +23,7 @@
 import type { Kind } from '../../plan/types.js';
 import type { ActorStore, ItemRow, PlacedRow } from '../../store/types.js';
 import { PoolCharges, copiesPools, memberLanding } from './networks.js';
-import { SIZE_ALLOWANCE, bytesOf } from './sizes.js';
+import { DESIGN_ALLOWANCE, SIZE_ALLOWANCE, bytesOf } from './sizes.js';
 import type { ActorDeps } from '../types.js';
 
 export { SIZE_ALLOWANCE, bytesOf } from './sizes.js';
@@ -67,8 +67,13 @@ function formatSample(v: number): string {
 /** A checkpoint's placed bytes of one (kind, source, destination): placed and arrived, allowances included. */
 function rowBytes(r: PlacedRow): { bytes: number; moved: number } {
   const allowance = (n: number) => SIZE_ALLOWANCE[r.kind] * n;
+  // As bytesOf: a sized project counts with its design allowance, an unsized one with the allowance.
+  const design = (n: number) => DESIGN_ALLOWANCE * n;
   return r.kind === 'projects'
-    ? { bytes: r.bytes + allowance(r.unsized), moved: r.movedBytes + allowance(r.movedUnsized) }
+    ? {
+        bytes: r.bytes + design(r.items - r.unsized) + allowance(r.unsized),
+        moved: r.movedBytes + design(r.movedItems - r.movedUnsized) + allowance(r.movedUnsized),
+      }
     : { bytes: allowance(r.items), moved: allowance(r.movedItems) };
 }
 

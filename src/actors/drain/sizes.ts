@@ -16,7 +16,25 @@ export const SIZE_ALLOWANCE: Readonly<Record<Kind, number>> = {
   groups: 100 * MIB,
 };
 
-/** Bytes an item counts for: its size, or the kind's allowance when the API gives none. */
+/**
+ * Bytes counted for a project's design repository beside its reported size (docs/operations.md):
+ * a project move copies it after the repository and the wiki, and no statistic gives its size.
+ * It holds only the designs' history; their files are LFS objects, which a move does not copy.
+ */
+export const DESIGN_ALLOWANCE = MIB;
+
+/**
+ * Bytes a fork network's pool is estimated at: its root's repository (the root's size without its
+ * wiki, whose objects are in no pool, and without the design allowance), or the project allowance.
+ */
+export function poolBytesOf(root: { sizeBytes: number | null; wikiBytes?: number | undefined }): number {
+  return root.sizeBytes === null ? SIZE_ALLOWANCE.projects : Math.max(0, root.sizeBytes - (root.wikiBytes ?? 0));
+}
+
+/**
+ * Bytes an item counts for: a project's reported size (its repository and wiki, api/records.ts)
+ * and the design allowance, or the kind's allowance when the API gives no size.
+ */
 export function bytesOf(kind: Kind, sizeBytes: number | null): number {
-  return kind === 'projects' && sizeBytes !== null ? sizeBytes : SIZE_ALLOWANCE[kind];
+  return kind === 'projects' && sizeBytes !== null ? sizeBytes + DESIGN_ALLOWANCE : SIZE_ALLOWANCE[kind];
 }

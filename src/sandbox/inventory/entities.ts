@@ -10,14 +10,17 @@ import type { ItemRow } from '../db.js';
 import type { AuthorInfo } from './items.js';
 
 /** What the entities read of a row. */
-export type EntityRow = Omit<ItemRow, 'kind' | 'checksum'>;
+export type EntityRow = Omit<ItemRow, 'kind' | 'checksum'> & {
+  /** The project's wiki repository in MB (0 for none, and for rows built without it). */
+  wiki_mb?: number;
+};
 
 /**
  * Columns for EntityRow: lists select only these, since turning SQLite values into JavaScript
  * strings is most of a page's query cost.
  */
 export const ENTITY_COLUMNS =
-  'id, name, path, namespace, visibility, storage, read_only, size_mb, commit_count, owner_id, project_id, created_at, updated_at';
+  'id, name, path, namespace, visibility, storage, read_only, size_mb, commit_count, owner_id, project_id, created_at, updated_at, wiki_mb';
 
 /**
  * An EntityRow from a raw (array) result of ENTITY_COLUMNS: better-sqlite3 builds row objects
@@ -38,6 +41,7 @@ export function entityRowOf(a: unknown[]): EntityRow {
     project_id: a[10] as number | null,
     created_at: a[11] as string,
     updated_at: a[12] as string,
+    wiki_mb: a[13] as number,
   };
 }
 

@@ -32,7 +32,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { Caller, RequestContext, Reply } from '../http/context.js';
-import type { Db, ItemKind, ItemRow } from '../db.js';
+import { type Db, type ItemKind, type ItemRow, perDatabase } from '../db.js';
 import type { EntityRow } from './entities.js';
 import {
   ENTITY_COLUMNS,
@@ -371,14 +371,22 @@ function commonFilters(ctx: RequestContext, q: ListQuery): void {
  */
 export const CONTAINER_REGISTRY_SIZE_SINCE = [16, 9] as const;
 
+/** A project's wiki size, for rows found by id or path (which do not carry it). */
+const wikiOf = perDatabase((db) =>
+  db.prepare<[number], { wiki_mb: number }>("SELECT wiki_mb FROM items WHERE kind = 'project' AND id = ?"),
+);
+
 /** GitLab's `ProjectStatistics` entity, its fields in GitLab's order. */
 function statisticsOf(ctx: RequestContext, r: EntityRow): Record<string, number> {
   const bytes = Math.round(r.size_mb * 1024 * 1024);
+  const wikiMb = r.wiki_mb ?? wikiOf(ctx.state.db).get(r.id)?.wiki_mb ?? 0;
+  const wiki = Math.round(wikiMb * 1024 * 1024);
   const stats: Record<string, number> = {
     commit_count: r.commit_count,
-    storage_size: bytes,
+    // GitLab's storage_size sums the repository, wiki and the other stores (all 0 here).
+    storage_size: bytes + wiki,
     repository_size: bytes,
-    wiki_size: 0,
+    wiki_size: wiki,
     lfs_objects_size: 0,
     job_artifacts_size: 0,
     pipeline_artifacts_size: 0,

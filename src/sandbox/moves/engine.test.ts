@@ -193,6 +193,35 @@ describe('move engine', () => {
     expect(copies(2)).toEqual([]);
   });
 
+  it("copies a project's wiki after its repository: out of room in the wiki, the repository's copy stays on the destination", async () => {
+    const db = openDatabase();
+    dbs.push(db);
+    const seed = `
+instance: { storages: [nfs-1, cluster], storage_capacity: { cluster: 157286400 } }
+users: [{ id: 1, username: root, admin: true }]
+inventory:
+  projects:
+    - { id: 1, storage: nfs-1, size_mb: 100, wiki_mb: 100 }
+    - { id: 2, storage: nfs-1, size_mb: 200 }
+  snippets: []
+  groups: []
+`;
+    applySeed(db, parseSeed(seed), Date.now());
+    const { engine, item, move } = setup({ db, workers: 1 });
+    const copies = (id: number) =>
+      db.prepare("SELECT storage, size_mb FROM stale_copies WHERE kind = 'project' AND item_id = ?").all(id);
+    // 150 MiB free: project 1's repository (100) fits, with its wiki (200) it does not.
+    const one = scheduled(engine.schedule(item('project', 1), 'cluster'));
+    await until(() => move(one.id).state === 'failed');
+    expect(move(one.id).error_message).toMatch(/tar/);
+    expect(item('project', 1)).toMatchObject({ storage: 'nfs-1', read_only: 0 });
+    expect(copies(1)).toEqual([{ storage: 'cluster', size_mb: 100 }]);
+    // A repository that does not fit itself leaves nothing (ReplicateService removes its target).
+    const two = scheduled(engine.schedule(item('project', 2), 'cluster'));
+    await until(() => move(two.id).state === 'failed');
+    expect(copies(2)).toEqual([]);
+  });
+
   it('leaves a stuck move in started with the item read-only, without holding a worker', async () => {
     const { engine, item, move } = setup({ fates: { 'project:1': 'stuck' }, workers: 1 });
     const stuck = scheduled(engine.schedule(item('project', 1), 'cluster'));

@@ -147,7 +147,7 @@ interface Running extends Queued {
   due: number;
   snapshotChecksum: string;
   snapshotCommits: number;
-  /** The item's size, for the copies the move makes and leaves. */
+  /** The item's size (a project's repository and wiki), for the copies the move makes and leaves. */
   sizeMb: number;
   /** What the copy writes on the destination: the item, plus its pool's objects and pool copy (./pools.ts). */
   copyMb: number;
@@ -163,11 +163,18 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   const countItemMoves = db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ? AND item_id = ?');
   /** What scheduling re-reads of the item under its transaction: three columns, not the row's fifteen. */
   const itemForMove = db.prepare<[ItemKind, number], { read_only: number; storage: string; size_mb: number }>(
-    'SELECT read_only, storage, size_mb FROM items WHERE kind = ? AND id = ?',
+    'SELECT read_only, storage, size_mb + wiki_mb AS size_mb FROM items WHERE kind = ? AND id = ?',
   );
-  /** What a starting move snapshots of its item. */
-  const itemForCopy = db.prepare<[ItemKind, number], { checksum: string; commit_count: number; size_mb: number }>(
-    'SELECT checksum, commit_count, size_mb FROM items WHERE kind = ? AND id = ?',
+  /**
+   * What a starting move snapshots of its item. A project move copies its wiki after its
+   * repository (`mirror_repositories`), so its size is both; `wiki_mb` is the wiki's part.
+   */
+  const itemForCopy = db.prepare<
+    [ItemKind, number],
+    { checksum: string; commit_count: number; size_mb: number; wiki_mb: number }
+  >('SELECT checksum, commit_count, size_mb + wiki_mb AS size_mb, wiki_mb FROM items WHERE kind = ? AND id = ?');
+  const wikiOf = db.prepare<[ItemKind, number], { wiki_mb: number }>(
+    'SELECT wiki_mb FROM items WHERE kind = ? AND id = ?',
   );
   const workers = Math.max(1, Math.floor(options.workers));
   const random = options.random ?? Math.random;
@@ -313,7 +320,9 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       const free = capacity - usedBytes(q.destination, at, true);
       const need = bytesOf(copyMb);
       if (need > free) {
-        q.fate = 'no_space';
+        // The repository fits and its wiki does not: the wiki's copy fails, and the repository's
+        // complete copy stays on the destination (the service's rescue removes nothing).
+        q.fate = item.wiki_mb > 0 && bytesOf(copyMb - item.wiki_mb) <= free ? 'no_space_wiki' : 'no_space';
         s.setFate.run(q.fate, q.id);
         due = at + Math.max(MIN_MOVE_MS, Math.round((copyMs * Math.max(0, free)) / need));
       }
@@ -417,6 +426,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
         // ReplicateService's rescue removes the target, a copy it was fetching into included; a
         // job killed mid-copy runs no rescue, and an unreachable Gitaly removes nothing.
         if (failure !== null && !unreachable(r.destination)) book.drop(r.kind, r.itemId, r.destination);
+        if (r.fate === 'no_space_wiki' && copies(r))
+          book.leave(r, r.destination, Math.max(0, r.copyMb - (wikiOf.get(r.kind, r.itemId)?.wiki_mb ?? 0)));
         s.setMoveState.run('failed', null, failure, iso, r.id);
         s.setReadOnly.run(0, r.kind, r.itemId);
         release(index, now);
@@ -571,7 +582,7 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
       }
       const q = toQueued(row, now);
       if (row.due_at_ms !== null) {
-        const sizeMb = s.itemById.get(q.kind, q.itemId)?.size_mb ?? 0;
+        const sizeMb = (s.itemById.get(q.kind, q.itemId)?.size_mb ?? 0) + (wikiOf.get(q.kind, q.itemId)?.wiki_mb ?? 0);
         const writes = row.state === 'started' ? copyWrites(q, sizeMb) : { mb: sizeMb };
         const r: Running = {
           ...q,

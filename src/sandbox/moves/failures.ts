@@ -44,6 +44,7 @@ export function copyFailureMessage(move: FailingCopy, snapshotChecksum: string, 
     case 'fail':
       return `Failed to verify ${REPOSITORY_TYPE[move.kind]} repository checksum from ${snapshotChecksum} to 0000000000000000000000000000000000000000`;
     case 'no_space':
+    case 'no_space_wiki':
       return tarFailureMessage(version, 'no-space');
     case 'tar_cut_short':
       return tarFailureMessage(version, 'cut-short');

@@ -9,7 +9,7 @@
  * - settled: every repository the storage serves (items whose `storage` it is; groups only where
  *   group wikis exist), the copies moves left on it (`stale_copies`: `cleanup failed`, a job
  *   killed after the switch) and the object pools of fork networks on it (`pools`, moves/pools.ts).
- *   Sizes are `size_mb` MiB.
+ *   Sizes are `size_mb` MiB, plus a project's `wiki_mb` (its wiki lives beside its repository).
  * - in flight: a move copying onto the storage holds what it has copied so far (linear over the
  *   copy phase); a move in cleanup still holds its source copy until it ends. So a move uses room
  *   on both storages from the start of its copy until the source copy is removed, as a real one
@@ -50,7 +50,7 @@ export function createRoomLedger(db: Db, hasRepository: (kind: ItemKind) => bool
     const add = (storage: string, mb: number) => out.set(storage, (out.get(storage) ?? 0) + mb);
     const kinds = (['project', 'snippet', 'group'] as const).filter(hasRepository);
     const live = db.prepare(
-      `SELECT storage, sum(size_mb) AS mb FROM items WHERE kind IN (${kinds.map(() => '?').join(', ')}) GROUP BY storage`,
+      `SELECT storage, sum(size_mb + wiki_mb) AS mb FROM items WHERE kind IN (${kinds.map(() => '?').join(', ')}) GROUP BY storage`,
     );
     for (const r of live.all(...kinds) as { storage: string; mb: number }[]) add(r.storage, r.mb);
     for (const r of db.prepare('SELECT storage, sum(size_mb) AS mb FROM stale_copies GROUP BY storage').all() as {

@@ -105,7 +105,7 @@ export const moveStatements = perDatabase((db): MoveStatements => ({
     'SELECT id, kind, source, destination, cursor_id, done, created_at FROM bulk_jobs WHERE done = 0 ORDER BY id',
   ),
   bulkBatch: db.prepare(
-    'SELECT id, read_only, size_mb FROM items WHERE kind = ? AND storage = ? AND id > ? ORDER BY id LIMIT ?',
+    'SELECT id, read_only, size_mb + wiki_mb AS size_mb FROM items WHERE kind = ? AND storage = ? AND id > ? ORDER BY id LIMIT ?',
   ),
   advanceBulk: db.prepare('UPDATE bulk_jobs SET cursor_id = ?, done = ? WHERE id = ?'),
   countKind: db.prepare('SELECT count(*) AS n FROM moves WHERE kind = ?'),
