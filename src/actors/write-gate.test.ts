@@ -91,16 +91,17 @@ describe('the room check', () => {
     base.fake.addItems('projects', source, [1, 2]);
     base.fake.setSize('projects', 1, 4096);
     const room = await checkCapacity({ ...base.deps, plan, prometheus: tiny, dryRun: true }, {});
-    // One project by its size, one by the 100 MiB allowance: it does not fit in 1 byte, and a dry run only says so.
+    // One project by its size (and its design repository's 1 MiB allowance), one by the 100 MiB
+    // allowance: it does not fit in 1 byte, and a dry run only says so.
     expect(room.notes).toEqual([]);
     expect(room.warnings).toEqual([
       expect.stringMatching(
-        /^room on \S+: needs 100\.0 MiB \+ keep_free 0 B, free 1 B: DOES NOT FIT \(1 item\(s\) counted by allowance/,
+        /^room on \S+: needs 101\.0 MiB \+ keep_free 0 B, free 1 B: DOES NOT FIT \(1 item\(s\) counted by allowance/,
       ),
     ]);
     await expect(checkCapacity({ ...base.deps, plan, prometheus: tiny }, {})).rejects.toMatchObject({
       code: 'SHARDMOVE_PREFLIGHT_CAPACITY',
-      message: expect.stringContaining(`needs ${4096 + 100 * 2 ** 20} bytes`),
+      message: expect.stringContaining(`needs ${4096 + 100 * 2 ** 20 + 2 ** 20} bytes`),
     });
   });
 });
