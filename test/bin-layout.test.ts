@@ -27,6 +27,7 @@ function makeRoot(layout: Layout): string {
   mkdirSync(join(root, 'bin'), { recursive: true });
   writeFileSync(join(root, 'package.json'), '{ "type": "module" }\n');
   copyFileSync(join(REPO, 'bin', 'shardmove'), join(root, 'bin', 'shardmove'));
+  copyFileSync(join(REPO, 'bin', 'build-current.js'), join(root, 'bin', 'build-current.js'));
   if (layout.dist) {
     mkdirSync(join(root, 'dist', 'cli'), { recursive: true });
     writeFileSync(
