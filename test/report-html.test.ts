@@ -5,7 +5,7 @@
  * playwright-core): the charts exist and hold the run's data, the tables have the checkpoint's
  * counts, nothing is fetched over the network, and the page prints.
  */
-import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
@@ -13,7 +13,7 @@ import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readReportData } from '../src/cli/report.js';
 import type { ReportData } from '../src/report/html/data.js';
-import { renderHtmlReport } from '../src/report/html/render.js';
+import { escapeHtml, renderHtmlReport } from '../src/report/html/render.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import { browserSkipReason, findChromium } from './support/browser.js';
 import { ROOT, runCli, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
@@ -229,6 +229,12 @@ describe('shardmove report (CLI)', () => {
     expect(statSync(join(dir, 'out.html')).size).toBeGreaterThan(200_000);
     expect(r.stderr).toContain('report written to');
 
+    // The weights hints name the plan as the report was asked for it, not a PLAN placeholder.
+    const html = readFileSync(join(dir, 'out.html'), 'utf8');
+    expect(html).toContain(`<code>shardmove weights restore ${plan} --state ${state}</code>`);
+    expect(html).toContain(`<code>shardmove revert ${plan} --state ${state}</code>`);
+    expect(html).not.toMatch(/shardmove \w+( restore)? PLAN/);
+
     const none = await runCli(['report', plan, '--json', '--state', join(dir, 'nothing.db')], { cwd: dir });
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/no checkpoint at .*nothing\.db/);
@@ -236,4 +242,11 @@ describe('shardmove report (CLI)', () => {
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain('--html FILE, --json, or both');
   }, 60_000);
+
+  it('quotes a plan path with spaces and quotes in the printed commands, and says PLAN when it is not known', () => {
+    const odd = renderHtmlReport(readReportData(state, Date.now(), 8, "my plans/it's.yaml"));
+    expect(odd).toContain(escapeHtml(`shardmove weights restore 'my plans/it'\\''s.yaml' --state ${state}`));
+    const unknown = renderHtmlReport(readReportData(state, Date.now(), 8));
+    expect(unknown).toContain(`shardmove weights restore PLAN --state ${state}`);
+  });
 });

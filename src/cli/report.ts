@@ -40,7 +40,12 @@ function* allEvents(store: Checkpoint): Generator<StoredEvent> {
 }
 
 /** The report's data from the checkpoint at `file` (read-only; throws SHARDMOVE_NO_CHECKPOINT when there is none). */
-export function readReportData(file: string, now: number, planConcurrency: number | null): ReportData {
+export function readReportData(
+  file: string,
+  now: number,
+  planConcurrency: number | null,
+  planFile: string | null = null,
+): ReportData {
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
     // Read as `status` reads (no transaction, which would hold up the writer): while a run goes on,
@@ -60,7 +65,7 @@ export function readReportData(file: string, now: number, planConcurrency: numbe
       }),
     );
     const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;
-    return buildReportData({ status, context, events: allEvents(store), now });
+    return buildReportData({ status, context, events: allEvents(store), now, planFile });
   } finally {
     store.close();
   }
@@ -92,7 +97,7 @@ export async function runReportCommand(
   if (out !== undefined) checkOutputPath('report', '--html', opts.html!, ctx);
   let data: ReportData;
   try {
-    data = readReportData(file, Date.now(), planConcurrency);
+    data = readReportData(file, Date.now(), planConcurrency, opts.plan);
   } catch (err) {
     if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
       ctx.stderr.write(`shardmove report: ${(err as Error).message}\n`);

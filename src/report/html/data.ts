@@ -100,6 +100,8 @@ export interface ReportData {
   generatedAt: number;
   checkpoint: string;
   plan: string | null;
+  /** The plan file as the report command was given it, for the commands the report prints (null: not known, shown as PLAN). */
+  planFile: string | null;
   outcome: {
     /** running, interrupted, done, doneWithQuarantine, failed, not started (as `status`). */
     state: string;
@@ -274,6 +276,8 @@ export interface ReportInput {
   /** The whole event log, oldest first (any iterable: the caller may page through the store). */
   events: Iterable<StoredEvent>;
   now: number;
+  /** The plan file as the operator named it (the report command's argument); null when not known. */
+  planFile?: string | null;
 }
 
 /** Builds the report's data (pure). */
@@ -379,6 +383,7 @@ export function buildReportData(input: ReportInput): ReportData {
     generatedAt: now,
     checkpoint: status.checkpoint,
     plan: status.plan,
+    planFile: input.planFile ?? null,
     outcome: {
       state: status.state,
       headline: headlineOf(status, c, revertOf),

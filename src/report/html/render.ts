@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { stayingWhy } from '../counts.js';
 import { formatApproxDuration, formatBytes } from '../summary.js';
 import { escapeControls } from '../escape.js';
+import { shellWord } from '../../shared/shell-word.js';
 import { copiesHtml } from './copies.js';
 import type { ReportData } from './data.js';
 import { isPerSite } from '../geo-output.js';
@@ -98,12 +99,14 @@ function weights(d: ReportData): string {
   if (!before && !after) return '<p>Not known: the run did not get as far as the weights.</p>';
   const names = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])].sort();
   const rows = names.map((n) => [n, before?.[n] ?? '–', after?.[n] ?? '–']);
+  // Pasted as printed: the plan as the report was asked for it, both paths quoted for a shell.
+  const planAndState = `${d.planFile === null ? 'PLAN' : shellWord(d.planFile)} --state ${shellWord(d.checkpoint)}`;
   const note =
     written && before
-      ? `<p class="note">To put the "before" values back: <code>shardmove weights restore PLAN --state ${escapeHtml(d.checkpoint)}</code> (it shows the change and asks first).` +
+      ? `<p class="note">To put the "before" values back: <code>${escapeHtml(`shardmove weights restore ${planAndState}`)}</code> (it shows the change and asks first).` +
         (d.revertOf
           ? ''
-          : ` To move every item this run moved back where it came from, these weights first: <code>shardmove revert PLAN --state ${escapeHtml(d.checkpoint)}</code> (it shows what it will do and asks first).`) +
+          : ` To move every item this run moved back where it came from, these weights first: <code>${escapeHtml(`shardmove revert ${planAndState}`)}</code> (it shows what it will do and asks first).`) +
         '</p>'
       : '';
   return table('weights', ['Storage', 'Before', 'After'], rows, [false, true, true]) + note;
