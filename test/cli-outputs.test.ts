@@ -127,6 +127,38 @@ describe('outputs are regular files, never anything else at their name', { timeo
     expect(readdirSync(dir).sort()).toEqual(before);
   });
 
+  it("refuses a run's log that is a symlink or a FIFO at its name beside the checkpoint, before creating the checkpoint", async () => {
+    const { dir, plan, fifo, link, precious, cli } = setup();
+    for (const [name, what] of [
+      [link('-l it.log'), 'a symlink'],
+      [fifo('f.log'), 'a FIFO'],
+    ] as const) {
+      const state = name.replace(/\.log$/, '.db');
+      const r = await cli('run', plan, '--dry-run', `--state=${state}`);
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(r.stderr).toContain(`the run's log ${join(dir, name)} is ${what}`);
+      expect(existsSync(join(dir, state))).toBe(false);
+      expect(lstatSync(join(dir, name)).isFile()).toBe(false);
+    }
+    expect(readFileSync(precious, 'utf8')).toBe('precious\n');
+  });
+
+  it('refuses sandbox --db at a symlink, a FIFO or a symlinked -wal file, exit 2, each left as it was', async () => {
+    const { dir, fifo, link, precious, cli } = setup();
+    link('-w s.db-wal');
+    for (const [db, shown] of [
+      [link('l.db'), 'l.db is a symlink'],
+      [fifo('f.db'), 'f.db is a FIFO'],
+      ['-w s.db', '-w s.db-wal is a symlink'],
+    ] as const) {
+      const r = await cli('sandbox', '--port', '0', `--db=${db}`);
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      expect(r.stderr).toContain(`sandbox --db ${db}: ${join(dir, shown)}`);
+      expect(r.stdout).toBe('');
+    }
+    expect(readFileSync(precious, 'utf8')).toBe('precious\n');
+  });
+
   it("refuses twin's items file when it is a symlink, even with --force; and - where an output is a file", async () => {
     const { dir, plan, link, cli } = setup();
     link('seed.items.jsonl');

@@ -4,8 +4,8 @@
  * `-`. Also the run's last events: a lost lease, and how it ended with the exit code the process is
  * about to return.
  */
-import { closeSync, constants, fstatSync, openSync, writeSync } from 'node:fs';
-import { kindOfNonFile } from '../files/atomic.js';
+import { closeSync, writeSync } from 'node:fs';
+import { openForAppend } from '../files/append.js';
 import { resolve } from 'node:path';
 import { codeOf } from '../shared/errors.js';
 import { parseDuration, formatPlanDuration } from '../plan/durations.js';
@@ -42,16 +42,8 @@ export function parseEventsInterval(raw: string): number {
 }
 
 /**
- * How `--events FILE` is opened: appended to, created if missing, never through a symlink at its
- * name (O_NOFOLLOW), and without waiting for a reader should a FIFO have been put there since the
- * command checked it (O_NONBLOCK, which does not change how a regular file is written).
- */
-const APPEND_FLAGS =
-  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-
-/**
  * Opens `--events FILE|-`; a file that cannot be opened for appending is refused (exit 2), and so is
- * anything but a regular file (src/files/atomic.ts), judged on the opened file itself, so nothing
+ * anything but a regular file (src/files/append.ts), judged on the opened file itself, so nothing
  * put at the name after the command's first check is written to: a stream is `--events -`.
  */
 export function openEvents(target: string, progressMs: number, ctx: CommandContext): EventsTarget {
@@ -61,26 +53,14 @@ export function openEvents(target: string, progressMs: number, ctx: CommandConte
       close: () => undefined,
     };
   const file = resolve(ctx.cwd, target);
-  let fd: number;
-  try {
-    fd = openSync(file, APPEND_FLAGS, 0o640);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    // ELOOP: a symlink at the name; ENXIO: a FIFO nobody reads.
-    const why = code === 'ELOOP' ? 'it is a symlink' : code === 'ENXIO' ? 'it is a FIFO' : null;
-    if (why !== null)
-      throw new ArgsError(
-        `run: --events ${target}: ${why}; shardmove appends only to a regular file, or writes to standard output for -`,
-      );
-    throw new ArgsError(`run: --events ${target}: cannot open it for appending (${(err as Error).message})`);
-  }
-  const what = kindOfNonFile(fstatSync(fd));
-  if (what !== null) {
-    closeSync(fd);
+  const opened = openForAppend(file, 0o640);
+  if ('error' in opened)
+    throw new ArgsError(`run: --events ${target}: cannot open it for appending (${opened.error.message})`);
+  if ('refused' in opened)
     throw new ArgsError(
-      `run: --events ${target} is ${what}; shardmove appends only to a regular file, or writes to standard output for -`,
+      `run: --events ${target} is ${opened.refused}; shardmove appends only to a regular file, or writes to standard output for -`,
     );
-  }
+  const { fd } = opened;
   return {
     events: createRunEvents((line) => writeSync(fd, line), systemClock, progressMs),
     close: () => closeSync(fd),

@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import pino from 'pino';
+import { outputTargetOf } from '../files/atomic.js';
 import { parseMoveFailures, startSandbox } from '../sandbox/index.js';
 import { parseDuration } from '../plan/durations.js';
 import type { MoveFailures } from '../sandbox/index.js';
@@ -72,6 +73,21 @@ function checkFailShares(opts: SandboxCommandOptions, moveFailures: MoveFailures
   );
 }
 
+/**
+ * `--db FILE` is written in place (SQLite, with its -wal and -shm files beside it): only regular files,
+ * never through a symlink or into a device or FIFO planted at one of those names (src/files/atomic.ts).
+ */
+function checkDbPath(db: string, ctx: CommandContext): void {
+  const file = resolve(ctx.cwd, db);
+  for (const name of [file, `${file}-wal`, `${file}-shm`]) {
+    const at = outputTargetOf(name);
+    if (at.kind === 'other')
+      throw new ArgsError(
+        `sandbox --db ${db}: ${name} is ${at.what}; the sandbox writes its database only to regular files`,
+      );
+  }
+}
+
 export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: CommandContext): Promise<number> {
   if (opts.gitlabVersion !== undefined && !/^\d{1,3}\.\d{1,3}(\.\d{1,3})?$/.test(opts.gitlabVersion))
     throw new ArgsError(
@@ -81,6 +97,7 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
   const moveFailures = opts.moveFailures ? parseMoveFailures(opts.moveFailures) : undefined;
   checkFailShares(opts, moveFailures);
   const bulkDelay = opts.bulkDelay !== undefined ? bulkDelayMs(opts.bulkDelay) : undefined;
+  if (opts.db !== undefined) checkDbPath(opts.db, ctx);
   const logger = pino({ level: ctx.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
   const sandbox = await startSandbox({
     host: opts.host,

@@ -7,6 +7,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import pino from 'pino';
 import type { Logger } from 'pino';
+import { openForAppend } from '../files/append.js';
+import { outputTargetOf } from '../files/atomic.js';
+import { OUTPUT_NOT_A_FILE, OutputError } from '../files/errors.js';
 import { REDACTED } from '../secrets/registry.js';
 import type { SecretRegistry as SecretSet } from '../secrets/registry.js';
 
@@ -35,9 +38,29 @@ function redactKeys(value: unknown, depth = 0): unknown {
   return out;
 }
 
-/** A logger writing synchronously to `file` (so nothing is lost when the process exits). */
+function notAFile(file: string, what: string): OutputError {
+  return new OutputError(
+    OUTPUT_NOT_A_FILE,
+    `the run's log ${file} is ${what}; shardmove appends only to a regular file: move it away and run again`,
+  );
+}
+
+/** Throws SHARDMOVE_OUTPUT_NOT_A_FILE when something other than a regular file is at the log's name (before any work). */
+export function refuseLogName(file: string): void {
+  const at = outputTargetOf(file);
+  if (at.kind === 'other') throw notAFile(file, at.what);
+}
+
+/**
+ * A logger appending synchronously to `file` (so nothing is lost when the process exits). Only a regular
+ * file is appended to (src/files/append.ts): a symlink, FIFO or device at the log's name beside the
+ * checkpoint throws SHARDMOVE_OUTPUT_NOT_A_FILE and nothing is written through it.
+ */
 export function createRunLogger(file: string, secrets: SecretSet, level = 'info'): Logger {
   mkdirSync(dirname(file), { recursive: true });
+  const opened = openForAppend(file, 0o600);
+  if ('error' in opened) throw opened.error;
+  if ('refused' in opened) throw notAFile(file, opened.refused);
   return pino(
     {
       level,
@@ -47,6 +70,6 @@ export function createRunLogger(file: string, secrets: SecretSet, level = 'info'
       formatters: { log: (obj) => redactKeys(obj) as Record<string, unknown> },
       hooks: { streamWrite: (s) => secrets.scrub(s) },
     },
-    pino.destination({ dest: file, sync: true, mkdir: true }),
+    pino.destination({ dest: opened.fd, sync: true }),
   );
 }

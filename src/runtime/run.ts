@@ -31,7 +31,7 @@ import { createAuditBuffer } from './audit.js';
 import { driveMachine } from './drive.js';
 import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import type { LeaseKeeper } from './lease.js';
-import { createRunLogger, SecretSet } from './logger.js';
+import { createRunLogger, refuseLogName, SecretSet } from './logger.js';
 import { assertMode } from './mode.js';
 import { assertGivenList } from './only-checkpoint.js';
 import { assertCheckpointOfPlan } from './plan-owner.js';
@@ -80,8 +80,10 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   const pre = opts.precheck ? await opts.precheck : null;
   if (pre?.file === file && pre.checked && pre.problem)
     throw new CheckpointUnusableError(file, pre.problem, pre.message ?? `${file} is not a usable checkpoint`);
-  const store = services.openCheckpoint(file, pre?.file === file && pre.checked ? { checked: true } : undefined);
   const logFile = logPath(file);
+  // A log name planted as a symlink or device is refused before the checkpoint is created beside it.
+  refuseLogName(logFile);
+  const store = services.openCheckpoint(file, pre?.file === file && pre.checked ? { checked: true } : undefined);
   let log: Logger;
   try {
     log = createRunLogger(logFile, secrets, opts.env.LOG_LEVEL ?? 'info');
