@@ -119,8 +119,14 @@ describe('shardmove validate', () => {
 
   it('the summary names every section the plan sets, a webhook by its origin only', async () => {
     writeFileSync(join(dir, 'full.yaml'), FULL);
-    const r = await cli(['validate', 'full.yaml'], env);
-    expect([r.code, r.stderr]).toEqual([0, '']);
+    const shown = await cli(['validate', 'full.yaml'], env);
+    expect([shown.code, shown.stderr]).toEqual([0, '']);
+    // Wrapped for an 80-column terminal; the words are those of --json's lines, one section a line.
+    const { lines } = JSON.parse((await cli(['validate', '--json', 'full.yaml'], env)).stdout) as { lines: string[] };
+    for (const line of shown.stdout.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
+    const squash = (t: string) => t.replace(/\s+/g, ' ').trim();
+    expect(squash(shown.stdout)).toContain(squash(['plan OK: full', ...lines].join(' ')));
+    const r = { stdout: lines.join('\n') };
     expect(r.stdout).toContain('breaker: 20 failed moves within 15m pause the run');
     expect(r.stdout).toContain(
       'rule gitaly-cpu: pause while avg(rate(node_cpu_seconds_total[5m])) is above 0.8 for 2m',

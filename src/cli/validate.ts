@@ -22,6 +22,7 @@ import { validateCopyPlan } from './copy-status.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { describeSelect } from '../plan/select-field.js';
+import { wrapWords } from '../report/wrap.js';
 
 /** Validates a plan file; returns 0 or throws PlanError (code SHARDMOVE_PLAN_INVALID); with json, returns 2 instead. */
 export async function runValidateCommand(opts: { plan: string; json?: boolean }, ctx: CommandContext): Promise<number> {
@@ -30,7 +31,7 @@ export async function runValidateCommand(opts: { plan: string; json?: boolean },
   if (!opts.json) {
     const { plan, warnings } = await loadPlan(opts.plan, { env: ctx.env, cwd: ctx.cwd });
     ctx.stdout.write(
-      `${[`plan OK: ${plan.name}`, ...summaryLines(plan, Date.now()), ...warnings.map(formatProblem)].join('\n')}\n`,
+      `${[`plan OK: ${plan.name}`, ...summaryLines(plan, Date.now()).flatMap(at80), ...warnings.map(formatProblem)].join('\n')}\n`,
     );
     return EXIT.ok;
   }
@@ -128,6 +129,12 @@ async function jsonOfCopy(plan: string, ctx: CommandContext): Promise<Omit<Valid
       diagnostics: [...err.problems, ...err.warnings].map(diagnostic),
     };
   }
+}
+
+/** A summary line for an 80-column terminal: wrapped at spaces, its continuation two columns further in. */
+function at80(line: string): string[] {
+  const indent = /^ */.exec(line)![0];
+  return wrapWords(line.slice(indent.length), 78 - indent.length).map((l, i) => `${indent}${i > 0 ? '  ' : ''}${l}`);
 }
 
 /** The summary's lines, one section a line or two: what `validate` prints under "plan OK". */
