@@ -254,6 +254,11 @@ const MIGRATIONS: string[] = [
   // A project's wiki repository (GitLab's `statistics.wiki_size`): a project move copies it too, so
   // it takes room on the destination beside the repository's `size_mb`.
   'ALTER TABLE items ADD COLUMN wiki_mb REAL NOT NULL DEFAULT 0;',
+  // A project's refs (inventory/refs.ts): counts the seed gave (NULL: derived from the id), and the
+  // seeded fault that loses a commit and a tag when the project next moves.
+  `ALTER TABLE items ADD COLUMN branch_count INTEGER;
+   ALTER TABLE items ADD COLUMN tag_count INTEGER;
+   ALTER TABLE items ADD COLUMN content_drift INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 /** Opens (and migrates) the database at `file`, or an in-memory one when `file` is undefined. */

@@ -29,6 +29,7 @@ import { register as registerHealthRoutes } from './instance/health.js';
 import { register as registerGeoRoutes } from './instance/geo.js';
 import { register as registerMetricsRoutes } from './instance/metrics.js';
 import { register as registerPoolRoutes } from './moves/pool-routes.js';
+import { register as registerRefRoutes } from './inventory/refs.js';
 
 export interface SandboxOptions {
   host?: string;
@@ -81,6 +82,7 @@ export function createRouter(): Router {
     registerGeoRoutes,
     registerMetricsRoutes,
     registerPoolRoutes,
+    registerRefRoutes,
   ])
     register(router);
   return router;

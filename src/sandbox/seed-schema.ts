@@ -260,6 +260,14 @@ const projectSchema = itemSchema.extend({
       error: 'must be a list of full paths such as group-1/old-name',
     })
     .optional(),
+  /** Branches and tags in the repository (GET .../repository/branches and tags; default: a few, by id). */
+  branches: int(1).optional(),
+  tags: int(0).optional(),
+  /**
+   * A seeded fault: the project's next move loses its newest commit and newest tag on the destination
+   * although GitLab's checksum passed (what `verify.content` catches; inventory/refs.ts).
+   */
+  content_drift: bool.optional(),
   /** Size of the project's wiki repository in MB (`statistics.wiki_size`; default 0: no wiki). */
   wiki_mb: z.number({ error: 'must be a number' }).nonnegative({ error: 'must be a number >= 0' }).optional(),
   /** Fork networks: the project this one is a fork of, by id or full path (`group-1/project-3`). */
@@ -375,6 +383,9 @@ export type ItemSeed = z.output<typeof itemSchema> & {
   pending_delete?: boolean;
   snippets_access_level?: SnippetsAccessLevel;
   wiki_mb?: number;
+  branches?: number;
+  tags?: number;
+  content_drift?: boolean;
   repository_access_level?: RepositoryAccessLevel;
   former_paths?: string[];
   members?: (string | number)[];

@@ -463,6 +463,9 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
   const upsert = db.prepare(`INSERT OR REPLACE INTO items (${ITEM_COLUMNS}) VALUES ${ITEM_VALUES}`);
   const setState = db.prepare('UPDATE items SET hidden = ?, pending_delete = ? WHERE kind = ? AND id = ?');
   const setWiki = db.prepare("UPDATE items SET wiki_mb = ? WHERE kind = 'project' AND id = ?");
+  const setRefs = db.prepare(
+    "UPDATE items SET branch_count = ?, tag_count = ?, content_drift = ? WHERE kind = 'project' AND id = ?",
+  );
   const setLevel = db.prepare("UPDATE items SET snippets_access_level = ? WHERE kind = 'project' AND id = ?");
   const setRepositoryLevel = db.prepare(
     "UPDATE items SET repository_access_level = ? WHERE kind = 'project' AND id = ?",
@@ -500,6 +503,8 @@ function insertInventory(db: Db, seed: Seed, now: string): void {
       );
       if (it.hidden || it.pending_delete) setState.run(it.hidden ? 1 : 0, it.pending_delete ? 1 : 0, kind, it.id);
       if (it.wiki_mb) setWiki.run(it.wiki_mb, it.id);
+      if (it.branches !== undefined || it.tags !== undefined || it.content_drift)
+        setRefs.run(it.branches ?? null, it.tags ?? null, it.content_drift ? 1 : 0, it.id);
       if (it.snippets_access_level) setLevel.run(it.snippets_access_level, it.id);
       if (it.repository_access_level) setRepositoryLevel.run(it.repository_access_level, it.id);
       for (const former of it.former_paths ?? []) {

@@ -511,7 +511,8 @@ function pageReply(
   return { body: rendered, headers };
 }
 
-function canSee(caller: Caller | null, admin: boolean, row: ItemRow): boolean {
+/** Whether the caller may see the item at all (GitLab: read_project by visibility, ownership or admin). */
+export function canSee(caller: Caller | null, admin: boolean, row: ItemRow): boolean {
   if (admin || row.visibility === 'public') return true;
   if (!caller) return false;
   return row.visibility === 'internal' || row.owner_id === caller.user.id;

@@ -77,6 +77,7 @@ import type { Faults, MoveFate } from '../faults.js';
 import type { EngineLoad, MoveScheduler, StorageGauge } from '../http/context.js';
 import type { InstanceConfig } from '../seed-schema.js';
 import { hasGroupWikiRepositories } from '../inventory/items.js';
+import { applyContentDrift } from '../inventory/refs-store.js';
 import { moveStatements, noteMoveCreated, readWeights } from './store.js';
 import { MIN_MOVE_MS, moveDuration, pickStorage, splitDuration } from './policy.js';
 import { copyFailureMessage, unavailableError } from './failures.js';
@@ -359,6 +360,9 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
    */
   function switchToDestination(r: Running, iso: string): void {
     s.replicateItem.run(r.destination, r.snapshotChecksum, r.snapshotCommits, iso, r.kind, r.itemId);
+    // A seeded fault: the copy lost a commit and a tag that GitLab's checksum did not see (../inventory/refs.ts).
+    if (r.kind === 'project' && copies(r) && applyContentDrift(db, r.itemId))
+      log.warn({ project: r.itemId, move: r.id }, 'content drift: the destination lost the newest commit and tag');
     room.moved(r.sizeMb, r.source, r.destination);
     book.drop(r.kind, r.itemId, r.destination);
     if (r.kind === 'project') pools.memberMoved(r.itemId, r.source, r.destination);
