@@ -15,6 +15,8 @@ import { DrainError, VERIFY_FILTER_IGNORED, abortError } from './errors.js';
 import { chooseItems, selectionOf } from './select.js';
 import { unconfirmedByRecords } from './drain/records.js';
 import type { ActorDeps } from './types.js';
+import { verifyContent } from './verify-content.js';
+import type { ContentVerifyOutput } from '../machine/types.js';
 
 /**
  * What verification found for one (kind, source), recorded as its `verify.checked` event, whose type
@@ -34,6 +36,7 @@ export interface VerifyResult {
   ok: boolean;
   perKindAndSource: VerifyEntry[];
   problems: string[];
+  content?: ContentVerifyOutput;
 }
 
 /** Problems listed per (kind, source) before summarising the rest as a count. */
@@ -150,9 +153,12 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
       store.appendEvent('verify.checked', { ...entry }, deps.clock.now());
     }
   }
+  // The content of the sampled moved projects (verify.content), compared last: after every listing.
+  const content = await verifyContent(deps);
+  if (content) problems.push(...content.problems);
   const ok = problems.length === 0;
   deps.log.info({ ok, problems: problems.length }, 'verification finished');
-  return { ok, perKindAndSource, problems };
+  return { ok, perKindAndSource, problems, ...(content ? { content: content.output } : {}) };
 }
 
 /**

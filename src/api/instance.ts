@@ -13,6 +13,7 @@ import { ApiHttpError, ApiInvalidResponseError } from './errors.js';
 import { listKeysetIsolating, listOffsetIsolating } from './listing.js';
 import { nextPageNumber, paginateOffset, parseLinkNext } from './pagination.js';
 import { parseItem, parseMove, singular } from './records.js';
+import { readFingerprint } from './fingerprint.js';
 import type {
   CurrentUser,
   GeoResyncResult,
@@ -361,6 +362,8 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       const moves = await getOrNull(`/projects/${id}/repository_storage_moves`, { per_page: 1 });
       return moves === null ? null : 'hidden';
     },
+
+    repositoryFingerprint: (id) => readFingerprint(c, id),
 
     async getNamespace(fullPath): Promise<NamespaceRecord | null> {
       // GitLab reads an all-digit :id as an id (`find_namespace`, `find_group`), so a top-level

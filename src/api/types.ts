@@ -5,6 +5,7 @@
  * noted (GET/PUT retry on network errors, 5xx and 429); POSTs are never retried here.
  */
 import type { Kind } from '../plan/types.js';
+import type { RepositoryFingerprint } from './fingerprint.js';
 
 /** GitLab's move states, as the API spells them (`cleanup failed` has a space). */
 export type MoveState = 'initial' | 'scheduled' | 'started' | 'replicated' | 'finished' | 'failed' | 'cleanup failed';
@@ -222,6 +223,8 @@ export interface InstanceApi {
    * move routes find those), or null when neither knows it.
    */
   findProject(ref: number | string): Promise<ItemRecord | 'hidden' | null>;
+  /** A project repository's HEAD, branch and tag counts (./fingerprint.ts); null when the project is not found. */
+  repositoryFingerprint(id: number): Promise<RepositoryFingerprint | null>;
   /** `GET /namespaces/:id` by full path (a group's or a user's), or null on 404. */
   getNamespace(fullPath: string): Promise<NamespaceRecord | null>;
   /** POST /<kind>/:id/repository_storage_moves with an explicit destination. Never retried. */

@@ -23,6 +23,7 @@ import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { describeSelect } from '../plan/select-field.js';
 import { wrapWords } from '../report/wrap.js';
+import { verifyContentOf } from '../plan/verify-field.js';
 
 /** Validates a plan file; returns 0 or throws PlanError (code SHARDMOVE_PLAN_INVALID); with json, returns 2 instead. */
 export async function runValidateCommand(opts: { plan: string; json?: boolean }, ctx: CommandContext): Promise<number> {
@@ -131,6 +132,15 @@ async function jsonOfCopy(plan: string, ctx: CommandContext): Promise<Omit<Valid
   }
 }
 
+function verifyWords(v: Plan['verify']): string {
+  const content = verifyContentOf(v);
+  if (!v) return 'off';
+  if (!content) return 'on';
+  const share =
+    content.fraction === 1 ? 'every moved project' : `${+(content.fraction * 100).toFixed(4)}% of the moved projects`;
+  return `on, and the content (HEAD, branches, tags) of ${share} compared before and after`;
+}
+
 /** A summary line for an 80-column terminal: wrapped at spaces, its continuation two columns further in. */
 function at80(line: string): string[] {
   const indent = /^ */.exec(line)![0];
@@ -165,7 +175,7 @@ export function summaryLines(plan: Plan, now: number): string[] {
     ...(plan.prometheus ? [`  prometheus: ${plan.prometheus.url} (on error: ${plan.prometheus.onError})`] : []),
     ...(plan.capacity ? capacityLines(plan.capacity) : []),
     ...(plan.notify ?? []).map((t) => `  ${t.path}: ${targetWords(t)} on ${t.all ? "'*'" : t.on.join(', ')}`),
-    `  verify: ${plan.verify ? 'on' : 'off'}; geo resync: ${plan.geo.resync ? 'on (RESYNC_ALL the moved kinds after verification)' : 'off'}`,
+    `  verify: ${verifyWords(plan.verify)}; geo resync: ${plan.geo.resync ? 'on (RESYNC_ALL the moved kinds after verification)' : 'off'}`,
   ];
 }
 

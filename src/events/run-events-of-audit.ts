@@ -282,6 +282,8 @@ export const RUN_EVENTS_OF_AUDIT: RunEventsOfAudit = {
   'records.unconfirmed': PRIVATE,
   'verify.checked': PRIVATE,
   'verify.filter_ignored': PRIVATE,
+  'content.recorded': PRIVATE,
+  'content.checked': PRIVATE,
 };
 
 /** The public lines an audit event stands for (none for a private one), by the table. */

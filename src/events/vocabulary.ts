@@ -303,6 +303,24 @@ export interface AuditEventMap {
     kept?: number;
   };
   'verify.filter_ignored': OfItem & { storage: string | null };
+  // Content verification (actors/drain/content.ts, actors/verify-content.ts; plan verify.content)
+  /** A sampled project's repository fingerprint, read right before its move was posted (null fields: not read). */
+  'content.recorded': OfItem & {
+    defaultBranch: string | null;
+    head: string | null;
+    branches: number | null;
+    tags: number | null;
+    /** Why it could not be read (the move is posted all the same); absent when it was. */
+    error?: string;
+  };
+  /** A sampled project compared at verification: `differences` in words, empty when it agrees. */
+  'content.checked': OfItem & {
+    differences: string[];
+    before: { head: string | null; branches: number | null; tags: number | null } | null;
+    after: { head: string | null; branches: number | null; tags: number | null } | null;
+    /** Why it could not be compared (no fingerprint before, the project gone), when it was not. */
+    unchecked?: string;
+  };
 }
 
 export type AuditType = keyof AuditEventMap;
@@ -398,6 +416,8 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'records.unconfirmed': 'no sweep confirmed the source empty',
   'verify.checked': 'a source was checked empty (or not) for one kind',
   'verify.filter_ignored': 'verification saw the repository_storage filter ignored',
+  'content.recorded': "a sampled project's repository fingerprint was read before its move (verify.content)",
+  'content.checked': 'a sampled project was compared with its fingerprint from before its move',
 };
 
 /** The events that start one of our moves: a POST's answer, a bulk job's move, an adopted move. */

@@ -114,10 +114,29 @@ export interface DrainOutput {
 /** What the one schedule says of one (source, kind). */
 export type PairOutput = Omit<DrainOutput, 'perPair'> & { source: string; kind: Kind };
 
+/** What content verification found (actors/verify-content.ts): in the verification's output, status and the report. */
+export interface ContentVerifyOutput {
+  /** The share of the moved projects sampled (1: all). */
+  fraction: number;
+  /** Sampled projects that moved, compared or not. */
+  sampled: number;
+  /** Of those, compared and equal. */
+  equal: number;
+  /** Compared and different, and not compared: counts, then the first projects of each, named. */
+  differ: number;
+  notCompared: number;
+  /** What differs, in words (`HEAD of main 1a2b.. -> 3c4d..`). */
+  differing: { id: number; name: string; differences: string[] }[];
+  /** Why it was not compared. */
+  unchecked: { id: number; name: string; why: string }[];
+}
+
 export interface VerifyOutput {
   ok: boolean;
   perKindAndSource: unknown;
   problems: string[];
+  /** The content check of sampled projects (plan `verify.content`); absent when the plan asks for none. */
+  content?: ContentVerifyOutput;
 }
 
 /** The resync asked of one Geo secondary. */

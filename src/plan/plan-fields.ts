@@ -15,6 +15,8 @@ import { ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-s
 import { WINDOW_PATTERN } from '../time/windows.js';
 import { CHECKPOINT_DOC, CHECKPOINT_SCHEMA, readCheckpoint } from './checkpoint-field.js';
 import { PAUSE_AFTER_DOC, PAUSE_AFTER_SCHEMA, readPauseAfter } from './breaker-field.js';
+import { VERIFY_DOC, VERIFY_SCHEMA, readVerify } from './verify-field.js';
+import type { VerifySetting } from './verify-field.js';
 import { readNumber, readSchedule } from './schedule-fields.js';
 import { DEFAULT_EXPOSURE_BUDGET, QUEUE_AHEAD_RANGE, QUEUE_AHEAD_SCHEMA, readQueueAhead } from './queue-ahead-field.js';
 import { CAPACITY_DOC, CAPACITY_SCHEMA, readCapacity } from './capacity-field.js';
@@ -415,10 +417,14 @@ export const PLAN_FIELDS = {
     },
   },
   verify: {
-    type: 'boolean',
+    type: 'custom',
     prop: 'verify',
-    default: true,
-    description: 'Check afterwards that every item really is on the destination.',
+    default: true as VerifySetting,
+    description:
+      'Check afterwards that every item really is on the destination; with content, also compare a sample of the moved repositories before and after.',
+    doc: VERIFY_DOC,
+    read: (r, node, path, invalid) => readVerify(r, node, path, invalid),
+    schema: VERIFY_SCHEMA,
   },
   geo: {
     type: 'section',

@@ -7,7 +7,7 @@ import { shellWord } from '../shared/shell-word.js';
 import type { FinalState, StopRequest } from '../events/vocabulary.js';
 import type { Schedule } from '../time/windows.js';
 import { formatWindowTime, upcomingWindows } from '../time/windows.js';
-import type { RunContext } from '../machine/types.js';
+import type { ContentVerifyOutput, RunContext } from '../machine/types.js';
 import { isPerSite } from './geo-output.js';
 import type { StoredGeoOutput } from './geo-output.js';
 import type { StatusSummary } from '../store/types.js';
@@ -20,7 +20,7 @@ import { describeFailure } from '../events/failure-class.js';
 import { formatBytes, formatApproxDuration, placementLines } from './summary.js';
 import { copiesLines, copiesOf } from './copies.js';
 import type { CopyKnowledge, LiveCopy } from './copies.js';
-import { headThenWrapped } from './wrap.js';
+import { headThenWrapped, wrapWords } from './wrap.js';
 import { leftSelectionLines } from './left-selection.js';
 import type { LeftSelectionItem } from './left-selection.js';
 
@@ -158,6 +158,7 @@ export function renderFinalReport(input: FinalReportInput): string {
       lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
       lines.push(...recordsLines(c.verification.perKindAndSource, counts.sources));
       for (const p of c.verification.problems) lines.push(`  ${p}`);
+      if (c.verification.content) lines.push(...contentLines(c.verification.content));
     } else if (!c.verify) {
       lines.push('', 'Verification: skipped (plan: verify false)');
     }
@@ -392,5 +393,16 @@ function geoLines(geo: StoredGeoOutput): string[] {
     else lines.push(...headThenWrapped('  ', `${site}: requested for`, accepted.join(', ')));
     for (const r of refused) lines.push(`    refused ${r.registryClass}: ${r.errors.join('; ')}`);
   }
+  return lines;
+}
+
+/** The content check's lines under Verification (plan `verify.content`): the counts, then who was not compared. */
+function contentLines(o: ContentVerifyOutput): string[] {
+  const share =
+    o.fraction === 1 ? 'every moved project' : `a ${+(o.fraction * 100).toFixed(4)}% sample of the moved projects`;
+  const head = `Content of ${share}: ${o.sampled} compared before and after their moves: ${o.equal} equal, ${o.differ} different, ${o.notCompared} not compared`;
+  const lines = wrapWords(head, 76).map((l, i) => `${i === 0 ? '  ' : '    '}${l}`);
+  for (const u of o.unchecked) lines.push(`    not compared: projects ${u.id} (${u.name}): ${u.why}`);
+  if (o.notCompared > o.unchecked.length) lines.push(`    and ${o.notCompared - o.unchecked.length} more not compared`);
   return lines;
 }

@@ -11,6 +11,7 @@ import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import type { RunInput } from '../machine/types.js';
 import { formatProblem } from '../plan/errors.js';
+import { verifies } from '../plan/verify-field.js';
 import { canonicalJson, planHashInput } from '../plan/hash.js';
 import { diffPlanRecords, formatPlanChanges } from '../plan/plan-diff.js';
 import type { Plan } from '../plan/types.js';
@@ -190,7 +191,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       kinds: plan.move.kinds,
       // The one schedule is the throttled drain's: a bulk plan drains kind by kind.
       order: plan.move.mode === 'throttled' ? (plan.move.order ?? 'together') : 'by-kind',
-      verify: plan.verify,
+      verify: verifies(plan.verify),
       geoResync: plan.geo.resync,
       dryRun: opts.dryRun,
       warnings: [

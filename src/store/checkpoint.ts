@@ -336,6 +336,17 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     return rows.map((r) => toEvent(r) as AuditEventOf<K>);
   }
 
+  eventsOf<K extends AuditType>(types: readonly K[], afterSeq: number, limit: number): AuditEventOf<K>[] {
+    if (types.length === 0 || limit <= 0) return [];
+    const names = storedNamesOf(types);
+    const rows = this.db
+      .prepare(
+        `SELECT seq, at, type, data FROM events WHERE seq > ? AND type IN (${names.map(() => '?').join(', ')}) ORDER BY seq LIMIT ?`,
+      )
+      .all(afterSeq, ...names, limit) as EventRow[];
+    return rows.map((r) => toEvent(r) as AuditEventOf<K>);
+  }
+
   lastEventSeq(): number {
     return (this.r.lastSeq.get() as { seq: number }).seq;
   }

@@ -171,6 +171,8 @@ export interface ActorStore extends ItemStore {
   readControl(): RunControl;
   /** Changes the live overrides; the actors use it for one thing: the failure breaker's pause. */
   writeControl(change: ControlChange, at: number): RunControl;
+  /** Events of one of `types` after `afterSeq`, oldest first, at most `limit` (content verification pages through them). */
+  eventsOf<K extends AuditType>(types: readonly K[], afterSeq: number, limit: number): AuditEventOf<K>[];
 }
 
 /** The whole checkpoint as the runtime holds it: what the actors may do, plus the run-level part. */

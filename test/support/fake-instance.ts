@@ -19,6 +19,7 @@ import type {
   ScheduleResult,
 } from '../../src/api/types.js';
 import type { Clock } from '../../src/time/clock.js';
+import type { RepositoryFingerprint } from '../../src/api/fingerprint.js';
 import type { Kind } from '../../src/plan/types.js';
 
 /**
@@ -379,6 +380,17 @@ export class FakeInstance implements InstanceApi {
     this.req('getItem');
     const it = this.items.get(key(kind, id));
     return it && !it.hidden && !it.unreadable ? this.record(it) : null;
+  }
+
+  /** Fingerprints of projects' repositories (default: derived from the id); tests change them to fake a drift. */
+  readonly fingerprints = new Map<number, RepositoryFingerprint>();
+
+  async repositoryFingerprint(id: number): Promise<RepositoryFingerprint | null> {
+    this.req('repositoryFingerprint');
+    const it = this.items.get(key('projects', id));
+    if (!it || it.hidden || it.unreadable) return null;
+    const known = this.fingerprints.get(id);
+    return known ? { ...known } : { defaultBranch: 'main', head: `head-of-${id}`, branches: 1 + (id % 3), tags: id % 4 };
   }
 
   async findProject(ref: number | string): Promise<ItemRecord | 'hidden' | null> {

@@ -109,6 +109,10 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
       call('findProject');
       return null;
     },
+    async repositoryFingerprint() {
+      call('repositoryFingerprint');
+      return null;
+    },
     async getNamespace() {
       call('getNamespace');
       return null;

@@ -16,6 +16,7 @@ import type { Arrival, Location } from './locate.js';
 import { reconcileItem } from './reconcile.js';
 import { relistIfStale } from './relist.js';
 import { judgeNow, selectionOf } from '../select.js';
+import { recordFingerprints } from './content.js';
 
 /** Items out of attempts are quarantined instead of scheduled; returns the rest. */
 function dropExhausted(ctx: DrainCtx, rows: ItemRow[]): ItemRow[] {
@@ -206,10 +207,12 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
     }),
   );
   const toPost = await dropOutOfSelection(ctx, await dropNotOnSource(ctx, await dropUnlisted(ctx, claimed)));
+  // The sampled projects' fingerprints, as late as can be before their moves (verify.content).
+  const fingerprinted = await recordFingerprints(ctx, toPost);
   // Reads came between the cap this batch was claimed under and its POSTs (a stale listing, a
-  // retry's item: each returns a new array then), and they can take seconds: a stop asked for
-  // meanwhile sends none of them. The rows go back to waiting, their attempt not counted.
-  if (toPost !== claimed && toPost.length > 0 && stopAskedNow(deps)) {
+  // retry's item: each returns a new array then; a fingerprint), and they can take seconds: a stop
+  // asked for meanwhile sends none of them. The rows go back to waiting, their attempt not counted.
+  if ((toPost !== claimed || fingerprinted > 0) && toPost.length > 0 && stopAskedNow(deps)) {
     store.batch(() => {
       for (const row of toPost) store.markPending(kind, row.id, deps.clock.now(), null, true);
     });

@@ -1,0 +1,48 @@
+/**
+ * The first half of content verification (the plan's `verify.content`): right before a sampled
+ * project's move is posted, its repository fingerprint is read (./../../api/fingerprint.ts) and kept
+ * as a `content.recorded` event; verification compares it with the project as it is then
+ * (../verify-content.ts). Read at the last moment, so pushes before the move do not count as
+ * differences; a read that fails is recorded as such and never holds the move back (verification
+ * then says that project was not compared, and why). Every attempt records again: a failed move
+ * leaves the repository writable, and the last reading before the move that worked is the one compared.
+ */
+import { verifyContentOf } from '../../plan/verify-field.js';
+import type { ItemRow } from '../../store/types.js';
+import { event } from './context.js';
+import type { DrainCtx } from './context.js';
+
+/** Whether project `id` is in the sample: a fixed hash of the id against the share, the same on every resume. */
+export function inContentSample(id: number, fraction: number): boolean {
+  if (fraction >= 1) return true;
+  // A 32-bit multiplicative hash spreads consecutive ids; the share is then a threshold.
+  const h = Math.imul(id ^ 0x9e3779b9, 0x85ebca6b) >>> 0;
+  return h / 2 ** 32 < fraction;
+}
+
+/** Reads and records the fingerprints of the sampled projects among `rows`; returns how many were read. */
+export async function recordFingerprints(ctx: DrainCtx, rows: readonly ItemRow[]): Promise<number> {
+  const content = verifyContentOf(ctx.deps.plan.verify);
+  if (content === null || ctx.kind !== 'projects' || ctx.deps.dryRun) return 0;
+  const sampled = rows.filter((r) => inContentSample(r.id, content.fraction));
+  if (sampled.length === 0) return 0;
+  const read = await Promise.allSettled(sampled.map((r) => ctx.deps.api.repositoryFingerprint(r.id)));
+  ctx.store.batch(() => {
+    sampled.forEach((row, i) => {
+      const res = read[i] as PromiseSettledResult<Awaited<ReturnType<typeof ctx.deps.api.repositoryFingerprint>>>;
+      const none = { defaultBranch: null, head: null, branches: null, tags: null };
+      if (res.status === 'fulfilled' && res.value !== null)
+        event(ctx, 'content.recorded', { id: row.id, ...res.value });
+      else {
+        const error =
+          res.status === 'fulfilled'
+            ? 'the instance did not find the project'
+            : res.reason instanceof Error
+              ? res.reason.message
+              : String(res.reason);
+        event(ctx, 'content.recorded', { id: row.id, ...none, error });
+      }
+    });
+  });
+  return sampled.length;
+}
