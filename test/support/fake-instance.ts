@@ -390,7 +390,9 @@ export class FakeInstance implements InstanceApi {
     const it = this.items.get(key('projects', id));
     if (!it || it.hidden || it.unreadable) return null;
     const known = this.fingerprints.get(id);
-    return known ? { ...known } : { defaultBranch: 'main', head: `head-of-${id}`, branches: 1 + (id % 3), tags: id % 4 };
+    return known
+      ? { ...known }
+      : { defaultBranch: 'main', head: `head-of-${id}`, branches: 1 + (id % 3), tags: id % 4 };
   }
 
   async findProject(ref: number | string): Promise<ItemRecord | 'hidden' | null> {
