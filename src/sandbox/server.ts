@@ -12,6 +12,7 @@ import { SandboxHttpError } from './http/errors.js';
 import { authenticate } from './auth/authenticate.js';
 import { atLeast, parseRelease } from './auth/token-types.js';
 import type { Router } from './http/router.js';
+import { checkRateLimit } from './instance/rate-limits.js';
 
 /** Request bodies above this size are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -100,6 +101,8 @@ async function dispatch(
     state,
   };
   ctx.caller = authenticate(ctx, match.route.auth);
+  // The endpoint's application rate limit comes first in its body, after authentication.
+  checkRateLimit(ctx, `${match.route.method} ${match.route.pattern}`);
   return await match.route.handler(ctx);
 }
 
