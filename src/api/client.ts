@@ -10,6 +10,7 @@ import { scrubServerText } from '../secrets/registry.js';
 import { systemClock } from '../time/clock.js';
 import { SHARDMOVE_VERSION } from './version.js';
 import type { CredentialProvider } from './auth.js';
+import type { RatePacer } from './rate-pacer.js';
 import {
   ApiAmbiguousError,
   ApiForbiddenError,
@@ -85,6 +86,12 @@ export interface ClientOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   now?: () => number;
   random?: () => number;
+  /**
+   * GitLab's application rate limits (./rate-pacer.ts): GETs wait for it before they are sent, and a
+   * GET answered 429 waits out its window and is sent again, however long that takes, without
+   * counting against `retry`. Without it a 429 is retried like a 5xx.
+   */
+  pacer?: RatePacer;
 }
 
 /** One logical request (the client may send it several times, see the retry policy). */
@@ -186,6 +193,7 @@ export function createClient(opts: ClientOptions): ApiClient {
     let failures = 0;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
+      if (opts.pacer && !r.root) await opts.pacer.beforeSend(r.method, r.path, signal);
       const auth = r.anonymous ? {} : await opts.credentials.headers();
       const headers: Record<string, string> = { accept: 'application/json', 'user-agent': userAgent, ...auth };
       if (payload !== undefined) headers['content-type'] = 'application/json';
@@ -253,6 +261,12 @@ export function createClient(opts: ClientOptions): ApiClient {
         // A 401 is decided before the endpoint runs, so resending even a POST cannot double it.
         refreshed = true;
         if (await opts.credentials.onUnauthorized(error, auth)) continue;
+      }
+      if (opts.pacer && error instanceof ApiRateLimitedError && r.method === 'GET' && !r.root) {
+        // An application rate limit's window may last ten minutes: wait it out, never fail on it.
+        const date = answer?.headers['date'];
+        await opts.pacer.waitOut(r.path, retryAfterMs, (Array.isArray(date) ? date[0] : date) ?? null, signal);
+        continue;
       }
       if (!idempotent) throw ambiguousIfUnknown(ref, error);
       if (!error.retryable || ++failures >= policy.maxAttempts) throw error;

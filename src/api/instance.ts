@@ -8,6 +8,8 @@ import type { Credentials, Kind } from '../plan/types.js';
 import { createCredentialProvider } from './auth.js';
 import type { OAuthTokenPair } from './auth.js';
 import { createClient, createPool, USER_AGENT } from './client.js';
+import { checksApplicationRateLimits, createRatePacer } from './rate-pacer.js';
+import { systemClock } from '../time/clock.js';
 import type { RequestEvent, RetryPolicy } from './client.js';
 import { ApiHttpError, ApiInvalidResponseError } from './errors.js';
 import { listKeysetIsolating, listOffsetIsolating } from './listing.js';
@@ -88,6 +90,9 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     marginMs: opts.oauthMarginMs,
     onRefresh: opts.onRefresh,
   });
+  // GitLab's application rate limits: read from the settings, checked by the release from 18.1.
+  let checksRateLimits = false;
+  const pacer = createRatePacer({ now, sleep: opts.sleep ?? systemClock.sleep });
   const c = createClient({
     baseUrl: opts.baseUrl,
     credentials,
@@ -102,6 +107,7 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     sleep: opts.sleep,
     now,
     random: opts.random,
+    pacer,
   });
 
   const moveListPath = (kind: Kind) => `/${singular(kind)}_repository_storage_moves`;
@@ -148,6 +154,7 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       if (typeof version !== 'string')
         throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/version' }, 'no version');
       const enterprise = body?.['enterprise'];
+      checksRateLimits = checksApplicationRateLimits(version);
       return { version, enterprise: typeof enterprise === 'boolean' ? enterprise : null };
     },
 
@@ -199,8 +206,11 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
 
     async getWeights() {
       const { body } = await c.request({ method: 'GET', path: '/application/settings' });
+      pacer.configure(body, checksRateLimits);
       return parseWeights(body);
     },
+
+    rateHold: () => pacer.hold(),
 
     async setWeights(weights) {
       const { body } = await c.request({
