@@ -38,9 +38,19 @@ const SEGMENT = '[^/]+';
 /** GitLab's keys for the routes the orchestrator calls (unknown routes are not paced). */
 export const ROUTE_LIMITS: Readonly<Record<string, RouteLimitDef>> = {
   projects_api: { setting: 'projects_api_limit', intervalMs: 600_000, route: 'GET /projects', path: /^\/projects$/ },
-  project_api: { setting: 'project_api_limit', intervalMs: 60_000, route: 'GET /projects/:id', path: new RegExp(`^/projects/${SEGMENT}$`) },
+  project_api: {
+    setting: 'project_api_limit',
+    intervalMs: 60_000,
+    route: 'GET /projects/:id',
+    path: new RegExp(`^/projects/${SEGMENT}$`),
+  },
   groups_api: { setting: 'groups_api_limit', intervalMs: 60_000, route: 'GET /groups', path: /^\/groups$/ },
-  group_api: { setting: 'group_api_limit', intervalMs: 60_000, route: 'GET /groups/:id', path: new RegExp(`^/groups/${SEGMENT}$`) },
+  group_api: {
+    setting: 'group_api_limit',
+    intervalMs: 60_000,
+    route: 'GET /groups/:id',
+    path: new RegExp(`^/groups/${SEGMENT}$`),
+  },
   group_projects_api: {
     setting: 'group_projects_api_limit',
     intervalMs: 60_000,
@@ -101,7 +111,9 @@ export function checksApplicationRateLimits(version: string): boolean {
   const m = /^(\d+)\.(\d+)/.exec(version);
   if (!m) return false;
   const [major, minor] = [Number(m[1]), Number(m[2])];
-  return major !== RATE_LIMITS_CHECKED_SINCE[0] ? major > RATE_LIMITS_CHECKED_SINCE[0] : minor >= RATE_LIMITS_CHECKED_SINCE[1];
+  return major !== RATE_LIMITS_CHECKED_SINCE[0]
+    ? major > RATE_LIMITS_CHECKED_SINCE[0]
+    : minor >= RATE_LIMITS_CHECKED_SINCE[1];
 }
 
 /** The key of the limit on `path`, or null. */
@@ -236,7 +248,12 @@ export function createRatePacer(opts: RatePacerOptions): RatePacer {
         // What started in the window just ended must not count against the next one.
         logs.set(key, []);
       }
-      await waitUntil(key, until, key ? `the instance answered 429 on ${describe(key)}` : 'the instance answered 429', signal);
+      await waitUntil(
+        key,
+        until,
+        key ? `the instance answered 429 on ${describe(key)}` : 'the instance answered 429',
+        signal,
+      );
     },
 
     hold() {

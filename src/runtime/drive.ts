@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { createActor } from 'xstate';
 import type { Snapshot } from 'xstate';
 import type { ActorDeps } from '../actors/index.js';
+import { recordRateHold } from '../actors/index.js';
 import { isFinalState } from '../events/vocabulary.js';
 import type { InstanceApi } from '../api/types.js';
 import { MACHINE_VERSION, drainLabel, runMachine } from '../machine/machine.js';
@@ -87,6 +88,18 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
     stopAsked: () => stop.asked(),
   };
+  // The instance's rate limit holds reads beside the drain's loop too (a listing, pre-flight's
+  // reads): its start and end are recorded once a second, so every output shows the hold.
+  const rateHolds = a.api.rateHold
+    ? setInterval(() => {
+        try {
+          recordRateHold(deps);
+        } catch {
+          // A busy or refused checkpoint write: the next look records it.
+        }
+      }, 1_000)
+    : null;
+  rateHolds?.unref();
   let failDrive: (err: unknown) => void = () => undefined;
   const effects = createEffects(services.actors, deps, log, (err) => failDrive(err));
 
@@ -206,6 +219,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     actor.stop();
     throw err;
   } finally {
+    if (rateHolds) clearInterval(rateHolds);
     stop.close();
   }
   if (ending === 'interrupted') {
