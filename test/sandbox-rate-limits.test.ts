@@ -39,7 +39,7 @@ describe('application rate limits', () => {
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual(BODY);
     expect(refused.headers.get('retry-after')).toBeNull();
-    expect(Date.parse(refused.headers.get('date') ?? '')).toBe(T0);
+    expect(Date.parse(refused.headers.get('date') ?? '')).toBe(T0); // the sandbox's clock
     // Another limit's route is not touched; the same window stays closed to its end.
     expect((await callSandbox(sb, 'GET', '/projects/1')).status).toBe(200);
     advance(599_000);

@@ -220,6 +220,7 @@ export function createClient(opts: ClientOptions): ApiClient {
         // before anything parses or quotes it: a server or proxy may echo a credential it was sent.
         const text = scrubServerText(await res.body.text(), [...opts.credentials.secrets(), ...(r.secrets ?? [])]);
         answer = { status: res.statusCode, headers: res.headers, text };
+        if (opts.pacer) opts.pacer.observe(headerValue(res.headers['date']));
       } catch (cause) {
         if (signal?.aborted) throw signal.reason;
         error = networkError(ref, cause, idempotent);
@@ -264,8 +265,7 @@ export function createClient(opts: ClientOptions): ApiClient {
       }
       if (opts.pacer && error instanceof ApiRateLimitedError && r.method === 'GET' && !r.root) {
         // An application rate limit's window may last ten minutes: wait it out, never fail on it.
-        const date = answer?.headers['date'];
-        await opts.pacer.waitOut(r.path, retryAfterMs, (Array.isArray(date) ? date[0] : date) ?? null, signal);
+        await opts.pacer.waitOut(r.path, retryAfterMs, headerValue(answer?.headers['date']), signal);
         continue;
       }
       if (!idempotent) throw ambiguousIfUnknown(ref, error);
@@ -347,6 +347,11 @@ export function redirectRule(
   if (rest === null || !PROJECT_ID_ROUTE.test(rest))
     return refuse(`redirected to ${where}; only a redirect to a project's id (/api/v4/projects/<id>) is followed`);
   return { follow: to.pathname, refusal: null };
+}
+
+/** One header's value, the first of several, or null. */
+function headerValue(v: string | string[] | undefined): string | null {
+  return (Array.isArray(v) ? v[0] : v) ?? null;
 }
 
 /** Capped exponential backoff; `failures` counts from 1. */

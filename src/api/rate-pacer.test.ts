@@ -2,7 +2,8 @@ import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createStaticTokenProvider } from './auth.js';
 import { createClient } from './client.js';
-import { budgetOf, checksApplicationRateLimits, createRatePacer, routeKey, windowEndWait } from './rate-pacer.js';
+import { budgetOf, checksApplicationRateLimits, createRatePacer, routeKey } from './rate-pacer.js';
+import type { RatePacer } from './rate-pacer.js';
 import type { RateHold } from './rate-pacer.js';
 
 /** A 10-minute boundary of the epoch, as GitLab's fixed windows have it. */
@@ -44,14 +45,6 @@ describe('routeKey and the window arithmetic', () => {
     expect([budgetOf(1), budgetOf(3), budgetOf(20), budgetOf(2000)]).toEqual([1, 2, 19, 1900]);
   });
 
-  it("reads the end of the server's window from its Date, with a second's margin", () => {
-    // 12:03:20 on the server: the 10-minute window ends at 12:10:00.
-    expect(windowEndWait('Mon, 01 Jun 2026 12:03:20 GMT', 600_000)).toBe(401_000);
-    expect(windowEndWait('Mon, 01 Jun 2026 12:03:20 GMT', 60_000)).toBe(41_000);
-    expect(windowEndWait(null, 60_000)).toBeNull();
-    expect(windowEndWait('not a date', 60_000)).toBeNull();
-  });
-
   it('knows which releases check the limits they show', () => {
     expect(['17.1.0', '17.11.2', '18.0.1', '18.1.0', '18.6.0', '19.0.0'].map(checksApplicationRateLimits)).toEqual([
       false,
@@ -76,14 +69,14 @@ describe('createRatePacer', () => {
       await pacer.beforeSend('GET', '/projects', undefined);
       starts.push(clock.now() - T0);
     }
-    expect(starts).toEqual([0, 0, 600_001, 600_001, 1_200_002, 1_200_002, 1_800_003]);
-    for (const t of starts) expect(starts.filter((u) => u >= t && u < t + 600_000).length).toBeLessThanOrEqual(2);
-    expect(holds[0]).toMatchObject({ key: 'projects_api', until: T0 + 600_001 });
+    // Two a window, each window's first a second after it began on the server.
+    expect(starts).toEqual([0, 0, 601_000, 601_000, 1_201_000, 1_201_000, 1_801_000]);
+    expect(holds[0]).toMatchObject({ key: 'projects_api', until: T0 + 601_000 });
     expect(holds[0]?.reason).toBe('GET /projects: 3 per 10m (projects_api)');
     // A route without a limit, and a POST, never wait.
     await pacer.beforeSend('GET', '/projects/1', undefined);
     await pacer.beforeSend('POST', '/projects', undefined);
-    expect(clock.now() - T0).toBe(1_800_003);
+    expect(clock.now() - T0).toBe(1_801_000);
   });
 
   it('before 18.1 paces nothing until a 429 proves the limit is checked, then paces at the threshold shown', async () => {
@@ -92,8 +85,8 @@ describe('createRatePacer', () => {
     pacer.configure({ project_api_limit: 2 }, false);
     expect(pacer.limits()).toEqual({});
     await pacer.waitOut('/projects/5', null, new Date(T0 + 30_000).toUTCString(), undefined);
-    // The rest of the minute's window, and a second.
-    expect(clock.sleeps).toEqual([31_000]);
+    // The rest of the minute's window on the server's clock (its Date, read to the second), and a second.
+    expect(clock.now() - T0).toBe(60_500);
     expect(pacer.limits()).toEqual({ project_api: { limit: 2, budget: 1, intervalMs: 60_000 } });
     expect(pacer.throttled()).toEqual({ project_api: 1 });
   });
@@ -101,15 +94,28 @@ describe('createRatePacer', () => {
   it('waits out a 429 as long as the window lasts, without Date by Retry-After, else by the route window, else a minute', async () => {
     const clock = fakeClock(T0 + 5_000);
     const pacer = createRatePacer(clock);
-    await pacer.waitOut('/projects', 600_000, null, undefined);
-    await pacer.waitOut('/projects', null, null, undefined);
-    await pacer.waitOut('/user', null, null, undefined);
-    // With both, the window's end on the server's clock wins when it comes first.
+    const waited = async (...args: Parameters<RatePacer['waitOut']>) => {
+      const from = clock.now();
+      await pacer.waitOut(...args);
+      return clock.now() - from;
+    };
+    expect(await waited('/projects', 600_000, null, undefined)).toBe(600_000);
+    expect(await waited('/projects', null, null, undefined)).toBe(600_000);
+    expect(await waited('/user', null, null, undefined)).toBe(60_000);
+    // With both, the end of the window on the server's clock wins when it comes first.
     clock.set(T0 + 590_000);
-    await pacer.waitOut('/projects', 600_000, new Date(T0 + 590_000).toUTCString(), undefined);
-    expect(clock.sleeps).toEqual([600_000, 600_000, 60_000, 11_000]);
+    expect(await waited('/projects', 600_000, new Date(T0 + 590_000).toUTCString(), undefined)).toBe(10_500);
     expect(pacer.throttled()).toEqual({ projects_api: 3, other: 1 });
     expect(pacer.hold()).toBeNull();
+  });
+
+  it("follows the server's clock, not ours: a server 4 minutes ahead ends its window 4 minutes early", async () => {
+    const clock = fakeClock(T0 + 60_000);
+    const pacer = createRatePacer(clock);
+    const from = clock.now();
+    await pacer.waitOut('/projects', null, new Date(T0 + 300_000).toUTCString(), undefined);
+    // Server 05:00 (and up to a second): its window ends at 10:00, and a second.
+    expect(clock.now() - from).toBe(300_500);
   });
 
   it('an abort ends a wait with its reason', async () => {
@@ -135,8 +141,9 @@ describe('the client with a pacer', () => {
     agent.disableNetConnect();
     const pool = agent.get('http://gitlab.test');
     const clock = fakeClock(T0 + 10_000);
+    const sent: number[] = [];
     const answer = (statusCode: number, data: unknown) => () => ({
-      statusCode,
+      statusCode: (sent.push(clock.now()), statusCode),
       data: JSON.stringify(data),
       responseOptions: { headers: { 'content-type': 'application/json', date: new Date(clock.now()).toUTCString() } },
     });
@@ -155,8 +162,9 @@ describe('the client with a pacer', () => {
     });
     const res = await client.request({ method: 'GET', path: '/projects', query: { per_page: 100 } });
     expect(res.status).toBe(200);
-    // The first wait is the rest of the 10-minute window and a second; each later one the next window.
-    expect(clock.sleeps).toEqual([591_000, 600_000, 600_000, 600_000, 600_000, 600_000]);
+    // Each new attempt was sent in the next 10-minute window, none in the one that refused it.
+    const windows = sent.map((t) => Math.floor(t / 600_000));
+    expect(windows.map((w) => w - (windows[0] as number))).toEqual([0, 1, 2, 3, 4, 5, 6]);
     expect(pacer.throttled()).toEqual({ projects_api: 6 });
   });
 });

@@ -9,14 +9,16 @@
  * 10-minute window, so a throttled GET would fail its step.
  *
  * So: once the settings name a threshold on a release that checks it (or once the instance answered
- * a 429 for that route, on any release), the pacer lets at most `budget` requests of the route start
- * in any span of the window's length (a sliding log: whatever the alignment of the server's fixed
- * windows, none of them sees more), a little below the threshold for requests in flight across a
- * window's edge. A 429 is never an error for a GET: the route waits until its window has ended (on
- * the server's clock, read from the answer's `Date`, when the route's window is known), else for
- * `Retry-After` (GitLab 18.5+ sends the window's length), else for the route's window or a minute,
- * and then the request is sent again. While a route waits, `hold()` says until when, for the
- * progress line and status ("HELD by the instance's rate limit until HH:MM:SS").
+ * a 429 for that route, on any release), the pacer counts the route's requests per window of the
+ * server's clock (read from every answer's `Date`, so a skewed local clock does not matter) and lets
+ * at most `budget` start in one, a little below the threshold; a request sent within a second of a
+ * window's edge counts in both windows it may land in. A 429 is never an error for a GET: the
+ * route waits until its window has ended on the server's clock (GitLab's windows are fixed on the
+ * epoch), or for `Retry-After` when that comes first (GitLab 18.5+ sends the window's length), else
+ * for the route's window, or a minute for a route without a known limit, and then the request is
+ * sent again. A wait re-reads the server's clock every second. While a route waits, `hold()` says
+ * until when (on the local clock), for the progress line and status ("HELD by the instance's rate
+ * limit until HH:MM:SS").
  *
  * Routes and windows are GitLab's (lib/gitlab/application_rate_limiter.rb); paths are relative to
  * /api/v4, as the client's requests name them.
@@ -69,6 +71,8 @@ export const ROUTE_LIMITS: Readonly<Record<string, RouteLimitDef>> = {
 export const UNKNOWN_WINDOW_MS = 60_000;
 /** Past the end of the server's window before sending again: its clock is read to the second. */
 const EDGE_MARGIN_MS = 1_000;
+/** A wait re-reads the server's clock this often. */
+const WAIT_SLICE_MS = 1_000;
 
 /** What holds requests back now: the route's key, and until when (ms on the local clock). */
 export interface RateHold {
@@ -81,6 +85,8 @@ export interface RateHold {
 export interface RatePacer {
   /** Reads the thresholds from `GET /application/settings`'s body; `checked`: the release checks them (18.1+). */
   configure(settings: unknown, checked: boolean): void;
+  /** An answer's `Date`: the server's clock, which its windows follow. */
+  observe(date: string | null): void;
   /** Waits, when needed, until a GET of `path` may start, and counts it. */
   beforeSend(method: string, path: string, signal?: AbortSignal): Promise<void>;
   /**
@@ -128,30 +134,20 @@ export function budgetOf(limit: number): number {
   return Math.max(1, limit - Math.max(1, Math.ceil(limit * 0.05)));
 }
 
-/**
- * When a fixed window of `intervalMs` aligned on the epoch ends, seen from the server's `Date`
- * (whole seconds): the wait from now, with a margin; null without a readable date.
- */
-export function windowEndWait(date: string | null, intervalMs: number): number | null {
-  if (date === null) return null;
-  const serverNow = Date.parse(date);
-  if (Number.isNaN(serverNow)) return null;
-  const end = (Math.floor(serverNow / intervalMs) + 1) * intervalMs;
-  // `Date` drops the milliseconds: the server's true time may be up to a second later.
-  return end - serverNow + EDGE_MARGIN_MS;
-}
-
 /** Creates a pacer with no limits known yet. */
 export function createRatePacer(opts: RatePacerOptions): RatePacer {
   const paced = new Map<string, { limit: number; budget: number; intervalMs: number }>();
-  /** Start times of the requests of each paced key within its last window. */
-  const logs = new Map<string, number[]>();
-  /** A key held back after a 429, until this time. */
+  /** Requests started per key and server window (the window's number since the epoch). */
+  const started = new Map<string, Map<number, number>>();
+  /** A key held back after a 429, until this time on the server's clock. */
   const blocked = new Map<string, number>();
   const counts: Record<string, number> = {};
   /** Thresholds the settings named, armed only once the release checks them or a 429 came. */
   const named = new Map<string, number>();
+  /** The server's clock minus ours, from the answers' `Date` (0 until one is seen). */
+  let offset = 0;
   let current: RateHold | null = null;
+  const serverNow = () => opts.now() + offset;
 
   const describe = (key: string): string => {
     const p = paced.get(key);
@@ -161,13 +157,9 @@ export function createRatePacer(opts: RatePacerOptions): RatePacer {
 
   const setHold = (next: RateHold | null) => {
     if (next === null && current === null) return;
-    if (next && current && next.until <= current.until && current.until > opts.now()) return;
+    if (next && current && next.key === current.key && Math.abs(next.until - current.until) < EDGE_MARGIN_MS) return;
     current = next;
     opts.onHold?.(next);
-  };
-
-  const clearIfDone = () => {
-    if (current && current.until <= opts.now()) setHold(null);
   };
 
   const arm = (key: string, limit: number) => {
@@ -179,15 +171,34 @@ export function createRatePacer(opts: RatePacerOptions): RatePacer {
     paced.set(key, { limit, budget: budgetOf(limit), intervalMs: def.intervalMs });
   };
 
-  async function waitUntil(key: string | null, until: number, reason: string, signal?: AbortSignal): Promise<void> {
-    const wait = until - opts.now();
-    if (wait <= 0) return;
-    setHold({ key, until, reason });
-    try {
-      await opts.sleep(wait, signal);
-    } finally {
-      clearIfDone();
+  /** The windows a request sent now may land in: near an edge, both (our reading of the server's clock is ±1 s). */
+  const windowsOf = (t: number, intervalMs: number): number[] => {
+    const w = Math.floor(t / intervalMs);
+    const into = t - w * intervalMs;
+    if (into < EDGE_MARGIN_MS) return [w - 1, w];
+    if (intervalMs - into < EDGE_MARGIN_MS) return [w, w + 1];
+    return [w];
+  };
+
+  function observe(date: string | null): void {
+    if (date === null) return;
+    const at = Date.parse(date);
+    // `Date` is whole seconds: the server's time is within the second after it.
+    if (!Number.isNaN(at)) offset = at + 500 - opts.now();
+  }
+
+  /**
+   * Waits until `target` on the server's clock, in slices of a second, so that a better reading of
+   * the server's clock (any answer's `Date`, polls go on meanwhile) moves the end.
+   */
+  async function waitForServer(key: string | null, target: number, reason: string, signal?: AbortSignal) {
+    for (;;) {
+      const left = target - serverNow();
+      if (left <= 0) break;
+      setHold({ key, until: target - offset, reason });
+      await opts.sleep(Math.min(left, WAIT_SLICE_MS), signal);
     }
+    if (current && current.key === key) setHold(null);
   }
 
   return {
@@ -202,32 +213,37 @@ export function createRatePacer(opts: RatePacerOptions): RatePacer {
       }
     },
 
+    observe,
+
     async beforeSend(method, path, signal) {
       if (method !== 'GET') return;
       const key = routeKey(path);
       if (key === null) return;
       for (;;) {
         const until = blocked.get(key) ?? 0;
-        if (until > opts.now()) {
-          await waitUntil(key, until, `the instance answered 429 on ${describe(key)}`, signal);
+        if (until > serverNow()) {
+          await waitForServer(key, until, `the instance answered 429 on ${describe(key)}`, signal);
           continue;
         }
         const p = paced.get(key);
         if (!p) return;
-        const now = opts.now();
-        const log = (logs.get(key) ?? []).filter((t) => t > now - p.intervalMs);
-        logs.set(key, log);
-        if (log.length < p.budget) {
-          log.push(now);
-          clearIfDone();
+        const per = started.get(key) ?? new Map<number, number>();
+        started.set(key, per);
+        const t = serverNow();
+        const windows = windowsOf(t, p.intervalMs);
+        for (const w of per.keys()) if (w < (windows[0] as number)) per.delete(w);
+        if (windows.every((w) => (per.get(w) ?? 0) < p.budget)) {
+          for (const w of windows) per.set(w, (per.get(w) ?? 0) + 1);
           return;
         }
-        // The oldest start leaves the span of one window at this time.
-        await waitUntil(key, (log[0] as number) + p.intervalMs + 1, describe(key), signal);
+        // The next window, once surely begun on the server.
+        const next = (Math.floor(t / p.intervalMs) + 1) * p.intervalMs + EDGE_MARGIN_MS;
+        await waitForServer(key, next, describe(key), signal);
       }
     },
 
     async waitOut(path, retryAfterMs, date, signal) {
+      observe(date);
       const key = routeKey(path);
       counts[key ?? 'other'] = (counts[key ?? 'other'] ?? 0) + 1;
       const def = key ? ROUTE_LIMITS[key] : undefined;
@@ -235,29 +251,28 @@ export function createRatePacer(opts: RatePacerOptions): RatePacer {
       // until its 429 (a few per window), since a guess could only be slower than the instance.
       const threshold = key ? named.get(key) : undefined;
       if (key && threshold !== undefined && !paced.has(key)) arm(key, threshold);
-      const edge = def ? windowEndWait(date, def.intervalMs) : null;
-      const wait =
-        edge !== null
-          ? retryAfterMs !== null
-            ? Math.min(edge, retryAfterMs + EDGE_MARGIN_MS)
-            : edge
-          : (retryAfterMs ?? def?.intervalMs ?? UNKNOWN_WINDOW_MS);
-      const until = opts.now() + Math.max(EDGE_MARGIN_MS, wait);
-      if (key) {
-        blocked.set(key, Math.max(blocked.get(key) ?? 0, until));
-        // What started in the window just ended must not count against the next one.
-        logs.set(key, []);
+      if (!key || !def) {
+        await waitForServer(
+          null,
+          serverNow() + (retryAfterMs ?? UNKNOWN_WINDOW_MS),
+          'the instance answered 429',
+          signal,
+        );
+        return;
       }
-      await waitUntil(
-        key,
-        until,
-        key ? `the instance answered 429 on ${describe(key)}` : 'the instance answered 429',
-        signal,
-      );
+      const t = serverNow();
+      // GitLab's windows are fixed on the epoch: the one that refused ends at the next multiple.
+      const edge = date !== null ? (Math.floor(t / def.intervalMs) + 1) * def.intervalMs + EDGE_MARGIN_MS : null;
+      const target =
+        edge !== null
+          ? Math.min(edge, t + (retryAfterMs ?? Infinity) + EDGE_MARGIN_MS)
+          : t + (retryAfterMs ?? def.intervalMs);
+      blocked.set(key, Math.max(blocked.get(key) ?? 0, target));
+      await waitForServer(key, target, `the instance answered 429 on ${describe(key)}`, signal);
     },
 
     hold() {
-      clearIfDone();
+      if (current && current.until <= opts.now()) current = null;
       return current;
     },
 

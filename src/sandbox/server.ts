@@ -49,7 +49,9 @@ async function handle(
       reply = { status: 500, body: { message: '500 Internal Server Error' } };
     }
   }
-  send(res, method, reply);
+  // `Date` on the sandbox's clock, as a server's answers carry its own time (GitLab's rate limit
+  // windows follow it, and clients read them from it).
+  send(res, method, { ...reply, headers: { date: new Date(state.clock.now()).toUTCString(), ...reply.headers } });
 }
 
 async function dispatch(

@@ -15,8 +15,7 @@
  * user the request acts as (after sudo), or the client's IP when anonymous. The answer is
  * `render_api_error!({ error: ... }, 429)`: `{"message":{"error":"This endpoint has been requested too
  * many times. Try again later."}}`, with `Retry-After` (the key's interval, in seconds) from 18.5
- * (MR 206603, `too_many_requests!`). Every 429 also carries `Date` on the sandbox's clock, as a
- * real server's answers carry its own time.
+ * (MR 206603, `too_many_requests!`). Every answer carries `Date` on the sandbox's clock (../server.ts).
  */
 import { atLeast, parseRelease } from '../auth/token-types.js';
 import type { Db } from '../db.js';
@@ -103,7 +102,7 @@ export function checkRateLimit(ctx: RequestContext, route: string): void {
   if (counts.size > 10_000) prune(counts, nowMs);
   if (value <= threshold) return;
   state.log.info({ key, scope, value, threshold }, 'application rate limit hit');
-  const headers: Record<string, string> = { date: new Date(nowMs).toUTCString() };
+  const headers: Record<string, string> = {};
   if (atLeast(parseRelease(state.config.version), RETRY_AFTER_SINCE)) headers['retry-after'] = String(def.intervalS);
   throw new SandboxHttpError(429, { message: { error: RATE_LIMITED_MESSAGE } }, headers);
 }
