@@ -92,7 +92,12 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
   });
   // GitLab's application rate limits: read from the settings, checked by the release from 18.1.
   let checksRateLimits = false;
-  const pacer = createRatePacer({ now, sleep: opts.sleep ?? systemClock.sleep });
+  const pacer = createRatePacer({
+    now,
+    sleep: opts.sleep ?? systemClock.sleep,
+    // /metadata is under no application limit: its answer's Date re-reads the server's clock.
+    probe: async (signal) => void (await c.request({ method: 'GET', path: '/metadata', signal })),
+  });
   const c = createClient({
     baseUrl: opts.baseUrl,
     credentials,

@@ -16,7 +16,8 @@
  * route waits until its window has ended on the server's clock (GitLab's windows are fixed on the
  * epoch), or for `Retry-After` when that comes first (GitLab 18.5+ sends the window's length), else
  * for the route's window, or a minute for a route without a known limit, and then the request is
- * sent again. A wait re-reads the server's clock every second. While a route waits, `hold()` says
+ * sent again. A wait re-reads the server's clock every second (asking the server for it, with a
+ * request no limit counts, when no answer came for 5 s). While a route waits, `hold()` says
  * until when (on the local clock), for the progress line and status ("HELD by the instance's rate
  * limit until HH:MM:SS").
  *
@@ -73,6 +74,8 @@ export const UNKNOWN_WINDOW_MS = 60_000;
 const EDGE_MARGIN_MS = 1_000;
 /** A wait re-reads the server's clock this often. */
 const WAIT_SLICE_MS = 1_000;
+/** A wait with no answer seen for this long asks the server for its clock (`probe`). */
+const PROBE_AFTER_MS = 5_000;
 
 /** What holds requests back now: the route's key, and until when (ms on the local clock). */
 export interface RateHold {
@@ -107,6 +110,11 @@ export interface RatePacerOptions {
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Every change of the hold (null: nothing holds). */
   onHold?: (hold: RateHold | null) => void;
+  /**
+   * Asks the server anything that is not rate limited, so that its answer's `Date` re-reads the
+   * server's clock during a long wait with nothing else in flight. Its failures are its own.
+   */
+  probe?: (signal?: AbortSignal) => Promise<void>;
 }
 
 /** The first release whose endpoints check these limits without a feature flag. */
@@ -146,6 +154,8 @@ export function createRatePacer(opts: RatePacerOptions): RatePacer {
   const named = new Map<string, number>();
   /** The server's clock minus ours, from the answers' `Date` (0 until one is seen). */
   let offset = 0;
+  /** When the last `Date` was read (our clock). */
+  let observedAt = -Infinity;
   let current: RateHold | null = null;
   const serverNow = () => opts.now() + offset;
 
@@ -184,7 +194,9 @@ export function createRatePacer(opts: RatePacerOptions): RatePacer {
     if (date === null) return;
     const at = Date.parse(date);
     // `Date` is whole seconds: the server's time is within the second after it.
-    if (!Number.isNaN(at)) offset = at + 500 - opts.now();
+    if (Number.isNaN(at)) return;
+    offset = at + 500 - opts.now();
+    observedAt = opts.now();
   }
 
   /**
@@ -197,6 +209,10 @@ export function createRatePacer(opts: RatePacerOptions): RatePacer {
       if (left <= 0) break;
       setHold({ key, until: target - offset, reason });
       await opts.sleep(Math.min(left, WAIT_SLICE_MS), signal);
+      if (opts.probe && opts.now() - observedAt >= PROBE_AFTER_MS && target - serverNow() > 0) {
+        observedAt = opts.now();
+        await opts.probe(signal).catch(() => undefined);
+      }
     }
     if (current && current.key === key) setHold(null);
   }

@@ -101,7 +101,7 @@ export function checkRateLimit(ctx: RequestContext, route: string): void {
   counts.set(id, value);
   if (counts.size > 10_000) prune(counts, nowMs);
   if (value <= threshold) return;
-  state.log.info({ key, scope, value, threshold }, 'application rate limit hit');
+  state.log.info({ key, scope, value, threshold, period }, 'application rate limit hit');
   const headers: Record<string, string> = {};
   if (atLeast(parseRelease(state.config.version), RETRY_AFTER_SINCE)) headers['retry-after'] = String(def.intervalS);
   throw new SandboxHttpError(429, { message: { error: RATE_LIMITED_MESSAGE } }, headers);
