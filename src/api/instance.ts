@@ -216,6 +216,7 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     },
 
     rateHold: () => pacer.hold(),
+    rateLimits: () => pacer.limits(),
 
     async setWeights(weights) {
       const { body } = await c.request({

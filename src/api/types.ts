@@ -191,6 +191,8 @@ export interface InstanceApi {
    * until when (./rate-pacer.ts); null when nothing does. Absent on fakes without the limits.
    */
   rateHold?(): RateHold | null;
+  /** The application rate limits this process paces by (key to threshold, budget, window); absent on fakes. */
+  rateLimits?(): Record<string, { limit: number; budget: number; intervalMs: number }>;
   version(): Promise<InstanceVersion>;
   currentUser(): Promise<CurrentUser>;
   /** POST /admin/token on the given token; null when the instance has no such endpoint (404/405 route, or 422). */

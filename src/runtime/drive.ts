@@ -275,11 +275,43 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
   };
   if (opts.dryRun) {
-    report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency };
+    report.estimate = {
+      ...estimateSizes(store, snap.context),
+      concurrency: plan.move.concurrency,
+      rateLimited: rateLimitedListings(store, snap.context, a.api),
+    };
     const schedule = scheduleOf(plan);
     if (schedule) report.schedule = { schedule, now: clock.now() };
   }
   return { kind: 'final', state, report, redact: (text) => a.secrets.scrub(text) };
+}
+
+/** The routes a real run lists page by page, and the key of the limit on each. */
+const LISTING_ROUTES: Partial<Record<string, { key: string; route: string }>> = {
+  projects: { key: 'projects_api', route: 'GET /projects' },
+  groups: { key: 'groups_api', route: 'GET /groups' },
+};
+
+/**
+ * The listing pages a real run would read on routes the instance limits: each source's items of a
+ * kind, 100 a page, listed by the drain and again by verification (GitLab's limits, read from the
+ * application settings by the client's pacer).
+ */
+function rateLimitedListings(store: CheckpointStore, c: RunContext, api: InstanceApi) {
+  const limits = api.rateLimits?.() ?? {};
+  const out: { route: string; pages: number; budget: number; windowMs: number }[] = [];
+  for (const [kind, r] of Object.entries(LISTING_ROUTES)) {
+    const limit = r ? limits[r.key] : undefined;
+    if (!r || !limit) continue;
+    let pages = 0;
+    for (const d of Object.values(c.drains)) {
+      if (d.kind !== kind) continue;
+      const n = Object.values(store.countStates(d.kind, d.source)).reduce((x, y) => x + y, 0);
+      pages += 2 * Math.max(1, Math.ceil(n / 100));
+    }
+    if (pages > 0) out.push({ route: r.route, pages, budget: limit.budget, windowMs: limit.intervalMs });
+  }
+  return out;
 }
 
 /**
