@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createHarness, testPlan } from '../../test/support/drain-harness.js';
 import type { RateHold } from '../api/rate-pacer.js';
 import { holdOf } from '../events/hold.js';
+import { renderProgressLine, textWidth } from '../report/progress.js';
 import { capInForce, recordRateHold } from './cap.js';
 
 const capEvents = (h: ReturnType<typeof createHarness>) =>
@@ -74,8 +75,42 @@ describe("the instance's rate limit holds the run", () => {
       by: 'ratelimit',
       stopped: true,
       full: "HELD by the instance's rate limit until 14:09:05",
-      short: 'HELD (rate limit)',
+      short: 'HELD (rate limit) to 14:09:05',
       detail: 'GET /projects: 3 per 10m (projects_api)',
     });
+  });
+
+  it('keeps the hold and its end on an 80-column line, before the label', () => {
+    const until = Date.parse('2026-06-01T12:09:05Z');
+    const hold = holdOf(
+      {
+        cap: 0,
+        ceiling: 8,
+        paused: false,
+        limit: 'ratelimit',
+        reason: 'GET /projects: 2000 per 10m (projects_api)',
+        until,
+      },
+      null,
+    );
+    const line = renderProgressLine(
+      {
+        step: 'drain nfs-1,nfs-2/projects,snippets,groups',
+        summary: {
+          counts: [
+            { kind: 'projects', source: 'nfs-1', state: 'moved', n: 800 },
+            { kind: 'projects', source: 'nfs-1', state: 'pending', n: 200 },
+          ],
+          retrying: [],
+        },
+        elapsedMs: 600_000,
+        hold,
+        perMinute: 25,
+      },
+      { width: 79 },
+    );
+    expect(textWidth(line)).toBeLessThanOrEqual(79);
+    expect(line).toMatch(/HELD/);
+    expect(line).toContain('800/1000 done');
   });
 });

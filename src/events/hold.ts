@@ -133,7 +133,7 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
           cap.until != null
             ? `HELD by the instance's rate limit until ${clockTime(cap.until, timezone)}`
             : "HELD by the instance's rate limit",
-        short: 'HELD (rate limit)',
+        short: cap.until != null ? `HELD (rate limit) to ${clockTime(cap.until, timezone)}` : 'HELD (rate limit)',
         detail: cap.reason,
         tone: 'warn',
       };
