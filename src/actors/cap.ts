@@ -86,7 +86,35 @@ export async function capInForce(deps: ActorDeps): Promise<CapDecision> {
       };
     }
   }
+  cap = rateLimited(deps, cap);
   return decided(deps, cap, control, waitingUntil);
+}
+
+/**
+ * While the instance's application rate limit holds this process's reads (`GET /projects` waits
+ * for its window), nothing new starts: the hold is a cap of 0 (`ratelimit`) until its end, in the
+ * same words as any hold. A pause, a stop or a closed window says more and stays.
+ */
+function rateLimited(deps: ActorDeps, cap: CapData): CapData {
+  const hold = deps.api.rateHold?.() ?? null;
+  if (hold === null || hold.until <= deps.clock.now() || cap.cap === 0) return cap;
+  return { cap: 0, ceiling: cap.ceiling, paused: false, limit: 'ratelimit', reason: hold.reason, until: hold.until };
+}
+
+/**
+ * Records the rate limit's hold (or its end) when no loop turns to record it: a listing or a
+ * read that waits for its window before the drain's loop runs. The next turn of a loop decides
+ * the same (`capInForce` reads the same hold).
+ */
+export function recordRateHold(deps: ActorDeps): void {
+  const control = deps.store.readControl();
+  const previous = recorded.get(deps) ?? null;
+  // Only over the operator's cap or a hold of its own: a loop's gate (a window, a rule) stays its own.
+  if (previous && previous.limit !== 'plan' && previous.limit !== 'control' && previous.limit !== 'ratelimit') return;
+  const cap = rateLimited(deps, operatorCap(control, deps.plan.move.concurrency));
+  // Nothing to say unless a hold starts, changes or ends.
+  if (cap.limit !== 'ratelimit' && previous?.limit !== 'ratelimit') return;
+  record(deps, cap);
 }
 
 /**
@@ -137,7 +165,8 @@ function record(deps: ActorDeps, cap: CapData): void {
     previous.paused === cap.paused &&
     previous.limit === cap.limit &&
     previous.ceiling === cap.ceiling &&
-    previous.rule === cap.rule
+    previous.rule === cap.rule &&
+    (cap.limit !== 'ratelimit' || previous.until === cap.until)
   )
     return;
   // Recorded only once the checkpoint holds it: a refused write (a lost lease) is seen again next turn.

@@ -10,6 +10,7 @@ import { scrubServerText } from '../secrets/registry.js';
 import { systemClock } from '../time/clock.js';
 import { SHARDMOVE_VERSION } from './version.js';
 import type { CredentialProvider } from './auth.js';
+import type { RatePacer } from './rate-pacer.js';
 import {
   ApiAmbiguousError,
   ApiForbiddenError,
@@ -85,6 +86,12 @@ export interface ClientOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   now?: () => number;
   random?: () => number;
+  /**
+   * GitLab's application rate limits (./rate-pacer.ts): GETs wait for it before they are sent, and a
+   * GET answered 429 waits out its window and is sent again, however long that takes, without
+   * counting against `retry`. Without it a 429 is retried like a 5xx.
+   */
+  pacer?: RatePacer;
 }
 
 /** One logical request (the client may send it several times, see the retry policy). */
@@ -186,6 +193,7 @@ export function createClient(opts: ClientOptions): ApiClient {
     let failures = 0;
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
+      if (opts.pacer && !r.root) await opts.pacer.beforeSend(r.method, r.path, signal);
       const auth = r.anonymous ? {} : await opts.credentials.headers();
       const headers: Record<string, string> = { accept: 'application/json', 'user-agent': userAgent, ...auth };
       if (payload !== undefined) headers['content-type'] = 'application/json';
@@ -212,6 +220,7 @@ export function createClient(opts: ClientOptions): ApiClient {
         // before anything parses or quotes it: a server or proxy may echo a credential it was sent.
         const text = scrubServerText(await res.body.text(), [...opts.credentials.secrets(), ...(r.secrets ?? [])]);
         answer = { status: res.statusCode, headers: res.headers, text };
+        if (opts.pacer) opts.pacer.observe(headerValue(res.headers['date']));
       } catch (cause) {
         if (signal?.aborted) throw signal.reason;
         error = networkError(ref, cause, idempotent);
@@ -253,6 +262,11 @@ export function createClient(opts: ClientOptions): ApiClient {
         // A 401 is decided before the endpoint runs, so resending even a POST cannot double it.
         refreshed = true;
         if (await opts.credentials.onUnauthorized(error, auth)) continue;
+      }
+      if (opts.pacer && error instanceof ApiRateLimitedError && r.method === 'GET' && !r.root) {
+        // An application rate limit's window may last ten minutes: wait it out, never fail on it.
+        await opts.pacer.waitOut(r.path, retryAfterMs, headerValue(answer?.headers['date']), signal);
+        continue;
       }
       if (!idempotent) throw ambiguousIfUnknown(ref, error);
       if (!error.retryable || ++failures >= policy.maxAttempts) throw error;
@@ -333,6 +347,11 @@ export function redirectRule(
   if (rest === null || !PROJECT_ID_ROUTE.test(rest))
     return refuse(`redirected to ${where}; only a redirect to a project's id (/api/v4/projects/<id>) is followed`);
   return { follow: to.pathname, refusal: null };
+}
+
+/** One header's value, the first of several, or null. */
+function headerValue(v: string | string[] | undefined): string | null {
+  return (Array.isArray(v) ? v[0] : v) ?? null;
 }
 
 /** Capped exponential backoff; `failures` counts from 1. */

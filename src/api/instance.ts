@@ -8,6 +8,8 @@ import type { Credentials, Kind } from '../plan/types.js';
 import { createCredentialProvider } from './auth.js';
 import type { OAuthTokenPair } from './auth.js';
 import { createClient, createPool, USER_AGENT } from './client.js';
+import { checksApplicationRateLimits, createRatePacer } from './rate-pacer.js';
+import { systemClock } from '../time/clock.js';
 import type { RequestEvent, RetryPolicy } from './client.js';
 import { ApiHttpError, ApiInvalidResponseError } from './errors.js';
 import { listKeysetIsolating, listOffsetIsolating } from './listing.js';
@@ -89,6 +91,14 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     marginMs: opts.oauthMarginMs,
     onRefresh: opts.onRefresh,
   });
+  // GitLab's application rate limits: read from the settings, checked by the release from 18.1.
+  let checksRateLimits = false;
+  const pacer = createRatePacer({
+    now,
+    sleep: opts.sleep ?? systemClock.sleep,
+    // /metadata is under no application limit: its answer's Date re-reads the server's clock.
+    probe: async (signal) => void (await c.request({ method: 'GET', path: '/metadata', signal })),
+  });
   const c = createClient({
     baseUrl: opts.baseUrl,
     credentials,
@@ -103,6 +113,7 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     sleep: opts.sleep,
     now,
     random: opts.random,
+    pacer,
   });
 
   const moveListPath = (kind: Kind) => `/${singular(kind)}_repository_storage_moves`;
@@ -149,6 +160,7 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       if (typeof version !== 'string')
         throw new ApiInvalidResponseError({ method: 'GET', path: '/api/v4/version' }, 'no version');
       const enterprise = body?.['enterprise'];
+      checksRateLimits = checksApplicationRateLimits(version);
       return { version, enterprise: typeof enterprise === 'boolean' ? enterprise : null };
     },
 
@@ -200,8 +212,12 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
 
     async getWeights() {
       const { body } = await c.request({ method: 'GET', path: '/application/settings' });
+      pacer.configure(body, checksRateLimits);
       return parseWeights(body);
     },
+
+    rateHold: () => pacer.hold(),
+    rateLimits: () => pacer.limits(),
 
     async setWeights(weights) {
       const { body } = await c.request({

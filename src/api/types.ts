@@ -6,6 +6,7 @@
  */
 import type { Kind } from '../plan/types.js';
 import type { RepositoryFingerprint } from './fingerprint.js';
+import type { RateHold } from './rate-pacer.js';
 
 /** GitLab's move states, as the API spells them (`cleanup failed` has a space). */
 export type MoveState = 'initial' | 'scheduled' | 'started' | 'replicated' | 'finished' | 'failed' | 'cleanup failed';
@@ -186,6 +187,13 @@ export interface MovePage {
 }
 
 export interface InstanceApi {
+  /**
+   * What holds this process's GETs back now: the instance's application rate limit on a route, and
+   * until when (./rate-pacer.ts); null when nothing does. Absent on fakes without the limits.
+   */
+  rateHold?(): RateHold | null;
+  /** The application rate limits this process paces by (key to threshold, budget, window); absent on fakes. */
+  rateLimits?(): Record<string, { limit: number; budget: number; intervalMs: number }>;
   version(): Promise<InstanceVersion>;
   currentUser(): Promise<CurrentUser>;
   /** POST /admin/token on the given token; null when the instance has no such endpoint (404/405 route, or 422). */

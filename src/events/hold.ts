@@ -3,7 +3,8 @@
  * drives a drain (`run`, `revert`, `demo`) and in `status`: stopping (a stop from outside, by
  * `shardmove control --stop` or the stop file), paused (by an operator with `shardmove
  * control`, or by the failure breaker), held (by a throttle rule, by a destination's room, by the
- * throttle, by a bulk move's job still waiting in Sidekiq's queue), waiting for a maintenance
+ * throttle, by a bulk move's job still waiting in Sidekiq's queue, by the instance's application
+ * rate limit until its window ends), waiting for a maintenance
  * window, or running under a lower cap. Pure: read from the
  * checkpoint's live control and the run's last recorded cap.
  */
@@ -11,7 +12,8 @@ import type { CapData, RunControl } from './vocabulary.js';
 import { formatWindowTime } from '../time/windows.js';
 
 /** Who or what holds the run; `stop`: a stop from outside (control --stop, the stop file) ends it. */
-export type HoldBy = 'stop' | 'control' | 'breaker' | 'rule' | 'capacity' | 'window' | 'throttle' | 'queue';
+export type HoldBy =
+  'stop' | 'control' | 'breaker' | 'rule' | 'capacity' | 'window' | 'throttle' | 'queue' | 'ratelimit';
 
 export interface Hold {
   by: HoldBy;
@@ -123,6 +125,18 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
         detail: cap.reason,
         tone: 'note',
       };
+    case 'ratelimit':
+      return {
+        by: 'ratelimit',
+        stopped: true,
+        full:
+          cap.until != null
+            ? `HELD by the instance's rate limit until ${clockTime(cap.until, timezone)}`
+            : "HELD by the instance's rate limit",
+        short: cap.until != null ? `HELD (rate limit) to ${clockTime(cap.until, timezone)}` : 'HELD (rate limit)',
+        detail: cap.reason,
+        tone: 'warn',
+      };
     case 'throttle':
       if (cap.cap > 0) return lowerCap(cap, 'throttle');
       return {
@@ -145,6 +159,17 @@ function lowerCap(cap: CapData, by: 'window' | 'throttle'): Hold {
     detail: cap.reason,
     tone: 'note',
   };
+}
+
+/** HH:MM:SS in the plan's time zone: a rate limit's window ends within minutes, so the time says it. */
+function clockTime(ms: number, zone: string): string {
+  return new Intl.DateTimeFormat('en-GB', {
+    timeZone: zone,
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  }).format(ms);
 }
 
 /** A rule's reason without what the hold already says ("no new move while it holds"). */

@@ -90,7 +90,7 @@ function pauseLines(cap: CapData, previous: CapData | null): RunEventBody[] {
   if (now === null) return before === null ? [] : [{ type: 'run.unpaused', by: before, cap: cap.cap }];
   const paused: RunEventBodyOf<'run.paused'> = { type: 'run.paused', by: now, reason: cap.reason };
   if (cap.rule !== undefined && (now === 'rule' || now === 'capacity')) paused.rule = cap.rule;
-  if (now === 'window') paused.until = iso(cap.until);
+  if (now === 'window' || now === 'ratelimit') paused.until = iso(cap.until);
   return [paused];
 }
 

@@ -47,7 +47,16 @@ export const RUN_OUTCOMES = [
 ] as const;
 
 /** Who or what holds a paused run (../report/hold.ts says it in words on the progress line and in `status`). */
-export const PAUSE_HOLDERS = ['control', 'breaker', 'rule', 'capacity', 'window', 'throttle', 'queue'] as const;
+export const PAUSE_HOLDERS = [
+  'control',
+  'breaker',
+  'rule',
+  'capacity',
+  'window',
+  'throttle',
+  'queue',
+  'ratelimit',
+] as const;
 
 /** What docs/events.md says of one type: each field in a few words ('' when its name says it all), and when it comes. */
 export interface RunEventDoc<F extends string = string> {
@@ -153,7 +162,9 @@ const DECLARED = [
       previous: control.nullable(),
       reason: z.string(),
       /** Added in version 1: readers of older lines see none. */
-      limit: z.enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle', 'queue', 'stopping']).optional(),
+      limit: z
+        .enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle', 'queue', 'stopping', 'ratelimit'])
+        .optional(),
       /** limit rule (added in version 1). */
       rule: z.string().optional(),
       since: z.iso.datetime().nullable().optional(),
@@ -181,10 +192,11 @@ const DECLARED = [
     },
     {
       fields: {
-        by: 'who or what holds it. `control`: `shardmove control --pause`; `breaker`: the failure breaker, `retry.pause_after`; `rule`: a throttle rule on Prometheus; `capacity`: a destination out of room; `window`: outside every maintenance window; `throttle`: the throttle at 0, Gitaly unhealthy',
+        by: "who or what holds it. `control`: `shardmove control --pause`; `breaker`: the failure breaker, `retry.pause_after`; `rule`: a throttle rule on Prometheus; `capacity`: a destination out of room; `window`: outside every maintenance window; `throttle`: the throttle at 0, Gitaly unhealthy; `queue`: a bulk move's job still in Sidekiq's queue; `ratelimit`: the instance's application rate limit holds the run's reads until its window ends",
         reason: 'in words, as `cap.changed` says it',
         rule: 'with `by` `rule` or `capacity` only: the rule, `capacity:<storage>` for the room',
-        until: 'with `by: "window"` only: when the next window opens, ISO; null when none will',
+        until:
+          'with `by: "window"`: when the next window opens, ISO; null when none will. With `by: "ratelimit"`: when the rate limit\'s window ends',
       },
       when: 'The run stopped scheduling new moves (moves in flight are still polled to their end), recorded by the drain as the cap in force drops to 0: within a poll interval of `shardmove control --pause` or the breaker tripping, when a rule starts to hold, a window closes. Also written when a run starts held, and again when what holds a held run changes (a window closes while a rule holds, say). Added within version 1.',
     },

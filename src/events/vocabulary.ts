@@ -84,7 +84,9 @@ export interface GateChangeData {
 
 /** What limits the cap in force, most binding first (`stopping`: a stop was requested, none may start). */
 /** `queue`: a bulk move's job still waits in Sidekiq's queue, so the drain waits with it (actors/drain/bulk.ts). */
-export type CapLimit = 'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle' | 'queue' | 'stopping';
+/** `ratelimit`: the instance's application rate limit holds this process's reads until `until` (api/rate-pacer.ts). */
+export type CapLimit =
+  'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle' | 'queue' | 'stopping' | 'ratelimit';
 
 /** Who asked a run to stop: `shardmove control --stop`, or the stop file beside the checkpoint. */
 export type StopBy = 'control' | 'file';
@@ -127,7 +129,10 @@ export interface CapData {
   limit: CapLimit;
   /** In words, for people (the throttle's or the window's reason). */
   reason: string;
-  /** Outside every maintenance window: when the next one opens (ms since epoch; null: none will). */
+  /**
+   * Outside every maintenance window: when the next one opens (ms since epoch; null: none will).
+   * Held by the instance's rate limit: when its window ends.
+   */
   until?: number | null;
   /** A throttle rule holds the run (limit 'rule'): its name, and since when (ms since epoch). */
   rule?: string;

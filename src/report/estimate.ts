@@ -18,6 +18,12 @@ export interface EstimateInput {
   /** The largest known size. */
   maxBytes: number;
   concurrency: number;
+  /**
+   * The instance's application rate limits on the listings a run makes (`GET /projects`,
+   * `GET /groups`), where it shows them: pages a real run lists (its drain and its verification),
+   * how many of them one window lets through and the window's length.
+   */
+  rateLimited?: { route: string; pages: number; budget: number; windowMs: number }[];
 }
 
 export interface Estimate {
@@ -35,8 +41,36 @@ export const PER_MOVE_BYTES_PER_S = 50 * 1024 * 1024;
 /** Count-only: assumed time per move when no size is known. */
 export const COUNT_ONLY_MOVE_MS = 30_000;
 
-/** The estimate and the assumptions behind it (pure). */
+/**
+ * How long a run waits for the instance's rate limits: each listing route's pages beyond one
+ * window's budget wait for the next window (nothing new starts meanwhile).
+ */
+export function rateLimitWaitMs(e: EstimateInput): { ms: number; words: string | null } {
+  let ms = 0;
+  const words: string[] = [];
+  for (const r of e.rateLimited ?? []) {
+    if (r.budget <= 0 || r.pages <= r.budget) continue;
+    const wait = Math.floor((r.pages - 1) / r.budget) * r.windowMs;
+    ms += wait;
+    words.push(`${r.pages} pages of ${r.route} at ${r.budget} per ${formatApproxDuration(r.windowMs)}`);
+  }
+  return {
+    ms,
+    words: ms > 0 ? `plus ~${formatApproxDuration(ms)} held by the instance's rate limit (${words.join(', ')})` : null,
+  };
+}
+
+/** The estimate and the assumptions behind it (pure), the rate limit's waiting included. */
 export function estimateDuration(e: EstimateInput): Estimate {
+  const moves = estimateMoves(e);
+  const wait = rateLimitWaitMs(e);
+  return wait.words === null
+    ? moves
+    : { ...moves, ms: moves.ms + wait.ms, assumptions: `${moves.assumptions}; ${wait.words}` };
+}
+
+/** The moves alone. */
+function estimateMoves(e: EstimateInput): Estimate {
   const lanes = Math.max(1, e.concurrency);
   if (e.items === 0) return { ms: 0, basis: 'count', assumptions: 'nothing to move' };
   if (e.sized === 0) {

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { createActor } from 'xstate';
 import type { Snapshot } from 'xstate';
 import type { ActorDeps } from '../actors/index.js';
+import { recordRateHold } from '../actors/index.js';
 import { isFinalState } from '../events/vocabulary.js';
 import type { InstanceApi } from '../api/types.js';
 import { MACHINE_VERSION, drainLabel, runMachine } from '../machine/machine.js';
@@ -87,6 +88,18 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
     stopAsked: () => stop.asked(),
   };
+  // The instance's rate limit holds reads beside the drain's loop too (a listing, pre-flight's
+  // reads): its start and end are recorded once a second, so every output shows the hold.
+  const rateHolds = a.api.rateHold
+    ? setInterval(() => {
+        try {
+          recordRateHold(deps);
+        } catch {
+          // A busy or refused checkpoint write: the next look records it.
+        }
+      }, 1_000)
+    : null;
+  rateHolds?.unref();
   let failDrive: (err: unknown) => void = () => undefined;
   const effects = createEffects(services.actors, deps, log, (err) => failDrive(err));
 
@@ -206,6 +219,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     actor.stop();
     throw err;
   } finally {
+    if (rateHolds) clearInterval(rateHolds);
     stop.close();
   }
   if (ending === 'interrupted') {
@@ -261,11 +275,43 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
   };
   if (opts.dryRun) {
-    report.estimate = { ...estimateSizes(store, snap.context), concurrency: plan.move.concurrency };
+    report.estimate = {
+      ...estimateSizes(store, snap.context),
+      concurrency: plan.move.concurrency,
+      rateLimited: rateLimitedListings(store, snap.context, a.api),
+    };
     const schedule = scheduleOf(plan);
     if (schedule) report.schedule = { schedule, now: clock.now() };
   }
   return { kind: 'final', state, report, redact: (text) => a.secrets.scrub(text) };
+}
+
+/** The routes a real run lists page by page, and the key of the limit on each. */
+const LISTING_ROUTES: Partial<Record<string, { key: string; route: string }>> = {
+  projects: { key: 'projects_api', route: 'GET /projects' },
+  groups: { key: 'groups_api', route: 'GET /groups' },
+};
+
+/**
+ * The listing pages a real run would read on routes the instance limits: each source's items of a
+ * kind, 100 a page, listed by the drain and again by verification (GitLab's limits, read from the
+ * application settings by the client's pacer).
+ */
+function rateLimitedListings(store: CheckpointStore, c: RunContext, api: InstanceApi) {
+  const limits = api.rateLimits?.() ?? {};
+  const out: { route: string; pages: number; budget: number; windowMs: number }[] = [];
+  for (const [kind, r] of Object.entries(LISTING_ROUTES)) {
+    const limit = r ? limits[r.key] : undefined;
+    if (!r || !limit) continue;
+    let pages = 0;
+    for (const d of Object.values(c.drains)) {
+      if (d.kind !== kind) continue;
+      const n = Object.values(store.countStates(d.kind, d.source)).reduce((x, y) => x + y, 0);
+      pages += 2 * Math.max(1, Math.ceil(n / 100));
+    }
+    if (pages > 0) out.push({ route: r.route, pages, budget: limit.budget, windowMs: limit.intervalMs });
+  }
+  return out;
 }
 
 /**

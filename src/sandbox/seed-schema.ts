@@ -7,6 +7,8 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { storageFilesystemRules, storageFilesystemsField } from './seed-filesystems.js';
+import { RATE_LIMIT_KEYS } from './instance/rate-limit-keys.js';
+import type { RateLimitKey } from './instance/rate-limit-keys.js';
 
 export const CREDENTIAL_TYPES = [
   'personal',
@@ -145,6 +147,15 @@ const instanceFields = z.strictObject(
       .optional(),
     admin_mode: bool.default(false),
     feature_flags: z.record(z.string(), bool, { error: 'must be a mapping' }).default({}),
+    /**
+     * GitLab's application rate limits by their keys (`projects_api: 2000`, 0 = off), over GitLab's
+     * defaults; which release checks them is in ./instance/rate-limits.ts.
+     */
+    rate_limits: z
+      .partialRecord(z.enum(RATE_LIMIT_KEYS as [RateLimitKey, ...RateLimitKey[]]), int(0), {
+        error: `must be a mapping of ${RATE_LIMIT_KEYS.join(', ')} to a number of requests (0 = off)`,
+      })
+      .optional(),
     // Inventory fidelity: the edition, and projects GitLab cannot render in a listing.
     edition: z.enum(EDITIONS, { error: 'must be ee or ce' }).default('ee'),
     /** Project ids whose listing pages answer 500 (an entity GitLab fails to serialise). */

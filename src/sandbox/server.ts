@@ -12,6 +12,7 @@ import { SandboxHttpError } from './http/errors.js';
 import { authenticate } from './auth/authenticate.js';
 import { atLeast, parseRelease } from './auth/token-types.js';
 import type { Router } from './http/router.js';
+import { checkRateLimit } from './instance/rate-limits.js';
 
 /** Request bodies above this size are refused with 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -48,7 +49,9 @@ async function handle(
       reply = { status: 500, body: { message: '500 Internal Server Error' } };
     }
   }
-  send(res, method, reply);
+  // `Date` on the sandbox's clock, as a server's answers carry its own time (GitLab's rate limit
+  // windows follow it, and clients read them from it).
+  send(res, method, { ...reply, headers: { date: new Date(state.clock.now()).toUTCString(), ...reply.headers } });
 }
 
 async function dispatch(
@@ -100,6 +103,8 @@ async function dispatch(
     state,
   };
   ctx.caller = authenticate(ctx, match.route.auth);
+  // The endpoint's application rate limit comes first in its body, after authentication.
+  checkRateLimit(ctx, `${match.route.method} ${match.route.pattern}`);
   return await match.route.handler(ctx);
 }
 

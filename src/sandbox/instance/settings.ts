@@ -18,6 +18,7 @@ import { getMeta, setMeta } from '../db.js';
 import { SandboxHttpError, invalidParam } from '../http/errors.js';
 import { rubyToI } from '../http/coerce.js';
 import type { Router } from '../http/router.js';
+import { renderRateLimitSettings } from './rate-limits.js';
 import type { InstanceConfig, InstanceSettings } from '../seed-schema.js';
 
 /** Adds GET and PUT /application/settings (admin). */
@@ -69,7 +70,7 @@ function coerceBoolean(name: string, v: unknown): boolean {
 }
 
 function show(ctx: RequestContext): Reply {
-  return { body: renderSettings(readSettings(ctx.state.db, ctx.state.config)) };
+  return { body: { ...renderSettings(readSettings(ctx.state.db, ctx.state.config)), ...limitsOf(ctx) } };
 }
 
 function update(ctx: RequestContext): Reply {
@@ -88,7 +89,12 @@ function update(ctx: RequestContext): Reply {
     { weights: next.repository_storages_weighted, admin_mode: next.admin_mode },
     'application settings updated',
   );
-  return { body: renderSettings(next) };
+  return { body: { ...renderSettings(next), ...limitsOf(ctx) } };
+}
+
+/** The application rate limits this release shows among its settings. */
+function limitsOf(ctx: RequestContext): Record<string, number> {
+  return renderRateLimitSettings(ctx.state.config.version, ctx.state.config.rate_limits);
 }
 
 /** The settings JSON: GitLab's field names, with the stored ones filled in. */
