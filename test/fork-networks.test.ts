@@ -1,0 +1,74 @@
+/**
+ * Fork networks in plain sight, end to end against a sandbox process: the dry run and `status`
+ * name each network (its root, members, pool and destination), and a reviewed list's run
+ * (`run --only`) counts the room as the dry run that wrote the list did, the pool bytes included.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Document } from 'yaml';
+import { runCli, sandboxEnv, startSeededSandbox } from './support/cli-harness.js';
+
+/**
+ * Networks on nfs-1: root 1 with forks 2 and 3 (3 forked again by 4, standalone), root 5 with fork
+ * 6; 7 alone; 9 a fork of 8, which is on `default`.
+ */
+function inventory(seed: Document): void {
+  const on = { storage: 'nfs-1', namespace: 'acme', visibility: 'public' };
+  seed.setIn(
+    ['inventory', 'projects'],
+    [
+      { id: 1, name: 'core', size_mb: 400, ...on },
+      { id: 2, name: 'core-a', size_mb: 30, forked_from: 1, ...on },
+      { id: 3, name: 'core-b', size_mb: 20, forked_from: 1, ...on },
+      { id: 4, name: 'core-b-x', size_mb: 10, forked_from: 3, ...on },
+      { id: 5, name: 'lib', size_mb: 200, ...on },
+      { id: 6, name: 'lib-a', size_mb: 15, forked_from: 5, ...on },
+      { id: 7, name: 'alone', size_mb: 50, ...on },
+      // A root that stays on a storage outside the plan, read by id for its pool's size.
+      { id: 8, name: 'upstream', size_mb: 300, ...on, storage: 'default' },
+      { id: 9, name: 'upstream-a', size_mb: 5, forked_from: 8, ...on },
+    ],
+  );
+}
+
+function writePlan(dir: string): string {
+  const file = join(dir, 'plan.yaml');
+  writeFileSync(
+    file,
+    [
+      'version: 1',
+      'name: forks',
+      'instance:',
+      '  url: ${SHARDMOVE_URL}',
+      '  token: ${SHARDMOVE_TOKEN}',
+      'move:',
+      '  from: [nfs-1]',
+      '  to: cluster',
+      '  kinds: [projects]',
+      'capacity:',
+      '  storages: { cluster: { free: 100GiB } }',
+      'poll: { interval: 100ms }',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+const roomLine = (out: string) => /room on cluster: needs ([^+]+) \+/.exec(out)?.[1] ?? null;
+
+describe('fork networks', { timeout: 180_000 }, () => {
+  it('the --only run counts the room as its dry run did, pool bytes included', async () => {
+    const { sandbox, dir } = await startSeededSandbox('forks', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const plan = writePlan(dir);
+    const env = sandboxEnv(sandbox.url);
+    const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
+    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    const dryRoom = roomLine(dry.stdout);
+    expect(dryRoom, dry.stdout).not.toBeNull();
+    const run = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const status = await runCli(["status", plan], { cwd: dir, env });
+    expect(roomLine(status.stdout), status.stdout).toBe(dryRoom);
+  });
+});
