@@ -58,7 +58,7 @@ function writePlan(dir: string): string {
 const roomLine = (out: string) => /room on cluster: needs ([^+]+) \+/.exec(out)?.[1] ?? null;
 
 describe('fork networks', { timeout: 180_000 }, () => {
-  it('the --only run counts the room as its dry run did, pool bytes included', async () => {
+  it('the dry run, status and report name each network; the --only run counts the room as its dry run did', async () => {
     const { sandbox, dir } = await startSeededSandbox('forks', { projects: 0, snippets: 0, groups: 0 }, inventory);
     const plan = writePlan(dir);
     const env = sandboxEnv(sandbox.url);
@@ -66,9 +66,50 @@ describe('fork networks', { timeout: 180_000 }, () => {
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const dryRoom = roomLine(dry.stdout);
     expect(dryRoom, dry.stdout).not.toBeNull();
+    const networks = [
+      /^Fork networks \(3, 6 members on the sources, pools 900 MiB in all\):$/m,
+      /^ {2}project 1 acme\/core: 3 members, pool 400 MiB on nfs-1, to cluster$/m,
+      /^ {2}project 5 acme\/lib: 2 members, pool 200 MiB on nfs-1, to cluster$/m,
+      /^ {2}project 8 \(root not on the sources\): 1 member, pool 300 MiB on default, to cluster$/m,
+    ];
+    for (const re of networks) expect(dry.stdout).toMatch(re);
+    const dryStatus = await runCli(['status', plan, '--state', 'state/forks.dry-run.db'], { cwd: dir, env });
+    for (const re of networks) expect(dryStatus.stdout).toMatch(re);
     const run = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    const status = await runCli(["status", plan], { cwd: dir, env });
+    const status = await runCli(['status', plan], { cwd: dir, env });
     expect(roomLine(status.stdout), status.stdout).toBe(dryRoom);
+    for (const re of networks) expect(status.stdout).toMatch(re);
+
+    type Net = {
+      root: number;
+      members: number;
+      poolBytes: number;
+      destinations: string[];
+      memberList?: { id: number }[];
+    };
+    type View = { count: number; members: number; poolBytes: number; networks: Net[] };
+    const small = JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir, env })).stdout) as {
+      networks: View;
+    };
+    expect(small.networks).toMatchObject({ count: 3, members: 6, poolBytes: 900 * 2 ** 20 });
+    expect(small.networks.networks.map((n) => [n.root, n.members, n.destinations])).toEqual([
+      [1, 3, ['cluster']],
+      [5, 2, ['cluster']],
+      [8, 1, ['cluster']],
+    ]);
+    expect(small.networks.networks[0]).not.toHaveProperty('memberList');
+    const members = (v: View) => v.networks.map((n) => n.memberList?.map((m) => m.id));
+    const items = JSON.parse((await runCli(['status', plan, '--json', '--items'], { cwd: dir, env })).stdout) as {
+      networks: View;
+    };
+    expect(members(items.networks)).toEqual([[1, 2, 3], [5, 6], [9]]);
+    const report = JSON.parse((await runCli(['report', plan, '--json'], { cwd: dir, env })).stdout) as {
+      networks: View;
+    };
+    expect(members(report.networks)).toEqual([[1, 2, 3], [5, 6], [9]]);
+    const html = await runCli(['report', plan, '--html', '-'], { cwd: dir, env });
+    expect(html.stdout).toMatch(/<section id="networks-section"><h2>Fork networks \(3\)<\/h2>/);
+    expect(html.stdout).toMatch(/<td>1 acme\/core, 2 acme\/core-a, 3 acme\/core-b<\/td>/);
   });
 });

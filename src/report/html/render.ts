@@ -11,6 +11,7 @@ import { stayingWhy } from '../counts.js';
 import { formatApproxDuration, formatBytes } from '../summary.js';
 import { escapeControls } from '../escape.js';
 import { copiesHtml } from './copies.js';
+import { networksHtml } from './networks.js';
 import type { ReportData } from './data.js';
 import { isPerSite } from '../geo-output.js';
 
@@ -309,6 +310,7 @@ ${section('durations-section', 'Move durations', `<p class="note">From the POST'
 ${section('kinds-section', 'By kind', kinds)}
 ${section('storages-section', 'By source storage', storages)}
 ${placement}
+${networksHtml(d.networks, { table, section, escapeHtml })}
 ${section('quarantined-section', `Quarantined (${d.quarantined.length})`, quarantined)}
 ${orphans}
 ${stuck}
