@@ -91,14 +91,15 @@ describe.skipIf(skip !== null)('the HTML report at 1280 pixels', () => {
     writeFileSync(file, reportHtml());
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(pathToFileURL(file).href);
-    const measured = await page.evaluate(() => ({
+    // Evaluated in the page (a string: this file is compiled without the DOM's types).
+    const measured = (await page.evaluate(`({
       page: { scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth },
       tables: [...document.querySelectorAll('table')].map((t) => ({
         id: t.id,
         width: t.getBoundingClientRect().width,
-        room: (t.parentElement as HTMLElement).clientWidth,
+        room: t.parentElement.clientWidth,
       })),
-    }));
+    })`)) as { page: { scroll: number; client: number }; tables: { id: string; width: number; room: number }[] };
     const ids = measured.tables.map((t) => t.id);
     expect(ids).toContain('orphans');
     expect(ids).toContain('networks');
