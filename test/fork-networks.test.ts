@@ -1,13 +1,14 @@
 /**
  * Fork networks in plain sight, end to end against a sandbox process: the dry run and `status`
  * name each network (its root, members, pool and destination), and a reviewed list's run
- * (`run --only`) counts the room as the dry run that wrote the list did, the pool bytes included.
+ * (`run --only`) counts the room as the dry run that wrote the list did, the pool bytes included;
+ * the twin of the dry run carries the networks, so its rehearsal finds the same networks and room.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Document } from 'yaml';
-import { runCli, sandboxEnv, startSeededSandbox } from './support/cli-harness.js';
+import { runCli, sandboxEnv, startSandboxProcess, startSeededSandbox } from './support/cli-harness.js';
 
 /**
  * Networks on nfs-1: root 1 with forks 2 and 3 (3 forked again by 4, standalone), root 5 with fork
@@ -75,6 +76,29 @@ describe('fork networks', { timeout: 180_000 }, () => {
     for (const re of networks) expect(dry.stdout).toMatch(re);
     const dryStatus = await runCli(['status', plan, '--state', 'state/forks.dry-run.db'], { cwd: dir, env });
     for (const re of networks) expect(dryStatus.stdout).toMatch(re);
+    // The twin carries the networks: its sandbox has the same networks and pools, and the rehearsal's
+    // dry run says so, with the same room.
+    mkdirSync(join(dir, 'twin'));
+    const twin = await runCli(['twin', plan, '--out', 'twin/forks.yaml'], { cwd: dir, env });
+    expect(twin.code, twin.stdout + twin.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'twin', 'forks.yaml'), 'utf8')).toContain(
+      '#   fork networks: 3 (6 members on the sources), each member written under inventory.projects',
+    );
+    const b = await startSandboxProcess(['--seed', join(dir, 'twin', 'forks.yaml')]);
+    onTestFinished(() => b.stop());
+    const rehearsal = await runCli(['run', 'twin/forks.plan.yaml', '--dry-run'], {
+      cwd: dir,
+      env: { SHARDMOVE_TWIN_URL: b.url, SHARDMOVE_TWIN_TOKEN: 'glpat-twin-rehearsal-admin-0001' },
+    });
+    expect(rehearsal.code, rehearsal.stdout + rehearsal.stderr).toBe(0);
+    const renamed = [
+      /^ {2}project 1 twin\/project-1: 3 members, pool 400 MiB on nfs-1, to cluster$/m,
+      /^ {2}project 5 twin\/project-5: 2 members, pool 200 MiB on nfs-1, to cluster$/m,
+      /^ {2}project 8 \(root not on the sources\): 1 member, pool 300 MiB on default, to cluster$/m,
+    ];
+    for (const re of [networks[0]!, ...renamed]) expect(rehearsal.stdout).toMatch(re);
+    expect(roomLine(rehearsal.stdout)).toBe(dryRoom);
+
     const run = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const status = await runCli(['status', plan], { cwd: dir, env });
