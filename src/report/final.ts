@@ -125,8 +125,7 @@ function weights(w: Record<string, number> | null): string {
 /** Where the networks a summary leaves out are listed: the status of this checkpoint, as JSON. */
 function networksMore(input: FinalReportInput): string | undefined {
   if (!input.checkpointFile || input.checkpointTemporary) return undefined;
-  const status = `shardmove status ${shellWord(input.plan ?? 'PLAN')} --state ${shellWord(input.checkpointFile)} --json`;
-  return `\`${status}\` lists every one, with --items their members`;
+  return `shardmove status ${shellWord(input.plan ?? 'PLAN')} --state ${shellWord(input.checkpointFile)} --json --items`;
 }
 
 export function renderFinalReport(input: FinalReportInput): string {
@@ -144,7 +143,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     lines.push('', 'Would move:', ...wouldMove(input, counts));
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
     lines.push(...placementLines(summary.placement, true));
-    if (input.networks) lines.push(...networkLines(input.networks, { more: networksMore(input) }));
+    if (input.networks) lines.push(...networkLines(input.networks, { moreCommand: networksMore(input) }));
   } else {
     lines.push('', ...repositoryLines(counts));
     lines.push(...leftSelectionLines(input.leftSelection));
@@ -159,7 +158,7 @@ export function renderFinalReport(input: FinalReportInput): string {
       if (input.again) lines.push(`  once fixed: ${input.again} --retry-quarantined`);
     }
     lines.push(...placementLines(summary.placement, c.dryRun));
-    if (input.networks) lines.push(...networkLines(input.networks, { more: networksMore(input) }));
+    if (input.networks) lines.push(...networkLines(input.networks, { moreCommand: networksMore(input) }));
     const copies = copiesOf(summary, { destination: c.destination, ...input.copies });
     lines.push(
       ...copiesLines(

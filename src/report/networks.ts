@@ -7,6 +7,7 @@
 import type { NetworkMemberRow, NetworkRow } from '../store/types.js';
 import { escapeControls } from './escape.js';
 import { formatBytes } from './summary.js';
+import { headThenWrapped } from './wrap.js';
 
 /** One member of a network, as `--items` and the JSON list them. */
 export interface NetworkMemberView {
@@ -106,26 +107,36 @@ export function networkGoes(n: Pick<NetworkView, 'destinations'>): string {
   return `split over ${n.destinations.join(', ')} (a pool copy on each)`;
 }
 
-/** One network in a line: `project 1 acme/core: 3 members, pool 400.0 MiB on nfs-1, to cluster`. */
-export function networkLine(n: NetworkView): string {
-  const name = n.rootPath === null ? `project ${n.root} (root not on the sources)` : `project ${n.root} ${n.rootPath}`;
+/** One network, within 80 columns where it can: `project 1 acme/core: 3 members, pool 400 MiB on nfs-1, to cluster`. */
+export function networkText(n: NetworkView): string[] {
+  const name =
+    n.rootPath === null ? `project ${n.root} (root not on the sources):` : `project ${n.root} ${n.rootPath}:`;
   const pool = n.poolBytes === null ? 'pool size unknown' : `pool ${formatBytes(n.poolBytes)}`;
-  return `${name}: ${n.members} member${n.members === 1 ? '' : 's'}, ${pool}${n.rootStorage ? ` on ${n.rootStorage}` : ''}, ${networkGoes(n)}`;
+  const rest = `${n.members} member${n.members === 1 ? '' : 's'}, ${pool}${n.rootStorage ? ` on ${n.rootStorage}` : ''}, ${networkGoes(n)}`;
+  return headThenWrapped('  ', name, rest);
 }
 
 /**
  * The section of the text outputs: a heading with the totals, then the largest networks, and where
- * the rest are. Nothing when there are none.
+ * the rest are: `more`, in words, or `moreCommand`, a command printed whole on a line of its own.
+ * Nothing when there are none.
  */
-export function networkLines(v: NetworksView, opts: { more?: string | undefined; limit?: number } = {}): string[] {
+export function networkLines(
+  v: NetworksView,
+  opts: { more?: string; moreCommand?: string | undefined; limit?: number } = {},
+): string[] {
   if (v.count === 0) return [];
   const limit = opts.limit ?? NETWORKS_LISTED;
   const lines = [
     '',
     `Fork networks (${v.count}, ${v.members} member${v.members === 1 ? '' : 's'} on the sources, pools ${formatBytes(v.poolBytes)} in all):`,
-    ...v.networks.slice(0, limit).map((n) => `  ${networkLine(n)}`),
+    ...v.networks.slice(0, limit).flatMap(networkText),
   ];
-  if (v.count > limit) lines.push(`  ... and ${v.count - limit} more${opts.more ? `: ${opts.more}` : ''}`);
+  if (v.count > limit) {
+    const rest = `  ... and ${v.count - limit} more`;
+    if (opts.moreCommand) lines.push(`${rest}, each with its members in:`, `    ${opts.moreCommand}`);
+    else lines.push(opts.more ? `${rest}: ${opts.more}` : rest);
+  }
   lines.push("  (each member lands with its pool's objects: the room counts them)");
   return lines;
 }
