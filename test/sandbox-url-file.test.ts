@@ -19,7 +19,7 @@ describe('sandbox --url-file', { timeout: 60_000 }, () => {
     expect(existsSync(file)).toBe(false);
   });
 
-  it('refuses a directory and the seed itself, before it listens', async () => {
+  it('refuses a directory, the seed, the database, - and a missing folder, printing no ready line', async () => {
     const dir = tempDir('url-file-bad');
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     mkdirSync(join(dir, 'a-dir'));
@@ -32,5 +32,16 @@ describe('sandbox --url-file', { timeout: 60_000 }, () => {
     expect(overSeed.code).toBe(2);
     expect(overSeed.stdout).toBe('');
     expect(readFileSync(seed, 'utf8')).toMatch(/instance:/);
+    const db = join(dir, 'sandbox.db');
+    const overDb = await runCli(['sandbox', '--db', db, '--url-file', `${db}-wal`], { cwd: dir });
+    expect(overDb.code).toBe(2);
+    expect(existsSync(db)).toBe(false);
+    const dash = await runCli(['sandbox', '--url-file', '-'], { cwd: dir });
+    expect(dash.code).toBe(2);
+    expect(dash.stderr).toMatch(/--url-file names a file; it cannot be - \(standard output\)/);
+    const nowhere = await runCli(['sandbox', '--url-file', 'no-such-dir/twin.url'], { cwd: dir });
+    expect(nowhere.code, nowhere.stderr).toBe(2);
+    expect(nowhere.stderr).toMatch(/--url-file .*no-such-dir\/twin\.url/);
+    expect(nowhere.stdout).toBe('');
   });
 });

@@ -13,7 +13,7 @@ import type { MoveFailures } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
-import { checkOutputPath, refuseOutputsThatAreInputs } from './outputs.js';
+import { checkOutputPath, checkpointFiles, refuseOutputsThatAreInputs } from './outputs.js';
 
 export interface SandboxCommandOptions {
   host: string;
@@ -89,11 +89,15 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
   const bulkDelay = opts.bulkDelay !== undefined ? bulkDelayMs(opts.bulkDelay) : undefined;
   // Only ever a regular file (src/cli/outputs.ts), checked before anything starts; a seed is never replaced.
   const urlFile = opts.urlFile === undefined ? undefined : checkOutputPath('sandbox', '--url-file', opts.urlFile, ctx);
-  if (urlFile !== undefined && opts.seed !== undefined)
+  // Never over what the sandbox reads or keeps: its seed, its database and the files SQLite keeps beside it.
+  if (urlFile !== undefined)
     refuseOutputsThatAreInputs(
       'sandbox',
       [[urlFile, `--url-file ${urlFile}`]],
-      [[resolve(ctx.cwd, opts.seed), `the seed ${opts.seed}`]],
+      [
+        ...(opts.seed !== undefined ? [[resolve(ctx.cwd, opts.seed), `the seed ${opts.seed}`] as const] : []),
+        ...(opts.db !== undefined ? checkpointFiles(resolve(ctx.cwd, opts.db)) : []),
+      ],
     );
   const logger = pino({ level: ctx.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
   const sandbox = await startSandbox({
