@@ -33,7 +33,7 @@ function inventory(seed: Document): void {
   );
 }
 
-function writePlan(dir: string): string {
+function writePlan(dir: string, to = 'cluster', capacity = '{ cluster: { free: 100GiB } }'): string {
   const file = join(dir, 'plan.yaml');
   writeFileSync(
     file,
@@ -45,10 +45,10 @@ function writePlan(dir: string): string {
       '  token: ${SHARDMOVE_TOKEN}',
       'move:',
       '  from: [nfs-1]',
-      '  to: cluster',
+      `  to: ${to}`,
       '  kinds: [projects]',
       'capacity:',
-      '  storages: { cluster: { free: 100GiB } }',
+      `  storages: ${capacity}`,
       'poll: { interval: 100ms }',
       '',
     ].join('\n'),
@@ -56,6 +56,8 @@ function writePlan(dir: string): string {
   return file;
 }
 
+/** Every destination's room line, as `storage: needs`. */
+const roomLines = (out: string) => [...out.matchAll(/room on (\S+): needs ([^+]+) \+/g)].map((m) => `${m[1]}: ${m[2]}`);
 const roomLine = (out: string) => /room on cluster: needs ([^+]+) \+/.exec(out)?.[1] ?? null;
 
 describe('fork networks', { timeout: 180_000 }, () => {
@@ -135,5 +137,18 @@ describe('fork networks', { timeout: 180_000 }, () => {
     const html = await runCli(['report', plan, '--html', '-'], { cwd: dir, env });
     expect(html.stdout).toMatch(/<section id="networks-section"><h2>Fork networks \(3\)<\/h2>/);
     expect(html.stdout).toMatch(/<td>1 acme\/core, 2 acme\/core-a, 3 acme\/core-b<\/td>/);
+  });
+
+  it('on two destinations too: the list pins each item, and its run counts the room its dry run did', async () => {
+    const { sandbox, dir } = await startSeededSandbox('forks-two', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const plan = writePlan(dir, '[cluster, nfs-2]', '{ cluster: { free: 100GiB }, nfs-2: { free: 100GiB } }');
+    const env = sandboxEnv(sandbox.url);
+    const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
+    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    const dryRooms = roomLines(dry.stdout);
+    expect(dryRooms, dry.stdout).toHaveLength(2);
+    const run = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(roomLines(run.stdout)).toEqual(dryRooms);
   });
 });
