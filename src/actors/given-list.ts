@@ -79,7 +79,10 @@ async function seedList(deps: ActorDeps, o: GivenListOptions): Promise<{ unknown
   }
   // Their networks as the dry run that wrote the list found them: only those still on their source move.
   const moving = o.items.filter((it, i) => it.kind === 'projects' && found[i]!.at === 'source');
-  const nets = await listNetworks(deps, moving.map((it) => records.get(it.id)).filter((r) => r !== undefined));
+  const nets = await listNetworks(
+    deps,
+    moving.map((it) => records.get(it.id)).filter((r) => r !== undefined),
+  );
   const readAt = clock.now();
   store.batch(() => {
     for (const kind of plan.move.kinds) for (const source of plan.move.from) store.startRound(kind, source, 1);
