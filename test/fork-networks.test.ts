@@ -33,7 +33,7 @@ function inventory(seed: Document): void {
   );
 }
 
-function writePlan(dir: string, to = 'cluster', capacity = '{ cluster: { free: 100GiB } }'): string {
+function writePlan(dir: string, to = 'cluster', capacity: string | null = '{ cluster: { free: 100GiB } }'): string {
   const file = join(dir, 'plan.yaml');
   writeFileSync(
     file,
@@ -47,8 +47,7 @@ function writePlan(dir: string, to = 'cluster', capacity = '{ cluster: { free: 1
       '  from: [nfs-1]',
       `  to: ${to}`,
       '  kinds: [projects]',
-      'capacity:',
-      `  storages: ${capacity}`,
+      ...(capacity === null ? [] : ['capacity:', `  storages: ${capacity}`]),
       'poll: { interval: 100ms }',
       '',
     ].join('\n'),
@@ -150,5 +149,21 @@ describe('fork networks', { timeout: 180_000 }, () => {
     const run = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(roomLines(run.stdout)).toEqual(dryRooms);
+  });
+
+  it("on a release that drops a moved fork's pool link, the list's run warns as its dry run did", async () => {
+    const { sandbox, dir } = await startSeededSandbox('forks-old', { projects: 0, snippets: 0, groups: 0 }, (seed) => {
+      inventory(seed);
+      seed.setIn(['instance', 'version'], '16.2.0');
+    });
+    const plan = writePlan(dir, 'cluster', null);
+    const env = sandboxEnv(sandbox.url);
+    const warning = (out: string) => /GitLab 16\.2\.0 drops a moved fork's pool link: [^\n]*/.exec(out)?.[0] ?? null;
+    const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
+    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    expect(warning(dry.stdout), dry.stdout).toMatch(/: 4 fork\(s\) of 3 network\(s\)/);
+    const run = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(warning(run.stdout)).toBe(warning(dry.stdout));
   });
 });

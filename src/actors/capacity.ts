@@ -429,7 +429,6 @@ export async function checkGivenRoom(
 ): Promise<RoomReport> {
   const { plan, store } = deps;
   const capacity = plan.capacity;
-  if (!capacity) return { warnings: [notChecked(plan.move.to.join(', '))], notes: [] };
   const items: Sized[] = [];
   for (const kind of plan.move.kinds)
     for (const source of plan.move.from)
@@ -450,12 +449,16 @@ export async function checkGivenRoom(
       poolBytes: n.poolBytes ?? SIZE_ALLOWANCE.projects,
       rootStorage: n.rootStorage,
     });
+  const warnings: string[] = [];
+  const notes: string[] = [];
+  // As the dry run warns: a release that drops a moved fork's pool link.
+  const pools = plan.move.kinds.includes('projects') ? poolsOnMove(version) : null;
+  if (pools === 'dropped' || pools === 'flag') warnings.push(...poolWarning(items, networks, version, pools));
+  if (!capacity) return { warnings: [...warnings, notChecked(plan.move.to.join(', '))], notes };
   const frees = new Map<string, number | null>();
   for (const to of plan.move.to) frees.set(to, await freeOf(deps, to));
   const rooms = new Map([...frees].map(([d, f]) => [d, f === null ? null : f - capacity.keepFreeBytes]));
   const sim = simulatePlacement(items, plan, rooms, new Map(), networks, copiesPools(version));
-  const warnings: string[] = [];
-  const notes: string[] = [];
   for (const to of plan.move.to) {
     const p = sim.byDestination.get(to)!;
     const free = frees.get(to) ?? null;

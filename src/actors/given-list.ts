@@ -4,8 +4,9 @@
  * once and in one transaction: those still on the source the list names become pending rows with
  * the list's destination pinned, those elsewhere or deleted `left` rows with the reason (each a
  * `list.skipped` event), and every listing round is marked done so that no drain ever lists a
- * source. The room is judged on the listed items, their fork networks counted as the dry run did. The drain moves the given rows only (as a revert
- * does, ./drain/given.ts); verification reads each moved item and checks it is on its destination.
+ * source. The room is judged on the listed items, their fork networks counted as the dry run did
+ * (./list-networks.ts). The drain moves the given rows only (as a revert does, ./drain/given.ts);
+ * verification reads each moved item and checks it is on its destination.
  * Nothing else on a source is ever moved in the place of an item that is no longer there.
  */
 import type { ItemRecord } from '../api/types.js';
