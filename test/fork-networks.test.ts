@@ -72,7 +72,8 @@ describe('fork networks', { timeout: 180_000 }, () => {
       /^Fork networks \(3, 6 members on the sources, pools 900 MiB in all\):$/m,
       /^ {2}project 1 acme\/core: 3 members, pool 400 MiB on nfs-1, to cluster$/m,
       /^ {2}project 5 acme\/lib: 2 members, pool 200 MiB on nfs-1, to cluster$/m,
-      /^ {2}project 8 \(root not on the sources\): 1 member, pool 300 MiB on default, to cluster$/m,
+      // Past 80 columns: the root on a line of its own.
+      /^ {2}project 8 \(root not on the sources\):\n {4}1 member, pool 300 MiB on default, to cluster$/m,
     ];
     for (const re of networks) expect(dry.stdout).toMatch(re);
     const dryStatus = await runCli(['status', plan, '--state', 'state/forks.dry-run.db'], { cwd: dir, env });
@@ -95,7 +96,8 @@ describe('fork networks', { timeout: 180_000 }, () => {
     const renamed = [
       /^ {2}project 1 twin\/project-1: 3 members, pool 400 MiB on nfs-1, to cluster$/m,
       /^ {2}project 5 twin\/project-5: 2 members, pool 200 MiB on nfs-1, to cluster$/m,
-      /^ {2}project 8 \(root not on the sources\): 1 member, pool 300 MiB on default, to cluster$/m,
+      // Past 80 columns: the root on a line of its own.
+      /^ {2}project 8 \(root not on the sources\):\n {4}1 member, pool 300 MiB on default, to cluster$/m,
     ];
     for (const re of [networks[0]!, ...renamed]) expect(rehearsal.stdout).toMatch(re);
     expect(roomLine(rehearsal.stdout)).toBe(dryRoom);
