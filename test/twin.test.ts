@@ -18,6 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -174,7 +175,9 @@ describe('shardmove twin', () => {
       ];
       expect(secrets.filter((s) => text.includes(s))).toEqual([]);
       expect(readFileSync(seedFile, 'utf8')).toMatch(/^# shardmove twin of the instance behind plan "twin-it"/);
-      expect(readFileSync(seedFile, 'utf8')).toContain('fork networks: no request a dry run sends shows them');
+      expect(readFileSync(seedFile, 'utf8')).toContain(
+        '#   fork networks: none (the dry run recorded no project with a fork among the sources)',
+      );
 
       // B on the twin's seed, on the rehearsal's address, at a hundred times the speed.
       const bDb = join(dir, 'b.db');
@@ -446,20 +449,24 @@ describe("twin's printed rehearsal, followed as printed", () => {
         'rehearse the same plan on it (docs/sandbox.md, "Rehearsing on a twin of your instance"):',
       );
       const [sandboxLine, runLine] = printed.slice(at + 1, at + 3).map((l) => l.trim());
-      expect(sandboxLine).toMatch(/^shardmove sandbox --seed .* --port 8081 /);
-      expect(runLine).toMatch(/^SHARDMOVE_TWIN_URL=http:\/\/127\.0\.0\.1:8081 SHARDMOVE_TWIN_TOKEN=\S+ shardmove run /);
+      expect(sandboxLine).toContain("--port 0 --url-file './-twin '\\''seed'\\''.url' ");
+      expect(runLine).toMatch(/^SHARDMOVE_TWIN_URL="\$\(cat .*\)" SHARDMOVE_TWIN_TOKEN=\S+ shardmove run /);
 
-      // `shardmove` on the PATH, as an operator has it; the twin on port 0 instead of 8081 (as the
-      // printed note says: its URL then goes into SHARDMOVE_TWIN_URL), on a database to judge from.
+      // `shardmove` on the PATH, as an operator has it; both lines exactly as printed, with 8081 taken
+      // (the twin listens on a free port and tells the run where), the twin's database beside it.
+      const taken = createServer();
+      await new Promise<void>((done) => taken.listen(8081, '127.0.0.1', done).once('error', () => done()));
+      onTestFinished(() => new Promise<void>((done) => taken.close(() => done())));
       const bin = join(root, 'bin');
       mkdirSync(bin);
       symlinkSync(BIN, join(bin, 'shardmove'));
       const env = { PATH: `${bin}:${process.env.PATH ?? ''}`, NO_COLOR: '1' };
       const twinDb = join(root, 'twin.db');
-      const rehearsal = await startShell(sandboxLine!.replace('--port 8081', `--port 0 --db ${twinDb}`), root, env);
+      const rehearsal = await startShell(`${sandboxLine!} --db ${twinDb}`, root, env);
       onTestFinished(() => rehearsal.stop());
-      const run = await runShell(runLine!.replace('http://127.0.0.1:8081', rehearsal.url), root, env);
+      const run = await runShell(runLine!, root, env);
       expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(readFileSync(join(root, "-twin 'seed'.url"), 'utf8')).toBe(`${rehearsal.url}\n`);
 
       const count = (db: string) => fromDb<{ n: number }>(db, 'SELECT COUNT(*) AS n FROM moves')[0]!.n;
       expect(count(prodDb)).toBe(0);

@@ -14,20 +14,14 @@ import { formatBytes } from '../plan/capacity-field.js';
 import { KINDS } from '../plan/types.js';
 import type { Kind } from '../plan/types.js';
 import { CAPACITY_EXCEEDED, StepError } from './errors.js';
-import {
-  PoolCharges,
-  copiesPools,
-  inNetwork,
-  isPoolMember,
-  memberLanding,
-  placeInNetwork,
-  poolsOnMove,
-} from './drain/networks.js';
-import type { NetNode, ReadProject } from './drain/networks.js';
+import type { ItemRecord } from '../api/types.js';
+import { PoolCharges, copiesPools, inNetwork, memberLanding, poolsOnMove } from './drain/networks.js';
+import { listNetworks } from './list-networks.js';
+import type { ListedNetwork } from './list-networks.js';
 import { compareKeys, rankClass, sizeClass } from './drain/order.js';
 import type { OrderKey } from './drain/order.js';
 import { UnreadableFreeError, bytesOf, freeBytesOf, pickDestination } from './drain/placement.js';
-import { DESIGN_ALLOWANCE, poolBytesOf } from './drain/sizes.js';
+import { DESIGN_ALLOWANCE, SIZE_ALLOWANCE } from './drain/sizes.js';
 import { chooseItems, selectionOf } from './select.js';
 import type { ActorDeps } from './types.js';
 
@@ -71,6 +65,11 @@ export interface Sized {
   wikiBytes?: number;
   /** Its fork network (the root id as far as the listing shows), when in one. */
   network?: number;
+  /**
+   * Where it goes when that is decided already (a reviewed list's pinned destination): placed there
+   * and counted there, outside any `move.until` budget (the list is what was reviewed).
+   */
+  destination?: string;
 }
 
 /**
@@ -181,13 +180,17 @@ export function simulatePlacement(
       return (byKind ? ka.pair - kb.pair : 0) || compareKeys(ka, kb);
     });
   for (const it of ordered) {
-    const budget = budgets.get(it.source) as number;
-    if (budget <= 0) continue;
-    budgets.set(it.source, budget - it.bytes);
+    const pinned = it.destination;
+    if (pinned === undefined) {
+      const budget = budgets.get(it.source) as number;
+      if (budget <= 0) continue;
+      budgets.set(it.source, budget - it.bytes);
+    } else if (!byDestination.has(pinned)) continue;
     let dest: string;
     const net = it.network !== undefined ? networks.get(it.network) : undefined;
     const known = it.network !== undefined ? netDest.get(it.network) : undefined;
-    if (known) dest = known;
+    if (pinned !== undefined) dest = pinned;
+    else if (known) dest = known;
     else if (it.network !== undefined && net && known === undefined && plan.move.to.length > 1) {
       const all = candidates();
       const need = (c: { name: string }) => net.bytes + pools.copyOn(c.name, net);
@@ -216,31 +219,21 @@ export function simulatePlacement(
 }
 
 /**
- * The listed projects' fork networks with what they land with: only the root and its direct forks
- * are members (a fork of a fork is standalone, its bytes its own). A parent the listing did not
- * show is read by id (once), as the drain does, to learn whether it is the root.
+ * The listed projects' fork networks (./list-networks.ts) with what they land with: each member its
+ * own bytes and the pool's objects. Marks each member's network on its item.
  */
-async function listedNetworks(
-  items: Sized[],
-  raw: Map<number, NetNode>,
-  read: ReadProject,
-): Promise<Map<number, SimNetwork>> {
-  const known = new Map(raw);
+function landedNetworks(items: Sized[], listed: readonly ListedNetwork[]): Map<number, SimNetwork> {
   const byId = new Map(items.filter((i) => i.kind === 'projects').map((i) => [i.id, i]));
   const out = new Map<number, SimNetwork>();
-  for (const id of raw.keys()) {
-    const place = await placeInNetwork(id, known, read);
-    const it = byId.get(id);
-    if (!it || !isPoolMember(place)) continue;
-    it.network = place.root;
-    const root = known.get(place.root);
-    const n = out.get(place.root) ?? {
-      bytes: 0,
-      poolBytes: poolBytesOf(root ?? { sizeBytes: null }),
-      rootStorage: root?.storage ?? null,
-    };
-    n.bytes += memberLanding(it.bytes, n.poolBytes);
-    out.set(place.root, n);
+  for (const l of listed) {
+    const n: SimNetwork = { bytes: 0, poolBytes: l.poolBytes, rootStorage: l.rootStorage };
+    for (const id of l.members) {
+      const it = byId.get(id);
+      if (!it) continue;
+      it.network = l.root;
+      n.bytes += memberLanding(it.bytes, n.poolBytes);
+    }
+    out.set(l.root, n);
   }
   return out;
 }
@@ -276,8 +269,7 @@ export async function checkCapacity(
   }
   const selection = selectionOf(plan);
   const items: Sized[] = [];
-  const forks = new Map<number, NetNode>();
-  let unknownForks = 0;
+  const forks: ItemRecord[] = [];
   const uncounted: Kind[] = [];
   for (const kind of plan.move.kinds) {
     if (access[kind] === 'unsupported') continue;
@@ -299,32 +291,14 @@ export async function checkCapacity(
             byAllowance: item.sizeBytes === null || kind !== 'projects',
             ...(item.wikiBytes ? { wikiBytes: item.wikiBytes } : {}),
           });
-          if (kind === 'projects' && inNetwork(item)) {
-            forks.set(item.id, {
-              parent: item.forkedFromId ?? null,
-              storage: item.storage,
-              sizeBytes: item.sizeBytes,
-              ...(item.wikiBytes ? { wikiBytes: item.wikiBytes } : {}),
-            });
-            if (item.forksCount === null) unknownForks += 1;
-          }
+          if (kind === 'projects' && inNetwork(item)) forks.push(item);
         }
       }
     }
   }
-  const read: ReadProject = async (id) => {
-    try {
-      return await api.getItem('projects', id);
-    } catch (err) {
-      if (deps.signal.aborted) throw err;
-      deps.log.warn(
-        { id, err: (err as Error).message },
-        'a fork parent could not be read: its child is taken as the root',
-      );
-      return null;
-    }
-  };
-  const networks = await listedNetworks(items, forks, read);
+  const listed = await listNetworks(deps, forks);
+  const unknownForks = listed.unknownForks;
+  const networks = landedNetworks(items, listed.networks);
   const warnings: string[] = [];
   const notes: string[] = [];
   if (poolsAtRisk) warnings.push(...poolWarning(items, networks, version, pools));
@@ -440,42 +414,72 @@ function poolWarning(
 }
 
 /**
- * The room for a reviewed item list (`run --only`): its pending items' bytes on the destination each
- * is pinned to, against that destination's room. Refuses (exit 1, before any write) as checkCapacity
+ * The room for a reviewed item list (`run --only`): its pending items, each on the destination it is
+ * pinned to, counted by the same simulation as the dry run that wrote the list (simulatePlacement):
+ * a fork network's members land with their pool's objects, and a destination without the pool gets
+ * one copy of it, so the list's run needs the room its dry run said. The networks are those the
+ * list's seed recorded (./given-list.ts); `unknownForks`, the listed projects without `forks_count`
+ * the seed read (this process's: a resume does not read them again). Refuses (exit 1, before any write) as checkCapacity
  * does; without a capacity section the room is not checked, and said so.
  */
-export async function checkGivenRoom(deps: ActorDeps): Promise<RoomReport> {
+export async function checkGivenRoom(
+  deps: ActorDeps,
+  version: string | null = null,
+  unknownForks = 0,
+): Promise<RoomReport> {
   const { plan, store } = deps;
   const capacity = plan.capacity;
-  if (!capacity) return { warnings: [notChecked(plan.move.to.join(', '))], notes: [] };
-  const need = new Map(plan.move.to.map((d) => [d, { bytes: 0, byAllowance: 0 }]));
+  const items: Sized[] = [];
   for (const kind of plan.move.kinds)
     for (const source of plan.move.from)
-      for (const row of store.itemsInState(kind, source, 'pending', Number.MAX_SAFE_INTEGER)) {
-        const n = need.get(row.destination ?? plan.move.to[0]!);
-        if (!n) continue;
-        n.bytes += bytesOf(kind, row.sizeBytes);
-        if (row.sizeBytes === null || kind !== 'projects') n.byAllowance += 1;
-      }
+      for (const row of store.itemsInState(kind, source, 'pending', Number.MAX_SAFE_INTEGER))
+        items.push({
+          kind,
+          source,
+          id: row.id,
+          bytes: bytesOf(kind, row.sizeBytes),
+          byAllowance: row.sizeBytes === null || kind !== 'projects',
+          destination: row.destination ?? plan.move.to[0]!,
+          ...(kind === 'projects' && row.network != null ? { network: row.network } : {}),
+        });
+  const networks = new Map<number, SimNetwork>();
+  for (const n of store.networks())
+    networks.set(n.id, {
+      bytes: n.bytes,
+      poolBytes: n.poolBytes ?? SIZE_ALLOWANCE.projects,
+      rootStorage: n.rootStorage,
+    });
   const warnings: string[] = [];
   const notes: string[] = [];
-  for (const [to, n] of need) {
-    const free = await freeOf(deps, to);
+  // As the dry run warns: a release that drops a moved fork's pool link.
+  const pools = plan.move.kinds.includes('projects') ? poolsOnMove(version) : null;
+  if (pools === 'dropped' || pools === 'flag') warnings.push(...poolWarning(items, networks, version, pools));
+  if (!capacity) return { warnings: [...warnings, notChecked(plan.move.to.join(', '))], notes };
+  const frees = new Map<string, number | null>();
+  for (const to of plan.move.to) frees.set(to, await freeOf(deps, to));
+  const rooms = new Map([...frees].map(([d, f]) => [d, f === null ? null : f - capacity.keepFreeBytes]));
+  const sim = simulatePlacement(items, plan, rooms, new Map(), networks, copiesPools(version));
+  for (const to of plan.move.to) {
+    const p = sim.byDestination.get(to)!;
+    const free = frees.get(to) ?? null;
     const row: FitRow = {
       storage: to,
-      neededBytes: n.bytes,
+      neededBytes: p.bytes,
       keepFreeBytes: capacity.keepFreeBytes,
       freeBytes: free,
-      byAllowance: n.byAllowance,
+      byAllowance: p.byAllowance,
       uncounted: [],
-      fits: free === null ? null : n.bytes + capacity.keepFreeBytes <= free,
+      unknownForks,
+      fits: free === null ? null : p.bytes + capacity.keepFreeBytes <= free,
     };
     (row.fits === true ? notes : warnings).push(describeFit(row));
     if (row.fits === false && !deps.dryRun)
       throw new StepError(
         CAPACITY_EXCEEDED,
         `the reviewed list does not fit on ${to}: it needs ${row.neededBytes} bytes (${formatBytes(row.neededBytes)}) plus capacity.keep_free ${row.keepFreeBytes} bytes, ` +
-          `and ${to} has ${free} bytes (${formatBytes(free!)}) free (capacity.storages.${to}.free). Nothing was written`,
+          `and ${to} has ${free} bytes (${formatBytes(free!)}) free (capacity.storages.${to}.free)` +
+          wikiNote(items) +
+          '. Nothing was written',
       );
   }
   return { warnings, notes };

@@ -364,8 +364,9 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
       return { mode: 'listing', reason: null };
     },
 
-    async getItem(kind, id) {
-      const body = await getOrNull(`/${kind}/${id}`);
+    async getItem(kind, id, opts) {
+      const query = kind === 'projects' && opts?.statistics ? { statistics: true } : undefined;
+      const body = await getOrNull(`/${kind}/${id}`, query);
       return body === null ? null : parseItem(kind, body, { method: 'GET', path: `/api/v4/${kind}/${id}` });
     },
 

@@ -223,8 +223,11 @@ export interface InstanceApi {
    * decides `records`, anything else `listing`.
    */
   kindAccess(kind: Kind, enterprise: boolean | null): Promise<KindAccess>;
-  /** One item, or null on 404 (hidden and pending-delete projects answer 404 too, even to admins). */
-  getItem(kind: Kind, id: number): Promise<ItemRecord | null>;
+  /**
+   * One item, or null on 404 (hidden and pending-delete projects answer 404 too, even to admins).
+   * `statistics`: a project with its sizes (`statistics=true`, for administrators), as the listing has them.
+   */
+  getItem(kind: Kind, id: number, opts?: { statistics?: boolean }): Promise<ItemRecord | null>;
   /**
    * A project by id or full path (`move.select` names), for pre-flight: the project, `hidden` when
    * `GET /projects/:id` answers 404 but the move API finds it (hidden or pending deletion: GitLab's

@@ -50,6 +50,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .description("Run the reference service (the spec's system) for demos, tests and rehearsals.")
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <n>', 'port (0 picks a free one)', number('--port', 0, 65535), 0)
+    .option('--url-file <file>', 'once ready, write the URL it listens on to this file (removed when it stops)')
     .option('--seed <file>', 'seed YAML (default: the built-in demo seed)')
     .option('--db <file>', 'keep all state in this SQLite file (default: in memory)')
     .option(

@@ -18,7 +18,7 @@ import { renderHtmlReport } from '../report/html/render.js';
 import { buildStatusReport } from '../report/status.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
 import { withCopyKnowledge } from '../runtime/copies.js';
-import { lockHolder, openExistingCheckpoint } from '../runtime/status.js';
+import { lockHolder, openExistingCheckpoint, readNetworks } from '../runtime/status.js';
 import type { Checkpoint } from '../store/checkpoint.js';
 import type { StoredEvent } from '../store/types.js';
 import type { CommandContext } from './context.js';
@@ -46,6 +46,7 @@ export function readReportData(
   planConcurrency: number | null,
   planFile: string | null = null,
 ): ReportData {
+  // The JSON and the HTML list every fork network's members (a few hundred networks at most).
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
     // Read as `status` reads (no transaction, which would hold up the writer): while a run goes on,
@@ -62,6 +63,7 @@ export function readReportData(
         copies,
         givenList: store.givenList()?.file ?? null,
         leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
+        networks: readNetworks(store, saved, true),
       }),
     );
     const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;

@@ -1,20 +1,25 @@
 /**
  * `shardmove sandbox`: runs the reference service until SIGINT/SIGTERM. Prints exactly one JSON
- * line to stdout when ready; logs (pino) go to stderr.
+ * line to stdout when ready (and, with `--url-file`, writes its URL to that file); logs (pino) go to
+ * stderr.
  */
+import { readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { outputTargetOf, writeFileAtomic } from '../files/atomic.js';
 import pino from 'pino';
-import { outputTargetOf } from '../files/atomic.js';
 import { parseMoveFailures, startSandbox } from '../sandbox/index.js';
 import { parseDuration } from '../plan/durations.js';
 import type { MoveFailures } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
+import { checkOutputPath, checkpointFiles, refuseOutputsThatAreInputs } from './outputs.js';
 
 export interface SandboxCommandOptions {
   host: string;
   port: number;
+  /** Once ready, the URL is written there (one line), so a command in another shell can read it; removed at the end. */
+  urlFile?: string;
   seed?: string;
   db?: string;
   /** `16.5` or `16.5.1`: overrides the seed's `instance.version`. */
@@ -98,6 +103,18 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
   checkFailShares(opts, moveFailures);
   const bulkDelay = opts.bulkDelay !== undefined ? bulkDelayMs(opts.bulkDelay) : undefined;
   if (opts.db !== undefined) checkDbPath(opts.db, ctx);
+  // Only ever a regular file (src/cli/outputs.ts), checked before anything starts; a seed is never replaced.
+  const urlFile = opts.urlFile === undefined ? undefined : checkOutputPath('sandbox', '--url-file', opts.urlFile, ctx);
+  // Never over what the sandbox reads or keeps: its seed, its database and the files SQLite keeps beside it.
+  if (urlFile !== undefined)
+    refuseOutputsThatAreInputs(
+      'sandbox',
+      [[urlFile, `--url-file ${urlFile}`]],
+      [
+        ...(opts.seed !== undefined ? [[resolve(ctx.cwd, opts.seed), `the seed ${opts.seed}`] as const] : []),
+        ...(opts.db !== undefined ? checkpointFiles(resolve(ctx.cwd, opts.db)) : []),
+      ],
+    );
   const logger = pino({ level: ctx.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
   const sandbox = await startSandbox({
     host: opts.host,
@@ -130,6 +147,14 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
     },
     logger,
   });
+  if (urlFile !== undefined) {
+    try {
+      writeFileAtomic(urlFile, `${sandbox.url}\n`, { mode: 0o644 });
+    } catch (err) {
+      await sandbox.close();
+      throw new ArgsError(`sandbox: --url-file ${urlFile}: cannot write: ${(err as Error).message}`);
+    }
+  }
   ctx.stdout.write(`${JSON.stringify({ event: 'ready', url: sandbox.url })}\n`);
   // Fault counters live in memory: log them when they change, so a harness that kills the process
   // (torture) still learns what was injected, give or take the last second.
@@ -149,7 +174,18 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
   clearInterval(countsTimer);
   logCounts();
   logger.info('sandbox stopping');
+  // The URL of a sandbox that no longer listens would send a rehearsal to whatever listens there next.
+  if (urlFile !== undefined && readIfAny(urlFile) === `${sandbox.url}\n`) rmSync(urlFile, { force: true });
   await sandbox.close();
   logger.flush();
   return EXIT.ok;
+}
+
+/** A file's text, or null when it cannot be read (gone, replaced by a directory). */
+function readIfAny(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
 }

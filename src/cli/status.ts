@@ -26,7 +26,7 @@ export async function runStatusCommand(
   const { file } = await resolveRunCheckpoint(opts, ctx);
   let report;
   try {
-    report = readStatus(file, Date.now(), await readPlanGiven(opts.plan, ctx));
+    report = readStatus(file, Date.now(), await readPlanGiven(opts.plan, ctx), { networkMembers: opts.items === true });
   } catch (err) {
     if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
       if (opts.json) ctx.stdout.write(`${JSON.stringify({ checkpoint: file, state: 'no checkpoint' })}\n`);

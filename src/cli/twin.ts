@@ -18,12 +18,11 @@ import { lockHolder, openExistingCheckpoint } from '../runtime/status.js';
 import { LockedError } from '../store/errors.js';
 import { TWIN_ADMIN_TOKEN } from '../twin/seed-text.js';
 import {
-  TWIN_PORT,
   TWIN_TOKEN_VAR,
-  TWIN_URL,
   TWIN_URL_VAR,
   rehearsalPlanFor,
   renderRehearsalPlan,
+  urlFileFor,
 } from '../twin/rehearsal-plan.js';
 import type { RehearsalPlan } from '../twin/rehearsal-plan.js';
 import { itemsFileFor, twinConcurrency, writeTwin } from '../twin/twin.js';
@@ -82,13 +81,15 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
     if (holder?.alive) throw new LockedError(file, holder, Date.now());
     const rehearsal = await rehearsalOf(opts.plan, plan.name, out, file, ctx);
     const seedArg = shellWord(opts.out);
-    const rehearsalLines = (seed: string, planArg: string | null) => [
-      `shardmove sandbox --seed ${seed} --port ${TWIN_PORT} --speed 100 --workers ${twinConcurrency(store, plan.concurrency)}`,
+    // On a free port (--port 0): the sandbox writes the URL it took to a file beside the seed, which
+    // the run reads; a fixed port would be refused wherever something already listens on it.
+    const rehearsalLines = (seed: string, urlFile: string, planArg: string | null) => [
+      `shardmove sandbox --seed ${seed} --port 0 --url-file ${urlFile} --speed 100 --workers ${twinConcurrency(store, plan.concurrency)}`,
       ...('problem' in rehearsal
         ? [`no rehearsal command: ${rehearsal.problem}`]
         : [
-            `${TWIN_URL_VAR}=${TWIN_URL} ${TWIN_TOKEN_VAR}=${TWIN_ADMIN_TOKEN} shardmove run ${planArg}`,
-            `(the plan, reading its instance from these two variables only, with a checkpoint of its own: ${rehearsal.checkpoint} beside it${rehearsal.removed.length > 0 ? `; left out: ${rehearsal.removed.join(', ')}` : ''}. On another port, or --port 0, set ${TWIN_URL_VAR} to the url the sandbox prints)`,
+            `${TWIN_URL_VAR}="$(cat ${urlFile})" ${TWIN_TOKEN_VAR}=${TWIN_ADMIN_TOKEN} shardmove run ${planArg}`,
+            `(in another shell once the sandbox says it is ready: the plan, reading its instance from these two variables only, with a checkpoint of its own: ${rehearsal.checkpoint} beside it${rehearsal.removed.length > 0 ? `; left out: ${rehearsal.removed.join(', ')}` : ''})`,
           ]),
     ];
     const twin = writeTwin({
@@ -99,7 +100,11 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
       ...('problem' in rehearsal ? {} : { rehearsal: { file: rehearsalPlanFor(out), text: rehearsal.text } }),
       dryRunCommand: `shardmove run ${shellWord(opts.plan)} --dry-run${opts.state ? ` --state ${shellWord(opts.state)}` : ''}`,
       // In the seed's header, from the seed's folder.
-      rehearsalLines: rehearsalLines('THIS_FILE', shellWord(basename(rehearsalPlanFor(out)))),
+      rehearsalLines: rehearsalLines(
+        'THIS_FILE',
+        shellWord(basename(urlFileFor(out))),
+        shellWord(basename(rehearsalPlanFor(out))),
+      ),
     });
     const { input } = twin;
     const lines = [
@@ -113,7 +118,9 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
       `  names replaced; release ${input.version ?? 'unknown'}; what was not carried is listed in the seed's header`,
       `estimate (dry run): ${formatApproxDuration(input.estimate.ms)} at ${input.estimate.concurrency} moves in flight`,
       'rehearse the same plan on it (docs/sandbox.md, "Rehearsing on a twin of your instance"):',
-      ...rehearsalLines(seedArg, shellWord(rehearsalPlanFor(opts.out))).map((l) => `  ${l}`),
+      ...rehearsalLines(seedArg, shellWord(urlFileFor(opts.out)), shellWord(rehearsalPlanFor(opts.out))).map(
+        (l) => `  ${l}`,
+      ),
       `(written in ${formatApproxDuration(Date.now() - started)})`,
     ];
     ctx.stdout.write(`${lines.join('\n')}\n`);

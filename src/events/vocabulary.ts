@@ -178,7 +178,15 @@ export interface AuditEventMap {
   /** An item the forward run moved that is no longer where it put it (`source`): not moved back. */
   'revert.skipped': OfItem & { storage: string | null; reason: string };
   // `run --only FILE` (actors/given-list.ts): a reviewed item list seeded into the checkpoint
-  'list.seeded': { file: string; digest: string; items: number; skipped: number };
+  'list.seeded': {
+    file: string;
+    digest: string;
+    items: number;
+    skipped: number;
+    /** The fork networks of the listed projects still on their source, and how many projects left `forks_count` out. */
+    networks?: number;
+    unknownForks?: number;
+  };
   /** A listed item no longer where the list says (`source`): moved elsewhere, or deleted. Not moved. */
   'list.skipped': OfItem & { storage: string | null; reason: string };
   // The lock and the live control (store/)

@@ -23,6 +23,8 @@ import type { CopyKnowledge, LiveCopy } from './copies.js';
 import { headThenWrapped, wrapWords } from './wrap.js';
 import { leftSelectionLines } from './left-selection.js';
 import type { LeftSelectionItem } from './left-selection.js';
+import { networkLines } from './networks.js';
+import type { NetworksView } from './networks.js';
 
 export interface FinalReportInput {
   /** The machine's final state value. */
@@ -54,6 +56,8 @@ export interface FinalReportInput {
   givenList?: string | null;
   /** Items move.select no longer chose when their move was due (./left-selection.ts). */
   leftSelection?: { items: LeftSelectionItem[]; total: number };
+  /** The fork networks on the sources (./networks.ts). */
+  networks?: NetworksView;
 }
 
 const REVERT_HEADLINE: Record<FinalState, string> = {
@@ -118,6 +122,12 @@ function weights(w: Record<string, number> | null): string {
 }
 
 /** The final report as plain text lines. */
+/** Where the networks a summary leaves out are listed: the status of this checkpoint, as JSON. */
+function networksMore(input: FinalReportInput): string | undefined {
+  if (!input.checkpointFile || input.checkpointTemporary) return undefined;
+  return `shardmove status ${shellWord(input.plan ?? 'PLAN')} --state ${shellWord(input.checkpointFile)} --json --items`;
+}
+
 export function renderFinalReport(input: FinalReportInput): string {
   const { context: c, summary } = input;
   const lines: string[] = [];
@@ -133,6 +143,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     lines.push('', 'Would move:', ...wouldMove(input, counts));
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
     lines.push(...placementLines(summary.placement, true));
+    if (input.networks) lines.push(...networkLines(input.networks, { moreCommand: networksMore(input) }));
   } else {
     lines.push('', ...repositoryLines(counts));
     lines.push(...leftSelectionLines(input.leftSelection));
@@ -147,6 +158,7 @@ export function renderFinalReport(input: FinalReportInput): string {
       if (input.again) lines.push(`  once fixed: ${input.again} --retry-quarantined`);
     }
     lines.push(...placementLines(summary.placement, c.dryRun));
+    if (input.networks) lines.push(...networkLines(input.networks, { moreCommand: networksMore(input) }));
     const copies = copiesOf(summary, { destination: c.destination, ...input.copies });
     lines.push(
       ...copiesLines(

@@ -23,6 +23,8 @@ import type { SourceProgress } from './counts.js';
 import { formatApproxDuration, placementLines, rateAndEta } from './summary.js';
 import { leftSelectionLines } from './left-selection.js';
 import type { LeftSelectionItem } from './left-selection.js';
+import { NO_NETWORKS, networkLines } from './networks.js';
+import type { NetworksView } from './networks.js';
 
 /** The run lock as `status` found it: who holds it and whether that process is alive. */
 export interface LockView {
@@ -121,6 +123,8 @@ export interface StatusReport {
    * first 50 by kind and id, with `total` the count of them all.
    */
   leftSelection: { items: LeftSelectionItem[]; total: number };
+  /** The fork networks on the sources: roots, members, pools, where each goes (./networks.ts). */
+  networks: NetworksView;
 }
 
 /** The cap in force as the run last recorded it, and since when. */
@@ -173,6 +177,8 @@ export interface StatusSources {
   givenList?: string | null;
   /** Items move.select no longer chose when their move was due (./left-selection.ts). */
   leftSelection?: { items: LeftSelectionItem[]; total: number };
+  /** The fork networks the checkpoint knows (./networks.ts). */
+  networks?: NetworksView;
 }
 
 /** Builds the status from what the checkpoint holds (pure); `lock` is the lock row with its liveness. */
@@ -185,7 +191,7 @@ export function buildStatusReport(
 ): StatusReport {
   const { lock = null, planConcurrency = null, cap = null, failures = [], last = null } = more;
   const { timezone = 'UTC', copies = {}, notifications = [], givenList = null } = more;
-  const { leftSelection = { items: [], total: 0 } } = more;
+  const { leftSelection = { items: [], total: 0 }, networks = NO_NETWORKS } = more;
   const snap = saved?.snapshot as { status?: string; value?: unknown; context?: RunContext } | undefined;
   const c = snap?.context;
   const ran = runState(snap, lock);
@@ -244,6 +250,7 @@ export function buildStatusReport(
     now: hold,
     notifications,
     leftSelection,
+    networks,
   };
 }
 
@@ -365,6 +372,7 @@ export function renderStatus(r: StatusReport): string {
     lines.push(...waitingLines(r.notifications, r.state === 'running'));
   }
   lines.push(...placementLines(r.placement, r.dryRun));
+  lines.push(...networkLines(r.networks, { more: 'status --json lists every one, --json --items their members' }));
   lines.push(...copiesLines({ left: r.orphans, live: r.liveCopies }));
   if (r.notes.length > 0) lines.push('', 'Room (checked by pre-flight):', ...r.notes.map((n) => `  ${n}`));
   if (r.warnings.length > 0) {

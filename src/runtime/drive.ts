@@ -5,6 +5,7 @@
  * means for the exit code and how it is printed is the CLI's business.
  */
 import { LEFT_SELECTION_LISTED, leftSelectionOf } from '../report/left-selection.js';
+import { networksOfRun } from './status.js';
 import type { Logger } from 'pino';
 import { createActor } from 'xstate';
 import type { Snapshot } from 'xstate';
@@ -273,6 +274,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     copies: { checks: copies },
     givenList: store.givenList()?.file ?? null,
     leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
+    networks: networksOfRun(store, snap.context),
   };
   if (opts.dryRun) {
     report.estimate = {

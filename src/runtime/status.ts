@@ -11,6 +11,9 @@ import type { Checkpoint } from '../store/checkpoint.js';
 import type { SavedRun } from '../store/types.js';
 import { failedMoves } from '../report/failed-moves.js';
 import type { FailedMove } from '../report/failed-moves.js';
+import type { RunContext } from '../machine/types.js';
+import { networksView } from '../report/networks.js';
+import type { NetworksView } from '../report/networks.js';
 import { buildStatusReport, capView } from '../report/status.js';
 import type { LockView, StatusReport } from '../report/status.js';
 import { withCopyKnowledge } from './copies.js';
@@ -54,8 +57,41 @@ export function planCapOf(store: Pick<Checkpoint, 'loadRun' | 'lastEventsOf'>, p
   return recorded ? recorded.data.ceiling : null;
 }
 
-/** The status of the checkpoint at `file`; throws SHARDMOVE_NO_CHECKPOINT when there is none. */
-export function readStatus(file: string, now: number, plan: PlanGiven | null = null): StatusReport {
+/**
+ * The fork networks a checkpoint knows (report/networks.ts); `memberList`: with every member. An
+ * unplaced member goes to the run's destination when it has only one.
+ */
+export function readNetworks(
+  store: Pick<Checkpoint, 'networks' | 'networkMembers'>,
+  saved: SavedRun | null,
+  memberList = false,
+): NetworksView {
+  return networksOfRun(store, (saved?.snapshot as { context?: RunContext } | undefined)?.context, memberList);
+}
+
+/** The same, for a run's own context (the final summary). */
+export function networksOfRun(
+  store: Pick<Checkpoint, 'networks' | 'networkMembers'>,
+  c: Pick<RunContext, 'destination' | 'destinations'> | undefined,
+  memberList = false,
+): NetworksView {
+  const destinations = c ? (c.destinations ?? [c.destination]) : [];
+  return networksView(store.networks(), store.networkMembers(), {
+    destination: destinations.length === 1 ? destinations[0]! : null,
+    memberList,
+  });
+}
+
+/**
+ * The status of the checkpoint at `file`; throws SHARDMOVE_NO_CHECKPOINT when there is none.
+ * `networkMembers`: list every fork network's members (`status --json --items`).
+ */
+export function readStatus(
+  file: string,
+  now: number,
+  plan: PlanGiven | null = null,
+  opts: { networkMembers?: boolean } = {},
+): StatusReport {
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
     const saved = store.loadRun();
@@ -71,6 +107,7 @@ export function readStatus(file: string, now: number, plan: PlanGiven | null = n
         notifications: store.notifications.waiting(),
         givenList: store.givenList()?.file ?? null,
         leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
+        networks: readNetworks(store, saved, opts.networkMembers),
       }),
     );
   } finally {

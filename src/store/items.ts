@@ -9,7 +9,17 @@ import type { Kind } from '../plan/types.js';
 import { RANK_CLASS_SQL, RANK_ORDER_SQL, SIZE_CLASS_SQL } from './schema.js';
 import { ShapeTable } from './shape.js';
 import { ITEM_STATES } from './types.js';
-import type { BulkRow, EnumCursor, GivenList, ItemRow, ItemState, ItemStore, NetworkRow, PlacedRow } from './types.js';
+import type {
+  BulkRow,
+  EnumCursor,
+  GivenList,
+  ItemRow,
+  ItemState,
+  ItemStore,
+  NetworkMemberRow,
+  NetworkRow,
+  PlacedRow,
+} from './types.js';
 
 interface RawItem {
   kind: Kind;
@@ -249,6 +259,11 @@ export class ItemTable implements ItemStore {
       allNetworks: w15(
         'SELECT id, root_storage, pool_bytes, bytes FROM networks ORDER BY id',
         'SELECT NULL AS id WHERE 0',
+      ),
+      networkMembers: w15(
+        `SELECT network, id, name, source, destination, state, size_bytes FROM items INDEXED BY items_network
+         WHERE network IS NOT NULL AND kind = 'projects' ORDER BY network, id`,
+        'SELECT NULL AS network WHERE 0',
       ),
       countNetwork: w15('SELECT COUNT(*) AS n FROM items INDEXED BY items_network WHERE network = ?', 'SELECT 0 AS n'),
       placedMembers: w15(
@@ -578,6 +593,27 @@ export class ItemTable implements ItemStore {
       rootStorage: r.root_storage,
       poolBytes: r.pool_bytes,
       bytes: r.bytes,
+    }));
+  }
+
+  networkMembers(): NetworkMemberRow[] {
+    type Raw = {
+      network: number;
+      id: number;
+      name: string;
+      source: string;
+      destination: string | null;
+      state: ItemState;
+      size_bytes: number | null;
+    };
+    return (this.s.networkMembers.all() as Raw[]).map((r) => ({
+      network: r.network,
+      id: r.id,
+      name: r.name,
+      source: r.source,
+      destination: r.destination,
+      state: r.state,
+      sizeBytes: r.size_bytes,
     }));
   }
 

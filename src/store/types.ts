@@ -313,6 +313,18 @@ export interface ItemRow {
 }
 
 /** A fork network as the checkpoint knows it (fork networks move as one unit). */
+/** A fork network's member as the checkpoint holds it. */
+export interface NetworkMemberRow {
+  /** The network: its root project's id. */
+  network: number;
+  id: number;
+  name: string;
+  source: string;
+  destination: string | null;
+  state: ItemState;
+  sizeBytes: number | null;
+}
+
 export interface NetworkRow {
   /** The root project's id. */
   id: number;
@@ -501,6 +513,8 @@ export interface ItemStore {
   ): number;
   getNetwork(network: number): NetworkRow | null;
   networks(): NetworkRow[];
+  /** Every project recorded as a fork network's member, by network and id (`status`, the reports). */
+  networkMembers(): NetworkMemberRow[];
   /** Each network with a placed member and where it went; `split`: networks placed on more than one destination. */
   networkPlacements(): { networks: Map<number, string>; split: Set<number> };
   /** What has been placed where so far, per destination. */

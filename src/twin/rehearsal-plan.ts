@@ -18,13 +18,20 @@ import { TWIN_ADMIN_TOKEN } from './seed-text.js';
 export const TWIN_URL_VAR = 'SHARDMOVE_TWIN_URL';
 /** The variable the rehearsal plan reads its token from: the twin's sandbox-only admin token. */
 export const TWIN_TOKEN_VAR = 'SHARDMOVE_TWIN_TOKEN';
-/** Where the printed sandbox command puts the twin, and so the URL printed beside it. */
-export const TWIN_PORT = 8081;
-export const TWIN_URL = `http://127.0.0.1:${TWIN_PORT}`;
+/** A URL the rehearsal plan is checked with (the twin itself listens on a free port, ./urlFileFor). */
+export const TWIN_URL = 'http://127.0.0.1:8081';
 
 /** The rehearsal plan beside a seed: `twin.yaml` -> `twin.plan.yaml`. */
 export function rehearsalPlanFor(out: string): string {
   return `${out.replace(/\.ya?ml$/i, '')}.plan.yaml`;
+}
+
+/**
+ * Where the printed sandbox command (`--port 0 --url-file`) writes the URL the twin listens on,
+ * for the printed run to read: beside the seed, `twin.yaml` -> `twin.url`.
+ */
+export function urlFileFor(out: string): string {
+  return `${out.replace(/\.ya?ml$/i, '')}.url`;
 }
 
 export interface RehearsalPlan {

@@ -57,6 +57,37 @@ const BASE: TwinSeedInput = {
 };
 
 describe("the twin's seed text", () => {
+  it('carries the fork networks as explicit projects with forked_from, a root off the sources on its storage', () => {
+    const member = (id: number, storage = 'nfs-1') => ({
+      id,
+      storage,
+      sizeBytes: 5 * 2 ** 20,
+      hidden: id === 3,
+      pendingDelete: false,
+    });
+    const text = renderTwinSeed({
+      ...BASE,
+      networks: [
+        { root: 1, rootStorage: 'nfs-1', poolBytes: 5 * 2 ** 20, members: [member(1), member(2), member(3)] },
+        { root: 40, rootStorage: 'archive', poolBytes: 3 * 2 ** 30, members: [member(9, 'nfs-2')] },
+        { root: 50, rootStorage: null, poolBytes: null, members: [member(51)] },
+      ],
+    });
+    expect(text).toContain(
+      '#   fork networks: 3 (5 members on the sources), each member written under inventory.projects',
+    );
+    expect(text).toContain('#     1 root(s) off the sources seeded on their storage');
+    expect(text).toContain("#     1 network(s) whose root's storage is unknown");
+    expect(text).toContain('  storages: ["default", "nfs-1", "nfs-2", "cluster", "archive"]');
+    expect(text.split('\n').filter((l) => l.startsWith('    - '))).toEqual([
+      '    - { id: 1, name: project-1, namespace: twin, storage: "nfs-1", visibility: internal, size_mb: 5 }',
+      '    - { id: 2, name: project-2, namespace: twin, storage: "nfs-1", visibility: internal, size_mb: 5, forked_from: 1 }',
+      '    - { id: 3, name: project-3, namespace: twin, storage: "nfs-1", visibility: internal, size_mb: 5, hidden: true, forked_from: 1 }',
+      '    - { id: 9, name: project-9, namespace: twin, storage: "nfs-2", visibility: internal, size_mb: 5, forked_from: 40 }',
+      '    - { id: 40, name: project-40, namespace: twin, storage: "archive", visibility: internal, size_mb: 3072 }',
+    ]);
+  });
+
   it("says what it carries, what it does not, and the dry run's estimate, above the seed", () => {
     const text = renderTwinSeed(BASE);
     expect(text).toContain(
@@ -67,7 +98,8 @@ describe("the twin's seed text", () => {
     );
     expect(text).toContain('#   group wikis on nfs-2: 1; sizes unknown');
     expect(text).toContain('#   1 projects whose listing page answers 500 (instance.unlistable)');
-    expect(text).toContain('#   - fork networks: no request a dry run sends shows them, and the sandbox models none');
+    expect(text).toContain('#   fork networks: none (the dry run recorded no project with a fork among the sources)');
+    expect(text).toContain('#   - forks of forks (GitLab links them to no pool');
     expect(text).toContain('# estimate (dry run): 12m00s at 10 moves in flight (from sizes)');
     expect(text).toContain(
       [

@@ -52,6 +52,25 @@ export interface TwinCount {
   pendingUnknown: number;
 }
 
+/** A fork network's member as carried: where it is and its flags (a project written explicitly). */
+export interface TwinNetworkMember {
+  id: number;
+  storage: string;
+  sizeBytes: number | null;
+  hidden: boolean;
+  pendingDelete: boolean;
+}
+
+/** A fork network the dry run recorded: its root (a member, or a project off the sources) and its members. */
+export interface TwinNetwork {
+  root: number;
+  /** The root's storage, where its pool is; null: not known (the members are then carried standalone). */
+  rootStorage: string | null;
+  /** The pool's estimate, the root's repository: the size a root off the sources is seeded with. */
+  poolBytes: number | null;
+  members: TwinNetworkMember[];
+}
+
 /** Everything the seed says, gathered from the checkpoint. */
 export interface TwinSeedInput {
   planName: string;
@@ -74,6 +93,8 @@ export interface TwinSeedInput {
   estimate: Estimate & { concurrency: number };
   /** The items file's name, relative to the seed. */
   itemsFile: string;
+  /** The fork networks the dry run recorded (absent: none). */
+  networks?: TwinNetwork[];
   /**
    * How to rehearse on the twin, for the header: the commands (from the seed's folder), or why
    * there are none. Absent: the header names no command.
@@ -128,7 +149,7 @@ const name = (s: string) => (/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(s) ? s : JSON.s
 
 /** Every storage the seed must configure: the instance's weighted ones, the plan's, and the items'. */
 export function storagesOf(
-  input: Pick<TwinSeedInput, 'weights' | 'sources' | 'destination' | 'destinations' | 'counts'>,
+  input: Pick<TwinSeedInput, 'weights' | 'sources' | 'destination' | 'destinations' | 'counts' | 'networks'>,
 ): string[] {
   const out = new Set<string>(Object.keys(input.weights ?? {}));
   for (const s of [
@@ -136,9 +157,51 @@ export function storagesOf(
     input.destination,
     ...(input.destinations ?? []),
     ...input.counts.map((c) => c.source),
+    ...(input.networks ?? []).flatMap((n) => (n.rootStorage === null ? [] : [n.rootStorage])),
   ])
     out.add(s);
   return [...out];
+}
+
+/** What of the networks is carried, in the header's words. */
+function networksCarried(networks: readonly TwinNetwork[]): string[] {
+  if (networks.length === 0)
+    return ['  fork networks: none (the dry run recorded no project with a fork among the sources)'];
+  const members = networks.reduce((a, n) => a + n.members.length, 0);
+  const off = networks.filter((n) => n.rootStorage !== null && !n.members.some((m) => m.id === n.root)).length;
+  const unknown = networks.filter((n) => n.rootStorage === null).length;
+  return [
+    `  fork networks: ${networks.length} (${members} members on the sources), each member written under inventory.projects`,
+    '    with forked_from its root and visibility internal (GitLab pools a network only when its root is above private);',
+    ...(off > 0
+      ? [`    ${off} root(s) off the sources seeded on their storage, sized as the pool's estimate (their repository)`]
+      : []),
+    ...(unknown > 0
+      ? [`    ${unknown} network(s) whose root's storage is unknown: their members are carried as standalone projects`]
+      : []),
+  ];
+}
+
+/** The network members and roots as explicit projects (they replace the items file's lines of the same id). */
+function networkProjects(networks: readonly TwinNetwork[]): string[] {
+  const rows = new Map<number, string>();
+  const mb = (bytes: number | null) =>
+    bytes === null ? '' : `, size_mb: ${Math.round((bytes / 2 ** 20) * 1000) / 1000}`;
+  const flags = (m: TwinNetworkMember) =>
+    `${m.hidden ? ', hidden: true' : ''}${m.pendingDelete ? ', pending_delete: true' : ''}`;
+  const entry = (id: number, storage: string, rest: string) =>
+    `    - { id: ${id}, name: project-${id}, namespace: ${TWIN_NAMESPACE}, storage: ${JSON.stringify(storage)}, visibility: internal${rest} }`;
+  for (const n of networks) {
+    if (n.rootStorage === null) continue;
+    if (!n.members.some((m) => m.id === n.root)) rows.set(n.root, entry(n.root, n.rootStorage, mb(n.poolBytes)));
+    for (const m of n.members)
+      rows.set(
+        m.id,
+        entry(m.id, m.storage, `${mb(m.sizeBytes)}${flags(m)}${m.id === n.root ? '' : `, forked_from: ${n.root}`}`),
+      );
+  }
+  if (rows.size === 0) return [];
+  return ['  projects:', ...[...rows].sort((a, b) => a[0] - b[0]).map(([, line]) => line)];
 }
 
 /** The seed YAML, header comment first. */
@@ -178,9 +241,11 @@ export function renderTwinSeed(input: TwinSeedInput): string {
   }
   if (input.unlistable.length > 0)
     c.push(`  ${input.unlistable.length} projects whose listing page answers 500 (instance.unlistable)`);
+  c.push(...networksCarried(input.networks ?? []));
   c.push(
     'Not carried (the checkpoint does not know it):',
-    '  - fork networks: no request a dry run sends shows them, and the sandbox models none',
+    '  - forks of forks (GitLab links them to no pool: the dry run records them as standalone projects), and',
+    "    members of a network that are not on the plan's sources",
     `  - items on storages the plan does not drain (a dry run lists only the sources), and items the dry run found gone`,
     '  - visibility, commit counts and contents, owners, users and group membership',
     '  - snippet and group wiki sizes (GitLab lists none: seeded as 10 MB each), groups pending deletion',
@@ -210,6 +275,7 @@ export function renderTwinSeed(input: TwinSeedInput): string {
     `  - { type: personal, user: twin-admin, name: twin-rehearsal, value: "${TWIN_ADMIN_TOKEN}", scopes: [api, sudo] }`,
     'inventory:',
     `  items_file: ${JSON.stringify(input.itemsFile)}`,
+    ...networkProjects(input.networks ?? []),
     '',
   );
   return lines.join('\n');

@@ -16,7 +16,8 @@ import { CHECKPOINT_MODE, RuntimeError } from '../runtime/errors.js';
 import type { Checkpoint } from '../store/checkpoint.js';
 import { TWIN_UNFINISHED, TWIN_WRITE_FAILED, TwinError } from './errors.js';
 import { ITEMS_HEADER, itemLine, renderTwinSeed } from './seed-text.js';
-import type { TwinCount, TwinSeedInput } from './seed-text.js';
+import type { TwinCount, TwinNetwork, TwinNetworkMember, TwinSeedInput } from './seed-text.js';
+import type { NetworkMemberRow } from '../store/types.js';
 
 /** Lines per chunk written to the items file. */
 const CHUNK_LINES = 10_000;
@@ -92,6 +93,11 @@ export function writeTwin(opts: TwinOptions): TwinResult {
   const unlistable = new Set(store.shape.unlistableIds('projects'));
   const carriedUnlistable: number[] = [];
   let items = 0;
+  // Fork networks (their members are written again as explicit projects, flags included).
+  const memberRows = store.networkMembers();
+  const memberFlags = new Map<number, { hidden: boolean; pendingDelete: boolean }>(
+    memberRows.map((m) => [m.id, { hidden: false, pendingDelete: false }]),
+  );
   function* lines(): Generator<string> {
     yield `${ITEMS_HEADER}\n`;
     const storageJson = new Map<string, string>();
@@ -128,6 +134,8 @@ export function writeTwin(opts: TwinOptions): TwinResult {
         if (it.pendingDelete === null) c.pendingUnknown++;
         else if (it.pendingDelete) c.pendingDelete++;
         if (unlistable.has(it.id)) carriedUnlistable.push(it.id);
+        if (memberFlags.has(it.id))
+          memberFlags.set(it.id, { hidden: it.hidden === true, pendingDelete: it.pendingDelete === true });
       }
       let s = storageJson.get(it.source);
       if (s === undefined) storageJson.set(it.source, (s = JSON.stringify(it.source)));
@@ -140,6 +148,7 @@ export function writeTwin(opts: TwinOptions): TwinResult {
     if (chunk.length > 0) yield `${chunk.join('\n')}\n`;
   }
   write(itemsFile, lines());
+  const networks = networksOf(store, memberRows, memberFlags);
   const all = [...counts.values()].sort(
     (a, b) => kindOrder(a.kind) - kindOrder(b.kind) || a.source.localeCompare(b.source),
   );
@@ -173,11 +182,35 @@ export function writeTwin(opts: TwinOptions): TwinResult {
     unlistable: carriedUnlistable,
     estimate: { ...estimate, concurrency },
     itemsFile: basename(itemsFile),
+    networks,
     ...(opts.rehearsalLines ? { rehearsal: opts.rehearsalLines } : {}),
   };
   write(seedFile, renderTwinSeed(input));
   if (opts.rehearsal) write(opts.rehearsal.file, opts.rehearsal.text);
   return { seedFile, itemsFile, items, input };
+}
+
+/** The networks the dry run recorded, each with its members on the sources and their flags. */
+function networksOf(
+  store: Checkpoint,
+  members: readonly NetworkMemberRow[],
+  flags: ReadonlyMap<number, { hidden: boolean; pendingDelete: boolean }>,
+): TwinNetwork[] {
+  const byNetwork = new Map<number, TwinNetworkMember[]>();
+  for (const m of members)
+    byNetwork.set(m.network, [
+      ...(byNetwork.get(m.network) ?? []),
+      {
+        id: m.id,
+        storage: m.source,
+        sizeBytes: m.sizeBytes,
+        ...(flags.get(m.id) ?? { hidden: false, pendingDelete: false }),
+      },
+    ]);
+  return store
+    .networks()
+    .filter((n) => byNetwork.has(n.id))
+    .map((n) => ({ root: n.id, rootStorage: n.rootStorage, poolBytes: n.poolBytes, members: byNetwork.get(n.id)! }));
 }
 
 const kindOrder = (k: Kind) => ['projects', 'snippets', 'groups'].indexOf(k);

@@ -101,7 +101,7 @@ export async function placeInNetwork(
 function drainReader(ctx: DrainCtx): ReadProject {
   return async (id) => {
     try {
-      return await ctx.deps.api.getItem('projects', id);
+      return await ctx.deps.api.getItem('projects', id, { statistics: true });
     } catch (err) {
       if (ctx.deps.signal.aborted) throw err;
       ctx.deps.log.warn(

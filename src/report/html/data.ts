@@ -148,6 +148,8 @@ export interface ReportData {
   liveCopies?: StatusReport['liveCopies'];
   /** Items and bytes per destination (many destinations); empty when nothing was placed per item. */
   placement: StatusReport['placement'];
+  /** The fork networks on the sources, each with its members (../networks.ts). */
+  networks?: StatusReport['networks'];
   stuck: StatusReport['stuck'];
   weights: { before: Record<string, number> | null; after: Record<string, number> | null; written: boolean };
   verification: { planned: boolean; result: VerifyOutput | null };
@@ -422,6 +424,7 @@ export function buildReportData(input: ReportInput): ReportData {
     orphans: status.orphans,
     liveCopies: status.liveCopies,
     placement: status.placement,
+    networks: status.networks,
     stuck: status.stuck,
     weights: { before: c?.previousWeights ?? null, after: c?.newWeights ?? null, written: c?.weightsWritten ?? false },
     verification: { planned: c?.verify ?? true, result: c?.verification ?? null },

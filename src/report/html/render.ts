@@ -12,6 +12,7 @@ import { formatApproxDuration, formatBytes } from '../summary.js';
 import { escapeControls } from '../escape.js';
 import { shellWord } from '../../shared/shell-word.js';
 import { copiesHtml } from './copies.js';
+import { networksHtml } from './networks.js';
 import type { ReportData } from './data.js';
 import { isPerSite } from '../geo-output.js';
 
@@ -160,6 +161,7 @@ h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8p
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; } dt { color: var(--muted); } dd { margin: 0; }
 table { border-collapse: collapse; width: 100%; margin: 6px 0; font-size: 13px; }
 th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+td { overflow-wrap: anywhere; } /* hashed paths and long project paths break anywhere rather than widen the page */
 th { background: #f5f6f8; } .num { text-align: right; font-variant-numeric: tabular-nums; }
 .chart { position: relative; height: 320px; }
 .ok { color: var(--ok); font-weight: 600; } .bad { color: var(--bad); font-weight: 600; }
@@ -312,6 +314,7 @@ ${section('durations-section', 'Move durations', `<p class="note">From the POST'
 ${section('kinds-section', 'By kind', kinds)}
 ${section('storages-section', 'By source storage', storages)}
 ${placement}
+${networksHtml(d.networks, { table, section, escapeHtml })}
 ${section('quarantined-section', `Quarantined (${d.quarantined.length})`, quarantined)}
 ${orphans}
 ${stuck}
