@@ -86,6 +86,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     // Read when asked: pre-flight sets it in the machine's context before any drain places anything.
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
     stopAsked: () => stop.asked(),
+    ...(opts.acceptForeignMoves ? { acceptForeignMoves: true } : {}),
+    ...(opts.refusedBeforePreflight?.length ? { refusedBeforePreflight: opts.refusedBeforePreflight } : {}),
   };
   let failDrive: (err: unknown) => void = () => undefined;
   const effects = createEffects(services.actors, deps, log, (err) => failDrive(err));
