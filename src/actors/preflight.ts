@@ -102,7 +102,8 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
   }
   // What pre-flight would refuse, said by a dry run instead (and counted by --detailed-exitcode).
   const wouldRefuse: string[] = [...(deps.refusedBeforePreflight ?? [])];
-  const others = describeForeignMoves(foreign, sawAll);
+  // A revert judges each of its items on the instance itself, and skips one that someone else moves.
+  const others = deps.itemsGiven === true ? null : describeForeignMoves(foreign, sawAll);
   if (others !== null) {
     if (deps.acceptForeignMoves) warnings.push(`--accept-foreign-moves: going on beside them: ${others}`);
     else if (deps.dryRun) wouldRefuse.push(others);
