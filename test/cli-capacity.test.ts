@@ -79,7 +79,9 @@ describe('capacity (in-process sandbox)', { timeout: 60_000 }, () => {
     expect(status.stderr).toMatch(
       /note: this plan has not run yet \(no .*state\/it\.db\); showing its dry run's checkpoint, .*state\/it\.dry-run\.db/,
     );
-    expect(status.stdout).toMatch(/^Plan it \(dry run\): .*\n {2}a real run would be refused:\n {4}- the drain does not fit on cluster/m);
+    expect(status.stdout).toMatch(
+      /^Plan it \(dry run\): .*\n {2}a real run would be refused:\n {4}- the drain does not fit on cluster/m,
+    );
     const asked = await runCli(['status', plan, '--dry-run', '--json'], { cwd: own, env: {} });
     expect(asked.code).toBe(0);
     expect(JSON.parse(asked.stdout)).toMatchObject({

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { runCli, sandboxEnv } from './support/cli-harness.js';
+import { runCli, runPrinted, sandboxEnv } from './support/cli-harness.js';
 import { ended, startHeldSandbox } from './support/held-sandbox.js';
 import { setup } from './support/stop-judge.js';
 import { until } from './support/until.js';
@@ -22,14 +22,15 @@ function registry(): string {
 
 describe('a second drain of the same storages (separate processes, real HTTP)', { timeout: 120_000 }, () => {
   it('is refused while the first moves, on this host and from another, and a dry run says so', async () => {
-    const { dir, plan, file } = setup('one-drain', 4);
+    const { dir, plan } = setup('one-drain', 4);
+    const file = join(dir, 'first.db');
     const held = await startHeldSandbox(dir, { projects: 20, snippets: 0, groups: 0 });
     const here = registry();
     const env = { ...sandboxEnv(held.url), XDG_RUNTIME_DIR: here };
     const cli = (args: string[], extra: Record<string, string> = {}) =>
       runCli(args, { cwd: dir, env: { ...env, ...extra } });
-    // The first run, as runWithMovesInFlight starts it, but with this test's registry.
-    const first = cli(['run', plan]);
+    // The first run, under a checkpoint of its own, with this test's registry.
+    const first = cli(['run', plan, '--state', file]);
     await until(
       async () => (await held.moves()).filter((m) => !ended(m)).length,
       (k) => k >= 4,
@@ -37,9 +38,8 @@ describe('a second drain of the same storages (separate processes, real HTTP)', 
     );
     const before = (await held.moves()).length;
 
-    // The same plan with another --state, on this host: refused at once, naming the live run.
-    const other = join(dir, 'other.db');
-    const second = await cli(['run', plan, '--state', other]);
+    // The same plan under another checkpoint (its default one), on this host: refused at once, naming the live run.
+    const second = await cli(['run', plan]);
     expect(second.code, second.stderr).toBe(4);
     expect(second.stderr).toMatch(
       /another run drains (default|nfs-1|nfs-2) of http:\/\/127\.0\.0\.1:\d+ on this host: pid \d+ on /,
@@ -60,14 +60,20 @@ describe('a second drain of the same storages (separate processes, real HTTP)', 
     // Neither wrote a move.
     expect((await held.moves()).length).toBe(before);
 
-    // A dry run beside it: complete, but a real run would be refused; --detailed-exitcode says 2.
+    // A dry run beside it: complete, but a real run would be refused, twice; --detailed-exitcode says 2.
     const dry = await cli(['run', plan, '--dry-run', '--detailed-exitcode']);
     expect(dry.code, dry.stderr).toBe(2);
-    expect(dry.stdout).toMatch(/^DRY RUN COMPLETE, BUT A REAL RUN WOULD BE REFUSED \(1 reason below\)/);
-    expect(dry.stdout).toContain('A real run would be refused:\n  - 4 move(s) this checkpoint did not schedule');
+    expect(dry.stdout).toMatch(/^DRY RUN COMPLETE, BUT A REAL RUN WOULD BE REFUSED \(\d+ reasons below\)/);
+    expect(dry.stdout).toMatch(
+      /A real run would be refused:\n {2}- another run drains \S+ of this instance on this host: pid \d+/,
+    );
+    expect(dry.stdout).toContain('\n  - 4 move(s) this checkpoint did not schedule');
 
-    // The first run ends; then nothing is in flight and the dry run would go: 0.
-    expect((await cli(['control', plan, '--stop'])).code).toBe(0);
+    // The stop command the refusal printed, as printed: the first run ends (6).
+    const printed = /stop it: (shardmove control .* --stop)$/m.exec(second.stderr)?.[1];
+    expect(printed).toBeDefined();
+    const stopped = await runPrinted(printed!, { cwd: dir, env });
+    expect(stopped.code, stopped.stderr).toBe(0);
     const done = await held.pumpUntil(first);
     expect(done.code, done.stderr).toBe(6);
     const again = await cli(['run', plan, '--dry-run', '--detailed-exitcode']);

@@ -286,8 +286,7 @@ export function renderStatus(r: StatusReport): string {
   const inStep = r.ended?.state !== r.state || r.state === 'stopped';
   const step = r.step && r.step !== r.state && inStep ? `, step ${r.step}` : '';
   lines.push(`Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${step}${ended}`);
-  if (r.wouldRefuse.length > 0)
-    lines.push('  a real run would be refused:', ...r.wouldRefuse.map((w) => `    - ${w}`));
+  if (r.wouldRefuse.length > 0) lines.push('  a real run would be refused:', ...r.wouldRefuse.map((w) => `    - ${w}`));
   const l = r.lock;
   const at =
     r.ended?.state === 'interrupted' || r.ended?.state === 'stopped' ? ` at ${new Date(r.ended.at).toISOString()}` : '';
