@@ -6,11 +6,16 @@
  *
  * Ours are the moves this checkpoint knows: the move id an item row records, a row whose intent is
  * recorded but whose POST's answer is not (its move is reconciled by the drain, never posted
- * twice), and, after a bulk POST of this checkpoint, the moves on that source its job created.
+ * twice), a move of an item created since its last intent (a POST taken for unapplied that was
+ * applied after all), and, after a bulk POST of this checkpoint, the moves on that source its job
+ * created.
  */
 import type { MoveRecord } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorStore } from '../store/types.js';
+
+/** How far the instance's clock may be behind ours when a move's `created_at` is compared with an intent. */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 /** The foreign moves of one kind. */
 export interface ForeignMoves {
@@ -27,6 +32,10 @@ export function foreignOf(
   return busy.filter((m) => {
     const row = store.getItem(kind, m.itemId);
     if (row && (row.moveId === m.id || row.state === 'scheduling')) return false;
+    // A POST this checkpoint took for unapplied (an answer lost, then its attempt given back) may
+    // have made a move all the same: one created since the item's last intent is taken as that one.
+    const created = Date.parse(m.createdAt);
+    if (row?.intentAt != null && Number.isFinite(created) && created >= row.intentAt - CLOCK_SKEW_MS) return false;
     const bulk = store.getBulk(kind, m.sourceStorage);
     return !(bulk && m.id > bulk.seenMaxMoveId);
   });

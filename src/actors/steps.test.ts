@@ -187,6 +187,18 @@ describe('preflight', () => {
     await expect(runPreflight({ ...deps(createFakeApi({ moves: older })), store })).rejects.toMatchObject({
       message: expect.stringMatching(/^refusing: 1 move\(s\) .*projects 3 \(move 2, replicated, to cluster\)/),
     });
+    // A POST taken for unapplied (its attempt given back) that made a move after all: one created
+    // since the item's intent is its own, an older one is not.
+    const intent = Date.parse('2026-12-01T10:00:00.000Z');
+    store.markIntent('projects', 5, intent, 'cluster');
+    store.markPending('projects', 5, intent, 'answer lost', true);
+    const after = { ...move(11, 5, 'scheduled'), createdAt: '2026-12-01T10:00:01.000Z' };
+    const own = await runPreflight({ ...deps(createFakeApi({ moves: [after] })), store });
+    expect(own.warnings.join('\n')).not.toMatch(/did not schedule/);
+    const before = { ...move(11, 5, 'scheduled'), createdAt: '2026-12-01T09:00:00.000Z' };
+    await expect(runPreflight({ ...deps(createFakeApi({ moves: [before] })), store })).rejects.toMatchObject({
+      code: 'SHARDMOVE_PREFLIGHT_FOREIGN_MOVES',
+    });
     // After a bulk POST of this checkpoint, the moves its job made on that source are its own.
     store.setBulk({ kind: 'projects', source: 'nfs-1', state: 'posted', intentAt: 0, seenMaxMoveId: 1 });
     const bulk = await runPreflight({ ...deps(createFakeApi({ moves: [move(5, 5, 'started')] })), store });
