@@ -50,4 +50,53 @@ describe('capacity (in-process sandbox)', { timeout: 60_000 }, () => {
     expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);
     expect(await weightsOf(sandbox.url)).toEqual(before);
   });
+
+  it('a dry run that does not fit says a real run would be refused, --detailed-exitcode 2; status finds it', async () => {
+    const own = tempDir('capacity-dry');
+    const plan = writePlan(own, {});
+    appendFileSync(plan, 'capacity:\n  keep_free: 1GiB\n  storages:\n    cluster: {free: 2GiB}\n');
+    const env = sandboxEnv(sandbox.url);
+    const dry = await runCli(['run', plan, '--dry-run', '--detailed-exitcode'], { cwd: own, env });
+    expect(dry.code, dry.stdout + dry.stderr).toBe(2);
+    expect(dry.stdout).toMatch(
+      /^DRY RUN COMPLETE, BUT A REAL RUN WOULD BE REFUSED \(1 reason below\): nothing was changed/,
+    );
+    expect(dry.stdout).not.toMatch(/^DRY RUN COMPLETE:/m);
+    expect(dry.stdout).toMatch(
+      /A real run would be refused:\n {2}- the drain does not fit on cluster: it needs \d+ bytes/,
+    );
+    // Without the flag the dry run still ends 0 (it finished), saying the same.
+    const plain = await runCli(['run', plan, '--dry-run'], { cwd: own, env });
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/^DRY RUN COMPLETE, BUT A REAL RUN WOULD BE REFUSED/);
+    // The flag is a dry run's.
+    const wrong = await runCli(['run', plan, '--detailed-exitcode'], { cwd: own, env });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/--detailed-exitcode tells how a --dry-run came out .*: add --dry-run/);
+    // No real run yet: status shows the dry run's checkpoint, and says so.
+    const status = await runCli(['status', plan], { cwd: own, env: {} });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stderr).toMatch(
+      /note: this plan has not run yet \(no .*state\/it\.db\); showing its dry run's checkpoint, .*state\/it\.dry-run\.db/,
+    );
+    expect(status.stdout).toMatch(
+      /^Plan it \(dry run\): .*\n {2}a real run would be refused:\n {4}- the drain does not fit on cluster/m,
+    );
+    const asked = await runCli(['status', plan, '--dry-run', '--json'], { cwd: own, env: {} });
+    expect(asked.code).toBe(0);
+    expect(JSON.parse(asked.stdout)).toMatchObject({
+      dryRun: true,
+      wouldRefuse: [expect.stringMatching(/^the drain does not fit on cluster/)],
+    });
+    // A plan that fits: 0, and the plain headline.
+    writePlan(own, {});
+    appendFileSync(plan, 'capacity:\n  keep_free: 1GiB\n  storages:\n    cluster: {free: 2TiB}\n');
+    const fits = await runCli(['run', plan, '--dry-run', '--detailed-exitcode', '--accept-plan-change'], {
+      cwd: own,
+      env,
+    });
+    expect(fits.code, fits.stdout + fits.stderr).toBe(0);
+    expect(fits.stdout).toMatch(/^DRY RUN COMPLETE: nothing was changed on the instance/);
+    rmSync(own, { recursive: true, force: true });
+  });
 });

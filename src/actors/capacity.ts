@@ -242,6 +242,8 @@ function landedNetworks(items: Sized[], listed: readonly ListedNetwork[]): Map<n
 export interface RoomReport {
   warnings: string[];
   notes: string[];
+  /** A dry run: the refusal a real run would meet here (the drain does not fit); absent: none. */
+  refusal?: string;
 }
 
 /**
@@ -341,15 +343,14 @@ export async function checkCapacity(
   }
   if (!capacity) warnings.push(notChecked('the destinations'));
   const first = unfit[0];
-  if (first && !deps.dryRun) {
-    throw new StepError(
-      CAPACITY_EXCEEDED,
+  if (first) {
+    const why =
       `the drain does not fit on ${first.storage}: it needs ${first.neededBytes} bytes (${formatBytes(first.neededBytes)}) plus capacity.keep_free ${first.keepFreeBytes} bytes, ` +
-        `and ${first.storage} has ${first.freeBytes} bytes (${formatBytes(first.freeBytes!)}) free (capacity.storages.${first.storage}.free)` +
-        splitNote(sim.split) +
-        wikiNote(items) +
-        '. Nothing was written',
-    );
+      `and ${first.storage} has ${first.freeBytes} bytes (${formatBytes(first.freeBytes!)}) free (capacity.storages.${first.storage}.free)` +
+      splitNote(sim.split) +
+      wikiNote(items);
+    if (!deps.dryRun) throw new StepError(CAPACITY_EXCEEDED, `${why}. Nothing was written`);
+    return { warnings, notes, refusal: why };
   }
   return { warnings, notes };
 }

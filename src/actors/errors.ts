@@ -31,6 +31,8 @@ export const ACTOR_CODES = defineErrorCodes('actors', {
     "Pre-flight: Prometheus rejects a throttle rule's query (its own error is quoted), or the query answers neither a scalar nor an instant vector.",
   SHARDMOVE_PREFLIGHT_CAPACITY:
     "Pre-flight: what is left to move plus capacity.keep_free exceeds a destination's room, or that room cannot be read. Nothing was written.",
+  SHARDMOVE_PREFLIGHT_FOREIGN_MOVES:
+    "Pre-flight: moves this checkpoint did not schedule are in flight on the plan's sources (another drain of the same storages, under another --state or on another host, or a move made by hand); the refusal names how many per kind and storage, since when, and a few by id. Nothing was written (exit 4). Wait for them, stop that run, or pass `run --accept-foreign-moves` if they are known.",
   SHARDMOVE_SELECT_UNKNOWN:
     'Pre-flight: a name in move.select (namespaces, projects, exclude or its file) is not on the instance, or is not what its list takes (a namespace under projects); each is named at its file:line:col, or file:line for the select file. Nothing was written (exit 2).',
   SHARDMOVE_SELECT_UNLISTABLE:
@@ -63,6 +65,7 @@ export const PROMETHEUS_QUERY_REJECTED = ACTOR_CODES.SHARDMOVE_PREFLIGHT_PROMETH
 export const CAPACITY_EXCEEDED = ACTOR_CODES.SHARDMOVE_PREFLIGHT_CAPACITY;
 /** A `move.select` name the instance does not know (exit 2, like a plan problem). */
 export const SELECT_UNKNOWN = ACTOR_CODES.SHARDMOVE_SELECT_UNKNOWN;
+export const FOREIGN_MOVES = ACTOR_CODES.SHARDMOVE_PREFLIGHT_FOREIGN_MOVES;
 /** `move.select` with a kind moved by move records, which cannot choose (exit 2). */
 export const SELECT_UNLISTABLE = ACTOR_CODES.SHARDMOVE_SELECT_UNLISTABLE;
 export const WEIGHTS_INVALID = ACTOR_CODES.SHARDMOVE_WEIGHTS_INVALID;
@@ -95,7 +98,8 @@ export type StepErrorCode =
   | typeof WEIGHTS_MISMATCH
   | typeof WEIGHTS_CHANGED
   | typeof SELECT_UNKNOWN
-  | typeof SELECT_UNLISTABLE;
+  | typeof SELECT_UNLISTABLE
+  | typeof FOREIGN_MOVES;
 
 /** Codes of DrainError: the drain and verify steps. */
 export type DrainErrorCode =

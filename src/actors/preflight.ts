@@ -10,7 +10,16 @@ import { checkCapacity } from './capacity.js';
 import { resolveSelection } from './select-resolve.js';
 import type { ActorDeps } from './types.js';
 import { codeOf } from '../shared/errors.js';
-import { ADMIN_MODE, NOT_ADMIN, PROMETHEUS_QUERY_REJECTED, StepError, TOKEN_UNUSABLE } from './errors.js';
+import {
+  ADMIN_MODE,
+  FOREIGN_MOVES,
+  NOT_ADMIN,
+  PROMETHEUS_QUERY_REJECTED,
+  StepError,
+  TOKEN_UNUSABLE,
+} from './errors.js';
+import { describeForeignMoves, foreignOf } from './foreign-moves.js';
+import type { ForeignMoves } from './foreign-moves.js';
 
 const DAY_MS = 86_400_000;
 /** Moves scanned per kind by the read-only audit (newest first): enough for any live move. */
@@ -74,9 +83,13 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
   // A revert's or a reviewed list's items are given: they were chosen before.
   if (!deps.itemsGiven) warnings.push(...(await resolveSelection(deps, access)));
 
+  const foreign: ForeignMoves[] = [];
+  let sawAll = true;
   for (const kind of plan.move.kinds) {
     if (access[kind] === 'unsupported') continue;
-    const busy = await auditInFlightMoves(api, kind, plan.move.from);
+    const { moves: busy, complete } = await auditInFlightMoves(api, kind, plan.move.from);
+    sawAll &&= complete;
+    foreign.push({ kind, moves: foreignOf(deps.store, kind, busy) });
     if (busy.length > 0) {
       const ids = busy
         .slice(0, 20)
@@ -86,6 +99,15 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
         `${busy.length} ${kind} on the sources already have a move in flight and are read-only: ${ids}${busy.length > 20 ? ', ...' : ''}`,
       );
     }
+  }
+  // What pre-flight would refuse, said by a dry run instead (and counted by --detailed-exitcode).
+  const wouldRefuse: string[] = [...(deps.refusedBeforePreflight ?? [])];
+  // A revert judges each of its items on the instance itself, and skips one that someone else moves.
+  const others = deps.itemsGiven === true ? null : describeForeignMoves(foreign, sawAll);
+  if (others !== null) {
+    if (deps.acceptForeignMoves) warnings.push(`--accept-foreign-moves: going on beside them: ${others}`);
+    else if (deps.dryRun) wouldRefuse.push(others);
+    else throw new StepError(FOREIGN_MOVES, `refusing: ${others}. Nothing was written`);
   }
   const notes: string[] = [];
   // Last: the room is judged on what is on the sources now, after every other refusal. Not for
@@ -101,8 +123,18 @@ export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
     const room = await checkCapacity(deps, access, version);
     warnings.push(...room.warnings);
     notes.push(...room.notes);
+    if (room.refusal) wouldRefuse.push(room.refusal);
   }
-  return { version, enterprise, username: user.username, warnings, notes, tokenExpiresAt, access };
+  return {
+    version,
+    enterprise,
+    username: user.username,
+    warnings,
+    notes,
+    tokenExpiresAt,
+    access,
+    ...(deps.dryRun ? { wouldRefuse } : {}),
+  };
 }
 
 /**
@@ -176,7 +208,11 @@ export function expiryWarning(expiresAt: string | null, now: number): string | n
 }
 
 /** Non-terminal moves whose source is one of ours: their repositories are read-only right now. */
-async function auditInFlightMoves(api: InstanceApi, kind: Kind, sources: string[]): Promise<MoveRecord[]> {
+async function auditInFlightMoves(
+  api: InstanceApi,
+  kind: Kind,
+  sources: string[],
+): Promise<{ moves: MoveRecord[]; complete: boolean }> {
   const found: MoveRecord[] = [];
   let page: number | null = 1;
   for (let n = 0; page !== null && n < AUDIT_PAGES; n += 1) {
@@ -186,5 +222,5 @@ async function auditInFlightMoves(api: InstanceApi, kind: Kind, sources: string[
     }
     page = result.nextPage;
   }
-  return found;
+  return { moves: found, complete: page === null };
 }

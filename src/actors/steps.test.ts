@@ -8,6 +8,7 @@ import { registryClassesFor, runGeoResync } from './geo.js';
 import type { Plan } from '../plan/types.js';
 import type { MoveRecord } from '../api/types.js';
 import { ApiForbiddenError, ApiNotFoundError } from '../api/errors.js';
+import { openCheckpoint } from '../store/checkpoint.js';
 
 const ROOM_NOT_CHECKED =
   'the room on cluster was not checked: the plan has no capacity section (see docs/operations.md, "Rules and room from Prometheus")';
@@ -142,17 +143,66 @@ describe('preflight', () => {
     expect(expiryWarning(null, now)).toBeNull();
   });
 
-  it('reports items with a move in flight off the sources as read-only', async () => {
+  it('reports items with a move in flight off the sources as read-only, and refuses those it did not schedule', async () => {
     const moves = [
       move(9, 3, 'started'),
       move(8, 4, 'finished'),
       move(7, 5, 'scheduled', 'default'),
-      move(6, 6, 'initial', 'nfs-2'),
+      { ...move(6, 6, 'initial', 'nfs-2'), createdAt: '2026-12-01T23:41:02.000Z' },
     ];
-    const out = await runPreflight(deps(createFakeApi({ moves })));
-    expect(out.warnings).toHaveLength(2);
+    const store = openCheckpoint(':memory:');
+    await expect(runPreflight({ ...deps(createFakeApi({ moves })), store })).rejects.toMatchObject({
+      code: 'SHARDMOVE_PREFLIGHT_FOREIGN_MOVES',
+      message: expect.stringMatching(
+        /^refusing: 2 move\(s\) this checkpoint did not schedule are in flight on the sources: 2 projects move\(s\) \(1 on nfs-1, 1 on nfs-2\), the oldest created 2026-12-01T23:41:02.000Z; e\.g\. projects 3 \(move 9, started, to cluster\), projects 6 \(move 6, initial, to cluster\)\. .*--accept-foreign-moves.*Nothing was written$/,
+      ),
+    });
+    // Told to go on beside them: a warning, and the same read-only report.
+    const out = await runPreflight({ ...deps(createFakeApi({ moves })), store, acceptForeignMoves: true });
+    expect(out.warnings).toHaveLength(3);
     expect(out.warnings[0]).toMatch(/^2 projects .*read-only: 3 \(move 9, started\), 6 \(move 6, initial\)$/);
-    expect(out.warnings[1]).toBe(ROOM_NOT_CHECKED);
+    expect(out.warnings[1]).toMatch(
+      /^--accept-foreign-moves: going on beside them: 2 move\(s\) this checkpoint did not schedule/,
+    );
+    expect(out.warnings[2]).toBe(ROOM_NOT_CHECKED);
+    expect(out.wouldRefuse).toBeUndefined();
+    // A dry run lists the refusal instead of failing.
+    const dry = await runPreflight({ ...deps(createFakeApi({ moves }), testPlan(), true), store });
+    expect(dry.wouldRefuse).toEqual([expect.stringMatching(/^2 move\(s\) this checkpoint did not schedule/)]);
+  });
+
+  it("takes the checkpoint's own moves for its own on a restart from pre-flight", async () => {
+    const store = openCheckpoint(':memory:');
+    const rec = (id: number) => ({ kind: 'projects' as const, id, storage: 'nfs-1', name: `p${id}`, sizeBytes: 1 });
+    store.startRound('projects', 'nfs-1', 1);
+    store.recordPage('projects', 'nfs-1', 1, [rec(3), rec(4), rec(5)], 0);
+    // Item 3's move 9 is recorded; item 4's intent is, its POST's answer not (its move is reconciled).
+    for (const id of [3, 4]) store.markIntent('projects', id, 0, 'cluster');
+    store.markInFlight('projects', 3, 9, 'started', 1);
+    const moves = [move(9, 3, 'started'), move(10, 4, 'scheduled')];
+    const out = await runPreflight({ ...deps(createFakeApi({ moves })), store });
+    expect(out.warnings.join('\n')).not.toMatch(/did not schedule/);
+    // An older move of item 3 that is not the recorded one, still in flight: not ours.
+    const older = [...moves, move(2, 3, 'replicated')];
+    await expect(runPreflight({ ...deps(createFakeApi({ moves: older })), store })).rejects.toMatchObject({
+      message: expect.stringMatching(/^refusing: 1 move\(s\) .*projects 3 \(move 2, replicated, to cluster\)/),
+    });
+    // A POST taken for unapplied (its attempt given back) that made a move after all: one created
+    // since the item's intent is its own, an older one is not.
+    const intent = Date.parse('2026-12-01T10:00:00.000Z');
+    store.markIntent('projects', 5, intent, 'cluster');
+    store.markPending('projects', 5, intent, 'answer lost', true);
+    const after = { ...move(11, 5, 'scheduled'), createdAt: '2026-12-01T10:00:01.000Z' };
+    const own = await runPreflight({ ...deps(createFakeApi({ moves: [after] })), store });
+    expect(own.warnings.join('\n')).not.toMatch(/did not schedule/);
+    const before = { ...move(11, 5, 'scheduled'), createdAt: '2026-12-01T09:00:00.000Z' };
+    await expect(runPreflight({ ...deps(createFakeApi({ moves: [before] })), store })).rejects.toMatchObject({
+      code: 'SHARDMOVE_PREFLIGHT_FOREIGN_MOVES',
+    });
+    // After a bulk POST of this checkpoint, the moves its job made on that source are its own.
+    store.setBulk({ kind: 'projects', source: 'nfs-1', state: 'posted', intentAt: 0, seenMaxMoveId: 1 });
+    const bulk = await runPreflight({ ...deps(createFakeApi({ moves: [move(5, 5, 'started')] })), store });
+    expect(bulk.warnings.join('\n')).not.toMatch(/did not schedule/);
   });
 });
 

@@ -55,6 +55,10 @@ export interface ActorDeps {
    * command without a watcher): the checkpoint's control row alone is read.
    */
   stopAsked?: () => boolean;
+  /** `run --accept-foreign-moves`: pre-flight warns of moves in flight it did not schedule, instead of refusing. */
+  acceptForeignMoves?: boolean;
+  /** A dry run: what the runtime found a real run would be refused for before pre-flight (a live drain on this host). */
+  refusedBeforePreflight?: readonly string[];
 }
 
 /**

@@ -92,18 +92,23 @@ async function demo(
         (temporary ? '  (temporary, removed when the demo ends; keep one with --state FILE)\n' : '') +
         '\n',
     );
-    const outcome = await executeRun({
-      planFile,
-      statePath,
-      dryRun: false,
-      acceptPlanChange: false,
-      env: { ...ctx.env, SHARDMOVE_URL: sandbox.url, SHARDMOVE_TOKEN: SANDBOX_ADMIN_TOKEN },
-      cwd: ctx.cwd,
-      signal: ctx.signal,
-      stdout: ctx.stdout,
-      stderr: ctx.stderr,
-      observers: [createProgress(ctx)],
-    });
+    const outcome = await executeRun(
+      {
+        planFile,
+        statePath,
+        dryRun: false,
+        acceptPlanChange: false,
+        env: { ...ctx.env, SHARDMOVE_URL: sandbox.url, SHARDMOVE_TOKEN: SANDBOX_ADMIN_TOKEN },
+        cwd: ctx.cwd,
+        signal: ctx.signal,
+        stdout: ctx.stdout,
+        stderr: ctx.stderr,
+        observers: [createProgress(ctx)],
+      },
+      // The demo's sandbox lives in this process, on a port of its own: no other drain can meet it,
+      // and nothing of the demo is left in the registry of drains (or the temporary directory).
+      { claimDrain: () => ({ release: () => undefined }) },
+    );
     // The demo's checkpoint is removed when it ends: its report names no command that would need it.
     if (temporary && outcome.kind === 'final') outcome.report.checkpointTemporary = true;
     const code = reportOutcome(outcome, ctx);

@@ -6,6 +6,7 @@ import { PLAN_INVALID } from '../plan/errors.js';
 import {
   CHECKPOINT_ELSEWHERE,
   CHECKPOINT_MODE,
+  DRAIN_RUNNING,
   INSTANCE_CHANGED,
   ITEMS_FILE_INVALID,
   ITEMS_OTHER_LIST,
@@ -16,6 +17,7 @@ import {
   WEIGHTS_CHANGED,
 } from '../runtime/errors.js';
 import { METRICS_FILE_IN_USE } from '../metrics/errors.js';
+import { FOREIGN_MOVES } from '../actors/errors.js';
 import { CHECKPOINT_BUSY, CHECKPOINT_UNUSABLE, LEASE_LOST } from '../store/errors.js';
 import type { ExitCode } from './context.js';
 import { EXIT } from './context.js';
@@ -45,6 +47,9 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   [LEASE_LOST]: EXIT.leaseLost,
   [COPY_REFUSED]: EXIT.refused,
   [METRICS_FILE_IN_USE]: EXIT.refused,
+  // One drain per storage: another live run of these storages on this host, or moves of another in flight.
+  [DRAIN_RUNNING]: EXIT.refused,
+  [FOREIGN_MOVES]: EXIT.refused,
   // A failure the operator fixes (the file, its permissions, or --state) before running again; not 2:
   // the default checkpoint is no argument at all, and a good --state may point at a file damaged since.
   [CHECKPOINT_UNUSABLE]: EXIT.failed,
@@ -69,7 +74,7 @@ export const EXIT_MEANINGS: Readonly<Record<ExitCode, string>> = {
   [EXIT.invalid]: 'Invalid plan, arguments, sandbox seed or fault options, each problem named; nothing was written.',
   [EXIT.quarantined]: 'Done, but some items are quarantined; fix them on the instance, then `run --retry-quarantined`.',
   [EXIT.refused]:
-    'Refused before any write: a live lock, a changed plan, the other kind of checkpoint, moves in flight (`revert`), a copy guardrail.',
+    'Refused before any write: a live lock, a changed plan, the other kind of checkpoint, moves in flight (`revert`), another drain of the same storages (on this host, or its moves in flight), a copy guardrail.',
   [EXIT.leaseLost]:
     'This run lost its lock to another runner or to `shardmove unlock`; nothing more was written, the run goes on where the lock is.',
   [EXIT.stopped]:

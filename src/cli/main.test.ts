@@ -5,6 +5,7 @@ import { PlanError } from '../plan/errors.js';
 import {
   CHECKPOINT_ELSEWHERE,
   CHECKPOINT_MODE,
+  DRAIN_RUNNING,
   INSTANCE_CHANGED,
   ITEMS_FILE_INVALID,
   ITEMS_OTHER_LIST,
@@ -14,6 +15,7 @@ import {
   RuntimeError,
 } from '../runtime/errors.js';
 import { StepError, WEIGHTS_CHANGED } from '../actors/index.js';
+import { FOREIGN_MOVES } from '../actors/errors.js';
 import { FaultOptionsError } from '../sandbox/faults.js';
 import { SeedError } from '../sandbox/seed.js';
 import { CheckpointBusyError, CheckpointUnusableError, LeaseLostError, LockedError } from '../store/errors.js';
@@ -40,6 +42,8 @@ const MAPPED: [Error & { code: string }, number][] = [
   [new LeaseLostError('run.db', null), EXIT.leaseLost],
   [new CopyRefusedError('tar-empty-target', 'not empty'), EXIT.refused],
   [new MetricsFileInUseError('--metrics-file m.prom is kept by another run'), EXIT.refused],
+  [new RuntimeError(DRAIN_RUNNING, 'another run drains nfs-1'), EXIT.refused],
+  [new StepError(FOREIGN_MOVES, 'moves of another drain in flight'), EXIT.refused],
   [
     new CheckpointUnusableError(
       'run.db',

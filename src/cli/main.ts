@@ -159,6 +159,16 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       '--items-format <jsonl|csv>',
       'the format of --items or --only when the file name does not say (.jsonl, .csv)',
     )
+    .option(
+      '--accept-foreign-moves',
+      'start beside moves in flight on the sources that this checkpoint did not schedule (another drain, a move by hand)',
+      false,
+    )
+    .option(
+      '--detailed-exitcode',
+      'with --dry-run: exit 0 when the run would fit and go, 2 when it would not fit or be refused (as terraform plan)',
+      false,
+    )
     .action(async (plan: string, opts) => {
       // The checkpoint's whole-file check runs in a worker thread while the run's modules load.
       const precheck = startPrecheck({ planFile: plan, statePath: opts.state, dryRun: opts.dryRun, cwd: ctx.cwd });
@@ -202,6 +212,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
     .option('--json', 'machine-readable output', false)
     .option('--items', 'with --json: list every item (kind, id, path, size, source, destination, state)', false)
+    .option('--dry-run', "the dry run's checkpoint (state/<name>.dry-run.db beside the plan)", false)
     .action(async (plan: string, opts) => {
       const { runStatusCommand } = await import('./status.js');
       setExit(await runStatusCommand({ plan, ...opts }, ctx));

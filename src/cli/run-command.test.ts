@@ -29,4 +29,13 @@ describe('the command that continues a run, as a stopped run prints it', () => {
       "shardmove run p.yaml --dry-run --items ./-l.jsonl --events 'e v.jsonl'",
     );
   });
+
+  it("keeps --accept-foreign-moves (the run that continues meets those moves too) and a dry run's --detailed-exitcode", () => {
+    expect(runCommand({ plan: 'p.yaml', dryRun: false, acceptForeignMoves: true, ignoreSchedule: true })).toBe(
+      'shardmove run p.yaml --ignore-schedule --accept-foreign-moves',
+    );
+    expect(runCommand({ plan: 'p.yaml', dryRun: true, detailedExitcode: true })).toBe(
+      'shardmove run p.yaml --dry-run --detailed-exitcode',
+    );
+  });
 });

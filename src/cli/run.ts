@@ -8,7 +8,7 @@
  * (`control --stop`, the stop file), 130 interrupted with the checkpoint saved.
  */
 import { resolve } from 'node:path';
-import { SELECT_UNKNOWN, SELECT_UNLISTABLE } from '../actors/errors.js';
+import { FOREIGN_MOVES, SELECT_UNKNOWN, SELECT_UNLISTABLE } from '../actors/errors.js';
 import { createMetricsFileObserver } from '../metrics/metrics-file.js';
 import { claimMetricsFile } from '../metrics/owner.js';
 import type { MetricsClaim } from '../metrics/owner.js';
@@ -44,6 +44,10 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
   if (opts.retryQuarantined && opts.dryRun) {
     throw new ArgsError('run: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
+  if (opts.detailedExitcode && !opts.dryRun)
+    throw new ArgsError(
+      'run: --detailed-exitcode tells how a --dry-run came out (0 would go, 2 would not fit or be refused): add --dry-run',
+    );
   const leaseMs = parseLease(opts.lease);
   const itemsFormat = checkItemFlags(opts, ctx);
   const place = await refuseRunOutputsThatAreInputs('run', opts, ctx);
@@ -58,6 +62,7 @@ export async function runRunCommand(opts: RunFlags, ctx: CommandContext): Promis
       (events, human) => startRun(opts, leaseMs, events, human, notifier),
       (outcome, human) => {
         let code = reportOutcome(outcome, human, { again: runCommand(opts), plan: opts.plan });
+        if (opts.detailedExitcode) code = detailedExitCode(outcome, code);
         if (opts.only !== undefined) afterOnlyRun(outcome, human);
         if (opts.items !== undefined && itemsFormat)
           code = afterDryRun(outcome, opts.items, itemsFormat, code, human, opts.force);
@@ -119,6 +124,8 @@ export function runCommand(
     | 'only'
     | 'itemsFormat'
     | 'ignoreSchedule'
+    | 'acceptForeignMoves'
+    | 'detailedExitcode'
     | 'lease'
     | 'events'
     | 'eventsInterval'
@@ -134,6 +141,9 @@ export function runCommand(
   if (f.only !== undefined) words.push('--only', shellWord(f.only));
   if (f.itemsFormat !== undefined) words.push('--items-format', shellWord(f.itemsFormat));
   if (f.ignoreSchedule) words.push('--ignore-schedule');
+  // The operator let this run go on beside moves it did not schedule: the run that continues meets them too.
+  if (f.acceptForeignMoves) words.push('--accept-foreign-moves');
+  if (f.detailedExitcode) words.push('--detailed-exitcode');
   if (f.lease !== undefined && f.lease !== FLAG_DEFAULTS.lease) words.push('--lease', shellWord(f.lease));
   // `-` is standard output, not a file named "-": it stays as written.
   if (f.events !== undefined) words.push('--events', f.events === '-' ? '-' : shellWord(f.events));
@@ -178,6 +188,10 @@ type RunFlags = {
   acceptPlanChange: boolean;
   retryQuarantined: boolean;
   ignoreSchedule?: boolean;
+  /** `--accept-foreign-moves`: start beside moves in flight on the sources that this checkpoint did not schedule. */
+  acceptForeignMoves?: boolean;
+  /** `--dry-run --detailed-exitcode`: 2 when the run would not fit or be refused. */
+  detailedExitcode?: boolean;
   lease?: string;
   events?: string;
   eventsInterval?: string;
@@ -208,6 +222,7 @@ function startRun(
     acceptPlanChange: opts.acceptPlanChange,
     retryQuarantined: opts.retryQuarantined,
     ignoreSchedule: opts.ignoreSchedule ?? false,
+    ...(opts.acceptForeignMoves ? { acceptForeignMoves: true } : {}),
     leaseMs,
     ...processOf(ctx),
     observers,
@@ -230,6 +245,16 @@ export function parseLease(raw: string | undefined): number | undefined {
       `run: --lease must be from ${formatPlanDuration(min)} to ${formatPlanDuration(max)}; got "${raw}"`,
     );
   return d.ms;
+}
+
+/**
+ * `run --dry-run --detailed-exitcode` (as `terraform plan -detailed-exitcode`): a finished dry run
+ * is 0 when the real run would fit and go, 2 when it would not fit or would be refused (what its
+ * report lists under "A real run would be refused"); any other end keeps its own code.
+ */
+export function detailedExitCode(outcome: RunOutcome, code: ExitCode): ExitCode {
+  if (outcome.kind !== 'final' || outcome.state === 'failed' || !outcome.report.context.dryRun) return code;
+  return (outcome.report.context.wouldRefuse ?? []).length > 0 ? EXIT.invalid : code;
 }
 
 /** The exit code of a run's outcome (README: Exit codes). */
@@ -268,4 +293,6 @@ export function reportOutcome(
 const EXIT_BY_STEP_CODE: Readonly<Record<string, ExitCode>> = {
   [SELECT_UNKNOWN]: EXIT.invalid,
   [SELECT_UNLISTABLE]: EXIT.invalid,
+  // Moves of another drain in flight on the sources: refused before any write, as a second run's lock is.
+  [FOREIGN_MOVES]: EXIT.refused,
 };

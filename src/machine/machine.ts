@@ -155,6 +155,7 @@ export const runMachine = setup({
               tokenExpiresAt: event.output.tokenExpiresAt ?? null,
               warnings: [...context.warnings, ...event.output.warnings],
               notes: event.output.notes ?? [],
+              wouldRefuse: event.output.wouldRefuse ?? [],
               access,
               // Kinds the instance cannot move at all are skipped (warned), not failed mid-run.
               kinds: context.kinds.filter((k) => access[k] !== 'unsupported'),

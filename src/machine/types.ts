@@ -53,6 +53,8 @@ export interface PreflightOutput {
    * their move records.
    */
   access?: Partial<Record<Kind, KindAccessMode>>;
+  /** A dry run: what a real run would be refused for (room that does not fit, moves of others in flight). */
+  wouldRefuse?: string[];
 }
 
 export interface StoragesOutput {
@@ -197,6 +199,8 @@ export interface RunContext extends RunShape {
   notes?: string[];
   /** Pre-flight's probe per kind (checkpoints from before the probe have none: every kind `listing`). */
   access?: Partial<Record<Kind, KindAccessMode>>;
+  /** A dry run's pre-flight: what a real run would be refused for; absent or empty: nothing. */
+  wouldRefuse?: string[];
   /** Drain results keyed by `source/kind`; a re-run of a drain overwrites its own entry. */
   drains: Record<string, DrainOutput & DrainInput>;
   verification: VerifyOutput | null;

@@ -98,8 +98,10 @@ export function createMetricsFileObserver(
     // The run's one destination, for rows that do not record theirs (bulk drains, older checkpoints).
     const destination = r.plan.move.to.length === 1 ? r.plan.move.to[0]! : null;
     // The progress line's pace: this process's rate, none until enough of its moves ended.
-    const held = holdOf(cap, r.store.readControl())?.stopped ?? false;
+    const hold = holdOf(cap, r.store.readControl());
+    const held = hold?.stopped ?? false;
     m.setGauges({
+      hold,
       summary,
       copies: copiesOf(summary, { destination, checks }).left,
       storages: { sources: r.plan.move.from, destinations: r.plan.move.to },

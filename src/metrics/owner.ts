@@ -5,92 +5,28 @@
  * textfile collector never reads it): JSON with its plan, plan file, checkpoint, pid, host and start.
  * A second run finds the record and is refused, naming the first.
  *
- * The record is put in place with link(2), which fails when the name is taken, so of two runs that
- * start at once exactly one gets it. A record whose process is gone (its pid is dead on this host,
- * or now belongs to a process started later: a reused pid) is stale and taken over: it is renamed
- * aside, and if what was renamed turns out to be a live run's record (another run took the stale one
- * over in between) it is linked back. A record from another host cannot be judged (its pid means
- * nothing here), so it is refused with the way to remove it. A run killed with SIGKILL leaves its
- * record; the next run on the host takes it over.
+ * The record is claimed as every record of one live holder is (../runtime/claim-record.ts: link(2),
+ * a dead or reused pid taken over). A record from another host cannot be judged (its pid means
+ * nothing here), so it is refused with the way to remove it.
  */
-import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { isAlive, thisHost } from '../runtime/process.js';
+import type { Claim, ClaimHolder } from '../runtime/claim-record.js';
+import { claimRecord } from '../runtime/claim-record.js';
+import { thisHost } from '../runtime/process.js';
 import { MetricsFileInUseError } from './errors.js';
 
+export { processStartOf } from '../runtime/claim-record.js';
+
 /** What an owner record says. */
-export interface MetricsOwner {
+export interface MetricsOwner extends ClaimHolder {
   plan: string;
   planFile: string;
   checkpoint: string | null;
-  pid: number;
-  host: string;
-  /** The process's start on this host (Linux: /proc/<pid>/stat), to tell a reused pid; null elsewhere. */
-  processStart: string | null;
-  startedAt: string;
-  /** This claim's own mark, so a run only ever removes its own record. */
-  claim: string;
 }
 
 /** The owner record of `file`. */
 export function ownerFileOf(file: string): string {
   return join(dirname(file), `.${basename(file)}.owner`);
-}
-
-/** Rounds of "claim, find a stale record, take it over" before giving up on a file others keep changing. */
-const ROUNDS = 5;
-
-/** The start time of process `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat), or null. */
-export function processStartOf(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-/** Whether the record's process still runs: unknowable for another host's, so taken as live. */
-function isLive(o: MetricsOwner): boolean {
-  if (o.host !== thisHost()) return true;
-  if (!isAlive(o.pid)) return false;
-  const start = processStartOf(o.pid);
-  return o.processStart === null || start === null || start === o.processStart;
-}
-
-function readOwner(file: string): MetricsOwner | 'none' | 'unreadable' {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'none' : 'unreadable';
-  }
-  try {
-    const o = JSON.parse(text) as MetricsOwner;
-    return typeof o.pid === 'number' && typeof o.host === 'string' ? o : 'unreadable';
-  } catch {
-    return 'unreadable';
-  }
-}
-
-function inodeOf(file: string): bigint | null {
-  try {
-    return lstatSync(file, { bigint: true }).ino;
-  } catch {
-    return null;
-  }
 }
 
 /** What the refusal says about the run that keeps the file. */
@@ -103,10 +39,7 @@ function describeOwner(o: MetricsOwner): string {
   );
 }
 
-export interface MetricsClaim {
-  /** Removes the owner record, if it is still this claim's. */
-  release(): void;
-}
+export type MetricsClaim = Claim;
 
 /**
  * Makes this process the keeper of `file`, before the run writes anything. Throws
@@ -126,88 +59,28 @@ export function claimMetricsFile(
   } = {},
 ): MetricsClaim {
   const ownerFile = ownerFileOf(file);
-  const record: MetricsOwner = {
-    ...me,
-    pid: process.pid,
-    host: thisHost(),
-    processStart: processStartOf(process.pid),
-    startedAt: new Date(opts.now ?? Date.now()).toISOString(),
-    claim: randomBytes(12).toString('hex'),
-  };
-  const tmp = join(dirname(file), `.${basename(file)}.${record.claim}.owner-tmp`);
-  try {
-    mkdirSync(dirname(file), { recursive: true });
-    const fd = openSync(tmp, 'wx', 0o644);
-    try {
-      writeSync(fd, `${JSON.stringify(record)}\n`);
-    } finally {
-      closeSync(fd);
-    }
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    opts.onError?.(err);
-    return { release: () => undefined };
-  }
   const named = opts.flag ?? file;
-  try {
-    for (let round = 0; round < ROUNDS; round++) {
-      try {
-        linkSync(tmp, ownerFile);
-        return { release: () => releaseClaim(ownerFile, record.claim) };
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-      const seenIno = inodeOf(ownerFile);
-      const other = readOwner(ownerFile);
-      if (other === 'none') continue;
-      if (other === 'unreadable')
-        throw new MetricsFileInUseError(
+  const fields = { plan: me.plan, planFile: me.planFile, checkpoint: me.checkpoint };
+  return claimRecord(ownerFile, fields, {
+    ...(opts.onTakeover ? { onTakeover: opts.onTakeover } : {}),
+    ...(opts.onError ? { onError: opts.onError } : {}),
+    ...(opts.now !== undefined ? { now: opts.now } : {}),
+    refuse: (r) => {
+      if (r.why === 'unreadable')
+        return new MetricsFileInUseError(
           `--metrics-file ${named}: its owner record ${ownerFile} cannot be read, so another run may keep the file; remove the record if no run does`,
         );
-      if (isLive(other))
-        throw new MetricsFileInUseError(
-          `--metrics-file ${named} is kept by another run: ${describeOwner(other)}. Two runs would replace each other's metrics in it: give this run another file` +
-            (other.host !== thisHost()
-              ? `, or remove ${ownerFile} if that run is gone`
-              : ', or wait for that run to end'),
+      if (r.why === 'changing')
+        return new MetricsFileInUseError(
+          `--metrics-file ${named}: its owner record ${ownerFile} kept changing while this run tried to take it; another run is starting with it`,
         );
-      takeOver(ownerFile, seenIno);
-      opts.onTakeover?.(other);
-    }
-    throw new MetricsFileInUseError(
-      `--metrics-file ${named}: its owner record ${ownerFile} kept changing while this run tried to take it; another run is starting with it`,
-    );
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-}
-
-/**
- * Moves the stale record whose inode was seen aside; when what was moved is another record (a run
- * that took the stale one over meanwhile), puts it back where it was.
- */
-function takeOver(ownerFile: string, seenIno: bigint | null): void {
-  const aside = `${ownerFile}.${randomBytes(8).toString('hex')}.stale`;
-  try {
-    renameSync(ownerFile, aside);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
-  }
-  try {
-    if (inodeOf(aside) !== seenIno) {
-      try {
-        linkSync(aside, ownerFile);
-      } catch {
-        // A third record is in place already: it is judged in the next round.
-      }
-    }
-  } finally {
-    rmSync(aside, { force: true });
-  }
-}
-
-function releaseClaim(ownerFile: string, claim: string): void {
-  const o = readOwner(ownerFile);
-  if (typeof o === 'object' && o.claim === claim) rmSync(ownerFile, { force: true });
+      const other = r.holder;
+      return new MetricsFileInUseError(
+        `--metrics-file ${named} is kept by another run: ${describeOwner(other)}. Two runs would replace each other's metrics in it: give this run another file` +
+          (other.host !== thisHost()
+            ? `, or remove ${ownerFile} if that run is gone`
+            : ', or wait for that run to end'),
+      );
+    },
+  });
 }

@@ -3,6 +3,7 @@ import { register } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { StatusSummary } from '../store/types.js';
 import { RunMetrics } from './run-metrics.js';
+import { holdOf } from '../events/hold.js';
 
 const summary = (over: Partial<StatusSummary> = {}): StatusSummary => ({
   counts: [
@@ -212,5 +213,32 @@ describe('RunMetrics', () => {
     expect(value(text, 'shardmove_items', { state: 'pending' })).toBe('5');
     expect(value(text, 'shardmove_run_start_timestamp_seconds')).toBe('1700000000');
     expect(value(text, 'shardmove_run_info', { step: 'doneWithQuarantine' })).toBe('1');
+  });
+
+  it('counts a hold by room, a rule or the breaker as paused, names it in shardmove_held, and not a window', async () => {
+    const m = new RunMetrics('p');
+    const held = (cap: Parameters<typeof holdOf>[0]) => ({
+      ...gauges,
+      cap,
+      hold: holdOf(cap, { concurrency: null, paused: false, updatedAt: 1 }),
+      summary: summary({ control: undefined }),
+    });
+    m.setGauges(held({ cap: 0, ceiling: 3, paused: true, limit: 'rule', rule: 'capacity:cluster', reason: 'no room' }));
+    let text = await m.render();
+    expect(value(text, 'shardmove_paused')).toBe('1');
+    expect(value(text, 'shardmove_held', { reason: 'capacity' })).toBe('1');
+    m.setGauges(held({ cap: 0, ceiling: 3, paused: true, limit: 'window', until: null, reason: 'closed' }));
+    text = await m.render();
+    expect(value(text, 'shardmove_paused')).toBe('0');
+    expect(value(text, 'shardmove_held', { reason: 'window' })).toBe('1');
+    expect(value(text, 'shardmove_held', { reason: 'capacity' })).toBeUndefined();
+    m.setGauges(held({ cap: 3, ceiling: 3, paused: false, limit: 'plan', reason: 'plan' }));
+    text = await m.render();
+    expect(value(text, 'shardmove_paused')).toBe('0');
+    expect(parsePrometheusTextFormat(text).find((f) => f.name === 'shardmove_held')?.metrics).toEqual([
+      { labels: { plan: 'p', reason: '' }, value: '0' },
+    ]);
+    m.end('done', gauges.now);
+    expect(await m.render()).not.toContain('shardmove_held');
   });
 });

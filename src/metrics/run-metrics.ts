@@ -13,6 +13,7 @@
  * outcome: a finished run's file must not look like a run that stalled.
  */
 import type { CapData } from '../events/vocabulary.js';
+import type { Hold, HoldBy } from '../events/hold.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestEvent } from '../api/client.js';
 import type { MoveSpan } from '../report/moves.js';
@@ -53,7 +54,27 @@ export interface GaugeInput {
   copies?: readonly { source: string; side: 'source' | 'destination' }[];
   /** The plan's sources and destinations: each has a copies series from the start, 0 until a copy is left there. */
   storages?: { sources: readonly string[]; destinations: readonly string[] };
+  /**
+   * What holds the run now (../events/hold.ts), the progress line's; absent: only the operator's
+   * pause in the summary's control row is known.
+   */
+  hold?: Hold | null;
 }
+
+/**
+ * The holds that count as paused: nothing new is scheduled until someone or something lets the run
+ * go (an operator, the breaker, a rule, a destination's room, the throttle, a bulk job's queue, a
+ * stop). Waiting for a maintenance window is the plan working, and is only `shardmove_held`'s.
+ */
+const PAUSING: ReadonlySet<HoldBy> = new Set<HoldBy>([
+  'control',
+  'breaker',
+  'rule',
+  'capacity',
+  'throttle',
+  'queue',
+  'stop',
+]);
 
 export class RunMetrics {
   readonly registry = new Registry();
@@ -73,7 +94,12 @@ export class RunMetrics {
   );
   private readonly paused = this.gauge(
     'shardmove_paused',
-    '1 while the run is paused with `shardmove control --pause`, else 0; absent once the run ended.',
+    '1 while nothing new is scheduled because the run is paused or held (`shardmove control --pause`, the failure breaker, a throttle rule, no room on a destination, the throttle, a bulk job waiting in Sidekiq, a stop), else 0; not for a maintenance window; absent once the run ended.',
+  );
+  private readonly held = this.gauge(
+    'shardmove_held',
+    '1 while nothing new is scheduled, with what holds the run as `reason` (control, breaker, rule, capacity, throttle, queue, window, stop); 0 without a reason while it schedules; absent once the run ended.',
+    ['reason'],
   );
   private readonly eta = this.gauge(
     'shardmove_eta_seconds',
@@ -148,7 +174,7 @@ export class RunMetrics {
 
   /** The series that describe a run going on: dropped when it ends. */
   private live(): Gauge<'plan'>[] {
-    return [this.inFlight, this.cap, this.paused, this.eta, this.remaining, this.lastPoll, this.heartbeat];
+    return [this.inFlight, this.cap, this.paused, this.eta, this.remaining, this.lastPoll, this.heartbeat, this.held];
   }
 
   /** Sets every gauge from the checkpoint's summary. */
@@ -184,7 +210,11 @@ export class RunMetrics {
     if (this.endedAt !== null) return;
     this.inFlight.set({ plan }, inFlight);
     this.cap.set({ plan }, g.cap?.cap ?? Number.NaN);
-    this.paused.set({ plan }, g.summary.control?.paused ? 1 : 0);
+    const hold = g.hold === undefined ? null : g.hold;
+    const stopped = hold?.stopped ? hold.by : null;
+    this.paused.set({ plan }, (stopped !== null && PAUSING.has(stopped)) || g.summary.control?.paused ? 1 : 0);
+    this.held.reset();
+    this.held.set({ plan, reason: stopped ?? '' }, stopped === null ? 0 : 1);
     const remaining = remainingOf(g.summary);
     const etaMs = g.pace ? g.pace.etaMs : etaOf(remaining, null, false);
     this.eta.set({ plan }, etaMs === null ? Number.NaN : etaMs / 1000);

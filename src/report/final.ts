@@ -72,6 +72,8 @@ const REVERT_HEADLINE: Record<FinalState, string> = {
  */
 function headline(input: FinalReportInput, counts: RunCounts): string {
   const c = input.context;
+  if (c.dryRun && input.state !== 'failed' && (c.wouldRefuse ?? []).length > 0)
+    return `DRY RUN COMPLETE, BUT A REAL RUN WOULD BE REFUSED (${c.wouldRefuse!.length} reason${c.wouldRefuse!.length === 1 ? '' : 's'} below): nothing was changed on the instance`;
   if (c.dryRun)
     return `DRY RUN ${input.state === 'failed' ? 'FAILED' : 'COMPLETE'}: nothing was changed on the instance`;
   const out = input.leftSelection?.total ?? 0;
@@ -140,6 +142,9 @@ export function renderFinalReport(input: FinalReportInput): string {
   );
 
   if (dry) {
+    const refused = c.wouldRefuse ?? [];
+    if (refused.length > 0 && input.state !== 'failed')
+      lines.push('', 'A real run would be refused:', ...refused.map((r) => `  - ${r}`));
     lines.push('', 'Would move:', ...wouldMove(input, counts));
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
     lines.push(...placementLines(summary.placement, true));

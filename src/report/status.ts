@@ -60,6 +60,8 @@ export interface StatusReport {
   /** The step the run is in (or ended in), e.g. "drain nfs-1/projects". */
   step: string | null;
   dryRun: boolean;
+  /** A dry run: what a real run would be refused for (room that does not fit, another drain's moves); empty: nothing. */
+  wouldRefuse: string[];
   error: RunContext['error'];
   /** How the run's last process ended (`run.finished`, `run.interrupted` or `run.stopped`), when it is not running. */
   ended: { state: string; at: number } | null;
@@ -221,6 +223,7 @@ export function buildStatusReport(
     lock,
     step,
     dryRun: c?.dryRun ?? false,
+    wouldRefuse: c?.dryRun ? (c.wouldRefuse ?? []) : [],
     error: c?.error ?? null,
     ended: endedOf(state, last),
     kinds: counts.kinds,
@@ -290,6 +293,7 @@ export function renderStatus(r: StatusReport): string {
   const inStep = r.ended?.state !== r.state || r.state === 'stopped';
   const step = r.step && r.step !== r.state && inStep ? `, step ${r.step}` : '';
   lines.push(`Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${step}${ended}`);
+  if (r.wouldRefuse.length > 0) lines.push('  a real run would be refused:', ...r.wouldRefuse.map((w) => `    - ${w}`));
   const l = r.lock;
   const at =
     r.ended?.state === 'interrupted' || r.ended?.state === 'stopped' ? ` at ${new Date(r.ended.at).toISOString()}` : '';

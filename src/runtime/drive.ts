@@ -88,6 +88,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     // Read when asked: pre-flight sets it in the machine's context before any drain places anything.
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
     stopAsked: () => stop.asked(),
+    ...(opts.acceptForeignMoves ? { acceptForeignMoves: true } : {}),
+    ...(opts.refusedBeforePreflight?.length ? { refusedBeforePreflight: opts.refusedBeforePreflight } : {}),
   };
   // The instance's rate limit holds reads beside the drain's loop too (a listing, pre-flight's
   // reads): its start and end are recorded once a second, so every output shows the hold.

@@ -24,6 +24,8 @@ export const RUNTIME_CODES = defineErrorCodes('runtime', {
     'The checkpoint holds the run of another item list (`run --only`), or a run that lists its sources: a reviewed list runs in a checkpoint of its own, and only with that list. Give it its own --state. Nothing was written (exit 4).',
   SHARDMOVE_NO_CHECKPOINT:
     'There is no checkpoint for this plan (it never ran, or --state names another file); nothing to show, steer or restore.',
+  SHARDMOVE_DRAIN_RUNNING:
+    'Another live run on this host drains a storage of the same instance under another checkpoint (its pid, checkpoint, plan file and start are named, from the per-host registry of drains): two drains of one storage would fight over its items. Nothing was written (exit 4). Wait for it, `control --stop` it, or resume it with its own checkpoint; a record whose process is gone is taken over by itself.',
 });
 
 /** The checkpoint was written for another plan or machine version (exit 4 unless --accept-plan-change). */
@@ -55,6 +57,8 @@ export const ITEMS_OTHER_PLAN = RUNTIME_CODES.SHARDMOVE_ITEMS_OTHER_PLAN;
 export const ITEMS_OTHER_LIST = RUNTIME_CODES.SHARDMOVE_ITEMS_OTHER_LIST;
 /** `status` found no checkpoint for the plan (exit 1). */
 export const NO_CHECKPOINT = RUNTIME_CODES.SHARDMOVE_NO_CHECKPOINT;
+/** Another live run on this host drains one of the plan's sources on the same instance (exit 4). */
+export const DRAIN_RUNNING = RUNTIME_CODES.SHARDMOVE_DRAIN_RUNNING;
 /** The machine stopped in a state it should never reach (a bug); the machine's own code for bugs. */
 export { INTERNAL };
 /** Another live process holds the checkpoint's lock (exit 4): the store's LockedError, passed through. */
@@ -70,6 +74,7 @@ export type RuntimeErrorCode =
   | typeof ITEMS_FILE_INVALID
   | typeof ITEMS_OTHER_PLAN
   | typeof ITEMS_OTHER_LIST
+  | typeof DRAIN_RUNNING
   | typeof INTERNAL;
 
 /** The runtime refuses to go on; match on `code`. */

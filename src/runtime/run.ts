@@ -6,6 +6,8 @@
  * is safe to repeat because it resumes from the item rows in the same checkpoint.
  */
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Claim } from './claim-record.js';
 import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
@@ -38,7 +40,9 @@ import { assertGivenList } from './only-checkpoint.js';
 import { assertCheckpointOfPlan } from './plan-owner.js';
 import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
-import { locateCheckpoint, logPath, otherCheckpointNote, revertCheckpointPath } from './paths.js';
+import { locateCheckpoint, logPath, otherCheckpointNote, revertCheckpointPath, runCheckpointOf } from './paths.js';
+import { describeDrain, liveDrains } from './drain-registry.js';
+import type { LiveDrain } from './drain-registry.js';
 import { shellWord } from '../shared/shell-word.js';
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
 import { CheckpointUnusableError } from '../store/errors.js';
@@ -103,6 +107,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   let api: InstanceApi | undefined;
   let prometheus: PrometheusClient | undefined;
   let lease: LeaseKeeper | undefined;
+  let drain: Claim | undefined;
   let end: RunEnd | undefined;
   try {
     // Before the lock: a refused run leaves the other kind's checkpoint exactly as it was.
@@ -129,6 +134,9 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       now,
     });
     if (got.reason === 'stale' && got.previous) noteTakeover(got.previous, now, opts, log);
+    // One drain per storage on this host, under the lock (which decides between two runs of this
+    // checkpoint): refused at once while another checkpoint's run drains one of the sources.
+    if (!opts.dryRun && services.claimDrain) drain = claimRunDrain(services.claimDrain, plan, file, opts, log);
     lease = keepLease(store, leaseMs, services.clock, log);
     // Under the lock, before anything is written: a reviewed list runs in a checkpoint of its own.
     assertGivenList(store, file, opts, services.clock.now());
@@ -204,7 +212,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     let outcome: RunOutcome;
     try {
       outcome = await driveMachine({
-        opts: { ...opts, signal },
+        opts: { ...opts, signal, ...dryRunDrains(services, plan, file, opts) },
         services,
         plan,
         hash,
@@ -238,6 +246,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     throw err;
   } finally {
     lease?.stop();
+    drain?.release();
     await api?.close().catch(() => undefined);
     await prometheus?.close().catch(() => undefined);
     flushAudit(audit, log);
@@ -349,6 +358,63 @@ function capacityRules(plan: Plan): ThrottleRule[] {
       });
   }
   return out;
+}
+
+/** This run's records in the per-host registry of drains (./drain-registry.ts), said when one was taken over or cannot be kept. */
+function claimRunDrain(
+  claim: NonNullable<RuntimeServices['claimDrain']>,
+  plan: Plan,
+  file: string,
+  opts: RunOptions,
+  log: Logger,
+): Claim {
+  return claim({
+    instanceUrl: plan.instance.url,
+    storages: plan.move.from,
+    plan: plan.name,
+    planFile: resolve(opts.cwd, opts.planFile),
+    checkpoint: file,
+    env: opts.env,
+    onTakeover: (stale) =>
+      log.info(
+        { stale: { pid: stale.pid, checkpoint: stale.checkpoint } },
+        'took over a drain record of a run that is gone',
+      ),
+    onError: (err) => {
+      log.warn({ err }, 'the registry of drains on this host cannot be used');
+      opts.stderr.write(
+        `warning: cannot record this drain in the registry of drains on this host (${err instanceof Error ? err.message : String(err)}): a second run of these storages under another checkpoint would not be refused here\n`,
+      );
+    },
+  });
+}
+
+/**
+ * A dry run claims no storage, but says what a real run would meet on this host: another
+ * checkpoint's live run of these storages (./drain-registry.ts).
+ */
+function dryRunDrains(
+  services: RuntimeServices,
+  plan: Plan,
+  file: string,
+  opts: RunOptions,
+): Pick<RunOptions, 'refusedBeforePreflight'> {
+  if (!opts.dryRun || !services.claimDrain) return {};
+  const real = runCheckpointOf(plan, { planFile: opts.planFile, statePath: undefined, cwd: opts.cwd });
+  let live: LiveDrain[];
+  try {
+    live = liveDrains({ instanceUrl: plan.instance.url, storages: plan.move.from, env: opts.env, checkpoint: file });
+  } catch {
+    return {};
+  }
+  // The plan's own real run, going on beside its rehearsal, is the run a real `run` would resume.
+  const others = live.filter((d) => d.checkpoint !== real);
+  if (others.length === 0) return {};
+  return {
+    refusedBeforePreflight: others.map(
+      (d) => `another run drains ${d.storage} of this instance on this host: ${describeDrain(d)}`,
+    ),
+  };
 }
 
 function isComplete(s: Partial<RuntimeServices>): s is RuntimeServices {

@@ -8,6 +8,7 @@ import { createInstanceApi } from '../api/instance.js';
 import { loadPlan } from '../plan/load.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { systemClock } from '../time/clock.js';
+import { claimDrain } from './drain-registry.js';
 import { isAlive, thisHost } from './process.js';
 import type { RuntimeServices } from './types.js';
 
@@ -32,5 +33,6 @@ export function defaultServices(): RuntimeServices {
     isAlive,
     pid: process.pid,
     host: thisHost(),
+    claimDrain,
   };
 }

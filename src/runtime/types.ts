@@ -35,9 +35,16 @@ export interface RuntimeServices {
   isAlive(pid: number): boolean;
   pid: number;
   host: string;
+  /**
+   * Records this run as the drain of its sources on this host (./drain-registry.ts); absent (tests
+   * with their own services): no registry.
+   */
+  claimDrain?: (req: DrainClaimRequest) => Claim;
 }
 
 import type { FinalState } from '../events/vocabulary.js';
+import type { Claim } from './claim-record.js';
+import type { DrainClaimRequest } from './drain-registry.js';
 
 export type { FinalState } from '../events/vocabulary.js';
 
@@ -76,6 +83,10 @@ export interface RunOptions {
   retryQuarantined?: boolean;
   /** Schedule outside the plan's maintenance windows (emergencies; logged in the audit events). */
   ignoreSchedule?: boolean;
+  /** `--accept-foreign-moves`: start beside moves in flight on the sources that this checkpoint did not schedule. */
+  acceptForeignMoves?: boolean;
+  /** A dry run: what the runtime found a real run would be refused for before pre-flight (set by ./run.ts). */
+  refusedBeforePreflight?: readonly string[];
   /** The run lock's lease period (ms); DEFAULT_LEASE_MS in ./lease.ts when absent. */
   leaseMs?: number | undefined;
   env: Readonly<Record<string, string | undefined>>;
