@@ -3,6 +3,7 @@
  * quarantined items with reasons, verification, previous and new weights, warnings; in a dry run,
  * the estimate and "nothing was changed". Pure text from data.
  */
+import { unreachableLines } from './unreachable-lines.js';
 import { shellWord } from '../shared/shell-word.js';
 import type { FinalState, StopRequest } from '../events/vocabulary.js';
 import type { Schedule } from '../time/windows.js';
@@ -131,11 +132,13 @@ export function renderFinalReport(input: FinalReportInput): string {
 
   if (dry) {
     lines.push('', 'Would move:', ...wouldMove(input, counts));
+    lines.push(...unreachableLines(c.drains, true));
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
     lines.push(...placementLines(summary.placement, true));
   } else {
     lines.push('', ...repositoryLines(counts));
     lines.push(...leftSelectionLines(input.leftSelection));
+    lines.push(...unreachableLines(c.drains, false));
     if (summary.quarantined.length > 0) {
       lines.push('', `Quarantined (${summary.quarantined.length}):`);
       for (const q of summary.quarantined) {
