@@ -44,7 +44,7 @@ describe('hidden and pending-delete projects on 16.2 EE (separate processes)', {
     const dry = await runCli(['run', plan, '--dry-run'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     expect(dry.stdout).toContain(
-      '2 hidden/pending-delete projects would move by the bulk move of nfs-1 on 16.2.0 (GitLab on 16.2.0 answers 404 for them on every per-item move route)',
+      '2 hidden/pending-delete projects would move by the bulk move of nfs-1 on 16.2.0 (GitLab 16.2.0 answers 404 for them on every per-item move route)',
     );
 
     const r = await runCli(['run', plan], { cwd: dir, env });

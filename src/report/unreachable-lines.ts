@@ -19,7 +19,7 @@ export function unreachableLines(drains: Record<string, Drain>, dry: boolean): s
     const u = d.unreachable;
     if (!u || d.perPair) continue;
     const on = u.release ? ` on ${u.release}` : '';
-    const why = `GitLab${on} answers 404 for them on every per-item move route`;
+    const why = `${u.release ? `GitLab ${u.release}` : 'this GitLab release'} answers 404 for them on every per-item move route`;
     if (u.by === 'bulk') {
       const verb = dry ? 'would move' : 'move';
       lines.push(`  ${projects(u.items)} ${verb} by the bulk move of ${d.source}${on} (${why})`);
