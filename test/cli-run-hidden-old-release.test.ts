@@ -86,7 +86,7 @@ describe('hidden and pending-delete projects on 16.2 EE (separate processes)', {
     expect(r.code, said).toBe(3);
     expect(said).not.toMatch(/deleted/i);
     expect(r.stdout).toMatch(
-      /2 hidden\/pending-delete projects stay on nfs-1, quarantined: GitLab on 16\.2\.0 answers 404 for them on every per-item move route, and move\.select forbids the bulk move of nfs-1/,
+      /2 hidden\/pending-delete projects stay on nfs-1, quarantined: GitLab 16\.2\.0 answers 404 for them on every per-item move route, and move\.select forbids the bulk move of nfs-1/,
     );
     expect(r.stdout).toContain('hidden-unreachable: before 16.7 GitLab finds hidden and pending-delete projects only');
     for (const id of [HIDDEN, PENDING]) expect(storageOf(db, id), `project ${id}`).toBe('nfs-1');
