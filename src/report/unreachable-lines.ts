@@ -28,7 +28,9 @@ export function unreachableLines(drains: Record<string, Drain>, dry: boolean): s
     } else {
       lines.push(
         `  ${projects(u.items)} ${dry ? 'would stay' : 'stay'} on ${d.source}, quarantined: ${why}, and ${u.forbiddenBy ?? 'the plan'} forbids the bulk move of ${d.source} that reaches them`,
-        `    remedy: move them in a run of their own without ${u.forbiddenBy ?? 'it'}, or upgrade to 16.7 or later (its move routes find them), then run again with --retry-quarantined`,
+        u.forbiddenBy?.startsWith('quarantine')
+          ? `    remedy: once the other quarantined projects of ${d.source} are moved or dealt with, run again with --retry-quarantined (the bulk move then takes only these), or upgrade to 16.7 or later (its move routes find them)`
+          : `    remedy: move them in a run of their own without ${u.forbiddenBy ?? 'it'}, or upgrade to 16.7 or later (its move routes find them), then run again with --retry-quarantined`,
       );
     }
   }

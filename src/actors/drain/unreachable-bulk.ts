@@ -8,7 +8,7 @@
 import { runBulkPhase } from './bulk.js';
 import type { DrainCtx } from './context.js';
 import { event, waitWhilePaused } from './context.js';
-import { bulkForbiddenBy, unreachableRows } from './unreachable.js';
+import { bulkBlockedBy, bulkForbiddenBy, unreachableReason, unreachableRows } from './unreachable.js';
 
 /**
  * Moves the source's unreachable projects with a bulk move of the source, when there are some and
@@ -20,6 +20,18 @@ export async function moveUnreachableByBulk(ctx: DrainCtx): Promise<number> {
   if (kind !== 'projects' || deps.dryRun || bulkForbiddenBy(deps) !== null) return 0;
   const rows = unreachableRows(ctx);
   if (rows.length === 0) return 0;
+  const held = bulkBlockedBy(ctx);
+  if (held !== null) {
+    // They stay quarantined, their reason naming what holds the bulk move back.
+    deps.store.batch(() => {
+      for (const r of rows) deps.store.markQuarantined(kind, r.id, unreachableReason(ctx, held), null);
+    });
+    deps.log.warn(
+      { kind, source, items: rows.length, held },
+      'hidden or pending-delete projects: the bulk move is held back',
+    );
+    return 0;
+  }
   const chosen = new Set(rows.map((r) => r.destination ?? ctx.destination));
   const destination = chosen.size === 1 ? [...chosen][0]! : ctx.destination;
   event(ctx, 'drain.unreachable_bulk', { items: rows.length, destination });

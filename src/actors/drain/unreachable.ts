@@ -49,6 +49,22 @@ export function bulkForbiddenBy(deps: Pick<ActorDeps, 'plan' | 'itemsGiven'>): s
   return null;
 }
 
+/** How a bulk move held back by other quarantined projects is named (the report's remedy keys on it). */
+export const HELD_BY_QUARANTINE = 'quarantine';
+
+/**
+ * Why no bulk move of the source is made for its unreachable projects: what the plan forbids, or
+ * the source's other quarantined projects, which a bulk move would move again (GitLab's bulk
+ * service takes every project still on the storage) although they were quarantined to stop trying.
+ */
+export function bulkBlockedBy(ctx: Pick<DrainCtx, 'deps' | 'store' | 'kind' | 'source'>): string | null {
+  const forbidden = bulkForbiddenBy(ctx.deps);
+  if (forbidden !== null) return forbidden;
+  const others = ctx.store.countStates(ctx.kind, ctx.source).quarantined - unreachableRows(ctx).length;
+  if (others <= 0) return null;
+  return `${HELD_BY_QUARANTINE} (${others} other project${others === 1 ? '' : 's'} on ${ctx.source} would be moved again)`;
+}
+
 /** The release as the reason names it. */
 function releaseText(deps: Pick<ActorDeps, 'instanceVersion'>): string {
   const v = deps.instanceVersion?.() ?? null;
@@ -56,9 +72,11 @@ function releaseText(deps: Pick<ActorDeps, 'instanceVersion'>): string {
 }
 
 /** The reason such a project is quarantined with, for the plan in force. */
-export function unreachableReason(ctx: Pick<DrainCtx, 'deps' | 'source' | 'store'>): string {
+export function unreachableReason(
+  ctx: Pick<DrainCtx, 'deps' | 'source' | 'store'>,
+  forbidden: string | null = bulkForbiddenBy(ctx.deps),
+): string {
   const routes = `${releaseText(ctx.deps)} answers 404 for it on every per-item move route (they find such projects from 16.7)`;
-  const forbidden = bulkForbiddenBy(ctx.deps);
   if (forbidden === null && ctx.store.getBulk('projects', ctx.source)?.state === 'posted')
     return `${UNREACHABLE_REASON}: ${routes}; the bulk move of ${ctx.source} did not move it (see its move records)`;
   if (forbidden === null) return `${UNREACHABLE_REASON}: ${routes}; it moves by the bulk move of ${ctx.source}`;
@@ -109,7 +127,7 @@ export function routesMissHidden(version: string | null): boolean {
 export function withUnreachable(ctx: DrainCtx, result: DrainOutput, viaBulk: number): DrainOutput {
   const left = unreachableRows(ctx).length;
   if (viaBulk + left === 0) return result;
-  const forbidden = bulkForbiddenBy(ctx.deps);
+  const forbidden = viaBulk > 0 ? null : bulkBlockedBy(ctx);
   const unreachable: UnreachableOutput = {
     items: Math.max(viaBulk, left),
     by: forbidden === null ? 'bulk' : 'quarantine',
