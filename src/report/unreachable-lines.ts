@@ -21,13 +21,13 @@ export function unreachableLines(drains: Record<string, Drain>, dry: boolean): s
     const on = u.release ? ` on ${u.release}` : '';
     const why = `${u.release ? `GitLab ${u.release}` : 'this GitLab release'} answers 404 for them on every per-item move route`;
     if (u.by === 'bulk') {
-      const verb = dry ? 'would move' : 'move';
+      const verb = dry ? 'would move' : u.items === 1 ? 'moves' : 'move';
       lines.push(`  ${projects(u.items)} ${verb} by the bulk move of ${d.source}${on} (${why})`);
       if (!dry && u.left > 0)
         lines.push(`    ${u.left} of them still on ${d.source}, quarantined: the bulk move did not move them`);
     } else {
       lines.push(
-        `  ${projects(u.items)} ${dry ? 'would stay' : 'stay'} on ${d.source}, quarantined: ${why}, and ${u.forbiddenBy ?? 'the plan'} forbids the bulk move of ${d.source} that reaches them`,
+        `  ${projects(u.items)} ${dry ? 'would stay' : u.items === 1 ? 'stays' : 'stay'} on ${d.source}, quarantined: ${why}, and ${u.forbiddenBy ?? 'the plan'} forbids the bulk move of ${d.source} that reaches them`,
         u.forbiddenBy?.startsWith('quarantine')
           ? `    remedy: once the other quarantined projects of ${d.source} are moved or dealt with, run again with --retry-quarantined (the bulk move then takes only these), or upgrade to 16.7 or later (its move routes find them)`
           : `    remedy: move them in a run of their own without ${u.forbiddenBy ?? 'it'}, or upgrade to 16.7 or later (its move routes find them), then run again with --retry-quarantined`,
