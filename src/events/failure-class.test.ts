@@ -58,6 +58,10 @@ const CASES: [string | null, string][] = [
   ['stuck: move 7 still replicated', 'stuck-running'],
   ['Timeout waiting for project repository pushes', 'unknown'],
   ['schedule rejected: {"destination_storage_name":["is not included in the list"]}', 'unknown'],
+  [
+    'hidden or pending deletion: GitLab 16.2.0 answers 404 for it on every per-item move route (they find such projects from 16.7), and only the bulk move of nfs-1 reaches it, which move.select forbids (a bulk move takes everything on the storage)',
+    'hidden-unreachable',
+  ],
 ];
 
 describe('classifyFailure', () => {

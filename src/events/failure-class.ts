@@ -26,6 +26,7 @@ export const FAILURE_CLASSES = [
   'stuck-queued',
   'stuck-running',
   'unknown',
+  'hidden-unreachable',
 ] as const;
 
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
@@ -100,6 +101,12 @@ export const FAILURE_REMEDIES: Readonly<Record<FailureClass, FailureRemedy>> = {
       'the move stays started and the repository read-only; check its Sidekiq job, then make it writable in the Rails console',
     doc: `${DOC}#stuck-running`,
   },
+  'hidden-unreachable': {
+    title: 'hidden or pending deletion',
+    remedy:
+      'before 16.7 GitLab finds hidden and pending-delete projects only through the bulk move of their storage: run a plan for that storage without move.select, move.until or --only (it moves them by the bulk move), or upgrade to 16.7 or later, then run again with --retry-quarantined',
+    doc: `${DOC}#hidden-unreachable`,
+  },
   unknown: {
     title: 'unknown',
     remedy: "read the error message and GitLab's logs for the move (Sidekiq, exceptions_json); retrying often helps",
@@ -132,6 +139,8 @@ const NO_MESSAGE = /^move \d+ failed without an error message$/;
 const READ_ONLY_OURS = 'repository is read-only but no move is running for it';
 const READ_ONLY_REFUSED = /^schedule rejected: .*is read-only/;
 const STUCK = /^stuck: move \d+ still (\S+)/;
+/** Our reason for a project no per-item move route reaches (src/actors/drain/unreachable.ts). */
+const UNREACHABLE = /^hidden or pending deletion: /;
 
 /** The first release whose move records carry `error_message` (migration milestone 16.7). */
 const ERROR_MESSAGE_SINCE: readonly [number, number] = [16, 7];
@@ -176,6 +185,7 @@ export function classifyFailure(text: string | null, version?: string | null): F
       ? 'stuck-queued'
       : 'stuck-running';
   if (text === READ_ONLY_OURS || READ_ONLY_REFUSED.test(text)) return 'read-only';
+  if (UNREACHABLE.test(text)) return 'hidden-unreachable';
   if (CHECKSUM.test(text)) return 'checksum';
   if (NO_SPACE.test(text) || NO_SPACE_NOTED.test(text)) return 'no-space';
   if (TAR.test(text)) return 'tar-failed';

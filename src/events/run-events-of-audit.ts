@@ -258,6 +258,8 @@ export const RUN_EVENTS_OF_AUDIT: RunEventsOfAudit = {
   'item.absent_unknown': PRIVATE,
   'item.elsewhere': PRIVATE,
   'item.gone': PRIVATE,
+  'item.unreachable': PRIVATE,
+  'drain.unreachable_bulk': PRIVATE,
   'item.already_on_destination': PRIVATE,
   'item.stuck_state': PRIVATE,
   'item.retry': PRIVATE,

@@ -230,6 +230,13 @@ export interface AuditEventMap {
     byRecords?: boolean;
     by?: 'records';
     kept?: number;
+    unreachable?: {
+      items: number;
+      by: 'bulk' | 'quarantine';
+      forbiddenBy?: string;
+      left: number;
+      release: string | null;
+    };
   };
   'drain.dry_run': OfDrain & {
     wouldSchedule: number | null;
@@ -268,6 +275,10 @@ export interface AuditEventMap {
   'item.absent_unknown': OfItem & { round: number; why: string };
   'item.elsewhere': OfItem & { storage: string; cause: ReconcileCause | 'absent' };
   'item.gone': OfItem & { cause: ReconcileCause | 'absent' };
+  /** A project listed on the source that every per-item move route answers 404 for (hidden or pending deletion, before 16.7). */
+  'item.unreachable': OfItem & { by: 'bulk' | 'quarantine' };
+  /** The drain's unreachable projects go by one bulk move of the source. */
+  'drain.unreachable_bulk': OfDrain & { items: number; destination: string };
   'item.already_on_destination': OfItem & { cause: ReconcileCause };
   'item.stuck_state': OfItem & { moveId: number | null; moveState: string | null; readOnly: boolean | null };
   'item.retry': OfItem & { attempts: number; nextAttemptAt: number; reason: string };
@@ -397,6 +408,9 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'item.absent_unknown': 'an item missing from the listing could not be located',
   'item.elsewhere': 'an item is on another storage than the source or the destination',
   'item.gone': 'an item no longer exists',
+  'item.unreachable':
+    'a project still listed on the source answers 404 on every per-item move route (hidden or pending deletion, before 16.7): quarantined, to move by the bulk move of its source where the plan allows one',
+  'drain.unreachable_bulk': "a drain's hidden or pending-delete projects go by one bulk move of their source",
   'item.already_on_destination': 'an item is already on the destination',
   'item.stuck_state': 'the read-only state of a stuck item',
   'item.retry': 'a failed item waits for another attempt',

@@ -96,6 +96,16 @@ export interface VerifyInput {
   access: Partial<Record<Kind, KindAccessMode>>;
 }
 
+/** See `DrainOutput.unreachable`. */
+export interface UnreachableOutput {
+  items: number;
+  by: 'bulk' | 'quarantine';
+  /** What forbids the bulk move (`move.select`, ...), when `by` is quarantine. */
+  forbiddenBy?: string;
+  left: number;
+  release: string | null;
+}
+
 export interface DrainOutput {
   /** Items moved (including those that left the source by other means). */
   moved: number;
@@ -106,6 +116,12 @@ export interface DrainOutput {
   byRecords?: boolean;
   /** A partial drain (`move.until`) reached its bound: items never placed, left on the source as the plan asked. */
   kept?: number;
+  /**
+   * Projects the per-item move routes cannot reach (hidden or pending deletion, before 16.7): how
+   * many, which way they go (the bulk move of the source, or quarantined: the plan forbids it),
+   * and how many of them are still quarantined on the source (dry run: how many would be).
+   */
+  unreachable?: UnreachableOutput;
   /**
    * The one schedule's result per (source, kind), recorded in the context as a drain per pair
    * would have been (the counts above are then their sums). Absent: the drain of one pair.

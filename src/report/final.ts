@@ -3,6 +3,7 @@
  * quarantined items with reasons, verification, previous and new weights, warnings; in a dry run,
  * the estimate and "nothing was changed". Pure text from data.
  */
+import { unreachableLines } from './unreachable-lines.js';
 import { shellWord } from '../shared/shell-word.js';
 import type { FinalState, StopRequest } from '../events/vocabulary.js';
 import type { Schedule } from '../time/windows.js';
@@ -146,12 +147,14 @@ export function renderFinalReport(input: FinalReportInput): string {
     if (refused.length > 0 && input.state !== 'failed')
       lines.push('', 'A real run would be refused:', ...refused.map((r) => `  - ${r}`));
     lines.push('', 'Would move:', ...wouldMove(input, counts));
+    lines.push(...unreachableLines(c.drains, true));
     lines.push(`  weights now: ${weights(c.previousWeights)}`, `  weights after: ${weights(c.newWeights)}`);
     lines.push(...placementLines(summary.placement, true));
     if (input.networks) lines.push(...networkLines(input.networks, { moreCommand: networksMore(input) }));
   } else {
     lines.push('', ...repositoryLines(counts));
     lines.push(...leftSelectionLines(input.leftSelection));
+    lines.push(...unreachableLines(c.drains, false));
     if (summary.quarantined.length > 0) {
       lines.push('', `Quarantined (${summary.quarantined.length}):`);
       for (const q of summary.quarantined) {

@@ -27,6 +27,7 @@ import { isLeaseLostError } from '../store/lease.js';
 import { recheckCopies } from './copies.js';
 import { INTERNAL, RuntimeError } from './errors.js';
 import { realPlanPath } from './plan-owner.js';
+import { refreshRelease } from './release-refresh.js';
 import { notifyObservers } from './observer.js';
 import type { SecretSet } from './logger.js';
 import { noteConsumed, quietForStop, stoppedOutcome, watchRunForStop } from './stop-run.js';
@@ -106,9 +107,11 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   let failDrive: (err: unknown) => void = () => undefined;
   const effects = createEffects(services.actors, deps, log, (err) => failDrive(err));
 
+  // The release is read at every start: a resume after an upgrade follows the new one.
+  const snapshot = await refreshRelease(a.snapshot, a.api, log);
   const actor = createActor(
     runMachine.provide({ actors: effects.logic }),
-    a.snapshot ? { snapshot: a.snapshot, input: a.input } : { input: a.input },
+    snapshot ? { snapshot, input: a.input } : { input: a.input },
   );
   const stepLabel = (c: RunContext): string =>
     c.step === 'drain' && c.sources[c.sourceIndex] ? drainLabel(c) : c.step;

@@ -403,6 +403,8 @@ export interface CensusStore {
   knownIds(kind: Kind, source: string, afterId: number, uptoId: number | null, limit: number): number[];
   flagItems(kind: Kind, ids: readonly number[], flag: ItemFlag): void;
   finishCensus(kind: Kind, source: string, flag: ItemFlag, round: number, flagged: number, now: number): void;
+  /** Ids of the items of `kind` a census found carrying `flag`. */
+  flaggedIds(kind: Kind, flag: ItemFlag): Set<number>;
 }
 
 /** The item-level part of the checkpoint: the drain and verify actors' rows (see ActorStore). */

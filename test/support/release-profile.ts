@@ -39,6 +39,11 @@ export interface Release {
   groupsListed: boolean;
   /** Hidden projects exist (EE). */
   hidden: boolean;
+  /**
+   * The per-item project move routes find hidden and pending-delete projects (GitLab MR 135748:
+   * 16.6 or 16.7, taken as 16.7). Before, only the bulk move reaches them.
+   */
+  hiddenMovable: boolean;
   /** A moved fork-network member gets a pool copy on the destination (16.6 by default; 16.3 only behind a flag that is off). */
   poolsFollow: boolean;
 }
@@ -52,6 +57,7 @@ export function releaseOf(p: Profile): Release {
     groupWikis: ee,
     groupsListed: ee && p.tier !== 'free' && since(p.version, 16, 3),
     hidden: ee,
+    hiddenMovable: since(p.version, 16, 7),
     poolsFollow: since(p.version, 16, 6),
   };
 }

@@ -172,6 +172,12 @@ export interface BulkPhaseOptions {
   learn?: boolean;
   /** The enumeration round learnt items are recorded in. */
   round?: number;
+  /**
+   * How many items the job must still reach, when they are not the pending ones (projects the
+   * per-item routes cannot reach, quarantined until the job moves them: ./unreachable.ts). Given,
+   * the phase posts even with nothing pending and is done once this is 0 and nothing is in flight.
+   */
+  wanted?: () => number;
 }
 
 /**
@@ -183,7 +189,8 @@ export async function runBulkPhase(ctx: DrainCtx, opts: BulkPhaseOptions = {}): 
   const learn = opts.learn ?? false;
   const acc: BulkPhaseResult = { found: 0, quarantined: 0, ran: false };
   const c = store.countStates(kind, source);
-  if (!learn && c.pending === 0 && store.getBulk(kind, source)?.state !== 'posted') return acc;
+  const wanted = opts.wanted ?? (() => store.countStates(kind, source).pending);
+  if (!learn && !opts.wanted && c.pending === 0 && store.getBulk(kind, source)?.state !== 'posted') return acc;
   const enqueuedBy = await postBulk(ctx);
   let idle = 0;
   let seenAny = false;
@@ -242,7 +249,7 @@ export async function runBulkPhase(ctx: DrainCtx, opts: BulkPhaseOptions = {}): 
     }
     idle = found === 0 && inFlight === 0 && started ? idle + 1 : 0;
     // Without `learn` the enumerated items are the whole job: done when none is left to see.
-    if (!learn && store.countStates(kind, source).pending === 0 && inFlight === 0) break;
+    if (!learn && wanted() === 0 && inFlight === 0) break;
   }
   if (held) recordQueueHold(deps, null);
   acc.ran = seenAny || left;

@@ -8,6 +8,7 @@ import { event } from './context.js';
 import type { DrainCtx } from './context.js';
 import { enumerateRound } from './enumerate.js';
 import { drainResult } from './result.js';
+import { dryRunUnreachable } from './unreachable.js';
 import { planPlacement, planPlacementTogether } from './until.js';
 
 /** Dry run: enumerate (read-only on the instance), record what would be scheduled, estimate. */
@@ -38,7 +39,7 @@ export async function dryRunTogether(ctxs: readonly DrainCtx[]): Promise<DrainOu
 
 /** What a dry run of one pair says, as an event, in the log and as its result. */
 function dryRunResult(ctx: DrainCtx): DrainOutput {
-  const res = drainResult(ctx);
+  const res = dryRunUnreachable(ctx, drainResult(ctx));
   const { concurrency } = ctx.deps.plan.move;
   event(ctx, 'drain.dry_run', {
     wouldSchedule: res.remaining,

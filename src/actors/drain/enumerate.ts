@@ -161,7 +161,8 @@ async function confirmAbsent(ctx: DrainCtx, round: number): Promise<number> {
     throwIfAborted(ctx);
     const where = await locate(ctx, row.id);
     const now = deps.clock.now();
-    if (where.at === 'source') {
+    if (where.at === 'source' || where.at === 'unreachable') {
+      // Unreachable: a project the listing (with its flags) still counts on the source.
       store.markSeen(kind, row.id, round, now);
       event(ctx, 'item.absent_but_on_source', { id: row.id, round });
     } else if (where.at === 'elsewhere') {

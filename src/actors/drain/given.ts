@@ -40,7 +40,7 @@ async function recheckGiven(ctx: DrainCtx): Promise<number> {
     throwIfAborted(ctx);
     const rows = moved.slice(i, i + RECHECK_PARALLEL);
     const seen = await Promise.all(rows.map((r) => locate(ctx, r.id)));
-    rows.forEach((r, j) => seen[j]?.at === 'source' && still.push(r));
+    rows.forEach((r, j) => (seen[j]?.at === 'source' || seen[j]?.at === 'unreachable') && still.push(r));
   }
   store.batch(() => {
     store.startRound(kind, source, round);

@@ -6,13 +6,19 @@
 import { ApiHttpError } from '../../api/errors.js';
 import type { ItemRow } from '../../store/types.js';
 import type { DrainCtx } from './context.js';
+import { listedOnSource } from './unreachable.js';
 
 /** What a per-item read needs of a drain: the client, the abort signal, the kind and the storage it is looked for on. */
 export type LocateCtx = Pick<DrainCtx, 'kind' | 'source'> & { deps: Pick<DrainCtx['deps'], 'api' | 'signal'> };
 
 /** Where an item is, asked one by one. */
 export type Location =
-  { at: 'source' } | { at: 'elsewhere'; storage: string } | { at: 'gone' } | { at: 'unknown'; why: string };
+  | { at: 'source' }
+  | { at: 'elsewhere'; storage: string }
+  | { at: 'gone' }
+  | { at: 'unknown'; why: string }
+  /** Listed on the source, but every per-item route answers 404 (./unreachable.ts). */
+  | { at: 'unreachable' };
 
 /**
  * One item's storage by a per-item read. A 404 is not proof that an item is gone: `GET
@@ -21,8 +27,10 @@ export type Location =
  * (lib/api/snippets.rb looks them up without `all_available`). Their move lists find them all
  * (`Snippet.find_by(id:)` in lib/api/snippet_repository_storage_moves.rb), so a 404 item is looked
  * up there: a move list that 404s too means deleted; a newest finished move off the source means it
- * is elsewhere; otherwise no move ever took it off the source, so it is still there. Groups are
- * shown to admins whatever their state: their 404 means deleted.
+ * is elsewhere; otherwise no move ever took it off the source, so it is still there. A project
+ * whose move list is 404 too is still counted on the source's listing before it is called deleted:
+ * before 16.7 the move routes do not find hidden and pending-delete projects either (`unreachable`).
+ * Groups are shown to admins whatever their state: their 404 means deleted.
  */
 export async function locate(ctx: LocateCtx, id: number): Promise<Location> {
   const { deps, kind, source } = ctx;
@@ -38,8 +46,10 @@ export async function locate(ctx: LocateCtx, id: number): Promise<Location> {
     try {
       moves = await deps.api.listItemMoves(kind, id);
     } catch (err) {
-      if (err instanceof ApiHttpError && err.status === 404) return { at: 'gone' };
-      throw err;
+      if (!(err instanceof ApiHttpError && err.status === 404)) throw err;
+      // Before 16.7 the project move list is 404 for hidden and pending-delete projects too.
+      if (kind === 'projects' && (await listedOnSource(ctx, id)) === true) return { at: 'unreachable' };
+      return { at: 'gone' };
     }
     const last = moves.find((m) => m.state === 'finished' || m.state === 'cleanup failed');
     if (last && last.destinationStorage !== source) return { at: 'elsewhere', storage: last.destinationStorage };

@@ -9,6 +9,7 @@ import { arrivedOn, event, throwIfAborted } from './context.js';
 import type { DrainCtx } from './context.js';
 import { applyMove, isTerminal, recordFailure } from './outcome.js';
 import { arrivalOf, locate } from './locate.js';
+import { markUnreachable } from './unreachable.js';
 
 /** Tolerated clock difference between this host and the instance when comparing creation times. */
 const SKEW_MS = 5 * 60 * 1000;
@@ -58,6 +59,10 @@ export async function reconcileItem(ctx: DrainCtx, row: ItemRow, cause: Reconcil
   // A 404 on the item itself is not proof (hidden projects, project snippets an admin cannot read):
   // locate() asks the move list before calling it gone.
   const where = await locate(ctx, row.id);
+  if (where.at === 'unreachable') {
+    markUnreachable(ctx, row);
+    return;
+  }
   if (where.at === 'gone') {
     store.markLeft(kind, row.id, deps.clock.now(), 'deleted from the instance');
     event(ctx, 'item.gone', { id: row.id, cause });

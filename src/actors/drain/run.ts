@@ -20,6 +20,8 @@ import { recheckStuck, trackedKinds } from './poll.js';
 import { reconcileScheduling } from './reconcile.js';
 import { runTogether } from './together.js';
 import { drainByRecords } from './records.js';
+import { withUnreachable } from './unreachable.js';
+import { moveUnreachableByBulk } from './unreachable-bulk.js';
 import { MAX_EXTRA_ROUNDS, drainResult } from './result.js';
 import { boundReached, nextDueAt } from './until.js';
 
@@ -78,7 +80,10 @@ export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<Drai
     // A reached bound leaves unplaced items pending on purpose: done once nothing placed is open.
     if (boundReached(ctx) && c.scheduling + c.in_flight === 0 && nextDueAt(ctx) === null) break;
   }
-  const res = drainResult(ctx);
+  const viaBulk = await moveUnreachableByBulk(ctx);
+  // What the bulk job moved is verified by a listing as every other move; what it left is pending again.
+  if (viaBulk > 0) await enumerateRound(ctx, (ctx.store.getCursor(ctx.kind, ctx.source)?.round ?? 1) + 1);
+  const res = withUnreachable(ctx, drainResult(ctx), viaBulk);
   event(ctx, 'drain.finished', { ...res });
   deps.log.info({ kind: ctx.kind, source: ctx.source, ...res }, 'drain finished');
   return res;

@@ -15,6 +15,7 @@ import { arrivalOf, locate } from './locate.js';
 import type { Arrival, Location } from './locate.js';
 import { reconcileItem } from './reconcile.js';
 import { relistIfStale } from './relist.js';
+import { listedOnSource, markUnreachable } from './unreachable.js';
 import { judgeNow, selectionOf } from '../select.js';
 import { recordFingerprints } from './content.js';
 
@@ -51,6 +52,10 @@ function keepLocated(ctx: DrainCtx, row: ItemRow, where: Location, arrival: Arri
     return true;
   }
   if (where.at === 'unknown') return true;
+  if (where.at === 'unreachable') {
+    markUnreachable(ctx, row);
+    return false;
+  }
   if (where.at === 'gone') store.markLeft(kind, row.id, now, 'deleted from the instance');
   else if (arrivedOn(ctx, row, where.storage)) {
     const a = arrival ?? { moveId: null, moveState: null, note: 'already on the destination' };
@@ -223,6 +228,7 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
     toPost.map((row) => deps.api.scheduleMove(kind, row.id, destinationOf(ctx, row))),
   );
   const followUp: { row: ItemRow; cause: 'ambiguous' | 'read-only' }[] = [];
+  const gone: ItemRow[] = [];
   let fatal: unknown = null;
   store.batch(() => {
     settled.forEach((res, i) => {
@@ -247,7 +253,7 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
       const message = res.reason instanceof Error ? res.reason.message : String(res.reason);
       event(ctx, 'move.post_failed', { id: row.id, failure: failure.kind, error: message });
       if (failure.kind === 'ambiguous') followUp.push({ row, cause: 'ambiguous' });
-      else if (failure.kind === 'gone') store.markLeft(kind, row.id, deps.clock.now(), 'deleted from the instance');
+      else if (failure.kind === 'gone') gone.push(row);
       else if (failure.kind === 'rejected') recordFailure(ctx, row, `schedule rejected: ${failure.message}`);
       else {
         // Certainly not applied: the attempt does not count.
@@ -258,6 +264,32 @@ export async function scheduleBatch(ctx: DrainCtx, candidates: ItemRow[]): Promi
     });
   });
   if (fatal) throw fatal;
+  await settleGone(ctx, gone);
   for (const { row, cause } of followUp) await reconcileItem(ctx, row, cause);
   return toPost.length;
+}
+
+/**
+ * Rows whose POST answered 404. A project may only be out of the per-item routes' reach (hidden or
+ * pending deletion before 16.7): the listing's count on the source tells it from a deleted one.
+ */
+async function settleGone(ctx: DrainCtx, rows: readonly ItemRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const listed =
+    ctx.kind === 'projects' ? await Promise.all(rows.map((r) => listedOnSource(ctx, r.id))) : rows.map(() => false);
+  ctx.store.batch(() => {
+    rows.forEach((row, i) => {
+      if (listed[i] === true) markUnreachable(ctx, row);
+      // The count could not be read: not proof of a deletion, so the POST is tried again later.
+      else if (listed[i] === null)
+        ctx.store.markPending(
+          ctx.kind,
+          row.id,
+          ctx.deps.clock.now() + ctx.deps.plan.poll.intervalMs,
+          'POST answered 404 and the listing could not be read',
+          true,
+        );
+      else ctx.store.markLeft(ctx.kind, row.id, ctx.deps.clock.now(), 'deleted from the instance');
+    });
+  });
 }

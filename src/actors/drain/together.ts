@@ -17,6 +17,9 @@ import { preparePlacement } from './placement.js';
 import { recheckStuck, trackedKinds } from './poll.js';
 import { reconcileScheduling } from './reconcile.js';
 import { moveTogether } from './together-loop.js';
+import { drainResult } from './result.js';
+import { withUnreachable } from './unreachable.js';
+import { moveUnreachableByBulk } from './unreachable-bulk.js';
 
 /** The drain of one pair, as ./run.ts does it (passed in: run.ts is the one that calls this). */
 export type DrainOne = (deps: ActorDeps, input: DrainInput) => Promise<DrainOutput>;
@@ -57,6 +60,13 @@ export async function runTogether(deps: ActorDeps, pairs: readonly DrainPair[], 
     if (deps.plan.move.until)
       for (const ctx of ctxs) if (!ctx.store.getCursor(ctx.kind, ctx.source)?.done) await enumerateRound(ctx);
     for (const r of await moveTogether(ctxs)) results.set(key(r), r);
+    // Projects no per-item route reaches (hidden or pending deletion, before 16.7): one bulk move per source.
+    for (const ctx of ctxs) {
+      const viaBulk = await moveUnreachableByBulk(ctx);
+      if (viaBulk > 0) await enumerateRound(ctx, (ctx.store.getCursor(ctx.kind, ctx.source)?.round ?? 1) + 1);
+      const r = results.get(key(ctx));
+      if (r) results.set(key(ctx), { ...r, ...withUnreachable(ctx, viaBulk > 0 ? drainResult(ctx) : r, viaBulk) });
+    }
   }
   for (const p of pairs) if (p.access === 'records') await alone(p);
   return summed(pairs, results);

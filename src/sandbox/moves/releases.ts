@@ -15,6 +15,13 @@
  * - Gitaly's text for a failed snapshot extraction: `wait for tar, stderr: %q, err: %w` up to 16.0,
  *   `wait for tar: %w` with tar's stderr as error metadata only from 16.1 (`structerr`).
  * - `e.message.truncate(256)`: ActiveSupport keeps 253 characters and appends `...`.
+ * - Hidden and pending-delete projects on the per-item project move routes: GitLab MR 135748
+ *   (issue 430064) made `API::ProjectRepositoryStorageMoves` override `find_project_scopes` with
+ *   plain `Project`. Before it those routes find projects with the default
+ *   `Project.without_deleted.not_hidden`, so `GET` and `POST /projects/:id/repository_storage_moves`
+ *   answer 404 `Project Not Found` for them; only the bulk service (`ProjectRepository.for_shard`)
+ *   reaches them. Whether the MR shipped in 16.6 or 16.7 is not settled: taken as 16.7, so that
+ *   16.6 shows the older, harder case.
  */
 import { atLeast, parseRelease } from '../auth/token-types.js';
 
@@ -22,6 +29,8 @@ import { atLeast, parseRelease } from '../auth/token-types.js';
 export const ERROR_MESSAGE_SINCE = [16, 7] as const;
 /** The first release whose move worker takes the container's exclusive lease (16.6 or 16.7: taken as 16.6). */
 export const MOVE_LEASE_SINCE = [16, 6] as const;
+/** The first release whose per-item project move routes find hidden and pending-delete projects (16.6 or 16.7: taken as 16.7). */
+export const MOVE_ROUTES_FIND_HIDDEN_SINCE = [16, 7] as const;
 /** The first Gitaly release that keeps tar's stderr out of the replication error's text. */
 const TAR_STDERR_IN_METADATA_SINCE = [16, 1] as const;
 
@@ -33,6 +42,14 @@ export function recordsErrorMessage(version: string): boolean {
 /** Whether the move worker of `version` refuses a job whose container's lease is held. */
 export function hasMoveLease(version: string): boolean {
   return atLeast(parseRelease(version), MOVE_LEASE_SINCE);
+}
+
+/**
+ * Whether the per-item project move routes of `version` find hidden and pending-delete projects
+ * (`find_project_scopes` overridden); before that they look projects up in GitLab's default scope.
+ */
+export function moveRoutesFindHidden(version: string): boolean {
+  return atLeast(parseRelease(version), MOVE_ROUTES_FIND_HIDDEN_SINCE);
 }
 
 /** Why tar failed: the disk filled up, or the snapshot stream ended early. */

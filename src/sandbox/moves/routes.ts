@@ -22,6 +22,7 @@ import { TOTAL_COUNT_LIMIT, countCapped, offsetHeaders, parseOffset } from '../h
 import { itemStatements, requireItem } from '../inventory/items.js';
 import { requireProject } from '../inventory/redirects.js';
 import { createMoveRenderer } from './entities.js';
+import { moveRoutesFindHidden } from './releases.js';
 import type { MoveListRow } from './store.js';
 import { countMoves, moveStatements } from './store.js';
 
@@ -52,7 +53,10 @@ export function register(router: Router): void {
  * Grape's 400) and `12abc` find snippet 12.
  */
 function itemOf(ctx: RequestContext, kind: ItemKind): () => ItemRow {
-  if (kind === 'project') return () => requireProject(ctx);
+  // Before the move routes overrode GitLab's default project scope, hidden and pending-delete
+  // projects are 404 here as on `GET /projects/:id` (./releases.ts).
+  if (kind === 'project')
+    return () => requireProject(ctx, { scope: moveRoutesFindHidden(ctx.state.config.version) ? 'all' : 'default' });
   if (kind !== 'snippet') return () => requireItem(ctx.state.db, kind, ctx.params.id);
   const id = activeRecordId(ctx.params.id ?? '');
   const snippet = id === undefined ? undefined : itemStatements(ctx.state.db).byId.get('snippet', id);
