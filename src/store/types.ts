@@ -15,6 +15,7 @@ import type {
 } from '../events/vocabulary.js';
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
+import type { LiveThresholds } from './thresholds.js';
 
 /** Who holds the run lock (declared with the events that record it). */
 export type LockHolder = LockHolderData;
@@ -171,6 +172,8 @@ export interface ActorStore extends ItemStore {
   readControl(): RunControl;
   /** Changes the live overrides; the actors use it for one thing: the failure breaker's pause. */
   writeControl(change: ControlChange, at: number): RunControl;
+  /** The thresholds changed live (`shardmove control --breaker` ...): ./thresholds.ts. Cheap: read at every ended move. */
+  readThresholds(): LiveThresholds;
 }
 
 /** The whole checkpoint as the runtime holds it: what the actors may do, plus the run-level part. */
