@@ -62,6 +62,7 @@ export function readStatus(file: string, now: number, plan: PlanGiven | null = n
     return withCopyKnowledge(file, store, (copies) =>
       buildStatusReport(file, saved, store.summary(now), now, {
         lock: lockHolder(store),
+        thresholds: store.readThresholds().overrides,
         planConcurrency: planCapOf(store, plan),
         cap: capView(store.lastEventOf(['cap.changed'])),
         failures: recentFailures(store, versionOf(saved)),
