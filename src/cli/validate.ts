@@ -146,7 +146,13 @@ export function summaryLines(plan: Plan, now: number): string[] {
     ...(plan.move.select
       ? [`  moves ${describeSelect(plan.move.select)}; pre-flight checks every name on the instance`]
       : []),
-    ...(breaker ? [`  breaker: ${describeBreaker(breaker)} pause the run`] : []),
+    ...(breaker
+      ? [
+          'rate' in breaker
+            ? `  breaker: the run pauses at ${describeBreaker(breaker)}`
+            : `  breaker: ${describeBreaker(breaker)} pause the run`,
+        ]
+      : []),
     ...scheduleLines(plan, now),
     ...(plan.throttle
       ? [

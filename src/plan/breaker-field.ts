@@ -167,7 +167,8 @@ export function readBreakerText(
   const breaker = node ? readPauseAfter(r, node, 'breaker', invalid) : undefined;
   if (r.errors.length > 0 || !breaker) {
     const problems = r.errors.map(
-      (e) => `${e.path.replace(/^breaker\.?/, '') || 'breaker'}: ${e.message} (column ${e.col})`,
+      (e) =>
+        `${e.path.replace(/^breaker\.?/, '') || 'breaker'}: ${e.message.replace('write breaker: ', 'write ')} (column ${e.col})`,
     );
     return {
       ok: false,

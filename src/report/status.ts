@@ -314,7 +314,8 @@ export function renderStatus(r: StatusReport): string {
     lines.push(
       `  control: ${r.now ? `cap ${r.control.concurrency}, set with shardmove control${r.control.planConcurrency === null ? '' : ` (the plan's is ${r.control.planConcurrency})`}` : describeInForce(r.control)}${r.state === 'running' ? '' : ' (kept in the checkpoint for its next run)'}`,
     );
-  for (const t of r.thresholds) lines.push(`  threshold: ${describeThresholdInForce(t)}, in place of the plan's`);
+  // Set live with shardmove control, in place of the plan's.
+  for (const t of r.thresholds) lines.push(`  threshold: ${describeThresholdInForce(t)}`);
   // A stop that waits with no run going (its run lost the lock, or was killed): the next run obeys it.
   const stop = r.control.stop;
   if (stop && r.state !== 'running')

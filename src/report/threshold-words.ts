@@ -8,9 +8,9 @@ import { formatBreaker } from '../plan/breaker-field.js';
 import { formatPlanDuration } from '../plan/durations.js';
 import type { ThresholdValueData } from '../events/vocabulary.js';
 
-/** Who changed it, when: "ops on bastion (pid 4242) at 2026-12-02T06:40:00.000Z". */
+/** Who changed it, when, short enough for 80 columns: "ops@bastion at 2026-12-02T06:40:00Z" (the pid is in the event). */
 export function describeBy(by: { user: string; host: string; pid: number }, at: number): string {
-  return `${by.user} on ${by.host} (pid ${by.pid}) at ${new Date(at).toISOString()}`;
+  return `${by.user}@${by.host} at ${new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
 }
 
 /** A threshold's name as an operator types it: `breaker`, `latency p90`, `rule disk-busy`. */
@@ -43,14 +43,14 @@ export function describeThresholdChange(d: {
   return `${thresholdLabel(d.name)}: ${same ? `${plans}, unchanged` : `${was} -> ${now}`}`;
 }
 
-/** One threshold in force: "breaker {rate: 5%, ...}, set by ops on bastion (pid 4242) at ...". */
+/** One threshold in force: "breaker {rate: 5%, ...}, by ops@bastion at ...". */
 export function describeThresholdInForce(o: {
   name: string;
   value: ThresholdValueData;
   at: number;
   by: { user: string; host: string; pid: number };
 }): string {
-  return `${thresholdLabel(o.name)} ${describeThresholdValue(o.value)}, set by ${describeBy(o.by, o.at)}`;
+  return `${thresholdLabel(o.name)} ${describeThresholdValue(o.value)}, by ${describeBy(o.by, o.at)}`;
 }
 
 /** A `threshold.changed` event in a line: "breaker set live: {rate: 5%, ...} -> off, by ops on bastion (pid 4242)". */
