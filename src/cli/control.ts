@@ -1,19 +1,27 @@
 /**
- * `shardmove control PLAN [--state FILE] [--concurrency N|plan] [--pause | --unpause | --stop]`:
+ * `shardmove control PLAN [--state FILE] [--concurrency N|plan] [--pause | --unpause | --stop]
+ * [--breaker B|off|plan] [--rule NAME --above X|--below X] [--latency-p90 D|plan]`:
  * steers a run while it goes on. The overrides live in the checkpoint; the running process picks
  * them up within one poll interval, and a later `run` of the same checkpoint keeps them. It says
  * what it did in words ("paused", "unpaused: cap back to the plan's 10"); without options, what is
  * in force. `--stop` ends the run: no new moves, the moves in flight followed to their end, then it
  * exits with 6, and `run` again continues it (../runtime/stop.ts). `--json` gives the overrides with
- * numbers: the plan's cap, the cap now and once unpaused. Exit 0 when read or written; 1 when there
- * is no checkpoint; 2 for invalid options.
+ * numbers: the plan's cap, the cap now and once unpaused. The thresholds (the failure breaker, a
+ * throttle rule's bound, the throttle's latency p90) change live too, each audited with who changed
+ * it (./control-thresholds.ts, ../runtime/thresholds-control.ts). Exit 0 when read or written; 1
+ * when there is no checkpoint; 2 for invalid options, or a threshold the run's plan refuses.
  */
+import { hostname, userInfo } from 'node:os';
 import { applyControl } from '../runtime/control.js';
 import type { ControlChange, ControlResult, StopAnswer } from '../runtime/control.js';
 import { stopFilePath } from '../runtime/stop.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
 import { RANGES } from '../plan/rules.js';
 import { capWhenUnpaused, describeChange } from '../report/control-words.js';
+import { describeThresholdChange, describeThresholdInForce } from '../report/threshold-words.js';
+import type { ThresholdBy } from '../store/thresholds.js';
+import { hasThresholdOptions, parseThresholdChanges } from './control-thresholds.js';
+import type { ThresholdOptions } from './control-thresholds.js';
 import type { ControlView } from '../report/control-words.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
@@ -21,7 +29,7 @@ import { ArgsError } from './errors.js';
 import { readPlanGiven } from './plan-given.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 
-export interface ControlOptions {
+export interface ControlOptions extends ThresholdOptions {
   plan: string;
   state?: string;
   concurrency?: string;
@@ -33,12 +41,14 @@ export interface ControlOptions {
 
 /** Parses the options into a change (pure); throws SHARDMOVE_ARGS_INVALID naming the problem. */
 export function parseControlChange(
-  opts: Pick<ControlOptions, 'concurrency' | 'pause' | 'unpause' | 'stop'>,
+  opts: Pick<ControlOptions, 'concurrency' | 'pause' | 'unpause' | 'stop'> & ThresholdOptions,
 ): ControlChange {
   if (opts.stop) {
     // A stop ends the run: a cap or a pause given with it would only hold for the next run, unasked.
-    if (opts.pause || opts.unpause || opts.concurrency !== undefined)
-      throw new ArgsError('control: --stop takes no --pause, --unpause or --concurrency; give it alone');
+    if (opts.pause || opts.unpause || opts.concurrency !== undefined || hasThresholdOptions(opts))
+      throw new ArgsError(
+        'control: --stop takes no --pause, --unpause, --concurrency, --breaker, --rule or --latency-p90; give it alone',
+      );
     return { stop: true };
   }
   if (opts.pause && opts.unpause) throw new ArgsError('control: --pause and --unpause together; give one');
@@ -58,8 +68,22 @@ export function parseControlChange(
   return change;
 }
 
+/** Who changes a threshold: this user, host and process (never a secret: no token, no argv). */
+function whoAmI(): ThresholdBy {
+  let user = 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry for this uid (a container): the uid alone still tells who.
+    user = `uid ${process.getuid?.() ?? '?'}`;
+  }
+  return { user, host: hostname(), pid: process.pid };
+}
+
 export async function runControlCommand(opts: ControlOptions, ctx: CommandContext): Promise<number> {
   const change = parseControlChange(opts);
+  const thresholds = parseThresholdChanges(opts);
+  if (thresholds.length > 0) change.thresholds = { changes: thresholds, by: whoAmI() };
   const { file } = await resolveRunCheckpoint(opts, ctx);
   let result;
   try {
@@ -71,9 +95,17 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
     }
     throw err;
   }
+  if (result.refused.length > 0) throw new ArgsError(`control: ${result.refused.join('; ')}; nothing was changed`);
   const view: ControlView = { ...result.control, planConcurrency: result.planConcurrency };
   if (result.stop) return reportStop(result, file, opts, ctx);
-  const said = describeChange(change, result.before, view);
+  const { thresholds: _t, ...capChange } = change;
+  const capAsked = Object.keys(capChange).length > 0;
+  const saidThresholds = result.thresholds.map((d) => describeThresholdChange(d));
+  const said = [
+    ...(capAsked || saidThresholds.length === 0 ? [describeChange(capChange, result.before, view)] : []),
+    ...saidThresholds,
+  ].join('\n');
+  const inForce = result.inForce.map((o) => `  ${describeThresholdInForce(o)}`);
   if (opts.json) {
     const control = {
       ...view,
@@ -81,9 +113,16 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
       cap: view.paused ? 0 : capWhenUnpaused(view),
       capWhenUnpaused: capWhenUnpaused(view),
     };
-    ctx.stdout.write(
-      `${JSON.stringify({ checkpoint: file, changed: Object.keys(change).length > 0, said, control, runner: result.runner }, null, 2)}\n`,
-    );
+    const out = {
+      checkpoint: file,
+      changed: Object.keys(change).length > 0,
+      said,
+      control,
+      runner: result.runner,
+      thresholds: result.thresholds,
+      thresholdsInForce: result.inForce,
+    };
+    ctx.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return EXIT.ok;
   }
   const changed = Object.keys(change).length > 0;
@@ -96,7 +135,8 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
   const stopping = view.stop
     ? `stopping: asked for at ${new Date(view.stop.at).toISOString()} by ${view.stop.by === 'file' ? 'the stop file' : 'shardmove control --stop'}\n`
     : '';
-  ctx.stdout.write(`${said}\n${stopping}${changed ? `${who}\n` : ''}checkpoint: ${file}\n`);
+  const live = inForce.length > 0 ? `thresholds set live:\n${inForce.join('\n')}\n` : '';
+  ctx.stdout.write(`${said}\n${stopping}${live}${changed ? `${who}\n` : ''}checkpoint: ${file}\n`);
   return EXIT.ok;
 }
 

@@ -250,7 +250,7 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
   program
     .command('control')
     .description(
-      'Steer a run while it goes on: change its concurrency cap, pause or unpause it, or stop it (no restart).',
+      'Steer a run while it goes on: change its concurrency cap or its thresholds (breaker, rule bounds, latency), pause or unpause it, or stop it (no restart).',
     )
     .argument('<plan>', 'plan YAML file')
     .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
@@ -262,6 +262,14 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       'stop the run: no new moves, the moves in flight are followed to their end, then it exits (6); run again continues',
       false,
     )
+    .option(
+      '--breaker <breaker>',
+      "the failure breaker from now on, as retry.pause_after: '{failures: 20, within: 15m}', '{rate: 5%, within: 15m, min_moves: 50}', off, or plan",
+    )
+    .option('--rule <name>', "a throttle rule whose bound changes (with --above or --below, on the plan's side)")
+    .option('--above <x>', "--rule's new bound (a number, or plan)")
+    .option('--below <x>', "--rule's new bound (a number, or plan)")
+    .option('--latency-p90 <duration>', "the throttle's latency_p90 from now on (10ms-10m), or plan")
     .option('--json', 'machine-readable output', false)
     .action(async (plan: string, opts) => {
       const { runControlCommand } = await import('./control.js');

@@ -8,6 +8,7 @@
  */
 import { resolve } from 'node:path';
 import { formatBytes } from '../plan/capacity-field.js';
+import { describeBreaker } from '../plan/breaker-field.js';
 import { formatPlanDuration } from '../plan/durations.js';
 import { PlanError, formatProblem } from '../plan/errors.js';
 import type { PlanProblem } from '../plan/errors.js';
@@ -163,7 +164,11 @@ export function summaryLines(plan: Plan, now: number): string[] {
       ? [`  moves ${describeSelect(plan.move.select)}; pre-flight checks every name on the instance`]
       : []),
     ...(breaker
-      ? [`  breaker: ${breaker.failures} failed moves within ${formatPlanDuration(breaker.withinMs)} pause the run`]
+      ? [
+          'rate' in breaker
+            ? `  breaker: the run pauses at ${describeBreaker(breaker)}`
+            : `  breaker: ${describeBreaker(breaker)} pause the run`,
+        ]
       : []),
     ...scheduleLines(plan, now),
     ...(plan.throttle

@@ -228,6 +228,7 @@ export const RUN_EVENTS_OF_AUDIT: RunEventsOfAudit = {
   'throttle.cap': PRIVATE,
   'rule.changed': PRIVATE,
   'control.changed': PRIVATE,
+  'threshold.changed': PRIVATE,
   'run.restart': PRIVATE,
   'schedule.ignored': PRIVATE,
   'http.mutating': PRIVATE,

@@ -13,6 +13,7 @@
  * higher layers' values (a verification entry, a drain's result) are restated here as fields.
  */
 import type { Kind } from '../plan/types.js';
+import type { FailureBreaker } from '../plan/values.js';
 
 /** How a run machine ends: the run's final states, in the order the machine checks them. */
 export const FINAL_STATES = ['done', 'doneWithQuarantine', 'failed'] as const;
@@ -139,6 +140,9 @@ export interface CapData {
   since?: number | null;
 }
 
+/** A threshold's value as `threshold.changed` records it: a breaker (or `off`), a latency in ms, a rule's bound. */
+export type ThresholdValueData = FailureBreaker | 'off' | number | { op: 'above' | 'below'; bound: number };
+
 /** Every audit event and the fields of its data. */
 export interface AuditEventMap {
   // The run (runtime/)
@@ -201,7 +205,19 @@ export interface AuditEventMap {
     stop?: StopRequest;
     previous: { concurrency: number | null; paused: boolean; stop?: StopRequest | null };
   };
-  'breaker.tripped': { failures: number; withinMs: number; reason: string };
+  /** `ended`, `rate`: the rate form's moves that ended within the window, and the rate in force (a share). */
+  'breaker.tripped': { failures: number; withinMs: number; reason: string; ended?: number; rate?: number };
+  /**
+   * A threshold changed live (`shardmove control --breaker`, `--rule NAME --above X`, `--latency-p90`):
+   * its name (`breaker`, `latency_p90`, `rule:NAME`), the value before and after (null: the plan's),
+   * and who changed it. The values are store/thresholds.ts's.
+   */
+  'threshold.changed': {
+    name: string;
+    value: ThresholdValueData | null;
+    previous: ThresholdValueData | null;
+    by: { user: string; host: string; pid: number };
+  };
   'quarantine.released': { count: number };
   // The cap in force and the gate under it (actors/cap.ts, schedule/gate.ts)
   'cap.changed': CapData & { previous: CapData | null };
@@ -383,6 +399,8 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'control.changed': 'shardmove control changed the cap, paused/unpaused, or a stop was requested or consumed',
   'quarantine.released': '--retry-quarantined released quarantined items',
   'breaker.tripped': 'the failure breaker paused the run (retry.pause_after)',
+  'threshold.changed':
+    'shardmove control changed a threshold live (the breaker, a rule bound, the throttle latency), with who, the old and the new value',
   'cap.changed': 'the cap in force changed (operator, pause, window or throttle)',
   'window.opened': 'a maintenance window opened',
   'window.closed': 'the last open maintenance window closed',

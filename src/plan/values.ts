@@ -66,10 +66,23 @@ export interface PlanSchedule {
   windows: string[];
 }
 
-/** `retry.pause_after`: N failed moves within a window pause the run (the failure breaker). */
-export interface FailureBreaker {
+/**
+ * `retry.pause_after`, the failure breaker: N failed moves within a window pause the run (a count),
+ * or a share of the moves that ended within it, judged once `minMoves` have ended there (a rate).
+ */
+export type FailureBreaker = FailureCount | FailureRate;
+
+/** The breaker by count: `{failures: 20, within: 15m}`. */
+export interface FailureCount {
   failures: number;
   withinMs: number;
+}
+
+/** The breaker by rate: `{rate: 5%, within: 15m, min_moves: 50}`; `rate` is a share (0.05). */
+export interface FailureRate {
+  rate: number;
+  withinMs: number;
+  minMoves: number;
 }
 
 /** One `throttle.rules` entry: a PromQL query and the bound past which it holds the run. */

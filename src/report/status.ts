@@ -5,6 +5,8 @@
  */
 import type { AuditEventOf, CapData } from '../events/vocabulary.js';
 import { describeInForce } from './control-words.js';
+import { describeThresholdInForce } from './threshold-words.js';
+import type { ThresholdOverride } from '../store/thresholds.js';
 import { holdOf } from '../events/hold.js';
 import type { Hold } from '../events/hold.js';
 import type { RunContext } from '../machine/types.js';
@@ -106,6 +108,8 @@ export interface StatusReport {
   previousWeights: Record<string, number> | null;
   /** The operator's live overrides (`shardmove control`) and the plan's own cap. */
   control: RunControl & { planConcurrency: number | null };
+  /** Thresholds set live in place of the plan's, oldest change first (empty: the plan's hold). */
+  thresholds: ThresholdOverride[];
   /**
    * The cap in force as the run recorded it last (operator, pause, maintenance windows, throttle):
    * what caps the run now and why; null before a drain looked, and when it is not running.
@@ -162,6 +166,8 @@ function endedOf(state: string, last: EndEvent | null): StatusReport['ended'] {
 
 /** What a status knows beyond the checkpoint's run row and summary, each optional. */
 export interface StatusSources {
+  /** Thresholds set live (`shardmove control --breaker`, `--rule`, `--latency-p90`), with who and when. */
+  thresholds?: ThresholdOverride[];
   lock?: LockView | null;
   /** The plan's `move.concurrency`, when the caller loaded the plan (the checkpoint does not keep it). */
   planConcurrency?: number | null;
@@ -249,6 +255,7 @@ export function buildStatusReport(
     notes: c?.notes ?? [],
     previousWeights: c?.previousWeights ?? null,
     control,
+    thresholds: more.thresholds ?? [],
     cap: running ? cap : null,
     now: hold,
     notifications,
@@ -318,6 +325,8 @@ export function renderStatus(r: StatusReport): string {
     lines.push(
       `  control: ${r.now ? `cap ${r.control.concurrency}, set with shardmove control${r.control.planConcurrency === null ? '' : ` (the plan's is ${r.control.planConcurrency})`}` : describeInForce(r.control)}${r.state === 'running' ? '' : ' (kept in the checkpoint for its next run)'}`,
     );
+  // Set live with shardmove control, in place of the plan's.
+  for (const t of r.thresholds) lines.push(`  threshold: ${describeThresholdInForce(t)}`);
   // A stop that waits with no run going (its run lost the lock, or was killed): the next run obeys it.
   const stop = r.control.stop;
   if (stop && r.state !== 'running')

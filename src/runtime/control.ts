@@ -14,7 +14,10 @@ import type { LockView } from '../report/status.js';
 import { busyRefusal } from '../store/busy.js';
 import type { Checkpoint } from '../store/checkpoint.js';
 import type { RunControl } from '../store/types.js';
+import type { ThresholdBy, ThresholdOverride } from '../store/thresholds.js';
 import { revertCheckpointPath } from './paths.js';
+import { applyThresholds } from './thresholds-control.js';
+import type { ThresholdChange, ThresholdDone } from './thresholds-control.js';
 import { lockHolder, openExistingCheckpoint, planCapOf } from './status.js';
 import type { PlanGiven } from './status.js';
 
@@ -24,6 +27,8 @@ export interface ControlChange {
   paused?: boolean;
   /** Ask the run holding the checkpoint to stop (`--stop`). */
   stop?: true;
+  /** Thresholds to change live (`--breaker`, `--rule`, `--latency-p90`), and who changes them. */
+  thresholds?: { changes: ThresholdChange[]; by: ThresholdBy };
 }
 
 /** What became of a `--stop`. */
@@ -47,6 +52,12 @@ export interface ControlResult {
   runner: LockView | null;
   /** With `--stop`: whether it was asked for. */
   stop?: StopAnswer;
+  /** The thresholds changed now, each before and after; empty when none was asked for. */
+  thresholds: ThresholdDone[];
+  /** Why the thresholds asked for were refused (nothing was written then); empty otherwise. */
+  refused: string[];
+  /** The thresholds set live in force after the change, with who set them and when. */
+  inForce: ThresholdOverride[];
 }
 
 /**
@@ -62,13 +73,29 @@ export function applyControl(
 ): ControlResult {
   if (change.stop) return applyStop(stopTarget(file), now, plan);
   const changing = change.concurrency !== undefined || change.paused !== undefined;
-  const store = openExistingCheckpoint(file, { readOnly: !changing });
+  const asked = change.thresholds && change.thresholds.changes.length > 0 ? change.thresholds : null;
+  const store = openExistingCheckpoint(file, { readOnly: !changing && !asked });
   try {
     const before = store.readControl();
-    const control = changing
-      ? store.writeControl({ concurrency: change.concurrency, paused: change.paused }, now)
-      : before;
-    return { file, before, control, planConcurrency: planCapOf(store, plan), runner: lockHolder(store) };
+    const base = { file, before, planConcurrency: planCapOf(store, plan), runner: lockHolder(store) };
+    const apply = (): ControlResult => {
+      // The thresholds are checked first: one refused writes nothing, the cap and the pause included.
+      const t = asked ? applyThresholds(store, asked.changes, now, asked.by) : { ok: true as const, done: [] };
+      if (!t.ok)
+        return {
+          ...base,
+          control: before,
+          thresholds: [],
+          refused: t.refusals,
+          inForce: store.readThresholds().overrides,
+        };
+      const control = changing
+        ? store.writeControl({ concurrency: change.concurrency, paused: change.paused }, now)
+        : before;
+      return { ...base, control, thresholds: t.done, refused: [], inForce: store.readThresholds().overrides };
+    };
+    // A read changes nothing, and a read-only connection takes no write transaction.
+    return changing || asked ? store.batch(apply) : apply();
   } catch (err) {
     throw busyRefusal(err, store);
   } finally {
@@ -86,7 +113,16 @@ function applyStop(file: string, now: number, plan: PlanGiven | null): ControlRe
     return store.batch((): ControlResult => {
       const before = store.readControl();
       const runner = lockHolder(store);
-      const base = { file, before, control: before, planConcurrency: planCapOf(store, plan), runner };
+      const base = {
+        file,
+        before,
+        control: before,
+        planConcurrency: planCapOf(store, plan),
+        runner,
+        thresholds: [],
+        refused: [],
+        inForce: store.readThresholds().overrides,
+      };
       if (!runner || runner.alive === false) return { ...base, stop: { kind: 'no run', ended: endedState(store) } };
       if (before.stop) return { ...base, stop: { kind: 'already', stop: before.stop } };
       const control = store.writeControl({ stop: { by: 'control' } }, now);

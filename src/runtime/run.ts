@@ -295,6 +295,7 @@ function startGate(
           everyMs: plan.throttle?.healthEveryMs ?? THROTTLE_DEFAULTS.healthEveryMs,
           onError: plan.prometheus!.onError,
           signal: opts.signal,
+          bounds: () => store.readThresholds().rules,
           onChange: (c) => {
             store.appendEvent('rule.changed', { ...c }, clock.now());
             log.info({ rule: c }, 'throttle rule changed status');
@@ -321,6 +322,7 @@ function startGate(
     plan,
     api,
     ...(watch ? { rules: watch } : {}),
+    latencyP90Ms: () => store.readThresholds().latencyP90Ms,
     ignoreSchedule: opts.ignoreSchedule ?? false,
     onChange: (c) => {
       const at = clock.now();

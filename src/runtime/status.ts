@@ -98,6 +98,7 @@ export function readStatus(
     return withCopyKnowledge(file, store, (copies) =>
       buildStatusReport(file, saved, store.summary(now), now, {
         lock: lockHolder(store),
+        thresholds: store.readThresholds().overrides,
         planConcurrency: planCapOf(store, plan),
         cap: capView(store.lastEventOf(['cap.changed'])),
         failures: recentFailures(store, versionOf(saved)),

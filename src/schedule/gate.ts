@@ -52,6 +52,8 @@ export interface GateOptions {
   onChange?: (change: GateChange) => void;
   /** throttle.rules, read on Prometheus (absent: the plan has none). */
   rules?: RuleWatch;
+  /** The throttle's latency p90 set live (`shardmove control --latency-p90`), read at each decision; undefined: the plan's. */
+  latencyP90Ms?: () => number | undefined;
 }
 
 /** The gate one run shares across its drains. */
@@ -133,8 +135,10 @@ export function createGate(opts: GateOptions): SchedulingGate {
     if (cut) return `${describeRule(cut)} (action: cut)`;
     if (latency.length >= 10) {
       const p90 = latency.quantile(0.9);
-      if (p90 > t.latencyP90Ms)
-        return `API latency p90 ${Math.round(p90)} ms above throttle.latency_p90 ${t.latencyP90Ms} ms`;
+      const live = opts.latencyP90Ms?.();
+      const bound = live ?? t.latencyP90Ms;
+      if (p90 > bound)
+        return `API latency p90 ${Math.round(p90)} ms above ${live === undefined ? 'throttle.latency_p90' : 'the latency p90 set with shardmove control'} ${bound} ms`;
     }
     if (outcomes.length >= 10 && outcomes.mean() > t.maxFailureRate) {
       return `${Math.round(outcomes.mean() * 100)}% of recent moves failed (throttle.max_failure_rate ${t.maxFailureRate})`;

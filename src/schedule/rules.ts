@@ -15,6 +15,8 @@ import type { ThrottleRule } from '../plan/values.js';
 
 export type RuleStatus = 'ok' | 'pending' | 'holding' | 'error';
 
+type RuleBoundSet = { op: 'above' | 'below'; bound: number };
+
 /** One rule's state after a reading. */
 export interface RuleState {
   rule: string;
@@ -45,6 +47,8 @@ export interface RuleWatchOptions {
   onChange?: (change: RuleChange) => void;
   /** The run's abort signal: a query abandoned because the run stops is no failed reading. */
   signal?: AbortSignal;
+  /** Bounds set live (`shardmove control --rule NAME --above X`) by rule name, read at each reading. */
+  bounds?: () => Readonly<Record<string, { op: 'above' | 'below'; bound: number }>>;
 }
 
 /** What holds the run now: the first holding pause rule (or a failed query under on_error: pause), the first holding cut rule. */
@@ -88,9 +92,10 @@ export function createRuleWatch(opts: RuleWatchOptions): RuleWatch {
     return { pause, cut };
   };
 
-  async function read(rule: ThrottleRule, now: number): Promise<RuleState> {
+  async function read(rule: ThrottleRule, now: number, live: RuleBoundSet | undefined): Promise<RuleState> {
     const op = rule.above !== null ? 'above' : 'below';
-    const bound = (rule.above ?? rule.below)!;
+    // A bound set live holds on the side the plan gave (control refuses the other side).
+    const bound = live && live.op === op ? live.bound : (rule.above ?? rule.below)!;
     const prev = states.get(rule.name);
     const base = { rule: rule.name, action: rule.action, op, bound } as const;
     let samples: PromSample[];
@@ -127,8 +132,9 @@ export function createRuleWatch(opts: RuleWatchOptions): RuleWatch {
     async evaluate(now) {
       if (now - readAt < opts.everyMs) return verdict();
       readAt = now;
+      const live = opts.bounds?.() ?? {};
       for (const rule of opts.rules) {
-        const next = await read(rule, now);
+        const next = await read(rule, now, live[rule.name]);
         const prev = states.get(rule.name) ?? null;
         states.set(rule.name, next);
         if (prev?.status !== next.status && !(prev === null && next.status === 'ok'))

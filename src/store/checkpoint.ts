@@ -13,6 +13,8 @@ import type { LockRow } from './lease.js';
 import { checkCheckpointFile, openCheckpointFile } from './open.js';
 import type { CheckpointKind } from './open.js';
 import { NotificationTable } from './notifications.js';
+import { ThresholdTable } from './thresholds.js';
+import type { LiveThresholds, ThresholdBy, ThresholdName, ThresholdSetting } from './thresholds.js';
 import { migrate, SCHEMA_VERSION } from './schema.js';
 import { NO_CONTROL } from './types.js';
 import { RETIRED_AUDIT_TYPES, readAuditRow, storedNamesOf } from '../events/legacy-names.js';
@@ -51,6 +53,7 @@ const PLACEMENT_TTL_MS = 5_000;
 export class Checkpoint extends ItemTable implements CheckpointStore {
   private readonly r;
   readonly notifications: NotificationTable;
+  private readonly thresholds: ThresholdTable;
   private placementCache: { at: number; rows: DestinationPlacement[] } | null = null;
   private lockHolder: LockHolder | null = null;
   /** The generation of the lock this store holds (null: none). */
@@ -64,6 +67,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
   ) {
     super(db);
     this.notifications = new NotificationTable(db);
+    this.thresholds = new ThresholdTable(db);
     const p = (sql: string) => db.prepare(sql);
     const control = hasTable(db, 'control');
     // Schema 8 (leases); a read-only `status` on an older, unmigrated file sees plain locks.
@@ -534,6 +538,28 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
         at,
       );
       return next;
+    });
+  }
+
+  readThresholds(): LiveThresholds {
+    return this.thresholds.read();
+  }
+
+  /**
+   * Sets one threshold live (`value` null: back to the plan's) and logs it as a `threshold.changed`
+   * event with the value before and who changed it, in one transaction. Returns both values.
+   */
+  writeThreshold(
+    name: ThresholdName,
+    value: ThresholdSetting['value'] | null,
+    at: number,
+    by: ThresholdBy,
+  ): { previous: ThresholdSetting['value'] | null; value: ThresholdSetting['value'] | null } {
+    return this.batch(() => {
+      const previous = this.thresholds.read().overrides.find((o) => o.name === name)?.value ?? null;
+      this.thresholds.write(name, value, at, by);
+      this.appendEvent('threshold.changed', { name, value, previous, by }, at);
+      return { previous, value };
     });
   }
 

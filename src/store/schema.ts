@@ -319,6 +319,17 @@ const MIGRATIONS: readonly string[] = [
     audit_seq INTEGER NOT NULL
   );
   `,
+  // 21: thresholds changed live (\`shardmove control --breaker\`, \`--rule NAME --above X\`,
+  // \`--latency-p90\`): one row per threshold, its value as JSON, when and by whom (store/thresholds.ts).
+  // A threshold without a row is the plan's.
+  `
+  CREATE TABLE thresholds (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    by TEXT NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -15,6 +15,7 @@ import type {
 } from '../events/vocabulary.js';
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
+import type { LiveThresholds } from './thresholds.js';
 
 /** Who holds the run lock (declared with the events that record it). */
 export type LockHolder = LockHolderData;
@@ -173,6 +174,8 @@ export interface ActorStore extends ItemStore {
   writeControl(change: ControlChange, at: number): RunControl;
   /** Events of one of `types` after `afterSeq`, oldest first, at most `limit` (content verification pages through them). */
   eventsOf<K extends AuditType>(types: readonly K[], afterSeq: number, limit: number): AuditEventOf<K>[];
+  /** The thresholds changed live (`shardmove control --breaker` ...): ./thresholds.ts. Cheap: read at every ended move. */
+  readThresholds(): LiveThresholds;
 }
 
 /** The whole checkpoint as the runtime holds it: what the actors may do, plus the run-level part. */

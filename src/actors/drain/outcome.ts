@@ -8,7 +8,7 @@ import type { MoveRecord, MoveState } from '../../api/types.js';
 import { formatPlanDuration } from '../../plan/durations.js';
 import type { Plan } from '../../plan/types.js';
 import type { ItemRow } from '../../store/types.js';
-import { noteFailedMove } from './breaker.js';
+import { noteEndedMove, noteFailedMove } from './breaker.js';
 import { event } from './context.js';
 import type { DrainCtx } from './context.js';
 
@@ -103,6 +103,8 @@ export function applyMove(ctx: DrainCtx, row: ItemRow, move: MoveRecord, since: 
   // The throttle learns from every ended move: failures, and durations drifting upwards.
   const seenFrom = row.runningAt ?? row.scheduledAt;
   deps.gate?.noteMove(move.state === 'failed', seenFrom !== null && seenFrom !== undefined ? now - seenFrom : null);
+  // The breaker's window holds every ended move: its rate form judges the failed share of them.
+  if (move.state !== 'failed') noteEndedMove(deps, false);
   if (move.state === 'finished') {
     store.markMoved(kind, row.id, move.id, move.state, now, null);
     event(ctx, 'move.finished', { id: row.id, moveId: move.id });

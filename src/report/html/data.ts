@@ -3,6 +3,7 @@
  * from what the checkpoint holds: the status (./../status.ts), the machine's saved context and the
  * event log. Pure: the caller reads the checkpoint and passes the time.
  */
+import { describeThresholdEvent } from '../threshold-words.js';
 import type { RunContext, VerifyOutput } from '../../machine/types.js';
 import type { StoredGeoOutput } from '../geo-output.js';
 import type { Kind } from '../../plan/types.js';
@@ -324,6 +325,9 @@ export function buildReportData(input: ReportInput): ReportData {
         }
         break;
       }
+      case 'threshold.changed':
+        rawMarkers.push({ at: e.at, type: 'cap', label: describeThresholdEvent(e.data) });
+        break;
       case 'cap.changed':
         caps.push({ at: e.at, cap: e.data.cap, paused: e.data.paused });
         break;
