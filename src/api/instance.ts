@@ -9,6 +9,7 @@ import { createCredentialProvider } from './auth.js';
 import type { OAuthTokenPair } from './auth.js';
 import { createClient, createPool, USER_AGENT } from './client.js';
 import type { RequestEvent, RetryPolicy } from './client.js';
+import type { OutageGate } from './outage.js';
 import { ApiHttpError, ApiInvalidResponseError } from './errors.js';
 import { listKeysetIsolating, listOffsetIsolating } from './listing.js';
 import { nextPageNumber, paginateOffset, parseLinkNext } from './pagination.js';
@@ -64,6 +65,8 @@ export interface InstanceApiOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   now?: () => number;
   random?: () => number;
+  /** Instance outages hold requests instead of failing them (./outage.ts). */
+  outage?: OutageGate;
 }
 
 type Json = Record<string, unknown>;
@@ -102,6 +105,7 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     sleep: opts.sleep,
     now,
     random: opts.random,
+    ...(opts.outage ? { outage: opts.outage } : {}),
   });
 
   const moveListPath = (kind: Kind) => `/${singular(kind)}_repository_storage_moves`;

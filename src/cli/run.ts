@@ -5,10 +5,12 @@
  * the plan, prints the final report and maps the run's outcome to an exit code:
  * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
  * 4 refused (lock held, plan changed), 5 lost the run lock to another runner, 6 stopped on request
- * (`control --stop`, the stop file), 130 interrupted with the checkpoint saved.
+ * (`control --stop`, the stop file), 7 the instance did not answer for instance.outage_wait,
+ * 130 interrupted with the checkpoint saved.
  */
 import { resolve } from 'node:path';
 import { SELECT_UNKNOWN, SELECT_UNLISTABLE } from '../actors/errors.js';
+import { INSTANCE_OUTAGE } from '../api/errors.js';
 import { createMetricsFileObserver } from '../metrics/metrics-file.js';
 import { claimMetricsFile } from '../metrics/owner.js';
 import type { MetricsClaim } from '../metrics/owner.js';
@@ -268,4 +270,6 @@ export function reportOutcome(
 const EXIT_BY_STEP_CODE: Readonly<Record<string, ExitCode>> = {
   [SELECT_UNKNOWN]: EXIT.invalid,
   [SELECT_UNLISTABLE]: EXIT.invalid,
+  // The instance did not answer for instance.outage_wait: its own code, so a restart loop can tell it from a revoked token.
+  [INSTANCE_OUTAGE]: EXIT.outage,
 };

@@ -47,7 +47,7 @@ export const RUN_OUTCOMES = [
 ] as const;
 
 /** Who or what holds a paused run (../report/hold.ts says it in words on the progress line and in `status`). */
-export const PAUSE_HOLDERS = ['control', 'breaker', 'rule', 'capacity', 'window', 'throttle', 'queue'] as const;
+export const PAUSE_HOLDERS = ['control', 'breaker', 'rule', 'capacity', 'window', 'throttle', 'queue', 'outage'] as const;
 
 /** What docs/events.md says of one type: each field in a few words ('' when its name says it all), and when it comes. */
 export interface RunEventDoc<F extends string = string> {
@@ -153,7 +153,7 @@ const DECLARED = [
       previous: control.nullable(),
       reason: z.string(),
       /** Added in version 1: readers of older lines see none. */
-      limit: z.enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle', 'queue', 'stopping']).optional(),
+      limit: z.enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle', 'queue', 'stopping', 'outage']).optional(),
       /** limit rule (added in version 1). */
       rule: z.string().optional(),
       since: z.iso.datetime().nullable().optional(),
@@ -164,7 +164,7 @@ const DECLARED = [
         paused: '',
         previous: '`{cap, paused}` or null',
         reason: 'in words',
-        limit: 'what set it: `plan`, `control`, `paused`, `window`, `rule`, `throttle`',
+        limit: 'what set it: `plan`, `control`, `paused`, `window`, `rule`, `throttle`, `queue`, `stopping`, `outage` (the instance does not answer)',
         rule: 'with `limit: "rule"` only: its name; `capacity:<storage>` for the room',
         since: 'with `limit: "rule"` only: ISO time the condition began',
       },
@@ -181,7 +181,7 @@ const DECLARED = [
     },
     {
       fields: {
-        by: 'who or what holds it. `control`: `shardmove control --pause`; `breaker`: the failure breaker, `retry.pause_after`; `rule`: a throttle rule on Prometheus; `capacity`: a destination out of room; `window`: outside every maintenance window; `throttle`: the throttle at 0, Gitaly unhealthy',
+        by: 'who or what holds it. `control`: `shardmove control --pause`; `breaker`: the failure breaker, `retry.pause_after`; `rule`: a throttle rule on Prometheus; `capacity`: a destination out of room; `window`: outside every maintenance window; `throttle`: the throttle at 0, Gitaly unhealthy; `outage`: the instance does not answer (network errors, timeouts, 502/503/504), for up to `instance.outage_wait`',
         reason: 'in words, as `cap.changed` says it',
         rule: 'with `by` `rule` or `capacity` only: the rule, `capacity:<storage>` for the room',
         until: 'with `by: "window"` only: when the next window opens, ISO; null when none will',

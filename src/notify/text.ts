@@ -45,6 +45,8 @@ const paused: Line<'run.paused'> = (e) => {
       return `HELD by the throttle: ${why}`;
     case 'queue':
       return `HELD: the bulk move's job waits in Sidekiq's queue: ${why}`;
+    case 'outage':
+      return `HELD: ${why}`;
   }
 };
 

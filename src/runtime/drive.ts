@@ -50,6 +50,8 @@ export interface DriveArgs {
   gate?: SchedulingGate | undefined;
   /** The operator's Prometheus, when the plan names one (pre-flight runs every rule's query once). */
   prometheus?: PrometheusClient | undefined;
+  /** Instance outages (./outage-hold.ts): given the drain's deps, the hold is recorded as their cap. */
+  outage?: { attach(deps: ActorDeps): void } | undefined;
   /** The log's last sequence number before this process took the lock (observers read on from it). */
   fromSeq: number;
   /** True once the run lock was lost: a stop request and the stop file are then left to its new holder. */
@@ -87,6 +89,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
     stopAsked: () => stop.asked(),
   };
+  a.outage?.attach(deps);
   let failDrive: (err: unknown) => void = () => undefined;
   const effects = createEffects(services.actors, deps, log, (err) => failDrive(err));
 

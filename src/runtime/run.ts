@@ -37,6 +37,8 @@ import { assertGivenList } from './only-checkpoint.js';
 import { assertCheckpointOfPlan } from './plan-owner.js';
 import { notifyObservers, stopObservers } from './observer.js';
 import { createOauthWriteback } from './oauth-writeback.js';
+import { createRunOutage } from './outage-hold.js';
+import type { RunOutage } from './outage-hold.js';
 import { locateCheckpoint, logPath, otherCheckpointNote, revertCheckpointPath } from './paths.js';
 import { shellWord } from '../shared/shell-word.js';
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
@@ -100,6 +102,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   let api: InstanceApi | undefined;
   let prometheus: PrometheusClient | undefined;
   let lease: LeaseKeeper | undefined;
+  let outage: RunOutage | undefined;
   let end: RunEnd | undefined;
   try {
     // Before the lock: a refused run leaves the other kind's checkpoint exactly as it was.
@@ -172,7 +175,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       // The event log keeps every mutating request (the audit trail), reads only in the debug log.
       if (e.mutating) audit.add({ ...e }, services.clock.now());
     };
-    api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh: oauth.onRefresh, onResponse });
+    outage = createRunOutage({ plan, env: opts.env, store, clock: services.clock, log, stderr: opts.stderr, signal });
+    api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh: oauth.onRefresh, onResponse, outage: outage.gate });
     if (plan.prometheus)
       prometheus = (services.createPrometheus ?? createPrometheusClient)({
         url: plan.prometheus.url,
@@ -215,6 +219,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
         snapshot: start.snapshot,
         gate,
         prometheus,
+        outage,
         fromSeq,
         leaseLost: () => lease?.lost ?? false,
       });
@@ -235,6 +240,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     throw err;
   } finally {
     lease?.stop();
+    outage?.close();
     await api?.close().catch(() => undefined);
     await prometheus?.close().catch(() => undefined);
     flushAudit(audit, log);
