@@ -173,7 +173,7 @@ export const PLAN_FIELDS = {
         type: 'duration',
         prop: 'outageWaitMs',
         default: 1_800_000,
-        min: 10_000,
+        min: 1_000,
         max: 86_400_000,
         description:
           'How long the run holds while the instance does not answer (network errors, timeouts, 502/503/504) before it ends with exit 7.',
