@@ -234,6 +234,20 @@ export function parseLease(raw: string | undefined): number | undefined {
   return d.ms;
 }
 
+/**
+ * What Ctrl-C or a hangup leaves: the checkpoint saved, and the moves already posted still running
+ * on GitLab (an interruption cannot call them back), their repositories read-only until each ends;
+ * `next` says how to go on, which follows them.
+ */
+export function interruptedLine(inFlight: number | undefined, next: string): string {
+  if (!inFlight) return `interrupted; ${next}\n`;
+  const moves = inFlight === 1 ? '1 move is' : `${inFlight} moves are`;
+  return (
+    `interrupted; ${moves} still running on GitLab (${inFlight === 1 ? 'its repository' : 'their repositories'} ` +
+    `read-only until each ends); ${next} (it follows them)\n`
+  );
+}
+
 /** The exit code of a run's outcome (README: Exit codes). */
 export function exitCodeOfOutcome(outcome: RunOutcome): ExitCode {
   if (outcome.kind === 'interrupted') return EXIT.interrupted;
@@ -256,7 +270,7 @@ export function reportOutcome(
   const { again } = hints;
   const named = { ...(again ? { again } : {}), ...(hints.plan !== undefined ? { plan: hints.plan } : {}) };
   if (outcome.kind === 'interrupted')
-    out.stderr.write(again ? `interrupted; to continue: ${again}\n` : 'interrupted; run again to continue\n');
+    out.stderr.write(interruptedLine(outcome.inFlight, again ? `to continue: ${again}` : 'run again to continue'));
   else if (outcome.kind === 'stopped')
     out.stdout.write(outcome.redact(renderStoppedReport({ ...outcome.report, ...named })));
   else out.stdout.write(outcome.redact(renderFinalReport({ ...outcome.report, ...named })));

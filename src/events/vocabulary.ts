@@ -150,7 +150,8 @@ export interface AuditEventMap {
   /** `planFile`: the plan file's real path, which the checkpoint belongs to (older events have none). */
   'run.started': { resumed: boolean; dryRun: boolean; pid: number; planFile?: string };
   'run.restart': { reason: string };
-  'run.interrupted': { step: string };
+  /** `inFlight`: moves posted and not seen to end, which go on on the instance (older events have none). */
+  'run.interrupted': { step: string; inFlight?: number };
   /** The run saw a stop request: nothing new starts; it ends once nothing is in flight. */
   'run.stopping': { by: StopBy; step: string; inFlight: number };
   /** The run obeyed a stop request: nothing was in flight; the step it was in returned, the checkpoint is saved. */

@@ -217,6 +217,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
         secrets,
         input,
         snapshot: start.snapshot,
+        resumed: start.resumes ?? start.kind === 'restore',
         gate,
         prometheus,
         outage,

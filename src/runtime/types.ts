@@ -53,7 +53,14 @@ export type { FinalState } from '../events/vocabulary.js';
  * checkpoint saved, or in a final state with the report's data. The CLI turns it into an exit code and prints the report.
  */
 export type RunOutcome =
-  | { kind: 'interrupted' }
+  | {
+      kind: 'interrupted';
+      /**
+       * Moves posted and not seen to end (in flight, or posted with the answer not yet recorded):
+       * they go on on GitLab, their repositories read-only until each ends. Absent: not counted.
+       */
+      inFlight?: number;
+    }
   | {
       /** Stopped on request (`control --stop`, the stop file) once nothing was in flight; `run` again resumes. */
       kind: 'stopped';
