@@ -12,6 +12,7 @@
  * heartbeat) go away when the run ends, replaced by `shardmove_run_end_timestamp_seconds` with the
  * outcome: a finished run's file must not look like a run that stalled.
  */
+import { holdOf } from '../events/hold.js';
 import type { CapData } from '../events/vocabulary.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestEvent } from '../api/client.js';
@@ -74,6 +75,11 @@ export class RunMetrics {
   private readonly paused = this.gauge(
     'shardmove_paused',
     '1 while the run is paused with `shardmove control --pause`, else 0; absent once the run ended.',
+  );
+  private readonly held = this.gauge(
+    'shardmove_held',
+    'Series `by` is 1 while the run starts nothing new because of it (control, breaker, rule, capacity, window, throttle, queue, stop, outage: the instance does not answer), else absent; absent once the run ended.',
+    ['by'],
   );
   private readonly eta = this.gauge(
     'shardmove_eta_seconds',
@@ -185,6 +191,9 @@ export class RunMetrics {
     this.inFlight.set({ plan }, inFlight);
     this.cap.set({ plan }, g.cap?.cap ?? Number.NaN);
     this.paused.set({ plan }, g.summary.control?.paused ? 1 : 0);
+    this.held.reset();
+    const hold = holdOf(g.cap, g.summary.control ?? null);
+    if (hold?.stopped) this.held.set({ plan, by: hold.by }, 1);
     const remaining = remainingOf(g.summary);
     const etaMs = g.pace ? g.pace.etaMs : etaOf(remaining, null, false);
     this.eta.set({ plan }, etaMs === null ? Number.NaN : etaMs / 1000);
@@ -196,6 +205,7 @@ export class RunMetrics {
   end(outcome: RunOutcome, at: number): void {
     this.endedAt = at;
     for (const g of this.live()) g.reset();
+    this.held.reset();
     this.ended.reset();
     this.ended.set({ plan: this.plan, outcome }, at / 1000);
   }
