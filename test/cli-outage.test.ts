@@ -85,6 +85,9 @@ describe('an instance outage mid-drain (separate processes, real HTTP)', { timeo
       .at(-1);
     expect(hold).toMatchObject({ limit: 'outage', cap: 0 });
     expect(hold?.reason).toMatch(/^the instance has not answered since \d\d:\d\d:\d\d UTC \(\w+\); trying every 200ms$/);
+    // `status` reads the checkpoint alone: it says the same, and so do the public events.
+    const status = await runCli(['status', plan], { cwd: dir, env: sandboxEnv(proxy.url) });
+    expect(status.stdout).toContain('HELD: the instance has not answered since');
     // ... while GitLab goes on: the moves it holds end meanwhile, unseen by the run.
     held.letGo();
     await new Promise((r) => setTimeout(r, 600));
@@ -122,6 +125,33 @@ describe('an instance outage mid-drain (separate processes, real HTTP)', { timeo
     const again = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));
     expect(again.code).toBe(0);
     await expectMovedOnce(held.url, 12);
+    // The second process goes on from the first one's items: hooks and notifications hear a resume.
+    const starts = eventsOf(join(dir, 'state', 'it.db'), 'run.started').map(
+      (e) => (JSON.parse(e.data) as { resumed: boolean }).resumed,
+    );
+    expect(starts).toEqual([false, true]);
+  });
+
+  it('says on Ctrl-C how many moves go on on GitLab, their repositories read-only, and that run again follows them', async () => {
+    const dir = tempDir('outage-sigint');
+    const held = await startHeldSandbox(dir, { projects: 10, snippets: 0, groups: 0 });
+    const plan = writePlan(dir, { concurrency: 4 });
+    const run = runCli(['run', plan], {
+      cwd: dir,
+      env: sandboxEnv(held.url),
+      onStart: (child) => {
+        void until(
+          () => held.moves(),
+          (m) => m.filter((x) => !ended(x)).length >= 4,
+          30_000,
+        ).then(() => child.kill('SIGINT'));
+      },
+    });
+    const result = await run;
+    expect(result.code).toBe(130);
+    expect(result.stderr).toMatch(
+      /interrupted; 4 moves are still running on GitLab \(their repositories read-only until each ends\); to continue: shardmove run \S+ \(it follows them\)/,
+    );
   });
 });
 
