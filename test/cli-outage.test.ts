@@ -84,7 +84,9 @@ describe('an instance outage mid-drain (separate processes, real HTTP)', { timeo
       .map((e) => JSON.parse(e.data) as { limit: string; cap: number; reason: string })
       .at(-1);
     expect(hold).toMatchObject({ limit: 'outage', cap: 0 });
-    expect(hold?.reason).toMatch(/^the instance has not answered since \d\d:\d\d:\d\d UTC \(\w+\); trying every 200ms$/);
+    expect(hold?.reason).toMatch(
+      /^the instance has not answered since \d\d:\d\d:\d\d UTC \(\w+\); trying every 200ms$/,
+    );
     // `status` reads the checkpoint alone: it says the same, and so do the public events.
     const status = await runCli(['status', plan], { cwd: dir, env: sandboxEnv(proxy.url) });
     expect(status.stdout).toContain('HELD: the instance has not answered since');
@@ -95,7 +97,9 @@ describe('an instance outage mid-drain (separate processes, real HTTP)', { timeo
     await proxy.up();
 
     const result = await held.pumpUntil(run);
-    expect(result.stderr).toMatch(/HELD: the instance has not answered since \d\d:\d\d:\d\d UTC \((ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET|[A-Z_]+)\); trying every 200ms, for up to 30m \(instance\.outage_wait\)/);
+    expect(result.stderr).toMatch(
+      /HELD: the instance has not answered since \d\d:\d\d:\d\d UTC \((ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET|[A-Z_]+)\); trying every 200ms, for up to 30m \(instance\.outage_wait\)/,
+    );
     expect(result.stderr).toMatch(/note: the instance answers again after \d+s; the run goes on/);
     expect(result.code).toBe(0);
     expect(eventsOf(db, 'instance.answered')).toHaveLength(1);

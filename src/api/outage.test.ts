@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiAmbiguousError, ApiHttpError, ApiNetworkError, ApiNotFoundError, ApiTimeoutError } from './errors.js';
 import { InstanceOutageError, createOutageGate, describeOutage, outageCause } from './outage.js';
 import type { OutageListener, OutageState } from './outage.js';
@@ -128,5 +128,51 @@ describe('the outage gate', () => {
     const held = gate.hold('ECONNREFUSED', ac.signal);
     ac.abort(new Error('SIGINT'));
     await expect(held).rejects.toThrow('SIGINT');
+  });
+});
+
+describe('the health watch of a quiet run', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('probes once nothing answered for a while, says when the instance stops answering and when it answers again', async () => {
+    vi.useFakeTimers({ now: T0 });
+    const { seen, listener } = recorder();
+    const gate = createOutageGate({
+      waitMs: 60_000,
+      retryMs: 10_000,
+      now: () => Date.now(),
+      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+      listener,
+    });
+    let answers = true;
+    let probes = 0;
+    gate.setProbe(() => {
+      probes++;
+      return Promise.resolve(answers ? null : 'ECONNREFUSED');
+    });
+    const watch = gate.watch(10_000);
+    // A request answered 5 s ago: no probe yet.
+    gate.answered(T0);
+    await vi.advanceTimersByTimeAsync(5_000);
+    gate.answered(Date.now());
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(probes).toBe(0);
+    // Quiet for longer (a paused run, nothing in flight): it asks, and the instance answers.
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(probes).toBe(1);
+    expect(seen).toEqual([]);
+    // The instance goes away: said at the next probe, without any request waiting, and never ended by the deadline.
+    answers = false;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(seen).toEqual(['down ECONNREFUSED since 30000']);
+    expect(gate.state()).toMatchObject({ cause: 'ECONNREFUSED', deadline: null });
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(seen).toHaveLength(1);
+    answers = true;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(seen).toEqual(['down ECONNREFUSED since 30000', 'up after 130000']);
+    watch.close();
   });
 });

@@ -11,16 +11,7 @@ import type { CapData, RunControl } from './vocabulary.js';
 import { formatWindowTime } from '../time/windows.js';
 
 /** Who or what holds the run; `stop`: a stop from outside (control --stop, the stop file) ends it. */
-export type HoldBy =
-  | 'stop'
-  | 'control'
-  | 'breaker'
-  | 'rule'
-  | 'capacity'
-  | 'window'
-  | 'throttle'
-  | 'queue'
-  | 'outage';
+export type HoldBy = 'stop' | 'control' | 'breaker' | 'rule' | 'capacity' | 'window' | 'throttle' | 'queue' | 'outage';
 
 export interface Hold {
   by: HoldBy;

@@ -47,7 +47,16 @@ export const RUN_OUTCOMES = [
 ] as const;
 
 /** Who or what holds a paused run (../report/hold.ts says it in words on the progress line and in `status`). */
-export const PAUSE_HOLDERS = ['control', 'breaker', 'rule', 'capacity', 'window', 'throttle', 'queue', 'outage'] as const;
+export const PAUSE_HOLDERS = [
+  'control',
+  'breaker',
+  'rule',
+  'capacity',
+  'window',
+  'throttle',
+  'queue',
+  'outage',
+] as const;
 
 /** What docs/events.md says of one type: each field in a few words ('' when its name says it all), and when it comes. */
 export interface RunEventDoc<F extends string = string> {
@@ -153,7 +162,9 @@ const DECLARED = [
       previous: control.nullable(),
       reason: z.string(),
       /** Added in version 1: readers of older lines see none. */
-      limit: z.enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle', 'queue', 'stopping', 'outage']).optional(),
+      limit: z
+        .enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle', 'queue', 'stopping', 'outage'])
+        .optional(),
       /** limit rule (added in version 1). */
       rule: z.string().optional(),
       since: z.iso.datetime().nullable().optional(),
@@ -164,7 +175,8 @@ const DECLARED = [
         paused: '',
         previous: '`{cap, paused}` or null',
         reason: 'in words',
-        limit: 'what set it: `plan`, `control`, `paused`, `window`, `rule`, `throttle`, `queue`, `stopping`, `outage` (the instance does not answer)',
+        limit:
+          'what set it: `plan`, `control`, `paused`, `window`, `rule`, `throttle`, `queue`, `stopping`, `outage` (the instance does not answer)',
         rule: 'with `limit: "rule"` only: its name; `capacity:<storage>` for the room',
         since: 'with `limit: "rule"` only: ISO time the condition began',
       },

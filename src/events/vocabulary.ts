@@ -85,16 +85,7 @@ export interface GateChangeData {
 /** What limits the cap in force, most binding first (`stopping`: a stop was requested, none may start). */
 /** `queue`: a bulk move's job still waits in Sidekiq's queue, so the drain waits with it (actors/drain/bulk.ts). */
 /** `outage`: the instance does not answer, and the run holds until it does (api/outage.ts). */
-export type CapLimit =
-  | 'plan'
-  | 'control'
-  | 'paused'
-  | 'window'
-  | 'rule'
-  | 'throttle'
-  | 'queue'
-  | 'stopping'
-  | 'outage';
+export type CapLimit = 'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle' | 'queue' | 'stopping' | 'outage';
 
 /** Who asked a run to stop: `shardmove control --stop`, or the stop file beside the checkpoint. */
 export type StopBy = 'control' | 'file';

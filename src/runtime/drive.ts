@@ -177,10 +177,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     },
     startedAt,
   );
-  log.info(
-    { plan: plan.name, resumed, dryRun: opts.dryRun, checkpoint: store.file },
-    'run started',
-  );
+  log.info({ plan: plan.name, resumed, dryRun: opts.dryRun, checkpoint: store.file }, 'run started');
   function currentStep(): string {
     const snap = actor.getSnapshot();
     return snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);

@@ -6,8 +6,8 @@
  * outage is said even when no request waits for it.
  */
 import type { Logger } from 'pino';
-import { recordOutageHold } from '../actors/cap.js';
-import type { ActorDeps } from '../actors/types.js';
+import { recordOutageHold } from '../actors/index.js';
+import type { ActorDeps } from '../actors/index.js';
 import { DEFAULT_OUTAGE_RETRY_MS, createOutageGate, describeOutage } from '../api/outage.js';
 import type { OutageGate, OutageState } from '../api/outage.js';
 import { formatPlanDuration } from '../plan/durations.js';

@@ -176,7 +176,12 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       if (e.mutating) audit.add({ ...e }, services.clock.now());
     };
     outage = createRunOutage({ plan, env: opts.env, store, clock: services.clock, log, stderr: opts.stderr, signal });
-    api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh: oauth.onRefresh, onResponse, outage: outage.gate });
+    api = services.createApi(plan, {
+      readOnly: opts.dryRun,
+      onRefresh: oauth.onRefresh,
+      onResponse,
+      outage: outage.gate,
+    });
     if (plan.prometheus)
       prometheus = (services.createPrometheus ?? createPrometheusClient)({
         url: plan.prometheus.url,
