@@ -154,7 +154,7 @@ describe('an instance outage mid-drain (separate processes, real HTTP)', { timeo
     const result = await run;
     expect(result.code).toBe(130);
     expect(result.stderr).toMatch(
-      /interrupted; 4 moves are still running on GitLab \(their repositories read-only until each ends\); to continue: shardmove run \S+ \(it follows them\)/,
+      /4 moves are still running on GitLab \(their repositories read-only until each ends\); an interruption cannot call them back, and going on follows them\ninterrupted; to continue: shardmove run \S+\n/,
     );
   });
 });

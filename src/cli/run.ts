@@ -240,12 +240,13 @@ export function parseLease(raw: string | undefined): number | undefined {
  * `next` says how to go on, which follows them.
  */
 export function interruptedLine(inFlight: number | undefined, next: string): string {
-  if (!inFlight) return `interrupted; ${next}\n`;
-  const moves = inFlight === 1 ? '1 move is' : `${inFlight} moves are`;
-  return (
-    `interrupted; ${moves} still running on GitLab (${inFlight === 1 ? 'its repository' : 'their repositories'} ` +
-    `read-only until each ends); ${next} (it follows them)\n`
-  );
+  const line = `interrupted; ${next}\n`;
+  if (!inFlight) return line;
+  const moves =
+    inFlight === 1
+      ? '1 move is still running on GitLab (its repository read-only until it ends)'
+      : `${inFlight} moves are still running on GitLab (their repositories read-only until each ends)`;
+  return `${moves}; an interruption cannot call them back, and going on follows them\n${line}`;
 }
 
 /** The exit code of a run's outcome (README: Exit codes). */
