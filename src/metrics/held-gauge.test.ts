@@ -24,7 +24,10 @@ const OUTAGE: CapData = {
 
 async function held(m: RunMetrics): Promise<Record<string, string>> {
   const family = parsePrometheusTextFormat(await m.render()).find((f) => f.name === 'shardmove_held');
-  return Object.fromEntries((family?.metrics ?? []).map((s) => [s.labels?.['by'] ?? '', s.value ?? '']));
+  // Only the holders at 1: every other one has its series at 0.
+  const on = (family?.metrics ?? []).filter((s) => s.value === '1');
+  expect((family?.metrics ?? []).every((s) => s.value === '0' || s.value === '1')).toBe(true);
+  return Object.fromEntries(on.map((s) => [s.labels?.['by'] ?? '', s.value ?? '']));
 }
 
 describe('shardmove_held', () => {
@@ -44,5 +47,6 @@ describe('shardmove_held', () => {
     m.setGauges({ ...base, summary: summary(false), cap: OUTAGE });
     m.end('failed', base.now);
     expect(await held(m)).toEqual({});
+    expect(parsePrometheusTextFormat(await m.render()).find((f) => f.name === 'shardmove_held')).toBeUndefined();
   });
 });

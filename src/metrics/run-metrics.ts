@@ -13,6 +13,7 @@
  * outcome: a finished run's file must not look like a run that stalled.
  */
 import { holdOf } from '../events/hold.js';
+import type { HoldBy } from '../events/hold.js';
 import type { CapData } from '../events/vocabulary.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestEvent } from '../api/client.js';
@@ -56,6 +57,19 @@ export interface GaugeInput {
   storages?: { sources: readonly string[]; destinations: readonly string[] };
 }
 
+/** What may hold a run (../events/hold.ts), each a series of `shardmove_held`. */
+const HOLDERS: readonly HoldBy[] = [
+  'control',
+  'breaker',
+  'rule',
+  'capacity',
+  'window',
+  'throttle',
+  'queue',
+  'stop',
+  'outage',
+];
+
 export class RunMetrics {
   readonly registry = new Registry();
   private endedAt: number | null = null;
@@ -78,7 +92,7 @@ export class RunMetrics {
   );
   private readonly held = this.gauge(
     'shardmove_held',
-    'Series `by` is 1 while the run starts nothing new because of it (control, breaker, rule, capacity, window, throttle, queue, stop, outage: the instance does not answer), else absent; absent once the run ended.',
+    'Per holder (`by`: control, breaker, rule, capacity, window, throttle, queue, stop, outage: the instance does not answer), 1 while it holds the run (nothing new starts), else 0; absent once the run ended.',
     ['by'],
   );
   private readonly eta = this.gauge(
@@ -191,9 +205,9 @@ export class RunMetrics {
     this.inFlight.set({ plan }, inFlight);
     this.cap.set({ plan }, g.cap?.cap ?? Number.NaN);
     this.paused.set({ plan }, g.summary.control?.paused ? 1 : 0);
-    this.held.reset();
+    // Every holder has its series, 0 unless it holds the run now, so a hold's end is a drop to 0.
     const hold = holdOf(g.cap, g.summary.control ?? null);
-    if (hold?.stopped) this.held.set({ plan, by: hold.by }, 1);
+    for (const by of HOLDERS) this.held.set({ plan, by }, hold?.stopped && hold.by === by ? 1 : 0);
     const remaining = remainingOf(g.summary);
     const etaMs = g.pace ? g.pace.etaMs : etaOf(remaining, null, false);
     this.eta.set({ plan }, etaMs === null ? Number.NaN : etaMs / 1000);
