@@ -80,9 +80,15 @@ describe('an instance outage mid-drain (separate processes, real HTTP)', { timeo
         20_000,
       ),
     ).toBe(1);
-    const hold = eventsOf(db, 'cap.changed')
-      .map((e) => JSON.parse(e.data) as { limit: string; cap: number; reason: string })
-      .at(-1);
+    const lastCap = () =>
+      eventsOf(db, 'cap.changed')
+        .map((e) => JSON.parse(e.data) as { limit: string; cap: number; reason: string })
+        .at(-1);
+    const hold = await until(
+      () => Promise.resolve(lastCap()),
+      (c) => c?.limit === 'outage',
+      10_000,
+    );
     expect(hold).toMatchObject({ limit: 'outage', cap: 0 });
     expect(hold?.reason).toMatch(
       /^the instance has not answered since \d\d:\d\d:\d\d UTC \(\w+\); trying every 200ms$/,

@@ -79,8 +79,9 @@ export function createRunOutage(o: RunOutageOptions): RunOutage {
       down(state) {
         current = state;
         safely('the outage', () => {
-          store.appendEvent('instance.unreachable', { ...state }, clock.now());
+          // The hold first: whoever sees the event finds the hold recorded.
           if (deps) recordOutageHold(deps, hold());
+          store.appendEvent('instance.unreachable', { ...state }, clock.now());
         });
         log.warn({ since: state.since, cause: state.cause }, 'the instance does not answer: the run holds');
         stderr.write(
