@@ -14,6 +14,7 @@ import { FaultOptionsError } from '../src/sandbox/faults.js';
 import { SeedError } from '../src/sandbox/seed.js';
 import { hookVariableNames } from '../src/notify/hook-variables.js';
 import { TWIN_TOKEN_VAR, TWIN_URL_VAR } from '../src/twin/rehearsal-plan.js';
+import { OUTAGE_RETRY_ENV } from '../src/runtime/outage-hold.js';
 import { ShardmoveError, codeOf } from '../src/shared/errors.js';
 import { LockedError } from '../src/store/errors.js';
 
@@ -30,6 +31,7 @@ const NOT_CODES = new Set([
   'SHARDMOVE_TOKEN',
   'SHARDMOVE_VERSION',
   'SHARDMOVE_TSX_API',
+  OUTAGE_RETRY_ENV,
   TWIN_URL_VAR,
   TWIN_TOKEN_VAR,
   ...hookVariableNames(),

@@ -69,6 +69,7 @@ const LIVE = new Set([
   'shardmove_moves_in_flight',
   'shardmove_concurrency_cap',
   'shardmove_paused',
+  'shardmove_held',
   'shardmove_last_successful_poll_timestamp_seconds',
   'shardmove_heartbeat_timestamp_seconds',
 ]);

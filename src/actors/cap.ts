@@ -66,6 +66,9 @@ function operatorCap(control: RunControl, planCap: number): CapData {
 export async function capInForce(deps: ActorDeps): Promise<CapDecision> {
   let control = deps.store.readControl();
   let cap = operatorCap(control, deps.plan.move.concurrency);
+  // An instance that does not answer starts nothing new; only a stop says more.
+  const outage = outages.get(deps);
+  if (outage && cap.limit !== 'stopping') return decided(deps, outageCap(cap, control, outage), control, null);
   let waitingUntil: number | null = null;
   if (deps.gate && cap.cap > 0) {
     const d = await deps.gate.decide(cap.ceiling, deps.clock.now());
@@ -130,6 +133,34 @@ export function recordQueueHold(deps: ActorDeps, reason: string | null): void {
   else record(deps, { cap: 0, ceiling: cap.ceiling, paused: false, limit: 'queue', reason });
   // A stop is not marked as seen here: a stop follows the bulk job, which cannot be called back,
   // to its end (README, exit 6), however long it waits in the queue; Ctrl-C ends the run at once.
+}
+
+/** The outage each run holds for now (api/outage.ts), set and cleared by `recordOutageHold`. */
+const outages = new WeakMap<ActorDeps, { reason: string; since: number }>();
+
+function outageCap(cap: CapData, control: RunControl, outage: { reason: string; since: number }): CapData {
+  return {
+    cap: 0,
+    ceiling: cap.ceiling,
+    paused: control.paused,
+    limit: 'outage',
+    reason: outage.reason,
+    since: outage.since,
+  };
+}
+
+/**
+ * The instance stopped answering (`outage`: in words, and since when) or answers again (null): the
+ * hold is recorded at once, as a cap of 0 (`outage`), though the drain waits inside a request and
+ * does not turn; while it lasts every turn decides the same. A stop says more and stays what the run
+ * shows; the end records the operator's cap again (the next turn records the gate's).
+ */
+export function recordOutageHold(deps: ActorDeps, outage: { reason: string; since: number } | null): void {
+  if (outage) outages.set(deps, outage);
+  else outages.delete(deps);
+  const control = deps.store.readControl();
+  const cap = operatorCap(control, deps.plan.move.concurrency);
+  record(deps, outage && cap.limit !== 'stopping' ? outageCap(cap, control, outage) : cap);
 }
 
 /** Records the cap decided and marks a stop as seen by the drain. */

@@ -13,7 +13,7 @@ import { runVerify } from './verify.js';
 import { applyWeights, readWeights } from './weights.js';
 
 export type { ActorDeps, RunActors } from './types.js';
-export { lastCap, recordRateHold, stopSeen } from './cap.js';
+export { lastCap, recordOutageHold, recordRateHold, stopSeen } from './cap.js';
 export { locate } from './drain/locate.js';
 export type { Location } from './drain/locate.js';
 export { StepError, WEIGHTS_CHANGED, WEIGHTS_MISMATCH, abortError } from './errors.js';

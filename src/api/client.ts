@@ -11,6 +11,8 @@ import { systemClock } from '../time/clock.js';
 import { SHARDMOVE_VERSION } from './version.js';
 import type { CredentialProvider } from './auth.js';
 import type { RatePacer } from './rate-pacer.js';
+import { GATEWAY_STATUSES, outageCause } from './outage.js';
+import type { OutageGate } from './outage.js';
 import {
   ApiAmbiguousError,
   ApiForbiddenError,
@@ -92,6 +94,11 @@ export interface ClientOptions {
    * counting against `retry`. Without it a 429 is retried like a 5xx.
    */
   pacer?: RatePacer;
+  /**
+   * Instance outages (./outage.ts): an idempotent request out of retries on a network error, a
+   * timeout or a 502/503/504 waits here for the instance instead of failing. Absent: it fails.
+   */
+  outage?: OutageGate;
 }
 
 /** One logical request (the client may send it several times, see the retry policy). */
@@ -246,6 +253,10 @@ export function createClient(opts: ClientOptions): ApiClient {
         durationMs: now() - started,
         errorCode: error?.code ?? null,
       });
+      // Any answer but a gateway's shows the instance is up; the other failures start or extend an outage.
+      const down = error ? outageCause(error) : null;
+      if (answer && !(down !== null && GATEWAY_STATUSES.has(answer.status))) opts.outage?.answered(now());
+      if (down !== null) opts.outage?.failed(down, started);
       if (follow !== null) {
         // The same request once more at the project's id; attempts and retries carry on as one request.
         fullPath = follow;
@@ -269,13 +280,43 @@ export function createClient(opts: ClientOptions): ApiClient {
         continue;
       }
       if (!idempotent) throw ambiguousIfUnknown(ref, error);
-      if (!error.retryable || ++failures >= policy.maxAttempts) throw error;
+      if (!error.retryable) throw error;
+      if (++failures >= policy.maxAttempts) {
+        if (down === null || !opts.outage) throw error;
+        // Out of retries in an outage: wait for the instance, then send it again with fresh retries.
+        await opts.outage.hold(down, signal);
+        failures = 0;
+        continue;
+      }
       await sleep(
         retryAfterMs !== null ? Math.min(retryAfterMs, policy.maxRetryAfterMs) : backoff(policy, failures, random),
         signal,
       );
     }
   }
+
+  /** The outage gate's probe: one GET of /version, its answer's status alone counting. */
+  async function probe(signal?: AbortSignal): Promise<string | null> {
+    const path = `${prefix}/api/v4/version`;
+    try {
+      const auth = await opts.credentials.headers();
+      const res = await dispatcher.request({
+        origin: base.origin,
+        path,
+        method: 'GET',
+        headers: { accept: 'application/json', 'user-agent': userAgent, ...auth },
+        signal: signal ?? opts.signal,
+        headersTimeout: opts.timeoutMs,
+        bodyTimeout: opts.timeoutMs,
+      });
+      await res.body.dump();
+      return GATEWAY_STATUSES.has(res.statusCode) ? `HTTP ${res.statusCode}` : null;
+    } catch (cause) {
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      return outageCause(networkError({ method: 'GET', path }, cause, true)) ?? 'no answer';
+    }
+  }
+  opts.outage?.setProbe(probe);
 
   return {
     request,

@@ -4,6 +4,7 @@
  * decides whether it does. Messages carry method, path (query stripped), status and GitLab's own
  * message, never a header or a token value.
  */
+import { formatPlanDuration } from '../plan/durations.js';
 import { ShardmoveError, defineErrorCodes } from '../shared/errors.js';
 
 /** The HTTP client's stable codes, matched on across modules, with their meanings for operators (docs/errors.md). */
@@ -28,10 +29,15 @@ export const API_CODES = defineErrorCodes('api', {
     'A 2xx answer whose body is not what the endpoint documents (not JSON, the wrong shape): a proxy in the way, or not a GitLab instance.',
   SHARDMOVE_DRY_RUN_BLOCKED:
     'A dry run was about to send a request that writes; it was refused before anything was sent (a dry run changes nothing).',
+  SHARDMOVE_INSTANCE_OUTAGE:
+    'The instance did not answer (network errors, timeouts, 502/503/504) for instance.outage_wait while the run held for it (exit 7); moves already posted go on on GitLab: run the same command again once it answers.',
 });
 
 /** Stable codes of the HTTP client's errors. */
 export type ApiErrorCode = keyof typeof API_CODES;
+
+/** The instance did not answer for instance.outage_wait (exit 7). */
+export const INSTANCE_OUTAGE = API_CODES.SHARDMOVE_INSTANCE_OUTAGE;
 
 /** The Prometheus client's codes (prometheus.ts), with their meanings for operators (docs/errors.md). */
 export const PROMETHEUS_CODES = defineErrorCodes('api', {
@@ -218,6 +224,41 @@ export class DryRunBlockedError extends ApiError {
       ref,
       false,
     );
+  }
+}
+
+/** An outage as the run tells it: since when nothing answered, and the last cause seen. */
+export interface OutageState {
+  /** ms since epoch of the first failure that no answer followed. */
+  since: number;
+  /** `ECONNREFUSED`, `ECONNRESET`, `timeout`, `HTTP 503` ... */
+  cause: string;
+  /** How often the instance is asked again (ms). */
+  retryMs: number;
+  /** ms since epoch when a waiting request gives up; null while nothing waits (a quiet run). */
+  deadline: number | null;
+}
+
+/** `23:41:02 UTC`: when an outage began, as the operator reads it beside a log. */
+export function outageClock(ms: number): string {
+  return `${new Date(ms).toISOString().slice(11, 19)} UTC`;
+}
+
+/** The instance did not answer for instance.outage_wait while requests waited for it (./outage.ts). */
+export class InstanceOutageError extends ShardmoveError<ApiErrorCode> {
+  /** ms since epoch of the first failure no answer followed. */
+  readonly since: number;
+  /** The last failure seen (ECONNREFUSED, timeout, HTTP 503 ...). */
+  readonly lastCause: string;
+  constructor(state: OutageState, waitMs: number) {
+    super(
+      'SHARDMOVE_INSTANCE_OUTAGE',
+      `the instance has not answered since ${outageClock(state.since)} (${state.cause}), and instance.outage_wait ` +
+        `(${formatPlanDuration(waitMs)}) ran out. Moves already posted go on on GitLab (their repositories ` +
+        'read-only until they end): once the instance answers, run the same command again; it follows them and goes on',
+    );
+    this.since = state.since;
+    this.lastCause = state.cause;
   }
 }
 

@@ -11,6 +11,7 @@ import { createClient, createPool, USER_AGENT } from './client.js';
 import { checksApplicationRateLimits, createRatePacer } from './rate-pacer.js';
 import { systemClock } from '../time/clock.js';
 import type { RequestEvent, RetryPolicy } from './client.js';
+import type { OutageGate } from './outage.js';
 import { ApiHttpError, ApiInvalidResponseError } from './errors.js';
 import { listKeysetIsolating, listOffsetIsolating } from './listing.js';
 import { nextPageNumber, paginateOffset, parseLinkNext } from './pagination.js';
@@ -67,6 +68,8 @@ export interface InstanceApiOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   now?: () => number;
   random?: () => number;
+  /** Instance outages hold requests instead of failing them (./outage.ts). */
+  outage?: OutageGate;
 }
 
 type Json = Record<string, unknown>;
@@ -114,6 +117,7 @@ export function createInstanceApi(opts: InstanceApiOptions): InstanceApi {
     now,
     random: opts.random,
     pacer,
+    ...(opts.outage ? { outage: opts.outage } : {}),
   });
 
   const moveListPath = (kind: Kind) => `/${singular(kind)}_repository_storage_moves`;

@@ -35,6 +35,7 @@ export const EXIT = {
   refused: 4,
   leaseLost: 5,
   stopped: 6,
+  outage: 7,
   interrupted: 130,
 } as const;
 

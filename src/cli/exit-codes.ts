@@ -3,6 +3,7 @@ import { COPY_REFUSED } from '../copy/errors.js';
 import { codeOf } from '../shared/errors.js';
 import { SANDBOX_FAULTS_INVALID, SEED_INVALID } from '../shared/sandbox-errors.js';
 import { PLAN_INVALID } from '../plan/errors.js';
+import { INSTANCE_OUTAGE } from '../api/errors.js';
 import {
   CHECKPOINT_ELSEWHERE,
   CHECKPOINT_MODE,
@@ -55,6 +56,8 @@ export const EXIT_BY_CODE: Readonly<Record<string, ExitCode>> = {
   [CHECKPOINT_UNUSABLE]: EXIT.failed,
   // Another process holds the checkpoint's write lock: like the run lock, wait or end the holder.
   [CHECKPOINT_BUSY]: EXIT.refused,
+  // Not 1: 1 also says "token revoked", which a restart loop must not retry blindly; an outage it may.
+  [INSTANCE_OUTAGE]: EXIT.outage,
 };
 
 /** The exit code of a thrown error: its own when it has one, else 1 (a failure, or an internal error). */
@@ -79,5 +82,7 @@ export const EXIT_MEANINGS: Readonly<Record<ExitCode, string>> = {
     'This run lost its lock to another runner or to `shardmove unlock`; nothing more was written, the run goes on where the lock is.',
   [EXIT.stopped]:
     'Stopped on request (`control --stop`, or the stop file): nothing new started, the moves in flight ended first; `run` again continues.',
+  [EXIT.outage]:
+    'The instance did not answer for `instance.outage_wait` (network errors, timeouts, 502/503/504) while the run held for it; moves already posted go on on GitLab: once it answers, `run` again follows them and continues.',
   [EXIT.interrupted]: 'Interrupted (SIGINT/SIGTERM); the checkpoint is saved and `run` again continues.',
 };

@@ -19,6 +19,7 @@ import { FOREIGN_MOVES } from '../actors/errors.js';
 import { FaultOptionsError } from '../sandbox/faults.js';
 import { SeedError } from '../sandbox/seed.js';
 import { CheckpointBusyError, CheckpointUnusableError, LeaseLostError, LockedError } from '../store/errors.js';
+import { InstanceOutageError } from '../api/errors.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
 import { EXIT_BY_CODE } from './main.js';
@@ -53,6 +54,7 @@ const MAPPED: [Error & { code: string }, number][] = [
     EXIT.failed,
   ],
   [new CheckpointBusyError('run.db', null, 'checkpoint run.db is busy'), EXIT.refused],
+  [new InstanceOutageError({ since: 0, cause: 'ECONNREFUSED', retryMs: 10_000, deadline: 1 }, 1_800_000), EXIT.outage],
 ];
 
 describe('EXIT_BY_CODE', () => {

@@ -21,7 +21,7 @@ import { EXIT, processOf } from './context.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
 import { refuseRunOutputsThatAreInputs } from './outputs.js';
-import { claimRunMetricsFile, parseLease, reportOutcome, runObservers } from './run.js';
+import { claimRunMetricsFile, interruptedLine, parseLease, reportOutcome, runObservers } from './run.js';
 import { shellWord } from './command-line.js';
 import { renderLaterWeights, renderWeightChanges } from './weights.js';
 
@@ -173,7 +173,7 @@ function finish(outcome: RevertOutcome, opts: RevertFlags, ctx: CommandContext):
     case 'ran': {
       const run = outcome.outcome;
       if (run.kind === 'interrupted') {
-        ctx.stderr.write(`interrupted; the revert's checkpoint is saved. To continue it: ${again}\n`);
+        ctx.stderr.write(interruptedLine(run.inFlight, `the revert's checkpoint is saved. To continue it: ${again}`));
         return EXIT.interrupted;
       }
       if (run.kind === 'stopped') return reportOutcome(run, ctx, { again, plan: opts.plan });

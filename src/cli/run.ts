@@ -5,10 +5,12 @@
  * the plan, prints the final report and maps the run's outcome to an exit code:
  * 0 done and verified, 1 failed, 2 invalid plan, 3 done with quarantined items,
  * 4 refused (lock held, plan changed), 5 lost the run lock to another runner, 6 stopped on request
- * (`control --stop`, the stop file), 130 interrupted with the checkpoint saved.
+ * (`control --stop`, the stop file), 7 the instance did not answer for instance.outage_wait,
+ * 130 interrupted with the checkpoint saved.
  */
 import { resolve } from 'node:path';
 import { FOREIGN_MOVES, SELECT_UNKNOWN, SELECT_UNLISTABLE } from '../actors/errors.js';
+import { INSTANCE_OUTAGE } from '../api/errors.js';
 import { createMetricsFileObserver } from '../metrics/metrics-file.js';
 import { claimMetricsFile } from '../metrics/owner.js';
 import type { MetricsClaim } from '../metrics/owner.js';
@@ -257,6 +259,21 @@ export function detailedExitCode(outcome: RunOutcome, code: ExitCode): ExitCode 
   return (outcome.report.context.wouldRefuse ?? []).length > 0 ? EXIT.invalid : code;
 }
 
+/**
+ * What Ctrl-C or a hangup leaves: the checkpoint saved, and the moves already posted still running
+ * on GitLab (an interruption cannot call them back), their repositories read-only until each ends;
+ * `next` says how to go on, which follows them.
+ */
+export function interruptedLine(inFlight: number | undefined, next: string): string {
+  const line = `interrupted; ${next}\n`;
+  if (!inFlight) return line;
+  const moves =
+    inFlight === 1
+      ? '1 move is still running on GitLab (its repository read-only until it ends)'
+      : `${inFlight} moves are still running on GitLab (their repositories read-only until each ends)`;
+  return `${moves}; an interruption cannot call them back, and going on follows them\n${line}`;
+}
+
 /** The exit code of a run's outcome (README: Exit codes). */
 export function exitCodeOfOutcome(outcome: RunOutcome): ExitCode {
   if (outcome.kind === 'interrupted') return EXIT.interrupted;
@@ -279,7 +296,7 @@ export function reportOutcome(
   const { again } = hints;
   const named = { ...(again ? { again } : {}), ...(hints.plan !== undefined ? { plan: hints.plan } : {}) };
   if (outcome.kind === 'interrupted')
-    out.stderr.write(again ? `interrupted; to continue: ${again}\n` : 'interrupted; run again to continue\n');
+    out.stderr.write(interruptedLine(outcome.inFlight, again ? `to continue: ${again}` : 'run again to continue'));
   else if (outcome.kind === 'stopped')
     out.stdout.write(outcome.redact(renderStoppedReport({ ...outcome.report, ...named })));
   else out.stdout.write(outcome.redact(renderFinalReport({ ...outcome.report, ...named })));
@@ -295,4 +312,6 @@ const EXIT_BY_STEP_CODE: Readonly<Record<string, ExitCode>> = {
   [SELECT_UNLISTABLE]: EXIT.invalid,
   // Moves of another drain in flight on the sources: refused before any write, as a second run's lock is.
   [FOREIGN_MOVES]: EXIT.refused,
+  // The instance did not answer for instance.outage_wait: its own code, so a restart loop can tell it from a revoked token.
+  [INSTANCE_OUTAGE]: EXIT.outage,
 };

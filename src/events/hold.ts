@@ -4,8 +4,8 @@
  * `shardmove control --stop` or the stop file), paused (by an operator with `shardmove
  * control`, or by the failure breaker), held (by a throttle rule, by a destination's room, by the
  * throttle, by a bulk move's job still waiting in Sidekiq's queue, by the instance's application
- * rate limit until its window ends), waiting for a maintenance
- * window, or running under a lower cap. Pure: read from the
+ * rate limit until its window ends), waiting for a maintenance window, held by an instance that
+ * does not answer, or running under a lower cap. Pure: read from the
  * checkpoint's live control and the run's last recorded cap.
  */
 import type { CapData, RunControl } from './vocabulary.js';
@@ -13,7 +13,7 @@ import { formatWindowTime } from '../time/windows.js';
 
 /** Who or what holds the run; `stop`: a stop from outside (control --stop, the stop file) ends it. */
 export type HoldBy =
-  'stop' | 'control' | 'breaker' | 'rule' | 'capacity' | 'window' | 'throttle' | 'queue' | 'ratelimit';
+  'stop' | 'control' | 'breaker' | 'rule' | 'capacity' | 'window' | 'throttle' | 'queue' | 'ratelimit' | 'outage';
 
 export interface Hold {
   by: HoldBy;
@@ -71,7 +71,8 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
       stopped: true,
       full: 'PAUSED by shardmove control',
       short: 'PAUSED',
-      detail: null,
+      // A paused run still watches the instance: an outage meanwhile is said beside the pause.
+      detail: cap?.limit === 'outage' ? cap.reason : null,
       tone: 'warn',
     };
   }
@@ -136,6 +137,15 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
         short: cap.until != null ? `HELD (rate limit) to ${clockTime(cap.until, timezone)}` : 'HELD (rate limit)',
         detail: cap.reason,
         tone: 'warn',
+      };
+    case 'outage':
+      return {
+        by: 'outage',
+        stopped: true,
+        full: `HELD: ${cap.reason}`,
+        short: 'HELD (outage)',
+        detail: null,
+        tone: 'alarm',
       };
     case 'throttle':
       if (cap.cap > 0) return lowerCap(cap, 'throttle');

@@ -287,6 +287,9 @@ export const RUN_EVENTS_OF_AUDIT: RunEventsOfAudit = {
   'verify.filter_ignored': PRIVATE,
   'content.recorded': PRIVATE,
   'content.checked': PRIVATE,
+  // Public through cap.changed and run.paused/run.unpaused with `by: "outage"`.
+  'instance.unreachable': PRIVATE,
+  'instance.answered': PRIVATE,
 };
 
 /** The public lines an audit event stands for (none for a private one), by the table. */

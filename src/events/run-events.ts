@@ -56,6 +56,7 @@ export const PAUSE_HOLDERS = [
   'throttle',
   'queue',
   'ratelimit',
+  'outage',
 ] as const;
 
 /** What docs/events.md says of one type: each field in a few words ('' when its name says it all), and when it comes. */
@@ -163,7 +164,7 @@ const DECLARED = [
       reason: z.string(),
       /** Added in version 1: readers of older lines see none. */
       limit: z
-        .enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle', 'queue', 'stopping', 'ratelimit'])
+        .enum(['plan', 'control', 'paused', 'window', 'rule', 'throttle', 'queue', 'stopping', 'ratelimit', 'outage'])
         .optional(),
       /** limit rule (added in version 1). */
       rule: z.string().optional(),
@@ -175,7 +176,8 @@ const DECLARED = [
         paused: '',
         previous: '`{cap, paused}` or null',
         reason: 'in words',
-        limit: 'what set it: `plan`, `control`, `paused`, `window`, `rule`, `throttle`',
+        limit:
+          'what set it: `plan`, `control`, `paused`, `window`, `rule`, `throttle`, `queue`, `stopping`, `outage` (the instance does not answer)',
         rule: 'with `limit: "rule"` only: its name; `capacity:<storage>` for the room',
         since: 'with `limit: "rule"` only: ISO time the condition began',
       },
@@ -192,7 +194,7 @@ const DECLARED = [
     },
     {
       fields: {
-        by: "who or what holds it. `control`: `shardmove control --pause`; `breaker`: the failure breaker, `retry.pause_after`; `rule`: a throttle rule on Prometheus; `capacity`: a destination out of room; `window`: outside every maintenance window; `throttle`: the throttle at 0, Gitaly unhealthy; `queue`: a bulk move's job still in Sidekiq's queue; `ratelimit`: the instance's application rate limit holds the run's reads until its window ends",
+        by: "who or what holds it. `control`: `shardmove control --pause`; `breaker`: the failure breaker, `retry.pause_after`; `rule`: a throttle rule on Prometheus; `capacity`: a destination out of room; `window`: outside every maintenance window; `throttle`: the throttle at 0, Gitaly unhealthy; `queue`: a bulk move's job still in Sidekiq's queue; `ratelimit`: the instance's application rate limit holds the run's reads until its window ends; `outage`: the instance does not answer (network errors, timeouts, 502/503/504), for up to `instance.outage_wait`",
         reason: 'in words, as `cap.changed` says it',
         rule: 'with `by` `rule` or `capacity` only: the rule, `capacity:<storage>` for the room',
         until:

@@ -85,9 +85,12 @@ export interface GateChangeData {
 
 /** What limits the cap in force, most binding first (`stopping`: a stop was requested, none may start). */
 /** `queue`: a bulk move's job still waits in Sidekiq's queue, so the drain waits with it (actors/drain/bulk.ts). */
-/** `ratelimit`: the instance's application rate limit holds this process's reads until `until` (api/rate-pacer.ts). */
+/**
+ * `ratelimit`: the instance's application rate limit holds this process's reads until `until`
+ * (api/rate-pacer.ts). `outage`: the instance does not answer, and the run holds until it does (api/outage.ts).
+ */
 export type CapLimit =
-  'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle' | 'queue' | 'stopping' | 'ratelimit';
+  'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle' | 'queue' | 'stopping' | 'ratelimit' | 'outage';
 
 /** Who asked a run to stop: `shardmove control --stop`, or the stop file beside the checkpoint. */
 export type StopBy = 'control' | 'file';
@@ -149,12 +152,20 @@ export interface AuditEventMap {
   /** `planFile`: the plan file's real path, which the checkpoint belongs to (older events have none). */
   'run.started': { resumed: boolean; dryRun: boolean; pid: number; planFile?: string };
   'run.restart': { reason: string };
-  'run.interrupted': { step: string };
+  /** `inFlight`: moves posted and not seen to end, which go on on the instance (older events have none). */
+  'run.interrupted': { step: string; inFlight?: number };
   /** The run saw a stop request: nothing new starts; it ends once nothing is in flight. */
   'run.stopping': { by: StopBy; step: string; inFlight: number };
   /** The run obeyed a stop request: nothing was in flight; the step it was in returned, the checkpoint is saved. */
   'run.stopped': { by: StopBy; step: string };
   /** The machine reached a final state (the CLI's `--events` line adds the exit code). */
+  /**
+   * The instance stopped answering: since when (ms since epoch), the last failure, how often it is
+   * asked again and, when a request waits for it, when the run gives up (null: only the health check noticed).
+   */
+  'instance.unreachable': { since: number; cause: string; retryMs: number; deadline: number | null };
+  /** It answers again: since when it did not, and for how long. */
+  'instance.answered': { since: number; downMs: number };
   'run.finished': {
     outcome: FinalState;
     error: { step: string; code: string; message: string } | null;
@@ -463,6 +474,9 @@ export const AUDIT_EVENTS: { readonly [K in AuditType]: string } = {
   'verify.filter_ignored': 'verification saw the repository_storage filter ignored',
   'content.recorded': "a sampled project's repository fingerprint was read before its move (verify.content)",
   'content.checked': 'a sampled project was compared with its fingerprint from before its move',
+  'instance.unreachable':
+    'the instance stopped answering (network errors, timeouts, 502/503/504): the run holds, asking again every retryMs, for up to instance.outage_wait',
+  'instance.answered': 'the instance answers again after an outage: the run goes on, following the moves in flight',
 };
 
 /** The events that start one of our moves: a POST's answer, a bulk job's move, an adopted move. */

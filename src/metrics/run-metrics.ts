@@ -12,6 +12,7 @@
  * heartbeat) go away when the run ends, replaced by `shardmove_run_end_timestamp_seconds` with the
  * outcome: a finished run's file must not look like a run that stalled.
  */
+import { holdOf } from '../events/hold.js';
 import type { CapData } from '../events/vocabulary.js';
 import type { Hold, HoldBy } from '../events/hold.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -73,8 +74,24 @@ const PAUSING: ReadonlySet<HoldBy> = new Set<HoldBy>([
   'capacity',
   'throttle',
   'queue',
+  'ratelimit',
+  'outage',
   'stop',
 ]);
+
+/** What may hold a run (../events/hold.ts), each a series of `shardmove_held`. */
+const HOLDERS: readonly HoldBy[] = [
+  'control',
+  'breaker',
+  'rule',
+  'capacity',
+  'window',
+  'throttle',
+  'queue',
+  'ratelimit',
+  'outage',
+  'stop',
+];
 
 export class RunMetrics {
   readonly registry = new Registry();
@@ -94,12 +111,12 @@ export class RunMetrics {
   );
   private readonly paused = this.gauge(
     'shardmove_paused',
-    '1 while nothing new is scheduled because the run is paused or held (`shardmove control --pause`, the failure breaker, a throttle rule, no room on a destination, the throttle, a bulk job waiting in Sidekiq, a stop), else 0; not for a maintenance window; absent once the run ended.',
+    '1 while nothing new is scheduled because the run is paused or held (`shardmove control --pause`, the failure breaker, a throttle rule, no room on a destination, the throttle, a bulk job waiting in Sidekiq, the rate limit, an instance that does not answer, a stop), else 0; not for a maintenance window; absent once the run ended.',
   );
   private readonly held = this.gauge(
     'shardmove_held',
-    '1 while nothing new is scheduled, with what holds the run as `reason` (control, breaker, rule, capacity, throttle, queue, window, stop); 0 without a reason while it schedules; absent once the run ended.',
-    ['reason'],
+    'Per holder (`by`: control, breaker, rule, capacity, window, throttle, queue, ratelimit, outage: the instance does not answer, stop), 1 while it holds the run (nothing new starts), else 0; absent once the run ended.',
+    ['by'],
   );
   private readonly eta = this.gauge(
     'shardmove_eta_seconds',
@@ -210,11 +227,12 @@ export class RunMetrics {
     if (this.endedAt !== null) return;
     this.inFlight.set({ plan }, inFlight);
     this.cap.set({ plan }, g.cap?.cap ?? Number.NaN);
-    const hold = g.hold === undefined ? null : g.hold;
+    // The progress line's hold when the caller has it, else the one the cap and the control row say.
+    const hold = g.hold !== undefined ? g.hold : holdOf(g.cap, g.summary.control ?? null);
     const stopped = hold?.stopped ? hold.by : null;
     this.paused.set({ plan }, (stopped !== null && PAUSING.has(stopped)) || g.summary.control?.paused ? 1 : 0);
-    this.held.reset();
-    this.held.set({ plan, reason: stopped ?? '' }, stopped === null ? 0 : 1);
+    // Every holder has its series, 0 unless it holds the run now, so a hold's end is a drop to 0.
+    for (const by of HOLDERS) this.held.set({ plan, by }, stopped === by ? 1 : 0);
     const remaining = remainingOf(g.summary);
     const etaMs = g.pace ? g.pace.etaMs : etaOf(remaining, null, false);
     this.eta.set({ plan }, etaMs === null ? Number.NaN : etaMs / 1000);
@@ -226,6 +244,7 @@ export class RunMetrics {
   end(outcome: RunOutcome, at: number): void {
     this.endedAt = at;
     for (const g of this.live()) g.reset();
+    this.held.reset();
     this.ended.reset();
     this.ended.set({ plan: this.plan, outcome }, at / 1000);
   }

@@ -47,6 +47,8 @@ const paused: Line<'run.paused'> = (e) => {
       return `HELD: the bulk move's job waits in Sidekiq's queue: ${why}`;
     case 'ratelimit':
       return `HELD by the instance's rate limit${e.until ? ` until ${e.until}` : ''}: ${why}`;
+    case 'outage':
+      return `HELD: ${why}`;
   }
 };
 

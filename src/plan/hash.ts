@@ -13,7 +13,8 @@ import type { MoveSelect, SelectEntry } from './values.js';
 
 /** The normalised plan without its credentials: what the hash covers. */
 export function planHashInput(plan: Plan): unknown {
-  const { credentials: _credentials, ...instance } = plan.instance;
+  // How long the run holds for an outage moves nothing: raising it to resume after exit 7 is no change of plan.
+  const { credentials: _credentials, outageWaitMs: _outageWaitMs, ...instance } = plan.instance;
   // The Prometheus token is a credential too: rotating it is no change of plan.
   const prometheus = plan.prometheus ? { ...plan.prometheus, token: undefined } : plan.prometheus;
   // One destination hashes as the single name it was before `move.to` took a list, and

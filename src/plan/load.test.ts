@@ -47,6 +47,7 @@ describe('parsePlanText: defaults and normalisation', () => {
         credentials: { type: 'token', token: ENV.GITLAB_TOKEN },
         sudo: null,
         timeoutMs: 30_000,
+        outageWaitMs: 1_800_000,
       },
       move: {
         from: ['nfs-1', 'nfs-2'],

@@ -171,6 +171,15 @@ export const PLAN_FIELDS = {
         max: 600_000,
         description: 'Per-request timeout.',
       },
+      outage_wait: {
+        type: 'duration',
+        prop: 'outageWaitMs',
+        default: 1_800_000,
+        min: 1_000,
+        max: 86_400_000,
+        description:
+          'How long the run holds while the instance does not answer (network errors, timeouts, 502/503/504) before it ends with exit 7.',
+      },
     },
   },
   move: {

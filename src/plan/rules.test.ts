@@ -30,6 +30,7 @@ function plan(
       credentials: { type: 'token', token: 't' },
       sudo: null,
       timeoutMs: overrides.timeoutMs ?? 30_000,
+      outageWaitMs: 1_800_000,
     },
     move: {
       from,

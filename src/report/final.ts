@@ -4,6 +4,7 @@
  * the estimate and "nothing was changed". Pure text from data.
  */
 import { unreachableLines } from './unreachable-lines.js';
+import { INSTANCE_OUTAGE } from '../api/errors.js';
 import { shellWord } from '../shared/shell-word.js';
 import type { FinalState, StopRequest } from '../events/vocabulary.js';
 import type { Schedule } from '../time/windows.js';
@@ -195,7 +196,14 @@ export function renderFinalReport(input: FinalReportInput): string {
   }
   if (input.checkpointFile) lines.push('', `Checkpoint: ${input.checkpointFile}`);
   if (input.logFile) lines.push(`Log: ${input.logFile}`);
-  if (input.state === 'failed')
+  if (input.state === 'failed' && c.error?.code === INSTANCE_OUTAGE)
+    // Nothing to fix on this side: the instance has to answer again, and the moves it holds go on.
+    lines.push(
+      input.again
+        ? `Once the instance answers again, run it again: ${input.again} (it follows the moves in flight and resumes from its checkpoint).`
+        : 'Once the instance answers again, run the same command again: it follows the moves in flight and resumes from its checkpoint.',
+    );
+  else if (input.state === 'failed')
     lines.push(
       input.again
         ? `Fix the cause and run it again: ${input.again} (it resumes from its checkpoint).`

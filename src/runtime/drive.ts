@@ -53,6 +53,10 @@ export interface DriveArgs {
   gate?: SchedulingGate | undefined;
   /** The operator's Prometheus, when the plan names one (pre-flight runs every rule's query once). */
   prometheus?: PrometheusClient | undefined;
+  /** Whether this goes on from an earlier process's work in the checkpoint (./resume.ts); absent: when a snapshot is restored. */
+  resumed?: boolean;
+  /** Instance outages (./outage-hold.ts): given the drain's deps, the hold is recorded as their cap. */
+  outage?: { attach(deps: ActorDeps): void } | undefined;
   /** The log's last sequence number before this process took the lock (observers read on from it). */
   fromSeq: number;
   /** True once the run lock was lost: a stop request and the stop file are then left to its new holder. */
@@ -104,6 +108,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
       }, 1_000)
     : null;
   rateHolds?.unref();
+  a.outage?.attach(deps);
   let failDrive: (err: unknown) => void = () => undefined;
   const effects = createEffects(services.actors, deps, log, (err) => failDrive(err));
 
@@ -178,10 +183,12 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     else signal.addEventListener('abort', () => void onAbort(), { once: true });
   });
 
+  // A machine started again over an earlier process's items (after exit 1) is a resume too.
+  const resumed = a.resumed ?? Boolean(a.snapshot);
   store.appendEvent(
     'run.started',
     {
-      resumed: Boolean(a.snapshot),
+      resumed,
       dryRun: opts.dryRun,
       pid: services.pid,
       // Which plan the checkpoint belongs to (./plan-owner.ts): its file, however the command named it.
@@ -189,10 +196,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     },
     startedAt,
   );
-  log.info(
-    { plan: plan.name, resumed: Boolean(a.snapshot), dryRun: opts.dryRun, checkpoint: store.file },
-    'run started',
-  );
+  log.info({ plan: plan.name, resumed, dryRun: opts.dryRun, checkpoint: store.file }, 'run started');
   function currentStep(): string {
     const snap = actor.getSnapshot();
     return snap.status === 'done' ? String(snap.value) : stepLabel(snap.context);
@@ -234,11 +238,13 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     const step = stepLabel(actor.getSnapshot().context);
     const late = [...effects.lateWrites];
     if (stop.obeyed) return stoppedOutcome({ ...a, stop, step, late, elapsedMs: clock.now() - startedAt });
-    store.appendEvent('run.interrupted', { step }, clock.now());
-    log.warn('checkpoint saved after interruption');
+    // What the interruption does not stop: GitLab goes on with every move already posted.
+    const inFlight = postedMoves(store, clock.now());
+    store.appendEvent('run.interrupted', { step, inFlight }, clock.now());
+    log.warn({ inFlight }, 'checkpoint saved after interruption; moves posted go on on the instance');
     for (const w of late) opts.stderr.write(`note: ${w}\n`);
     if (!a.leaseLost?.()) noteConsumed(stop, opts);
-    return { kind: 'interrupted' };
+    return { kind: 'interrupted', inFlight };
   }
   const snap = actor.getSnapshot();
   actor.stop();
@@ -334,4 +340,12 @@ function estimateSizes(store: CheckpointStore, c: RunContext): { bytes: number; 
     out.maxBytes = Math.max(out.maxBytes, s.maxBytes);
   }
   return out;
+}
+
+/** Items whose move was posted and not seen to end: in flight, or posted with the answer not yet recorded. */
+function postedMoves(store: CheckpointStore, now: number): number {
+  return store
+    .summary(now)
+    .counts.filter((c) => c.state === 'in_flight' || c.state === 'scheduling')
+    .reduce((n, c) => n + c.n, 0);
 }

@@ -21,6 +21,12 @@ export interface Start {
   reason?: string;
   /** Said to the operator before the run goes on (a plan taken over from an attempt that did nothing). */
   note?: string;
+  /**
+   * The run goes on from an earlier process's work in this checkpoint (a restore, or a machine started
+   * again over its items: after a failure, released items, an accepted plan change), which hooks and
+   * notifications hear as a resume. False for a new checkpoint, an attempt that did nothing, a repeated rehearsal.
+   */
+  resumes?: boolean;
 }
 
 export interface StartOptions {
@@ -81,7 +87,7 @@ export function chooseStart(saved: SavedRun | null, hash: string, opts: StartOpt
     if (!opts.fixed()) {
       const what = details.length > 0 ? ` (${details.join('; ')})` : '';
       const note = `${reasons.join('; ')}${what}, but the last attempt wrote nothing to the instance and recorded no item: this run starts with this plan`;
-      return { kind: 'fresh', snapshot: undefined, previousWeights, reason: note, note };
+      return { kind: 'fresh', snapshot: undefined, previousWeights, reason: note, note, resumes: false };
     }
     if (!opts.acceptPlanChange) {
       const listed = details.length > 0 ? `:\n${details.map((d) => `  ${d}`).join('\n')}\n` : '. ';
@@ -91,7 +97,13 @@ export function chooseStart(saved: SavedRun | null, hash: string, opts: StartOpt
       );
     }
     const what = details.length > 0 ? ` (${details.join('; ')})` : '';
-    return { kind: 'fresh', snapshot: undefined, previousWeights, reason: `accepted: ${reasons.join('; ')}${what}` };
+    return {
+      kind: 'fresh',
+      snapshot: undefined,
+      previousWeights,
+      reason: `accepted: ${reasons.join('; ')}${what}`,
+      resumes: true,
+    };
   }
   // Released items may belong to a (kind, source) whose drain already ended: every drain runs again.
   if (opts.released)
@@ -100,9 +112,10 @@ export function chooseStart(saved: SavedRun | null, hash: string, opts: StartOpt
       snapshot: undefined,
       previousWeights,
       reason: `retrying ${opts.released} quarantined item(s)`,
+      resumes: true,
     };
   if (snap?.status === 'done' && snap.value === 'failed')
-    return { kind: 'fresh', snapshot: undefined, previousWeights, reason: 'resuming a failed run' };
+    return { kind: 'fresh', snapshot: undefined, previousWeights, reason: 'resuming a failed run', resumes: true };
   // Quarantined items may be released later (a stuck move ended): look again rather than replay the end.
   if (snap?.status === 'done' && snap.value === 'doneWithQuarantine' && !opts.dryRun) {
     return {
@@ -110,11 +123,18 @@ export function chooseStart(saved: SavedRun | null, hash: string, opts: StartOpt
       snapshot: undefined,
       previousWeights,
       reason: 'looking again at a run that ended with quarantined items',
+      resumes: true,
     };
   }
   if (snap?.status === 'done' && opts.dryRun)
-    return { kind: 'fresh', snapshot: undefined, previousWeights: null, reason: 'repeating a finished rehearsal' };
-  return { kind: 'restore', snapshot: saved.snapshot as Snapshot<unknown>, previousWeights };
+    return {
+      kind: 'fresh',
+      snapshot: undefined,
+      previousWeights: null,
+      reason: 'repeating a finished rehearsal',
+      resumes: false,
+    };
+  return { kind: 'restore', snapshot: saved.snapshot as Snapshot<unknown>, previousWeights, resumes: true };
 }
 
 const WHAT: Record<RunMode, string> = { run: 'run', 'dry-run': 'dry run', revert: 'revert' };

@@ -61,7 +61,13 @@ async function run(h: Harness = {}) {
   const plan =
     h.plan ??
     testPlan({
-      instance: { url: 'http://x', credentials: { type: 'token', token: TOKEN }, sudo: null, timeoutMs: 1000 },
+      instance: {
+        url: 'http://x',
+        credentials: { type: 'token', token: TOKEN },
+        sudo: null,
+        timeoutMs: 1000,
+        outageWaitMs: 1_800_000,
+      },
     });
   let onRefresh: ((t: { accessToken: string; refreshToken: string }) => void) | undefined;
   const services: RuntimeServices = {
@@ -145,7 +151,13 @@ describe('executeRun', () => {
 
   it('with the one schedule, one drain step covers every source and kind', async () => {
     const plan = testPlan({
-      instance: { url: 'http://x', credentials: { type: 'token', token: TOKEN }, sudo: null, timeoutMs: 1000 },
+      instance: {
+        url: 'http://x',
+        credentials: { type: 'token', token: TOKEN },
+        sudo: null,
+        timeoutMs: 1000,
+        outageWaitMs: 1_800_000,
+      },
     });
     const r = await run({
       plan: { ...plan, move: { ...plan.move, order: 'together' } },

@@ -43,6 +43,8 @@ import { createOauthWriteback } from './oauth-writeback.js';
 import { locateCheckpoint, logPath, otherCheckpointNote, revertCheckpointPath, runCheckpointOf } from './paths.js';
 import { describeDrain, liveDrains } from './drain-registry.js';
 import type { LiveDrain } from './drain-registry.js';
+import { createRunOutage } from './outage-hold.js';
+import type { RunOutage } from './outage-hold.js';
 import { shellWord } from '../shared/shell-word.js';
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
 import { CheckpointUnusableError } from '../store/errors.js';
@@ -108,6 +110,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   let prometheus: PrometheusClient | undefined;
   let lease: LeaseKeeper | undefined;
   let drain: Claim | undefined;
+  let outage: RunOutage | undefined;
   let end: RunEnd | undefined;
   try {
     // Before the lock: a refused run leaves the other kind's checkpoint exactly as it was.
@@ -183,7 +186,13 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       // The event log keeps every mutating request (the audit trail), reads only in the debug log.
       if (e.mutating) audit.add({ ...e }, services.clock.now());
     };
-    api = services.createApi(plan, { readOnly: opts.dryRun, onRefresh: oauth.onRefresh, onResponse });
+    outage = createRunOutage({ plan, env: opts.env, store, clock: services.clock, log, stderr: opts.stderr, signal });
+    api = services.createApi(plan, {
+      readOnly: opts.dryRun,
+      onRefresh: oauth.onRefresh,
+      onResponse,
+      outage: outage.gate,
+    });
     if (plan.prometheus)
       prometheus = (services.createPrometheus ?? createPrometheusClient)({
         url: plan.prometheus.url,
@@ -224,8 +233,10 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
         secrets,
         input,
         snapshot: start.snapshot,
+        resumed: start.resumes ?? start.kind === 'restore',
         gate,
         prometheus,
+        outage,
         fromSeq,
         leaseLost: () => lease?.lost ?? false,
       });
@@ -247,6 +258,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   } finally {
     lease?.stop();
     drain?.release();
+    outage?.close();
     await api?.close().catch(() => undefined);
     await prometheus?.close().catch(() => undefined);
     flushAudit(audit, log);

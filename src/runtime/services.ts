@@ -27,6 +27,7 @@ export function defaultServices(): RuntimeServices {
         concurrency: plan.move.concurrency,
         onRefresh: opts.onRefresh,
         onResponse: opts.onResponse,
+        ...(opts.outage ? { outage: opts.outage } : {}),
       }),
     actors: realActors,
     clock: systemClock,

@@ -1,6 +1,7 @@
 /** The runtime's contracts: what a run needs from the outside world (real by default, fakes in tests), its options and its outcome. */
 import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
+import type { OutageGate } from '../api/outage.js';
 import type { LoadedPlan } from '../plan/load.js';
 import type { PrometheusClient, PrometheusOptions } from '../api/prometheus.js';
 import type { Plan } from '../plan/types.js';
@@ -24,7 +25,13 @@ export interface RuntimeServices {
   openCheckpoint(file: string, opts?: { readOnly?: boolean; checked?: boolean }): CheckpointStore;
   createApi(
     plan: Plan,
-    opts: { readOnly: boolean; onRefresh: (tokens: RefreshedTokens) => void; onResponse: (e: RequestEvent) => void },
+    opts: {
+      readOnly: boolean;
+      onRefresh: (tokens: RefreshedTokens) => void;
+      onResponse: (e: RequestEvent) => void;
+      /** Instance outages hold the run instead of failing it (api/outage.ts). */
+      outage?: OutageGate;
+    },
   ): InstanceApi;
   /** The Prometheus client for `prometheus:` (default: undici against its HTTP API); tests may fake it. */
   createPrometheus?: (opts: PrometheusOptions) => PrometheusClient;
@@ -53,7 +60,14 @@ export type { FinalState } from '../events/vocabulary.js';
  * checkpoint saved, or in a final state with the report's data. The CLI turns it into an exit code and prints the report.
  */
 export type RunOutcome =
-  | { kind: 'interrupted' }
+  | {
+      kind: 'interrupted';
+      /**
+       * Moves posted and not seen to end (in flight, or posted with the answer not yet recorded):
+       * they go on on GitLab, their repositories read-only until each ends. Absent: not counted.
+       */
+      inFlight?: number;
+    }
   | {
       /** Stopped on request (`control --stop`, the stop file) once nothing was in flight; `run` again resumes. */
       kind: 'stopped';

@@ -12,7 +12,13 @@ export function testPlan(
   return {
     version: 1,
     name: 'test',
-    instance: { url: 'http://fake', credentials: { type: 'token', token: 'x' }, sudo: null, timeoutMs: 1000 },
+    instance: {
+      url: 'http://fake',
+      credentials: { type: 'token', token: 'x' },
+      sudo: null,
+      timeoutMs: 1000,
+      outageWaitMs: 1_800_000,
+    },
     move: {
       from: ['nfs-1'],
       to: ['cluster'],

@@ -202,6 +202,7 @@ export function testPlan(overrides: Partial<Plan> = {}): Plan {
       credentials: { type: 'token', token: 'glpat-fake-test-token-000000001' },
       sudo: null,
       timeoutMs: 5_000,
+      outageWaitMs: 1_800_000,
     },
     move: {
       from: ['nfs-1', 'nfs-2'],
