@@ -22,6 +22,7 @@ import { copiesLines, copiesOf } from './copies.js';
 import type { CopyKnowledge, LiveCopy } from './copies.js';
 import { headThenWrapped } from './wrap.js';
 import { leftSelectionLines } from './left-selection.js';
+import { STAYS_SHOWN, staysLines, verificationVerdict } from './stays.js';
 import type { LeftSelectionItem } from './left-selection.js';
 
 export interface FinalReportInput {
@@ -80,6 +81,11 @@ function headline(input: FinalReportInput, counts: RunCounts): string {
   if (input.state === 'done' && input.givenList)
     return `DONE: ${listOutcome(input.givenList, input.summary.counts)}${how}`;
   if (input.state === 'done') return partial ? `DONE: ${partial}` : `DONE: every repository moved${how}`;
+  if (input.state === 'doneWithQuarantine' && input.givenList)
+    return (
+      `DONE WITH QUARANTINED ITEMS: ${counts.quarantined} of the ${counts.total} items of the list ${input.givenList} quarantined, ` +
+      `${counts.done - counts.skipped} moved${counts.skipped > 0 ? `, ${skippedWords(counts)}` : ''}${how}`
+    );
   if (input.state === 'doneWithQuarantine')
     return partial
       ? `DONE WITH QUARANTINED ITEMS: ${partial}; ${counts.quarantined} quarantined`
@@ -155,7 +161,14 @@ export function renderFinalReport(input: FinalReportInput): string {
       ),
     );
     if (c.verification) {
-      lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
+      lines.push('', `Verification: ${verificationVerdict(c.verification, c.sources)}`);
+      lines.push(
+        ...staysLines(
+          c.verification.stays,
+          STAYS_SHOWN,
+          input.checkpointTemporary ? null : `${commandOn('status', input)} --json`,
+        ),
+      );
       lines.push(...recordsLines(c.verification.perKindAndSource, counts.sources));
       for (const p of c.verification.problems) lines.push(`  ${p}`);
     } else if (!c.verify) {

@@ -148,7 +148,8 @@ export interface ReportData {
   placement: StatusReport['placement'];
   stuck: StatusReport['stuck'];
   weights: { before: Record<string, number> | null; after: Record<string, number> | null; written: boolean };
-  verification: { planned: boolean; result: VerifyOutput | null };
+  /** `sources`: the run's sources, which a verification that found nothing says are empty. */
+  verification: { planned: boolean; result: VerifyOutput | null; sources: string[] };
   geo: { planned: boolean; result: StoredGeoOutput | null };
   warnings: string[];
   control: StatusReport['control'];
@@ -419,7 +420,7 @@ export function buildReportData(input: ReportInput): ReportData {
     placement: status.placement,
     stuck: status.stuck,
     weights: { before: c?.previousWeights ?? null, after: c?.newWeights ?? null, written: c?.weightsWritten ?? false },
-    verification: { planned: c?.verify ?? true, result: c?.verification ?? null },
+    verification: { planned: c?.verify ?? true, result: c?.verification ?? null, sources: c?.sources ?? [] },
     geo: { planned: c?.geoResync ?? false, result: c?.geo ?? null },
     warnings: status.warnings,
     control: status.control,
