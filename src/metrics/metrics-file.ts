@@ -108,6 +108,8 @@ export function createMetricsFileObserver(
       step: r.step(),
       dryRun: r.dryRun,
       startedAt: r.startedAt,
+      migrationStartedAt: r.before?.startedAt ?? r.startedAt,
+      activeMs: (r.before?.activeMs ?? 0) + Math.max(0, now - r.startedAt),
       now,
     });
   };

@@ -44,6 +44,10 @@ export interface GaugeInput {
   step: string;
   dryRun: boolean;
   startedAt: number;
+  /** The migration's first start (every process of it; ../report/span.ts); absent: this process's start. */
+  migrationStartedAt?: number;
+  /** The time some process was running the migration, this one included (ms). */
+  activeMs?: number;
   /** Now (ms since epoch): the heartbeat. */
   now: number;
   /**
@@ -94,6 +98,14 @@ export class RunMetrics {
   private readonly started = this.gauge(
     'shardmove_run_start_timestamp_seconds',
     'When this process started running the plan (Unix time).',
+  );
+  private readonly migrationStarted = this.gauge(
+    'shardmove_migration_start_timestamp_seconds',
+    'When the migration first started: the first process of its checkpoint (Unix time).',
+  );
+  private readonly migrationActive = this.gauge(
+    'shardmove_migration_active_seconds',
+    'The time some process was running the migration, summed over every process of its checkpoint, this one included.',
   );
   private readonly ended = this.gauge(
     'shardmove_run_end_timestamp_seconds',
@@ -167,6 +179,8 @@ export class RunMetrics {
       if (c.state === 'scheduling' || c.state === 'in_flight') inFlight += c.n;
     }
     this.started.set({ plan }, g.startedAt / 1000);
+    this.migrationStarted.set({ plan }, (g.migrationStartedAt ?? g.startedAt) / 1000);
+    this.migrationActive.set({ plan }, Math.round(g.activeMs ?? Math.max(0, g.now - g.startedAt)) / 1000);
     this.info.reset();
     this.info.set({ plan, step: g.step, dry_run: String(g.dryRun) }, 1);
     if (g.copies && !g.dryRun) {

@@ -22,6 +22,7 @@ import { copiesLines, copiesOf } from './copies.js';
 import type { CopyKnowledge, LiveCopy } from './copies.js';
 import { headThenWrapped } from './wrap.js';
 import { leftSelectionLines } from './left-selection.js';
+import type { MigrationSpan } from './span.js';
 import { STAYS_SHOWN, staysLines, verificationVerdict } from './stays.js';
 import type { LeftSelectionItem } from './left-selection.js';
 
@@ -31,6 +32,8 @@ export interface FinalReportInput {
   context: RunContext;
   summary: StatusSummary;
   elapsedMs: number;
+  /** The whole migration, every process of it (./span.ts); absent: this process is all that is known. */
+  span?: MigrationSpan;
   /** Dry run only: what is known about the sizes of the items that would move (see ./estimate.ts). */
   estimate?: Omit<EstimateInput, 'items'>;
   logFile?: string;
@@ -131,9 +134,9 @@ export function renderFinalReport(input: FinalReportInput): string {
   const counts = countItems(summary);
   lines.push(headline(input, counts));
   if (c.error) lines.push(`  step: ${c.error.step}`, `  cause: ${c.error.message} (${c.error.code})`);
-  lines.push(
-    `  took ${formatApproxDuration(input.elapsedMs)}${c.instanceVersion ? `, instance version ${c.instanceVersion}` : ''}`,
-  );
+  const took = tookWords(input);
+  took[took.length - 1] += c.instanceVersion ? `, instance version ${c.instanceVersion}` : '';
+  lines.push(...took.map((t) => `  ${t}`));
 
   if (dry) {
     lines.push('', 'Would move:', ...wouldMove(input, counts));
@@ -194,6 +197,20 @@ export function renderFinalReport(input: FinalReportInput): string {
         : 'Fix the cause and run the same command again: the run resumes from its checkpoint.',
     );
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * How long it took: the whole migration from its first start, with its active time beside the
+ * wall time when more than one process ran it, and this process's own share.
+ */
+export function tookWords(input: Pick<FinalReportInput, 'elapsedMs' | 'span'>): string[] {
+  const s = input.span;
+  if (!s || s.processes <= 1 || s.startedAt === null) return [`took ${formatApproxDuration(input.elapsedMs)}`];
+  const first = new Date(s.startedAt).toISOString().replace(/\.\d+Z$/, 'Z');
+  return [
+    `took ${formatApproxDuration(s.wallMs)} from the first start at ${first}`,
+    `running ${formatApproxDuration(s.activeMs)} of it, in ${s.processes} processes (this one ${formatApproxDuration(input.elapsedMs)})`,
+  ];
 }
 
 /** The moved, quarantined and unfinished items per kind. */

@@ -7,6 +7,7 @@
  * migration. They derive what they show from the checkpoint (summary and event log), not from calls
  * inside the actors.
  */
+import type { MigrationSpan } from '../report/span.js';
 import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.js';
 import type { Plan } from '../plan/types.js';
@@ -32,6 +33,11 @@ export interface ObservedRun {
   clock: Clock;
   /** When this process started driving the run (ms since epoch). */
   startedAt: number;
+  /**
+   * The whole migration before this process (../report/span.ts): its first start and the active
+   * time of the processes before this one; absent where a caller does not know it.
+   */
+  before?: MigrationSpan;
   /** The run's pace (this process's rate and the ETA), one meter for every observer: they show the same. */
   pace: PaceMeter;
   dryRun: boolean;

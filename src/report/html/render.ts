@@ -77,7 +77,9 @@ function outcome(d: ReportData): string {
     [o.state === 'running' ? 'Last activity' : 'Ended', time(o.lastEventAt)],
     [
       'Took',
-      o.startedAt !== null && o.lastEventAt !== null ? formatApproxDuration(o.lastEventAt - o.startedAt) : 'unknown',
+      o.startedAt !== null && o.lastEventAt !== null
+        ? `${formatApproxDuration(o.lastEventAt - o.startedAt)}${o.processes > 1 ? `, ${formatApproxDuration(o.activeMs)} of it running, in ${o.processes} processes` : ''}`
+        : 'unknown',
     ],
     [
       'Items',
