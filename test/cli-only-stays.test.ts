@@ -3,7 +3,8 @@
  * quarantined items, its list missing one project the review removed: no output says nothing is
  * left; the final summary, `status`, `status --json`, `report --json` and the HTML report each
  * count and name the two quarantined projects and the one not in the list, from the sandbox's
- * storage-filtered listing at verification.
+ * storage-filtered listing at verification. A resume that does nothing new then still reports the
+ * whole migration: its first start, its duration over both processes, every event on the timeline.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,30 +51,35 @@ const STAYING = [
 
 const SAYS = 'passed for what this run moves; 3 items stay on nfs-1 (2 quarantined, 1 not in the list)';
 
+/**
+ * A sandbox whose projects 3 and 4 always fail to move, a dry run's list with project 5 removed by
+ * the review, and the `--only` run of that list (exit 3).
+ */
+async function quarantinedListRun(name: string) {
+  const { sandbox, dir, db } = await startSeededSandbox(name, { projects: 0, snippets: 0, groups: 0 }, inventory);
+  const plan = join(dir, 'plan.yaml');
+  writeFileSync(plan, PLAN);
+  const port = new URL(sandbox.url).port;
+  await sandbox.stop();
+  const args = ['--seed', join(dir, 'seed.yaml'), '--db', db, '--move-duration', '20', '--workers', '20'];
+  const broken = await startSandboxProcess([...args, '--port', port, '--broken-items', 'project:3,project:4']);
+  onTestFinished(() => broken.stop());
+  const env = sandboxEnv(broken.url);
+  const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
+  expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+  const list = join(dir, 'list.jsonl');
+  // The review removed project 5 from the list.
+  const lines = readFileSync(list, 'utf8').split('\n').filter(Boolean);
+  writeFileSync(list, `${lines.filter((l) => !/"kind":"projects","id":5,/.test(l)).join('\n')}\n`);
+
+  const run = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
+  expect(run.code, run.stdout + run.stderr).toBe(3);
+  return { plan, dir, env, run };
+}
+
 describe('run --only: what stays is named', { timeout: 180_000 }, () => {
   it('names the quarantined items and the one left out of the list everywhere, and never says nothing is left', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
-      'only-stays',
-      { projects: 0, snippets: 0, groups: 0 },
-      inventory,
-    );
-    const plan = join(dir, 'plan.yaml');
-    writeFileSync(plan, PLAN);
-    const port = new URL(sandbox.url).port;
-    await sandbox.stop();
-    const args = ['--seed', join(dir, 'seed.yaml'), '--db', db, '--move-duration', '20', '--workers', '20'];
-    const broken = await startSandboxProcess([...args, '--port', port, '--broken-items', 'project:3,project:4']);
-    onTestFinished(() => broken.stop());
-    const env = sandboxEnv(broken.url);
-    const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
-    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
-    const list = join(dir, 'list.jsonl');
-    // The review removed project 5 from the list.
-    const lines = readFileSync(list, 'utf8').split('\n').filter(Boolean);
-    writeFileSync(list, `${lines.filter((l) => !/"kind":"projects","id":5,/.test(l)).join('\n')}\n`);
-
-    const run = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
-    expect(run.code, run.stdout + run.stderr).toBe(3);
+    const { plan, dir, env, run } = await quarantinedListRun('only-stays');
     expect(run.stdout.split('\n')[0]).toBe(
       'DONE WITH QUARANTINED ITEMS: 2 of the 4 items of the list list.jsonl quarantined, 2 moved and verified',
     );
@@ -104,5 +110,34 @@ describe('run --only: what stays is named', { timeout: 180_000 }, () => {
     expect(html.stdout).toContain(`Passed for what this run moves; 3 items stay on nfs-1`);
     expect(html.stdout).toContain('<td>acme/p5</td><td>nfs-1</td><td>not in the list</td>');
     expect(html.stdout).not.toMatch(/nothing of the moved kinds is left/);
+  });
+
+  it('reports the whole migration after a resume that does nothing new: its first start, duration and timeline', async () => {
+    const { plan, dir, env } = await quarantinedListRun('only-stays-resume');
+    type Outcome = { startedAt: number; lastEventAt: number; activeMs: number; processes: number };
+    type Report = { outcome: Outcome; timeline: { start: number; markers: { t: number; label: string }[] } };
+    const readReport = async () =>
+      JSON.parse((await runCli(['report', plan, '--json'], { cwd: dir, env })).stdout) as Report;
+    const first = await readReport();
+    expect(first.outcome.processes).toBe(1);
+    const again = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
+    expect(again.code, again.stdout + again.stderr).toBe(3);
+    const firstIso = new Date(first.outcome.startedAt).toISOString().replace(/\.\d+Z$/, 'Z');
+    expect(again.stderr).toContain(`resuming the run started ${firstIso}`);
+    expect(again.stdout).toContain(`  took `);
+    expect(again.stdout).toContain(`from the first start at ${firstIso}`);
+    expect(again.stdout).toMatch(/running .* of it, in 2 processes \(this one /);
+    expect(again.stdout).toContain(`Verification: ${SAYS}`);
+    const after = await readReport();
+    expect(after.outcome.startedAt).toBe(first.outcome.startedAt);
+    expect(after.timeline.start).toBe(first.timeline.start);
+    expect(after.outcome.processes).toBe(2);
+    expect(after.outcome.lastEventAt - after.outcome.startedAt).toBeGreaterThanOrEqual(
+      first.outcome.lastEventAt - first.outcome.startedAt,
+    );
+    expect(after.outcome.activeMs).toBeGreaterThanOrEqual(first.outcome.activeMs);
+    // Every event of both processes is on the timeline, none before its start.
+    expect(after.timeline.markers.filter((m) => m.label.startsWith('finished')).length).toBe(2);
+    expect(after.timeline.markers.every((m) => m.t >= 0)).toBe(true);
   });
 });
