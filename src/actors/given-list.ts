@@ -51,7 +51,12 @@ export function givenListActors(base: RunActors, o: GivenListOptions): RunActors
       const own = await verifyReverted(deps, 'list');
       // The list's items read one by one say nothing of the rest of a source: list it for what stays.
       const left = await listWhatStays(deps);
-      return { ...own, ok: own.ok && left.problems.length === 0, problems: [...own.problems, ...left.problems], stays: left.stays };
+      return {
+        ...own,
+        ok: own.ok && left.problems.length === 0,
+        problems: [...own.problems, ...left.problems],
+        stays: left.stays,
+      };
     },
   };
 }

@@ -362,7 +362,9 @@ export function renderStatus(r: StatusReport): string {
   lines.push(...leftSelectionLines(r.leftSelection));
   if (r.verification) {
     lines.push('', `Verification: ${r.verification.says}`);
-    lines.push(...staysLines(r.verification.stays ?? undefined, STAYS_SHOWN, '`status --json`, under verification.stays'));
+    lines.push(
+      ...staysLines(r.verification.stays ?? undefined, STAYS_SHOWN, '`status --json`, under verification.stays'),
+    );
   }
   if (r.stuck.length > 0) {
     lines.push('', `Stuck (${r.stuck.length}):`);

@@ -135,7 +135,10 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     const saved = store.loadRun();
     const mode = opts.mode ?? (opts.dryRun ? 'dry-run' : 'run');
     // The whole migration before this process: every earlier process's start and end, from the log.
-    const before = migrationSpan(eventsInPages((after, limit) => store.readEvents(after, limit)), services.clock.now());
+    const before = migrationSpan(
+      eventsInPages((after, limit) => store.readEvents(after, limit)),
+      services.clock.now(),
+    );
     // Refusals (a changed plan) come before anything is written.
     const startOpts: StartOptions = {
       acceptPlanChange: opts.acceptPlanChange,

@@ -305,7 +305,12 @@ export function buildReportData(input: ReportInput): ReportData {
   for (const e of input.events) {
     idleReader.add(e);
     if (e.type === 'run.started' && last !== null) spanEvents.push({ at: last, type: 'step.started' });
-    if (e.type === 'run.started' || e.type === 'run.finished' || e.type === 'run.interrupted' || e.type === 'run.stopped')
+    if (
+      e.type === 'run.started' ||
+      e.type === 'run.finished' ||
+      e.type === 'run.interrupted' ||
+      e.type === 'run.stopped'
+    )
       spanEvents.push(e);
     first ??= e.at;
     last = e.at;
