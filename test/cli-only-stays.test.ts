@@ -2,7 +2,7 @@
  * What stays on the source after a reviewed list's run (`run --only FILE`) that ended with
  * quarantined items, its list missing one project the review removed: no output says nothing is
  * left; the final summary, `status`, `status --json`, `report --json` and the HTML report each
- * count and name the two quarantined projects and the one not in the list, from the sandbox's
+ * count and name (the metrics file counts) the two quarantined projects and the one not in the list, from the sandbox's
  * storage-filtered listing at verification. A resume that does nothing new then still reports the
  * whole migration: its first start, its duration over both processes, every event on the timeline.
  */
@@ -72,7 +72,7 @@ async function quarantinedListRun(name: string) {
   const lines = readFileSync(list, 'utf8').split('\n').filter(Boolean);
   writeFileSync(list, `${lines.filter((l) => !/"kind":"projects","id":5,/.test(l)).join('\n')}\n`);
 
-  const run = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
+  const run = await runCli(['run', plan, '--only', 'list.jsonl', '--metrics-file', 'run.prom'], { cwd: dir, env });
   expect(run.code, run.stdout + run.stderr).toBe(3);
   return { plan, dir, env, run };
 }
@@ -87,6 +87,10 @@ describe('run --only: what stays is named', { timeout: 180_000 }, () => {
     expect(run.stdout).toContain('  projects 3 acme/p3 on nfs-1: quarantined');
     expect(run.stdout).toContain('  projects 5 acme/p5 on nfs-1: not in the list');
     expect(run.stdout).not.toMatch(/nothing (of the moved kinds )?is left|everything else moved/i);
+
+    const metrics = readFileSync(join(dir, 'run.prom'), 'utf8');
+    expect(metrics).toContain('shardmove_items_staying{plan="stays",storage="nfs-1",why="quarantined"} 2');
+    expect(metrics).toContain('shardmove_items_staying{plan="stays",storage="nfs-1",why="not in the list"} 1');
 
     const status = await runCli(['status', plan], { cwd: dir, env });
     expect(status.stdout).toContain(`Verification: ${SAYS}`);

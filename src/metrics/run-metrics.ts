@@ -48,6 +48,8 @@ export interface GaugeInput {
   migrationStartedAt?: number;
   /** The time some process was running the migration, this one included (ms). */
   activeMs?: number;
+  /** What verification found still on the sources, per source and why; absent or null before it ran. */
+  stays?: { source: string; why: string; n: number }[] | null;
   /** Now (ms since epoch): the heartbeat. */
   now: number;
   /**
@@ -106,6 +108,11 @@ export class RunMetrics {
   private readonly migrationActive = this.gauge(
     'shardmove_migration_active_seconds',
     'The time some process was running the migration, summed over every process of its checkpoint, this one included.',
+  );
+  private readonly staying = this.gauge(
+    'shardmove_items_staying',
+    'Items verification found still on a source at the end, by why they stay: quarantined, not in the list (run --only), not selected (move.select), move.until; absent before verification.',
+    ['storage', 'why'],
   );
   private readonly ended = this.gauge(
     'shardmove_run_end_timestamp_seconds',
@@ -182,6 +189,10 @@ export class RunMetrics {
     this.migrationStarted.set({ plan }, (g.migrationStartedAt ?? g.startedAt) / 1000);
     this.migrationActive.set({ plan }, Math.round(g.activeMs ?? Math.max(0, g.now - g.startedAt)) / 1000);
     this.info.reset();
+    if (g.stays) {
+      this.staying.reset();
+      for (const b of g.stays) this.staying.set({ plan, storage: b.source, why: b.why }, b.n);
+    }
     this.info.set({ plan, step: g.step, dry_run: String(g.dryRun) }, 1);
     if (g.copies && !g.dryRun) {
       // Every (storage, side) seen keeps a series, dropping to 0 rather than vanishing once removed or live.

@@ -196,6 +196,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     dryRun: opts.dryRun,
     step: currentStep,
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
+    stays: () => actor.getSnapshot().context.verification?.stays ?? null,
     signal,
   });
   actor.start();

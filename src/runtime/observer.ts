@@ -8,6 +8,7 @@
  * inside the actors.
  */
 import type { MigrationSpan } from '../report/span.js';
+import type { StaysOutput } from '../machine/types.js';
 import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.js';
 import type { Plan } from '../plan/types.js';
@@ -45,6 +46,8 @@ export interface ObservedRun {
   step(): string;
   /** The instance's GitLab version as pre-flight read it, null before pre-flight (classes failures). */
   instanceVersion?(): string | null;
+  /** What verification found still on the sources (each item with why it stays), null before it ran. */
+  stays?(): StaysOutput | null;
   /** Aborted when the run was told to stop (SIGINT, SIGTERM, a lost lease): it ends at the step in flight. */
   signal?: AbortSignal;
 }
