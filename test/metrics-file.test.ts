@@ -46,6 +46,7 @@ const FINAL_FAMILIES = [
   'shardmove_migration_active_seconds',
   'shardmove_run_end_timestamp_seconds',
   'shardmove_run_info',
+  'shardmove_items_staying',
   'shardmove_moves_finished_total',
   'shardmove_moves_failed_total',
   'shardmove_move_duration_seconds',
