@@ -33,6 +33,8 @@ const LIVE_FAMILIES = [
   'shardmove_items_remaining',
   'shardmove_heartbeat_timestamp_seconds',
   'shardmove_run_start_timestamp_seconds',
+  'shardmove_migration_start_timestamp_seconds',
+  'shardmove_migration_active_seconds',
   'shardmove_run_info',
 ];
 /** The file the run leaves: what is true of a run that ended (this one left copies behind). */
@@ -40,8 +42,11 @@ const FINAL_FAMILIES = [
   'shardmove_items',
   'shardmove_copies_left_behind',
   'shardmove_run_start_timestamp_seconds',
+  'shardmove_migration_start_timestamp_seconds',
+  'shardmove_migration_active_seconds',
   'shardmove_run_end_timestamp_seconds',
   'shardmove_run_info',
+  'shardmove_items_staying',
   'shardmove_moves_finished_total',
   'shardmove_moves_failed_total',
   'shardmove_move_duration_seconds',

@@ -18,6 +18,7 @@ import { listNetworks } from './list-networks.js';
 import type { Location } from './drain/locate.js';
 import { abortError } from './errors.js';
 import { verifyReverted } from './revert.js';
+import { listWhatStays } from './stays.js';
 import type { ActorDeps, RunActors } from './types.js';
 
 /** One item of the list, as the runtime read it from the file. */
@@ -49,7 +50,17 @@ export function givenListActors(base: RunActors, o: GivenListOptions): RunActors
       return { ...out, warnings: [...out.warnings, ...room.warnings], notes: [...(out.notes ?? []), ...room.notes] };
     },
     drain: (deps, input) => base.drain({ ...deps, itemsGiven: 'list' }, { ...input, access: 'listing', ahead: null }),
-    verify: (deps) => verifyReverted(deps, 'list'),
+    verify: async (deps) => {
+      const own = await verifyReverted(deps, 'list');
+      // The list's items read one by one say nothing of the rest of a source: list it for what stays.
+      const left = await listWhatStays(deps);
+      return {
+        ...own,
+        ok: own.ok && left.problems.length === 0,
+        problems: [...own.problems, ...left.problems],
+        stays: left.stays,
+      };
+    },
   };
 }
 

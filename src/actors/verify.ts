@@ -16,7 +16,8 @@ import { chooseItems, selectionOf } from './select.js';
 import { unconfirmedByRecords } from './drain/records.js';
 import type { ActorDeps } from './types.js';
 import { verifyContent } from './verify-content.js';
-import type { ContentVerifyOutput } from '../machine/types.js';
+import { StaysTally } from './stays.js';
+import type { ContentVerifyOutput, StaysOutput } from '../machine/types.js';
 
 /**
  * What verification found for one (kind, source), recorded as its `verify.checked` event, whose type
@@ -37,6 +38,7 @@ export interface VerifyResult {
   perKindAndSource: VerifyEntry[];
   problems: string[];
   content?: ContentVerifyOutput;
+  stays: StaysOutput;
 }
 
 /** Problems listed per (kind, source) before summarising the rest as a count. */
@@ -52,10 +54,12 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
   const perKindAndSource: VerifyEntry[] = [];
   const problems: string[] = [];
   const kinds = input?.kinds ?? deps.plan.move.kinds;
+  const stays = new StaysTally();
   for (const source of deps.plan.move.from) {
     for (const kind of kinds) {
       if (input?.access[kind] === 'records') {
         const entry = verifyByRecords(store, kind, source, problems);
+        stays.notListed(kind, source, `the instance does not expose the storage of ${kind}: verified by move records`);
         perKindAndSource.push(entry);
         store.appendEvent('verify.checked', { ...entry }, deps.clock.now());
         continue;
@@ -96,12 +100,15 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
           entry.listed++;
           listedIds.add(item.id);
           const row = store.getItem(kind, item.id);
+          const staying = { kind, id: item.id, path: row?.name ?? item.name, source };
           if (row?.state === 'quarantined') {
             entry.quarantined++;
+            stays.add({ ...staying, why: 'quarantined' });
             continue;
           }
           if (row?.state === 'unselected' || (chosen && !row && !chosen.get(item.id))) {
             entry.kept = (entry.kept ?? 0) + 1;
+            stays.add({ ...staying, why: 'not selected' });
             continue;
           }
           // Judged again on what the listing shows now: an item transferred out of the selection
@@ -110,11 +117,13 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
             const now = kind === 'snippets' ? 'its project or author' : item.name;
             store.leaveSelection(kind, item.id, `left the selection: now ${now}, which move.select does not choose`);
             entry.kept = (entry.kept ?? 0) + 1;
+            stays.add({ ...staying, why: 'not selected' });
             continue;
           }
           // Left by the bound: an item never placed (or one the checkpoint never saw, listed after it).
           if (bounded && (!row || (row.state === 'pending' && !row.destination))) {
             entry.kept = (entry.kept ?? 0) + 1;
+            stays.add({ ...staying, why: 'move.until' });
             continue;
           }
           entry.unexpected++;
@@ -124,6 +133,7 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
       }
       // A listing that could not be read in full proves nothing about what it did not show.
       entry.unlistable = gaps.length;
+      if (gaps.length > 0) stays.notListed(kind, source, `${gaps.length} part(s) of the listing could not be read`);
       for (const g of gaps.slice(0, MAX_LISTED_PROBLEMS)) {
         const what =
           g.id !== null
@@ -158,7 +168,7 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
   if (content) problems.push(...content.problems);
   const ok = problems.length === 0;
   deps.log.info({ ok, problems: problems.length }, 'verification finished');
-  return { ok, perKindAndSource, problems, ...(content ? { content: content.output } : {}) };
+  return { ok, perKindAndSource, problems, stays: stays.result(), ...(content ? { content: content.output } : {}) };
 }
 
 /**

@@ -155,7 +155,42 @@ export interface VerifyOutput {
   problems: string[];
   /** The content check of sampled projects (plan `verify.content`); absent when the plan asks for none. */
   content?: ContentVerifyOutput;
+  /** What the storage-filtered listing found still on the sources at the end; absent in older checkpoints. */
+  stays?: StaysOutput;
 }
+
+/**
+ * Why an item stays on its source at the end of a run: quarantined, not in the reviewed list
+ * (`run --only`), not chosen by `move.select`, or left by a reached `move.until` bound.
+ */
+export type StayReason = 'quarantined' | 'not in the list' | 'not selected' | 'move.until';
+
+/** One item the listing found on a source at the end, with why it stays. */
+export interface StayingItem {
+  kind: Kind;
+  id: number;
+  path: string;
+  source: string;
+  why: StayReason;
+}
+
+/**
+ * What is on the sources at the end of a run, from the instance's own storage-filtered listing.
+ * `listed`: every (kind, source) of the run was listed in full (false: some could not be, and
+ * "nothing is left" cannot be said); `total` counts every item found, `items` the first
+ * STAYS_LISTED of them by source, kind and id; `bySource` the counts per source and reason.
+ */
+export interface StaysOutput {
+  listed: boolean;
+  total: number;
+  bySource: { source: string; why: StayReason; n: number }[];
+  items: StayingItem[];
+  /** The (kind, source) pairs that could not be listed, with why. */
+  unlisted?: string[];
+}
+
+/** Staying items recorded by name in the verification's output; beyond it, counted. */
+export const STAYS_LISTED = 1000;
 
 /** The resync asked of one Geo secondary. */
 export interface GeoSiteResult {

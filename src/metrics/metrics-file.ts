@@ -110,6 +110,9 @@ export function createMetricsFileObserver(
       step: r.step(),
       dryRun: r.dryRun,
       startedAt: r.startedAt,
+      stays: r.stays?.()?.bySource ?? null,
+      migrationStartedAt: r.before?.startedAt ?? r.startedAt,
+      activeMs: (r.before?.activeMs ?? 0) + Math.max(0, now - r.startedAt),
       now,
     });
   };

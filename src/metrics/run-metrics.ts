@@ -46,6 +46,12 @@ export interface GaugeInput {
   step: string;
   dryRun: boolean;
   startedAt: number;
+  /** The migration's first start (every process of it; ../report/span.ts); absent: this process's start. */
+  migrationStartedAt?: number;
+  /** The time some process was running the migration, this one included (ms). */
+  activeMs?: number;
+  /** What verification found still on the sources, per source and why; absent or null before it ran. */
+  stays?: { source: string; why: string; n: number }[] | null;
   /** Now (ms since epoch): the heartbeat. */
   now: number;
   /**
@@ -138,6 +144,19 @@ export class RunMetrics {
     'shardmove_run_start_timestamp_seconds',
     'When this process started running the plan (Unix time).',
   );
+  private readonly migrationStarted = this.gauge(
+    'shardmove_migration_start_timestamp_seconds',
+    'When the migration first started: the first process of its checkpoint (Unix time).',
+  );
+  private readonly migrationActive = this.gauge(
+    'shardmove_migration_active_seconds',
+    'The time some process was running the migration, summed over every process of its checkpoint, this one included.',
+  );
+  private readonly staying = this.gauge(
+    'shardmove_items_staying',
+    'Items verification found still on a source at the end, by why they stay: quarantined, not in the list (run --only), not selected (move.select), move.until; absent before verification.',
+    ['storage', 'why'],
+  );
   private readonly ended = this.gauge(
     'shardmove_run_end_timestamp_seconds',
     'When the run ended in this process (Unix time), and how: done, done_with_quarantine, failed, interrupted, stopped (on request), error; absent while it runs.',
@@ -210,7 +229,13 @@ export class RunMetrics {
       if (c.state === 'scheduling' || c.state === 'in_flight') inFlight += c.n;
     }
     this.started.set({ plan }, g.startedAt / 1000);
+    this.migrationStarted.set({ plan }, (g.migrationStartedAt ?? g.startedAt) / 1000);
+    this.migrationActive.set({ plan }, Math.round(g.activeMs ?? Math.max(0, g.now - g.startedAt)) / 1000);
     this.info.reset();
+    if (g.stays) {
+      this.staying.reset();
+      for (const b of g.stays) this.staying.set({ plan, storage: b.source, why: b.why }, b.n);
+    }
     this.info.set({ plan, step: g.step, dry_run: String(g.dryRun) }, 1);
     if (g.copies && !g.dryRun) {
       // Every (storage, side) seen keeps a series, dropping to 0 rather than vanishing once removed or live.

@@ -24,6 +24,8 @@ import { copiesLines, copiesOf } from './copies.js';
 import type { CopyKnowledge, LiveCopy } from './copies.js';
 import { headThenWrapped, wrapWords } from './wrap.js';
 import { leftSelectionLines } from './left-selection.js';
+import type { MigrationSpan } from './span.js';
+import { STAYS_SHOWN, staysLines, verificationVerdict } from './stays.js';
 import type { LeftSelectionItem } from './left-selection.js';
 import { networkLines } from './networks.js';
 import type { NetworksView } from './networks.js';
@@ -34,6 +36,8 @@ export interface FinalReportInput {
   context: RunContext;
   summary: StatusSummary;
   elapsedMs: number;
+  /** The whole migration, every process of it (./span.ts); absent: this process is all that is known. */
+  span?: MigrationSpan;
   /** Dry run only: what is known about the sizes of the items that would move (see ./estimate.ts). */
   estimate?: Omit<EstimateInput, 'items'>;
   logFile?: string;
@@ -88,6 +92,11 @@ function headline(input: FinalReportInput, counts: RunCounts): string {
   if (input.state === 'done' && input.givenList)
     return `DONE: ${listOutcome(input.givenList, input.summary.counts)}${how}`;
   if (input.state === 'done') return partial ? `DONE: ${partial}` : `DONE: every repository moved${how}`;
+  if (input.state === 'doneWithQuarantine' && input.givenList)
+    return (
+      `DONE WITH QUARANTINED ITEMS: ${counts.quarantined} of the ${counts.total} items of the list ${input.givenList} quarantined, ` +
+      `${counts.done - counts.skipped} moved${counts.skipped > 0 ? `, ${skippedWords(counts)}` : ''}${how}`
+    );
   if (input.state === 'doneWithQuarantine')
     return partial
       ? `DONE WITH QUARANTINED ITEMS: ${partial}; ${counts.quarantined} quarantined`
@@ -139,9 +148,9 @@ export function renderFinalReport(input: FinalReportInput): string {
   const counts = countItems(summary);
   lines.push(headline(input, counts));
   if (c.error) lines.push(`  step: ${c.error.step}`, `  cause: ${c.error.message} (${c.error.code})`);
-  lines.push(
-    `  took ${formatApproxDuration(input.elapsedMs)}${c.instanceVersion ? `, instance version ${c.instanceVersion}` : ''}`,
-  );
+  const took = tookWords(input);
+  took[took.length - 1] += c.instanceVersion ? `, instance version ${c.instanceVersion}` : '';
+  lines.push(...took.map((t) => `  ${t}`));
 
   if (dry) {
     const refused = c.wouldRefuse ?? [];
@@ -176,7 +185,14 @@ export function renderFinalReport(input: FinalReportInput): string {
       ),
     );
     if (c.verification) {
-      lines.push('', `Verification: ${c.verification.ok ? 'passed' : 'FAILED'}`);
+      lines.push('', `Verification: ${verificationVerdict(c.verification, c.sources)}`);
+      lines.push(
+        ...staysLines(
+          c.verification.stays,
+          STAYS_SHOWN,
+          input.checkpointTemporary ? null : `${commandOn('status', input)} --json`,
+        ),
+      );
       lines.push(...recordsLines(c.verification.perKindAndSource, counts.sources));
       for (const p of c.verification.problems) lines.push(`  ${p}`);
       if (c.verification.content) lines.push(...contentLines(c.verification.content));
@@ -210,6 +226,20 @@ export function renderFinalReport(input: FinalReportInput): string {
         : 'Fix the cause and run the same command again: the run resumes from its checkpoint.',
     );
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * How long it took: the whole migration from its first start, with its active time beside the
+ * wall time when more than one process ran it, and this process's own share.
+ */
+export function tookWords(input: Pick<FinalReportInput, 'elapsedMs' | 'span'>): string[] {
+  const s = input.span;
+  if (!s || s.processes <= 1 || s.startedAt === null) return [`took ${formatApproxDuration(input.elapsedMs)}`];
+  const first = new Date(s.startedAt).toISOString().replace(/\.\d+Z$/, 'Z');
+  return [
+    `took ${formatApproxDuration(s.wallMs)} from the first start at ${first}`,
+    `running ${formatApproxDuration(s.activeMs)} of it, in ${s.processes} processes (this one ${formatApproxDuration(input.elapsedMs)})`,
+  ];
 }
 
 /** The moved, quarantined and unfinished items per kind. */

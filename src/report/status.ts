@@ -9,7 +9,8 @@ import { describeThresholdInForce } from './threshold-words.js';
 import type { ThresholdOverride } from '../store/thresholds.js';
 import { holdOf } from '../events/hold.js';
 import type { Hold } from '../events/hold.js';
-import type { RunContext } from '../machine/types.js';
+import type { RunContext, StaysOutput } from '../machine/types.js';
+import { STAYS_SHOWN, staysLines, verificationVerdict } from './stays.js';
 import { NO_CONTROL } from '../store/types.js';
 import type { NotifyTargetView, RunControl, SavedRun, StatusSummary } from '../store/types.js';
 import type { KindProgress } from './summary.js';
@@ -131,6 +132,13 @@ export interface StatusReport {
   leftSelection: { items: LeftSelectionItem[]; total: number };
   /** The fork networks on the sources: roots, members, pools, where each goes (./networks.ts). */
   networks: NetworksView;
+  /**
+   * The run's verification once it ran: `says` in the final summary's words, and what the
+   * instance's listing found still on the sources (each item with why it stays: quarantined, not
+   * in the reviewed list, not selected, move.until); `stays` null for a checkpoint from before it
+   * was recorded. Null before verification ran.
+   */
+  verification: { ok: boolean; says: string; stays: StaysOutput | null } | null;
 }
 
 /** The cap in force as the run last recorded it, and since when. */
@@ -261,6 +269,13 @@ export function buildStatusReport(
     notifications,
     leftSelection,
     networks,
+    verification: c?.verification
+      ? {
+          ok: c.verification.ok,
+          says: verificationVerdict(c.verification, c.sources),
+          stays: c.verification.stays ?? null,
+        }
+      : null,
   };
 }
 
@@ -365,6 +380,12 @@ export function renderStatus(r: StatusReport): string {
     }
   }
   lines.push(...leftSelectionLines(r.leftSelection));
+  if (r.verification) {
+    lines.push('', `Verification: ${r.verification.says}`);
+    lines.push(
+      ...staysLines(r.verification.stays ?? undefined, STAYS_SHOWN, '`status --json`, under verification.stays'),
+    );
+  }
   if (r.stuck.length > 0) {
     lines.push('', `Stuck (${r.stuck.length}):`);
     for (const s of r.stuck)

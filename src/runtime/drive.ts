@@ -4,6 +4,8 @@
  * observers (the progress line among them), and on SIGINT/SIGTERM lets the step in flight return before saving. Returns the outcome; what it
  * means for the exit code and how it is printed is the CLI's business.
  */
+import { migrationSpan, withThisProcess } from '../report/span.js';
+import type { MigrationSpan } from '../report/span.js';
 import { LEFT_SELECTION_LISTED, leftSelectionOf } from '../report/left-selection.js';
 import { networksOfRun } from './status.js';
 import type { Logger } from 'pino';
@@ -59,6 +61,8 @@ export interface DriveArgs {
   outage?: { attach(deps: ActorDeps): void } | undefined;
   /** The log's last sequence number before this process took the lock (observers read on from it). */
   fromSeq: number;
+  /** The whole migration before this process (../report/span.ts): the report covers it all. */
+  before?: MigrationSpan;
   /** True once the run lock was lost: a stop request and the stop file are then left to its new holder. */
   leaseLost?: () => boolean;
 }
@@ -210,10 +214,12 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     notifications: store.notifications,
     clock,
     startedAt,
+    ...(a.before ? { before: a.before } : {}),
     pace,
     dryRun: opts.dryRun,
     step: currentStep,
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
+    stays: () => actor.getSnapshot().context.verification?.stays ?? null,
     signal,
   });
   actor.start();
@@ -279,6 +285,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     context: snap.context,
     summary,
     elapsedMs: clock.now() - startedAt,
+    span: withThisProcess(a.before ?? migrationSpan([], startedAt), startedAt, clock.now()),
     logFile: a.logFile,
     checkpointFile: store.file,
     extraWarnings,

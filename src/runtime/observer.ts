@@ -7,6 +7,8 @@
  * migration. They derive what they show from the checkpoint (summary and event log), not from calls
  * inside the actors.
  */
+import type { MigrationSpan } from '../report/span.js';
+import type { StaysOutput } from '../machine/types.js';
 import type { Logger } from 'pino';
 import type { RequestEvent } from '../api/client.js';
 import type { Plan } from '../plan/types.js';
@@ -32,6 +34,11 @@ export interface ObservedRun {
   clock: Clock;
   /** When this process started driving the run (ms since epoch). */
   startedAt: number;
+  /**
+   * The whole migration before this process (../report/span.ts): its first start and the active
+   * time of the processes before this one; absent where a caller does not know it.
+   */
+  before?: MigrationSpan;
   /** The run's pace (this process's rate and the ETA), one meter for every observer: they show the same. */
   pace: PaceMeter;
   dryRun: boolean;
@@ -39,6 +46,8 @@ export interface ObservedRun {
   step(): string;
   /** The instance's GitLab version as pre-flight read it, null before pre-flight (classes failures). */
   instanceVersion?(): string | null;
+  /** What verification found still on the sources (each item with why it stays), null before it ran. */
+  stays?(): StaysOutput | null;
   /** Aborted when the run was told to stop (SIGINT, SIGTERM, a lost lease): it ends at the step in flight. */
   signal?: AbortSignal;
 }

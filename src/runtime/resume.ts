@@ -151,13 +151,15 @@ export function describeResume(a: {
   mode: RunMode;
   file: string;
   now: number;
+  /** The checkpoint's first `run.started` (the migration's start), before the saved context's own. */
+  firstStartedAt?: number | null;
 }): string | undefined {
   if (!a.saved) return undefined;
   const n = (states: string[]) =>
     a.summary.counts.filter((c) => states.includes(c.state)).reduce((sum, c) => sum + c.n, 0);
   const total = n(['pending', 'scheduling', 'in_flight', 'moved', 'left', 'quarantined']);
   if (a.start.kind === 'fresh' && total === 0) return undefined;
-  const startedAt = (a.saved.snapshot as SavedSnapshot)?.context?.startedAt ?? null;
+  const startedAt = a.firstStartedAt ?? (a.saved.snapshot as SavedSnapshot)?.context?.startedAt ?? null;
   const when =
     typeof startedAt === 'number'
       ? ` started ${new Date(startedAt).toISOString().replace(/\.\d+Z$/, 'Z')} (${ago(a.now - startedAt)} ago)`

@@ -49,6 +49,7 @@ import { shellWord } from '../shared/shell-word.js';
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
 import { CheckpointUnusableError } from '../store/errors.js';
 import { chooseStart, describeResume, planFixed } from './resume.js';
+import { eventsInPages, migrationSpan } from '../report/span.js';
 import type { StartOptions } from './resume.js';
 import type { RunEnd, RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
@@ -147,6 +148,11 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     noteLiveControl(store.readControl(), opts, plan, log);
     const saved = store.loadRun();
     const mode = opts.mode ?? (opts.dryRun ? 'dry-run' : 'run');
+    // The whole migration before this process: every earlier process's start and end, from the log.
+    const before = migrationSpan(
+      eventsInPages((after, limit) => store.readEvents(after, limit)),
+      services.clock.now(),
+    );
     // Refusals (a changed plan) come before anything is written.
     const startOpts: StartOptions = {
       acceptPlanChange: opts.acceptPlanChange,
@@ -169,6 +175,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       mode,
       file,
       now: services.clock.now(),
+      firstStartedAt: before.startedAt,
     });
     if (resuming) {
       log.info({ checkpoint: file, says: resuming }, 'resuming');
@@ -216,7 +223,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
         ...earlyWarnings,
       ],
       previousWeights: start.previousWeights,
-      startedAt: services.clock.now(),
+      // The migration's first start, kept by a machine started over from pre-flight too.
+      startedAt: before.startedAt ?? services.clock.now(),
     };
     let outcome: RunOutcome;
     try {
@@ -238,6 +246,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
         prometheus,
         outage,
         fromSeq,
+        before,
         leaseLost: () => lease?.lost ?? false,
       });
     } catch (err) {

@@ -4,6 +4,7 @@
  * event log. Pure: the caller reads the checkpoint and passes the time.
  */
 import { describeThresholdEvent } from '../threshold-words.js';
+import { migrationSpan } from '../span.js';
 import type { RunContext, VerifyOutput } from '../../machine/types.js';
 import type { StoredGeoOutput } from '../geo-output.js';
 import type { Kind } from '../../plan/types.js';
@@ -110,9 +111,14 @@ export interface ReportData {
     step: string | null;
     dryRun: boolean;
     error: RunContext['error'];
+    /** The migration's first start (its first process's `run.started`). */
     startedAt: number | null;
     /** When the last event was written (the end, for a run that ended). */
     lastEventAt: number | null;
+    /** The time some process was running it, summed over its processes (../span.ts), beside the wall time. */
+    activeMs: number;
+    /** How many processes ran it. */
+    processes: number;
     instanceVersion: string | null;
     total: number;
     remaining: number;
@@ -121,7 +127,7 @@ export interface ReportData {
     /** Of `staying`: not chosen by `move.select`. */
     notSelected: number;
     movesPerMinute: number;
-    /** Moves that ended on the destination per minute, from the start to the last event. */
+    /** Moves that ended on the destination per minute of active time (every process, from the first start). */
     averagePerMinute: number | null;
     etaMs: number | null;
   };
@@ -153,7 +159,8 @@ export interface ReportData {
   networks?: StatusReport['networks'];
   stuck: StatusReport['stuck'];
   weights: { before: Record<string, number> | null; after: Record<string, number> | null; written: boolean };
-  verification: { planned: boolean; result: VerifyOutput | null };
+  /** `sources`: the run's sources, which a verification that found nothing says are empty. */
+  verification: { planned: boolean; result: VerifyOutput | null; sources: string[] };
   geo: { planned: boolean; result: StoredGeoOutput | null };
   warnings: string[];
   control: StatusReport['control'];
@@ -283,6 +290,11 @@ export interface ReportInput {
   planFile?: string | null;
 }
 
+/** Moves per minute of `activeMs`, one decimal; null when no time is known. */
+function perActiveMinute(moves: number, activeMs: number): number | null {
+  return activeMs > 0 ? Math.round((moves / (activeMs / 60_000)) * 10) / 10 : null;
+}
+
 /** Builds the report's data (pure). */
 export function buildReportData(input: ReportInput): ReportData {
   const { status, context: c, now } = input;
@@ -295,8 +307,18 @@ export function buildReportData(input: ReportInput): ReportData {
   let last: number | null = null;
   let revertOf: string | null = null;
   const idleReader = new IdleSlotsReader();
+  // The run's own starts and ends, with the last event before each start (a killed process ends there).
+  const spanEvents: Pick<StoredEvent, 'at' | 'type'>[] = [];
   for (const e of input.events) {
     idleReader.add(e);
+    if (e.type === 'run.started' && last !== null) spanEvents.push({ at: last, type: 'step.started' });
+    if (
+      e.type === 'run.started' ||
+      e.type === 'run.finished' ||
+      e.type === 'run.interrupted' ||
+      e.type === 'run.stopped'
+    )
+      spanEvents.push(e);
     first ??= e.at;
     last = e.at;
     if (isMoveEvent(e)) {
@@ -380,7 +402,11 @@ export function buildReportData(input: ReportInput): ReportData {
     }
   }
   const spans = ledger.spans();
-  const start = c?.startedAt ?? first ?? now;
+  if (last !== null) spanEvents.push({ at: last, type: 'step.started' });
+  const span = migrationSpan(spanEvents, now, status.state === 'running' ? now : null);
+  // From the first process's start: a checkpoint whose machine started over keeps an older start in its log.
+  const startedAt = span.startedAt ?? c?.startedAt ?? first;
+  const start = startedAt ?? now;
   const end = status.state === 'running' ? now : (last ?? now);
   const timeline = buildTimeline(spans, caps, start, Math.max(end, start + 1000));
   const markers = rawMarkers.map((m) => ({ ...m, t: (m.at - start) / 1000 }));
@@ -396,22 +422,20 @@ export function buildReportData(input: ReportInput): ReportData {
       step: status.step,
       dryRun: status.dryRun,
       error: status.error,
-      startedAt: c?.startedAt ?? first,
+      startedAt,
       lastEventAt: last,
+      activeMs: span.activeMs,
+      processes: span.processes,
       instanceVersion: c?.instanceVersion ?? null,
       total: status.total,
       remaining: status.remaining,
       staying: status.staying,
       notSelected: status.notSelected,
       movesPerMinute: status.movesPerMinute,
-      averagePerMinute:
-        last !== null && last > start
-          ? Math.round(
-              (spans.filter((x) => x.end === 'finished' || x.end === 'cleanup_failed').length /
-                ((last - start) / 60_000)) *
-                10,
-            ) / 10
-          : null,
+      averagePerMinute: perActiveMinute(
+        spans.filter((x) => x.end === 'finished' || x.end === 'cleanup_failed').length,
+        span.processes > 0 ? span.activeMs : last !== null ? last - start : 0,
+      ),
       etaMs: status.etaMs,
     },
     timeline: {
@@ -431,7 +455,7 @@ export function buildReportData(input: ReportInput): ReportData {
     networks: status.networks,
     stuck: status.stuck,
     weights: { before: c?.previousWeights ?? null, after: c?.newWeights ?? null, written: c?.weightsWritten ?? false },
-    verification: { planned: c?.verify ?? true, result: c?.verification ?? null },
+    verification: { planned: c?.verify ?? true, result: c?.verification ?? null, sources: c?.sources ?? [] },
     geo: { planned: c?.geoResync ?? false, result: c?.geo ?? null },
     warnings: status.warnings,
     control: status.control,

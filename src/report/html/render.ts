@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { stayingWhy } from '../counts.js';
+import { verificationVerdict } from '../stays.js';
 import { formatApproxDuration, formatBytes } from '../summary.js';
 import { escapeControls } from '../escape.js';
 import { shellWord } from '../../shared/shell-word.js';
@@ -78,7 +79,9 @@ function outcome(d: ReportData): string {
     [o.state === 'running' ? 'Last activity' : 'Ended', time(o.lastEventAt)],
     [
       'Took',
-      o.startedAt !== null && o.lastEventAt !== null ? formatApproxDuration(o.lastEventAt - o.startedAt) : 'unknown',
+      o.startedAt !== null && o.lastEventAt !== null
+        ? `${formatApproxDuration(o.lastEventAt - o.startedAt)}${o.processes > 1 ? `, ${formatApproxDuration(o.activeMs)} of it running, in ${o.processes} processes` : ''}`
+        : 'unknown',
     ],
     [
       'Items',
@@ -118,7 +121,22 @@ function verification(d: ReportData): string {
   if (!v.planned) return '<p>Skipped (plan: <code>verify: false</code>).</p>';
   if (!v.result) return '<p>Not run yet.</p>';
   const problems = v.result.problems.map((p) => `<li>${escapeHtml(p)}</li>`).join('');
-  return `<p id="verification-result" class="${v.result.ok ? 'ok' : 'bad'}">${v.result.ok ? 'Passed: nothing of the moved kinds is left on the source storages.' : 'FAILED'}</p>${problems ? `<ul>${problems}</ul>` : ''}`;
+  const says = verificationVerdict(v.result, d.verification.sources);
+  const stays = v.result.stays;
+  const rows = (stays?.items ?? []).map((it) => [it.kind, it.id, it.path, it.source, it.why]);
+  const more =
+    stays && stays.total > stays.items.length
+      ? `<p class="note">The first ${stays.items.length} of ${stays.total} are listed.</p>`
+      : '';
+  const unlisted = (stays?.unlisted ?? []).map((u) => `<li>not listed: ${escapeHtml(u)}</li>`).join('');
+  const listed =
+    rows.length > 0
+      ? `<h3>Still on the sources (${stays!.total})</h3>${table('staying', ['Kind', 'Id', 'Path', 'Source', 'Why'], rows, [false, true])}${more}`
+      : '';
+  return (
+    `<p id="verification-result" class="${v.result.ok ? 'ok' : 'bad'}">${escapeHtml(says.charAt(0).toUpperCase() + says.slice(1))}.</p>` +
+    `${problems || unlisted ? `<ul>${problems}${unlisted}</ul>` : ''}${listed}`
+  );
 }
 
 function geo(d: ReportData): string {
