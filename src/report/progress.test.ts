@@ -124,8 +124,15 @@ describe('holdOf: who holds the run, in the same words everywhere', () => {
 describe('renderProgressLine', () => {
   it('says everything when there is no width to keep to (files and pipes)', () => {
     expect(renderProgressLine(view())).toBe(
-      '[2m00s] drain nfs-2/projects | 87/105 done, 10 in flight, 3 retrying, 1 quarantined | 25 moves/min, ETA 41s | projects 82/100, snippets 5/5',
+      '[2m00s] drain projects from nfs-2 | 87/105 done, 10 in flight, 3 retrying, 1 quarantined | 25 moves/min, ETA 41s | projects 82/100, snippets 5/5',
     );
+  });
+
+  it('says what a drain moves from where, not a path', () => {
+    expect(renderProgressLine(view({ step: 'drain nfs-1,nfs-2/projects,snippets,groups' }))).toContain(
+      '[2m00s] drain projects, snippets, groups from nfs-1, nfs-2 | 87/105 done',
+    );
+    expect(renderProgressLine(view({ step: 'drain nfs-1,nfs-2/projects,snippets,groups' }))).not.toContain('nfs-2/');
   });
 
   it('says the ETA is paused while nothing is scheduled, and has no rate then', () => {
@@ -167,12 +174,12 @@ describe('renderProgressLine', () => {
         if (width >= 40 && v.hold) expect(line, `${width}`).toMatch(/HELD|PAUSED/);
       }
     }
-    // At 80 columns: the hold, the counts, the ETA; the per-kind counts and the rule's value gave way.
+    // At 80 columns: the hold with its reason, the counts with the moves in flight; the label gave way.
     expect(renderProgressLine(view({ hold: holdOf(RULE, NO_CONTROL) }), { width: 79 })).toBe(
-      'nfs-2/projects | HELD (disk-busy) | 87/105 done, 1 quarantined | ETA paused',
+      'HELD (disk-busy): 0.93 above 0.9 | 87/105 done, 10 in flight, 1 quarantined',
     );
     expect(renderProgressLine(view(), { width: 79 })).toBe(
-      'drain nfs-2/projects | 87/105 done, 3 retrying, 1 quarantined | 25/min, ETA 41s',
+      '87/105 done, 10 in flight, 3 retrying, 1 quarantined | 25 moves/min, ETA 41s',
     );
     // At 160 a rule's hold no longer pushes the counts off.
     expect(renderProgressLine(view({ hold: holdOf(RULE, NO_CONTROL) }), { width: 159 })).toContain(
@@ -200,7 +207,7 @@ describe('renderProgressLine', () => {
         hold: holdOf(capOf({ limit: 'rule', rule: 'r', reason: 'a\nb\x07' }), NO_CONTROL),
       }),
     );
-    expect(line).toContain('drain evil\\u001b[2J/projects');
+    expect(line).toContain('drain projects from evil\\u001b[2J');
     expect(line).toContain('HELD by rule r: a b\\u0007');
     // eslint-disable-next-line no-control-regex -- nothing raw may reach the terminal
     expect(line).not.toMatch(/[\x00-\x1f]/);
@@ -370,7 +377,8 @@ describe('the progress observer', () => {
     expect(out.printed).toEqual([]);
     vi.advanceTimersByTime(2_000);
     expect(out.printed).toHaveLength(1);
-    expect(out.printed[0]).toMatch(/^\[2m00s\]|drain nfs-2\/projects \| 87\/105 done/);
+    // A pipe has no width: the whole line, the label in words.
+    expect(out.printed[0]).toMatch(/^\[0s\] drain projects from nfs-2 \| 87\/105 done, 10 in flight, /);
     state.control = paused(BREAKER_REASON);
     vi.advanceTimersByTime(1_000);
     expect(out.printed).toHaveLength(2);
