@@ -4,6 +4,8 @@ import { holdOf } from '../events/hold.js';
 import { NO_CONTROL } from '../store/types.js';
 import type { StatusSummary } from '../store/types.js';
 import { describeRule } from '../schedule/rules.js';
+import { parseControlChange } from '../cli/control.js';
+import { holdNextStep } from './next-step.js';
 import { renderProgressLine, textWidth } from './progress.js';
 import type { ProgressView } from './progress.js';
 
@@ -103,5 +105,25 @@ describe("the room's reason as the run records it", () => {
       error: null,
     });
     expect(reason).toBe('rule capacity:gitaly-1: 451.4 GiB free, below keep_free 500.0 GiB');
+  });
+});
+
+describe("the next step of a hold, with the run's own control command", () => {
+  const named = { planFile: 'plans/retire nfs.yaml', statePath: 'state/r.db' };
+  it('held by room: free space, or lower keep_free and stop the run with its own command', () => {
+    const next = holdNextStep(holdOf(ROOM_RECORDED, NO_CONTROL)!, ROOM_RECORDED, named);
+    expect(next).toBe(
+      "free space on gitaly-1 (the run goes on by itself once it is above keep_free), or lower capacity.keep_free in the plan, stop the run (`shardmove control 'plans/retire nfs.yaml' --state state/r.db --stop`) and run it again with --accept-plan-change",
+    );
+    // The flag it prints is one control takes, alone.
+    expect(parseControlChange({ stop: true, pause: false, unpause: false })).toEqual({ stop: true });
+  });
+
+  it('paused: the unpause, whole; nothing to do for a hold that ends by itself', () => {
+    const pause = holdOf(null, { ...NO_CONTROL, paused: true, updatedAt: 1 })!;
+    expect(holdNextStep(pause, null, named)).toBe(
+      "`shardmove control 'plans/retire nfs.yaml' --state state/r.db --unpause` goes on",
+    );
+    expect(holdNextStep(holdOf(CUT, NO_CONTROL)!, CUT, named)).toBeNull();
   });
 });

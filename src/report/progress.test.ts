@@ -331,7 +331,11 @@ describe('the progress observer', () => {
     vi.advanceTimersByTime(300);
     expect(out.shown.at(-1)).toContain('PAUSED by shardmove control');
     expect(out.shown.at(-1)).toContain('ETA paused');
-    expect(out.printed).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d PAUSED by shardmove control$/)]);
+    expect(out.printed).toEqual([
+      expect.stringMatching(/^\d\d:\d\d:\d\d PAUSED by shardmove control$/),
+      // The fake run was not given how it was named: the command with a PLAN placeholder.
+      '  next: `shardmove control PLAN --unpause` goes on',
+    ]);
     state.control = NO_CONTROL;
     vi.advanceTimersByTime(300);
     expect(out.printed.at(-1)).toMatch(/going on: no longer paused by shardmove control$/);
@@ -381,13 +385,16 @@ describe('the progress observer', () => {
     expect(out.printed[0]).toMatch(/^\[0s\] drain projects from nfs-2 \| 87\/105 done, 10 in flight, /);
     state.control = paused(BREAKER_REASON);
     vi.advanceTimersByTime(1_000);
-    expect(out.printed).toHaveLength(2);
-    expect(out.printed[1]).toContain('PAUSED by the failure breaker: 20 moves failed within 15m');
-    vi.advanceTimersByTime(10_000);
     expect(out.printed).toHaveLength(3);
+    expect(out.printed[1]).toContain('PAUSED by the failure breaker: 20 moves failed within 15m');
+    expect(out.printed[2]).toBe(
+      '  next: "Failed moves" in status lists what it counted; `shardmove control PLAN --unpause` goes on',
+    );
+    vi.advanceTimersByTime(10_000);
+    expect(out.printed).toHaveLength(4);
     void o.stopped!();
     vi.advanceTimersByTime(30_000);
-    expect(out.printed).toHaveLength(3);
+    expect(out.printed).toHaveLength(4);
     expect(out.shown).toEqual([]);
   });
 

@@ -22,6 +22,9 @@ import { countWaiting, waitingLines } from './notifications.js';
 import type { SourceProgress } from './counts.js';
 import { formatApproxDuration, placementLines, rateAndEta } from './summary.js';
 import { leftSelectionLines } from './left-selection.js';
+import { holdNextStep } from './next-step.js';
+import { stepWords } from './step-words.js';
+import type { RunNamed } from '../shared/control-command.js';
 import type { LeftSelectionItem } from './left-selection.js';
 
 /** The run lock as `status` found it: who holds it and whether that process is alive. */
@@ -248,7 +251,7 @@ export function buildStatusReport(
 }
 
 /** What holds the run now, in the progress line's words, with since when; then what to do, if anything. */
-function describeNow(r: StatusReport): string[] {
+function describeNow(r: StatusReport, named: RunNamed | undefined): string[] {
   const h = r.now!;
   const c = r.cap;
   const sinceMs =
@@ -260,19 +263,16 @@ function describeNow(r: StatusReport): string[] {
           ? (c?.since ?? c?.at)
           : c?.at;
   const since = sinceMs != null ? ` (since ${new Date(sinceMs).toISOString()})` : '';
-  const next =
-    h.by === 'breaker'
-      ? ['"Failed moves" below lists what it counted; `shardmove control --unpause` goes on']
-      : h.by === 'stop'
-        ? ['then `run` again continues it']
-        : h.by === 'control' && h.stopped
-          ? ['`shardmove control --unpause` goes on']
-          : [];
+  const step = h.by === 'stop' ? 'then `run` again continues it' : holdNextStep(h, c, named);
+  const next = step ? [step.replace('"Failed moves" in status', '"Failed moves" below')] : [];
   return [`${h.full}${h.detail ? `: ${h.detail}` : ''}${since}`, ...next];
 }
 
-/** The status as text for people. */
-export function renderStatus(r: StatusReport): string {
+/**
+ * The status as text for people; `named`: how the command named the plan and the checkpoint, so
+ * that the control commands it prints are complete (a PLAN placeholder without).
+ */
+export function renderStatus(r: StatusReport, named?: RunNamed): string {
   const lines: string[] = [];
   const ended =
     r.ended && r.state !== 'interrupted' && r.state !== 'stopped'
@@ -281,7 +281,7 @@ export function renderStatus(r: StatusReport): string {
   // A run that ended is in no step any more (its snapshot's step is its final state); an
   // interrupted or stopped one is, and goes on from it.
   const inStep = r.ended?.state !== r.state || r.state === 'stopped';
-  const step = r.step && r.step !== r.state && inStep ? `, step ${r.step}` : '';
+  const step = r.step && r.step !== r.state && inStep ? `, step ${stepWords(r.step).full}` : '';
   lines.push(`Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${step}${ended}`);
   const l = r.lock;
   const at =
@@ -301,7 +301,7 @@ export function renderStatus(r: StatusReport): string {
   else if (r.state === 'interrupted') lines.push(`  interrupted${at}: no process is running it; ${again}`);
   else if (r.state === 'stopped') lines.push(`  stopped on request${at}: no process is running it; ${again}`);
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
-  if (r.now) lines.push(...describeNow(r).map((l, i) => `${i === 0 ? '  now: ' : '       '}${l}`));
+  if (r.now) lines.push(...describeNow(r, named).map((l, i) => `${i === 0 ? '  now: ' : '       '}${l}`));
   // The pause is the `now` line's while it runs; an override kept for a later run is said as such.
   if (r.control.concurrency !== null || (r.control.paused && !r.now))
     lines.push(

@@ -73,6 +73,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     step: () => currentStep(),
   });
   const signal = AbortSignal.any([opts.signal, stop.signal]);
+  // How the run was named, for every command it prints or records.
+  const named = { planFile: opts.planFile, statePath: opts.statePath };
   const deps: ActorDeps = {
     api: a.api,
     store,
@@ -86,6 +88,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     // Read when asked: pre-flight sets it in the machine's context before any drain places anything.
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
     stopAsked: () => stop.asked(),
+    named,
   };
   let failDrive: (err: unknown) => void = () => undefined;
   const effects = createEffects(services.actors, deps, log, (err) => failDrive(err));
@@ -191,6 +194,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     dryRun: opts.dryRun,
     step: currentStep,
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
+    named,
     signal,
   });
   actor.start();

@@ -13,6 +13,7 @@ import type { Plan } from '../plan/types.js';
 import type { PaceMeter } from '../report/pace.js';
 import type { CheckpointStore, NotifyStore } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
+import type { RunNamed } from '../shared/control-command.js';
 
 /** What an observer may look at while the run goes on. */
 export interface ObservedRun {
@@ -39,6 +40,8 @@ export interface ObservedRun {
   step(): string;
   /** The instance's GitLab version as pre-flight read it, null before pre-flight (classes failures). */
   instanceVersion?(): string | null;
+  /** How the plan and the checkpoint were named on the command line: the commands a hold's next step prints. */
+  named?: RunNamed;
   /** Aborted when the run was told to stop (SIGINT, SIGTERM, a lost lease): it ends at the step in flight. */
   signal?: AbortSignal;
 }

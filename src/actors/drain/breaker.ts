@@ -6,6 +6,7 @@
  */
 import { formatPlanDuration } from '../../plan/durations.js';
 import type { ActorDeps } from '../types.js';
+import { commandOn } from '../../shared/control-command.js';
 
 /** When the failed moves of each run process happened (ms), oldest first. */
 const failures = new WeakMap<ActorDeps, number[]>();
@@ -23,7 +24,7 @@ export function noteFailedMove(deps: ActorDeps): void {
   if (deps.store.readControl().paused) return;
   const reason =
     `paused by the failure breaker: ${recent.length} moves failed within ${formatPlanDuration(breaker.withinMs)} ` +
-    '(retry.pause_after); each with GitLab\'s error message under "Failed moves" in shardmove status, then shardmove control --unpause';
+    `(retry.pause_after); each with GitLab's error message under "Failed moves" in ${commandOn('status', deps.named)}, then ${commandOn('control', deps.named)} --unpause`;
   deps.store.batch(() => {
     deps.store.writeControl({ paused: true, pausedBy: reason }, now);
     deps.store.appendEvent('breaker.tripped', { failures: recent.length, withinMs: breaker.withinMs, reason }, now);
