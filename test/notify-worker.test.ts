@@ -83,7 +83,7 @@ function setup(notify: NotifyTarget[], opts: { dryRun?: boolean; file?: string; 
     notifications: store.notifications,
     clock,
     startedAt: clock.now(),
-    pace: new PaceMeter(store.summary(clock.now()), clock.now()),
+    pace: new PaceMeter(clock.now(), (from) => store.ownMovesSince(from, clock.now())),
     dryRun: opts.dryRun ?? false,
     step: () => 'preflight',
   });

@@ -6,7 +6,7 @@ import { NO_CONTROL } from '../store/types.js';
 import { holdOf } from '../events/hold.js';
 import type { Hold } from '../events/hold.js';
 import { createProgressObserver } from '../cli/progress-observer.js';
-import { MIN_MOVES_FOR_RATE, PaceMeter, RateMeter } from './pace.js';
+import { PaceMeter } from './pace.js';
 import type { ProgressSink } from '../cli/progress-observer.js';
 import { renderHoldNote, renderProgressLine, textWidth } from './progress.js';
 import type { ProgressView } from './progress.js';
@@ -229,35 +229,6 @@ describe('renderProgressLine', () => {
   });
 });
 
-describe('RateMeter: this process, its own moves', () => {
-  it('counts neither the moves ended before it started nor those it inherited in flight, and says nothing before 5', () => {
-    // A resume: 90 moved by the last process, 20 of its moves still in flight.
-    const m = new RateMeter(90, 20, 0);
-    m.note(1_000, 110, false); // the inherited moves end at once: not this process's rate
-    expect(m.perMinute()).toBeNull();
-    m.note(30_000, 110 + MIN_MOVES_FOR_RATE - 1, false);
-    expect(m.perMinute()).toBeNull();
-    m.note(60_000, 110 + 10, false);
-    expect(m.perMinute()).toBeCloseTo(10);
-  });
-
-  it('starts over while nothing is scheduled', () => {
-    const m = new RateMeter(0, 0, 0);
-    m.note(60_000, 30, false);
-    expect(m.perMinute()).toBeCloseTo(30);
-    m.note(120_000, 30, true);
-    m.note(180_000, 32, false);
-    expect(m.perMinute()).toBeNull();
-  });
-
-  it('measures over the last 10 minutes', () => {
-    const m = new RateMeter(0, 0, 0);
-    for (let minute = 1; minute <= 20; minute++)
-      m.note(minute * 60_000, minute <= 10 ? minute * 100 : 1000 + (minute - 10) * 10, false);
-    expect(m.perMinute()).toBeCloseTo(10, 0);
-  });
-});
-
 /** An observed run whose checkpoint answers from what the test sets. */
 function fakeRun(state: {
   summary: Pick<StatusSummary, 'counts' | 'retrying'>;
@@ -267,6 +238,8 @@ function fakeRun(state: {
   now: number;
   step: string;
   signal?: AbortSignal;
+  /** When this process's own moves ended (the pace counts them from the checkpoint). */
+  ownEnded?: number[];
 }): ObservedRun {
   return {
     plan: { name: 'p' } as ObservedRun['plan'],
@@ -274,7 +247,7 @@ function fakeRun(state: {
     host: 'h',
     fromSeq: 0,
     startedAt: 0,
-    pace: new PaceMeter(state.summary, state.now),
+    pace: new PaceMeter(state.now, (from) => (state.ownEnded ?? []).filter((t) => t >= from).length),
     dryRun: false,
     clock: { now: () => state.now, sleep: () => Promise.resolve() },
     step: () => state.step,
@@ -413,6 +386,7 @@ describe('the progress observer', () => {
       seq: 1,
       now: 600_000,
       step: 'drain nfs-1/projects',
+      ownEnded: [] as number[],
     };
     const out = sink(true);
     const o = createProgressObserver(out.s);
@@ -421,6 +395,8 @@ describe('the progress observer', () => {
     vi.advanceTimersByTime(300);
     expect(out.shown.at(-1)).toContain('ETA measuring');
     state.summary = moved(110);
+    // The 90 were the last process's; 20 of this one's ended over its first minute.
+    state.ownEnded = Array.from({ length: 20 }, (_, i) => 601_000 + i * 3_000);
     state.now += 60_000;
     vi.advanceTimersByTime(300);
     expect(out.shown.at(-1)).toMatch(/\| 20 moves\/min, ETA 4m3\ds$/);

@@ -4,7 +4,7 @@ import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import { renderFinalReport } from './final.js';
 import { buildStatusReport, renderStatus } from './status.js';
-import { formatApproxDuration, progressByKind, rateAndEta } from './summary.js';
+import { formatApproxDuration, progressByKind } from './summary.js';
 
 const summary: StatusSummary = {
   counts: [
@@ -76,10 +76,7 @@ describe('summary', () => {
     ]);
   });
 
-  it('computes the rate over the window or the run age, and the ETA', () => {
-    expect(rateAndEta(summary)).toEqual({ perMinute: 5, etaMs: (17 / 5) * 60_000, remaining: 17 });
-    expect(rateAndEta(summary, 120_000).perMinute).toBe(25);
-    expect(rateAndEta({ ...summary, movedLast10Min: 0 }).etaMs).toBeNull();
+  it('says durations as people read them', () => {
     expect(formatApproxDuration(95_000)).toBe('1m35s');
     expect(formatApproxDuration(7_200_000)).toBe('2h00m');
     expect(formatApproxDuration(null)).toBe('unknown');
@@ -213,7 +210,9 @@ describe('renderers', () => {
       machineVersion: 1,
       snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } },
     };
-    const report = buildStatusReport('/x.db', saved, summary, 600_000);
+    // The last process: started at 0, 50 of its own moves ended over the last 10 minutes.
+    const pace = { startedAt: 0, releasedAt: null, ownMovesSince: () => 50 };
+    const report = buildStatusReport('/x.db', saved, summary, 600_000, { pace });
     expect(report.state).toBe('interrupted');
     expect(report.step).toBe('drain nfs-2/snippets');
     expect(report.movesPerMinute).toBe(5);

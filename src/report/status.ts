@@ -20,7 +20,9 @@ import type { FailureClass } from '../events/failure-class.js';
 import { countItems, listOutcome, listWords } from './counts.js';
 import { countWaiting, waitingLines } from './notifications.js';
 import type { SourceProgress } from './counts.js';
-import { formatApproxDuration, placementLines, rateAndEta } from './summary.js';
+import { formatApproxDuration, placementLines } from './summary.js';
+import { MIN_MOVES_FOR_RATE, etaOf, paceOf } from './pace.js';
+import type { PaceInput } from './pace.js';
 import { leftSelectionLines } from './left-selection.js';
 import { holdNextStep } from './next-step.js';
 import { stepWords } from './step-words.js';
@@ -176,6 +178,8 @@ export interface StatusSources {
   givenList?: string | null;
   /** Items move.select no longer chose when their move was due (./left-selection.ts). */
   leftSelection?: { items: LeftSelectionItem[]; total: number };
+  /** What the run's pace is computed from (./pace.ts paceOf); absent or null: no rate, no ETA. */
+  pace?: Omit<PaceInput, 'now' | 'held' | 'remaining'> | null;
 }
 
 /** Builds the status from what the checkpoint holds (pure); `lock` is the lock row with its liveness. */
@@ -201,13 +205,16 @@ export function buildStatusReport(
       c.order === 'together'
         ? `drain ${c.sources.join(',')}/${c.kinds.join(',')}`
         : `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
-  // A run younger than the 10-minute window is measured over its own age.
-  const rate = rateAndEta(summary, c?.startedAt ? now - c.startedAt : undefined);
   const control = { ...(summary.control ?? NO_CONTROL), planConcurrency };
   // Live state only for a live run: a finished or interrupted one shows how it ended, not a rate.
   const running = state === 'running';
   const hold = running ? holdOf(cap, control, timezone) : null;
   const counts = countItems(summary);
+  // The progress line's pace, from the same rows: one rate and one ETA everywhere.
+  const held = hold?.stopped ?? false;
+  const rate = more.pace
+    ? paceOf({ ...more.pace, now, held, remaining: counts.remaining })
+    : { perMinute: null, etaMs: etaOf(counts.remaining, null, held), remaining: counts.remaining };
   const view = copiesOf(summary, { destination: c?.destination ?? null, ...copies });
   return {
     checkpoint,
@@ -224,7 +231,7 @@ export function buildStatusReport(
     bySource: counts.sources,
     counts: summary.counts,
     total: summary.total,
-    movesPerMinute: Math.round(rate.perMinute * 10) / 10,
+    movesPerMinute: Math.round((rate.perMinute ?? 0) * 10) / 10,
     etaMs: running && !hold?.stopped ? rate.etaMs : null,
     remaining: rate.remaining,
     staying: counts.staying,
@@ -319,7 +326,7 @@ export function renderStatus(r: StatusReport, named?: RunNamed): string {
   if (r.state !== 'running') lines.push(`  ${r.total} items known: ${done} done, ${r.remaining} remaining${notMoved}`);
   else
     lines.push(
-      `  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${r.now?.stopped ? 'paused (nothing new is scheduled)' : formatApproxDuration(r.etaMs)}`,
+      `  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${r.now?.stopped ? 'paused (nothing new is scheduled)' : r.etaMs === null ? `measuring (until ${MIN_MOVES_FOR_RATE} of this process's moves ended)` : formatApproxDuration(r.etaMs)}`,
     );
   if (r.staying > 0) {
     const bound = r.staying > r.notSelected ? [`move.until reached on ${listWords(r.boundsReached)}`] : [];

@@ -62,7 +62,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const clock = services.clock;
   const startedAt = clock.now();
   // This process's rate and ETA, one meter for the token check and every observer.
-  const pace = new PaceMeter(store.summary(startedAt), startedAt);
+  const pace = new PaceMeter(startedAt, (from) => store.ownMovesSince(from, startedAt));
   // A stop from outside (control --stop, the stop file) ends the run as Ctrl-C does, once nothing is in flight.
   const stop = watchRunForStop({
     store,
