@@ -203,6 +203,27 @@ describe('renderers', () => {
     );
   });
 
+  it("status's ETA is the progress line's: a resume's inherited moves give no rate, its own give it", () => {
+    const active = {
+      planName: 'p',
+      planHash: 'h',
+      machineVersion: 1,
+      snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } },
+    };
+    const lock = { pid: 7, host: 'h', startedAt: 0, alive: true };
+    // 50 moves ended in the last 10 minutes, but the process resumed 60 s ago and only 2 of them are its own.
+    const resumed = { startedAt: 540_000, releasedAt: null, ownMovesSince: () => 2 };
+    const early = buildStatusReport('/x.db', active, summary, 600_000, { lock, pace: resumed });
+    expect(early).toMatchObject({ movesPerMinute: 0, etaMs: null });
+    expect(renderStatus(early)).toContain("ETA measuring (until 5 of this process's moves ended)");
+    const later = buildStatusReport('/x.db', active, summary, 600_000, {
+      lock,
+      pace: { ...resumed, ownMovesSince: () => 10 },
+    });
+    expect(later.movesPerMinute).toBe(10);
+    expect(later.etaMs).toBeCloseTo((17 / 10) * 60_000);
+  });
+
   it('status shows the current drain, counts by storage and quarantine', () => {
     const saved = {
       planName: 'p',
