@@ -124,7 +124,7 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
     expect(report.control).toMatchObject({ paused: true, concurrency: null, planConcurrency: 6 });
     const text = await runCli(['status', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(text.stdout).toMatch(
-      /\n {2}now: PAUSED by shardmove control \(since [^)]+\)\n {7}`shardmove control --unpause` goes on\n/,
+      /\n {2}now: PAUSED by shardmove control \(since [^)]+\)\n {7}`shardmove control \S+plan\.yaml --unpause` goes on\n/,
     );
     expect(text.stdout).toMatch(
       /remaining; [\d.]+ moves\/min over the last 10 minutes; ETA paused \(nothing new is scheduled\)\n/,

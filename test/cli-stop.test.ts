@@ -147,7 +147,7 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     // Status after it: stopped on request, and a stop now has nothing to stop (nothing is written).
     const stopped = await cli('status', plan);
     expect(stopped.stdout).toMatch(
-      /^Plan it: stopped, step drain nfs-1,nfs-2,default\/projects,snippets,groups\n {2}stopped on request at \S+: no process/,
+      /^Plan it: stopped, step drain projects, snippets, groups from nfs-1, nfs-2, default\n {2}stopped on request at \S+: no process/,
     );
     expect(JSON.parse((await cli('status', plan, '--json')).stdout)).toMatchObject({ state: 'stopped' });
     const report = JSON.parse((await cli('report', plan, '--json')).stdout) as {

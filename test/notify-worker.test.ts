@@ -83,7 +83,7 @@ function setup(notify: NotifyTarget[], opts: { dryRun?: boolean; file?: string; 
     notifications: store.notifications,
     clock,
     startedAt: clock.now(),
-    pace: new PaceMeter(store.summary(clock.now()), clock.now()),
+    pace: new PaceMeter(clock.now(), (from) => store.ownMovesSince(from, clock.now())),
     dryRun: opts.dryRun ?? false,
     step: () => 'preflight',
   });
@@ -292,9 +292,19 @@ describe('the lines for people', () => {
         ...at,
         type: 'run.paused',
         by: 'breaker',
+        reason:
+          "paused by the failure breaker: 20 moves failed within 15m (retry.pause_after); each with GitLab's error message under \"Failed moves\" in shardmove status p.yaml --state 'a b.db', then shardmove control p.yaml --state 'a b.db' --unpause",
+      },
+      "shardmove p on h: PAUSED by the failure breaker: 20 moves failed within 15m; `shardmove control p.yaml --state 'a b.db' --unpause` goes on",
+    ],
+    [
+      {
+        ...at,
+        type: 'run.paused',
+        by: 'breaker',
         reason: 'paused by the failure breaker: 20 moves failed within 15m (retry.pause_after); ...',
       },
-      'shardmove p on h: PAUSED by the failure breaker: 20 moves failed within 15m; `shardmove control --unpause` goes on',
+      'shardmove p on h: PAUSED by the failure breaker: 20 moves failed within 15m; `shardmove control PLAN --unpause` goes on',
     ],
     [
       { ...at, type: 'run.paused', by: 'window', reason: 'outside every window', until: '2026-11-30T21:00:00.000Z' },

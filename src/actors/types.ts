@@ -4,6 +4,7 @@
  * after a crash the runtime restores the machine and re-invokes the step, which must pick up from
  * the checkpoint (SQLite) rather than redo what is done.
  */
+import type { RunNamed } from '../shared/control-command.js';
 import type { Logger } from 'pino';
 import type { PrometheusClient } from '../api/prometheus.js';
 import type { InstanceApi } from '../api/types.js';
@@ -59,6 +60,12 @@ export interface ActorDeps {
   acceptForeignMoves?: boolean;
   /** A dry run: what the runtime found a real run would be refused for before pre-flight (a live drain on this host). */
   refusedBeforePreflight?: readonly string[];
+  /**
+   * How this run's plan and checkpoint were named on its command line, for the commands the run
+   * writes into its records (the failure breaker's reason, ../shared/control-command.ts); absent:
+   * the words with a PLAN placeholder.
+   */
+  named?: RunNamed;
 }
 
 /**

@@ -5,7 +5,8 @@
  * window, the throttle). On a terminal one line is redrawn in place (at most 4 times a second);
  * in a file or a pipe a line every 10 seconds. When the run is paused, held or released, a line
  * saying so stays on the screen (above the live line), or is written at once to the file, so the
- * operator can tell when it happened.
+ * operator can tell when it happened, and, when the operator can do something about it, the next
+ * step with the run's own control command (../report/next-step.ts).
  *
  * The rate and the ETA are the run's pace (./pace.ts), the same the `--events` progress lines and the
  * metrics file give: this process's own, "ETA measuring" until 5 of its moves ended.
@@ -14,6 +15,7 @@ import type { CapData } from '../events/vocabulary.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
 import { holdOf } from '../events/hold.js';
 import { renderHoldNote, renderProgressLine } from '../report/progress.js';
+import { holdNextStep } from '../report/next-step.js';
 
 /** Where the line goes: a terminal keeps one live line; a file or a pipe gets whole lines. */
 export interface ProgressSink {
@@ -87,15 +89,21 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
       // A file or a pipe: the counts are read only for a line, every 10 s or when the run is held or released.
       if (!sink.tty && t0 - lastPrint < LINE_GAP_MS && held.key === holdShown) return;
       const view = read(r, held);
+      const next = held.hold?.stopped && !held.stopping ? holdNextStep(held.hold, cap, r.named) : null;
       if (sink.tty) {
         // A pause, a hold or its end stays on the screen, above the live line, with the time it happened.
-        if (held.key !== holdShown) sink.print(renderHoldNote(view, holdShown, r.clock.now(), sink.colour));
+        if (held.key !== holdShown) {
+          sink.print(renderHoldNote(view, holdShown, r.clock.now(), sink.colour));
+          // What to do about it, the run's own command whole on one line (the terminal wraps it; a paste stays one command).
+          if (next) sink.print(`  next: ${next}`);
+        }
         const columns = sink.columns();
         sink.show(renderProgressLine(view, { width: columns ? columns - 1 : undefined, colour: sink.colour }));
         drawn = true;
       } else {
         lastPrint = t0;
         sink.print(renderProgressLine(view, { colour: sink.colour }));
+        if (next && held.key !== holdShown) sink.print(`  next: ${next}`);
       }
       holdShown = held.key;
     } catch {

@@ -15,10 +15,10 @@ import type { RunContext } from '../machine/types.js';
 import { buildReportData } from '../report/html/data.js';
 import type { ReportData } from '../report/html/data.js';
 import { renderHtmlReport } from '../report/html/render.js';
-import { buildStatusReport } from '../report/status.js';
+import { buildStatusReport, capView } from '../report/status.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
 import { withCopyKnowledge } from '../runtime/copies.js';
-import { lockHolder, openExistingCheckpoint, readNetworks } from '../runtime/status.js';
+import { lockHolder, openExistingCheckpoint, paceSourceOf, readNetworks } from '../runtime/status.js';
 import type { Checkpoint } from '../store/checkpoint.js';
 import type { StoredEvent } from '../store/types.js';
 import type { CommandContext } from './context.js';
@@ -64,6 +64,9 @@ export function readReportData(
         givenList: store.givenList()?.file ?? null,
         leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
         networks: readNetworks(store, saved, true),
+        // The live run's pace and what holds it, as status and the progress line say them.
+        cap: capView(store.lastEventOf(['cap.changed'])),
+        pace: paceSourceOf(store),
       }),
     );
     const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;

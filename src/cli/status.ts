@@ -65,6 +65,10 @@ export async function runStatusCommand(
   }
   // Every item only when asked: the default output stays small at a million items.
   const out = opts.items ? { ...report, items: readItems(file) } : report;
-  ctx.stdout.write(opts.json ? `${JSON.stringify(out, null, 2)}\n` : renderStatus(report));
+  ctx.stdout.write(
+    opts.json
+      ? `${JSON.stringify(out, null, 2)}\n`
+      : renderStatus(report, { planFile: opts.plan, statePath: opts.state }),
+  );
   return EXIT.ok;
 }

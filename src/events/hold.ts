@@ -10,6 +10,7 @@
  */
 import type { CapData, RunControl } from './vocabulary.js';
 import { formatWindowTime } from '../time/windows.js';
+import { roomBrief, roomOfRecorded } from './room-words.js';
 
 /** Who or what holds the run; `stop`: a stop from outside (control --stop, the stop file) ends it. */
 export type HoldBy =
@@ -25,6 +26,8 @@ export interface Hold {
   short: string;
   /** Why, when there is more to say than `full` (a rule's value, the breaker's count); null otherwise. */
   detail: string | null;
+  /** `detail` in fewer words for a narrow line; absent: `detail` without PromQL label sets. */
+  brief?: string | null;
   /** How loud a terminal shows it: the breaker is an alarm, a pause or a hold a warning, a window or a cap a note. */
   tone: 'alarm' | 'warn' | 'note';
 }
@@ -113,7 +116,9 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
         stopped: true,
         full: capacity ? `HELD: no room on ${name.slice('capacity:'.length)}` : `HELD by rule ${name}`,
         short: capacity ? 'HELD (room)' : `HELD (${name})`,
-        detail: ruleDetail(cap.reason),
+        // A reason recorded before the room was said in bytes is said in bytes now.
+        detail: capacity ? roomOfRecorded(ruleDetail(cap.reason)) : ruleDetail(cap.reason),
+        ...(capacity ? { brief: roomBrief(roomOfRecorded(ruleDetail(cap.reason))) } : {}),
         tone: 'warn',
       };
     }
@@ -167,6 +172,8 @@ function lowerCap(cap: CapData, by: 'window' | 'throttle'): Hold {
     full: `cap ${cap.cap} of ${cap.ceiling} (${by})`,
     short: `cap ${cap.cap}/${cap.ceiling}`,
     detail: cap.reason,
+    // What was measured, without the bound it passed: "API latency p90 2.1 s".
+    brief: cap.reason.replace(/ (?:above|below) .*$/, ''),
     tone: 'note',
   };
 }

@@ -33,7 +33,10 @@ const paused: Line<'run.paused'> = (e) => {
       return 'PAUSED by shardmove control';
     case 'breaker': {
       const count = /^paused by the failure breaker: (\d+ moves? failed within \S+)/.exec(e.reason)?.[1];
-      return `PAUSED by the failure breaker${count ? `: ${count}` : ''}; \`shardmove control --unpause\` goes on`;
+      // The breaker's reason names the run's own control command (actors/drain/breaker.ts).
+      const unpause =
+        /then (shardmove control \S.* --unpause)$/.exec(e.reason)?.[1] ?? 'shardmove control PLAN --unpause';
+      return `PAUSED by the failure breaker${count ? `: ${count}` : ''}; \`${unpause}\` goes on`;
     }
     case 'rule':
       return `HELD by rule ${quote(e.rule ?? '')}: ${why}`;

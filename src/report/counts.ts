@@ -164,27 +164,6 @@ export function progressByKind(summary: CountInput): KindProgress[] {
   return countItems(summary).kinds;
 }
 
-export interface Rate {
-  /** Moves per minute over the window. */
-  perMinute: number;
-  /** Milliseconds until the remaining items are done at that rate, or null when unknown. */
-  etaMs: number | null;
-  /** Items still to move (the count's `remaining`: staying items are not work left). */
-  remaining: number;
-}
-
-/**
- * Rate over the last 10 minutes (or over `elapsedMs` when the run is younger), and the ETA for the
- * items still to move.
- */
-export function rateAndEta(summary: CountInput & Pick<StatusSummary, 'movedLast10Min'>, elapsedMs?: number): Rate {
-  const windowMin = Math.max(1 / 60, Math.min(10, (elapsedMs ?? 600_000) / 60_000));
-  const perMinute = summary.movedLast10Min / windowMin;
-  const { remaining } = countItems(summary);
-  const etaMs = remaining === 0 ? 0 : perMinute > 0 ? (remaining / perMinute) * 60_000 : null;
-  return { perMinute, etaMs, remaining };
-}
-
 /** "nfs-1", "nfs-1 and nfs-2", "nfs-1, nfs-2 and nfs-3". */
 export function listWords(names: readonly string[]): string {
   if (names.length <= 1) return names.join('');

@@ -1,53 +1,54 @@
 /**
- * The run's pace, one source for every live view of it: the progress line, the `--events` progress
- * lines and the metrics file's ETA. One meter per run process (the runtime makes it and hands it to
- * every observer), so the three say the same rate and the same ETA.
+ * The run's pace, one computation for every view of it: the progress line, the `--events` progress
+ * lines, the metrics file's ETA, `status` (text and JSON) and the report. One meter per run process
+ * (the runtime makes it and hands it to every observer); `status` in another process computes the
+ * same rate and ETA (paceOf) from the same checkpoint rows.
  *
- * The rate is this process's own: the moves that ended since it started (those it inherited in
- * flight from an earlier process do not count), over the last 10 minutes, given once 5 of them
- * ended. A resumed run is therefore "measuring" for a while instead of dividing the last process's
- * moves by a few seconds (which made a resume show thousands of moves a minute and an ETA of 0s).
- * While the run is held the measurement starts over, and no ETA holds.
+ * The rate is this process's own: the moves it scheduled that ended (those it inherited in flight
+ * from an earlier process do not count), over the last 10 minutes, given once 5 of them ended. A
+ * resumed run is therefore "measuring" for a while instead of dividing the last process's moves by
+ * a few seconds (which made a resume show thousands of moves a minute and an ETA of 0s). While the
+ * run is held the measurement starts over, and no ETA holds.
  */
 import type { StatusSummary } from '../store/types.js';
 import { progressByKind } from './summary.js';
 
 /** Moves that must end in this process before a rate is given. */
 export const MIN_MOVES_FOR_RATE = 5;
-const RATE_WINDOW_MS = 10 * 60_000;
+export const RATE_WINDOW_MS = 10 * 60_000;
 
-/** The moves per minute of this process, over the last 10 minutes, from samples of the moved count. */
-export class RateMeter {
-  private samples: { at: number; n: number }[] = [];
-  /** Moves already ended (moved0) or in flight (inherited) when the process started: not this process's. */
-  constructor(
-    private readonly moved0: number,
-    private readonly inherited: number,
-    at: number,
-  ) {
-    this.samples.push({ at, n: 0 });
-  }
+/**
+ * Counts the moves the run process that started at `startedAt` scheduled and that ended at or
+ * after `from` (the checkpoint's items: `moved_at >= from`, `scheduled_at >= startedAt`). Moves it
+ * inherited in flight were scheduled before it started, so they never count.
+ */
+export type OwnMovesSince = (from: number) => number;
 
-  /** Takes a sample; `held`: nothing is scheduled, so the measurement starts over. */
-  note(at: number, moved: number, held: boolean): void {
-    const n = Math.max(0, moved - this.moved0 - this.inherited);
-    const last = this.samples.at(-1)!;
-    if (held) {
-      this.samples = [{ at, n }];
-      return;
-    }
-    if (at - last.at >= 1_000 || n !== last.n) this.samples.push({ at, n });
-    while (this.samples.length > 2 && this.samples[1]!.at <= at - RATE_WINDOW_MS) this.samples.shift();
-  }
+/** What one pace is computed from, the same for the run process and for `status` reading its checkpoint. */
+export interface PaceInput {
+  now: number;
+  /** When the run process driving the run started (its `run.started`). */
+  startedAt: number;
+  /** When the run last went on after a hold (nothing scheduled), or null: the measurement starts over then. */
+  releasedAt: number | null;
+  /** Nothing new is scheduled now (../events/hold.ts): no ETA. */
+  held: boolean;
+  /** Items neither done nor quarantined (remainingOf). */
+  remaining: number;
+  ownMovesSince: OwnMovesSince;
+}
 
-  /** Moves per minute, or null until MIN_MOVES_FOR_RATE moves ended in the window. */
-  perMinute(): number | null {
-    const first = this.samples[0]!;
-    const last = this.samples.at(-1)!;
-    const n = last.n - first.n;
-    if (n < MIN_MOVES_FOR_RATE || last.at <= first.at) return null;
-    return (n / (last.at - first.at)) * 60_000;
-  }
+/**
+ * The one pace of a run (pure but for the count it asks for): this process's own moves over the
+ * last 10 minutes, or since it started or a hold ended when that is later, given once 5 of them
+ * ended; the ETA of what remains at that rate. The progress line, the `--events` progress lines,
+ * the metrics file, `status` (text and JSON) and the report all show this one.
+ */
+export function paceOf(p: PaceInput): Pace {
+  const from = Math.max(p.now - RATE_WINDOW_MS, p.startedAt, p.releasedAt ?? Number.NEGATIVE_INFINITY);
+  const n = p.held ? 0 : p.ownMovesSince(from);
+  const perMinute = p.held || n < MIN_MOVES_FOR_RATE || p.now <= from ? null : (n / (p.now - from)) * 60_000;
+  return { perMinute, etaMs: etaOf(p.remaining, perMinute, p.held), remaining: p.remaining };
 }
 
 /** The pace at one moment. */
@@ -74,25 +75,48 @@ export function etaOf(remaining: number, perMinute: number | null, held: boolean
   return (remaining / perMinute) * 60_000;
 }
 
-const movedIn = (s: Pick<StatusSummary, 'counts'>) =>
-  s.counts.filter((c) => c.state === 'moved').reduce((a, c) => a + c.n, 0);
-const inFlightIn = (s: Pick<StatusSummary, 'counts'>) =>
-  s.counts.filter((c) => c.state === 'in_flight' || c.state === 'scheduling').reduce((a, c) => a + c.n, 0);
-
-/** The pace of one run process: made when it starts, read by each of its observers. */
+/**
+ * The pace of one run process: made when it starts, read by each of its observers. It remembers
+ * when a hold it saw ended, so the measurement starts over then (`status`, in another process,
+ * reads the same moment from the recorded caps: releasedAtOf).
+ */
 export class PaceMeter {
-  private readonly meter: RateMeter;
+  private releasedAt: number | null = null;
 
-  /** `start`: the counts when this process started driving the run (what it inherits is not its own). */
-  constructor(start: Pick<StatusSummary, 'counts'>, at: number) {
-    this.meter = new RateMeter(movedIn(start), inFlightIn(start), at);
-  }
+  /** `startedAt`: when this process started driving the run; `ownMovesSince`: see OwnMovesSince. */
+  constructor(
+    private readonly startedAt: number,
+    private readonly ownMovesSince: OwnMovesSince,
+  ) {}
 
-  /** Samples the counts and gives the pace; `held`: nothing new is scheduled now (../report/hold.ts). */
+  /** The pace now; `held`: nothing new is scheduled now (../events/hold.ts). */
   read(at: number, summary: Counts, held: boolean): Pace {
-    this.meter.note(at, movedIn(summary), held);
-    const perMinute = this.meter.perMinute();
+    if (held) this.releasedAt = at;
     const remaining = remainingOf(summary);
-    return { perMinute, etaMs: etaOf(remaining, perMinute, held), remaining };
+    return paceOf({
+      now: at,
+      startedAt: this.startedAt,
+      releasedAt: this.releasedAt,
+      held,
+      remaining,
+      ownMovesSince: this.ownMovesSince,
+    });
   }
+}
+
+/**
+ * When the run went on after its last hold, from the caps it recorded (oldest first, those of the
+ * running process): the first cap above 0 after the last at 0; null when it was never held.
+ */
+export function releasedAtOf(caps: readonly { at: number; cap: number }[]): number | null {
+  let released: number | null = null;
+  let held = false;
+  for (const c of caps) {
+    if (c.cap === 0) held = true;
+    else if (held) {
+      held = false;
+      released = c.at;
+    }
+  }
+  return held ? (caps.at(-1)?.at ?? null) : released;
 }

@@ -6,7 +6,7 @@ import { NO_CONTROL } from '../store/types.js';
 import { holdOf } from '../events/hold.js';
 import type { Hold } from '../events/hold.js';
 import { createProgressObserver } from '../cli/progress-observer.js';
-import { MIN_MOVES_FOR_RATE, PaceMeter, RateMeter } from './pace.js';
+import { PaceMeter } from './pace.js';
 import type { ProgressSink } from '../cli/progress-observer.js';
 import { renderHoldNote, renderProgressLine, textWidth } from './progress.js';
 import type { ProgressView } from './progress.js';
@@ -124,8 +124,15 @@ describe('holdOf: who holds the run, in the same words everywhere', () => {
 describe('renderProgressLine', () => {
   it('says everything when there is no width to keep to (files and pipes)', () => {
     expect(renderProgressLine(view())).toBe(
-      '[2m00s] drain nfs-2/projects | 87/105 done, 10 in flight, 3 retrying, 1 quarantined | 25 moves/min, ETA 41s | projects 82/100, snippets 5/5',
+      '[2m00s] drain projects from nfs-2 | 87/105 done, 10 in flight, 3 retrying, 1 quarantined | 25 moves/min, ETA 41s | projects 82/100, snippets 5/5',
     );
+  });
+
+  it('says what a drain moves from where, not a path', () => {
+    expect(renderProgressLine(view({ step: 'drain nfs-1,nfs-2/projects,snippets,groups' }))).toContain(
+      '[2m00s] drain projects, snippets, groups from nfs-1, nfs-2 | 87/105 done',
+    );
+    expect(renderProgressLine(view({ step: 'drain nfs-1,nfs-2/projects,snippets,groups' }))).not.toContain('nfs-2/');
   });
 
   it('says the ETA is paused while nothing is scheduled, and has no rate then', () => {
@@ -167,12 +174,12 @@ describe('renderProgressLine', () => {
         if (width >= 40 && v.hold) expect(line, `${width}`).toMatch(/HELD|PAUSED/);
       }
     }
-    // At 80 columns: the hold, the counts, the ETA; the per-kind counts and the rule's value gave way.
+    // At 80 columns: the hold with its reason, the counts with the moves in flight; the label gave way.
     expect(renderProgressLine(view({ hold: holdOf(RULE, NO_CONTROL) }), { width: 79 })).toBe(
-      'nfs-2/projects | HELD (disk-busy) | 87/105 done, 1 quarantined | ETA paused',
+      'HELD (disk-busy): 0.93 above 0.9 | 87/105 done, 10 in flight, 1 quarantined',
     );
     expect(renderProgressLine(view(), { width: 79 })).toBe(
-      'drain nfs-2/projects | 87/105 done, 3 retrying, 1 quarantined | 25/min, ETA 41s',
+      '87/105 done, 10 in flight, 3 retrying, 1 quarantined | 25 moves/min, ETA 41s',
     );
     // At 160 a rule's hold no longer pushes the counts off.
     expect(renderProgressLine(view({ hold: holdOf(RULE, NO_CONTROL) }), { width: 159 })).toContain(
@@ -200,7 +207,7 @@ describe('renderProgressLine', () => {
         hold: holdOf(capOf({ limit: 'rule', rule: 'r', reason: 'a\nb\x07' }), NO_CONTROL),
       }),
     );
-    expect(line).toContain('drain evil\\u001b[2J/projects');
+    expect(line).toContain('drain projects from evil\\u001b[2J');
     expect(line).toContain('HELD by rule r: a b\\u0007');
     // eslint-disable-next-line no-control-regex -- nothing raw may reach the terminal
     expect(line).not.toMatch(/[\x00-\x1f]/);
@@ -222,35 +229,6 @@ describe('renderProgressLine', () => {
   });
 });
 
-describe('RateMeter: this process, its own moves', () => {
-  it('counts neither the moves ended before it started nor those it inherited in flight, and says nothing before 5', () => {
-    // A resume: 90 moved by the last process, 20 of its moves still in flight.
-    const m = new RateMeter(90, 20, 0);
-    m.note(1_000, 110, false); // the inherited moves end at once: not this process's rate
-    expect(m.perMinute()).toBeNull();
-    m.note(30_000, 110 + MIN_MOVES_FOR_RATE - 1, false);
-    expect(m.perMinute()).toBeNull();
-    m.note(60_000, 110 + 10, false);
-    expect(m.perMinute()).toBeCloseTo(10);
-  });
-
-  it('starts over while nothing is scheduled', () => {
-    const m = new RateMeter(0, 0, 0);
-    m.note(60_000, 30, false);
-    expect(m.perMinute()).toBeCloseTo(30);
-    m.note(120_000, 30, true);
-    m.note(180_000, 32, false);
-    expect(m.perMinute()).toBeNull();
-  });
-
-  it('measures over the last 10 minutes', () => {
-    const m = new RateMeter(0, 0, 0);
-    for (let minute = 1; minute <= 20; minute++)
-      m.note(minute * 60_000, minute <= 10 ? minute * 100 : 1000 + (minute - 10) * 10, false);
-    expect(m.perMinute()).toBeCloseTo(10, 0);
-  });
-});
-
 /** An observed run whose checkpoint answers from what the test sets. */
 function fakeRun(state: {
   summary: Pick<StatusSummary, 'counts' | 'retrying'>;
@@ -260,6 +238,8 @@ function fakeRun(state: {
   now: number;
   step: string;
   signal?: AbortSignal;
+  /** When this process's own moves ended (the pace counts them from the checkpoint). */
+  ownEnded?: number[];
 }): ObservedRun {
   return {
     plan: { name: 'p' } as ObservedRun['plan'],
@@ -267,7 +247,7 @@ function fakeRun(state: {
     host: 'h',
     fromSeq: 0,
     startedAt: 0,
-    pace: new PaceMeter(state.summary, state.now),
+    pace: new PaceMeter(state.now, (from) => (state.ownEnded ?? []).filter((t) => t >= from).length),
     dryRun: false,
     clock: { now: () => state.now, sleep: () => Promise.resolve() },
     step: () => state.step,
@@ -324,7 +304,11 @@ describe('the progress observer', () => {
     vi.advanceTimersByTime(300);
     expect(out.shown.at(-1)).toContain('PAUSED by shardmove control');
     expect(out.shown.at(-1)).toContain('ETA paused');
-    expect(out.printed).toEqual([expect.stringMatching(/^\d\d:\d\d:\d\d PAUSED by shardmove control$/)]);
+    expect(out.printed).toEqual([
+      expect.stringMatching(/^\d\d:\d\d:\d\d PAUSED by shardmove control$/),
+      // The fake run was not given how it was named: the command with a PLAN placeholder.
+      '  next: `shardmove control PLAN --unpause` goes on',
+    ]);
     state.control = NO_CONTROL;
     vi.advanceTimersByTime(300);
     expect(out.printed.at(-1)).toMatch(/going on: no longer paused by shardmove control$/);
@@ -370,16 +354,20 @@ describe('the progress observer', () => {
     expect(out.printed).toEqual([]);
     vi.advanceTimersByTime(2_000);
     expect(out.printed).toHaveLength(1);
-    expect(out.printed[0]).toMatch(/^\[2m00s\]|drain nfs-2\/projects \| 87\/105 done/);
+    // A pipe has no width: the whole line, the label in words.
+    expect(out.printed[0]).toMatch(/^\[0s\] drain projects from nfs-2 \| 87\/105 done, 10 in flight, /);
     state.control = paused(BREAKER_REASON);
     vi.advanceTimersByTime(1_000);
-    expect(out.printed).toHaveLength(2);
-    expect(out.printed[1]).toContain('PAUSED by the failure breaker: 20 moves failed within 15m');
-    vi.advanceTimersByTime(10_000);
     expect(out.printed).toHaveLength(3);
+    expect(out.printed[1]).toContain('PAUSED by the failure breaker: 20 moves failed within 15m');
+    expect(out.printed[2]).toBe(
+      '  next: "Failed moves" in status lists what it counted; `shardmove control PLAN --unpause` goes on',
+    );
+    vi.advanceTimersByTime(10_000);
+    expect(out.printed).toHaveLength(4);
     void o.stopped!();
     vi.advanceTimersByTime(30_000);
-    expect(out.printed).toHaveLength(3);
+    expect(out.printed).toHaveLength(4);
     expect(out.shown).toEqual([]);
   });
 
@@ -398,6 +386,7 @@ describe('the progress observer', () => {
       seq: 1,
       now: 600_000,
       step: 'drain nfs-1/projects',
+      ownEnded: [] as number[],
     };
     const out = sink(true);
     const o = createProgressObserver(out.s);
@@ -406,6 +395,8 @@ describe('the progress observer', () => {
     vi.advanceTimersByTime(300);
     expect(out.shown.at(-1)).toContain('ETA measuring');
     state.summary = moved(110);
+    // The 90 were the last process's; 20 of this one's ended over its first minute.
+    state.ownEnded = Array.from({ length: 20 }, (_, i) => 601_000 + i * 3_000);
     state.now += 60_000;
     vi.advanceTimersByTime(300);
     expect(out.shown.at(-1)).toMatch(/\| 20 moves\/min, ETA 4m3\ds$/);

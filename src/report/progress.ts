@@ -1,16 +1,18 @@
 /**
  * The progress line of every command that drives a drain (`run`, `revert`, `demo`): pure. It is
  * built as parts in order of importance, so that a narrow terminal loses the least important ones
- * first (the per-kind counts, then the elapsed time, the moves in flight, the rate ...) and never
- * sees a number cut in half; colours only when the caller says the output is a terminal that wants
- * them. Drawing it (a terminal line redrawn in place, or a line every few seconds in a file or
- * pipe) is ../cli/progress-observer.ts's business.
+ * first (the per-kind counts, the elapsed time, then the step's label; the counts with the moves in
+ * flight, a hold's reason and the ETA stay longest) and never sees a number cut in half; colours
+ * only when the caller says the output is a terminal that wants them. Drawing it (a terminal line
+ * redrawn in place, or a line every few seconds in a file or pipe) is ../cli/progress-observer.ts's
+ * business.
  */
 import type { StatusSummary } from '../store/types.js';
 import { escapeControls } from './escape.js';
 import type { Hold } from '../events/hold.js';
 import { etaOf } from './pace.js';
 import { formatApproxDuration, progressByKind } from './summary.js';
+import { stepWords } from './step-words.js';
 
 export interface ProgressView {
   /** e.g. "drain nfs-1/projects". */
@@ -45,21 +47,25 @@ type PartKey = 'elapsed' | 'step' | 'hold' | 'why' | 'counts' | 'pace' | 'kinds'
 
 /**
  * What a narrow line gives up, in order: each step takes one part to its next shorter form (or
- * leaves it out). The hold, the done count and the ETA go last: they are what an operator looks
- * at the line for.
+ * leaves it out). The per-kind counts and the elapsed time go first, then the step's label before
+ * what an operator reads the line for at 3 a.m.: the counts with the moves in flight, what holds the
+ * run and why, and the ETA. At 80 columns the label is what gives way, not the moves in flight or
+ * a hold's reason.
  */
 const SHRINK: readonly [PartKey, number | 'out'][] = [
   ['kinds', 'out'],
-  ['why', 'out'],
   ['elapsed', 'out'],
+  ['step', 1],
   ['counts', 1],
   ['pace', 1],
   ['hold', 1],
+  ['why', 1],
+  ['step', 'out'],
   ['counts', 2],
-  ['step', 1],
   ['pace', 2],
   ['counts', 3],
-  ['step', 'out'],
+  ['why', 'out'],
+  ['counts', 4],
 ];
 
 /** Moves per minute as people read them: whole numbers, one decimal below 10. */
@@ -72,8 +78,8 @@ function partsOf(view: ProgressView): Part[] {
   const parts: Part[] = [];
   const add = (key: PartKey, join: string, ...forms: Piece[][]) => parts.push({ key, join, forms });
   add('elapsed', ' ', [{ text: `[${formatApproxDuration(view.elapsedMs)}]`, tone: 'dim' }]);
-  const step = oneLine(view.step);
-  add('step', ' ', [{ text: step }], [{ text: step.replace(/^drain /, '') }]);
+  const step = stepWords(oneLine(view.step));
+  add('step', ' ', [{ text: step.full }], ...(step.short ? [[{ text: step.short }]] : []));
   const h = view.hold;
   if (view.stopping) {
     add(
@@ -85,7 +91,10 @@ function partsOf(view: ProgressView): Part[] {
   } else if (h) {
     const tone: Tone = h.tone;
     add('hold', ' | ', [{ text: oneLine(h.full), tone }], [{ text: oneLine(h.short), tone }]);
-    if (h.detail) add('why', ': ', [{ text: oneLine(h.detail) }]);
+    if (h.detail) {
+      const brief = oneLine(h.brief ?? h.detail.replace(/ \{[^}]*\}/g, ''));
+      add('why', ': ', [{ text: oneLine(h.detail) }], [{ text: brief }]);
+    }
   }
   const kinds = progressByKind(view.summary);
   const sum = (f: (k: (typeof kinds)[number]) => number) => kinds.reduce((a, k) => a + f(k), 0);
@@ -110,8 +119,9 @@ function partsOf(view: ProgressView): Part[] {
       'counts',
       ' | ',
       [done, ...extra.inFlight, ...extra.retrying, ...extra.quarantined, ...extra.staying, ...extra.skipped],
-      [done, ...extra.retrying, ...extra.quarantined],
-      [done, ...extra.quarantined],
+      [done, ...extra.inFlight, ...extra.retrying, ...extra.quarantined],
+      [done, ...extra.inFlight, ...extra.quarantined],
+      [done, ...extra.inFlight],
       [done],
     );
   }
@@ -119,8 +129,8 @@ function partsOf(view: ProgressView): Part[] {
   if (view.step.startsWith('drain ') && !view.stopping) {
     const remaining = sum((k) => k.waiting + k.inFlight);
     if (h?.stopped) {
-      const paused = { text: 'ETA paused', tone: h.tone };
-      add('pace', ' | ', [paused], [paused], [paused]);
+      // Held, "ETA paused" says again what the hold says: the first to give way on a narrow line.
+      add('pace', ' | ', [{ text: 'ETA paused', tone: h.tone }], []);
     } else if (view.perMinute === null || view.perMinute <= 0) {
       const measuring = { text: 'ETA measuring', tone: 'dim' as const };
       add('pace', ' | ', [measuring], [measuring], [{ text: 'ETA ?', tone: 'dim' }]);
@@ -181,11 +191,14 @@ export function textWidth(text: string): number {
 /** The pieces shown when each part takes the form `form[key]` (an index past its forms: left out). */
 function lay(parts: readonly Part[], form: ReadonlyMap<PartKey, number>): Piece[] {
   const out: Piece[] = [];
+  let previous: PartKey | null = null;
   for (const p of parts) {
     const pieces = p.forms[form.get(p.key) ?? 0];
     if (!pieces || pieces.length === 0) continue;
-    if (out.length > 0) out.push({ text: p.join });
+    // The elapsed time is a prefix: whatever follows it (the label, or the hold once the label gave way) after a space.
+    if (previous !== null) out.push({ text: previous === 'elapsed' ? ' ' : p.join });
     out.push(...pieces);
+    previous = p.key;
   }
   return out;
 }
@@ -242,7 +255,7 @@ export interface LineOptions {
 
 /**
  * The progress line: `[elapsed] step | hold: why | done/total, in flight, retrying, quarantined |
- * rate, ETA | per kind`, every part present only when it says something. Text from the checkpoint
+ * rate, ETA | per kind` (the step in words, ./step-words.ts), every part present only when it says something. Text from the checkpoint
  * (step, reasons) is escaped here, since the line reaches the terminal as it is (with its colours).
  */
 export function renderProgressLine(view: ProgressView, opts: LineOptions = {}): string {

@@ -4,7 +4,7 @@ import type { StatusSummary } from '../store/types.js';
 import { estimateDuration } from './estimate.js';
 import { renderFinalReport } from './final.js';
 import { buildStatusReport, renderStatus } from './status.js';
-import { formatApproxDuration, progressByKind, rateAndEta } from './summary.js';
+import { formatApproxDuration, progressByKind } from './summary.js';
 
 const summary: StatusSummary = {
   counts: [
@@ -76,10 +76,7 @@ describe('summary', () => {
     ]);
   });
 
-  it('computes the rate over the window or the run age, and the ETA', () => {
-    expect(rateAndEta(summary)).toEqual({ perMinute: 5, etaMs: (17 / 5) * 60_000, remaining: 17 });
-    expect(rateAndEta(summary, 120_000).perMinute).toBe(25);
-    expect(rateAndEta({ ...summary, movedLast10Min: 0 }).etaMs).toBeNull();
+  it('says durations as people read them', () => {
     expect(formatApproxDuration(95_000)).toBe('1m35s');
     expect(formatApproxDuration(7_200_000)).toBe('2h00m');
     expect(formatApproxDuration(null)).toBe('unknown');
@@ -206,6 +203,27 @@ describe('renderers', () => {
     );
   });
 
+  it("status's ETA is the progress line's: a resume's inherited moves give no rate, its own give it", () => {
+    const active = {
+      planName: 'p',
+      planHash: 'h',
+      machineVersion: 1,
+      snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } },
+    };
+    const lock = { pid: 7, host: 'h', startedAt: 0, alive: true };
+    // 50 moves ended in the last 10 minutes, but the process resumed 60 s ago and only 2 of them are its own.
+    const resumed = { startedAt: 540_000, releasedAt: null, ownMovesSince: () => 2 };
+    const early = buildStatusReport('/x.db', active, summary, 600_000, { lock, pace: resumed });
+    expect(early).toMatchObject({ movesPerMinute: 0, etaMs: null });
+    expect(renderStatus(early)).toContain("ETA measuring (until 5 of this process's moves ended)");
+    const later = buildStatusReport('/x.db', active, summary, 600_000, {
+      lock,
+      pace: { ...resumed, ownMovesSince: () => 10 },
+    });
+    expect(later.movesPerMinute).toBe(10);
+    expect(later.etaMs).toBeCloseTo((17 / 10) * 60_000);
+  });
+
   it('status shows the current drain, counts by storage and quarantine', () => {
     const saved = {
       planName: 'p',
@@ -213,7 +231,9 @@ describe('renderers', () => {
       machineVersion: 1,
       snapshot: { status: 'active', value: 'drain', context: { ...context, step: 'drain' } },
     };
-    const report = buildStatusReport('/x.db', saved, summary, 600_000);
+    // The last process: started at 0, 50 of its own moves ended over the last 10 minutes.
+    const pace = { startedAt: 0, releasedAt: null, ownMovesSince: () => 50 };
+    const report = buildStatusReport('/x.db', saved, summary, 600_000, { pace });
     expect(report.state).toBe('interrupted');
     expect(report.step).toBe('drain nfs-2/snippets');
     expect(report.movesPerMinute).toBe(5);

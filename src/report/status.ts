@@ -23,8 +23,13 @@ import type { FailureClass } from '../events/failure-class.js';
 import { countItems, listOutcome, listWords } from './counts.js';
 import { countWaiting, waitingLines } from './notifications.js';
 import type { SourceProgress } from './counts.js';
-import { formatApproxDuration, placementLines, rateAndEta } from './summary.js';
+import { formatApproxDuration, placementLines } from './summary.js';
+import { MIN_MOVES_FOR_RATE, etaOf, paceOf } from './pace.js';
+import type { PaceInput } from './pace.js';
 import { leftSelectionLines } from './left-selection.js';
+import { holdNextStep } from './next-step.js';
+import { stepWords } from './step-words.js';
+import type { RunNamed } from '../shared/control-command.js';
 import type { LeftSelectionItem } from './left-selection.js';
 import { NO_NETWORKS, networkLines } from './networks.js';
 import type { NetworksView } from './networks.js';
@@ -195,6 +200,8 @@ export interface StatusSources {
   leftSelection?: { items: LeftSelectionItem[]; total: number };
   /** The fork networks the checkpoint knows (./networks.ts). */
   networks?: NetworksView;
+  /** What the run's pace is computed from (./pace.ts paceOf); absent or null: no rate, no ETA. */
+  pace?: Omit<PaceInput, 'now' | 'held' | 'remaining'> | null;
 }
 
 /** Builds the status from what the checkpoint holds (pure); `lock` is the lock row with its liveness. */
@@ -220,13 +227,16 @@ export function buildStatusReport(
       c.order === 'together'
         ? `drain ${c.sources.join(',')}/${c.kinds.join(',')}`
         : `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
-  // A run younger than the 10-minute window is measured over its own age.
-  const rate = rateAndEta(summary, c?.startedAt ? now - c.startedAt : undefined);
   const control = { ...(summary.control ?? NO_CONTROL), planConcurrency };
   // Live state only for a live run: a finished or interrupted one shows how it ended, not a rate.
   const running = state === 'running';
   const hold = running ? holdOf(cap, control, timezone) : null;
   const counts = countItems(summary);
+  // The progress line's pace, from the same rows: one rate and one ETA everywhere.
+  const held = hold?.stopped ?? false;
+  const rate = more.pace
+    ? paceOf({ ...more.pace, now, held, remaining: counts.remaining })
+    : { perMinute: null, etaMs: etaOf(counts.remaining, null, held), remaining: counts.remaining };
   const view = copiesOf(summary, { destination: c?.destination ?? null, ...copies });
   return {
     checkpoint,
@@ -244,7 +254,7 @@ export function buildStatusReport(
     bySource: counts.sources,
     counts: summary.counts,
     total: summary.total,
-    movesPerMinute: Math.round(rate.perMinute * 10) / 10,
+    movesPerMinute: Math.round((rate.perMinute ?? 0) * 10) / 10,
     etaMs: running && !hold?.stopped ? rate.etaMs : null,
     remaining: rate.remaining,
     staying: counts.staying,
@@ -280,7 +290,7 @@ export function buildStatusReport(
 }
 
 /** What holds the run now, in the progress line's words, with since when; then what to do, if anything. */
-function describeNow(r: StatusReport): string[] {
+function describeNow(r: StatusReport, named: RunNamed | undefined): string[] {
   const h = r.now!;
   const c = r.cap;
   const sinceMs =
@@ -292,19 +302,16 @@ function describeNow(r: StatusReport): string[] {
           ? (c?.since ?? c?.at)
           : c?.at;
   const since = sinceMs != null ? ` (since ${new Date(sinceMs).toISOString()})` : '';
-  const next =
-    h.by === 'breaker'
-      ? ['"Failed moves" below lists what it counted; `shardmove control --unpause` goes on']
-      : h.by === 'stop'
-        ? ['then `run` again continues it']
-        : h.by === 'control' && h.stopped
-          ? ['`shardmove control --unpause` goes on']
-          : [];
+  const step = h.by === 'stop' ? 'then `run` again continues it' : holdNextStep(h, c, named);
+  const next = step ? [step.replace('"Failed moves" in status', '"Failed moves" below')] : [];
   return [`${h.full}${h.detail ? `: ${h.detail}` : ''}${since}`, ...next];
 }
 
-/** The status as text for people. */
-export function renderStatus(r: StatusReport): string {
+/**
+ * The status as text for people; `named`: how the command named the plan and the checkpoint, so
+ * that the control commands it prints are complete (a PLAN placeholder without).
+ */
+export function renderStatus(r: StatusReport, named?: RunNamed): string {
   const lines: string[] = [];
   const ended =
     r.ended && r.state !== 'interrupted' && r.state !== 'stopped'
@@ -313,7 +320,7 @@ export function renderStatus(r: StatusReport): string {
   // A run that ended is in no step any more (its snapshot's step is its final state); an
   // interrupted or stopped one is, and goes on from it.
   const inStep = r.ended?.state !== r.state || r.state === 'stopped';
-  const step = r.step && r.step !== r.state && inStep ? `, step ${r.step}` : '';
+  const step = r.step && r.step !== r.state && inStep ? `, step ${stepWords(r.step).full}` : '';
   lines.push(`Plan ${r.plan ?? '(unknown)'}${r.dryRun ? ' (dry run)' : ''}: ${r.state}${step}${ended}`);
   if (r.wouldRefuse.length > 0) lines.push('  a real run would be refused:', ...r.wouldRefuse.map((w) => `    - ${w}`));
   const l = r.lock;
@@ -334,7 +341,7 @@ export function renderStatus(r: StatusReport): string {
   else if (r.state === 'interrupted') lines.push(`  interrupted${at}: no process is running it; ${again}`);
   else if (r.state === 'stopped') lines.push(`  stopped on request${at}: no process is running it; ${again}`);
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
-  if (r.now) lines.push(...describeNow(r).map((l, i) => `${i === 0 ? '  now: ' : '       '}${l}`));
+  if (r.now) lines.push(...describeNow(r, named).map((l, i) => `${i === 0 ? '  now: ' : '       '}${l}`));
   // The pause is the `now` line's while it runs; an override kept for a later run is said as such.
   if (r.control.concurrency !== null || (r.control.paused && !r.now))
     lines.push(
@@ -354,7 +361,7 @@ export function renderStatus(r: StatusReport): string {
   if (r.state !== 'running') lines.push(`  ${r.total} items known: ${done} done, ${r.remaining} remaining${notMoved}`);
   else
     lines.push(
-      `  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${r.now?.stopped ? 'paused (nothing new is scheduled)' : formatApproxDuration(r.etaMs)}`,
+      `  ${r.total} items known, ${r.remaining} remaining; ${r.movesPerMinute} moves/min over the last 10 minutes; ETA ${r.now?.stopped ? 'paused (nothing new is scheduled)' : r.etaMs === null ? `measuring (until ${MIN_MOVES_FOR_RATE} of this process's moves ended)` : formatApproxDuration(r.etaMs)}`,
     );
   if (r.staying > 0) {
     const bound = r.staying > r.notSelected ? [`move.until reached on ${listWords(r.boundsReached)}`] : [];

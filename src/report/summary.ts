@@ -1,13 +1,13 @@
 /**
  * What people read of the checkpoint's summary: durations, bytes, the placement and the copies left
- * behind; the count of items (per kind done / in flight / waiting / quarantined / staying, a rate and
- * an ETA) is ./counts.ts's, re-exported here. Pure: the caller passes the time.
+ * behind; the count of items (per kind done / in flight / waiting / quarantined / staying; the rate and
+ * the ETA are ./pace.ts's) is ./counts.ts's, re-exported here. Pure: the caller passes the time.
  */
 import type { DestinationPlacement } from '../store/types.js';
 
 // The count lives in ./counts.ts; these names stay here for the renderers that import them.
-export { progressByKind, rateAndEta } from './counts.js';
-export type { KindProgress, Rate } from './counts.js';
+export { progressByKind } from './counts.js';
+export type { KindProgress } from './counts.js';
 
 /**
  * A duration for people to read, rounded to its two largest units: 95s -> "1m35s", 2h -> "2h00m",

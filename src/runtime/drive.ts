@@ -73,7 +73,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   const clock = services.clock;
   const startedAt = clock.now();
   // This process's rate and ETA, one meter for the token check and every observer.
-  const pace = new PaceMeter(store.summary(startedAt), startedAt);
+  const pace = new PaceMeter(startedAt, (from) => store.ownMovesSince(from, startedAt));
   // A stop from outside (control --stop, the stop file) ends the run as Ctrl-C does, once nothing is in flight.
   const stop = watchRunForStop({
     store,
@@ -84,6 +84,8 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     step: () => currentStep(),
   });
   const signal = AbortSignal.any([opts.signal, stop.signal]);
+  // How the run was named, for every command it prints or records.
+  const named = { planFile: opts.planFile, statePath: opts.statePath };
   const deps: ActorDeps = {
     api: a.api,
     store,
@@ -99,6 +101,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     stopAsked: () => stop.asked(),
     ...(opts.acceptForeignMoves ? { acceptForeignMoves: true } : {}),
     ...(opts.refusedBeforePreflight?.length ? { refusedBeforePreflight: opts.refusedBeforePreflight } : {}),
+    named,
   };
   // The instance's rate limit holds reads beside the drain's loop too (a listing, pre-flight's
   // reads): its start and end are recorded once a second, so every output shows the hold.
@@ -220,6 +223,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     step: currentStep,
     instanceVersion: () => actor.getSnapshot().context.instanceVersion ?? null,
     stays: () => actor.getSnapshot().context.verification?.stays ?? null,
+    named,
     signal,
   });
   actor.start();

@@ -25,7 +25,7 @@ function setup(write?: (line: string) => void) {
       store,
       clock,
       startedAt: clock.t,
-      pace: new PaceMeter(store.summary(clock.t), clock.t),
+      pace: new PaceMeter(clock.t, (from) => store.ownMovesSince(from, clock.t)),
       dryRun: false,
       step: () => 'preflight',
     });

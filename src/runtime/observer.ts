@@ -15,6 +15,7 @@ import type { Plan } from '../plan/types.js';
 import type { PaceMeter } from '../report/pace.js';
 import type { CheckpointStore, NotifyStore } from '../store/types.js';
 import type { Clock } from '../time/clock.js';
+import type { RunNamed } from '../shared/control-command.js';
 
 /** What an observer may look at while the run goes on. */
 export interface ObservedRun {
@@ -48,6 +49,8 @@ export interface ObservedRun {
   instanceVersion?(): string | null;
   /** What verification found still on the sources (each item with why it stays), null before it ran. */
   stays?(): StaysOutput | null;
+  /** How the plan and the checkpoint were named on the command line: the commands a hold's next step prints. */
+  named?: RunNamed;
   /** Aborted when the run was told to stop (SIGINT, SIGTERM, a lost lease): it ends at the step in flight. */
   signal?: AbortSignal;
 }

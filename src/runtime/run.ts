@@ -45,7 +45,7 @@ import { describeDrain, liveDrains } from './drain-registry.js';
 import type { LiveDrain } from './drain-registry.js';
 import { createRunOutage } from './outage-hold.js';
 import type { RunOutage } from './outage-hold.js';
-import { shellWord } from '../shared/shell-word.js';
+import { controlCommand } from '../shared/control-command.js';
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
 import { CheckpointUnusableError } from '../store/errors.js';
 import { chooseStart, describeResume, planFixed } from './resume.js';
@@ -496,7 +496,7 @@ function noteLiveControl(control: RunControl, opts: RunOptions, plan: Plan, log:
   if (opts.dryRun || (!control.paused && control.concurrency === null)) return;
   const cap = control.concurrency ?? plan.move.concurrency;
   const note = control.paused
-    ? `this run is paused (shardmove control): it schedules no moves until \`shardmove control ${shellWord(opts.planFile)}${opts.statePath ? ` --state ${shellWord(opts.statePath)}` : ''} --unpause\``
+    ? `this run is paused (shardmove control): it schedules no moves until \`${controlCommand(opts)} --unpause\``
     : `the concurrency cap is ${cap} (shardmove control; the plan says ${plan.move.concurrency}); \`--concurrency plan\` goes back to the plan's`;
   log.info({ paused: control.paused, concurrency: cap }, 'live control in force at start');
   opts.stderr.write(`note: ${note}\n`);

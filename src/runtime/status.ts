@@ -15,7 +15,8 @@ import type { RunContext } from '../machine/types.js';
 import { networksView } from '../report/networks.js';
 import type { NetworksView } from '../report/networks.js';
 import { buildStatusReport, capView } from '../report/status.js';
-import type { LockView, StatusReport } from '../report/status.js';
+import type { LockView, StatusReport, StatusSources } from '../report/status.js';
+import { releasedAtOf } from '../report/pace.js';
 import { withCopyKnowledge } from './copies.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
 import { isAlive, thisHost } from './process.js';
@@ -55,6 +56,31 @@ export function planCapOf(store: Pick<Checkpoint, 'loadRun' | 'lastEventsOf'>, p
   if (plan && plan.concurrency !== null && (!saved || saved.planName === plan.name)) return plan.concurrency;
   const recorded = store.lastEventsOf(['cap.changed'], 100).find((e) => e.data.limit === 'plan');
   return recorded ? recorded.data.ceiling : null;
+}
+
+/** The caps recorded by the running process that `status` looks through for the end of a hold (bounded read). */
+const CAPS_READ = 1_000;
+
+/**
+ * What the run's pace is computed from (../report/pace.ts paceOf), read from the checkpoint as the
+ * run process reads it for its own line: its start (the last `run.started`), when its last hold
+ * ended (its recorded caps), and its own moves that ended. Null before any run started.
+ */
+export function paceSourceOf(
+  store: Pick<Checkpoint, 'lastEventOf' | 'lastEventsOf' | 'ownMovesSince'>,
+): NonNullable<StatusSources['pace']> | null {
+  const started = store.lastEventOf(['run.started']);
+  if (!started) return null;
+  const caps = store
+    .lastEventsOf(['cap.changed'], CAPS_READ)
+    .filter((e) => e.seq > started.seq)
+    .reverse()
+    .map((e) => ({ at: e.at, cap: e.data.cap }));
+  return {
+    startedAt: started.at,
+    releasedAt: releasedAtOf(caps),
+    ownMovesSince: (from) => store.ownMovesSince(from, started.at),
+  };
 }
 
 /**
@@ -109,6 +135,7 @@ export function readStatus(
         givenList: store.givenList()?.file ?? null,
         leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
         networks: readNetworks(store, saved, opts.networkMembers),
+        pace: paceSourceOf(store),
       }),
     );
   } finally {

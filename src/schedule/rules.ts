@@ -12,6 +12,7 @@
  */
 import type { PromSample, PrometheusClient } from '../api/prometheus.js';
 import type { ThrottleRule } from '../plan/values.js';
+import { CAPACITY_RULE, roomWords } from '../events/room-words.js';
 
 export type RuleStatus = 'ok' | 'pending' | 'holding' | 'error';
 
@@ -149,6 +150,10 @@ export function createRuleWatch(opts: RuleWatchOptions): RuleWatch {
 /** A rule's state in words: `rule disk-busy: 0.95 above 0.9 (device="sda") since ...`, or what failed. */
 export function describeRule(s: RuleState): string {
   if (s.status === 'error') return `rule ${s.rule}: ${s.error ?? 'the query failed'}`;
+  // A destination's room (runtime/run.ts watches it as `capacity:<storage>`): bytes as people read
+  // them beside the plan's keep_free, not Prometheus's float and label set.
+  if (s.rule.startsWith(CAPACITY_RULE) && s.value !== null && Number.isFinite(s.value))
+    return `rule ${s.rule}: ${roomWords(s.value, s.bound)}`;
   const labels = Object.entries(s.labels)
     .filter(([k]) => k !== '__name__')
     .map(([k, v]) => `${k}="${v}"`)

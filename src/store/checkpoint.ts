@@ -114,6 +114,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
         `SELECT kind, id, source, name, last_error, attempts FROM items WHERE state = 'quarantined' ORDER BY kind, id`,
       ),
       movedSince: p('SELECT COUNT(*) AS n FROM items WHERE moved_at >= ?'),
+      ownMovedSince: p("SELECT COUNT(*) AS n FROM items WHERE moved_at >= ? AND state = 'moved' AND scheduled_at >= ?"),
       // The partial index (schema 4) holds only retrying items; the planner prefers items_state
       // unless told. A read-only `status` on an older, unmigrated file counts without it.
       retrying: p(
@@ -349,6 +350,10 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       )
       .all(afterSeq, ...names, limit) as EventRow[];
     return rows.map((r) => toEvent(r) as AuditEventOf<K>);
+  }
+
+  ownMovesSince(from: number, scheduledFrom: number): number {
+    return (this.r.ownMovedSince.get(from, scheduledFrom) as { n: number }).n;
   }
 
   lastEventSeq(): number {

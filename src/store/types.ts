@@ -218,6 +218,8 @@ export interface CheckpointStore extends ActorStore {
   readEvents(afterSeq?: number, limit?: number): StoredEvent[];
   /** The newest event's sequence number (0 when the log is empty). */
   lastEventSeq(): number;
+  /** Moves scheduled at or after `scheduledFrom` that ended `moved` at or after `from` (a run process's own, for its pace). */
+  ownMovesSince(from: number, scheduledFrom: number): number;
   /** The newest event of one of `types` among the last `window` events (null: none there). */
   lastEventOf<K extends AuditType>(types: readonly K[], window?: number): AuditEventOf<K> | null;
   /**

@@ -12,6 +12,8 @@ import { formatPlanDuration } from '../../plan/durations.js';
 import { formatRate } from '../../plan/breaker-field.js';
 import type { FailureBreaker } from '../../plan/values.js';
 import type { ActorDeps } from '../types.js';
+import { commandOn } from '../../shared/control-command.js';
+import type { RunNamed } from '../../shared/control-command.js';
 
 /** When each move that ended in this run process ended (ms), and whether it failed, oldest first. */
 const ended = new WeakMap<ActorDeps, Array<{ at: number; failed: boolean }>>();
@@ -36,10 +38,15 @@ export interface BreakerTrip {
  * Judges the moves that ended within the window (pure): a trip, or null. The count form counts the
  * failed ones; the rate form their share of all that ended, once `minMoves` have.
  */
-export function judgeBreaker(b: FailureBreaker, failures: number, endedMoves: number): BreakerTrip | null {
+export function judgeBreaker(
+  b: FailureBreaker,
+  failures: number,
+  endedMoves: number,
+  named?: RunNamed,
+): BreakerTrip | null {
   const within = formatPlanDuration(b.withinMs);
-  const look =
-    'each with GitLab\'s error message under "Failed moves" in shardmove status, then shardmove control --unpause';
+  // The commands as the run was named, so that what is pasted steers this run (../../shared/control-command.ts).
+  const look = `each with GitLab's error message under "Failed moves" in ${commandOn('status', named)}, then ${commandOn('control', named)} --unpause`;
   if (!('rate' in b)) {
     if (failures < b.failures) return null;
     return {
@@ -73,7 +80,7 @@ export function noteEndedMove(deps: ActorDeps, failed: boolean): void {
   recent.push({ at: now, failed });
   // Judged at every ended move: a rate reached only once `minMoves` ended trips then, success or not.
   const failures = recent.reduce((n, e) => n + (e.failed ? 1 : 0), 0);
-  const trip = judgeBreaker(breaker, failures, recent.length);
+  const trip = judgeBreaker(breaker, failures, recent.length, deps.named);
   if (!trip) return;
   ended.set(deps, []);
   if (deps.store.readControl().paused) return;
