@@ -12,9 +12,22 @@ import type { CapData, RunControl } from './vocabulary.js';
 import { formatWindowTime } from '../time/windows.js';
 import { roomBrief, roomOfRecorded } from './room-words.js';
 
-/** Who or what holds the run; `stop`: a stop from outside (control --stop, the stop file) ends it. */
-export type HoldBy =
-  'stop' | 'control' | 'breaker' | 'rule' | 'capacity' | 'window' | 'throttle' | 'queue' | 'ratelimit' | 'outage';
+/** Who or what holds a paused run (said in words below, on the progress line and in `status`; `run.paused`'s `by`). */
+export const PAUSE_HOLDERS = [
+  'control',
+  'breaker',
+  'rule',
+  'capacity',
+  'window',
+  'throttle',
+  'queue',
+  'ratelimit',
+  'outage',
+] as const;
+
+/** Everything that may hold the run: the pause holders, and `stop`, a stop from outside (control --stop, the stop file) that ends it. */
+export const HOLDERS = [...PAUSE_HOLDERS, 'stop'] as const;
+export type HoldBy = (typeof HOLDERS)[number];
 
 export interface Hold {
   by: HoldBy;

@@ -15,6 +15,7 @@ import { FAILURE_CLASSES } from './failure-class.js';
 import type { RunEventName } from '../plan/event-names.js';
 import { EVENTS_VERSION } from './events-version.js';
 import { FINAL_STATES } from './vocabulary.js';
+import { PAUSE_HOLDERS } from './hold.js';
 
 /** The version every line carries in `v` (./events-version.ts: a run writes lines without loading zod). */
 export { EVENTS_VERSION };
@@ -44,19 +45,6 @@ export const RUN_OUTCOMES = [
   'invalid',
   'leaseLost',
   'error',
-] as const;
-
-/** Who or what holds a paused run (../report/hold.ts says it in words on the progress line and in `status`). */
-export const PAUSE_HOLDERS = [
-  'control',
-  'breaker',
-  'rule',
-  'capacity',
-  'window',
-  'throttle',
-  'queue',
-  'ratelimit',
-  'outage',
 ] as const;
 
 /** What docs/events.md says of one type: each field in a few words ('' when its name says it all), and when it comes. */

@@ -12,9 +12,9 @@
  * heartbeat) go away when the run ends, replaced by `shardmove_run_end_timestamp_seconds` with the
  * outcome: a finished run's file must not look like a run that stalled.
  */
-import { holdOf } from '../events/hold.js';
 import type { CapData } from '../events/vocabulary.js';
 import type { Hold, HoldBy } from '../events/hold.js';
+import { HOLDERS, holdOf } from '../events/hold.js';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RequestEvent } from '../api/client.js';
 import type { MoveSpan } from '../report/moves.js';
@@ -84,20 +84,6 @@ const PAUSING: ReadonlySet<HoldBy> = new Set<HoldBy>([
   'outage',
   'stop',
 ]);
-
-/** What may hold a run (../events/hold.ts), each a series of `shardmove_held`. */
-const HOLDERS: readonly HoldBy[] = [
-  'control',
-  'breaker',
-  'rule',
-  'capacity',
-  'window',
-  'throttle',
-  'queue',
-  'ratelimit',
-  'outage',
-  'stop',
-];
 
 export class RunMetrics {
   readonly registry = new Registry();
