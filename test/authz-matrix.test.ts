@@ -319,6 +319,25 @@ const buildCases = (): Case[] => [
     nonAdmin: 404,
     anonymous: 404,
   },
+  // A project's refs (download_code): the public project to everyone, the private one only to its owner and admins.
+  ...(
+    [
+      ['GET /api/v4/projects/:id/repository/branches', 'repository/branches'],
+      ['GET /api/v4/projects/:id/repository/branches/:branch', 'repository/branches/main'],
+      ['GET /api/v4/projects/:id/repository/tags', 'repository/tags'],
+    ] as const
+  ).flatMap(([route, rest]) => [
+    { route, level: 'public' as const, name: 'public project', path: () => `/api/v4/projects/17/${rest}`, ok: 200 },
+    {
+      route,
+      level: 'public' as const,
+      name: 'private project',
+      path: () => `/api/v4/projects/3/${rest}`,
+      ok: 200,
+      nonAdmin: 404,
+      anonymous: 404,
+    },
+  ]),
   { route: 'GET /api/v4/snippets', level: 'user', path: () => '/api/v4/snippets', ok: 200 },
   { route: 'GET /api/v4/snippets/public', level: 'user', path: () => '/api/v4/snippets/public', ok: 200 },
   { route: 'GET /api/v4/snippets/all', level: 'user', path: () => '/api/v4/snippets/all', ok: 200 },

@@ -22,7 +22,7 @@ describe('parseControlChange: --stop', () => {
     expect(parseControlChange({ pause: false, unpause: false, stop: true })).toEqual({ stop: true });
     for (const other of [{ pause: true }, { unpause: true }, { concurrency: '3' }])
       expect(() => parseControlChange({ pause: false, unpause: false, stop: true, ...other })).toThrow(
-        /--stop takes no --pause, --unpause or --concurrency; give it alone/,
+        /--stop takes no --pause, --unpause, --concurrency, --breaker, --rule or --latency-p90; give it alone/,
       );
   });
 });
