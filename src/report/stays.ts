@@ -29,8 +29,9 @@ export function staysWords(stays: StaysOutput): string {
       ', ',
     );
   const count = (source: string) => stays.bySource.filter((b) => b.source === source).reduce((a, b) => a + b.n, 0);
-  if (sources.length === 1) return `${items(stays.total)} stay on ${sources[0]} (${reasons(sources[0]!)})`;
-  return `${items(stays.total)} stay: ${sources.map((s) => `${count(s)} on ${s} (${reasons(s)})`).join('; ')}`;
+  const stay = stays.total === 1 ? 'stays' : 'stay';
+  if (sources.length === 1) return `${items(stays.total)} ${stay} on ${sources[0]} (${reasons(sources[0]!)})`;
+  return `${items(stays.total)} ${stay}: ${sources.map((s) => `${count(s)} on ${s} (${reasons(s)})`).join('; ')}`;
 }
 
 /**
