@@ -31,6 +31,8 @@ const NOT_CODES = new Set([
   'SHARDMOVE_TOKEN',
   'SHARDMOVE_VERSION',
   'SHARDMOVE_TSX_API',
+  // The property tests' seed (test/support/property-seed.ts).
+  'SHARDMOVE_PROPERTY_SEED',
   OUTAGE_RETRY_ENV,
   TWIN_URL_VAR,
   TWIN_TOKEN_VAR,
