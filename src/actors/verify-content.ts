@@ -55,7 +55,11 @@ export async function verifyContent(
     unchecked: [],
   };
   const problems: string[] = [];
-  const moved = [...latest.values()].filter((r) => store.getItem('projects', r.id)?.state === 'moved');
+  // One read of each project's row: whether it moved, and its name for the output.
+  const moved = [...latest.values()].flatMap((r) => {
+    const row = store.getItem('projects', r.id);
+    return row?.state === 'moved' ? [{ ...r, name: row.name }] : [];
+  });
   for (let i = 0; i < moved.length; i += PARALLEL) {
     if (deps.signal.aborted) throw abortError(deps.signal);
     const batch = moved.slice(i, i + PARALLEL);
@@ -63,7 +67,7 @@ export async function verifyContent(
       batch.map((r) => (r.error === undefined ? deps.api.repositoryFingerprint(r.id) : Promise.resolve(null))),
     );
     batch.forEach((before, j) => {
-      const name = store.getItem('projects', before.id)?.name ?? String(before.id);
+      const { name } = before;
       const res = now[j] as PromiseSettledResult<RepositoryFingerprint | null>;
       output.sampled++;
       let why: string | undefined;

@@ -24,7 +24,7 @@ import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { describeSelect } from '../plan/select-field.js';
 import { wrapWords } from '../report/wrap.js';
-import { verifyContentOf } from '../plan/verify-field.js';
+import { sampleWords, verifyContentOf } from '../plan/verify-field.js';
 
 /** Validates a plan file; returns 0 or throws PlanError (code SHARDMOVE_PLAN_INVALID); with json, returns 2 instead. */
 export async function runValidateCommand(opts: { plan: string; json?: boolean }, ctx: CommandContext): Promise<number> {
@@ -137,8 +137,7 @@ function verifyWords(v: Plan['verify']): string {
   const content = verifyContentOf(v);
   if (!v) return 'off';
   if (!content) return 'on';
-  const share =
-    content.fraction === 1 ? 'every moved project' : `${+(content.fraction * 100).toFixed(4)}% of the moved projects`;
+  const share = sampleWords(content.fraction);
   return `on, and the content (HEAD, branches, tags) of ${share} compared before and after`;
 }
 

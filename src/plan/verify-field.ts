@@ -26,6 +26,16 @@ export function verifyContentOf(v: VerifySetting): VerifyContent | null {
   return typeof v === 'object' ? v.content : null;
 }
 
+/**
+ * The sample in words: "every moved project", else "5% of the moved projects" (validate's), or with
+ * `asSample` "a 5% sample of the moved projects" (the final summary's).
+ */
+export function sampleWords(fraction: number, asSample = false): string {
+  if (fraction === 1) return 'every moved project';
+  const pct = `${+(fraction * 100).toFixed(4)}%`;
+  return asSample ? `a ${pct} sample of the moved projects` : `${pct} of the moved projects`;
+}
+
 /** Whether the plan verifies at all. */
 export function verifies(v: VerifySetting): boolean {
   return v !== false;

@@ -23,6 +23,7 @@ import { formatBytes, formatApproxDuration, placementLines } from './summary.js'
 import { copiesLines, copiesOf } from './copies.js';
 import type { CopyKnowledge, LiveCopy } from './copies.js';
 import { headThenWrapped, wrapWords } from './wrap.js';
+import { sampleWords } from '../plan/verify-field.js';
 import { leftSelectionLines } from './left-selection.js';
 import type { MigrationSpan } from './span.js';
 import { STAYS_SHOWN, staysLines, verificationVerdict } from './stays.js';
@@ -456,8 +457,7 @@ function geoLines(geo: StoredGeoOutput): string[] {
 
 /** The content check's lines under Verification (plan `verify.content`): the counts, then who was not compared. */
 function contentLines(o: ContentVerifyOutput): string[] {
-  const share =
-    o.fraction === 1 ? 'every moved project' : `a ${+(o.fraction * 100).toFixed(4)}% sample of the moved projects`;
+  const share = sampleWords(o.fraction, true);
   const head = `Content of ${share}: ${o.sampled} compared before and after their moves: ${o.equal} equal, ${o.differ} different, ${o.notCompared} not compared`;
   const lines = wrapWords(head, 76).map((l, i) => `${i === 0 ? '  ' : '    '}${l}`);
   for (const u of o.unchecked) lines.push(`    not compared: projects ${u.id} (${u.name}): ${u.why}`);
