@@ -13,20 +13,18 @@ import { runVerify } from './verify.js';
 import { applyWeights, readWeights } from './weights.js';
 
 export type { ActorDeps, RunActors } from './types.js';
-export { lastCap, recordOutageHold, recordRateHold, stopSeen } from './cap.js';
+export { recordOutageHold, recordRateHold, stopSeen } from './cap.js';
 export { locate } from './drain/locate.js';
 export type { Location } from './drain/locate.js';
-export { StepError, WEIGHTS_CHANGED, WEIGHTS_MISMATCH, abortError } from './errors.js';
+export { StepError, WEIGHTS_CHANGED, WEIGHTS_MISMATCH } from './errors.js';
 export { givenListActors } from './given-list.js';
-export type { GivenItem, GivenListOptions } from './given-list.js';
-export { restoreForwardWeights, revertActors, verifyReverted } from './revert.js';
-export type { RevertActorsOptions } from './revert.js';
-export { forwardMovedItems, isSeeded, revertDrains, seedRevert } from './revert-items.js';
+export type { GivenItem } from './given-list.js';
+export { revertActors } from './revert.js';
+export { forwardMovedItems, revertDrains } from './revert-items.js';
 export type { AliveMove, RevertItem, RevertSet, SkippedItem } from './revert-items.js';
 export {
   laterWeightChange,
   restoreTarget,
-  sameWeights,
   weightsChangedError,
   weightsLeftBy,
   writeRestoredWeights,

@@ -167,7 +167,3 @@ export function logPath(checkpoint: string): string {
 export function revertCheckpointPath(forward: string): string {
   return `${forward.endsWith('.db') ? forward.slice(0, -3) : forward}.revert.db`;
 }
-
-export function stateDir(checkpoint: string): string {
-  return dirname(checkpoint);
-}

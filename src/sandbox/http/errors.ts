@@ -31,7 +31,6 @@ export const forbidden = (detail?: string) =>
 /** `notFound('Project')` gives GitLab's `{"message":"404 Project Not Found"}`. */
 export const notFound = (what?: string) =>
   new SandboxHttpError(404, { message: what ? `404 ${what} Not Found` : '404 Not found' });
-export const unprocessable = (message: unknown) => new SandboxHttpError(422, { message });
 
 export const invalidToken = (description: string) =>
   new SandboxHttpError(

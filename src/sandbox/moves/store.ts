@@ -6,9 +6,6 @@ import type { Db, ItemKind, ItemRow, MoveRow, MoveState, Statement } from '../db
 import { perDatabase } from '../db.js';
 import { itemStatements } from '../inventory/items.js';
 
-/** States no event leaves (reference §2.2). */
-export const TERMINAL_STATES: readonly MoveState[] = ['finished', 'failed', 'cleanup failed'];
-
 export interface BulkJobRow {
   id: number;
   kind: ItemKind;
