@@ -51,6 +51,8 @@ export const ACTOR_CODES = defineErrorCodes('actors', {
     'A filtered listing returned items without repository_storage (CE, or a filter the instance lacks) in the middle of a run: it cannot prove where anything is.',
   SHARDMOVE_BULK_UNCONFIRMED:
     'A bulk move POST failed ambiguously twice and no move appeared on the instance: whether it was applied is unknown.',
+  SHARDMOVE_FREE_UNREADABLE:
+    "A storage's capacity query answers no sample, or a sample that is no number of free bytes (negative, infinite, NaN). Pre-flight refuses with SHARDMOVE_PREFLIGHT_CAPACITY; during a drain, placement places by weights and a partial drain schedules nothing new from that source.",
 });
 
 // One constant per code, the same lines as in every module's errors.ts (which is why they read as
@@ -83,6 +85,8 @@ export const VERIFY_FILTER_IGNORED = ACTOR_CODES.SHARDMOVE_VERIFY_FILTER_IGNORED
  */
 export const STORAGE_NOT_EXPOSED = ACTOR_CODES.SHARDMOVE_STORAGE_NOT_EXPOSED;
 export const BULK_UNCONFIRMED = ACTOR_CODES.SHARDMOVE_BULK_UNCONFIRMED;
+/** A capacity query whose answer is no free space (UnreadableFreeError); callers turn it into a decision. */
+export const FREE_UNREADABLE = ACTOR_CODES.SHARDMOVE_FREE_UNREADABLE;
 
 /** Codes of StepError: the checks of the pre-flight, storages and weights steps. */
 export type StepErrorCode =

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../../store/checkpoint.js';
 import { testPlan } from '../../../test/support/fake-runtime-deps.js';
 import type { Plan } from '../../plan/types.js';
-import { Placement, pickDestination } from './placement.js';
+import { Placement, UnreadableFreeError, freeBytesOf, pickDestination } from './placement.js';
+import { codeOf } from '../../shared/errors.js';
 import { DESIGN_ALLOWANCE } from './sizes.js';
 import pino from 'pino';
 
@@ -344,5 +345,31 @@ describe('the placement policy (many destinations)', () => {
     // Rooms: a declared 20 GiB minus its 12 placed = 8 (a resume that forgot them would say 20);
     // b read at 10 with nothing placed there: b.
     expect(again.choose('projects', { sizeBytes: 4 * GIB, destination: null, network: null })).toBe('b');
+  });
+});
+
+describe('a free space that cannot be read', () => {
+  it('throws UnreadableFreeError with its code, for no sample and for a sample that is no size', async () => {
+    const base = testPlan();
+    const plan = { ...base, capacity: { keepFreeBytes: 0, storages: { a: { query: 'free_a' } } } } as Plan;
+    const answers: Record<string, number[]> = { none: [], negative: [-1] };
+    const errors = await Promise.all(
+      Object.values(answers).map((values) =>
+        freeBytesOf(
+          {
+            plan,
+            prometheus: {
+              query: () => Promise.resolve(values.map((value) => ({ value, labels: {} }))),
+              close: () => Promise.resolve(),
+            },
+          },
+          'a',
+        ).catch((err: unknown) => err),
+      ),
+    );
+    expect(errors.map((e) => [e instanceof UnreadableFreeError, codeOf(e), (e as Error).name])).toEqual([
+      [true, 'SHARDMOVE_FREE_UNREADABLE', 'UnreadableFreeError'],
+      [true, 'SHARDMOVE_FREE_UNREADABLE', 'UnreadableFreeError'],
+    ]);
   });
 });

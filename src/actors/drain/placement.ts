@@ -25,6 +25,7 @@ import type { ActorStore, ItemRow, PlacedRow } from '../../store/types.js';
 import { PoolCharges, copiesPools, memberLanding } from './networks.js';
 import { DESIGN_ALLOWANCE, SIZE_ALLOWANCE, bytesOf } from './sizes.js';
 import type { ActorDeps } from '../types.js';
+import { ActorError, FREE_UNREADABLE } from '../errors.js';
 
 export { SIZE_ALLOWANCE, bytesOf } from './sizes.js';
 
@@ -32,7 +33,11 @@ export { SIZE_ALLOWANCE, bytesOf } from './sizes.js';
  * A PromQL `free` whose answer is no free space: no sample, or a sample that is no size (negative,
  * infinite or NaN). The room, or the source's free space, cannot be known.
  */
-export class UnreadableFreeError extends Error {}
+export class UnreadableFreeError extends ActorError<typeof FREE_UNREADABLE> {
+  constructor(message: string) {
+    super(FREE_UNREADABLE, message);
+  }
+}
 
 /**
  * A storage's free bytes from `capacity`: declared, or the lowest sample of its PromQL query; null
