@@ -30,6 +30,12 @@ export async function validateCopyPlan(file: string, ctx: CommandContext): Promi
  * `status` of a copy: when the plan is a copy plan or --state names a copy checkpoint. Undefined
  * when neither, so `status` goes on with a move plan.
  */
+/** Whether `status` would read a copy checkpoint for these options (a copy plan, or --state naming one). */
+export async function isCopyStatus(opts: { plan: string; state?: string }, ctx: CommandContext): Promise<boolean> {
+  if (opts.state && isCopyCheckpointFile(resolve(ctx.cwd, opts.state))) return true;
+  return isCopyPlanFile(opts.plan, ctx.cwd);
+}
+
 export async function copyStatusFor(
   opts: { plan: string; state?: string; json: boolean },
   ctx: CommandContext,

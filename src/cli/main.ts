@@ -213,6 +213,12 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     .option('--json', 'machine-readable output', false)
     .option('--items', 'with --json: list every item (kind, id, path, size, source, destination, state)', false)
     .option('--dry-run', "the dry run's checkpoint (state/<name>.dry-run.db beside the plan)", false)
+    .option(
+      '--watch',
+      'show it again every --interval until Ctrl-C (a terminal: redrawn in place; --json: one line each)',
+      false,
+    )
+    .option('--interval <duration>', 'with --watch: how often (default 2s, at least 1s)')
     .action(async (plan: string, opts) => {
       const { runStatusCommand } = await import('./status.js');
       setExit(await runStatusCommand({ plan, ...opts }, ctx));

@@ -11,11 +11,13 @@ import { readStatus } from '../runtime/status.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
-import { copyStatusFor } from './copy-status.js';
+import { copyStatusFor, isCopyStatus } from './copy-status.js';
 import { readPlanGiven } from './plan-given.js';
 import { readPlanIdentity, resolveRunCheckpoint } from './plan-identity.js';
 import { existsSync } from 'node:fs';
 import { locateCheckpoint } from '../runtime/paths.js';
+import { watchIntervalOf, watchStatus } from './status-watch.js';
+import { promptStreamOf } from './terminal.js';
 
 /**
  * The checkpoint `status` reads: `--state`, else the plan's real run's, else (`--dry-run`, or no
@@ -25,6 +27,7 @@ import { locateCheckpoint } from '../runtime/paths.js';
 async function statusCheckpoint(
   opts: { plan: string; state?: string; dryRun?: boolean },
   ctx: CommandContext,
+  say: (line: string) => void = (line) => ctx.stderr.write(line),
 ): Promise<string> {
   const { file } = await resolveRunCheckpoint(opts, ctx);
   if (opts.state) return file;
@@ -39,36 +42,82 @@ async function statusCheckpoint(
   }).file;
   if (opts.dryRun) return dry;
   if (!existsSync(dry)) return file;
-  ctx.stderr.write(`note: this plan has not run yet (no ${file}); showing its dry run's checkpoint, ${dry}\n`);
+  say(`note: this plan has not run yet (no ${file}); showing its dry run's checkpoint, ${dry}\n`);
   return dry;
 }
 
-export async function runStatusCommand(
-  opts: { plan: string; state?: string; json: boolean; items?: boolean; dryRun?: boolean },
-  ctx: CommandContext,
-): Promise<number> {
+type StatusOpts = {
+  plan: string;
+  state?: string;
+  json: boolean;
+  items?: boolean;
+  dryRun?: boolean;
+  watch?: boolean;
+  interval?: string;
+};
+
+export async function runStatusCommand(opts: StatusOpts, ctx: CommandContext): Promise<number> {
   if (opts.items && !opts.json) throw new ArgsError('status: --items lists every item in the JSON output: add --json');
+  const intervalMs = watchIntervalOf(opts);
+  if (opts.watch) {
+    // One look as `status` itself; a copy plan's status is not watched (yet): said, not guessed.
+    if (await isCopyStatus(opts, ctx))
+      throw new ArgsError('status: --watch follows a move run; a copy plan has no --watch yet (run status again)');
+    // The note that the dry run's checkpoint is shown is said once, not at every look.
+    const said = new Set<string>();
+    const sayOnce = (line: string): void => {
+      if (!said.has(line)) ctx.stderr.write(line);
+      said.add(line);
+    };
+    return watchStatus(() => lookOnce(opts, ctx, true, sayOnce), {
+      intervalMs,
+      json: opts.json,
+      signal: ctx.signal,
+      stdout: ctx.stdout,
+      stderr: ctx.stderr,
+      raw: promptStreamOf,
+      now: Date.now,
+    });
+  }
   // A copy plan (`shardmove copy`; or a copy checkpoint given with --state) has its own status.
   const copy = await copyStatusFor(opts, ctx);
   if (copy !== undefined) return copy;
-  const file = await statusCheckpoint(opts, ctx);
+  const got = await lookOnce(opts, ctx, false);
+  if ('missing' in got) {
+    if (opts.json) ctx.stdout.write(got.text);
+    ctx.stderr.write(`shardmove status: ${got.message}\n`);
+    return EXIT.failed;
+  }
+  ctx.stdout.write(got.text);
+  return EXIT.ok;
+}
+
+/** One look at the checkpoint: the status as printed (one JSON line when `oneLine`), or none yet. */
+async function lookOnce(
+  opts: StatusOpts,
+  ctx: CommandContext,
+  oneLine: boolean,
+  say?: (line: string) => void,
+): Promise<{ text: string } | { missing: string; message: string; text: string }> {
+  const file = await statusCheckpoint(opts, ctx, say);
   let report;
   try {
     report = readStatus(file, Date.now(), await readPlanGiven(opts.plan, ctx), { networkMembers: opts.items === true });
   } catch (err) {
     if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
-      if (opts.json) ctx.stdout.write(`${JSON.stringify({ checkpoint: file, state: 'no checkpoint' })}\n`);
-      ctx.stderr.write(`shardmove status: ${(err as Error).message}\n`);
-      return EXIT.failed;
+      const message = (err as Error).message;
+      const text = opts.json
+        ? `${JSON.stringify({ checkpoint: file, state: 'no checkpoint' })}\n`
+        : `no checkpoint yet: ${file}\nwaiting for a run to make it (Ctrl-C to stop watching)\n`;
+      return { missing: file, message, text };
     }
     throw err;
   }
   // Every item only when asked: the default output stays small at a million items.
   const out = opts.items ? { ...report, items: readItems(file) } : report;
-  ctx.stdout.write(
-    opts.json
-      ? `${JSON.stringify(out, null, 2)}\n`
+  return {
+    text: opts.json
+      ? `${oneLine ? JSON.stringify(out) : JSON.stringify(out, null, 2)}\n`
       : renderStatus(report, { planFile: opts.plan, statePath: opts.state }),
-  );
-  return EXIT.ok;
+  };
 }
