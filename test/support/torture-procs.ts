@@ -15,6 +15,8 @@ export const BIN = join(ROOT, 'bin', 'shardmove');
 export interface SandboxProc {
   url: string;
   port: number;
+  /** Its process id (to stop it with SIGSTOP and go on with SIGCONT). */
+  pid: number;
   /** The last fault counters this incarnation logged. */
   counts(): Record<string, number>;
   /** Stops it with `signal` and waits for the exit. */
@@ -59,6 +61,7 @@ export async function startSandboxProc(args: string[], port: number, env: NodeJS
   return {
     url,
     port: Number(new URL(url).port),
+    pid: child.pid ?? 0,
     counts: () => ({ ...counts }),
     exited: () => child.exitCode !== null || child.signalCode !== null,
     stop: (signal) => stopChild(child, signal),

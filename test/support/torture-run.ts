@@ -129,7 +129,8 @@ export interface TortureResult {
 const TOKEN = 'glpat-sandbox-root-api-sudo-0001';
 const DESTINATION = 'cluster';
 
-function writeSeed(dir: string, c: TortureConfig): string {
+/** The built-in seed with `c`'s counts of projects, snippets and group wikis, written into `dir`. */
+export function writeSeed(dir: string, c: Pick<TortureConfig, 'projects' | 'snippets' | 'groups'>): string {
   let text = readFileSync(join(ROOT, 'plans', 'sandbox.yaml'), 'utf8');
   for (const [key, value] of [
     ['projects', c.projects],
