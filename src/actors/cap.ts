@@ -36,7 +36,9 @@ function operatorCap(control: RunControl, planCap: number): CapData {
       reason:
         control.stop.by === 'file'
           ? 'stopping: the stop file asks for it; the run ends once nothing is in flight'
-          : 'stopping: shardmove control --stop asks for it; the run ends once nothing is in flight',
+          : control.stop.by === 'console'
+            ? 'stopping: the console asks for it; the run ends once nothing is in flight'
+            : 'stopping: shardmove control --stop asks for it; the run ends once nothing is in flight',
     };
   if (control.paused)
     return {

@@ -12,6 +12,8 @@
  * when there is no checkpoint; 2 for invalid options, or a threshold the run's plan refuses.
  */
 import { hostname, userInfo } from 'node:os';
+import { stopByWords } from '../events/hold.js';
+import type { StopBy } from '../events/vocabulary.js';
 import { applyControl } from '../runtime/control.js';
 import type { ControlChange, ControlResult, StopAnswer } from '../runtime/control.js';
 import { stopFilePath } from '../runtime/stop.js';
@@ -133,7 +135,7 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
     who = `the run holding it on ${r.host} (pid ${r.pid}) applies it within one poll interval, if it is alive`;
   else who = 'no run is going: it applies when `run` continues this checkpoint';
   const stopping = view.stop
-    ? `stopping: asked for at ${new Date(view.stop.at).toISOString()} by ${view.stop.by === 'file' ? 'the stop file' : 'shardmove control --stop'}\n`
+    ? `stopping: asked for at ${new Date(view.stop.at).toISOString()} by ${stopAskedBy(view.stop.by)}\n`
     : '';
   const live = inForce.length > 0 ? `thresholds set live:\n${inForce.join('\n')}\n` : '';
   ctx.stdout.write(`${said}\n${stopping}${live}${changed ? `${who}\n` : ''}checkpoint: ${file}\n`);
@@ -171,6 +173,11 @@ function reportStop(result: ControlResult, given: string, opts: ControlOptions, 
   return EXIT.ok;
 }
 
+/** Who asked for a stop, as `control` names it. */
+function stopAskedBy(by: StopBy): string {
+  return by === 'control' ? 'shardmove control --stop' : (stopByWords(by) ?? by);
+}
+
 /** A stop's answer in words. */
 export function describeStop(a: StopAnswer): string {
   const at = (s: { at: number }) => new Date(s.at).toISOString();
@@ -178,7 +185,7 @@ export function describeStop(a: StopAnswer): string {
     case 'asked':
       return 'stopping: no new moves; the moves in flight end first, then the run exits (6)';
     case 'already':
-      return `already stopping (asked for at ${at(a.stop)} by ${a.stop.by === 'file' ? 'the stop file' : 'shardmove control --stop'}); nothing written`;
+      return `already stopping (asked for at ${at(a.stop)} by ${stopAskedBy(a.stop.by)}); nothing written`;
     case 'no run':
       return a.ended
         ? `nothing to stop: the run has ended (${a.ended}); nothing written`

@@ -375,6 +375,8 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       setExit(await runUnlockCommand({ plan, ...opts }, ctx));
     });
 
+  addServeCommand(program, ctx, setExit);
+
   program
     .command('demo')
     .description('The whole mission on the embedded sandbox: plans/demo.yaml, live progress, verified result.')
@@ -390,6 +392,26 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     });
 
   return program;
+}
+
+/** `shardmove serve`: the web console (./serve.ts). */
+function addServeCommand(program: Command, ctx: CommandContext, setExit: (code: number) => void): void {
+  const collect = (value: string, previous: string[] = []) => [...previous, value];
+  program
+    .command('serve')
+    .description(
+      'A web console that follows runs live and can pause, unpause, stop them or change their cap: prints its URL (with a token) and serves until Ctrl-C.',
+    )
+    .argument('[plans...]', 'plan YAML files whose runs to serve')
+    .option('--state <file>', 'a checkpoint to serve (may be given more than once)', collect)
+    .option('--state-dir <dir>', 'serve every checkpoint (*.db) under this directory')
+    .option('--host <host>', 'address to listen on; anything but loopback is warned about', '127.0.0.1')
+    .option('--port <n>', 'port (0 picks a free one)', number('--port', 0, 65535), 0)
+    .option('--read-only', 'serve no control at all', false)
+    .action(async (plans: string[], opts) => {
+      const { runServeCommand } = await import('./serve.js');
+      setExit(await runServeCommand({ plans, ...opts }, ctx));
+    });
 }
 
 /** Runs the CLI with the given arguments and exits the process with the command's exit code. */

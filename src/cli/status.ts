@@ -24,7 +24,7 @@ import { promptStreamOf } from './terminal.js';
  * real run yet while its dry run's checkpoint is there) the dry run's, `state/<name>.dry-run.db`
  * beside the plan, said on stderr so that nobody takes a rehearsal for the run.
  */
-async function statusCheckpoint(
+export async function statusCheckpoint(
   opts: { plan: string; state?: string; dryRun?: boolean },
   ctx: CommandContext,
   say: (line: string) => void = (line) => ctx.stderr.write(line),

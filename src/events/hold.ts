@@ -8,7 +8,7 @@
  * does not answer, or running under a lower cap. Pure: read from the
  * checkpoint's live control and the run's last recorded cap.
  */
-import type { CapData, RunControl } from './vocabulary.js';
+import type { CapData, RunControl, StopBy } from './vocabulary.js';
 import { formatWindowTime } from '../time/windows.js';
 import { roomBrief, roomOfRecorded } from './room-words.js';
 
@@ -48,6 +48,14 @@ export interface Hold {
 /** The prefix the failure breaker writes into the control row's reason (src/actors/breaker.ts). */
 export const BREAKER_PREFIX = 'paused by the failure breaker';
 
+/** The reason a pause clicked in the web console (`shardmove serve`) writes into the control row. */
+export const CONSOLE_PAUSE = 'paused from the console (shardmove serve)';
+
+/** Who asked for a stop, in words: the stop file, `shardmove control --stop`, or the web console. */
+export function stopByWords(by: StopBy | null): string | null {
+  return by === 'file' ? 'the stop file' : by === 'control' ? 'shardmove control' : by === 'console' ? 'the console' : null;
+}
+
 /**
  * The hold in force, or null when the run goes at the plan's cap. `control` wins for the pause (it
  * is read live, before the drain's next turn records it); the recorded cap says the rest. A cap
@@ -57,7 +65,7 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
   // A stop ends the run: it says so above a pause, a hold or a window, whatever else holds.
   const stop = control ? (control.stop ?? null) : cap?.limit === 'stopping' ? { by: null } : null;
   if (stop) {
-    const by = stop.by === 'file' ? 'the stop file' : stop.by === 'control' ? 'shardmove control' : null;
+    const by = stopByWords(stop.by);
     return {
       by: 'stop',
       stopped: true,
@@ -85,7 +93,7 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
     return {
       by: 'control',
       stopped: true,
-      full: 'PAUSED by shardmove control',
+      full: reason === CONSOLE_PAUSE ? 'PAUSED by the console' : 'PAUSED by shardmove control',
       short: 'PAUSED',
       // A paused run still watches the instance: an outage meanwhile is said beside the pause.
       detail: cap?.limit === 'outage' ? cap.reason : null,

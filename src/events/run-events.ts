@@ -295,10 +295,10 @@ const DECLARED = [
   ),
   declare(
     'run.stopping',
-    { by: z.enum(['control', 'file']), step: z.string(), inFlight: count },
+    { by: z.enum(['control', 'file', 'console']), step: z.string(), inFlight: count },
     {
       fields: {
-        by: '`control`: `shardmove control --stop`; `file`: the stop file beside the checkpoint',
+        by: '`control`: `shardmove control --stop`; `file`: the stop file beside the checkpoint; `console`: the web console (`shardmove serve`)',
         step: 'the step the run is in',
         inFlight: 'moves still in flight, followed to their end before the run exits',
       },

@@ -93,7 +93,7 @@ export type CapLimit =
   'plan' | 'control' | 'paused' | 'window' | 'rule' | 'throttle' | 'queue' | 'stopping' | 'ratelimit' | 'outage';
 
 /** Who asked a run to stop: `shardmove control --stop`, or the stop file beside the checkpoint. */
-export type StopBy = 'control' | 'file';
+export type StopBy = 'control' | 'file' | 'console';
 
 /** A stop request as the control row holds it: when it was made and by what. */
 export interface StopRequest {
@@ -215,6 +215,8 @@ export interface AuditEventMap {
     /** A stop request in force (absent: none); a change of it is recorded with `previous.stop`. */
     stop?: StopRequest;
     previous: { concurrency: number | null; paused: boolean; stop?: StopRequest | null };
+    /** Present when the change came from the web console (`shardmove serve`), not `shardmove control`. */
+    via?: 'console';
   };
   /** `ended`, `rate`: the rate form's moves that ended within the window, and the rate in force (a share). */
   'breaker.tripped': { failures: number; withinMs: number; reason: string; ended?: number; rate?: number };

@@ -10,6 +10,7 @@ import { formatPlanDuration } from '../plan/durations.js';
 import { escapeControls } from '../report/escape.js';
 import { scrubServerText } from '../secrets/registry.js';
 import type { NotifiedRun } from './types.js';
+import { CONSOLE_PAUSE, stopByWords } from '../events/hold.js';
 
 type Line<T extends RunEventType> = (e: Extract<RunEvent, { type: T }>) => string;
 
@@ -30,7 +31,7 @@ const paused: Line<'run.paused'> = (e) => {
   const why = quote(e.reason);
   switch (e.by) {
     case 'control':
-      return 'PAUSED by shardmove control';
+      return e.reason === CONSOLE_PAUSE ? 'PAUSED by the console' : 'PAUSED by shardmove control';
     case 'breaker': {
       const count = /^paused by the failure breaker: (\d+ moves? failed within \S+)/.exec(e.reason)?.[1];
       // The breaker's reason names the run's own control command (actors/drain/breaker.ts).
@@ -79,7 +80,7 @@ const LINES: { [T in RunEventType]: Line<T> } = {
   'lease.lost': (e) =>
     `LOST the run lock${e.holder ? ` to pid ${e.holder.pid} on ${quote(e.holder.host)}` : ''}: this process stopped`,
   'run.stopping': (e) =>
-    `STOPPING on request (${e.by === 'control' ? 'shardmove control --stop' : 'the stop file'}), ${e.inFlight} move(s) in flight followed to their end`,
+    `STOPPING on request (${e.by === 'control' ? 'shardmove control --stop' : (stopByWords(e.by) ?? 'the stop file')}), ${e.inFlight} move(s) in flight followed to their end`,
   'run.finished': (e) =>
     `run finished ${e.outcome} (exit ${e.exitCode})${e.quarantined ? `, ${e.quarantined} quarantined` : ''}${e.error ? `: ${quote(e.error.message)} (${e.error.code})` : ''}`,
 };

@@ -11,6 +11,7 @@
 import { existsSync } from 'node:fs';
 import type { StopRequest } from '../events/vocabulary.js';
 import type { LockView } from '../report/status.js';
+import { CONSOLE_PAUSE } from '../events/hold.js';
 import { busyRefusal } from '../store/busy.js';
 import type { Checkpoint } from '../store/checkpoint.js';
 import type { RunControl } from '../store/types.js';
@@ -29,6 +30,8 @@ export interface ControlChange {
   stop?: true;
   /** Thresholds to change live (`--breaker`, `--rule`, `--latency-p90`), and who changes them. */
   thresholds?: { changes: ThresholdChange[]; by: ThresholdBy };
+  /** The change comes from the web console (`shardmove serve`): its pause and stop say so, and so does its event. */
+  via?: 'console';
 }
 
 /** What became of a `--stop`. */
@@ -71,7 +74,7 @@ export function applyControl(
   now: number,
   plan: PlanGiven | null = null,
 ): ControlResult {
-  if (change.stop) return applyStop(stopTarget(file), now, plan);
+  if (change.stop) return applyStop(stopTarget(file), now, plan, change.via);
   const changing = change.concurrency !== undefined || change.paused !== undefined;
   const asked = change.thresholds && change.thresholds.changes.length > 0 ? change.thresholds : null;
   const store = openExistingCheckpoint(file, { readOnly: !changing && !asked });
@@ -90,7 +93,15 @@ export function applyControl(
           inForce: store.readThresholds().overrides,
         };
       const control = changing
-        ? store.writeControl({ concurrency: change.concurrency, paused: change.paused }, now)
+        ? store.writeControl(
+            {
+              concurrency: change.concurrency,
+              paused: change.paused,
+              ...(change.via === 'console' && change.paused === true ? { pausedBy: CONSOLE_PAUSE } : {}),
+              ...(change.via ? { via: change.via } : {}),
+            },
+            now,
+          )
         : before;
       return { ...base, control, thresholds: t.done, refused: [], inForce: store.readThresholds().overrides };
     };
@@ -107,7 +118,7 @@ export function applyControl(
  * Writes a stop request, in one transaction with the look at the lock, so that a run ending at that
  * moment cannot leave a request behind for the next one.
  */
-function applyStop(file: string, now: number, plan: PlanGiven | null): ControlResult {
+function applyStop(file: string, now: number, plan: PlanGiven | null, via?: 'console'): ControlResult {
   const store = openExistingCheckpoint(file, { readOnly: false });
   try {
     return store.batch((): ControlResult => {
@@ -125,7 +136,10 @@ function applyStop(file: string, now: number, plan: PlanGiven | null): ControlRe
       };
       if (!runner || runner.alive === false) return { ...base, stop: { kind: 'no run', ended: endedState(store) } };
       if (before.stop) return { ...base, stop: { kind: 'already', stop: before.stop } };
-      const control = store.writeControl({ stop: { by: 'control' } }, now);
+      const control = store.writeControl(
+        via === 'console' ? { stop: { by: 'console' }, via } : { stop: { by: 'control' } },
+        now,
+      );
       return { ...base, control, stop: { kind: 'asked', stop: control.stop! } };
     });
   } catch (err) {

@@ -539,6 +539,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
             paused: cur.paused,
             ...(stopChanged ? { stop: cur.stop ?? null } : {}),
           },
+          ...(change.via ? { via: change.via } : {}),
         },
         at,
       );

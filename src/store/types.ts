@@ -158,6 +158,8 @@ export interface ControlChange {
   paused?: boolean;
   pausedBy?: string;
   stop?: { by: StopBy } | null;
+  /** The change came from the web console (`shardmove serve`): said in its `control.changed` event. */
+  via?: 'console';
 }
 
 /**

@@ -2,11 +2,12 @@
  * An in-process sandbox whose moves are held: each takes a minute of the sandbox's own clock, which
  * only the test moves on (`letGo`). A run (a separate CLI process) schedules into it and its moves
  * stay in flight until the test lets them end, so "what was in flight when X happened" is built,
- * not waited for. Closed when the test ends.
+ * not waited for. `opts.seed` may change the seed file before the sandbox reads it; `opts.faults`
+ * injects the sandbox's faults. Closed when the test ends.
  */
 import { onTestFinished } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
-import type { RunningSandbox } from '../../src/sandbox/index.js';
+import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/index.js';
 import type { CliResult } from './cli-harness.js';
 import { ADMIN_TOKEN, movesOf, writeSeed } from './cli-harness.js';
 import type { SandboxMove } from './cli-harness.js';
@@ -32,13 +33,17 @@ export interface HeldSandbox {
 export async function startHeldSandbox(
   dir: string,
   counts: { projects: number; snippets: number; groups: number },
+  opts: { seed?: (file: string) => void; faults?: SandboxOptions['faults'] } = {},
 ): Promise<HeldSandbox> {
   let shift = 0;
+  const seed = writeSeed(dir, counts);
+  opts.seed?.(seed);
   const sb = await startSandbox({
-    seed: writeSeed(dir, counts),
+    seed,
     moveDurationMs: HELD_MOVE_MS,
     workers: 50,
     clock: { now: () => Date.now() + shift },
+    ...(opts.faults ? { faults: opts.faults } : {}),
   });
   onTestFinished(() => sb.close());
   const advance = (ms: number) => {
