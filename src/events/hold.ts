@@ -53,7 +53,13 @@ export const CONSOLE_PAUSE = 'paused from the console (shardmove serve)';
 
 /** Who asked for a stop, in words: the stop file, `shardmove control --stop`, or the web console. */
 export function stopByWords(by: StopBy | null): string | null {
-  return by === 'file' ? 'the stop file' : by === 'control' ? 'shardmove control' : by === 'console' ? 'the console' : null;
+  return by === 'file'
+    ? 'the stop file'
+    : by === 'control'
+      ? 'shardmove control'
+      : by === 'console'
+        ? 'the console'
+        : null;
 }
 
 /**
