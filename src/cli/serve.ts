@@ -123,8 +123,6 @@ export async function runServeCommand(opts: ServeOptions, ctx: CommandContext): 
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;
   const shown = isIP(opts.host) === 6 ? `[${opts.host}]` : opts.host;
-  // The one place the token is ever shown: this line, to whoever started the console.
-  ctx.stdout.write(`http://${shown}:${port}/?token=${token}\n`);
   const what = runs.length === 1 ? '1 run' : `${runs.length} runs`;
   ctx.stderr.write(
     `shardmove console: serving ${what}${opts.readOnly ? ', read-only (no control)' : ''}; Ctrl-C ends it\n`,
@@ -133,6 +131,8 @@ export async function runServeCommand(opts: ServeOptions, ctx: CommandContext): 
     ctx.stderr.write(
       `warning: --host ${opts.host} lets other machines reach the console (the token is all that guards it, over plain HTTP); prefer an SSH tunnel or a reverse proxy with TLS (docs/operations.md)\n`,
     );
+  // The one place the token is ever shown: this line, to whoever started the console.
+  ctx.stdout.write(`http://${shown}:${port}/?token=${token}\n`);
   await new Promise<void>((done) => {
     if (ctx.signal.aborted) return done();
     ctx.signal.addEventListener('abort', () => done(), { once: true });
