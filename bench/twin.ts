@@ -13,9 +13,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { openCheckpoint } from '../src/store/checkpoint.js';
-import type { ItemRecord } from '../src/api/types.js';
-import { BENCH_TOKEN, ROOT, startSandboxProc, writePlan, writeSeed } from './bench-procs.js';
+import { bigDryRun } from './big-checkpoint.js';
+import { ROOT } from './bench-procs.js';
 
 const ITEMS = Number(process.env.BENCH_TWIN_ITEMS ?? 1_000_000);
 const BIN = join(ROOT, 'bin', 'shardmove');
@@ -63,73 +62,13 @@ function measure(args: string[], untilReady = false): Promise<Measured> {
   });
 }
 
-/** A log-normal size in bytes around 40 MB, capped at 20 GB, from a seeded generator. */
-function sizes(seed: number): () => number {
-  let a = seed >>> 0;
-  const rand = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return () => {
-    const z = Math.sqrt(-2 * Math.log(Math.max(rand(), 1e-9))) * Math.cos(2 * Math.PI * rand());
-    return Math.round(Math.min(20e9, 40e6 * Math.exp(z)));
-  };
-}
-
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'shardmove-bench-twin-'));
   try {
     process.stderr.write(
       `a dry run against a small sandbox, then ${ITEMS.toLocaleString('en')} projects written into its checkpoint...\n`,
     );
-    const sandbox = await startSandboxProc([
-      '--seed',
-      writeSeed(dir, { projects: 10, snippets: 2, groups: 2, storages: { 'nfs-1': 1 } }),
-    ]);
-    const plan = writePlan(dir, 'twin-bench', {
-      url: sandbox.url,
-      from: ['nfs-1'],
-      kinds: ['projects', 'snippets', 'groups'],
-      concurrency: 50,
-      pollInterval: '1s',
-      backoff: '1s',
-    });
-    const state = join(dir, 'twin-bench.dry-run.db');
-    const dry = await new Promise<number | null>((resolve) => {
-      spawn(process.execPath, [BIN, 'run', plan, '--dry-run', '--state', state], {
-        cwd: ROOT,
-        env: { ...process.env, BENCH_TOKEN },
-        stdio: 'ignore',
-      }).once('exit', resolve);
-    });
-    await sandbox.stop();
-    if (dry !== 0) throw new Error(`dry run exited with ${dry}`);
-    const t0 = performance.now();
-    const store = openCheckpoint(state);
-    const size = sizes(42);
-    const hidden: number[] = [];
-    const pending: number[] = [];
-    for (let from = 1001; from <= 1000 + ITEMS; from += 1000) {
-      const page: ItemRecord[] = [];
-      for (let id = from; id < from + 1000 && id <= 1000 + ITEMS; id++) {
-        page.push({
-          kind: 'projects',
-          id,
-          storage: 'nfs-1',
-          name: `group-${id % 977}/project-${id}`,
-          sizeBytes: size(),
-        });
-        if (id % 100 === 0) hidden.push(id);
-        if (id % 200 === 7) pending.push(id);
-      }
-      store.recordPage('projects', 'nfs-1', 1, page, Date.now());
-    }
-    store.shape.flagItems('projects', hidden, 'hidden');
-    store.shape.flagItems('projects', pending, 'pending_delete');
-    store.close();
-    const setupMs = performance.now() - t0;
+    const { plan, state, setupMs } = await bigDryRun(dir, 'twin-bench', ITEMS);
 
     const out = join(dir, 'twin.yaml');
     const twin = await measure(['twin', plan, '--state', state, '--out', out]);

@@ -9,6 +9,7 @@
  * It reads checkpoints as `status` and `report` do (read-only, no lock); its controls write the same
  * control record `shardmove control` writes, marked as from the console (../serve/server.ts).
  */
+import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { isIP } from 'node:net';
 import type { Server } from 'node:http';
@@ -16,6 +17,7 @@ import { applyControl } from '../runtime/control.js';
 import type { ControlChange } from '../runtime/control.js';
 import { readStatus } from '../runtime/status.js';
 import { renderStatus } from '../report/status.js';
+import type { StatusReport } from '../report/status.js';
 import { renderHtmlReport } from '../report/html/render.js';
 import { describeChange } from '../report/control-words.js';
 import { escapeControls } from '../report/escape.js';
@@ -42,26 +44,56 @@ export interface ServeOptions {
   readOnly: boolean;
 }
 
-/** The reads and the control of the console, as the commands make them. */
-export const commandReader: RunReader = {
-  status: (run) => readStatus(run.file, Date.now(), run.plan),
-  // Escaped as the terminal's streams escape `status`: names and messages from the instance.
-  text: (run) =>
-    escapeControls(
-      renderStatus(readStatus(run.file, Date.now(), run.plan), {
-        planFile: run.planFile ?? '<plan>',
-        statePath: run.planFile ? undefined : run.file,
-      }),
-    ),
-  headline: (run) => {
-    const r = readStatus(run.file, Date.now(), run.plan);
-    const name = r.plan ?? run.plan?.name ?? basename(run.file);
-    return { name: escapeControls(name), state: r.state, headline: escapeControls(headlineOf(r)) };
-  },
-  reportHtml: (run) =>
-    renderHtmlReport(readReportData(run.file, Date.now(), run.plan?.concurrency ?? null, run.planFile)),
-  control: (run, c) => controlFromConsole(run, c),
-};
+/** How long one look at a run serves: a page's refresh asks for its list, status and text at once. */
+const LOOK_MS = 1_000;
+
+/**
+ * The reads and the control of the console, as the commands make them. A checkpoint is checked
+ * whole (SQLite's quick_check, as every command's open does) at the console's first look, and again
+ * only when the file is another one (a new inode); each look in between reads only what status
+ * reads, so a refresh of a million-item checkpoint does not read all of its pages.
+ */
+export function commandReader(now: () => number = Date.now): RunReader {
+  const checked = new Map<string, string>();
+  const looks = new Map<string, { at: number; report: StatusReport }>();
+  const identity = (file: string): string | null => {
+    try {
+      const st = statSync(file);
+      return `${st.dev}:${st.ino}`;
+    } catch {
+      return null;
+    }
+  };
+  const look = (run: ServedRun): StatusReport => {
+    const t = now();
+    const cached = looks.get(run.id);
+    if (cached && t - cached.at < LOOK_MS) return cached.report;
+    const id = identity(run.file);
+    const report = readStatus(run.file, t, run.plan, { checked: id !== null && checked.get(run.id) === id });
+    if (id !== null) checked.set(run.id, id);
+    looks.set(run.id, { at: t, report });
+    return report;
+  };
+  return {
+    status: (run) => look(run),
+    // Escaped as the terminal's streams escape `status`: names and messages from the instance.
+    text: (run) =>
+      escapeControls(
+        renderStatus(look(run), { planFile: run.planFile ?? '<plan>', statePath: run.planFile ? undefined : run.file }),
+      ),
+    headline: (run) => {
+      const r = look(run);
+      const name = r.plan ?? run.plan?.name ?? basename(run.file);
+      return { name: escapeControls(name), state: r.state, headline: escapeControls(headlineOf(r)) };
+    },
+    reportHtml: (run) => renderHtmlReport(readReportData(run.file, now(), run.plan?.concurrency ?? null, run.planFile)),
+    control: (run, c) => {
+      // What a control changed shows at the next look, not a second later.
+      looks.delete(run.id);
+      return controlFromConsole(run, c);
+    },
+  };
+}
 
 function controlFromConsole(run: ServedRun, c: ConsoleControl): string {
   const change: ControlChange =
@@ -116,7 +148,11 @@ export async function runServeCommand(opts: ServeOptions, ctx: CommandContext): 
   const token = newToken();
   let server: Server;
   try {
-    server = await startConsole({ runs, reader: commandReader, token, readOnly: opts.readOnly }, opts.host, opts.port);
+    server = await startConsole(
+      { runs, reader: commandReader(), token, readOnly: opts.readOnly },
+      opts.host,
+      opts.port,
+    );
   } catch (err) {
     throw new ArgsError(`serve: cannot listen on ${opts.host}:${opts.port}: ${(err as Error).message}`);
   }

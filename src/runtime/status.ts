@@ -26,11 +26,15 @@ import { isAlive, thisHost } from './process.js';
  * SHARDMOVE_NO_CHECKPOINT when the file does not exist, rather than creating one that `run` would
  * then start from.
  */
-export function openExistingCheckpoint(file: string, opts: { readOnly: boolean }): Checkpoint {
+export function openExistingCheckpoint(file: string, opts: { readOnly: boolean; checked?: boolean }): Checkpoint {
   if (!existsSync(file)) {
     throw new RuntimeError(NO_CHECKPOINT, `no checkpoint at ${file}: the plan has not run yet (or pass --state FILE)`);
   }
-  return openCheckpoint(file, { readOnly: opts.readOnly, busyTimeoutMs: checkpointBusyTimeout() });
+  return openCheckpoint(file, {
+    readOnly: opts.readOnly,
+    busyTimeoutMs: checkpointBusyTimeout(),
+    ...(opts.checked ? { checked: true } : {}),
+  });
 }
 
 /** The lock holder with its liveness; a holder on another host cannot be probed (alive: null). */
@@ -116,9 +120,10 @@ export function readStatus(
   file: string,
   now: number,
   plan: PlanGiven | null = null,
-  opts: { networkMembers?: boolean } = {},
+  opts: { networkMembers?: boolean; checked?: boolean } = {},
 ): StatusReport {
-  const store = openExistingCheckpoint(file, { readOnly: true });
+  // `checked`: the caller had the whole file checked already (the console, at its first look).
+  const store = openExistingCheckpoint(file, { readOnly: true, checked: opts.checked === true });
   try {
     const saved = store.loadRun();
     return withCopyKnowledge(file, store, (copies) =>
