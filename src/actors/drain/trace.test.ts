@@ -1,7 +1,7 @@
 /**
  * The drain's behaviour trace: fourteen scenarios run on the fake clock, each recorded as the
  * ordered POSTs the instance received (when, relative to the start, what, where to) and every
- * item's final state in the checkpoint, against a file under test/fixtures/drain-trace/. The trace
+ * item's final state in the checkpoint, and the drain's events, against a file under test/fixtures/drain-trace/. The trace
  * holds the drain to what it did when the file was written: a change that moves a POST, reorders
  * two, or ends an item elsewhere shows here first, and its commit says why it is right.
  */
@@ -51,6 +51,11 @@ function trace(t: ReturnType<typeof traced>, results: unknown[]): string {
     ...lines,
     '--- items',
     ...items,
+    '--- drain events',
+    ...h.store
+      .readEvents(0, 1_000_000)
+      .filter((e) => e.type.startsWith('drain.') || e.type === 'enumerate.finished')
+      .map((e) => `${e.type} ${JSON.stringify(e.data)}`),
     '--- results',
     ...results.map((r) => JSON.stringify(r)),
     `--- ended at +${h.clock.now() - t0}`,
