@@ -1,9 +1,10 @@
 /**
  * The drain's behaviour trace: fourteen scenarios run on the fake clock, each recorded as the
- * ordered POSTs the instance received (when, relative to the start, what, where to) and every
- * item's final state in the checkpoint, and the drain's events, against a file under test/fixtures/drain-trace/. The trace
- * holds the drain to what it did when the file was written: a change that moves a POST, reorders
- * two, or ends an item elsewhere shows here first, and its commit says why it is right.
+ * ordered POSTs the instance received (when, relative to the start, what, where to), every item's
+ * final state in the checkpoint and the drain's events, against a file under
+ * test/fixtures/drain-trace/. The trace holds the drain to what it did when the file was written: a
+ * change that moves a POST, reorders two, or ends an item elsewhere shows here first, and its
+ * commit says why it is right.
  */
 import { describe, expect, it } from 'vitest';
 import { ApiHttpError, ApiRateLimitedError } from '../../api/errors.js';
