@@ -81,6 +81,22 @@ async function byKind(h: Harness, pairs: DrainPair[], extra: Partial<Harness['de
 
 const together = async (h: Harness, pairs: DrainPair[]) => [await runDrain(h.deps, { ...pairs[0]!, pairs })];
 
+/** The same scenario by kind and together, one trace after the other. */
+async function inBothOrders(
+  move: Partial<Plan['move']>,
+  opts: Partial<FakeOptions>,
+  pairs: DrainPair[],
+  setup: (h: Harness) => void,
+): Promise<string> {
+  const a = traced(testPlan({ move }), opts);
+  setup(a.h);
+  const ra = await byKind(a.h, pairs);
+  const b = traced(testPlan({ move: { ...move, order: 'together' } }), opts);
+  setup(b.h);
+  const rb = await together(b.h, pairs);
+  return `${trace(a, ra)}=== together\n${trace(b, rb)}`;
+}
+
 /** Two sources and three kinds, of sizes that make the order visible. */
 function inventory(h: Harness) {
   h.fake.addItems('projects', 'nfs-1', range(1, 14));
@@ -136,13 +152,8 @@ describe('drain behaviour trace (fake clock)', () => {
       h.fake.addItems('snippets', 'nfs-2', range(50, 52));
       h.fake.script('snippets', 4, 'fail', 'ok');
     };
-    const a = traced(testPlan({ move: { kinds: ['projects', 'snippets'], concurrency: 3 } }), ce);
-    setup(a.h);
-    const ra = await byKind(a.h, pairs);
-    const b = traced(testPlan({ move: { kinds: ['projects', 'snippets'], concurrency: 3, order: 'together' } }), ce);
-    setup(b.h);
-    const rb = await together(b.h, pairs);
-    await expect(`${trace(a, ra)}=== together\n${trace(b, rb)}`).toMatchFileSnapshot(file('04-records-kinds'));
+    const text = await inBothOrders({ kinds: ['projects', 'snippets'], concurrency: 3 }, ce, pairs, setup);
+    await expect(text).toMatchFileSnapshot(file('04-records-kinds'));
   });
 
   it('given items (--only, a revert): only the given rows, each to its pinned storage', async () => {
@@ -176,13 +187,8 @@ describe('drain behaviour trace (fake clock)', () => {
       h.fake.addItems('snippets', 'nfs-1', range(1, 5));
     };
     const move = { kinds: ['projects', 'snippets'] as Kind[], concurrency: 2, until: { movedBytes: 330 * MB } };
-    const a = traced(testPlan({ move }));
-    setup(a.h);
-    const ra = await byKind(a.h, pairsOf(['nfs-1'], ['projects', 'snippets']));
-    const b = traced(testPlan({ move: { ...move, order: 'together' } }));
-    setup(b.h);
-    const rb = await together(b.h, pairsOf(['nfs-1'], ['projects', 'snippets']));
-    await expect(`${trace(a, ra)}=== together\n${trace(b, rb)}`).toMatchFileSnapshot(file('06-until-partial'));
+    const text = await inBothOrders(move, {}, pairsOf(['nfs-1'], ['projects', 'snippets']), setup);
+    await expect(text).toMatchFileSnapshot(file('06-until-partial'));
   });
 
   it('retries: a failed move waits out its backoff, slots meanwhile serving the rest', async () => {
@@ -270,21 +276,19 @@ describe('drain behaviour trace (fake clock)', () => {
   });
 
   it('verification: moves that finished but left items listed go round again', async () => {
-    const t = traced(testPlan({ move: { concurrency: 3, kinds: ['projects', 'groups'] } }));
-    t.h.fake.addItems('projects', 'nfs-1', range(1, 9));
-    t.h.fake.addItems('groups', 'nfs-1', range(1, 4));
-    t.h.fake.script('projects', 2, 'finished-not-moved', 'ok');
-    t.h.fake.script('projects', 5, 'finished-not-moved', 'finished-not-moved', 'ok');
-    t.h.fake.script('groups', 3, 'finished-not-moved', 'ok');
-    const r = await byKind(t.h, pairsOf(['nfs-1'], ['projects', 'groups']));
-    const u = traced(testPlan({ move: { concurrency: 3, kinds: ['projects', 'groups'], order: 'together' } }));
-    u.h.fake.addItems('projects', 'nfs-1', range(1, 9));
-    u.h.fake.addItems('groups', 'nfs-1', range(1, 4));
-    u.h.fake.script('projects', 2, 'finished-not-moved', 'ok');
-    u.h.fake.script('projects', 5, 'finished-not-moved', 'finished-not-moved', 'ok');
-    u.h.fake.script('groups', 3, 'finished-not-moved', 'ok');
-    const ru = await together(u.h, pairsOf(['nfs-1'], ['projects', 'groups']));
-    await expect(`${trace(t, r)}=== together\n${trace(u, ru)}`).toMatchFileSnapshot(file('12-verify-rounds'));
+    const text = await inBothOrders(
+      { concurrency: 3, kinds: ['projects', 'groups'] },
+      {},
+      pairsOf(['nfs-1'], ['projects', 'groups']),
+      (h) => {
+        h.fake.addItems('projects', 'nfs-1', range(1, 9));
+        h.fake.addItems('groups', 'nfs-1', range(1, 4));
+        h.fake.script('projects', 2, 'finished-not-moved', 'ok');
+        h.fake.script('projects', 5, 'finished-not-moved', 'finished-not-moved', 'ok');
+        h.fake.script('groups', 3, 'finished-not-moved', 'ok');
+      },
+    );
+    await expect(text).toMatchFileSnapshot(file('12-verify-rounds'));
   });
 
   it('resume: a drain aborted mid-way and run again from its checkpoint', async () => {
