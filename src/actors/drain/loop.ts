@@ -231,16 +231,19 @@ class Loop {
   }
 
   /**
-   * What the loop sees now. A pair's checkpoint reads are made when the planner asks for them, once
-   * per view: most turns need few of them (every slot taken, nothing due), and the loop looks twice
-   * per turn.
+   * What the loop sees now. The checkpoint reads are made when the planner asks for them, once per
+   * view: most turns need few of them (every slot taken, nothing due), and the loop looks twice
+   * per turn (three times with the phase changes, which read no count of the run).
    */
   private view(cap: number): DrainView {
     const { store, plan } = this.deps;
+    let inFlight: number | undefined;
     return {
       schedule: this.schedule,
       cap,
-      inFlight: store.countInFlight(),
+      get inFlight() {
+        return (inFlight ??= store.countInFlight());
+      },
       polling: this.polling !== null,
       partial: plan.move.until !== undefined,
       pairs: this.members.map((m) => pairView(m, store)),
