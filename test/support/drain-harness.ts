@@ -78,6 +78,14 @@ export function resumed(h: Harness): Harness {
   return { ...h, abort, deps: { ...h.deps, signal: abort.signal } };
 }
 
+/** Aborts the drain (as SIGINT or SIGTERM would) at the `n`th request named `name` to the instance. */
+export function abortAt(h: Harness, name: string, n: number, reason: string): void {
+  let seen = 0;
+  h.fake.onRequest = (req) => {
+    if (req === name && ++seen === n) h.abort.abort(new Error(reason));
+  };
+}
+
 export function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
 }

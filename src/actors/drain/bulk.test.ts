@@ -1,10 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { ApiAmbiguousError, ApiRateLimitedError } from '../../api/errors.js';
-import { createHarness, range, resumed, testPlan } from '../../../test/support/drain-harness.js';
+import { abortAt, createHarness, range, resumed, testPlan } from '../../../test/support/drain-harness.js';
 import { bulkThrottleWaitMs } from './bulk.js';
 import { runDrain } from './run.js';
 
 const bulkPlan = (concurrency = 10) => testPlan({ move: { mode: 'bulk', concurrency } });
+
+/**
+ * 20 snippets drained in bulk, the bulk POST applied but answered by a dropped connection: the
+ * drain posts it once, and each snippet gets one move.
+ */
+async function postsOnceAfterAmbiguous(h: ReturnType<typeof createHarness>): Promise<void> {
+  h.fake.addItems('snippets', 'nfs-1', range(1, 20));
+  const real = h.fake.scheduleBulk.bind(h.fake);
+  h.fake.scheduleBulk = async (kind, source, dest) => {
+    await real(kind, source, dest);
+    throw new ApiAmbiguousError({ method: 'POST', path: '/snippet_repository_storage_moves' }, null, 'socket hang up');
+  };
+  const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets' });
+  expect(h.fake.bulkPosts).toBe(1);
+  expect(r).toEqual({ moved: 20, quarantined: 0, remaining: 0 });
+  for (const id of range(1, 20)) expect(h.fake.movesOf('snippets', id)).toHaveLength(1);
+}
 
 describe('bulk drain', () => {
   it('posts once per kind and source, follows the moves, and retries failures per item', async () => {
@@ -24,20 +41,7 @@ describe('bulk drain', () => {
 
   it('does not post again after an ambiguous failure once the bulk moves appeared', async () => {
     const h = createHarness(bulkPlan());
-    h.fake.addItems('snippets', 'nfs-1', range(1, 20));
-    const real = h.fake.scheduleBulk.bind(h.fake);
-    h.fake.scheduleBulk = async (kind, source, dest) => {
-      await real(kind, source, dest);
-      throw new ApiAmbiguousError(
-        { method: 'POST', path: '/snippet_repository_storage_moves' },
-        null,
-        'socket hang up',
-      );
-    };
-    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets' });
-    expect(h.fake.bulkPosts).toBe(1);
-    expect(r).toEqual({ moved: 20, quarantined: 0, remaining: 0 });
-    for (const id of range(1, 20)) expect(h.fake.movesOf('snippets', id)).toHaveLength(1);
+    await postsOnceAfterAmbiguous(h);
   });
 
   it('waits Retry-After after a 429 on the bulk POST and posts again: two POSTs, no failed drain', async () => {
@@ -94,10 +98,7 @@ describe('bulk drain', () => {
   it('resumes after an abort while following the bulk job without posting it again', async () => {
     const h = createHarness(bulkPlan(), { durationMs: 20_000 });
     h.fake.addItems('groups', 'nfs-1', range(1, 30));
-    let polls = 0;
-    h.fake.onRequest = (name) => {
-      if (name === 'listMoves' && ++polls === 3) h.abort.abort(new Error('SIGTERM'));
-    };
+    abortAt(h, 'listMoves', 3, 'SIGTERM');
     await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'groups' })).rejects.toMatchObject({
       code: 'SHARDMOVE_ABORTED',
     });
@@ -120,20 +121,7 @@ describe('bulk drain', () => {
 describe('bulk drain with a slow bulk job', () => {
   it('does not post again after an ambiguous failure while the job waits in the queue, with no move yet', async () => {
     const h = createHarness(bulkPlan(), { bulkDelayMs: 75_000 });
-    h.fake.addItems('snippets', 'nfs-1', range(1, 20));
-    const real = h.fake.scheduleBulk.bind(h.fake);
-    h.fake.scheduleBulk = async (kind, source, dest) => {
-      await real(kind, source, dest);
-      throw new ApiAmbiguousError(
-        { method: 'POST', path: '/snippet_repository_storage_moves' },
-        null,
-        'socket hang up',
-      );
-    };
-    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'snippets' });
-    expect(h.fake.bulkPosts).toBe(1);
-    expect(r).toEqual({ moved: 20, quarantined: 0, remaining: 0 });
-    for (const id of range(1, 20)) expect(h.fake.movesOf('snippets', id)).toHaveLength(1);
+    await postsOnceAfterAmbiguous(h);
   });
 
   it("waits for the job while Sidekiq's queue shows it, instead of racing it with per-item POSTs", async () => {

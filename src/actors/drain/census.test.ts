@@ -3,6 +3,18 @@ import { createHarness, range } from '../../../test/support/drain-harness.js';
 import { runDrain } from './run.js';
 
 /** The flags the checkpoint now holds per project id (only ids with a flag or an unknown). */
+/** A dry run over projects 1 to 30 on nfs-1 (4 pending deletion), project `broken` unrenderable from the census on. */
+async function censusBrokenBy(broken: number) {
+  const h = createHarness();
+  h.fake.addItems('projects', 'nfs-1', range(1, 30));
+  h.fake.hide(4, 'pending_delete');
+  h.fake.onRequest = (name) => {
+    if (name === 'version') h.fake.unrenderable.add(`projects:${broken}`);
+  };
+  await runDrain({ ...h.deps, dryRun: true }, { source: 'nfs-1', kind: 'projects' });
+  return h;
+}
+
 function flagsOf(h: ReturnType<typeof createHarness>) {
   const out: Record<number, string> = {};
   for (const it of h.store.shape.items()) {
@@ -51,14 +63,8 @@ describe("the dry run's census of hidden and pending-delete projects", () => {
   });
 
   it('leaves a flag unknown when part of its listing cannot be read, rather than taking the unread items as flagged', async () => {
-    const h = createHarness();
-    h.fake.addItems('projects', 'nfs-1', range(1, 30));
-    h.fake.hide(4, 'pending_delete');
     // Project 12 breaks the listings from the census on (the enumeration read it).
-    h.fake.onRequest = (name) => {
-      if (name === 'version') h.fake.unrenderable.add('projects:12');
-    };
-    await runDrain({ ...h.deps, dryRun: true }, { source: 'nfs-1', kind: 'projects' });
+    const h = await censusBrokenBy(12);
     const flags = flagsOf(h);
     expect(Object.keys(flags)).toHaveLength(30);
     // The counts (a page of one project each, not project 12) say no project is hidden; finding the
@@ -70,14 +76,8 @@ describe("the dry run's census of hidden and pending-delete projects", () => {
   });
 
   it('leaves a flag unknown when a count cannot be read either', async () => {
-    const h = createHarness();
-    h.fake.addItems('projects', 'nfs-1', range(1, 30));
-    h.fake.hide(4, 'pending_delete');
     // Project 1 is the one project of every count's page, and of the listing's first page.
-    h.fake.onRequest = (name) => {
-      if (name === 'version') h.fake.unrenderable.add('projects:1');
-    };
-    await runDrain({ ...h.deps, dryRun: true }, { source: 'nfs-1', kind: 'projects' });
+    const h = await censusBrokenBy(1);
     expect(new Set(Object.values(flagsOf(h)))).toEqual(new Set(['hidden?+pending?']));
   });
 

@@ -9,6 +9,17 @@ import pino from 'pino';
 
 const GIB = 2 ** 30;
 
+/** Destinations a and b at equal weights, with `a` and `b` bytes of room. */
+function twoRooms(a: number, b: number): Plan {
+  const base = testPlan();
+  return {
+    ...base,
+    move: { ...base.move, to: ['a', 'b'] },
+    weights: { a: 100, b: 100 },
+    capacity: { keepFreeBytes: 0, storages: { a: { bytes: a }, b: { bytes: b } } },
+  } as Plan;
+}
+
 function placementFor(plan: Plan, free: Record<string, number> = {}) {
   const store = openCheckpoint(':memory:');
   const prometheus = {
@@ -132,14 +143,8 @@ describe('the placement policy (many destinations)', () => {
   });
 
   it('charges a split network a pool copy on every destination a member lands on, except where its pool is', async () => {
-    const base = testPlan();
     const MIB = 2 ** 20;
-    const plan = {
-      ...base,
-      move: { ...base.move, to: ['a', 'b'] },
-      weights: { a: 100, b: 100 },
-      capacity: { keepFreeBytes: 0, storages: { a: { bytes: 900 * MIB }, b: { bytes: 1400 * MIB } } },
-    } as Plan;
+    const plan = twoRooms(900 * MIB, 1400 * MIB);
     const { store, make } = placementFor(plan);
     store.startRound('projects', 'nfs-1', 1);
     store.recordPage(
@@ -168,14 +173,8 @@ describe('the placement policy (many destinations)', () => {
   });
 
   it("counts each member with its pool's objects on every release, and the pool copy only on releases that make one", async () => {
-    const base = testPlan();
     const MIB = 2 ** 20;
-    const plan = {
-      ...base,
-      move: { ...base.move, to: ['a', 'b'] },
-      weights: { a: 100, b: 100 },
-      capacity: { keepFreeBytes: 0, storages: { a: { bytes: 2000 * MIB }, b: { bytes: 1000 * MIB } } },
-    } as Plan;
+    const plan = twoRooms(2000 * MIB, 1000 * MIB);
     for (const [version, expected] of [
       // 16.2 copies no pool: the network (root 500 and fork 300 MiB, each with the pool's 500 MiB)
       // lands with 1800 MiB, which a takes whole.

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../../store/checkpoint.js';
 import type { Harness } from '../../../test/support/drain-harness.js';
-import { createHarness, range, testPlan } from '../../../test/support/drain-harness.js';
+import { abortAt, createHarness, range, testPlan } from '../../../test/support/drain-harness.js';
 import { runDrain } from './run.js';
 import { MoveModel } from './move-model.js';
 
@@ -183,10 +183,7 @@ describe('largest first', () => {
   it('a run interrupted after three POSTs resumes in the same order', async () => {
     const h = createHarness(testPlan({ move: { concurrency: 2 } }), { startDelayMs: 0 });
     sized(h);
-    let posts = 0;
-    h.fake.onRequest = (name) => {
-      if (name === 'scheduleMove' && ++posts === 3) h.abort.abort(new Error('SIGTERM'));
-    };
+    abortAt(h, 'scheduleMove', 3, 'SIGTERM');
     await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
       code: 'SHARDMOVE_ABORTED',
     });

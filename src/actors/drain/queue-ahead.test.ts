@@ -194,3 +194,21 @@ describe('queue_ahead: auto on the fake clock', () => {
     expect(queuedAhead(h)).toEqual([]);
   });
 });
+
+describe('queue ahead into the next drain', () => {
+  it("stamps drain.queued_ahead with the pair whose moves went early: the next drain's, once its items fill the tail", async () => {
+    const cap = 3;
+    const h = setup(cap, 2, 4);
+    const m = new MoveModel(h.store);
+    for (let i = 1; i <= 16; i++) m.observe('snippets', i * MB, truth(i * MB));
+    m.save(h.clock.now());
+    h.fake.addItems('snippets', 'nfs-1', range(1, 30));
+    for (const id of range(1, 30)) h.fake.setSize('snippets', id, ((id * 5) % 17) * MB, truth(((id * 5) % 17) * MB));
+    const next = { source: 'nfs-1', kind: 'snippets' as const, access: 'listing' as const };
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects', access: 'listing', ahead: next });
+    const kinds = queuedAhead(h).map((e) => (e.type === 'drain.queued_ahead' ? e.data.kind : null));
+    // The projects drain posted its 4 projects first; whatever went beyond the cap after them was snippets'.
+    expect(kinds).toContain('snippets');
+    expect(h.fake.violations).toEqual([]);
+  });
+});

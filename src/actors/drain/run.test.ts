@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiRateLimitedError, ApiUnauthorizedError } from '../../api/errors.js';
 import { KINDS } from '../../plan/types.js';
 import { openCheckpoint } from '../../store/checkpoint.js';
-import { createHarness, range, resumed, testPlan } from '../../../test/support/drain-harness.js';
+import { abortAt, createHarness, range, resumed, testPlan } from '../../../test/support/drain-harness.js';
 import { runDrain } from './run.js';
 
 /** Where the scripted POST failures claim to come from. */
@@ -45,10 +45,7 @@ describe('throttled drain', () => {
     const h = createHarness(testPlan({ move: { concurrency: 4 } }), { durationMs: 60_000 });
     h.fake.addItems('projects', 'nfs-1', range(1, 10));
     h.fake.addItems('snippets', 'nfs-1', range(1, 10));
-    let posts = 0;
-    h.fake.onRequest = (name) => {
-      if (name === 'scheduleMove' && ++posts === 4) h.abort.abort(new Error('SIGINT'));
-    };
+    abortAt(h, 'scheduleMove', 4, 'SIGINT');
     await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
       code: 'SHARDMOVE_ABORTED',
     });
@@ -285,8 +282,11 @@ describe('throttled drain', () => {
     const h = createHarness(testPlan({ poll: { stuckRunningAfterMs: 60_000 } }));
     h.fake.addItems('projects', 'nfs-1', range(1, 3));
     h.fake.script('projects', 1, 'stuck');
-    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
-    expect(r).toEqual({ moved: 2, quarantined: 1, remaining: 0 });
+    expect(await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).toEqual({
+      moved: 2,
+      quarantined: 1,
+      remaining: 0,
+    });
     expect(h.fake.movesOf('projects', 1)).toHaveLength(1);
     const s = h.store.summary(h.clock.now());
     expect(s.stuck).toEqual([expect.objectContaining({ kind: 'projects', id: 1, moveState: 'started' })]);
@@ -340,10 +340,7 @@ describe('throttled drain', () => {
   it('resumes after an abort mid-drain without scheduling any item twice', async () => {
     const h = createHarness(testPlan({ move: { concurrency: 5 } }));
     h.fake.addItems('projects', 'nfs-1', range(1, 40));
-    let posts = 0;
-    h.fake.onRequest = (name) => {
-      if (name === 'scheduleMove' && ++posts === 12) h.abort.abort(new Error('SIGINT'));
-    };
+    abortAt(h, 'scheduleMove', 12, 'SIGINT');
     await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
       code: 'SHARDMOVE_ABORTED',
     });
@@ -456,6 +453,20 @@ describe('status while a drain runs', () => {
 
 describe('live control (shardmove control)', () => {
   /** Calls `hook` before every sleep of the drain (its poll and backoff waits). */
+  /** Projects 1 to `items` on nfs-1, the `failing` ones failing once, under a failure breaker. */
+  function withBreaker(
+    concurrency: number,
+    pauseAfter: { failures: number; withinMs: number },
+    items: number,
+    failing: number[],
+  ) {
+    const plan = testPlan({ move: { concurrency }, retry: { maxAttempts: 3, backoffMs: 1_000, pauseAfter } });
+    const h = createHarness(plan, { durationMs: 5_000 });
+    h.fake.addItems('projects', 'nfs-1', range(1, items));
+    for (const id of failing) h.fake.script('projects', id, 'fail', 'ok');
+    return h;
+  }
+
   function onSleep(h: ReturnType<typeof createHarness>, hook: () => void): void {
     const sleep = h.clock.sleep.bind(h.clock);
     h.clock.sleep = (ms, signal) => {
@@ -528,13 +539,7 @@ describe('live control (shardmove control)', () => {
   });
 
   it('the failure breaker pauses the run after N failed moves within its window; nothing starts until unpaused', async () => {
-    const plan = testPlan({
-      move: { concurrency: 2 },
-      retry: { maxAttempts: 3, backoffMs: 1_000, pauseAfter: { failures: 3, withinMs: 600_000 } },
-    });
-    const h = createHarness(plan, { durationMs: 5_000 });
-    h.fake.addItems('projects', 'nfs-1', range(1, 10));
-    for (const id of [1, 2, 3]) h.fake.script('projects', id, 'fail', 'ok');
+    const h = withBreaker(2, { failures: 3, withinMs: 600_000 }, 10, [1, 2, 3]);
     let postsWhilePaused = 0;
     let trippedAt: number | null = null;
     h.fake.onRequest = (name) => {
@@ -564,13 +569,7 @@ describe('live control (shardmove control)', () => {
   });
 
   it("failures spread wider than the breaker's window never trip it", async () => {
-    const plan = testPlan({
-      move: { concurrency: 1 },
-      retry: { maxAttempts: 3, backoffMs: 1_000, pauseAfter: { failures: 2, withinMs: 1_000 } },
-    });
-    const h = createHarness(plan, { durationMs: 5_000 });
-    h.fake.addItems('projects', 'nfs-1', range(1, 4));
-    for (const id of [1, 3]) h.fake.script('projects', id, 'fail', 'ok');
+    const h = withBreaker(1, { failures: 2, withinMs: 1_000 }, 4, [1, 3]);
     const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
     expect(r).toEqual({ moved: 4, quarantined: 0, remaining: 0 });
     expect(h.store.readEvents(0, 10_000).filter((e) => e.type === 'breaker.tripped')).toEqual([]);

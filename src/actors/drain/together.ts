@@ -1,6 +1,6 @@
 /**
  * The drain step as one schedule (`move.order: together`): every (kind, source) pair the machine
- * gives in one invocation, their items moved in one largest-first order (./together-loop.ts), each
+ * gives in one invocation, their items moved in one largest-first order (./loop.ts), each
  * pair verified independently once its last item ended, and each pair's result returned for the
  * machine to record as a drain per pair would have. What keeps its own path: a kind moved by move
  * records (after the schedule, pair by pair), a bulk plan and a given-items run (pair by pair, as
@@ -16,7 +16,7 @@ import { enumerateRound } from './enumerate.js';
 import { preparePlacement } from './placement.js';
 import { recheckStuck, trackedKinds } from './poll.js';
 import { reconcileScheduling } from './reconcile.js';
-import { moveTogether } from './together-loop.js';
+import { moveTogether } from './loop.js';
 import { drainResult } from './result.js';
 import { withUnreachable } from './unreachable.js';
 import { moveUnreachableByBulk } from './unreachable-bulk.js';

@@ -1,26 +1,32 @@
 /**
- * The turn planner as tables: what the drain loop sees and the time in, its decision out. No store,
- * no instance, no clock: each row is one situation of the loop (./loop.ts only performs these).
+ * The turn planner as tables, for both schedules: what the drain loop sees and the time in, its
+ * decision out. No store, no instance, no clock: each row is one situation of the loop (./loop.ts
+ * only performs these).
  */
 import { describe, expect, it } from 'vitest';
-import { nextPollAt, planLaunch, planWait, postedEarly } from './turn.js';
-import type { DrainView, Launch, PairView, Wait } from './turn.js';
+import { MAX_EXTRA_ROUNDS } from './result.js';
+import { LISTINGS_AT_ONCE, nextPollAt, planLaunch, planSteps, planWait, postedEarly } from './turn.js';
+import type { DrainView, Launch, PairView, Step, Wait } from './turn.js';
 
 const NOW = 1_000_000;
 const S = 1_000;
 
 const pair = (over: Partial<PairView> = {}): PairView => ({
-  mode: 'moving',
+  phase: 'moving',
   listing: 'none',
   listed: true,
   nextDueAt: null,
   open: 0,
   posting: 0,
+  rounds: 0,
+  remaining: 0,
+  bounded: false,
   ...over,
 });
 
-/** Five slots, none taken, nothing pending, a poll cadence of 5 s anchored now, no queue ahead. */
+/** By kind: five slots, none taken, nothing pending, a poll cadence of 5 s anchored now, no queue ahead. */
 const view = (over: Partial<DrainView> = {}): DrainView => ({
+  schedule: 'by-kind',
   cap: 5,
   inFlight: 0,
   polling: false,
@@ -31,9 +37,9 @@ const view = (over: Partial<DrainView> = {}): DrainView => ({
   ...over,
 });
 
-const own = { pair: 0, list: false, take: true, restartsCadence: false };
+const own = { pairs: [0], merge: false, list: false, take: true, restartsCadence: false };
 
-describe('planLaunch: what to launch this turn', () => {
+describe('planLaunch by kind: what to launch this turn', () => {
   const rows: [string, DrainView, Launch][] = [
     ['paused with nothing in flight: no slot', view({ cap: 0 }), { early: 0, free: 0, offers: [] }],
     [
@@ -76,7 +82,7 @@ describe('planLaunch: what to launch this turn', () => {
       'own listing still paging: the next drain waits for it',
       view({
         inFlight: 1,
-        pairs: [pair({ mode: 'listing', listing: 'paging' }), pair({ mode: 'listing', listed: false })],
+        pairs: [pair({ phase: 'listing', listing: 'paging' }), pair({ phase: 'listing', listed: false })],
       }),
       { early: 0, free: 4, offers: [own] },
     ],
@@ -84,29 +90,45 @@ describe('planLaunch: what to launch this turn', () => {
       "own listing done: the next drain's listing starts and its items take what is left",
       view({
         inFlight: 1,
-        pairs: [pair({ mode: 'listing', listing: 'done' }), pair({ mode: 'listing', listed: false })],
+        pairs: [pair({ phase: 'listing', listing: 'done' }), pair({ phase: 'listing', listed: false })],
       }),
-      { early: 0, free: 4, offers: [own, { pair: 1, list: true, take: true, restartsCadence: false }] },
+      {
+        early: 0,
+        free: 4,
+        offers: [own, { pairs: [1], merge: false, list: true, take: true, restartsCadence: false }],
+      },
     ],
     [
       "the next drain's listing already runs: not started again",
-      view({ inFlight: 1, pairs: [pair(), pair({ mode: 'listing', listing: 'paging', listed: false })] }),
-      { early: 0, free: 4, offers: [own, { pair: 1, list: false, take: true, restartsCadence: false }] },
+      view({ inFlight: 1, pairs: [pair(), pair({ phase: 'listing', listing: 'paging', listed: false })] }),
+      {
+        early: 0,
+        free: 4,
+        offers: [own, { pairs: [1], merge: false, list: false, take: true, restartsCadence: false }],
+      },
     ],
     [
       'a partial drain: the next drain is listed, but takes nothing before it is wholly listed',
-      view({ partial: true, inFlight: 1, pairs: [pair(), pair({ mode: 'listing', listed: false })] }),
-      { early: 0, free: 4, offers: [own, { pair: 1, list: true, take: false, restartsCadence: false }] },
+      view({ partial: true, inFlight: 1, pairs: [pair(), pair({ phase: 'listing', listed: false })] }),
+      {
+        early: 0,
+        free: 4,
+        offers: [own, { pairs: [1], merge: false, list: true, take: false, restartsCadence: false }],
+      },
     ],
     [
       'a partial drain: the next drain wholly listed takes its items',
       view({ partial: true, inFlight: 1, pairs: [pair(), pair()] }),
-      { early: 0, free: 4, offers: [own, { pair: 1, list: false, take: true, restartsCadence: false }] },
+      {
+        early: 0,
+        free: 4,
+        offers: [own, { pairs: [1], merge: false, list: false, take: true, restartsCadence: false }],
+      },
     ],
     [
       "verifying: the re-list runs, its own items wait; the next drain's take the slots",
-      view({ inFlight: 0, pairs: [pair({ mode: 'verifying', listing: 'paging' }), pair()] }),
-      { early: 0, free: 5, offers: [{ pair: 1, list: false, take: true, restartsCadence: false }] },
+      view({ inFlight: 0, pairs: [pair({ phase: 'verifying', listing: 'paging' }), pair()] }),
+      { early: 0, free: 5, offers: [{ pairs: [1], merge: false, list: false, take: true, restartsCadence: false }] },
     ],
   ];
   it.each(rows)('%s', (_name, v, expected) => {
@@ -114,7 +136,7 @@ describe('planLaunch: what to launch this turn', () => {
   });
 });
 
-describe('planWait: how to wait once the launches are done', () => {
+describe('planWait by kind: how to wait once the launches are done', () => {
   const sleep = (until: number, more: Partial<Extract<Wait, { do: 'sleep' }>> = {}): Wait => ({
     do: 'sleep',
     until,
@@ -146,26 +168,26 @@ describe('planWait: how to wait once the launches are done', () => {
     ],
     [
       'verifying, the re-list done and nothing of its own posting: finished',
-      view({ inFlight: 4, pairs: [pair({ mode: 'verifying', listing: 'done', nextDueAt: NOW }), pair()] }),
+      view({ inFlight: 4, pairs: [pair({ phase: 'verifying', listing: 'done', nextDueAt: NOW }), pair()] }),
       1,
       { do: 'finish' },
     ],
     [
       'verifying, the re-list still paging: its next page wakes the loop before the poll',
-      view({ inFlight: 4, pairs: [pair({ mode: 'verifying', listing: 'paging' }), pair()] }),
+      view({ inFlight: 4, pairs: [pair({ phase: 'verifying', listing: 'paging' }), pair()] }),
       1,
       sleep(NOW + 5 * S, { page: 0, poll: { at: NOW + 5 * S, await: false } }),
     ],
     [
       'verifying, the re-list done but an own batch still posting: not finished',
-      view({ inFlight: 4, pairs: [pair({ mode: 'verifying', listing: 'done', posting: 1 }), pair()] }),
+      view({ inFlight: 4, pairs: [pair({ phase: 'verifying', listing: 'done', posting: 1 }), pair()] }),
       1,
       sleep(NOW + 5 * S, { poll: { at: NOW + 5 * S, await: true } }),
     ],
     // Nothing in flight.
     [
       'nothing in flight, the listing still paging: wait for its next page',
-      view({ pairs: [pair({ mode: 'listing', listing: 'paging' })] }),
+      view({ pairs: [pair({ phase: 'listing', listing: 'paging' })] }),
       5,
       { do: 'page', pair: 0 },
     ],
@@ -190,7 +212,7 @@ describe('planWait: how to wait once the launches are done', () => {
     [
       "only backoffs pending, the next drain's listing paging: its page wakes the loop sooner",
       view({
-        pairs: [pair({ nextDueAt: NOW + 30 * S }), pair({ mode: 'listing', listing: 'paging', listed: false })],
+        pairs: [pair({ nextDueAt: NOW + 30 * S }), pair({ phase: 'listing', listing: 'paging', listed: false })],
       }),
       5,
       sleep(NOW + 30 * S, { page: 1 }),
@@ -246,13 +268,13 @@ describe('planWait: how to wait once the launches are done', () => {
     ],
     [
       'a page pending with moves in flight: it wakes the loop, the poll does not wait for it',
-      view({ inFlight: 2, pairs: [pair({ mode: 'listing', listing: 'paging', open: 2 })] }),
+      view({ inFlight: 2, pairs: [pair({ phase: 'listing', listing: 'paging', open: 2 })] }),
       3,
       sleep(NOW + 5 * S, { page: 0, poll: { at: NOW + 5 * S, await: false } }),
     ],
     [
       'a page pending, every slot taken: no reason to wake for it',
-      view({ inFlight: 5, pairs: [pair({ mode: 'listing', listing: 'paging', open: 5 })] }),
+      view({ inFlight: 5, pairs: [pair({ phase: 'listing', listing: 'paging', open: 5 })] }),
       0,
       sleep(NOW + 5 * S, { poll: { at: NOW + 5 * S, await: true } }),
     ],
@@ -278,6 +300,173 @@ describe('planWait: how to wait once the launches are done', () => {
   it.each(rows)('%s', (_name, v, free, expected) => {
     expect(planWait(v, NOW, free)).toEqual(expected);
   });
+});
+
+/** The one schedule (`move.order: together`): every pair served at once, each one stepped through its phases. */
+const tview = (over: Partial<DrainView> = {}): DrainView => view({ schedule: 'together', ...over });
+
+/** The one schedule's launch: one offer of the pairs `take`, merged into the one order. */
+const merged = (early: number, free: number, take: number[], restartsCadence: boolean): Launch => ({
+  early,
+  free,
+  offers: take.length === 0 ? [] : [{ pairs: take, merge: true, list: false, take: true, restartsCadence }],
+});
+
+const busy = pair({ nextDueAt: NOW, open: 2, remaining: 10 });
+
+describe("planSteps by kind: the phases are the caller's", () => {
+  it('steps nothing', () =>
+    expect(planSteps(view({ pairs: [pair({ phase: 'listing', listing: 'done' }), pair()] }))).toEqual([]));
+});
+
+describe('planSteps together: what changes for each pair', () => {
+  const rows: [string, DrainView, Step[]][] = [
+    ['a pair moving with items left: nothing changes', tview({ pairs: [busy] }), []],
+    [
+      'first listings start in order, a few at once',
+      tview({
+        pairs: Array.from({ length: LISTINGS_AT_ONCE + 2 }, () => pair({ phase: 'listing', listed: false })),
+      }),
+      Array.from({ length: LISTINGS_AT_ONCE }, (_, i): Step => ({ pair: i, do: 'list' })),
+    ],
+    [
+      'a listing paging counts against the few at once',
+      tview({
+        pairs: [
+          pair({ phase: 'listing', listing: 'paging', listed: false }),
+          ...Array.from({ length: LISTINGS_AT_ONCE }, () => pair({ phase: 'listing', listed: false })),
+        ],
+      }),
+      Array.from({ length: LISTINGS_AT_ONCE - 1 }, (_, i): Step => ({ pair: i + 1, do: 'list' })),
+    ],
+    [
+      'a pair wholly listed before (a resume) moves without listing again',
+      tview({ pairs: [pair({ phase: 'listing', listed: true })] }),
+      [{ pair: 0, do: 'move' }],
+    ],
+    [
+      'a first listing done: the pair moves',
+      tview({ pairs: [pair({ phase: 'listing', listing: 'done', nextDueAt: NOW })] }),
+      [{ pair: 0, do: 'move' }],
+    ],
+    [
+      "a pair's last item ended while others still move: its own verification starts",
+      tview({ pairs: [busy, pair({ remaining: 0 })], inFlight: 2 }),
+      [{ pair: 1, do: 'verify' }],
+    ],
+    [
+      'a pair with a retry waiting out its backoff is not done',
+      tview({ pairs: [pair({ nextDueAt: NOW + 30 * S, remaining: 1 })] }),
+      [],
+    ],
+    ['a pair with POSTs unanswered is not done', tview({ pairs: [pair({ posting: 1, remaining: 1 })] }), []],
+    [
+      'out of verification rounds: the pair ends with what it has',
+      tview({ pairs: [pair({ rounds: MAX_EXTRA_ROUNDS, remaining: 1 })] }),
+      [{ pair: 0, do: 'finish' }],
+    ],
+    [
+      'a verification still paging: nothing yet',
+      tview({ pairs: [pair({ phase: 'verifying', listing: 'paging' })] }),
+      [],
+    ],
+    [
+      'a verification that found nothing left: the pair is done',
+      tview({ pairs: [pair({ phase: 'verifying', listing: 'done', remaining: 0 })] }),
+      [{ pair: 0, do: 'finish' }],
+    ],
+    [
+      'a verification that sent items back to pending: the pair moves again',
+      tview({ pairs: [pair({ phase: 'verifying', listing: 'done', remaining: 2, nextDueAt: NOW })] }),
+      [{ pair: 0, do: 'move' }],
+    ],
+    [
+      'a reached bound leaves unplaced items on purpose: done once nothing placed is open',
+      tview({ pairs: [pair({ phase: 'verifying', listing: 'done', remaining: 7, bounded: true })] }),
+      [{ pair: 0, do: 'finish' }],
+    ],
+    ['a done pair stays done', tview({ pairs: [pair({ phase: 'done' })] }), []],
+  ];
+  it.each(rows)('%s', (_, v, steps) => expect(planSteps(v)).toEqual(steps));
+});
+
+describe('planLaunch together: the free slots and who takes them, in one order', () => {
+  const rows: [string, DrainView, Launch][] = [
+    [
+      'every pair listed or moving is offered; verifying and done ones are not',
+      tview({
+        inFlight: 2,
+        pairs: [
+          pair({ phase: 'listing', listing: 'paging', listed: false }),
+          pair(),
+          pair({ phase: 'verifying', listing: 'paging' }),
+          pair({ phase: 'done' }),
+          pair({ phase: 'listing', listed: false }),
+        ],
+      }),
+      merged(0, 3, [0, 1], false),
+    ],
+    [
+      "a partial drain's pair takes nothing before its source is wholly listed",
+      tview({ partial: true, pairs: [pair({ phase: 'listing', listing: 'paging', listed: false }), pair()] }),
+      merged(0, 5, [1], true),
+    ],
+    ['paused: no slot', tview({ cap: 0 }), merged(0, 0, [], true)],
+    [
+      'queue ahead: one early successor per move expected to end within the round trip',
+      tview({ inFlight: 5, queueAhead: { depth: 2, roundTripMs: 700, ends: [NOW + 500, NOW + 20 * S] } }),
+      merged(1, 1, [0], false),
+    ],
+  ];
+  it.each(rows)('%s', (_, v, launch) => expect(planLaunch(v, NOW)).toEqual(launch));
+});
+
+describe('planWait together: how the loop waits', () => {
+  const rows: [string, DrainView, number, Wait][] = [
+    [
+      'every pair done: finish',
+      tview({ pairs: [pair({ phase: 'done' }), pair({ phase: 'done' })] }),
+      5,
+      { do: 'finish' },
+    ],
+    [
+      "a pair's phase can change: look again at once",
+      tview({ pairs: [pair({ phase: 'verifying', listing: 'done' })] }),
+      5,
+      { do: 'again' },
+    ],
+    [
+      'nothing in flight, a listing paging: wait for its page',
+      tview({ pairs: [pair({ phase: 'done' }), pair({ phase: 'listing', listing: 'paging', listed: false })] }),
+      5,
+      { do: 'page', pair: 1 },
+    ],
+    [
+      'nothing in flight, only a retry waiting out its backoff: sleep until it is due',
+      tview({ pairs: [pair({ nextDueAt: NOW + 30 * S, remaining: 1 })] }),
+      5,
+      { do: 'sleep', until: NOW + 30 * S, page: null, pollEnds: false, poll: null },
+    ],
+    [
+      'moves in flight: sleep until the next poll, and poll',
+      tview({ inFlight: 5, pairs: [busy] }),
+      0,
+      { do: 'sleep', until: NOW + 5 * S, page: null, pollEnds: false, poll: { at: NOW + 5 * S, await: true } },
+    ],
+    [
+      "moves in flight and free slots: a listing's next page wakes the loop sooner",
+      tview({ inFlight: 2, pairs: [busy, pair({ phase: 'listing', listing: 'paging', listed: false })] }),
+      3,
+      { do: 'sleep', until: NOW + 5 * S, page: 1, pollEnds: false, poll: { at: NOW + 5 * S, await: false } },
+    ],
+    [
+      "free slots and a retry due before the poll: the retry's time",
+      tview({ inFlight: 2, pairs: [pair({ nextDueAt: NOW + 2 * S, open: 2, remaining: 3 })] }),
+      3,
+      { do: 'sleep', until: NOW + 2 * S, page: null, pollEnds: false, poll: { at: NOW + 5 * S, await: false } },
+    ],
+  ];
+  it.each(rows)('%s', (_, v, free, wait) => expect(planWait(v, NOW, free)).toEqual(wait));
 });
 
 describe('postedEarly: the moves a turn posted beyond the cap', () => {
