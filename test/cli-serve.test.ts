@@ -76,7 +76,7 @@ describe('shardmove serve', { timeout: 90_000 }, () => {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       const s = await serve([plan], dir);
       expect(s.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
-      expect(s.stderr()).toContain('serving 1 run');
+      expect(s.stderr()).toContain('the console serves 1 run');
       expect(s.stderr()).not.toContain(s.token);
       const list = (await api(s, '/api/runs')).body as { runs: { id: string; name: string; headline: string }[] };
       expect(list.runs).toHaveLength(1);

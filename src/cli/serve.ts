@@ -161,7 +161,7 @@ export async function runServeCommand(opts: ServeOptions, ctx: CommandContext): 
   const shown = isIP(opts.host) === 6 ? `[${opts.host}]` : opts.host;
   const what = runs.length === 1 ? '1 run' : `${runs.length} runs`;
   ctx.stderr.write(
-    `shardmove console: serving ${what}${opts.readOnly ? ', read-only (no control)' : ''}; Ctrl-C ends it\n`,
+    `the console serves ${what}${opts.readOnly ? ', read-only (no control)' : ''}; Ctrl-C ends it\n`,
   );
   if (!loopbackOnly(opts.host))
     ctx.stderr.write(
