@@ -4,18 +4,24 @@
  * --state`, and a page's refresh is timed as the page makes it: the list of runs, then the run's
  * status document and its status text side by side, 2 s apart as the page makes them. BENCH_SERVE_REFRESHES refreshes (default 20);
  * prints the median, p95 and slowest refresh and each route's median, and the console's peak RSS.
- * Target: each refresh well under a second (issue 43).
+ * Then the same console watches a real run (BENCH_SERVE_RUN_PROJECTS projects, default 3,000) as a
+ * page would, a refresh every 2 s, against the same run unwatched, BENCH_SERVE_RUN_PAIRS times
+ * each (default 2, alternating): the run's wall time and CPU with and without.
+ * Target: each refresh well under a second, and no measurable time added to the run (issue 43).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { ROOT } from './bench-procs.js';
+import { ROOT, spawnRun, startSandboxProc, writePlan, writeSeed } from './bench-procs.js';
 import { bigDryRun } from './big-checkpoint.js';
 
 const ITEMS = Number(process.env.BENCH_SERVE_ITEMS ?? 1_000_000);
 const REFRESHES = Number(process.env.BENCH_SERVE_REFRESHES ?? 20);
+/** The watched run: this many projects on two storages, each moved in 20 ms by 50 sandbox workers. */
+const RUN_PROJECTS = Number(process.env.BENCH_SERVE_RUN_PROJECTS ?? 3000);
+const RUN_PAIRS = Number(process.env.BENCH_SERVE_RUN_PAIRS ?? 2);
 /** As the page waits between refreshes (src/serve/assets.ts), so no refresh is served from the last one's look. */
 const GAP_MS = 2_000;
 const BIN = join(ROOT, 'bin', 'shardmove');
@@ -24,6 +30,96 @@ const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
 };
+
+/** A console on `state` and the way to ask it as a page does. */
+async function startConsole(
+  state: string,
+): Promise<{ refresh: () => Promise<number>; stop: () => Promise<void>; pid: number }> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--state', state, '--read-only'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const url = await new Promise<string>((done) => createInterface({ input: child.stdout! }).once('line', done));
+  const [base, token] = url.split('/?token=') as [string, string];
+  const headers = { Authorization: `Bearer ${token}` };
+  const get = async (path: string) => {
+    const res = await fetch(`${base}${path}`, { headers });
+    await res.arrayBuffer();
+    return res.status;
+  };
+  let id: string | null = null;
+  return {
+    pid: child.pid ?? 0,
+    refresh: async () => {
+      const t0 = performance.now();
+      if (id === null) {
+        const res = await fetch(`${base}/api/runs`, { headers });
+        id = ((await res.json()) as { runs: { id: string }[] }).runs[0]!.id;
+      } else await get('/api/runs');
+      await Promise.all([get(`/api/runs/${id}`), get(`/api/runs/${id}/text`)]);
+      return performance.now() - t0;
+    },
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+/** One real run of RUN_PROJECTS projects, watched by a console refreshing every 2 s or not. */
+async function watchedRun(
+  dir: string,
+  n: number,
+  watched: boolean,
+): Promise<{ wallMs: number; cpuMs: number; refreshes: number[] }> {
+  const sandbox = await startSandboxProc([
+    '--seed',
+    writeSeed(dir, { projects: RUN_PROJECTS, snippets: 0, groups: 0, storages: { 'nfs-1': 0.5, 'nfs-2': 0.5 } }),
+    '--workers',
+    '50',
+    '--move-duration',
+    '20',
+  ]);
+  const name = `watched-${n}`;
+  const plan = writePlan(dir, name, {
+    url: sandbox.url,
+    from: ['nfs-1', 'nfs-2'],
+    kinds: ['projects'],
+    concurrency: 50,
+    pollInterval: '200ms',
+    backoff: '1s',
+  });
+  const state = join(dir, `${name}.db`);
+  const run = spawnRun(plan, state);
+  const refreshes: number[] = [];
+  let console_: Awaited<ReturnType<typeof startConsole>> | null = null;
+  let ended = false;
+  const watching = (async () => {
+    if (!watched) return;
+    // The checkpoint exists once the run has started.
+    while (!ended) {
+      try {
+        readFileSync(state);
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    if (ended) return;
+    console_ = await startConsole(state);
+    while (!ended) {
+      refreshes.push(await console_.refresh());
+      await new Promise((r) => setTimeout(r, GAP_MS));
+    }
+  })();
+  const r = await run.done;
+  ended = true;
+  await watching;
+  await (console_ as Awaited<ReturnType<typeof startConsole>> | null)?.stop();
+  await sandbox.stop();
+  if (r.code !== 0) throw new Error(`run ${n} exited ${r.code}: ${r.stderr.slice(-500)}`);
+  return { wallMs: r.wallMs, cpuMs: r.cpuMs, refreshes };
+}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'shardmove-bench-serve-'));
@@ -71,6 +167,27 @@ async function main(): Promise<void> {
           ([k, xs]) => `| ${k} route | ${ms(quantile(xs, 0.5))} | ${ms(quantile(xs, 0.95))} | ${ms(Math.max(...xs))} |`,
         ),
         `console peak RSS ${rss ? (Number(rss) / 1024).toFixed(0) : '?'} MB; target: each refresh well under a second`,
+        '',
+      ].join('\n'),
+    );
+    process.stderr.write(`a run of ${RUN_PROJECTS} projects, watched and not, ${RUN_PAIRS} times each...\n`);
+    const plain: { wallMs: number; cpuMs: number }[] = [];
+    const watched: { wallMs: number; cpuMs: number; refreshes: number[] }[] = [];
+    for (let i = 0; i < RUN_PAIRS; i++) {
+      plain.push(await watchedRun(dir, 2 * i, false));
+      watched.push(await watchedRun(dir, 2 * i + 1, true));
+    }
+    const med = (xs: number[]) => quantile(xs, 0.5);
+    const secs = (xs: number[]) => xs.map((x) => (x / 1000).toFixed(1)).join(', ');
+    const allRefreshes = watched.flatMap((w) => w.refreshes);
+    process.stdout.write(
+      [
+        `a run of ${RUN_PROJECTS.toLocaleString('en')} projects (50 moves at once, 20 ms each), ${RUN_PAIRS} runs each way, alternating`,
+        '| | wall (each run) | median wall | median orchestrator CPU |',
+        '|---|---|---|---|',
+        `| not watched | ${secs(plain.map((p) => p.wallMs))} s | ${(med(plain.map((p) => p.wallMs)) / 1000).toFixed(1)} s | ${(med(plain.map((p) => p.cpuMs)) / 1000).toFixed(1)} s |`,
+        `| watched by the console, a refresh every 2 s | ${secs(watched.map((p) => p.wallMs))} s | ${(med(watched.map((p) => p.wallMs)) / 1000).toFixed(1)} s | ${(med(watched.map((p) => p.cpuMs)) / 1000).toFixed(1)} s |`,
+        `${allRefreshes.length} refreshes during the watched runs: median ${ms(med(allRefreshes))}, slowest ${ms(Math.max(0, ...allRefreshes))}`,
         '',
       ].join('\n'),
     );
