@@ -86,6 +86,11 @@ describe('shardmove serve', { timeout: 90_000 }, () => {
       // The same document; only the rate moves with the clock (moves per minute over the run's age so far).
       const timeless = (d: unknown) => ({ ...(d as object), movesPerMinute: 0 });
       expect(timeless(doc.body)).toEqual(timeless(statusJson));
+      const report = await api(s, `/api/runs/${list.runs[0]!.id}/report`);
+      expect(report.status).toBe(200);
+      expect(report.body).toMatchObject({ plan: 'it', outcome: { state: 'done' } });
+      const caps = (await api(s, `/api/runs/${list.runs[0]!.id}/caps`)).body as { caps: { limit: string }[] };
+      expect(caps.caps.at(-1)?.limit).toBe('plan');
       s.child.kill(signal);
       expect(await s.exited).toBe(0);
       expect(s.stderr()).not.toContain(s.token);

@@ -127,6 +127,8 @@ describe.skipIf(skip !== null)('shardmove serve in a real browser', () => {
       expect(await text(page, '.confirm')).toContain('Pause this run?');
       await page.click('[data-confirm=pause]');
       await waitText(page, '#headline', (t) => t.startsWith('PAUSED by the console'));
+      // The cap's timeline says why it is 0 now.
+      await waitText(page, '#caps', (t) => t.includes('cap 0 (paused): paused from the console (shardmove serve)'));
       // Nothing new starts: once the moves in flight ended, none is in flight and the counts stand still.
       held.letGo();
       await until(inFlight, (n) => n === 0, 30_000);

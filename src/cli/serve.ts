@@ -15,7 +15,7 @@ import { isIP } from 'node:net';
 import type { Server } from 'node:http';
 import { applyControl } from '../runtime/control.js';
 import type { ControlChange } from '../runtime/control.js';
-import { readStatus } from '../runtime/status.js';
+import { readCapChanges, readStatus } from '../runtime/status.js';
 import { renderStatus } from '../report/status.js';
 import type { StatusReport } from '../report/status.js';
 import { renderHtmlReport } from '../report/html/render.js';
@@ -46,6 +46,8 @@ export interface ServeOptions {
 
 /** How long one look at a run serves: a page's refresh asks for its list, status and text at once. */
 const LOOK_MS = 1_000;
+/** The cap's changes a page shows, newest first. */
+const CAP_CHANGES = 20;
 
 /**
  * The reads and the control of the console, as the commands make them. A checkpoint is checked
@@ -87,6 +89,14 @@ export function commandReader(now: () => number = Date.now): RunReader {
       return { name: escapeControls(name), state: r.state, headline: escapeControls(headlineOf(r)) };
     },
     reportHtml: (run) => renderHtmlReport(readReportData(run.file, now(), run.plan?.concurrency ?? null, run.planFile)),
+    reportJson: (run) => readReportData(run.file, now(), run.plan?.concurrency ?? null, run.planFile),
+    // Read after a look, which checked the file whole.
+    caps: (run) => {
+      look(run);
+      return readCapChanges(run.file, CAP_CHANGES, { checked: checked.get(run.id) === identity(run.file) }).map(
+        (c) => ({ ...c, reason: escapeControls(c.reason) }),
+      );
+    },
     control: (run, c) => {
       // What a control changed shows at the next look, not a second later.
       looks.delete(run.id);
@@ -160,9 +170,7 @@ export async function runServeCommand(opts: ServeOptions, ctx: CommandContext): 
   const port = typeof address === 'object' && address ? address.port : opts.port;
   const shown = isIP(opts.host) === 6 ? `[${opts.host}]` : opts.host;
   const what = runs.length === 1 ? '1 run' : `${runs.length} runs`;
-  ctx.stderr.write(
-    `the console serves ${what}${opts.readOnly ? ', read-only (no control)' : ''}; Ctrl-C ends it\n`,
-  );
+  ctx.stderr.write(`the console serves ${what}${opts.readOnly ? ', read-only (no control)' : ''}; Ctrl-C ends it\n`);
   if (!loopbackOnly(opts.host))
     ctx.stderr.write(
       `warning: --host ${opts.host} lets other machines reach the console (the token is all that guards it, over plain HTTP); prefer an SSH tunnel or a reverse proxy with TLS (docs/operations.md)\n`,

@@ -148,6 +148,27 @@ export function readStatus(
   }
 }
 
+/** One change of the cap in force, as the run recorded it (`cap.changed`). */
+export interface CapChange {
+  at: number;
+  cap: number;
+  ceiling: number;
+  limit: string;
+  reason: string;
+}
+
+/** The newest `count` changes of the cap, newest first (read-only, no lock; `checked` as readStatus). */
+export function readCapChanges(file: string, count: number, opts: { checked?: boolean } = {}): CapChange[] {
+  const store = openExistingCheckpoint(file, { readOnly: true, checked: opts.checked === true });
+  try {
+    return store
+      .lastEventsOf(['cap.changed'], count)
+      .map((e) => ({ at: e.at, cap: e.data.cap, ceiling: e.data.ceiling, limit: e.data.limit, reason: e.data.reason }));
+  } finally {
+    store.close();
+  }
+}
+
 /** The instance's GitLab version pre-flight recorded in the saved run, if any. */
 function versionOf(saved: SavedRun | null): string | null {
   const context = (saved?.snapshot as { context?: { instanceVersion?: string | null } } | undefined)?.context;

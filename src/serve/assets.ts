@@ -226,9 +226,17 @@ export const CONSOLE_JS = `'use strict';
     if (box) main.append(box);
     if (message) main.append(el('p', { id: 'message', class: message.error ? 'error' : '', role: 'status', text: message.text }));
     main.append(el('h3', { text: 'Items per source' }), countsTable(status));
+    if (last.caps.length > 0)
+      main.append(el('h3', { text: 'Cap changes, newest first' }), el('ol', { id: 'caps' }, last.caps.map(function (c) {
+        return el('li', { text: new Date(c.at).toISOString().slice(11, 19) + ' UTC  cap ' + c.cap + ' (' + c.limit + '): ' + c.reason });
+      })));
     main.append(el('h3', { text: 'Status' }), el('pre', { id: 'status-text', text: last.text }));
     main.append(el('p', {}, [el('a', { href: '/api/runs/' + id + '/report.html', target: '_blank', rel: 'noopener', text: 'Full HTML report' }),
-      document.createTextNode(' · '), el('a', { href: '/api/runs/' + id, text: 'status JSON' })]));
+      document.createTextNode(' · '), el('a', { href: '/api/runs/' + id, text: 'status JSON' }),
+      document.createTextNode(' · '), el('a', { href: '/api/runs/' + id + '/report', text: 'report JSON' })]));
+    var again = document.getElementById('cap-input');
+    if (again && typed !== null && key && key[1] === 'cap-input') again.value = typed;
+    refocus(key);
   }
 
   function refresh() {
@@ -238,8 +246,8 @@ export const CONSOLE_JS = `'use strict';
       renderList(id);
       if (!id) { document.getElementById('run').replaceChildren(el('p', { text: 'No run is served.' })); return; }
       var entry = runs.filter(function (r) { return r.id === id; })[0];
-      return Promise.all([getJson('/api/runs/' + id), getJson('/api/runs/' + id + '/text')]).then(function (got) {
-        last = { id: id, name: entry.name, headline: entry.headline, status: got[0], text: got[1].text };
+      return Promise.all([getJson('/api/runs/' + id), getJson('/api/runs/' + id + '/text'), getJson('/api/runs/' + id + '/caps')]).then(function (got) {
+        last = { id: id, name: entry.name, headline: entry.headline, status: got[0], text: got[1].text, caps: got[2].caps };
         // A confirmation open on the page is not redrawn away under the operator's pointer.
         render();
       }, function (e) {

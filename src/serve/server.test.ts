@@ -48,6 +48,8 @@ async function console_(readOnly = false): Promise<{ server: Server; controls: C
     text: () => 'Plan it: running',
     headline: () => ({ name: 'it', state: 'running', headline: 'RUNNING' }),
     reportHtml: () => '<!doctype html><p>report</p>',
+    reportJson: () => ({ report: true }),
+    caps: () => [{ at: 0, cap: 4, ceiling: 4, limit: 'plan', reason: "the plan's move.concurrency" }],
     control: (_run, c) => {
       controls.push(c);
       return `did ${c.action}`;
@@ -77,6 +79,8 @@ const ROUTES = [
   ['GET', `/api/runs/${RUN.id}`],
   ['GET', `/api/runs/${RUN.id}/text`],
   ['GET', `/api/runs/${RUN.id}/report.html`],
+  ['GET', `/api/runs/${RUN.id}/report`],
+  ['GET', `/api/runs/${RUN.id}/caps`],
   ['POST', `/api/runs/${RUN.id}/control`],
   ['GET', '/no/such/route'],
 ] as const;
