@@ -163,6 +163,8 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     let start = chooseStart(saved, hash, startOpts);
     const released = opts.retryQuarantined ? releaseQuarantined(store, opts, services.clock.now(), log) : 0;
     if (released > 0) start = chooseStart(saved, hash, { ...startOpts, released });
+    if (opts.startOver && start.kind === 'restore')
+      start = { ...start, kind: 'fresh', snapshot: undefined, reason: opts.startOver, resumes: true };
     if (start.kind === 'fresh' && start.reason) {
       log.warn({ reason: start.reason }, 'starting the machine from pre-flight');
       store.appendEvent('run.restart', { reason: start.reason }, services.clock.now());
