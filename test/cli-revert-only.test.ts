@@ -142,6 +142,38 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
     ).json();
     expect(weightsNow).toEqual(weightsAfterForward);
 
+    // The forward run's status and report say that a revert ran, what went back where, and what is still there.
+    const status = await runCli(['status', plan], { cwd: dir, env });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(
+      /Reverted: a revert ran \(revert --only a\.jsonl\): done, started \S+Z, ended \S+Z\n {2}1 of the forward run's 5 item\(s\) moved back \(1 to nfs-1\)\n {2}3 still on the destination \(3 not in the list\); 1 skipped/,
+    );
+    const json = JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir, env })).stdout) as {
+      revert: { state: string; back: unknown; stillThere: number; notTaken: number; skipped: number; lists: string[] };
+    };
+    expect(json.revert).toMatchObject({
+      state: 'done',
+      back: [{ storage: 'nfs-1', n: 1 }],
+      stillThere: 3,
+      notTaken: 3,
+      skipped: 1,
+      lists: ['a.jsonl'],
+    });
+    const report = JSON.parse((await runCli(['report', plan, '--json'], { cwd: dir, env })).stdout) as {
+      revert: unknown;
+    };
+    expect(report.revert).toEqual(json.revert);
+    const html = await runCli(['report', plan, '--html', '-'], { cwd: dir, env });
+    expect(html.stdout).toMatch(/<h1>shardmove report: ronly<\/h1>/);
+    expect(html.stdout).toMatch(/<h2>Reverted<\/h2>\n<p>A revert ran \(revert --only a\.jsonl\): done/);
+    const own = await runCli(['report', plan, '--state', join(dir, 'state', 'ronly.revert.db'), '--html', '-'], {
+      cwd: dir,
+      env,
+    });
+    expect(own.code, own.stderr).toBe(0);
+    expect(own.stdout).toMatch(/<title>Revert of ronly \(\S+ronly\.db\): shardmove report<\/title>/);
+    expect(own.stdout).not.toMatch(/<h2>Reverted<\/h2>/);
+
     // Again with the same list: nothing more moves.
     const again = await runCli(['revert', plan, '--only', 'a.jsonl', '--yes'], { cwd: dir, env });
     expect(again.code, again.stdout + again.stderr).toBe(0);

@@ -12,7 +12,7 @@ import { describeRule } from '../../schedule/rules.js';
 import type { StoredEvent } from '../../store/types.js';
 import { isMoveEvent, MoveLedger, spanSeconds } from '../moves.js';
 import type { MoveSpan } from '../moves.js';
-import type { StatusReport } from '../status.js';
+import type { RevertView, StatusReport } from '../status.js';
 import { partialOutcome } from '../counts.js';
 import { notInTheList } from '../stays.js';
 import { IdleSlotsReader } from '../idle-slots.js';
@@ -167,6 +167,8 @@ export interface ReportData {
   control: StatusReport['control'];
   /** A revert's checkpoint: the forward run's checkpoint it moves items back for (null: a forward run). */
   revertOf?: string | null;
+  /** A forward run's revert, when one ran beside its checkpoint (../status.ts RevertView); absent or null: none. */
+  revert?: RevertView | null;
 }
 
 const HEADLINES: Record<string, string> = {
@@ -464,6 +466,7 @@ export function buildReportData(input: ReportInput): ReportData {
     warnings: status.warnings,
     control: status.control,
     revertOf,
+    revert: status.revert,
   };
 }
 
