@@ -1,5 +1,5 @@
 /**
- * `shardmove revert PLAN [--state FILE] [--dry-run] [--yes] [--retry-quarantined] [--accept-plan-change]
+ * `shardmove revert PLAN [--state FILE] [--only FILE] [--dry-run] [--yes] [--retry-quarantined] [--accept-plan-change]
  * [--overwrite-weights] [--events FILE|-] [--metrics-file PATH] [--lease DURATION]`: moves every item
  * the forward run moved back to the storage it came from, as a run of its own with its own
  * checkpoint (`state/<name>.revert.db` beside the forward `state/<name>.db`, or `<FILE>.revert.db`
@@ -9,8 +9,11 @@
  * arguments, or no terminal and no --yes; 3 reverted except quarantined items; 4 refused (the
  * forward run holds its lock or has moves in flight or still queued, another plan or instance, the
  * weights changed since the forward run, a dry run's or a revert's checkpoint named); 5 lost the
- * lock; 6 stopped on request (`control --stop`, the stop file); 130 interrupted with the checkpoint
- * saved. Every hint it prints names `shardmove revert`.
+ * lock; 6 stopped on request (`control --stop`, the stop file); 7 the instance did not answer for
+ * instance.outage_wait (an outage holds it until then); 130 interrupted with the checkpoint
+ * saved. Every hint it prints names `shardmove revert`. `--only FILE` moves back only the items of a
+ * reviewed list (../runtime/revert-only.ts): exit 2 for a list that is not usable or none of whose
+ * items the forward run moved, 4 for one of another plan or while an earlier list is unfinished.
  */
 import { executeRevert } from '../runtime/revert.js';
 import type { RevertOutcome, RevertPreview, SkippedItem } from '../runtime/revert.js';

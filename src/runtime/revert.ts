@@ -62,6 +62,8 @@ import {
 import { groupItems, readRevertState, readSkipped } from './revert-state.js';
 import type { RevertGroup, RevertState } from './revert-state.js';
 import { executeRun } from './run.js';
+import { createRelayGate, createRunOutage } from './outage-hold.js';
+import type { RunOutage } from './outage-hold.js';
 import { readRevertList, recordingNames, refuseOtherOpenItems, renamedSinceList, selectByList } from './revert-only.js';
 import type { NotMovedByForward, RevertList } from './revert-only.js';
 import type { ItemsFormat } from './items-format.js';
@@ -161,6 +163,7 @@ export async function executeRevert(
   let log: Logger | undefined;
   let lease: LeaseKeeper | undefined;
   let api: InstanceApi | undefined;
+  let early: RunOutage | undefined;
   try {
     assertForward(forward, forwardFile, revertFile);
     if (!opts.acceptPlanChange)
@@ -199,10 +202,24 @@ export async function executeRevert(
     const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
     let onRefresh = oauth.onRefresh;
     let onResponse: (e: RequestEvent) => void = () => undefined;
+    // Outages hold the reads before the run as they hold the run; its own gate takes over with the client
+    // (and records the hold in the revert's checkpoint, which does not exist before the run).
+    early = createRunOutage({
+      plan,
+      env: opts.env,
+      store: { appendEvent: () => undefined },
+      clock: services.clock,
+      log,
+      stderr: opts.stderr,
+      signal: opts.signal,
+      meanwhile: 'the revert has written nothing yet, and reads again once it answers',
+    });
+    const relay = createRelayGate(early.gate);
     api = services.createApi(plan, {
       readOnly: opts.dryRun,
       onRefresh: (t) => onRefresh(t),
       onResponse: (e) => onResponse(e),
+      outage: relay.gate,
     });
     const readAt = services.clock.now();
     let reads: ForwardReads;
@@ -287,6 +304,10 @@ export async function executeRevert(
         createApi: (_p, o) => {
           onRefresh = o.onRefresh;
           onResponse = o.onResponse;
+          if (o.outage) {
+            early?.close();
+            relay.use(o.outage);
+          }
           // The run closes what it is given; this client is closed here, after the run.
           return { ...shared, close: async () => undefined };
         },
@@ -325,6 +346,7 @@ export async function executeRevert(
     return { kind: 'ran', outcome, revertFile, skipped: readSkipped(revertFile, services) };
   } finally {
     lease?.stop();
+    early?.close();
     await api?.close().catch(() => undefined);
     forward.releaseLock();
     forward.close();
