@@ -12,7 +12,19 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { Document } from 'yaml';
-import { ADMIN_TOKEN, fromDb, movesOf, runCli, sandboxEnv, startSeededSandbox } from './support/cli-harness.js';
+import {
+  ADMIN_TOKEN,
+  fromDb,
+  movesOf,
+  runCli,
+  sandboxEnv,
+  startSeededSandbox,
+  storagesOf,
+  tempDir,
+  writePlan as writeHarnessPlan,
+} from './support/cli-harness.js';
+import { startHeldSandbox } from './support/held-sandbox.js';
+import { until } from './support/until.js';
 
 /** acme's six projects on nfs-1, other's one. */
 function inventory(seed: Document): void {
@@ -120,6 +132,11 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
     const raw = new Database(db);
     raw.prepare("UPDATE items SET name = 'p2-new', path = 'p2-new' WHERE kind = 'project' AND id = 2").run();
     raw.close();
+    const preview = await runCli(['revert', plan, '--only', 'a.jsonl', '--dry-run'], { cwd: dir, env });
+    expect(preview.code, preview.stdout + preview.stderr).toBe(0);
+    expect(preview.stdout).toMatch(/only the items of the list a\.jsonl:/);
+    expect(preview.stdout).toMatch(/dry run: nothing was changed/);
+    expect(await movesBack(sandbox.url)).toEqual(new Map());
     const a = await runCli(['revert', plan, '--only', 'a.jsonl', '--yes'], { cwd: dir, env });
     expect(a.code, a.stdout + a.stderr).toBe(0);
     expect(a.stdout).toMatch(/only the items of the list a\.jsonl:/);
@@ -212,5 +229,40 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
         [6, 1],
       ]),
     );
+  });
+
+  it('an interrupted list resumes with the same list; another list is refused meanwhile (exit 4) and moves nothing', async () => {
+    const dir = tempDir('revert-only-resume');
+    const held = await startHeldSandbox(dir, { projects: 8, snippets: 0, groups: 0 });
+    const plan = writeHarnessPlan(dir, { concurrency: 4, from: ['nfs-1', 'nfs-2', 'default'] });
+    const env = sandboxEnv(held.url);
+    const dry = await runCli(['run', plan, '--dry-run', '--items', 'all.jsonl'], { cwd: dir, env });
+    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    const forward = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));
+    expect(forward.code, forward.stdout + forward.stderr).toBe(0);
+    sublist(dir, 'all.jsonl', 'a.jsonl', [1, 2, 3, 4]);
+    sublist(dir, 'all.jsonl', 'b.jsonl', [5, 6]);
+    const back = async () =>
+      (await held.moves()).filter((m) => m.source === 'cluster').map((m) => `${m.itemId}:${m.state}`);
+    const a = await runCli(['revert', plan, '--only', 'a.jsonl', '--yes'], {
+      cwd: dir,
+      env,
+      onStart: (child) => {
+        void until(back, (m) => m.length >= 4, 30_000).then(() => child.kill('SIGINT'));
+      },
+    });
+    expect(a.code, a.stdout + a.stderr).toBe(130);
+    expect(a.stderr).toMatch(/To continue it: shardmove revert \S+ --only a\.jsonl/);
+    const b = await runCli(['revert', plan, '--only', 'b.jsonl', '--yes'], { cwd: dir, env });
+    expect(b.code, b.stdout + b.stderr).toBe(4);
+    expect(b.stderr).toMatch(
+      /holds 4 item\(s\) of an earlier revert not in b\.jsonl still to move back .*--only a\.jsonl/,
+    );
+    expect((await back()).length).toBe(4);
+    const resumed = await held.pumpUntil(runCli(['revert', plan, '--only', 'a.jsonl', '--yes'], { cwd: dir, env }));
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect((await back()).sort()).toEqual(['1:finished', '2:finished', '3:finished', '4:finished']);
+    const storages = await storagesOf(held.url, 'projects');
+    for (const id of [5, 6, 7, 8]) expect(storages.get(id)).toBe('cluster');
   });
 });
