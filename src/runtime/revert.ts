@@ -49,7 +49,7 @@ import {
   unrecordedSample,
 } from './revert-identity.js';
 import { forwardMovedItems, revertDrains } from '../actors/index.js';
-import type { AliveMove, RevertItem, RevertSet, SkippedItem } from '../actors/index.js';
+import type { AliveMove, RevertItem, RevertSeedList, RevertSet, SkippedItem } from '../actors/index.js';
 import { locateRevertItems } from './revert-judge.js';
 import {
   aliveRefusal,
@@ -204,16 +204,7 @@ export async function executeRevert(
     let onResponse: (e: RequestEvent) => void = () => undefined;
     // Outages hold the reads before the run as they hold the run; its own gate takes over with the client
     // (and records the hold in the revert's checkpoint, which does not exist before the run).
-    early = createRunOutage({
-      plan,
-      env: opts.env,
-      store: { appendEvent: () => undefined },
-      clock: services.clock,
-      log,
-      stderr: opts.stderr,
-      signal: opts.signal,
-      meanwhile: 'the revert has written nothing yet, and reads again once it answers',
-    });
+    early = readsOutage(plan, opts, services, log);
     const relay = createRelayGate(early.gate);
     api = services.createApi(plan, {
       readOnly: opts.dryRun,
@@ -322,17 +313,7 @@ export async function executeRevert(
           command: opts.command,
           keepWeights: list !== null,
           outside: reads.outside,
-          ...(list && reads.selection
-            ? {
-                list: {
-                  file: list.file,
-                  digest: list.digest,
-                  items: list.items.length,
-                  notMoved: reads.selection.notMoved.length,
-                  outside: reads.outside.length,
-                },
-              }
-            : {}),
+          ...seedListOf(list, reads),
         }),
       },
     );
@@ -352,6 +333,34 @@ export async function executeRevert(
     forward.close();
     log?.flush();
   }
+}
+
+/** The gate of the reads before the run: said on stderr and in the log (no checkpoint of the revert's yet). */
+function readsOutage(plan: Plan, opts: RevertOptions, services: RuntimeServices, log: Logger): RunOutage {
+  return createRunOutage({
+    plan,
+    env: opts.env,
+    store: { appendEvent: () => undefined },
+    clock: services.clock,
+    log,
+    stderr: opts.stderr,
+    signal: opts.signal,
+    meanwhile: 'the revert has written nothing yet, and reads again once it answers',
+  });
+}
+
+/** The list a `revert --only` seeds from, as its `revert.seeded` event records it. */
+function seedListOf(list: RevertList | null, reads: ForwardReads): { list?: RevertSeedList } {
+  if (!list || !reads.selection) return {};
+  return {
+    list: {
+      file: list.file,
+      digest: list.digest,
+      items: list.items.length,
+      notMoved: reads.selection.notMoved.length,
+      outside: reads.outside.length,
+    },
+  };
 }
 
 /** What the reads before any write found: the forward run's items, and their verdicts (null: seeded earlier). */
