@@ -21,7 +21,7 @@ export { givenListActors } from './given-list.js';
 export type { GivenItem } from './given-list.js';
 export { revertActors } from './revert.js';
 export { forwardMovedItems, revertDrains } from './revert-items.js';
-export type { AliveMove, RevertItem, RevertSet, SkippedItem } from './revert-items.js';
+export type { AliveMove, RevertItem, RevertSeedList, RevertSet, SkippedItem } from './revert-items.js';
 export {
   laterWeightChange,
   restoreTarget,

@@ -47,6 +47,15 @@ export interface AliveMove {
   destination: string;
 }
 
+/** The list a `revert --only` seeds from (the `revert.seeded` event's `list`). */
+export interface RevertSeedList {
+  file: string;
+  digest: string;
+  items: number;
+  notMoved: number;
+  outside: number;
+}
+
 /** The revert's items, split by what the per-item reads found. */
 export interface RevertSet {
   /** To move back. */
@@ -125,11 +134,15 @@ export function isSeeded(
  */
 export function seedRevert(
   store: ActorStore,
-  set: Pick<RevertSet, 'items' | 'skipped'>,
+  given: Pick<RevertSet, 'items' | 'skipped'>,
   drains: { kinds: readonly Kind[]; sources: readonly string[] },
-  opts: { forward: string; readAt: number; now: number },
+  opts: { forward: string; readAt: number; now: number; list?: RevertSeedList },
 ): void {
   store.batch(() => {
+    // An item taken by an earlier seed (an earlier list) is never taken again: its row is its history.
+    const fresh = (it: RevertItem) => store.getItem(it.kind, it.id) === null;
+    const set = { items: given.items.filter(fresh), skipped: given.skipped.filter(fresh) };
+    if (set.items.length + set.skipped.length === 0 && isSeeded(store, drains)) return;
     for (const kind of drains.kinds) for (const source of drains.sources) store.startRound(kind, source, 1);
     for (const it of [...set.items, ...set.skipped]) {
       store.recordPage(
@@ -153,7 +166,12 @@ export function seedRevert(
     for (const kind of drains.kinds) for (const source of drains.sources) store.finishRound(kind, source, 1);
     store.appendEvent(
       'revert.seeded',
-      { forward: opts.forward, items: set.items.length, skipped: set.skipped.length },
+      {
+        forward: opts.forward,
+        items: set.items.length,
+        skipped: set.skipped.length,
+        ...(opts.list ? { list: opts.list } : {}),
+      },
       opts.now,
     );
   });

@@ -6,12 +6,13 @@
  * listing a source; verification reads every item the revert moved and checks it is back where it
  * came from.
  */
-import type { VerifyOutput, WeightsOutput } from '../machine/types.js';
+import type { StaysOutput, VerifyOutput, WeightsOutput } from '../machine/types.js';
+import { STAYS_LISTED } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import { locate } from './drain/locate.js';
 import type { Location } from './drain/locate.js';
 import { abortError } from './errors.js';
-import type { RevertSet } from './revert-items.js';
+import type { RevertItem, RevertSeedList, RevertSet } from './revert-items.js';
 import { isSeeded, seedRevert } from './revert-items.js';
 import type { ActorDeps, RunActors } from './types.js';
 import { laterWeightChange, restoreTarget, weightsChangedError, writeRestoredWeights } from './weight-changes.js';
@@ -33,6 +34,12 @@ export interface RevertActorsOptions {
   overwriteWeights: boolean;
   /** The command that runs the revert again, for the refusal of a later change. */
   command: string;
+  /** `revert --only`: the list seeded (recorded in `revert.seeded`). */
+  list?: RevertSeedList;
+  /** Leave the weights as they are (a revert of part of the drain: its destinations stay in use). */
+  keepWeights?: boolean;
+  /** The forward run's items no revert took (not in the list): they stay on the destination, and verification says so. */
+  outside?: readonly RevertItem[];
 }
 
 /** The real actors with a revert's pre-flight, weights, drain and verify. */
@@ -41,21 +48,56 @@ export function revertActors(base: RunActors, o: RevertActorsOptions): RunActors
     ...base,
     preflight: async (deps) => {
       const out = await base.preflight({ ...deps, itemsGiven: true });
-      if (o.seed && !isSeeded(deps.store, o.drains)) {
-        seedRevert(deps.store, o.seed, o.drains, { forward: o.forward, readAt: o.readAt, now: deps.clock.now() });
+      // Seeding skips the items an earlier seed took: a restored pre-flight, or a second list, adds only new ones.
+      if (o.seed && (o.seed.items.length + o.seed.skipped.length > 0 || !isSeeded(deps.store, o.drains))) {
+        seedRevert(deps.store, o.seed, o.drains, {
+          forward: o.forward,
+          readAt: o.readAt,
+          now: deps.clock.now(),
+          ...(o.list ? { list: o.list } : {}),
+        });
       }
       return out;
     },
-    weights: (deps) =>
-      restoreForwardWeights(deps, o.forwardWeights, {
-        left: o.weightsLeft,
-        overwrite: o.overwriteWeights,
-        command: o.command,
-      }),
+    weights: async (deps) =>
+      o.keepWeights
+        ? {
+            current: await deps.api.getWeights(),
+            written: false,
+            warnings: [KEPT_WEIGHTS],
+          }
+        : restoreForwardWeights(deps, o.forwardWeights, {
+            left: o.weightsLeft,
+            overwrite: o.overwriteWeights,
+            command: o.command,
+          }),
     // Every item is moved by its own POST: a kind the forward run followed by move records (its
     // storage not exposed) is read item by item here, and the POST decides when that says nothing.
     drain: (deps, input) => base.drain({ ...deps, itemsGiven: true }, { ...input, access: 'listing', ahead: null }),
-    verify: (deps) => verifyReverted(deps),
+    verify: async (deps) => {
+      const own = await verifyReverted(deps);
+      return o.outside && o.outside.length > 0 ? { ...own, stays: outsideStays(o.outside) } : own;
+    },
+  };
+}
+
+/** Said by a `revert --only`, whose weights step writes nothing. */
+export const KEPT_WEIGHTS =
+  'revert --only moves back part of the drain: the weights were left as they are (a plain revert, or shardmove weights restore, puts back those of before the forward run)';
+
+/** The forward run's items no revert took, as what stays on the revert's sources: not in the list. */
+function outsideStays(outside: readonly RevertItem[]): StaysOutput {
+  const counts = new Map<string, number>();
+  for (const it of outside) counts.set(it.from, (counts.get(it.from) ?? 0) + 1);
+  return {
+    listed: true,
+    total: outside.length,
+    bySource: [...counts.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([source, n]) => ({ source, why: 'not in the list' as const, n })),
+    items: outside
+      .slice(0, STAYS_LISTED)
+      .map((it) => ({ kind: it.kind, id: it.id, path: it.name, source: it.from, why: 'not in the list' as const })),
   };
 }
 

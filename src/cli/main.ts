@@ -351,6 +351,11 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       false,
     )
     .option(
+      '--only <file>',
+      'move back only the items of a reviewed list (the format run --only takes); the rest stay on the destination',
+    )
+    .option('--items-format <jsonl|csv>', 'the format of --only when the file name does not say (.jsonl, .csv)')
+    .option(
       '--events <file>',
       "write the revert's events as JSON lines (docs/events.md) to this file (appended), or - for standard output",
     )

@@ -18,7 +18,7 @@ import { renderHtmlReport } from '../report/html/render.js';
 import { buildStatusReport, capView } from '../report/status.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
 import { withCopyKnowledge } from '../runtime/copies.js';
-import { lockHolder, openExistingCheckpoint, paceSourceOf, readNetworks } from '../runtime/status.js';
+import { lockHolder, openExistingCheckpoint, paceSourceOf, readNetworks, readRevertView } from '../runtime/status.js';
 import type { Checkpoint } from '../store/checkpoint.js';
 import type { StoredEvent } from '../store/types.js';
 import type { CommandContext } from './context.js';
@@ -67,6 +67,7 @@ export function readReportData(
         // The live run's pace and what holds it, as status and the progress line say them.
         cap: capView(store.lastEventOf(['cap.changed'])),
         pace: paceSourceOf(store),
+        revert: readRevertView(file, store, now),
       }),
     );
     const context = (saved?.snapshot as { context?: RunContext } | undefined)?.context ?? null;

@@ -1,5 +1,5 @@
 /**
- * `shardmove revert PLAN [--state FILE] [--dry-run] [--yes] [--retry-quarantined] [--accept-plan-change]
+ * `shardmove revert PLAN [--state FILE] [--only FILE] [--dry-run] [--yes] [--retry-quarantined] [--accept-plan-change]
  * [--overwrite-weights] [--events FILE|-] [--metrics-file PATH] [--lease DURATION]`: moves every item
  * the forward run moved back to the storage it came from, as a run of its own with its own
  * checkpoint (`state/<name>.revert.db` beside the forward `state/<name>.db`, or `<FILE>.revert.db`
@@ -9,8 +9,11 @@
  * arguments, or no terminal and no --yes; 3 reverted except quarantined items; 4 refused (the
  * forward run holds its lock or has moves in flight or still queued, another plan or instance, the
  * weights changed since the forward run, a dry run's or a revert's checkpoint named); 5 lost the
- * lock; 6 stopped on request (`control --stop`, the stop file); 130 interrupted with the checkpoint
- * saved. Every hint it prints names `shardmove revert`.
+ * lock; 6 stopped on request (`control --stop`, the stop file); 7 the instance did not answer for
+ * instance.outage_wait (an outage holds it until then); 130 interrupted with the checkpoint
+ * saved. Every hint it prints names `shardmove revert`. `--only FILE` moves back only the items of a
+ * reviewed list (../runtime/revert-only.ts): exit 2 for a list that is not usable or none of whose
+ * items the forward run moved, 4 for one of another plan or while an earlier list is unfinished.
  */
 import { executeRevert } from '../runtime/revert.js';
 import type { RevertOutcome, RevertPreview, SkippedItem } from '../runtime/revert.js';
@@ -24,6 +27,7 @@ import { refuseRunOutputsThatAreInputs } from './outputs.js';
 import { claimRunMetricsFile, interruptedLine, parseLease, reportOutcome, runObservers } from './run.js';
 import { shellWord } from './command-line.js';
 import { renderLaterWeights, renderWeightChanges } from './weights.js';
+import { parseItemsFormat } from './run-items.js';
 
 export interface RevertFlags {
   plan: string;
@@ -37,6 +41,9 @@ export interface RevertFlags {
   events?: string;
   eventsInterval?: string;
   metricsFile?: string;
+  /** `--only FILE`: move back only the items of this reviewed list. */
+  only?: string;
+  itemsFormat?: string;
 }
 
 /**
@@ -47,6 +54,8 @@ export interface RevertFlags {
 export function revertCommand(f: RevertFlags): string {
   const words = ['shardmove', 'revert', shellWord(f.plan)];
   if (f.state) words.push('--state', shellWord(f.state));
+  if (f.only) words.push('--only', shellWord(f.only));
+  if (f.only && f.itemsFormat) words.push('--items-format', shellWord(f.itemsFormat));
   if (f.acceptPlanChange) words.push('--accept-plan-change');
   if (f.overwriteWeights) words.push('--overwrite-weights');
   return words.join(' ');
@@ -72,7 +81,9 @@ export function renderPreview(p: RevertPreview, overwriteWeights = false): strin
         : '  without --overwrite-weights the revert refuses to overwrite that change:',
       renderLaterWeights(p.laterWeights).replace(/^/gm, '  '),
     );
-  } else if (p.weights.length > 0)
+  } else if (p.list)
+    lines.push('  weights: left as they are (a revert of part of the drain; a plain revert puts them back)');
+  else if (p.weights.length > 0)
     lines.push('  first, the weights of before the forward run:', renderWeightChanges(p.weights).replace(/^/gm, '  '));
   else lines.push('  weights: already those of before the forward run');
   if (p.alive.length > 0) {
@@ -85,10 +96,27 @@ export function renderPreview(p: RevertPreview, overwriteWeights = false): strin
         `    ${m.kind.slice(0, -1)} ${m.id} (${m.name}): move ${m.moveId} ${m.state}, ${m.source} -> ${m.destination}`,
       );
   }
+  if (p.list) lines.push(...renderList(p.list));
   if (p.total === 0) lines.push('  no item left to move back');
   for (const g of p.groups) lines.push(`  move ${g.n} ${g.kind} back from ${g.from}${g.to ? ` to ${g.to}` : ''}`);
   lines.push(...renderSkipped(p.skipped));
   return `${lines.join('\n')}\n`;
+}
+
+/** What a `--only` list selects: its items the forward run did not move, those taken already, the rest of the drain. */
+export function renderList(l: NonNullable<RevertPreview['list']>): string[] {
+  const lines = [`  only the items of the list ${l.file}:`];
+  if (l.taken > 0) lines.push(`    ${l.taken} of them taken by an earlier revert already (not moved again)`);
+  if (l.notMoved.length > 0) {
+    lines.push(`    ${l.notMoved.length} of them not moved by the forward run (not touched):`);
+    for (const n of l.notMoved.slice(0, 50))
+      lines.push(
+        `      ${l.file}:${n.line}: ${n.kind.slice(0, -1)} ${n.id}${n.path ? ` (${n.path})` : ''}: ${n.reason}`,
+      );
+    if (l.notMoved.length > 50) lines.push(`      ... and ${l.notMoved.length - 50} more`);
+  }
+  if (l.outside > 0) lines.push(`    ${l.outside} item(s) of the forward run stay on the destination: not in the list`);
+  return lines;
 }
 
 /** The skipped items: moved again, deleted or being moved since the forward run, left where they are. */
@@ -104,6 +132,12 @@ export async function runRevertCommand(opts: RevertFlags, ctx: CommandContext): 
   if (opts.retryQuarantined && opts.dryRun) {
     throw new ArgsError('revert: --retry-quarantined changes the checkpoint; a --dry-run never does. Give one of them');
   }
+  const format = parseItemsFormat(opts.itemsFormat, 'revert');
+  if (format !== null && opts.only === undefined) throw new ArgsError('revert: --items-format goes with --only FILE');
+  if (opts.only !== undefined && opts.overwriteWeights)
+    throw new ArgsError(
+      'revert: --only moves back part of the drain and leaves the weights as they are; --overwrite-weights goes with a plain revert',
+    );
   const leaseMs = parseLease(opts.lease);
   const place = await refuseRunOutputsThatAreInputs('revert', opts, ctx);
   const metrics = claimRunMetricsFile(opts, place, ctx);
@@ -136,6 +170,9 @@ function startRevert(
     overwriteWeights: opts.overwriteWeights ?? false,
     command: revertCommand(opts),
     forwardCommand: forwardCommand(opts),
+    ...(opts.only !== undefined
+      ? { only: { file: opts.only, format: parseItemsFormat(opts.itemsFormat, 'revert') } }
+      : {}),
     leaseMs,
     ...processOf(ctx),
     observers,

@@ -30,10 +30,10 @@ export interface ItemFlags {
 }
 
 /** The `--items-format` given, or null; throws ArgsError for anything else. */
-export function parseItemsFormat(raw: string | undefined): ItemsFormat | null {
+export function parseItemsFormat(raw: string | undefined, command: 'run' | 'revert' = 'run'): ItemsFormat | null {
   if (raw === undefined) return null;
   if (raw === 'jsonl' || raw === 'csv') return raw;
-  throw new ArgsError(`run: --items-format must be jsonl or csv; got "${raw}"`);
+  throw new ArgsError(`${command}: --items-format must be jsonl or csv; got "${raw}"`);
 }
 
 /**

@@ -4,7 +4,8 @@
  * terminal (`--yes` for automation), refuses while a run holds the checkpoint, and changes nothing
  * when the weights are already back. Exit 0 when restored or nothing to do; 1 when answered no, or
  * on failure (no checkpoint, the instance refused); 2 without a terminal and without --yes;
- * 4 while a run holds the lock.
+ * 4 while a run holds the lock; 7 when the instance did not answer for instance.outage_wait (an
+ * outage holds it until then, as it holds a run).
  */
 import { restoreWeights } from '../runtime/weights-restore.js';
 import type { LaterWeight, WeightChange } from '../actors/index.js';

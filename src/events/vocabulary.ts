@@ -189,7 +189,16 @@ export interface AuditEventMap {
    */
   'copies.checked': { checks: CopyCheckData[] };
   // `shardmove revert` (runtime/revert*.ts): the items taken from the forward run's checkpoint
-  'revert.seeded': { forward: string; items: number; skipped: number };
+  'revert.seeded': {
+    forward: string;
+    items: number;
+    skipped: number;
+    /**
+     * `revert --only FILE`: the list, its items the forward run did not move (not touched), and the
+     * forward run's items neither this list nor an earlier revert took (they stay on the destination).
+     */
+    list?: { file: string; digest: string; items: number; notMoved: number; outside: number };
+  };
   /** An item the forward run moved that is no longer where it put it (`source`): not moved back. */
   'revert.skipped': OfItem & { storage: string | null; reason: string };
   // `run --only FILE` (actors/given-list.ts): a reviewed item list seeded into the checkpoint

@@ -26,7 +26,7 @@ import { headThenWrapped, wrapWords } from './wrap.js';
 import { sampleWords } from '../plan/verify-field.js';
 import { leftSelectionLines } from './left-selection.js';
 import type { MigrationSpan } from './span.js';
-import { STAYS_SHOWN, staysLines, verificationVerdict } from './stays.js';
+import { STAYS_SHOWN, notInTheList, staysLines, verificationVerdict } from './stays.js';
 import type { LeftSelectionItem } from './left-selection.js';
 import { networkLines } from './networks.js';
 import type { NetworksView } from './networks.js';
@@ -87,6 +87,9 @@ function headline(input: FinalReportInput, counts: RunCounts): string {
   // An item that left the selection since the forward run is not moved back: "every" would be false.
   if (input.revertOf && out > 0 && input.state !== 'failed')
     return `REVERTED EXCEPT ${out} THAT LEFT THE SELECTION: everything else the run moved is back where it came from, verified`;
+  const notListed = input.revertOf ? notInTheList(c.verification) : 0;
+  if (notListed > 0 && input.state !== 'failed')
+    return `REVERTED${input.state === 'doneWithQuarantine' ? ' WITH QUARANTINED ITEMS' : ''} EXCEPT ${notListed} NOT IN THE LIST: ${notListed} item(s) stay on the destination; everything else the revert took is back where it came from, verified`;
   if (input.revertOf) return REVERT_HEADLINE[input.state];
   const partial = partialOutcome(counts);
   const how = c.verify ? ' and verified' : ', not verified (plan: verify false)';

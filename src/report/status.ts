@@ -144,6 +144,34 @@ export interface StatusReport {
    * was recorded. Null before verification ran.
    */
   verification: { ok: boolean; says: string; stays: StaysOutput | null } | null;
+  /** A forward run's revert (`shardmove revert`, its checkpoint beside this one); null when none ran. */
+  revert: RevertView | null;
+}
+
+/** A forward run's revert as its `status` and `report` show it (../runtime/revert-view.ts). */
+export interface RevertView {
+  /** The revert's checkpoint. */
+  file: string;
+  /** As `status` of the revert's checkpoint says it: running, interrupted, stopped, done, doneWithQuarantine, failed, not started. */
+  state: string;
+  /** The revert's first start, and when its last process ended (null while it runs or before it ran). */
+  startedAt: number | null;
+  endedAt: number | null;
+  /** Items moved back, per storage they went back to. */
+  back: { storage: string; n: number }[];
+  /** Taken by the revert and not moved back yet (pending or in flight). */
+  toMove: number;
+  quarantined: number;
+  /** Left where they were: moved again, deleted, being moved by someone else, renamed since a list. */
+  skipped: number;
+  /** The forward run's items with a move of its own. */
+  forwardItems: number;
+  /** Of the forward run's items, still where it put them: not moved back yet, quarantined, or in no list. */
+  stillThere: number;
+  /** Of `stillThere`: taken by no revert (`revert --only` lists left them out). */
+  notTaken: number;
+  /** The `--only` lists the revert took items from, oldest first (empty: a plain revert). */
+  lists: string[];
 }
 
 /** The cap in force as the run last recorded it, and since when. */
@@ -202,6 +230,8 @@ export interface StatusSources {
   networks?: NetworksView;
   /** What the run's pace is computed from (./pace.ts paceOf); absent or null: no rate, no ETA. */
   pace?: Omit<PaceInput, 'now' | 'held' | 'remaining'> | null;
+  /** The forward run's revert, if one ran. */
+  revert?: RevertView | null;
 }
 
 /** Builds the status from what the checkpoint holds (pure); `lock` is the lock row with its liveness. */
@@ -286,7 +316,36 @@ export function buildStatusReport(
           stays: c.verification.stays ?? null,
         }
       : null,
+    revert: more.revert ?? null,
   };
+}
+
+/** The forward run's revert in `status`'s words: when, its state, what went back where, what is still there. */
+export function revertLines(v: RevertView | null): string[] {
+  if (!v) return [];
+  const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+  const when = [
+    v.startedAt !== null ? `started ${iso(v.startedAt)}` : null,
+    v.endedAt !== null ? `ended ${iso(v.endedAt)}` : null,
+  ]
+    .filter((w) => w !== null)
+    .join(', ');
+  const lists = v.lists.length > 0 ? ` (revert --only ${v.lists.join(', ')})` : '';
+  const lines = ['', `Reverted: a revert ran${lists}: ${v.state}${when ? `, ${when}` : ''}`];
+  const moved = v.back.reduce((a, b) => a + b.n, 0);
+  lines.push(
+    `  ${moved} of the forward run's ${v.forwardItems} item(s) moved back${v.back.length > 0 ? ` (${v.back.map((b) => `${b.n} to ${b.storage}`).join(', ')})` : ''}`,
+  );
+  const still = [
+    v.toMove > 0 ? `${v.toMove} still to move back` : null,
+    v.quarantined > 0 ? `${v.quarantined} quarantined` : null,
+    v.notTaken > 0 ? `${v.notTaken} not in the list` : null,
+  ].filter((w) => w !== null);
+  lines.push(
+    `  ${v.stillThere} still on the destination${still.length > 0 ? ` (${still.join(', ')})` : ''}${v.skipped > 0 ? `; ${v.skipped} skipped (no longer where the forward run put them, or renamed since the list)` : ''}`,
+  );
+  lines.push(`  its checkpoint: ${v.file} (status --state ${v.file})`);
+  return lines;
 }
 
 /** What holds the run now, in the progress line's words, with since when; then what to do, if anything. */
@@ -387,6 +446,7 @@ export function renderStatus(r: StatusReport, named?: RunNamed): string {
     }
   }
   lines.push(...leftSelectionLines(r.leftSelection));
+  lines.push(...revertLines(r.revert));
   if (r.verification) {
     lines.push('', `Verification: ${r.verification.says}`);
     lines.push(

@@ -61,3 +61,8 @@ export function staysLines(s: StaysOutput | undefined, limit: number, everyOne: 
   for (const u of s.unlisted ?? []) out.push(`  not listed: ${u}`);
   return out;
 }
+
+/** The forward run's items a `revert --only` left on the destination (not in its list, nor an earlier one's). */
+export function notInTheList(v: Pick<VerifyOutput, 'stays'> | null | undefined): number {
+  return (v?.stays?.bySource ?? []).filter((b) => b.why === 'not in the list').reduce((a, b) => a + b.n, 0);
+}

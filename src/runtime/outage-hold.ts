@@ -5,11 +5,10 @@
  * standard error. A quiet run (paused, held, nothing in flight) is watched by a cheap probe, so an
  * outage is said even when no request waits for it.
  */
-import type { Logger } from 'pino';
 import { recordOutageHold } from '../actors/index.js';
 import type { ActorDeps } from '../actors/index.js';
 import { DEFAULT_OUTAGE_RETRY_MS, createOutageGate, describeOutage } from '../api/outage.js';
-import type { OutageGate, OutageState } from '../api/outage.js';
+import type { OutageGate, OutageProbe, OutageState } from '../api/outage.js';
 import { formatPlanDuration } from '../plan/durations.js';
 import type { Plan } from '../plan/types.js';
 import type { CheckpointStore } from '../store/types.js';
@@ -22,11 +21,15 @@ export const OUTAGE_RETRY_ENV = 'SHARDMOVE_OUTAGE_RETRY_MS';
 export interface RunOutageOptions {
   plan: Plan;
   env: Readonly<Record<string, string | undefined>>;
-  store: CheckpointStore;
+  /** Where the events go (a command that opens its checkpoint later forwards them once it has). */
+  store: Pick<CheckpointStore, 'appendEvent'>;
   clock: Clock;
-  log: Logger;
+  /** The run's log (a command that creates its log on its first line gives a pair that does). */
+  log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
   stderr: NodeJS.WritableStream;
   signal: AbortSignal;
+  /** What the HELD line says goes on meanwhile (default: the run's moves already posted). */
+  meanwhile?: string;
 }
 
 /** The gate for the client, the drain's deps to record the hold in once they exist, and the end of the watch. */
@@ -86,7 +89,7 @@ export function createRunOutage(o: RunOutageOptions): RunOutage {
         log.warn({ since: state.since, cause: state.cause }, 'the instance does not answer: the run holds');
         stderr.write(
           `HELD: ${describeOutage(state)}, for up to ${waitText} (instance.outage_wait); ` +
-            'moves already posted go on on GitLab, and are followed once it answers\n',
+            `${o.meanwhile ?? 'moves already posted go on on GitLab, and are followed once it answers'}\n`,
         );
       },
       up(state, at) {
@@ -113,5 +116,41 @@ export function createRunOutage(o: RunOutageOptions): RunOutage {
       if (current) safely('the outage', () => recordOutageHold(d, hold()));
     },
     close: () => watch.close(),
+  };
+}
+
+/**
+ * One client, two gates in turn: `revert` reads the instance before its run starts (with a gate of
+ * its own) and then hands the same client to the run, whose gate records the hold in the revert's
+ * checkpoint. The client holds this relay; `use` switches every later call to the run's gate and
+ * gives it the client's probe.
+ */
+export function createRelayGate(first: OutageGate): { gate: OutageGate; use(next: OutageGate): void } {
+  let current = first;
+  let probe: OutageProbe | null = null;
+  const gate: OutageGate = {
+    get retryMs() {
+      return current.retryMs;
+    },
+    get waitMs() {
+      return current.waitMs;
+    },
+    failed: (cause, at) => current.failed(cause, at),
+    answered: (at) => current.answered(at),
+    hold: (cause, signal) => current.hold(cause, signal),
+    state: () => current.state(),
+    setProbe(p) {
+      probe = p;
+      current.setProbe(p);
+    },
+    watch: (quietMs) => current.watch(quietMs),
+  };
+  return {
+    gate,
+    use(next) {
+      if (next === current) return;
+      current = next;
+      if (probe) next.setProbe(probe);
+    },
   };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MACHINE_VERSION } from '../machine/machine.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import type { SavedRun } from '../store/types.js';
-import { chooseStart, describeResume, planFixed } from './resume.js';
+import { chooseStart, describeResume, planFixed, startedOver } from './resume.js';
 import type { StartOptions } from './resume.js';
 
 const saved = (step: string, value: string = step, extra: Record<string, unknown> = {}): SavedRun => ({
@@ -135,5 +135,26 @@ describe('describeResume: the line a resume prints', () => {
     const fresh = { kind: 'fresh' as const, snapshot: undefined, previousWeights: null };
     expect(describeResume({ ...base, start: fresh, summary: counts({}) })).toBeUndefined();
     expect(describeResume({ ...base, start: fresh, summary: counts({ moved: 1 }) })).toMatch(/^resuming the run/);
+  });
+});
+
+describe('startedOver: a revert that took new items', () => {
+  it('turns a restore into a start from pre-flight with the reason, and leaves every other start alone', () => {
+    const restore = { kind: 'restore' as const, snapshot: { status: 'done' } as never, previousWeights: { a: 1 } };
+    expect(startedOver(restore, undefined)).toBe(restore);
+    expect(startedOver(restore, '2 more item(s) taken')).toEqual({
+      kind: 'fresh',
+      snapshot: undefined,
+      previousWeights: { a: 1 },
+      reason: '2 more item(s) taken',
+      resumes: true,
+    });
+    const fresh = {
+      kind: 'fresh' as const,
+      snapshot: undefined,
+      previousWeights: null,
+      reason: 'resuming a failed run',
+    };
+    expect(startedOver(fresh, 'x')).toBe(fresh);
   });
 });

@@ -137,6 +137,15 @@ export function chooseStart(saved: SavedRun | null, hash: string, opts: StartOpt
   return { kind: 'restore', snapshot: saved.snapshot as Snapshot<unknown>, previousWeights, resumes: true };
 }
 
+/**
+ * A restore turned into a start from pre-flight when `reason` is given (a revert that took new
+ * items drains them rather than replay its end); any other start as it is.
+ */
+export function startedOver(start: Start, reason: string | undefined): Start {
+  if (!reason || start.kind !== 'restore') return start;
+  return { ...start, kind: 'fresh', snapshot: undefined, reason, resumes: true };
+}
+
 const WHAT: Record<RunMode, string> = { run: 'run', 'dry-run': 'dry run', revert: 'revert' };
 
 /**

@@ -3,7 +3,9 @@
  * are seeded, whether it finished, what is left to move, what it skipped, and the plan it ran under.
  */
 import { existsSync } from 'node:fs';
+import type { Kind } from '../plan/types.js';
 import type { CheckpointStore, ItemState, SavedRun } from '../store/types.js';
+import { ITEM_STATES } from '../store/types.js';
 import { modeRefusal } from './mode.js';
 import type { RevertItem, SkippedItem } from '../actors/index.js';
 import type { RuntimeServices } from './types.js';
@@ -24,6 +26,12 @@ export interface RevertState {
   skipped: SkippedItem[];
   /** The revert's saved run (its plan hash and the plan's fields), null before its first snapshot. */
   saved: SavedRun | null;
+  /** Every item the revert took so far (`kind:id`): never read or taken again. */
+  known: Set<string>;
+  /** Its rows still to move back, or quarantined: what a run (or `--retry-quarantined`) may move. */
+  open: { kind: Kind; id: number; state: ItemState }[];
+  /** The list (`revert --only`) that took items last, null when none did or a plain revert did. */
+  lastList: string | null;
 }
 
 const ALL = Number.MAX_SAFE_INTEGER;
@@ -39,6 +47,9 @@ export function readRevertState(
     remaining: [],
     skipped: [],
     saved: null,
+    known: new Set(),
+    open: [],
+    lastList: null,
   };
   if (!existsSync(file)) return none;
   const store = services.openCheckpoint(file, { readOnly: true });
@@ -48,6 +59,7 @@ export function readRevertState(
     const saved = store.loadRun();
     const counts = store.summary(services.clock.now()).counts;
     if (counts.length === 0) return { ...none, saved };
+    const rows = rowsOf(store);
     const snap = saved?.snapshot as { status?: string; value?: unknown } | null | undefined;
     const remaining = counts
       .filter((c) => OPEN_STATES.includes(c.state as ItemState) && c.n > 0)
@@ -58,10 +70,22 @@ export function readRevertState(
       remaining,
       skipped: skippedIn(store),
       saved,
+      known: new Set(rows.map((r) => `${r.kind}:${r.id}`)),
+      open: rows.filter((r) => r.state !== 'moved' && r.state !== 'left' && r.state !== 'unselected'),
+      lastList: store.lastEventOf(['revert.seeded'], ALL)?.data.list?.file ?? null,
     };
   } finally {
     store.close();
   }
+}
+
+/** Every row of the revert's checkpoint: kind, id and state. */
+function rowsOf(store: CheckpointStore): { kind: Kind; id: number; state: ItemState }[] {
+  const out: { kind: Kind; id: number; state: ItemState }[] = [];
+  for (const kind of ['projects', 'snippets', 'groups'] as const)
+    for (const state of ITEM_STATES)
+      for (const row of store.itemsInState(kind, null, state, ALL)) out.push({ kind, id: row.id, state });
+  return out;
 }
 
 export function readSkipped(file: string, services: Pick<RuntimeServices, 'openCheckpoint'>): SkippedItem[] {

@@ -49,7 +49,7 @@ import {
   unrecordedSample,
 } from './revert-identity.js';
 import { forwardMovedItems, revertDrains } from '../actors/index.js';
-import type { AliveMove, RevertItem, RevertSet, SkippedItem } from '../actors/index.js';
+import type { AliveMove, RevertItem, RevertSeedList, RevertSet, SkippedItem } from '../actors/index.js';
 import { locateRevertItems } from './revert-judge.js';
 import {
   aliveRefusal,
@@ -62,6 +62,11 @@ import {
 import { groupItems, readRevertState, readSkipped } from './revert-state.js';
 import type { RevertGroup, RevertState } from './revert-state.js';
 import { executeRun } from './run.js';
+import { createRelayGate, createRunOutage } from './outage-hold.js';
+import type { RunOutage } from './outage-hold.js';
+import { readRevertList, recordingNames, refuseOtherOpenItems, renamedSinceList, selectByList } from './revert-only.js';
+import type { NotMovedByForward, RevertList } from './revert-only.js';
+import type { ItemsFormat } from './items-format.js';
 import { openExistingCheckpoint } from './status.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 import { laterWeightChange, restoreTarget, weightsChangedError, weightsLeftBy } from '../actors/index.js';
@@ -89,6 +94,19 @@ export interface RevertPreview {
   laterWeights: LaterWeight[] | null;
   /** Moves of the forward run still queued or running on the instance: the revert refuses while there are any. */
   alive: AliveMove[];
+  /** `--only FILE`: the list, its items the forward run did not move, and the forward run's items left out. */
+  list?: RevertPreviewList | null;
+}
+
+/** What a `revert --only` list selects. */
+export interface RevertPreviewList {
+  file: string;
+  /** Items of the list the forward run did not move: not touched. */
+  notMoved: NotMovedByForward[];
+  /** Items of the list an earlier revert took already (moved back, or still to move in its checkpoint). */
+  taken: number;
+  /** The forward run's items no revert took and this list leaves out: they stay on the destination. */
+  outside: number;
 }
 
 export interface RevertOptions extends Pick<
@@ -106,6 +124,8 @@ export interface RevertOptions extends Pick<
   command: string;
   /** The command that resumes the forward run (`shardmove run PLAN ...`), for the refusals that need it. */
   forwardCommand: string;
+  /** `--only FILE`: move back only the items of this reviewed list (`format` null: from the file's name or first character). */
+  only?: { file: string; format: ItemsFormat | null };
   /** Asked once the preview is known and there is something to do; false changes nothing. */
   confirm(preview: RevertPreview): Promise<boolean>;
 }
@@ -134,6 +154,8 @@ export async function executeRevert(
   const services: RuntimeServices = { ...(await import('./services.js')).defaultServices(), ...injected };
   const loaded = await services.loadPlan(opts.planFile, { env: opts.env, cwd: opts.cwd });
   const { plan } = loaded;
+  // The list is read and checked before anything else is opened or contacted.
+  const list = opts.only ? readRevertList({ ...opts.only, cwd: opts.cwd, planFile: opts.planFile }, loaded) : null;
   const forwardFile = runCheckpointOf(plan, opts);
   const revertFile = revertCheckpointPath(forwardFile);
   const secrets = secretsOf(plan);
@@ -141,6 +163,7 @@ export async function executeRevert(
   let log: Logger | undefined;
   let lease: LeaseKeeper | undefined;
   let api: InstanceApi | undefined;
+  let early: RunOutage | undefined;
   try {
     assertForward(forward, forwardFile, revertFile);
     if (!opts.acceptPlanChange)
@@ -167,15 +190,27 @@ export async function executeRevert(
     const again = { accept: opts.acceptPlanChange ?? false, again: opts.command, hash: loaded.hash };
     // The forward run's plan first: another URL is refused before anything is asked of it.
     if (!state.saved) checkForwardPlan({ ...again, forwardFile, saved: forwardSaved, plan });
+    // Under a list, nothing outside it may move: rows an earlier revert left to move must be its.
+    if (list)
+      refuseOtherOpenItems(
+        state.open.filter((r) => r.state !== 'quarantined' || opts.retryQuarantined),
+        list,
+        { revertFile, last: state.lastList, command: opts.command },
+      );
 
     // One client for the reads, the confirmation and the run: an OAuth refresh token is used once.
     const oauth = createOauthWriteback(opts.planFile, opts.env, plan, secrets, log);
     let onRefresh = oauth.onRefresh;
     let onResponse: (e: RequestEvent) => void = () => undefined;
+    // Outages hold the reads before the run as they hold the run; its own gate takes over with the client
+    // (and records the hold in the revert's checkpoint, which does not exist before the run).
+    early = readsOutage(plan, opts, services, log);
+    const relay = createRelayGate(early.gate);
     api = services.createApi(plan, {
       readOnly: opts.dryRun,
       onRefresh: (t) => onRefresh(t),
       onResponse: (e) => onResponse(e),
+      outage: relay.gate,
     });
     const readAt = services.clock.now();
     let reads: ForwardReads;
@@ -186,6 +221,8 @@ export async function executeRevert(
         context: forwardContext,
         plan,
         seeded: state.seeded,
+        known: state.known,
+        list,
         signal: opts.signal,
         where: { url: plan.instance.url, recordedUrl: recordedUrlOf(forwardSaved), forwardFile },
       });
@@ -201,7 +238,8 @@ export async function executeRevert(
     const revertPlan = planOfRevert(plan, drains, moved);
     checkRevertPlan({ ...again, saved: state.saved, plan });
     const left = weightsLeftBy(forwardContext, plan);
-    const current = forwardWeights ? await api.getWeights() : null;
+    // A list moves back part of the drain: its weights stay as they are (its destinations stay in use).
+    const current = forwardWeights && !list ? await api.getWeights() : null;
     const laterWeights = forwardWeights && current ? laterWeightChange(forwardWeights, left, current) : null;
     const preview = buildPreview({
       forwardFile,
@@ -211,6 +249,7 @@ export async function executeRevert(
       state,
       weights: forwardWeights && current ? restoreTarget(forwardWeights, current).changes : [],
       laterWeights,
+      list: reads.selection && list ? { file: list.file, ...reads.selection } : null,
     });
     const refusal =
       preview.alive.length > 0
@@ -220,7 +259,9 @@ export async function executeRevert(
           : null;
     if (opts.dryRun) return { kind: 'preview', preview, refusal };
     if (refusal) throw refusal;
-    if ((!state.finished || opts.retryQuarantined) && !(await opts.confirm(preview)))
+    // Items taken by this process (a new list, or the rest after one) are drained, not the end replayed.
+    const adding = state.seeded && set !== null && set.items.length + set.skipped.length > 0;
+    if ((!state.finished || opts.retryQuarantined || adding) && !(await opts.confirm(preview)))
       return { kind: 'declined', preview };
     if (opts.signal.aborted) return { kind: 'stopped', forwardFile };
 
@@ -234,6 +275,11 @@ export async function executeRevert(
         mode: 'revert',
         acceptPlanChange: opts.acceptPlanChange ?? false,
         retryQuarantined: opts.retryQuarantined ?? false,
+        ...(adding
+          ? {
+              startOver: `${set.items.length + set.skipped.length} more item(s) taken${list ? ` from the list ${list.file}` : ''}`,
+            }
+          : {}),
         signal: AbortSignal.any([opts.signal, lease.signal]),
       },
       {
@@ -249,6 +295,10 @@ export async function executeRevert(
         createApi: (_p, o) => {
           onRefresh = o.onRefresh;
           onResponse = o.onResponse;
+          if (o.outage) {
+            early?.close();
+            relay.use(o.outage);
+          }
           // The run closes what it is given; this client is closed here, after the run.
           return { ...shared, close: async () => undefined };
         },
@@ -261,6 +311,9 @@ export async function executeRevert(
           weightsLeft: left,
           overwriteWeights: opts.overwriteWeights ?? false,
           command: opts.command,
+          keepWeights: list !== null,
+          outside: reads.outside,
+          ...seedListOf(list, reads),
         }),
       },
     );
@@ -274,6 +327,7 @@ export async function executeRevert(
     return { kind: 'ran', outcome, revertFile, skipped: readSkipped(revertFile, services) };
   } finally {
     lease?.stop();
+    early?.close();
     await api?.close().catch(() => undefined);
     forward.releaseLock();
     forward.close();
@@ -281,10 +335,42 @@ export async function executeRevert(
   }
 }
 
+/** The gate of the reads before the run: said on stderr and in the log (no checkpoint of the revert's yet). */
+function readsOutage(plan: Plan, opts: RevertOptions, services: RuntimeServices, log: Logger): RunOutage {
+  return createRunOutage({
+    plan,
+    env: opts.env,
+    store: { appendEvent: () => undefined },
+    clock: services.clock,
+    log,
+    stderr: opts.stderr,
+    signal: opts.signal,
+    meanwhile: 'the revert has written nothing yet, and reads again once it answers',
+  });
+}
+
+/** The list a `revert --only` seeds from, as its `revert.seeded` event records it. */
+function seedListOf(list: RevertList | null, reads: ForwardReads): { list?: RevertSeedList } {
+  if (!list || !reads.selection) return {};
+  return {
+    list: {
+      file: list.file,
+      digest: list.digest,
+      items: list.items.length,
+      notMoved: reads.selection.notMoved.length,
+      outside: reads.outside.length,
+    },
+  };
+}
+
 /** What the reads before any write found: the forward run's items, and their verdicts (null: seeded earlier). */
 interface ForwardReads {
   moved: RevertItem[];
   set: RevertSet | null;
+  /** `--only`: what the list selects (null without a list). */
+  selection: Omit<RevertPreviewList, 'file'> | null;
+  /** The forward run's items no revert took and this one leaves out (not in the list). */
+  outside: RevertItem[];
 }
 
 /**
@@ -298,6 +384,9 @@ async function readForward(a: {
   context: Partial<RunContext> | undefined;
   plan: Plan;
   seeded: boolean;
+  /** Items the revert's checkpoint holds already (`kind:id`): not read or taken again. */
+  known: ReadonlySet<string>;
+  list: RevertList | null;
   signal: AbortSignal;
   where: { url: string; recordedUrl: string | null; forwardFile: string };
 }): Promise<ForwardReads> {
@@ -307,16 +396,32 @@ async function readForward(a: {
   const sources = [...new Set([...(context?.sources ?? []), ...plan.move.from])];
   const destinations = [...new Set([...(context?.destinations ?? []), ...plan.move.to])];
   const moved = withBulkJobItems(recorded, await bulkJobItems(a.api, a.forward, sources, destinations));
-  if (moved.length === 0) return { moved, set: null };
-  if (a.seeded) {
-    // Its first process read every item; the instance must still be the one holding the forward run's moves.
+  if (moved.length === 0) return { moved, set: null, selection: null, outside: [] };
+  const isKnown = (i: RevertItem) => a.known.has(`${i.kind}:${i.id}`);
+  const picked = a.list ? selectByList(moved, a.list, a.where.forwardFile) : null;
+  const wanted = picked ? picked.chosen : moved;
+  const chosenKeys = new Set(wanted.map((i) => `${i.kind}:${i.id}`));
+  const outside = moved.filter((i) => !isKnown(i) && !chosenKeys.has(`${i.kind}:${i.id}`));
+  const selection = picked
+    ? { notMoved: picked.notMoved, taken: wanted.filter(isKnown).length, outside: outside.length }
+    : null;
+  const toRead = wanted.filter((i) => !isKnown(i));
+  if (a.seeded && toRead.length === 0) {
+    // An earlier process read every item it took; the instance must still be the one holding the forward run's moves.
     const sample = await unrecordedSample(a.api, moved);
     assertRecorded(sample.unrecorded, { ...a.where, checked: sample.checked });
-    return { moved, set: null };
+    return { moved, set: null, selection, outside };
   }
-  const set = await locateRevertItems(a.api, moved, a.signal);
-  assertRecorded(set.unrecorded, { ...a.where, checked: moved.length });
-  return { moved, set };
+  const reading = a.list ? recordingNames(a.api) : { api: a.api, names: new Map<string, string>() };
+  const set = await locateRevertItems(reading.api, toRead, a.signal);
+  assertRecorded(set.unrecorded, { ...a.where, checked: toRead.length });
+  if (a.list) {
+    // What was reviewed must be what is there: an item renamed since the list was made is named, not moved.
+    const { keep, renamed } = renamedSinceList(set.items, a.list, reading.names);
+    set.items = keep;
+    set.skipped.push(...renamed);
+  }
+  return { moved, set, selection, outside };
 }
 
 function buildPreview(a: {
@@ -327,8 +432,10 @@ function buildPreview(a: {
   state: RevertState;
   weights: WeightChange[];
   laterWeights: LaterWeight[] | null;
+  list: RevertPreviewList | null;
 }): RevertPreview {
-  const groups = a.set ? groupItems(a.set.items) : a.state.remaining;
+  // A process that takes items adds them to what an earlier one left to move.
+  const groups = a.set ? mergeGroups(a.state.remaining, groupItems(a.set.items)) : a.state.remaining;
   return {
     forwardFile: a.forwardFile,
     revertFile: a.revertFile,
@@ -336,9 +443,20 @@ function buildPreview(a: {
     resuming: a.set === null,
     groups,
     total: groups.reduce((n, g) => n + g.n, 0),
-    skipped: a.set ? a.set.skipped : a.state.skipped,
+    skipped: a.set ? [...a.state.skipped, ...a.set.skipped] : a.state.skipped,
     weights: a.weights,
     laterWeights: a.laterWeights,
     alive: a.set ? a.set.alive : [],
+    list: a.list,
   };
+}
+
+function mergeGroups(earlier: readonly RevertGroup[], added: readonly RevertGroup[]): RevertGroup[] {
+  const out = earlier.map((g) => ({ ...g }));
+  for (const g of added) {
+    const same = out.find((o) => o.kind === g.kind && o.from === g.from && (o.to === g.to || o.to === ''));
+    if (same) same.n += g.n;
+    else out.push({ ...g });
+  }
+  return out;
 }

@@ -48,7 +48,7 @@ import type { RunOutage } from './outage-hold.js';
 import { controlCommand } from '../shared/control-command.js';
 import { CHECKPOINT_MODE, RuntimeError } from './errors.js';
 import { CheckpointUnusableError } from '../store/errors.js';
-import { chooseStart, describeResume, planFixed } from './resume.js';
+import { chooseStart, describeResume, planFixed, startedOver } from './resume.js';
 import { eventsInPages, migrationSpan } from '../report/span.js';
 import type { StartOptions } from './resume.js';
 import type { RunEnd, RunOptions, RunOutcome, RuntimeServices } from './types.js';
@@ -160,7 +160,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       fixed: () => saved !== null && planFixed(store, saved, { dryRun: opts.dryRun, now: services.clock.now() }),
       planChanges: () => (saved?.plan ? formatPlanChanges(diffPlanRecords(saved.plan, planRecord)) : null),
     };
-    let start = chooseStart(saved, hash, startOpts);
+    let start = startedOver(chooseStart(saved, hash, startOpts), opts.startOver);
     const released = opts.retryQuarantined ? releaseQuarantined(store, opts, services.clock.now(), log) : 0;
     if (released > 0) start = chooseStart(saved, hash, { ...startOpts, released });
     if (start.kind === 'fresh' && start.reason) {

@@ -5,21 +5,24 @@
  */
 import { LEFT_SELECTION_LISTED, leftSelectionOf } from '../report/left-selection.js';
 import { existsSync } from 'node:fs';
+import { forwardMovedItems } from '../actors/index.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { checkpointBusyTimeout } from '../store/busy.js';
 import type { Checkpoint } from '../store/checkpoint.js';
-import type { SavedRun } from '../store/types.js';
+import type { ItemStore, SavedRun } from '../store/types.js';
+import { ITEM_STATES } from '../store/types.js';
 import { failedMoves } from '../report/failed-moves.js';
 import type { FailedMove } from '../report/failed-moves.js';
 import type { RunContext } from '../machine/types.js';
 import { networksView } from '../report/networks.js';
 import type { NetworksView } from '../report/networks.js';
 import { buildStatusReport, capView } from '../report/status.js';
-import type { LockView, StatusReport, StatusSources } from '../report/status.js';
+import type { LockView, RevertView, StatusReport, StatusSources } from '../report/status.js';
 import { releasedAtOf } from '../report/pace.js';
 import { withCopyKnowledge } from './copies.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
 import { isAlive, thisHost } from './process.js';
+import { revertCheckpointPath } from './paths.js';
 
 /**
  * Opens the checkpoint at `file` beside a run that may hold it (no lock taken, busy timeout); throws
@@ -141,6 +144,7 @@ export function readStatus(
         leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
         networks: readNetworks(store, saved, opts.networkMembers),
         pace: paceSourceOf(store),
+        revert: readRevertView(file, store, now),
       }),
     );
   } finally {
@@ -199,6 +203,96 @@ export function countEvents(file: string, type: string): number {
       n += page.filter((e) => e.type === type).length;
       after = page[page.length - 1]!.seq;
     }
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * What a forward run's `status` and `report` say of its revert: whether one ran beside it (its
+ * checkpoint `<name>.revert.db`), when, in what state (running, done, failed ...), how many items
+ * went back to which storage, and how many of the forward run's items are still where it put them.
+ * Read-only, from the two checkpoints alone (no instance is contacted).
+ */
+const EVERY_ROW = Number.MAX_SAFE_INTEGER;
+const REVERT_KINDS = ['projects', 'snippets', 'groups'] as const;
+
+/**
+ * The revert of the forward checkpoint `forwardFile`, or null when none ran (no revert checkpoint
+ * beside it, or `forwardFile` is a revert's own). `forward`: the forward checkpoint, open.
+ */
+export function readRevertView(
+  forwardFile: string,
+  forward: Pick<ItemStore, 'itemsInState'>,
+  now: number,
+): RevertView | null {
+  if (forwardFile.endsWith('.revert.db')) return null;
+  const file = revertCheckpointPath(forwardFile);
+  if (!existsSync(file)) return null;
+  let store;
+  try {
+    store = openExistingCheckpoint(file, { readOnly: true });
+  } catch {
+    return {
+      file,
+      state: 'unreadable',
+      startedAt: null,
+      endedAt: null,
+      back: [],
+      toMove: 0,
+      quarantined: 0,
+      skipped: 0,
+      forwardItems: 0,
+      stillThere: 0,
+      notTaken: 0,
+      lists: [],
+    };
+  }
+  try {
+    const saved = store.loadRun();
+    const last = store.lastEventOf(['run.finished', 'run.interrupted', 'run.stopped']);
+    const status = buildStatusReport(file, saved, store.summary(now), now, { lock: lockHolder(store), last });
+    const taken = new Set<string>();
+    const backBy = new Map<string, number>();
+    let toMove = 0;
+    let quarantined = 0;
+    let skipped = 0;
+    for (const kind of REVERT_KINDS) {
+      for (const state of ITEM_STATES)
+        for (const row of store.itemsInState(kind, null, state, EVERY_ROW)) taken.add(`${kind}:${row.id}`);
+      for (const row of store.itemsInState(kind, null, 'moved', EVERY_ROW)) {
+        if (row.moveId === null) skipped++;
+        else backBy.set(row.destination ?? '?', (backBy.get(row.destination ?? '?') ?? 0) + 1);
+      }
+      skipped += store.itemsInState(kind, null, 'left', EVERY_ROW).length;
+      quarantined += store.itemsInState(kind, null, 'quarantined', EVERY_ROW).length;
+      for (const state of ['pending', 'scheduling', 'in_flight'] as const)
+        toMove += store.itemsInState(kind, null, state, EVERY_ROW).length;
+    }
+    const back = [...backBy.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([storage, n]) => ({ storage, n }));
+    const ofForward = forwardMovedItems(forward, (row) => row.destination ?? '');
+    // Moved there by the forward run, and taken by no revert (not in any list): still there.
+    const notTaken = ofForward.filter((i) => i.forwardState === 'moved' && !taken.has(`${i.kind}:${i.id}`)).length;
+    const first = store.eventsOf(['run.started'], 0, 1)[0];
+    const lists = store
+      .eventsOf(['revert.seeded'], 0, 1000)
+      .map((e) => e.data.list?.file)
+      .filter((f): f is string => typeof f === 'string');
+    return {
+      file,
+      state: status.state,
+      startedAt: first?.at ?? null,
+      endedAt: status.state === 'running' ? null : (status.ended?.at ?? null),
+      back,
+      toMove,
+      quarantined,
+      skipped,
+      forwardItems: ofForward.length,
+      // Not moved back yet (still to move, quarantined), or taken by no revert: where the forward run put them.
+      stillThere: notTaken + toMove + quarantined,
+      notTaken,
+      lists: [...new Set(lists)],
+    };
   } finally {
     store.close();
   }

@@ -119,6 +119,11 @@ export interface RunOptions {
    */
   given?: { digest: string; file: string };
   /**
+   * Start the machine from pre-flight with this reason, even over a finished run: a revert that takes
+   * new items (another `--only` list, or the rest after one) must drain them, not replay its end.
+   */
+  startOver?: string;
+  /**
    * Told how the run ended once it got as far as the lock, while the checkpoint is still held and
    * before the observers stop (the notifications record the run's last event with it).
    */

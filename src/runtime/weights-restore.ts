@@ -22,6 +22,8 @@ import type { RequestEvent } from '../api/client.js';
 import type { InstanceApi } from '../api/types.js';
 import type { RunContext } from '../machine/types.js';
 import { createAuditBuffer } from './audit.js';
+import { createRunOutage } from './outage-hold.js';
+import type { CheckpointStore } from '../store/types.js';
 import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import { createRunLogger, SecretSet } from './logger.js';
 import { assertRealRun } from './mode.js';
@@ -92,7 +94,26 @@ export async function restoreWeights(
   const onResponse = (e: RequestEvent) => {
     if (e.mutating) audit?.add({ ...e }, services.clock.now());
   };
-  const api: InstanceApi = services.createApi(plan, { readOnly: false, onRefresh: oauth.onRefresh, onResponse });
+  // Outages hold the restore as they hold a run (same HELD line, events, exit 7 once
+  // instance.outage_wait ran out); the events go to the checkpoint once it is open for the write.
+  let events: Pick<CheckpointStore, 'appendEvent'> | null = null;
+  const outage = createRunOutage({
+    plan,
+    env: opts.env,
+    store: { appendEvent: (type, data, at) => events?.appendEvent(type, data, at) },
+    clock: services.clock,
+    // The log beside the checkpoint is created on its first line: here, an outage's.
+    log: { warn: (obj, msg) => openLog().warn(obj, msg), info: (obj, msg) => openLog().info(obj, msg) },
+    stderr: opts.stderr,
+    signal: opts.signal ?? new AbortController().signal,
+    meanwhile: 'nothing is written until it answers',
+  });
+  const api: InstanceApi = services.createApi(plan, {
+    readOnly: false,
+    onRefresh: oauth.onRefresh,
+    onResponse,
+    outage: outage.gate,
+  });
   try {
     const seen = await api.getWeights();
     const shown = restoreTarget(previous, seen);
@@ -104,6 +125,7 @@ export async function restoreWeights(
       return { kind: 'declined', file, changes: shown.changes };
 
     const store = openExistingCheckpoint(file, { readOnly: false });
+    events = store;
     const log = openLog();
     audit = createAuditBuffer(store);
     let lease: ReturnType<typeof keepLease> | undefined;
@@ -137,12 +159,14 @@ export async function restoreWeights(
       try {
         audit.flush();
       } finally {
+        events = null;
         store.releaseLock();
         store.close();
         log.flush();
       }
     }
   } finally {
+    outage.close();
     await api.close().catch(() => undefined);
   }
 }

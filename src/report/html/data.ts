@@ -12,8 +12,9 @@ import { describeRule } from '../../schedule/rules.js';
 import type { StoredEvent } from '../../store/types.js';
 import { isMoveEvent, MoveLedger, spanSeconds } from '../moves.js';
 import type { MoveSpan } from '../moves.js';
-import type { StatusReport } from '../status.js';
+import type { RevertView, StatusReport } from '../status.js';
 import { partialOutcome } from '../counts.js';
+import { notInTheList } from '../stays.js';
 import { IdleSlotsReader } from '../idle-slots.js';
 
 /** One sample of the timeline, at the end of its bucket. */
@@ -166,6 +167,8 @@ export interface ReportData {
   control: StatusReport['control'];
   /** A revert's checkpoint: the forward run's checkpoint it moves items back for (null: a forward run). */
   revertOf?: string | null;
+  /** A forward run's revert, when one ran beside its checkpoint (../status.ts RevertView); absent or null: none. */
+  revert?: RevertView | null;
 }
 
 const HEADLINES: Record<string, string> = {
@@ -247,6 +250,9 @@ function holdMarker(e: StoredEvent): Omit<TimelineMarker, 't'> | null {
 /** The outcome in one line, as the final summary words it: a partial drain says how far it went. */
 function headlineOf(status: StatusReport, c: RunContext | null, revertOf: string | null): string {
   if (c?.dryRun && status.state !== 'running') return `Dry run: ${status.state} (nothing was changed on the instance)`;
+  const notListed = revertOf ? notInTheList(c?.verification) : 0;
+  if (notListed > 0 && (status.state === 'done' || status.state === 'doneWithQuarantine'))
+    return `Reverted${status.state === 'doneWithQuarantine' ? ' with quarantined items' : ''} except ${notListed} not in the list: ${notListed} item(s) stay on the destination; everything else the revert took is back where it came from, verified`;
   const fixed = (revertOf ? REVERT_HEADLINES : HEADLINES)[status.state] ?? status.state;
   if (revertOf || (status.state !== 'done' && status.state !== 'doneWithQuarantine')) return fixed;
   if (status.state === 'done' && status.listOutcome)
@@ -460,6 +466,7 @@ export function buildReportData(input: ReportInput): ReportData {
     warnings: status.warnings,
     control: status.control,
     revertOf,
+    revert: status.revert,
   };
 }
 

@@ -9,6 +9,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { stayingWhy } from '../counts.js';
 import { verificationVerdict } from '../stays.js';
+import { revertLines } from '../status.js';
+import type { RevertView } from '../status.js';
 import { formatApproxDuration, formatBytes } from '../summary.js';
 import { escapeControls } from '../escape.js';
 import { shellWord } from '../../shared/shell-word.js';
@@ -114,6 +116,13 @@ function weights(d: ReportData): string {
         '</p>'
       : '';
   return table('weights', ['Storage', 'Before', 'After'], rows, [false, true, true]) + note;
+}
+
+/** The forward run's revert: when, its state, what went back where, what is still on the destination. */
+function revertHtml(v: RevertView): string {
+  const lines = revertLines(v).slice(2);
+  const head = revertLines(v)[1]!.replace(/^Reverted: /, '');
+  return `<p>${escapeHtml(head.charAt(0).toUpperCase() + head.slice(1))}.</p><ul>${lines.map((l) => `<li>${escapeHtml(l.trim())}</li>`).join('')}</ul>`;
 }
 
 function verification(d: ReportData): string {
@@ -314,7 +323,10 @@ export function renderHtmlReport(d: ReportData): string {
           `<ul>${d.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>`,
         );
   const data = visibleData(d).replace(/</g, '\\u003c');
-  const title = `shardmove report: ${d.plan ?? 'unknown plan'}`;
+  // A revert's report is the revert's, not the forward run's: its title says so.
+  const title = d.revertOf
+    ? `Revert of ${d.plan ?? 'unknown plan'} (${d.revertOf}): shardmove report`
+    : `shardmove report: ${d.plan ?? 'unknown plan'}`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -336,6 +348,7 @@ ${networksHtml(d.networks, { table, section, escapeHtml })}
 ${section('quarantined-section', `Quarantined (${d.quarantined.length})`, quarantined)}
 ${orphans}
 ${stuck}
+${d.revert ? section('revert-section', 'Reverted', revertHtml(d.revert)) : ''}
 ${section('weights-section', 'Weights', weights(d))}
 ${section('verification-section', 'Verification', verification(d))}
 ${section('geo-section', 'Geo', geo(d))}
