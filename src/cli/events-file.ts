@@ -15,7 +15,7 @@ import type { RunEvents } from '../runtime/event-sink.js';
 import type { RUN_OUTCOMES, RunEventBody, RunEventBodyOf } from '../events/run-events.js';
 import type { RunOutcome } from '../runtime/types.js';
 import { LeaseLostError } from '../store/errors.js';
-import { systemClock } from '../time/clock.js';
+import { systemClock } from '../shared/clock.js';
 import type { CommandContext } from './context.js';
 import { EXIT, FLAG_DEFAULTS } from './context.js';
 import { ArgsError } from './errors.js';

@@ -16,6 +16,7 @@ import { readPlanGiven } from './plan-given.js';
 import { readPlanIdentity, resolveRunCheckpoint } from './plan-identity.js';
 import { existsSync } from 'node:fs';
 import { locateCheckpoint } from '../runtime/paths.js';
+import { systemClock } from '../shared/clock.js';
 import { watchIntervalOf, watchStatus } from './status-watch.js';
 import { promptStreamOf } from './terminal.js';
 
@@ -76,7 +77,7 @@ export async function runStatusCommand(opts: StatusOpts, ctx: CommandContext): P
       stdout: ctx.stdout,
       stderr: ctx.stderr,
       raw: promptStreamOf,
-      now: Date.now,
+      clock: systemClock,
     });
   }
   // A copy plan (`shardmove copy`; or a copy checkpoint given with --state) has its own status.

@@ -7,7 +7,7 @@ import type { PrometheusClient, PrometheusOptions } from '../api/prometheus.js';
 import type { Plan } from '../plan/types.js';
 import type { FinalReportInput, StoppedReportInput } from '../report/final.js';
 import type { CheckpointStore, RunMode } from '../store/types.js';
-import type { Clock } from '../time/clock.js';
+import type { Clock } from '../shared/clock.js';
 import type { RunActors } from '../actors/index.js';
 import type { RunObserver } from './observer.js';
 import type { Precheck } from './precheck.js';

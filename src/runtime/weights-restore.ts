@@ -105,7 +105,7 @@ export async function restoreWeights(
 
     const store = openExistingCheckpoint(file, { readOnly: false });
     const log = openLog();
-    audit = createAuditBuffer(store);
+    audit = createAuditBuffer(store, services.clock);
     let lease: ReturnType<typeof keepLease> | undefined;
     try {
       assertRealRun(store, file);
