@@ -49,7 +49,7 @@ export function parseEventsInterval(raw: string): number {
 export function openEvents(target: string, progressMs: number, ctx: CommandContext): EventsTarget {
   if (target === '-')
     return {
-      events: createRunEvents((line) => ctx.stdout.write(line), systemClock, progressMs),
+      events: createRunEvents((line) => ctx.stdout.write(line), ctx.clock ?? systemClock, progressMs),
       close: () => undefined,
     };
   const file = resolve(ctx.cwd, target);
@@ -62,7 +62,7 @@ export function openEvents(target: string, progressMs: number, ctx: CommandConte
     );
   const { fd } = opened;
   return {
-    events: createRunEvents((line) => writeSync(fd, line), systemClock, progressMs),
+    events: createRunEvents((line) => writeSync(fd, line), ctx.clock ?? systemClock, progressMs),
     close: () => closeSync(fd),
   };
 }

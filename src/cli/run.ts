@@ -233,7 +233,7 @@ function startRun(
   };
   if (opts.only !== undefined)
     return executeOnly({ ...options, onlyFile: opts.only, format: parseItemsFormat(opts.itemsFormat) });
-  return executeRun(options);
+  return executeRun(options, ctx.clock ? { clock: ctx.clock } : {});
 }
 
 /** `--lease`: a plan duration within LEASE_RANGE_MS; absent means the default. */

@@ -176,6 +176,7 @@ export async function executeRevert(
       readOnly: opts.dryRun,
       onRefresh: (t) => onRefresh(t),
       onResponse: (e) => onResponse(e),
+      clock: services.clock,
     });
     const readAt = services.clock.now();
     let reads: ForwardReads;

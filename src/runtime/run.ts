@@ -199,6 +199,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       onRefresh: oauth.onRefresh,
       onResponse,
       outage: outage.gate,
+      clock: services.clock,
     });
     if (plan.prometheus)
       prometheus = (services.createPrometheus ?? createPrometheusClient)({

@@ -28,6 +28,7 @@ export function defaultServices(): RuntimeServices {
         onRefresh: opts.onRefresh,
         onResponse: opts.onResponse,
         ...(opts.outage ? { outage: opts.outage } : {}),
+        ...(opts.clock ? { now: opts.clock.now.bind(opts.clock), sleep: opts.clock.sleep.bind(opts.clock) } : {}),
       }),
     actors: realActors,
     clock: systemClock,

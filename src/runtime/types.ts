@@ -31,6 +31,8 @@ export interface RuntimeServices {
       onResponse: (e: RequestEvent) => void;
       /** Instance outages hold the run instead of failing it (api/outage.ts). */
       outage?: OutageGate;
+      /** The run's clock: the client's backoff, rate waits and token lifetimes follow it. */
+      clock?: Clock;
     },
   ): InstanceApi;
   /** The Prometheus client for `prometheus:` (default: undici against its HTTP API); tests may fake it. */

@@ -92,7 +92,12 @@ export async function restoreWeights(
   const onResponse = (e: RequestEvent) => {
     if (e.mutating) audit?.add({ ...e }, services.clock.now());
   };
-  const api: InstanceApi = services.createApi(plan, { readOnly: false, onRefresh: oauth.onRefresh, onResponse });
+  const api: InstanceApi = services.createApi(plan, {
+    readOnly: false,
+    onRefresh: oauth.onRefresh,
+    onResponse,
+    clock: services.clock,
+  });
   try {
     const seen = await api.getWeights();
     const shown = restoreTarget(previous, seen);

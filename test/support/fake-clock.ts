@@ -46,7 +46,11 @@ export interface FakeClockOptions {
 export class FakeClock implements Clock {
   private readonly pending: FakeTimer[] = [];
   private seq = 0;
-  private readonly autoAdvance: boolean;
+  /**
+   * Whether a sleep moves time to its end by itself. A test may turn it off for a while to look at
+   * the code under test while it waits (a sleep begun meanwhile waits for `advance`).
+   */
+  autoAdvance: boolean;
 
   constructor(
     public t = 1_700_000_000_000,
