@@ -43,6 +43,29 @@ const walls = Object.fromEntries([
 
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns: [NODE_TRAVERSAL, ...patterns] }] });
 
+/**
+ * One clock owns every timer (src/shared/clock.ts): code in src/ waits through the injected Clock,
+ * so a test on a simulated clock skips the wait. The real timers are started in that file only;
+ * code that must wait in real time whatever the clock (a child process's kill timeout) says so by
+ * using `systemClock` itself. A turn of the event loop (setImmediate) is not a wait and stays free.
+ */
+const REAL_TIMER_GLOBALS = ['setTimeout', 'setInterval', 'clearTimeout', 'clearInterval'].map((name) => ({
+  name,
+  message: `Use the injected Clock's ${name} (src/shared/clock.ts), so a simulated clock owns the timer.`,
+}));
+const REAL_TIMER_MODULES = {
+  group: ['node:timers', 'node:timers/*', 'timers', 'timers/*'],
+  message: "Use the injected Clock's sleep and timers (src/shared/clock.ts).",
+};
+const REAL_TIMER_PROPERTIES = [
+  { object: 'AbortSignal', property: 'timeout', message: 'A timeout on the injected Clock, or say why it is real.' },
+  ...['setTimeout', 'setInterval'].map((property) => ({
+    object: 'globalThis',
+    property,
+    message: "Use the injected Clock's timers (src/shared/clock.ts).",
+  })),
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'state/**', 'dist/**', 'coverage/**'] },
   js.configs.recommended,
@@ -55,13 +78,25 @@ export default tseslint.config(
       ...restrict([]),
     },
   },
-  ...Object.entries(walls).map(([d, patterns]) => ({ files: [`src/${d}/**/*.ts`], rules: restrict(patterns) })),
+  ...Object.entries(walls).map(([d, patterns]) => ({
+    files: [`src/${d}/**/*.ts`],
+    rules: restrict([...patterns, REAL_TIMER_MODULES]),
+  })),
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts', 'src/shared/clock.ts'],
+    rules: {
+      'no-restricted-globals': ['error', ...REAL_TIMER_GLOBALS],
+      'no-restricted-properties': ['error', ...REAL_TIMER_PROPERTIES],
+    },
+  },
   {
     files: ['src/machine/**/*.ts'],
     ignores: ['src/machine/**/*.test.ts'],
     rules: {
       ...restrict([
         ...walls.machine,
+        REAL_TIMER_MODULES,
         {
           group: ['node:*', 'undici', 'better-sqlite3', 'pino'],
           message: 'The machine is pure: effects live in actors/ and runtime/.',
@@ -73,7 +108,11 @@ export default tseslint.config(
           message: 'The machine imports nothing with effects.',
         },
       ]),
-      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'Inject the clock.' }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'Inject the clock.' },
+        ...REAL_TIMER_PROPERTIES,
+      ],
     },
   },
 );

@@ -13,6 +13,7 @@ import { rmSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import { runCli, sandboxEnv, tempDir, writeChangedSeed, writePlan } from './support/cli-harness.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 /** The bulk job's wait in the queue, on the sandbox's clock. */
 const BULK_DELAY_MS = 75_000;
@@ -31,7 +32,7 @@ describe('a late bulk job (CE snippets, --bulk-delay 75s)', { timeout: 120_000 }
       seed,
       moveDurationMs: 20,
       workers: 20,
-      clock: { now: () => Date.now() + shift },
+      clock: realTimersAt(() => Date.now() + shift),
       faults: { bulkDelayMs: BULK_DELAY_MS },
     });
     onTestFinished(() => sb.close());

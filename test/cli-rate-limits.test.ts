@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import { runCli, sandboxEnv, tempDir, writeChangedSeed, writePlan } from './support/cli-harness.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 const HOLD = "HELD by the instance's rate limit until";
 
@@ -54,7 +55,7 @@ describe('application rate limits, small limits', { timeout: 180_000 }, () => {
       moveDurationMs: 20,
       workers: 20,
       logger,
-      clock: { now: () => Date.now() + shift },
+      clock: realTimersAt(() => Date.now() + shift),
     });
     onTestFinished(() => sb.close());
     // Once the run shows the hold, the sandbox's clock runs a minute ahead every 250 ms of real time.

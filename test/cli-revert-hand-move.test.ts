@@ -12,6 +12,7 @@ import { loadSeed } from '../src/sandbox/seed.js';
 import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, storagesOf, tempDir, writePlan } from './support/cli-harness.js';
 import type { SeenRequest } from './support/hold-proxy.js';
 import { startHoldProxy } from './support/hold-proxy.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 describe('shardmove revert and a move someone else makes', { timeout: 120_000 }, () => {
   it('skips and lists an item being moved by hand when it is read, and leaves it where that move takes it', async () => {
@@ -26,7 +27,7 @@ describe('shardmove revert and a move someone else makes', { timeout: 120_000 },
       seed,
       moveDurationMs: 30,
       workers: 10,
-      clock: { now: () => frozen ?? Date.now() + offset },
+      clock: realTimersAt(() => frozen ?? Date.now() + offset),
     });
     onTestFinished(() => sb.close());
     const proxy = await startHoldProxy(sb.url);

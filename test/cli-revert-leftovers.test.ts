@@ -26,6 +26,7 @@ import {
   writePlan,
   writeSeed,
 } from './support/cli-harness.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 const KINDS = ['projects', 'snippets', 'groups'] as const;
 
@@ -129,7 +130,7 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
     let now = Date.parse('2026-06-01T00:00:00Z');
     const seed = structuredClone(loadSeed());
     seed.inventory = { projects: [1, 2, 3, 4, 5].map((id) => ({ id, storage: 'nfs-1' })) };
-    const sb = await startSandbox({ seed, moveDurationMs: 1000, workers: 1, clock: { now: () => now } });
+    const sb = await startSandbox({ seed, moveDurationMs: 1000, workers: 1, clock: realTimersAt(() => now) });
     onTestFinished(() => sb.close());
     const advance = async (ms: number) => {
       now += ms;

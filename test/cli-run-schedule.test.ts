@@ -1,15 +1,18 @@
 /**
- * Maintenance windows end to end: a real `shardmove run` whose plan's only window is days
- * away says at once that it waits, shows it in `status`, and sends no POST to the sandbox (judged
- * from the sandbox's own database); `--ignore-schedule` then runs it to the end and leaves an audit
- * event saying so.
+ * Maintenance windows on the in-process harness: `shardmove run` and the sandbox on one simulated
+ * clock. A run whose plan's only window is days away says at once that it waits, shows it in
+ * `status`, and sends no POST to the sandbox (judged from the sandbox's own database); a run left
+ * to wait waits out the days on the simulated clock (milliseconds) and does all its work inside
+ * the window; `--ignore-schedule` runs it at once and leaves an audit event saying so. (It ran as
+ * separate processes waiting real seconds before; nothing here is about the process boundary.)
  */
 import { appendFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { DAYS } from '../src/time/windows.js';
-import { runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { startSimulation } from './support/sim-harness.js';
 
 function count(db: string, query: string): number {
   const d = new Database(db, { readonly: true, fileMustExist: true });
@@ -20,43 +23,37 @@ function count(db: string, query: string): number {
   }
 }
 
-describe('shardmove run with maintenance windows (separate processes)', { timeout: 60_000 }, () => {
-  it('outside every window: waits, says so, schedules nothing; --ignore-schedule runs it and is audited', async () => {
-    const dir = tempDir('schedule');
-    const seed = writeSeed(dir, { projects: 20, snippets: 4, groups: 2 });
-    const db = join(dir, 'sandbox.db');
-    const sandbox = await startSandboxProcess(['--seed', seed, '--db', db, '--move-duration', '20', '--workers', '20']);
-    onTestFinished(async () => {
-      await sandbox.stop();
-      rmSync(dir, { recursive: true, force: true });
-    });
-    const plan = writePlan(dir, { concurrency: 10 });
-    // One window three days from today (UTC), so it is closed now whatever the time of day.
-    const day = DAYS[(new Date().getUTCDay() + 3) % 7];
-    appendFileSync(plan, `schedule:\n  timezone: UTC\n  windows: ["${day} 01:00-02:00"]\n`);
+async function windowedPlan(window?: string) {
+  const dir = tempDir('schedule-sim');
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const seed = writeSeed(dir, { projects: 20, snippets: 4, groups: 2 });
+  const db = join(dir, 'sandbox.db');
+  const sim = await startSimulation({ seed, db, moveDurationMs: 20, workers: 20 });
+  const plan = writePlan(dir, { concurrency: 10 });
+  // One window three days from the simulated today (UTC), so it is closed now whatever the hour.
+  const day = DAYS[(new Date(sim.clock.now()).getUTCDay() + 3) % 7]!;
+  appendFileSync(plan, `schedule:\n  timezone: UTC\n  windows: ["${window ?? `${day} 01:00-02:00`}"]\n`);
+  return { dir, db, sim, plan, day, env: sandboxEnv(sim.url) };
+}
 
-    let waitingSeen = '';
-    const waiting = await runCli(['run', plan], {
-      cwd: dir,
-      env: sandboxEnv(sandbox.url),
-      onStart: (child) => {
-        let err = '';
-        child.stderr?.on('data', (c) => {
-          err += String(c);
-          if (err.includes('outside every maintenance window') && !waitingSeen) {
-            waitingSeen = err;
-            // Let it reach the drain and wait there, then ask status, then stop it.
-            setTimeout(() => {
-              void runCli(['status', plan], { cwd: dir, env: sandboxEnv(sandbox.url) }).then((s) => {
-                waitingSeen += `\n--- status ---\n${s.stdout}`;
-                child.kill('SIGINT');
-              });
-            }, 3000);
-          }
-        });
-      },
+describe('shardmove run with maintenance windows (one simulated clock)', () => {
+  it('outside every window: waits, says so, schedules nothing; --ignore-schedule runs it and is audited', async () => {
+    const { dir, db, sim, plan, day, env } = await windowedPlan();
+    // Time stands still while the test looks at the waiting run: its sleeps wait for the test.
+    sim.clock.autoAdvance = false;
+    const waiting = sim.start(['run', plan], { cwd: dir, env });
+    await vi.waitFor(() => expect(waiting.stderr()).toContain('outside every maintenance window'), {
+      timeout: 20_000,
+      interval: 20,
     });
-    expect(waiting.code, waiting.stdout + waiting.stderr).toBe(130);
+    let waitingSeen = waiting.stderr();
+    // Let it reach the drain and wait there (a few seconds of its clock), then ask status, then stop it.
+    await sim.clock.advanceAsync(3_000);
+    const s = await sim.shardmove(['status', plan], { cwd: dir, env });
+    waitingSeen += `\n--- status ---\n${s.stdout}`;
+    waiting.interrupt();
+    const stopped = await waiting.done;
+    expect(stopped.code, stopped.stdout + stopped.stderr).toBe(130);
     expect(waitingSeen).toMatch(
       new RegExp(`outside every maintenance window; nothing is scheduled until ${day} \\d{4}-\\d\\d-\\d\\d 01:00 UTC`),
     );
@@ -65,12 +62,39 @@ describe('shardmove run with maintenance windows (separate processes)', { timeou
     );
     expect(count(db, 'SELECT count(*) AS n FROM moves')).toBe(0);
 
-    const forced = await runCli(['run', plan, '--ignore-schedule'], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    sim.clock.autoAdvance = true;
+    const forced = await sim.shardmove(['run', plan, '--ignore-schedule'], { cwd: dir, env });
     expect(forced.code, forced.stdout + forced.stderr).toBe(0);
     expect(forced.stderr).toContain('--ignore-schedule');
     expect(count(db, "SELECT count(*) AS n FROM items WHERE storage <> 'cluster'")).toBe(0);
     expect(count(join(dir, 'state', 'it.db'), "SELECT count(*) AS n FROM events WHERE type = 'schedule.ignored'")).toBe(
       1,
     );
+  });
+
+  it('left to wait, it waits out the hours and moves everything inside the window', async () => {
+    // The simulated start is Monday 00:00 UTC: the window opens two hours of its clock later.
+    const { dir, db, sim, plan, env } = await windowedPlan('Mon 02:00-03:00');
+    const startedAt = sim.clock.now();
+    const r = await sim.shardmove(['run', plan], { cwd: dir, env });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(count(db, "SELECT count(*) AS n FROM items WHERE storage <> 'cluster'")).toBe(0);
+    // Every move of the sandbox was created and ended inside the one window, hours after the start.
+    const d = new Database(db, { readonly: true, fileMustExist: true });
+    try {
+      const moves = d.prepare('SELECT created_at, updated_at FROM moves').all() as {
+        created_at: string;
+        updated_at: string;
+      }[];
+      expect(moves.length).toBeGreaterThanOrEqual(26);
+      for (const m of moves) {
+        for (const at of [Date.parse(m.created_at), Date.parse(m.updated_at)]) {
+          expect(at - startedAt).toBeGreaterThanOrEqual(2 * 3_600_000);
+          expect(new Date(at).getUTCHours()).toBe(2);
+        }
+      }
+    } finally {
+      d.close();
+    }
   });
 });

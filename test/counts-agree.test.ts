@@ -15,6 +15,7 @@ import type { RunningSandbox } from '../src/sandbox/index.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import { allMovesOf, fromDb, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
 import { until } from './support/until.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 interface StatusJson {
   total: number;
@@ -103,7 +104,7 @@ describe('placed, moved and staying agree across every output', { timeout: 180_0
     sandbox = await startSandbox({
       seed: smallSeed(dir, { projects: 40, snippets: 6, groups: 4 }),
       moveDurationMs: 60_000,
-      clock: { now: () => Date.now() + shift },
+      clock: realTimersAt(() => Date.now() + shift),
     });
     const sb = sandbox;
     const total = onStorage(sb, 'nfs-1');

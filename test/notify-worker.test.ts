@@ -238,7 +238,11 @@ describe('the delivery worker', () => {
     const n = notifier(both, [finished], 50);
     n.started!(run());
     n.ended({ outcome: { kind: 'interrupted' } });
-    await n.stopped!();
+    const stopped = n.stopped!();
+    // The wait is on the run's clock: once the hanging target holds the end, the test moves past it.
+    await vi.waitFor(() => expect(hangs.got).toHaveLength(1));
+    clock.advance(50);
+    await stopped;
     expect(types(ok.got)).toEqual(['run.finished#1']);
     expect(ok.got[0]!.event).toMatchObject({ outcome: 'done', exitCode: 0 });
     expect(hangs.got).toHaveLength(1);
@@ -250,7 +254,6 @@ describe('the delivery worker', () => {
       }),
     ]);
     expect(rows(store).map((r) => r.delivered)).toEqual([true, false]);
-    void clock;
   });
 
   it('after a lost lease sends the last events once, writing nothing', async () => {

@@ -11,6 +11,7 @@ import { startSandbox } from '../src/sandbox/index.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { loadSeed } from '../src/sandbox/seed.js';
 import { getMeta, setMeta } from '../src/sandbox/db.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 const ROOT = 'glpat-sandbox-root-api-sudo-0001';
 const ROOT_READ = 'glpat-sandbox-root-read-api-0002';
@@ -658,7 +659,7 @@ describe('Features API', () => {
 describe('OAuth refresh and expiry', () => {
   let sb: RunningSandbox;
   let now = Date.parse('2026-06-01T12:00:00Z');
-  const clock = { now: () => now };
+  const clock = realTimersAt(() => now);
   beforeAll(async () => {
     sb = await startSandbox({
       seed: seed((s) => {
@@ -792,7 +793,7 @@ describe('access token expiry and last_used_at under an injected clock', () => {
           expires_at: '2030-01-01',
         }),
       ),
-      clock: { now: () => now },
+      clock: realTimersAt(() => now),
     });
   });
   afterAll(async () => {

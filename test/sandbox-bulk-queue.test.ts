@@ -11,6 +11,7 @@ import type { FaultOptions } from '../src/sandbox/faults.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { loadSeed } from '../src/sandbox/seed.js';
 import { callSandbox } from './support/sandbox-call.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 const T0 = Date.parse('2026-06-01T00:00:00Z');
 
@@ -29,7 +30,7 @@ function seed(version: string): Seed {
 
 async function start(version: string, faults: Partial<FaultOptions>) {
   let now = T0;
-  const sb = await startSandbox({ seed: seed(version), moveDurationMs: 1000, clock: { now: () => now }, faults });
+  const sb = await startSandbox({ seed: seed(version), moveDurationMs: 1000, clock: realTimersAt(() => now), faults });
   onTestFinished(() => sb.close());
   const advance = async (ms: number) => {
     now += ms;

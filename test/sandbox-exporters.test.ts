@@ -19,6 +19,7 @@ import type { Seed } from '../src/sandbox/seed-schema.js';
 import { SeedError, loadSeed, parseSeed } from '../src/sandbox/seed.js';
 import { callSandbox } from './support/sandbox-call.js';
 import { EXPORTER_PATHS, scrapeExporter } from './support/sandbox-exporters.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 const MIB = 1024 * 1024;
 const MOVE_MS = 1000;
@@ -43,7 +44,7 @@ function seed(change: (s: Seed) => void = () => {}): Seed {
 /** A sandbox with `workers` Sidekiq threads on a manual clock. */
 async function start(s: Seed = seed(), workers = 2, faults: Partial<FaultOptions> = {}) {
   let now = T0;
-  const sb = await startSandbox({ seed: s, workers, moveDurationMs: MOVE_MS, clock: { now: () => now }, faults });
+  const sb = await startSandbox({ seed: s, workers, moveDurationMs: MOVE_MS, clock: realTimersAt(() => now), faults });
   onTestFinished(() => sb.close());
   const advance = async (ms: number) => {
     now += ms;

@@ -14,6 +14,7 @@ import type { Seed } from '../src/sandbox/seed-schema.js';
 import { SeedError, loadSeed, parseSeed } from '../src/sandbox/seed.js';
 import { SANDBOX_ROOT_TOKEN, callSandbox } from './support/sandbox-call.js';
 import { filesystemValue } from './support/sandbox-exporters.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 const MIB = 1024 * 1024;
 const MOVE_MS = 1000;
@@ -340,7 +341,7 @@ describe('object pools', () => {
     try {
       const db = join(dir, 'sandbox.db');
       let now = Date.parse('2026-06-01T00:00:00Z');
-      const first = await startSandbox({ seed: seed(), db, moveDurationMs: MOVE_MS, clock: { now: () => now } });
+      const first = await startSandbox({ seed: seed(), db, moveDurationMs: MOVE_MS, clock: realTimersAt(() => now) });
       await moveAndFinish(
         first,
         async (ms) => {

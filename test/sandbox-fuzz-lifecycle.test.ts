@@ -21,6 +21,7 @@ import { NO_FAULTS, createFaults } from '../src/sandbox/faults.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { fakeChecksum } from '../src/sandbox/checksum.js';
 import { loadSeed } from '../src/sandbox/seed.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 const ROOT = { 'private-token': 'glpat-sandbox-root-api-sudo-0001', 'content-type': 'application/json' };
 const MOVE_MS = 1000;
@@ -61,7 +62,7 @@ async function startManual(faults: { moveFailRate: number; seed: number }, db?: 
       seed: smallSeed(),
       moveDurationMs: MOVE_MS,
       faults,
-      clock: { now: () => now },
+      clock: realTimersAt(() => now),
       ...(db ? { db } : {}),
     });
   let sb = await start();
@@ -162,8 +163,14 @@ describe('move lifecycles', () => {
   it("a cleanup failure does not make a newer move's item writable, and no commit is lost", async () => {
     let seed = 1;
     while (!(
-      createFaults({ ...NO_FAULTS, moveFailRate: 0.5, seed }, () => 0).moveFate('project', 1, 1) === 'cleanup_fail' &&
-      createFaults({ ...NO_FAULTS, moveFailRate: 0.5, seed }, () => 0).moveFate('project', 1, 2) === 'ok'
+      createFaults(
+        { ...NO_FAULTS, moveFailRate: 0.5, seed },
+        realTimersAt(() => 0),
+      ).moveFate('project', 1, 1) === 'cleanup_fail' &&
+      createFaults(
+        { ...NO_FAULTS, moveFailRate: 0.5, seed },
+        realTimersAt(() => 0),
+      ).moveFate('project', 1, 2) === 'ok'
     ))
       seed++;
     const m = await startManual({ moveFailRate: 0.5, seed });
@@ -262,7 +269,10 @@ const step: fc.Arbitrary<Action[]> = fc.oneof(
 function cleanupHeavySeeds(count: number): number[] {
   const out: number[] = [];
   for (let seed = 1; out.length < count; seed++) {
-    const faults = createFaults({ ...NO_FAULTS, moveFailRate: 1, seed }, () => 0);
+    const faults = createFaults(
+      { ...NO_FAULTS, moveFailRate: 1, seed },
+      realTimersAt(() => 0),
+    );
     let n = 0;
     for (const k of KINDS) for (let id = 1; id <= 3; id++) if (faults.moveFate(k, id, 1) === 'cleanup_fail') n++;
     if (n >= 3) out.push(seed);

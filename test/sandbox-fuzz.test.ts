@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { createRouter, startSandbox } from '../src/sandbox/index.js';
 import { changeCount, markCredentialsUsed } from './support/sandbox-snapshot.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 const ROOT = 'glpat-sandbox-root-api-sudo-0001';
 const ROOT_ADMIN_MODE = 'glpat-sandbox-root-admin-mode-03';
@@ -665,7 +666,7 @@ describe('arbitrary requests under injected faults', () => {
     const at = Date.parse('2026-06-01T12:00:30Z');
     sb = await startSandbox({
       faults: { errorRate: 0.25, resetRate: 0.1, rateLimit: 150, seed: 4242 },
-      clock: { now: () => at },
+      clock: realTimersAt(() => at),
     });
     sb.state.engine.close();
     markCredentialsUsed(sb.state);

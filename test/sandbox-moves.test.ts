@@ -15,6 +15,7 @@ import { setMeta } from '../src/sandbox/db.js';
 import type { MoveFate } from '../src/sandbox/faults.js';
 import type { MoveEngine } from '../src/sandbox/moves/engine.js';
 import { createMoveEngine } from '../src/sandbox/moves/engine.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 const ROOT = 'glpat-sandbox-root-api-sudo-0001';
 const ALICE = 'glpat-sandbox-alice-api-00000006';
@@ -223,7 +224,7 @@ describe('read-only during a move', () => {
     sb.state.engine.kick();
   };
   beforeAll(async () => {
-    sb = await startSandbox({ seed: seed(), moveDurationMs: 60_000, clock: { now: () => Date.now() + shift } });
+    sb = await startSandbox({ seed: seed(), moveDurationMs: 60_000, clock: realTimersAt(() => Date.now() + shift) });
   });
   afterAll(async () => {
     await sb.close();

@@ -9,6 +9,7 @@ import { startSandbox } from '../src/sandbox/index.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { loadSeed, parseSeed } from '../src/sandbox/seed.js';
 import { callSandbox } from './support/sandbox-call.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 /** A 10-minute boundary: every window of the limits starts here. */
 const T0 = Date.parse('2026-06-01T00:00:00Z');
@@ -20,7 +21,7 @@ async function start(version: string, over: (s: Seed) => void = () => {}) {
   s.inventory = { projects: [{ id: 1, storage: 'nfs-1', size_mb: 1 }] };
   over(s);
   let now = T0;
-  const sb = await startSandbox({ seed: s, moveDurationMs: 1000, clock: { now: () => now } });
+  const sb = await startSandbox({ seed: s, moveDurationMs: 1000, clock: realTimersAt(() => now) });
   onTestFinished(() => sb.close());
   return { sb, advance: (ms: number) => void (now += ms) };
 }

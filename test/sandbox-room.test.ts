@@ -14,6 +14,7 @@ import type { FaultOptions } from '../src/sandbox/faults.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { loadSeed } from '../src/sandbox/seed.js';
 import { callSandbox } from './support/sandbox-call.js';
+import { realTimersAt } from './support/fake-clock.js';
 
 const MIB = 1024 * 1024;
 const MOVE_MS = 1000;
@@ -240,7 +241,7 @@ describe('a move into a storage without room (Gitaly ReplicateRepository)', () =
     const dir = mkdtempSync(join(tmpdir(), 'shardmove-room-'));
     try {
       let now = Date.parse('2026-06-01T00:00:00Z');
-      const clock = { now: () => now };
+      const clock = realTimersAt(() => now);
       const open = async () => {
         const sb = await startSandbox({ seed: seed(), db: join(dir, 'sandbox.db'), moveDurationMs: MOVE_MS, clock });
         onTestFinished(() => sb.close());

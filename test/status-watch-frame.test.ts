@@ -1,5 +1,6 @@
 /** The terminal frame of `status --watch` (pure): redrawn in place, cut to the width, escaped. */
 import { describe, expect, it } from 'vitest';
+import { FakeClock } from './support/fake-clock.js';
 import { fitLine, watchBlock, watchFrame, watchIntervalOf, watchStatus } from '../src/cli/status-watch.js';
 
 describe('watchFrame', () => {
@@ -64,7 +65,7 @@ describe('watchStatus on a terminal', () => {
         stdout: raw as never,
         stderr: raw as never,
         raw: () => raw as never,
-        now: () => 0,
+        clock: new FakeClock(0),
       },
     );
     expect(code).toBe(0);

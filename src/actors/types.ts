@@ -21,7 +21,7 @@ import type {
 import type { Plan } from '../plan/types.js';
 import type { SchedulingGate } from '../schedule/gate.js';
 import type { ActorStore } from '../store/types.js';
-import type { Clock } from '../time/clock.js';
+import type { Clock } from '../shared/clock.js';
 
 export interface ActorDeps {
   api: InstanceApi;

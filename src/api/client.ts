@@ -7,7 +7,7 @@
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import { scrubServerText } from '../secrets/registry.js';
-import { systemClock } from '../time/clock.js';
+import { systemClock } from '../shared/clock.js';
 import { SHARDMOVE_VERSION } from './version.js';
 import type { CredentialProvider } from './auth.js';
 import type { RatePacer } from './rate-pacer.js';

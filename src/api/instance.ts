@@ -9,7 +9,7 @@ import { createCredentialProvider } from './auth.js';
 import type { OAuthTokenPair } from './auth.js';
 import { createClient, createPool, USER_AGENT } from './client.js';
 import { checksApplicationRateLimits, createRatePacer } from './rate-pacer.js';
-import { systemClock } from '../time/clock.js';
+import { systemClock } from '../shared/clock.js';
 import type { RequestEvent, RetryPolicy } from './client.js';
 import type { OutageGate } from './outage.js';
 import { ApiHttpError, ApiInvalidResponseError } from './errors.js';

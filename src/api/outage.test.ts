@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../test/support/fake-clock.js';
 import { ApiAmbiguousError, ApiHttpError, ApiNetworkError, ApiNotFoundError, ApiTimeoutError } from './errors.js';
 import { InstanceOutageError, createOutageGate, describeOutage, outageCause } from './outage.js';
 import type { OutageListener, OutageState } from './outage.js';
@@ -6,18 +7,8 @@ import type { OutageListener, OutageState } from './outage.js';
 const REF = { method: 'GET', path: '/api/v4/projects' };
 const T0 = Date.parse('2026-12-01T23:41:02Z');
 
-/** A clock only the gate's sleeps move: a two-minute outage is a few microseconds. */
-function fakeClock() {
-  let now = T0;
-  return {
-    now: () => now,
-    sleep: (ms: number) => {
-      now += ms;
-      return Promise.resolve();
-    },
-    advance: (ms: number) => (now += ms),
-  };
-}
+/** A clock only the gate's sleeps (and the test) move: a two-minute outage is a few microseconds. */
+const fakeClock = () => new FakeClock(T0);
 
 function recorder() {
   const seen: string[] = [];
@@ -48,7 +39,7 @@ describe('the outage gate', () => {
   it('holds a request through a two-minute outage, probing every retry interval, and says it once', async () => {
     const clock = fakeClock();
     const { seen, listener } = recorder();
-    const gate = createOutageGate({ waitMs: 30 * 60_000, retryMs: 10_000, ...clock, listener });
+    const gate = createOutageGate({ waitMs: 30 * 60_000, retryMs: 10_000, clock, listener });
     let probes = 0;
     gate.setProbe(() => Promise.resolve(++probes * 10_000 < 120_000 ? 'ECONNREFUSED' : null));
     gate.failed('ECONNREFUSED', T0);
@@ -70,7 +61,7 @@ describe('the outage gate', () => {
 
   it('fails every waiting request with its own error once outage_wait ran out', async () => {
     const clock = fakeClock();
-    const gate = createOutageGate({ waitMs: 60_000, retryMs: 10_000, ...clock });
+    const gate = createOutageGate({ waitMs: 60_000, retryMs: 10_000, clock });
     let probes = 0;
     gate.setProbe(() => {
       probes++;
@@ -95,7 +86,7 @@ describe('the outage gate', () => {
   it('ends the hold when any other request gets an answer', async () => {
     const clock = fakeClock();
     const { seen, listener } = recorder();
-    const gate = createOutageGate({ waitMs: 60_000, retryMs: 10_000, ...clock, listener });
+    const gate = createOutageGate({ waitMs: 60_000, retryMs: 10_000, clock, listener });
     gate.setProbe(() => {
       // Meanwhile another request was answered.
       gate.answered(clock.now());
@@ -108,7 +99,7 @@ describe('the outage gate', () => {
   it('says nothing of a failure an answer followed (a blip the retries covered)', () => {
     const clock = fakeClock();
     const { seen, listener } = recorder();
-    const gate = createOutageGate({ waitMs: 60_000, retryMs: 10_000, ...clock, listener });
+    const gate = createOutageGate({ waitMs: 60_000, retryMs: 10_000, clock, listener });
     gate.failed('ECONNRESET', T0);
     gate.answered(T0 + 500);
     expect(seen).toEqual([]);
@@ -116,12 +107,11 @@ describe('the outage gate', () => {
   });
 
   it('gives the signal reason to a waiter whose run is interrupted', async () => {
-    const clock = fakeClock();
     const gate = createOutageGate({
       waitMs: 60_000,
       retryMs: 10_000,
-      now: clock.now,
-      sleep: () => new Promise(() => undefined),
+      // Its sleeps never end by themselves: the probe loop waits until the run is interrupted.
+      clock: new FakeClock(T0, { autoAdvance: false }),
     });
     gate.setProbe(() => Promise.resolve('ECONNREFUSED'));
     const ac = new AbortController();
@@ -132,18 +122,13 @@ describe('the outage gate', () => {
 });
 
 describe('the health watch of a quiet run', () => {
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it('probes once nothing answered for a while, says when the instance stops answering and when it answers again', async () => {
-    vi.useFakeTimers({ now: T0 });
+    const clock = new FakeClock(T0, { autoAdvance: false });
     const { seen, listener } = recorder();
     const gate = createOutageGate({
       waitMs: 60_000,
       retryMs: 10_000,
-      now: () => Date.now(),
-      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+      clock,
       listener,
     });
     let answers = true;
@@ -155,23 +140,23 @@ describe('the health watch of a quiet run', () => {
     const watch = gate.watch(10_000);
     // A request answered 5 s ago: no probe yet.
     gate.answered(T0);
-    await vi.advanceTimersByTimeAsync(5_000);
-    gate.answered(Date.now());
-    await vi.advanceTimersByTimeAsync(5_000);
+    await clock.advanceAsync(5_000);
+    gate.answered(clock.now());
+    await clock.advanceAsync(5_000);
     expect(probes).toBe(0);
     // Quiet for longer (a paused run, nothing in flight): it asks, and the instance answers.
-    await vi.advanceTimersByTimeAsync(10_000);
+    await clock.advanceAsync(10_000);
     expect(probes).toBe(1);
     expect(seen).toEqual([]);
     // The instance goes away: said at the next probe, without any request waiting, and never ended by the deadline.
     answers = false;
-    await vi.advanceTimersByTimeAsync(10_000);
+    await clock.advanceAsync(10_000);
     expect(seen).toEqual(['down ECONNREFUSED since 30000']);
     expect(gate.state()).toMatchObject({ cause: 'ECONNREFUSED', deadline: null });
-    await vi.advanceTimersByTimeAsync(120_000);
+    await clock.advanceAsync(120_000);
     expect(seen).toHaveLength(1);
     answers = true;
-    await vi.advanceTimersByTimeAsync(10_000);
+    await clock.advanceAsync(10_000);
     expect(seen).toEqual(['down ECONNREFUSED since 30000', 'up after 130000']);
     watch.close();
   });

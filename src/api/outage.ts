@@ -14,6 +14,7 @@
  */
 import { formatPlanDuration } from '../plan/durations.js';
 import { ApiHttpError, ApiNetworkError, ApiTimeoutError, InstanceOutageError, outageClock } from './errors.js';
+import type { Clock } from '../shared/clock.js';
 import type { ApiError, OutageState } from './errors.js';
 
 export { InstanceOutageError } from './errors.js';
@@ -41,8 +42,8 @@ export interface OutageGateOptions {
   /** `instance.outage_wait`: how long requests wait for the instance before the run ends. */
   waitMs: number;
   retryMs?: number;
-  now: () => number;
-  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The run's clock: the deadline, the probes' sleeps and the health watch's interval. */
+  clock: Clock;
   listener?: OutageListener;
   /** The run's signal: ends the probing loop (Ctrl-C) without waiting for its next probe. */
   signal?: AbortSignal;
@@ -93,7 +94,7 @@ export function createOutageGate(opts: OutageGateOptions): OutageGate {
   const retryMs = Math.max(1, opts.retryMs ?? DEFAULT_OUTAGE_RETRY_MS);
   let down: { since: number; cause: string; told: boolean; deadline: number | null } | null = null;
   let probe: OutageProbe | null = null;
-  let lastAnswer = opts.now();
+  let lastAnswer = opts.clock.now();
   /** The one probing loop of the outage in course, shared by every waiting request. */
   let waiting: Promise<void> | null = null;
   let probing = false;
@@ -123,9 +124,9 @@ export function createOutageGate(opts: OutageGateOptions): OutageGate {
       if (told) opts.listener?.up(was, at);
     },
     hold(cause, signal) {
-      gate.failed(cause, opts.now());
+      gate.failed(cause, opts.clock.now());
       const d = down!;
-      d.deadline ??= opts.now() + opts.waitMs;
+      d.deadline ??= opts.clock.now() + opts.waitMs;
       tell();
       if (!waiting) {
         waiting = loop().finally(() => {
@@ -141,14 +142,14 @@ export function createOutageGate(opts: OutageGateOptions): OutageGate {
       probe = p;
     },
     watch(quietMs) {
-      const timer = setInterval(() => {
+      const timer = opts.clock.setInterval(() => {
         if (waiting || probing || !probe) return;
-        if (!down && opts.now() - lastAnswer < quietMs) return;
+        if (!down && opts.clock.now() - lastAnswer < quietMs) return;
         probing = true;
         void ask()
           .then((cause) => {
             if (cause === null) return;
-            gate.failed(cause, opts.now());
+            gate.failed(cause, opts.clock.now());
             tell();
           })
           .finally(() => {
@@ -156,7 +157,7 @@ export function createOutageGate(opts: OutageGateOptions): OutageGate {
           });
       }, retryMs);
       timer.unref();
-      return { close: () => clearInterval(timer) };
+      return { close: () => opts.clock.clearInterval(timer) };
     },
   };
 
@@ -165,7 +166,7 @@ export function createOutageGate(opts: OutageGateOptions): OutageGate {
     if (!probe) return down?.cause ?? 'no answer';
     try {
       const cause = await probe(signal);
-      if (cause === null) gate.answered(opts.now());
+      if (cause === null) gate.answered(opts.clock.now());
       return cause;
     } catch (err) {
       if (signal?.aborted) throw err;
@@ -178,9 +179,9 @@ export function createOutageGate(opts: OutageGateOptions): OutageGate {
     for (;;) {
       const d = down;
       if (!d) return;
-      const left = (d.deadline ?? Infinity) - opts.now();
+      const left = (d.deadline ?? Infinity) - opts.clock.now();
       if (left <= 0) throw new InstanceOutageError(snapshot()!, opts.waitMs);
-      await opts.sleep(Math.min(retryMs, left), opts.signal);
+      await opts.clock.sleep(Math.min(retryMs, left), opts.signal);
       if (!down) return;
       const cause = await ask();
       if (cause === null) return;

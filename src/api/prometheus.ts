@@ -66,6 +66,8 @@ export function createPrometheusClient(opts: PrometheusOptions): PrometheusClien
         accept: 'application/json',
       };
       if (opts.token) headers['authorization'] = `Bearer ${opts.token}`;
+      // A bound on a real socket (as undici's headersTimeout), not a wait of the run: real time.
+      // eslint-disable-next-line no-restricted-properties -- a socket's timeout is real whatever the clock
       const timeout = AbortSignal.timeout(opts.timeoutMs);
       let status: number;
       let text: string;

@@ -2,6 +2,7 @@
  * What main.ts hands every command: the process's streams and environment, and a signal that fires
  * on SIGINT, SIGTERM or SIGHUP. Commands never read process.argv/env or call process.exit themselves.
  */
+import type { Clock } from '../shared/clock.js';
 export interface CommandContext {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
@@ -16,6 +17,11 @@ export interface CommandContext {
   cwd: string;
   /** Aborted on the first SIGINT, SIGTERM or SIGHUP. */
   signal: AbortSignal;
+  /**
+   * The clock of the command's run and its waits; the system clock when absent (the executable
+   * never sets it: tests run commands in-process on a simulated one).
+   */
+  clock?: Clock;
 }
 
 /** What a run of the runtime takes of the command's process, as one spread (`run`, `revert`, `copy`). */

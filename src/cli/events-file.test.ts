@@ -1,3 +1,4 @@
+import { FakeClock } from '../../test/support/fake-clock.js';
 import { describe, expect, it } from 'vitest';
 import { RunEventSchema } from '../events/run-events.js';
 import { createRunEvents } from '../runtime/event-sink.js';
@@ -6,7 +7,7 @@ import { finishWithError } from './events-file.js';
 
 function sink() {
   const lines: string[] = [];
-  const events = createRunEvents((l) => lines.push(l), { now: () => 0, sleep: () => Promise.resolve() }, 30_000);
+  const events = createRunEvents((l) => lines.push(l), new FakeClock(0), 30_000);
   return { events, read: () => lines.map((l) => RunEventSchema.parse(JSON.parse(l))) };
 }
 

@@ -15,7 +15,7 @@ import type { RunEvents } from '../runtime/event-sink.js';
 import type { RUN_OUTCOMES, RunEventBody, RunEventBodyOf } from '../events/run-events.js';
 import type { RunOutcome } from '../runtime/types.js';
 import { LeaseLostError } from '../store/errors.js';
-import { systemClock } from '../time/clock.js';
+import { systemClock } from '../shared/clock.js';
 import type { CommandContext } from './context.js';
 import { EXIT, FLAG_DEFAULTS } from './context.js';
 import { ArgsError } from './errors.js';
@@ -49,7 +49,7 @@ export function parseEventsInterval(raw: string): number {
 export function openEvents(target: string, progressMs: number, ctx: CommandContext): EventsTarget {
   if (target === '-')
     return {
-      events: createRunEvents((line) => ctx.stdout.write(line), systemClock, progressMs),
+      events: createRunEvents((line) => ctx.stdout.write(line), ctx.clock ?? systemClock, progressMs),
       close: () => undefined,
     };
   const file = resolve(ctx.cwd, target);
@@ -62,7 +62,7 @@ export function openEvents(target: string, progressMs: number, ctx: CommandConte
     );
   const { fd } = opened;
   return {
-    events: createRunEvents((line) => writeSync(fd, line), systemClock, progressMs),
+    events: createRunEvents((line) => writeSync(fd, line), ctx.clock ?? systemClock, progressMs),
     close: () => closeSync(fd),
   };
 }

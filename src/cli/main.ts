@@ -419,6 +419,21 @@ function addServeCommand(program: Command, ctx: CommandContext, setExit: (code: 
     });
 }
 
+/**
+ * One command line in this process, on `ctx`: its exit code, errors mapped as for the executable,
+ * nothing exited, no signal handler installed. `main` is this plus the process; the in-process test
+ * harness (test/support/sim-harness.ts) runs commands through it on a simulated clock.
+ */
+export async function runCommandLine(argv: string[], ctx: CommandContext): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  try {
+    await buildProgram(ctx, (c) => (exitCode = c)).parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    exitCode = exitCodeFor(err, ctx);
+  }
+  return exitCode;
+}
+
 /** Runs the CLI with the given arguments and exits the process with the command's exit code. */
 export async function main(argv: string[]): Promise<void> {
   const controller = new AbortController();
@@ -443,12 +458,7 @@ export async function main(argv: string[]): Promise<void> {
   const busyMs = Number(process.env.CHECKPOINT_BUSY_TIMEOUT_MS);
   if (process.env.CHECKPOINT_BUSY_TIMEOUT_MS && Number.isSafeInteger(busyMs) && busyMs >= 0)
     setCheckpointBusyTimeout(busyMs);
-  let exitCode: number = EXIT.ok;
-  try {
-    await buildProgram(ctx, (c) => (exitCode = c)).parseAsync(argv, { from: 'user' });
-  } catch (err) {
-    exitCode = exitCodeFor(err, ctx);
-  }
+  const exitCode = await runCommandLine(argv, ctx);
   process.exitCode = exitCode;
   // What was printed reaches its reader first: to a pipe, Node writes asynchronously, and an exit
   // with writes still queued would cut `status --json | jq` at the pipe's 64 KiB, exit 0.

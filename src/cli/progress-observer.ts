@@ -16,6 +16,7 @@ import type { ObservedRun, RunObserver } from '../runtime/observer.js';
 import { holdOf } from '../events/hold.js';
 import { renderHoldNote, renderProgressLine } from '../report/progress.js';
 import { holdNextStep } from '../report/next-step.js';
+import type { Timer } from '../shared/clock.js';
 
 /** Where the line goes: a terminal keeps one live line; a file or a pipe gets whole lines. */
 export interface ProgressSink {
@@ -39,7 +40,7 @@ const LINE_GAP_MS = 10_000;
 export function createProgressObserver(sink: ProgressSink): RunObserver {
   const baseGapMs = sink.tty ? TTY_GAP_MS : 1_000;
   let run: ObservedRun | null = null;
-  let timer: NodeJS.Timeout | null = null;
+  let timer: Timer | null = null;
   let cap: CapData | null = null;
   let seenSeq = 0;
   let lastRead = 0;
@@ -121,14 +122,14 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
       seenSeq = r.fromSeq;
       // A file or a pipe: the first line after one interval (short runs stay quiet), or at a hold.
       lastPrint = Date.now();
-      timer = setInterval(tick, baseGapMs);
+      timer = r.clock.setInterval(tick, baseGapMs);
       timer.unref();
     },
     progress() {
       if (sink.tty) tick();
     },
     stopped() {
-      if (timer) clearInterval(timer);
+      run?.clock.clearInterval(timer);
       timer = null;
       if (sink.tty && drawn) sink.clear();
       run = null;

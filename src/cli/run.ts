@@ -231,9 +231,11 @@ function startRun(
     onEnd: (end: RunEnd) => notifier.ended(end),
     ...(opts.precheck ? { precheck: opts.precheck } : {}),
   };
+  // The clock of the command's context (a test's simulated one), else the runtime's own.
+  const clock = ctx.clock ? { clock: ctx.clock } : {};
   if (opts.only !== undefined)
-    return executeOnly({ ...options, onlyFile: opts.only, format: parseItemsFormat(opts.itemsFormat) });
-  return executeRun(options);
+    return executeOnly({ ...options, onlyFile: opts.only, format: parseItemsFormat(opts.itemsFormat) }, clock);
+  return executeRun(options, clock);
 }
 
 /** `--lease`: a plan duration within LEASE_RANGE_MS; absent means the default. */

@@ -165,13 +165,14 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
     if (key !== lastCounts) logger.info({ faults: counts }, 'fault counts');
     lastCounts = key;
   };
-  const countsTimer = setInterval(logCounts, 1000);
+  const clock = sandbox.state.clock;
+  const countsTimer = clock.setInterval(logCounts, 1000);
   countsTimer.unref();
   await new Promise<void>((done) => {
     if (ctx.signal.aborted) done();
     else ctx.signal.addEventListener('abort', () => done(), { once: true });
   });
-  clearInterval(countsTimer);
+  clock.clearInterval(countsTimer);
   logCounts();
   logger.info('sandbox stopping');
   // The URL of a sandbox that no longer listens would send a rehearsal to whatever listens there next.

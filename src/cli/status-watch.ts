@@ -11,9 +11,9 @@
  * A checkpoint that is not there yet (a watch started before its run) is said and waited for.
  * The pure parts (the interval, a frame) are exported for the tests.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseDuration } from '../plan/durations.js';
 import { escapeControls } from '../report/escape.js';
+import type { Clock } from '../shared/clock.js';
 import { ArgsError } from './errors.js';
 
 /** The interval when --interval is not given, and the shortest one accepted. */
@@ -98,7 +98,8 @@ export async function watchStatus(
     stdout: Out;
     stderr: Out;
     raw: RawOf;
-    now: () => number;
+    /** The time of a pipe's header line and the wait between looks. */
+    clock: Pick<Clock, 'now' | 'sleep'>;
   },
 ): Promise<number> {
   const terminal = opts.stdout.isTTY === true && !opts.json;
@@ -117,10 +118,10 @@ export async function watchStatus(
         ? got.text
         : terminal
           ? watchFrame(got.text, { columns: opts.stdout.columns, rows: (opts.stdout as { rows?: number }).rows })
-          : watchBlock(got.text, opts.now());
+          : watchBlock(got.text, opts.clock.now());
       if (!(await writeAll(screen, text))) return 0;
       try {
-        await sleep(opts.intervalMs, undefined, { signal: opts.signal });
+        await opts.clock.sleep(opts.intervalMs, opts.signal);
       } catch {
         break;
       }

@@ -16,6 +16,7 @@ import { readPlanGiven } from './plan-given.js';
 import { readPlanIdentity, resolveRunCheckpoint } from './plan-identity.js';
 import { existsSync } from 'node:fs';
 import { locateCheckpoint } from '../runtime/paths.js';
+import { systemClock } from '../shared/clock.js';
 import { watchIntervalOf, watchStatus } from './status-watch.js';
 import { promptStreamOf } from './terminal.js';
 
@@ -76,7 +77,7 @@ export async function runStatusCommand(opts: StatusOpts, ctx: CommandContext): P
       stdout: ctx.stdout,
       stderr: ctx.stderr,
       raw: promptStreamOf,
-      now: Date.now,
+      clock: ctx.clock ?? systemClock,
     });
   }
   // A copy plan (`shardmove copy`; or a copy checkpoint given with --state) has its own status.
@@ -102,7 +103,9 @@ async function lookOnce(
   const file = await statusCheckpoint(opts, ctx, say);
   let report;
   try {
-    report = readStatus(file, Date.now(), await readPlanGiven(opts.plan, ctx), { networkMembers: opts.items === true });
+    report = readStatus(file, (ctx.clock ?? systemClock).now(), await readPlanGiven(opts.plan, ctx), {
+      networkMembers: opts.items === true,
+    });
   } catch (err) {
     if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
       const message = (err as Error).message;

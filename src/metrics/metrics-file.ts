@@ -14,6 +14,7 @@ import type { CopyKnowledge } from '../report/copies.js';
 import { holdOf } from '../events/hold.js';
 import { isMoveEvent, MoveLedger } from '../report/moves.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
+import type { Timer } from '../shared/clock.js';
 import { findSamePlanFiles } from './neighbours.js';
 import type { RunOutcome } from './run-metrics.js';
 import { RunMetrics } from './run-metrics.js';
@@ -66,8 +67,8 @@ export function createMetricsFileObserver(
   let ending = false;
   let gapMs = 1000;
   let lastWrite = 0;
-  let trailing: NodeJS.Timeout | null = null;
-  let keepalive: NodeJS.Timeout | null = null;
+  let trailing: Timer | null = null;
+  let keepalive: Timer | null = null;
   let writing: Promise<void> = Promise.resolve();
   let reported = false;
 
@@ -122,7 +123,7 @@ export function createMetricsFileObserver(
     const r = run;
     const m = metrics;
     const end = ending;
-    lastWrite = Date.now();
+    lastWrite = r.clock.now();
     // One write at a time: the renames land in the order the snapshots were taken.
     writing = writing.then(async () => {
       try {
@@ -140,12 +141,13 @@ export function createMetricsFileObserver(
   /** At most one write per gap; a call inside the gap schedules one at its end, so the last poll is never lost. */
   const throttled = () => {
     if (!run || trailing || ending) return;
-    const wait = lastWrite + gapMs - Date.now();
+    const clock = run.clock;
+    const wait = lastWrite + gapMs - clock.now();
     if (wait <= 0) {
       void write();
       return;
     }
-    trailing = setTimeout(() => {
+    trailing = clock.setTimeout(() => {
       trailing = null;
       void write();
     }, wait);
@@ -174,8 +176,8 @@ export function createMetricsFileObserver(
             `(one of them is dropped at every scrape). Remove it, or give this run a file in another folder`,
         );
       void write();
-      keepalive = setInterval(() => {
-        if (Date.now() - lastWrite >= KEEPALIVE_MS) void write();
+      keepalive = r.clock.setInterval(() => {
+        if (r.clock.now() - lastWrite >= KEEPALIVE_MS) void write();
       }, KEEPALIVE_MS);
       keepalive.unref();
     },
@@ -184,8 +186,8 @@ export function createMetricsFileObserver(
       if (run && metrics) metrics.response(e, run.clock.now());
     },
     async stopped() {
-      if (trailing) clearTimeout(trailing);
-      if (keepalive) clearInterval(keepalive);
+      run?.clock.clearTimeout(trailing);
+      run?.clock.clearInterval(keepalive);
       trailing = null;
       ending = true;
       await write();

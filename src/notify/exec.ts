@@ -16,6 +16,8 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { escapeControls } from '../report/escape.js';
 import { scrubServerText } from '../secrets/registry.js';
+import { systemClock } from '../shared/clock.js';
+import type { Timer } from '../shared/clock.js';
 import { spawnResult } from './policy.js';
 import { notificationJson } from './text.js';
 import type { DeliveryResult } from './policy.js';
@@ -182,15 +184,17 @@ function runOnce(
     child.stdin!.on('error', () => undefined);
     child.stdin!.end(`${notificationJson(d.event, d.run)}\n`);
     let killedFor: string | null = null;
-    let grace: NodeJS.Timeout | undefined;
+    // A child process lives in real time, whatever clock the run is on: its timeout and the grace
+    // before SIGKILL are real timers (the system clock's, on purpose).
+    let grace: Timer | undefined;
     const stop = (why: string) => {
       if (killedFor) return;
       killedFor = why;
       killGroup(child, 'SIGTERM');
-      grace = setTimeout(() => killGroup(child, 'SIGKILL'), KILL_GRACE_MS);
+      grace = systemClock.setTimeout(() => killGroup(child, 'SIGKILL'), KILL_GRACE_MS);
       grace.unref();
     };
-    const timer = setTimeout(
+    const timer = systemClock.setTimeout(
       () => stop(`no end within ${plan.timeoutMs / 1000}s: killed with its process group`),
       plan.timeoutMs,
     );
@@ -203,8 +207,8 @@ function runOnce(
     const finish = (result: DeliveryResult) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
-      if (grace) clearTimeout(grace);
+      systemClock.clearTimeout(timer);
+      systemClock.clearTimeout(grace);
       d.signal.removeEventListener('abort', onAbort);
       running.delete(child);
       // What it left behind holding our pipes is not waited for.

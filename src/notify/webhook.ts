@@ -46,6 +46,8 @@ async function post(dispatcher: Dispatcher, d: Delivery): Promise<DeliveryResult
     'x-shardmove-seq': String(d.event.seq),
   };
   if (plan.token) headers['authorization'] = `Bearer ${plan.token}`;
+  // A bound on a real socket (as undici's headersTimeout), not a wait of the run: real time.
+  // eslint-disable-next-line no-restricted-properties -- a socket's timeout is real whatever the clock
   const timeout = AbortSignal.timeout(plan.timeoutMs);
   const scrub = (text: string, edges: CutEdges = {}) =>
     escapeControls(scrubServerText(text, [plan.token], edges)).replace(/\s+/g, ' ');

@@ -21,6 +21,7 @@ import type { RunEvent, RunEventBody } from '../events/run-events.js';
 import type { ObservedRun, RunObserver } from '../runtime/observer.js';
 import type { RunEnd } from '../runtime/types.js';
 import { scrubServerText } from '../secrets/registry.js';
+import type { Clock, Timer } from '../shared/clock.js';
 import { isLeaseLostError } from '../store/lease.js';
 import type { NotifyEntry, NotifyStore, NotifyTargetView, PendingNotification } from '../store/types.js';
 import { commandProblem, createExecSender } from './exec.js';
@@ -97,7 +98,7 @@ export function createNotifier(opts: NotifierOptions): Notifier {
   let targets: Target[] = [];
   let sink: SinkState | null = null;
   let cursor = 0;
-  let ticker: NodeJS.Timeout | undefined;
+  let ticker: Timer | undefined;
   let lastRead = 0;
   /** Set when the checkpoint refused a write (the lease was lost): nothing more is written or sent. */
   let broken = false;
@@ -274,7 +275,7 @@ export function createNotifier(opts: NotifierOptions): Notifier {
           opts.onWarning(`${t.plan.path}: ${problem}: its notifications wait in the checkpoint until it can run`);
       }
       tick();
-      ticker = setInterval(tick, TICK_MS);
+      ticker = r.clock.setInterval(tick, TICK_MS);
       ticker.unref();
     },
     progress() {
@@ -290,7 +291,7 @@ export function createNotifier(opts: NotifierOptions): Notifier {
     },
     async stopped() {
       if (!run || !store) return;
-      if (ticker) clearInterval(ticker);
+      run.clock.clearInterval(ticker);
       ticker = undefined;
       try {
         readLog();
@@ -301,27 +302,27 @@ export function createNotifier(opts: NotifierOptions): Notifier {
       const entries = last.map((body) => entryOf(null, at, body));
       const waitMs = opts.finalWaitMs ?? FINAL_WAIT_MS;
       // The run's last events go out whatever happens: recorded with the rest, or else once, as they are.
-      if (write(() => store!.enqueue(entries, null))) await finalPass(waitMs);
-      else await sendUnrecorded(entries, waitMs);
+      if (write(() => store!.enqueue(entries, null))) await finalPass(waitMs, run.clock);
+      else await sendUnrecorded(entries, waitMs, run.clock);
       await Promise.all(Object.values(senders).map((s) => s?.close()));
       for (const s of Object.values(opts.senders ?? {})) await s?.close();
     },
   };
 
   /** The end: one more attempt for everything waiting, until each target failed once or the wait is over. */
-  async function finalPass(waitMs: number): Promise<void> {
+  async function finalPass(waitMs: number, clock: Clock): Promise<void> {
     final = true;
     const idle = new Promise<void>((done) => (onIdle = done));
     pump();
     // A target slow to answer holds the final report back: say why, once it is noticeable.
-    const slow = setTimeout(() => {
+    const slow = clock.setTimeout(() => {
       if (busy.size > 0)
         opts.onNote(`notify: delivering the run's last notifications (at most ${Math.round(waitMs / 1000)}s)`);
     }, SAY_SLOW_MS);
     slow.unref();
-    const timer = new Promise<'late'>((done) => setTimeout(() => done('late'), waitMs).unref());
-    if ((await Promise.race([idle, timer])) === 'late') await abortAll();
-    clearTimeout(slow);
+    const timer = new Promise<'late'>((done) => clock.setTimeout(() => done('late'), waitMs).unref());
+    if ((await Promise.race([idle, timer])) === 'late') await abortAll(clock);
+    clock.clearTimeout(slow);
     onIdle = null;
     const waiting = read(() => store!.waiting()) ?? [];
     if (waiting.length > 0)
@@ -333,21 +334,21 @@ export function createNotifier(opts: NotifierOptions): Notifier {
   }
 
   /** Attempts still running when the end's wait is over are aborted, then recorded as failed. */
-  async function abortAll(): Promise<void> {
+  async function abortAll(clock: Clock): Promise<void> {
     closing = true;
     if (busy.size === 0) return;
     const settled = new Promise<void>((done) => (onIdle = done));
     for (const a of busy.values()) a.abort();
-    await Promise.race([settled, new Promise((done) => setTimeout(done, SETTLE_MS).unref())]);
+    await Promise.race([settled, new Promise((done) => clock.setTimeout(() => done(undefined), SETTLE_MS).unref())]);
   }
 
   /**
    * After a lost lease the checkpoint is another process's: the run's last events go out once, to
    * the targets that want them, without being recorded.
    */
-  async function sendUnrecorded(entries: NotifyEntry[], waitMs: number): Promise<void> {
+  async function sendUnrecorded(entries: NotifyEntry[], waitMs: number, clock: Clock): Promise<void> {
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), waitMs);
+    const timer = clock.setTimeout(() => abort.abort(), waitMs);
     timer.unref();
     const failures: NotifyLeft['waiting'] = [];
     // Numbered after this process's last notification; the checkpoint keeps none of them.
@@ -388,7 +389,7 @@ export function createNotifier(opts: NotifierOptions): Notifier {
         }
       }),
     );
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
     left = { waiting: failures, unrecorded: true };
   }
 }

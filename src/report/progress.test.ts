@@ -1,3 +1,4 @@
+import { realTimersAt } from '../../test/support/fake-clock.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CapData } from '../events/vocabulary.js';
 import type { ObservedRun } from '../runtime/observer.js';
@@ -249,7 +250,7 @@ function fakeRun(state: {
     startedAt: 0,
     pace: new PaceMeter(state.now, (from) => (state.ownEnded ?? []).filter((t) => t >= from).length),
     dryRun: false,
-    clock: { now: () => state.now, sleep: () => Promise.resolve() },
+    clock: { ...realTimersAt(() => state.now), sleep: () => Promise.resolve() },
     step: () => state.step,
     ...(state.signal ? { signal: state.signal } : {}),
     store: {

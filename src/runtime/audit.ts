@@ -4,6 +4,7 @@
  * last AUDIT_FLUSH_MS of these lines; the move intents and outcomes are committed by the drain itself.
  */
 import type { AuditEventMap } from '../events/vocabulary.js';
+import type { Clock } from '../shared/clock.js';
 import type { CheckpointStore } from '../store/types.js';
 
 type MutatingRequest = AuditEventMap['http.mutating'];
@@ -18,13 +19,14 @@ export interface AuditBuffer {
 }
 
 /**
- * Buffers events for `store`, one transaction per AUDIT_FLUSH_MS. A write that fails in the timer
+ * Buffers events for `store`, one transaction per AUDIT_FLUSH_MS of `clock`. A write that fails in the timer
  * (the run lock was taken over and the fence refuses it, a busy disk) goes to `onError` and its lines
  * are dropped: thrown from a timer it would crash the process before the run could report why.
  * An explicit `flush` still throws, for the caller to decide.
  */
 export function createAuditBuffer(
   store: Pick<CheckpointStore, 'appendEvent' | 'batch'>,
+  clock: Pick<Clock, 'setTimeout'>,
   onError: (err: unknown) => void = () => undefined,
 ): AuditBuffer {
   const queue: { request: MutatingRequest; at: number }[] = [];
@@ -43,13 +45,15 @@ export function createAuditBuffer(
       if (!scheduled) {
         scheduled = true;
         // Unref'd: the run's end flushes explicitly, the timer must not keep the process alive.
-        setTimeout(() => {
-          try {
-            flush();
-          } catch (err) {
-            onError(err);
-          }
-        }, AUDIT_FLUSH_MS).unref();
+        clock
+          .setTimeout(() => {
+            try {
+              flush();
+            } catch (err) {
+              onError(err);
+            }
+          }, AUDIT_FLUSH_MS)
+          .unref();
       }
     },
     flush,

@@ -13,6 +13,7 @@ import type { InstanceApi } from '../api/types.js';
 import type { CopyCheckData } from '../events/vocabulary.js';
 import type { RunContext } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
+import type { Clock, Timer } from '../shared/clock.js';
 import { copiesOf } from '../report/copies.js';
 import type { CopyKnowledge, LaterPlace, LiveCopy } from '../report/copies.js';
 import { openCheckpoint } from '../store/checkpoint.js';
@@ -61,9 +62,9 @@ async function placeOf(api: InstanceApi, kind: Kind, id: number): Promise<Place>
 export async function recheckCopies(
   store: CheckpointStore,
   api: InstanceApi,
-  opts: { destination: string | null; now(): number; signal: AbortSignal; budgetMs?: number },
+  opts: { destination: string | null; clock: Clock; signal: AbortSignal; budgetMs?: number },
 ): Promise<CopyKnowledge['checks']> {
-  const view = copiesOf(store.summary(opts.now(), true), { destination: opts.destination });
+  const view = copiesOf(store.summary(opts.clock.now(), true), { destination: opts.destination });
   if (view.left.length === 0) return null;
   const items = [...new Map(view.left.map((c) => [`${c.kind}:${c.id}`, { kind: c.kind, id: c.id }])).values()];
   const places = new Map<string, Place>();
@@ -74,9 +75,9 @@ export async function recheckCopies(
       places.set(`${it.kind}:${it.id}`, await placeOf(api, it.kind, it.id));
     }
   };
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   const budget = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, opts.budgetMs ?? RECHECK_BUDGET_MS);
+    timer = opts.clock.setTimeout(resolve, opts.budgetMs ?? RECHECK_BUDGET_MS);
     timer.unref();
   });
   const aborted = new Promise<void>((resolve) =>
@@ -89,7 +90,7 @@ export async function recheckCopies(
       aborted,
     ]);
   } finally {
-    clearTimeout(timer);
+    opts.clock.clearTimeout(timer);
   }
   const late = `no answer within ${Math.round((opts.budgetMs ?? RECHECK_BUDGET_MS) / 1000)} s`;
   const checks: CopyCheckData[] = view.left.map((c) => {
@@ -103,7 +104,7 @@ export async function recheckCopies(
       why: 'why' in p ? p.why : null,
     };
   });
-  const at = opts.now();
+  const at = opts.clock.now();
   store.appendEvent('copies.checked', { checks }, at);
   return { at, checks };
 }

@@ -106,7 +106,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
   // The instance's rate limit holds reads beside the drain's loop too (a listing, pre-flight's
   // reads): its start and end are recorded once a second, so every output shows the hold.
   const rateHolds = a.api.rateHold
-    ? setInterval(() => {
+    ? clock.setInterval(() => {
         try {
           recordRateHold(deps);
         } catch {
@@ -239,7 +239,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     actor.stop();
     throw err;
   } finally {
-    if (rateHolds) clearInterval(rateHolds);
+    clock.clearInterval(rateHolds);
     stop.close();
   }
   if (ending === 'interrupted') {
@@ -267,7 +267,7 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     try {
       copies = await recheckCopies(store, a.api, {
         destination: snap.context.destination,
-        now: () => clock.now(),
+        clock,
         signal: opts.signal,
       });
     } catch (err) {

@@ -1,14 +1,14 @@
+import { FakeClock } from '../../test/support/fake-clock.js';
 import { describe, expect, it } from 'vitest';
 import { testPlan } from '../../test/support/drain-harness.js';
 import { PaceMeter } from '../report/pace.js';
 import { openCheckpoint } from '../store/checkpoint.js';
-import type { Clock } from '../time/clock.js';
 import { createRunEvents } from './event-sink.js';
 import type { RunEvents } from './event-sink.js';
 import { RunEventSchema } from '../events/run-events.js';
 import type { RunEvent } from '../events/run-events.js';
 
-const clock: Clock & { t: number } = { t: 1_700_000_000_000, now: () => clock.t, sleep: () => Promise.resolve() };
+const clock = new FakeClock(1_700_000_000_000);
 
 /** A sink observing a run on an in-memory checkpoint whose log already holds `before` events. */
 function setup(write?: (line: string) => void) {

@@ -14,7 +14,7 @@ import type { RunEventBody, RunEventBodyOf } from '../events/run-events.js';
 import type { CapData } from '../events/vocabulary.js';
 import { holdOf } from '../events/hold.js';
 import { progressByKind } from '../report/summary.js';
-import type { Clock } from '../time/clock.js';
+import type { Clock, Timer } from '../shared/clock.js';
 import type { ObservedRun, RunObserver } from './observer.js';
 
 /**
@@ -45,7 +45,7 @@ export function createRunEvents(write: (line: string) => void, clock: Clock, pro
   let seq = 0;
   let failure: Error | null = null;
   let finished = false;
-  let ticker: NodeJS.Timeout | undefined;
+  let ticker: Timer | undefined;
   let run: ObservedRun | null = null;
   let state: SinkState | null = null;
   /** The cap the drain recorded last: a held run has no ETA. */
@@ -123,12 +123,12 @@ export function createRunEvents(write: (line: string) => void, clock: Clock, pro
       readLog();
       // The first progress line comes with the start, then every interval.
       progress(true);
-      ticker = setInterval(tick, TICK_MS);
+      ticker = clock.setInterval(tick, TICK_MS);
       ticker.unref();
     },
     progress: tick,
     stopped() {
-      if (ticker) clearInterval(ticker);
+      clock.clearInterval(ticker);
       ticker = undefined;
       readLog();
     },

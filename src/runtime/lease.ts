@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { LockView } from '../report/status.js';
 import type { CheckpointStore, LockHolder } from '../store/types.js';
-import type { Clock } from '../time/clock.js';
+import type { Clock } from '../shared/clock.js';
 import { lockHolder, openExistingCheckpoint } from './status.js';
 
 /** The default lease period: `run --lease`, docs/operations.md, "The run lock as a lease". */
@@ -26,8 +26,8 @@ export interface LeaseKeeper {
 }
 
 /**
- * Renews `store`'s lock every `leaseMs / 4` (real timers, unref'd; the heartbeat's value is the
- * injected clock's time). On a failed renewal it logs, aborts `signal` and stops renewing.
+ * Renews `store`'s lock every `leaseMs / 4` of the injected clock (unref'd), with the clock's time
+ * as the heartbeat, so a simulated clock can run a lease to its takeover without waiting for it. On a failed renewal it logs, aborts `signal` and stops renewing.
  */
 export function keepLease(
   store: Pick<CheckpointStore, 'renewLock'>,
@@ -37,7 +37,7 @@ export function keepLease(
 ): LeaseKeeper {
   const controller = new AbortController();
   let lost = false;
-  const timer = setInterval(
+  const timer = clock.setInterval(
     () => {
       let ok: boolean;
       try {
@@ -49,7 +49,7 @@ export function keepLease(
       }
       if (ok) return;
       lost = true;
-      clearInterval(timer);
+      clock.clearInterval(timer);
       log.error('the run lock was taken over or removed; stopping without further writes');
       controller.abort(new Error('the run lock was taken over'));
     },
@@ -61,7 +61,7 @@ export function keepLease(
     get lost() {
       return lost;
     },
-    stop: () => clearInterval(timer),
+    stop: () => clock.clearInterval(timer),
   };
 }
 

@@ -14,7 +14,7 @@ import type { RequestEvent } from '../api/client.js';
 import type { Plan } from '../plan/types.js';
 import type { PaceMeter } from '../report/pace.js';
 import type { CheckpointStore, NotifyStore } from '../store/types.js';
-import type { Clock } from '../time/clock.js';
+import type { Clock } from '../shared/clock.js';
 import type { RunNamed } from '../shared/control-command.js';
 
 /** What an observer may look at while the run goes on. */

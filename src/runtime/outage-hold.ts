@@ -12,7 +12,7 @@ import type { OutageGate, OutageProbe, OutageState } from '../api/outage.js';
 import { formatPlanDuration } from '../plan/durations.js';
 import type { Plan } from '../plan/types.js';
 import type { CheckpointStore } from '../store/types.js';
-import type { Clock } from '../time/clock.js';
+import type { Clock } from '../shared/clock.js';
 
 /** The environment knob that sets how often a held run asks the instance again (tests, rehearsals). */
 export const OUTAGE_RETRY_ENV = 'SHARDMOVE_OUTAGE_RETRY_MS';
@@ -75,8 +75,7 @@ export function createRunOutage(o: RunOutageOptions): RunOutage {
   const gate = createOutageGate({
     waitMs: o.plan.instance.outageWaitMs,
     retryMs: retry.ms,
-    now: () => clock.now(),
-    sleep: (ms, signal) => clock.sleep(ms, signal),
+    clock,
     signal: o.signal,
     listener: {
       down(state) {

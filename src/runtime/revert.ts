@@ -211,6 +211,7 @@ export async function executeRevert(
       onRefresh: (t) => onRefresh(t),
       onResponse: (e) => onResponse(e),
       outage: relay.gate,
+      clock: services.clock,
     });
     const readAt = services.clock.now();
     let reads: ForwardReads;

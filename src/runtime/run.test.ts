@@ -11,7 +11,7 @@ import type { Plan } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import type { Precheck } from './precheck.js';
 import type { ActorStore } from '../store/types.js';
-import { systemClock } from '../time/clock.js';
+import { systemClock } from '../shared/clock.js';
 import { executeRun } from './run.js';
 import { realActors } from '../actors/index.js';
 import type { RunOptions, RuntimeServices } from './types.js';

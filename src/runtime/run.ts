@@ -29,7 +29,7 @@ import { busyRefusal, isBusyError } from '../store/busy.js';
 import { LeaseLostError } from '../store/errors.js';
 import { isLeaseLostError } from '../store/lease.js';
 import type { CheckpointStore, LockHolder, RunControl } from '../store/types.js';
-import type { Clock } from '../time/clock.js';
+import type { Clock } from '../shared/clock.js';
 import { createAuditBuffer } from './audit.js';
 import { driveMachine } from './drive.js';
 import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
@@ -104,7 +104,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   if (elsewhere) opts.stderr.write(`note: ${elsewhere}\n`);
 
   const observers = opts.observers ?? [];
-  const audit = createAuditBuffer(store, (err) =>
+  const audit = createAuditBuffer(store, services.clock, (err) =>
     log.warn({ err, leaseLost: isLeaseLostError(err) }, 'audit lines could not be written and were dropped'),
   );
   let api: InstanceApi | undefined;
@@ -199,6 +199,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       onRefresh: oauth.onRefresh,
       onResponse,
       outage: outage.gate,
+      clock: services.clock,
     });
     if (plan.prometheus)
       prometheus = (services.createPrometheus ?? createPrometheusClient)({

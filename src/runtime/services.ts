@@ -7,7 +7,7 @@ import { realActors } from '../actors/index.js';
 import { createInstanceApi } from '../api/instance.js';
 import { loadPlan } from '../plan/load.js';
 import { openCheckpoint } from '../store/checkpoint.js';
-import { systemClock } from '../time/clock.js';
+import { systemClock } from '../shared/clock.js';
 import { claimDrain } from './drain-registry.js';
 import { isAlive, thisHost } from './process.js';
 import type { RuntimeServices } from './types.js';
@@ -28,6 +28,7 @@ export function defaultServices(): RuntimeServices {
         onRefresh: opts.onRefresh,
         onResponse: opts.onResponse,
         ...(opts.outage ? { outage: opts.outage } : {}),
+        ...(opts.clock ? { now: opts.clock.now.bind(opts.clock), sleep: opts.clock.sleep.bind(opts.clock) } : {}),
       }),
     actors: realActors,
     clock: systemClock,

@@ -9,7 +9,7 @@ import type { ActorDeps } from '../actors/index.js';
 import type { StopRequest } from '../events/vocabulary.js';
 import type { RunContext } from '../machine/types.js';
 import type { CheckpointStore } from '../store/types.js';
-import type { Clock } from '../time/clock.js';
+import type { Clock } from '../shared/clock.js';
 import type { SecretSet } from './logger.js';
 import { createStopWatch } from './stop.js';
 import type { StopWatch } from './stop.js';

@@ -18,7 +18,7 @@ import type { Stats } from 'node:fs';
 import type { Logger } from 'pino';
 import type { StopRequest } from '../events/vocabulary.js';
 import type { CheckpointStore } from '../store/types.js';
-import type { Clock } from '../time/clock.js';
+import type { Clock, Timer } from '../shared/clock.js';
 
 /** How often the watcher looks for a stop request when nothing told it to. */
 export const STOP_CHECK_MS = 1_000;
@@ -84,7 +84,7 @@ export function createStopWatch(o: StopWatchOptions): StopWatch {
   let obeyed: StopRequest | null = null;
   /** The stop file as this run first saw it (removed at the end only if it is still that one). */
   let fileSeen: Stats | null = null;
-  let timer: NodeJS.Timeout | null = null;
+  let timer: Timer | null = null;
   let failing = false;
 
   const lookAtFile = (): void => {
@@ -148,11 +148,11 @@ export function createStopWatch(o: StopWatchOptions): StopWatch {
     },
     start() {
       check(true);
-      timer ??= setInterval(() => check(true), STOP_CHECK_MS);
+      timer ??= o.clock.setInterval(() => check(true), STOP_CHECK_MS);
       timer.unref();
     },
     close() {
-      if (timer) clearInterval(timer);
+      o.clock.clearInterval(timer);
       timer = null;
     },
     consume() {

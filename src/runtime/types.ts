@@ -7,7 +7,7 @@ import type { PrometheusClient, PrometheusOptions } from '../api/prometheus.js';
 import type { Plan } from '../plan/types.js';
 import type { FinalReportInput, StoppedReportInput } from '../report/final.js';
 import type { CheckpointStore, RunMode } from '../store/types.js';
-import type { Clock } from '../time/clock.js';
+import type { Clock } from '../shared/clock.js';
 import type { RunActors } from '../actors/index.js';
 import type { RunObserver } from './observer.js';
 import type { Precheck } from './precheck.js';
@@ -31,6 +31,8 @@ export interface RuntimeServices {
       onResponse: (e: RequestEvent) => void;
       /** Instance outages hold the run instead of failing it (api/outage.ts). */
       outage?: OutageGate;
+      /** The run's clock: the client's backoff, rate waits and token lifetimes follow it. */
+      clock?: Clock;
     },
   ): InstanceApi;
   /** The Prometheus client for `prometheus:` (default: undici against its HTTP API); tests may fake it. */

@@ -113,6 +113,7 @@ export async function restoreWeights(
     onRefresh: oauth.onRefresh,
     onResponse,
     outage: outage.gate,
+    clock: services.clock,
   });
   try {
     const seen = await api.getWeights();
@@ -127,7 +128,7 @@ export async function restoreWeights(
     const store = openExistingCheckpoint(file, { readOnly: false });
     events = store;
     const log = openLog();
-    audit = createAuditBuffer(store);
+    audit = createAuditBuffer(store, services.clock);
     let lease: ReturnType<typeof keepLease> | undefined;
     try {
       assertRealRun(store, file);

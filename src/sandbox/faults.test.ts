@@ -1,3 +1,4 @@
+import { systemClock } from '../shared/clock.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { FaultOptions } from './faults.js';
@@ -144,7 +145,7 @@ describe('move fates', () => {
 describe('request faults', () => {
   it('rate-limits per fixed minute window with GitLab headers', async () => {
     let t = Date.UTC(2026, 0, 1, 12, 0, 30);
-    const f = createFaults(opts({ rateLimit: 2 }), () => t);
+    const f = createFaults(opts({ rateLimit: 2 }), { ...systemClock, now: () => t });
     const results = [];
     for (let i = 0; i < 3; i++) {
       const x = exchange();

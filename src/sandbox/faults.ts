@@ -33,10 +33,11 @@
  * it: `Repositories::ReplicateService` removes a copy only when its own replication raises).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ShardmoveError } from '../shared/errors.js';
 import { SANDBOX_FAULTS_INVALID } from '../shared/sandbox-errors.js';
 import { createRandom } from './random.js';
+import { systemClock } from '../shared/clock.js';
+import type { Clock } from '../shared/clock.js';
 
 export interface FaultOptions {
   latencyMs: number;
@@ -277,8 +278,11 @@ function kindCode(kind: string): number {
   return h;
 }
 
-/** Builds the fault injector. `now` is the clock for the rate-limit window (default Date.now). */
-export function createFaults(options: FaultOptions, now: () => number = () => Date.now()): Faults {
+/**
+ * Builds the fault injector. `clock` is the sandbox's: it times the rate-limit window and the
+ * injected latency, so a simulated clock skips the latency instead of waiting it out.
+ */
+export function createFaults(options: FaultOptions, clock: Pick<Clock, 'now' | 'sleep'> = systemClock): Faults {
   const interruptRate = options.interruptRate ?? 0;
   const switchRate = options.failAfterSwitchRate ?? 0;
   const copyRate = options.failAfterCopyRate ?? 0;
@@ -332,10 +336,10 @@ export function createFaults(options: FaultOptions, now: () => number = () => Da
       if (!requestFaults || (req.url ?? '').startsWith('/-/')) return false;
       if (options.latencyMs > 0) {
         bump('latency');
-        await sleep(options.latencyMs);
+        await clock.sleep(options.latencyMs);
       }
       if (options.rateLimit !== undefined) {
-        const t = now();
+        const t = clock.now();
         const start = Math.floor(t / WINDOW_MS) * WINDOW_MS;
         if (start !== windowStart) {
           windowStart = start;

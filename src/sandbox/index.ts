@@ -6,7 +6,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import pino from 'pino';
 import type { Logger } from 'pino';
-import type { Clock } from './clock.js';
+import { systemClock } from '../shared/clock.js';
+import type { Clock } from '../shared/clock.js';
 import type { SandboxState } from './http/context.js';
 import { getMeta, openDatabase } from './db.js';
 import type { FaultOptions } from './faults.js';
@@ -89,12 +90,12 @@ export function createRouter(): Router {
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
-  const clock: Clock = options.clock ?? { now: () => Date.now() };
+  const clock: Clock = options.clock ?? systemClock;
   const log = options.logger ?? pino({ level: 'silent' });
   const faultOptions = { ...NO_FAULTS, ...options.faults };
-  // Fault windows and rate limits follow the sandbox's clock, so an injected clock drives them too.
+  // Fault windows, rate limits and injected latency follow the sandbox's clock, so an injected clock drives them too.
   // Built first: invalid fault options (FaultOptionsError) leave the database untouched.
-  const faults = createFaults(faultOptions, () => clock.now());
+  const faults = createFaults(faultOptions, clock);
   const loaded = typeof options.seed === 'object' ? options.seed : loadSeed(options.seed);
   const seed =
     options.version === undefined ? loaded : { ...loaded, instance: { ...loaded.instance, version: options.version } };

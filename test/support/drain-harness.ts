@@ -3,7 +3,8 @@ import { pino } from 'pino';
 import type { ActorDeps } from '../../src/actors/types.js';
 import type { Kind, Plan } from '../../src/plan/types.js';
 import { openCheckpoint } from '../../src/store/checkpoint.js';
-import { FakeClock, FakeInstance } from './fake-instance.js';
+import { FakeClock } from './fake-clock.js';
+import { FakeInstance } from './fake-instance.js';
 import type { FakeOptions } from './fake-instance.js';
 
 export function testPlan(

@@ -18,28 +18,9 @@ import type {
   NamespaceRecord,
   ScheduleResult,
 } from '../../src/api/types.js';
-import type { Clock } from '../../src/time/clock.js';
+import type { FakeClock } from './fake-clock.js';
 import type { RepositoryFingerprint } from '../../src/api/fingerprint.js';
 import type { Kind } from '../../src/plan/types.js';
-
-/**
- * A clock whose sleeps complete at once by moving time forward. Time moves only after the work
- * already queued (promise chains such as POSTs in flight against the fake) has run, so that work
- * happens at the instant it was started, as it would against a fast instance.
- */
-export class FakeClock implements Clock {
-  constructor(public t = 1_700_000_000_000) {}
-  now(): number {
-    return this.t;
-  }
-  async sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) throw signal.reason ?? new Error('aborted');
-    const until = this.t + Math.max(0, ms);
-    await new Promise((r) => setImmediate(r));
-    if (signal?.aborted) throw signal.reason ?? new Error('aborted');
-    this.t = Math.max(this.t, until);
-  }
-}
 
 /** What the instance does with one move of an item (per attempt, in order; the last one repeats). */
 export type MoveScript =

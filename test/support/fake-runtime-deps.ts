@@ -5,7 +5,7 @@
 import pino from 'pino';
 import type { Logger } from 'pino';
 import type { GeoSite, InstanceApi, KindAccessMode, MoveRecord, Readiness, TokenInfo } from '../../src/api/types.js';
-import type { Clock } from '../../src/time/clock.js';
+import { FakeClock } from './fake-clock.js';
 import type { Kind, Plan } from '../../src/plan/types.js';
 
 export interface FakeApiState {
@@ -175,19 +175,9 @@ export function createFakeApi(overrides: Partial<FakeApiState> = {}): InstanceAp
   };
 }
 
-/** A clock that tests move by hand; sleeps resolve at once (advancing time) unless aborted. */
-export function createManualClock(start = Date.parse('2026-11-22T12:00:00Z')): Clock & { advance(ms: number): void } {
-  let now = start;
-  return {
-    now: () => now,
-    advance(ms: number) {
-      now += ms;
-    },
-    async sleep(ms: number, signal?: AbortSignal) {
-      if (signal?.aborted) throw signal.reason;
-      now += ms;
-    },
-  };
+/** A clock that tests move by hand (`advance`); sleeps resolve at once, moving time, unless aborted. */
+export function createManualClock(start = Date.parse('2026-11-22T12:00:00Z')): FakeClock {
+  return new FakeClock(start);
 }
 
 export const silentLogger: Logger = pino({ level: 'silent' });

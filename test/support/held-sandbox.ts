@@ -11,6 +11,7 @@ import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/index.js'
 import type { CliResult } from './cli-harness.js';
 import { ADMIN_TOKEN, movesOf, writeSeed } from './cli-harness.js';
 import type { SandboxMove } from './cli-harness.js';
+import { realTimersAt } from './fake-clock.js';
 
 /** A move's duration in the sandbox's time: far longer than any test waits in wall time. */
 export const HELD_MOVE_MS = 60_000;
@@ -42,7 +43,7 @@ export async function startHeldSandbox(
     seed,
     moveDurationMs: HELD_MOVE_MS,
     workers: 50,
-    clock: { now: () => Date.now() + shift },
+    clock: realTimersAt(() => Date.now() + shift),
     ...(opts.faults ? { faults: opts.faults } : {}),
   });
   onTestFinished(() => sb.close());

@@ -11,6 +11,7 @@ import type { RunningSandbox } from '../../src/sandbox/index.js';
 import type { CliResult } from './cli-harness.js';
 import { writeChangedSeed } from './cli-harness.js';
 import { HELD_MOVE_MS } from './held-sandbox.js';
+import { realTimersAt } from './fake-clock.js';
 
 export interface HeldSeededSandbox {
   sb: RunningSandbox;
@@ -30,7 +31,7 @@ export async function startHeldSeededSandbox(
     seed: writeChangedSeed(dir, { projects: 0, snippets: 0, groups: 0 }, change),
     moveDurationMs: HELD_MOVE_MS,
     workers: 20,
-    clock: { now: () => Date.now() + shift },
+    clock: realTimersAt(() => Date.now() + shift),
   });
   onTestFinished(() => sb.close());
   return {

@@ -7,6 +7,7 @@ import { startSandbox } from '../../src/sandbox/index.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 import type { FaultOptions } from '../../src/sandbox/faults.js';
 import type { Seed } from '../../src/sandbox/seed-schema.js';
+import { realTimersAt } from './fake-clock.js';
 
 export async function startManualSandbox(
   seed: Seed,
@@ -14,7 +15,7 @@ export async function startManualSandbox(
   faults: Partial<FaultOptions> = {},
 ): Promise<{ sb: RunningSandbox; advance: (ms: number) => Promise<void> }> {
   let now = Date.parse('2026-06-01T00:00:00Z');
-  const sb = await startSandbox({ seed, moveDurationMs, clock: { now: () => now }, faults });
+  const sb = await startSandbox({ seed, moveDurationMs, clock: realTimersAt(() => now), faults });
   onTestFinished(() => sb.close());
   const advance = async (ms: number) => {
     now += ms;

@@ -1,3 +1,4 @@
+import { FakeClock } from '../../../test/support/fake-clock.js';
 import { describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../../store/checkpoint.js';
 import { testPlan } from '../../../test/support/fake-runtime-deps.js';
@@ -33,7 +34,7 @@ function placementFor(plan: Plan, free: Record<string, number> = {}) {
         plan,
         store,
         log: pino({ level: 'silent' }),
-        clock: { now: () => 0, sleep: () => Promise.resolve() },
+        clock: new FakeClock(0),
         prometheus,
       }),
   };
@@ -202,7 +203,7 @@ describe('the placement policy (many destinations)', () => {
         plan,
         store,
         log: pino({ level: 'silent' }),
-        clock: { now: () => 0, sleep: () => Promise.resolve() },
+        clock: new FakeClock(0),
         instanceVersion: () => version,
       });
       const got = [500, 300].map((mb) => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, FakeInstance } from '../../../test/support/fake-instance.js';
+import { FakeClock } from '../../../test/support/fake-clock.js';
+import { FakeInstance } from '../../../test/support/fake-instance.js';
 import { range } from '../../../test/support/drain-harness.js';
 import { pollMoves } from './track-moves.js';
 

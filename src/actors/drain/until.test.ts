@@ -1,3 +1,4 @@
+import { FakeClock } from '../../../test/support/fake-clock.js';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { testPlan } from '../../../test/support/fake-runtime-deps.js';
@@ -31,7 +32,7 @@ async function drainOf(plan: Plan, free: number | 'down') {
     plan,
     store,
     log: pino({ level: 'silent' }),
-    clock: { now: () => 0, sleep: () => Promise.resolve() },
+    clock: new FakeClock(0),
     prometheus,
   };
   await preparePlacement(deps, 'nfs-1');

@@ -4,7 +4,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { HeaderValue } from './errors.js';
 import type { Db, ItemKind, ItemRow, MoveRow } from '../db.js';
 import type { InstanceConfig } from '../seed-schema.js';

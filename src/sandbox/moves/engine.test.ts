@@ -15,6 +15,7 @@ import { applySeed, parseSeed } from '../seed.js';
 import type { MoveEngine } from './engine.js';
 import { createMoveEngine } from './engine.js';
 import { moveStatements } from './store.js';
+import { systemClock } from '../../shared/clock.js';
 
 const SEED = `
 instance: { storages: [default, nfs-1, nfs-2, cluster], unreachable: [nfs-2], weights: { cluster: 100 } }
@@ -70,7 +71,7 @@ function setup(
     {
       db,
       config,
-      clock: { now: opts.now ?? (() => Date.now()) },
+      clock: { ...systemClock, now: opts.now ?? (() => Date.now()) },
       log: pino({ level: 'silent' }),
       faults: fakeFaults(opts.fates),
     },
@@ -435,7 +436,13 @@ inventory:
         applySeed(db, parseSeed(SEED), now);
         const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;
         const engine = createMoveEngine(
-          { db, config, clock: { now: () => now }, log: pino({ level: 'silent' }), faults: fakeFaults(fates) },
+          {
+            db,
+            config,
+            clock: { ...systemClock, now: () => now },
+            log: pino({ level: 'silent' }),
+            faults: fakeFaults(fates),
+          },
           { workers: 2, speed: 1, moveDurationMs: 20 },
         );
         engine.start();

@@ -23,7 +23,7 @@
  *   commit count; at `replicated` the item moves to the destination with that content and becomes
  *   writable again (no commit can land in between: it is read-only). `failed` leaves the item on
  *   its source, writable, with its content untouched; `cleanup failed` happens after replication.
- * - Timing is simulated with ONE timer to the earliest due time. A worker that frees up takes the
+ * - Timing is simulated with ONE timer, on the sandbox's clock, to the earliest due time. A worker that frees up takes the
  *   next move at the moment it freed up (its due time, not the moment the timer fired), so timer
  *   lateness does not accumulate over thousands of moves; the start is never more than
  *   MAX_LAG_MS in the past, so time spent stopped or stalled is not replayed as work.
@@ -70,7 +70,7 @@
  *   exists).
  */
 import type { Logger } from 'pino';
-import type { Clock } from '../clock.js';
+import type { Clock, Timer } from '../../shared/clock.js';
 import type { Db, ItemKind, ItemRow, MoveRow, MoveState } from '../db.js';
 import { ITEM_KINDS, isoTime } from '../db.js';
 import type { Faults, MoveFate } from '../faults.js';
@@ -183,12 +183,12 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   let queue: number[] = [];
   let head = 0;
   let running: Running[] = [];
-  let timer: NodeJS.Timeout | null = null;
+  let timer: Timer | null = null;
   let timerAt = Number.POSITIVE_INFINITY;
   let immediate: NodeJS.Immediate | null = null;
   let bulkImmediate: NodeJS.Immediate | null = null;
   /** The wake-up of a bulk job still waiting in the queue, and when it is due (sandbox time). */
-  let bulkTimer: NodeJS.Timeout | null = null;
+  let bulkTimer: Timer | null = null;
   let bulkWaitingUntil: number | null = null;
   const bulkDelayMs = Math.max(0, options.bulkDelayMs ?? 0);
   let started = false;
@@ -558,14 +558,16 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     for (const r of running) if (r.due < next) next = r.due;
     if (next === Number.POSITIVE_INFINITY) return;
     if (timer && timerAt <= next) return;
-    if (timer) clearTimeout(timer);
+    if (timer) clock.clearTimeout(timer);
     timerAt = next;
-    timer = setTimeout(onTimer, Math.max(0, next - clock.now()));
+    timer = clock.setTimeout(onTimer, Math.max(0, next - clock.now()));
     timer.unref();
   }
 
   function kick(): void {
     if (!started || closed || immediate) return;
+    // A turn of the event loop, not a wait in time: no clock owns it (a simulated clock skips
+    // waits, never the work between them).
     immediate = setImmediate(onImmediate);
     immediate.unref();
   }
@@ -665,8 +667,8 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
   /** Wakes the bulk worker when the waiting job is due (a clock moved by a test wakes it on `kick`). */
   function armBulk(due: number): void {
     bulkWaitingUntil = due;
-    if (bulkTimer) clearTimeout(bulkTimer);
-    bulkTimer = setTimeout(
+    if (bulkTimer) clock.clearTimeout(bulkTimer);
+    bulkTimer = clock.setTimeout(
       () => {
         bulkTimer = null;
         kickBulk();
@@ -688,10 +690,10 @@ export function createMoveEngine(deps: EngineDeps, options: EngineOptions): Move
     },
     close() {
       closed = true;
-      if (timer) clearTimeout(timer);
+      if (timer) clock.clearTimeout(timer);
       if (immediate) clearImmediate(immediate);
       if (bulkImmediate) clearImmediate(bulkImmediate);
-      if (bulkTimer) clearTimeout(bulkTimer);
+      if (bulkTimer) clock.clearTimeout(bulkTimer);
       bulkTimer = null;
       timer = null;
       immediate = null;
