@@ -63,7 +63,8 @@ const where = (h: Harness, inv: LongTailInventory) =>
 describe('placement of fork networks as units (long-tailed inventory)', () => {
   it('ends two destinations of equal weights within 10% of each other, and the dry run plans the same bytes', async () => {
     // Seeds 6 and 7 draw networks large enough that placing them member by member, while the
-    // listing still came in, ended 48% and 40% apart (roots on a: 92% and 40%).
+    // listing still came in, ended seed 6 48% apart, and with every other root on a seed 6 92% and
+    // seed 7 40% apart (bench/bench-placement.ts, docs/benchmarks.md).
     for (const [seed, rootsOn] of [6, 7].flatMap((s) => [undefined, 'a'].map((r) => [s, r] as const))) {
       const inv = longTailInventory({ seed, rootsOn });
       // A listing page takes 2 s, as an admin listing with statistics does on a large instance.
