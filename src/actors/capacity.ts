@@ -178,6 +178,18 @@ export function simulatePlacement(
     }
     budgets.set(source, budget);
   }
+  // A network whose pool is on a destination with room for it goes there whatever the weights:
+  // counted there from the start, as the drain counts it (drain/placement.ts, reserveAnchored).
+  const listed = new Set(items.flatMap((i) => (i.network === undefined ? [] : [i.network])));
+  for (const [id, net] of networks) {
+    const anchor = net.rootStorage;
+    if (anchor === null || !byDestination.has(anchor) || !listed.has(id)) continue;
+    const c = candidates().find((x) => x.name === anchor);
+    if (!c || (c.room !== null && c.room - c.placed < net.bytes)) continue;
+    netDest.set(id, anchor);
+    together.set(id, { landed: 0, counted: net.bytes });
+    ahead.set(anchor, (ahead.get(anchor) ?? 0) + net.bytes);
+  }
   const keys = new Map(items.map((i) => [i, key(i)]));
   const byKind = plan.move.order === 'by-kind' || plan.move.mode !== 'throttled';
   const ordered = [...items]

@@ -13,9 +13,11 @@
  * one pool copy where its pool is not (on releases that copy it: ./networks.ts, the release read by
  * pre-flight). Its destination is chosen for the whole unit when its first member is placed, the
  * whole unit is counted there from then on, and its other members follow; a resume counts it the
- * same way from the checkpoint. A network no destination has room for is split, member by member,
- * each destination it lands on paying its own pool copy. So that a network is weighed with all its
- * members, a drain onto many destinations lists its sources before it moves anything.
+ * same way from the checkpoint. A network whose pool is on a destination with room for it goes
+ * there (its members land beside their pool) and is counted there from the first choice on. A
+ * network no destination has room for is split, member by member, each destination it lands on
+ * paying its own pool copy. So that a network is weighed with all its members, a drain onto many
+ * destinations lists its sources before it moves anything.
  *
  * `move.until` is a budget per source: `{moved: N}` allows N bytes to leave each source (counted
  * from the placements, so bytes in flight count); `{free: N}` allows the source's free space, read
@@ -131,10 +133,11 @@ export interface Unit {
 }
 
 /**
- * Where one unit goes, pure: among the destinations with room for the whole unit (every one, when
- * no room is known), the anchor when every room is known and it has room (no pool copy to make);
- * else the policy (`pickDestination`) for the unit's size on each. Null when no destination has
- * room for it: a network is then split, its members placed one by one.
+ * Where one unit goes, pure: its anchor when that has room for the whole unit (an unknown room has
+ * room): a network's members land on the storage their pool is on, and no copy is made; else,
+ * among the destinations with room for the whole unit, the policy (`pickDestination`) for the
+ * unit's size on each. Null when no destination has room for it: a network is then split, its
+ * members placed one by one.
  */
 export function chooseUnit(candidates: readonly Candidate[], unit: Unit): string | null {
   const size = (c: Candidate) => unit.sizeOn(c.name);
@@ -142,14 +145,15 @@ export function chooseUnit(candidates: readonly Candidate[], unit: Unit): string
   const fitting = candidates.filter((c) => left(c) >= size(c));
   if (fitting.length === 0) return null;
   const anchor = fitting.find((c) => c.name === unit.anchor);
-  if (anchor && candidates.every((c) => c.room !== null)) return anchor.name;
+  if (anchor) return anchor.name;
   return pickDestination(fitting, size);
 }
 
 /**
- * Places `units` one after the other, largest first, as the drain does (pure: for tests and the
- * placement benchmark). Returns each unit's destination (null: it fits nowhere whole) and the bytes
- * counted on each destination.
+ * Places `units` one after the other as the drain does (pure: for tests and the placement
+ * benchmark): those with an anchor first (they go there whatever the weights, so the rest is
+ * weighed around them), then largest first. Returns each unit's destination (null: it fits nowhere
+ * whole) and the bytes counted on each destination.
  */
 export function placeUnits(
   candidates: readonly Candidate[],
@@ -157,7 +161,10 @@ export function placeUnits(
 ): { destinations: (string | null)[]; bytes: Record<string, number> } {
   const placed = new Map(candidates.map((c) => [c.name, c.placed]));
   const largest = (u: Unit) => Math.max(...candidates.map((c) => u.sizeOn(c.name)));
-  const order = units.map((u, i) => ({ u, i, size: largest(u) })).sort((a, b) => b.size - a.size || a.i - b.i);
+  const anchored = (u: Unit) => (u.anchor && candidates.some((c) => c.name === u.anchor) ? 1 : 0);
+  const order = units
+    .map((u, i) => ({ u, i, size: largest(u), first: anchored(u) }))
+    .sort((a, b) => b.first - a.first || b.size - a.size || a.i - b.i);
   const destinations: (string | null)[] = units.map(() => null);
   for (const { u, i } of order) {
     const now = candidates.map((c) => ({ ...c, placed: placed.get(c.name) ?? 0 }));
@@ -182,6 +189,8 @@ export class Placement {
    * what is counted on their destination, the whole network's bytes from its first placement on.
    */
   private readonly together = new Map<number, { landed: number; counted: number }>();
+  /** Whether the networks anchored on a destination were counted yet (`reserveAnchored`). */
+  private scanned = false;
   /** Room per destination when read, minus what was already placed then (so room - placed = room left). */
   private readonly roomBase = new Map<string, number | null>();
   /** The sources' free space when read, minus what had already left them then. */
@@ -306,6 +315,29 @@ export class Placement {
     }
   }
 
+  /**
+   * Counts, whole on their anchor, the networks whose pool is on a destination with room for them:
+   * their members go there whatever the weights, so every placement weighs around them from the
+   * start, not from whenever their first member comes in the order. Done on the first choice and
+   * again when a network not seen yet comes (listed since); a resume does the same, so it counts
+   * what the first process counted.
+   */
+  private reserveAnchored(): void {
+    this.scanned = true;
+    const to = this.deps.plan.move.to;
+    for (const net of this.deps.store.networks()) {
+      if (this.networks.has(net.id) || this.split.has(net.id)) continue;
+      const anchor = net.rootStorage;
+      if (anchor === null || !to.includes(anchor)) continue;
+      const size = this.unitBytes(net, anchor);
+      const c = this.candidates().find((x) => x.name === anchor);
+      if (!c || (c.room !== null && c.room - c.placed < size)) continue;
+      this.networks.set(net.id, anchor);
+      this.placed.set(anchor, c.placed + size);
+      this.together.set(net.id, { landed: 0, counted: size });
+    }
+  }
+
   /** The pool copy `net` brings to `destination`. */
   private copyOn(net: NetworkRow, destination: string): number {
     return this.pools.copyOn(destination, { poolBytes: net.poolBytes, rootStorage: net.rootStorage });
@@ -329,9 +361,11 @@ export class Placement {
     if (row.destination) return row.destination;
     const to = this.deps.plan.move.to;
     if (to.length === 1) return to[0]!;
+    if (!this.scanned) this.reserveAnchored();
     const own = bytesOf(kind, row.sizeBytes);
     const network = row.network ?? null;
     if (network === null || this.split.has(network)) return pickDestination(this.candidates(), own);
+    if (!this.networks.has(network)) this.reserveAnchored();
     const placed = this.networks.get(network);
     if (placed) return placed;
     const net = this.deps.store.getNetwork(network);
