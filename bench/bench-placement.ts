@@ -22,7 +22,7 @@ import { addToFake, landedBytes, longTailInventory, shareOf, spreadOf } from '..
 import type { LongTailInventory } from '../test/support/long-tail-inventory.js';
 
 const TO = ['a', 'b'] as const;
-const WEIGHTS = { equal: { a: 100, b: 100 }, '2:1': { a: 200, b: 100 } } as const;
+const WEIGHTS = { equal: { a: 100, b: 100 }, '2:1': { a: 100, b: 50 } } as const;
 const ORDERS = ['together', 'by-kind'] as const;
 
 export interface PlacementRow {

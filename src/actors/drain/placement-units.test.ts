@@ -96,7 +96,7 @@ describe('placement of fork networks as units (long-tailed inventory)', () => {
 
   it('gives a destination weighted twice the other two thirds of the bytes (±5 points)', async () => {
     const inv = longTailInventory();
-    const h = createHarness(planOf({ a: 200, b: 100 }));
+    const h = createHarness(planOf({ a: 100, b: 50 }));
     addToFake(h.fake, inv);
     await drain(h);
     const share = shareOf(landed(h, inv), 'a');
