@@ -24,7 +24,7 @@ import {
 import type { LongTailInventory } from '../../../test/support/long-tail-inventory.js';
 import pino from 'pino';
 import { runDrain } from './run.js';
-import { Placement, chooseUnit, placeUnits, placementOf } from './placement.js';
+import { Placement, chooseUnit, placeUnits, placementOf, preparePlacement } from './placement.js';
 import type { Candidate } from './placement.js';
 import { DESIGN_ALLOWANCE } from './sizes.js';
 import { simulatePlacement } from '../capacity.js';
@@ -65,6 +65,40 @@ const planned = (h: Harness, inv: LongTailInventory) => {
 
 const where = (h: Harness, inv: LongTailInventory) =>
   inv.projects.map((p) => `${p.id}:${h.fake.item('projects', p.id)?.storage ?? '?'}`);
+
+/** Drains `inv`, killed after 60 POSTs and resumed over the reopened checkpoint, against a drain never killed. */
+async function killedAndResumed(inv: LongTailInventory): Promise<void> {
+  const straight = createHarness(planOf({ a: 100, b: 100 }));
+  addToFake(straight.fake, inv);
+  await drain(straight);
+
+  const dir = mkdtempSync(join(tmpdir(), 'placement-units-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'run.db');
+  const h = createHarness(planOf({ a: 100, b: 100 }), {}, file);
+  addToFake(h.fake, inv);
+  let posts = 0;
+  h.fake.onRequest = (name) => {
+    if (name === 'scheduleMove' && ++posts === 60) h.abort.abort(new Error('SIGKILL'));
+  };
+  await expect(drain(h)).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
+  h.fake.onRequest = null;
+  const counted = TO.map((d) => placementOf(h.deps).placedOn(d));
+  h.store.close();
+  // Another process: the checkpoint opened again, the placement state rebuilt from it.
+  const store = openCheckpoint(file);
+  onTestFinished(() => store.close());
+  const again = resumed({ ...h, store, deps: { ...h.deps, store } });
+  // The rebuilt figures are the killed process's own.
+  const rebuilt = await preparePlacement(again.deps);
+  expect(TO.map((d) => rebuilt.placedOn(d))).toEqual(counted);
+  const r = await drain(again);
+  expect(r.remaining).toBe(0);
+  expect(where(again, inv)).toEqual(where(straight, inv));
+  expect(landed(again, inv)).toEqual(landed(straight, inv));
+  expect(counted.every((n) => n > 0)).toBe(true);
+  for (const [key, n] of again.fake.postsPerItem) expect(n, key).toBe(1);
+}
 
 describe('placement of fork networks as units (long-tailed inventory)', () => {
   it('ends two destinations of equal weights within 10% of each other, and the dry run plans the same bytes', async () => {
@@ -136,35 +170,7 @@ describe('placement of fork networks as units (long-tailed inventory)', () => {
   });
 
   it('ends a drain killed midway and resumed in another process where one never killed ends', async () => {
-    const inv = longTailInventory();
-    const straight = createHarness(planOf({ a: 100, b: 100 }));
-    addToFake(straight.fake, inv);
-    await drain(straight);
-
-    const dir = mkdtempSync(join(tmpdir(), 'placement-units-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const file = join(dir, 'run.db');
-    const h = createHarness(planOf({ a: 100, b: 100 }), {}, file);
-    addToFake(h.fake, inv);
-    let posts = 0;
-    h.fake.onRequest = (name) => {
-      if (name === 'scheduleMove' && ++posts === 60) h.abort.abort(new Error('SIGKILL'));
-    };
-    await expect(drain(h)).rejects.toMatchObject({ code: 'SHARDMOVE_ABORTED' });
-    h.fake.onRequest = null;
-    const counted = TO.map((d) => placementOf(h.deps).placedOn(d));
-    h.store.close();
-    // Another process: the checkpoint opened again, the placement state rebuilt from it.
-    const store = openCheckpoint(file);
-    onTestFinished(() => store.close());
-    const again = resumed({ ...h, store, deps: { ...h.deps, store } });
-    const r = await drain(again);
-    expect(r.remaining).toBe(0);
-    expect(where(again, inv)).toEqual(where(straight, inv));
-    expect(landed(again, inv)).toEqual(landed(straight, inv));
-    // The rebuilt figures start where the killed process left them.
-    expect(counted.every((n) => n > 0)).toBe(true);
-    for (const [key, n] of again.fake.postsPerItem) expect(n, key).toBe(1);
+    for (const rootsOn of [undefined, 'a']) await killedAndResumed(longTailInventory({ rootsOn }));
   });
 
   it('splits a network bigger than any destination has room for, and says so', async () => {

@@ -240,6 +240,8 @@ export class Placement {
         const seen = declared(d) ? 0 : (movedTo.get(d) ?? 0);
         p.roomBase.set(d, free === null ? null : free - (plan.capacity?.keepFreeBytes ?? 0) + seen);
       }
+      // A resume counts the anchored networks the checkpoint knows now, as the first process did.
+      p.reserveAnchored();
     }
     return p;
   }
