@@ -6,7 +6,7 @@
  * orchestrator's peak RSS is its VmHWM from /proc, checkpoint writes are counted by a preload
  * wrapping better-sqlite3 (bench/bench-sqlite.ts).
  *
- * Knobs (env): BENCH_ROWS=1,2,3,4 (5 and 6 on request)  BENCH_PROJECTS=20000 BENCH_SNIPPETS=2000 BENCH_GROUPS=500
+ * Knobs (env): BENCH_ROWS=1,2,3,4 (5, 6 and 7 on request)  BENCH_PROJECTS=20000 BENCH_SNIPPETS=2000 BENCH_GROUPS=500
  * BENCH_WORKERS=50 BENCH_MOVE_MS=20 BENCH_FAIL_RATE=0.02 BENCH_CONCURRENCY BENCH_POLL=...
  * BENCH_SEQ_ITEMS=1000 BENCH_SEQ_POLL_MS=20 BENCH_SCALE_PROJECTS=1000000 BENCH_SCALE_KILL_S=240
  * Row 5 (keep the slots full; every figure from the sandbox's own move records):
@@ -17,6 +17,8 @@
  * (`auto` with `together` only), all in one bench run on one machine
  * BENCH_SLOTS_FIXED=1 (also shardmove at the fixed poll cadence, min_interval = interval)
  * Row 6: the demo (`npm start`'s plan and in-process sandbox), its idle share of slots from its event log.
+ * Row 7: placement on two destinations of a long-tailed inventory with fork networks, equal and 2:1
+ * weights (bench/bench-placement.ts, in-process on a fake clock: its knobs are listed there).
  * BENCH_BACKOFF=250ms BENCH_KEEP=1 (keep the scratch directory) BENCH_VERBOSE=1
  * BENCH_RUN_ARGS="--cpu-prof --cpu-prof-dir=DIR" (node flags for the orchestrator processes),
  * BENCH_SANDBOX_ARGS likewise for the sandbox processes. BENCH_SQLITE_DEBUG=1: the orchestrator's
@@ -33,6 +35,7 @@ import type { BenchConfig, Left } from './bench-rows.js';
 import { baselineRow, physicalLimitMs, scaleRow, sequentialRow, slotsRow, throttledRow } from './bench-rows.js';
 import type { SlotsConfig, SlotsSide } from './bench-rows.js';
 import { demoIdleRow } from './bench-demo.js';
+import { placementLines, placementRows } from './bench-placement.js';
 import { runsBuilt } from './bench-procs.js';
 
 const env = process.env;
@@ -305,6 +308,16 @@ async function main(): Promise<void> {
       `${s(r.idleMs)} / ${s(r.runMs)}`,
       `exit ${r.code}; stretches over 250 ms: ${r.long.map(([a, b]) => s(b - a)).join(', ') || 'none'}`,
     );
+  }
+  if (rows.has('7')) {
+    say('row 7: placement on two destinations...');
+    const seeds = list('BENCH_PLACEMENT_SEEDS', '41').map(Number);
+    const pageMs = num('BENCH_PLACEMENT_PAGE_MS', 2000);
+    const r = await placementRows({ seeds, pageMs, rootsOn: env.BENCH_PLACEMENT_ROOTS_ON !== '0' });
+    section(
+      `7. placement on two destinations, no room declared (400 projects, 30 fork networks; listing page ${pageMs} ms)`,
+    );
+    for (const line of placementLines(r)) print(line);
   }
 }
 

@@ -116,7 +116,7 @@ describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
         doc.setIn(
           ['inventory', 'projects'],
           doc.createNode([
-            // Placed first (largest), on cluster: without the anchor, the network would go to the emptier nfs-2.
+            // The largest, on cluster (weighted 3:1): without the anchor, the network would go to the emptier nfs-2.
             { id: 1, name: 'big', storage: 'nfs-1', visibility: 'public', size_mb: 500 },
             { id: 2, name: 'root', storage: 'cluster', visibility: 'public', size_mb: 50 },
             { id: 3, name: 'fork-a', storage: 'nfs-1', visibility: 'public', size_mb: 20, forked_from: 2 },
@@ -135,10 +135,12 @@ describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
       workers: 4,
       moveDurationMs: 20,
     });
-    // By the weights alone the network would follow project 1's imbalance to nfs-2: the anchor must win.
+    // By the weights alone the network would follow project 1's imbalance to nfs-2: the anchor must
+    // win. (The anchored network counts on cluster from the first choice on, so project 1 takes
+    // cluster only because cluster weighs three times nfs-2.)
     const file = writeProjectsPlan(dir, ['cluster', 'nfs-2'], {
       name: 'forks',
-      extra: ['weights: { cluster: 100, nfs-2: 100, nfs-1: 0 }'],
+      extra: ['weights: { cluster: 99, nfs-2: 33, nfs-1: 0 }'],
     });
     const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(0);

@@ -20,7 +20,7 @@ import { listNetworks } from './list-networks.js';
 import type { ListedNetwork } from './list-networks.js';
 import { compareKeys, rankClass, sizeClass } from './drain/order.js';
 import type { OrderKey } from './drain/order.js';
-import { UnreadableFreeError, bytesOf, freeBytesOf, pickDestination } from './drain/placement.js';
+import { UnreadableFreeError, bytesOf, chooseUnit, freeBytesOf, pickDestination } from './drain/placement.js';
 import { DESIGN_ALLOWANCE, SIZE_ALLOWANCE } from './drain/sizes.js';
 import { chooseItems, selectionOf } from './select.js';
 import type { ActorDeps } from './types.js';
@@ -111,6 +111,11 @@ export interface SimResult {
   split: { network: number; bytes: number; extraBytes: number }[];
 }
 
+/** A network's rank bytes: what it lands with on a destination without its pool (the checkpoint's rank, one pool copy included). */
+function rankOf(net: SimNetwork | undefined): number | undefined {
+  return net === undefined ? undefined : net.bytes + net.poolBytes;
+}
+
 /**
  * Where the listed items would go, as the drains will place them: largest first by size class (a
  * fork network ranks by its bytes and its members follow each other), in the drain's own order:
@@ -141,7 +146,7 @@ export function simulatePlacement(
   const key = (i: Sized): OrderKey => ({
     cls:
       i.network !== undefined
-        ? sizeClass(networks.get(i.network)?.bytes ?? i.bytes)
+        ? sizeClass(rankOf(networks.get(i.network)) ?? i.bytes)
         : sizeless(i) || !i.byAllowance
           ? rankClass(i.kind, i.bytes)
           : sizeClass(null),
@@ -149,12 +154,16 @@ export function simulatePlacement(
     id: i.id,
     pair: plan.move.from.indexOf(i.source) * KINDS.length + plan.move.kinds.indexOf(i.kind),
   });
+  // Networks kept together count whole on their destination from their first member on, as the
+  // drain counts them (drain/placement.ts): what their members have not brought yet is `ahead`.
+  const ahead = new Map<string, number>();
+  const together = new Map<number, { landed: number; counted: number }>();
   const candidates = () =>
     plan.move.to.map((name) => {
       const room = rooms.get(name);
       return {
         name,
-        placed: byDestination.get(name)!.bytes,
+        placed: byDestination.get(name)!.bytes + (ahead.get(name) ?? 0),
         room: room === undefined ? null : room,
         weight: plan.weights[name] ?? 0,
       };
@@ -168,6 +177,18 @@ export function simulatePlacement(
       budget = f === null || f === undefined ? 0 : until.freeBytes - f;
     }
     budgets.set(source, budget);
+  }
+  // A network whose pool is on a destination with room for it goes there whatever the weights:
+  // counted there from the start, as the drain counts it (drain/placement.ts, reserveAnchored).
+  const listed = new Set(items.flatMap((i) => (i.network === undefined ? [] : [i.network])));
+  for (const [id, net] of networks) {
+    const anchor = net.rootStorage;
+    if (anchor === null || !byDestination.has(anchor) || !listed.has(id)) continue;
+    const c = candidates().find((x) => x.name === anchor);
+    if (!c || (c.room !== null && c.room - c.placed < net.bytes)) continue;
+    netDest.set(id, anchor);
+    together.set(id, { landed: 0, counted: net.bytes });
+    ahead.set(anchor, (ahead.get(anchor) ?? 0) + net.bytes);
   }
   const keys = new Map(items.map((i) => [i, key(i)]));
   const byKind = plan.move.order === 'by-kind' || plan.move.mode !== 'throttled';
@@ -193,10 +214,9 @@ export function simulatePlacement(
     else if (known) dest = known;
     else if (it.network !== undefined && net && known === undefined && plan.move.to.length > 1) {
       const all = candidates();
-      const need = (c: { name: string }) => net.bytes + pools.copyOn(c.name, net);
-      const fitting = all.filter((c) => c.room === null || c.room - c.placed >= need(c));
-      if (fitting.length > 0) {
-        dest = pickDestination(fitting, net.bytes);
+      const whole = chooseUnit(all, { sizeOn: (d) => net.bytes + pools.copyOn(d, net), anchor: net.rootStorage });
+      if (whole !== null) {
+        dest = whole;
         netDest.set(it.network, dest);
       } else {
         const extra = copies ? net.poolBytes : 0;
@@ -208,9 +228,18 @@ export function simulatePlacement(
     const d = byDestination.get(dest)!;
     // A member lands with the pool's objects, and brings the pool copy once per destination it
     // lands on (split or not) where the pool is not, on releases that copy it.
+    let lands = it.bytes;
     if (net && it.network !== undefined)
-      d.bytes += memberLanding(it.bytes, net.poolBytes) - it.bytes + pools.charge(it.network, dest, net);
-    d.bytes += it.bytes;
+      lands += memberLanding(it.bytes, net.poolBytes) - it.bytes + pools.charge(it.network, dest, net);
+    d.bytes += lands;
+    if (net && it.network !== undefined && netDest.get(it.network) === dest) {
+      const t = together.get(it.network) ?? { landed: 0, counted: 0 };
+      const before = t.counted - t.landed;
+      t.landed += lands;
+      t.counted = Math.max(net.bytes + pools.copyOn(dest, net), t.landed);
+      together.set(it.network, t);
+      ahead.set(dest, (ahead.get(dest) ?? 0) - before + (t.counted - t.landed));
+    }
     d.items += 1;
     if (it.byAllowance) d.byAllowance += 1;
     d.kinds.add(it.kind);

@@ -71,7 +71,8 @@ export const DESTINATIONS_DOC: FieldDoc = {
   allowed: 'none of them a source; a list at least one, each once',
   more:
     'With a list, each item goes to the destination with the most room left after the bytes already placed there ' +
-    "(room from [`capacity`](operations.md#rules-and-room-from-prometheus) where the plan has it, otherwise bytes in proportion to the destinations' weights); " +
+    "(room from [`capacity`](operations.md#rules-and-room-from-prometheus) where the plan has it, otherwise bytes in proportion to the destinations' weights; " +
+    'a fork network is placed as one unit of its members, their pool objects and one pool copy, and with a list the sources are listed before the first move so that every member is known); ' +
     'the choice is recorded before the move is posted. See [Many destinations](operations.md#many-destinations-and-partial-drains).',
 };
 

@@ -53,6 +53,8 @@ interface FakeItem {
    * member (a project snippet whose project has snippets disabled or private to members).
    */
   unreadable?: boolean;
+  /** Projects only: the project it was forked from (GitLab's `forked_from_project`). */
+  forkedFromId?: number;
 }
 
 interface FakeMove extends MoveRecord {
@@ -119,6 +121,8 @@ export class FakeInstance implements InstanceApi {
   queueMetricsCalls = 0;
   /** Most moves ever in flight at once. */
   peakInFlight = 0;
+  /** Whether a fork was declared: only then do project entities carry the fork fields. */
+  private forked = false;
   private reqs = 0;
   private muts = 0;
   private nextMoveId = 1;
@@ -134,6 +138,17 @@ export class FakeInstance implements InstanceApi {
   addItems(kind: Kind, storage: string, ids: Iterable<number>): void {
     for (const id of ids)
       this.items.set(key(kind, id), { kind, id, storage, name: `${kind}/${id}`, readOnly: false, sizeBytes: null });
+  }
+
+  /**
+   * Makes project `id` a fork of project `parent`. From the first fork on, every project entity
+   * carries `forked_from_project` and `forks_count`, as GitLab renders them for an admin.
+   */
+  fork(id: number, parent: number): void {
+    const it = this.items.get(key('projects', id));
+    if (!it) throw new Error('no such project');
+    it.forkedFromId = parent;
+    this.forked = true;
   }
 
   /** Sets an item's reported repository size and, optionally, how long its moves run. */
@@ -227,13 +242,17 @@ export class FakeInstance implements InstanceApi {
   }
 
   private record(it: FakeItem): ItemRecord {
-    return {
+    const rec: ItemRecord = {
       kind: it.kind,
       id: it.id,
       storage: this.exposes(it.kind) ? it.storage : null,
       name: it.name,
       sizeBytes: it.sizeBytes,
     };
+    if (!this.forked || it.kind !== 'projects') return rec;
+    let forks = 0;
+    for (const other of this.items.values()) if (other.kind === 'projects' && other.forkedFromId === it.id) forks++;
+    return { ...rec, forkedFromId: it.forkedFromId ?? null, forksCount: forks };
   }
 
   async version(): Promise<InstanceVersion> {

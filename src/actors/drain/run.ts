@@ -49,8 +49,10 @@ export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<Drai
   if (byRecords) return drainByRecords(ctx);
   const cursor = ctx.store.getCursor(ctx.kind, ctx.source);
   // A partial drain (move.until) lists its source first: its budget goes to the largest items of
-  // the whole source, not of the pages listed so far.
-  const pipelined = deps.plan.move.mode === 'throttled' && !cursor?.done && !deps.plan.move.until;
+  // the whole source, not of the pages listed so far. So does a drain onto many destinations: a
+  // fork network is placed as one unit, weighed with every member.
+  const pipelined =
+    deps.plan.move.mode === 'throttled' && !cursor?.done && !deps.plan.move.until && deps.plan.move.to.length === 1;
   // Bulk attributes the job's moves to enumerated items, so it needs the whole listing first.
   if (!pipelined) await enumerateRound(ctx);
   if (deps.plan.move.mode === 'bulk') {

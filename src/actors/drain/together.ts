@@ -5,7 +5,8 @@
  * machine to record as a drain per pair would have. What keeps its own path: a kind moved by move
  * records (after the schedule, pair by pair), a bulk plan and a given-items run (pair by pair, as
  * `by-kind`). A partial drain (`move.until`) lists every pair before it moves anything: a source's
- * budget goes to the largest items of all its kinds. A dry run lists every pair and places their
+ * budget goes to the largest items of all its kinds. So does a drain onto many destinations: a fork
+ * network is placed as one unit (./placement.ts), which needs every member listed. A dry run lists every pair and places their
  * items in the same order the run would (./dry-run.ts).
  */
 import type { DrainInput, DrainOutput, DrainPair, PairOutput } from '../../machine/types.js';
@@ -56,8 +57,9 @@ export async function runTogether(deps: ActorDeps, pairs: readonly DrainPair[], 
     // Moves left in `scheduling` by a kill, of every kind the run tracks (across its sources).
     for (const kind of trackedKinds(ctxs[0]!)) await reconcileScheduling({ ...ctxs[0]!, kind });
     for (const ctx of ctxs) await recheckStuck(ctx);
-    // A partial drain lists first: its budget goes to the largest items of the whole source.
-    if (deps.plan.move.until)
+    // A partial drain lists first: its budget goes to the largest items of the whole source. So
+    // does a drain onto many destinations: a fork network is weighed whole, every member known.
+    if (deps.plan.move.until || deps.plan.move.to.length > 1)
       for (const ctx of ctxs) if (!ctx.store.getCursor(ctx.kind, ctx.source)?.done) await enumerateRound(ctx);
     for (const r of await moveTogether(ctxs)) results.set(key(r), r);
     // Projects no per-item route reaches (hidden or pending deletion, before 16.7): one bulk move per source.
