@@ -29,6 +29,7 @@ import type { Candidate } from './placement.js';
 import { DESIGN_ALLOWANCE } from './sizes.js';
 import { simulatePlacement } from '../capacity.js';
 import type { Sized } from '../capacity.js';
+import { FakeClock } from '../../../test/support/fake-clock.js';
 
 const MIB = 2 ** 20;
 const TO = ['a', 'b'];
@@ -245,7 +246,7 @@ describe('a fork network counted whole', () => {
         plan,
         store,
         log: pino({ level: 'silent' }),
-        clock: { now: () => 0, sleep: () => Promise.resolve() },
+        clock: new FakeClock(0),
       });
     const p = await make();
     // 15 GiB on a first: the network goes to b.
