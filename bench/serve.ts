@@ -2,7 +2,7 @@
  * `npm run bench:serve`: the web console on a big checkpoint. A finished dry run's checkpoint with
  * BENCH_SERVE_ITEMS projects (default 1,000,000; ./big-checkpoint.ts) is served by `shardmove serve
  * --state`, and a page's refresh is timed as the page makes it: the list of runs, then the run's
- * status document and its status text side by side, 2 s apart as the page makes them. BENCH_SERVE_REFRESHES refreshes (default 20);
+ * status document, its status text and its cap changes side by side, 2 s apart as the page makes them. BENCH_SERVE_REFRESHES refreshes (default 20);
  * prints the median, p95 and slowest refresh and each route's median, and the console's peak RSS.
  * Then the same console watches a real run (BENCH_SERVE_RUN_PROJECTS projects, default 3,000) as a
  * page would, a refresh every 2 s, against the same run unwatched, BENCH_SERVE_RUN_PAIRS times
@@ -56,7 +56,7 @@ async function startConsole(
         const res = await fetch(`${base}/api/runs`, { headers });
         id = ((await res.json()) as { runs: { id: string }[] }).runs[0]!.id;
       } else await get('/api/runs');
-      await Promise.all([get(`/api/runs/${id}`), get(`/api/runs/${id}/text`)]);
+      await Promise.all([get(`/api/runs/${id}`), get(`/api/runs/${id}/text`), get(`/api/runs/${id}/caps`)]);
       return performance.now() - t0;
     },
     stop: async () => {
@@ -143,13 +143,18 @@ async function main(): Promise<void> {
     const { runs } = (await (await fetch(`${base}/api/runs`, { headers })).json()) as { runs: { id: string }[] };
     const id = runs[0]!.id;
     const refresh: number[] = [];
-    const routes: Record<string, number[]> = { list: [], status: [], text: [] };
+    const routes: Record<string, number[]> = { list: [], status: [], text: [], caps: [] };
     for (let i = 0; i < REFRESHES; i++) {
       const t0 = performance.now();
       routes.list!.push(await time('/api/runs'));
-      const [s, t] = await Promise.all([time(`/api/runs/${id}`), time(`/api/runs/${id}/text`)]);
+      const [s, t, c] = await Promise.all([
+        time(`/api/runs/${id}`),
+        time(`/api/runs/${id}/text`),
+        time(`/api/runs/${id}/caps`),
+      ]);
       routes.status!.push(s);
       routes.text!.push(t);
+      routes.caps!.push(c);
       refresh.push(performance.now() - t0);
       await new Promise((r) => setTimeout(r, GAP_MS));
     }
@@ -162,7 +167,7 @@ async function main(): Promise<void> {
         `console on a dry run's checkpoint with ${ITEMS.toLocaleString('en')} projects (written in ${(setupMs / 1000).toFixed(1)} s), ${REFRESHES} refreshes`,
         '| | median | p95 | slowest |',
         '|---|---|---|---|',
-        `| a page's refresh (list, then status and text at once) | ${ms(quantile(refresh, 0.5))} | ${ms(quantile(refresh, 0.95))} | ${ms(Math.max(...refresh))} |`,
+        `| a page's refresh (list, then status, text and caps at once) | ${ms(quantile(refresh, 0.5))} | ${ms(quantile(refresh, 0.95))} | ${ms(Math.max(...refresh))} |`,
         ...Object.entries(routes).map(
           ([k, xs]) => `| ${k} route | ${ms(quantile(xs, 0.5))} | ${ms(quantile(xs, 0.95))} | ${ms(Math.max(...xs))} |`,
         ),
