@@ -31,10 +31,19 @@ const quantile = (xs: number[], q: number) => {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
 };
 
-/** A console on `state` and the way to ask it as a page does. */
-async function startConsole(
-  state: string,
-): Promise<{ refresh: () => Promise<number>; stop: () => Promise<void>; pid: number }> {
+interface Console {
+  pid: number;
+  /** One GET of the console's `path`, timed (ms); throws unless it answers 2xx. */
+  time(path: string): Promise<number>;
+  /** The first run's id, from the list of runs. */
+  runId(): Promise<string>;
+  /** A page's refresh: the list of runs, then the first run's status, text and cap changes at once (ms). */
+  refresh(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** `shardmove serve --state STATE --read-only`, and the way to ask it as a page does. */
+async function startConsole(state: string): Promise<Console> {
   const child = spawn(process.execPath, [BIN, 'serve', '--state', state, '--read-only'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -42,21 +51,30 @@ async function startConsole(
   const url = await new Promise<string>((done) => createInterface({ input: child.stdout! }).once('line', done));
   const [base, token] = url.split('/?token=') as [string, string];
   const headers = { Authorization: `Bearer ${token}` };
-  const get = async (path: string) => {
+  const time = async (path: string): Promise<number> => {
+    const t0 = performance.now();
     const res = await fetch(`${base}${path}`, { headers });
     await res.arrayBuffer();
-    return res.status;
+    if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
+    return performance.now() - t0;
   };
   let id: string | null = null;
+  const runId = async (): Promise<string> => {
+    if (id === null) {
+      const res = await fetch(`${base}/api/runs`, { headers });
+      id = ((await res.json()) as { runs: { id: string }[] }).runs[0]!.id;
+    }
+    return id;
+  };
   return {
     pid: child.pid ?? 0,
+    time,
+    runId,
     refresh: async () => {
       const t0 = performance.now();
-      if (id === null) {
-        const res = await fetch(`${base}/api/runs`, { headers });
-        id = ((await res.json()) as { runs: { id: string }[] }).runs[0]!.id;
-      } else await get('/api/runs');
-      await Promise.all([get(`/api/runs/${id}`), get(`/api/runs/${id}/text`), get(`/api/runs/${id}/caps`)]);
+      if (id === null) await runId();
+      else await time('/api/runs');
+      await Promise.all([time(`/api/runs/${id}`), time(`/api/runs/${id}/text`), time(`/api/runs/${id}/caps`)]);
       return performance.now() - t0;
     },
     stop: async () => {
@@ -92,7 +110,7 @@ async function watchedRun(
   const state = join(dir, `${name}.db`);
   const run = spawnRun(plan, state);
   const refreshes: number[] = [];
-  let console_: Awaited<ReturnType<typeof startConsole>> | null = null;
+  let console_: Console | null = null;
   let ended = false;
   const watching = (async () => {
     if (!watched) return;
@@ -115,7 +133,7 @@ async function watchedRun(
   const r = await run.done;
   ended = true;
   await watching;
-  await (console_ as Awaited<ReturnType<typeof startConsole>> | null)?.stop();
+  await (console_ as Console | null)?.stop();
   await sandbox.stop();
   if (r.code !== 0) throw new Error(`run ${n} exited ${r.code}: ${r.stderr.slice(-500)}`);
   return { wallMs: r.wallMs, cpuMs: r.cpuMs, refreshes };
@@ -126,22 +144,9 @@ async function main(): Promise<void> {
   try {
     process.stderr.write(`a dry run's checkpoint with ${ITEMS.toLocaleString('en')} projects...\n`);
     const { state, setupMs } = await bigDryRun(dir, 'serve-bench', ITEMS);
-    const child = spawn(process.execPath, [BIN, 'serve', '--state', state, '--read-only'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    const url = await new Promise<string>((done) => createInterface({ input: child.stdout! }).once('line', done));
-    const [base, token] = url.split('/?token=') as [string, string];
-    const headers = { Authorization: `Bearer ${token}` };
-    const time = async (path: string): Promise<number> => {
-      const t0 = performance.now();
-      const res = await fetch(`${base}${path}`, { headers });
-      await res.arrayBuffer();
-      if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
-      return performance.now() - t0;
-    };
-    const { runs } = (await (await fetch(`${base}/api/runs`, { headers })).json()) as { runs: { id: string }[] };
-    const id = runs[0]!.id;
+    const console_ = await startConsole(state);
+    const { time } = console_;
+    const id = await console_.runId();
     const refresh: number[] = [];
     const routes: Record<string, number[]> = { list: [], status: [], text: [], caps: [] };
     for (let i = 0; i < REFRESHES; i++) {
@@ -158,9 +163,8 @@ async function main(): Promise<void> {
       refresh.push(performance.now() - t0);
       await new Promise((r) => setTimeout(r, GAP_MS));
     }
-    const rss = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1];
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    const rss = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${console_.pid}/status`, 'utf8'))?.[1];
+    await console_.stop();
     const ms = (n: number) => `${n.toFixed(0)} ms`;
     process.stdout.write(
       [
