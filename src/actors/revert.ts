@@ -6,6 +6,7 @@
  * listing a source; verification reads every item the revert moved and checks it is back where it
  * came from.
  */
+import { verifyContent } from './verify-content.js';
 import type { VerifyOutput, WeightsOutput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import { locate } from './drain/locate.js';
@@ -55,7 +56,18 @@ export function revertActors(base: RunActors, o: RevertActorsOptions): RunActors
     // Every item is moved by its own POST: a kind the forward run followed by move records (its
     // storage not exposed) is read item by item here, and the POST decides when that says nothing.
     drain: (deps, input) => base.drain({ ...deps, itemsGiven: true }, { ...input, access: 'listing', ahead: null }),
-    verify: (deps) => verifyReverted(deps),
+    verify: async (deps) => {
+      const own = await verifyReverted(deps);
+      // The sampled projects' content (verify.content) is compared as on the way out.
+      const content = await verifyContent(deps);
+      if (!content) return own;
+      return {
+        ...own,
+        ok: own.ok && content.output.differ === 0,
+        problems: [...own.problems, ...content.problems],
+        content: content.output,
+      };
+    },
   };
 }
 
