@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { movesOf, runCli, sandboxEnv, tempDir, writePlan } from './support/cli-harness.js';
+import { flat, movesOf, runCli, sandboxEnv, tempDir, writePlan } from './support/cli-harness.js';
 import { ended, startHeldSandbox } from './support/held-sandbox.js';
 import { startProxiedSandbox } from './support/hold-proxy.js';
 import {
@@ -54,7 +54,7 @@ describe('the stop file, and stops between two requests (separate processes, rea
         /(^|\n)STOPPED on request \(the stop file\): nothing was in flight\n {2}step: preflight /,
       );
       expect(r.stdout, name).toContain(`The stop file was removed: ${state}.stop\n`);
-      expect(r.stdout, name).toContain(`To continue from here: shardmove run ${plan} --state ${state}\n`);
+      expect(flat(r.stdout), name).toContain(`To continue from here: shardmove run ${plan} --state ${state}\n`);
       expect(existsSync(`${state}.stop`) || lstatOrNull(`${state}.stop`) !== null, name).toBe(false);
       // Nothing was written to the instance: no mutating request in the audit trail.
       expect(

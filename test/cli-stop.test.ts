@@ -96,7 +96,9 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     const done = await held.pumpUntil(run);
     expect(done.code, done.stderr).toBe(6);
     expect(done.stdout).toContain('STOPPED on request (shardmove control --stop): 4 move(s) in flight ended first\n');
-    expect(done.stdout).toContain('  step: drain nfs-1,nfs-2,default/projects,snippets,groups (stop asked for at ');
+    expect(flat(done.stdout)).toContain(
+      ' step: drain nfs-1,nfs-2,default/projects,snippets,groups (stop asked for at ',
+    );
     // The command that continues it keeps the outputs this run fed.
     expect(flat(done.stdout)).toContain(
       `To continue from here: shardmove run ${plan} --events ${eventsFile} --metrics-file ${metrics}\n`,
