@@ -366,6 +366,35 @@ describe('the final summary holds in 80 columns, its commands whole', () => {
     for (const l of at120.split('\n')) if (l.length > 120) expect(unbreakable(l), l).toBe(true);
   });
 
+  it("a dry run's refusals and Would move lines hold in 80 columns too", () => {
+    const dry = renderFinalReport({
+      state: 'done',
+      context: {
+        ...wide,
+        dryRun: true,
+        wouldRefuse: [`another run drains ${src} of https://gitlab.example.com on this host: pid 4121 on ops-1`],
+        drains: {
+          [`${src}/snippets`]: {
+            kind: 'snippets',
+            source: src,
+            moved: 0,
+            quarantined: 0,
+            remaining: 0,
+            byRecords: true,
+          },
+        },
+      },
+      summary: { ...summary, counts: [{ kind: 'projects', source: src, state: 'pending', n: 134 }], staying: [] },
+      elapsedMs: 0,
+      checkpointFile: checkpoint,
+      estimate: { bytes: 4 * 2 ** 40, sized: 134, maxBytes: 2 ** 38, concurrency: 10 },
+      plan,
+    });
+    expect(dry).toContain('\nWould move:\n');
+    expect(dry).toContain(`\n  snippets on ${src}: unknown number, by one bulk\n    move (the instance does not`);
+    for (const l of dry.split('\n')) if (l.length > 80) expect(unbreakable(l), l).toBe(true);
+  });
+
   it('a stopped run holds in 80 columns too', () => {
     const stopped = renderStoppedReport({
       stop: { at: 0, by: 'control' },
