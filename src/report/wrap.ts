@@ -57,9 +57,9 @@ export function hangOf(line: string, width: number): number {
   if (rest.startsWith('- ')) return indent + 2;
   if (rest.startsWith('(')) return indent + 1;
   const colon = rest.indexOf(': ');
-  // A backtick before the colon: the colon is inside a quoted command, not after a label.
   // The text starts after the spaces that follow the colon (`Weights now:    a=1` lines up with the line above).
   const text = colon + 1 + /^ */.exec(rest.slice(colon + 1))![0].length;
+  // A backtick before the colon: the colon is inside a quoted command, not after a label.
   if (colon > 0 && indent + text <= width / 2 && !rest.slice(0, colon).includes('`')) return indent + text;
   return indent + 2;
 }
