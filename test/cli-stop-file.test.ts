@@ -53,7 +53,7 @@ describe('the stop file, and stops between two requests (separate processes, rea
       expect(r.stdout, name).toMatch(
         /(^|\n)STOPPED on request \(the stop file\): nothing was in flight\n {2}step: preflight /,
       );
-      expect(r.stdout, name).toContain(`The stop file was removed: ${state}.stop\n`);
+      expect(flat(r.stdout), name).toContain(`The stop file was removed: ${state}.stop\n`);
       expect(flat(r.stdout), name).toContain(`To continue from here: shardmove run ${plan} --state ${state}\n`);
       expect(existsSync(`${state}.stop`) || lstatOrNull(`${state}.stop`) !== null, name).toBe(false);
       // Nothing was written to the instance: no mutating request in the audit trail.
