@@ -44,7 +44,7 @@ describe('capacity (in-process sandbox)', { timeout: 60_000 }, () => {
 
     const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(1);
-    expect(run.stdout + run.stderr).toMatch(
+    expect(flat(run.stdout + run.stderr)).toMatch(
       /the drain does not fit on cluster: it needs \d+ bytes .* and cluster has 2147483648 bytes \(2\.0 GiB\) free \(capacity\.storages\.cluster\.free\)/,
     );
     expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);

@@ -60,10 +60,10 @@ describe('run --only: counts that agree', { timeout: 120_000 }, () => {
     expect(flat(run.stdout)).toMatch(
       /^DONE: 1 of the 5 items of the list list\.jsonl moved \(4 no longer where it says\) and verified\b/,
     );
-    expect(run.stdout).toContain(
-      '  projects: 1 moved of 5, 0 quarantined, 4 not moved (no longer where the list says)',
+    expect(flat(run.stdout)).toContain(
+      ' projects: 1 moved of 5, 0 quarantined, 4 not moved (no longer where the list says)',
     );
-    expect(run.stdout).not.toMatch(/5 moved of 5/);
+    expect(flat(run.stdout)).not.toMatch(/5 moved of 5/);
 
     const status = await runCli(['status', plan], { cwd: dir, env });
     expect(status.stdout).toMatch(/projects +1\/5 done, .*, 4 not moved \(no longer where the list says\)/);

@@ -128,7 +128,7 @@ describe('move.select judged on the current state', { timeout: 120_000 }, () => 
     const env = sandboxEnv(sandbox.url);
     const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
-    expect(dry.stdout).toMatch(/Item list: 3 item\(s\)/);
+    expect(flat(dry.stdout)).toMatch(/Item list: 3 item\(s\)/);
     const raw = new Database(db);
     raw.prepare("UPDATE items SET namespace = 'acme/team' WHERE kind = 'project' AND id = 2").run();
     raw.close();

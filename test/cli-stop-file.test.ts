@@ -77,7 +77,7 @@ describe('the stop file, and stops between two requests (separate processes, rea
     writeFileSync(join(`${state}.stop`, 'note.txt'), 'why\n');
     const first = await cli('run', plan, '--state', state);
     expect(first.code, first.stderr).toBe(6);
-    expect(first.stdout).toContain(
+    expect(flat(first.stdout)).toContain(
       `could not remove the stop file ${state}.stop (ENOTEMPTY): remove it yourself; while it is there, every run stops at once`,
     );
     expect(readFileSync(join(`${state}.stop`, 'note.txt'), 'utf8')).toBe('why\n');
