@@ -301,9 +301,10 @@ export function reportOutcome(
   };
   if (outcome.kind === 'interrupted')
     out.stderr.write(interruptedLine(outcome.inFlight, again ? `to continue: ${again}` : 'run again to continue'));
+  // Scrubbed before the wrapping too (a secret with a space must not be split), and after it as before.
   else if (outcome.kind === 'stopped')
-    out.stdout.write(outcome.redact(renderStoppedReport({ ...outcome.report, ...named })));
-  else out.stdout.write(outcome.redact(renderFinalReport({ ...outcome.report, ...named })));
+    out.stdout.write(outcome.redact(renderStoppedReport({ ...outcome.report, ...named, scrub: outcome.redact })));
+  else out.stdout.write(outcome.redact(renderFinalReport({ ...outcome.report, ...named, scrub: outcome.redact })));
   return exitCodeOfOutcome(outcome);
 }
 

@@ -395,6 +395,19 @@ describe('the final summary holds in 80 columns, its commands whole', () => {
     for (const l of dry.split('\n')) if (l.length > 80) expect(unbreakable(l), l).toBe(true);
   });
 
+  it('takes the secrets out before it wraps: a secret with a space is never split, so never missed', () => {
+    const secret = 'correct horse battery staple';
+    const scrubbed = renderFinalReport({
+      state: 'done',
+      context: { ...context, warnings: [`${'x'.repeat(60)} the password ${secret} was refused`] },
+      summary,
+      elapsedMs: 0,
+      scrub: (t) => t.split(secret).join('[REDACTED]'),
+    });
+    expect(scrubbed).toContain('[REDACTED]');
+    for (const word of secret.split(' ')) expect(scrubbed).not.toContain(word);
+  });
+
   it('a stopped run holds in 80 columns too', () => {
     const stopped = renderStoppedReport({
       stop: { at: 0, by: 'control' },

@@ -67,6 +67,8 @@ export interface FinalReportInput {
   networks?: NetworksView;
   /** The columns the lines wrap at (80 when not given; the CLI passes the terminal's). */
   width?: number;
+  /** Takes the secrets out (the run's scrubber), before the lines are wrapped: a secret with a space is never split across two. */
+  scrub?: (text: string) => string;
 }
 
 const REVERT_HEADLINE: Record<FinalState, string> = {
@@ -158,6 +160,15 @@ function commandsOf(input: {
     commandOn('revert', input),
     '--state FILE',
   ];
+}
+
+/** A report's text scrubbed of secrets, then wrapped (in that order: wrapping could split a secret with a space). */
+function fitReport(
+  text: string,
+  input: Parameters<typeof commandsOf>[0] & { width?: number | undefined; scrub?: ((t: string) => string) | undefined },
+): string {
+  const clean = input.scrub ? input.scrub(text) : text;
+  return fitText(clean, { width: input.width ?? DEFAULT_WIDTH, whole: commandsOf(input) });
 }
 
 /** Where the networks a summary leaves out are listed: the status of this checkpoint, as JSON. */
@@ -256,7 +267,7 @@ export function renderFinalReport(input: FinalReportInput): string {
         ? `Fix the cause and run it again: ${input.again} (it resumes from its checkpoint).`
         : 'Fix the cause and run the same command again: the run resumes from its checkpoint.',
     );
-  return fitText(`${lines.join('\n')}\n`, { width: input.width ?? DEFAULT_WIDTH, whole: commandsOf(input) });
+  return fitReport(`${lines.join('\n')}\n`, input);
 }
 
 /**
@@ -315,6 +326,8 @@ export interface StoppedReportInput {
   plan?: string;
   /** The columns the lines wrap at (80 when not given). */
   width?: number;
+  /** Takes the secrets out, before the lines are wrapped. */
+  scrub?: (text: string) => string;
 }
 
 /**
@@ -343,7 +356,7 @@ export function renderStoppedReport(input: StoppedReportInput): string {
   if (input.checkpointFile) lines.push('', `Checkpoint: ${input.checkpointFile}`);
   if (input.logFile) lines.push(`Log: ${input.logFile}`);
   lines.push(`To continue from here: ${input.again ?? 'run the same command again'}`);
-  return fitText(`${lines.join('\n')}\n`, { width: input.width ?? DEFAULT_WIDTH, whole: commandsOf(input) });
+  return fitReport(`${lines.join('\n')}\n`, input);
 }
 
 /**
