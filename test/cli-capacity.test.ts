@@ -7,7 +7,7 @@ import { appendFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { runCli, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { flat, runCli, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
 
 async function weightsOf(url: string): Promise<Record<string, number>> {
   const res = await fetch(`${url}/api/v4/application/settings`, {
@@ -38,13 +38,13 @@ describe('capacity (in-process sandbox)', { timeout: 60_000 }, () => {
     appendFileSync(plan, 'capacity:\n  keep_free: 1GiB\n  storages:\n    cluster: {free: 2GiB}\n');
     const dry = await runCli(['run', plan, '--dry-run'], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
-    expect(dry.stdout + dry.stderr).toMatch(
+    expect(flat(dry.stdout + dry.stderr)).toMatch(
       /room on cluster: needs .* \+ keep_free 1\.0 GiB, free 2\.0 GiB: DOES NOT FIT/,
     );
 
     const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(1);
-    expect(run.stdout + run.stderr).toMatch(
+    expect(flat(run.stdout + run.stderr)).toMatch(
       /the drain does not fit on cluster: it needs \d+ bytes .* and cluster has 2147483648 bytes \(2\.0 GiB\) free \(capacity\.storages\.cluster\.free\)/,
     );
     expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);
@@ -58,7 +58,7 @@ describe('capacity (in-process sandbox)', { timeout: 60_000 }, () => {
     const env = sandboxEnv(sandbox.url);
     const dry = await runCli(['run', plan, '--dry-run', '--detailed-exitcode'], { cwd: own, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(2);
-    expect(dry.stdout).toMatch(
+    expect(flat(dry.stdout)).toMatch(
       /^DRY RUN COMPLETE, BUT A REAL RUN WOULD BE REFUSED \(1 reason below\): nothing was changed/,
     );
     expect(dry.stdout).not.toMatch(/^DRY RUN COMPLETE:/m);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { fromDb, movesOf, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
+import { flat, fromDb, movesOf, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
 import { sandboxProjects, writeProjectsPlan } from './support/projects-plan.js';
 
 const MIB = 2 ** 20;
@@ -100,9 +100,9 @@ describe('many destinations and partial drains', { timeout: 120_000 }, () => {
     const state = join(dir, 'partial.db');
     const run = await runCli(['run', plan, '--state', state], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/Verification: passed/);
-    expect(run.stdout).toMatch(/projects on nfs-1: \d+ still there, as planned \(move\.until reached\)/);
-    expect(run.stdout).toMatch(/left on the source as planned \(move\.until\)/);
+    expect(flat(run.stdout)).toMatch(/Verification: passed/);
+    expect(flat(run.stdout)).toMatch(/projects on nfs-1: \d+ still there, as planned \(move\.until reached\)/);
+    expect(flat(run.stdout)).toMatch(/left on the source as planned \(move\.until\)/);
 
     const after = new Map(sandboxProjects(sandbox).map((p) => [p.id, p]));
     const moved = before.filter((p) => after.get(p.id)!.storage === 'cluster');

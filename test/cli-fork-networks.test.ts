@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { RunEventSchema } from '../src/events/run-events.js';
-import { ADMIN_TOKEN, runCli, sandboxEnv, tempDir, writeChangedSeed } from './support/cli-harness.js';
+import { ADMIN_TOKEN, flat, runCli, sandboxEnv, tempDir, writeChangedSeed } from './support/cli-harness.js';
 
 const COUNTS = { projects: 60, snippets: 1, groups: 1 };
 import { sandboxProjects, writeProjectsPlan } from './support/projects-plan.js';
@@ -182,7 +182,7 @@ describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
       env: sandboxEnv(sandbox.url),
     });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
-    const out = dry.stdout + dry.stderr;
+    const out = flat(dry.stdout + dry.stderr);
     expect(out).toMatch(
       /GitLab 16\.2\.0 drops a moved fork's pool link: \d+ fork\(s\) of \d+ network\(s\) will each carry the pool's objects themselves/,
     );
@@ -207,7 +207,7 @@ describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
       extra: ['capacity:', '  storages: {cluster: {free: 1000MiB}, nfs-2: {free: 1000MiB}}'],
     });
     const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
-    const out = run.stdout + run.stderr;
+    const out = flat(run.stdout + run.stderr);
     expect(run.code, out).toBe(1);
     // cluster: the root (500 MiB), its pool's objects (500 MiB), the pool copy (500 MiB) and the
     // root's design repository allowance (1 MiB).

@@ -14,6 +14,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import type { SandboxProcess } from './support/cli-harness.js';
 import {
   ADMIN_TOKEN,
+  flat,
   fromDb,
   runCli,
   sandboxEnv,
@@ -160,7 +161,9 @@ describe('copies left behind stay true (separate processes, real HTTP)', { timeo
     expect(after.orphans).toEqual([]);
     expect(after.liveCopies.map((c) => key(c, c.storage)).sort()).toEqual(left);
     expect(revert.stdout).toContain(`Copies that are live (${left.length})`);
-    expect(revert.stdout).toMatch(/the revert moved it back onto it \(move \d+\): the copy became its repository/);
+    expect(flat(revert.stdout)).toMatch(
+      /the revert moved it back onto it \(move \d+\): the copy became its repository/,
+    );
     const text = await runCli(['status', plan, '--state', state], { cwd: sb.dir });
     expect(text.stdout).not.toContain('Source copies left behind');
     expect(text.stdout).toContain(`Copies that are live (${left.length})`);
@@ -238,7 +241,7 @@ describe('copies left behind stay true (separate processes, real HTTP)', { timeo
     // The finished run, run again: it moves nothing and reads where each item with a copy lives.
     const again = await runCli(['run', plan], { cwd: sb.dir, env });
     expect(again.code, again.stdout + again.stderr).toBe(0);
-    expect(again.stdout).toMatch(
+    expect(flat(again.stdout)).toMatch(
       new RegExp(`projects ${back} \\S+ on nfs-1: re-checked on the instance at \\S+: the item lives there`),
     );
     const status = await statusJson(sb.dir, plan, state);

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { runCli, runPrinted, sandboxEnv } from './support/cli-harness.js';
+import { flat, runCli, runPrinted, sandboxEnv } from './support/cli-harness.js';
 import { ended, startHeldSandbox } from './support/held-sandbox.js';
 import { setup } from './support/stop-judge.js';
 import { until } from './support/until.js';
@@ -51,23 +51,23 @@ describe('a second drain of the same storages (separate processes, real HTTP)', 
     // From another host (another registry): pre-flight sees the first run's moves and refuses.
     const elsewhere = await cli(['run', plan, '--state', join(dir, 'elsewhere.db')], { XDG_RUNTIME_DIR: registry() });
     expect(elsewhere.code, elsewhere.stderr).toBe(4);
-    expect(elsewhere.stdout + elsewhere.stderr).toContain('SHARDMOVE_PREFLIGHT_FOREIGN_MOVES');
-    expect(elsewhere.stdout).toMatch(
+    expect(flat(elsewhere.stdout + elsewhere.stderr)).toContain('SHARDMOVE_PREFLIGHT_FOREIGN_MOVES');
+    expect(flat(elsewhere.stdout)).toMatch(
       /4 move\(s\) this checkpoint did not schedule are in flight on the sources: 4 projects move\(s\)/,
     );
-    expect(elsewhere.stdout).toMatch(/the oldest created \d{4}-\d\d-\d\dT/);
-    expect(elsewhere.stdout).toContain('--accept-foreign-moves');
+    expect(flat(elsewhere.stdout)).toMatch(/the oldest created \d{4}-\d\d-\d\dT/);
+    expect(flat(elsewhere.stdout)).toContain('--accept-foreign-moves');
     // Neither wrote a move.
     expect((await held.moves()).length).toBe(before);
 
     // A dry run beside it: complete, but a real run would be refused, twice; --detailed-exitcode says 2.
     const dry = await cli(['run', plan, '--dry-run', '--detailed-exitcode']);
     expect(dry.code, dry.stderr).toBe(2);
-    expect(dry.stdout).toMatch(/^DRY RUN COMPLETE, BUT A REAL RUN WOULD BE REFUSED \(\d+ reasons below\)/);
-    expect(dry.stdout).toMatch(
-      /A real run would be refused:\n {2}- another run drains \S+ of this instance on this host: pid \d+/,
+    expect(flat(dry.stdout)).toMatch(/^DRY RUN COMPLETE, BUT A REAL RUN WOULD BE REFUSED \(\d+ reasons below\)/);
+    expect(flat(dry.stdout)).toMatch(
+      /A real run would be refused: - another run drains \S+ of this instance on this host: pid \d+/,
     );
-    expect(dry.stdout).toContain('\n  - 4 move(s) this checkpoint did not schedule');
+    expect(flat(dry.stdout)).toContain(' - 4 move(s) this checkpoint did not schedule');
 
     // The stop command the refusal printed, as printed: the first run ends (6).
     const printed = /stop it: (shardmove control .* --stop)$/m.exec(second.stderr)?.[1];
@@ -78,7 +78,7 @@ describe('a second drain of the same storages (separate processes, real HTTP)', 
     expect(done.code, done.stderr).toBe(6);
     const again = await cli(['run', plan, '--dry-run', '--detailed-exitcode']);
     expect(again.code, again.stdout + again.stderr).toBe(0);
-    expect(again.stdout).toMatch(/^DRY RUN COMPLETE: nothing was changed/);
+    expect(flat(again.stdout)).toMatch(/^DRY RUN COMPLETE: nothing was changed/);
     // The registry keeps nothing of runs that ended.
     expect(existsSync(join(here, 'shardmove', 'drains'))).toBe(true);
     expect(readdirSync(join(here, 'shardmove', 'drains'))).toEqual([]);

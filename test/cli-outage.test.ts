@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { CliResult, SandboxProcess } from './support/cli-harness.js';
 import {
+  flat,
   fromDb,
   invariantViolations,
   movesOf,
@@ -129,7 +130,7 @@ describe('an instance outage mid-drain (separate processes, real HTTP)', { timeo
     const gaveUp = await run;
     expect(gaveUp.code).toBe(7);
     expect(gaveUp.stderr + gaveUp.stdout).toContain('instance.outage_wait (2s) ran out');
-    expect(gaveUp.stdout).toContain('Once the instance answers again, run it again: shardmove run');
+    expect(flat(gaveUp.stdout)).toContain('Once the instance answers again, run it again: shardmove run');
     // Distinct from exit 1 (a revoked token): a restart loop may run it again once the instance answers.
     await proxy.up();
     const again = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));

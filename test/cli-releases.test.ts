@@ -10,6 +10,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { NO_REASON_BEFORE_16_7 } from '../src/events/failure-class.js';
 import {
   ADMIN_TOKEN,
+  flat,
   fromDb,
   runCli,
   sandboxEnv,
@@ -45,7 +46,7 @@ describe('shardmove run on each release and tier (separate processes)', { timeou
     const said = res.stdout + res.stderr;
     expect(res.code, said).toBe(0);
     expect(said).not.toContain('no group has a wiki repository to move');
-    expect(res.stdout).toMatch(/groups on nfs-1: verified by move records, not by a listing/);
+    expect(flat(res.stdout)).toMatch(/groups on nfs-1: verified by move records, not by a listing/);
     // The sandbox's own records: no group wiki is left on a drained storage, each moved once by a bulk job.
     expect(leftOf(db, 'group')).toEqual([]);
     expect(leftOf(db, 'project')).toEqual([]);
@@ -93,8 +94,8 @@ describe('shardmove run on each release and tier (separate processes)', { timeou
       expect(m.state).toBe('failed');
       expect(m).not.toHaveProperty('error_message');
     }
-    expect(res.stdout).toContain(`unknown: ${NO_REASON_BEFORE_16_7.remedy}`);
-    expect(res.stdout + res.stderr).not.toContain('lease-held');
+    expect(flat(res.stdout)).toContain(`unknown: ${NO_REASON_BEFORE_16_7.remedy}`);
+    expect(flat(res.stdout + res.stderr)).not.toContain('lease-held');
     const status = await runCli(['status', plan, '--json'], { cwd: dir });
     const quarantined = (JSON.parse(status.stdout) as { quarantined: { class: string; remedy: string }[] }).quarantined;
     expect(quarantined.length).toBe(3);

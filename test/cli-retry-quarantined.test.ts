@@ -57,7 +57,8 @@ describe('shardmove run --retry-quarantined (separate processes, real HTTP)', { 
     expect(dry.stderr).toContain('--retry-quarantined changes the checkpoint; a --dry-run never does');
 
     // The command the report printed for this ("once fixed: ..."), run as printed through a shell.
-    const printed = /^ {2}once fixed: (shardmove .+)$/m.exec(again.stdout)?.[1];
+    // On the line after its label when the two do not fit in 80 columns: the command itself is never broken.
+    const printed = /^ {2}once fixed:\s+(shardmove .+)$/m.exec(again.stdout)?.[1];
     expect(printed).toBe(`shardmove run ${plan} --retry-quarantined`);
     const retried = await runPrinted(printed!, { cwd: dir, env: env() });
     expect(retried.code, retried.stderr).toBe(0);

@@ -12,6 +12,7 @@ import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { SandboxProcess } from './support/cli-harness.js';
 import {
   ADMIN_TOKEN,
+  flat,
   movesOf,
   runCli,
   sandboxEnv,
@@ -228,7 +229,7 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     expect(first.code, `${first.stdout}${first.stderr}`).toBe(3);
     expect(first.stdout).toContain('Quarantined (1)');
     // Every hint of a revert names the revert: `run` on this plan would be refused.
-    expect(first.stdout).toMatch(/once fixed: shardmove revert \S*plan\.yaml --retry-quarantined/);
+    expect(flat(first.stdout)).toMatch(/once fixed: shardmove revert \S*plan\.yaml --retry-quarantined/);
     expect(first.stdout).not.toMatch(/\brun again\b/);
     expect((await itemOf(sandbox.url, 'project', Number(broken))).storage).toBe('cluster');
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { runCli, sandboxEnv, tempDir, writeChangedSeed } from './support/cli-harness.js';
+import { flat, runCli, sandboxEnv, tempDir, writeChangedSeed } from './support/cli-harness.js';
 import { writeProjectsPlan } from './support/projects-plan.js';
 
 const MIB = 2 ** 20;
@@ -63,7 +63,7 @@ describe('room for project wikis (in-process sandbox, CLI process)', { timeout: 
       extra: ['capacity:', '  storages: {cluster: {free: 500MiB}}'],
     });
     const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sb.url) });
-    const out = run.stdout + run.stderr;
+    const out = flat(run.stdout + run.stderr);
     expect(run.code, out).toBe(1);
     expect(out).toMatch(/the drain does not fit on cluster/);
     expect(out).toContain(`the wikis of 2 project(s), ${400 * MIB} bytes (400.0 MiB, statistics.wiki_size)`);

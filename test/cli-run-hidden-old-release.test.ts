@@ -8,7 +8,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fromDb, runCli, sandboxEnv, startSeededSandbox, writePlan } from './support/cli-harness.js';
+import { flat, fromDb, runCli, sandboxEnv, startSeededSandbox, writePlan } from './support/cli-harness.js';
 
 const HIDDEN = 3;
 const PENDING = 4;
@@ -43,7 +43,7 @@ describe('hidden and pending-delete projects on 16.2 EE (separate processes)', {
     const env = sandboxEnv(sandbox.url);
     const dry = await runCli(['run', plan, '--dry-run'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
-    expect(dry.stdout).toContain(
+    expect(flat(dry.stdout)).toContain(
       '2 hidden/pending-delete projects would move by the bulk move of nfs-1 on 16.2.0 (GitLab 16.2.0 answers 404 for them on every per-item move route)',
     );
 
@@ -51,7 +51,7 @@ describe('hidden and pending-delete projects on 16.2 EE (separate processes)', {
     const said = r.stdout + r.stderr;
     expect(r.code, said).toBe(0);
     expect(said).not.toMatch(/deleted/i);
-    expect(r.stdout).toContain('2 hidden/pending-delete projects move by the bulk move of nfs-1 on 16.2.0');
+    expect(flat(r.stdout)).toContain('2 hidden/pending-delete projects move by the bulk move of nfs-1 on 16.2.0');
     for (const id of [HIDDEN, PENDING]) expect(storageOf(db, id), `project ${id}`).toBe('cluster');
     expect(
       fromDb<{ n: number }>(
@@ -85,10 +85,12 @@ describe('hidden and pending-delete projects on 16.2 EE (separate processes)', {
     const said = r.stdout + r.stderr;
     expect(r.code, said).toBe(3);
     expect(said).not.toMatch(/deleted/i);
-    expect(r.stdout).toMatch(
+    expect(flat(r.stdout)).toMatch(
       /2 hidden\/pending-delete projects stay on nfs-1, quarantined: GitLab 16\.2\.0 answers 404 for them on every per-item move route, and move\.select forbids the bulk move of nfs-1/,
     );
-    expect(r.stdout).toContain('hidden-unreachable: before 16.7 GitLab finds hidden and pending-delete projects only');
+    expect(flat(r.stdout)).toContain(
+      'hidden-unreachable: before 16.7 GitLab finds hidden and pending-delete projects only',
+    );
     for (const id of [HIDDEN, PENDING]) expect(storageOf(db, id), `project ${id}`).toBe('nfs-1');
     expect(
       fromDb<{ n: number }>(db, "SELECT count(*) AS n FROM moves WHERE kind = 'project' AND item_id IN (3, 4)")[0]?.n,

@@ -13,6 +13,7 @@ import type { StoredEvent } from '../src/store/types.js';
 import type { SandboxProcess } from './support/cli-harness.js';
 import {
   ADMIN_TOKEN,
+  flat,
   invariantViolations,
   movesOf,
   runCli,
@@ -200,7 +201,7 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
     expect(r.stdout).toContain('nothing was changed');
     expect(r.stdout).toMatch(/projects on nfs-1: \d+/);
     expect(r.stdout).toContain('estimated duration');
-    expect(r.stdout).toMatch(/from repository sizes \(.*largest .*\), assuming/);
+    expect(flat(r.stdout)).toMatch(/from repository sizes \(.*largest .*\), assuming/);
     expect(await snapshotOf(sandbox.url)).toEqual(before);
     const items = Object.values(before.storages.projects as Record<number, string>);
     expect(items.some((s) => SOURCES.has(s))).toBe(true);

@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Document } from 'yaml';
-import { fromDb, movesOf, runCli, sandboxEnv, startSeededSandbox } from './support/cli-harness.js';
+import { flat, fromDb, movesOf, runCli, sandboxEnv, startSeededSandbox } from './support/cli-harness.js';
 
 /**
  * Everything on nfs-1 or nfs-2: groups acme, acme/team (a subgroup) and other; projects in each, in
@@ -196,7 +196,7 @@ describe('move.select', { timeout: 120_000 }, () => {
     const weightsBefore = fromDb<{ value: string }>(db, "SELECT value FROM meta WHERE key = 'settings'");
     const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(2);
-    const out = run.stdout;
+    const out = flat(run.stdout);
     expect(out).toMatch(/plan\.yaml:10:24: no group or user has the full path "grüppe"/);
     expect(out).toMatch(
       /plan\.yaml:10:34: "acme\/web" is a project, not a namespace: list it under move\.select\.projects/,

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { movesOf, runCli, sandboxEnv, tempDir, writePlan } from './support/cli-harness.js';
+import { flat, movesOf, runCli, sandboxEnv, tempDir, writePlan } from './support/cli-harness.js';
 import { ended, startHeldSandbox } from './support/held-sandbox.js';
 import { startProxiedSandbox } from './support/hold-proxy.js';
 import {
@@ -53,8 +53,8 @@ describe('the stop file, and stops between two requests (separate processes, rea
       expect(r.stdout, name).toMatch(
         /(^|\n)STOPPED on request \(the stop file\): nothing was in flight\n {2}step: preflight /,
       );
-      expect(r.stdout, name).toContain(`The stop file was removed: ${state}.stop\n`);
-      expect(r.stdout, name).toContain(`To continue from here: shardmove run ${plan} --state ${state}\n`);
+      expect(flat(r.stdout), name).toContain(`The stop file was removed: ${state}.stop\n`);
+      expect(flat(r.stdout), name).toContain(`To continue from here: shardmove run ${plan} --state ${state}\n`);
       expect(existsSync(`${state}.stop`) || lstatOrNull(`${state}.stop`) !== null, name).toBe(false);
       // Nothing was written to the instance: no mutating request in the audit trail.
       expect(
@@ -77,7 +77,7 @@ describe('the stop file, and stops between two requests (separate processes, rea
     writeFileSync(join(`${state}.stop`, 'note.txt'), 'why\n');
     const first = await cli('run', plan, '--state', state);
     expect(first.code, first.stderr).toBe(6);
-    expect(first.stdout).toContain(
+    expect(flat(first.stdout)).toContain(
       `could not remove the stop file ${state}.stop (ENOTEMPTY): remove it yourself; while it is there, every run stops at once`,
     );
     expect(readFileSync(join(`${state}.stop`, 'note.txt'), 'utf8')).toBe('why\n');

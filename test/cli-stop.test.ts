@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { parseControlChange } from '../src/cli/control.js';
 import { RunEventSchema } from '../src/events/run-events.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { invariantViolations, movesOf, runCli, sandboxEnv } from './support/cli-harness.js';
+import { flat, invariantViolations, movesOf, runCli, sandboxEnv } from './support/cli-harness.js';
 import { HELD_MOVE_MS, ended, startHeldSandbox } from './support/held-sandbox.js';
 import { eventsOf, has, intentsAfterStop, runWithMovesInFlight, setup, stopInRow } from './support/stop-judge.js';
 import { until } from './support/until.js';
@@ -96,9 +96,11 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     const done = await held.pumpUntil(run);
     expect(done.code, done.stderr).toBe(6);
     expect(done.stdout).toContain('STOPPED on request (shardmove control --stop): 4 move(s) in flight ended first\n');
-    expect(done.stdout).toContain('  step: drain nfs-1,nfs-2,default/projects,snippets,groups (stop asked for at ');
+    expect(flat(done.stdout)).toContain(
+      ' step: drain nfs-1,nfs-2,default/projects,snippets,groups (stop asked for at ',
+    );
     // The command that continues it keeps the outputs this run fed.
-    expect(done.stdout).toContain(
+    expect(flat(done.stdout)).toContain(
       `To continue from here: shardmove run ${plan} --events ${eventsFile} --metrics-file ${metrics}\n`,
     );
     expect(done.stdout).toMatch(/STOPPING by shardmove control/);
@@ -237,7 +239,7 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     expect(d.stdout).toMatch(
       /(^|\n)DRY RUN STOPPED on request \(the stop file\): nothing was changed on the instance\n/,
     );
-    expect(d.stdout).toContain(`To continue from here: shardmove run ${plan} --dry-run\n`);
+    expect(flat(d.stdout)).toContain(`To continue from here: shardmove run ${plan} --dry-run\n`);
     // control --stop on the dry run's checkpoint with no dry run going: nothing to stop, nothing written.
     const none = await cli('control', plan, '--state', dry, '--stop');
     expect(none.stdout).toMatch(/^nothing to stop: no run is going/);
@@ -344,7 +346,7 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     const stopped = await held.pumpUntil(run);
     expect(stopped.code, stopped.stderr).toBe(6);
     expect(stopped.stdout).toContain('STOPPED on request (shardmove control --stop): 4 move(s) in flight ended first');
-    expect(stopped.stdout).toContain(`To continue from here: shardmove revert ${plan}\n`);
+    expect(flat(stopped.stdout)).toContain(`To continue from here: shardmove revert ${plan}\n`);
     const after = await held.moves();
     expect(after.map((m) => m.id)).toEqual(atStop.map((m) => m.id));
     expect(after.filter((m) => !ended(m))).toEqual([]);

@@ -20,7 +20,10 @@ import {
   writeSeed,
 } from './support/cli-harness.js';
 
-async function setup(sample: string) {
+/** The output with its wrapped lines joined again: an assertion reads a sentence, not where a terminal broke it. */
+const flat = (text: string) => text.replace(/\n +/g, ' ');
+
+async function setup(sample: string, mode: 'throttled' | 'bulk' = 'throttled') {
   const dir = tempDir('content');
   const seed = writeSeed(dir, { projects: 0, snippets: 0, groups: 0 });
   const projects = Array.from({ length: 12 }, (_, i) => i + 1)
@@ -32,7 +35,7 @@ async function setup(sample: string) {
   writeFileSync(seed, readFileSync(seed, 'utf8').replace('inventory:\n', `inventory:\n  projects:\n${projects}\n`));
   const sandbox = await startSandboxProcess(['--seed', seed, '--move-duration', '20']);
   onTestFinished(() => sandbox.stop());
-  const plan = writePlan(dir, { from: ['nfs-1'] });
+  const plan = writePlan(dir, { from: ['nfs-1'], mode });
   writeFileSync(
     plan,
     readFileSync(plan, 'utf8')
@@ -42,6 +45,10 @@ async function setup(sample: string) {
   return { dir, plan, env: sandboxEnv(sandbox.url), url: sandbox.url };
 }
 
+/** How the summary names the drifted project, with both values. */
+const DRIFT =
+  /projects 3 \(group-1\/project-3\): its content differs after its move: HEAD of main [0-9a-f]{12} -> [0-9a-f]{12}; tags 3 -> 2/;
+
 describe('verify.content', { timeout: 120_000 }, () => {
   it('every project sampled: the drifted one fails verification with both values; the rest are equal', async () => {
     const { dir, plan, env, url } = await setup('all');
@@ -50,10 +57,8 @@ describe('verify.content', { timeout: 120_000 }, () => {
     // Everything moved: the failure is the content, not a leftover.
     expect([...(await storagesOf(url, 'projects')).values()].every((s) => s === 'cluster')).toBe(true);
     expect(r.stdout).toContain('Verification: FAILED');
-    expect(r.stdout).toMatch(
-      /projects 3 \(group-1\/project-3\): its content differs after its move: HEAD of main [0-9a-f]{12} -> [0-9a-f]{12}; tags 3 -> 2/,
-    );
-    expect(r.stdout.replace(/\n {4}/g, ' ')).toContain(
+    expect(flat(r.stdout)).toMatch(DRIFT);
+    expect(flat(r.stdout)).toContain(
       'Content of every moved project: 12 compared before and after their moves: 11 equal, 1 different, 0 not compared',
     );
     const store = openCheckpoint(join(dir, 'state', 'it.db'), { readOnly: true });
@@ -64,6 +69,40 @@ describe('verify.content', { timeout: 120_000 }, () => {
       expect(three.before?.tags).toBe(3);
       expect(three.after?.tags).toBe(2);
       expect(three.before?.head).not.toBe(three.after?.head);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('a reviewed list (--only) compares the content too: the drifted project fails its verification', async () => {
+    const { dir, plan, env } = await setup('all');
+    const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
+    expect(dry.code, dry.stdout + dry.stderr).toBe(0);
+    const r = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toContain('Verification: FAILED');
+    expect(flat(r.stdout)).toMatch(DRIFT);
+    expect(flat(r.stdout)).toContain(
+      'Content of every moved project: 12 compared before and after their moves: 11 equal, 1 different, 0 not compared',
+    );
+  });
+
+  it('a bulk move compares the content too: the fingerprints are read before its POST', async () => {
+    const { dir, plan, env } = await setup('all', 'bulk');
+    const r = await runCli(['run', plan], { cwd: dir, env });
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout).toContain('Verification: FAILED');
+    expect(flat(r.stdout)).toMatch(DRIFT);
+    expect(flat(r.stdout)).toContain(
+      'Content of every moved project: 12 compared before and after their moves: 11 equal, 1 different, 0 not compared',
+    );
+    const store = openCheckpoint(join(dir, 'state', 'it.db'), { readOnly: true });
+    try {
+      // Every reading before the bulk POST, none after it.
+      const posted = store.eventsOf(['bulk.intent'], 0, 10)[0]!.seq;
+      const recorded = store.eventsOf(['content.recorded'], 0, 100);
+      expect(recorded).toHaveLength(12);
+      for (const e of recorded) expect(e.seq).toBeLessThan(posted);
     } finally {
       store.close();
     }

@@ -13,7 +13,7 @@ import { renderProgressLine } from '../src/report/progress.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { allMovesOf, fromDb, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
+import { allMovesOf, flat, fromDb, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
 import { until } from './support/until.js';
 import { realTimersAt } from './support/fake-clock.js';
 
@@ -137,8 +137,9 @@ describe('placed, moved and staying agree across every output', { timeout: 180_0
     expect(dry.stdout).toMatch(new RegExp(`known size: .* in \\d+ of ${placed} items\\n`));
     // Room that fits is information: no "fits" among the warnings. (The one schedule spends the bound
     // on group wikis too, whose bytes are an allowance: the line may say how many.)
-    expect(dry.stdout).toMatch(
-      /\nRoom \(checked by pre-flight\):\n {2}room on \S+: .*: fits(?: \(.*\))?\n {2}room on \S+: .*: fits(?: \(.*\))?\n/,
+    // Each room line with its wrapped rest joined (flat joins the indented lines into one).
+    expect(flat(dry.stdout)).toMatch(
+      /\nRoom \(checked by pre-flight\): room on \S+: .*: fits(?: \(.*\))? room on \S+: .*: fits(?: \(.*\))?\n/,
     );
     expect(dry.stdout.split('\nWarnings')[1] ?? '').not.toMatch(/fits/);
     const dryStatus = JSON.parse(

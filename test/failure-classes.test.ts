@@ -10,7 +10,15 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { FAILURE_REMEDIES } from '../src/events/failure-class.js';
 import type { FailureClass } from '../src/events/failure-class.js';
 import type { InjectedFailure } from '../src/sandbox/index.js';
-import { ADMIN_TOKEN, runCli, sandboxEnv, startSandboxProcess, tempDir, writeSeed } from './support/cli-harness.js';
+import {
+  ADMIN_TOKEN,
+  flat,
+  runCli,
+  sandboxEnv,
+  startSandboxProcess,
+  tempDir,
+  writeSeed,
+} from './support/cli-harness.js';
 
 const PROJECTS = 3;
 
@@ -173,8 +181,8 @@ describe('failure classes, injected by the sandbox and named by status --json', 
       env: sandboxEnv(sandbox.url),
     });
     expect(run.code, run.stderr).toBe(3);
-    // The final report and --events name the class too.
-    expect(run.stdout).toContain(`${cls}: ${FAILURE_REMEDIES[cls].remedy}`);
+    // The final report and --events name the class too (the report's lines joined: it wraps at 80 columns).
+    expect(flat(run.stdout)).toContain(`${cls}: ${FAILURE_REMEDIES[cls].remedy}`);
     const events = readFileSync(join(dir, 'events.jsonl'), 'utf8')
       .trim()
       .split('\n')

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { runCli, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { flat, runCli, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
 import { prometheusSkipReason, startPrometheusStack } from './support/prometheus.js';
 
 const skip = prometheusSkipReason();
@@ -149,7 +149,7 @@ describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
       );
       const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
       expect(run.code, run.stdout + run.stderr).toBe(1);
-      expect(run.stdout + run.stderr).toMatch(
+      expect(flat(run.stdout + run.stderr)).toMatch(
         /throttle rule broken: Prometheus refused the query \(400 bad_data\): .*parse error/,
       );
       expect((sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n).toBe(0);

@@ -16,6 +16,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { SECRETS } from './support/secrets-harness.js';
 import { ALL_KNOWN, expectCompleted, leaksOf, planFor, scenario } from './support/secrets-scenario.js';
 import { movesFinished } from './support/secrets-scenario.js';
+import { flat } from './support/cli-harness.js';
 
 /** Distinctive: occurs nowhere but in the token file, the environment and the stand-in's requests. */
 const PROM_TOKEN = 'promtok-Wq4Zr8Xm2Kv6Jd9Nc3Bt7Hy';
@@ -90,8 +91,10 @@ describe('a Prometheus that echoes the request leaks no secret', { timeout: 180_
     prom.mode = 'refuse';
     const refused = await s.run('refused run', ['run', refusedPlan, '--events', 'refused.events.jsonl'], env);
     expect(refused.code, refused.stdout + refused.stderr).toBe(1);
-    expect(refused.stdout + refused.stderr).toMatch(/Prometheus refused the query \(400 bad_data\): proxy echo: /);
-    expect(refused.stdout + refused.stderr).toContain('Bearer [REDACTED]');
+    expect(flat(refused.stdout + refused.stderr)).toMatch(
+      /Prometheus refused the query \(400 bad_data\): proxy echo: /,
+    );
+    expect(flat(refused.stdout + refused.stderr)).toContain('Bearer [REDACTED]');
 
     // Run 2: the token from the environment; Prometheus answers, then fails mid-run, then answers again.
     const midPlan = planFor(s, 'env', { name: 'mid' });

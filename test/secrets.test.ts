@@ -8,7 +8,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { runCli, tempDir } from './support/cli-harness.js';
+import { flat, runCli, tempDir } from './support/cli-harness.js';
 import { SECRETS, findLeaks } from './support/secrets-harness.js';
 import {
   ALL_KNOWN,
@@ -42,7 +42,7 @@ describe('no secret value in anything a run writes or prints', { timeout: 120_00
     const badPlan = planFor(s, 'env', { name: 'bad' });
     const bad = await s.run('failing run', ['run', badPlan], { SHARDMOVE_TOKEN: SECRETS.unknown });
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toContain('the token was not accepted');
+    expect(flat(bad.stdout)).toContain('the token was not accepted');
 
     const interrupted = await s.run('interrupted run', ['run', plan], env, interruptAfterMoves(s.sandbox.url, 3));
     expect(interrupted.code, interrupted.stderr).toBe(130);

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { SandboxMove } from './support/cli-harness.js';
-import { invariantViolations, movesOf, runCli, storagesOf, tempDir } from './support/cli-harness.js';
+import { flat, invariantViolations, movesOf, runCli, storagesOf, tempDir } from './support/cli-harness.js';
 import type { AuthStyle } from './support/secrets-harness.js';
 import { SECRETS, findLeaks, startLoggedSandbox, writeSecretPlan, writeSecretSeed } from './support/secrets-harness.js';
 
@@ -71,7 +71,7 @@ async function revokedMidRun(name: string, c: Case): Promise<void> {
   const stopped = await first;
   expect(stopped.code, stopped.stderr).toBe(1);
   expect(stopped.stdout).toContain('FAILED');
-  expect(stopped.stdout).toContain(c.problem);
+  expect(flat(stopped.stdout)).toContain(c.problem);
   expect(findLeaks('first run', stopped.stdout + stopped.stderr, c.secrets)).toEqual([]);
 
   // The checkpoint is whole and says where the run stopped.

@@ -6,7 +6,8 @@
  * `list.skipped` event), and every listing round is marked done so that no drain ever lists a
  * source. The room is judged on the listed items, their fork networks counted as the dry run did
  * (./list-networks.ts). The drain moves the given rows only (as a revert does, ./drain/given.ts);
- * verification reads each moved item and checks it is on its destination.
+ * verification reads each moved item and checks it is on its destination, and compares the content
+ * of the sampled projects as a whole drain does (verify.content).
  * Nothing else on a source is ever moved in the place of an item that is no longer there.
  */
 import type { ItemRecord } from '../api/types.js';
@@ -19,6 +20,7 @@ import type { Location } from './drain/locate.js';
 import { abortError } from './errors.js';
 import { verifyReverted } from './revert.js';
 import { listWhatStays } from './stays.js';
+import { verifyContent } from './verify-content.js';
 import type { ActorDeps, RunActors } from './types.js';
 
 /** One item of the list, as the runtime read it from the file. */
@@ -54,11 +56,14 @@ export function givenListActors(base: RunActors, o: GivenListOptions): RunActors
       const own = await verifyReverted(deps, 'list');
       // The list's items read one by one say nothing of the rest of a source: list it for what stays.
       const left = await listWhatStays(deps);
+      // The sampled projects' content (verify.content), as a whole drain compares it: last, after every listing.
+      const content = await verifyContent(deps);
       return {
         ...own,
-        ok: own.ok && left.problems.length === 0,
-        problems: [...own.problems, ...left.problems],
+        ok: own.ok && left.problems.length === 0 && (content?.output.differ ?? 0) === 0,
+        problems: [...own.problems, ...left.problems, ...(content?.problems ?? [])],
         stays: left.stays,
+        ...(content ? { content: content.output } : {}),
       };
     },
   };

@@ -6,6 +6,7 @@
  * listing a source; verification reads every item the revert moved and checks it is back where it
  * came from.
  */
+import { verifyContent } from './verify-content.js';
 import type { StaysOutput, VerifyOutput, WeightsOutput } from '../machine/types.js';
 import { STAYS_LISTED } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
@@ -76,7 +77,16 @@ export function revertActors(base: RunActors, o: RevertActorsOptions): RunActors
     drain: (deps, input) => base.drain({ ...deps, itemsGiven: true }, { ...input, access: 'listing', ahead: null }),
     verify: async (deps) => {
       const own = await verifyReverted(deps);
-      return o.outside && o.outside.length > 0 ? { ...own, stays: outsideStays(o.outside) } : own;
+      const withStays = o.outside && o.outside.length > 0 ? { ...own, stays: outsideStays(o.outside) } : own;
+      // The sampled projects' content (verify.content) is compared as on the way out.
+      const content = await verifyContent(deps);
+      if (!content) return withStays;
+      return {
+        ...withStays,
+        ok: withStays.ok && content.output.differ === 0,
+        problems: [...withStays.problems, ...content.problems],
+        content: content.output,
+      };
     },
   };
 }

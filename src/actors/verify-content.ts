@@ -16,6 +16,7 @@ import type { AuditEventMap } from '../events/vocabulary.js';
 import { verifyContentOf } from '../plan/verify-field.js';
 import type { ContentVerifyOutput } from '../machine/types.js';
 import { abortError } from './errors.js';
+import { inContentSample } from './drain/content.js';
 import type { ActorDeps } from './types.js';
 
 /** Projects named per list in the output (all are in the checkpoint's `content.checked` events). */
@@ -25,6 +26,15 @@ const PARALLEL = 8;
 const PAGE = 10_000;
 
 type Recorded = AuditEventMap['content.recorded'];
+
+/** A project whose fingerprint was never read before its move. */
+const NOT_READ: Omit<Recorded, 'id' | 'kind' | 'source'> = {
+  defaultBranch: null,
+  head: null,
+  branches: null,
+  tags: null,
+  error: 'none was taken: its bulk POST may have been sent already',
+};
 
 function shape(f: RepositoryFingerprint | Recorded | null) {
   return f === null ? null : { head: f.head, branches: f.branches, tags: f.tags };
@@ -60,6 +70,14 @@ export async function verifyContent(
     const row = store.getItem('projects', r.id);
     return row?.state === 'moved' ? [{ ...r, name: row.name }] : [];
   });
+  // A sampled project moved with no reading at all (a bulk job's, once its POST may have been
+  // sent before a restart): not compared, and said so, never left out of the count.
+  if (deps.plan.move.kinds.includes('projects'))
+    for (const source of deps.plan.move.from)
+      for (const row of store.itemsInState('projects', source, 'moved', Number.MAX_SAFE_INTEGER)) {
+        if (row.moveId === null || latest.has(row.id) || !inContentSample(row.id, content.fraction)) continue;
+        moved.push({ ...NOT_READ, id: row.id, kind: 'projects', source, name: row.name });
+      }
   for (let i = 0; i < moved.length; i += PARALLEL) {
     if (deps.signal.aborted) throw abortError(deps.signal);
     const batch = moved.slice(i, i + PARALLEL);

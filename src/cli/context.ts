@@ -1,3 +1,5 @@
+import { DEFAULT_WIDTH } from '../report/wrap.js';
+
 /**
  * What main.ts hands every command: the process's streams and environment, and a signal that fires
  * on SIGINT, SIGTERM or SIGHUP. Commands never read process.argv/env or call process.exit themselves.
@@ -27,6 +29,19 @@ export interface CommandContext {
 /** What a run of the runtime takes of the command's process, as one spread (`run`, `revert`, `copy`). */
 export function processOf(ctx: CommandContext): Pick<CommandContext, 'env' | 'cwd' | 'signal' | 'stdout' | 'stderr'> {
   return { env: ctx.env, cwd: ctx.cwd, signal: ctx.signal, stdout: ctx.stdout, stderr: ctx.stderr };
+}
+
+/** The narrowest width a text output is wrapped at: on a narrower terminal, lines are let wrap by it. */
+const NARROWEST = 40;
+
+/**
+ * The width the text outputs (the final summary, `validate`'s summary) wrap at: the terminal's
+ * columns when standard output is a terminal, 80 in a pipe or a file (what a reader of a log or a
+ * mail expects), never under 40 columns.
+ */
+export function textWidth(stdout: { isTTY?: boolean; columns?: number }): number {
+  if (stdout.isTTY && stdout.columns && stdout.columns > 0) return Math.max(NARROWEST, stdout.columns);
+  return DEFAULT_WIDTH;
 }
 
 /** The defaults of `run`'s and `revert`'s flags that take a value (a command printed to continue leaves them out). */

@@ -25,7 +25,7 @@ import { executeRun } from '../runtime/run.js';
 import type { Precheck } from '../runtime/precheck.js';
 import type { FinalState, RunEnd, RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
-import { EXIT, FLAG_DEFAULTS, processOf } from './context.js';
+import { EXIT, FLAG_DEFAULTS, processOf, textWidth } from './context.js';
 import { shellWord } from './command-line.js';
 import { ArgsError } from './errors.js';
 import { withRunEvents } from './events-file.js';
@@ -296,12 +296,17 @@ export function reportOutcome(
   hints: { again?: string; plan?: string } = {},
 ): ExitCode {
   const { again } = hints;
-  const named = { ...(again ? { again } : {}), ...(hints.plan !== undefined ? { plan: hints.plan } : {}) };
+  const named = {
+    ...(again ? { again } : {}),
+    ...(hints.plan !== undefined ? { plan: hints.plan } : {}),
+    width: textWidth(out.stdout),
+  };
   if (outcome.kind === 'interrupted')
     out.stderr.write(interruptedLine(outcome.inFlight, again ? `to continue: ${again}` : 'run again to continue'));
+  // Scrubbed before the wrapping too (a secret with a space must not be split), and after it as before.
   else if (outcome.kind === 'stopped')
-    out.stdout.write(outcome.redact(renderStoppedReport({ ...outcome.report, ...named })));
-  else out.stdout.write(outcome.redact(renderFinalReport({ ...outcome.report, ...named })));
+    out.stdout.write(outcome.redact(renderStoppedReport({ ...outcome.report, ...named, scrub: outcome.redact })));
+  else out.stdout.write(outcome.redact(renderFinalReport({ ...outcome.report, ...named, scrub: outcome.redact })));
   return exitCodeOfOutcome(outcome);
 }
 

@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import { textWidth } from './context.js';
 import { describe, expect, it } from 'vitest';
 import {
   escapeControls,
@@ -96,5 +97,15 @@ describe('wantsColour', () => {
     [true, { NO_COLOR: '1', FORCE_COLOR: '1' }, true],
   ] as const)('terminal %s, %j: %s', (isTTY, env, expected) => {
     expect(wantsColour({ isTTY }, env)).toBe(expected);
+  });
+});
+
+describe('the width of the text outputs', () => {
+  it("wraps at a terminal's columns, and at 80 in a pipe or a file", () => {
+    expect(textWidth({ isTTY: true, columns: 132 })).toBe(132);
+    expect(textWidth({ isTTY: true, columns: 60 })).toBe(60);
+    expect(textWidth({ isTTY: true, columns: 20 })).toBe(40);
+    expect(textWidth({ isTTY: false, columns: 132 })).toBe(80);
+    expect(textWidth({})).toBe(80);
   });
 });

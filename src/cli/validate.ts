@@ -21,9 +21,9 @@ import { formatWindowTime, openWindow, upcomingWindows } from '../time/windows.j
 import { isCopyPlanFile } from '../plan/copy-load.js';
 import { validateCopyPlan } from './copy-status.js';
 import type { CommandContext } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, textWidth } from './context.js';
 import { describeSelect } from '../plan/select-field.js';
-import { wrapWords } from '../report/wrap.js';
+import { fitLines } from '../report/wrap.js';
 import { sampleWords, verifyContentOf } from '../plan/verify-field.js';
 
 /** Validates a plan file; returns 0 or throws PlanError (code SHARDMOVE_PLAN_INVALID); with json, returns 2 instead. */
@@ -33,7 +33,7 @@ export async function runValidateCommand(opts: { plan: string; json?: boolean },
   if (!opts.json) {
     const { plan, warnings } = await loadPlan(opts.plan, { env: ctx.env, cwd: ctx.cwd });
     ctx.stdout.write(
-      `${[`plan OK: ${plan.name}`, ...summaryLines(plan, Date.now()).flatMap(at80), ...warnings.map(formatProblem)].join('\n')}\n`,
+      `${[`plan OK: ${plan.name}`, ...fitLines(summaryLines(plan, Date.now()), { width: textWidth(ctx.stdout) }), ...warnings.map(formatProblem)].join('\n')}\n`,
     );
     return EXIT.ok;
   }
@@ -139,12 +139,6 @@ function verifyWords(v: Plan['verify']): string {
   if (!content) return 'on';
   const share = sampleWords(content.fraction);
   return `on, and the content (HEAD, branches, tags) of ${share} compared before and after`;
-}
-
-/** A summary line for an 80-column terminal: wrapped at spaces, its continuation two columns further in. */
-function at80(line: string): string[] {
-  const indent = /^ */.exec(line)![0];
-  return wrapWords(line.slice(indent.length), 78 - indent.length).map((l, i) => `${indent}${i > 0 ? '  ' : ''}${l}`);
 }
 
 /** The summary's lines, one section a line or two: what `validate` prints under "plan OK". */

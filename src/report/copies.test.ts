@@ -123,7 +123,7 @@ describe('copies left behind (one decision for every output)', () => {
     expect(text).toContain('Copies left on the destination by failed moves (1)');
     expect(text).toContain('  projects 1 g/p1: possible copy on cluster (move 10 failed without an error message');
     expect(text).toContain('where the item lives: NOT KNOWN');
-    expect(text.split(CLUSTER_NOTE_LINES[0])).toHaveLength(2);
+    expect(text.split(CLUSTER_NOTE_LINES[0]!)).toHaveLength(2);
     const live = copiesLines({
       left: [],
       live: [
@@ -131,7 +131,7 @@ describe('copies left behind (one decision for every output)', () => {
       ],
     });
     expect(live.join('\n')).toContain('Copies that are live (1)');
-    expect(live.join('\n')).not.toContain(CLUSTER_NOTE_LINES[0]);
+    expect(live.join('\n')).not.toContain(CLUSTER_NOTE_LINES[0]!);
   });
 });
 

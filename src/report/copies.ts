@@ -27,7 +27,7 @@ import type { CopyCheckData } from '../events/vocabulary.js';
 import type { Kind } from '../plan/types.js';
 import type { FailedMove, OrphanCopy } from '../store/types.js';
 import { diskPaths } from './disk-paths.js';
-import { headThenWrapped, wrapWords } from './wrap.js';
+import { fitLine, headThenWrapped, wrapWords } from './wrap.js';
 
 /** What a later checkpoint (a revert's) says of an item: where it lives, or where it is going. */
 export interface LaterPlace {
@@ -234,13 +234,17 @@ function liveOf(c: Omit<LeftCopy, 'itemStorage' | 'known' | 'note' | 'diskPaths'
 }
 
 /** Said wherever paths are printed: on a Gitaly Cluster storage they are not where the files are. */
-export const CLUSTER_NOTE_LINES = [
-  'On a Gitaly Cluster (Praefect) storage these are the relative paths Praefect',
-  'knows, not where its replicas are (@cluster/repositories/xx/yy/<repository',
-  'id>): find them with `praefect metadata -virtual-storage <storage>',
-  '-relative-path <path>`, and remove a copy with `praefect remove-repository`.',
-] as const;
-export const CLUSTER_NOTE = CLUSTER_NOTE_LINES.join(' ');
+export const CLUSTER_NOTE =
+  'On a Gitaly Cluster (Praefect) storage these are the relative paths Praefect knows, not where its replicas are ' +
+  '(@cluster/repositories/xx/yy/<repository id>): find them with ' +
+  '`praefect metadata -virtual-storage <storage> -relative-path <path>`, ' +
+  'and remove a copy with `praefect remove-repository`.';
+/** The note in lines of 78 columns (printed two in): its commands, between backticks, are never broken. */
+export const CLUSTER_NOTE_LINES: readonly string[] = fitLine(CLUSTER_NOTE, {
+  width: 78,
+  hang: 0,
+  whole: ['<repository id>'],
+});
 
 /** The copies as lines for people (the final report and `status`): nothing when there are none. */
 export function copiesLines(
@@ -259,15 +263,7 @@ export function copiesLines(
   const listed = (copies: readonly LeftCopy[], line: (c: LeftCopy) => string) => {
     const more = short && copies.length > short.limit ? copies.length - short.limit : 0;
     for (const c of more > 0 ? copies.slice(0, short!.limit) : copies) {
-      lines.push(
-        line(c),
-        ...headThenWrapped(
-          '    ',
-          `at ${pathsInWords(c.diskPaths)}`,
-          `(relative to ${c.source}'s path; those that exist)`,
-        ),
-        ...where(c),
-      );
+      lines.push(line(c), ...pathLines(c), ...where(c));
     }
     if (more > 0)
       lines.push(`  ... and ${more} more: ${short!.fullList[0]}`, ...short!.fullList.slice(1).map((l) => `  ${l}`));
@@ -292,6 +288,18 @@ export function copiesLines(
     for (const c of view.live) lines.push(`  ${c.kind} ${c.id} ${c.name} on ${c.storage}: ${c.why}`);
   }
   return lines;
+}
+
+/**
+ * Where a copy is on its storage: the first path whole after `at` (a hashed path is longer than a
+ * line's rest can be: it is never broken, to be pasted), the rest of the phrase wrapped below it.
+ */
+function pathLines(c: LeftCopy): string[] {
+  const words = pathsInWords(c.diskPaths);
+  const cut = c.diskPaths.length > 0 && words.startsWith(`${c.diskPaths[0]}, `) ? c.diskPaths[0]!.length + 1 : -1;
+  const where = `(relative to ${c.source}'s path; those that exist)`;
+  if (cut < 0) return headThenWrapped('    ', `at ${words}`, where);
+  return headThenWrapped('    ', `at ${words.slice(0, cut)}`, `${words.slice(cut + 1)} ${where}`);
 }
 
 /**

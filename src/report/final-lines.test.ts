@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunContext } from '../machine/types.js';
 import type { OrphanCopy, StatusSummary } from '../store/types.js';
-import { renderFinalReport } from './final.js';
+import { renderFinalReport, renderStoppedReport } from './final.js';
 import { buildStatusReport, renderStatus } from './status.js';
 
 const context: RunContext = {
@@ -75,9 +75,11 @@ describe('the final summary says what happened, briefly', () => {
       state: 'doneWithQuarantine',
       summary: { counts: [...summary.counts, { kind: 'projects', source: 'nfs-1', state: 'quarantined', n: 2 }] },
     });
-    expect(quarantined.split('\n')[0]).toBe(
-      'DONE WITH QUARANTINED ITEMS: moved 26 of 136 as planned: move.until reached on nfs-1; 2 quarantined',
-    );
+    // Wider than 80 columns: the rest hangs under the text after the label.
+    expect(quarantined.split('\n').slice(0, 2)).toEqual([
+      'DONE WITH QUARANTINED ITEMS: moved 26 of 136 as planned: move.until reached on',
+      '                             nfs-1; 2 quarantined',
+    ]);
   });
 
   it('a run that did not verify does not say verified', () => {
@@ -140,7 +142,8 @@ describe('the final summary says what happened, briefly', () => {
     });
     expect(failed).not.toMatch(/estimated duration|known size/);
     expect(failed).toContain(
-      '\n  not known, and no estimate: the dry run stopped at storages, before it listed the items\n',
+      '\n  not known, and no estimate: the dry run stopped at storages, before it listed\n' +
+        '                              the items\n',
     );
   });
 
@@ -213,5 +216,214 @@ describe('the commands a run report prints are the ones that continue it', () =>
     expect(text).toContain("shardmove revert 'my plan.yaml' --state /srv/state/x.db)");
     expect(text).toContain("    shardmove status 'my plan.yaml' --state /srv/state/x.db --json   (orphans)\n");
     expect(text).toContain("    shardmove report 'my plan.yaml' --state /srv/state/x.db --html FILE\n");
+  });
+});
+
+describe('the final summary holds in 80 columns, its commands whole', () => {
+  const src = 'gitaly-nfs-legacy-storage-eu-west-1a';
+  const dst = 'gitaly-cluster-praefect-virtual-storage-default';
+  const plan = '/etc/shardmove/plans/retire-the-legacy-nfs-storages-of-eu-west.yaml';
+  const checkpoint = '/var/lib/shardmove/state/retire-the-legacy-nfs-storages-of-eu-west.db';
+  const again = `shardmove run ${plan} --state ${checkpoint} --only /var/lib/shardmove/reviewed.csv`;
+  const wide: RunContext = {
+    ...context,
+    sources: [src, 'gitaly-nfs-legacy-storage-eu-west-1b'],
+    destination: dst,
+    destinations: [dst],
+    previousWeights: { default: 100, [src]: 100, 'gitaly-nfs-legacy-storage-eu-west-1b': 100 },
+    newWeights: { default: 0, [src]: 0, 'gitaly-nfs-legacy-storage-eu-west-1b': 0, [dst]: 100 },
+    warnings: [
+      `the token expires at 2026-12-09T00:00:00Z, before the estimated end of the run; rotate it with shardmove token ${plan}`,
+      'the instance runs GitLab 17.5.0, whose project moves keep the source copy when the cleanup job is killed',
+    ],
+    notes: [
+      `room on ${dst}: needs 1.2 TiB + keep_free 200 GiB, free 4.0 TiB: fits (60 item(s) counted by allowance (no size in the API))`,
+    ],
+    verification: {
+      ok: true,
+      perKindAndSource: [
+        { by: 'records', kind: 'snippets', source: src, moved: 12, quarantined: 1 },
+        { kind: 'projects', source: src, kept: 3 },
+      ],
+      problems: [`projects on ${src}: the listing stopped at page 40 of 41 (HTTP 500), retried by the next run`],
+      stays: {
+        listed: true,
+        total: 2,
+        bySource: [{ source: src, why: 'quarantined', n: 2 }],
+        items: [
+          {
+            kind: 'projects',
+            id: 41,
+            path: 'platform-engineering/infrastructure/terraform-modules',
+            source: src,
+            why: 'quarantined',
+          },
+          { kind: 'projects', id: 42, path: 'g/p42', source: src, why: 'quarantined' },
+        ],
+      },
+      content: { fraction: 0.05, sampled: 9, equal: 8, differ: 1, notCompared: 0, differing: [], unchecked: [] },
+    },
+    geo: {
+      sites: [
+        {
+          siteId: 2,
+          name: 'geo-secondary-eu-central-frankfurt',
+          results: [
+            {
+              registryClass: 'PROJECT_REPOSITORY_REGISTRY',
+              errors: ['the site is disabled for replication of this class'],
+            },
+          ],
+          error: null,
+        },
+      ],
+      warnings: [],
+    },
+  };
+  const quarantined = [41, 42].map((id) => ({
+    kind: 'projects' as const,
+    id,
+    source: src,
+    name: 'platform-engineering/infrastructure/terraform-modules',
+    reason: 'Failed to move repository: 13:get object: the repository has corrupted objects (fsck failed)',
+    attempts: 3,
+  }));
+  const orphans = copies.map((c) => ({
+    ...c,
+    source: src,
+    name: 'platform-engineering/infrastructure/terraform-modules',
+  }));
+  const text = renderFinalReport({
+    state: 'doneWithQuarantine',
+    context: wide,
+    summary: { ...summary, quarantined, orphans },
+    elapsedMs: 3_600_000,
+    checkpointFile: checkpoint,
+    logFile: checkpoint.replace(/\.db$/, '.log'),
+    again,
+    plan,
+  });
+  const lines = text.split('\n');
+
+  const commands = [
+    `${again} --retry-quarantined`,
+    again,
+    `shardmove weights restore ${plan} --state ${checkpoint}`,
+    `shardmove revert ${plan} --state ${checkpoint}`,
+    `shardmove status ${plan} --state ${checkpoint} --json`,
+    `shardmove report ${plan} --state ${checkpoint} --html FILE`,
+  ];
+  /** A line no width can hold: a hashed path after `at`, or a command longer than the width alone on its line. */
+  const unbreakable = (l: string) =>
+    /^ {4}at @hashed\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}\.git,$/.test(l) ||
+    commands.some((c) => l.trim().replace(/[).,]+$/, '') === c || l.trim() === `${c}   (orphans)`);
+
+  it('wraps every line within 80 columns but a hashed path or a command longer than that, alone on its line', () => {
+    const over = lines.filter((l) => l.length > 80);
+    expect(over.length).toBeGreaterThan(0);
+    for (const l of over) expect(unbreakable(l), l).toBe(true);
+    expect(text).toContain('\nSource copies left behind (40): moved, but a copy stays on the old storage;\n');
+  });
+
+  it('hangs each continuation under the text after its label', () => {
+    const at = lines.findIndex((l) => l.startsWith('Verification: '));
+    expect(lines[at + 1]).toMatch(/^ {14}\S/);
+    const warning = lines.findIndex((l) => l.startsWith('  - the token expires'));
+    expect(lines[warning + 1]).toMatch(/^ {4}\S/);
+  });
+
+  it('never breaks a command the operator pastes: each stands whole on one line', () => {
+    const commands = [
+      `${again} --retry-quarantined`,
+      `shardmove weights restore ${plan} --state ${checkpoint}`,
+      `shardmove revert ${plan} --state ${checkpoint}`,
+      `shardmove status ${plan} --state ${checkpoint} --json`,
+      `shardmove report ${plan} --state ${checkpoint} --html FILE`,
+      '`praefect metadata -virtual-storage <storage> -relative-path <path>`',
+    ];
+    for (const c of commands)
+      expect(
+        lines.some((l) => l.includes(c)),
+        c,
+      ).toBe(true);
+    // Too long for the rest of its label's line: on a line of its own, nothing but the command (and its punctuation).
+    const once = lines.findIndex((l) => l.trim() === 'once fixed:');
+    expect(lines[once + 1]!.trim()).toBe(`${again} --retry-quarantined`);
+  });
+
+  it('wraps at a wider terminal when told to, and not at all when the line fits', () => {
+    const at120 = renderFinalReport({
+      state: 'doneWithQuarantine',
+      context: wide,
+      summary: { ...summary, quarantined, orphans },
+      elapsedMs: 3_600_000,
+      checkpointFile: checkpoint,
+      again,
+      plan,
+      width: 120,
+    });
+    expect(at120).toContain(`\nVerification: passed for what this run moves; 2 items stay on ${src} (2 quarantined)\n`);
+    for (const l of at120.split('\n')) if (l.length > 120) expect(unbreakable(l), l).toBe(true);
+  });
+
+  it("a dry run's refusals and Would move lines hold in 80 columns too", () => {
+    const dry = renderFinalReport({
+      state: 'done',
+      context: {
+        ...wide,
+        dryRun: true,
+        wouldRefuse: [`another run drains ${src} of https://gitlab.example.com on this host: pid 4121 on ops-1`],
+        drains: {
+          [`${src}/snippets`]: {
+            kind: 'snippets',
+            source: src,
+            moved: 0,
+            quarantined: 0,
+            remaining: 0,
+            byRecords: true,
+          },
+        },
+      },
+      summary: { ...summary, counts: [{ kind: 'projects', source: src, state: 'pending', n: 134 }], staying: [] },
+      elapsedMs: 0,
+      checkpointFile: checkpoint,
+      estimate: { bytes: 4 * 2 ** 40, sized: 134, maxBytes: 2 ** 38, concurrency: 10 },
+      plan,
+    });
+    expect(dry).toContain('\nWould move:\n');
+    expect(dry).toContain(`\n  snippets on ${src}: unknown number, by one bulk\n    move (the instance does not`);
+    for (const l of dry.split('\n')) if (l.length > 80) expect(unbreakable(l), l).toBe(true);
+  });
+
+  it('takes the secrets out before it wraps: a secret with a space is never split, so never missed', () => {
+    const secret = 'correct horse battery staple';
+    const scrubbed = renderFinalReport({
+      state: 'done',
+      context: { ...context, warnings: [`${'x'.repeat(60)} the password ${secret} was refused`] },
+      summary,
+      elapsedMs: 0,
+      scrub: (t) => t.split(secret).join('[REDACTED]'),
+    });
+    expect(scrubbed).toContain('[REDACTED]');
+    for (const word of secret.split(' ')) expect(scrubbed).not.toContain(word);
+  });
+
+  it('a stopped run holds in 80 columns too', () => {
+    const stopped = renderStoppedReport({
+      stop: { at: 0, by: 'control' },
+      inFlight: 3,
+      stopFile: '/var/lib/shardmove/state/stop',
+      step: 'drain',
+      dryRun: false,
+      summary: { ...summary, quarantined },
+      elapsedMs: 0,
+      checkpointFile: checkpoint,
+      notes: ['the stop file /var/lib/shardmove/state/stop could not be removed: EACCES, permission denied'],
+      again,
+      plan,
+    });
+    for (const l of stopped.split('\n')) if (l.length > 80) expect(unbreakable(l), l).toBe(true);
+    expect(stopped.split('\n').some((l) => l.includes(again))).toBe(true);
+    expect(stopped).toContain(`\nTo continue from here:\n  ${again}\n`);
   });
 });

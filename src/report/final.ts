@@ -22,7 +22,7 @@ import { describeFailure } from '../events/failure-class.js';
 import { formatBytes, formatApproxDuration, placementLines } from './summary.js';
 import { copiesLines, copiesOf } from './copies.js';
 import type { CopyKnowledge, LiveCopy } from './copies.js';
-import { headThenWrapped, wrapWords } from './wrap.js';
+import { DEFAULT_WIDTH, fitText, headThenWrapped } from './wrap.js';
 import { sampleWords } from '../plan/verify-field.js';
 import { leftSelectionLines } from './left-selection.js';
 import type { MigrationSpan } from './span.js';
@@ -65,6 +65,10 @@ export interface FinalReportInput {
   leftSelection?: { items: LeftSelectionItem[]; total: number };
   /** The fork networks on the sources (./networks.ts). */
   networks?: NetworksView;
+  /** The columns the lines wrap at (80 when not given; the CLI passes the terminal's). */
+  width?: number;
+  /** Takes the secrets out (the run's scrubber), before the lines are wrapped: a secret with a space is never split across two. */
+  scrub?: (text: string) => string;
 }
 
 const REVERT_HEADLINE: Record<FinalState, string> = {
@@ -138,13 +142,50 @@ function weights(w: Record<string, number> | null): string {
   );
 }
 
-/** The final report as plain text lines. */
+/**
+ * Every command the reports print, for the wrapper to keep whole: an operator pastes them, so a
+ * line never breaks inside one (and `--state FILE`, said in words, stays together too).
+ */
+function commandsOf(input: {
+  again?: string | undefined;
+  plan?: string | undefined;
+  checkpointFile?: string | undefined;
+  checkpointTemporary?: boolean | undefined;
+}): string[] {
+  const status = commandOn('status', input);
+  return [
+    ...(input.again ? [`${input.again} --retry-quarantined`, input.again] : []),
+    ...(networksMore(input) !== undefined ? [networksMore(input)!] : []),
+    `${status} --json`,
+    status,
+    `${commandOn('report', input)} --html FILE`,
+    commandOn('weights restore', input),
+    commandOn('revert', input),
+    '--state FILE',
+  ];
+}
+
+/** A report's text scrubbed of secrets, then wrapped (in that order: wrapping could split a secret with a space). */
+function fitReport(
+  text: string,
+  input: Parameters<typeof commandsOf>[0] & { width?: number | undefined; scrub?: ((t: string) => string) | undefined },
+): string {
+  const clean = input.scrub ? input.scrub(text) : text;
+  return fitText(clean, { width: input.width ?? DEFAULT_WIDTH, whole: commandsOf(input) });
+}
+
 /** Where the networks a summary leaves out are listed: the status of this checkpoint, as JSON. */
-function networksMore(input: FinalReportInput): string | undefined {
+function networksMore(
+  input: Pick<FinalReportInput, 'checkpointFile' | 'checkpointTemporary' | 'plan'>,
+): string | undefined {
   if (!input.checkpointFile || input.checkpointTemporary) return undefined;
   return `shardmove status ${shellWord(input.plan ?? 'PLAN')} --state ${shellWord(input.checkpointFile)} --json --items`;
 }
 
+/**
+ * The final report as text, every line within `input.width` columns (80 by default) but for a word
+ * longer than that (a hashed path): wrapped by the one wrapper (./wrap.ts), commands kept whole.
+ */
 export function renderFinalReport(input: FinalReportInput): string {
   const { context: c, summary } = input;
   const lines: string[] = [];
@@ -229,7 +270,7 @@ export function renderFinalReport(input: FinalReportInput): string {
         ? `Fix the cause and run it again: ${input.again} (it resumes from its checkpoint).`
         : 'Fix the cause and run the same command again: the run resumes from its checkpoint.',
     );
-  return `${lines.join('\n')}\n`;
+  return fitReport(`${lines.join('\n')}\n`, input);
 }
 
 /**
@@ -286,6 +327,10 @@ export interface StoppedReportInput {
   again?: string;
   /** The plan file as the operator named it, for the commands the report prints (`PLAN` when not known). */
   plan?: string;
+  /** The columns the lines wrap at (80 when not given). */
+  width?: number;
+  /** Takes the secrets out, before the lines are wrapped. */
+  scrub?: (text: string) => string;
 }
 
 /**
@@ -314,7 +359,7 @@ export function renderStoppedReport(input: StoppedReportInput): string {
   if (input.checkpointFile) lines.push('', `Checkpoint: ${input.checkpointFile}`);
   if (input.logFile) lines.push(`Log: ${input.logFile}`);
   lines.push(`To continue from here: ${input.again ?? 'run the same command again'}`);
-  return `${lines.join('\n')}\n`;
+  return fitReport(`${lines.join('\n')}\n`, input);
 }
 
 /**
@@ -462,7 +507,7 @@ function geoLines(geo: StoredGeoOutput): string[] {
 function contentLines(o: ContentVerifyOutput): string[] {
   const share = sampleWords(o.fraction, true);
   const head = `Content of ${share}: ${o.sampled} compared before and after their moves: ${o.equal} equal, ${o.differ} different, ${o.notCompared} not compared`;
-  const lines = wrapWords(head, 76).map((l, i) => `${i === 0 ? '  ' : '    '}${l}`);
+  const lines = [`  ${head}`];
   for (const u of o.unchecked) lines.push(`    not compared: projects ${u.id} (${u.name}): ${u.why}`);
   if (o.notCompared > o.unchecked.length) lines.push(`    and ${o.notCompared - o.unchecked.length} more not compared`);
   return lines;

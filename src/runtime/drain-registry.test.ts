@@ -86,9 +86,64 @@ const thrown = (f: () => unknown): { code?: unknown; message?: string } => {
 };
 
 describe('the registry of drains on this host', () => {
+  it('keys one instance once, however its URL names it', () => {
+    const same = (urls: string[]) => {
+      const keys = new Set(urls.map(instanceKey));
+      const names = new Set(urls.map((u) => drainRecordName(u, 'nfs-1')));
+      expect([...keys], urls.join(' ')).toHaveLength(1);
+      expect(names.size).toBe(1);
+    };
+    // Every loopback name, a trailing dot, case, a trailing slash, the scheme.
+    same([
+      'http://localhost:8080',
+      'http://127.0.0.1:8080',
+      'http://127.1.2.3:8080/',
+      'http://[::1]:8080',
+      'http://[::ffff:127.0.0.1]:8080',
+      'http://LOCALHOST.:8080/',
+      'https://localhost:8080',
+      'http://root:secret@localhost:8080/?private_token=x#y',
+    ]);
+    // A default port, written or not, of either scheme.
+    same([
+      'https://gitlab.example.com',
+      'https://gitlab.example.com:443',
+      'http://gitlab.example.com',
+      'http://gitlab.example.com:80/',
+      'http://GitLab.Example.com.:443',
+    ]);
+    same(['https://h.example/gitlab', 'http://h.example:443/gitlab/']);
+    expect(instanceKey('http://[::1]:8080')).toBe('localhost:8080');
+  });
+
+  it('refuses a second drain that names the same instance another way', () => {
+    const env = { XDG_RUNTIME_DIR: tempDir() };
+    const first = claimDrain(request(env, { instanceUrl: 'http://localhost:8080' }));
+    onTestFinished(() => first.release());
+    const second = thrown(() =>
+      claimDrain(request(env, { instanceUrl: 'http://[::1]:8080/', checkpoint: '/plans/state/second.db' })),
+    );
+    expect(second.code).toBe(DRAIN_RUNNING);
+    expect(second.message).toContain('another run drains nfs-1 of http://[::1]:8080 on this host');
+  });
+
+  it('keeps instances apart that differ in host, non-default port or path', () => {
+    const keys = [
+      'http://localhost:8080',
+      'http://localhost:8081',
+      'http://localhost',
+      'http://gitlab.example.com:8080',
+      'https://gitlab.example.com',
+      'https://gitlab.example.com/gitlab',
+      'https://gitlab2.example.com',
+      'http://10.0.0.1:8080',
+    ].map(instanceKey);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
   it('keys an instance without its credentials, query or case, and never shows the token', () => {
-    expect(instanceKey(URL)).toBe('https://gitlab.example.com');
-    expect(instanceKey('https://gitlab.example.com/')).toBe('https://gitlab.example.com');
+    expect(instanceKey(URL)).toBe('gitlab.example.com');
+    expect(instanceKey('https://gitlab.example.com/')).toBe('gitlab.example.com');
     expect(drainRecordName(URL, 'nfs-1')).toBe(drainRecordName('https://gitlab.example.com', 'nfs-1'));
     expect(drainRecordName(URL, 'nfs-1')).not.toBe(drainRecordName(URL, 'nfs-2'));
     const env = { XDG_RUNTIME_DIR: tempDir() };

@@ -8,8 +8,9 @@
  * storage.
  *
  * Each record is claimed as a `--metrics-file`'s owner record is (./claim-record.ts: link(2), a dead
- * or reused pid taken over). Its name is a hash of the instance URL (without credentials, query or
- * fragment) and the storage, so no secret and no path reaches the registry's file names. A run that
+ * or reused pid taken over). Its name is a hash of the instance (`instanceKey`: its host, port and
+ * path, however the URL names them) and the storage, so no secret and no path reaches the
+ * registry's file names. A run that
  * took its checkpoint's lock over from a frozen process takes that process's records too: the lock
  * decided which of the two is the run.
  */
@@ -25,7 +26,7 @@ import { shellWord } from '../shared/shell-word.js';
 
 /** What a drain record says, beside its holder. */
 export interface DrainRecord {
-  /** The instance, as `instanceKey` writes it: no credentials, query or fragment. */
+  /** The instance, as `instanceKey` writes it: host, port and path; no scheme, credentials, query or fragment. */
   instance: string;
   storage: string;
   plan: string;
@@ -35,15 +36,49 @@ export interface DrainRecord {
 
 export type LiveDrain = DrainRecord & ClaimHolder;
 
-/** The instance URL as the registry knows it: scheme, host and path, lower-case host, no trailing slash. */
+/** Ports a scheme takes when none is written: an explicit one of these says no more than none. */
+const DEFAULT_PORTS = new Set(['80', '443']);
+
+/** This host under any of its names: `localhost`, 127.0.0.0/8, `::1` (and the IPv4-mapped 127/8). */
+function isLoopback(host: string): boolean {
+  return (
+    host === 'localhost' ||
+    /^127\.\d+\.\d+\.\d+$/.test(host) ||
+    host === '[::1]' ||
+    /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host)
+  );
+}
+
+/**
+ * The instance URL as the registry knows it: one instance, one key, however the plan writes it.
+ * The host lower-case and without a trailing dot, every loopback name as `localhost`; the port
+ * only when it is neither 80 nor 443; the path without trailing slashes; no scheme, credentials,
+ * query or fragment. So `http://localhost:8080`, `https://127.0.0.1:8080/` and `http://[::1]:8080`
+ * are one instance, and `http://h`, `https://h` and `https://h:443` another: two names of one
+ * instance must never pass for two instances (two drains of one storage), while two instances that
+ * differ only in scheme do not exist in practice, so the key refuses more, never less.
+ */
 export function instanceKey(url: string): string {
   try {
     const u = new URL(url);
+    const name = u.hostname.toLowerCase().replace(/\.$/, '');
+    const host = isLoopback(name) ? 'localhost' : name;
+    const port = u.port && !DEFAULT_PORTS.has(u.port) ? `:${u.port}` : '';
     const path = u.pathname.replace(/\/+$/, '');
-    return `${u.protocol}//${u.host.toLowerCase()}${path}`;
+    return `${host}${port}${path}`;
   } catch {
     // Not a URL the client would take either; the hash still keeps it out of the file name.
     return url.replace(/\/\/[^@/]*@/, '//');
+  }
+}
+
+/** The instance URL as a refusal names it: as the plan writes it, without credentials, query or fragment. */
+function instanceShown(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return instanceKey(url);
   }
 }
 
@@ -109,7 +144,7 @@ function refusal(req: DrainClaimRequest, file: string, storage: string, r: Claim
   if (r.why === 'live')
     return new RuntimeError(
       DRAIN_RUNNING,
-      `refusing: another run drains ${storage} of ${instanceKey(req.instanceUrl)} on this host: ${describeDrain(r.holder)}. ` +
+      `refusing: another run drains ${storage} of ${instanceShown(req.instanceUrl)} on this host: ${describeDrain(r.holder)}. ` +
         'Two drains of one storage would fight over its items. Nothing was written. ' +
         `Wait for it to end, or stop it: shardmove control ${shellWord(r.holder.planFile)} --state ${shellWord(r.holder.checkpoint)} --stop`,
     );

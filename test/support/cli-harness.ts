@@ -86,6 +86,15 @@ export interface CliResult {
   stderr: string;
 }
 
+/**
+ * A report's text with its wrapped lines joined again (the final summary wraps at 80 columns in a
+ * pipe, continuations indented): an assertion reads a sentence or a command, not where the line
+ * broke. Every newline followed by indentation becomes one space, so indented lines join too.
+ */
+export function flat(text: string): string {
+  return text.replace(/\n +(?=\S)/g, ' ');
+}
+
 /** Runs the CLI to completion; `onStart` gets the child (e.g. to signal it). */
 export function runCli(
   args: string[],

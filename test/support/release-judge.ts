@@ -10,6 +10,8 @@ import type { ProfileRun, SandboxItem, SandboxMove } from './release-run.js';
 import type { ItemKind, Release } from './release-profile.js';
 import type { Role } from './release-scenario.js';
 import { DESTINATION, SOURCES } from './release-scenario.js';
+import { FAILURE_CLASSES } from '../../src/events/failure-class.js';
+import { flat } from './cli-harness.js';
 
 /** The plan's name for a kind. */
 export const PLURAL: Record<ItemKind, string> = { project: 'projects', snippet: 'snippets', group: 'groups' };
@@ -124,31 +126,45 @@ export interface PrintedReport {
   byRecords: Record<string, { moved: number; quarantined: number }>;
 }
 
+/**
+ * The report is wrapped at 80 columns in a pipe: a line's rest continues on the lines below it,
+ * indented. Each item is read from its first line (its head stays there), the class from the first
+ * line below it that names a class, and the sentences that wrap from the text with the indented
+ * lines joined (flat).
+ */
 export function parseStdout(stdout: string): PrintedReport {
   const lines = stdout.split('\n');
+  const joined = flat(stdout);
   const tally: Tally = {};
   for (const l of lines) {
     const m = /^ {2}(projects|snippets|groups): (\d+) moved of (\d+), (\d+) quarantined$/.exec(l);
     if (m) tally[m[1]!] = { moved: Number(m[2]), total: Number(m[3]), quarantined: Number(m[4]) };
   }
   const quarantined = new Map<string, { source: string; class: string }>();
+  const classes = new Set<string>(FAILURE_CLASSES);
+  const head = /^ {2}(projects|snippets|groups) (\d+) \S+ on (\S+) after /;
   lines.forEach((l, i) => {
-    const m = /^ {2}(projects|snippets|groups) (\d+) \S+ on (\S+) after /.exec(l);
-    const cls = /^ {4}([a-z-]+): /.exec(lines[i + 1] ?? '');
-    if (m && cls) quarantined.set(keyOf(m[1]!, Number(m[2])), { source: m[3]!, class: cls[1]! });
+    const m = head.exec(l);
+    if (!m) return;
+    // The class line: the first below it that starts with a class, before the next item.
+    for (const next of lines.slice(i + 1)) {
+      if (head.test(next) || !next.startsWith('    ')) break;
+      const cls = /^ {4}([a-z-]+): /.exec(next);
+      if (cls && classes.has(cls[1]!)) {
+        quarantined.set(keyOf(m[1]!, Number(m[2])), { source: m[3]!, class: cls[1]! });
+        break;
+      }
+    }
   });
   const copies = lines
-    .map((l) => /^ {2}(projects|snippets|groups) (\d+) \S+: copy left on (\S+) /.exec(l))
+    .map((l) => /^ {2}(projects|snippets|groups) (\d+) \S+: copy left on (\S+)(?: |$)/.exec(l))
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => `${keyOf(m[1]!, Number(m[2]))}@${m[3]}`);
   const byRecords: PrintedReport['byRecords'] = {};
-  for (const l of lines) {
-    const m =
-      /^ {2}(projects|snippets|groups) on (\S+): verified by move records.* \((\d+) moved, (\d+) quarantined\)$/.exec(
-        l,
-      );
-    if (m) byRecords[`${m[1]}@${m[2]}`] = { moved: Number(m[3]), quarantined: Number(m[4]) };
-  }
+  for (const m of joined.matchAll(
+    /(?:^|\n| )(projects|snippets|groups) on (\S+): verified by move records.*? \((\d+) moved, (\d+) quarantined\)/g,
+  ))
+    byRecords[`${m[1]}@${m[2]}`] = { moved: Number(m[3]), quarantined: Number(m[4]) };
   return {
     byRecords,
     // Without a terminal, progress lines come first (one per interval), then the report.
@@ -156,8 +172,20 @@ export function parseStdout(stdout: string): PrintedReport {
     tally,
     quarantined,
     copies,
-    verification: lines.find((l) => l.startsWith('Verification: ')) ?? '',
+    verification: verificationLine(lines),
   };
+}
+
+/** The Verification line with its continuations (hung under the text after `Verification: `), as one line. */
+function verificationLine(lines: readonly string[]): string {
+  const at = lines.findIndex((l) => l.startsWith('Verification: '));
+  if (at < 0) return '';
+  const out = [lines[at]!];
+  for (const l of lines.slice(at + 1)) {
+    if (!/^ {14}\S/.test(l)) break;
+    out.push(l.trim());
+  }
+  return out.join(' ');
 }
 
 /** The metrics file, summed the way the truth is counted. */

@@ -3,6 +3,7 @@ import { ApiAmbiguousError, ApiRateLimitedError } from '../../api/errors.js';
 import { abortAt, createHarness, range, resumed, testPlan } from '../../../test/support/drain-harness.js';
 import { bulkThrottleWaitMs } from './bulk.js';
 import { runDrain } from './run.js';
+import { runVerify } from '../verify.js';
 
 const bulkPlan = (concurrency = 10) => testPlan({ move: { mode: 'bulk', concurrency } });
 
@@ -160,5 +161,46 @@ describe('bulk drain with a slow bulk job', () => {
     expect(r).toEqual({ moved: 10, quarantined: 0, remaining: 0 });
     expect(h.fake.postsPerItem.size).toBe(0);
     for (const id of range(1, 10)) expect(h.fake.movesOf('projects', id)).toHaveLength(1);
+  });
+});
+
+describe('content verification of a bulk move', () => {
+  const contentPlan = () => ({ ...bulkPlan(), verify: { content: { fraction: 1 } } });
+
+  it('reads every sampled project before the POST and finds a drift the move made', async () => {
+    const h = createHarness(contentPlan());
+    h.fake.addItems('projects', 'nfs-1', range(1, 12));
+    const real = h.fake.scheduleBulk.bind(h.fake);
+    let readsBefore = -1;
+    h.fake.scheduleBulk = async (kind, source, dest) => {
+      readsBefore = h.deps.store.eventsOf(['content.recorded'], 0, 100).length;
+      await real(kind, source, dest);
+      // The move loses a tag of project 3.
+      h.fake.fingerprints.set(3, { defaultBranch: 'main', head: 'head-of-3', branches: 1, tags: 2 });
+    };
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(readsBefore).toBe(12);
+    const v = await runVerify(h.deps);
+    expect(v.ok).toBe(false);
+    expect(v.content).toMatchObject({ sampled: 12, equal: 11, differ: 1, notCompared: 0 });
+    expect(v.problems).toContain('projects 3 (projects/3): its content differs after its move: tags 3 -> 2');
+  });
+
+  it('reads nothing once a POST may have been sent before a restart, and counts those projects as not compared', async () => {
+    const h = createHarness(contentPlan());
+    h.fake.addItems('projects', 'nfs-1', range(1, 4));
+    const now = h.clock.now();
+    // A process before this one recorded the intent and may have sent the POST (its answer was not seen).
+    h.deps.store.setBulk({ kind: 'projects', source: 'nfs-1', state: 'intent', intentAt: now, seenMaxMoveId: 0 });
+    h.deps.store.appendEvent(
+      'bulk.intent',
+      { kind: 'projects', source: 'nfs-1', destination: 'cluster', attempt: 1 },
+      now,
+    );
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(h.deps.store.eventsOf(['content.recorded'], 0, 100)).toEqual([]);
+    const v = await runVerify(h.deps);
+    expect(v.content).toMatchObject({ sampled: 4, equal: 0, differ: 0, notCompared: 4 });
+    expect(v.content!.unchecked[0]!.why).toContain('none was taken: its bulk POST may have been sent already');
   });
 });

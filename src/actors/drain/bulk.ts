@@ -14,6 +14,7 @@ import { event, throwIfAborted, waitUntil } from './context.js';
 import type { DrainCtx } from './context.js';
 import { BULK_UNCONFIRMED, DrainError, classifyPostError } from '../errors.js';
 import { applyMove } from './outcome.js';
+import { recordBulkFingerprints } from './content.js';
 import { pollInFlight } from './poll.js';
 import { MOVES_PER_PAGE, pollMoves } from './track-moves.js';
 
@@ -71,6 +72,8 @@ async function postBulk(ctx: DrainCtx): Promise<number> {
   }
   // The bulk POST is a write: outside every window, or while a rule holds, it waits (the write gates).
   await waitForGates(deps, 'the bulk move');
+  // The sampled projects' fingerprints (verify.content), after the wait, before the first POST only.
+  await recordBulkFingerprints(ctx, bulk.intentAt);
   let ambiguous = 0;
   for (let attempt = 1; ; attempt++) {
     // After the reads before it (the newest move id, a look for the job after an unclear answer)
