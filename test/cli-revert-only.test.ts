@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import type { Document } from 'yaml';
 import {
   ADMIN_TOKEN,
+  flat,
   fromDb,
   movesOf,
   runCli,
@@ -134,18 +135,18 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
     raw.close();
     const preview = await runCli(['revert', plan, '--only', 'a.jsonl', '--dry-run'], { cwd: dir, env });
     expect(preview.code, preview.stdout + preview.stderr).toBe(0);
-    expect(preview.stdout).toMatch(/only the items of the list a\.jsonl:/);
-    expect(preview.stdout).toMatch(/dry run: nothing was changed/);
+    expect(flat(preview.stdout)).toMatch(/only the items of the list a\.jsonl:/);
+    expect(flat(preview.stdout)).toMatch(/dry run: nothing was changed/);
     expect(await movesBack(sandbox.url)).toEqual(new Map());
     const a = await runCli(['revert', plan, '--only', 'a.jsonl', '--yes'], { cwd: dir, env });
     expect(a.code, a.stdout + a.stderr).toBe(0);
-    expect(a.stdout).toMatch(/only the items of the list a\.jsonl:/);
-    expect(a.stdout).toMatch(/1 of them not moved by the forward run \(not touched\):/);
-    expect(a.stdout).toMatch(/a\.jsonl:\d+: project 3 \(acme\/p3\): the forward run did not move it/);
-    expect(a.stdout).toMatch(/3 item\(s\) of the forward run stay on the destination: not in the list/);
-    expect(a.stdout).toMatch(/project 2 \(acme\/p2-new\): renamed since the list was made/);
-    expect(a.stdout).toMatch(/REVERTED EXCEPT 3 NOT IN THE LIST: 3 item\(s\) stay on the destination/);
-    expect(a.stdout).toMatch(
+    expect(flat(a.stdout)).toMatch(/only the items of the list a\.jsonl:/);
+    expect(flat(a.stdout)).toMatch(/1 of them not moved by the forward run \(not touched\):/);
+    expect(flat(a.stdout)).toMatch(/a\.jsonl:\d+: project 3 \(acme\/p3\): the forward run did not move it/);
+    expect(flat(a.stdout)).toMatch(/3 item\(s\) of the forward run stay on the destination: not in the list/);
+    expect(flat(a.stdout)).toMatch(/project 2 \(acme\/p2-new\): renamed since the list was made/);
+    expect(flat(a.stdout)).toMatch(/REVERTED EXCEPT 3 NOT IN THE LIST: 3 item\(s\) stay on the destination/);
+    expect(flat(a.stdout)).toMatch(
       /Verification: passed for what this run moves; 3 items stay on cluster \(3 not in the list\)/,
     );
     expect(storageOf(db, 1)).toBe('nfs-1');
@@ -200,11 +201,11 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
     sublist(dir, 'all.jsonl', 'b.jsonl', [1, 4, 5]);
     const b = await runCli(['revert', plan, '--only', 'b.jsonl', '--yes'], { cwd: dir, env });
     expect(b.code, b.stdout + b.stderr).toBe(0);
-    expect(b.stdout).toMatch(/1 of them taken by an earlier revert already \(not moved again\)/);
-    expect(b.stdout).toMatch(
+    expect(flat(b.stdout)).toMatch(/1 of them taken by an earlier revert already \(not moved again\)/);
+    expect(flat(b.stdout)).toMatch(
       /Verification: passed for what this run moves; 1 item stays on cluster \(1 not in the list\)/,
     );
-    expect(b.stdout).toMatch(/projects 6 acme\/p6 on cluster: not in the list/);
+    expect(flat(b.stdout)).toMatch(/projects 6 acme\/p6 on cluster: not in the list/);
     for (const id of [1, 4, 5]) expect(storageOf(db, id)).toBe('nfs-1');
     expect(storageOf(db, 6)).toBe('cluster');
     expect(await movesBack(sandbox.url)).toEqual(

@@ -59,14 +59,25 @@ describe('the control commands a paused run prints (separate processes)', { time
       }
     };
     let stop: () => void = () => undefined;
+    let printed = '';
     const run = runCli(['run', plan, '--state', state], {
       cwd: dir,
       env,
-      onStart: (child) => (stop = () => child.kill('SIGINT')),
+      onStart: (child) => {
+        stop = () => child.kill('SIGINT');
+        child.stdout?.on('data', (c) => (printed += String(c)));
+      },
     });
     await until(
       async () => safely(paused)(),
       (p) => p,
+      30_000,
+    );
+    // In a pipe the progress line looks at the run every second: the pause's line, with its next
+    // step, is there within one look. Unpausing before it would leave nothing to check.
+    await until(
+      () => Promise.resolve(printed),
+      (out) => out.split('\n').some((l) => l.startsWith('  next: ') && l.includes('--unpause')),
       30_000,
     );
 
