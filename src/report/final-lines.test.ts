@@ -426,4 +426,29 @@ describe('the final summary holds in 80 columns, its commands whole', () => {
     expect(stopped.split('\n').some((l) => l.includes(again))).toBe(true);
     expect(stopped).toContain(`\nTo continue from here:\n  ${again}\n`);
   });
+
+  it("a stopped run's took covers the whole migration, and a stop from the console says so", () => {
+    const stopped = renderStoppedReport({
+      stop: { at: 0, by: 'console' },
+      inFlight: 0,
+      stopFile: '/var/lib/shardmove/state/stop',
+      step: 'drain',
+      dryRun: false,
+      summary,
+      elapsedMs: 60_000,
+      span: {
+        startedAt: Date.parse('2026-12-01T22:00:00Z'),
+        endedAt: null,
+        wallMs: 3 * 3_600_000,
+        activeMs: 2 * 3_600_000,
+        processes: 3,
+      },
+      notes: [],
+      again,
+      plan,
+    });
+    expect(stopped).toMatch(/^STOPPED on request \(the console\): nothing was in flight\n/);
+    expect(stopped).toContain('  took 3h00m from the first start at 2026-12-01T22:00:00Z\n');
+    expect(stopped).toContain('  running 2h00m of it, in 3 processes (this one 1m00s)\n');
+  });
 });

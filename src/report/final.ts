@@ -7,6 +7,7 @@ import { unreachableLines } from './unreachable-lines.js';
 import { INSTANCE_OUTAGE } from '../api/errors.js';
 import { shellWord } from '../shared/shell-word.js';
 import type { FinalState, StopRequest } from '../events/vocabulary.js';
+import { stopByWords } from '../events/hold.js';
 import type { Schedule } from '../time/windows.js';
 import { formatWindowTime, upcomingWindows } from '../time/windows.js';
 import type { ContentVerifyOutput, RunContext } from '../machine/types.js';
@@ -317,6 +318,8 @@ export interface StoppedReportInput {
   dryRun: boolean;
   summary: StatusSummary;
   elapsedMs: number;
+  /** The whole migration's span: `took` counts from its first start, as the final report's does. */
+  span?: MigrationSpan;
   checkpointFile?: string;
   logFile?: string;
   /** What is left to do after the stop (a stop file that could not be removed). */
@@ -338,13 +341,13 @@ export interface StoppedReportInput {
  * command that continues it. Nothing new started after the stop and the moves in flight ended first.
  */
 export function renderStoppedReport(input: StoppedReportInput): string {
-  const by = input.stop.by === 'file' ? 'the stop file' : 'shardmove control --stop';
+  const by = input.stop.by === 'control' ? 'shardmove control --stop' : (stopByWords(input.stop.by) ?? 'the stop file');
   const lines = [
     input.dryRun
       ? `DRY RUN STOPPED on request (${by}): nothing was changed on the instance`
       : `STOPPED on request (${by}): ${input.inFlight > 0 ? `${input.inFlight} move(s) in flight ended first` : 'nothing was in flight'}`,
     `  step: ${input.step} (stop asked for at ${new Date(input.stop.at).toISOString()})`,
-    `  took ${formatApproxDuration(input.elapsedMs)}`,
+    ...tookWords(input).map((t) => `  ${t}`),
   ];
   if (!input.dryRun) {
     const counts = countItems(input.summary);

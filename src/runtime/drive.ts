@@ -247,7 +247,15 @@ export async function driveMachine(a: DriveArgs): Promise<RunOutcome> {
     actor.stop();
     const step = stepLabel(actor.getSnapshot().context);
     const late = [...effects.lateWrites];
-    if (stop.obeyed) return stoppedOutcome({ ...a, stop, step, late, elapsedMs: clock.now() - startedAt });
+    if (stop.obeyed)
+      return stoppedOutcome({
+        ...a,
+        stop,
+        step,
+        late,
+        elapsedMs: clock.now() - startedAt,
+        span: withThisProcess(a.before ?? migrationSpan([], startedAt), startedAt, clock.now()),
+      });
     // What the interruption does not stop: GitLab goes on with every move already posted.
     const inFlight = postedMoves(store, clock.now());
     store.appendEvent('run.interrupted', { step, inFlight }, clock.now());

@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import { stopSeen } from '../actors/index.js';
 import type { ActorDeps } from '../actors/index.js';
 import type { StopRequest } from '../events/vocabulary.js';
+import { stopByWords } from '../events/hold.js';
+import type { MigrationSpan } from '../report/span.js';
 import type { RunContext } from '../machine/types.js';
 import type { CheckpointStore } from '../store/types.js';
 import type { Clock } from '../shared/clock.js';
@@ -54,7 +56,8 @@ export function quietForStop(
   return stopSeen(deps) || !kind || !source || store.getBulk(kind, source) === null;
 }
 
-const askedBy = (req: StopRequest) => (req.by === 'file' ? 'the stop file' : 'shardmove control --stop');
+const askedBy = (req: StopRequest) =>
+  req.by === 'control' ? 'shardmove control --stop' : (stopByWords(req.by) ?? 'the stop file');
 
 /** What the run says when it sees a stop request. */
 function stoppingNote(req: StopRequest, inFlight: number): string {
@@ -72,6 +75,8 @@ export function stoppedOutcome(a: {
   /** Writes the step in flight made before the stop came (effects.ts `lateWrites`), in words. */
   late?: readonly string[];
   elapsedMs: number;
+  /** The whole migration's span, this process included (../report/span.ts). */
+  span?: MigrationSpan;
   opts: Pick<RunOptions, 'dryRun'>;
   store: CheckpointStore;
   services: { clock: Clock };
@@ -95,6 +100,7 @@ export function stoppedOutcome(a: {
       dryRun: a.opts.dryRun,
       summary: a.store.summary(now, true),
       elapsedMs: a.elapsedMs,
+      ...(a.span ? { span: a.span } : {}),
       checkpointFile: a.store.file,
       logFile: a.logFile,
       notes,
