@@ -21,6 +21,19 @@ describe('watchFrame', () => {
     expect(tall).toContain('… 42 more lines');
   });
 
+  it('never cuts a command to paste: printed whole, its rows counted against the screen', () => {
+    const command = '       `shardmove control /tmp/a long path/plan.yaml --unpause` goes on';
+    const frame = watchFrame(`now: PAUSED\n${command}\nlast\n`, { columns: 30, rows: 24 });
+    expect(frame).toContain(`${command}\x1b[K`);
+    expect(frame).toContain('last\x1b[K');
+    // 70 characters take 3 rows of 30: with 6 rows, 1 + 3 rows fit, and the note takes the last.
+    const tall = watchFrame(`a\n${command}\nb\nc\nd\n`, { columns: 30, rows: 6 });
+    expect(tall).toContain(command);
+    expect(tall).toContain('… 3 more lines');
+    const plain = watchFrame('the word shardmove in a long line of text here', { columns: 20 });
+    expect(plain).toContain('the word shardmove …');
+  });
+
   it('fitLine counts characters, not UTF-16 units', () => {
     expect(fitLine('ééééé', 5)).toBe('ééééé');
     expect(fitLine('éééééé', 5)).toBe('éééé…');

@@ -44,20 +44,41 @@ export function fitLine(line: string, width: number): string {
   return width <= 1 ? chars.slice(0, width).join('') : `${chars.slice(0, width - 1).join('')}…`;
 }
 
+/** A line that holds a command to paste: never cut (a cut command does not do what it says). */
+const COMMAND = /(^\s*|`)shardmove /;
+
 /**
  * One terminal frame: cursor home, each line of `text` escaped (names come from the instance),
  * cut to `columns` and its rest of line erased, then everything below erased: drawn over the
- * previous frame without clearing the screen first, so it does not flicker. At most `rows - 1`
- * lines, so the terminal never scrolls (which would break the redraw in place).
+ * previous frame without clearing the screen first, so it does not flicker. A line holding a
+ * command (`shardmove ...`) is never cut: it is printed whole, and the terminal wraps it onto as
+ * many rows as it needs (a copy of it pastes as one command). At most `rows - 1` rows, so the
+ * terminal never scrolls (which would break the redraw in place).
  */
 export function watchFrame(text: string, size: { columns?: number; rows?: number }): string {
   const columns = size.columns && size.columns > 0 ? size.columns : 80;
-  let lines = text.replace(/\n$/, '').split('\n');
-  if (size.rows && size.rows > 1 && lines.length > size.rows - 1) {
-    const cut = lines.length - (size.rows - 2);
-    lines = [...lines.slice(0, size.rows - 2), `… ${cut} more lines (a taller terminal shows them)`];
+  const lines = text
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((l) => {
+      const escaped = escapeControls(l);
+      const whole = COMMAND.test(escaped);
+      const shown = whole ? escaped : fitLine(escaped, columns);
+      return { shown, rows: Math.max(1, Math.ceil([...shown].length / columns)) };
+    });
+  let kept = lines;
+  if (size.rows && size.rows > 1 && lines.reduce((n, l) => n + l.rows, 0) > size.rows - 1) {
+    kept = [];
+    let used = 0;
+    for (const l of lines) {
+      if (used + l.rows > size.rows - 2) break;
+      kept.push(l);
+      used += l.rows;
+    }
+    const cut = lines.length - kept.length;
+    kept.push({ shown: `… ${cut} more lines (a taller terminal shows them)`, rows: 1 });
   }
-  const body = lines.map((l) => `${fitLine(escapeControls(l), columns)}${ERASE_TO_LINE_END}`).join('\n');
+  const body = kept.map((l) => `${l.shown}${ERASE_TO_LINE_END}`).join('\n');
   return `${HIDE_CURSOR}${HOME}${body}\n${ERASE_BELOW}`;
 }
 
