@@ -21,7 +21,8 @@ const NODE_TRAVERSAL = { group: ['node:*/../*'], message: 'A node: import names 
 
 /** The runtime reaches the actors through their face (actors/index.ts), never a file behind it. */
 const FACE_OF_ACTORS = {
-  group: ['../actors/*', '!../actors/index.js'],
+  // From runtime/ and from its rooms (runtime/revert/, runtime/lists/, ...).
+  group: ['../actors/*', '!../actors/index.js', '../../actors/*', '!../../actors/index.js'],
   message: 'The runtime imports actors/ through actors/index.ts only.',
 };
 

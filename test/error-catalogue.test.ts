@@ -14,7 +14,7 @@ import { FaultOptionsError } from '../src/sandbox/faults.js';
 import { SeedError } from '../src/sandbox/seed.js';
 import { hookVariableNames } from '../src/notify/hook-variables.js';
 import { TWIN_TOKEN_VAR, TWIN_URL_VAR } from '../src/twin/rehearsal-plan.js';
-import { OUTAGE_RETRY_ENV } from '../src/runtime/outage-hold.js';
+import { OUTAGE_RETRY_ENV } from '../src/runtime/holds/outage-hold.js';
 import { ShardmoveError, codeOf } from '../src/shared/errors.js';
 import { LockedError } from '../src/store/errors.js';
 

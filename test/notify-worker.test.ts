@@ -22,7 +22,7 @@ import type { Notifier } from '../src/notify/worker.js';
 import type { NotifyTarget } from '../src/plan/notify-field.js';
 import { NOTIFY_EVENTS } from '../src/plan/notify-field.js';
 import { PaceMeter } from '../src/report/pace.js';
-import type { ObservedRun } from '../src/runtime/observer.js';
+import type { ObservedRun } from '../src/runtime/observe/observer.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { Checkpoint } from '../src/store/checkpoint.js';
 import { createManualClock, testPlan } from './support/fake-runtime-deps.js';

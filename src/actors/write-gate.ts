@@ -41,7 +41,7 @@ export async function holdForStop(
     if (!stopAskedNow(deps)) return;
     if (!said) {
       deps.log.warn({ write: what }, `${what}: not sent, a stop was asked for`);
-      // A drain holding a bulk POST may end now: the stop watcher waits for this (runtime/stop-run.ts).
+      // A drain holding a bulk POST may end now: the stop watcher waits for this (runtime/control/stop-run.ts).
       markStopSeen(deps);
       said = true;
     }

@@ -3,11 +3,11 @@
  * min_moves: 50}' | '{failures: 20, within: 15m}' | off | plan`, `--rule NAME --above X | --below X`
  * (X a number, or `plan`), `--latency-p90 DURATION | plan`. Every bad value is refused with
  * SHARDMOVE_ARGS_INVALID naming the option and what to write; whether a rule exists and on which
- * side it holds is the run's plan's to say (../runtime/thresholds-control.ts).
+ * side it holds is the run's plan's to say (../runtime/control/thresholds-control.ts).
  */
 import { readBreakerText } from '../plan/breaker-field.js';
 import { formatPlanDuration, parseDuration } from '../plan/durations.js';
-import type { ThresholdChange } from '../runtime/thresholds-control.js';
+import type { ThresholdChange } from '../runtime/control/thresholds-control.js';
 import { ArgsError } from './errors.js';
 
 export interface ThresholdOptions {

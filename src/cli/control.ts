@@ -5,18 +5,18 @@
  * them up within one poll interval, and a later `run` of the same checkpoint keeps them. It says
  * what it did in words ("paused", "unpaused: cap back to the plan's 10"); without options, what is
  * in force. `--stop` ends the run: no new moves, the moves in flight followed to their end, then it
- * exits with 6, and `run` again continues it (../runtime/stop.ts). `--json` gives the overrides with
+ * exits with 6, and `run` again continues it (../runtime/control/stop.ts). `--json` gives the overrides with
  * numbers: the plan's cap, the cap now and once unpaused. The thresholds (the failure breaker, a
  * throttle rule's bound, the throttle's latency p90) change live too, each audited with who changed
- * it (./control-thresholds.ts, ../runtime/thresholds-control.ts). Exit 0 when read or written; 1
+ * it (./control-thresholds.ts, ../runtime/control/thresholds-control.ts). Exit 0 when read or written; 1
  * when there is no checkpoint; 2 for invalid options, or a threshold the run's plan refuses.
  */
 import { hostname, userInfo } from 'node:os';
 import { stopByWords } from '../events/hold.js';
 import type { StopBy } from '../events/vocabulary.js';
-import { applyControl } from '../runtime/control.js';
-import type { ControlChange, ControlResult, StopAnswer } from '../runtime/control.js';
-import { stopFilePath } from '../runtime/stop.js';
+import { applyControl } from '../runtime/control/control.js';
+import type { ControlChange, ControlResult, StopAnswer } from '../runtime/control/control.js';
+import { stopFilePath } from '../runtime/control/stop.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
 import { RANGES } from '../plan/rules.js';
 import { capWhenUnpaused, describeChange } from '../report/control-words.js';

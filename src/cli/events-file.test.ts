@@ -1,7 +1,7 @@
 import { FakeClock } from '../../test/support/fake-clock.js';
 import { describe, expect, it } from 'vitest';
 import { RunEventSchema } from '../events/run-events.js';
-import { createRunEvents } from '../runtime/event-sink.js';
+import { createRunEvents } from '../runtime/observe/event-sink.js';
 import { LeaseLostError, LockedError } from '../store/errors.js';
 import { finishWithError } from './events-file.js';
 

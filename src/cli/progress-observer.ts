@@ -12,7 +12,7 @@
  * metrics file give: this process's own, "ETA measuring" until 5 of its moves ended.
  */
 import type { CapData } from '../events/vocabulary.js';
-import type { ObservedRun, RunObserver } from '../runtime/observer.js';
+import type { ObservedRun, RunObserver } from '../runtime/observe/observer.js';
 import { holdOf } from '../events/hold.js';
 import { renderHoldNote, renderProgressLine } from '../report/progress.js';
 import { holdNextStep } from '../report/next-step.js';

@@ -5,7 +5,7 @@
  * ./terminal.ts's wantsColour decides from the stream and the environment.
  */
 import { createProgressObserver } from './progress-observer.js';
-import type { RunObserver } from '../runtime/observer.js';
+import type { RunObserver } from '../runtime/observe/observer.js';
 import type { CommandContext } from './context.js';
 import { TerminalOutput, wantsColour } from './terminal.js';
 

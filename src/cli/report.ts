@@ -24,7 +24,7 @@ import type { StoredEvent } from '../store/types.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
 import { ArgsError } from './errors.js';
-import { readItems } from '../runtime/items-list.js';
+import { readItems } from '../runtime/lists/items-list.js';
 import { checkOutputPath, checkpointFiles, refuseOutputsThatAreInputs, resolveOutputPath } from './outputs.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 

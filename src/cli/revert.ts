@@ -12,12 +12,12 @@
  * lock; 6 stopped on request (`control --stop`, the stop file); 7 the instance did not answer for
  * instance.outage_wait (an outage holds it until then); 130 interrupted with the checkpoint
  * saved. Every hint it prints names `shardmove revert`. `--only FILE` moves back only the items of a
- * reviewed list (../runtime/revert-only.ts): exit 2 for a list that is not usable or none of whose
+ * reviewed list (../runtime/revert/revert-only.ts): exit 2 for a list that is not usable or none of whose
  * items the forward run moved, 4 for one of another plan or while an earlier list is unfinished.
  */
-import { executeRevert } from '../runtime/revert.js';
-import type { RevertOutcome, RevertPreview, SkippedItem } from '../runtime/revert.js';
-import type { RunEvents } from '../runtime/event-sink.js';
+import { executeRevert } from '../runtime/revert/revert.js';
+import type { RevertOutcome, RevertPreview, SkippedItem } from '../runtime/revert/revert.js';
+import type { RunEvents } from '../runtime/observe/event-sink.js';
 import { confirm } from './confirm.js';
 import type { CommandContext } from './context.js';
 import { EXIT, processOf } from './context.js';

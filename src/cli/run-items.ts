@@ -9,9 +9,9 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { outputTargetOf } from '../files/atomic.js';
-import type { ItemsFormat } from '../runtime/items-format.js';
-import { formatOfName } from '../runtime/items-format.js';
-import { writeDryRunItems } from '../runtime/items-list.js';
+import type { ItemsFormat } from '../runtime/lists/items-format.js';
+import { formatOfName } from '../runtime/lists/items-format.js';
+import { writeDryRunItems } from '../runtime/lists/items-list.js';
 import { openExistingCheckpoint } from '../runtime/status.js';
 import type { RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';

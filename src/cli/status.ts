@@ -6,7 +6,7 @@
  */
 import { renderStatus } from '../report/status.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
-import { readItems } from '../runtime/items-list.js';
+import { readItems } from '../runtime/lists/items-list.js';
 import { readStatus } from '../runtime/status.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';

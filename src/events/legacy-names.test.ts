@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testPlan } from '../../test/support/fake-runtime-deps.js';
 import { hashPlan } from '../plan/hash.js';
-import { checkForwardPlan } from '../runtime/revert-identity.js';
+import { checkForwardPlan } from '../runtime/revert/revert-identity.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { readAuditRow, storedNamesOf } from './legacy-names.js';
 

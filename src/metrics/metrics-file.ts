@@ -13,7 +13,7 @@ import { copiesOf } from '../report/copies.js';
 import type { CopyKnowledge } from '../report/copies.js';
 import { holdOf } from '../events/hold.js';
 import { isMoveEvent, MoveLedger } from '../report/moves.js';
-import type { ObservedRun, RunObserver } from '../runtime/observer.js';
+import type { ObservedRun, RunObserver } from '../runtime/observe/observer.js';
 import type { Timer } from '../shared/clock.js';
 import { findSamePlanFiles } from './neighbours.js';
 import type { RunOutcome } from './run-metrics.js';

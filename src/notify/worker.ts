@@ -18,7 +18,7 @@ import { toRunEvents } from '../events/run-events-of-audit.js';
 import type { SinkState } from '../events/run-events-of-audit.js';
 import { EVENTS_VERSION } from '../events/events-version.js';
 import type { RunEvent, RunEventBody } from '../events/run-events.js';
-import type { ObservedRun, RunObserver } from '../runtime/observer.js';
+import type { ObservedRun, RunObserver } from '../runtime/observe/observer.js';
 import type { RunEnd } from '../runtime/types.js';
 import { scrubServerText } from '../secrets/registry.js';
 import type { Clock, Timer } from '../shared/clock.js';

@@ -1,7 +1,7 @@
 import { realTimersAt } from '../../test/support/fake-clock.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { CapData } from '../events/vocabulary.js';
-import type { ObservedRun } from '../runtime/observer.js';
+import type { ObservedRun } from '../runtime/observe/observer.js';
 import type { RunControl, StatusSummary } from '../store/types.js';
 import { NO_CONTROL } from '../store/types.js';
 import { holdOf } from '../events/hold.js';

@@ -29,11 +29,11 @@ import { isLeaseLostError } from '../store/lease.js';
 import { recheckCopies } from './copies.js';
 import { INTERNAL, RuntimeError } from './errors.js';
 import { realPlanPath } from './plan-owner.js';
-import { refreshRelease } from './release-refresh.js';
-import { notifyObservers } from './observer.js';
-import type { SecretSet } from './logger.js';
-import { noteConsumed, quietForStop, stoppedOutcome, watchRunForStop } from './stop-run.js';
-import { tokenOutlivedWarning } from './token-deadline.js';
+import { refreshRelease } from './holds/release-refresh.js';
+import { notifyObservers } from './observe/observer.js';
+import type { SecretSet } from './observe/logger.js';
+import { noteConsumed, quietForStop, stoppedOutcome, watchRunForStop } from './control/stop-run.js';
+import { tokenOutlivedWarning } from './holds/token-deadline.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
 /** What one drive needs: the run's options, its open resources and the machine's input or snapshot. */

@@ -9,7 +9,7 @@ import type { FinalReportInput, StoppedReportInput } from '../report/final.js';
 import type { CheckpointStore, RunMode } from '../store/types.js';
 import type { Clock } from '../shared/clock.js';
 import type { RunActors } from '../actors/index.js';
-import type { RunObserver } from './observer.js';
+import type { RunObserver } from './observe/observer.js';
 import type { Precheck } from './precheck.js';
 
 /** A fresh OAuth pair after a refresh (secrets: memory and token files only). */
