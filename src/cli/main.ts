@@ -45,6 +45,17 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       writeErr: (s) => ctx.stderr.write(scrubTyped(s)),
     });
 
+  addSandboxCommand(program, ctx, setExit);
+  addPlanCommands(program, ctx, setExit);
+  addReadCommands(program, ctx, setExit);
+  addSteerCommands(program, ctx, setExit);
+  addDemoCommand(program, ctx, setExit);
+
+  return program;
+}
+
+/** `shardmove sandbox`: the reference service. */
+function addSandboxCommand(program: Command, ctx: CommandContext, setExit: (code: number) => void): void {
   program
     .command('sandbox')
     .description("Run the reference service (the spec's system) for demos, tests and rehearsals.")
@@ -107,7 +118,10 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       const { runSandboxCommand } = await import('./sandbox.js');
       setExit(await runSandboxCommand(opts, ctx));
     });
+}
 
+/** The commands that act on a plan: validate, run, copy. */
+function addPlanCommands(program: Command, ctx: CommandContext, setExit: (code: number) => void): void {
   program
     .command('validate')
     .description('Check a plan file and report every problem with file:line:col.')
@@ -204,7 +218,10 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       const { runCopyCommand } = await import('./copy.js');
       setExit(await runCopyCommand({ plan, ...opts }, ctx));
     });
+}
 
+/** The commands that read a checkpoint: status, report, twin. */
+function addReadCommands(program: Command, ctx: CommandContext, setExit: (code: number) => void): void {
   program
     .command('status')
     .description("Show a run's progress from its checkpoint (works while the run goes on).")
@@ -252,7 +269,10 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       const { runTwinCommand } = await import('./twin.js');
       setExit(await runTwinCommand({ plan, ...opts }, ctx));
     });
+}
 
+/** The commands that steer or undo a run: control, token, weights restore, revert, unlock, and the console. */
+function addSteerCommands(program: Command, ctx: CommandContext, setExit: (code: number) => void): void {
   program
     .command('control')
     .description(
@@ -381,7 +401,10 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
     });
 
   addServeCommand(program, ctx, setExit);
+}
 
+/** `shardmove demo`: what `npm start` runs. */
+function addDemoCommand(program: Command, ctx: CommandContext, setExit: (code: number) => void): void {
   program
     .command('demo')
     .description('The whole mission on the embedded sandbox: plans/demo.yaml, live progress, verified result.')
@@ -395,8 +418,6 @@ function buildProgram(ctx: CommandContext, setExit: (code: number) => void): Com
       const { runDemoCommand } = await import('./demo.js');
       setExit(await runDemoCommand(opts, ctx));
     });
-
-  return program;
 }
 
 /** `shardmove serve`: the web console (./serve.ts). */
