@@ -99,7 +99,9 @@ describe.skipIf(skip !== null)('shardmove serve in a real browser', () => {
 
       const browser = await chromium.launch({ executablePath: findChromium()! });
       onTestFinished(() => browser.close());
-      const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+      // One context, as one browser profile: the second console below shares its cookie jar.
+      const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+      const page = await context.newPage();
       const dialogs: string[] = [];
       page.on('dialog', (d) => {
         dialogs.push(d.message());
@@ -169,6 +171,17 @@ describe.skipIf(skip !== null)('shardmove serve in a real browser', () => {
         [true, 'console'],
         [false, 'console'],
       ]);
+
+      // A second console on this machine, opened in the same browser: the first stays logged in
+      // (cookies are kept per host whatever the port, so each console's has a name of its own).
+      const second = await startServe([plan, '--read-only'], dir);
+      const other = await context.newPage();
+      await other.goto(second.url);
+      await waitText(other, '#headline', (t) => t.startsWith('DONE with 1 quarantined'));
+      const seen = await text(page, '#updated');
+      const after = await waitText(page, '#updated', (t) => t !== seen);
+      expect(after).toMatch(/^updated /);
+      second.child.kill('SIGTERM');
 
       serve.child.kill('SIGTERM');
       const code = await new Promise((r) => serve.child.once('exit', r));

@@ -11,7 +11,17 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
+/** The start of the cookie's name; the rest names the console (./auth.ts cookieName). */
 export const COOKIE = 'shardmove_console';
+
+/**
+ * The cookie's name for the console holding `token`: a browser keeps one cookie per name and host
+ * whatever the port, so two consoles on one machine (two ports of 127.0.0.1) need two names, or
+ * opening the second would log the first out.
+ */
+export function cookieName(token: string): string {
+  return `${COOKIE}_${createHash('sha256').update(`cookie:${token}`).digest('hex').slice(0, 12)}`;
+}
 /** The header a page's control requests carry its page token in. */
 export const PAGE_HEADER = 'x-shardmove-page';
 /** Page tokens kept (the newest); an older page's controls are refused and ask for a reload. */
@@ -48,13 +58,13 @@ export function authOf(req: IncomingMessage, token: string): 'cookie' | 'bearer'
     // A wrong Authorization header is a wrong token, even with a right cookie beside it.
     return m && sameSecret(m[1] as string, token) ? 'bearer' : null;
   }
-  const cookie = cookieOf(req.headers.cookie, COOKIE);
+  const cookie = cookieOf(req.headers.cookie, cookieName(token));
   return cookie !== null && sameSecret(cookie, token) ? 'cookie' : null;
 }
 
 /** The cookie that carries the token: this origin's only, never sent by another site's request. */
 export function tokenCookie(token: string): string {
-  return `${COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict`;
+  return `${cookieName(token)}=${token}; Path=/; HttpOnly; SameSite=Strict`;
 }
 
 /** The page tokens the console handed out (one per page served), newest kept. */

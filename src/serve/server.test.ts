@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { COOKIE, PAGE_HEADER, cookieOf } from './auth.js';
+import { COOKIE, PAGE_HEADER, cookieName, cookieOf } from './auth.js';
 import { servedRun } from './runs.js';
 import { CSP, controlOf, startConsole } from './server.js';
 import type { ConsoleControl, RunReader } from './server.js';
@@ -61,7 +61,7 @@ async function console_(readOnly = false): Promise<{ server: Server; controls: C
   return { server, controls, origin: `http://127.0.0.1:${port}` };
 }
 
-const cookie = { Cookie: `${COOKIE}=${TOKEN}` };
+const cookie = { Cookie: `${cookieName(TOKEN)}=${TOKEN}` };
 
 /** The page token of a page the console served. */
 async function pageToken(server: Server): Promise<string> {
@@ -94,7 +94,7 @@ describe('the console: who may use it', () => {
       expect(JSON.parse(none.body)).toMatchObject({ error: expect.stringContaining('no token') });
       const wrong = await call(server, method, path, { Authorization: 'Bearer not-the-token' });
       expect(wrong.status, `${method} ${path}`).toBe(403);
-      const badCookie = await call(server, method, path, { Cookie: `${COOKIE}=not-the-token` });
+      const badCookie = await call(server, method, path, { Cookie: `${cookieName(TOKEN)}=not-the-token` });
       expect(badCookie.status, `${method} ${path}`).toBe(401);
       // A right cookie does not make a wrong Authorization header right.
       const mixed = await call(server, method, path, { ...cookie, Authorization: 'Bearer nope' });
@@ -108,7 +108,12 @@ describe('the console: who may use it', () => {
     expect(given.status).toBe(303);
     expect(given.headers.location).toBe('/');
     const set = String(given.headers['set-cookie']);
-    expect(cookieOf(set.split(';')[0], COOKIE)).toBe(TOKEN);
+    expect(cookieOf(set.split(';')[0], cookieName(TOKEN))).toBe(TOKEN);
+    // Another console's cookie (another port of the same host) has another name: both stay.
+    expect(cookieName('another-console-token')).not.toBe(cookieName(TOKEN));
+    expect(cookieName(TOKEN).startsWith(`${COOKIE}_`)).toBe(true);
+    const other = await call(server, 'GET', '/api/runs', { Cookie: `${COOKIE}=${TOKEN}` });
+    expect(other.status).toBe(401);
     expect(set).toContain('HttpOnly');
     expect(set).toContain('SameSite=Strict');
     expect((await call(server, 'GET', '/?token=wrong')).status).toBe(403);

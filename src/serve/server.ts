@@ -11,7 +11,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { CONSOLE_CSS, CONSOLE_JS, consolePage } from './assets.js';
-import { COOKIE, PAGE_HEADER, PageTokens, authOf, sameOrigin, tokenCookie, sameSecret } from './auth.js';
+import { PAGE_HEADER, PageTokens, authOf, cookieName, sameOrigin, tokenCookie, sameSecret } from './auth.js';
 import type { ServedRun } from './runs.js';
 
 /** The reads a console makes of one run; each may throw (no checkpoint yet, a busy or broken file). */
@@ -136,7 +136,7 @@ export function consoleHandler(o: ConsoleOptions): (req: IncomingMessage, res: S
     const auth = authOf(req, o.token);
     if (!auth) {
       const why =
-        req.headers.authorization !== undefined || req.headers.cookie?.includes(`${COOKIE}=`)
+        req.headers.authorization !== undefined || req.headers.cookie?.includes(`${cookieName(o.token)}=`)
           ? "the token is not the console's"
           : 'no token: open the URL the console printed when it started (or send Authorization: Bearer)';
       throw new HttpError(req.headers.authorization !== undefined ? 403 : 401, why);
