@@ -56,6 +56,50 @@ import type { RunEnd, RunOptions, RunOutcome, RuntimeServices } from './types.js
 export type { RunEnd, RunOptions, RunOutcome, RuntimeServices } from './types.js';
 
 /**
+ * A drain that was reverted is not resumed by accident: a run that had ended failed or with
+ * quarantined items would start its drains again and move everything off the sources once more.
+ */
+function refuseRevertedDrain(file: string, opts: Pick<RunOptions, 'mode' | 'dryRun'>): void {
+  if ((opts.mode ?? 'run') === 'run' && !opts.dryRun && existsSync(revertCheckpointPath(file))) {
+    throw new RuntimeError(
+      CHECKPOINT_MODE,
+      `refusing: this drain was reverted (${revertCheckpointPath(file)} holds its revert), and resuming ${file} would move the items off the sources again. ` +
+        "Start a new drain with a new --state file, or move the revert's checkpoint away to resume this one on purpose",
+    );
+  }
+}
+
+/** Every secret of the plan, for the log, the reports and the errors to scrub. */
+function secretsOf(plan: Plan): SecretSet {
+  const secrets = new SecretSet();
+  const creds = plan.instance.credentials;
+  if (creds.type === 'token') secrets.add(creds.token);
+  else secrets.add(creds.accessToken, creds.refreshToken, creds.clientSecret);
+  if (plan.prometheus?.token) secrets.add(plan.prometheus.token);
+  return secrets;
+}
+
+/** The machine's input: what the plan asks, and what this start adds (warnings, weights, first start). */
+function runInputOf(
+  plan: Plan,
+  opts: Pick<RunOptions, 'dryRun'>,
+  extra: Pick<RunInput, 'warnings' | 'previousWeights' | 'startedAt'>,
+): RunInput {
+  return {
+    sources: plan.move.from,
+    destination: plan.move.to[0]!,
+    destinations: [...plan.move.to],
+    kinds: plan.move.kinds,
+    // The one schedule is the throttled drain's: a bulk plan drains kind by kind.
+    order: plan.move.mode === 'throttled' ? (plan.move.order ?? 'together') : 'by-kind',
+    verify: verifies(plan.verify),
+    geoResync: plan.geo.resync,
+    dryRun: opts.dryRun,
+    ...extra,
+  };
+}
+
+/**
  * Runs or resumes the plan; resolves to how it ended. Throws (with a stable code) when the plan is
  * invalid, the checkpoint is locked by a live process, or the plan changed without --accept-plan-change.
  */
@@ -67,11 +111,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   const { plan, hash, warnings: planWarnings } = loaded;
   // What the hash covers, kept in the checkpoint: a later refusal names the fields that changed.
   const planRecord = canonicalJson(loaded.hashInput ?? planHashInput(plan));
-  const secrets = new SecretSet();
-  const creds = plan.instance.credentials;
-  if (creds.type === 'token') secrets.add(creds.token);
-  else secrets.add(creds.accessToken, creds.refreshToken, creds.clientSecret);
-  if (plan.prometheus?.token) secrets.add(plan.prometheus.token);
+  const secrets = secretsOf(plan);
 
   const place = locateCheckpoint({
     planFile: opts.planFile,
@@ -120,15 +160,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
     // resumed as this plan's changed one; the flag takes a plan renamed or moved on purpose.
     if (!opts.acceptPlanChange)
       assertCheckpointOfPlan(store, file, { file: opts.planFile, cwd: opts.cwd, name: plan.name, hash });
-    // A drain that was reverted is not resumed by accident: a run that had ended failed or with
-    // quarantined items would start its drains again and move everything off the sources once more.
-    if ((opts.mode ?? 'run') === 'run' && !opts.dryRun && existsSync(revertCheckpointPath(file))) {
-      throw new RuntimeError(
-        CHECKPOINT_MODE,
-        `refusing: this drain was reverted (${revertCheckpointPath(file)} holds its revert), and resuming ${file} would move the items off the sources again. ` +
-          "Start a new drain with a new --state file, or move the revert's checkpoint away to resume this one on purpose",
-      );
-    }
+    refuseRevertedDrain(file, opts);
     // Observers read this process's events from here on: the lock it takes is the first.
     const fromSeq = store.lastEventSeq();
     const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
@@ -209,16 +241,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
         signal,
       });
     if (!opts.dryRun) gate = startGate(plan, api, prometheus, store, opts, services.clock, log);
-    const input: RunInput = {
-      sources: plan.move.from,
-      destination: plan.move.to[0]!,
-      destinations: [...plan.move.to],
-      kinds: plan.move.kinds,
-      // The one schedule is the throttled drain's: a bulk plan drains kind by kind.
-      order: plan.move.mode === 'throttled' ? (plan.move.order ?? 'together') : 'by-kind',
-      verify: verifies(plan.verify),
-      geoResync: plan.geo.resync,
-      dryRun: opts.dryRun,
+    const input = runInputOf(plan, opts, {
       warnings: [
         ...planWarnings.map((w) => (w.path ? `plan ${w.path}: ${w.message}` : `plan: ${w.message}`)),
         ...earlyWarnings,
@@ -226,7 +249,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
       previousWeights: start.previousWeights,
       // The migration's first start, kept by a machine started over from pre-flight too.
       startedAt: before.startedAt ?? services.clock.now(),
-    };
+    });
     let outcome: RunOutcome;
     try {
       outcome = await driveMachine({
