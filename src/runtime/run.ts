@@ -34,7 +34,7 @@ import { createAuditBuffer } from './observe/audit.js';
 import { driveMachine } from './drive.js';
 import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
 import type { LeaseKeeper } from './lease.js';
-import { createRunLogger, refuseLogName, SecretSet } from './observe/logger.js';
+import { createRunLogger, refuseLogName, secretsOf } from './observe/logger.js';
 import { assertMode } from './mode.js';
 import { assertGivenList } from './lists/only-checkpoint.js';
 import { assertCheckpointOfPlan } from './plan-owner.js';
@@ -67,16 +67,6 @@ function refuseRevertedDrain(file: string, opts: Pick<RunOptions, 'mode' | 'dryR
         "Start a new drain with a new --state file, or move the revert's checkpoint away to resume this one on purpose",
     );
   }
-}
-
-/** Every secret of the plan, for the log, the reports and the errors to scrub. */
-function secretsOf(plan: Plan): SecretSet {
-  const secrets = new SecretSet();
-  const creds = plan.instance.credentials;
-  if (creds.type === 'token') secrets.add(creds.token);
-  else secrets.add(creds.accessToken, creds.refreshToken, creds.clientSecret);
-  if (plan.prometheus?.token) secrets.add(plan.prometheus.token);
-  return secrets;
 }
 
 /** The machine's input: what the plan asks, and what this start adds (warnings, weights, first start). */

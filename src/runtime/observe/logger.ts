@@ -10,7 +10,8 @@ import type { Logger } from 'pino';
 import { openForAppend } from '../../files/append.js';
 import { outputTargetOf } from '../../files/atomic.js';
 import { OUTPUT_NOT_A_FILE, OutputError } from '../../files/errors.js';
-import { REDACTED } from '../../secrets/registry.js';
+import { REDACTED, SecretRegistry } from '../../secrets/registry.js';
+import type { Plan } from '../../plan/types.js';
 import type { SecretRegistry as SecretSet } from '../../secrets/registry.js';
 
 const SECRET_KEYS =
@@ -72,4 +73,14 @@ export function createRunLogger(file: string, secrets: SecretSet, level = 'info'
     },
     pino.destination({ dest: opened.fd, sync: true }),
   );
+}
+
+/** Every secret of the plan, for the log, the reports and the errors to scrub (run and revert alike). */
+export function secretsOf(plan: Plan): SecretSet {
+  const secrets = new SecretRegistry();
+  const creds = plan.instance.credentials;
+  if (creds.type === 'token') secrets.add(creds.token);
+  else secrets.add(creds.accessToken, creds.refreshToken, creds.clientSecret);
+  if (plan.prometheus?.token) secrets.add(plan.prometheus.token);
+  return secrets;
 }

@@ -1,22 +1,12 @@
 /**
  * What a revert starts from: a forward run's checkpoint (a real run, not a dry run's or a revert's),
- * the plan of the revert (the forward plan with the directions swapped), the secrets to keep out of
- * its log, and the refusal while moves of the forward run may still land.
+ * the plan of the revert (the forward plan with the directions swapped), and the refusal while
+ * moves of the forward run may still land. Its secrets are observe/logger.ts's secretsOf, as a run's.
  */
 import type { Plan } from '../../plan/types.js';
 import type { CheckpointStore, ItemRow } from '../../store/types.js';
 import { CHECKPOINT_MODE, MOVES_IN_FLIGHT, RuntimeError } from '../errors.js';
-import { SecretSet } from '../observe/logger.js';
 import type { AliveMove, RevertItem } from '../../actors/index.js';
-
-export function secretsOf(plan: Plan): SecretSet {
-  const secrets = new SecretSet();
-  const creds = plan.instance.credentials;
-  if (creds.type === 'token') secrets.add(creds.token);
-  else secrets.add(creds.accessToken, creds.refreshToken, creds.clientSecret);
-  if (plan.prometheus?.token) secrets.add(plan.prometheus.token);
-  return secrets;
-}
 
 /** The forward checkpoint must hold a real run: a dry run moved nothing; a revert's is not reverted. */
 export function assertForward(store: CheckpointStore, file: string, revertFile: string): void {

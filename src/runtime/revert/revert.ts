@@ -33,7 +33,7 @@ import type { RuntimeError } from '../errors.js';
 import { DEFAULT_LEASE_MS, keepLease } from '../lease.js';
 import type { LeaseKeeper } from '../lease.js';
 import { assertCheckpointOfPlan } from '../plan-owner.js';
-import { createRunLogger } from '../observe/logger.js';
+import { createRunLogger, secretsOf } from '../observe/logger.js';
 import { createOauthWriteback } from '../holds/oauth-writeback.js';
 import { logPath, revertCheckpointPath, runCheckpointOf } from '../paths.js';
 import { copiesMadeLive } from '../copies.js';
@@ -51,14 +51,7 @@ import {
 import { forwardMovedItems, revertDrains } from '../../actors/index.js';
 import type { AliveMove, RevertItem, RevertSeedList, RevertSet, SkippedItem } from '../../actors/index.js';
 import { locateRevertItems } from './revert-judge.js';
-import {
-  aliveRefusal,
-  assertForward,
-  forwardDestination,
-  inFlightRefusal,
-  planOfRevert,
-  secretsOf,
-} from './revert-plan.js';
+import { aliveRefusal, assertForward, forwardDestination, inFlightRefusal, planOfRevert } from './revert-plan.js';
 import { groupItems, readRevertState, readSkipped } from './revert-state.js';
 import type { RevertGroup, RevertState } from './revert-state.js';
 import { executeRun } from '../run.js';
