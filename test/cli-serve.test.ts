@@ -89,6 +89,9 @@ describe('shardmove serve', { timeout: 90_000 }, () => {
       const report = await api(s, `/api/runs/${list.runs[0]!.id}/report`);
       expect(report.status).toBe(200);
       expect(report.body).toMatchObject({ plan: 'it', outcome: { state: 'done' } });
+      const weights = (await api(s, `/api/runs/${list.runs[0]!.id}/weights`)).body as { lines: string[] };
+      expect(weights.lines.find((l) => l.startsWith('Weights now: '))).toMatch(/cluster=100/);
+      expect(weights.lines.some((l) => l.startsWith('Weights before: '))).toBe(true);
       const caps = (await api(s, `/api/runs/${list.runs[0]!.id}/caps`)).body as { caps: { limit: string }[] };
       expect(caps.caps.at(-1)?.limit).toBe('plan');
       s.child.kill(signal);

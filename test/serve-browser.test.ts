@@ -157,6 +157,8 @@ describe.skipIf(skip !== null)('shardmove serve in a real browser', () => {
       // The hostile project failed every move: quarantined, exit 3.
       expect(result.code, result.stderr).toBe(3);
       await waitText(page, '#headline', (t) => t.startsWith('DONE with 1 quarantined'));
+      // The weights the run found and left, as the final report says them.
+      expect(await waitText(page, '#weights', (t) => t.includes('Weights now:'))).toMatch(/^Weights before: /m);
       const pre = await text(page, '#status-text');
       expect(pre).toContain('<script>alert(1)</script>\\u001b[2J\\u202eabc');
       expect(await page.evaluate('document.scripts.length')).toBe(1);

@@ -15,7 +15,8 @@ import { isIP } from 'node:net';
 import type { Server } from 'node:http';
 import { applyControl } from '../runtime/control/control.js';
 import type { ControlChange } from '../runtime/control/control.js';
-import { readCapChanges, readStatus } from '../runtime/status.js';
+import { readCapChanges, readRunContext, readStatus } from '../runtime/status.js';
+import { geoAndWeightsLines } from '../report/final.js';
 import { renderStatus } from '../report/status.js';
 import type { StatusReport } from '../report/status.js';
 import { renderHtmlReport } from '../report/html/render.js';
@@ -90,6 +91,11 @@ export function commandReader(now: () => number = Date.now): RunReader {
     },
     reportHtml: (run) => renderHtmlReport(readReportData(run.file, now(), run.plan?.concurrency ?? null, run.planFile)),
     reportJson: (run) => readReportData(run.file, now(), run.plan?.concurrency ?? null, run.planFile),
+    weights: (run) => {
+      look(run);
+      const c = readRunContext(run.file, { checked: checked.get(run.id) === identity(run.file) });
+      return c ? geoAndWeightsLines(c).map(escapeControls) : [];
+    },
     // Read after a look, which checked the file whole.
     caps: (run) => {
       look(run);

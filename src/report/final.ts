@@ -134,6 +134,20 @@ function commandOn(verb: string, input: { plan?: string | undefined; checkpointF
   return `shardmove ${verb} ${plan}${input.checkpointFile ? ` --state ${shellWord(input.checkpointFile)}` : ''}`;
 }
 
+/** The Geo resync's lines (when it ran) and the weights before and now, as the final report says them. */
+export function geoAndWeightsLines(c: {
+  geo: StoredGeoOutput | null;
+  previousWeights: Record<string, number> | null;
+  newWeights: Record<string, number> | null;
+}): string[] {
+  return [
+    ...(c.geo ? geoLines(c.geo) : []),
+    '',
+    `Weights before: ${weights(c.previousWeights)}`,
+    `Weights now:    ${weights(c.newWeights)}`,
+  ];
+}
+
 function weights(w: Record<string, number> | null): string {
   if (!w) return 'unknown';
   return (
@@ -245,8 +259,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     } else if (!c.verify) {
       lines.push('', 'Verification: skipped (plan: verify false)');
     }
-    if (c.geo) lines.push(...geoLines(c.geo));
-    lines.push('', `Weights before: ${weights(c.previousWeights)}`, `Weights now:    ${weights(c.newWeights)}`);
+    lines.push(...geoAndWeightsLines(c));
     if (c.weightsWritten && c.previousWeights) lines.push(wayBack(input));
   }
   // Room that fits is information, kept apart from the warnings.

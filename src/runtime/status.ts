@@ -152,6 +152,16 @@ export function readStatus(
   }
 }
 
+/** The run's context as its last snapshot saved it (weights, Geo, ...), or null before any (read-only). */
+export function readRunContext(file: string, opts: { checked?: boolean } = {}): RunContext | null {
+  const store = openExistingCheckpoint(file, { readOnly: true, checked: opts.checked === true });
+  try {
+    return (store.loadRun()?.snapshot as { context?: RunContext } | undefined)?.context ?? null;
+  } finally {
+    store.close();
+  }
+}
+
 /** One change of the cap in force, as the run recorded it (`cap.changed`). */
 export interface CapChange {
   at: number;

@@ -231,6 +231,8 @@ export const CONSOLE_JS = `'use strict';
         return el('li', { text: new Date(c.at).toISOString().slice(11, 19) + ' UTC  cap ' + c.cap + ' (' + c.limit + '): ' + c.reason });
       })));
     main.append(el('h3', { text: 'Status' }), el('pre', { id: 'status-text', text: last.text }));
+    if (last.weights.length > 0)
+      main.append(el('h3', { text: 'Geo and weights' }), el('pre', { id: 'weights', text: last.weights.join('\\n').replace(/^\\n+/, '') }));
     main.append(el('p', {}, [el('a', { href: '/api/runs/' + id + '/report.html', target: '_blank', rel: 'noopener', text: 'Full HTML report' }),
       document.createTextNode(' · '), el('a', { href: '/api/runs/' + id, text: 'status JSON' }),
       document.createTextNode(' · '), el('a', { href: '/api/runs/' + id + '/report', text: 'report JSON' })]));
@@ -246,8 +248,8 @@ export const CONSOLE_JS = `'use strict';
       renderList(id);
       if (!id) { document.getElementById('run').replaceChildren(el('p', { text: 'No run is served.' })); return; }
       var entry = runs.filter(function (r) { return r.id === id; })[0];
-      return Promise.all([getJson('/api/runs/' + id), getJson('/api/runs/' + id + '/text'), getJson('/api/runs/' + id + '/caps')]).then(function (got) {
-        last = { id: id, name: entry.name, headline: entry.headline, status: got[0], text: got[1].text, caps: got[2].caps };
+      return Promise.all([getJson('/api/runs/' + id), getJson('/api/runs/' + id + '/text'), getJson('/api/runs/' + id + '/caps'), getJson('/api/runs/' + id + '/weights')]).then(function (got) {
+        last = { id: id, name: entry.name, headline: entry.headline, status: got[0], text: got[1].text, caps: got[2].caps, weights: got[3].lines };
         // A confirmation open on the page is not redrawn away under the operator's pointer.
         render();
       }, function (e) {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COOKIE, PAGE_HEADER, cookieName, cookieOf } from './auth.js';
 import { servedRun } from './runs.js';
+import { CONSOLE_JS } from './assets.js';
 import { CSP, controlOf, startConsole } from './server.js';
 import type { ConsoleControl, RunReader } from './server.js';
 
@@ -50,6 +51,7 @@ async function console_(readOnly = false): Promise<{ server: Server; controls: C
     reportHtml: () => '<!doctype html><p>report</p>',
     reportJson: () => ({ report: true }),
     caps: () => [{ at: 0, cap: 4, ceiling: 4, limit: 'plan', reason: "the plan's move.concurrency" }],
+    weights: () => ['', 'Weights before: default=100', 'Weights now:    cluster=100'],
     control: (_run, c) => {
       controls.push(c);
       return `did ${c.action}`;
@@ -81,6 +83,7 @@ const ROUTES = [
   ['GET', `/api/runs/${RUN.id}/report.html`],
   ['GET', `/api/runs/${RUN.id}/report`],
   ['GET', `/api/runs/${RUN.id}/caps`],
+  ['GET', `/api/runs/${RUN.id}/weights`],
   ['POST', `/api/runs/${RUN.id}/control`],
   ['GET', '/no/such/route'],
 ] as const;
@@ -202,6 +205,12 @@ describe('the console: control', () => {
     expect(wrong.status).toBe(400);
     expect(JSON.parse(wrong.body).error).toContain('"action" must be');
     expect(controls).toEqual([]);
+  });
+});
+
+describe("the page's script", () => {
+  it('is valid JavaScript (it is a string in assets.ts: an escape written once too few breaks it)', () => {
+    expect(() => new Function(CONSOLE_JS)).not.toThrow();
   });
 });
 

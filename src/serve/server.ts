@@ -28,6 +28,8 @@ export interface RunReader {
   reportJson(run: ServedRun): unknown;
   /** The newest changes of the cap in force, newest first, each with its reason. */
   caps(run: ServedRun): unknown[];
+  /** The Geo resync and the weights before and now, in the final report's words (none before a snapshot). */
+  weights(run: ServedRun): string[];
   /** Applies a control from the console; returns what is in force after it, in words. */
   control(run: ServedRun, action: ConsoleControl): string;
 }
@@ -163,11 +165,12 @@ export function consoleHandler(o: ConsoleOptions): (req: IncomingMessage, res: S
     if (path === '/assets/console.css') return send(res, 200, 'text/css; charset=utf-8', CONSOLE_CSS);
     if (path === '/favicon.ico') return send(res, 204, 'image/x-icon', '');
     if (path === '/api/runs') return json(res, 200, { readOnly: o.readOnly, runs: o.runs.map((r) => listed(o, r)) });
-    const m = /^\/api\/runs\/([0-9a-f]{12})(\/text|\/caps|\/report|\/report\.html)?$/.exec(path);
+    const m = /^\/api\/runs\/([0-9a-f]{12})(\/text|\/caps|\/weights|\/report|\/report\.html)?$/.exec(path);
     if (!m) throw new HttpError(404, `no route GET ${path}`);
     const run = runOf(m[1] as string);
     if (m[2] === '/text') return json(res, 200, { text: o.reader.text(run) });
     if (m[2] === '/caps') return json(res, 200, { caps: o.reader.caps(run) });
+    if (m[2] === '/weights') return json(res, 200, { lines: o.reader.weights(run) });
     if (m[2] === '/report') return json(res, 200, o.reader.reportJson(run));
     if (m[2] === '/report.html')
       return send(res, 200, 'text/html; charset=utf-8', o.reader.reportHtml(run), {
