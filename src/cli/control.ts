@@ -12,8 +12,7 @@
  * when there is no checkpoint; 2 for invalid options, or a threshold the run's plan refuses.
  */
 import { hostname, userInfo } from 'node:os';
-import { stopByWords } from '../events/hold.js';
-import type { StopBy } from '../events/vocabulary.js';
+import { stopAskedBy } from '../events/hold.js';
 import { applyControl } from '../runtime/control/control.js';
 import type { ControlChange, ControlResult, StopAnswer } from '../runtime/control/control.js';
 import { stopFilePath } from '../runtime/control/stop.js';
@@ -171,11 +170,6 @@ function reportStop(result: ControlResult, given: string, opts: ControlOptions, 
   lines.push(`checkpoint: ${result.file}`);
   ctx.stdout.write(`${lines.join('\n')}\n`);
   return EXIT.ok;
-}
-
-/** Who asked for a stop, as `control` names it. */
-function stopAskedBy(by: StopBy): string {
-  return by === 'control' ? 'shardmove control --stop' : (stopByWords(by) ?? by);
 }
 
 /** A stop's answer in words. */

@@ -62,6 +62,11 @@ export function stopByWords(by: StopBy | null): string | null {
         : null;
 }
 
+/** Who asked for a stop, naming the command when it was `shardmove control --stop` (the reports' and control's words). */
+export function stopAskedBy(by: StopBy): string {
+  return by === 'control' ? 'shardmove control --stop' : (stopByWords(by) ?? 'the stop file');
+}
+
 /**
  * The hold in force, or null when the run goes at the plan's cap. `control` wins for the pause (it
  * is read live, before the drain's next turn records it); the recorded cap says the rest. A cap

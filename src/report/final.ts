@@ -7,7 +7,7 @@ import { unreachableLines } from './unreachable-lines.js';
 import { INSTANCE_OUTAGE } from '../api/errors.js';
 import { shellWord } from '../shared/shell-word.js';
 import type { FinalState, StopRequest } from '../events/vocabulary.js';
-import { stopByWords } from '../events/hold.js';
+import { stopAskedBy } from '../events/hold.js';
 import type { Schedule } from '../time/windows.js';
 import { formatWindowTime, upcomingWindows } from '../time/windows.js';
 import type { ContentVerifyOutput, RunContext } from '../machine/types.js';
@@ -354,7 +354,7 @@ export interface StoppedReportInput {
  * command that continues it. Nothing new started after the stop and the moves in flight ended first.
  */
 export function renderStoppedReport(input: StoppedReportInput): string {
-  const by = input.stop.by === 'control' ? 'shardmove control --stop' : (stopByWords(input.stop.by) ?? 'the stop file');
+  const by = stopAskedBy(input.stop.by);
   const lines = [
     input.dryRun
       ? `DRY RUN STOPPED on request (${by}): nothing was changed on the instance`

@@ -17,8 +17,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import type { Verdict } from './torture-check.js';
 import { judge, readCommitCounts } from './torture-check.js';
-import type { RunResult, SandboxProc } from './torture-procs.js';
-import { startRun, startSandboxProc } from './torture-procs.js';
+import type { RunResult } from './torture-procs.js';
+import { restartSandboxOn, startRun, startSandboxProc } from './torture-procs.js';
 import { writeSeed } from './torture-run.js';
 
 const TOKEN = 'glpat-sandbox-root-api-sudo-0001';
@@ -118,18 +118,6 @@ function eventsOf(checkpoint: string, type: string): string[] {
   }
 }
 
-/** Starts the sandbox on `port`, retrying while the old process's port is still being let go. */
-async function startOn(args: string[], port: number): Promise<SandboxProc> {
-  for (let tries = 0; ; tries++) {
-    try {
-      return await startSandboxProc(args, port, process.env);
-    } catch (err) {
-      if (tries >= 10) throw err;
-      await sleep(500);
-    }
-  }
-}
-
 export async function runOutage(c: OutageConfig, log: (line: string) => void = () => {}): Promise<OutageResult> {
   const dir = mkdtempSync(join(tmpdir(), 'shardmove-outage-'));
   const sandboxDb = join(dir, 'sandbox.db');
@@ -171,7 +159,7 @@ export async function runOutage(c: OutageConfig, log: (line: string) => void = (
     }
     const ended = await Promise.race([run.done, sleep(c.downMs, null)]);
     if (ended) log(`the run ended while the instance was away: exit ${ended.code}`);
-    if (c.mode === 'kill') sandbox = await startOn(args, port);
+    if (c.mode === 'kill') sandbox = await restartSandboxOn(args, port, process.env);
     else {
       process.kill(sandbox.pid, 'SIGCONT');
       frozen = false;

@@ -68,6 +68,21 @@ export async function startSandboxProc(args: string[], port: number, env: NodeJS
   };
 }
 
+/**
+ * Starts the sandbox again on `port` (where the plan points), retrying while the old process's
+ * port is still being let go; gives up after 10 tries half a second apart.
+ */
+export async function restartSandboxOn(args: string[], port: number, env: NodeJS.ProcessEnv): Promise<SandboxProc> {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await startSandboxProc(args, port, env);
+    } catch (err) {
+      if (tries >= 10) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
 function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   return new Promise((done) => {
     if (child.exitCode !== null || child.signalCode !== null) return done();

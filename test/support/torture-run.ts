@@ -18,7 +18,7 @@ import { startCommitInjector } from './torture-commits.js';
 import type { Verdict } from './torture-check.js';
 import { judge, readCommitCounts, readItems } from './torture-check.js';
 import type { RunResult, SandboxProc } from './torture-procs.js';
-import { ROOT, startRun, startSandboxProc } from './torture-procs.js';
+import { ROOT, restartSandboxOn, startRun, startSandboxProc } from './torture-procs.js';
 
 export interface TortureConfig {
   seed: number;
@@ -293,15 +293,7 @@ export async function runTorture(c: TortureConfig, log: (line: string) => void =
     addCounts(requestFaults, sandbox.counts());
     sandboxKills[signal as 'SIGKILL' | 'SIGTERM']++;
     await sleep(300 + rand() * 1200);
-    for (let tries = 0; ; tries++) {
-      try {
-        sandbox = await startSandboxProc(sandboxArgs, port, process.env);
-        break;
-      } catch (err) {
-        if (tries >= 10) throw err;
-        await sleep(500);
-      }
-    }
+    sandbox = await restartSandboxOn(sandboxArgs, port, process.env);
     log(`sandbox ${signal === 'SIGKILL' ? 'killed' : 'terminated'} and restarted on ${sandbox.url}`);
   };
 

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { stopSeen } from '../../actors/index.js';
 import type { ActorDeps } from '../../actors/index.js';
 import type { StopRequest } from '../../events/vocabulary.js';
-import { stopByWords } from '../../events/hold.js';
+import { stopAskedBy } from '../../events/hold.js';
 import type { MigrationSpan } from '../../report/span.js';
 import type { RunContext } from '../../machine/types.js';
 import type { CheckpointStore } from '../../store/types.js';
@@ -56,8 +56,7 @@ export function quietForStop(
   return stopSeen(deps) || !kind || !source || store.getBulk(kind, source) === null;
 }
 
-const askedBy = (req: StopRequest) =>
-  req.by === 'control' ? 'shardmove control --stop' : (stopByWords(req.by) ?? 'the stop file');
+const askedBy = (req: StopRequest) => stopAskedBy(req.by);
 
 /** What the run says when it sees a stop request. */
 function stoppingNote(req: StopRequest, inFlight: number): string {
