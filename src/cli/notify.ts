@@ -4,7 +4,8 @@
  * error, and at the end what it leaves undelivered for the next run.
  */
 import { createNotifier } from '../notify/worker.js';
-import type { Notifier, NotifyLeft } from '../notify/worker.js';
+import type { Notifier } from '../notify/worker.js';
+import type { NotifyLeft } from '../notify/types.js';
 import { redact } from '../plan/secrets.js';
 import { countWaiting, waitingLines } from '../report/notifications.js';
 import type { RunOutcome } from '../runtime/types.js';
