@@ -4,7 +4,7 @@
  * decides whether it does. Messages carry method, path (query stripped), status and GitLab's own
  * message, never a header or a token value.
  */
-import { formatPlanDuration } from '../plan/durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import { ShardmoveError, defineErrorCodes } from '../shared/errors.js';
 
 /** The HTTP client's stable codes, matched on across modules, with their meanings for operators (docs/errors.md). */

@@ -12,7 +12,7 @@
  * A quiet run (paused, held, nothing in flight) sends no request at all, so `watch` probes when no
  * answer came for a while and says when the instance stops answering.
  */
-import { formatPlanDuration } from '../plan/durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import { ApiHttpError, ApiNetworkError, ApiTimeoutError, InstanceOutageError, outageClock } from './errors.js';
 import type { Clock } from '../shared/clock.js';
 import type { ApiError, OutageState } from './errors.js';

@@ -6,7 +6,7 @@
  * side it holds is the run's plan's to say (../runtime/control/thresholds-control.ts).
  */
 import { readBreakerText } from '../plan/breaker-field.js';
-import { formatPlanDuration, parseDuration } from '../plan/durations.js';
+import { formatPlanDuration, parseDuration } from '../time/durations.js';
 import type { ThresholdChange } from '../runtime/control/thresholds-control.js';
 import { ArgsError } from './errors.js';
 

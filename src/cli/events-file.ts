@@ -8,7 +8,7 @@ import { closeSync, writeSync } from 'node:fs';
 import { openForAppend } from '../files/append.js';
 import { resolve } from 'node:path';
 import { codeOf } from '../shared/errors.js';
-import { parseDuration, formatPlanDuration } from '../plan/durations.js';
+import { parseDuration, formatPlanDuration } from '../time/durations.js';
 import { redact } from '../plan/secrets.js';
 import { createRunEvents } from '../runtime/observe/event-sink.js';
 import type { RunEvents } from '../runtime/observe/event-sink.js';

@@ -12,7 +12,7 @@ import { redact } from '../plan/secrets.js';
 import { codeOf } from '../shared/errors.js';
 import { EXIT_BY_CODE, exitCodeOf } from './exit-codes.js';
 import { terminalStreams } from './terminal.js';
-import { startPrecheck } from '../runtime/precheck.js';
+import { startPrecheck } from '../runtime/precheck/precheck.js';
 import { isBusyError, setCheckpointBusyTimeout } from '../store/busy.js';
 
 export { EXIT_BY_CODE } from './exit-codes.js';

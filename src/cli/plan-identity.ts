@@ -8,7 +8,7 @@ import { loadPlan, readPlanHead } from '../plan/load.js';
 import { checkpointProblem } from '../plan/checkpoint-field.js';
 import { existsSync } from 'node:fs';
 import { locateCheckpoint, otherCheckpointNote } from '../runtime/paths.js';
-import { assertCheckpointOfPlan } from '../runtime/plan-owner.js';
+import { assertCheckpointOfPlan } from '../runtime/ownership/plan-owner.js';
 import { openExistingCheckpoint } from '../runtime/status.js';
 import type { CommandContext } from './context.js';
 

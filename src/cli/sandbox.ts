@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { outputTargetOf, writeFileAtomic } from '../files/atomic.js';
 import pino from 'pino';
 import { parseMoveFailures, startSandbox } from '../sandbox/index.js';
-import { parseDuration } from '../plan/durations.js';
+import { parseDuration } from '../time/durations.js';
 import type { MoveFailures } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';

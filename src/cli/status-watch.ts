@@ -11,7 +11,7 @@
  * A checkpoint that is not there yet (a watch started before its run) is said and waited for.
  * The pure parts (the interval, a frame) are exported for the tests.
  */
-import { parseDuration } from '../plan/durations.js';
+import { parseDuration } from '../time/durations.js';
 import { escapeControls } from '../report/escape.js';
 import type { Clock } from '../shared/clock.js';
 import { ArgsError } from './errors.js';

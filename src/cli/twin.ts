@@ -13,7 +13,7 @@ import { readPlanFile } from '../plan/load.js';
 import { formatApproxDuration } from '../report/summary.js';
 import { locateCheckpoint, otherCheckpointNote } from '../runtime/paths.js';
 import { shellWord } from '../shared/shell-word.js';
-import { assertCheckpointOfPlan } from '../runtime/plan-owner.js';
+import { assertCheckpointOfPlan } from '../runtime/ownership/plan-owner.js';
 import { lockHolder, openExistingCheckpoint } from '../runtime/status.js';
 import { LockedError } from '../store/errors.js';
 import { TWIN_ADMIN_TOKEN } from '../twin/seed-text.js';

@@ -5,8 +5,8 @@
  * fails and it stops with exit 5. Exit 0 when removed or when there was no lock; 1 when there is no
  * checkpoint or the answer was no; 2 without a terminal and without --yes. Needs no credentials.
  */
-import { readLockOf, unlockCheckpoint } from '../runtime/lease.js';
-import { thisHost } from '../runtime/process.js';
+import { readLockOf, unlockCheckpoint } from '../runtime/ownership/lease.js';
+import { thisHost } from '../runtime/ownership/process.js';
 import type { LockView } from '../report/status.js';
 import { confirm } from './confirm.js';
 import type { CommandContext } from './context.js';

@@ -9,7 +9,7 @@
 import { resolve } from 'node:path';
 import { formatBytes } from '../plan/capacity-field.js';
 import { describeBreaker } from '../plan/breaker-field.js';
-import { formatPlanDuration } from '../plan/durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import { PlanError, formatProblem } from '../plan/errors.js';
 import type { PlanProblem } from '../plan/errors.js';
 import { loadPlan } from '../plan/load.js';

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { loadCopyPlan } from '../plan/copy-load.js';
 import type { CopyPlan } from '../plan/copy-types.js';
-import { isAlive, thisHost } from '../runtime/process.js';
+import { isAlive, thisHost } from '../runtime/ownership/process.js';
 import { locateCheckpoint } from '../runtime/paths.js';
 import type { CopyRepoRow, CopyRunRow } from '../store/copy-checkpoint.js';
 import { CopyCheckpoint } from '../store/copy-checkpoint.js';

@@ -3,7 +3,7 @@
  * runs. The phase tells an interrupted copy (`copying` with no live process) from a running one.
  */
 import { existsSync } from 'node:fs';
-import { isAlive, thisHost } from '../runtime/process.js';
+import { isAlive, thisHost } from '../runtime/ownership/process.js';
 import { CopyCheckpoint } from '../store/copy-checkpoint.js';
 import { formatBytes } from '../report/summary.js';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import { thisHost } from '../runtime/process.js';
+import { thisHost } from '../runtime/ownership/process.js';
 import { METRICS_FILE_IN_USE } from './errors.js';
 import type { MetricsOwner } from './owner.js';
 import { claimMetricsFile, ownerFileOf, processStartOf } from './owner.js';

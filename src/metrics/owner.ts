@@ -10,12 +10,12 @@
  * nothing here), so it is refused with the way to remove it.
  */
 import { basename, dirname, join } from 'node:path';
-import type { Claim, ClaimHolder } from '../runtime/claim-record.js';
-import { claimRecord } from '../runtime/claim-record.js';
-import { thisHost } from '../runtime/process.js';
+import type { Claim, ClaimHolder } from '../runtime/ownership/claim-record.js';
+import { claimRecord } from '../runtime/ownership/claim-record.js';
+import { thisHost } from '../runtime/ownership/process.js';
 import { MetricsFileInUseError } from './errors.js';
 
-export { processStartOf } from '../runtime/claim-record.js';
+export { processStartOf } from '../runtime/ownership/claim-record.js';
 
 /** What an owner record says. */
 export interface MetricsOwner extends ClaimHolder {

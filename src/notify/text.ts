@@ -6,7 +6,7 @@
  * error message holding `<!channel>` cannot ping a whole channel.
  */
 import type { RunEvent, RunEventType } from '../events/run-events.js';
-import { formatPlanDuration } from '../plan/durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import { escapeControls } from '../report/escape.js';
 import { scrubServerText } from '../secrets/registry.js';
 import type { NotifiedRun } from './types.js';

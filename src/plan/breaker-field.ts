@@ -12,7 +12,7 @@
  */
 import type { Node } from 'yaml';
 import { LineCounter, parseDocument } from 'yaml';
-import { formatPlanDuration } from './durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import type { FieldDoc, JsonSchema } from './field-table.js';
 import { duration, integer } from './fields.js';
 import { DURATION_PATTERN, VAR_STRING, isSet, textSchema } from './json-schema.js';

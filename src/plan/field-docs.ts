@@ -5,7 +5,7 @@
  * between the page's marker comments; field-docs.test.ts fails when the checked-in page is stale.
  * Pure.
  */
-import { formatPlanDuration } from './durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import type { Field, FieldDoc, FieldTable, GroupField, SectionField } from './field-table.js';
 import { PLAN_FIELDS } from './plan-fields.js';
 

@@ -4,7 +4,7 @@
  */
 import type { Node } from 'yaml';
 import { isScalar } from 'yaml';
-import { parseDuration } from './durations.js';
+import { parseDuration } from '../time/durations.js';
 import type { Reader } from './reader.js';
 import { showValue } from './secrets.js';
 

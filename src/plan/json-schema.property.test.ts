@@ -13,7 +13,7 @@ import type { Field, FieldTable } from './field-table.js';
 import { PlanError } from './errors.js';
 import type { PlanProblem } from './errors.js';
 import { parsePlanText } from './load.js';
-import { formatPlanDuration } from './durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import { HAS_VAR_REF } from './json-schema.js';
 import { PLAN_FIELDS } from './plan-fields.js';
 import { renderPlanJsonSchema } from './schema.js';

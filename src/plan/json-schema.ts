@@ -5,7 +5,7 @@
  * keys exclude each other. Durations are checked for form only (JSON Schema cannot compare "90m"
  * with "1h"); the loader's named rules do the rest (docs/plan.md, "The plan in an editor").
  */
-import { formatPlanDuration } from './durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import type { Field, FieldTable, JsonSchema, SectionField } from './field-table.js';
 
 const VAR_NAME = '[A-Za-z_][A-Za-z0-9_]*';

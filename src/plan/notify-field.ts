@@ -22,7 +22,7 @@ import { isScalar } from 'yaml';
 import { readOptionalSecret } from './credentials.js';
 import { RUN_EVENT_NAMES } from './event-names.js';
 import type { RunEventName } from './event-names.js';
-import { formatPlanDuration } from './durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import { expandVars } from './expand.js';
 import type { FieldDoc, JsonSchema } from './field-table.js';
 import { duration, readEnum } from './fields.js';

@@ -4,7 +4,7 @@
  * field that differs, by its YAML path and with both values (`move.concurrency: 4 -> 8`).
  */
 import { formatBytes } from './capacity-field.js';
-import { formatPlanDuration } from './durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import { flattenFields } from './field-table.js';
 import { PLAN_FIELDS } from './plan-fields.js';
 

@@ -8,7 +8,7 @@
 import type { Node } from 'yaml';
 import { isScalar } from 'yaml';
 import { OAUTH_FIELDS, OAUTH_SECRETS, readCredentials } from './credentials.js';
-import { formatPlanDuration } from './durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import type { FieldDoc, FieldTable, JsonSchema, SectionContext } from './field-table.js';
 import { duration, integer, readEnum } from './fields.js';
 import { ONLY_VAR_REFS, VAR_STRING, isSet, nullable, textSchema } from './json-schema.js';

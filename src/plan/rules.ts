@@ -3,7 +3,7 @@
  * position of the field it is about. Rules that need the instance (storages exist, current weights)
  * run in pre-flight; `checkMergedWeights` is exported for it.
  */
-import { formatPlanDuration } from './durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import { flattenFields, rangeOf } from './field-table.js';
 import { PLAN_FIELDS, WEIGHT_RANGE } from './plan-fields.js';
 import type { Pos } from './reader.js';

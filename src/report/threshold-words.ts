@@ -5,7 +5,7 @@
  * Pure.
  */
 import { formatBreaker } from '../plan/breaker-field.js';
-import { formatPlanDuration } from '../plan/durations.js';
+import { formatPlanDuration } from '../time/durations.js';
 import type { ThresholdValueData } from '../events/vocabulary.js';
 
 /** Who changed it, when, short enough for 80 columns: "ops@bastion at 2026-12-02T06:40:00Z" (the pid is in the event). */

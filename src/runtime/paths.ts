@@ -9,7 +9,7 @@ import { shellWord } from '../shared/shell-word.js';
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { CHECKPOINT_ELSEWHERE, RuntimeError } from './errors.js';
-import { ownerOfCheckpoint, realPlanPath } from './plan-owner.js';
+import { ownerOfCheckpoint, realPlanPath } from './ownership/plan-owner.js';
 
 /** Which of a plan's checkpoints: the real run's, its dry run's, or a copy plan's. */
 export type CheckpointRole = 'run' | 'dry-run' | 'copy';

@@ -9,7 +9,7 @@ import { reportOutcome } from '../cli/run.js';
 import type { DrainInput, DrainOutput, VerifyOutput } from '../machine/types.js';
 import type { Plan } from '../plan/types.js';
 import { openCheckpoint } from '../store/checkpoint.js';
-import type { Precheck } from './precheck.js';
+import type { Precheck } from './precheck/precheck.js';
 import type { ActorStore } from '../store/types.js';
 import { systemClock } from '../shared/clock.js';
 import { executeRun } from './run.js';

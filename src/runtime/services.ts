@@ -8,8 +8,8 @@ import { createInstanceApi } from '../api/instance.js';
 import { loadPlan } from '../plan/load.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { systemClock } from '../shared/clock.js';
-import { claimDrain } from './drain-registry.js';
-import { isAlive, thisHost } from './process.js';
+import { claimDrain } from './ownership/drain-registry.js';
+import { isAlive, thisHost } from './ownership/process.js';
 import type { RuntimeServices } from './types.js';
 
 /** Every real dependency of a run. */

@@ -21,7 +21,7 @@ import type { LockView, RevertView, StatusReport, StatusSources } from '../repor
 import { releasedAtOf } from '../report/pace.js';
 import { withCopyKnowledge } from './copies.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
-import { isAlive, thisHost } from './process.js';
+import { isAlive, thisHost } from './ownership/process.js';
 import { revertCheckpointPath } from './paths.js';
 
 /**

@@ -10,7 +10,7 @@ import type { CheckpointStore, RunMode } from '../store/types.js';
 import type { Clock } from '../shared/clock.js';
 import type { RunActors } from '../actors/index.js';
 import type { RunObserver } from './observe/observer.js';
-import type { Precheck } from './precheck.js';
+import type { Precheck } from './precheck/precheck.js';
 
 /** A fresh OAuth pair after a refresh (secrets: memory and token files only). */
 export interface RefreshedTokens {
@@ -52,8 +52,8 @@ export interface RuntimeServices {
 }
 
 import type { FinalState } from '../events/vocabulary.js';
-import type { Claim } from './claim-record.js';
-import type { DrainClaimRequest } from './drain-registry.js';
+import type { Claim } from './ownership/claim-record.js';
+import type { DrainClaimRequest } from './ownership/drain-registry.js';
 
 export type { FinalState } from '../events/vocabulary.js';
 

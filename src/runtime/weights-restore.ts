@@ -24,14 +24,14 @@ import type { RunContext } from '../machine/types.js';
 import { createAuditBuffer } from './observe/audit.js';
 import { createRunOutage } from './holds/outage-hold.js';
 import type { CheckpointStore } from '../store/types.js';
-import { DEFAULT_LEASE_MS, keepLease } from './lease.js';
+import { DEFAULT_LEASE_MS, keepLease } from './ownership/lease.js';
 import { createRunLogger, SecretSet } from './observe/logger.js';
 import { assertRealRun } from './mode.js';
 import { createOauthWriteback } from './holds/oauth-writeback.js';
 import { logPath, runCheckpointOf } from './paths.js';
 import { LockedError } from '../store/errors.js';
-import { assertCheckpointOfPlan } from './plan-owner.js';
-import type { PlanOfCommand } from './plan-owner.js';
+import { assertCheckpointOfPlan } from './ownership/plan-owner.js';
+import type { PlanOfCommand } from './ownership/plan-owner.js';
 import { lockHolder, openExistingCheckpoint } from './status.js';
 import type { RuntimeServices } from './types.js';
 

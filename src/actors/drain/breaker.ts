@@ -8,7 +8,7 @@
  * The breaker in force is the plan's, or the one `shardmove control --breaker` set in the
  * checkpoint, read at every ended move: a change applies to the next one.
  */
-import { formatPlanDuration } from '../../plan/durations.js';
+import { formatPlanDuration } from '../../time/durations.js';
 import { formatRate } from '../../plan/breaker-field.js';
 import type { FailureBreaker } from '../../plan/values.js';
 import type { ActorDeps } from '../types.js';

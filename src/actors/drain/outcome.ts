@@ -5,7 +5,7 @@
  */
 import { TERMINAL_MOVE_STATES } from '../../api/types.js';
 import type { MoveRecord, MoveState } from '../../api/types.js';
-import { formatPlanDuration } from '../../plan/durations.js';
+import { formatPlanDuration } from '../../time/durations.js';
 import type { Plan } from '../../plan/types.js';
 import type { ItemRow } from '../../store/types.js';
 import { noteEndedMove, noteFailedMove } from './breaker.js';

@@ -9,7 +9,7 @@ import { recordOutageHold } from '../../actors/index.js';
 import type { ActorDeps } from '../../actors/index.js';
 import { DEFAULT_OUTAGE_RETRY_MS, createOutageGate, describeOutage } from '../../api/outage.js';
 import type { OutageGate, OutageProbe, OutageState } from '../../api/outage.js';
-import { formatPlanDuration } from '../../plan/durations.js';
+import { formatPlanDuration } from '../../time/durations.js';
 import type { Plan } from '../../plan/types.js';
 import type { CheckpointStore } from '../../store/types.js';
 import type { Clock } from '../../shared/clock.js';

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../../test/support/fake-clock.js';
+import { FakeClock } from '../../../test/support/fake-clock.js';
 import { keepLease } from './lease.js';
 
 const T0 = 1_700_000_000_000;

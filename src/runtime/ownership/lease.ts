@@ -5,10 +5,10 @@
  * this only makes the stop prompt and clear when the process is idle between writes.
  */
 import type { Logger } from 'pino';
-import type { LockView } from '../report/status.js';
-import type { CheckpointStore, LockHolder } from '../store/types.js';
-import type { Clock } from '../shared/clock.js';
-import { lockHolder, openExistingCheckpoint } from './status.js';
+import type { LockView } from '../../report/status.js';
+import type { CheckpointStore, LockHolder } from '../../store/types.js';
+import type { Clock } from '../../shared/clock.js';
+import { lockHolder, openExistingCheckpoint } from '../status.js';
 
 /** The default lease period: `run --lease`, docs/operations.md, "The run lock as a lease". */
 export const DEFAULT_LEASE_MS = 60_000;

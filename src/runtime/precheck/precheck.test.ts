@@ -6,9 +6,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openCheckpoint } from '../store/checkpoint.js';
+import { openCheckpoint } from '../../store/checkpoint.js';
 import { TSX_API_ENV, startPrecheck } from './precheck.js';
-import { checkpointWithEvents, overwriteEventPage } from '../../test/support/damaged-checkpoint.js';
+import { checkpointWithEvents, overwriteEventPage } from '../../../test/support/damaged-checkpoint.js';
 
 // As bin/shardmove does when it runs the sources: the worker registers tsx with this.
 process.env[TSX_API_ENV] = import.meta.resolve('tsx/esm/api');

@@ -20,9 +20,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Claim, ClaimHolder, ClaimRefusal } from './claim-record.js';
 import { claimRecord, holderIsLive, readClaimRecord } from './claim-record.js';
-import { DRAIN_RUNNING, RuntimeError } from './errors.js';
+import { DRAIN_RUNNING, RuntimeError } from '../errors.js';
 import { thisHost } from './process.js';
-import { shellWord } from '../shared/shell-word.js';
+import { shellWord } from '../../shared/shell-word.js';
 
 /** What a drain record says, beside its holder. */
 export interface DrainRecord {

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
-import { DRAIN_RUNNING } from './errors.js';
+import { DRAIN_RUNNING } from '../errors.js';
 import { claimDrain, drainRecordName, instanceKey, liveDrains, registryDir } from './drain-registry.js';
 import type { LiveDrain } from './drain-registry.js';
 import { thisHost } from './process.js';

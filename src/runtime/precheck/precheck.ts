@@ -14,7 +14,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { CheckpointProblem } from '../store/errors.js';
+import type { CheckpointProblem } from '../../store/errors.js';
 
 /** What the worker needs to find the checkpoint as `run` will. */
 export interface PrecheckInput {

@@ -8,9 +8,9 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import type { AnyActorLogic } from 'xstate';
-import type { ActorDeps, RunActors } from '../actors/index.js';
-import type { DrainInput, GeoOutput, VerifyInput, WeightsOutput } from '../machine/types.js';
-import { isBusyError } from '../store/busy.js';
+import type { ActorDeps, RunActors } from '../../actors/index.js';
+import type { DrainInput, GeoOutput, VerifyInput, WeightsOutput } from '../../machine/types.js';
+import { isBusyError } from '../../store/busy.js';
 
 /** The actors as XState logic for `runMachine.provide`, and the switch that interrupts them. */
 export interface Effects {

@@ -9,9 +9,9 @@
 import { existsSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { isMap, isScalar, parseDocument } from 'yaml';
-import { openCheckpoint } from '../store/checkpoint.js';
-import type { Checkpoint } from '../store/checkpoint.js';
-import { PLAN_CHANGED, RuntimeError } from './errors.js';
+import { openCheckpoint } from '../../store/checkpoint.js';
+import type { Checkpoint } from '../../store/checkpoint.js';
+import { PLAN_CHANGED, RuntimeError } from '../errors.js';
 
 /** The plan file's real path (symlinks followed); as resolved when it cannot be read (a test's fake plan). */
 export function realPlanPath(planFile: string, cwd: string): string {

@@ -7,9 +7,9 @@ import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { parse } from 'yaml';
-import { checkMoveCheckpoint } from '../store/checkpoint.js';
-import { CheckpointUnusableError } from '../store/errors.js';
-import { locateCheckpoint } from './paths.js';
+import { checkMoveCheckpoint } from '../../store/checkpoint.js';
+import { CheckpointUnusableError } from '../../store/errors.js';
+import { locateCheckpoint } from '../paths.js';
 import type { Precheck, PrecheckInput } from './precheck.js';
 
 const input = (workerData as { input: PrecheckInput }).input;
