@@ -30,7 +30,6 @@ export {
   writeRestoredWeights,
 } from './weight-changes.js';
 export type { LaterWeight, WeightChange } from './weight-changes.js';
-export { waitForGates } from './write-gate.js';
 
 /** The actors that do the work, one per step the machine names. */
 export const realActors: RunActors = {

@@ -79,11 +79,6 @@ export function outageCause(err: unknown): string | null {
   return null;
 }
 
-/** True for an error an outage gives: it is held, not a failure. */
-export function isOutageError(err: unknown): err is ApiError {
-  return outageCause(err) !== null;
-}
-
 /** `HELD: the instance has not answered since 23:41:02 UTC (ECONNREFUSED); trying every 10s`. */
 export function describeOutage(state: OutageState): string {
   return `the instance has not answered since ${outageClock(state.since)} (${state.cause}); trying every ${formatPlanDuration(state.retryMs)}`;

@@ -41,7 +41,7 @@ export async function readPlanIdentity(file: string, ctx: CommandContext): Promi
  * The real run's checkpoint a command about a plan looks at (status, report, control, unlock):
  * `--state FILE` as given, else where the plan keeps it (runtime/paths.ts). Also the plan's
  * concurrency when known. Refuses (SHARDMOVE_PLAN_CHANGED, exit 4, as `run` does) a checkpoint of
- * another plan (runtime/plan-owner.ts); with `--state` and a plan that cannot be read at all, there
+ * another plan (runtime/ownership/plan-owner.ts); with `--state` and a plan that cannot be read at all, there
  * is no plan to compare with, and the checkpoint is taken as named.
  */
 export async function resolveRunCheckpoint(

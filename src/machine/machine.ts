@@ -329,6 +329,3 @@ function nextDrain(context: RunContext): Pick<RunContext, 'sourceIndex' | 'kindI
     return { sourceIndex: context.sourceIndex, kindIndex: context.kindIndex + 1 };
   return { sourceIndex: context.sourceIndex + 1, kindIndex: 0 };
 }
-
-/** The machine's type, for the runtime and tests. */
-export type RunMachine = typeof runMachine;

@@ -5,7 +5,7 @@
  * textfile collector never reads it): JSON with its plan, plan file, checkpoint, pid, host and start.
  * A second run finds the record and is refused, naming the first.
  *
- * The record is claimed as every record of one live holder is (../runtime/claim-record.ts: link(2),
+ * The record is claimed as every record of one live holder is (../runtime/ownership/claim-record.ts: link(2),
  * a dead or reused pid taken over). A record from another host cannot be judged (its pid means
  * nothing here), so it is refused with the way to remove it.
  */

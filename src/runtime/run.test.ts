@@ -47,7 +47,7 @@ interface Harness {
   dryRun?: boolean;
   /** Called with the api options' onRefresh when the drain runs (simulates an OAuth refresh). */
   refresh?: (onRefresh: (t: { accessToken: string; refreshToken: string }) => void) => void;
-  /** The verdict of the checkpoint's check in a worker thread (../runtime/precheck.ts). */
+  /** The verdict of the checkpoint's check in a worker thread (./precheck/precheck.ts). */
   precheck?: Precheck | null;
   /** Each openCheckpoint call's options, as the runtime passed them. */
   opens?: unknown[];

@@ -1,6 +1,6 @@
 /**
  * One `run`: load the plan, open and lock the checkpoint, decide between a fresh start and a
- * restore, wire the client (audit trail, OAuth write-back), drive the machine (./drive.ts) and
+ * restore, wire the client (audit trail, OAuth write-back), drive the machine (./drive/drive.ts) and
  * release everything. On SIGINT/SIGTERM the step in flight returns and the checkpoint is saved.
  * Restores are not transitions: the restored step's actor is simply invoked again, and every actor
  * is safe to repeat because it resumes from the item rows in the same checkpoint.
@@ -114,7 +114,7 @@ export async function executeRun(opts: RunOptions, injected: Partial<RuntimeServ
   const file = place.file;
   // The checkpoint first (the store creates its directory): a file that is no checkpoint, or one
   // this process cannot write, is refused before the log is created beside it. Its whole-file check
-  // may have run already, beside the loading of this module (./precheck.ts).
+  // may have run already, beside the loading of this module (./precheck/precheck.ts).
   const pre = opts.precheck ? await opts.precheck : null;
   if (pre?.file === file && pre.checked && pre.problem)
     throw new CheckpointUnusableError(file, pre.problem, pre.message ?? `${file} is not a usable checkpoint`);
@@ -397,7 +397,7 @@ function capacityRules(plan: Plan): ThrottleRule[] {
   return out;
 }
 
-/** This run's records in the per-host registry of drains (./drain-registry.ts), said when one was taken over or cannot be kept. */
+/** This run's records in the per-host registry of drains (./ownership/drain-registry.ts), said when one was taken over or cannot be kept. */
 function claimRunDrain(
   claim: NonNullable<RuntimeServices['claimDrain']>,
   plan: Plan,
@@ -428,7 +428,7 @@ function claimRunDrain(
 
 /**
  * A dry run claims no storage, but says what a real run would meet on this host: another
- * checkpoint's live run of these storages (./drain-registry.ts).
+ * checkpoint's live run of these storages (./ownership/drain-registry.ts).
  */
 function dryRunDrains(
   services: RuntimeServices,

@@ -21,7 +21,7 @@ export interface RefreshedTokens {
 /** Everything a run reaches outside itself; `executeRun` fills in the real ones for what is not given. */
 export interface RuntimeServices {
   loadPlan(file: string, opts: { env: Readonly<Record<string, string | undefined>>; cwd: string }): Promise<LoadedPlan>;
-  /** `checked`: the file was just checked whole (./precheck.ts); opening it skips quick_check. */
+  /** `checked`: the file was just checked whole (./precheck/precheck.ts); opening it skips quick_check. */
   openCheckpoint(file: string, opts?: { readOnly?: boolean; checked?: boolean }): CheckpointStore;
   createApi(
     plan: Plan,
@@ -45,7 +45,7 @@ export interface RuntimeServices {
   pid: number;
   host: string;
   /**
-   * Records this run as the drain of its sources on this host (./drain-registry.ts); absent (tests
+   * Records this run as the drain of its sources on this host (./ownership/drain-registry.ts); absent (tests
    * with their own services): no registry.
    */
   claimDrain?: (req: DrainClaimRequest) => Claim;
@@ -112,7 +112,7 @@ export interface RunOptions {
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   /** Watchers of the run (e.g. the metrics file); see ./observer.ts. */
   observers?: readonly RunObserver[];
-  /** The checkpoint's whole-file check, started before the run's modules loaded (./precheck.ts). */
+  /** The checkpoint's whole-file check, started before the run's modules loaded (./precheck/precheck.ts). */
   precheck?: Promise<Precheck | null>;
   /**
    * `run --only FILE`: the reviewed list this run applies (its digest over the items, and the file as

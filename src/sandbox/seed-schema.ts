@@ -388,7 +388,6 @@ export const seedSchema = z
 
 /** A parsed seed: what `seed.yaml` says, with every default filled in. */
 export type Seed = z.output<typeof seedSchema>;
-export type CredentialSeed = Seed['credentials'][number];
 export type ItemSeed = z.output<typeof itemSchema> & {
   hidden?: boolean;
   pending_delete?: boolean;
