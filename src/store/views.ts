@@ -24,7 +24,7 @@ export type GateStore = Pick<ActorStore, 'appendEvent' | 'readControl'>;
  * Pre-flight and the capacity check (../actors/preflight.ts, ../actors/capacity.ts,
  * ../actors/foreign-moves.ts): reads of the rows a drain already knows, and their findings logged.
  */
-export type PreflightStore = GateStore & Pick<ActorStore, 'getBulk' | 'getItem' | 'itemsInState' | 'networks'>;
+export type PreflightStore = EventLogWriter & Pick<ActorStore, 'getBulk' | 'getItem' | 'itemsInState' | 'networks'>;
 
 /** The weights and the Geo resync steps (../actors/weights.ts, ../actors/geo.ts): the gates only. */
 export type WeightsStore = GateStore;
@@ -146,7 +146,6 @@ export type GivenListSeedStore = EventLogWriter &
  */
 export type ForwardCheckpoint = Pick<
   CheckpointStore,
-  | 'file'
   | 'acquireLock'
   | 'readLock'
   | 'releaseLock'
