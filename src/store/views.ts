@@ -140,56 +140,30 @@ export type GivenListSeedStore = EventLogWriter &
     | 'startRound'
   >;
 
+/** A checkpoint opened to read what a run did: its saved run and its summary, closed once read. */
+export type SavedRunReader = Pick<CheckpointStore, 'close' | 'loadRun' | 'summary'>;
+
 /**
  * The forward checkpoint as `shardmove revert` holds it (../runtime/revert/): locked so no run
  * resumes it meanwhile, read for what it moved, never written otherwise.
  */
-export type ForwardCheckpoint = Pick<
-  CheckpointStore,
-  | 'acquireLock'
-  | 'readLock'
-  | 'releaseLock'
-  | 'close'
-  | 'countInFlight'
-  | 'getBulk'
-  | 'getItem'
-  | 'itemsInState'
-  | 'lastEventOf'
-  | 'loadRun'
-  | 'mode'
-  | 'summary'
->;
+export type ForwardCheckpoint = SavedRunReader &
+  Pick<CheckpointStore, 'acquireLock' | 'readLock' | 'releaseLock'> &
+  Pick<CheckpointStore, 'countInFlight' | 'getBulk' | 'getItem' | 'itemsInState' | 'lastEventOf' | 'mode'>;
 
 /** A reviewed item list read from a checkpoint (../runtime/lists/): its rows, its seed and the run's end. */
-export type ListStore = Pick<
-  CheckpointStore,
-  'close' | 'getBound' | 'givenList' | 'itemsInState' | 'loadRun' | 'summary'
->;
+export type ListStore = SavedRunReader & Pick<CheckpointStore, 'getBound' | 'givenList' | 'itemsInState'>;
 
 /**
  * `shardmove status`, the web console and the reports (../runtime/status.ts, ../cli/status*.ts,
  * ../serve/): reads only, on a connection opened read-only.
  */
-export type StatusStore = Pick<
-  CheckpointStore,
-  | 'close'
-  | 'eventsOf'
-  | 'getItem'
-  | 'givenList'
-  | 'itemsInState'
-  | 'lastEventOf'
-  | 'lastEventsOf'
-  | 'leftSelection'
-  | 'loadRun'
-  | 'networkMembers'
-  | 'networks'
-  | 'notifications'
-  | 'ownMovesSince'
-  | 'readEvents'
-  | 'readLock'
-  | 'readThresholds'
-  | 'summary'
->;
+export type StatusStore = SavedRunReader &
+  // The event log and the lock.
+  Pick<CheckpointStore, 'eventsOf' | 'lastEventOf' | 'lastEventsOf' | 'ownMovesSince' | 'readEvents' | 'readLock'> &
+  // The rows, the seed of a reviewed list and the fork networks.
+  Pick<CheckpointStore, 'getItem' | 'givenList' | 'itemsInState' | 'leftSelection' | 'networkMembers' | 'networks'> &
+  Pick<CheckpointStore, 'notifications' | 'readThresholds'>;
 
 /**
  * The observers of a run (../runtime/observe/, the progress line, the metrics file): the summary and
@@ -204,21 +178,10 @@ export type ObserverStore = Pick<
  * `shardmove control` and the stop of a run (../runtime/control/): the live overrides and thresholds,
  * what is in flight, and the saved run they apply to.
  */
-export type ControlStore = Pick<
-  CheckpointStore,
-  | 'file'
-  | 'appendEvent'
-  | 'batch'
-  | 'close'
-  | 'countInFlight'
-  | 'getBulk'
-  | 'loadRun'
-  | 'readControl'
-  | 'readThresholds'
-  | 'summary'
-  | 'writeControl'
-  | 'writeThreshold'
->;
+export type ControlStore = SavedRunReader &
+  Pick<CheckpointStore, 'file' | 'batch' | 'appendEvent' | 'countInFlight' | 'getBulk'> &
+  // The live overrides and thresholds.
+  Pick<CheckpointStore, 'readControl' | 'writeControl' | 'readThresholds' | 'writeThreshold'>;
 
 /**
  * `shardmove twin` (../twin/): a finished dry run's checkpoint read for the census it took (with
