@@ -13,7 +13,9 @@ import type {
   GivenListSeedStore,
   ItemLookup,
   ListStore,
+  MoveModelStore,
   ObserverStore,
+  PlacementStore,
   PreflightStore,
   RevertSeedStore,
   StatusStore,
@@ -54,6 +56,8 @@ describe('views of the checkpoint', () => {
       status: StatusStore;
       observer: ObserverStore;
       control: ControlStore;
+      placement: PlacementStore;
+      moveModel: MoveModelStore;
     } = {
       drain: store,
       verify: store,
@@ -68,8 +72,10 @@ describe('views of the checkpoint', () => {
       status: store,
       observer: store,
       control: store,
+      placement: store,
+      moveModel: store,
     };
-    const { drain, verify, forward, list, status, observer, weights, revertSeed } = views;
+    const { drain, verify, forward, list, status, observer, weights, revertSeed, placement, moveModel } = views;
     // The drain seeds neither a revert nor a reviewed list, and holds no lock or snapshot.
     // @ts-expect-error the drain's view has no revert's or list's seeding
     expect(typeof drain.setGivenList).toBe('function');
@@ -93,6 +99,10 @@ describe('views of the checkpoint', () => {
     void weights.getItem;
     // @ts-expect-error seeding a revert does not take the lock over
     void revertSeed.forceUnlock;
+    // @ts-expect-error placing an item on a destination does not schedule its move
+    void placement.markIntent;
+    // @ts-expect-error the move model reads no row
+    void moveModel.getItem;
     store.close();
   });
 });

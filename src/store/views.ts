@@ -29,6 +29,17 @@ export type PreflightStore = EventLogWriter & Pick<ActorStore, 'getBulk' | 'getI
 /** The weights and the Geo resync steps (../actors/weights.ts, ../actors/geo.ts): the gates only. */
 export type WeightsStore = GateStore;
 
+/** The drain's move-duration model (../actors/drain/move-model.ts): one saved model per kind. */
+export type MoveModelStore = Pick<ActorStore, 'getMoveModel' | 'setMoveModel'>;
+
+/**
+ * Where the drain places items (../actors/drain/placement.ts): what each destination holds so far,
+ * the fork networks and their members' destinations, and a split network logged.
+ */
+export type PlacementStore = EventLogWriter &
+  Pick<ActorStore, 'networks' | 'getNetwork' | 'networkMembers' | 'networkPlacements'> &
+  Pick<ActorStore, 'placedBytes' | 'placedNetworkMembers'>;
+
 /**
  * The drain (../actors/drain/): listing rounds, the item rows' states from due to moved, placement
  * on the destinations and fork networks, bulk bookkeeping, the move model, the breaker's pause and
@@ -36,6 +47,8 @@ export type WeightsStore = GateStore;
  * revert or a reviewed list.
  */
 export type DrainStore = GateStore &
+  PlacementStore &
+  MoveModelStore &
   Pick<
     ActorStore,
     // Listing rounds (enumerate.ts, given.ts, records.ts, relist.ts).
@@ -70,15 +83,9 @@ export type DrainStore = GateStore &
     | 'markPending'
     | 'markLeft'
     | 'markQuarantined'
-    // Placement, bounds and fork networks (placement.ts, until.ts, networks.ts).
+    // Placement beyond placement.ts's: pins, bounds, the order of unplaced rows (until.ts, networks.ts).
     | 'pinDestination'
     | 'noteNetwork'
-    | 'getNetwork'
-    | 'networks'
-    | 'networkMembers'
-    | 'networkPlacements'
-    | 'placedBytes'
-    | 'placedNetworkMembers'
     | 'duePlacedItems'
     | 'unplacedPendingIds'
     | 'unplacedPendingKeys'
@@ -86,12 +93,9 @@ export type DrainStore = GateStore &
     | 'nextPlacedDueAt'
     | 'getBound'
     | 'setBound'
-    // Bulk moves, the move model, the breaker, content checks, the census (bulk.ts, move-model.ts,
-    // breaker.ts, content.ts, census.ts).
+    // Bulk moves, the breaker, content checks, the census (bulk.ts, breaker.ts, content.ts, census.ts).
     | 'getBulk'
     | 'setBulk'
-    | 'getMoveModel'
-    | 'setMoveModel'
     | 'writeControl'
     | 'readThresholds'
     | 'eventsOf'

@@ -12,7 +12,7 @@
  */
 import type { Kind } from '../../plan/types.js';
 import type { ItemRow } from '../../store/types.js';
-import type { DrainStore } from '../../store/views.js';
+import type { MoveModelStore } from '../../store/views.js';
 
 /** Observations kept per kind: enough for a stable median, small enough to refit at every poll. */
 export const MODEL_WINDOW = 64;
@@ -62,7 +62,7 @@ export class MoveModel {
   private readonly fits = new Map<Kind, Fit | null>();
   private readonly dirty = new Set<Kind>();
 
-  constructor(private readonly store: DrainStore) {}
+  constructor(private readonly store: MoveModelStore) {}
 
   private window(kind: Kind): Observation[] {
     let w = this.obs.get(kind);
