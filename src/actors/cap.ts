@@ -10,6 +10,7 @@
 import type { CapData } from '../events/vocabulary.js';
 import type { RunControl } from '../store/types.js';
 import type { ActorDeps } from './types.js';
+import type { GateStore } from '../store/views.js';
 
 /** The cap in force, and what the loop also needs: the live control, and when a closed window reopens. */
 export interface CapDecision extends CapData {
@@ -17,11 +18,11 @@ export interface CapDecision extends CapData {
   waitingUntil: number | null;
 }
 
-/** The last cap recorded by each run (one ActorDeps per run process). */
-const recorded = new WeakMap<ActorDeps, CapData>();
+/** The last cap recorded by each run (one ActorDeps<GateStore> per run process). */
+const recorded = new WeakMap<ActorDeps<GateStore>, CapData>();
 
 /** The cap this run recorded last (null before its first drain looked). */
-export function lastCap(deps: ActorDeps): CapData | null {
+export function lastCap(deps: ActorDeps<GateStore>): CapData | null {
   return recorded.get(deps) ?? null;
 }
 
@@ -65,7 +66,7 @@ function operatorCap(control: RunControl, planCap: number): CapData {
  * the checkpoint at every turn, so an operator's change takes effect within one poll interval.
  * Nothing in flight is affected: a cap below the moves in flight only stops new ones.
  */
-export async function capInForce(deps: ActorDeps): Promise<CapDecision> {
+export async function capInForce(deps: ActorDeps<GateStore>): Promise<CapDecision> {
   let control = deps.store.readControl();
   let cap = operatorCap(control, deps.plan.move.concurrency);
   // An instance that does not answer starts nothing new; only a stop says more.
@@ -100,7 +101,7 @@ export async function capInForce(deps: ActorDeps): Promise<CapDecision> {
  * for its window), nothing new starts: the hold is a cap of 0 (`ratelimit`) until its end, in the
  * same words as any hold. A pause, a stop or a closed window says more and stays.
  */
-function rateLimited(deps: ActorDeps, cap: CapData): CapData {
+function rateLimited(deps: ActorDeps<GateStore>, cap: CapData): CapData {
   const hold = deps.api.rateHold?.() ?? null;
   if (hold === null || hold.until <= deps.clock.now() || cap.cap === 0) return cap;
   return { cap: 0, ceiling: cap.ceiling, paused: false, limit: 'ratelimit', reason: hold.reason, until: hold.until };
@@ -111,7 +112,7 @@ function rateLimited(deps: ActorDeps, cap: CapData): CapData {
  * read that waits for its window before the drain's loop runs. The next turn of a loop decides
  * the same (`capInForce` reads the same hold).
  */
-export function recordRateHold(deps: ActorDeps): void {
+export function recordRateHold(deps: ActorDeps<GateStore>): void {
   const control = deps.store.readControl();
   const previous = recorded.get(deps) ?? null;
   // Only over the operator's cap or a hold of its own: a loop's gate (a window, a rule) stays its own.
@@ -127,7 +128,7 @@ export function recordRateHold(deps: ActorDeps): void {
  * hold is recorded as a cap of 0 (`queue`), in `reason`'s words; null records the operator's cap
  * again once the job left the queue (the next turn of a loop records the gate's).
  */
-export function recordQueueHold(deps: ActorDeps, reason: string | null): void {
+export function recordQueueHold(deps: ActorDeps<GateStore>, reason: string | null): void {
   const control = deps.store.readControl();
   const cap = operatorCap(control, deps.plan.move.concurrency);
   // A pause or a stop says more than the queue does, and stays what the run shows.
@@ -138,7 +139,7 @@ export function recordQueueHold(deps: ActorDeps, reason: string | null): void {
 }
 
 /** The outage each run holds for now (api/outage.ts), set and cleared by `recordOutageHold`. */
-const outages = new WeakMap<ActorDeps, { reason: string; since: number }>();
+const outages = new WeakMap<ActorDeps<GateStore>, { reason: string; since: number }>();
 
 function outageCap(cap: CapData, control: RunControl, outage: { reason: string; since: number }): CapData {
   return {
@@ -157,7 +158,7 @@ function outageCap(cap: CapData, control: RunControl, outage: { reason: string; 
  * does not turn; while it lasts every turn decides the same. A stop says more and stays what the run
  * shows; the end records the operator's cap again (the next turn records the gate's).
  */
-export function recordOutageHold(deps: ActorDeps, outage: { reason: string; since: number } | null): void {
+export function recordOutageHold(deps: ActorDeps<GateStore>, outage: { reason: string; since: number } | null): void {
   if (outage) outages.set(deps, outage);
   else outages.delete(deps);
   const control = deps.store.readControl();
@@ -166,7 +167,12 @@ export function recordOutageHold(deps: ActorDeps, outage: { reason: string; sinc
 }
 
 /** Records the cap decided and marks a stop as seen by the drain. */
-function decided(deps: ActorDeps, cap: CapData, control: RunControl, waitingUntil: number | null): CapDecision {
+function decided(
+  deps: ActorDeps<GateStore>,
+  cap: CapData,
+  control: RunControl,
+  waitingUntil: number | null,
+): CapDecision {
   record(deps, cap);
   if (cap.limit === 'stopping') stopsSeen.add(deps);
   return { ...cap, control, waitingUntil };
@@ -185,12 +191,12 @@ export function markStopSeen(deps: object): void {
  * starts. A drain following a bulk job does not decide caps until the job is followed to its end,
  * so the stop watcher waits for this before it ends a drain that has a bulk job.
  */
-export function stopSeen(deps: ActorDeps): boolean {
+export function stopSeen(deps: ActorDeps<GateStore>): boolean {
   return stopsSeen.has(deps);
 }
 
 /** Appends `cap.changed` when the cap, the pause or what limits it changed (a new wording alone does not). */
-function record(deps: ActorDeps, cap: CapData): void {
+function record(deps: ActorDeps<GateStore>, cap: CapData): void {
   const previous = recorded.get(deps) ?? null;
   if (
     previous &&

@@ -24,6 +24,7 @@ import { UnreadableFreeError, bytesOf, chooseUnit, freeBytesOf, pickDestination 
 import { DESIGN_ALLOWANCE, SIZE_ALLOWANCE } from './drain/sizes.js';
 import { chooseItems, selectionOf } from './select.js';
 import type { ActorDeps } from './types.js';
+import type { PreflightStore } from '../store/views.js';
 
 /** One line of the fit table. */
 export interface FitRow {
@@ -84,7 +85,7 @@ export interface SimNetwork {
 }
 
 /** A storage's free bytes for pre-flight: unread room is unchecked room, refused like room that is too small. */
-async function freeOf(deps: ActorDeps, storage: string): Promise<number | null> {
+async function freeOf(deps: ActorDeps<PreflightStore>, storage: string): Promise<number | null> {
   try {
     return await freeBytesOf(deps, storage);
   } catch (err) {
@@ -128,7 +129,7 @@ function rankOf(net: SimNetwork | undefined): number | undefined {
  */
 export function simulatePlacement(
   items: readonly Sized[],
-  plan: ActorDeps['plan'],
+  plan: ActorDeps<PreflightStore>['plan'],
   rooms: ReadonlyMap<string, number | null>,
   sourceFree: ReadonlyMap<string, number | null> = new Map(),
   networks: ReadonlyMap<number, SimNetwork> = new Map(),
@@ -284,7 +285,7 @@ export interface RoomReport {
  * except in a dry run, which reports and refuses nothing.
  */
 export async function checkCapacity(
-  deps: ActorDeps,
+  deps: ActorDeps<PreflightStore>,
   access: Partial<Record<Kind, KindAccessMode>>,
   version: string | null = null,
 ): Promise<RoomReport> {
@@ -453,7 +454,7 @@ function poolWarning(
  * does; without a capacity section the room is not checked, and said so.
  */
 export async function checkGivenRoom(
-  deps: ActorDeps,
+  deps: ActorDeps<PreflightStore>,
   version: string | null = null,
   unknownForks = 0,
 ): Promise<RoomReport> {

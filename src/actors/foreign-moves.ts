@@ -12,7 +12,7 @@
  */
 import type { MoveRecord } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
-import type { ActorStore } from '../store/types.js';
+import type { PreflightStore } from '../store/views.js';
 
 /** How far the instance's clock may be behind ours when a move's `created_at` is compared with an intent. */
 const CLOCK_SKEW_MS = 5 * 60_000;
@@ -25,7 +25,7 @@ export interface ForeignMoves {
 
 /** Of `busy` (moves in flight on the sources), those this checkpoint did not schedule. */
 export function foreignOf(
-  store: Pick<ActorStore, 'getItem' | 'getBulk'>,
+  store: Pick<PreflightStore, 'getItem' | 'getBulk'>,
   kind: Kind,
   busy: readonly MoveRecord[],
 ): MoveRecord[] {

@@ -12,6 +12,7 @@ import type { GeoOutput, GeoSiteResult } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import type { ActorDeps } from './types.js';
 import { holdForStop, waitForGates } from './write-gate.js';
+import type { WeightsStore } from '../store/views.js';
 
 const REGISTRIES: Record<Kind, string[]> = {
   projects: [
@@ -33,8 +34,8 @@ export function registryClassesFor(kinds: readonly Kind[]): string[] {
 
 /** Asks every enabled Geo secondary for a resync of the moved kinds' registries; per-site outcomes are returned. */
 export async function runGeoResync(
-  deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'signal'> &
-    Partial<Pick<ActorDeps, 'gate' | 'store' | 'clock' | 'dryRun' | 'stopAsked'>>,
+  deps: Pick<ActorDeps<WeightsStore>, 'api' | 'plan' | 'log' | 'signal'> &
+    Partial<Pick<ActorDeps<WeightsStore>, 'gate' | 'store' | 'clock' | 'dryRun' | 'stopAsked'>>,
 ): Promise<GeoOutput> {
   const { api, log } = deps;
   const classes = registryClassesFor(deps.plan.move.kinds);

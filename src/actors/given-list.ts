@@ -22,6 +22,7 @@ import { verifyReverted } from './revert.js';
 import { listWhatStays } from './stays.js';
 import { verifyContent } from './verify-content.js';
 import type { ActorDeps, RunActors } from './types.js';
+import type { GivenListSeedStore } from '../store/views.js';
 
 /** One item of the list, as the runtime read it from the file. */
 export interface GivenItem {
@@ -73,18 +74,21 @@ export function givenListActors(base: RunActors, o: GivenListOptions): RunActors
  * Reads every listed item where the list says it is, then writes them all in one transaction: a
  * kill before it leaves nothing (the next process reads again), after it rows to resume from.
  */
-async function seedList(deps: ActorDeps, o: GivenListOptions): Promise<{ unknownForks: number }> {
+async function seedList(deps: ActorDeps<GivenListSeedStore>, o: GivenListOptions): Promise<{ unknownForks: number }> {
   const { store, plan, clock } = deps;
   const found: Location[] = [];
   // The projects as read, with their sizes, for their fork networks: the same read that finds each item.
   const records = new Map<number, ItemRecord>();
-  const api: ActorDeps['api'] = Object.assign(Object.create(deps.api) as ActorDeps['api'], {
-    getItem: async (kind: Kind, id: number) => {
-      const r = await deps.api.getItem(kind, id, kind === 'projects' ? { statistics: true } : undefined);
-      if (r && kind === 'projects') records.set(id, r);
-      return r;
+  const api: ActorDeps<GivenListSeedStore>['api'] = Object.assign(
+    Object.create(deps.api) as ActorDeps<GivenListSeedStore>['api'],
+    {
+      getItem: async (kind: Kind, id: number) => {
+        const r = await deps.api.getItem(kind, id, kind === 'projects' ? { statistics: true } : undefined);
+        if (r && kind === 'projects') records.set(id, r);
+        return r;
+      },
     },
-  });
+  );
   for (let i = 0; i < o.items.length; i += PARALLEL_READS) {
     if (deps.signal.aborted) throw abortError(deps.signal);
     const batch = o.items.slice(i, i + PARALLEL_READS);

@@ -20,6 +20,7 @@ import {
 } from './errors.js';
 import { describeForeignMoves, foreignOf } from './foreign-moves.js';
 import type { ForeignMoves } from './foreign-moves.js';
+import type { PreflightStore } from '../store/views.js';
 
 const DAY_MS = 86_400_000;
 /** Moves scanned per kind by the read-only audit (newest first): enough for any live move. */
@@ -27,7 +28,7 @@ const AUDIT_PAGES = 10;
 const AUDIT_PER_PAGE = 100;
 
 /** Runs the pre-flight checks; throws a StepError when the run must not start. */
-export async function runPreflight(deps: ActorDeps): Promise<PreflightOutput> {
+export async function runPreflight(deps: ActorDeps<PreflightStore>): Promise<PreflightOutput> {
   const { api, plan, clock, log } = deps;
   const warnings: string[] = [];
   let tokenExpiresAt: string | null = null;
@@ -169,7 +170,7 @@ async function probeAdminApi(api: InstanceApi, username: string): Promise<void> 
  * here before any write with Prometheus's own words. A Prometheus that does not answer is what
  * `prometheus.on_error` is for: a warning now, and the run decides at each reading.
  */
-async function probeRules(deps: ActorDeps): Promise<string[]> {
+async function probeRules(deps: ActorDeps<PreflightStore>): Promise<string[]> {
   const rules = deps.plan.throttle?.rules ?? [];
   if (!deps.prometheus || rules.length === 0) return [];
   const warnings: string[] = [];

@@ -7,7 +7,8 @@
  * are then seeded into the revert's checkpoint in one transaction, so a kill leaves all or none.
  */
 import type { Kind } from '../plan/types.js';
-import type { ActorStore, ItemRow, ItemState, ItemStore } from '../store/types.js';
+import type { ItemRow, ItemState, ItemStore } from '../store/types.js';
+import type { RevertSeedStore } from '../store/views.js';
 
 /** One item the forward run made a move for: where it is now (its `from`), where it goes back to (`to`). */
 export interface RevertItem {
@@ -133,7 +134,7 @@ export function isSeeded(
  * already done, so no drain ever lists a source. `listedAt` is when the reads were made.
  */
 export function seedRevert(
-  store: ActorStore,
+  store: RevertSeedStore,
   given: Pick<RevertSet, 'items' | 'skipped'>,
   drains: { kinds: readonly Kind[]; sources: readonly string[] },
   opts: { forward: string; readAt: number; now: number; list?: RevertSeedList },

@@ -18,6 +18,7 @@ import { isSeeded, seedRevert } from './revert-items.js';
 import type { ActorDeps, RunActors } from './types.js';
 import { laterWeightChange, restoreTarget, weightsChangedError, writeRestoredWeights } from './weight-changes.js';
 import { holdForStop, waitForGates } from './write-gate.js';
+import type { RevertSeedStore } from '../store/views.js';
 
 export interface RevertActorsOptions {
   /** The items to seed when the checkpoint has none yet (null: seeded by an earlier process). */
@@ -117,7 +118,7 @@ function outsideStays(outside: readonly RevertItem[]): StaysOutput {
  * are not overwritten without `guard.overwrite`, even when they changed after the revert asked.
  */
 export async function restoreForwardWeights(
-  deps: ActorDeps,
+  deps: ActorDeps<RevertSeedStore>,
   previous: Record<string, number> | null,
   guard: { left: readonly Record<string, number>[]; overwrite: boolean; command: string },
 ): Promise<WeightsOutput> {
@@ -159,7 +160,10 @@ const ALL = Number.MAX_SAFE_INTEGER;
  * each item it moved must be on the destination the list pinned. Quarantined items are the run's known leftovers (the report
  * lists them); skipped items were never the revert's to move.
  */
-export async function verifyReverted(deps: ActorDeps, by: 'revert' | 'list' = 'revert'): Promise<VerifyOutput> {
+export async function verifyReverted(
+  deps: ActorDeps<RevertSeedStore>,
+  by: 'revert' | 'list' = 'revert',
+): Promise<VerifyOutput> {
   const { store, plan } = deps;
   const entries: {
     kind: Kind;

@@ -19,6 +19,7 @@ import type { ItemRecord } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
 import type { MoveSelect } from '../plan/values.js';
 import type { ActorDeps } from './types.js';
+import type { ItemLookup } from '../store/views.js';
 
 /** A selection ready to match: lower-case paths (GitLab paths ignore case), ids. */
 export interface Selection {
@@ -126,7 +127,7 @@ const PARALLEL_READS = 8;
  * from the instance, once per project.
  */
 export async function chooseItems(
-  deps: Pick<ActorDeps, 'api' | 'store'>,
+  deps: Pick<ActorDeps<ItemLookup>, 'api' | 'store'>,
   s: Selection,
   kind: Kind,
   items: readonly ItemRecord[],
@@ -146,7 +147,7 @@ export async function chooseItems(
 }
 
 async function snippetProjectPaths(
-  deps: Pick<ActorDeps, 'api' | 'store'>,
+  deps: Pick<ActorDeps<ItemLookup>, 'api' | 'store'>,
   items: readonly ItemRecord[],
 ): Promise<Map<number, string | null>> {
   let cache = projectPaths.get(deps.api);
@@ -195,7 +196,7 @@ export interface CurrentChoice {
  * decides whether it is still there.
  */
 export async function judgeNow(
-  deps: Pick<ActorDeps, 'api'>,
+  deps: Pick<ActorDeps<ItemLookup>, 'api'>,
   s: Selection,
   kind: Kind,
   id: number,

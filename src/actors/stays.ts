@@ -10,6 +10,7 @@ import { STAYS_LISTED } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
 import { DrainError, VERIFY_FILTER_IGNORED, abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
+import type { ItemLookup } from '../store/views.js';
 
 /** Collects the staying items as a listing finds them, counted per source and reason. */
 export class StaysTally {
@@ -55,7 +56,7 @@ export class StaysTally {
  * move finished is returned as a problem (the list's own verification reads where each item is).
  * Throws SHARDMOVE_VERIFY_FILTER_IGNORED when the listing returns an item of another storage.
  */
-export async function listWhatStays(deps: ActorDeps): Promise<{ stays: StaysOutput; problems: string[] }> {
+export async function listWhatStays(deps: ActorDeps<ItemLookup>): Promise<{ stays: StaysOutput; problems: string[] }> {
   const { store, plan } = deps;
   const tally = new StaysTally();
   const problems: string[] = [];

@@ -23,9 +23,14 @@ import type { SchedulingGate } from '../schedule/gate.js';
 import type { ActorStore } from '../store/types.js';
 import type { Clock } from '../shared/clock.js';
 
-export interface ActorDeps {
+/**
+ * What an actor is given. `S` is the part of the checkpoint the actor may touch: the runtime passes
+ * the whole ActorStore, and each actor declares its view of it (../store/views.ts), so its type says
+ * which statements it runs.
+ */
+export interface ActorDeps<S = ActorStore> {
   api: InstanceApi;
-  store: ActorStore;
+  store: S;
   plan: Plan;
   clock: Clock;
   log: Logger;

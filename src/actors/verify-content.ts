@@ -18,6 +18,7 @@ import type { ContentVerifyOutput } from '../machine/types.js';
 import { abortError } from './errors.js';
 import { inContentSample } from './drain/content.js';
 import type { ActorDeps } from './types.js';
+import type { VerifyStore } from '../store/views.js';
 
 /** Projects named per list in the output (all are in the checkpoint's `content.checked` events). */
 const MAX_NAMED = 50;
@@ -42,7 +43,7 @@ function shape(f: RepositoryFingerprint | Recorded | null) {
 
 /** Compares the moved sampled projects; null when the plan asks for no content check. */
 export async function verifyContent(
-  deps: ActorDeps,
+  deps: ActorDeps<VerifyStore>,
 ): Promise<{ output: ContentVerifyOutput; problems: string[] } | null> {
   const content = verifyContentOf(deps.plan.verify);
   if (content === null) return null;

@@ -10,7 +10,6 @@ import type { UnlistableGap } from '../api/types.js';
 import type { AuditEventMap } from '../events/vocabulary.js';
 import type { VerifyInput } from '../machine/types.js';
 import type { Kind } from '../plan/types.js';
-import type { ActorStore } from '../store/types.js';
 import { DrainError, VERIFY_FILTER_IGNORED, abortError } from './errors.js';
 import { chooseItems, selectionOf } from './select.js';
 import { unconfirmedByRecords } from './drain/records.js';
@@ -18,6 +17,7 @@ import type { ActorDeps } from './types.js';
 import { verifyContent } from './verify-content.js';
 import { StaysTally } from './stays.js';
 import type { ContentVerifyOutput, StaysOutput } from '../machine/types.js';
+import type { VerifyStore } from '../store/views.js';
 
 /**
  * What verification found for one (kind, source), recorded as its `verify.checked` event, whose type
@@ -49,7 +49,7 @@ const MAX_LISTED_PROBLEMS = 20;
  * `input` (from the machine) names the kinds the run drains and how each is found; without it
  * (older callers) every kind of the plan is verified by listing.
  */
-export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<VerifyResult> {
+export async function runVerify(deps: ActorDeps<VerifyStore>, input?: VerifyInput): Promise<VerifyResult> {
   const { store } = deps;
   const perKindAndSource: VerifyEntry[] = [];
   const problems: string[] = [];
@@ -178,7 +178,7 @@ export async function runVerify(deps: ActorDeps, input?: VerifyInput): Promise<V
  * flight. Items a bulk job skips without a record (already read-only, say) cannot be seen this way;
  * pre-flight warns about moves already in flight on the sources.
  */
-function verifyByRecords(store: ActorStore, kind: Kind, source: string, problems: string[]): VerifyEntry {
+function verifyByRecords(store: VerifyStore, kind: Kind, source: string, problems: string[]): VerifyEntry {
   const c = store.countStates(kind, source);
   const open = c.pending + c.scheduling + c.in_flight;
   const entry: VerifyEntry = {

@@ -8,9 +8,10 @@ import { checkMergedWeights } from '../plan/rules.js';
 import type { ActorDeps } from './types.js';
 import { holdForStop, waitForGates } from './write-gate.js';
 import { StepError, WEIGHTS_INVALID, WEIGHTS_MISMATCH } from './errors.js';
+import type { WeightsStore } from '../store/views.js';
 
 /** Reads the instance's current weights (kept as the "previous" weights for the report and rollback). */
-export async function readWeights(deps: Pick<ActorDeps, 'api'>): Promise<Record<string, number>> {
+export async function readWeights(deps: Pick<ActorDeps<WeightsStore>, 'api'>): Promise<Record<string, number>> {
   return deps.api.getWeights();
 }
 
@@ -21,8 +22,8 @@ function sameWeights(a: Record<string, number>, b: Record<string, number>, keys:
 
 /** Merges, checks, writes (not in a dry run, not when already equal) and verifies the weights. */
 export async function applyWeights(
-  deps: Pick<ActorDeps, 'api' | 'plan' | 'log' | 'dryRun'> &
-    Partial<Pick<ActorDeps, 'gate' | 'store' | 'clock' | 'signal' | 'stopAsked'>>,
+  deps: Pick<ActorDeps<WeightsStore>, 'api' | 'plan' | 'log' | 'dryRun'> &
+    Partial<Pick<ActorDeps<WeightsStore>, 'gate' | 'store' | 'clock' | 'signal' | 'stopAsked'>>,
   _input: { previous: Record<string, number> },
 ): Promise<WeightsOutput> {
   const { api, plan, log } = deps;

@@ -8,12 +8,15 @@
 import { capInForce, markStopSeen } from './cap.js';
 import { abortError } from './errors.js';
 import type { ActorDeps } from './types.js';
+import type { GateStore } from '../store/views.js';
 
 /**
  * Whether a stop was asked for, now: Ctrl-C (or SIGTERM, SIGHUP: the signal), a stop request in
  * the checkpoint's row, or the stop file the watcher has not yet written into the row.
  */
-export function stopAskedNow(deps: Pick<ActorDeps, 'signal' | 'stopAsked'> & { store?: ActorDeps['store'] }): boolean {
+export function stopAskedNow(
+  deps: Pick<ActorDeps<GateStore>, 'signal' | 'stopAsked'> & { store?: ActorDeps<GateStore>['store'] },
+): boolean {
   if (deps.signal.aborted) return true;
   if (deps.stopAsked) return deps.stopAsked();
   return Boolean(deps.store?.readControl().stop);
@@ -27,8 +30,8 @@ export function stopAskedNow(deps: Pick<ActorDeps, 'signal' | 'stopAsked'> & { s
  * abort. `what` names the write in the log. A dry run writes nothing: it resolves at once.
  */
 export async function holdForStop(
-  deps: Pick<ActorDeps, 'signal' | 'log' | 'dryRun' | 'clock' | 'stopAsked'> &
-    Partial<Pick<ActorDeps, 'store' | 'plan'>>,
+  deps: Pick<ActorDeps<GateStore>, 'signal' | 'log' | 'dryRun' | 'clock' | 'stopAsked'> &
+    Partial<Pick<ActorDeps<GateStore>, 'store' | 'plan'>>,
   what: string,
 ): Promise<void> {
   if (deps.dryRun) return;
@@ -60,13 +63,13 @@ export async function holdForStop(
  * starts nothing new, and ends (its signal aborts this wait) once nothing is in flight.
  */
 export async function waitForGates(
-  deps: Pick<ActorDeps, 'gate' | 'store' | 'plan' | 'clock' | 'log' | 'signal' | 'dryRun'>,
+  deps: Pick<ActorDeps<GateStore>, 'gate' | 'store' | 'plan' | 'clock' | 'log' | 'signal' | 'dryRun'>,
   what: string,
 ): Promise<void> {
   if (deps.dryRun || (!deps.gate && !deps.store.readControl().stop)) return;
   let said = false;
   for (;;) {
-    const c = await capInForce(deps as ActorDeps);
+    const c = await capInForce(deps as ActorDeps<GateStore>);
     if (c.cap > 0 || (c.limit !== 'window' && c.limit !== 'rule' && c.limit !== 'stopping')) return;
     if (!said) {
       deps.log.info({ limit: c.limit, reason: c.reason }, `${what} waits for the gates`);

@@ -19,7 +19,7 @@ import { buildStatusReport, capView } from '../report/status.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
 import { withCopyKnowledge } from '../runtime/copies.js';
 import { lockHolder, openExistingCheckpoint, paceSourceOf, readNetworks, readRevertView } from '../runtime/status.js';
-import type { Checkpoint } from '../store/checkpoint.js';
+import type { StatusStore } from '../store/views.js';
 import type { StoredEvent } from '../store/types.js';
 import type { CommandContext } from './context.js';
 import { EXIT } from './context.js';
@@ -29,7 +29,7 @@ import { checkOutputPath, checkpointFiles, refuseOutputsThatAreInputs, resolveOu
 import { resolveRunCheckpoint } from './plan-identity.js';
 
 /** The event log in pages, so a million-item checkpoint is not parsed into one array first. */
-function* allEvents(store: Checkpoint): Generator<StoredEvent> {
+function* allEvents(store: Pick<StatusStore, 'readEvents'>): Generator<StoredEvent> {
   let after = 0;
   for (;;) {
     const page = store.readEvents(after, 10_000);

@@ -9,7 +9,7 @@ import { forwardMovedItems } from '../actors/index.js';
 import { openCheckpoint } from '../store/checkpoint.js';
 import { checkpointBusyTimeout } from '../store/busy.js';
 import type { Checkpoint } from '../store/checkpoint.js';
-import type { ItemStore, SavedRun } from '../store/types.js';
+import type { SavedRun } from '../store/types.js';
 import { ITEM_STATES } from '../store/types.js';
 import { failedMoves } from '../report/failed-moves.js';
 import type { FailedMove } from '../report/failed-moves.js';
@@ -23,6 +23,7 @@ import { withCopyKnowledge } from './copies.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
 import { isAlive, thisHost } from './ownership/process.js';
 import { revertCheckpointPath } from './paths.js';
+import type { StatusStore } from '../store/views.js';
 
 /**
  * Opens the checkpoint at `file` beside a run that may hold it (no lock taken, busy timeout); throws
@@ -41,7 +42,7 @@ export function openExistingCheckpoint(file: string, opts: { readOnly: boolean; 
 }
 
 /** The lock holder with its liveness; a holder on another host cannot be probed (alive: null). */
-export function lockHolder(store: Pick<Checkpoint, 'readLock'>): LockView | null {
+export function lockHolder(store: StatusStore): LockView | null {
   const holder = store.readLock();
   return holder ? { ...holder, alive: holder.host === thisHost() ? isAlive(holder.pid) : null } : null;
 }
@@ -58,7 +59,7 @@ export interface PlanGiven {
  * The plan's `move.concurrency` for a checkpoint: the given plan's when it is the checkpoint's plan
  * (same name), else the cap the run last recorded as the plan's; null when neither says.
  */
-export function planCapOf(store: Pick<Checkpoint, 'loadRun' | 'lastEventsOf'>, plan: PlanGiven | null): number | null {
+export function planCapOf(store: StatusStore, plan: PlanGiven | null): number | null {
   const saved = store.loadRun();
   if (plan && plan.concurrency !== null && (!saved || saved.planName === plan.name)) return plan.concurrency;
   const recorded = store.lastEventsOf(['cap.changed'], 100).find((e) => e.data.limit === 'plan');
@@ -73,9 +74,7 @@ const CAPS_READ = 1_000;
  * run process reads it for its own line: its start (the last `run.started`), when its last hold
  * ended (its recorded caps), and its own moves that ended. Null before any run started.
  */
-export function paceSourceOf(
-  store: Pick<Checkpoint, 'lastEventOf' | 'lastEventsOf' | 'ownMovesSince'>,
-): NonNullable<StatusSources['pace']> | null {
+export function paceSourceOf(store: StatusStore): NonNullable<StatusSources['pace']> | null {
   const started = store.lastEventOf(['run.started']);
   if (!started) return null;
   const caps = store
@@ -94,17 +93,13 @@ export function paceSourceOf(
  * The fork networks a checkpoint knows (report/networks.ts); `memberList`: with every member. An
  * unplaced member goes to the run's destination when it has only one.
  */
-export function readNetworks(
-  store: Pick<Checkpoint, 'networks' | 'networkMembers'>,
-  saved: SavedRun | null,
-  memberList = false,
-): NetworksView {
+export function readNetworks(store: StatusStore, saved: SavedRun | null, memberList = false): NetworksView {
   return networksOfRun(store, (saved?.snapshot as { context?: RunContext } | undefined)?.context, memberList);
 }
 
 /** The same, for a run's own context (the final summary). */
 export function networksOfRun(
-  store: Pick<Checkpoint, 'networks' | 'networkMembers'>,
+  store: StatusStore,
   c: Pick<RunContext, 'destination' | 'destinations'> | undefined,
   memberList = false,
 ): NetworksView {
@@ -193,10 +188,7 @@ function versionOf(saved: SavedRun | null): string | null {
 const FAILURE_EVENTS_READ = 500;
 
 /** The newest failed moves in the checkpoint's log, with the attempt and outcome of each. */
-export function recentFailures(
-  store: Pick<Checkpoint, 'lastEventsOf' | 'getItem'>,
-  version: string | null = null,
-): FailedMove[] {
+export function recentFailures(store: StatusStore, version: string | null = null): FailedMove[] {
   const events = store.lastEventsOf(['move.failed', 'item.retry', 'move.quarantined'], FAILURE_EVENTS_READ);
   return failedMoves(events, (kind, id) => store.getItem(kind, id)?.name ?? null, undefined, version);
 }
@@ -231,11 +223,7 @@ const REVERT_KINDS = ['projects', 'snippets', 'groups'] as const;
  * The revert of the forward checkpoint `forwardFile`, or null when none ran (no revert checkpoint
  * beside it, or `forwardFile` is a revert's own). `forward`: the forward checkpoint, open.
  */
-export function readRevertView(
-  forwardFile: string,
-  forward: Pick<ItemStore, 'itemsInState'>,
-  now: number,
-): RevertView | null {
+export function readRevertView(forwardFile: string, forward: StatusStore, now: number): RevertView | null {
   if (forwardFile.endsWith('.revert.db')) return null;
   const file = revertCheckpointPath(forwardFile);
   if (!existsSync(file)) return null;

@@ -23,14 +23,17 @@ import type {
   CheckpointStore,
   ControlChange,
   DestinationPlacement,
+  FailedMove,
   LockAcquired,
   LockHolder,
+  OrphanCopy,
   RunControl,
   RunMode,
   SavedRun,
   StatusSummary,
   StoredEvent,
 } from './types.js';
+import { hasColumn, hasIndex, hasTable } from './introspect.js';
 
 const TEN_MINUTES = 10 * 60 * 1000;
 
@@ -111,7 +114,8 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
       lastSeq: p('SELECT COALESCE(MAX(seq), 0) AS seq FROM events'),
       counts: p('SELECT kind, source, state, n FROM item_counts WHERE n > 0 ORDER BY kind, source, state'),
       quarantined: p(
-        `SELECT kind, id, source, name, last_error, attempts FROM items WHERE state = 'quarantined' ORDER BY kind, id`,
+        `SELECT kind, id, source, name, COALESCE(last_error, 'unknown') AS reason, attempts FROM items
+         WHERE state = 'quarantined' ORDER BY kind, id`,
       ),
       movedSince: p('SELECT COUNT(*) AS n FROM items WHERE moved_at >= ?'),
       ownMovedSince: p("SELECT COUNT(*) AS n FROM items WHERE moved_at >= ? AND state = 'moved' AND scheduled_at >= ?"),
@@ -122,20 +126,21 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
          WHERE state = 'pending' AND attempts > 0 GROUP BY kind, source ORDER BY kind, source`,
       ),
       stuck: p(
-        `SELECT kind, id, move_id, move_state, scheduled_at, read_only FROM items
+        `SELECT kind, id, COALESCE(move_id, 0) AS moveId, COALESCE(move_state, 'unknown') AS moveState,
+           COALESCE(scheduled_at, 0) AS since, read_only AS readOnly FROM items
          WHERE state = 'quarantined' AND stuck_at IS NOT NULL ORDER BY kind, id`,
       ),
       // Schema 12; an older, unmigrated file (read-only status) has no such rows to find quickly.
       orphans: hasIndex(db, 'items_orphans')
         ? p(
-            `SELECT kind, id, name, source, move_id, move_state FROM items INDEXED BY items_orphans
+            `SELECT kind, id, name, source, move_id AS moveId, move_state AS moveState FROM items INDEXED BY items_orphans
              WHERE state = 'moved' AND move_state IN ('cleanup failed', 'failed') ORDER BY kind, id`,
           )
         : null,
       // Failed moves that may have left a copy on their destination: of items the run is done with.
       failedMoves: p(
         `SELECT kind, id, name, source, ${hasColumn(db, 'items', 'destination') ? 'destination' : 'NULL AS destination'},
-           move_id, move_state, state, last_error, stuck_at IS NOT NULL AS stuck FROM items
+           move_id AS moveId, move_state AS moveState, stuck_at IS NOT NULL AS stuck, state, last_error AS reason FROM items
          WHERE state IN ('quarantined', 'left') AND move_id IS NOT NULL
            AND (move_state IS NULL OR move_state NOT IN ('finished', 'cleanup failed'))
          ORDER BY kind, id`,
@@ -236,10 +241,6 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     return cur ? toHolder(cur) : null;
   }
 
-  /**
-   * Throws SHARDMOVE_LEASE_LOST when this store took the lock and no longer holds it (taken over,
-   * or removed by `shardmove unlock`); does nothing otherwise.
-   */
   assertLease(): void {
     if (this.generation === null) return;
     const cur = this.readLock();
@@ -255,11 +256,6 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     this.generation = null;
   }
 
-  /**
-   * `shardmove unlock`: removes the lock whoever holds it, logged as `lock.unlocked` naming the old
-   * holder. The old holder, if it still runs, is fenced: its next write fails and it stops.
-   * Returns the holder that was removed (null: there was no lock).
-   */
   forceUnlock(by: { pid: number; host: string }, now: number): LockHolder | null {
     return this.batch(() => {
       const cur = this.readLock();
@@ -316,39 +312,37 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     return (this.r.events.all(afterSeq, limit) as EventRow[]).map(toEvent);
   }
 
-  /**
-   * The newest event of one of `types` among the last `window` events (for `status`: the gate's
-   * state). Bounded, so a checkpoint with millions of events and none of these answers quickly.
-   */
   lastEventOf<K extends AuditType>(types: readonly K[], window = 1_000_000): AuditEventOf<K> | null {
     return this.lastEventsOf(types, 1, window)[0] ?? null;
   }
 
-  /**
-   * The newest `limit` events of one of `types` among the last `window` events, newest first (for
-   * `status`: the recent failed moves). Bounded the same way as lastEventOf.
-   */
   lastEventsOf<K extends AuditType>(types: readonly K[], limit: number, window = 1_000_000): AuditEventOf<K>[] {
-    if (types.length === 0 || limit <= 0) return [];
-    // An older checkpoint may hold a type under its old name (../events/legacy-names.ts).
-    const names = storedNamesOf(types);
-    const rows = this.db
-      .prepare(
-        `SELECT seq, at, type, data FROM events WHERE seq > (SELECT coalesce(max(seq), 0) FROM events) - ? AND type IN (${names.map(() => '?').join(', ')})
-         ORDER BY seq DESC LIMIT ?`,
-      )
-      .all(window, ...names, limit) as EventRow[];
-    return rows.map((r) => toEvent(r) as AuditEventOf<K>);
+    return this.typedEvents(types, '(SELECT coalesce(max(seq), 0) FROM events) - ?', window, 'seq DESC', limit);
   }
 
   eventsOf<K extends AuditType>(types: readonly K[], afterSeq: number, limit: number): AuditEventOf<K>[] {
+    return this.typedEvents(types, '?', afterSeq, 'seq', limit);
+  }
+
+  /**
+   * At most `limit` events of one of `types` with a sequence number above `after` (an SQL
+   * expression of the one parameter `param`), in the order `order`. An older checkpoint may hold a
+   * type under its old name (../events/legacy-names.ts).
+   */
+  private typedEvents<K extends AuditType>(
+    types: readonly K[],
+    after: string,
+    param: number,
+    order: 'seq' | 'seq DESC',
+    limit: number,
+  ): AuditEventOf<K>[] {
     if (types.length === 0 || limit <= 0) return [];
     const names = storedNamesOf(types);
     const rows = this.db
       .prepare(
-        `SELECT seq, at, type, data FROM events WHERE seq > ? AND type IN (${names.map(() => '?').join(', ')}) ORDER BY seq LIMIT ?`,
+        `SELECT seq, at, type, data FROM events WHERE seq > ${after} AND type IN (${names.map(() => '?').join(', ')}) ORDER BY ${order} LIMIT ?`,
       )
-      .all(afterSeq, ...names, limit) as EventRow[];
+      .all(param, ...names, limit) as EventRow[];
     return rows.map((r) => toEvent(r) as AuditEventOf<K>);
   }
 
@@ -361,85 +355,20 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
   }
 
   summary(now: number, fresh = false): StatusSummary {
-    const counts = this.r.counts.all() as { kind: Kind; source: string; state: string; n: number }[];
-    const quarantined = (
-      this.r.quarantined.all() as {
-        kind: Kind;
-        id: number;
-        source: string;
-        name: string;
-        last_error: string | null;
-        attempts: number;
-      }[]
-    ).map((q) => ({
-      kind: q.kind,
-      id: q.id,
-      source: q.source,
-      name: q.name,
-      reason: q.last_error ?? 'unknown',
-      attempts: q.attempts,
-    }));
-    const stuck = (
-      this.r.stuck.all() as {
-        kind: Kind;
-        id: number;
-        move_id: number | null;
-        move_state: string | null;
-        scheduled_at: number | null;
-        read_only: number | null;
-      }[]
-    ).map((s) => ({
-      kind: s.kind,
-      id: s.id,
-      moveId: s.move_id ?? 0,
-      moveState: s.move_state ?? 'unknown',
-      since: s.scheduled_at ?? 0,
-      readOnly: s.read_only === null ? null : s.read_only === 1,
+    // The statements name their columns as the summary's fields: only the flags need converting.
+    const counts = this.r.counts.all() as StatusSummary['counts'];
+    const quarantined = this.r.quarantined.all() as StatusSummary['quarantined'];
+    const stuck = (this.r.stuck.all() as SqlFlags<StatusSummary['stuck'][number], 'readOnly'>[]).map((s) => ({
+      ...s,
+      readOnly: s.readOnly === null ? null : s.readOnly === 1,
     }));
     const movedLast10Min = (this.r.movedSince.get(now - TEN_MINUTES) as { n: number }).n;
     const total = counts.reduce((a, c) => a + c.n, 0);
-    const retrying = this.r.retrying.all() as { kind: Kind; source: string; n: number }[];
-    const orphans = (
-      (this.r.orphans?.all() ?? []) as {
-        kind: Kind;
-        id: number;
-        name: string;
-        source: string;
-        move_id: number | null;
-        move_state: string;
-      }[]
-    ).map((o) => ({
-      kind: o.kind,
-      id: o.id,
-      name: o.name,
-      source: o.source,
-      moveId: o.move_id,
-      moveState: o.move_state,
-    }));
-    const failedMoves = (
-      this.r.failedMoves.all() as {
-        kind: Kind;
-        id: number;
-        name: string;
-        source: string;
-        destination: string | null;
-        move_id: number;
-        move_state: string | null;
-        state: string;
-        last_error: string | null;
-        stuck: number;
-      }[]
-    ).map((f) => ({
-      kind: f.kind,
-      id: f.id,
-      name: f.name,
-      source: f.source,
-      destination: f.destination,
-      moveId: f.move_id,
-      moveState: f.move_state,
+    const retrying = this.r.retrying.all() as NonNullable<StatusSummary['retrying']>;
+    const orphans = (this.r.orphans?.all() ?? []) as OrphanCopy[];
+    const failedMoves = (this.r.failedMoves.all() as SqlFlags<FailedMove, 'stuck'>[]).map((f) => ({
+      ...f,
       stuck: f.stuck === 1,
-      state: f.state,
-      reason: f.last_error,
     }));
     // Read at most every few seconds: every progress, metrics and events tick asks for a summary,
     // and on a large checkpoint this is its dearest part.
@@ -551,10 +480,6 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     return this.thresholds.read();
   }
 
-  /**
-   * Sets one threshold live (`value` null: back to the plan's) and logs it as a `threshold.changed`
-   * event with the value before and who changed it, in one transaction. Returns both values.
-   */
   writeThreshold(
     name: ThresholdName,
     value: ThresholdSetting['value'] | null,
@@ -591,6 +516,9 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
   }
 }
 
+/** A row as SQLite returns it: the `K` flags of `T` are 0 or 1 (null where `T` allows it). */
+type SqlFlags<T, K extends keyof T> = Omit<T, K> & { [P in K]: null extends T[P] ? number | null : number };
+
 interface EventRow {
   seq: number;
   at: number;
@@ -624,20 +552,6 @@ function pausedByAfter(
   if (!paused) return null;
   if (change.pausedBy !== undefined) return change.pausedBy;
   return change.paused === undefined ? (cur.pausedBy ?? null) : null;
-}
-
-function hasColumn(db: Database.Database, table: string, column: string): boolean {
-  return (db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as { name: string }[]).some(
-    (c) => c.name === column,
-  );
-}
-
-function hasIndex(db: Database.Database, name: string): boolean {
-  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?`).get(name) !== undefined;
-}
-
-function hasTable(db: Database.Database, name: string): boolean {
-  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
 }
 
 /** The move checkpoint as ./open.ts checks a file before using it. */

@@ -4,9 +4,10 @@
  * transaction.
  */
 import type Database from 'better-sqlite3';
-import type { ItemRecord, UnlistableGap } from '../api/types.js';
+import type { UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
-import { RANK_CLASS_SQL, RANK_ORDER_SQL, SIZE_CLASS_SQL } from './schema.js';
+import { itemSchemaOf, itemStatements } from './item-statements.js';
+import type { ItemStatements } from './item-statements.js';
 import { ShapeTable } from './shape.js';
 import { ITEM_STATES } from './types.js';
 import type {
@@ -77,12 +78,9 @@ function toRow(r: RawItem): ItemRow {
 /** Reason recorded when a moved item is still listed on its source (GitLab issue 345591). */
 export const STILL_ON_SOURCE = 'move finished but the item is still listed on the source (GitLab issue 345591)';
 
-/** SQLite-backed ItemStore over an open, migrated database. */
-/** How the reason of a row judged out of `move.select` just before its move begins (../actors/select.ts writes it). */
-export const LEFT_SELECTION = 'left the selection';
-
+/** SQLite-backed ItemStore over an open, migrated database: the statements of ./item-statements.ts, run. */
 export class ItemTable implements ItemStore {
-  private readonly s;
+  private readonly s: ItemStatements;
   private readonly inTx: () => boolean;
   /** The checkpoint has the per-item destination (schema 15): an intent writes it in the same statement. */
   private readonly has15: boolean;
@@ -91,257 +89,9 @@ export class ItemTable implements ItemStore {
   constructor(protected readonly db: Database.Database) {
     this.inTx = () => db.inTransaction;
     this.shape = new ShapeTable(db);
-    const p = (sql: string) => db.prepare(sql);
-    // A read-only open (`status`) of a checkpoint from before schema 6 is not migrated: it has no
-    // running_at column, and it never runs the statements that write it (placeholders, which
-    // would fail loudly if it did).
-    const hasRunningAt = (db.prepare('SELECT name FROM pragma_table_info(?)').all('items') as { name: string }[]).some(
-      (c) => c.name === 'running_at',
-    );
-    const w = (sql: string) => p(hasRunningAt ? sql : 'SELECT 1 WHERE 0');
-    // Same for schema 7 (unlistable parts of listings, bulk confirmation).
-    const has7 =
-      (db
-        .prepare('SELECT name FROM sqlite_master WHERE type = ? AND name = ?')
-        .get('table', 'unlistable') as unknown) !== undefined;
-    const w7 = (sql: string) =>
-      p(has7 ? sql : 'SELECT NULL AS item_id, NULL AS after_id, NULL AS before_id, NULL AS reason WHERE 0');
-    // Same for schema 8 (move model, largest-first index): an old file reads no model.
-    const has10 = (db.pragma('user_version', { simple: true }) as number) >= 10;
-    const has9 =
-      (db
-        .prepare('SELECT name FROM sqlite_master WHERE type = ? AND name = ?')
-        .get('table', 'move_model') as unknown) !== undefined;
-    const w9 = (sql: string) => p(has9 ? sql : 'SELECT NULL AS data WHERE 0');
-    // Same for schema 15 (per-item destination, move.until bounds): an old file has placed nothing.
-    const has15 = (db.pragma('user_version', { simple: true }) as number) >= 15;
-    this.has15 = has15;
-    const w15 = (sql: string, none: string) => p(has15 ? sql : none);
-    // Schema 19 (the reviewed list of `run --only`); an older, unmigrated file was seeded from none.
-    const has19 = (db.pragma('user_version', { simple: true }) as number) >= 19;
-    // The order the due-order index walks: by rank from schema 15, by size class from 10, by size before.
-    const order = has15 ? RANK_ORDER_SQL : has10 ? `${SIZE_CLASS_SQL} DESC, id` : 'size_bytes DESC, id';
-    this.s = {
-      getCursor: p('SELECT round, after_id, done FROM cursors WHERE kind = ? AND source = ?'),
-      putCursor: p(
-        `INSERT INTO cursors (kind, source, round, after_id, done) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (kind, source) DO UPDATE SET round = excluded.round, after_id = excluded.after_id, done = excluded.done`,
-      ),
-      getItem: p('SELECT * FROM items WHERE kind = ? AND id = ?'),
-      insertItem: p(
-        `INSERT INTO items (kind, id, source, name, size_bytes, state, seen_round, listed_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)
-         ON CONFLICT (kind, id) DO NOTHING`,
-      ),
-      seen: p(`UPDATE items SET seen_round = ?, name = ?, size_bytes = ?, listed_at = ? WHERE kind = ? AND id = ?`),
-      touchListed: p(`UPDATE items SET listed_at = ? WHERE kind = ? AND id = ? AND source = ?`),
-      staleListed: p(
-        `SELECT COUNT(*) AS n FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND listed_at < ?`,
-      ),
-      backToPending: p(
-        `UPDATE items SET state = 'pending', source = ?, last_error = ?, move_id = NULL, move_state = NULL,
-           moved_at = NULL, next_attempt_at = 0, seen_round = ?, listed_at = ? WHERE kind = ? AND id = ?`,
-      ),
-      absent: p(
-        `SELECT * FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND seen_round < ? ORDER BY id LIMIT ?`,
-      ),
-      markSeen: p(`UPDATE items SET seen_round = MAX(seen_round, ?), listed_at = ? WHERE kind = ? AND id = ?`),
-      addUnlistable: w7(
-        `INSERT INTO unlistable (kind, source, round, item_id, after_id, before_id, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      unlistable: w7(
-        `SELECT item_id, after_id, before_id, reason FROM unlistable WHERE kind = ? AND source = ? AND round = ? ORDER BY rowid`,
-      ),
-      // Largest first by size class (a power of two; unknown sizes last), then id. The partial
-      // index (schema 10) walks pending items in exactly this order; items waiting out a retry
-      // backoff are skipped by the filter, and join the order once due. No `LIMIT ?`: SQLite
-      // re-prepares a statement whose LIMIT is a bound parameter each time it is bound (the planner
-      // uses its value), and this one's order expression made that about 60 µs per call, at every
-      // turn of the drain loop; dueItems stops reading after the rows it needs instead.
-      due: p(
-        `SELECT * FROM items ${has10 ? 'INDEXED BY items_due_order' : ''} WHERE kind = ? AND source = ? AND state = 'pending' AND next_attempt_at <= ?
-         ORDER BY ${order}`,
-      ),
-      getModel: w9('SELECT data FROM move_model WHERE kind = ?'),
-      putModel: w9(
-        `INSERT INTO move_model (kind, data, updated_at) VALUES (?, ?, ?)
-         ON CONFLICT (kind) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
-      ),
-      nextDue: p(`SELECT MIN(next_attempt_at) AS t FROM items WHERE kind = ? AND source = ? AND state = 'pending'`),
-      inStateOf: p('SELECT * FROM items WHERE kind = ? AND source = ? AND state = ? ORDER BY id LIMIT ?'),
-      inStateAll: p('SELECT * FROM items WHERE kind = ? AND state = ? ORDER BY id LIMIT ?'),
-      open: p(`SELECT * FROM items WHERE state IN ('scheduling', 'in_flight') ORDER BY kind, id LIMIT ?`),
-      leftSelection: p(
-        `SELECT * FROM items WHERE state = 'unselected' AND last_error LIKE '${LEFT_SELECTION}%' ORDER BY kind, id LIMIT ?`,
-      ),
-      countLeftSelection: p(
-        `SELECT COUNT(*) AS n FROM items WHERE state = 'unselected' AND last_error LIKE '${LEFT_SELECTION}%'`,
-      ),
-      countInFlight: p(`SELECT COUNT(*) AS n FROM items WHERE state IN ('scheduling', 'in_flight')`),
-      sizeStats: p(
-        `SELECT SUM(size_bytes) AS bytes, COUNT(size_bytes) AS sized, MAX(size_bytes) AS max_bytes
-         FROM items WHERE kind = ? AND source = ? AND state = ?`,
-      ),
-      // The pending items a run will still move: on a source whose move.until bound is reached,
-      // only those already placed (the rest stays, see ../report/counts.ts).
-      movingSizeStats: w15(
-        `SELECT SUM(size_bytes) AS bytes, COUNT(size_bytes) AS sized, MAX(size_bytes) AS max_bytes
-         FROM items WHERE kind = ? AND source = ? AND state = 'pending'
-           AND (destination IS NOT NULL OR source NOT IN (SELECT source FROM bounds))`,
-        `SELECT SUM(size_bytes) AS bytes, COUNT(size_bytes) AS sized, MAX(size_bytes) AS max_bytes
-         FROM items WHERE kind = ? AND source = ? AND state = 'pending'`,
-      ),
-      countStates: p('SELECT state, n FROM item_counts WHERE kind = ? AND source = ?'),
-      intent: w(
-        `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
-           scheduled_at = NULL, running_at = NULL WHERE kind = ? AND id = ? AND state = 'pending'`,
-      ),
-      // A bulk job's move for an item already quarantined (GitLab's bulk service schedules every
-      // container still on the storage): followed as one more attempt, so what it does is recorded.
-      intentFromQuarantine: w(
-        `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
-           scheduled_at = NULL, running_at = NULL, stuck_at = NULL
-         WHERE kind = ? AND id = ? AND state = 'quarantined' AND stuck_at IS NULL`,
-      ),
-      // The intent and the destination in one statement (one row write per move, not two). The
-      // destination is written once, by the first intent (or pinned before it), never changed.
-      intentPlaced: w15(
-        `UPDATE items SET state = 'scheduling', attempts = attempts + 1, intent_at = ?, move_state = NULL,
-           scheduled_at = NULL, running_at = NULL, destination = COALESCE(destination, ?) WHERE kind = ? AND id = ? AND state = 'pending'`,
-        'SELECT 1 WHERE 0',
-      ),
-      place: w15(
-        `UPDATE items SET destination = COALESCE(destination, ?) WHERE kind = ? AND id = ?`,
-        'SELECT 1 WHERE 0',
-      ),
-      // move.select: only a row no move of ours was made for leaves the run's scope.
-      unselect: w15(
-        `UPDATE items SET state = 'unselected', destination = NULL
-         WHERE kind = ? AND id = ? AND state = 'pending' AND attempts = 0 AND move_id IS NULL`,
-        'SELECT 1 WHERE 0',
-      ),
-      reselect: p(
-        `UPDATE items SET state = 'pending', next_attempt_at = 0 WHERE kind = ? AND id = ? AND state = 'unselected'`,
-      ),
-      // Judged out just before its POST: the intent's attempt is given back, no move was sent.
-      leaveSelection: p(
-        `UPDATE items SET state = 'unselected', last_error = ?,
-           attempts = CASE WHEN state = 'scheduling' THEN max(attempts - 1, 0) ELSE attempts END, intent_at = NULL
-         WHERE kind = ? AND id = ? AND state IN ('pending', 'scheduling')`,
-      ),
-      getGiven: has19
-        ? p('SELECT digest, file, plan_hash, items, seeded_at FROM given_list WHERE id = 1')
-        : p('SELECT NULL AS digest WHERE 0'),
-      putGiven: p(
-        has19
-          ? 'INSERT INTO given_list (id, digest, file, plan_hash, items, seeded_at) VALUES (1, ?, ?, ?, ?, ?)'
-          : 'SELECT ?, ?, ?, ?, ? WHERE 0',
-      ),
-      pin: w15(
-        `UPDATE items SET destination = ? WHERE kind = ? AND id = ? AND destination IS NULL`,
-        'SELECT 1 WHERE 0',
-      ),
-      setNetwork: w15(`UPDATE items SET network = ? WHERE kind = ? AND id = ?`, 'SELECT 1 WHERE 0'),
-      rankNetwork: w15(`UPDATE items SET rank_bytes = ? WHERE network = ? AND kind = 'projects'`, 'SELECT 1 WHERE 0'),
-      putNetwork: w15(
-        `INSERT INTO networks (id, root_storage, pool_bytes, bytes) VALUES (?, ?, ?, 0)
-         ON CONFLICT (id) DO UPDATE SET root_storage = COALESCE(excluded.root_storage, root_storage), pool_bytes = COALESCE(excluded.pool_bytes, pool_bytes)`,
-        'SELECT 1 WHERE 0',
-      ),
-      setNetworkBytes: w15(
-        'UPDATE networks SET bytes = ?, pool_bytes = COALESCE(pool_bytes, ?) WHERE id = ?',
-        'SELECT 1 WHERE 0',
-      ),
-      rankItem: w15(`UPDATE items SET rank_bytes = ? WHERE kind = ? AND id = ?`, 'SELECT 1 WHERE 0'),
-      getNetwork: w15(
-        'SELECT id, root_storage, pool_bytes, bytes FROM networks WHERE id = ?',
-        'SELECT NULL AS id WHERE 0',
-      ),
-      allNetworks: w15(
-        'SELECT id, root_storage, pool_bytes, bytes FROM networks ORDER BY id',
-        'SELECT NULL AS id WHERE 0',
-      ),
-      networkMembers: w15(
-        `SELECT network, id, name, source, destination, state, size_bytes FROM items INDEXED BY items_network
-         WHERE network IS NOT NULL AND kind = 'projects' ORDER BY network, id`,
-        'SELECT NULL AS network WHERE 0',
-      ),
-      countNetwork: w15('SELECT COUNT(*) AS n FROM items INDEXED BY items_network WHERE network = ?', 'SELECT 0 AS n'),
-      placedMembers: w15(
-        `SELECT network, destination, COUNT(*) AS members FROM items INDEXED BY items_network
-         WHERE network IS NOT NULL AND destination IS NOT NULL GROUP BY network, destination`,
-        'SELECT NULL AS network WHERE 0',
-      ),
-      networkPlacements: w15(
-        `SELECT network, MIN(destination) AS destination, COUNT(DISTINCT destination) AS n FROM items INDEXED BY items_network
-         WHERE network IS NOT NULL AND destination IS NOT NULL GROUP BY network`,
-        'SELECT NULL AS network, NULL AS destination, 0 AS n WHERE 0',
-      ),
-      placed: w15(
-        `SELECT destination, kind, source, COUNT(*) AS items, SUM(COALESCE(size_bytes, 0)) AS bytes, SUM(size_bytes IS NULL) AS unsized,
-           SUM(state = 'moved') AS moved_items, SUM(CASE WHEN state = 'moved' THEN COALESCE(size_bytes, 0) ELSE 0 END) AS moved_bytes,
-           SUM(state = 'moved' AND size_bytes IS NULL) AS moved_unsized
-         FROM items INDEXED BY items_placed WHERE destination IS NOT NULL GROUP BY destination, kind, source`,
-        'SELECT NULL AS destination WHERE 0',
-      ),
-      duePlaced: w15(
-        `SELECT * FROM items INDEXED BY items_placed_due WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NOT NULL
-           AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`,
-        'SELECT * FROM items WHERE 0',
-      ),
-      nextPlacedDue: w15(
-        `SELECT MIN(next_attempt_at) AS t FROM items INDEXED BY items_placed_due WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NOT NULL`,
-        'SELECT NULL AS t',
-      ),
-      unplacedPendingIds: w15(
-        `SELECT id FROM items ${has10 ? 'INDEXED BY items_due_order' : ''} WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL
-         ORDER BY ${order}`,
-        'SELECT NULL AS id WHERE 0',
-      ),
-      unplacedPendingKeys: w15(
-        `SELECT id, ${RANK_CLASS_SQL}, COALESCE(network, id) FROM items ${has10 ? 'INDEXED BY items_due_order' : ''}
-         WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL ORDER BY ${order}`,
-        'SELECT NULL AS id WHERE 0',
-      ),
-      countUnplaced: w15(
-        `SELECT COUNT(*) AS n FROM items WHERE kind = ? AND source = ? AND state = 'pending' AND destination IS NULL`,
-        'SELECT 0 AS n',
-      ),
-      getBound: w15(
-        'SELECT reached_at, note FROM bounds WHERE source = ?',
-        'SELECT NULL AS reached_at, NULL AS note WHERE 0',
-      ),
-      putBound: w15(
-        'INSERT INTO bounds (source, reached_at, note) VALUES (?, ?, ?) ON CONFLICT (source) DO NOTHING',
-        'SELECT 1 WHERE 0',
-      ),
-      inFlight: w(
-        `UPDATE items SET state = 'in_flight', scheduled_at = CASE WHEN move_id IS ? AND scheduled_at IS NOT NULL
-           THEN scheduled_at ELSE ? END, running_at = CASE WHEN move_id IS ? THEN running_at ELSE NULL END,
-           move_id = ?, move_state = ? WHERE kind = ? AND id = ?`,
-      ),
-      moveState: p('UPDATE items SET move_state = ? WHERE kind = ? AND id = ?'),
-      running: w('UPDATE items SET running_at = COALESCE(running_at, ?) WHERE kind = ? AND id = ?'),
-      moved: p(
-        `UPDATE items SET state = 'moved', move_id = COALESCE(?, move_id), move_state = COALESCE(?, move_state),
-           moved_at = ?, last_error = ? WHERE kind = ? AND id = ?`,
-      ),
-      pending: p(
-        `UPDATE items SET state = 'pending', next_attempt_at = ?, last_error = COALESCE(?, last_error),
-           attempts = MAX(0, attempts - ?) WHERE kind = ? AND id = ?`,
-      ),
-      left: p(`UPDATE items SET state = 'left', moved_at = ?, last_error = ? WHERE kind = ? AND id = ?`),
-      quarantine: p(
-        `UPDATE items SET state = 'quarantined', last_error = ?, stuck_at = ?, read_only = ? WHERE kind = ? AND id = ?`,
-      ),
-      getBulk: p(
-        `SELECT state, intent_at, seen_max_move_id, ${has7 ? 'confirmed_at' : 'NULL AS confirmed_at'} FROM bulk WHERE kind = ? AND source = ?`,
-      ),
-      putBulk: w7(
-        `INSERT INTO bulk (kind, source, state, intent_at, seen_max_move_id, confirmed_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (kind, source) DO UPDATE SET state = excluded.state, intent_at = excluded.intent_at,
-           seen_max_move_id = excluded.seen_max_move_id, confirmed_at = excluded.confirmed_at`,
-      ),
-    };
+    const schema = itemSchemaOf(db);
+    this.has15 = schema.has15;
+    this.s = itemStatements(schema);
   }
 
   batch<T>(fn: () => T): T {
@@ -359,12 +109,8 @@ export class ItemTable implements ItemStore {
   }
 
   recordPage(
-    kind: Kind,
-    source: string,
-    round: number,
-    items: readonly ItemRecord[],
-    now: number,
-  ): { added: number; back: ItemRow[] } {
+    ...[kind, source, round, items, now]: Parameters<ItemStore['recordPage']>
+  ): ReturnType<ItemStore['recordPage']> {
     return this.batch(() => {
       let added = 0;
       const back: ItemRow[] = [];
@@ -537,13 +283,7 @@ export class ItemTable implements ItemStore {
     this.s.setNetwork.run(network, kind, id);
   }
 
-  noteNetwork(
-    kind: Kind,
-    ids: readonly number[],
-    network: number,
-    rootStorage: string | null,
-    poolBytes: number | null,
-  ): number {
+  noteNetwork(...[kind, ids, network, rootStorage, poolBytes]: Parameters<ItemStore['noteNetwork']>): number {
     return this.batch(() => {
       const before = this.getNetwork(network);
       this.s.putNetwork.run(network, rootStorage, poolBytes);
@@ -575,46 +315,15 @@ export class ItemTable implements ItemStore {
   }
 
   getNetwork(network: number): NetworkRow | null {
-    const r = this.s.getNetwork.get(network) as
-      { id: number; root_storage: string | null; pool_bytes: number | null; bytes: number } | undefined;
-    return r ? { id: r.id, rootStorage: r.root_storage, poolBytes: r.pool_bytes, bytes: r.bytes } : null;
+    return (this.s.getNetwork.get(network) as NetworkRow | undefined) ?? null;
   }
 
   networks(): NetworkRow[] {
-    return (
-      this.s.allNetworks.all() as {
-        id: number;
-        root_storage: string | null;
-        pool_bytes: number | null;
-        bytes: number;
-      }[]
-    ).map((r) => ({
-      id: r.id,
-      rootStorage: r.root_storage,
-      poolBytes: r.pool_bytes,
-      bytes: r.bytes,
-    }));
+    return this.s.allNetworks.all() as NetworkRow[];
   }
 
   networkMembers(): NetworkMemberRow[] {
-    type Raw = {
-      network: number;
-      id: number;
-      name: string;
-      source: string;
-      destination: string | null;
-      state: ItemState;
-      size_bytes: number | null;
-    };
-    return (this.s.networkMembers.all() as Raw[]).map((r) => ({
-      network: r.network,
-      id: r.id,
-      name: r.name,
-      source: r.source,
-      destination: r.destination,
-      state: r.state,
-      sizeBytes: r.size_bytes,
-    }));
+    return this.s.networkMembers.all() as NetworkMemberRow[];
   }
 
   networkPlacements(): { networks: Map<number, string>; split: Set<number> } {
@@ -630,28 +339,7 @@ export class ItemTable implements ItemStore {
   }
 
   placedBytes(): PlacedRow[] {
-    type Raw = {
-      destination: string;
-      kind: Kind;
-      source: string;
-      items: number;
-      bytes: number;
-      unsized: number;
-      moved_items: number;
-      moved_bytes: number;
-      moved_unsized: number;
-    };
-    return (this.s.placed.all() as Raw[]).map((r) => ({
-      destination: r.destination,
-      kind: r.kind,
-      source: r.source,
-      items: r.items,
-      bytes: r.bytes,
-      unsized: r.unsized,
-      movedItems: r.moved_items,
-      movedBytes: r.moved_bytes,
-      movedUnsized: r.moved_unsized,
-    }));
+    return this.s.placed.all() as PlacedRow[];
   }
 
   duePlacedItems(kind: Kind, source: string, now: number, limit: number): ItemRow[] {
@@ -711,14 +399,7 @@ export class ItemTable implements ItemStore {
     this.s.running.run(at, kind, id);
   }
 
-  markMoved(
-    kind: Kind,
-    id: number,
-    moveId: number | null,
-    moveState: string | null,
-    now: number,
-    note: string | null,
-  ): void {
+  markMoved(...[kind, id, moveId, moveState, now, note]: Parameters<ItemStore['markMoved']>): void {
     this.s.moved.run(moveId, moveState, now, note, kind, id);
   }
 

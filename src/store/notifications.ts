@@ -6,9 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { NotifyEntry, NotifyStore, NotifyTargetView, PendingNotification } from './types.js';
-
-const hasTable = (db: Database.Database, name: string) =>
-  db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+import { LaterTable } from './introspect.js';
 
 interface HeadRow {
   seq: number;
@@ -21,15 +19,12 @@ interface HeadRow {
 }
 
 /** SQLite-backed NotifyStore over an open checkpoint database. */
-export class NotificationTable implements NotifyStore {
+export class NotificationTable extends LaterTable implements NotifyStore {
   private readonly s;
-  private readonly known: boolean;
 
-  constructor(private readonly db: Database.Database) {
-    this.known = hasTable(db, 'notify_deliveries');
-    const p = (sql: string) => db.prepare(sql);
-    // Placeholders on an older file (read-only: never migrated); reads return nothing there.
-    const w = (sql: string) => p(this.known ? sql : 'SELECT NULL WHERE 0');
+  constructor(db: Database.Database) {
+    super(db, 'notify_deliveries');
+    const w = this.prepare;
     this.s = {
       cursor: w('SELECT audit_seq FROM notify_cursor WHERE id = 1'),
       putCursor: w(

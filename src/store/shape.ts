@@ -11,6 +11,7 @@
 import type Database from 'better-sqlite3';
 import type { Kind } from '../plan/types.js';
 import type { CensusRow, CensusStore, ItemFlag } from './types.js';
+import { hasTable, LaterTable } from './introspect.js';
 
 /** One item as the twin carries it: no name, no path, nothing but its shape. */
 export interface ShapeItem {
@@ -23,19 +24,14 @@ export interface ShapeItem {
   pendingDelete: boolean | null;
 }
 
-const hasTable = (db: Database.Database, name: string) =>
-  db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
-
 /** The census and the twin's reads, over an open checkpoint database. */
-export class ShapeTable implements CensusStore {
+export class ShapeTable extends LaterTable implements CensusStore {
   private readonly s;
-  private readonly known: boolean;
 
-  constructor(private readonly db: Database.Database) {
-    this.known = hasTable(db, 'census');
+  constructor(db: Database.Database) {
+    super(db, 'census');
     const p = (sql: string) => db.prepare(sql);
-    // Placeholders on an older file (read-only: never migrated); the read methods return nothing there.
-    const w = (sql: string) => p(this.known ? sql : 'SELECT NULL WHERE 0');
+    const w = this.prepare;
     this.s = {
       census: w(
         'SELECT kind, source, flag, round, flagged, done_at FROM census WHERE kind = ? AND source = ? AND flag = ?',

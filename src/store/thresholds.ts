@@ -9,6 +9,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { FailureBreaker } from '../plan/values.js';
+import { LaterTable } from './introspect.js';
 
 /** Who changed a threshold: the operator's user name, the host and the `shardmove control` process. */
 export interface ThresholdBy {
@@ -50,9 +51,6 @@ export interface LiveThresholds {
 
 export const NO_THRESHOLDS: LiveThresholds = Object.freeze({ rules: {}, overrides: [] });
 
-const hasTable = (db: Database.Database, name: string) =>
-  db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
-
 interface Row {
   name: string;
   value: string;
@@ -61,13 +59,12 @@ interface Row {
 }
 
 /** The `thresholds` table over an open checkpoint database. */
-export class ThresholdTable {
+export class ThresholdTable extends LaterTable {
   private readonly s;
-  readonly known: boolean;
 
   constructor(db: Database.Database) {
-    this.known = hasTable(db, 'thresholds');
-    const w = (sql: string) => db.prepare(this.known ? sql : 'SELECT NULL WHERE 0');
+    super(db, 'thresholds');
+    const w = this.prepare;
     this.s = {
       all: w('SELECT name, value, at, by FROM thresholds ORDER BY at, name'),
       put: w(

@@ -2,7 +2,7 @@
  * The checkpoint contract: one SQLite file per plan (WAL). Two views of the same object: the
  * actors get an ActorStore (item rows, event log, live overrides), the runtime a CheckpointStore
  * (that, plus the lock, the machine snapshot and the summary). `openCheckpoint` in ./checkpoint.ts
- * implements both.
+ * implements both. No module takes either whole: each takes its view of them (./views.ts).
  */
 import type {
   AuditEvent,
@@ -15,7 +15,7 @@ import type {
 } from '../events/vocabulary.js';
 import type { ItemRecord, UnlistableGap } from '../api/types.js';
 import type { Kind } from '../plan/types.js';
-import type { LiveThresholds } from './thresholds.js';
+import type { LiveThresholds, ThresholdBy, ThresholdName, ThresholdSetting } from './thresholds.js';
 
 /** Who holds the run lock (declared with the events that record it). */
 export type LockHolder = LockHolderData;
@@ -164,8 +164,8 @@ export interface ControlChange {
 
 /**
  * What the actors may do with the checkpoint: read and write item rows, append to the event log,
- * read the operator's live overrides. `ActorDeps.store` has this type: the lock, the snapshot and
- * the summary belong to the runtime.
+ * read the operator's live overrides. The runtime passes this as `ActorDeps.store`, and each actor
+ * declares its part of it (./views.ts): the lock, the snapshot and the summary belong to the runtime.
  */
 export interface ActorStore extends ItemStore {
   /** Append-only log of every mutating request and decision, of the one vocabulary. Never pass secrets in `data`. */
@@ -200,9 +200,18 @@ export interface CheckpointStore extends ActorStore {
   renewLock(now: number): boolean;
   /** Who holds the lock now (null: nobody). */
   readLock(): LockHolder | null;
-  /** Throws SHARDMOVE_LEASE_LOST when this store took the lock and no longer holds it. */
+  /**
+   * Throws SHARDMOVE_LEASE_LOST when this store took the lock and no longer holds it (taken over,
+   * or removed by `shardmove unlock`); does nothing otherwise.
+   */
   assertLease(): void;
   releaseLock(): void;
+  /**
+   * `shardmove unlock`: removes the lock whoever holds it, logged as `lock.unlocked` naming the old
+   * holder. The old holder, if it still runs, is fenced: its next write fails and it stops.
+   * Returns the holder that was removed (null: there was no lock).
+   */
+  forceUnlock(by: { pid: number; host: string }, now: number): LockHolder | null;
   /**
    * Fixes the kind of run this checkpoint holds if nothing has yet, and returns the kind it holds:
    * a caller whose `mode` differs must not touch the checkpoint any further.
@@ -222,14 +231,33 @@ export interface CheckpointStore extends ActorStore {
   lastEventSeq(): number;
   /** Moves scheduled at or after `scheduledFrom` that ended `moved` at or after `from` (a run process's own, for its pace). */
   ownMovesSince(from: number, scheduledFrom: number): number;
-  /** The newest event of one of `types` among the last `window` events (null: none there). */
+  /**
+   * The newest event of one of `types` among the last `window` events (null: none there): for
+   * `status`, the gate's state. Bounded, so a checkpoint with millions of events and none of these
+   * answers quickly.
+   */
   lastEventOf<K extends AuditType>(types: readonly K[], window?: number): AuditEventOf<K> | null;
+  /**
+   * The newest `limit` events of one of `types` among the last `window` events, newest first (for
+   * `status`: the recent failed moves). Bounded the same way as lastEventOf.
+   */
+  lastEventsOf<K extends AuditType>(types: readonly K[], limit: number, window?: number): AuditEventOf<K>[];
   /**
    * `run --retry-quarantined`: quarantined items go back to `pending` with their attempts reset,
    * except those quarantined as stuck (their move may still run; a drain releases them once it
    * ended). Logged as a `quarantine.released` event. Returns how many were released.
    */
   releaseQuarantined(at: number): number;
+  /**
+   * Sets one threshold live (`value` null: back to the plan's) and logs it as a `threshold.changed`
+   * event with the value before and who changed it, in one transaction. Returns both values.
+   */
+  writeThreshold(
+    name: ThresholdName,
+    value: ThresholdSetting['value'] | null,
+    at: number,
+    by: ThresholdBy,
+  ): { previous: ThresholdSetting['value'] | null; value: ThresholdSetting['value'] | null };
   close(): void;
 }
 
@@ -319,7 +347,6 @@ export interface ItemRow {
   rankBytes?: number | null;
 }
 
-/** A fork network as the checkpoint knows it (fork networks move as one unit). */
 /** A fork network's member as the checkpoint holds it. */
 export interface NetworkMemberRow {
   /** The network: its root project's id. */
@@ -332,6 +359,7 @@ export interface NetworkMemberRow {
   sizeBytes: number | null;
 }
 
+/** A fork network as the checkpoint knows it (fork networks move as one unit). */
 export interface NetworkRow {
   /** The root project's id. */
   id: number;

@@ -13,7 +13,7 @@ import { countItems } from '../report/counts.js';
 import { estimateDuration } from '../report/estimate.js';
 import { writeFileAtomic } from '../files/atomic.js';
 import { CHECKPOINT_MODE, RuntimeError } from '../runtime/errors.js';
-import type { Checkpoint } from '../store/checkpoint.js';
+import type { TwinStore } from '../store/views.js';
 import { TWIN_UNFINISHED, TWIN_WRITE_FAILED, TwinError } from './errors.js';
 import { ITEMS_HEADER, itemLine, renderTwinSeed } from './seed-text.js';
 import type { TwinCount, TwinNetwork, TwinNetworkMember, TwinSeedInput } from './seed-text.js';
@@ -24,7 +24,7 @@ const CHUNK_LINES = 10_000;
 
 export interface TwinOptions {
   /** The dry run's checkpoint, opened read-only by the caller. */
-  store: Checkpoint;
+  store: TwinStore;
   planName: string;
   /** The plan's `move.concurrency`, for the estimate; null: the one the dry run used. */
   concurrency: number | null;
@@ -55,7 +55,7 @@ export function itemsFileFor(out: string): string {
  * its items have moved since), or no finished dry run (TWIN_UNFINISHED, exit 1: an unfinished one
  * may have listed part of a storage, and a twin of half an instance would rehearse the wrong thing).
  */
-export function finishedDryRun(store: Checkpoint, dryRunCommand = 'shardmove run PLAN --dry-run'): RunContext {
+export function finishedDryRun(store: TwinStore, dryRunCommand = 'shardmove run PLAN --dry-run'): RunContext {
   const file = store.file;
   const saved = store.loadRun();
   const snap = saved?.snapshot as { status?: unknown; value?: unknown; context?: RunContext } | undefined;
@@ -192,7 +192,7 @@ export function writeTwin(opts: TwinOptions): TwinResult {
 
 /** The networks the dry run recorded, each with its members on the sources and their flags. */
 function networksOf(
-  store: Checkpoint,
+  store: TwinStore,
   members: readonly NetworkMemberRow[],
   flags: ReadonlyMap<number, { hidden: boolean; pendingDelete: boolean }>,
 ): TwinNetwork[] {
@@ -216,12 +216,12 @@ function networksOf(
 const kindOrder = (k: Kind) => ['projects', 'snippets', 'groups'].indexOf(k);
 
 /** The moves in flight the twin is estimated and rehearsed at: the plan's, else the dry run's, else 10. */
-export function twinConcurrency(store: Checkpoint, planConcurrency: number | null): number {
+export function twinConcurrency(store: TwinStore, planConcurrency: number | null): number {
   return planConcurrency ?? dryRunConcurrency(store) ?? 10;
 }
 
 /** The concurrency the dry run estimated with (its `drain.dry_run` events), if any. */
-function dryRunConcurrency(store: Checkpoint): number | null {
+function dryRunConcurrency(store: TwinStore): number | null {
   const e = store.lastEventOf(['drain.dry_run']);
   return typeof e?.data.concurrency === 'number' ? e.data.concurrency : null;
 }

@@ -14,12 +14,13 @@ import type { FailureBreaker } from '../../plan/values.js';
 import type { ActorDeps } from '../types.js';
 import { commandOn } from '../../shared/control-command.js';
 import type { RunNamed } from '../../shared/control-command.js';
+import type { DrainStore } from '../../store/views.js';
 
 /** When each move that ended in this run process ended (ms), and whether it failed, oldest first. */
-const ended = new WeakMap<ActorDeps, Array<{ at: number; failed: boolean }>>();
+const ended = new WeakMap<ActorDeps<DrainStore>, Array<{ at: number; failed: boolean }>>();
 
 /** The breaker in force: `control --breaker`'s (null there: turned off), else the plan's. */
-export function breakerInForce(deps: Pick<ActorDeps, 'plan' | 'store'>): FailureBreaker | undefined {
+export function breakerInForce(deps: Pick<ActorDeps<DrainStore>, 'plan' | 'store'>): FailureBreaker | undefined {
   const set = deps.store.readThresholds().breaker;
   if (set === null) return undefined;
   if (set !== undefined) return set;
@@ -66,7 +67,7 @@ export function judgeBreaker(
 }
 
 /** Counts one ended move; trips the breaker when a failed one reaches the threshold in force within its window. */
-export function noteEndedMove(deps: ActorDeps, failed: boolean): void {
+export function noteEndedMove(deps: ActorDeps<DrainStore>, failed: boolean): void {
   if (deps.dryRun) return;
   const breaker = breakerInForce(deps);
   if (!breaker) return;
@@ -104,6 +105,6 @@ export function noteEndedMove(deps: ActorDeps, failed: boolean): void {
 }
 
 /** Counts one failed move (the count form's only input). */
-export function noteFailedMove(deps: ActorDeps): void {
+export function noteFailedMove(deps: ActorDeps<DrainStore>): void {
   noteEndedMove(deps, true);
 }

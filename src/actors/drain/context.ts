@@ -4,15 +4,16 @@
  */
 import type { AuditEventMap, DrainEventType } from '../../events/vocabulary.js';
 import type { Kind } from '../../plan/types.js';
-import type { ActorStore, ItemRow, RunControl } from '../../store/types.js';
+import type { ItemRow, RunControl } from '../../store/types.js';
 import { capInForce } from '../cap.js';
 import { abortError } from '../errors.js';
 import type { ActorDeps } from '../types.js';
+import type { DrainStore } from '../../store/views.js';
 
 /** One drain's context; `store` is `deps.store`, kept beside it because every drain file uses it. */
 export interface DrainCtx {
-  deps: ActorDeps;
-  store: ActorStore;
+  deps: ActorDeps<DrainStore>;
+  store: DrainStore;
   kind: Kind;
   source: string;
   /** The plan's first destination: the only one of most plans, and bulk mode's (which allows one). */
@@ -22,7 +23,7 @@ export interface DrainCtx {
 }
 
 /** The context of the drain of `kind` off `source`. */
-export function createDrainCtx(deps: ActorDeps, source: string, kind: Kind): DrainCtx {
+export function createDrainCtx(deps: ActorDeps<DrainStore>, source: string, kind: Kind): DrainCtx {
   const to = deps.plan.move.to;
   return { deps, store: deps.store, kind, source, destination: to[0]!, destinations: to };
 }

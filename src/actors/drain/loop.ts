@@ -13,7 +13,7 @@
  */
 import type { PairOutput } from '../../machine/types.js';
 import { DEFAULT_EXPOSURE_BUDGET } from '../../plan/queue-ahead-field.js';
-import type { ActorStore, ItemRow } from '../../store/types.js';
+import type { ItemRow } from '../../store/types.js';
 import { capInForce } from '../cap.js';
 import type { ActorDeps } from '../types.js';
 import { event, noteControl, throwIfAborted, waitUntil, waitUntilOr } from './context.js';
@@ -31,6 +31,7 @@ import { planLaunch, planSteps, planWait, postedEarly } from './turn.js';
 import type { DrainView, Launch, Offer, PairView, Phase, ScheduleKind, Step, Wait } from './turn.js';
 import { boundReached, dueItems, dueTogether, nextDueAt } from './until.js';
 import type { DueRow } from './until.js';
+import type { DrainStore } from '../../store/views.js';
 
 /** Items per scheduling chunk (one intent transaction, its POSTs, one outcome transaction). */
 export const SCHEDULE_CHUNK = 50;
@@ -100,7 +101,7 @@ type SleepWait = Extract<Wait, { do: 'sleep' }>;
 
 /** One call's loop: what it holds between turns, and the I/O that performs each decision. */
 class Loop {
-  private readonly deps: ActorDeps;
+  private readonly deps: ActorDeps<DrainStore>;
   /** Completion prediction: the expected ends of the moves in flight, learnt by each poll. */
   private readonly forecast: Forecast;
   private readonly roundTrip = new RefillRoundTrip();
@@ -422,10 +423,10 @@ class Loop {
 }
 
 /** A pair as the planner sees it, its checkpoint reads made on first use. */
-function pairView(m: Member, store: ActorStore): PairView {
+function pairView(m: Member, store: DrainStore): PairView {
   let listed: boolean | undefined;
   let due: number | null | undefined;
-  let counts: ReturnType<ActorStore['countStates']> | undefined;
+  let counts: ReturnType<DrainStore['countStates']> | undefined;
   let bounded: boolean | undefined;
   const c = () => (counts ??= store.countStates(m.ctx.kind, m.ctx.source));
   return {

@@ -11,7 +11,8 @@
  * run already watched.
  */
 import type { Kind } from '../../plan/types.js';
-import type { ActorStore, ItemRow } from '../../store/types.js';
+import type { ItemRow } from '../../store/types.js';
+import type { MoveModelStore } from '../../store/views.js';
 
 /** Observations kept per kind: enough for a stable median, small enough to refit at every poll. */
 export const MODEL_WINDOW = 64;
@@ -61,7 +62,7 @@ export class MoveModel {
   private readonly fits = new Map<Kind, Fit | null>();
   private readonly dirty = new Set<Kind>();
 
-  constructor(private readonly store: ActorStore) {}
+  constructor(private readonly store: MoveModelStore) {}
 
   private window(kind: Kind): Observation[] {
     let w = this.obs.get(kind);

@@ -21,9 +21,9 @@
  * size (the pool is created from the root).
  */
 import type { ItemRecord } from '../../api/types.js';
-import type { ActorStore } from '../../store/types.js';
 import type { DrainCtx } from './context.js';
 import { poolBytesOf } from './sizes.js';
+import type { DrainStore } from '../../store/views.js';
 
 export interface NetNode {
   parent: number | null;
@@ -36,9 +36,9 @@ export interface NetNode {
 /** Parent chains longer than this are not followed (GitLab has no limit; a cycle would be a bug). */
 const MAX_DEPTH = 32;
 
-const KNOWN = new WeakMap<ActorStore, Map<number, NetNode>>();
+const KNOWN = new WeakMap<DrainStore, Map<number, NetNode>>();
 
-function knownOf(store: ActorStore): Map<number, NetNode> {
+function knownOf(store: DrainStore): Map<number, NetNode> {
   let m = KNOWN.get(store);
   if (!m) {
     m = new Map();

@@ -13,6 +13,7 @@ import { isTarFailure, noteNoSpace } from '../../events/failure-class.js';
 import type { ItemRow } from '../../store/types.js';
 import { bytesOf, freeBytesOf } from './placement.js';
 import type { ActorDeps } from '../types.js';
+import type { DrainStore } from '../../store/views.js';
 
 /**
  * The reasons to record for the failed tar moves among `rows` (by move id) whose destination's
@@ -20,7 +21,7 @@ import type { ActorDeps } from '../types.js';
  * read confirms nothing.
  */
 export async function confirmNoSpace(
-  deps: Pick<ActorDeps, 'plan' | 'log'> & Partial<Pick<ActorDeps, 'prometheus'>>,
+  deps: Pick<ActorDeps<DrainStore>, 'plan' | 'log'> & Partial<Pick<ActorDeps<DrainStore>, 'prometheus'>>,
   kind: Kind,
   rows: readonly ItemRow[],
   found: ReadonlyMap<number, MoveRecord>,

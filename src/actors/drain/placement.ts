@@ -26,11 +26,12 @@
  * resumes.
  */
 import type { Kind } from '../../plan/types.js';
-import type { ActorStore, ItemRow, NetworkRow, PlacedRow } from '../../store/types.js';
+import type { ItemRow, NetworkRow, PlacedRow } from '../../store/types.js';
 import { PoolCharges, copiesPools, memberLanding } from './networks.js';
 import { DESIGN_ALLOWANCE, SIZE_ALLOWANCE, bytesOf } from './sizes.js';
 import type { ActorDeps } from '../types.js';
 import { ActorError, FREE_UNREADABLE } from '../errors.js';
+import type { PlacementStore } from '../../store/views.js';
 
 export { SIZE_ALLOWANCE, bytesOf } from './sizes.js';
 
@@ -52,7 +53,7 @@ export class UnreadableFreeError extends ActorError<typeof FREE_UNREADABLE> {
  * is unreadable like NaN: taken as a number it would make `move.until: {free}` drain everything.
  */
 export async function freeBytesOf(
-  deps: Pick<ActorDeps, 'plan'> & Partial<Pick<ActorDeps, 'prometheus'>>,
+  deps: Pick<ActorDeps<PlacementStore>, 'plan'> & Partial<Pick<ActorDeps<PlacementStore>, 'prometheus'>>,
   storage: string,
 ): Promise<number | null> {
   const free = deps.plan.capacity?.storages[storage];
@@ -87,8 +88,8 @@ function rowBytes(r: PlacedRow): { bytes: number; moved: number } {
     : { bytes: allowance(r.items), moved: allowance(r.movedItems) };
 }
 
-type PlacementDeps = Pick<ActorDeps, 'plan' | 'store' | 'log' | 'clock'> &
-  Partial<Pick<ActorDeps, 'prometheus' | 'instanceVersion'>>;
+type PlacementDeps = Pick<ActorDeps<PlacementStore>, 'plan' | 'store' | 'log' | 'clock'> &
+  Partial<Pick<ActorDeps<PlacementStore>, 'prometheus' | 'instanceVersion'>>;
 
 /** One destination as the policy sees it. */
 export interface Candidate {
@@ -450,8 +451,8 @@ export class Placement {
   }
 }
 
-const BUILDING = new WeakMap<ActorStore, Promise<Placement>>();
-const READY = new WeakMap<ActorStore, Placement>();
+const BUILDING = new WeakMap<PlacementStore, Promise<Placement>>();
+const READY = new WeakMap<PlacementStore, Placement>();
 
 /**
  * Builds the run's placement state (one per checkpoint store) if it is not built yet; with
@@ -478,7 +479,7 @@ export async function preparePlacement(deps: PlacementDeps, source?: string): Pr
  * The run's placement state, synchronously: scheduling commits its intents before its first await
  * (the cap counts them), so the drain prepares the state before it schedules anything.
  */
-export function placementOf(deps: Pick<ActorDeps, 'store'>): Placement {
+export function placementOf(deps: Pick<ActorDeps<PlacementStore>, 'store'>): Placement {
   const p = READY.get(deps.store);
   if (!p) throw new Error('placement used before preparePlacement()');
   return p;

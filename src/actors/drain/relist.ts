@@ -6,13 +6,13 @@
  * than the listing has pages, the source is listed again, once for every batch that asks while it
  * runs.
  */
-import type { ActorStore } from '../../store/types.js';
 import type { DrainCtx } from './context.js';
+import type { DrainStore } from '../../store/views.js';
 
 /** Items per listing page. */
 const PAGE = 100;
 
-const RUNNING = new WeakMap<ActorStore, Map<string, Promise<Set<number>>>>();
+const RUNNING = new WeakMap<DrainStore, Map<string, Promise<Set<number>>>>();
 
 /**
  * The ids a fresh listing of (kind, source) showed, recorded as listed now; an empty set when

@@ -24,13 +24,14 @@ import { withUnreachable } from './unreachable.js';
 import { moveUnreachableByBulk } from './unreachable-bulk.js';
 import { MAX_EXTRA_ROUNDS, drainResult } from './result.js';
 import { boundReached, nextDueAt } from './until.js';
+import type { DrainStore } from '../../store/views.js';
 
 /**
  * Drains one kind off one source storage (throttled or bulk per the plan). Resumable: call again
  * with the same checkpoint after a crash or an abort. Throws DrainError SHARDMOVE_ABORTED when
  * `deps.signal` aborts.
  */
-export async function runDrain(deps: ActorDeps, input: DrainInput): Promise<DrainOutput> {
+export async function runDrain(deps: ActorDeps<DrainStore>, input: DrainInput): Promise<DrainOutput> {
   // The one schedule (move.order: together): every pair at once, each one's own paths kept there.
   if (input.pairs) return runTogether(deps, input.pairs, runDrain);
   const ctx = createDrainCtx(deps, input.source, input.kind);

@@ -21,12 +21,17 @@ import { moveTogether } from './loop.js';
 import { drainResult } from './result.js';
 import { withUnreachable } from './unreachable.js';
 import { moveUnreachableByBulk } from './unreachable-bulk.js';
+import type { DrainStore } from '../../store/views.js';
 
 /** The drain of one pair, as ./run.ts does it (passed in: run.ts is the one that calls this). */
-export type DrainOne = (deps: ActorDeps, input: DrainInput) => Promise<DrainOutput>;
+export type DrainOne = (deps: ActorDeps<DrainStore>, input: DrainInput) => Promise<DrainOutput>;
 
 /** Drains every pair of `pairs` (in the run's order) in one schedule; the result holds each pair's. */
-export async function runTogether(deps: ActorDeps, pairs: readonly DrainPair[], one: DrainOne): Promise<DrainOutput> {
+export async function runTogether(
+  deps: ActorDeps<DrainStore>,
+  pairs: readonly DrainPair[],
+  one: DrainOne,
+): Promise<DrainOutput> {
   const results = new Map<string, PairOutput>();
   const key = (p: { source: string; kind: string }) => `${p.source}/${p.kind}`;
   const alone = async (p: DrainPair) =>

@@ -19,6 +19,7 @@ import type { ItemRow } from '../../store/types.js';
 import type { ActorDeps } from '../types.js';
 import type { DrainCtx } from './context.js';
 import { event } from './context.js';
+import type { DrainStore } from '../../store/views.js';
 
 /** How every reason given to such a project starts (the failure class reads it: events/failure-class.ts). */
 export const UNREACHABLE_REASON = 'hidden or pending deletion';
@@ -41,7 +42,7 @@ export async function listedOnSource(
 }
 
 /** Why the plan forbids a bulk move of a source, or null when it allows one (it takes everything there). */
-export function bulkForbiddenBy(deps: Pick<ActorDeps, 'plan' | 'itemsGiven'>): string | null {
+export function bulkForbiddenBy(deps: Pick<ActorDeps<DrainStore>, 'plan' | 'itemsGiven'>): string | null {
   if (deps.itemsGiven === 'list') return 'the reviewed list (run --only)';
   if (deps.itemsGiven) return 'a revert';
   if (deps.plan.move.select) return 'move.select';
@@ -66,7 +67,7 @@ export function bulkBlockedBy(ctx: Pick<DrainCtx, 'deps' | 'store' | 'kind' | 's
 }
 
 /** The release as the reason names it. */
-function releaseText(deps: Pick<ActorDeps, 'instanceVersion'>): string {
+function releaseText(deps: Pick<ActorDeps<DrainStore>, 'instanceVersion'>): string {
   const v = deps.instanceVersion?.() ?? null;
   return v ? `GitLab ${v}` : 'this GitLab release';
 }

@@ -10,16 +10,16 @@ import type { StopRequest } from '../../events/vocabulary.js';
 import { stopAskedBy } from '../../events/hold.js';
 import type { MigrationSpan } from '../../report/span.js';
 import type { RunContext } from '../../machine/types.js';
-import type { CheckpointStore } from '../../store/types.js';
 import type { Clock } from '../../shared/clock.js';
 import type { SecretSet } from '../observe/logger.js';
 import { createStopWatch } from './stop.js';
 import type { StopWatch } from './stop.js';
 import type { RunOptions, RunOutcome } from '../types.js';
+import type { ControlStore } from '../../store/views.js';
 
 /** The watcher of a run, which says on standard error when it sees a request. */
 export function watchRunForStop(o: {
-  store: CheckpointStore;
+  store: ControlStore;
   clock: Clock;
   log: Logger;
   opts: Pick<RunOptions, 'signal' | 'stderr'>;
@@ -44,11 +44,7 @@ export function watchRunForStop(o: {
  * has seen the stop in its cap: until then it follows the job, which the instance cannot call
  * back, to its end (or holds its POST).
  */
-export function quietForStop(
-  store: Pick<CheckpointStore, 'countInFlight' | 'getBulk'>,
-  c: RunContext,
-  deps: ActorDeps,
-): boolean {
+export function quietForStop(store: ControlStore, c: RunContext, deps: ActorDeps): boolean {
   if (c.step !== 'drain') return true;
   if (store.countInFlight() > 0) return false;
   const kind = c.kinds[c.kindIndex];
@@ -77,7 +73,7 @@ export function stoppedOutcome(a: {
   /** The whole migration's span, this process included (../report/span.ts). */
   span?: MigrationSpan;
   opts: Pick<RunOptions, 'dryRun'>;
-  store: CheckpointStore;
+  store: ControlStore;
   services: { clock: Clock };
   log: Logger;
   logFile: string;

@@ -17,8 +17,8 @@ import { lstatSync, rmdirSync, unlinkSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import type { Logger } from 'pino';
 import type { StopRequest } from '../../events/vocabulary.js';
-import type { CheckpointStore } from '../../store/types.js';
 import type { Clock, Timer } from '../../shared/clock.js';
+import type { ControlStore } from '../../store/views.js';
 
 /** How often the watcher looks for a stop request when nothing told it to. */
 export const STOP_CHECK_MS = 1_000;
@@ -31,7 +31,7 @@ export function stopFilePath(checkpoint: string): string {
 }
 
 export interface StopWatchOptions {
-  store: Pick<CheckpointStore, 'file' | 'readControl' | 'writeControl' | 'appendEvent' | 'countInFlight'>;
+  store: ControlStore;
   clock: Clock;
   log: Pick<Logger, 'info' | 'warn'>;
   /** The run's other ends (Ctrl-C, a lost lease): once it aborted, the watcher never ends the run. */

@@ -8,8 +8,8 @@
  * and the latency. A later `run` of the checkpoint keeps them; `plan` goes back to the plan's.
  */
 import type { FailureBreaker } from '../../plan/values.js';
-import type { Checkpoint } from '../../store/checkpoint.js';
 import type { RuleBound, ThresholdBy, ThresholdName, ThresholdSetting } from '../../store/thresholds.js';
+import type { ControlStore } from '../../store/views.js';
 
 /** One threshold to change; `value` null: back to the plan's. */
 export type ThresholdChange =
@@ -34,7 +34,7 @@ export interface ThresholdDone {
 }
 
 /** The thresholds of the plan recorded in the checkpoint; null when it records none (never run by this version). */
-export function planThresholdsOf(store: Pick<Checkpoint, 'loadRun'>): PlanThresholds | null {
+export function planThresholdsOf(store: Pick<ControlStore, 'loadRun'>): PlanThresholds | null {
   const record = store.loadRun()?.plan;
   if (!record) return null;
   const plan = JSON.parse(record) as {
@@ -89,7 +89,7 @@ function planValueOf(change: ThresholdChange, plan: PlanThresholds | null): Thre
  * refused changes nothing. Returns what each was and is, or the refusals.
  */
 export function applyThresholds(
-  store: Pick<Checkpoint, 'loadRun' | 'batch' | 'writeThreshold'>,
+  store: ControlStore,
   changes: readonly ThresholdChange[],
   at: number,
   by: ThresholdBy,

@@ -5,12 +5,12 @@
 import type { RunContext } from '../../machine/types.js';
 import type { Kind } from '../../plan/types.js';
 import { KINDS } from '../../plan/values.js';
-import type { ItemStore } from '../../store/types.js';
 import { ITEM_STATES } from '../../store/types.js';
 import { writeFileAtomic } from '../../files/atomic.js';
 import type { ItemsFormat, ListedItem } from './items-format.js';
 import { renderItems } from './items-format.js';
 import { openExistingCheckpoint } from '../status.js';
+import type { ListStore } from '../../store/views.js';
 
 const ALL = Number.MAX_SAFE_INTEGER;
 
@@ -26,10 +26,7 @@ export interface ListWritten {
  * (on a source whose `move.until` bound is reached, only those placed), with the destination each
  * would go to. Ordered by kind as the run drains them, then source, then id.
  */
-export function wouldMove(
-  store: Pick<ItemStore, 'itemsInState' | 'getBound'>,
-  c: RunContext,
-): ListWritten & { list: ListedItem[] } {
+export function wouldMove(store: ListStore, c: RunContext): ListWritten & { list: ListedItem[] } {
   const list: ListedItem[] = [];
   const unlisted: ListWritten['unlisted'] = [];
   for (const kind of c.kinds) {
@@ -106,7 +103,7 @@ export interface ItemView {
 }
 
 /** Every item of a checkpoint, by kind, state and id. */
-export function itemViews(store: Pick<ItemStore, 'itemsInState'>): ItemView[] {
+export function itemViews(store: ListStore): ItemView[] {
   const out: ItemView[] = [];
   for (const kind of KINDS)
     for (const state of ITEM_STATES)

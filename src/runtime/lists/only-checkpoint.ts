@@ -6,12 +6,12 @@
  * listings as done and verify nothing of the rest, or, resumed by mistake after Ctrl-C, move what
  * the review left out).
  */
-import type { CheckpointStore } from '../../store/types.js';
 import { ITEMS_OTHER_LIST, RuntimeError } from '../errors.js';
 import type { RunOptions } from '../types.js';
+import type { ListStore } from '../../store/views.js';
 
 export function assertGivenList(
-  store: Pick<CheckpointStore, 'givenList' | 'summary'>,
+  store: ListStore,
   file: string,
   opts: Pick<RunOptions, 'given' | 'dryRun' | 'mode' | 'planFile'>,
   now: number,

@@ -13,9 +13,10 @@ import type { Logger } from 'pino';
 import type { RequestEvent } from '../../api/client.js';
 import type { Plan } from '../../plan/types.js';
 import type { PaceMeter } from '../../report/pace.js';
-import type { CheckpointStore, NotifyStore } from '../../store/types.js';
+import type { NotifyStore } from '../../store/types.js';
 import type { Clock } from '../../shared/clock.js';
 import type { RunNamed } from '../../shared/control-command.js';
+import type { ObserverStore } from '../../store/views.js';
 
 /** What an observer may look at while the run goes on. */
 export interface ObservedRun {
@@ -26,7 +27,7 @@ export interface ObservedRun {
   /** The log's last sequence number before this process took the lock: its own events come after. */
   fromSeq: number;
   /** The run's own checkpoint connection: read it (summary, events); never write. */
-  store: Pick<CheckpointStore, 'summary' | 'readEvents' | 'lastEventSeq' | 'lastEventOf' | 'readControl' | 'getItem'>;
+  store: ObserverStore;
   /**
    * The checkpoint's notifications (the plan's `notify:`), on the same connection: the one part an
    * observer writes, and only their delivery worker does.

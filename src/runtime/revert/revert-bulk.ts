@@ -12,8 +12,8 @@
  */
 import type { InstanceApi } from '../../api/types.js';
 import type { Kind } from '../../plan/types.js';
-import type { ItemStore } from '../../store/types.js';
 import type { RevertItem } from '../../actors/index.js';
+import type { ForwardCheckpoint } from '../../store/views.js';
 
 const KINDS: readonly Kind[] = ['projects', 'snippets', 'groups'];
 /** Moves read per page of the instance's move list. */
@@ -33,7 +33,7 @@ const CLOCK_MARGIN_MS = 60_000;
  */
 export async function bulkJobItems(
   api: Pick<InstanceApi, 'listMoves'>,
-  forward: Pick<ItemStore, 'getBulk' | 'getItem'>,
+  forward: ForwardCheckpoint,
   sources: readonly string[],
   destinations: readonly string[],
 ): Promise<RevertItem[]> {

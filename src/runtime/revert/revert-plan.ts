@@ -4,12 +4,13 @@
  * moves of the forward run may still land. Its secrets are observe/logger.ts's secretsOf, as a run's.
  */
 import type { Plan } from '../../plan/types.js';
-import type { CheckpointStore, ItemRow } from '../../store/types.js';
+import type { ItemRow } from '../../store/types.js';
 import { CHECKPOINT_MODE, MOVES_IN_FLIGHT, RuntimeError } from '../errors.js';
 import type { AliveMove, RevertItem } from '../../actors/index.js';
+import type { ForwardCheckpoint } from '../../store/views.js';
 
 /** The forward checkpoint must hold a real run: a dry run moved nothing; a revert's is not reverted. */
-export function assertForward(store: CheckpointStore, file: string, revertFile: string): void {
+export function assertForward(store: ForwardCheckpoint, file: string, revertFile: string): void {
   if (store.mode() === 'dry-run') {
     throw new RuntimeError(
       CHECKPOINT_MODE,

@@ -4,11 +4,12 @@
  */
 import { existsSync } from 'node:fs';
 import type { Kind } from '../../plan/types.js';
-import type { CheckpointStore, ItemState, SavedRun } from '../../store/types.js';
+import type { ItemState, SavedRun } from '../../store/types.js';
 import { ITEM_STATES } from '../../store/types.js';
 import { modeRefusal } from '../mode.js';
 import type { RevertItem, SkippedItem } from '../../actors/index.js';
 import type { RuntimeServices } from '../types.js';
+import type { ForwardCheckpoint } from '../../store/views.js';
 
 /** Items to move back, per kind and pair of storages. */
 export interface RevertGroup {
@@ -80,7 +81,7 @@ export function readRevertState(
 }
 
 /** Every row of the revert's checkpoint: kind, id and state. */
-function rowsOf(store: CheckpointStore): { kind: Kind; id: number; state: ItemState }[] {
+function rowsOf(store: ForwardCheckpoint): { kind: Kind; id: number; state: ItemState }[] {
   const out: { kind: Kind; id: number; state: ItemState }[] = [];
   for (const kind of ['projects', 'snippets', 'groups'] as const)
     for (const state of ITEM_STATES)
@@ -98,10 +99,10 @@ export function readSkipped(file: string, services: Pick<RuntimeServices, 'openC
 }
 
 /** Items the revert left alone: seeded as skipped, or found elsewhere by the drain before their POST. */
-function skippedIn(store: CheckpointStore): SkippedItem[] {
+function skippedIn(store: ForwardCheckpoint): SkippedItem[] {
   const out: SkippedItem[] = [];
   const skipped = (
-    row: ReturnType<CheckpointStore['itemsInState']>[number],
+    row: ReturnType<ForwardCheckpoint['itemsInState']>[number],
     kind: RevertItem['kind'],
     fallback: string,
   ): SkippedItem => ({

@@ -27,7 +27,6 @@ import type { RunContext } from '../../machine/types.js';
 import { planHashInput } from '../../plan/hash.js';
 import type { LoadedPlan } from '../../plan/load.js';
 import type { Plan } from '../../plan/types.js';
-import type { CheckpointStore } from '../../store/types.js';
 import { LeaseLostError } from '../../store/errors.js';
 import type { RuntimeError } from '../errors.js';
 import { DEFAULT_LEASE_MS, keepLease } from '../ownership/lease.js';
@@ -64,6 +63,7 @@ import { openExistingCheckpoint } from '../status.js';
 import type { RunOptions, RunOutcome, RuntimeServices } from '../types.js';
 import { laterWeightChange, restoreTarget, weightsChangedError, weightsLeftBy } from '../../actors/index.js';
 import type { LaterWeight, WeightChange } from '../../actors/index.js';
+import type { ForwardCheckpoint } from '../../store/views.js';
 
 export type { AliveMove, RevertItem, SkippedItem } from '../../actors/index.js';
 export type { RevertGroup } from './revert-state.js';
@@ -374,7 +374,7 @@ interface ForwardReads {
  */
 async function readForward(a: {
   api: InstanceApi;
-  forward: CheckpointStore;
+  forward: ForwardCheckpoint;
   context: Partial<RunContext> | undefined;
   plan: Plan;
   seeded: boolean;
