@@ -38,35 +38,29 @@ export interface RouteLimitDef {
 
 const SEGMENT = '[^/]+';
 
-/** GitLab's keys for the routes the orchestrator calls (unknown routes are not paced). */
-export const ROUTE_LIMITS: Readonly<Record<string, RouteLimitDef>> = {
-  projects_api: { setting: 'projects_api_limit', intervalMs: 600_000, route: 'GET /projects', path: /^\/projects$/ },
-  project_api: {
-    setting: 'project_api_limit',
-    intervalMs: 60_000,
-    route: 'GET /projects/:id',
-    path: new RegExp(`^/projects/${SEGMENT}$`),
-  },
-  groups_api: { setting: 'groups_api_limit', intervalMs: 60_000, route: 'GET /groups', path: /^\/groups$/ },
-  group_api: {
-    setting: 'group_api_limit',
-    intervalMs: 60_000,
-    route: 'GET /groups/:id',
-    path: new RegExp(`^/groups/${SEGMENT}$`),
-  },
-  group_projects_api: {
-    setting: 'group_projects_api_limit',
-    intervalMs: 60_000,
-    route: 'GET /groups/:id/projects',
-    path: new RegExp(`^/groups/${SEGMENT}/projects$`),
-  },
-  user_projects_api: {
-    setting: 'user_projects_api_limit',
-    intervalMs: 60_000,
-    route: 'GET /users/:id/projects',
-    path: new RegExp(`^/users/${SEGMENT}/projects$`),
-  },
-};
+/**
+ * GitLab's keys for the routes the orchestrator calls (unknown routes are not paced), each with its
+ * window: the threshold is the setting `<key>_limit`, and `:id` in the route stands for one path segment.
+ */
+export const ROUTE_LIMITS: Readonly<Record<string, RouteLimitDef>> = routeLimitsOf({
+  projects_api: { route: 'GET /projects', intervalMs: 600_000 },
+  project_api: { route: 'GET /projects/:id', intervalMs: 60_000 },
+  groups_api: { route: 'GET /groups', intervalMs: 60_000 },
+  group_api: { route: 'GET /groups/:id', intervalMs: 60_000 },
+  group_projects_api: { route: 'GET /groups/:id/projects', intervalMs: 60_000 },
+  user_projects_api: { route: 'GET /users/:id/projects', intervalMs: 60_000 },
+});
+
+function routeLimitsOf(
+  routes: Record<string, { route: string; intervalMs: number }>,
+): Readonly<Record<string, RouteLimitDef>> {
+  return Object.fromEntries(
+    Object.entries(routes).map(([key, { route, intervalMs }]) => {
+      const path = new RegExp(`^${route.slice('GET '.length).replaceAll(':id', SEGMENT)}$`);
+      return [key, { setting: `${key}_limit`, intervalMs, route, path }];
+    }),
+  );
+}
 
 /** The wait after a 429 whose route and Retry-After are both unknown. */
 export const UNKNOWN_WINDOW_MS = 60_000;

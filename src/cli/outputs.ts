@@ -9,7 +9,7 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { outputTargetOf } from '../files/atomic.js';
 import { isSameFile } from '../files/same-file.js';
-import { locateCheckpoint, logPath, revertCheckpointPath } from '../runtime/paths.js';
+import { checkpointPlaceOf, logPath, revertCheckpointPath } from '../runtime/paths.js';
 import type { CommandContext } from './context.js';
 import { ArgsError } from './errors.js';
 import { readPlanIdentity } from './plan-identity.js';
@@ -39,6 +39,18 @@ export function checkpointFiles(file: string, opts: { log?: boolean } = {}): Nam
 }
 
 /**
+ * An output flag as a command gives it: the command's name, the flag, the path given, the directory
+ * it is relative to, and whether `-` (standard output) is taken.
+ */
+type OutputFlag = [
+  command: string,
+  flag: string,
+  given: string,
+  ctx: Pick<CommandContext, 'cwd'>,
+  opts?: { stream?: boolean },
+];
+
+/**
  * Checks an output flag's path before the command does any work, and returns it resolved (or `-`).
  * Every output is a regular file, new or replaced, never anything else at its name: a symlink (also
  * one to a regular file, or /dev/stdout), a directory, a FIFO, a socket or a device is refused with
@@ -46,13 +58,7 @@ export function checkpointFiles(file: string, opts: { log?: boolean } = {}): Nam
  * output where `stream` says the output can be one; elsewhere it is refused, not taken as a file
  * named `-` (a list to review, a file a collector reads).
  */
-export function checkOutputPath(
-  command: string,
-  flag: string,
-  given: string,
-  ctx: Pick<CommandContext, 'cwd'>,
-  opts: { stream?: boolean } = {},
-): string {
+export function checkOutputPath(...[command, flag, given, ctx, opts = {}]: OutputFlag): string {
   const out = resolveOutputPath(command, flag, given, ctx, opts);
   if (out === '-') return out;
   const at = outputTargetOf(out);
@@ -72,13 +78,7 @@ export function checkOutputPath(
  * elsewhere); what is at the path is checkOutputPath's, which a command calls once it compared its
  * outputs with its inputs (a symlink to the checkpoint is named as the checkpoint first).
  */
-export function resolveOutputPath(
-  command: string,
-  flag: string,
-  given: string,
-  ctx: Pick<CommandContext, 'cwd'>,
-  opts: { stream?: boolean } = {},
-): string {
+export function resolveOutputPath(...[command, flag, given, ctx, opts = {}]: OutputFlag): string {
   if (given === '-') {
     if (opts.stream) return '-';
     throw new ArgsError(`${command}: ${flag} names a file; it cannot be - (standard output): name a file`);
@@ -153,14 +153,8 @@ async function refuseInputs(
   // command's to refuse, with its own message.
   const at = (dryRun: boolean) => {
     try {
-      return locateCheckpoint({
-        planFile: flags.plan,
-        planName: plan.name,
-        planCheckpoint: plan.checkpoint,
-        statePath: flags.state,
-        role: dryRun ? 'dry-run' : 'run',
-        cwd: ctx.cwd,
-      }).file;
+      const where = { planFile: flags.plan, statePath: flags.state, cwd: ctx.cwd };
+      return checkpointPlaceOf(plan, where, dryRun ? 'dry-run' : 'run').file;
     } catch {
       return null;
     }

@@ -7,7 +7,7 @@
 import { loadPlan, readPlanHead } from '../plan/load.js';
 import { checkpointProblem } from '../plan/checkpoint-field.js';
 import { existsSync } from 'node:fs';
-import { locateCheckpoint, otherCheckpointNote } from '../runtime/paths.js';
+import { checkpointPlaceOf, locateCheckpoint, otherCheckpointNote } from '../runtime/paths.js';
 import { assertCheckpointOfPlan } from '../runtime/ownership/plan-owner.js';
 import { openExistingCheckpoint } from '../runtime/status.js';
 import type { CommandContext } from './context.js';
@@ -61,13 +61,7 @@ export async function resolveRunCheckpoint(
     return { file: place.file, planConcurrency: null };
   }
   const plan = await readPlanIdentity(opts.plan, ctx);
-  const place = locateCheckpoint({
-    planFile: opts.plan,
-    planName: plan.name,
-    planCheckpoint: plan.checkpoint,
-    role: 'run',
-    cwd: ctx.cwd,
-  });
+  const place = checkpointPlaceOf(plan, { planFile: opts.plan, cwd: ctx.cwd }, 'run');
   const note = otherCheckpointNote(place);
   if (note) ctx.stderr.write(`note: ${note}\n`);
   refuseOtherPlans(place.file, opts.plan, plan, ctx);

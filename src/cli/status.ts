@@ -15,7 +15,7 @@ import { copyStatusFor, isCopyStatus } from './copy-status.js';
 import { readPlanGiven } from './plan-given.js';
 import { readPlanIdentity, resolveRunCheckpoint } from './plan-identity.js';
 import { existsSync } from 'node:fs';
-import { locateCheckpoint } from '../runtime/paths.js';
+import { checkpointPlaceOf } from '../runtime/paths.js';
 import { systemClock } from '../shared/clock.js';
 import { watchIntervalOf, watchStatus } from './status-watch.js';
 import { promptStreamOf } from './terminal.js';
@@ -34,13 +34,7 @@ export async function statusCheckpoint(
   if (opts.state) return file;
   if (!opts.dryRun && existsSync(file)) return file;
   const plan = await readPlanIdentity(opts.plan, ctx);
-  const dry = locateCheckpoint({
-    planFile: opts.plan,
-    planName: plan.name,
-    planCheckpoint: plan.checkpoint,
-    role: 'dry-run',
-    cwd: ctx.cwd,
-  }).file;
+  const dry = checkpointPlaceOf(plan, { planFile: opts.plan, cwd: ctx.cwd }, 'dry-run').file;
   if (opts.dryRun) return dry;
   if (!existsSync(dry)) return file;
   say(`note: this plan has not run yet (no ${file}); showing its dry run's checkpoint, ${dry}\n`);

@@ -11,7 +11,7 @@ import type { Stats } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { readPlanFile } from '../plan/load.js';
 import { formatApproxDuration } from '../report/summary.js';
-import { locateCheckpoint, otherCheckpointNote } from '../runtime/paths.js';
+import { checkpointPlaceOf, otherCheckpointNote } from '../runtime/paths.js';
 import { shellWord } from '../shared/shell-word.js';
 import { assertCheckpointOfPlan } from '../runtime/ownership/plan-owner.js';
 import { lockHolder, openExistingCheckpoint } from '../runtime/status.js';
@@ -46,14 +46,7 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
   const out = resolveOutputPath('twin', '--out', opts.out, ctx);
   checkTarget(out, opts.force);
   const plan = await readPlanIdentity(opts.plan, ctx);
-  const place = locateCheckpoint({
-    planFile: opts.plan,
-    planName: plan.name,
-    planCheckpoint: plan.checkpoint,
-    statePath: opts.state,
-    role: 'dry-run',
-    cwd: ctx.cwd,
-  });
+  const place = checkpointPlaceOf(plan, { planFile: opts.plan, statePath: opts.state, cwd: ctx.cwd }, 'dry-run');
   const file = place.file;
   const note = otherCheckpointNote(place);
   if (note) ctx.stderr.write(`note: ${note}\n`);

@@ -42,77 +42,70 @@ export interface FailureRemedy {
 
 const DOC = 'docs/failures.md';
 
-export const FAILURE_REMEDIES: Readonly<Record<FailureClass, FailureRemedy>> = {
+/** Each class's words; its doc is the class's anchor in docs/failures.md. */
+const REMEDY_WORDS: Readonly<Record<FailureClass, Omit<FailureRemedy, 'doc'>>> = {
   checksum: {
     title: 'checksum mismatch',
     remedy: 'the copy differed from the source and was removed; check the source repository (git fsck), then run again',
-    doc: `${DOC}#checksum`,
   },
   'read-only': {
     title: 'read-only left behind',
     remedy:
       'no move runs but the repository stays read-only; in the Rails console: Project.find(ID).set_repository_writable!, then run again',
-    doc: `${DOC}#read-only`,
   },
   'lease-held': {
     title: 'lease held',
     remedy:
       "the worker found the repository's lease held (a Sidekiq rerun or a second move); wait for the other move to end, then run again",
-    doc: `${DOC}#lease-held`,
   },
   'no-space': {
     title: 'no space on the destination',
     remedy:
       'the destination filled up during the copy; free space or add a storage, lower its weight in the plan, then run again',
-    doc: `${DOC}#no-space`,
   },
   'tar-failed': {
     title: 'a copy failure in tar',
     remedy:
       "tar failed extracting the copy on the destination (exit status 2: a full disk, or a snapshot stream cut short); check the destination's free space and Gitaly's log for the move, then run again",
-    doc: `${DOC}#tar-failed`,
   },
   'source-missing': {
     title: 'source repository missing',
     remedy:
       "Gitaly has no repository on the source storage; check the project's repository (Rails: Project.find(ID).repository.exists?) before moving it",
-    doc: `${DOC}#source-missing`,
   },
   'gitaly-unavailable': {
     title: 'Gitaly unavailable',
     remedy: 'a Gitaly node did not answer; check /-/readiness and the Gitaly nodes of both storages, then run again',
-    doc: `${DOC}#gitaly-unavailable`,
   },
   timeout: {
     title: 'Gitaly call timed out',
     remedy:
       'a Gitaly call ran past its 6-hour limit (4:Deadline Exceeded.); check the size of the repository and the load on both Gitaly nodes, then run again at a quieter time',
-    doc: `${DOC}#timeout`,
   },
   'stuck-queued': {
     title: 'stuck queued',
     remedy:
       'the move never left the queue; check Sidekiq (the update_repository_storage queues), then run again once it is picked up',
-    doc: `${DOC}#stuck-queued`,
   },
   'stuck-running': {
     title: 'stuck running',
     remedy:
       'the move stays started and the repository read-only; check its Sidekiq job, then make it writable in the Rails console',
-    doc: `${DOC}#stuck-running`,
   },
   'hidden-unreachable': {
     title: 'hidden or pending deletion',
     remedy:
       'before 16.7 GitLab finds hidden and pending-delete projects only through the bulk move of their storage: run a plan for that storage without move.select, move.until or --only (it moves them by the bulk move), or upgrade to 16.7 or later, then run again with --retry-quarantined',
-    doc: `${DOC}#hidden-unreachable`,
   },
   unknown: {
     title: 'unknown',
     remedy: "read the error message and GitLab's logs for the move (Sidekiq, exceptions_json); retrying often helps",
-    doc: `${DOC}#unknown`,
   },
 };
+
+export const FAILURE_REMEDIES = Object.fromEntries(
+  FAILURE_CLASSES.map((c) => [c, { ...REMEDY_WORDS[c], doc: `${DOC}#${c}` }]),
+) as Readonly<Record<FailureClass, FailureRemedy>>;
 
 /**
  * GitLab's checksum check after replication (`UpdateRepositoryStorage|` and `ReplicateService|`

@@ -9,11 +9,14 @@
  * retired: its readers take them through one table (./legacy-names.ts), so a name changes there or
  * not at all. Fields are only added otherwise (as optional when an older checkpoint may lack them).
  *
- * This module is at the bottom of the house: it imports nothing but the plan's `Kind`. The shapes of
- * higher layers' values (a verification entry, a drain's result) are restated here as fields.
+ * This module is at the bottom of the house: it imports nothing but types of the plan and the HTTP
+ * client's record of an attempt, which the log keeps as the client made it. The shapes of higher
+ * layers' values (a verification entry, a drain's result) are restated here as fields; a throttle
+ * rule's state is declared here and schedule/rules.ts, which computes it, takes it from here.
  */
+import type { RequestEvent } from '../api/client.js';
 import type { Kind } from '../plan/types.js';
-import type { FailureBreaker } from '../plan/values.js';
+import type { FailureBreaker, ThrottleRule } from '../plan/values.js';
 
 /** How a run machine ends: the run's final states, in the order the machine checks them. */
 export const FINAL_STATES = ['done', 'doneWithQuarantine', 'failed'] as const;
@@ -21,6 +24,31 @@ export type FinalState = (typeof FINAL_STATES)[number];
 
 export function isFinalState(s: string): s is FinalState {
   return (FINAL_STATES as readonly string[]).includes(s);
+}
+
+/** A throttle rule's status: `ok`, `pending` (past its bound, for less than its `for`), `holding`, or `error` (its query failed). */
+export type RuleStatus = 'ok' | 'pending' | 'holding' | 'error';
+
+/** One throttle rule's state after a reading. */
+export interface RuleState {
+  rule: string;
+  action: ThrottleRule['action'];
+  status: RuleStatus;
+  /** The worst sample's value (null: no sample, or the query failed). */
+  value: number | null;
+  /** The worst sample's labels (empty for a scalar). */
+  labels: Record<string, string>;
+  op: 'above' | 'below';
+  bound: number;
+  /** Since when the condition (or the error) has been true (ms since epoch; null while ok). */
+  since: number | null;
+  /** What failed, for status `error`. */
+  error: string | null;
+}
+
+/** A rule's status change, with the status before it (null at the first reading). */
+export interface RuleChange extends RuleState {
+  previous: RuleStatus | null;
 }
 
 /** The drain an event belongs to. */
@@ -173,15 +201,8 @@ export interface AuditEventMap {
   };
   'step.started': { step: string };
   'schedule.ignored': { windows: string[]; timezone: string };
-  'http.mutating': {
-    method: string;
-    path: string;
-    attempt: number;
-    mutating: boolean;
-    status?: number | null;
-    durationMs?: number;
-    errorCode?: string | null;
-  };
+  /** The client's record of the attempt, as written; `method` read back as any text. */
+  'http.mutating': Omit<RequestEvent, 'method'> & { method: string };
   'weights.restored': { from: Record<string, number>; to: Record<string, number> };
   /**
    * The end of a run read, on the instance, where each item with a copy left behind lives now
@@ -247,18 +268,7 @@ export interface AuditEventMap {
   'window.closed': GateChangeData;
   'throttle.cap': GateChangeData;
   /** A throttle rule changed status (schedule/rules.ts): its value, bound and since when. */
-  'rule.changed': {
-    rule: string;
-    action: 'pause' | 'cut';
-    status: 'ok' | 'pending' | 'holding' | 'error';
-    previous: 'ok' | 'pending' | 'holding' | 'error' | null;
-    value: number | null;
-    labels: Record<string, string>;
-    op: 'above' | 'below';
-    bound: number;
-    since: number | null;
-    error: string | null;
-  };
+  'rule.changed': RuleChange;
   // Drains (actors/drain/)
   'drain.started': OfDrain & { mode: 'throttled' | 'bulk' | 'records' };
   'drain.finished': OfDrain & {

@@ -85,104 +85,79 @@ const PAUSING: ReadonlySet<HoldBy> = new Set<HoldBy>([
   'stop',
 ]);
 
+/**
+ * Every series' `# HELP` text, by metric name: what a scrape says each one means.
+ */
+const HELP = {
+  shardmove_items: 'Items known to the run, by kind, source storage and item state.',
+  shardmove_moves_in_flight:
+    'Moves scheduled or in flight (what the concurrency cap counts); absent once the run ended.',
+  shardmove_concurrency_cap:
+    "The cap in force: moves allowed in flight (the operator's cap, lowered by maintenance windows and the throttle); NaN until the first drain looked; absent once the run ended.",
+  shardmove_paused:
+    '1 while nothing new is scheduled because the run is paused or held (`shardmove control --pause`, the failure breaker, a throttle rule, no room on a destination, the throttle, a bulk job waiting in Sidekiq, the rate limit, an instance that does not answer, a stop), else 0; not for a maintenance window; absent once the run ended.',
+  shardmove_held:
+    'Per holder (`by`: control, breaker, rule, capacity, window, throttle, queue, ratelimit, outage: the instance does not answer, stop), 1 while it holds the run (nothing new starts), else 0; absent once the run ended.',
+  shardmove_eta_seconds:
+    "Estimated seconds until every remaining item is moved, at this process's rate over the last 10 minutes (the progress line's: moves inherited from an earlier process do not count); NaN when unknown (measuring, or held); absent once the run ended.",
+  shardmove_items_remaining:
+    'Items still to move: neither moved, quarantined, nor left on the source as planned (move.until reached, or not selected by move.select); absent once the run ended.',
+  shardmove_last_successful_poll_timestamp_seconds:
+    'When a poll of the storage moves last succeeded (Unix time); absent before the first one and once the run ended.',
+  shardmove_heartbeat_timestamp_seconds:
+    'When this process last rewrote the file while running the plan (at least every 30 s; Unix time); absent once the run ended.',
+  shardmove_run_start_timestamp_seconds: 'When this process started running the plan (Unix time).',
+  shardmove_migration_start_timestamp_seconds:
+    'When the migration first started: the first process of its checkpoint (Unix time).',
+  shardmove_migration_active_seconds:
+    'The time some process was running the migration, summed over every process of its checkpoint, this one included.',
+  shardmove_items_staying:
+    'Items verification found still on a source at the end, by why they stay: quarantined, not in the list (run --only), not selected (move.select), move.until; absent before verification.',
+  shardmove_run_end_timestamp_seconds:
+    'When the run ended in this process (Unix time), and how: done, done_with_quarantine, failed, interrupted, stopped (on request), error; absent while it runs.',
+  shardmove_run_info:
+    'Always 1; the labels name the step the run is in (its final state once it ended), and whether it is a dry run.',
+  shardmove_copies_left_behind:
+    'Repository copies a move of the run left behind, to remove once checked, by the storage they are on and side (source: the storage a moved item left; destination: where a failed move was copying it); never a copy on the storage its item lives on now (that copy is the repository).',
+  shardmove_moves_finished_total:
+    'Moves that ended with the repository on the destination (finished, or cleanup failed), by kind.',
+  shardmove_moves_failed_total:
+    'Moves that failed (state failed) or were given up as stuck, by kind and failure class (docs/failures.md).',
+  shardmove_move_duration_seconds:
+    "How long moves took, from the POST's answer to the poll that saw them end, by kind.",
+  shardmove_http_requests_total:
+    'HTTP attempts to the instance, by method and response status ("error" when no response came).',
+} as const;
+
+/** A metric the run writes. */
+type MetricName = keyof typeof HELP;
+
 export class RunMetrics {
   readonly registry = new Registry();
   private endedAt: number | null = null;
-  private readonly items = this.gauge(
-    'shardmove_items',
-    'Items known to the run, by kind, source storage and item state.',
-    ['kind', 'storage', 'state'],
-  );
-  private readonly inFlight = this.gauge(
-    'shardmove_moves_in_flight',
-    'Moves scheduled or in flight (what the concurrency cap counts); absent once the run ended.',
-  );
-  private readonly cap = this.gauge(
-    'shardmove_concurrency_cap',
-    "The cap in force: moves allowed in flight (the operator's cap, lowered by maintenance windows and the throttle); NaN until the first drain looked; absent once the run ended.",
-  );
-  private readonly paused = this.gauge(
-    'shardmove_paused',
-    '1 while nothing new is scheduled because the run is paused or held (`shardmove control --pause`, the failure breaker, a throttle rule, no room on a destination, the throttle, a bulk job waiting in Sidekiq, the rate limit, an instance that does not answer, a stop), else 0; not for a maintenance window; absent once the run ended.',
-  );
-  private readonly held = this.gauge(
-    'shardmove_held',
-    'Per holder (`by`: control, breaker, rule, capacity, window, throttle, queue, ratelimit, outage: the instance does not answer, stop), 1 while it holds the run (nothing new starts), else 0; absent once the run ended.',
-    ['by'],
-  );
-  private readonly eta = this.gauge(
-    'shardmove_eta_seconds',
-    "Estimated seconds until every remaining item is moved, at this process's rate over the last 10 minutes (the progress line's: moves inherited from an earlier process do not count); NaN when unknown (measuring, or held); absent once the run ended.",
-  );
-  private readonly remaining = this.gauge(
-    'shardmove_items_remaining',
-    'Items still to move: neither moved, quarantined, nor left on the source as planned (move.until reached, or not selected by move.select); absent once the run ended.',
-  );
-  private readonly lastPoll = this.gauge(
-    'shardmove_last_successful_poll_timestamp_seconds',
-    'When a poll of the storage moves last succeeded (Unix time); absent before the first one and once the run ended.',
-  );
-  private readonly heartbeat = this.gauge(
-    'shardmove_heartbeat_timestamp_seconds',
-    'When this process last rewrote the file while running the plan (at least every 30 s; Unix time); absent once the run ended.',
-  );
-  private readonly started = this.gauge(
-    'shardmove_run_start_timestamp_seconds',
-    'When this process started running the plan (Unix time).',
-  );
-  private readonly migrationStarted = this.gauge(
-    'shardmove_migration_start_timestamp_seconds',
-    'When the migration first started: the first process of its checkpoint (Unix time).',
-  );
-  private readonly migrationActive = this.gauge(
-    'shardmove_migration_active_seconds',
-    'The time some process was running the migration, summed over every process of its checkpoint, this one included.',
-  );
-  private readonly staying = this.gauge(
-    'shardmove_items_staying',
-    'Items verification found still on a source at the end, by why they stay: quarantined, not in the list (run --only), not selected (move.select), move.until; absent before verification.',
-    ['storage', 'why'],
-  );
-  private readonly ended = this.gauge(
-    'shardmove_run_end_timestamp_seconds',
-    'When the run ended in this process (Unix time), and how: done, done_with_quarantine, failed, interrupted, stopped (on request), error; absent while it runs.',
-    ['outcome'],
-  );
-  private readonly info = this.gauge(
-    'shardmove_run_info',
-    'Always 1; the labels name the step the run is in (its final state once it ended), and whether it is a dry run.',
-    ['step', 'dry_run'],
-  );
-  private readonly copies = this.gauge(
-    'shardmove_copies_left_behind',
-    'Repository copies a move of the run left behind, to remove once checked, by the storage they are on and side (source: the storage a moved item left; destination: where a failed move was copying it); never a copy on the storage its item lives on now (that copy is the repository).',
-    ['storage', 'side'],
-  );
-  private readonly finished = new Counter({
-    name: 'shardmove_moves_finished_total',
-    help: 'Moves that ended with the repository on the destination (finished, or cleanup failed), by kind.',
-    labelNames: ['plan', 'kind', 'outcome'],
-    registers: [this.registry],
-  });
-  private readonly failed = new Counter({
-    name: 'shardmove_moves_failed_total',
-    help: 'Moves that failed (state failed) or were given up as stuck, by kind and failure class (docs/failures.md).',
-    labelNames: ['plan', 'kind', 'outcome', 'class'],
-    registers: [this.registry],
-  });
+  private readonly items = this.gauge('shardmove_items', ['kind', 'storage', 'state']);
+  private readonly inFlight = this.gauge('shardmove_moves_in_flight');
+  private readonly cap = this.gauge('shardmove_concurrency_cap');
+  private readonly paused = this.gauge('shardmove_paused');
+  private readonly held = this.gauge('shardmove_held', ['by']);
+  private readonly eta = this.gauge('shardmove_eta_seconds');
+  private readonly remaining = this.gauge('shardmove_items_remaining');
+  private readonly lastPoll = this.gauge('shardmove_last_successful_poll_timestamp_seconds');
+  private readonly heartbeat = this.gauge('shardmove_heartbeat_timestamp_seconds');
+  private readonly started = this.gauge('shardmove_run_start_timestamp_seconds');
+  private readonly migrationStarted = this.gauge('shardmove_migration_start_timestamp_seconds');
+  private readonly migrationActive = this.gauge('shardmove_migration_active_seconds');
+  private readonly staying = this.gauge('shardmove_items_staying', ['storage', 'why']);
+  private readonly ended = this.gauge('shardmove_run_end_timestamp_seconds', ['outcome']);
+  private readonly info = this.gauge('shardmove_run_info', ['step', 'dry_run']);
+  private readonly copies = this.gauge('shardmove_copies_left_behind', ['storage', 'side']);
+  private readonly finished = this.counter('shardmove_moves_finished_total', ['kind', 'outcome']);
+  private readonly failed = this.counter('shardmove_moves_failed_total', ['kind', 'outcome', 'class']);
   private readonly duration = new Histogram({
-    name: 'shardmove_move_duration_seconds',
-    help: "How long moves took, from the POST's answer to the poll that saw them end, by kind.",
-    labelNames: ['plan', 'kind'],
+    ...this.options('shardmove_move_duration_seconds', ['kind']),
     buckets: MOVE_DURATION_BUCKETS,
-    registers: [this.registry],
   });
-  private readonly requests = new Counter({
-    name: 'shardmove_http_requests_total',
-    help: 'HTTP attempts to the instance, by method and response status ("error" when no response came).',
-    labelNames: ['plan', 'method', 'status'],
-    registers: [this.registry],
-  });
+  private readonly requests = this.counter('shardmove_http_requests_total', ['method', 'status']);
 
   /** The (storage, side) pairs the copies series has had, by `storage\u0000side`. */
   private readonly copySeries = new Map<string, { storage: string; side: string }>();
@@ -190,8 +165,22 @@ export class RunMetrics {
   /** `plan` is the plan's name, the label every series carries. */
   constructor(readonly plan: string) {}
 
-  private gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L | 'plan'> {
-    return new Gauge<L | 'plan'>({ name, help, labelNames: ['plan', ...labelNames], registers: [this.registry] });
+  /** What every series is declared with: its help, the `plan` label first, this registry. */
+  private options<L extends string>(name: MetricName, labelNames: readonly L[]) {
+    return {
+      name,
+      help: HELP[name],
+      labelNames: ['plan', ...labelNames] as (L | 'plan')[],
+      registers: [this.registry],
+    };
+  }
+
+  private gauge<L extends string>(name: MetricName, labelNames: readonly L[] = []): Gauge<L | 'plan'> {
+    return new Gauge(this.options(name, labelNames));
+  }
+
+  private counter<L extends string>(name: MetricName, labelNames: readonly L[]): Counter<L | 'plan'> {
+    return new Counter(this.options(name, labelNames));
   }
 
   /** The series that describe a run going on: dropped when it ends. */

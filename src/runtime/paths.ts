@@ -47,19 +47,28 @@ export interface CheckpointPlace {
   otherPlan?: { file: string; plan: string };
 }
 
-/** The forward run's checkpoint of a loaded plan (`revert`, `weights restore`): `--state`, or the plan's place. */
-export function runCheckpointOf(
+/** Where a plan (its name and `checkpoint:` field) keeps its checkpoint for `role`: `--state`, or the plan's place. */
+export function checkpointPlaceOf(
   plan: { name: string; checkpoint?: string | null | undefined },
   opts: { planFile: string; statePath?: string | undefined; cwd: string },
-): string {
+  role: CheckpointRole,
+): CheckpointPlace {
   return locateCheckpoint({
     planFile: opts.planFile,
     planName: plan.name,
     planCheckpoint: plan.checkpoint,
     statePath: opts.statePath,
-    role: 'run',
+    role,
     cwd: opts.cwd,
-  }).file;
+  });
+}
+
+/** The forward run's checkpoint of a loaded plan (`revert`, `weights restore`): `--state`, or the plan's place. */
+export function runCheckpointOf(
+  plan: { name: string; checkpoint?: string | null | undefined },
+  opts: { planFile: string; statePath?: string | undefined; cwd: string },
+): string {
+  return checkpointPlaceOf(plan, opts, 'run').file;
 }
 
 /**

@@ -13,32 +13,11 @@
 import type { PromSample, PrometheusClient } from '../api/prometheus.js';
 import type { ThrottleRule } from '../plan/values.js';
 import { CAPACITY_RULE, roomWords } from '../events/room-words.js';
+import type { RuleChange, RuleState, RuleStatus } from '../events/vocabulary.js';
 
-export type RuleStatus = 'ok' | 'pending' | 'holding' | 'error';
+export type { RuleChange, RuleState, RuleStatus };
 
 type RuleBoundSet = { op: 'above' | 'below'; bound: number };
-
-/** One rule's state after a reading. */
-export interface RuleState {
-  rule: string;
-  action: ThrottleRule['action'];
-  status: RuleStatus;
-  /** The worst sample's value (null: no sample, or the query failed). */
-  value: number | null;
-  /** The worst sample's labels (empty for a scalar). */
-  labels: Record<string, string>;
-  op: 'above' | 'below';
-  bound: number;
-  /** Since when the condition (or the error) has been true (ms since epoch; null while ok). */
-  since: number | null;
-  /** What failed, for status `error`. */
-  error: string | null;
-}
-
-/** A status change, with the state before it (null at the first reading). */
-export interface RuleChange extends RuleState {
-  previous: RuleStatus | null;
-}
 
 export interface RuleWatchOptions {
   rules: readonly ThrottleRule[];

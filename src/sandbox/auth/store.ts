@@ -96,8 +96,16 @@ export function findUserByIdOrUsername(db: Db, ref: string): UserRow | undefined
  * otherwise `dflt` applies, which lets a flag's default depend on the instance version.
  */
 export function isFeatureEnabled(db: Db, name: string, dflt = false): boolean {
+  return storedFeatureFlag(db, name) ?? dflt;
+}
+
+/**
+ * A feature flag's stored value (set through the Features API or seeded): undefined when none is
+ * stored, false when what is stored does not read as `true`.
+ */
+export function storedFeatureFlag(db: Db, name: string): boolean | undefined {
   const row = statements(db).feature.get(name);
-  if (!row) return dflt;
+  if (!row) return undefined;
   try {
     return JSON.parse(row.value) === true;
   } catch {

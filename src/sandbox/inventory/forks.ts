@@ -19,8 +19,8 @@
  * A listing page costs three small indexed queries more, and only once a fork exists in the
  * database (the sandbox has no API that creates one after seeding).
  */
-import type Database from 'better-sqlite3';
 import type { Db } from '../db.js';
+import { prepared } from './prepared.js';
 import { perDatabase } from '../db.js';
 import type { EntityRow } from './entities.js';
 import { ENTITY_COLUMNS, entityRowOf, projectEntity } from './entities.js';
@@ -58,21 +58,6 @@ export function hasForks(db: Db): boolean {
 
 /** `?, ?, ...` for `n` values. */
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
-
-type Statement = Database.Statement<unknown[], unknown>;
-/** Statements by SQL text, prepared once per database (their IN lists take a page's length, at most 100 + parents). */
-const statementsOf = perDatabase(() => new Map<string, Statement>());
-function prepared(db: Db, sql: string, raw = false): Statement {
-  const cache = statementsOf(db);
-  let stmt = cache.get(sql);
-  if (!stmt) {
-    stmt = db.prepare<unknown[], unknown>(sql);
-    if (raw) stmt.raw(true);
-    if (cache.size > 300) cache.clear();
-    cache.set(sql, stmt);
-  }
-  return stmt;
-}
 
 /** What the fork fields of a set of projects need: their parents, the parents' rows and direct-fork counts. */
 export interface ForkFacts {

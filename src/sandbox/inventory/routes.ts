@@ -30,7 +30,6 @@
  * Lists are served from the `items_storage (kind, storage, id)` index or the primary key
  * `(kind, id)`, so keyset pages stay cheap at a million items.
  */
-import type Database from 'better-sqlite3';
 import type { Caller, RequestContext, Reply } from '../http/context.js';
 import { type Db, type ItemKind, type ItemRow, perDatabase } from '../db.js';
 import type { EntityRow } from './entities.js';
@@ -71,6 +70,7 @@ import type { Router } from '../http/router.js';
 import { register as registerSandboxRoutes } from './sandbox-routes.js';
 import { register as registerStorageRoute } from './storage-route.js';
 import { register as registerNamespaceRoutes } from './namespaces.js';
+import { prepared } from './prepared.js';
 import { addForkFields, hasForks, readForkFacts, withForkFieldsJson } from './forks.js';
 import { canReadCode, readCodeFacts, withoutCodeFields } from './code-access.js';
 
@@ -208,12 +208,25 @@ const PROJECTS: ListSpec = {
 /** The release that added `GET /snippets/all` (GitLab issue 419640). */
 const SNIPPETS_ALL_SINCE = [16, 3] as const;
 
-const SNIPPETS: ListSpec = {
+/**
+ * What every snippet list shares: `Entities::Snippet` (with EE's `repository_storage` for
+ * administrators), no declared order, `pagination=keyset` ignored, no offset limit.
+ */
+const SNIPPET_LIST: Omit<ListSpec, 'filter' | 'guard' | 'visible' | 'scope'> = {
   kind: 'snippet',
   entity: 'Snippet',
   order: null,
   keyset: 'none',
   offsetLimit: () => 0,
+  showsStorage: isEnterprise,
+  render: (ctx, rows, storageShown) => {
+    const authors = createAuthorLookup(ctx.state.db);
+    return rows.map((r) => snippetEntity(r, { origin: ctx.origin, admin: storageShown }, authors(r.owner_id)));
+  },
+};
+
+const SNIPPETS: ListSpec = {
+  ...SNIPPET_LIST,
   // Before 16.3 `all` reaches `GET /snippets/:id`, whose Integer `id` fails validation.
   guard: (ctx) => {
     if (!atLeast(parseRelease(ctx.state.config.version), SNIPPETS_ALL_SINCE)) throw invalidParam('id is invalid');
@@ -223,14 +236,9 @@ const SNIPPETS: ListSpec = {
     if (admin && isEnterprise(ctx)) storageFilter(ctx, q);
     createdAtFilter(ctx, q);
   },
-  showsStorage: isEnterprise,
   // Without `read_all_resources` the finder's union applies: project snippets follow their
   // project's snippets feature and membership (inventory/snippet-visibility.ts).
   visible: (caller) => readableSnippetsSql(caller.user.id),
-  render: (ctx, rows, storageShown) => {
-    const authors = createAuthorLookup(ctx.state.db);
-    return rows.map((r) => snippetEntity(r, { origin: ctx.origin, admin: storageShown }, authors(r.owner_id)));
-  },
 };
 
 /**
@@ -240,15 +248,9 @@ const SNIPPETS: ListSpec = {
  * `created_after`/`created_before` came with issue 336380 (2021), before any release modelled here.
  */
 const OWN_SNIPPETS: ListSpec = {
-  kind: 'snippet',
-  entity: 'Snippet',
-  order: null,
-  keyset: 'none',
-  offsetLimit: () => 0,
+  ...SNIPPET_LIST,
   filter: (ctx, _admin, q) => createdAtFilter(ctx, q),
-  showsStorage: isEnterprise,
   scope: (caller, admin) => ownSnippetsSql(caller.user.id, admin),
-  render: SNIPPETS.render,
 };
 
 /**
@@ -396,23 +398,6 @@ function statisticsOf(ctx: RequestContext, r: EntityRow): Record<string, number>
   };
   if (atLeast(parseRelease(ctx.state.config.version), CONTAINER_REGISTRY_SIZE_SINCE)) stats.container_registry_size = 0;
   return stats;
-}
-
-/** Statements are prepared once per database and SQL text: listing is the hot path of the benchmark. */
-type Statement = Database.Statement<unknown[], unknown>;
-const statementCache = new WeakMap<Db, Map<string, Statement>>();
-function prepared(db: Db, sql: string, raw = false): Statement {
-  let cache = statementCache.get(db);
-  if (!cache) statementCache.set(db, (cache = new Map()));
-  const key = raw ? `raw:${sql}` : sql;
-  let stmt = cache.get(key);
-  if (!stmt) {
-    stmt = db.prepare<unknown[], unknown>(sql);
-    if (raw) stmt.raw(true);
-    if (cache.size > 500) cache.clear();
-    cache.set(key, stmt);
-  }
-  return stmt;
 }
 
 /** Rows of a list query over ENTITY_COLUMNS. */

@@ -27,6 +27,7 @@
 import type { Db } from '../db.js';
 import { perDatabase } from '../db.js';
 import { atLeast, parseRelease } from '../auth/token-types.js';
+import { storedFeatureFlag } from '../auth/store.js';
 import type { RoomLedger } from './room.js';
 
 /**
@@ -59,7 +60,6 @@ export interface PoolRecord {
 }
 
 interface PoolStatements {
-  flag: { get(name: string): { value: string } | undefined };
   linkOf: { get(id: number): { network: number; storage: string } | undefined };
   pool: { get(network: number, storage: string): { size_mb: number } | undefined };
   insertPool: { run(network: number, storage: string, sizeMb: number): unknown };
@@ -73,7 +73,6 @@ interface PoolStatements {
 }
 
 const statements = perDatabase((db: Db): PoolStatements => ({
-  flag: db.prepare<[string], { value: string }>('SELECT value FROM features WHERE name = ?'),
   linkOf: db.prepare<[number], { network: number; storage: string }>(
     'SELECT network, storage FROM pool_members WHERE project_id = ?',
   ),
@@ -98,13 +97,7 @@ const statements = perDatabase((db: Db): PoolStatements => ({
 
 /** The instance's setting of POOL_REPLICATION_FLAG (seeded or set through the Features API), if any. */
 export function readPoolFlag(db: Db): boolean | undefined {
-  const row = statements(db).flag.get(POOL_REPLICATION_FLAG);
-  if (!row) return undefined;
-  try {
-    return JSON.parse(row.value) === true;
-  } catch {
-    return false;
-  }
+  return storedFeatureFlag(db, POOL_REPLICATION_FLAG);
 }
 
 /** Every pool with its linked members, by network then storage (sizes in bytes, as room.ts counts them). */
