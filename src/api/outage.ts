@@ -15,7 +15,7 @@
 import { formatPlanDuration } from '../time/durations.js';
 import { ApiHttpError, ApiNetworkError, ApiTimeoutError, InstanceOutageError, outageClock } from './errors.js';
 import type { Clock } from '../shared/clock.js';
-import type { ApiError, OutageState } from './errors.js';
+import type { OutageState } from './errors.js';
 
 export { InstanceOutageError } from './errors.js';
 export type { OutageState } from './errors.js';
