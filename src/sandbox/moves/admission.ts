@@ -10,6 +10,7 @@ import { noteMoveCreated } from './store.js';
 import { MIN_MOVE_MS, moveDuration, splitDuration } from './policy.js';
 import { bytesOf } from './room.js';
 import type { EngineCore, Queued, Running } from './core.js';
+import { bandwidthBound, startTransfer } from './bandwidth.js';
 import { MAX_LAG_MS, capacityOf, copies, copyFailure, copyWrites, replicates, usedBytes } from './core.js';
 
 /** Inserts a `scheduled` move of the item and sets it read-only (the caller holds the transaction). */
@@ -104,6 +105,9 @@ function startMove(core: EngineCore, row: MoveRow, at: number, now: number): voi
   const capacity = capacityOf(core, q.destination);
   const writes = copyWrites(core, q, item.size_mb);
   const copyMb = writes.mb;
+  /** What the transfer moves: all it writes, or up to the disk's end for a copy out of room. */
+  let transferBytes = bytesOf(copyMb);
+  let outOfRoom = false;
   if (failure === null && capacity !== undefined && copies(core, q)) {
     // Replication writes until the disk is full, then fails (and the partial copy is removed).
     const free = capacity - usedBytes(core, q.destination, at, true);
@@ -114,9 +118,10 @@ function startMove(core: EngineCore, row: MoveRow, at: number, now: number): voi
       q.fate = item.wiki_mb > 0 && bytesOf(copyMb - item.wiki_mb) <= free ? 'no_space_wiki' : 'no_space';
       s.setFate.run(q.fate, q.id);
       due = at + Math.max(MIN_MOVE_MS, Math.round((copyMs * Math.max(0, free)) / need));
+      transferBytes = Math.max(0, free);
+      outOfRoom = true;
     }
   }
-  s.startMove.run(due, item.checksum, item.commit_count, iso, q.id);
   const r: Running = {
     ...q,
     phase: 'started',
@@ -129,5 +134,7 @@ function startMove(core: EngineCore, row: MoveRow, at: number, now: number): voi
     startedAt: at,
   };
   core.running.push(r);
+  if (bandwidthBound(core, q, failure)) startTransfer(core, r, transferBytes, outOfRoom);
+  s.startMove.run(r.due, item.checksum, item.commit_count, iso, q.id);
   core.tracker.started(r, at, replicates(core, q, failure));
 }

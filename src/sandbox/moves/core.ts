@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../shared/clock.js';
-import type { Db, ItemKind } from '../db.js';
+import type { Db, ItemKind, Statement } from '../db.js';
 import type { Faults } from '../faults.js';
 import type { InstanceConfig } from '../seed-schema.js';
 import { hasGroupWikiRepositories } from '../inventory/items.js';
@@ -23,6 +23,8 @@ import type { LoadTracker } from './load.js';
 import { createLoadTracker, grpcCodeOf } from './load.js';
 import type { CopyBook } from './copies.js';
 import { createCopyBook } from './copies.js';
+import type { DiskModel } from './disks.js';
+import { createDiskModel } from './disks.js';
 
 /** Everything the engine needs from the service's state. */
 export interface EngineDeps {
@@ -77,6 +79,11 @@ export interface Running extends Queued {
   poolCopyOf?: number;
   /** When the copy started (the room it takes on the destination grows from here). */
   startedAt: number;
+  /**
+   * The fixed part after the transfer (job start, checksum, switch), when the copy's time follows
+   * the disks' bandwidth (./bandwidth.ts); the due time then moves as the disks' shares change.
+   */
+  tailMs?: number;
 }
 
 /** Scheduled move ids in FIFO order; `head` is the next to take (the array is compacted now and then). */
@@ -118,6 +125,12 @@ export interface EngineCore extends EngineDeps {
   book: CopyBook;
   queue: MoveQueue;
   running: Running[];
+  /** The disks' bandwidth model (./disks.ts), when the seed gives bandwidths and no fixed duration is set. */
+  disks: DiskModel | null;
+  /** Bytes read from and written to each storage by copies outside the disk model, whole at each copy's end. */
+  copiedBytes: Map<string, { read: number; written: number }>;
+  /** due_at_ms, id: a bandwidth-bound copy's end moved. */
+  setDue: Statement<[number, number]>;
 }
 
 function prepareCountItemMoves(db: Db) {
@@ -167,8 +180,23 @@ export function createEngineCore(deps: EngineDeps, options: EngineOptions): Engi
     book: createCopyBook(s, room, pools, () => core.running),
     queue: { ids: [], head: 0 },
     running: [],
+    disks: diskModelOf(deps, options),
+    copiedBytes: new Map(),
+    setDue: db.prepare<[number, number]>('UPDATE moves SET due_at_ms = ? WHERE id = ?'),
   };
   return core;
+}
+
+/** The disk model when the seed gives any storage a bandwidth; a fixed move duration overrides it. */
+function diskModelOf(deps: EngineDeps, options: EngineOptions): DiskModel | null {
+  const bandwidth = deps.config.storage_bandwidth ?? {};
+  if (Object.keys(bandwidth).length === 0 || options.moveDurationMs !== undefined) return null;
+  return createDiskModel({
+    bandwidth,
+    windows: deps.config.disk_busy ?? [],
+    origin: deps.clock.now(),
+    speed: options.speed > 0 ? options.speed : 1,
+  });
 }
 
 /** Whether items of `kind` have a repository for a move to copy (groups: their wiki, EE only). */
@@ -202,8 +230,13 @@ export function capacityOf(core: EngineCore, storage: string): number | undefine
   return core.config.storage_capacity?.[storage];
 }
 
-/** What a started move has written to its destination by `t` (linear over its planned copy time). */
-export function copiedBytes(r: Running, t: number): number {
+/**
+ * What a started move has written to its destination by `t`: linear over its planned copy time, or
+ * what the disk model transferred. With `reserve`, all it will write.
+ */
+export function copiedBytes(core: EngineCore, r: Running, t: number, reserve = false): number {
+  if (r.tailMs !== undefined && core.disks) return core.disks.transferred(r.id, reserve ? Number.POSITIVE_INFINITY : t);
+  if (reserve) t = r.due;
   const full = bytesOf(r.copyMb);
   const { copyMs } = splitDuration(r.durationMs);
   if (copyMs <= 0) return full;
@@ -219,7 +252,7 @@ export function usedBytes(core: EngineCore, storage: string, t: number, reserve 
   let used = core.room.settled(storage);
   for (const r of core.running) {
     if (!copies(core, r)) continue;
-    if (r.phase === 'started' && r.destination === storage) used += reserve ? copiedBytes(r, r.due) : copiedBytes(r, t);
+    if (r.phase === 'started' && r.destination === storage) used += copiedBytes(core, r, t, reserve);
     else if (r.phase === 'replicated' && r.source === storage) used += bytesOf(r.sizeMb);
   }
   return used;

@@ -146,7 +146,11 @@ function engineLoad(core: EngineCore, now: number): EngineLoad {
       storage,
       capacityBytes: capacity ?? null,
       usedBytes: capacity === undefined ? null : usedBytes(core, storage, now),
-      ioSeconds: numbers.ioSeconds.get(storage) ?? 0,
+      // A disk with a bandwidth is as busy as its copies and other tenants keep it (./disks.ts).
+      ioSeconds:
+        core.disks?.limits(storage) === true
+          ? core.disks.counters(storage, now).busySeconds
+          : (numbers.ioSeconds.get(storage) ?? 0),
     };
   });
   return { storages, workers: core.workers, running: numbers.running, replication: numbers.replication };

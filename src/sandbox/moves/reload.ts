@@ -7,6 +7,8 @@ import type { MoveRow } from '../db.js';
 import type { EngineCore, Running } from './core.js';
 import { copyFailure, copyWrites, replicates } from './core.js';
 import { toQueued } from './admission.js';
+import { bandwidthBound, resumeTransfer } from './bandwidth.js';
+import { bytesOf } from './room.js';
 
 /** A `started` or `replicated` move with a due time, as it runs again. */
 function runningOf(core: EngineCore, row: MoveRow & { due_at_ms: number }, now: number): Running {
@@ -45,10 +47,8 @@ export function reloadEngine(core: EngineCore): void {
     if (row.due_at_ms === null) continue;
     const r = runningOf(core, { ...row, due_at_ms: row.due_at_ms }, now);
     core.running.push(r);
-    core.tracker.started(
-      r,
-      now,
-      r.phase === 'started' && replicates(core, r, copyFailure(core, r, r.snapshotChecksum)),
-    );
+    const failure = copyFailure(core, r, r.snapshotChecksum);
+    if (r.phase === 'started' && bandwidthBound(core, r, failure)) resumeTransfer(core, r, bytesOf(r.copyMb), now);
+    core.tracker.started(r, now, r.phase === 'started' && replicates(core, r, failure));
   }
 }

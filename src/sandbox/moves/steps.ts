@@ -6,7 +6,9 @@
  */
 import { isoTime } from '../db.js';
 import { applyContentDrift } from '../inventory/refs-store.js';
-import { splitDuration } from './policy.js';
+import { FIXED_CLEANUP_MS, fixedPartMs, splitDuration } from './policy.js';
+import { bytesOf } from './room.js';
+import { countCopied, endTransfer } from './bandwidth.js';
 import type { EngineCore, Running } from './core.js';
 import { copies, copyCode, copyFailure, hasRepository, unreachable } from './core.js';
 import { fill } from './admission.js';
@@ -95,11 +97,18 @@ function dieAfterSwitch(core: EngineCore, r: Running, iso: string): void {
 function endCopy(core: EngineCore, r: Running, iso: string): boolean {
   const failure = copyFailure(core, r, r.snapshotChecksum);
   core.tracker.copied(r, r.due, copyCode(r, failure));
+  endTransfer(core, r);
+  if (failure === null && copies(core, r)) countCopied(core, r, bytesOf(r.copyMb));
   if (failure !== null || r.fate === 'interrupted') failCopy(core, r, failure, iso);
   else if (r.fate === 'failed_after_copy') dieAfterCopy(core, r, iso);
   else if (r.fate === 'failed_after_switch') dieAfterSwitch(core, r, iso);
   else {
-    const cleanupMs = r.source === r.destination ? 0 : splitDuration(r.durationMs).cleanupMs;
+    const cleanupMs =
+      r.source === r.destination
+        ? 0
+        : r.tailMs !== undefined
+          ? fixedPartMs(FIXED_CLEANUP_MS, core.options.speed)
+          : splitDuration(r.durationMs).cleanupMs;
     r.phase = 'replicated';
     r.due += cleanupMs;
     core.s.setMoveState.run('replicated', r.due, null, iso, r.id);

@@ -8,6 +8,7 @@ import type { EngineCore, Running } from './core.js';
 import { fill } from './admission.js';
 import { advance } from './steps.js';
 import { reloadEngine } from './reload.js';
+import { resync } from './bandwidth.js';
 
 /** Transitions per tick before yielding to the event loop. */
 const MAX_TRANSITIONS_PER_TICK = 5000;
@@ -35,6 +36,13 @@ function drain(core: EngineCore, now: number): boolean {
         best = i;
       }
     }
+    // A disk event (a transfer's end, a busy window's edge) first: it moves other copies' ends.
+    const diskAt = core.disks?.nextEvent() ?? Number.POSITIVE_INFINITY;
+    if (diskAt <= now && diskAt <= bestDue) {
+      core.disks?.advanceTo(diskAt);
+      resync(core);
+      continue;
+    }
     if (best < 0 || bestDue > now) return true;
     advance(core, best, now);
   }
@@ -45,16 +53,16 @@ function drain(core: EngineCore, now: number): boolean {
 function hasWork(core: EngineCore, now: number): boolean {
   if (hasFreeWorkerAndQueue(core)) return true;
   for (const r of core.running) if (r.due <= now) return true;
-  return false;
+  return (core.disks?.nextEvent() ?? Number.POSITIVE_INFINITY) <= now;
 }
 
 function hasFreeWorkerAndQueue(core: EngineCore): boolean {
   return core.running.length < core.workers && core.queue.head < core.queue.ids.length;
 }
 
-/** The earliest due time of a running move (infinity when none runs). */
+/** The earliest due time of a running move or disk event (infinity when none). */
 function nextDue(core: EngineCore): number {
-  let next = Number.POSITIVE_INFINITY;
+  let next = core.disks?.nextEvent() ?? Number.POSITIVE_INFINITY;
   for (const r of core.running) if (r.due < next) next = r.due;
   return next;
 }
