@@ -7,6 +7,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { storageFilesystemRules, storageFilesystemsField } from './seed-filesystems.js';
+import { diskBusyField, diskRules, storageBandwidthField } from './seed-disks.js';
 import { RATE_LIMIT_KEYS } from './instance/rate-limit-keys.js';
 import type { RateLimitKey } from './instance/rate-limit-keys.js';
 
@@ -169,6 +170,10 @@ const instanceFields = z.strictObject(
     storage_capacity: z.record(z.string(), int(0), { error: 'must be a mapping of storage to bytes' }).optional(),
     /** The filesystem each storage lives on, as node_exporter labels it (./seed-filesystems.ts). */
     storage_filesystems: storageFilesystemsField,
+    /** Each storage's disk bandwidth, bytes per second (./seed-disks.ts); storages left out are not limited. */
+    storage_bandwidth: storageBandwidthField,
+    /** Windows in which another tenant takes part of a disk's bandwidth (./seed-disks.ts). */
+    disk_busy: diskBusyField,
   },
   { error: 'must be a mapping' },
 );
@@ -438,6 +443,7 @@ function crossFieldRules(seed: unknown, problem: (path: (string | number)[], mes
   for (const k of Object.keys(fields(instance.weights))) knownStorage(k, ['instance', 'weights', k]);
   for (const k of Object.keys(fields(instance.storage_capacity))) knownStorage(k, ['instance', 'storage_capacity', k]);
   storageFilesystemRules(instance, problem);
+  diskRules(instance, problem);
   for (const k of Object.keys(fields(fields(inventory.generate).storages)))
     knownStorage(k, ['inventory', 'generate', 'storages', k]);
   for (const kind of ['projects', 'snippets', 'groups'] as const) {

@@ -150,7 +150,7 @@ describe('validating a seed', () => {
     ).toEqual([
       '2:3: instance.weigths: unknown field "weigths"; known fields: version, tier, storages, unreachable, personal_access_token_prefix, ' +
         'previous_prefixes, impersonation_enabled, oauth_ttl_seconds, weights, admin_mode, feature_flags, rate_limits, edition, unlistable, monitoring_allowlist, ' +
-        'storage_capacity, storage_filesystems',
+        'storage_capacity, storage_filesystems, storage_bandwidth, disk_busy',
       '4:30: users.0.emial: unknown field "emial"; known fields: id, username, admin, name, email, state',
       '5:1: extra: unknown field "extra"; known fields: instance, users, applications, credentials, inventory, geo_sites',
     ]);

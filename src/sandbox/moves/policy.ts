@@ -53,6 +53,20 @@ export function splitDuration(totalMs: number): { copyMs: number; cleanupMs: num
 }
 
 /**
+ * The part of a move that does not depend on the disks' bandwidth, at speed 1, when the seed gives
+ * bandwidths (./disks.ts): the job's start and the checksums of both copies and the switch
+ * (FIXED_COPY_MS, in `started`, taken after the transfer), and the removal of the source copy
+ * (FIXED_CLEANUP_MS, all of `replicated`).
+ */
+export const FIXED_COPY_MS = 2_000;
+export const FIXED_CLEANUP_MS = 1_000;
+
+/** A fixed part of a move at `speed` (time compression), at least 1 ms. */
+export function fixedPartMs(ms: number, speed: number): number {
+  return Math.max(1, Math.round(ms / (speed > 0 ? speed : 1)));
+}
+
+/**
  * Moves copying to or from one storage at once that keep its disk fully busy: how the sandbox's
  * node_exporter accrues `node_disk_io_time_seconds_total` (./load.ts).
  */
