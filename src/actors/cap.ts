@@ -9,6 +9,8 @@
  */
 import type { CapData } from '../events/vocabulary.js';
 import type { RunControl } from '../store/types.js';
+import { concurrencyCeiling, describeConcurrency } from '../plan/concurrency-field.js';
+import { autoCap } from './auto-cap.js';
 import type { ActorDeps } from './types.js';
 import type { GateStore } from '../store/views.js';
 
@@ -26,8 +28,15 @@ export function lastCap(deps: ActorDeps<GateStore>): CapData | null {
   return recorded.get(deps) ?? null;
 }
 
-/** The operator's cap: the plan's, `shardmove control`'s override, or 0 while paused or stopping. */
-function operatorCap(control: RunControl, planCap: number): CapData {
+/**
+ * The operator's cap: the plan's (under `move.concurrency: auto`, the limiter's), `shardmove
+ * control`'s override, or 0 while paused or stopping. The limiter is told of an override, a pause
+ * and a stop (a cap it does not choose), so that it judges no window they shaped.
+ */
+function operatorCap(deps: ActorDeps<GateStore>, control: RunControl): CapData {
+  const planCap = deps.plan.move.concurrency;
+  const held = control.stop || control.paused ? 0 : control.concurrency;
+  const auto = autoCap(deps, held);
   if (control.stop)
     return {
       cap: 0,
@@ -55,10 +64,12 @@ function operatorCap(control: RunControl, planCap: number): CapData {
       ceiling: control.concurrency,
       paused: false,
       limit: 'control',
-      reason: `set with shardmove control (the plan says ${planCap})`,
+      reason: `set with shardmove control (the plan says ${describeConcurrency(planCap)})`,
     };
   }
-  return { cap: planCap, ceiling: planCap, paused: false, limit: 'plan', reason: "the plan's move.concurrency" };
+  if (auto) return { cap: auto.cap, ceiling: auto.cap, paused: false, limit: 'plan', reason: auto.reason };
+  const fixed = concurrencyCeiling(planCap);
+  return { cap: fixed, ceiling: fixed, paused: false, limit: 'plan', reason: "the plan's move.concurrency" };
 }
 
 /**
@@ -68,7 +79,7 @@ function operatorCap(control: RunControl, planCap: number): CapData {
  */
 export async function capInForce(deps: ActorDeps<GateStore>): Promise<CapDecision> {
   let control = deps.store.readControl();
-  let cap = operatorCap(control, deps.plan.move.concurrency);
+  let cap = operatorCap(deps, control);
   // An instance that does not answer starts nothing new; only a stop says more.
   const outage = outages.get(deps);
   if (outage && cap.limit !== 'stopping') return decided(deps, outageCap(cap, control, outage), control, null);
@@ -78,7 +89,7 @@ export async function capInForce(deps: ActorDeps<GateStore>): Promise<CapDecisio
     // A stop asked for while the gate was consulted holds at once: the caller launches in this same
     // tick, so nothing starts after the run saw a stop (the stop watcher counts what did before).
     const now = deps.store.readControl();
-    if (now.stop) return decided(deps, operatorCap(now, deps.plan.move.concurrency), now, null);
+    if (now.stop) return decided(deps, operatorCap(deps, now), now, null);
     control = now;
     waitingUntil = d.waitingUntil;
     if (d.limit !== null && d.cap < cap.ceiling) {
@@ -117,7 +128,7 @@ export function recordRateHold(deps: ActorDeps<GateStore>): void {
   const previous = recorded.get(deps) ?? null;
   // Only over the operator's cap or a hold of its own: a loop's gate (a window, a rule) stays its own.
   if (previous && previous.limit !== 'plan' && previous.limit !== 'control' && previous.limit !== 'ratelimit') return;
-  const cap = rateLimited(deps, operatorCap(control, deps.plan.move.concurrency));
+  const cap = rateLimited(deps, operatorCap(deps, control));
   // Nothing to say unless a hold starts, changes or ends.
   if (cap.limit !== 'ratelimit' && previous?.limit !== 'ratelimit') return;
   record(deps, cap);
@@ -130,7 +141,7 @@ export function recordRateHold(deps: ActorDeps<GateStore>): void {
  */
 export function recordQueueHold(deps: ActorDeps<GateStore>, reason: string | null): void {
   const control = deps.store.readControl();
-  const cap = operatorCap(control, deps.plan.move.concurrency);
+  const cap = operatorCap(deps, control);
   // A pause or a stop says more than the queue does, and stays what the run shows.
   if (reason === null || cap.limit === 'paused' || cap.limit === 'stopping') record(deps, cap);
   else record(deps, { cap: 0, ceiling: cap.ceiling, paused: false, limit: 'queue', reason });
@@ -162,7 +173,7 @@ export function recordOutageHold(deps: ActorDeps<GateStore>, outage: { reason: s
   if (outage) outages.set(deps, outage);
   else outages.delete(deps);
   const control = deps.store.readControl();
-  const cap = operatorCap(control, deps.plan.move.concurrency);
+  const cap = operatorCap(deps, control);
   record(deps, outage && cap.limit !== 'stopping' ? outageCap(cap, control, outage) : cap);
 }
 

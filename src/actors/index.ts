@@ -14,6 +14,7 @@ import { applyWeights, readWeights } from './weights.js';
 
 export type { ActorDeps, RunActors } from './types.js';
 export { recordOutageHold, recordRateHold, stopSeen } from './cap.js';
+export { savedKnee } from './auto-cap.js';
 export { locate } from './drain/locate.js';
 export type { Location } from './drain/locate.js';
 export { StepError, WEIGHTS_CHANGED, WEIGHTS_MISMATCH } from './errors.js';

@@ -59,11 +59,12 @@ export function parseControlChange(
   if (opts.concurrency !== undefined) {
     const raw = opts.concurrency.trim();
     const { min, max } = RANGES.concurrency;
-    if (raw === 'plan') change.concurrency = null;
+    // `auto` hands a pinned cap back to the plan's: its limiter under `move.concurrency: auto`.
+    if (raw === 'plan' || raw === 'auto') change.concurrency = null;
     else if (/^\d+$/.test(raw) && Number(raw) >= min && Number(raw) <= max) change.concurrency = Number(raw);
     else
       throw new ArgsError(
-        `control: --concurrency must be a whole number from ${min} to ${max}, or "plan" for the plan's own; got "${raw}"`,
+        `control: --concurrency must be a whole number from ${min} to ${max}, or "plan" (or "auto") for the plan's own; got "${raw}"`,
       );
   }
   return change;

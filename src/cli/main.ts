@@ -280,7 +280,10 @@ function addSteerCommands(program: Command, ctx: CommandContext, setExit: (code:
     )
     .argument('<plan>', 'plan YAML file')
     .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
-    .option('--concurrency <n>', 'moves in flight from now on (1-1000), or "plan" for the plan\'s move.concurrency')
+    .option(
+      '--concurrency <n>',
+      'moves in flight from now on (1-1000), or "plan" for the plan\'s move.concurrency ("auto" hands it back to the limiter of move.concurrency: auto)',
+    )
     .option('--pause', 'schedule no new moves; moves in flight are followed to their end', false)
     .option('--unpause', 'schedule again', false)
     .option(

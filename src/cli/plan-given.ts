@@ -10,11 +10,16 @@ import { loadPlan } from '../plan/load.js';
 import type { PlanGiven } from '../runtime/status.js';
 import type { CommandContext } from './context.js';
 import { readPlanIdentity } from './plan-identity.js';
+import { fixedConcurrency } from '../plan/concurrency-field.js';
 
 export async function readPlanGiven(file: string, ctx: CommandContext): Promise<PlanGiven | null> {
   try {
     const { plan } = await loadPlan(file, { env: ctx.env, cwd: ctx.cwd, resolveSecrets: false });
-    return { name: plan.name, concurrency: plan.move.concurrency, timezone: plan.schedule?.timezone ?? 'UTC' };
+    return {
+      name: plan.name,
+      concurrency: fixedConcurrency(plan.move.concurrency),
+      timezone: plan.schedule?.timezone ?? 'UTC',
+    };
   } catch {
     try {
       const { name } = await readPlanIdentity(file, ctx);

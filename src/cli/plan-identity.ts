@@ -11,6 +11,7 @@ import { checkpointPlaceOf, locateCheckpoint, otherCheckpointNote } from '../run
 import { assertCheckpointOfPlan } from '../runtime/ownership/plan-owner.js';
 import { openExistingCheckpoint } from '../runtime/status.js';
 import type { CommandContext } from './context.js';
+import { fixedConcurrency } from '../plan/concurrency-field.js';
 
 export interface PlanIdentity {
   name: string;
@@ -25,7 +26,12 @@ export interface PlanIdentity {
 export async function readPlanIdentity(file: string, ctx: CommandContext): Promise<PlanIdentity> {
   try {
     const { plan, hash } = await loadPlan(file, { env: ctx.env, cwd: ctx.cwd, resolveSecrets: false });
-    return { name: plan.name, checkpoint: plan.checkpoint ?? undefined, concurrency: plan.move.concurrency, hash };
+    return {
+      name: plan.name,
+      checkpoint: plan.checkpoint ?? undefined,
+      concurrency: fixedConcurrency(plan.move.concurrency),
+      hash,
+    };
   } catch (err) {
     // Other ${VAR}s (the URL) may be unset in this shell: fall back to the plan's `name` and
     // `checkpoint` fields, read within the loader's limits. Without a name, or with a checkpoint

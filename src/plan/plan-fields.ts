@@ -19,6 +19,13 @@ import { VERIFY_DOC, VERIFY_SCHEMA, readVerify } from './verify-field.js';
 import type { VerifySetting } from './verify-field.js';
 import { readNumber, readSchedule } from './schedule-fields.js';
 import { DEFAULT_EXPOSURE_BUDGET, QUEUE_AHEAD_RANGE, QUEUE_AHEAD_SCHEMA, readQueueAhead } from './queue-ahead-field.js';
+import {
+  AUTO_CONCURRENCY_DEFAULTS,
+  CONCURRENCY_RANGE,
+  CONCURRENCY_SCHEMA,
+  readConcurrency,
+} from './concurrency-field.js';
+import type { PlanConcurrency } from './concurrency-field.js';
 import { CAPACITY_DOC, CAPACITY_SCHEMA, readCapacity } from './capacity-field.js';
 import {
   DESTINATIONS_DOC,
@@ -247,15 +254,18 @@ export const PLAN_FIELDS = {
         doc: { more: 'A bulk plan has no cap and is warned about ([named rules](#named-rules)).' },
       },
       concurrency: {
-        type: 'integer',
+        type: 'custom',
         prop: 'concurrency',
-        default: 10,
-        min: 1,
-        max: 1000,
-        description: 'Moves in flight in throttled mode.',
+        default: 10 as PlanConcurrency,
+        description:
+          'Moves in flight in throttled mode; `auto` (or `{auto: {min, max}}`) lets the drain choose the cap from the throughput it measures, raising it while throughput grows and lowering it when moves only get slower.',
         doc: {
-          more: 'Changeable mid-run with `shardmove control`. In bulk mode it does not limit the bulk POST, only the per-item retries after it.',
+          type: 'integer or `auto`',
+          allowed: `\`${CONCURRENCY_RANGE.min}\` to \`${CONCURRENCY_RANGE.max}\`; or \`auto\`, \`{auto: {min, max}}\` (defaults ${AUTO_CONCURRENCY_DEFAULTS.min} and ${AUTO_CONCURRENCY_DEFAULTS.max})`,
+          more: 'Changeable mid-run with `shardmove control` (`--concurrency auto` hands a pinned cap back to the limiter). In bulk mode it does not limit the bulk POST, only the per-item retries after it. See [move.concurrency: auto](operations.md#moveconcurrency-auto).',
         },
+        read: (r, node, path) => readConcurrency(r, node, path),
+        schema: CONCURRENCY_SCHEMA,
       },
       queue_ahead: {
         type: 'custom',

@@ -5,6 +5,7 @@
  */
 import { formatPlanDuration } from '../time/durations.js';
 import { flattenFields, rangeOf } from './field-table.js';
+import { CONCURRENCY_RANGE, concurrencyCeiling, describeConcurrency } from './concurrency-field.js';
 import { PLAN_FIELDS, WEIGHT_RANGE } from './plan-fields.js';
 import type { Pos } from './reader.js';
 import type { Plan } from './types.js';
@@ -19,7 +20,7 @@ export const RANGES = {
   /** Below this a running limit is allowed (rehearsals, tests) but warned about. */
   stuckAfterUsualMinMs: 60_000,
   backoffMs: rangeOf(PLAN_FIELDS, 'retry.backoff'),
-  concurrency: rangeOf(PLAN_FIELDS, 'move.concurrency'),
+  concurrency: CONCURRENCY_RANGE,
   maxAttempts: rangeOf(PLAN_FIELDS, 'retry.max_attempts'),
   weight: WEIGHT_RANGE,
 } as const;
@@ -241,12 +242,17 @@ export const queueAheadWithinConcurrency: PlanRule = {
   name: 'queue-ahead-within-concurrency',
   check({ plan, valid }) {
     const depth = plan.move.queueAhead;
-    if (!valid('move.queue_ahead') || !valid('move.concurrency') || depth === 'auto' || depth <= plan.move.concurrency)
+    if (
+      !valid('move.queue_ahead') ||
+      !valid('move.concurrency') ||
+      depth === 'auto' ||
+      depth <= concurrencyCeiling(plan.move.concurrency)
+    )
       return [];
     return [
       error(
         'move.queue_ahead',
-        `is ${plan.move.queueAhead}, more than move.concurrency (${plan.move.concurrency}): at most one successor per slot waits in the instance's queue`,
+        `is ${plan.move.queueAhead}, more than move.concurrency (${describeConcurrency(plan.move.concurrency)}): at most one successor per slot waits in the instance's queue`,
       ),
     ];
   },

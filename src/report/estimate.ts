@@ -18,6 +18,8 @@ export interface EstimateInput {
   /** The largest known size. */
   maxBytes: number;
   concurrency: number;
+  /** Under `move.concurrency: auto`: which cap `concurrency` is and why (the last knee, or the start). */
+  capAssumed?: string;
   /**
    * The instance's application rate limits on the listings a run makes (`GET /projects`,
    * `GET /groups`), where it shows them: pages a real run lists (its drain and its verification),

@@ -422,6 +422,7 @@ function wouldMove(input: FinalReportInput, counts: RunCounts): string[] {
       `  estimated duration: ${formatApproxDuration(est.ms)} at ${e.concurrency} moves in flight`,
       `    (${est.assumptions})`,
     );
+    if (e.capAssumed) lines.push(`    (${e.capAssumed})`);
     if (input.schedule) lines.push(...windowFit(input.schedule.schedule, input.schedule.now, est.ms));
   }
   return lines;

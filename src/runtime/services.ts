@@ -11,6 +11,7 @@ import { systemClock } from '../shared/clock.js';
 import { claimDrain } from './ownership/drain-registry.js';
 import { isAlive, thisHost } from './ownership/process.js';
 import type { RuntimeServices } from './types.js';
+import { concurrencyCeiling } from '../plan/concurrency-field.js';
 
 /** Every real dependency of a run. */
 export function defaultServices(): RuntimeServices {
@@ -24,7 +25,7 @@ export function defaultServices(): RuntimeServices {
         sudo: plan.instance.sudo,
         timeoutMs: plan.instance.timeoutMs,
         readOnly: opts.readOnly,
-        concurrency: plan.move.concurrency,
+        concurrency: concurrencyCeiling(plan.move.concurrency),
         onRefresh: opts.onRefresh,
         onResponse: opts.onResponse,
         ...(opts.outage ? { outage: opts.outage } : {}),

@@ -23,6 +23,8 @@ export interface ItemSchema {
   w9: (sql: string) => Database.Statement;
   /** Schema 15 (per-item destination, `move.until` bounds, fork networks), else `none`: an old file placed nothing. */
   w15: (sql: string, none: string) => Database.Statement;
+  /** Schema 22 (the state of `move.concurrency: auto`'s limiter), else a placeholder: an old file kept none. */
+  w22: (sql: string) => Database.Statement;
   has7: boolean;
   /** Schema 10: the largest-first due-order index. */
   has10: boolean;
@@ -48,6 +50,7 @@ export function itemSchemaOf(db: Database.Database): ItemSchema {
     w7: prepareIf(db, has7, 'SELECT NULL AS item_id, NULL AS after_id, NULL AS before_id, NULL AS reason WHERE 0'),
     w9: prepareIf(db, has9, 'SELECT NULL AS data WHERE 0'),
     w15: (sql, none) => p(has15 ? sql : none),
+    w22: prepareIf(db, version >= 22, 'SELECT NULL AS data WHERE 0'),
     has7,
     has10,
     has15,
@@ -289,8 +292,13 @@ function placementStatements({ p, w15, has10, has19, order }: ItemSchema) {
 }
 
 /** Per-kind bookkeeping: the move-duration model and the bulk POSTs per source. */
-function bookkeepingStatements({ p, w7, w9, has7 }: ItemSchema) {
+function bookkeepingStatements({ p, w7, w9, w22, has7 }: ItemSchema) {
   return {
+    getAutoCap: w22('SELECT data FROM auto_cap WHERE id = 1'),
+    putAutoCap: w22(
+      `INSERT INTO auto_cap (id, data, updated_at) VALUES (1, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
+    ),
     getModel: w9('SELECT data FROM move_model WHERE kind = ?'),
     putModel: w9(
       `INSERT INTO move_model (kind, data, updated_at) VALUES (?, ?, ?)

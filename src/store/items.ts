@@ -447,4 +447,12 @@ export class ItemTable implements ItemStore {
   setMoveModel(kind: Kind, data: string, now: number): void {
     this.s.putModel.run(kind, data, now);
   }
+
+  getAutoCap(): string | null {
+    return (this.s.getAutoCap.get() as { data: string } | undefined)?.data ?? null;
+  }
+
+  setAutoCap(data: string, now: number): void {
+    this.s.putAutoCap.run(data, now);
+  }
 }

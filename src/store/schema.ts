@@ -330,6 +330,16 @@ const MIGRATIONS: readonly string[] = [
     by TEXT NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 22: the state of \`move.concurrency: auto\`'s limiter (its cap, its knee, its last judged window;
+  // src/schedule/auto-limit.ts) as JSON, one row: a resumed run goes on from what it had learned,
+  // and a dry run beside it can say which cap its estimate assumes.
+  `
+  CREATE TABLE auto_cap (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    data TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -602,6 +602,10 @@ export interface ItemStore {
   getMoveModel(kind: Kind): string | null;
   /** Saves the move-duration model of a kind (opaque JSON; see src/actors/drain/move-model.ts). */
   setMoveModel(kind: Kind, data: string, now: number): void;
+  /** The saved state of `move.concurrency: auto`'s limiter (JSON as written by setAutoCap), or null. */
+  getAutoCap(): string | null;
+  /** Saves the limiter's state (opaque JSON; see src/schedule/auto-limit.ts). */
+  setAutoCap(data: string, now: number): void;
 }
 
 /** A target of the plan's `notify:` as its deliveries are kept: a stable key, and words for people. */

@@ -18,7 +18,10 @@ export type ItemLookup = Pick<ActorStore, 'getItem'>;
  * The write gates and the operator's cap (../actors/write-gate.ts, ../actors/cap.ts): the live
  * overrides, read at every turn, and the events that record a cap or a hold.
  */
-export type GateStore = Pick<ActorStore, 'appendEvent' | 'readControl'>;
+export type GateStore = Pick<ActorStore, 'appendEvent' | 'readControl'> & AutoCapStore;
+
+/** `move.concurrency: auto`'s limiter (../actors/auto-cap.ts): its saved state, and the moves in flight it judges by. */
+export type AutoCapStore = Pick<ActorStore, 'countInFlight' | 'getAutoCap' | 'setAutoCap'>;
 
 /**
  * Pre-flight and the capacity check (../actors/preflight.ts, ../actors/capacity.ts,

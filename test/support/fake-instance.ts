@@ -91,6 +91,11 @@ export interface FakeOptions {
   bulkDelayMs?: number;
   /** `forbidden`: `GET /sidekiq/queue_metrics` answers 403 (a token or instance that cannot read it). */
   queueMetrics?: 'ok' | 'forbidden';
+  /**
+   * Time in `started` of a move, from the moves in flight when it was created (itself included): a
+   * crude shared disk, where each move's copy slows down as more copies run beside it.
+   */
+  durationFor?: (inFlight: number) => number;
 }
 
 const key = (kind: Kind, id: number) => `${kind}:${id}`;
@@ -232,6 +237,7 @@ export class FakeInstance implements InstanceApi {
     it.readOnly = true;
     this.moves.push(m);
     this.active.add(m);
+    if (this.opts.durationFor) this.durations.set(key(it.kind, it.id), this.opts.durationFor(this.active.size));
     this.peakInFlight = Math.max(this.peakInFlight, this.active.size);
     return m;
   }

@@ -2,6 +2,7 @@
  * A dry run's drain: read-only on the instance. It enumerates, records what would be scheduled and
  * where each item would go, and estimates the requests; a `records` kind only says what would be done.
  */
+import { concurrencyCeiling } from '../../plan/concurrency-field.js';
 import type { DrainOutput } from '../../machine/types.js';
 import { runCensus } from './census.js';
 import { event } from './context.js';
@@ -40,7 +41,7 @@ export async function dryRunTogether(ctxs: readonly DrainCtx[]): Promise<DrainOu
 /** What a dry run of one pair says, as an event, in the log and as its result. */
 function dryRunResult(ctx: DrainCtx): DrainOutput {
   const res = dryRunUnreachable(ctx, drainResult(ctx));
-  const { concurrency } = ctx.deps.plan.move;
+  const concurrency = concurrencyCeiling(ctx.deps.plan.move.concurrency);
   event(ctx, 'drain.dry_run', {
     wouldSchedule: res.remaining,
     concurrency,

@@ -3,6 +3,7 @@
  * `failed` and stuck moves into item states, retries and quarantine. Used by polling, reconciliation
  * and bulk discovery alike.
  */
+import { noteAutoMove } from '../auto-cap.js';
 import { TERMINAL_MOVE_STATES } from '../../api/types.js';
 import type { MoveRecord, MoveState } from '../../api/types.js';
 import { formatPlanDuration } from '../../time/durations.js';
@@ -102,7 +103,10 @@ export function applyMove(ctx: DrainCtx, row: ItemRow, move: MoveRecord, since: 
   }
   // The throttle learns from every ended move: failures, and durations drifting upwards.
   const seenFrom = row.runningAt ?? row.scheduledAt;
-  deps.gate?.noteMove(move.state === 'failed', seenFrom !== null && seenFrom !== undefined ? now - seenFrom : null);
+  const seenMs = seenFrom !== null && seenFrom !== undefined ? now - seenFrom : null;
+  deps.gate?.noteMove(move.state === 'failed', seenMs);
+  // `move.concurrency: auto` measures the bytes that arrived: a failed move moved none.
+  if (move.state !== 'failed') noteAutoMove(deps, row.sizeBytes, seenMs);
   // The breaker's window holds every ended move: its rate form judges the failed share of them.
   if (move.state !== 'failed') noteEndedMove(deps, false);
   if (move.state === 'finished') {

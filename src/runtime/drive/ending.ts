@@ -13,6 +13,7 @@ import { isLeaseLostError } from '../../store/lease.js';
 import type { CheckpointStore } from '../../store/types.js';
 import { noteConsumed, stoppedOutcome } from '../control/stop-run.js';
 import type { StopWatch } from '../control/stop.js';
+import { assumedCap } from '../auto-estimate.js';
 import { recheckCopies } from '../copies.js';
 import { INTERNAL, RuntimeError } from '../errors.js';
 import { networksOfRun } from '../status.js';
@@ -100,9 +101,11 @@ export async function finalEnding(
     networks: networksOfRun(store, snap.context),
   };
   if (opts.dryRun) {
+    const assumed = assumedCap(plan, store.file);
     report.estimate = {
       ...estimateSizes(store, snap.context),
-      concurrency: plan.move.concurrency,
+      concurrency: assumed.cap,
+      ...(assumed.words === null ? {} : { capAssumed: assumed.words }),
       rateLimited: rateLimitedListings(store, snap.context, a.api),
     };
     const schedule = scheduleOf(plan);

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { createHarness, range, resumed, testPlan } from '../../test/support/drain-harness.js';
+import type { Harness } from '../../test/support/drain-harness.js';
+import { capInForce } from './cap.js';
+import { runDrain } from './drain/run.js';
+import { savedAutoState } from './auto-cap.js';
+
+const MB = 1e6;
+
+/**
+ * A shared disk on the fake instance: each move pays 2 s of fixed cost and 1 s more for every
+ * move in flight beside it, so throughput grows with the cap until the fixed cost is hidden
+ * (2 -> 4 -> 8 -> 16 gain 33%, 20%, 11%; 16 -> 32 gains 6%).
+ */
+function sharedDisk(items: number): Harness {
+  const h = createHarness(testPlan({ move: { concurrency: { auto: { min: 2, max: 64 } } } }), {
+    startDelayMs: 0,
+    durationFor: (inFlight) => 2000 + inFlight * 1000,
+  });
+  h.fake.addItems('projects', 'nfs-1', range(1, items));
+  for (const id of range(1, items)) h.fake.setSize('projects', id, 10 * MB);
+  return h;
+}
+
+const capEvents = (h: Harness) =>
+  h.store
+    .readEvents()
+    .filter((e) => e.type === 'cap.changed')
+    .map((e) => e.data);
+
+describe('move.concurrency: auto in a drain on the fake clock', () => {
+  it('raises the cap while throughput grows and goes back to the knee, each change a cap.changed with an auto: reason', async () => {
+    const h = sharedDisk(600);
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 600, quarantined: 0, remaining: 0 });
+    const caps = capEvents(h);
+    expect(caps[0]).toMatchObject({ cap: 2, limit: 'plan', reason: 'auto: starting at 2 (min 2, max 64)' });
+    expect(caps.slice(1).every((c) => c.reason.startsWith('auto: '))).toBe(true);
+    expect(caps.map((c) => c.cap).slice(0, 4)).toEqual([2, 4, 8, 16]);
+    expect(caps.some((c) => c.reason.startsWith('auto: throughput flat at '))).toBe(true);
+    expect(h.fake.peakInFlight).toBeLessThanOrEqual(64);
+    expect(h.fake.violations).toEqual([]);
+    expect(savedAutoState(h.store)?.state.knee).toBeGreaterThanOrEqual(8);
+  });
+
+  it("survives a resume: the new process goes on from the checkpoint's cap, not from min", async () => {
+    const h = sharedDisk(400);
+    let finished = 0;
+    h.fake.onRequest = (req) => {
+      if (req === 'scheduleMove' && ++finished === 150) h.abort.abort(new Error('SIGINT'));
+    };
+    await expect(runDrain(h.deps, { source: 'nfs-1', kind: 'projects' })).rejects.toMatchObject({
+      code: 'SHARDMOVE_ABORTED',
+    });
+    h.fake.onRequest = null;
+    const kept = savedAutoState(h.store)?.state.cap ?? 0;
+    expect(kept).toBeGreaterThan(2);
+    const before = capEvents(h).length;
+    const again = resumed(h);
+    const r = await runDrain(again.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r.remaining).toBe(0);
+    expect(capEvents(h)[before]).toMatchObject({ cap: kept, reason: `auto: resumed at ${kept}` });
+  });
+
+  it('a cap pinned with shardmove control holds until --concurrency auto hands it back', async () => {
+    const h = sharedDisk(10);
+    expect(await capInForce(h.deps)).toMatchObject({ cap: 2, limit: 'plan' });
+    h.store.writeControl({ concurrency: 30 }, h.clock.now());
+    expect(await capInForce(h.deps)).toMatchObject({
+      cap: 30,
+      limit: 'control',
+      reason: 'set with shardmove control (the plan says auto (2 to 64))',
+    });
+    h.store.writeControl({ concurrency: null }, h.clock.now());
+    expect(await capInForce(h.deps)).toMatchObject({
+      cap: 2,
+      limit: 'plan',
+      reason: 'auto: the limiter decides again from 2',
+    });
+  });
+
+  it('a plan with a number never consults the limiter and keeps no state', async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 5 } }));
+    h.fake.addItems('projects', 'nfs-1', range(1, 20));
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(capEvents(h).map((c) => c.reason)).toEqual(["the plan's move.concurrency"]);
+    expect(h.store.getAutoCap()).toBeNull();
+  });
+});

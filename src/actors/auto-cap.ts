@@ -1,0 +1,103 @@
+/**
+ * `move.concurrency: auto` in a run: one limiter per run process (src/schedule/auto-limit.ts
+ * decides; this keeps its state, feeds it and saves it). The drain tells it of every move that
+ * ended as polled (its bytes, and how long it was seen in flight); the cap in force (./cap.ts)
+ * asks it for the operator's cap at every turn. Its state is checkpoint state (`auto_cap`): a
+ * resumed run goes on from the cap and the knee it had, and judges nothing on the moves it finds
+ * in flight (the first window after a resume only settles).
+ */
+import { autoBounds } from '../plan/concurrency-field.js';
+import { decideAuto, observeMove, startAuto } from '../schedule/auto-limit.js';
+import type { AutoBounds, AutoState } from '../schedule/auto-limit.js';
+import type { AutoCapStore } from '../store/views.js';
+import type { ActorDeps } from './types.js';
+
+/** A window lasts a minute of the run's clock at most, so a busier instance is seen within one. */
+const MAX_WINDOW_MS = 60_000;
+
+/** The limiter of one run, and the words of its last change. */
+interface Limiter {
+  state: AutoState;
+  reason: string;
+  bounds: AutoBounds;
+}
+
+const limiters = new WeakMap<object, Limiter>();
+
+/** The state a checkpoint kept, or null (none, or not readable as one). */
+export function savedAutoState(store: Pick<AutoCapStore, 'getAutoCap'>): { state: AutoState; reason: string } | null {
+  const raw = store.getAutoCap();
+  if (raw === null) return null;
+  try {
+    const v = JSON.parse(raw) as { v?: number; state?: AutoState; reason?: string };
+    if (v.v !== 1 || !v.state || typeof v.state.cap !== 'number') return null;
+    return { state: v.state, reason: typeof v.reason === 'string' ? v.reason : `auto: ${v.state.cap}` };
+  } catch {
+    return null;
+  }
+}
+
+function limiterOf(deps: ActorDeps<AutoCapStore>, bounds: AutoBounds): Limiter {
+  let l = limiters.get(deps);
+  if (l) return l;
+  const now = deps.clock.now();
+  const saved = savedAutoState(deps.store);
+  if (saved) {
+    // The moves in flight now started before this process: the first window only settles.
+    const state: AutoState = {
+      ...saved.state,
+      window: { from: now, moves: 0, bytes: 0, timed: [], maxInFlight: null },
+      settling: true,
+    };
+    l = { state, reason: `auto: resumed at ${state.cap}`, bounds };
+  } else {
+    const state = startAuto(bounds, now);
+    l = { state, reason: `auto: starting at ${state.cap} (min ${bounds.min}, max ${bounds.max})`, bounds };
+  }
+  limiters.set(deps, l);
+  return l;
+}
+
+function save(deps: ActorDeps<AutoCapStore>, l: Limiter): void {
+  deps.store.setAutoCap(JSON.stringify({ v: 1, state: l.state, reason: l.reason }), deps.clock.now());
+}
+
+/** A move ended as polled: its bytes (null: unknown size) and how long it was seen in flight. */
+export function noteAutoMove(deps: ActorDeps<AutoCapStore>, bytes: number | null, durationMs: number | null): void {
+  const bounds = autoBounds(deps.plan.move.concurrency);
+  if (!bounds) return;
+  const l = limiterOf(deps, bounds);
+  l.state = observeMove(l.state, bytes, durationMs);
+}
+
+/**
+ * The limiter's cap for now and its words, deciding when a window closed (null: the plan's
+ * concurrency is a number). `pinned` is a cap set with `shardmove control`, which holds it.
+ */
+export function autoCap(deps: ActorDeps<AutoCapStore>, pinned: number | null): { cap: number; reason: string } | null {
+  const bounds = autoBounds(deps.plan.move.concurrency);
+  if (!bounds) return null;
+  const l = limiterOf(deps, bounds);
+  const before = l.state;
+  const { state, decision } = decideAuto(before, {
+    now: deps.clock.now(),
+    bounds,
+    timing: {
+      minWindowMs: 2 * deps.plan.poll.intervalMs,
+      maxWindowMs: Math.max(MAX_WINDOW_MS, 2 * deps.plan.poll.intervalMs),
+    },
+    inFlight: deps.store.countInFlight(),
+    pinned,
+  });
+  l.state = state;
+  if (decision.reason !== null) l.reason = decision.reason;
+  // Saved when a window closed or the pin changed: between windows only the counts grow.
+  if (state.window.from !== before.window.from || state.pinned !== before.pinned || state.cap !== before.cap)
+    save(deps, l);
+  return { cap: state.cap, reason: l.reason };
+}
+
+/** The knee a checkpoint's limiter found, or null. */
+export function savedKnee(store: Pick<AutoCapStore, 'getAutoCap'>): number | null {
+  return savedAutoState(store)?.state.knee ?? null;
+}

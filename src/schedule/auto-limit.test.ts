@@ -1,0 +1,207 @@
+import { describe, expect, it } from 'vitest';
+import { decideAuto, observeMove, startAuto } from './auto-limit.js';
+import type { AutoBounds, AutoDecision, AutoState } from './auto-limit.js';
+
+const T0 = 1_700_000_000_000;
+const MB = 1e6;
+/** Every window in these tables lasts 20 s of the fake clock and its moves are 10 MB each. */
+const WINDOW_MS = 20_000;
+const MOVE = 10 * MB;
+const timing = { minWindowMs: 10_000, maxWindowMs: 60_000 };
+const bounds: AutoBounds = { min: 2, max: 64 };
+
+/** One window: throughput in MB/s and seconds per MB (each move's duration over its size). */
+interface Row {
+  mbps: number;
+  sPerMb: number;
+  inFlight?: number;
+  pinned?: number | null;
+}
+
+/** Runs the windows one after another on a fake clock; returns each window's decision. */
+function run(rows: Row[], b: AutoBounds = bounds, start?: AutoState): { state: AutoState; out: AutoDecision[] } {
+  let s = start ?? startAuto(b, T0);
+  let now = s.window.from;
+  const out: AutoDecision[] = [];
+  for (const r of rows) {
+    const moves = Math.round((r.mbps * WINDOW_MS) / 1000 / (MOVE / MB));
+    for (let i = 0; i < moves; i++) s = observeMove(s, MOVE, r.sPerMb * (MOVE / MB) * 1000);
+    now += WINDOW_MS;
+    const d = decideAuto(s, {
+      now,
+      bounds: b,
+      timing,
+      pinned: r.pinned ?? null,
+      ...(r.inFlight === undefined ? {} : { inFlight: r.inFlight }),
+    });
+    s = d.state;
+    out.push(d.decision);
+  }
+  return { state: s, out };
+}
+
+const caps = (out: AutoDecision[]) => out.map((d) => d.cap);
+
+/** A settling window after each change: what it measures is not judged. */
+const SETTLE: Row = { mbps: 10, sPerMb: 0.1 };
+
+describe('move.concurrency: auto, decisions on a fake clock', () => {
+  it('raises while throughput grows (doubling from min), then goes back to the knee when a raise gains nothing', () => {
+    const { state, out } = run([
+      { mbps: 10, sPerMb: 0.2 }, // at 2
+      SETTLE,
+      { mbps: 20, sPerMb: 0.2 }, // at 4: +100%
+      SETTLE,
+      { mbps: 40, sPerMb: 0.2 }, // at 8: +100%
+      SETTLE,
+      { mbps: 41, sPerMb: 0.39 }, // at 16: flat, each move slower
+    ]);
+    expect(caps(out)).toEqual([4, 4, 8, 8, 16, 16, 8]);
+    expect(out[0]?.reason).toBe('auto: 10 MB/s at 2; trying 4');
+    expect(out[2]?.reason).toBe('auto: throughput up 100% at 4 (20 MB/s); trying 8');
+    expect(out[6]?.reason).toBe('auto: throughput flat at 8, 16 moved slower');
+    expect(out[1]?.reason).toBeNull();
+    expect(state.knee).toBe(8);
+    expect(state.phase).toBe('steady');
+  });
+
+  it('after the knee, raises by a quarter, not by doubling', () => {
+    const knee = startAuto(bounds, T0, 8);
+    const { out } = run(
+      [
+        { mbps: 40, sPerMb: 0.2 },
+        { mbps: 40, sPerMb: 0.2 },
+        { mbps: 40, sPerMb: 0.2 },
+      ],
+      bounds,
+      knee,
+    );
+    expect(caps(out)).toEqual([8, 8, 10]);
+    expect(out[2]?.reason).toBe('auto: probing after 3 windows held at 8 (40 MB/s); trying 10');
+  });
+
+  const atKnee = () =>
+    run([
+      { mbps: 10, sPerMb: 0.2 },
+      SETTLE,
+      { mbps: 20, sPerMb: 0.2 },
+      SETTLE,
+      { mbps: 21, sPerMb: 0.38 }, // at 8: flat: back to 4
+      SETTLE,
+      { mbps: 20, sPerMb: 0.2 }, // held at 4: the reference
+    ]);
+
+  it('flat throughput with rising time per byte at a cap held lowers it (x0.75)', () => {
+    const { state } = atKnee();
+    expect(state.cap).toBe(4);
+    const { out } = run([{ mbps: 20, sPerMb: 0.3 }], bounds, state);
+    expect(caps(out)).toEqual([3]);
+    expect(out[0]?.reason).toBe(
+      'auto: moves 1.5x slower per byte at 4 with no throughput gained (20 MB/s); lowered to 3',
+    );
+  });
+
+  it('an instance that gets busier lowers the cap within one window, and a recovery raises it again', () => {
+    const { state } = run(
+      [{ mbps: 40, sPerMb: 0.2 }], // the reference at 16
+      bounds,
+      startAuto(bounds, T0, 16),
+    );
+    const busy = run(
+      [
+        { mbps: 20, sPerMb: 0.4 }, // another tenant takes half the disk: slower, no more throughput
+        SETTLE,
+        { mbps: 20, sPerMb: 0.3 }, // at 12: the reference for the busy instance
+        { mbps: 40, sPerMb: 0.15 }, // the tenant left: twice as fast per byte
+        SETTLE,
+        { mbps: 48, sPerMb: 0.16 }, // at 15: +20%
+      ],
+      bounds,
+      state,
+    );
+    expect(caps(busy.out)).toEqual([12, 12, 12, 15, 15, 18]);
+    expect(busy.out[0]?.reason).toBe(
+      'auto: moves 2.0x slower per byte at 16 with no throughput gained (20 MB/s); lowered to 12',
+    );
+    expect(busy.out[3]?.reason).toBe('auto: moves 50% faster per byte at 12; trying 15');
+  });
+
+  it('stays within min and max', () => {
+    const tight = { min: 3, max: 5 };
+    const up = run(
+      [
+        { mbps: 10, sPerMb: 0.2 },
+        SETTLE,
+        { mbps: 20, sPerMb: 0.2 },
+        { mbps: 40, sPerMb: 0.2 },
+        { mbps: 40, sPerMb: 0.2 },
+        { mbps: 40, sPerMb: 0.2 },
+      ],
+      tight,
+    );
+    expect(caps(up.out)).toEqual([5, 5, 5, 5, 5, 5]);
+    const down = run(
+      [
+        { mbps: 10, sPerMb: 0.2 },
+        { mbps: 10, sPerMb: 1 },
+        { mbps: 10, sPerMb: 1.5 },
+      ],
+      tight,
+      { ...startAuto(tight, T0, 3), phase: 'steady' },
+    );
+    expect(caps(down.out)).toEqual([3, 3, 3]);
+    expect(down.out.every((d) => d.reason === null)).toBe(true);
+    // A plan edited before a resume: the kept cap is brought inside the new bounds at once.
+    const edited = run([{ mbps: 10, sPerMb: 0.2 }], { min: 2, max: 4 }, startAuto(bounds, T0, 16));
+    expect(edited.out[0]).toEqual({ cap: 4, reason: 'auto: within min 2 and max 4' });
+  });
+
+  it('a cap nothing reaches is not raised', () => {
+    const { out } = run([{ mbps: 10, sPerMb: 0.2, inFlight: 1 }]);
+    expect(out[0]).toEqual({ cap: 2, reason: null });
+  });
+
+  it('a cap pinned with shardmove control holds until released, then the limiter goes on from its own cap', () => {
+    const { out, state } = run([
+      { mbps: 10, sPerMb: 0.2 }, // 2 -> 4
+      { mbps: 10, sPerMb: 0.2, pinned: 30 },
+      { mbps: 90, sPerMb: 0.2, pinned: 30 },
+      { mbps: 10, sPerMb: 0.2 }, // released
+      SETTLE,
+    ]);
+    expect(caps(out)).toEqual([4, 30, 30, 4, 4]);
+    expect(out[3]?.reason).toBe('auto: the limiter decides again from 4');
+    expect(state.last).toBeNull();
+  });
+
+  it('decides at most once per window: too few moves or too little time keeps the window open', () => {
+    let s = startAuto(bounds, T0);
+    for (let i = 0; i < 3; i++) s = observeMove(s, MOVE, 1000);
+    // Three moves after 30 s: not enough to close early.
+    expect(decideAuto(s, { now: T0 + 30_000, bounds, timing, pinned: null }).decision).toEqual({
+      cap: 2,
+      reason: null,
+    });
+    s = observeMove(s, MOVE, 1000);
+    // Four moves, but the window has not lasted minWindowMs.
+    expect(decideAuto(s, { now: T0 + 5_000, bounds, timing, pinned: null }).decision.reason).toBeNull();
+    // A window of few moves still closes at maxWindowMs.
+    const few = observeMove(startAuto(bounds, T0), MOVE, 1000);
+    expect(decideAuto(few, { now: T0 + 60_000, bounds, timing, pinned: null }).decision.cap).toBe(4);
+    // The window lasts at least the median duration of its moves: a generation, not a few early finishers.
+    let slow = startAuto(bounds, T0);
+    for (let i = 0; i < 4; i++) slow = observeMove(slow, MOVE, 40_000);
+    expect(decideAuto(slow, { now: T0 + 20_000, bounds, timing, pinned: null }).decision.cap).toBe(2);
+    expect(decideAuto(slow, { now: T0 + 40_000, bounds, timing, pinned: null }).decision.cap).toBe(4);
+  });
+
+  it('weighs time per byte by bytes: a few tiny moves do not say the instance got slower', () => {
+    const { state } = atKnee();
+    let s = state;
+    // 20 MB/s in 10 MB moves at the reference pace, plus ten 1 kB moves that took 5 s each.
+    for (let i = 0; i < 40; i++) s = observeMove(s, MOVE, 2000);
+    for (let i = 0; i < 10; i++) s = observeMove(s, 1000, 5000);
+    const d = decideAuto(s, { now: s.window.from + WINDOW_MS, bounds, timing, pinned: null });
+    expect(d.decision).toEqual({ cap: 4, reason: null });
+  });
+});

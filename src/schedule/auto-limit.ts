@@ -1,0 +1,320 @@
+/**
+ * `move.concurrency: auto`: the limiter that chooses the operator's cap from what the drain
+ * already polls, pure (state and observation in, new state and a decision out), so its decisions
+ * are a table a test reads on a fake clock.
+ *
+ * What it measures, per sample window: the bytes of the moves that finished in it per second of
+ * the run's clock (throughput), and their time per byte: the summed durations over the summed
+ * bytes of the window's larger half (the moves at least as large as its median). Small moves are
+ * left out of it on purpose: a move of a few kilobytes is all fixed cost (a POST, a poll, a
+ * repository's housekeeping), so its time per byte says nothing about the disk, and a handful of
+ * them would say that everything got slower. Throughput is the main signal (it is what the drain
+ * is for); time per byte confirms that a raise bought only slower moves, and alone tells that the
+ * instance got busier at the same cap.
+ *
+ * How it moves the cap, gradient style (TCP Vegas's expected-versus-actual, with throughput for
+ * the expected rate and time per byte for the round trip):
+ *
+ * - **Slow start**: from `min` (or the knee a resumed run found), doubling while each raise grows
+ *   throughput by more than {@link GAIN}.
+ * - **After a raise that gained nothing** (throughput within {@link GAIN} of the cap before it):
+ *   back to that cap, which is the knee; from then on raises are `+max(1, cap/4)`.
+ * - **Busier instance**: at a cap held, time per byte above the reference by more than
+ *   {@link SLOWER} with no throughput gained lowers the cap to `x0.75`. The reference is the time
+ *   per byte first measured at the cap in force, aged by {@link AGE} a window (the min-RTT of
+ *   Vegas, which a busier instance must be able to outgrow), and measured again after each change.
+ * - **Probing**: after {@link PROBE_AFTER} windows held, or at once when moves get faster per
+ *   byte than the reference, one raise; kept if throughput grows, else undone.
+ * - **Bounds**: never below `min` nor above `max`; a raise only while the cap binds (as many moves
+ *   in flight as it allows), since a cap nothing reaches proves nothing.
+ *
+ * A window closes once it has {@link MIN_MOVES} finished moves and has lasted the median duration
+ * of those moves (at least `minWindowMs`): shorter, it would count the moves that happened to
+ * finish rather than a generation of them. A window with fewer moves closes at `maxWindowMs`. The
+ * window right after a change is not judged (its moves started under the old cap): it only settles.
+ * Time is the run's clock, never the wall's. A cap pinned with `shardmove control --concurrency N`
+ * suspends it; released, it goes on from its own cap with a fresh window.
+ */
+
+/** The limiter's bounds: the plan's `{auto: {min, max}}`, or the defaults. */
+export interface AutoBounds {
+  min: number;
+  max: number;
+}
+
+/** The defaults of `move.concurrency: auto`. */
+export const AUTO_DEFAULTS: AutoBounds = { min: 2, max: 64 };
+
+/** Throughput must grow by more than this share for a raise to count as a gain. */
+export const GAIN = 0.1;
+/** Time per byte this much above the reference means the moves only got slower. */
+export const SLOWER = 0.25;
+/** How far the reference time per byte ages (rises) each window held. */
+export const AGE = 0.05;
+/** Windows held at one cap before probing one step higher. */
+export const PROBE_AFTER = 3;
+/** Finished moves a window needs before it may close early. */
+export const MIN_MOVES = 4;
+/** The multiplicative decrease. */
+export const DECREASE = 0.75;
+/** Finished moves kept per window for its medians (enough for stable ones, small in the checkpoint). */
+const KEPT = 128;
+
+/** The limiter's timing: from the plan's poll interval, and a minute at most. */
+export interface AutoTiming {
+  minWindowMs: number;
+  maxWindowMs: number;
+}
+
+/** One judged window. */
+export interface AutoSample {
+  cap: number;
+  /** Bytes of finished moves per second. */
+  bytesPerSec: number;
+  /** Milliseconds per byte, weighed by bytes (null: no finished move had a known size). */
+  msPerByte: number | null;
+  moves: number;
+}
+
+/** The window being filled. */
+export interface AutoWindow {
+  from: number;
+  moves: number;
+  /** Bytes of every finished move of known size. */
+  bytes: number;
+  /** The last finished moves with a known size and duration: [bytes, ms]. */
+  timed: Array<[number, number]>;
+  /** Most moves seen in flight during the window (null: nobody said). */
+  maxInFlight: number | null;
+}
+
+/** What the limiter keeps, in the checkpoint too (a resume goes on from it). */
+export interface AutoState {
+  cap: number;
+  phase: 'start' | 'steady';
+  window: AutoWindow;
+  /** The current window follows a change (or a resume) and is not judged. */
+  settling: boolean;
+  last: AutoSample | null;
+  /** Reference time per byte at this cap (null: not measured yet). */
+  ref: number | null;
+  /** Windows judged at this cap without a change. */
+  held: number;
+  /** The last knee found: the cap past which a raise gained nothing. */
+  knee: number | null;
+  /** Whether the cap is pinned by the operator (the limiter waits). */
+  pinned: boolean;
+}
+
+/** A decision: the cap, and why it changed (null: it did not). */
+export interface AutoDecision {
+  cap: number;
+  reason: string | null;
+}
+
+function emptyWindow(from: number): AutoWindow {
+  return { from, moves: 0, bytes: 0, timed: [], maxInFlight: null };
+}
+
+function clamp(cap: number, b: AutoBounds): number {
+  return Math.max(b.min, Math.min(b.max, Math.round(cap)));
+}
+
+/** The state a limiter starts from: `min`, or the knee a checkpoint kept, within the bounds. */
+export function startAuto(bounds: AutoBounds, now: number, knee: number | null = null): AutoState {
+  return {
+    cap: clamp(knee ?? bounds.min, bounds),
+    phase: knee === null ? 'start' : 'steady',
+    window: emptyWindow(now),
+    settling: false,
+    last: null,
+    ref: null,
+    held: 0,
+    knee,
+    pinned: false,
+  };
+}
+
+/** A move finished: its bytes (null: unknown size) and how long it was seen in flight. */
+export function observeMove(s: AutoState, bytes: number | null, durationMs: number | null): AutoState {
+  const w = s.window;
+  const sized = bytes !== null && bytes > 0;
+  const timed: Array<[number, number]> =
+    sized && durationMs !== null && durationMs >= 0 ? [...w.timed, [bytes, durationMs]] : w.timed;
+  return {
+    ...s,
+    window: { ...w, moves: w.moves + 1, bytes: w.bytes + (sized ? bytes : 0), timed: timed.slice(-KEPT) },
+  };
+}
+
+function median(xs: readonly number[]): number {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+/** Milliseconds per byte over the moves at least as large as the median one (null: none timed). */
+function perByte(timed: ReadonlyArray<[number, number]>): number | null {
+  if (timed.length === 0) return null;
+  const cut = median(timed.map((m) => m[0]));
+  let bytes = 0;
+  let ms = 0;
+  for (const [b, d] of timed)
+    if (b >= cut) {
+      bytes += b;
+      ms += d;
+    }
+  return bytes > 0 ? ms / bytes : null;
+}
+
+/** Whether the window has enough to be judged. */
+function closes(w: AutoWindow, now: number, t: AutoTiming): boolean {
+  const elapsed = now - w.from;
+  if (w.moves >= MIN_MOVES && elapsed >= Math.max(t.minWindowMs, median(w.timed.map((m) => m[1])))) return true;
+  return w.moves >= 1 && elapsed >= t.maxWindowMs;
+}
+
+/** Bytes per second, for people. */
+export function formatRate(bytesPerSec: number): string {
+  const mb = bytesPerSec / 1e6;
+  return mb >= 10
+    ? `${Math.round(mb)} MB/s`
+    : mb >= 0.1
+      ? `${mb.toFixed(1)} MB/s`
+      : `${Math.round(bytesPerSec / 1e3)} kB/s`;
+}
+
+function pct(x: number): string {
+  return `${Math.round(x * 100)}%`;
+}
+
+/** What one decision call is told besides the state. */
+export interface AutoInput {
+  now: number;
+  bounds: AutoBounds;
+  timing: AutoTiming;
+  /** Moves in flight now (undefined: unknown, the cap counts as binding). */
+  inFlight?: number;
+  /** The operator's cap pinned live (`shardmove control --concurrency N`), or null. */
+  pinned: number | null;
+}
+
+/**
+ * Closes the window when it is due and decides: the new state, and the cap with the reason it
+ * changed. At most one change per window; between windows the cap holds.
+ */
+export function decideAuto(state: AutoState, input: AutoInput): { state: AutoState; decision: AutoDecision } {
+  const { now, bounds, timing } = input;
+  if (input.pinned !== null) {
+    // The operator holds the cap: nothing measured meanwhile speaks for the limiter's own cap.
+    if (state.pinned) return { state, decision: { cap: input.pinned, reason: null } };
+    const s = { ...state, pinned: true, window: emptyWindow(now), settling: false };
+    return { state: s, decision: { cap: input.pinned, reason: null } };
+  }
+  let s = state;
+  if (s.pinned) {
+    s = { ...s, pinned: false, window: emptyWindow(now), settling: true, last: null, ref: null, held: 0 };
+    return { state: s, decision: { cap: s.cap, reason: `auto: the limiter decides again from ${s.cap}` } };
+  }
+  // Bounds may change between runs (the plan edited before a resume): the cap stays inside them.
+  const bounded = clamp(s.cap, bounds);
+  if (bounded !== s.cap) {
+    s = restart({ ...s, cap: bounded }, now);
+    return { state: s, decision: { cap: bounded, reason: `auto: within min ${bounds.min} and max ${bounds.max}` } };
+  }
+  if (input.inFlight !== undefined) {
+    const m = s.window.maxInFlight;
+    s = { ...s, window: { ...s.window, maxInFlight: Math.max(m ?? 0, input.inFlight) } };
+  }
+  if (!closes(s.window, now, timing)) return { state: s, decision: { cap: s.cap, reason: null } };
+  const w = s.window;
+  const sample: AutoSample = {
+    cap: s.cap,
+    bytesPerSec: (w.bytes * 1000) / Math.max(1, now - w.from),
+    msPerByte: perByte(w.timed),
+    moves: w.moves,
+  };
+  if (s.settling) {
+    s = { ...s, settling: false, window: emptyWindow(now) };
+    return { state: s, decision: { cap: s.cap, reason: null } };
+  }
+  const binding = w.maxInFlight === null || w.maxInFlight >= s.cap;
+  const next = judge(s, sample, bounds, binding);
+  const ref =
+    next.cap !== s.cap
+      ? null
+      : s.ref === null || sample.msPerByte === null
+        ? (sample.msPerByte ?? s.ref)
+        : Math.min(s.ref * (1 + AGE), sample.msPerByte);
+  const changed = next.cap !== s.cap;
+  const after: AutoState = {
+    ...s,
+    cap: next.cap,
+    phase: next.phase,
+    knee: next.knee,
+    last: sample,
+    ref,
+    held: changed ? 0 : s.held + 1,
+    window: emptyWindow(now),
+    settling: changed,
+  };
+  return { state: after, decision: { cap: after.cap, reason: changed ? next.reason : null } };
+}
+
+function restart(s: AutoState, now: number): AutoState {
+  return { ...s, window: emptyWindow(now), settling: true, last: null, ref: null, held: 0 };
+}
+
+interface Judged {
+  cap: number;
+  phase: AutoState['phase'];
+  knee: number | null;
+  reason: string;
+}
+
+/** One judged window against the one before it. */
+function judge(s: AutoState, x: AutoSample, bounds: AutoBounds, binding: boolean): Judged {
+  const l = s.last;
+  const keep: Judged = { cap: s.cap, phase: s.phase, knee: s.knee, reason: '' };
+  const step = (cap: number) => (s.phase === 'start' ? cap * 2 : cap + Math.max(1, Math.floor(cap / 4)));
+  const raise = (why: string): Judged => {
+    if (!binding || s.cap >= bounds.max) return keep;
+    const cap = clamp(step(s.cap), bounds);
+    return { ...keep, cap, reason: `auto: ${why}; trying ${cap}` };
+  };
+  // The first window of a slow start raises at once; one from a knee only measures the reference.
+  if (l === null) return s.phase === 'start' ? raise(`${formatRate(x.bytesPerSec)} at ${s.cap}`) : keep;
+  const gained = x.bytesPerSec > l.bytesPerSec * (1 + GAIN);
+  if (x.cap > l.cap) {
+    if (gained)
+      return raise(
+        `throughput up ${pct(x.bytesPerSec / l.bytesPerSec - 1)} at ${x.cap} (${formatRate(x.bytesPerSec)})`,
+      );
+    const slower = x.msPerByte !== null && l.msPerByte !== null && x.msPerByte > l.msPerByte * (1 + GAIN);
+    const cap = clamp(l.cap, bounds);
+    return {
+      cap,
+      phase: 'steady',
+      knee: cap,
+      reason: `auto: throughput flat at ${l.cap}, ${x.cap} ${slower ? 'moved slower' : 'gained nothing'}`,
+    };
+  }
+  if (s.ref !== null && x.msPerByte !== null) {
+    const ratio = x.msPerByte / s.ref;
+    if (ratio > 1 + SLOWER && !gained) {
+      const cap = clamp(Math.floor(s.cap * DECREASE), bounds);
+      if (cap === s.cap) return keep;
+      return {
+        ...keep,
+        cap,
+        phase: 'steady',
+        reason: `auto: moves ${ratio.toFixed(1)}x slower per byte at ${s.cap} with no throughput gained (${formatRate(x.bytesPerSec)}); lowered to ${cap}`,
+      };
+    }
+    if (ratio < 1 - SLOWER) return raise(`moves ${pct(1 - ratio)} faster per byte at ${s.cap}`);
+  }
+  if (s.held + 1 >= PROBE_AFTER)
+    return raise(`probing after ${s.held + 1} windows held at ${s.cap} (${formatRate(x.bytesPerSec)})`);
+  return keep;
+}
