@@ -33,7 +33,7 @@ import type {
   StatusSummary,
   StoredEvent,
 } from './types.js';
-import { hasColumn, hasIndex, hasTable } from './introspect.js';
+import { hasColumn, hasIndex, hasTable, prepareIf } from './introspect.js';
 
 const TEN_MINUTES = 10 * 60 * 1000;
 
@@ -75,7 +75,7 @@ export class Checkpoint extends ItemTable implements CheckpointStore {
     const control = hasTable(db, 'control');
     // Schema 8 (leases); a read-only `status` on an older, unmigrated file sees plain locks.
     const leases = hasTable(db, 'lock_generation');
-    const w8 = (sql: string) => p(leases ? sql : 'SELECT 1 WHERE 0');
+    const w8 = prepareIf(db, leases, 'SELECT 1 WHERE 0');
     const runPlan = hasColumn(db, 'run', 'plan');
     this.r = {
       getLock: p(

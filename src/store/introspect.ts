@@ -20,6 +20,18 @@ export function hasColumn(db: Database.Database, table: string, column: string):
 }
 
 /**
+ * Prepares `none`, the placeholder of `sql` on a file that lacks what `sql` reads, so that it takes
+ * the same parameters: its callers bind what they would bind to `sql`, and a statement given more
+ * values than it has places throws.
+ */
+export function preparePlaceholder(db: Database.Database, sql: string, none: string): Database.Statement {
+  // The statements here bind positional parameters only, and no string literal in them holds a `?`.
+  const places = (sql.replace(/'[^']*'/g, '').match(/\?/g) ?? []).length;
+  if (places === 0) return db.prepare(none);
+  return db.prepare(`SELECT * FROM (${none}) WHERE COALESCE(${Array(places).fill('?').join(', ')}, 1) IS NOT NULL`);
+}
+
+/**
  * Prepares statements of a part of the schema the file may lack: as written when `present`, else as
  * `none`, a placeholder that finds nothing (and that a write, which a read-only open never makes,
  * would not apply).
@@ -29,7 +41,7 @@ export function prepareIf(
   present: boolean,
   none = 'SELECT NULL WHERE 0',
 ): (sql: string) => Database.Statement {
-  return (sql) => db.prepare(present ? sql : none);
+  return (sql) => (present ? db.prepare(sql) : preparePlaceholder(db, sql, none));
 }
 
 /**

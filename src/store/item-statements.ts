@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { RANK_CLASS_SQL, RANK_ORDER_SQL, SIZE_CLASS_SQL } from './schema.js';
-import { hasColumn, hasTable, prepareIf } from './introspect.js';
+import { hasColumn, hasTable, prepareIf, preparePlaceholder } from './introspect.js';
 
 /** Reason recorded for a row judged out of `move.select` just before its move begins (../actors/select.ts writes it). */
 export const LEFT_SELECTION = 'left the selection';
@@ -49,7 +49,7 @@ export function itemSchemaOf(db: Database.Database): ItemSchema {
     w: prepareIf(db, hasRunningAt, 'SELECT 1 WHERE 0'),
     w7: prepareIf(db, has7, 'SELECT NULL AS item_id, NULL AS after_id, NULL AS before_id, NULL AS reason WHERE 0'),
     w9: prepareIf(db, has9, 'SELECT NULL AS data WHERE 0'),
-    w15: (sql, none) => p(has15 ? sql : none),
+    w15: (sql, none) => (has15 ? p(sql) : preparePlaceholder(db, sql, none)),
     w22: prepareIf(db, version >= 22, 'SELECT NULL AS data WHERE 0'),
     has7,
     has10,
