@@ -2,13 +2,16 @@
  * Small additions to the in-process harness (./sim-harness.ts) for the tests that moved onto it
  * from sandbox processes: a seeded simulation in a temporary directory (as `seededSandboxProcess`
  * and `startSeededSandbox` of ./cli-harness.ts give a sandbox process), a second sandbox on the
- * same simulated clock (a twin's), and a run interrupted once its checkpoint has exactly `n` moves
- * in flight (as ./in-flight.ts does to a process with SIGINT).
+ * same simulated clock (a twin's), a run interrupted once its checkpoint has exactly `n` moves
+ * in flight (as ./in-flight.ts does to a process with SIGINT), and a command line run in this
+ * process without a simulation (`shardmove copy`, which talks to no instance).
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { expect, onTestFinished, vi } from 'vitest';
 import type { Document } from 'yaml';
+import { runCommandLine } from '../../src/cli/main.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/index.js';
 import { sandboxEnv, tempDir, writeChangedSeed, writeSeed } from './cli-harness.js';
@@ -104,4 +107,33 @@ export async function interruptAtMovesInFlightSim(
   } finally {
     clock.autoAdvance = true;
   }
+}
+
+/**
+ * One `shardmove` command line in this process (cli/main.ts runCommandLine, as the executable
+ * runs it) on the system clock: its exit code and what it printed. For commands whose subject is
+ * not a process of their own (no signal, no mount namespace); what they start (sh, ssh, rsync)
+ * inherits this process's environment, as the executable's children inherit its own.
+ */
+export async function commandHere(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string | undefined> },
+): Promise<SimResult> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const sink = (into: string[]) =>
+    new Writable({
+      write(chunk, _encoding, done) {
+        into.push(String(chunk));
+        done();
+      },
+    });
+  const code = await runCommandLine(args, {
+    stdout: sink(out),
+    stderr: sink(err),
+    env: { ...(opts.env ?? process.env) },
+    cwd: opts.cwd,
+    signal: new AbortController().signal,
+  });
+  return { code, stdout: out.join(''), stderr: err.join('') };
 }
