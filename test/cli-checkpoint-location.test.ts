@@ -3,6 +3,11 @@
  * says), found the same by every command from any directory; a checkpoint an older shardmove left
  * under the directory it ran in is never passed over by a second run; and a resume says what it
  * resumes. Judged from the files on disk and the sandbox's own moves.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): every command through the executable's
+ * command line, against a sandbox on one simulated clock, so a move's 1.5 s and the polls between
+ * cost no real time. The subject is where each command looks for the checkpoint, not the process
+ * boundary: the interrupted run is interrupted as Ctrl-C does (its context's signal).
  */
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
@@ -10,34 +15,30 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 
-import {
-  invariantViolations,
-  movesOf,
-  moveTotal,
-  runCli,
-  seededSandboxProcess,
-  storagesOf,
-  writePlan,
-} from './support/cli-harness.js';
+import { invariantViolations, movesOf, moveTotal, storagesOf, writePlan } from './support/cli-harness.js';
 import type { writeSeed } from './support/cli-harness.js';
-import { interruptAtMovesInFlight } from './support/in-flight.js';
+import { interruptAtMovesInFlightSim, seededSimulation } from './support/sim-speeda.js';
 
 /** A sandbox, a plan in `<dir>/ops plans/`, and two other directories to run commands from. */
-async function setup(name: string, sandboxArgs: string[], counts: Parameters<typeof writeSeed>[1]) {
-  const { dir, sandbox, env } = await seededSandboxProcess(name, counts, sandboxArgs);
+async function setup(
+  name: string,
+  sandboxOptions: { moveDurationMs: number; workers: number },
+  counts: Parameters<typeof writeSeed>[1],
+) {
+  const { dir, sim, env } = await seededSimulation(name, counts, sandboxOptions);
   const plans = join(dir, 'ops plans');
   const elsewhere = join(dir, 'elsewhere');
   const third = join(dir, 'third');
   for (const d of [plans, elsewhere, third]) mkdirSync(d);
   const plan = writePlan(plans, { concurrency: 4 });
-  return { dir, sandbox, plans, elsewhere, third, plan, env };
+  return { dir, sandbox: sim.sandbox, sim, runCli: sim.shardmove, plans, elsewhere, third, plan, env };
 }
 
 describe('the checkpoint beside the plan', { timeout: 90_000 }, () => {
   it('is found the same by every command from any directory', async () => {
-    const { sandbox, plans, elsewhere, third, dir, plan, env } = await setup(
+    const { sandbox, runCli, plans, elsewhere, third, dir, plan, env } = await setup(
       'where',
-      ['--move-duration', '20', '--workers', '10'],
+      { moveDurationMs: 20, workers: 10 },
       { projects: 12, snippets: 2, groups: 2 },
     );
     const dry = await runCli(['run', plan, '--dry-run'], { cwd: elsewhere, env });
@@ -79,11 +80,11 @@ describe('the checkpoint beside the plan', { timeout: 90_000 }, () => {
   });
 
   it("is where the plan's checkpoint field says, relative to the plan file", async () => {
-    const { plans, elsewhere, dir, plan, env } = await setup('field', ['--move-duration', '20', '--workers', '10'], {
-      projects: 6,
-      snippets: 1,
-      groups: 1,
-    });
+    const { runCli, plans, elsewhere, dir, plan, env } = await setup(
+      'field',
+      { moveDurationMs: 20, workers: 10 },
+      { projects: 6, snippets: 1, groups: 1 },
+    );
     appendFileSync(plan, 'checkpoint: ../runs/retire one.db\n');
     const run = await runCli(['run', plan], { cwd: elsewhere, env });
     expect(run.code, run.stderr).toBe(0);
@@ -99,22 +100,20 @@ describe('the checkpoint beside the plan', { timeout: 90_000 }, () => {
 
 describe('a checkpoint an older shardmove left under the directory it ran in', { timeout: 90_000 }, () => {
   it('is never passed over by a second run: refused with both places, moved as the message says, then resumed', async () => {
-    const { sandbox, plans, elsewhere, plan, env } = await setup(
+    const { sandbox, sim, runCli, plans, elsewhere, plan, env } = await setup(
       'legacy',
-      ['--move-duration', '1500', '--workers', '4'],
-      {
-        projects: 12,
-        snippets: 2,
-        groups: 2,
-      },
+      { moveDurationMs: 1500, workers: 4 },
+      { projects: 12, snippets: 2, groups: 2 },
     );
     // What shardmove wrote by default before: state/<name>.db under the current directory.
     const old = join(elsewhere, 'state', 'it.db');
-    const first = await interruptAtMovesInFlight(
+    const first = await interruptAtMovesInFlightSim(
+      sim,
       ['run', plan, '--state', join('state', 'it.db')],
       { cwd: elsewhere, env },
       old,
       4,
+      1500,
     );
     expect(first.code).toBe(130);
     const moves = await moveTotal(sandbox.url);
@@ -160,12 +159,12 @@ describe(
   { timeout: 90_000 },
   () => {
     it("is that plan's, not taken for this plan's left-behind one: no refusal, no mv, and that plan still finds it", async () => {
-      const { dir, sandbox, env } = await seededSandboxProcess('same-name', { projects: 6, snippets: 1, groups: 1 }, [
-        '--move-duration',
-        '20',
-        '--workers',
-        '10',
-      ]);
+      const { dir, sim, env } = await seededSimulation(
+        'same-name',
+        { projects: 6, snippets: 1, groups: 1 },
+        { moveDurationMs: 20, workers: 10 },
+      );
+      const { sandbox, shardmove: runCli } = sim;
       const a = join(dir, 'a');
       const b = join(dir, 'b');
       for (const d of [a, b]) mkdirSync(d);

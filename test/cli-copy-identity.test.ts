@@ -8,12 +8,17 @@
 // Bind mounts need root: each CLI that needs one runs in a private mount namespace (`unshare -m`),
 // so the mount vanishes with it and no other process on the machine sees it. Without the
 // permission those tests are skipped, with a message; the symlinked and dotted paths need no root.
+//
+// A CLI that needs a mount namespace (or a PATH of its own) is a process of its own; the others run
+// the same command line in this process (runCommandLine, as the executable does), with the fake
+// ssh first on this process's PATH, so the copy's sh, ssh and rsync find it as they would.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BIN } from './support/cli-harness.js';
 import { fakeSshDir, git, tempDir, treeDigest, wrapperDir } from './support/git-storage.js';
+import { commandHere } from './support/sim-speeda.js';
 
 interface Result {
   code: number;
@@ -45,10 +50,20 @@ let ssh: ReturnType<typeof fakeSshDir>;
 beforeAll(() => {
   base = tempDir('shardmove-copy-id-');
   ssh = fakeSshDir(join(base, 'ssh'));
+  // For the commands run in this process: what they start finds the fake ssh first.
+  vi.stubEnv('PATH', [ssh.bin, process.env['PATH']].join(':'));
 });
+afterAll(() => vi.unstubAllEnvs());
 
-/** The CLI, with the fake ssh (this machine) first on PATH, inside `binds` when there are any. */
-function cli(args: string[], opts: { binds?: ReadonlyArray<readonly [string, string]>; bins?: string[] } = {}): Result {
+/**
+ * The CLI, with the fake ssh (this machine) first on PATH: a process inside `binds` (a private
+ * mount namespace) or with `bins` first on its PATH when there are any, in this process otherwise.
+ */
+async function cli(
+  args: string[],
+  opts: { binds?: ReadonlyArray<readonly [string, string]>; bins?: string[] } = {},
+): Promise<Result> {
+  if (!opts.binds?.length && !opts.bins?.length) return commandHere(args, { cwd: base });
   const PATH = [...(opts.bins ?? []), ssh.bin, process.env['PATH']].join(':');
   const argv = [process.execPath, BIN, ...args];
   const [cmd, ...rest] = opts.binds?.length ? inMounts(opts.binds, argv) : argv;
@@ -91,40 +106,46 @@ const HOSTS: Array<[string, string | null]> = [
   ['ssh to this machine', 'git@gitaly-here'],
 ];
 
-/** Dry run and real run refused with `rule` (exit 4), and the source and its bystander as they were. */
-function expectRefused(
+/**
+ * Dry run and real run refused with `rule` (exit 4), and the source and its bystander as they were;
+ * returns the real run's result (for what a test reads in its message).
+ */
+async function expectRefused(
   plan: string,
   flags: string[],
   rule: string,
   digest: () => string[],
   opts: Parameters<typeof cli>[1] = {},
-): void {
+): Promise<Result> {
   const before = digest();
+  let real: Result | undefined;
   for (const dry of [true, false]) {
-    const r = cli(['copy', plan, ...flags, ...(dry ? ['--dry-run'] : [])], opts);
+    const r = await cli(['copy', plan, ...flags, ...(dry ? ['--dry-run'] : [])], opts);
     expect(r.code, `${dry ? 'dry run' : 'real run'}: ${r.stderr}${r.stdout}`).toBe(4);
     expect(r.stderr).toContain(`[${rule}]`);
     expect(r.stdout).not.toContain('*deleting');
     expect(digest()).toEqual(before);
+    if (!dry) real = r;
   }
+  return real!;
 }
 
 describe('the source or its parent under another path, no root needed', { timeout: 120_000 }, () => {
   for (const [where, host] of HOSTS) {
     for (const [method, flags] of METHODS) {
-      it(`${method}, ${where}: a symlinked parent, and a symlink through ./ and ../ to it`, () => {
+      it(`${method}, ${where}: a symlinked parent, and a symlink through ./ and ../ to it`, async () => {
         const { dir, parent, source, digest } = layout(`sym ${method} ${host ? 'ssh' : 'local'}`);
         symlinkSync(parent, join(dir, 'link'));
         mkdirSync(join(dir, 'q', 'r'), { recursive: true });
         symlinkSync('q/./r/../../p', join(dir, 'dotted'));
         for (const target of [join(dir, 'link'), join(dir, 'dotted'), `/proc/self/root${parent}`])
-          expectRefused(writePlan(method, source, target, host), flags, 'source-target-overlap', digest);
+          await expectRefused(writePlan(method, source, target, host), flags, 'source-target-overlap', digest);
       });
     }
   }
 
   for (const [where, host] of HOSTS) {
-    it(`a checkpoint inside the target or the source, ${where}: refused, and not created`, () => {
+    it(`a checkpoint inside the target or the source, ${where}: refused, and not created`, async () => {
       const { dir, source, digest } = layout(`state inside ${host ? 'ssh' : 'local'}`);
       const target = join(dir, 'target');
       mkdirSync(target);
@@ -136,7 +157,7 @@ describe('the source or its parent under another path, no root needed', { timeou
         join(dir, 'target-link', 'x.copy.db'),
         join(source, 'x.copy.db'),
       ]) {
-        const r = cli(['copy', plan, '--state', state]);
+        const r = await cli(['copy', plan, '--state', state]);
         expect(r.code, r.stderr).toBe(4);
         expect(r.stderr).toContain('[state-path-overlap]');
         expect(existsSync(state)).toBe(false);
@@ -146,10 +167,10 @@ describe('the source or its parent under another path, no root needed', { timeou
     });
   }
 
-  it('a target written as /a/./b/../b is refused by the plan itself (exit 2), running nothing', () => {
+  it('a target written as /a/./b/../b is refused by the plan itself (exit 2), running nothing', async () => {
     const { parent, source, digest } = layout('dots');
     const before = digest();
-    const r = cli(['copy', writePlan('rsync', source, `${parent}/./other/../../p`, null)]);
+    const r = await cli(['copy', writePlan('rsync', source, `${parent}/./other/../../p`, null)]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('[source-target-overlap]');
     expect(digest()).toEqual(before);
@@ -159,56 +180,54 @@ describe('the source or its parent under another path, no root needed', { timeou
 describe.skipIf(!CAN_BIND)('through a bind mount (root, in a private mount namespace)', { timeout: 120_000 }, () => {
   for (const [where, host] of HOSTS) {
     for (const [method, flags] of METHODS) {
-      it(`${method}, ${where}: the target is a bind mount of the source's parent`, () => {
+      it(`${method}, ${where}: the target is a bind mount of the source's parent`, async () => {
         const { dir, parent, source, digest } = layout(`bind ${method} ${host ? 'ssh' : 'local'}`);
         const bind = join(dir, 'bind');
         mkdirSync(bind);
-        const r = cli(['copy', writePlan(method, source, bind, host), ...flags], { binds: [[parent, bind]] });
+        // The real run of the refused pair is the command whose message is read (one process fewer).
+        const r = await expectRefused(writePlan(method, source, bind, host), flags, 'source-target-overlap', digest, {
+          binds: [[parent, bind]],
+        });
         expect(r.code, r.stderr + r.stdout).toBe(4);
         expect(r.stderr).toContain(
           `(real paths ${source} and ${bind}; ${bind} is a parent of ${source} under another name (a bind mount, or one file system mounted twice))`,
         );
-        expectRefused(writePlan(method, source, bind, host), flags, 'source-target-overlap', digest, {
-          binds: [[parent, bind]],
-        });
       });
     }
 
-    it(`tar, ${where}: the target is inside a bind mount of a directory inside the source`, () => {
+    it(`tar, ${where}: the target is inside a bind mount of a directory inside the source`, async () => {
       const { dir, source, digest } = layout(`bind inside ${host ? 'ssh' : 'local'}`);
       const view = join(dir, 'view');
       mkdirSync(view);
       const plan = writePlan('tar', source, join(view, 'copy'), host);
       const binds = [[join(source, '@hashed'), view]] as const;
-      const r = cli(['copy', plan], { binds });
+      const r = await cli(['copy', plan], { binds });
       expect(r.stderr).toContain(`${join(view, 'copy')} is inside ${source} under another name`);
-      expectRefused(plan, ['--wipe-target', '--wipe-any-target'], 'source-target-overlap', digest, { binds });
+      await expectRefused(plan, ['--wipe-target', '--wipe-any-target'], 'source-target-overlap', digest, { binds });
     });
 
-    it(`rsync, ${where}: the source is a bind mount of a directory inside the target`, () => {
+    it(`rsync, ${where}: the source is a bind mount of a directory inside the target`, async () => {
       const { dir, parent, source, digest } = layout(`bind source ${host ? 'ssh' : 'local'}`);
       const view = join(dir, 'source-view');
       mkdirSync(view);
       const plan = writePlan('rsync', view, parent, host);
-      const r = cli(['copy', plan], { binds: [[source, view]] });
+      const r = await expectRefused(plan, [], 'source-target-overlap', digest, { binds: [[source, view]] });
       expect(r.stderr).toContain(`${parent} is a parent of ${view} under another name`);
-      expectRefused(plan, [], 'source-target-overlap', digest, { binds: [[source, view]] });
     });
 
-    it(`rsync, ${where}: a bind mount of the source's parent inside the target is seen in the dry run's deletions`, () => {
+    it(`rsync, ${where}: a bind mount of the source's parent inside the target is seen in the dry run's deletions`, async () => {
       const { dir, parent, source, digest } = layout(`bind below ${host ? 'ssh' : 'local'}`);
       const target = join(dir, 'target');
       mkdirSync(join(target, 'mnt'), { recursive: true });
       const plan = writePlan('rsync', source, target, host);
       const binds = [[parent, join(target, 'mnt')]] as const;
-      const r = cli(['copy', plan], { binds });
+      const r = await expectRefused(plan, [], 'rsync-deletes-source', digest, { binds });
       expect(r.stderr).toMatch(/rsync's dry run would delete \d+ paths that are the source/);
       expect(r.stderr).toContain(join(target, 'mnt', 'src'));
-      expectRefused(plan, [], 'rsync-deletes-source', digest, { binds });
     });
   }
 
-  it("a host whose stat and realpath lie about the target: this machine's mount table still sees it", () => {
+  it("a host whose stat and realpath lie about the target: this machine's mount table still sees it", async () => {
     const { dir, parent, source, digest } = layout('bind-lying-stat');
     const bind = join(dir, 'bind');
     mkdirSync(bind);
@@ -218,7 +237,7 @@ describe.skipIf(!CAN_BIND)('through a bind mount (root, in a private mount names
       wrapperDir(join(base, 'lying-stat'), 'stat', 'echo 1:1'),
       wrapperDir(join(base, 'lying-realpath'), 'realpath', 'for a; do last=$a; done; echo "$last"'),
     ];
-    expectRefused(writePlan('rsync', source, bind, 'git@gitaly-here'), [], 'source-target-overlap', digest, {
+    await expectRefused(writePlan('rsync', source, bind, 'git@gitaly-here'), [], 'source-target-overlap', digest, {
       binds: [[parent, bind]],
       bins: lying,
     });

@@ -3,22 +3,20 @@
  * GitLab's message and end state, a real `shardmove run` against it, then `status --json`: every
  * quarantined item carries the class and its remedy. The class is judged from the sandbox's own
  * records (its moves' states and error_message, the item's read-only flag), not from ours.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): the run, the sandbox and the stuck
+ * limits' waits on one simulated clock, so a move left stuck for its limit costs no real seconds.
+ * Nothing here is about the process boundary (exit codes are those `runCommandLine` maps, as the
+ * executable's).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { FAILURE_REMEDIES } from '../src/events/failure-class.js';
 import type { FailureClass } from '../src/events/failure-class.js';
 import type { InjectedFailure } from '../src/sandbox/index.js';
-import {
-  ADMIN_TOKEN,
-  flat,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  tempDir,
-  writeSeed,
-} from './support/cli-harness.js';
+import { ADMIN_TOKEN, flat, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
+import { startSimulation } from './support/sim-harness.js';
 
 const PROJECTS = 3;
 
@@ -160,25 +158,19 @@ describe('failure classes, injected by the sandbox and named by status --json', 
   it.each(Object.keys(SANDBOX_SAYS) as InjectedFailure[])('%s', async (injected) => {
     const cls = NAMED[injected];
     const dir = tempDir(`class-${injected}`);
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const seed = writeSeed(dir, { projects: PROJECTS, snippets: 0, groups: 0 });
-    const sandbox = await startSandboxProcess([
-      '--seed',
+    const sim = await startSimulation({
       seed,
-      '--move-duration',
-      '20',
-      '--workers',
-      '10',
-      '--fault-seed',
-      '5',
-      '--move-failures',
-      `${injected}=1`,
-    ]);
-    onTestFinished(() => sandbox.stop());
+      moveDurationMs: 20,
+      workers: 10,
+      faults: { seed: 5, moveFailures: { [injected]: 1 } },
+    });
     const plan = writePlan(dir);
 
-    const run = await runCli(['run', plan, '--events', join(dir, 'events.jsonl')], {
+    const run = await sim.shardmove(['run', plan, '--events', join(dir, 'events.jsonl')], {
       cwd: dir,
-      env: sandboxEnv(sandbox.url),
+      env: sandboxEnv(sim.url),
     });
     expect(run.code, run.stderr).toBe(3);
     // The final report and --events name the class too (the report's lines joined: it wraps at 80 columns).
@@ -191,13 +183,13 @@ describe('failure classes, injected by the sandbox and named by status --json', 
     expect(given.length).toBeGreaterThanOrEqual(PROJECTS);
     for (const e of given) expect(e.class).toBe(cls);
 
-    const seen = await records(sandbox.url);
+    const seen = await records(sim.url);
     for (const [id, r] of seen) {
       expect(r.moves.length, `project ${id}`).toBeGreaterThan(0);
       SANDBOX_SAYS[injected](r);
     }
 
-    const status = await runCli(['status', plan, '--json'], { cwd: dir });
+    const status = await sim.shardmove(['status', plan, '--json'], { cwd: dir });
     expect(status.code, status.stderr).toBe(0);
     const quarantined = (
       JSON.parse(status.stdout) as { quarantined: { id: number; class: string; remedy: string; doc: string }[] }
@@ -206,7 +198,7 @@ describe('failure classes, injected by the sandbox and named by status --json', 
     for (const q of quarantined)
       expect(q).toMatchObject({ class: cls, remedy: FAILURE_REMEDIES[cls].remedy, doc: `docs/failures.md#${cls}` });
 
-    const text = await runCli(['status', plan], { cwd: dir });
+    const text = await sim.shardmove(['status', plan], { cwd: dir });
     expect(text.stdout).toContain(`${cls}: ${FAILURE_REMEDIES[cls].remedy}`);
   });
 });

@@ -1,14 +1,18 @@
 /**
- * Fork networks in plain sight, end to end against a sandbox process: the dry run and `status`
+ * Fork networks in plain sight, end to end against a sandbox: the dry run and `status`
  * name each network (its root, members, pool and destination), and a reviewed list's run
  * (`run --only`) counts the room as the dry run that wrote the list did, the pool bytes included;
  * the twin of the dry run carries the networks, so its rehearsal finds the same networks and room.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): every command through the executable's
+ * command line against sandboxes (the instance's and the twin's) on one simulated clock. What is
+ * judged is what the commands print and count, not the process boundary.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Document } from 'yaml';
-import { runCli, sandboxEnv, startSandboxProcess, startSeededSandbox } from './support/cli-harness.js';
+import { changedSimulation, sandboxBeside } from './support/sim-speeda.js';
 
 /**
  * Networks on nfs-1: root 1 with forks 2 and 3 (3 forked again by 4, standalone), root 5 with fork
@@ -61,9 +65,9 @@ const roomLine = (out: string) => /room on cluster: needs ([^+]+) \+/.exec(out)?
 
 describe('fork networks', { timeout: 180_000 }, () => {
   it('the dry run, status and report name each network; the --only run counts the room as its dry run did', async () => {
-    const { sandbox, dir } = await startSeededSandbox('forks', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const { sim, dir, env } = await changedSimulation('forks', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const runCli = sim.shardmove;
     const plan = writePlan(dir);
-    const env = sandboxEnv(sandbox.url);
     const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const dryRoom = roomLine(dry.stdout);
@@ -86,8 +90,7 @@ describe('fork networks', { timeout: 180_000 }, () => {
     expect(readFileSync(join(dir, 'twin', 'forks.yaml'), 'utf8')).toContain(
       '#   fork networks: 3 (6 members on the sources), each member written under inventory.projects',
     );
-    const b = await startSandboxProcess(['--seed', join(dir, 'twin', 'forks.yaml')]);
-    onTestFinished(() => b.stop());
+    const b = await sandboxBeside(sim, { seed: join(dir, 'twin', 'forks.yaml') });
     const rehearsal = await runCli(['run', 'twin/forks.plan.yaml', '--dry-run'], {
       cwd: dir,
       env: { SHARDMOVE_TWIN_URL: b.url, SHARDMOVE_TWIN_TOKEN: 'glpat-twin-rehearsal-admin-0001' },
@@ -141,9 +144,9 @@ describe('fork networks', { timeout: 180_000 }, () => {
   });
 
   it('on two destinations too: the list pins each item, and its run counts the room its dry run did', async () => {
-    const { sandbox, dir } = await startSeededSandbox('forks-two', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const { sim, dir, env } = await changedSimulation('forks-two', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const runCli = sim.shardmove;
     const plan = writePlan(dir, '[cluster, nfs-2]', '{ cluster: { free: 100GiB }, nfs-2: { free: 100GiB } }');
-    const env = sandboxEnv(sandbox.url);
     const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const dryRooms = roomLines(dry.stdout);
@@ -154,12 +157,12 @@ describe('fork networks', { timeout: 180_000 }, () => {
   });
 
   it("on a release that drops a moved fork's pool link, the list's run warns as its dry run did", async () => {
-    const { sandbox, dir } = await startSeededSandbox('forks-old', { projects: 0, snippets: 0, groups: 0 }, (seed) => {
+    const { sim, dir, env } = await changedSimulation('forks-old', { projects: 0, snippets: 0, groups: 0 }, (seed) => {
       inventory(seed);
       seed.setIn(['instance', 'version'], '16.2.0');
     });
+    const runCli = sim.shardmove;
     const plan = writePlan(dir, 'cluster', null);
-    const env = sandboxEnv(sandbox.url);
     const warning = (out: string) => /GitLab 16\.2\.0 drops a moved fork's pool link: [^\n]*/.exec(out)?.[0] ?? null;
     const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
