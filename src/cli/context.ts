@@ -5,6 +5,7 @@ import { DEFAULT_WIDTH } from '../report/wrap.js';
  * on SIGINT, SIGTERM or SIGHUP. Commands never read process.argv/env or call process.exit themselves.
  */
 import type { Clock } from '../shared/clock.js';
+import { systemClock } from '../shared/clock.js';
 export interface CommandContext {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
@@ -61,3 +62,8 @@ export const EXIT = {
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** The command's clock: the one a test gives (ctx.clock), else the system's. */
+export function clockOf(ctx: Pick<CommandContext, 'clock'>): Clock {
+  return ctx.clock ?? systemClock;
+}

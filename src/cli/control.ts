@@ -25,7 +25,7 @@ import { hasThresholdOptions, parseThresholdChanges } from './control-thresholds
 import type { ThresholdOptions } from './control-thresholds.js';
 import type { ControlView } from '../report/control-words.js';
 import type { CommandContext } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, clockOf } from './context.js';
 import { ArgsError } from './errors.js';
 import { readPlanGiven } from './plan-given.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
@@ -89,7 +89,7 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
   const { file } = await resolveRunCheckpoint(opts, ctx);
   let result;
   try {
-    result = applyControl(file, change, Date.now(), await readPlanGiven(opts.plan, ctx));
+    result = applyControl(file, change, clockOf(ctx).now(), await readPlanGiven(opts.plan, ctx));
   } catch (err) {
     if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
       ctx.stderr.write(`shardmove control: ${(err as Error).message}\n`);

@@ -82,6 +82,7 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
   const tick = () => {
     const r = run;
     if (!r) return;
+    // The line's pace is the watcher's, wall time, whatever clock the run keeps (a simulated one in tests).
     const t0 = Date.now();
     if (t0 - lastRead < gapMs) return;
     lastRead = t0;

@@ -22,7 +22,7 @@ import { lockHolder, openExistingCheckpoint, paceSourceOf, readNetworks, readRev
 import type { StatusStore } from '../store/views.js';
 import type { StoredEvent } from '../store/types.js';
 import type { CommandContext } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, clockOf } from './context.js';
 import { ArgsError } from './errors.js';
 import { readItems } from '../runtime/lists/items-list.js';
 import { checkOutputPath, checkpointFiles, refuseOutputsThatAreInputs, resolveOutputPath } from './outputs.js';
@@ -103,7 +103,7 @@ export async function runReportCommand(
   if (out !== undefined) checkOutputPath('report', '--html', opts.html!, ctx);
   let data: ReportData;
   try {
-    data = readReportData(file, Date.now(), planConcurrency, opts.plan);
+    data = readReportData(file, clockOf(ctx).now(), planConcurrency, opts.plan);
   } catch (err) {
     if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
       ctx.stderr.write(`shardmove report: ${(err as Error).message}\n`);

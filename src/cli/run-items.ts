@@ -15,7 +15,7 @@ import { writeDryRunItems } from '../runtime/lists/items-list.js';
 import { openExistingCheckpoint } from '../runtime/status.js';
 import type { RunOutcome } from '../runtime/types.js';
 import type { CommandContext, ExitCode } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, clockOf } from './context.js';
 import { ArgsError } from './errors.js';
 import { resolveOutputPath } from './outputs.js';
 
@@ -103,7 +103,7 @@ export function afterDryRun(
   items: string,
   format: ItemsFormat,
   code: ExitCode,
-  ctx: Pick<CommandContext, 'cwd' | 'stdout' | 'stderr'>,
+  ctx: Pick<CommandContext, 'cwd' | 'stdout' | 'stderr' | 'clock'>,
   force = false,
 ): ExitCode {
   if (outcome.kind !== 'final' || outcome.state === 'failed') {
@@ -113,7 +113,7 @@ export function afterDryRun(
   const checkpoint = outcome.report.checkpointFile;
   if (!checkpoint) return code;
   try {
-    const written = writeDryRunItems(checkpoint, resolve(ctx.cwd, items), format, Date.now(), {
+    const written = writeDryRunItems(checkpoint, resolve(ctx.cwd, items), format, clockOf(ctx).now(), {
       replace: force,
     });
     ctx.stdout.write(

@@ -29,7 +29,7 @@ import type { ServedRun } from '../serve/runs.js';
 import { startConsole } from '../serve/server.js';
 import type { ConsoleControl, RunReader } from '../serve/server.js';
 import type { CommandContext } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, clockOf } from './context.js';
 import { ArgsError } from './errors.js';
 import { describeStop } from './control.js';
 import { readPlanGiven } from './plan-given.js';
@@ -56,7 +56,7 @@ const CAP_CHANGES = 20;
  * only when the file is another one (a new inode); each look in between reads only what status
  * reads, so a refresh of a million-item checkpoint does not read all of its pages.
  */
-export function commandReader(now: () => number = Date.now): RunReader {
+export function commandReader(now: () => number = () => Date.now()): RunReader {
   const checked = new Map<string, string>();
   const looks = new Map<string, { at: number; report: StatusReport }>();
   const identity = (file: string): string | null => {
@@ -106,12 +106,12 @@ export function commandReader(now: () => number = Date.now): RunReader {
     control: (run, c) => {
       // What a control changed shows at the next look, not a second later.
       looks.delete(run.id);
-      return controlFromConsole(run, c);
+      return controlFromConsole(run, c, now());
     },
   };
 }
 
-function controlFromConsole(run: ServedRun, c: ConsoleControl): string {
+function controlFromConsole(run: ServedRun, c: ConsoleControl, at: number): string {
   const change: ControlChange =
     c.action === 'pause'
       ? { paused: true }
@@ -120,7 +120,7 @@ function controlFromConsole(run: ServedRun, c: ConsoleControl): string {
         : c.action === 'stop'
           ? { stop: true }
           : { concurrency: c.value };
-  const result = applyControl(run.file, { ...change, via: 'console' }, Date.now(), run.plan);
+  const result = applyControl(run.file, { ...change, via: 'console' }, at, run.plan);
   if (result.stop) return describeStop(result.stop);
   const { via: _via, ...asked } = change;
   const said = describeChange(asked, result.before, { ...result.control, planConcurrency: result.planConcurrency });
@@ -165,7 +165,7 @@ export async function runServeCommand(opts: ServeOptions, ctx: CommandContext): 
   let server: Server;
   try {
     server = await startConsole(
-      { runs, reader: commandReader(), token, readOnly: opts.readOnly },
+      { runs, reader: commandReader(() => clockOf(ctx).now()), token, readOnly: opts.readOnly },
       opts.host,
       opts.port,
     );

@@ -27,7 +27,7 @@ import {
 import type { RehearsalPlan } from '../twin/rehearsal-plan.js';
 import { itemsFileFor, twinConcurrency, writeTwin } from '../twin/twin.js';
 import type { CommandContext } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, clockOf } from './context.js';
 import { ArgsError } from './errors.js';
 import { checkOutputPath, checkpointFiles, refuseOutputsThatAreInputs, resolveOutputPath } from './outputs.js';
 import { readPlanIdentity } from './plan-identity.js';
@@ -64,14 +64,14 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
   // Neither is ever anything but a regular file, even with --force (src/cli/outputs.ts).
   checkOutputPath('twin', '--out', opts.out, ctx);
   checkOutputPath('twin', 'the items file of --out', itemsFileFor(out), ctx);
-  const started = Date.now();
+  const started = clockOf(ctx).now();
   const store = openExistingCheckpoint(file, { readOnly: true });
   try {
     // Another plan's dry run is no twin of this plan's instance, and the rehearsal plan is this plan's.
     assertCheckpointOfPlan(store, file, { file: opts.plan, cwd: ctx.cwd, name: plan.name, hash: plan.hash });
     const holder = lockHolder(store);
     // A dry run going on now may have listed part of a storage so far.
-    if (holder?.alive) throw new LockedError(file, holder, Date.now());
+    if (holder?.alive) throw new LockedError(file, holder, clockOf(ctx).now());
     const rehearsal = await rehearsalOf(opts.plan, plan.name, out, file, ctx);
     const seedArg = shellWord(opts.out);
     // On a free port (--port 0): the sandbox writes the URL it took to a file beside the seed, which
@@ -114,7 +114,7 @@ export async function runTwinCommand(opts: TwinFlags, ctx: CommandContext): Prom
       ...rehearsalLines(seedArg, shellWord(urlFileFor(opts.out)), shellWord(rehearsalPlanFor(opts.out))).map(
         (l) => `  ${l}`,
       ),
-      `(written in ${formatApproxDuration(Date.now() - started)})`,
+      `(written in ${formatApproxDuration(clockOf(ctx).now() - started)})`,
     ];
     ctx.stdout.write(`${lines.join('\n')}\n`);
     return EXIT.ok;

@@ -10,7 +10,7 @@ import { thisHost } from '../runtime/ownership/process.js';
 import type { LockView } from '../report/status.js';
 import { confirm } from './confirm.js';
 import type { CommandContext } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, clockOf } from './context.js';
 import { resolveRunCheckpoint } from './plan-identity.js';
 import { shellWord } from './command-line.js';
 
@@ -35,7 +35,7 @@ export function describeHolder(l: LockView, now: number): string {
 
 export async function runUnlockCommand(opts: UnlockOptions, ctx: CommandContext): Promise<number> {
   const { file } = await resolveRunCheckpoint(opts, ctx);
-  const now = Date.now();
+  const now = clockOf(ctx).now();
   const holder = readLockOf(file);
   if (!holder) {
     ctx.stdout.write(`not locked: ${file}\nnothing to do\n`);

@@ -21,7 +21,7 @@ import { formatWindowTime, openWindow, upcomingWindows } from '../time/windows.j
 import { isCopyPlanFile } from '../plan/copy-load.js';
 import { validateCopyPlan } from './copy-status.js';
 import type { CommandContext } from './context.js';
-import { EXIT, textWidth } from './context.js';
+import { EXIT, clockOf, textWidth } from './context.js';
 import { describeSelect } from '../plan/select-field.js';
 import { fitLines } from '../report/wrap.js';
 import { sampleWords, verifyContentOf } from '../plan/verify-field.js';
@@ -33,7 +33,7 @@ export async function runValidateCommand(opts: { plan: string; json?: boolean },
   if (!opts.json) {
     const { plan, warnings } = await loadPlan(opts.plan, { env: ctx.env, cwd: ctx.cwd });
     ctx.stdout.write(
-      `${[`plan OK: ${plan.name}`, ...fitLines(summaryLines(plan, Date.now()), { width: textWidth(ctx.stdout) }), ...warnings.map(formatProblem)].join('\n')}\n`,
+      `${[`plan OK: ${plan.name}`, ...fitLines(summaryLines(plan, clockOf(ctx).now()), { width: textWidth(ctx.stdout) }), ...warnings.map(formatProblem)].join('\n')}\n`,
     );
     return EXIT.ok;
   }
@@ -52,8 +52,8 @@ export async function runValidateCommand(opts: { plan: string; json?: boolean },
       plan: plan.name,
       ...counts([], warnings),
       diagnostics: warnings.map(diagnostic),
-      summary: summaryOf(plan, Date.now()),
-      lines: summaryLines(plan, Date.now()),
+      summary: summaryOf(plan, clockOf(ctx).now()),
+      lines: summaryLines(plan, clockOf(ctx).now()),
     });
   } catch (err) {
     if (!(err instanceof PlanError)) throw err;
