@@ -17,6 +17,7 @@ import type { ReportData } from '../report/html/data.js';
 import { renderHtmlReport } from '../report/html/render.js';
 import { buildStatusReport, capView } from '../report/status.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
+import { systemClock } from '../shared/clock.js';
 import { withCopyKnowledge } from '../runtime/copies.js';
 import { lockHolder, openExistingCheckpoint, paceSourceOf, readNetworks, readRevertView } from '../runtime/status.js';
 import type { StatusStore } from '../store/views.js';
@@ -103,7 +104,7 @@ export async function runReportCommand(
   if (out !== undefined) checkOutputPath('report', '--html', opts.html!, ctx);
   let data: ReportData;
   try {
-    data = readReportData(file, Date.now(), planConcurrency, opts.plan);
+    data = readReportData(file, (ctx.clock ?? systemClock).now(), planConcurrency, opts.plan);
   } catch (err) {
     if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
       ctx.stderr.write(`shardmove report: ${(err as Error).message}\n`);
