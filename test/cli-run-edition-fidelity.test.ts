@@ -14,7 +14,9 @@ import type { Document } from 'yaml';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { flat, fromDb, sandboxEnv, tempDir, writeChangedSeed, writePlan } from './support/cli-harness.js';
 import { startHoldProxy } from './support/hold-proxy.js';
-import { startSimulation } from './support/sim-harness.js';
+import { FakeClock } from './support/fake-clock.js';
+import { SIM_START, startSimulation } from './support/sim-harness.js';
+import { commandsOn } from './support/sim-speedb.js';
 
 /** Items of a kind still off the destination, per the sandbox's own table. */
 const leftOf = (db: string, kind: 'project' | 'snippet' | 'group') =>
@@ -81,9 +83,8 @@ describe('shardmove run against editions and awkward inventories (one simulated 
   it('shardmove demo --edition ce shows the CE path end to end', async () => {
     const dir = tempDir('demo-ce');
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    // The demo starts its own sandbox, on the clock of its command: the simulation's.
-    const sim = await startSimulation();
-    const res = await sim.shardmove(['demo', '--edition', 'ce'], { cwd: dir });
+    // The demo starts its own sandbox, on the clock of its command: a simulated one.
+    const res = await commandsOn(new FakeClock(SIM_START)).shardmove(['demo', '--edition', 'ce'], { cwd: dir });
     const said = res.stdout + res.stderr;
     expect(res.code, said).toBe(0);
     expect(said).toContain('verified by move records');
