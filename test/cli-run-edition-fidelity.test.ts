@@ -1,15 +1,22 @@
 /**
- * Inventory fidelity, end to end: real `shardmove run` processes against sandbox processes that behave
- * as GitLab does where it is awkward: a Community Edition instance (snippet storage not exposed, no
- * group moves), hidden and pending-delete projects, several pages of newest-first snippets with a
- * snippet created on the source while the run lists them, and a project that breaks its listing
- * page. Every run is judged from the sandbox's own database, not only through its API.
+ * Inventory fidelity, end to end: `shardmove run` against sandboxes that behave as GitLab does where
+ * it is awkward: a Community Edition instance (snippet storage not exposed, no group moves), hidden
+ * and pending-delete projects, several pages of newest-first snippets with a snippet created on the
+ * source while the run lists them, and a project that breaks its listing page. Every run is judged
+ * from the sandbox's own database, not only through its API. The sandbox and the commands run in
+ * this process on one simulated clock (./support/sim-harness.ts), over real HTTP: nothing here is
+ * about the process boundary, and no move or poll waits real time.
  */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import type { Document } from 'yaml';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { flat, fromDb, runCli, sandboxEnv, startSeededSandbox, tempDir, writePlan } from './support/cli-harness.js';
+import { flat, fromDb, sandboxEnv, tempDir, writeChangedSeed, writePlan } from './support/cli-harness.js';
+import { startHoldProxy } from './support/hold-proxy.js';
+import { FakeClock } from './support/fake-clock.js';
+import { SIM_START, startSimulation } from './support/sim-harness.js';
+import { commandsOn } from './support/sim-speedb.js';
 
 /** Items of a kind still off the destination, per the sandbox's own table. */
 const leftOf = (db: string, kind: 'project' | 'snippet' | 'group') =>
@@ -21,15 +28,37 @@ const leftOf = (db: string, kind: 'project' | 'snippet' | 'group') =>
 const countOf = (db: string, kind: string) =>
   fromDb<{ n: number }>(db, 'SELECT count(*) AS n FROM items WHERE kind = ?', kind)[0]?.n ?? 0;
 
-describe('shardmove run against editions and awkward inventories (separate processes)', { timeout: 120_000 }, () => {
+/**
+ * A simulated sandbox on a database file, with the harness's small seed (`counts`) changed by
+ * `change`, as the process harness's `startSeededSandbox` starts one (`--move-duration 20 --workers
+ * 20`), and a working directory removed when the test ends.
+ */
+async function seededSimulation(
+  name: string,
+  counts: { projects: number; snippets: number; groups: number },
+  change: (seed: Document) => void,
+) {
+  const dir = tempDir(name);
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const db = join(dir, 'sandbox.db');
+  const sim = await startSimulation({
+    seed: writeChangedSeed(dir, counts, change),
+    db,
+    moveDurationMs: 20,
+    workers: 20,
+  });
+  return { sim, dir, db };
+}
+
+describe('shardmove run against editions and awkward inventories (one simulated clock)', () => {
   it('Community Edition: snippets moved by bulk and verified by move records, groups skipped with a warning, nothing left', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox('ce', { projects: 30, snippets: 25, groups: 4 }, (seed) => {
+    const { sim, dir, db } = await seededSimulation('ce', { projects: 30, snippets: 25, groups: 4 }, (seed) => {
       seed.setIn(['instance', 'edition'], 'ce');
       seed.setIn(['instance', 'tier'], 'free');
     });
     expect(countOf(db, 'snippet')).toBeGreaterThan(0);
     const plan = writePlan(dir, { concurrency: 10 });
-    const res = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const res = await sim.shardmove(['run', plan], { cwd: dir, env: sandboxEnv(sim.url) });
     const said = res.stdout + res.stderr;
     expect(res.code, said).toBe(0);
     expect(res.stdout).toContain('DONE: every repository moved and verified');
@@ -54,7 +83,8 @@ describe('shardmove run against editions and awkward inventories (separate proce
   it('shardmove demo --edition ce shows the CE path end to end', async () => {
     const dir = tempDir('demo-ce');
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const res = await runCli(['demo', '--edition', 'ce'], { cwd: dir });
+    // The demo starts its own sandbox, on the clock of its command: a simulated one.
+    const res = await commandsOn(new FakeClock(SIM_START)).shardmove(['demo', '--edition', 'ce'], { cwd: dir });
     const said = res.stdout + res.stderr;
     expect(res.code, said).toBe(0);
     expect(said).toContain('verified by move records');
@@ -62,23 +92,20 @@ describe('shardmove run against editions and awkward inventories (separate proce
   });
 
   it('hidden and pending-delete projects, several pages of snippets with one created on the source mid-run, an unlistable project: nothing left', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
-      'awkward',
-      { projects: 60, snippets: 260, groups: 4 },
-      (seed) => {
-        seed.setIn(['instance', 'tier'], 'premium');
-        seed.setIn(['inventory', 'generate', 'hidden_fraction'], 0.1);
-        seed.setIn(['inventory', 'generate', 'pending_delete_fraction'], 0.1);
-        seed.setIn(['instance', 'unlistable'], [7]);
-      },
-    );
+    const { sim, dir, db } = await seededSimulation('awkward', { projects: 60, snippets: 260, groups: 4 }, (seed) => {
+      seed.setIn(['instance', 'tier'], 'premium');
+      seed.setIn(['inventory', 'generate', 'hidden_fraction'], 0.1);
+      seed.setIn(['inventory', 'generate', 'pending_delete_fraction'], 0.1);
+      seed.setIn(['instance', 'unlistable'], [7]);
+    });
     const hidden =
       fromDb<{ n: number }>(db, 'SELECT count(*) AS n FROM items WHERE hidden = 1 OR pending_delete = 1')[0]?.n ?? 0;
     expect(hidden).toBeGreaterThan(0);
     const plan = writePlan(dir, { concurrency: 10 });
     // A developer creates a snippet on nfs-1 as soon as the run has started listing nfs-1's
-    // snippets (watched in the run's own checkpoint): it lands at the front of the newest-first
-    // listing, shifting every later page, and must still be moved.
+    // snippets (watched in the run's own checkpoint, looked at before each request the run sends):
+    // it lands at the front of the newest-first listing, shifting every later page, and must still
+    // be moved.
     let created = false;
     const checkpoint = join(dir, 'state', 'it.db');
     const createLateSnippet = () => {
@@ -86,7 +113,7 @@ describe('shardmove run against editions and awkward inventories (separate proce
       try {
         w.pragma('busy_timeout = 5000');
         const row = w.prepare("SELECT max(id) AS id FROM items WHERE kind = 'snippet'").get() as { id: number };
-        const now = new Date().toISOString();
+        const now = new Date(sim.clock.now()).toISOString();
         w.prepare(
           `INSERT INTO items (kind, id, name, path, namespace, visibility, storage, read_only, size_mb, checksum, commit_count, owner_id, project_id, created_at, updated_at)
            VALUES ('snippet', ?, 'late', 'late', '', 'private', 'nfs-1', 0, 1, 'late', 1, 1, NULL, ?, ?)`,
@@ -96,7 +123,7 @@ describe('shardmove run against editions and awkward inventories (separate proce
         w.close();
       }
     };
-    const watch = setInterval(() => {
+    const look = () => {
       if (created || !existsSync(checkpoint)) return;
       try {
         const cp = new Database(checkpoint, { readonly: true, fileMustExist: true });
@@ -111,12 +138,14 @@ describe('shardmove run against editions and awkward inventories (separate proce
           cp.close();
         }
       } catch {
-        // The checkpoint is being created or migrated: look again at the next tick.
+        // The checkpoint is being created or migrated: look again at the next request.
       }
-    }, 20);
-    onTestFinished(() => clearInterval(watch));
-    const res = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
-    clearInterval(watch);
+    };
+    // A proxy between the run and the sandbox that holds nothing: its trap only looks, and never matches.
+    const proxy = await startHoldProxy(sim.url);
+    onTestFinished(() => proxy.close());
+    void proxy.arm({ match: () => (look(), false), forward: false });
+    const res = await sim.shardmove(['run', plan], { cwd: dir, env: sandboxEnv(proxy.url) });
     const said = res.stdout + res.stderr;
     expect(created).toBe(true);
     expect(res.code, said).toBe(0);

@@ -9,8 +9,9 @@
  * 0 while a repository of a planned kind is still on a drained source, and every one that is left is
  * reported, with the class its release lets shardmove know.
  *
- * Profiles run four at a time (each is a sandbox in this process and a `shardmove run` process,
- * mostly waiting on the plan's 5-second stuck limits), each judged by its own test as it ends.
+ * Profiles run four at a time, each judged by its own test as it ends: each is a sandbox and the
+ * `shardmove` commands in this process on a simulated clock of its own (./support/release-run.ts),
+ * so the plan's 5-second stuck limits and every poll take no real time.
  */
 import { describe, expect, it } from 'vitest';
 import { checkAccounts, checkSandbox, gapOf, gapsOn } from './support/release-checks.js';

@@ -76,7 +76,10 @@ async function demo(
   ctx: CommandContext,
 ): Promise<number> {
   const seed = edition === 'ce' ? communitySeed() : undefined;
+  // The clock of the command's context (a test's simulated one) drives the sandbox and the run alike.
+  const clock = ctx.clock ? { clock: ctx.clock } : {};
   const sandbox = await startSandbox({
+    ...clock,
     workers: 20,
     moveDurationMs: DEMO_MOVE_MS,
     faults: { ...DEMO_FAULTS },
@@ -107,7 +110,7 @@ async function demo(
       },
       // The demo's sandbox lives in this process, on a port of its own: no other drain can meet it,
       // and nothing of the demo is left in the registry of drains (or the temporary directory).
-      { claimDrain: () => ({ release: () => undefined }) },
+      { claimDrain: () => ({ release: () => undefined }), ...clock },
     );
     // The demo's checkpoint is removed when it ends: its report names no command that would need it.
     if (temporary && outcome.kind === 'final') outcome.report.checkpointTemporary = true;

@@ -161,30 +161,35 @@ function startRevert(
   ctx: CommandContext,
 ): Promise<RevertOutcome> {
   const observers = runObservers(events, opts.metricsFile, ctx, 'revert');
-  return executeRevert({
-    planFile: opts.plan,
-    statePath: opts.state,
-    dryRun: opts.dryRun,
-    retryQuarantined: opts.retryQuarantined ?? false,
-    acceptPlanChange: opts.acceptPlanChange ?? false,
-    overwriteWeights: opts.overwriteWeights ?? false,
-    command: revertCommand(opts),
-    forwardCommand: forwardCommand(opts),
-    ...(opts.only !== undefined
-      ? { only: { file: opts.only, format: parseItemsFormat(opts.itemsFormat, 'revert') } }
-      : {}),
-    leaseMs,
-    ...processOf(ctx),
-    observers,
-    confirm: async (preview) => {
-      ctx.stdout.write(renderPreview(preview, opts.overwriteWeights));
-      return confirm(
-        preview.resuming ? 'go on moving these items back?' : 'move these items back?',
-        { yes: opts.yes, command: 'revert' },
-        ctx,
-      );
+  // The clock of the command's context (a test's simulated one), else the runtime's own, as for run.
+  const clock = ctx.clock ? { clock: ctx.clock } : {};
+  return executeRevert(
+    {
+      planFile: opts.plan,
+      statePath: opts.state,
+      dryRun: opts.dryRun,
+      retryQuarantined: opts.retryQuarantined ?? false,
+      acceptPlanChange: opts.acceptPlanChange ?? false,
+      overwriteWeights: opts.overwriteWeights ?? false,
+      command: revertCommand(opts),
+      forwardCommand: forwardCommand(opts),
+      ...(opts.only !== undefined
+        ? { only: { file: opts.only, format: parseItemsFormat(opts.itemsFormat, 'revert') } }
+        : {}),
+      leaseMs,
+      ...processOf(ctx),
+      observers,
+      confirm: async (preview) => {
+        ctx.stdout.write(renderPreview(preview, opts.overwriteWeights));
+        return confirm(
+          preview.resuming ? 'go on moving these items back?' : 'move these items back?',
+          { yes: opts.yes, command: 'revert' },
+          ctx,
+        );
+      },
     },
-  });
+    clock,
+  );
 }
 
 /** Prints how the revert ended and returns its exit code. */

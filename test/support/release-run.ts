@@ -1,18 +1,24 @@
 /**
- * One profile of the release matrix, run for real: the sandbox (in-process, on the profile's release
- * and tier, with the standard inventory and faults of ./release-scenario.ts), a Prometheus stand-in
- * reading its node_exporter, and `shardmove run --metrics-file` as a separate process; then
- * `status --json` and `report --json`, and the sandbox's own records of every item and move. Every
- * resource is released before it returns, so profiles can run side by side.
+ * One profile of the release matrix: the sandbox (on the profile's release and tier, with the
+ * standard inventory and faults of ./release-scenario.ts), a Prometheus stand-in reading its
+ * node_exporter, and `shardmove run --metrics-file`; then `status --json` and `report --json`, and
+ * the sandbox's own records of every item and move. The commands run through the executable's
+ * command line in this process, with the sandbox on one simulated clock of their own
+ * (./sim-speedb.ts): the plan's 5-second stuck limits and every poll pass on that clock, not in real
+ * time. Nothing here is about the process boundary (what a pipe gives of `status --json` is
+ * test/cli-pipe-output.test.ts's). Every resource is released before it returns, so profiles can
+ * run side by side, each on its own clock.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
-import { ADMIN_TOKEN, BIN } from './cli-harness.js';
-import type { CliResult } from './cli-harness.js';
+import { ADMIN_TOKEN } from './cli-harness.js';
+import { FakeClock } from './fake-clock.js';
+import { SIM_START } from './sim-harness.js';
+import type { SimResult } from './sim-harness.js';
+import { commandsOn } from './sim-speedb.js';
 import { startNodeExporterPrometheus } from './release-prometheus.js';
 import type { ItemKind, Profile } from './release-profile.js';
 import { FAULTS } from './release-scenario.js';
@@ -43,9 +49,9 @@ export interface SandboxMove {
 }
 
 export interface ProfileRun {
-  run: CliResult;
-  status: CliResult;
-  report: CliResult;
+  run: SimResult;
+  status: SimResult;
+  report: SimResult;
   metrics: string;
   items: SandboxItem[];
   moves: SandboxMove[];
@@ -53,19 +59,6 @@ export interface ProfileRun {
   pools: { network: number; storage: string; members: number[] }[];
   /** Free-space queries the Prometheus stand-in answered. */
   promQueries: number;
-}
-
-function cli(args: string[], cwd: string, env: Record<string, string>): Promise<CliResult> {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c) => (stdout += String(c)));
-  child.stderr.on('data', (c) => (stderr += String(c)));
-  return new Promise((done) => child.on('exit', (code) => done({ code, stdout, stderr })));
 }
 
 async function admin<T>(sb: RunningSandbox, path: string): Promise<{ status: number; body: T }> {
@@ -132,7 +125,10 @@ async function records(sb: RunningSandbox): Promise<Pick<ProfileRun, 'items' | '
 /** Runs the standard drain on `profile`; `ids` are the items' ids per role (pickIds). */
 export async function runProfile(profile: Profile, ids: ReadonlyMap<string, number>): Promise<ProfileRun> {
   const dir = mkdtempSync(join(tmpdir(), `shardmove-matrix-${profile.name.replace(/\W+/g, '-')}-`));
+  const clock = new FakeClock(SIM_START);
+  const { shardmove } = commandsOn(clock);
   const sb = await startSandbox({
+    clock,
     seed: seedFor(profile, ids),
     workers: 20,
     moveDurationMs: 20,
@@ -143,10 +139,10 @@ export async function runProfile(profile: Profile, ids: ReadonlyMap<string, numb
     const plan = join(dir, 'plan.yaml');
     writeFileSync(plan, planText());
     const env = { SHARDMOVE_URL: sb.url, SHARDMOVE_TOKEN: ADMIN_TOKEN, PROMETHEUS_URL: prometheus.url };
-    const run = await cli(['run', plan, '--metrics-file', 'run.prom'], dir, env);
+    const run = await shardmove(['run', plan, '--metrics-file', 'run.prom'], { cwd: dir, env });
     const [status, report] = await Promise.all([
-      cli(['status', plan, '--json'], dir, {}),
-      cli(['report', plan, '--json'], dir, {}),
+      shardmove(['status', plan, '--json'], { cwd: dir }),
+      shardmove(['report', plan, '--json'], { cwd: dir }),
     ]);
     const metrics = readFileSync(join(dir, 'run.prom'), 'utf8');
     return { run, status, report, metrics, ...(await records(sb)), promQueries: prometheus.queries() };
