@@ -36,6 +36,13 @@ function number(name: string, min: number, max: number) {
   };
 }
 
+/** Flags several commands take, in the same words in each one's help. */
+const FLAG = {
+  json: ['--json', 'machine-readable output', false],
+  items: ['--items', 'with --json: list every item (kind, id, path, size, source, destination, state)', false],
+  yes: ['--yes', 'do not ask (automation); without a terminal it is required', false],
+} as const;
+
 /** Where most commands find a plan's checkpoint unless `--state` names one. */
 const STATE_HELP = 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)';
 
@@ -254,8 +261,8 @@ function addPlanCommands(program: Command, ctx: CommandContext, setExit: (code: 
 /** The commands that read a checkpoint: status, report, twin. */
 function addReadCommands(program: Command, ctx: CommandContext, setExit: (code: number) => void): void {
   planCommand(program, 'status', "Show a run's progress from its checkpoint (works while the run goes on).")
-    .option('--json', 'machine-readable output', false)
-    .option('--items', 'with --json: list every item (kind, id, path, size, source, destination, state)', false)
+    .option(...FLAG.json)
+    .option(...FLAG.items)
     .option('--dry-run', "the dry run's checkpoint (state/<name>.dry-run.db beside the plan)", false)
     .option(
       '--watch',
@@ -272,7 +279,7 @@ function addReadCommands(program: Command, ctx: CommandContext, setExit: (code: 
   )
     .option('--html <file>', 'write the report as one self-contained HTML file')
     .option('--json', "print the report's data as JSON", false)
-    .option('--items', 'with --json: list every item (kind, id, path, size, source, destination, state)', false)
+    .option(...FLAG.items)
     .action(planAction(ctx, setExit, async () => (await import('./report.js')).runReportCommand));
 
   planCommand(
@@ -312,7 +319,7 @@ function addSteerCommands(program: Command, ctx: CommandContext, setExit: (code:
     .option('--above <x>', "--rule's new bound (a number, or plan)")
     .option('--below <x>', "--rule's new bound (a number, or plan)")
     .option('--latency-p90 <duration>', "the throttle's latency_p90 from now on (10ms-10m), or plan")
-    .option('--json', 'machine-readable output', false)
+    .option(...FLAG.json)
     .action(planAction(ctx, setExit, async () => (await import('./control.js')).runControlCommand));
 
   const token = program
@@ -333,7 +340,7 @@ function addSteerCommands(program: Command, ctx: CommandContext, setExit: (code:
         "take the admin credential from this plan's instance section (default: GITLAB_URL and GITLAB_TOKEN)",
       )
       .option('--token-file <file>', 'read the token to act on from this file (default: standard input)')
-      .option('--json', 'machine-readable output', false);
+      .option(...FLAG.json);
     if (action === 'revoke')
       cmd.option('--show-new-value', 'print the new value after a reset, when the instance returns one', false);
     cmd.action(async (opts) => {
@@ -350,7 +357,7 @@ function addSteerCommands(program: Command, ctx: CommandContext, setExit: (code:
     'restore',
     "Put back the weights the checkpoint recorded before the run's first write (asks first).",
   )
-    .option('--yes', 'do not ask (automation); without a terminal it is required', false)
+    .option(...FLAG.yes)
     .option('--overwrite-weights', 'write them although the weights changed since the run left them', false)
     .action(planAction(ctx, setExit, async () => (await import('./weights.js')).runWeightsRestoreCommand));
 
@@ -364,7 +371,7 @@ function addSteerCommands(program: Command, ctx: CommandContext, setExit: (code:
     },
   )
     .option('--dry-run', 'show what would be moved back and what is skipped; change nothing', false)
-    .option('--yes', 'do not ask (automation); without a terminal it is required', false)
+    .option(...FLAG.yes)
     .option(
       '--accept-plan-change',
       "revert under a plan that differs from the forward run's (the instance must still hold its moves), or resume under a changed one",
@@ -399,7 +406,7 @@ function addSteerCommands(program: Command, ctx: CommandContext, setExit: (code:
     'unlock',
     "Remove a run lock whoever holds it (the operator's override); the old holder stops at its next write.",
   )
-    .option('--yes', 'do not ask (automation); without a terminal it is required', false)
+    .option(...FLAG.yes)
     .action(planAction(ctx, setExit, async () => (await import('./unlock.js')).runUnlockCommand));
 
   addServeCommand(program, ctx, setExit);
