@@ -40,11 +40,16 @@ export const TRIGGER_FLAG = 'token_api_expire_pipeline_triggers';
 /** A row of the spec's table: kind, label, postSince, deleteSince, action and the flag DELETE also needs. */
 type TokenTypeRow = readonly [string, string, Release, Release | null, TokenAction, string?];
 
+/** The four access-token types: one prefix, and the same releases and action. */
+const ACCESS_TYPES: ReadonlyArray<[string, string]> = [
+  ['personal', 'personal access token'],
+  ['impersonation', 'impersonation token'],
+  ['project_access', 'project access token'],
+  ['group_access', 'group access token'],
+];
+
 const TABLE: readonly TokenTypeRow[] = [
-  ['personal', 'personal access token', [17, 5], [17, 7], 'revoke'],
-  ['impersonation', 'impersonation token', [17, 5], [17, 7], 'revoke'],
-  ['project_access', 'project access token', [17, 5], [17, 7], 'revoke'],
-  ['group_access', 'group access token', [17, 5], [17, 7], 'revoke'],
+  ...ACCESS_TYPES.map(([kind, label]): TokenTypeRow => [kind, label, [17, 5], [17, 7], 'revoke']),
   ['deploy', 'deploy token', [17, 5], [17, 7], 'revoke'],
   ['cluster_agent', 'cluster agent token', [17, 7], [17, 9], 'revoke'],
   ['pipeline_trigger', 'pipeline trigger token', [17, 7], [17, 10], 'revoke', TRIGGER_FLAG],
@@ -57,7 +62,7 @@ const TABLE: readonly TokenTypeRow[] = [
   ['job', 'CI/CD job token', [17, 9], null, 'none'],
 ];
 
-/** The 14 types of the spec's table. The four access-token types share one prefix. */
+/** The 14 types of the spec's table. */
 export const TOKEN_TYPES: readonly TokenTypeInfo[] = TABLE.map(
   ([kind, label, postSince, deleteSince, action, flag]) => ({
     kind,
