@@ -191,6 +191,9 @@ export function projectJson(row: EntityRow, opts: EntityOptions, simple = false)
   return `${out}}`;
 }
 
+/** What a snippet entity shows besides its row: its author, and the description a request just set. */
+type SnippetWords = [author: AuthorInfo | undefined, description?: string | null];
+
 /** Personal snippets live at `/-/snippets/:id`, project snippets under their project's path. */
 function snippetWebUrl(row: NestedEntityRow, origin: string): string {
   return row.project_id === null ? `${origin}/-/snippets/${row.id}` : `${origin}/${row.namespace}/-/snippets/${row.id}`;
@@ -215,8 +218,7 @@ function snippetRepositoryPath(row: NestedEntityRow): string {
 export function basicSnippetEntity(
   row: NestedEntityRow,
   origin: string,
-  author: AuthorInfo | undefined,
-  description: string | null = null,
+  ...[author, description = null]: SnippetWords
 ): Record<string, unknown> {
   const webUrl = snippetWebUrl(row, origin);
   return {
@@ -246,15 +248,10 @@ export function basicSnippetEntity(
 }
 
 /** GitLab's `Snippet` entity (personal snippets: project_id null). */
-export function snippetEntity(
-  row: EntityRow,
-  opts: EntityOptions,
-  author: AuthorInfo | undefined,
-  description: string | null = null,
-): Record<string, unknown> {
+export function snippetEntity(row: EntityRow, opts: EntityOptions, ...words: SnippetWords): Record<string, unknown> {
   const webUrl = snippetWebUrl(row, opts.origin);
   return {
-    ...basicSnippetEntity(row, opts.origin, author, description),
+    ...basicSnippetEntity(row, opts.origin, ...words),
     file_name: 'snippet.txt',
     files: [{ path: 'snippet.txt', raw_url: `${webUrl}/raw/main/snippet.txt` }],
     imported: false,
