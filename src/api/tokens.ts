@@ -37,44 +37,42 @@ export const REVOKE_FLAG = 'api_admin_token_revoke';
 /** DELETE of pipeline trigger tokens needs this flag (off by default). */
 export const TRIGGER_FLAG = 'token_api_expire_pipeline_triggers';
 
-const ACCESS = { postSince: [17, 5], deleteSince: [17, 7], action: 'revoke' } as const;
+/** A row of the spec's table: kind, label, postSince, deleteSince, action and the flag DELETE also needs. */
+type TokenTypeRow = readonly [string, string, Release, Release | null, TokenAction, string?];
 
-/** The 14 types of the spec's table. The four access-token types share one prefix. */
-export const TOKEN_TYPES: readonly TokenTypeInfo[] = [
-  { kind: 'personal', label: 'personal access token', ...ACCESS },
-  { kind: 'impersonation', label: 'impersonation token', ...ACCESS },
-  { kind: 'project_access', label: 'project access token', ...ACCESS },
-  { kind: 'group_access', label: 'group access token', ...ACCESS },
-  { kind: 'deploy', label: 'deploy token', postSince: [17, 5], deleteSince: [17, 7], action: 'revoke' },
-  { kind: 'cluster_agent', label: 'cluster agent token', postSince: [17, 7], deleteSince: [17, 9], action: 'revoke' },
-  {
-    kind: 'pipeline_trigger',
-    label: 'pipeline trigger token',
-    postSince: [17, 7],
-    deleteSince: [17, 10],
-    action: 'revoke',
-    deleteFlag: TRIGGER_FLAG,
-  },
-  { kind: 'feed', label: 'feed token', postSince: [17, 6], deleteSince: [17, 7], action: 'reset' },
-  { kind: 'runner', label: 'runner authentication token', postSince: [17, 7], deleteSince: [17, 9], action: 'reset' },
-  {
-    kind: 'oauth_secret',
-    label: 'OAuth application secret',
-    postSince: [17, 7],
-    deleteSince: [17, 9],
-    action: 'reset',
-  },
-  { kind: 'incoming_email', label: 'incoming email token', postSince: [17, 9], deleteSince: [17, 9], action: 'reset' },
-  {
-    kind: 'feature_flags_client',
-    label: 'feature flags client token',
-    postSince: [17, 9],
-    deleteSince: [17, 9],
-    action: 'reset',
-  },
-  { kind: 'session', label: 'session cookie', postSince: [17, 9], deleteSince: [17, 11], action: 'delete' },
-  { kind: 'job', label: 'CI/CD job token', postSince: [17, 9], deleteSince: null, action: 'none' },
+/** The four access-token types: one prefix, and the same releases and action. */
+const ACCESS_TYPES: ReadonlyArray<[string, string]> = [
+  ['personal', 'personal access token'],
+  ['impersonation', 'impersonation token'],
+  ['project_access', 'project access token'],
+  ['group_access', 'group access token'],
 ];
+
+const TABLE: readonly TokenTypeRow[] = [
+  ...ACCESS_TYPES.map(([kind, label]): TokenTypeRow => [kind, label, [17, 5], [17, 7], 'revoke']),
+  ['deploy', 'deploy token', [17, 5], [17, 7], 'revoke'],
+  ['cluster_agent', 'cluster agent token', [17, 7], [17, 9], 'revoke'],
+  ['pipeline_trigger', 'pipeline trigger token', [17, 7], [17, 10], 'revoke', TRIGGER_FLAG],
+  ['feed', 'feed token', [17, 6], [17, 7], 'reset'],
+  ['runner', 'runner authentication token', [17, 7], [17, 9], 'reset'],
+  ['oauth_secret', 'OAuth application secret', [17, 7], [17, 9], 'reset'],
+  ['incoming_email', 'incoming email token', [17, 9], [17, 9], 'reset'],
+  ['feature_flags_client', 'feature flags client token', [17, 9], [17, 9], 'reset'],
+  ['session', 'session cookie', [17, 9], [17, 11], 'delete'],
+  ['job', 'CI/CD job token', [17, 9], null, 'none'],
+];
+
+/** The 14 types of the spec's table. */
+export const TOKEN_TYPES: readonly TokenTypeInfo[] = TABLE.map(
+  ([kind, label, postSince, deleteSince, action, flag]) => ({
+    kind,
+    label,
+    postSince,
+    deleteSince,
+    action,
+    ...(flag ? { deleteFlag: flag } : {}),
+  }),
+);
 
 /** A session is passed as the cookie pair; GitLab's own cookie is `_gitlab_session`. */
 const SESSION_PREFIXES = ['_gitlab_session=', '_service_session='];

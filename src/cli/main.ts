@@ -4,6 +4,7 @@
  */
 import { closeSync } from 'node:fs';
 import { isatty } from 'node:tty';
+import type { OptionValues } from 'commander';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { CommandContext } from './context.js';
 import { EXIT, FLAG_DEFAULTS } from './context.js';
@@ -32,6 +33,51 @@ function number(name: string, min: number, max: number) {
       throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
     }
     return n;
+  };
+}
+
+/** Flags several commands take, in the same words in each one's help. */
+const FLAG = {
+  json: ['--json', 'machine-readable output', false],
+  items: ['--items', 'with --json: list every item (kind, id, path, size, source, destination, state)', false],
+  yes: ['--yes', 'do not ask (automation); without a terminal it is required', false],
+} as const;
+
+/** Where most commands find a plan's checkpoint unless `--state` names one. */
+const STATE_HELP = 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)';
+
+/**
+ * A subcommand of `parent` that acts on a plan and its checkpoint: `<plan>` and `--state <file>`
+ * come first in its help, in the same words as every such command's unless `words` says otherwise.
+ */
+function planCommand(
+  parent: Command,
+  name: string,
+  description: string,
+  words: { plan?: string; state?: string } = {},
+): Command {
+  return parent
+    .command(name)
+    .description(description)
+    .argument('<plan>', words.plan ?? 'plan YAML file')
+    .option('--state <file>', words.state ?? STATE_HELP);
+}
+
+/** A command's module runs it: it takes the command line's options and returns the exit code. */
+type CommandRunner<O> = (opts: O, ctx: CommandContext) => Promise<number>;
+
+/**
+ * The action of a plan command: loads the command's module only when it runs (a command line runs
+ * one command, so it loads one), runs it with the plan and the options, and sets its exit code.
+ */
+function planAction<O extends { plan: string }>(
+  ctx: CommandContext,
+  setExit: (code: number) => void,
+  load: () => Promise<CommandRunner<O>>,
+): (plan: string, opts: OptionValues) => Promise<void> {
+  return async (plan, opts) => {
+    const run = await load();
+    setExit(await run({ plan, ...opts } as O, ctx));
   };
 }
 
@@ -132,11 +178,7 @@ function addPlanCommands(program: Command, ctx: CommandContext, setExit: (code: 
       setExit(await runValidateCommand({ plan, json: opts.json }, ctx));
     });
 
-  program
-    .command('run')
-    .description('Run a plan, or resume it from its checkpoint.')
-    .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
+  planCommand(program, 'run', 'Run a plan, or resume it from its checkpoint.')
     .option('--dry-run', 'read-only rehearsal: nothing is changed on the instance', false)
     .option('--accept-plan-change', 'resume even though the plan changed since the checkpoint', false)
     .option(
@@ -191,13 +233,12 @@ function addPlanCommands(program: Command, ctx: CommandContext, setExit: (code: 
     });
 
   // `shardmove copy`: copying a storage directory to a new environment (src/copy/).
-  program
-    .command('copy')
-    .description(
-      'Copy a storage directory to a new environment (rsync, tar or backup), with guardrails, checkpoint and verification.',
-    )
-    .argument('<plan>', 'copy plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.copy.db beside the plan)')
+  planCommand(
+    program,
+    'copy',
+    'Copy a storage directory to a new environment (rsync, tar or backup), with guardrails, checkpoint and verification.',
+    { plan: 'copy plan YAML file', state: 'checkpoint file (default: state/<name>.copy.db beside the plan)' },
+  )
     .option('--dry-run', 'print the exact commands and what they would change; write nothing', false)
     .option(
       '--wipe-target',
@@ -214,21 +255,14 @@ function addPlanCommands(program: Command, ctx: CommandContext, setExit: (code: 
       'the ssh target is another machine: lets the copy go on when its machine id or real path cannot be read',
       false,
     )
-    .action(async (plan: string, opts) => {
-      const { runCopyCommand } = await import('./copy.js');
-      setExit(await runCopyCommand({ plan, ...opts }, ctx));
-    });
+    .action(planAction(ctx, setExit, async () => (await import('./copy.js')).runCopyCommand));
 }
 
 /** The commands that read a checkpoint: status, report, twin. */
 function addReadCommands(program: Command, ctx: CommandContext, setExit: (code: number) => void): void {
-  program
-    .command('status')
-    .description("Show a run's progress from its checkpoint (works while the run goes on).")
-    .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
-    .option('--json', 'machine-readable output', false)
-    .option('--items', 'with --json: list every item (kind, id, path, size, source, destination, state)', false)
+  planCommand(program, 'status', "Show a run's progress from its checkpoint (works while the run goes on).")
+    .option(...FLAG.json)
+    .option(...FLAG.items)
     .option('--dry-run', "the dry run's checkpoint (state/<name>.dry-run.db beside the plan)", false)
     .option(
       '--watch',
@@ -236,50 +270,36 @@ function addReadCommands(program: Command, ctx: CommandContext, setExit: (code: 
       false,
     )
     .option('--interval <duration>', 'with --watch: how often (default 2s, at least 1s)')
-    .action(async (plan: string, opts) => {
-      const { runStatusCommand } = await import('./status.js');
-      setExit(await runStatusCommand({ plan, ...opts }, ctx));
-    });
+    .action(planAction(ctx, setExit, async () => (await import('./status.js')).runStatusCommand));
 
-  program
-    .command('report')
-    .description(
-      'Make a report of a run from its checkpoint: self-contained HTML with charts, or JSON (works while the run goes on).',
-    )
-    .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
+  planCommand(
+    program,
+    'report',
+    'Make a report of a run from its checkpoint: self-contained HTML with charts, or JSON (works while the run goes on).',
+  )
     .option('--html <file>', 'write the report as one self-contained HTML file')
     .option('--json', "print the report's data as JSON", false)
-    .option('--items', 'with --json: list every item (kind, id, path, size, source, destination, state)', false)
-    .action(async (plan: string, opts) => {
-      const { runReportCommand } = await import('./report.js');
-      setExit(await runReportCommand({ plan, ...opts }, ctx));
-    });
+    .option(...FLAG.items)
+    .action(planAction(ctx, setExit, async () => (await import('./report.js')).runReportCommand));
 
-  program
-    .command('twin')
-    .description(
-      'Write a sandbox seed with the shape of the instance a finished dry run saw (names replaced), to rehearse the plan on.',
-    )
-    .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', "the dry run's checkpoint (default: state/<name>.dry-run.db beside the plan)")
+  planCommand(
+    program,
+    'twin',
+    'Write a sandbox seed with the shape of the instance a finished dry run saw (names replaced), to rehearse the plan on.',
+    { state: "the dry run's checkpoint (default: state/<name>.dry-run.db beside the plan)" },
+  )
     .option('--out <file>', 'the seed file to write; its items file goes beside it (<out>.items.jsonl)')
     .option('--force', 'replace the seed and items file if they exist', false)
-    .action(async (plan: string, opts) => {
-      const { runTwinCommand } = await import('./twin.js');
-      setExit(await runTwinCommand({ plan, ...opts }, ctx));
-    });
+    .action(planAction(ctx, setExit, async () => (await import('./twin.js')).runTwinCommand));
 }
 
 /** The commands that steer or undo a run: control, token, weights restore, revert, unlock, and the console. */
 function addSteerCommands(program: Command, ctx: CommandContext, setExit: (code: number) => void): void {
-  program
-    .command('control')
-    .description(
-      'Steer a run while it goes on: change its concurrency cap or its thresholds (breaker, rule bounds, latency), pause or unpause it, or stop it (no restart).',
-    )
-    .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
+  planCommand(
+    program,
+    'control',
+    'Steer a run while it goes on: change its concurrency cap or its thresholds (breaker, rule bounds, latency), pause or unpause it, or stop it (no restart).',
+  )
     .option(
       '--concurrency <n>',
       'moves in flight from now on (1-1000), or "plan" for the plan\'s move.concurrency ("auto" hands it back to the limiter of move.concurrency: auto)',
@@ -299,11 +319,8 @@ function addSteerCommands(program: Command, ctx: CommandContext, setExit: (code:
     .option('--above <x>', "--rule's new bound (a number, or plan)")
     .option('--below <x>', "--rule's new bound (a number, or plan)")
     .option('--latency-p90 <duration>', "the throttle's latency_p90 from now on (10ms-10m), or plan")
-    .option('--json', 'machine-readable output', false)
-    .action(async (plan: string, opts) => {
-      const { runControlCommand } = await import('./control.js');
-      setExit(await runControlCommand({ plan, ...opts }, ctx));
-    });
+    .option(...FLAG.json)
+    .action(planAction(ctx, setExit, async () => (await import('./control.js')).runControlCommand));
 
   const token = program
     .command('token')
@@ -323,7 +340,7 @@ function addSteerCommands(program: Command, ctx: CommandContext, setExit: (code:
         "take the admin credential from this plan's instance section (default: GITLAB_URL and GITLAB_TOKEN)",
       )
       .option('--token-file <file>', 'read the token to act on from this file (default: standard input)')
-      .option('--json', 'machine-readable output', false);
+      .option(...FLAG.json);
     if (action === 'revoke')
       cmd.option('--show-new-value', 'print the new value after a reset, when the instance returns one', false);
     cmd.action(async (opts) => {
@@ -332,32 +349,29 @@ function addSteerCommands(program: Command, ctx: CommandContext, setExit: (code:
     });
   }
 
-  program
+  const weights = program
     .command('weights')
-    .description('Storage weights: `weights restore` puts back what the run found before its first write.')
-    .command('restore')
-    .description("Put back the weights the checkpoint recorded before the run's first write (asks first).")
-    .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
-    .option('--yes', 'do not ask (automation); without a terminal it is required', false)
+    .description('Storage weights: `weights restore` puts back what the run found before its first write.');
+  planCommand(
+    weights,
+    'restore',
+    "Put back the weights the checkpoint recorded before the run's first write (asks first).",
+  )
+    .option(...FLAG.yes)
     .option('--overwrite-weights', 'write them although the weights changed since the run left them', false)
-    .action(async (plan: string, opts) => {
-      const { runWeightsRestoreCommand } = await import('./weights.js');
-      setExit(await runWeightsRestoreCommand({ plan, ...opts }, ctx));
-    });
+    .action(planAction(ctx, setExit, async () => (await import('./weights.js')).runWeightsRestoreCommand));
 
-  program
-    .command('revert')
-    .description(
-      'Move every item the run moved back to the storage it came from (its own checkpoint, state/<name>.revert.db; asks first).',
-    )
-    .argument('<plan>', 'plan YAML file')
-    .option(
-      '--state <file>',
-      "the forward run's checkpoint (default: state/<name>.db beside the plan); the revert keeps its own beside it (<file>.revert.db)",
-    )
+  planCommand(
+    program,
+    'revert',
+    'Move every item the run moved back to the storage it came from (its own checkpoint, state/<name>.revert.db; asks first).',
+    {
+      state:
+        "the forward run's checkpoint (default: state/<name>.db beside the plan); the revert keeps its own beside it (<file>.revert.db)",
+    },
+  )
     .option('--dry-run', 'show what would be moved back and what is skipped; change nothing', false)
-    .option('--yes', 'do not ask (automation); without a terminal it is required', false)
+    .option(...FLAG.yes)
     .option(
       '--accept-plan-change',
       "revert under a plan that differs from the forward run's (the instance must still hold its moves), or resume under a changed one",
@@ -385,23 +399,15 @@ function addSteerCommands(program: Command, ctx: CommandContext, setExit: (code:
     .option('--events-interval <duration>', 'how often --events gets a progress event', FLAG_DEFAULTS.eventsInterval)
     .option('--lease <duration>', 'lock lease (10s to 24h), as for run', FLAG_DEFAULTS.lease)
     .option('--metrics-file <path>', 'keep Prometheus metrics in this file (node_exporter textfile format), as for run')
-    .action(async (plan: string, opts) => {
-      const { runRevertCommand } = await import('./revert.js');
-      setExit(await runRevertCommand({ plan, ...opts }, ctx));
-    });
+    .action(planAction(ctx, setExit, async () => (await import('./revert.js')).runRevertCommand));
 
-  program
-    .command('unlock')
-    .description(
-      "Remove a run lock whoever holds it (the operator's override); the old holder stops at its next write.",
-    )
-    .argument('<plan>', 'plan YAML file')
-    .option('--state <file>', 'checkpoint file (default: state/<name>.db beside the plan, or its checkpoint field)')
-    .option('--yes', 'do not ask (automation); without a terminal it is required', false)
-    .action(async (plan: string, opts) => {
-      const { runUnlockCommand } = await import('./unlock.js');
-      setExit(await runUnlockCommand({ plan, ...opts }, ctx));
-    });
+  planCommand(
+    program,
+    'unlock',
+    "Remove a run lock whoever holds it (the operator's override); the old holder stops at its next write.",
+  )
+    .option(...FLAG.yes)
+    .action(planAction(ctx, setExit, async () => (await import('./unlock.js')).runUnlockCommand));
 
   addServeCommand(program, ctx, setExit);
 }

@@ -112,6 +112,8 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
     };
   }
   if (!cap) return null;
+  // A window or the throttle that leaves some moves going is a lower cap; at 0 it holds the run.
+  if ((cap.limit === 'window' || cap.limit === 'throttle') && cap.cap > 0) return lowerCap(cap, cap.limit);
   switch (cap.limit) {
     case 'plan':
     case 'paused':
@@ -127,7 +129,6 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
         tone: 'note',
       };
     case 'window':
-      if (cap.cap > 0) return lowerCap(cap, 'window');
       return {
         by: 'window',
         stopped: true,
@@ -185,7 +186,6 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
         tone: 'alarm',
       };
     case 'throttle':
-      if (cap.cap > 0) return lowerCap(cap, 'throttle');
       return {
         by: 'throttle',
         stopped: true,

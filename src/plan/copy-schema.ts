@@ -58,6 +58,19 @@ export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undef
     if (!out) ok = false;
     return out;
   };
+  /** A string that `fits`, or undefined (reported at the node: not a string, or `problem`). */
+  const fitting = (
+    node: Node | null,
+    path: string,
+    fits: (s: string) => boolean,
+    problem: string,
+  ): string | undefined => {
+    const s = r.string(node, path);
+    if (s && fits(s.value)) return s.value;
+    if (s) r.error(path, r.posOf(node), problem);
+    ok = false;
+    return undefined;
+  };
 
   const versionNode = required(top, 'version', 'version', '');
   if (versionNode && (!isScalar(versionNode) || versionNode.value !== 1)) {
@@ -68,16 +81,13 @@ export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undef
   let name = '';
   const nameNode = required(top, 'name', 'name', '');
   if (nameNode) {
-    const s = r.string(nameNode, 'name');
-    if (!s) ok = false;
-    else if (!NAME_RE.test(s.value) || s.value.length > 100) {
-      r.error(
+    name =
+      fitting(
+        nameNode,
         'name',
-        r.posOf(nameNode),
+        (s) => NAME_RE.test(s) && s.length <= 100,
         'must match [a-z0-9][a-z0-9_-]* (at most 100 characters): it names the checkpoint file',
-      );
-      ok = false;
-    } else name = s.value;
+      ) ?? '';
   }
 
   const copy = section(top, 'copy', 'copy', '', COPY, true);
@@ -99,16 +109,13 @@ export function readCopyPlanTree(r: Reader, root: Node | null): CopyPlan | undef
   const hostNode = get(target, 'host');
   if (!r.isNull(hostNode)) {
     r.mark('copy.target.host', r.posOf(hostNode));
-    const s = r.string(hostNode, 'copy.target.host');
-    if (!s) ok = false;
-    else if (!HOST_RE.test(s.value)) {
-      r.error(
+    host =
+      fitting(
+        hostNode,
         'copy.target.host',
-        r.posOf(hostNode),
+        (s) => HOST_RE.test(s),
         'expected [user@]host for ssh (letters, digits, ".", "_", "-"; neither part begins with "-"); ssh options belong in your ssh configuration',
-      );
-      ok = false;
-    } else host = s.value;
+      ) ?? null;
   }
   const clustered = boolean(r, get(target, 'clustered'), 'copy.target.clustered', false, invalid);
   const backup = section(copy, 'backup', 'copy.backup', 'copy', BACKUP, false);

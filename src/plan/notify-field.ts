@@ -247,23 +247,19 @@ function readWebhookUrl(r: Reader, node: Node, path: string): string | undefined
 }
 
 function readExec(r: Reader, node: Node, path: string): ExecTarget | undefined {
-  r.mark(path, r.posOf(node));
-  const items = r.seq(node, path, 'the command and its arguments, e.g. [hooks/page-oncall, --team, storage]');
-  if (!items) return undefined;
-  if (items.length === 0 || items.length > MAX_ARGS) {
-    r.error(path, r.posOf(node), `list the command and its arguments (1 to ${MAX_ARGS} words)`);
-    return undefined;
-  }
-  const argv: string[] = [];
-  let ok = true;
-  items.forEach((item, i) => {
-    const word = readWord(r, item, `${path}[${i}]`);
-    if (word === undefined) ok = false;
-    else argv.push(word);
-  });
-  if (!ok) return undefined;
+  const argv = r.each(
+    node,
+    path,
+    {
+      items: 'the command and its arguments, e.g. [hooks/page-oncall, --team, storage]',
+      wrongCount: `list the command and its arguments (1 to ${MAX_ARGS} words)`,
+      max: MAX_ARGS,
+    },
+    (item, itemPath) => readWord(r, item, itemPath),
+  );
+  if (!argv) return undefined;
   if (argv[0]!.trim() === '') {
-    r.error(`${path}[0]`, r.posOf(items[0]), 'the command is empty');
+    r.error(`${path}[0]`, r.at(`${path}[0]`), 'the command is empty');
     return undefined;
   }
   // A path is the plan's neighbour, as token files are; a bare name is looked up on PATH when it runs.

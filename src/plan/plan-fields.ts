@@ -222,7 +222,7 @@ export const PLAN_FIELDS = {
         description:
           'A partial drain: {moved: SIZE} stops scheduling from each source once that many bytes have left it; {free: SIZE} once its free space reaches that. Absent: drain every source empty.',
         doc: UNTIL_DOC,
-        read: (r, node, path, invalid) => readUntil(r, node, path, invalid),
+        read: (r, node, path) => readUntil(r, node, path),
         schema: UNTIL_SCHEMA,
       },
       select: {
@@ -232,7 +232,7 @@ export const PLAN_FIELDS = {
         description:
           'Which items move: {namespaces: [full paths], projects: [ids or full paths], exclude: [ids or full paths], file: PATH}. Absent: every item on the sources.',
         doc: SELECT_DOC,
-        read: (r, node, path, invalid) => readSelect(r, node, path, invalid),
+        read: (r, node, path) => readSelect(r, node, path),
         schema: SELECT_SCHEMA,
       },
       kinds: {

@@ -157,6 +157,48 @@ export class Reader {
     return node.items as Node[];
   }
 
+  /**
+   * Reads a sequence of items, at least one and at most `max` (at `path`, marked), each by `readItem`
+   * at `path[i]`. Undefined when the node is no such sequence or any item is unusable (each reported).
+   */
+  each<T>(
+    node: Node,
+    path: string,
+    what: { items: string; wrongCount: string; max?: number },
+    readItem: (item: Node, itemPath: string) => T | undefined,
+  ): T[] | undefined {
+    this.mark(path, this.posOf(node));
+    const items = this.seq(node, path, what.items);
+    if (!items) return undefined;
+    if (items.length === 0 || items.length > (what.max ?? Infinity)) {
+      this.error(path, this.posOf(node), what.wrongCount);
+      return undefined;
+    }
+    const out: T[] = [];
+    let ok = true;
+    items.forEach((item, i) => {
+      const value = readItem(item, `${path}[${i}]`);
+      if (value === undefined) ok = false;
+      else out.push(value);
+    });
+    return ok ? out : undefined;
+  }
+
+  /**
+   * Reads a mapping of optional fields (at `path`, marked): its entries and the fields written with a
+   * value, or undefined when the node is not a mapping (reported).
+   */
+  fields<K extends string>(
+    node: Node,
+    path: string,
+    known: readonly K[],
+  ): { entries: Map<string, Entry>; written: K[] } | undefined {
+    this.mark(path, this.posOf(node));
+    const entries = this.map(node, path, known);
+    if (!entries) return undefined;
+    return { entries, written: known.filter((k) => !this.isNull(entries.get(k)?.value ?? null)) };
+  }
+
   /** True when the node is absent or an explicit null / empty value. */
   isNull(node: Node | null): boolean {
     return node === null || (isScalar(node) && node.value === null);

@@ -207,18 +207,13 @@ function readSelectFile(r: Reader, node: Node, path: string): { path: string; en
 }
 
 /** `move.select`; undefined when unusable (reported). */
-export function readSelect(r: Reader, node: Node, path: string, invalid: Set<string>): MoveSelect | undefined {
-  r.mark(path, r.posOf(node));
-  const m = r.map(node, path, SELECT_KEYS);
-  const fail = (): undefined => {
-    invalid.add(path);
-    return undefined;
-  };
-  if (!m) return fail();
-  const written = SELECT_KEYS.filter((k) => !r.isNull(get(m, k)));
-  if (written.length === 0) {
+export function readSelect(r: Reader, node: Node, path: string): MoveSelect | undefined {
+  const fields = r.fields(node, path, SELECT_KEYS);
+  if (!fields) return undefined;
+  const m = fields.entries;
+  if (fields.written.length === 0) {
     r.error(path, r.posOf(node), 'name what moves: namespaces, projects or file, and/or what does not: exclude');
-    return fail();
+    return undefined;
   }
   const list = (k: 'namespaces' | 'projects' | 'exclude', form: Form): SelectEntry[] | undefined | null => {
     const v = get(m, k);
@@ -229,7 +224,8 @@ export function readSelect(r: Reader, node: Node, path: string, invalid: Set<str
   const exclude = list('exclude', 'either');
   const fileNode = get(m, 'file');
   const file = r.isNull(fileNode) ? null : readSelectFile(r, fileNode!, `${path}.file`);
-  if (namespaces === undefined || projects === undefined || exclude === undefined || file === undefined) return fail();
+  if (namespaces === undefined || projects === undefined || exclude === undefined || file === undefined)
+    return undefined;
   const sel: MoveSelect = {
     namespaces: namespaces ?? [],
     projects: projects ?? [],
@@ -251,7 +247,7 @@ export function readSelect(r: Reader, node: Node, path: string, invalid: Set<str
     );
     ok = false;
   });
-  return ok ? sel : fail();
+  return ok ? sel : undefined;
 }
 
 const REF_SCHEMA: JsonSchema = {

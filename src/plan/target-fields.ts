@@ -33,24 +33,14 @@ export function readStorage(r: Reader, node: Node, path: string): string | undef
 
 /** A list of storage names, at least one, each once (a repeat is reported where it is written). */
 export function readStorageList(r: Reader, node: Node, path: string, what: string): string[] | undefined {
-  r.mark(path, r.posOf(node));
-  const items = r.seq(node, path, 'storage names');
-  if (!items) return undefined;
-  if (items.length === 0) {
-    r.error(path, r.posOf(node), `list at least one ${what}`);
-    return undefined;
-  }
-  const out: string[] = [];
-  let ok = true;
-  items.forEach((item, i) => {
-    const s = readStorage(r, item, `${path}[${i}]`);
-    if (s === undefined) ok = false;
-    else if (out.includes(s)) {
-      r.error(`${path}[${i}]`, r.posOf(item), `${JSON.stringify(s)} is listed twice`);
-      ok = false;
-    } else out.push(s);
+  const read: string[] = [];
+  return r.each(node, path, { items: 'storage names', wrongCount: `list at least one ${what}` }, (item, itemPath) => {
+    const s = readStorage(r, item, itemPath);
+    if (s === undefined) return undefined;
+    if (read.includes(s)) return void r.error(itemPath, r.posOf(item), `${JSON.stringify(s)} is listed twice`);
+    read.push(s);
+    return s;
   });
-  return ok ? out : undefined;
 }
 
 /** `move.to`: one storage, or a list of them; always a list once read. */
@@ -80,15 +70,10 @@ export const UNTIL_KEYS = ['moved', 'free'] as const;
 const get = (m: Map<string, Entry>, k: string): Node | null => m.get(k)?.value ?? null;
 
 /** `move.until`: `{moved: SIZE}` or `{free: SIZE}`, exactly one; undefined when unusable (reported). */
-export function readUntil(r: Reader, node: Node, path: string, invalid: Set<string>): MoveUntil | undefined {
-  r.mark(path, r.posOf(node));
-  const m = r.map(node, path, UNTIL_KEYS);
-  const fail = (): undefined => {
-    invalid.add(path);
-    return undefined;
-  };
-  if (!m) return fail();
-  const written = UNTIL_KEYS.filter((k) => !r.isNull(get(m, k)));
+export function readUntil(r: Reader, node: Node, path: string): MoveUntil | undefined {
+  const fields = r.fields(node, path, UNTIL_KEYS);
+  if (!fields) return undefined;
+  const { entries: m, written } = fields;
   if (written.length !== 1) {
     r.error(
       path,
@@ -97,7 +82,7 @@ export function readUntil(r: Reader, node: Node, path: string, invalid: Set<stri
         ? 'write one bound: {moved: 2TiB} or {free: 500GiB}'
         : 'write one bound, not both: {moved: ...} or {free: ...}',
     );
-    return fail();
+    return undefined;
   }
   const key = written[0]!;
   const v = get(m, key)!;
@@ -106,17 +91,17 @@ export function readUntil(r: Reader, node: Node, path: string, invalid: Set<stri
   if (isScalar(v) && typeof v.value === 'number') bytes = Number.isInteger(v.value) && v.value > 0 ? v.value : null;
   else {
     const s = r.string(v, `${path}.${key}`);
-    if (!s) return fail();
+    if (!s) return undefined;
     bytes = parseSize(s.value);
     if (bytes === 0) bytes = null;
   }
   if (bytes === null) {
     r.error(`${path}.${key}`, r.posOf(v), 'expected bytes above 0: a whole number, or a size such as 500GiB, 2TiB');
-    return fail();
+    return undefined;
   }
   if (bytes > MAX_SIZE_BYTES) {
     r.error(`${path}.${key}`, r.posOf(v), SIZE_TOO_LARGE);
-    return fail();
+    return undefined;
   }
   return key === 'moved' ? { movedBytes: bytes } : { freeBytes: bytes };
 }

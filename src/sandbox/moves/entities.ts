@@ -8,37 +8,22 @@
 import type { Db, ItemKind, ItemRow } from '../db.js';
 import { perDatabase } from '../db.js';
 import type { NestedEntityRow } from '../inventory/entities.js';
-import { basicSnippetEntity, projectIdentity } from '../inventory/entities.js';
+import {
+  NESTED_ENTITY_COLUMNS,
+  basicSnippetEntity,
+  nestedEntityRowOf,
+  projectIdentity,
+} from '../inventory/entities.js';
 import { createAuthorLookup } from '../inventory/items.js';
 import type { MoveListRow } from './store.js';
 import { recordsErrorMessage, truncateError } from './releases.js';
 
-/**
- * The nested item's columns, as an array (better-sqlite3 builds row objects through slow property
- * definitions): move list pages nest a hundred items each, and reading whole rows was most of
- * their cost.
- */
+/** The nested item's columns, as an array (see nestedEntityRowOf). */
 const nestedItemById = perDatabase((db) =>
   db
-    .prepare<[ItemKind, number], unknown[]>(
-      'SELECT id, name, path, namespace, visibility, owner_id, project_id, created_at, updated_at FROM items WHERE kind = ? AND id = ?',
-    )
+    .prepare<[ItemKind, number], unknown[]>(`SELECT ${NESTED_ENTITY_COLUMNS} FROM items WHERE kind = ? AND id = ?`)
     .raw(true),
 );
-
-function nestedItemOf(a: unknown[]): NestedEntityRow {
-  return {
-    id: a[0] as number,
-    name: a[1] as string,
-    path: a[2] as string,
-    namespace: a[3] as string,
-    visibility: a[4] as string,
-    owner_id: a[5] as number | null,
-    project_id: a[6] as number | null,
-    created_at: a[7] as string,
-    updated_at: a[8] as string,
-  };
-}
 
 /** The item a move record nests. A function of the module, not a closure per renderer: one is built per request. */
 function nested(
@@ -63,7 +48,7 @@ export function createMoveRenderer(
   const withError = recordsErrorMessage(version);
   return (move, knownItem) => {
     const raw = knownItem ? undefined : byId.get(move.kind, move.item_id);
-    const item = knownItem ?? (raw ? nestedItemOf(raw) : undefined);
+    const item = knownItem ?? (raw ? nestedEntityRowOf(raw) : undefined);
     const json: Record<string, unknown> = {
       id: move.id,
       created_at: move.created_at,
