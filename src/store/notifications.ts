@@ -18,46 +18,49 @@ interface HeadRow {
   last_error: string | null;
 }
 
+/** The table's statements, prepared as placeholders on a file without it. */
+function notifyStatements(w: (sql: string) => Database.Statement) {
+  return {
+    cursor: w('SELECT audit_seq FROM notify_cursor WHERE id = 1'),
+    putCursor: w(
+      'INSERT INTO notify_cursor (id, audit_seq) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET audit_seq = excluded.audit_seq',
+    ),
+    event: w('INSERT INTO notify_events (audit_seq, at, type, body) VALUES (?, ?, ?, ?) RETURNING seq'),
+    delivery: w(
+      'INSERT OR IGNORE INTO notify_deliveries (target, event_seq, label, next_attempt_at) VALUES (?, ?, ?, ?)',
+    ),
+    head: w(
+      `SELECT e.seq, e.type, e.at, e.body, d.attempts, d.next_attempt_at, d.last_error
+       FROM notify_deliveries d INDEXED BY notify_undelivered JOIN notify_events e ON e.seq = d.event_seq
+       WHERE d.target = ? AND d.delivered_at IS NULL AND d.next_attempt_at IS NOT NULL
+       ORDER BY d.event_seq LIMIT 1`,
+    ),
+    attempted: w(
+      'UPDATE notify_deliveries SET attempts = attempts + 1 WHERE target = ? AND event_seq = ? RETURNING attempts',
+    ),
+    delivered: w(
+      'UPDATE notify_deliveries SET delivered_at = ?, next_attempt_at = NULL, last_error = NULL WHERE target = ? AND event_seq = ?',
+    ),
+    failed: w('UPDATE notify_deliveries SET last_error = ?, next_attempt_at = ? WHERE target = ? AND event_seq = ?'),
+    retryAll: w('UPDATE notify_deliveries SET next_attempt_at = ? WHERE delivered_at IS NULL'),
+    waiting: w(
+      `SELECT target, label, COUNT(*) AS waiting, SUM(next_attempt_at IS NULL) AS given_up, MIN(event_seq) AS oldest
+       FROM notify_deliveries INDEXED BY notify_undelivered WHERE delivered_at IS NULL GROUP BY target ORDER BY target`,
+    ),
+    lastSeq: w('SELECT COALESCE(MAX(seq), 0) AS seq FROM notify_events'),
+    oldest: w(
+      `SELECT e.seq, e.type, e.at, d.attempts, d.next_attempt_at, d.last_error
+       FROM notify_deliveries d JOIN notify_events e ON e.seq = d.event_seq WHERE d.target = ? AND d.event_seq = ?`,
+    ),
+  };
+}
+
 /** SQLite-backed NotifyStore over an open checkpoint database. */
 export class NotificationTable extends LaterTable implements NotifyStore {
-  private readonly s;
+  private readonly s = notifyStatements(this.prepare);
 
   constructor(db: Database.Database) {
     super(db, 'notify_deliveries');
-    const w = this.prepare;
-    this.s = {
-      cursor: w('SELECT audit_seq FROM notify_cursor WHERE id = 1'),
-      putCursor: w(
-        'INSERT INTO notify_cursor (id, audit_seq) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET audit_seq = excluded.audit_seq',
-      ),
-      event: w('INSERT INTO notify_events (audit_seq, at, type, body) VALUES (?, ?, ?, ?) RETURNING seq'),
-      delivery: w(
-        'INSERT OR IGNORE INTO notify_deliveries (target, event_seq, label, next_attempt_at) VALUES (?, ?, ?, ?)',
-      ),
-      head: w(
-        `SELECT e.seq, e.type, e.at, e.body, d.attempts, d.next_attempt_at, d.last_error
-         FROM notify_deliveries d INDEXED BY notify_undelivered JOIN notify_events e ON e.seq = d.event_seq
-         WHERE d.target = ? AND d.delivered_at IS NULL AND d.next_attempt_at IS NOT NULL
-         ORDER BY d.event_seq LIMIT 1`,
-      ),
-      attempted: w(
-        'UPDATE notify_deliveries SET attempts = attempts + 1 WHERE target = ? AND event_seq = ? RETURNING attempts',
-      ),
-      delivered: w(
-        'UPDATE notify_deliveries SET delivered_at = ?, next_attempt_at = NULL, last_error = NULL WHERE target = ? AND event_seq = ?',
-      ),
-      failed: w('UPDATE notify_deliveries SET last_error = ?, next_attempt_at = ? WHERE target = ? AND event_seq = ?'),
-      retryAll: w('UPDATE notify_deliveries SET next_attempt_at = ? WHERE delivered_at IS NULL'),
-      waiting: w(
-        `SELECT target, label, COUNT(*) AS waiting, SUM(next_attempt_at IS NULL) AS given_up, MIN(event_seq) AS oldest
-         FROM notify_deliveries INDEXED BY notify_undelivered WHERE delivered_at IS NULL GROUP BY target ORDER BY target`,
-      ),
-      lastSeq: w('SELECT COALESCE(MAX(seq), 0) AS seq FROM notify_events'),
-      oldest: w(
-        `SELECT e.seq, e.type, e.at, d.attempts, d.next_attempt_at, d.last_error
-         FROM notify_deliveries d JOIN notify_events e ON e.seq = d.event_seq WHERE d.target = ? AND d.event_seq = ?`,
-      ),
-    };
   }
 
   cursor(): number | null {

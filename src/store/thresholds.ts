@@ -58,21 +58,24 @@ interface Row {
   by: string;
 }
 
+/** The table's statements, prepared as placeholders on a file without it. */
+function thresholdStatements(w: (sql: string) => Database.Statement) {
+  return {
+    all: w('SELECT name, value, at, by FROM thresholds ORDER BY at, name'),
+    put: w(
+      `INSERT INTO thresholds (name, value, at, by) VALUES (?, ?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET value = excluded.value, at = excluded.at, by = excluded.by`,
+    ),
+    drop: w('DELETE FROM thresholds WHERE name = ?'),
+  };
+}
+
 /** The `thresholds` table over an open checkpoint database. */
 export class ThresholdTable extends LaterTable {
-  private readonly s;
+  private readonly s = thresholdStatements(this.prepare);
 
   constructor(db: Database.Database) {
     super(db, 'thresholds');
-    const w = this.prepare;
-    this.s = {
-      all: w('SELECT name, value, at, by FROM thresholds ORDER BY at, name'),
-      put: w(
-        `INSERT INTO thresholds (name, value, at, by) VALUES (?, ?, ?, ?)
-         ON CONFLICT (name) DO UPDATE SET value = excluded.value, at = excluded.at, by = excluded.by`,
-      ),
-      drop: w('DELETE FROM thresholds WHERE name = ?'),
-    };
   }
 
   read(): LiveThresholds {
