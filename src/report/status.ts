@@ -7,8 +7,8 @@ import type { AuditEventOf, CapData } from '../events/vocabulary.js';
 import { describeInForce } from './control-words.js';
 import { describeThresholdInForce } from './threshold-words.js';
 import type { ThresholdOverride } from '../store/thresholds.js';
-import { holdOf } from '../events/hold.js';
-import type { Hold } from '../events/hold.js';
+import { autoCapOf, holdOf } from '../events/hold.js';
+import type { AutoCapView, Hold } from '../events/hold.js';
 import type { RunContext, StaysOutput } from '../machine/types.js';
 import { STAYS_SHOWN, staysLines, verificationVerdict } from './stays.js';
 import { NO_CONTROL } from '../store/types.js';
@@ -127,6 +127,12 @@ export interface StatusReport {
    * not running.
    */
   now: Hold | null;
+  /**
+   * Under `move.concurrency: auto`, while the limiter's cap is the one in force (nothing pins,
+   * pauses or holds it): that cap and the limiter's last reason, since `cap.at`; null otherwise or
+   * when the run is not running.
+   */
+  auto: AutoCapView | null;
   /** Notifications not delivered yet (the plan's `notify:`), per target; empty when none waits. */
   notifications: NotifyTargetView[];
   /**
@@ -306,6 +312,7 @@ export function buildStatusReport(
     thresholds: more.thresholds ?? [],
     cap: running ? cap : null,
     now: hold,
+    auto: running && !hold ? autoCapOf(cap) : null,
     notifications,
     leftSelection,
     networks,
@@ -401,6 +408,10 @@ export function renderStatus(r: StatusReport, named?: RunNamed): string {
   else if (r.state === 'stopped') lines.push(`  stopped on request${at}: no process is running it; ${again}`);
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
   if (r.now) lines.push(...describeNow(r, named).map((l, i) => `${i === 0 ? '  now: ' : '       '}${l}`));
+  if (r.auto)
+    lines.push(
+      `  cap: ${r.auto.cap}, chosen by move.concurrency: auto: ${r.auto.reason}${r.cap ? ` (since ${new Date(r.cap.at).toISOString()})` : ''}`,
+    );
   // The pause is the `now` line's while it runs; an override kept for a later run is said as such.
   if (r.control.concurrency !== null || (r.control.paused && !r.now))
     lines.push(
