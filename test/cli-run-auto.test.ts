@@ -14,6 +14,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { DAYS } from '../src/time/windows.js';
 import { sandboxEnv, tempDir, writeChangedSeed, writePlan } from './support/cli-harness.js';
 import { startSimulation } from './support/sim-harness.js';
+import { openCheckpoint } from '../src/store/checkpoint.js';
+import { startAuto } from '../src/schedule/auto-limit.js';
 import type { Simulation } from './support/sim-harness.js';
 
 interface Cap {
@@ -202,5 +204,27 @@ describe('move.concurrency: auto, as the operator sees it (one simulated clock, 
     sim.clock.autoAdvance = true;
     await sim.clock.advanceAsync(1_000);
     expect((await run.done).code).toBe(130);
+  }, 60_000);
+
+  it('the dry run says which cap its estimate assumes: the starting point, or the knee the real checkpoint beside it found', async () => {
+    const { dir, sim, plan, env } = await autoRun({ projects: 20 });
+    const first = await sim.shardmove(['run', plan, '--dry-run'], { cwd: dir, env });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/estimated duration: .* at 2 moves in flight\n/);
+    expect(first.stdout).toContain("move.concurrency: auto: assumes 2, the limiter's starting point (min)");
+
+    // A real run of the plan found its knee at 6 (its limiter's state, as the run keeps it).
+    const real = join(dir, 'state', 'it.db');
+    const store = openCheckpoint(real);
+    const state = { ...startAuto({ min: 2, max: 16 }, sim.clock.now(), 6), knee: 6 };
+    store.setAutoCap(JSON.stringify({ v: 1, state, reason: 'auto: throughput flat at 6, 8 gained nothing' }), 0);
+    store.close();
+    rmSync(join(dir, 'state', 'it.dry-run.db'), { force: true });
+    const again = await sim.shardmove(['run', plan, '--dry-run'], { cwd: dir, env });
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/estimated duration: .* at 6 moves in flight\n/);
+    expect(again.stdout.replace(/\s+/g, ' ')).toContain(
+      `move.concurrency: auto: assumes 6, the knee the last run found on this instance (${real})`,
+    );
   }, 60_000);
 });
