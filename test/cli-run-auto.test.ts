@@ -110,10 +110,16 @@ describe('move.concurrency: auto, as the operator sees it (one simulated clock, 
       `  cap: ${last.cap}, chosen by move.concurrency: auto: ${last.reason.slice('auto: '.length)} (since ${new Date(last.at).toISOString()})`,
     );
     const json = await sim.shardmove(['status', plan, '--json'], { cwd: dir, env });
-    const s = JSON.parse(json.stdout) as { auto: unknown; cap: { cap: number; reason: string }; now: unknown };
+    const s = JSON.parse(json.stdout) as {
+      auto: unknown;
+      planAuto: boolean;
+      cap: { cap: number; reason: string };
+      now: unknown;
+    };
     expect(s.auto).toEqual({ cap: last.cap, reason: last.reason.slice('auto: '.length) });
     expect(s.cap).toMatchObject({ cap: last.cap, limit: 'plan', reason: last.reason });
     expect(s.now).toBeNull();
+    expect(s.planAuto).toBe(true);
 
     // A number given live pins the cap: the limiter waits, the reason says control.
     const pin = await sim.shardmove(['control', plan, '--concurrency', '6'], { cwd: dir, env });
@@ -125,7 +131,7 @@ describe('move.concurrency: auto, as the operator sees it (one simulated clock, 
       reason: 'set with shardmove control (the plan says auto (2 to 16))',
     });
     const whilePinned = await sim.shardmove(['status', plan, '--json'], { cwd: dir, env });
-    expect(JSON.parse(whilePinned.stdout)).toMatchObject({ auto: null, now: { by: 'control' } });
+    expect(JSON.parse(whilePinned.stdout)).toMatchObject({ auto: null, planAuto: true, now: { by: 'control' } });
     // Held pinned for a while of the run's clock: the limiter changes nothing meanwhile.
     await sim.clock.advanceAsync(20_000);
     expect(capsOf(checkpoint).filter((c) => c.seq > pinned.seq)).toEqual([]);

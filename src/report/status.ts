@@ -133,6 +133,11 @@ export interface StatusReport {
    * when the run is not running.
    */
   auto: AutoCapView | null;
+  /**
+   * Whether the run's `move.concurrency` is `auto` (the plan given says so, or the checkpoint keeps
+   * its limiter's state): `control --concurrency auto` (or the console's "auto") hands a pinned cap back.
+   */
+  planAuto: boolean;
   /** Notifications not delivered yet (the plan's `notify:`), per target; empty when none waits. */
   notifications: NotifyTargetView[];
   /**
@@ -218,6 +223,8 @@ export interface StatusSources {
   lock?: LockView | null;
   /** The plan's `move.concurrency`, when the caller loaded the plan (the checkpoint does not keep it). */
   planConcurrency?: number | null;
+  /** Whether the run's `move.concurrency` is `auto` (../runtime/status.ts planAutoOf). */
+  planAuto?: boolean;
   cap?: CapView | null;
   failures?: FailedMove[];
   /** The run's last `run.finished`, `run.interrupted` or `run.stopped` event. */
@@ -313,6 +320,7 @@ export function buildStatusReport(
     cap: running ? cap : null,
     now: hold,
     auto: running && !hold ? autoCapOf(cap) : null,
+    planAuto: more.planAuto ?? false,
     notifications,
     leftSelection,
     networks,
