@@ -164,6 +164,12 @@ describe('move.concurrency: auto, as the operator sees it (one simulated clock, 
     // The report's timeline lists every change the limiter made, in its words (JSON and HTML).
     const autoCaps = capsOf(checkpoint).filter((c) => c.limit === 'plan' && c.reason.startsWith('auto: '));
     expect(autoCaps.length).toBeGreaterThanOrEqual(3);
+    // The run's final report lists its newest changes too, each with its time and reason.
+    const newest = autoCaps[autoCaps.length - 1]!;
+    expect(done.stdout).toContain(`Cap chosen by move.concurrency: auto (${autoCaps.length} change`);
+    expect(done.stdout.replace(/\s+/g, ' ')).toContain(
+      `${new Date(newest.at).toISOString().slice(11, 19)} UTC cap ${newest.cap}: ${newest.reason.slice('auto: '.length)}`,
+    );
     const report = await sim.shardmove(['report', plan, '--json'], { cwd: dir, env });
     expect(report.code, report.stderr).toBe(0);
     const markers = (JSON.parse(report.stdout) as { timeline: { markers: { type: string; label: string }[] } }).timeline
