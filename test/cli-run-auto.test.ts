@@ -124,12 +124,16 @@ describe('move.concurrency: auto, as the operator sees it (one simulated clock, 
     // A number given live pins the cap: the limiter waits, the reason says control.
     const pin = await sim.shardmove(['control', plan, '--concurrency', '6'], { cwd: dir, env });
     expect(pin.code, pin.stdout + pin.stderr).toBe(0);
+    // The limiter's cap is no plan's number: control says the plan's is auto.
+    expect(pin.stdout).toContain("cap 6 from now on (the plan's is auto)");
     await stepUntil(sim, () => capsOf(checkpoint).some((c) => c.limit === 'control'));
     const pinned = capsOf(checkpoint).find((c) => c.limit === 'control')!;
     expect(pinned).toMatchObject({
       cap: 6,
       reason: 'set with shardmove control (the plan says auto (2 to 16))',
     });
+    const pinnedText = await sim.shardmove(['status', plan], { cwd: dir, env });
+    expect(pinnedText.stdout).toContain("  control: cap 6, set with shardmove control (the plan's is auto)");
     const whilePinned = await sim.shardmove(['status', plan, '--json'], { cwd: dir, env });
     expect(JSON.parse(whilePinned.stdout)).toMatchObject({ auto: null, planAuto: true, now: { by: 'control' } });
     // Held pinned for a while of the run's clock: the limiter changes nothing meanwhile.
@@ -139,6 +143,7 @@ describe('move.concurrency: auto, as the operator sees it (one simulated clock, 
     // "auto" hands it back to the limiter, which goes on from its own cap.
     const unpin = await sim.shardmove(['control', plan, '--concurrency', 'auto'], { cwd: dir, env });
     expect(unpin.code, unpin.stdout + unpin.stderr).toBe(0);
+    expect(unpin.stdout).toContain("cap back to the plan's move.concurrency: auto (its limiter decides again)");
     await stepUntil(sim, () => capsOf(checkpoint).some((c) => c.seq > pinned.seq));
     const back = capsOf(checkpoint).find((c) => c.seq > pinned.seq)!;
     expect(back.limit).toBe('plan');

@@ -113,7 +113,7 @@ export interface StatusReport {
   notes: string[];
   previousWeights: Record<string, number> | null;
   /** The operator's live overrides (`shardmove control`) and the plan's own cap. */
-  control: RunControl & { planConcurrency: number | null };
+  control: RunControl & { planConcurrency: number | null; planAuto?: boolean };
   /** Thresholds set live in place of the plan's, oldest change first (empty: the plan's hold). */
   thresholds: ThresholdOverride[];
   /**
@@ -270,7 +270,7 @@ export function buildStatusReport(
       c.order === 'together'
         ? `drain ${c.sources.join(',')}/${c.kinds.join(',')}`
         : `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
-  const control = { ...(summary.control ?? NO_CONTROL), planConcurrency };
+  const control = { ...(summary.control ?? NO_CONTROL), planConcurrency, planAuto: more.planAuto ?? false };
   // Live state only for a live run: a finished or interrupted one shows how it ended, not a rate.
   const running = state === 'running';
   const hold = running ? holdOf(cap, control, timezone) : null;
@@ -423,7 +423,7 @@ export function renderStatus(r: StatusReport, named?: RunNamed): string {
   // The pause is the `now` line's while it runs; an override kept for a later run is said as such.
   if (r.control.concurrency !== null || (r.control.paused && !r.now))
     lines.push(
-      `  control: ${r.now ? `cap ${r.control.concurrency}, set with shardmove control${r.control.planConcurrency === null ? '' : ` (the plan's is ${r.control.planConcurrency})`}` : describeInForce(r.control)}${r.state === 'running' ? '' : ' (kept in the checkpoint for its next run)'}`,
+      `  control: ${r.now ? `cap ${r.control.concurrency}, set with shardmove control${r.control.planAuto ? " (the plan's is auto)" : r.control.planConcurrency === null ? '' : ` (the plan's is ${r.control.planConcurrency})`}` : describeInForce(r.control)}${r.state === 'running' ? '' : ' (kept in the checkpoint for its next run)'}`,
     );
   // Set live with shardmove control, in place of the plan's.
   for (const t of r.thresholds) lines.push(`  threshold: ${describeThresholdInForce(t)}`);

@@ -60,12 +60,18 @@ export interface PlanGiven {
 
 /**
  * The plan's `move.concurrency` for a checkpoint: the given plan's when it is the checkpoint's plan
- * (same name), else the cap the run last recorded as the plan's; null when neither says.
+ * (same name), else the cap the run last recorded as the plan's; null when neither says, and under
+ * `move.concurrency: auto` (see planAutoOf).
  */
 export function planCapOf(store: StatusStore, plan: PlanGiven | null): number | null {
   const saved = store.loadRun();
-  if (plan && plan.concurrency !== null && (!saved || saved.planName === plan.name)) return plan.concurrency;
+  if (plan && (!saved || saved.planName === plan.name)) {
+    if (plan.concurrency !== null) return plan.concurrency;
+    // Under auto the plan has no number: the limiter's last cap is no plan's cap.
+    if (plan.auto === true) return null;
+  }
   const recorded = store.lastEventsOf(['cap.changed'], 100).find((e) => e.data.limit === 'plan');
+  if (recorded?.data.reason.startsWith(AUTO_PREFIX)) return null;
   return recorded ? recorded.data.ceiling : null;
 }
 
