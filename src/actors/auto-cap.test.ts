@@ -79,6 +79,46 @@ describe('move.concurrency: auto in a drain on the fake clock', () => {
     });
   });
 
+  it('the failure breaker wins over the limiter: cap 0 while it holds, no move posted, no auto change', async () => {
+    const h = createHarness(
+      testPlan({
+        move: { concurrency: { auto: { min: 2, max: 16 } } },
+        poll: { intervalMs: 250 },
+        retry: { maxAttempts: 3, backoffMs: 1_000, pauseAfter: { failures: 3, withinMs: 900_000 } },
+      }),
+      { durationMs: 1_000 },
+    );
+    h.fake.addItems('projects', 'nfs-1', range(1, 60));
+    for (const id of range(1, 60)) h.fake.setSize('projects', id, 10 * MB);
+    for (const id of [5, 10, 15]) h.fake.script('projects', id, 'fail', 'ok');
+    let postsWhilePaused = 0;
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleMove' && h.store.readControl().paused) postsWhilePaused++;
+    };
+    // The operator unpauses two minutes of the run's clock after the trip.
+    const sleep = h.clock.sleep.bind(h.clock);
+    let pausedAt: number | null = null;
+    h.clock.sleep = (ms, signal) => {
+      if (h.store.readControl().paused) pausedAt ??= h.clock.now();
+      if (pausedAt !== null && h.clock.now() - pausedAt > 120_000) {
+        h.store.writeControl({ paused: false }, h.clock.now());
+        pausedAt = null;
+      }
+      return sleep(ms, signal);
+    };
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r.remaining).toBe(0);
+    const caps = capEvents(h);
+    const trip = caps.findIndex((c) => c.limit === 'paused');
+    expect(trip).toBeGreaterThan(0);
+    expect(caps[trip]).toMatchObject({ cap: 0, paused: true });
+    expect(caps[trip]!.reason).toMatch(/^paused by the failure breaker: /);
+    // The next change is the unpause handing the cap back to the limiter, not an auto change meanwhile.
+    expect(caps[trip + 1]).toMatchObject({ limit: 'plan', paused: false });
+    expect(caps[trip + 1]!.reason).toMatch(/^auto: the limiter decides again from \d+$/);
+    expect(postsWhilePaused).toBe(0);
+  });
+
   it('a plan with a number never consults the limiter and keeps no state', async () => {
     const h = createHarness(testPlan({ move: { concurrency: 5 } }));
     h.fake.addItems('projects', 'nfs-1', range(1, 20));

@@ -98,7 +98,11 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
     throw err;
   }
   if (result.refused.length > 0) throw new ArgsError(`control: ${result.refused.join('; ')}; nothing was changed`);
-  const view: ControlView = { ...result.control, planConcurrency: result.planConcurrency };
+  const view: ControlView = {
+    ...result.control,
+    planConcurrency: result.planConcurrency,
+    planAuto: result.planAuto,
+  };
   if (result.stop) return reportStop(result, file, opts, ctx);
   const { thresholds: _t, ...capChange } = change;
   const capAsked = Object.keys(capChange).length > 0;

@@ -18,6 +18,7 @@ export async function readPlanGiven(file: string, ctx: CommandContext): Promise<
     return {
       name: plan.name,
       concurrency: fixedConcurrency(plan.move.concurrency),
+      auto: fixedConcurrency(plan.move.concurrency) === null,
       timezone: plan.schedule?.timezone ?? 'UTC',
     };
   } catch {

@@ -123,7 +123,11 @@ function controlFromConsole(run: ServedRun, c: ConsoleControl, at: number): stri
   const result = applyControl(run.file, { ...change, via: 'console' }, at, run.plan);
   if (result.stop) return describeStop(result.stop);
   const { via: _via, ...asked } = change;
-  const said = describeChange(asked, result.before, { ...result.control, planConcurrency: result.planConcurrency });
+  const said = describeChange(asked, result.before, {
+    ...result.control,
+    planConcurrency: result.planConcurrency,
+    planAuto: result.planAuto,
+  });
   const r = result.runner;
   const who =
     r && r.alive !== false

@@ -225,3 +225,22 @@ function clockTime(ms: number, zone: string): string {
 function ruleDetail(reason: string): string {
   return reason.replace(/: no new move while it holds$/, '').replace(/^rule \S+: /, '');
 }
+
+/** The words every `move.concurrency: auto` change of the cap starts with (src/actors/auto-cap.ts). */
+export const AUTO_PREFIX = 'auto: ';
+
+/** The cap `move.concurrency: auto` chose and why, in a few words for a line and whole. */
+export interface AutoCapView {
+  cap: number;
+  /** The limiter's last reason, without its `auto: ` prefix ("throughput flat at 8, 12 moved slower"). */
+  reason: string;
+}
+
+/**
+ * The limiter's cap when it is the cap in force (a recorded cap of the plan's with an `auto:`
+ * reason), else null: a pin, a pause, a window or a rule says more and is the hold's to show.
+ */
+export function autoCapOf(cap: CapData | null): AutoCapView | null {
+  if (!cap || cap.limit !== 'plan' || !cap.reason.startsWith(AUTO_PREFIX)) return null;
+  return { cap: cap.cap, reason: cap.reason.slice(AUTO_PREFIX.length) };
+}

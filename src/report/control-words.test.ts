@@ -77,3 +77,31 @@ describe('control in words: what it did', () => {
     );
   });
 });
+
+describe('control in words under move.concurrency: auto', () => {
+  const auto = (over: Partial<RunControl> = {}) => ({ ...c(over), planConcurrency: null, planAuto: true });
+  it.each<[string, ControlChangeAsked, RunControl, ReturnType<typeof auto>, string]>([
+    ['--concurrency 6', { concurrency: 6 }, c(), auto({ concurrency: 6 }), "cap 6 from now on (the plan's is auto)"],
+    [
+      '--concurrency auto',
+      { concurrency: null },
+      c({ concurrency: 6 }),
+      auto(),
+      "cap back to the plan's move.concurrency: auto (its limiter decides again)",
+    ],
+    [
+      '--pause',
+      { paused: true },
+      c(),
+      auto({ paused: true }),
+      "paused: no new moves; the moves in flight are followed to their end; once unpaused: cap chosen by the plan's move.concurrency: auto",
+    ],
+  ])('%s', (_name, change, before, after, words) => {
+    expect(describeChange(change, before, after)).toBe(words);
+  });
+
+  it('says what is in force', () => {
+    expect(describeInForce(auto())).toBe("cap chosen by the plan's move.concurrency: auto");
+    expect(describeInForce(auto({ concurrency: 6 }))).toBe("cap 6, set with shardmove control (the plan's is auto)");
+  });
+});

@@ -9,6 +9,8 @@ import { BREAKER_PREFIX } from '../events/hold.js';
 /** The overrides with the plan's `move.concurrency` (null: neither the plan nor the checkpoint says). */
 export interface ControlView extends RunControl {
   planConcurrency: number | null;
+  /** The plan's `move.concurrency` is `auto`: its limiter chooses the cap (`planConcurrency` is null then). */
+  planAuto?: boolean;
 }
 
 /** A change asked of `control`: a cap (null: back to the plan's), a pause or an unpause. */
@@ -24,13 +26,19 @@ export function capWhenUnpaused(c: ControlView): number | null {
 
 /** "10, the plan's", "4, set with shardmove control (the plan's is 10)". */
 function capInForce(c: ControlView): string {
+  if (c.concurrency === null && c.planAuto) return "chosen by the plan's move.concurrency: auto";
   if (c.concurrency === null) return c.planConcurrency === null ? "the plan's" : `${c.planConcurrency}, the plan's`;
   return `${c.concurrency}, set with shardmove control${planIs(c)}`;
 }
 
-const planIs = (c: ControlView) => (c.planConcurrency === null ? '' : ` (the plan's is ${c.planConcurrency})`);
+const planIs = (c: ControlView) =>
+  c.planAuto ? " (the plan's is auto)" : c.planConcurrency === null ? '' : ` (the plan's is ${c.planConcurrency})`;
 const back = (c: ControlView) =>
-  c.planConcurrency === null ? "back to the plan's" : `back to the plan's ${c.planConcurrency}`;
+  c.planAuto
+    ? "back to the plan's move.concurrency: auto (its limiter decides again)"
+    : c.planConcurrency === null
+      ? "back to the plan's"
+      : `back to the plan's ${c.planConcurrency}`;
 const PAUSED = 'no new moves; the moves in flight are followed to their end';
 
 /** Who paused it, when it was not an operator: "by the failure breaker (2 moves failed within 10m)". */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunContext } from '../machine/types.js';
 import type { OrphanCopy, StatusSummary } from '../store/types.js';
-import { renderFinalReport, renderStoppedReport } from './final.js';
+import { autoCapLines, renderFinalReport, renderStoppedReport } from './final.js';
 import { buildStatusReport, renderStatus } from './status.js';
 
 const context: RunContext = {
@@ -450,5 +450,25 @@ describe('the final summary holds in 80 columns, its commands whole', () => {
     expect(stopped).toMatch(/^STOPPED on request \(the console\): nothing was in flight\n/);
     expect(stopped).toContain('  took 3h00m from the first start at 2026-12-01T22:00:00Z\n');
     expect(stopped).toContain('  running 2h00m of it, in 3 processes (this one 1m00s)\n');
+  });
+});
+
+describe("the final report's cap timeline under move.concurrency: auto", () => {
+  const at = (s: number) => Date.parse('2026-06-01T00:00:00Z') + s * 1000;
+  it('lists the newest changes with their time and reason, and says how many came before', () => {
+    const caps = Array.from({ length: 10 }, (_, i) => ({ at: at(i * 30), cap: 2 + i, reason: `reason ${i}` }));
+    const lines = autoCapLines(caps);
+    expect(lines.slice(0, 3)).toEqual([
+      '',
+      'Cap chosen by move.concurrency: auto (10 changes):',
+      '  (2 earlier; shardmove report lists every change)',
+    ]);
+    expect(lines[3]).toBe('  00:01:00 UTC  cap 4: reason 2');
+    expect(lines.at(-1)).toBe('  00:04:30 UTC  cap 11: reason 9');
+    expect(lines).toHaveLength(11);
+  });
+
+  it('says nothing without a change of the limiter (a plan with a number)', () => {
+    expect(autoCapLines([])).toEqual([]);
   });
 });

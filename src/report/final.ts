@@ -68,6 +68,11 @@ export interface FinalReportInput {
   networks?: NetworksView;
   /** The columns the lines wrap at (80 when not given; the CLI passes the terminal's). */
   width?: number;
+  /**
+   * Under `move.concurrency: auto`: the limiter's changes of the cap in force, oldest first, each
+   * with its reason (without the `auto: ` prefix); absent or empty: none to say.
+   */
+  autoCaps?: { at: number; cap: number; reason: string }[];
   /** Takes the secrets out (the run's scrubber), before the lines are wrapped: a secret with a space is never split across two. */
   scrub?: (text: string) => string;
 }
@@ -263,6 +268,7 @@ export function renderFinalReport(input: FinalReportInput): string {
     if (c.weightsWritten && c.previousWeights) lines.push(wayBack(input));
   }
   // Room that fits is information, kept apart from the warnings.
+  lines.push(...autoCapLines(input.autoCaps ?? []));
   if ((c.notes ?? []).length > 0) lines.push('', 'Room (checked by pre-flight):', ...c.notes!.map((n) => `  ${n}`));
   const warnings = [...c.warnings, ...(input.extraWarnings ?? [])];
   if (warnings.length > 0) {
@@ -285,6 +291,20 @@ export function renderFinalReport(input: FinalReportInput): string {
         : 'Fix the cause and run the same command again: the run resumes from its checkpoint.',
     );
   return fitReport(`${lines.join('\n')}\n`, input);
+}
+
+/** The newest changes of the limiter the final report lists; `shardmove report` lists them all. */
+const AUTO_CAPS_SHOWN = 8;
+
+/** The cap timeline of `move.concurrency: auto`: its newest changes with their time (UTC) and reason. */
+export function autoCapLines(caps: readonly { at: number; cap: number; reason: string }[]): string[] {
+  if (caps.length === 0) return [];
+  const shown = caps.slice(-AUTO_CAPS_SHOWN);
+  const lines = ['', `Cap chosen by move.concurrency: auto (${caps.length} change${caps.length === 1 ? '' : 's'}):`];
+  if (caps.length > shown.length)
+    lines.push(`  (${caps.length - shown.length} earlier; shardmove report lists every change)`);
+  for (const c of shown) lines.push(`  ${new Date(c.at).toISOString().slice(11, 19)} UTC  cap ${c.cap}: ${c.reason}`);
+  return lines;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { CapData } from '../events/vocabulary.js';
 import type { ObservedRun } from '../runtime/observe/observer.js';
 import type { RunControl, StatusSummary } from '../store/types.js';
 import { NO_CONTROL } from '../store/types.js';
-import { holdOf } from '../events/hold.js';
+import { autoCapOf, holdOf } from '../events/hold.js';
 import type { Hold } from '../events/hold.js';
 import { createProgressObserver } from '../cli/progress-observer.js';
 import { PaceMeter } from './pace.js';
@@ -402,5 +402,34 @@ describe('the progress observer', () => {
     vi.advanceTimersByTime(300);
     expect(out.shown.at(-1)).toMatch(/\| 20 moves\/min, ETA 4m3\ds$/);
     void o.stopped!();
+  });
+});
+
+describe('the progress line under move.concurrency: auto', () => {
+  const auto = capOf({ limit: 'plan', cap: 8, ceiling: 8, reason: 'auto: throughput flat at 8, 12 moved slower' });
+
+  it("says the limiter's cap and its last reason when nothing holds the run", () => {
+    const a = autoCapOf(auto);
+    expect(a).toEqual({ cap: 8, reason: 'throughput flat at 8, 12 moved slower' });
+    const line = renderProgressLine(view({ auto: a }));
+    expect(line).toContain('| cap 8 (auto): throughput flat at 8, 12 moved slower | 87/105 done, 10 in flight');
+  });
+
+  it('gives the reason up before the counts on a narrow line', () => {
+    const line = renderProgressLine(view({ auto: autoCapOf(auto) }), { width: 60 });
+    expect(textWidth(line)).toBeLessThanOrEqual(60);
+    expect(line).toContain('cap 8');
+    expect(line).toContain('10 in flight');
+  });
+
+  it('says nothing of it under a fixed cap, a pin, a pause or a hold (those are the hold)', () => {
+    expect(autoCapOf(capOf({ limit: 'plan', cap: 10, reason: "the plan's move.concurrency" }))).toBeNull();
+    expect(autoCapOf(capOf({ limit: 'control', cap: 6, reason: 'set with shardmove control' }))).toBeNull();
+    expect(autoCapOf(RULE)).toBeNull();
+    expect(autoCapOf(null)).toBeNull();
+    // A hold shown wins over the limiter's words.
+    const held = renderProgressLine(view({ hold: holdOf(RULE, NO_CONTROL), auto: autoCapOf(auto) }));
+    expect(held).toContain('HELD by rule disk-busy');
+    expect(held).not.toContain('(auto)');
   });
 });

@@ -9,7 +9,7 @@
  */
 import type { StatusSummary } from '../store/types.js';
 import { escapeControls } from './escape.js';
-import type { Hold } from '../events/hold.js';
+import type { AutoCapView, Hold } from '../events/hold.js';
 import { etaOf } from './pace.js';
 import { formatApproxDuration, progressByKind } from './summary.js';
 import { stepWords } from './step-words.js';
@@ -26,6 +26,8 @@ export interface ProgressView {
   perMinute: number | null;
   /** The process was told to stop (Ctrl-C): the step in flight returns, then the checkpoint is saved. */
   stopping?: boolean;
+  /** Under `move.concurrency: auto` with nothing holding the run: the limiter's cap and its last reason. */
+  auto?: AutoCapView | null;
 }
 
 /** How a part is shown on a terminal with colours. */
@@ -95,6 +97,11 @@ function partsOf(view: ProgressView): Part[] {
       const brief = oneLine(h.brief ?? h.detail.replace(/ \{[^}]*\}/g, ''));
       add('why', ': ', [{ text: oneLine(h.detail) }], [{ text: brief }]);
     }
+  } else if (view.auto) {
+    // The limiter's cap is no hold, but the operator of an auto plan asks "how many now, and why".
+    const a = view.auto;
+    add('hold', ' | ', [{ text: `cap ${a.cap} (auto)`, tone: 'note' }], [{ text: `cap ${a.cap}`, tone: 'note' }]);
+    add('why', ': ', [{ text: oneLine(a.reason) }], [{ text: oneLine(a.reason.replace(/[;(].*$/, '').trim()) }]);
   }
   const kinds = progressByKind(view.summary);
   const sum = (f: (k: (typeof kinds)[number]) => number) => kinds.reduce((a, k) => a + f(k), 0);

@@ -7,8 +7,8 @@ import type { AuditEventOf, CapData } from '../events/vocabulary.js';
 import { describeInForce } from './control-words.js';
 import { describeThresholdInForce } from './threshold-words.js';
 import type { ThresholdOverride } from '../store/thresholds.js';
-import { holdOf } from '../events/hold.js';
-import type { Hold } from '../events/hold.js';
+import { autoCapOf, holdOf } from '../events/hold.js';
+import type { AutoCapView, Hold } from '../events/hold.js';
 import type { RunContext, StaysOutput } from '../machine/types.js';
 import { STAYS_SHOWN, staysLines, verificationVerdict } from './stays.js';
 import { NO_CONTROL } from '../store/types.js';
@@ -113,7 +113,7 @@ export interface StatusReport {
   notes: string[];
   previousWeights: Record<string, number> | null;
   /** The operator's live overrides (`shardmove control`) and the plan's own cap. */
-  control: RunControl & { planConcurrency: number | null };
+  control: RunControl & { planConcurrency: number | null; planAuto?: boolean };
   /** Thresholds set live in place of the plan's, oldest change first (empty: the plan's hold). */
   thresholds: ThresholdOverride[];
   /**
@@ -127,6 +127,17 @@ export interface StatusReport {
    * not running.
    */
   now: Hold | null;
+  /**
+   * Under `move.concurrency: auto`, while the limiter's cap is the one in force (nothing pins,
+   * pauses or holds it): that cap and the limiter's last reason, since `cap.at`; null otherwise or
+   * when the run is not running.
+   */
+  auto: AutoCapView | null;
+  /**
+   * Whether the run's `move.concurrency` is `auto` (the plan given says so, or the checkpoint keeps
+   * its limiter's state): `control --concurrency auto` (or the console's "auto") hands a pinned cap back.
+   */
+  planAuto: boolean;
   /** Notifications not delivered yet (the plan's `notify:`), per target; empty when none waits. */
   notifications: NotifyTargetView[];
   /**
@@ -212,6 +223,8 @@ export interface StatusSources {
   lock?: LockView | null;
   /** The plan's `move.concurrency`, when the caller loaded the plan (the checkpoint does not keep it). */
   planConcurrency?: number | null;
+  /** Whether the run's `move.concurrency` is `auto` (../runtime/status.ts planAutoOf). */
+  planAuto?: boolean;
   cap?: CapView | null;
   failures?: FailedMove[];
   /** The run's last `run.finished`, `run.interrupted` or `run.stopped` event. */
@@ -257,7 +270,7 @@ export function buildStatusReport(
       c.order === 'together'
         ? `drain ${c.sources.join(',')}/${c.kinds.join(',')}`
         : `drain ${c.sources[c.sourceIndex]}/${c.kinds[c.kindIndex]}`;
-  const control = { ...(summary.control ?? NO_CONTROL), planConcurrency };
+  const control = { ...(summary.control ?? NO_CONTROL), planConcurrency, planAuto: more.planAuto ?? false };
   // Live state only for a live run: a finished or interrupted one shows how it ended, not a rate.
   const running = state === 'running';
   const hold = running ? holdOf(cap, control, timezone) : null;
@@ -306,6 +319,8 @@ export function buildStatusReport(
     thresholds: more.thresholds ?? [],
     cap: running ? cap : null,
     now: hold,
+    auto: running && !hold ? autoCapOf(cap) : null,
+    planAuto: more.planAuto ?? false,
     notifications,
     leftSelection,
     networks,
@@ -401,10 +416,14 @@ export function renderStatus(r: StatusReport, named?: RunNamed): string {
   else if (r.state === 'stopped') lines.push(`  stopped on request${at}: no process is running it; ${again}`);
   if (r.error) lines.push(`  failed at ${r.error.step}: ${r.error.message} (${r.error.code})`);
   if (r.now) lines.push(...describeNow(r, named).map((l, i) => `${i === 0 ? '  now: ' : '       '}${l}`));
+  if (r.auto)
+    lines.push(
+      `  cap: ${r.auto.cap}, chosen by move.concurrency: auto: ${r.auto.reason}${r.cap ? ` (since ${new Date(r.cap.at).toISOString()})` : ''}`,
+    );
   // The pause is the `now` line's while it runs; an override kept for a later run is said as such.
   if (r.control.concurrency !== null || (r.control.paused && !r.now))
     lines.push(
-      `  control: ${r.now ? `cap ${r.control.concurrency}, set with shardmove control${r.control.planConcurrency === null ? '' : ` (the plan's is ${r.control.planConcurrency})`}` : describeInForce(r.control)}${r.state === 'running' ? '' : ' (kept in the checkpoint for its next run)'}`,
+      `  control: ${r.now ? `cap ${r.control.concurrency}, set with shardmove control${r.control.planAuto ? " (the plan's is auto)" : r.control.planConcurrency === null ? '' : ` (the plan's is ${r.control.planConcurrency})`}` : describeInForce(r.control)}${r.state === 'running' ? '' : ' (kept in the checkpoint for its next run)'}`,
     );
   // Set live with shardmove control, in place of the plan's.
   for (const t of r.thresholds) lines.push(`  threshold: ${describeThresholdInForce(t)}`);

@@ -19,6 +19,7 @@ import type { NetworksView } from '../report/networks.js';
 import { buildStatusReport, capView } from '../report/status.js';
 import type { LockView, RevertView, StatusReport, StatusSources } from '../report/status.js';
 import { releasedAtOf } from '../report/pace.js';
+import { AUTO_PREFIX } from '../events/hold.js';
 import { withCopyKnowledge } from './copies.js';
 import { NO_CHECKPOINT, RuntimeError } from './errors.js';
 import { isAlive, thisHost } from './ownership/process.js';
@@ -53,17 +54,38 @@ export interface PlanGiven {
   concurrency: number | null;
   /** The schedule's time zone (UTC without one); null when the plan did not load whole. */
   timezone?: string | null;
+  /** Whether its `move.concurrency` is `auto` (undefined: not known, the plan did not load whole). */
+  auto?: boolean;
 }
 
 /**
  * The plan's `move.concurrency` for a checkpoint: the given plan's when it is the checkpoint's plan
- * (same name), else the cap the run last recorded as the plan's; null when neither says.
+ * (same name), else the cap the run last recorded as the plan's; null when neither says, and under
+ * `move.concurrency: auto` (see planAutoOf).
  */
 export function planCapOf(store: StatusStore, plan: PlanGiven | null): number | null {
   const saved = store.loadRun();
-  if (plan && plan.concurrency !== null && (!saved || saved.planName === plan.name)) return plan.concurrency;
+  if (plan && (!saved || saved.planName === plan.name)) {
+    if (plan.concurrency !== null) return plan.concurrency;
+    // Under auto the plan has no number: the limiter's last cap is no plan's cap.
+    if (plan.auto === true) return null;
+  }
   const recorded = store.lastEventsOf(['cap.changed'], 100).find((e) => e.data.limit === 'plan');
+  if (recorded?.data.reason.startsWith(AUTO_PREFIX)) return null;
   return recorded ? recorded.data.ceiling : null;
+}
+
+/**
+ * Whether the checkpoint's run has `move.concurrency: auto`: the given plan's word when it is the
+ * checkpoint's plan, else whether the checkpoint keeps a limiter's state or the cap the run last
+ * recorded as the plan's is the limiter's (`auto: ...`).
+ */
+export function planAutoOf(store: StatusStore, plan: PlanGiven | null): boolean {
+  const saved = store.loadRun();
+  if (plan && plan.auto !== undefined && (!saved || saved.planName === plan.name)) return plan.auto;
+  if (store.getAutoCap() !== null) return true;
+  const recorded = store.lastEventsOf(['cap.changed'], 100).find((e) => e.data.limit === 'plan');
+  return recorded?.data.reason.startsWith(AUTO_PREFIX) ?? false;
 }
 
 /** The caps recorded by the running process that `status` looks through for the end of a hold (bounded read). */
@@ -129,6 +151,7 @@ export function readStatus(
         lock: lockHolder(store),
         thresholds: store.readThresholds().overrides,
         planConcurrency: planCapOf(store, plan),
+        planAuto: planAutoOf(store, plan),
         cap: capView(store.lastEventOf(['cap.changed'])),
         failures: recentFailures(store, versionOf(saved)),
         last: store.lastEventOf(['run.finished', 'run.interrupted', 'run.stopped']),

@@ -175,12 +175,19 @@ export const CONSOLE_JS = `'use strict';
     if (paused) box.append(el('button', { type: 'button', 'data-action': 'unpause', onclick: ask({ action: 'unpause' }, 'Schedule moves again?', 'Yes, unpause'), text: 'Unpause' }));
     else box.append(el('button', { type: 'button', 'data-action': 'pause', onclick: ask({ action: 'pause' }, 'Pause this run? Moves in flight are followed to their end; nothing new starts.', 'Yes, pause'), text: 'Pause' }));
     box.append(el('button', { type: 'button', 'data-action': 'stop', onclick: ask({ action: 'stop' }, 'Stop this run? Nothing new starts, the moves in flight are followed, then it exits; run again continues it.', 'Yes, stop'), text: 'Stop' }));
-    var input = el('input', { type: 'number', min: 1, max: 1000, step: 1, 'aria-label': 'Moves at once', id: 'cap-input', value: status.control && status.control.concurrency !== null ? status.control.concurrency : '' });
+    // Under move.concurrency: auto, an empty box (or "Auto") hands a pinned cap back to the limiter.
+    var auto = status.planAuto === true;
+    var pinned = status.control && status.control.concurrency !== null;
+    var input = el('input', { type: 'number', min: 1, max: 1000, step: 1, 'aria-label': 'Moves at once', id: 'cap-input', placeholder: auto ? 'auto' : '', value: pinned ? status.control.concurrency : '' });
+    var back = auto ? 'auto' : 'plan';
+    var backQuestion = auto ? "Hand the cap back to move.concurrency: auto's limiter?" : "Go back to the plan's move.concurrency?";
     box.append(el('label', { for: 'cap-input', text: 'Moves at once' }), input,
       el('button', { type: 'button', 'data-action': 'concurrency', onclick: function () {
-        var v = input.value.trim() === '' ? 'plan' : Number(input.value);
-        ask({ action: 'concurrency', value: v }, v === 'plan' ? "Go back to the plan's move.concurrency?" : 'Allow ' + v + ' moves at once from now on?', 'Yes, set it')();
+        var v = input.value.trim() === '' ? back : Number(input.value);
+        ask({ action: 'concurrency', value: v }, v === back ? backQuestion : 'Allow ' + v + ' moves at once from now on?', 'Yes, set it')();
       }, text: 'Set' }));
+    if (auto && pinned)
+      box.append(el('button', { type: 'button', 'data-action': 'auto', onclick: ask({ action: 'concurrency', value: 'auto' }, backQuestion, 'Yes, auto'), text: 'Auto' }));
     return box;
   }
 
@@ -219,7 +226,8 @@ export const CONSOLE_JS = `'use strict';
     fact(dl, 'Rate', status.state === 'running' ? num(Math.round(status.movesPerMinute || 0)) + ' moves/min' : '–', 'rate');
     fact(dl, 'ETA', dur(status.etaMs), 'eta');
     var cap = status.cap;
-    fact(dl, 'Cap', cap ? cap.cap + ' (' + cap.reason + ')' : '–', 'cap');
+    // Under move.concurrency: auto the limiter's cap is said as its own, with its last reason.
+    fact(dl, 'Cap', status.auto ? status.auto.cap + ', chosen by auto (' + status.auto.reason + ')' : cap ? cap.cap + ' (' + cap.reason + ')' : '–', 'cap');
     fact(dl, 'Checkpoint', status.checkpoint, 'checkpoint');
     main.append(dl);
     var box = controls(id, status);

@@ -231,6 +231,11 @@ describe('controlOf', () => {
       { action: 'concurrency', value: null },
       { action: 'concurrency', value: null },
     ],
+    // Hands a pinned cap back to move.concurrency: auto's limiter, as control --concurrency auto does.
+    [
+      { action: 'concurrency', value: 'auto' },
+      { action: 'concurrency', value: null },
+    ],
   ])('takes %j', (body, control) => {
     expect(controlOf(body)).toEqual(control);
   });
@@ -244,6 +249,7 @@ describe('controlOf', () => {
     [{ action: 'concurrency', value: 2.5 }],
     [{ action: 'concurrency', value: 1001 }],
     [{ action: 'concurrency', value: '8' }],
+    [{ action: 'concurrency', value: 'AUTO' }],
   ])('refuses %j', (body) => {
     expect(() => controlOf(body)).toThrow();
   });

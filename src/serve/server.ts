@@ -105,9 +105,10 @@ export function controlOf(body: unknown): ConsoleControl {
   const { action, value } = body as { action?: unknown; value?: unknown };
   if (action === 'pause' || action === 'unpause' || action === 'stop') return { action };
   if (action === 'concurrency') {
-    if (value === null || value === 'plan') return { action, value: null };
+    // "auto" hands a pinned cap back to the plan's, as `control --concurrency auto` does: its limiter's under auto.
+    if (value === null || value === 'plan' || value === 'auto') return { action, value: null };
     if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 1000) return { action, value };
-    throw new HttpError(400, 'concurrency: "value" must be a whole number from 1 to 1000, or "plan"');
+    throw new HttpError(400, 'concurrency: "value" must be a whole number from 1 to 1000, "plan" or "auto"');
   }
   throw new HttpError(400, `"action" must be pause, unpause, stop or concurrency, not ${JSON.stringify(action)}`);
 }

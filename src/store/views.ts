@@ -170,7 +170,7 @@ export type StatusStore = SavedRunReader &
   Pick<CheckpointStore, 'eventsOf' | 'lastEventOf' | 'lastEventsOf' | 'ownMovesSince' | 'readEvents' | 'readLock'> &
   // The rows, the seed of a reviewed list and the fork networks.
   Pick<CheckpointStore, 'getItem' | 'givenList' | 'itemsInState' | 'leftSelection' | 'networkMembers' | 'networks'> &
-  Pick<CheckpointStore, 'notifications' | 'readThresholds'>;
+  Pick<CheckpointStore, 'notifications' | 'readThresholds' | 'getAutoCap'>;
 
 /**
  * The observers of a run (../runtime/observe/, the progress line, the metrics file): the summary and

@@ -16,6 +16,7 @@ import type { RevertView, StatusReport } from '../status.js';
 import { partialOutcome } from '../counts.js';
 import { notInTheList } from '../stays.js';
 import { IdleSlotsReader } from '../idle-slots.js';
+import { autoCapOf } from '../../events/hold.js';
 
 /** One sample of the timeline, at the end of its bucket. */
 export interface TimelinePoint {
@@ -356,9 +357,13 @@ export function buildReportData(input: ReportInput): ReportData {
       case 'threshold.changed':
         rawMarkers.push({ at: e.at, type: 'cap', label: describeThresholdEvent(e.data) });
         break;
-      case 'cap.changed':
+      case 'cap.changed': {
         caps.push({ at: e.at, cap: e.data.cap, paused: e.data.paused });
+        // The limiter of move.concurrency: auto says each of its changes, with its reason.
+        const auto = autoCapOf(e.data);
+        if (auto) rawMarkers.push({ at: e.at, type: 'cap', label: `cap ${auto.cap} (auto): ${auto.reason}` });
         break;
+      }
       case 'run.started':
         rawMarkers.push({
           at: e.at,

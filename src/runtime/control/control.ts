@@ -19,7 +19,7 @@ import type { ThresholdBy, ThresholdOverride } from '../../store/thresholds.js';
 import { revertCheckpointPath } from '../paths.js';
 import { applyThresholds } from './thresholds-control.js';
 import type { ThresholdChange, ThresholdDone } from './thresholds-control.js';
-import { lockHolder, openExistingCheckpoint, planCapOf } from '../status.js';
+import { lockHolder, openExistingCheckpoint, planAutoOf, planCapOf } from '../status.js';
 import type { PlanGiven } from '../status.js';
 
 export interface ControlChange {
@@ -51,6 +51,8 @@ export interface ControlResult {
   control: RunControl;
   /** The plan's `move.concurrency`: the plan's given, else the one the run recorded (null: unknown). */
   planConcurrency: number | null;
+  /** The plan's `move.concurrency` is `auto` (../status.ts planAutoOf). */
+  planAuto: boolean;
   /** The live process that will apply the change, if one holds the checkpoint. */
   runner: LockView | null;
   /** With `--stop`: whether it was asked for. */
@@ -80,7 +82,13 @@ export function applyControl(
   const store = openExistingCheckpoint(file, { readOnly: !changing && !asked });
   try {
     const before = store.readControl();
-    const base = { file, before, planConcurrency: planCapOf(store, plan), runner: lockHolder(store) };
+    const base = {
+      file,
+      before,
+      planConcurrency: planCapOf(store, plan),
+      planAuto: planAutoOf(store, plan),
+      runner: lockHolder(store),
+    };
     const apply = (): ControlResult => {
       // The thresholds are checked first: one refused writes nothing, the cap and the pause included.
       const t = asked ? applyThresholds(store, asked.changes, now, asked.by) : { ok: true as const, done: [] };
@@ -129,6 +137,7 @@ function applyStop(file: string, now: number, plan: PlanGiven | null, via?: 'con
         before,
         control: before,
         planConcurrency: planCapOf(store, plan),
+        planAuto: planAutoOf(store, plan),
         runner,
         thresholds: [],
         refused: [],

@@ -14,6 +14,8 @@ import type { CheckpointStore } from '../../store/types.js';
 import { noteConsumed, stoppedOutcome } from '../control/stop-run.js';
 import type { StopWatch } from '../control/stop.js';
 import { assumedCap } from '../auto-estimate.js';
+import { autoCapOf } from '../../events/hold.js';
+import { autoBounds } from '../../plan/concurrency-field.js';
 import { recheckCopies } from '../copies.js';
 import { INTERNAL, RuntimeError } from '../errors.js';
 import { networksOfRun } from '../status.js';
@@ -100,6 +102,15 @@ export async function finalEnding(
     leftSelection: leftSelectionOf(store.leftSelection(LEFT_SELECTION_LISTED)),
     networks: networksOfRun(store, snap.context),
   };
+  // The limiter's changes of the cap, every process of the run (a bounded read of the newest).
+  if (!opts.dryRun && autoBounds(plan.move.concurrency))
+    report.autoCaps = store
+      .lastEventsOf(['cap.changed'], AUTO_CAPS_READ)
+      .flatMap((ev) => {
+        const a = autoCapOf(ev.data);
+        return a ? [{ at: ev.at, cap: a.cap, reason: a.reason }] : [];
+      })
+      .reverse();
   if (opts.dryRun) {
     const assumed = assumedCap(plan, store.file);
     report.estimate = {
@@ -113,6 +124,9 @@ export async function finalEnding(
   }
   return { kind: 'final', state, report, redact: (text) => a.secrets.scrub(text) };
 }
+
+/** The newest recorded caps read for the final report's auto lines. */
+const AUTO_CAPS_READ = 1_000;
 
 /** The routes a real run lists page by page, and the key of the limit on each. */
 const LISTING_ROUTES: Partial<Record<string, { key: string; route: string }>> = {
