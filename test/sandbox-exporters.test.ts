@@ -90,10 +90,15 @@ describe("the built-in seed's node_exporter", () => {
     );
     for (const name of ['node_filesystem_readonly', 'node_filesystem_device_error'])
       expect(series(node, name).map(([, v]) => v)).toEqual([0, 0, 0, 0]);
-    expect(series(node, 'node_disk_io_time_seconds_total')).toEqual([
-      [{ device: 'sdb' }, 0],
-      [{ device: 'sdc' }, 0],
-    ]);
+    for (const name of [
+      'node_disk_io_time_seconds_total',
+      'node_disk_read_bytes_total',
+      'node_disk_written_bytes_total',
+    ])
+      expect(series(node, name)).toEqual([
+        [{ device: 'sdb' }, 0],
+        [{ device: 'sdc' }, 0],
+      ]);
     for (const family of node) for (const m of family.metrics) expect(m.labels ?? {}).not.toHaveProperty('storage');
   });
 });
@@ -174,6 +179,9 @@ describe('Gitaly, Sidekiq and the queue follow the move engine', () => {
     // The destination's disk was busy with two moves for a second, then with one (a quarter each).
     const node = await scrapeExporter(sb, EXPORTER_PATHS.node);
     expect(one(node, 'node_disk_io_time_seconds_total', { device: 'sdc' })).toBeCloseTo(0.5 + 0.25, 6);
+    // The three copies wrote their 10 MiB each onto it (their source, nfs-1, is an NFS mount: no disk here).
+    expect(one(node, 'node_disk_written_bytes_total', { device: 'sdc' })).toBe(30 * MIB);
+    expect(one(node, 'node_disk_read_bytes_total', { device: 'sdc' })).toBe(0);
   });
 
   it("answers each failed copy with Gitaly's gRPC code, and counts no call to an unreachable storage", async () => {

@@ -40,11 +40,14 @@ export function resync(core: EngineCore, except?: Running): void {
   }
 }
 
-/** `r`'s copy ended (its transfer with it). */
+/**
+ * `r`'s copy ended (its transfer with it): the others' ends move. Not `r`'s own: the model no longer
+ * knows it, and its due time is the copy's end, which the cleanup counts from.
+ */
 export function endTransfer(core: EngineCore, r: Running): void {
   if (r.tailMs === undefined || !core.disks) return;
   core.disks.forget(r.id, r.due);
-  resync(core);
+  resync(core, r);
 }
 
 /**
