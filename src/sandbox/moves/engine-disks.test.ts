@@ -18,8 +18,8 @@ const MIB = 1024 * 1024;
 /** nfs-1's disk: 10 MiB/s, so a 10 MiB project alone takes one second to copy. */
 const BANDWIDTH = 10 * MIB;
 
-/** Sixteen 10 MiB projects on nfs-1; `instance` lines are added to the instance. */
-function seedText(instance: string[]): string {
+/** Sixteen 10 MiB projects on nfs-1 (or `projects`); `instance` lines are added to the instance. */
+function seedText(instance: string[], projects = Array.from({ length: 16 }, () => 'nfs-1:10')): string {
   return [
     'instance:',
     '  storages: [default, nfs-1, cluster]',
@@ -28,7 +28,10 @@ function seedText(instance: string[]): string {
     'users: [{ id: 1, username: root, admin: true }]',
     'inventory:',
     '  projects:',
-    ...Array.from({ length: 16 }, (_, i) => `    - { id: ${i + 1}, storage: nfs-1, size_mb: 10 }`),
+    ...projects.map((p, i) => {
+      const [storage, mb] = p.split(':');
+      return `    - { id: ${i + 1}, storage: ${storage}, size_mb: ${mb} }`;
+    }),
     '',
   ].join('\n');
 }
@@ -44,17 +47,25 @@ afterEach(() => {
   for (const d of dbs.splice(0)) d.close();
 });
 
-/** An engine on a manual clock; `at(ms)` moves the clock to `ms` after the start and lets it run. */
-function setup(seed: string, speed = 1) {
-  const db = openDatabase();
-  dbs.push(db);
-  const t0 = Date.parse('2026-06-01T00:00:00Z');
-  let now = t0;
-  applySeed(db, parseSeed(seed), now);
+const T0 = Date.parse('2026-06-01T00:00:00Z');
+
+/**
+ * An engine on a manual clock; `at(ms)` moves the clock to `ms` after T0 and lets it run. With
+ * `restart`, a new engine on the database of an earlier one, started at `restart.ms` (a restart).
+ */
+function setup(seed: string, opts: { speed?: number; workers?: number; restart?: { db: Db; ms: number } } = {}) {
+  const { speed = 1, workers = 20, restart } = opts;
+  const db = restart?.db ?? openDatabase();
+  const t0 = T0;
+  let now = t0 + (restart?.ms ?? 0);
+  if (!restart) {
+    dbs.push(db);
+    applySeed(db, parseSeed(seed), now);
+  }
   const config = getMeta<InstanceConfig>(db, 'config') as InstanceConfig;
   const engine = createMoveEngine(
     { db, config, clock: { ...systemClock, now: () => now }, log: pino({ level: 'silent' }), faults: noFaults },
-    { workers: 20, speed },
+    { workers, speed },
   );
   engines.push(engine);
   engine.start();
@@ -76,7 +87,13 @@ function setup(seed: string, speed = 1) {
   };
   const states = (ids: number[]) => [...new Set(ids.map((id) => (s.moveById.get(id) as MoveRow).state))];
   const gauge = (storage: string) => engine.load().storages.find((g) => g.storage === storage);
-  return { engine, at, moveAll, states, gauge };
+  const schedule = (ids: number[]) =>
+    ids.map((i) => {
+      const out = engine.schedule(s.itemById.get('project', i) as ItemRow, 'cluster');
+      if (!out.ok) throw new Error(JSON.stringify(out.errors));
+      return out.move.id;
+    });
+  return { db, engine, at, moveAll, schedule, states, gauge };
 }
 
 describe('moves on disks with a bandwidth', () => {
@@ -161,7 +178,7 @@ describe('moves on disks with a bandwidth', () => {
   });
 
   it('follows the time compression: at speed 10 the transfer and the fixed part are ten times shorter', async () => {
-    const { at, moveAll, states } = setup(BANDWIDTH_SEED, 10);
+    const { at, moveAll, states } = setup(BANDWIDTH_SEED, { speed: 10 });
     const ids = await moveAll(2);
     await at(200 + FIXED_COPY_MS / 10 - 1);
     expect(states(ids)).toEqual(['started']);
@@ -169,6 +186,51 @@ describe('moves on disks with a bandwidth', () => {
     expect(states(ids)).toEqual(['replicated']);
     await at(200 + FIXED_COPY_MS / 10 + FIXED_CLEANUP_MS / 10);
     expect(states(ids)).toEqual(['finished']);
+  });
+
+  it('go on after a restart where they were: the copies left share the disk again and end on time', async () => {
+    const first = setup(BANDWIDTH_SEED);
+    const ids = await first.moveAll(2);
+    await first.at(1000);
+    first.engine.close();
+    // Halfway through: each copy has 5 MiB left at 5 MiB/s.
+    const second = setup(BANDWIDTH_SEED, { restart: { db: first.db, ms: 1000 } });
+    await second.at(1000);
+    await second.at(2000 + FIXED_COPY_MS - 1);
+    expect(second.states(ids)).toEqual(['started']);
+    await second.at(2000 + FIXED_COPY_MS);
+    expect(second.states(ids)).toEqual(['replicated']);
+    await second.at(2000 + FIXED_COPY_MS + FIXED_CLEANUP_MS);
+    expect(second.states(ids)).toEqual(['finished']);
+  });
+
+  it('forget the copies a rolled-back tick started, so they take no bandwidth from the others', async () => {
+    // C (100 MiB) copies from nfs-1 alone at 10 MiB/s; A, on disks without a bandwidth, ends at
+    // 500 ms; its worker then takes B (10 MiB, from nfs-1), but the tick fails writing B's start.
+    const { db, at, schedule, states } = setup(
+      seedText(['storage_bandwidth: { nfs-1: 10MiB }'], ['nfs-1:100', 'default:10', 'nfs-1:10']),
+      { workers: 2 },
+    );
+    const [c, a, b] = schedule([1, 2, 3]) as [number, number, number];
+    db.exec(
+      `CREATE TRIGGER fail_b BEFORE UPDATE OF state ON moves WHEN NEW.id = ${b} AND NEW.state = 'started'
+       BEGIN SELECT RAISE(ABORT, 'the disk holding the database is full'); END`,
+    );
+    await at(0);
+    await at(500);
+    await at(1500);
+    // Each failing tick rolls back whole: A's end too.
+    expect(states([a, b])).toEqual(['started', 'scheduled']);
+    db.exec('DROP TRIGGER fail_b');
+    // B starts at 1950 (a freed worker starts at most 50 ms in the past). C had 85 MiB left at the
+    // last rebuild (1500), copied 4.5 of them alone, then shares nfs-1 with B until B's end at 3950:
+    // 70.5 MiB left, alone again, end at 11 000.
+    await at(2000);
+    expect(states([a, b])).toEqual(['finished', 'started']);
+    await at(11_000 + FIXED_COPY_MS - 1);
+    expect(states([c])).toEqual(['started']);
+    await at(11_000 + FIXED_COPY_MS);
+    expect(states([c])).toEqual(['replicated']);
   });
 
   it('without a bandwidth keeps the size-based timing, and counts the bytes whole at each copy end', async () => {
