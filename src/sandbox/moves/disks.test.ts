@@ -247,9 +247,17 @@ describe('the counters', () => {
 
   it('count a tenant inside its window while no copy runs', () => {
     const m = model([busy(0.25, 1000, 3000)]);
-    m.advanceTo(0);
     m.advanceTo(4000);
     expect(m.counters('a', 4000).busySeconds).toBeCloseTo(0.5, 9);
+    // Asked before anything moved the model, from its origin on.
+    expect(model([busy(0.25, 1000, 3000)]).counters('a', 2000).busySeconds).toBeCloseTo(0.25, 9);
+  });
+
+  it("count a window that closed before the first copy started, from the model's origin", () => {
+    const m = model([busy(0.5, 1000, 2000)], { origin: 0 });
+    m.add(copy('1:a>u'), 1000, 5000);
+    expect(m.endOf(1)).toBe(6000);
+    expect(m.counters('a', 5000).busySeconds).toBeCloseTo(0.5, 9);
   });
 
   it('count bytes read on the source and written on the destination, limited or not', () => {

@@ -130,7 +130,8 @@ export function createDiskModel(setup: DiskSetup): DiskModel {
   const transfers = new Map<number, Transfer>();
   const sizes = new Map<number, number>();
   const counters = new Map<string, DiskCounters>();
-  let lastAt = Number.NEGATIVE_INFINITY;
+  /** Integrated up to here: from the origin, so a window before the first copy counts too. */
+  let lastAt = setup.origin;
   const perMs = (storage: string) => {
     const bw = setup.bandwidth[storage];
     return bw === undefined ? undefined : (bw * setup.speed) / 1000;
@@ -167,7 +168,7 @@ export function createDiskModel(setup: DiskSetup): DiskModel {
    * storage a copy touches, limited or not, and busy time on the limited ones (their copies' use
    * and the other tenants' share, at most all of it).
    */
-  const accrue = (from: number, to: number, into?: Map<string, DiskCounters>) => {
+  const accrue = (from: number, to: number, into?: Map<string, DiskCounters>, left?: Map<number, number>) => {
     const dt = to - from;
     if (!(dt > 0)) return;
     const target = into ?? counters;
@@ -181,7 +182,7 @@ export function createDiskModel(setup: DiskSetup): DiskModel {
       for (const x of running) {
         if (x.source !== storage && x.destination !== storage) continue;
         // A copy's last ms is rounded up: it moves no more than it has left.
-        const moved = Math.min(x.left, x.rate * dt);
+        const moved = Math.min(left?.get(x.id) ?? x.left, x.rate * dt);
         used += moved * weightOn(x, storage);
         if (x.source === storage) c.readBytes += moved;
         if (x.destination === storage) c.writtenBytes += moved;
@@ -193,6 +194,7 @@ export function createDiskModel(setup: DiskSetup): DiskModel {
       }
       target.set(storage, c);
     }
+    if (left) for (const x of running) left.set(x.id, Math.max(0, (left.get(x.id) ?? x.left) - x.rate * dt));
   };
   const integrate = (to: number) => {
     if (to <= lastAt) return;
@@ -201,7 +203,6 @@ export function createDiskModel(setup: DiskSetup): DiskModel {
     lastAt = to;
   };
   const advanceTo = (t: number) => {
-    if (lastAt === Number.NEGATIVE_INFINITY) lastAt = t;
     for (let e = nextEvent(); e <= t; e = nextEvent()) {
       const ending = active().filter((x) => projectedEnd(x) <= e);
       integrate(e);
@@ -247,7 +248,14 @@ export function createDiskModel(setup: DiskSetup): DiskModel {
       const now = new Map([
         [storage, { ...(counters.get(storage) ?? { busySeconds: 0, readBytes: 0, writtenBytes: 0 }) }],
       ]);
-      if (t > lastAt && lastAt !== Number.NEGATIVE_INFINITY) accrue(lastAt, t, now);
+      // A read between events, without moving the model: the windows' edges on the way count
+      // (the copies keep their rates; one ending on the way only stops moving bytes).
+      const left = new Map(active().map((x) => [x.id, x.left]));
+      for (let from = lastAt; from < t;) {
+        const to = Math.min(t, windowEdgeAfter(from));
+        accrue(from, to, now, left);
+        from = to;
+      }
       return now.get(storage) as DiskCounters;
     },
     clear(at) {
