@@ -41,10 +41,16 @@ function seed(change: (s: Seed) => void = () => {}): Seed {
   return s;
 }
 
-/** A sandbox with `workers` Sidekiq threads on a manual clock. */
-async function start(s: Seed = seed(), workers = 2, faults: Partial<FaultOptions> = {}) {
+/** A sandbox with `workers` Sidekiq threads on a manual clock; `timed: false` times moves by size or disk. */
+async function start(s: Seed = seed(), workers = 2, faults: Partial<FaultOptions> = {}, timed = true) {
   let now = T0;
-  const sb = await startSandbox({ seed: s, workers, moveDurationMs: MOVE_MS, clock: realTimersAt(() => now), faults });
+  const sb = await startSandbox({
+    seed: s,
+    workers,
+    ...(timed ? { moveDurationMs: MOVE_MS } : {}),
+    clock: realTimersAt(() => now),
+    faults,
+  });
   onTestFinished(() => sb.close());
   const advance = async (ms: number) => {
     now += ms;
@@ -90,10 +96,15 @@ describe("the built-in seed's node_exporter", () => {
     );
     for (const name of ['node_filesystem_readonly', 'node_filesystem_device_error'])
       expect(series(node, name).map(([, v]) => v)).toEqual([0, 0, 0, 0]);
-    expect(series(node, 'node_disk_io_time_seconds_total')).toEqual([
-      [{ device: 'sdb' }, 0],
-      [{ device: 'sdc' }, 0],
-    ]);
+    for (const name of [
+      'node_disk_io_time_seconds_total',
+      'node_disk_read_bytes_total',
+      'node_disk_written_bytes_total',
+    ])
+      expect(series(node, name)).toEqual([
+        [{ device: 'sdb' }, 0],
+        [{ device: 'sdc' }, 0],
+      ]);
     for (const family of node) for (const m of family.metrics) expect(m.labels ?? {}).not.toHaveProperty('storage');
   });
 });
@@ -174,6 +185,41 @@ describe('Gitaly, Sidekiq and the queue follow the move engine', () => {
     // The destination's disk was busy with two moves for a second, then with one (a quarter each).
     const node = await scrapeExporter(sb, EXPORTER_PATHS.node);
     expect(one(node, 'node_disk_io_time_seconds_total', { device: 'sdc' })).toBeCloseTo(0.5 + 0.25, 6);
+    // The three copies wrote their 10 MiB each onto it (their source, nfs-1, is an NFS mount: no disk here).
+    expect(one(node, 'node_disk_written_bytes_total', { device: 'sdc' })).toBe(30 * MIB);
+    expect(one(node, 'node_disk_read_bytes_total', { device: 'sdc' })).toBe(0);
+  });
+
+  it("follows the disk model where the seed gives a disk a bandwidth: its busy time, its bytes and Gitaly's calls", async () => {
+    const { sb, advance } = await start(
+      seed((s) => {
+        s.instance.storage_bandwidth = { cluster: 10 * MIB };
+      }),
+      4,
+      {},
+      false,
+    );
+    for (const id of [1, 2, 3]) await move(sb, 'projects', id, 'cluster');
+    await advance(0);
+    const inProgress = async () =>
+      one(await scrapeExporter(sb, EXPORTER_PATHS.gitaly), 'gitaly_concurrency_limiting_in_progress', {
+        grpc_method: 'ReplicateRepository',
+      });
+    // Three 10 MiB copies share cluster's 10 MiB/s: 3 s of transfer, then 2 s of fixed part.
+    await advance(1500);
+    let node = await scrapeExporter(sb, EXPORTER_PATHS.node);
+    expect(one(node, 'node_disk_written_bytes_total', { device: 'sdc' })).toBeCloseTo(15 * MIB, 0);
+    expect(one(node, 'node_disk_io_time_seconds_total', { device: 'sdc' })).toBeCloseTo(1.5, 6);
+    await advance(4999 - 1500);
+    expect(await inProgress()).toBe(3);
+    await advance(1);
+    expect(await inProgress()).toBe(0);
+    await advance(1000);
+    expect(moveStates(sb)).toEqual(['finished:3']);
+    node = await scrapeExporter(sb, EXPORTER_PATHS.node);
+    expect(one(node, 'node_disk_io_time_seconds_total', { device: 'sdc' })).toBeCloseTo(3, 6);
+    expect(one(node, 'node_disk_written_bytes_total', { device: 'sdc' })).toBeCloseTo(30 * MIB, 0);
+    expect(one(node, 'node_disk_read_bytes_total', { device: 'sdc' })).toBe(0);
   });
 
   it("answers each failed copy with Gitaly's gRPC code, and counts no call to an unreachable storage", async () => {

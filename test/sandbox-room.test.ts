@@ -96,6 +96,8 @@ describe("the sandbox's node_exporter", () => {
     expect(contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(families.map((f) => [f.name, f.type])).toEqual([
       ['node_disk_io_time_seconds_total', 'COUNTER'],
+      ['node_disk_read_bytes_total', 'COUNTER'],
+      ['node_disk_written_bytes_total', 'COUNTER'],
       ['node_filesystem_avail_bytes', 'GAUGE'],
       ['node_filesystem_device_error', 'GAUGE'],
       ['node_filesystem_files', 'GAUGE'],

@@ -11,8 +11,14 @@
  *   Storages without a capacity have no filesystem series (a filesystem nobody measured).
  * - Inodes (a model): one per 16 KiB of the filesystem, one used per 16 KiB stored.
  * - `readonly` and `device_error` are 0: the sandbox's filesystems do not fail.
- * - `node_disk_io_time_seconds_total`: seconds the disk was busy with moves (../moves/load.ts), for
- *   block devices (`/dev/...`) only; an NFS mount has no disk on this node.
+ * - `node_disk_io_time_seconds_total`: seconds the disk was busy with moves, for block devices
+ *   (`/dev/...`) only; an NFS mount has no disk on this node. With a seeded bandwidth it follows the
+ *   disk model (../moves/disks.ts: the copies' share of the bandwidth and other tenants' windows),
+ *   else the number of moves on it (../moves/load.ts).
+ * - `node_disk_read_bytes_total` / `node_disk_written_bytes_total`: bytes the moves' copies read from
+ *   the disk (a move's source) and wrote to it (its destination), for the same devices. A copy the
+ *   disk model times counts its bytes as they go; another counts them whole when it succeeds. Other
+ *   tenants' I/O is not counted: the sandbox knows their share of the time, not their bytes.
  */
 import type { EngineLoad } from '../http/context.js';
 import type { StorageFilesystem } from '../seed-filesystems.js';
@@ -37,12 +43,11 @@ export function renderNodeExporter(load: EngineLoad, filesystems: ReadonlyMap<st
     }),
   });
   const inodes = (bytes: number) => Math.floor(bytes / BYTES_PER_INODE);
-  const disks: Series[] = [];
-  for (const g of load.storages) {
-    const device = filesystems.get(g.storage)?.device;
-    if (!device?.startsWith('/dev/')) continue;
-    disks.push({ labels: { device: device.slice('/dev/'.length) }, value: g.ioSeconds });
-  }
+  const disk = (value: (g: EngineLoad['storages'][number]) => number): Series[] =>
+    load.storages.flatMap((g): Series[] => {
+      const device = filesystems.get(g.storage)?.device;
+      return device?.startsWith('/dev/') ? [{ labels: { device: device.slice('/dev/'.length) }, value: value(g) }] : [];
+    });
   return renderFamilies([
     fs('avail_bytes', 'Filesystem space available to non-root users in bytes.', (size, used) => size - used),
     fs('device_error', 'Whether an error occurred while getting statistics for the given device.', () => 0),
@@ -57,7 +62,19 @@ export function renderNodeExporter(load: EngineLoad, filesystems: ReadonlyMap<st
       name: 'node_disk_io_time_seconds_total',
       type: 'counter',
       help: 'Total seconds spent doing I/Os.',
-      series: disks,
+      series: disk((g) => g.ioSeconds),
+    },
+    {
+      name: 'node_disk_read_bytes_total',
+      type: 'counter',
+      help: 'The total number of bytes read successfully.',
+      series: disk((g) => g.readBytes),
+    },
+    {
+      name: 'node_disk_written_bytes_total',
+      type: 'counter',
+      help: 'The total number of bytes written successfully.',
+      series: disk((g) => g.writtenBytes),
     },
   ]);
 }

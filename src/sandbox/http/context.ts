@@ -76,6 +76,10 @@ export interface StorageGauge {
   usedBytes: number | null;
   /** Seconds its disk has been busy with moves since the sandbox started (a counter). */
   ioSeconds: number;
+  /** Bytes the moves' copies have read from it since the sandbox started (a counter). */
+  readBytes: number;
+  /** Bytes the moves' copies have written to it since the sandbox started (a counter). */
+  writtenBytes: number;
 }
 
 /** The load of the move engine now, for the exporters (../exporters/, ../moves/load.ts). */

@@ -40,16 +40,21 @@ export function resync(core: EngineCore, except?: Running): void {
   }
 }
 
-/** `r`'s copy ended (its transfer with it). */
+/**
+ * `r`'s copy ended (its transfer with it): the others' ends move. Not `r`'s own: the model no longer
+ * knows it, and its due time is the copy's end, which the cleanup counts from.
+ */
 export function endTransfer(core: EngineCore, r: Running): void {
   if (r.tailMs === undefined || !core.disks) return;
   core.disks.forget(r.id, r.due);
-  resync(core);
+  resync(core, r);
 }
 
 /**
  * A bandwidth-bound copy found running at a reload: what is left of it is estimated from its stored
- * due time as if it had gone at one rate since it started (the model's state is not stored).
+ * due time as if it had gone at one rate since it started (the model's state is not stored). Its
+ * due time stays the stored one: the reload resyncs every copy once all are back (it reads the
+ * records through a cursor, and the database takes no write while one is open).
  */
 export function resumeTransfer(core: EngineCore, r: Running, fullBytes: number, now: number): void {
   const disks = core.disks;
@@ -60,8 +65,6 @@ export function resumeTransfer(core: EngineCore, r: Running, fullBytes: number, 
   const left = Math.round(fullBytes * share);
   r.tailMs = tail;
   disks.add({ id: r.id, source: r.source, destination: r.destination }, left, now, fullBytes - left);
-  r.due = disks.endOf(r.id) + tail;
-  resync(core, r);
 }
 
 /** Bytes a copy outside the disk model read and wrote, counted whole when it ends. */

@@ -24,9 +24,15 @@ export interface DiskCopy {
   destination: string;
 }
 
+/** How much of a disk a copy uses per byte it copies: it reads its source and writes its destination. */
+function weightOn(copy: DiskCopy, disk: string): number {
+  return (copy.source === disk ? 1 : 0) + (copy.destination === disk ? 1 : 0);
+}
+
 /**
  * Each copy's rate (bytes per ms), max-min fair over the disks with a capacity (`capacity`, bytes
- * per ms; undefined: not limited). A copy limited by no disk gets Infinity.
+ * per ms; undefined: not limited). A copy limited by no disk gets Infinity. A copy from a disk to
+ * itself reads and writes every byte on it, so it takes twice its rate of that disk.
  */
 export function shareRates(
   copies: readonly DiskCopy[],
@@ -34,7 +40,8 @@ export function shareRates(
 ): Map<number, number> {
   const rates = new Map<number, number>();
   const left = new Map<string, number>();
-  const users = new Map<string, Set<number>>();
+  /** Each limited disk's unfixed copies, with the weight each has on it. */
+  const users = new Map<string, Map<number, number>>();
   const disksOf = new Map<number, string[]>();
   for (const c of copies) {
     const disks = [...new Set([c.source, c.destination])].filter((d) => capacity(d) !== undefined);
@@ -42,25 +49,26 @@ export function shareRates(
     if (disks.length === 0) rates.set(c.id, Number.POSITIVE_INFINITY);
     for (const d of disks) {
       if (!left.has(d)) left.set(d, Math.max(0, capacity(d) as number));
-      (users.get(d) ?? users.set(d, new Set()).get(d))?.add(c.id);
+      (users.get(d) ?? users.set(d, new Map()).get(d))?.set(c.id, weightOn(c, d));
     }
   }
+  const weightOf = (set: Map<number, number>) => [...set.values()].reduce((a, b) => a + b, 0);
   // Progressive filling: the disk offering the least per copy fixes its copies at that share.
   while (users.size > 0) {
     let tightest = '';
     let share = Number.POSITIVE_INFINITY;
     for (const [d, set] of users) {
-      const s = (left.get(d) as number) / set.size;
-      if (s < share) {
+      const s = (left.get(d) as number) / weightOf(set);
+      if (s < share || tightest === '') {
         share = s;
         tightest = d;
       }
     }
-    for (const id of users.get(tightest) as Set<number>) {
+    for (const id of (users.get(tightest) as Map<number, number>).keys()) {
       rates.set(id, share);
       for (const d of disksOf.get(id) as string[]) {
-        left.set(d, Math.max(0, (left.get(d) as number) - share));
         const set = users.get(d);
+        left.set(d, Math.max(0, (left.get(d) as number) - share * (set?.get(id) ?? 0)));
         set?.delete(id);
         if (d !== tightest && set?.size === 0) users.delete(d);
       }
@@ -109,7 +117,10 @@ export interface DiskModel {
   advanceTo(t: number): void;
   /** The next event after the last one: a transfer's end or a window's edge (Infinity when none). */
   nextEvent(): number;
-  /** Busy seconds and bytes read and written of a disk up to `t`. */
+  /**
+   * Busy seconds of a limited disk, and bytes read and written by the copies the model times on any
+   * storage (a limited disk's copies touch unlimited ones too), up to `t`.
+   */
   counters(storage: string, t: number): DiskCounters;
   /** Forgets every transfer (counters stay, as an exporter's do). */
   clear(at: number): void;
@@ -119,7 +130,8 @@ export function createDiskModel(setup: DiskSetup): DiskModel {
   const transfers = new Map<number, Transfer>();
   const sizes = new Map<number, number>();
   const counters = new Map<string, DiskCounters>();
-  let lastAt = Number.NEGATIVE_INFINITY;
+  /** Integrated up to here: from the origin, so a window before the first copy counts too. */
+  let lastAt = setup.origin;
   const perMs = (storage: string) => {
     const bw = setup.bandwidth[storage];
     return bw === undefined ? undefined : (bw * setup.speed) / 1000;
@@ -151,26 +163,38 @@ export function createDiskModel(setup: DiskSetup): DiskModel {
     for (const x of active()) next = Math.min(next, projectedEnd(x));
     return next;
   };
-  /** What the disk does per ms now: its busy share (0 to 1) and bytes read and written. */
-  const accrue = (from: number, to: number, into?: Map<string, DiskCounters>) => {
+  /**
+   * Adds what each disk did from `from` to `to` (rates constant): bytes read and written on every
+   * storage a copy touches, limited or not, and busy time on the limited ones (their copies' use
+   * and the other tenants' share, at most all of it).
+   */
+  const accrue = (from: number, to: number, into?: Map<string, DiskCounters>, left?: Map<number, number>) => {
     const dt = to - from;
     if (!(dt > 0)) return;
     const target = into ?? counters;
     const cap = capacityAt(from);
-    for (const storage of Object.keys(setup.bandwidth)) {
+    const running = active();
+    const storages = new Set([...Object.keys(setup.bandwidth), ...running.flatMap((x) => [x.source, x.destination])]);
+    for (const storage of storages) {
+      if (into && !into.has(storage)) continue;
       const c = target.get(storage) ?? { busySeconds: 0, readBytes: 0, writtenBytes: 0 };
       let used = 0;
-      for (const x of active()) {
+      for (const x of running) {
         if (x.source !== storage && x.destination !== storage) continue;
-        used += x.rate;
-        if (x.source === storage) c.readBytes += x.rate * dt;
-        if (x.destination === storage) c.writtenBytes += x.rate * dt;
+        // A copy's last ms is rounded up: it moves no more than it has left.
+        const moved = Math.min(left?.get(x.id) ?? x.left, x.rate * dt);
+        used += moved * weightOn(x, storage);
+        if (x.source === storage) c.readBytes += moved;
+        if (x.destination === storage) c.writtenBytes += moved;
       }
-      const full = perMs(storage) as number;
-      const busy = Math.min(1, (used + (full - (cap(storage) as number))) / full);
-      c.busySeconds += (busy * dt) / 1000;
+      const full = perMs(storage);
+      if (full !== undefined) {
+        const busy = Math.min(1, (used / dt + (full - (cap(storage) as number))) / full);
+        c.busySeconds += (busy * dt) / 1000;
+      }
       target.set(storage, c);
     }
+    if (left) for (const x of running) left.set(x.id, Math.max(0, (left.get(x.id) ?? x.left) - x.rate * dt));
   };
   const integrate = (to: number) => {
     if (to <= lastAt) return;
@@ -179,7 +203,6 @@ export function createDiskModel(setup: DiskSetup): DiskModel {
     lastAt = to;
   };
   const advanceTo = (t: number) => {
-    if (lastAt === Number.NEGATIVE_INFINITY) lastAt = t;
     for (let e = nextEvent(); e <= t; e = nextEvent()) {
       const ending = active().filter((x) => projectedEnd(x) <= e);
       integrate(e);
@@ -225,7 +248,14 @@ export function createDiskModel(setup: DiskSetup): DiskModel {
       const now = new Map([
         [storage, { ...(counters.get(storage) ?? { busySeconds: 0, readBytes: 0, writtenBytes: 0 }) }],
       ]);
-      if (t > lastAt && lastAt !== Number.NEGATIVE_INFINITY) accrue(lastAt, t, now);
+      // A read between events, without moving the model: the windows' edges on the way count
+      // (the copies keep their rates; one ending on the way only stops moving bytes).
+      const left = new Map(active().map((x) => [x.id, x.left]));
+      for (let from = lastAt; from < t;) {
+        const to = Math.min(t, windowEdgeAfter(from));
+        accrue(from, to, now, left);
+        from = to;
+      }
       return now.get(storage) as DiskCounters;
     },
     clear(at) {

@@ -142,15 +142,18 @@ function engineLoad(core: EngineCore, now: number): EngineLoad {
   const numbers = core.tracker.numbers(now);
   const storages = core.config.storages.map((storage): StorageGauge => {
     const capacity = capacityOf(core, storage);
+    const modelled = core.disks?.counters(storage, now);
+    const whole = core.copiedBytes.get(storage);
     return {
       storage,
       capacityBytes: capacity ?? null,
       usedBytes: capacity === undefined ? null : usedBytes(core, storage, now),
       // A disk with a bandwidth is as busy as its copies and other tenants keep it (./disks.ts).
       ioSeconds:
-        core.disks?.limits(storage) === true
-          ? core.disks.counters(storage, now).busySeconds
-          : (numbers.ioSeconds.get(storage) ?? 0),
+        core.disks?.limits(storage) === true ? (modelled?.busySeconds ?? 0) : (numbers.ioSeconds.get(storage) ?? 0),
+      // The disk model counts its copies' bytes as they go; the others count whole at their end.
+      readBytes: (modelled?.readBytes ?? 0) + (whole?.read ?? 0),
+      writtenBytes: (modelled?.writtenBytes ?? 0) + (whole?.written ?? 0),
     };
   });
   return { storages, workers: core.workers, running: numbers.running, replication: numbers.replication };

@@ -7,7 +7,7 @@ import type { MoveRow } from '../db.js';
 import type { EngineCore, Running } from './core.js';
 import { copyFailure, copyWrites, replicates } from './core.js';
 import { toQueued } from './admission.js';
-import { bandwidthBound, resumeTransfer } from './bandwidth.js';
+import { bandwidthBound, resumeTransfer, resync } from './bandwidth.js';
 import { bytesOf } from './room.js';
 
 /** A `started` or `replicated` move with a due time, as it runs again. */
@@ -37,6 +37,9 @@ export function reloadEngine(core: EngineCore): void {
   core.running = [];
   const now = core.clock.now();
   core.tracker.clear(now);
+  // The disk model forgets what it timed: a tick that rolled back may have started copies that
+  // are queued again now, and the copies running are estimated afresh from their records.
+  core.disks?.clear(now);
   for (const row of core.s.activeMoves.iterate()) {
     // `initial` moves were never scheduled (GitLab runs no job for them); the sandbox creates none.
     if (row.state === 'initial') continue;
@@ -51,4 +54,5 @@ export function reloadEngine(core: EngineCore): void {
     if (r.phase === 'started' && bandwidthBound(core, r, failure)) resumeTransfer(core, r, bytesOf(r.copyMb), now);
     core.tracker.started(r, now, r.phase === 'started' && replicates(core, r, failure));
   }
+  resync(core);
 }
