@@ -143,7 +143,8 @@ export interface PlanOptions {
   url: string;
   from: string[];
   kinds: string[];
-  concurrency: number;
+  /** `move.concurrency`: a number, or `auto` (the limiter chooses). */
+  concurrency: number | 'auto';
   pollInterval: string;
   backoff: string;
   mode?: 'throttled' | 'bulk';

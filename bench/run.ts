@@ -19,6 +19,9 @@
  * Row 6: the demo (`npm start`'s plan and in-process sandbox), its idle share of slots from its event log.
  * Row 7: placement on two destinations of a long-tailed inventory with fork networks, equal and 2:1
  * weights (bench/bench-placement.ts, in-process on a fake clock: its knobs are listed there).
+ * Row 8 (BENCH_AUTO=1, which alone runs only this row; or BENCH_ROWS=8): `move.concurrency: auto`
+ * against fixed caps 2 to 32 and bulk on the sandbox's disk model, quiet and with another tenant
+ * taking half of a disk for a third of the run (bench/bench-auto.ts: its knobs are listed there).
  * BENCH_BACKOFF=250ms BENCH_KEEP=1 (keep the scratch directory) BENCH_VERBOSE=1
  * BENCH_RUN_ARGS="--cpu-prof --cpu-prof-dir=DIR" (node flags for the orchestrator processes),
  * BENCH_SANDBOX_ARGS likewise for the sandbox processes. BENCH_SQLITE_DEBUG=1: the orchestrator's
@@ -36,11 +39,14 @@ import { baselineRow, physicalLimitMs, scaleRow, sequentialRow, slotsRow, thrott
 import type { SlotsConfig, SlotsSide } from './bench-rows.js';
 import { demoIdleRow } from './bench-demo.js';
 import { placementLines, placementRows } from './bench-placement.js';
+import { autoLines, autoRow, parseBandwidths, parseTenant } from './bench-auto.js';
+import type { AutoBenchConfig } from './bench-auto.js';
 import { runsBuilt } from './bench-procs.js';
 
 const env = process.env;
 const num = (name: string, dflt: number) => (env[name] !== undefined && env[name] !== '' ? Number(env[name]) : dflt);
-const rows = new Set((env.BENCH_ROWS ?? '1,2,3,4').split(',').map((s) => s.trim()));
+const rows = new Set((env.BENCH_ROWS ?? (env.BENCH_AUTO === '1' ? '8' : '1,2,3,4')).split(',').map((s) => s.trim()));
+if (env.BENCH_AUTO === '1') rows.add('8');
 const list = (name: string, dflt: string) =>
   (env[name] || dflt)
     .split(',')
@@ -318,6 +324,33 @@ async function main(): Promise<void> {
       `7. placement on two destinations, no room declared (400 projects, 30 fork networks; listing page ${pageMs} ms)`,
     );
     for (const line of placementLines(r)) print(line);
+  }
+  if (rows.has('8')) {
+    const sides = list('BENCH_AUTO_SIDES', 'fixed,auto,bulk').map((x) => {
+      if (x !== 'fixed' && x !== 'auto' && x !== 'bulk')
+        throw new Error(`BENCH_AUTO_SIDES: "${x}" is not a side; use fixed, auto and bulk`);
+      return x;
+    });
+    const caps = list('BENCH_AUTO_CAPS', '2,4,8,16,32').map((x) => {
+      if (!/^\d+$/.test(x) || Number(x) < 1)
+        throw new Error(`BENCH_AUTO_CAPS: "${x}" is not a cap (a positive integer)`);
+      return Number(x);
+    });
+    const c: AutoBenchConfig = {
+      dir,
+      projects: num('BENCH_AUTO_PROJECTS', 400),
+      medianMb: num('BENCH_AUTO_MEDIAN_MB', 32),
+      sigma: num('BENCH_AUTO_SIGMA', 1.4),
+      inventorySeed: num('BENCH_AUTO_SEED', 41),
+      speed: num('BENCH_AUTO_SPEED', 20),
+      workers: num('BENCH_AUTO_WORKERS', 64),
+      bandwidth: parseBandwidths(env.BENCH_AUTO_BW || 'nfs-1:200MiB,cluster:400MiB'),
+      caps,
+      sides: new Set(sides),
+      tenant: parseTenant(env.BENCH_AUTO_TENANT || 'nfs-1:0.5'),
+    };
+    const r = await autoRow(c, say);
+    for (const line of autoLines(c, r)) print(line);
   }
 }
 

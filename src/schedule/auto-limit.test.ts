@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideAuto, observeMove, startAuto } from './auto-limit.js';
+import { addToFit, decideAuto, fixedMs, observeMove, startAuto } from './auto-limit.js';
 import type { AutoBounds, AutoDecision, AutoState } from './auto-limit.js';
 
 const T0 = 1_700_000_000_000;
@@ -203,5 +203,98 @@ describe('move.concurrency: auto, decisions on a fake clock', () => {
     for (let i = 0; i < 10; i++) s = observeMove(s, 1000, 5000);
     const d = decideAuto(s, { now: s.window.from + WINDOW_MS, bounds, timing, pinned: null });
     expect(d.decision).toEqual({ cap: 4, reason: null });
+  });
+});
+
+describe('move.concurrency: auto, the fixed part of a move (largest first: the moves get smaller)', () => {
+  const FIXED = 3000;
+  /** `count` moves from `fromMb` down to `toMb` (evenly), each FIXED plus `msPerMb` a MB. */
+  const moves = (count: number, fromMb: number, toMb: number, msPerMb: number): Array<[number, number]> =>
+    Array.from({ length: count }, (_, i) => {
+      const mb = fromMb + ((toMb - fromMb) * i) / Math.max(1, count - 1);
+      return [mb * MB, FIXED + mb * msPerMb];
+    });
+  /** Feeds each window's moves and closes it WINDOW_MS later; each window's decision. */
+  function windows(rows: Array<Array<[number, number]>>, start: AutoState): { state: AutoState; out: AutoDecision[] } {
+    let s = start;
+    let now = s.window.from;
+    const out: AutoDecision[] = [];
+    for (const row of rows) {
+      for (const [b, d] of row) s = observeMove(s, b, d);
+      now += WINDOW_MS;
+      const d = decideAuto(s, { now, bounds, timing, pinned: null });
+      s = d.state;
+      out.push(d.decision);
+    }
+    return { state: s, out };
+  }
+
+  it('fits the fixed part across windows of different contention, and only from windows that say something', () => {
+    let fit = addToFit({ a: 0, c: 0 }, moves(10, 100, 10, 20));
+    fit = addToFit(fit, moves(10, 10, 1, 80));
+    expect(fixedMs(fit, moves(10, 10, 1, 80))).toBeCloseTo(FIXED, 6);
+    // Equal sizes, or durations falling as bytes grow, add nothing.
+    const same: Array<[number, number]> = Array.from({ length: 5 }, () => [10 * MB, 4000]);
+    expect(addToFit({ a: 0, c: 0 }, same)).toEqual({ a: 0, c: 0 });
+    const backwards: Array<[number, number]> = [
+      [10 * MB, 2000],
+      [1000, 5000],
+    ];
+    expect(addToFit({ a: 0, c: 0 }, backwards)).toEqual({ a: 0, c: 0 });
+    // Never more than the window's shortest move, never below 0.
+    expect(fixedMs({ a: 10_000, c: 1 }, moves(4, 10, 1, 80))).toBe(FIXED + 80);
+    expect(fixedMs({ a: -5, c: 1 }, moves(4, 10, 1, 80))).toBe(0);
+    expect(fixedMs(undefined, moves(4, 10, 1, 80))).toBe(0);
+  });
+
+  it('a raise that finishes more moves a second is a gain, though the moves got smaller and their bytes a second did not grow', () => {
+    // At 2: 40 moves of 100 to 60 MB; settling at 4; at 4: 60 moves of 40 to 10 MB.
+    const { out } = windows(
+      [moves(40, 100, 60, 20), moves(40, 60, 40, 20), moves(60, 40, 10, 20)],
+      startAuto(bounds, T0),
+    );
+    expect(caps(out)).toEqual([4, 4, 8]);
+    expect(out[2]?.reason).toBe('auto: moves finishing up 50% at 4 (3.0/s); trying 8');
+  });
+
+  it('a raise whose throughput stays flat because the moves got smaller, no slower per byte, is kept', () => {
+    // As many moves at 4 as at 2, smaller, each the same 100 ms a MB beside its fixed part.
+    const { state, out } = windows(
+      [moves(40, 100, 60, 100), moves(40, 60, 60, 100), moves(40, 60, 30, 100), moves(40, 30, 30, 100)],
+      startAuto(bounds, T0),
+    );
+    expect(caps(out)).toEqual([4, 4, 4, 8]);
+    expect(out[2]?.reason).toBeNull();
+    // Still the slow start: the next doubling one window later, not after three.
+    expect(out[3]?.reason).toBe('auto: probing after 2 windows held at 4 (60 MB/s); trying 8');
+    expect(state.knee).toBeNull();
+  });
+
+  it('smaller moves at a cap held are not "slower per byte": their fixed part is left out', () => {
+    const knee = startAuto(bounds, T0, 8);
+    const { out } = windows([moves(40, 100, 60, 20), moves(40, 60, 30, 20), moves(40, 30, 10, 20)], {
+      ...knee,
+      fit: addToFit({ a: 0, c: 0 }, moves(20, 100, 10, 40)),
+    });
+    expect(caps(out)).toEqual([8, 8, 10]);
+    expect(out[2]?.reason).toMatch(/^auto: probing after 3 windows held at 8/);
+  });
+
+  it('another tenant doubling the time per byte lowers the cap though the moves have a fixed part, and its end raises it', () => {
+    const knee = startAuto(bounds, T0, 16);
+    const fit = addToFit({ a: 0, c: 0 }, moves(20, 100, 10, 40));
+    const { out } = windows(
+      [
+        moves(40, 60, 20, 40), // the reference at 16
+        moves(40, 60, 20, 80), // another tenant takes half the disk
+        moves(40, 60, 20, 60), // settling at 12
+        moves(40, 60, 20, 80), // the reference at 12
+        moves(40, 60, 20, 40), // the tenant left
+      ],
+      { ...knee, fit },
+    );
+    expect(caps(out)).toEqual([16, 12, 12, 12, 15]);
+    expect(out[1]?.reason).toMatch(/^auto: moves 2\.0x slower per byte at 16 with no throughput gained/);
+    expect(out[4]?.reason).toBe('auto: moves 50% faster per byte at 12; trying 15');
   });
 });

@@ -4,13 +4,23 @@
  * are a table a test reads on a fake clock.
  *
  * What it measures, per sample window: the bytes of the moves that finished in it per second of
- * the run's clock (throughput), and their time per byte: the summed durations over the summed
- * bytes of the window's larger half (the moves at least as large as its median). Small moves are
- * left out of it on purpose: a move of a few kilobytes is all fixed cost (a POST, a poll, a
- * repository's housekeeping), so its time per byte says nothing about the disk, and a handful of
- * them would say that everything got slower. Throughput is the main signal (it is what the drain
- * is for); time per byte confirms that a raise bought only slower moves, and alone tells that the
- * instance got busier at the same cap.
+ * the run's clock (throughput), and their time per byte: the summed durations, less each move's
+ * fixed part, over the summed bytes of the window's larger half (the moves at least as large as its
+ * median). Small moves are left out of it on purpose: a move of a few kilobytes is all fixed cost
+ * (a POST, a poll, a repository's housekeeping), so its time per byte says nothing about the disk,
+ * and a handful of them would say that everything got slower. Throughput is the main signal (it is
+ * what the drain is for); time per byte confirms that a raise bought only slower moves, and alone
+ * tells that the instance got busier at the same cap.
+ *
+ * The fixed part (the time of a move that does not grow with its bytes) is the common intercept of
+ * every window's durations against bytes (each window its own slope, since each has its own
+ * contention; a window of equal sizes says nothing of it, and until one does it counts as 0). It
+ * matters because the drain goes largest first: the moves get smaller as the run goes on, and with
+ * the fixed part left in, their time per byte would rise at any cap (the instance "got busier")
+ * and each window's throughput would fall (a raise "gained nothing"), so the limiter would settle
+ * on the cap that suited the first, largest moves and keep it while the small ones wait for their
+ * fixed parts one or two at a time. So a raise whose throughput stayed flat but whose moves got no
+ * slower per byte is kept, not undone: nothing shows that the extra moves queue on anything.
  *
  * How it moves the cap, gradient style (TCP Vegas's expected-versus-actual, with throughput for
  * the expected rate and time per byte for the round trip):
@@ -23,7 +33,8 @@
  *   {@link SLOWER} with no throughput gained lowers the cap to `x0.75`. The reference is the time
  *   per byte first measured at the cap in force, aged by {@link AGE} a window (the min-RTT of
  *   Vegas, which a busier instance must be able to outgrow), and measured again after each change.
- * - **Probing**: after {@link PROBE_AFTER} windows held, or at once when moves get faster per
+ * - **Probing**: after {@link PROBE_AFTER} windows held (one in the slow start, which only
+ *   holds after a raise kept without a gain), or at once when moves get faster per
  *   byte than the reference, one raise; kept if throughput grows, else undone.
  * - **Bounds**: never below `min` nor above `max`; a raise only while the cap binds (as many moves
  *   in flight as it allows), since a cap nothing reaches proves nothing.
@@ -57,6 +68,11 @@ export const PROBE_AFTER = 3;
 export const MIN_MOVES = 4;
 /** The multiplicative decrease. */
 export const DECREASE = 0.75;
+/**
+ * The share of the larger moves' durations that must be left once their fixed part is taken off
+ * for their time per byte to be measured at all.
+ */
+export const MEASURABLE = 0.2;
 /** Finished moves kept per window for its medians (enough for stable ones, small in the checkpoint). */
 const KEPT = 128;
 
@@ -71,6 +87,8 @@ export interface AutoSample {
   cap: number;
   /** Bytes of finished moves per second. */
   bytesPerSec: number;
+  /** Finished moves per second (absent in a checkpoint from before it). */
+  movesPerSec?: number;
   /** Milliseconds per byte, weighed by bytes (null: no finished move had a known size). */
   msPerByte: number | null;
   moves: number;
@@ -104,6 +122,17 @@ export interface AutoState {
   knee: number | null;
   /** Whether the cap is pinned by the operator (the limiter waits). */
   pinned: boolean;
+  /**
+   * The fit of the fixed part over every window closed so far: sums whose quotient `a / c` is the
+   * common intercept (ms) of duration against bytes. Absent in a checkpoint from before it (0).
+   */
+  fit?: FixedFit;
+}
+
+/** Running sums of the fixed part's least-squares fit (see {@link fixedMs}). */
+export interface FixedFit {
+  a: number;
+  c: number;
 }
 
 /** A decision: the cap, and why it changed (null: it did not). */
@@ -132,6 +161,7 @@ export function startAuto(bounds: AutoBounds, now: number, knee: number | null =
     held: 0,
     knee,
     pinned: false,
+    fit: { a: 0, c: 0 },
   };
 }
 
@@ -154,18 +184,66 @@ function median(xs: readonly number[]): number {
   return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
 
-/** Milliseconds per byte over the moves at least as large as the median one (null: none timed). */
-function perByte(timed: ReadonlyArray<[number, number]>): number | null {
+/**
+ * Milliseconds per byte over the moves at least as large as the median one, each duration less
+ * the fixed part `fixed` (null: none timed, or what is left of their durations is less than
+ * {@link MEASURABLE} of them: moves that are nearly all fixed part, whose time per byte is the
+ * noise of the polls that saw them end).
+ */
+function perByte(timed: ReadonlyArray<[number, number]>, fixed = 0): number | null {
   if (timed.length === 0) return null;
   const cut = median(timed.map((m) => m[0]));
   let bytes = 0;
   let ms = 0;
+  let whole = 0;
   for (const [b, d] of timed)
     if (b >= cut) {
       bytes += b;
-      ms += d;
+      ms += Math.max(0, d - fixed);
+      whole += d;
     }
-  return bytes > 0 ? ms / bytes : null;
+  if (!(bytes > 0) || !(ms > 0) || ms < whole * MEASURABLE) return null;
+  return ms / bytes;
+}
+
+/**
+ * Adds a window to the fixed part's fit. With durations d = F + slope_w * bytes in each window w
+ * (one F for the run, one slope per window), the least-squares F is the sum over windows of
+ * <r1, rd> over the sum of |r1|^2, where r1 and rd are the residuals of ones and of durations after
+ * projecting out the window's bytes. A window of equal sizes adds nothing (its r1 is zero), nor
+ * does one whose durations fall as bytes grow.
+ */
+export function addToFit(fit: FixedFit, timed: ReadonlyArray<[number, number]>): FixedFit {
+  const n = timed.length;
+  if (n < 2) return fit;
+  let sb = 0;
+  let sbb = 0;
+  let sd = 0;
+  let sbd = 0;
+  for (const [b, d] of timed) {
+    sb += b;
+    sbb += b * b;
+    sd += d;
+    sbd += b * d;
+  }
+  if (!(sbb > 0)) return fit;
+  // Durations that fall as bytes grow fit no fixed part plus a time per byte (a few tiny moves
+  // that waited on something else): the window says nothing of it.
+  if (n * sbd - sb * sd < 0) return fit;
+  const c = n - (sb * sb) / sbb;
+  // Equal sizes leave only rounding here: no information on the intercept.
+  if (!(c > 1e-6 * n)) return fit;
+  return { a: fit.a + sd - (sb * sbd) / sbb, c: fit.c + c };
+}
+
+/**
+ * The fixed part (ms) for a window: the fit's intercept, at least 0 and at most the window's
+ * shortest move (a move is never shorter than its fixed part); 0 until a fit has information.
+ */
+export function fixedMs(fit: FixedFit | undefined, timed: ReadonlyArray<[number, number]>): number {
+  if (!fit || !(fit.c > 0) || timed.length === 0) return 0;
+  const shortest = Math.min(...timed.map((m) => m[1]));
+  return Math.max(0, Math.min(shortest, fit.a / fit.c));
 }
 
 /** Whether the window has enough to be judged. */
@@ -229,10 +307,14 @@ export function decideAuto(state: AutoState, input: AutoInput): { state: AutoSta
   }
   if (!closes(s.window, now, timing)) return { state: s, decision: { cap: s.cap, reason: null } };
   const w = s.window;
+  // Every window tells of the fixed part, a settling one too: it does not depend on the cap.
+  const fit = addToFit(s.fit ?? { a: 0, c: 0 }, w.timed);
+  s = { ...s, fit };
   const sample: AutoSample = {
     cap: s.cap,
     bytesPerSec: (w.bytes * 1000) / Math.max(1, now - w.from),
-    msPerByte: perByte(w.timed),
+    movesPerSec: (w.moves * 1000) / Math.max(1, now - w.from),
+    msPerByte: perByte(w.timed, fixedMs(fit, w.timed)),
     moves: w.moves,
   };
   if (s.settling) {
@@ -285,13 +367,25 @@ function judge(s: AutoState, x: AutoSample, bounds: AutoBounds, binding: boolean
   };
   // The first window of a slow start raises at once; one from a knee only measures the reference.
   if (l === null) return s.phase === 'start' ? raise(`${formatRate(x.bytesPerSec)} at ${s.cap}`) : keep;
-  const gained = x.bytesPerSec > l.bytesPerSec * (1 + GAIN);
+  const bytesUp = x.bytesPerSec > l.bytesPerSec * (1 + GAIN);
+  // Largest first, the bytes of each finished move fall as the run goes on: more moves finishing
+  // a second is a gain too, though their bytes per second stayed flat.
+  const movesUp =
+    x.movesPerSec !== undefined && l.movesPerSec !== undefined && x.movesPerSec > l.movesPerSec * (1 + GAIN);
+  const gained = bytesUp || movesUp;
   if (x.cap > l.cap) {
-    if (gained)
+    if (bytesUp)
       return raise(
         `throughput up ${pct(x.bytesPerSec / l.bytesPerSec - 1)} at ${x.cap} (${formatRate(x.bytesPerSec)})`,
       );
-    const slower = x.msPerByte !== null && l.msPerByte !== null && x.msPerByte > l.msPerByte * (1 + GAIN);
+    if (movesUp)
+      return raise(
+        `moves finishing up ${pct((x.movesPerSec as number) / (l.movesPerSec as number) - 1)} at ${x.cap} (${(x.movesPerSec as number).toFixed(1)}/s)`,
+      );
+    const timed = x.msPerByte !== null && l.msPerByte !== null;
+    const slower = timed && (x.msPerByte as number) > (l.msPerByte as number) * (1 + GAIN);
+    // Flat, but no slower per byte: the moves got smaller (largest first), not the instance busier.
+    if (timed && !slower) return keep;
     const cap = clamp(l.cap, bounds);
     return {
       cap,
@@ -300,7 +394,7 @@ function judge(s: AutoState, x: AutoSample, bounds: AutoBounds, binding: boolean
       reason: `auto: throughput flat at ${l.cap}, ${x.cap} ${slower ? 'moved slower' : 'gained nothing'}`,
     };
   }
-  if (s.ref !== null && x.msPerByte !== null) {
+  if (s.ref !== null && s.ref > 0 && x.msPerByte !== null) {
     const ratio = x.msPerByte / s.ref;
     if (ratio > 1 + SLOWER && !gained) {
       const cap = clamp(Math.floor(s.cap * DECREASE), bounds);
@@ -314,7 +408,12 @@ function judge(s: AutoState, x: AutoSample, bounds: AutoBounds, binding: boolean
     }
     if (ratio < 1 - SLOWER) return raise(`moves ${pct(1 - ratio)} faster per byte at ${s.cap}`);
   }
-  if (s.held + 1 >= PROBE_AFTER)
-    return raise(`probing after ${s.held + 1} windows held at ${s.cap} (${formatRate(x.bytesPerSec)})`);
+  // In the slow start, a raise kept without a gain (the moves got smaller) is followed by the next
+  // one a window later: nothing has shown a knee yet.
+  const after = s.phase === 'start' ? 1 : PROBE_AFTER;
+  if (s.held + 1 >= after) {
+    const n = s.held + 1;
+    return raise(`probing after ${n} window${n === 1 ? '' : 's'} held at ${s.cap} (${formatRate(x.bytesPerSec)})`);
+  }
   return keep;
 }
