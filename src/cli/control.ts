@@ -17,6 +17,7 @@ import { applyControl } from '../runtime/control/control.js';
 import type { ControlChange, ControlResult, StopAnswer } from '../runtime/control/control.js';
 import { stopFilePath } from '../runtime/control/stop.js';
 import { NO_CHECKPOINT } from '../runtime/errors.js';
+import { systemClock } from '../shared/clock.js';
 import { RANGES } from '../plan/rules.js';
 import { capWhenUnpaused, describeChange } from '../report/control-words.js';
 import { describeThresholdChange, describeThresholdInForce } from '../report/threshold-words.js';
@@ -89,7 +90,7 @@ export async function runControlCommand(opts: ControlOptions, ctx: CommandContex
   const { file } = await resolveRunCheckpoint(opts, ctx);
   let result;
   try {
-    result = applyControl(file, change, Date.now(), await readPlanGiven(opts.plan, ctx));
+    result = applyControl(file, change, (ctx.clock ?? systemClock).now(), await readPlanGiven(opts.plan, ctx));
   } catch (err) {
     if ((err as { code?: unknown }).code === NO_CHECKPOINT) {
       ctx.stderr.write(`shardmove control: ${(err as Error).message}\n`);

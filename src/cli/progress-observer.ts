@@ -82,7 +82,10 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
   const tick = () => {
     const r = run;
     if (!r) return;
-    const t0 = Date.now();
+    // The gaps are the run's time (its clock: a simulated one skips them); the cost of a look is
+    // this process's own CPU time, measured in real time.
+    const t0 = r.clock.now();
+    const cost0 = performance.now();
     if (t0 - lastRead < gapMs) return;
     lastRead = t0;
     try {
@@ -112,7 +115,7 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
     } finally {
       // Reading the counts is a synchronous query: on a huge checkpoint, look less often so the
       // line never takes more than ~5% of the event loop.
-      gapMs = Math.max(baseGapMs, (Date.now() - t0) * 20);
+      gapMs = Math.max(baseGapMs, (performance.now() - cost0) * 20);
     }
   };
 
@@ -121,7 +124,7 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
       run = r;
       seenSeq = r.fromSeq;
       // A file or a pipe: the first line after one interval (short runs stay quiet), or at a hold.
-      lastPrint = Date.now();
+      lastPrint = r.clock.now();
       timer = r.clock.setInterval(tick, baseGapMs);
       timer.unref();
     },
