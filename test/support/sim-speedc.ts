@@ -1,7 +1,7 @@
 /**
  * The held sandbox (./held-sandbox.ts) on the in-process harness (./sim-harness.ts): the
  * orchestrator and the sandbox in this process on one simulated clock that only the test moves
- * (`autoAdvance` off). A move takes HELD_MOVE_MS of that clock, so the moves a run starts stay in
+ * (`autoAdvance` off). A move takes HELD_MOVE_MS of that clock (or `opts.moveMs`), so the moves a run starts stay in
  * flight until the test moves the clock past them: "what was in flight when X happened" is built,
  * not waited for, and letting them go costs no real time.
  *
@@ -48,6 +48,8 @@ export interface HeldSimulation {
    * so the moves in flight stay held). Fails when it does not hold by then.
    */
   stepUntil<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, limitMs?: number, stepMs?: number): Promise<T>;
+  /** Steps the clock (moves held) until `cmd` ended; its result. */
+  endOf(cmd: SimCommand): Promise<SimResult>;
   /** Lets moves end again and again until `done` settles; returns its result. */
   pumpUntil<T>(done: Promise<T>): Promise<T>;
   /** Every move the sandbox recorded, of every kind, oldest first. */
@@ -88,8 +90,9 @@ export async function stepClockUntil<T>(
 export async function startHeldSimulation(
   dir: string,
   counts: { projects: number; snippets: number; groups: number },
-  opts: { faults?: SandboxOptions['faults']; db?: string } = {},
+  opts: { faults?: SandboxOptions['faults']; db?: string; moveMs?: number } = {},
 ): Promise<HeldSimulation> {
+  const moveMs = opts.moveMs ?? HELD_MOVE_MS;
   // The commands' modules, loaded before the clock is moved (the first load takes real seconds).
   await Promise.all([
     import('../../src/cli/run.js'),
@@ -100,7 +103,7 @@ export async function startHeldSimulation(
   ]);
   const sim = await startSimulation({
     seed: writeSeed(dir, counts),
-    moveDurationMs: HELD_MOVE_MS,
+    moveDurationMs: moveMs,
     workers: 50,
     ...(opts.db ? { db: opts.db } : {}),
     ...(opts.faults ? { faults: opts.faults } : {}),
@@ -108,7 +111,7 @@ export async function startHeldSimulation(
   sim.clock.autoAdvance = false;
   const env = sandboxEnv(sim.url);
   const advance = (ms: number) => sim.clock.advanceAsync(ms);
-  const letGo = () => advance(HELD_MOVE_MS + 1_000);
+  const letGo = () => advance(moveMs + 1_000);
   const pumpUntil = async <T>(done: Promise<T>): Promise<T> => {
     let over = false;
     let failed: unknown = null;
@@ -126,6 +129,14 @@ export async function startHeldSimulation(
   };
   const stepUntil: HeldSimulation['stepUntil'] = (read, ok, limitMs, stepMs) =>
     stepClockUntil(sim.clock, read, ok, limitMs, stepMs);
+  const endOf = async (cmd: SimCommand): Promise<SimResult> => {
+    let result: SimResult | null = null;
+    void cmd.done.then((r) => (result = r));
+    return (await stepUntil(
+      () => result,
+      (r) => r !== null,
+    )) as SimResult;
+  };
   const start: HeldSimulation['start'] = (args, extra) => sim.start(args, { cwd: dir, env: { ...env, ...extra } });
   // A command left running when its test ends (a failed assertion) is interrupted and waited for,
   // so it writes nothing after the directory is gone.
@@ -148,14 +159,8 @@ export async function startHeldSimulation(
       started.push(c);
       return c;
     },
-    async cli(...args) {
-      let result: SimResult | null = null;
-      void start(args).done.then((r) => (result = r));
-      return (await stepUntil(
-        () => result,
-        (r) => r !== null,
-      )) as SimResult;
-    },
+    cli: (...args) => endOf(start(args)),
+    endOf,
     advance,
     letGo,
     stepUntil,
