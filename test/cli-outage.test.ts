@@ -101,6 +101,11 @@ describe('an instance outage mid-drain (one simulated clock, real HTTP)', () => 
     await held.advance(600);
     expect(eventsOf(db, 'instance.answered')).toEqual([]);
     await proxy.up();
+    // Its next try (200 ms of the clock on) finds the instance; then the run goes on to its end.
+    await held.stepUntil(
+      () => eventsOf(db, 'instance.answered').length,
+      (n) => n > 0,
+    );
 
     const result = await held.pumpUntil(run.done);
     expect(result.stderr).toMatch(
