@@ -12,8 +12,9 @@ import { describe, expect, it } from 'vitest';
 import { parseControlChange } from '../src/cli/control.js';
 import { RunEventSchema } from '../src/events/run-events.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { flat, invariantViolations, movesOf, runCli, sandboxEnv } from './support/cli-harness.js';
+import { flat, invariantViolations, movesOf, runCli, sandboxEnv, writeSeed } from './support/cli-harness.js';
 import { HELD_MOVE_MS, ended, startHeldSandbox } from './support/held-sandbox.js';
+import { startSimulation } from './support/sim-harness.js';
 import { startHeldSimulation, startWithMovesInFlight } from './support/sim-speedc.js';
 import { eventsOf, has, intentsAfterStop, runWithMovesInFlight, setup, stopInRow } from './support/stop-judge.js';
 import { until } from './support/until.js';
@@ -297,6 +298,28 @@ describe('control --stop (one simulated clock, real HTTP)', () => {
     expect(resumed.stdout).toContain('REVERTED: every item the run moved is back where it came from, verified');
     expect((await held.moves()).length).toBeGreaterThan(before);
   });
+
+  it('control --stop on a run of another host: written, and said to be obeyed if that run is alive', async () => {
+    const { dir, plan, file } = setup('stop-other-host');
+    const sim = await startSimulation({ seed: writeSeed(dir, { projects: 1, snippets: 0, groups: 0 }) });
+    mkdirSync(join(dir, 'state'));
+    openCheckpoint(file).close();
+    const raw = new Database(file);
+    raw
+      .prepare(
+        'INSERT INTO lock (id, pid, host, started_at, heartbeat_at, lease_ms, generation) VALUES (1, 4242, ?, 1, ?, 3600000, 1)',
+      )
+      .run('other-host', sim.clock.now());
+    raw.close();
+    const r = await sim.shardmove(['control', plan, '--stop'], { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /^stopping: .*\nthe run holding it on other-host \(pid 4242\) obeys it within a second, if it is alive\n/,
+    );
+    expect(stopInRow(file)).toMatchObject({ by: 'control' });
+    // Bad options are refused before the file is touched.
+    expect((await sim.shardmove(['control', plan, '--stop', '--pause'], { cwd: dir })).code).toBe(2);
+  });
 });
 
 describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 }, () => {
@@ -352,26 +375,5 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     expect(stopInRow(file)).toBeNull();
     const resumed = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));
     expect(resumed.code, resumed.stderr).toBe(0);
-  });
-
-  it('control --stop on a run of another host: written, and said to be obeyed if that run is alive', async () => {
-    const { dir, plan, file } = setup('stop-other-host');
-    mkdirSync(join(dir, 'state'));
-    openCheckpoint(file).close();
-    const raw = new Database(file);
-    raw
-      .prepare(
-        'INSERT INTO lock (id, pid, host, started_at, heartbeat_at, lease_ms, generation) VALUES (1, 4242, ?, 1, ?, 3600000, 1)',
-      )
-      .run('other-host', Date.now());
-    raw.close();
-    const r = await runCli(['control', plan, '--stop'], { cwd: dir });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(
-      /^stopping: .*\nthe run holding it on other-host \(pid 4242\) obeys it within a second, if it is alive\n/,
-    );
-    expect(stopInRow(file)).toMatchObject({ by: 'control' });
-    // Bad options are refused before the file is touched.
-    expect((await runCli(['control', plan, '--stop', '--pause'], { cwd: dir })).code).toBe(2);
   });
 });
