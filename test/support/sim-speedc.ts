@@ -1,9 +1,9 @@
 /**
  * The held sandbox (./held-sandbox.ts) on the in-process harness (./sim-harness.ts): the
  * orchestrator and the sandbox in this process on one simulated clock that only the test moves
- * (`autoAdvance` off). A move takes HELD_MOVE_MS of that clock (or `opts.moveMs`), so the moves a run starts stay in
- * flight until the test moves the clock past them: "what was in flight when X happened" is built,
- * not waited for, and letting them go costs no real time.
+ * (`autoAdvance` off). A move takes HELD_MOVE_MS of that clock (or `opts.moveMs`), so the moves a
+ * run starts stay in flight until the test moves the clock past them: "what was in flight when X
+ * happened" is built, not waited for, and letting them go costs no real time.
  *
  * The test drives the run's own waits: `stepUntil` moves the clock a poll at a time (never near a
  * move's end) until what it reads holds; `letGo` and `pumpUntil` move it past the moves in flight.
@@ -11,7 +11,7 @@
 import { rmSync } from 'node:fs';
 import { onTestFinished } from 'vitest';
 import type { SandboxOptions } from '../../src/sandbox/index.js';
-import type { CliResult, SandboxMove } from './cli-harness.js';
+import type { SandboxMove } from './cli-harness.js';
 import { ADMIN_TOKEN, movesOf, sandboxEnv, tempDir, writeSeed } from './cli-harness.js';
 import { startHoldProxy } from './hold-proxy.js';
 import type { HoldProxy, SeenRequest, Trap } from './hold-proxy.js';
@@ -181,9 +181,6 @@ export async function startHeldSimulation(
     },
   };
 }
-
-/** A command's result as the process harness gives it (./cli-harness.ts CliResult). */
-export const asCli = (r: SimResult): CliResult => r;
 
 /** Starts `args` and steps the clock until `n` moves are in flight in the held simulation. */
 export async function startWithMovesInFlight(held: HeldSimulation, args: string[], n: number): Promise<SimCommand> {
