@@ -1,16 +1,18 @@
 /**
  * Instance outages hold the run, they do not end it: the instance vanishes mid-drain with moves in
  * flight (a proxy in front of the sandbox refuses connections; the sandbox behind it keeps moving,
- * as GitLab's Sidekiq does while its API is down), and a real sandbox process is stopped and
- * started again on its port and its database. The retry interval is an environment knob, so the
- * run asks every 200 ms instead of every 10 s; nothing here waits for the hold's timer.
+ * as GitLab's Sidekiq does while its API is down), with the run and the sandbox in this process on
+ * one simulated clock (./support/sim-speedc.ts: the moves are held, the hold's waits cost no real
+ * time); and a real sandbox process is killed and started again on its port and its database (a
+ * process's story: separate processes). The retry interval is an environment knob, so the run asks
+ * every 200 ms instead of every 10 s.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { CliResult, SandboxProcess } from './support/cli-harness.js';
+import type { SandboxProcess } from './support/cli-harness.js';
 import {
   flat,
   fromDb,
@@ -24,8 +26,9 @@ import {
   writePlan,
   writeSeed,
 } from './support/cli-harness.js';
-import { ended, startHeldSandbox } from './support/held-sandbox.js';
+import { ended } from './support/held-sandbox.js';
 import { startOutageProxy } from './support/outage-proxy.js';
+import { startHeldSimulation, startWithMovesInFlight } from './support/sim-speedc.js';
 import { until } from './support/until.js';
 
 const RETRY = { SHARDMOVE_OUTAGE_RETRY_MS: '200' };
@@ -57,53 +60,54 @@ async function expectMovedOnce(url: string, items: number): Promise<void> {
   expect([...projects.values()].filter((s) => s !== 'cluster')).toEqual([]);
 }
 
-describe('an instance outage mid-drain (separate processes, real HTTP)', { timeout: 90_000 }, () => {
+describe('an instance outage mid-drain (one simulated clock, real HTTP)', () => {
   it('holds while the instance refuses connections, says so, follows the moves in flight once it answers, and ends 0 with nothing moved twice', async () => {
     const dir = tempDir('outage');
-    const held = await startHeldSandbox(dir, { projects: 24, snippets: 0, groups: 0 });
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    // Moves of half a minute: the outage that outlasts them is said in seconds.
+    const held = await startHeldSimulation(dir, { projects: 24, snippets: 0, groups: 0 }, { moveMs: 30_000 });
     const proxy = await startOutageProxy(held.url);
     const plan = writePlan(dir, { concurrency: 8 });
     const db = join(dir, 'state', 'it.db');
-    const run: Promise<CliResult> = runCli(['run', plan], { cwd: dir, env: { ...sandboxEnv(proxy.url), ...RETRY } });
+    const run = held.start(['run', plan], { ...sandboxEnv(proxy.url), ...RETRY });
 
     // Moves in flight (each lasts a minute of the sandbox's clock): then the instance vanishes.
-    await until(
+    await held.stepUntil(
       () => held.moves(),
       (m) => m.filter((x) => !ended(x)).length >= 8,
-      30_000,
     );
     await proxy.down();
     // The run holds for it (its poll found no instance and used its retries) ...
     expect(
-      await until(
-        () => Promise.resolve(eventsOf(db, 'instance.unreachable').length),
+      await held.stepUntil(
+        () => eventsOf(db, 'instance.unreachable').length,
         (n) => n > 0,
-        20_000,
       ),
     ).toBe(1);
     const lastCap = () =>
       eventsOf(db, 'cap.changed')
         .map((e) => JSON.parse(e.data) as { limit: string; cap: number; reason: string })
         .at(-1);
-    const hold = await until(
-      () => Promise.resolve(lastCap()),
-      (c) => c?.limit === 'outage',
-      10_000,
-    );
+    const hold = await held.stepUntil(lastCap, (c) => c?.limit === 'outage', 10_000);
     expect(hold).toMatchObject({ limit: 'outage', cap: 0 });
     expect(hold?.reason).toMatch(
       /^the instance has not answered since \d\d:\d\d:\d\d UTC \(\w+\); trying every 200ms$/,
     );
     // `status` reads the checkpoint alone: it says the same, and so do the public events.
-    const status = await runCli(['status', plan], { cwd: dir, env: sandboxEnv(proxy.url) });
+    const status = await held.cli('status', plan);
     expect(status.stdout).toContain('HELD: the instance has not answered since');
     // ... while GitLab goes on: the moves it holds end meanwhile, unseen by the run.
-    held.letGo();
-    await new Promise((r) => setTimeout(r, 600));
+    await held.letGo();
+    await held.advance(600);
     expect(eventsOf(db, 'instance.answered')).toEqual([]);
     await proxy.up();
+    // Its next try (200 ms of the clock on) finds the instance; then the run goes on to its end.
+    await held.stepUntil(
+      () => eventsOf(db, 'instance.answered').length,
+      (n) => n > 0,
+    );
 
-    const result = await held.pumpUntil(run);
+    const result = await held.pumpUntil(run.done);
     expect(result.stderr).toMatch(
       /HELD: the instance has not answered since \d\d:\d\d:\d\d UTC \((ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET|[A-Z_]+)\); trying every 200ms, for up to 30m \(instance\.outage_wait\)/,
     );
@@ -115,25 +119,25 @@ describe('an instance outage mid-drain (separate processes, real HTTP)', { timeo
 
   it('ends with exit 7 and the remedy once instance.outage_wait ran out, and a second run finishes the drain', async () => {
     const dir = tempDir('outage-wait');
-    const held = await startHeldSandbox(dir, { projects: 12, snippets: 0, groups: 0 });
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const held = await startHeldSimulation(dir, { projects: 12, snippets: 0, groups: 0 });
     const proxy = await startOutageProxy(held.url);
     const plan = writePlan(dir, { concurrency: 4 });
     withOutageWait(plan, '2s');
     const env = { ...sandboxEnv(proxy.url), ...RETRY };
-    const run = runCli(['run', plan], { cwd: dir, env });
-    await until(
+    const run = held.start(['run', plan], env);
+    await held.stepUntil(
       () => held.moves(),
       (m) => m.filter((x) => !ended(x)).length >= 4,
-      30_000,
     );
     await proxy.down();
-    const gaveUp = await run;
+    const gaveUp = await held.endOf(run);
     expect(gaveUp.code).toBe(7);
     expect(gaveUp.stderr + gaveUp.stdout).toContain('instance.outage_wait (2s) ran out');
     expect(flat(gaveUp.stdout)).toContain('Once the instance answers again, run it again: shardmove run');
     // Distinct from exit 1 (a revoked token): a restart loop may run it again once the instance answers.
     await proxy.up();
-    const again = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));
+    const again = await held.pumpUntil(held.start(['run', plan], env).done);
     expect(again.code).toBe(0);
     await expectMovedOnce(held.url, 12);
     // The second process goes on from the first one's items: hooks and notifications hear a resume.
@@ -145,20 +149,13 @@ describe('an instance outage mid-drain (separate processes, real HTTP)', { timeo
 
   it('says on Ctrl-C how many moves go on on GitLab, their repositories read-only, and that run again follows them', async () => {
     const dir = tempDir('outage-sigint');
-    const held = await startHeldSandbox(dir, { projects: 10, snippets: 0, groups: 0 });
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const held = await startHeldSimulation(dir, { projects: 10, snippets: 0, groups: 0 });
     const plan = writePlan(dir, { concurrency: 4 });
-    const run = runCli(['run', plan], {
-      cwd: dir,
-      env: sandboxEnv(held.url),
-      onStart: (child) => {
-        void until(
-          () => held.moves(),
-          (m) => m.filter((x) => !ended(x)).length >= 4,
-          30_000,
-        ).then(() => child.kill('SIGINT'));
-      },
-    });
-    const result = await run;
+    // Ctrl-C is the signal of the command's context here (main() turns SIGINT into it).
+    const run = await startWithMovesInFlight(held, ['run', plan], 4);
+    run.interrupt();
+    const result = await held.endOf(run);
     expect(result.code).toBe(130);
     expect(result.stderr).toMatch(
       /4 moves are still running on GitLab \(their repositories read-only until each ends\); an interruption cannot call them back, and going on follows them\ninterrupted; to continue: shardmove run \S+\n/,
@@ -200,7 +197,8 @@ describe('a real sandbox process stopped and started again mid-drain', { timeout
       (n) => n > 0,
       20_000,
     );
-    await new Promise((r) => setTimeout(r, 3_000));
+    // Gone a second more after the run said so (the hold, not its length, is what is judged).
+    await new Promise((r) => setTimeout(r, 1_000));
     sandbox = await startSandboxProcess([...args, '--seed', seed]);
     const result = await run;
     expect(result.stderr).toContain('HELD: the instance has not answered since');

@@ -2,32 +2,30 @@
  * A stop from outside with the stop file beside the checkpoint (`<checkpoint>.stop`), where only a
  * file can be dropped, and the stops that meet the run between two requests: during verification,
  * and around a bulk job, which the instance cannot call back. Judged from the sandbox's records
- * and the checkpoint, as ./cli-stop.test.ts judges `control --stop`.
+ * and the checkpoint, as ./cli-stop.test.ts judges `control --stop`. The run and the sandbox are in
+ * this process on one simulated clock (./support/sim-speedc.ts): nothing here is about the process
+ * boundary, and the waits (a held move, the stop check, the polls) cost no real time.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { flat, movesOf, runCli, sandboxEnv, tempDir, writePlan } from './support/cli-harness.js';
-import { ended, startHeldSandbox } from './support/held-sandbox.js';
-import { startProxiedSandbox } from './support/hold-proxy.js';
+import { flat, movesOf, sandboxEnv, tempDir, writePlan } from './support/cli-harness.js';
+import { ended } from './support/held-sandbox.js';
 import {
-  eventsOf,
-  has,
-  intentsAfterStop,
-  lstatOrNull,
-  runWithMovesInFlight,
-  setup,
-  stopInRow,
-} from './support/stop-judge.js';
-import { until } from './support/until.js';
+  startHeldSimulation,
+  startProxiedSimulation,
+  startWithMovesInFlight,
+  stepClockUntil,
+} from './support/sim-speedc.js';
+import { eventsOf, has, intentsAfterStop, lstatOrNull, setup, stopInRow } from './support/stop-judge.js';
 
-describe('the stop file, and stops between two requests (separate processes, real HTTP)', { timeout: 120_000 }, () => {
+describe('the stop file, and stops between two requests (one simulated clock, real HTTP)', () => {
   it('the stop file at the start (pre-flight): ends at once, writes nothing to the instance; any kind of entry, never followed', async () => {
     const { dir, plan } = setup('stop-file');
-    const held = await startHeldSandbox(dir, { projects: 6, snippets: 2, groups: 1 });
+    const held = await startHeldSimulation(dir, { projects: 6, snippets: 2, groups: 1 });
     const weights = await held.weights();
-    const cli = (...args: string[]) => runCli(args, { cwd: dir, env: sandboxEnv(held.url) });
+    const cli = held.cli;
     const precious = join(dir, 'precious.txt');
     writeFileSync(precious, 'keep me\n');
     // Each a checkpoint of its own, with what an operator (or an attacker) leaves at <checkpoint>.stop.
@@ -84,20 +82,16 @@ describe('the stop file, and stops between two requests (separate processes, rea
     expect((await cli('run', plan, '--state', state)).code).toBe(6);
     rmSync(`${state}.stop`, { recursive: true });
     // Removed: the same run goes on from its checkpoint.
-    const resumed = await held.pumpUntil(cli('run', plan, '--state', state));
+    const resumed = await held.pumpUntil(held.start(['run', plan, '--state', state]).done);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toContain('resuming the run started');
   });
 
   it('during verification: the round ends cleanly at the stop, and the resumed run verifies again', async () => {
-    const { dir, sandbox, proxy } = await startProxiedSandbox(
+    const { dir, sim, proxy, arm, resume } = await startProxiedSimulation(
       'stop-verify',
-      ['--move-duration', '20', '--workers', '20'],
-      {
-        projects: 10,
-        snippets: 2,
-        groups: 1,
-      },
+      { moveDurationMs: 20, workers: 20 },
+      { projects: 10, snippets: 2, groups: 1 },
     );
     const plan = writePlan(dir, { concurrency: 10 });
     const file = join(dir, 'state', 'it.db');
@@ -107,16 +101,17 @@ describe('the stop file, and stops between two requests (separate processes, rea
         .filter((e) => e.type === 'step.started')
         .at(-1)?.data.step;
     // The first read of the verification step is answered by the sandbox, and the answer held back.
-    const trapped = proxy.arm({ match: (r) => r.method === 'GET' && step() === 'verify', forward: true });
-    const run = runCli(['run', plan], { cwd: dir, env });
+    const trapped = arm({ match: (r) => r.method === 'GET' && step() === 'verify', forward: true });
+    const run = sim.start(['run', plan], { cwd: dir, env });
     await trapped;
     const moves = async () =>
-      (await Promise.all((['project', 'snippet', 'group'] as const).map((k) => movesOf(sandbox.url, k)))).flat();
+      (await Promise.all((['project', 'snippet', 'group'] as const).map((k) => movesOf(sim.url, k)))).flat();
     const atStop = await moves();
     writeFileSync(`${file}.stop`, '');
-    await until(has(file, 'run.stopping'), (x) => x, 10_000);
+    await stepClockUntil(sim.clock, has(file, 'run.stopping'), (x) => x, 10_000);
     proxy.release();
-    const stopped = await run;
+    resume();
+    const stopped = await run.done;
     expect(stopped.code, stopped.stderr).toBe(6);
     expect(stopped.stdout).toContain('  step: verify (stop asked for at ');
     expect(existsSync(`${file}.stop`)).toBe(false);
@@ -126,7 +121,7 @@ describe('the stop file, and stops between two requests (separate processes, rea
     expect(events.slice(seen).filter((e) => e.type === 'move.intent')).toEqual([]);
     expect(events[seen]?.data).toMatchObject({ by: 'file', step: 'verify', inFlight: 0 });
 
-    const resumed = await runCli(['run', plan], { cwd: dir, env });
+    const resumed = await sim.shardmove(['run', plan], { cwd: dir, env });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain('Verification: passed');
     expect(eventsOf(file).filter((e) => e.type === 'step.started' && e.data.step === 'verify')).toHaveLength(2);
@@ -138,21 +133,20 @@ describe('the stop file, and stops between two requests (separate processes, rea
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const plan = writePlan(dir, { mode: 'bulk', concurrency: 4, from: ['nfs-1'] });
     const file = join(dir, 'state', 'it.db');
-    const held = await startHeldSandbox(dir, { projects: 16, snippets: 2, groups: 1 });
-    const env = sandboxEnv(held.url);
+    const held = await startHeldSimulation(dir, { projects: 16, snippets: 2, groups: 1 });
     const onSource = (
-      held.sb.state.db
+      held.sim.sandbox.state.db
         .prepare("SELECT COUNT(*) AS n FROM items WHERE kind = 'project' AND storage = 'nfs-1'")
         .get() as {
         n: number;
       }
     ).n;
     // The bulk job makes a move for every project on the source; they are held.
-    const { run } = await runWithMovesInFlight(held, dir, ['run', plan], onSource);
-    expect((await runCli(['control', plan, '--stop'], { cwd: dir, env })).code).toBe(0);
-    await until(has(file, 'run.stopping'), (x) => x, 10_000);
+    const run = await startWithMovesInFlight(held, ['run', plan], onSource);
+    expect((await held.cli('control', plan, '--stop')).code).toBe(0);
+    await held.stepUntil(has(file, 'run.stopping'), (x) => x, 10_000);
     const atStop = await held.moves();
-    const done = await held.pumpUntil(run);
+    const done = await held.pumpUntil(run.done);
     expect(done.code, done.stderr).toBe(6);
     const after = await held.moves();
     expect(after.map((m) => m.id)).toEqual(atStop.map((m) => m.id));
@@ -161,38 +155,35 @@ describe('the stop file, and stops between two requests (separate processes, rea
     const events = eventsOf(file);
     expect(events.filter((e) => e.type === 'bulk.move_seen')).toHaveLength(onSource);
     expect(intentsAfterStop(events)).toBe(0);
-    const resumed = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));
+    const resumed = await held.pumpUntil(held.start(['run', plan]).done);
     expect(resumed.code, resumed.stderr).toBe(0);
   });
 
   it('bulk mode: a stop just before the bulk POST holds it; a stop while the POST is in the air waits for the job', async () => {
-    const { dir, sandbox, proxy } = await startProxiedSandbox(
+    const { dir, sim, proxy, arm, resume } = await startProxiedSimulation(
       'stop-bulk-post',
-      ['--move-duration', '20', '--workers', '20'],
-      {
-        projects: 12,
-        snippets: 2,
-        groups: 1,
-      },
+      { moveDurationMs: 20, workers: 20 },
+      { projects: 12, snippets: 2, groups: 1 },
     );
     const plan = writePlan(dir, { mode: 'bulk', concurrency: 4, from: ['nfs-1'] });
     const env = sandboxEnv(proxy.url);
-    const moves = () => movesOf(sandbox.url, 'project');
+    const moves = () => movesOf(sim.url, 'project');
     const isMoveList = (url: string) => url.startsWith('/api/v4/project_repository_storage_moves');
 
     // The read just before the bulk POST (the newest move, the job's baseline) is held; the stop
     // comes then: the POST is never sent.
     const before = join(dir, 'before.db');
-    const read = proxy.arm({
+    const read = arm({
       match: (r) => r.method === 'GET' && isMoveList(r.url) && /[?&]per_page=1(&|$)/.test(r.url),
       forward: true,
     });
-    const first = runCli(['run', plan, '--state', before], { cwd: dir, env });
+    const first = sim.start(['run', plan, '--state', before], { cwd: dir, env });
     await read;
     writeFileSync(`${before}.stop`, '');
-    await until(has(before, 'run.stopping'), (x) => x, 10_000);
+    await stepClockUntil(sim.clock, has(before, 'run.stopping'), (x) => x, 10_000);
     proxy.release();
-    const held = await first;
+    resume();
+    const held = await first.done;
     expect(held.code, held.stderr).toBe(6);
     expect(await moves()).toEqual([]);
     expect(eventsOf(before).filter((e) => e.type === 'bulk.intent')).toEqual([]);
@@ -201,13 +192,14 @@ describe('the stop file, and stops between two requests (separate processes, rea
     // runs on the instance whatever the run does, so the run finds its moves and follows them to
     // their end before it stops.
     const inAir = join(dir, 'in-air.db');
-    const post = proxy.arm({ match: (r) => r.method === 'POST' && isMoveList(r.url), forward: true });
-    const second = runCli(['run', plan, '--state', inAir], { cwd: dir, env });
+    const post = arm({ match: (r) => r.method === 'POST' && isMoveList(r.url), forward: true });
+    const second = sim.start(['run', plan, '--state', inAir], { cwd: dir, env });
     await post;
     writeFileSync(`${inAir}.stop`, '');
-    await until(has(inAir, 'run.stopping'), (x) => x, 10_000);
+    await stepClockUntil(sim.clock, has(inAir, 'run.stopping'), (x) => x, 10_000);
     proxy.release();
-    const followed = await second;
+    resume();
+    const followed = await second.done;
     expect(followed.code, followed.stderr).toBe(6);
     const job = await moves();
     expect(job.length).toBeGreaterThan(0);

@@ -12,8 +12,10 @@ import { describe, expect, it } from 'vitest';
 import { parseControlChange } from '../src/cli/control.js';
 import { RunEventSchema } from '../src/events/run-events.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { flat, invariantViolations, movesOf, runCli, sandboxEnv } from './support/cli-harness.js';
+import { flat, invariantViolations, movesOf, runCli, sandboxEnv, writeSeed } from './support/cli-harness.js';
 import { HELD_MOVE_MS, ended, startHeldSandbox } from './support/held-sandbox.js';
+import { startSimulation } from './support/sim-harness.js';
+import { startHeldSimulation, startWithMovesInFlight } from './support/sim-speedc.js';
 import { eventsOf, has, intentsAfterStop, runWithMovesInFlight, setup, stopInRow } from './support/stop-judge.js';
 import { until } from './support/until.js';
 
@@ -27,26 +29,20 @@ describe('parseControlChange: --stop', () => {
   });
 });
 
-describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 }, () => {
+describe('control --stop (one simulated clock, real HTTP)', () => {
   it('control --stop mid-drain: nothing new starts, the moves in flight end, exit 6; the same run resumes it', async () => {
     const { dir, plan, file } = setup('stop-drain');
-    const held = await startHeldSandbox(dir, { projects: 30, snippets: 4, groups: 2 });
-    const env = sandboxEnv(held.url);
-    const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
+    const held = await startHeldSimulation(dir, { projects: 30, snippets: 4, groups: 2 });
+    const cli = held.cli;
     const eventsFile = join(dir, 'events.jsonl');
     const metrics = join(dir, 'it.prom');
     // Two moves, then two more half a move later: they end at two different times.
     writeFileSync(plan, readFileSync(plan, 'utf8').replace('concurrency: 4', 'concurrency: 2'));
-    const { run, stdout } = await runWithMovesInFlight(
-      held,
-      dir,
-      ['run', plan, '--events', eventsFile, '--metrics-file', metrics],
-      2,
-    );
-    held.advance(HELD_MOVE_MS / 2);
+    const run = await startWithMovesInFlight(held, ['run', plan, '--events', eventsFile, '--metrics-file', metrics], 2);
+    await held.advance(HELD_MOVE_MS / 2);
     expect((await cli('control', plan, '--concurrency', '4')).code).toBe(0);
     expect(
-      await until(
+      await held.stepUntil(
         async () => (await held.moves()).length,
         (n) => n === 4,
         10_000,
@@ -61,8 +57,8 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     // Twice: the first request stands, nothing more is written.
     const again = await cli('control', plan, '--stop', '--json');
     expect(JSON.parse(again.stdout)).toMatchObject({ changed: false, stop: { by: 'control' } });
-    expect(await until(has(file, 'run.stopping'), (x) => x, 10_000)).toBe(true);
-    expect(await until(has(file, 'cap.changed'), (x) => x)).toBe(true);
+    expect(await held.stepUntil(has(file, 'run.stopping'), (x) => x, 10_000)).toBe(true);
+    expect(await held.stepUntil(has(file, 'cap.changed'), (x) => x)).toBe(true);
 
     // While its moves finish, status and the progress line say STOPPING.
     const status = await cli('status', plan);
@@ -73,27 +69,27 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     expect(atStop.filter((m) => !ended(m))).toHaveLength(4);
     // The run's own line says so while its moves are held (a pipe gets a line at each hold).
     expect(
-      await until(
-        () => Promise.resolve(stdout()),
+      await held.stepUntil(
+        () => run.stdout(),
         (o) => /STOPPING by shardmove control/.test(o),
         10_000,
       ),
     ).toMatch(/STOPPING by shardmove control/);
 
     // The first two end; two slots are free, and nothing new takes them while the others go on.
-    held.advance(HELD_MOVE_MS / 2 + 1_000);
-    await until(
-      () => Promise.resolve(eventsOf(file).filter((e) => e.type === 'move.finished').length),
+    await held.advance(HELD_MOVE_MS / 2 + 1_000);
+    await held.stepUntil(
+      () => eventsOf(file).filter((e) => e.type === 'move.finished').length,
       (n) => n === 2,
       10_000,
     );
-    await until(has(file, 'cap.changed'), () =>
+    await held.stepUntil(has(file, 'cap.changed'), () =>
       eventsOf(file).some((e) => e.type === 'cap.changed' && e.data.limit === 'stopping'),
     );
     expect(await held.moves()).toHaveLength(4);
     expect(eventsOf(file).some((e) => e.type === 'run.stopped')).toBe(false);
 
-    const done = await held.pumpUntil(run);
+    const done = await held.pumpUntil(run.done);
     expect(done.code, done.stderr).toBe(6);
     expect(done.stdout).toContain('STOPPED on request (shardmove control --stop): 4 move(s) in flight ended first\n');
     expect(flat(done.stdout)).toContain(
@@ -165,7 +161,7 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     expect(stopInRow(file)).toBeNull();
 
     // The same run resumes it (it does not stop at once) and finishes.
-    const resumed = await held.pumpUntil(cli('run', plan));
+    const resumed = await held.pumpUntil(held.start(['run', plan]).done);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain('DONE: every repository moved and verified');
     for (const kind of ['project', 'snippet', 'group'] as const)
@@ -176,53 +172,52 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
 
   it('while paused, while no window is open, and a dry run: each stops at once, nothing new starts', async () => {
     const { dir, plan, file } = setup('stop-held');
-    const held = await startHeldSandbox(dir, { projects: 12, snippets: 2, groups: 1 });
-    const env = sandboxEnv(held.url);
-    const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
+    const held = await startHeldSimulation(dir, { projects: 12, snippets: 2, groups: 1 });
+    const cli = held.cli;
 
     // Paused with moves in flight: they end (let go), then the stop ends the run at once.
-    const { run } = await runWithMovesInFlight(held, dir, ['run', plan], 4);
+    const run = await startWithMovesInFlight(held, ['run', plan], 4);
     expect((await cli('control', plan, '--pause')).code).toBe(0);
-    await until(has(file, 'control.changed'), (x) => x);
-    const paused = await until(
-      async () => {
-        held.letGo();
-        return (await held.moves()).filter((m) => !ended(m)).length;
-      },
+    await held.stepUntil(has(file, 'control.changed'), (x) => x);
+    await held.letGo();
+    const paused = await held.stepUntil(
+      async () => (await held.moves()).filter((m) => !ended(m)).length,
       (n) => n === 0,
-      20_000,
     );
     expect(paused).toBe(0);
     const atStop = (await held.moves()).length;
     expect((await cli('control', plan, '--stop')).code).toBe(0);
-    const stopped = await run;
+    const stopped = await held.pumpUntil(run.done);
     expect(stopped.code, stopped.stderr).toBe(6);
     expect(stopped.stdout).toContain('STOPPED on request (shardmove control --stop): nothing was in flight\n');
     expect((await held.moves()).length).toBe(atStop);
     // The pause outlives the stop; the resumed run says so, and a stop ends it at once again.
     const status = await cli('status', plan);
     expect(status.stdout).toContain('(kept in the checkpoint for its next run)');
-    const resumed = runCli(['run', plan], { cwd: dir, env });
-    await until(has(file, 'run.started'), () => eventsOf(file).filter((e) => e.type === 'run.started').length === 2);
+    const resumed = held.start(['run', plan]);
+    await held.stepUntil(
+      has(file, 'run.started'),
+      () => eventsOf(file).filter((e) => e.type === 'run.started').length === 2,
+    );
     expect((await cli('control', plan, '--stop')).code).toBe(0);
-    const again = await resumed;
+    const again = await held.pumpUntil(resumed.done);
     expect(again.code, again.stderr).toBe(6);
     expect(again.stderr).toContain('note: this run is paused (shardmove control)');
     expect((await held.moves()).length).toBe(atStop);
 
     // No window open: the run waits before its first write; the stop ends it there, nothing written.
     const windowed = join(dir, 'windowed.yaml');
-    const day = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][(new Date().getUTCDay() + 3) % 7];
+    const day = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][(new Date(held.sim.clock.now()).getUTCDay() + 3) % 7];
     writeFileSync(
       windowed,
       `${readFileSync(plan, 'utf8')}schedule:\n  timezone: UTC\n  windows: ["${day} 01:00-02:00"]\n`,
     );
     const wfile = join(dir, 'w.db');
     const weights = await held.weights();
-    const waiting = runCli(['run', windowed, '--state', wfile], { cwd: dir, env });
-    await until(has(wfile, 'window.closed'), (x) => x, 20_000);
+    const waiting = held.start(['run', windowed, '--state', wfile]);
+    await held.stepUntil(has(wfile, 'window.closed'), (x) => x, 20_000);
     expect((await cli('control', windowed, '--state', wfile, '--stop')).code).toBe(0);
-    const w = await waiting;
+    const w = await held.pumpUntil(waiting.done);
     expect(w.code, w.stderr).toBe(6);
     expect(w.stdout).toMatch(
       /\nSTOPPED on request \(shardmove control --stop\): nothing was in flight\n {2}step: weights /,
@@ -244,19 +239,19 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     const none = await cli('control', plan, '--state', dry, '--stop');
     expect(none.stdout).toMatch(/^nothing to stop: no run is going/);
     expect(stopInRow(dry)).toBeNull();
-    const finished = await cli('run', plan, '--dry-run');
+    const finished = await held.pumpUntil(held.start(['run', plan, '--dry-run']).done);
     expect(finished.code, finished.stderr).toBe(0);
   });
 
   it('a stop, then Ctrl-C: Ctrl-C wins (exit 130, moves left in flight), the stop is consumed and the next run goes on', async () => {
     const { dir, plan, file } = setup('stop-sigint');
-    const held = await startHeldSandbox(dir, { projects: 12, snippets: 2, groups: 1 });
-    const env = sandboxEnv(held.url);
-    const { run, pid } = await runWithMovesInFlight(held, dir, ['run', plan], 4);
-    expect((await runCli(['control', plan, '--stop'], { cwd: dir, env })).code).toBe(0);
-    await until(has(file, 'run.stopping'), (x) => x, 10_000);
-    process.kill(pid(), 'SIGINT');
-    const cut = await run;
+    const held = await startHeldSimulation(dir, { projects: 12, snippets: 2, groups: 1 });
+    const run = await startWithMovesInFlight(held, ['run', plan], 4);
+    expect((await held.cli('control', plan, '--stop')).code).toBe(0);
+    await held.stepUntil(has(file, 'run.stopping'), (x) => x, 10_000);
+    // Ctrl-C is the signal of the command's context here (main() turns SIGINT into it).
+    run.interrupt();
+    const cut = await held.endOf(run);
     expect(cut.code, cut.stderr).toBe(130);
     expect(cut.stderr).toContain(
       'note: the stop asked for by shardmove control --stop was cleared: the run ended first',
@@ -264,11 +259,70 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     expect((await held.moves()).filter((m) => !ended(m))).toHaveLength(4);
     expect(stopInRow(file)).toBeNull();
     // The next run follows those moves and goes on to the end: it does not stop at once.
-    const resumed = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));
+    const resumed = await held.pumpUntil(held.start(['run', plan]).done);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(eventsOf(file).filter((e) => e.type === 'run.stopped')).toEqual([]);
   });
 
+  it('a revert stops the same way: control --stop on the plan reaches the revert, which resumes with `shardmove revert`', async () => {
+    const { dir, plan } = setup('stop-revert');
+    const held = await startHeldSimulation(dir, { projects: 10, snippets: 2, groups: 1 });
+    const cli = held.cli;
+    const forward = await held.pumpUntil(held.start(['run', plan]).done);
+    expect(forward.code, forward.stderr).toBe(0);
+    const before = (await held.moves()).length;
+    expect(await cli('control', plan, '--stop').then((r) => r.stdout)).toMatch(
+      /^nothing to stop: the run has ended \(done\); nothing written\n/,
+    );
+
+    const run = await startWithMovesInFlight(held, ['revert', plan, '--yes'], 4);
+    const asked = await cli('control', plan, '--stop');
+    expect(asked.code, asked.stderr).toBe(0);
+    const revertFile = join(dir, 'state', 'it.revert.db');
+    expect(asked.stdout).toContain(`a revert holds ${join(dir, 'state', 'it.db')}: the stop is for the revert\n`);
+    expect(asked.stdout).toContain(`checkpoint: ${revertFile}\n`);
+    await held.stepUntil(has(revertFile, 'run.stopping'), (x) => x, 10_000);
+    const atStop = await held.moves();
+    const stopped = await held.pumpUntil(run.done);
+    expect(stopped.code, stopped.stderr).toBe(6);
+    expect(stopped.stdout).toContain('STOPPED on request (shardmove control --stop): 4 move(s) in flight ended first');
+    expect(flat(stopped.stdout)).toContain(`To continue from here: shardmove revert ${plan}\n`);
+    const after = await held.moves();
+    expect(after.map((m) => m.id)).toEqual(atStop.map((m) => m.id));
+    expect(after.filter((m) => !ended(m))).toEqual([]);
+    expect(intentsAfterStop(eventsOf(revertFile))).toBe(0);
+    expect(stopInRow(join(dir, 'state', 'it.db'))).toBeNull();
+
+    const resumed = await held.pumpUntil(held.start(['revert', plan, '--yes']).done);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('REVERTED: every item the run moved is back where it came from, verified');
+    expect((await held.moves()).length).toBeGreaterThan(before);
+  });
+
+  it('control --stop on a run of another host: written, and said to be obeyed if that run is alive', async () => {
+    const { dir, plan, file } = setup('stop-other-host');
+    const sim = await startSimulation({ seed: writeSeed(dir, { projects: 1, snippets: 0, groups: 0 }) });
+    mkdirSync(join(dir, 'state'));
+    openCheckpoint(file).close();
+    const raw = new Database(file);
+    raw
+      .prepare(
+        'INSERT INTO lock (id, pid, host, started_at, heartbeat_at, lease_ms, generation) VALUES (1, 4242, ?, 1, ?, 3600000, 1)',
+      )
+      .run('other-host', sim.clock.now());
+    raw.close();
+    const r = await sim.shardmove(['control', plan, '--stop'], { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /^stopping: .*\nthe run holding it on other-host \(pid 4242\) obeys it within a second, if it is alive\n/,
+    );
+    expect(stopInRow(file)).toMatchObject({ by: 'control' });
+    // Bad options are refused before the file is touched.
+    expect((await sim.shardmove(['control', plan, '--stop', '--pause'], { cwd: dir })).code).toBe(2);
+  });
+});
+
+describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 }, () => {
   it('a stop, then a lease takeover: the old holder writes nothing (exit 5); the run that takes the lock obeys the stop', async () => {
     const { dir, plan, file } = setup('stop-takeover');
     const held = await startHeldSandbox(dir, { projects: 12, snippets: 2, groups: 1 });
@@ -321,62 +375,5 @@ describe('control --stop (separate processes, real HTTP)', { timeout: 120_000 },
     expect(stopInRow(file)).toBeNull();
     const resumed = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));
     expect(resumed.code, resumed.stderr).toBe(0);
-  });
-
-  it('a revert stops the same way: control --stop on the plan reaches the revert, which resumes with `shardmove revert`', async () => {
-    const { dir, plan } = setup('stop-revert');
-    const held = await startHeldSandbox(dir, { projects: 10, snippets: 2, groups: 1 });
-    const env = sandboxEnv(held.url);
-    const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
-    const forward = await held.pumpUntil(cli('run', plan));
-    expect(forward.code, forward.stderr).toBe(0);
-    const before = (await held.moves()).length;
-    expect(await cli('control', plan, '--stop').then((r) => r.stdout)).toMatch(
-      /^nothing to stop: the run has ended \(done\); nothing written\n/,
-    );
-
-    const { run } = await runWithMovesInFlight(held, dir, ['revert', plan, '--yes'], 4);
-    const asked = await cli('control', plan, '--stop');
-    expect(asked.code, asked.stderr).toBe(0);
-    const revertFile = join(dir, 'state', 'it.revert.db');
-    expect(asked.stdout).toContain(`a revert holds ${join(dir, 'state', 'it.db')}: the stop is for the revert\n`);
-    expect(asked.stdout).toContain(`checkpoint: ${revertFile}\n`);
-    await until(has(revertFile, 'run.stopping'), (x) => x, 10_000);
-    const atStop = await held.moves();
-    const stopped = await held.pumpUntil(run);
-    expect(stopped.code, stopped.stderr).toBe(6);
-    expect(stopped.stdout).toContain('STOPPED on request (shardmove control --stop): 4 move(s) in flight ended first');
-    expect(flat(stopped.stdout)).toContain(`To continue from here: shardmove revert ${plan}\n`);
-    const after = await held.moves();
-    expect(after.map((m) => m.id)).toEqual(atStop.map((m) => m.id));
-    expect(after.filter((m) => !ended(m))).toEqual([]);
-    expect(intentsAfterStop(eventsOf(revertFile))).toBe(0);
-    expect(stopInRow(join(dir, 'state', 'it.db'))).toBeNull();
-
-    const resumed = await held.pumpUntil(cli('revert', plan, '--yes'));
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.stdout).toContain('REVERTED: every item the run moved is back where it came from, verified');
-    expect((await held.moves()).length).toBeGreaterThan(before);
-  });
-
-  it('control --stop on a run of another host: written, and said to be obeyed if that run is alive', async () => {
-    const { dir, plan, file } = setup('stop-other-host');
-    mkdirSync(join(dir, 'state'));
-    openCheckpoint(file).close();
-    const raw = new Database(file);
-    raw
-      .prepare(
-        'INSERT INTO lock (id, pid, host, started_at, heartbeat_at, lease_ms, generation) VALUES (1, 4242, ?, 1, ?, 3600000, 1)',
-      )
-      .run('other-host', Date.now());
-    raw.close();
-    const r = await runCli(['control', plan, '--stop'], { cwd: dir });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(
-      /^stopping: .*\nthe run holding it on other-host \(pid 4242\) obeys it within a second, if it is alive\n/,
-    );
-    expect(stopInRow(file)).toMatchObject({ by: 'control' });
-    // Bad options are refused before the file is touched.
-    expect((await runCli(['control', plan, '--stop', '--pause'], { cwd: dir })).code).toBe(2);
   });
 });

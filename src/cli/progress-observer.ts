@@ -13,7 +13,7 @@
  */
 import type { CapData } from '../events/vocabulary.js';
 import type { ObservedRun, RunObserver } from '../runtime/observe/observer.js';
-import { autoCapOf, holdOf } from '../events/hold.js';
+import { holdOf } from '../events/hold.js';
 import { renderHoldNote, renderProgressLine } from '../report/progress.js';
 import { holdNextStep } from '../report/next-step.js';
 import type { Timer } from '../shared/clock.js';
@@ -33,6 +33,19 @@ export interface ProgressSink {
   print(line: string): void;
 }
 
+/**
+ * A moment as the run's clock and this process's own monotonic time give it. A gap has passed when
+ * either says so: the same on the system clock; on a simulated clock, which skips the time between
+ * its timers, the clock's; on a clock held still while real timers fire, the process's.
+ */
+interface Mark {
+  clock: number;
+  real: number;
+}
+const NEVER: Mark = { clock: Number.NEGATIVE_INFINITY, real: Number.NEGATIVE_INFINITY };
+const markOf = (r: ObservedRun): Mark => ({ clock: r.clock.now(), real: performance.now() });
+const since = (r: ObservedRun, m: Mark): number => Math.max(r.clock.now() - m.clock, performance.now() - m.real);
+
 const TTY_GAP_MS = 250;
 const LINE_GAP_MS = 10_000;
 
@@ -43,8 +56,8 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
   let timer: Timer | null = null;
   let cap: CapData | null = null;
   let seenSeq = 0;
-  let lastRead = 0;
-  let lastPrint = 0;
+  let lastRead = NEVER;
+  let lastPrint = NEVER;
   let gapMs = baseGapMs;
   let drawn = false;
   let holdShown = '';
@@ -74,7 +87,6 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
       summary,
       elapsedMs: now - r.startedAt,
       hold: held.hold,
-      auto: autoCapOf(cap),
       perMinute: pace.perMinute,
       stopping: held.stopping,
     };
@@ -83,14 +95,13 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
   const tick = () => {
     const r = run;
     if (!r) return;
-    // The line's pace is the watcher's, wall time, whatever clock the run keeps (a simulated one in tests).
-    const t0 = Date.now();
-    if (t0 - lastRead < gapMs) return;
+    const t0 = markOf(r);
+    if (since(r, lastRead) < gapMs) return;
     lastRead = t0;
     try {
       const held = look(r);
       // A file or a pipe: the counts are read only for a line, every 10 s or when the run is held or released.
-      if (!sink.tty && t0 - lastPrint < LINE_GAP_MS && held.key === holdShown) return;
+      if (!sink.tty && since(r, lastPrint) < LINE_GAP_MS && held.key === holdShown) return;
       const view = read(r, held);
       const next = held.hold?.stopped && !held.stopping ? holdNextStep(held.hold, cap, r.named) : null;
       if (sink.tty) {
@@ -114,7 +125,7 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
     } finally {
       // Reading the counts is a synchronous query: on a huge checkpoint, look less often so the
       // line never takes more than ~5% of the event loop.
-      gapMs = Math.max(baseGapMs, (Date.now() - t0) * 20);
+      gapMs = Math.max(baseGapMs, (performance.now() - t0.real) * 20);
     }
   };
 
@@ -123,7 +134,7 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
       run = r;
       seenSeq = r.fromSeq;
       // A file or a pipe: the first line after one interval (short runs stay quiet), or at a hold.
-      lastPrint = Date.now();
+      lastPrint = markOf(r);
       timer = r.clock.setInterval(tick, baseGapMs);
       timer.unref();
     },
