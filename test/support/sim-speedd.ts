@@ -5,10 +5,14 @@
  * started another with `--broken-items` on the same `--port` and `--db`), and a wait for something
  * the sandbox does by itself (a move someone else asked for) that moves the simulated clock on.
  */
+import { rmSync } from 'node:fs';
 import { expect, onTestFinished, vi } from 'vitest';
+import type { Document } from 'yaml';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/index.js';
-import type { SimResult, Simulation } from './sim-harness.js';
+import { sandboxEnv, tempDir, writeChangedSeed } from './cli-harness.js';
+import { startSimulation } from './sim-harness.js';
+import type { SimCommand, SimResult, Simulation } from './sim-harness.js';
 
 /**
  * Closes `current` (the simulation's sandbox or one this started before) and starts a sandbox on
@@ -37,18 +41,19 @@ export async function advanceUntil(sim: Simulation, done: () => boolean, stepMs 
 }
 
 /**
- * Starts `shardmove ARGS` on the simulation and interrupts it (as Ctrl-C does) once `ready()`
- * holds, as a test sends SIGINT to a process once the sandbox's records show what it waited for.
- * As `interruptAtMovesInFlightSim` (./sim-speeda.ts) does, the clock is held below `moveMs` (the
- * sandbox's move duration) from the start, so no move the command starts can end before `ready()`
- * is seen; once interrupted, the command runs by itself to its end.
+ * Starts `shardmove ARGS` on the simulation with the clock held below `moveMs` (the sandbox's move
+ * duration) from the start, firing each timer due before that as soon as the work before it is
+ * done, so no move the command starts can end before `ready()` is seen; then calls `then` with the
+ * command going on (to interrupt it, or to change the instance under it), and lets the clock run
+ * by itself again until the command ends.
  */
-export async function interruptWhenSim(
+export async function holdUntilSim(
   sim: Simulation,
   args: string[],
   opts: { cwd: string; env: Record<string, string> },
   ready: () => Promise<boolean>,
   moveMs: number,
+  then: (run: SimCommand) => void,
 ): Promise<SimResult> {
   const { clock } = sim;
   const holdAt = clock.now() + moveMs - 1;
@@ -66,7 +71,7 @@ export async function interruptWhenSim(
       },
       { timeout: 30_000, interval: 1 },
     );
-    run.interrupt();
+    then(run);
     clock.autoAdvance = true;
     // Whatever sleep began while the clock was held ends as it would have.
     for (let ended = false; !ended;) {
@@ -78,4 +83,35 @@ export async function interruptWhenSim(
   } finally {
     clock.autoAdvance = true;
   }
+}
+
+/**
+ * As `holdUntilSim`, interrupting the command (as Ctrl-C does) once `ready()` holds: as a test
+ * sends SIGINT to a process once the sandbox's records show what it waited for.
+ */
+export function interruptWhenSim(
+  sim: Simulation,
+  args: string[],
+  opts: { cwd: string; env: Record<string, string> },
+  ready: () => Promise<boolean>,
+  moveMs: number,
+): Promise<SimResult> {
+  return holdUntilSim(sim, args, opts, ready, moveMs, (run) => run.interrupt());
+}
+
+/**
+ * A simulation on a seed of the test's own (the small seed changed by `change`, as
+ * `startSeededSandbox` of ./cli-harness.ts makes it) in a fresh temporary directory (removed when
+ * the test ends), with the sandbox's `options`, and the environment a run against it takes.
+ */
+export async function changedSimulationWith(
+  name: string,
+  counts: { projects: number; snippets: number; groups: number },
+  change: (seed: Document) => void,
+  options: Omit<SandboxOptions, 'clock' | 'seed'>,
+): Promise<{ sim: Simulation; dir: string; env: Record<string, string> }> {
+  const dir = tempDir(name);
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const sim = await startSimulation({ ...options, seed: writeChangedSeed(dir, counts, change) });
+  return { sim, dir, env: sandboxEnv(sim.url) };
 }
