@@ -5,12 +5,19 @@
  * count and name (the metrics file counts) the two quarantined projects and the one not in the list, from the sandbox's
  * storage-filtered listing at verification. A resume that does nothing new then still reports the
  * whole migration: its first start, its duration over both processes, every event on the timeline.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): every command through the executable's
+ * command line against a sandbox on one simulated clock, so moves, polls and backoffs cost no real
+ * time; the sandbox with broken items is the same instance started again on its address and
+ * database. "Both processes" are the two runs of the checkpoint, one after the other.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Document } from 'yaml';
-import { flat, runCli, sandboxEnv, startSandboxProcess, startSeededSandbox } from './support/cli-harness.js';
+import { flat, sandboxEnv } from './support/cli-harness.js';
+import { changedSimulation } from './support/sim-speeda.js';
+import { restartSandbox } from './support/sim-speedd.js';
 
 function inventory(seed: Document): void {
   seed.setIn(['inventory', 'groups'], []);
@@ -56,14 +63,17 @@ const SAYS = 'passed for what this run moves; 3 items stay on nfs-1 (2 quarantin
  * the review, and the `--only` run of that list (exit 3).
  */
 async function quarantinedListRun(name: string) {
-  const { sandbox, dir, db } = await startSeededSandbox(name, { projects: 0, snippets: 0, groups: 0 }, inventory);
+  const { sim, dir, db } = await changedSimulation(name, { projects: 0, snippets: 0, groups: 0 }, inventory);
+  const runCli = sim.shardmove;
   const plan = join(dir, 'plan.yaml');
   writeFileSync(plan, PLAN);
-  const port = new URL(sandbox.url).port;
-  await sandbox.stop();
-  const args = ['--seed', join(dir, 'seed.yaml'), '--db', db, '--move-duration', '20', '--workers', '20'];
-  const broken = await startSandboxProcess([...args, '--port', port, '--broken-items', 'project:3,project:4']);
-  onTestFinished(() => broken.stop());
+  const broken = await restartSandbox(sim, sim.sandbox, {
+    seed: join(dir, 'seed.yaml'),
+    db,
+    moveDurationMs: 20,
+    workers: 20,
+    faults: { brokenItems: ['project:3', 'project:4'] },
+  });
   const env = sandboxEnv(broken.url);
   const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
   expect(dry.code, dry.stdout + dry.stderr).toBe(0);
@@ -74,12 +84,12 @@ async function quarantinedListRun(name: string) {
 
   const run = await runCli(['run', plan, '--only', 'list.jsonl', '--metrics-file', 'run.prom'], { cwd: dir, env });
   expect(run.code, run.stdout + run.stderr).toBe(3);
-  return { plan, dir, env, run };
+  return { plan, dir, env, run, runCli };
 }
 
 describe('run --only: what stays is named', { timeout: 180_000 }, () => {
   it('names the quarantined items and the one left out of the list everywhere, and never says nothing is left', async () => {
-    const { plan, dir, env, run } = await quarantinedListRun('only-stays');
+    const { plan, dir, env, run, runCli } = await quarantinedListRun('only-stays');
     // The summary wraps at 80 columns in a pipe: its sentences are read with their lines joined.
     expect(flat(run.stdout)).toMatch(
       /^DONE WITH QUARANTINED ITEMS: 2 of the 4 items of the list list\.jsonl quarantined, 2 moved and verified\b/,
@@ -118,7 +128,7 @@ describe('run --only: what stays is named', { timeout: 180_000 }, () => {
   });
 
   it('reports the whole migration after a resume that does nothing new: its first start, duration and timeline', async () => {
-    const { plan, dir, env } = await quarantinedListRun('only-stays-resume');
+    const { plan, dir, env, runCli } = await quarantinedListRun('only-stays-resume');
     type Outcome = { startedAt: number; lastEventAt: number; activeMs: number; processes: number };
     type Report = { outcome: Outcome; timeline: { start: number; markers: { t: number; label: string }[] } };
     const readReport = async () =>

@@ -6,22 +6,20 @@
  * line twice, a huge id), a directory, a list made under another plan are refused before anything is
  * read from the instance; a CSV list with quotes and a formula-like title round-trips; quarantined
  * items of a list are retried with --retry-quarantined, and nothing else moves.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): every command through the executable's
+ * command line against a sandbox on one simulated clock, so the moves, polls and backoffs cost no
+ * real time. The subject is what the commands do with a list, not the process boundary; the
+ * sandbox with broken items is the same instance started again on its address and database.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Document } from 'yaml';
-import {
-  ADMIN_TOKEN,
-  flat,
-  fromDb,
-  movesOf,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  startSeededSandbox,
-} from './support/cli-harness.js';
+import { ADMIN_TOKEN, flat, fromDb, movesOf, sandboxEnv } from './support/cli-harness.js';
+import { changedSimulation } from './support/sim-speeda.js';
+import { advanceUntil, restartSandbox } from './support/sim-speedd.js';
 
 /** acme's projects (one named with a quote and a comma), a snippet titled like a formula, acme's wiki; other's project. */
 function inventory(seed: Document): void {
@@ -80,9 +78,9 @@ const listed = (file: string) => readFileSync(file, 'utf8').split('\n').filter(B
 
 describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
   it('moves exactly the listed items, reports those moved or deleted since, and refuses a plain run on its checkpoint', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox('only', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const { sim, dir, db, env } = await changedSimulation('only', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const runCli = sim.shardmove;
     const plan = writePlan(dir);
-    const env = sandboxEnv(sandbox.url);
     const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/Item list: 8 item\(s\) the run would move, written to list\.jsonl/);
@@ -93,14 +91,13 @@ describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
 
     // Reviewed: project 2 is taken out. Since the review: project 3 moved by someone else, project 4 deleted.
     writeFileSync(join(dir, 'list.jsonl'), `${lines.filter((l) => !/"kind":"projects","id":2,/.test(l)).join('\n')}\n`);
-    const post = await fetch(`${sandbox.url}/api/v4/projects/3/repository_storage_moves`, {
+    const post = await fetch(`${sim.url}/api/v4/projects/3/repository_storage_moves`, {
       method: 'POST',
       headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN, 'content-type': 'application/json' },
       body: JSON.stringify({ destination_storage_name: 'default' }),
     });
     expect(post.status).toBe(201);
-    for (let i = 0; i < 200 && storageOf(db, 'project', 3) !== 'default'; i++)
-      await new Promise((r) => setTimeout(r, 25));
+    await advanceUntil(sim, () => storageOf(db, 'project', 3) === 'default');
     expect(storageOf(db, 'project', 3)).toBe('default');
     const raw = new Database(db);
     raw.prepare("DELETE FROM items WHERE kind = 'project' AND id = 4").run();
@@ -122,7 +119,7 @@ describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
     expect(flat(run.stdout)).toMatch(/projects 4 \(acme\/p4\) listed on nfs-1: no longer on the instance \(deleted\)/);
 
     // The sandbox's records: the listed items moved once each, the foreign move the only one of 3.
-    expect(await ourMoves(sandbox.url)).toEqual([
+    expect(await ourMoves(sim.url)).toEqual([
       'group:1',
       'project:1',
       'project:3',
@@ -154,13 +151,13 @@ describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
     expect(plain.stderr).toMatch(
       /holds the run of the reviewed list list\.jsonl .*run it again with --only list\.jsonl/,
     );
-    expect((await ourMoves(sandbox.url)).length).toBe(6);
+    expect((await ourMoves(sim.url)).length).toBe(6);
   });
 
   it('refuses a list edited by hand, a directory and flags that cannot go together, before reading the instance', async () => {
-    const { sandbox, dir } = await startSeededSandbox('only-bad', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const { sim, dir, env } = await changedSimulation('only-bad', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const runCli = sim.shardmove;
     const plan = writePlan(dir);
-    const env = sandboxEnv(sandbox.url);
     const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const lines = listed(join(dir, 'list.jsonl'));
@@ -224,13 +221,13 @@ describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
     expect(overPlan.stderr).toMatch(/--items plan\.yaml is the plan/);
 
     // Nothing of all that moved anything, nor wrote a real run's checkpoint.
-    expect(await ourMoves(sandbox.url)).toEqual([]);
+    expect(await ourMoves(sim.url)).toEqual([]);
     expect(readFileSync(plan, 'utf8')).toMatch(/name: only/);
   });
 
   it('refuses a list made under another plan with exit 4, naming both hashes and what changed', async () => {
-    const { sandbox, dir } = await startSeededSandbox('only-plan', { projects: 0, snippets: 0, groups: 0 }, inventory);
-    const env = sandboxEnv(sandbox.url);
+    const { sim, dir, env } = await changedSimulation('only-plan', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const runCli = sim.shardmove;
     const dry = await runCli(['run', writePlan(dir), '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const made = (JSON.parse(listed(join(dir, 'list.jsonl'))[0]!) as { plan_hash: string }).plan_hash;
@@ -240,17 +237,17 @@ describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
     expect(run.stderr).toContain(`was made under plan hash ${made}`);
     expect(run.stderr).toMatch(/hashes [0-9a-f]{64} now; changed since:\n\s+move\.concurrency: 10 -> 4/);
     expect(run.stderr).toMatch(/SHARDMOVE_ITEMS_OTHER_PLAN|make it again with `shardmove run/);
-    expect(await ourMoves(sandbox.url)).toEqual([]);
+    expect(await ourMoves(sim.url)).toEqual([]);
   });
 
   it('round-trips a CSV list with quotes, commas and a formula-like title', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
+    const { sim, dir, db, env } = await changedSimulation(
       'only-csv',
       { projects: 0, snippets: 0, groups: 0 },
       inventory,
     );
+    const runCli = sim.shardmove;
     const plan = writePlan(dir);
-    const env = sandboxEnv(sandbox.url);
     const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.csv'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const text = readFileSync(join(dir, 'list.csv'), 'utf8');
@@ -268,19 +265,19 @@ describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
     expect(readFileSync(join(dir, 'r.html'), 'utf8')).toContain(
       'Done: every item of the list list.csv moved and verified',
     );
-    expect(await ourMoves(sandbox.url)).toHaveLength(8);
+    expect(await ourMoves(sim.url)).toHaveLength(8);
     expect(storageOf(db, 'project', 6)).toBe('cluster');
     expect(storageOf(db, 'snippet', 1)).toBe('cluster');
   });
 
   it('applies a CSV list saved again by a spreadsheet or a Windows tool: a BOM, CR CR LF line ends, empty rows', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
+    const { sim, dir, db, env } = await changedSimulation(
       'only-crlf',
       { projects: 0, snippets: 0, groups: 0 },
       inventory,
     );
+    const runCli = sim.shardmove;
     const plan = writePlan(dir);
-    const env = sandboxEnv(sandbox.url);
     const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.csv'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const rows = readFileSync(join(dir, 'list.csv'), 'utf8').trimEnd().split('\r\n');
@@ -291,26 +288,24 @@ describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
     const run = await runCli(['run', plan, '--only', 'saved.csv'], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout.split('\n')[0]).toBe('DONE: every item of the list saved.csv moved and verified');
-    expect(await ourMoves(sandbox.url)).toHaveLength(2);
+    expect(await ourMoves(sim.url)).toHaveLength(2);
     expect(storageOf(db, 'project', 6)).toBe('cluster');
     expect(storageOf(db, 'snippet', 1)).toBe('cluster');
   });
 
   it('retries the quarantined items of a list with --retry-quarantined, and moves nothing else', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
+    const { sim, dir, db, env } = await changedSimulation(
       'only-retry',
       { projects: 0, snippets: 0, groups: 0 },
       inventory,
     );
+    const runCli = sim.shardmove;
     const plan = writePlan(dir);
-    const port = new URL(sandbox.url).port;
-    await sandbox.stop();
     // The same database and address, with project 5's moves failing.
     const seed = join(dir, 'seed.yaml');
-    const args = ['--seed', seed, '--db', db, '--move-duration', '20', '--workers', '20', '--port', port];
-    const broken = await startSandboxProcess([...args, '--broken-items', 'project:5']);
-    onTestFinished(() => broken.stop());
-    const env = sandboxEnv(broken.url);
+    const options = { seed, db, moveDurationMs: 20, workers: 20 };
+    const broken = await restartSandbox(sim, sim.sandbox, { ...options, faults: { brokenItems: ['project:5'] } });
+    expect(sandboxEnv(broken.url)).toEqual(env);
     expect((await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env })).code).toBe(0);
     writeFileSync(
       join(dir, 'list.jsonl'),
@@ -322,10 +317,8 @@ describe('run --only: a reviewed item list', { timeout: 180_000 }, () => {
     expect(first.code, first.stdout + first.stderr).toBe(3);
     expect(storageOf(db, 'project', 5)).toBe('nfs-1');
     const before = (await ourMoves(broken.url)).length;
-    await broken.stop();
 
-    const fixed = await startSandboxProcess(args);
-    onTestFinished(() => fixed.stop());
+    const fixed = await restartSandbox(sim, broken, options);
     const again = await runCli(['run', plan, '--only', 'list.jsonl', '--retry-quarantined'], {
       cwd: dir,
       env: sandboxEnv(fixed.url),

@@ -6,6 +6,11 @@
  * of both lists is not moved twice), and a plain revert moves back the rest. A list none of whose
  * items the forward run moved, a list of another plan and bad flags are refused before anything
  * is written.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): every command through the executable's
+ * command line against a sandbox on one simulated clock, so moves and polls cost no real time. The
+ * subject is what a revert does with a list, not the process boundary: the interrupted revert is
+ * interrupted as Ctrl-C does (its context's signal), its moves held by the clock until then.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,15 +22,11 @@ import {
   flat,
   fromDb,
   movesOf,
-  runCli,
-  sandboxEnv,
-  startSeededSandbox,
   storagesOf,
-  tempDir,
   writePlan as writeHarnessPlan,
 } from './support/cli-harness.js';
-import { startHeldSandbox } from './support/held-sandbox.js';
-import { until } from './support/until.js';
+import { changedSimulation, seededSimulation } from './support/sim-speeda.js';
+import { advanceUntil, interruptWhenSim } from './support/sim-speedd.js';
 
 /** acme's six projects on nfs-1, other's one. */
 function inventory(seed: Document): void {
@@ -80,6 +81,9 @@ function sublist(dir: string, from: string, to: string, ids: number[]): void {
   writeFileSync(join(dir, to), `${keep.join('\n')}\n`);
 }
 
+/** How long a move of the interrupted revert's sandbox takes (of the simulated clock). */
+const MOVE_MS = 1_500;
+
 /** Moves back (off cluster) per project id, from the sandbox's move records. */
 async function movesBack(url: string): Promise<Map<number, number>> {
   const out = new Map<number, number>();
@@ -90,28 +94,28 @@ async function movesBack(url: string): Promise<Map<number, number>> {
 
 describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () => {
   it('moves back only the listed items, names the others, continues with a second list, and a plain revert does the rest', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
+    const { sim, dir, db, env } = await changedSimulation(
       'revert-only',
       { projects: 0, snippets: 0, groups: 0 },
       inventory,
     );
+    const runCli = sim.shardmove;
     const plan = writePlan(dir);
-    const env = sandboxEnv(sandbox.url);
     const dry = await runCli(['run', plan, '--dry-run', '--items', 'all.jsonl'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     // Since the review: project 3 moved by someone else, so the forward run never moves it.
-    const post = await fetch(`${sandbox.url}/api/v4/projects/3/repository_storage_moves`, {
+    const post = await fetch(`${sim.url}/api/v4/projects/3/repository_storage_moves`, {
       method: 'POST',
       headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN, 'content-type': 'application/json' },
       body: JSON.stringify({ destination_storage_name: 'default' }),
     });
     expect(post.status).toBe(201);
-    for (let i = 0; i < 200 && storageOf(db, 3) !== 'default'; i++) await new Promise((r) => setTimeout(r, 25));
+    await advanceUntil(sim, () => storageOf(db, 3) === 'default');
     const forward = await runCli(['run', plan], { cwd: dir, env });
     expect(forward.code, forward.stdout + forward.stderr).toBe(0);
     for (const id of [1, 2, 4, 5, 6]) expect(storageOf(db, id)).toBe('cluster');
     const weightsAfterForward = await (
-      await fetch(`${sandbox.url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } })
+      await fetch(`${sim.url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } })
     ).json();
 
     // Refused before anything is written: a list none of whose items the forward run moved; bad flags.
@@ -126,7 +130,7 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
     });
     expect(flags.code).toBe(2);
     expect(flags.stderr).toMatch(/--overwrite-weights goes with a plain revert/);
-    expect(await movesBack(sandbox.url)).toEqual(new Map());
+    expect(await movesBack(sim.url)).toEqual(new Map());
 
     // List A: projects 1, 2 and 3. Project 2 is renamed since the review.
     sublist(dir, 'all.jsonl', 'a.jsonl', [1, 2, 3]);
@@ -137,7 +141,7 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
     expect(preview.code, preview.stdout + preview.stderr).toBe(0);
     expect(flat(preview.stdout)).toMatch(/only the items of the list a\.jsonl:/);
     expect(flat(preview.stdout)).toMatch(/dry run: nothing was changed/);
-    expect(await movesBack(sandbox.url)).toEqual(new Map());
+    expect(await movesBack(sim.url)).toEqual(new Map());
     const a = await runCli(['revert', plan, '--only', 'a.jsonl', '--yes'], { cwd: dir, env });
     expect(a.code, a.stdout + a.stderr).toBe(0);
     expect(flat(a.stdout)).toMatch(/only the items of the list a\.jsonl:/);
@@ -153,10 +157,10 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
     expect(storageOf(db, 2)).toBe('cluster');
     expect(storageOf(db, 3)).toBe('default');
     for (const id of [4, 5, 6]) expect(storageOf(db, id)).toBe('cluster');
-    expect(await movesBack(sandbox.url)).toEqual(new Map([[1, 1]]));
+    expect(await movesBack(sim.url)).toEqual(new Map([[1, 1]]));
     // A part of the drain goes back: the weights the forward run left stay.
     const weightsNow = await (
-      await fetch(`${sandbox.url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } })
+      await fetch(`${sim.url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } })
     ).json();
     expect(weightsNow).toEqual(weightsAfterForward);
 
@@ -195,7 +199,7 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
     // Again with the same list: nothing more moves.
     const again = await runCli(['revert', plan, '--only', 'a.jsonl', '--yes'], { cwd: dir, env });
     expect(again.code, again.stdout + again.stderr).toBe(0);
-    expect(await movesBack(sandbox.url)).toEqual(new Map([[1, 1]]));
+    expect(await movesBack(sim.url)).toEqual(new Map([[1, 1]]));
 
     // List B: projects 1 (already back), 4 and 5. Project 6 stays.
     sublist(dir, 'all.jsonl', 'b.jsonl', [1, 4, 5]);
@@ -208,7 +212,7 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
     expect(flat(b.stdout)).toMatch(/projects 6 acme\/p6 on cluster: not in the list/);
     for (const id of [1, 4, 5]) expect(storageOf(db, id)).toBe('nfs-1');
     expect(storageOf(db, 6)).toBe('cluster');
-    expect(await movesBack(sandbox.url)).toEqual(
+    expect(await movesBack(sim.url)).toEqual(
       new Map([
         [1, 1],
         [4, 1],
@@ -222,7 +226,7 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
     expect(storageOf(db, 6)).toBe('nfs-1');
     expect(storageOf(db, 2)).toBe('cluster');
     expect(storageOf(db, 7)).toBe('nfs-1');
-    expect(await movesBack(sandbox.url)).toEqual(
+    expect(await movesBack(sim.url)).toEqual(
       new Map([
         [1, 1],
         [4, 1],
@@ -233,25 +237,33 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
   });
 
   it('an interrupted list resumes with the same list; another list is refused meanwhile (exit 4) and moves nothing', async () => {
-    const dir = tempDir('revert-only-resume');
-    const held = await startHeldSandbox(dir, { projects: 8, snippets: 0, groups: 0 });
+    // Moves of 1.5 s (of the simulated clock), which the clock holds in flight until the interrupt.
+    const { sim, dir, env } = await seededSimulation(
+      'revert-only-resume',
+      { projects: 8, snippets: 0, groups: 0 },
+      { moveDurationMs: MOVE_MS, workers: 50 },
+    );
+    const runCli = sim.shardmove;
     const plan = writeHarnessPlan(dir, { concurrency: 4, from: ['nfs-1', 'nfs-2', 'default'] });
-    const env = sandboxEnv(held.url);
     const dry = await runCli(['run', plan, '--dry-run', '--items', 'all.jsonl'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
-    const forward = await held.pumpUntil(runCli(['run', plan], { cwd: dir, env }));
+    const forward = await runCli(['run', plan], { cwd: dir, env });
     expect(forward.code, forward.stdout + forward.stderr).toBe(0);
     sublist(dir, 'all.jsonl', 'a.jsonl', [1, 2, 3, 4]);
     sublist(dir, 'all.jsonl', 'b.jsonl', [5, 6]);
-    const back = async () =>
-      (await held.moves()).filter((m) => m.source === 'cluster').map((m) => `${m.itemId}:${m.state}`);
-    const a = await runCli(['revert', plan, '--only', 'a.jsonl', '--yes'], {
-      cwd: dir,
-      env,
-      onStart: (child) => {
-        void until(back, (m) => m.length >= 4, 30_000).then(() => child.kill('SIGINT'));
-      },
-    });
+    const moves = async () => [
+      ...(await movesOf(sim.url, 'project')),
+      ...(await movesOf(sim.url, 'snippet')),
+      ...(await movesOf(sim.url, 'group')),
+    ];
+    const back = async () => (await moves()).filter((m) => m.source === 'cluster').map((m) => `${m.itemId}:${m.state}`);
+    const a = await interruptWhenSim(
+      sim,
+      ['revert', plan, '--only', 'a.jsonl', '--yes'],
+      { cwd: dir, env },
+      async () => (await back()).length >= 4,
+      MOVE_MS,
+    );
     expect(a.code, a.stdout + a.stderr).toBe(130);
     expect(a.stderr).toMatch(/To continue it: shardmove revert \S+ --only a\.jsonl/);
     const b = await runCli(['revert', plan, '--only', 'b.jsonl', '--yes'], { cwd: dir, env });
@@ -260,10 +272,10 @@ describe('revert --only: a reviewed list moved back', { timeout: 180_000 }, () =
       /holds 4 item\(s\) of an earlier revert not in b\.jsonl still to move back .*--only a\.jsonl/,
     );
     expect((await back()).length).toBe(4);
-    const resumed = await held.pumpUntil(runCli(['revert', plan, '--only', 'a.jsonl', '--yes'], { cwd: dir, env }));
+    const resumed = await runCli(['revert', plan, '--only', 'a.jsonl', '--yes'], { cwd: dir, env });
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
     expect((await back()).sort()).toEqual(['1:finished', '2:finished', '3:finished', '4:finished']);
-    const storages = await storagesOf(held.url, 'projects');
+    const storages = await storagesOf(sim.url, 'projects');
     for (const id of [5, 6, 7, 8]) expect(storages.get(id)).toBe('cluster');
   });
 });

@@ -4,14 +4,20 @@
  * schedule, and drain by kind) or after a reviewed list was made is never moved, is named as having
  * left the selection, and is counted as staying in every output (headline, summary, status, status
  * --json, report --json); verification does not pass it as moved.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): every command through the executable's
+ * command line against a sandbox on one simulated clock, so moves and polls cost no real time. The
+ * run changed under is held by the clock (its one move in flight cannot end) until the test has
+ * transferred the project, by construction.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { Document } from 'yaml';
-import { flat, movesOf, runCli, sandboxEnv, startSeededSandbox, tempDir } from './support/cli-harness.js';
-import { startHeldSeededSandbox } from './support/held-seeded-sandbox.js';
+import { flat, movesOf } from './support/cli-harness.js';
+import { changedSimulation } from './support/sim-speeda.js';
+import { changedSimulationWith, holdUntilSim } from './support/sim-speedd.js';
 
 /** acme's projects 1 to 3 on nfs-1, and acme/team's project 4 (excluded by the plans below). */
 function inventory(seed: Document): void {
@@ -54,6 +60,9 @@ function writePlan(dir: string, extra: string[] = []): string {
   return file;
 }
 
+/** How long a move of the sandbox a run is changed under takes (of the simulated clock). */
+const MOVE_MS = 1_500;
+
 const projectMoves = async (url: string) => (await movesOf(url, 'project')).map((m) => m.itemId).sort();
 
 interface KindJson {
@@ -68,27 +77,38 @@ interface KindJson {
 describe('move.select judged on the current state', { timeout: 120_000 }, () => {
   for (const order of ['together', 'by-kind'] as const) {
     it(`does not move a project transferred into an excluded namespace mid-run (move.order: ${order})`, async () => {
-      const dir = tempDir(`sel-now-${order}`);
-      const held = await startHeldSeededSandbox(dir, inventory);
+      const { sim, dir, env } = await changedSimulationWith(
+        `sel-now-${order}`,
+        { projects: 0, snippets: 0, groups: 0 },
+        inventory,
+        { moveDurationMs: MOVE_MS, workers: 20 },
+      );
+      const runCli = sim.shardmove;
       const plan = writePlan(dir, [`order: ${order}`]);
-      const env = sandboxEnv(held.url);
-      const run = runCli(['run', plan], { cwd: dir, env });
       // One move is held in flight (concurrency 1): the other two are listed and wait for its slot.
       let first: number[] = [];
-      for (let i = 0; i < 600 && first.length === 0; i++) {
-        first = await projectMoves(held.url);
-        if (first.length === 0) await new Promise((r) => setTimeout(r, 25));
-      }
-      expect(first).toHaveLength(1);
-      const waiting = [1, 2, 3].filter((id) => id !== first[0]);
-      const moved = waiting[0]!;
-      const transferred = waiting[1]!;
-      held.transferProjects([transferred], 'acme/team');
-
-      const end = await held.pumpUntil(run);
+      let moved = 0;
+      let transferred = 0;
+      const end = await holdUntilSim(
+        sim,
+        ['run', plan],
+        { cwd: dir, env },
+        async () => (first = await projectMoves(sim.url)).length > 0,
+        MOVE_MS,
+        () => {
+          expect(first).toHaveLength(1);
+          const waiting = [1, 2, 3].filter((id) => id !== first[0]);
+          moved = waiting[0]!;
+          transferred = waiting[1]!;
+          // As a transfer does: the project's namespace changes on the instance.
+          sim.sandbox.state.db
+            .prepare("UPDATE items SET namespace = ? WHERE kind = 'project' AND id = ?")
+            .run('acme/team', transferred);
+        },
+      );
       expect(end.code, end.stdout + end.stderr).toBe(0);
       // The sandbox's records: the transferred project got no move.
-      expect(await projectMoves(held.url)).toEqual([first[0]!, moved].sort());
+      expect(await projectMoves(sim.url)).toEqual([first[0]!, moved].sort());
       const name = ['web', 'api', 'ops'][transferred - 1]!;
       expect(end.stdout.split('\n')[0]).toBe('DONE: moved 2 of 4 as planned: 2 not selected');
       expect(end.stdout).toMatch(/Verification: passed/);
@@ -119,13 +139,13 @@ describe('move.select judged on the current state', { timeout: 120_000 }, () => 
   }
 
   it('run --only does not move a listed project transferred into an excluded namespace since the review', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
+    const { sim, dir, db, env } = await changedSimulation(
       'sel-now-only',
       { projects: 0, snippets: 0, groups: 0 },
       inventory,
     );
+    const runCli = sim.shardmove;
     const plan = writePlan(dir);
-    const env = sandboxEnv(sandbox.url);
     const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     expect(flat(dry.stdout)).toMatch(/Item list: 3 item\(s\)/);
@@ -135,7 +155,7 @@ describe('move.select judged on the current state', { timeout: 120_000 }, () => 
 
     const run = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(await projectMoves(sandbox.url)).toEqual([1, 3]);
+    expect(await projectMoves(sim.url)).toEqual([1, 3]);
     expect(flat(run.stdout)).toMatch(
       /^DONE: 2 of the 3 items of the list list\.jsonl moved \(1 left the selection\) and verified\b/,
     );
@@ -152,16 +172,16 @@ describe('move.select judged on the current state', { timeout: 120_000 }, () => 
   });
 
   it('a revert does not move back a project transferred into an excluded namespace since the run', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
+    const { sim, dir, db, env } = await changedSimulation(
       'sel-now-revert',
       { projects: 0, snippets: 0, groups: 0 },
       inventory,
     );
+    const runCli = sim.shardmove;
     const plan = writePlan(dir);
-    const env = sandboxEnv(sandbox.url);
     const run = await runCli(['run', plan], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(await projectMoves(sandbox.url)).toEqual([1, 2, 3]);
+    expect(await projectMoves(sim.url)).toEqual([1, 2, 3]);
     const raw = new Database(db);
     raw.prepare("UPDATE items SET namespace = 'acme/team' WHERE kind = 'project' AND id = 2").run();
     raw.close();
@@ -169,7 +189,7 @@ describe('move.select judged on the current state', { timeout: 120_000 }, () => 
     const revert = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
     expect(revert.code, revert.stdout + revert.stderr).toBe(0);
     // The sandbox's records: 1 and 3 moved back, 2 moved once (forward) and left where it is.
-    expect(await projectMoves(sandbox.url)).toEqual([1, 1, 2, 3, 3]);
+    expect(await projectMoves(sim.url)).toEqual([1, 1, 2, 3, 3]);
     expect(flat(revert.stdout)).toContain(
       'REVERTED EXCEPT 1 THAT LEFT THE SELECTION: everything else the run moved is back where it came from, verified',
     );

@@ -4,6 +4,12 @@
  * holds the same counts and project sizes per kind and source storage as A, the same hidden and
  * pending-delete projects, and none of A's names, paths, users, tokens, URL or host. Then the
  * command's refusals, each on a copy of the dry run's checkpoint.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): A and B are sandboxes on one simulated
+ * clock in this process and every command goes through the executable's command line, so the runs'
+ * moves and polls cost no real time. The printed rehearsal's two lines stay what they are: run by
+ * `sh` with `shardmove` on the PATH (its subject is the command lines as an operator pastes them);
+ * its production instance and the commands before them are in this process.
  */
 import {
   copyFileSync,
@@ -30,18 +36,13 @@ import { parseSeedItems } from '../src/sandbox/seed-items.js';
 import { ITEMS_HEADER, itemLine, renderTwinSeed } from '../src/twin/seed-text.js';
 import type { TwinSeedInput } from '../src/twin/seed-text.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import {
-  ADMIN_TOKEN,
-  BIN,
-  fromDb,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
-import type { CliResult, SandboxProcess } from './support/cli-harness.js';
+import { startSandbox } from '../src/sandbox/index.js';
+import type { RunningSandbox } from '../src/sandbox/index.js';
+import { ADMIN_TOKEN, BIN, fromDb, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import type { CliResult } from './support/cli-harness.js';
+import { FakeClock } from './support/fake-clock.js';
+import { SIM_START } from './support/sim-harness.js';
+import { commandsOn, startSimSandbox } from './support/sim-speedb.js';
 
 const TWIN_TOKEN = 'glpat-twin-rehearsal-admin-0001';
 const SOURCES = ['nfs-1', 'nfs-2', 'default'];
@@ -58,8 +59,12 @@ const SECRET_NAMES = [
   'ops-admin',
 ];
 
+/** A's and B's clock, and the commands in this process on it. */
+const clock = new FakeClock(SIM_START);
+const runCli = commandsOn(clock).shardmove;
+
 let dir: string;
-let a: SandboxProcess;
+let a: RunningSandbox;
 let aDb: string;
 let plan: string;
 let dryState: string;
@@ -86,7 +91,7 @@ beforeAll(async () => {
   writeFileSync(seedFile, doc.toString());
   aDb = join(dir, 'a.db');
   // On 127.0.0.2, so that A's host is not the rehearsal's 127.0.0.1 and its absence from the seed means something.
-  a = await startSandboxProcess(['--host', '127.0.0.2', '--seed', seedFile, '--db', aDb]);
+  a = await startSandbox({ host: '127.0.0.2', seed: seedFile, db: aDb, clock });
   plan = writePlan(dir, { name: 'twin-it', from: SOURCES, concurrency: 20 });
   const dry = await runCli(['run', plan, '--dry-run'], { cwd: dir, env: sandboxEnv(a.url) });
   expect(dry.code, dry.stdout + dry.stderr).toBe(0);
@@ -95,7 +100,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await a?.stop();
+  await a?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -181,48 +186,44 @@ describe('shardmove twin', () => {
 
       // B on the twin's seed, on the rehearsal's address, at a hundred times the speed.
       const bDb = join(dir, 'b.db');
-      const b = await startSandboxProcess(['--seed', seedFile, '--db', bDb, '--speed', '200', '--workers', '20']);
-      try {
-        const fromA = shape(aDb, SOURCES);
-        const fromB = shape(bDb, SOURCES);
-        expect(fromB).toEqual(fromA);
-        expect(fromA.hidden).toContain(500);
-        expect(fromA.pending).toContain(501);
-        // Items on the destination are not in a dry run's listing, so not in the twin.
-        expect(fromDb(bDb, "SELECT id FROM items WHERE storage = 'cluster'")).toEqual([]);
+      const b = await startSimSandbox(clock, { seed: seedFile, db: bDb, speed: 200, workers: 20 });
+      const fromA = shape(aDb, SOURCES);
+      const fromB = shape(bDb, SOURCES);
+      expect(fromB).toEqual(fromA);
+      expect(fromA.hidden).toContain(500);
+      expect(fromA.pending).toContain(501);
+      // Items on the destination are not in a dry run's listing, so not in the twin.
+      expect(fromDb(bDb, "SELECT id FROM items WHERE storage = 'cluster'")).toEqual([]);
 
-        // The exact plan, pointed at B by its ${VAR}s, with a checkpoint of its own.
-        const run = await runCli(['run', plan, '--state', 'state/twin-it.twin.db'], {
-          cwd: dir,
-          env: { SHARDMOVE_URL: b.url, SHARDMOVE_TOKEN: TWIN_TOKEN },
-        });
-        expect(run.code, run.stdout + run.stderr).toBe(0);
-        const moved = fromDb<{ kind: string; storage: string; n: number }>(
-          bDb,
-          `SELECT i.kind, m.source AS storage, COUNT(*) AS n FROM moves m JOIN items i ON i.kind = m.kind AND i.id = m.item_id
-         WHERE m.state = 'finished' AND i.storage = 'cluster' GROUP BY i.kind, m.source ORDER BY i.kind, m.source`,
-        );
-        expect(moved).toEqual(fromA.counts.map(({ kind, storage, n }) => ({ kind, storage, n })));
-        const hiddenMoved = fromDb<{ id: number }>(
-          bDb,
-          "SELECT id FROM items WHERE kind = 'project' AND hidden = 1 AND storage = 'cluster' ORDER BY id",
-        ).map((r) => r.id);
-        expect(hiddenMoved).toEqual(fromA.hidden);
+      // The exact plan, pointed at B by its ${VAR}s, with a checkpoint of its own.
+      const run = await runCli(['run', plan, '--state', 'state/twin-it.twin.db'], {
+        cwd: dir,
+        env: { SHARDMOVE_URL: b.url, SHARDMOVE_TOKEN: TWIN_TOKEN },
+      });
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      const moved = fromDb<{ kind: string; storage: string; n: number }>(
+        bDb,
+        `SELECT i.kind, m.source AS storage, COUNT(*) AS n FROM moves m JOIN items i ON i.kind = m.kind AND i.id = m.item_id
+       WHERE m.state = 'finished' AND i.storage = 'cluster' GROUP BY i.kind, m.source ORDER BY i.kind, m.source`,
+      );
+      expect(moved).toEqual(fromA.counts.map(({ kind, storage, n }) => ({ kind, storage, n })));
+      const hiddenMoved = fromDb<{ id: number }>(
+        bDb,
+        "SELECT id FROM items WHERE kind = 'project' AND hidden = 1 AND storage = 'cluster' ORDER BY id",
+      ).map((r) => r.id);
+      expect(hiddenMoved).toEqual(fromA.hidden);
 
-        // The dry run's estimate beside the rehearsal's span, from B's own move records.
-        const [span] = fromDb<{ first: string; last: string }>(
-          bDb,
-          "SELECT MIN(created_at) AS first, MAX(updated_at) AS last FROM moves WHERE state = 'finished'",
-        );
-        const estimate = /estimate \(dry run\): (.*)/.exec(twin.stdout)?.[1];
-        expect(estimate).toBeDefined();
-        expect(dryRunOut).toContain('estimated duration:');
-        console.log(
-          `estimate (dry run): ${estimate}; rehearsal span: ${((Date.parse(span!.last) - Date.parse(span!.first)) / 1000).toFixed(1)} s at --speed 200`,
-        );
-      } finally {
-        await b.stop();
-      }
+      // The dry run's estimate beside the rehearsal's span, from B's own move records.
+      const [span] = fromDb<{ first: string; last: string }>(
+        bDb,
+        "SELECT MIN(created_at) AS first, MAX(updated_at) AS last FROM moves WHERE state = 'finished'",
+      );
+      const estimate = /estimate \(dry run\): (.*)/.exec(twin.stdout)?.[1];
+      expect(estimate).toBeDefined();
+      expect(dryRunOut).toContain('estimated duration:');
+      console.log(
+        `estimate (dry run): ${estimate}; rehearsal span: ${((Date.parse(span!.last) - Date.parse(span!.first)) / 1000).toFixed(1)} s at --speed 200`,
+      );
     },
   );
 
@@ -421,15 +422,11 @@ describe("twin's printed rehearsal, followed as printed", () => {
       onTestFinished(() => rmSync(root, { recursive: true, force: true }));
       // Production: a sandbox of its own, on another address than the rehearsal's.
       const prodDb = join(root, 'production.db');
-      const production = await startSandboxProcess([
-        '--host',
-        '127.0.0.2',
-        '--db',
-        prodDb,
-        '--seed',
-        writeSeed(root, { projects: 12, snippets: 2, groups: 2 }),
-      ]);
-      onTestFinished(() => production.stop());
+      const production = await startSimSandbox(clock, {
+        host: '127.0.0.2',
+        db: prodDb,
+        seed: writeSeed(root, { projects: 12, snippets: 2, groups: 2 }),
+      });
       // A plan that names its instance as production plans do: neither from a variable.
       const plans = join(root, "ops 'plans'");
       mkdirSync(plans);
