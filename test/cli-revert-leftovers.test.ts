@@ -12,21 +12,11 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import { loadSeed } from '../src/sandbox/seed.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import type { SandboxProcess } from './support/cli-harness.js';
 import type { SeenRequest } from './support/hold-proxy.js';
 import { startProxiedSandbox } from './support/hold-proxy.js';
-import {
-  ADMIN_TOKEN,
-  movesOf,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  storagesOf,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
+import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, storagesOf, tempDir, writePlan } from './support/cli-harness.js';
 import { realTimersAt } from './support/fake-clock.js';
+import { seededSimulation } from './support/sim-speeda.js';
 
 const KINDS = ['projects', 'snippets', 'groups'] as const;
 
@@ -53,25 +43,17 @@ function rowsWithMoves(file: string, state: 'left' | 'quarantined'): string[] {
 
 describe('shardmove revert: nothing the forward run sent away is left behind', { timeout: 150_000 }, () => {
   it('moves back items a bulk forward run left on the destination with moves that failed after the switch', async () => {
-    const dir = tempDir('revert-after-switch');
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const sandbox: SandboxProcess = await startSandboxProcess([
-      '--seed',
-      writeSeed(dir, { projects: 30, snippets: 4, groups: 3 }),
-      '--move-duration',
-      '20',
-      '--workers',
-      '10',
-      '--move-fail-after-switch-rate',
-      '0.3',
-      '--fault-seed',
-      '11',
-    ]);
-    onTestFinished(() => sandbox.stop());
+    // On the simulated clock (./support/sim-harness.ts): the orchestrator and the sandbox in this
+    // process, every poll, backoff and move duration a timer of one FakeClock.
+    const { dir, sim, env } = await seededSimulation(
+      'revert-after-switch',
+      { projects: 30, snippets: 4, groups: 3 },
+      { moveDurationMs: 20, workers: 10, faults: { failAfterSwitchRate: 0.3, seed: 11 } },
+    );
+    const sandbox = sim;
     const plan = writePlan(dir, { mode: 'bulk', concurrency: 10 });
-    const env = sandboxEnv(sandbox.url);
     const before = await everything(sandbox.url);
-    const forward = await runCli(['run', plan, '--state', 'fwd.db'], { cwd: dir, env });
+    const forward = await sim.shardmove(['run', plan, '--state', 'fwd.db'], { cwd: dir, env });
     expect([0, 3], `${forward.stdout}${forward.stderr}`).toContain(forward.code);
     // The situation: rows the forward run recorded as left, with its own moves, on the destination.
     const left = rowsWithMoves(join(dir, 'fwd.db'), 'left');
@@ -79,7 +61,7 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
     const middle = await everything(sandbox.url);
     for (const key of left) expect(middle.get(key), key).toBe('cluster');
 
-    const revert = await runCli(['revert', plan, '--state', 'fwd.db', '--yes'], { cwd: dir, env });
+    const revert = await sim.shardmove(['revert', plan, '--state', 'fwd.db', '--yes'], { cwd: dir, env });
     const after = await everything(sandbox.url);
     // Every item the forward run sent to cluster is home, the left ones included.
     for (const [key, was] of before) if (was !== 'cluster') expect(after.get(key), key).toBe(was);

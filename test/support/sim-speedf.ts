@@ -1,0 +1,58 @@
+/**
+ * Additions to the in-process harness (./sim-harness.ts) for tests that restart their sandbox:
+ * one sandbox on a database file and a fixed port, restarted with other faults on the same
+ * simulated clock (as a sandbox process stopped and started again on `--port P --db F` is), and
+ * `shardmove` command lines on that clock.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { onTestFinished } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/index.js';
+import { tempDir, writeSeed } from './cli-harness.js';
+import { FakeClock } from './fake-clock.js';
+import { SIM_START } from './sim-harness.js';
+import type { Simulation } from './sim-harness.js';
+import { commandsOn } from './sim-speedb.js';
+
+export interface RestartableSimulation extends Pick<Simulation, 'start' | 'shardmove'> {
+  clock: FakeClock;
+  dir: string;
+  /** The sandbox's database file. */
+  db: string;
+  /**
+   * Stops the sandbox running now, if any, and starts it again on the same database, port and
+   * clock with `faults` (none when empty).
+   */
+  restart(faults?: SandboxOptions['faults']): Promise<RunningSandbox>;
+}
+
+/**
+ * A sandbox seeded with `counts` in a fresh temporary directory on a database file (moves of 20 ms
+ * of the simulated clock unless `options` say otherwise), not started until `restart`; the
+ * sandbox and the directory are gone when the test ends.
+ */
+export function restartableSimulation(
+  name: string,
+  counts: Parameters<typeof writeSeed>[1],
+  options: Omit<SandboxOptions, 'clock' | 'seed' | 'db' | 'port' | 'faults'> = {},
+): RestartableSimulation {
+  const dir = tempDir(name);
+  const db = join(dir, 'sandbox.db');
+  const seed = writeSeed(dir, counts);
+  const clock = new FakeClock(SIM_START);
+  let current: RunningSandbox | null = null;
+  let port = 0;
+  onTestFinished(async () => {
+    await current?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const restart = async (faults: SandboxOptions['faults'] = {}): Promise<RunningSandbox> => {
+    await current?.close();
+    current = null;
+    current = await startSandbox({ moveDurationMs: 20, ...options, seed, db, port, faults, clock });
+    port = current.port;
+    return current;
+  };
+  return { ...commandsOn(clock), clock, dir, db, restart };
+}
