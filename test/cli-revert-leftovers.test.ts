@@ -70,9 +70,12 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
   });
 
   it("moves back what a bulk forward run's job moved after the run was killed (moves its checkpoint never recorded)", async () => {
+    // On processes: the subject is a run killed with SIGKILL (no last checkpoint write). Bulk jobs
+    // wait 100 ms in the sandbox's queue, not its default 2 s: the held POST's answer never reaches
+    // the run whatever the wait, so it changes only how long the test waits.
     const { dir, sandbox, proxy } = await startProxiedSandbox(
       'revert-bulk-killed',
-      ['--move-duration', '30', '--workers', '10'],
+      ['--move-duration', '30', '--workers', '10', '--bulk-delay', '100ms'],
       { projects: 12, snippets: 2, groups: 2 },
     );
     const plan = writePlan(dir, { mode: 'bulk', from: ['nfs-1'] });
