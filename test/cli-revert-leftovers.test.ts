@@ -15,8 +15,11 @@ import { openCheckpoint } from '../src/store/checkpoint.js';
 import type { SeenRequest } from './support/hold-proxy.js';
 import { startProxiedSandbox } from './support/hold-proxy.js';
 import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, storagesOf, tempDir, writePlan } from './support/cli-harness.js';
-import { realTimersAt } from './support/fake-clock.js';
+import { FakeClock } from './support/fake-clock.js';
+import { SIM_START } from './support/sim-harness.js';
 import { seededSimulation } from './support/sim-speeda.js';
+import { commandsOn } from './support/sim-speedb.js';
+import { heldClock } from './support/sim-speedf.js';
 
 const KINDS = ['projects', 'snippets', 'groups'] as const;
 
@@ -110,15 +113,19 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
   it('refuses while moves of the forward run sit in GitLab queue (quarantined as stuck); once they ran, takes those items back too', async () => {
     const dir = tempDir('revert-queued');
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    // The sandbox's clock stands still until the test moves it: its one worker starts a move and
-    // never ends it, the rest wait in the queue (`scheduled`), as behind a busy Sidekiq.
-    let now = Date.parse('2026-06-01T00:00:00Z');
+    // On the simulated clock: the commands in this process on a FakeClock, so their polls and
+    // stuck limits take no real time. The sandbox's clock stands still until the test moves it: its
+    // one worker starts a move and never ends it, the rest wait in the queue (`scheduled`), as
+    // behind a busy Sidekiq.
+    const clock = new FakeClock(SIM_START);
+    const sbClock = heldClock(clock, Date.parse('2026-06-01T00:00:00Z'));
+    const { shardmove: runCli } = commandsOn(clock);
     const seed = structuredClone(loadSeed());
     seed.inventory = { projects: [1, 2, 3, 4, 5].map((id) => ({ id, storage: 'nfs-1' })) };
-    const sb = await startSandbox({ seed, moveDurationMs: 1000, workers: 1, clock: realTimersAt(() => now) });
+    const sb = await startSandbox({ seed, moveDurationMs: 1000, workers: 1, clock: sbClock });
     onTestFinished(() => sb.close());
     const advance = async (ms: number) => {
-      now += ms;
+      sbClock.shift(ms);
       sb.state.engine.kick();
       for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
     };
@@ -159,11 +166,10 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
       'cluster',
       'cluster',
     ]);
-    // The sandbox's clock runs with the test's from now on, so the revert's own moves end.
-    const ticker = setInterval(() => void advance(200), 20);
-    onTestFinished(() => clearInterval(ticker));
+    // The sandbox's clock runs from now on, ten times as fast as the commands' (as the test's
+    // ticker drove it beside real time), so the revert's own moves end.
+    sbClock.run(10);
     const revert = await runCli(['revert', plan, '--state', 'fwd.db', '--yes'], { cwd: dir, env });
-    clearInterval(ticker);
     expect(revert.code, `${revert.stdout}${revert.stderr}`).toBe(0);
     expect(await storagesOf(sb.url, 'projects')).toEqual(before);
     const positive = (w: Record<string, number>) => Object.fromEntries(Object.entries(w).filter(([, v]) => v > 0));
