@@ -2,12 +2,20 @@
  * The room check end to end: a drain that does not fit on its destination is refused in pre-flight
  * before any write (judged from the sandbox: no move, the weights as they were), and a dry run of
  * the same plan prints the fit table and refuses nothing.
+ *
+ * The sandbox and every command in this process on one simulated clock (./support/fake-clock.ts,
+ * commands as ./support/sim-speedb.ts runs them), over real HTTP: no process and no real polls.
+ * Nothing here is about the process boundary (exit codes are those `runCommandLine` maps).
  */
 import { appendFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { flat, runCli, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { flat, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { FakeClock } from './support/fake-clock.js';
+import { SIM_START } from './support/sim-harness.js';
+import type { Simulation } from './support/sim-harness.js';
+import { commandsOn } from './support/sim-speedb.js';
 
 async function weightsOf(url: string): Promise<Record<string, number>> {
   const res = await fetch(`${url}/api/v4/application/settings`, {
@@ -19,9 +27,13 @@ async function weightsOf(url: string): Promise<Record<string, number>> {
 describe('capacity (in-process sandbox)', { timeout: 60_000 }, () => {
   let sandbox: RunningSandbox;
   let dir: string;
+  let runCli: Simulation['shardmove'];
   beforeAll(async () => {
     dir = tempDir('capacity');
+    const clock = new FakeClock(SIM_START);
+    runCli = commandsOn(clock).shardmove;
     sandbox = await startSandbox({
+      clock,
       seed: writeSeed(dir, { projects: 20, snippets: 2, groups: 2 }),
       workers: 4,
       moveDurationMs: 10,

@@ -1,28 +1,23 @@
 /**
- * Copies left behind stay true (the sandbox and the CLI as separate processes over real HTTP): a
+ * Copies left behind stay true (the sandbox and the CLI over real HTTP): a
  * copy on the storage its item lives on now is the live repository (Gitaly's ReplicateRepository
  * fetches into it), never listed for removal, whatever moved the item back (a revert, a move by
  * hand); and a move killed after its copy, before the switch, leaves a copy on its destination,
  * which is listed. Judged from the sandbox's own records: where each item is, and the copies
  * (`stale_copies`) it holds on each storage.
+ *
+ * On the in-process harness (./support/sim-speedf.ts): the sandbox, restarted on its database file
+ * and port with other faults as a process would be, and every command on one simulated clock, so
+ * polls, backoffs and move durations cost no real seconds. Nothing here is about the process
+ * boundary.
  */
-import { readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import type { SandboxProcess } from './support/cli-harness.js';
-import {
-  ADMIN_TOKEN,
-  flat,
-  fromDb,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
+import { describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, flat, fromDb, sandboxEnv, writePlan } from './support/cli-harness.js';
+import type { SimResult } from './support/sim-harness.js';
+import { restartableSimulation } from './support/sim-speedf.js';
+import type { RestartableSimulation } from './support/sim-speedf.js';
 
 const PLURAL = { project: 'projects', snippet: 'snippets', group: 'groups' } as const;
 type SandboxKind = keyof typeof PLURAL;
@@ -41,43 +36,6 @@ interface Live {
   kind: string;
   id: number;
   storage: string;
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
-
-/** One sandbox on a database file and a fixed port, restartable with other faults. */
-async function sandboxOn(name: string, counts: { projects: number; snippets: number; groups: number }) {
-  const dir = tempDir(name);
-  const db = join(dir, 'sandbox.db');
-  const seed = writeSeed(dir, counts);
-  const port = String(await freePort());
-  let current: SandboxProcess | null = null;
-  const start = async (faults: string[]) => {
-    await current?.stop();
-    current = await startSandboxProcess([
-      '--port',
-      port,
-      '--db',
-      db,
-      '--seed',
-      seed,
-      '--move-duration',
-      '20',
-      ...faults,
-    ]);
-    return current;
-  };
-  onTestFinished(async () => {
-    await current?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { dir, db, start };
 }
 
 /** The copies the sandbox holds, as `kind:id@storage` (the kind plural, as shardmove names it). */
@@ -101,11 +59,11 @@ function sandboxStorages(db: string): Map<string, string> {
 }
 
 async function statusJson(
-  dir: string,
+  sb: RestartableSimulation,
   plan: string,
   state: string,
 ): Promise<{ orphans: Listed[]; liveCopies: Live[] }> {
-  const r = await runCli(['status', plan, '--state', state, '--json'], { cwd: dir });
+  const r: SimResult = await sb.shardmove(['status', plan, '--state', state, '--json'], { cwd: sb.dir });
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as { orphans: Listed[]; liveCopies: Live[] };
 }
@@ -131,32 +89,32 @@ function copiesSeries(file: string, storage: string, side: string): number {
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
-describe('copies left behind stay true (separate processes, real HTTP)', { timeout: 120_000 }, () => {
+describe('copies left behind stay true (real HTTP, simulated clock)', { timeout: 120_000 }, () => {
   it('a revert makes the copies the forward run left live: its status and report (JSON and HTML) list none, and the revert says which', async () => {
-    const sb = await sandboxOn('left-revert', { projects: 10, snippets: 3, groups: 2 });
+    const sb = restartableSimulation('left-revert', { projects: 10, snippets: 3, groups: 2 });
     // Every forward move dies after the switch: each item on cluster, its copy left on nfs-1.
-    let sandbox = await sb.start(['--move-fail-after-switch-rate', '1']);
+    let sandbox = await sb.restart({ failAfterSwitchRate: 1 });
     const env = sandboxEnv(sandbox.url);
     const plan = writePlan(sb.dir, { concurrency: 4, from: ['nfs-1'] });
     const state = join(sb.dir, 'state', 'it.db');
-    const forward = await runCli(['run', plan], { cwd: sb.dir, env });
+    const forward = await sb.shardmove(['run', plan], { cwd: sb.dir, env });
     expect(forward.code, forward.stdout + forward.stderr).toBe(0);
     const left = sandboxCopies(sb.db);
     expect(left.length).toBeGreaterThan(5);
-    const before = await statusJson(sb.dir, plan, state);
+    const before = await statusJson(sb, plan, state);
     expect(before.orphans.map((c) => key(c, c.source)).sort()).toEqual(left);
     expectNoneLive(before.orphans, sb.db);
 
     // The same instance without the fault: the revert moves every item back onto its copy.
-    sandbox = await sb.start([]);
-    const revert = await runCli(['revert', plan, '--yes'], { cwd: sb.dir, env });
+    sandbox = await sb.restart();
+    const revert = await sb.shardmove(['revert', plan, '--yes'], { cwd: sb.dir, env });
     expect(revert.code, revert.stdout + revert.stderr).toBe(0);
     expect(sandboxCopies(sb.db)).toEqual([]);
     const where = sandboxStorages(sb.db);
     for (const c of left) expect(where.get(c.split('@')[0]!)).toBe('nfs-1');
 
     // The forward run's own outputs: nothing to remove, the same copies said live.
-    const after = await statusJson(sb.dir, plan, state);
+    const after = await statusJson(sb, plan, state);
     expectNoneLive(after.orphans, sb.db);
     expect(after.orphans).toEqual([]);
     expect(after.liveCopies.map((c) => key(c, c.storage)).sort()).toEqual(left);
@@ -164,11 +122,11 @@ describe('copies left behind stay true (separate processes, real HTTP)', { timeo
     expect(flat(revert.stdout)).toMatch(
       /the revert moved it back onto it \(move \d+\): the copy became its repository/,
     );
-    const text = await runCli(['status', plan, '--state', state], { cwd: sb.dir });
+    const text = await sb.shardmove(['status', plan, '--state', state], { cwd: sb.dir });
     expect(text.stdout).not.toContain('Source copies left behind');
     expect(text.stdout).toContain(`Copies that are live (${left.length})`);
     const html = join(sb.dir, 'report.html');
-    const report = await runCli(['report', plan, '--state', state, '--json', '--html', html], { cwd: sb.dir });
+    const report = await sb.shardmove(['report', plan, '--state', state, '--json', '--html', html], { cwd: sb.dir });
     expect(report.code, report.stderr).toBe(0);
     const data = JSON.parse(report.stdout) as { orphans: Listed[]; liveCopies: Live[] };
     expect(data.orphans).toEqual([]);
@@ -179,13 +137,13 @@ describe('copies left behind stay true (separate processes, real HTTP)', { timeo
   });
 
   it('a move killed after its copy leaves that copy on the destination: listed as the sandbox holds it, in the report, status and metrics; a retry onto it makes it live', async () => {
-    const sb = await sandboxOn('left-dest', { projects: 24, snippets: 4, groups: 2 });
-    let sandbox = await sb.start(['--move-fail-after-copy-rate', '0.5', '--fault-seed', '7']);
+    const sb = restartableSimulation('left-dest', { projects: 24, snippets: 4, groups: 2 });
+    let sandbox = await sb.restart({ failAfterCopyRate: 0.5, seed: 7 });
     const env = sandboxEnv(sandbox.url);
     const plan = writePlan(sb.dir, { concurrency: 6, from: ['nfs-1'] });
     const state = join(sb.dir, 'state', 'it.db');
     const metrics = join(sb.dir, 'metrics', 'it.prom');
-    const run = await runCli(['run', plan, '--metrics-file', metrics], { cwd: sb.dir, env });
+    const run = await sb.shardmove(['run', plan, '--metrics-file', metrics], { cwd: sb.dir, env });
     // Items whose two attempts both died are quarantined; the others moved, a first copy reused.
     expect(run.code, run.stdout + run.stderr).toBe(3);
     const left = sandboxCopies(sb.db);
@@ -195,7 +153,7 @@ describe('copies left behind stay true (separate processes, real HTTP)', { timeo
     expect(moved).toBeGreaterThan(left.length);
 
     expect(run.stdout).toContain(`Copies left on the destination by failed moves (${left.length})`);
-    const status = await statusJson(sb.dir, plan, state);
+    const status = await statusJson(sb, plan, state);
     expect(status.orphans.map((c) => key(c, c.source)).sort()).toEqual(left);
     for (const c of status.orphans) {
       expect(c.side).toBe('destination');
@@ -206,45 +164,49 @@ describe('copies left behind stay true (separate processes, real HTTP)', { timeo
     expect(copiesSeries(metrics, 'cluster', 'destination')).toBe(left.length);
 
     // Fixed: the retry of each quarantined item fetches into its copy, which becomes the repository.
-    sandbox = await sb.start([]);
-    const retried = await runCli(['run', plan, '--retry-quarantined', '--metrics-file', metrics], { cwd: sb.dir, env });
+    sandbox = await sb.restart();
+    const retried = await sb.shardmove(['run', plan, '--retry-quarantined', '--metrics-file', metrics], {
+      cwd: sb.dir,
+      env,
+    });
     expect(retried.code, retried.stdout + retried.stderr).toBe(0);
     expect(sandboxCopies(sb.db)).toEqual([]);
-    expect((await statusJson(sb.dir, plan, state)).orphans).toEqual([]);
+    expect((await statusJson(sb, plan, state)).orphans).toEqual([]);
     expect(retried.stdout).not.toContain('Copies left on the destination by failed moves');
     expect(copiesSeries(metrics, 'cluster', 'destination')).toBe(0);
   });
 
   it('an item moved back onto its copy by hand is found there when the run ends again: live, not listed', async () => {
-    const sb = await sandboxOn('left-hand', { projects: 6, snippets: 1, groups: 1 });
-    let sandbox = await sb.start(['--move-fail-after-switch-rate', '1']);
+    const sb = restartableSimulation('left-hand', { projects: 6, snippets: 1, groups: 1 });
+    let sandbox = await sb.restart({ failAfterSwitchRate: 1 });
     const env = sandboxEnv(sandbox.url);
     const plan = writePlan(sb.dir, { concurrency: 3, from: ['nfs-1'] });
     const state = join(sb.dir, 'state', 'it.db');
-    const forward = await runCli(['run', plan], { cwd: sb.dir, env });
+    const forward = await sb.shardmove(['run', plan], { cwd: sb.dir, env });
     expect(forward.code, forward.stdout + forward.stderr).toBe(0);
     const left = sandboxCopies(sb.db).filter((c) => c.startsWith('projects:'));
     const back = Number(left[0]!.split('@')[0]!.split(':')[1]);
 
-    sandbox = await sb.start([]);
+    sandbox = await sb.restart();
     const res = await fetch(`${sandbox.url}/api/v4/projects/${back}/repository_storage_moves`, {
       method: 'POST',
       headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN, 'content-type': 'application/json' },
       body: JSON.stringify({ destination_storage_name: 'nfs-1' }),
     });
     expect(res.status).toBe(201);
-    const until = Date.now() + 20_000;
+    // The sandbox's move runs on the simulated clock: the test moves it, 20 ms a step.
+    const until = sb.clock.now() + 20_000;
     while (sandboxStorages(sb.db).get(`projects:${back}`) !== 'nfs-1') {
-      if (Date.now() > until) throw new Error(`project ${back} never went back`);
-      await new Promise((r) => setTimeout(r, 20));
+      if (sb.clock.now() > until) throw new Error(`project ${back} never went back`);
+      await sb.clock.advanceAsync(20);
     }
     // The finished run, run again: it moves nothing and reads where each item with a copy lives.
-    const again = await runCli(['run', plan], { cwd: sb.dir, env });
+    const again = await sb.shardmove(['run', plan], { cwd: sb.dir, env });
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(flat(again.stdout)).toMatch(
       new RegExp(`projects ${back} \\S+ on nfs-1: re-checked on the instance at \\S+: the item lives there`),
     );
-    const status = await statusJson(sb.dir, plan, state);
+    const status = await statusJson(sb, plan, state);
     expect(status.orphans.map((c) => key(c, c.source)).sort()).toEqual(sandboxCopies(sb.db));
     expect(status.liveCopies.map((c) => key(c, c.storage))).toEqual([`projects:${back}@nfs-1`]);
     expectNoneLive(status.orphans, sb.db);

@@ -1,37 +1,30 @@
 /**
  * `run --retry-quarantined`: items quarantined by a finished run stay quarantined on a plain `run`
  * (a known-failures list, not a crash loop), and get another try once the operator fixed them on
- * the instance and asks for it. Sandbox and CLI as separate processes; the "fix" is a sandbox
- * restarted on its database without the broken items.
+ * the instance and asks for it. The "fix" is the sandbox restarted on its database and port
+ * without the broken items.
+ *
+ * On the in-process harness (./support/sim-speedf.ts): the sandbox, restarted as a process would
+ * be, and every command in this process on one simulated clock, over real HTTP, so polls, backoffs
+ * and move durations cost no real seconds. The printed command is split into words by /bin/sh, as
+ * the operator's paste would be (./support/sim-speedb.ts shellWords). Nothing here is about the
+ * process boundary.
  */
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import type { SandboxProcess } from './support/cli-harness.js';
-import {
-  invariantViolations,
-  movesOf,
-  runCli,
-  runPrinted,
-  sandboxEnv,
-  startSandboxProcess,
-  storagesOf,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
+import { describe, expect, it } from 'vitest';
+import { invariantViolations, movesOf, sandboxEnv, storagesOf, writePlan } from './support/cli-harness.js';
+import { shellWords } from './support/sim-speedb.js';
+import { restartableSimulation } from './support/sim-speedf.js';
 
-describe('shardmove run --retry-quarantined (separate processes, real HTTP)', { timeout: 60_000 }, () => {
+describe('shardmove run --retry-quarantined (real HTTP, simulated clock)', { timeout: 60_000 }, () => {
   it('a plain run leaves quarantined items alone; after a fix, --retry-quarantined moves them', async () => {
-    const dir = tempDir('retry-quarantined');
-    const db = join(dir, 'sandbox.db');
-    const seed = writeSeed(dir, { projects: 30, snippets: 8, groups: 4 });
-    const common = ['--move-duration', '20', '--workers', '20', '--seed', seed, '--db', db];
-    let sandbox: SandboxProcess = await startSandboxProcess([...common, '--broken-items', 'project:3,snippet:5']);
-    onTestFinished(async () => {
-      await sandbox.stop();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    const sb = restartableSimulation(
+      'retry-quarantined',
+      { projects: 30, snippets: 8, groups: 4 },
+      { moveDurationMs: 20, workers: 20 },
+    );
+    const { dir } = sb;
+    const runCli = sb.shardmove;
+    let sandbox = await sb.restart({ brokenItems: ['project:3', 'snippet:5'] });
     const plan = writePlan(dir);
     const env = () => sandboxEnv(sandbox.url);
 
@@ -48,8 +41,7 @@ describe('shardmove run --retry-quarantined (separate processes, real HTTP)', { 
 
     // The operator fixes the items: the same instance (same address, same data), no longer broken.
     const port = new URL(sandbox.url).port;
-    await sandbox.stop();
-    sandbox = await startSandboxProcess([...common, '--port', port]);
+    sandbox = await sb.restart();
     expect(sandbox.url).toBe(`http://127.0.0.1:${port}`);
 
     const dry = await runCli(['run', plan, '--retry-quarantined', '--dry-run'], { cwd: dir, env: env() });
@@ -60,7 +52,7 @@ describe('shardmove run --retry-quarantined (separate processes, real HTTP)', { 
     // On the line after its label when the two do not fit in 80 columns: the command itself is never broken.
     const printed = /^ {2}once fixed:\s+(shardmove .+)$/m.exec(again.stdout)?.[1];
     expect(printed).toBe(`shardmove run ${plan} --retry-quarantined`);
-    const retried = await runPrinted(printed!, { cwd: dir, env: env() });
+    const retried = await runCli(shellWords(printed!, dir), { cwd: dir, env: env() });
     expect(retried.code, retried.stderr).toBe(0);
     expect(retried.stderr).toContain('note: 2 quarantined item(s) get another try');
     expect(retried.stdout).toContain('DONE: every repository moved and verified');

@@ -12,21 +12,14 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import { loadSeed } from '../src/sandbox/seed.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import type { SandboxProcess } from './support/cli-harness.js';
 import type { SeenRequest } from './support/hold-proxy.js';
 import { startProxiedSandbox } from './support/hold-proxy.js';
-import {
-  ADMIN_TOKEN,
-  movesOf,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  storagesOf,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
-import { realTimersAt } from './support/fake-clock.js';
+import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, storagesOf, tempDir, writePlan } from './support/cli-harness.js';
+import { FakeClock } from './support/fake-clock.js';
+import { SIM_START } from './support/sim-harness.js';
+import { seededSimulation } from './support/sim-speeda.js';
+import { commandsOn } from './support/sim-speedb.js';
+import { heldClock } from './support/sim-speedf.js';
 
 const KINDS = ['projects', 'snippets', 'groups'] as const;
 
@@ -53,25 +46,17 @@ function rowsWithMoves(file: string, state: 'left' | 'quarantined'): string[] {
 
 describe('shardmove revert: nothing the forward run sent away is left behind', { timeout: 150_000 }, () => {
   it('moves back items a bulk forward run left on the destination with moves that failed after the switch', async () => {
-    const dir = tempDir('revert-after-switch');
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const sandbox: SandboxProcess = await startSandboxProcess([
-      '--seed',
-      writeSeed(dir, { projects: 30, snippets: 4, groups: 3 }),
-      '--move-duration',
-      '20',
-      '--workers',
-      '10',
-      '--move-fail-after-switch-rate',
-      '0.3',
-      '--fault-seed',
-      '11',
-    ]);
-    onTestFinished(() => sandbox.stop());
+    // On the simulated clock (./support/sim-harness.ts): the orchestrator and the sandbox in this
+    // process, every poll, backoff and move duration a timer of one FakeClock.
+    const { dir, sim, env } = await seededSimulation(
+      'revert-after-switch',
+      { projects: 30, snippets: 4, groups: 3 },
+      { moveDurationMs: 20, workers: 10, faults: { failAfterSwitchRate: 0.3, seed: 11 } },
+    );
+    const sandbox = sim;
     const plan = writePlan(dir, { mode: 'bulk', concurrency: 10 });
-    const env = sandboxEnv(sandbox.url);
     const before = await everything(sandbox.url);
-    const forward = await runCli(['run', plan, '--state', 'fwd.db'], { cwd: dir, env });
+    const forward = await sim.shardmove(['run', plan, '--state', 'fwd.db'], { cwd: dir, env });
     expect([0, 3], `${forward.stdout}${forward.stderr}`).toContain(forward.code);
     // The situation: rows the forward run recorded as left, with its own moves, on the destination.
     const left = rowsWithMoves(join(dir, 'fwd.db'), 'left');
@@ -79,7 +64,7 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
     const middle = await everything(sandbox.url);
     for (const key of left) expect(middle.get(key), key).toBe('cluster');
 
-    const revert = await runCli(['revert', plan, '--state', 'fwd.db', '--yes'], { cwd: dir, env });
+    const revert = await sim.shardmove(['revert', plan, '--state', 'fwd.db', '--yes'], { cwd: dir, env });
     const after = await everything(sandbox.url);
     // Every item the forward run sent to cluster is home, the left ones included.
     for (const [key, was] of before) if (was !== 'cluster') expect(after.get(key), key).toBe(was);
@@ -88,9 +73,12 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
   });
 
   it("moves back what a bulk forward run's job moved after the run was killed (moves its checkpoint never recorded)", async () => {
+    // On processes: the subject is a run killed with SIGKILL (no last checkpoint write). Bulk jobs
+    // wait 100 ms in the sandbox's queue, not its default 2 s: the held POST's answer never reaches
+    // the run whatever the wait, so it changes only how long the test waits.
     const { dir, sandbox, proxy } = await startProxiedSandbox(
       'revert-bulk-killed',
-      ['--move-duration', '30', '--workers', '10'],
+      ['--move-duration', '30', '--workers', '10', '--bulk-delay', '100ms'],
       { projects: 12, snippets: 2, groups: 2 },
     );
     const plan = writePlan(dir, { mode: 'bulk', from: ['nfs-1'] });
@@ -125,15 +113,19 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
   it('refuses while moves of the forward run sit in GitLab queue (quarantined as stuck); once they ran, takes those items back too', async () => {
     const dir = tempDir('revert-queued');
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    // The sandbox's clock stands still until the test moves it: its one worker starts a move and
-    // never ends it, the rest wait in the queue (`scheduled`), as behind a busy Sidekiq.
-    let now = Date.parse('2026-06-01T00:00:00Z');
+    // On the simulated clock: the commands in this process on a FakeClock, so their polls and
+    // stuck limits take no real time. The sandbox's clock stands still until the test moves it: its
+    // one worker starts a move and never ends it, the rest wait in the queue (`scheduled`), as
+    // behind a busy Sidekiq.
+    const clock = new FakeClock(SIM_START);
+    const sbClock = heldClock(clock, Date.parse('2026-06-01T00:00:00Z'));
+    const { shardmove: runCli } = commandsOn(clock);
     const seed = structuredClone(loadSeed());
     seed.inventory = { projects: [1, 2, 3, 4, 5].map((id) => ({ id, storage: 'nfs-1' })) };
-    const sb = await startSandbox({ seed, moveDurationMs: 1000, workers: 1, clock: realTimersAt(() => now) });
+    const sb = await startSandbox({ seed, moveDurationMs: 1000, workers: 1, clock: sbClock });
     onTestFinished(() => sb.close());
     const advance = async (ms: number) => {
-      now += ms;
+      sbClock.shift(ms);
       sb.state.engine.kick();
       for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
     };
@@ -174,11 +166,10 @@ describe('shardmove revert: nothing the forward run sent away is left behind', {
       'cluster',
       'cluster',
     ]);
-    // The sandbox's clock runs with the test's from now on, so the revert's own moves end.
-    const ticker = setInterval(() => void advance(200), 20);
-    onTestFinished(() => clearInterval(ticker));
+    // The sandbox's clock runs from now on, ten times as fast as the commands' (as the test's
+    // ticker drove it beside real time), so the revert's own moves end.
+    sbClock.run(10);
     const revert = await runCli(['revert', plan, '--state', 'fwd.db', '--yes'], { cwd: dir, env });
-    clearInterval(ticker);
     expect(revert.code, `${revert.stdout}${revert.stderr}`).toBe(0);
     expect(await storagesOf(sb.url, 'projects')).toEqual(before);
     const positive = (w: Record<string, number>) => Object.fromEntries(Object.entries(w).filter(([, v]) => v > 0));

@@ -2,22 +2,18 @@
  * `shardmove revert` on what an operator really has: a forward checkpoint written by an older release
  * (schema 14: no destination per item, no recorded plan), after a dry run of the same plan, and a
  * dry run of the revert itself first. Judged from the sandbox's own records.
+ *
+ * On the in-process harness (./support/sim-harness.ts): the sandbox and every command in this
+ * process on one simulated clock, over real HTTP, so polls and move durations cost no real seconds.
+ * Nothing here is about the process boundary.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrate } from '../src/store/schema.js';
-import {
-  moveTotal,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  storagesOf,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
+import { moveTotal, storagesOf, writePlan } from './support/cli-harness.js';
+import { seededSimulation } from './support/sim-speeda.js';
 
 const KINDS = ['projects', 'snippets', 'groups'] as const;
 
@@ -54,19 +50,17 @@ function asSchema14(current: string, file: string): void {
 
 describe('shardmove revert on an older checkpoint, after dry runs', { timeout: 150_000 }, () => {
   it('reverts a forward run whose checkpoint a schema-14 release wrote, after a dry run of the plan and of the revert', async () => {
-    const dir = tempDir('revert-older');
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const sandbox = await startSandboxProcess([
-      '--seed',
-      writeSeed(dir, { projects: 14, snippets: 3, groups: 2 }),
-      '--move-duration',
-      '30',
-      '--workers',
-      '10',
-    ]);
-    onTestFinished(() => sandbox.stop());
+    const {
+      dir,
+      sim: sandbox,
+      env,
+    } = await seededSimulation(
+      'revert-older',
+      { projects: 14, snippets: 3, groups: 2 },
+      { moveDurationMs: 30, workers: 10 },
+    );
+    const runCli = sandbox.shardmove;
     const plan = writePlan(dir, { concurrency: 4 });
-    const env = sandboxEnv(sandbox.url);
     const before = await everything(sandbox.url);
     const forward = await runCli(['run', plan, '--state', join('new', 'fwd.db')], { cwd: dir, env });
     expect(forward.code, forward.stderr).toBe(0);

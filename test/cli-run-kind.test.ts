@@ -3,15 +3,21 @@
  * checkpoint said "DRY RUN COMPLETE" and exited 0 with nothing moved; a dry run on an interrupted
  * real checkpoint restored the real snapshot and marked the real run failed. Both are now refused (exit 4) before
  * anything is written, judged from the sandbox's own move records and the checkpoint's rows.
+ *
+ * On the in-process harness (./support/sim-harness.ts): the sandbox and every command in this
+ * process on one simulated clock; the interrupted run is interrupted as Ctrl-C does (the signal of
+ * its context, exit 130) once its checkpoint has moves in flight, by construction rather than by a
+ * race with real time. Nothing here is about the process boundary.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import { allMovesOf, fromDb, runCli, seededSandboxProcess, storagesOf, writePlan } from './support/cli-harness.js';
-import { until } from './support/until.js';
+import { allMovesOf, storagesOf, writePlan } from './support/cli-harness.js';
+import { interruptAtMovesInFlightSim, seededSimulation } from './support/sim-speeda.js';
 
-function setup(name: string, sandboxArgs: string[]) {
-  return seededSandboxProcess(name, { projects: 12, snippets: 3, groups: 2 }, sandboxArgs);
+async function setup(name: string, options: { moveDurationMs: number; workers?: number }) {
+  const { dir, sim, env } = await seededSimulation(name, { projects: 12, snippets: 3, groups: 2 }, options);
+  return { sandbox: sim, dir, env, runCli: sim.shardmove };
 }
 
 /** Everything of the checkpoint a run could change: its snapshot, its event log, its item rows. */
@@ -24,18 +30,9 @@ function checkpointRows(file: string) {
   }
 }
 
-/** Items with a move in flight (0 while the checkpoint is not written yet). */
-function inFlight(file: string): number {
-  try {
-    return fromDb<{ n: number }>(file, "SELECT COUNT(*) AS n FROM items WHERE state = 'in_flight'")[0]?.n ?? 0;
-  } catch {
-    return 0;
-  }
-}
-
 describe('one kind of run per checkpoint', () => {
   it("a real run on a finished dry run's --state refuses with exit 4, moves nothing and claims no success", async () => {
-    const { sandbox, dir, env } = await setup('kind-dry-real', ['--move-duration', '20']);
+    const { sandbox, dir, env, runCli } = await setup('kind-dry-real', { moveDurationMs: 20 });
     const plan = writePlan(dir);
     const state = join(dir, 'my state.db');
     const dry = await runCli(['run', plan, '--dry-run', '--state', state], { cwd: dir, env });
@@ -61,22 +58,19 @@ describe('one kind of run per checkpoint', () => {
     "a dry run on an interrupted real run's --state refuses with exit 4 and leaves it as it was; the real run then finishes",
     { timeout: 60_000 },
     async () => {
-      const { sandbox, dir, env } = await setup('kind-real-dry', ['--move-duration', '400', '--workers', '4']);
+      const { sandbox, dir, env, runCli } = await setup('kind-real-dry', { moveDurationMs: 400, workers: 4 });
       const plan = writePlan(dir, { concurrency: 2 });
       const state = join(dir, 'state.db');
-      const real = runCli(['run', plan, '--state', state], {
-        cwd: dir,
-        env,
-        onStart: (child) => {
-          // Interrupted once a move is in flight: the real run is mid-drain.
-          void until(
-            async () => inFlight(state),
-            (n) => n > 0,
-            30_000,
-          ).then(() => child.kill('SIGINT'));
-        },
-      });
-      expect((await real).code).toBe(130);
+      // Interrupted once its moves are in flight: the real run is mid-drain.
+      const real = await interruptAtMovesInFlightSim(
+        sandbox,
+        ['run', plan, '--state', state],
+        { cwd: dir, env },
+        state,
+        2,
+        400,
+      );
+      expect(real.code).toBe(130);
       const before = checkpointRows(state);
       expect(before.mode).toBe('run');
       const movesBefore = await allMovesOf(sandbox.url);
@@ -94,7 +88,7 @@ describe('one kind of run per checkpoint', () => {
   );
 
   it("weights restore refuses a dry run's checkpoint: a dry run changed no weights", async () => {
-    const { dir, env } = await setup('kind-weights', ['--move-duration', '20']);
+    const { dir, env, runCli } = await setup('kind-weights', { moveDurationMs: 20 });
     const plan = writePlan(dir);
     const state = join(dir, 'dry.db');
     expect((await runCli(['run', plan, '--dry-run', '--state', state], { cwd: dir, env })).code).toBe(0);

@@ -1,16 +1,22 @@
 /**
- * Choosing what moves (`move.select`), end to end against a sandbox process, judged from the
+ * Choosing what moves (`move.select`), end to end against a sandbox, judged from the
  * sandbox's own records (where every item is, which moves it made): namespaces with their
  * subgroups, projects by id, exclusions, project snippets with their project, group wikis with
  * their group, personal snippets with their author's namespace; a select file; names the instance
  * does not have refused with exit 2 at their file:line:col before any write; an exclusion of
  * everything and a selection of nothing moving nothing; the room judged on the selection only.
+ *
+ * On the in-process harness (./support/sim-harness.ts, changedSimulation of ./support/sim-speeda.ts):
+ * the sandbox and every command in this process on one simulated clock, over real HTTP, so polls
+ * and move durations cost no real seconds. Nothing here is about the process boundary (exit codes
+ * are those `runCommandLine` maps, as the executable's).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Document } from 'yaml';
-import { flat, fromDb, movesOf, runCli, sandboxEnv, startSeededSandbox } from './support/cli-harness.js';
+import { flat, fromDb, movesOf } from './support/cli-harness.js';
+import { changedSimulation } from './support/sim-speeda.js';
 
 /**
  * Everything on nfs-1 or nfs-2: groups acme, acme/team (a subgroup) and other; projects in each, in
@@ -94,21 +100,25 @@ async function moved(url: string): Promise<string[]> {
 
 describe('move.select', { timeout: 120_000 }, () => {
   it('moves what the namespaces and ids choose, with their snippets and wikis, and nothing excluded', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox('select', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const {
+      sim: sandbox,
+      dir,
+      db,
+      env,
+    } = await changedSimulation('select', { projects: 0, snippets: 0, groups: 0 }, inventory);
     const plan = writePlan(
       dir,
       // GitLab's paths ignore case: ACME is acme.
       ['namespaces: [ACME, alice]', 'projects: [6]', 'exclude: [acme/team/vault]'],
       ['capacity:', '  storages:', '    cluster: {free: 2GiB}'],
     );
-    const env = sandboxEnv(sandbox.url);
 
-    const dry = await runCli(['run', plan, '--dry-run'], { cwd: dir, env });
+    const dry = await sandbox.shardmove(['run', plan, '--dry-run'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/projects on nfs-1: 2 of 6 \(4 stay: not selected\)/);
     expect(await moved(sandbox.url)).toEqual([]);
 
-    const run = await runCli(['run', plan], { cwd: dir, env });
+    const run = await sandbox.shardmove(['run', plan], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^DONE: moved 8 of 16 as planned: 8 not selected/);
     expect(run.stdout).toMatch(/Verification: passed/);
@@ -139,30 +149,34 @@ describe('move.select', { timeout: 120_000 }, () => {
     ])
       expect(where.get(key), key).not.toBe('cluster');
 
-    const status = await runCli(['status', plan, '--json'], { cwd: dir, env });
+    const status = await sandbox.shardmove(['status', plan, '--json'], { cwd: dir, env });
     const s = JSON.parse(status.stdout) as { staying: number; notSelected: number; remaining: number };
     expect(s).toMatchObject({ staying: 8, notSelected: 8, remaining: 0 });
   });
 
   it('takes a select file of ids and paths, and exclude alone chooses everything else', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
-      'select-file',
-      { projects: 0, snippets: 0, groups: 0 },
-      inventory,
-    );
+    const {
+      sim: sandbox,
+      dir,
+      db,
+      env,
+    } = await changedSimulation('select-file', { projects: 0, snippets: 0, groups: 0 }, inventory);
     writeFileSync(join(dir, 'pilot.txt'), '# the pilot\n\nother\n  5  \ncafé\n');
-    const env = sandboxEnv(sandbox.url);
-    const run = await runCli(['run', writePlan(dir, ['file: pilot.txt', 'exclude: [6]'])], { cwd: dir, env });
+    const run = await sandbox.shardmove(['run', writePlan(dir, ['file: pilot.txt', 'exclude: [6]'])], {
+      cwd: dir,
+      env,
+    });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     // other (its wiki, its project 4 and that project's snippet), alice's project 5, café's 8; not 6, excluded.
     expect(await moved(sandbox.url)).toEqual(['group:3', 'project:4', 'project:5', 'project:8', 'snippet:3']);
 
     const {
-      sandbox: sb2,
+      sim: sb2,
       dir: dir2,
       db: db2,
-    } = await startSeededSandbox('select-exclude', { projects: 0, snippets: 0, groups: 0 }, inventory);
-    const only = await runCli(['run', writePlan(dir2, ['exclude: [acme]'])], { cwd: dir2, env: sandboxEnv(sb2.url) });
+      env: env2,
+    } = await changedSimulation('select-exclude', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const only = await sb2.shardmove(['run', writePlan(dir2, ['exclude: [acme]'])], { cwd: dir2, env: env2 });
     expect(only.code, only.stdout + only.stderr).toBe(0);
     // Everything outside acme and its subgroups: acmeish is not in acme; personal snippets move.
     expect(await moved(sb2.url)).toEqual([
@@ -181,11 +195,12 @@ describe('move.select', { timeout: 120_000 }, () => {
   });
 
   it('refuses names the instance does not have with exit 2 at their file:line:col, before any write', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
-      'select-bad',
-      { projects: 0, snippets: 0, groups: 0 },
-      inventory,
-    );
+    const {
+      sim: sandbox,
+      dir,
+      db,
+      env,
+    } = await changedSimulation('select-bad', { projects: 0, snippets: 0, groups: 0 }, inventory);
     writeFileSync(join(dir, 'pilot.txt'), 'other\n9007199254740991\nnowhere/at-all\n');
     const plan = writePlan(dir, [
       'namespaces: [acme, "grüppe", acme/web]',
@@ -194,7 +209,7 @@ describe('move.select', { timeout: 120_000 }, () => {
       'file: pilot.txt',
     ]);
     const weightsBefore = fromDb<{ value: string }>(db, "SELECT value FROM meta WHERE key = 'settings'");
-    const run = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const run = await sandbox.shardmove(['run', plan], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(2);
     const out = flat(run.stdout);
     expect(out).toMatch(/plan\.yaml:10:24: no group or user has the full path "grüppe"/);
@@ -217,19 +232,18 @@ describe('move.select', { timeout: 120_000 }, () => {
 
     // The same plan fixed runs (the refused attempt wrote nothing that fixes its plan).
     const fixed = writePlan(dir, ['namespaces: [other]']);
-    const again = await runCli(['run', fixed], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const again = await sandbox.shardmove(['run', fixed], { cwd: dir, env });
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(await moved(sandbox.url)).toEqual(['group:3', 'project:4', 'project:6', 'snippet:3']);
   });
 
   it('moves nothing when the exclusion takes everything or the selection finds nothing on the sources', async () => {
-    const { sandbox, dir } = await startSeededSandbox(
-      'select-none',
-      { projects: 0, snippets: 0, groups: 0 },
-      inventory,
-    );
-    const env = sandboxEnv(sandbox.url);
-    const everything = await runCli(
+    const {
+      sim: sandbox,
+      dir,
+      env,
+    } = await changedSimulation('select-none', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const everything = await sandbox.shardmove(
       ['run', writePlan(dir, ['exclude: [acme, other, alice, bob, acmeish, root, café]'])],
       {
         cwd: dir,
@@ -240,20 +254,27 @@ describe('move.select', { timeout: 120_000 }, () => {
     expect(everything.stdout).toMatch(/^DONE: moved 0 of 16 as planned: 16 not selected/);
     expect(everything.stdout).toMatch(/Verification: passed/);
     // root owns no project and no personal snippet here: the namespace exists and selects nothing.
-    const nothing = await runCli(['run', writePlan(dir, ['namespaces: [root]']), '--state', join(dir, 'b.db')], {
-      cwd: dir,
-      env,
-    });
+    const nothing = await sandbox.shardmove(
+      ['run', writePlan(dir, ['namespaces: [root]']), '--state', join(dir, 'b.db')],
+      {
+        cwd: dir,
+        env,
+      },
+    );
     expect(nothing.code, nothing.stdout + nothing.stderr).toBe(0);
     expect(nothing.stdout).toMatch(/^DONE: moved 0 of 16 as planned: 16 not selected/);
     expect(await moved(sandbox.url)).toEqual([]);
   });
 
   it('is refused with bulk mode by validate, with no network', async () => {
-    const { dir } = await startSeededSandbox('select-bulk', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const { sim: sandbox, dir } = await changedSimulation(
+      'select-bulk',
+      { projects: 0, snippets: 0, groups: 0 },
+      inventory,
+    );
     const plan = writePlan(dir, ['namespaces: [acme]'], []);
     writeFileSync(plan, readFileSync(plan, 'utf8').replace('  to: cluster', '  to: cluster\n  mode: bulk'));
-    const v = await runCli(['validate', plan], {
+    const v = await sandbox.shardmove(['validate', plan], {
       cwd: dir,
       env: { SHARDMOVE_URL: 'http://127.0.0.1:9', SHARDMOVE_TOKEN: 'x' },
     });

@@ -1,30 +1,28 @@
 /**
- * Content verification (plan `verify: {content: {sample: ...}}`) end to end: a sandbox process whose
+ * Content verification (plan `verify: {content: {sample: ...}}`) end to end: a sandbox whose
  * project 3 carries the seeded content_drift fault (its move loses the newest commit and tag
  * although GitLab's checksum passed). With every project sampled, the run moves everything, then
  * fails verification (exit 1) naming project 3 with both values; the others are equal. With a
  * sample, only the sampled projects are read (the same ones on every resume) and a dry run reads none.
+ *
+ * On the in-process harness (./support/sim-harness.ts): the sandbox and every command in this
+ * process on one simulated clock, over real HTTP, so polls and move durations cost no real seconds.
+ * Nothing here is about the process boundary (exit codes are those `runCommandLine` maps).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { inContentSample } from '../src/actors/drain/content.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import {
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  storagesOf,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
+import { sandboxEnv, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { startSimulation } from './support/sim-harness.js';
 
 /** The output with its wrapped lines joined again: an assertion reads a sentence, not where a terminal broke it. */
 const flat = (text: string) => text.replace(/\n +/g, ' ');
 
 async function setup(sample: string, mode: 'throttled' | 'bulk' = 'throttled') {
   const dir = tempDir('content');
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   const seed = writeSeed(dir, { projects: 0, snippets: 0, groups: 0 });
   const projects = Array.from({ length: 12 }, (_, i) => i + 1)
     .map(
@@ -33,8 +31,7 @@ async function setup(sample: string, mode: 'throttled' | 'bulk' = 'throttled') {
     )
     .join('\n');
   writeFileSync(seed, readFileSync(seed, 'utf8').replace('inventory:\n', `inventory:\n  projects:\n${projects}\n`));
-  const sandbox = await startSandboxProcess(['--seed', seed, '--move-duration', '20']);
-  onTestFinished(() => sandbox.stop());
+  const sandbox = await startSimulation({ seed, moveDurationMs: 20 });
   const plan = writePlan(dir, { from: ['nfs-1'], mode });
   writeFileSync(
     plan,
@@ -42,7 +39,7 @@ async function setup(sample: string, mode: 'throttled' | 'bulk' = 'throttled') {
       .replace('kinds: [projects, snippets, groups]', 'kinds: [projects]')
       .replace('verify: true', `verify: { content: { sample: ${sample} } }`),
   );
-  return { dir, plan, env: sandboxEnv(sandbox.url), url: sandbox.url };
+  return { dir, plan, env: sandboxEnv(sandbox.url), url: sandbox.url, runCli: sandbox.shardmove };
 }
 
 /** How the summary names the drifted project, with both values. */
@@ -51,7 +48,7 @@ const DRIFT =
 
 describe('verify.content', { timeout: 120_000 }, () => {
   it('every project sampled: the drifted one fails verification with both values; the rest are equal', async () => {
-    const { dir, plan, env, url } = await setup('all');
+    const { dir, plan, env, url, runCli } = await setup('all');
     const r = await runCli(['run', plan], { cwd: dir, env });
     expect(r.code, r.stdout + r.stderr).toBe(1);
     // Everything moved: the failure is the content, not a leftover.
@@ -75,7 +72,7 @@ describe('verify.content', { timeout: 120_000 }, () => {
   });
 
   it('a reviewed list (--only) compares the content too: the drifted project fails its verification', async () => {
-    const { dir, plan, env } = await setup('all');
+    const { dir, plan, env, runCli } = await setup('all');
     const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const r = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
@@ -88,7 +85,7 @@ describe('verify.content', { timeout: 120_000 }, () => {
   });
 
   it('a bulk move compares the content too: the fingerprints are read before its POST', async () => {
-    const { dir, plan, env } = await setup('all', 'bulk');
+    const { dir, plan, env, runCli } = await setup('all', 'bulk');
     const r = await runCli(['run', plan], { cwd: dir, env });
     expect(r.code, r.stdout + r.stderr).toBe(1);
     expect(r.stdout).toContain('Verification: FAILED');
@@ -109,7 +106,7 @@ describe('verify.content', { timeout: 120_000 }, () => {
   });
 
   it('a 50% sample reads only the sampled projects; a dry run reads none', async () => {
-    const { dir, plan, env } = await setup('50%');
+    const { dir, plan, env, runCli } = await setup('50%');
     const dry = await runCli(['run', plan, '--dry-run'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const r = await runCli(['run', plan], { cwd: dir, env });
