@@ -265,7 +265,9 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
     'kill -9 at nine named moments (pinned by a proxy) and SIGINT, then run again: completes; no double or pointless move',
     { timeout: 120_000 },
     async () => {
-      const { sandbox, dir } = await setup('run-kill', ['--move-duration', '300', '--workers', '10'], {
+      // Moves of 100 ms: each moment is pinned by the proxy and the checkpoint's rows, not by a
+      // move's length; what a move's length costs is the drains between the moments.
+      const { sandbox, dir } = await setup('run-kill', ['--move-duration', '100', '--workers', '10'], {
         projects: 20,
         snippets: 5,
         groups: 3,
