@@ -1,25 +1,23 @@
 /**
- * `shardmove control` against a live run: separate processes for the sandbox, the run and the
- * operator's commands, over real HTTP and one shared checkpoint file.
+ * `shardmove control` against a live run: the sandbox, the run and the operator's commands over real
+ * HTTP and one shared checkpoint file.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): the run on a simulated clock that the test
+ * holds and moves a timer at a time (./support/sim-speede.ts), so "once 12 moves exist", "once the
+ * pause is taken" and "once what was in flight has ended" are reached by construction and cost no
+ * real time; the operator's commands run beside it on the same wall time with timers of their own,
+ * as commands of another process on the host would. The subject is what control writes and the run
+ * does with it, not the process boundary.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseControlChange } from '../src/cli/control.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import type { CliResult } from './support/cli-harness.js';
-import { startHeldSandbox } from './support/held-sandbox.js';
-import { until } from './support/until.js';
-import {
-  invariantViolations,
-  movesOf,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
+import { allMovesOf, invariantViolations, movesOf, writePlan } from './support/cli-harness.js';
+import { HELD_MOVE_MS } from './support/held-sandbox.js';
+import { seededSimulation } from './support/sim-speeda.js';
+import { holdClock, operatorCommands, releaseClock, stepUntil } from './support/sim-speede.js';
 
 async function projectMoves(url: string): Promise<number> {
   return (await movesOf(url, 'project')).length;
@@ -43,24 +41,18 @@ describe('parseControlChange', () => {
   });
 });
 
-describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 }, () => {
+describe('shardmove control (in process, one simulated clock, real HTTP)', { timeout: 60_000 }, () => {
   it('pauses a live run (moves in flight finish, no new ones), lowers its cap and unpauses it; the run completes', async () => {
-    const dir = tempDir('control');
-    const sandbox = await startSandboxProcess([
-      '--move-duration',
-      '250',
-      '--workers',
-      '20',
-      '--seed',
-      writeSeed(dir, { projects: 80, snippets: 6, groups: 4 }),
-    ]);
-    onTestFinished(async () => {
-      await sandbox.stop();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    const { dir, sim, env } = await seededSimulation(
+      'control',
+      { projects: 80, snippets: 6, groups: 4 },
+      { moveDurationMs: 250, workers: 20 },
+    );
+    const { sandbox, clock } = sim;
+    // The operator's commands: beside the run, never waiting on its held clock.
+    const runCli = operatorCommands(sim).shardmove;
     const plan = writePlan(dir, { concurrency: 6 });
-    const control = (...args: string[]) =>
-      runCli(['control', plan, ...args], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const control = (...args: string[]) => runCli(['control', plan, ...args], { cwd: dir, env });
 
     // Nothing to steer before the first run, and bad options are refused before any file is touched.
     const early = await control('--pause');
@@ -71,12 +63,13 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--concurrency must be a whole number from 1 to 1000');
 
-    const run: Promise<CliResult> = runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    holdClock(clock);
+    const run = sim.start(['run', plan], { cwd: dir, env });
     expect(
-      await until(
+      await stepUntil(
+        clock,
         () => projectMoves(sandbox.url),
         (n) => n >= 12,
-        20_000,
       ),
     ).toBeGreaterThanOrEqual(12);
 
@@ -89,8 +82,9 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
 
     // The run takes the pause at its next turn (it records the cap as paused); what was in flight
     // then ends by itself, on the sandbox's own records, and nothing new is created after it.
-    const pausedSeen = await until(
-      async () => {
+    const pausedSeen = await stepUntil(
+      clock,
+      () => {
         const store = openCheckpoint(join(dir, 'state', 'it.db'), { readOnly: true });
         try {
           return store.lastEventOf(['cap.changed'])?.data.paused === true;
@@ -99,30 +93,29 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
         }
       },
       (seen) => seen,
-      20_000,
     );
     expect(pausedSeen).toBe(true);
     const open = (moves: { state: string }[]) =>
       moves.filter((m) => !['finished', 'failed', 'cleanup failed'].includes(m.state));
     expect(
       open(
-        await until(
+        await stepUntil(
+          clock,
           () => movesOf(sandbox.url, 'project'),
           (m) => open(m).length === 0,
-          20_000,
         ),
       ),
     ).toEqual([]);
     const atPause = await projectMoves(sandbox.url);
 
-    const status = await runCli(['status', plan, '--json'], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const status = await runCli(['status', plan, '--json'], { cwd: dir, env });
     const report = JSON.parse(status.stdout) as {
       state: string;
       control: { paused: boolean; concurrency: number | null; planConcurrency: number };
     };
     expect(report.state).toBe('running');
     expect(report.control).toMatchObject({ paused: true, concurrency: null, planConcurrency: 6 });
-    const text = await runCli(['status', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const text = await runCli(['status', plan], { cwd: dir, env });
     expect(text.stdout).toMatch(
       /\n {2}now: PAUSED by shardmove control \(since [^)]+\)\n {7}`shardmove control \S+plan\.yaml --unpause` goes on\n/,
     );
@@ -145,12 +138,20 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
       capWhenUnpaused: 6,
     });
 
-    // Still nothing new, after all the reads above: the paused run schedules nothing.
+    // Still nothing new, after all the reads above and twenty poll intervals of the run's clock:
+    // the paused run schedules nothing.
+    const heldFrom = clock.now();
+    await stepUntil(
+      clock,
+      () => clock.now(),
+      (t) => t >= heldFrom + 2_000,
+    );
     expect(await projectMoves(sandbox.url)).toBe(atPause);
     const resumed = await control('--unpause', '--concurrency', '3');
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/^unpaused: cap 3 \(the plan's is 6\)\n/);
-    const done = await run;
+    await releaseClock(clock, run);
+    const done = await run.done;
     expect(done.code, done.stderr).toBe(0);
     expect(done.stdout).toContain('DONE: every repository moved and verified');
     expect(await projectMoves(sandbox.url)).toBeGreaterThan(atPause);
@@ -171,7 +172,7 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
       store.close();
     }
     // A later run of the checkpoint says which override is in force before it does anything.
-    const again = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const again = await sim.shardmove(['run', plan], { cwd: dir, env });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain(
       "note: the concurrency cap is 3 (shardmove control; the plan says 6); `--concurrency plan` goes back to the plan's",
@@ -182,7 +183,7 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
     expect((await control('--unpause')).stdout).toMatch(/^not paused, nothing to unpause; cap 6, the plan's\n/);
 
     // A finished run's status shows how it ended, not a rate, an ETA or the last cap as if it went on.
-    const ended = await runCli(['status', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const ended = await runCli(['status', plan], { cwd: dir, env });
     expect(ended.stdout).toMatch(
       /^Plan it: done, ended \d{4}-\d\d-\d\dT[\d:.]+Z\n {2}\d+ items known: \d+ done, 0 remaining\n/,
     );
@@ -195,23 +196,28 @@ describe('shardmove control (separate processes, real HTTP)', { timeout: 60_000 
   });
 });
 
-describe("another plan's checkpoint (separate processes, real HTTP)", { timeout: 90_000 }, () => {
+describe("another plan's checkpoint (in process, one simulated clock, real HTTP)", { timeout: 90_000 }, () => {
   it('is refused by control, status, report, unlock, twin and run alike (exit 4, one message), and the live run is not stopped', async () => {
-    const dir = tempDir('control-other');
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const held = await startHeldSandbox(dir, { projects: 6, snippets: 1, groups: 1 });
-    const env = sandboxEnv(held.url);
+    // Moves of a minute of the run's clock, which the test holds: the run stays live while refused.
+    const { dir, sim, env } = await seededSimulation(
+      'control-other',
+      { projects: 6, snippets: 1, groups: 1 },
+      { moveDurationMs: HELD_MOVE_MS, workers: 50 },
+    );
+    const { clock } = sim;
+    const runCli = operatorCommands(sim).shardmove;
     for (const d of ['e', 'other', 'same-name']) mkdirSync(join(dir, d));
     const e = writePlan(join(dir, 'e'), { name: 'e', concurrency: 2 });
     const other = writePlan(join(dir, 'other'), { name: 'other', concurrency: 3 });
     // Another plan of the same name in another folder: its file, not its name, tells them apart.
     const sameName = writePlan(join(dir, 'same-name'), { name: 'e', concurrency: 4 });
     const state = join(dir, 'e', 'state', 'e.db');
-    const run = runCli(['run', e], { cwd: dir, env });
-    await until(
-      async () => (await held.moves()).length,
+    holdClock(clock);
+    const run = sim.start(['run', e], { cwd: dir, env });
+    await stepUntil(
+      clock,
+      async () => (await allMovesOf(sim.url)).length,
       (n) => n >= 2,
-      30_000,
     );
 
     const refusals: string[] = [];
@@ -247,7 +253,8 @@ describe("another plan's checkpoint (separate processes, real HTTP)", { timeout:
     } finally {
       store.close();
     }
-    const ended = await held.pumpUntil(run);
+    await releaseClock(clock, run);
+    const ended = await run.done;
     expect(ended.code, ended.stdout + ended.stderr).toBe(0);
     // The plan itself, from any folder, still steers its own checkpoint.
     expect((await runCli(['control', e, '--state', state], { cwd: dir, env })).code).toBe(0);

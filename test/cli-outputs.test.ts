@@ -5,6 +5,11 @@
  * symlinks (to a file, dangling, named with a space and a leading dash) and device nodes (made in a
  * temporary folder by the test, as root; never /dev's own) are refused before any work and stay as
  * they were; two live runs given one --metrics-file: the second is refused, naming the first.
+ *
+ * The reviewed list on the in-process harness (test/support/sim-harness.ts: a sandbox on a
+ * simulated clock); the refusals of outputs through the executable's command line in this process
+ * (`commandHere`: nothing they test is a process of its own, and no instance is contacted). The two
+ * live runs stay separate processes: the second must name the first by its pid.
  */
 import { execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -20,8 +25,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { moveTotal, runCli, sandboxEnv, seededSandboxProcess, tempDir, writePlan } from './support/cli-harness.js';
+import { moveTotal, runCli, sandboxEnv, tempDir, writePlan } from './support/cli-harness.js';
 import { startHeldSandbox } from './support/held-sandbox.js';
+import { commandHere, seededSimulation } from './support/sim-speeda.js';
 import { until } from './support/until.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -30,7 +36,9 @@ const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Bo
 
 describe('a reviewed list is never replaced by a dry run run again', { timeout: 120_000 }, () => {
   it('refuses to overwrite it without --force, before any work; --only then moves what the review kept', async () => {
-    const { dir, env, sandbox } = await seededSandboxProcess('reviewed', { projects: 10, snippets: 0, groups: 0 });
+    const { dir, env, sim } = await seededSimulation('reviewed', { projects: 10, snippets: 0, groups: 0 });
+    const { sandbox } = sim;
+    const runCli = sim.shardmove;
     const plan = writePlan(dir, { from: ['nfs-1', 'nfs-2', 'default'] });
     mkdirSync(join(dir, 'p'));
     const list = join(dir, 'p', 'list.jsonl');
@@ -87,7 +95,7 @@ describe('outputs are regular files, never anything else at their name', { timeo
       return name;
     };
     const env = { SHARDMOVE_URL: 'http://127.0.0.1:9', SHARDMOVE_TOKEN: 'glpat-never-used-000000' };
-    const cli = (...args: string[]) => runCli(args, { cwd: dir, env });
+    const cli = (...args: string[]) => commandHere(args, { cwd: dir, env: { ...process.env, ...env } });
     return { dir, plan, precious, fifo, link, device, cli };
   }
 

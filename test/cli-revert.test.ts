@@ -1,7 +1,12 @@
 /**
- * `shardmove revert` end to end: a forward run, then a revert, the sandbox and the CLI
- * as separate processes over real HTTP. Judged from the sandbox's own records (where each item is,
- * its checksum, the weights, the moves it recorded), not from what shardmove prints.
+ * `shardmove revert` end to end: a forward run, then a revert, over real HTTP. Judged from the
+ * sandbox's own records (where each item is, its checksum, the weights, the moves it recorded), not
+ * from what shardmove prints.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): every command through the executable's
+ * command line against a sandbox on one simulated clock, so the moves, the polls and a move made by
+ * hand cost no real time; the sandbox "restarted" on the same port and database is a new sandbox
+ * on the same clock. The subject is what the revert does, not the process boundary.
  */
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -9,18 +14,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import type { SandboxProcess } from './support/cli-harness.js';
-import {
-  ADMIN_TOKEN,
-  flat,
-  movesOf,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
+import type { RunningSandbox } from '../src/sandbox/index.js';
+import { ADMIN_TOKEN, flat, movesOf, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import type { FakeClock } from './support/fake-clock.js';
+import { startSimulation } from './support/sim-harness.js';
+import type { Simulation } from './support/sim-harness.js';
+import { sandboxBeside, seededSimulation } from './support/sim-speeda.js';
 
 type Kind = 'project' | 'snippet' | 'group';
 const KINDS: readonly Kind[] = ['project', 'snippet', 'group'];
@@ -63,8 +62,11 @@ async function weightsOf(url: string): Promise<Record<string, number>> {
 /** Weights as GitLab weighs them: a storage absent from the hash weighs 0. */
 const positive = (w: Record<string, number>) => Object.fromEntries(Object.entries(w).filter(([, v]) => v > 0));
 
-/** Moves one item by hand, through the API, and waits for the sandbox to finish it. */
-async function moveByHand(url: string, kind: Kind, id: number, to: string): Promise<void> {
+/**
+ * Moves one item by hand, through the API, and lets the sandbox's clock run until the item is there
+ * and its move finished (nothing else runs on that clock meanwhile).
+ */
+async function moveByHand(clock: FakeClock, url: string, kind: Kind, id: number, to: string): Promise<void> {
   const res = await fetch(`${url}/api/v4/${PLURAL[kind]}/${id}/repository_storage_moves`, {
     method: 'POST',
     headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN, 'content-type': 'application/json' },
@@ -72,24 +74,23 @@ async function moveByHand(url: string, kind: Kind, id: number, to: string): Prom
   });
   expect(res.status, await res.text()).toBe(201);
   const until = Date.now() + 20_000;
-  while ((await itemOf(url, kind, id)).storage !== to) {
+  const finished = async () =>
+    (await itemOf(url, kind, id)).storage === to &&
+    (await movesOf(url, kind)).filter((m) => m.itemId === id).at(-1)?.state === 'finished';
+  while (!(await finished())) {
     if (Date.now() > until) throw new Error(`${kind} ${id} never reached ${to}`);
-    await new Promise((r) => setTimeout(r, 20));
+    const due = clock.nextDue();
+    await (due === null ? new Promise((r) => setTimeout(r, 2)) : clock.advanceTo(due));
   }
 }
 
 async function setup(
   name: string,
-  args: string[],
+  options: { moveDurationMs: number; workers: number },
   seed: Parameters<typeof writeSeed>[1],
-): Promise<{ sandbox: SandboxProcess; dir: string }> {
-  const dir = tempDir(name);
-  const sandbox = await startSandboxProcess([...args, '--seed', writeSeed(dir, seed)]);
-  onTestFinished(async () => {
-    await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { sandbox, dir };
+): Promise<{ sandbox: RunningSandbox; dir: string; sim: Simulation; runCli: Simulation['shardmove'] }> {
+  const { dir, sim } = await seededSimulation(name, seed, options);
+  return { sandbox: sim.sandbox, dir, sim, runCli: sim.shardmove };
 }
 
 /** The revert checkpoint's rows in a state, as `kind:id`. */
@@ -113,13 +114,17 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 }, () => {
+describe('shardmove revert (in process, one simulated clock, real HTTP)', { timeout: 120_000 }, () => {
   it('a forward run, then a revert: every item is back on its storage with its checksum, and the weights are those of before', async () => {
-    const { sandbox, dir } = await setup('revert', ['--move-duration', '30', '--workers', '10'], {
-      projects: 30,
-      snippets: 6,
-      groups: 4,
-    });
+    const { sandbox, dir, sim, runCli } = await setup(
+      'revert',
+      { moveDurationMs: 30, workers: 10 },
+      {
+        projects: 30,
+        snippets: 6,
+        groups: 4,
+      },
+    );
     // Three sources, one destination: the revert sends each item back to its own storage.
     const plan = writePlan(dir, { concurrency: 5 });
     const env = sandboxEnv(sandbox.url);
@@ -130,7 +135,7 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
       .slice(0, 2)
       .map(([k]) => Number(k.split(':')[1]));
     expect(settled).toHaveLength(2);
-    for (const id of settled) await moveByHand(sandbox.url, 'project', id, 'cluster');
+    for (const id of settled) await moveByHand(sim.clock, sandbox.url, 'project', id, 'cluster');
     const before = await inventoryOf(sandbox.url);
     const weightsBefore = await weightsOf(sandbox.url);
     const moved = [...before].filter(([, it]) => it.storage !== 'cluster').map(([k]) => k);
@@ -196,25 +201,18 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
   it('an item whose move back keeps failing is quarantined (exit 3); once fixed, --retry-quarantined takes it home', async () => {
     const dir = tempDir('revert-quarantine');
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-    const port = String(await freePort());
+    const port = await freePort();
     const db = join(dir, 'sandbox.db');
     const seed = writeSeed(dir, { projects: 12, snippets: 2, groups: 2 });
-    const start = async (extra: string[]) => {
-      const sb = await startSandboxProcess([
-        '--port',
-        port,
-        '--db',
-        db,
-        '--seed',
-        seed,
-        '--move-duration',
-        '30',
-        ...extra,
-      ]);
-      onTestFinished(() => sb.stop());
-      return sb;
+    const options = { port, db, seed, moveDurationMs: 30 };
+    const sim = await startSimulation(options);
+    const runCli = sim.shardmove;
+    /** The same instance started again on the same port and database (and clock), `brokenItems` failing. */
+    const restart = async (brokenItems: string[]) => {
+      await sandbox.close();
+      return sandboxBeside(sim, { ...options, faults: { brokenItems } });
     };
-    let sandbox = await start([]);
+    let sandbox = sim.sandbox;
     const plan = writePlan(dir, { concurrency: 4, from: ['nfs-1'] });
     const env = sandboxEnv(sandbox.url);
     const before = await inventoryOf(sandbox.url);
@@ -223,8 +221,7 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     const broken = [...before].find(([k, it]) => k.startsWith('project:') && it.storage === 'nfs-1')![0].split(':')[1]!;
 
     // The same instance, where that project's moves now always fail.
-    await sandbox.stop();
-    sandbox = await start(['--broken-items', `project:${broken}`]);
+    sandbox = await restart([`project:${broken}`]);
     const first = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
     expect(first.code, `${first.stdout}${first.stderr}`).toBe(3);
     expect(first.stdout).toContain('Quarantined (1)');
@@ -234,8 +231,7 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     expect((await itemOf(sandbox.url, 'project', Number(broken))).storage).toBe('cluster');
 
     // Fixed; a plain revert leaves it quarantined, --retry-quarantined moves it back.
-    await sandbox.stop();
-    sandbox = await start([]);
+    sandbox = await restart([]);
     const plain = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
     expect(plain.code, plain.stderr).toBe(3);
     const retried = await runCli(['revert', plan, '--yes', '--retry-quarantined'], { cwd: dir, env });
@@ -244,11 +240,15 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
   });
 
   it('items moved again by hand between the forward run and the revert are skipped and listed, the rest go back', async () => {
-    const { sandbox, dir } = await setup('revert-skip', ['--move-duration', '30', '--workers', '10'], {
-      projects: 20,
-      snippets: 4,
-      groups: 3,
-    });
+    const { sandbox, dir, sim, runCli } = await setup(
+      'revert-skip',
+      { moveDurationMs: 30, workers: 10 },
+      {
+        projects: 20,
+        snippets: 4,
+        groups: 3,
+      },
+    );
     const plan = writePlan(dir, { concurrency: 5, from: ['nfs-1'] });
     const env = sandboxEnv(sandbox.url);
     const before = await inventoryOf(sandbox.url);
@@ -259,8 +259,8 @@ describe('shardmove revert (separate processes, real HTTP)', { timeout: 120_000 
     expect(projects.length).toBeGreaterThanOrEqual(3);
     // One moved on to another storage, one put back by hand already.
     const [again, home] = projects as [number, number];
-    await moveByHand(sandbox.url, 'project', again, 'nfs-2');
-    await moveByHand(sandbox.url, 'project', home, 'nfs-1');
+    await moveByHand(sim.clock, sandbox.url, 'project', again, 'nfs-2');
+    await moveByHand(sim.clock, sandbox.url, 'project', home, 'nfs-1');
     const handMoves = (await movesOf(sandbox.url, 'project')).length;
 
     const preview = await runCli(['revert', plan, '--dry-run'], { cwd: dir, env });

@@ -1,6 +1,12 @@
 /**
- * `shardmove run` and `status` end to end: the sandbox and the CLI as separate processes over real
- * HTTP, judged by the sandbox's own view of where every repository is and which moves it recorded.
+ * `shardmove run` and `status` end to end over real HTTP, judged by the sandbox's own view of where
+ * every repository is and which moves it recorded.
+ *
+ * Most of it on the in-process harness (test/support/sim-harness.ts): the executable's command
+ * line against a sandbox on one simulated clock, so the moves' durations, the polls, the backoffs
+ * and a 5-second token lifetime cost no real time; their subject is the run, not the process. The
+ * kill -9 at named moments stays on separate processes (the sandbox and the compiled CLI): only a
+ * process can be killed, and `status` must see a live one (its pid) and then a dead one.
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,6 +33,9 @@ import {
 import { OAUTH } from './support/cli-harness.js';
 import type { SeenRequest, Trap } from './support/hold-proxy.js';
 import { startHoldProxy } from './support/hold-proxy.js';
+import type { Simulation } from './support/sim-harness.js';
+import { seededSimulation } from './support/sim-speeda.js';
+import type { RunningSandbox } from '../src/sandbox/index.js';
 
 const KINDS = ['projects', 'snippets', 'groups'] as const;
 const SOURCES = new Set(['nfs-1', 'nfs-2', 'default']);
@@ -46,6 +55,19 @@ async function setup(
     rmSync(dir, { recursive: true, force: true });
   });
   return { sandbox, dir };
+}
+
+/**
+ * A sandbox on a simulated clock, seeded in a fresh directory (removed when the test ends), and
+ * `shardmove` command lines on the same clock.
+ */
+async function simSetup(
+  name: string,
+  sandboxOptions: { moveDurationMs?: number; workers?: number; faults?: { brokenItems: string[] } },
+  seed?: Parameters<typeof writeSeed>[1],
+): Promise<{ sandbox: RunningSandbox; dir: string; runCli: Simulation['shardmove'] }> {
+  const { dir, sim } = await seededSimulation(name, seed ?? {}, sandboxOptions);
+  return { sandbox: sim.sandbox, dir, runCli: sim.shardmove };
 }
 
 /** The checkpoint's events (empty when it does not exist yet or is not migrated yet). */
@@ -136,9 +158,9 @@ async function expectAllOnCluster(url: string) {
   }
 }
 
-describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, () => {
+describe('shardmove run (in process, one simulated clock, real HTTP)', { timeout: 60_000 }, () => {
   it('throttled: moves every project, snippet and group wiki, verifies, exits 0; a second run does nothing', async () => {
-    const { sandbox, dir } = await setup('run-throttled', ['--move-duration', '30', '--workers', '20']);
+    const { sandbox, dir, runCli } = await simSetup('run-throttled', { moveDurationMs: 30, workers: 20 });
     const plan = writePlan(dir);
     const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(r.stderr).toBe('');
@@ -156,7 +178,7 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
   });
 
   it('bulk: one POST per kind and storage, then polling; everything moves and verifies', async () => {
-    const { sandbox, dir } = await setup('run-bulk', ['--move-duration', '30', '--workers', '50']);
+    const { sandbox, dir, runCli } = await simSetup('run-bulk', { moveDurationMs: 30, workers: 50 });
     const plan = writePlan(dir, { mode: 'bulk' });
     const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(r.code, r.stderr).toBe(0);
@@ -164,14 +186,11 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
   });
 
   it('broken items end quarantined (exit 3) with their reasons in status --json', async () => {
-    const { sandbox, dir } = await setup('run-broken', [
-      '--move-duration',
-      '20',
-      '--workers',
-      '20',
-      '--broken-items',
-      'project:3,snippet:5',
-    ]);
+    const { sandbox, dir, runCli } = await simSetup('run-broken', {
+      moveDurationMs: 20,
+      workers: 20,
+      faults: { brokenItems: ['project:3,snippet:5'] },
+    });
     const plan = writePlan(dir, { from: ['nfs-1', 'nfs-2', 'default'] });
     const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(r.code, r.stderr).toBe(3);
@@ -193,7 +212,7 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
   });
 
   it('--dry-run changes nothing on the sandbox and reports an estimate', async () => {
-    const { sandbox, dir } = await setup('run-dry', ['--move-duration', '30']);
+    const { sandbox, dir, runCli } = await simSetup('run-dry', { moveDurationMs: 30 });
     const plan = writePlan(dir);
     const before = await snapshotOf(sandbox.url);
     const r = await runCli(['run', plan, '--dry-run'], { cwd: dir, env: sandboxEnv(sandbox.url) });
@@ -209,12 +228,46 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
     expect(existsSync(join(dir, 'state', 'it.db'))).toBe(false);
   });
 
+  it('OAuth with a 5-second token lifetime: completes by refreshing, and writes the new pair back to the token files', async () => {
+    // Longer than one token lifetime by construction, not by measurement: 83 items (60 projects, 15
+    // snippets, 8 groups), each move exactly 400 ms, at most 5 at once on the sandbox: at least 6.8 s.
+    const { sandbox, dir, runCli } = await simSetup(
+      'run-oauth',
+      { moveDurationMs: 400, workers: 5 },
+      { oauthTtlSeconds: 5, projects: 60 },
+    );
+    const plan = writePlan(dir, { oauth: true, concurrency: 5 });
+    const r = await runCli(['run', plan], { cwd: dir, env: { SHARDMOVE_URL: sandbox.url } });
+    expect(r.code, r.stderr).toBe(0);
+    await expectAllOnCluster(sandbox.url);
+    const access = readFileSync(join(dir, 'access.txt'), 'utf8').trim();
+    const refresh = readFileSync(join(dir, 'refresh.txt'), 'utf8').trim();
+    expect(access).not.toBe(OAUTH.accessToken);
+    expect(refresh).not.toBe(OAUTH.refreshToken);
+    const log = readFileSync(join(dir, 'state', 'it.log'), 'utf8');
+    for (const secret of [access, refresh, OAUTH.accessToken, OAUTH.refreshToken, OAUTH.clientSecret])
+      expect(log).not.toContain(secret);
+    expect(log).toContain('oauth tokens refreshed');
+  });
+
+  it('status without a checkpoint says so and exits 1', async () => {
+    const { dir, runCli } = await simSetup('status-none', {});
+    const plan = writePlan(dir);
+    const r = await runCli(['status', plan], { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('no checkpoint');
+  });
+});
+
+describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, () => {
   // Eleven process starts in a row: generous on a loaded machine (about 13 s on an idle one).
   it(
     'kill -9 at nine named moments (pinned by a proxy) and SIGINT, then run again: completes; no double or pointless move',
     { timeout: 120_000 },
     async () => {
-      const { sandbox, dir } = await setup('run-kill', ['--move-duration', '300', '--workers', '10'], {
+      // Moves of 100 ms: each moment is pinned by the proxy and the checkpoint's rows, not by a
+      // move's length; what a move's length costs is the drains between the moments.
+      const { sandbox, dir } = await setup('run-kill', ['--move-duration', '100', '--workers', '10'], {
         projects: 20,
         snippets: 5,
         groups: 3,
@@ -352,33 +405,4 @@ describe('shardmove run (separate processes, real HTTP)', { timeout: 60_000 }, (
       }
     },
   );
-
-  it('OAuth with a 5-second token lifetime: completes by refreshing, and writes the new pair back to the token files', async () => {
-    // Longer than one token lifetime by construction, not by measurement: 83 items (60 projects, 15
-    // snippets, 8 groups), each move exactly 400 ms, at most 5 at once on the sandbox: at least 6.8 s.
-    const { sandbox, dir } = await setup('run-oauth', ['--move-duration', '400', '--workers', '5'], {
-      oauthTtlSeconds: 5,
-      projects: 60,
-    });
-    const plan = writePlan(dir, { oauth: true, concurrency: 5 });
-    const r = await runCli(['run', plan], { cwd: dir, env: { SHARDMOVE_URL: sandbox.url } });
-    expect(r.code, r.stderr).toBe(0);
-    await expectAllOnCluster(sandbox.url);
-    const access = readFileSync(join(dir, 'access.txt'), 'utf8').trim();
-    const refresh = readFileSync(join(dir, 'refresh.txt'), 'utf8').trim();
-    expect(access).not.toBe(OAUTH.accessToken);
-    expect(refresh).not.toBe(OAUTH.refreshToken);
-    const log = readFileSync(join(dir, 'state', 'it.log'), 'utf8');
-    for (const secret of [access, refresh, OAUTH.accessToken, OAUTH.refreshToken, OAUTH.clientSecret])
-      expect(log).not.toContain(secret);
-    expect(log).toContain('oauth tokens refreshed');
-  });
-
-  it('status without a checkpoint says so and exits 1', async () => {
-    const { dir } = await setup('status-none', null);
-    const plan = writePlan(dir);
-    const r = await runCli(['status', plan], { cwd: dir });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('no checkpoint');
-  });
 });

@@ -1,11 +1,17 @@
 /**
- * `notify:` end to end: real `shardmove run` processes against the sandbox, a local webhook
- * receiver and a local command. A run's story reaches both; a receiver that is down leaves its
+ * `notify:` end to end: `shardmove run` against the sandbox, a local webhook receiver and a local
+ * command. A run's story reaches both; a receiver that is down leaves its
  * notifications in the checkpoint (said at the end and by `status`) and the next run delivers them;
  * a run killed with SIGKILL while a delivery hangs delivers everything on resume, at least once; a
  * Ctrl-C while a command is delivering lets it finish and then says how the run ended; a delivery
  * that hangs never holds the drain up; a dry run sends nothing. Judged from what the receiver and
  * the command got, the sandbox's moves and the checkpoint's rows.
+ *
+ * Most of it on the in-process harness (test/support/sim-harness.ts): the executable's command line
+ * against a sandbox on one simulated clock, so the moves, the polls and the deliveries' backoff cost
+ * no real time (the receiver and the command are real). The SIGKILL during a delivery and the
+ * Ctrl-C while a command delivers stay separate `shardmove run` processes, against an in-process
+ * sandbox on the system clock: a kill -9 and a signal are what a process shows.
  */
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,27 +22,36 @@ import { RunEventSchema } from '../src/events/run-events.js';
 import type { RunEvent } from '../src/events/run-events.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
-import { fromDb, movesOf, runCli, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import {
+  fromDb,
+  movesOf,
+  runCli as runProcess,
+  sandboxEnv,
+  tempDir,
+  writePlan,
+  writeSeed,
+} from './support/cli-harness.js';
+import { startSimulation } from './support/sim-harness.js';
+import type { Simulation } from './support/sim-harness.js';
 import { startReceiver } from './support/notify-receiver.js';
 import type { Receiver } from './support/notify-receiver.js';
 
 const HOOK_TOKEN = 'hook-token-Rw73LpXz0qNd';
 
 let sandbox: RunningSandbox;
+/** `shardmove` on the simulation of the test (the tests on processes call `runProcess`). */
+let runCli: Simulation['shardmove'];
 let dir: string;
 beforeAll(() => {
   dir = tempDir('notify-run');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-// Every test moves the whole inventory: each has a sandbox of its own.
-beforeEach(async () => {
-  sandbox = await startSandbox({
-    seed: writeSeed(dir, { projects: 40, snippets: 4, groups: 2 }),
-    workers: 10,
-    moveDurationMs: 150,
-    faults: { brokenItems: ['project:3'], seed: 7 },
-  });
-  onTestFinished(() => sandbox.close());
+/** The sandbox of every test: each moves the whole inventory, so each has one of its own. */
+const sandboxOptions = (moveDurationMs: number) => ({
+  seed: writeSeed(dir, { projects: 40, snippets: 4, groups: 2 }),
+  workers: 10,
+  moveDurationMs,
+  faults: { brokenItems: ['project:3'], seed: 7 },
 });
 
 const env = () => ({ ...sandboxEnv(sandbox.url), HOOK_TOKEN });
@@ -84,7 +99,13 @@ const hookEvents = (name: string): RunEvent[] =>
         .map((l) => RunEventSchema.parse(JSON.parse(l)))
     : [];
 
-describe('notify in a real run', { timeout: 120_000 }, () => {
+describe('notify in a real run (in process, one simulated clock)', { timeout: 120_000 }, () => {
+  beforeEach(async () => {
+    const sim = await startSimulation(sandboxOptions(150));
+    sandbox = sim.sandbox;
+    runCli = sim.shardmove;
+  });
+
   it('tells the run to a webhook and a command, the token in a header only', async () => {
     const receiver = await startReceiver();
     const slack = await startReceiver();
@@ -230,7 +251,26 @@ describe('notify in a real run', { timeout: 120_000 }, () => {
     expect((await runCli(['status', plan], { cwd: dir, env: env() })).stdout).not.toContain('Notifications');
   });
 
+  it('sends nothing in a dry run, and says so', async () => {
+    const receiver = await startReceiver();
+    const plan = planWith('dry', [`- on: ['*']`, `  webhook: {url: '${receiver.url}/hook'}`]);
+    const dry = await runCli(['run', plan, '--dry-run'], { cwd: dir, env: env() });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stderr).toContain('note: notify: a dry run sends no notification');
+    expect(receiver.seen).toEqual([]);
+  });
+});
+
+describe('notify in a real run (separate run processes)', { timeout: 120_000 }, () => {
+  /** An in-process sandbox on the system clock, for a run process (closed when the test ends). */
+  const realSandbox = async (moveDurationMs: number) => {
+    sandbox = await startSandbox(sandboxOptions(moveDurationMs));
+    onTestFinished(() => sandbox.close());
+  };
+
   it('delivers on resume what a run killed during a delivery left, at least once', async () => {
+    // Short moves: the kill waits for a delivery, not for a move; the resume then drains quickly.
+    await realSandbox(30);
     let held: (() => void) | null = null;
     const receiver = await startReceiver((req, res) => {
       // The first move that ends is never answered: the run is killed while it waits.
@@ -239,7 +279,7 @@ describe('notify in a real run', { timeout: 120_000 }, () => {
     });
     const plan = planWith('killed', [`- on: ['*']`, `  webhook: {url: '${receiver.url}/hook'}`], 2);
     let child: ChildProcess | undefined;
-    const first = runCli(['run', plan], { cwd: dir, env: env(), onStart: (c) => (child = c) });
+    const first = runProcess(['run', plan], { cwd: dir, env: env(), onStart: (c) => (child = c) });
     await expect.poll(() => held !== null, { timeout: 60_000 }).toBe(true);
     child!.kill('SIGKILL');
     expect((await first).code).toBeNull();
@@ -248,7 +288,7 @@ describe('notify in a real run', { timeout: 120_000 }, () => {
     held!();
     receiver.answer = (_, res) => res.end('ok');
 
-    const resumed = await runCli(['run', plan], { cwd: dir, env: env() });
+    const resumed = await runProcess(['run', plan], { cwd: dir, env: env() });
     expect(resumed.code, resumed.stderr).toBe(3);
     const got = events(receiver);
     // The held one again, the very same object, then everything after it.
@@ -267,9 +307,11 @@ describe('notify in a real run', { timeout: 120_000 }, () => {
   });
 
   it('lets a command finish its delivery after Ctrl-C, then says the run was interrupted; the drain never waits for it', async () => {
+    // Moves long enough that the drain is still going when the command holding its delivery is seen.
+    await realSandbox(150);
     const plan = planWith('ctrlc', [`- on: [run.started, run.finished]`, `  exec: [${hook('ctrlc', true)}]`], 2);
     let child: ChildProcess | undefined;
-    const run = runCli(['run', plan], { cwd: dir, env: env(), onStart: (c) => (child = c) });
+    const run = runProcess(['run', plan], { cwd: dir, env: env(), onStart: (c) => (child = c) });
     await expect.poll(() => existsSync(join(dir, 'ctrlc.started')), { timeout: 30_000 }).toBe(true);
     // The command still holds its first delivery; the drain goes on regardless.
     const finishedBefore = (await movesOf(sandbox.url, 'project')).filter((m) => m.state === 'finished').length;
@@ -286,14 +328,5 @@ describe('notify in a real run', { timeout: 120_000 }, () => {
     expect(hookEvents('ctrlc').map((e) => e.type)).toEqual(['run.started', 'run.finished']);
     expect(hookEvents('ctrlc')[1]).toMatchObject({ outcome: 'interrupted', exitCode: 130 });
     expect(deliveries('ctrlc').every((r) => r.delivered_at !== null)).toBe(true);
-  });
-
-  it('sends nothing in a dry run, and says so', async () => {
-    const receiver = await startReceiver();
-    const plan = planWith('dry', [`- on: ['*']`, `  webhook: {url: '${receiver.url}/hook'}`]);
-    const dry = await runCli(['run', plan, '--dry-run'], { cwd: dir, env: env() });
-    expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stderr).toContain('note: notify: a dry run sends no notification');
-    expect(receiver.seen).toEqual([]);
   });
 });
