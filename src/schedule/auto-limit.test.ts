@@ -206,6 +206,67 @@ describe('move.concurrency: auto, decisions on a fake clock', () => {
   });
 });
 
+describe('move.concurrency: auto, the slow start (cheap raises, and a busier instance inside it)', () => {
+  it('a short settling window that already gained over the cap before the raise is judged at once', () => {
+    let s = run([{ mbps: 10, sPerMb: 0.2 }]).state; // 2 -> 4, settling
+    expect(s.cap).toBe(4);
+    expect(s.settling).toBe(true);
+    const from = s.window.from;
+    // One move after minWindowMs: a settling window of the slow start closes; it gained
+    // nothing (0.5 MB/s against 10), so it only settles.
+    s = observeMove(s, MOVE, 2000);
+    let d = decideAuto(s, { now: from + timing.minWindowMs, bounds, timing, pinned: null });
+    expect(d.decision).toEqual({ cap: 4, reason: null });
+    expect(d.state.settling).toBe(false);
+    expect(d.state.window.from).toBe(from + timing.minWindowMs);
+    // The same raise, but 20 MB/s finish in the settling window: judged, and 4 doubles at once.
+    s = run([{ mbps: 10, sPerMb: 0.2 }]).state;
+    for (let i = 0; i < 20; i++) s = observeMove(s, MOVE, 2000);
+    d = decideAuto(s, { now: from + timing.minWindowMs, bounds, timing, pinned: null });
+    expect(d.decision).toEqual({ cap: 8, reason: 'auto: throughput up 100% at 4 (20 MB/s); trying 8' });
+    expect(d.state.settling).toBe(true);
+  });
+
+  it('a raise after which throughput falls and the moves get slower per byte is a busier instance: x0.75, no knee, and up again when it ends', () => {
+    const { state, out } = run([
+      { mbps: 10, sPerMb: 0.2 }, // at 2
+      SETTLE,
+      { mbps: 20, sPerMb: 0.2 }, // at 4: +100%
+      SETTLE,
+      { mbps: 14, sPerMb: 0.6 }, // at 8: another tenant arrives: 30% fewer bytes, 3x slower per byte
+      SETTLE,
+      { mbps: 14, sPerMb: 0.45 }, // at 6: the reference for the busy instance
+      { mbps: 14, sPerMb: 0.45 },
+      { mbps: 24, sPerMb: 0.2 }, // the tenant left: more than twice as fast per byte
+    ]);
+    expect(caps(out)).toEqual([4, 4, 8, 8, 6, 6, 6, 6, 7]);
+    expect(out[4]?.reason).toBe(
+      'auto: throughput down 30% at 8 (14 MB/s), moves 3.0x slower per byte: the instance got busier; lowered to 6',
+    );
+    expect(out[8]?.reason).toBe('auto: moves 56% faster per byte at 6; trying 7');
+    expect(state.knee).toBeNull();
+  });
+
+  it('at a cap held in the slow start (as before this change), time per byte jumping while throughput falls lowers the cap (x0.75), and its fall raises it', () => {
+    // A raise kept without a gain (the moves got smaller, no slower): the slow start holds 4.
+    const { state, out } = run([
+      { mbps: 10, sPerMb: 0.2 }, // at 2
+      SETTLE,
+      { mbps: 10, sPerMb: 0.2 }, // at 4: flat, no slower per byte: kept, the reference
+      { mbps: 6, sPerMb: 0.5 }, // at 4: another tenant: 2.5x slower per byte, fewer bytes
+      SETTLE,
+      { mbps: 6, sPerMb: 0.5 }, // at 3: the reference for the busy instance
+      { mbps: 12, sPerMb: 0.2 }, // the tenant left
+    ]);
+    expect(caps(out)).toEqual([4, 4, 4, 3, 3, 3, 4]);
+    expect(out[3]?.reason).toBe(
+      'auto: moves 2.5x slower per byte at 4 with no throughput gained (6.0 MB/s); lowered to 3',
+    );
+    expect(out[6]?.reason).toBe('auto: moves 60% faster per byte at 3; trying 4');
+    expect(state.knee).toBeNull();
+  });
+});
+
 describe('move.concurrency: auto, the fixed part of a move (largest first: the moves get smaller)', () => {
   const FIXED = 3000;
   /** `count` moves from `fromMb` down to `toMb` (evenly), each FIXED plus `msPerMb` a MB. */

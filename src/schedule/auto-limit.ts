@@ -26,7 +26,13 @@
  * the expected rate and time per byte for the round trip):
  *
  * - **Slow start**: from `min` (or the knee a resumed run found), doubling while each raise grows
- *   throughput by more than {@link GAIN}.
+ *   throughput by more than {@link GAIN}. Its settling windows are short (`minWindowMs` and one
+ *   finished move): one that already gained over the window before the raise is judged at once
+ *   (the moves started under the old cap only hold a gain down), so a doubling that pays costs
+ *   one short window instead of a settling and a judged one.
+ * - **Busier during the slow start**: a raise after which fewer bytes and no more moves finish,
+ *   each slower per byte, is another load on the instance, not a knee (at a knee throughput stays
+ *   flat): `x0.75` of the cap in force, no knee kept, and probing goes on from there.
  * - **After a raise that gained nothing** (throughput within {@link GAIN} of the cap before it):
  *   back to that cap, which is the knee; from then on raises are `+max(1, cap/4)`.
  * - **Busier instance**: at a cap held, time per byte above the reference by more than
@@ -246,9 +252,13 @@ export function fixedMs(fit: FixedFit | undefined, timed: ReadonlyArray<[number,
   return Math.max(0, Math.min(shortest, fit.a / fit.c));
 }
 
-/** Whether the window has enough to be judged. */
-function closes(w: AutoWindow, now: number, t: AutoTiming): boolean {
+/**
+ * Whether the window has enough to be judged. A settling window of the slow start (`quick`) closes
+ * after `minWindowMs` and one finished move: it is judged only if it already shows the raise's gain.
+ */
+function closes(w: AutoWindow, now: number, t: AutoTiming, quick = false): boolean {
   const elapsed = now - w.from;
+  if (quick) return w.moves >= 1 && elapsed >= t.minWindowMs;
   if (w.moves >= MIN_MOVES && elapsed >= Math.max(t.minWindowMs, median(w.timed.map((m) => m[1])))) return true;
   return w.moves >= 1 && elapsed >= t.maxWindowMs;
 }
@@ -305,7 +315,8 @@ export function decideAuto(state: AutoState, input: AutoInput): { state: AutoSta
     const m = s.window.maxInFlight;
     s = { ...s, window: { ...s.window, maxInFlight: Math.max(m ?? 0, input.inFlight) } };
   }
-  if (!closes(s.window, now, timing)) return { state: s, decision: { cap: s.cap, reason: null } };
+  const quick = s.settling && s.phase === 'start' && s.last !== null;
+  if (!closes(s.window, now, timing, quick)) return { state: s, decision: { cap: s.cap, reason: null } };
   const w = s.window;
   // Every window tells of the fixed part, a settling one too: it does not depend on the cap.
   const fit = addToFit(s.fit ?? { a: 0, c: 0 }, w.timed);
@@ -317,11 +328,14 @@ export function decideAuto(state: AutoState, input: AutoInput): { state: AutoSta
     msPerByte: perByte(w.timed, fixedMs(fit, w.timed)),
     moves: w.moves,
   };
-  if (s.settling) {
+  const binding = w.maxInFlight === null || w.maxInFlight >= s.cap;
+  // In the slow start a settling window that already gained over the cap before the raise is
+  // judged: the moves started under the old cap only held the gain down, so the raise paid.
+  // Otherwise it only settles, and the next (full) window judges the raise.
+  if (s.settling && !(quick && binding && s.last !== null && gainedOver(s.last, sample))) {
     s = { ...s, settling: false, window: emptyWindow(now) };
     return { state: s, decision: { cap: s.cap, reason: null } };
   }
-  const binding = w.maxInFlight === null || w.maxInFlight >= s.cap;
   const next = judge(s, sample, bounds, binding);
   const ref =
     next.cap !== s.cap
@@ -355,6 +369,12 @@ interface Judged {
   reason: string;
 }
 
+/** Whether a window finished more bytes or more moves a second than the one before, by {@link GAIN}. */
+function gainedOver(l: AutoSample, x: AutoSample): boolean {
+  if (x.bytesPerSec > l.bytesPerSec * (1 + GAIN)) return true;
+  return x.movesPerSec !== undefined && l.movesPerSec !== undefined && x.movesPerSec > l.movesPerSec * (1 + GAIN);
+}
+
 /** One judged window against the one before it. */
 function judge(s: AutoState, x: AutoSample, bounds: AutoBounds, binding: boolean): Judged {
   const l = s.last;
@@ -386,6 +406,23 @@ function judge(s: AutoState, x: AutoSample, bounds: AutoBounds, binding: boolean
     const slower = timed && (x.msPerByte as number) > (l.msPerByte as number) * (1 + GAIN);
     // Flat, but no slower per byte: the moves got smaller (largest first), not the instance busier.
     if (timed && !slower) return keep;
+    // In the slow start, a raise after which fewer bytes and no more moves finish, each slower per
+    // byte, is not a knee (at a knee throughput stays flat): the instance got busier. A quarter
+    // off the cap in force, no knee kept; the time per byte measured there is the reference whose
+    // fall (the other load gone) raises the cap again.
+    const fell =
+      x.bytesPerSec < l.bytesPerSec * (1 - GAIN) &&
+      !(x.movesPerSec !== undefined && l.movesPerSec !== undefined && x.movesPerSec > l.movesPerSec);
+    if (s.phase === 'start' && slower && fell) {
+      const cap = clamp(Math.floor(x.cap * DECREASE), bounds);
+      const ratio = (x.msPerByte as number) / (l.msPerByte as number);
+      return {
+        cap,
+        phase: 'steady',
+        knee: s.knee,
+        reason: `auto: throughput down ${pct(1 - x.bytesPerSec / l.bytesPerSec)} at ${x.cap} (${formatRate(x.bytesPerSec)}), moves ${ratio.toFixed(1)}x slower per byte: the instance got busier; lowered to ${cap}`,
+      };
+    }
     const cap = clamp(l.cap, bounds);
     return {
       cap,
