@@ -99,6 +99,9 @@ describe('shardmove run on each release and tier', { timeout: 120_000 }, () => {
     for (const m of recorded) {
       expect(m.state).toBe('failed');
       expect(m).not.toHaveProperty('error_message');
+      // `shardmove sandbox` ran on the command's clock (the simulated one, from SIM_START).
+      expect(Date.parse(m.created_at as string)).toBeGreaterThanOrEqual(SIM_START);
+      expect(Date.parse(m.created_at as string)).toBeLessThan(SIM_START + 86_400_000);
     }
     expect(flat(res.stdout)).toContain(`unknown: ${NO_REASON_BEFORE_16_7.remedy}`);
     expect(flat(res.stdout + res.stderr)).not.toContain('lease-held');
