@@ -3,14 +3,24 @@
  * source into two destinations with equal room balances the bytes; a partial drain stops at its
  * `moved:` bound and verification reports the rest as expected; a kill mid-placement and a resume
  * change no placement already recorded.
+ *
+ * The drains run on the in-process harness (test/support/sim-harness.ts): each command through the
+ * executable's command line against the sandbox on one simulated clock, so the moves and polls cost
+ * no real time. The kill stays a process (`shardmove run` killed with SIGKILL, what only a process
+ * shows) against a sandbox on the real clock; the resume after it runs in this process against the
+ * same sandbox started again on its database and port, on a simulated clock.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { flat, fromDb, movesOf, runCli, sandboxEnv, tempDir, writeSeed } from './support/cli-harness.js';
+import { FakeClock } from './support/fake-clock.js';
 import { sandboxProjects, writeProjectsPlan } from './support/projects-plan.js';
+import { startSimulation } from './support/sim-harness.js';
+import type { Simulation } from './support/sim-harness.js';
+import { commandsOn } from './support/sim-speedb.js';
 
 const MIB = 2 ** 20;
 
@@ -23,17 +33,20 @@ function smallSeed(dir: string, projects: number): string {
 
 describe('many destinations and partial drains', { timeout: 120_000 }, () => {
   let sandbox: RunningSandbox;
+  let sim: Simulation;
   let dir: string;
-  beforeEach(async () => {
+  /** The sandbox of the drains, on a simulated clock (closed when the test ends). */
+  async function simulate(): Promise<void> {
     dir = tempDir('destinations');
-    sandbox = await startSandbox({ seed: smallSeed(dir, 120), workers: 6, moveDurationMs: 20 });
-  });
-  afterEach(async () => {
-    await sandbox.close();
+    sim = await startSimulation({ seed: smallSeed(dir, 120), workers: 6, moveDurationMs: 20 });
+    sandbox = sim.sandbox;
+  }
+  afterEach(() => {
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('drains one source into two destinations with equal room: bytes within 10%, the placement recorded before each move and shown', async () => {
+    await simulate();
     const before = sandboxProjects(sandbox).filter((p) => p.storage === 'nfs-1');
     expect(before.length).toBeGreaterThan(20);
     const plan = writeProjectsPlan(dir, ['cluster', 'nfs-2'], {
@@ -42,7 +55,7 @@ describe('many destinations and partial drains', { timeout: 120_000 }, () => {
     });
     const env = sandboxEnv(sandbox.url);
 
-    const dry = await runCli(['run', plan, '--dry-run', '--state', join(dir, 'dry.db')], { cwd: dir, env });
+    const dry = await sim.shardmove(['run', plan, '--dry-run', '--state', join(dir, 'dry.db')], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/Placement \(what the run would send where\):\n\s+cluster\s+\d+ item\(s\)/);
     expect(dry.stdout).toMatch(/\n\s+nfs-2\s+\d+ item\(s\)/);
@@ -52,7 +65,7 @@ describe('many destinations and partial drains', { timeout: 120_000 }, () => {
     expect(await movesOf(sandbox.url, 'project')).toEqual([]);
 
     const state = join(dir, 'run.db');
-    const run = await runCli(['run', plan, '--state', state], { cwd: dir, env });
+    const run = await sim.shardmove(['run', plan, '--state', state], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toMatch(/Verification: passed/);
 
@@ -81,7 +94,7 @@ describe('many destinations and partial drains', { timeout: 120_000 }, () => {
     expect(moves.length).toBe(before.length);
     for (const m of moves) expect(m.destination).toBe(placed.get(m.itemId));
 
-    const status = await runCli(['status', plan, '--state', state, '--json'], { cwd: dir, env });
+    const status = await sim.shardmove(['status', plan, '--state', state, '--json'], { cwd: dir, env });
     const placement = (
       JSON.parse(status.stdout) as { placement: { destination: string; items: number; moved: number }[] }
     ).placement;
@@ -90,6 +103,7 @@ describe('many destinations and partial drains', { timeout: 120_000 }, () => {
   });
 
   it('stops a partial drain at its moved: bound, largest first, and verification reports the rest as expected', async () => {
+    await simulate();
     const before = sandboxProjects(sandbox).filter((p) => p.storage === 'nfs-1');
     const total = before.reduce((n, p) => n + p.size_mb, 0);
     const boundMib = Math.floor(total * 0.4);
@@ -98,7 +112,7 @@ describe('many destinations and partial drains', { timeout: 120_000 }, () => {
       moveLines: [`  until: {moved: ${boundMib}MiB}`],
     });
     const state = join(dir, 'partial.db');
-    const run = await runCli(['run', plan, '--state', state], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const run = await sim.shardmove(['run', plan, '--state', state], { cwd: dir, env: sandboxEnv(sandbox.url) });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(flat(run.stdout)).toMatch(/Verification: passed/);
     expect(flat(run.stdout)).toMatch(/projects on nfs-1: \d+ still there, as planned \(move\.until reached\)/);
@@ -123,14 +137,13 @@ describe('many destinations and partial drains', { timeout: 120_000 }, () => {
   });
 
   it('keeps every recorded placement across a kill and a resume', async () => {
+    dir = tempDir('destinations');
     // Slow moves, so the kill lands while most items are still to be placed.
-    await sandbox.close();
-    sandbox = await startSandbox({
-      seed: smallSeed(dir, 120),
-      workers: 2,
-      moveDurationMs: 400,
-      db: join(dir, 'sb.db'),
-    });
+    const seed = smallSeed(dir, 120);
+    const db = join(dir, 'sb.db');
+    const killedUnder = await startSandbox({ seed, workers: 2, moveDurationMs: 400, db });
+    onTestFinished(() => killedUnder.close());
+    sandbox = killedUnder;
     const plan = writeProjectsPlan(dir, ['cluster', 'nfs-2'], { name: 'resume' });
     const state = join(dir, 'resume.db');
     const env = sandboxEnv(sandbox.url);
@@ -166,7 +179,15 @@ describe('many destinations and partial drains', { timeout: 120_000 }, () => {
     );
     expect(snapshot.size).toBeGreaterThanOrEqual(4);
 
-    const second = await runCli(['run', plan, '--state', state], { cwd: dir, env });
+    // The same sandbox (its database, its port, its moves in flight), from now on a simulated clock:
+    // the resume's slow moves cost no real time.
+    const port = Number(new URL(sandbox.url).port);
+    await sandbox.close();
+    const clock = new FakeClock(Date.now());
+    const resumed = await startSandbox({ seed, workers: 2, moveDurationMs: 400, db, port, clock });
+    onTestFinished(() => resumed.close());
+    sandbox = resumed;
+    const second = await commandsOn(clock).shardmove(['run', plan, '--state', state], { cwd: dir, env });
     expect(second.code, second.stdout + second.stderr).toBe(0);
     const finalPlacement = new Map(
       fromDb<{ id: number; destination: string }>(

@@ -5,14 +5,19 @@
  * one pool, and balances what lands (each member with its pool's objects, the pool copies); a
  * network whose root already sits on a destination goes there; a release whose moves drop pool
  * links is warned about before anything moves.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): each run through the executable's
+ * command line against the sandbox on one simulated clock, so its moves and polls cost no real
+ * time. The subject is where the orchestrator places networks, not the process boundary.
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSandbox } from '../src/sandbox/index.js';
-import type { RunningSandbox } from '../src/sandbox/index.js';
+import type { RunningSandbox, SandboxOptions } from '../src/sandbox/index.js';
 import { RunEventSchema } from '../src/events/run-events.js';
-import { ADMIN_TOKEN, flat, runCli, sandboxEnv, tempDir, writeChangedSeed } from './support/cli-harness.js';
+import { ADMIN_TOKEN, flat, sandboxEnv, tempDir, writeChangedSeed } from './support/cli-harness.js';
+import { startSimulation } from './support/sim-harness.js';
+import type { Simulation } from './support/sim-harness.js';
 
 const COUNTS = { projects: 60, snippets: 1, groups: 1 };
 import { sandboxProjects, writeProjectsPlan } from './support/projects-plan.js';
@@ -53,9 +58,14 @@ function splitSeed(dir: string, roomMib: number): string {
 
 describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
   let sandbox: RunningSandbox | null = null;
+  let sim: Simulation;
   let dir: string;
-  afterEach(async () => {
-    await sandbox?.close();
+  /** The sandbox on a simulated clock (closed when the test ends), and the commands on that clock. */
+  const startSandbox = async (options: Omit<SandboxOptions, 'clock'>): Promise<RunningSandbox> => {
+    sim = await startSimulation(options);
+    return sim.sandbox;
+  };
+  afterEach(() => {
     sandbox = null;
     rmSync(dir, { recursive: true, force: true });
   });
@@ -79,7 +89,10 @@ describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
       name: 'forks',
       extra: ['capacity:', '  storages: {cluster: {free: 1TiB}, nfs-2: {free: 1TiB}}'],
     });
-    const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const run = await sim.shardmove(['run', file, '--state', join(dir, 'run.db')], {
+      cwd: dir,
+      env: sandboxEnv(sandbox.url),
+    });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toMatch(/Verification: passed/);
 
@@ -142,7 +155,10 @@ describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
       name: 'forks',
       extra: ['weights: { cluster: 99, nfs-2: 33, nfs-1: 0 }'],
     });
-    const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const run = await sim.shardmove(['run', file, '--state', join(dir, 'run.db')], {
+      cwd: dir,
+      env: sandboxEnv(sandbox.url),
+    });
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const after = new Map(sandboxProjects(sandbox).map((p) => [p.id, p.storage]));
     expect(after.get(1)).toBe('cluster');
@@ -177,7 +193,7 @@ describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
     const roots = [...new Set((await poolsOf(sandbox.url)).map((p) => p.network))];
     expect(roots.length).toBeGreaterThan(0);
     const file = writeProjectsPlan(dir, ['cluster'], { name: 'forks' });
-    const dry = await runCli(['run', file, '--dry-run', '--state', join(dir, 'dry.db')], {
+    const dry = await sim.shardmove(['run', file, '--dry-run', '--state', join(dir, 'dry.db')], {
       cwd: dir,
       env: sandboxEnv(sandbox.url),
     });
@@ -206,7 +222,10 @@ describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
       name: 'split',
       extra: ['capacity:', '  storages: {cluster: {free: 1000MiB}, nfs-2: {free: 1000MiB}}'],
     });
-    const run = await runCli(['run', file, '--state', join(dir, 'run.db')], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const run = await sim.shardmove(['run', file, '--state', join(dir, 'run.db')], {
+      cwd: dir,
+      env: sandboxEnv(sandbox.url),
+    });
     const out = flat(run.stdout + run.stderr);
     expect(run.code, out).toBe(1);
     // cluster: the root (500 MiB), its pool's objects (500 MiB), the pool copy (500 MiB) and the
@@ -232,7 +251,7 @@ describe('fork networks in the orchestrator', { timeout: 120_000 }, () => {
       extra: ['capacity:', '  storages: {cluster: {free: 2200MiB}, nfs-2: {free: 2200MiB}}'],
     });
     const events = join(dir, 'events.jsonl');
-    const run = await runCli(['run', file, '--state', join(dir, 'run.db'), '--events', events], {
+    const run = await sim.shardmove(['run', file, '--state', join(dir, 'run.db'), '--events', events], {
       cwd: dir,
       env: sandboxEnv(sandbox.url),
     });

@@ -3,13 +3,18 @@
  * or deleted since the review: the headline, the summary's line per kind, `status`, `status --json`
  * and `report --json` all say the same: one moved, the rest not moved (no longer where the list
  * says), judged from the sandbox's own records.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): every command through the executable's
+ * command line against a sandbox on one simulated clock. The subject is the counts the commands
+ * give, not the process boundary.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { Document } from 'yaml';
-import { flat, movesOf, runCli, sandboxEnv, startSeededSandbox } from './support/cli-harness.js';
+import { flat, movesOf } from './support/cli-harness.js';
+import { changedSimulation } from './support/sim-speeda.js';
 
 function inventory(seed: Document): void {
   seed.setIn(['inventory', 'groups'], []);
@@ -22,7 +27,7 @@ function inventory(seed: Document): void {
 
 describe('run --only: counts that agree', { timeout: 120_000 }, () => {
   it('says 1 of 5 moved everywhere when 4 listed items were moved by hand or deleted', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
+    const { sim, dir, db, env } = await changedSimulation(
       'only-counts',
       { projects: 0, snippets: 0, groups: 0 },
       inventory,
@@ -45,17 +50,16 @@ describe('run --only: counts that agree', { timeout: 120_000 }, () => {
         '',
       ].join('\n'),
     );
-    const env = sandboxEnv(sandbox.url);
-    const dry = await runCli(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
+    const dry = await sim.shardmove(['run', plan, '--dry-run', '--items', 'list.jsonl'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     const raw = new Database(db);
     raw.prepare("UPDATE items SET storage = 'default' WHERE kind = 'project' AND id IN (2, 3)").run();
     raw.prepare("DELETE FROM items WHERE kind = 'project' AND id IN (4, 5)").run();
     raw.close();
 
-    const run = await runCli(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
+    const run = await sim.shardmove(['run', plan, '--only', 'list.jsonl'], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect((await movesOf(sandbox.url, 'project')).map((m) => m.itemId)).toEqual([1]);
+    expect((await movesOf(sim.url, 'project')).map((m) => m.itemId)).toEqual([1]);
     // The headline wraps at 80 columns in a pipe.
     expect(flat(run.stdout)).toMatch(
       /^DONE: 1 of the 5 items of the list list\.jsonl moved \(4 no longer where it says\) and verified\b/,
@@ -65,16 +69,16 @@ describe('run --only: counts that agree', { timeout: 120_000 }, () => {
     );
     expect(flat(run.stdout)).not.toMatch(/5 moved of 5/);
 
-    const status = await runCli(['status', plan], { cwd: dir, env });
+    const status = await sim.shardmove(['status', plan], { cwd: dir, env });
     expect(status.stdout).toMatch(/projects +1\/5 done, .*, 4 not moved \(no longer where the list says\)/);
     expect(status.stdout).toContain('5 items known: 1 done, 0 remaining, 4 not moved (no longer where the list says)');
-    const json = JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir, env })).stdout) as {
+    const json = JSON.parse((await sim.shardmove(['status', plan, '--json'], { cwd: dir, env })).stdout) as {
       kinds: { kind: string; total: number; done: number; skipped: number }[];
       remaining: number;
     };
     expect(json.kinds).toEqual([expect.objectContaining({ kind: 'projects', total: 5, done: 1, skipped: 4 })]);
     expect(json.remaining).toBe(0);
-    const report = JSON.parse((await runCli(['report', plan, '--json'], { cwd: dir, env })).stdout) as {
+    const report = JSON.parse((await sim.shardmove(['report', plan, '--json'], { cwd: dir, env })).stdout) as {
       outcome: { headline: string; total: number; remaining: number };
     };
     expect(report.outcome).toMatchObject({ total: 5, remaining: 0 });

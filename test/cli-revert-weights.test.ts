@@ -3,11 +3,16 @@
  * operator) set the instance's weights after the forward run ended, `revert` and `weights restore`
  * show the difference (what the run left, what the instance has, what they would write) and refuse
  * without `--overwrite-weights`. Judged from the sandbox's own weights and moves.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): each command through the executable's
+ * command line against the sandbox on one simulated clock (real HTTP), so the moves and polls cost
+ * no real time. The subject is what revert and restore write, not the process boundary.
  */
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { laterWeightChange } from '../src/actors/weight-changes.js';
-import { ADMIN_TOKEN, moveTotal, runCli, seededSandboxProcess, storagesOf, writePlan } from './support/cli-harness.js';
+import { ADMIN_TOKEN, moveTotal, storagesOf, writePlan } from './support/cli-harness.js';
+import { seededSimulation } from './support/sim-speeda.js';
 
 /** Revert checkpoints anywhere under `dir` (wherever the default checkpoint lives): a refused revert writes none. */
 function revertFilesUnder(dir: string): string[] {
@@ -32,20 +37,29 @@ async function setWeights(url: string, weights: Record<string, number>): Promise
 const positive = (w: Record<string, number>) => Object.fromEntries(Object.entries(w).filter(([, v]) => v > 0));
 
 async function forwardThenLaterChange(name: string) {
-  const { dir, sandbox, env } = await seededSandboxProcess(name, { projects: 10, snippets: 2, groups: 2 }, [
-    '--move-duration',
-    '30',
-    '--workers',
-    '10',
-  ]);
+  const { dir, sim, env } = await seededSimulation(
+    name,
+    { projects: 10, snippets: 2, groups: 2 },
+    { moveDurationMs: 30, workers: 10 },
+  );
+  const sandbox = sim.sandbox;
   const plan = writePlan(dir, { concurrency: 4 });
   const before = { weights: await weightsOf(sandbox.url), projects: await storagesOf(sandbox.url, 'projects') };
-  const forward = await runCli(['run', plan], { cwd: dir, env });
+  const forward = await sim.shardmove(['run', plan], { cwd: dir, env });
   expect(forward.code, forward.stderr).toBe(0);
   expect(positive(await weightsOf(sandbox.url))).toEqual({ cluster: 100 });
   // Another run, later: new projects go to nfs-2 now.
   await setWeights(sandbox.url, { default: 0, 'nfs-1': 0, 'nfs-2': 100, cluster: 0 });
-  return { dir, sandbox, plan, env, before, later: await weightsOf(sandbox.url), moves: await moveTotal(sandbox.url) };
+  return {
+    dir,
+    sim,
+    sandbox,
+    plan,
+    env,
+    before,
+    later: await weightsOf(sandbox.url),
+    moves: await moveTotal(sandbox.url),
+  };
 }
 
 describe('laterWeightChange', () => {
@@ -63,11 +77,11 @@ describe('laterWeightChange', () => {
   });
 });
 
-describe('the weights of before, over a later change (separate processes, real HTTP)', { timeout: 120_000 }, () => {
+describe('the weights of before, over a later change (real HTTP)', { timeout: 120_000 }, () => {
   it('revert shows the change and refuses it; --overwrite-weights writes the weights of before and reverts', async () => {
-    const { dir, sandbox, plan, env, before, later, moves } = await forwardThenLaterChange('revert-weights');
+    const { dir, sim, sandbox, plan, env, before, later, moves } = await forwardThenLaterChange('revert-weights');
 
-    const dry = await runCli(['revert', plan, '--dry-run'], { cwd: dir, env });
+    const dry = await sim.shardmove(['revert', plan, '--dry-run'], { cwd: dir, env });
     expect(dry.code, dry.stderr).toBe(4);
     expect(dry.stdout).toContain('the weights changed since the forward run left them');
     expect(dry.stdout).toMatch(/storage\s+forward left\s+now\s+revert writes/);
@@ -77,13 +91,13 @@ describe('the weights of before, over a later change (separate processes, real H
     expect(dry.stderr).toContain('nfs-2: the forward run left 0, now 100, would write 0');
     expect(dry.stderr).toMatch(/run again with shardmove revert \S*plan\.yaml --overwrite-weights/);
 
-    const refused = await runCli(['revert', plan, '--yes'], { cwd: dir, env });
+    const refused = await sim.shardmove(['revert', plan, '--yes'], { cwd: dir, env });
     expect(refused.code, refused.stderr).toBe(4);
     expect(await weightsOf(sandbox.url)).toEqual(later);
     expect(await moveTotal(sandbox.url)).toBe(moves);
     expect(revertFilesUnder(dir)).toEqual([]);
 
-    const overwritten = await runCli(['revert', plan, '--yes', '--overwrite-weights'], { cwd: dir, env });
+    const overwritten = await sim.shardmove(['revert', plan, '--yes', '--overwrite-weights'], { cwd: dir, env });
     expect(overwritten.code, `${overwritten.stdout}${overwritten.stderr}`).toBe(0);
     expect(overwritten.stdout).toContain('the revert overwrites that change (--overwrite-weights)');
     expect(positive(await weightsOf(sandbox.url))).toEqual(positive(before.weights));
@@ -91,14 +105,17 @@ describe('the weights of before, over a later change (separate processes, real H
   });
 
   it('weights restore refuses the same way; --overwrite-weights restores', async () => {
-    const { dir, sandbox, plan, env, before, later } = await forwardThenLaterChange('restore-weights');
-    const refused = await runCli(['weights', 'restore', plan, '--yes'], { cwd: dir, env });
+    const { dir, sim, sandbox, plan, env, before, later } = await forwardThenLaterChange('restore-weights');
+    const refused = await sim.shardmove(['weights', 'restore', plan, '--yes'], { cwd: dir, env });
     expect(refused.code, refused.stderr).toBe(4);
     expect(refused.stderr).toContain('nfs-2: the run left 0, now 100, would write 0');
     expect(refused.stderr).toMatch(/run again with shardmove weights restore \S*plan\.yaml --overwrite-weights/);
     expect(await weightsOf(sandbox.url)).toEqual(later);
 
-    const restored = await runCli(['weights', 'restore', plan, '--yes', '--overwrite-weights'], { cwd: dir, env });
+    const restored = await sim.shardmove(['weights', 'restore', plan, '--yes', '--overwrite-weights'], {
+      cwd: dir,
+      env,
+    });
     expect(restored.code, `${restored.stdout}${restored.stderr}`).toBe(0);
     expect(restored.stdout).toContain('--overwrite-weights undoes that change too');
     expect(positive(await weightsOf(sandbox.url))).toEqual(positive(before.weights));

@@ -6,27 +6,24 @@
  * - A Geo secondary the primary cannot reach (a release whose node proxy answers 200 {}) is a
  *   failed resync in the report, never "requested".
  * - Moves killed after the switch count as moved, and their source copies are listed with paths.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): each command through the executable's
+ * command line against the sandbox on one simulated clock (real HTTP), so moves, retries and polls
+ * cost no real time. The subject is what the sandbox answers and what the run makes of it, not the
+ * process boundary.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import {
-  ADMIN_TOKEN,
-  fromDb,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  storagesOf,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
+import type { SandboxOptions } from '../src/sandbox/index.js';
+import { ADMIN_TOKEN, fromDb, sandboxEnv, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { startSimulation } from './support/sim-harness.js';
 
 async function sandboxWith(
   name: string,
   change: (seed: ReturnType<typeof parseDocument>) => void,
-  args: string[] = [],
+  faults: SandboxOptions['faults'] = {},
 ) {
   const dir = tempDir(name);
   const seedFile = writeSeed(dir, { projects: 30, snippets: 30, groups: 3 });
@@ -34,22 +31,9 @@ async function sandboxWith(
   change(doc);
   writeFileSync(seedFile, doc.toString());
   const db = join(dir, 'sandbox.db');
-  const sandbox = await startSandboxProcess([
-    '--seed',
-    seedFile,
-    '--db',
-    db,
-    '--move-duration',
-    '20',
-    '--workers',
-    '10',
-    ...args,
-  ]);
-  onTestFinished(async () => {
-    await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return { sandbox, dir, db };
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const sim = await startSimulation({ seed: seedFile, db, moveDurationMs: 20, workers: 10, faults });
+  return { sim, sandbox: sim.sandbox, dir, db, env: sandboxEnv(sim.url) };
 }
 
 const notMoved = async (url: string) =>
@@ -63,13 +47,13 @@ const notMoved = async (url: string) =>
 
 describe('what GitLab hides or answers oddly, run end to end', { timeout: 90_000 }, () => {
   it('snippets an admin cannot GET are moved (a failed first move makes the run read them), none called deleted', async () => {
-    const { sandbox, dir, db } = await sandboxWith(
+    const { sim, sandbox, dir, db, env } = await sandboxWith(
       'hidden-snippets',
       (seed) => {
         seed.setIn(['inventory', 'generate', 'project_snippet_fraction'], 1);
         seed.setIn(['inventory', 'generate', 'snippets_disabled_fraction'], 0.5);
       },
-      ['--move-fail-rate', '0.3', '--fault-seed', '7'],
+      { moveFailRate: 0.3, seed: 7 },
     );
     const hidden =
       fromDb<{ n: number }>(
@@ -79,7 +63,7 @@ describe('what GitLab hides or answers oddly, run end to end', { timeout: 90_000
       )[0]?.n ?? 0;
     expect(hidden).toBeGreaterThan(0);
     const plan = writePlan(dir);
-    const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const r = await sim.shardmove(['run', plan], { cwd: dir, env });
     expect([0, 3]).toContain(r.code);
     expect(r.stdout).toContain('Verification: passed');
     expect(r.stdout).not.toMatch(/deleted from the instance/);
@@ -106,7 +90,7 @@ describe('what GitLab hides or answers oddly, run end to end', { timeout: 90_000
   });
 
   it('a Geo secondary the primary cannot reach is reported FAILED, the reachable one requested', async () => {
-    const { sandbox, dir } = await sandboxWith('geo-unreachable', (seed) => {
+    const { sim, dir, env } = await sandboxWith('geo-unreachable', (seed) => {
       seed.setIn(['instance', 'version'], '16.11.0');
       seed.setIn(
         ['geo_sites'],
@@ -119,7 +103,7 @@ describe('what GitLab hides or answers oddly, run end to end', { timeout: 90_000
     });
     const plan = writePlan(dir);
     writeFileSync(plan, `${readFileSync(plan, 'utf8').replace('verify: true', 'verify: true\ngeo: { resync: true }')}`);
-    const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const r = await sim.shardmove(['run', plan], { cwd: dir, env });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/"eu" \(site 2\): requested for\s+PROJECT_REPOSITORY_REGISTRY, /);
     expect(r.stdout).toMatch(/"apac" \(site 4\): FAILED: the primary could not reach this secondary/);
@@ -127,14 +111,12 @@ describe('what GitLab hides or answers oddly, run end to end', { timeout: 90_000
   });
 
   it('moves killed after the switch count as moved; their source copies are listed with their paths', async () => {
-    const { sandbox, dir } = await sandboxWith('after-switch', () => undefined, [
-      '--move-fail-after-switch-rate',
-      '0.3',
-      '--fault-seed',
-      '3',
-    ]);
+    const { sim, sandbox, dir, env } = await sandboxWith('after-switch', () => undefined, {
+      failAfterSwitchRate: 0.3,
+      seed: 3,
+    });
     const plan = writePlan(dir);
-    const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const r = await sim.shardmove(['run', plan], { cwd: dir, env });
     expect(r.code, r.stderr).toBe(0);
     expect(await notMoved(sandbox.url)).toEqual([]);
     // What the sandbox says is left on the old storages, item by item.
@@ -150,7 +132,7 @@ describe('what GitLab hides or answers oddly, run end to end', { timeout: 90_000
       }
     }
     expect(stale.length).toBeGreaterThan(0);
-    const status = await runCli(['status', plan, '--json'], { cwd: dir });
+    const status = await sim.shardmove(['status', plan, '--json'], { cwd: dir });
     const orphans = (
       JSON.parse(status.stdout) as { orphans: { kind: string; id: number; source: string; diskPaths: string[] }[] }
     ).orphans;

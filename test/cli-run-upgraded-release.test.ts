@@ -2,13 +2,21 @@
  * The instance's release is read at every start: a run interrupted on 16.2, whose sandbox then
  * restarts on the same database as 17.11 (an upgrade in the change window), resumes with 17.11 in
  * its report and status, and says that the release changed; nothing of 16.2 is kept.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): the runs through the executable's
+ * command line against the sandbox on one simulated clock, the first interrupted (as Ctrl-C does)
+ * once one move is recorded, the sandbox then started again on its port and database as 17.11.0
+ * (as a sandbox process stopped and started again). The subject is what the resumed run reads of
+ * the release, not the process boundary.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import Database from 'better-sqlite3';
-import { runCli, sandboxEnv, startSandboxProcess, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
-import { until } from './support/until.js';
+import { sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { startSimulation } from './support/sim-harness.js';
+import { restartSandbox } from './support/sim-speedd.js';
+import { interruptOnceSim } from './support/sim-speedg.js';
 
 function movedIn(checkpoint: string): () => Promise<number> {
   return async () => {
@@ -36,57 +44,41 @@ function releaseIn(checkpoint: string): string | null {
   }
 }
 
-describe('a run resumed after an upgrade of the instance (separate processes)', { timeout: 120_000 }, () => {
+describe('a run resumed after an upgrade of the instance', { timeout: 120_000 }, () => {
   it('reads the release again: the resumed run reports 17.11.0 and says it changed from 16.2.0', async () => {
     const dir = tempDir('upgraded');
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const db = join(dir, 'sandbox.db');
     const seed = writeSeed(dir, { projects: 12, snippets: 0, groups: 0 });
-    const old = await startSandboxProcess([
-      '--db',
-      db,
-      '--seed',
-      seed,
-      '--gitlab-version',
-      '16.2.0',
-      '--move-duration',
-      '400',
-      '--workers',
-      '1',
-    ]);
+    const sim = await startSimulation({ db, seed, version: '16.2.0', moveDurationMs: 400, workers: 1 });
     const plan = writePlan(dir, { concurrency: 1, from: ['nfs-1', 'nfs-2'] });
     writeFileSync(plan, readFileSync(plan, 'utf8').replace('kinds: [projects, snippets, groups]', 'kinds: [projects]'));
     const checkpoint = join(dir, 'state', 'it.db');
-    let pid = 0;
-    const first = runCli(['run', plan], { cwd: dir, env: sandboxEnv(old.url), onStart: (c) => (pid = c.pid!) });
-    await until(movedIn(checkpoint), (n: number) => n >= 1, 60_000);
-    process.kill(pid, 'SIGINT');
-    const interrupted = await first;
+    const moved = movedIn(checkpoint);
+    const interrupted = await interruptOnceSim(
+      sim,
+      ['run', plan],
+      { cwd: dir, env: sandboxEnv(sim.url) },
+      async () => (await moved()) >= 1,
+    );
     expect(interrupted.code, interrupted.stderr).toBe(130);
     expect(releaseIn(checkpoint)).toBe('16.2.0');
-    await old.stop();
 
     // The same instance on its own address, upgraded.
-    const upgraded = await startSandboxProcess([
-      '--port',
-      new URL(old.url).port,
-      '--db',
+    const upgraded = await restartSandbox(sim, sim.sandbox, {
       db,
-      '--gitlab-version',
-      '17.11.0',
-      '--move-duration',
-      '20',
-      '--workers',
-      '4',
-    ]);
-    onTestFinished(() => upgraded.stop());
-    const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(upgraded.url) });
+      version: '17.11.0',
+      moveDurationMs: 20,
+      workers: 4,
+    });
+    const r = await sim.shardmove(['run', plan], { cwd: dir, env: sandboxEnv(upgraded.url) });
     const said = r.stdout + r.stderr;
     expect(r.code, said).toBe(0);
     expect(r.stdout).toContain('instance version 17.11.0');
     expect(r.stdout).toContain('the instance now runs GitLab 17.11.0, not 16.2.0 as when this run started');
     expect(releaseIn(checkpoint)).toBe('17.11.0');
     // A second start on the same release adds nothing: the warning is not repeated.
-    const again = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(upgraded.url) });
+    const again = await sim.shardmove(['run', plan], { cwd: dir, env: sandboxEnv(upgraded.url) });
     expect(again.stdout.split('the instance now runs GitLab').length - 1).toBeLessThanOrEqual(1);
   });
 });

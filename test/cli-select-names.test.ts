@@ -1,14 +1,19 @@
 /**
- * The names of `move.select` as the instance holds them, end to end against a sandbox process:
+ * The names of `move.select` as the instance holds them, end to end against a sandbox:
  * projects named to move that are on no source storage are named in the dry run, the run's summary
  * and `status` (each with where it is), and a group whose path is all digits, quoted in the plan,
  * is read as that path (GitLab reads an all-digit id in a route as an id).
+ *
+ * On the in-process harness (test/support/sim-harness.ts): every command through the executable's
+ * command line against a sandbox on one simulated clock. The subject is what the commands read of
+ * the plan and the instance, not the process boundary.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Document } from 'yaml';
-import { flat, movesOf, runCli, sandboxEnv, startSeededSandbox } from './support/cli-harness.js';
+import { flat, movesOf } from './support/cli-harness.js';
+import { changedSimulation } from './support/sim-speeda.js';
 
 function inventory(seed: Document): void {
   const at = (storage: string) => ({ storage, size_mb: 5 });
@@ -62,36 +67,34 @@ const projectMoves = async (url: string) => (await movesOf(url, 'project')).map(
 
 describe('move.select names on the instance', { timeout: 120_000 }, () => {
   it('names the projects it was told to move that are on no source, in the dry run, the summary and status', async () => {
-    const { sandbox, dir } = await startSeededSandbox('sel-names', { projects: 0, snippets: 0, groups: 0 }, inventory);
+    const { sim, dir, env } = await changedSimulation('sel-names', { projects: 0, snippets: 0, groups: 0 }, inventory);
     const plan = writePlan(dir, '{ namespaces: [acme], projects: [acme/far, other/old, 4] }');
-    const env = sandboxEnv(sandbox.url);
     const said = [
       /move\.select: "acme\/far" \(.*plan\.yaml:10:44\) is named but not on a source storage \(on nfs-2\): this run does not move it/,
       /move\.select: "other\/old" \(.*plan\.yaml:10:54\) is named but not on a source storage \(on nfs-2\)/,
       /move\.select: project 4 \(.*plan\.yaml:10:65\) is named but not on a source storage \(on default\)/,
     ];
-    const dry = await runCli(['run', plan, '--dry-run'], { cwd: dir, env });
+    const dry = await sim.shardmove(['run', plan, '--dry-run'], { cwd: dir, env });
     expect(dry.code, dry.stdout + dry.stderr).toBe(0);
     for (const s of said) expect(flat(dry.stdout)).toMatch(s);
 
-    const run = await runCli(['run', plan], { cwd: dir, env });
+    const run = await sim.shardmove(['run', plan], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(await projectMoves(sandbox.url)).toEqual([1]);
+    expect(await projectMoves(sim.url)).toEqual([1]);
     for (const s of said) expect(flat(run.stdout)).toMatch(s);
-    const status = await runCli(['status', plan], { cwd: dir, env });
+    const status = await sim.shardmove(['status', plan], { cwd: dir, env });
     for (const s of said) expect(status.stdout).toMatch(s);
   });
 
   it('reads a quoted all-digit namespace as a path, and refuses an unquoted one with the way to write it', async () => {
-    const { sandbox, dir } = await startSeededSandbox('sel-digits', { projects: 0, snippets: 0, groups: 0 }, inventory);
-    const env = sandboxEnv(sandbox.url);
+    const { sim, dir, env } = await changedSimulation('sel-digits', { projects: 0, snippets: 0, groups: 0 }, inventory);
     const plan = writePlan(dir, '{ namespaces: ["2024"], exclude: ["2024/q"] }');
-    const run = await runCli(['run', plan], { cwd: dir, env });
+    const run = await sim.shardmove(['run', plan], { cwd: dir, env });
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(await projectMoves(sandbox.url)).toEqual([5]);
+    expect(await projectMoves(sim.url)).toEqual([5]);
 
     const bare = writePlan(dir, '{ namespaces: [2024] }');
-    const refused = await runCli(['validate', bare], { cwd: dir, env });
+    const refused = await sim.shardmove(['validate', bare], { cwd: dir, env });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(
       /plan\.yaml:10:26.*a group whose path is all digits is written in quotes \("2024"\)/,

@@ -4,21 +4,17 @@
  * (before, status listed only quarantined items, and the messages were only in the checkpoint).
  * The situation is built: two projects whose every move fails (`--broken-items`), a breaker that
  * trips at the second failure. What status prints is compared with the sandbox's own move records.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): the run and status through the
+ * executable's command line against the sandbox on one simulated clock, the run interrupted (as
+ * Ctrl-C does) once its checkpoint records the breaker's trip. The subject is what status shows,
+ * not the process boundary.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import {
-  ADMIN_TOKEN,
-  fromDb,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
-import { until } from './support/until.js';
+import { describe, expect, it, vi } from 'vitest';
+import { ADMIN_TOKEN, fromDb, writePlan } from './support/cli-harness.js';
+import { seededSimulation } from './support/sim-speeda.js';
 
 interface StatusJson {
   state: string;
@@ -53,21 +49,13 @@ async function failedMovesOf(url: string): Promise<Map<number, { item: number; e
   );
 }
 
-describe('status after the failure breaker tripped (separate processes)', { timeout: 60_000 }, () => {
+describe('status after the failure breaker tripped', { timeout: 60_000 }, () => {
   it("lists the failed moves with item, attempt, class and GitLab's error message, where the breaker points", async () => {
-    const dir = tempDir('status-failures');
-    const seed = writeSeed(dir, { projects: 12, snippets: 0, groups: 0 });
-    const sandbox = await startSandboxProcess([
-      '--seed',
-      seed,
-      '--move-duration',
-      '50',
-      '--workers',
-      '10',
-      '--broken-items',
-      'project:1,project:2',
-    ]);
-    onTestFinished(() => sandbox.stop());
+    const { sim, dir, env } = await seededSimulation(
+      'status-failures',
+      { projects: 12, snippets: 0, groups: 0 },
+      { moveDurationMs: 50, workers: 10, faults: { brokenItems: ['project:1,project:2'] } },
+    );
     const plan = writePlan(dir, { concurrency: 4 });
     // The harness's plan with the breaker on: the second failed move pauses the run.
     writeFileSync(
@@ -77,36 +65,24 @@ describe('status after the failure breaker tripped (separate processes)', { time
         'retry: { max_attempts: 3, backoff: 100ms, pause_after: { failures: 2, within: 10m } }',
       ),
     );
-    const env = sandboxEnv(sandbox.url);
     const db = join(dir, 'state', 'it.db');
-    const run = runCli(['run', plan], {
-      cwd: dir,
-      env,
-      onStart: (child) => {
-        // Stopped once the breaker has paused it (a paused run waits for an operator forever).
-        void until(
-          async () => {
-            try {
-              return fromDb(db, "SELECT seq FROM events WHERE type = 'breaker.tripped'").length;
-            } catch {
-              return 0;
-            }
-          },
-          (n) => n > 0,
-          30_000,
-        ).then(() => child.kill('SIGINT'));
-      },
-    });
-    expect((await run).code).toBe(130);
+    const run = sim.start(['run', plan], { cwd: dir, env });
+    // Stopped once the breaker has paused it (a paused run waits for an operator forever).
+    await vi.waitFor(
+      () => expect(fromDb(db, "SELECT seq FROM events WHERE type = 'breaker.tripped'").length).toBeGreaterThan(0),
+      { timeout: 30_000, interval: 5 },
+    );
+    run.interrupt();
+    expect((await run.done).code).toBe(130);
 
-    const json = JSON.parse((await runCli(['status', plan, '--json'], { cwd: dir, env })).stdout) as StatusJson;
+    const json = JSON.parse((await sim.shardmove(['status', plan, '--json'], { cwd: dir, env })).stdout) as StatusJson;
     // The breaker's reason sends the operator to exactly this list.
     expect(json.control.paused).toBe(true);
     expect(json.control.pausedBy).toMatch(
       /^paused by the failure breaker: 2 moves failed within 10m .*"Failed moves" in shardmove status/,
     );
 
-    const recorded = await failedMovesOf(sandbox.url);
+    const recorded = await failedMovesOf(sim.url);
     expect(recorded.size).toBeGreaterThanOrEqual(2);
     expect(json.failures.length).toBe(Math.min(recorded.size, 10));
     for (const f of json.failures) {
@@ -120,7 +96,7 @@ describe('status after the failure breaker tripped (separate processes)', { time
     // Newest first.
     expect(json.failures.map((f) => f.moveId)).toEqual([...json.failures.map((f) => f.moveId)].sort((a, b) => b - a));
 
-    const status = await runCli(['status', plan], { cwd: dir, env });
+    const status = await sim.shardmove(['status', plan], { cwd: dir, env });
     expect(status.stdout).toMatch(/\nFailed moves \(\d+, newest first; the failure breaker counts these\):\n/);
     const first = json.failures[0]!;
     expect(status.stdout).toContain(

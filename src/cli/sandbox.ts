@@ -11,7 +11,7 @@ import { parseMoveFailures, startSandbox } from '../sandbox/index.js';
 import { parseDuration } from '../time/durations.js';
 import type { MoveFailures } from '../sandbox/index.js';
 import type { CommandContext } from './context.js';
-import { EXIT } from './context.js';
+import { EXIT, clockOf } from './context.js';
 import { ArgsError } from './errors.js';
 import { checkOutputPath, checkpointFiles, refuseOutputsThatAreInputs } from './outputs.js';
 
@@ -146,6 +146,8 @@ export async function runSandboxCommand(opts: SandboxCommandOptions, ctx: Comman
       seed: opts.faultSeed,
     },
     logger,
+    // The command's clock (the system's in the executable, a test's simulated one in process).
+    clock: clockOf(ctx),
   });
   if (urlFile !== undefined) {
     try {
