@@ -2,11 +2,18 @@
  * Additions to the in-process harness for the tests of the `sandbox` command's flags: the
  * `shardmove sandbox ...` command line run in this process (cli/main.ts runCommandLine, as the
  * executable runs it) on the system clock, ready once it printed its `ready` line, stopped as
- * SIGTERM stops the executable (the signal of its context) and waited for when the test ends.
+ * SIGTERM stops the executable (the signal of its context) and waited for when the test ends; and
+ * a sandbox in this process behind a hold proxy, for tests of the `shardmove` process against it.
  */
+import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { onTestFinished } from 'vitest';
 import { runCommandLine } from '../../src/cli/main.js';
+import { startSandbox } from '../../src/sandbox/index.js';
+import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/index.js';
+import { tempDir, writeSeed } from './cli-harness.js';
+import { startHoldProxy } from './hold-proxy.js';
+import type { HoldProxy } from './hold-proxy.js';
 
 export interface SandboxHere {
   url: string;
@@ -49,4 +56,25 @@ export async function sandboxCommandHere(args: string[]): Promise<SandboxHere> {
   const first = await Promise.race([url, ended.then((code) => ({ code }))]);
   if (typeof first !== 'string') throw new Error(`the sandbox command ended with ${first.code} before it listened`);
   return { url: first, stop };
+}
+
+/**
+ * As `startProxiedSandbox` (./hold-proxy.ts) with the sandbox in this process on the system clock
+ * (for tests whose subject is the `shardmove` process, not the sandbox's): a seeded sandbox with
+ * `options`, a hold proxy in front of it, a temporary directory; gone when the test ends.
+ */
+export async function proxiedSandboxHere(
+  prefix: string,
+  options: Omit<SandboxOptions, 'seed'>,
+  counts: Parameters<typeof writeSeed>[1],
+): Promise<{ dir: string; sandbox: RunningSandbox; proxy: HoldProxy }> {
+  const dir = tempDir(prefix);
+  const sandbox = await startSandbox({ ...options, seed: writeSeed(dir, counts) });
+  const proxy = await startHoldProxy(sandbox.url);
+  onTestFinished(async () => {
+    await proxy.close();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, sandbox, proxy };
 }
