@@ -4,6 +4,8 @@
  * jobs). Judged from the checkpoint, the events file and the sandbox's own moves: the run ends as an
  * interrupted run does (snapshot saved, `run.interrupted`, lock released, `run.finished` with exit
  * 130), and a hangup without SIGHUP (a shell that ignores it, as nohup means to) lets the run finish.
+ * The runs are processes (the signals and the terminal are a process's); the sandboxes they talk to
+ * are in this process, on the system clock.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -18,14 +20,15 @@ import {
   movesOf,
   runCli,
   sandboxEnv,
-  startSandboxProcess,
   storagesOf,
   tempDir,
   writePlan,
   writeSeed,
 } from './support/cli-harness.js';
-import { startProxiedSandbox } from './support/hold-proxy.js';
+import { startSandbox } from '../src/sandbox/index.js';
 import { movesInFlight } from './support/in-flight.js';
+import { commandHere } from './support/sim-speeda.js';
+import { proxiedSandboxHere } from './support/sim-speedh.js';
 import { until } from './support/until.js';
 
 /** The checkpoint's event types, oldest first. */
@@ -140,11 +143,15 @@ function runOnTerminal(
 describe('a hangup (SIGHUP, a terminal that goes away) mid-drain', { timeout: 90_000 }, () => {
   it('SIGHUP, twice, ends the run as an interrupted run: exit 130, checkpoint saved, run.finished written', async () => {
     // Moves that do not end during the test: the drain is mid-way, with moves in flight, whenever it is signalled.
-    const { dir, sandbox } = await startProxiedSandbox('hup', ['--move-duration', '3600000', '--workers', '4'], {
-      projects: 12,
-      snippets: 2,
-      groups: 2,
-    });
+    const { dir, sandbox } = await proxiedSandboxHere(
+      'hup',
+      { moveDurationMs: 3_600_000, workers: 4 },
+      {
+        projects: 12,
+        snippets: 2,
+        groups: 2,
+      },
+    );
     const plan = writePlan(dir, { concurrency: 4 });
     const checkpoint = join(dir, 'state', 'it.db');
     let pid = 0;
@@ -169,28 +176,21 @@ describe('a hangup (SIGHUP, a terminal that goes away) mid-drain', { timeout: 90
   });
 
   it('SIGHUP stops a revert the same way: exit 130, its checkpoint saved, run.finished written', async () => {
-    // The forward drain on a quick sandbox; the revert on the same state with moves that do not end.
+    // The forward drain on a quick sandbox, both in this process (the forward run is not what is
+    // judged: no process of its own needed); the revert, a process, on the same state with moves
+    // that do not end.
     const dir = tempDir('hup-revert');
     const db = join(dir, 'sandbox.db');
     const seed = writeSeed(dir, { projects: 8, snippets: 1, groups: 1 });
-    const quick = await startSandboxProcess(['--db', db, '--seed', seed, '--move-duration', '20', '--workers', '10']);
+    const quick = await startSandbox({ db, seed, moveDurationMs: 20, workers: 10 });
     onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const plan = writePlan(dir, { concurrency: 4 });
-    const forward = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(quick.url) });
-    await quick.stop();
+    const forward = await commandHere(['run', plan], { cwd: dir, env: sandboxEnv(quick.url) });
+    await quick.close();
     expect(forward.code, forward.stderr).toBe(0);
     // The same instance, on its own address: a revert works only on its forward run's instance.
-    const slow = await startSandboxProcess([
-      '--port',
-      new URL(quick.url).port,
-      '--db',
-      db,
-      '--move-duration',
-      '3600000',
-      '--workers',
-      '4',
-    ]);
-    onTestFinished(() => slow.stop());
+    const slow = await startSandbox({ port: quick.port, db, moveDurationMs: 3_600_000, workers: 4 });
+    onTestFinished(() => slow.close());
     const revertDb = join(dir, 'state', 'it.revert.db');
     let pid = 0;
     const revert = runCli(['revert', plan, '--yes', '--events', 'events.jsonl'], {
@@ -212,11 +212,15 @@ describe('a hangup (SIGHUP, a terminal that goes away) mid-drain', { timeout: 90
   });
 
   it('the terminal goes away (the kernel sends SIGHUP): the same, and the exit code is 130 (no crash on the dead terminal)', async () => {
-    const { dir, sandbox } = await startProxiedSandbox('hup-tty', ['--move-duration', '3600000', '--workers', '4'], {
-      projects: 12,
-      snippets: 2,
-      groups: 2,
-    });
+    const { dir, sandbox } = await proxiedSandboxHere(
+      'hup-tty',
+      { moveDurationMs: 3_600_000, workers: 4 },
+      {
+        projects: 12,
+        snippets: 2,
+        groups: 2,
+      },
+    );
     writePlan(dir, { concurrency: 4 });
     const checkpoint = join(dir, 'state', 'it.db');
     const term = runOnTerminal(dir, ['run', 'plan.yaml', '--events', 'events.jsonl'], sandboxEnv(sandbox.url));
@@ -262,9 +266,9 @@ describe('a hangup (SIGHUP, a terminal that goes away) mid-drain', { timeout: 90
   });
 
   it('a run in a session of its own (setsid) on a terminal that goes away: no SIGHUP reaches it, it finishes, exit 0', async () => {
-    const { dir, sandbox, proxy } = await startProxiedSandbox(
+    const { dir, sandbox, proxy } = await proxiedSandboxHere(
       'hup-nohup',
-      ['--move-duration', '20', '--workers', '10'],
+      { moveDurationMs: 20, workers: 10 },
       {
         projects: 20,
         snippets: 4,

@@ -1,26 +1,26 @@
 /**
  * A plan is fixed by the run's first write, not by a pre-flight that refused: after "Nothing was
  * written ... run the same command again", the fixed plan runs; once the run wrote, a changed plan
- * is refused naming each changed field. Judged from the sandbox's moves and the checkpoint.
+ * is refused naming each changed field. Judged from the sandbox's moves and the checkpoint. The
+ * runs and the sandbox are in this process on one simulated clock (./support/sim-harness.ts).
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import {
-  invariantViolations,
-  movesOf,
-  moveTotal,
-  runCli,
-  seededSandboxProcess,
-  storagesOf,
-  writePlan,
-} from './support/cli-harness.js';
-import { interruptAtMovesInFlight } from './support/in-flight.js';
+import { invariantViolations, movesOf, moveTotal, storagesOf, writePlan } from './support/cli-harness.js';
+import { interruptAtMovesInFlightSim, seededSimulation } from './support/sim-speeda.js';
 
-async function setup(name: string, args: string[]) {
-  const run = await seededSandboxProcess(name, { projects: 12, snippets: 2, groups: 2 }, args);
-  return { ...run, plan: writePlan(run.dir, { concurrency: 4 }) };
+/** A simulation with moves of `moveMs` of its clock and `workers` workers, and a plan of concurrency 4. */
+async function setup(name: string, moveMs: number, workers: number) {
+  const { dir, sim, env } = await seededSimulation(
+    name,
+    { projects: 12, snippets: 2, groups: 2 },
+    { moveDurationMs: moveMs, workers },
+  );
+  const runCli = (args: string[], opts: { cwd: string; env: Record<string, string | undefined> }) =>
+    sim.shardmove(args, opts);
+  return { dir, sim, sandbox: sim.sandbox, env, runCli, plan: writePlan(dir, { concurrency: 4 }) };
 }
 
 async function expectAllMovedOnce(url: string) {
@@ -33,9 +33,9 @@ async function expectAllMovedOnce(url: string) {
     expect(invariantViolations(await movesOf(url, kind), 'cluster'), kind).toEqual([]);
 }
 
-describe('a changed plan', { timeout: 90_000 }, () => {
+describe('a changed plan (one simulated clock, real HTTP)', () => {
   it('after a pre-flight that refused and wrote nothing, is the plan of the next run: it runs, and says why', async () => {
-    const { dir, sandbox, plan, env } = await setup('change-preflight', ['--move-duration', '20', '--workers', '10']);
+    const { dir, sandbox, plan, env, runCli } = await setup('change-preflight', 20, 10);
     const base = readFileSync(plan, 'utf8');
     writeFileSync(plan, `${base}capacity:\n  storages:\n    cluster: {free: 1KiB}\n`);
     const refused = await runCli(['run', plan], { cwd: dir, env });
@@ -53,9 +53,9 @@ describe('a changed plan', { timeout: 90_000 }, () => {
   });
 
   it('once the run wrote, is refused naming every changed field; --accept-plan-change goes on', async () => {
-    const { dir, sandbox, plan, env } = await setup('change-fixed', ['--move-duration', '1500', '--workers', '4']);
+    const { dir, sim, sandbox, plan, env, runCli } = await setup('change-fixed', 1500, 4);
     const checkpoint = join(dir, 'state', 'it.db');
-    const first = await interruptAtMovesInFlight(['run', plan], { cwd: dir, env }, checkpoint, 4);
+    const first = await interruptAtMovesInFlightSim(sim, ['run', plan], { cwd: dir, env }, checkpoint, 4, 1500);
     expect(first.code).toBe(130);
     const moves = await moveTotal(sandbox.url);
 

@@ -1,19 +1,26 @@
 /**
- * Instance fidelity end to end: a real `shardmove run` against a sandbox process that behaves as
- * GitLab does for Admin Mode, the monitoring IP allowlist and Geo. Each run's end state is judged
- * from the sandbox's own SQLite database (`--db`), not only through its API.
+ * Instance fidelity end to end: a real `shardmove run` against a sandbox that behaves as GitLab
+ * does for Admin Mode, the monitoring IP allowlist and Geo. Each run's end state is judged from the
+ * sandbox's own SQLite database (`--db`), not only through its API. The run and the sandbox are in
+ * this process on one simulated clock (./support/sim-harness.ts), over real HTTP.
  */
 import { appendFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Document } from 'yaml';
-import { fromDb, runCli, sandboxEnv, startSeededSandbox, writePlan } from './support/cli-harness.js';
+import { fromDb, sandboxEnv, writePlan } from './support/cli-harness.js';
+import { changedSimulation } from './support/sim-speeda.js';
 
 /** The built-in seed's token of root with the `api` and `admin_mode` scopes (sandbox-only value). */
 const ROOT_ADMIN_MODE_TOKEN = 'glpat-sandbox-root-admin-mode-03';
 
-const smallSandbox = (name: string, change: (seed: Document) => void) =>
-  startSeededSandbox(name, { projects: 20, snippets: 5, groups: 4 }, change);
+/** As `startSeededSandbox`, in this process; `runCli` runs a command line on its clock. */
+async function smallSandbox(name: string, change: (seed: Document) => void) {
+  const { sim, dir, db } = await changedSimulation(name, { projects: 20, snippets: 5, groups: 4 }, change);
+  const runCli = (args: string[], opts: { cwd: string; env: Record<string, string | undefined> }) =>
+    sim.shardmove(args, opts);
+  return { sandbox: sim.sandbox, dir, db, runCli };
+}
 
 const weightsIn = (db: string) =>
   (
@@ -25,9 +32,9 @@ const moveCount = (db: string) => fromDb<{ n: number }>(db, 'SELECT count(*) AS 
 const notOnCluster = (db: string) =>
   fromDb<{ n: number }>(db, "SELECT count(*) AS n FROM items WHERE storage <> 'cluster'")[0]?.n;
 
-describe('shardmove run against GitLab-faithful instance behaviour (separate processes)', { timeout: 60_000 }, () => {
+describe('shardmove run against GitLab-faithful instance behaviour (one simulated clock, real HTTP)', () => {
   it('Admin Mode on, a Premium instance, a token without admin_mode: stops in pre-flight naming the scope, writes nothing; with the scope it completes', async () => {
-    const { sandbox, dir, db } = await smallSandbox('admin-mode', (seed) => {
+    const { sandbox, dir, db, runCli } = await smallSandbox('admin-mode', (seed) => {
       seed.setIn(['instance', 'tier'], 'premium');
       seed.setIn(['instance', 'admin_mode'], true);
     });
@@ -58,7 +65,7 @@ describe('shardmove run against GitLab-faithful instance behaviour (separate pro
   });
 
   it('a monitoring allowlist without 127.0.0.1: stops at the storages step with the allowlist message, before any write', async () => {
-    const { sandbox, dir, db } = await smallSandbox('allowlist', (seed) => {
+    const { sandbox, dir, db, runCli } = await smallSandbox('allowlist', (seed) => {
       seed.setIn(['instance', 'monitoring_allowlist'], ['10.0.0.0/8']);
     });
     const weightsBefore = weightsIn(db);
@@ -73,7 +80,7 @@ describe('shardmove run against GitLab-faithful instance behaviour (separate pro
   });
 
   it("a Geo primary with two secondaries: completes; each secondary's registries are resynced, the primary's are not; the report lists both", async () => {
-    const { sandbox, dir, db } = await smallSandbox('geo', (seed) => {
+    const { sandbox, dir, db, runCli } = await smallSandbox('geo', (seed) => {
       seed.set('geo_sites', [
         { id: 1, name: 'primary', url: 'https://gitlab.example.com/', primary: true },
         { id: 2, name: 'eu', url: 'https://eu.gitlab.example.com/' },

@@ -3,7 +3,8 @@
  * `item.quarantined`, `window.closed` with `nextOpenAt`, `run.finished` with `state`, and the retired
  * `plan.recorded`) read as they did: `status`, `report`, `twin` and `revert` give the same answers
  * for a real run's checkpoint and for its copy rewritten under the old names. The revert of the old
- * copy then runs, and is judged from the sandbox's own records.
+ * copy then runs, and is judged from the sandbox's own records. The commands and the sandbox are in
+ * this process on one simulated clock (./support/sim-speedb.ts), over real HTTP.
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +15,10 @@ import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import { readStatus } from '../src/runtime/status.js';
-import { runCli, sandboxEnv, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { sandboxEnv, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
+import { FakeClock } from './support/fake-clock.js';
+import { SIM_START } from './support/sim-harness.js';
+import { commandsOn } from './support/sim-speedb.js';
 
 /** What an older release wrote, from what this one writes: the names it had then. */
 const TO_OLD_NAMES = `
@@ -45,12 +49,15 @@ function oldCopy(from: string, to: string, names: string[]): void {
 /** Anything that names the folder the checkpoint is in, with the folder's name left out. */
 const same = (value: unknown, folder: string): string => JSON.stringify(value).replaceAll(`/${folder}/`, '/X/');
 
-describe('an old checkpoint, read by this release', { timeout: 150_000 }, () => {
+describe('an old checkpoint, read by this release (one simulated clock, real HTTP)', () => {
   let sandbox: RunningSandbox;
   let dir: string;
+  const clock = new FakeClock(SIM_START);
+  const runCli = commandsOn(clock).shardmove;
   beforeAll(async () => {
     dir = tempDir('old-names');
     sandbox = await startSandbox({
+      clock,
       seed: writeSeed(dir, { projects: 16, snippets: 3, groups: 2 }),
       workers: 10,
       moveDurationMs: 30,
@@ -74,7 +81,7 @@ describe('an old checkpoint, read by this release', { timeout: 150_000 }, () => 
     expect(run.code, run.stderr).toBe(3);
     // What the run did not meet: a takeover of its lock, a window that closed.
     const store = openCheckpoint(join(dir, 'new', 'it.db'));
-    const at = Date.now();
+    const at = clock.now();
     store.appendEvent(
       'lock.taken_over',
       { previous: { pid: 1, host: 'h', startedAt: at }, reason: 'dead', heartbeatAgeMs: 9 },
@@ -96,7 +103,7 @@ describe('an old checkpoint, read by this release', { timeout: 150_000 }, () => 
     oldCopy(join(dir, 'new', 'dry.db'), join(dir, 'old', 'dry.db'), old);
     oldCopy(join(dir, 'new', 'it.db'), join(dir, 'old', 'it.db'), [...old, 'lock.takeover', 'item.quarantined']);
 
-    const now = Date.now();
+    const now = clock.now();
     const status = (folder: string) => same(readStatus(join(dir, folder, 'it.db'), now), folder);
     expect(status('old')).toBe(status('new'));
     expect(JSON.parse(status('old'))).toMatchObject({

@@ -1,16 +1,18 @@
 // The sandbox command's move-fault flags: --interrupt-rate (a rerun while the lease is
 // held: failed without a message, left on the source) and --move-fail-after-switch-rate (the job
 // dies after the switch: failed without a message, on the destination, the source copy left).
-import { afterEach, describe, expect, it } from 'vitest';
-import type { SandboxProcess } from './support/cli-harness.js';
-import { ADMIN_TOKEN, runCli, startSandboxProcess, tempDir } from './support/cli-harness.js';
+// The `sandbox` command line runs in this process (runCommandLine, as the executable runs it):
+// its flags, its refusals and their exit code are the subject, not a process of its own.
+import { describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, tempDir } from './support/cli-harness.js';
+import { commandHere } from './support/sim-speeda.js';
+import { sandboxCommandHere } from './support/sim-speedh.js';
 import { until } from './support/until.js';
 
 const STORAGES = ['default', 'nfs-1', 'nfs-2', 'cluster'];
-const running: SandboxProcess[] = [];
-afterEach(async () => {
-  for (const p of running.splice(0)) await p.stop();
-});
+
+/** `shardmove ARGS` in this process, as `runCli` runs the executable. */
+const runCli = (args: string[], opts: { cwd: string }) => commandHere(args, { ...opts, env: {} });
 
 async function json(url: string, method = 'GET', body?: unknown): Promise<Record<string, unknown>> {
   const res = await fetch(url, {
@@ -23,8 +25,7 @@ async function json(url: string, method = 'GET', body?: unknown): Promise<Record
 
 /** Moves project 1 off its storage and waits for the move to end; the move and where the item is then. */
 async function moveProjectOne(flags: string[]) {
-  const sb = await startSandboxProcess(['--move-duration', '20', '--fault-seed', '3', ...flags]);
-  running.push(sb);
+  const sb = await sandboxCommandHere(['--move-duration', '20', '--fault-seed', '3', ...flags]);
   const source = (await json(`${sb.url}/-/sandbox/items/project/1`)).storage as string;
   const destination = STORAGES.find((s) => s !== source) as string;
   const made = await json(`${sb.url}/api/v4/projects/1/repository_storage_moves`, 'POST', {

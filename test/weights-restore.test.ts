@@ -1,27 +1,20 @@
 /**
  * `shardmove weights restore` against the sandbox after a real run: refused while the
  * run holds the checkpoint, puts back the weights recorded before the run's first write, and a
- * second call changes nothing.
+ * second call changes nothing. The commands and the sandbox are in this process on one simulated
+ * clock (./support/sim-harness.ts); the clock is held while the run is caught mid-drain, and the
+ * restore refused meanwhile is a process of its own (the lock is held by a process).
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { restoreTarget } from '../src/actors/weight-changes.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
-import type { CliResult } from './support/cli-harness.js';
-import {
-  ADMIN_TOKEN,
-  movesOf,
-  runCli,
-  sandboxEnv,
-  startSandboxProcess,
-  tempDir,
-  writePlan,
-  writeSeed,
-} from './support/cli-harness.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { ADMIN_TOKEN, movesOf, runCli, writePlan } from './support/cli-harness.js';
+import type { SimResult } from './support/sim-harness.js';
+import { seededSimulation } from './support/sim-speeda.js';
+import { stepClockUntil } from './support/sim-speedc.js';
 
 async function weightsOf(url: string): Promise<Record<string, number>> {
   const res = await fetch(`${url}/api/v4/application/settings`, { headers: { 'PRIVATE-TOKEN': ADMIN_TOKEN } });
@@ -57,37 +50,49 @@ describe('restoreTarget', () => {
   });
 });
 
-describe('shardmove weights restore (separate processes, real HTTP)', { timeout: 90_000 }, () => {
+/** `done`'s value, the clock moved a little at a time (it is held) until it settles. */
+async function heldUntil(clock: Parameters<typeof stepClockUntil>[0], done: Promise<SimResult>): Promise<SimResult> {
+  let result: SimResult | null = null;
+  void done.then((r) => (result = r));
+  return (await stepClockUntil(
+    clock,
+    () => result,
+    (r) => r !== null,
+    3_600_000,
+  )) as SimResult;
+}
+
+describe('shardmove weights restore (one simulated clock, real HTTP)', () => {
   it('refuses during a run, restores after it, and a second call changes nothing', async () => {
-    const dir = tempDir('weights');
-    const sandbox = await startSandboxProcess([
-      '--move-duration',
-      '100',
-      '--workers',
-      '10',
-      '--seed',
-      writeSeed(dir, { projects: 30, snippets: 3, groups: 2 }),
-    ]);
-    onTestFinished(async () => {
-      await sandbox.stop();
-      rmSync(dir, { recursive: true, force: true });
-    });
+    const { dir, sim, env } = await seededSimulation(
+      'weights',
+      { projects: 30, snippets: 3, groups: 2 },
+      // The clock starts at the real time: the run's lease, read by the process below, is fresh.
+      { moveDurationMs: 100, workers: 10, start: Date.now() },
+    );
+    const sandbox = sim;
     const plan = writePlan(dir, { concurrency: 3 });
-    const env = sandboxEnv(sandbox.url);
     const before = await weightsOf(sandbox.url);
-    const restore = (...args: string[]) => runCli(['weights', 'restore', plan, ...args], { cwd: dir, env });
+    const restore = (...args: string[]) => sim.shardmove(['weights', 'restore', plan, ...args], { cwd: dir, env });
 
     const nothing = await restore('--yes');
     expect(nothing.code).toBe(1);
     expect(nothing.stderr).toContain('no checkpoint at');
 
-    const run: Promise<CliResult> = runCli(['run', plan], { cwd: dir, env });
-    const until = Date.now() + 20_000;
-    while ((await movesOf(sandbox.url, 'project')).length < 3 && Date.now() < until) await sleep(50);
-    const during = await restore('--yes');
+    // The clock held (moved only by the test) from the run's start: caught mid-drain by construction.
+    sim.clock.autoAdvance = false;
+    const run = sim.start(['run', plan], { cwd: dir, env }).done;
+    await stepClockUntil(
+      sim.clock,
+      async () => (await movesOf(sandbox.url, 'project')).length,
+      (n) => n >= 3,
+    );
+    // Another process: the lock is a process's (this one's pid would be the run's own).
+    const during = await runCli(['weights', 'restore', plan, '--yes'], { cwd: dir, env });
     expect(during.code, during.stderr).toBe(4);
     expect(during.stderr).toMatch(/locked by pid \d+/);
-    const ended = await run;
+    const ended = await heldUntil(sim.clock, run);
+    sim.clock.autoAdvance = true;
     expect(ended.code, ended.stderr).toBe(0);
     // The printed command names this plan and checkpoint, pasteable as it is.
     expect(ended.stdout).toMatch(/shardmove weights restore \S*plan\.yaml --state \S+\.db\)/);
