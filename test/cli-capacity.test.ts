@@ -15,7 +15,7 @@ import { flat, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-h
 import { FakeClock } from './support/fake-clock.js';
 import { SIM_START } from './support/sim-harness.js';
 import type { Simulation } from './support/sim-harness.js';
-import { commandsOn } from './support/sim-speedb.js';
+import { commandsOn } from './support/sim-harness.js';
 
 async function weightsOf(url: string): Promise<Record<string, number>> {
   const res = await fetch(`${url}/api/v4/application/settings`, {

@@ -20,7 +20,7 @@ import { FakeClock } from './support/fake-clock.js';
 import { sandboxProjects, writeProjectsPlan } from './support/projects-plan.js';
 import { startSimulation } from './support/sim-harness.js';
 import type { Simulation } from './support/sim-harness.js';
-import { commandsOn } from './support/sim-speedb.js';
+import { commandsOn } from './support/sim-harness.js';
 
 const MIB = 2 ** 20;
 

@@ -19,7 +19,7 @@ import { ADMIN_TOKEN, flat, fromDb, sandboxEnv, tempDir, writePlan, writeSeed } 
 import { FakeClock } from './support/fake-clock.js';
 import { SIM_START } from './support/sim-harness.js';
 import { changedSimulation, commandHere } from './support/sim-speeda.js';
-import { commandsOn } from './support/sim-speedb.js';
+import { commandsOn } from './support/sim-harness.js';
 import { sandboxCommandOn } from './support/sim-speedg.js';
 
 /** Items of a kind still off the destination, per the sandbox's own table. */

@@ -15,7 +15,8 @@ import type { RunningSandbox } from '../src/sandbox/index.js';
 import { ADMIN_TOKEN, movesOf, sandboxEnv, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
 import { FakeClock } from './support/fake-clock.js';
 import { SIM_START } from './support/sim-harness.js';
-import { commandsOn, startSimSandbox } from './support/sim-speedb.js';
+import { commandsOn } from './support/sim-harness.js';
+import { startSimSandbox } from './support/sim-speedb.js';
 
 const COUNTS = { projects: 12, snippets: 2, groups: 2 };
 const KINDS = ['project', 'snippet', 'group'] as const;

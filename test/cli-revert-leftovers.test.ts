@@ -18,7 +18,7 @@ import { ADMIN_TOKEN, movesOf, runCli, sandboxEnv, storagesOf, tempDir, writePla
 import { FakeClock } from './support/fake-clock.js';
 import { SIM_START } from './support/sim-harness.js';
 import { seededSimulation } from './support/sim-speeda.js';
-import { commandsOn } from './support/sim-speedb.js';
+import { commandsOn } from './support/sim-harness.js';
 import { heldClock } from './support/sim-speedf.js';
 
 const KINDS = ['projects', 'snippets', 'groups'] as const;

@@ -16,7 +16,7 @@ import { flat, fromDb, sandboxEnv, tempDir, writeChangedSeed, writePlan } from '
 import { startHoldProxy } from './support/hold-proxy.js';
 import { FakeClock } from './support/fake-clock.js';
 import { SIM_START, startSimulation } from './support/sim-harness.js';
-import { commandsOn } from './support/sim-speedb.js';
+import { commandsOn } from './support/sim-harness.js';
 
 /** Items of a kind still off the destination, per the sandbox's own table. */
 const leftOf = (db: string, kind: 'project' | 'snippet' | 'group') =>

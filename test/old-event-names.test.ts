@@ -18,7 +18,7 @@ import { readStatus } from '../src/runtime/status.js';
 import { sandboxEnv, storagesOf, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
 import { FakeClock } from './support/fake-clock.js';
 import { SIM_START } from './support/sim-harness.js';
-import { commandsOn } from './support/sim-speedb.js';
+import { commandsOn } from './support/sim-harness.js';
 
 /** What an older release wrote, from what this one writes: the names it had then. */
 const TO_OLD_NAMES = `

@@ -42,7 +42,8 @@ import { ADMIN_TOKEN, BIN, fromDb, sandboxEnv, tempDir, writePlan, writeSeed } f
 import type { CliResult } from './support/cli-harness.js';
 import { FakeClock } from './support/fake-clock.js';
 import { SIM_START } from './support/sim-harness.js';
-import { commandsOn, startSimSandbox } from './support/sim-speedb.js';
+import { commandsOn } from './support/sim-harness.js';
+import { startSimSandbox } from './support/sim-speedb.js';
 
 const TWIN_TOKEN = 'glpat-twin-rehearsal-admin-0001';
 const SOURCES = ['nfs-1', 'nfs-2', 'default'];

@@ -18,7 +18,7 @@ import { ADMIN_TOKEN } from './cli-harness.js';
 import { FakeClock } from './fake-clock.js';
 import { SIM_START } from './sim-harness.js';
 import type { SimResult } from './sim-harness.js';
-import { commandsOn } from './sim-speedb.js';
+import { commandsOn } from './sim-harness.js';
 import { startNodeExporterPrometheus } from './release-prometheus.js';
 import type { ItemKind, Profile } from './release-profile.js';
 import { FAULTS } from './release-scenario.js';

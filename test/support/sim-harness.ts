@@ -16,6 +16,7 @@ import { onTestFinished } from 'vitest';
 import { runCommandLine } from '../../src/cli/main.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/index.js';
+import type { Clock } from '../../src/shared/clock.js';
 import { FakeClock } from './fake-clock.js';
 
 /** What one command gave: its exit code and everything it printed. */
@@ -60,16 +61,10 @@ function capture(): { stream: Writable; text: () => string } {
 }
 
 /**
- * Starts a sandbox on a fresh simulated clock (closed after the test that started it) and gives
- * the way to run commands against it on the same clock.
+ * `shardmove` command lines in this process on `clock`: the harness's `start` and `shardmove`, also
+ * for a clock a test made itself (whose sandboxes it closes).
  */
-export async function startSimulation(
-  options: Omit<SandboxOptions, 'clock'> & { start?: number } = {},
-): Promise<Simulation> {
-  const { start: startAt = SIM_START, ...sandboxOptions } = options;
-  const clock = new FakeClock(startAt);
-  const sandbox = await startSandbox({ ...sandboxOptions, clock });
-  onTestFinished(() => sandbox.close());
+export function commandsOn(clock: Clock): Pick<Simulation, 'start' | 'shardmove'> {
   const start: Simulation['start'] = (args, opts) => {
     const out = capture();
     const err = capture();
@@ -89,5 +84,32 @@ export async function startSimulation(
       interrupt: () => controller.abort(new Error('received SIGINT')),
     };
   };
-  return { clock, sandbox, url: sandbox.url, start, shardmove: (args, opts) => start(args, opts).done };
+  return { start, shardmove: (args, opts) => start(args, opts).done };
+}
+
+/**
+ * Starts a sandbox on a fresh simulated clock (closed after the test that started it) and gives
+ * the way to run commands against it on the same clock.
+ */
+export async function startSimulation(
+  options: Omit<SandboxOptions, 'clock'> & { start?: number } = {},
+): Promise<Simulation> {
+  const { start: startAt = SIM_START, ...sandboxOptions } = options;
+  const clock = new FakeClock(startAt);
+  const sandbox = await startSandbox({ ...sandboxOptions, clock });
+  onTestFinished(() => sandbox.close());
+  return { clock, sandbox, url: sandbox.url, ...commandsOn(clock) };
+}
+
+/**
+ * Lets a command whose clock was held or moved by hand run to its end: whatever sleep began while
+ * the clock stood still ends as it would have, one due timer at a time, until the command ends.
+ */
+export async function runToEnd(clock: FakeClock, run: SimCommand): Promise<SimResult> {
+  for (let ended = false; !ended;) {
+    const due = clock.nextDue();
+    const step = due === null ? new Promise<void>((r) => setImmediate(r)) : clock.advanceTo(due);
+    ended = await Promise.race([run.done.then(() => true), step.then(() => false)]);
+  }
+  return await run.done;
 }

@@ -9,7 +9,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { expect, onTestFinished, vi } from 'vitest';
+import { onTestFinished } from 'vitest';
 import type { Document } from 'yaml';
 import { runCommandLine } from '../../src/cli/main.js';
 import { startSandbox } from '../../src/sandbox/index.js';
@@ -17,6 +17,7 @@ import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/index.js'
 import { sandboxEnv, tempDir, writeChangedSeed, writeSeed } from './cli-harness.js';
 import { movesInFlight } from './in-flight.js';
 import { startSimulation } from './sim-harness.js';
+import { holdUntilSim } from './sim-speedd.js';
 import type { SimResult, Simulation } from './sim-harness.js';
 
 type SimOptions = Parameters<typeof startSimulation>[0];
@@ -79,34 +80,14 @@ export async function interruptAtMovesInFlightSim(
   n: number,
   moveMs: number,
 ): Promise<SimResult> {
-  const { clock } = sim;
-  const holdAt = clock.now() + moveMs - 1;
-  clock.autoAdvance = false;
-  try {
-    const run = sim.start(args, opts);
-    await vi.waitFor(
-      async () => {
-        const due = clock.nextDue();
-        if (due !== null && due <= holdAt) {
-          await clock.advanceTo(due);
-          throw new Error('the clock is still moving towards the first move that could end');
-        }
-        expect(movesInFlight(checkpoint)).toBe(n);
-      },
-      { timeout: 30_000, interval: 1 },
-    );
-    run.interrupt();
-    clock.autoAdvance = true;
-    // Whatever sleep began while the clock was held ends as it would have.
-    for (let ended = false; !ended;) {
-      const due = clock.nextDue();
-      const step = due === null ? new Promise<void>((r) => setImmediate(r)) : clock.advanceTo(due);
-      ended = await Promise.race([run.done.then(() => true), step.then(() => false)]);
-    }
-    return await run.done;
-  } finally {
-    clock.autoAdvance = true;
-  }
+  return holdUntilSim(
+    sim,
+    args,
+    opts,
+    async () => movesInFlight(checkpoint) === n,
+    moveMs,
+    (run) => run.interrupt(),
+  );
 }
 
 /**

@@ -4,52 +4,10 @@
  * side by side, each released by its runner), or the words a shell makes of a printed command line.
  */
 import { spawnSync } from 'node:child_process';
-import { Writable } from 'node:stream';
 import { onTestFinished } from 'vitest';
-import { runCommandLine } from '../../src/cli/main.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/index.js';
 import type { Clock } from '../../src/shared/clock.js';
-import type { SimCommand, Simulation } from './sim-harness.js';
-
-/** A stream that keeps what is written to it. */
-function capture(): { stream: Writable; text: () => string } {
-  const chunks: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      chunks.push(String(chunk));
-      done();
-    },
-  });
-  return { stream, text: () => chunks.join('') };
-}
-
-/**
- * `shardmove` command lines in this process on `clock`, as the harness's `start` and `shardmove`,
- * for a clock the caller made (and whose sandboxes the caller closes).
- */
-export function commandsOn(clock: Clock): Pick<Simulation, 'start' | 'shardmove'> {
-  const start = (args: string[], opts: { cwd: string; env?: Record<string, string | undefined> }): SimCommand => {
-    const out = capture();
-    const err = capture();
-    const controller = new AbortController();
-    const done = runCommandLine(args, {
-      stdout: out.stream,
-      stderr: err.stream,
-      env: { ...opts.env },
-      cwd: opts.cwd,
-      signal: controller.signal,
-      clock,
-    }).then((code) => ({ code, stdout: out.text(), stderr: err.text() }));
-    return {
-      done,
-      stdout: out.text,
-      stderr: err.text,
-      interrupt: () => controller.abort(new Error('received SIGINT')),
-    };
-  };
-  return { start, shardmove: (args, opts) => start(args, opts).done };
-}
 
 /** One more sandbox on a simulation's clock (another instance), closed when the test ends. */
 export async function startSimSandbox(

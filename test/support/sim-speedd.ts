@@ -11,7 +11,7 @@ import type { Document } from 'yaml';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { RunningSandbox, SandboxOptions } from '../../src/sandbox/index.js';
 import { sandboxEnv, tempDir, writeChangedSeed } from './cli-harness.js';
-import { startSimulation } from './sim-harness.js';
+import { runToEnd, startSimulation } from './sim-harness.js';
 import type { SimCommand, SimResult, Simulation } from './sim-harness.js';
 
 /**
@@ -73,13 +73,7 @@ export async function holdUntilSim(
     );
     then(run);
     clock.autoAdvance = true;
-    // Whatever sleep began while the clock was held ends as it would have.
-    for (let ended = false; !ended;) {
-      const due = clock.nextDue();
-      const step = due === null ? new Promise<void>((r) => setImmediate(r)) : clock.advanceTo(due);
-      ended = await Promise.race([run.done.then(() => true), step.then(() => false)]);
-    }
-    return await run.done;
+    return await runToEnd(clock, run);
   } finally {
     clock.autoAdvance = true;
   }

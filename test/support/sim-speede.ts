@@ -7,7 +7,7 @@
 import { realTimersAt } from './fake-clock.js';
 import type { FakeClock } from './fake-clock.js';
 import type { SimCommand, Simulation } from './sim-harness.js';
-import { commandsOn } from './sim-speedb.js';
+import { commandsOn } from './sim-harness.js';
 
 /** Lets the work already queued run (promise continuations, I/O callbacks due now). */
 const turn = () => new Promise<void>((r) => setImmediate(r));

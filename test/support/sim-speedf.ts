@@ -16,7 +16,7 @@ import { tempDir, writeSeed } from './cli-harness.js';
 import { FakeClock } from './fake-clock.js';
 import { SIM_START } from './sim-harness.js';
 import type { Simulation } from './sim-harness.js';
-import { commandsOn } from './sim-speedb.js';
+import { commandsOn } from './sim-harness.js';
 
 export interface RestartableSimulation extends Pick<Simulation, 'start' | 'shardmove'> {
   clock: FakeClock;

@@ -8,7 +8,7 @@
 import { expect, onTestFinished, vi } from 'vitest';
 import type { Clock } from '../../src/shared/clock.js';
 import type { SimResult, Simulation } from './sim-harness.js';
-import { commandsOn } from './sim-speedb.js';
+import { commandsOn, runToEnd } from './sim-harness.js';
 
 /**
  * Starts `shardmove sandbox ARGS` (add `--port 0`) on `clock` and waits for its ready line: its
@@ -60,13 +60,7 @@ export async function interruptOnceSim(
     );
     run.interrupt();
     clock.autoAdvance = true;
-    // Whatever sleep began while the clock was moved by hand ends as it would have.
-    for (let ended = false; !ended;) {
-      const due = clock.nextDue();
-      const step = due === null ? new Promise<void>((r) => setImmediate(r)) : clock.advanceTo(due);
-      ended = await Promise.race([run.done.then(() => true), step.then(() => false)]);
-    }
-    return await run.done;
+    return await runToEnd(clock, run);
   } finally {
     clock.autoAdvance = true;
   }
