@@ -1,20 +1,22 @@
 /**
- * GitLab's application rate limits, end to end: a real `shardmove run` against an 18.2 sandbox (and a
+ * GitLab's application rate limits, end to end: `shardmove run` against an 18.2 sandbox (and a
  * 17.5 one with the limits' feature flag on)
  * whose projects and groups API limits are tiny (two listing pages per 10 minutes), so that the
  * census, the drain's listings and its per-item reads all outrun them. The run must pace itself
  * (at most a few 429s in any window), show the hold with its end, never fail a step on a 429, and
- * end exit 0 with everything moved. The sandbox's clock runs ahead once the run shows the hold, so
- * the windows pass in seconds; the run reads the server's clock from its answers' Date.
+ * end exit 0 with everything moved. The run reads the server's clock from its answers' Date.
+ *
+ * On the in-process harness (test/support/sim-harness.ts): the executable's command line and the
+ * sandbox on one simulated clock, so the run's hold sleeps through the limits' windows (tens of
+ * minutes of that clock) in the milliseconds its work takes. The subject is the pacing against the
+ * instance's limits, not the process boundary.
  */
-import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { startSandbox } from '../src/sandbox/index.js';
-import { runCli, sandboxEnv, tempDir, writeChangedSeed, writePlan } from './support/cli-harness.js';
-import { realTimersAt } from './support/fake-clock.js';
+import { sandboxEnv, tempDir, writeChangedSeed, writePlan } from './support/cli-harness.js';
+import { startSimulation } from './support/sim-harness.js';
 
 const HOLD = "HELD by the instance's rate limit until";
 
@@ -49,36 +51,15 @@ describe('application rate limits, small limits', { timeout: 180_000 }, () => {
         },
       }),
     );
-    let shift = 0;
-    const sb = await startSandbox({
-      seed,
-      moveDurationMs: 20,
-      workers: 20,
-      logger,
-      clock: realTimersAt(() => Date.now() + shift),
-    });
-    onTestFinished(() => sb.close());
-    // Once the run shows the hold, the sandbox's clock runs a minute ahead every 250 ms of real time.
-    let pump: NodeJS.Timeout | null = null;
-    let heldSeen = false;
-    const watch = (child: ChildProcess) =>
-      child.stdout?.on('data', (chunk) => {
-        if (heldSeen || !String(chunk).includes(HOLD)) return;
-        heldSeen = true;
-        pump = setInterval(() => {
-          shift += 60_000;
-          sb.state.engine.kick();
-        }, 250);
-      });
+    const sim = await startSimulation({ seed, moveDurationMs: 20, workers: 20, logger });
     const plan = writePlan(dir, { concurrency: 10 });
-    const res = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sb.url), onStart: watch });
-    if (pump) clearInterval(pump);
+    const res = await sim.shardmove(['run', plan], { cwd: dir, env: sandboxEnv(sim.url) });
     const said = res.stdout + res.stderr;
 
     expect(res.code, said).toBe(0);
-    expect(heldSeen, said).toBe(true);
+    expect(res.stdout.includes(HOLD), said).toBe(true);
     expect(res.stdout).toContain('DONE: every repository moved and verified');
-    const left = sb.state.db.prepare("SELECT kind, id FROM items WHERE storage <> 'cluster'").all();
+    const left = sim.sandbox.state.db.prepare("SELECT kind, id FROM items WHERE storage <> 'cluster'").all();
     expect(left, said).toEqual([]);
     // It paces: a window sees at most a few refusals, not a hammering.
     const perWindow = new Map<string, number>();
