@@ -210,15 +210,23 @@ function lowerCap(cap: CapData, by: 'window' | 'throttle'): Hold {
   };
 }
 
+/** A formatter per time zone: building one costs far more than formatting, and the drain asks every turn. */
+const CLOCK_FORMATS = new Map<string, Intl.DateTimeFormat>();
+
 /** HH:MM:SS in the plan's time zone: a rate limit's window ends within minutes, so the time says it. */
 function clockTime(ms: number, zone: string): string {
-  return new Intl.DateTimeFormat('en-GB', {
-    timeZone: zone,
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  }).format(ms);
+  let format = CLOCK_FORMATS.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone,
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
+    CLOCK_FORMATS.set(zone, format);
+  }
+  return format.format(ms);
 }
 
 /** A rule's reason without what the hold already says ("no new move while it holds"). */
