@@ -3,7 +3,8 @@
  * directory), or one the command cannot write, is refused by every command with one line naming the
  * file and the problem and a documented exit code, never a stack trace; the file is left exactly as
  * it was and nothing is created beside it. `status` and `report` read where the directory is not
- * writable. The real CLI runs as a process.
+ * writable. The CLI runs through its command line in this process (runCommandLine), and as a process
+ * of its own where it runs as another user.
  *
  * Permissions: as root chmod stops nothing, so there the CLI runs as uid/gid 65534 (nobody) over
  * files that root owns; otherwise chmod takes the write bits away from this user. Both take the same
@@ -36,6 +37,7 @@ import type { RunMode } from '../src/store/types.js';
 import type { CliResult } from './support/cli-harness.js';
 import { BIN, tempDir } from './support/cli-harness.js';
 import { eventLogPage, overwritePage } from './support/damaged-checkpoint.js';
+import { commandHere } from './support/sim-speeda.js';
 
 const ROOT_USER = process.getuid?.() === 0;
 const NOBODY = { uid: 65534, gid: 65534 };
@@ -52,7 +54,19 @@ let base: string;
 let plan: string;
 let copyPlan: string;
 
+/**
+ * One command line: as another user (`asOther`) the compiled CLI as a process of uid 65534 (a
+ * process's own identity, which only a process has); otherwise in this process through the same
+ * command line (cli/main.ts runCommandLine, ./support/sim-speeda.ts commandHere) over the same
+ * files, since what these show (one line, its exit code, the files left as they were) is not a process's.
+ */
 function cli(args: string[], opts: { asOther?: boolean } = {}): Promise<CliResult> {
+  if (!opts.asOther) return commandHere(args, { cwd: base, env: { ...process.env, ...ENV } });
+  return cliProcess(args, opts);
+}
+
+/** The compiled CLI as a process, as uid/gid 65534 when `asOther` and this test runs as root. */
+function cliProcess(args: string[], opts: { asOther?: boolean } = {}): Promise<CliResult> {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: base,
     env: { ...process.env, ...ENV },

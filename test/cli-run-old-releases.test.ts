@@ -1,6 +1,7 @@
 /**
- * Releases older than an API the run relies on, end to end against a sandbox process, judged from
- * the sandbox's own database and the CLI's output:
+ * Releases older than an API the run relies on, end to end against a sandbox in this process on the
+ * simulated clock (./support/sim-harness.ts; the run through the command line of the executable),
+ * judged from the sandbox's own database and the CLI's output:
  * - Geo on 15.11 EE, a primary and a secondary: `GET /geo_sites` is no route (16.0) and
  *   `geoRegistriesBulkUpdate` is not in the schema (16.4), so the secondary is found through
  *   `GET /geo_nodes` and the report must say that it was not resynced and how to do it, never
@@ -11,11 +12,12 @@
 import { appendFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { flat, fromDb, runCli, sandboxEnv, startSeededSandbox, writePlan } from './support/cli-harness.js';
+import { flat, fromDb, writePlan } from './support/cli-harness.js';
+import { changedSimulation } from './support/sim-speeda.js';
 
-describe('shardmove run with Geo on 15.11 EE (separate processes)', { timeout: 60_000 }, () => {
+describe('shardmove run with Geo on 15.11 EE (in this process, simulated clock)', { timeout: 60_000 }, () => {
   it('finds the secondary through GET /geo_nodes and reports it as not resynced, naming the way by hand', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
+    const { sim, dir, db, env } = await changedSimulation(
       'geo-15-11',
       { projects: 12, snippets: 3, groups: 2 },
       (seed) => {
@@ -28,7 +30,7 @@ describe('shardmove run with Geo on 15.11 EE (separate processes)', { timeout: 6
     );
     const plan = writePlan(dir);
     appendFileSync(plan, 'geo: { resync: true }\n');
-    const r = await runCli(['run', plan], { cwd: dir, env: sandboxEnv(sandbox.url) });
+    const r = await sim.shardmove(['run', plan], { cwd: dir, env });
     const said = r.stdout + r.stderr;
     expect(r.code, said).toBe(0);
     expect(fromDb<{ n: number }>(db, "SELECT count(*) AS n FROM items WHERE storage <> 'cluster'")[0]?.n).toBe(0);
@@ -42,7 +44,7 @@ describe('shardmove run with Geo on 15.11 EE (separate processes)', { timeout: 6
   });
 
   it('16.2 EE Ultimate: the dry run says the group storage filter is ignored there and that group wikis go by move records', async () => {
-    const { sandbox, dir, db } = await startSeededSandbox(
+    const { sim, dir, db, env } = await changedSimulation(
       'groups-16-2',
       { projects: 6, snippets: 2, groups: 4 },
       (seed) => {
@@ -51,10 +53,7 @@ describe('shardmove run with Geo on 15.11 EE (separate processes)', { timeout: 6
       },
     );
     const plan = writePlan(dir);
-    const dry = await runCli(['run', plan, '--dry-run', '--state', join(dir, 'dry.db')], {
-      cwd: dir,
-      env: sandboxEnv(sandbox.url),
-    });
+    const dry = await sim.shardmove(['run', plan, '--dry-run', '--state', join(dir, 'dry.db')], { cwd: dir, env });
     const said = dry.stdout + dry.stderr;
     expect(dry.code, said).toBe(0);
     expect(flat(said)).toMatch(
