@@ -13,7 +13,7 @@
  */
 import type { CapData } from '../events/vocabulary.js';
 import type { ObservedRun, RunObserver } from '../runtime/observe/observer.js';
-import { holdOf } from '../events/hold.js';
+import { autoCapOf, holdOf } from '../events/hold.js';
 import { renderHoldNote, renderProgressLine } from '../report/progress.js';
 import { holdNextStep } from '../report/next-step.js';
 import type { Timer } from '../shared/clock.js';
@@ -87,6 +87,7 @@ export function createProgressObserver(sink: ProgressSink): RunObserver {
       summary,
       elapsedMs: now - r.startedAt,
       hold: held.hold,
+      auto: autoCapOf(cap),
       perMinute: pace.perMinute,
       stopping: held.stopping,
     };

@@ -320,6 +320,24 @@ describe('the progress observer', () => {
     expect(out.shown).toHaveLength(n);
   });
 
+  it("on a terminal: the cap move.concurrency: auto chose, from the run's last recorded cap", () => {
+    vi.useFakeTimers();
+    const state = {
+      summary,
+      control: NO_CONTROL,
+      cap: capOf({ limit: 'plan', cap: 8, ceiling: 8, reason: 'auto: throughput flat at 8, 12 moved slower' }),
+      seq: 5,
+      now: 0,
+      step: 'drain nfs-2/projects',
+    };
+    const out = sink(true, 200);
+    const o = createProgressObserver(out.s);
+    o.started!(fakeRun(state));
+    vi.advanceTimersByTime(300);
+    expect(out.shown.at(-1)).toContain('| cap 8 (auto): throughput flat at 8, 12 moved slower |');
+    void o.stopped!();
+  });
+
   it('on a terminal: a rule recorded by the drain holds the line, and a stopping run shows no ETA', () => {
     vi.useFakeTimers();
     const controller = new AbortController();
