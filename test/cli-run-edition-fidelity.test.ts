@@ -10,13 +10,13 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Document } from 'yaml';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { flat, fromDb, sandboxEnv, tempDir, writeChangedSeed, writePlan } from './support/cli-harness.js';
+import { flat, fromDb, sandboxEnv, tempDir, writePlan } from './support/cli-harness.js';
 import { startHoldProxy } from './support/hold-proxy.js';
 import { FakeClock } from './support/fake-clock.js';
-import { SIM_START, startSimulation } from './support/sim-harness.js';
+import { SIM_START } from './support/sim-harness.js';
 import { commandsOn } from './support/sim-harness.js';
+import { changedSimulation } from './support/sim-speeda.js';
 
 /** Items of a kind still off the destination, per the sandbox's own table. */
 const leftOf = (db: string, kind: 'project' | 'snippet' | 'group') =>
@@ -28,31 +28,9 @@ const leftOf = (db: string, kind: 'project' | 'snippet' | 'group') =>
 const countOf = (db: string, kind: string) =>
   fromDb<{ n: number }>(db, 'SELECT count(*) AS n FROM items WHERE kind = ?', kind)[0]?.n ?? 0;
 
-/**
- * A simulated sandbox on a database file, with the harness's small seed (`counts`) changed by
- * `change`, as the process harness's `startSeededSandbox` starts one (`--move-duration 20 --workers
- * 20`), and a working directory removed when the test ends.
- */
-async function seededSimulation(
-  name: string,
-  counts: { projects: number; snippets: number; groups: number },
-  change: (seed: Document) => void,
-) {
-  const dir = tempDir(name);
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  const db = join(dir, 'sandbox.db');
-  const sim = await startSimulation({
-    seed: writeChangedSeed(dir, counts, change),
-    db,
-    moveDurationMs: 20,
-    workers: 20,
-  });
-  return { sim, dir, db };
-}
-
 describe('shardmove run against editions and awkward inventories (one simulated clock)', () => {
   it('Community Edition: snippets moved by bulk and verified by move records, groups skipped with a warning, nothing left', async () => {
-    const { sim, dir, db } = await seededSimulation('ce', { projects: 30, snippets: 25, groups: 4 }, (seed) => {
+    const { sim, dir, db } = await changedSimulation('ce', { projects: 30, snippets: 25, groups: 4 }, (seed) => {
       seed.setIn(['instance', 'edition'], 'ce');
       seed.setIn(['instance', 'tier'], 'free');
     });
@@ -92,7 +70,7 @@ describe('shardmove run against editions and awkward inventories (one simulated 
   });
 
   it('hidden and pending-delete projects, several pages of snippets with one created on the source mid-run, an unlistable project: nothing left', async () => {
-    const { sim, dir, db } = await seededSimulation('awkward', { projects: 60, snippets: 260, groups: 4 }, (seed) => {
+    const { sim, dir, db } = await changedSimulation('awkward', { projects: 60, snippets: 260, groups: 4 }, (seed) => {
       seed.setIn(['instance', 'tier'], 'premium');
       seed.setIn(['inventory', 'generate', 'hidden_fraction'], 0.1);
       seed.setIn(['inventory', 'generate', 'pending_delete_fraction'], 0.1);
