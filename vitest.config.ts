@@ -10,10 +10,11 @@ export default defineConfig({
     // The property tests' seed: fixed under CI, drawn afresh elsewhere (test/support/property-seed.ts).
     setupFiles: ['test/support/property-seed.ts'],
     pool: 'forks',
-    // Two test files at once: most integration tests wait on sandbox processes and real time rather
-    // than the CPU, and vitest's default on a 2-core machine runs one file at a time (496 s against
-    // 273 s for the whole suite, docs/benchmarks.md). No test depends on how fast it runs.
-    maxWorkers: 2,
+    // Four test files at once on the 2-core development machine: a quarter of the files still wait on
+    // processes, Prometheus's scrapes or a browser rather than the CPU, so two workers left the cores
+    // idle (whole suite 476-503 s at 2, 370 s at 4, slower again at 6; docs/benchmarks.md). No test
+    // depends on how fast it runs, so more contention may only make the suite slower, never red.
+    maxWorkers: 4,
     reporters: ['default'],
   },
 });
