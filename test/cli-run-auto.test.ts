@@ -28,6 +28,18 @@ interface Cap {
 }
 
 /** Every `cap.changed` the checkpoint holds, oldest first (read-only, beside the run). */
+/** The `concurrency` of each `drain.dry_run` event in a dry run's checkpoint. */
+function dryRunConcurrencies(checkpoint: string): unknown[] {
+  const d = new Database(checkpoint, { readonly: true, fileMustExist: true });
+  try {
+    return (d.prepare("SELECT data FROM events WHERE type = 'drain.dry_run' ORDER BY seq").all() as { data: string }[])
+      .map((r) => (JSON.parse(r.data) as { concurrency?: unknown }).concurrency)
+      .filter((c) => c !== undefined);
+  } finally {
+    d.close();
+  }
+}
+
 function capsOf(checkpoint: string): Cap[] {
   if (!existsSync(checkpoint)) return [];
   const d = new Database(checkpoint, { readonly: true, fileMustExist: true });
@@ -229,6 +241,13 @@ describe('move.concurrency: auto, as the operator sees it (one simulated clock, 
     expect(first.code, first.stdout + first.stderr).toBe(0);
     expect(first.stdout).toMatch(/estimated duration: .* at 2 moves in flight\n/);
     expect(first.stdout).toContain("move.concurrency: auto: assumes 2, the limiter's starting point (min)");
+    const dryRunDb = join(dir, 'state', 'it.dry-run.db');
+    expect(new Set(dryRunConcurrencies(dryRunDb))).toEqual(new Set([2]));
+    // The twin rehearses at the cap the estimate assumed, not at auto's max of 16.
+    const twin = await sim.shardmove(['twin', plan, '--out', 'twin seed.yaml'], { cwd: dir, env });
+    expect(twin.code, twin.stdout + twin.stderr).toBe(0);
+    expect(twin.stdout + readFileSync(join(dir, 'twin seed.yaml'), 'utf8')).toContain('--workers 2');
+    expect(twin.stdout + readFileSync(join(dir, 'twin seed.yaml'), 'utf8')).not.toContain('--workers 16');
 
     // A real run of the plan found its knee at 6 (its limiter's state, as the run keeps it).
     const real = join(dir, 'state', 'it.db');
@@ -240,6 +259,7 @@ describe('move.concurrency: auto, as the operator sees it (one simulated clock, 
     const again = await sim.shardmove(['run', plan, '--dry-run'], { cwd: dir, env });
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(again.stdout).toMatch(/estimated duration: .* at 6 moves in flight\n/);
+    expect(new Set(dryRunConcurrencies(dryRunDb))).toEqual(new Set([6]));
     expect(again.stdout.replace(/\s+/g, ' ')).toContain(
       `move.concurrency: auto: assumes 6, the knee the last run found on this instance (${real})`,
     );

@@ -38,6 +38,12 @@ export interface ActorDeps<S = ActorStore> {
   signal: AbortSignal;
   /** Rehearsal: read everything, change nothing (the client also refuses mutating requests). */
   dryRun: boolean;
+  /**
+   * The moves in flight a dry run's estimate assumes (its `drain.dry_run` events): under
+   * `move.concurrency: auto` the knee of the real run's checkpoint or the limiter's `min`
+   * (../runtime/auto-estimate.ts). Absent: the plan's fixed cap.
+   */
+  dryRunCap?: number;
   /** Called when item-level progress changed, for the live progress line (cheap; may be throttled). */
   onProgress?: () => void;
   /** Maintenance windows and the load-aware throttle (absent: the operator's cap alone). */

@@ -41,7 +41,7 @@ export async function dryRunTogether(ctxs: readonly DrainCtx[]): Promise<DrainOu
 /** What a dry run of one pair says, as an event, in the log and as its result. */
 function dryRunResult(ctx: DrainCtx): DrainOutput {
   const res = dryRunUnreachable(ctx, drainResult(ctx));
-  const concurrency = concurrencyCeiling(ctx.deps.plan.move.concurrency);
+  const concurrency = ctx.deps.dryRunCap ?? concurrencyCeiling(ctx.deps.plan.move.concurrency);
   event(ctx, 'drain.dry_run', {
     wouldSchedule: res.remaining,
     concurrency,

@@ -19,6 +19,7 @@ import { tokenOutlivedWarning } from '../holds/token-deadline.js';
 import { notifyObservers } from '../observe/observer.js';
 import { realPlanPath } from '../ownership/plan-owner.js';
 import type { RunOutcome } from '../types.js';
+import { assumedCap } from '../auto-estimate.js';
 import type { DriveArgs } from './args.js';
 import { createEffects } from './effects.js';
 import { finalEnding, interruptedEnding } from './ending.js';
@@ -187,6 +188,8 @@ function actorDepsOf(
     log: a.log,
     signal: r.signal,
     dryRun: opts.dryRun,
+    // The twin rehearses at the cap the estimate assumed, never at auto's max.
+    ...(opts.dryRun ? { dryRunCap: assumedCap(a.plan, a.store.file).cap } : {}),
     ...(a.gate ? { gate: a.gate } : {}),
     ...(a.prometheus ? { prometheus: a.prometheus } : {}),
     // Read when asked: pre-flight sets it in the machine's context before any drain places anything.
