@@ -142,8 +142,11 @@ function settle<Ts>(run: SeedRun, details: fc.RunDetails<Ts>, ctx: PropertyConte
     `replay: ${replayCommand(run.seed, ctx.file)}\n` +
     (fc.defaultReportMessage(details) ?? '');
   if (run.kind !== 'random' || !underCi) throw new Error(report, { cause: details.errorInstance });
+  // A thrown error carries the property's error as its cause; the report spells it out instead.
+  const error = details.errorInstance instanceof Error ? details.errorInstance.message : details.errorInstance;
   const text =
     `${report}\n` +
+    (error === null || error === undefined ? '' : `Error: ${String(error)}\n`) +
     `The fixed seeds passed, so under CI=true the test passes: keep this case as an example in the test.`;
   ctx.warn(text);
   mkdirSync(dirname(ctx.failuresFile), { recursive: true });
