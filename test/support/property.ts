@@ -153,7 +153,7 @@ function settle<Ts>(run: SeedRun, details: fc.RunDetails<Ts>, ctx: PropertyConte
   appendFileSync(ctx.failuresFile, `${new Date().toISOString()} ${ctx.file}\n${text}\n\n`);
 }
 
-/** This test file's random seed: drawn when the file loads its first property. */
+/** This test file's random seed: drawn as the file imports this module (vitest loads it afresh per file). */
 const fileRandomSeed = drawSeed();
 let seedsPrinted = false;
 
