@@ -7,8 +7,6 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Builds dist/ first when it is stale, so the CLI processes the tests start run compiled code.
     globalSetup: ['test/support/global-build.ts'],
-    // The property tests' seed: fixed under CI, drawn afresh elsewhere (test/support/property-seed.ts).
-    setupFiles: ['test/support/property-seed.ts'],
     pool: 'forks',
     // Four test files at once on the 2-core development machine: a quarter of the files still wait on
     // processes, Prometheus's scrapes or a browser rather than the CPU, so two workers left the cores

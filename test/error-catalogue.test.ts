@@ -31,7 +31,7 @@ const NOT_CODES = new Set([
   'SHARDMOVE_TOKEN',
   'SHARDMOVE_VERSION',
   'SHARDMOVE_TSX_API',
-  // The property tests' seed (test/support/property-seed.ts).
+  // The seed the property tests replay (test/support/property.ts).
   'SHARDMOVE_PROPERTY_SEED',
   OUTAGE_RETRY_ENV,
   TWIN_URL_VAR,

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
+import { assertProperty } from './support/property.js';
 
 const ADMIN = 'glpat-sandbox-root-api-sudo-0001';
 const ALICE = 'glpat-sandbox-alice-api-00000006';
@@ -91,7 +92,7 @@ describe('bad input on inventory, settings, health and Geo', () => {
       '/-/sandbox/items/snippet/x',
       '/-/sandbox/items/nope/1',
     ];
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(fc.constantFrom(...paths), query, fc.constantFrom(ADMIN, ALICE, ''), async (path, q, token) => {
         const res = await fetch(`${sb.url}${path}?${q}`, { headers: token ? { 'private-token': token } : {} });
         const text = await res.text();
@@ -103,7 +104,7 @@ describe('bad input on inventory, settings, health and Geo', () => {
   });
 
   it('answers arbitrary settings bodies with 200 or 400 and keeps valid weights', async () => {
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(
         fc.oneof(json, fc.record({ repository_storages_weighted: json }), fc.record({ admin_mode: json })),
         async (body) => {
@@ -137,7 +138,7 @@ describe('bad input on inventory, settings, health and Geo', () => {
   });
 
   it('answers arbitrary GraphQL bodies with 200 and records only valid mutations', async () => {
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(
         fc.record({
           query: fc.oneof(

@@ -22,6 +22,7 @@ import type { Seed } from '../src/sandbox/seed-schema.js';
 import { fakeChecksum } from '../src/sandbox/checksum.js';
 import { loadSeed } from '../src/sandbox/seed.js';
 import { realTimersAt } from './support/fake-clock.js';
+import { assertProperty } from './support/property.js';
 
 const ROOT = { 'private-token': 'glpat-sandbox-root-api-sudo-0001', 'content-type': 'application/json' };
 const MOVE_MS = 1000;
@@ -290,7 +291,7 @@ const faultPlan = fc.oneof(
 
 describe('property: move lifecycles never lose a commit', () => {
   it('random schedules, bulk moves, commits and time, with failing moves', async () => {
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(
         fc.array(step, { minLength: 1, maxLength: 8 }).map((steps) => steps.flat()),
         faultPlan,

@@ -16,6 +16,7 @@ import type { RunningSandbox } from '../src/sandbox/index.js';
 import { createRouter, startSandbox } from '../src/sandbox/index.js';
 import { changeCount, markCredentialsUsed } from './support/sandbox-snapshot.js';
 import { realTimersAt } from './support/fake-clock.js';
+import { assertProperty } from './support/property.js';
 
 const ROOT = 'glpat-sandbox-root-api-sudo-0001';
 const ROOT_ADMIN_MODE = 'glpat-sandbox-root-admin-mode-03';
@@ -493,7 +494,7 @@ describe('arbitrary requests to the whole sandbox', () => {
   });
 
   it('never answers 5xx, errors are JSON, refused or non-admin requests change nothing', async () => {
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(
         fc.oneof(
           {
@@ -636,7 +637,7 @@ describe('arbitrary requests to the whole sandbox', () => {
         )
         .map(([m, p, v]) => `${m} /${p} ${v}\r\nHost: x\r\n\r\n`),
     );
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(raw, async (bytes) => {
         const answer = await new Promise<string>((resolve) => {
           const socket = connect(Number(port), hostname);
@@ -677,7 +678,7 @@ describe('arbitrary requests under injected faults', () => {
 
   it('the only 5xx is the injected 503, and a faulted request (503, 429, reset) changes nothing', async () => {
     const seen = { reset: 0, unavailable: 0, limited: 0 };
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(validWrite, requestHeaders, async (w, h) => {
         const payload = JSON.stringify(w.body);
         const before = changeCount(sb.state);

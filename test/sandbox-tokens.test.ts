@@ -6,6 +6,7 @@ import type { RunningSandbox } from '../src/sandbox/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { loadSeed } from '../src/sandbox/seed.js';
+import { assertProperty } from './support/property.js';
 
 const ROOT = 'glpat-sandbox-root-api-sudo-0001';
 const ROOT_READ = 'glpat-sandbox-root-read-api-0002';
@@ -657,7 +658,7 @@ describe('arbitrary input never produces a 5xx', () => {
     .map((v) => v.replace(/[^\x20-\x7e]/g, ''));
 
   it('answers every body, parameter and header combination with JSON below 500', async () => {
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(
         fc.constantFrom(...paths),
         fc.constantFrom('GET', 'POST', 'DELETE', 'PUT'),
@@ -709,7 +710,7 @@ describe('arbitrary input never produces a 5xx', () => {
           if (res.status !== 204) expect(() => JSON.parse(text)).not.toThrow();
         },
       ),
-      { numRuns: 300, seed: 20261122 },
+      { numRuns: 300 },
     );
   });
 });

@@ -9,6 +9,7 @@ import { callSandbox } from './support/sandbox-call.js';
 import type { Seed } from '../src/sandbox/seed-schema.js';
 import { fakeChecksum } from '../src/sandbox/checksum.js';
 import { loadSeed } from '../src/sandbox/seed.js';
+import { assertProperty } from './support/property.js';
 
 const ROOT = 'glpat-sandbox-root-api-sudo-0001';
 const ROOT_READ = 'glpat-sandbox-root-read-api-0002';
@@ -291,7 +292,7 @@ describe('arbitrary input to move and write routes', () => {
       fc.nat().map(String),
     );
     try {
-      await fc.assert(
+      await assertProperty(
         fc.asyncProperty(
           fc.constantFrom(...routes),
           id,

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { expandVars } from './expand.js';
+import { assertProperty } from '../../test/support/property.js';
 
 describe('expandVars', () => {
   const env = { A: 'alpha', B: '', URL: 'https://x' };
@@ -35,7 +36,7 @@ describe('expandVars', () => {
   });
 
   it('text without $ is returned unchanged', () => {
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.string().filter((s) => !s.includes('$')),
         (s) => expandVars(s, {}).value === s,

@@ -18,6 +18,7 @@ import { HAS_VAR_REF } from './json-schema.js';
 import { PLAN_FIELDS } from './plan-fields.js';
 import { renderPlanJsonSchema } from './schema.js';
 import { compilePlanSchema } from '../../test/support/plan-schema.js';
+import { assertProperty } from '../../test/support/property.js';
 
 const ENV = {
   GITLAB_URL: 'https://gitlab.example.com',
@@ -461,11 +462,11 @@ function agree(plan: unknown): void {
 
 describe('property: the JSON Schema and the loader agree', () => {
   it('on plans generated from the field table', () => {
-    fc.assert(fc.property(anyPlan, agree), { numRuns: Number(process.env.AGREE_RUNS ?? 400) });
+    assertProperty(fc.property(anyPlan, agree), { numRuns: Number(process.env.AGREE_RUNS ?? 400) });
   });
 
   it('on valid plans from the field table with up to two fields changed to anything', () => {
-    fc.assert(fc.property(mutatedPlan, agree), { numRuns: Number(process.env.AGREE_RUNS ?? 600) });
+    assertProperty(fc.property(mutatedPlan, agree), { numRuns: Number(process.env.AGREE_RUNS ?? 600) });
   });
 
   it('an optional section with a required field is refused by both when null', () => {

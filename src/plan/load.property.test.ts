@@ -4,6 +4,7 @@ import { stringify } from 'yaml';
 import { PlanError } from './errors.js';
 import { parsePlanText } from './load.js';
 import { GITLAB_TOKEN_PREFIXES } from './secrets.js';
+import { assertProperty } from '../../test/support/property.js';
 
 const ENV = { GITLAB_URL: 'https://gitlab.example.com', GITLAB_TOKEN: 'glpat-Zx8Kd2mQpL0vZ7rT4yWnB', N: '7' };
 const opts = { env: ENV, baseDir: '/plans', readFile: () => ({ text: 'glpat-FromFile0123456789abcd', mode: 0o600 }) };
@@ -94,21 +95,21 @@ const paths: Array<[string, string]> = [
 
 describe('property: every input either loads or is a PlanError with positions', () => {
   it('arbitrary text', () => {
-    fc.assert(
+    assertProperty(
       fc.property(fc.string({ maxLength: 200 }), (t) => void loadsOrPlanError(t)),
       { numRuns: 300 },
     );
   });
 
   it('arbitrary YAML-looking text', () => {
-    fc.assert(
+    assertProperty(
       fc.property(yamlish, (t) => void loadsOrPlanError(t)),
       { numRuns: 300 },
     );
   });
 
   it('arbitrary plan-shaped objects', () => {
-    fc.assert(
+    assertProperty(
       fc.property(fc.array(fc.tuple(fc.constantFrom(...paths), value), { maxLength: 4 }), (edits) => {
         const plan = structuredClone(base) as Record<string, Record<string, unknown> | unknown>;
         for (const [[section, key], v] of edits) {
@@ -123,7 +124,7 @@ describe('property: every input either loads or is a PlanError with positions', 
   });
 
   it('arbitrary objects at the top level', () => {
-    fc.assert(
+    assertProperty(
       fc.property(fc.object({ maxDepth: 3 }), (o) => void loadsOrPlanError(stringify(o))),
       { numRuns: 200 },
     );
@@ -248,7 +249,7 @@ describe('property: mutated valid plans', () => {
   });
 
   it('wrong types, extra, missing and renamed keys, odd durations: a plan or a PlanError with positions', () => {
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.array(edit, { minLength: 1, maxLength: 5 }),
         fc.constantFrom<'block' | 'flow'>('block', 'flow'),
@@ -272,7 +273,7 @@ describe('property: mutated valid plans', () => {
     const UNIT = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1 } as const;
     const read = (p: ReturnType<typeof parsePlanText>['plan'], section: string): number =>
       section === 'instance' ? p.instance.timeoutMs : section === 'retry' ? p.retry.backoffMs : p.poll.intervalMs;
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.constantFrom(...DURATION_FIELDS.filter(([, k]) => k !== 'stuck_after')),
         duration,
@@ -340,7 +341,7 @@ const lines = (text: string) => text.split('\n');
 
 describe('property: YAML that is not plain data', () => {
   it('fragments inserted anywhere in a valid plan give a plan or a PlanError with positions', () => {
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.array(fc.tuple(fc.nat(), yamlFragment, fc.constantFrom('', '  ', '    ')), { minLength: 1, maxLength: 3 }),
         (inserts) => {
@@ -374,7 +375,7 @@ describe('property: secrets', () => {
   const token = fc.tuple(fc.constantFrom(...GITLAB_TOKEN_PREFIXES), fc.stringMatching(/^[A-Za-z0-9_-]{20,40}$/));
 
   it('a literal token anywhere is refused and never repeated', () => {
-    fc.assert(
+    assertProperty(
       fc.property(token, fc.constantFrom(...paths), ([prefix, body], [section, key]) => {
         const plan = structuredClone(base) as Record<string, unknown>;
         const secret = `${prefix}${body}`;
@@ -393,7 +394,7 @@ describe('property: secrets', () => {
   });
 
   it('a token from the environment is accepted and stays out of messages of other problems', () => {
-    fc.assert(
+    assertProperty(
       fc.property(token, ([prefix, body]) => {
         const env = { ...ENV, GITLAB_TOKEN: `${prefix}${body}` };
         const good = parsePlanText(stringify(base), 'p.yaml', { ...opts, env });
@@ -415,7 +416,7 @@ describe('property: valid plans', () => {
   const storage = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/);
 
   it('load with what they say, and the hash ignores key order', () => {
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.uniqueArray(storage, { minLength: 2, maxLength: 5 }),
         fc.subarray(['projects', 'snippets', 'groups'], { minLength: 1 }),

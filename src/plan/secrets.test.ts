@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GITLAB_TOKEN_PREFIXES, findTokenLike, hasTokenLike, redact, showValue } from './secrets.js';
+import { assertProperty } from '../../test/support/property.js';
 
 describe('token detection', () => {
   it.each(GITLAB_TOKEN_PREFIXES)('finds %s tokens', (prefix) => {
@@ -41,7 +42,7 @@ describe('redaction', () => {
   });
 
   it('showValue never shows a token', () => {
-    fc.assert(
+    assertProperty(
       fc.property(
         fc.constantFrom(...GITLAB_TOKEN_PREFIXES),
         fc.stringMatching(/^[A-Za-z0-9_-]{20,40}$/),

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatPlanDuration, parseDuration } from './durations.js';
+import { assertProperty } from '../../test/support/property.js';
 
 describe('parseDuration', () => {
   it.each([
@@ -26,7 +27,7 @@ describe('parseDuration', () => {
   });
 
   it('round-trips through formatPlanDuration for any whole number of ms', () => {
-    fc.assert(
+    assertProperty(
       fc.property(fc.integer({ min: 0, max: 10 * 86_400_000 }), (ms) => {
         expect(parseDuration(formatPlanDuration(ms))).toEqual({ ok: true, ms });
       }),
@@ -34,6 +35,6 @@ describe('parseDuration', () => {
   });
 
   it('never throws on arbitrary text', () => {
-    fc.assert(fc.property(fc.string(), (s) => void parseDuration(s)));
+    assertProperty(fc.property(fc.string(), (s) => void parseDuration(s)));
   });
 });

@@ -9,6 +9,7 @@ import { CodedError } from '../../../test/support/coded-error.js';
 import { createHarness, range, resumed, testPlan, withDelays } from '../../../test/support/drain-harness.js';
 import type { DrainInput } from '../../machine/types.js';
 import { runDrain } from './run.js';
+import { assertProperty } from '../../../test/support/property.js';
 
 const first: DrainInput = {
   source: 'nfs-1',
@@ -57,7 +58,7 @@ describe('one pipeline across drains', () => {
   });
 
   it('under crashes at any point and random durations: the cap holds at the start of every move, nothing moves twice, nothing is left', async () => {
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(
         fc.array(fc.integer({ min: 100, max: 30_000 }), { minLength: 2, maxLength: 12 }),
         fc.array(fc.integer({ min: 100, max: 30_000 }), { minLength: 1, maxLength: 12 }),

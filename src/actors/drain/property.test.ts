@@ -9,6 +9,7 @@ import { CodedError } from '../../../test/support/coded-error.js';
 import { createHarness, resumed, testPlan } from '../../../test/support/drain-harness.js';
 import type { MoveScript } from '../../../test/support/fake-instance.js';
 import { runDrain } from './run.js';
+import { assertProperty } from '../../../test/support/property.js';
 
 const script = fc.constantFrom<MoveScript>('ok', 'ok', 'ok', 'fail', 'cleanup-fail', 'stuck', 'finished-not-moved');
 const item = fc.record({
@@ -19,7 +20,7 @@ const item = fc.record({
 
 describe('drain under arbitrary faults and crashes', () => {
   it('keeps the invariants and ends with nothing left but quarantined items', async () => {
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(
         fc.array(item, { minLength: 1, maxLength: 12 }),
         fc.constantFrom('throttled' as const, 'bulk' as const),

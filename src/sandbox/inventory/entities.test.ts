@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { EntityRow } from './entities.js';
 import { projectEntity, projectJson } from './entities.js';
+import { assertProperty } from '../../../test/support/property.js';
 
 const row: EntityRow = {
   id: 42,
@@ -31,7 +32,7 @@ describe('projectJson', () => {
 
   it('escapes names, paths and namespaces that need it (quotes, backslashes, control and non-ASCII characters)', () => {
     const text = fc.string({ unit: 'binary', maxLength: 12 });
-    fc.assert(
+    assertProperty(
       fc.property(
         text,
         text,

@@ -16,6 +16,7 @@ import type { MoveEngine } from './engine.js';
 import { createMoveEngine } from './engine.js';
 import { moveStatements } from './store.js';
 import { systemClock } from '../../shared/clock.js';
+import { assertProperty } from '../../../test/support/property.js';
 
 const SEED = `
 instance: { storages: [default, nfs-1, nfs-2, cluster], unreachable: [nfs-2], weights: { cluster: 100 } }
@@ -428,7 +429,7 @@ inventory:
       fc.record({ op: fc.constant('write' as const), item: fc.nat(ITEMS.length - 1) }),
       fc.record({ op: fc.constant('time' as const), ms: fc.integer({ min: 0, max: 40 }) }),
     );
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(fc.array(command, { maxLength: 30 }), async (commands) => {
         let now = Date.parse('2026-01-01T00:00:00.000Z');
         const fates: Record<string, MoveFate> = {};
