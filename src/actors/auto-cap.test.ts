@@ -3,6 +3,7 @@ import { createHarness, range, resumed, testPlan } from '../../test/support/drai
 import type { Harness } from '../../test/support/drain-harness.js';
 import { capInForce } from './cap.js';
 import { runDrain } from './drain/run.js';
+import { startAuto } from '../schedule/auto-limit.js';
 import { savedAutoState } from './auto-cap.js';
 
 const MB = 1e6;
@@ -117,6 +118,38 @@ describe('move.concurrency: auto in a drain on the fake clock', () => {
     expect(caps[trip + 1]).toMatchObject({ limit: 'plan', paused: false });
     expect(caps[trip + 1]!.reason).toMatch(/^auto: the limiter decides again from \d+$/);
     expect(postsWhilePaused).toBe(0);
+  });
+
+  it("a checkpoint's auto_cap row that is not a limiter's state is set aside: the limiter starts fresh at min", async () => {
+    const kept = (() => {
+      const h = sharedDisk(1);
+      return JSON.parse(JSON.stringify({ v: 1, state: startAuto({ min: 2, max: 64 }, h.clock.now(), 8) })) as {
+        v: number;
+        state: Record<string, unknown>;
+      };
+    })();
+    const rows = [
+      '{"v":1,"state":{"cap":8', // cut short
+      'null',
+      JSON.stringify({ ...kept, v: 2 }), // a version this build does not know
+      JSON.stringify({ v: 1, state: { cap: 8 } }), // a cap and nothing the limiter reads beside it
+      JSON.stringify({ ...kept, state: { ...kept.state, last: { cap: 8 } } }),
+      JSON.stringify({ ...kept, state: { ...kept.state, phase: 'ramp' } }),
+      JSON.stringify({ ...kept, state: { ...kept.state, cap: -3 } }),
+    ];
+    for (const raw of rows) {
+      const h = sharedDisk(40);
+      h.store.setAutoCap(raw, h.clock.now());
+      expect(savedAutoState(h.store), raw).toBeNull();
+      const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+      expect(r, raw).toEqual({ moved: 40, quarantined: 0, remaining: 0 });
+      expect(capEvents(h)[0], raw).toMatchObject({ cap: 2, reason: 'auto: starting at 2 (min 2, max 64)' });
+    }
+    // The same state whole is a resume.
+    const h = sharedDisk(40);
+    h.store.setAutoCap(JSON.stringify(kept), h.clock.now());
+    await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(capEvents(h)[0]).toMatchObject({ cap: 8, reason: 'auto: resumed at 8' });
   });
 
   it('a plan with a number never consults the limiter and keeps no state', async () => {

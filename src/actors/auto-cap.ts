@@ -24,17 +24,40 @@ interface Limiter {
 
 const limiters = new WeakMap<object, Limiter>();
 
-/** The state a checkpoint kept, or null (none, or not readable as one). */
+const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+const numOrNull = (x: unknown) => x === null || isNum(x);
+const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null;
+
+/**
+ * Whether a checkpoint's row holds every field the limiter reads (the window aside: a resumed run
+ * starts a fresh one). The fields added since schema 22's first limiter may be absent.
+ */
+function isAutoState(x: unknown): x is AutoState {
+  if (!isObj(x)) return false;
+  if (!isNum(x.cap) || !Number.isInteger(x.cap) || x.cap < 0) return false;
+  if (x.phase !== 'start' && x.phase !== 'steady') return false;
+  if (typeof x.settling !== 'boolean' || typeof x.pinned !== 'boolean' || !isNum(x.held)) return false;
+  if (!numOrNull(x.ref) || !numOrNull(x.knee)) return false;
+  const l = x.last;
+  if (l !== null && !(isObj(l) && isNum(l.cap) && isNum(l.bytesPerSec) && numOrNull(l.msPerByte) && isNum(l.moves)))
+    return false;
+  if (x.fit !== undefined && !(isObj(x.fit) && isNum(x.fit.a) && isNum(x.fit.c))) return false;
+  const p = x.peak;
+  return p === undefined || p === null || (isObj(p) && isNum(p.msPerByte) && isNum(p.cap));
+}
+
+/** The state a checkpoint kept, or null (none, or not readable as one: the limiter starts fresh). */
 export function savedAutoState(store: Pick<AutoCapStore, 'getAutoCap'>): { state: AutoState; reason: string } | null {
   const raw = store.getAutoCap();
   if (raw === null) return null;
+  let v: unknown;
   try {
-    const v = JSON.parse(raw) as { v?: number; state?: AutoState; reason?: string };
-    if (v.v !== 1 || !v.state || typeof v.state.cap !== 'number') return null;
-    return { state: v.state, reason: typeof v.reason === 'string' ? v.reason : `auto: ${v.state.cap}` };
+    v = JSON.parse(raw);
   } catch {
     return null;
   }
+  if (!isObj(v) || v.v !== 1 || !isAutoState(v.state)) return null;
+  return { state: v.state, reason: typeof v.reason === 'string' ? v.reason : `auto: ${v.state.cap}` };
 }
 
 function limiterOf(deps: ActorDeps<AutoCapStore>, bounds: AutoBounds): Limiter {

@@ -175,24 +175,27 @@ describe('move.concurrency: auto, decisions on a fake clock', () => {
   });
 
   it('decides at most once per window: too few moves or too little time keeps the window open', () => {
-    let s = startAuto(bounds, T0);
+    // A full window's rule, on a limiter past its slow start (a knee kept): the slow start's first
+    // window closes early (the next describe).
+    const closedAt = (st: AutoState, now: number) =>
+      decideAuto(st, { now, bounds, timing, pinned: null }).state.window.from === now;
+    let s = startAuto(bounds, T0, 2);
     for (let i = 0; i < 3; i++) s = observeMove(s, MOVE, 1000);
     // Three moves after 30 s: not enough to close early.
-    expect(decideAuto(s, { now: T0 + 30_000, bounds, timing, pinned: null }).decision).toEqual({
-      cap: 2,
-      reason: null,
-    });
+    expect(closedAt(s, T0 + 30_000)).toBe(false);
     s = observeMove(s, MOVE, 1000);
     // Four moves, but the window has not lasted minWindowMs.
-    expect(decideAuto(s, { now: T0 + 5_000, bounds, timing, pinned: null }).decision.reason).toBeNull();
+    expect(closedAt(s, T0 + 5_000)).toBe(false);
+    expect(closedAt(s, T0 + timing.minWindowMs)).toBe(true);
     // A window of few moves still closes at maxWindowMs.
-    const few = observeMove(startAuto(bounds, T0), MOVE, 1000);
-    expect(decideAuto(few, { now: T0 + 60_000, bounds, timing, pinned: null }).decision.cap).toBe(4);
+    const few = observeMove(startAuto(bounds, T0, 2), MOVE, 1000);
+    expect(closedAt(few, T0 + 59_999)).toBe(false);
+    expect(closedAt(few, T0 + 60_000)).toBe(true);
     // The window lasts at least the median duration of its moves: a generation, not a few early finishers.
-    let slow = startAuto(bounds, T0);
+    let slow = startAuto(bounds, T0, 2);
     for (let i = 0; i < 4; i++) slow = observeMove(slow, MOVE, 40_000);
-    expect(decideAuto(slow, { now: T0 + 20_000, bounds, timing, pinned: null }).decision.cap).toBe(2);
-    expect(decideAuto(slow, { now: T0 + 40_000, bounds, timing, pinned: null }).decision.cap).toBe(4);
+    expect(closedAt(slow, T0 + 20_000)).toBe(false);
+    expect(closedAt(slow, T0 + 40_000)).toBe(true);
   });
 
   it('weighs time per byte by bytes: a few tiny moves do not say the instance got slower', () => {
@@ -212,19 +215,44 @@ describe('move.concurrency: auto, the slow start (cheap raises, and a busier ins
     expect(s.cap).toBe(4);
     expect(s.settling).toBe(true);
     const from = s.window.from;
-    // One move after minWindowMs: a settling window of the slow start closes; it gained
-    // nothing (0.5 MB/s against 10), so it only settles.
+    // One move after minWindowMs: it gained nothing yet (0.5 MB/s against 10), so the settling
+    // window stays open for a gain (before this change it settled here and a full window followed).
     s = observeMove(s, MOVE, 2000);
     let d = decideAuto(s, { now: from + timing.minWindowMs, bounds, timing, pinned: null });
     expect(d.decision).toEqual({ cap: 4, reason: null });
+    expect(d.state.settling).toBe(true);
+    expect(d.state.window.from).toBe(from);
+    // Four moves and their median duration with no gain: a full window; it only settles.
+    let flat = d.state;
+    for (let i = 0; i < 3; i++) flat = observeMove(flat, MOVE, 2000);
+    d = decideAuto(flat, { now: from + 15_000, bounds, timing, pinned: null });
+    expect(d.decision).toEqual({ cap: 4, reason: null });
     expect(d.state.settling).toBe(false);
-    expect(d.state.window.from).toBe(from + timing.minWindowMs);
+    expect(d.state.window.from).toBe(from + 15_000);
     // The same raise, but 20 MB/s finish in the settling window: judged, and 4 doubles at once.
     s = run([{ mbps: 10, sPerMb: 0.2 }]).state;
     for (let i = 0; i < 20; i++) s = observeMove(s, MOVE, 2000);
     d = decideAuto(s, { now: from + timing.minWindowMs, bounds, timing, pinned: null });
     expect(d.decision).toEqual({ cap: 8, reason: 'auto: throughput up 100% at 4 (20 MB/s); trying 8' });
     expect(d.state.settling).toBe(true);
+  });
+
+  it('a settling window of the slow start that shows no gain at minWindowMs stays open as long as the window before the raise lasted, and is judged when the gain shows in that time', () => {
+    let s = run([{ mbps: 10, sPerMb: 0.2 }]).state; // 2 -> 4, settling
+    const from = s.window.from;
+    s = observeMove(s, MOVE, 2000);
+    const open = decideAuto(s, { now: from + timing.minWindowMs, bounds, timing, pinned: null });
+    expect(open.decision).toEqual({ cap: 4, reason: null });
+    // Before this change the settling window closed at minWindowMs; now 24 moves by 12 s: 20 MB/s.
+    s = open.state;
+    for (let i = 0; i < 23; i++) s = observeMove(s, MOVE, 2000);
+    const d = decideAuto(s, { now: from + 12_000, bounds, timing, pinned: null });
+    expect(d.decision).toEqual({ cap: 8, reason: 'auto: throughput up 100% at 4 (20 MB/s); trying 8' });
+    // No gain by the time the window before the raise had lasted (20 s): it only settles.
+    const waited = decideAuto(open.state, { now: from + WINDOW_MS, bounds, timing, pinned: null });
+    expect(waited.decision).toEqual({ cap: 4, reason: null });
+    expect(waited.state.settling).toBe(false);
+    expect(waited.state.window.from).toBe(from + WINDOW_MS);
   });
 
   it('a raise after which throughput falls and the moves get slower per byte is a busier instance: x0.75, no knee, and up again when it ends', () => {
@@ -264,6 +292,77 @@ describe('move.concurrency: auto, the slow start (cheap raises, and a busier ins
     );
     expect(out[6]?.reason).toBe('auto: moves 60% faster per byte at 3; trying 4');
     expect(state.knee).toBeNull();
+  });
+});
+
+describe('move.concurrency: auto, the first window and a busier disk during the ramp', () => {
+  it("the slow start's first window closes after minWindowMs and one finished move, and doubles the cap if it binds", () => {
+    const at = (st: AutoState, now: number, inFlight?: number) =>
+      decideAuto(st, { now, bounds, timing, pinned: null, ...(inFlight === undefined ? {} : { inFlight }) });
+    // Nothing finished yet: open, however long it has lasted (up to maxWindowMs).
+    expect(at(startAuto(bounds, T0), T0 + 30_000).state.window.from).toBe(T0);
+    const one = observeMove(startAuto(bounds, T0), MOVE, 8000);
+    expect(at(one, T0 + timing.minWindowMs - 1).decision).toEqual({ cap: 2, reason: null });
+    // One move, minWindowMs: nothing to compare it with, so the cap doubles at once (before: four
+    // moves and their median duration, the largest moves of the run at its lowest cap).
+    const d = at(one, T0 + timing.minWindowMs);
+    expect(d.decision).toEqual({ cap: 4, reason: 'auto: 1.0 MB/s at 2; trying 4' });
+    expect(d.state.last).toMatchObject({ cap: 2, moves: 1 });
+    expect(d.state.settling).toBe(true);
+    // A cap nothing reaches is measured but not raised.
+    expect(at(one, T0 + timing.minWindowMs, 1).decision).toEqual({ cap: 2, reason: null });
+    // From a knee (a resumed run) the first window measures the reference: a full window.
+    const knee = observeMove(startAuto(bounds, T0, 8), MOVE, 8000);
+    expect(at(knee, T0 + timing.minWindowMs).state.window.from).toBe(T0);
+  });
+
+  it('another tenant arriving mid-ramp lowers the cap though each raise still gains: time per byte a slot against the highest seen at any cap', () => {
+    const { state, out } = run([
+      { mbps: 10, sPerMb: 0.1 }, // at 2: 0.05 s a MB a slot, the peak
+      SETTLE,
+      { mbps: 20, sPerMb: 0.2 }, // at 4: +100%, twice as slow per byte as twice the moves explain: the same a slot
+      SETTLE,
+      { mbps: 40, sPerMb: 0.4 }, // at 8: +100%, the same a slot
+      SETTLE,
+      { mbps: 46, sPerMb: 1.6 }, // at 16: another tenant takes half the disk; +15% still, but twice as slow a slot
+      SETTLE,
+      { mbps: 36, sPerMb: 1.2 }, // at 12: the reference for the busy instance
+      { mbps: 48, sPerMb: 0.6 }, // the tenant left: twice as fast per byte
+    ]);
+    expect(caps(out)).toEqual([4, 4, 8, 8, 16, 16, 12, 12, 12, 15]);
+    expect(out[2]?.reason).toBe('auto: throughput up 100% at 4 (20 MB/s); trying 8');
+    expect(out[6]?.reason).toBe(
+      'auto: moves 16.0x slower per byte at 16 than at 2 (the cap explains 8x): the instance got busier; lowered to 12',
+    );
+    expect(out[9]?.reason).toBe('auto: moves 50% faster per byte at 12; trying 15');
+    expect(state.knee).toBeNull();
+  });
+
+  it('a settling window of the slow start shows a busier disk too; one only as slow a slot as the peak does not', () => {
+    const busy = run([
+      { mbps: 10, sPerMb: 0.2 }, // at 2: the peak, 0.1 s a MB a slot
+      { mbps: 10, sPerMb: 0.8 }, // settling at 4: 0.2 a slot, twice the peak
+    ]);
+    expect(caps(busy.out)).toEqual([4, 3]);
+    expect(busy.out[1]?.reason).toBe(
+      'auto: moves 4.0x slower per byte at 4 than at 2 (the cap explains 2x): the instance got busier; lowered to 3',
+    );
+    expect(busy.state.phase).toBe('steady');
+    const quiet = run([
+      { mbps: 10, sPerMb: 0.2 },
+      { mbps: 10, sPerMb: 0.51 }, // settling at 4: 0.1275 a slot, less than 30% above the peak
+    ]);
+    expect(caps(quiet.out)).toEqual([4, 4]);
+    expect(quiet.state.phase).toBe('start');
+    // A window more than a quarter above the peak leaves it; one less above raises it.
+    expect(quiet.state.peak?.cap).toBe(2);
+    expect(quiet.state.peak?.msPerByte).toBeCloseTo((0.2 * 1000) / MB, 12);
+    const raised = run([
+      { mbps: 10, sPerMb: 0.2 },
+      { mbps: 10, sPerMb: 0.45 }, // settling at 4: 0.1125 a slot
+    ]);
+    expect(raised.state.peak?.cap).toBe(4);
+    expect(raised.state.peak?.msPerByte).toBeCloseTo((0.45 * 1000) / MB, 12);
   });
 });
 

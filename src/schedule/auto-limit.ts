@@ -26,13 +26,27 @@
  * the expected rate and time per byte for the round trip):
  *
  * - **Slow start**: from `min` (or the knee a resumed run found), doubling while each raise grows
- *   throughput by more than {@link GAIN}. Its settling windows are short (`minWindowMs` and one
- *   finished move): one that already gained over the window before the raise is judged at once
- *   (the moves started under the old cap only hold a gain down), so a doubling that pays costs
- *   one short window instead of a settling and a judged one.
- * - **Busier during the slow start**: a raise after which fewer bytes and no more moves finish,
- *   each slower per byte, is another load on the instance, not a knee (at a knee throughput stays
- *   flat): `x0.75` of the cap in force, no knee kept, and probing goes on from there.
+ *   throughput by more than {@link GAIN}. Its first window closes after `minWindowMs` and one
+ *   finished move: it has nothing to be compared with and the cap doubles if it binds, so the run
+ *   does not wait for a generation of its largest moves at its lowest cap (its throughput, a move
+ *   or two over the window, is a low bound for `min`'s: the doubling from `min` is nearly always
+ *   judged a gain, so a knee at `min` itself is found one doubling later, at `2 x min`). A window
+ *   after a raise is judged as soon as it already gained over the window before the raise (the
+ *   moves started under the old cap only hold a gain down), at any poll from `minWindowMs` and one
+ *   finished move on until it has lasted as long as that window did (or a full window, if sooner);
+ *   without a gain by then it only settles, and a full window judges the raise. So a doubling that
+ *   pays costs one short window.
+ * - **Busier during the slow start, without comparing two caps**: copies that share a disk take
+ *   longer per byte the more of them run, at most in proportion to the cap (every slot copying at
+ *   once), so the time per byte a slot (over the cap) has a ceiling set by the disk alone, which
+ *   the first windows (the largest moves, the disk nearly always busy) come close to. Every window
+ *   of the slow start, a settling one too, is held against the highest seen at any cap (the peak,
+ *   raised only by a window at most {@link SLOWER} above it): more than {@link BUSIER} above it is
+ *   another load on the disk, though the raise may still have gained (the extra moves overlap
+ *   their fixed parts): `x0.75` of the cap in force, no knee kept, and probing goes on from there.
+ * - **Busier after a raise**: a raise after which fewer bytes and no more moves finish, each slower
+ *   per byte, is another load on the instance, not a knee (at a knee throughput stays flat):
+ *   likewise `x0.75`, no knee kept.
  * - **After a raise that gained nothing** (throughput within {@link GAIN} of the cap before it):
  *   back to that cap, which is the knee; from then on raises are `+max(1, cap/4)`.
  * - **Busier instance**: at a cap held, time per byte above the reference by more than
@@ -48,7 +62,8 @@
  * A window closes once it has {@link MIN_MOVES} finished moves and has lasted the median duration
  * of those moves (at least `minWindowMs`): shorter, it would count the moves that happened to
  * finish rather than a generation of them. A window with fewer moves closes at `maxWindowMs`. The
- * window right after a change is not judged (its moves started under the old cap): it only settles.
+ * window right after a change is not judged (its moves started under the old cap): it only
+ * settles, except in the slow start as above (its first window, and a raise that already paid).
  * Time is the run's clock, never the wall's. A cap pinned with `shardmove control --concurrency N`
  * suspends it; released, it goes on from its own cap with a fresh window.
  */
@@ -66,6 +81,11 @@ export const AUTO_DEFAULTS: AutoBounds = { min: 2, max: 64 };
 export const GAIN = 0.1;
 /** Time per byte this much above the reference means the moves only got slower. */
 export const SLOWER = 0.25;
+/**
+ * In the slow start, time per byte a slot (over the cap) this much above the highest seen at any
+ * cap before means another load on the disks: the cap in force cannot explain it.
+ */
+export const BUSIER = 0.3;
 /** How far the reference time per byte ages (rises) each window held. */
 export const AGE = 0.05;
 /** Windows held at one cap before probing one step higher. */
@@ -98,6 +118,8 @@ export interface AutoSample {
   /** Milliseconds per byte, weighed by bytes (null: no finished move had a known size). */
   msPerByte: number | null;
   moves: number;
+  /** How long the window lasted, ms (absent in a checkpoint from before it). */
+  ms?: number;
 }
 
 /** The window being filled. */
@@ -133,6 +155,18 @@ export interface AutoState {
    * common intercept (ms) of duration against bytes. Absent in a checkpoint from before it (0).
    */
   fit?: FixedFit;
+  /**
+   * The highest time per byte a slot (ms per byte over the cap) measured so far, and the cap of its
+   * window: the slow start's reference for a busier instance, which does not depend on comparing
+   * two caps' windows (null: none measured; absent in a checkpoint from before it).
+   */
+  peak?: AutoPeak | null;
+}
+
+/** A window's time per byte and its cap, the highest a slot so far (see {@link AutoState.peak}). */
+export interface AutoPeak {
+  msPerByte: number;
+  cap: number;
 }
 
 /** Running sums of the fixed part's least-squares fit (see {@link fixedMs}). */
@@ -168,6 +202,7 @@ export function startAuto(bounds: AutoBounds, now: number, knee: number | null =
     knee,
     pinned: false,
     fit: { a: 0, c: 0 },
+    peak: null,
   };
 }
 
@@ -253,8 +288,9 @@ export function fixedMs(fit: FixedFit | undefined, timed: ReadonlyArray<[number,
 }
 
 /**
- * Whether the window has enough to be judged. A settling window of the slow start (`quick`) closes
- * after `minWindowMs` and one finished move: it is judged only if it already shows the raise's gain.
+ * Whether the window has enough to be judged. The slow start's first window and its settling
+ * windows (`quick`) close after `minWindowMs` and one finished move: the first only needs the cap
+ * to bind to double it, and a settling one is judged only if it already shows the raise's gain.
  */
 function closes(w: AutoWindow, now: number, t: AutoTiming, quick = false): boolean {
   const elapsed = now - w.from;
@@ -315,24 +351,51 @@ export function decideAuto(state: AutoState, input: AutoInput): { state: AutoSta
     const m = s.window.maxInFlight;
     s = { ...s, window: { ...s.window, maxInFlight: Math.max(m ?? 0, input.inFlight) } };
   }
-  const quick = s.settling && s.phase === 'start' && s.last !== null;
-  if (!closes(s.window, now, timing, quick)) return { state: s, decision: { cap: s.cap, reason: null } };
   const w = s.window;
+  // The slow start's first window (nothing to compare yet) closes early; its settling ones may be
+  // judged early (below), and otherwise close as a full window does.
+  const first = s.phase === 'start' && !s.settling && s.last === null;
+  const early = s.phase === 'start' && s.settling && s.last !== null;
+  const full = closes(w, now, timing);
+  if (!full && !((first || early) && closes(w, now, timing, true)))
+    return { state: s, decision: { cap: s.cap, reason: null } };
   // Every window tells of the fixed part, a settling one too: it does not depend on the cap.
   const fit = addToFit(s.fit ?? { a: 0, c: 0 }, w.timed);
-  s = { ...s, fit };
   const sample: AutoSample = {
     cap: s.cap,
     bytesPerSec: (w.bytes * 1000) / Math.max(1, now - w.from),
     movesPerSec: (w.moves * 1000) / Math.max(1, now - w.from),
     msPerByte: perByte(w.timed, fixedMs(fit, w.timed)),
     moves: w.moves,
+    ms: now - w.from,
   };
   const binding = w.maxInFlight === null || w.maxInFlight >= s.cap;
-  // In the slow start a settling window that already gained over the cap before the raise is
-  // judged: the moves started under the old cap only held the gain down, so the raise paid.
-  // Otherwise it only settles, and the next (full) window judges the raise.
-  if (s.settling && !(quick && binding && s.last !== null && gainedOver(s.last, sample))) {
+  // In the slow start every window, a settling one too, is held against the highest time per byte
+  // a slot seen at any cap: a busier disk shows there though each raise still gains.
+  const busier = s.phase === 'start' ? busierThanPeak(s, sample, bounds) : null;
+  // A settling window of the slow start that already gained over the window before the raise is
+  // judged at once: the moves started under the old cap only held the gain down, so the raise
+  // paid. It stays open for that gain as long as the window before the raise lasted (or a full
+  // window, if sooner); then it only settles, and the next (full) window judges the raise.
+  const gained = early && binding && gainedOver(s.last as AutoSample, sample);
+  const waited = now - w.from >= Math.max(timing.minWindowMs, s.last?.ms ?? 0);
+  if (early && !full && !waited && !gained && !busier) return { state: s, decision: { cap: s.cap, reason: null } };
+  s = { ...s, fit };
+  if (busier) {
+    const after: AutoState = {
+      ...s,
+      cap: busier.cap,
+      phase: 'steady',
+      last: sample,
+      ref: null,
+      held: 0,
+      window: emptyWindow(now),
+      settling: true,
+    };
+    return { state: after, decision: { cap: busier.cap, reason: busier.reason } };
+  }
+  s = { ...s, peak: nextPeak(s.peak ?? null, sample) };
+  if (s.settling && !gained) {
     s = { ...s, settling: false, window: emptyWindow(now) };
     return { state: s, decision: { cap: s.cap, reason: null } };
   }
@@ -356,6 +419,47 @@ export function decideAuto(state: AutoState, input: AutoInput): { state: AutoSta
     settling: changed,
   };
   return { state: after, decision: { cap: after.cap, reason: changed ? next.reason : null } };
+}
+
+/** Ms per byte a slot: the window's time per byte over its cap (null: none measured). */
+function perSlot(x: { msPerByte: number | null; cap: number }): number | null {
+  return x.msPerByte === null || !(x.cap > 0) ? null : x.msPerByte / x.cap;
+}
+
+/**
+ * The peak after a window: the higher of the two a slot, except that a window more than
+ * {@link SLOWER} above the peak does not raise it (a load arriving is not the disk's own pace).
+ */
+function nextPeak(peak: AutoPeak | null, x: AutoSample): AutoPeak | null {
+  const now = perSlot(x);
+  if (now === null) return peak;
+  const before = peak === null ? null : perSlot(peak);
+  if (before === null) return { msPerByte: x.msPerByte as number, cap: x.cap };
+  if (now <= before || now > before * (1 + SLOWER)) return peak;
+  return { msPerByte: x.msPerByte as number, cap: x.cap };
+}
+
+/**
+ * The slow start's busier instance, seen without comparing two caps' windows: moves that share a
+ * disk take longer per byte the more of them run (at most in proportion to the cap, when every
+ * slot copies at once), so a time per byte a slot more than {@link BUSIER} above the highest seen
+ * at any cap is another load on the disk. A quarter off the cap in force, no knee kept; null when
+ * nothing says so or the cap is at `min` already.
+ */
+function busierThanPeak(s: AutoState, x: AutoSample, bounds: AutoBounds): { cap: number; reason: string } | null {
+  const p = s.peak ?? null;
+  const now = perSlot(x);
+  const ref = p === null ? null : perSlot(p);
+  if (p === null || now === null || ref === null || !(ref > 0) || now <= ref * (1 + BUSIER)) return null;
+  const cap = clamp(Math.floor(s.cap * DECREASE), bounds);
+  if (cap >= s.cap) return null;
+  const slower = (x.msPerByte as number) / p.msPerByte;
+  const byCap = x.cap / p.cap;
+  const explains = x.cap === p.cap ? 'the same cap' : `the cap explains ${+byCap.toFixed(2)}x`;
+  return {
+    cap,
+    reason: `auto: moves ${slower.toFixed(1)}x slower per byte at ${x.cap} than at ${p.cap} (${explains}): the instance got busier; lowered to ${cap}`,
+  };
 }
 
 function restart(s: AutoState, now: number): AutoState {
