@@ -156,6 +156,14 @@ describe('move.concurrency: auto, decisions on a fake clock', () => {
     expect(edited.out[0]).toEqual({ cap: 4, reason: 'auto: within min 2 and max 4' });
   });
 
+  it("the run's tail, with fewer moves in flight than the cap, slower per byte (the last, smallest moves) does not lower it", () => {
+    const { state } = atKnee();
+    expect(state.cap).toBe(4);
+    // The same window as the row above lowers the cap to 3 when it binds; here the work ran out.
+    const { out } = run([{ mbps: 20, sPerMb: 0.3, inFlight: 3 }], bounds, state);
+    expect(out[0]).toEqual({ cap: 4, reason: null });
+  });
+
   it('a cap nothing reaches is not raised', () => {
     const { out } = run([{ mbps: 10, sPerMb: 0.2, inFlight: 1 }]);
     expect(out[0]).toEqual({ cap: 2, reason: null });

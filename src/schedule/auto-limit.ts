@@ -56,8 +56,9 @@
  * - **Probing**: after {@link PROBE_AFTER} windows held (one in the slow start, which only
  *   holds after a raise kept without a gain), or at once when moves get faster per
  *   byte than the reference, one raise; kept if throughput grows, else undone.
- * - **Bounds**: never below `min` nor above `max`; a raise only while the cap binds (as many moves
- *   in flight as it allows), since a cap nothing reaches proves nothing.
+ * - **Bounds**: never below `min` nor above `max`; a raise, and a cut for moves slower at a cap
+ *   held, only while the cap binds (as many moves in flight as it allows), since a cap nothing
+ *   reaches proves nothing.
  *
  * A window closes once it has {@link MIN_MOVES} finished moves and has lasted the median duration
  * of those moves (at least `minWindowMs`): shorter, it would count the moves that happened to
@@ -537,7 +538,9 @@ function judge(s: AutoState, x: AutoSample, bounds: AutoBounds, binding: boolean
   }
   if (s.ref !== null && s.ref > 0 && x.msPerByte !== null) {
     const ratio = x.msPerByte / s.ref;
-    if (ratio > 1 + SLOWER && !gained) {
+    // Only while the cap binds: at the run's tail fewer moves run than it allows, a lower cap
+    // changes nothing, and their time per byte is the last, smallest moves', not a busier disk.
+    if (ratio > 1 + SLOWER && !gained && binding) {
       const cap = clamp(Math.floor(s.cap * DECREASE), bounds);
       if (cap === s.cap) return keep;
       return {
