@@ -42,6 +42,7 @@ import { placementLines, placementRows } from './bench-placement.js';
 import { autoLines, autoRow, parseBandwidths, parseTenant } from './bench-auto.js';
 import type { AutoBenchConfig } from './bench-auto.js';
 import { runsBuilt } from './bench-procs.js';
+import { gapsLine } from './slots-gaps.js';
 
 const env = process.env;
 const num = (name: string, dflt: number) => (env[name] !== undefined && env[name] !== '' ? Number(env[name]) : dflt);
@@ -291,6 +292,8 @@ async function main(): Promise<void> {
             `listings ${b.listing}, item GETs ${b.itemGet}, other ${b.other}`,
         );
       }
+      // Where the idle worker time went (bench/slots-gaps.ts), as shares of the limit.
+      for (const [name, x] of sides) if (x.gaps) print(`  ${gapsLine(name, x.gaps, workers)}`);
       print(
         `  targets: --speed 5 span/limit <= 1.03, expo <= 1.1, req/it <= 1.5;\n` +
           `           --speed 20 span/limit <= 1.10 with auto.\n` +
