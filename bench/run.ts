@@ -16,6 +16,7 @@
  * at each speed, the documented bulk sequence, then one shardmove run per order and queue_ahead
  * (`auto` with `together` only), all in one bench run on one machine
  * BENCH_SLOTS_FIXED=1 (also shardmove at the fixed poll cadence, min_interval = interval)
+ * Row 5 also prints, per side, the workers' idle time split into refill, queued and tail (bench/slots-gaps.ts).
  * Row 6: the demo (`npm start`'s plan and in-process sandbox), its idle share of slots from its event log.
  * Row 7: placement on two destinations of a long-tailed inventory with fork networks, equal and 2:1
  * weights (bench/bench-placement.ts, in-process on a fake clock: its knobs are listed there).
