@@ -11,6 +11,8 @@ import { request } from 'undici';
 import { BENCH_TOKEN, ROOT, cpuMs, spawnRun, startSandboxProc, writePlan, writeSeed } from './bench-procs.js';
 import type { Inventory, RunResult, SandboxProc } from './bench-procs.js';
 import type { RequestCounts } from './bench-count.js';
+import { gapsOf, readSpans } from './slots-gaps.js';
+import type { Gaps } from './slots-gaps.js';
 
 const run = promisify(execFile);
 
@@ -433,6 +435,8 @@ export interface SlotsSide {
   load: number;
   /** shardmove's checkpoint transactions and rows written (bench/bench-sqlite.ts); null for bulk. */
   checkpoint: { commits: number; statements: number; cpuAtFirstMs?: number } | null;
+  /** Where the workers' idle time went (bench/slots-gaps.ts); null until the records are read. */
+  gaps: Gaps | null;
 }
 
 /** One shardmove configuration of row 5: `move.order` and `move.queue_ahead`. */
@@ -560,7 +564,15 @@ export async function slotsRow(
         stderr = e.stderr ?? '';
         exit = `error: ${(e.stderr || e.message).trim().split('\n')[0]}`;
       }
-      bulk = { records: empty, requests: await sb.counts(), ...parseTime(stderr), exit, load: 0, checkpoint: null };
+      bulk = {
+        records: empty,
+        requests: await sb.counts(),
+        ...parseTime(stderr),
+        exit,
+        load: 0,
+        checkpoint: null,
+        gaps: null,
+      };
       // The script stops when the projects are gone; the snippets and wikis its bulk POSTs queued
       // behind them are still moving. Their moves belong to the span, not its requests.
       if (!(await drained(sb.url, sources, bulkDb, 600_000))) bulk.exit += '; snippets or wikis still on the source';
@@ -569,6 +581,7 @@ export async function slotsRow(
       await sb.stop();
     }
     bulk.records = readMoveRecords(bulkDb);
+    bulk.gaps = gapsOf(readSpans(bulkDb), c.workers);
   }
 
   const runShardmove = async (name: string, min: string, cfg: SlotsConfig): Promise<SlotsSide> => {
@@ -598,11 +611,13 @@ export async function slotsRow(
         exit: `exit ${r.code}`,
         load: loadavg()[0] ?? 0,
         checkpoint: r.checkpoint,
+        gaps: null,
       };
     } finally {
       await sb.stop();
     }
     side.records = readMoveRecords(db);
+    side.gaps = gapsOf(readSpans(db), c.workers);
     return side;
   };
   const shardmove: SlotsRow['shardmove'] = [];

@@ -16,6 +16,7 @@
  * at each speed, the documented bulk sequence, then one shardmove run per order and queue_ahead
  * (`auto` with `together` only), all in one bench run on one machine
  * BENCH_SLOTS_FIXED=1 (also shardmove at the fixed poll cadence, min_interval = interval)
+ * Row 5 also prints, per side, the workers' idle time split into refill, queued and tail (bench/slots-gaps.ts).
  * Row 6: the demo (`npm start`'s plan and in-process sandbox), its idle share of slots from its event log.
  * Row 7: placement on two destinations of a long-tailed inventory with fork networks, equal and 2:1
  * weights (bench/bench-placement.ts, in-process on a fake clock: its knobs are listed there).
@@ -42,6 +43,7 @@ import { placementLines, placementRows } from './bench-placement.js';
 import { autoLines, autoRow, parseBandwidths, parseTenant } from './bench-auto.js';
 import type { AutoBenchConfig } from './bench-auto.js';
 import { runsBuilt } from './bench-procs.js';
+import { gapsLine } from './slots-gaps.js';
 
 const env = process.env;
 const num = (name: string, dflt: number) => (env[name] !== undefined && env[name] !== '' ? Number(env[name]) : dflt);
@@ -291,6 +293,8 @@ async function main(): Promise<void> {
             `listings ${b.listing}, item GETs ${b.itemGet}, other ${b.other}`,
         );
       }
+      // Where the idle worker time went (bench/slots-gaps.ts), as shares of the limit.
+      for (const [name, x] of sides) if (x.gaps) print(`  ${gapsLine(name, x.gaps, workers)}`);
       print(
         `  targets: --speed 5 span/limit <= 1.03, expo <= 1.1, req/it <= 1.5;\n` +
           `           --speed 20 span/limit <= 1.10 with auto.\n` +

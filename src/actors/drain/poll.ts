@@ -105,22 +105,36 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
     if (end !== null) kindEnds.push(end);
   };
   const open = openByKind(ctx);
+  const due = (kind: Kind, rows: readonly ItemRow[]) =>
+    !(forecast?.kinds?.get(kind) && rows.length > 0 && !kindDue(forecast, kind, now, ctx.deps.plan.poll.intervalMs));
+  // Every kind's move list is asked for at once: read one after another, a poll of three kinds
+  // took three round trips, and the slots whose moves it finds ended idle until the last answers.
+  const reads = new Map<Kind, Promise<Awaited<ReturnType<typeof pollMoves>>>>();
+  for (const kind of trackedKinds(ctx)) {
+    const rows = open.get(kind)?.inFlight ?? [];
+    if (rows.length === 0 || !due(kind, rows)) continue;
+    const ids = rows.map((r) => r.moveId).filter((id): id is number => id !== null);
+    const read = pollMoves(ctx.deps.api, kind, ids);
+    // Awaited below in the kinds' order; a failure there is thrown then, not as an unhandled rejection.
+    read.catch(() => undefined);
+    reads.set(kind, read);
+  }
   for (const kind of trackedKinds(ctx)) {
     const { scheduling, inFlight: rows } = open.get(kind) ?? { scheduling: [], inFlight: [] };
     const kept = forecast?.kinds?.get(kind);
-    if (kept && rows.length > 0 && !kindDue(forecast, kind, now, ctx.deps.plan.poll.intervalMs)) {
+    if (kept && !due(kind, rows)) {
       // Nothing of this kind is expected to have ended yet: its moves keep their expected ends.
       ends.push(...kept.ends);
       continue;
     }
     kindEnds = [];
     for (const row of scheduling) expect(kind, row);
-    if (rows.length === 0) {
+    const read = reads.get(kind);
+    if (rows.length === 0 || !read) {
       record(forecast, kind, now, kindEnds, ends);
       continue;
     }
-    const ids = rows.map((r) => r.moveId).filter((id): id is number => id !== null);
-    const { found, missing } = await pollMoves(ctx.deps.api, kind, ids);
+    const { found, missing } = await read;
     const notes = await confirmNoSpace(ctx.deps, kind, rows, found);
     const lost: ItemRow[] = [];
     const stuck: ItemRow[] = [];

@@ -141,6 +141,7 @@ describe('queue_ahead: auto, the depth after each poll', () => {
     endRate: 0.1,
     queued: 0,
     running: 20,
+    gapMs: 100,
     depth,
     ...over,
   });
@@ -154,15 +155,17 @@ describe('queue_ahead: auto, the depth after each poll', () => {
     ['nothing posted early before the round trip is measured', at(3), sample(10), { roundTripMs: null }, 0],
     ['from nothing, one more per poll', AUTO_START, sample(10), {}, 1],
     ['grows by one per poll towards what a round trip leaves idle', at(4), sample(10), {}, 5],
-    // 10 ends per 100 ms, a 100 ms round trip: 10 slots idle per refill.
-    ['never beyond the moves ending within one round trip', at(10), sample(10), {}, 10],
-    ['a longer round trip wants more', at(10), sample(10), { roundTripMs: 150 }, 11],
+    // 10 ends per 100 ms, polls 100 ms apart, a 50 ms round trip: 15 ends unseen or unrefilled.
+    ['never beyond the moves ending within a poll gap and a round trip', at(15), sample(10), { roundTripMs: 50 }, 15],
+    ['a longer round trip wants more', at(15), sample(10), { roundTripMs: 60 }, 16],
+    // A move ending between polls is seen at the next: its successor counts until then.
+    ['the time between polls counts, not the round trip alone', at(10), sample(10), {}, 11],
     ['never beyond the cap: one successor per slot', at(20), sample(10), { roundTripMs: 1_000 }, 20],
-    ['fewer ends: the depth follows down at once', at(10), sample(1, 0, 20), { roundTripMs: 100 }, 8],
+    ['fewer ends: the depth follows down at once', at(10), sample(1, 0, 20), { roundTripMs: 0 }, 8],
     // About 2 of 20 moves waiting, then 3: 11% more read-only time than moving time, over a budget of 1.1.
     ['read-only time over the budget: the depth halves', at(10, { queued: 2 }), sample(10, 3, 20), {}, 5],
     ['within a larger budget it keeps growing', at(10, { queued: 2 }), sample(12, 3, 20), { exposureBudget: 1.5 }, 11],
-    ['one poll that saw a queue moves the average only a quarter of the way', at(10), sample(10, 3, 20), {}, 10],
+    ['one poll that saw a queue moves the average only a quarter of the way', at(10), sample(10, 3, 20), {}, 11],
     ['the instance queues by itself: halves down to nothing', at(1, { queued: 10 }), sample(10, 10, 20), {}, 0],
     ['a budget of 1 allows no read-only time: nothing early', at(5), sample(10), { exposureBudget: 1 }, 0],
     ['paused (cap 0): nothing early', at(5), sample(10), { cap: 0 }, 0],

@@ -87,16 +87,21 @@ export interface AutoDepthState {
   /** Running averages of the moves seen queued and running: their ratio is the read-only time added. */
   queued: number | null;
   running: number | null;
+  /** The time between polls, a running average (ms; null until a second poll). */
+  gapMs: number | null;
   /** The depth in force. */
   depth: number;
 }
 
-export const AUTO_START: AutoDepthState = { endRate: null, queued: null, running: null, depth: 0 };
+export const AUTO_START: AutoDepthState = { endRate: null, queued: null, running: null, gapMs: null, depth: 0 };
 
 /**
  * `queue_ahead: auto`, pure: the depth after one more poll. What a round trip leaves idle is one slot
- * per move ending within it, so the depth wanted is the moves expected to end within the measured
- * refill round trip (end rate x round trip), at most one per slot (the cap). What queueing ahead
+ * per move ending within it, and a move's end is seen only at the first poll after it: until then
+ * its early successor still counts against the depth. So the depth wanted is the moves expected to
+ * end within the time between polls and the measured refill round trip (end rate x (gap + round
+ * trip)), at most one per slot (the cap). No successor goes sooner for it: each is still posted a
+ * round trip before its move's expected end. What queueing ahead
  * costs is read-only time: a successor waits in the instance's queue, read-only, until a worker
  * frees. The polls see it: a queued move's share of the moves running is the read-only time added
  * per unit of move time (the exposure less 1). While that share stays within the budget (exposure
@@ -115,9 +120,10 @@ export function nextAutoDepth(
   const endRate = rate === null ? prev.endRate : avg(prev.endRate, rate);
   const queued = avg(prev.queued, sample.queued);
   const running = avg(prev.running, sample.running);
-  const next = { endRate, queued, running, depth: prev.depth };
+  const gapMs = sample.elapsedMs > 0 ? avg(prev.gapMs, sample.elapsedMs) : prev.gapMs;
+  const next = { endRate, queued, running, gapMs, depth: prev.depth };
   if (o.roundTripMs === null || endRate === null || o.cap <= 0 || o.exposureBudget <= 1) return { ...next, depth: 0 };
-  const wanted = Math.min(o.cap, Math.ceil(endRate * o.roundTripMs));
+  const wanted = Math.min(o.cap, Math.ceil(endRate * (o.roundTripMs + (gapMs ?? 0))));
   const added = running > 0 ? queued / running : queued > 0 ? Infinity : 0;
   if (added > o.exposureBudget - 1) return { ...next, depth: Math.floor(prev.depth / 2) };
   return { ...next, depth: Math.min(wanted, prev.depth + 1) };

@@ -9,7 +9,7 @@ import type { DrainPair } from '../../machine/types.js';
 import { KINDS } from '../../plan/types.js';
 import type { Kind } from '../../plan/types.js';
 import type { Harness } from '../../../test/support/drain-harness.js';
-import { createHarness, range, resumed, testPlan } from '../../../test/support/drain-harness.js';
+import { createHarness, range, resumed, testPlan, withDelays } from '../../../test/support/drain-harness.js';
 import { runDrain } from './run.js';
 
 const MB = 1_000_000;
@@ -191,5 +191,27 @@ describe('one schedule across kinds and sources', () => {
     // Two sweeps: the first moves the four, the second finds nothing left (./records.ts).
     expect(h.fake.bulkPosts).toBe(2);
     for (const it of h.fake.items.values()) expect(it.storage).toBe('cluster');
+  });
+  it("asks for every due kind's move list at once, so a poll is one round trip, not one per kind", async () => {
+    const base = createHarness(testPlan({ move: { concurrency: 8 } }), { startDelayMs: 0 });
+    for (const kind of ['projects', 'snippets'] as const) {
+      base.fake.addItems(kind, 'nfs-1', range(1, 4));
+      for (const id of range(1, 4)) base.fake.setSize(kind, id, MB, 10_000);
+    }
+    // Each move list takes 400 ms to answer; when each was asked for is noted as it is asked.
+    const asked: { kind: string; at: number }[] = [];
+    const h = withDelays(base, {
+      listMoves: (kind) => {
+        asked.push({ kind: kind as string, at: base.clock.now() });
+        return 400;
+      },
+    });
+    const r = await together(h, pairsOf(['nfs-1'], ['projects', 'snippets']));
+    expect(r).toMatchObject({ moved: 8, quarantined: 0, remaining: 0 });
+    const at = (kind: string) => new Set(asked.filter((a) => a.kind === kind).map((a) => a.at));
+    const both = [...at('projects')].filter((t) => at('snippets').has(t));
+    // Read one after another, the snippets' list was asked for 400 ms after the projects', every time.
+    expect(both.length).toBeGreaterThan(0);
+    expect(h.fake.violations).toEqual([]);
   });
 });

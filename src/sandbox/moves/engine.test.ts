@@ -356,6 +356,35 @@ inventory:
     expect(ids.map((id) => Date.parse(move(id).updated_at) - t0)).toEqual([10, 10, 20, 20, 30, 30, 180]);
   });
 
+  it('an idle worker takes a move when it was scheduled, not when the tick that saw it ran', async () => {
+    const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+    let now = t0;
+    const { engine, item, move } = setup({ workers: 1, ms: 10, now: () => now });
+    const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const first = scheduled(engine.schedule(item('project', 1), 'cluster'));
+    await turn();
+    now += 10;
+    engine.kick();
+    await turn();
+    expect(move(first.id).state).toBe('finished');
+    // The worker is idle from 10. A move scheduled at 30 waits for no tick: Sidekiq's free
+    // thread fetches the job as it is pushed, so it starts at 30 even if the tick runs at 35.
+    now = t0 + 30;
+    const second = scheduled(engine.schedule(item('project', 2), 'cluster'));
+    now = t0 + 35;
+    await turn();
+    expect(move(second.id).state).toBe('started');
+    expect(Date.parse(move(second.id).updated_at) - t0).toBe(30);
+    expect(move(second.id).due_at_ms).toBe(t0 + 30 + 9);
+    // Still bounded: a move scheduled long before a stalled tick starts MAX_LAG_MS (50) before it.
+    now = t0 + 100;
+    const third = scheduled(engine.schedule(item('project', 3), 'cluster'));
+    now = t0 + 400;
+    await turn();
+    expect(move(third.id).state).toBe('finished');
+    expect(Date.parse(move(third.id).updated_at) - t0).toBe(360);
+  });
+
   it("fails a move whose worker finds the lease held, with no message, and leaves the item read-only (GitLab's do_fail!)", async () => {
     const { clock, step } = manualClock();
     const { engine, item, move } = setup({ ms: 1000, now: clock });

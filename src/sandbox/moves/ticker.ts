@@ -5,6 +5,7 @@
  */
 import type { Timer } from '../../shared/clock.js';
 import type { EngineCore, Running } from './core.js';
+import { MAX_LAG_MS } from './core.js';
 import { fill } from './admission.js';
 import { advance } from './steps.js';
 import { reloadEngine } from './reload.js';
@@ -75,7 +76,10 @@ export function createTicker(core: EngineCore): Ticker {
   let started = false;
   let closed = false;
   const runTick = core.db.transaction((now: number): boolean => {
-    fill(core, now, now);
+    // A worker idle at the tick has been free since before the waiting moves came (a worker that
+    // frees up while one waits takes it then, in drain), so each starts when it was scheduled, as
+    // Sidekiq's free thread fetches a job the moment it is pushed; bounded by MAX_LAG_MS.
+    fill(core, now - MAX_LAG_MS, now);
     return drain(core, now);
   });
 
