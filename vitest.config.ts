@@ -3,10 +3,8 @@ import { defineConfig } from 'vitest/config';
 // The files in test/ that run the command line and the sandbox in this process (sim-harness) or test
 // pure code and touch no process-wide state (process.env, process.on, fake timers, vi.mock): they
 // share a module graph with the unit files (a CLI process some of them also start shares nothing).
-// Left out although they look alike: cli-revert-instance (it closes a sandbox and opens another on
-// the same port, and a keep-alive socket of the shared fetch pool met the closed one) and
-// cli-run-schedule (once, shared, its status came before the run reached its wait); both stay
-// isolated.
+// Left out although it looks alike: cli-revert-instance (it closes a sandbox and opens another on
+// the same port, and a keep-alive socket of the shared fetch pool met the closed one).
 const SHARED_TEST = [
   'api-client',
   'api-kind-access',
@@ -34,6 +32,7 @@ const SHARED_TEST = [
   'cli-run-instance-fidelity',
   'cli-run-kind',
   'cli-run-old-releases',
+  'cli-run-schedule',
   'cli-run-throttle',
   'cli-run-upgraded-release',
   'cli-select-current',

@@ -47,9 +47,15 @@ describe('shardmove run with maintenance windows (one simulated clock)', () => {
       interval: 20,
     });
     let waitingSeen = waiting.stderr();
-    // Let it reach the drain and wait there (a few seconds of its clock), then ask status, then stop it.
-    await sim.clock.advanceAsync(3_000);
-    const s = await sim.shardmove(['status', plan], { cwd: dir, env });
+    // Let it reach the drain and wait there, then ask status, then stop it. Its clock moves half a
+    // second at a time until status has something to say (at most a minute of it): a fixed step was
+    // a race with the real socket round trips between the run and the sandbox that the step does not
+    // wait for, and status once came before the run reached its wait.
+    let s = await sim.shardmove(['status', plan], { cwd: dir, env });
+    for (let step = 0; step < 120 && !s.stdout.includes('now: WAITING'); step++) {
+      await sim.clock.advanceAsync(500);
+      s = await sim.shardmove(['status', plan], { cwd: dir, env });
+    }
     waitingSeen += `\n--- status ---\n${s.stdout}`;
     waiting.interrupt();
     const stopped = await waiting.done;
