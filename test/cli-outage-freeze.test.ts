@@ -13,8 +13,10 @@ describe('an instance that stops answering mid-drain (SIGSTOP, then SIGCONT)', {
   it('holds once its requests have timed out and used their retries, follows the moves in flight, and ends 0 with each item moved once', async () => {
     const r = await runOutage({
       mode: 'freeze',
-      // Longer than a request's timeout and its retries (1 s each, backoff 0.5 s, 1 s, 2 s): held.
+      // Longer than a request's timeout and its retries (1 s each, backoff 0.5 s, 1 s, 2 s): held;
+      // it comes back 1.5 s after the run recorded the hold (12 s at most).
       downMs: 12_000,
+      upOnceHeldMs: 1500,
       projects: 16,
       snippets: 2,
       groups: 0,

@@ -43,9 +43,9 @@ describe('the metrics file, scraped by a real Prometheus', { timeout: 120_000 },
       const dir = tempDir('prom-metrics');
       onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
       const textfileDir = join(dir, 'textfile');
-      const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 1000 });
-      onTestFinished(() => stack.stop());
-      const sandbox = await startSandboxProcess([
+      // The sandbox starts while Prometheus waits for its first scrape (its cleanup is registered now,
+      // so a stack that fails to start does not leave it running).
+      const sandboxStart = startSandboxProcess([
         '--move-duration',
         '1000',
         '--workers',
@@ -53,7 +53,11 @@ describe('the metrics file, scraped by a real Prometheus', { timeout: 120_000 },
         '--seed',
         writeSeed(dir, ITEMS),
       ]);
-      onTestFinished(() => sandbox.stop());
+      sandboxStart.catch(() => undefined);
+      onTestFinished(async () => (await sandboxStart.catch(() => null))?.stop());
+      const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 1000 });
+      onTestFinished(() => stack.stop());
+      const sandbox = await sandboxStart;
       const plan = writePlan(dir, { concurrency: CAP });
 
       let exitedAt: number | null = null;

@@ -14,20 +14,44 @@
  */
 import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
+import type { RunningSandbox } from '../src/sandbox/index.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import { flat, runCli, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
 import { prometheusSkipReason, startPrometheusStack } from './support/prometheus.js';
+import type { PrometheusStack } from './support/prometheus.js';
 
 const skip = prometheusSkipReason();
 if (skip) console.warn(`prometheus-rules.test.ts: skipped: ${skip}`);
 
 /** Writes a textfile gauge atomically (node_exporter may read the directory at any moment). */
-function writeGauge(dir: string, value: number): void {
-  const tmp = join(dir, '.gate.prom.tmp');
-  writeFileSync(tmp, `# TYPE test_gate gauge\ntest_gate ${value}\n`);
-  renameSync(tmp, join(dir, 'gate.prom'));
+function writeGauge(dir: string, name: string, value: number): void {
+  const tmp = join(dir, `.${name}.prom.tmp`);
+  writeFileSync(tmp, `# TYPE ${name} gauge\n${name} ${value}\n`);
+  renameSync(tmp, join(dir, `${name}.prom`));
+}
+
+/**
+ * Calls `then` once, when the child's stderr has said something matching `pattern`, or when the
+ * child has exited or `boundMs` has passed without it (the test's assertions then say what is amiss).
+ */
+function onStderr(child: ChildProcess, pattern: RegExp, then: () => void, boundMs = 20_000): void {
+  let seen = '';
+  const once = () => {
+    child.stderr?.off('data', listen);
+    child.off('exit', once);
+    clearTimeout(timer);
+    then();
+  };
+  const listen = (chunk: unknown) => {
+    seen += String(chunk);
+    if (pattern.test(seen)) once();
+  };
+  const timer = setTimeout(once, boundMs);
+  child.stderr?.on('data', listen);
+  child.once('exit', once);
 }
 
 async function weightsOf(url: string): Promise<Record<string, number>> {
@@ -38,16 +62,48 @@ async function weightsOf(url: string): Promise<Record<string, number>> {
 }
 
 describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
+  // One Prometheus + node_exporter for the whole file (each start costs ~5 s of target discovery and
+  // a TSDB): every test has its own gauge in the shared textfile directory, and the stack also
+  // scrapes the sandbox whose filesystem the capacity test reads. The outage test stops and restarts
+  // this Prometheus; it runs last and leaves it answering again.
+  let shared: string;
+  let textfileDir: string;
+  let stack: PrometheusStack;
+  let capacitySandbox: RunningSandbox;
+  let capacityDir: string;
+  beforeAll(async () => {
+    if (skip !== null) return;
+    shared = tempDir('prom-rules-stack');
+    textfileDir = join(shared, 'textfile');
+    mkdirSync(textfileDir, { recursive: true });
+    writeGauge(textfileDir, 'test_gate', 0);
+    writeGauge(textfileDir, 'test_outage_gate', 0);
+    capacityDir = join(shared, 'capacity');
+    mkdirSync(capacityDir, { recursive: true });
+    const seed = writeSeed(capacityDir, { projects: 10, snippets: 0, groups: 0 });
+    // The destination's filesystem: 64 MiB, far below ten projects.
+    writeFileSync(
+      seed,
+      readFileSync(seed, 'utf8').replace(/^(\s*)storage_capacity: .*$/m, '$1storage_capacity: { cluster: 67108864 }'),
+    );
+    capacitySandbox = await startSandbox({ seed, workers: 2, moveDurationMs: 10 });
+    stack = await startPrometheusStack({
+      textfileDir,
+      scrapeIntervalMs: 500,
+      scrapeTargets: [{ job: 'sandbox', urls: [capacitySandbox.url], metricsPath: '/-/sandbox/node-exporter/metrics' }],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await capacitySandbox?.close();
+    if (shared) rmSync(shared, { recursive: true, force: true });
+  });
+
   it.skipIf(skip !== null)(
     'a pause rule that starts holding mid-run stops every new POST until it lets go; the run then finishes',
     async () => {
       const dir = tempDir('prom-rules');
       onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-      const textfileDir = join(dir, 'textfile');
-      mkdirSync(textfileDir, { recursive: true });
-      writeGauge(textfileDir, 0);
-      const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 500 });
-      onTestFinished(() => stack.stop());
       await stack.waitFor('test_gate', (s) => s.length === 1 && s[0]!.value === 0, 20_000);
       const sandbox = await startSandbox({
         seed: writeSeed(dir, { projects: 120, snippets: 2, groups: 2 }),
@@ -65,20 +121,23 @@ describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
       const run = await runCli(['run', plan, '--events', join(dir, 'events.jsonl')], {
         cwd: dir,
         env: sandboxEnv(sandbox.url),
-        onStart: () => {
+        onStart: (child) => {
           // Once the drain is under way (the sandbox's own move records), the gauge goes to 1; once
-          // Prometheus shows it and the sandbox has seen no new move for a while, it goes back to 0.
+          // the run says the rule holds (so Prometheus showed it) and a further 1.5 s has passed with
+          // the rule holding, it goes back to 0.
           const watch = setInterval(() => {
             const { n } = sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number };
             if (phase === 'before' && n >= 20) {
               phase = 'holding';
-              writeGauge(textfileDir, 1);
-              setTimeout(() => {
-                writeGauge(textfileDir, 0);
-                phase = 'released';
-              }, 5000);
+              clearInterval(watch);
+              writeGauge(textfileDir, 'test_gate', 1);
+              onStderr(child, /rule test-gate: 1 above 0\.5: no new move while it holds/, () => {
+                setTimeout(() => {
+                  writeGauge(textfileDir, 'test_gate', 0);
+                  phase = 'released';
+                }, 1500);
+              });
             }
-            if (phase === 'released') clearInterval(watch);
           }, 20);
         },
       });
@@ -133,8 +192,6 @@ describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
     async () => {
       const dir = tempDir('prom-rules-bad');
       onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-      const stack = await startPrometheusStack({ textfileDir: join(dir, 'textfile') });
-      onTestFinished(() => stack.stop());
       const sandbox = await startSandbox({
         seed: writeSeed(dir, { projects: 5, snippets: 0, groups: 0 }),
         workers: 2,
@@ -160,21 +217,8 @@ describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
   it.skipIf(skip !== null)(
     'a destination whose free bytes in Prometheus cannot take the drain is refused before any write',
     async () => {
-      const dir = tempDir('prom-capacity');
-      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-      const seed = writeSeed(dir, { projects: 10, snippets: 0, groups: 0 });
-      // The destination's filesystem: 64 MiB, far below ten projects.
-      writeFileSync(
-        seed,
-        readFileSync(seed, 'utf8').replace(/^(\s*)storage_capacity: .*$/m, '$1storage_capacity: { cluster: 67108864 }'),
-      );
-      const sandbox = await startSandbox({ seed, workers: 2, moveDurationMs: 10 });
-      onTestFinished(() => sandbox.close());
-      const stack = await startPrometheusStack({
-        textfileDir: join(dir, 'textfile'),
-        scrapeTargets: [{ job: 'sandbox', urls: [sandbox.url], metricsPath: '/-/sandbox/node-exporter/metrics' }],
-      });
-      onTestFinished(() => stack.stop());
+      const dir = capacityDir;
+      const sandbox = capacitySandbox;
       // The built-in seed's cluster storage lives on /mnt/gitaly-cluster.
       const query = 'node_filesystem_avail_bytes{job="sandbox",mountpoint="/mnt/gitaly-cluster"}';
       const [avail] = await stack.waitFor(query, (s) => s.length === 1, 30_000);
@@ -197,11 +241,7 @@ describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
     async () => {
       const dir = tempDir('prom-outage');
       onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-      const textfileDir = join(dir, 'textfile');
-      mkdirSync(textfileDir, { recursive: true });
-      writeGauge(textfileDir, 0);
-      const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 500 });
-      onTestFinished(() => stack.stop());
+      await stack.waitFor('test_outage_gate', (s) => s.length === 1 && s[0]!.value === 0, 20_000);
       const sandbox = await startSandbox({
         seed: writeSeed(dir, { projects: 120, snippets: 2, groups: 2 }),
         workers: 4,
@@ -211,20 +251,24 @@ describe('throttle rules on a real Prometheus', { timeout: 180_000 }, () => {
       const plan = writePlan(dir, { concurrency: 4 });
       appendFileSync(
         plan,
-        `prometheus:\n  url: ${stack.prometheusUrl}\n  timeout: 2s\nthrottle:\n  health_every: 200ms\n  rules:\n    - {name: test-gate, query: 'max(test_gate)', above: 0.5, action: pause}\n`,
+        `prometheus:\n  url: ${stack.prometheusUrl}\n  timeout: 2s\nthrottle:\n  health_every: 200ms\n  rules:\n    - {name: test-gate, query: 'max(test_outage_gate)', above: 0.5, action: pause}\n`,
       );
       let outage: Promise<void> | null = null;
       const run = await runCli(['run', plan], {
         cwd: dir,
         env: sandboxEnv(sandbox.url),
-        onStart: () => {
+        onStart: (child) => {
+          // Prometheus goes away once the drain is under way, and comes back 1.5 s after the run has
+          // said it cannot read it.
           const watch = setInterval(() => {
             const { n } = sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number };
             if (n < 20) return;
             clearInterval(watch);
             outage = (async () => {
+              const noticed = new Promise<void>((r) => onStderr(child, /warning: rule test-gate: Prometheus at /, r));
               await stack.stopPrometheus();
-              await new Promise((r) => setTimeout(r, 4000));
+              await noticed;
+              await new Promise((r) => setTimeout(r, 1500));
               await stack.startPrometheus();
             })();
           }, 20);

@@ -7,37 +7,60 @@
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
+import type { RunningSandbox } from '../src/sandbox/index.js';
 import { fromDb, runCli, sandboxEnv, tempDir, writeChangedSeed, writeSeed } from './support/cli-harness.js';
 import { startHoldProxy } from './support/hold-proxy.js';
 import { prometheusSkipReason, startPrometheusStack } from './support/prometheus.js';
+import type { PrometheusStack } from './support/prometheus.js';
 import { sandboxProjects, writeProjectsPlan } from './support/projects-plan.js';
 
 const MIB = 2 ** 20;
 const skip = prometheusSkipReason();
 
 describe("a partial drain bounded by the source's free space (real Prometheus)", { timeout: 120_000 }, () => {
+  // One Prometheus + node_exporter for the file (a start costs ~5 s of target discovery): it scrapes
+  // the first test's sandbox (started here, so the scrape configuration can name it), and the second
+  // test's gauges come from free.prom in the shared textfile directory.
+  let shared: string;
+  let textfileDir: string;
+  let stack: PrometheusStack;
+  let freeDir: string;
+  let freeSandbox: RunningSandbox;
+  beforeAll(async () => {
+    if (skip !== null) return;
+    shared = tempDir('until-free-stack');
+    textfileDir = join(shared, 'textfile');
+    mkdirSync(textfileDir, { recursive: true });
+    freeDir = join(shared, 'until-free');
+    mkdirSync(freeDir, { recursive: true });
+    const seed = writeSeed(freeDir, { projects: 60, snippets: 0, groups: 0 });
+    writeFileSync(
+      seed,
+      readFileSync(seed, 'utf8').replace(
+        /^(\s*)storage_capacity: .*$/m,
+        '$1storage_capacity: { nfs-1: 1099511627776, cluster: 1099511627776 }',
+      ),
+    );
+    freeSandbox = await startSandbox({ seed, workers: 4, moveDurationMs: 20 });
+    stack = await startPrometheusStack({
+      textfileDir,
+      scrapeIntervalMs: 500,
+      scrapeTargets: [{ job: 'sandbox', urls: [freeSandbox.url], metricsPath: '/-/sandbox/node-exporter/metrics' }],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await freeSandbox?.close();
+    if (shared) rmSync(shared, { recursive: true, force: true });
+  });
+
   it.skipIf(skip !== null)(
     'stops once nfs-1 has the free space asked for, and verification reports the rest as planned',
     async () => {
-      const dir = tempDir('until-free');
-      onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-      const seed = writeSeed(dir, { projects: 60, snippets: 0, groups: 0 });
-      writeFileSync(
-        seed,
-        readFileSync(seed, 'utf8').replace(
-          /^(\s*)storage_capacity: .*$/m,
-          '$1storage_capacity: { nfs-1: 1099511627776, cluster: 1099511627776 }',
-        ),
-      );
-      const sandbox = await startSandbox({ seed, workers: 4, moveDurationMs: 20 });
-      onTestFinished(() => sandbox.close());
-      const stack = await startPrometheusStack({
-        textfileDir: join(dir, 'textfile'),
-        scrapeTargets: [{ job: 'sandbox', urls: [sandbox.url], metricsPath: '/-/sandbox/node-exporter/metrics' }],
-      });
-      onTestFinished(() => stack.stop());
+      const dir = freeDir;
+      const sandbox = freeSandbox;
       // Where the built-in seed mounts them.
       const mountpoint: Record<string, string> = { 'nfs-1': '/mnt/nfs-1', cluster: '/mnt/gitaly-cluster' };
       const query = (storage: string) =>
@@ -99,8 +122,6 @@ describe("a partial drain bounded by the source's free space (real Prometheus)",
       // (after the run read what it reads at the start) while nfs-2 fills up.
       const proxy = await startHoldProxy(sandbox.url);
       onTestFinished(() => proxy.close());
-      const textfileDir = join(dir, 'textfile');
-      mkdirSync(textfileDir, { recursive: true });
       const nfs2 = sandboxProjects(sandbox).filter((p) => p.storage === 'nfs-2');
       const wantFree = Math.round(0.3 * nfs2.reduce((n, p) => n + p.size_mb, 0) * MIB);
       const gauges = (nfs2Free: number) => {
@@ -110,8 +131,6 @@ describe("a partial drain bounded by the source's free space (real Prometheus)",
       };
       // When the run starts, nfs-2 already has the free space asked for.
       gauges(wantFree);
-      const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 500 });
-      onTestFinished(() => stack.stop());
       const nfs2Query = 'max(test_free{storage="nfs-2"})';
       await stack.waitFor(nfs2Query, (s) => s.length === 1 && s[0]!.value === wantFree, 20_000);
       const plan = join(dir, 'late.yaml');

@@ -9,44 +9,59 @@
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startSandbox } from '../src/sandbox/index.js';
 import type { RunningSandbox } from '../src/sandbox/index.js';
 import { openCheckpoint } from '../src/store/checkpoint.js';
 import { flat, runCli, sandboxEnv, tempDir, writePlan, writeSeed } from './support/cli-harness.js';
 import { prometheusSkipReason, startPrometheusStack } from './support/prometheus.js';
+import type { PrometheusStack } from './support/prometheus.js';
 import { writeProjectsPlan } from './support/projects-plan.js';
 
 const skip = prometheusSkipReason();
 if (skip) console.warn(`prometheus-values.test.ts: skipped: ${skip}`);
 
-/** Writes textfile gauges atomically (node_exporter may read the directory at any moment). */
-function writeGauges(dir: string, gauges: Record<string, number | string>): void {
-  const tmp = join(dir, '.values.prom.tmp');
+/** Writes textfile gauges to `file`.prom atomically (node_exporter may read the directory at any moment). */
+function writeGauges(dir: string, file: string, gauges: Record<string, number | string>): void {
+  const tmp = join(dir, `.${file}.prom.tmp`);
   writeFileSync(
     tmp,
     Object.entries(gauges)
       .map(([k, v]) => `${k} ${v}\n`)
       .join(''),
   );
-  renameSync(tmp, join(dir, 'values.prom'));
+  renameSync(tmp, join(dir, `${file}.prom`));
 }
 
 const movesIn = (sandbox: RunningSandbox) =>
   (sandbox.state.db.prepare('SELECT count(*) AS n FROM moves').get() as { n: number }).n;
 
 describe("Prometheus's special values", { timeout: 180_000 }, () => {
+  // One Prometheus + node_exporter for the file (a start costs ~5 s of target discovery): each test
+  // writes its own gauges, in its own file of the shared textfile directory.
+  let shared: string;
+  let textfileDir: string;
+  let stack: PrometheusStack;
+  beforeAll(async () => {
+    if (skip !== null) return;
+    shared = tempDir('prom-values-stack');
+    textfileDir = join(shared, 'textfile');
+    mkdirSync(textfileDir, { recursive: true });
+    // cluster is full: nothing available, so used / avail is +Inf.
+    writeGauges(textfileDir, 'inf', { test_used_bytes: 5e11, test_avail_bytes: 0 });
+    writeGauges(textfileDir, 'negative', { test_free_bytes: '-5e+18' });
+    stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 500 });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+    if (shared) rmSync(shared, { recursive: true, force: true });
+  });
+
   it.skipIf(skip !== null)(
     'a pause rule answering +Inf (a full destination) holds: no move until the destination has room',
     async () => {
       const dir = tempDir('prom-inf');
       onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-      const textfileDir = join(dir, 'textfile');
-      mkdirSync(textfileDir, { recursive: true });
-      // cluster is full: nothing available, so used / avail is +Inf.
-      writeGauges(textfileDir, { test_used_bytes: 5e11, test_avail_bytes: 0 });
-      const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 500 });
-      onTestFinished(() => stack.stop());
       const query = 'max(test_used_bytes) / max(test_avail_bytes)';
       // (The harness reads +Inf as null: wait for what makes it.)
       await stack.waitFor('max(test_avail_bytes)', (s) => s.length === 1 && s[0]!.value === 0, 20_000);
@@ -86,7 +101,7 @@ describe("Prometheus's special values", { timeout: 180_000 }, () => {
             clearInterval(watch);
             movesWhileHeld = movesIn(sandbox);
             freedAt = Date.now();
-            writeGauges(textfileDir, { test_used_bytes: 5e11, test_avail_bytes: 5e12 });
+            writeGauges(textfileDir, 'inf', { test_used_bytes: 5e11, test_avail_bytes: 5e12 });
           }, 50);
         },
       });
@@ -107,11 +122,6 @@ describe("Prometheus's special values", { timeout: 180_000 }, () => {
     async () => {
       const dir = tempDir('prom-negative');
       onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-      const textfileDir = join(dir, 'textfile');
-      mkdirSync(textfileDir, { recursive: true });
-      writeGauges(textfileDir, { test_free_bytes: '-5e+18' });
-      const stack = await startPrometheusStack({ textfileDir, scrapeIntervalMs: 500 });
-      onTestFinished(() => stack.stop());
       await stack.waitFor('max(test_free_bytes)', (s) => s.length === 1 && s[0]!.value === -5e18, 20_000);
       const sandbox = await startSandbox({
         seed: writeSeed(dir, { projects: 30, snippets: 0, groups: 0 }),

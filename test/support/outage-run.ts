@@ -28,7 +28,14 @@ const TERMINAL = new Set(['finished', 'failed', 'cleanup failed']);
 export interface OutageConfig {
   /** `kill`: SIGKILL, then a new process on the same port and file; `freeze`: SIGSTOP, then SIGCONT. */
   mode: 'kill' | 'freeze';
+  /** How long the instance stays away (with `upOnceHeldMs`: at most). */
   downMs: number;
+  /**
+   * When given, the instance comes back this long after the checkpoint records the hold
+   * (`instance.unreachable`) instead of at `downMs`: the outage lasts as long as it must to be
+   * held, and no longer.
+   */
+  upOnceHeldMs?: number;
   projects: number;
   snippets: number;
   groups: number;
@@ -107,6 +114,21 @@ function writePlan(dir: string, c: OutageConfig): string {
   return file;
 }
 
+/** Resolves `upOnceHeldMs` after the checkpoint has an `instance.unreachable` event (until `stop` aborts it). */
+async function heldThen(checkpoint: string, upOnceHeldMs: number, stop: AbortSignal): Promise<void> {
+  for (;;) {
+    let held = false;
+    try {
+      held = eventsOf(checkpoint, 'instance.unreachable').length > 0;
+    } catch {
+      // not created yet, or busy for a moment
+    }
+    if (held) break;
+    await sleep(100, undefined, { signal: stop });
+  }
+  await sleep(upOnceHeldMs, undefined, { signal: stop });
+}
+
 function eventsOf(checkpoint: string, type: string): string[] {
   const db = new Database(checkpoint, { readonly: true, fileMustExist: true });
   try {
@@ -157,7 +179,20 @@ export async function runOutage(c: OutageConfig, log: (line: string) => void = (
       process.kill(sandbox.pid, 'SIGSTOP');
       frozen = true;
     }
-    const ended = await Promise.race([run.done, sleep(c.downMs, null)]);
+    const stopWaiting = new AbortController();
+    const ended = await Promise.race([
+      run.done,
+      // (Aborted once the race is decided: the loser's rejection is that abort, and is dropped.)
+      sleep(c.downMs, null, { signal: stopWaiting.signal }).catch(() => null),
+      ...(c.upOnceHeldMs === undefined
+        ? []
+        : [
+            heldThen(checkpoint, c.upOnceHeldMs, stopWaiting.signal).then(
+              () => null,
+              () => null,
+            ),
+          ]),
+    ]).finally(() => stopWaiting.abort());
     if (ended) log(`the run ended while the instance was away: exit ${ended.code}`);
     if (c.mode === 'kill') sandbox = await restartSandboxOn(args, port, process.env);
     else {
