@@ -9,7 +9,7 @@
  * checkpoint's live control and the run's last recorded cap.
  */
 import type { CapData, RunControl, StopBy } from './vocabulary.js';
-import { formatWindowTime } from '../time/windows.js';
+import { formatClockTime, formatWindowTime } from '../time/windows.js';
 import { roomBrief, roomOfRecorded } from './room-words.js';
 
 /** Who or what holds a paused run (said in words below, on the progress line and in `status`; `run.paused`'s `by`). */
@@ -170,9 +170,9 @@ export function holdOf(cap: CapData | null, control: RunControl | null, timezone
         stopped: true,
         full:
           cap.until != null
-            ? `HELD by the instance's rate limit until ${clockTime(cap.until, timezone)}`
+            ? `HELD by the instance's rate limit until ${formatClockTime(cap.until, timezone)}`
             : "HELD by the instance's rate limit",
-        short: cap.until != null ? `HELD (rate limit) to ${clockTime(cap.until, timezone)}` : 'HELD (rate limit)',
+        short: cap.until != null ? `HELD (rate limit) to ${formatClockTime(cap.until, timezone)}` : 'HELD (rate limit)',
         detail: cap.reason,
         tone: 'warn',
       };
@@ -208,25 +208,6 @@ function lowerCap(cap: CapData, by: 'window' | 'throttle'): Hold {
     brief: cap.reason.replace(/ (?:above|below) .*$/, ''),
     tone: 'note',
   };
-}
-
-/** A formatter per time zone: building one costs far more than formatting, and the drain asks every turn. */
-const CLOCK_FORMATS = new Map<string, Intl.DateTimeFormat>();
-
-/** HH:MM:SS in the plan's time zone: a rate limit's window ends within minutes, so the time says it. */
-function clockTime(ms: number, zone: string): string {
-  let format = CLOCK_FORMATS.get(zone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-GB', {
-      timeZone: zone,
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    });
-    CLOCK_FORMATS.set(zone, format);
-  }
-  return format.format(ms);
 }
 
 /** A rule's reason without what the hold already says ("no new move while it holds"). */

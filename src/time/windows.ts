@@ -106,21 +106,47 @@ export function isTimeZone(zone: string): boolean {
   }
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
+/**
+ * One formatter per use and time zone: building an `Intl.DateTimeFormat` costs far more than
+ * formatting with it, and the drain asks every turn.
+ */
+const FORMATS = new Map<string, Intl.DateTimeFormat>();
+
+const WEEK_MINUTE: Intl.DateTimeFormatOptions = {
+  weekday: 'short',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+};
+const CLOCK: Intl.DateTimeFormatOptions = { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' };
+const WINDOW_TIME: Intl.DateTimeFormatOptions = {
+  weekday: 'short',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+};
+
+function zoneFormat(
+  use: string,
+  locale: string,
+  zone: string,
+  options: Intl.DateTimeFormatOptions,
+): Intl.DateTimeFormat {
+  const key = `${use}\u0000${zone}`;
+  let f = FORMATS.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat(locale, { ...options, timeZone: zone });
+    FORMATS.set(key, f);
+  }
+  return f;
+}
 
 /** Local minutes since Sunday 00:00 in `zone` at instant `ms`. */
 export function weekMinute(ms: number, zone: string): number {
-  let f = formatters.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      weekday: 'short',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    });
-    formatters.set(zone, f);
-  }
+  const f = zoneFormat('week', 'en-US', zone, WEEK_MINUTE);
   let day = 0;
   let hour = 0;
   let minute = 0;
@@ -207,16 +233,12 @@ export function openTimeBetween(schedule: Schedule, from: number, to: number): n
 
 /** "Mon 2026-11-30 22:00 Europe/Berlin": an instant as the operator's schedule reads it. */
 export function formatWindowTime(ms: number, zone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone: zone,
-    weekday: 'short',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(ms);
+  const parts = zoneFormat('window', 'en-CA', zone, WINDOW_TIME).formatToParts(ms);
   const v = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
   return `${v('weekday')} ${v('year')}-${v('month')}-${v('day')} ${v('hour')}:${v('minute')} ${zone}`;
+}
+
+/** HH:MM:SS in `zone`: a rate limit's window ends within minutes, so the time of day says it. */
+export function formatClockTime(ms: number, zone: string): string {
+  return zoneFormat('clock', 'en-GB', zone, CLOCK).format(ms);
 }
