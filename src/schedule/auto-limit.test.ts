@@ -374,6 +374,47 @@ describe('move.concurrency: auto, the first window and a busier disk during the 
   });
 });
 
+describe('move.concurrency: auto, a busier disk seen before a long window closes', () => {
+  /** The ramp to 16 of the tables above, its settling window at 16 without a gain. */
+  const ramp: Row[] = [
+    { mbps: 10, sPerMb: 0.1 }, // at 2: 0.05 s a MB a slot, the peak
+    SETTLE,
+    { mbps: 20, sPerMb: 0.2 }, // at 4
+    SETTLE,
+    { mbps: 40, sPerMb: 0.4 }, // at 8
+    SETTLE, // at 16: no gain in the time the window at 8 lasted, so it only settles
+  ];
+
+  it('another tenant arriving just after a raise lowers the cap while the long window at the new cap is still open', () => {
+    // At 16 the tenant takes most of the disk: 32 s a move, longer than the 20 s the window has
+    // lasted, so the window is not due; its first moves are already 4x as slow a slot as the peak.
+    const { state, out } = run([...ramp, { mbps: 20, sPerMb: 3.2 }]);
+    expect(caps(out)).toEqual([4, 4, 8, 8, 16, 16, 12]);
+    expect(out[6]?.reason).toBe(
+      'auto: moves 32.0x slower per byte at 16 than at 2 (the cap explains 8x): the instance got busier; lowered to 12',
+    );
+    expect(state.phase).toBe('steady');
+    expect(state.knee).toBeNull();
+  });
+
+  it('a long window whose moves are only as slow a slot as the peak stays open, its moves kept for when it closes', () => {
+    let s = run(ramp).state;
+    expect(s.cap).toBe(16);
+    const from = s.window.from;
+    // Four moves of 100 MB at 0.8 s a MB (0.05 a slot at 16: the peak), 80 s each: not due at 20 s.
+    for (let i = 0; i < 4; i++) s = observeMove(s, 100 * MB, 80_000);
+    const d = decideAuto(s, { now: from + WINDOW_MS, bounds, timing, pinned: null });
+    expect(d.decision).toEqual({ cap: 16, reason: null });
+    expect(d.state.window.from).toBe(from);
+    expect(d.state.window.moves).toBe(4);
+    expect(d.state.fit).toEqual(s.fit);
+    // Fewer than four finished moves are not looked at, however slow.
+    let few = run(ramp).state;
+    for (let i = 0; i < 3; i++) few = observeMove(few, 100 * MB, 320_000);
+    expect(decideAuto(few, { now: few.window.from + WINDOW_MS, bounds, timing, pinned: null }).decision.cap).toBe(16);
+  });
+});
+
 describe('move.concurrency: auto, the fixed part of a move (largest first: the moves get smaller)', () => {
   const FIXED = 3000;
   /** `count` moves from `fromMb` down to `toMb` (evenly), each FIXED plus `msPerMb` a MB. */

@@ -44,6 +44,11 @@
  *   raised only by a window at most {@link SLOWER} above it): more than {@link BUSIER} above it is
  *   another load on the disk, though the raise may still have gained (the extra moves overlap
  *   their fixed parts): `x0.75` of the cap in force, no knee kept, and probing goes on from there.
+ *   A full window is looked at for it before it closes, at every poll once it has
+ *   {@link MIN_MOVES} finished moves and has lasted `minWindowMs`: at a cap just doubled the moves
+ *   are long, and a load that arrived just after the raise would otherwise be judged only when a
+ *   generation of them had finished, often after it left. The look only cuts; without a busier
+ *   disk the window goes on as if nothing had looked.
  * - **Busier after a raise**: a raise after which fewer bytes and no more moves finish, each slower
  *   per byte, is another load on the instance, not a knee (at a knee throughput stays flat):
  *   likewise `x0.75`, no knee kept.
@@ -358,7 +363,11 @@ export function decideAuto(state: AutoState, input: AutoInput): { state: AutoSta
   const first = s.phase === 'start' && !s.settling && s.last === null;
   const early = s.phase === 'start' && s.settling && s.last !== null;
   const full = closes(w, now, timing);
-  if (!full && !((first || early) && closes(w, now, timing, true)))
+  // A full window of the slow start is looked at before it closes too, for a busier disk only: at
+  // a cap just doubled its moves are long, so a load that arrived with it would otherwise be seen
+  // only after a whole generation of them (often after the load left).
+  const peek = s.phase === 'start' && !first && !early && !full && w.moves >= MIN_MOVES && closes(w, now, timing, true);
+  if (!full && !peek && !((first || early) && closes(w, now, timing, true)))
     return { state: s, decision: { cap: s.cap, reason: null } };
   // Every window tells of the fixed part, a settling one too: it does not depend on the cap.
   const fit = addToFit(s.fit ?? { a: 0, c: 0 }, w.timed);
@@ -374,6 +383,8 @@ export function decideAuto(state: AutoState, input: AutoInput): { state: AutoSta
   // In the slow start every window, a settling one too, is held against the highest time per byte
   // a slot seen at any cap: a busier disk shows there though each raise still gains.
   const busier = s.phase === 'start' ? busierThanPeak(s, sample, bounds) : null;
+  // A peek only cuts: without a busier disk the window stays open, its moves and fit untouched.
+  if (peek && !busier) return { state: s, decision: { cap: s.cap, reason: null } };
   // A settling window of the slow start that already gained over the window before the raise is
   // judged at once: the moves started under the old cap only held the gain down, so the raise
   // paid. It stays open for that gain as long as the window before the raise lasted (or a full
