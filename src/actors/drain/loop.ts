@@ -21,7 +21,7 @@ import type { DrainCtx } from './context.js';
 import { startListing } from './listing.js';
 import type { Listing } from './listing.js';
 import { MoveModel } from './move-model.js';
-import { expectEnd, pollInFlight } from './poll.js';
+import { expectEnd, expectLook, pollInFlight } from './poll.js';
 import type { Forecast } from './poll.js';
 import { AUTO_START, RefillRoundTrip, nextAutoDepth } from './queue-ahead.js';
 import type { AutoDepthState } from './queue-ahead.js';
@@ -344,6 +344,7 @@ class Loop {
     for (const row of rows) {
       const d = forecast.model.predict(pairCtx.kind, row.sizeBytes);
       if (d !== null) expectEnd(forecast, pairCtx.kind, now + d);
+      else expectLook(forecast, pairCtx.kind, now + forecast.minGapMs);
     }
   }
 

@@ -50,7 +50,47 @@ export interface Forecast {
    * page per kind and poll was most of a drain's requests once every kind moved at once. Absent:
    * every kind is read at every poll.
    */
-  kinds?: Map<Kind, { lastPollAt: number; ends: number[] }>;
+  kinds?: Map<Kind, KindForecast>;
+}
+
+/** What a forecast keeps of one kind (see {@link Forecast.kinds}). */
+export interface KindForecast {
+  lastPollAt: number;
+  ends: number[];
+  /**
+   * The earliest look due at a move of this kind that the model cannot predict yet (its first
+   * moves): null or absent when there is none. Only the polls follow it, never queue ahead.
+   */
+  lookAt?: number | null;
+}
+
+/**
+ * When to look again at a move the model cannot predict yet (its kind has too few finished moves):
+ * `poll.min_interval` after it was posted, then a quarter of its age later each time, as for a
+ * move seen past its prediction, but never later than the next whole `poll.interval` since its
+ * POST (where polling at that interval would have looked). Waiting for the interval alone left the
+ * slots of a kind's first moves idle for most of it: the one schedule's smaller kinds start late in
+ * the run, each with an empty model, and their first moves end long before the interval does.
+ */
+export function coldLook(
+  row: Pick<ItemRow, 'scheduledAt' | 'intentAt'>,
+  now: number,
+  minGapMs: number,
+  intervalMs: number,
+): number {
+  const start = row.scheduledAt ?? row.intentAt ?? now;
+  const age = Math.max(0, now - start);
+  const backoff = now + Math.max(minGapMs, age / 4);
+  if (!(intervalMs > 0)) return backoff;
+  const cadence = start + (Math.floor(age / intervalMs) + 1) * intervalMs;
+  return Math.min(backoff, Math.max(cadence, now + minGapMs));
+}
+
+/** Adds a look at a move of `kind` just launched that the model cannot predict yet. */
+export function expectLook(forecast: Forecast, kind: Kind, at: number): void {
+  const k = forecast.kinds?.get(kind);
+  if (k) k.lookAt = k.lookAt == null ? at : Math.min(k.lookAt, at);
+  if (forecast.earliestEnd === null || at < forecast.earliestEnd) forecast.earliestEnd = at;
 }
 
 /** Adds the expected end of a move of `kind` just launched. */
@@ -83,7 +123,7 @@ function learn(forecast: Forecast, kind: Kind, row: ItemRow, now: number): void 
 function kindDue(forecast: Forecast | undefined, kind: Kind, now: number, intervalMs: number): boolean {
   const k = forecast?.kinds?.get(kind);
   if (!k) return true;
-  return now - k.lastPollAt >= intervalMs || k.ends.some((e) => e <= now);
+  return now - k.lastPollAt >= intervalMs || k.ends.some((e) => e <= now) || (k.lookAt != null && k.lookAt <= now);
 }
 
 /**
@@ -99,10 +139,16 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
   const ends: number[] = [];
   const seen = { ended: 0, queued: 0, running: 0 };
   let kindEnds: number[] = [];
+  let kindLook: number | null = null;
+  const looks: number[] = [];
   const expect = (kind: Kind, row: ItemRow) => {
     if (!forecast) return;
     const end = expectedEnd(forecast.model, kind, row, now, now, forecast.minGapMs);
     if (end !== null) kindEnds.push(end);
+    else {
+      const at = coldLook(row, now, forecast.minGapMs, ctx.deps.plan.poll.intervalMs);
+      kindLook = kindLook === null ? at : Math.min(kindLook, at);
+    }
   };
   const open = openByKind(ctx);
   const due = (kind: Kind, rows: readonly ItemRow[]) =>
@@ -125,13 +171,15 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
     if (kept && !due(kind, rows)) {
       // Nothing of this kind is expected to have ended yet: its moves keep their expected ends.
       ends.push(...kept.ends);
+      if (kept.lookAt != null) looks.push(kept.lookAt);
       continue;
     }
     kindEnds = [];
+    kindLook = null;
     for (const row of scheduling) expect(kind, row);
     const read = reads.get(kind);
     if (rows.length === 0 || !read) {
-      record(forecast, kind, now, kindEnds, ends);
+      record(forecast, kind, now, kindEnds, ends, kindLook, looks);
       continue;
     }
     const { found, missing } = await read;
@@ -161,10 +209,11 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
     for (const row of lost) {
       await reconcileItem({ ...ctx, kind, source: row.source }, { ...row, moveId: null }, 'lost-move');
     }
-    record(forecast, kind, now, kindEnds, ends);
+    record(forecast, kind, now, kindEnds, ends, kindLook, looks);
   }
   if (forecast) {
     for (const e of ends) if (earliest === null || e < earliest) earliest = e;
+    for (const e of looks) if (earliest === null || e < earliest) earliest = e;
     forecast.sample = forecast.lastPollAt === null ? null : { elapsedMs: now - forecast.lastPollAt, ...seen };
     forecast.lastPollAt = now;
     forecast.earliestEnd = earliest;
@@ -173,10 +222,19 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
   return mine;
 }
 
-/** Keeps what this poll learnt of `kind`: when it was polled, its moves' expected ends. */
-function record(forecast: Forecast | undefined, kind: Kind, now: number, kindEnds: number[], ends: number[]): void {
+/** Keeps what this poll learnt of `kind`: when it was polled, its moves' expected ends, its next cold look. */
+function record(
+  forecast: Forecast | undefined,
+  kind: Kind,
+  now: number,
+  kindEnds: number[],
+  ends: number[],
+  lookAt: number | null,
+  looks: number[],
+): void {
   ends.push(...kindEnds);
-  forecast?.kinds?.set(kind, { lastPollAt: now, ends: kindEnds });
+  if (lookAt !== null) looks.push(lookAt);
+  forecast?.kinds?.set(kind, { lastPollAt: now, ends: kindEnds, lookAt });
 }
 
 /** The rows being scheduled or in flight, of every kind, read at once. */

@@ -28,12 +28,15 @@ describe('drain under arbitrary faults and crashes', () => {
         fc.array(fc.integer({ min: 1, max: 60 }), { maxLength: 3 }),
         async (items, mode, concurrency, crashes) => {
           const h = createHarness(
-            // Polls 10 s apart: POSTs after the first happen on stale listings, which must be refreshed.
+            // Moves of 11 s, polls 10 s apart: POSTs after the first happen on stale listings, which
+            // must be refreshed. (The moves' length makes them stale, not the poll: the first moves of
+            // a kind the model cannot predict yet are looked at from poll.min_interval on.)
             testPlan({
               move: { mode, concurrency },
               retry: { maxAttempts: 3, backoffMs: 10_000 },
               poll: { intervalMs: 10_000, stuckRunningAfterMs: 120_000 },
             }),
+            { startDelayMs: 1000, durationMs: 10_000 },
           );
           items.forEach((it, i) => {
             const id = i + 1;
