@@ -11,6 +11,7 @@ import type { Harness } from '../../../test/support/drain-harness.js';
 import { abortAt, createHarness, range, testPlan } from '../../../test/support/drain-harness.js';
 import { runDrain } from './run.js';
 import { MoveModel } from './move-model.js';
+import { coldLook } from './poll.js';
 
 const MB = 1_000_000;
 /** The instance's true duration of a move: 10 s plus 10 s per MB. */
@@ -145,6 +146,54 @@ describe('completion prediction', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the first moves of a kind, before the model can predict', () => {
+  it('are looked at from poll.min_interval after their POST, then a quarter of their age later, never past the next whole poll.interval', () => {
+    const row = { scheduledAt: 100_000, intentAt: 99_990 };
+    // [now, expected next look] with min_interval 250 ms and poll.interval 10 s.
+    const table: Array<[number, number]> = [
+      [100_000, 100_250], // just posted: min_interval
+      [100_500, 100_750], // a quarter of 500 ms is less than min_interval
+      [102_000, 102_500], // 2 s old: a quarter of its age
+      [108_000, 110_000], // 8 s old: 2 s later would pass the interval since the POST (110 s)
+      [109_900, 110_150], // just before it: never sooner than min_interval
+      [140_000, 150_000], // 40 s old: the next whole interval, not 10 s later
+    ];
+    for (const [now, at] of table) expect([now, coldLook(row, now, 250, 10_000)]).toEqual([now, at]);
+    // Without a POST answer yet the intent counts; without either, now.
+    expect(coldLook({ scheduledAt: null, intentAt: 99_000 }, 101_000, 250, 10_000)).toBe(101_500);
+    expect(coldLook({ scheduledAt: null, intentAt: null }, 5_000, 250, 10_000)).toBe(5_250);
+  });
+
+  it("see a kind's first moves end long before poll.interval, and learn from them", async () => {
+    const h = createHarness(testPlan({ move: { concurrency: 2 }, poll: { intervalMs: 60_000, minIntervalMs: 250 } }), {
+      startDelayMs: 0,
+      durationMs: 2_000,
+    });
+    h.fake.addItems('projects', 'nfs-1', range(1, 8));
+    const posts: number[] = [];
+    const polls: number[] = [];
+    h.fake.onRequest = (name) => {
+      if (name === 'scheduleMove') posts.push(h.clock.now());
+      if (name === 'listMoves' && polls.at(-1) !== h.clock.now()) polls.push(h.clock.now());
+    };
+    const t0 = h.clock.now();
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 8, quarantined: 0, remaining: 0 });
+    // The first two moves end at 2 s: their slots take the next two within a quarter of that, not
+    // at the one-minute interval (which the whole drain would take four of).
+    expect((posts[2] ?? Infinity) - t0).toBeGreaterThanOrEqual(2_000);
+    expect((posts[2] ?? Infinity) - t0).toBeLessThanOrEqual(2_500);
+    expect(h.clock.now() - t0).toBeLessThan(20_000);
+    // Once three moves taught the model, the looks follow its predictions: the last two moves
+    // (posted together once four had ended) are seen with a poll or two, not a look every backoff.
+    // Before it, two generations took 15 looks (from 250 ms, a quarter of the age later each).
+    const taught = posts[4] ?? Infinity;
+    expect(polls.filter((t) => t < taught)).toHaveLength(15);
+    expect(polls.filter((t) => t > taught).length).toBeLessThanOrEqual(4);
+    expect(h.fake.violations).toEqual([]);
   });
 });
 
