@@ -348,7 +348,7 @@ export const PLAN_FIELDS = {
         min: 10,
         max: 3_600_000,
         description:
-          'The shortest wait between two polls, when the completion prediction expects a move to end sooner (default 250ms, or poll.interval if that is shorter). Must not exceed poll.interval.',
+          "The shortest wait between two polls, when the completion prediction expects a move to end sooner or a kind's first moves are looked at before it can predict (default 250ms, or poll.interval if that is shorter). Must not exceed poll.interval.",
         doc: {
           allowed: 'not above `poll.interval`',
           more: 'See [Keeping the move slots full](operations.md#keeping-the-move-slots-full).',
