@@ -24,7 +24,7 @@
  * BENCH_AUTO_TENANT=nfs-1:0.5 (storage:share; `none` skips the tenant sweep)
  * BENCH_AUTO_SIDES=fixed,auto,bulk
  */
-import { writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -35,6 +35,7 @@ import { longTailInventory, seedSandbox } from '../test/support/long-tail-invent
 import type { LongTailInventory } from '../test/support/long-tail-inventory.js';
 import { ROOT, spawnRun, startSandboxProc, writePlan } from './bench-procs.js';
 import type { RequestCounts } from './bench-count.js';
+import { logPath } from '../src/runtime/paths.js';
 
 const SOURCE = 'nfs-1';
 const DESTINATION = 'cluster';
@@ -87,6 +88,21 @@ export interface AutoSide {
   exit: string;
   load: number;
   caps: CapChange[];
+  /** `auto`'s windows as its run logged them (debug level), each judged or looked at. */
+  windows: AutoWindowSeen[];
+}
+
+/** One line of the limiter's debug log: when (ms from the sandbox's start) and what it measured. */
+export interface AutoWindowSeen {
+  atMs: number;
+  how: string;
+  cap: number;
+  bytesPerSec: number;
+  msPerByte: number | null;
+  moves: number;
+  ms: number;
+  slotVsPeak: number | null;
+  inFlight: number | null;
 }
 
 /** `nfs-1:200MiB,cluster:400MiB` as bytes per second per storage. */
@@ -222,6 +238,46 @@ function readRecords(
 }
 
 /** The run's `cap.changed` events from its checkpoint, on the sandbox's clock. */
+function readWindows(state: string, readyAt: number): AutoWindowSeen[] {
+  const file = logPath(state);
+  if (!existsSync(file)) return [];
+  const out: AutoWindowSeen[] = [];
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line.includes('"auto: window measured"')) continue;
+    try {
+      const x = JSON.parse(line) as { time: number; auto: Omit<AutoWindowSeen, 'atMs'> };
+      out.push({ ...x.auto, atMs: x.time - readyAt });
+    } catch {
+      // A line cut short by a killed run: the others still say enough.
+    }
+  }
+  return out;
+}
+
+/**
+ * The windows worth reading: every judged and settled one, and of the peeks and the looks at a
+ * gain between two of them only the one with the highest time per byte a slot against the peak.
+ */
+export function windowLines(windows: readonly AutoWindowSeen[], sec: (ms: number) => string): string[] {
+  const lines: string[] = [];
+  let best: AutoWindowSeen | null = null;
+  const row = (w: AutoWindowSeen) =>
+    `    ${sec(w.atMs).padStart(7)} s  ${w.how.padEnd(7)} cap ${String(w.cap).padStart(2)}  ${String(w.moves).padStart(3)} moves in ${sec(w.ms)} s  ` +
+    `${(w.bytesPerSec / 1e6).toFixed(0).padStart(5)} MB/s  ${w.msPerByte === null ? '     -' : (w.msPerByte * 1e6).toFixed(2).padStart(6)} ms/MB  ` +
+    `a slot x${w.slotVsPeak === null ? '-' : w.slotVsPeak.toFixed(2)} of the peak  in flight ${w.inFlight ?? '-'}`;
+  for (const w of windows) {
+    if (w.how === 'peek' || w.how === 'open') {
+      if (best === null || (w.slotVsPeak ?? 0) > (best.slotVsPeak ?? 0)) best = w;
+      continue;
+    }
+    if (best) lines.push(row(best));
+    best = null;
+    lines.push(row(w));
+  }
+  if (best) lines.push(row(best));
+  return lines;
+}
+
 function readCaps(state: string, readyAt: number): CapChange[] {
   const d = new Database(state, { readonly: true, fileMustExist: true });
   try {
@@ -285,7 +341,8 @@ async function runSide(
       backoff: '250ms',
     });
     await sb.counts();
-    const r = await spawnRun(plan, state).done;
+    // The limiter's windows go to the run's log at debug level (printed under the sweep's table).
+    const r = await spawnRun(plan, state, [], side.concurrency === 'auto' ? { LOG_LEVEL: 'debug' } : {}).done;
     if (r.code !== 0)
       process.stderr.write(`shardmove run (${side.name}) exited ${r.code}:\n${r.stderr.slice(-3000)}\n`);
     exit = `exit ${r.code}`;
@@ -300,6 +357,7 @@ async function runSide(
     exit,
     load: loadavg()[0] ?? 0,
     caps: readCaps(state, readyAt),
+    windows: side.concurrency === 'auto' ? readWindows(state, readyAt) : [],
   };
 }
 
@@ -429,6 +487,10 @@ export function autoLines(c: AutoBenchConfig, r: AutoRow): string[] {
         `  auto's caps (s of the sandbox's clock: cap): ${own.map((x) => `${sec(x.atMs)}: ${x.cap}`).join(', ')}`,
       );
       for (const x of own) out.push(`    ${sec(x.atMs).padStart(7)} s  ${x.cap}  ${x.reason}`);
+      if (auto.windows.length > 0) {
+        out.push("  auto's windows (peeks and open looks: the highest between two judged):");
+        out.push(...windowLines(auto.windows, sec));
+      }
       if (w) {
         const { lowered, raised } = tenantResponse(auto, w);
         const after = (x: CapChange | null, edge: number, what: string) =>

@@ -210,7 +210,7 @@ export interface RunHandle {
 }
 
 /** Spawns `bin/shardmove run <plan> --state <state> [...extra]`, sampling its peak RSS every 50 ms. */
-export function spawnRun(plan: string, state: string, extra: string[] = []): RunHandle {
+export function spawnRun(plan: string, state: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): RunHandle {
   const counterFile = `${state}.bench-sqlite.json`;
   const started = performance.now();
   // BENCH_RUN_ARGS adds node flags to the orchestrator (`--cpu-prof --cpu-prof-dir=DIR` profiles it).
@@ -232,7 +232,7 @@ export function spawnRun(plan: string, state: string, extra: string[] = []): Run
     ],
     {
       cwd: ROOT,
-      env: { ...process.env, BENCH_TOKEN, BENCH_SQLITE_FILE: counterFile },
+      env: { ...process.env, ...env, BENCH_TOKEN, BENCH_SQLITE_FILE: counterFile },
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );

@@ -102,7 +102,7 @@ export function autoCap(deps: ActorDeps<AutoCapStore>, pinned: number | null): {
   if (!bounds) return null;
   const l = limiterOf(deps, bounds);
   const before = l.state;
-  const { state, decision } = decideAuto(before, {
+  const { state, decision, seen } = decideAuto(before, {
     now: deps.clock.now(),
     bounds,
     timing: {
@@ -114,6 +114,8 @@ export function autoCap(deps: ActorDeps<AutoCapStore>, pinned: number | null): {
   });
   l.state = state;
   if (decision.reason !== null) l.reason = decision.reason;
+  // Each window's figures, for tuning and for an operator asking why the cap did (not) move.
+  if (seen) deps.log.debug({ auto: { ...seen, inFlight: before.window.maxInFlight } }, 'auto: window measured');
   // Saved when a window closed or the pin changed: between windows only the counts grow.
   if (state.window.from !== before.window.from || state.pinned !== before.pinned || state.cap !== before.cap)
     save(deps, l);

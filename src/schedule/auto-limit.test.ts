@@ -317,6 +317,8 @@ describe('move.concurrency: auto, the first window and a busier disk during the 
     expect(d.decision).toEqual({ cap: 4, reason: 'auto: 1.0 MB/s at 2; trying 4' });
     expect(d.state.last).toMatchObject({ cap: 2, moves: 1 });
     expect(d.state.settling).toBe(true);
+    // One move sets no peak for a busier disk: it would stand above every window after it.
+    expect(d.state.peak).toBeNull();
     // A cap nothing reaches is measured but not raised.
     expect(at(one, T0 + timing.minWindowMs, 1).decision).toEqual({ cap: 2, reason: null });
     // From a knee (a resumed run) the first window measures the reference: a full window.
@@ -371,6 +373,12 @@ describe('move.concurrency: auto, the first window and a busier disk during the 
     ]);
     expect(raised.state.peak?.cap).toBe(4);
     expect(raised.state.peak?.msPerByte).toBeCloseTo((0.45 * 1000) / MB, 12);
+    // Three moves, however slow a slot, leave the peak where it was; four set it.
+    const fewer = run([
+      { mbps: 1.5, sPerMb: 2 }, // at 2: three moves, 1 s a MB a slot
+      { mbps: 10, sPerMb: 0.2 }, // settling at 4: the first peak, 0.05 a slot
+    ]);
+    expect(fewer.state.peak).toEqual({ msPerByte: (0.2 * 1000) / MB, cap: 4 });
   });
 });
 

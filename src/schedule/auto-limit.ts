@@ -181,6 +181,16 @@ export interface FixedFit {
   c: number;
 }
 
+/**
+ * What one decision call measured, for the debug log (`LOG_LEVEL=debug`): the window's figures,
+ * how it was looked at (closed and judged, only settled, still open after a look at its gain, or a
+ * peek for a busier disk), and its time per byte a slot against the peak's (null: either unknown).
+ */
+export interface AutoSeen extends AutoSample {
+  how: 'closed' | 'settled' | 'open' | 'peek';
+  slotVsPeak: number | null;
+}
+
 /** A decision: the cap, and why it changed (null: it did not). */
 export interface AutoDecision {
   cap: number;
@@ -334,7 +344,10 @@ export interface AutoInput {
  * Closes the window when it is due and decides: the new state, and the cap with the reason it
  * changed. At most one change per window; between windows the cap holds.
  */
-export function decideAuto(state: AutoState, input: AutoInput): { state: AutoState; decision: AutoDecision } {
+export function decideAuto(
+  state: AutoState,
+  input: AutoInput,
+): { state: AutoState; decision: AutoDecision; seen?: AutoSeen } {
   const { now, bounds, timing } = input;
   if (input.pinned !== null) {
     // The operator holds the cap: nothing measured meanwhile speaks for the limiter's own cap.
@@ -383,15 +396,23 @@ export function decideAuto(state: AutoState, input: AutoInput): { state: AutoSta
   // In the slow start every window, a settling one too, is held against the highest time per byte
   // a slot seen at any cap: a busier disk shows there though each raise still gains.
   const busier = s.phase === 'start' ? busierThanPeak(s, sample, bounds) : null;
+  const peakSlot = s.peak ? perSlot(s.peak) : null;
+  const nowSlot = perSlot(sample);
+  const see = (how: AutoSeen['how']): AutoSeen => ({
+    ...sample,
+    how,
+    slotVsPeak: peakSlot !== null && nowSlot !== null && peakSlot > 0 ? nowSlot / peakSlot : null,
+  });
   // A peek only cuts: without a busier disk the window stays open, its moves and fit untouched.
-  if (peek && !busier) return { state: s, decision: { cap: s.cap, reason: null } };
+  if (peek && !busier) return { state: s, decision: { cap: s.cap, reason: null }, seen: see('peek') };
   // A settling window of the slow start that already gained over the window before the raise is
   // judged at once: the moves started under the old cap only held the gain down, so the raise
   // paid. It stays open for that gain as long as the window before the raise lasted (or a full
   // window, if sooner); then it only settles, and the next (full) window judges the raise.
   const gained = early && binding && gainedOver(s.last as AutoSample, sample);
   const waited = now - w.from >= Math.max(timing.minWindowMs, s.last?.ms ?? 0);
-  if (early && !full && !waited && !gained && !busier) return { state: s, decision: { cap: s.cap, reason: null } };
+  if (early && !full && !waited && !gained && !busier)
+    return { state: s, decision: { cap: s.cap, reason: null }, seen: see('open') };
   s = { ...s, fit };
   if (busier) {
     const after: AutoState = {
@@ -404,12 +425,12 @@ export function decideAuto(state: AutoState, input: AutoInput): { state: AutoSta
       window: emptyWindow(now),
       settling: true,
     };
-    return { state: after, decision: { cap: busier.cap, reason: busier.reason } };
+    return { state: after, decision: { cap: busier.cap, reason: busier.reason }, seen: see(peek ? 'peek' : 'closed') };
   }
   s = { ...s, peak: nextPeak(s.peak ?? null, sample) };
   if (s.settling && !gained) {
     s = { ...s, settling: false, window: emptyWindow(now) };
-    return { state: s, decision: { cap: s.cap, reason: null } };
+    return { state: s, decision: { cap: s.cap, reason: null }, seen: see('settled') };
   }
   const next = judge(s, sample, bounds, binding);
   const ref =
@@ -430,7 +451,7 @@ export function decideAuto(state: AutoState, input: AutoInput): { state: AutoSta
     window: emptyWindow(now),
     settling: changed,
   };
-  return { state: after, decision: { cap: after.cap, reason: changed ? next.reason : null } };
+  return { state: after, decision: { cap: after.cap, reason: changed ? next.reason : null }, seen: see('closed') };
 }
 
 /** Ms per byte a slot: the window's time per byte over its cap (null: none measured). */
@@ -440,11 +461,15 @@ function perSlot(x: { msPerByte: number | null; cap: number }): number | null {
 
 /**
  * The peak after a window: the higher of the two a slot, except that a window more than
- * {@link SLOWER} above the peak does not raise it (a load arriving is not the disk's own pace).
+ * {@link SLOWER} above the peak does not raise it (a load arriving is not the disk's own pace),
+ * and a window of fewer than {@link MIN_MOVES} finished moves does not set it.
  */
 function nextPeak(peak: AutoPeak | null, x: AutoSample): AutoPeak | null {
   const now = perSlot(x);
-  if (now === null) return peak;
+  // A window of fewer than MIN_MOVES moves (the slow start's quick ones: one move, often measured
+  // before any fixed part was fitted) would set a peak no later window reaches: bench row 8's
+  // first window, one move at 2, stood at 2 to 4 times what the disk gave a slot at any cap.
+  if (now === null || x.moves < MIN_MOVES) return peak;
   const before = peak === null ? null : perSlot(peak);
   if (before === null) return { msPerByte: x.msPerByte as number, cap: x.cap };
   if (now <= before || now > before * (1 + SLOWER)) return peak;
