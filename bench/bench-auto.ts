@@ -102,6 +102,8 @@ export interface AutoWindowSeen {
   moves: number;
   ms: number;
   slotVsPeak: number | null;
+  /** Bytes per ms the copies got together (absent or null: not measured). */
+  bandwidth?: number | null;
   inFlight: number | null;
 }
 
@@ -264,7 +266,8 @@ export function windowLines(windows: readonly AutoWindowSeen[], sec: (ms: number
   const row = (w: AutoWindowSeen) =>
     `    ${sec(w.atMs).padStart(7)} s  ${w.how.padEnd(7)} cap ${String(w.cap).padStart(2)}  ${String(w.moves).padStart(3)} moves in ${sec(w.ms)} s  ` +
     `${(w.bytesPerSec / 1e6).toFixed(0).padStart(5)} MB/s  ${w.msPerByte === null ? '     -' : (w.msPerByte * 1e6).toFixed(2).padStart(6)} ms/MB  ` +
-    `a slot x${w.slotVsPeak === null ? '-' : w.slotVsPeak.toFixed(2)} of the peak  in flight ${w.inFlight ?? '-'}`;
+    `a slot x${w.slotVsPeak === null ? '-' : w.slotVsPeak.toFixed(2)} of the peak  ` +
+    `copies ${w.bandwidth == null ? '-' : `${((w.bandwidth * 1000) / 1e6).toFixed(0)} MB/s`}  in flight ${w.inFlight ?? '-'}`;
   for (const w of windows) {
     if (w.how === 'peek' || w.how === 'open') {
       if (best === null || (w.slotVsPeak ?? 0) > (best.slotVsPeak ?? 0)) best = w;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addToFit, decideAuto, fixedMs, observeMove, startAuto } from './auto-limit.js';
+import { addToFit, decideAuto, deliveredBandwidth, fixedMs, observeMove, startAuto } from './auto-limit.js';
 import type { AutoBounds, AutoDecision, AutoState } from './auto-limit.js';
 
 const T0 = 1_700_000_000_000;
@@ -96,8 +96,10 @@ describe('move.concurrency: auto, decisions on a fake clock', () => {
     expect(state.cap).toBe(4);
     const { out } = run([{ mbps: 20, sPerMb: 0.3 }], bounds, state);
     expect(caps(out)).toEqual([3]);
+    // The bandwidth the copies got together fell below the median of the windows before (the
+    // knee's): that signal speaks first where both see it (the one below, with one window before).
     expect(out[0]?.reason).toBe(
-      'auto: moves 1.5x slower per byte at 4 with no throughput gained (20 MB/s); lowered to 3',
+      'auto: the copies got 35% less bandwidth at 4 (13 MB/s against 21 MB/s): the instance got busier; lowered to 3',
     );
   });
 
@@ -296,7 +298,7 @@ describe('move.concurrency: auto, the slow start (cheap raises, and a busier ins
     ]);
     expect(caps(out)).toEqual([4, 4, 4, 3, 3, 3, 4]);
     expect(out[3]?.reason).toBe(
-      'auto: moves 2.5x slower per byte at 4 with no throughput gained (6.0 MB/s); lowered to 3',
+      'auto: the copies got 47% less bandwidth at 4 (8.0 MB/s against 15 MB/s): the instance got busier; lowered to 3',
     );
     expect(out[6]?.reason).toBe('auto: moves 60% faster per byte at 3; trying 4');
     expect(state.knee).toBeNull();
@@ -495,6 +497,82 @@ describe('move.concurrency: auto, the fixed part of a move (largest first: the m
     });
     expect(caps(out)).toEqual([8, 8, 10]);
     expect(out[2]?.reason).toMatch(/^auto: probing after 3 windows held at 8/);
+  });
+
+  it('the bandwidth the copies got together: the cap times the share of time spent copying, over the time per byte', () => {
+    const timed: Array<[number, number]> = [
+      [400 * MB, 3000 + 400 * 40],
+      [400 * MB, 3000 + 400 * 40],
+      [400 * MB, 3000 + 400 * 40],
+      [400 * MB, 3000 + 400 * 40],
+    ];
+    // 32 slots, 84% of their time copying: 27 copies at once, each at 25 MB/s (40 ms a MB).
+    expect(deliveredBandwidth(timed, 3000, 32, 40 / MB)).toBeCloseTo((32 * (16000 / 19000)) / (40 / MB), 6);
+    expect(deliveredBandwidth(timed.slice(0, 3), 3000, 32, 40 / MB)).toBeNull();
+    expect(deliveredBandwidth(timed, 3000, 32, null)).toBeNull();
+    expect(
+      deliveredBandwidth(
+        timed.map(([b]) => [b, 2000]),
+        3000,
+        32,
+        40 / MB,
+      ),
+    ).toBeNull();
+  });
+
+  it('copies getting far less bandwidth at a cap held lower it once; the lower cap is judged against what the busier disk gives, and the load leaving raises it', () => {
+    const knee = startAuto(bounds, T0, 32);
+    const fit = addToFit({ a: 0, c: 0 }, moves(20, 100, 10, 40));
+    const { state, out } = windows(
+      [
+        moves(40, 300, 100, 40), // at 32: 582 MB/s, the reference
+        moves(40, 300, 100, 40),
+        moves(40, 300, 100, 80), // another tenant: 337 MB/s, 42% less
+        moves(40, 300, 100, 60), // settling at 24
+        moves(40, 300, 100, 60), // at 24: 320 MB/s, the busy disk's: no second cut
+        moves(40, 300, 100, 60),
+        moves(40, 300, 100, 30), // the tenant left
+      ],
+      { ...knee, fit },
+    );
+    expect(caps(out)).toEqual([32, 32, 24, 24, 24, 24, 30]);
+    expect(out[2]?.reason).toBe(
+      'auto: the copies got 42% less bandwidth at 32 (337 MB/s against 582 MB/s): the instance got busier; lowered to 24',
+    );
+    expect(out[6]?.reason).toBe('auto: moves 50% faster per byte at 24; trying 30');
+    expect(state.knee).toBe(32);
+  });
+
+  it('smaller moves (largest first) only a quarter slower per byte are a busier disk when the copies together got far less: fewer copy at once, so each should have got faster', () => {
+    const knee = startAuto(bounds, T0, 32);
+    const fit = addToFit({ a: 0, c: 0 }, moves(20, 100, 10, 40));
+    const { out } = windows(
+      [
+        moves(40, 300, 100, 40), // at 32: 582 MB/s
+        moves(40, 300, 100, 40),
+        moves(40, 150, 50, 50), // half the size, 25% slower per byte (not above the 25% of a cap held): 400 MB/s
+      ],
+      { ...knee, fit },
+    );
+    expect(caps(out)).toEqual([32, 32, 24]);
+    expect(out[2]?.reason).toBe(
+      'auto: the copies got 31% less bandwidth at 32 (400 MB/s against 582 MB/s): the instance got busier; lowered to 24',
+    );
+    // The same smaller moves as fast per byte (21% less bandwidth, fewer copying at once): nothing
+    // is cut, and the third window held probes a step higher as usual.
+    const quiet = windows([moves(40, 300, 100, 40), moves(40, 300, 100, 40), moves(40, 150, 50, 40)], { ...knee, fit });
+    expect(caps(quiet.out)).toEqual([32, 32, 40]);
+    expect(quiet.out[2]?.reason).toMatch(/^auto: probing after 3 windows held at 32/);
+  });
+
+  it('a settling window measures no bandwidth: its moves ran partly at the cap before the change', () => {
+    const knee = startAuto(bounds, T0, 32);
+    let s: AutoState = { ...knee, fit: addToFit({ a: 0, c: 0 }, moves(20, 100, 10, 40)), settling: true };
+    for (const [b, d] of moves(40, 600, 200, 40)) s = observeMove(s, b, d);
+    const d = decideAuto(s, { now: s.window.from + WINDOW_MS, bounds, timing, pinned: null });
+    expect(d.seen?.how).toBe('settled');
+    expect(d.seen?.bandwidth).toBeNull();
+    expect(d.state.bw).toEqual([]);
   });
 
   it('another tenant doubling the time per byte lowers the cap though the moves have a fixed part, and its end raises it', () => {

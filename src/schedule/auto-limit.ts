@@ -49,6 +49,17 @@
  *   are long, and a load that arrived just after the raise would otherwise be judged only when a
  *   generation of them had finished, often after it left. The look only cuts; without a busier
  *   disk the window goes on as if nothing had looked.
+ * - **Busier, from the bandwidth the copies got** (BBR's bottleneck bandwidth), in any phase: the
+ *   copies running at once (the cap, when it binds, times the share of the moves' time spent
+ *   copying rather than in their fixed part) over the time per byte is what the disks gave the
+ *   moves together. A lower cap cannot lower it while the cap binds (at most it leaves the disks
+ *   idle, and then fewer copy at once and each copies faster), so a window's bandwidth more than
+ *   {@link BUSIER} below the median of the last {@link BW_KEPT} windows is another load: `x0.75`,
+ *   no knee kept. Unlike the time per byte a slot it does not fall when many slots sit in fixed
+ *   parts (a high cap, the small moves late in a largest-first run). After any cut the bandwidth
+ *   measured there is the reference (a busier disk's bandwidth does not come back with a lower
+ *   cap: against the old one every window would cut again). Settling windows measure none (their
+ *   moves ran partly at the cap before the change).
  * - **Busier after a raise**: a raise after which fewer bytes and no more moves finish, each slower
  *   per byte, is another load on the instance, not a knee (at a knee throughput stays flat):
  *   likewise `x0.75`, no knee kept.
@@ -105,6 +116,8 @@ export const DECREASE = 0.75;
  * for their time per byte to be measured at all.
  */
 export const MEASURABLE = 0.2;
+/** Windows whose delivered bandwidth makes the reference (their median). */
+export const BW_KEPT = 8;
 /** Finished moves kept per window for its medians (enough for stable ones, small in the checkpoint). */
 const KEPT = 128;
 
@@ -126,6 +139,11 @@ export interface AutoSample {
   moves: number;
   /** How long the window lasted, ms (absent in a checkpoint from before it). */
   ms?: number;
+  /**
+   * The bandwidth the moves' copies got together, bytes per ms (null: not measured; absent in a
+   * checkpoint from before it): see {@link deliveredBandwidth}.
+   */
+  bandwidth?: number | null;
 }
 
 /** The window being filled. */
@@ -167,6 +185,12 @@ export interface AutoState {
    * two caps' windows (null: none measured; absent in a checkpoint from before it).
    */
   peak?: AutoPeak | null;
+  /**
+   * The bandwidth the copies got in the last windows that measured it (bytes per ms, newest last,
+   * at most {@link BW_KEPT}; absent in a checkpoint from before it): their median is the reference
+   * a busier disk falls below.
+   */
+  bw?: number[];
 }
 
 /** A window's time per byte and its cap, the highest a slot so far (see {@link AutoState.peak}). */
@@ -219,6 +243,7 @@ export function startAuto(bounds: AutoBounds, now: number, knee: number | null =
     pinned: false,
     fit: { a: 0, c: 0 },
     peak: null,
+    bw: [],
   };
 }
 
@@ -376,10 +401,10 @@ export function decideAuto(
   const first = s.phase === 'start' && !s.settling && s.last === null;
   const early = s.phase === 'start' && s.settling && s.last !== null;
   const full = closes(w, now, timing);
-  // A full window of the slow start is looked at before it closes too, for a busier disk only: at
-  // a cap just doubled its moves are long, so a load that arrived with it would otherwise be seen
-  // only after a whole generation of them (often after the load left).
-  const peek = s.phase === 'start' && !first && !early && !full && w.moves >= MIN_MOVES && closes(w, now, timing, true);
+  // A full window is looked at before it closes too, for a busier disk only: at a cap just doubled
+  // its moves are long, so a load that arrived with it would otherwise be seen only after a whole
+  // generation of them (often after the load left).
+  const peek = !s.settling && !first && !full && w.moves >= MIN_MOVES && closes(w, now, timing, true);
   if (!full && !peek && !((first || early) && closes(w, now, timing, true)))
     return { state: s, decision: { cap: s.cap, reason: null } };
   // Every window tells of the fixed part, a settling one too: it does not depend on the cap.
@@ -393,9 +418,13 @@ export function decideAuto(
     ms: now - w.from,
   };
   const binding = w.maxInFlight === null || w.maxInFlight >= s.cap;
+  // A settling window ran partly at the cap before the change, so the cap in force is not how many
+  // of its moves copied at once: it measures no bandwidth.
+  sample.bandwidth =
+    binding && !s.settling ? deliveredBandwidth(w.timed, fixedMs(fit, w.timed), s.cap, sample.msPerByte) : null;
   // In the slow start every window, a settling one too, is held against the highest time per byte
   // a slot seen at any cap: a busier disk shows there though each raise still gains.
-  const busier = s.phase === 'start' ? busierThanPeak(s, sample, bounds) : null;
+  const busier = (s.phase === 'start' ? busierThanPeak(s, sample, bounds) : null) ?? busierBandwidth(s, sample, bounds);
   const peakSlot = s.peak ? perSlot(s.peak) : null;
   const nowSlot = perSlot(sample);
   const see = (how: AutoSeen['how']): AutoSeen => ({
@@ -415,6 +444,9 @@ export function decideAuto(
     return { state: s, decision: { cap: s.cap, reason: null }, seen: see('open') };
   s = { ...s, fit };
   if (busier) {
+    // The bandwidth the busier instance gives is the reference from here: a lower cap does not
+    // give the disks back, so against the old one every window would cut again, down to min.
+    const b = sample.bandwidth ?? null;
     const after: AutoState = {
       ...s,
       cap: busier.cap,
@@ -424,10 +456,11 @@ export function decideAuto(
       held: 0,
       window: emptyWindow(now),
       settling: true,
+      bw: b === null ? [] : [b],
     };
     return { state: after, decision: { cap: busier.cap, reason: busier.reason }, seen: see(peek ? 'peek' : 'closed') };
   }
-  s = { ...s, peak: nextPeak(s.peak ?? null, sample) };
+  s = { ...s, peak: nextPeak(s.peak ?? null, sample), bw: nextBandwidths(s.bw ?? [], sample) };
   if (s.settling && !gained) {
     s = { ...s, settling: false, window: emptyWindow(now) };
     return { state: s, decision: { cap: s.cap, reason: null }, seen: see('settled') };
@@ -450,6 +483,9 @@ export function decideAuto(
     held: changed ? 0 : s.held + 1,
     window: emptyWindow(now),
     settling: changed,
+    // After a cut the bandwidth measured here is the reference: whatever lowered the cap (a knee,
+    // moves slower at a cap held), the old windows' bandwidth is not what the lower cap will get.
+    ...(next.cap < s.cap ? { bw: sample.bandwidth == null ? [] : [sample.bandwidth] } : {}),
   };
   return { state: after, decision: { cap: after.cap, reason: changed ? next.reason : null }, seen: see('closed') };
 }
@@ -496,6 +532,67 @@ function busierThanPeak(s: AutoState, x: AutoSample, bounds: AutoBounds): { cap:
   return {
     cap,
     reason: `auto: moves ${slower.toFixed(1)}x slower per byte at ${x.cap} than at ${p.cap} (${explains}): the instance got busier; lowered to ${cap}`,
+  };
+}
+
+/**
+ * The bandwidth the copies of a window got together (bytes per ms), BBR's bottleneck bandwidth as
+ * the moves show it: each copy runs at its share of what the disks give, about the time per byte
+ * of the larger moves (`msPerByte`, fixed part left out) over the copies running at once, and the
+ * copies running at once are the cap (it binds) times the share of the moves' time spent copying
+ * rather than in their fixed part. Unlike the time per byte a slot, it does not fall when many
+ * slots sit in fixed parts (a high cap, small moves): on the sandbox's disk model it stays near the
+ * busier disk's bandwidth at any cap that keeps the disk busy (row 8: 3,600 to 4,400 MB/s at cap 32
+ * on a 4,194 MB/s disk, 2,000 to 2,600 while another tenant took half). Null with fewer than
+ * {@link MIN_MOVES} timed moves or no time per byte.
+ */
+export function deliveredBandwidth(
+  timed: ReadonlyArray<[number, number]>,
+  fixed: number,
+  cap: number,
+  msPerByte: number | null,
+): number | null {
+  if (timed.length < MIN_MOVES || msPerByte === null || !(msPerByte > 0) || !(cap > 0)) return null;
+  let copying = 0;
+  let whole = 0;
+  for (const [, d] of timed) {
+    copying += Math.max(0, d - fixed);
+    whole += d;
+  }
+  if (!(whole > 0) || !(copying > 0)) return null;
+  return (cap * (copying / whole)) / msPerByte;
+}
+
+/** The median of the kept bandwidths, once two windows measured one (null before). */
+function bandwidthRef(bw: readonly number[]): number | null {
+  return bw.length < 2 ? null : median(bw);
+}
+
+/** The kept bandwidths after a window: its own added unless it fell more than {@link BUSIER} below the reference. */
+function nextBandwidths(bw: readonly number[], x: AutoSample): number[] {
+  const b = x.bandwidth ?? null;
+  if (b === null) return [...bw];
+  const ref = bandwidthRef(bw);
+  if (ref !== null && b < ref * (1 - BUSIER)) return [...bw];
+  return [...bw, b].slice(-BW_KEPT);
+}
+
+/**
+ * A busier disk in any phase: the copies together got more than {@link BUSIER} less bandwidth than
+ * the median of the last windows, at a cap that binds. Another load took it (the cap in force
+ * cannot lower what the disks give; at most it leaves them idle, and a binding cap with copies
+ * running does not): a quarter off the cap, no knee kept. Null when nothing says so or the cap is
+ * at `min` already.
+ */
+function busierBandwidth(s: AutoState, x: AutoSample, bounds: AutoBounds): { cap: number; reason: string } | null {
+  const b = x.bandwidth ?? null;
+  const ref = bandwidthRef(s.bw ?? []);
+  if (b === null || ref === null || !(ref > 0) || b >= ref * (1 - BUSIER)) return null;
+  const cap = clamp(Math.floor(s.cap * DECREASE), bounds);
+  if (cap >= s.cap) return null;
+  return {
+    cap,
+    reason: `auto: the copies got ${pct(1 - b / ref)} less bandwidth at ${s.cap} (${formatRate(b * 1000)} against ${formatRate(ref * 1000)}): the instance got busier; lowered to ${cap}`,
   };
 }
 
