@@ -22,7 +22,7 @@
  * BENCH_AUTO_SEED=41 (inventory draw) BENCH_AUTO_SPEED=20 BENCH_AUTO_WORKERS=64 (sandbox workers)
  * BENCH_AUTO_CAPS=2,4,8,16,32 BENCH_AUTO_BW=nfs-1:200MiB,cluster:400MiB
  * BENCH_AUTO_TENANT=nfs-1:0.5 (storage:share; `none` skips the tenant sweep)
- * BENCH_AUTO_SIDES=fixed,auto,bulk
+ * BENCH_AUTO_SIDES=fixed,auto,bulk BENCH_AUTO_ALL_WINDOWS=1 (every look of the limiter, not only the judged windows)
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -268,8 +268,10 @@ export function windowLines(windows: readonly AutoWindowSeen[], sec: (ms: number
     `${(w.bytesPerSec / 1e6).toFixed(0).padStart(5)} MB/s  ${w.msPerByte === null ? '     -' : (w.msPerByte * 1e6).toFixed(2).padStart(6)} ms/MB  ` +
     `a slot x${w.slotVsPeak === null ? '-' : w.slotVsPeak.toFixed(2)} of the peak  ` +
     `copies ${w.bandwidth == null ? '-' : `${((w.bandwidth * 1000) / 1e6).toFixed(0)} MB/s`}  in flight ${w.inFlight ?? '-'}`;
+  // BENCH_AUTO_ALL_WINDOWS=1: every look, not only the highest between two judged windows.
+  const all = process.env.BENCH_AUTO_ALL_WINDOWS === '1';
   for (const w of windows) {
-    if (w.how === 'peek' || w.how === 'open') {
+    if (!all && (w.how === 'peek' || w.how === 'open')) {
       if (best === null || (w.slotVsPeak ?? 0) > (best.slotVsPeak ?? 0)) best = w;
       continue;
     }

@@ -96,11 +96,19 @@ describe('move.concurrency: auto, decisions on a fake clock', () => {
     expect(state.cap).toBe(4);
     const { out } = run([{ mbps: 20, sPerMb: 0.3 }], bounds, state);
     expect(caps(out)).toEqual([3]);
-    // The bandwidth the copies got together fell below the median of the windows before (the
-    // knee's): that signal speaks first where both see it (the one below, with one window before).
+    // The bandwidth the copies got together speaks first where both signals see the window.
     expect(out[0]?.reason).toBe(
-      'auto: the copies got 35% less bandwidth at 4 (13 MB/s against 21 MB/s): the instance got busier; lowered to 3',
+      'auto: the copies got 35% less bandwidth at 4 (13 MB/s against 21 MB/s), each slower per byte than the cap explains: the instance got busier; lowered to 3',
     );
+    // A window too thin for a bandwidth (three moves, closed at maxWindowMs): the rule of a cap held.
+    let thin = state;
+    for (let i = 0; i < 3; i++) thin = observeMove(thin, MOVE, 0.3 * (MOVE / MB) * 1000);
+    const d = decideAuto(thin, { now: thin.window.from + timing.maxWindowMs, bounds, timing, pinned: null });
+    expect(d.seen?.bandwidth).toBeNull();
+    expect(d.decision).toEqual({
+      cap: 3,
+      reason: 'auto: moves 1.5x slower per byte at 4 with no throughput gained (0.5 MB/s); lowered to 3',
+    });
   });
 
   it('an instance that gets busier lowers the cap within one window, and a recovery raises it again', () => {
@@ -122,8 +130,9 @@ describe('move.concurrency: auto, decisions on a fake clock', () => {
       state,
     );
     expect(caps(busy.out)).toEqual([12, 12, 12, 15, 15, 18]);
+    // The bandwidth the copies got together speaks first where both signals see the window.
     expect(busy.out[0]?.reason).toBe(
-      'auto: moves 2.0x slower per byte at 16 with no throughput gained (20 MB/s); lowered to 12',
+      'auto: the copies got 50% less bandwidth at 16 (40 MB/s against 80 MB/s), each slower per byte than the cap explains: the instance got busier; lowered to 12',
     );
     expect(busy.out[3]?.reason).toBe('auto: moves 50% faster per byte at 12; trying 15');
   });
@@ -298,7 +307,7 @@ describe('move.concurrency: auto, the slow start (cheap raises, and a busier ins
     ]);
     expect(caps(out)).toEqual([4, 4, 4, 3, 3, 3, 4]);
     expect(out[3]?.reason).toBe(
-      'auto: the copies got 47% less bandwidth at 4 (8.0 MB/s against 15 MB/s): the instance got busier; lowered to 3',
+      'auto: the copies got 47% less bandwidth at 4 (8.0 MB/s against 15 MB/s), each slower per byte than the cap explains: the instance got busier; lowered to 3',
     );
     expect(out[6]?.reason).toBe('auto: moves 60% faster per byte at 3; trying 4');
     expect(state.knee).toBeNull();
@@ -537,7 +546,7 @@ describe('move.concurrency: auto, the fixed part of a move (largest first: the m
     );
     expect(caps(out)).toEqual([32, 32, 24, 24, 24, 24, 30]);
     expect(out[2]?.reason).toBe(
-      'auto: the copies got 42% less bandwidth at 32 (337 MB/s against 582 MB/s): the instance got busier; lowered to 24',
+      'auto: the copies got 42% less bandwidth at 32 (337 MB/s against 582 MB/s), each slower per byte than the cap explains: the instance got busier; lowered to 24',
     );
     expect(out[6]?.reason).toBe('auto: moves 50% faster per byte at 24; trying 30');
     expect(state.knee).toBe(32);
@@ -556,7 +565,7 @@ describe('move.concurrency: auto, the fixed part of a move (largest first: the m
     );
     expect(caps(out)).toEqual([32, 32, 24]);
     expect(out[2]?.reason).toBe(
-      'auto: the copies got 31% less bandwidth at 32 (400 MB/s against 582 MB/s): the instance got busier; lowered to 24',
+      'auto: the copies got 31% less bandwidth at 32 (400 MB/s against 582 MB/s), each slower per byte than the cap explains: the instance got busier; lowered to 24',
     );
     // The same smaller moves as fast per byte (21% less bandwidth, fewer copying at once): nothing
     // is cut, and the third window held probes a step higher as usual.
@@ -589,7 +598,7 @@ describe('move.concurrency: auto, the fixed part of a move (largest first: the m
       { ...knee, fit },
     );
     expect(caps(out)).toEqual([16, 12, 12, 12, 15]);
-    expect(out[1]?.reason).toMatch(/^auto: moves 2\.0x slower per byte at 16 with no throughput gained/);
+    expect(out[1]?.reason).toMatch(/^auto: the copies got 26% less bandwidth at 16 .*, each slower per byte/);
     expect(out[4]?.reason).toBe('auto: moves 50% faster per byte at 12; trying 15');
   });
 });
