@@ -129,12 +129,15 @@ describe('move.concurrency: auto, decisions on a fake clock', () => {
       bounds,
       state,
     );
-    expect(caps(busy.out)).toEqual([12, 12, 12, 15, 15, 18]);
+    // The tenant gone, the copies get their bandwidth again: back to 16 at once, then probing.
+    expect(caps(busy.out)).toEqual([12, 12, 12, 16, 16, 20]);
     // The bandwidth the copies got together speaks first where both signals see the window.
     expect(busy.out[0]?.reason).toBe(
       'auto: the copies got 50% less bandwidth at 16 (40 MB/s against 80 MB/s), each slower per byte than the cap explains: the instance got busier; lowered to 12',
     );
-    expect(busy.out[3]?.reason).toBe('auto: moves 50% faster per byte at 12; trying 15');
+    expect(busy.out[3]?.reason).toMatch(
+      /^auto: the copies get [0-9.]+ [kM]B\/s again \([0-9.]+ [kM]B\/s before the other load\): back to 16$/,
+    );
   });
 
   it('stays within min and max', () => {
@@ -286,12 +289,17 @@ describe('move.concurrency: auto, the slow start (cheap raises, and a busier ins
       { mbps: 14, sPerMb: 0.45 },
       { mbps: 24, sPerMb: 0.2 }, // the tenant left: more than twice as fast per byte
     ]);
-    expect(caps(out)).toEqual([4, 4, 8, 8, 6, 6, 6, 6, 7]);
+    // The busy instance at 6 gives the copies as much as the ramp's low caps did, but no more than
+    // the window that cut: not yet a recovery. The tenant gone, back to 8 and on doubling.
+    expect(caps(out)).toEqual([4, 4, 8, 8, 6, 6, 6, 6, 8]);
     expect(out[4]?.reason).toBe(
       'auto: throughput down 30% at 8 (14 MB/s), moves 3.0x slower per byte: the instance got busier; lowered to 6',
     );
-    expect(out[8]?.reason).toBe('auto: moves 56% faster per byte at 6; trying 7');
+    expect(out[8]?.reason).toMatch(
+      /^auto: the copies get [0-9.]+ [kM]B\/s again \([0-9.]+ [kM]B\/s before the other load\): back to 8$/,
+    );
     expect(state.knee).toBeNull();
+    expect(state.phase).toBe('start');
   });
 
   it('at a cap held in the slow start (as before this change), time per byte jumping while throughput falls lowers the cap (x0.75), and its fall raises it', () => {
@@ -309,7 +317,9 @@ describe('move.concurrency: auto, the slow start (cheap raises, and a busier ins
     expect(out[3]?.reason).toBe(
       'auto: the copies got 47% less bandwidth at 4 (8.0 MB/s against 15 MB/s), each slower per byte than the cap explains: the instance got busier; lowered to 3',
     );
-    expect(out[6]?.reason).toBe('auto: moves 60% faster per byte at 3; trying 4');
+    expect(out[6]?.reason).toMatch(
+      /^auto: the copies get [0-9.]+ [kM]B\/s again \([0-9.]+ [kM]B\/s before the other load\): back to 4$/,
+    );
     expect(state.knee).toBeNull();
   });
 });
@@ -350,12 +360,14 @@ describe('move.concurrency: auto, the first window and a busier disk during the 
       { mbps: 36, sPerMb: 1.2 }, // at 12: the reference for the busy instance
       { mbps: 48, sPerMb: 0.6 }, // the tenant left: twice as fast per byte
     ]);
-    expect(caps(out)).toEqual([4, 4, 8, 8, 16, 16, 12, 12, 12, 15]);
+    expect(caps(out)).toEqual([4, 4, 8, 8, 16, 16, 12, 12, 12, 16]);
     expect(out[2]?.reason).toBe('auto: throughput up 100% at 4 (20 MB/s); trying 8');
     expect(out[6]?.reason).toBe(
       'auto: moves 16.0x slower per byte at 16 than at 2 (the cap explains 8x): the instance got busier; lowered to 12',
     );
-    expect(out[9]?.reason).toBe('auto: moves 50% faster per byte at 12; trying 15');
+    expect(out[9]?.reason).toMatch(
+      /^auto: the copies get [0-9.]+ [kM]B\/s again \([0-9.]+ [kM]B\/s before the other load\): back to 16$/,
+    );
     expect(state.knee).toBeNull();
   });
 
@@ -544,11 +556,11 @@ describe('move.concurrency: auto, the fixed part of a move (largest first: the m
       ],
       { ...knee, fit },
     );
-    expect(caps(out)).toEqual([32, 32, 24, 24, 24, 24, 30]);
+    expect(caps(out)).toEqual([32, 32, 24, 24, 24, 24, 32]);
     expect(out[2]?.reason).toBe(
       'auto: the copies got 42% less bandwidth at 32 (337 MB/s against 582 MB/s), each slower per byte than the cap explains: the instance got busier; lowered to 24',
     );
-    expect(out[6]?.reason).toBe('auto: moves 50% faster per byte at 24; trying 30');
+    expect(out[6]?.reason).toBe('auto: the copies get 533 MB/s again (582 MB/s before the other load): back to 32');
     expect(state.knee).toBe(32);
   });
 

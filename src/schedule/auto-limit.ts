@@ -60,7 +60,10 @@
  *   parts (a high cap, the small moves late in a largest-first run). After any cut the bandwidth
  *   measured there is the reference (a busier disk's bandwidth does not come back with a lower
  *   cap: against the old one every window would cut again). Settling windows measure none (their
- *   moves ran partly at the cap before the change).
+ *   moves ran partly at the cap before the change). When the copies get within half that margin
+ *   of the bandwidth before the first such cut again, the other load has gone: the cap goes
+ *   straight back to where it was, not a quarter at a time (and, without a knee found yet, the slow
+ *   start goes on doubling).
  * - **Busier after a raise**: a raise after which fewer bytes and no more moves finish, each slower
  *   per byte, is another load on the instance, not a knee (at a knee throughput stays flat):
  *   likewise `x0.75`, no knee kept.
@@ -200,6 +203,19 @@ export interface AutoState {
    * before it). Their medians are the reference a busier disk falls below.
    */
   bw?: Array<[number, number]>;
+  /**
+   * The cap in force before the first cut for a busier instance, and the bandwidth the copies got
+   * then (null or absent: no such cut, or none was measured before it): once the copies get about
+   * that again, the other load has gone and the cap goes straight back.
+   */
+  busy?: AutoBusy | null;
+}
+
+/** See {@link AutoState.busy}. */
+export interface AutoBusy {
+  cap: number;
+  /** Bytes per ms. */
+  bandwidth: number;
 }
 
 /** A window's time per byte and its cap, the highest a slot so far (see {@link AutoState.peak}). */
@@ -253,6 +269,7 @@ export function startAuto(bounds: AutoBounds, now: number, knee: number | null =
     fit: { a: 0, c: 0 },
     peak: null,
     bw: [],
+    busy: null,
   };
 }
 
@@ -465,14 +482,18 @@ export function decideAuto(
       window: emptyWindow(now),
       settling: true,
       bw: bwEntry(sample),
+      busy: s.busy ?? busyBefore(s),
     };
     return { state: after, decision: { cap: busier.cap, reason: busier.reason }, seen: see(peek ? 'peek' : 'closed') };
   }
+  const busyRef = bandwidthRef(s.bw ?? []);
   s = { ...s, peak: nextPeak(s.peak ?? null, sample), bw: nextBandwidths(s.bw ?? [], sample) };
   if (s.settling && !gained) {
     s = { ...s, settling: false, window: emptyWindow(now) };
     return { state: s, decision: { cap: s.cap, reason: null }, seen: see('settled') };
   }
+  const back = recovered(s, sample, bounds, binding, busyRef?.bandwidth ?? null);
+  if (back) return { state: { ...back.state, window: emptyWindow(now) }, decision: back.decision, seen: see('closed') };
   const next = judge(s, sample, bounds, binding);
   const ref =
     next.cap !== s.cap
@@ -494,6 +515,9 @@ export function decideAuto(
     // After a cut the bandwidth measured here is the reference: whatever lowered the cap (a knee,
     // moves slower at a cap held), the old windows' bandwidth is not what the lower cap will get.
     ...(next.cap < s.cap ? { bw: bwEntry(sample) } : {}),
+    // A cut that keeps the knee is a busier instance, not a knee: the cap before it comes back with
+    // the bandwidth.
+    ...(next.cap < s.cap && next.knee === s.knee ? { busy: s.busy ?? busyBefore(s) } : {}),
   };
   return { state: after, decision: { cap: after.cap, reason: changed ? next.reason : null }, seen: see('closed') };
 }
@@ -623,6 +647,53 @@ function busierBandwidth(s: AutoState, x: AutoSample, bounds: AutoBounds): { cap
   return {
     cap,
     reason: `auto: the copies got ${pct(1 - b / ref.bandwidth)} less bandwidth at ${s.cap} (${formatRate(b * 1000)} against ${formatRate(ref.bandwidth * 1000)}), each slower per byte than the cap explains: the instance got busier; lowered to ${cap}`,
+  };
+}
+
+/** What a cut for a busier instance keeps of before it: the cap and the reference bandwidth (null: none). */
+function busyBefore(s: AutoState): AutoBusy | null {
+  const ref = bandwidthRef(s.bw ?? []);
+  return ref === null ? null : { cap: s.cap, bandwidth: ref.bandwidth };
+}
+
+/**
+ * After a cut for a busier instance: a window whose copies got within half of {@link BW_BUSIER}
+ * of the bandwidth before it, and more than {@link BW_BUSIER} above what they got since (`since`:
+ * the reference of the windows after the cut), at a cap that binds, says the other load has gone,
+ * and the cap goes back to where it was at once rather than a quarter at a time. The second
+ * condition matters when the bandwidth before came from low caps that did not keep the disks busy:
+ * the busier disk at a higher cap can give as much. Null otherwise (and when the cap is already
+ * back).
+ */
+function recovered(
+  s: AutoState,
+  x: AutoSample,
+  bounds: AutoBounds,
+  binding: boolean,
+  since: number | null,
+): { state: AutoState; decision: AutoDecision } | null {
+  const busy = s.busy ?? null;
+  const b = x.bandwidth ?? null;
+  if (busy === null || b === null || !binding || b < busy.bandwidth * (1 - BW_BUSIER / 2)) return null;
+  if (since !== null && b <= since * (1 + BW_BUSIER)) return null;
+  const cap = clamp(busy.cap, bounds);
+  if (cap <= s.cap) return { state: { ...s, busy: null }, decision: { cap: s.cap, reason: null } };
+  return {
+    // Without a knee found the load only interrupted the slow start: it goes on doubling.
+    state: {
+      ...s,
+      cap,
+      phase: s.knee === null ? 'start' : s.phase,
+      last: x,
+      ref: null,
+      held: 0,
+      settling: true,
+      busy: null,
+    },
+    decision: {
+      cap,
+      reason: `auto: the copies get ${formatRate(b * 1000)} again (${formatRate(busy.bandwidth * 1000)} before the other load): back to ${cap}`,
+    },
   };
 }
 
