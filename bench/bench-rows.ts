@@ -11,7 +11,8 @@ import { request } from 'undici';
 import { BENCH_TOKEN, ROOT, cpuMs, spawnRun, startSandboxProc, writePlan, writeSeed } from './bench-procs.js';
 import type { Inventory, RunResult, SandboxProc } from './bench-procs.js';
 import type { RequestCounts } from './bench-count.js';
-import { gapsOf, readSpans } from './slots-gaps.js';
+import { endToStart, gapsOf, readSpans } from './slots-gaps.js';
+import type { EndToStart } from './slots-gaps.js';
 import type { Gaps } from './slots-gaps.js';
 
 const run = promisify(execFile);
@@ -437,6 +438,8 @@ export interface SlotsSide {
   checkpoint: { commits: number; statements: number; cpuAtFirstMs?: number } | null;
   /** Where the workers' idle time went (bench/slots-gaps.ts); null until the records are read. */
   gaps: Gaps | null;
+  /** How long a freed worker waited for its next move (bench/slots-gaps.ts); null until read. */
+  lags?: EndToStart | null;
 }
 
 /** One shardmove configuration of row 5: `move.order` and `move.queue_ahead`. */
@@ -581,7 +584,9 @@ export async function slotsRow(
       await sb.stop();
     }
     bulk.records = readMoveRecords(bulkDb);
-    bulk.gaps = gapsOf(readSpans(bulkDb), c.workers);
+    const bulkSpans = readSpans(bulkDb);
+    bulk.gaps = gapsOf(bulkSpans, c.workers);
+    bulk.lags = endToStart(bulkSpans, c.workers);
   }
 
   const runShardmove = async (name: string, min: string, cfg: SlotsConfig): Promise<SlotsSide> => {
@@ -617,7 +622,9 @@ export async function slotsRow(
       await sb.stop();
     }
     side.records = readMoveRecords(db);
-    side.gaps = gapsOf(readSpans(db), c.workers);
+    const spans = readSpans(db);
+    side.gaps = gapsOf(spans, c.workers);
+    side.lags = endToStart(spans, c.workers);
     return side;
   };
   const shardmove: SlotsRow['shardmove'] = [];

@@ -43,7 +43,7 @@ import { placementLines, placementRows } from './bench-placement.js';
 import { autoLines, autoRow, parseBandwidths, parseTenant } from './bench-auto.js';
 import type { AutoBenchConfig } from './bench-auto.js';
 import { runsBuilt } from './bench-procs.js';
-import { gapsLine } from './slots-gaps.js';
+import { endToStartLine, gapsLine } from './slots-gaps.js';
 
 const env = process.env;
 const num = (name: string, dflt: number) => (env[name] !== undefined && env[name] !== '' ? Number(env[name]) : dflt);
@@ -295,6 +295,7 @@ async function main(): Promise<void> {
       }
       // Where the idle worker time went (bench/slots-gaps.ts), as shares of the limit.
       for (const [name, x] of sides) if (x.gaps) print(`  ${gapsLine(name, x.gaps, workers)}`);
+      for (const [name, x] of sides) if (x.lags) print(`  ${endToStartLine(name, x.lags)}`);
       print(
         `  targets: --speed 5 span/limit <= 1.03, expo <= 1.1, req/it <= 1.5;\n` +
           `           --speed 20 span/limit <= 1.10 with auto.\n` +

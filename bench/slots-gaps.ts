@@ -156,6 +156,54 @@ export function gapsLine(name: string, g: Gaps, workers: number): string {
   );
 }
 
+/** How long a worker waited from a move's end to its next start, over the run (ms). */
+export interface EndToStart {
+  /** Ends paired with a later start (every end but the last `workers`, about). */
+  n: number;
+  meanMs: number;
+  p90Ms: number;
+  p99Ms: number;
+  /** Gaps of 100 ms or more: how many, and their sum (ms of one worker). */
+  long: number;
+  longMs: number;
+}
+
+/**
+ * Each start after the first `workers` takes the earliest end not yet taken (a freed worker takes
+ * the next move): the wait between them is the refill and pickup a move's end cost its slot, which
+ * says where the idle time sits (many short waits, or a few long ones) better than its sum.
+ */
+export function endToStart(moves: readonly MoveSpan[], workers: number): EndToStart {
+  const ends = moves.map((m) => m.end).sort((a, b) => a - b);
+  const starts = moves.map((m) => m.start).sort((a, b) => a - b);
+  const lags: number[] = [];
+  let j = 0;
+  for (let i = workers; i < starts.length; i++) {
+    const st = starts[i] as number;
+    // Half a millisecond of slack: the records keep milliseconds, a start at its end's moment is no wait.
+    if (j < ends.length && (ends[j] as number) <= st + 0.5) lags.push(Math.max(0, st - (ends[j++] as number)));
+  }
+  lags.sort((a, b) => a - b);
+  const at = (p: number) => (lags.length === 0 ? 0 : (lags[Math.floor(p * (lags.length - 1))] as number));
+  const long = lags.filter((l) => l >= 100);
+  return {
+    n: lags.length,
+    meanMs: lags.length === 0 ? 0 : lags.reduce((a, b) => a + b, 0) / lags.length,
+    p90Ms: at(0.9),
+    p99Ms: at(0.99),
+    long: long.length,
+    longMs: long.reduce((a, b) => a + b, 0),
+  };
+}
+
+/** One line of {@link endToStart}. */
+export function endToStartLine(name: string, e: EndToStart): string {
+  return (
+    `${name.padEnd(20)} end to next start: mean ${e.meanMs.toFixed(1)} ms, p90 ${e.p90Ms.toFixed(0)} ms, ` +
+    `p99 ${e.p99Ms.toFixed(0)} ms, ${e.long} of ${e.n} over 100 ms (${(e.longMs / 1000).toFixed(1)} s of one slot)`
+  );
+}
+
 if (import.meta.url === `file://${process.argv[1] ?? ''}`) {
   const [w, ...files] = process.argv.slice(2);
   const workers = Number(w);
@@ -163,6 +211,11 @@ if (import.meta.url === `file://${process.argv[1] ?? ''}`) {
     process.stderr.write('usage: slots-gaps.ts WORKERS SANDBOX.db...\n');
     process.exit(2);
   }
-  for (const f of files)
-    process.stdout.write(`${gapsLine(f.replace(/.*\//, ''), gapsOf(readSpans(f), workers), workers)}\n`);
+  for (const f of files) {
+    const spans = readSpans(f);
+    const name = f.replace(/.*\//, '');
+    process.stdout.write(
+      `${gapsLine(name, gapsOf(spans, workers), workers)}\n${endToStartLine(name, endToStart(spans, workers))}\n`,
+    );
+  }
 }
