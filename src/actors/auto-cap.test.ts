@@ -136,6 +136,9 @@ describe('move.concurrency: auto in a drain on the fake clock', () => {
       JSON.stringify({ ...kept, state: { ...kept.state, last: { cap: 8 } } }),
       JSON.stringify({ ...kept, state: { ...kept.state, phase: 'ramp' } }),
       JSON.stringify({ ...kept, state: { ...kept.state, cap: -3 } }),
+      JSON.stringify({ ...kept, state: { ...kept.state, bw: 'fast' } }), // the copies' bandwidths, not a list
+      JSON.stringify({ ...kept, state: { ...kept.state, bw: [[1, 2, 3]] } }),
+      JSON.stringify({ ...kept, state: { ...kept.state, busy: { cap: 16 } } }), // a busy mark without its bandwidth
     ];
     for (const raw of rows) {
       const h = sharedDisk(40);
@@ -145,9 +148,15 @@ describe('move.concurrency: auto in a drain on the fake clock', () => {
       expect(r, raw).toEqual({ moved: 40, quarantined: 0, remaining: 0 });
       expect(capEvents(h)[0], raw).toMatchObject({ cap: 2, reason: 'auto: starting at 2 (min 2, max 64)' });
     }
-    // The same state whole is a resume.
+    // The same state whole is a resume, with the bandwidths and the busy mark too.
     const h = sharedDisk(40);
-    h.store.setAutoCap(JSON.stringify(kept), h.clock.now());
+    h.store.setAutoCap(
+      JSON.stringify({
+        ...kept,
+        state: { ...kept.state, bw: [[400_000, 1e-6]], busy: { cap: 16, bandwidth: 400_000 } },
+      }),
+      h.clock.now(),
+    );
     await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
     expect(capEvents(h)[0]).toMatchObject({ cap: 8, reason: 'auto: resumed at 8' });
   });

@@ -43,7 +43,12 @@ function isAutoState(x: unknown): x is AutoState {
     return false;
   if (x.fit !== undefined && !(isObj(x.fit) && isNum(x.fit.a) && isNum(x.fit.c))) return false;
   const p = x.peak;
-  return p === undefined || p === null || (isObj(p) && isNum(p.msPerByte) && isNum(p.cap));
+  if (!(p === undefined || p === null || (isObj(p) && isNum(p.msPerByte) && isNum(p.cap)))) return false;
+  const bw = x.bw;
+  if (bw !== undefined && !(Array.isArray(bw) && bw.every((e) => Array.isArray(e) && e.length === 2 && e.every(isNum))))
+    return false;
+  const b = x.busy;
+  return b === undefined || b === null || (isObj(b) && isNum(b.cap) && isNum(b.bandwidth));
 }
 
 /** The state a checkpoint kept, or null (none, or not readable as one: the limiter starts fresh). */

@@ -586,6 +586,21 @@ describe('move.concurrency: auto, the fixed part of a move (largest first: the m
     expect(quiet.out[2]?.reason).toMatch(/^auto: probing after 3 windows held at 32/);
   });
 
+  it('a busy mark whose cap the limiter already passed again is dropped, and the window judged as any other', () => {
+    const knee = startAuto(bounds, T0, 32);
+    const fit = addToFit({ a: 0, c: 0 }, moves(20, 100, 10, 40));
+    // At 32 already, marked busy from 24: the copies get their bandwidth; nothing to go back to.
+    const { state, out } = windows([moves(40, 300, 100, 40), moves(40, 300, 100, 40)], {
+      ...knee,
+      fit,
+      busy: { cap: 24, bandwidth: 580_000 },
+    });
+    expect(caps(out)).toEqual([32, 32]);
+    expect(out.every((d) => d.reason === null)).toBe(true);
+    expect(state.busy).toBeNull();
+    expect(state.held).toBe(2);
+  });
+
   it('a settling window measures no bandwidth: its moves ran partly at the cap before the change', () => {
     const knee = startAuto(bounds, T0, 32);
     let s: AutoState = { ...knee, fit: addToFit({ a: 0, c: 0 }, moves(20, 100, 10, 40)), settling: true };

@@ -493,7 +493,10 @@ export function decideAuto(
     return { state: s, decision: { cap: s.cap, reason: null }, seen: see('settled') };
   }
   const back = recovered(s, sample, bounds, binding, busyRef?.bandwidth ?? null);
-  if (back) return { state: { ...back.state, window: emptyWindow(now) }, decision: back.decision, seen: see('closed') };
+  if (back && back.decision.cap > s.cap)
+    return { state: { ...back.state, window: emptyWindow(now) }, decision: back.decision, seen: see('closed') };
+  // The cap already came back on its own: the mark goes, and the window is judged as any other.
+  if (back) s = back.state;
   const next = judge(s, sample, bounds, binding);
   const ref =
     next.cap !== s.cap
