@@ -137,10 +137,19 @@ export function expectedEnd(
   minGapMs: number,
 ): number | null {
   const start = row.scheduledAt ?? row.intentAt ?? now;
-  const d = model.predict(kind, row.sizeBytes);
-  if (d === null) return null;
-  const end = start + d;
+  const end = predictedEnd(model, kind, row, now);
+  if (end === null) return null;
   if (lastPollAt !== null && start <= lastPollAt && end <= lastPollAt)
     return lastPollAt + Math.max(minGapMs, (lastPollAt - start) / 4);
   return end;
+}
+
+/**
+ * The model's end of a move in flight, its start plus its predicted duration, with no push for a
+ * move seen past it: what queue ahead counts as about to end (a move past its prediction ends any
+ * moment, so its successor is due now, while the next look at it backs off). Null without a model.
+ */
+export function predictedEnd(model: MoveModel, kind: Kind, row: ItemRow, now: number): number | null {
+  const d = model.predict(kind, row.sizeBytes);
+  return d === null ? null : (row.scheduledAt ?? row.intentAt ?? now) + d;
 }

@@ -10,7 +10,7 @@ import { event } from './context.js';
 import { applyMove, isTerminal, stuckPhase } from './outcome.js';
 import type { PollSample } from './queue-ahead.js';
 import { confirmNoSpace } from './no-space.js';
-import { expectedEnd } from './move-model.js';
+import { expectedEnd, predictedEnd } from './move-model.js';
 import type { MoveModel } from './move-model.js';
 import { reconcileItem, recordStuckState } from './reconcile.js';
 import { pollMoves } from './track-moves.js';
@@ -56,10 +56,12 @@ export interface Forecast {
 /** What a forecast keeps of one kind (see {@link Forecast.kinds}). */
 export interface KindForecast {
   lastPollAt: number;
+  /** The model's ends of its moves in flight (queue ahead's; a move past its own stays at it). */
   ends: number[];
   /**
-   * The earliest look due at a move of this kind that the model cannot predict yet (its first
-   * moves): null or absent when there is none. Only the polls follow it, never queue ahead.
+   * When the next poll should look at this kind: its earliest expected end, a move past its
+   * prediction pushed out by a quarter of its age, and the looks at moves the model cannot predict
+   * yet (its first moves). Null or absent when there is none. Only the polls follow it.
    */
   lookAt?: number | null;
 }
@@ -97,7 +99,7 @@ export function expectLook(forecast: Forecast, kind: Kind, at: number): void {
 export function expectEnd(forecast: Forecast, kind: Kind, end: number): void {
   forecast.ends.push(end);
   forecast.kinds?.get(kind)?.ends.push(end);
-  if (forecast.earliestEnd === null || end < forecast.earliestEnd) forecast.earliestEnd = end;
+  expectLook(forecast, kind, end);
 }
 
 /**
@@ -123,7 +125,7 @@ function learn(forecast: Forecast, kind: Kind, row: ItemRow, now: number): void 
 function kindDue(forecast: Forecast | undefined, kind: Kind, now: number, intervalMs: number): boolean {
   const k = forecast?.kinds?.get(kind);
   if (!k) return true;
-  return now - k.lastPollAt >= intervalMs || k.ends.some((e) => e <= now) || (k.lookAt != null && k.lookAt <= now);
+  return now - k.lastPollAt >= intervalMs || (k.lookAt != null && k.lookAt <= now);
 }
 
 /**
@@ -143,12 +145,13 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
   const looks: number[] = [];
   const expect = (kind: Kind, row: ItemRow) => {
     if (!forecast) return;
-    const end = expectedEnd(forecast.model, kind, row, now, now, forecast.minGapMs);
+    const end = predictedEnd(forecast.model, kind, row, now);
     if (end !== null) kindEnds.push(end);
-    else {
-      const at = coldLook(row, now, forecast.minGapMs, ctx.deps.plan.poll.intervalMs);
-      kindLook = kindLook === null ? at : Math.min(kindLook, at);
-    }
+    const at =
+      end === null
+        ? coldLook(row, now, forecast.minGapMs, ctx.deps.plan.poll.intervalMs)
+        : (expectedEnd(forecast.model, kind, row, now, now, forecast.minGapMs) as number);
+    kindLook = kindLook === null ? at : Math.min(kindLook, at);
   };
   const open = openByKind(ctx);
   const due = (kind: Kind, rows: readonly ItemRow[]) =>
@@ -212,7 +215,7 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
     record(forecast, kind, now, kindEnds, ends, kindLook, looks);
   }
   if (forecast) {
-    for (const e of ends) if (earliest === null || e < earliest) earliest = e;
+    // The polls follow the looks; the ends (a move past its prediction at it) are queue ahead's.
     for (const e of looks) if (earliest === null || e < earliest) earliest = e;
     forecast.sample = forecast.lastPollAt === null ? null : { elapsedMs: now - forecast.lastPollAt, ...seen };
     forecast.lastPollAt = now;

@@ -76,6 +76,36 @@ describe('queue ahead of predicted ends', () => {
     expect(h.fake.violations).toEqual([]);
   });
 
+  it("a move past its prediction has its successor posted at once, while the poll's next look at it backs off", async () => {
+    const cap = 3;
+    const h = setup(cap, 2, 40);
+    // A model 5% too fast (it learns from lower bounds): each move is seen in flight just past its prediction.
+    const m = new MoveModel(h.store);
+    for (let i = 1; i <= 64; i++) m.observe('projects', ((i % 16) + 1) * MB, 0.95 * truth(((i % 16) + 1) * MB));
+    m.save(h.clock.now());
+    const polls: number[] = [];
+    h.fake.onRequest = (name) => {
+      if (name === 'listMoves' && polls.at(-1) !== h.clock.now()) polls.push(h.clock.now());
+    };
+    const r = await runDrain(h.deps, { source: 'nfs-1', kind: 'projects' });
+    expect(r).toEqual({ moved: 40, quarantined: 0, remaining: 0 });
+    // The slots' idle time: each move's true end to the start of the move that took its slot (the
+    // fake starts a move when it is posted), over the moves after the first `cap`.
+    const moves = [...h.fake.moves].sort((a, b) => a.createdMs - b.createdMs);
+    const ends = moves.map((mv) => mv.createdMs + truth(h.fake.item('projects', mv.itemId)?.sizeBytes ?? 0));
+    ends.sort((a, b) => a - b);
+    let idle = 0;
+    moves.slice(cap).forEach((mv, i) => (idle += Math.max(0, mv.createdMs - (ends[i] as number))));
+    // Before, a move seen past its prediction counted as ending only at its next look (a quarter of
+    // its age later), so its successor waited for that look: 450 ms of idle slot a move on this
+    // construction (the fake clock makes it exact). Now it goes from the poll that found the move
+    // past its prediction: 270 ms.
+    expect(idle / (moves.length - cap)).toBeLessThan(350);
+    // And the polls still back off: far fewer than one per min_interval over the run.
+    expect(polls.length).toBeLessThan((h.clock.now() - (moves[0]?.createdMs ?? 0)) / 250 / 4);
+    expect(h.fake.violations).toEqual([]);
+  });
+
   it('with queue_ahead 0, never beyond the cap', async () => {
     const cap = 3;
     const h = setup(cap, 0, 20);
