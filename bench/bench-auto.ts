@@ -260,7 +260,7 @@ function readWindows(state: string, readyAt: number): AutoWindowSeen[] {
  * The windows worth reading: every judged and settled one, and of the peeks and the looks at a
  * gain between two of them only the one with the highest time per byte a slot against the peak.
  */
-export function windowLines(windows: readonly AutoWindowSeen[], sec: (ms: number) => string): string[] {
+function windowLines(windows: readonly AutoWindowSeen[], sec: (ms: number) => string): string[] {
   const lines: string[] = [];
   let best: AutoWindowSeen | null = null;
   const row = (w: AutoWindowSeen) =>

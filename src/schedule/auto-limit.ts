@@ -435,19 +435,20 @@ export function decideAuto(
     return { state: s, decision: { cap: s.cap, reason: null } };
   // Every window tells of the fixed part, a settling one too: it does not depend on the cap.
   const fit = addToFit(s.fit ?? { a: 0, c: 0 }, w.timed);
+  const fixed = fixedMs(fit, w.timed);
+  const msPerByte = perByte(w.timed, fixed);
+  const binding = w.maxInFlight === null || w.maxInFlight >= s.cap;
   const sample: AutoSample = {
     cap: s.cap,
     bytesPerSec: (w.bytes * 1000) / Math.max(1, now - w.from),
     movesPerSec: (w.moves * 1000) / Math.max(1, now - w.from),
-    msPerByte: perByte(w.timed, fixedMs(fit, w.timed)),
+    msPerByte,
     moves: w.moves,
     ms: now - w.from,
+    // A settling window ran partly at the cap before the change, so the cap in force is not how
+    // many of its moves copied at once: it measures no bandwidth.
+    bandwidth: binding && !s.settling ? deliveredBandwidth(w.timed, fixed, s.cap, msPerByte) : null,
   };
-  const binding = w.maxInFlight === null || w.maxInFlight >= s.cap;
-  // A settling window ran partly at the cap before the change, so the cap in force is not how many
-  // of its moves copied at once: it measures no bandwidth.
-  sample.bandwidth =
-    binding && !s.settling ? deliveredBandwidth(w.timed, fixedMs(fit, w.timed), s.cap, sample.msPerByte) : null;
   // In the slow start every window, a settling one too, is held against the highest time per byte
   // a slot seen at any cap: a busier disk shows there though each raise still gains.
   const busier = (s.phase === 'start' ? busierThanPeak(s, sample, bounds) : null) ?? busierBandwidth(s, sample, bounds);
@@ -486,17 +487,30 @@ export function decideAuto(
     };
     return { state: after, decision: { cap: busier.cap, reason: busier.reason }, seen: see(peek ? 'peek' : 'closed') };
   }
-  const busyRef = bandwidthRef(s.bw ?? []);
+  const bwBefore = bandwidthRef(s.bw ?? []);
   s = { ...s, peak: nextPeak(s.peak ?? null, sample), bw: nextBandwidths(s.bw ?? [], sample) };
   if (s.settling && !gained) {
     s = { ...s, settling: false, window: emptyWindow(now) };
     return { state: s, decision: { cap: s.cap, reason: null }, seen: see('settled') };
   }
-  const back = recovered(s, sample, bounds, binding, busyRef?.bandwidth ?? null);
-  if (back && back.decision.cap > s.cap)
-    return { state: { ...back.state, window: emptyWindow(now) }, decision: back.decision, seen: see('closed') };
+  const back = binding ? recovered(s, sample, bounds, bwBefore?.bandwidth ?? null) : null;
+  if (back && back.cap > s.cap) {
+    // Without a knee found the load only interrupted the slow start: it goes on doubling.
+    const phase = s.knee === null ? 'start' : s.phase;
+    const after: AutoState = {
+      ...s,
+      cap: back.cap,
+      phase,
+      last: sample,
+      ref: null,
+      held: 0,
+      settling: true,
+      busy: null,
+    };
+    return { state: { ...after, window: emptyWindow(now) }, decision: back, seen: see('closed') };
+  }
   // The cap already came back on its own: the mark goes, and the window is judged as any other.
-  if (back) s = back.state;
+  if (back) s = { ...s, busy: null };
   const next = judge(s, sample, bounds, binding);
   const ref =
     next.cap !== s.cap
@@ -662,41 +676,26 @@ function busyBefore(s: AutoState): AutoBusy | null {
 /**
  * After a cut for a busier instance: a window whose copies got within half of {@link BW_BUSIER}
  * of the bandwidth before it, and more than {@link BW_BUSIER} above what they got since (`since`:
- * the reference of the windows after the cut), at a cap that binds, says the other load has gone,
- * and the cap goes back to where it was at once rather than a quarter at a time. The second
- * condition matters when the bandwidth before came from low caps that did not keep the disks busy:
- * the busier disk at a higher cap can give as much. Null otherwise (and when the cap is already
- * back).
+ * the reference of the windows after the cut), says the other load has gone, and the cap goes
+ * back to where it was at once rather than a quarter at a time. The second condition matters when
+ * the bandwidth before came from low caps that did not keep the disks busy: the busier disk at a
+ * higher cap can give as much. Returns that cap and why (the caller drops the mark when the cap is
+ * already there), or null.
  */
 function recovered(
   s: AutoState,
   x: AutoSample,
   bounds: AutoBounds,
-  binding: boolean,
   since: number | null,
-): { state: AutoState; decision: AutoDecision } | null {
+): { cap: number; reason: string } | null {
   const busy = s.busy ?? null;
   const b = x.bandwidth ?? null;
-  if (busy === null || b === null || !binding || b < busy.bandwidth * (1 - BW_BUSIER / 2)) return null;
+  if (busy === null || b === null || b < busy.bandwidth * (1 - BW_BUSIER / 2)) return null;
   if (since !== null && b <= since * (1 + BW_BUSIER)) return null;
   const cap = clamp(busy.cap, bounds);
-  if (cap <= s.cap) return { state: { ...s, busy: null }, decision: { cap: s.cap, reason: null } };
   return {
-    // Without a knee found the load only interrupted the slow start: it goes on doubling.
-    state: {
-      ...s,
-      cap,
-      phase: s.knee === null ? 'start' : s.phase,
-      last: x,
-      ref: null,
-      held: 0,
-      settling: true,
-      busy: null,
-    },
-    decision: {
-      cap,
-      reason: `auto: the copies get ${formatRate(b * 1000)} again (${formatRate(busy.bandwidth * 1000)} before the other load): back to ${cap}`,
-    },
+    cap,
+    reason: `auto: the copies get ${formatRate(b * 1000)} again (${formatRate(busy.bandwidth * 1000)} before the other load): back to ${cap}`,
   };
 }
 

@@ -123,24 +123,19 @@ function parseWindow(data: string | null): Observation[] {
 }
 
 /**
- * When a move in flight is expected to end. `lastPollAt` is the previous poll (null: none yet in
- * this process). A move already seen in flight past its expected end was underestimated: its next
- * look is pushed out by a quarter of its age so far (at least `minGapMs`), so a long move the model
- * got wrong costs a few polls, not one every `poll.min_interval`.
+ * When a poll at `polledAt` should look at a move in flight again, given its predicted end: at that
+ * end, or, for a move already seen in flight past it (the model underestimated), a quarter of its
+ * age later (at least `minGapMs`), so a long move the model got wrong costs a few polls, not one
+ * every `poll.min_interval`.
  */
-export function expectedEnd(
-  model: MoveModel,
-  kind: Kind,
-  row: ItemRow,
-  now: number,
-  lastPollAt: number | null,
+export function nextLook(
+  row: Pick<ItemRow, 'scheduledAt' | 'intentAt'>,
+  end: number,
+  polledAt: number,
   minGapMs: number,
-): number | null {
-  const start = row.scheduledAt ?? row.intentAt ?? now;
-  const end = predictedEnd(model, kind, row, now);
-  if (end === null) return null;
-  if (lastPollAt !== null && start <= lastPollAt && end <= lastPollAt)
-    return lastPollAt + Math.max(minGapMs, (lastPollAt - start) / 4);
+): number {
+  const start = row.scheduledAt ?? row.intentAt ?? polledAt;
+  if (start <= polledAt && end <= polledAt) return polledAt + Math.max(minGapMs, (polledAt - start) / 4);
   return end;
 }
 

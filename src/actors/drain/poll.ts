@@ -10,7 +10,7 @@ import { event } from './context.js';
 import { applyMove, isTerminal, stuckPhase } from './outcome.js';
 import type { PollSample } from './queue-ahead.js';
 import { confirmNoSpace } from './no-space.js';
-import { expectedEnd, predictedEnd } from './move-model.js';
+import { nextLook, predictedEnd } from './move-model.js';
 import type { MoveModel } from './move-model.js';
 import { reconcileItem, recordStuckState } from './reconcile.js';
 import { pollMoves } from './track-moves.js';
@@ -32,13 +32,18 @@ export interface Forecast {
   model: MoveModel;
   /** When the previous poll of this process started (null: none yet, so nothing is learned). */
   lastPollAt: number | null;
-  /** The earliest expected end among moves in flight after the last poll (null: nothing predicted). */
+  /**
+   * When the next poll should look, after the last one: the earliest of every kind's looks (a
+   * predicted end, a move past it pushed out, a look at a kind the model cannot predict yet), and
+   * the ends of the moves launched since. Null: nothing to look for before `poll.interval`.
+   */
   earliestEnd: number | null;
   /** `poll.min_interval`. */
   minGapMs: number;
   /**
-   * Expected end (ms since epoch) of every move in flight with a prediction, as of the last poll
-   * plus the moves scheduled since: what queue ahead (./queue-ahead.ts) counts as about to end.
+   * The model's end (ms since epoch) of every move in flight with a prediction, as of the last poll
+   * plus the moves scheduled since, a move seen past it left at it: what queue ahead
+   * (./queue-ahead.ts) counts as about to end.
    */
   ends: number[];
   /** What the last poll saw of the moves (`queue_ahead: auto`); null before a second poll. */
@@ -106,7 +111,7 @@ export function expectEnd(forecast: Forecast, kind: Kind, end: number): void {
  * How long a finished move took, as well as polls can tell: it ended after it was last seen in
  * flight and before this poll. A move seen in flight at the previous poll gives its lower bound:
  * a model learned from lower bounds polls a little early, finds the move still running, and looks
- * again after a quarter of its age (`expectedEnd`), so the next bracket is narrow and the model
+ * again after a quarter of its age (`nextLook`), so the next bracket is narrow and the model
  * stays just below the truth instead of drifting late (a late poll idles the slot; an early one
  * costs one request). A move not seen since its POST gives only the middle of [POST, this poll]:
  * that is how the model starts, and how it comes down when it expected moves to take longer. A
@@ -150,7 +155,7 @@ export async function pollInFlight(ctx: DrainCtx, forecast?: Forecast): Promise<
     const at =
       end === null
         ? coldLook(row, now, forecast.minGapMs, ctx.deps.plan.poll.intervalMs)
-        : (expectedEnd(forecast.model, kind, row, now, now, forecast.minGapMs) as number);
+        : nextLook(row, end, now, forecast.minGapMs);
     kindLook = kindLook === null ? at : Math.min(kindLook, at);
   };
   const open = openByKind(ctx);
